@@ -1,0 +1,31 @@
+# Bunting: `make run` serves, `make test` runs every test. See README.md.
+
+export BUNTING_ADMIN_EMAIL ?= admin@example.com
+# A known first password so the README's curl session works on a fresh
+# machine; it is used only when the database is empty. Set your own elsewhere.
+export BUNTING_ADMIN_PASSWORD ?= bunting-admin
+
+.PHONY: run test generate generate-check build
+
+run:
+	go run ./cmd/bunting serve
+
+build:
+	go build -o bin/bunting ./cmd/bunting
+
+test:
+	go vet ./...
+	go test -race -count=1 ./...
+
+# generate regenerates sqlc and templ output with the tool versions pinned in go.mod.
+generate:
+	go tool sqlc generate
+	go tool sqlc vet
+
+# generate-check proves the committed generated code is what the pinned tools produce.
+generate-check: generate
+	go mod tidy
+	@if [ -n "$$(git status --porcelain)" ]; then \
+		echo "generated code or go.mod is out of date; run 'make generate' and commit:"; \
+		git status --porcelain; git --no-pager diff --stat; exit 1; \
+	fi

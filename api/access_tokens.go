@@ -1,0 +1,52 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+func (h *Handler) listAccessTokens(c echo.Context) error {
+	tokens, err := h.store.ListAccessTokens(c.Request().Context(), actor(c),
+		store.AccessTokenFilter{Name: query(c, "name"), Page: page(c)})
+	return respond(c, tokens, err)
+}
+
+func (h *Handler) createAccessToken(c echo.Context) error {
+	var in store.AccessTokenInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	t, err := h.store.CreateAccessToken(c.Request().Context(), actor(c), in)
+	return respond(c, t, err)
+}
+
+func (h *Handler) updateAccessToken(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in store.AccessTokenInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	t, err := h.store.UpdateAccessToken(c.Request().Context(), actor(c), id, in)
+	return respond(c, t, err)
+}
+
+func (h *Handler) toggleAccessToken(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := h.store.ToggleAccessToken(c.Request().Context(), actor(c), id)
+	return respond(c, t, err)
+}
+
+func (h *Handler) deleteAccessToken(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.DeleteAccessToken(c.Request().Context(), actor(c), id))
+}

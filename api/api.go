@@ -1,0 +1,81 @@
+// Package api serves the JSON management API under /api/v1: it decodes
+// requests, calls the store, and encodes answers in the envelope.
+package api
+
+import (
+	"log/slog"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// Handler serves the JSON API.
+type Handler struct {
+	store *store.Store
+	log   *slog.Logger
+}
+
+// New returns the API handler over s.
+func New(s *store.Store, log *slog.Logger) *Handler {
+	return &Handler{store: s, log: log}
+}
+
+// Register adds every /api/v1 route to e. Every route but sign-in requires
+// credentials; the store checks each operation's permission.
+func (h *Handler) Register(e *echo.Echo) {
+	g := e.Group("/api/v1")
+	auth := h.authenticate
+
+	g.POST("/identity/login-by-email", h.login)
+	g.PUT("/identity/reset-password", h.resetPassword, auth)
+
+	g.GET("/user/profile", h.profile, auth)
+	g.GET("/organizations", h.listOrganizations, auth)
+	g.GET("/workspaces", h.getWorkspace, auth)
+	g.PUT("/workspaces", h.updateWorkspace, auth)
+	g.PUT("/workspaces/sso-oidc", h.updateWorkspaceSSO, auth)
+
+	g.GET("/access-tokens", h.listAccessTokens, auth)
+	g.POST("/access-tokens", h.createAccessToken, auth)
+	g.PUT("/access-tokens/:id", h.updateAccessToken, auth)
+	g.PUT("/access-tokens/:id/toggle", h.toggleAccessToken, auth)
+	g.DELETE("/access-tokens/:id", h.deleteAccessToken, auth)
+
+	g.GET("/projects", h.listProjects, auth)
+	g.POST("/projects", h.createProject, auth)
+	g.GET("/projects/:id", h.getProject, auth)
+	g.PUT("/projects/:id", h.renameProject, auth)
+	g.DELETE("/projects/:id", h.deleteProject, auth)
+
+	g.POST("/projects/:projectId/envs", h.createEnvironment, auth)
+	g.GET("/projects/:projectId/envs/:id", h.getEnvironment, auth)
+	g.PUT("/projects/:projectId/envs/:id", h.updateEnvironment, auth)
+	g.DELETE("/projects/:projectId/envs/:id", h.deleteEnvironment, auth)
+
+	g.POST("/envs/:envId/secrets", h.createSecret, auth)
+	g.PUT("/envs/:envId/secrets/:id", h.updateSecret, auth)
+	g.DELETE("/envs/:envId/secrets/:id", h.deleteSecret, auth)
+}
+
+const actorKey = "actor"
+
+// authenticate resolves the request's credentials to an Actor.
+func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		a, err := h.store.Authenticate(r.Context(), store.Credentials{
+			Authorization: r.Header.Get(echo.HeaderAuthorization),
+			Organization:  r.Header.Get("Organization"),
+			Workspace:     r.Header.Get("Workspace"),
+		})
+		if err != nil {
+			return err
+		}
+		c.Set(actorKey, a)
+		return next(c)
+	}
+}
+
+// actor is the caller, set by authenticate.
+func actor(c echo.Context) *store.Actor { return c.Get(actorKey).(*store.Actor) }

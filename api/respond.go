@@ -1,0 +1,178 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// MaxBodyBytes is the largest request body accepted (decisions.md §2).
+const MaxBodyBytes = 1 << 20
+
+// envelope wraps every answer under /api/.
+type envelope struct {
+	Success bool     `json:"success"`
+	Errors  []string `json:"errors"`
+	Data    any      `json:"data"`
+}
+
+// errTooLarge is a request body over MaxBodyBytes.
+var errTooLarge = errors.New("request body too large")
+
+// respond writes data in a success envelope, or hands err to the error handler.
+func respond(c echo.Context, data any, err error) error {
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, envelope{Success: true, Errors: []string{}, Data: data})
+}
+
+// errorResponse maps an error to its status and error codes; it is the only
+// place that does (decisions.md §2).
+func errorResponse(err error) (int, []string) {
+	var verr *store.ValidationError
+	var rerr *store.RuleError
+	var herr *echo.HTTPError
+	switch {
+	case errors.As(err, &verr):
+		return http.StatusBadRequest, verr.Codes
+	case errors.Is(err, store.ErrBadCredentials):
+		return http.StatusUnauthorized, []string{"EmailPasswordMismatch"}
+	case errors.As(err, &rerr):
+		return http.StatusUnprocessableEntity, []string{rerr.Code}
+	case errors.Is(err, store.ErrUnauthenticated):
+		return http.StatusUnauthorized, []string{"Unauthorized"}
+	case errors.Is(err, store.ErrForbidden):
+		return http.StatusForbidden, []string{"Forbidden"}
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound, []string{"ResourceNotFound"}
+	case errors.Is(err, store.ErrConflict):
+		return http.StatusConflict, []string{"Conflict"}
+	case errors.Is(err, errTooLarge):
+		return http.StatusRequestEntityTooLarge, []string{"RequestTooLarge"}
+	case errors.Is(err, store.ErrTooManyRequests):
+		return http.StatusTooManyRequests, []string{"TooManyRequests"}
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, []string{"ServiceUnavailable"}
+	case errors.As(err, &herr):
+		switch herr.Code {
+		case http.StatusNotFound:
+			return http.StatusNotFound, []string{"ResourceNotFound"}
+		case http.StatusMethodNotAllowed:
+			return http.StatusMethodNotAllowed, []string{"MethodNotAllowed"}
+		case http.StatusRequestEntityTooLarge:
+			return http.StatusRequestEntityTooLarge, []string{"RequestTooLarge"}
+		case http.StatusUnauthorized:
+			return http.StatusUnauthorized, []string{"Unauthorized"}
+		}
+	}
+	return http.StatusInternalServerError, []string{"InternalServerError"}
+}
+
+// WriteError answers err in the envelope. Unexpected errors are logged here,
+// once, and never shown to the client.
+func WriteError(c echo.Context, log *slog.Logger, err error) {
+	status, codes := errorResponse(err)
+	if status >= http.StatusInternalServerError {
+		log.ErrorContext(c.Request().Context(), "request failed", "err", err,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	}
+	if status == http.StatusUnauthorized {
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, "Bearer")
+	}
+	if c.Response().Committed {
+		return
+	}
+	if err := c.JSON(status, envelope{Success: false, Errors: codes}); err != nil {
+		log.Debug("write error response", "err", err)
+	}
+}
+
+// bind decodes a JSON body into v. An empty body leaves v unchanged, for
+// endpoints whose body is optional; required fields are the store's to check.
+func bind(c echo.Context, v any) error {
+	r := c.Request()
+	if r.ContentLength > MaxBodyBytes {
+		return errTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errTooLarge
+		}
+		return store.Invalid("body_is_invalid")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil || dec.More() {
+		return store.Invalid("body_is_invalid")
+	}
+	return nil
+}
+
+// comment is the optional body of changes that only carry an audit comment.
+type comment struct {
+	Comment string `json:"comment"`
+}
+
+// pathID reads a uuid path parameter; a malformed one names nothing, so 404.
+func pathID(c echo.Context, name string) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param(name))
+	if err != nil {
+		return uuid.Nil, store.ErrNotFound
+	}
+	return id, nil
+}
+
+// pathIDs reads the two uuid path parameters of a nested resource.
+func pathIDs(c echo.Context, parent, child string) (uuid.UUID, uuid.UUID, error) {
+	parentID, err := pathID(c, parent)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	childID, err := pathID(c, child)
+	return parentID, childID, err
+}
+
+// query reads a query parameter, its name matched case-insensitively.
+func query(c echo.Context, name string) string {
+	for k, vs := range c.QueryParams() {
+		if strings.EqualFold(k, name) && len(vs) > 0 {
+			return vs[0]
+		}
+	}
+	return ""
+}
+
+// queryInt reads an integer query parameter; absent is def, unparsable is -1,
+// which the store's range checks refuse with the parameter's name.
+func queryInt(c echo.Context, name string, def int) int {
+	s := query(c, name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// page reads PageIndex and PageSize.
+func page(c echo.Context) store.Page {
+	return store.Page{Index: queryInt(c, "PageIndex", 0), Size: queryInt(c, "PageSize", store.DefaultPageSize)}
+}

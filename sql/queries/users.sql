@@ -1,0 +1,21 @@
+-- name: CreateUser :one
+-- CreateUser inserts a user; password_hash is NULL for SSO-only users.
+INSERT INTO users (email, name, password_hash, initial_password)
+VALUES ($1, $2, $3, $4)
+RETURNING *;
+
+-- name: GetUser :one
+-- GetUser returns a user by id.
+SELECT * FROM users WHERE id = $1;
+
+-- name: GetUserByEmail :one
+-- GetUserByEmail matches an email case-insensitively (users_email_unique).
+SELECT * FROM users WHERE lower(email) = lower(@email::text);
+
+-- name: UpdateUserPassword :one
+-- UpdateUserPassword stores a new password hash, clears the initial password
+-- and bumps session_epoch so every earlier session token stops working.
+UPDATE users
+SET password_hash = $2, initial_password = NULL, session_epoch = session_epoch + 1, updated_at = now()
+WHERE id = $1
+RETURNING *;

@@ -1,0 +1,307 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Access token types and statuses.
+const (
+	TokenPersonal = "Personal"
+	TokenService  = "Service"
+
+	TokenActive   = "Active"
+	TokenInactive = "Inactive"
+)
+
+// AccessToken is an API credential. Token is set only in the answer to its
+// creation; afterwards only Preview identifies it.
+type AccessToken struct {
+	ID          uuid.UUID    `json:"id"`
+	Name        string       `json:"name"`
+	Type        string       `json:"type"`
+	Status      string       `json:"status"`
+	Token       string       `json:"token,omitempty"`
+	Preview     string       `json:"preview"`
+	Permissions []Statement  `json:"permissions"`
+	Creator     TokenCreator `json:"creator"`
+	LastUsedAt  *time.Time   `json:"lastUsedAt"`
+	CreatedAt   time.Time    `json:"createdAt"`
+	UpdatedAt   time.Time    `json:"updatedAt"`
+}
+
+// TokenCreator is the user who created a token.
+type TokenCreator struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Email string    `json:"email"`
+}
+
+// AccessTokenInput creates a token (name, type, and for Service tokens their
+// statements) or updates one (name; permissions when given).
+type AccessTokenInput struct {
+	Name        string      `json:"name" form:"name"`
+	Type        string      `json:"type" form:"type"`
+	Permissions []Statement `json:"permissions"`
+}
+
+// AccessTokenFilter selects a page of tokens by part of their name.
+type AccessTokenFilter struct {
+	Name string
+	Page Page
+}
+
+// tokenAction is the action that manages tokens of a type.
+func tokenAction(typ string) string {
+	if typ == TokenService {
+		return ManageServiceAccessTokens
+	}
+	return ManagePersonalAccessTokens
+}
+
+// checkPermissions validates statements given for a token: a Service token
+// needs valid ones, a Personal token acts with its creator's and takes none.
+func checkPermissions(v *validator, typ string, permissions []Statement) {
+	if typ != TokenService {
+		if len(permissions) > 0 {
+			v.add("permissions", "invalid")
+		}
+		return
+	}
+	if len(permissions) == 0 || !validateStatements(permissions) {
+		v.add("permissions", "invalid")
+	}
+}
+
+// CreateAccessToken creates a token and returns it with its value, shown this once.
+func (s *Store) CreateAccessToken(ctx context.Context, a *Actor, in AccessTokenInput) (AccessToken, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return AccessToken{}, err
+	}
+	if a.IsToken() { // an access token cannot mint access tokens
+		return AccessToken{}, ErrForbidden
+	}
+	var v validator
+	v.required("name", in.Name, maxNameLen)
+	v.oneOf("type", in.Type, TokenPersonal, TokenService)
+	checkPermissions(&v, in.Type, in.Permissions)
+	if err := v.err(); err != nil {
+		return AccessToken{}, err
+	}
+	if err := a.require(tokenAction(in.Type), accessTokenRN); err != nil {
+		return AccessToken{}, err
+	}
+	if in.Type == TokenService {
+		if err := a.require(CanManageIAM, iamRN); err != nil {
+			return AccessToken{}, err
+		}
+	}
+	if in.Permissions == nil {
+		in.Permissions = []Statement{}
+	}
+	perms, err := json.Marshal(in.Permissions)
+	if err != nil {
+		return AccessToken{}, err
+	}
+	random := make([]byte, 32)
+	rand.Read(random)
+	body := base64.RawURLEncoding.EncodeToString(random)
+	token := AccessTokenPrefix + body
+	sum := sha256.Sum256([]byte(token))
+
+	var out AccessToken
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.CreateAccessToken(ctx, db.CreateAccessTokenParams{OrganizationID: orgID, CreatorID: a.UserID,
+			Name: strings.TrimSpace(in.Name), Type: in.Type, TokenHash: sum[:],
+			Preview: AccessTokenPrefix + body[:4] + "…" + body[len(body)-4:], Permissions: perms})
+		if err != nil {
+			return err
+		}
+		user, err := q.GetUser(ctx, a.UserID)
+		if err != nil {
+			return err
+		}
+		if out, err = accessToken(row, TokenCreator{user.ID, user.Name, user.Email}); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, change{refType: "AccessToken", refID: row.ID.String(), keyword: row.Name,
+			operation: OpCreate, current: out})
+	})
+	out.Token = token
+	return out, err
+}
+
+// ListAccessTokens pages the organization's tokens, newest first.
+func (s *Store) ListAccessTokens(ctx context.Context, a *Actor, f AccessTokenFilter) (Paged[AccessToken], error) {
+	orgID, err := a.org()
+	if err != nil {
+		return Paged[AccessToken]{}, err
+	}
+	var v validator
+	f.Page.check(&v)
+	v.text("name", f.Name, maxNameLen)
+	if err := v.err(); err != nil {
+		return Paged[AccessToken]{}, err
+	}
+	if err := a.require(ListAccessTokens, accessTokenRN); err != nil {
+		return Paged[AccessToken]{}, err
+	}
+	rows, err := s.q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name),
+		PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	if err != nil {
+		return Paged[AccessToken]{}, translate(err)
+	}
+	total, err := s.q.CountAccessTokens(ctx, db.CountAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name)})
+	if err != nil {
+		return Paged[AccessToken]{}, translate(err)
+	}
+	out := Paged[AccessToken]{TotalCount: total, Items: make([]AccessToken, len(rows))}
+	for i, r := range rows {
+		if out.Items[i], err = accessToken(r.AccessToken, TokenCreator{r.AccessToken.CreatorID, r.CreatorName, r.CreatorEmail}); err != nil {
+			return Paged[AccessToken]{}, err
+		}
+	}
+	return out, nil
+}
+
+// GetAccessToken returns one of the organization's tokens.
+func (s *Store) GetAccessToken(ctx context.Context, a *Actor, id uuid.UUID) (AccessToken, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return AccessToken{}, err
+	}
+	row, err := s.q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: orgID, ID: id})
+	if err != nil {
+		return AccessToken{}, translate(err)
+	}
+	return accessToken(row.AccessToken, TokenCreator{row.AccessToken.CreatorID, row.CreatorName, row.CreatorEmail})
+}
+
+// UpdateAccessToken renames a token and, for a Service token, replaces its statements.
+func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, in AccessTokenInput) (AccessToken, error) {
+	before, err := s.GetAccessToken(ctx, a, id)
+	if err != nil {
+		return AccessToken{}, err
+	}
+	var v validator
+	v.required("name", in.Name, maxNameLen)
+	changesPermissions := in.Permissions != nil && !slices.EqualFunc(in.Permissions, before.Permissions, sameStatement)
+	if changesPermissions {
+		checkPermissions(&v, before.Type, in.Permissions)
+	}
+	if err := v.err(); err != nil {
+		return AccessToken{}, err
+	}
+	if err := a.require(tokenAction(before.Type), accessTokenRN); err != nil {
+		return AccessToken{}, err
+	}
+	if changesPermissions {
+		if err := a.require(CanManageIAM, iamRN); err != nil {
+			return AccessToken{}, err
+		}
+	} else {
+		in.Permissions = before.Permissions
+	}
+	perms, err := json.Marshal(in.Permissions)
+	if err != nil {
+		return AccessToken{}, err
+	}
+	var out AccessToken
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.UpdateAccessToken(ctx, db.UpdateAccessTokenParams{OrganizationID: a.OrgID, ID: id,
+			Name: strings.TrimSpace(in.Name), Permissions: perms})
+		if err != nil {
+			return err
+		}
+		if out, err = accessToken(row, before.Creator); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, change{refType: "AccessToken", refID: id.String(), keyword: row.Name,
+			operation: OpUpdate, previous: before, current: out})
+	})
+	return out, err
+}
+
+func sameStatement(x, y Statement) bool {
+	return x.ID == y.ID && x.ResourceType == y.ResourceType && x.Effect == y.Effect &&
+		slices.Equal(x.Actions, y.Actions) && slices.Equal(x.Resources, y.Resources)
+}
+
+// ToggleAccessToken switches a token between Active and Inactive.
+func (s *Store) ToggleAccessToken(ctx context.Context, a *Actor, id uuid.UUID) (AccessToken, error) {
+	before, err := s.GetAccessToken(ctx, a, id)
+	if err != nil {
+		return AccessToken{}, err
+	}
+	if err := a.require(tokenAction(before.Type), accessTokenRN); err != nil {
+		return AccessToken{}, err
+	}
+	status := TokenInactive
+	if before.Status == TokenInactive {
+		status = TokenActive
+	}
+	var out AccessToken
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.SetAccessTokenStatus(ctx, db.SetAccessTokenStatusParams{OrganizationID: a.OrgID, ID: id, Status: status})
+		if err != nil {
+			return err
+		}
+		if out, err = accessToken(row, before.Creator); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, change{refType: "AccessToken", refID: id.String(), keyword: row.Name,
+			operation: OpUpdate, previous: before, current: out})
+	})
+	return out, err
+}
+
+// DeleteAccessToken removes a token for good.
+func (s *Store) DeleteAccessToken(ctx context.Context, a *Actor, id uuid.UUID) error {
+	before, err := s.GetAccessToken(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if err := a.require(tokenAction(before.Type), accessTokenRN); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		if n, err := q.DeleteAccessToken(ctx, db.DeleteAccessTokenParams{OrganizationID: a.OrgID, ID: id}); err != nil || n == 0 {
+			return orNotFound(err)
+		}
+		return s.audit(ctx, q, a, change{refType: "AccessToken", refID: id.String(), keyword: before.Name,
+			operation: OpRemove, previous: before})
+	})
+}
+
+func accessToken(r db.AccessToken, creator TokenCreator) (AccessToken, error) {
+	t := AccessToken{ID: r.ID, Name: r.Name, Type: r.Type, Status: r.Status, Preview: r.Preview, Creator: creator,
+		LastUsedAt: utcPtr(r.LastUsedAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	if err := json.Unmarshal(r.Permissions, &t.Permissions); err != nil {
+		return AccessToken{}, err
+	}
+	return t, nil
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// escapeLike makes user text literal inside an ILIKE pattern.
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}

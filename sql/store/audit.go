@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Audit operations (decisions.md §6).
+const (
+	OpCreate  = "Create"
+	OpUpdate  = "Update"
+	OpArchive = "Archive"
+	OpRestore = "Restore"
+	OpRemove  = "Remove"
+)
+
+// change describes one audited change.
+type change struct {
+	refType   string
+	refID     string
+	keyword   string
+	operation string
+	envID     *uuid.UUID
+	previous  any // nil for a creation
+	current   any // nil for a removal
+	comment   string
+}
+
+// audit records a change in the caller's transaction, so the entry exists
+// exactly when the change does.
+func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) error {
+	creatorID, kind := a.UserID, "user"
+	if a.IsToken() {
+		creatorID, kind = a.TokenID, "token"
+	}
+	var orgID *uuid.UUID
+	if a.OrgID != uuid.Nil {
+		orgID = &a.OrgID
+	}
+	previous, err := snapshot(ch.previous)
+	if err != nil {
+		return err
+	}
+	current, err := snapshot(ch.current)
+	if err != nil {
+		return err
+	}
+	return q.InsertAuditLog(ctx, db.InsertAuditLogParams{
+		WorkspaceID:    a.WorkspaceID,
+		OrganizationID: orgID,
+		EnvID:          ch.envID,
+		RefType:        ch.refType,
+		RefID:          ch.refID,
+		Keyword:        ch.keyword,
+		Operation:      ch.operation,
+		Previous:       previous,
+		Current:        current,
+		Comment:        ch.comment,
+		CreatorID:      creatorID,
+		CreatorKind:    kind,
+	})
+}
+
+func snapshot(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return json.Marshal(v)
+}

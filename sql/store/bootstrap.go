@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Owner is the first account, created on an empty database.
+type Owner struct {
+	Email string
+	// Password is the owner's password; when empty one is generated and
+	// returned by Bootstrap so it can be shown once.
+	Password string
+}
+
+// Bootstrapped tells what Bootstrap did.
+type Bootstrapped struct {
+	// Created is true when the database was empty and got its first workspace.
+	Created bool
+	// GeneratedPassword is the owner's password when Bootstrap made one up.
+	GeneratedPassword string
+}
+
+// Bootstrap keeps the built-in policies equal to their definitions and, on an
+// empty database, creates the default workspace and organization and the
+// owner account. Instances starting together do it once.
+func (s *Store) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error) {
+	var out Bootstrapped
+	err := s.inTx(ctx, func(q *db.Queries) error {
+		if err := q.LockBootstrap(ctx); err != nil {
+			return err
+		}
+		for _, p := range builtinPolicies {
+			statements, err := json.Marshal(p.statements)
+			if err != nil {
+				return err
+			}
+			if err := q.UpsertBuiltinPolicy(ctx, db.UpsertBuiltinPolicyParams{ID: p.id, Name: p.name, Key: p.key,
+				Description: p.description, Statements: statements}); err != nil {
+				return err
+			}
+		}
+		n, err := q.CountWorkspaces(ctx)
+		if err != nil || n > 0 {
+			return err
+		}
+		out.Created = true
+		if owner.Password == "" {
+			owner.Password = rand.Text()
+			out.GeneratedPassword = owner.Password
+		}
+		ws, err := q.CreateWorkspace(ctx, db.CreateWorkspaceParams{Name: "Default Workspace", Key: "default-workspace"})
+		if err != nil {
+			return err
+		}
+		org, err := q.CreateOrganization(ctx, db.CreateOrganizationParams{WorkspaceID: ws.ID,
+			Name: "Default Organization", Key: "default-organization",
+			DefaultPolicyIds: []uuid.UUID{DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}})
+		if err != nil {
+			return err
+		}
+		hash, err := s.hashPassword(owner.Password)
+		if err != nil {
+			return err
+		}
+		user, err := q.CreateUser(ctx, db.CreateUserParams{Email: owner.Email, Name: emailName(owner.Email), PasswordHash: &hash})
+		if err != nil {
+			return err
+		}
+		if err := q.AddWorkspaceUser(ctx, db.AddWorkspaceUserParams{WorkspaceID: ws.ID, UserID: user.ID}); err != nil {
+			return err
+		}
+		if _, err := q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: org.ID, UserID: user.ID}); err != nil {
+			return err
+		}
+		return q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: org.ID, UserID: user.ID, PolicyID: OwnerPolicyID})
+	})
+	return out, err
+}
+
+// emailName is the part of an email before "@", a user's name until they set one.
+func emailName(email string) string {
+	name, _, _ := strings.Cut(email, "@")
+	return name
+}
+
+// MintAccessToken creates an access token for an existing user in their first
+// organization, for scripts (the `bunting token create` command). A Service
+// token gets a copy of the user's current statements.
+func (s *Store) MintAccessToken(ctx context.Context, email, name, typ string) (AccessToken, error) {
+	user, err := s.q.GetUserByEmail(ctx, email)
+	if err != nil {
+		return AccessToken{}, fmt.Errorf("user %q: %w", email, translate(err))
+	}
+	a, err := s.UserActor(ctx, user.ID, user.SessionEpoch, "", "")
+	if err != nil {
+		return AccessToken{}, err
+	}
+	if a.OrgID == uuid.Nil { // several workspaces or organizations: take the oldest membership
+		workspaces, err := s.q.ListUserWorkspaces(ctx, user.ID)
+		if err != nil || len(workspaces) == 0 {
+			return AccessToken{}, fmt.Errorf("user %q belongs to no workspace", email)
+		}
+		orgs, err := s.q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: workspaces[0].ID, UserID: user.ID})
+		if err != nil || len(orgs) == 0 {
+			return AccessToken{}, fmt.Errorf("user %q belongs to no organization", email)
+		}
+		if a, err = s.UserActor(ctx, user.ID, user.SessionEpoch, workspaces[0].ID.String(), orgs[0].ID.String()); err != nil {
+			return AccessToken{}, err
+		}
+	}
+	in := AccessTokenInput{Name: name, Type: typ}
+	if typ == TokenService {
+		in.Permissions = a.statements
+	}
+	return s.CreateAccessToken(ctx, a, in)
+}

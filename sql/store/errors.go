@@ -1,0 +1,90 @@
+package store
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Domain errors. Both surfaces map them to responses in exactly one place each
+// (api.errorResponse, and the page error handler).
+var (
+	// ErrNotFound: the id or key is unknown, or belongs to another organization.
+	ErrNotFound = errors.New("not found")
+	// ErrUnauthenticated: credentials are missing, unknown, expired or revoked.
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrForbidden: the caller is known but not allowed the action.
+	ErrForbidden = errors.New("forbidden")
+	// ErrConflict: the request named a revision that is no longer current.
+	ErrConflict = errors.New("conflict")
+	// ErrTooManyRequests: too many attempts; try again later.
+	ErrTooManyRequests = errors.New("too many requests")
+	// ErrUnavailable: the database cannot be reached.
+	ErrUnavailable = errors.New("service unavailable")
+	// ErrBadCredentials: a sign-in whose email or password is wrong (one answer for both).
+	ErrBadCredentials = errors.New("email or password mismatch")
+)
+
+// ValidationError lists every field problem of an input at once, as codes
+// like "name_is_required" (decisions.md §2).
+type ValidationError struct {
+	Codes []string
+}
+
+func (e *ValidationError) Error() string { return "invalid input: " + strings.Join(e.Codes, ", ") }
+
+// RuleError is a business rule the input breaks, such as "KeyHasBeenUsed".
+type RuleError struct {
+	Code string
+}
+
+func (e *RuleError) Error() string { return e.Code }
+
+// Business rule codes.
+var (
+	ErrKeyUsed               = &RuleError{"KeyHasBeenUsed"}
+	ErrNameUsed              = &RuleError{"NameHasBeenUsed"}
+	ErrEmailPasswordMismatch = &RuleError{"EmailPasswordMismatch"}
+	ErrSysManagedPolicy      = &RuleError{"CannotModifySysManagedPolicy"}
+)
+
+// Invalid returns a ValidationError for the given codes.
+func Invalid(codes ...string) error { return &ValidationError{Codes: codes} }
+
+// translate turns database errors into domain errors; it is the one place
+// that knows PostgreSQL error codes and constraint names.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505": // unique_violation: index names end in _key_unique or _name_unique
+			if strings.HasSuffix(pgErr.ConstraintName, "_name_unique") {
+				return ErrNameUsed
+			}
+			return ErrKeyUsed
+		case "23503": // foreign_key_violation: the referenced row is gone
+			return ErrNotFound
+		case "22021", "22P05", "22P02": // bad encoding, NUL, malformed literal
+			return Invalid("body_is_invalid")
+		case "40001", "40P01": // serialization failure, deadlock: the writer lost a race
+			return ErrConflict
+		}
+		if strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P03" {
+			return ErrUnavailable
+		}
+		return err
+	}
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return ErrUnavailable
+	}
+	return err
+}

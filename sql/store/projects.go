@@ -1,0 +1,295 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Project is a project with the environments the caller may see.
+type Project struct {
+	ID           uuid.UUID     `json:"id"`
+	Name         string        `json:"name"`
+	Key          string        `json:"key"`
+	Environments []Environment `json:"environments"`
+}
+
+// Environment is an environment of a project.
+type Environment struct {
+	ID          uuid.UUID   `json:"id"`
+	CreatedAt   time.Time   `json:"createdAt"`
+	UpdatedAt   time.Time   `json:"updatedAt"`
+	ProjectID   uuid.UUID   `json:"projectId"`
+	Name        string      `json:"name"`
+	Key         string      `json:"key"`
+	Description string      `json:"description"`
+	Secrets     []Secret    `json:"secrets"`
+	Settings    EnvSettings `json:"settings"`
+}
+
+// EnvSettings are an environment's settings.
+type EnvSettings struct {
+	RequireChangeComment bool `json:"requireChangeComment"`
+}
+
+// Secret is an environment secret an SDK authenticates with.
+type Secret struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Type  string    `json:"type"`
+	Value string    `json:"value"`
+}
+
+// Secret types.
+const (
+	SecretServer = "server"
+	SecretClient = "client"
+)
+
+// ProjectInput creates a project (name and key) or renames one (name).
+type ProjectInput struct {
+	Name string `json:"name" form:"name"`
+	Key  string `json:"key" form:"key"`
+}
+
+// ProjectName is the answer to a rename.
+type ProjectName struct {
+	ID   uuid.UUID `json:"id"`
+	Name string    `json:"name"`
+}
+
+// defaultEnvironments are created with every project, in this order.
+var defaultEnvironments = []struct{ name, key string }{{"Prod", "prod"}, {"Dev", "dev"}}
+
+// CreateProject creates a project with environments Prod and Dev, each with a
+// server and a client secret.
+func (s *Store) CreateProject(ctx context.Context, a *Actor, in ProjectInput) (Project, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return Project{}, err
+	}
+	var v validator
+	v.required("name", in.Name, maxNameLen)
+	v.key("key", in.Key)
+	if err := v.err(); err != nil {
+		return Project{}, err
+	}
+	if err := a.require(CreateProject, projectRN("*")); err != nil {
+		return Project{}, err
+	}
+	var p Project
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.CreateProject(ctx, db.CreateProjectParams{OrganizationID: orgID, Name: strings.TrimSpace(in.Name), Key: in.Key})
+		if err != nil {
+			return err
+		}
+		p = Project{ID: row.ID, Name: row.Name, Key: row.Key}
+		for _, de := range defaultEnvironments {
+			env, err := createEnvironment(ctx, q, row.ID, EnvironmentInput{Name: de.name, Key: de.key})
+			if err != nil {
+				return err
+			}
+			p.Environments = append(p.Environments, env)
+		}
+		return s.audit(ctx, q, a, change{refType: "Project", refID: p.ID.String(), keyword: p.Key,
+			operation: OpCreate, current: projectSnapshot(p)})
+	})
+	return p, err
+}
+
+// createEnvironment inserts an environment with the two standard secrets.
+func createEnvironment(ctx context.Context, q *db.Queries, projectID uuid.UUID, in EnvironmentInput) (Environment, error) {
+	id := uuid.New()
+	row, err := q.CreateEnvironment(ctx, db.CreateEnvironmentParams{ID: id, ProjectID: projectID,
+		Name: strings.TrimSpace(in.Name), Key: in.Key, Description: deref(in.Description),
+		RequireChangeComment: in.Settings != nil && in.Settings.RequireChangeComment})
+	if err != nil {
+		return Environment{}, err
+	}
+	env := environment(row)
+	for _, sec := range []struct{ name, typ string }{{"Server Key", SecretServer}, {"Client Key", SecretClient}} {
+		srow, err := q.CreateSecret(ctx, db.CreateSecretParams{EnvID: id, Name: sec.name, Type: sec.typ, Value: NewSecretValue(id)})
+		if err != nil {
+			return Environment{}, err
+		}
+		env.Secrets = append(env.Secrets, secret(srow))
+	}
+	return env, nil
+}
+
+// ListProjects returns the organization's projects the caller may access,
+// each with the environments the caller may access.
+func (s *Store) ListProjects(ctx context.Context, a *Actor) ([]Project, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.q.ListProjects(ctx, orgID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	var visible []db.Project
+	for _, r := range rows {
+		if a.Can(CanAccessProject, projectRN(r.Key)) {
+			visible = append(visible, r)
+		}
+	}
+	return s.withEnvironments(ctx, a, visible)
+}
+
+// GetProject returns one project with the environments the caller may access.
+func (s *Store) GetProject(ctx context.Context, a *Actor, id uuid.UUID) (Project, error) {
+	row, err := s.project(ctx, a, id)
+	if err != nil {
+		return Project{}, err
+	}
+	if err := a.require(CanAccessProject, projectRN(row.Key)); err != nil {
+		return Project{}, err
+	}
+	ps, err := s.withEnvironments(ctx, a, []db.Project{row})
+	if err != nil {
+		return Project{}, err
+	}
+	return ps[0], nil
+}
+
+// project loads one of the actor's organization's projects.
+func (s *Store) project(ctx context.Context, a *Actor, id uuid.UUID) (db.Project, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return db.Project{}, err
+	}
+	row, err := s.q.GetProject(ctx, db.GetProjectParams{OrganizationID: orgID, ID: id})
+	return row, translate(err)
+}
+
+func (s *Store) withEnvironments(ctx context.Context, a *Actor, rows []db.Project) ([]Project, error) {
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	envRows, err := s.q.ListEnvironments(ctx, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	keys := map[uuid.UUID]string{}
+	for _, r := range rows {
+		keys[r.ID] = r.Key
+	}
+	var envs []Environment
+	var envIDs []uuid.UUID
+	for _, e := range envRows {
+		if a.Can(CanAccessEnv, envRN(keys[e.ProjectID], e.Key)) {
+			envs = append(envs, environment(e))
+			envIDs = append(envIDs, e.ID)
+		}
+	}
+	secretRows, err := s.q.ListSecrets(ctx, envIDs)
+	if err != nil {
+		return nil, translate(err)
+	}
+	secrets := map[uuid.UUID][]Secret{}
+	for _, sr := range secretRows {
+		secrets[sr.EnvID] = append(secrets[sr.EnvID], secret(sr))
+	}
+	byProject := map[uuid.UUID][]Environment{}
+	for _, e := range envs {
+		if sec := secrets[e.ID]; sec != nil {
+			e.Secrets = sec
+		}
+		byProject[e.ProjectID] = append(byProject[e.ProjectID], e)
+	}
+	projects := make([]Project, len(rows))
+	for i, r := range rows {
+		projects[i] = Project{ID: r.ID, Name: r.Name, Key: r.Key, Environments: byProject[r.ID]}
+		if projects[i].Environments == nil {
+			projects[i].Environments = []Environment{}
+		}
+	}
+	return projects, nil
+}
+
+// RenameProject updates a project's name.
+func (s *Store) RenameProject(ctx context.Context, a *Actor, id uuid.UUID, in ProjectInput) (ProjectName, error) {
+	var v validator
+	v.required("name", in.Name, maxNameLen)
+	if err := v.err(); err != nil {
+		return ProjectName{}, err
+	}
+	before, err := s.project(ctx, a, id)
+	if err != nil {
+		return ProjectName{}, err
+	}
+	if err := a.require(UpdateProjectSettings, projectRN(before.Key)); err != nil {
+		return ProjectName{}, err
+	}
+	var out ProjectName
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.UpdateProjectName(ctx, db.UpdateProjectNameParams{OrganizationID: a.OrgID, ID: id, Name: strings.TrimSpace(in.Name)})
+		if err != nil {
+			return err
+		}
+		out = ProjectName{ID: row.ID, Name: row.Name}
+		return s.audit(ctx, q, a, change{refType: "Project", refID: id.String(), keyword: row.Key, operation: OpUpdate,
+			previous: ProjectName{ID: before.ID, Name: before.Name}, current: out})
+	})
+	return out, err
+}
+
+// DeleteProject removes a project with its environments and everything in them.
+func (s *Store) DeleteProject(ctx context.Context, a *Actor, id uuid.UUID) error {
+	before, err := s.project(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if err := a.require(DeleteProject, projectRN(before.Key)); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		n, err := q.DeleteProject(ctx, db.DeleteProjectParams{OrganizationID: a.OrgID, ID: id})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		return s.audit(ctx, q, a, change{refType: "Project", refID: id.String(), keyword: before.Key, operation: OpRemove,
+			previous: ProjectInput{Name: before.Name, Key: before.Key}})
+	})
+}
+
+// projectSnapshot is a project as the audit log keeps it: without secret values.
+func projectSnapshot(p Project) any {
+	type env struct {
+		ID   uuid.UUID `json:"id"`
+		Name string    `json:"name"`
+		Key  string    `json:"key"`
+	}
+	envs := make([]env, len(p.Environments))
+	for i, e := range p.Environments {
+		envs[i] = env{e.ID, e.Name, e.Key}
+	}
+	return map[string]any{"id": p.ID, "name": p.Name, "key": p.Key, "environments": envs}
+}
+
+func environment(r db.Environment) Environment {
+	return Environment{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ProjectID: r.ProjectID,
+		Name: r.Name, Key: r.Key, Description: r.Description, Secrets: []Secret{},
+		Settings: EnvSettings{RequireChangeComment: r.RequireChangeComment}}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func secret(r db.EnvSecret) Secret {
+	return Secret{ID: r.ID, Name: r.Name, Type: r.Type, Value: r.Value}
+}

@@ -1,0 +1,68 @@
+// Package store is the one domain layer both surfaces stand on: input types and
+// their validation, permission checks, transactions, audit entries, and the
+// translation of database errors into domain errors. api/ and web/ only decode,
+// call the store and encode.
+package store
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Store is the domain layer over one PostgreSQL database.
+type Store struct {
+	pool         *pgxpool.Pool
+	q            *db.Queries
+	keys         Keys
+	log          *slog.Logger
+	passwordCost int
+	sessionTTL   time.Duration
+
+	dummyOnce sync.Once
+	dummy     string
+}
+
+// Options tune a Store; the zero value is production-ready.
+type Options struct {
+	// PasswordCost is the bcrypt cost; tests lower it to keep the suite fast.
+	PasswordCost int
+	// SessionTTL is how long a session token lasts; 12 hours when zero.
+	SessionTTL time.Duration
+}
+
+// New returns a Store over pool using keys derived from the server secret.
+func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
+	if opts.PasswordCost == 0 {
+		opts.PasswordCost = 12
+	}
+	if opts.PasswordCost < bcrypt.MinCost {
+		opts.PasswordCost = bcrypt.MinCost
+	}
+	if opts.SessionTTL == 0 {
+		opts.SessionTTL = 12 * time.Hour
+	}
+	return &Store{pool: pool, q: db.New(pool), keys: keys, log: log,
+		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL}
+}
+
+// Keys returns the keys derived from the server secret.
+func (s *Store) Keys() Keys { return s.keys }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(ctx)) }
+
+// inTx runs fn in one transaction: every mutation and its audit entry commit
+// together or not at all.
+func (s *Store) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
+	return translate(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return fn(s.q.WithTx(tx))
+	}))
+}

@@ -1,0 +1,75 @@
+package store
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of decisions.md §4.
+const (
+	maxKeyLen         = 128
+	maxNameLen        = 128
+	maxDescriptionLen = 512
+	maxCommentLen     = 512
+)
+
+var keyPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+
+// validator collects field problems so an input reports all of them at once.
+type validator struct {
+	codes []string
+}
+
+func (v *validator) add(field, problem string) {
+	v.codes = append(v.codes, field+"_is_"+problem)
+}
+
+// text checks that a free-text value is storable: valid UTF-8, no NUL, and at most max characters.
+func (v *validator) text(field, value string, max int) bool {
+	if !utf8.ValidString(value) || strings.ContainsRune(value, 0) || utf8.RuneCountInString(value) > max {
+		v.add(field, "invalid")
+		return false
+	}
+	return true
+}
+
+// required checks a text value that may not be blank.
+func (v *validator) required(field, value string, max int) {
+	if strings.TrimSpace(value) == "" {
+		v.add(field, "required")
+		return
+	}
+	v.text(field, value, max)
+}
+
+// key checks a key: required, at most 128 characters of [a-zA-Z0-9._-].
+func (v *validator) key(field, value string) {
+	switch {
+	case value == "":
+		v.add(field, "required")
+	case len(value) > maxKeyLen || !keyPattern.MatchString(value):
+		v.add(field, "invalid")
+	}
+}
+
+// oneOf checks that value is one of allowed.
+func (v *validator) oneOf(field, value string, allowed ...string) {
+	if value == "" {
+		v.add(field, "required")
+		return
+	}
+	for _, a := range allowed {
+		if value == a {
+			return
+		}
+	}
+	v.add(field, "invalid")
+}
+
+func (v *validator) err() error {
+	if len(v.codes) == 0 {
+		return nil
+	}
+	return &ValidationError{Codes: v.codes}
+}

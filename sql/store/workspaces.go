@@ -1,0 +1,276 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Workspace is the top of the tenancy tree.
+type Workspace struct {
+	ID      uuid.UUID `json:"id"`
+	Name    string    `json:"name"`
+	Key     string    `json:"key"`
+	License string    `json:"license"`
+	SSO     *SSO      `json:"sso"`
+}
+
+// SSO holds a workspace's single sign-on settings.
+type SSO struct {
+	OIDC OIDCSettings `json:"oidc"`
+}
+
+// OIDCSettings configure sign-in through an OpenID Connect provider. In
+// answers ClientSecret is masked: MaskedSecret when one is stored.
+type OIDCSettings struct {
+	ClientID                   string `json:"clientId" form:"clientId"`
+	ClientSecret               string `json:"clientSecret" form:"clientSecret"`
+	TokenEndpoint              string `json:"tokenEndpoint" form:"tokenEndpoint"`
+	ClientAuthenticationMethod string `json:"clientAuthenticationMethod" form:"clientAuthenticationMethod"`
+	AuthorizationEndpoint      string `json:"authorizationEndpoint" form:"authorizationEndpoint"`
+	Scope                      string `json:"scope" form:"scope"`
+	UserEmailClaim             string `json:"userEmailClaim" form:"userEmailClaim"`
+	Issuer                     string `json:"issuer" form:"issuer"`
+}
+
+// MaskedSecret stands for a stored secret in answers; sent back, it keeps the secret.
+const MaskedSecret = "********"
+
+// OIDC client authentication methods.
+const (
+	ClientSecretBasic = "client_secret_basic"
+	ClientSecretPost  = "client_secret_post"
+)
+
+// Organization is an organization of a workspace.
+type Organization struct {
+	ID                 uuid.UUID          `json:"id"`
+	WorkspaceID        uuid.UUID          `json:"workspaceId"`
+	Name               string             `json:"name"`
+	Key                string             `json:"key"`
+	Initialized        bool               `json:"initialized"`
+	DefaultPermissions DefaultPermissions `json:"defaultPermissions"`
+	CreatedAt          time.Time          `json:"createdAt"`
+	UpdatedAt          time.Time          `json:"updatedAt"`
+}
+
+// DefaultPermissions are what a member added without explicit policies or groups gets.
+type DefaultPermissions struct {
+	PolicyIDs []uuid.UUID `json:"policyIds"`
+	GroupIDs  []uuid.UUID `json:"groupIds"`
+}
+
+// Profile is the caller's own user.
+type Profile struct {
+	ID    uuid.UUID `json:"id"`
+	Email string    `json:"email"`
+	Name  string    `json:"name"`
+}
+
+// GetProfile returns the caller's user.
+func (s *Store) GetProfile(ctx context.Context, a *Actor) (Profile, error) {
+	u, err := s.q.GetUser(ctx, a.UserID)
+	if err != nil {
+		return Profile{}, translate(err)
+	}
+	return Profile{ID: u.ID, Email: u.Email, Name: u.Name}, nil
+}
+
+// ListOrganizations returns the caller's organizations in the current workspace.
+func (s *Store) ListOrganizations(ctx context.Context, a *Actor) ([]Organization, error) {
+	wsID, err := a.workspace()
+	if err != nil {
+		return nil, err
+	}
+	if a.IsToken() { // a token knows only its own organization
+		o, err := s.q.GetOrganization(ctx, a.OrgID)
+		if err != nil {
+			return nil, translate(err)
+		}
+		return []Organization{organization(o)}, nil
+	}
+	rows, err := s.q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: a.UserID})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]Organization, len(rows))
+	for i, r := range rows {
+		out[i] = organization(r)
+	}
+	return out, nil
+}
+
+func organization(o db.Organization) Organization {
+	return Organization{ID: o.ID, WorkspaceID: o.WorkspaceID, Name: o.Name, Key: o.Key, Initialized: o.Initialized,
+		DefaultPermissions: DefaultPermissions{PolicyIDs: o.DefaultPolicyIds, GroupIDs: o.DefaultGroupIds},
+		CreatedAt:          o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}
+}
+
+// GetWorkspace returns the current workspace.
+func (s *Store) GetWorkspace(ctx context.Context, a *Actor) (Workspace, error) {
+	wsID, err := a.workspace()
+	if err != nil {
+		return Workspace{}, err
+	}
+	row, err := s.q.GetWorkspace(ctx, wsID)
+	if err != nil {
+		return Workspace{}, translate(err)
+	}
+	return s.workspace(a, row)
+}
+
+// workspace shapes a workspace for the caller: the licence only for those
+// allowed to change it, the client secret masked.
+func (s *Store) workspace(a *Actor, row db.Workspace) (Workspace, error) {
+	w := Workspace{ID: row.ID, Name: row.Name, Key: row.Key}
+	if a.Can(UpdateWorkspaceLicense, workspaceRN(row.Key)) {
+		w.License = row.License
+	}
+	if row.SsoOidc != nil {
+		var o OIDCSettings
+		if err := json.Unmarshal(row.SsoOidc, &o); err != nil {
+			return Workspace{}, err
+		}
+		if o.ClientSecret != "" {
+			o.ClientSecret = MaskedSecret
+		}
+		w.SSO = &SSO{OIDC: o}
+	}
+	return w, nil
+}
+
+// WorkspaceInput updates a workspace's name and key.
+type WorkspaceInput struct {
+	Name string `json:"name" form:"name"`
+	Key  string `json:"key" form:"key"`
+}
+
+// UpdateWorkspace changes the current workspace's name and key.
+func (s *Store) UpdateWorkspace(ctx context.Context, a *Actor, in WorkspaceInput) (Workspace, error) {
+	wsID, err := a.workspace()
+	if err != nil {
+		return Workspace{}, err
+	}
+	var v validator
+	v.required("name", in.Name, maxNameLen)
+	v.key("key", in.Key)
+	if err := v.err(); err != nil {
+		return Workspace{}, err
+	}
+	before, err := s.q.GetWorkspace(ctx, wsID)
+	if err != nil {
+		return Workspace{}, translate(err)
+	}
+	if err := a.require(UpdateWorkspaceGeneralSettings, workspaceRN(before.Key)); err != nil {
+		return Workspace{}, err
+	}
+	var row db.Workspace
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		if row, err = q.UpdateWorkspace(ctx, db.UpdateWorkspaceParams{ID: wsID, Name: strings.TrimSpace(in.Name), Key: in.Key}); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, change{refType: "Workspace", refID: wsID.String(), keyword: row.Key, operation: OpUpdate,
+			previous: WorkspaceInput{before.Name, before.Key}, current: WorkspaceInput{row.Name, row.Key}})
+	})
+	if err != nil {
+		return Workspace{}, err
+	}
+	return s.workspace(a, row)
+}
+
+// UpdateWorkspaceSSO stores the workspace's OIDC settings. The client secret
+// is write-only: empty or MaskedSecret keeps the stored one.
+func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSettings) (Workspace, error) {
+	wsID, err := a.workspace()
+	if err != nil {
+		return Workspace{}, err
+	}
+	before, err := s.q.GetWorkspace(ctx, wsID)
+	if err != nil {
+		return Workspace{}, translate(err)
+	}
+	if err := a.require(UpdateWorkspaceSSOSettings, workspaceRN(before.Key)); err != nil {
+		return Workspace{}, err
+	}
+	var stored OIDCSettings
+	if before.SsoOidc != nil {
+		if err := json.Unmarshal(before.SsoOidc, &stored); err != nil {
+			return Workspace{}, err
+		}
+	}
+	in.Scope = strings.TrimSpace(in.Scope)
+	if in.Scope == "" {
+		in.Scope = "openid email profile"
+	}
+	if in.UserEmailClaim == "" {
+		in.UserEmailClaim = "email"
+	}
+	var v validator
+	v.required("clientId", in.ClientID, 512)
+	keep := in.ClientSecret == "" || in.ClientSecret == MaskedSecret
+	if keep && stored.ClientSecret == "" {
+		v.add("clientSecret", "required")
+	} else if !keep {
+		v.text("clientSecret", in.ClientSecret, 1024)
+	}
+	checkURL(&v, "authorizationEndpoint", in.AuthorizationEndpoint, true)
+	checkURL(&v, "tokenEndpoint", in.TokenEndpoint, true)
+	checkURL(&v, "issuer", in.Issuer, false)
+	v.oneOf("clientAuthenticationMethod", in.ClientAuthenticationMethod, ClientSecretBasic, ClientSecretPost)
+	if !slices.Contains(strings.Fields(in.Scope), "openid") || !v.text("scope", in.Scope, 512) {
+		v.add("scope", "invalid")
+	}
+	v.text("userEmailClaim", in.UserEmailClaim, 128)
+	if err := v.err(); err != nil {
+		return Workspace{}, err
+	}
+	if keep {
+		in.ClientSecret = stored.ClientSecret
+	} else {
+		in.ClientSecret = s.keys.Seal(in.ClientSecret)
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return Workspace{}, err
+	}
+	var row db.Workspace
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		if row, err = q.UpdateWorkspaceSSO(ctx, db.UpdateWorkspaceSSOParams{ID: wsID, SsoOidc: raw}); err != nil {
+			return err
+		}
+		after := in
+		after.ClientSecret = MaskedSecret
+		var previous any
+		if before.SsoOidc != nil {
+			stored.ClientSecret = MaskedSecret
+			previous = stored
+		}
+		return s.audit(ctx, q, a, change{refType: "Workspace", refID: wsID.String(), keyword: row.Key, operation: OpUpdate,
+			previous: previous, current: after})
+	})
+	if err != nil {
+		return Workspace{}, err
+	}
+	return s.workspace(a, row)
+}
+
+// checkURL checks an absolute http or https URL.
+func checkURL(v *validator, field, value string, required bool) {
+	if value == "" {
+		if required {
+			v.add(field, "required")
+		}
+		return
+	}
+	u, err := url.Parse(value)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(value) > 2048 {
+		v.add(field, "invalid")
+	}
+}
