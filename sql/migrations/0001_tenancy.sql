@@ -1,4 +1,5 @@
 -- Tenancy, identity, access control, projects and environments, and history.
+-- Creation times use clock_timestamp() so rows made in one transaction keep their order.
 -- Keys and names are unique case-insensitively in their parent (decisions.md §4);
 -- the unique indexes carry the names that store.translate maps to KeyHasBeenUsed
 -- or NameHasBeenUsed, so keep the suffixes `_key_unique` and `_name_unique`.
@@ -18,7 +19,7 @@ CREATE TABLE workspaces (
     -- sso_oidc is the OIDC settings object with clientSecret encrypted by the
     -- server key (see store.sealer); NULL when SSO was never configured.
     sso_oidc   jsonb,
-    created_at timestamptz NOT NULL DEFAULT now(),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX workspaces_key_unique ON workspaces (lower(key));
@@ -33,7 +34,7 @@ CREATE TABLE organizations (
     -- added without explicit policies or groups.
     default_policy_ids  uuid[] NOT NULL DEFAULT '{}',
     default_group_ids   uuid[] NOT NULL DEFAULT '{}',
-    created_at          timestamptz NOT NULL DEFAULT now(),
+    created_at          timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at          timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX organizations_key_unique ON organizations (workspace_id, lower(key));
@@ -49,7 +50,7 @@ CREATE TABLE users (
     initial_password text,
     -- session_epoch is carried in session tokens; bumping it revokes them all.
     session_epoch    integer NOT NULL DEFAULT 0,
-    created_at       timestamptz NOT NULL DEFAULT now(),
+    created_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at       timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX users_email_unique ON users (lower(email));
@@ -57,7 +58,7 @@ CREATE UNIQUE INDEX users_email_unique ON users (lower(email));
 CREATE TABLE workspace_users (
     workspace_id uuid NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
     user_id      uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-    created_at   timestamptz NOT NULL DEFAULT now(),
+    created_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
     PRIMARY KEY (workspace_id, user_id)
 );
 CREATE INDEX workspace_users_user ON workspace_users (user_id);
@@ -66,7 +67,7 @@ CREATE TABLE organization_users (
     organization_id uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
     user_id         uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     invitor_id      uuid REFERENCES users (id) ON DELETE SET NULL,
-    created_at      timestamptz NOT NULL DEFAULT now(),
+    created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
     PRIMARY KEY (organization_id, user_id)
 );
 CREATE INDEX organization_users_user ON organization_users (user_id);
@@ -81,7 +82,7 @@ CREATE TABLE policies (
     description     text NOT NULL DEFAULT '',
     type            text NOT NULL CHECK (type IN ('SysManaged', 'CustomerManaged')),
     statements      jsonb NOT NULL DEFAULT '[]',
-    created_at      timestamptz NOT NULL DEFAULT now(),
+    created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX policies_key_unique
@@ -92,7 +93,7 @@ CREATE TABLE groups (
     organization_id uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
     name            text NOT NULL,
     description     text NOT NULL DEFAULT '',
-    created_at      timestamptz NOT NULL DEFAULT now(),
+    created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX groups_name_unique ON groups (organization_id, lower(name));
@@ -101,7 +102,7 @@ CREATE TABLE member_policies (
     organization_id uuid NOT NULL,
     user_id         uuid NOT NULL,
     policy_id       uuid NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
-    created_at      timestamptz NOT NULL DEFAULT now(),
+    created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
     PRIMARY KEY (organization_id, user_id, policy_id),
     FOREIGN KEY (organization_id, user_id)
         REFERENCES organization_users (organization_id, user_id) ON DELETE CASCADE
@@ -112,7 +113,7 @@ CREATE TABLE group_members (
     group_id        uuid NOT NULL REFERENCES groups (id) ON DELETE CASCADE,
     organization_id uuid NOT NULL,
     user_id         uuid NOT NULL,
-    created_at      timestamptz NOT NULL DEFAULT now(),
+    created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
     PRIMARY KEY (group_id, user_id),
     FOREIGN KEY (organization_id, user_id)
         REFERENCES organization_users (organization_id, user_id) ON DELETE CASCADE
@@ -122,7 +123,7 @@ CREATE INDEX group_members_user ON group_members (organization_id, user_id);
 CREATE TABLE group_policies (
     group_id   uuid NOT NULL REFERENCES groups (id) ON DELETE CASCADE,
     policy_id  uuid NOT NULL REFERENCES policies (id) ON DELETE CASCADE,
-    created_at timestamptz NOT NULL DEFAULT now(),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     PRIMARY KEY (group_id, policy_id)
 );
 CREATE INDEX group_policies_policy ON group_policies (policy_id);
@@ -141,7 +142,7 @@ CREATE TABLE access_tokens (
     -- permissions are the statements of a Service token; empty for Personal.
     permissions     jsonb NOT NULL DEFAULT '[]',
     last_used_at    timestamptz,
-    created_at      timestamptz NOT NULL DEFAULT now(),
+    created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX access_tokens_name_unique ON access_tokens (organization_id, lower(name));
@@ -151,7 +152,7 @@ CREATE TABLE projects (
     organization_id uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
     name            text NOT NULL,
     key             text NOT NULL,
-    created_at      timestamptz NOT NULL DEFAULT now(),
+    created_at      timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at      timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX projects_key_unique ON projects (organization_id, lower(key));
@@ -163,7 +164,7 @@ CREATE TABLE environments (
     key                    text NOT NULL,
     description            text NOT NULL DEFAULT '',
     require_change_comment boolean NOT NULL DEFAULT false,
-    created_at             timestamptz NOT NULL DEFAULT now(),
+    created_at             timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at             timestamptz NOT NULL DEFAULT now()
 );
 CREATE UNIQUE INDEX environments_key_unique ON environments (project_id, lower(key));
@@ -175,7 +176,7 @@ CREATE TABLE env_secrets (
     type       text NOT NULL CHECK (type IN ('server', 'client')),
     -- value is what SDKs present; it embeds the environment id (store.NewSecretValue).
     value      text NOT NULL UNIQUE,
-    created_at timestamptz NOT NULL DEFAULT now(),
+    created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX env_secrets_env ON env_secrets (env_id, created_at);

@@ -257,7 +257,6 @@ const (
 	loginWindow     = 15 * time.Minute
 	loginSlowAfter  = 3  // failures after which each attempt is delayed
 	loginBlockAfter = 10 // failures after which attempts are refused with 429
-	loginDelayStep  = 250 * time.Millisecond
 	maxPasswordLen  = 72 // bcrypt's limit, in bytes
 	minPasswordLen  = 8
 )
@@ -334,7 +333,7 @@ func (s *Store) throttle(ctx context.Context, subjects []string) error {
 	}
 	if worst >= loginSlowAfter {
 		select {
-		case <-time.After(time.Duration(worst-loginSlowAfter+1) * loginDelayStep):
+		case <-time.After(time.Duration(worst-loginSlowAfter+1) * s.loginDelayStep):
 		case <-ctx.Done():
 			return ctx.Err()
 		}

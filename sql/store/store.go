@@ -19,12 +19,13 @@ import (
 
 // Store is the domain layer over one PostgreSQL database.
 type Store struct {
-	pool         *pgxpool.Pool
-	q            *db.Queries
-	keys         Keys
-	log          *slog.Logger
-	passwordCost int
-	sessionTTL   time.Duration
+	pool           *pgxpool.Pool
+	q              *db.Queries
+	keys           Keys
+	log            *slog.Logger
+	passwordCost   int
+	sessionTTL     time.Duration
+	loginDelayStep time.Duration
 
 	dummyOnce sync.Once
 	dummy     string
@@ -36,6 +37,9 @@ type Options struct {
 	PasswordCost int
 	// SessionTTL is how long a session token lasts; 12 hours when zero.
 	SessionTTL time.Duration
+	// LoginDelayStep is how much each failed sign-in beyond the third delays
+	// the next attempt; 250ms when zero.
+	LoginDelayStep time.Duration
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -49,8 +53,11 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	if opts.SessionTTL == 0 {
 		opts.SessionTTL = 12 * time.Hour
 	}
+	if opts.LoginDelayStep == 0 {
+		opts.LoginDelayStep = 250 * time.Millisecond
+	}
 	return &Store{pool: pool, q: db.New(pool), keys: keys, log: log,
-		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL}
+		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep}
 }
 
 // Keys returns the keys derived from the server secret.

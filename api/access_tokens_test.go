@@ -1,0 +1,143 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+var tokenFormat = regexp.MustCompile(`^api-[A-Za-z0-9_-]{32,}$`)
+
+func TestAccessTokenLifecycle(t *testing.T) {
+	s := newServer(t)
+	created := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "deploy", "type": "Personal"}).ok(t))
+	if !tokenFormat.MatchString(created.Token) || created.Status != "Active" || created.Type != "Personal" || created.Creator.Email != ownerEmail {
+		t.Fatalf("created %+v", created)
+	}
+	var stored int
+	must(t, s.pool.QueryRow(context.Background(), `SELECT count(*) FROM access_tokens WHERE position($1 in preview) > 0 OR token_hash = convert_to($1, 'UTF8')`, created.Token).Scan(&stored))
+	if stored != 0 {
+		t.Fatal("the token is stored in the clear")
+	}
+
+	// The token authenticates bare and as a bearer, and ignores context headers.
+	s.do("GET", "/api/v1/projects", created.Token, nil).ok(t)
+	s.do("GET", "/api/v1/projects", "Bearer "+created.Token, nil, "Organization", uuid.NewString()).ok(t)
+	s.do("POST", "/api/v1/projects", created.Token, map[string]string{"name": "Via token", "key": "via-token"}).ok(t)
+	// It cannot mint tokens.
+	s.do("POST", "/api/v1/access-tokens", created.Token, map[string]string{"name": "child", "type": "Personal"}).fails(t, http.StatusForbidden, "Forbidden")
+
+	list := decode[store.Paged[store.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", s.owner, nil).ok(t))
+	if list.TotalCount != 1 || len(list.Items) != 1 || list.Items[0].Token != "" || list.Items[0].Preview != created.Preview || list.Items[0].LastUsedAt == nil {
+		t.Fatalf("list %+v, want the token without its value, marked used", list)
+	}
+
+	path := "/api/v1/access-tokens/" + created.ID.String()
+	renamed := decode[store.AccessToken](t, s.do("PUT", path, s.owner, map[string]string{"name": "release"}).ok(t))
+	if renamed.Name != "release" || renamed.Token != "" {
+		t.Fatalf("renamed %+v", renamed)
+	}
+	toggled := decode[store.AccessToken](t, s.do("PUT", path+"/toggle", s.owner, nil).ok(t))
+	if toggled.Status != "Inactive" {
+		t.Fatalf("toggled to %s, want Inactive", toggled.Status)
+	}
+	s.do("GET", "/api/v1/projects", created.Token, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+	s.do("PUT", path+"/toggle", s.owner, nil).ok(t)
+	s.do("GET", "/api/v1/projects", created.Token, nil).ok(t)
+
+	s.do("DELETE", path, s.owner, nil).ok(t)
+	s.do("GET", "/api/v1/projects", created.Token, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+	s.do("DELETE", path, s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
+	if n := s.count(`SELECT count(*) FROM audit_logs WHERE ref_type = 'AccessToken'`); n != 5 {
+		t.Errorf("%d token audit entries, want 5 (create, rename, 2 toggles, delete)", n)
+	}
+	if n := s.count(`SELECT count(*) FROM audit_logs WHERE creator_kind = 'token' AND ref_type = 'Project'`); n != 1 {
+		t.Errorf("the project created through the token is not attributed to it")
+	}
+}
+
+func TestAccessTokenValidationAndPaging(t *testing.T) {
+	s := newServer(t)
+	post := func(body any) *reply { return s.do("POST", "/api/v1/access-tokens", s.owner, body) }
+	post(map[string]string{}).fails(t, http.StatusBadRequest, "name_is_required", "type_is_required")
+	post(map[string]string{"name": "x", "type": "Robot"}).fails(t, http.StatusBadRequest, "type_is_invalid")
+	post(map[string]any{"name": "x", "type": "Service"}).fails(t, http.StatusBadRequest, "permissions_is_invalid")
+	post(map[string]any{"name": "x", "type": "Service", "permissions": []map[string]any{{"resourceType": "flag", "effect": "allow", "actions": []string{"CreateProject"}, "resources": []string{"*"}}}}).
+		fails(t, http.StatusBadRequest, "permissions_is_invalid")
+	post(map[string]any{"name": "x", "type": "Personal", "permissions": []map[string]any{{"resourceType": "*", "effect": "allow", "actions": []string{"*"}, "resources": []string{"*"}}}}).
+		fails(t, http.StatusBadRequest, "permissions_is_invalid")
+
+	for _, name := range []string{"alpha", "beta", "gamma", "alphabet"} {
+		post(map[string]string{"name": name, "type": "Personal"}).ok(t)
+	}
+	post(map[string]string{"name": "ALPHA", "type": "Personal"}).fails(t, http.StatusUnprocessableEntity, "NameHasBeenUsed")
+
+	page := decode[store.Paged[store.AccessToken]](t, s.do("GET", "/api/v1/access-tokens?pageIndex=1&PAGESIZE=3", s.owner, nil).ok(t))
+	if page.TotalCount != 4 || len(page.Items) != 1 || page.Items[0].Name != "alpha" {
+		t.Fatalf("page 1 of 3 = %+v, want the oldest (alpha) of 4", page)
+	}
+	found := decode[store.Paged[store.AccessToken]](t, s.do("GET", "/api/v1/access-tokens?name=ALPH", s.owner, nil).ok(t))
+	if found.TotalCount != 2 {
+		t.Fatalf("search alph found %d, want 2", found.TotalCount)
+	}
+	if none := decode[store.Paged[store.AccessToken]](t, s.do("GET", "/api/v1/access-tokens?name=%25", s.owner, nil).ok(t)); none.TotalCount != 0 {
+		t.Fatalf("a %% search matched %d tokens; it must be literal", none.TotalCount)
+	}
+	s.do("GET", "/api/v1/access-tokens?PageIndex=-1&PageSize=101", s.owner, nil).fails(t, http.StatusBadRequest, "pageIndex_is_invalid", "pageSize_is_invalid")
+	s.do("GET", "/api/v1/access-tokens?PageSize=ten", s.owner, nil).fails(t, http.StatusBadRequest, "pageSize_is_invalid")
+}
+
+func TestServiceTokens(t *testing.T) {
+	s := newServer(t)
+	p := s.createProject("Web", "web")
+	onlyRead := []store.Statement{
+		{ID: "1", ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}},
+		{ID: "2", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/*:env/dev"}},
+	}
+	svc := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "reader", "type": "Service", "permissions": onlyRead}).ok(t))
+
+	// The token acts with its own statements, not its creator's.
+	got := decode[store.Project](t, s.do("GET", "/api/v1/projects/"+p.ID.String(), svc.Token, nil).ok(t))
+	if len(got.Environments) != 1 || got.Environments[0].Key != "dev" {
+		t.Fatalf("service token sees environments %+v, want only dev", got.Environments)
+	}
+	s.do("POST", "/api/v1/projects", svc.Token, map[string]string{"name": "No", "key": "no"}).fails(t, http.StatusForbidden, "Forbidden")
+
+	// Only those who manage IAM hand out statements.
+	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	s.do("POST", "/api/v1/access-tokens", dev, map[string]any{"name": "mine", "type": "Service", "permissions": onlyRead}).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), dev, map[string]any{"name": "reader", "permissions": []store.Statement{
+		{ID: "x", ResourceType: "*", Effect: "allow", Actions: []string{"*"}, Resources: []string{"*"}}}}).fails(t, http.StatusForbidden, "Forbidden")
+	// A developer may rename it (ManageServiceAccessTokens) without touching its statements.
+	s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), dev, map[string]any{"name": "reader-2"}).ok(t)
+
+	updated := decode[store.AccessToken](t, s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), s.owner, map[string]any{"name": "reader-2", "permissions": []store.Statement{
+		{ID: "1", ResourceType: "project", Effect: "allow", Actions: []string{"CreateProject"}, Resources: []string{"project/*"}}}}).ok(t))
+	if len(updated.Permissions) != 1 || updated.Permissions[0].Actions[0] != "CreateProject" {
+		t.Fatalf("updated permissions %+v", updated.Permissions)
+	}
+	s.do("POST", "/api/v1/projects", svc.Token, map[string]string{"name": "Yes", "key": "yes"}).ok(t)
+}
+
+func TestPersonalTokenFollowsItsCreator(t *testing.T) {
+	s := newServer(t)
+	dev, devID := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	tok := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", dev, map[string]string{"name": "mine", "type": "Personal"}).ok(t))
+	s.do("GET", "/api/v1/projects", tok.Token, nil).ok(t)
+	s.do("POST", "/api/v1/projects", tok.Token, map[string]string{"name": "No", "key": "no"}).fails(t, http.StatusForbidden, "Forbidden")
+
+	// Granting the creator more takes effect on the token's next request.
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, s.orgID, devID, store.OwnerPolicyID)
+	must(t, err)
+	s.do("POST", "/api/v1/projects", tok.Token, map[string]string{"name": "Yes", "key": "yes"}).ok(t)
+
+	// A creator who leaves the organization takes the token's access along.
+	_, err = s.pool.Exec(context.Background(), `DELETE FROM organization_users WHERE user_id = $1`, devID)
+	must(t, err)
+	s.do("GET", "/api/v1/projects", tok.Token, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+}

@@ -1,0 +1,93 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+func TestUpdateWorkspace(t *testing.T) {
+	s := newServer(t)
+	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Acme", "key": "acme"}).ok(t))
+	if w.Name != "Acme" || w.Key != "acme" || w.ID != s.wsID {
+		t.Fatalf("updated %+v", w)
+	}
+	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "", "key": "no spaces"}).
+		fails(t, http.StatusBadRequest, "name_is_required", "key_is_invalid")
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO workspaces (name, key) VALUES ('Other', 'other')`)
+	must(t, err)
+	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Acme", "key": "OTHER"}).fails(t, http.StatusUnprocessableEntity, "KeyHasBeenUsed")
+	if n := s.count(`SELECT count(*) FROM audit_logs WHERE ref_type = 'Workspace'`); n != 1 {
+		t.Errorf("%d workspace audit entries, want 1", n)
+	}
+}
+
+func TestWorkspaceLicenseIsShownOnlyToThoseWhoMayChangeIt(t *testing.T) {
+	s := newServer(t)
+	_, err := s.pool.Exec(context.Background(), `UPDATE workspaces SET license = 'LICENSE-KEY'`)
+	must(t, err)
+	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t)); w.License != "LICENSE-KEY" {
+		t.Errorf("owner sees license %q", w.License)
+	}
+	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", dev, nil).ok(t)); w.License != "" {
+		t.Errorf("developer sees license %q, want none", w.License)
+	}
+}
+
+func TestWorkspaceSSO(t *testing.T) {
+	s := newServer(t)
+	put := func(token string, body map[string]string) *reply {
+		return s.do("PUT", "/api/v1/workspaces/sso-oidc", token, body)
+	}
+	settings := map[string]string{
+		"clientId": "bunting", "clientSecret": "top-secret-value",
+		"authorizationEndpoint": "https://id.example.com/authorize", "tokenEndpoint": "https://id.example.com/token",
+		"clientAuthenticationMethod": "client_secret_post", "scope": "openid email", "userEmailClaim": "mail",
+		"issuer": "https://id.example.com",
+	}
+	w := decode[store.Workspace](t, put(s.owner, settings).ok(t))
+	if w.SSO == nil || w.SSO.OIDC.ClientSecret != store.MaskedSecret || w.SSO.OIDC.ClientID != "bunting" ||
+		w.SSO.OIDC.UserEmailClaim != "mail" || w.SSO.OIDC.Issuer != "https://id.example.com" {
+		t.Fatalf("answer %+v, want the settings with the secret masked", w.SSO)
+	}
+	var raw string
+	must(t, s.pool.QueryRow(context.Background(), `SELECT sso_oidc::text FROM workspaces`).Scan(&raw))
+	if strings.Contains(raw, "top-secret-value") {
+		t.Fatal("the client secret is stored in the clear")
+	}
+	if n := s.count(`SELECT count(*) FROM audit_logs WHERE coalesce(current::text, '') LIKE '%top-secret%'`); n != 0 {
+		t.Fatal("the client secret reached the audit log")
+	}
+
+	// Empty or masked keeps the stored secret; defaults fill scope and claim.
+	for _, keep := range []string{"", store.MaskedSecret} {
+		settings["clientSecret"] = keep
+		settings["scope"], settings["userEmailClaim"] = "", ""
+		w = decode[store.Workspace](t, put(s.owner, settings).ok(t))
+		if w.SSO.OIDC.ClientSecret != store.MaskedSecret || w.SSO.OIDC.Scope != "openid email profile" || w.SSO.OIDC.UserEmailClaim != "email" {
+			t.Fatalf("after keeping the secret: %+v", w.SSO.OIDC)
+		}
+	}
+	var sealed string
+	must(t, s.pool.QueryRow(context.Background(), `SELECT sso_oidc->>'clientSecret' FROM workspaces`).Scan(&sealed))
+	if plain, err := s.st.Keys().Open(sealed); err != nil || plain != "top-secret-value" {
+		t.Fatalf("stored secret opens to %q, %v; want the original", plain, err)
+	}
+
+	put(s.owner, map[string]string{"clientSecret": "x", "authorizationEndpoint": "ftp://x", "tokenEndpoint": "not a url",
+		"clientAuthenticationMethod": "private_key_jwt", "scope": "email"}).
+		fails(t, http.StatusBadRequest, "clientId_is_required", "authorizationEndpoint_is_invalid", "tokenEndpoint_is_invalid",
+			"clientAuthenticationMethod_is_invalid", "scope_is_invalid")
+
+	fresh := newServer(t)
+	settings["clientSecret"] = ""
+	fresh.do("PUT", "/api/v1/workspaces/sso-oidc", fresh.owner, settings).fails(t, http.StatusBadRequest, "clientSecret_is_required")
+
+	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	settings["clientSecret"] = "stolen"
+	put(dev, settings).fails(t, http.StatusForbidden, "Forbidden")
+}
