@@ -14,6 +14,7 @@ import (
 var tokenFormat = regexp.MustCompile(`^api-[A-Za-z0-9_-]{32,}$`)
 
 func TestAccessTokenLifecycle(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	created := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "deploy", "type": "Personal"}).ok(t))
 	if !tokenFormat.MatchString(created.Token) || created.Status != "Active" || created.Type != "Personal" || created.Creator.Email != ownerEmail {
@@ -62,6 +63,7 @@ func TestAccessTokenLifecycle(t *testing.T) {
 }
 
 func TestAccessTokenValidationAndPaging(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	post := func(body any) *reply { return s.do("POST", "/api/v1/access-tokens", s.owner, body) }
 	post(map[string]string{}).fails(t, http.StatusBadRequest, "name_is_required", "type_is_required")
@@ -93,6 +95,7 @@ func TestAccessTokenValidationAndPaging(t *testing.T) {
 }
 
 func TestServiceTokens(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web", "web")
 	onlyRead := []store.Statement{
@@ -125,6 +128,7 @@ func TestServiceTokens(t *testing.T) {
 }
 
 func TestPersonalTokenFollowsItsCreator(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	dev, devID := s.addMember("dev@example.com", store.DeveloperPolicyID)
 	tok := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", dev, map[string]string{"name": "mine", "type": "Personal"}).ok(t))

@@ -9,6 +9,7 @@ import (
 )
 
 func TestEnvelopeForEveryFailure(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	s.e.GET("/api/v1/test-panic", func(echo.Context) error { panic("secret internal detail") })
 
@@ -33,11 +34,13 @@ func TestEnvelopeForEveryFailure(t *testing.T) {
 }
 
 func TestUnknownFieldsAreIgnored(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	s.do("POST", "/api/v1/projects", s.owner, `{"name":"Web","key":"web","color":"blue"}`).ok(t)
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	for _, path := range []string{"/health/liveness", "/health/readiness"} {
 		rec := httptestGet(s, path)

@@ -18,6 +18,7 @@ func httptestGet(s *server, path string) *httptest.ResponseRecorder {
 }
 
 func TestLogin(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	login := func(body any) *reply { return s.do("POST", "/api/v1/identity/login-by-email", "", body) }
 
@@ -35,6 +36,7 @@ func TestLogin(t *testing.T) {
 }
 
 func TestLoginThrottling(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	wrong := map[string]string{"email": "victim@example.com", "password": "guess"}
 	for i := range 10 {
@@ -54,6 +56,7 @@ func TestLoginThrottling(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	for name, header := range map[string]string{
 		"missing":         "",
@@ -77,6 +80,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestOrganizationHeader(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	s.do("GET", "/api/v1/projects", s.owner, nil, "Organization", s.orgID.String()).ok(t)
 	s.do("GET", "/api/v1/projects", s.owner, nil, "Organization", "not-a-uuid").fails(t, http.StatusForbidden, "Forbidden")
@@ -89,6 +93,7 @@ func TestOrganizationHeader(t *testing.T) {
 }
 
 func TestResetPassword(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	reset := func(token string, body any) *reply { return s.do("PUT", "/api/v1/identity/reset-password", token, body) }
 
@@ -109,6 +114,7 @@ func TestResetPassword(t *testing.T) {
 }
 
 func TestContextDiscovery(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := decode[store.Profile](t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t))
 	if p.Email != ownerEmail || p.Name != "owner" {

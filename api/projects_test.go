@@ -16,6 +16,7 @@ func (s *server) createProject(name, key string) store.Project {
 }
 
 func TestCreateProject(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web shop", "web")
 	if p.Name != "Web shop" || p.Key != "web" || len(p.Environments) != 2 {
@@ -59,6 +60,7 @@ func TestCreateProject(t *testing.T) {
 }
 
 func TestGetListRenameDeleteProject(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web", "web")
 	s.createProject("API", "api")
@@ -103,6 +105,7 @@ func TestGetListRenameDeleteProject(t *testing.T) {
 }
 
 func TestProjectsOfAnotherOrganizationAreNotFound(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	other := s.otherOrganization().String()
 	s.do("GET", "/api/v1/projects/"+other, s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
@@ -115,6 +118,7 @@ func TestProjectsOfAnotherOrganizationAreNotFound(t *testing.T) {
 }
 
 func TestDeveloperPermissions(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web", "web")
 	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
@@ -148,6 +152,7 @@ func TestDeveloperPermissions(t *testing.T) {
 }
 
 func TestEnvironments(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web", "web")
 	base := "/api/v1/projects/" + p.ID.String() + "/envs"
@@ -184,6 +189,7 @@ func TestEnvironments(t *testing.T) {
 }
 
 func TestSecrets(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	env := s.createProject("Web", "web").Environments[0]
 	base := "/api/v1/envs/" + env.ID.String() + "/secrets"

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -175,4 +176,64 @@ func queryInt(c echo.Context, name string, def int) int {
 // page reads PageIndex and PageSize.
 func page(c echo.Context) store.Page {
 	return store.Page{Index: queryInt(c, "PageIndex", 0), Size: queryInt(c, "PageSize", store.DefaultPageSize)}
+}
+
+// queryBool reads a true/false query parameter; absent is nil.
+func queryBool(c echo.Context, name string) (*bool, error) {
+	s := query(c, name)
+	if s == "" {
+		return nil, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return nil, store.Invalid(name + "_is_invalid")
+	}
+	return &b, nil
+}
+
+// queryList reads a list query parameter given repeatedly, comma-separated, or both.
+func queryList(c echo.Context, name string) []string {
+	var out []string
+	for k, vs := range c.QueryParams() {
+		if !strings.EqualFold(k, name) {
+			continue
+		}
+		for _, v := range vs {
+			for _, item := range strings.Split(v, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					out = append(out, item)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// queryTime reads a time given as RFC 3339 or as Unix milliseconds (FeatBit's form).
+func queryTime(c echo.Context, name string) (*time.Time, error) {
+	s := query(c, name)
+	if s == "" {
+		return nil, nil
+	}
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		t := time.UnixMilli(ms).UTC()
+		return &t, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil, store.Invalid(name + "_is_invalid")
+	}
+	return &t, nil
+}
+
+// rawBody reads a body that the store decodes itself, such as a JSON Patch.
+func rawBody(c echo.Context) (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := bind(c, &raw); err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		return nil, store.Invalid("body_is_invalid")
+	}
+	return raw, nil
 }

@@ -10,6 +10,7 @@ import (
 )
 
 func TestUpdateWorkspace(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Acme", "key": "acme"}).ok(t))
 	if w.Name != "Acme" || w.Key != "acme" || w.ID != s.wsID {
@@ -26,6 +27,7 @@ func TestUpdateWorkspace(t *testing.T) {
 }
 
 func TestWorkspaceLicenseIsShownOnlyToThoseWhoMayChangeIt(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	_, err := s.pool.Exec(context.Background(), `UPDATE workspaces SET license = 'LICENSE-KEY'`)
 	must(t, err)
@@ -39,6 +41,7 @@ func TestWorkspaceLicenseIsShownOnlyToThoseWhoMayChangeIt(t *testing.T) {
 }
 
 func TestWorkspaceSSO(t *testing.T) {
+	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	put := func(token string, body map[string]string) *reply {
 		return s.do("PUT", "/api/v1/workspaces/sso-oidc", token, body)

@@ -8,9 +8,44 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
+
+const countEnvAuditLogs = `-- name: CountEnvAuditLogs :one
+SELECT count(*) FROM audit_logs l
+WHERE l.env_id = $1
+  AND ($2::text = '' OR l.ref_type = $2::text)
+  AND ($3::text = '' OR l.ref_id = $3::text)
+  AND ($4::text = '%' OR lower(l.keyword) LIKE $4::text OR lower(l.comment) LIKE $4::text)
+  AND ($5::timestamptz IS NULL OR l.created_at >= $5)
+  AND ($6::timestamptz IS NULL OR l.created_at <= $6)
+`
+
+type CountEnvAuditLogsParams struct {
+	EnvID   *uuid.UUID
+	RefType string
+	RefID   string
+	Pattern string
+	Since   *time.Time
+	Until   *time.Time
+}
+
+// CountEnvAuditLogs counts what ListEnvAuditLogs pages through.
+func (q *Queries) CountEnvAuditLogs(ctx context.Context, arg CountEnvAuditLogsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countEnvAuditLogs,
+		arg.EnvID,
+		arg.RefType,
+		arg.RefID,
+		arg.Pattern,
+		arg.Since,
+		arg.Until,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
 
 const insertAuditLog = `-- name: InsertAuditLog :exec
 INSERT INTO audit_logs (workspace_id, organization_id, env_id, ref_type, ref_id, keyword,
@@ -50,6 +85,88 @@ func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) 
 		arg.CreatorKind,
 	)
 	return err
+}
+
+const listEnvAuditLogs = `-- name: ListEnvAuditLogs :many
+SELECT l.id, l.workspace_id, l.organization_id, l.env_id, l.ref_type, l.ref_id, l.keyword, l.operation, l.previous, l.current, l.comment, l.creator_id, l.creator_kind, l.created_at,
+    coalesce(u.name, t.name, 'System')::text AS creator_name,
+    coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, 'System')::text AS creator_email
+FROM audit_logs l
+LEFT JOIN users u ON l.creator_kind = 'user' AND u.id = l.creator_id
+LEFT JOIN access_tokens t ON l.creator_kind = 'token' AND t.id = l.creator_id
+WHERE l.env_id = $1
+  AND ($2::text = '' OR l.ref_type = $2::text)
+  AND ($3::text = '' OR l.ref_id = $3::text)
+  AND ($4::text = '%' OR lower(l.keyword) LIKE $4::text OR lower(l.comment) LIKE $4::text)
+  AND ($5::timestamptz IS NULL OR l.created_at >= $5)
+  AND ($6::timestamptz IS NULL OR l.created_at <= $6)
+ORDER BY l.created_at DESC, l.id
+LIMIT $8 OFFSET $7
+`
+
+type ListEnvAuditLogsParams struct {
+	EnvID      *uuid.UUID
+	RefType    string
+	RefID      string
+	Pattern    string
+	Since      *time.Time
+	Until      *time.Time
+	PageOffset int32
+	PageSize   int32
+}
+
+type ListEnvAuditLogsRow struct {
+	AuditLog     AuditLog
+	CreatorName  string
+	CreatorEmail string
+}
+
+// ListEnvAuditLogs pages an environment's history, newest first, with the
+// name of who made each change (audit_logs_env_created, audit_logs_env_ref).
+func (q *Queries) ListEnvAuditLogs(ctx context.Context, arg ListEnvAuditLogsParams) ([]ListEnvAuditLogsRow, error) {
+	rows, err := q.db.Query(ctx, listEnvAuditLogs,
+		arg.EnvID,
+		arg.RefType,
+		arg.RefID,
+		arg.Pattern,
+		arg.Since,
+		arg.Until,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListEnvAuditLogsRow{}
+	for rows.Next() {
+		var i ListEnvAuditLogsRow
+		if err := rows.Scan(
+			&i.AuditLog.ID,
+			&i.AuditLog.WorkspaceID,
+			&i.AuditLog.OrganizationID,
+			&i.AuditLog.EnvID,
+			&i.AuditLog.RefType,
+			&i.AuditLog.RefID,
+			&i.AuditLog.Keyword,
+			&i.AuditLog.Operation,
+			&i.AuditLog.Previous,
+			&i.AuditLog.Current,
+			&i.AuditLog.Comment,
+			&i.AuditLog.CreatorID,
+			&i.AuditLog.CreatorKind,
+			&i.AuditLog.CreatedAt,
+			&i.CreatorName,
+			&i.CreatorEmail,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listOrganizationAuditLogs = `-- name: ListOrganizationAuditLogs :many

@@ -115,8 +115,11 @@ func (q *Queries) DeleteSecret(ctx context.Context, arg DeleteSecretParams) (int
 }
 
 const getEnvironment = `-- name: GetEnvironment :one
-SELECT e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, p.key AS project_key, p.name AS project_name, p.organization_id
-FROM environments e JOIN projects p ON p.id = e.project_id
+SELECT e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, p.key AS project_key, p.name AS project_name, p.organization_id,
+    o.key AS organization_key, o.workspace_id
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+JOIN organizations o ON o.id = p.organization_id
 WHERE p.organization_id = $1 AND e.id = $2
 `
 
@@ -126,13 +129,16 @@ type GetEnvironmentParams struct {
 }
 
 type GetEnvironmentRow struct {
-	Environment    Environment
-	ProjectKey     string
-	ProjectName    string
-	OrganizationID uuid.UUID
+	Environment     Environment
+	ProjectKey      string
+	ProjectName     string
+	OrganizationID  uuid.UUID
+	OrganizationKey string
+	WorkspaceID     uuid.UUID
 }
 
-// GetEnvironment returns an environment with its project, scoped to an organization.
+// GetEnvironment returns an environment with the keys of its project and
+// organization, scoped to an organization.
 func (q *Queries) GetEnvironment(ctx context.Context, arg GetEnvironmentParams) (GetEnvironmentRow, error) {
 	row := q.db.QueryRow(ctx, getEnvironment, arg.OrganizationID, arg.ID)
 	var i GetEnvironmentRow
@@ -148,6 +154,8 @@ func (q *Queries) GetEnvironment(ctx context.Context, arg GetEnvironmentParams) 
 		&i.ProjectKey,
 		&i.ProjectName,
 		&i.OrganizationID,
+		&i.OrganizationKey,
+		&i.WorkspaceID,
 	)
 	return i, err
 }

@@ -64,6 +64,41 @@ type Environment struct {
 	UpdatedAt            time.Time
 }
 
+type FeatureFlag struct {
+	ID                    uuid.UUID
+	EnvID                 uuid.UUID
+	Key                   string
+	Name                  string
+	Description           string
+	VariationType         string
+	Variations            json.RawMessage
+	TargetUsers           json.RawMessage
+	Rules                 json.RawMessage
+	IsEnabled             bool
+	DisabledVariationID   string
+	Fallthrough           json.RawMessage
+	ExptIncludeAllTargets bool
+	Tags                  []string
+	IsArchived            bool
+	SegmentRefs           []uuid.UUID
+	Revision              uuid.UUID
+	CreatorID             uuid.UUID
+	UpdatorID             uuid.UUID
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+}
+
+type FlagRevision struct {
+	ID          uuid.UUID
+	FlagID      uuid.UUID
+	Revision    uuid.UUID
+	Snapshot    json.RawMessage
+	Comment     string
+	CreatorID   uuid.UUID
+	CreatorKind string
+	CreatedAt   time.Time
+}
+
 type Group struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID
@@ -135,6 +170,25 @@ type Project struct {
 	OrganizationID uuid.UUID
 	Name           string
 	Key            string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+type Segment struct {
+	ID             uuid.UUID
+	WorkspaceID    uuid.UUID
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+	Key            string
+	Name           string
+	Type           string
+	Scopes         []string
+	Description    string
+	Included       []string
+	Excluded       []string
+	Rules          json.RawMessage
+	Tags           []string
+	IsArchived     bool
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 }

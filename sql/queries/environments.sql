@@ -6,9 +6,13 @@ VALUES ($1, $2, $3, $4, $5, $6)
 RETURNING *;
 
 -- name: GetEnvironment :one
--- GetEnvironment returns an environment with its project, scoped to an organization.
-SELECT sqlc.embed(e), p.key AS project_key, p.name AS project_name, p.organization_id
-FROM environments e JOIN projects p ON p.id = e.project_id
+-- GetEnvironment returns an environment with the keys of its project and
+-- organization, scoped to an organization.
+SELECT sqlc.embed(e), p.key AS project_key, p.name AS project_name, p.organization_id,
+    o.key AS organization_key, o.workspace_id
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+JOIN organizations o ON o.id = p.organization_id
 WHERE p.organization_id = $1 AND e.id = $2;
 
 -- name: ListEnvironments :many

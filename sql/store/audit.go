@@ -33,10 +33,6 @@ type change struct {
 // audit records a change in the caller's transaction, so the entry exists
 // exactly when the change does.
 func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) error {
-	creatorID, kind := a.UserID, "user"
-	if a.IsToken() {
-		creatorID, kind = a.TokenID, "token"
-	}
 	var orgID *uuid.UUID
 	if a.OrgID != uuid.Nil {
 		orgID = &a.OrgID
@@ -60,8 +56,8 @@ func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) e
 		Previous:       previous,
 		Current:        current,
 		Comment:        ch.comment,
-		CreatorID:      creatorID,
-		CreatorKind:    kind,
+		CreatorID:      actorID(a),
+		CreatorKind:    actorKind(a),
 	})
 }
 

@@ -1,0 +1,177 @@
+package api
+
+import (
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+func (h *Handler) listFlags(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	enabled, err := queryBool(c, "isEnabled")
+	if err != nil {
+		return err
+	}
+	archived, err := queryBool(c, "isArchived")
+	if err != nil {
+		return err
+	}
+	flags, err := h.store.ListFlags(c.Request().Context(), actor(c), envID, store.FlagFilter{
+		Name: query(c, "name"), Tags: queryList(c, "tags"), IsEnabled: enabled, IsArchived: archived != nil && *archived,
+		SortBy: query(c, "sortBy"), Page: page(c)})
+	return respond(c, flags, err)
+}
+
+func (h *Handler) createFlag(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var in store.FlagInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	f, err := h.store.CreateFlag(c.Request().Context(), actor(c), envID, in)
+	return respond(c, f, err)
+}
+
+func (h *Handler) getFlag(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	f, err := h.store.GetFlag(c.Request().Context(), actor(c), envID, c.Param("key"))
+	return respond(c, f, err)
+}
+
+func (h *Handler) flagTags(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	tags, err := h.store.FlagTags(c.Request().Context(), actor(c), envID)
+	return respond(c, tags, err)
+}
+
+func (h *Handler) flagKeyUsed(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	used, err := h.store.FlagKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"))
+	return respond(c, used, err)
+}
+
+func (h *Handler) flagRevisions(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	revs, err := h.store.ListFlagRevisions(c.Request().Context(), actor(c), envID, c.Param("key"), page(c))
+	return respond(c, revs, err)
+}
+
+// flagChange decodes a flag change's body and applies it with do.
+func flagChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.UUID, string, In) (Out, error)) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var in In
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	out, err := do(actor(c), envID, c.Param("key"), in)
+	return respond(c, out, err)
+}
+
+func (h *Handler) updateFlagDescription(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.DescriptionInput) (uuid.UUID, error) {
+		return h.store.UpdateFlagDescription(c.Request().Context(), a, envID, key, in)
+	})
+}
+
+func (h *Handler) toggleFlag(c echo.Context) error {
+	var on bool
+	switch c.Param("status") {
+	case "true":
+		on = true
+	case "false":
+	default:
+		return store.ErrNotFound
+	}
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (store.Flag, error) {
+		return h.store.ToggleFlag(c.Request().Context(), a, envID, key, on, in)
+	})
+}
+
+func (h *Handler) archiveFlag(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (store.Flag, error) {
+		return h.store.ArchiveFlag(c.Request().Context(), a, envID, key, in)
+	})
+}
+
+func (h *Handler) restoreFlag(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (store.Flag, error) {
+		return h.store.RestoreFlag(c.Request().Context(), a, envID, key, in)
+	})
+}
+
+func (h *Handler) deleteFlag(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (bool, error) {
+		return true, h.store.DeleteFlag(c.Request().Context(), a, envID, key, in)
+	})
+}
+
+func (h *Handler) renameFlag(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.FlagNameInput) (store.Flag, error) {
+		return h.store.RenameFlag(c.Request().Context(), a, envID, key, in)
+	})
+}
+
+func (h *Handler) setFlagTags(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.TagsInput) (store.Flag, error) {
+		return h.store.SetFlagTags(c.Request().Context(), a, envID, key, in)
+	})
+}
+
+func (h *Handler) setFlagVariations(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.VariationsInput) (store.Flag, error) {
+		return h.store.SetFlagVariations(c.Request().Context(), a, envID, key, in)
+	})
+}
+
+func (h *Handler) setFlagOffVariation(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.OffVariationInput) (store.Flag, error) {
+		return h.store.SetFlagOffVariation(c.Request().Context(), a, envID, key, in)
+	})
+}
+
+func (h *Handler) setFlagTargeting(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.TargetingInput) (store.Flag, error) {
+		return h.store.SetFlagTargeting(c.Request().Context(), a, envID, key, in)
+	})
+}
+
+func (h *Handler) cloneFlag(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.CloneFlagInput) (store.Flag, error) {
+		return h.store.CloneFlag(c.Request().Context(), a, envID, key, in)
+	})
+}
+
+func (h *Handler) patchFlag(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	ops, err := rawBody(c)
+	if err != nil {
+		return err
+	}
+	f, err := h.store.PatchFlag(c.Request().Context(), actor(c), envID, c.Param("key"), ops)
+	return respond(c, f, err)
+}

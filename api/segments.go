@@ -1,0 +1,169 @@
+package api
+
+import (
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+func (h *Handler) listSegments(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	archived, err := queryBool(c, "isArchived")
+	if err != nil {
+		return err
+	}
+	segments, err := h.store.ListSegments(c.Request().Context(), actor(c), envID, store.SegmentFilter{
+		Name: query(c, "name"), IsArchived: archived != nil && *archived, Page: page(c)})
+	return respond(c, segments, err)
+}
+
+func (h *Handler) createSegment(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var in store.SegmentInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	sg, err := h.store.CreateSegment(c.Request().Context(), actor(c), envID, in)
+	return respond(c, sg, err)
+}
+
+func (h *Handler) segmentsByIDs(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	segments, err := h.store.SegmentsByIDs(c.Request().Context(), actor(c), envID, queryList(c, "ids"))
+	return respond(c, segments, err)
+}
+
+func (h *Handler) segmentTags(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	tags, err := h.store.SegmentTags(c.Request().Context(), actor(c), envID)
+	return respond(c, tags, err)
+}
+
+func (h *Handler) segmentKeyUsed(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	used, err := h.store.SegmentKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"))
+	return respond(c, used, err)
+}
+
+func (h *Handler) getSegment(c echo.Context) error {
+	envID, segmentID, err := pathIDs(c, "envId", "segmentId")
+	if err != nil {
+		return err
+	}
+	sg, err := h.store.GetSegment(c.Request().Context(), actor(c), envID, segmentID)
+	return respond(c, sg, err)
+}
+
+func (h *Handler) segmentFlagReferences(c echo.Context) error {
+	envID, segmentID, err := pathIDs(c, "envId", "segmentId")
+	if err != nil {
+		return err
+	}
+	refs, err := h.store.SegmentFlagReferences(c.Request().Context(), actor(c), envID, segmentID)
+	return respond(c, refs, err)
+}
+
+// segmentChange decodes a segment change's body and applies it with do.
+func segmentChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.UUID, uuid.UUID, In) (Out, error)) error {
+	envID, segmentID, err := pathIDs(c, "envId", "segmentId")
+	if err != nil {
+		return err
+	}
+	var in In
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	out, err := do(actor(c), envID, segmentID, in)
+	return respond(c, out, err)
+}
+
+func (h *Handler) archiveSegment(c echo.Context) error {
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.Change) (bool, error) {
+		_, err := h.store.ArchiveSegment(c.Request().Context(), a, envID, id, in)
+		return true, err
+	})
+}
+
+func (h *Handler) restoreSegment(c echo.Context) error {
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.Change) (bool, error) {
+		_, err := h.store.RestoreSegment(c.Request().Context(), a, envID, id, in)
+		return true, err
+	})
+}
+
+func (h *Handler) deleteSegment(c echo.Context) error {
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.Change) (bool, error) {
+		return true, h.store.DeleteSegment(c.Request().Context(), a, envID, id, in)
+	})
+}
+
+func (h *Handler) renameSegment(c echo.Context) error {
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.SegmentNameInput) (store.Segment, error) {
+		return h.store.RenameSegment(c.Request().Context(), a, envID, id, in)
+	})
+}
+
+func (h *Handler) setSegmentDescription(c echo.Context) error {
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.DescriptionInput) (store.Segment, error) {
+		return h.store.SetSegmentDescription(c.Request().Context(), a, envID, id, in)
+	})
+}
+
+func (h *Handler) setSegmentTags(c echo.Context) error {
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.TagsInput) (store.Segment, error) {
+		return h.store.SetSegmentTags(c.Request().Context(), a, envID, id, in)
+	})
+}
+
+func (h *Handler) setSegmentTargeting(c echo.Context) error {
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.SegmentTargetingInput) (store.Segment, error) {
+		return h.store.SetSegmentTargeting(c.Request().Context(), a, envID, id, in)
+	})
+}
+
+func (h *Handler) patchSegment(c echo.Context) error {
+	envID, segmentID, err := pathIDs(c, "envId", "segmentId")
+	if err != nil {
+		return err
+	}
+	ops, err := rawBody(c)
+	if err != nil {
+		return err
+	}
+	_, err = h.store.PatchSegment(c.Request().Context(), actor(c), envID, segmentID, ops)
+	return respond(c, true, err)
+}
+
+func (h *Handler) listAuditLogs(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	from, err := queryTime(c, "from")
+	if err != nil {
+		return err
+	}
+	to, err := queryTime(c, "to")
+	if err != nil {
+		return err
+	}
+	logs, err := h.store.ListAuditLogs(c.Request().Context(), actor(c), envID, store.AuditFilter{
+		RefType: query(c, "refType"), RefID: query(c, "refId"), Query: query(c, "query"), From: from, To: to, Page: page(c)})
+	return respond(c, logs, err)
+}

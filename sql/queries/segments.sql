@@ -1,0 +1,70 @@
+-- name: CreateSegment :one
+-- CreateSegment inserts a segment.
+INSERT INTO segments (workspace_id, organization_id, env_id, key, name, type, scopes, description,
+    included, excluded, rules, tags)
+VALUES (@workspace_id, @organization_id, @env_id, @key, @name, @type, @scopes, @description,
+    @included, @excluded, @rules, @tags)
+RETURNING *;
+
+-- name: GetSegment :one
+-- GetSegment returns one of an organization's segments.
+SELECT * FROM segments WHERE organization_id = @organization_id AND id = @id;
+
+-- name: LockSegment :one
+-- LockSegment returns a segment locked until the transaction ends.
+SELECT * FROM segments WHERE organization_id = @organization_id AND id = @id FOR UPDATE;
+
+-- name: UpdateSegment :one
+-- UpdateSegment stores a changed segment.
+UPDATE segments SET
+    name = @name, type = @type, scopes = @scopes, description = @description, included = @included,
+    excluded = @excluded, rules = @rules, tags = @tags, is_archived = @is_archived,
+    updated_at = clock_timestamp()
+WHERE id = @id
+RETURNING *;
+
+-- name: DeleteSegment :execrows
+-- DeleteSegment removes a segment for good.
+DELETE FROM segments WHERE id = $1;
+
+-- name: ListSegments :many
+-- ListSegments pages the segments visible in an environment, most recently
+-- changed first: its own environment-specific ones and the shared ones whose
+-- scopes select it (segments_env_updated, segments_shared_scopes).
+SELECT * FROM segments
+WHERE organization_id = @organization_id
+  AND ((type = 'environment-specific' AND env_id = @env_id) OR (type = 'shared' AND scopes && @scopes::text[]))
+  AND is_archived = @is_archived
+  AND lower(name) LIKE @pattern::text
+ORDER BY updated_at DESC, id
+LIMIT @page_size OFFSET @page_offset;
+
+-- name: CountSegments :one
+-- CountSegments counts what ListSegments pages through.
+SELECT count(*) FROM segments
+WHERE organization_id = @organization_id
+  AND ((type = 'environment-specific' AND env_id = @env_id) OR (type = 'shared' AND scopes && @scopes::text[]))
+  AND is_archived = @is_archived
+  AND lower(name) LIKE @pattern::text;
+
+-- name: SegmentsByIDs :many
+-- SegmentsByIDs returns those of some segments that are visible in an environment.
+SELECT * FROM segments
+WHERE organization_id = @organization_id AND id = ANY(@ids::uuid[])
+  AND ((type = 'environment-specific' AND env_id = @env_id) OR (type = 'shared' AND scopes && @scopes::text[]))
+ORDER BY created_at, id;
+
+-- name: ListSegmentTags :many
+-- ListSegmentTags returns every tag used by the segments visible in an environment.
+SELECT DISTINCT unnest(tags)::text AS tag FROM segments
+WHERE organization_id = @organization_id
+  AND ((type = 'environment-specific' AND env_id = @env_id) OR (type = 'shared' AND scopes && @scopes::text[]))
+ORDER BY tag;
+
+-- name: SegmentKeyUsed :one
+-- SegmentKeyUsed tells whether a segment key is taken in an environment, case-insensitively.
+SELECT EXISTS (SELECT 1 FROM segments WHERE env_id = @env_id AND lower(key) = lower(@key::text));
+
+-- name: SegmentIsReferenced :one
+-- SegmentIsReferenced tells whether any flag's rules name a segment (feature_flags_segment_refs).
+SELECT EXISTS (SELECT 1 FROM feature_flags WHERE segment_refs @> ARRAY[@segment_id::uuid]);

@@ -1,0 +1,276 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// UpdateFlagDescription changes a flag's description and returns the flag's
+// revision: the new one, or the current one when nothing changed.
+func (s *Store) UpdateFlagDescription(ctx context.Context, a *Actor, envID uuid.UUID, key string, in DescriptionInput) (uuid.UUID, error) {
+	f, err := s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagDescription, func(f *Flag) error {
+		f.Description = in.Description
+		return nil
+	})
+	return f.Revision, err
+}
+
+// ToggleFlag turns a flag on or off.
+func (s *Store) ToggleFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, on bool, ch Change) (Flag, error) {
+	return s.changeFlag(ctx, a, envID, key, ch, ToggleFlag, func(f *Flag) error {
+		f.IsEnabled = on
+		return nil
+	})
+}
+
+// ArchiveFlag archives a flag: SDKs no longer find it, and it can be deleted.
+func (s *Store) ArchiveFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
+	return s.changeFlag(ctx, a, envID, key, ch, ArchiveFlag, func(f *Flag) error {
+		f.IsArchived = true
+		return nil
+	})
+}
+
+// RestoreFlag brings an archived flag back.
+func (s *Store) RestoreFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
+	return s.changeFlag(ctx, a, envID, key, ch, RestoreFlag, func(f *Flag) error {
+		f.IsArchived = false
+		return nil
+	})
+}
+
+// ErrFlagNotArchived refuses deleting a flag that is still in use.
+var ErrFlagNotArchived = &RuleError{"CannotDeleteUnarchivedFeatureFlag"}
+
+// DeleteFlag removes an archived flag for good.
+func (s *Store) DeleteFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change) error {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return err
+	}
+	var v validator
+	ch.check(&v, env)
+	if err := v.err(); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
+		if err != nil {
+			return err
+		}
+		before, err := flagFrom(row)
+		if err != nil {
+			return err
+		}
+		if err := a.require(DeleteFlag, flagRN(env, before.Key, before.Tags)); err != nil {
+			return err
+		}
+		if !before.IsArchived {
+			return ErrFlagNotArchived
+		}
+		if ch.Revision != nil && *ch.Revision != before.Revision {
+			return ErrConflict
+		}
+		if _, err := q.DeleteFlag(ctx, before.ID); err != nil {
+			return err
+		}
+		return s.recordFlag(ctx, q, a, envID, OpRemove, &before, nil, ch.Comment)
+	})
+}
+
+// FlagNameInput renames a flag.
+type FlagNameInput struct {
+	Name string `json:"name" form:"name"`
+	Change
+}
+
+// RenameFlag changes a flag's name.
+func (s *Store) RenameFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, in FlagNameInput) (Flag, error) {
+	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagName, func(f *Flag) error {
+		f.Name = strings.TrimSpace(in.Name)
+		return nil
+	})
+}
+
+// SetFlagTags replaces a flag's tags.
+func (s *Store) SetFlagTags(ctx context.Context, a *Actor, envID uuid.UUID, key string, in TagsInput) (Flag, error) {
+	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagTags, func(f *Flag) error {
+		f.Tags = orEmpty(in.Tags)
+		return nil
+	})
+}
+
+// VariationsInput replaces a flag's variations (and, when given, its type).
+type VariationsInput struct {
+	VariationType string      `json:"variationType" form:"variationType"`
+	Variations    []Variation `json:"variations"`
+	Change
+}
+
+// SetFlagVariations replaces a flag's variations. Targeting must still name
+// only variations that exist, so remove a variation from it first.
+func (s *Store) SetFlagVariations(ctx context.Context, a *Actor, envID uuid.UUID, key string, in VariationsInput) (Flag, error) {
+	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagVariations, func(f *Flag) error {
+		if in.VariationType != "" {
+			f.VariationType = in.VariationType
+		}
+		f.Variations = in.Variations
+		return nil
+	})
+}
+
+// OffVariationInput chooses what a flag serves when it is off.
+type OffVariationInput struct {
+	DisabledVariationID string `json:"disabledVariationId" form:"disabledVariationId"`
+	Change
+}
+
+// SetFlagOffVariation chooses what a flag serves when it is off.
+func (s *Store) SetFlagOffVariation(ctx context.Context, a *Actor, envID uuid.UUID, key string, in OffVariationInput) (Flag, error) {
+	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagOffVariation, func(f *Flag) error {
+		f.DisabledVariationID = in.DisabledVariationID
+		return nil
+	})
+}
+
+// TargetingInput replaces a flag's targeting; a part left out is kept.
+type TargetingInput struct {
+	TargetUsers           []TargetUser `json:"targetUsers"`
+	Rules                 []FlagRule   `json:"rules"`
+	Fallthrough           *Fallthrough `json:"fallthrough"`
+	ExptIncludeAllTargets *bool        `json:"exptIncludeAllTargets"`
+	Change
+}
+
+// SetFlagTargeting replaces a flag's individual targets, rules and default
+// rule; each part that changes needs its own action.
+func (s *Store) SetFlagTargeting(ctx context.Context, a *Actor, envID uuid.UUID, key string, in TargetingInput) (Flag, error) {
+	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagTargetingRules, func(f *Flag) error {
+		if in.TargetUsers != nil {
+			f.TargetUsers = in.TargetUsers
+		}
+		if in.Rules != nil {
+			f.Rules = in.Rules
+		}
+		if in.Fallthrough != nil {
+			f.Fallthrough = *in.Fallthrough
+		}
+		if in.ExptIncludeAllTargets != nil {
+			f.ExptIncludeAllTargets = *in.ExptIncludeAllTargets
+		}
+		return nil
+	})
+}
+
+// flagWritable are the members a flag patch may write; identity, key,
+// revision and timestamps are read-only ("test" may still read them).
+var flagWritable = []string{"name", "description", "variationType", "variations", "targetUsers", "rules", "isEnabled",
+	"disabledVariationId", "fallthrough", "exptIncludeAllTargets", "tags", "isArchived"}
+
+// PatchFlag applies an RFC 6902 JSON Patch to a flag, whole or not at all,
+// with the same checks as every other change.
+func (s *Store) PatchFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ops json.RawMessage) (Flag, error) {
+	f, err := s.changeFlag(ctx, a, envID, key, Change{Comment: "Updated via patch"}, UpdateFlagTargetingRules, func(f *Flag) error {
+		var patched Flag
+		if err := applyPatch(f, ops, flagWritable, &patched); err != nil {
+			return err
+		}
+		patched.ID, patched.EnvID, patched.Key, patched.Revision = f.ID, f.EnvID, f.Key, f.Revision
+		patched.CreatedAt, patched.UpdatedAt, patched.CreatorID, patched.UpdatorID = f.CreatedAt, f.UpdatedAt, f.CreatorID, f.UpdatorID
+		patched.Tags = orEmpty(patched.Tags)
+		*f = patched
+		return nil
+	})
+	return f, asPatchError(err)
+}
+
+// CloneFlagInput names the copy of a flag.
+type CloneFlagInput struct {
+	Name        string   `json:"name" form:"name"`
+	Key         string   `json:"key" form:"key"`
+	Description *string  `json:"description" form:"description"`
+	Tags        []string `json:"tags" form:"tags"`
+	Change
+}
+
+// CloneFlag copies a flag (variations, targeting, state) under a new name and key.
+func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, in CloneFlagInput) (Flag, error) {
+	src, err := s.GetFlag(ctx, a, envID, key)
+	if err != nil {
+		return Flag{}, err
+	}
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return Flag{}, err
+	}
+	if err := a.require(CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
+		return Flag{}, err
+	}
+	if err := a.require(CreateFlag, env.rn()+":flag/*"); err != nil {
+		return Flag{}, err
+	}
+	f := src.clone()
+	f.ID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), uuid.New(), actorID(a), actorID(a)
+	f.Name, f.Key, f.IsArchived = strings.TrimSpace(in.Name), in.Key, false
+	if in.Description != nil {
+		f.Description = *in.Description
+	}
+	if in.Tags != nil {
+		f.Tags = in.Tags
+	}
+	var v validator
+	refs := checkFlag(&v, &f)
+	in.Change.check(&v, env)
+	if err := v.err(); err != nil {
+		return Flag{}, err
+	}
+	var out Flag
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		if err := s.checkSegmentRefs(ctx, q, env, refs); err != nil {
+			return err
+		}
+		p, err := flagParams(f)
+		if err != nil {
+			return err
+		}
+		if refs == nil {
+			refs = []uuid.UUID{}
+		}
+		row, err := q.CreateFlag(ctx, db.CreateFlagParams{EnvID: envID, Key: f.Key, Name: f.Name, Description: f.Description,
+			VariationType: f.VariationType, Variations: p.Variations, TargetUsers: p.TargetUsers, Rules: p.Rules,
+			IsEnabled: f.IsEnabled, DisabledVariationID: f.DisabledVariationID, Fallthrough: p.Fallthrough,
+			ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags, SegmentRefs: refs,
+			Revision: f.Revision, CreatorID: actorID(a)})
+		if err != nil {
+			return err
+		}
+		if out, err = flagFrom(row); err != nil {
+			return err
+		}
+		return s.recordFlag(ctx, q, a, envID, OpCreate, nil, &out, in.Comment)
+	})
+	return out, err
+}
+
+// FlagTags lists every tag used by an environment's flags.
+func (s *Store) FlagTags(ctx context.Context, a *Actor, envID uuid.UUID) ([]string, error) {
+	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+		return nil, err
+	}
+	tags, err := s.q.ListFlagTags(ctx, envID)
+	return tags, translate(err)
+}
+
+// FlagKeyUsed tells whether a flag key is taken in an environment.
+func (s *Store) FlagKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, key string) (bool, error) {
+	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+		return false, err
+	}
+	used, err := s.q.FlagKeyUsed(ctx, db.FlagKeyUsedParams{EnvID: envID, Key: key})
+	return used, translate(err)
+}

@@ -1,0 +1,580 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Flag is a feature flag of an environment.
+type Flag struct {
+	ID                    uuid.UUID    `json:"id"`
+	CreatedAt             time.Time    `json:"createdAt"`
+	UpdatedAt             time.Time    `json:"updatedAt"`
+	CreatorID             uuid.UUID    `json:"creatorId"`
+	UpdatorID             uuid.UUID    `json:"updatorId"`
+	EnvID                 uuid.UUID    `json:"envId"`
+	Revision              uuid.UUID    `json:"revision"`
+	Name                  string       `json:"name"`
+	Description           string       `json:"description"`
+	Key                   string       `json:"key"`
+	VariationType         string       `json:"variationType"`
+	Variations            []Variation  `json:"variations"`
+	TargetUsers           []TargetUser `json:"targetUsers"`
+	Rules                 []FlagRule   `json:"rules"`
+	IsEnabled             bool         `json:"isEnabled"`
+	DisabledVariationID   string       `json:"disabledVariationId"`
+	Fallthrough           Fallthrough  `json:"fallthrough"`
+	ExptIncludeAllTargets bool         `json:"exptIncludeAllTargets"`
+	Tags                  []string     `json:"tags"`
+	IsArchived            bool         `json:"isArchived"`
+}
+
+// Change is what every flag and segment change may carry: a comment for the
+// history and, for flags, the revision the change was made from.
+type Change struct {
+	Comment  string     `json:"comment" form:"comment"`
+	Revision *uuid.UUID `json:"revision" form:"revision"`
+}
+
+// check reports comment problems; environments may require one.
+func (ch Change) check(v *validator, env envRow) {
+	if strings.TrimSpace(ch.Comment) == "" {
+		if env.Environment.RequireChangeComment {
+			v.add("comment", "required")
+		}
+		return
+	}
+	v.text("comment", ch.Comment, maxCommentLen)
+}
+
+// FlagInput creates a flag. Only name and key are required; the rest defaults
+// to a boolean flag that is off (decisions.md §4).
+type FlagInput struct {
+	Name                string      `json:"name" form:"name"`
+	Key                 string      `json:"key" form:"key"`
+	Description         string      `json:"description" form:"description"`
+	VariationType       string      `json:"variationType" form:"variationType"`
+	Variations          []Variation `json:"variations"`
+	EnabledVariationID  string      `json:"enabledVariationId" form:"enabledVariationId"`
+	DisabledVariationID string      `json:"disabledVariationId" form:"disabledVariationId"`
+	IsEnabled           bool        `json:"isEnabled" form:"isEnabled"`
+	Tags                []string    `json:"tags" form:"tags"`
+	Change
+}
+
+// DefaultVariations are the variations a new flag of a type starts with, as
+// FeatBit's editor makes them.
+func DefaultVariations(typ string) []Variation {
+	pair := map[string][2][2]string{
+		VariationBoolean: {{"True", "true"}, {"False", "false"}},
+		VariationString:  {{"Variation A", "variation-a"}, {"Variation B", "variation-b"}},
+		VariationNumber:  {{"Variation 1", "1"}, {"Variation 2", "2"}},
+		VariationJSON:    {{"Variation A", "{}"}, {"Variation B", "{}"}},
+	}[typ]
+	return []Variation{
+		{ID: uuid.NewString(), Name: pair[0][0], Value: pair[0][1]},
+		{ID: uuid.NewString(), Name: pair[1][0], Value: pair[1][1]},
+	}
+}
+
+// flagRN is the resource name permissions are checked on, tags included.
+func flagRN(env envRow, key string, tags []string) string {
+	rn := env.rn() + ":flag/" + key
+	if len(tags) > 0 {
+		rn += ";" + strings.Join(tags, ",")
+	}
+	return rn
+}
+
+// CreateFlag creates a flag in an environment.
+func (s *Store) CreateFlag(ctx context.Context, a *Actor, envID uuid.UUID, in FlagInput) (Flag, error) {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return Flag{}, err
+	}
+	if err := a.require(CreateFlag, env.rn()+":flag/*"); err != nil {
+		return Flag{}, err
+	}
+	if in.VariationType == "" && len(in.Variations) == 0 {
+		in.VariationType = VariationBoolean
+	}
+	if len(in.Variations) == 0 {
+		in.Variations = DefaultVariations(in.VariationType)
+	}
+	if in.EnabledVariationID == "" && len(in.Variations) > 0 {
+		in.EnabledVariationID = in.Variations[0].ID
+	}
+	if in.DisabledVariationID == "" && len(in.Variations) > 0 {
+		in.DisabledVariationID = in.Variations[min(1, len(in.Variations)-1)].ID
+	}
+	if in.Tags == nil {
+		in.Tags = []string{}
+	}
+	f := Flag{
+		ID: uuid.New(), EnvID: envID, Revision: uuid.New(), CreatorID: a.UserID, UpdatorID: a.UserID,
+		Name: strings.TrimSpace(in.Name), Key: in.Key, Description: in.Description,
+		VariationType: in.VariationType, Variations: in.Variations, TargetUsers: []TargetUser{}, Rules: []FlagRule{},
+		IsEnabled: in.IsEnabled, DisabledVariationID: in.DisabledVariationID,
+		Fallthrough: Fallthrough{IncludedInExpt: true, Variations: []RolloutVariation{
+			{ID: in.EnabledVariationID, Rollout: []float64{0, 1}, ExptRollout: 1}}},
+		ExptIncludeAllTargets: true, Tags: in.Tags,
+	}
+	var v validator
+	checkFlag(&v, &f)
+	in.Change.check(&v, env)
+	if err := v.err(); err != nil {
+		return Flag{}, err
+	}
+	if err := a.require(CreateFlag, flagRN(env, f.Key, f.Tags)); err != nil {
+		return Flag{}, err
+	}
+	var out Flag
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		p, err := flagParams(f)
+		if err != nil {
+			return err
+		}
+		row, err := q.CreateFlag(ctx, db.CreateFlagParams{EnvID: envID, Key: f.Key, Name: f.Name, Description: f.Description,
+			VariationType: f.VariationType, Variations: p.Variations, TargetUsers: p.TargetUsers, Rules: p.Rules,
+			IsEnabled: f.IsEnabled, DisabledVariationID: f.DisabledVariationID, Fallthrough: p.Fallthrough,
+			ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags, SegmentRefs: []uuid.UUID{},
+			Revision: f.Revision, CreatorID: actorID(a)})
+		if err != nil {
+			return err
+		}
+		if out, err = flagFrom(row); err != nil {
+			return err
+		}
+		return s.recordFlag(ctx, q, a, env.Environment.ID, OpCreate, nil, &out, in.Comment)
+	})
+	return out, err
+}
+
+// checkFlag validates a whole flag, as created or as a change leaves it, and
+// returns the segments its rules name.
+func checkFlag(v *validator, f *Flag) []uuid.UUID {
+	v.required("name", f.Name, maxNameLen)
+	v.key("key", f.Key)
+	v.text("description", f.Description, maxDescriptionLen)
+	checkVariations(v, f.VariationType, f.Variations)
+	ids := map[string]bool{}
+	for _, vr := range f.Variations {
+		ids[vr.ID] = true
+	}
+	if !ids[f.DisabledVariationID] {
+		v.add("disabledVariationId", "invalid")
+	}
+	checkTags(v, f.Tags)
+	checkTargetUsers(v, f.TargetUsers, ids)
+	checkFallthrough(v, f.Fallthrough, ids)
+	return checkFlagRules(v, f.Rules, ids)
+}
+
+// actorID is who a change is attributed to: the token when one was used.
+func actorID(a *Actor) uuid.UUID {
+	if a.IsToken() {
+		return a.TokenID
+	}
+	return a.UserID
+}
+
+// actorKind says whether actorID is a user or an access token.
+func actorKind(a *Actor) string {
+	if a.IsToken() {
+		return "token"
+	}
+	return "user"
+}
+
+// GetFlag returns a flag by its exact key.
+func (s *Store) GetFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Flag, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return Flag{}, err
+	}
+	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	if err != nil {
+		return Flag{}, translate(err)
+	}
+	return flagFrom(row)
+}
+
+// readableEnv loads an environment the caller may read from.
+func (s *Store) readableEnv(ctx context.Context, a *Actor, envID uuid.UUID) (envRow, error) {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return envRow{}, err
+	}
+	return env, a.require(CanAccessEnv, env.rn())
+}
+
+// FlagFilter selects a page of an environment's flags.
+type FlagFilter struct {
+	// Name matches part of the name or key, case-insensitively.
+	Name string
+	// Tags must all be on a flag.
+	Tags       []string
+	IsEnabled  *bool
+	IsArchived bool
+	// SortBy is "createdAt" (newest first, the default) or "key".
+	SortBy string
+	Page   Page
+}
+
+// FlagListItem is a flag as lists show it.
+type FlagListItem struct {
+	ID            uuid.UUID   `json:"id"`
+	Name          string      `json:"name"`
+	Key           string      `json:"key"`
+	Description   string      `json:"description"`
+	VariationType string      `json:"variationType"`
+	IsEnabled     bool        `json:"isEnabled"`
+	IsArchived    bool        `json:"isArchived"`
+	Tags          []string    `json:"tags"`
+	Serves        Serves      `json:"serves"`
+	CreatedAt     time.Time   `json:"createdAt"`
+	UpdatedAt     time.Time   `json:"updatedAt"`
+	LastChange    *LastChange `json:"lastChange"`
+}
+
+// Serves is what a flag hands out: the variations its targeting can serve
+// when on, and the one it serves when off.
+type Serves struct {
+	EnabledVariations []string `json:"enabledVariations"`
+	DisabledVariation string   `json:"disabledVariation"`
+}
+
+// LastChange is a flag's most recent change.
+type LastChange struct {
+	Comment   string    `json:"comment"`
+	ChangedAt time.Time `json:"changedAt"`
+	ChangedBy uuid.UUID `json:"changedBy"`
+}
+
+// ListFlags pages an environment's flags.
+func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
+	var v validator
+	f.Page.check(&v)
+	v.text("name", f.Name, maxNameLen)
+	if f.SortBy == "" {
+		f.SortBy = "createdAt"
+	}
+	if f.SortBy != "createdAt" && f.SortBy != "key" {
+		v.add("sortBy", "invalid")
+	}
+	if f.Tags == nil {
+		f.Tags = []string{}
+	}
+	if err := v.err(); err != nil {
+		return Paged[FlagListItem]{}, err
+	}
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return Paged[FlagListItem]{}, err
+	}
+	pattern := "%" + escapeLike(strings.ToLower(f.Name)) + "%"
+	var rows []db.FeatureFlag
+	switch {
+	case f.Name == "" && f.SortBy == "key":
+		rows, err = s.q.ListFlagsByKey(ctx, db.ListFlagsByKeyParams{EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
+			IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	case f.Name == "":
+		rows, err = s.q.ListFlagsByCreated(ctx, db.ListFlagsByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
+			IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	case f.SortBy == "key":
+		rows, err = s.q.SearchFlagsByKey(ctx, db.SearchFlagsByKeyParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: pattern,
+			Tags: f.Tags, IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	default:
+		rows, err = s.q.SearchFlagsByCreated(ctx, db.SearchFlagsByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: pattern,
+			Tags: f.Tags, IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	}
+	if err != nil {
+		return Paged[FlagListItem]{}, translate(err)
+	}
+	total, err := s.q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, IsArchived: f.IsArchived,
+		Pattern: pattern, Tags: f.Tags, IsEnabled: f.IsEnabled})
+	if err != nil {
+		return Paged[FlagListItem]{}, translate(err)
+	}
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	last, err := s.q.LastFlagRevisions(ctx, ids)
+	if err != nil {
+		return Paged[FlagListItem]{}, translate(err)
+	}
+	lastBy := map[uuid.UUID]db.FlagRevision{}
+	for _, r := range last {
+		lastBy[r.FlagID] = r
+	}
+	out := Paged[FlagListItem]{TotalCount: total, Items: make([]FlagListItem, len(rows))}
+	for i, r := range rows {
+		fl, err := flagFrom(r)
+		if err != nil {
+			return Paged[FlagListItem]{}, err
+		}
+		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
+			IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.serves(),
+			CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
+		if rev, ok := lastBy[fl.ID]; ok {
+			item.LastChange = &LastChange{Comment: rev.Comment, ChangedAt: rev.CreatedAt.UTC(), ChangedBy: rev.CreatorID}
+		}
+		out.Items[i] = item
+	}
+	return out, nil
+}
+
+// serves lists the values the flag's targeting can serve when on.
+func (f Flag) serves() Serves {
+	used := map[string]bool{}
+	for _, t := range f.TargetUsers {
+		if len(t.KeyIDs) > 0 {
+			used[t.VariationID] = true
+		}
+	}
+	rollouts := slices.Clone(f.Fallthrough.Variations)
+	for _, r := range f.Rules {
+		rollouts = append(rollouts, r.Variations...)
+	}
+	for _, rv := range rollouts {
+		if len(rv.Rollout) == 2 && rv.Rollout[1] > rv.Rollout[0] {
+			used[rv.ID] = true
+		}
+	}
+	s := Serves{EnabledVariations: []string{}}
+	for _, vr := range f.Variations {
+		if used[vr.ID] {
+			s.EnabledVariations = append(s.EnabledVariations, vr.Value)
+		}
+		if vr.ID == f.DisabledVariationID {
+			s.DisabledVariation = vr.Value
+		}
+	}
+	return s
+}
+
+// changeFlag is the one way a flag changes: under a row lock, edit is applied
+// to a copy, the actions for what actually changed are checked on the flag
+// before and after (so a change cannot move a flag out of the caller's
+// reach), the result is validated whole, and it is stored under a new
+// revision with its history, all in one transaction. A change that changes
+// nothing records nothing. action is checked when nothing changed.
+func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change, action string, edit func(*Flag) error) (Flag, error) {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return Flag{}, err
+	}
+	var out Flag
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
+		if err != nil {
+			return err
+		}
+		before, err := flagFrom(row)
+		if err != nil {
+			return err
+		}
+		if err := a.require(CanAccessEnv, env.rn()); err != nil {
+			return err
+		}
+		if ch.Revision != nil && *ch.Revision != before.Revision {
+			return ErrConflict
+		}
+		after := before.clone()
+		if err := edit(&after); err != nil {
+			return err
+		}
+		actions := flagChangeActions(before, after)
+		if len(actions) == 0 {
+			actions = []string{action}
+		}
+		for _, act := range actions {
+			if err := a.require(act, flagRN(env, before.Key, before.Tags)); err != nil {
+				return err
+			}
+			if err := a.require(act, flagRN(env, after.Key, after.Tags)); err != nil {
+				return err
+			}
+		}
+		var v validator
+		refs := checkFlag(&v, &after)
+		ch.check(&v, env)
+		if err := v.err(); err != nil {
+			return err
+		}
+		if sameFlag(before, after) {
+			out = before
+			return nil
+		}
+		if err := s.checkSegmentRefs(ctx, q, env, refs); err != nil {
+			return err
+		}
+		after.Revision, after.UpdatorID = uuid.New(), actorID(a)
+		if out, err = storeFlag(ctx, q, after, before.Revision, refs); err != nil {
+			return err
+		}
+		op := OpUpdate
+		switch {
+		case after.IsArchived && !before.IsArchived:
+			op = OpArchive
+		case !after.IsArchived && before.IsArchived:
+			op = OpRestore
+		}
+		return s.recordFlag(ctx, q, a, env.Environment.ID, op, &before, &out, ch.Comment)
+	})
+	return out, err
+}
+
+// storeFlag writes a changed flag if its revision is still from; a lost race
+// is a conflict, never a silent overwrite.
+func storeFlag(ctx context.Context, q *db.Queries, f Flag, from uuid.UUID, refs []uuid.UUID) (Flag, error) {
+	p, err := flagParams(f)
+	if err != nil {
+		return Flag{}, err
+	}
+	if refs == nil {
+		refs = []uuid.UUID{}
+	}
+	row, err := q.UpdateFlag(ctx, db.UpdateFlagParams{ID: f.ID, Revision: from, NewRevision: f.Revision,
+		Name: f.Name, Description: f.Description, VariationType: f.VariationType, Variations: p.Variations,
+		TargetUsers: p.TargetUsers, Rules: p.Rules, IsEnabled: f.IsEnabled, DisabledVariationID: f.DisabledVariationID,
+		Fallthrough: p.Fallthrough, ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags,
+		IsArchived: f.IsArchived, SegmentRefs: refs, UpdatorID: f.UpdatorID})
+	if err != nil {
+		if err = translate(err); err == ErrNotFound {
+			return Flag{}, ErrConflict
+		}
+		return Flag{}, err
+	}
+	return flagFrom(row)
+}
+
+// recordFlag writes a flag's revision and audit entry.
+func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, envID uuid.UUID, op string, before, after *Flag, comment string) error {
+	ch := change{refType: "FeatureFlag", operation: op, envID: &envID, comment: comment}
+	if before != nil {
+		ch.previous, ch.refID, ch.keyword = before, before.ID.String(), before.Key+","+before.Name
+	}
+	if after != nil {
+		ch.current, ch.refID, ch.keyword = after, after.ID.String(), after.Key+","+after.Name
+		snapshot, err := json.Marshal(after)
+		if err != nil {
+			return err
+		}
+		if err := q.InsertFlagRevision(ctx, db.InsertFlagRevisionParams{FlagID: after.ID, Revision: after.Revision,
+			Snapshot: snapshot, Comment: comment, CreatorID: actorID(a), CreatorKind: actorKind(a)}); err != nil {
+			return err
+		}
+	}
+	return s.audit(ctx, q, a, ch)
+}
+
+// checkSegmentRefs checks that every segment a flag's rules name exists, is
+// visible in the flag's environment and is not archived.
+func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow, refs []uuid.UUID) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	rows, err := q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: refs,
+		EnvID: env.Environment.ID, Scopes: envScopes(env)})
+	if err != nil {
+		return err
+	}
+	if len(rows) != len(refs) || slices.ContainsFunc(rows, func(r db.Segment) bool { return r.IsArchived }) {
+		return Invalid("rules_is_invalid")
+	}
+	return nil
+}
+
+// flagChangeActions names the action each changed part of a flag needs.
+func flagChangeActions(before, after Flag) []string {
+	var actions []string
+	add := func(changed bool, action string) {
+		if changed {
+			actions = append(actions, action)
+		}
+	}
+	add(before.Name != after.Name, UpdateFlagName)
+	add(before.Description != after.Description, UpdateFlagDescription)
+	add(before.IsEnabled != after.IsEnabled, ToggleFlag)
+	add(before.VariationType != after.VariationType || !sameJSON(before.Variations, after.Variations), UpdateFlagVariations)
+	add(before.DisabledVariationID != after.DisabledVariationID, UpdateFlagOffVariation)
+	add(!slices.Equal(before.Tags, after.Tags), UpdateFlagTags)
+	add(!sameJSON(before.TargetUsers, after.TargetUsers), UpdateFlagIndividualTargeting)
+	add(!sameJSON(before.Rules, after.Rules), UpdateFlagTargetingRules)
+	add(before.ExptIncludeAllTargets != after.ExptIncludeAllTargets || !sameJSON(before.Fallthrough, after.Fallthrough), UpdateFlagDefaultRule)
+	add(!before.IsArchived && after.IsArchived, ArchiveFlag)
+	add(before.IsArchived && !after.IsArchived, RestoreFlag)
+	if before.Key != after.Key {
+		actions = append(actions, UpdateFlagName)
+	}
+	return actions
+}
+
+// sameFlag reports whether a change left every stored part of the flag as it was.
+func sameFlag(before, after Flag) bool {
+	after.Revision, after.UpdatorID, after.UpdatedAt = before.Revision, before.UpdatorID, before.UpdatedAt
+	return sameJSON(before, after)
+}
+
+func sameJSON(x, y any) bool {
+	a, errA := json.Marshal(x)
+	b, errB := json.Marshal(y)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// clone is a deep copy, so edits cannot reach the original through shared slices.
+func (f Flag) clone() Flag {
+	var c Flag
+	b, _ := json.Marshal(f)
+	json.Unmarshal(b, &c)
+	c.CreatedAt, c.UpdatedAt = f.CreatedAt, f.UpdatedAt
+	return c
+}
+
+// flagJSON holds a flag's JSON columns.
+type flagJSON struct {
+	Variations, TargetUsers, Rules, Fallthrough json.RawMessage
+}
+
+func flagParams(f Flag) (flagJSON, error) {
+	var p flagJSON
+	var err error
+	for _, part := range []struct {
+		dst *json.RawMessage
+		src any
+	}{{&p.Variations, f.Variations}, {&p.TargetUsers, f.TargetUsers}, {&p.Rules, f.Rules}, {&p.Fallthrough, f.Fallthrough}} {
+		if *part.dst, err = json.Marshal(part.src); err != nil {
+			return flagJSON{}, err
+		}
+	}
+	return p, nil
+}
+
+func flagFrom(r db.FeatureFlag) (Flag, error) {
+	f := Flag{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), CreatorID: r.CreatorID,
+		UpdatorID: r.UpdatorID, EnvID: r.EnvID, Revision: r.Revision, Name: r.Name, Description: r.Description,
+		Key: r.Key, VariationType: r.VariationType, IsEnabled: r.IsEnabled, DisabledVariationID: r.DisabledVariationID,
+		ExptIncludeAllTargets: r.ExptIncludeAllTargets, Tags: r.Tags, IsArchived: r.IsArchived}
+	for _, part := range []struct {
+		src json.RawMessage
+		dst any
+	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.Rules, &f.Rules}, {r.Fallthrough, &f.Fallthrough}} {
+		if err := json.Unmarshal(part.src, part.dst); err != nil {
+			return Flag{}, err
+		}
+	}
+	if f.Tags == nil {
+		f.Tags = []string{}
+	}
+	return f, nil
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+)
+
+// patchOp is one RFC 6902 operation, read to check what it touches.
+type patchOp struct {
+	Op   string  `json:"op"`
+	Path *string `json:"path"`
+	From *string `json:"from"`
+}
+
+// applyPatch applies a JSON Patch to doc as a whole or not at all and decodes
+// the result into out. Operations may write only the top-level members in
+// writable; "test" may read any. Every refusal is patch_is_invalid with a
+// detail saying why.
+func applyPatch(doc any, ops json.RawMessage, writable []string, out any) error {
+	refuse := func(format string, args ...any) error {
+		return Invalid("patch_is_invalid", fmt.Sprintf(format, args...))
+	}
+	var parsed []patchOp
+	if !bytes.HasPrefix(bytes.TrimSpace(ops), []byte("[")) || json.Unmarshal(ops, &parsed) != nil {
+		return refuse("the body must be a JSON array of operations")
+	}
+	for i, op := range parsed {
+		if op.Path == nil || (*op.Path != "" && !strings.HasPrefix(*op.Path, "/")) {
+			return refuse("operation %d: path must be a JSON pointer", i)
+		}
+		switch op.Op {
+		case "test":
+			continue
+		case "add", "remove", "replace":
+		case "move", "copy":
+			if op.From == nil || (*op.From != "" && !strings.HasPrefix(*op.From, "/")) {
+				return refuse("operation %d: from must be a JSON pointer", i)
+			}
+			if op.Op == "move" && !slices.Contains(writable, member(*op.From)) {
+				return refuse("operation %d: %s cannot be moved", i, *op.From)
+			}
+		default:
+			return refuse("operation %d: unknown op %q", i, op.Op)
+		}
+		if !slices.Contains(writable, member(*op.Path)) {
+			return refuse("operation %d: %s is read-only or unknown", i, *op.Path)
+		}
+	}
+	patch, err := jsonpatch.DecodePatch(ops)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	current, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	result, err := patch.Apply(current)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(result))
+	if err := dec.Decode(out); err != nil {
+		return refuse("the result does not fit: %v", err)
+	}
+	return nil
+}
+
+// asPatchError reports a patched result that fails validation as an invalid
+// patch, keeping the field problems as the detail.
+func asPatchError(err error) error {
+	var verr *ValidationError
+	if errors.As(err, &verr) && (len(verr.Codes) == 0 || verr.Codes[0] != "patch_is_invalid") {
+		return Invalid(append([]string{"patch_is_invalid"}, verr.Codes...)...)
+	}
+	return err
+}
+
+// member is the top-level member a JSON pointer starts in, unescaped.
+func member(pointer string) string {
+	first, _, _ := strings.Cut(strings.TrimPrefix(pointer, "/"), "/")
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(first)
+}

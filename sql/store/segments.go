@@ -1,0 +1,671 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Segment types.
+const (
+	SegmentEnvironmentSpecific = "environment-specific"
+	SegmentShared              = "shared"
+)
+
+// Segment is a reusable group of end users: listed ones, and those matching rules.
+type Segment struct {
+	ID                    uuid.UUID     `json:"id"`
+	CreatedAt             time.Time     `json:"createdAt"`
+	UpdatedAt             time.Time     `json:"updatedAt"`
+	WorkspaceID           uuid.UUID     `json:"workspaceId"`
+	EnvID                 uuid.UUID     `json:"envId"`
+	Name                  string        `json:"name"`
+	Key                   string        `json:"key"`
+	Type                  string        `json:"type"`
+	Scopes                []string      `json:"scopes"`
+	Description           string        `json:"description"`
+	Included              []string      `json:"included"`
+	Excluded              []string      `json:"excluded"`
+	Rules                 []SegmentRule `json:"rules"`
+	Tags                  []string      `json:"tags"`
+	IsArchived            bool          `json:"isArchived"`
+	IsEnvironmentSpecific bool          `json:"isEnvironmentSpecific"`
+}
+
+// SegmentInput creates a segment.
+type SegmentInput struct {
+	Name        string        `json:"name" form:"name"`
+	Key         string        `json:"key" form:"key"`
+	Type        string        `json:"type" form:"type"`
+	Scopes      []string      `json:"scopes" form:"scopes"`
+	Description string        `json:"description" form:"description"`
+	Included    []string      `json:"included"`
+	Excluded    []string      `json:"excluded"`
+	Rules       []SegmentRule `json:"rules"`
+	Tags        []string      `json:"tags" form:"tags"`
+	Change
+}
+
+// envScopes are the scope names that select an environment: its own, its
+// project's and its organization's, with "*" standing for any project or
+// environment key.
+func envScopes(env envRow) []string {
+	org := "organization/" + env.OrganizationKey
+	scopes := []string{org}
+	for _, p := range []string{env.ProjectKey, "*"} {
+		project := org + ":project/" + p
+		scopes = append(scopes, project, project+":env/"+env.Environment.Key, project+":env/*")
+	}
+	return scopes
+}
+
+// visibleIn reports whether a segment applies in an environment.
+func (sg Segment) visibleIn(env envRow) bool {
+	if sg.Type == SegmentEnvironmentSpecific {
+		return sg.EnvID == env.Environment.ID
+	}
+	scopes := envScopes(env)
+	return slices.ContainsFunc(sg.Scopes, func(s string) bool { return slices.Contains(scopes, s) })
+}
+
+// checkSegment validates a whole segment as created or as a change leaves it,
+// managed from env: it must stay visible there.
+func checkSegment(v *validator, sg *Segment, env envRow) {
+	v.required("name", sg.Name, maxNameLen)
+	v.key("key", sg.Key)
+	v.oneOf("type", sg.Type, SegmentEnvironmentSpecific, SegmentShared)
+	v.text("description", sg.Description, maxDescriptionLen)
+	if !validScopes(sg, env) {
+		v.add("scopes", "invalid")
+	}
+	for field, users := range map[string][]string{"included": sg.Included, "excluded": sg.Excluded} {
+		if slices.ContainsFunc(users, func(u string) bool { return u == "" || !storable(u, maxKeyIDLen) }) {
+			v.add(field, "invalid")
+		}
+	}
+	checkSegmentRules(v, sg.Rules)
+	checkTags(v, sg.Tags)
+}
+
+// validScopes checks scope names: the segment's own organization, then
+// optionally a project and an environment (keys or "*"); an
+// environment-specific segment's only scope is its environment.
+func validScopes(sg *Segment, env envRow) bool {
+	own := "organization/" + env.OrganizationKey + ":project/" + env.ProjectKey + ":env/" + env.Environment.Key
+	if sg.Type == SegmentEnvironmentSpecific {
+		return len(sg.Scopes) == 1 && sg.Scopes[0] == own
+	}
+	if len(sg.Scopes) == 0 || len(sg.Scopes) > maxTags {
+		return false
+	}
+	for _, scope := range sg.Scopes {
+		parts := strings.Split(scope, ":")
+		if len(parts) > 3 || parts[0] != "organization/"+env.OrganizationKey {
+			return false
+		}
+		for i, prefix := range []string{"project/", "env/"} {
+			if len(parts) > i+1 {
+				key, ok := strings.CutPrefix(parts[i+1], prefix)
+				if !ok || (key != "*" && (len(key) > maxKeyLen || !keyPattern.MatchString(key))) {
+					return false
+				}
+			}
+		}
+	}
+	return sg.visibleIn(env)
+}
+
+// segmentRN is the resource name permissions are checked on, tags included.
+func segmentRN(env envRow, key string, tags []string) string {
+	rn := env.rn() + ":segment/" + key
+	if len(tags) > 0 {
+		rn += ";" + strings.Join(tags, ",")
+	}
+	return rn
+}
+
+// CreateSegment creates a segment managed from an environment.
+func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in SegmentInput) (Segment, error) {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return Segment{}, err
+	}
+	if err := a.require(CreateSegment, env.rn()+":segment/*"); err != nil {
+		return Segment{}, err
+	}
+	sg := Segment{WorkspaceID: env.WorkspaceID, EnvID: envID, Name: strings.TrimSpace(in.Name), Key: in.Key, Type: in.Type,
+		Scopes: in.Scopes, Description: in.Description, Included: orEmpty(in.Included), Excluded: orEmpty(in.Excluded),
+		Rules: in.Rules, Tags: orEmpty(in.Tags), IsEnvironmentSpecific: in.Type == SegmentEnvironmentSpecific}
+	if sg.Rules == nil {
+		sg.Rules = []SegmentRule{}
+	}
+	if sg.Type == SegmentEnvironmentSpecific && len(sg.Scopes) == 0 {
+		sg.Scopes = []string{"organization/" + env.OrganizationKey + ":project/" + env.ProjectKey + ":env/" + env.Environment.Key}
+	}
+	var v validator
+	checkSegment(&v, &sg, env)
+	in.Change.check(&v, env)
+	if err := v.err(); err != nil {
+		return Segment{}, err
+	}
+	if err := a.require(CreateSegment, segmentRN(env, sg.Key, sg.Tags)); err != nil {
+		return Segment{}, err
+	}
+	var out Segment
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		rules, err := json.Marshal(sg.Rules)
+		if err != nil {
+			return err
+		}
+		row, err := q.CreateSegment(ctx, db.CreateSegmentParams{WorkspaceID: sg.WorkspaceID, OrganizationID: env.OrganizationID,
+			EnvID: envID, Key: sg.Key, Name: sg.Name, Type: sg.Type, Scopes: sg.Scopes, Description: sg.Description,
+			Included: sg.Included, Excluded: sg.Excluded, Rules: rules, Tags: sg.Tags})
+		if err != nil {
+			return err
+		}
+		if out, err = segmentFrom(row); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, segmentChange(OpCreate, nil, &out, in.Comment))
+	})
+	return out, err
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// segmentChange is the audit entry of a segment change; it is kept in the
+// environment the segment was created in, as FeatBit does.
+func segmentChange(op string, before, after *Segment, comment string) change {
+	ch := change{refType: "Segment", operation: op, comment: comment}
+	for _, sg := range []*Segment{before, after} {
+		if sg != nil {
+			ch.refID, ch.keyword, ch.envID = sg.ID.String(), sg.Name, &sg.EnvID
+		}
+	}
+	if before != nil {
+		ch.previous = before
+	}
+	if after != nil {
+		ch.current = after
+	}
+	return ch
+}
+
+// GetSegment returns a segment visible in an environment.
+func (s *Store) GetSegment(ctx context.Context, a *Actor, envID, id uuid.UUID) (Segment, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return Segment{}, err
+	}
+	row, err := s.q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: id})
+	if err != nil {
+		return Segment{}, translate(err)
+	}
+	sg, err := segmentFrom(row)
+	if err == nil && !sg.visibleIn(env) {
+		err = ErrNotFound
+	}
+	return sg, err
+}
+
+// MaxSegmentIDs is the most segments one by-ids request may ask for.
+const MaxSegmentIDs = 100
+
+// SegmentsByIDs returns those of the given segments visible in an environment;
+// unknown ids are left out.
+func (s *Store) SegmentsByIDs(ctx context.Context, a *Actor, envID uuid.UUID, ids []string) ([]Segment, error) {
+	if len(ids) > MaxSegmentIDs {
+		return nil, Invalid("ids_is_invalid")
+	}
+	parsed := make([]uuid.UUID, len(ids))
+	for i, id := range ids {
+		var err error
+		if parsed[i], err = uuid.Parse(id); err != nil {
+			return nil, Invalid("ids_is_invalid")
+		}
+	}
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: parsed,
+		EnvID: envID, Scopes: envScopes(env)})
+	if err != nil {
+		return nil, translate(err)
+	}
+	return segmentsFrom(rows)
+}
+
+// SegmentFilter selects a page of the segments visible in an environment.
+type SegmentFilter struct {
+	Name       string
+	IsArchived bool
+	Page       Page
+}
+
+// ListSegments pages the segments visible in an environment, most recently changed first.
+func (s *Store) ListSegments(ctx context.Context, a *Actor, envID uuid.UUID, f SegmentFilter) (Paged[Segment], error) {
+	var v validator
+	f.Page.check(&v)
+	v.text("name", f.Name, maxNameLen)
+	if err := v.err(); err != nil {
+		return Paged[Segment]{}, err
+	}
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return Paged[Segment]{}, err
+	}
+	pattern := "%" + escapeLike(strings.ToLower(f.Name)) + "%"
+	rows, err := s.q.ListSegments(ctx, db.ListSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
+		Scopes: envScopes(env), IsArchived: f.IsArchived, Pattern: pattern, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	if err != nil {
+		return Paged[Segment]{}, translate(err)
+	}
+	total, err := s.q.CountSegments(ctx, db.CountSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
+		Scopes: envScopes(env), IsArchived: f.IsArchived, Pattern: pattern})
+	if err != nil {
+		return Paged[Segment]{}, translate(err)
+	}
+	items, err := segmentsFrom(rows)
+	return Paged[Segment]{TotalCount: total, Items: items}, err
+}
+
+// SegmentTags lists the tags of the segments visible in an environment.
+func (s *Store) SegmentTags(ctx context.Context, a *Actor, envID uuid.UUID) ([]string, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return nil, err
+	}
+	tags, err := s.q.ListSegmentTags(ctx, db.ListSegmentTagsParams{OrganizationID: env.OrganizationID, EnvID: envID, Scopes: envScopes(env)})
+	return tags, translate(err)
+}
+
+// SegmentKeyUsed tells whether a segment key is taken in an environment.
+func (s *Store) SegmentKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, key string) (bool, error) {
+	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+		return false, err
+	}
+	used, err := s.q.SegmentKeyUsed(ctx, db.SegmentKeyUsedParams{EnvID: envID, Key: key})
+	return used, translate(err)
+}
+
+// FlagReference is a flag whose rules name a segment.
+type FlagReference struct {
+	ID         uuid.UUID `json:"id"`
+	Key        string    `json:"key"`
+	Name       string    `json:"name"`
+	EnvID      uuid.UUID `json:"envId"`
+	EnvKey     string    `json:"envKey"`
+	EnvName    string    `json:"envName"`
+	ProjectKey string    `json:"projectKey"`
+	IsArchived bool      `json:"isArchived"`
+}
+
+// SegmentFlagReferences lists the flags whose rules name a segment, in every
+// environment (a shared segment can be used in several).
+func (s *Store) SegmentFlagReferences(ctx context.Context, a *Actor, envID, id uuid.UUID) ([]FlagReference, error) {
+	if _, err := s.GetSegment(ctx, a, envID, id); err != nil {
+		return nil, err
+	}
+	rows, err := s.q.ListFlagsReferencingSegment(ctx, id)
+	if err != nil {
+		return nil, translate(err)
+	}
+	refs := make([]FlagReference, len(rows))
+	for i, r := range rows {
+		refs[i] = FlagReference{ID: r.ID, Key: r.Key, Name: r.Name, EnvID: r.EnvID, EnvKey: r.EnvKey,
+			EnvName: r.EnvName, ProjectKey: r.ProjectKey, IsArchived: r.IsArchived}
+	}
+	return refs, nil
+}
+
+// ErrSegmentIsBeingUsed refuses archiving or deleting a segment flags use.
+var ErrSegmentIsBeingUsed = &RuleError{"SegmentIsBeingUsed"}
+
+// changeSegment is the one way a segment changes, like changeFlag: under a
+// row lock, checked on what actually changed, validated whole, audited; when
+// who is in the segment changes, the flags that use it get a new revision.
+func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change, action string, edit func(*Segment) error) (Segment, error) {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return Segment{}, err
+	}
+	var out Segment
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		before, err := lockSegment(ctx, q, env, id)
+		if err != nil {
+			return err
+		}
+		if err := a.require(CanAccessEnv, env.rn()); err != nil {
+			return err
+		}
+		after := before.clone()
+		if err := edit(&after); err != nil {
+			return err
+		}
+		after.IsEnvironmentSpecific = after.Type == SegmentEnvironmentSpecific
+		actions := segmentChangeActions(before, after)
+		if len(actions) == 0 {
+			actions = []string{action}
+		}
+		for _, act := range actions {
+			if err := a.require(act, segmentRN(env, before.Key, before.Tags)); err != nil {
+				return err
+			}
+			if err := a.require(act, segmentRN(env, after.Key, after.Tags)); err != nil {
+				return err
+			}
+		}
+		var v validator
+		checkSegment(&v, &after, env)
+		ch.check(&v, env)
+		if err := v.err(); err != nil {
+			return err
+		}
+		if sameJSON(before, after) {
+			out = before
+			return nil
+		}
+		if err := guardReferences(ctx, q, before, after); err != nil {
+			return err
+		}
+		rules, err := json.Marshal(after.Rules)
+		if err != nil {
+			return err
+		}
+		row, err := q.UpdateSegment(ctx, db.UpdateSegmentParams{ID: id, Name: after.Name, Type: after.Type, Scopes: after.Scopes,
+			Description: after.Description, Included: after.Included, Excluded: after.Excluded, Rules: rules,
+			Tags: after.Tags, IsArchived: after.IsArchived})
+		if err != nil {
+			return err
+		}
+		if out, err = segmentFrom(row); err != nil {
+			return err
+		}
+		op := OpUpdate
+		switch {
+		case after.IsArchived && !before.IsArchived:
+			op = OpArchive
+		case !after.IsArchived && before.IsArchived:
+			op = OpRestore
+		}
+		if err := s.audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment)); err != nil {
+			return err
+		}
+		if !sameJSON(before.Included, after.Included) || !sameJSON(before.Excluded, after.Excluded) || !sameJSON(before.Rules, after.Rules) {
+			return s.touchReferencingFlags(ctx, q, a, out)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// lockSegment loads and locks a segment visible in env.
+func lockSegment(ctx context.Context, q *db.Queries, env envRow, id uuid.UUID) (Segment, error) {
+	row, err := q.LockSegment(ctx, db.LockSegmentParams{OrganizationID: env.OrganizationID, ID: id})
+	if err != nil {
+		return Segment{}, err
+	}
+	sg, err := segmentFrom(row)
+	if err == nil && !sg.visibleIn(env) {
+		err = ErrNotFound
+	}
+	return sg, err
+}
+
+// guardReferences refuses to archive a segment flags use, or to narrow its
+// scopes away from an environment where a flag uses it.
+func guardReferences(ctx context.Context, q *db.Queries, before, after Segment) error {
+	archiving := after.IsArchived && !before.IsArchived
+	rescoping := after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes)
+	if !archiving && !rescoping {
+		return nil
+	}
+	refs, err := q.ListFlagsReferencingSegment(ctx, before.ID)
+	if err != nil || len(refs) == 0 {
+		return err
+	}
+	if archiving {
+		return ErrSegmentIsBeingUsed
+	}
+	for _, r := range refs {
+		env := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: r.EnvID, Key: r.EnvKey},
+			ProjectKey: r.ProjectKey, OrganizationKey: organizationKeyOf(after)}}
+		if !after.visibleIn(env) {
+			return ErrSegmentIsBeingUsed
+		}
+	}
+	return nil
+}
+
+// organizationKeyOf reads the organization key from a segment's scopes; every
+// scope starts with it (validScopes).
+func organizationKeyOf(sg Segment) string {
+	first, _, _ := strings.Cut(sg.Scopes[0], ":")
+	return strings.TrimPrefix(first, "organization/")
+}
+
+// touchReferencingFlags gives every flag that uses a segment a new revision
+// and a history entry, since who it serves changed with the segment.
+func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Actor, sg Segment) error {
+	rows, err := q.LockFlagsReferencingSegment(ctx, sg.ID)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		before, err := flagFrom(row)
+		if err != nil {
+			return err
+		}
+		after := before.clone()
+		after.Revision, after.UpdatorID = uuid.New(), actorID(a)
+		stored, err := storeFlag(ctx, q, after, before.Revision, row.SegmentRefs)
+		if err != nil {
+			return err
+		}
+		if err := s.recordFlag(ctx, q, a, row.EnvID, OpUpdate, &before, &stored,
+			"Referenced segment '"+sg.Name+"' has been updated."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// segmentChangeActions names the action each changed part of a segment needs.
+func segmentChangeActions(before, after Segment) []string {
+	var actions []string
+	add := func(changed bool, action string) {
+		if changed && !slices.Contains(actions, action) {
+			actions = append(actions, action)
+		}
+	}
+	add(before.Name != after.Name || before.Key != after.Key, UpdateSegmentName)
+	add(before.Description != after.Description, UpdateSegmentDescription)
+	add(!slices.Equal(before.Tags, after.Tags), UpdateSegmentTags)
+	add(!slices.Equal(before.Included, after.Included) || !slices.Equal(before.Excluded, after.Excluded), UpdateSegmentTargetingUsers)
+	add(!sameJSON(before.Rules, after.Rules) || before.Type != after.Type || !slices.Equal(before.Scopes, after.Scopes), UpdateSegmentRules)
+	add(!before.IsArchived && after.IsArchived, ArchiveSegment)
+	add(before.IsArchived && !after.IsArchived, RestoreSegment)
+	return actions
+}
+
+func (sg Segment) clone() Segment {
+	var c Segment
+	b, _ := json.Marshal(sg)
+	json.Unmarshal(b, &c)
+	c.CreatedAt, c.UpdatedAt = sg.CreatedAt, sg.UpdatedAt
+	return c
+}
+
+// DeleteSegment removes a segment for good, in any state, unless a flag uses it.
+func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change) error {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return err
+	}
+	var v validator
+	ch.check(&v, env)
+	if err := v.err(); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		before, err := lockSegment(ctx, q, env, id)
+		if err != nil {
+			return err
+		}
+		if err := a.require(DeleteSegment, segmentRN(env, before.Key, before.Tags)); err != nil {
+			return err
+		}
+		used, err := q.SegmentIsReferenced(ctx, id)
+		if err != nil {
+			return err
+		}
+		if used {
+			return ErrSegmentIsBeingUsed
+		}
+		if _, err := q.DeleteSegment(ctx, id); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, segmentChange(OpRemove, &before, nil, ch.Comment))
+	})
+}
+
+// ArchiveSegment archives a segment no flag uses.
+func (s *Store) ArchiveSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change) (Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, ch, ArchiveSegment, func(sg *Segment) error {
+		sg.IsArchived = true
+		return nil
+	})
+}
+
+// RestoreSegment makes an archived segment usable again; restoring one that is
+// not archived changes nothing.
+func (s *Store) RestoreSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change) (Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, ch, RestoreSegment, func(sg *Segment) error {
+		sg.IsArchived = false
+		return nil
+	})
+}
+
+// SegmentNameInput renames a segment.
+type SegmentNameInput struct {
+	Name string `json:"name" form:"name"`
+	Change
+}
+
+// RenameSegment changes a segment's name.
+func (s *Store) RenameSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, in SegmentNameInput) (Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentName, func(sg *Segment) error {
+		sg.Name = strings.TrimSpace(in.Name)
+		return nil
+	})
+}
+
+// DescriptionInput changes a description.
+type DescriptionInput struct {
+	Description string `json:"description" form:"description"`
+	Change
+}
+
+// SetSegmentDescription changes a segment's description.
+func (s *Store) SetSegmentDescription(ctx context.Context, a *Actor, envID, id uuid.UUID, in DescriptionInput) (Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentDescription, func(sg *Segment) error {
+		sg.Description = in.Description
+		return nil
+	})
+}
+
+// TagsInput replaces a tag list.
+type TagsInput struct {
+	Tags []string `json:"tags" form:"tags"`
+	Change
+}
+
+// SetSegmentTags replaces a segment's tags.
+func (s *Store) SetSegmentTags(ctx context.Context, a *Actor, envID, id uuid.UUID, in TagsInput) (Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentTags, func(sg *Segment) error {
+		sg.Tags = orEmpty(in.Tags)
+		return nil
+	})
+}
+
+// SegmentTargetingInput replaces who is in a segment; a part left out is kept.
+type SegmentTargetingInput struct {
+	Included *[]string     `json:"included"`
+	Excluded *[]string     `json:"excluded"`
+	Rules    []SegmentRule `json:"rules"`
+	Change
+}
+
+// SetSegmentTargeting replaces a segment's included and excluded users and rules.
+func (s *Store) SetSegmentTargeting(ctx context.Context, a *Actor, envID, id uuid.UUID, in SegmentTargetingInput) (Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentRules, func(sg *Segment) error {
+		if in.Included != nil {
+			sg.Included = orEmpty(*in.Included)
+		}
+		if in.Excluded != nil {
+			sg.Excluded = orEmpty(*in.Excluded)
+		}
+		if in.Rules != nil {
+			sg.Rules = in.Rules
+		}
+		return nil
+	})
+}
+
+// segmentWritable are the members a segment patch may write (decisions.md §4).
+var segmentWritable = []string{"name", "key", "type", "scopes", "description", "included", "excluded", "rules", "tags", "isArchived"}
+
+// PatchSegment applies an RFC 6902 JSON Patch to a segment, whole or not at all.
+func (s *Store) PatchSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ops json.RawMessage) (Segment, error) {
+	sg, err := s.changeSegment(ctx, a, envID, id, Change{Comment: "Updated via patch"}, UpdateSegmentRules, func(sg *Segment) error {
+		var patched Segment
+		if err := applyPatch(sg, ops, segmentWritable, &patched); err != nil {
+			return err
+		}
+		patched.ID, patched.WorkspaceID, patched.EnvID, patched.CreatedAt, patched.UpdatedAt = sg.ID, sg.WorkspaceID, sg.EnvID, sg.CreatedAt, sg.UpdatedAt
+		if patched.Key != sg.Key {
+			return Invalid("patch_is_invalid", "/key cannot change")
+		}
+		patched.Included, patched.Excluded, patched.Tags = orEmpty(patched.Included), orEmpty(patched.Excluded), orEmpty(patched.Tags)
+		if patched.Rules == nil {
+			patched.Rules = []SegmentRule{}
+		}
+		*sg = patched
+		return nil
+	})
+	return sg, asPatchError(err)
+}
+
+func segmentFrom(r db.Segment) (Segment, error) {
+	sg := Segment{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), WorkspaceID: r.WorkspaceID,
+		EnvID: r.EnvID, Name: r.Name, Key: r.Key, Type: r.Type, Scopes: r.Scopes, Description: r.Description,
+		Included: orEmpty(r.Included), Excluded: orEmpty(r.Excluded), Tags: orEmpty(r.Tags), IsArchived: r.IsArchived,
+		IsEnvironmentSpecific: r.Type == SegmentEnvironmentSpecific}
+	if err := json.Unmarshal(r.Rules, &sg.Rules); err != nil {
+		return Segment{}, err
+	}
+	return sg, nil
+}
+
+func segmentsFrom(rows []db.Segment) ([]Segment, error) {
+	out := make([]Segment, len(rows))
+	for i, r := range rows {
+		var err error
+		if out[i], err = segmentFrom(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

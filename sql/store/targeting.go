@@ -1,0 +1,325 @@
+package store
+
+import (
+	"encoding/json"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// Variation is one value a flag can serve. Values are strings whatever the
+// flag's type, and must parse as that type.
+type Variation struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// TargetUser serves a variation to the listed end users.
+type TargetUser struct {
+	KeyIDs      []string `json:"keyIds"`
+	VariationID string   `json:"variationId"`
+}
+
+// Condition is one test of an end user's property. For segment conditions
+// Property is SegmentIn or SegmentNotIn and Value a JSON array of segment ids.
+type Condition struct {
+	ID       string `json:"id"`
+	Property string `json:"property"`
+	Op       string `json:"op"`
+	Value    string `json:"value"`
+}
+
+// RolloutVariation serves a variation to the users whose bucket falls in
+// Rollout, a [min, max] range within [0, 1].
+type RolloutVariation struct {
+	ID          string    `json:"id"`
+	Rollout     []float64 `json:"rollout"`
+	ExptRollout float64   `json:"exptRollout"`
+}
+
+// FlagRule serves its variations to users meeting all its conditions.
+type FlagRule struct {
+	ID             string             `json:"id"`
+	Name           string             `json:"name"`
+	DispatchKey    *string            `json:"dispatchKey"`
+	IncludedInExpt bool               `json:"includedInExpt"`
+	Conditions     []Condition        `json:"conditions"`
+	Variations     []RolloutVariation `json:"variations"`
+}
+
+// Fallthrough is the default rule: what users no target or rule matched get.
+type Fallthrough struct {
+	DispatchKey    *string            `json:"dispatchKey"`
+	IncludedInExpt bool               `json:"includedInExpt"`
+	Variations     []RolloutVariation `json:"variations"`
+}
+
+// SegmentRule matches users meeting all its conditions.
+type SegmentRule struct {
+	ID         string      `json:"id"`
+	Name       string      `json:"name"`
+	Conditions []Condition `json:"conditions"`
+}
+
+// Segment condition properties.
+const (
+	SegmentIn    = "User is in segment"
+	SegmentNotIn = "User is not in segment"
+)
+
+// Operators of conditions, by FeatBit's names.
+var (
+	numericOps  = []string{"LessThan", "BiggerThan", "LessEqualThan", "BiggerEqualThan"}
+	stringOps   = []string{"Equal", "NotEqual", "Contains", "NotContain", "StartsWith", "EndsWith"}
+	regexOps    = []string{"MatchRegex", "NotMatchRegex"}
+	multiOps    = []string{"IsOneOf", "NotOneOf"}
+	booleanOps  = []string{"IsTrue", "IsFalse"}
+	allOperator = slices.Concat(numericOps, stringOps, regexOps, multiOps, booleanOps)
+)
+
+// Operators lists every condition operator, for editors.
+func Operators() []string { return slices.Clone(allOperator) }
+
+// Variation types.
+const (
+	VariationBoolean = "boolean"
+	VariationString  = "string"
+	VariationNumber  = "number"
+	VariationJSON    = "json"
+)
+
+// Limits of targeting content.
+const (
+	maxTagLen        = 64
+	maxTags          = 50
+	maxVariations    = 100
+	maxRules         = 500
+	maxConditions    = 100
+	maxValueLen      = 32 << 10
+	maxKeyIDLen      = 512
+	rolloutTolerance = 1e-6
+)
+
+// checkVariations checks a flag's variation type and variations: unique
+// non-empty ids, names, and values that parse as the type.
+func checkVariations(v *validator, typ string, variations []Variation) {
+	v.oneOf("variationType", typ, VariationBoolean, VariationString, VariationNumber, VariationJSON)
+	if len(variations) == 0 || len(variations) > maxVariations {
+		v.add("variations", "invalid")
+		return
+	}
+	ids := map[string]bool{}
+	for _, vr := range variations {
+		if vr.ID == "" || ids[vr.ID] || len(vr.ID) > maxKeyLen || strings.TrimSpace(vr.Name) == "" ||
+			!storable(vr.Name, maxNameLen) || !storable(vr.Value, maxValueLen) || !validValue(typ, vr.Value) {
+			v.add("variations", "invalid")
+			return
+		}
+		ids[vr.ID] = true
+	}
+}
+
+// validValue reports whether a variation value parses as the variation type.
+func validValue(typ, value string) bool {
+	switch typ {
+	case VariationBoolean:
+		return value == "true" || value == "false"
+	case VariationNumber:
+		f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		return err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+	case VariationJSON:
+		return json.Valid([]byte(value))
+	case VariationString:
+		return strings.TrimSpace(value) != ""
+	}
+	return true // an unknown type is reported on variationType
+}
+
+// storable reports whether text can be kept: valid UTF-8, no NUL, at most max runes.
+func storable(s string, max int) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0) && utf8.RuneCountInString(s) <= max
+}
+
+// checkTags checks a tag list: non-empty tags without the characters that
+// structure resource names (":", ";", ","), unique.
+func checkTags(v *validator, tags []string) {
+	if len(tags) > maxTags {
+		v.add("tags", "invalid")
+		return
+	}
+	seen := map[string]bool{}
+	for _, t := range tags {
+		if strings.TrimSpace(t) != t || t == "" || strings.ContainsAny(t, ":;,") || !storable(t, maxTagLen) || seen[t] {
+			v.add("tags", "invalid")
+			return
+		}
+		seen[t] = true
+	}
+}
+
+// checkTargetUsers checks individual targets: known variations, non-empty
+// user keys, and no user targeted twice.
+func checkTargetUsers(v *validator, targets []TargetUser, variationIDs map[string]bool) {
+	users := map[string]bool{}
+	for _, t := range targets {
+		if !variationIDs[t.VariationID] {
+			v.add("targetUsers", "invalid")
+			return
+		}
+		for _, k := range t.KeyIDs {
+			if k == "" || users[k] || !storable(k, maxKeyIDLen) {
+				v.add("targetUsers", "invalid")
+				return
+			}
+			users[k] = true
+		}
+	}
+}
+
+// checkFlagRules checks flag rules and returns the segments their conditions name.
+func checkFlagRules(v *validator, rules []FlagRule, variationIDs map[string]bool) []uuid.UUID {
+	var segments []uuid.UUID
+	ids := map[string]bool{}
+	if len(rules) > maxRules {
+		v.add("rules", "invalid")
+		return nil
+	}
+	for _, r := range rules {
+		refs, ok := checkConditions(r.Conditions, true)
+		if r.ID == "" || ids[r.ID] || !storable(r.Name, maxNameLen) || !ok ||
+			!validDispatchKey(r.DispatchKey) || !validRollout(r.Variations, variationIDs) {
+			v.add("rules", "invalid")
+			return nil
+		}
+		ids[r.ID] = true
+		segments = append(segments, refs...)
+	}
+	slices.SortFunc(segments, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	return slices.Compact(segments)
+}
+
+// checkFallthrough checks the default rule.
+func checkFallthrough(v *validator, f Fallthrough, variationIDs map[string]bool) {
+	if !validDispatchKey(f.DispatchKey) || !validRollout(f.Variations, variationIDs) {
+		v.add("fallthrough", "invalid")
+	}
+}
+
+// checkSegmentRules checks a segment's rules, which may not name segments.
+func checkSegmentRules(v *validator, rules []SegmentRule) {
+	ids := map[string]bool{}
+	if len(rules) > maxRules {
+		v.add("rules", "invalid")
+		return
+	}
+	for _, r := range rules {
+		if _, ok := checkConditions(r.Conditions, false); !ok || r.ID == "" || ids[r.ID] || !storable(r.Name, maxNameLen) {
+			v.add("rules", "invalid")
+			return
+		}
+		ids[r.ID] = true
+	}
+}
+
+func validDispatchKey(k *string) bool {
+	return k == nil || storable(*k, maxNameLen)
+}
+
+// checkConditions checks a rule's conditions and returns the segments they name.
+func checkConditions(conditions []Condition, segmentsAllowed bool) ([]uuid.UUID, bool) {
+	if len(conditions) == 0 || len(conditions) > maxConditions {
+		return nil, false
+	}
+	var segments []uuid.UUID
+	for _, c := range conditions {
+		if !storable(c.ID, maxKeyLen) || !storable(c.Property, maxNameLen) || strings.TrimSpace(c.Property) == "" ||
+			!storable(c.Value, maxValueLen) {
+			return nil, false
+		}
+		if c.Property == SegmentIn || c.Property == SegmentNotIn {
+			var ids []string
+			if !segmentsAllowed || json.Unmarshal([]byte(c.Value), &ids) != nil || len(ids) == 0 {
+				return nil, false
+			}
+			for _, s := range ids {
+				id, err := uuid.Parse(s)
+				if err != nil {
+					return nil, false
+				}
+				segments = append(segments, id)
+			}
+			continue
+		}
+		if !validOperand(c.Op, c.Value) {
+			return nil, false
+		}
+	}
+	return segments, true
+}
+
+// validOperand checks an operator and the value it compares with.
+func validOperand(op, value string) bool {
+	switch {
+	case slices.Contains(numericOps, op):
+		_, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		return err == nil
+	case slices.Contains(regexOps, op):
+		_, err := regexp.Compile(value)
+		return err == nil
+	case slices.Contains(multiOps, op):
+		var values []string
+		return json.Unmarshal([]byte(value), &values) == nil
+	case slices.Contains(stringOps, op), slices.Contains(booleanOps, op):
+		return true
+	}
+	return false
+}
+
+// validRollout reports whether rollouts name known variations and their
+// ranges, in order, cover [0, 1] exactly once.
+func validRollout(variations []RolloutVariation, variationIDs map[string]bool) bool {
+	if len(variations) == 0 {
+		return false
+	}
+	ranges := make([][]float64, 0, len(variations))
+	for _, rv := range variations {
+		if !variationIDs[rv.ID] || len(rv.Rollout) != 2 || rv.ExptRollout < 0 || rv.ExptRollout > 1 {
+			return false
+		}
+		lo, hi := rv.Rollout[0], rv.Rollout[1]
+		if lo < 0 || hi > 1 || lo > hi {
+			return false
+		}
+		ranges = append(ranges, rv.Rollout)
+	}
+	slices.SortStableFunc(ranges, func(a, b []float64) int {
+		if a[0] != b[0] {
+			return cmpFloat(a[0], b[0])
+		}
+		return cmpFloat(a[1], b[1])
+	})
+	at := 0.0
+	for _, r := range ranges {
+		if math.Abs(r[0]-at) > rolloutTolerance {
+			return false // a gap or an overlap
+		}
+		at = r[1]
+	}
+	return math.Abs(at-1) <= rolloutTolerance
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
