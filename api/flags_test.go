@@ -77,7 +77,7 @@ func TestCreateFlagFull(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Theme", "key": "theme", "description": "colours", "variationType": "string",
-		"variations": []map[string]string{{"id": "a", "name": "Light", "value": "light"}, {"id": "b", "name": "Dark", "value": "dark"}, {"id": "c", "name": "Auto", "value": "auto"}},
+		"variations":         []map[string]string{{"id": "a", "name": "Light", "value": "light"}, {"id": "b", "name": "Dark", "value": "dark"}, {"id": "c", "name": "Auto", "value": "auto"}},
 		"enabledVariationId": "c", "disabledVariationId": "a", "isEnabled": true, "tags": []string{"ui", "beta"}})
 	if f.VariationType != "string" || len(f.Variations) != 3 || !f.IsEnabled || f.DisabledVariationID != "a" ||
 		f.Fallthrough.Variations[0].ID != "c" || !slices.Equal(f.Tags, []string{"ui", "beta"}) || f.Description != "colours" {
@@ -353,7 +353,7 @@ func TestFlagTargeting(t *testing.T) {
 		"unknown segment": {func(b map[string]any) {
 			cond(b)["property"], cond(b)["value"] = store.SegmentIn, `["`+uuid.NewString()+`"]`
 		}, "rules_is_invalid"},
-		"segment value not ids": {func(b map[string]any) { cond(b)["property"], cond(b)["value"] = store.SegmentNotIn, `["x"]` }, "rules_is_invalid"},
+		"segment value not ids":   {func(b map[string]any) { cond(b)["property"], cond(b)["value"] = store.SegmentNotIn, `["x"]` }, "rules_is_invalid"},
 		"rule without conditions": {func(b map[string]any) { rule(b)["conditions"] = []map[string]string{} }, "rules_is_invalid"},
 	}
 	for name, tc := range cases {

@@ -46,7 +46,7 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t)
+	pool := dbtest.New(t, store.ConfigurePool)
 	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
 	if err != nil {
 		t.Fatal(err)

@@ -95,7 +95,9 @@ func TestOrganizationHeader(t *testing.T) {
 func TestResetPassword(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	reset := func(token string, body any) *reply { return s.do("PUT", "/api/v1/identity/reset-password", token, body) }
+	reset := func(token string, body any) *reply {
+		return s.do("PUT", "/api/v1/identity/reset-password", token, body)
+	}
 
 	reset(s.owner, map[string]string{"currentPassword": ownerPassword, "newPassword": "short"}).fails(t, http.StatusBadRequest, "newPassword_is_invalid")
 	reset(s.owner, map[string]string{"currentPassword": ownerPassword}).fails(t, http.StatusBadRequest, "newPassword_is_required")

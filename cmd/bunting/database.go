@@ -14,6 +14,8 @@ import (
 	embeddedpostgres "github.com/fergusstrange/embedded-postgres"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bunting-flags/bunting/sql/store"
 )
 
 // localServer is where a PostgreSQL is looked for when no URL is configured.
@@ -43,7 +45,12 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 }
 
 func connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
-	pool, err := pgxpool.New(ctx, url)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database URL: %w", err)
+	}
+	store.ConfigurePool(cfg)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
 	}

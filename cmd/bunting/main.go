@@ -23,6 +23,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
 )
@@ -70,7 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		defer stopDB()
-		n, err := store.Migrate(ctx, pool)
+		n, err := migrations.Apply(ctx, pool)
 		if err != nil {
 			return err
 		}
@@ -90,7 +91,7 @@ func openStore(ctx context.Context, cfg config, log *slog.Logger) (*store.Store,
 		stopDB()
 		return nil, nil, nil, err
 	}
-	if n, err := store.Migrate(ctx, pool); err != nil {
+	if n, err := migrations.Apply(ctx, pool); err != nil {
 		return fail(err)
 	} else if n > 0 {
 		log.Info("migrations applied", "count", n)

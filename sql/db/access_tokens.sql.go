@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const countAccessTokens = `-- name: CountAccessTokens :one
+const CountAccessTokens = `-- name: CountAccessTokens :one
 SELECT count(*) FROM access_tokens
 WHERE organization_id = $1 AND name ILIKE '%' || $2::text || '%'
 `
@@ -24,13 +24,13 @@ type CountAccessTokensParams struct {
 
 // CountAccessTokens counts what ListAccessTokens pages through.
 func (q *Queries) CountAccessTokens(ctx context.Context, arg CountAccessTokensParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countAccessTokens, arg.OrganizationID, arg.Name)
+	row := q.db.QueryRow(ctx, CountAccessTokens, arg.OrganizationID, arg.Name)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
 }
 
-const createAccessToken = `-- name: CreateAccessToken :one
+const CreateAccessToken = `-- name: CreateAccessToken :one
 INSERT INTO access_tokens (organization_id, creator_id, name, type, token_hash, preview, permissions)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING id, organization_id, creator_id, name, type, status, token_hash, preview, permissions, last_used_at, created_at, updated_at
@@ -48,7 +48,7 @@ type CreateAccessTokenParams struct {
 
 // CreateAccessToken inserts a token by its hash; the token itself is never stored.
 func (q *Queries) CreateAccessToken(ctx context.Context, arg CreateAccessTokenParams) (AccessToken, error) {
-	row := q.db.QueryRow(ctx, createAccessToken,
+	row := q.db.QueryRow(ctx, CreateAccessToken,
 		arg.OrganizationID,
 		arg.CreatorID,
 		arg.Name,
@@ -75,7 +75,7 @@ func (q *Queries) CreateAccessToken(ctx context.Context, arg CreateAccessTokenPa
 	return i, err
 }
 
-const deleteAccessToken = `-- name: DeleteAccessToken :execrows
+const DeleteAccessToken = `-- name: DeleteAccessToken :execrows
 DELETE FROM access_tokens WHERE organization_id = $1 AND id = $2
 `
 
@@ -86,14 +86,14 @@ type DeleteAccessTokenParams struct {
 
 // DeleteAccessToken removes a token for good.
 func (q *Queries) DeleteAccessToken(ctx context.Context, arg DeleteAccessTokenParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteAccessToken, arg.OrganizationID, arg.ID)
+	result, err := q.db.Exec(ctx, DeleteAccessToken, arg.OrganizationID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const getAccessToken = `-- name: GetAccessToken :one
+const GetAccessToken = `-- name: GetAccessToken :one
 SELECT t.id, t.organization_id, t.creator_id, t.name, t.type, t.status, t.token_hash, t.preview, t.permissions, t.last_used_at, t.created_at, t.updated_at, u.name AS creator_name, u.email AS creator_email
 FROM access_tokens t JOIN users u ON u.id = t.creator_id
 WHERE t.organization_id = $1 AND t.id = $2
@@ -112,7 +112,7 @@ type GetAccessTokenRow struct {
 
 // GetAccessToken returns one of an organization's tokens with its creator.
 func (q *Queries) GetAccessToken(ctx context.Context, arg GetAccessTokenParams) (GetAccessTokenRow, error) {
-	row := q.db.QueryRow(ctx, getAccessToken, arg.OrganizationID, arg.ID)
+	row := q.db.QueryRow(ctx, GetAccessToken, arg.OrganizationID, arg.ID)
 	var i GetAccessTokenRow
 	err := row.Scan(
 		&i.AccessToken.ID,
@@ -133,13 +133,13 @@ func (q *Queries) GetAccessToken(ctx context.Context, arg GetAccessTokenParams) 
 	return i, err
 }
 
-const getAccessTokenByHash = `-- name: GetAccessTokenByHash :one
+const GetAccessTokenByHash = `-- name: GetAccessTokenByHash :one
 SELECT id, organization_id, creator_id, name, type, status, token_hash, preview, permissions, last_used_at, created_at, updated_at FROM access_tokens WHERE token_hash = $1
 `
 
 // GetAccessTokenByHash finds the token an API client presents (access_tokens_token_hash_key).
 func (q *Queries) GetAccessTokenByHash(ctx context.Context, tokenHash []byte) (AccessToken, error) {
-	row := q.db.QueryRow(ctx, getAccessTokenByHash, tokenHash)
+	row := q.db.QueryRow(ctx, GetAccessTokenByHash, tokenHash)
 	var i AccessToken
 	err := row.Scan(
 		&i.ID,
@@ -158,7 +158,7 @@ func (q *Queries) GetAccessTokenByHash(ctx context.Context, tokenHash []byte) (A
 	return i, err
 }
 
-const listAccessTokens = `-- name: ListAccessTokens :many
+const ListAccessTokens = `-- name: ListAccessTokens :many
 SELECT t.id, t.organization_id, t.creator_id, t.name, t.type, t.status, t.token_hash, t.preview, t.permissions, t.last_used_at, t.created_at, t.updated_at, u.name AS creator_name, u.email AS creator_email
 FROM access_tokens t JOIN users u ON u.id = t.creator_id
 WHERE t.organization_id = $1
@@ -183,7 +183,7 @@ type ListAccessTokensRow struct {
 // ListAccessTokens pages an organization's tokens, newest first, filtered by
 // part of the name (an escaped ILIKE pattern).
 func (q *Queries) ListAccessTokens(ctx context.Context, arg ListAccessTokensParams) ([]ListAccessTokensRow, error) {
-	rows, err := q.db.Query(ctx, listAccessTokens,
+	rows, err := q.db.Query(ctx, ListAccessTokens,
 		arg.OrganizationID,
 		arg.Name,
 		arg.PageOffset,
@@ -222,7 +222,7 @@ func (q *Queries) ListAccessTokens(ctx context.Context, arg ListAccessTokensPara
 	return items, nil
 }
 
-const setAccessTokenStatus = `-- name: SetAccessTokenStatus :one
+const SetAccessTokenStatus = `-- name: SetAccessTokenStatus :one
 UPDATE access_tokens SET status = $3, updated_at = now()
 WHERE organization_id = $1 AND id = $2
 RETURNING id, organization_id, creator_id, name, type, status, token_hash, preview, permissions, last_used_at, created_at, updated_at
@@ -236,7 +236,7 @@ type SetAccessTokenStatusParams struct {
 
 // SetAccessTokenStatus activates or deactivates a token.
 func (q *Queries) SetAccessTokenStatus(ctx context.Context, arg SetAccessTokenStatusParams) (AccessToken, error) {
-	row := q.db.QueryRow(ctx, setAccessTokenStatus, arg.OrganizationID, arg.ID, arg.Status)
+	row := q.db.QueryRow(ctx, SetAccessTokenStatus, arg.OrganizationID, arg.ID, arg.Status)
 	var i AccessToken
 	err := row.Scan(
 		&i.ID,
@@ -255,18 +255,18 @@ func (q *Queries) SetAccessTokenStatus(ctx context.Context, arg SetAccessTokenSt
 	return i, err
 }
 
-const touchAccessToken = `-- name: TouchAccessToken :exec
+const TouchAccessToken = `-- name: TouchAccessToken :exec
 UPDATE access_tokens SET last_used_at = now()
 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
 `
 
 // TouchAccessToken records use, at most once a minute so reads stay cheap.
 func (q *Queries) TouchAccessToken(ctx context.Context, id uuid.UUID) error {
-	_, err := q.db.Exec(ctx, touchAccessToken, id)
+	_, err := q.db.Exec(ctx, TouchAccessToken, id)
 	return err
 }
 
-const updateAccessToken = `-- name: UpdateAccessToken :one
+const UpdateAccessToken = `-- name: UpdateAccessToken :one
 UPDATE access_tokens SET name = $3, permissions = $4, updated_at = now()
 WHERE organization_id = $1 AND id = $2
 RETURNING id, organization_id, creator_id, name, type, status, token_hash, preview, permissions, last_used_at, created_at, updated_at
@@ -281,7 +281,7 @@ type UpdateAccessTokenParams struct {
 
 // UpdateAccessToken sets the name and, for Service tokens, the statements.
 func (q *Queries) UpdateAccessToken(ctx context.Context, arg UpdateAccessTokenParams) (AccessToken, error) {
-	row := q.db.QueryRow(ctx, updateAccessToken,
+	row := q.db.QueryRow(ctx, UpdateAccessToken,
 		arg.OrganizationID,
 		arg.ID,
 		arg.Name,

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const countEnvAuditLogs = `-- name: CountEnvAuditLogs :one
+const CountEnvAuditLogs = `-- name: CountEnvAuditLogs :one
 SELECT count(*) FROM audit_logs l
 WHERE l.env_id = $1
   AND ($2::text = '' OR l.ref_type = $2::text)
@@ -34,7 +34,7 @@ type CountEnvAuditLogsParams struct {
 
 // CountEnvAuditLogs counts what ListEnvAuditLogs pages through.
 func (q *Queries) CountEnvAuditLogs(ctx context.Context, arg CountEnvAuditLogsParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countEnvAuditLogs,
+	row := q.db.QueryRow(ctx, CountEnvAuditLogs,
 		arg.EnvID,
 		arg.RefType,
 		arg.RefID,
@@ -47,7 +47,7 @@ func (q *Queries) CountEnvAuditLogs(ctx context.Context, arg CountEnvAuditLogsPa
 	return count, err
 }
 
-const insertAuditLog = `-- name: InsertAuditLog :exec
+const InsertAuditLog = `-- name: InsertAuditLog :exec
 INSERT INTO audit_logs (workspace_id, organization_id, env_id, ref_type, ref_id, keyword,
                         operation, previous, current, comment, creator_id, creator_kind)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
@@ -70,7 +70,7 @@ type InsertAuditLogParams struct {
 
 // InsertAuditLog records one change; callers run it in the change's transaction.
 func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) error {
-	_, err := q.db.Exec(ctx, insertAuditLog,
+	_, err := q.db.Exec(ctx, InsertAuditLog,
 		arg.WorkspaceID,
 		arg.OrganizationID,
 		arg.EnvID,
@@ -87,7 +87,7 @@ func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) 
 	return err
 }
 
-const listEnvAuditLogs = `-- name: ListEnvAuditLogs :many
+const ListEnvAuditLogs = `-- name: ListEnvAuditLogs :many
 SELECT l.id, l.workspace_id, l.organization_id, l.env_id, l.ref_type, l.ref_id, l.keyword, l.operation, l.previous, l.current, l.comment, l.creator_id, l.creator_kind, l.created_at,
     coalesce(u.name, t.name, 'System')::text AS creator_name,
     coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, 'System')::text AS creator_email
@@ -124,7 +124,7 @@ type ListEnvAuditLogsRow struct {
 // ListEnvAuditLogs pages an environment's history, newest first, with the
 // name of who made each change (audit_logs_env_created, audit_logs_env_ref).
 func (q *Queries) ListEnvAuditLogs(ctx context.Context, arg ListEnvAuditLogsParams) ([]ListEnvAuditLogsRow, error) {
-	rows, err := q.db.Query(ctx, listEnvAuditLogs,
+	rows, err := q.db.Query(ctx, ListEnvAuditLogs,
 		arg.EnvID,
 		arg.RefType,
 		arg.RefID,
@@ -169,7 +169,7 @@ func (q *Queries) ListEnvAuditLogs(ctx context.Context, arg ListEnvAuditLogsPara
 	return items, nil
 }
 
-const listOrganizationAuditLogs = `-- name: ListOrganizationAuditLogs :many
+const ListOrganizationAuditLogs = `-- name: ListOrganizationAuditLogs :many
 SELECT id, workspace_id, organization_id, env_id, ref_type, ref_id, keyword, operation, previous, current, comment, creator_id, creator_kind, created_at FROM audit_logs WHERE organization_id = $1 ORDER BY created_at DESC, id LIMIT $2
 `
 
@@ -180,7 +180,7 @@ type ListOrganizationAuditLogsParams struct {
 
 // ListOrganizationAuditLogs returns the newest entries of an organization (audit_logs_org_created).
 func (q *Queries) ListOrganizationAuditLogs(ctx context.Context, arg ListOrganizationAuditLogsParams) ([]AuditLog, error) {
-	rows, err := q.db.Query(ctx, listOrganizationAuditLogs, arg.OrganizationID, arg.Limit)
+	rows, err := q.db.Query(ctx, ListOrganizationAuditLogs, arg.OrganizationID, arg.Limit)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const createEnvironment = `-- name: CreateEnvironment :one
+const CreateEnvironment = `-- name: CreateEnvironment :one
 INSERT INTO environments (id, project_id, name, key, description, require_change_comment)
 VALUES ($1, $2, $3, $4, $5, $6)
 RETURNING id, project_id, name, key, description, require_change_comment, created_at, updated_at
@@ -29,7 +29,7 @@ type CreateEnvironmentParams struct {
 // CreateEnvironment inserts an environment with an id chosen by the caller,
 // because its secrets embed that id.
 func (q *Queries) CreateEnvironment(ctx context.Context, arg CreateEnvironmentParams) (Environment, error) {
-	row := q.db.QueryRow(ctx, createEnvironment,
+	row := q.db.QueryRow(ctx, CreateEnvironment,
 		arg.ID,
 		arg.ProjectID,
 		arg.Name,
@@ -51,7 +51,7 @@ func (q *Queries) CreateEnvironment(ctx context.Context, arg CreateEnvironmentPa
 	return i, err
 }
 
-const createSecret = `-- name: CreateSecret :one
+const CreateSecret = `-- name: CreateSecret :one
 INSERT INTO env_secrets (env_id, name, type, value) VALUES ($1, $2, $3, $4) RETURNING id, env_id, name, type, value, created_at, updated_at
 `
 
@@ -64,7 +64,7 @@ type CreateSecretParams struct {
 
 // CreateSecret inserts an environment secret.
 func (q *Queries) CreateSecret(ctx context.Context, arg CreateSecretParams) (EnvSecret, error) {
-	row := q.db.QueryRow(ctx, createSecret,
+	row := q.db.QueryRow(ctx, CreateSecret,
 		arg.EnvID,
 		arg.Name,
 		arg.Type,
@@ -83,20 +83,20 @@ func (q *Queries) CreateSecret(ctx context.Context, arg CreateSecretParams) (Env
 	return i, err
 }
 
-const deleteEnvironment = `-- name: DeleteEnvironment :execrows
+const DeleteEnvironment = `-- name: DeleteEnvironment :execrows
 DELETE FROM environments WHERE id = $1
 `
 
 // DeleteEnvironment removes an environment; everything in it cascades.
 func (q *Queries) DeleteEnvironment(ctx context.Context, id uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteEnvironment, id)
+	result, err := q.db.Exec(ctx, DeleteEnvironment, id)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const deleteSecret = `-- name: DeleteSecret :execrows
+const DeleteSecret = `-- name: DeleteSecret :execrows
 DELETE FROM env_secrets WHERE env_id = $1 AND id = $2
 `
 
@@ -107,14 +107,14 @@ type DeleteSecretParams struct {
 
 // DeleteSecret removes a secret; SDKs using it are refused from then on.
 func (q *Queries) DeleteSecret(ctx context.Context, arg DeleteSecretParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteSecret, arg.EnvID, arg.ID)
+	result, err := q.db.Exec(ctx, DeleteSecret, arg.EnvID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const getEnvironment = `-- name: GetEnvironment :one
+const GetEnvironment = `-- name: GetEnvironment :one
 SELECT e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, p.key AS project_key, p.name AS project_name, p.organization_id,
     o.key AS organization_key, o.workspace_id
 FROM environments e
@@ -140,7 +140,7 @@ type GetEnvironmentRow struct {
 // GetEnvironment returns an environment with the keys of its project and
 // organization, scoped to an organization.
 func (q *Queries) GetEnvironment(ctx context.Context, arg GetEnvironmentParams) (GetEnvironmentRow, error) {
-	row := q.db.QueryRow(ctx, getEnvironment, arg.OrganizationID, arg.ID)
+	row := q.db.QueryRow(ctx, GetEnvironment, arg.OrganizationID, arg.ID)
 	var i GetEnvironmentRow
 	err := row.Scan(
 		&i.Environment.ID,
@@ -160,7 +160,7 @@ func (q *Queries) GetEnvironment(ctx context.Context, arg GetEnvironmentParams) 
 	return i, err
 }
 
-const getSecret = `-- name: GetSecret :one
+const GetSecret = `-- name: GetSecret :one
 SELECT id, env_id, name, type, value, created_at, updated_at FROM env_secrets WHERE env_id = $1 AND id = $2
 `
 
@@ -171,7 +171,7 @@ type GetSecretParams struct {
 
 // GetSecret returns one secret of an environment.
 func (q *Queries) GetSecret(ctx context.Context, arg GetSecretParams) (EnvSecret, error) {
-	row := q.db.QueryRow(ctx, getSecret, arg.EnvID, arg.ID)
+	row := q.db.QueryRow(ctx, GetSecret, arg.EnvID, arg.ID)
 	var i EnvSecret
 	err := row.Scan(
 		&i.ID,
@@ -185,13 +185,13 @@ func (q *Queries) GetSecret(ctx context.Context, arg GetSecretParams) (EnvSecret
 	return i, err
 }
 
-const listEnvironments = `-- name: ListEnvironments :many
+const ListEnvironments = `-- name: ListEnvironments :many
 SELECT id, project_id, name, key, description, require_change_comment, created_at, updated_at FROM environments WHERE project_id = ANY($1::uuid[]) ORDER BY created_at, id
 `
 
 // ListEnvironments returns the environments of some projects in creation order.
 func (q *Queries) ListEnvironments(ctx context.Context, projectIds []uuid.UUID) ([]Environment, error) {
-	rows, err := q.db.Query(ctx, listEnvironments, projectIds)
+	rows, err := q.db.Query(ctx, ListEnvironments, projectIds)
 	if err != nil {
 		return nil, err
 	}
@@ -219,13 +219,13 @@ func (q *Queries) ListEnvironments(ctx context.Context, projectIds []uuid.UUID) 
 	return items, nil
 }
 
-const listSecrets = `-- name: ListSecrets :many
+const ListSecrets = `-- name: ListSecrets :many
 SELECT id, env_id, name, type, value, created_at, updated_at FROM env_secrets WHERE env_id = ANY($1::uuid[]) ORDER BY created_at, id
 `
 
 // ListSecrets returns the secrets of some environments in creation order (env_secrets_env).
 func (q *Queries) ListSecrets(ctx context.Context, envIds []uuid.UUID) ([]EnvSecret, error) {
-	rows, err := q.db.Query(ctx, listSecrets, envIds)
+	rows, err := q.db.Query(ctx, ListSecrets, envIds)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +252,7 @@ func (q *Queries) ListSecrets(ctx context.Context, envIds []uuid.UUID) ([]EnvSec
 	return items, nil
 }
 
-const updateEnvironment = `-- name: UpdateEnvironment :one
+const UpdateEnvironment = `-- name: UpdateEnvironment :one
 UPDATE environments
 SET name = $2, key = $3, description = $4, require_change_comment = $5, updated_at = now()
 WHERE id = $1
@@ -269,7 +269,7 @@ type UpdateEnvironmentParams struct {
 
 // UpdateEnvironment sets an environment's editable fields.
 func (q *Queries) UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentParams) (Environment, error) {
-	row := q.db.QueryRow(ctx, updateEnvironment,
+	row := q.db.QueryRow(ctx, UpdateEnvironment,
 		arg.ID,
 		arg.Name,
 		arg.Key,
@@ -290,7 +290,7 @@ func (q *Queries) UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentPa
 	return i, err
 }
 
-const updateSecretName = `-- name: UpdateSecretName :one
+const UpdateSecretName = `-- name: UpdateSecretName :one
 UPDATE env_secrets SET name = $3, updated_at = now() WHERE env_id = $1 AND id = $2 RETURNING id, env_id, name, type, value, created_at, updated_at
 `
 
@@ -302,7 +302,7 @@ type UpdateSecretNameParams struct {
 
 // UpdateSecretName renames a secret; its value never changes.
 func (q *Queries) UpdateSecretName(ctx context.Context, arg UpdateSecretNameParams) (EnvSecret, error) {
-	row := q.db.QueryRow(ctx, updateSecretName, arg.EnvID, arg.ID, arg.Name)
+	row := q.db.QueryRow(ctx, UpdateSecretName, arg.EnvID, arg.ID, arg.Name)
 	var i EnvSecret
 	err := row.Scan(
 		&i.ID,

@@ -12,27 +12,27 @@ import (
 	"github.com/google/uuid"
 )
 
-const countFlagRevisions = `-- name: CountFlagRevisions :one
+const CountFlagRevisions = `-- name: CountFlagRevisions :one
 SELECT count(*) FROM flag_revisions WHERE flag_id = $1
 `
 
 // CountFlagRevisions counts a flag's versions.
 func (q *Queries) CountFlagRevisions(ctx context.Context, flagID uuid.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, countFlagRevisions, flagID)
+	row := q.db.QueryRow(ctx, CountFlagRevisions, flagID)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
 }
 
-const countFlags = `-- name: CountFlags :one
+const CountFlagSearch = `-- name: CountFlagSearch :one
 SELECT count(*) FROM feature_flags
 WHERE env_id = $1 AND is_archived = $2
-  AND ($3::text = '%' OR (lower(name) || ' ' || lower(key)) LIKE $3::text)
-  AND tags @> $4::text[]
+  AND (lower(name) || ' ' || lower(key)) LIKE $3::text
+  AND (cardinality($4::text[]) = 0 OR tags @> $4::text[])
   AND ($5::boolean IS NULL OR is_enabled = $5)
 `
 
-type CountFlagsParams struct {
+type CountFlagSearchParams struct {
 	EnvID      uuid.UUID
 	IsArchived bool
 	Pattern    string
@@ -40,10 +40,9 @@ type CountFlagsParams struct {
 	IsEnabled  *bool
 }
 
-// CountFlags counts what the list and search queries page through; an empty
-// pattern ('%') counts without searching.
-func (q *Queries) CountFlags(ctx context.Context, arg CountFlagsParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countFlags,
+// CountFlagSearch counts what the search queries page through (feature_flags_search).
+func (q *Queries) CountFlagSearch(ctx context.Context, arg CountFlagSearchParams) (int64, error) {
+	row := q.db.QueryRow(ctx, CountFlagSearch,
 		arg.EnvID,
 		arg.IsArchived,
 		arg.Pattern,
@@ -55,7 +54,34 @@ func (q *Queries) CountFlags(ctx context.Context, arg CountFlagsParams) (int64, 
 	return count, err
 }
 
-const createFlag = `-- name: CreateFlag :one
+const CountFlags = `-- name: CountFlags :one
+SELECT count(*) FROM feature_flags
+WHERE env_id = $1 AND is_archived = $2
+  AND (cardinality($3::text[]) = 0 OR tags @> $3::text[])
+  AND ($4::boolean IS NULL OR is_enabled = $4)
+`
+
+type CountFlagsParams struct {
+	EnvID      uuid.UUID
+	IsArchived bool
+	Tags       []string
+	IsEnabled  *bool
+}
+
+// CountFlags counts what the list queries page through.
+func (q *Queries) CountFlags(ctx context.Context, arg CountFlagsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, CountFlags,
+		arg.EnvID,
+		arg.IsArchived,
+		arg.Tags,
+		arg.IsEnabled,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const CreateFlag = `-- name: CreateFlag :one
 INSERT INTO feature_flags (env_id, key, name, description, variation_type, variations, target_users, rules,
     is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, segment_refs,
     revision, creator_id, updator_id)
@@ -86,7 +112,7 @@ type CreateFlagParams struct {
 
 // CreateFlag inserts a feature flag.
 func (q *Queries) CreateFlag(ctx context.Context, arg CreateFlagParams) (FeatureFlag, error) {
-	row := q.db.QueryRow(ctx, createFlag,
+	row := q.db.QueryRow(ctx, CreateFlag,
 		arg.EnvID,
 		arg.Key,
 		arg.Name,
@@ -131,20 +157,20 @@ func (q *Queries) CreateFlag(ctx context.Context, arg CreateFlagParams) (Feature
 	return i, err
 }
 
-const deleteFlag = `-- name: DeleteFlag :execrows
+const DeleteFlag = `-- name: DeleteFlag :execrows
 DELETE FROM feature_flags WHERE id = $1 AND is_archived
 `
 
 // DeleteFlag removes an archived flag for good.
 func (q *Queries) DeleteFlag(ctx context.Context, id uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteFlag, id)
+	result, err := q.db.Exec(ctx, DeleteFlag, id)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const flagKeyUsed = `-- name: FlagKeyUsed :one
+const FlagKeyUsed = `-- name: FlagKeyUsed :one
 SELECT EXISTS (SELECT 1 FROM feature_flags WHERE env_id = $1 AND lower(key) = lower($2::text))
 `
 
@@ -155,13 +181,13 @@ type FlagKeyUsedParams struct {
 
 // FlagKeyUsed tells whether a key is taken in an environment, case-insensitively.
 func (q *Queries) FlagKeyUsed(ctx context.Context, arg FlagKeyUsedParams) (bool, error) {
-	row := q.db.QueryRow(ctx, flagKeyUsed, arg.EnvID, arg.Key)
+	row := q.db.QueryRow(ctx, FlagKeyUsed, arg.EnvID, arg.Key)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
 }
 
-const getFlag = `-- name: GetFlag :one
+const GetFlag = `-- name: GetFlag :one
 SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags WHERE env_id = $1 AND lower(key) = lower($2::text) AND key = $2::text
 `
 
@@ -172,7 +198,7 @@ type GetFlagParams struct {
 
 // GetFlag returns a flag by its exact key (feature_flags_key_unique narrows, the key test is exact).
 func (q *Queries) GetFlag(ctx context.Context, arg GetFlagParams) (FeatureFlag, error) {
-	row := q.db.QueryRow(ctx, getFlag, arg.EnvID, arg.Key)
+	row := q.db.QueryRow(ctx, GetFlag, arg.EnvID, arg.Key)
 	var i FeatureFlag
 	err := row.Scan(
 		&i.ID,
@@ -200,7 +226,7 @@ func (q *Queries) GetFlag(ctx context.Context, arg GetFlagParams) (FeatureFlag, 
 	return i, err
 }
 
-const insertFlagRevision = `-- name: InsertFlagRevision :exec
+const InsertFlagRevision = `-- name: InsertFlagRevision :exec
 INSERT INTO flag_revisions (flag_id, revision, snapshot, comment, creator_id, creator_kind)
 VALUES ($1, $2, $3, $4, $5, $6)
 `
@@ -216,7 +242,7 @@ type InsertFlagRevisionParams struct {
 
 // InsertFlagRevision keeps a version of a flag with the change's comment.
 func (q *Queries) InsertFlagRevision(ctx context.Context, arg InsertFlagRevisionParams) error {
-	_, err := q.db.Exec(ctx, insertFlagRevision,
+	_, err := q.db.Exec(ctx, InsertFlagRevision,
 		arg.FlagID,
 		arg.Revision,
 		arg.Snapshot,
@@ -227,7 +253,7 @@ func (q *Queries) InsertFlagRevision(ctx context.Context, arg InsertFlagRevision
 	return err
 }
 
-const lastFlagRevisions = `-- name: LastFlagRevisions :many
+const LastFlagRevisions = `-- name: LastFlagRevisions :many
 SELECT DISTINCT ON (flag_id) id, flag_id, revision, snapshot, comment, creator_id, creator_kind, created_at FROM flag_revisions
 WHERE flag_id = ANY($1::uuid[])
 ORDER BY flag_id, created_at DESC
@@ -235,7 +261,7 @@ ORDER BY flag_id, created_at DESC
 
 // LastFlagRevisions returns the newest version of each of some flags, for list pages.
 func (q *Queries) LastFlagRevisions(ctx context.Context, flagIds []uuid.UUID) ([]FlagRevision, error) {
-	rows, err := q.db.Query(ctx, lastFlagRevisions, flagIds)
+	rows, err := q.db.Query(ctx, LastFlagRevisions, flagIds)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +289,7 @@ func (q *Queries) LastFlagRevisions(ctx context.Context, flagIds []uuid.UUID) ([
 	return items, nil
 }
 
-const listFlagRevisions = `-- name: ListFlagRevisions :many
+const ListFlagRevisions = `-- name: ListFlagRevisions :many
 SELECT id, flag_id, revision, snapshot, comment, creator_id, creator_kind, created_at FROM flag_revisions WHERE flag_id = $1
 ORDER BY created_at DESC, id
 LIMIT $3 OFFSET $2
@@ -277,7 +303,7 @@ type ListFlagRevisionsParams struct {
 
 // ListFlagRevisions pages a flag's versions, newest first (flag_revisions_flag_created).
 func (q *Queries) ListFlagRevisions(ctx context.Context, arg ListFlagRevisionsParams) ([]FlagRevision, error) {
-	rows, err := q.db.Query(ctx, listFlagRevisions, arg.FlagID, arg.PageOffset, arg.PageSize)
+	rows, err := q.db.Query(ctx, ListFlagRevisions, arg.FlagID, arg.PageOffset, arg.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -305,13 +331,13 @@ func (q *Queries) ListFlagRevisions(ctx context.Context, arg ListFlagRevisionsPa
 	return items, nil
 }
 
-const listFlagTags = `-- name: ListFlagTags :many
+const ListFlagTags = `-- name: ListFlagTags :many
 SELECT DISTINCT unnest(tags)::text AS tag FROM feature_flags WHERE env_id = $1 ORDER BY tag
 `
 
 // ListFlagTags returns every tag used by an environment's flags, sorted.
 func (q *Queries) ListFlagTags(ctx context.Context, envID uuid.UUID) ([]string, error) {
-	rows, err := q.db.Query(ctx, listFlagTags, envID)
+	rows, err := q.db.Query(ctx, ListFlagTags, envID)
 	if err != nil {
 		return nil, err
 	}
@@ -330,10 +356,10 @@ func (q *Queries) ListFlagTags(ctx context.Context, envID uuid.UUID) ([]string, 
 	return items, nil
 }
 
-const listFlagsByCreated = `-- name: ListFlagsByCreated :many
+const ListFlagsByCreated = `-- name: ListFlagsByCreated :many
 SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
 WHERE env_id = $1 AND is_archived = $2
-  AND tags @> $3::text[]
+  AND (cardinality($3::text[]) = 0 OR tags @> $3::text[])
   AND ($4::boolean IS NULL OR is_enabled = $4)
 ORDER BY created_at DESC, id
 LIMIT $6 OFFSET $5
@@ -350,7 +376,7 @@ type ListFlagsByCreatedParams struct {
 
 // ListFlagsByCreated pages an environment's flags newest first (feature_flags_env_created).
 func (q *Queries) ListFlagsByCreated(ctx context.Context, arg ListFlagsByCreatedParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, listFlagsByCreated,
+	rows, err := q.db.Query(ctx, ListFlagsByCreated,
 		arg.EnvID,
 		arg.IsArchived,
 		arg.Tags,
@@ -398,10 +424,10 @@ func (q *Queries) ListFlagsByCreated(ctx context.Context, arg ListFlagsByCreated
 	return items, nil
 }
 
-const listFlagsByKey = `-- name: ListFlagsByKey :many
+const ListFlagsByKey = `-- name: ListFlagsByKey :many
 SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
 WHERE env_id = $1 AND is_archived = $2
-  AND tags @> $3::text[]
+  AND (cardinality($3::text[]) = 0 OR tags @> $3::text[])
   AND ($4::boolean IS NULL OR is_enabled = $4)
 ORDER BY key, id
 LIMIT $6 OFFSET $5
@@ -418,7 +444,7 @@ type ListFlagsByKeyParams struct {
 
 // ListFlagsByKey pages an environment's flags by key (feature_flags_env_key).
 func (q *Queries) ListFlagsByKey(ctx context.Context, arg ListFlagsByKeyParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, listFlagsByKey,
+	rows, err := q.db.Query(ctx, ListFlagsByKey,
 		arg.EnvID,
 		arg.IsArchived,
 		arg.Tags,
@@ -466,7 +492,7 @@ func (q *Queries) ListFlagsByKey(ctx context.Context, arg ListFlagsByKeyParams) 
 	return items, nil
 }
 
-const listFlagsReferencingSegment = `-- name: ListFlagsReferencingSegment :many
+const ListFlagsReferencingSegment = `-- name: ListFlagsReferencingSegment :many
 SELECT f.id, f.key, f.name, f.env_id, f.is_archived, e.key AS env_key, e.name AS env_name, p.key AS project_key
 FROM feature_flags f
 JOIN environments e ON e.id = f.env_id
@@ -488,7 +514,7 @@ type ListFlagsReferencingSegmentRow struct {
 
 // ListFlagsReferencingSegment returns the flags whose rules name a segment, with their environment.
 func (q *Queries) ListFlagsReferencingSegment(ctx context.Context, segmentID uuid.UUID) ([]ListFlagsReferencingSegmentRow, error) {
-	rows, err := q.db.Query(ctx, listFlagsReferencingSegment, segmentID)
+	rows, err := q.db.Query(ctx, ListFlagsReferencingSegment, segmentID)
 	if err != nil {
 		return nil, err
 	}
@@ -516,7 +542,7 @@ func (q *Queries) ListFlagsReferencingSegment(ctx context.Context, segmentID uui
 	return items, nil
 }
 
-const lockFlag = `-- name: LockFlag :one
+const LockFlag = `-- name: LockFlag :one
 SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags WHERE env_id = $1 AND lower(key) = lower($2::text) AND key = $2::text
 FOR UPDATE
 `
@@ -529,7 +555,7 @@ type LockFlagParams struct {
 // LockFlag returns a flag by its exact key and locks it until the transaction
 // ends, so concurrent changes to one flag happen one after another.
 func (q *Queries) LockFlag(ctx context.Context, arg LockFlagParams) (FeatureFlag, error) {
-	row := q.db.QueryRow(ctx, lockFlag, arg.EnvID, arg.Key)
+	row := q.db.QueryRow(ctx, LockFlag, arg.EnvID, arg.Key)
 	var i FeatureFlag
 	err := row.Scan(
 		&i.ID,
@@ -557,14 +583,14 @@ func (q *Queries) LockFlag(ctx context.Context, arg LockFlagParams) (FeatureFlag
 	return i, err
 }
 
-const lockFlagsReferencingSegment = `-- name: LockFlagsReferencingSegment :many
+const LockFlagsReferencingSegment = `-- name: LockFlagsReferencingSegment :many
 SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags WHERE segment_refs @> ARRAY[$1::uuid] ORDER BY id FOR UPDATE
 `
 
 // LockFlagsReferencingSegment returns, locked, the flags whose rules name a
 // segment (feature_flags_segment_refs).
 func (q *Queries) LockFlagsReferencingSegment(ctx context.Context, segmentID uuid.UUID) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, lockFlagsReferencingSegment, segmentID)
+	rows, err := q.db.Query(ctx, LockFlagsReferencingSegment, segmentID)
 	if err != nil {
 		return nil, err
 	}
@@ -605,11 +631,11 @@ func (q *Queries) LockFlagsReferencingSegment(ctx context.Context, segmentID uui
 	return items, nil
 }
 
-const searchFlagsByCreated = `-- name: SearchFlagsByCreated :many
+const SearchFlagsByCreated = `-- name: SearchFlagsByCreated :many
 SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
 WHERE env_id = $1 AND is_archived = $2
   AND (lower(name) || ' ' || lower(key)) LIKE $3::text
-  AND tags @> $4::text[]
+  AND (cardinality($4::text[]) = 0 OR tags @> $4::text[])
   AND ($5::boolean IS NULL OR is_enabled = $5)
 ORDER BY created_at DESC, id
 LIMIT $7 OFFSET $6
@@ -628,7 +654,7 @@ type SearchFlagsByCreatedParams struct {
 // SearchFlagsByCreated pages the flags whose name or key contains a text, newest
 // first; pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
 func (q *Queries) SearchFlagsByCreated(ctx context.Context, arg SearchFlagsByCreatedParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, searchFlagsByCreated,
+	rows, err := q.db.Query(ctx, SearchFlagsByCreated,
 		arg.EnvID,
 		arg.IsArchived,
 		arg.Pattern,
@@ -677,11 +703,11 @@ func (q *Queries) SearchFlagsByCreated(ctx context.Context, arg SearchFlagsByCre
 	return items, nil
 }
 
-const searchFlagsByKey = `-- name: SearchFlagsByKey :many
+const SearchFlagsByKey = `-- name: SearchFlagsByKey :many
 SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
 WHERE env_id = $1 AND is_archived = $2
   AND (lower(name) || ' ' || lower(key)) LIKE $3::text
-  AND tags @> $4::text[]
+  AND (cardinality($4::text[]) = 0 OR tags @> $4::text[])
   AND ($5::boolean IS NULL OR is_enabled = $5)
 ORDER BY key, id
 LIMIT $7 OFFSET $6
@@ -699,7 +725,7 @@ type SearchFlagsByKeyParams struct {
 
 // SearchFlagsByKey is SearchFlagsByCreated ordered by key.
 func (q *Queries) SearchFlagsByKey(ctx context.Context, arg SearchFlagsByKeyParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, searchFlagsByKey,
+	rows, err := q.db.Query(ctx, SearchFlagsByKey,
 		arg.EnvID,
 		arg.IsArchived,
 		arg.Pattern,
@@ -748,7 +774,7 @@ func (q *Queries) SearchFlagsByKey(ctx context.Context, arg SearchFlagsByKeyPara
 	return items, nil
 }
 
-const updateFlag = `-- name: UpdateFlag :one
+const UpdateFlag = `-- name: UpdateFlag :one
 UPDATE feature_flags SET
     name = $1, description = $2, variation_type = $3, variations = $4,
     target_users = $5, rules = $6, is_enabled = $7,
@@ -782,7 +808,7 @@ type UpdateFlagParams struct {
 // UpdateFlag stores a changed flag under a new revision, only if the revision
 // is still the one the change was made from.
 func (q *Queries) UpdateFlag(ctx context.Context, arg UpdateFlagParams) (FeatureFlag, error) {
-	row := q.db.QueryRow(ctx, updateFlag,
+	row := q.db.QueryRow(ctx, UpdateFlag,
 		arg.Name,
 		arg.Description,
 		arg.VariationType,

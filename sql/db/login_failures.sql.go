@@ -10,17 +10,17 @@ import (
 	"time"
 )
 
-const clearLoginFailures = `-- name: ClearLoginFailures :exec
+const ClearLoginFailures = `-- name: ClearLoginFailures :exec
 DELETE FROM login_failures WHERE subject = $1
 `
 
 // ClearLoginFailures forgets the failures of a subject after a successful sign-in.
 func (q *Queries) ClearLoginFailures(ctx context.Context, subject string) error {
-	_, err := q.db.Exec(ctx, clearLoginFailures, subject)
+	_, err := q.db.Exec(ctx, ClearLoginFailures, subject)
 	return err
 }
 
-const getLoginFailures = `-- name: GetLoginFailures :many
+const GetLoginFailures = `-- name: GetLoginFailures :many
 SELECT subject, failures FROM login_failures
 WHERE subject = ANY($1::text[]) AND window_start > $2
 `
@@ -37,7 +37,7 @@ type GetLoginFailuresRow struct {
 
 // GetLoginFailures returns the failure counts of subjects within the window.
 func (q *Queries) GetLoginFailures(ctx context.Context, arg GetLoginFailuresParams) ([]GetLoginFailuresRow, error) {
-	rows, err := q.db.Query(ctx, getLoginFailures, arg.Subjects, arg.Since)
+	rows, err := q.db.Query(ctx, GetLoginFailures, arg.Subjects, arg.Since)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (q *Queries) GetLoginFailures(ctx context.Context, arg GetLoginFailuresPara
 	return items, nil
 }
 
-const recordLoginFailure = `-- name: RecordLoginFailure :exec
+const RecordLoginFailure = `-- name: RecordLoginFailure :exec
 INSERT INTO login_failures (subject, failures, window_start) VALUES ($1, 1, now())
 ON CONFLICT (subject) DO UPDATE SET
     failures = CASE WHEN login_failures.window_start > $2 THEN login_failures.failures + 1 ELSE 1 END,
@@ -70,6 +70,6 @@ type RecordLoginFailureParams struct {
 
 // RecordLoginFailure counts one failure, starting a new window when the old one is over.
 func (q *Queries) RecordLoginFailure(ctx context.Context, arg RecordLoginFailureParams) error {
-	_, err := q.db.Exec(ctx, recordLoginFailure, arg.Subject, arg.Since)
+	_, err := q.db.Exec(ctx, RecordLoginFailure, arg.Subject, arg.Since)
 	return err
 }

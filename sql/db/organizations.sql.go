@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const addOrganizationUser = `-- name: AddOrganizationUser :execrows
+const AddOrganizationUser = `-- name: AddOrganizationUser :execrows
 INSERT INTO organization_users (organization_id, user_id, invitor_id) VALUES ($1, $2, $3)
 ON CONFLICT DO NOTHING
 `
@@ -25,14 +25,14 @@ type AddOrganizationUserParams struct {
 // AddOrganizationUser makes a user a member of an organization; it reports 0
 // rows when the user already was one.
 func (q *Queries) AddOrganizationUser(ctx context.Context, arg AddOrganizationUserParams) (int64, error) {
-	result, err := q.db.Exec(ctx, addOrganizationUser, arg.OrganizationID, arg.UserID, arg.InvitorID)
+	result, err := q.db.Exec(ctx, AddOrganizationUser, arg.OrganizationID, arg.UserID, arg.InvitorID)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const createOrganization = `-- name: CreateOrganization :one
+const CreateOrganization = `-- name: CreateOrganization :one
 INSERT INTO organizations (workspace_id, name, key, default_policy_ids, default_group_ids)
 VALUES ($1, $2, $3, $4, $5)
 RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at
@@ -48,7 +48,7 @@ type CreateOrganizationParams struct {
 
 // CreateOrganization inserts an organization.
 func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganizationParams) (Organization, error) {
-	row := q.db.QueryRow(ctx, createOrganization,
+	row := q.db.QueryRow(ctx, CreateOrganization,
 		arg.WorkspaceID,
 		arg.Name,
 		arg.Key,
@@ -70,13 +70,13 @@ func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganization
 	return i, err
 }
 
-const getOrganization = `-- name: GetOrganization :one
+const GetOrganization = `-- name: GetOrganization :one
 SELECT id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at FROM organizations WHERE id = $1
 `
 
 // GetOrganization returns an organization by id.
 func (q *Queries) GetOrganization(ctx context.Context, id uuid.UUID) (Organization, error) {
-	row := q.db.QueryRow(ctx, getOrganization, id)
+	row := q.db.QueryRow(ctx, GetOrganization, id)
 	var i Organization
 	err := row.Scan(
 		&i.ID,
@@ -92,7 +92,7 @@ func (q *Queries) GetOrganization(ctx context.Context, id uuid.UUID) (Organizati
 	return i, err
 }
 
-const isOrganizationUser = `-- name: IsOrganizationUser :one
+const IsOrganizationUser = `-- name: IsOrganizationUser :one
 SELECT EXISTS (SELECT 1 FROM organization_users WHERE organization_id = $1 AND user_id = $2)
 `
 
@@ -103,13 +103,13 @@ type IsOrganizationUserParams struct {
 
 // IsOrganizationUser tells whether a user is a member of an organization.
 func (q *Queries) IsOrganizationUser(ctx context.Context, arg IsOrganizationUserParams) (bool, error) {
-	row := q.db.QueryRow(ctx, isOrganizationUser, arg.OrganizationID, arg.UserID)
+	row := q.db.QueryRow(ctx, IsOrganizationUser, arg.OrganizationID, arg.UserID)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
 }
 
-const listUserOrganizations = `-- name: ListUserOrganizations :many
+const ListUserOrganizations = `-- name: ListUserOrganizations :many
 SELECT o.id, o.workspace_id, o.name, o.key, o.initialized, o.default_policy_ids, o.default_group_ids, o.created_at, o.updated_at FROM organizations o
 JOIN organization_users ou ON ou.organization_id = o.id
 WHERE o.workspace_id = $1 AND ou.user_id = $2
@@ -123,7 +123,7 @@ type ListUserOrganizationsParams struct {
 
 // ListUserOrganizations returns the organizations of a workspace a user is a member of.
 func (q *Queries) ListUserOrganizations(ctx context.Context, arg ListUserOrganizationsParams) ([]Organization, error) {
-	rows, err := q.db.Query(ctx, listUserOrganizations, arg.WorkspaceID, arg.UserID)
+	rows, err := q.db.Query(ctx, ListUserOrganizations, arg.WorkspaceID, arg.UserID)
 	if err != nil {
 		return nil, err
 	}

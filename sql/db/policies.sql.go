@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const addMemberPolicy = `-- name: AddMemberPolicy :exec
+const AddMemberPolicy = `-- name: AddMemberPolicy :exec
 INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)
 ON CONFLICT DO NOTHING
 `
@@ -25,11 +25,11 @@ type AddMemberPolicyParams struct {
 
 // AddMemberPolicy attaches a policy to a member directly; attaching twice is harmless.
 func (q *Queries) AddMemberPolicy(ctx context.Context, arg AddMemberPolicyParams) error {
-	_, err := q.db.Exec(ctx, addMemberPolicy, arg.OrganizationID, arg.UserID, arg.PolicyID)
+	_, err := q.db.Exec(ctx, AddMemberPolicy, arg.OrganizationID, arg.UserID, arg.PolicyID)
 	return err
 }
 
-const createPolicy = `-- name: CreatePolicy :one
+const CreatePolicy = `-- name: CreatePolicy :one
 INSERT INTO policies (id, organization_id, name, key, description, type, statements)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
 RETURNING id, organization_id, name, key, description, type, statements, created_at, updated_at
@@ -47,7 +47,7 @@ type CreatePolicyParams struct {
 
 // CreatePolicy inserts a policy; built-ins pass their fixed id and a NULL organization.
 func (q *Queries) CreatePolicy(ctx context.Context, arg CreatePolicyParams) (Policy, error) {
-	row := q.db.QueryRow(ctx, createPolicy,
+	row := q.db.QueryRow(ctx, CreatePolicy,
 		arg.ID,
 		arg.OrganizationID,
 		arg.Name,
@@ -71,7 +71,7 @@ func (q *Queries) CreatePolicy(ctx context.Context, arg CreatePolicyParams) (Pol
 	return i, err
 }
 
-const listMemberStatements = `-- name: ListMemberStatements :many
+const ListMemberStatements = `-- name: ListMemberStatements :many
 SELECT p.statements FROM policies p
 WHERE p.id IN (
     SELECT mp.policy_id FROM member_policies mp
@@ -91,7 +91,7 @@ type ListMemberStatementsParams struct {
 // ListMemberStatements returns the statements of every policy a member holds in
 // an organization, directly or through a group, each policy once.
 func (q *Queries) ListMemberStatements(ctx context.Context, arg ListMemberStatementsParams) ([]json.RawMessage, error) {
-	rows, err := q.db.Query(ctx, listMemberStatements, arg.OrganizationID, arg.UserID)
+	rows, err := q.db.Query(ctx, ListMemberStatements, arg.OrganizationID, arg.UserID)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (q *Queries) ListMemberStatements(ctx context.Context, arg ListMemberStatem
 	return items, nil
 }
 
-const upsertBuiltinPolicy = `-- name: UpsertBuiltinPolicy :exec
+const UpsertBuiltinPolicy = `-- name: UpsertBuiltinPolicy :exec
 INSERT INTO policies (id, organization_id, name, key, description, type, statements)
 VALUES ($1, NULL, $2, $3, $4, 'SysManaged', $5)
 ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, key = EXCLUDED.key,
@@ -129,7 +129,7 @@ type UpsertBuiltinPolicyParams struct {
 
 // UpsertBuiltinPolicy keeps a built-in policy equal to its definition in code.
 func (q *Queries) UpsertBuiltinPolicy(ctx context.Context, arg UpsertBuiltinPolicyParams) error {
-	_, err := q.db.Exec(ctx, upsertBuiltinPolicy,
+	_, err := q.db.Exec(ctx, UpsertBuiltinPolicy,
 		arg.ID,
 		arg.Name,
 		arg.Key,

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const createProject = `-- name: CreateProject :one
+const CreateProject = `-- name: CreateProject :one
 INSERT INTO projects (organization_id, name, key) VALUES ($1, $2, $3) RETURNING id, organization_id, name, key, created_at, updated_at
 `
 
@@ -23,7 +23,7 @@ type CreateProjectParams struct {
 
 // CreateProject inserts a project.
 func (q *Queries) CreateProject(ctx context.Context, arg CreateProjectParams) (Project, error) {
-	row := q.db.QueryRow(ctx, createProject, arg.OrganizationID, arg.Name, arg.Key)
+	row := q.db.QueryRow(ctx, CreateProject, arg.OrganizationID, arg.Name, arg.Key)
 	var i Project
 	err := row.Scan(
 		&i.ID,
@@ -36,7 +36,7 @@ func (q *Queries) CreateProject(ctx context.Context, arg CreateProjectParams) (P
 	return i, err
 }
 
-const deleteProject = `-- name: DeleteProject :execrows
+const DeleteProject = `-- name: DeleteProject :execrows
 DELETE FROM projects WHERE organization_id = $1 AND id = $2
 `
 
@@ -47,14 +47,14 @@ type DeleteProjectParams struct {
 
 // DeleteProject removes a project; its environments and all they hold cascade.
 func (q *Queries) DeleteProject(ctx context.Context, arg DeleteProjectParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteProject, arg.OrganizationID, arg.ID)
+	result, err := q.db.Exec(ctx, DeleteProject, arg.OrganizationID, arg.ID)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const getProject = `-- name: GetProject :one
+const GetProject = `-- name: GetProject :one
 SELECT id, organization_id, name, key, created_at, updated_at FROM projects WHERE organization_id = $1 AND id = $2
 `
 
@@ -65,7 +65,7 @@ type GetProjectParams struct {
 
 // GetProject returns one of an organization's projects.
 func (q *Queries) GetProject(ctx context.Context, arg GetProjectParams) (Project, error) {
-	row := q.db.QueryRow(ctx, getProject, arg.OrganizationID, arg.ID)
+	row := q.db.QueryRow(ctx, GetProject, arg.OrganizationID, arg.ID)
 	var i Project
 	err := row.Scan(
 		&i.ID,
@@ -78,13 +78,13 @@ func (q *Queries) GetProject(ctx context.Context, arg GetProjectParams) (Project
 	return i, err
 }
 
-const listProjects = `-- name: ListProjects :many
+const ListProjects = `-- name: ListProjects :many
 SELECT id, organization_id, name, key, created_at, updated_at FROM projects WHERE organization_id = $1 ORDER BY created_at, id
 `
 
 // ListProjects returns an organization's projects in creation order.
 func (q *Queries) ListProjects(ctx context.Context, organizationID uuid.UUID) ([]Project, error) {
-	rows, err := q.db.Query(ctx, listProjects, organizationID)
+	rows, err := q.db.Query(ctx, ListProjects, organizationID)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (q *Queries) ListProjects(ctx context.Context, organizationID uuid.UUID) ([
 	return items, nil
 }
 
-const updateProjectName = `-- name: UpdateProjectName :one
+const UpdateProjectName = `-- name: UpdateProjectName :one
 UPDATE projects SET name = $3, updated_at = now()
 WHERE organization_id = $1 AND id = $2
 RETURNING id, organization_id, name, key, created_at, updated_at
@@ -124,7 +124,7 @@ type UpdateProjectNameParams struct {
 
 // UpdateProjectName renames a project.
 func (q *Queries) UpdateProjectName(ctx context.Context, arg UpdateProjectNameParams) (Project, error) {
-	row := q.db.QueryRow(ctx, updateProjectName, arg.OrganizationID, arg.ID, arg.Name)
+	row := q.db.QueryRow(ctx, UpdateProjectName, arg.OrganizationID, arg.ID, arg.Name)
 	var i Project
 	err := row.Scan(
 		&i.ID,

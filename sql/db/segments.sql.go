@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const countSegments = `-- name: CountSegments :one
+const CountSegments = `-- name: CountSegments :one
 SELECT count(*) FROM segments
 WHERE organization_id = $1
   AND ((type = 'environment-specific' AND env_id = $2) OR (type = 'shared' AND scopes && $3::text[]))
@@ -30,7 +30,7 @@ type CountSegmentsParams struct {
 
 // CountSegments counts what ListSegments pages through.
 func (q *Queries) CountSegments(ctx context.Context, arg CountSegmentsParams) (int64, error) {
-	row := q.db.QueryRow(ctx, countSegments,
+	row := q.db.QueryRow(ctx, CountSegments,
 		arg.OrganizationID,
 		arg.EnvID,
 		arg.Scopes,
@@ -42,7 +42,7 @@ func (q *Queries) CountSegments(ctx context.Context, arg CountSegmentsParams) (i
 	return count, err
 }
 
-const createSegment = `-- name: CreateSegment :one
+const CreateSegment = `-- name: CreateSegment :one
 INSERT INTO segments (workspace_id, organization_id, env_id, key, name, type, scopes, description,
     included, excluded, rules, tags)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
@@ -67,7 +67,7 @@ type CreateSegmentParams struct {
 
 // CreateSegment inserts a segment.
 func (q *Queries) CreateSegment(ctx context.Context, arg CreateSegmentParams) (Segment, error) {
-	row := q.db.QueryRow(ctx, createSegment,
+	row := q.db.QueryRow(ctx, CreateSegment,
 		arg.WorkspaceID,
 		arg.OrganizationID,
 		arg.EnvID,
@@ -103,20 +103,20 @@ func (q *Queries) CreateSegment(ctx context.Context, arg CreateSegmentParams) (S
 	return i, err
 }
 
-const deleteSegment = `-- name: DeleteSegment :execrows
+const DeleteSegment = `-- name: DeleteSegment :execrows
 DELETE FROM segments WHERE id = $1
 `
 
 // DeleteSegment removes a segment for good.
 func (q *Queries) DeleteSegment(ctx context.Context, id uuid.UUID) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteSegment, id)
+	result, err := q.db.Exec(ctx, DeleteSegment, id)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
 }
 
-const getSegment = `-- name: GetSegment :one
+const GetSegment = `-- name: GetSegment :one
 SELECT id, workspace_id, organization_id, env_id, key, name, type, scopes, description, included, excluded, rules, tags, is_archived, created_at, updated_at FROM segments WHERE organization_id = $1 AND id = $2
 `
 
@@ -127,7 +127,7 @@ type GetSegmentParams struct {
 
 // GetSegment returns one of an organization's segments.
 func (q *Queries) GetSegment(ctx context.Context, arg GetSegmentParams) (Segment, error) {
-	row := q.db.QueryRow(ctx, getSegment, arg.OrganizationID, arg.ID)
+	row := q.db.QueryRow(ctx, GetSegment, arg.OrganizationID, arg.ID)
 	var i Segment
 	err := row.Scan(
 		&i.ID,
@@ -150,7 +150,7 @@ func (q *Queries) GetSegment(ctx context.Context, arg GetSegmentParams) (Segment
 	return i, err
 }
 
-const listSegmentTags = `-- name: ListSegmentTags :many
+const ListSegmentTags = `-- name: ListSegmentTags :many
 SELECT DISTINCT unnest(tags)::text AS tag FROM segments
 WHERE organization_id = $1
   AND ((type = 'environment-specific' AND env_id = $2) OR (type = 'shared' AND scopes && $3::text[]))
@@ -165,7 +165,7 @@ type ListSegmentTagsParams struct {
 
 // ListSegmentTags returns every tag used by the segments visible in an environment.
 func (q *Queries) ListSegmentTags(ctx context.Context, arg ListSegmentTagsParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, listSegmentTags, arg.OrganizationID, arg.EnvID, arg.Scopes)
+	rows, err := q.db.Query(ctx, ListSegmentTags, arg.OrganizationID, arg.EnvID, arg.Scopes)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (q *Queries) ListSegmentTags(ctx context.Context, arg ListSegmentTagsParams
 	return items, nil
 }
 
-const listSegments = `-- name: ListSegments :many
+const ListSegments = `-- name: ListSegments :many
 SELECT id, workspace_id, organization_id, env_id, key, name, type, scopes, description, included, excluded, rules, tags, is_archived, created_at, updated_at FROM segments
 WHERE organization_id = $1
   AND ((type = 'environment-specific' AND env_id = $2) OR (type = 'shared' AND scopes && $3::text[]))
@@ -208,7 +208,7 @@ type ListSegmentsParams struct {
 // changed first: its own environment-specific ones and the shared ones whose
 // scopes select it (segments_env_updated, segments_shared_scopes).
 func (q *Queries) ListSegments(ctx context.Context, arg ListSegmentsParams) ([]Segment, error) {
-	rows, err := q.db.Query(ctx, listSegments,
+	rows, err := q.db.Query(ctx, ListSegments,
 		arg.OrganizationID,
 		arg.EnvID,
 		arg.Scopes,
@@ -252,7 +252,7 @@ func (q *Queries) ListSegments(ctx context.Context, arg ListSegmentsParams) ([]S
 	return items, nil
 }
 
-const lockSegment = `-- name: LockSegment :one
+const LockSegment = `-- name: LockSegment :one
 SELECT id, workspace_id, organization_id, env_id, key, name, type, scopes, description, included, excluded, rules, tags, is_archived, created_at, updated_at FROM segments WHERE organization_id = $1 AND id = $2 FOR UPDATE
 `
 
@@ -263,7 +263,7 @@ type LockSegmentParams struct {
 
 // LockSegment returns a segment locked until the transaction ends.
 func (q *Queries) LockSegment(ctx context.Context, arg LockSegmentParams) (Segment, error) {
-	row := q.db.QueryRow(ctx, lockSegment, arg.OrganizationID, arg.ID)
+	row := q.db.QueryRow(ctx, LockSegment, arg.OrganizationID, arg.ID)
 	var i Segment
 	err := row.Scan(
 		&i.ID,
@@ -286,19 +286,19 @@ func (q *Queries) LockSegment(ctx context.Context, arg LockSegmentParams) (Segme
 	return i, err
 }
 
-const segmentIsReferenced = `-- name: SegmentIsReferenced :one
+const SegmentIsReferenced = `-- name: SegmentIsReferenced :one
 SELECT EXISTS (SELECT 1 FROM feature_flags WHERE segment_refs @> ARRAY[$1::uuid])
 `
 
 // SegmentIsReferenced tells whether any flag's rules name a segment (feature_flags_segment_refs).
 func (q *Queries) SegmentIsReferenced(ctx context.Context, segmentID uuid.UUID) (bool, error) {
-	row := q.db.QueryRow(ctx, segmentIsReferenced, segmentID)
+	row := q.db.QueryRow(ctx, SegmentIsReferenced, segmentID)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
 }
 
-const segmentKeyUsed = `-- name: SegmentKeyUsed :one
+const SegmentKeyUsed = `-- name: SegmentKeyUsed :one
 SELECT EXISTS (SELECT 1 FROM segments WHERE env_id = $1 AND lower(key) = lower($2::text))
 `
 
@@ -309,13 +309,13 @@ type SegmentKeyUsedParams struct {
 
 // SegmentKeyUsed tells whether a segment key is taken in an environment, case-insensitively.
 func (q *Queries) SegmentKeyUsed(ctx context.Context, arg SegmentKeyUsedParams) (bool, error) {
-	row := q.db.QueryRow(ctx, segmentKeyUsed, arg.EnvID, arg.Key)
+	row := q.db.QueryRow(ctx, SegmentKeyUsed, arg.EnvID, arg.Key)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
 }
 
-const segmentsByIDs = `-- name: SegmentsByIDs :many
+const SegmentsByIDs = `-- name: SegmentsByIDs :many
 SELECT id, workspace_id, organization_id, env_id, key, name, type, scopes, description, included, excluded, rules, tags, is_archived, created_at, updated_at FROM segments
 WHERE organization_id = $1 AND id = ANY($2::uuid[])
   AND ((type = 'environment-specific' AND env_id = $3) OR (type = 'shared' AND scopes && $4::text[]))
@@ -331,7 +331,7 @@ type SegmentsByIDsParams struct {
 
 // SegmentsByIDs returns those of some segments that are visible in an environment.
 func (q *Queries) SegmentsByIDs(ctx context.Context, arg SegmentsByIDsParams) ([]Segment, error) {
-	rows, err := q.db.Query(ctx, segmentsByIDs,
+	rows, err := q.db.Query(ctx, SegmentsByIDs,
 		arg.OrganizationID,
 		arg.Ids,
 		arg.EnvID,
@@ -372,7 +372,7 @@ func (q *Queries) SegmentsByIDs(ctx context.Context, arg SegmentsByIDsParams) ([
 	return items, nil
 }
 
-const updateSegment = `-- name: UpdateSegment :one
+const UpdateSegment = `-- name: UpdateSegment :one
 UPDATE segments SET
     name = $1, type = $2, scopes = $3, description = $4, included = $5,
     excluded = $6, rules = $7, tags = $8, is_archived = $9,
@@ -396,7 +396,7 @@ type UpdateSegmentParams struct {
 
 // UpdateSegment stores a changed segment.
 func (q *Queries) UpdateSegment(ctx context.Context, arg UpdateSegmentParams) (Segment, error) {
-	row := q.db.QueryRow(ctx, updateSegment,
+	row := q.db.QueryRow(ctx, UpdateSegment,
 		arg.Name,
 		arg.Type,
 		arg.Scopes,

@@ -9,19 +9,19 @@ import (
 	"context"
 )
 
-const getSetting = `-- name: GetSetting :one
+const GetSetting = `-- name: GetSetting :one
 SELECT value FROM settings WHERE name = $1
 `
 
 // GetSetting returns one instance-wide setting.
 func (q *Queries) GetSetting(ctx context.Context, name string) (string, error) {
-	row := q.db.QueryRow(ctx, getSetting, name)
+	row := q.db.QueryRow(ctx, GetSetting, name)
 	var value string
 	err := row.Scan(&value)
 	return value, err
 }
 
-const insertSettingIfAbsent = `-- name: InsertSettingIfAbsent :exec
+const InsertSettingIfAbsent = `-- name: InsertSettingIfAbsent :exec
 INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING
 `
 
@@ -33,16 +33,16 @@ type InsertSettingIfAbsentParams struct {
 // InsertSettingIfAbsent stores a setting unless another instance already did,
 // so concurrent first starts agree on one value.
 func (q *Queries) InsertSettingIfAbsent(ctx context.Context, arg InsertSettingIfAbsentParams) error {
-	_, err := q.db.Exec(ctx, insertSettingIfAbsent, arg.Name, arg.Value)
+	_, err := q.db.Exec(ctx, InsertSettingIfAbsent, arg.Name, arg.Value)
 	return err
 }
 
-const lockBootstrap = `-- name: LockBootstrap :exec
+const LockBootstrap = `-- name: LockBootstrap :exec
 SELECT pg_advisory_xact_lock(7303052102)
 `
 
 // LockBootstrap serializes instances bootstrapping one database, until the transaction ends.
 func (q *Queries) LockBootstrap(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, lockBootstrap)
+	_, err := q.db.Exec(ctx, LockBootstrap)
 	return err
 }

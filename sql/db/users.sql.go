@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const createUser = `-- name: CreateUser :one
+const CreateUser = `-- name: CreateUser :one
 INSERT INTO users (email, name, password_hash, initial_password)
 VALUES ($1, $2, $3, $4)
 RETURNING id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at
@@ -26,7 +26,7 @@ type CreateUserParams struct {
 
 // CreateUser inserts a user; password_hash is NULL for SSO-only users.
 func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, error) {
-	row := q.db.QueryRow(ctx, createUser,
+	row := q.db.QueryRow(ctx, CreateUser,
 		arg.Email,
 		arg.Name,
 		arg.PasswordHash,
@@ -46,13 +46,13 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, e
 	return i, err
 }
 
-const getUser = `-- name: GetUser :one
+const GetUser = `-- name: GetUser :one
 SELECT id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at FROM users WHERE id = $1
 `
 
 // GetUser returns a user by id.
 func (q *Queries) GetUser(ctx context.Context, id uuid.UUID) (User, error) {
-	row := q.db.QueryRow(ctx, getUser, id)
+	row := q.db.QueryRow(ctx, GetUser, id)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -67,13 +67,13 @@ func (q *Queries) GetUser(ctx context.Context, id uuid.UUID) (User, error) {
 	return i, err
 }
 
-const getUserByEmail = `-- name: GetUserByEmail :one
+const GetUserByEmail = `-- name: GetUserByEmail :one
 SELECT id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at FROM users WHERE lower(email) = lower($1::text)
 `
 
 // GetUserByEmail matches an email case-insensitively (users_email_unique).
 func (q *Queries) GetUserByEmail(ctx context.Context, email string) (User, error) {
-	row := q.db.QueryRow(ctx, getUserByEmail, email)
+	row := q.db.QueryRow(ctx, GetUserByEmail, email)
 	var i User
 	err := row.Scan(
 		&i.ID,
@@ -88,7 +88,7 @@ func (q *Queries) GetUserByEmail(ctx context.Context, email string) (User, error
 	return i, err
 }
 
-const updateUserPassword = `-- name: UpdateUserPassword :one
+const UpdateUserPassword = `-- name: UpdateUserPassword :one
 UPDATE users
 SET password_hash = $2, initial_password = NULL, session_epoch = session_epoch + 1, updated_at = now()
 WHERE id = $1
@@ -103,7 +103,7 @@ type UpdateUserPasswordParams struct {
 // UpdateUserPassword stores a new password hash, clears the initial password
 // and bumps session_epoch so every earlier session token stops working.
 func (q *Queries) UpdateUserPassword(ctx context.Context, arg UpdateUserPasswordParams) (User, error) {
-	row := q.db.QueryRow(ctx, updateUserPassword, arg.ID, arg.PasswordHash)
+	row := q.db.QueryRow(ctx, UpdateUserPassword, arg.ID, arg.PasswordHash)
 	var i User
 	err := row.Scan(
 		&i.ID,

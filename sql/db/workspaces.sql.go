@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 )
 
-const addWorkspaceUser = `-- name: AddWorkspaceUser :exec
+const AddWorkspaceUser = `-- name: AddWorkspaceUser :exec
 INSERT INTO workspace_users (workspace_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING
 `
 
@@ -23,23 +23,23 @@ type AddWorkspaceUserParams struct {
 
 // AddWorkspaceUser makes a user a member of a workspace; adding twice is harmless.
 func (q *Queries) AddWorkspaceUser(ctx context.Context, arg AddWorkspaceUserParams) error {
-	_, err := q.db.Exec(ctx, addWorkspaceUser, arg.WorkspaceID, arg.UserID)
+	_, err := q.db.Exec(ctx, AddWorkspaceUser, arg.WorkspaceID, arg.UserID)
 	return err
 }
 
-const countWorkspaces = `-- name: CountWorkspaces :one
+const CountWorkspaces = `-- name: CountWorkspaces :one
 SELECT count(*) FROM workspaces
 `
 
 // CountWorkspaces tells bootstrap whether the database is empty.
 func (q *Queries) CountWorkspaces(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, countWorkspaces)
+	row := q.db.QueryRow(ctx, CountWorkspaces)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
 }
 
-const createWorkspace = `-- name: CreateWorkspace :one
+const CreateWorkspace = `-- name: CreateWorkspace :one
 INSERT INTO workspaces (name, key) VALUES ($1, $2) RETURNING id, name, key, license, sso_oidc, created_at, updated_at
 `
 
@@ -50,7 +50,7 @@ type CreateWorkspaceParams struct {
 
 // CreateWorkspace inserts a workspace.
 func (q *Queries) CreateWorkspace(ctx context.Context, arg CreateWorkspaceParams) (Workspace, error) {
-	row := q.db.QueryRow(ctx, createWorkspace, arg.Name, arg.Key)
+	row := q.db.QueryRow(ctx, CreateWorkspace, arg.Name, arg.Key)
 	var i Workspace
 	err := row.Scan(
 		&i.ID,
@@ -64,13 +64,13 @@ func (q *Queries) CreateWorkspace(ctx context.Context, arg CreateWorkspaceParams
 	return i, err
 }
 
-const getWorkspace = `-- name: GetWorkspace :one
+const GetWorkspace = `-- name: GetWorkspace :one
 SELECT id, name, key, license, sso_oidc, created_at, updated_at FROM workspaces WHERE id = $1
 `
 
 // GetWorkspace returns a workspace by id.
 func (q *Queries) GetWorkspace(ctx context.Context, id uuid.UUID) (Workspace, error) {
-	row := q.db.QueryRow(ctx, getWorkspace, id)
+	row := q.db.QueryRow(ctx, GetWorkspace, id)
 	var i Workspace
 	err := row.Scan(
 		&i.ID,
@@ -84,13 +84,13 @@ func (q *Queries) GetWorkspace(ctx context.Context, id uuid.UUID) (Workspace, er
 	return i, err
 }
 
-const getWorkspaceByKey = `-- name: GetWorkspaceByKey :one
+const GetWorkspaceByKey = `-- name: GetWorkspaceByKey :one
 SELECT id, name, key, license, sso_oidc, created_at, updated_at FROM workspaces WHERE lower(key) = lower($1::text)
 `
 
 // GetWorkspaceByKey returns a workspace by key, case-insensitively.
 func (q *Queries) GetWorkspaceByKey(ctx context.Context, key string) (Workspace, error) {
-	row := q.db.QueryRow(ctx, getWorkspaceByKey, key)
+	row := q.db.QueryRow(ctx, GetWorkspaceByKey, key)
 	var i Workspace
 	err := row.Scan(
 		&i.ID,
@@ -104,7 +104,7 @@ func (q *Queries) GetWorkspaceByKey(ctx context.Context, key string) (Workspace,
 	return i, err
 }
 
-const listUserWorkspaces = `-- name: ListUserWorkspaces :many
+const ListUserWorkspaces = `-- name: ListUserWorkspaces :many
 SELECT w.id, w.name, w.key, w.license, w.sso_oidc, w.created_at, w.updated_at FROM workspaces w
 JOIN workspace_users wu ON wu.workspace_id = w.id
 WHERE wu.user_id = $1
@@ -113,7 +113,7 @@ ORDER BY wu.created_at, w.id
 
 // ListUserWorkspaces returns the workspaces a user belongs to, oldest membership first.
 func (q *Queries) ListUserWorkspaces(ctx context.Context, userID uuid.UUID) ([]Workspace, error) {
-	rows, err := q.db.Query(ctx, listUserWorkspaces, userID)
+	rows, err := q.db.Query(ctx, ListUserWorkspaces, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (q *Queries) ListUserWorkspaces(ctx context.Context, userID uuid.UUID) ([]W
 	return items, nil
 }
 
-const updateWorkspace = `-- name: UpdateWorkspace :one
+const UpdateWorkspace = `-- name: UpdateWorkspace :one
 UPDATE workspaces SET name = $2, key = $3, updated_at = now() WHERE id = $1 RETURNING id, name, key, license, sso_oidc, created_at, updated_at
 `
 
@@ -152,7 +152,7 @@ type UpdateWorkspaceParams struct {
 
 // UpdateWorkspace sets the general settings.
 func (q *Queries) UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams) (Workspace, error) {
-	row := q.db.QueryRow(ctx, updateWorkspace, arg.ID, arg.Name, arg.Key)
+	row := q.db.QueryRow(ctx, UpdateWorkspace, arg.ID, arg.Name, arg.Key)
 	var i Workspace
 	err := row.Scan(
 		&i.ID,
@@ -166,7 +166,7 @@ func (q *Queries) UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams
 	return i, err
 }
 
-const updateWorkspaceSSO = `-- name: UpdateWorkspaceSSO :one
+const UpdateWorkspaceSSO = `-- name: UpdateWorkspaceSSO :one
 UPDATE workspaces SET sso_oidc = $2, updated_at = now() WHERE id = $1 RETURNING id, name, key, license, sso_oidc, created_at, updated_at
 `
 
@@ -177,7 +177,7 @@ type UpdateWorkspaceSSOParams struct {
 
 // UpdateWorkspaceSSO replaces the stored OIDC settings.
 func (q *Queries) UpdateWorkspaceSSO(ctx context.Context, arg UpdateWorkspaceSSOParams) (Workspace, error) {
-	row := q.db.QueryRow(ctx, updateWorkspaceSSO, arg.ID, arg.SsoOidc)
+	row := q.db.QueryRow(ctx, UpdateWorkspaceSSO, arg.ID, arg.SsoOidc)
 	var i Workspace
 	err := row.Scan(
 		&i.ID,

@@ -19,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/migrations"
-	"github.com/bunting-flags/bunting/sql/store"
 )
 
 // templateLock serializes test processes creating the template database.
@@ -40,12 +39,18 @@ var (
 	templateErr  error
 )
 
-// New returns a pool on a fresh database with every migration applied; the
-// database is dropped when the test ends.
-func New(t testing.TB) *pgxpool.Pool {
+// New returns a pool on a fresh database with every migration applied, made
+// with configure (pass store.ConfigurePool, as the server does); the database
+// is dropped when the test ends.
+func New(t testing.TB, configure func(*pgxpool.Config)) *pgxpool.Pool {
 	t.Helper()
 	url, name := NewDatabase(t)
-	pool, err := pgxpool.New(context.Background(), url)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configure(cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("connect to %s: %v", name, err)
 	}
@@ -136,7 +141,7 @@ func ensureTemplate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = store.Migrate(ctx, pool)
+	_, err = migrations.Apply(ctx, pool)
 	pool.Close()
 	if err != nil {
 		return "", err

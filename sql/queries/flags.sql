@@ -38,7 +38,7 @@ DELETE FROM feature_flags WHERE id = $1 AND is_archived;
 -- ListFlagsByCreated pages an environment's flags newest first (feature_flags_env_created).
 SELECT * FROM feature_flags
 WHERE env_id = @env_id AND is_archived = @is_archived
-  AND tags @> @tags::text[]
+  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
   AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
 ORDER BY created_at DESC, id
 LIMIT @page_size OFFSET @page_offset;
@@ -47,7 +47,7 @@ LIMIT @page_size OFFSET @page_offset;
 -- ListFlagsByKey pages an environment's flags by key (feature_flags_env_key).
 SELECT * FROM feature_flags
 WHERE env_id = @env_id AND is_archived = @is_archived
-  AND tags @> @tags::text[]
+  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
   AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
 ORDER BY key, id
 LIMIT @page_size OFFSET @page_offset;
@@ -58,7 +58,7 @@ LIMIT @page_size OFFSET @page_offset;
 SELECT * FROM feature_flags
 WHERE env_id = @env_id AND is_archived = @is_archived
   AND (lower(name) || ' ' || lower(key)) LIKE @pattern::text
-  AND tags @> @tags::text[]
+  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
   AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
 ORDER BY created_at DESC, id
 LIMIT @page_size OFFSET @page_offset;
@@ -68,18 +68,24 @@ LIMIT @page_size OFFSET @page_offset;
 SELECT * FROM feature_flags
 WHERE env_id = @env_id AND is_archived = @is_archived
   AND (lower(name) || ' ' || lower(key)) LIKE @pattern::text
-  AND tags @> @tags::text[]
+  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
   AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
 ORDER BY key, id
 LIMIT @page_size OFFSET @page_offset;
 
 -- name: CountFlags :one
--- CountFlags counts what the list and search queries page through; an empty
--- pattern ('%') counts without searching.
+-- CountFlags counts what the list queries page through.
 SELECT count(*) FROM feature_flags
 WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (@pattern::text = '%' OR (lower(name) || ' ' || lower(key)) LIKE @pattern::text)
-  AND tags @> @tags::text[]
+  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
+  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled));
+
+-- name: CountFlagSearch :one
+-- CountFlagSearch counts what the search queries page through (feature_flags_search).
+SELECT count(*) FROM feature_flags
+WHERE env_id = @env_id AND is_archived = @is_archived
+  AND (lower(name) || ' ' || lower(key)) LIKE @pattern::text
+  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
   AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled));
 
 -- name: ListFlagTags :many

@@ -282,25 +282,31 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	}
 	pattern := "%" + escapeLike(strings.ToLower(f.Name)) + "%"
 	var rows []db.FeatureFlag
+	var total int64
+	list := db.ListFlagsByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags, IsEnabled: f.IsEnabled,
+		PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
+	search := db.SearchFlagsByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: pattern, Tags: f.Tags,
+		IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
 	switch {
 	case f.Name == "" && f.SortBy == "key":
-		rows, err = s.q.ListFlagsByKey(ctx, db.ListFlagsByKeyParams{EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
-			IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		rows, err = s.q.ListFlagsByKey(ctx, db.ListFlagsByKeyParams(list))
 	case f.Name == "":
-		rows, err = s.q.ListFlagsByCreated(ctx, db.ListFlagsByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
-			IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		rows, err = s.q.ListFlagsByCreated(ctx, list)
 	case f.SortBy == "key":
-		rows, err = s.q.SearchFlagsByKey(ctx, db.SearchFlagsByKeyParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: pattern,
-			Tags: f.Tags, IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		rows, err = s.q.SearchFlagsByKey(ctx, db.SearchFlagsByKeyParams(search))
 	default:
-		rows, err = s.q.SearchFlagsByCreated(ctx, db.SearchFlagsByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: pattern,
-			Tags: f.Tags, IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		rows, err = s.q.SearchFlagsByCreated(ctx, search)
 	}
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}
-	total, err := s.q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, IsArchived: f.IsArchived,
-		Pattern: pattern, Tags: f.Tags, IsEnabled: f.IsEnabled})
+	if f.Name == "" {
+		total, err = s.q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, IsArchived: f.IsArchived,
+			Tags: f.Tags, IsEnabled: f.IsEnabled})
+	} else {
+		total, err = s.q.CountFlagSearch(ctx, db.CountFlagSearchParams{EnvID: env.Environment.ID, IsArchived: f.IsArchived,
+			Pattern: pattern, Tags: f.Tags, IsEnabled: f.IsEnabled})
+	}
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}

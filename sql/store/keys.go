@@ -44,7 +44,7 @@ type Keys struct {
 	Session []byte
 	// CookieHash and CookieBlock authenticate and encrypt browser session cookies.
 	CookieHash, CookieBlock []byte
-	seal cipher.AEAD
+	seal                    cipher.AEAD
 }
 
 // DeriveKeys derives every key Bunting uses from the server secret with HKDF-SHA256.

@@ -255,9 +255,9 @@ func glob(pattern, name string) bool {
 
 // Resource names for permission checks (no organization prefix).
 
-func workspaceRN(key string) string         { return "workspace/" + key }
-func organizationRN(key string) string      { return "organization/" + key }
-func projectRN(projectKey string) string    { return "project/" + projectKey }
+func workspaceRN(key string) string          { return "workspace/" + key }
+func organizationRN(key string) string       { return "organization/" + key }
+func projectRN(projectKey string) string     { return "project/" + projectKey }
 func envRN(projectKey, envKey string) string { return projectRN(projectKey) + ":env/" + envKey }
 
 const (

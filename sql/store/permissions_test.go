@@ -18,7 +18,7 @@ func TestMatchResource(t *testing.T) {
 		{"project/*:env/*:flag/pay-*", "project/web:env/dev:flag/pay-v2", true},
 		{"project/*:env/*:flag/pay-*", "project/web:env/dev:flag/checkout", false},
 		{"project/web:env/prod:flag/a", "project/web:env/prod", false}, // more parts than the name
-		{"project/Web", "project/web", false},                           // case-sensitive
+		{"project/Web", "project/web", false},                          // case-sensitive
 		{"project/*:env/*:flag/*;beta", "project/web:env/prod:flag/a;beta,ui", true},
 		{"project/*:env/*:flag/*;beta", "project/web:env/prod:flag/a;ui", false},
 		{"project/*:env/*:flag/*;beta", "project/web:env/prod:flag/a", false},

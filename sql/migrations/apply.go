@@ -1,4 +1,4 @@
-package store
+package migrations
 
 import (
 	"context"
@@ -8,17 +8,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/bunting-flags/bunting/sql/migrations"
 )
 
 // migrationLock is the advisory lock that serializes instances migrating one database.
 const migrationLock = 7_303_052_101
 
-// Migrate applies every migration not yet applied, each in its own transaction,
+// Apply applies every migration not yet applied, each in its own transaction,
 // and reports how many it applied. Instances starting together wait for each other.
-func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
-	names, err := fs.Glob(migrations.FS, "*.sql")
+func Apply(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+	names, err := fs.Glob(FS, "*.sql")
 	if err != nil {
 		return 0, err
 	}
@@ -47,7 +45,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 		if done {
 			continue
 		}
-		body, err := fs.ReadFile(migrations.FS, name)
+		body, err := fs.ReadFile(FS, name)
 		if err != nil {
 			return applied, err
 		}
