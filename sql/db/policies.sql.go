@@ -12,6 +12,41 @@ import (
 	"github.com/google/uuid"
 )
 
+const addGroupPolicy = `-- name: AddGroupPolicy :exec
+INSERT INTO group_policies (group_id, policy_id) VALUES ($1, $2) ON CONFLICT DO NOTHING
+`
+
+type AddGroupPolicyParams struct {
+	GroupID  uuid.UUID
+	PolicyID uuid.UUID
+}
+
+// AddGroupPolicy attaches a policy to a group; attaching twice is harmless.
+func (q *Queries) AddGroupPolicy(ctx context.Context, arg AddGroupPolicyParams) error {
+	_, err := q.db.Exec(ctx, addGroupPolicy, arg.GroupID, arg.PolicyID)
+	return err
+}
+
+const addMemberPolicies = `-- name: AddMemberPolicies :exec
+INSERT INTO member_policies (organization_id, user_id, policy_id)
+SELECT $1::uuid, $2, p.id FROM policies p
+WHERE p.id = ANY($3::uuid[]) AND (p.organization_id = $1::uuid OR p.organization_id IS NULL)
+ON CONFLICT DO NOTHING
+`
+
+type AddMemberPoliciesParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	Ids            []uuid.UUID
+}
+
+// AddMemberPolicies attaches to a member those of ids that are the
+// organization's policies or built-in ones.
+func (q *Queries) AddMemberPolicies(ctx context.Context, arg AddMemberPoliciesParams) error {
+	_, err := q.db.Exec(ctx, addMemberPolicies, arg.OrganizationID, arg.UserID, arg.Ids)
+	return err
+}
+
 const addMemberPolicy = `-- name: AddMemberPolicy :exec
 INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)
 ON CONFLICT DO NOTHING
@@ -27,6 +62,122 @@ type AddMemberPolicyParams struct {
 func (q *Queries) AddMemberPolicy(ctx context.Context, arg AddMemberPolicyParams) error {
 	_, err := q.db.Exec(ctx, addMemberPolicy, arg.OrganizationID, arg.UserID, arg.PolicyID)
 	return err
+}
+
+const countGroupPolicies = `-- name: CountGroupPolicies :one
+SELECT count(*) FROM policies p
+WHERE (p.organization_id = $1::uuid OR p.organization_id IS NULL)
+  AND lower(p.name) LIKE '%' || lower($2::text) || '%'
+  AND ($3::boolean OR EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = $4 AND gp.policy_id = p.id))
+`
+
+type CountGroupPoliciesParams struct {
+	OrganizationID uuid.UUID
+	Name           string
+	GetAll         bool
+	GroupID        uuid.UUID
+}
+
+// CountGroupPolicies counts what ListGroupPolicies pages through.
+func (q *Queries) CountGroupPolicies(ctx context.Context, arg CountGroupPoliciesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countGroupPolicies,
+		arg.OrganizationID,
+		arg.Name,
+		arg.GetAll,
+		arg.GroupID,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const countInheritedPolicies = `-- name: CountInheritedPolicies :one
+SELECT count(*)
+FROM group_members gm
+JOIN group_policies gp ON gp.group_id = gm.group_id
+JOIN policies p ON p.id = gp.policy_id
+WHERE gm.organization_id = $1::uuid AND gm.user_id = $2
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+`
+
+type CountInheritedPoliciesParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	Name           string
+}
+
+// CountInheritedPolicies counts what ListInheritedPolicies pages through.
+func (q *Queries) CountInheritedPolicies(ctx context.Context, arg CountInheritedPoliciesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countInheritedPolicies, arg.OrganizationID, arg.UserID, arg.Name)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const countMemberPolicies = `-- name: CountMemberPolicies :one
+SELECT count(*) FROM policies p
+WHERE (p.organization_id = $1::uuid OR p.organization_id IS NULL)
+  AND lower(p.name) LIKE '%' || lower($2::text) || '%'
+  AND ($3::boolean OR EXISTS (SELECT 1 FROM member_policies mp
+               WHERE mp.organization_id = $1::uuid AND mp.user_id = $4 AND mp.policy_id = p.id))
+`
+
+type CountMemberPoliciesParams struct {
+	OrganizationID uuid.UUID
+	Name           string
+	GetAll         bool
+	UserID         uuid.UUID
+}
+
+// CountMemberPolicies counts what ListMemberPolicies pages through.
+func (q *Queries) CountMemberPolicies(ctx context.Context, arg CountMemberPoliciesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countMemberPolicies,
+		arg.OrganizationID,
+		arg.Name,
+		arg.GetAll,
+		arg.UserID,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const countPolicies = `-- name: CountPolicies :one
+SELECT count(*) FROM policies
+WHERE (organization_id = $1::uuid OR organization_id IS NULL)
+  AND lower(name) LIKE '%' || lower($2::text) || '%'
+`
+
+type CountPoliciesParams struct {
+	OrganizationID uuid.UUID
+	Name           string
+}
+
+// CountPolicies counts what ListPolicies pages through.
+func (q *Queries) CountPolicies(ctx context.Context, arg CountPoliciesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countPolicies, arg.OrganizationID, arg.Name)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const countUsablePolicies = `-- name: CountUsablePolicies :one
+SELECT count(*) FROM policies
+WHERE id = ANY($1::uuid[]) AND (organization_id = $2::uuid OR organization_id IS NULL)
+`
+
+type CountUsablePoliciesParams struct {
+	Ids            []uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// CountUsablePolicies counts how many of ids are an organization's policies
+// or built-in ones; callers pass distinct ids.
+func (q *Queries) CountUsablePolicies(ctx context.Context, arg CountUsablePoliciesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countUsablePolicies, arg.Ids, arg.OrganizationID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const createPolicy = `-- name: CreatePolicy :one
@@ -71,15 +222,365 @@ func (q *Queries) CreatePolicy(ctx context.Context, arg CreatePolicyParams) (Pol
 	return i, err
 }
 
+const deletePolicy = `-- name: DeletePolicy :execrows
+DELETE FROM policies WHERE id = $1 AND organization_id = $2::uuid
+`
+
+type DeletePolicyParams struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// DeletePolicy removes one of an organization's own policies; its member and
+// group attachments cascade.
+func (q *Queries) DeletePolicy(ctx context.Context, arg DeletePolicyParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deletePolicy, arg.ID, arg.OrganizationID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const getPolicy = `-- name: GetPolicy :one
+SELECT id, organization_id, name, key, description, type, statements, created_at, updated_at FROM policies
+WHERE id = $1 AND (organization_id = $2::uuid OR organization_id IS NULL)
+`
+
+type GetPolicyParams struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// GetPolicy returns one of an organization's policies or a built-in one.
+func (q *Queries) GetPolicy(ctx context.Context, arg GetPolicyParams) (Policy, error) {
+	row := q.db.QueryRow(ctx, getPolicy, arg.ID, arg.OrganizationID)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.Name,
+		&i.Key,
+		&i.Description,
+		&i.Type,
+		&i.Statements,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const getPolicyByKey = `-- name: GetPolicyByKey :one
+SELECT id, organization_id, name, key, description, type, statements, created_at, updated_at FROM policies
+WHERE key = $1 AND (organization_id = $2::uuid OR organization_id IS NULL)
+ORDER BY organization_id NULLS LAST
+LIMIT 1
+`
+
+type GetPolicyByKeyParams struct {
+	Key            string
+	OrganizationID uuid.UUID
+}
+
+// GetPolicyByKey finds the policy with exactly this key among an
+// organization's and the built-in ones, the organization's first.
+func (q *Queries) GetPolicyByKey(ctx context.Context, arg GetPolicyByKeyParams) (Policy, error) {
+	row := q.db.QueryRow(ctx, getPolicyByKey, arg.Key, arg.OrganizationID)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.Name,
+		&i.Key,
+		&i.Description,
+		&i.Type,
+		&i.Statements,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const isPolicyKeyUsed = `-- name: IsPolicyKeyUsed :one
+SELECT EXISTS (
+    SELECT 1 FROM policies
+    WHERE lower(key) = lower($1::text) AND (organization_id = $2::uuid OR organization_id IS NULL)
+)
+`
+
+type IsPolicyKeyUsedParams struct {
+	Key            string
+	OrganizationID uuid.UUID
+}
+
+// IsPolicyKeyUsed tells whether a key, compared case-insensitively, is taken
+// by one of an organization's policies or a built-in one.
+func (q *Queries) IsPolicyKeyUsed(ctx context.Context, arg IsPolicyKeyUsedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, isPolicyKeyUsed, arg.Key, arg.OrganizationID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const listGroupPolicies = `-- name: ListGroupPolicies :many
+SELECT p.id, p.name, p.type, p.description,
+       EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = $1 AND gp.policy_id = p.id) AS is_group_policy
+FROM policies p
+WHERE (p.organization_id = $2::uuid OR p.organization_id IS NULL)
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = $1 AND gp.policy_id = p.id))
+ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id
+LIMIT $6 OFFSET $5
+`
+
+type ListGroupPoliciesParams struct {
+	GroupID        uuid.UUID
+	OrganizationID uuid.UUID
+	Name           string
+	GetAll         bool
+	PageOffset     int32
+	PageSize       int32
+}
+
+type ListGroupPoliciesRow struct {
+	ID            uuid.UUID
+	Name          string
+	Type          string
+	Description   string
+	IsGroupPolicy bool
+}
+
+// ListGroupPolicies pages the policies usable in an organization, each
+// marked when attached to the group; without get_all only those. An
+// organization has few policies (policies_org_name).
+func (q *Queries) ListGroupPolicies(ctx context.Context, arg ListGroupPoliciesParams) ([]ListGroupPoliciesRow, error) {
+	rows, err := q.db.Query(ctx, listGroupPolicies,
+		arg.GroupID,
+		arg.OrganizationID,
+		arg.Name,
+		arg.GetAll,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListGroupPoliciesRow{}
+	for rows.Next() {
+		var i ListGroupPoliciesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Type,
+			&i.Description,
+			&i.IsGroupPolicy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listGroupPolicyIDs = `-- name: ListGroupPolicyIDs :many
+SELECT policy_id FROM group_policies WHERE group_id = $1 ORDER BY policy_id
+`
+
+// ListGroupPolicyIDs returns the policies attached to a group.
+func (q *Queries) ListGroupPolicyIDs(ctx context.Context, groupID uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, listGroupPolicyIDs, groupID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var policy_id uuid.UUID
+		if err := rows.Scan(&policy_id); err != nil {
+			return nil, err
+		}
+		items = append(items, policy_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listInheritedPolicies = `-- name: ListInheritedPolicies :many
+SELECT p.id, p.name, p.type, p.description, g.id AS group_id, g.name AS group_name
+FROM group_members gm
+JOIN groups g ON g.id = gm.group_id
+JOIN group_policies gp ON gp.group_id = g.id
+JOIN policies p ON p.id = gp.policy_id
+WHERE gm.organization_id = $1::uuid AND gm.user_id = $2
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+ORDER BY lower(p.name), p.id, lower(g.name), g.id
+LIMIT $5 OFFSET $4
+`
+
+type ListInheritedPoliciesParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	Name           string
+	PageOffset     int32
+	PageSize       int32
+}
+
+type ListInheritedPoliciesRow struct {
+	ID          uuid.UUID
+	Name        string
+	Type        string
+	Description string
+	GroupID     uuid.UUID
+	GroupName   string
+}
+
+// ListInheritedPolicies pages the policies a member holds through groups,
+// one row per policy and group (group_members_user).
+func (q *Queries) ListInheritedPolicies(ctx context.Context, arg ListInheritedPoliciesParams) ([]ListInheritedPoliciesRow, error) {
+	rows, err := q.db.Query(ctx, listInheritedPolicies,
+		arg.OrganizationID,
+		arg.UserID,
+		arg.Name,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListInheritedPoliciesRow{}
+	for rows.Next() {
+		var i ListInheritedPoliciesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Type,
+			&i.Description,
+			&i.GroupID,
+			&i.GroupName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listMemberPolicies = `-- name: ListMemberPolicies :many
+SELECT p.id, p.name, p.type, p.description,
+       EXISTS (SELECT 1 FROM member_policies mp
+               WHERE mp.organization_id = $1::uuid AND mp.user_id = $2 AND mp.policy_id = p.id) AS is_member_policy
+FROM policies p
+WHERE (p.organization_id = $1::uuid OR p.organization_id IS NULL)
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR EXISTS (SELECT 1 FROM member_policies mp
+               WHERE mp.organization_id = $1::uuid AND mp.user_id = $2 AND mp.policy_id = p.id))
+ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id
+LIMIT $6 OFFSET $5
+`
+
+type ListMemberPoliciesParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	Name           string
+	GetAll         bool
+	PageOffset     int32
+	PageSize       int32
+}
+
+type ListMemberPoliciesRow struct {
+	ID             uuid.UUID
+	Name           string
+	Type           string
+	Description    string
+	IsMemberPolicy bool
+}
+
+// ListMemberPolicies pages the policies usable in an organization, each
+// marked when the member holds it directly; without get_all only those.
+// An organization has few policies (policies_org_name).
+func (q *Queries) ListMemberPolicies(ctx context.Context, arg ListMemberPoliciesParams) ([]ListMemberPoliciesRow, error) {
+	rows, err := q.db.Query(ctx, listMemberPolicies,
+		arg.OrganizationID,
+		arg.UserID,
+		arg.Name,
+		arg.GetAll,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListMemberPoliciesRow{}
+	for rows.Next() {
+		var i ListMemberPoliciesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Type,
+			&i.Description,
+			&i.IsMemberPolicy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listMemberPolicyIDs = `-- name: ListMemberPolicyIDs :many
+SELECT policy_id FROM member_policies
+WHERE organization_id = $1 AND user_id = $2
+ORDER BY policy_id
+`
+
+type ListMemberPolicyIDsParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+}
+
+// ListMemberPolicyIDs returns the policies a member holds directly.
+func (q *Queries) ListMemberPolicyIDs(ctx context.Context, arg ListMemberPolicyIDsParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, listMemberPolicyIDs, arg.OrganizationID, arg.UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var policy_id uuid.UUID
+		if err := rows.Scan(&policy_id); err != nil {
+			return nil, err
+		}
+		items = append(items, policy_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listMemberStatements = `-- name: ListMemberStatements :many
 SELECT p.statements FROM policies p
 WHERE p.id IN (
     SELECT mp.policy_id FROM member_policies mp
-    WHERE mp.organization_id = $1 AND mp.user_id = $2
+    WHERE mp.organization_id = $1::uuid AND mp.user_id = $2
     UNION
     SELECT gp.policy_id FROM group_policies gp
     JOIN group_members gm ON gm.group_id = gp.group_id
-    WHERE gm.organization_id = $1 AND gm.user_id = $2
+    WHERE gm.organization_id = $1::uuid AND gm.user_id = $2
 )
 `
 
@@ -108,6 +609,184 @@ func (q *Queries) ListMemberStatements(ctx context.Context, arg ListMemberStatem
 		return nil, err
 	}
 	return items, nil
+}
+
+const listPolicies = `-- name: ListPolicies :many
+SELECT id, organization_id, name, key, description, type, statements, created_at, updated_at FROM policies
+WHERE (organization_id = $1::uuid OR organization_id IS NULL)
+  AND lower(name) LIKE '%' || lower($2::text) || '%'
+ORDER BY organization_id IS NOT NULL, lower(name), id
+LIMIT $4 OFFSET $3
+`
+
+type ListPoliciesParams struct {
+	OrganizationID uuid.UUID
+	Name           string
+	PageOffset     int32
+	PageSize       int32
+}
+
+// ListPolicies pages the built-in policies and an organization's, built-ins
+// first, then by name, filtered by part of the name (an escaped LIKE
+// pattern); policies_org_name.
+func (q *Queries) ListPolicies(ctx context.Context, arg ListPoliciesParams) ([]Policy, error) {
+	rows, err := q.db.Query(ctx, listPolicies,
+		arg.OrganizationID,
+		arg.Name,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Policy{}
+	for rows.Next() {
+		var i Policy
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganizationID,
+			&i.Name,
+			&i.Key,
+			&i.Description,
+			&i.Type,
+			&i.Statements,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const organizationHasOwner = `-- name: OrganizationHasOwner :one
+SELECT EXISTS (
+    SELECT 1 FROM member_policies mp
+    WHERE mp.organization_id = $1::uuid AND mp.policy_id = $2::uuid
+    UNION ALL
+    SELECT 1 FROM group_policies gp
+    JOIN groups g ON g.id = gp.group_id
+    WHERE g.organization_id = $1::uuid AND gp.policy_id = $2::uuid
+      AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id)
+)
+`
+
+type OrganizationHasOwnerParams struct {
+	OrganizationID uuid.UUID
+	OwnerPolicyID  uuid.UUID
+}
+
+// OrganizationHasOwner tells whether some member holds the owner policy,
+// directly (member_policies_org_policy) or through a group with members.
+func (q *Queries) OrganizationHasOwner(ctx context.Context, arg OrganizationHasOwnerParams) (bool, error) {
+	row := q.db.QueryRow(ctx, organizationHasOwner, arg.OrganizationID, arg.OwnerPolicyID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const removeGroupPolicy = `-- name: RemoveGroupPolicy :exec
+DELETE FROM group_policies WHERE group_id = $1 AND policy_id = $2
+`
+
+type RemoveGroupPolicyParams struct {
+	GroupID  uuid.UUID
+	PolicyID uuid.UUID
+}
+
+// RemoveGroupPolicy detaches a policy from a group; detaching twice is harmless.
+func (q *Queries) RemoveGroupPolicy(ctx context.Context, arg RemoveGroupPolicyParams) error {
+	_, err := q.db.Exec(ctx, removeGroupPolicy, arg.GroupID, arg.PolicyID)
+	return err
+}
+
+const removeMemberPolicy = `-- name: RemoveMemberPolicy :exec
+DELETE FROM member_policies WHERE organization_id = $1 AND user_id = $2 AND policy_id = $3
+`
+
+type RemoveMemberPolicyParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	PolicyID       uuid.UUID
+}
+
+// RemoveMemberPolicy detaches a policy from a member; detaching twice is harmless.
+func (q *Queries) RemoveMemberPolicy(ctx context.Context, arg RemoveMemberPolicyParams) error {
+	_, err := q.db.Exec(ctx, removeMemberPolicy, arg.OrganizationID, arg.UserID, arg.PolicyID)
+	return err
+}
+
+const updatePolicySettings = `-- name: UpdatePolicySettings :one
+UPDATE policies SET name = $1, description = $2, updated_at = now()
+WHERE id = $3 AND organization_id = $4::uuid
+RETURNING id, organization_id, name, key, description, type, statements, created_at, updated_at
+`
+
+type UpdatePolicySettingsParams struct {
+	Name           string
+	Description    string
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// UpdatePolicySettings renames and describes one of an organization's own
+// policies; built-ins never match.
+func (q *Queries) UpdatePolicySettings(ctx context.Context, arg UpdatePolicySettingsParams) (Policy, error) {
+	row := q.db.QueryRow(ctx, updatePolicySettings,
+		arg.Name,
+		arg.Description,
+		arg.ID,
+		arg.OrganizationID,
+	)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.Name,
+		&i.Key,
+		&i.Description,
+		&i.Type,
+		&i.Statements,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const updatePolicyStatements = `-- name: UpdatePolicyStatements :one
+UPDATE policies SET statements = $1, updated_at = now()
+WHERE id = $2 AND organization_id = $3::uuid
+RETURNING id, organization_id, name, key, description, type, statements, created_at, updated_at
+`
+
+type UpdatePolicyStatementsParams struct {
+	Statements     json.RawMessage
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// UpdatePolicyStatements replaces the statements of one of an organization's
+// own policies; built-ins never match.
+func (q *Queries) UpdatePolicyStatements(ctx context.Context, arg UpdatePolicyStatementsParams) (Policy, error) {
+	row := q.db.QueryRow(ctx, updatePolicyStatements, arg.Statements, arg.ID, arg.OrganizationID)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.Name,
+		&i.Key,
+		&i.Description,
+		&i.Type,
+		&i.Statements,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const upsertBuiltinPolicy = `-- name: UpsertBuiltinPolicy :exec
