@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -141,12 +142,21 @@ func ensureTemplate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The comment dates the template for the clean-up below.
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`COMMENT ON DATABASE %s IS 'bunting test template %d'`, building, time.Now().Unix())); err != nil {
+		return "", err
+	}
 	// Renaming last makes the template appear only once it is complete.
 	if _, err := admin.Exec(ctx, `ALTER DATABASE `+building+` RENAME TO `+name); err != nil {
 		return "", err
 	}
-	// Templates of older migrations are no longer needed.
-	rows, err := admin.Query(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'bunting_template_%' AND datname <> $1`, name)
+	// Templates of other migrations are dropped once they are a day old: a
+	// younger one may belong to another checkout (a branch with other
+	// migrations) running its tests on the same server right now.
+	rows, err := admin.Query(ctx, `SELECT datname FROM pg_database
+		WHERE datname LIKE 'bunting_template_%' AND datname <> $1
+		  AND shobj_description(oid, 'pg_database') LIKE 'bunting test template %'
+		  AND split_part(shobj_description(oid, 'pg_database'), ' ', 4)::bigint < $2`, name, time.Now().Add(-24*time.Hour).Unix())
 	if err != nil {
 		return "", err
 	}
