@@ -62,25 +62,26 @@ func (q *Queries) CountGroups(ctx context.Context, organizationID uuid.UUID) (in
 
 const countMemberGroups = `-- name: CountMemberGroups :one
 SELECT count(*) FROM groups g
-WHERE g.organization_id = $1
-  AND lower(g.name) LIKE '%' || lower($2::text) || '%'
-  AND ($3::boolean OR EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id AND gm.user_id = $4))
+LEFT JOIN group_members gm ON gm.group_id = g.id AND gm.user_id = $1
+WHERE g.organization_id = $2
+  AND lower(g.name) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR gm.user_id IS NOT NULL)
 `
 
 type CountMemberGroupsParams struct {
+	UserID         uuid.UUID
 	OrganizationID uuid.UUID
 	Name           string
 	GetAll         bool
-	UserID         uuid.UUID
 }
 
 // CountMemberGroups counts what ListMemberGroups pages through.
 func (q *Queries) CountMemberGroups(ctx context.Context, arg CountMemberGroupsParams) (int64, error) {
 	row := q.db.QueryRow(ctx, countMemberGroups,
+		arg.UserID,
 		arg.OrganizationID,
 		arg.Name,
 		arg.GetAll,
-		arg.UserID,
 	)
 	var count int64
 	err := row.Scan(&count)
@@ -144,25 +145,26 @@ func (q *Queries) CountSearchGroups(ctx context.Context, arg CountSearchGroupsPa
 
 const countSearchPolicyGroups = `-- name: CountSearchPolicyGroups :one
 SELECT count(*) FROM groups g
-WHERE g.organization_id = $1
-  AND lower(g.name) LIKE '%' || lower($2::text) || '%'
-  AND ($3::boolean OR EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = g.id AND gp.policy_id = $4))
+LEFT JOIN group_policies gp ON gp.group_id = g.id AND gp.policy_id = $1
+WHERE g.organization_id = $2
+  AND lower(g.name) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR gp.group_id IS NOT NULL)
 `
 
 type CountSearchPolicyGroupsParams struct {
+	PolicyID       uuid.UUID
 	OrganizationID uuid.UUID
 	Name           string
 	GetAll         bool
-	PolicyID       uuid.UUID
 }
 
 // CountSearchPolicyGroups counts what SearchPolicyGroups pages through.
 func (q *Queries) CountSearchPolicyGroups(ctx context.Context, arg CountSearchPolicyGroupsParams) (int64, error) {
 	row := q.db.QueryRow(ctx, countSearchPolicyGroups,
+		arg.PolicyID,
 		arg.OrganizationID,
 		arg.Name,
 		arg.GetAll,
-		arg.PolicyID,
 	)
 	var count int64
 	err := row.Scan(&count)
@@ -237,9 +239,9 @@ func (q *Queries) GetGroup(ctx context.Context, arg GetGroupParams) (Group, erro
 }
 
 const listAllGroupsForPolicy = `-- name: ListAllGroupsForPolicy :many
-SELECT g.id, g.name, g.description,
-       EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = g.id AND gp.policy_id = $1) AS is_policy_group
+SELECT g.id, g.name, g.description, (gp.group_id IS NOT NULL)::boolean AS is_policy_group
 FROM groups g
+LEFT JOIN group_policies gp ON gp.group_id = g.id AND gp.policy_id = $1
 WHERE g.organization_id = $2
 ORDER BY lower(g.name), g.id
 LIMIT $4 OFFSET $3
@@ -412,12 +414,12 @@ func (q *Queries) ListMemberGroupIDs(ctx context.Context, arg ListMemberGroupIDs
 }
 
 const listMemberGroups = `-- name: ListMemberGroups :many
-SELECT g.id, g.name, g.description,
-       EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id AND gm.user_id = $1) AS is_group_member
+SELECT g.id, g.name, g.description, (gm.user_id IS NOT NULL)::boolean AS is_group_member
 FROM groups g
+LEFT JOIN group_members gm ON gm.group_id = g.id AND gm.user_id = $1
 WHERE g.organization_id = $2
   AND lower(g.name) LIKE '%' || lower($3::text) || '%'
-  AND ($4::boolean OR EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id AND gm.user_id = $1))
+  AND ($4::boolean OR gm.user_id IS NOT NULL)
 ORDER BY lower(g.name), g.id
 LIMIT $6 OFFSET $5
 `
@@ -589,12 +591,12 @@ func (q *Queries) SearchGroups(ctx context.Context, arg SearchGroupsParams) ([]G
 }
 
 const searchPolicyGroups = `-- name: SearchPolicyGroups :many
-SELECT g.id, g.name, g.description,
-       EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = g.id AND gp.policy_id = $1) AS is_policy_group
+SELECT g.id, g.name, g.description, (gp.group_id IS NOT NULL)::boolean AS is_policy_group
 FROM groups g
+LEFT JOIN group_policies gp ON gp.group_id = g.id AND gp.policy_id = $1
 WHERE g.organization_id = $2
   AND lower(g.name) LIKE '%' || lower($3::text) || '%'
-  AND ($4::boolean OR EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = g.id AND gp.policy_id = $1))
+  AND ($4::boolean OR gp.group_id IS NOT NULL)
 ORDER BY lower(g.name), g.id
 LIMIT $6 OFFSET $5
 `

@@ -57,25 +57,26 @@ const countSearchGroupMembers = `-- name: CountSearchGroupMembers :one
 SELECT count(*)
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
-WHERE ou.organization_id = $1
-  AND (lower(u.email) LIKE '%' || lower($2::text) || '%' OR lower(u.name) LIKE '%' || lower($2::text) || '%')
-  AND ($3::boolean OR EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = $4 AND gm.user_id = ou.user_id))
+LEFT JOIN group_members gm ON gm.group_id = $1 AND gm.user_id = ou.user_id
+WHERE ou.organization_id = $2
+  AND (lower(u.email) LIKE '%' || lower($3::text) || '%' OR lower(u.name) LIKE '%' || lower($3::text) || '%')
+  AND ($4::boolean OR gm.user_id IS NOT NULL)
 `
 
 type CountSearchGroupMembersParams struct {
+	GroupID        uuid.UUID
 	OrganizationID uuid.UUID
 	Search         string
 	GetAll         bool
-	GroupID        uuid.UUID
 }
 
 // CountSearchGroupMembers counts what SearchGroupMembers pages through.
 func (q *Queries) CountSearchGroupMembers(ctx context.Context, arg CountSearchGroupMembersParams) (int64, error) {
 	row := q.db.QueryRow(ctx, countSearchGroupMembers,
+		arg.GroupID,
 		arg.OrganizationID,
 		arg.Search,
 		arg.GetAll,
-		arg.GroupID,
 	)
 	var count int64
 	err := row.Scan(&count)
@@ -107,26 +108,27 @@ const countSearchPolicyMembers = `-- name: CountSearchPolicyMembers :one
 SELECT count(*)
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
-WHERE ou.organization_id = $1
-  AND lower(u.email) LIKE '%' || lower($2::text) || '%'
-  AND ($3::boolean OR EXISTS (SELECT 1 FROM member_policies mp
-              WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $4))
+LEFT JOIN member_policies mp
+       ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $1
+WHERE ou.organization_id = $2
+  AND lower(u.email) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR mp.user_id IS NOT NULL)
 `
 
 type CountSearchPolicyMembersParams struct {
+	PolicyID       uuid.UUID
 	OrganizationID uuid.UUID
 	Search         string
 	GetAll         bool
-	PolicyID       uuid.UUID
 }
 
 // CountSearchPolicyMembers counts what SearchPolicyMembers pages through.
 func (q *Queries) CountSearchPolicyMembers(ctx context.Context, arg CountSearchPolicyMembersParams) (int64, error) {
 	row := q.db.QueryRow(ctx, countSearchPolicyMembers,
+		arg.PolicyID,
 		arg.OrganizationID,
 		arg.Search,
 		arg.GetAll,
-		arg.PolicyID,
 	)
 	var count int64
 	err := row.Scan(&count)
@@ -172,10 +174,10 @@ func (q *Queries) GetMember(ctx context.Context, arg GetMemberParams) (GetMember
 }
 
 const listAllMembersForGroup = `-- name: ListAllMembersForGroup :many
-SELECT u.id, u.name, u.email,
-       EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = $1 AND gm.user_id = ou.user_id) AS is_group_member
+SELECT u.id, u.name, u.email, (gm.user_id IS NOT NULL)::boolean AS is_group_member
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
+LEFT JOIN group_members gm ON gm.group_id = $1 AND gm.user_id = ou.user_id
 WHERE ou.organization_id = $2
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT $4 OFFSET $3
@@ -228,11 +230,11 @@ func (q *Queries) ListAllMembersForGroup(ctx context.Context, arg ListAllMembers
 }
 
 const listAllMembersForPolicy = `-- name: ListAllMembersForPolicy :many
-SELECT u.id, u.name, u.email,
-       EXISTS (SELECT 1 FROM member_policies mp
-               WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $1) AS is_policy_member
+SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
+LEFT JOIN member_policies mp
+       ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $1
 WHERE ou.organization_id = $2
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT $4 OFFSET $3
@@ -362,7 +364,9 @@ type ListMembersRow struct {
 // (organization_users_org_created). Member pages come in separate queries
 // for "no search", "search" and "all members" rather than one with optional
 // conditions: a prepared statement's generic plan cannot drop an empty
-// condition, and would lose the index that suits each case.
+// condition, and would lose the index that suits each case. Flags such as
+// is_policy_member are LEFT JOINs on the attachment's key, not EXISTS in the
+// select list, which the planner may turn into a hash of every attachment.
 func (q *Queries) ListMembers(ctx context.Context, arg ListMembersParams) ([]ListMembersRow, error) {
 	rows, err := q.db.Query(ctx, listMembers, arg.OrganizationID, arg.PageOffset, arg.PageSize)
 	if err != nil {
@@ -483,13 +487,13 @@ func (q *Queries) RemoveWorkspaceUserWithoutOrganizations(ctx context.Context, a
 }
 
 const searchGroupMembers = `-- name: SearchGroupMembers :many
-SELECT u.id, u.name, u.email,
-       EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = $1 AND gm.user_id = ou.user_id) AS is_group_member
+SELECT u.id, u.name, u.email, (gm.user_id IS NOT NULL)::boolean AS is_group_member
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
+LEFT JOIN group_members gm ON gm.group_id = $1 AND gm.user_id = ou.user_id
 WHERE ou.organization_id = $2
   AND (lower(u.email) LIKE '%' || lower($3::text) || '%' OR lower(u.name) LIKE '%' || lower($3::text) || '%')
-  AND ($4::boolean OR EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = $1 AND gm.user_id = ou.user_id))
+  AND ($4::boolean OR gm.user_id IS NOT NULL)
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT $6 OFFSET $5
 `
@@ -607,15 +611,14 @@ func (q *Queries) SearchMembers(ctx context.Context, arg SearchMembersParams) ([
 }
 
 const searchPolicyMembers = `-- name: SearchPolicyMembers :many
-SELECT u.id, u.name, u.email,
-       EXISTS (SELECT 1 FROM member_policies mp
-               WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $1) AS is_policy_member
+SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
+LEFT JOIN member_policies mp
+       ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $1
 WHERE ou.organization_id = $2
   AND lower(u.email) LIKE '%' || lower($3::text) || '%'
-  AND ($4::boolean OR EXISTS (SELECT 1 FROM member_policies mp
-              WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $1))
+  AND ($4::boolean OR mp.user_id IS NOT NULL)
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT $6 OFFSET $5
 `

@@ -66,25 +66,26 @@ func (q *Queries) AddMemberPolicy(ctx context.Context, arg AddMemberPolicyParams
 
 const countGroupPolicies = `-- name: CountGroupPolicies :one
 SELECT count(*) FROM policies p
-WHERE (p.organization_id = $1::uuid OR p.organization_id IS NULL)
-  AND lower(p.name) LIKE '%' || lower($2::text) || '%'
-  AND ($3::boolean OR EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = $4 AND gp.policy_id = p.id))
+LEFT JOIN group_policies gp ON gp.group_id = $1 AND gp.policy_id = p.id
+WHERE (p.organization_id = $2::uuid OR p.organization_id IS NULL)
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR gp.policy_id IS NOT NULL)
 `
 
 type CountGroupPoliciesParams struct {
+	GroupID        uuid.UUID
 	OrganizationID uuid.UUID
 	Name           string
 	GetAll         bool
-	GroupID        uuid.UUID
 }
 
 // CountGroupPolicies counts what ListGroupPolicies pages through.
 func (q *Queries) CountGroupPolicies(ctx context.Context, arg CountGroupPoliciesParams) (int64, error) {
 	row := q.db.QueryRow(ctx, countGroupPolicies,
+		arg.GroupID,
 		arg.OrganizationID,
 		arg.Name,
 		arg.GetAll,
-		arg.GroupID,
 	)
 	var count int64
 	err := row.Scan(&count)
@@ -116,26 +117,27 @@ func (q *Queries) CountInheritedPolicies(ctx context.Context, arg CountInherited
 
 const countMemberPolicies = `-- name: CountMemberPolicies :one
 SELECT count(*) FROM policies p
+LEFT JOIN member_policies mp
+       ON mp.organization_id = $1::uuid AND mp.user_id = $2 AND mp.policy_id = p.id
 WHERE (p.organization_id = $1::uuid OR p.organization_id IS NULL)
-  AND lower(p.name) LIKE '%' || lower($2::text) || '%'
-  AND ($3::boolean OR EXISTS (SELECT 1 FROM member_policies mp
-               WHERE mp.organization_id = $1::uuid AND mp.user_id = $4 AND mp.policy_id = p.id))
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR mp.policy_id IS NOT NULL)
 `
 
 type CountMemberPoliciesParams struct {
 	OrganizationID uuid.UUID
+	UserID         uuid.UUID
 	Name           string
 	GetAll         bool
-	UserID         uuid.UUID
 }
 
 // CountMemberPolicies counts what ListMemberPolicies pages through.
 func (q *Queries) CountMemberPolicies(ctx context.Context, arg CountMemberPoliciesParams) (int64, error) {
 	row := q.db.QueryRow(ctx, countMemberPolicies,
 		arg.OrganizationID,
+		arg.UserID,
 		arg.Name,
 		arg.GetAll,
-		arg.UserID,
 	)
 	var count int64
 	err := row.Scan(&count)
@@ -322,12 +324,12 @@ func (q *Queries) IsPolicyKeyUsed(ctx context.Context, arg IsPolicyKeyUsedParams
 }
 
 const listGroupPolicies = `-- name: ListGroupPolicies :many
-SELECT p.id, p.name, p.type, p.description,
-       EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = $1 AND gp.policy_id = p.id) AS is_group_policy
+SELECT p.id, p.name, p.type, p.description, (gp.policy_id IS NOT NULL)::boolean AS is_group_policy
 FROM policies p
+LEFT JOIN group_policies gp ON gp.group_id = $1 AND gp.policy_id = p.id
 WHERE (p.organization_id = $2::uuid OR p.organization_id IS NULL)
   AND lower(p.name) LIKE '%' || lower($3::text) || '%'
-  AND ($4::boolean OR EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = $1 AND gp.policy_id = p.id))
+  AND ($4::boolean OR gp.policy_id IS NOT NULL)
 ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id
 LIMIT $6 OFFSET $5
 `
@@ -475,14 +477,13 @@ func (q *Queries) ListInheritedPolicies(ctx context.Context, arg ListInheritedPo
 }
 
 const listMemberPolicies = `-- name: ListMemberPolicies :many
-SELECT p.id, p.name, p.type, p.description,
-       EXISTS (SELECT 1 FROM member_policies mp
-               WHERE mp.organization_id = $1::uuid AND mp.user_id = $2 AND mp.policy_id = p.id) AS is_member_policy
+SELECT p.id, p.name, p.type, p.description, (mp.policy_id IS NOT NULL)::boolean AS is_member_policy
 FROM policies p
+LEFT JOIN member_policies mp
+       ON mp.organization_id = $1::uuid AND mp.user_id = $2 AND mp.policy_id = p.id
 WHERE (p.organization_id = $1::uuid OR p.organization_id IS NULL)
   AND lower(p.name) LIKE '%' || lower($3::text) || '%'
-  AND ($4::boolean OR EXISTS (SELECT 1 FROM member_policies mp
-               WHERE mp.organization_id = $1::uuid AND mp.user_id = $2 AND mp.policy_id = p.id))
+  AND ($4::boolean OR mp.policy_id IS NOT NULL)
 ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id
 LIMIT $6 OFFSET $5
 `

@@ -82,21 +82,22 @@ ORDER BY lower(g.name), g.id;
 -- ListMemberGroups pages an organization's groups by name, each marked when
 -- the member belongs to it; without get_all only those. It walks the
 -- organization's groups (groups_name_unique) and probes group_members' key.
-SELECT g.id, g.name, g.description,
-       EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id AND gm.user_id = @user_id) AS is_group_member
+SELECT g.id, g.name, g.description, (gm.user_id IS NOT NULL)::boolean AS is_group_member
 FROM groups g
+LEFT JOIN group_members gm ON gm.group_id = g.id AND gm.user_id = @user_id
 WHERE g.organization_id = @organization_id
   AND lower(g.name) LIKE '%' || lower(@name::text) || '%'
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id AND gm.user_id = @user_id))
+  AND (@get_all::boolean OR gm.user_id IS NOT NULL)
 ORDER BY lower(g.name), g.id
 LIMIT @page_size OFFSET @page_offset;
 
 -- name: CountMemberGroups :one
 -- CountMemberGroups counts what ListMemberGroups pages through.
 SELECT count(*) FROM groups g
+LEFT JOIN group_members gm ON gm.group_id = g.id AND gm.user_id = @user_id
 WHERE g.organization_id = @organization_id
   AND lower(g.name) LIKE '%' || lower(@name::text) || '%'
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id AND gm.user_id = @user_id));
+  AND (@get_all::boolean OR gm.user_id IS NOT NULL);
 
 -- name: ListPolicyGroups :many
 -- ListPolicyGroups pages the groups a policy is attached to, by name
@@ -113,9 +114,9 @@ LIMIT @page_size OFFSET @page_offset;
 -- name: ListAllGroupsForPolicy :many
 -- ListAllGroupsForPolicy pages every group of an organization by name
 -- (groups_name_unique), each marked when the policy is attached to it.
-SELECT g.id, g.name, g.description,
-       EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = g.id AND gp.policy_id = @policy_id) AS is_policy_group
+SELECT g.id, g.name, g.description, (gp.group_id IS NOT NULL)::boolean AS is_policy_group
 FROM groups g
+LEFT JOIN group_policies gp ON gp.group_id = g.id AND gp.policy_id = @policy_id
 WHERE g.organization_id = @organization_id
 ORDER BY lower(g.name), g.id
 LIMIT @page_size OFFSET @page_offset;
@@ -124,12 +125,12 @@ LIMIT @page_size OFFSET @page_offset;
 -- SearchPolicyGroups pages the groups whose name contains the escaped
 -- text (groups_name_trgm), each marked when the policy is attached to it;
 -- without get_all only those.
-SELECT g.id, g.name, g.description,
-       EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = g.id AND gp.policy_id = @policy_id) AS is_policy_group
+SELECT g.id, g.name, g.description, (gp.group_id IS NOT NULL)::boolean AS is_policy_group
 FROM groups g
+LEFT JOIN group_policies gp ON gp.group_id = g.id AND gp.policy_id = @policy_id
 WHERE g.organization_id = @organization_id
   AND lower(g.name) LIKE '%' || lower(@name::text) || '%'
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = g.id AND gp.policy_id = @policy_id))
+  AND (@get_all::boolean OR gp.group_id IS NOT NULL)
 ORDER BY lower(g.name), g.id
 LIMIT @page_size OFFSET @page_offset;
 
@@ -142,6 +143,7 @@ WHERE gp.policy_id = @policy_id AND g.organization_id = @organization_id;
 -- name: CountSearchPolicyGroups :one
 -- CountSearchPolicyGroups counts what SearchPolicyGroups pages through.
 SELECT count(*) FROM groups g
+LEFT JOIN group_policies gp ON gp.group_id = g.id AND gp.policy_id = @policy_id
 WHERE g.organization_id = @organization_id
   AND lower(g.name) LIKE '%' || lower(@name::text) || '%'
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = g.id AND gp.policy_id = @policy_id));
+  AND (@get_all::boolean OR gp.group_id IS NOT NULL);

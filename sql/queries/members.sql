@@ -12,7 +12,9 @@ WHERE ou.organization_id = @organization_id AND ou.user_id = @user_id;
 -- (organization_users_org_created). Member pages come in separate queries
 -- for "no search", "search" and "all members" rather than one with optional
 -- conditions: a prepared statement's generic plan cannot drop an empty
--- condition, and would lose the index that suits each case.
+-- condition, and would lose the index that suits each case. Flags such as
+-- is_policy_member are LEFT JOINs on the attachment's key, not EXISTS in the
+-- select list, which the planner may turn into a hash of every attachment.
 SELECT u.id, u.email, u.name, u.initial_password, ou.invitor_id,
        (SELECT count(*) FROM organization_users o2 WHERE o2.user_id = u.id) AS organization_count
 FROM organization_users ou
@@ -76,11 +78,11 @@ LIMIT @page_size OFFSET @page_offset;
 -- name: ListAllMembersForPolicy :many
 -- ListAllMembersForPolicy pages every member of an organization, newest
 -- first, each marked when holding the policy directly.
-SELECT u.id, u.name, u.email,
-       EXISTS (SELECT 1 FROM member_policies mp
-               WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id) AS is_policy_member
+SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
+LEFT JOIN member_policies mp
+       ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id
 WHERE ou.organization_id = @organization_id
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT @page_size OFFSET @page_offset;
@@ -89,15 +91,14 @@ LIMIT @page_size OFFSET @page_offset;
 -- SearchPolicyMembers pages the members whose email contains the escaped
 -- text (users_email_trgm), newest first, each marked when holding the policy
 -- directly; without get_all only those.
-SELECT u.id, u.name, u.email,
-       EXISTS (SELECT 1 FROM member_policies mp
-               WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id) AS is_policy_member
+SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
+LEFT JOIN member_policies mp
+       ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id
 WHERE ou.organization_id = @organization_id
   AND lower(u.email) LIKE '%' || lower(@search::text) || '%'
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM member_policies mp
-              WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id))
+  AND (@get_all::boolean OR mp.user_id IS NOT NULL)
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT @page_size OFFSET @page_offset;
 
@@ -111,10 +112,11 @@ SELECT count(*) FROM member_policies WHERE organization_id = @organization_id AN
 SELECT count(*)
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
+LEFT JOIN member_policies mp
+       ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id
 WHERE ou.organization_id = @organization_id
   AND lower(u.email) LIKE '%' || lower(@search::text) || '%'
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM member_policies mp
-              WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id));
+  AND (@get_all::boolean OR mp.user_id IS NOT NULL);
 
 -- name: ListGroupMembers :many
 -- ListGroupMembers pages the members of a group, newest first.
@@ -129,10 +131,10 @@ LIMIT @page_size OFFSET @page_offset;
 -- name: ListAllMembersForGroup :many
 -- ListAllMembersForGroup pages every member of an organization, newest
 -- first, each marked when in the group.
-SELECT u.id, u.name, u.email,
-       EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = @group_id AND gm.user_id = ou.user_id) AS is_group_member
+SELECT u.id, u.name, u.email, (gm.user_id IS NOT NULL)::boolean AS is_group_member
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
+LEFT JOIN group_members gm ON gm.group_id = @group_id AND gm.user_id = ou.user_id
 WHERE ou.organization_id = @organization_id
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT @page_size OFFSET @page_offset;
@@ -141,13 +143,13 @@ LIMIT @page_size OFFSET @page_offset;
 -- SearchGroupMembers pages the members whose email or name contains the
 -- escaped text, newest first, each marked when in the group; without get_all
 -- only those.
-SELECT u.id, u.name, u.email,
-       EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = @group_id AND gm.user_id = ou.user_id) AS is_group_member
+SELECT u.id, u.name, u.email, (gm.user_id IS NOT NULL)::boolean AS is_group_member
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
+LEFT JOIN group_members gm ON gm.group_id = @group_id AND gm.user_id = ou.user_id
 WHERE ou.organization_id = @organization_id
   AND (lower(u.email) LIKE '%' || lower(@search::text) || '%' OR lower(u.name) LIKE '%' || lower(@search::text) || '%')
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = @group_id AND gm.user_id = ou.user_id))
+  AND (@get_all::boolean OR gm.user_id IS NOT NULL)
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT @page_size OFFSET @page_offset;
 
@@ -160,6 +162,7 @@ SELECT count(*) FROM group_members WHERE group_id = $1;
 SELECT count(*)
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
+LEFT JOIN group_members gm ON gm.group_id = @group_id AND gm.user_id = ou.user_id
 WHERE ou.organization_id = @organization_id
   AND (lower(u.email) LIKE '%' || lower(@search::text) || '%' OR lower(u.name) LIKE '%' || lower(@search::text) || '%')
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = @group_id AND gm.user_id = ou.user_id));
+  AND (@get_all::boolean OR gm.user_id IS NOT NULL);

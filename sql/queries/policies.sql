@@ -115,24 +115,24 @@ ORDER BY policy_id;
 -- ListMemberPolicies pages the policies usable in an organization, each
 -- marked when the member holds it directly; without get_all only those.
 -- An organization has few policies (policies_org_name).
-SELECT p.id, p.name, p.type, p.description,
-       EXISTS (SELECT 1 FROM member_policies mp
-               WHERE mp.organization_id = @organization_id::uuid AND mp.user_id = @user_id AND mp.policy_id = p.id) AS is_member_policy
+SELECT p.id, p.name, p.type, p.description, (mp.policy_id IS NOT NULL)::boolean AS is_member_policy
 FROM policies p
+LEFT JOIN member_policies mp
+       ON mp.organization_id = @organization_id::uuid AND mp.user_id = @user_id AND mp.policy_id = p.id
 WHERE (p.organization_id = @organization_id::uuid OR p.organization_id IS NULL)
   AND lower(p.name) LIKE '%' || lower(@name::text) || '%'
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM member_policies mp
-               WHERE mp.organization_id = @organization_id::uuid AND mp.user_id = @user_id AND mp.policy_id = p.id))
+  AND (@get_all::boolean OR mp.policy_id IS NOT NULL)
 ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id
 LIMIT @page_size OFFSET @page_offset;
 
 -- name: CountMemberPolicies :one
 -- CountMemberPolicies counts what ListMemberPolicies pages through.
 SELECT count(*) FROM policies p
+LEFT JOIN member_policies mp
+       ON mp.organization_id = @organization_id::uuid AND mp.user_id = @user_id AND mp.policy_id = p.id
 WHERE (p.organization_id = @organization_id::uuid OR p.organization_id IS NULL)
   AND lower(p.name) LIKE '%' || lower(@name::text) || '%'
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM member_policies mp
-               WHERE mp.organization_id = @organization_id::uuid AND mp.user_id = @user_id AND mp.policy_id = p.id));
+  AND (@get_all::boolean OR mp.policy_id IS NOT NULL);
 
 -- name: ListInheritedPolicies :many
 -- ListInheritedPolicies pages the policies a member holds through groups,
@@ -172,21 +172,22 @@ SELECT policy_id FROM group_policies WHERE group_id = $1 ORDER BY policy_id;
 -- ListGroupPolicies pages the policies usable in an organization, each
 -- marked when attached to the group; without get_all only those. An
 -- organization has few policies (policies_org_name).
-SELECT p.id, p.name, p.type, p.description,
-       EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = @group_id AND gp.policy_id = p.id) AS is_group_policy
+SELECT p.id, p.name, p.type, p.description, (gp.policy_id IS NOT NULL)::boolean AS is_group_policy
 FROM policies p
+LEFT JOIN group_policies gp ON gp.group_id = @group_id AND gp.policy_id = p.id
 WHERE (p.organization_id = @organization_id::uuid OR p.organization_id IS NULL)
   AND lower(p.name) LIKE '%' || lower(@name::text) || '%'
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = @group_id AND gp.policy_id = p.id))
+  AND (@get_all::boolean OR gp.policy_id IS NOT NULL)
 ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id
 LIMIT @page_size OFFSET @page_offset;
 
 -- name: CountGroupPolicies :one
 -- CountGroupPolicies counts what ListGroupPolicies pages through.
 SELECT count(*) FROM policies p
+LEFT JOIN group_policies gp ON gp.group_id = @group_id AND gp.policy_id = p.id
 WHERE (p.organization_id = @organization_id::uuid OR p.organization_id IS NULL)
   AND lower(p.name) LIKE '%' || lower(@name::text) || '%'
-  AND (@get_all::boolean OR EXISTS (SELECT 1 FROM group_policies gp WHERE gp.group_id = @group_id AND gp.policy_id = p.id));
+  AND (@get_all::boolean OR gp.policy_id IS NOT NULL);
 
 -- name: OrganizationHasOwner :one
 -- OrganizationHasOwner tells whether some member holds the owner policy,
