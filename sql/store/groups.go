@@ -111,7 +111,10 @@ func (s *Store) GetGroup(ctx context.Context, a *Actor, id uuid.UUID) (Group, er
 	if err != nil {
 		return Group{}, err
 	}
-	return g, a.requireIAM()
+	if err := a.requireIAM(); err != nil {
+		return Group{}, err
+	}
+	return g, nil
 }
 
 // CreateGroup creates a group; names are unique in the organization, case-insensitively.
