@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/migrations"
@@ -36,10 +38,25 @@ func ServerURL() string {
 }
 
 var (
-	templateOnce sync.Once
+	templateMu   sync.Mutex
 	templateName string
-	templateErr  error
 )
+
+// template returns the template database's name, making the template when
+// there is none yet or when rebuild says the known one has gone.
+func template(ctx context.Context, rebuild bool) (string, error) {
+	templateMu.Lock()
+	defer templateMu.Unlock()
+	if templateName != "" && !rebuild {
+		return templateName, nil
+	}
+	name, err := ensureTemplate(ctx)
+	if err != nil {
+		return "", err
+	}
+	templateName = name
+	return name, nil
+}
 
 // New returns a pool on a fresh database with every migration applied; the
 // database is dropped when the test ends.
@@ -59,9 +76,9 @@ func New(t testing.TB) *pgxpool.Pool {
 func NewDatabase(t testing.TB) (string, string) {
 	t.Helper()
 	ctx := context.Background()
-	templateOnce.Do(func() { templateName, templateErr = ensureTemplate(ctx) })
-	if templateErr != nil {
-		t.Fatalf("template database: %v", templateErr)
+	tmpl, err := template(ctx, false)
+	if err != nil {
+		t.Fatalf("template database: %v", err)
 	}
 	name := "bunting_test_" + strings.ToLower(rand.Text()[:12])
 	admin, err := pgx.Connect(ctx, ServerURL())
@@ -69,7 +86,20 @@ func NewDatabase(t testing.TB) (string, string) {
 		t.Fatalf("connect to the test server (set BUNTING_TEST_DATABASE_URL?): %v", err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, templateName)); err != nil {
+	create := func(tmpl string) error {
+		_, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, tmpl))
+		return err
+	}
+	err = create(tmpl)
+	// A test run of another checkout with older clean-up code may have
+	// dropped the template: make it again, once.
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "3D000" { // undefined database
+		if tmpl, err = template(ctx, true); err == nil {
+			err = create(tmpl)
+		}
+	}
+	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}
 	t.Cleanup(func() {
