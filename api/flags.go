@@ -12,7 +12,7 @@ func (h *Handler) listFlags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	enabled, err := queryBool(c, "isEnabled")
+	enabled, err := queryOptionalBool(c, "isEnabled")
 	if err != nil {
 		return err
 	}
@@ -21,7 +21,7 @@ func (h *Handler) listFlags(c echo.Context) error {
 		return err
 	}
 	flags, err := h.store.ListFlags(c.Request().Context(), actor(c), envID, store.FlagFilter{
-		Name: query(c, "name"), Tags: queryList(c, "tags"), IsEnabled: enabled, IsArchived: archived != nil && *archived,
+		Name: query(c, "name"), Tags: queryList(c, "tags"), IsEnabled: enabled, IsArchived: archived,
 		SortBy: query(c, "sortBy"), Page: page(c)})
 	return respond(c, flags, err)
 }

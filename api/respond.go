@@ -173,13 +173,31 @@ func queryInt(c echo.Context, name string, def int) int {
 	return n
 }
 
+// queryBool reads a boolean query parameter; absent is false. name is the
+// parameter as error codes spell it, e.g. getAllMembers.
+func queryBool(c echo.Context, name string) (bool, error) {
+	b, err := queryOptionalBool(c, name)
+	return b != nil && *b, err
+}
+
+// iamFilter reads an IAM list's search text, its "all" switch (none when
+// all is empty) and its page.
+func iamFilter(c echo.Context, search, all string) (store.IAMFilter, error) {
+	f := store.IAMFilter{Search: query(c, search), Page: page(c)}
+	var err error
+	if all != "" {
+		f.All, err = queryBool(c, all)
+	}
+	return f, err
+}
+
 // page reads PageIndex and PageSize.
 func page(c echo.Context) store.Page {
 	return store.Page{Index: queryInt(c, "PageIndex", 0), Size: queryInt(c, "PageSize", store.DefaultPageSize)}
 }
 
-// queryBool reads a true/false query parameter; absent is nil.
-func queryBool(c echo.Context, name string) (*bool, error) {
+// queryOptionalBool reads a true/false query parameter; absent is nil.
+func queryOptionalBool(c echo.Context, name string) (*bool, error) {
 	s := query(c, name)
 	if s == "" {
 		return nil, nil

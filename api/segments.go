@@ -17,7 +17,7 @@ func (h *Handler) listSegments(c echo.Context) error {
 		return err
 	}
 	segments, err := h.store.ListSegments(c.Request().Context(), actor(c), envID, store.SegmentFilter{
-		Name: query(c, "name"), IsArchived: archived != nil && *archived, Page: page(c)})
+		Name: query(c, "name"), IsArchived: archived, Page: page(c)})
 	return respond(c, segments, err)
 }
 

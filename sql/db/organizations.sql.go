@@ -151,3 +151,84 @@ func (q *Queries) ListUserOrganizations(ctx context.Context, arg ListUserOrganiz
 	}
 	return items, nil
 }
+
+const LockOrganization = `-- name: LockOrganization :exec
+SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// LockOrganization serializes the changes that could remove an
+// organization's last owner. NO KEY UPDATE leaves inserts that reference the
+// organization unblocked.
+func (q *Queries) LockOrganization(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, LockOrganization, id)
+	return err
+}
+
+const RemoveDefaultGroup = `-- name: RemoveDefaultGroup :exec
+UPDATE organizations SET default_group_ids = array_remove(default_group_ids, $1::uuid)
+WHERE id = $2 AND $1::uuid = ANY(default_group_ids)
+`
+
+type RemoveDefaultGroupParams struct {
+	GroupID uuid.UUID
+	ID      uuid.UUID
+}
+
+// RemoveDefaultGroup drops a deleted group from the default permissions.
+func (q *Queries) RemoveDefaultGroup(ctx context.Context, arg RemoveDefaultGroupParams) error {
+	_, err := q.db.Exec(ctx, RemoveDefaultGroup, arg.GroupID, arg.ID)
+	return err
+}
+
+const RemoveDefaultPolicy = `-- name: RemoveDefaultPolicy :exec
+UPDATE organizations SET default_policy_ids = array_remove(default_policy_ids, $1::uuid)
+WHERE id = $2 AND $1::uuid = ANY(default_policy_ids)
+`
+
+type RemoveDefaultPolicyParams struct {
+	PolicyID uuid.UUID
+	ID       uuid.UUID
+}
+
+// RemoveDefaultPolicy drops a deleted policy from the default permissions.
+func (q *Queries) RemoveDefaultPolicy(ctx context.Context, arg RemoveDefaultPolicyParams) error {
+	_, err := q.db.Exec(ctx, RemoveDefaultPolicy, arg.PolicyID, arg.ID)
+	return err
+}
+
+const UpdateOrganization = `-- name: UpdateOrganization :one
+UPDATE organizations
+SET name = $1, default_policy_ids = $2, default_group_ids = $3, updated_at = now()
+WHERE id = $4
+RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at
+`
+
+type UpdateOrganizationParams struct {
+	Name             string
+	DefaultPolicyIds []uuid.UUID
+	DefaultGroupIds  []uuid.UUID
+	ID               uuid.UUID
+}
+
+// UpdateOrganization sets the name and the default permissions of new members.
+func (q *Queries) UpdateOrganization(ctx context.Context, arg UpdateOrganizationParams) (Organization, error) {
+	row := q.db.QueryRow(ctx, UpdateOrganization,
+		arg.Name,
+		arg.DefaultPolicyIds,
+		arg.DefaultGroupIds,
+		arg.ID,
+	)
+	var i Organization
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.Name,
+		&i.Key,
+		&i.Initialized,
+		&i.DefaultPolicyIds,
+		&i.DefaultGroupIds,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}

@@ -12,6 +12,41 @@ import (
 	"github.com/google/uuid"
 )
 
+const AddGroupPolicy = `-- name: AddGroupPolicy :exec
+INSERT INTO group_policies (group_id, policy_id) VALUES ($1, $2) ON CONFLICT DO NOTHING
+`
+
+type AddGroupPolicyParams struct {
+	GroupID  uuid.UUID
+	PolicyID uuid.UUID
+}
+
+// AddGroupPolicy attaches a policy to a group; attaching twice is harmless.
+func (q *Queries) AddGroupPolicy(ctx context.Context, arg AddGroupPolicyParams) error {
+	_, err := q.db.Exec(ctx, AddGroupPolicy, arg.GroupID, arg.PolicyID)
+	return err
+}
+
+const AddMemberPolicies = `-- name: AddMemberPolicies :exec
+INSERT INTO member_policies (organization_id, user_id, policy_id)
+SELECT $1::uuid, $2, p.id FROM policies p
+WHERE p.id = ANY($3::uuid[]) AND (p.organization_id = $1::uuid OR p.organization_id IS NULL)
+ON CONFLICT DO NOTHING
+`
+
+type AddMemberPoliciesParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	Ids            []uuid.UUID
+}
+
+// AddMemberPolicies attaches to a member those of ids that are the
+// organization's policies or built-in ones.
+func (q *Queries) AddMemberPolicies(ctx context.Context, arg AddMemberPoliciesParams) error {
+	_, err := q.db.Exec(ctx, AddMemberPolicies, arg.OrganizationID, arg.UserID, arg.Ids)
+	return err
+}
+
 const AddMemberPolicy = `-- name: AddMemberPolicy :exec
 INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)
 ON CONFLICT DO NOTHING
@@ -27,6 +62,124 @@ type AddMemberPolicyParams struct {
 func (q *Queries) AddMemberPolicy(ctx context.Context, arg AddMemberPolicyParams) error {
 	_, err := q.db.Exec(ctx, AddMemberPolicy, arg.OrganizationID, arg.UserID, arg.PolicyID)
 	return err
+}
+
+const CountGroupPolicies = `-- name: CountGroupPolicies :one
+SELECT count(*) FROM policies p
+LEFT JOIN group_policies gp ON gp.group_id = $1 AND gp.policy_id = p.id
+WHERE (p.organization_id = $2::uuid OR p.organization_id IS NULL)
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR gp.policy_id IS NOT NULL)
+`
+
+type CountGroupPoliciesParams struct {
+	GroupID        uuid.UUID
+	OrganizationID uuid.UUID
+	Name           string
+	GetAll         bool
+}
+
+// CountGroupPolicies counts what ListGroupPolicies pages through.
+func (q *Queries) CountGroupPolicies(ctx context.Context, arg CountGroupPoliciesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, CountGroupPolicies,
+		arg.GroupID,
+		arg.OrganizationID,
+		arg.Name,
+		arg.GetAll,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const CountInheritedPolicies = `-- name: CountInheritedPolicies :one
+SELECT count(*)
+FROM group_members gm
+JOIN group_policies gp ON gp.group_id = gm.group_id
+JOIN policies p ON p.id = gp.policy_id
+WHERE gm.organization_id = $1::uuid AND gm.user_id = $2
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+`
+
+type CountInheritedPoliciesParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	Name           string
+}
+
+// CountInheritedPolicies counts what ListInheritedPolicies pages through.
+func (q *Queries) CountInheritedPolicies(ctx context.Context, arg CountInheritedPoliciesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, CountInheritedPolicies, arg.OrganizationID, arg.UserID, arg.Name)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const CountMemberPolicies = `-- name: CountMemberPolicies :one
+SELECT count(*) FROM policies p
+LEFT JOIN member_policies mp
+       ON mp.organization_id = $1::uuid AND mp.user_id = $2 AND mp.policy_id = p.id
+WHERE (p.organization_id = $1::uuid OR p.organization_id IS NULL)
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR mp.policy_id IS NOT NULL)
+`
+
+type CountMemberPoliciesParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	Name           string
+	GetAll         bool
+}
+
+// CountMemberPolicies counts what ListMemberPolicies pages through.
+func (q *Queries) CountMemberPolicies(ctx context.Context, arg CountMemberPoliciesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, CountMemberPolicies,
+		arg.OrganizationID,
+		arg.UserID,
+		arg.Name,
+		arg.GetAll,
+	)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const CountPolicies = `-- name: CountPolicies :one
+SELECT count(*) FROM policies
+WHERE (organization_id = $1::uuid OR organization_id IS NULL)
+  AND lower(name) LIKE '%' || lower($2::text) || '%'
+`
+
+type CountPoliciesParams struct {
+	OrganizationID uuid.UUID
+	Name           string
+}
+
+// CountPolicies counts what ListPolicies pages through.
+func (q *Queries) CountPolicies(ctx context.Context, arg CountPoliciesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, CountPolicies, arg.OrganizationID, arg.Name)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const CountUsablePolicies = `-- name: CountUsablePolicies :one
+SELECT count(*) FROM policies
+WHERE id = ANY($1::uuid[]) AND (organization_id = $2::uuid OR organization_id IS NULL)
+`
+
+type CountUsablePoliciesParams struct {
+	Ids            []uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// CountUsablePolicies counts how many of ids are an organization's policies
+// or built-in ones; callers pass distinct ids.
+func (q *Queries) CountUsablePolicies(ctx context.Context, arg CountUsablePoliciesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, CountUsablePolicies, arg.Ids, arg.OrganizationID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const CreatePolicy = `-- name: CreatePolicy :one
@@ -71,15 +224,364 @@ func (q *Queries) CreatePolicy(ctx context.Context, arg CreatePolicyParams) (Pol
 	return i, err
 }
 
+const DeletePolicy = `-- name: DeletePolicy :execrows
+DELETE FROM policies WHERE id = $1 AND organization_id = $2::uuid
+`
+
+type DeletePolicyParams struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// DeletePolicy removes one of an organization's own policies; its member and
+// group attachments cascade.
+func (q *Queries) DeletePolicy(ctx context.Context, arg DeletePolicyParams) (int64, error) {
+	result, err := q.db.Exec(ctx, DeletePolicy, arg.ID, arg.OrganizationID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const GetPolicy = `-- name: GetPolicy :one
+SELECT id, organization_id, name, key, description, type, statements, created_at, updated_at FROM policies
+WHERE id = $1 AND (organization_id = $2::uuid OR organization_id IS NULL)
+`
+
+type GetPolicyParams struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// GetPolicy returns one of an organization's policies or a built-in one.
+func (q *Queries) GetPolicy(ctx context.Context, arg GetPolicyParams) (Policy, error) {
+	row := q.db.QueryRow(ctx, GetPolicy, arg.ID, arg.OrganizationID)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.Name,
+		&i.Key,
+		&i.Description,
+		&i.Type,
+		&i.Statements,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const GetPolicyByKey = `-- name: GetPolicyByKey :one
+SELECT id, organization_id, name, key, description, type, statements, created_at, updated_at FROM policies
+WHERE key = $1 AND (organization_id = $2::uuid OR organization_id IS NULL)
+ORDER BY organization_id NULLS LAST
+LIMIT 1
+`
+
+type GetPolicyByKeyParams struct {
+	Key            string
+	OrganizationID uuid.UUID
+}
+
+// GetPolicyByKey finds the policy with exactly this key among an
+// organization's and the built-in ones, the organization's first.
+func (q *Queries) GetPolicyByKey(ctx context.Context, arg GetPolicyByKeyParams) (Policy, error) {
+	row := q.db.QueryRow(ctx, GetPolicyByKey, arg.Key, arg.OrganizationID)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.Name,
+		&i.Key,
+		&i.Description,
+		&i.Type,
+		&i.Statements,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const IsPolicyKeyUsed = `-- name: IsPolicyKeyUsed :one
+SELECT EXISTS (
+    SELECT 1 FROM policies
+    WHERE lower(key) = lower($1::text) AND (organization_id = $2::uuid OR organization_id IS NULL)
+)
+`
+
+type IsPolicyKeyUsedParams struct {
+	Key            string
+	OrganizationID uuid.UUID
+}
+
+// IsPolicyKeyUsed tells whether a key, compared case-insensitively, is taken
+// by one of an organization's policies or a built-in one.
+func (q *Queries) IsPolicyKeyUsed(ctx context.Context, arg IsPolicyKeyUsedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, IsPolicyKeyUsed, arg.Key, arg.OrganizationID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const ListGroupPolicies = `-- name: ListGroupPolicies :many
+SELECT p.id, p.name, p.type, p.description, (gp.policy_id IS NOT NULL)::boolean AS is_group_policy
+FROM policies p
+LEFT JOIN group_policies gp ON gp.group_id = $1 AND gp.policy_id = p.id
+WHERE (p.organization_id = $2::uuid OR p.organization_id IS NULL)
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR gp.policy_id IS NOT NULL)
+ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id
+LIMIT $6 OFFSET $5
+`
+
+type ListGroupPoliciesParams struct {
+	GroupID        uuid.UUID
+	OrganizationID uuid.UUID
+	Name           string
+	GetAll         bool
+	PageOffset     int32
+	PageSize       int32
+}
+
+type ListGroupPoliciesRow struct {
+	ID            uuid.UUID
+	Name          string
+	Type          string
+	Description   string
+	IsGroupPolicy bool
+}
+
+// ListGroupPolicies pages the policies usable in an organization, each
+// marked when attached to the group; without get_all only those. An
+// organization has few policies (policies_org_name).
+func (q *Queries) ListGroupPolicies(ctx context.Context, arg ListGroupPoliciesParams) ([]ListGroupPoliciesRow, error) {
+	rows, err := q.db.Query(ctx, ListGroupPolicies,
+		arg.GroupID,
+		arg.OrganizationID,
+		arg.Name,
+		arg.GetAll,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListGroupPoliciesRow{}
+	for rows.Next() {
+		var i ListGroupPoliciesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Type,
+			&i.Description,
+			&i.IsGroupPolicy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ListGroupPolicyIDs = `-- name: ListGroupPolicyIDs :many
+SELECT policy_id FROM group_policies WHERE group_id = $1 ORDER BY policy_id
+`
+
+// ListGroupPolicyIDs returns the policies attached to a group.
+func (q *Queries) ListGroupPolicyIDs(ctx context.Context, groupID uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, ListGroupPolicyIDs, groupID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var policy_id uuid.UUID
+		if err := rows.Scan(&policy_id); err != nil {
+			return nil, err
+		}
+		items = append(items, policy_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ListInheritedPolicies = `-- name: ListInheritedPolicies :many
+SELECT p.id, p.name, p.type, p.description, g.id AS group_id, g.name AS group_name
+FROM group_members gm
+JOIN groups g ON g.id = gm.group_id
+JOIN group_policies gp ON gp.group_id = g.id
+JOIN policies p ON p.id = gp.policy_id
+WHERE gm.organization_id = $1::uuid AND gm.user_id = $2
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+ORDER BY lower(p.name), p.id, lower(g.name), g.id
+LIMIT $5 OFFSET $4
+`
+
+type ListInheritedPoliciesParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	Name           string
+	PageOffset     int32
+	PageSize       int32
+}
+
+type ListInheritedPoliciesRow struct {
+	ID          uuid.UUID
+	Name        string
+	Type        string
+	Description string
+	GroupID     uuid.UUID
+	GroupName   string
+}
+
+// ListInheritedPolicies pages the policies a member holds through groups,
+// one row per policy and group (group_members_user).
+func (q *Queries) ListInheritedPolicies(ctx context.Context, arg ListInheritedPoliciesParams) ([]ListInheritedPoliciesRow, error) {
+	rows, err := q.db.Query(ctx, ListInheritedPolicies,
+		arg.OrganizationID,
+		arg.UserID,
+		arg.Name,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListInheritedPoliciesRow{}
+	for rows.Next() {
+		var i ListInheritedPoliciesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Type,
+			&i.Description,
+			&i.GroupID,
+			&i.GroupName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ListMemberPolicies = `-- name: ListMemberPolicies :many
+SELECT p.id, p.name, p.type, p.description, (mp.policy_id IS NOT NULL)::boolean AS is_member_policy
+FROM policies p
+LEFT JOIN member_policies mp
+       ON mp.organization_id = $1::uuid AND mp.user_id = $2 AND mp.policy_id = p.id
+WHERE (p.organization_id = $1::uuid OR p.organization_id IS NULL)
+  AND lower(p.name) LIKE '%' || lower($3::text) || '%'
+  AND ($4::boolean OR mp.policy_id IS NOT NULL)
+ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id
+LIMIT $6 OFFSET $5
+`
+
+type ListMemberPoliciesParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	Name           string
+	GetAll         bool
+	PageOffset     int32
+	PageSize       int32
+}
+
+type ListMemberPoliciesRow struct {
+	ID             uuid.UUID
+	Name           string
+	Type           string
+	Description    string
+	IsMemberPolicy bool
+}
+
+// ListMemberPolicies pages the policies usable in an organization, each
+// marked when the member holds it directly; without get_all only those.
+// An organization has few policies (policies_org_name).
+func (q *Queries) ListMemberPolicies(ctx context.Context, arg ListMemberPoliciesParams) ([]ListMemberPoliciesRow, error) {
+	rows, err := q.db.Query(ctx, ListMemberPolicies,
+		arg.OrganizationID,
+		arg.UserID,
+		arg.Name,
+		arg.GetAll,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListMemberPoliciesRow{}
+	for rows.Next() {
+		var i ListMemberPoliciesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Type,
+			&i.Description,
+			&i.IsMemberPolicy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ListMemberPolicyIDs = `-- name: ListMemberPolicyIDs :many
+SELECT policy_id FROM member_policies
+WHERE organization_id = $1 AND user_id = $2
+ORDER BY policy_id
+`
+
+type ListMemberPolicyIDsParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+}
+
+// ListMemberPolicyIDs returns the policies a member holds directly.
+func (q *Queries) ListMemberPolicyIDs(ctx context.Context, arg ListMemberPolicyIDsParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, ListMemberPolicyIDs, arg.OrganizationID, arg.UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var policy_id uuid.UUID
+		if err := rows.Scan(&policy_id); err != nil {
+			return nil, err
+		}
+		items = append(items, policy_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ListMemberStatements = `-- name: ListMemberStatements :many
 SELECT p.statements FROM policies p
 WHERE p.id IN (
     SELECT mp.policy_id FROM member_policies mp
-    WHERE mp.organization_id = $1 AND mp.user_id = $2
+    WHERE mp.organization_id = $1::uuid AND mp.user_id = $2
     UNION
     SELECT gp.policy_id FROM group_policies gp
     JOIN group_members gm ON gm.group_id = gp.group_id
-    WHERE gm.organization_id = $1 AND gm.user_id = $2
+    WHERE gm.organization_id = $1::uuid AND gm.user_id = $2
 )
 `
 
@@ -108,6 +610,184 @@ func (q *Queries) ListMemberStatements(ctx context.Context, arg ListMemberStatem
 		return nil, err
 	}
 	return items, nil
+}
+
+const ListPolicies = `-- name: ListPolicies :many
+SELECT id, organization_id, name, key, description, type, statements, created_at, updated_at FROM policies
+WHERE (organization_id = $1::uuid OR organization_id IS NULL)
+  AND lower(name) LIKE '%' || lower($2::text) || '%'
+ORDER BY organization_id IS NOT NULL, lower(name), id
+LIMIT $4 OFFSET $3
+`
+
+type ListPoliciesParams struct {
+	OrganizationID uuid.UUID
+	Name           string
+	PageOffset     int32
+	PageSize       int32
+}
+
+// ListPolicies pages the built-in policies and an organization's, built-ins
+// first, then by name, filtered by part of the name (an escaped LIKE
+// pattern); policies_org_name.
+func (q *Queries) ListPolicies(ctx context.Context, arg ListPoliciesParams) ([]Policy, error) {
+	rows, err := q.db.Query(ctx, ListPolicies,
+		arg.OrganizationID,
+		arg.Name,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Policy{}
+	for rows.Next() {
+		var i Policy
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganizationID,
+			&i.Name,
+			&i.Key,
+			&i.Description,
+			&i.Type,
+			&i.Statements,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const OrganizationHasOwner = `-- name: OrganizationHasOwner :one
+SELECT EXISTS (
+    SELECT 1 FROM member_policies mp
+    WHERE mp.organization_id = $1::uuid AND mp.policy_id = $2::uuid
+    UNION ALL
+    SELECT 1 FROM group_policies gp
+    JOIN groups g ON g.id = gp.group_id
+    WHERE g.organization_id = $1::uuid AND gp.policy_id = $2::uuid
+      AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id)
+)
+`
+
+type OrganizationHasOwnerParams struct {
+	OrganizationID uuid.UUID
+	OwnerPolicyID  uuid.UUID
+}
+
+// OrganizationHasOwner tells whether some member holds the owner policy,
+// directly (member_policies_org_policy) or through a group with members.
+func (q *Queries) OrganizationHasOwner(ctx context.Context, arg OrganizationHasOwnerParams) (bool, error) {
+	row := q.db.QueryRow(ctx, OrganizationHasOwner, arg.OrganizationID, arg.OwnerPolicyID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const RemoveGroupPolicy = `-- name: RemoveGroupPolicy :exec
+DELETE FROM group_policies WHERE group_id = $1 AND policy_id = $2
+`
+
+type RemoveGroupPolicyParams struct {
+	GroupID  uuid.UUID
+	PolicyID uuid.UUID
+}
+
+// RemoveGroupPolicy detaches a policy from a group; detaching twice is harmless.
+func (q *Queries) RemoveGroupPolicy(ctx context.Context, arg RemoveGroupPolicyParams) error {
+	_, err := q.db.Exec(ctx, RemoveGroupPolicy, arg.GroupID, arg.PolicyID)
+	return err
+}
+
+const RemoveMemberPolicy = `-- name: RemoveMemberPolicy :exec
+DELETE FROM member_policies WHERE organization_id = $1 AND user_id = $2 AND policy_id = $3
+`
+
+type RemoveMemberPolicyParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+	PolicyID       uuid.UUID
+}
+
+// RemoveMemberPolicy detaches a policy from a member; detaching twice is harmless.
+func (q *Queries) RemoveMemberPolicy(ctx context.Context, arg RemoveMemberPolicyParams) error {
+	_, err := q.db.Exec(ctx, RemoveMemberPolicy, arg.OrganizationID, arg.UserID, arg.PolicyID)
+	return err
+}
+
+const UpdatePolicySettings = `-- name: UpdatePolicySettings :one
+UPDATE policies SET name = $1, description = $2, updated_at = now()
+WHERE id = $3 AND organization_id = $4::uuid
+RETURNING id, organization_id, name, key, description, type, statements, created_at, updated_at
+`
+
+type UpdatePolicySettingsParams struct {
+	Name           string
+	Description    string
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// UpdatePolicySettings renames and describes one of an organization's own
+// policies; built-ins never match.
+func (q *Queries) UpdatePolicySettings(ctx context.Context, arg UpdatePolicySettingsParams) (Policy, error) {
+	row := q.db.QueryRow(ctx, UpdatePolicySettings,
+		arg.Name,
+		arg.Description,
+		arg.ID,
+		arg.OrganizationID,
+	)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.Name,
+		&i.Key,
+		&i.Description,
+		&i.Type,
+		&i.Statements,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const UpdatePolicyStatements = `-- name: UpdatePolicyStatements :one
+UPDATE policies SET statements = $1, updated_at = now()
+WHERE id = $2 AND organization_id = $3::uuid
+RETURNING id, organization_id, name, key, description, type, statements, created_at, updated_at
+`
+
+type UpdatePolicyStatementsParams struct {
+	Statements     json.RawMessage
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// UpdatePolicyStatements replaces the statements of one of an organization's
+// own policies; built-ins never match.
+func (q *Queries) UpdatePolicyStatements(ctx context.Context, arg UpdatePolicyStatementsParams) (Policy, error) {
+	row := q.db.QueryRow(ctx, UpdatePolicyStatements, arg.Statements, arg.ID, arg.OrganizationID)
+	var i Policy
+	err := row.Scan(
+		&i.ID,
+		&i.OrganizationID,
+		&i.Name,
+		&i.Key,
+		&i.Description,
+		&i.Type,
+		&i.Statements,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const UpsertBuiltinPolicy = `-- name: UpsertBuiltinPolicy :exec

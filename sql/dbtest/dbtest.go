@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -14,8 +15,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/migrations"
@@ -34,10 +37,25 @@ func ServerURL() string {
 }
 
 var (
-	templateOnce sync.Once
+	templateMu   sync.Mutex
 	templateName string
-	templateErr  error
 )
+
+// template returns the template database's name, making the template when
+// there is none yet or when rebuild says the known one has gone.
+func template(ctx context.Context, rebuild bool) (string, error) {
+	templateMu.Lock()
+	defer templateMu.Unlock()
+	if templateName != "" && !rebuild {
+		return templateName, nil
+	}
+	name, err := ensureTemplate(ctx)
+	if err != nil {
+		return "", err
+	}
+	templateName = name
+	return name, nil
+}
 
 // New returns a pool on a fresh database with every migration applied, made
 // with configure (pass store.ConfigurePool, as the server does); the database
@@ -63,9 +81,9 @@ func New(t testing.TB, configure func(*pgxpool.Config)) *pgxpool.Pool {
 func NewDatabase(t testing.TB) (string, string) {
 	t.Helper()
 	ctx := context.Background()
-	templateOnce.Do(func() { templateName, templateErr = ensureTemplate(ctx) })
-	if templateErr != nil {
-		t.Fatalf("template database: %v", templateErr)
+	tmpl, err := template(ctx, false)
+	if err != nil {
+		t.Fatalf("template database: %v", err)
 	}
 	name := "bunting_test_" + strings.ToLower(rand.Text()[:12])
 	admin, err := pgx.Connect(ctx, ServerURL())
@@ -73,7 +91,20 @@ func NewDatabase(t testing.TB) (string, string) {
 		t.Fatalf("connect to the test server (set BUNTING_TEST_DATABASE_URL?): %v", err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, templateName)); err != nil {
+	create := func(tmpl string) error {
+		_, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, tmpl))
+		return err
+	}
+	err = create(tmpl)
+	// A test run of another checkout with older clean-up code may have
+	// dropped the template: make it again, once.
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "3D000" { // undefined database
+		if tmpl, err = template(ctx, true); err == nil {
+			err = create(tmpl)
+		}
+	}
+	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}
 	t.Cleanup(func() {
@@ -146,12 +177,21 @@ func ensureTemplate(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The comment dates the template for the clean-up below.
+	if _, err := admin.Exec(ctx, fmt.Sprintf(`COMMENT ON DATABASE %s IS 'bunting test template %d'`, building, time.Now().Unix())); err != nil {
+		return "", err
+	}
 	// Renaming last makes the template appear only once it is complete.
 	if _, err := admin.Exec(ctx, `ALTER DATABASE `+building+` RENAME TO `+name); err != nil {
 		return "", err
 	}
-	// Templates of older migrations are no longer needed.
-	rows, err := admin.Query(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'bunting_template_%' AND datname <> $1`, name)
+	// Templates of other migrations are dropped once they are a day old: a
+	// younger one may belong to another checkout (a branch with other
+	// migrations) running its tests on the same server right now.
+	rows, err := admin.Query(ctx, `SELECT datname FROM pg_database
+		WHERE datname LIKE 'bunting_template_%' AND datname <> $1
+		  AND shobj_description(oid, 'pg_database') LIKE 'bunting test template %'
+		  AND split_part(shobj_description(oid, 'pg_database'), ' ', 4)::bigint < $2`, name, time.Now().Add(-24*time.Hour).Unix())
 	if err != nil {
 		return "", err
 	}

@@ -24,3 +24,26 @@ ON CONFLICT DO NOTHING;
 -- name: IsOrganizationUser :one
 -- IsOrganizationUser tells whether a user is a member of an organization.
 SELECT EXISTS (SELECT 1 FROM organization_users WHERE organization_id = $1 AND user_id = $2);
+
+-- name: LockOrganization :exec
+-- LockOrganization serializes the changes that could remove an
+-- organization's last owner. NO KEY UPDATE leaves inserts that reference the
+-- organization unblocked.
+SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE;
+
+-- name: UpdateOrganization :one
+-- UpdateOrganization sets the name and the default permissions of new members.
+UPDATE organizations
+SET name = @name, default_policy_ids = @default_policy_ids, default_group_ids = @default_group_ids, updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: RemoveDefaultPolicy :exec
+-- RemoveDefaultPolicy drops a deleted policy from the default permissions.
+UPDATE organizations SET default_policy_ids = array_remove(default_policy_ids, @policy_id::uuid)
+WHERE id = @id AND @policy_id::uuid = ANY(default_policy_ids);
+
+-- name: RemoveDefaultGroup :exec
+-- RemoveDefaultGroup drops a deleted group from the default permissions.
+UPDATE organizations SET default_group_ids = array_remove(default_group_ids, @group_id::uuid)
+WHERE id = @id AND @group_id::uuid = ANY(default_group_ids);

@@ -48,6 +48,7 @@ var (
 	ErrNameUsed              = &RuleError{"NameHasBeenUsed"}
 	ErrEmailPasswordMismatch = &RuleError{"EmailPasswordMismatch"}
 	ErrSysManagedPolicy      = &RuleError{"CannotModifySysManagedPolicy"}
+	ErrLastOwner             = &RuleError{"CannotRemoveLastOwner"}
 )
 
 // Invalid returns a ValidationError for the given codes.

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+func (h *Handler) listGroups(c echo.Context) error {
+	f, err := iamFilter(c, "name", "")
+	if err != nil {
+		return err
+	}
+	gs, err := h.store.ListGroups(c.Request().Context(), actor(c), f)
+	return respond(c, gs, err)
+}
+
+func (h *Handler) createGroup(c echo.Context) error {
+	var in store.GroupInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	g, err := h.store.CreateGroup(c.Request().Context(), actor(c), in)
+	return respond(c, g, err)
+}
+
+func (h *Handler) getGroup(c echo.Context) error {
+	id, err := pathID(c, "groupId")
+	if err != nil {
+		return err
+	}
+	g, err := h.store.GetGroup(c.Request().Context(), actor(c), id)
+	return respond(c, g, err)
+}
+
+func (h *Handler) updateGroup(c echo.Context) error {
+	id, err := pathID(c, "groupId")
+	if err != nil {
+		return err
+	}
+	var in store.GroupInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	g, err := h.store.UpdateGroup(c.Request().Context(), actor(c), id, in)
+	return respond(c, g, err)
+}
+
+func (h *Handler) deleteGroup(c echo.Context) error {
+	id, err := pathID(c, "groupId")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.DeleteGroup(c.Request().Context(), actor(c), id))
+}
+
+func (h *Handler) listGroupMembers(c echo.Context) error {
+	id, err := pathID(c, "groupId")
+	if err != nil {
+		return err
+	}
+	f, err := iamFilter(c, "searchText", "getAllMembers")
+	if err != nil {
+		return err
+	}
+	ms, err := h.store.ListGroupMembers(c.Request().Context(), actor(c), id, f)
+	return respond(c, ms, err)
+}
+
+func (h *Handler) addGroupMember(c echo.Context) error {
+	groupID, memberID, err := pathIDs(c, "groupId", "memberId")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.AddGroupMember(c.Request().Context(), actor(c), groupID, memberID))
+}
+
+func (h *Handler) removeGroupMember(c echo.Context) error {
+	groupID, memberID, err := pathIDs(c, "groupId", "memberId")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.RemoveGroupMember(c.Request().Context(), actor(c), groupID, memberID))
+}
+
+func (h *Handler) listGroupPolicies(c echo.Context) error {
+	id, err := pathID(c, "groupId")
+	if err != nil {
+		return err
+	}
+	f, err := iamFilter(c, "name", "getAllPolicies")
+	if err != nil {
+		return err
+	}
+	ps, err := h.store.ListGroupPolicies(c.Request().Context(), actor(c), id, f)
+	return respond(c, ps, err)
+}
+
+func (h *Handler) addGroupPolicy(c echo.Context) error {
+	groupID, policyID, err := pathIDs(c, "groupId", "policyId")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.AddGroupPolicy(c.Request().Context(), actor(c), groupID, policyID))
+}
+
+func (h *Handler) removeGroupPolicy(c echo.Context) error {
+	groupID, policyID, err := pathIDs(c, "groupId", "policyId")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.RemoveGroupPolicy(c.Request().Context(), actor(c), groupID, policyID))
+}

@@ -1,0 +1,97 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+func (h *Handler) listMembers(c echo.Context) error {
+	f, err := iamFilter(c, "searchText", "")
+	if err != nil {
+		return err
+	}
+	ms, err := h.store.ListMembers(c.Request().Context(), actor(c), f)
+	return respond(c, ms, err)
+}
+
+func (h *Handler) addMember(c echo.Context) error {
+	var in store.MemberInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	m, err := h.store.AddMember(c.Request().Context(), actor(c), in)
+	return respond(c, m, err)
+}
+
+func (h *Handler) getMember(c echo.Context) error {
+	id, err := pathID(c, "memberId")
+	if err != nil {
+		return err
+	}
+	m, err := h.store.GetMember(c.Request().Context(), actor(c), id)
+	return respond(c, m, err)
+}
+
+func (h *Handler) removeMember(c echo.Context) error {
+	id, err := pathID(c, "memberId")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.RemoveMember(c.Request().Context(), actor(c), id))
+}
+
+func (h *Handler) listMemberGroups(c echo.Context) error {
+	id, err := pathID(c, "memberId")
+	if err != nil {
+		return err
+	}
+	f, err := iamFilter(c, "name", "getAllGroups")
+	if err != nil {
+		return err
+	}
+	gs, err := h.store.ListMemberGroups(c.Request().Context(), actor(c), id, f)
+	return respond(c, gs, err)
+}
+
+func (h *Handler) listMemberDirectPolicies(c echo.Context) error {
+	id, err := pathID(c, "memberId")
+	if err != nil {
+		return err
+	}
+	f, err := iamFilter(c, "name", "getAllPolicies")
+	if err != nil {
+		return err
+	}
+	ps, err := h.store.ListMemberDirectPolicies(c.Request().Context(), actor(c), id, f)
+	return respond(c, ps, err)
+}
+
+func (h *Handler) listMemberInheritedPolicies(c echo.Context) error {
+	id, err := pathID(c, "memberId")
+	if err != nil {
+		return err
+	}
+	f, err := iamFilter(c, "name", "")
+	if err != nil {
+		return err
+	}
+	ps, err := h.store.ListMemberInheritedPolicies(c.Request().Context(), actor(c), id, f)
+	return respond(c, ps, err)
+}
+
+func (h *Handler) addMemberPolicy(c echo.Context) error {
+	memberID, policyID, err := pathIDs(c, "memberId", "policyId")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.AddMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
+}
+
+func (h *Handler) removeMemberPolicy(c echo.Context) error {
+	memberID, policyID, err := pathIDs(c, "memberId", "policyId")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.RemoveMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
+}

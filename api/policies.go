@@ -1,0 +1,117 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+func (h *Handler) listPolicies(c echo.Context) error {
+	f, err := iamFilter(c, "name", "")
+	if err != nil {
+		return err
+	}
+	ps, err := h.store.ListPolicies(c.Request().Context(), actor(c), f)
+	return respond(c, ps, err)
+}
+
+func (h *Handler) createPolicy(c echo.Context) error {
+	var in store.PolicyInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	p, err := h.store.CreatePolicy(c.Request().Context(), actor(c), in)
+	return respond(c, p, err)
+}
+
+func (h *Handler) isPolicyKeyUsed(c echo.Context) error {
+	used, err := h.store.IsPolicyKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
+	return respond(c, used, err)
+}
+
+func (h *Handler) clonePolicy(c echo.Context) error {
+	var in store.PolicyInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	p, err := h.store.ClonePolicy(c.Request().Context(), actor(c), c.Param("key"), in)
+	return respond(c, p, err)
+}
+
+func (h *Handler) getPolicy(c echo.Context) error {
+	id, err := pathID(c, "policyId")
+	if err != nil {
+		return err
+	}
+	p, err := h.store.GetPolicy(c.Request().Context(), actor(c), id)
+	return respond(c, p, err)
+}
+
+func (h *Handler) updatePolicySettings(c echo.Context) error {
+	id, err := pathID(c, "policyId")
+	if err != nil {
+		return err
+	}
+	var in store.PolicySettingsInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	p, err := h.store.UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
+	return respond(c, p, err)
+}
+
+func (h *Handler) updatePolicyStatements(c echo.Context) error {
+	id, err := pathID(c, "policyId")
+	if err != nil {
+		return err
+	}
+	var statements []store.Statement
+	if err := bind(c, &statements); err != nil {
+		return err
+	}
+	p, err := h.store.UpdatePolicyStatements(c.Request().Context(), actor(c), id, statements)
+	return respond(c, p, err)
+}
+
+func (h *Handler) deletePolicy(c echo.Context) error {
+	id, err := pathID(c, "policyId")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.DeletePolicy(c.Request().Context(), actor(c), id))
+}
+
+func (h *Handler) listPolicyMembers(c echo.Context) error {
+	id, err := pathID(c, "policyId")
+	if err != nil {
+		return err
+	}
+	f, err := iamFilter(c, "searchText", "getAllMembers")
+	if err != nil {
+		return err
+	}
+	ms, err := h.store.ListPolicyMembers(c.Request().Context(), actor(c), id, f)
+	return respond(c, ms, err)
+}
+
+func (h *Handler) listPolicyGroups(c echo.Context) error {
+	id, err := pathID(c, "policyId")
+	if err != nil {
+		return err
+	}
+	f, err := iamFilter(c, "name", "getAllGroups")
+	if err != nil {
+		return err
+	}
+	gs, err := h.store.ListPolicyGroups(c.Request().Context(), actor(c), id, f)
+	return respond(c, gs, err)
+}
+
+func (h *Handler) userStatements(c echo.Context) error {
+	sts, err := h.store.UserStatements(c.Request().Context(), actor(c))
+	return respond(c, sts, err)
+}
+
+func (h *Handler) iamActions(c echo.Context) error {
+	return respond(c, h.store.Actions(c.Request().Context(), actor(c)), nil)
+}

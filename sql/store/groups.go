@@ -1,0 +1,375 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Group is a set of members that share the policies attached to it.
+type Group struct {
+	ID          uuid.UUID `json:"id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// GroupInput creates or updates a group.
+type GroupInput struct {
+	Name        string `json:"name" form:"name"`
+	Description string `json:"description" form:"description"`
+}
+
+func (in GroupInput) check(v *validator) {
+	v.required("name", in.Name, maxNameLen)
+	v.text("description", in.Description, maxDescriptionLen)
+}
+
+// GroupMember is a member in a group's member page.
+type GroupMember struct {
+	ID            uuid.UUID `json:"id"`
+	Name          string    `json:"name"`
+	Email         string    `json:"email"`
+	IsGroupMember bool      `json:"isGroupMember"`
+}
+
+// GroupPolicy is a policy in a group's policy page.
+type GroupPolicy struct {
+	ID            uuid.UUID `json:"id"`
+	Name          string    `json:"name"`
+	Type          string    `json:"type"`
+	Description   string    `json:"description"`
+	IsGroupPolicy bool      `json:"isGroupPolicy"`
+}
+
+// groupAccess is a group as the audit log records it, with its policies.
+type groupAccess struct {
+	Group
+	PolicyIDs []uuid.UUID `json:"policyIds"`
+}
+
+func group(r db.Group) Group {
+	return Group{ID: r.ID, Name: r.Name, Description: r.Description, UpdatedAt: r.UpdatedAt.UTC()}
+}
+
+func groupAccessOf(ctx context.Context, q *db.Queries, g Group) (groupAccess, error) {
+	ids, err := q.ListGroupPolicyIDs(ctx, g.ID)
+	return groupAccess{Group: g, PolicyIDs: ids}, err
+}
+
+// groupOf loads one of the organization's groups.
+func (s *Store) groupOf(ctx context.Context, a *Actor, id uuid.UUID) (Group, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return Group{}, err
+	}
+	row, err := s.q.GetGroup(ctx, db.GetGroupParams{OrganizationID: orgID, ID: id})
+	return group(row), translate(err)
+}
+
+// ListGroups pages the organization's groups by name; Search is part of the name.
+func (s *Store) ListGroups(ctx context.Context, a *Actor, f IAMFilter) (Paged[Group], error) {
+	var v validator
+	f.check(&v, "name")
+	orgID, err := a.iamOrg(&v)
+	if err != nil {
+		return Paged[Group]{}, err
+	}
+	var rows []db.Group
+	var total int64
+	if f.Search == "" {
+		rows, err = s.q.ListGroups(ctx, db.ListGroupsParams{OrganizationID: orgID, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		if err == nil {
+			total, err = s.q.CountGroups(ctx, orgID)
+		}
+	} else {
+		name := escapeLike(f.Search)
+		rows, err = s.q.SearchGroups(ctx, db.SearchGroupsParams{OrganizationID: orgID, Name: name,
+			PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		if err == nil {
+			total, err = s.q.CountSearchGroups(ctx, db.CountSearchGroupsParams{OrganizationID: orgID, Name: name})
+		}
+	}
+	if err != nil {
+		return Paged[Group]{}, translate(err)
+	}
+	out := Paged[Group]{TotalCount: total, Items: make([]Group, len(rows))}
+	for i, r := range rows {
+		out.Items[i] = group(r)
+	}
+	return out, nil
+}
+
+// GetGroup returns one of the organization's groups.
+func (s *Store) GetGroup(ctx context.Context, a *Actor, id uuid.UUID) (Group, error) {
+	g, err := s.groupOf(ctx, a, id)
+	if err != nil {
+		return Group{}, err
+	}
+	if err := a.requireIAM(); err != nil {
+		return Group{}, err
+	}
+	return g, nil
+}
+
+// CreateGroup creates a group; names are unique in the organization, case-insensitively.
+func (s *Store) CreateGroup(ctx context.Context, a *Actor, in GroupInput) (Group, error) {
+	var v validator
+	in.check(&v)
+	orgID, err := a.iamOrg(&v)
+	if err != nil {
+		return Group{}, err
+	}
+	var out Group
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.CreateGroup(ctx, db.CreateGroupParams{OrganizationID: orgID, Name: strings.TrimSpace(in.Name), Description: in.Description})
+		if err != nil {
+			return err
+		}
+		out = group(row)
+		return s.audit(ctx, q, a, change{refType: "Group", refID: row.ID.String(), keyword: row.Name,
+			operation: OpCreate, current: groupAccess{Group: out, PolicyIDs: []uuid.UUID{}}})
+	})
+	return out, err
+}
+
+// UpdateGroup renames and describes a group.
+func (s *Store) UpdateGroup(ctx context.Context, a *Actor, id uuid.UUID, in GroupInput) (Group, error) {
+	before, err := s.groupOf(ctx, a, id)
+	if err != nil {
+		return Group{}, err
+	}
+	var v validator
+	in.check(&v)
+	if _, err := a.iamOrg(&v); err != nil {
+		return Group{}, err
+	}
+	var out Group
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.UpdateGroup(ctx, db.UpdateGroupParams{OrganizationID: a.OrgID, ID: id,
+			Name: strings.TrimSpace(in.Name), Description: in.Description})
+		if err != nil {
+			return err
+		}
+		out = group(row)
+		return s.audit(ctx, q, a, change{refType: "Group", refID: id.String(), keyword: row.Name,
+			operation: OpUpdate, previous: before, current: out})
+	})
+	return out, err
+}
+
+// DeleteGroup removes a group with its memberships and policies, unless that
+// removes the organization's last owner, and drops it from the default
+// permissions of new members.
+func (s *Store) DeleteGroup(ctx context.Context, a *Actor, id uuid.UUID) error {
+	g, err := s.groupOf(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if err := a.requireIAM(); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		before, err := groupAccessOf(ctx, q, g)
+		if err != nil {
+			return err
+		}
+		err = keepOwner(ctx, q, a.OrgID, func() error {
+			if n, err := q.DeleteGroup(ctx, db.DeleteGroupParams{OrganizationID: a.OrgID, ID: id}); err != nil || n == 0 {
+				return orNotFound(err)
+			}
+			return q.RemoveDefaultGroup(ctx, db.RemoveDefaultGroupParams{ID: a.OrgID, GroupID: id})
+		})
+		if err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, change{refType: "Group", refID: id.String(), keyword: g.Name,
+			operation: OpRemove, previous: before})
+	})
+}
+
+// ListGroupMembers pages a group's members, or with All every member of the
+// organization, each marked; Search is part of the email or name.
+func (s *Store) ListGroupMembers(ctx context.Context, a *Actor, groupID uuid.UUID, f IAMFilter) (Paged[GroupMember], error) {
+	if _, err := s.groupOf(ctx, a, groupID); err != nil {
+		return Paged[GroupMember]{}, err
+	}
+	var v validator
+	f.check(&v, "searchText")
+	orgID, err := a.iamOrg(&v)
+	if err != nil {
+		return Paged[GroupMember]{}, err
+	}
+	limit, offset := f.Page.limit(), f.Page.offset()
+	var out Paged[GroupMember]
+	switch {
+	case f.Search != "":
+		search := escapeLike(f.Search)
+		rows, err := s.q.SearchGroupMembers(ctx, db.SearchGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
+			Search: search, GetAll: f.All, PageSize: limit, PageOffset: offset})
+		if err != nil {
+			return out, translate(err)
+		}
+		for _, r := range rows {
+			out.Items = append(out.Items, GroupMember(r))
+		}
+		out.TotalCount, err = s.q.CountSearchGroupMembers(ctx, db.CountSearchGroupMembersParams{OrganizationID: orgID,
+			GroupID: groupID, Search: search, GetAll: f.All})
+		if err != nil {
+			return out, translate(err)
+		}
+	case f.All:
+		rows, err := s.q.ListAllMembersForGroup(ctx, db.ListAllMembersForGroupParams{OrganizationID: orgID, GroupID: groupID,
+			PageSize: limit, PageOffset: offset})
+		if err != nil {
+			return out, translate(err)
+		}
+		for _, r := range rows {
+			out.Items = append(out.Items, GroupMember(r))
+		}
+		if out.TotalCount, err = s.q.CountMembers(ctx, orgID); err != nil {
+			return out, translate(err)
+		}
+	default:
+		rows, err := s.q.ListGroupMembers(ctx, db.ListGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
+			PageSize: limit, PageOffset: offset})
+		if err != nil {
+			return out, translate(err)
+		}
+		for _, r := range rows {
+			out.Items = append(out.Items, GroupMember{ID: r.ID, Name: r.Name, Email: r.Email, IsGroupMember: true})
+		}
+		if out.TotalCount, err = s.q.CountGroupMembers(ctx, groupID); err != nil {
+			return out, translate(err)
+		}
+	}
+	if out.Items == nil {
+		out.Items = []GroupMember{}
+	}
+	return out, nil
+}
+
+// AddGroupMember puts a member of the organization in a group; adding twice
+// changes nothing.
+func (s *Store) AddGroupMember(ctx context.Context, a *Actor, groupID, memberID uuid.UUID) error {
+	g, m, err := s.groupAndMember(ctx, a, groupID, memberID)
+	if err != nil {
+		return err
+	}
+	return s.changeMemberAccess(ctx, a, m, false, func(q *db.Queries) error {
+		return q.AddGroupMember(ctx, db.AddGroupMemberParams{GroupID: g.ID, OrganizationID: a.OrgID, UserID: m.ID})
+	})
+}
+
+// RemoveGroupMember takes a member out of a group, unless that removes the
+// organization's last owner; removing twice changes nothing.
+func (s *Store) RemoveGroupMember(ctx context.Context, a *Actor, groupID, memberID uuid.UUID) error {
+	g, m, err := s.groupAndMember(ctx, a, groupID, memberID)
+	if err != nil {
+		return err
+	}
+	return s.changeMemberAccess(ctx, a, m, true, func(q *db.Queries) error {
+		return q.RemoveGroupMember(ctx, db.RemoveGroupMemberParams{GroupID: g.ID, UserID: m.ID})
+	})
+}
+
+func (s *Store) groupAndMember(ctx context.Context, a *Actor, groupID, memberID uuid.UUID) (Group, memberRow, error) {
+	g, err := s.groupOf(ctx, a, groupID)
+	if err != nil {
+		return Group{}, memberRow{}, err
+	}
+	m, err := s.memberOf(ctx, a, memberID)
+	if err != nil {
+		return Group{}, memberRow{}, err
+	}
+	return g, m, a.requireIAM()
+}
+
+// ListGroupPolicies pages the policies attached to a group, or with All every
+// policy usable in the organization, each marked; Search is part of the name.
+func (s *Store) ListGroupPolicies(ctx context.Context, a *Actor, groupID uuid.UUID, f IAMFilter) (Paged[GroupPolicy], error) {
+	if _, err := s.groupOf(ctx, a, groupID); err != nil {
+		return Paged[GroupPolicy]{}, err
+	}
+	var v validator
+	f.check(&v, "name")
+	orgID, err := a.iamOrg(&v)
+	if err != nil {
+		return Paged[GroupPolicy]{}, err
+	}
+	name := escapeLike(f.Search)
+	rows, err := s.q.ListGroupPolicies(ctx, db.ListGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
+		Name: name, GetAll: f.All, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	if err != nil {
+		return Paged[GroupPolicy]{}, translate(err)
+	}
+	total, err := s.q.CountGroupPolicies(ctx, db.CountGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
+		Name: name, GetAll: f.All})
+	if err != nil {
+		return Paged[GroupPolicy]{}, translate(err)
+	}
+	out := Paged[GroupPolicy]{TotalCount: total, Items: make([]GroupPolicy, len(rows))}
+	for i, r := range rows {
+		out.Items[i] = GroupPolicy(r)
+	}
+	return out, nil
+}
+
+// AddGroupPolicy attaches a policy to a group; attaching twice changes nothing.
+func (s *Store) AddGroupPolicy(ctx context.Context, a *Actor, groupID, policyID uuid.UUID) error {
+	return s.changeGroupPolicies(ctx, a, groupID, policyID, false, func(q *db.Queries) error {
+		return q.AddGroupPolicy(ctx, db.AddGroupPolicyParams{GroupID: groupID, PolicyID: policyID})
+	})
+}
+
+// RemoveGroupPolicy detaches a policy from a group, unless that removes the
+// organization's last owner; detaching twice changes nothing.
+func (s *Store) RemoveGroupPolicy(ctx context.Context, a *Actor, groupID, policyID uuid.UUID) error {
+	return s.changeGroupPolicies(ctx, a, groupID, policyID, true, func(q *db.Queries) error {
+		return q.RemoveGroupPolicy(ctx, db.RemoveGroupPolicyParams{GroupID: groupID, PolicyID: policyID})
+	})
+}
+
+// changeGroupPolicies applies a change to a group's policies in one
+// transaction and records it unless it changed nothing.
+func (s *Store) changeGroupPolicies(ctx context.Context, a *Actor, groupID, policyID uuid.UUID, guard bool, apply func(q *db.Queries) error) error {
+	g, err := s.groupOf(ctx, a, groupID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.policyOf(ctx, a, policyID); err != nil {
+		return err
+	}
+	if err := a.requireIAM(); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		var before, after groupAccess
+		run := func() error {
+			var err error
+			if before, err = groupAccessOf(ctx, q, g); err != nil {
+				return err
+			}
+			if err := apply(q); err != nil {
+				return err
+			}
+			after, err = groupAccessOf(ctx, q, g)
+			return err
+		}
+		if guard {
+			err = keepOwner(ctx, q, a.OrgID, run)
+		} else {
+			err = run()
+		}
+		if err != nil || slices.Equal(before.PolicyIDs, after.PolicyIDs) {
+			return err
+		}
+		return s.audit(ctx, q, a, change{refType: "Group", refID: g.ID.String(), keyword: g.Name,
+			operation: OpUpdate, previous: before, current: after})
+	})
+}

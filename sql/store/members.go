@@ -1,0 +1,464 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/mail"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Member is a user of the organization. InitialPassword is the generated
+// first password, shown only to the member's inviter (see Store.member).
+type Member struct {
+	ID              uuid.UUID     `json:"id"`
+	Email           string        `json:"email"`
+	Name            string        `json:"name"`
+	InvitorID       *uuid.UUID    `json:"invitorId"`
+	InitialPassword *string       `json:"initialPassword"`
+	Groups          []MemberGroup `json:"groups"`
+}
+
+// MemberGroup is a group in a member's group list.
+type MemberGroup struct {
+	ID            uuid.UUID `json:"id"`
+	Name          string    `json:"name"`
+	Description   string    `json:"description"`
+	MemberID      uuid.UUID `json:"memberId"`
+	IsGroupMember bool      `json:"isGroupMember"`
+}
+
+// MemberPolicy is a policy in a member's direct-policy page.
+type MemberPolicy struct {
+	ID             uuid.UUID `json:"id"`
+	Name           string    `json:"name"`
+	Type           string    `json:"type"`
+	Description    string    `json:"description"`
+	IsMemberPolicy bool      `json:"isMemberPolicy"`
+}
+
+// InheritedPolicy is a policy a member holds through a group.
+type InheritedPolicy struct {
+	ID          uuid.UUID `json:"id"`
+	Name        string    `json:"name"`
+	Type        string    `json:"type"`
+	Description string    `json:"description"`
+	GroupID     uuid.UUID `json:"groupId"`
+	GroupName   string    `json:"groupName"`
+}
+
+// MemberInput adds a user to the organization by email, with policies and
+// groups; with neither, the organization's default permissions apply.
+type MemberInput struct {
+	Email     string      `json:"email" form:"email"`
+	PolicyIDs []uuid.UUID `json:"policyIds" form:"policyIds"`
+	GroupIDs  []uuid.UUID `json:"groupIds" form:"groupIds"`
+}
+
+// initialPasswordLen is the length of a generated first password: 16
+// characters of base32, 80 random bits.
+const initialPasswordLen = 16
+
+// maxEmailLen is the longest email address (RFC 5321).
+const maxEmailLen = 254
+
+// memberRow is a member as the member queries return it.
+type memberRow db.GetMemberRow
+
+// memberOf loads a member of the organization; other users are not found.
+func (s *Store) memberOf(ctx context.Context, a *Actor, id uuid.UUID) (memberRow, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return memberRow{}, err
+	}
+	row, err := s.q.GetMember(ctx, db.GetMemberParams{OrganizationID: orgID, UserID: id})
+	return memberRow(row), translate(err)
+}
+
+// member shapes a member for the caller. The initial password is shown only
+// to the member's inviter, and only while the user belongs to this one
+// organization: a user is global, so an inviter in another organization must
+// not learn a password that also opens this one.
+func (s *Store) member(ctx context.Context, a *Actor, r memberRow, groups []MemberGroup) Member {
+	m := Member{ID: r.ID, Email: r.Email, Name: r.Name, InvitorID: r.InvitorID, Groups: groups}
+	if m.Groups == nil {
+		m.Groups = []MemberGroup{}
+	}
+	if r.InitialPassword != nil && r.InvitorID != nil && *r.InvitorID == a.UserID && r.OrganizationCount == 1 {
+		plain, err := s.keys.Open(*r.InitialPassword)
+		if err != nil { // sealed under another server key: it cannot be shown, and nothing else depends on it
+			s.log.WarnContext(ctx, "initial password does not open", "user", r.ID, "err", err)
+			return m
+		}
+		m.InitialPassword = &plain
+	}
+	return m
+}
+
+// members shapes member rows with their groups.
+func (s *Store) members(ctx context.Context, a *Actor, q *db.Queries, orgID uuid.UUID, rows []memberRow) ([]Member, error) {
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	groupRows, err := q.ListGroupsOfMembers(ctx, db.ListGroupsOfMembersParams{OrganizationID: orgID, UserIds: ids})
+	if err != nil {
+		return nil, translate(err)
+	}
+	groups := map[uuid.UUID][]MemberGroup{}
+	for _, g := range groupRows {
+		groups[g.UserID] = append(groups[g.UserID], MemberGroup{ID: g.ID, Name: g.Name, Description: g.Description,
+			MemberID: g.UserID, IsGroupMember: true})
+	}
+	out := make([]Member, len(rows))
+	for i, r := range rows {
+		out[i] = s.member(ctx, a, r, groups[r.ID])
+	}
+	return out, nil
+}
+
+// ListMembers pages the organization's members, newest first; Search is
+// part of the email or name.
+func (s *Store) ListMembers(ctx context.Context, a *Actor, f IAMFilter) (Paged[Member], error) {
+	var v validator
+	f.check(&v, "searchText")
+	orgID, err := a.iamOrg(&v)
+	if err != nil {
+		return Paged[Member]{}, err
+	}
+	var rows []memberRow
+	var total int64
+	if f.Search == "" {
+		var found []db.ListMembersRow
+		found, err = s.q.ListMembers(ctx, db.ListMembersParams{OrganizationID: orgID, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		for _, r := range found {
+			rows = append(rows, memberRow(r))
+		}
+		if err == nil {
+			total, err = s.q.CountMembers(ctx, orgID)
+		}
+	} else {
+		search := escapeLike(f.Search)
+		var found []db.SearchMembersRow
+		found, err = s.q.SearchMembers(ctx, db.SearchMembersParams{OrganizationID: orgID, Search: search,
+			PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		for _, r := range found {
+			rows = append(rows, memberRow(r))
+		}
+		if err == nil {
+			total, err = s.q.CountSearchMembers(ctx, db.CountSearchMembersParams{OrganizationID: orgID, Search: search})
+		}
+	}
+	if err != nil {
+		return Paged[Member]{}, translate(err)
+	}
+	items, err := s.members(ctx, a, s.q, orgID, rows)
+	return Paged[Member]{TotalCount: total, Items: items}, err
+}
+
+// GetMember returns a member of the organization with their groups.
+func (s *Store) GetMember(ctx context.Context, a *Actor, id uuid.UUID) (Member, error) {
+	r, err := s.memberOf(ctx, a, id)
+	if err != nil {
+		return Member{}, err
+	}
+	if err := a.requireIAM(); err != nil {
+		return Member{}, err
+	}
+	ms, err := s.members(ctx, a, s.q, a.OrgID, []memberRow{r})
+	if err != nil {
+		return Member{}, err
+	}
+	return ms[0], nil
+}
+
+// checkEmail checks a required email address without a display name.
+func checkEmail(v *validator, field, email string) {
+	if email == "" {
+		v.add(field, "required")
+		return
+	}
+	addr, err := mail.ParseAddress(email)
+	if err != nil || addr.Address != email || len(email) > maxEmailLen {
+		v.add(field, "invalid")
+	}
+}
+
+// checkGrants reports whether policyIDs are all the organization's or
+// built-in policies, and groupIDs all the organization's groups.
+func checkGrants(ctx context.Context, q *db.Queries, orgID uuid.UUID, policyIDs, groupIDs []uuid.UUID) (policiesOK, groupsOK bool, err error) {
+	n, err := q.CountUsablePolicies(ctx, db.CountUsablePoliciesParams{Ids: policyIDs, OrganizationID: orgID})
+	if err != nil {
+		return false, false, err
+	}
+	m, err := q.CountOrganizationGroups(ctx, db.CountOrganizationGroupsParams{Ids: groupIDs, OrganizationID: orgID})
+	return n == int64(len(policyIDs)), m == int64(len(groupIDs)), err
+}
+
+// AddMember adds a user to the organization and the current workspace with
+// the given policies and groups, or the organization's default permissions
+// when both are empty. An unknown email becomes a new user with a generated
+// initial password, stored bcrypt-hashed and, sealed, for the inviter to
+// read. Adding a user who already is a member changes nothing.
+func (s *Store) AddMember(ctx context.Context, a *Actor, in MemberInput) (Member, error) {
+	var v validator
+	email := strings.TrimSpace(in.Email)
+	checkEmail(&v, "email", email)
+	orgID, err := a.iamOrg(&v)
+	if err != nil {
+		return Member{}, err
+	}
+	wsID, err := a.workspace()
+	if err != nil {
+		return Member{}, err
+	}
+	policyIDs, groupIDs := distinct(in.PolicyIDs), distinct(in.GroupIDs)
+
+	// bcrypt is slow on purpose: hash before the transaction, and only for a new user.
+	var password, hash string
+	if _, err := s.q.GetUserByEmail(ctx, email); errors.Is(translate(err), ErrNotFound) {
+		password = rand.Text()[:initialPasswordLen]
+		if hash, err = s.hashPassword(password); err != nil {
+			return Member{}, err
+		}
+	} else if err != nil {
+		return Member{}, translate(err)
+	}
+
+	var row memberRow
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		if len(policyIDs) == 0 && len(groupIDs) == 0 {
+			org, err := q.GetOrganization(ctx, orgID)
+			if err != nil {
+				return err
+			}
+			policyIDs, groupIDs = org.DefaultPolicyIds, org.DefaultGroupIds
+		} else {
+			policiesOK, groupsOK, err := checkGrants(ctx, q, orgID, policyIDs, groupIDs)
+			if err != nil {
+				return err
+			}
+			var v validator
+			if !policiesOK {
+				v.add("policyIds", "invalid")
+			}
+			if !groupsOK {
+				v.add("groupIds", "invalid")
+			}
+			if err := v.err(); err != nil {
+				return err
+			}
+		}
+		user, err := q.GetUserByEmail(ctx, email)
+		if errors.Is(translate(err), ErrNotFound) {
+			if hash == "" { // the user we saw a moment ago is gone
+				return ErrConflict
+			}
+			sealed := s.keys.Seal(password)
+			user, err = q.CreateUser(ctx, db.CreateUserParams{Email: email, Name: emailName(email),
+				PasswordHash: &hash, InitialPassword: &sealed})
+		}
+		if err != nil {
+			return err
+		}
+		if err := q.AddWorkspaceUser(ctx, db.AddWorkspaceUserParams{WorkspaceID: wsID, UserID: user.ID}); err != nil {
+			return err
+		}
+		added, err := q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: orgID, UserID: user.ID, InvitorID: &a.UserID})
+		if err != nil {
+			return err
+		}
+		if added > 0 {
+			if err := q.AddMemberPolicies(ctx, db.AddMemberPoliciesParams{OrganizationID: orgID, UserID: user.ID, Ids: policyIDs}); err != nil {
+				return err
+			}
+			if err := q.AddMemberGroups(ctx, db.AddMemberGroupsParams{OrganizationID: orgID, UserID: user.ID, Ids: groupIDs}); err != nil {
+				return err
+			}
+		}
+		r, err := q.GetMember(ctx, db.GetMemberParams{OrganizationID: orgID, UserID: user.ID})
+		if err != nil {
+			return err
+		}
+		row = memberRow(r)
+		if added == 0 { // already a member: nothing changes, nothing to record
+			return nil
+		}
+		access, err := accessOf(ctx, q, orgID, row)
+		if err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, change{refType: "Member", refID: row.ID.String(), keyword: row.Email,
+			operation: OpCreate, current: access})
+	})
+	if err != nil {
+		return Member{}, err
+	}
+	ms, err := s.members(ctx, a, s.q, orgID, []memberRow{row})
+	if err != nil {
+		return Member{}, err
+	}
+	return ms[0], nil
+}
+
+// RemoveMember takes a user out of the organization with their policies and
+// group memberships there, and out of the workspace when it was their last
+// organization in it; refused when it removes the last owner. The user
+// record stays: users are global and may belong elsewhere.
+func (s *Store) RemoveMember(ctx context.Context, a *Actor, id uuid.UUID) error {
+	m, err := s.memberOf(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if err := a.requireIAM(); err != nil {
+		return err
+	}
+	wsID, err := a.workspace()
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		var before memberAccess
+		err := keepOwner(ctx, q, a.OrgID, func() error {
+			var err error
+			if before, err = accessOf(ctx, q, a.OrgID, m); err != nil {
+				return err
+			}
+			if n, err := q.RemoveOrganizationUser(ctx, db.RemoveOrganizationUserParams{OrganizationID: a.OrgID, UserID: id}); err != nil || n == 0 {
+				return orNotFound(err)
+			}
+			return q.RemoveWorkspaceUserWithoutOrganizations(ctx, db.RemoveWorkspaceUserWithoutOrganizationsParams{WorkspaceID: wsID, UserID: id})
+		})
+		if err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, change{refType: "Member", refID: id.String(), keyword: m.Email,
+			operation: OpRemove, previous: before})
+	})
+}
+
+// ListMemberGroups pages the groups a member belongs to, or with All every
+// group of the organization, each marked; Search is part of the group name.
+func (s *Store) ListMemberGroups(ctx context.Context, a *Actor, memberID uuid.UUID, f IAMFilter) (Paged[MemberGroup], error) {
+	if _, err := s.memberOf(ctx, a, memberID); err != nil {
+		return Paged[MemberGroup]{}, err
+	}
+	var v validator
+	f.check(&v, "name")
+	orgID, err := a.iamOrg(&v)
+	if err != nil {
+		return Paged[MemberGroup]{}, err
+	}
+	name := escapeLike(f.Search)
+	rows, err := s.q.ListMemberGroups(ctx, db.ListMemberGroupsParams{OrganizationID: orgID, UserID: memberID,
+		Name: name, GetAll: f.All, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	if err != nil {
+		return Paged[MemberGroup]{}, translate(err)
+	}
+	total, err := s.q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+	if err != nil {
+		return Paged[MemberGroup]{}, translate(err)
+	}
+	out := Paged[MemberGroup]{TotalCount: total, Items: make([]MemberGroup, len(rows))}
+	for i, r := range rows {
+		out.Items[i] = MemberGroup{ID: r.ID, Name: r.Name, Description: r.Description, MemberID: memberID, IsGroupMember: r.IsGroupMember}
+	}
+	return out, nil
+}
+
+// ListMemberDirectPolicies pages the policies a member holds directly, or
+// with All every policy usable in the organization, each marked; Search is
+// part of the policy name.
+func (s *Store) ListMemberDirectPolicies(ctx context.Context, a *Actor, memberID uuid.UUID, f IAMFilter) (Paged[MemberPolicy], error) {
+	if _, err := s.memberOf(ctx, a, memberID); err != nil {
+		return Paged[MemberPolicy]{}, err
+	}
+	var v validator
+	f.check(&v, "name")
+	orgID, err := a.iamOrg(&v)
+	if err != nil {
+		return Paged[MemberPolicy]{}, err
+	}
+	name := escapeLike(f.Search)
+	rows, err := s.q.ListMemberPolicies(ctx, db.ListMemberPoliciesParams{OrganizationID: orgID, UserID: memberID,
+		Name: name, GetAll: f.All, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	if err != nil {
+		return Paged[MemberPolicy]{}, translate(err)
+	}
+	total, err := s.q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+	if err != nil {
+		return Paged[MemberPolicy]{}, translate(err)
+	}
+	out := Paged[MemberPolicy]{TotalCount: total, Items: make([]MemberPolicy, len(rows))}
+	for i, r := range rows {
+		out.Items[i] = MemberPolicy(r)
+	}
+	return out, nil
+}
+
+// ListMemberInheritedPolicies pages the policies a member holds through
+// groups, each with the group it comes from; Search is part of the policy name.
+func (s *Store) ListMemberInheritedPolicies(ctx context.Context, a *Actor, memberID uuid.UUID, f IAMFilter) (Paged[InheritedPolicy], error) {
+	if _, err := s.memberOf(ctx, a, memberID); err != nil {
+		return Paged[InheritedPolicy]{}, err
+	}
+	var v validator
+	f.check(&v, "name")
+	orgID, err := a.iamOrg(&v)
+	if err != nil {
+		return Paged[InheritedPolicy]{}, err
+	}
+	name := escapeLike(f.Search)
+	rows, err := s.q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
+		Name: name, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	if err != nil {
+		return Paged[InheritedPolicy]{}, translate(err)
+	}
+	total, err := s.q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
+	if err != nil {
+		return Paged[InheritedPolicy]{}, translate(err)
+	}
+	out := Paged[InheritedPolicy]{TotalCount: total, Items: make([]InheritedPolicy, len(rows))}
+	for i, r := range rows {
+		out.Items[i] = InheritedPolicy(r)
+	}
+	return out, nil
+}
+
+// AddMemberPolicy gives a member a policy directly; giving it twice changes nothing.
+func (s *Store) AddMemberPolicy(ctx context.Context, a *Actor, memberID, policyID uuid.UUID) error {
+	m, err := s.memberAndPolicy(ctx, a, memberID, policyID)
+	if err != nil {
+		return err
+	}
+	return s.changeMemberAccess(ctx, a, m, false, func(q *db.Queries) error {
+		return q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: a.OrgID, UserID: m.ID, PolicyID: policyID})
+	})
+}
+
+// RemoveMemberPolicy takes a directly held policy from a member, unless that
+// removes the organization's last owner; removing twice changes nothing.
+func (s *Store) RemoveMemberPolicy(ctx context.Context, a *Actor, memberID, policyID uuid.UUID) error {
+	m, err := s.memberAndPolicy(ctx, a, memberID, policyID)
+	if err != nil {
+		return err
+	}
+	return s.changeMemberAccess(ctx, a, m, true, func(q *db.Queries) error {
+		return q.RemoveMemberPolicy(ctx, db.RemoveMemberPolicyParams{OrganizationID: a.OrgID, UserID: m.ID, PolicyID: policyID})
+	})
+}
+
+func (s *Store) memberAndPolicy(ctx context.Context, a *Actor, memberID, policyID uuid.UUID) (memberRow, error) {
+	m, err := s.memberOf(ctx, a, memberID)
+	if err != nil {
+		return memberRow{}, err
+	}
+	if _, err := s.policyOf(ctx, a, policyID); err != nil {
+		return memberRow{}, err
+	}
+	return m, a.requireIAM()
+}

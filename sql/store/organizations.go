@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// OrganizationInput renames the current organization and, when
+// DefaultPermissions is given, sets what members added without explicit
+// policies or groups get.
+type OrganizationInput struct {
+	Name               string              `json:"name" form:"name"`
+	DefaultPermissions *DefaultPermissions `json:"defaultPermissions"`
+}
+
+// UpdateOrganization changes the current organization's name (action
+// UpdateOrgName) and default permissions (UpdateOrgDefaultUserPermissions);
+// each action is checked only when its part changes. Default policies must be
+// the organization's or built-in ones, default groups the organization's.
+func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in OrganizationInput) (Organization, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return Organization{}, err
+	}
+	row, err := s.q.GetOrganization(ctx, orgID)
+	if err != nil {
+		return Organization{}, translate(err)
+	}
+	before := organization(row)
+	var v validator
+	v.required("name", in.Name, maxNameLen)
+	if err := v.err(); err != nil {
+		return Organization{}, err
+	}
+	name := strings.TrimSpace(in.Name)
+	defaults := before.DefaultPermissions
+	if in.DefaultPermissions != nil {
+		defaults = DefaultPermissions{PolicyIDs: distinct(in.DefaultPermissions.PolicyIDs), GroupIDs: distinct(in.DefaultPermissions.GroupIDs)}
+	}
+	renames := name != before.Name
+	redefines := !slices.Equal(defaults.PolicyIDs, before.DefaultPermissions.PolicyIDs) ||
+		!slices.Equal(defaults.GroupIDs, before.DefaultPermissions.GroupIDs)
+	rn := organizationRN(before.Key)
+	switch {
+	case renames && !a.Can(UpdateOrgName, rn), redefines && !a.Can(UpdateOrgDefaultUserPermissions, rn):
+		return Organization{}, ErrForbidden
+	case !renames && !redefines && !a.Can(UpdateOrgName, rn) && !a.Can(UpdateOrgDefaultUserPermissions, rn):
+		return Organization{}, ErrForbidden
+	case !renames && !redefines:
+		return before, nil
+	}
+	var out Organization
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		if redefines {
+			policiesOK, groupsOK, err := checkGrants(ctx, q, orgID, defaults.PolicyIDs, defaults.GroupIDs)
+			if err != nil {
+				return err
+			}
+			if !policiesOK || !groupsOK {
+				return Invalid("defaultPermissions_is_invalid")
+			}
+		}
+		row, err := q.UpdateOrganization(ctx, db.UpdateOrganizationParams{ID: orgID, Name: name,
+			DefaultPolicyIds: defaults.PolicyIDs, DefaultGroupIds: defaults.GroupIDs})
+		if err != nil {
+			return err
+		}
+		out = organization(row)
+		return s.audit(ctx, q, a, change{refType: "Organization", refID: orgID.String(), keyword: row.Key,
+			operation: OpUpdate, previous: before, current: out})
+	})
+	return out, err
+}
