@@ -143,8 +143,9 @@ func Document(d Doc) templ.Component {
 const htmxConfig = `{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"selfRequestsOnly":true,` +
 	`"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"[45]..","swap":true,"error":true}]}`
 
-// ShellPage is the frame of every signed-in page: top bar with the context
-// switcher and the user menu, navigation, messages, and the page's content.
+	// ShellPage is the frame of every signed-in page: top bar with the context
+	// switcher and the user menu, navigation, messages, and the page's content.
+
 func ShellPage(s Shell) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

@@ -153,7 +153,7 @@ type EnvList struct {
 // EnvRow is one environment in a project's list.
 type EnvRow struct {
 	Name, Key, Description, Href string
-	RequireComment              bool
+	RequireComment               bool
 	// DeleteHref is empty when the person may not delete it.
 	DeleteHref string
 }
