@@ -87,6 +87,22 @@ func (a *app) addMember(email string, policies ...uuid.UUID) uuid.UUID {
 	return u.ID
 }
 
+// createOrganization adds an organization to the workspace, with the owner
+// as its Owner when member is set.
+func createOrganization(t *testing.T, a *app, name, key string, member bool) uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	org, err := a.q.CreateOrganization(ctx, db.CreateOrganizationParams{WorkspaceID: a.wsID, Name: name, Key: key,
+		DefaultPolicyIds: []uuid.UUID{}, DefaultGroupIds: []uuid.UUID{}})
+	must(t, err)
+	if member {
+		_, err = a.q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: org.ID, UserID: a.owner})
+		must(t, err)
+		must(t, a.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: org.ID, UserID: a.owner, PolicyID: store.OwnerPolicyID}))
+	}
+	return org.ID
+}
+
 // ownerActor is the owner as the store sees them, to set up data directly.
 func (a *app) ownerActor() *store.Actor {
 	a.t.Helper()

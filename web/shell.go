@@ -60,7 +60,8 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 		}
 		g := views.OptionGroup{Label: pr.Name}
 		for _, e := range pr.Environments {
-			g.Options = append(g.Options, views.Option{Value: e.ID.String(), Label: e.Name, Selected: e.ID == envID})
+			// The closed select shows only the option: name the project too.
+			g.Options = append(g.Options, views.Option{Value: e.ID.String(), Label: pr.Name + " / " + e.Name, Selected: e.ID == envID})
 		}
 		sw.Envs = append(sw.Envs, g)
 	}
