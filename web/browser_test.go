@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,6 +100,25 @@ func TestBrowser(t *testing.T) {
 		return v
 	}
 
+	// screenshot captures the whole page in a viewport as tall as the page,
+	// so that what is laid out to the viewport's height looks as it does.
+	screenshot := func() []byte {
+		t.Helper()
+		w, h := eval(`String(window.innerWidth)`), eval(`String(document.documentElement.scrollHeight)`)
+		var width, height int64
+		fmt.Sscan(w, &width)
+		fmt.Sscan(h, &height)
+		mobile, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`matchMedia("(max-width: 600px)").matches`))
+		viewport := chromedp.EmulateViewport(width, height)
+		if mobile {
+			viewport = chromedp.EmulateViewport(width, height, chromedp.EmulateMobile, chromedp.EmulatePortrait)
+		}
+		do("fit the viewport", viewport)
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		must(t, err)
+		return png
+	}
+
 	do("sign in",
 		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(a.srv.URL+"/projects"),
@@ -172,10 +192,8 @@ func TestBrowser(t *testing.T) {
 		}
 		do("projects page", viewport, chromedp.Navigate(a.srv.URL+"/projects"),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid=project-list]`)))
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		must(t, err)
 		name := filepath.Join(dir, "projects-"+map[int64]string{1280: "1280", 390: "390"}[width]+".png")
-		must(t, os.WriteFile(name, png, 0o644))
+		must(t, os.WriteFile(name, screenshot(), 0o644))
 		t.Logf("screenshot %s", name)
 		if overflow := eval(`String(document.documentElement.scrollWidth > document.documentElement.clientWidth)`); overflow != "false" {
 			t.Errorf("the page scrolls sideways at %d px", width)
@@ -195,9 +213,7 @@ func TestBrowser(t *testing.T) {
 		} {
 			do(name, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(a.srv.URL+path),
 				chromedp.WaitVisible(chromedp.CSS(`main`)))
-			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-			must(t, err)
-			must(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+			must(t, os.WriteFile(filepath.Join(dir, name+".png"), screenshot(), 0o644))
 		}
 	}
 
