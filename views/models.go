@@ -18,6 +18,10 @@ type Doc struct {
 	CSRF string
 }
 
+// htmxConfig is htmx's configuration, read from a meta element (see Document).
+const htmxConfig = `{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"selfRequestsOnly":true,` +
+	`"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"[45]..","swap":true,"error":true}]}`
+
 // Shell is the frame of every signed-in page.
 type Shell struct {
 	Doc
