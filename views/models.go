@@ -100,9 +100,10 @@ type Confirm struct {
 	Crumbs       []Crumb
 	Heading      string
 	Consequences []string
-	Action       string
-	Button       string
-	CancelHref   string
+	// Action is where the deletion posts; empty when the person may not delete.
+	Action     string
+	Button     string
+	CancelHref string
 }
 
 // Crumb is one step of a breadcrumb trail.

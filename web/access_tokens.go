@@ -75,12 +75,12 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		}
 		list.Rows = append(list.Rows, row)
 	}
-	pages := max(1, int((tokens.TotalCount+tokenPageSize-1)/tokenPageSize))
-	list.Pager.Label = fmt.Sprintf("Page %d of %d · %d tokens", number, pages, tokens.TotalCount)
+	last := max(1, int((tokens.TotalCount+tokenPageSize-1)/tokenPageSize))
+	list.Pager.Label = fmt.Sprintf("Page %d of %d · %d %s", number, last, tokens.TotalCount, plural(int(tokens.TotalCount), "token", "tokens"))
 	if number > 1 {
-		list.Pager.Prev = "/access-tokens?page=" + strconv.Itoa(min(number-1, pages))
+		list.Pager.Prev = "/access-tokens?page=" + strconv.Itoa(min(number-1, last))
 	}
-	if number < pages {
+	if number < last {
 		list.Pager.Next = "/access-tokens?page=" + strconv.Itoa(number+1)
 	}
 

@@ -73,9 +73,13 @@ func TestDeveloperSeesOnlyWhatTheyMayDo(t *testing.T) {
 		}
 		b.get("/projects")
 	}
-	// The confirmation pages are refused too.
-	b.get(projectPath(pr) + "/delete").status(http.StatusForbidden)
-	b.get(envPath(pr, 0) + "/delete").status(http.StatusForbidden)
+	// The confirmation pages offer no deletion.
+	for _, path := range []string{projectPath(pr) + "/delete", envPath(pr, 0) + "/delete"} {
+		p := b.get(path).status(http.StatusOK)
+		if p.has("delete-submit") || !p.has("delete-not-allowed") {
+			t.Errorf("%s offers the deletion to a Developer", path)
+		}
+	}
 
 	after := a.project("web")
 	if after.Name != "Web" || len(after.Environments) != 2 || after.Environments[0].Name != "Prod" || len(after.Environments[0].Secrets) != 2 {

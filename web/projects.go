@@ -173,28 +173,34 @@ func (p *pages) confirmDeleteProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !a.Can(store.DeleteProject, store.ProjectRN(pr.Key)) {
-		return store.ErrForbidden // the store would refuse the deletion; do not offer it
-	}
 	names := make([]string, len(pr.Environments))
 	for i, e := range pr.Environments {
 		names[i] = "“" + e.Name + "”"
 	}
-	envs := "its environments"
-	if len(names) > 0 {
-		envs = fmt.Sprintf("its %d environment(s) %s", len(names), strings.Join(names, ", "))
-	}
 	href := projectHref(pr.ID)
-	return p.confirmPage(c, views.Confirm{
+	vm := views.Confirm{
 		Crumbs:  []views.Crumb{{Label: "Projects", Href: "/projects"}, {Label: pr.Name, Href: href}},
 		Heading: fmt.Sprintf("Delete the project “%s”?", pr.Name),
 		Consequences: []string{
-			fmt.Sprintf("The project “%s” (key %s) and %s are deleted.", pr.Name, pr.Key, envs),
+			fmt.Sprintf("The project “%s” (key %s) is deleted with %s %s.", pr.Name, pr.Key,
+				plural(len(names), "its environment", "its environments"), strings.Join(names, ", ")),
 			"Every feature flag and segment in those environments is deleted with them.",
 			"Their SDK secrets stop working: SDKs using them are refused.",
 		},
-		Action: href + "/delete", Button: "Delete project", CancelHref: href,
-	})
+		Button: "Delete project", CancelHref: href,
+	}
+	if a.Can(store.DeleteProject, store.ProjectRN(pr.Key)) {
+		vm.Action = href + "/delete"
+	}
+	return p.confirmPage(c, vm)
+}
+
+// plural picks the singular or the plural wording for n things.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func (p *pages) confirmPage(c echo.Context, vm views.Confirm) error {
@@ -377,19 +383,20 @@ func (p *pages) confirmDeleteEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !a.Can(store.DeleteEnv, store.EnvRN(pr.Key, env.Key)) {
-		return store.ErrForbidden
-	}
 	href := envHref(pr.ID, env.ID)
-	return p.confirmPage(c, views.Confirm{
+	vm := views.Confirm{
 		Crumbs:  []views.Crumb{{Label: "Projects", Href: "/projects"}, {Label: pr.Name, Href: projectHref(pr.ID)}, {Label: env.Name, Href: href}},
 		Heading: fmt.Sprintf("Delete the environment “%s” of %s?", env.Name, pr.Name),
 		Consequences: []string{
 			fmt.Sprintf("The environment “%s” (key %s) is deleted with every feature flag and segment in it.", env.Name, env.Key),
-			fmt.Sprintf("Its %d SDK secret(s) stop working: SDKs using them are refused.", len(env.Secrets)),
+			fmt.Sprintf("Its %d %s stop working: SDKs using them are refused.", len(env.Secrets), plural(len(env.Secrets), "SDK secret", "SDK secrets")),
 		},
-		Action: href + "/delete", Button: "Delete environment", CancelHref: href,
-	})
+		Button: "Delete environment", CancelHref: href,
+	}
+	if a.Can(store.DeleteEnv, store.EnvRN(pr.Key, env.Key)) {
+		vm.Action = href + "/delete"
+	}
+	return p.confirmPage(c, vm)
 }
 
 // deleteEnvironment deletes an environment and everything in it.

@@ -260,7 +260,7 @@ func TestDeleteEnvironmentAndProject(t *testing.T) {
 
 	b.get(envPath(pr, 1) + "/delete").status(http.StatusOK)
 	consequences := b.last.text("delete-consequences")
-	for _, want := range []string{"“Dev”", "feature flag", "segment", "2 SDK secret"} {
+	for _, want := range []string{"“Dev”", "feature flag", "segment", "2 SDK secrets"} {
 		if !strings.Contains(consequences, want) {
 			t.Errorf("environment confirmation %q does not name %q", consequences, want)
 		}
@@ -272,7 +272,7 @@ func TestDeleteEnvironmentAndProject(t *testing.T) {
 
 	b.get(projectPath(pr) + "/delete").status(http.StatusOK)
 	consequences = b.last.text("delete-consequences")
-	for _, want := range []string{"“Web shop”", "1 environment(s) “Prod”", "feature flag and segment", "SDK secrets"} {
+	for _, want := range []string{"“Web shop”", "its environment “Prod”", "feature flag and segment", "SDK secrets"} {
 		if !strings.Contains(consequences, want) {
 			t.Errorf("project confirmation %q does not name %q", consequences, want)
 		}
