@@ -19,7 +19,10 @@ type Doc struct {
 }
 
 // htmxConfig is htmx's configuration, read from a meta element (see Document).
+// htmx keeps no copies of pages for the back button (historyCacheSize 0): they
+// would land in sessionStorage, secrets and one-time token values included.
 const htmxConfig = `{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"selfRequestsOnly":true,` +
+	`"historyCacheSize":0,"refreshOnHistoryMiss":true,` +
 	`"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"[45]..","swap":true,"error":true}]}`
 
 // Shell is the frame of every signed-in page.
