@@ -350,3 +350,25 @@ func TestEveryPageRenders(t *testing.T) {
 	}
 	b.get("/").at("/projects")
 }
+
+// An unexpected failure is a proper page that tells nothing internal.
+func TestServerErrorPage(t *testing.T) {
+	a := newApp(t)
+	b := a.signedIn(ownerEmail, ownerPassword)
+	token := b.last.csrf()
+	a.pool.Close() // every store call fails from now on
+	p := b.get("/projects")
+	if p.code < 500 || !strings.HasPrefix(p.header.Get("Content-Type"), "text/html") || !p.has("error-heading") {
+		t.Fatalf("got %d %s, want an HTML 5xx page", p.code, p.body)
+	}
+	if strings.Contains(strings.ToLower(p.body), "pool") || strings.Contains(p.body, "goroutine") {
+		t.Errorf("the page shows internal text: %s", p.text("error-text"))
+	}
+	if !strings.Contains(p.text("error-text"), "Reference ") {
+		t.Errorf("no request reference: %q", p.text("error-text"))
+	}
+	h := b.send("/projects", url.Values{}, http.Header{"Hx-Request": {"true"}, "X-Csrf-Token": {token}})
+	if h.code < 500 || !h.has("flash-error") {
+		t.Errorf("htmx: got %d %s, want the message in place", h.code, h.body)
+	}
+}
