@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/migrations"
@@ -58,7 +60,7 @@ func New(t testing.TB) *pgxpool.Pool {
 func NewDatabase(t testing.TB) (string, string) {
 	t.Helper()
 	ctx := context.Background()
-	templateOnce.Do(func() { templateName, templateErr = ensureTemplate(ctx) })
+	templateOnce.Do(func() { templateName, templateErr = ensureTemplate(ctx, true) })
 	if templateErr != nil {
 		t.Fatalf("template database: %v", templateErr)
 	}
@@ -68,7 +70,16 @@ func NewDatabase(t testing.TB) (string, string) {
 		t.Fatalf("connect to the test server (set BUNTING_TEST_DATABASE_URL?): %v", err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, templateName)); err != nil {
+	_, err = admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, templateName))
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "3D000" {
+		// A test run of another checkout, with other migrations, dropped our
+		// template as stale: build it again, leaving theirs alone, and retry once.
+		if _, err = ensureTemplate(ctx, false); err == nil {
+			_, err = admin.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, templateName))
+		}
+	}
+	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}
 	t.Cleanup(func() {
@@ -97,8 +108,8 @@ func databaseURL(name string) string {
 
 // ensureTemplate creates the template database for the current migrations
 // unless it exists; its name carries a hash of the migrations, so a changed
-// migration makes a new one.
-func ensureTemplate(ctx context.Context) (string, error) {
+// migration makes a new one. dropStale drops the templates of other migrations.
+func ensureTemplate(ctx context.Context, dropStale bool) (string, error) {
 	h := sha256.New()
 	names, err := fs.Glob(migrations.FS, "*.sql")
 	if err != nil {
@@ -144,6 +155,9 @@ func ensureTemplate(ctx context.Context) (string, error) {
 	// Renaming last makes the template appear only once it is complete.
 	if _, err := admin.Exec(ctx, `ALTER DATABASE `+building+` RENAME TO `+name); err != nil {
 		return "", err
+	}
+	if !dropStale {
+		return name, nil
 	}
 	// Templates of older migrations are no longer needed.
 	rows, err := admin.Query(ctx, `SELECT datname FROM pg_database WHERE datname LIKE 'bunting_template_%' AND datname <> $1`, name)
