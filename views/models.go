@@ -131,10 +131,9 @@ type ProjectList struct {
 type ProjectRow struct {
 	Name, Key, Href string
 	Envs            []EnvLink
-	Current         bool
 }
 
-// EnvLink links to an environment.
+// EnvLink links to an environment; Current marks the one the switcher has chosen.
 type EnvLink struct {
 	Name, Href string
 	Current    bool

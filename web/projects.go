@@ -33,6 +33,8 @@ func (p *pages) projectCreateForm(c echo.Context, values map[string]string) *vie
 	return &f
 }
 
+// projectsPage renders the projects page, or its regions for htmx; create
+// carries the state of a form just posted.
 func (p *pages) projectsPage(c echo.Context, status int, create *views.Form) error {
 	projects, err := p.store.ListProjects(c.Request().Context(), actor(c))
 	if err != nil {
@@ -44,7 +46,6 @@ func (p *pages) projectsPage(c echo.Context, status int, create *views.Form) err
 		row := views.ProjectRow{Name: pr.Name, Key: pr.Key, Href: projectHref(pr.ID)}
 		for _, e := range pr.Environments {
 			row.Envs = append(row.Envs, views.EnvLink{Name: e.Name, Href: envHref(pr.ID, e.ID), Current: e.ID == envID})
-			row.Current = row.Current || e.ID == envID
 		}
 		list.Rows = append(list.Rows, row)
 	}
