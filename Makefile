@@ -21,6 +21,7 @@ test:
 generate:
 	go tool sqlc generate
 	go tool sqlc vet
+	go tool templ generate
 
 # generate-check proves the committed generated code is what the pinned tools produce.
 generate-check: generate

@@ -1,9 +1,11 @@
-// Package web assembles the Echo server: middleware, the JSON API, health
-// checks, and the error handler every surface shares.
+// Package web assembles the Echo server (middleware, the JSON API, health
+// checks, the error handler every surface shares) and serves the admin
+// application: server-rendered pages with sessions and CSRF protection.
 package web
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -28,26 +30,25 @@ type Config struct {
 
 // New returns the complete HTTP handler.
 func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
+	pg, err := newPages(cfg, s, log)
+	if err != nil {
+		// Only reading the embedded static files can fail: a broken build.
+		panic(fmt.Sprintf("web: %v", err))
+	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.IPExtractor = echo.ExtractIPDirect()
 	if cfg.TrustProxy {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	}
+	// Paths under /api/ answer in the API's JSON envelope; everything else is
+	// a page, or a region of one, and answers in HTML.
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
-		if strings.HasPrefix(c.Request().URL.Path, "/api/") {
+		if isAPI(c) {
 			api.WriteError(c, log, err)
 			return
 		}
-		status := http.StatusInternalServerError
-		if he, ok := err.(*echo.HTTPError); ok {
-			status = he.Code
-		} else {
-			log.ErrorContext(c.Request().Context(), "request failed", "err", err)
-		}
-		if !c.Response().Committed {
-			c.String(status, http.StatusText(status))
-		}
+		pg.writeError(c, err)
 	}
 
 	e.Use(middleware.RequestID())
@@ -66,6 +67,7 @@ func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
 			log.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
 			return err
 		}}))
+	e.Use(securityHeaders(cfg.BaseURL.Scheme == "https"))
 
 	e.GET("/health/liveness", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
@@ -80,5 +82,34 @@ func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
 	})
 
 	api.New(s, log).Register(e)
+	pg.register(e)
 	return e
+}
+
+func isAPI(c echo.Context) bool { return strings.HasPrefix(c.Request().URL.Path, "/api/") }
+
+// contentSecurityPolicy allows nothing inline: every script and style comes
+// from this site's static files, and no site may frame the pages.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// securityHeaders protects the pages (not the JSON API, whose clients are not
+// browsers rendering it). HSTS only makes sense, and is only sent, over https.
+func securityHeaders(https bool) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if !isAPI(c) {
+				h := c.Response().Header()
+				h.Set("Content-Security-Policy", contentSecurityPolicy)
+				h.Set("X-Frame-Options", "DENY")
+				h.Set("X-Content-Type-Options", "nosniff")
+				h.Set("Referrer-Policy", "same-origin")
+				h.Set("Cross-Origin-Opener-Policy", "same-origin")
+				if https {
+					h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
+				}
+			}
+			return next(c)
+		}
+	}
 }

@@ -209,6 +209,14 @@ type User struct {
 	UpdatedAt       time.Time
 }
 
+type UserContext struct {
+	UserID         uuid.UUID
+	OrganizationID uuid.UUID
+	ProjectID      *uuid.UUID
+	EnvID          *uuid.UUID
+	UpdatedAt      time.Time
+}
+
 type Workspace struct {
 	ID        uuid.UUID
 	Name      string

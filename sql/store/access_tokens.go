@@ -61,8 +61,8 @@ type AccessTokenFilter struct {
 	Page Page
 }
 
-// tokenAction is the action that manages tokens of a type.
-func tokenAction(typ string) string {
+// TokenAction is the action that manages access tokens of a type.
+func TokenAction(typ string) string {
 	if typ == TokenService {
 		return ManageServiceAccessTokens
 	}
@@ -99,11 +99,11 @@ func (s *Store) CreateAccessToken(ctx context.Context, a *Actor, in AccessTokenI
 	if err := v.err(); err != nil {
 		return AccessToken{}, err
 	}
-	if err := a.require(tokenAction(in.Type), accessTokenRN); err != nil {
+	if err := a.require(TokenAction(in.Type), AccessTokenRN); err != nil {
 		return AccessToken{}, err
 	}
 	if in.Type == TokenService {
-		if err := a.require(CanManageIAM, iamRN); err != nil {
+		if err := a.require(CanManageIAM, IAMRN); err != nil {
 			return AccessToken{}, err
 		}
 	}
@@ -154,7 +154,7 @@ func (s *Store) ListAccessTokens(ctx context.Context, a *Actor, f AccessTokenFil
 	if err := v.err(); err != nil {
 		return Paged[AccessToken]{}, err
 	}
-	if err := a.require(ListAccessTokens, accessTokenRN); err != nil {
+	if err := a.require(ListAccessTokens, AccessTokenRN); err != nil {
 		return Paged[AccessToken]{}, err
 	}
 	rows, err := s.q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name),
@@ -203,11 +203,11 @@ func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, i
 	if err := v.err(); err != nil {
 		return AccessToken{}, err
 	}
-	if err := a.require(tokenAction(before.Type), accessTokenRN); err != nil {
+	if err := a.require(TokenAction(before.Type), AccessTokenRN); err != nil {
 		return AccessToken{}, err
 	}
 	if changesPermissions {
-		if err := a.require(CanManageIAM, iamRN); err != nil {
+		if err := a.require(CanManageIAM, IAMRN); err != nil {
 			return AccessToken{}, err
 		}
 	} else {
@@ -244,7 +244,7 @@ func (s *Store) ToggleAccessToken(ctx context.Context, a *Actor, id uuid.UUID) (
 	if err != nil {
 		return AccessToken{}, err
 	}
-	if err := a.require(tokenAction(before.Type), accessTokenRN); err != nil {
+	if err := a.require(TokenAction(before.Type), AccessTokenRN); err != nil {
 		return AccessToken{}, err
 	}
 	status := TokenInactive
@@ -272,7 +272,7 @@ func (s *Store) DeleteAccessToken(ctx context.Context, a *Actor, id uuid.UUID) e
 	if err != nil {
 		return err
 	}
-	if err := a.require(tokenAction(before.Type), accessTokenRN); err != nil {
+	if err := a.require(TokenAction(before.Type), AccessTokenRN); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {

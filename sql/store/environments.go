@@ -50,7 +50,7 @@ func (s *Store) projectEnvironment(ctx context.Context, a *Actor, projectID, env
 	return row, err
 }
 
-func (r envRow) rn() string { return envRN(r.ProjectKey, r.Environment.Key) }
+func (r envRow) rn() string { return EnvRN(r.ProjectKey, r.Environment.Key) }
 
 // CreateEnvironment adds an environment, with a server and a client secret, to a project.
 func (s *Store) CreateEnvironment(ctx context.Context, a *Actor, projectID uuid.UUID, in EnvironmentInput) (Environment, error) {
@@ -63,7 +63,7 @@ func (s *Store) CreateEnvironment(ctx context.Context, a *Actor, projectID uuid.
 	if err != nil {
 		return Environment{}, err
 	}
-	if err := a.require(CreateEnv, envRN(p.Key, "*")); err != nil {
+	if err := a.require(CreateEnv, EnvRN(p.Key, "*")); err != nil {
 		return Environment{}, err
 	}
 	var env Environment

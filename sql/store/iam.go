@@ -37,7 +37,7 @@ func (f *IAMFilter) check(v *validator, param string) {
 
 // requireIAM checks the one action every IAM read and write needs: who may
 // manage IAM may grant anything, so nobody else may change or read it.
-func (a *Actor) requireIAM() error { return a.require(CanManageIAM, iamRN) }
+func (a *Actor) requireIAM() error { return a.require(CanManageIAM, IAMRN) }
 
 // iamOrg returns the actor's organization after checking the filter or
 // other input problems in v, then CanManageIAM.

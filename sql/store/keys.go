@@ -44,7 +44,9 @@ type Keys struct {
 	Session []byte
 	// CookieHash and CookieBlock authenticate and encrypt browser session cookies.
 	CookieHash, CookieBlock []byte
-	seal                    cipher.AEAD
+	// CSRF authenticates the admin pages' anti-forgery cookie.
+	CSRF []byte
+	seal cipher.AEAD
 }
 
 // DeriveKeys derives every key Bunting uses from the server secret with HKDF-SHA256.
@@ -71,6 +73,7 @@ func DeriveKeys(secret string) (Keys, error) {
 		Session:     derive("session", 32),
 		CookieHash:  derive("cookie hash", 32),
 		CookieBlock: derive("cookie block", 32),
+		CSRF:        derive("csrf", 32),
 		seal:        aead,
 	}, nil
 }

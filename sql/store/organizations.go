@@ -43,7 +43,7 @@ func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in Organizatio
 	renames := name != before.Name
 	redefines := !slices.Equal(defaults.PolicyIDs, before.DefaultPermissions.PolicyIDs) ||
 		!slices.Equal(defaults.GroupIDs, before.DefaultPermissions.GroupIDs)
-	rn := organizationRN(before.Key)
+	rn := OrganizationRN(before.Key)
 	switch {
 	case renames && !a.Can(UpdateOrgName, rn), redefines && !a.Can(UpdateOrgDefaultUserPermissions, rn):
 		return Organization{}, ErrForbidden

@@ -253,16 +253,25 @@ func glob(pattern, name string) bool {
 	return px == len(pattern)
 }
 
-// Resource names for permission checks (no organization prefix).
+// Resource names for permission checks (no organization prefix), exported so
+// the admin pages can hide exactly what the store would refuse.
 
-func workspaceRN(key string) string          { return "workspace/" + key }
-func organizationRN(key string) string       { return "organization/" + key }
-func projectRN(projectKey string) string     { return "project/" + projectKey }
-func envRN(projectKey, envKey string) string { return projectRN(projectKey) + ":env/" + envKey }
+// WorkspaceRN names a workspace by key.
+func WorkspaceRN(key string) string { return "workspace/" + key }
 
+// OrganizationRN names an organization by key.
+func OrganizationRN(key string) string { return "organization/" + key }
+
+// ProjectRN names a project by key; ProjectRN("*") names any project.
+func ProjectRN(projectKey string) string { return "project/" + projectKey }
+
+// EnvRN names an environment of a project; EnvRN(projectKey, "*") names any of them.
+func EnvRN(projectKey, envKey string) string { return ProjectRN(projectKey) + ":env/" + envKey }
+
+// IAMRN names identity and access management; AccessTokenRN every access token.
 const (
-	iamRN         = "iam/*"
-	accessTokenRN = "access-token/*"
+	IAMRN         = "iam/*"
+	AccessTokenRN = "access-token/*"
 )
 
 // validateStatements checks statements of a policy or Service token: known

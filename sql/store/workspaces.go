@@ -130,7 +130,7 @@ func (s *Store) GetWorkspace(ctx context.Context, a *Actor) (Workspace, error) {
 // allowed to change it, the client secret masked.
 func (s *Store) workspace(a *Actor, row db.Workspace) (Workspace, error) {
 	w := Workspace{ID: row.ID, Name: row.Name, Key: row.Key}
-	if a.Can(UpdateWorkspaceLicense, workspaceRN(row.Key)) {
+	if a.Can(UpdateWorkspaceLicense, WorkspaceRN(row.Key)) {
 		w.License = row.License
 	}
 	if row.SsoOidc != nil {
@@ -168,7 +168,7 @@ func (s *Store) UpdateWorkspace(ctx context.Context, a *Actor, in WorkspaceInput
 	if err != nil {
 		return Workspace{}, translate(err)
 	}
-	if err := a.require(UpdateWorkspaceGeneralSettings, workspaceRN(before.Key)); err != nil {
+	if err := a.require(UpdateWorkspaceGeneralSettings, WorkspaceRN(before.Key)); err != nil {
 		return Workspace{}, err
 	}
 	var row db.Workspace
@@ -196,7 +196,7 @@ func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSetting
 	if err != nil {
 		return Workspace{}, translate(err)
 	}
-	if err := a.require(UpdateWorkspaceSSOSettings, workspaceRN(before.Key)); err != nil {
+	if err := a.require(UpdateWorkspaceSSOSettings, WorkspaceRN(before.Key)); err != nil {
 		return Workspace{}, err
 	}
 	var stored OIDCSettings

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// UserContext is where a signed-in person works in the admin pages: an
+// organization (of a workspace) and, in it, optionally a project and one of its
+// environments. uuid.Nil stands for "none chosen".
+type UserContext struct {
+	WorkspaceID    uuid.UUID `json:"workspaceId"`
+	OrganizationID uuid.UUID `json:"organizationId" form:"organizationId"`
+	ProjectID      uuid.UUID `json:"projectId" form:"projectId"`
+	EnvID          uuid.UUID `json:"envId" form:"envId"`
+}
+
+// UserContext returns where a user last worked: the remembered organization
+// while the user still belongs to it, otherwise their oldest membership with
+// no project or environment chosen. It is the zero UserContext for a user who
+// belongs to no organization. The remembered project and environment are not
+// re-checked here: pages choose among what ListProjects returns anyway.
+func (s *Store) UserContext(ctx context.Context, userID uuid.UUID) (UserContext, error) {
+	row, err := s.q.GetUserContext(ctx, userID)
+	if err = translate(err); errors.Is(err, ErrNotFound) {
+		return UserContext{}, nil
+	} else if err != nil {
+		return UserContext{}, err
+	}
+	return UserContext{WorkspaceID: row.WorkspaceID, OrganizationID: row.OrganizationID,
+		ProjectID: deref(row.ProjectID), EnvID: deref(row.EnvID)}, nil
+}
+
+// SetUserContext remembers where the signed-in user works. A zero
+// OrganizationID keeps the actor's organization; an environment implies its
+// project. The user must belong to the organization (403) and be allowed to
+// access the project and environment, which must be in it (404).
+func (s *Store) SetUserContext(ctx context.Context, a *Actor, in UserContext) (UserContext, error) {
+	if a.IsToken() {
+		return UserContext{}, ErrForbidden
+	}
+	if in.OrganizationID == uuid.Nil {
+		in.OrganizationID = a.OrgID
+	}
+	target, err := s.actorIn(ctx, a, in.OrganizationID)
+	if err != nil {
+		return UserContext{}, err
+	}
+	if in.EnvID != uuid.Nil {
+		row, err := s.environmentOf(ctx, target, in.EnvID)
+		if err != nil {
+			return UserContext{}, err
+		}
+		if in.ProjectID != uuid.Nil && in.ProjectID != row.Environment.ProjectID {
+			return UserContext{}, ErrNotFound
+		}
+		if err := target.require(CanAccessEnv, row.rn()); err != nil {
+			return UserContext{}, err
+		}
+		in.ProjectID = row.Environment.ProjectID
+	}
+	if in.ProjectID != uuid.Nil {
+		p, err := s.project(ctx, target, in.ProjectID)
+		if err != nil {
+			return UserContext{}, err
+		}
+		if err := target.require(CanAccessProject, ProjectRN(p.Key)); err != nil {
+			return UserContext{}, err
+		}
+	}
+	err = s.q.SetUserContext(ctx, db.SetUserContextParams{UserID: a.UserID, OrganizationID: target.OrgID,
+		ProjectID: nilIfZero(in.ProjectID), EnvID: nilIfZero(in.EnvID)})
+	if err != nil {
+		return UserContext{}, translate(err)
+	}
+	in.WorkspaceID = target.WorkspaceID
+	return in, nil
+}
+
+// actorIn is the signed-in user of a acting in another of their
+// organizations: ErrForbidden when they are not a member of it.
+func (s *Store) actorIn(ctx context.Context, a *Actor, orgID uuid.UUID) (*Actor, error) {
+	if orgID == a.OrgID {
+		if _, err := a.org(); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+	org, err := s.q.GetOrganization(ctx, orgID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	user, err := s.q.GetUser(ctx, a.UserID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return s.UserActor(ctx, a.UserID, user.SessionEpoch, org.WorkspaceID.String(), org.ID.String())
+}
+
+func nilIfZero(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
+}

@@ -1,0 +1,112 @@
+// Bunting admin pages: small behaviours on top of server-rendered HTML and htmx.
+// Every page works without this file; it adds the CSRF header to htmx requests,
+// copy and reveal buttons, key suggestions, and auto-submitting switchers.
+// Behaviour is declared with data- attributes, so no page needs inline script.
+(function () {
+  "use strict";
+
+  // htmx requests carry the CSRF token in a header; forms also carry it as a field.
+  document.addEventListener("htmx:configRequest", function (e) {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    if (meta) e.detail.headers["X-CSRF-Token"] = meta.content;
+  });
+
+  // Controls that only work with script are rendered hidden and shown here.
+  function enhance(root) {
+    root.querySelectorAll("[data-js-only]").forEach(function (el) { el.hidden = false; });
+    root.querySelectorAll("[data-no-js]").forEach(function (el) { el.hidden = true; });
+    root.querySelectorAll("[data-show-when]").forEach(applyShowWhen);
+  }
+
+  // data-show-when="type=Service" shows an element (and enables its fields)
+  // only while the form's field "type" has that value.
+  function applyShowWhen(el) {
+    var rule = el.getAttribute("data-show-when").split("=");
+    var form = el.closest("form");
+    if (!form) return;
+    var field = form.elements[rule[0]]; // a select, or a RadioNodeList for radios
+    var value = field ? field.value : "";
+    var on = value === rule[1];
+    el.hidden = !on;
+    el.querySelectorAll("input, textarea, select").forEach(function (f) { f.disabled = !on; });
+  }
+
+  // A suggested key: lower case, runs of other characters become "-".
+  function keyFrom(name) {
+    return name.toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
+      .replace(/[^a-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 128);
+  }
+
+  document.addEventListener("input", function (e) {
+    var t = e.target;
+    if (t.hasAttribute && t.hasAttribute("data-key-from")) {
+      t.dataset.edited = t.value === "" ? "" : "yes"; // typed by hand: stop suggesting
+      return;
+    }
+    var form = t.form;
+    if (!form || !t.name) return;
+    form.querySelectorAll('[data-key-from="' + t.name + '"]').forEach(function (key) {
+      if (!key.dataset.edited) key.value = keyFrom(t.value);
+    });
+  });
+
+  document.addEventListener("change", function (e) {
+    var t = e.target;
+    if (t.form) t.form.querySelectorAll("[data-show-when]").forEach(applyShowWhen);
+    if (t.hasAttribute && t.hasAttribute("data-autosubmit") && t.form) t.form.requestSubmit();
+  });
+
+  // Briefly replaces a button's label to confirm what happened.
+  function flashLabel(button, text) {
+    var label = button.dataset.label || button.textContent;
+    button.dataset.label = label;
+    button.textContent = text;
+    setTimeout(function () { button.textContent = label; }, 1500);
+  }
+
+  function copy(text, button) {
+    function fallback() {
+      var area = document.createElement("textarea");
+      area.value = text;
+      area.setAttribute("readonly", "");
+      area.className = "offscreen";
+      document.body.appendChild(area);
+      area.select();
+      var ok = document.execCommand("copy");
+      area.remove();
+      flashLabel(button, ok ? "Copied" : "Copy failed");
+    }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(function () { flashLabel(button, "Copied"); }, fallback);
+    } else {
+      fallback();
+    }
+  }
+
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest("button[data-copy], button[data-reveal], button[data-dismiss]");
+    if (!button) return;
+    if (button.hasAttribute("data-dismiss")) {
+      var box = button.closest("[data-dismissable]");
+      if (box) box.remove();
+      return;
+    }
+    var target = document.getElementById(button.getAttribute("data-copy") || button.getAttribute("data-reveal"));
+    if (!target) return;
+    if (button.hasAttribute("data-copy")) {
+      copy(target.value !== undefined ? target.value : target.textContent, button);
+      return;
+    }
+    var shown = target.type === "password";
+    target.type = shown ? "text" : "password";
+    button.textContent = shown ? "Hide" : "Reveal";
+    button.setAttribute("aria-pressed", shown ? "true" : "false");
+  });
+
+  // htmx.onLoad runs for the first page and for every piece of HTML htmx swaps in.
+  if (window.htmx) {
+    htmx.onLoad(enhance);
+  } else {
+    document.addEventListener("DOMContentLoaded", function () { enhance(document); });
+  }
+})();

@@ -1,0 +1,172 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+const tokenPageSize = 10
+
+// accessTokens lists the organization's access tokens, a page at a time.
+func (p *pages) accessTokens(c echo.Context) error {
+	return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
+}
+
+// tokenCreate is the creation form, offering only the token types the person
+// may create; values carry a form just posted.
+func (p *pages) tokenCreate(c echo.Context, values map[string]string) *views.Form {
+	if len(p.tokenTypes(c)) == 0 {
+		return nil
+	}
+	if values == nil {
+		values = map[string]string{"type": store.TokenPersonal}
+	}
+	f := p.form(c, "token-create", "/access-tokens", values)
+	return &f
+}
+
+func (p *pages) tokenTypes(c echo.Context) []string {
+	a := actor(c)
+	var types []string
+	if a.Can(store.ManagePersonalAccessTokens, store.AccessTokenRN) {
+		types = append(types, store.TokenPersonal)
+	}
+	if a.Can(store.ManageServiceAccessTokens, store.AccessTokenRN) && a.Can(store.CanManageIAM, store.IAMRN) {
+		types = append(types, store.TokenService)
+	}
+	return types
+}
+
+// accessTokensPage renders the page at the page number the request names
+// ("page", from 1); created is the token just created, shown this once.
+func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form, created *views.CreatedToken) error {
+	a := actor(c)
+	number := 1
+	if s := c.FormValue("page"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			n = 0 // the store refuses it as pageIndex_is_invalid
+		}
+		number = n
+	}
+	tokens, err := p.store.ListAccessTokens(c.Request().Context(), a,
+		store.AccessTokenFilter{Page: store.Page{Index: number - 1, Size: tokenPageSize}})
+	if err != nil {
+		return err
+	}
+	list := views.TokenList{CSRF: csrfToken(c), Page: strconv.Itoa(number)}
+	for _, t := range tokens.Items {
+		row := views.TokenRow{ID: t.ID.String(), Name: t.Name, Type: t.Type, Status: t.Status, Preview: t.Preview,
+			Creator: t.Creator.Email, LastUsed: "Never", Active: t.Status == store.TokenActive}
+		if t.LastUsedAt != nil {
+			row.LastUsed = t.LastUsedAt.Format("2006-01-02 15:04 UTC")
+		}
+		if a.Can(store.TokenAction(t.Type), store.AccessTokenRN) {
+			row.ToggleAction = "/access-tokens/" + t.ID.String() + "/toggle"
+			row.DeleteAction = "/access-tokens/" + t.ID.String() + "/delete"
+		}
+		list.Rows = append(list.Rows, row)
+	}
+	last := max(1, int((tokens.TotalCount+tokenPageSize-1)/tokenPageSize))
+	list.Pager.Label = fmt.Sprintf("Page %d of %d · %d %s", number, last, tokens.TotalCount, plural(int(tokens.TotalCount), "token", "tokens"))
+	if number > 1 {
+		list.Pager.Prev = "/access-tokens?page=" + strconv.Itoa(min(number-1, last))
+	}
+	if number < last {
+		list.Pager.Next = "/access-tokens?page=" + strconv.Itoa(number+1)
+	}
+
+	tc := views.TokenCreate{Form: create, Created: created}
+	if create != nil {
+		tc.Types = options(create.Values["type"], p.tokenTypes(c)...)
+	}
+	if isHTMX(c) {
+		return render(c, status, views.TokenCreateView(tc), views.TokenListView(list), views.Flashes(p.flashes(c)))
+	}
+	shell, err := p.shell(c, "Access tokens", navAccessTokens)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.AccessTokensPage(views.AccessTokens{Shell: shell, Create: tc, List: list}))
+}
+
+// createAccessToken creates a token and shows its value once. The answer is
+// the page itself, not a redirect, because the value must never be stored
+// for a later request.
+func (p *pages) createAccessToken(c echo.Context) error {
+	var in store.AccessTokenInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	raw := strings.TrimSpace(c.FormValue("permissions"))
+	var err error
+	if raw != "" && json.Unmarshal([]byte(raw), &in.Permissions) != nil {
+		err = store.Invalid("permissions_is_invalid") // as the API's body_is_invalid: the store never sees it
+	}
+	var t store.AccessToken
+	if err == nil {
+		t, err = p.store.CreateAccessToken(c.Request().Context(), actor(c), in)
+	}
+	if err == nil {
+		c.Set(flashKey, []views.Flash{{Kind: "success", Text: fmt.Sprintf("Access token “%s” created.", t.Name)}})
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), &views.CreatedToken{Name: t.Name, Value: t.Token})
+	}
+	f := p.tokenCreate(c, map[string]string{"name": in.Name, "type": in.Type, "permissions": raw})
+	if f == nil {
+		return err
+	}
+	status, err := formProblems(err, f, "name", "type", "permissions")
+	if err != nil {
+		return err
+	}
+	return p.accessTokensPage(c, status, f, nil)
+}
+
+// toggleAccessToken activates or deactivates a token.
+func (p *pages) toggleAccessToken(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := p.store.ToggleAccessToken(c.Request().Context(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	verb := "deactivated"
+	if t.Status == store.TokenActive {
+		verb = "activated"
+	}
+	return p.changed(c, "/access-tokens?page="+pageParam(c), fmt.Sprintf("Access token “%s” %s.", t.Name, verb), func() error {
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
+	})
+}
+
+// deleteAccessToken deletes a token for good.
+func (p *pages) deleteAccessToken(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := p.store.DeleteAccessToken(c.Request().Context(), actor(c), id); err != nil {
+		return err
+	}
+	return p.changed(c, "/access-tokens?page="+pageParam(c), "Access token deleted.", func() error {
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
+	})
+}
+
+// pageParam is the page number a row action was posted from.
+func pageParam(c echo.Context) string {
+	if n, err := strconv.Atoi(c.FormValue("page")); err == nil && n > 0 {
+		return strconv.Itoa(n)
+	}
+	return "1"
+}

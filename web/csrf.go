@@ -1,0 +1,76 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/gorilla/csrf"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/api"
+)
+
+// csrfGuard refuses state-changing page requests that do not carry the
+// anti-forgery token (gorilla/csrf: a token in an authenticated cookie, masked
+// anew in every page, sent back as the _csrf form field or, by htmx, as the
+// X-CSRF-Token header; the Origin header must be this site's too).
+type csrfGuard struct {
+	handler   http.Handler
+	plaintext bool
+}
+
+// errCSRF is a state-changing request without a valid token.
+var errCSRF = errors.New("csrf token missing or invalid")
+
+// csrfCall carries one request through gorilla/csrf, which speaks net/http,
+// and back into Echo.
+type csrfCall struct {
+	c      echo.Context
+	next   echo.HandlerFunc
+	err    error // the page handler's answer
+	failed error // why gorilla/csrf refused the request
+}
+
+type csrfCallKey struct{}
+
+func newCSRFGuard(key []byte, secure bool) *csrfGuard {
+	call := func(r *http.Request) *csrfCall { return r.Context().Value(csrfCallKey{}).(*csrfCall) }
+	protect := csrf.Protect(key,
+		csrf.CookieName("bunting_csrf"), csrf.Path("/"), csrf.HttpOnly(true), csrf.Secure(secure),
+		csrf.SameSite(csrf.SameSiteLaxMode), csrf.FieldName("_csrf"), csrf.RequestHeader("X-CSRF-Token"),
+		csrf.ErrorHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			call(r).failed = csrf.FailureReason(r)
+		})))
+	handler := protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cc := call(r)
+		cc.c.SetRequest(r) // carries the token for csrfToken
+		cc.err = cc.next(cc.c)
+	}))
+	// Over plain HTTP gorilla/csrf must not insist on an https Referer.
+	return &csrfGuard{handler: handler, plaintext: !secure}
+}
+
+// protect is the Echo middleware.
+func (g *csrfGuard) protect(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.ContentLength > api.MaxBodyBytes {
+			return echo.ErrStatusRequestEntityTooLarge
+		}
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, api.MaxBodyBytes)
+		cc := &csrfCall{c: c, next: next}
+		r = r.WithContext(context.WithValue(r.Context(), csrfCallKey{}, cc))
+		if g.plaintext {
+			r = csrf.PlaintextHTTPRequest(r)
+		}
+		g.handler.ServeHTTP(c.Response(), r)
+		if cc.failed != nil {
+			return errors.Join(errCSRF, cc.failed)
+		}
+		return cc.err
+	}
+}
+
+// csrfToken is the token forms on this page carry.
+func csrfToken(c echo.Context) string { return csrf.Token(c.Request()) }

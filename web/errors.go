@@ -1,0 +1,176 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// Problems with one field, by code; others are explained by their suffix.
+var fieldMessages = map[string]string{
+	"email_is_required":                     "Enter your email.",
+	"password_is_required":                  "Enter your password.",
+	"name_is_invalid":                       "Use at most 128 characters.",
+	"key_is_invalid":                        "Use at most 128 letters, digits, “.”, “_” or “-”.",
+	"description_is_invalid":                "Use at most 512 characters.",
+	"newPassword_is_invalid":                "Use 8 to 72 characters.",
+	"permissions_is_invalid":                "Enter a JSON array of valid statements; Personal tokens take none.",
+	"type_is_invalid":                       "Choose one of the types offered.",
+	"authorizationEndpoint_is_invalid":      "Enter an absolute http or https URL.",
+	"tokenEndpoint_is_invalid":              "Enter an absolute http or https URL.",
+	"issuer_is_invalid":                     "Enter an absolute http or https URL.",
+	"scope_is_invalid":                      "Separate scopes with spaces and include openid.",
+	"clientAuthenticationMethod_is_invalid": "Choose one of the methods offered.",
+}
+
+// Business rules that concern one field of the form that broke them.
+var ruleFields = map[string]string{
+	"KeyHasBeenUsed":        "key",
+	"NameHasBeenUsed":       "name",
+	"EmailPasswordMismatch": "currentPassword",
+}
+
+var ruleMessages = map[string]string{
+	"KeyHasBeenUsed":        "This key is already used.",
+	"NameHasBeenUsed":       "This name is already used.",
+	"EmailPasswordMismatch": "This is not your current password.",
+}
+
+// codeMessage explains a validation code like "name_is_required".
+func codeMessage(code string) string {
+	if m, ok := fieldMessages[code]; ok {
+		return m
+	}
+	field, problem, _ := strings.Cut(code, "_is_")
+	if problem == "required" {
+		return "Required."
+	}
+	return "This " + field + " is not valid."
+}
+
+// formProblems puts the problems err reports about a form's fields next to
+// them (f.Errors) and the rest above the form (f.Error), and returns the
+// status to answer with. Any other error (403, 404, 500…) is returned for the
+// error handler; nil err answers 200.
+func formProblems(err error, f *views.Form, fields ...string) (int, error) {
+	var verr *store.ValidationError
+	var rerr *store.RuleError
+	f.Errors = map[string]string{}
+	switch {
+	case err == nil:
+		return http.StatusOK, nil
+	case errors.As(err, &verr):
+		var rest []string
+		for _, code := range verr.Codes {
+			field, _, _ := strings.Cut(code, "_is_")
+			if slices.Contains(fields, field) {
+				f.Errors[field] = codeMessage(code)
+			} else {
+				rest = append(rest, codeMessage(code))
+			}
+		}
+		f.Error = strings.Join(rest, " ")
+		return http.StatusBadRequest, nil
+	case errors.As(err, &rerr) && slices.Contains(fields, ruleFields[rerr.Code]):
+		f.Errors[ruleFields[rerr.Code]] = ruleMessages[rerr.Code]
+		return http.StatusUnprocessableEntity, nil
+	}
+	return 0, err
+}
+
+// pageError is how a failed page request is explained.
+type pageError struct {
+	status        int
+	heading, text string
+}
+
+// explain maps an error to what the person is told; it is the one place that
+// does for pages, as api.errorResponse is for the API.
+func explain(err error) pageError {
+	var verr *store.ValidationError
+	var rerr *store.RuleError
+	var herr *echo.HTTPError
+	switch {
+	case errors.Is(err, errCSRF):
+		return pageError{http.StatusForbidden, "Form expired", "This form has expired or did not come from this site. Reload the page and try again."}
+	case errors.Is(err, errNoOrganization):
+		return pageError{http.StatusForbidden, "No organization", "Your account does not belong to any organization yet. Ask an administrator to add you."}
+	case errors.Is(err, store.ErrForbidden):
+		return pageError{http.StatusForbidden, "Not allowed", "You do not have permission to do this. Ask an administrator if you need to."}
+	case errors.Is(err, store.ErrNotFound):
+		return pageError{http.StatusNotFound, "Not found", "This page does not exist, or you cannot see it."}
+	case errors.As(err, &verr):
+		msgs := make([]string, len(verr.Codes))
+		for i, code := range verr.Codes {
+			msgs[i] = codeMessage(code)
+		}
+		return pageError{http.StatusBadRequest, "Invalid request", strings.Join(msgs, " ")}
+	case errors.As(err, &rerr):
+		msg, ok := ruleMessages[rerr.Code]
+		if !ok {
+			msg = "This breaks a rule: " + rerr.Code + "."
+		}
+		return pageError{http.StatusUnprocessableEntity, "Not possible", msg}
+	case errors.Is(err, store.ErrConflict):
+		return pageError{http.StatusConflict, "Changed meanwhile", "Someone else changed this at the same time. Reload the page and try again."}
+	case errors.Is(err, store.ErrTooManyRequests):
+		return pageError{http.StatusTooManyRequests, "Too many attempts", "Wait a few minutes and try again."}
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return pageError{http.StatusServiceUnavailable, "Unavailable", "Bunting cannot reach its database right now. Try again in a moment."}
+	case errors.As(err, &herr):
+		switch herr.Code {
+		case http.StatusNotFound:
+			return pageError{http.StatusNotFound, "Not found", "This page does not exist, or you cannot see it."}
+		case http.StatusMethodNotAllowed:
+			return pageError{http.StatusMethodNotAllowed, "Not here", "This address does not take that kind of request."}
+		case http.StatusRequestEntityTooLarge:
+			return pageError{http.StatusRequestEntityTooLarge, "Too large", "What you sent is larger than Bunting accepts."}
+		}
+		if herr.Code >= 400 && herr.Code < 500 {
+			return pageError{herr.Code, "Invalid request", "Bunting could not understand this request."}
+		}
+	}
+	return pageError{http.StatusInternalServerError, "Something went wrong", "Bunting could not finish this request. Try again; if it keeps failing, tell your administrator."}
+}
+
+// writeError answers a failed page request: a lost session goes to sign-in,
+// htmx gets the message in the page's message region, anything else a page
+// of its own. Unexpected errors are logged here, once, and never shown.
+func (p *pages) writeError(c echo.Context, err error) {
+	if c.Response().Committed {
+		return
+	}
+	if errors.Is(err, store.ErrUnauthenticated) {
+		if err := p.toLogin(c); err != nil {
+			p.log.DebugContext(c.Request().Context(), "redirect to sign-in", "err", err)
+		}
+		return
+	}
+	e := explain(err)
+	requestID := c.Response().Header().Get(echo.HeaderXRequestID)
+	if e.status >= http.StatusInternalServerError {
+		p.log.ErrorContext(c.Request().Context(), "page failed", "err", err, "request_id", requestID)
+		e.text += " (Reference " + requestID + ")"
+	}
+	var answer error
+	if isHTMX(c) {
+		// The main swap is skipped; the message lands out of band in #flash.
+		c.Response().Header().Set("HX-Reswap", "none")
+		answer = render(c, e.status, views.ErrorFlash(e.heading+": "+e.text))
+	} else {
+		answer = render(c, e.status, views.ErrorPageView(views.ErrorPage{
+			Doc:    views.Doc{Title: e.heading, Assets: p.assets.views()},
+			Status: e.status, Heading: e.heading, Text: e.text, HomeHref: "/", Home: "Back to Bunting",
+		}))
+	}
+	if answer != nil {
+		p.log.DebugContext(c.Request().Context(), "write error page", "err", answer)
+	}
+}

@@ -1,0 +1,382 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/net/html"
+
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web"
+)
+
+const (
+	ownerEmail     = "owner@example.com"
+	ownerPassword  = "owner-password"
+	memberPassword = "member-password"
+)
+
+// app is a Bunting instance over a fresh database, served on loopback
+// through its real handler.
+type app struct {
+	t     *testing.T
+	srv   *httptest.Server
+	st    *store.Store
+	pool  *pgxpool.Pool
+	q     *db.Queries
+	owner uuid.UUID
+	orgID uuid.UUID
+	wsID  uuid.UUID
+}
+
+func newApp(t *testing.T) *app {
+	t.Helper()
+	ctx := context.Background()
+	pool := dbtest.New(t, store.ConfigurePool)
+	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse("http://bunting.test")
+	srv := httptest.NewServer(web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler)))
+	t.Cleanup(srv.Close)
+	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool)}
+	u, err := a.q.GetUserByEmail(ctx, ownerEmail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uc, err := st.UserContext(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.owner, a.orgID, a.wsID = u.ID, uc.OrganizationID, uc.WorkspaceID
+	return a
+}
+
+// addMember creates a user in the owner's organization holding the given policies.
+func (a *app) addMember(email string, policies ...uuid.UUID) uuid.UUID {
+	a.t.Helper()
+	ctx := context.Background()
+	hash, _ := bcrypt.GenerateFromPassword([]byte(memberPassword), bcrypt.MinCost)
+	h := string(hash)
+	u, err := a.q.CreateUser(ctx, db.CreateUserParams{Email: email, Name: email, PasswordHash: &h})
+	must(a.t, err)
+	must(a.t, a.q.AddWorkspaceUser(ctx, db.AddWorkspaceUserParams{WorkspaceID: a.wsID, UserID: u.ID}))
+	_, err = a.q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: a.orgID, UserID: u.ID})
+	must(a.t, err)
+	for _, p := range policies {
+		must(a.t, a.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: a.orgID, UserID: u.ID, PolicyID: p}))
+	}
+	return u.ID
+}
+
+// createOrganization adds an organization to the workspace, with the owner
+// as its Owner when member is set.
+func createOrganization(t *testing.T, a *app, name, key string, member bool) uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	org, err := a.q.CreateOrganization(ctx, db.CreateOrganizationParams{WorkspaceID: a.wsID, Name: name, Key: key,
+		DefaultPolicyIds: []uuid.UUID{}, DefaultGroupIds: []uuid.UUID{}})
+	must(t, err)
+	if member {
+		_, err = a.q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: org.ID, UserID: a.owner})
+		must(t, err)
+		must(t, a.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: org.ID, UserID: a.owner, PolicyID: store.OwnerPolicyID}))
+	}
+	return org.ID
+}
+
+// ownerActor is the owner as the store sees them, to set up data directly.
+func (a *app) ownerActor() *store.Actor {
+	a.t.Helper()
+	u, err := a.q.GetUser(context.Background(), a.owner)
+	must(a.t, err)
+	act, err := a.st.UserActor(context.Background(), a.owner, u.SessionEpoch, a.wsID.String(), a.orgID.String())
+	must(a.t, err)
+	return act
+}
+
+// browser is one person's browser: a cookie jar and the last page it showed,
+// whose CSRF token its next form post carries, as a real form would.
+type browser struct {
+	t      *testing.T
+	app    *app
+	client *http.Client
+	last   *page
+}
+
+func (a *app) browser() *browser {
+	jar, err := cookiejar.New(nil)
+	must(a.t, err)
+	return &browser{t: a.t, app: a, client: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+}
+
+// signedIn is a browser of someone who has just signed in.
+func (a *app) signedIn(email, password string) *browser {
+	a.t.Helper()
+	b := a.browser()
+	b.login(email, password).status(http.StatusOK)
+	if b.last.url.Path == "/login" {
+		a.t.Fatalf("sign-in as %s failed: %s", email, b.last.text("form-error"))
+	}
+	return b
+}
+
+// page is a loaded answer with its parsed HTML.
+type page struct {
+	t      *testing.T
+	code   int
+	url    *url.URL
+	header http.Header
+	body   string
+	doc    *html.Node
+}
+
+func (b *browser) do(req *http.Request) *page {
+	b.t.Helper()
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	p := &page{t: b.t, code: resp.StatusCode, url: resp.Request.URL, header: resp.Header, body: string(body)}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		if p.doc, err = html.Parse(strings.NewReader(p.body)); err != nil {
+			b.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+		}
+		if resp.Header.Get("HX-Reswap") == "" && p.find("flash-error") == nil && resp.Request.Header.Get("HX-Request") == "" {
+			b.last = p
+		}
+	}
+	return p
+}
+
+// get loads a page.
+func (b *browser) get(path string) *page {
+	b.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, b.app.srv.URL+path, nil)
+	must(b.t, err)
+	return b.do(req)
+}
+
+// post submits a form from the last page, with its CSRF token.
+func (b *browser) post(path string, form url.Values) *page {
+	b.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	if form.Get("_csrf") == "" && b.last != nil {
+		form.Set("_csrf", b.last.csrf())
+	}
+	return b.send(path, form, nil)
+}
+
+// htmx submits a form as htmx does from the last page: the token in a header,
+// asking for regions rather than a page.
+func (b *browser) htmx(path string, form url.Values) *page {
+	b.t.Helper()
+	return b.send(path, form, http.Header{"Hx-Request": {"true"}, "X-Csrf-Token": {b.last.csrf()}})
+}
+
+func (b *browser) send(path string, form url.Values, header http.Header) *page {
+	b.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.app.srv.URL+path, strings.NewReader(form.Encode()))
+	must(b.t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	return b.do(req)
+}
+
+// login signs in through the sign-in page.
+func (b *browser) login(email, password string) *page {
+	b.t.Helper()
+	b.get("/login")
+	return b.post("/login", url.Values{"email": {email}, "password": {password}})
+}
+
+// status asserts the answer's status.
+func (p *page) status(want int) *page {
+	p.t.Helper()
+	if p.code != want {
+		p.t.Fatalf("%s: got status %d, want %d; body:\n%s", p.url, p.code, want, p.body)
+	}
+	return p
+}
+
+// at asserts where the browser ended up after redirects.
+func (p *page) at(path string) *page {
+	p.t.Helper()
+	if got := p.url.RequestURI(); got != path {
+		p.t.Fatalf("got page %s, want %s", got, path)
+	}
+	return p
+}
+
+// csrf is the page's anti-forgery token.
+func (p *page) csrf() string {
+	p.t.Helper()
+	for n := range p.doc.Descendants() {
+		if n.Type == html.ElementNode && n.Data == "meta" && attr(n, "name") == "csrf-token" {
+			return attr(n, "content")
+		}
+	}
+	for n := range p.doc.Descendants() {
+		if n.Type == html.ElementNode && n.Data == "input" && attr(n, "name") == "_csrf" {
+			return attr(n, "value")
+		}
+	}
+	p.t.Fatalf("%s has no CSRF token", p.url)
+	return ""
+}
+
+// find returns the first element marked data-testid=id, or nil.
+func (p *page) find(id string) *html.Node { return find(p.doc, id) }
+
+func find(root *html.Node, id string) *html.Node {
+	all := findAll(root, id)
+	if len(all) == 0 {
+		return nil
+	}
+	return all[0]
+}
+
+// findAll returns every element marked data-testid=id.
+func (p *page) findAll(id string) []*html.Node { return findAll(p.doc, id) }
+
+func findAll(root *html.Node, id string) []*html.Node {
+	var out []*html.Node
+	if root == nil {
+		return nil
+	}
+	for n := range root.Descendants() {
+		if n.Type == html.ElementNode && attr(n, "data-testid") == id {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// must returns the element marked id, failing the test when there is none.
+func (p *page) must(id string) *html.Node {
+	p.t.Helper()
+	n := p.find(id)
+	if n == nil {
+		p.t.Fatalf("%s has no data-testid=%q; body:\n%s", p.url, id, p.body)
+	}
+	return n
+}
+
+// has tells whether an element marked id is on the page.
+func (p *page) has(id string) bool { return p.find(id) != nil }
+
+// text is the text of the element marked id, whitespace collapsed.
+func (p *page) text(id string) string { return text(p.find(id)) }
+
+// row returns the element marked id whose attribute attrName is value.
+func (p *page) row(id, attrName, value string) *html.Node {
+	for _, n := range p.findAll(id) {
+		if attr(n, attrName) == value {
+			return n
+		}
+	}
+	return nil
+}
+
+func text(n *html.Node) string {
+	if n == nil {
+		return ""
+	}
+	var sb strings.Builder
+	for d := range n.Descendants() {
+		if d.Type == html.TextNode {
+			sb.WriteString(d.Data)
+			sb.WriteByte(' ')
+		}
+	}
+	return strings.Join(strings.Fields(sb.String()), " ")
+}
+
+func attr(n *html.Node, name string) string {
+	if n == nil {
+		return ""
+	}
+	for _, a := range n.Attr {
+		if a.Key == name {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// hasAttr tells whether the element carries the attribute at all.
+func hasAttr(n *html.Node, name string) bool {
+	for _, a := range n.Attr {
+		if a.Key == name {
+			return true
+		}
+	}
+	return false
+}
+
+// formAction returns the action of the first form inside the element marked id.
+func (p *page) formAction(id string) string {
+	p.t.Helper()
+	root := p.must(id)
+	if root.Data == "form" {
+		return attr(root, "action")
+	}
+	for n := range root.Descendants() {
+		if n.Type == html.ElementNode && n.Data == "form" {
+			return attr(n, "action")
+		}
+	}
+	p.t.Fatalf("no form in data-testid=%q", id)
+	return ""
+}
+
+// input returns the input named name inside root.
+func input(root *html.Node, name string) *html.Node {
+	for n := range root.Descendants() {
+		if n.Type == html.ElementNode && (n.Data == "input" || n.Data == "textarea" || n.Data == "select") && attr(n, "name") == name {
+			return n
+		}
+	}
+	return nil
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func parse(t *testing.T, body string) *html.Node {
+	t.Helper()
+	doc, err := html.Parse(strings.NewReader(body))
+	must(t, err)
+	return doc
+}

@@ -1,0 +1,107 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// loginPage shows the sign-in form; a signed-in person goes straight on.
+func (p *pages) loginPage(c echo.Context) error {
+	next := localPath(c.QueryParam("next"))
+	if _, _, ok := signedInUser(p.session(c)); ok {
+		return c.Redirect(http.StatusSeeOther, next)
+	}
+	return p.renderLogin(c, http.StatusOK, p.form(c, "login", "/login", map[string]string{"next": next}))
+}
+
+func (p *pages) renderLogin(c echo.Context, status int, f views.Form) error {
+	return render(c, status, views.LoginPage(views.Login{
+		Doc:  views.Doc{Title: "Sign in", Assets: p.assets.views(), CSRF: f.CSRF},
+		Form: f,
+	}))
+}
+
+// login checks the email and password with the same store call, throttling
+// and answers as the API's sign-in, and starts a browser session.
+func (p *pages) login(c echo.Context) error {
+	var in store.LoginInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	next := localPath(c.FormValue("next"))
+	session, err := p.store.Login(c.Request().Context(), in, c.RealIP())
+	if err == nil {
+		if err := p.startSession(c, session); err != nil {
+			return err
+		}
+		return c.Redirect(http.StatusSeeOther, next)
+	}
+	f := p.form(c, "login", "/login", map[string]string{"next": next, "email": in.Email})
+	status, err := formProblems(err, &f, "email", "password")
+	switch {
+	case errors.Is(err, store.ErrBadCredentials):
+		status, f.Error = http.StatusUnauthorized, "The email or password is not correct."
+	case errors.Is(err, store.ErrTooManyRequests):
+		status, f.Error = http.StatusTooManyRequests, "Too many failed attempts. Wait a few minutes and try again."
+	case err != nil:
+		return err
+	}
+	return p.renderLogin(c, status, f)
+}
+
+// logout ends the browser session.
+func (p *pages) logout(c echo.Context) error {
+	if err := p.endSession(c); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/login")
+}
+
+// profile shows the signed-in person and the password form.
+func (p *pages) profile(c echo.Context) error {
+	return p.profilePage(c, http.StatusOK, p.form(c, "password", "/profile/password", nil))
+}
+
+func (p *pages) profilePage(c echo.Context, status int, password views.Form) error {
+	if isHTMX(c) {
+		return render(c, status, views.PasswordForm(password), views.Flashes(p.flashes(c)))
+	}
+	me, err := p.store.GetProfile(c.Request().Context(), actor(c))
+	if err != nil {
+		return err
+	}
+	shell, err := p.shell(c, "Profile", navProfile)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.ProfilePage(views.Profile{Shell: shell, Name: me.Name, Email: me.Email, Password: password}))
+}
+
+// changePassword changes the password, which ends every other session, and
+// keeps this one signed in with the new session epoch.
+func (p *pages) changePassword(c echo.Context) error {
+	var in store.ResetPasswordInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	session, err := p.store.ResetPassword(c.Request().Context(), actor(c), in)
+	if err == nil {
+		if err := p.startSession(c, session); err != nil {
+			return err
+		}
+		return p.changed(c, "/profile", "Password changed. Other sessions are signed out.", func() error {
+			return p.profilePage(c, http.StatusOK, p.form(c, "password", "/profile/password", nil))
+		})
+	}
+	f := p.form(c, "password", "/profile/password", nil)
+	status, err := formProblems(err, &f, "currentPassword", "newPassword")
+	if err != nil {
+		return err
+	}
+	return p.profilePage(c, status, f)
+}

@@ -1,0 +1,491 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+func projectHref(id uuid.UUID) string { return "/projects/" + id.String() }
+
+func envHref(projectID, envID uuid.UUID) string {
+	return projectHref(projectID) + "/envs/" + envID.String()
+}
+
+// projects lists the projects.
+func (p *pages) projects(c echo.Context) error {
+	return p.projectsPage(c, http.StatusOK, p.projectCreateForm(c, nil))
+}
+
+// projectCreateForm is nil when the person may not create projects.
+func (p *pages) projectCreateForm(c echo.Context, values map[string]string) *views.Form {
+	if !actor(c).Can(store.CreateProject, store.ProjectRN("*")) {
+		return nil
+	}
+	f := p.form(c, "project-create", "/projects", values)
+	return &f
+}
+
+// projectsPage renders the projects page, or its regions for htmx; create
+// carries the state of a form just posted.
+func (p *pages) projectsPage(c echo.Context, status int, create *views.Form) error {
+	projects, err := p.store.ListProjects(c.Request().Context(), actor(c))
+	if err != nil {
+		return err
+	}
+	_, envID := current(userContext(c), projects)
+	var list views.ProjectList
+	for _, pr := range projects {
+		row := views.ProjectRow{Name: pr.Name, Key: pr.Key, Href: projectHref(pr.ID)}
+		for _, e := range pr.Environments {
+			row.Envs = append(row.Envs, views.EnvLink{Name: e.Name, Href: envHref(pr.ID, e.ID), Current: e.ID == envID})
+		}
+		list.Rows = append(list.Rows, row)
+	}
+	if isHTMX(c) {
+		regions := []templ.Component{views.ProjectListView(list), views.Flashes(p.flashes(c))}
+		if create != nil {
+			regions = append(regions, views.ProjectCreate(*create))
+		}
+		return render(c, status, regions...)
+	}
+	shell, err := p.shell(c, "Projects", navProjects)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.ProjectsPage(views.Projects{Shell: shell, List: list, Create: create}))
+}
+
+// createProject creates a project with its default environments.
+func (p *pages) createProject(c echo.Context) error {
+	var in store.ProjectInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	pr, err := p.store.CreateProject(c.Request().Context(), actor(c), in)
+	if err == nil {
+		return p.changed(c, "/projects", fmt.Sprintf("Project “%s” created.", pr.Name), func() error {
+			return p.projectsPage(c, http.StatusOK, p.projectCreateForm(c, nil))
+		})
+	}
+	f := p.projectCreateForm(c, map[string]string{"name": in.Name, "key": in.Key})
+	if f == nil {
+		return err
+	}
+	status, err := formProblems(err, f, "name", "key")
+	if err != nil {
+		return err
+	}
+	return p.projectsPage(c, status, f)
+}
+
+// project shows one project with its environments.
+func (p *pages) project(c echo.Context) error {
+	return p.projectPage(c, http.StatusOK, nil, nil)
+}
+
+// projectPage renders a project's page; rename and create carry the state of
+// a form just posted, nil for fresh forms.
+func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Form) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	a := actor(c)
+	pr, err := p.store.GetProject(c.Request().Context(), a, id)
+	if err != nil {
+		return err
+	}
+	href := projectHref(pr.ID)
+	if rename == nil && a.Can(store.UpdateProjectSettings, store.ProjectRN(pr.Key)) {
+		f := p.form(c, "project-rename", href, map[string]string{"name": pr.Name})
+		rename = &f
+	}
+	if create == nil && a.Can(store.CreateEnv, store.EnvRN(pr.Key, "*")) {
+		f := p.form(c, "env-create", href+"/envs", nil)
+		create = &f
+	}
+	envs := views.EnvList{Create: create}
+	for _, e := range pr.Environments {
+		row := views.EnvRow{Name: e.Name, Key: e.Key, Description: e.Description, Href: envHref(pr.ID, e.ID),
+			RequireComment: e.Settings.RequireChangeComment}
+		if a.Can(store.DeleteEnv, store.EnvRN(pr.Key, e.Key)) {
+			row.DeleteHref = row.Href + "/delete"
+		}
+		envs.Rows = append(envs.Rows, row)
+	}
+	if isHTMX(c) {
+		regions := []templ.Component{views.ProjectHeading(pr.Name, pr.Key), views.EnvListView(envs), views.Flashes(p.flashes(c))}
+		if rename != nil {
+			regions = append(regions, views.ProjectRename(*rename))
+		}
+		return render(c, status, regions...)
+	}
+	shell, err := p.shell(c, pr.Name, navProjects)
+	if err != nil {
+		return err
+	}
+	vm := views.Project{Shell: shell, Name: pr.Name, Key: pr.Key, Rename: rename, Envs: envs}
+	if a.Can(store.DeleteProject, store.ProjectRN(pr.Key)) {
+		vm.DeleteHref = href + "/delete"
+	}
+	return render(c, status, views.ProjectPage(vm))
+}
+
+// renameProject changes a project's name.
+func (p *pages) renameProject(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in store.ProjectInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	_, err = p.store.RenameProject(c.Request().Context(), actor(c), id, in)
+	if err == nil {
+		return p.changed(c, projectHref(id), "Project renamed.", func() error {
+			return p.projectPage(c, http.StatusOK, nil, nil)
+		})
+	}
+	f := p.form(c, "project-rename", projectHref(id), map[string]string{"name": in.Name})
+	status, err := formProblems(err, &f, "name")
+	if err != nil {
+		return err
+	}
+	return p.projectPage(c, status, &f, nil)
+}
+
+// confirmDeleteProject asks before deleting a project, naming what goes with it.
+func (p *pages) confirmDeleteProject(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	a := actor(c)
+	pr, err := p.store.GetProject(c.Request().Context(), a, id)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(pr.Environments))
+	for i, e := range pr.Environments {
+		names[i] = "“" + e.Name + "”"
+	}
+	href := projectHref(pr.ID)
+	vm := views.Confirm{
+		Crumbs:  []views.Crumb{{Label: "Projects", Href: "/projects"}, {Label: pr.Name, Href: href}},
+		Heading: fmt.Sprintf("Delete the project “%s”?", pr.Name),
+		Consequences: []string{
+			fmt.Sprintf("The project “%s” (key %s) is deleted with %s %s.", pr.Name, pr.Key,
+				plural(len(names), "its environment", "its environments"), strings.Join(names, ", ")),
+			"Every feature flag and segment in those environments is deleted with them.",
+			"Their SDK secrets stop working: SDKs using them are refused.",
+		},
+		Button: "Delete project", CancelHref: href,
+	}
+	if a.Can(store.DeleteProject, store.ProjectRN(pr.Key)) {
+		vm.Action = href + "/delete"
+	}
+	return p.confirmPage(c, vm)
+}
+
+// plural picks the singular or the plural wording for n things.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func (p *pages) confirmPage(c echo.Context, vm views.Confirm) error {
+	shell, err := p.shell(c, vm.Heading, navProjects)
+	if err != nil {
+		return err
+	}
+	vm.Shell = shell
+	return render(c, http.StatusOK, views.ConfirmPage(vm))
+}
+
+// deleteProject deletes a project and everything in it.
+func (p *pages) deleteProject(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := p.store.DeleteProject(c.Request().Context(), actor(c), id); err != nil {
+		return err
+	}
+	p.keepFlash(c, "Project deleted.")
+	return c.Redirect(http.StatusSeeOther, "/projects")
+}
+
+// createEnvironment adds an environment to a project.
+func (p *pages) createEnvironment(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in store.EnvironmentInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	env, err := p.store.CreateEnvironment(c.Request().Context(), actor(c), id, in)
+	if err == nil {
+		return p.changed(c, projectHref(id), fmt.Sprintf("Environment “%s” added.", env.Name), func() error {
+			return p.projectPage(c, http.StatusOK, nil, nil)
+		})
+	}
+	f := p.form(c, "env-create", projectHref(id)+"/envs",
+		map[string]string{"name": in.Name, "key": in.Key, "description": deref(in.Description)})
+	status, err := formProblems(err, &f, "name", "key", "description")
+	if err != nil {
+		return err
+	}
+	return p.projectPage(c, status, nil, &f)
+}
+
+// environment shows an environment's settings and secrets.
+func (p *pages) environment(c echo.Context) error {
+	return p.environmentPage(c, http.StatusOK, nil, nil, nil)
+}
+
+// envIDs reads the project and environment ids of an environment's routes.
+func envIDs(c echo.Context) (projectID, envID uuid.UUID, err error) {
+	if projectID, err = pathID(c, "id"); err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	envID, err = pathID(c, "envId")
+	return projectID, envID, err
+}
+
+// environmentPage renders an environment's page; settings, create and a
+// secret's rename form carry the state of a form just posted.
+func (p *pages) environmentPage(c echo.Context, status int, settings, create *views.Form, renamed *renamedSecret) error {
+	projectID, envID, err := envIDs(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	a := actor(c)
+	pr, err := p.store.GetProject(ctx, a, projectID)
+	if err != nil {
+		return err
+	}
+	env, err := p.store.GetEnvironment(ctx, a, projectID, envID)
+	if err != nil {
+		return err
+	}
+	href := envHref(pr.ID, env.ID)
+	rn := store.EnvRN(pr.Key, env.Key)
+
+	view := views.EnvSettings{Editable: a.Can(store.UpdateEnvSettings, rn)}
+	if settings != nil {
+		view.Form = *settings
+	} else {
+		view.Form = p.form(c, "env-settings", href, map[string]string{"name": env.Name, "key": env.Key,
+			"description": env.Description, "requireChangeComment": fmt.Sprint(env.Settings.RequireChangeComment)})
+	}
+
+	secrets := views.SecretList{CSRF: csrfToken(c), Types: options(store.SecretServer, store.SecretServer, store.SecretClient)}
+	if a.Can(store.CreateEnvSecret, rn) {
+		if create == nil {
+			f := p.form(c, "secret-create", href+"/secrets", map[string]string{"type": store.SecretServer})
+			create = &f
+		}
+		secrets.Create = create
+		secrets.Types = options(create.Values["type"], store.SecretServer, store.SecretClient)
+	}
+	for _, sec := range env.Secrets {
+		row := views.SecretRow{ID: sec.ID.String(), Name: sec.Name, Type: sec.Type, Value: sec.Value}
+		action := href + "/secrets/" + sec.ID.String()
+		if a.Can(store.UpdateEnvSecret, rn) {
+			f := p.form(c, "secret-"+sec.ID.String(), action, map[string]string{"name": sec.Name})
+			if renamed != nil && renamed.id == sec.ID {
+				f = renamed.form
+			}
+			row.Rename = &f
+		}
+		if a.Can(store.DeleteEnvSecret, rn) {
+			row.DeleteAction = action + "/delete"
+		}
+		secrets.Rows = append(secrets.Rows, row)
+	}
+
+	if isHTMX(c) {
+		return render(c, status, views.EnvHeading(env.Name, env.Key), views.EnvSettingsView(view),
+			views.SecretListView(secrets), views.Flashes(p.flashes(c)))
+	}
+	shell, err := p.shell(c, env.Name+" · "+pr.Name, navProjects)
+	if err != nil {
+		return err
+	}
+	vm := views.Environment{Shell: shell, Name: env.Name, Key: env.Key, Settings: view, Secrets: secrets,
+		Crumbs: []views.Crumb{{Label: "Projects", Href: "/projects"}, {Label: pr.Name, Href: projectHref(pr.ID)}}}
+	if a.Can(store.DeleteEnv, rn) {
+		vm.DeleteHref = href + "/delete"
+	}
+	return render(c, status, views.EnvironmentPage(vm))
+}
+
+// renamedSecret is the state of one secret's rename form just posted.
+type renamedSecret struct {
+	id   uuid.UUID
+	form views.Form
+}
+
+// updateEnvironment changes an environment's name, key, description and settings.
+func (p *pages) updateEnvironment(c echo.Context) error {
+	projectID, envID, err := envIDs(c)
+	if err != nil {
+		return err
+	}
+	var in store.EnvironmentInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	// An unticked checkbox sends nothing; this form always sets the setting.
+	in.Settings = &store.EnvSettings{RequireChangeComment: c.FormValue("requireChangeComment") == "true"}
+	env, err := p.store.UpdateEnvironment(c.Request().Context(), actor(c), projectID, envID, in)
+	href := envHref(projectID, envID)
+	if err == nil {
+		return p.changed(c, href, fmt.Sprintf("Environment “%s” saved.", env.Name), func() error {
+			return p.environmentPage(c, http.StatusOK, nil, nil, nil)
+		})
+	}
+	f := p.form(c, "env-settings", href, map[string]string{"name": in.Name, "key": in.Key,
+		"description": deref(in.Description), "requireChangeComment": fmt.Sprint(in.Settings.RequireChangeComment)})
+	status, err := formProblems(err, &f, "name", "key", "description")
+	if err != nil {
+		return err
+	}
+	return p.environmentPage(c, status, &f, nil, nil)
+}
+
+// confirmDeleteEnvironment asks before deleting an environment.
+func (p *pages) confirmDeleteEnvironment(c echo.Context) error {
+	projectID, envID, err := envIDs(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	a := actor(c)
+	pr, err := p.store.GetProject(ctx, a, projectID)
+	if err != nil {
+		return err
+	}
+	env, err := p.store.GetEnvironment(ctx, a, projectID, envID)
+	if err != nil {
+		return err
+	}
+	href := envHref(pr.ID, env.ID)
+	vm := views.Confirm{
+		Crumbs:  []views.Crumb{{Label: "Projects", Href: "/projects"}, {Label: pr.Name, Href: projectHref(pr.ID)}, {Label: env.Name, Href: href}},
+		Heading: fmt.Sprintf("Delete the environment “%s” of %s?", env.Name, pr.Name),
+		Consequences: []string{
+			fmt.Sprintf("The environment “%s” (key %s) is deleted with every feature flag and segment in it.", env.Name, env.Key),
+			fmt.Sprintf("Its %d %s stop working: SDKs using them are refused.", len(env.Secrets), plural(len(env.Secrets), "SDK secret", "SDK secrets")),
+		},
+		Button: "Delete environment", CancelHref: href,
+	}
+	if a.Can(store.DeleteEnv, store.EnvRN(pr.Key, env.Key)) {
+		vm.Action = href + "/delete"
+	}
+	return p.confirmPage(c, vm)
+}
+
+// deleteEnvironment deletes an environment and everything in it.
+func (p *pages) deleteEnvironment(c echo.Context) error {
+	projectID, envID, err := envIDs(c)
+	if err != nil {
+		return err
+	}
+	if err := p.store.DeleteEnvironment(c.Request().Context(), actor(c), projectID, envID); err != nil {
+		return err
+	}
+	p.keepFlash(c, "Environment deleted.")
+	return c.Redirect(http.StatusSeeOther, projectHref(projectID))
+}
+
+// createSecret adds a secret to an environment.
+func (p *pages) createSecret(c echo.Context) error {
+	projectID, envID, err := envIDs(c)
+	if err != nil {
+		return err
+	}
+	var in store.SecretInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	sec, err := p.store.CreateSecret(c.Request().Context(), actor(c), envID, in)
+	if err == nil {
+		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret “%s” added.", sec.Name), func() error {
+			return p.environmentPage(c, http.StatusOK, nil, nil, nil)
+		})
+	}
+	f := p.form(c, "secret-create", envHref(projectID, envID)+"/secrets", map[string]string{"name": in.Name, "type": in.Type})
+	status, err := formProblems(err, &f, "name", "type")
+	if err != nil {
+		return err
+	}
+	return p.environmentPage(c, status, nil, &f, nil)
+}
+
+// renameSecret renames a secret; its value never changes.
+func (p *pages) renameSecret(c echo.Context) error {
+	projectID, envID, err := envIDs(c)
+	if err != nil {
+		return err
+	}
+	secretID, err := pathID(c, "secretId")
+	if err != nil {
+		return err
+	}
+	var in store.SecretInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	sec, err := p.store.UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
+	if err == nil {
+		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret renamed to “%s”.", sec.Name), func() error {
+			return p.environmentPage(c, http.StatusOK, nil, nil, nil)
+		})
+	}
+	f := p.form(c, "secret-"+secretID.String(), envHref(projectID, envID)+"/secrets/"+secretID.String(), map[string]string{"name": in.Name})
+	status, err := formProblems(err, &f, "name")
+	if err != nil {
+		return err
+	}
+	return p.environmentPage(c, status, nil, nil, &renamedSecret{id: secretID, form: f})
+}
+
+// deleteSecret deletes a secret.
+func (p *pages) deleteSecret(c echo.Context) error {
+	projectID, envID, err := envIDs(c)
+	if err != nil {
+		return err
+	}
+	secretID, err := pathID(c, "secretId")
+	if err != nil {
+		return err
+	}
+	if err := p.store.DeleteSecret(c.Request().Context(), actor(c), envID, secretID); err != nil {
+		return err
+	}
+	return p.changed(c, envHref(projectID, envID), "Secret deleted.", func() error {
+		return p.environmentPage(c, http.StatusOK, nil, nil, nil)
+	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,73 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/views"
+)
+
+// render writes components, in order, as one HTML answer. It renders into a
+// buffer first so that a failing component leaves nothing half-written and the
+// error handler can still answer. Pages may show secrets, so nothing is cached.
+func render(c echo.Context, status int, components ...templ.Component) error {
+	var buf bytes.Buffer
+	for _, comp := range components {
+		if err := comp.Render(c.Request().Context(), &buf); err != nil {
+			return err
+		}
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// isHTMX tells a request htmx made, which wants regions rather than a page.
+func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
+
+// bind decodes a submitted form into one of the store's input types, the
+// same types the API decodes from JSON.
+func bind(c echo.Context, v any) error {
+	return (&echo.DefaultBinder{}).BindBody(c, v)
+}
+
+// pathID reads a uuid path parameter; a malformed one names nothing.
+func pathID(c echo.Context, name string) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param(name))
+	if err != nil {
+		return uuid.Nil, echo.ErrNotFound
+	}
+	return id, nil
+}
+
+// changed ends a successful change. A plain form post is redirected
+// (post/redirect/get) and the message shown on the next page; htmx gets the
+// regions it swaps, which show the message in place.
+func (p *pages) changed(c echo.Context, to, message string, regions func() error) error {
+	if !isHTMX(c) {
+		p.keepFlash(c, message)
+		return c.Redirect(http.StatusSeeOther, to)
+	}
+	c.Set(flashKey, []views.Flash{{Kind: "success", Text: message}})
+	return regions()
+}
+
+// form starts the state of one of the page's forms.
+func (p *pages) form(c echo.Context, id, action string, values map[string]string) views.Form {
+	if values == nil {
+		values = map[string]string{}
+	}
+	return views.Form{ID: id, CSRF: csrfToken(c), Action: action, Values: values}
+}
+
+// options lists choices with one of them selected.
+func options(selected string, values ...string) []views.Option {
+	out := make([]views.Option, len(values))
+	for i, v := range values {
+		out[i] = views.Option{Value: v, Label: v, Selected: v == selected}
+	}
+	return out
+}

@@ -1,0 +1,185 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// The browser session is an encrypted, authenticated cookie holding the user,
+// the session epoch the user had at sign-in, and the sign-in time. A password
+// change bumps the epoch, which ends every other session at its next request.
+const (
+	sessionCookie = "bunting_session"
+	// sessionTTL is the absolute lifetime of a sign-in, as for API session tokens.
+	sessionTTL = 12 * time.Hour
+
+	sessionUser  = "user"
+	sessionEpoch = "epoch"
+	sessionSince = "since"
+)
+
+// Request-scoped values set by signedIn.
+const (
+	actorKey   = "actor"
+	contextKey = "userContext"
+	flashKey   = "flashes"
+)
+
+// errNoOrganization: the signed-in user belongs to no organization.
+var errNoOrganization = errors.New("user belongs to no organization")
+
+func newSessionStore(keys store.Keys, secure bool) *sessions.CookieStore {
+	cs := sessions.NewCookieStore(keys.CookieHash, keys.CookieBlock)
+	cs.Options = &sessions.Options{Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}
+	cs.MaxAge(int(sessionTTL.Seconds())) // the cookie's Max-Age and the codec's timestamp check
+	return cs
+}
+
+// session returns the request's session; a missing or forged cookie gives an empty one.
+func (p *pages) session(c echo.Context) *sessions.Session {
+	s, err := p.sessions.Get(c.Request(), sessionCookie)
+	if err != nil { // undecodable: Get still returns a fresh session
+		p.log.DebugContext(c.Request().Context(), "session cookie rejected", "err", err)
+	}
+	return s
+}
+
+// startSession signs the user in, dropping whatever the session held before.
+func (p *pages) startSession(c echo.Context, s store.Session) error {
+	sess := p.session(c)
+	sess.Values = map[any]any{
+		sessionUser:  s.UserID.String(),
+		sessionEpoch: s.Epoch,
+		sessionSince: time.Now().Unix(),
+	}
+	return sess.Save(c.Request(), c.Response())
+}
+
+// endSession deletes the session cookie.
+func (p *pages) endSession(c echo.Context) error {
+	sess := p.session(c)
+	sess.Values = map[any]any{}
+	sess.Options.MaxAge = -1
+	return sess.Save(c.Request(), c.Response())
+}
+
+// signedInUser reads the user and epoch of a session that has not expired.
+func signedInUser(sess *sessions.Session) (uuid.UUID, int32, bool) {
+	raw, _ := sess.Values[sessionUser].(string)
+	epoch, okEpoch := sess.Values[sessionEpoch].(int32)
+	since, okSince := sess.Values[sessionSince].(int64)
+	id, err := uuid.Parse(raw)
+	if err != nil || !okEpoch || !okSince || time.Since(time.Unix(since, 0)) >= sessionTTL {
+		return uuid.Nil, 0, false
+	}
+	return id, epoch, true
+}
+
+// signedIn resolves the session to the store's Actor, in the organization the
+// user last chose, or sends the browser to sign in.
+func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		userID, epoch, ok := signedInUser(p.session(c))
+		if !ok {
+			return p.toLogin(c)
+		}
+		uc, err := p.store.UserContext(ctx, userID)
+		if err != nil {
+			return err
+		}
+		a, err := p.store.UserActor(ctx, userID, epoch, idString(uc.WorkspaceID), idString(uc.OrganizationID))
+		if errors.Is(err, store.ErrUnauthenticated) { // password changed elsewhere, or user gone
+			if err := p.endSession(c); err != nil {
+				return err
+			}
+			return p.toLogin(c)
+		}
+		if err != nil {
+			return err
+		}
+		if a.OrgID == uuid.Nil {
+			return errNoOrganization
+		}
+		c.Set(actorKey, a)
+		c.Set(contextKey, uc)
+		return next(c)
+	}
+}
+
+func idString(id uuid.UUID) string {
+	if id == uuid.Nil {
+		return ""
+	}
+	return id.String()
+}
+
+// toLogin sends the browser to the sign-in page, to come back to this page
+// afterwards (only pages can be come back to; actions return to the start).
+func (p *pages) toLogin(c echo.Context) error {
+	to := "/login"
+	if r := c.Request(); r.Method == http.MethodGet && !isHTMX(c) && r.URL.Path != "/" {
+		to += "?next=" + url.QueryEscape(r.URL.RequestURI())
+	}
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", to)
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
+// localPath returns next when it is a path on this site, else "/": the sign-in
+// page must never send anyone elsewhere.
+func localPath(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n\t") {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return "/"
+	}
+	return u.RequestURI()
+}
+
+// actor is the signed-in user acting in their current organization.
+func actor(c echo.Context) *store.Actor { return c.Get(actorKey).(*store.Actor) }
+
+// userContext is where the signed-in user works, as remembered.
+func userContext(c echo.Context) store.UserContext { return c.Get(contextKey).(store.UserContext) }
+
+// keepFlash keeps a message in the session for the next page.
+func (p *pages) keepFlash(c echo.Context, text string) {
+	sess := p.session(c)
+	sess.AddFlash(text)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		p.log.WarnContext(c.Request().Context(), "keep flash message", "err", err)
+	}
+}
+
+// flashes returns the messages to show: those kept for this page by the
+// previous request, and those this request produced.
+func (p *pages) flashes(c echo.Context) []views.Flash {
+	out, _ := c.Get(flashKey).([]views.Flash)
+	sess := p.session(c)
+	if kept := sess.Flashes(); len(kept) > 0 {
+		for _, f := range kept {
+			if text, ok := f.(string); ok {
+				out = append(out, views.Flash{Kind: "success", Text: text})
+			}
+		}
+		if err := sess.Save(c.Request(), c.Response()); err != nil {
+			p.log.WarnContext(c.Request().Context(), "clear flash messages", "err", err)
+		}
+	}
+	return out
+}

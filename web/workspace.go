@@ -1,0 +1,110 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// workspace shows the workspace settings.
+func (p *pages) workspace(c echo.Context) error {
+	return p.workspacePage(c, http.StatusOK, nil, nil)
+}
+
+// workspacePage renders the workspace page; general and sso carry the state
+// of a form just posted, nil for forms filled from the stored settings.
+func (p *pages) workspacePage(c echo.Context, status int, general, sso *views.Form) error {
+	a := actor(c)
+	ws, err := p.store.GetWorkspace(c.Request().Context(), a)
+	if err != nil {
+		return err
+	}
+	rn := store.WorkspaceRN(ws.Key)
+	g := views.WorkspaceGeneral{Editable: a.Can(store.UpdateWorkspaceGeneralSettings, rn)}
+	if general != nil {
+		g.Form = *general
+	} else {
+		g.Form = p.form(c, "workspace", "/workspace", map[string]string{"name": ws.Name, "key": ws.Key})
+	}
+	var ssoView *views.WorkspaceSSO
+	if a.Can(store.UpdateWorkspaceSSOSettings, rn) {
+		v := views.WorkspaceSSO{SecretStored: ws.SSO != nil && ws.SSO.OIDC.ClientSecret != ""}
+		if sso != nil {
+			v.Form = *sso
+		} else {
+			var o store.OIDCSettings
+			if ws.SSO != nil {
+				o = ws.SSO.OIDC
+			}
+			v.Form = p.form(c, "sso", "/workspace/sso", oidcValues(o))
+		}
+		v.Methods = options(v.Form.Values["clientAuthenticationMethod"], store.ClientSecretBasic, store.ClientSecretPost)
+		ssoView = &v
+	}
+	if isHTMX(c) {
+		regions := []templ.Component{views.WorkspaceGeneralView(g), views.Flashes(p.flashes(c))}
+		if ssoView != nil {
+			regions = append(regions, views.WorkspaceSSOView(*ssoView))
+		}
+		return render(c, status, regions...)
+	}
+	shell, err := p.shell(c, "Workspace", navWorkspace)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.WorkspacePage(views.Workspace{Shell: shell, General: g, SSO: ssoView}))
+}
+
+// oidcValues fills the single sign-on form; the client secret never goes back to the browser.
+func oidcValues(o store.OIDCSettings) map[string]string {
+	return map[string]string{
+		"clientId": o.ClientID, "authorizationEndpoint": o.AuthorizationEndpoint, "tokenEndpoint": o.TokenEndpoint,
+		"clientAuthenticationMethod": o.ClientAuthenticationMethod, "scope": o.Scope,
+		"userEmailClaim": o.UserEmailClaim, "issuer": o.Issuer,
+	}
+}
+
+// updateWorkspace changes the workspace's name and key.
+func (p *pages) updateWorkspace(c echo.Context) error {
+	var in store.WorkspaceInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	_, err := p.store.UpdateWorkspace(c.Request().Context(), actor(c), in)
+	if err == nil {
+		return p.changed(c, "/workspace", "Workspace saved.", func() error {
+			return p.workspacePage(c, http.StatusOK, nil, nil)
+		})
+	}
+	f := p.form(c, "workspace", "/workspace", map[string]string{"name": in.Name, "key": in.Key})
+	status, err := formProblems(err, &f, "name", "key")
+	if err != nil {
+		return err
+	}
+	return p.workspacePage(c, status, &f, nil)
+}
+
+// updateWorkspaceSSO stores the OIDC settings; an empty client secret keeps the stored one.
+func (p *pages) updateWorkspaceSSO(c echo.Context) error {
+	var in store.OIDCSettings
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	_, err := p.store.UpdateWorkspaceSSO(c.Request().Context(), actor(c), in)
+	if err == nil {
+		return p.changed(c, "/workspace", "Single sign-on saved.", func() error {
+			return p.workspacePage(c, http.StatusOK, nil, nil)
+		})
+	}
+	f := p.form(c, "sso", "/workspace/sso", oidcValues(in))
+	status, err := formProblems(err, &f, "clientId", "clientSecret", "authorizationEndpoint", "tokenEndpoint",
+		"clientAuthenticationMethod", "scope", "userEmailClaim", "issuer")
+	if err != nil {
+		return err
+	}
+	return p.workspacePage(c, status, nil, &f)
+}
