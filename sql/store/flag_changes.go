@@ -200,11 +200,15 @@ type CloneFlagInput struct {
 
 // CloneFlag copies a flag (variations, targeting, state) under a new name and key.
 func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, in CloneFlagInput) (Flag, error) {
-	src, err := s.GetFlag(ctx, a, envID, key)
+	env, err := s.environmentOf(ctx, a, envID)
 	if err != nil {
 		return Flag{}, err
 	}
-	env, err := s.environmentOf(ctx, a, envID)
+	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: envID, Key: key})
+	if err != nil {
+		return Flag{}, translate(err)
+	}
+	src, err := flagFrom(row)
 	if err != nil {
 		return Flag{}, err
 	}

@@ -389,9 +389,6 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if err != nil {
 			return err
 		}
-		if err := a.require(CanAccessEnv, env.rn()); err != nil {
-			return err
-		}
 		if ch.Revision != nil && *ch.Revision != before.Revision {
 			return ErrConflict
 		}

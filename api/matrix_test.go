@@ -1,0 +1,476 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// grant is one action on one resource name.
+type grant struct{ action, rn string }
+
+// call is one request a route case makes, with what it takes to be allowed.
+type call struct {
+	path string
+	body any
+	// grants are what the allowed caller holds; the first is also denied for
+	// the caller whose deny must win.
+	grants []grant
+	// open routes need no statement: every signed-in caller succeeds.
+	open bool
+	// listed, for lists filtered by permission instead of refused, says
+	// whether an answer shows the resource the grants are about.
+	listed func(r *reply) bool
+}
+
+// matrix holds the callers and fixtures of TestEveryRouteIsPermissionChecked.
+type matrix struct {
+	s       *server
+	n       int
+	project store.Project
+	env     store.Environment
+	// nobody holds no statements; member holds the policy the test rewrites
+	// before each call; otherOwner owns another organization.
+	nobody, member, otherOwner string
+	policyID                   uuid.UUID
+}
+
+const envRN = "project/web:env/prod"
+
+func (m *matrix) next() int { m.n++; return m.n }
+
+func (m *matrix) owner(method, path string, body any) *reply {
+	m.s.t.Helper()
+	return m.s.do(method, path, m.s.owner, body).ok(m.s.t)
+}
+
+func (m *matrix) flags() string { return "/api/v1/envs/" + m.env.ID.String() + "/feature-flags" }
+func (m *matrix) segs() string  { return "/api/v1/envs/" + m.env.ID.String() + "/segments" }
+
+func (m *matrix) flag(archived bool) string {
+	key := fmt.Sprintf("f%d", m.next())
+	m.owner("POST", m.flags(), map[string]any{"name": key, "key": key})
+	if archived {
+		m.owner("PUT", m.flags()+"/"+key+"/archive", nil)
+	}
+	return key
+}
+
+func (m *matrix) segment(archived bool) (string, string) {
+	key := fmt.Sprintf("s%d", m.next())
+	sg := decode[store.Segment](m.s.t, m.owner("POST", m.segs(), map[string]any{"name": key, "key": key, "type": "environment-specific"}))
+	if archived {
+		m.owner("PUT", m.segs()+"/"+sg.ID.String()+"/archive", nil)
+	}
+	return sg.ID.String(), key
+}
+
+func (m *matrix) newProject() store.Project {
+	key := fmt.Sprintf("p%d", m.next())
+	return decode[store.Project](m.s.t, m.owner("POST", "/api/v1/projects", map[string]string{"name": key, "key": key}))
+}
+
+func (m *matrix) policy() store.Policy {
+	key := fmt.Sprintf("pol%d", m.next())
+	return decode[store.Policy](m.s.t, m.owner("POST", "/api/v1/policies", map[string]string{"name": key, "key": key}))
+}
+
+func (m *matrix) group() string {
+	g := decode[store.Group](m.s.t, m.owner("POST", "/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}))
+	return g.ID.String()
+}
+
+func (m *matrix) newMember() string {
+	email := fmt.Sprintf("m%d@example.com", m.next())
+	return decode[store.Member](m.s.t, m.owner("POST", "/api/v1/members/add", map[string]any{"email": email, "policyIds": []string{}, "groupIds": []string{}})).ID.String()
+}
+
+func (m *matrix) token() string {
+	t := decode[store.AccessToken](m.s.t, m.owner("POST", "/api/v1/access-tokens", map[string]string{"name": fmt.Sprintf("t%d", m.next()), "type": "Personal"}))
+	return t.ID.String()
+}
+
+func iam(path string, body any) call {
+	return call{path: path, body: body, grants: []grant{{store.CanManageIAM, store.IAMRN}}}
+}
+
+// cases says, for every route, how to call it and what it needs.
+func (m *matrix) cases() map[string]func() call {
+	flagRN := func(key string) string { return envRN + ":flag/" + key }
+	segRN := func(key string) string { return envRN + ":segment/" + key }
+	onFlag := func(action, suffix string, body any) func() call {
+		return func() call {
+			key := m.flag(action == store.RestoreFlag || action == store.DeleteFlag)
+			return call{path: m.flags() + "/" + key + suffix, body: body, grants: []grant{{action, flagRN(key)}}}
+		}
+	}
+	onSegment := func(action, suffix string, body any) func() call {
+		return func() call {
+			id, key := m.segment(action == store.RestoreSegment)
+			return call{path: m.segs() + "/" + id + suffix, body: body, grants: []grant{{action, segRN(key)}}}
+		}
+	}
+	readEnv := func(path string) func() call {
+		return func() call { return call{path: path, grants: []grant{{store.CanAccessEnv, envRN}}} }
+	}
+	envPath := "/api/v1/projects/" + m.project.ID.String() + "/envs/"
+	return map[string]func() call{
+		"POST /api/v1/identity/login-by-email": nil, // needs no credentials: TestLogin
+		"PUT /api/v1/identity/reset-password":  nil, // the caller's own password: TestResetPassword
+		"GET /api/v1/user/profile":             func() call { return call{path: "/api/v1/user/profile", open: true} },
+		"GET /api/v1/user/policies":            func() call { return call{path: "/api/v1/user/policies", open: true} },
+		"GET /api/v1/iam/actions":              func() call { return call{path: "/api/v1/iam/actions", open: true} },
+		"GET /api/v1/organizations":            func() call { return call{path: "/api/v1/organizations", open: true} },
+		"GET /api/v1/workspaces":               func() call { return call{path: "/api/v1/workspaces", open: true} },
+		"PUT /api/v1/workspaces": func() call {
+			return call{path: "/api/v1/workspaces", body: map[string]string{"name": fmt.Sprintf("WS %d", m.next()), "key": "default-workspace"},
+				grants: []grant{{store.UpdateWorkspaceGeneralSettings, "workspace/default-workspace"}}}
+		},
+		"PUT /api/v1/workspaces/sso-oidc": func() call {
+			return call{path: "/api/v1/workspaces/sso-oidc", body: map[string]string{"clientId": "c", "clientSecret": "s",
+				"authorizationEndpoint": "https://id.example.com/a", "tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_basic"},
+				grants: []grant{{store.UpdateWorkspaceSSOSettings, "workspace/default-workspace"}}}
+		},
+		"PUT /api/v1/organizations": func() call {
+			return call{path: "/api/v1/organizations", body: map[string]string{"name": fmt.Sprintf("Org %d", m.next())},
+				grants: []grant{{store.UpdateOrgName, "organization/default-organization"}}}
+		},
+
+		"GET /api/v1/access-tokens": func() call {
+			return call{path: "/api/v1/access-tokens", grants: []grant{{store.ListAccessTokens, store.AccessTokenRN}}}
+		},
+		"POST /api/v1/access-tokens": func() call {
+			return call{path: "/api/v1/access-tokens", body: map[string]string{"name": fmt.Sprintf("t%d", m.next()), "type": "Personal"},
+				grants: []grant{{store.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+		},
+		"PUT /api/v1/access-tokens/:id": func() call {
+			return call{path: "/api/v1/access-tokens/" + m.token(), body: map[string]string{"name": fmt.Sprintf("t%d", m.next())},
+				grants: []grant{{store.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+		},
+		"PUT /api/v1/access-tokens/:id/toggle": func() call {
+			return call{path: "/api/v1/access-tokens/" + m.token() + "/toggle", grants: []grant{{store.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+		},
+		"DELETE /api/v1/access-tokens/:id": func() call {
+			return call{path: "/api/v1/access-tokens/" + m.token(), grants: []grant{{store.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+		},
+
+		"GET /api/v1/projects": func() call {
+			return call{path: "/api/v1/projects", grants: []grant{{store.CanAccessProject, "project/web"}},
+				listed: func(r *reply) bool { return len(decode[[]store.Project](m.s.t, r)) > 0 }}
+		},
+		"POST /api/v1/projects": func() call {
+			key := fmt.Sprintf("p%d", m.next())
+			return call{path: "/api/v1/projects", body: map[string]string{"name": key, "key": key}, grants: []grant{{store.CreateProject, "project/*"}}}
+		},
+		"GET /api/v1/projects/:id": func() call {
+			return call{path: "/api/v1/projects/" + m.project.ID.String(), grants: []grant{{store.CanAccessProject, "project/web"}}}
+		},
+		"PUT /api/v1/projects/:id": func() call {
+			return call{path: "/api/v1/projects/" + m.project.ID.String(), body: map[string]string{"name": fmt.Sprintf("Web %d", m.next())},
+				grants: []grant{{store.UpdateProjectSettings, "project/web"}}}
+		},
+		"DELETE /api/v1/projects/:id": func() call {
+			p := m.newProject()
+			return call{path: "/api/v1/projects/" + p.ID.String(), grants: []grant{{store.DeleteProject, "project/" + p.Key}}}
+		},
+		"POST /api/v1/projects/:projectId/envs": func() call {
+			key := fmt.Sprintf("e%d", m.next())
+			return call{path: "/api/v1/projects/" + m.project.ID.String() + "/envs", body: map[string]string{"name": key, "key": key},
+				grants: []grant{{store.CreateEnv, "project/web:env/*"}}}
+		},
+		"GET /api/v1/projects/:projectId/envs/:id": func() call {
+			return call{path: envPath + m.env.ID.String(), grants: []grant{{store.CanAccessEnv, envRN}}}
+		},
+		"PUT /api/v1/projects/:projectId/envs/:id": func() call {
+			return call{path: envPath + m.env.ID.String(), body: map[string]string{"name": fmt.Sprintf("Prod %d", m.next())},
+				grants: []grant{{store.UpdateEnvSettings, envRN}}}
+		},
+		"DELETE /api/v1/projects/:projectId/envs/:id": func() call {
+			key := fmt.Sprintf("e%d", m.next())
+			env := decode[store.Environment](m.s.t, m.owner("POST", "/api/v1/projects/"+m.project.ID.String()+"/envs", map[string]string{"name": key, "key": key}))
+			return call{path: envPath + env.ID.String(), grants: []grant{{store.DeleteEnv, "project/web:env/" + key}}}
+		},
+		"POST /api/v1/envs/:envId/secrets": func() call {
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets", body: map[string]string{"name": "k", "type": "server"},
+				grants: []grant{{store.CreateEnvSecret, envRN}}}
+		},
+		"PUT /api/v1/envs/:envId/secrets/:id": func() call {
+			sec := decode[store.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets/" + sec.ID.String(), body: map[string]string{"name": "renamed"},
+				grants: []grant{{store.UpdateEnvSecret, envRN}}}
+		},
+		"DELETE /api/v1/envs/:envId/secrets/:id": func() call {
+			sec := decode[store.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets/" + sec.ID.String(), grants: []grant{{store.DeleteEnvSecret, envRN}}}
+		},
+
+		"GET /api/v1/envs/:envId/feature-flags":             readEnv(m.flags()),
+		"GET /api/v1/envs/:envId/feature-flags/all-tags":    readEnv(m.flags() + "/all-tags"),
+		"GET /api/v1/envs/:envId/feature-flags/is-key-used": readEnv(m.flags() + "/is-key-used?key=x"),
+		"GET /api/v1/envs/:envId/feature-flags/:key":        func() call { return readEnv(m.flags() + "/" + m.flag(false))() },
+		"GET /api/v1/envs/:envId/feature-flags/:key/revisions": func() call {
+			return readEnv(m.flags() + "/" + m.flag(false) + "/revisions")()
+		},
+		"POST /api/v1/envs/:envId/feature-flags": func() call {
+			key := fmt.Sprintf("f%d", m.next())
+			return call{path: m.flags(), body: map[string]string{"name": key, "key": key}, grants: []grant{{store.CreateFlag, flagRN("*")}}}
+		},
+		"POST /api/v1/envs/:envId/feature-flags/clone/:key": func() call {
+			src, key := m.flag(false), fmt.Sprintf("f%d", m.next())
+			return call{path: m.flags() + "/clone/" + src, body: map[string]string{"name": key, "key": key},
+				grants: []grant{{store.CloneFlag, flagRN(src)}, {store.CreateFlag, flagRN("*")}}}
+		},
+		"PATCH /api/v1/envs/:envId/feature-flags/:key":               onFlag(store.UpdateFlagName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
+		"DELETE /api/v1/envs/:envId/feature-flags/:key":              onFlag(store.DeleteFlag, "", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/description":     onFlag(store.UpdateFlagDescription, "/description", map[string]string{"description": "d"}),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/toggle/:status":  onFlag(store.ToggleFlag, "/toggle/true", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/archive":         onFlag(store.ArchiveFlag, "/archive", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/restore":         onFlag(store.RestoreFlag, "/restore", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/name":            onFlag(store.UpdateFlagName, "/name", map[string]string{"name": "renamed"}),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/tags":            onFlag(store.UpdateFlagTags, "/tags", map[string]any{"tags": []string{"t"}}),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/variations":      nil, // set per flag below
+		"PUT /api/v1/envs/:envId/feature-flags/:key/off-variation":   nil,
+		"PUT /api/v1/envs/:envId/feature-flags/:key/targeting":       nil,
+		"GET /api/v1/envs/:envId/segments":                           readEnv(m.segs()),
+		"GET /api/v1/envs/:envId/segments/all-tags":                  readEnv(m.segs() + "/all-tags"),
+		"GET /api/v1/envs/:envId/segments/is-key-used":               readEnv(m.segs() + "/is-key-used?key=x"),
+		"GET /api/v1/envs/:envId/segments/by-ids":                    func() call { id, _ := m.segment(false); return readEnv(m.segs() + "/by-ids?ids=" + id)() },
+		"GET /api/v1/envs/:envId/segments/:segmentId":                func() call { id, _ := m.segment(false); return readEnv(m.segs() + "/" + id)() },
+		"GET /api/v1/envs/:envId/segments/:segmentId/flag-references": func() call {
+			id, _ := m.segment(false)
+			return readEnv(m.segs() + "/" + id + "/flag-references")()
+		},
+		"POST /api/v1/envs/:envId/segments": func() call {
+			key := fmt.Sprintf("s%d", m.next())
+			return call{path: m.segs(), body: map[string]string{"name": key, "key": key, "type": "environment-specific"},
+				grants: []grant{{store.CreateSegment, segRN("*")}}}
+		},
+		"PATCH /api/v1/envs/:envId/segments/:segmentId":             onSegment(store.UpdateSegmentName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
+		"DELETE /api/v1/envs/:envId/segments/:segmentId":            onSegment(store.DeleteSegment, "", nil),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/archive":       onSegment(store.ArchiveSegment, "/archive", nil),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/restore":       onSegment(store.RestoreSegment, "/restore", nil),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/name":          onSegment(store.UpdateSegmentName, "/name", map[string]string{"name": "renamed"}),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/description":   onSegment(store.UpdateSegmentDescription, "/description", map[string]string{"description": "d"}),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/tags":          onSegment(store.UpdateSegmentTags, "/tags", map[string]any{"tags": []string{"t"}}),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/targeting":     onSegment(store.UpdateSegmentTargetingUsers, "/targeting", map[string]any{"included": []string{"u"}}),
+		"GET /api/v1/envs/:envId/audit-logs":                        readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
+
+		"GET /api/v1/policies":             func() call { return iam("/api/v1/policies", nil) },
+		"POST /api/v1/policies":            func() call { k := fmt.Sprintf("pol%d", m.next()); return iam("/api/v1/policies", map[string]string{"name": k, "key": k}) },
+		"GET /api/v1/policies/is-key-used": func() call { return iam("/api/v1/policies/is-key-used?key=x", nil) },
+		"POST /api/v1/policies/clone/:key": func() call {
+			k := fmt.Sprintf("pol%d", m.next())
+			return iam("/api/v1/policies/clone/"+m.policy().Key, map[string]string{"name": k, "key": k})
+		},
+		"GET /api/v1/policies/:policyId":            func() call { return iam("/api/v1/policies/"+m.policy().ID.String(), nil) },
+		"PUT /api/v1/policies/:policyId/settings":   func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/settings", map[string]string{"name": "renamed"}) },
+		"PUT /api/v1/policies/:policyId/statements": func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/statements", []any{}) },
+		"DELETE /api/v1/policies/:policyId":         func() call { return iam("/api/v1/policies/"+m.policy().ID.String(), nil) },
+		"GET /api/v1/policies/:policyId/members":    func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/members", nil) },
+		"GET /api/v1/policies/:policyId/groups":     func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/groups", nil) },
+		"GET /api/v1/groups":                        func() call { return iam("/api/v1/groups", nil) },
+		"POST /api/v1/groups":                       func() call { return iam("/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}) },
+		"GET /api/v1/groups/:groupId":               func() call { return iam("/api/v1/groups/"+m.group(), nil) },
+		"PUT /api/v1/groups/:groupId":               func() call { return iam("/api/v1/groups/"+m.group(), map[string]string{"name": fmt.Sprintf("g%d", m.next())}) },
+		"DELETE /api/v1/groups/:groupId":            func() call { return iam("/api/v1/groups/"+m.group(), nil) },
+		"GET /api/v1/groups/:groupId/members":       func() call { return iam("/api/v1/groups/"+m.group()+"/members", nil) },
+		"PUT /api/v1/groups/:groupId/add-member/:memberId": func() call {
+			return iam("/api/v1/groups/"+m.group()+"/add-member/"+m.newMember(), nil)
+		},
+		"PUT /api/v1/groups/:groupId/remove-member/:memberId": func() call {
+			g, mem := m.group(), m.newMember()
+			m.owner("PUT", "/api/v1/groups/"+g+"/add-member/"+mem, nil)
+			return iam("/api/v1/groups/"+g+"/remove-member/"+mem, nil)
+		},
+		"GET /api/v1/groups/:groupId/policies": func() call { return iam("/api/v1/groups/"+m.group()+"/policies", nil) },
+		"PUT /api/v1/groups/:groupId/add-policy/:policyId": func() call {
+			return iam("/api/v1/groups/"+m.group()+"/add-policy/"+m.policy().ID.String(), nil)
+		},
+		"PUT /api/v1/groups/:groupId/remove-policy/:policyId": func() call {
+			g, p := m.group(), m.policy().ID.String()
+			m.owner("PUT", "/api/v1/groups/"+g+"/add-policy/"+p, nil)
+			return iam("/api/v1/groups/"+g+"/remove-policy/"+p, nil)
+		},
+		"GET /api/v1/members": func() call { return iam("/api/v1/members", nil) },
+		"POST /api/v1/members/add": func() call {
+			return iam("/api/v1/members/add", map[string]any{"email": fmt.Sprintf("new%d@example.com", m.next()), "policyIds": []string{}, "groupIds": []string{}})
+		},
+		"GET /api/v1/members/:memberId":                    func() call { return iam("/api/v1/members/"+m.newMember(), nil) },
+		"DELETE /api/v1/members/remove-from-org/:memberId": func() call { return iam("/api/v1/members/remove-from-org/"+m.newMember(), nil) },
+		"GET /api/v1/members/:memberId/groups":             func() call { return iam("/api/v1/members/"+m.newMember()+"/groups", nil) },
+		"GET /api/v1/members/:memberId/direct-policies":    func() call { return iam("/api/v1/members/"+m.newMember()+"/direct-policies", nil) },
+		"GET /api/v1/members/:memberId/inherited-policies": func() call { return iam("/api/v1/members/"+m.newMember()+"/inherited-policies", nil) },
+		"PUT /api/v1/members/:memberId/add-policy/:policyId": func() call {
+			return iam("/api/v1/members/"+m.newMember()+"/add-policy/"+m.policy().ID.String(), nil)
+		},
+		"PUT /api/v1/members/:memberId/remove-policy/:policyId": func() call {
+			mem, p := m.newMember(), m.policy().ID.String()
+			m.owner("PUT", "/api/v1/members/"+mem+"/add-policy/"+p, nil)
+			return iam("/api/v1/members/"+mem+"/remove-policy/"+p, nil)
+		},
+	}
+}
+
+// flagBodyCases are the flag routes whose body depends on the flag's variations.
+func (m *matrix) flagBodyCases(cases map[string]func() call) {
+	withFlag := func(action, suffix string, body func(store.Flag) any) func() call {
+		return func() call {
+			key := m.flag(false)
+			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+			return call{path: m.flags() + "/" + key + suffix, body: body(f), grants: []grant{{action, envRN + ":flag/" + key}}}
+		}
+	}
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/variations"] = withFlag(store.UpdateFlagVariations, "/variations", func(f store.Flag) any {
+		return map[string]any{"variations": []store.Variation{f.Variations[0], {ID: f.Variations[1].ID, Name: "No", Value: "false"}}}
+	})
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/off-variation"] = withFlag(store.UpdateFlagOffVariation, "/off-variation", func(f store.Flag) any {
+		return map[string]string{"disabledVariationId": f.Variations[0].ID}
+	})
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/targeting"] = withFlag(store.UpdateFlagIndividualTargeting, "/targeting", func(f store.Flag) any {
+		return map[string]any{"targetUsers": []map[string]any{{"keyIds": []string{"u"}, "variationId": f.Variations[0].ID}}}
+	})
+}
+
+// TestEveryRouteIsPermissionChecked walks every /api/ route the router has,
+// so a new route cannot escape it, and calls each as a member with no
+// statements (403), a member allowed exactly the route's action on exactly
+// its resource but also denied it (403, deny wins), the same member without
+// the deny (success), and the owner of another organization, who must not
+// even see that the ids exist (404).
+func TestEveryRouteIsPermissionChecked(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	m := &matrix{s: s}
+	m.project = s.createProject("Web", "web")
+	m.env = m.project.Environments[0]
+	m.nobody, _ = s.addMember("nobody@example.com")
+	var memberID uuid.UUID
+	m.member, memberID = s.addMember("member@example.com")
+	ctx := context.Background()
+	must(t, s.pool.QueryRow(ctx, `INSERT INTO policies (organization_id, name, key, type) VALUES ($1, 'Matrix', 'matrix', 'CustomerManaged') RETURNING id`, s.orgID).Scan(&m.policyID))
+	must(t, s.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: s.orgID, UserID: memberID, PolicyID: m.policyID}))
+	m.otherOwner = m.otherOrganizationOwner()
+
+	cases := m.cases()
+	m.flagBodyCases(cases)
+	var routes []string
+	for _, r := range s.e.Routes() {
+		if strings.HasPrefix(r.Path, "/api/") {
+			routes = append(routes, r.Method+" "+r.Path)
+		}
+	}
+	sort.Strings(routes)
+	routes = slices.Compact(routes)
+	for key := range cases {
+		if !slices.Contains(routes, key) {
+			t.Errorf("case %q names no registered route", key)
+		}
+	}
+	for _, route := range routes {
+		make, ok := cases[route]
+		if !ok {
+			t.Errorf("route %s has no permission case: add one to TestEveryRouteIsPermissionChecked", route)
+			continue
+		}
+		if make == nil {
+			continue // covered by the test named beside its case
+		}
+		method, _, _ := strings.Cut(route, " ")
+		t.Run(route, func(t *testing.T) { m.check(t, method, make()) })
+	}
+}
+
+func (m *matrix) check(t *testing.T, method string, c call) {
+	s := m.s
+	if c.open {
+		s.do(method, c.path, m.nobody, c.body).ok(t)
+		return
+	}
+	allow, deny := statements(c.grants, "allow"), statements(c.grants[:1], "deny")
+	if c.listed != nil {
+		m.setStatements(allow)
+		if r := s.do(method, c.path, m.member, c.body).ok(t); !c.listed(r) {
+			t.Fatalf("allowed caller does not see the resource: %s", r.raw)
+		}
+		m.setStatements(append(allow, deny...))
+		if r := s.do(method, c.path, m.member, c.body).ok(t); c.listed(r) {
+			t.Fatalf("denied caller sees the resource: %s", r.raw)
+		}
+		if r := s.do(method, c.path, m.nobody, c.body).ok(t); c.listed(r) {
+			t.Fatalf("caller without statements sees the resource: %s", r.raw)
+		}
+		return
+	}
+	s.do(method, c.path, m.nobody, c.body).fails(t, http.StatusForbidden, "Forbidden")
+	m.setStatements(append(allow, deny...))
+	s.do(method, c.path, m.member, c.body).fails(t, http.StatusForbidden, "Forbidden")
+	if hasIDs(c.path) {
+		s.do(method, c.path, m.otherOwner, c.body).fails(t, http.StatusNotFound, "ResourceNotFound")
+	}
+	m.setStatements(allow)
+	s.do(method, c.path, m.member, c.body).ok(t)
+}
+
+// hasIDs reports whether a path names resources by id or key.
+func hasIDs(path string) bool {
+	for _, part := range strings.Split(strings.SplitN(path, "?", 2)[0], "/") {
+		if _, err := uuid.Parse(part); err == nil {
+			return true
+		}
+	}
+	return strings.Contains(path, "/clone/")
+}
+
+func statements(grants []grant, effect string) []store.Statement {
+	out := make([]store.Statement, len(grants))
+	for i, g := range grants {
+		out[i] = store.Statement{ID: effect + fmt.Sprint(i), ResourceType: resourceType(g.action), Effect: effect,
+			Actions: []string{g.action}, Resources: []string{g.rn}}
+	}
+	return out
+}
+
+func resourceType(action string) string {
+	for _, g := range store.Catalogue {
+		if slices.Contains(g.Actions, action) {
+			return g.ResourceType
+		}
+	}
+	panic("unknown action " + action)
+}
+
+// setStatements replaces the member's policy's statements; the next request sees them.
+func (m *matrix) setStatements(sts []store.Statement) {
+	raw, _ := json.Marshal(sts)
+	_, err := m.s.pool.Exec(context.Background(), `UPDATE policies SET statements = $1 WHERE id = $2`, raw, m.policyID)
+	must(m.s.t, err)
+}
+
+// otherOrganizationOwner makes a second organization with its own owner and
+// returns the owner's Authorization header value.
+func (m *matrix) otherOrganizationOwner() string {
+	s, ctx := m.s, context.Background()
+	m.s.otherOrganization()
+	var orgID uuid.UUID
+	must(s.t, s.pool.QueryRow(ctx, `SELECT id FROM organizations WHERE key = 'other'`).Scan(&orgID))
+	hash, _ := bcrypt.GenerateFromPassword([]byte("other-password"), bcrypt.MinCost)
+	h := string(hash)
+	u, err := s.q.CreateUser(ctx, db.CreateUserParams{Email: "other@example.com", Name: "other", PasswordHash: &h})
+	must(s.t, err)
+	must(s.t, s.q.AddWorkspaceUser(ctx, db.AddWorkspaceUserParams{WorkspaceID: s.wsID, UserID: u.ID}))
+	_, err = s.q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: orgID, UserID: u.ID})
+	must(s.t, err)
+	must(s.t, s.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: orgID, UserID: u.ID, PolicyID: store.OwnerPolicyID}))
+	return s.login("other@example.com", "other-password")
+}
