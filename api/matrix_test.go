@@ -350,28 +350,9 @@ func (m *matrix) flagBodyCases(cases map[string]func() call) {
 // even see that the ids exist (404).
 func TestEveryRouteIsPermissionChecked(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
-	m := &matrix{s: s}
-	m.project = s.createProject("Web", "web")
-	m.env = m.project.Environments[0]
-	m.nobody, _ = s.addMember("nobody@example.com")
-	var memberID uuid.UUID
-	m.member, memberID = s.addMember("member@example.com")
-	ctx := context.Background()
-	must(t, s.pool.QueryRow(ctx, `INSERT INTO policies (organization_id, name, key, type) VALUES ($1, 'Matrix', 'matrix', 'CustomerManaged') RETURNING id`, s.orgID).Scan(&m.policyID))
-	must(t, s.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: s.orgID, UserID: memberID, PolicyID: m.policyID}))
-	m.otherOwner = m.otherOrganizationOwner()
-
-	cases := m.cases()
-	m.flagBodyCases(cases)
-	var routes []string
-	for _, r := range s.e.Routes() {
-		if strings.HasPrefix(r.Path, "/api/") {
-			routes = append(routes, r.Method+" "+r.Path)
-		}
-	}
-	sort.Strings(routes)
-	routes = slices.Compact(routes)
+	m := newMatrix(t)
+	cases := m.allCases()
+	routes := m.apiRoutes()
 	for key := range cases {
 		if !slices.Contains(routes, key) {
 			t.Errorf("case %q names no registered route", key)
@@ -389,6 +370,41 @@ func TestEveryRouteIsPermissionChecked(t *testing.T) {
 		method, _, _ := strings.Cut(route, " ")
 		t.Run(route, func(t *testing.T) { m.check(t, method, make()) })
 	}
+}
+
+// newMatrix makes a server with the callers and fixtures the route cases use.
+func newMatrix(t *testing.T) *matrix {
+	s := newServer(t)
+	m := &matrix{s: s}
+	m.project = s.createProject("Web", "web")
+	m.env = m.project.Environments[0]
+	m.nobody, _ = s.addMember("nobody@example.com")
+	var memberID uuid.UUID
+	m.member, memberID = s.addMember("member@example.com")
+	ctx := context.Background()
+	must(t, s.pool.QueryRow(ctx, `INSERT INTO policies (organization_id, name, key, type) VALUES ($1, 'Matrix', 'matrix', 'CustomerManaged') RETURNING id`, s.orgID).Scan(&m.policyID))
+	must(t, s.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: s.orgID, UserID: memberID, PolicyID: m.policyID}))
+	m.otherOwner = m.otherOrganizationOwner()
+	return m
+}
+
+// allCases is every route's case.
+func (m *matrix) allCases() map[string]func() call {
+	cases := m.cases()
+	m.flagBodyCases(cases)
+	return cases
+}
+
+// apiRoutes lists the router's /api/ routes as "METHOD path".
+func (m *matrix) apiRoutes() []string {
+	var routes []string
+	for _, r := range m.s.e.Routes() {
+		if strings.HasPrefix(r.Path, "/api/") {
+			routes = append(routes, r.Method+" "+r.Path)
+		}
+	}
+	sort.Strings(routes)
+	return slices.Compact(routes)
 }
 
 func (m *matrix) check(t *testing.T, method string, c call) {

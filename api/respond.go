@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -117,6 +118,10 @@ func bind(c echo.Context, v any) error {
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
+	}
+	// encoding/json would quietly turn invalid UTF-8 into U+FFFD; refuse it instead.
+	if !utf8.Valid(body) {
+		return store.Invalid("body_is_invalid")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil || dec.More() {
