@@ -5,7 +5,7 @@ export BUNTING_ADMIN_EMAIL ?= admin@example.com
 # machine; it is used only when the database is empty. Set your own elsewhere.
 export BUNTING_ADMIN_PASSWORD ?= bunting-admin
 
-.PHONY: run test generate generate-check build
+.PHONY: run test fuzz generate generate-check build
 
 run:
 	go run ./cmd/bunting serve
@@ -16,6 +16,16 @@ build:
 test:
 	go vet ./...
 	go test -race -count=1 ./...
+	$(MAKE) --no-print-directory fuzz
+
+# fuzz runs each fuzz target briefly beyond its committed seed corpus
+# (testdata/fuzz); FUZZTIME=5m for a longer hunt.
+FUZZTIME ?= 10s
+fuzz:
+	go test -run '^$$' -fuzz '^FuzzMatchResource$$' -fuzztime $(FUZZTIME) ./sql/store
+	go test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./sql/store
+	go test -run '^$$' -fuzz '^FuzzTargetingValidation$$' -fuzztime $(FUZZTIME) ./sql/store
+	go test -run '^$$' -fuzz '^FuzzBind$$' -fuzztime $(FUZZTIME) ./api
 
 # generate regenerates sqlc and templ output with the tool versions pinned in go.mod.
 generate:

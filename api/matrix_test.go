@@ -231,22 +231,22 @@ func (m *matrix) cases() map[string]func() call {
 			return call{path: m.flags() + "/clone/" + src, body: map[string]string{"name": key, "key": key},
 				grants: []grant{{store.CloneFlag, flagRN(src)}, {store.CreateFlag, flagRN("*")}}}
 		},
-		"PATCH /api/v1/envs/:envId/feature-flags/:key":               onFlag(store.UpdateFlagName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
-		"DELETE /api/v1/envs/:envId/feature-flags/:key":              onFlag(store.DeleteFlag, "", nil),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/description":     onFlag(store.UpdateFlagDescription, "/description", map[string]string{"description": "d"}),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/toggle/:status":  onFlag(store.ToggleFlag, "/toggle/true", nil),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/archive":         onFlag(store.ArchiveFlag, "/archive", nil),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/restore":         onFlag(store.RestoreFlag, "/restore", nil),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/name":            onFlag(store.UpdateFlagName, "/name", map[string]string{"name": "renamed"}),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/tags":            onFlag(store.UpdateFlagTags, "/tags", map[string]any{"tags": []string{"t"}}),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/variations":      nil, // set per flag below
-		"PUT /api/v1/envs/:envId/feature-flags/:key/off-variation":   nil,
-		"PUT /api/v1/envs/:envId/feature-flags/:key/targeting":       nil,
-		"GET /api/v1/envs/:envId/segments":                           readEnv(m.segs()),
-		"GET /api/v1/envs/:envId/segments/all-tags":                  readEnv(m.segs() + "/all-tags"),
-		"GET /api/v1/envs/:envId/segments/is-key-used":               readEnv(m.segs() + "/is-key-used?key=x"),
-		"GET /api/v1/envs/:envId/segments/by-ids":                    func() call { id, _ := m.segment(false); return readEnv(m.segs() + "/by-ids?ids=" + id)() },
-		"GET /api/v1/envs/:envId/segments/:segmentId":                func() call { id, _ := m.segment(false); return readEnv(m.segs() + "/" + id)() },
+		"PATCH /api/v1/envs/:envId/feature-flags/:key":              onFlag(store.UpdateFlagName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
+		"DELETE /api/v1/envs/:envId/feature-flags/:key":             onFlag(store.DeleteFlag, "", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/description":    onFlag(store.UpdateFlagDescription, "/description", map[string]string{"description": "d"}),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/toggle/:status": onFlag(store.ToggleFlag, "/toggle/true", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/archive":        onFlag(store.ArchiveFlag, "/archive", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/restore":        onFlag(store.RestoreFlag, "/restore", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/name":           onFlag(store.UpdateFlagName, "/name", map[string]string{"name": "renamed"}),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/tags":           onFlag(store.UpdateFlagTags, "/tags", map[string]any{"tags": []string{"t"}}),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/variations":     nil, // set per flag below
+		"PUT /api/v1/envs/:envId/feature-flags/:key/off-variation":  nil,
+		"PUT /api/v1/envs/:envId/feature-flags/:key/targeting":      nil,
+		"GET /api/v1/envs/:envId/segments":                          readEnv(m.segs()),
+		"GET /api/v1/envs/:envId/segments/all-tags":                 readEnv(m.segs() + "/all-tags"),
+		"GET /api/v1/envs/:envId/segments/is-key-used":              readEnv(m.segs() + "/is-key-used?key=x"),
+		"GET /api/v1/envs/:envId/segments/by-ids":                   func() call { id, _ := m.segment(false); return readEnv(m.segs() + "/by-ids?ids=" + id)() },
+		"GET /api/v1/envs/:envId/segments/:segmentId":               func() call { id, _ := m.segment(false); return readEnv(m.segs() + "/" + id)() },
 		"GET /api/v1/envs/:envId/segments/:segmentId/flag-references": func() call {
 			id, _ := m.segment(false)
 			return readEnv(m.segs() + "/" + id + "/flag-references")()
@@ -256,25 +256,30 @@ func (m *matrix) cases() map[string]func() call {
 			return call{path: m.segs(), body: map[string]string{"name": key, "key": key, "type": "environment-specific"},
 				grants: []grant{{store.CreateSegment, segRN("*")}}}
 		},
-		"PATCH /api/v1/envs/:envId/segments/:segmentId":             onSegment(store.UpdateSegmentName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
-		"DELETE /api/v1/envs/:envId/segments/:segmentId":            onSegment(store.DeleteSegment, "", nil),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/archive":       onSegment(store.ArchiveSegment, "/archive", nil),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/restore":       onSegment(store.RestoreSegment, "/restore", nil),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/name":          onSegment(store.UpdateSegmentName, "/name", map[string]string{"name": "renamed"}),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/description":   onSegment(store.UpdateSegmentDescription, "/description", map[string]string{"description": "d"}),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/tags":          onSegment(store.UpdateSegmentTags, "/tags", map[string]any{"tags": []string{"t"}}),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/targeting":     onSegment(store.UpdateSegmentTargetingUsers, "/targeting", map[string]any{"included": []string{"u"}}),
-		"GET /api/v1/envs/:envId/audit-logs":                        readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
+		"PATCH /api/v1/envs/:envId/segments/:segmentId":           onSegment(store.UpdateSegmentName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
+		"DELETE /api/v1/envs/:envId/segments/:segmentId":          onSegment(store.DeleteSegment, "", nil),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/archive":     onSegment(store.ArchiveSegment, "/archive", nil),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/restore":     onSegment(store.RestoreSegment, "/restore", nil),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/name":        onSegment(store.UpdateSegmentName, "/name", map[string]string{"name": "renamed"}),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/description": onSegment(store.UpdateSegmentDescription, "/description", map[string]string{"description": "d"}),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/tags":        onSegment(store.UpdateSegmentTags, "/tags", map[string]any{"tags": []string{"t"}}),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/targeting":   onSegment(store.UpdateSegmentTargetingUsers, "/targeting", map[string]any{"included": []string{"u"}}),
+		"GET /api/v1/envs/:envId/audit-logs":                      readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
 
-		"GET /api/v1/policies":             func() call { return iam("/api/v1/policies", nil) },
-		"POST /api/v1/policies":            func() call { k := fmt.Sprintf("pol%d", m.next()); return iam("/api/v1/policies", map[string]string{"name": k, "key": k}) },
+		"GET /api/v1/policies": func() call { return iam("/api/v1/policies", nil) },
+		"POST /api/v1/policies": func() call {
+			k := fmt.Sprintf("pol%d", m.next())
+			return iam("/api/v1/policies", map[string]string{"name": k, "key": k})
+		},
 		"GET /api/v1/policies/is-key-used": func() call { return iam("/api/v1/policies/is-key-used?key=x", nil) },
 		"POST /api/v1/policies/clone/:key": func() call {
 			k := fmt.Sprintf("pol%d", m.next())
 			return iam("/api/v1/policies/clone/"+m.policy().Key, map[string]string{"name": k, "key": k})
 		},
-		"GET /api/v1/policies/:policyId":            func() call { return iam("/api/v1/policies/"+m.policy().ID.String(), nil) },
-		"PUT /api/v1/policies/:policyId/settings":   func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/settings", map[string]string{"name": "renamed"}) },
+		"GET /api/v1/policies/:policyId": func() call { return iam("/api/v1/policies/"+m.policy().ID.String(), nil) },
+		"PUT /api/v1/policies/:policyId/settings": func() call {
+			return iam("/api/v1/policies/"+m.policy().ID.String()+"/settings", map[string]string{"name": "renamed"})
+		},
 		"PUT /api/v1/policies/:policyId/statements": func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/statements", []any{}) },
 		"DELETE /api/v1/policies/:policyId":         func() call { return iam("/api/v1/policies/"+m.policy().ID.String(), nil) },
 		"GET /api/v1/policies/:policyId/members":    func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/members", nil) },
@@ -282,9 +287,11 @@ func (m *matrix) cases() map[string]func() call {
 		"GET /api/v1/groups":                        func() call { return iam("/api/v1/groups", nil) },
 		"POST /api/v1/groups":                       func() call { return iam("/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}) },
 		"GET /api/v1/groups/:groupId":               func() call { return iam("/api/v1/groups/"+m.group(), nil) },
-		"PUT /api/v1/groups/:groupId":               func() call { return iam("/api/v1/groups/"+m.group(), map[string]string{"name": fmt.Sprintf("g%d", m.next())}) },
-		"DELETE /api/v1/groups/:groupId":            func() call { return iam("/api/v1/groups/"+m.group(), nil) },
-		"GET /api/v1/groups/:groupId/members":       func() call { return iam("/api/v1/groups/"+m.group()+"/members", nil) },
+		"PUT /api/v1/groups/:groupId": func() call {
+			return iam("/api/v1/groups/"+m.group(), map[string]string{"name": fmt.Sprintf("g%d", m.next())})
+		},
+		"DELETE /api/v1/groups/:groupId":      func() call { return iam("/api/v1/groups/"+m.group(), nil) },
+		"GET /api/v1/groups/:groupId/members": func() call { return iam("/api/v1/groups/"+m.group()+"/members", nil) },
 		"PUT /api/v1/groups/:groupId/add-member/:memberId": func() call {
 			return iam("/api/v1/groups/"+m.group()+"/add-member/"+m.newMember(), nil)
 		},

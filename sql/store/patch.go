@@ -13,16 +13,17 @@ import (
 
 // patchOp is one RFC 6902 operation, read to check what it touches.
 type patchOp struct {
-	Op   string  `json:"op"`
-	Path *string `json:"path"`
-	From *string `json:"from"`
+	Op    string          `json:"op"`
+	Path  *string         `json:"path"`
+	From  *string         `json:"from"`
+	Value json.RawMessage `json:"value"`
 }
 
 // applyPatch applies a JSON Patch to doc as a whole or not at all and decodes
 // the result into out. Operations may write only the top-level members in
 // writable; "test" may read any. Every refusal is patch_is_invalid with a
 // detail saying why.
-func applyPatch(doc any, ops json.RawMessage, writable []string, out any) error {
+func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err error) {
 	refuse := func(format string, args ...any) error {
 		return Invalid("patch_is_invalid", fmt.Sprintf(format, args...))
 	}
@@ -33,6 +34,9 @@ func applyPatch(doc any, ops json.RawMessage, writable []string, out any) error 
 	for i, op := range parsed {
 		if op.Path == nil || (*op.Path != "" && !strings.HasPrefix(*op.Path, "/")) {
 			return refuse("operation %d: path must be a JSON pointer", i)
+		}
+		if (op.Op == "add" || op.Op == "replace" || op.Op == "test") && op.Value == nil {
+			return refuse("operation %d: %s needs a value", i, op.Op)
 		}
 		switch op.Op {
 		case "test":
@@ -60,6 +64,13 @@ func applyPatch(doc any, ops json.RawMessage, writable []string, out any) error 
 	if err != nil {
 		return err
 	}
+	// The patch library has panicked on inputs the checks above did not
+	// foresee (fuzzing found one); such a patch is invalid, not a server fault.
+	defer func() {
+		if recover() != nil {
+			err = refuse("the patch cannot be applied")
+		}
+	}()
 	result, err := patch.Apply(current)
 	if err != nil {
 		return refuse("%v", err)
