@@ -85,16 +85,18 @@ func errorResponse(err error) (int, []string) {
 // WriteError answers err in the envelope. Unexpected errors are logged here,
 // once, and never shown to the client.
 func WriteError(c echo.Context, log *slog.Logger, err error) {
+	// The request logger hands errors to the error handler before Echo does;
+	// the second call finds the answer written and must not log it again.
+	if c.Response().Committed {
+		return
+	}
 	status, codes := errorResponse(err)
 	if status >= http.StatusInternalServerError {
-		log.ErrorContext(c.Request().Context(), "request failed", "err", err,
+		log.ErrorContext(c.Request().Context(), "request failed", "status", status, "err", err,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	}
 	if status == http.StatusUnauthorized {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, "Bearer")
-	}
-	if c.Response().Committed {
-		return
 	}
 	if err := c.JSON(status, envelope{Success: false, Errors: codes}); err != nil {
 		log.Debug("write error response", "err", err)

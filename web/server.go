@@ -68,6 +68,7 @@ func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
 			return err
 		}}))
 	e.Use(securityHeaders(cfg.BaseURL.Scheme == "https"))
+	e.Use(boundAPIRequests)
 
 	e.GET("/health/liveness", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
@@ -111,5 +112,23 @@ func securityHeaders(https bool) echo.MiddlewareFunc {
 			}
 			return next(c)
 		}
+	}
+}
+
+// apiRequestTimeout bounds the work of one API request, so a database that
+// hangs instead of refusing answers 503 rather than holding clients forever.
+const apiRequestTimeout = 30 * time.Second
+
+// boundAPIRequests gives every /api/ request a deadline; long-lived routes
+// (SDK streaming) live outside /api/ and keep theirs open.
+func boundAPIRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !strings.HasPrefix(c.Request().URL.Path, "/api/") {
+			return next(c)
+		}
+		ctx, cancel := context.WithTimeout(c.Request().Context(), apiRequestTimeout)
+		defer cancel()
+		c.SetRequest(c.Request().WithContext(ctx))
+		return next(c)
 	}
 }

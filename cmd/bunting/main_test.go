@@ -60,6 +60,9 @@ func TestUnknownCommand(t *testing.T) {
 func serveForTest(t *testing.T, extra map[string]string) (string, func(string) string) {
 	t.Helper()
 	dbURL, _ := dbtest.NewDatabase(t)
+	if extra["BUNTING_DATABASE_URL"] != "" {
+		dbURL = extra["BUNTING_DATABASE_URL"]
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package store
 
 import (
 	"errors"
+	"io"
+	"net"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -83,8 +85,12 @@ func translate(err error) error {
 		}
 		return err
 	}
+	// A database that is down or went away mid-request: refused or dropped
+	// connections, timeouts, a pool that cannot hand out a connection.
 	var connectErr *pgconn.ConnectError
-	if errors.As(err, &connectErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+	var netErr net.Error
+	if errors.As(err, &connectErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
 		return ErrUnavailable
 	}
 	return err

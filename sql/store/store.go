@@ -66,8 +66,14 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 // for searches by part of a name that plan ignores the trigram indexes and
 // reads every row. Planning each execution with its values costs a fraction
 // of a millisecond and keeps every query on the index its comment names.
+//
+// Connecting gives up after five seconds, so an unreachable database answers
+// 503 promptly instead of holding requests.
 func ConfigurePool(cfg *pgxpool.Config) {
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > 5*time.Second {
+		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
 }
 
 // Keys returns the keys derived from the server secret.
