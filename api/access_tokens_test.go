@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"testing"
@@ -144,4 +145,29 @@ func TestPersonalTokenFollowsItsCreator(t *testing.T) {
 	_, err = s.pool.Exec(context.Background(), `DELETE FROM organization_users WHERE user_id = $1`, devID)
 	must(t, err)
 	s.do("GET", "/api/v1/projects", tok.Token, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+}
+
+func TestTokenCreationIsRateLimited(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	created := 0
+	for i := range 12 {
+		r := s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": fmt.Sprintf("t%d", i), "type": "Personal"})
+		if r.Status == http.StatusTooManyRequests {
+			r.fails(t, http.StatusTooManyRequests, "TooManyRequests")
+			break
+		}
+		r.ok(t)
+		created++
+	}
+	if created != 10 {
+		t.Fatalf("created %d tokens before 429, want 10", created)
+	}
+	// Another account from the same address is held back too (per address);
+	// from another address it is not, and this account stays limited there (per account).
+	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	s.do("POST", "/api/v1/access-tokens", dev, map[string]string{"name": "mine", "type": "Personal"}).fails(t, http.StatusTooManyRequests, "TooManyRequests")
+	s.do("POST", "/api/v1/access-tokens", dev, map[string]string{"name": "mine", "type": "Personal"}, remoteAddr, "198.51.100.7:4000").ok(t)
+	s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "more", "type": "Personal"}, remoteAddr, "198.51.100.8:4000").
+		fails(t, http.StatusTooManyRequests, "TooManyRequests")
 }

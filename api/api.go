@@ -140,6 +140,7 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			Authorization: r.Header.Get(echo.HeaderAuthorization),
 			Organization:  r.Header.Get("Organization"),
 			Workspace:     r.Header.Get("Workspace"),
+			Address:       c.RealIP(),
 		})
 		if err != nil {
 			return err

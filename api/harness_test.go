@@ -75,6 +75,9 @@ type reply struct {
 	raw     string
 }
 
+// remoteAddr, given as a header name to do, sets the client's address instead.
+const remoteAddr = "Remote-Addr"
+
 // do sends a request. body is nil (none), a string (sent as is) or a value
 // encoded as JSON; headers are name, value pairs.
 func (s *server) do(method, path, token string, body any, headers ...string) *reply {
@@ -99,6 +102,10 @@ func (s *server) do(method, path, token string, body any, headers ...string) *re
 		req.Header.Set("Authorization", token)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == remoteAddr {
+			req.RemoteAddr = headers[i+1]
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	rec := httptest.NewRecorder()

@@ -92,6 +92,14 @@ func (s *Store) CreateAccessToken(ctx context.Context, a *Actor, in AccessTokenI
 	if a.IsToken() { // an access token cannot mint access tokens
 		return AccessToken{}, ErrForbidden
 	}
+	// Ten tokens at once, then one a minute, per account and per address.
+	keys := []string{"user:" + a.UserID.String()}
+	if a.Address != "" {
+		keys = append(keys, "addr:"+a.Address)
+	}
+	if !s.tokenMinting.allow(keys...) {
+		return AccessToken{}, ErrTooManyRequests
+	}
 	var v validator
 	v.required("name", in.Name, maxNameLen)
 	v.oneOf("type", in.Type, TokenPersonal, TokenService)

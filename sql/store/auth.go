@@ -29,7 +29,9 @@ type Actor struct {
 	// caller belongs to several and the request named none.
 	WorkspaceID uuid.UUID
 	OrgID       uuid.UUID
-	statements  []Statement
+	// Address is the client's network address, for rate limits; may be empty.
+	Address    string
+	statements []Statement
 }
 
 // Can reports whether the actor may perform action on the resource named rn.
@@ -71,6 +73,8 @@ type Credentials struct {
 	Authorization string
 	Organization  string
 	Workspace     string
+	// Address is the client's network address.
+	Address string
 }
 
 // AccessTokenPrefix starts every access token.
@@ -87,14 +91,19 @@ func (s *Store) Authenticate(ctx context.Context, c Credentials) (*Actor, error)
 	if token == "" {
 		return nil, ErrUnauthenticated
 	}
+	var a *Actor
+	var err error
 	if strings.HasPrefix(token, AccessTokenPrefix) {
-		return s.tokenActor(ctx, token)
-	}
-	userID, epoch, ok := s.verifySessionToken(token)
-	if !ok {
+		a, err = s.tokenActor(ctx, token)
+	} else if userID, epoch, ok := s.verifySessionToken(token); ok {
+		a, err = s.UserActor(ctx, userID, epoch, c.Workspace, c.Organization)
+	} else {
 		return nil, ErrUnauthenticated
 	}
-	return s.UserActor(ctx, userID, epoch, c.Workspace, c.Organization)
+	if a != nil {
+		a.Address = c.Address
+	}
+	return a, err
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {

@@ -29,6 +29,10 @@ type Store struct {
 
 	dummyOnce sync.Once
 	dummy     string
+
+	// tokenMinting limits how fast access tokens are created, per account
+	// and per address.
+	tokenMinting *limiter
 }
 
 // Options tune a Store; the zero value is production-ready.
@@ -57,7 +61,8 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 		opts.LoginDelayStep = 250 * time.Millisecond
 	}
 	return &Store{pool: pool, q: db.New(pool), keys: keys, log: log,
-		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep}
+		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
+		tokenMinting: newLimiter(time.Minute, 10)}
 }
 
 // ConfigurePool sets what every connection to Bunting's database needs.
