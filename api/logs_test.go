@@ -1,0 +1,66 @@
+package api_test
+
+import (
+	"bytes"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web"
+)
+
+// syncBuffer is a log sink safe for concurrent handlers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestSecretsAreNeverLogged drives sign-in, tokens, secrets and SSO settings
+// through a server logging at debug level, including failures, and finds
+// none of the secrets in the log.
+func TestSecretsAreNeverLogged(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	var logs syncBuffer
+	base, _ := url.Parse("http://bunting.test")
+	s.e = web.New(web.Config{BaseURL: base}, s.st, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+
+	session := s.login(ownerEmail, ownerPassword)
+	s.do("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": ownerEmail, "password": "wrong-secret-password"})
+	tok := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", session, map[string]string{"name": "ci", "type": "Personal"}).ok(t))
+	s.do("GET", "/api/v1/projects", tok.Token, nil).ok(t)
+	s.do("GET", "/api/v1/projects", "Bearer api-not-a-real-token-but-still-secret-0000000", nil)
+	env := decode[store.Project](t, s.do("POST", "/api/v1/projects", tok.Token, map[string]string{"name": "Web", "key": "web"}).ok(t)).Environments[0]
+	s.do("PUT", "/api/v1/workspaces/sso-oidc", session, map[string]string{"clientId": "c", "clientSecret": "oidc-client-secret-value",
+		"authorizationEndpoint": "https://id.example.com/a", "tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_post"}).ok(t)
+	s.do("PUT", "/api/v1/identity/reset-password", session, map[string]string{"currentPassword": ownerPassword, "newPassword": "another-secret-password"}).ok(t)
+
+	out := logs.String()
+	if !strings.Contains(out, "/api/v1/projects") {
+		t.Fatalf("the log has no request lines; the test would prove nothing:\n%s", out)
+	}
+	for what, secret := range map[string]string{
+		"password": ownerPassword, "wrong password": "wrong-secret-password", "new password": "another-secret-password",
+		"session token": strings.TrimPrefix(session, "Bearer "), "access token": tok.Token, "unknown token": "api-not-a-real-token",
+		"environment secret": env.Secrets[0].Value, "OIDC client secret": "oidc-client-secret-value",
+	} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the %s appears in the log", what)
+		}
+	}
+}
