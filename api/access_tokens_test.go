@@ -137,13 +137,11 @@ func TestPersonalTokenFollowsItsCreator(t *testing.T) {
 	s.do("POST", "/api/v1/projects", tok.Token, map[string]string{"name": "No", "key": "no"}).fails(t, http.StatusForbidden, "Forbidden")
 
 	// Granting the creator more takes effect on the token's next request.
-	_, err := s.pool.Exec(context.Background(), `INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, s.orgID, devID, store.OwnerPolicyID)
-	must(t, err)
+	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, s.orgID, devID, store.OwnerPolicyID)
 	s.do("POST", "/api/v1/projects", tok.Token, map[string]string{"name": "Yes", "key": "yes"}).ok(t)
 
 	// A creator who leaves the organization takes the token's access along.
-	_, err = s.pool.Exec(context.Background(), `DELETE FROM organization_users WHERE user_id = $1`, devID)
-	must(t, err)
+	s.changeAccess(`DELETE FROM organization_users WHERE user_id = $1`, devID)
 	s.do("GET", "/api/v1/projects", tok.Token, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
 }
 

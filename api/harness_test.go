@@ -55,6 +55,10 @@ func newServer(t *testing.T) *server {
 	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
+	// Authorize from the cache as the server does, so every test runs through it.
+	watch, stop := context.WithCancel(context.Background())
+	go st.WatchAccessChanges(watch)
+	t.Cleanup(stop)
 	base, _ := url.Parse("http://bunting.test")
 	s := &server{t: t, st: st, pool: pool, q: db.New(pool),
 		e: web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler))}
@@ -198,6 +202,21 @@ func (s *server) otherOrganization() uuid.UUID {
 		s.t.Fatal(err)
 	}
 	return p.ID
+}
+
+// changeAccess runs SQL that changes access behind the store's back, then
+// waits until the database's notification has emptied the actor cache.
+func (s *server) changeAccess(sql string, args ...any) {
+	s.t.Helper()
+	before := s.st.AccessGeneration()
+	if _, err := s.pool.Exec(context.Background(), sql, args...); err != nil {
+		s.t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); s.st.AccessGeneration() == before; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			s.t.Fatal("no access-change notification arrived within 5s")
+		}
+	}
 }
 
 // count returns the number of rows a query counts.

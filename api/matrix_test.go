@@ -483,8 +483,7 @@ func resourceType(action string) string {
 // setStatements replaces the member's policy's statements; the next request sees them.
 func (m *matrix) setStatements(sts []store.Statement) {
 	raw, _ := json.Marshal(sts)
-	_, err := m.s.pool.Exec(context.Background(), `UPDATE policies SET statements = $1 WHERE id = $2`, raw, m.policyID)
-	must(m.s.t, err)
+	m.s.changeAccess(`UPDATE policies SET statements = $1 WHERE id = $2`, raw, m.policyID)
 }
 
 // otherOrganizationOwner makes a second organization with its own owner and

@@ -125,6 +125,9 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 		log.Warn("generated the owner's password; sign in and change it", "email", cfg.AdminEmail, "password", boot.GeneratedPassword)
 	}
 
+	// Authorize from memory while nothing about access changes.
+	go st.WatchAccessChanges(ctx)
+
 	srv := &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy}, st, log),

@@ -18,6 +18,9 @@ const (
 	OpRemove  = "Remove"
 )
 
+// accessRefTypes are the things whose changes can alter who may do what.
+var accessRefTypes = map[string]bool{"AccessToken": true, "Policy": true, "Group": true, "Member": true, "Organization": true}
+
 // change describes one audited change.
 type change struct {
 	refType   string
@@ -33,6 +36,9 @@ type change struct {
 // audit records a change in the caller's transaction, so the entry exists
 // exactly when the change does.
 func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) error {
+	if accessRefTypes[ch.refType] {
+		s.accessChanged()
+	}
 	var orgID *uuid.UUID
 	if a.OrgID != uuid.Nil {
 		orgID = &a.OrgID

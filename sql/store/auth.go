@@ -91,19 +91,36 @@ func (s *Store) Authenticate(ctx context.Context, c Credentials) (*Actor, error)
 	if token == "" {
 		return nil, ErrUnauthenticated
 	}
-	var a *Actor
-	var err error
-	if strings.HasPrefix(token, AccessTokenPrefix) {
-		a, err = s.tokenActor(ctx, token)
-	} else if userID, epoch, ok := s.verifySessionToken(token); ok {
-		a, err = s.UserActor(ctx, userID, epoch, c.Workspace, c.Organization)
-	} else {
+	isToken := strings.HasPrefix(token, AccessTokenPrefix)
+	userID, epoch, ok := s.verifySessionToken(token) // checks signature and expiry without the database
+	if !isToken && !ok {
 		return nil, ErrUnauthenticated
 	}
-	if a != nil {
+	key := cacheKey(c, token)
+	if e, hit := s.auth.get(key); hit {
+		a := *e.actor
 		a.Address = c.Address
+		if isToken {
+			if err := s.touchToken(ctx, e, a.TokenID); err != nil {
+				return nil, err
+			}
+		}
+		return &a, nil
 	}
-	return a, err
+	var a *Actor
+	var err error
+	if isToken {
+		a, err = s.tokenActor(ctx, token)
+	} else {
+		a, err = s.UserActor(ctx, userID, epoch, c.Workspace, c.Organization)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.auth.put(key, a)
+	cached := *a
+	cached.Address = c.Address
+	return &cached, nil
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {
@@ -403,6 +420,7 @@ func (s *Store) ResetPassword(ctx context.Context, a *Actor, in ResetPasswordInp
 		if err != nil {
 			return err
 		}
+		s.accessChanged() // every earlier session of the user ends now
 		session = s.newSession(user.ID, user.SessionEpoch)
 		return nil
 	})

@@ -33,6 +33,9 @@ type Store struct {
 	// tokenMinting limits how fast access tokens are created, per account
 	// and per address.
 	tokenMinting *limiter
+
+	// auth caches resolved actors; see WatchAccessChanges.
+	auth *authCache
 }
 
 // Options tune a Store; the zero value is production-ready.
@@ -62,7 +65,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	}
 	return &Store{pool: pool, q: db.New(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
-		tokenMinting: newLimiter(time.Minute, 10)}
+		tokenMinting: newLimiter(time.Minute, 10), auth: newAuthCache()}
 }
 
 // ConfigurePool sets what every connection to Bunting's database needs.
@@ -72,12 +75,12 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 // reads every row. Planning each execution with its values costs a fraction
 // of a millisecond and keeps every query on the index its comment names.
 //
-// Connecting gives up after five seconds, so an unreachable database answers
+// Connecting gives up after ten seconds, so an unreachable database answers
 // 503 promptly instead of holding requests.
 func ConfigurePool(cfg *pgxpool.Config) {
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
-	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > 5*time.Second {
-		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
+	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > 10*time.Second {
+		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
 }
 
@@ -90,7 +93,14 @@ func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(c
 // inTx runs fn in one transaction: every mutation and its audit entry commit
 // together or not at all.
 func (s *Store) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
-	return translate(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	changes := s.auth.changeCount()
+	err := translate(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return fn(s.q.WithTx(tx))
 	}))
+	if s.auth.changeCount() != changes {
+		// Access changed in this (or a concurrent) transaction: readers may
+		// have cached the old state between the change and its commit.
+		s.auth.invalidate()
+	}
+	return err
 }
