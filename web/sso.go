@@ -104,7 +104,7 @@ func (p *pages) startSSO(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if f.Errors["workspace"] != "" {
+		if f.Errors["workspace"] != "" && in.Workspace != "" {
 			f.Errors["workspace"] = "No workspace with this key signs in with SSO."
 		}
 		return p.renderLogin(c, status, p.form(c, "login", "/login", map[string]string{"next": in.Next}), &f)

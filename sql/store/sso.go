@@ -168,22 +168,31 @@ func (s *Store) FinishSSO(ctx context.Context, state, browser string) (SSOLogin,
 
 // ssoClient reads a workspace's OIDC settings and opens the client secret.
 func (s *Store) ssoClient(ws db.Workspace) (SSOClient, error) {
-	if ws.SsoOidc == nil {
-		return SSOClient{}, ErrSSONotConfigured
-	}
-	c := SSOClient{WorkspaceID: ws.ID}
-	if err := json.Unmarshal(ws.SsoOidc, &c.OIDCSettings); err != nil {
+	o, err := oidcSettings(ws)
+	if err != nil {
 		return SSOClient{}, err
 	}
-	secret, err := s.keys.Open(c.ClientSecret)
+	secret, err := s.keys.Open(o.ClientSecret)
 	if err != nil { // sealed under another server key
 		return SSOClient{}, fmt.Errorf("open the OIDC client secret of workspace %s: %w", ws.ID, err)
 	}
-	c.ClientSecret = secret
-	if c.UserEmailClaim == "" {
-		c.UserEmailClaim = "email"
+	o.ClientSecret = secret
+	return SSOClient{WorkspaceID: ws.ID, OIDCSettings: o}, nil
+}
+
+// oidcSettings reads a workspace's OIDC settings, the client secret still sealed.
+func oidcSettings(ws db.Workspace) (OIDCSettings, error) {
+	var o OIDCSettings
+	if ws.SsoOidc == nil {
+		return o, ErrSSONotConfigured
 	}
-	return c, nil
+	if err := json.Unmarshal(ws.SsoOidc, &o); err != nil {
+		return o, err
+	}
+	if o.UserEmailClaim == "" {
+		o.UserEmailClaim = "email"
+	}
+	return o, nil
 }
 
 func digest(s string) []byte {
@@ -203,11 +212,11 @@ func (s *Store) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[st
 	if err != nil {
 		return Session{}, translate(err)
 	}
-	client, err := s.ssoClient(ws)
+	settings, err := oidcSettings(ws)
 	if err != nil {
 		return Session{}, err
 	}
-	email, _ := claims[client.UserEmailClaim].(string)
+	email, _ := claims[settings.UserEmailClaim].(string)
 	email = strings.TrimSpace(email)
 	var v validator
 	if checkEmail(&v, "email", email); v.err() != nil {
@@ -293,8 +302,8 @@ func (s *Store) joinDefaultOrganization(ctx context.Context, q *db.Queries, wsID
 	if err := q.AddWorkspaceUser(ctx, db.AddWorkspaceUserParams{WorkspaceID: wsID, UserID: userID}); err != nil {
 		return uuid.Nil, err
 	}
-	if _, err := q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: org.ID, UserID: userID}); err != nil {
-		return uuid.Nil, err
+	if added, err := q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: org.ID, UserID: userID}); err != nil || added == 0 {
+		return org.ID, err // added == 0: a sign-in at the same moment made them a member
 	}
 	if err := q.AddMemberPolicies(ctx, db.AddMemberPoliciesParams{OrganizationID: org.ID, UserID: userID, Ids: org.DefaultPolicyIds}); err != nil {
 		return uuid.Nil, err
