@@ -87,6 +87,8 @@ type Form struct {
 type Login struct {
 	Doc
 	Form Form
+	// SSO is nil when no workspace offers single sign-on.
+	SSO *LoginSSO
 }
 
 // ErrorPage explains a failed request.
@@ -266,6 +268,10 @@ type WorkspaceSSO struct {
 	// SecretStored tells that a client secret is stored; it is never shown.
 	SecretStored bool
 	Methods      []Option
+	// RedirectURI is what to register at the identity provider.
+	RedirectURI string
+	// Test is the result of "Test connection", nil before one.
+	Test *SSOTest
 }
 
 // Profile is the signed-in person's own page.

@@ -16,13 +16,20 @@ func (p *pages) loginPage(c echo.Context) error {
 	if _, _, ok := signedInUser(p.session(c)); ok {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
-	return p.renderLogin(c, http.StatusOK, p.form(c, "login", "/login", map[string]string{"next": next}))
+	return p.renderLogin(c, http.StatusOK, p.form(c, "login", "/login", map[string]string{"next": next}), nil)
 }
 
-func (p *pages) renderLogin(c echo.Context, status int, f views.Form) error {
+// renderLogin shows the sign-in page; sso is the single sign-on form just
+// posted, nil for a fresh one.
+func (p *pages) renderLogin(c echo.Context, status int, f views.Form, sso *views.Form) error {
+	offer, err := p.ssoOffer(c, f.Values["next"], sso)
+	if err != nil {
+		return err
+	}
 	return render(c, status, views.LoginPage(views.Login{
 		Doc:  views.Doc{Title: "Sign in", Assets: p.assets.views(), CSRF: f.CSRF},
 		Form: f,
+		SSO:  offer,
 	}))
 }
 
@@ -51,7 +58,7 @@ func (p *pages) login(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	return p.renderLogin(c, status, f)
+	return p.renderLogin(c, status, f, nil)
 }
 
 // logout ends the browser session.

@@ -20,6 +20,7 @@ type pages struct {
 	sessions *sessions.CookieStore
 	assets   *assets
 	csrf     *csrfGuard
+	sso      *ssoClient
 }
 
 func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
@@ -30,7 +31,8 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 	secure := cfg.BaseURL.Scheme == "https"
 	return &pages{store: s, log: log, assets: as,
 		sessions: newSessionStore(s.Keys(), secure),
-		csrf:     newCSRFGuard(s.Keys().CSRF, secure)}, nil
+		csrf:     newCSRFGuard(s.Keys().CSRF, secure),
+		sso:      newSSOClient(cfg.BaseURL)}, nil
 }
 
 // register adds every page route to e. Every page but sign-in needs a
@@ -46,6 +48,8 @@ func (p *pages) register(e *echo.Echo) {
 	e.GET("/login", p.loginPage, public...)
 	e.POST("/login", p.login, public...)
 	e.POST("/logout", p.logout, public...)
+	e.POST("/sso/start", p.startSSO, public...)
+	e.GET("/sso/callback", p.ssoCallback)
 
 	e.GET("/", p.home, page...)
 	e.POST("/context", p.switchContext, page...)
@@ -77,6 +81,7 @@ func (p *pages) register(e *echo.Echo) {
 	e.GET("/workspace", p.workspace, page...)
 	e.POST("/workspace", p.updateWorkspace, page...)
 	e.POST("/workspace/sso", p.updateWorkspaceSSO, page...)
+	e.POST("/workspace/sso/test", p.testWorkspaceSSO, page...)
 }
 
 // home is the landing page; until the flags pages exist it is the projects list.

@@ -32,7 +32,8 @@ func (p *pages) workspacePage(c echo.Context, status int, general, sso *views.Fo
 	}
 	var ssoView *views.WorkspaceSSO
 	if a.Can(store.UpdateWorkspaceSSOSettings, rn) {
-		v := views.WorkspaceSSO{SecretStored: ws.SSO != nil && ws.SSO.OIDC.ClientSecret != ""}
+		v := views.WorkspaceSSO{SecretStored: ws.SSO != nil && ws.SSO.OIDC.ClientSecret != "", RedirectURI: p.sso.redirectURI}
+		v.Test, _ = c.Get(ssoTestKey).(*views.SSOTest)
 		if sso != nil {
 			v.Form = *sso
 		} else {

@@ -198,6 +198,17 @@ type Setting struct {
 	Value string
 }
 
+type SsoLoginState struct {
+	StateHash    []byte
+	BrowserHash  []byte
+	WorkspaceID  uuid.UUID
+	Nonce        string
+	CodeVerifier string
+	Next         string
+	ExpiresAt    time.Time
+	CreatedAt    time.Time
+}
+
 type User struct {
 	ID              uuid.UUID
 	Email           string

@@ -1,0 +1,350 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/oauth2"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Single sign-on through OpenID Connect. The store keeps the bookkeeping of
+// each attempt (state, nonce and PKCE verifier, single-use, bound to the
+// browser that began it, expiring) and turns a verified identity into a
+// user, membership and session in one transaction. The protocol itself
+// (redirects, token exchange, id-token verification) is web's.
+
+// SSOStateTTL is how long a begun single sign-on attempt may be completed.
+const SSOStateTTL = 10 * time.Minute
+
+// Single sign-on failures the store detects; web explains each on a page.
+var (
+	// ErrSSOState: the state is unknown, already used, altered, or was begun
+	// in another browser.
+	ErrSSOState = errors.New("sso: state unknown, already used, or begun in another browser")
+	// ErrSSOStateExpired: the attempt was begun more than SSOStateTTL ago.
+	ErrSSOStateExpired = errors.New("sso: state expired")
+	// ErrSSONotConfigured: the workspace has no OIDC settings (any more), or no organization.
+	ErrSSONotConfigured = errors.New("sso: workspace has no single sign-on settings")
+	// ErrSSOEmailMissing: the id token's email claim is missing or not an email address.
+	ErrSSOEmailMissing = errors.New("sso: id token carries no usable email")
+	// ErrSSOEmailUnverified: the id token says the email is not verified.
+	ErrSSOEmailUnverified = errors.New("sso: email not verified by the provider")
+)
+
+// SSOOffer tells the sign-in page whether to offer single sign-on.
+type SSOOffer struct {
+	// Enabled: at least one workspace has OIDC settings.
+	Enabled bool
+	// AskWorkspace: there are several workspaces, so the person names theirs.
+	AskWorkspace bool
+	// AuthorizationEndpoints are where the page may send browsers.
+	AuthorizationEndpoints []string
+}
+
+// SSOOffer reports whether and how the sign-in page offers single sign-on.
+func (s *Store) SSOOffer(ctx context.Context) (SSOOffer, error) {
+	n, err := s.q.CountWorkspacesWithSSO(ctx)
+	if err != nil || n.WithSso == 0 {
+		return SSOOffer{}, translate(err)
+	}
+	endpoints, err := s.q.ListSSOAuthorizationEndpoints(ctx)
+	if err != nil {
+		return SSOOffer{}, translate(err)
+	}
+	return SSOOffer{Enabled: true, AskWorkspace: n.Workspaces > 1, AuthorizationEndpoints: endpoints}, nil
+}
+
+// SSOClient is a workspace's OIDC client: its settings with the client
+// secret in clear, for the token exchange only. It logs with the secret masked.
+type SSOClient struct {
+	WorkspaceID uuid.UUID
+	OIDCSettings
+}
+
+// LogValue keeps the client secret out of logs.
+func (c SSOClient) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("workspace", c.WorkspaceID.String()), slog.String("clientId", c.ClientID),
+		slog.String("authorizationEndpoint", c.AuthorizationEndpoint), slog.String("tokenEndpoint", c.TokenEndpoint),
+		slog.String("issuer", c.Issuer))
+}
+
+// SSOLogin is one single sign-on attempt.
+type SSOLogin struct {
+	// State and Nonce go to the provider; Verifier is the PKCE code verifier.
+	State, Nonce, Verifier string
+	// Next is the local path to land on after signing in.
+	Next   string
+	Client SSOClient
+}
+
+// SSOStartInput begins a single sign-on: the workspace key (needed when
+// there are several workspaces) and the page to come back to.
+type SSOStartInput struct {
+	Workspace string `form:"workspace"`
+	Next      string `form:"next"`
+}
+
+// BeginSSO starts a single sign-on attempt in the workspace named by in
+// (or the only one) for the browser identified by browser, a random value
+// the browser keeps in a cookie. The attempt is kept server-side, hashed, for
+// SSOStateTTL; FinishSSO consumes it.
+func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput, browser string) (SSOLogin, error) {
+	key := strings.TrimSpace(in.Workspace)
+	var ws db.Workspace
+	var err error
+	if key == "" {
+		if ws, err = s.q.GetOnlyWorkspace(ctx); errors.Is(translate(err), ErrNotFound) {
+			return SSOLogin{}, Invalid("workspace_is_required")
+		}
+	} else {
+		ws, err = s.q.GetWorkspaceByKey(ctx, key)
+	}
+	if err = translate(err); errors.Is(err, ErrNotFound) || (err == nil && ws.SsoOidc == nil) {
+		return SSOLogin{}, Invalid("workspace_is_invalid")
+	} else if err != nil {
+		return SSOLogin{}, err
+	}
+	client, err := s.ssoClient(ws)
+	if err != nil {
+		return SSOLogin{}, err
+	}
+	if len(in.Next) > 2048 {
+		in.Next = "/"
+	}
+	login := SSOLogin{State: rand.Text() + rand.Text(), Nonce: rand.Text() + rand.Text(), Verifier: oauth2.GenerateVerifier(),
+		Next: in.Next, Client: client}
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		if err := q.DeleteExpiredSSOLoginStates(ctx); err != nil {
+			return err
+		}
+		return q.InsertSSOLoginState(ctx, db.InsertSSOLoginStateParams{StateHash: digest(login.State), BrowserHash: digest(browser),
+			WorkspaceID: ws.ID, Nonce: login.Nonce, CodeVerifier: login.Verifier, Next: login.Next,
+			ExpiresAt: time.Now().Add(SSOStateTTL)})
+	})
+	if err != nil {
+		return SSOLogin{}, err
+	}
+	return login, nil
+}
+
+// FinishSSO consumes the attempt with this state begun in this browser: a
+// state is accepted once, within SSOStateTTL, and only from the browser that
+// began it. It returns the attempt with the workspace's current settings.
+func (s *Store) FinishSSO(ctx context.Context, state, browser string) (SSOLogin, error) {
+	if state == "" || browser == "" {
+		return SSOLogin{}, ErrSSOState
+	}
+	row, err := s.q.ConsumeSSOLoginState(ctx, db.ConsumeSSOLoginStateParams{StateHash: digest(state), BrowserHash: digest(browser)})
+	if err = translate(err); errors.Is(err, ErrNotFound) {
+		return SSOLogin{}, ErrSSOState
+	} else if err != nil {
+		return SSOLogin{}, err
+	}
+	if !time.Now().Before(row.ExpiresAt) {
+		return SSOLogin{}, ErrSSOStateExpired
+	}
+	ws, err := s.q.GetWorkspace(ctx, row.WorkspaceID)
+	if err = translate(err); errors.Is(err, ErrNotFound) {
+		return SSOLogin{}, ErrSSONotConfigured
+	} else if err != nil {
+		return SSOLogin{}, err
+	}
+	client, err := s.ssoClient(ws)
+	if err != nil {
+		return SSOLogin{}, err
+	}
+	return SSOLogin{State: state, Nonce: row.Nonce, Verifier: row.CodeVerifier, Next: row.Next, Client: client}, nil
+}
+
+// ssoClient reads a workspace's OIDC settings and opens the client secret.
+func (s *Store) ssoClient(ws db.Workspace) (SSOClient, error) {
+	o, err := oidcSettings(ws)
+	if err != nil {
+		return SSOClient{}, err
+	}
+	secret, err := s.keys.Open(o.ClientSecret)
+	if err != nil { // sealed under another server key
+		return SSOClient{}, fmt.Errorf("open the OIDC client secret of workspace %s: %w", ws.ID, err)
+	}
+	o.ClientSecret = secret
+	return SSOClient{WorkspaceID: ws.ID, OIDCSettings: o}, nil
+}
+
+// oidcSettings reads a workspace's OIDC settings, the client secret still sealed.
+func oidcSettings(ws db.Workspace) (OIDCSettings, error) {
+	var o OIDCSettings
+	if ws.SsoOidc == nil {
+		return o, ErrSSONotConfigured
+	}
+	if err := json.Unmarshal(ws.SsoOidc, &o); err != nil {
+		return o, err
+	}
+	if o.UserEmailClaim == "" {
+		o.UserEmailClaim = "email"
+	}
+	return o, nil
+}
+
+func digest(s string) []byte {
+	sum := sha256.Sum256([]byte(s))
+	return sum[:]
+}
+
+// SignInWithSSO signs in the person a verified id token of the workspace's
+// provider names. The email comes from the workspace's email claim; an
+// email_verified claim that is false refuses the sign-in. The user is
+// matched by email case-insensitively or created without a password; a
+// user with no organization in the workspace joins it and its default
+// (oldest) organization with that organization's default permissions. All of
+// it, with its audit entry, is one transaction; nothing is kept on failure.
+func (s *Store) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[string]any) (Session, error) {
+	ws, err := s.q.GetWorkspace(ctx, wsID)
+	if err != nil {
+		return Session{}, translate(err)
+	}
+	settings, err := oidcSettings(ws)
+	if err != nil {
+		return Session{}, err
+	}
+	email, _ := claims[settings.UserEmailClaim].(string)
+	email = strings.TrimSpace(email)
+	var v validator
+	if checkEmail(&v, "email", email); v.err() != nil {
+		return Session{}, ErrSSOEmailMissing
+	}
+	if !emailVerified(claims["email_verified"]) {
+		return Session{}, ErrSSOEmailUnverified
+	}
+	name, _ := claims["name"].(string)
+	if name = strings.TrimSpace(name); name == "" || len([]rune(name)) > maxNameLen {
+		name = emailName(email)
+	}
+	// Two first sign-ins of one new email at once: the loser of the insert
+	// race finds the winner's user on its second try.
+	for try := 0; ; try++ {
+		session, err := s.ssoSignIn(ctx, wsID, email, name)
+		if try == 0 && errors.Is(err, ErrKeyUsed) {
+			continue
+		}
+		return session, err
+	}
+}
+
+// emailVerified is false only for a claim that says so, as a boolean or,
+// from some providers, a string.
+func emailVerified(claim any) bool {
+	switch v := claim.(type) {
+	case bool:
+		return v
+	case string:
+		return !strings.EqualFold(strings.TrimSpace(v), "false")
+	}
+	return true
+}
+
+func (s *Store) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name string) (Session, error) {
+	var session Session
+	err := s.inTx(ctx, func(q *db.Queries) error {
+		user, err := q.GetUserByEmail(ctx, email)
+		created := false
+		if errors.Is(translate(err), ErrNotFound) {
+			user, err = q.CreateUser(ctx, db.CreateUserParams{Email: email, Name: name})
+			created = true
+		}
+		if err != nil {
+			return err
+		}
+		orgs, err := q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: user.ID})
+		if err != nil {
+			return err
+		}
+		var orgID uuid.UUID
+		if len(orgs) > 0 {
+			orgID = orgs[0].ID
+		} else if orgID, err = s.joinDefaultOrganization(ctx, q, wsID, user.ID); err != nil {
+			return err
+		}
+		// Land in the workspace signed in to, unless already working there.
+		uc, err := q.GetUserContext(ctx, user.ID)
+		if err = translate(err); errors.Is(err, ErrNotFound) || (err == nil && uc.WorkspaceID != wsID) {
+			err = q.SetUserContext(ctx, db.SetUserContextParams{UserID: user.ID, OrganizationID: orgID})
+		}
+		if err != nil {
+			return err
+		}
+		session = s.newSession(user.ID, user.SessionEpoch)
+		session.IsSsoFirstLogin = created
+		return nil
+	})
+	return session, err
+}
+
+// joinDefaultOrganization makes a user a member of the workspace and of its
+// default organization with that organization's default permissions, and
+// records it as the user's own doing.
+func (s *Store) joinDefaultOrganization(ctx context.Context, q *db.Queries, wsID, userID uuid.UUID) (uuid.UUID, error) {
+	org, err := q.GetDefaultOrganization(ctx, wsID)
+	if err = translate(err); errors.Is(err, ErrNotFound) {
+		return uuid.Nil, ErrSSONotConfigured
+	} else if err != nil {
+		return uuid.Nil, err
+	}
+	if err := q.AddWorkspaceUser(ctx, db.AddWorkspaceUserParams{WorkspaceID: wsID, UserID: userID}); err != nil {
+		return uuid.Nil, err
+	}
+	if added, err := q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: org.ID, UserID: userID}); err != nil || added == 0 {
+		return org.ID, err // added == 0: a sign-in at the same moment made them a member
+	}
+	if err := q.AddMemberPolicies(ctx, db.AddMemberPoliciesParams{OrganizationID: org.ID, UserID: userID, Ids: org.DefaultPolicyIds}); err != nil {
+		return uuid.Nil, err
+	}
+	if err := q.AddMemberGroups(ctx, db.AddMemberGroupsParams{OrganizationID: org.ID, UserID: userID, Ids: org.DefaultGroupIds}); err != nil {
+		return uuid.Nil, err
+	}
+	r, err := q.GetMember(ctx, db.GetMemberParams{OrganizationID: org.ID, UserID: userID})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	access, err := accessOf(ctx, q, org.ID, memberRow(r))
+	if err != nil {
+		return uuid.Nil, err
+	}
+	self := &Actor{UserID: userID, WorkspaceID: wsID, OrgID: org.ID}
+	err = s.audit(ctx, q, self, change{refType: "Member", refID: userID.String(), keyword: r.Email,
+		operation: OpCreate, current: access, comment: "Joined through single sign-on"})
+	return org.ID, err
+}
+
+// CheckOIDCEndpoints checks the endpoints of OIDC settings about to be
+// tested from the workspace page, for those allowed to change them.
+func (s *Store) CheckOIDCEndpoints(ctx context.Context, a *Actor, in OIDCSettings) (OIDCSettings, error) {
+	wsID, err := a.workspace()
+	if err != nil {
+		return OIDCSettings{}, err
+	}
+	ws, err := s.q.GetWorkspace(ctx, wsID)
+	if err != nil {
+		return OIDCSettings{}, translate(err)
+	}
+	if err := a.require(UpdateWorkspaceSSOSettings, WorkspaceRN(ws.Key)); err != nil {
+		return OIDCSettings{}, err
+	}
+	in.AuthorizationEndpoint = strings.TrimSpace(in.AuthorizationEndpoint)
+	in.TokenEndpoint = strings.TrimSpace(in.TokenEndpoint)
+	in.Issuer = strings.TrimSpace(in.Issuer)
+	var v validator
+	checkURL(&v, "authorizationEndpoint", in.AuthorizationEndpoint, true)
+	checkURL(&v, "tokenEndpoint", in.TokenEndpoint, true)
+	checkURL(&v, "issuer", in.Issuer, false)
+	return in, v.err()
+}

@@ -1,0 +1,568 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/labstack/echo/v4"
+	"golang.org/x/oauth2"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// Single sign-on through OpenID Connect, the authorization-code flow with
+// PKCE. The store keeps each attempt's state, nonce and verifier (single-use,
+// bound to the browser, ten minutes) and turns a verified identity into a
+// session; this file speaks the protocol: redirect, code exchange
+// (golang.org/x/oauth2), discovery and id-token verification (go-oidc).
+
+const (
+	// ssoBrowserCookie binds attempts to the browser that began them: a random
+	// value, kept only as a hash with each attempt.
+	ssoBrowserCookie = "bunting_sso"
+	ssoCallbackPath  = "/sso/callback"
+	// ssoRequestTimeout bounds each call to the provider, ssoFlowTimeout all
+	// of them for one callback or connection test.
+	ssoRequestTimeout = 10 * time.Second
+	ssoFlowTimeout    = 30 * time.Second
+	// maxDiscoveryBytes bounds a discovery document or key set read here.
+	maxDiscoveryBytes = 1 << 20
+	wellKnown         = "/.well-known/openid-configuration"
+	// ssoTestKey carries a connection test's result to the workspace page.
+	ssoTestKey = "ssoTest"
+)
+
+// ssoClient is what the single sign-on pages share: the redirect URI
+// registered at providers and the HTTP client for calls to them.
+type ssoClient struct {
+	redirectURI string
+	secure      bool
+	http        *http.Client
+}
+
+func newSSOClient(base *url.URL) *ssoClient {
+	return &ssoClient{
+		redirectURI: strings.TrimSuffix(base.String(), "/") + ssoCallbackPath,
+		secure:      base.Scheme == "https",
+		http:        &http.Client{Timeout: ssoRequestTimeout},
+	}
+}
+
+// ssoOffer is the sign-in page's single sign-on form, or nil when no
+// workspace has OIDC settings. The page's Content-Security-Policy then lets
+// its forms lead to the providers' authorization endpoints: browsers apply
+// form-action to the redirect that follows the form's post.
+func (p *pages) ssoOffer(c echo.Context, next string, posted *views.Form) (*views.LoginSSO, error) {
+	offer, err := p.store.SSOOffer(c.Request().Context())
+	if err != nil || !offer.Enabled {
+		return nil, err
+	}
+	var origins []string
+	for _, e := range offer.AuthorizationEndpoints {
+		if u, err := url.Parse(e); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+			origins = append(origins, u.Scheme+"://"+u.Host)
+		}
+	}
+	slices.Sort(origins)
+	if origins = slices.Compact(origins); len(origins) > 0 {
+		c.Response().Header().Set("Content-Security-Policy", strings.Replace(contentSecurityPolicy,
+			"form-action 'self'", "form-action 'self' "+strings.Join(origins, " "), 1))
+	}
+	s := views.LoginSSO{AskWorkspace: offer.AskWorkspace}
+	if posted != nil {
+		s.Form = *posted
+	} else {
+		s.Form = p.form(c, "sso", "/sso/start", map[string]string{"next": next})
+	}
+	return &s, nil
+}
+
+// startSSO begins an attempt in the named workspace and sends the browser to
+// the workspace's provider.
+func (p *pages) startSSO(c echo.Context) error {
+	var in store.SSOStartInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	in.Next = localPath(in.Next)
+	login, err := p.store.BeginSSO(c.Request().Context(), in, p.ssoBrowser(c))
+	if err != nil {
+		f := p.form(c, "sso", "/sso/start", map[string]string{"next": in.Next, "workspace": in.Workspace})
+		status, err := formProblems(err, &f, "workspace")
+		if err != nil {
+			return err
+		}
+		if f.Errors["workspace"] != "" && in.Workspace != "" {
+			f.Errors["workspace"] = "No workspace with this key signs in with SSO."
+		}
+		return p.renderLogin(c, status, p.form(c, "login", "/login", map[string]string{"next": in.Next}), &f)
+	}
+	to := oauthConfig(login.Client, p.sso.redirectURI).AuthCodeURL(login.State,
+		oidc.Nonce(login.Nonce), oauth2.S256ChallengeOption(login.Verifier))
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
+// ssoBrowser returns this browser's binding value, giving it one when it has
+// none; one value serves every attempt, so two tabs can sign in at once.
+func (p *pages) ssoBrowser(c echo.Context) string {
+	value := ""
+	if ck, err := c.Cookie(ssoBrowserCookie); err == nil && len(ck.Value) >= 32 && len(ck.Value) <= 64 {
+		value = ck.Value
+	} else {
+		value = rand.Text() + rand.Text()
+	}
+	c.SetCookie(&http.Cookie{Name: ssoBrowserCookie, Value: value, Path: "/sso/", MaxAge: int(store.SSOStateTTL.Seconds()),
+		HttpOnly: true, Secure: p.sso.secure, SameSite: http.SameSiteLaxMode})
+	return value
+}
+
+func oauthConfig(c store.SSOClient, redirectURI string) *oauth2.Config {
+	style := oauth2.AuthStyleInHeader
+	if c.ClientAuthenticationMethod == store.ClientSecretPost {
+		style = oauth2.AuthStyleInParams
+	}
+	return &oauth2.Config{
+		ClientID:     c.ClientID,
+		ClientSecret: c.ClientSecret,
+		Endpoint:     oauth2.Endpoint{AuthURL: c.AuthorizationEndpoint, TokenURL: c.TokenEndpoint, AuthStyle: style},
+		RedirectURL:  redirectURI,
+		Scopes:       strings.Fields(c.Scope),
+	}
+}
+
+// Why a single sign-on failed: each reason is logged and explained.
+const (
+	ssoProviderError   = "provider_error"
+	ssoStateMissing    = "state_missing"
+	ssoStateInvalid    = "state_invalid"
+	ssoStateExpired    = "state_expired"
+	ssoNotConfigured   = "not_configured"
+	ssoNoKeys          = "no_keys"
+	ssoExchangeFailed  = "token_exchange_failed"
+	ssoTokenInvalid    = "id_token_invalid"
+	ssoTokenExpired    = "id_token_expired"
+	ssoNonceMismatch   = "nonce_mismatch"
+	ssoEmailMissing    = "email_missing"
+	ssoEmailUnverified = "email_unverified"
+	ssoInternal        = "internal"
+)
+
+// ssoFailures are what the person is told for each reason.
+var ssoFailures = map[string]pageError{
+	ssoProviderError: {http.StatusUnauthorized, "Sign-in refused",
+		"Your identity provider did not sign you in."},
+	ssoStateMissing: {http.StatusBadRequest, "Sign-in link incomplete",
+		"This sign-in answer carries no state. Start again from the sign-in page."},
+	ssoStateInvalid: {http.StatusBadRequest, "Sign-in link not valid",
+		"This sign-in link was already used, was changed, or was started in another browser. Start again from the sign-in page."},
+	ssoStateExpired: {http.StatusBadRequest, "Sign-in took too long",
+		"Single sign-on must be finished within ten minutes. Start again from the sign-in page."},
+	ssoNotConfigured: {http.StatusBadRequest, "Single sign-on is off",
+		"This workspace does not sign in with SSO any more. Sign in with your email and password, or ask your administrator."},
+	ssoNoKeys: {http.StatusBadGateway, "Identity provider unreachable",
+		"Bunting could not read your identity provider's signing keys, so it cannot check who you are. Tell your administrator."},
+	ssoExchangeFailed: {http.StatusBadGateway, "Sign-in not completed",
+		"Your identity provider did not complete the sign-in. Try again; if it keeps failing, tell your administrator."},
+	ssoTokenInvalid: {http.StatusUnauthorized, "Identity not confirmed",
+		"Your identity provider's answer could not be verified, so you were not signed in. Tell your administrator."},
+	ssoTokenExpired: {http.StatusUnauthorized, "Identity not confirmed",
+		"Your identity provider's answer had expired. Start again from the sign-in page; if it keeps failing, the clocks may disagree."},
+	ssoNonceMismatch: {http.StatusUnauthorized, "Identity not confirmed",
+		"Your identity provider's answer does not belong to this sign-in. Start again from the sign-in page."},
+	ssoEmailMissing: {http.StatusForbidden, "No email address",
+		"Your identity provider did not tell Bunting your email address. Tell your administrator."},
+	ssoEmailUnverified: {http.StatusForbidden, "Email not verified",
+		"Your identity provider has not verified your email address. Verify it there, then sign in again."},
+	ssoInternal: {http.StatusInternalServerError, "Sign-in failed",
+		"Bunting could not finish signing you in. Try again; if it keeps failing, tell your administrator."},
+}
+
+// ssoError is a failed callback: why, and the underlying error for the log.
+type ssoError struct {
+	reason string
+	err    error
+}
+
+func (e *ssoError) Error() string { return e.reason + ": " + fmt.Sprint(e.err) }
+func (e *ssoError) Unwrap() error { return e.err }
+
+func ssoFail(reason string, err error) error { return &ssoError{reason: reason, err: err} }
+
+// ssoCallback is where the provider sends the browser back: it consumes the
+// attempt, exchanges the code, verifies the id token, and signs the person in.
+func (p *pages) ssoCallback(c echo.Context) error {
+	login, claims, err := p.ssoIdentity(c)
+	var session store.Session
+	if err == nil {
+		session, err = p.store.SignInWithSSO(c.Request().Context(), login.Client.WorkspaceID, claims)
+		switch {
+		case errors.Is(err, store.ErrSSOEmailMissing):
+			err = ssoFail(ssoEmailMissing, err)
+		case errors.Is(err, store.ErrSSOEmailUnverified):
+			err = ssoFail(ssoEmailUnverified, err)
+		case errors.Is(err, store.ErrSSONotConfigured):
+			err = ssoFail(ssoNotConfigured, err)
+		}
+	}
+	if err != nil {
+		return p.ssoFailed(c, idString(login.Client.WorkspaceID), err)
+	}
+	if err := p.startSession(c, session); err != nil {
+		return err
+	}
+	if session.IsSsoFirstLogin {
+		p.keepFlash(c, "Welcome to Bunting. Your account was created through single sign-on.")
+	}
+	p.log.InfoContext(c.Request().Context(), "single sign-on", "workspace", login.Client.WorkspaceID, "user", session.UserID,
+		"first", session.IsSsoFirstLogin)
+	return c.Redirect(http.StatusSeeOther, localPath(login.Next))
+}
+
+// ssoIdentity checks the provider's answer and returns the verified id
+// token's claims; every failure is an *ssoError.
+func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, error) {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), ssoFlowTimeout)
+	defer cancel()
+	q := c.QueryParams()
+	if q.Get("state") == "" {
+		return store.SSOLogin{}, nil, ssoFail(ssoStateMissing, errors.New("no state parameter"))
+	}
+	browser := ""
+	if ck, err := c.Cookie(ssoBrowserCookie); err == nil {
+		browser = ck.Value
+	}
+	login, err := p.store.FinishSSO(ctx, q.Get("state"), browser)
+	switch {
+	case errors.Is(err, store.ErrSSOState) && browser == "":
+		return login, nil, ssoFail(ssoStateInvalid, fmt.Errorf("no %s cookie: %w", ssoBrowserCookie, err))
+	case errors.Is(err, store.ErrSSOState):
+		return login, nil, ssoFail(ssoStateInvalid, err)
+	case errors.Is(err, store.ErrSSOStateExpired):
+		return login, nil, ssoFail(ssoStateExpired, err)
+	case errors.Is(err, store.ErrSSONotConfigured):
+		return login, nil, ssoFail(ssoNotConfigured, err)
+	case err != nil:
+		return login, nil, err
+	}
+	if e := q.Get("error"); e != "" {
+		return login, nil, ssoFail(ssoProviderError, fmt.Errorf("provider answered error=%q error_description=%q", e, q.Get("error_description")))
+	}
+	if q.Get("code") == "" {
+		return login, nil, ssoFail(ssoExchangeFailed, errors.New("no code parameter"))
+	}
+
+	ctx = oidc.ClientContext(ctx, p.sso.http)
+	provider, _, err := discover(ctx, login.Client.OIDCSettings)
+	if err != nil {
+		return login, nil, ssoFail(ssoNoKeys, err)
+	}
+	token, err := oauthConfig(login.Client, p.sso.redirectURI).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(login.Verifier))
+	if err != nil {
+		return login, nil, ssoFail(ssoExchangeFailed, err)
+	}
+	raw, _ := token.Extra("id_token").(string)
+	if raw == "" {
+		return login, nil, ssoFail(ssoExchangeFailed, errors.New("the token answer has no id_token"))
+	}
+	idToken, err := provider.VerifierContext(ctx, &oidc.Config{ClientID: login.Client.ClientID}).Verify(ctx, raw)
+	var expired *oidc.TokenExpiredError
+	switch {
+	case errors.As(err, &expired):
+		return login, nil, ssoFail(ssoTokenExpired, err)
+	case err != nil && strings.Contains(err.Error(), "fetching keys"): // go-oidc keeps only the text
+		return login, nil, ssoFail(ssoNoKeys, err)
+	case err != nil:
+		return login, nil, ssoFail(ssoTokenInvalid, err)
+	}
+	if subtle.ConstantTimeCompare([]byte(idToken.Nonce), []byte(login.Nonce)) != 1 {
+		return login, nil, ssoFail(ssoNonceMismatch, errors.New("the id token's nonce is not this attempt's"))
+	}
+	var claims map[string]any
+	if err := idToken.Claims(&claims); err != nil {
+		return login, nil, ssoFail(ssoTokenInvalid, err)
+	}
+	return login, claims, nil
+}
+
+// ssoFailed logs why a sign-in failed and explains it on a page that leads
+// back to sign-in. Nothing was stored: the store's sign-in is one transaction
+// and it is not reached before every check passed.
+func (p *pages) ssoFailed(c echo.Context, workspace string, err error) error {
+	reason := ssoInternal
+	var se *ssoError
+	if errors.As(err, &se) {
+		reason = se.reason
+	}
+	e := ssoFailures[reason]
+	requestID := c.Response().Header().Get(echo.HeaderXRequestID)
+	log := p.log.WarnContext
+	if reason == ssoInternal {
+		log = p.log.ErrorContext
+	}
+	log(c.Request().Context(), "single sign-on refused", "reason", reason, "err", err, "workspace", workspace, "request_id", requestID)
+	return render(c, e.status, views.ErrorPageView(views.ErrorPage{
+		Doc:    views.Doc{Title: e.heading, Assets: p.assets.views()},
+		Status: e.status, Heading: e.heading, Text: e.text + " (Reference " + requestID + ")",
+		HomeHref: "/login", Home: "Back to sign in",
+	}))
+}
+
+// discovery is what a provider's discovery document says.
+type discovery struct {
+	// URL is where the document was found.
+	URL                   string   `json:"-"`
+	Issuer                string   `json:"issuer"`
+	AuthorizationEndpoint string   `json:"authorization_endpoint"`
+	TokenEndpoint         string   `json:"token_endpoint"`
+	JWKSURI               string   `json:"jwks_uri"`
+	Algorithms            []string `json:"id_token_signing_alg_values_supported"`
+	CodeChallengeMethods  []string `json:"code_challenge_methods_supported"`
+}
+
+// signingAlgorithms are the asymmetric algorithms id tokens may be signed
+// with; a shared-secret or "none" algorithm a provider advertises is ignored.
+var signingAlgorithms = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512,
+	oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
+
+// discover finds the provider's discovery document: at the issuer when one is
+// set (go-oidc checks that the document names the same issuer); otherwise
+// next to the configured endpoints, at each parent path of the authorization
+// and token endpoints in turn, accepting the first document that names one of
+// them. No document, or one without a key set, and nobody can be verified.
+func discover(ctx context.Context, o store.OIDCSettings) (*oidc.Provider, discovery, error) {
+	var d discovery
+	if o.Issuer != "" {
+		provider, err := oidc.NewProvider(ctx, o.Issuer)
+		if err != nil {
+			return nil, d, fmt.Errorf("discovery at the issuer %s: %w", o.Issuer, err)
+		}
+		if err := provider.Claims(&d); err != nil {
+			return nil, d, err
+		}
+		d.URL = strings.TrimSuffix(o.Issuer, "/") + wellKnown
+		if d.JWKSURI == "" {
+			return nil, d, fmt.Errorf("the discovery document at %s names no jwks_uri", d.URL)
+		}
+		return provider, d, nil
+	}
+	var problems []string
+	for _, candidate := range discoveryCandidates(o.AuthorizationEndpoint, o.TokenEndpoint) {
+		doc, err := fetchDiscovery(ctx, candidate)
+		if err != nil {
+			problems = append(problems, err.Error())
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		if doc.AuthorizationEndpoint != o.AuthorizationEndpoint && doc.TokenEndpoint != o.TokenEndpoint {
+			problems = append(problems, candidate+" names other endpoints")
+			continue
+		}
+		if doc.Issuer == "" || doc.JWKSURI == "" {
+			return nil, doc, fmt.Errorf("the discovery document at %s names no issuer or no jwks_uri", candidate)
+		}
+		var algs []string
+		for _, a := range doc.Algorithms {
+			if slices.Contains(signingAlgorithms, a) {
+				algs = append(algs, a)
+			}
+		}
+		provider := (&oidc.ProviderConfig{IssuerURL: doc.Issuer, AuthURL: o.AuthorizationEndpoint, TokenURL: o.TokenEndpoint,
+			JWKSURL: doc.JWKSURI, Algorithms: algs}).NewProvider(ctx)
+		return provider, doc, nil
+	}
+	return nil, d, fmt.Errorf("no discovery document next to the endpoints (set the issuer): %s", strings.Join(problems, "; "))
+}
+
+// discoveryCandidates lists the discovery URLs under each parent path of the
+// endpoints, nearest first: for https://id.example.com/realms/a/protocol/openid-connect/auth
+// that reaches https://id.example.com/realms/a/.well-known/openid-configuration.
+func discoveryCandidates(endpoints ...string) []string {
+	var out []string
+	for _, e := range endpoints {
+		u, err := url.Parse(e)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		path := strings.TrimSuffix(u.Path, "/")
+		for {
+			i := strings.LastIndex(path, "/")
+			if i < 0 {
+				break
+			}
+			path = path[:i]
+			if c := u.Scheme + "://" + u.Host + path + wellKnown; !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out[:min(len(out), 8)]
+}
+
+func fetchDiscovery(ctx context.Context, u string) (discovery, error) {
+	var d discovery
+	body, err := fetchJSON(ctx, u)
+	if err != nil {
+		return d, err
+	}
+	if err := json.Unmarshal(body, &d); err != nil {
+		return d, fmt.Errorf("%s: not a discovery document: %w", u, err)
+	}
+	d.URL = u
+	return d, nil
+}
+
+// fetchJSON reads a small JSON document with the context's HTTP client.
+func fetchJSON(ctx context.Context, u string) ([]byte, error) {
+	client := http.DefaultClient
+	if c, ok := ctx.Value(oauth2.HTTPClient).(*http.Client); ok {
+		client = c
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", u, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscoveryBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u, err)
+	}
+	if len(body) > maxDiscoveryBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", u, maxDiscoveryBytes)
+	}
+	return body, nil
+}
+
+// testWorkspaceSSO checks the endpoints in the single sign-on form against
+// the provider: discovery, then its signing keys; nothing is saved.
+func (p *pages) testWorkspaceSSO(c echo.Context) error {
+	var in store.OIDCSettings
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	checked, err := p.store.CheckOIDCEndpoints(c.Request().Context(), actor(c), in)
+	f := p.form(c, "sso", "/workspace/sso", oidcValues(in))
+	status, err := formProblems(err, &f, "authorizationEndpoint", "tokenEndpoint", "issuer")
+	if err != nil {
+		return err
+	}
+	var result *views.SSOTest
+	if status == http.StatusOK {
+		result = p.probeProvider(c.Request().Context(), checked)
+	} else {
+		result = &views.SSOTest{Summary: "Fix the endpoints first."}
+		for _, name := range []string{"authorizationEndpoint", "tokenEndpoint", "issuer"} {
+			if msg := f.Errors[name]; msg != "" {
+				result.Facts = append(result.Facts, views.SSOFact{Label: ssoFieldLabels[name], Value: msg, Warn: true})
+			}
+		}
+	}
+	if isHTMX(c) {
+		return render(c, status, views.SSOTestView(result))
+	}
+	c.Set(ssoTestKey, result)
+	return p.workspacePage(c, status, nil, &f)
+}
+
+var ssoFieldLabels = map[string]string{
+	"authorizationEndpoint": "Authorization endpoint", "tokenEndpoint": "Token endpoint", "issuer": "Issuer",
+}
+
+// probeProvider reports what discovery and the key set say, as sign-in would find them.
+func (p *pages) probeProvider(ctx context.Context, o store.OIDCSettings) *views.SSOTest {
+	ctx, cancel := context.WithTimeout(ctx, ssoFlowTimeout)
+	defer cancel()
+	ctx = oidc.ClientContext(ctx, p.sso.http)
+	_, d, err := discover(ctx, o)
+	if err != nil {
+		p.log.InfoContext(ctx, "single sign-on connection test failed", "err", err)
+		return &views.SSOTest{Summary: "Discovery failed: " + err.Error()}
+	}
+	t := &views.SSOTest{Facts: []views.SSOFact{
+		{Label: "Discovery document", Value: d.URL},
+		{Label: "Issuer", Value: d.Issuer},
+		endpointFact("Authorization endpoint", o.AuthorizationEndpoint, d.AuthorizationEndpoint),
+		endpointFact("Token endpoint", o.TokenEndpoint, d.TokenEndpoint),
+		{Label: "Key set", Value: d.JWKSURI},
+	}}
+	if slices.Contains(d.CodeChallengeMethods, "S256") {
+		t.Facts = append(t.Facts, views.SSOFact{Label: "PKCE", Value: "S256 supported"})
+	} else {
+		t.Facts = append(t.Facts, views.SSOFact{Label: "PKCE", Value: "S256 not advertised; Bunting sends it anyway", Warn: true})
+	}
+	keys, err := signingKeys(ctx, d.JWKSURI)
+	if err != nil {
+		t.Summary = "Discovery works, but the signing keys could not be read: " + err.Error()
+		return t
+	}
+	if len(keys) == 0 {
+		t.Summary = "Discovery works, but the key set has no signing keys: nobody could sign in."
+		return t
+	}
+	t.Facts = append(t.Facts, views.SSOFact{Label: "Signing keys", Value: strings.Join(keys, ", ")})
+	t.OK = true
+	t.Summary = fmt.Sprintf("Connection works: discovery answered and %d signing key(s) were found.", len(keys))
+	return t
+}
+
+func endpointFact(label, configured, discovered string) views.SSOFact {
+	if configured == discovered {
+		return views.SSOFact{Label: label, Value: "matches discovery"}
+	}
+	return views.SSOFact{Label: label, Value: "discovery names " + orNone(discovered, "none") + "; Bunting uses the one configured", Warn: true}
+}
+
+func orNone(s, empty string) string {
+	if s == "" {
+		return empty
+	}
+	return s
+}
+
+// signingKeys reads a key set and describes its signing keys ("kid (alg)").
+func signingKeys(ctx context.Context, jwksURI string) ([]string, error) {
+	body, err := fetchJSON(ctx, jwksURI)
+	if err != nil {
+		return nil, err
+	}
+	var set struct {
+		Keys []struct {
+			Kid string `json:"kid"`
+			Kty string `json:"kty"`
+			Alg string `json:"alg"`
+			Use string `json:"use"`
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal(body, &set); err != nil {
+		return nil, fmt.Errorf("%s: not a key set: %w", jwksURI, err)
+	}
+	var out []string
+	for _, k := range set.Keys {
+		if k.Use == "enc" {
+			continue
+		}
+		out = append(out, orNone(k.Kid, "(no kid)")+" ("+orNone(k.Alg, k.Kty)+")")
+	}
+	return out, nil
+}
