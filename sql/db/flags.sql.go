@@ -226,6 +226,60 @@ func (q *Queries) GetFlag(ctx context.Context, arg GetFlagParams) (FeatureFlag, 
 	return i, err
 }
 
+const GetFlagInOrganization = `-- name: GetFlagInOrganization :one
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at, p.key AS project_key, e.key AS env_key
+FROM feature_flags f
+JOIN environments e ON e.id = f.env_id
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $1 AND f.env_id = $2
+  AND lower(f.key) = lower($3::text) AND f.key = $3::text
+`
+
+type GetFlagInOrganizationParams struct {
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+	Key            string
+}
+
+type GetFlagInOrganizationRow struct {
+	FeatureFlag FeatureFlag
+	ProjectKey  string
+	EnvKey      string
+}
+
+// GetFlagInOrganization reads a flag by its exact key together with the keys
+// that name it, scoped to an organization: one round trip for the most common read.
+func (q *Queries) GetFlagInOrganization(ctx context.Context, arg GetFlagInOrganizationParams) (GetFlagInOrganizationRow, error) {
+	row := q.db.QueryRow(ctx, GetFlagInOrganization, arg.OrganizationID, arg.EnvID, arg.Key)
+	var i GetFlagInOrganizationRow
+	err := row.Scan(
+		&i.FeatureFlag.ID,
+		&i.FeatureFlag.EnvID,
+		&i.FeatureFlag.Key,
+		&i.FeatureFlag.Name,
+		&i.FeatureFlag.Description,
+		&i.FeatureFlag.VariationType,
+		&i.FeatureFlag.Variations,
+		&i.FeatureFlag.TargetUsers,
+		&i.FeatureFlag.Rules,
+		&i.FeatureFlag.IsEnabled,
+		&i.FeatureFlag.DisabledVariationID,
+		&i.FeatureFlag.Fallthrough,
+		&i.FeatureFlag.ExptIncludeAllTargets,
+		&i.FeatureFlag.Tags,
+		&i.FeatureFlag.IsArchived,
+		&i.FeatureFlag.SegmentRefs,
+		&i.FeatureFlag.Revision,
+		&i.FeatureFlag.CreatorID,
+		&i.FeatureFlag.UpdatorID,
+		&i.FeatureFlag.CreatedAt,
+		&i.FeatureFlag.UpdatedAt,
+		&i.ProjectKey,
+		&i.EnvKey,
+	)
+	return i, err
+}
+
 const InsertFlagRevision = `-- name: InsertFlagRevision :exec
 INSERT INTO flag_revisions (flag_id, revision, snapshot, comment, creator_id, creator_kind)
 VALUES ($1, $2, $3, $4, $5, $6)

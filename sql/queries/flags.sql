@@ -130,3 +130,13 @@ JOIN environments e ON e.id = f.env_id
 JOIN projects p ON p.id = e.project_id
 WHERE f.segment_refs @> ARRAY[@segment_id::uuid]
 ORDER BY p.key, e.key, f.key;
+
+-- name: GetFlagInOrganization :one
+-- GetFlagInOrganization reads a flag by its exact key together with the keys
+-- that name it, scoped to an organization: one round trip for the most common read.
+SELECT sqlc.embed(f), p.key AS project_key, e.key AS env_key
+FROM feature_flags f
+JOIN environments e ON e.id = f.env_id
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = @organization_id AND f.env_id = @env_id
+  AND lower(f.key) = lower(@key::text) AND f.key = @key::text;

@@ -196,15 +196,18 @@ func actorKind(a *Actor) string {
 
 // GetFlag returns a flag by its exact key.
 func (s *Store) GetFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Flag, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+	orgID, err := a.org()
 	if err != nil {
 		return Flag{}, err
 	}
-	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	row, err := s.q.GetFlagInOrganization(ctx, db.GetFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
 	if err != nil {
 		return Flag{}, translate(err)
 	}
-	return flagFrom(row)
+	if err := a.require(CanAccessEnv, EnvRN(row.ProjectKey, row.EnvKey)); err != nil {
+		return Flag{}, err
+	}
+	return flagFrom(row.FeatureFlag)
 }
 
 // readableEnv loads an environment the caller may read from.

@@ -58,7 +58,7 @@ func TestFlagQueriesAreIndexBacked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeds 100,000 flags")
 	}
-	_, _, pool, envID := scaleFixture(t, 100_000)
+	_, a, pool, envID := scaleFixture(t, 100_000)
 	noTags := []string{}
 	for _, q := range []struct {
 		name string
@@ -66,6 +66,7 @@ func TestFlagQueriesAreIndexBacked(t *testing.T) {
 		args []any
 	}{
 		{"get by key", db.GetFlag, []any{envID, "flag-0042424"}},
+		{"get by key with its names", db.GetFlagInOrganization, []any{a.OrgID, envID, "flag-0042424"}},
 		{"list newest first", db.ListFlagsByCreated, []any{envID, false, noTags, nil, 10, 0}},
 		{"list by key", db.ListFlagsByKey, []any{envID, false, noTags, nil, 10, 0}},
 		{"list page 500", db.ListFlagsByCreated, []any{envID, false, noTags, nil, 10, 5000}},
