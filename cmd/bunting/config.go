@@ -26,6 +26,7 @@ type config struct {
 	ShutdownGrace time.Duration
 	TrustProxy    bool
 	LogLevel      slog.Level
+	PasswordCost  int
 }
 
 // loadConfig reads the BUNTING_ variables and reports every problem at once.
@@ -83,6 +84,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	trust := env("TRUST_PROXY", "false")
 	if cfg.TrustProxy, err = strconv.ParseBool(trust); err != nil {
 		bad("TRUST_PROXY", "%q is not true or false", trust)
+	}
+	cost := env("PASSWORD_COST", "12")
+	if cfg.PasswordCost, err = strconv.Atoi(cost); err != nil || cfg.PasswordCost < 4 || cfg.PasswordCost > 16 {
+		bad("PASSWORD_COST", "%q is not a bcrypt cost from 4 to 16", cost)
 	}
 	level := env("LOG_LEVEL", "info")
 	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {

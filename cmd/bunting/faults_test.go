@@ -197,7 +197,8 @@ func TestShutdownDrains(t *testing.T) {
 	dbURL, _ := dbtest.NewDatabase(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	vars := env(map[string]string{"BUNTING_ADDR": addr, "BUNTING_DATABASE_URL": dbURL, "BUNTING_LOG_LEVEL": "error",
-		"BUNTING_ADMIN_EMAIL": "root@example.com", "BUNTING_ADMIN_PASSWORD": "root-password", "BUNTING_SHUTDOWN_GRACE": "10s"})
+		"BUNTING_ADMIN_EMAIL": "root@example.com", "BUNTING_ADMIN_PASSWORD": "root-password", "BUNTING_SHUTDOWN_GRACE": "10s",
+		"BUNTING_PASSWORD_COST": "4"})
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- run(ctx, []string{"serve"}, vars, &bytes.Buffer{}) }()
@@ -248,7 +249,7 @@ func TestShutdownDrains(t *testing.T) {
 
 func waitReady(t *testing.T, base string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get(base + "/health/readiness"); err == nil {
 			resp.Body.Close()

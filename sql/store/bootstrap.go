@@ -33,6 +33,20 @@ type Bootstrapped struct {
 // owner account. Instances starting together do it once.
 func (s *Store) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error) {
 	var out Bootstrapped
+	// Hash before the transaction when the database looks empty: bcrypt is
+	// slow on purpose, and the transaction holds the bootstrap lock.
+	var hash string
+	if n, err := s.q.CountWorkspaces(ctx); err != nil {
+		return out, translate(err)
+	} else if n == 0 {
+		if owner.Password == "" {
+			owner.Password = rand.Text()
+			out.GeneratedPassword = owner.Password
+		}
+		if hash, err = s.hashPassword(owner.Password); err != nil {
+			return out, err
+		}
+	}
 	err := s.inTx(ctx, func(q *db.Queries) error {
 		if err := q.LockBootstrap(ctx); err != nil {
 			return err
@@ -49,13 +63,19 @@ func (s *Store) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error
 		}
 		n, err := q.CountWorkspaces(ctx)
 		if err != nil || n > 0 {
+			out.GeneratedPassword = "" // another instance bootstrapped first
 			return err
 		}
-		out.Created = true
-		if owner.Password == "" {
-			owner.Password = rand.Text()
-			out.GeneratedPassword = owner.Password
+		if hash == "" { // emptied since the check above: rare, hash under the lock
+			if owner.Password == "" {
+				owner.Password = rand.Text()
+				out.GeneratedPassword = owner.Password
+			}
+			if hash, err = s.hashPassword(owner.Password); err != nil {
+				return err
+			}
 		}
+		out.Created = true
 		ws, err := q.CreateWorkspace(ctx, db.CreateWorkspaceParams{Name: "Default Workspace", Key: "default-workspace"})
 		if err != nil {
 			return err
@@ -63,10 +83,6 @@ func (s *Store) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error
 		org, err := q.CreateOrganization(ctx, db.CreateOrganizationParams{WorkspaceID: ws.ID,
 			Name: "Default Organization", Key: "default-organization",
 			DefaultPolicyIds: []uuid.UUID{DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}})
-		if err != nil {
-			return err
-		}
-		hash, err := s.hashPassword(owner.Password)
 		if err != nil {
 			return err
 		}

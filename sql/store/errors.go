@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -81,7 +82,7 @@ func translate(err error) error {
 			return ErrConflict
 		}
 		if strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P03" {
-			return ErrUnavailable
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 		return err
 	}
@@ -91,7 +92,7 @@ func translate(err error) error {
 	var netErr net.Error
 	if errors.As(err, &connectErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.As(err, &netErr) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
-		return ErrUnavailable
+		return fmt.Errorf("%w: %w", ErrUnavailable, err) // the cause stays for the log
 	}
 	return err
 }
