@@ -80,18 +80,22 @@ type reply struct {
 func (s *server) do(method, path, token string, body any, headers ...string) *reply {
 	s.t.Helper()
 	var r io.Reader
+	var raw []byte // kept to validate the request against the OpenAPI document
 	switch b := body.(type) {
 	case nil:
 	case string:
-		r = strings.NewReader(b)
+		raw = []byte(b)
 	case []byte:
-		r = bytes.NewReader(b)
+		raw = b
 	default:
 		j, err := json.Marshal(b)
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		r = bytes.NewReader(j)
+		raw = j
+	}
+	if body != nil {
+		r = bytes.NewReader(raw)
 	}
 	req := httptest.NewRequest(method, path, r)
 	req.Header.Set("Content-Type", "application/json")
@@ -101,8 +105,10 @@ func (s *server) do(method, path, token string, body any, headers ...string) *re
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
+	sent := req.Header.Clone()
 	rec := httptest.NewRecorder()
 	s.e.ServeHTTP(rec, req)
+	s.validate(method, path, sent, raw, rec) // every exchange must match api/openapi.yaml
 	out := &reply{t: s.t, Status: rec.Code, Header: rec.Header(), raw: rec.Body.String()}
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		s.t.Fatalf("%s %s: Content-Type %q, want application/json; body %s", method, path, ct, out.raw)
