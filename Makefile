@@ -17,11 +17,13 @@ test:
 	go vet ./...
 	go test -race -count=1 ./...
 
-# generate regenerates sqlc and templ output with the tool versions pinned in go.mod.
+# generate regenerates sqlc and templ output, and the client generated from
+# api/openapi.yaml (oapi-codegen), with the tool versions pinned in go.mod.
 generate:
 	go tool sqlc generate
 	go tool sqlc vet
 	go tool templ generate
+	go generate ./api/openapiclient
 
 # generate-check proves the committed generated code is what the pinned tools produce.
 generate-check: generate
