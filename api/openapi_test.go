@@ -325,6 +325,29 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	must(t, doc.Validate(context.Background()))
 	s.validate("GET", "/api/v1/openapi.json", http.Header{}, nil, rec)
+
+	// The examples are real answers: they must match their schema as
+	// strictly as the answers the tests receive.
+	c := theContract(t)
+	n := 0
+	for path, item := range c.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for status, r := range op.Responses.Map() {
+				for _, mt := range r.Value.Content {
+					if mt.Example == nil || mt.Schema == nil {
+						continue
+					}
+					n++
+					if err := mt.Schema.Value.VisitJSON(mt.Example, openapi3.EnableJSONSchema2020()); err != nil {
+						t.Errorf("%s %s: the example of the %s response does not match: %s", method, path, status, describe(err))
+					}
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("%d response examples, want one for each main operation", n)
+	}
 }
 
 // TestOpenAPIDescribesEveryRoute fails when a route is registered but not
