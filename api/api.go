@@ -3,7 +3,6 @@
 package api
 
 import (
-	"fmt"
 	"log/slog"
 
 	"github.com/labstack/echo/v4"
@@ -13,19 +12,13 @@ import (
 
 // Handler serves the JSON API.
 type Handler struct {
-	store       *store.Store
-	log         *slog.Logger
-	openAPIJSON []byte // the OpenAPI document, converted once
+	store *store.Store
+	log   *slog.Logger
 }
 
 // New returns the API handler over s.
 func New(s *store.Store, log *slog.Logger) *Handler {
-	doc, err := OpenAPIJSON()
-	if err != nil {
-		// The document is embedded: only a broken build gets here.
-		panic(fmt.Sprintf("api: %v", err))
-	}
-	return &Handler{store: s, log: log, openAPIJSON: doc}
+	return &Handler{store: s, log: log}
 }
 
 // Register adds every /api/v1 route to e. Every route but sign-in and the
