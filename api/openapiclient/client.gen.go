@@ -17118,7 +17118,7 @@ type SetFlagTargetingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *FlagChanged
+	JSON200 *FlagEnvelope
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -17140,7 +17140,7 @@ type SetFlagTargetingResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SetFlagTargetingResponse) GetJSON200() *FlagChanged {
+func (r SetFlagTargetingResponse) GetJSON200() *FlagEnvelope {
 	return r.JSON200
 }
 
@@ -27636,7 +27636,7 @@ func ParseSetFlagTargetingResponse(rsp *http.Response) (*SetFlagTargetingRespons
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest FlagChanged
+		var dest FlagEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
