@@ -27,11 +27,13 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzTargetingValidation$$' -fuzztime $(FUZZTIME) ./sql/store
 	go test -run '^$$' -fuzz '^FuzzBind$$' -fuzztime $(FUZZTIME) ./api
 
-# generate regenerates sqlc and templ output with the tool versions pinned in go.mod.
+# generate regenerates sqlc and templ output, and the client generated from
+# api/openapi.yaml (oapi-codegen), with the tool versions pinned in go.mod.
 generate:
 	go tool sqlc generate
 	go tool sqlc vet
 	go tool templ generate
+	go generate ./api/openapiclient
 
 # generate-check proves the committed generated code is what the pinned tools produce.
 generate-check: generate

@@ -21,11 +21,16 @@ func New(s *store.Store, log *slog.Logger) *Handler {
 	return &Handler{store: s, log: log}
 }
 
-// Register adds every /api/v1 route to e. Every route but sign-in requires
-// credentials; the store checks each operation's permission.
+// Register adds every /api/v1 route to e. Every route but sign-in and the
+// OpenAPI document requires credentials; the store checks each operation's
+// permission. Every route here is described in openapi.yaml, and the tests
+// fail when the two differ (README, "Changing the API").
 func (h *Handler) Register(e *echo.Echo) {
 	g := e.Group("/api/v1")
 	auth := h.authenticate
+
+	// The document describing every route here (openapi.yaml); public.
+	g.GET("/openapi.json", h.openAPI)
 
 	g.POST("/identity/login-by-email", h.login)
 	g.PUT("/identity/reset-password", h.resetPassword, auth)

@@ -48,6 +48,7 @@ func TestHostileInputNeverFailsTheServer(t *testing.T) {
 	t.Parallel()
 	m := newMatrix(t)
 	s := m.s
+	s.hostile = true
 	cases := m.allCases()
 	sent := 0
 	statusSeen := map[int]int{}

@@ -280,3 +280,10 @@ type Profile struct {
 	Name, Email string
 	Password    Form
 }
+
+// APIReference is what the API reference page loads: Swagger UI's files, the
+// script that starts it, and the OpenAPI document it renders.
+type APIReference struct {
+	Icon, CSS, SwaggerCSS, SwaggerJS, JS string
+	DocumentURL                          string
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -26,7 +27,11 @@ type assets struct {
 
 type asset struct {
 	contentType string
-	body, gz    []byte
+	body        []byte
+	// gz is the body gzipped, or nil when that is not smaller. It is made on
+	// first use: compressing a large file (Swagger UI's bundle) at every
+	// start, and in every test server, costs seconds.
+	gz func() []byte
 }
 
 func newAssets(fsys fs.FS) (*assets, error) {
@@ -42,22 +47,27 @@ func newAssets(fsys fs.FS) (*assets, error) {
 		sum := sha256.Sum256(body)
 		ext := path.Ext(name)
 		hashed := strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:6]) + ext
-		a := asset{contentType: mime.TypeByExtension(ext), body: body}
+		a := asset{contentType: mime.TypeByExtension(ext), body: body, gz: sync.OnceValue(func() []byte { return gzipped(body) })}
 		if a.contentType == "" {
 			a.contentType = "text/plain; charset=utf-8"
-		}
-		var gz bytes.Buffer
-		w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-		w.Write(body)
-		w.Close()
-		if gz.Len() < len(body) {
-			a.gz = gz.Bytes()
 		}
 		as.urls[name] = "/static/" + hashed
 		as.files[hashed] = a
 		return nil
 	})
 	return as, err
+}
+
+// gzipped is body compressed, or nil when that is not smaller.
+func gzipped(body []byte) []byte {
+	var gz bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	w.Write(body)
+	w.Close()
+	if gz.Len() >= len(body) {
+		return nil
+	}
+	return gz.Bytes()
 }
 
 // views returns the URLs every page loads.
@@ -74,9 +84,11 @@ func (as *assets) serve(c echo.Context) error {
 	h := c.Response().Header()
 	h.Set(echo.HeaderCacheControl, "public, max-age=31536000, immutable")
 	h.Add(echo.HeaderVary, echo.HeaderAcceptEncoding)
-	if a.gz != nil && strings.Contains(c.Request().Header.Get(echo.HeaderAcceptEncoding), "gzip") {
-		h.Set(echo.HeaderContentEncoding, "gzip")
-		return c.Blob(http.StatusOK, a.contentType, a.gz)
+	if strings.Contains(c.Request().Header.Get(echo.HeaderAcceptEncoding), "gzip") {
+		if gz := a.gz(); gz != nil {
+			h.Set(echo.HeaderContentEncoding, "gzip")
+			return c.Blob(http.StatusOK, a.contentType, gz)
+		}
 	}
 	return c.Blob(http.StatusOK, a.contentType, a.body)
 }

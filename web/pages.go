@@ -44,6 +44,7 @@ func (p *pages) register(e *echo.Echo) {
 	public := []echo.MiddlewareFunc{p.csrf.protect}
 
 	e.GET("/static/:name", p.assets.serve)
+	e.GET("/docs", p.apiReference) // the API reference; public, like the document
 
 	e.GET("/login", p.loginPage, public...)
 	e.POST("/login", p.login, public...)

@@ -1,0 +1,142 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestAPIReferencePage serves /docs to anyone, with its vendored files under
+// the same Content-Security-Policy as every page, and links it from the
+// signed-in pages.
+func TestAPIReferencePage(t *testing.T) {
+	t.Parallel() // every test app has its own database
+	a := newApp(t)
+	p := a.browser().get("/docs").status(http.StatusOK)
+	p.must("api-reference")
+	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") || strings.Contains(csp, "unsafe") {
+		t.Errorf("Content-Security-Policy %q, want the pages' policy", csp)
+	}
+	if strings.Contains(p.body, "<script>") || strings.Contains(p.body, "style=") {
+		t.Error("the page has an inline script or style")
+	}
+	assets := regexp.MustCompile(`(?:src|href)="(/static/[^"]+)"`).FindAllStringSubmatch(p.body, -1)
+	want := []string{"swagger-ui-bundle.", "swagger-ui.", "docs.", "docs.", "favicon."}
+	for _, w := range want {
+		found := false
+		for _, m := range assets {
+			found = found || strings.HasPrefix(m[1], "/static/"+w)
+		}
+		if !found {
+			t.Errorf("the page does not load %s*", w)
+		}
+	}
+	for _, m := range assets {
+		if r := a.browser().get(m[1]); r.code != http.StatusOK || len(r.body) == 0 {
+			t.Errorf("%s: got %d, want the file", m[1], r.code)
+		}
+	}
+	if href := attr(p.must("openapi-json"), "href"); href != "/api/v1/openapi.json" {
+		t.Errorf("document link %q", href)
+	}
+
+	projects := a.signedIn(ownerEmail, ownerPassword).get("/projects").status(http.StatusOK)
+	if href := attr(projects.must("nav-api-reference"), "href"); href != "/docs" {
+		t.Errorf("the navigation links the API reference at %q, want /docs", href)
+	}
+}
+
+// TestBrowserAPIReference renders /docs in headless Chromium: Swagger UI
+// shows the document's operations under the pages' Content-Security-Policy,
+// with no policy violation or script error, at desktop and phone widths.
+func TestBrowserAPIReference(t *testing.T) {
+	bin := chromium(t)
+	a := newApp(t)
+	allocCtx, cancel := chromedp.NewExecAllocator(t.Context(),
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+
+	var mu sync.Mutex
+	var problems []string
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.IsException() || strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "Refused to") {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	eval := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", js, err)
+		}
+		return v
+	}
+
+	dir := os.Getenv("BUNTING_SCREENSHOTS")
+	for _, width := range []int64{1280, 390} {
+		viewport := chromedp.EmulateViewport(width, 900)
+		if width < 600 {
+			viewport = chromedp.EmulateViewport(width, 844, chromedp.EmulateMobile, chromedp.EmulatePortrait)
+		}
+		if err := chromedp.Do(ctx, viewport, chromedp.Navigate(a.srv.URL+"/docs"),
+			chromedp.WaitVisible(chromedp.CSS(`.swagger-ui .info .title`)),
+			chromedp.WaitVisible(chromedp.CSS(`#operations-Projects-createProject`)),
+		); err != nil {
+			t.Fatalf("render /docs at %d px: %v", width, err)
+		}
+		if title := eval(`document.querySelector('.swagger-ui .info .title').textContent`); !strings.Contains(title, "Bunting management API") {
+			t.Errorf("title %q", title)
+		}
+		if n := eval(`String(document.querySelectorAll('.opblock').length)`); n == "0" {
+			t.Error("no operations shown")
+		}
+		if dir != "" {
+			png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+			must(t, err)
+			must(t, os.WriteFile(filepath.Join(dir, "docs-"+map[int64]string{1280: "1280", 390: "390"}[width]+".png"), png, 0o644))
+		}
+		if overflow := eval(`String(document.documentElement.scrollWidth > document.documentElement.clientWidth)`); overflow != "false" {
+			t.Errorf("/docs scrolls sideways at %d px", width)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#operations-Projects-createProject .opblock-summary-control`)),
+			chromedp.WaitVisible(chromedp.CSS(`#operations-Projects-createProject .responses-table`))); err != nil {
+			t.Fatalf("open an operation: %v", err)
+		}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("browser console: %s", p)
+	}
+}
