@@ -26,6 +26,7 @@ type Store struct {
 	passwordCost   int
 	sessionTTL     time.Duration
 	loginDelayStep time.Duration
+	changes        *Notifier
 
 	dummyOnce sync.Once
 	dummy     string
@@ -57,7 +58,8 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 		opts.LoginDelayStep = 250 * time.Millisecond
 	}
 	return &Store{pool: pool, q: db.New(pool), keys: keys, log: log,
-		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep}
+		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
+		changes: newNotifier(pool, log)}
 }
 
 // ConfigurePool sets what every connection to Bunting's database needs.
