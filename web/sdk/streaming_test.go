@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/sdk"
@@ -329,4 +330,37 @@ func TestOversizedFramesCloseTheConnection(t *testing.T) {
 	if code := c.closed(); code != websocket.StatusMessageTooBig {
 		t.Errorf("closed with %d, want 1009", code)
 	}
+}
+
+// When the listening connection drops, changes made meanwhile are not
+// announced; once it is back, every SDK is patched with what changed.
+func TestChangesMissedWhileNotListeningAreCaughtUp(t *testing.T) {
+	t.Parallel()
+	in := newServer(t)
+	prod, _ := in.project("web")
+	seed(prod)
+	c := in.dial("server", prod.server)
+	c.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
+	c.readSync(5 * time.Second)
+
+	conn, err := pgx.Connect(t.Context(), in.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	var terminated bool
+	if err := conn.QueryRow(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND query = 'LISTEN bunting_changes'`).Scan(&terminated); err != nil || !terminated {
+		t.Fatalf("terminate the listener: %v %v", terminated, err)
+	}
+	prod.put("/ft-bool/toggle/false", map[string]string{})
+	p := c.readUntil(time.Now().Add(5*time.Second), "ft-bool")
+	t.Logf("patch keys %v", keys(p.Data.FeatureFlags, "key"))
+	var f store.Flag
+	for _, raw := range p.Data.FeatureFlags {
+		if json.Unmarshal(raw, &f); f.Key == "ft-bool" && f.IsEnabled {
+			t.Errorf("caught up with %+v, want ft-bool off", f)
+		}
+	}
+	waitFor(t, "the listener to come back", in.store.Changes().Live)
 }
