@@ -13,8 +13,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// events reads a subscription one event at a time.
+type events struct {
+	sub *Subscription
+	buf []Event
+}
+
 // listen runs s's notifier until the test ends and subscribes to it.
-func listen(t *testing.T, s *Store) *Subscription {
+func listen(t *testing.T, s *Store) *events {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -29,36 +35,35 @@ func listen(t *testing.T, s *Store) *Subscription {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if ev := next(t, sub); ev.Kind != EventReset {
+	evs := &events{sub: sub}
+	if ev := next(t, evs); ev.Kind != EventReset {
 		t.Fatalf("first event %+v, want a reset", ev)
 	}
-	return sub
+	return evs
 }
 
 // next waits a second for the next event.
-func next(t *testing.T, sub *Subscription) Event {
+func next(t *testing.T, e *events) Event {
 	t.Helper()
 	deadline := time.After(time.Second)
-	for {
-		if evs := sub.Take(); len(evs) > 0 {
-			if len(evs) > 1 {
-				t.Fatalf("got %d events at once: %+v", len(evs), evs)
-			}
-			return evs[0]
-		}
+	for len(e.buf) == 0 {
 		select {
-		case <-sub.Ready():
+		case <-e.sub.Ready():
+			e.buf = e.sub.Take()
 		case <-deadline:
 			t.Fatal("no event within a second")
 		}
 	}
+	ev := e.buf[0]
+	e.buf = e.buf[1:]
+	return ev
 }
 
 // quiet asserts that no event comes for a while.
-func quiet(t *testing.T, sub *Subscription) {
+func quiet(t *testing.T, e *events) {
 	t.Helper()
 	time.Sleep(200 * time.Millisecond)
-	if evs := sub.Take(); len(evs) > 0 {
+	if evs := append(e.buf, e.sub.Take()...); len(evs) > 0 {
 		t.Fatalf("unexpected events %+v", evs)
 	}
 }
@@ -189,7 +194,6 @@ func TestUpdatedAtGrowsByMilliseconds(t *testing.T) {
 func TestSubscriptionOverflowBecomesAReset(t *testing.T) {
 	n := newNotifier(nil, slog.New(slog.DiscardHandler))
 	sub := n.Subscribe()
-	defer sub.Close()
 	for range maxQueued + 10 {
 		n.publish(Event{Kind: EventFlag, ID: uuid.New()})
 	}
