@@ -247,6 +247,15 @@ func (c *cache) get(ctx context.Context, env store.SDKEnv) (*snapshot, error) {
 // maxCachedSecrets bounds the secrets remembered; past it they are forgotten.
 const maxCachedSecrets = 10_000
 
+// knownSecret returns a remembered secret's environment, without reading.
+func (c *cache) knownSecret(secret string) (store.SDKEnv, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.apply()
+	env, ok := c.secrets[secret]
+	return env, ok
+}
+
 // secretEnv finds the environment of a secret, remembering secrets that
 // exist while events are live (removing a secret sends an EventEnv).
 func (c *cache) secretEnv(ctx context.Context, secret string) (store.SDKEnv, error) {

@@ -36,7 +36,12 @@ func readBody(c echo.Context, limit int64) ([]byte, error) {
 // authenticated resolves the request's secret, setting Retry-After when
 // the answer is "too many requests".
 func (s *Server) authenticated(c echo.Context) (store.SDKEnv, error) {
-	env, err := s.secretEnv(c.Request().Context(), c.RealIP(), credential(c.Request()))
+	addr := c.RealIP()
+	if !s.limits.address.allow(addr) {
+		tooMany(c)
+		return store.SDKEnv{}, store.ErrTooManyRequests
+	}
+	env, err := s.secretEnv(c.Request().Context(), addr, credential(c.Request()))
 	if errors.Is(err, store.ErrTooManyRequests) {
 		tooMany(c)
 	}

@@ -186,7 +186,7 @@ func TestOFREPBulk(t *testing.T) {
 func TestPublicEndpointLimits(t *testing.T) {
 	t.Parallel()
 	in := newServer(t)
-	prod, _ := in.project("web")
+	prod, dev := in.project("web")
 	seed(prod)
 	e := echo.New()
 	sdk.New(in.store, slog.New(slog.DiscardHandler), sdk.Options{Limits: sdk.Limits{
@@ -206,14 +206,21 @@ func TestPublicEndpointLimits(t *testing.T) {
 	if res, _ := limited.request("POST", "/ofrep/v1/evaluate/flags", ctx, "Authorization", prod.client); res.StatusCode != 200 {
 		t.Errorf("client secret: %d, want 200", res.StatusCode)
 	}
-	// Two wrong secrets, then even a right one waits.
+	// Two wrong secrets, then secrets this server has not seen wait, while
+	// those it knows still work (one misconfigured client behind a NAT must
+	// not lock out the others).
 	for range 2 {
 		if res, _ := limited.request("POST", "/ofrep/v1/evaluate/flags", ctx, "Authorization", store.NewSecretValue(prod.id)); res.StatusCode != 401 {
 			t.Errorf("wrong secret: %d, want 401", res.StatusCode)
 		}
 	}
-	if res, _ := limited.request("POST", "/ofrep/v1/evaluate/flags", ctx, "Authorization", prod.client); res.StatusCode != 429 {
-		t.Errorf("after failures: %d, want 429", res.StatusCode)
+	for _, secret := range []string{store.NewSecretValue(prod.id), dev.client} {
+		if res, _ := limited.request("POST", "/ofrep/v1/evaluate/flags", ctx, "Authorization", secret); res.StatusCode != 429 {
+			t.Errorf("an unseen secret after failures: %d, want 429", res.StatusCode)
+		}
+	}
+	if res, _ := limited.request("POST", "/ofrep/v1/evaluate/flags", ctx, "Authorization", prod.client); res.StatusCode != 200 {
+		t.Errorf("a known secret after failures: %d, want 200", res.StatusCode)
 	}
 
 	big := `[` + strings.Repeat(`{"user":{"keyId":"u"},"variations":[]},`, 30000) + `{}]`

@@ -57,19 +57,26 @@ func (s *Server) Register(e *echo.Echo) {
 	ofrep.POST("/evaluate/flags/:key", s.ofrepFlag)
 }
 
-// secretEnv resolves a request's secret to its environment within the rate
-// limits: store.ErrUnauthenticated for an unknown secret,
-// store.ErrTooManyRequests past a limit.
+// secretEnv resolves a secret to its environment within the rate limits
+// (the caller has counted the request against its address):
+// store.ErrUnauthenticated for an unknown secret, store.ErrTooManyRequests
+// past the secret's limit, or for an unknown secret from an address that
+// presented too many. Known secrets are served even then, so one
+// misconfigured client cannot lock out its neighbours behind the same NAT.
 func (s *Server) secretEnv(ctx context.Context, addr, secret string) (store.SDKEnv, error) {
-	if !s.limits.address.allow(addr) || s.limits.failures.exhausted(addr) {
-		return store.SDKEnv{}, store.ErrTooManyRequests
-	}
-	env, err := s.cache.secretEnv(ctx, secret)
-	if errors.Is(err, store.ErrUnauthenticated) {
-		s.limits.failures.allow(addr)
-	}
-	if err != nil {
-		return store.SDKEnv{}, err
+	env, known := s.cache.knownSecret(secret)
+	if !known {
+		if s.limits.failures.exhausted(addr) {
+			return store.SDKEnv{}, store.ErrTooManyRequests
+		}
+		var err error
+		env, err = s.cache.secretEnv(ctx, secret)
+		if errors.Is(err, store.ErrUnauthenticated) {
+			s.limits.failures.allow(addr)
+		}
+		if err != nil {
+			return store.SDKEnv{}, err
+		}
 	}
 	if !s.limits.secret.allow(env.SecretID.String()) {
 		return store.SDKEnv{}, store.ErrTooManyRequests

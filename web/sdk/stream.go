@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,9 +50,9 @@ const (
 func (s *Server) streaming(c echo.Context) error {
 	r := c.Request()
 	addr := c.RealIP()
-	if !s.limits.address.allow(addr) || s.limits.failures.exhausted(addr) {
+	if !s.limits.address.allow(addr) {
 		tooMany(c)
-		return c.NoContent(429)
+		return c.NoContent(http.StatusTooManyRequests)
 	}
 	ws, err := websocket.Accept(c.Response(), r, &websocket.AcceptOptions{
 		// Browsers connect from any site; the token, not a cookie, authenticates.
@@ -70,18 +71,17 @@ func (s *Server) streaming(c echo.Context) error {
 		ws.Close(closeInvalid, "invalid request, close by server")
 		return nil
 	}
-	env, err := s.cache.secretEnv(ctx, secret)
+	env, err := s.secretEnv(ctx, addr, secret)
 	switch {
 	case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.SecretType != typ):
-		s.limits.failures.allow(addr)
 		ws.Close(closeInvalid, "invalid request, close by server")
+		return nil
+	case errors.Is(err, store.ErrTooManyRequests):
+		ws.Close(closeTooSlow, "too many requests, close by server")
 		return nil
 	case err != nil:
 		s.log.WarnContext(ctx, "streaming: looking up a secret", "err", err)
 		ws.Close(closeUnavailable, "service unavailable, close by server")
-		return nil
-	case !s.limits.secret.allow(env.SecretID.String()):
-		ws.Close(closeTooSlow, "too many requests, close by server")
 		return nil
 	}
 	cn := &conn{srv: s, ws: ws, typ: typ, env: env, secret: secret, out: make(chan []byte, sendQueue),
