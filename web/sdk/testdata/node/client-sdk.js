@@ -13,7 +13,7 @@ globalThis.localStorage = {
 
 const assert = require('node:assert/strict');
 const { FbClientBuilder, UserBuilder } = require('@featbit/js-client-sdk');
-const { config, toggle, within, result } = require('./common');
+const { config, toggle, changeSeen, result } = require('./common');
 
 async function main() {
   const user = new UserBuilder('u-seg').name('Ann').custom('country', 'us').build();
@@ -38,8 +38,7 @@ async function main() {
   assert.equal(detail.value, false, JSON.stringify(detail));
 
   const updated = new Promise((resolve) => client.on('update:ft-bool', resolve));
-  await toggle('ft-bool', false);
-  const pushMs = await within(1000, 'update:ft-bool', updated);
+  const pushMs = await changeSeen(1000, 'update:ft-bool', updated, () => toggle('ft-bool', false));
   assert.equal(await client.boolVariation('ft-bool', true), false);
 
   await client.identify(new UserBuilder('u-false').name('Bob').build());

@@ -30,17 +30,16 @@ async function api(method, path, body) {
 // toggle turns a flag off or on through the API.
 const toggle = (key, on) => api('PUT', `/envs/${config.envId}/feature-flags/${key}/toggle/${on}`, {});
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// within resolves with the time a promise took, or rejects after ms.
-async function within(ms, what, promise) {
+// changeSeen makes a change and resolves with the milliseconds from its
+// start until seen resolves, rejecting if that takes longer than ms.
+async function changeSeen(ms, what, seen, change) {
   const start = Date.now();
   let timer;
   const timeout = new Promise((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms);
   });
   try {
-    await Promise.race([promise, timeout]);
+    await Promise.race([Promise.all([change(), seen]), timeout]);
     return Date.now() - start;
   } finally {
     clearTimeout(timer);
@@ -50,4 +49,4 @@ async function within(ms, what, promise) {
 // result prints what the Go test checks on its side.
 const result = (data) => console.log('RESULT ' + JSON.stringify(data));
 
-module.exports = { config, api, toggle, sleep, within, result };
+module.exports = { config, api, toggle, changeSeen, result };

@@ -1,9 +1,10 @@
 // @featbit/node-server-sdk 1.3.0 against Bunting: every kind of fixture flag,
-// insight events, a change pushed within a second, and refused secrets.
+// insight events, a change pushed within a second, polling mode, and refused
+// secrets.
 'use strict';
 const assert = require('node:assert/strict');
-const { FbClientBuilder, UserBuilder } = require('@featbit/node-server-sdk');
-const { config, api, toggle, within, result } = require('./common');
+const { FbClientBuilder, UserBuilder, DataSyncModeEnum } = require('@featbit/node-server-sdk');
+const { config, api, toggle, changeSeen, result } = require('./common');
 
 const build = (secret) => new FbClientBuilder()
   .sdkKey(secret)
@@ -54,10 +55,18 @@ async function main() {
 
   // A change made through the API reaches the SDK within a second.
   const updated = new Promise((resolve) => client.on('update:ft-bool', resolve));
-  await toggle('ft-bool', false);
-  const pushMs = await within(1000, 'update:ft-bool', updated);
+  const pushMs = await changeSeen(1000, 'update:ft-bool', updated, () => toggle('ft-bool', false));
   assert.equal(await client.boolVariation('ft-bool', user('u1'), true), false);
   await client.close();
+
+  // Polling mode reads the same data from /api/public/sdk/server/latest-all.
+  const polling = new FbClientBuilder().sdkKey(config.serverSecret).dataSyncMode(DataSyncModeEnum.POLLING)
+    .pollingUri(config.url).pollingInterval(500).eventsUri(config.url).disableEvents(true)
+    .startWaitTime(3000).logLevel('error').build();
+  await polling.waitForInitialization();
+  await expect('polling ft-bool', polling.boolVariationDetail('ft-bool', user('u1'), true), false, 'Off');
+  await expect('polling ft-seg', polling.boolVariationDetail('ft-seg', user('u-seg'), true), false, 'RuleMatch');
+  await polling.close();
 
   // A well-formed but unknown secret, and a client secret, are refused (4003).
   for (const secret of [config.unknownSecret, config.clientSecret]) {
