@@ -145,9 +145,10 @@ func (n *Notifier) listen(ctx context.Context, lost time.Time, connected func())
 	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
 		return err
 	}
+	// The reset goes first: whoever sees Live() from now on has been told.
+	n.publish(Event{Kind: EventReset, Since: lost})
 	n.live.Store(true)
 	connected()
-	n.publish(Event{Kind: EventReset, Since: lost})
 	for {
 		msg, err := conn.WaitForNotification(ctx)
 		if err != nil {
