@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
 
@@ -268,7 +269,41 @@ func seed(e *env) *fixture {
 		{"id": "n1", "name": "Ten", "value": "10"}, {"id": "n2", "name": "Pi", "value": "3.5"}}})
 	fx.flags["ft-json"] = on("ft-json", map[string]any{"variationType": "json", "variations": []map[string]string{
 		{"id": "j1", "name": "Config", "value": `{"limit":5,"tags":["a"]}`}, {"id": "j2", "name": "Empty", "value": "{}"}}})
+	e.in.settle()
 	return fx
+}
+
+// settle waits until every change made so far has been announced on this
+// instance, so a connection opened next gets no pushes of earlier changes
+// (events are asynchronous). Notifications arrive in commit order, so once
+// a marker sent now arrives, everything before it has.
+func (in *instance) settle() {
+	in.t.Helper()
+	sub := in.store.Changes().Subscribe()
+	defer sub.Close()
+	conn, err := pgx.Connect(context.Background(), in.dbURL)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	marker := uuid.New()
+	if _, err := conn.Exec(context.Background(), `SELECT pg_notify('bunting_changes', $1)`,
+		`{"kind":"test-marker","id":"`+marker.String()+`"}`); err != nil {
+		in.t.Fatal(err)
+	}
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case <-sub.Ready():
+			for _, ev := range sub.Take() {
+				if ev.ID == marker {
+					return
+				}
+			}
+		case <-deadline:
+			in.t.Fatal("the change events did not settle")
+		}
+	}
 }
 
 // sdkConn is an SDK's WebSocket connection.

@@ -130,6 +130,7 @@ func TestServerDataSyncFromSharedSegments(t *testing.T) {
 	var shared store.Segment
 	in.call("POST", prod.segs, in.owner, map[string]any{"name": "All web", "key": "all-web", "type": "shared",
 		"scopes": []string{"organization/default-organization:project/web"}, "included": []string{"u1"}}, &shared)
+	in.settle()
 	c := in.dial("server", dev.server)
 	c.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
 	full := c.readSync(5 * time.Second)
@@ -145,6 +146,7 @@ func TestClientDataSync(t *testing.T) {
 	prod, _ := in.project("web")
 	fx := seed(prod)
 	in.call("PUT", prod.flags+"/ft-string/archive", in.owner, map[string]string{}, nil)
+	in.settle()
 	c := in.dial("client", prod.client)
 
 	// Without a user FeatBit answers nothing.
@@ -226,9 +228,10 @@ func TestChangesArePushedWithinASecond(t *testing.T) {
 	other.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
 	other.readSync(5 * time.Second)
 
+	// (Pushes of the seeding may still arrive: the events are asynchronous.)
 	start := time.Now()
 	toggled := prod.put("/ft-bool/toggle/false", map[string]string{})
-	p := server.readSync(time.Second)
+	p := server.readUntil(start.Add(time.Second), "ft-bool")
 	if p.Data.EventType != "patch" || !slices.Equal(keys(p.Data.FeatureFlags, "key"), []string{"ft-bool"}) || len(p.Data.Segments) != 0 {
 		t.Fatalf("server push: %s %v %v", p.Data.EventType, keys(p.Data.FeatureFlags, "key"), p.Data.Segments)
 	}
@@ -237,7 +240,7 @@ func TestChangesArePushedWithinASecond(t *testing.T) {
 	if pushed.IsEnabled || pushed.Revision != toggled.Revision || !pushed.UpdatedAt.After(fx.flags["ft-bool"].UpdatedAt) {
 		t.Errorf("pushed flag %+v, want the toggled one with a later updatedAt", pushed)
 	}
-	cp := client.readSync(time.Second)
+	cp := client.readUntil(start.Add(time.Second), "ft-bool")
 	var cf map[string]any
 	json.Unmarshal(cp.Data.FeatureFlags[0], &cf)
 	if cp.Data.UserKeyID != "u1" || cf["id"] != "ft-bool" || cf["variation"] != "false" || cf["matchReason"] != "flag disabled" {
