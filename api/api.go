@@ -115,6 +115,9 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/envs/:envId/feature-flags/:key/off-variation", h.setFlagOffVariation, auth)
 	g.PUT("/envs/:envId/feature-flags/:key/targeting", h.setFlagTargeting, auth)
 	g.GET("/envs/:envId/feature-flags/:key/revisions", h.flagRevisions, auth)
+	g.POST("/envs/:envId/feature-flags/:key/evaluate", h.evaluateFlag, auth)
+	g.GET("/envs/:envId/feature-flags/:key/insights", h.flagInsights, auth)
+	g.GET("/envs/:envId/flag-insights", h.staleFlags, auth)
 
 	g.GET("/envs/:envId/segments", h.listSegments, auth)
 	g.POST("/envs/:envId/segments", h.createSegment, auth)

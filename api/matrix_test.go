@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/db"
@@ -273,6 +274,14 @@ func (m *matrix) cases() map[string]func() call {
 		"PUT /api/v1/envs/:envId/segments/:segmentId/tags":        onSegment(store.UpdateSegmentTags, "/tags", map[string]any{"tags": []string{"t"}}),
 		"PUT /api/v1/envs/:envId/segments/:segmentId/targeting":   onSegment(store.UpdateSegmentTargetingUsers, "/targeting", map[string]any{"included": []string{"u"}}),
 		"GET /api/v1/envs/:envId/audit-logs":                      readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
+		"GET /api/v1/envs/:envId/flag-insights":                   readEnv("/api/v1/envs/" + m.env.ID.String() + "/flag-insights"),
+		"GET /api/v1/envs/:envId/feature-flags/:key/insights": func() call {
+			return readEnv(m.flags() + "/" + m.flag(false) + "/insights")()
+		},
+		"POST /api/v1/envs/:envId/feature-flags/:key/evaluate": func() call {
+			return call{path: m.flags() + "/" + m.flag(false) + "/evaluate", body: map[string]string{"keyId": "alice"},
+				grants: []grant{{store.CanAccessEnv, envRN}}}
+		},
 
 		"GET /api/v1/policies": func() call { return iam("/api/v1/policies", nil) },
 		"POST /api/v1/policies": func() call {
@@ -410,11 +419,13 @@ func (m *matrix) allCases() map[string]func() call {
 	return cases
 }
 
-// apiRoutes lists the router's /api/ routes as "METHOD path".
+// apiRoutes lists the router's management API routes (/api/v1) as "METHOD
+// path". The SDK routes under /api/public authenticate with environment
+// secrets and are tested in web/sdk.
 func (m *matrix) apiRoutes() []string {
 	var routes []string
 	for _, r := range m.s.e.Routes() {
-		if strings.HasPrefix(r.Path, "/api/") {
+		if strings.HasPrefix(r.Path, "/api/v1/") && r.Method != echo.RouteNotFound {
 			routes = append(routes, r.Method+" "+r.Path)
 		}
 	}

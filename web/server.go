@@ -17,6 +17,7 @@ import (
 
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/sdk"
 )
 
 // Config is what the web layer needs from the process configuration.
@@ -83,6 +84,7 @@ func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
 	})
 
 	api.New(s, log).Register(e)
+	sdk.New(s, log, sdk.Options{}).Register(e)
 	pg.register(e)
 	return e
 }

@@ -120,6 +120,8 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	if boot.Created {
 		log.Info("created the default workspace and organization and the owner account", "email", cfg.AdminEmail)
 	}
+	// Changes made on any instance reach this one's SDK connections and caches.
+	go st.Changes().Run(ctx)
 	if boot.GeneratedPassword != "" {
 		// Shown this once: the database keeps only its hash.
 		log.Warn("generated the owner's password; sign in and change it", "email", cfg.AdminEmail, "password", boot.GeneratedPassword)

@@ -834,7 +834,9 @@ UPDATE feature_flags SET
     target_users = $5, rules = $6, is_enabled = $7,
     disabled_variation_id = $8, fallthrough = $9,
     expt_include_all_targets = $10, tags = $11, is_archived = $12,
-    segment_refs = $13, revision = $14, updator_id = $15, updated_at = clock_timestamp()
+    segment_refs = $13, revision = $14, updator_id = $15,
+    -- SDKs keep a changed flag only when its updatedAt, in milliseconds, grew.
+    updated_at = greatest(clock_timestamp(), date_trunc('milliseconds', updated_at) + interval '1 millisecond')
 WHERE id = $16 AND revision = $17
 RETURNING id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at
 `

@@ -88,6 +88,14 @@ type FeatureFlag struct {
 	UpdatedAt             time.Time
 }
 
+type FlagEvaluation struct {
+	FlagID           uuid.UUID
+	VariationID      string
+	Count            int64
+	FirstEvaluatedAt time.Time
+	LastEvaluatedAt  time.Time
+}
+
 type FlagRevision struct {
 	ID          uuid.UUID
 	FlagID      uuid.UUID

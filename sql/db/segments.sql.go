@@ -376,7 +376,8 @@ const UpdateSegment = `-- name: UpdateSegment :one
 UPDATE segments SET
     name = $1, type = $2, scopes = $3, description = $4, included = $5,
     excluded = $6, rules = $7, tags = $8, is_archived = $9,
-    updated_at = clock_timestamp()
+    -- SDKs keep a changed segment only when its updatedAt, in milliseconds, grew.
+    updated_at = greatest(clock_timestamp(), date_trunc('milliseconds', updated_at) + interval '1 millisecond')
 WHERE id = $10
 RETURNING id, workspace_id, organization_id, env_id, key, name, type, scopes, description, included, excluded, rules, tags, is_archived, created_at, updated_at
 `

@@ -26,7 +26,9 @@ UPDATE feature_flags SET
     target_users = @target_users, rules = @rules, is_enabled = @is_enabled,
     disabled_variation_id = @disabled_variation_id, fallthrough = @fallthrough,
     expt_include_all_targets = @expt_include_all_targets, tags = @tags, is_archived = @is_archived,
-    segment_refs = @segment_refs, revision = @new_revision, updator_id = @updator_id, updated_at = clock_timestamp()
+    segment_refs = @segment_refs, revision = @new_revision, updator_id = @updator_id,
+    -- SDKs keep a changed flag only when its updatedAt, in milliseconds, grew.
+    updated_at = greatest(clock_timestamp(), date_trunc('milliseconds', updated_at) + interval '1 millisecond')
 WHERE id = @id AND revision = @revision
 RETURNING *;
 

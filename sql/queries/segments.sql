@@ -19,7 +19,8 @@ SELECT * FROM segments WHERE organization_id = @organization_id AND id = @id FOR
 UPDATE segments SET
     name = @name, type = @type, scopes = @scopes, description = @description, included = @included,
     excluded = @excluded, rules = @rules, tags = @tags, is_archived = @is_archived,
-    updated_at = clock_timestamp()
+    -- SDKs keep a changed segment only when its updatedAt, in milliseconds, grew.
+    updated_at = greatest(clock_timestamp(), date_trunc('milliseconds', updated_at) + interval '1 millisecond')
 WHERE id = @id
 RETURNING *;
 

@@ -132,6 +132,11 @@ func (s *Store) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envI
 		if updated, err = q.UpdateEnvironment(ctx, params); err != nil {
 			return err
 		}
+		if updated.Key != before.Key { // shared segments select environments by key
+			if err := notify(ctx, q, envEvent(row.OrganizationID, envID)); err != nil {
+				return err
+			}
+		}
 		return s.audit(ctx, q, a, change{refType: "Environment", refID: envID.String(), keyword: row.ProjectKey + "/" + updated.Key,
 			operation: OpUpdate, previous: envSnapshot(environment(before)), current: envSnapshot(environment(updated))})
 	})
@@ -154,9 +159,18 @@ func (s *Store) DeleteEnvironment(ctx context.Context, a *Actor, projectID, envI
 		if n, err := q.DeleteEnvironment(ctx, envID); err != nil || n == 0 {
 			return orNotFound(err)
 		}
+		if err := notify(ctx, q, envEvent(row.OrganizationID, envID)); err != nil {
+			return err
+		}
 		return s.audit(ctx, q, a, change{refType: "Environment", refID: envID.String(), keyword: row.ProjectKey + "/" + row.Environment.Key,
 			operation: OpRemove, previous: envSnapshot(environment(row.Environment))})
 	})
+}
+
+// envEvent tells SDK connections and caches that an environment's secrets,
+// key or existence changed.
+func envEvent(orgID, envID uuid.UUID) Event {
+	return Event{Kind: EventEnv, ID: envID, OrgID: orgID, EnvIDs: []uuid.UUID{envID}}
 }
 
 // orNotFound is err, or ErrNotFound when a statement affected no row.
@@ -248,6 +262,9 @@ func (s *Store) DeleteSecret(ctx context.Context, a *Actor, envID, secretID uuid
 	return s.inTx(ctx, func(q *db.Queries) error {
 		if n, err := q.DeleteSecret(ctx, db.DeleteSecretParams{EnvID: envID, ID: secretID}); err != nil || n == 0 {
 			return orNotFound(err)
+		}
+		if err := notify(ctx, q, envEvent(row.OrganizationID, envID)); err != nil {
+			return err
 		}
 		return s.audit(ctx, q, a, change{refType: "EnvSecret", refID: secretID.String(), keyword: before.Name,
 			operation: OpRemove, previous: masked(secret(before))})

@@ -79,6 +79,9 @@ func (s *Store) DeleteFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if _, err := q.DeleteFlag(ctx, before.ID); err != nil {
 			return err
 		}
+		if err := notify(ctx, q, flagEvent(env.OrganizationID, before)); err != nil {
+			return err
+		}
 		return s.recordFlag(ctx, q, a, envID, OpRemove, &before, nil, ch.Comment)
 	})
 }
@@ -254,6 +257,9 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 			return err
 		}
 		if out, err = flagFrom(row); err != nil {
+			return err
+		}
+		if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
 			return err
 		}
 		return s.recordFlag(ctx, q, a, envID, OpCreate, nil, &out, in.Comment)

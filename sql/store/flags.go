@@ -153,6 +153,9 @@ func (s *Store) CreateFlag(ctx context.Context, a *Actor, envID uuid.UUID, in Fl
 		if out, err = flagFrom(row); err != nil {
 			return err
 		}
+		if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
+			return err
+		}
 		return s.recordFlag(ctx, q, a, env.Environment.ID, OpCreate, nil, &out, in.Comment)
 	})
 	return out, err
@@ -246,6 +249,10 @@ type FlagListItem struct {
 	CreatedAt     time.Time   `json:"createdAt"`
 	UpdatedAt     time.Time   `json:"updatedAt"`
 	LastChange    *LastChange `json:"lastChange"`
+	// LastEvaluatedAt is when SDKs last reported evaluating the flag; nil
+	// when they never did. Evaluations counts their reports in all.
+	LastEvaluatedAt *time.Time `json:"lastEvaluatedAt"`
+	Evaluations     int64      `json:"evaluations"`
 }
 
 // Serves is what a flag hands out: the variations its targeting can serve
@@ -325,6 +332,10 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	for _, r := range last {
 		lastBy[r.FlagID] = r
 	}
+	evaluated, err := s.evaluationSummaries(ctx, ids)
+	if err != nil {
+		return Paged[FlagListItem]{}, err
+	}
 	out := Paged[FlagListItem]{TotalCount: total, Items: make([]FlagListItem, len(rows))}
 	for i, r := range rows {
 		fl, err := flagFrom(r)
@@ -336,6 +347,10 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 			CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
 		if rev, ok := lastBy[fl.ID]; ok {
 			item.LastChange = &LastChange{Comment: rev.Comment, ChangedAt: rev.CreatedAt.UTC(), ChangedBy: rev.CreatorID}
+		}
+		if ev, ok := evaluated[fl.ID]; ok {
+			at := ev.LastEvaluatedAt.UTC()
+			item.LastEvaluatedAt, item.Evaluations = &at, ev.Count
 		}
 		out.Items[i] = item
 	}
@@ -428,6 +443,9 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if out, err = storeFlag(ctx, q, after, before.Revision, refs); err != nil {
 			return err
 		}
+		if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
+			return err
+		}
 		op := OpUpdate
 		switch {
 		case after.IsArchived && !before.IsArchived:
@@ -462,6 +480,11 @@ func storeFlag(ctx context.Context, q *db.Queries, f Flag, from uuid.UUID, refs 
 		return Flag{}, err
 	}
 	return flagFrom(row)
+}
+
+// flagEvent tells SDKs and caches that a flag changed.
+func flagEvent(orgID uuid.UUID, f Flag) Event {
+	return Event{Kind: EventFlag, ID: f.ID, OrgID: orgID, EnvIDs: []uuid.UUID{f.EnvID}}
 }
 
 // recordFlag writes a flag's revision and audit entry.

@@ -250,12 +250,21 @@ func (s *Store) DeleteProject(ctx context.Context, a *Actor, id uuid.UUID) error
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
+		envs, err := q.ListEnvironments(ctx, []uuid.UUID{id})
+		if err != nil {
+			return err
+		}
 		n, err := q.DeleteProject(ctx, db.DeleteProjectParams{OrganizationID: a.OrgID, ID: id})
 		if err != nil {
 			return err
 		}
 		if n == 0 {
 			return ErrNotFound
+		}
+		for _, e := range envs {
+			if err := notify(ctx, q, envEvent(a.OrgID, e.ID)); err != nil {
+				return err
+			}
 		}
 		return s.audit(ctx, q, a, change{refType: "Project", refID: id.String(), keyword: before.Key, operation: OpRemove,
 			previous: ProjectInput{Name: before.Name, Key: before.Key}})

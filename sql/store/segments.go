@@ -172,6 +172,9 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		if out, err = segmentFrom(row); err != nil {
 			return err
 		}
+		if err := s.notifySegment(ctx, q, env.OrganizationID, out); err != nil {
+			return err
+		}
 		return s.audit(ctx, q, a, segmentChange(OpCreate, nil, &out, in.Comment))
 	})
 	return out, err
@@ -400,12 +403,39 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err := s.audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment)); err != nil {
 			return err
 		}
+		if err := s.notifySegment(ctx, q, env.OrganizationID, before, out); err != nil {
+			return err
+		}
 		if !sameJSON(before.Included, after.Included) || !sameJSON(before.Excluded, after.Excluded) || !sameJSON(before.Rules, after.Rules) {
-			return s.touchReferencingFlags(ctx, q, a, out)
+			return s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// notifySegment tells SDKs and caches that a segment changed, in every
+// environment where it was or is visible (versions are the segment before
+// and after the change).
+func (s *Store) notifySegment(ctx context.Context, q *db.Queries, orgID uuid.UUID, versions ...Segment) error {
+	ev := Event{Kind: EventSegment, ID: versions[0].ID, OrgID: orgID}
+	shared := slices.ContainsFunc(versions, func(sg Segment) bool { return sg.Type == SegmentShared })
+	if !shared {
+		ev.EnvIDs = []uuid.UUID{versions[0].EnvID}
+		return notify(ctx, q, ev)
+	}
+	envs, err := q.ListOrganizationEnvironments(ctx, orgID)
+	if err != nil {
+		return err
+	}
+	orgKey := organizationKeyOf(versions[0])
+	for _, e := range envs {
+		env := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: e.ID, Key: e.Key}, ProjectKey: e.ProjectKey, OrganizationKey: orgKey}}
+		if slices.ContainsFunc(versions, func(sg Segment) bool { return sg.visibleIn(env) }) {
+			ev.EnvIDs = append(ev.EnvIDs, e.ID)
+		}
+	}
+	return notify(ctx, q, ev)
 }
 
 // lockSegment loads and locks a segment visible in env.
@@ -455,7 +485,7 @@ func organizationKeyOf(sg Segment) string {
 
 // touchReferencingFlags gives every flag that uses a segment a new revision
 // and a history entry, since who it serves changed with the segment.
-func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Actor, sg Segment) error {
+func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Actor, orgID uuid.UUID, sg Segment) error {
 	rows, err := q.LockFlagsReferencingSegment(ctx, sg.ID)
 	if err != nil {
 		return err
@@ -473,6 +503,9 @@ func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Act
 		}
 		if err := s.recordFlag(ctx, q, a, row.EnvID, OpUpdate, &before, &stored,
 			"Referenced segment '"+sg.Name+"' has been updated."); err != nil {
+			return err
+		}
+		if err := notify(ctx, q, flagEvent(orgID, stored)); err != nil {
 			return err
 		}
 	}
@@ -532,6 +565,9 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 			return ErrSegmentIsBeingUsed
 		}
 		if _, err := q.DeleteSegment(ctx, id); err != nil {
+			return err
+		}
+		if err := s.notifySegment(ctx, q, env.OrganizationID, before); err != nil {
 			return err
 		}
 		return s.audit(ctx, q, a, segmentChange(OpRemove, &before, nil, ch.Comment))

@@ -26,6 +26,7 @@ type Store struct {
 	passwordCost   int
 	sessionTTL     time.Duration
 	loginDelayStep time.Duration
+	changes        *Notifier
 
 	dummyOnce sync.Once
 	dummy     string
@@ -65,7 +66,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	}
 	return &Store{pool: pool, q: db.New(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
-		tokenMinting: newLimiter(time.Minute, 10), auth: newAuthCache()}
+		tokenMinting: newLimiter(time.Minute, 10), auth: newAuthCache(), changes: newNotifier(pool, log)}
 }
 
 // ConfigurePool sets what every connection to Bunting's database needs.

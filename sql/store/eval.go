@@ -1,0 +1,353 @@
+package store
+
+import (
+	"crypto/md5"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// EndUser is who a flag is evaluated for, as FeatBit's SDKs describe them.
+type EndUser struct {
+	KeyID string `json:"keyId"`
+	// Name is nil when the user has none; FeatBit's evaluator then matches no
+	// condition on "name", not even NotEqual.
+	Name                 *string        `json:"name"`
+	CustomizedProperties []UserProperty `json:"customizedProperties"`
+}
+
+// UserProperty is a named attribute of an end user. Values are strings, as
+// FeatBit compares them.
+type UserProperty struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// valueOf is the user's value of a property: keyId and name are the user's
+// own, anything else the first customized property of that name, and "" when
+// there is none (FeatBit's EndUser.ValueOf). ok is false only for an absent
+// name, which matches nothing.
+func (u EndUser) valueOf(property string) (string, bool) {
+	switch {
+	case strings.TrimSpace(property) == "":
+		return "", true
+	case property == "keyId":
+		return u.KeyID, true
+	case property == "name":
+		if u.Name == nil {
+			return "", false
+		}
+		return *u.Name, true
+	}
+	for _, p := range u.CustomizedProperties {
+		if p.Name == property {
+			return p.Value, true
+		}
+	}
+	return "", true
+}
+
+// Why a flag served what it served. The strings are FeatBit's match reasons
+// except for the rule kind, whose reason is the rule's name.
+const (
+	MatchArchived    = "flag archived"
+	MatchDisabled    = "flag disabled"
+	MatchTargeted    = "targeted"
+	MatchRule        = "rule"
+	MatchFallthrough = "default"
+)
+
+// Evaluation is the outcome of evaluating a flag for a user.
+type Evaluation struct {
+	// Variation is what the user gets; nil for an archived flag, and for a
+	// rollout no range of which holds the user (a malformed flag).
+	Variation *Variation `json:"variation"`
+	// Kind is one of the Match constants.
+	Kind string `json:"kind"`
+	// Reason is FeatBit's match reason: Kind, or the matched rule's name.
+	Reason string `json:"matchReason"`
+	// RuleID is the matched rule's id for Kind MatchRule.
+	RuleID string `json:"ruleId,omitempty"`
+	// Split is true when the variation came from a rollout that divides users
+	// between several variations.
+	Split bool `json:"split"`
+	// SendToExperiment says whether SDK events for this evaluation count in experiments.
+	SendToExperiment bool `json:"sendToExperiment"`
+}
+
+// SegmentLookup finds a segment by id among those visible where a flag is
+// evaluated; unknown ids are skipped, as FeatBit does.
+type SegmentLookup func(id uuid.UUID) (*Segment, bool)
+
+// SegmentMap is a SegmentLookup over a set of segments.
+func SegmentMap(segments []Segment) SegmentLookup {
+	m := make(map[uuid.UUID]*Segment, len(segments))
+	for i := range segments {
+		m[segments[i].ID] = &segments[i]
+	}
+	return func(id uuid.UUID) (*Segment, bool) {
+		sg, ok := m[id]
+		return sg, ok
+	}
+}
+
+// Evaluate evaluates a flag for a user with FeatBit's server semantics: an
+// archived flag serves nothing; a disabled flag serves its off variation;
+// then individual targets, then the rules in order (all conditions of a rule
+// must hold), then the fallthrough. Rollouts bucket users exactly as FeatBit
+// does, so a user gets the same variation from Bunting as from FeatBit.
+func Evaluate(f *Flag, u EndUser, segments SegmentLookup) Evaluation {
+	if f.IsArchived {
+		return Evaluation{Kind: MatchArchived, Reason: MatchArchived}
+	}
+	if !f.IsEnabled {
+		return Evaluation{Variation: f.variation(f.DisabledVariationID), Kind: MatchDisabled, Reason: MatchDisabled}
+	}
+	for _, t := range f.TargetUsers {
+		for _, k := range t.KeyIDs {
+			if k == u.KeyID {
+				return Evaluation{Variation: f.variation(t.VariationID), Kind: MatchTargeted, Reason: MatchTargeted,
+					SendToExperiment: f.ExptIncludeAllTargets}
+			}
+		}
+	}
+	for _, r := range f.Rules {
+		if ruleMatches(r.Conditions, u, segments, true) {
+			ev := f.rollout(r.Variations, dispatchKey(f.Key, r.DispatchKey, u), r.IncludedInExpt)
+			ev.Kind, ev.Reason, ev.RuleID = MatchRule, r.Name, r.ID
+			return ev
+		}
+	}
+	ev := f.rollout(f.Fallthrough.Variations, dispatchKey(f.Key, f.Fallthrough.DispatchKey, u), f.Fallthrough.IncludedInExpt)
+	ev.Kind, ev.Reason = MatchFallthrough, MatchFallthrough
+	return ev
+}
+
+// variation finds a variation by id; nil when the flag has none such.
+func (f *Flag) variation(id string) *Variation {
+	for i := range f.Variations {
+		if f.Variations[i].ID == id {
+			v := f.Variations[i]
+			return &v
+		}
+	}
+	return nil
+}
+
+// dispatchKey is what a user is bucketed by: the flag key followed by the
+// user's key, or by the value of the rule's dispatch attribute.
+func dispatchKey(flagKey string, attribute *string, u EndUser) string {
+	if attribute == nil || strings.TrimSpace(*attribute) == "" {
+		return flagKey + u.KeyID
+	}
+	v, _ := u.valueOf(*attribute) // an absent name buckets as ""
+	return flagKey + v
+}
+
+// rollout picks the first variation whose range holds the user's bucket and
+// decides, as FeatBit does, whether the evaluation goes to experiments.
+func (f *Flag) rollout(variations []RolloutVariation, key string, ruleInExpt bool) Evaluation {
+	var ev Evaluation
+	var width, expt float64
+	served := 0
+	for _, rv := range variations {
+		if len(rv.Rollout) == 2 && rv.Rollout[1] > rv.Rollout[0] {
+			served++
+		}
+	}
+	ev.Split = served > 1
+	for _, rv := range variations {
+		if len(rv.Rollout) == 2 && InRollout(key, rv.Rollout[0], rv.Rollout[1]) {
+			ev.Variation = f.variation(rv.ID)
+			width, expt = rv.Rollout[1]-rv.Rollout[0], rv.ExptRollout
+			break
+		}
+	}
+	switch {
+	case f.ExptIncludeAllTargets:
+		ev.SendToExperiment = true
+	case !ruleInExpt || expt == 0 || width == 0:
+		ev.SendToExperiment = false
+	default:
+		ev.SendToExperiment = InRollout("expt"+key, 0, math.Min(1, expt/width))
+	}
+	return ev
+}
+
+// Bucket is where a dispatch key falls in [0, 1]: the first four bytes of its
+// MD5 as a little-endian signed integer, divided by -2³¹, made positive.
+func Bucket(key string) float64 {
+	sum := md5.Sum([]byte(key))
+	n := int32(binary.LittleEndian.Uint32(sum[:4]))
+	return math.Abs(float64(n) / math.MinInt32)
+}
+
+// InRollout reports whether a dispatch key falls in the range [lo, hi], both
+// ends included; [0, 1] holds everyone and [0, 0] no one.
+func InRollout(key string, lo, hi float64) bool {
+	if lo == 0 && 1-hi < 1e-5 {
+		return true
+	}
+	if lo == 0 && hi == 0 {
+		return false
+	}
+	b := Bucket(key)
+	return b >= lo && b <= hi
+}
+
+// ruleMatches reports whether a user meets every condition.
+func ruleMatches(conditions []Condition, u EndUser, segments SegmentLookup, segmentsAllowed bool) bool {
+	for _, c := range conditions {
+		switch {
+		case segmentsAllowed && c.Property == SegmentIn:
+			if !inAnySegment(c.Value, u, segments) {
+				return false
+			}
+		case segmentsAllowed && c.Property == SegmentNotIn:
+			if inAnySegment(c.Value, u, segments) {
+				return false
+			}
+		default:
+			v, ok := u.valueOf(c.Property)
+			if !ok || !operatorMatches(c.Op, v, c.Value) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// inAnySegment reports whether the user is in any of the segments a JSON
+// array of ids names.
+func inAnySegment(value string, u EndUser, segments SegmentLookup) bool {
+	var ids []string
+	if json.Unmarshal([]byte(value), &ids) != nil || segments == nil {
+		return false
+	}
+	for _, s := range ids {
+		id, err := uuid.Parse(s)
+		if err != nil {
+			continue
+		}
+		if sg, ok := segments(id); ok && sg.matches(u) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches reports whether a user is in the segment: never when excluded,
+// always when included, otherwise when any rule holds. Archived segments
+// still match, as in FeatBit.
+func (sg *Segment) matches(u EndUser) bool {
+	for _, k := range sg.Excluded {
+		if k == u.KeyID {
+			return false
+		}
+	}
+	for _, k := range sg.Included {
+		if k == u.KeyID {
+			return true
+		}
+	}
+	for _, r := range sg.Rules {
+		if ruleMatches(r.Conditions, u, nil, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// operatorMatches compares a user's value with a condition's value; an
+// unknown operator matches nothing.
+func operatorMatches(op, user, value string) bool {
+	switch op {
+	case "LessThan", "LessEqualThan", "BiggerThan", "BiggerEqualThan":
+		a, okA := parseNumber(user)
+		b, okB := parseNumber(value)
+		if !okA || !okB {
+			return false
+		}
+		switch op {
+		case "LessThan":
+			return a < b
+		case "LessEqualThan":
+			return a <= b
+		case "BiggerThan":
+			return a > b
+		}
+		return a >= b
+	case "Equal":
+		return user == value
+	case "NotEqual":
+		return user != value
+	case "Contains":
+		return strings.Contains(user, value)
+	case "NotContain":
+		return !strings.Contains(user, value)
+	case "StartsWith":
+		return strings.HasPrefix(user, value)
+	case "EndsWith":
+		return strings.HasSuffix(user, value)
+	case "MatchRegex", "NotMatchRegex":
+		// Patterns are checked when stored; compiling one costs microseconds.
+		re, err := regexp.Compile(value)
+		if err != nil {
+			return false
+		}
+		return re.MatchString(user) == (op == "MatchRegex")
+	case "IsOneOf", "NotOneOf":
+		var values []string
+		if json.Unmarshal([]byte(value), &values) != nil {
+			return false
+		}
+		found := false
+		for _, v := range values {
+			if v == user {
+				found = true
+				break
+			}
+		}
+		return found == (op == "IsOneOf")
+	case "IsTrue":
+		return strings.EqualFold(user, "true")
+	case "IsFalse":
+		return strings.EqualFold(user, "false")
+	}
+	return false
+}
+
+// parseNumber parses a number as .NET's double.TryParse does for the
+// invariant culture: surrounding spaces, a sign, thousands separators in the
+// integral part, an exponent and "Infinity" are allowed; hexadecimal and NaN
+// are not.
+func parseNumber(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	unsigned := strings.TrimLeft(s, "+-")
+	if strings.EqualFold(unsigned, "infinity") && len(s)-len(unsigned) <= 1 {
+		if strings.HasPrefix(s, "-") {
+			return math.Inf(-1), true
+		}
+		return math.Inf(1), true
+	}
+	if s == "" || strings.Trim(s, "0123456789+-.eE,") != "" {
+		return 0, false
+	}
+	integral, rest := s, ""
+	if i := strings.IndexAny(s, ".eE"); i >= 0 {
+		integral, rest = s[:i], s[i:]
+	}
+	if strings.Contains(rest, ",") || strings.HasPrefix(strings.TrimLeft(integral, "+-"), ",") {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(integral, ",", "")+rest, 64)
+	if ne, ok := err.(*strconv.NumError); err != nil && !(ok && ne.Err == strconv.ErrRange) {
+		return 0, false
+	}
+	return f, !math.IsNaN(f)
+}

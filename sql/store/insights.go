@@ -1,0 +1,164 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// EvaluationCount is how often SDKs reported serving one variation of a flag.
+type EvaluationCount struct {
+	FlagKey     string
+	VariationID string
+	Count       int64
+}
+
+// maxCountsPerReport bounds one report; SDKs send at most 50 events a request.
+const maxCountsPerReport = 10_000
+
+// RecordEvaluations adds an SDK report to its environment's evaluation
+// counts, as of at. Pairs of the same flag and variation are summed; unknown
+// flags and variations are skipped. One statement writes the whole report.
+func (s *Store) RecordEvaluations(ctx context.Context, env SDKEnv, counts []EvaluationCount, at time.Time) error {
+	sum := map[[2]string]int64{}
+	for _, c := range counts {
+		if c.Count > 0 && c.FlagKey != "" && c.VariationID != "" && len(c.FlagKey) <= maxKeyLen && len(c.VariationID) <= maxKeyLen {
+			sum[[2]string{c.FlagKey, c.VariationID}] += c.Count
+		}
+	}
+	if len(sum) == 0 {
+		return nil
+	}
+	if len(sum) > maxCountsPerReport {
+		return Invalid("body_is_invalid")
+	}
+	pairs := make([][2]string, 0, len(sum))
+	for p := range sum {
+		pairs = append(pairs, p)
+	}
+	slices.SortFunc(pairs, func(a, b [2]string) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	p := db.RecordEvaluationsParams{At: at, EnvID: env.EnvID, Keys: make([]string, len(pairs)),
+		VariationIds: make([]string, len(pairs)), Counts: make([]int64, len(pairs))}
+	for i, pair := range pairs {
+		p.Keys[i], p.VariationIds[i], p.Counts[i] = pair[0], pair[1], sum[pair]
+	}
+	return translate(s.q.RecordEvaluations(ctx, p))
+}
+
+// VariationInsight is how often SDKs served one variation of a flag.
+type VariationInsight struct {
+	Variation        Variation `json:"variation"`
+	Count            int64     `json:"count"`
+	FirstEvaluatedAt time.Time `json:"firstEvaluatedAt"`
+	LastEvaluatedAt  time.Time `json:"lastEvaluatedAt"`
+}
+
+// FlagInsight is what SDKs reported about a flag: when they last evaluated
+// it (nil when never) and how often they served each variation.
+type FlagInsight struct {
+	Key             string             `json:"key"`
+	LastEvaluatedAt *time.Time         `json:"lastEvaluatedAt"`
+	Evaluations     int64              `json:"evaluations"`
+	Variations      []VariationInsight `json:"variations"`
+}
+
+// FlagInsights returns what SDKs reported about one flag.
+func (s *Store) FlagInsights(ctx context.Context, a *Actor, envID uuid.UUID, key string) (FlagInsight, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return FlagInsight{}, err
+	}
+	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	if err != nil {
+		return FlagInsight{}, translate(err)
+	}
+	f, err := flagFrom(row)
+	if err != nil {
+		return FlagInsight{}, err
+	}
+	rows, err := s.q.FlagEvaluations(ctx, f.ID)
+	if err != nil {
+		return FlagInsight{}, translate(err)
+	}
+	out := FlagInsight{Key: f.Key, Variations: []VariationInsight{}}
+	for _, r := range rows {
+		vr := Variation{ID: r.VariationID}
+		if known := f.variation(r.VariationID); known != nil {
+			vr = *known
+		}
+		out.Variations = append(out.Variations, VariationInsight{Variation: vr, Count: r.Count,
+			FirstEvaluatedAt: r.FirstEvaluatedAt.UTC(), LastEvaluatedAt: r.LastEvaluatedAt.UTC()})
+		out.Evaluations += r.Count
+		if last := r.LastEvaluatedAt.UTC(); out.LastEvaluatedAt == nil || last.After(*out.LastEvaluatedAt) {
+			out.LastEvaluatedAt = &last
+		}
+	}
+	return out, nil
+}
+
+// StaleFlag is a flag with when SDKs last evaluated it.
+type StaleFlag struct {
+	ID              uuid.UUID  `json:"id"`
+	Key             string     `json:"key"`
+	Name            string     `json:"name"`
+	IsEnabled       bool       `json:"isEnabled"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	LastEvaluatedAt *time.Time `json:"lastEvaluatedAt"`
+	Evaluations     int64      `json:"evaluations"`
+}
+
+// StaleFlags pages an environment's flags that are not archived, those SDKs
+// never evaluated first, then those they evaluated longest ago.
+func (s *Store) StaleFlags(ctx context.Context, a *Actor, envID uuid.UUID, page Page) (Paged[StaleFlag], error) {
+	var v validator
+	page.check(&v)
+	if err := v.err(); err != nil {
+		return Paged[StaleFlag]{}, err
+	}
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return Paged[StaleFlag]{}, err
+	}
+	rows, err := s.q.ListStaleFlags(ctx, db.ListStaleFlagsParams{EnvID: env.Environment.ID, PageSize: page.limit(), PageOffset: page.offset()})
+	if err != nil {
+		return Paged[StaleFlag]{}, translate(err)
+	}
+	total, err := s.q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, Tags: []string{}})
+	if err != nil {
+		return Paged[StaleFlag]{}, translate(err)
+	}
+	out := Paged[StaleFlag]{TotalCount: total, Items: make([]StaleFlag, len(rows))}
+	for i, r := range rows {
+		out.Items[i] = StaleFlag{ID: r.ID, Key: r.Key, Name: r.Name, IsEnabled: r.IsEnabled, CreatedAt: r.CreatedAt.UTC(),
+			Evaluations: r.Count}
+		if r.Evaluated {
+			last := r.LastEvaluatedAt.UTC()
+			out.Items[i].LastEvaluatedAt = &last
+		}
+	}
+	return out, nil
+}
+
+// evaluationSummaries returns when each of some flags was last evaluated and
+// how often in all, for list pages.
+func (s *Store) evaluationSummaries(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]db.FlagEvaluationSummariesRow, error) {
+	rows, err := s.q.FlagEvaluationSummaries(ctx, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make(map[uuid.UUID]db.FlagEvaluationSummariesRow, len(rows))
+	for _, r := range rows {
+		out[r.FlagID] = r
+	}
+	return out, nil
+}

@@ -1,0 +1,180 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// SDKEnv is the environment an SDK secret opens, and what kind of secret it is.
+type SDKEnv struct {
+	EnvID    uuid.UUID
+	OrgID    uuid.UUID
+	SecretID uuid.UUID
+	// SecretType is SecretServer or SecretClient.
+	SecretType string
+}
+
+// SDKEnvBySecret finds the environment a secret opens: the secret must be
+// well formed (its second half names the environment) and stored. Anything
+// else is ErrUnauthenticated; ErrUnavailable means the database did not answer.
+func (s *Store) SDKEnvBySecret(ctx context.Context, secret string) (SDKEnv, error) {
+	envID, ok := SecretEnvID(secret)
+	if !ok || envID == uuid.Nil {
+		return SDKEnv{}, ErrUnauthenticated
+	}
+	row, err := s.q.GetSecretByValue(ctx, secret)
+	if err = translate(err); errors.Is(err, ErrNotFound) || (err == nil && row.EnvID != envID) {
+		return SDKEnv{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return SDKEnv{}, err
+	}
+	return SDKEnv{EnvID: row.EnvID, OrgID: row.OrganizationID, SecretID: row.ID, SecretType: row.Type}, nil
+}
+
+// EnvData is what SDKs of an environment evaluate with.
+type EnvData struct {
+	// Flags are every flag of the environment, archived ones too, by key.
+	Flags []Flag
+	// Segments are the segments visible in the environment, archived ones
+	// too. A shared segment carries this environment's id as its EnvID, as
+	// FeatBit sends it to SDKs.
+	Segments []Segment
+}
+
+// SDKData reads an environment's flags and segments as one consistent snapshot.
+func (s *Store) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
+	var out EnvData
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		q := s.q.WithTx(tx)
+		e, err := q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
+		if err != nil {
+			return err
+		}
+		flags, err := q.ListEnvFlags(ctx, env.EnvID)
+		if err != nil {
+			return err
+		}
+		out.Flags = make([]Flag, len(flags))
+		for i, r := range flags {
+			if out.Flags[i], err = flagFrom(r); err != nil {
+				return err
+			}
+		}
+		segments, err := q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrgID, EnvID: env.EnvID,
+			Scopes: envScopes(envRow{e})})
+		if err != nil {
+			return err
+		}
+		if out.Segments, err = segmentsFrom(segments); err != nil {
+			return err
+		}
+		for i := range out.Segments {
+			out.Segments[i].EnvID = env.EnvID
+		}
+		return nil
+	})
+	return out, translate(err)
+}
+
+// SDKFlag returns one flag of an SDK's environment by id.
+func (s *Store) SDKFlag(ctx context.Context, env SDKEnv, id uuid.UUID) (Flag, error) {
+	row, err := s.q.GetFlagByID(ctx, db.GetFlagByIDParams{EnvID: env.EnvID, ID: id})
+	if err != nil {
+		return Flag{}, translate(err)
+	}
+	return flagFrom(row)
+}
+
+// SDKSegment returns a segment visible in an SDK's environment, with that
+// environment as its EnvID.
+func (s *Store) SDKSegment(ctx context.Context, env SDKEnv, id uuid.UUID) (Segment, error) {
+	e, err := s.q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
+	if err != nil {
+		return Segment{}, translate(err)
+	}
+	row, err := s.q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrgID, ID: id})
+	if err != nil {
+		return Segment{}, translate(err)
+	}
+	sg, err := segmentFrom(row)
+	if err != nil {
+		return Segment{}, err
+	}
+	if !sg.visibleIn(envRow{e}) {
+		return Segment{}, ErrNotFound
+	}
+	sg.EnvID = env.EnvID
+	return sg, nil
+}
+
+// Limits of end users given to the evaluator.
+const (
+	maxUserProperties = 100
+	maxPropertyLen    = 1024
+)
+
+// CheckEndUser reports what is wrong with an end user: a key is required,
+// and keys, names and properties have bounded sizes.
+func CheckEndUser(u EndUser) error {
+	var v validator
+	switch {
+	case strings.TrimSpace(u.KeyID) == "":
+		v.add("keyId", "required")
+	case !storable(u.KeyID, maxKeyIDLen):
+		v.add("keyId", "invalid")
+	}
+	if u.Name != nil && !storable(*u.Name, maxNameLen) {
+		v.add("name", "invalid")
+	}
+	if len(u.CustomizedProperties) > maxUserProperties {
+		v.add("customizedProperties", "invalid")
+	} else {
+		for _, p := range u.CustomizedProperties {
+			if strings.TrimSpace(p.Name) == "" || !storable(p.Name, maxNameLen) || !storable(p.Value, maxPropertyLen) {
+				v.add("customizedProperties", "invalid")
+				break
+			}
+		}
+	}
+	return v.err()
+}
+
+// EvaluateFlag evaluates a flag for an end user, as SDKs of the environment
+// would: the admin pages' "test a user". An archived flag evaluates to no
+// variation, as FeatBit's SDKs find nothing.
+func (s *Store) EvaluateFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, u EndUser) (Evaluation, error) {
+	if err := CheckEndUser(u); err != nil {
+		return Evaluation{}, err
+	}
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	if err != nil {
+		return Evaluation{}, translate(err)
+	}
+	f, err := flagFrom(row)
+	if err != nil {
+		return Evaluation{}, err
+	}
+	var segments []Segment
+	if len(row.SegmentRefs) > 0 {
+		rows, err := s.q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: row.SegmentRefs,
+			EnvID: envID, Scopes: envScopes(env)})
+		if err != nil {
+			return Evaluation{}, translate(err)
+		}
+		if segments, err = segmentsFrom(rows); err != nil {
+			return Evaluation{}, err
+		}
+	}
+	return Evaluate(&f, u, SegmentMap(segments)), nil
+}

@@ -1,0 +1,227 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// hub knows the open streaming connections by environment and pushes
+// changes to them. It listens for changes only while connections are open.
+type hub struct {
+	srv *Server
+
+	mu    sync.Mutex
+	envs  map[uuid.UUID]map[*conn]struct{}
+	count int
+	sub   *store.Subscription
+}
+
+func newHub(s *Server) *hub { return &hub{srv: s, envs: map[uuid.UUID]map[*conn]struct{}{}} }
+
+func (h *hub) add(c *conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	conns := h.envs[c.env.EnvID]
+	if conns == nil {
+		conns = map[*conn]struct{}{}
+		h.envs[c.env.EnvID] = conns
+	}
+	conns[c] = struct{}{}
+	h.count++
+	if h.sub == nil {
+		h.sub = h.srv.store.Changes().Subscribe()
+		go h.run(h.sub)
+	}
+}
+
+func (h *hub) remove(c *conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	conns := h.envs[c.env.EnvID]
+	if _, ok := conns[c]; !ok {
+		return
+	}
+	delete(conns, c)
+	if len(conns) == 0 {
+		delete(h.envs, c.env.EnvID)
+	}
+	if h.count--; h.count == 0 {
+		h.sub.Close()
+		h.sub = nil
+	}
+}
+
+// connections is the open connections of an environment.
+func (h *hub) connections(envID uuid.UUID) []*conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*conn, 0, len(h.envs[envID]))
+	for c := range h.envs[envID] {
+		out = append(out, c)
+	}
+	return out
+}
+
+// hubTimeout bounds the reads behind one round of pushes.
+const hubTimeout = 30 * time.Second
+
+func (h *hub) run(sub *store.Subscription) {
+	for range sub.Ready() {
+		h.handle(sub.Take())
+	}
+}
+
+// envWork is what changed in one environment with connections.
+type envWork struct {
+	env      store.SDKEnv
+	flags    []uuid.UUID
+	segments []uuid.UUID
+	secrets  bool
+}
+
+// handle pushes a batch of events to the connections they concern.
+func (h *hub) handle(events []store.Event) {
+	var reset *time.Time
+	work := map[uuid.UUID]*envWork{}
+	h.mu.Lock()
+	for _, ev := range events {
+		if ev.Kind == store.EventReset {
+			if reset == nil || ev.Since.Before(*reset) {
+				reset = &ev.Since
+			}
+			continue
+		}
+		for envID, conns := range h.envs {
+			var env store.SDKEnv
+			for c := range conns {
+				env = c.env
+				break
+			}
+			if !ev.Affects(env.OrgID, envID) {
+				continue
+			}
+			w := work[envID]
+			if w == nil {
+				w = &envWork{env: env}
+				work[envID] = w
+			}
+			switch ev.Kind {
+			case store.EventFlag:
+				w.flags = append(w.flags, ev.ID)
+			case store.EventSegment:
+				w.segments = append(w.segments, ev.ID)
+			case store.EventEnv:
+				w.secrets = true
+			}
+		}
+	}
+	h.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), hubTimeout)
+	defer cancel()
+	if reset != nil {
+		h.catchUp(*reset)
+	}
+	for envID, w := range work {
+		if w.secrets {
+			h.recheck(ctx, envID)
+		}
+		if len(w.flags)+len(w.segments) > 0 {
+			h.pushChanges(ctx, w)
+		}
+	}
+}
+
+// catchUp has every connection patched with what changed since changes may
+// have gone unseen.
+func (h *hub) catchUp(since time.Time) {
+	h.mu.Lock()
+	var all []*conn
+	for _, conns := range h.envs {
+		for c := range conns {
+			all = append(all, c)
+		}
+	}
+	h.mu.Unlock()
+	req := syncRequest{want: true, since: since.UnixMilli() - catchUpMargin}
+	for _, c := range all {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), hubTimeout)
+			defer cancel()
+			c.sync(ctx, req)
+		}()
+	}
+}
+
+// recheck closes the connections of an environment whose secret no longer
+// opens it (removed, or the environment deleted).
+func (h *hub) recheck(ctx context.Context, envID uuid.UUID) {
+	for _, c := range h.connections(envID) {
+		env, err := h.srv.cache.secretEnv(ctx, c.secret)
+		switch {
+		case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.EnvID != c.env.EnvID):
+			c.close(closeInvalid, "invalid request, close by server")
+		case err != nil:
+			h.srv.log.Warn("streaming: checking a secret", "err", err)
+		}
+	}
+}
+
+// pushChanges sends the changed flags and segments of one environment to
+// its connections, as FeatBit does: the items to server SDKs, the changed
+// flags evaluated for their user to client SDKs. Deletions send nothing;
+// archiving a flag or segment is a change.
+func (h *hub) pushChanges(ctx context.Context, w *envWork) {
+	snap, err := h.srv.cache.get(ctx, w.env)
+	if err != nil {
+		h.srv.log.Warn("streaming: reading changes", "env", w.env.EnvID, "err", err)
+		return
+	}
+	var flags []*store.Flag
+	seen := map[uuid.UUID]bool{}
+	for _, id := range w.flags {
+		if f := snap.byID[id]; f != nil && !seen[id] {
+			flags, seen[id] = append(flags, f), true
+		}
+	}
+	server := serverPayload{EventType: eventPatch, FeatureFlags: []store.Flag{}, Segments: []sdkSegment{}}
+	for _, f := range flags {
+		server.FeatureFlags = append(server.FeatureFlags, sdkFlag(f))
+	}
+	for _, id := range w.segments {
+		if sg := snap.segments[id]; sg != nil && !seen[id] {
+			server.Segments, seen[id] = append(server.Segments, toSDKSegment(sg)), true
+		}
+	}
+	var serverMsg []byte
+	if len(server.FeatureFlags)+len(server.Segments) > 0 {
+		serverMsg = encode("data-sync", server)
+	}
+	for _, c := range h.connections(w.env.EnvID) {
+		if c.typ == typeServer {
+			if serverMsg != nil {
+				c.push(func(*store.EndUser) []byte { return serverMsg })
+			}
+			continue
+		}
+		if len(flags) == 0 {
+			continue // a segment's targeting change also changes the flags that use it
+		}
+		c.push(func(u *store.EndUser) []byte {
+			if u == nil {
+				return nil
+			}
+			p := clientPayload{EventType: eventPatch, UserKeyID: u.KeyID, FeatureFlags: make([]clientFlag, len(flags))}
+			for i, f := range flags {
+				p.FeatureFlags[i] = evaluateForClient(snap, f, *u)
+			}
+			return encode("data-sync", p)
+		})
+	}
+}

@@ -1,0 +1,197 @@
+package sdk
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// readBody reads a request body of at most limit bytes.
+func readBody(c echo.Context, limit int64) ([]byte, error) {
+	r := c.Request()
+	if r.ContentLength > limit {
+		return nil, echo.ErrStatusRequestEntityTooLarge
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, echo.ErrStatusRequestEntityTooLarge
+	}
+	if err != nil {
+		return nil, store.Invalid("body_is_invalid")
+	}
+	return b, nil
+}
+
+// authenticated resolves the request's secret, setting Retry-After when
+// the answer is "too many requests".
+func (s *Server) authenticated(c echo.Context) (store.SDKEnv, error) {
+	addr := c.RealIP()
+	if !s.limits.address.allow(addr) {
+		tooMany(c)
+		return store.SDKEnv{}, store.ErrTooManyRequests
+	}
+	env, err := s.secretEnv(c.Request().Context(), addr, credential(c.Request()))
+	if errors.Is(err, store.ErrTooManyRequests) {
+		tooMany(c)
+	}
+	return env, err
+}
+
+// insight is one element of an SDK's event report: an evaluation or a
+// custom metric, for a user.
+type insight struct {
+	User *struct {
+		KeyID string `json:"keyId"`
+	} `json:"user"`
+	Variations []struct {
+		FeatureFlagKey string `json:"featureFlagKey"`
+		Variation      struct {
+			ID string `json:"id"`
+		} `json:"variation"`
+	} `json:"variations"`
+}
+
+// track receives the evaluation and metric events SDKs report, answering
+// 200 with no body as FeatBit does. Evaluations are counted per flag and
+// variation; events without a user key are dropped, as FeatBit drops them;
+// metrics are accepted and not kept.
+func (s *Server) track(c echo.Context) error {
+	env, err := s.authenticated(c)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c, maxInsightBody)
+	if err != nil {
+		return err
+	}
+	var report []insight
+	if err := json.Unmarshal(body, &report); err != nil {
+		return store.Invalid("body_is_invalid")
+	}
+	var counts []store.EvaluationCount
+	for _, in := range report {
+		if in.User == nil || strings.TrimSpace(in.User.KeyID) == "" {
+			continue
+		}
+		for _, v := range in.Variations {
+			counts = append(counts, store.EvaluationCount{FlagKey: v.FeatureFlagKey, VariationID: v.Variation.ID, Count: 1})
+		}
+	}
+	if err := s.store.RecordEvaluations(c.Request().Context(), env, counts, time.Now()); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusOK)
+}
+
+// serverLatest is the polling form of a server SDK's data-sync:
+// GET …/sdk/server/latest-all?timestamp=N answers the data-sync message, or
+// 200 with no body when nothing changed.
+func (s *Server) serverLatest(c echo.Context) error {
+	env, err := s.authenticated(c)
+	if err != nil {
+		return err
+	}
+	if env.SecretType != store.SecretServer {
+		return store.ErrForbidden
+	}
+	ts, err := queryTimestamp(c)
+	if err != nil {
+		return err
+	}
+	snap, err := s.cache.get(c.Request().Context(), env)
+	if err != nil {
+		return err
+	}
+	p := serverData(snap, eventType(ts), ts)
+	if p.EventType == eventPatch && len(p.FeatureFlags)+len(p.Segments) == 0 {
+		return c.NoContent(http.StatusOK)
+	}
+	return writeTagged(c, encode("data-sync", p))
+}
+
+// clientLatest is the polling form of a client SDK's data-sync: POST
+// …/sdk/client/latest-all?timestamp=N with the user as the body.
+func (s *Server) clientLatest(c echo.Context) error {
+	env, err := s.authenticated(c)
+	if err != nil {
+		return err
+	}
+	ts, err := queryTimestamp(c)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c, maxPollingBody)
+	if err != nil {
+		return err
+	}
+	var cu clientUser
+	if json.Unmarshal(body, &cu) != nil {
+		return store.Invalid("user_is_invalid")
+	}
+	u, ok := cu.endUser()
+	if !ok {
+		return store.Invalid("user_is_invalid")
+	}
+	snap, err := s.cache.get(c.Request().Context(), env)
+	if err != nil {
+		return err
+	}
+	p := clientData(snap, eventType(ts), ts, u)
+	if p.EventType == eventPatch && len(p.FeatureFlags) == 0 {
+		return c.NoContent(http.StatusOK)
+	}
+	return writeTagged(c, encode("data-sync", p))
+}
+
+func eventType(ts int64) string {
+	if ts == 0 {
+		return eventFull
+	}
+	return eventPatch
+}
+
+func queryTimestamp(c echo.Context) (int64, error) {
+	s := c.QueryParam("timestamp")
+	if s == "" {
+		return 0, nil
+	}
+	ts, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, store.Invalid("timestamp_is_invalid")
+	}
+	return ts, nil
+}
+
+// writeTagged answers a JSON body with its ETag, or 304 when the client
+// already has it.
+func writeTagged(c echo.Context, body []byte) error {
+	sum := sha256.Sum256(body)
+	tag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	c.Response().Header().Set("ETag", tag)
+	if matchesETag(c.Request().Header.Get("If-None-Match"), tag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body)
+}
+
+// matchesETag reports whether an If-None-Match header names tag (weakly).
+func matchesETag(header, tag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == tag || t == "*" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,149 @@
+package sdk_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// track is a node SDK event report: evaluations of (flag key, variation id).
+func track(user string, evals ...[2]string) string {
+	var items []string
+	for _, ev := range evals {
+		items = append(items, fmt.Sprintf(`{"user":{"keyId":%q,"name":"","customizedProperties":[]},
+			"variations":[{"featureFlagKey":%q,"sendToExperiment":true,"timestamp":%d,"variation":{"id":%q,"name":"x","value":"true"}}]}`,
+			user, ev[0], time.Now().UnixMilli(), ev[1]))
+	}
+	items = append(items, `{"user":{"keyId":"u1"},"metrics":[{"route":"index/metric","timestamp":1,"numericValue":2,"appType":"NodeJS-Server-SDK","eventName":"purchase","type":"CustomEvent"}]}`)
+	return "[" + strings.Join(items, ",") + "]"
+}
+
+func TestInsightsRecordEvaluations(t *testing.T) {
+	t.Parallel()
+	in := newServer(t)
+	prod, dev := in.project("web")
+	fx := seed(prod)
+	on, off := variationID(fx.flags["ft-bool"], "true"), variationID(fx.flags["ft-bool"], "false")
+
+	var list store.Paged[store.FlagListItem]
+	in.call("GET", prod.flags+"?name=ft-bool", in.owner, nil, &list)
+	if list.Items[0].LastEvaluatedAt != nil {
+		t.Fatalf("a new flag has been evaluated at %v", list.Items[0].LastEvaluatedAt)
+	}
+	before := time.Now()
+	body := track("u1", [2]string{"ft-bool", on}, [2]string{"ft-bool", on}, [2]string{"ft-bool", off},
+		[2]string{"no-such-flag", on}, [2]string{"ft-bool", "no-such-variation"})
+	res, b := in.request("POST", "/api/public/insight/track", body, "Authorization", prod.server, "X-User-Agent", "NodeJS-Server-SDK/1.3.0")
+	if res.StatusCode != 200 || len(b) != 0 {
+		t.Fatalf("track: %d %q, want 200 with no body", res.StatusCode, b)
+	}
+	// Client SDKs report too; events without a user are dropped.
+	in.request("POST", "/api/public/insight/track", track("u2", [2]string{"ft-bool", on}), "Authorization", prod.client)
+	in.request("POST", "/api/public/insight/track", `[{"variations":[{"featureFlagKey":"ft-bool","variation":{"id":"`+on+`"}}]}]`, "Authorization", prod.server)
+
+	var insight store.FlagInsight
+	in.call("GET", prod.flags+"/ft-bool/insights", in.owner, nil, &insight)
+	if insight.Evaluations != 4 || len(insight.Variations) != 2 || insight.LastEvaluatedAt == nil || insight.LastEvaluatedAt.Before(before.Add(-time.Second)) {
+		t.Fatalf("insight %+v, want 4 evaluations of 2 variations, just now", insight)
+	}
+	for _, v := range insight.Variations {
+		want := map[string]int64{"True": 3, "False": 1}[v.Variation.Name]
+		if v.Count != want {
+			t.Errorf("%s evaluated %d times, want %d", v.Variation.Name, v.Count, want)
+		}
+	}
+	in.call("GET", prod.flags+"?name=ft-bool", in.owner, nil, &list)
+	if it := list.Items[0]; it.LastEvaluatedAt == nil || it.Evaluations != 4 {
+		t.Errorf("list item: last evaluated %v, %d evaluations; want now and 4", it.LastEvaluatedAt, it.Evaluations)
+	}
+	var stale store.Paged[store.StaleFlag]
+	in.call("GET", "/api/v1/envs/"+prod.id.String()+"/flag-insights?PageSize=100", in.owner, nil, &stale)
+	if n := len(stale.Items); n != len(fx.flags) || stale.Items[n-1].Key != "ft-bool" || stale.Items[0].LastEvaluatedAt != nil {
+		t.Errorf("stale flags: %+v, want never-evaluated first and ft-bool last", stale.Items)
+	}
+
+	// Another environment's secret counts nothing here.
+	in.request("POST", "/api/public/insight/track", track("u1", [2]string{"ft-bool", on}), "Authorization", dev.server)
+	in.call("GET", prod.flags+"/ft-bool/insights", in.owner, nil, &insight)
+	if insight.Evaluations != 4 {
+		t.Errorf("dev's report changed prod's counts: %d", insight.Evaluations)
+	}
+
+	for _, tt := range []struct {
+		body, secret string
+		status       int
+	}{
+		{track("u1"), "", 401},
+		{track("u1"), store.NewSecretValue(prod.id), 401},
+		{`{"not":"an array"}`, prod.server, 400},
+	} {
+		if res, b := in.request("POST", "/api/public/insight/track", tt.body, "Authorization", tt.secret); res.StatusCode != tt.status {
+			t.Errorf("track with %q: %d %s, want %d", tt.secret, res.StatusCode, b, tt.status)
+		}
+	}
+}
+
+func TestPollingDataSync(t *testing.T) {
+	t.Parallel()
+	in := newServer(t)
+	prod, _ := in.project("web")
+	fx := seed(prod)
+	res, b := in.request("GET", "/api/public/sdk/server/latest-all?timestamp=0", nil, "Authorization", prod.server)
+	var d dataSync
+	if res.StatusCode != 200 || json.Unmarshal(b, &d) != nil || d.Data.EventType != "full" || len(d.Data.FeatureFlags) != len(fx.flags) {
+		t.Fatalf("server latest-all: %d %s", res.StatusCode, b)
+	}
+	if res, _ := in.request("GET", "/api/public/sdk/server/latest-all?timestamp=0", nil, "Authorization", prod.server, "If-None-Match", res.Header.Get("ETag")); res.StatusCode != 304 {
+		t.Errorf("same ETag: %d, want 304", res.StatusCode)
+	}
+	var newest int64
+	for _, f := range fx.flags {
+		newest = max(newest, f.UpdatedAt.UnixMilli())
+	}
+	newest = max(newest, fx.segment.UpdatedAt.UnixMilli())
+	if res, b := in.request("GET", fmt.Sprintf("/api/public/sdk/server/latest-all?timestamp=%d", newest), nil, "Authorization", prod.server); res.StatusCode != 200 || len(b) != 0 {
+		t.Errorf("nothing changed: %d %q, want 200 with no body", res.StatusCode, b)
+	}
+	if res, _ := in.request("GET", "/api/public/sdk/server/latest-all?timestamp=0", nil, "Authorization", prod.client); res.StatusCode != 403 {
+		t.Errorf("client secret on the server endpoint: %d, want 403", res.StatusCode)
+	}
+	res, b = in.request("POST", "/api/public/sdk/client/latest-all?timestamp=0", `{"keyId":"u-false"}`, "Authorization", prod.client)
+	if res.StatusCode != 200 || json.Unmarshal(b, &d) != nil || d.Data.UserKeyID != "u-false" || len(d.Data.FeatureFlags) != len(fx.flags) {
+		t.Errorf("client latest-all: %d %s", res.StatusCode, b)
+	}
+	if res, _ := in.request("POST", "/api/public/sdk/client/latest-all", `{"name":"no key"}`, "Authorization", prod.client); res.StatusCode != 400 {
+		t.Errorf("client latest-all without a user key: %d, want 400", res.StatusCode)
+	}
+}
+
+// The admin's "test a user": the same engine, behind CanAccessEnv.
+func TestEvaluateFlagForAUser(t *testing.T) {
+	t.Parallel()
+	in := newServer(t)
+	prod, _ := in.project("web")
+	seed(prod)
+	var ev store.Evaluation
+	in.call("POST", prod.flags+"/ft-rule/evaluate", in.owner, map[string]any{"keyId": "u1",
+		"customizedProperties": []map[string]string{{"name": "country", "value": "cn"}}}, &ev)
+	if ev.Variation == nil || ev.Variation.Value != "false" || ev.Kind != store.MatchRule || ev.Reason != "China and US" {
+		t.Errorf("got %+v, want false by the rule", ev)
+	}
+	in.call("POST", prod.flags+"/ft-seg/evaluate", in.owner, map[string]any{"keyId": "u-seg"}, &ev)
+	if ev.Variation == nil || ev.Variation.Value != "false" || ev.Reason != "In segment" {
+		t.Errorf("segment member: %+v", ev)
+	}
+	res, b := in.request("POST", prod.flags+"/ft-rule/evaluate", `{"name":"no key"}`, "Authorization", in.owner)
+	if res.StatusCode != 400 || !strings.Contains(string(b), "keyId_is_required") {
+		t.Errorf("no key: %d %s", res.StatusCode, b)
+	}
+	if res, _ := in.request("POST", prod.flags+"/nope/evaluate", `{"keyId":"u1"}`, "Authorization", in.owner); res.StatusCode != 404 {
+		t.Errorf("unknown flag: %d, want 404", res.StatusCode)
+	}
+	if res, _ := in.request("POST", prod.flags+"/ft-rule/evaluate", `{"keyId":"u1"}`); res.StatusCode != 401 {
+		t.Errorf("no credentials: %d, want 401", res.StatusCode)
+	}
+}

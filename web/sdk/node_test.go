@@ -1,0 +1,91 @@
+package sdk_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// nodeDir holds the npm project of real clients, pinned by its package-lock.json.
+const nodeDir = "testdata/node"
+
+// TestNodeClients runs FeatBit's and OpenFeature's published npm clients
+// against a real Bunting: @featbit/node-server-sdk, @featbit/js-client-sdk,
+// and @openfeature/server-sdk with @openfeature/ofrep-provider. Each script
+// asserts what it sees and prints a RESULT line this test checks too.
+// Without node or the installed packages (npm ci --prefix web/sdk/testdata/node)
+// it is skipped, except under CI=true, where it fails.
+func TestNodeClients(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(nodeDir, "node_modules", "@featbit", "node-server-sdk"))
+	}
+	if err != nil {
+		msg := fmt.Sprintf("real SDK clients need node and `npm ci --prefix web/sdk/%s`: %v", nodeDir, err)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	t.Parallel()
+	in := newServer(t)
+	splitUsers := make([]string, 20)
+	for i := range splitUsers {
+		splitUsers[i] = fmt.Sprint("user-", i)
+	}
+	for _, script := range []string{"server-sdk", "client-sdk", "ofrep"} {
+		t.Run(script, func(t *testing.T) {
+			t.Parallel()
+			prod, _ := in.project("node-" + script)
+			fx := seed(prod)
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, script+".js")
+			cmd.Dir = nodeDir
+			cmd.Env = append(os.Environ(), "BUNTING_URL="+in.url, "SERVER_SECRET="+prod.server, "CLIENT_SECRET="+prod.client,
+				"UNKNOWN_SECRET="+store.NewSecretValue(prod.id), "API_AUTH="+in.owner, "ENV_ID="+prod.id.String(),
+				"SPLIT_USERS="+strings.Join(splitUsers, ","))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("node %s.js: %v\n%s%s", script, err, out, stderr.String())
+			}
+			var res struct {
+				Split  []bool
+				PushMs int
+			}
+			sc := bufio.NewScanner(bytes.NewReader(out))
+			for sc.Scan() {
+				if line, ok := strings.CutPrefix(sc.Text(), "RESULT "); ok {
+					if err := json.Unmarshal([]byte(line), &res); err != nil {
+						t.Fatalf("RESULT %s: %v", line, err)
+					}
+				}
+			}
+			t.Logf("%s: %s", script, bytes.TrimSpace(out))
+			// The clients split users exactly as Bunting's engine (and FeatBit) does.
+			if script != "client-sdk" {
+				split := fx.flags["ft-split"]
+				want := make([]bool, len(splitUsers))
+				for i, k := range splitUsers {
+					want[i] = store.Evaluate(&split, store.EndUser{KeyID: k}, nil).Variation.Value == "true"
+				}
+				if !slices.Equal(res.Split, want) {
+					t.Errorf("%s split %v, want %v", script, res.Split, want)
+				}
+			}
+		})
+	}
+}

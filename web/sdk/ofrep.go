@@ -1,0 +1,239 @@
+package sdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// OFREP error codes (open-feature/protocol, service/openapi.yaml).
+const (
+	errParse          = "PARSE_ERROR"
+	errTargetingKey   = "TARGETING_KEY_MISSING"
+	errInvalidContext = "INVALID_CONTEXT"
+	errGeneral        = "GENERAL"
+	errFlagNotFound   = "FLAG_NOT_FOUND"
+)
+
+// ofrepResult is one flag's evaluation: success fields, or an error code.
+type ofrepResult struct {
+	Key          string         `json:"key"`
+	Value        any            `json:"value,omitempty"`
+	Reason       string         `json:"reason,omitempty"`
+	Variant      string         `json:"variant,omitempty"`
+	Metadata     map[string]any `json:"metadata,omitempty"`
+	ErrorCode    string         `json:"errorCode,omitempty"`
+	ErrorDetails string         `json:"errorDetails,omitempty"`
+}
+
+// ofrepError answers an OFREP error. Bodies name the flag when there is one,
+// since OFREP providers accept error bodies only with a key.
+func ofrepError(c echo.Context, status int, key, code, details string) error {
+	return c.JSON(status, ofrepResult{Key: key, ErrorCode: code, ErrorDetails: details})
+}
+
+// ofrepAuth resolves the request's secret. When it cannot, it answers the
+// failure itself (401, 403, 429 with Retry-After, 500) and returns false.
+func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.SDKEnv, bool) {
+	env, err := s.authenticated(c)
+	var status int
+	var details string
+	switch {
+	case errors.Is(err, store.ErrUnauthenticated):
+		status, details = http.StatusUnauthorized, "an environment secret is required"
+	case errors.Is(err, store.ErrTooManyRequests):
+		status, details = http.StatusTooManyRequests, "too many requests"
+	case err != nil:
+		s.log.ErrorContext(c.Request().Context(), "ofrep: looking up a secret", "err", err)
+		ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
+		return env, false
+	case env.SecretType != store.SecretServer && !allowClient:
+		status, details = http.StatusForbidden, "single-flag evaluation needs a server secret"
+	default:
+		return env, true
+	}
+	ofrepDetails(c, status, details)
+	return env, false
+}
+
+func ofrepDetails(c echo.Context, status int, details string) error {
+	return c.JSON(status, map[string]string{"errorDetails": details})
+}
+
+// ofrepFlag evaluates one flag: POST /ofrep/v1/evaluate/flags/{key} with
+// {"context": {...}}. It needs a server secret.
+func (s *Server) ofrepFlag(c echo.Context) error {
+	key := c.Param("key")
+	env, ok := s.ofrepAuth(c, key, false)
+	if !ok {
+		return nil
+	}
+	u, code, details := ofrepContext(c)
+	if code != "" {
+		return ofrepError(c, http.StatusBadRequest, key, code, details)
+	}
+	snap, err := s.cache.get(c.Request().Context(), env)
+	if err != nil {
+		s.log.ErrorContext(c.Request().Context(), "ofrep: reading an environment", "err", err)
+		return ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
+	}
+	f := snap.flags[key]
+	if f == nil || f.IsArchived {
+		return ofrepError(c, http.StatusNotFound, key, errFlagNotFound, "flag not found")
+	}
+	res := ofrepEvaluate(snap, f, u)
+	switch res.ErrorCode {
+	case "":
+		return c.JSON(http.StatusOK, res)
+	case errParse:
+		return c.JSON(http.StatusBadRequest, res)
+	}
+	return c.JSON(http.StatusInternalServerError, res)
+}
+
+// ofrepBulk evaluates every flag of the environment that is not archived:
+// POST /ofrep/v1/evaluate/flags, for static-context (browser) providers,
+// which may use a client secret. The ETag is the answer's hash, so an
+// unchanged answer is 304 to If-None-Match.
+func (s *Server) ofrepBulk(c echo.Context) error {
+	env, ok := s.ofrepAuth(c, "", true)
+	if !ok {
+		return nil
+	}
+	u, code, details := ofrepContext(c)
+	if code != "" {
+		return c.JSON(http.StatusBadRequest, map[string]string{"errorCode": code, "errorDetails": details})
+	}
+	snap, err := s.cache.get(c.Request().Context(), env)
+	if err != nil {
+		s.log.ErrorContext(c.Request().Context(), "ofrep: reading an environment", "err", err)
+		return ofrepDetails(c, http.StatusInternalServerError, "service unavailable")
+	}
+	flags := []ofrepResult{}
+	snap.each(func(f *store.Flag) {
+		if !f.IsArchived {
+			flags = append(flags, ofrepEvaluate(snap, f, u))
+		}
+	})
+	body, err := json.Marshal(map[string]any{"flags": flags})
+	if err != nil {
+		return err
+	}
+	return writeTagged(c, body)
+}
+
+// ofrepEvaluate evaluates a flag and types its value: booleans and numbers
+// as JSON, json flags as the parsed JSON, strings as they are.
+func ofrepEvaluate(snap *snapshot, f *store.Flag, u store.EndUser) ofrepResult {
+	ev := store.Evaluate(f, u, snap.segment)
+	if ev.Variation == nil {
+		return ofrepResult{Key: f.Key, ErrorCode: errGeneral, ErrorDetails: "the flag's rollout serves no variation to this user"}
+	}
+	value, ok := typedValue(f.VariationType, ev.Variation.Value)
+	if !ok {
+		return ofrepResult{Key: f.Key, ErrorCode: errParse, ErrorDetails: "the variation's value is not a " + f.VariationType}
+	}
+	reason := "STATIC"
+	switch {
+	case ev.Kind == store.MatchDisabled:
+		reason = "DISABLED"
+	case ev.Kind == store.MatchTargeted || ev.Kind == store.MatchRule:
+		reason = "TARGETING_MATCH"
+	case ev.Split:
+		reason = "SPLIT"
+	}
+	return ofrepResult{Key: f.Key, Value: value, Reason: reason, Variant: ev.Variation.ID,
+		Metadata: map[string]any{"variationName": ev.Variation.Name, "matchReason": ev.Reason}}
+}
+
+// typedValue is a variation's value as the JSON of its type.
+func typedValue(typ, value string) (any, bool) {
+	switch typ {
+	case store.VariationBoolean:
+		switch {
+		case strings.EqualFold(value, "true"):
+			return true, true
+		case strings.EqualFold(value, "false"):
+			return false, true
+		}
+		return nil, false
+	case store.VariationNumber:
+		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		return n, err == nil
+	case store.VariationJSON:
+		if !json.Valid([]byte(value)) {
+			return nil, false
+		}
+		return json.RawMessage(value), true
+	}
+	return value, true
+}
+
+// ofrepContext reads an OFREP request's evaluation context as a FeatBit
+// end user: targetingKey is the key, name the name, and every other
+// attribute a customized property (strings as they are, anything else as
+// its JSON text). It answers an OFREP error code when it cannot.
+func ofrepContext(c echo.Context) (store.EndUser, string, string) {
+	body, err := readBody(c, maxOFREPBody)
+	if err != nil {
+		return store.EndUser{}, errInvalidContext, "the request body is too large or unreadable"
+	}
+	var req struct {
+		Context map[string]json.RawMessage `json:"context"`
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		if dec.Decode(&req) != nil || dec.More() {
+			return store.EndUser{}, errInvalidContext, "the body must be {\"context\": {...}}"
+		}
+	}
+	var u store.EndUser
+	if raw, ok := req.Context["targetingKey"]; ok && json.Unmarshal(raw, &u.KeyID) != nil {
+		return store.EndUser{}, errInvalidContext, "targetingKey must be a string"
+	}
+	if strings.TrimSpace(u.KeyID) == "" {
+		return store.EndUser{}, errTargetingKey, "the context has no targetingKey"
+	}
+	names := make([]string, 0, len(req.Context))
+	for name := range req.Context {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		raw := req.Context[name]
+		switch {
+		case name == "targetingKey" || string(bytes.TrimSpace(raw)) == "null":
+		case name == "name":
+			n := text(raw)
+			u.Name = &n
+		default:
+			u.CustomizedProperties = append(u.CustomizedProperties, store.UserProperty{Name: name, Value: compact(raw)})
+		}
+	}
+	if err := store.CheckEndUser(u); err != nil {
+		return store.EndUser{}, errInvalidContext, err.Error()
+	}
+	return u, "", ""
+}
+
+// compact is a JSON value as text: a string as it is, anything else as its
+// compact JSON.
+func compact(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}

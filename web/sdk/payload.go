@@ -1,0 +1,171 @@
+package sdk
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// Data-sync event types.
+const (
+	eventFull  = "full"
+	eventPatch = "patch"
+)
+
+// message is every WebSocket message, in both directions.
+type message struct {
+	MessageType string `json:"messageType"`
+	Data        any    `json:"data"`
+}
+
+// pong is FeatBit's answer to a ping, byte for byte.
+var pong = []byte(`{"messageType":"pong","data":{}}`)
+
+// serverPayload is a server SDK's data: flags and segments to evaluate with.
+type serverPayload struct {
+	EventType    string       `json:"eventType"`
+	FeatureFlags []store.Flag `json:"featureFlags"`
+	Segments     []sdkSegment `json:"segments"`
+}
+
+// sdkSegment is a segment as FeatBit sends it to SDKs: without its type,
+// scopes and workspace, with the receiving environment as envId.
+type sdkSegment struct {
+	ID          uuid.UUID           `json:"id"`
+	EnvID       uuid.UUID           `json:"envId"`
+	Name        string              `json:"name"`
+	Key         string              `json:"key"`
+	Description string              `json:"description"`
+	Included    []string            `json:"included"`
+	Excluded    []string            `json:"excluded"`
+	Rules       []store.SegmentRule `json:"rules"`
+	Tags        []string            `json:"tags"`
+	IsArchived  bool                `json:"isArchived"`
+	CreatedAt   time.Time           `json:"createdAt"`
+	UpdatedAt   time.Time           `json:"updatedAt"`
+}
+
+// version is what SDKs version an item by: its updatedAt in milliseconds.
+func version(t time.Time) int64 { return t.UnixMilli() }
+
+// sdkFlag is a flag in the management shape SDKs read, with every array
+// present: the node SDK throws on a null array. The snapshot's flag is
+// shared, so what changes is copied first.
+func sdkFlag(f *store.Flag) store.Flag {
+	c := *f
+	c.Variations = orEmpty(c.Variations)
+	c.TargetUsers = append([]store.TargetUser{}, c.TargetUsers...)
+	for i := range c.TargetUsers {
+		c.TargetUsers[i].KeyIDs = orEmpty(c.TargetUsers[i].KeyIDs)
+	}
+	c.Rules = append([]store.FlagRule{}, c.Rules...)
+	for i := range c.Rules {
+		c.Rules[i].Conditions = orEmpty(c.Rules[i].Conditions)
+		c.Rules[i].Variations = orEmpty(c.Rules[i].Variations)
+	}
+	c.Fallthrough.Variations = orEmpty(c.Fallthrough.Variations)
+	c.Tags = orEmpty(c.Tags)
+	return c
+}
+
+func toSDKSegment(sg *store.Segment) sdkSegment {
+	rules := append([]store.SegmentRule{}, sg.Rules...)
+	for i := range rules {
+		rules[i].Conditions = orEmpty(rules[i].Conditions)
+	}
+	return sdkSegment{ID: sg.ID, EnvID: sg.EnvID, Name: sg.Name, Key: sg.Key, Description: sg.Description,
+		Included: orEmpty(sg.Included), Excluded: orEmpty(sg.Excluded), Rules: rules, Tags: orEmpty(sg.Tags),
+		IsArchived: sg.IsArchived, CreatedAt: sg.CreatedAt, UpdatedAt: sg.UpdatedAt}
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// serverData is a server SDK's data-sync answer: everything when full,
+// otherwise the items changed after since (in milliseconds, as SDKs count).
+func serverData(snap *snapshot, eventType string, since int64) serverPayload {
+	p := serverPayload{EventType: eventType, FeatureFlags: []store.Flag{}, Segments: []sdkSegment{}}
+	snap.each(func(f *store.Flag) {
+		if eventType == eventFull || version(f.UpdatedAt) > since {
+			p.FeatureFlags = append(p.FeatureFlags, sdkFlag(f))
+		}
+	})
+	for _, sg := range snap.sortedSegments() {
+		if eventType == eventFull || version(sg.UpdatedAt) > since {
+			p.Segments = append(p.Segments, toSDKSegment(sg))
+		}
+	}
+	return p
+}
+
+// clientPayload is a client SDK's data: flags evaluated for its user.
+type clientPayload struct {
+	EventType    string       `json:"eventType"`
+	UserKeyID    string       `json:"userKeyId"`
+	FeatureFlags []clientFlag `json:"featureFlags"`
+}
+
+// clientFlag is one flag evaluated for a client SDK's user.
+type clientFlag struct {
+	ID               string            `json:"id"` // the flag's key
+	Variation        *string           `json:"variation"`
+	VariationType    string            `json:"variationType"`
+	VariationID      *string           `json:"variationId"`
+	MatchReason      string            `json:"matchReason"`
+	VariationOptions []variationOption `json:"variationOptions"`
+	SendToExperiment bool              `json:"sendToExperiment"`
+	Timestamp        int64             `json:"timestamp"`
+}
+
+type variationOption struct {
+	ID    string `json:"id"`
+	Value string `json:"value"`
+}
+
+// evaluateForClient evaluates a flag for a client SDK's user as FeatBit's
+// server does: an archived flag has no variation; a rollout that holds no
+// one serves FeatBit's empty variation.
+func evaluateForClient(snap *snapshot, f *store.Flag, u store.EndUser) clientFlag {
+	ev := store.Evaluate(f, u, snap.segment)
+	cf := clientFlag{ID: f.Key, VariationType: f.VariationType, MatchReason: ev.Reason, SendToExperiment: ev.SendToExperiment,
+		Timestamp: version(f.UpdatedAt), VariationOptions: make([]variationOption, len(f.Variations))}
+	for i, v := range f.Variations {
+		cf.VariationOptions[i] = variationOption{ID: v.ID, Value: v.Value}
+	}
+	switch {
+	case ev.Variation != nil:
+		cf.Variation, cf.VariationID = &ev.Variation.Value, &ev.Variation.ID
+	case ev.Kind != store.MatchArchived:
+		empty := ""
+		cf.Variation, cf.VariationID = &empty, &empty
+	}
+	return cf
+}
+
+// clientData is a client SDK's data-sync answer for its user.
+func clientData(snap *snapshot, eventType string, since int64, u store.EndUser) clientPayload {
+	p := clientPayload{EventType: eventType, UserKeyID: u.KeyID, FeatureFlags: []clientFlag{}}
+	snap.each(func(f *store.Flag) {
+		if eventType == eventFull || version(f.UpdatedAt) > since {
+			p.FeatureFlags = append(p.FeatureFlags, evaluateForClient(snap, f, u))
+		}
+	})
+	return p
+}
+
+// encode is a message as a text frame's bytes.
+func encode(messageType string, data any) []byte {
+	b, err := json.Marshal(message{MessageType: messageType, Data: data})
+	if err != nil {
+		// Flags and segments are decoded from JSON; they always encode.
+		panic("sdk: encode " + messageType + ": " + err.Error())
+	}
+	return b
+}

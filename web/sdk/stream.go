@@ -1,0 +1,389 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+	"golang.org/x/time/rate"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// Close codes FeatBit's SDKs understand: 4003 stops them for good, any
+// other makes them reconnect with back-off.
+const (
+	closeInvalid     websocket.StatusCode = 4003
+	closeUnavailable                      = websocket.StatusInternalError // 1011
+	closeTooSlow                          = websocket.StatusTryAgainLater // 1013
+)
+
+// Connection types of the streaming endpoint.
+const (
+	typeServer = "server"
+	typeClient = "client"
+)
+
+// Streaming connection tuning.
+const (
+	sendQueue     = 64               // messages waiting for a connection before it counts as too slow
+	writeTimeout  = 10 * time.Second // for one message
+	pingInterval  = 30 * time.Second // WebSocket pings that find dead peers
+	pingTimeout   = 15 * time.Second
+	messageRate   = 10 // messages a second a connection may send, after a burst
+	messageBurst  = 20
+	catchUpMargin = 5000 // ms: what a catch-up re-sends from before its start, for commits that overtook others
+)
+
+// streaming serves FeatBit's WebSocket protocol. Like FeatBit, it accepts
+// every upgrade and then closes invalid ones with 4003, which SDKs take as
+// final; a database failure closes with 1011, after which they retry.
+func (s *Server) streaming(c echo.Context) error {
+	r := c.Request()
+	addr := c.RealIP()
+	if !s.limits.address.allow(addr) {
+		tooMany(c)
+		return c.NoContent(http.StatusTooManyRequests)
+	}
+	ws, err := websocket.Accept(c.Response(), r, &websocket.AcceptOptions{
+		// Browsers connect from any site; the token, not a cookie, authenticates.
+		InsecureSkipVerify: true,
+	})
+	if err != nil {
+		return nil // Accept has answered
+	}
+	ctx := r.Context()
+	q := r.URL.Query()
+	typ, ver := q.Get("type"), q.Get("version")
+	secret, at, err := ParseToken(q.Get("token"))
+	switch {
+	case typ != typeServer && typ != typeClient, ver != "" && ver != "1" && ver != "2", err != nil, !tokenFresh(at, s.now()):
+		s.limits.failures.allow(addr)
+		ws.Close(closeInvalid, "invalid request, close by server")
+		return nil
+	}
+	env, err := s.secretEnv(ctx, addr, secret)
+	switch {
+	case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.SecretType != typ):
+		ws.Close(closeInvalid, "invalid request, close by server")
+		return nil
+	case errors.Is(err, store.ErrTooManyRequests):
+		ws.Close(closeTooSlow, "too many requests, close by server")
+		return nil
+	case err != nil:
+		s.log.WarnContext(ctx, "streaming: looking up a secret", "err", err)
+		ws.Close(closeUnavailable, "service unavailable, close by server")
+		return nil
+	}
+	cn := &conn{srv: s, ws: ws, typ: typ, env: env, secret: secret, out: make(chan []byte, sendQueue),
+		messages: rate.NewLimiter(messageRate, messageBurst), pending: noSync}
+	s.hub.add(cn)
+	defer s.hub.remove(cn)
+	cn.serve(ctx)
+	return nil
+}
+
+// conn is one SDK's WebSocket. Messages to it go through a bounded queue:
+// whoever sends (the hub, its own reader) never waits for the network, and
+// a connection whose queue fills up is closed, so one slow or dead peer
+// never holds up anything else. The SDK reconnects and catches up.
+type conn struct {
+	srv      *Server
+	ws       *websocket.Conn
+	typ      string
+	env      store.SDKEnv
+	secret   string
+	out      chan []byte
+	messages *rate.Limiter
+	cancel   context.CancelFunc
+	once     sync.Once
+	closed   atomic.Bool
+
+	mu      sync.Mutex
+	user    *store.EndUser // a client SDK's user, once it sent one
+	syncing bool           // a data-sync answer is being made
+	pending syncRequest    // what to send when it is done
+}
+
+// syncRequest is a data-sync answer to make: full, or a patch of what
+// changed after since (math.MaxInt64: after what the last answer held,
+// less catchUpMargin).
+type syncRequest struct {
+	want  bool
+	full  bool
+	since int64
+}
+
+var noSync = syncRequest{}
+
+func (r syncRequest) merge(o syncRequest) syncRequest {
+	if !r.want {
+		return o
+	}
+	if !o.want {
+		return r
+	}
+	return syncRequest{want: true, full: r.full || o.full, since: min(r.since, o.since)}
+}
+
+func (c *conn) serve(ctx context.Context) {
+	ctx, c.cancel = context.WithCancel(ctx)
+	defer c.cancel()
+	c.ws.SetReadLimit(maxFrame)
+	go c.writeLoop(ctx)
+	go c.pingLoop(ctx)
+	for {
+		typ, data, err := c.ws.Read(ctx)
+		if err != nil {
+			c.close(websocket.StatusNormalClosure, "")
+			return
+		}
+		if typ != websocket.MessageText || !c.messages.Allow() {
+			continue // FeatBit reads text; floods are dropped
+		}
+		c.handle(ctx, data)
+	}
+}
+
+// send queues a message; a connection that cannot keep up is closed.
+func (c *conn) send(msg []byte) {
+	select {
+	case c.out <- msg:
+	default:
+		c.close(closeTooSlow, "too slow, close by server")
+	}
+}
+
+// close ends the connection once; it never waits for the peer.
+func (c *conn) close(code websocket.StatusCode, reason string) {
+	c.once.Do(func() {
+		c.closed.Store(true)
+		go func() {
+			c.ws.Close(code, reason) // waits for the peer's answer a little
+			if c.cancel != nil {
+				c.cancel()
+			}
+		}()
+	})
+}
+
+func (c *conn) writeLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case msg := <-c.out:
+			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			err := c.ws.Write(wctx, websocket.MessageText, msg)
+			cancel()
+			if err != nil {
+				c.close(closeTooSlow, "too slow, close by server")
+				return
+			}
+		}
+	}
+}
+
+// pingLoop finds peers that vanished without closing.
+func (c *conn) pingLoop(ctx context.Context) {
+	t := time.NewTicker(pingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+			err := c.ws.Ping(pctx)
+			cancel()
+			if err != nil {
+				c.close(websocket.StatusGoingAway, "no answer to ping")
+				return
+			}
+		}
+	}
+}
+
+// handle answers one message as FeatBit does: messages need messageType and
+// data (null is fine); unknown types, malformed ones and failures get no
+// answer and leave the socket open.
+func (c *conn) handle(ctx context.Context, data []byte) {
+	var m struct {
+		MessageType *string         `json:"messageType"`
+		Data        json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(data, &m) != nil || m.MessageType == nil || m.Data == nil {
+		return
+	}
+	switch strings.ToLower(*m.MessageType) {
+	case "ping":
+		c.send(pong)
+	case "echo":
+		c.send(encode("echo", m.Data))
+	case "data-sync":
+		c.dataSync(ctx, m.Data)
+	}
+}
+
+// dataSync answers an SDK's data-sync request: full when its timestamp is
+// 0 (or absent), else a patch of what changed after it. A client SDK's
+// request carries its user, who is kept for later pushes.
+func (c *conn) dataSync(ctx context.Context, data json.RawMessage) {
+	var req struct {
+		Timestamp json.RawMessage `json:"timestamp"`
+		User      *clientUser     `json:"user"`
+	}
+	if json.Unmarshal(data, &req) != nil {
+		return
+	}
+	ts, ok := timestamp(req.Timestamp)
+	if !ok {
+		return
+	}
+	if c.typ == typeClient {
+		u, ok := req.User.endUser()
+		if !ok {
+			return // FeatBit answers nothing without a user
+		}
+		c.mu.Lock()
+		c.user = &u
+		c.mu.Unlock()
+	}
+	c.sync(ctx, syncRequest{want: true, full: ts == 0, since: ts})
+}
+
+// timestamp reads a data-sync timestamp: absent or null is 0.
+func timestamp(raw json.RawMessage) (int64, bool) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return 0, true
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// sync makes the answer to req, or, when another is being made, has that
+// one follow up with it. Pushes that arrive meanwhile become a follow-up
+// patch too, so an SDK never gets a full answer after a newer push.
+func (c *conn) sync(ctx context.Context, req syncRequest) {
+	c.mu.Lock()
+	if c.syncing {
+		c.pending = c.pending.merge(req)
+		c.mu.Unlock()
+		return
+	}
+	c.syncing = true
+	c.mu.Unlock()
+	for {
+		snap, err := c.srv.cache.get(ctx, c.env)
+		if err != nil {
+			c.srv.log.WarnContext(ctx, "streaming: reading an environment", "err", err)
+			c.mu.Lock()
+			c.syncing, c.pending = false, noSync
+			c.mu.Unlock()
+			c.close(closeUnavailable, "service unavailable, close by server")
+			return
+		}
+		since := req.since
+		if since == math.MaxInt64 {
+			since = snap.ver - catchUpMargin
+		}
+		c.mu.Lock()
+		user := c.user
+		c.mu.Unlock()
+		msg := c.answer(snap, user, req.full, since)
+		c.mu.Lock()
+		if msg != nil {
+			c.send(msg)
+		}
+		req, c.pending = c.pending, noSync
+		if !req.want {
+			c.syncing = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+	}
+}
+
+// answer is a data-sync answer from snap. A client SDK without a user gets none.
+func (c *conn) answer(snap *snapshot, user *store.EndUser, full bool, since int64) []byte {
+	eventType := eventPatch
+	if full {
+		eventType = eventFull
+	}
+	if c.typ == typeServer {
+		return encode("data-sync", serverData(snap, eventType, since))
+	}
+	if user == nil {
+		return nil
+	}
+	return encode("data-sync", clientData(snap, eventType, since, *user))
+}
+
+// push sends a change, unless an answer is being made: then the change
+// follows that answer as a patch.
+func (c *conn) push(msg func(u *store.EndUser) []byte) {
+	if c.closed.Load() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.syncing {
+		c.pending = c.pending.merge(syncRequest{want: true, since: math.MaxInt64})
+		return
+	}
+	if m := msg(c.user); m != nil {
+		c.send(m)
+	}
+}
+
+// clientUser is a client SDK's user as it sends it; property values may be
+// any JSON and are compared as text.
+type clientUser struct {
+	KeyID                string  `json:"keyId"`
+	Name                 *string `json:"name"`
+	CustomizedProperties []struct {
+		Name  string          `json:"name"`
+		Value json.RawMessage `json:"value"`
+	} `json:"customizedProperties"`
+}
+
+func (cu *clientUser) endUser() (store.EndUser, bool) {
+	if cu == nil || strings.TrimSpace(cu.KeyID) == "" {
+		return store.EndUser{}, false
+	}
+	u := store.EndUser{KeyID: cu.KeyID, Name: cu.Name}
+	for _, p := range cu.CustomizedProperties {
+		u.CustomizedProperties = append(u.CustomizedProperties, store.UserProperty{Name: p.Name, Value: text(p.Value)})
+	}
+	return u, store.CheckEndUser(u) == nil
+}
+
+// text is a JSON value as FeatBit compares it: a string as is, anything
+// else as its JSON text, null as "".
+func text(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if t := strings.TrimSpace(string(raw)); t != "null" {
+		return t
+	}
+	return ""
+}

@@ -1,0 +1,56 @@
+// @featbit/js-client-sdk against Bunting: variations evaluated by the server
+// for the SDK's user, a change pushed within a second, and identify.
+// The SDK is for browsers; Node 20 gets the two browser globals it uses.
+'use strict';
+globalThis.WebSocket = require('ws');
+const memory = new Map();
+globalThis.localStorage = {
+  getItem: (k) => (memory.has(k) ? memory.get(k) : null),
+  setItem: (k, v) => memory.set(k, String(v)),
+  removeItem: (k) => memory.delete(k),
+  clear: () => memory.clear(),
+};
+
+const assert = require('node:assert/strict');
+const { FbClientBuilder, UserBuilder } = require('@featbit/js-client-sdk');
+const { config, toggle, changeSeen, result } = require('./common');
+
+async function main() {
+  const user = new UserBuilder('u-seg').name('Ann').custom('country', 'us').build();
+  const client = new FbClientBuilder()
+    .sdkKey(config.clientSecret)
+    .streamingUri(config.url.replace(/^http/, 'ws'))
+    .eventsUri(config.url)
+    .user(user)
+    .startWaitTime(3000)
+    .logLevel('error')
+    .build();
+  await client.waitForInitialization();
+
+  assert.equal(await client.boolVariation('ft-seg', true), false, 'ft-seg for a segment member');
+  assert.equal(await client.boolVariation('ft-rule', true), false, 'ft-rule for country us');
+  assert.equal(await client.boolVariation('ft-target', false), true, 'ft-target falls through');
+  assert.equal(await client.boolVariation('ft-off', true), false, 'ft-off');
+  assert.equal(await client.stringVariation('ft-string', ''), 'blue');
+  assert.equal(await client.numberVariation('ft-number', 0), 10);
+  assert.deepEqual(await client.jsonVariation('ft-json', {}), { limit: 5, tags: ['a'] });
+  const detail = await client.boolVariationDetail('ft-rule', true);
+  assert.equal(detail.value, false, JSON.stringify(detail));
+
+  const updated = new Promise((resolve) => client.on('update:ft-bool', resolve));
+  const pushMs = await changeSeen(1000, 'update:ft-bool', updated, () => toggle('ft-bool', false));
+  assert.equal(await client.boolVariation('ft-bool', true), false);
+
+  await client.identify(new UserBuilder('u-false').name('Bob').build());
+  let target;
+  for (let i = 0; i < 30; i++) {
+    target = await client.boolVariation('ft-target', true);
+    if (target === false) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(target, false, 'ft-target for u-false after identify');
+  await client.close();
+  result({ pushMs });
+}
+
+main().then(() => process.exit(0), (err) => { console.error(err); process.exit(1); });
