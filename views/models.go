@@ -230,6 +230,8 @@ type TokenList struct {
 	// Page is the current page, posted back by the row actions so the list
 	// stays where it was.
 	Page string
+	// Search is the part of a name the list is narrowed to.
+	Search string
 }
 
 // TokenRow is one access token.
@@ -238,6 +240,8 @@ type TokenRow struct {
 	Active                                             bool
 	// ToggleAction and DeleteAction are empty when the person may not manage it.
 	ToggleAction, DeleteAction string
+	// EditHref opens the token's page; empty when the person may not manage it.
+	EditHref string
 }
 
 // Pager moves between pages of a list.

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
@@ -57,12 +59,13 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		}
 		number = n
 	}
+	search := c.FormValue("q")
 	tokens, err := p.store.ListAccessTokens(c.Request().Context(), a,
-		store.AccessTokenFilter{Page: store.Page{Index: number - 1, Size: tokenPageSize}})
+		store.AccessTokenFilter{Name: search, Page: store.Page{Index: number - 1, Size: tokenPageSize}})
 	if err != nil {
 		return err
 	}
-	list := views.TokenList{CSRF: csrfToken(c), Page: strconv.Itoa(number)}
+	list := views.TokenList{CSRF: csrfToken(c), Page: strconv.Itoa(number), Search: search}
 	for _, t := range tokens.Items {
 		row := views.TokenRow{ID: t.ID.String(), Name: t.Name, Type: t.Type, Status: t.Status, Preview: t.Preview,
 			Creator: t.Creator.Email, LastUsed: "Never", Active: t.Status == store.TokenActive}
@@ -72,16 +75,17 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		if a.Can(store.TokenAction(t.Type), store.AccessTokenRN) {
 			row.ToggleAction = "/access-tokens/" + t.ID.String() + "/toggle"
 			row.DeleteAction = "/access-tokens/" + t.ID.String() + "/delete"
+			row.EditHref = "/access-tokens/" + t.ID.String()
 		}
 		list.Rows = append(list.Rows, row)
 	}
 	last := max(1, int((tokens.TotalCount+tokenPageSize-1)/tokenPageSize))
 	list.Pager.Label = fmt.Sprintf("Page %d of %d · %d %s", number, last, tokens.TotalCount, plural(int(tokens.TotalCount), "token", "tokens"))
 	if number > 1 {
-		list.Pager.Prev = "/access-tokens?page=" + strconv.Itoa(min(number-1, last))
+		list.Pager.Prev = tokensHref(min(number-1, last), search)
 	}
 	if number < last {
-		list.Pager.Next = "/access-tokens?page=" + strconv.Itoa(number+1)
+		list.Pager.Next = tokensHref(number+1, search)
 	}
 
 	tc := views.TokenCreate{Form: create, Created: created}
@@ -144,7 +148,7 @@ func (p *pages) toggleAccessToken(c echo.Context) error {
 	if t.Status == store.TokenActive {
 		verb = "activated"
 	}
-	return p.changed(c, "/access-tokens?page="+pageParam(c), fmt.Sprintf("Access token “%s” %s.", t.Name, verb), func() error {
+	return p.changed(c, tokensHref(pageNumber(c), c.FormValue("q")), fmt.Sprintf("Access token “%s” %s.", t.Name, verb), func() error {
 		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
 	})
 }
@@ -158,15 +162,118 @@ func (p *pages) deleteAccessToken(c echo.Context) error {
 	if err := p.store.DeleteAccessToken(c.Request().Context(), actor(c), id); err != nil {
 		return err
 	}
-	return p.changed(c, "/access-tokens?page="+pageParam(c), "Access token deleted.", func() error {
+	return p.changed(c, tokensHref(pageNumber(c), c.FormValue("q")), "Access token deleted.", func() error {
 		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
 	})
 }
 
-// pageParam is the page number a row action was posted from.
-func pageParam(c echo.Context) string {
+// pageNumber is the page number a row action was posted from.
+func pageNumber(c echo.Context) int {
 	if n, err := strconv.Atoi(c.FormValue("page")); err == nil && n > 0 {
-		return strconv.Itoa(n)
+		return n
 	}
-	return "1"
+	return 1
+}
+
+// tokensHref is a page of the token list, narrowed to names containing search.
+func tokensHref(number int, search string) string {
+	v := url.Values{"page": {strconv.Itoa(number)}}
+	if search != "" {
+		v.Set("q", search)
+	}
+	return "/access-tokens?" + v.Encode()
+}
+
+func tokenHref(id uuid.UUID) string { return "/access-tokens/" + id.String() }
+
+// accessToken shows a token's page: its name and, for a Service token, its
+// statements in the editor policies use.
+func (p *pages) accessToken(c echo.Context) error {
+	return p.accessTokenPage(c, http.StatusOK, nil)
+}
+
+// tokenEdit is the state of the token form just posted.
+type tokenEdit struct {
+	form     views.Form
+	drafts   []draft
+	problems map[int]string
+	refused  string
+}
+
+// accessTokenPage renders a token's page, or its form for htmx.
+func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	a := actor(c)
+	t, err := p.store.GetAccessToken(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if !a.Can(store.TokenAction(t.Type), store.AccessTokenRN) {
+		return store.ErrForbidden // the page only edits; the list shows the token
+	}
+	href := tokenHref(id)
+	if edited == nil {
+		edited = &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": t.Name}), drafts: drafts(t.Permissions)}
+	}
+	vm := views.AccessToken{Name: t.Name, Type: t.Type, Status: t.Status, Preview: t.Preview, Form: edited.form,
+		Crumbs: []views.Crumb{{Label: "Access tokens", Href: "/access-tokens"}}}
+	if t.Type == store.TokenService {
+		e, err := p.editor(ctx, a, "token", edited.drafts, !a.Can(store.CanManageIAM, store.IAMRN), edited.problems, edited.refused)
+		if err != nil {
+			return err
+		}
+		vm.Editor = &e
+	}
+	if isHTMX(c) {
+		return render(c, status, views.AccessTokenHeading(vm), views.AccessTokenForm(vm), views.Flashes(p.flashes(c)))
+	}
+	if vm.Shell, err = p.shell(c, t.Name, navAccessTokens); err != nil {
+		return err
+	}
+	return render(c, status, views.AccessTokenPage(vm))
+}
+
+// updateAccessToken renames a token and, for a Service token edited by
+// someone who manages IAM, edits or stores its statements.
+func (p *pages) updateAccessToken(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	a := actor(c)
+	href := tokenHref(id)
+	in := store.AccessTokenInput{Name: c.FormValue("name")}
+	edited := &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": in.Name})}
+	if edited.drafts, err = postedDrafts(c); err != nil {
+		return err
+	}
+	var editing bool
+	if edited.drafts, editing = edit(c, edited.drafts, c.FormValue("op")); editing {
+		return p.accessTokenPage(c, http.StatusOK, edited)
+	}
+	// The editor is there, and may be changed, when it posts its marker.
+	if c.FormValue("statements") == "edited" {
+		in.Permissions = statements(edited.drafts)
+	}
+	_, err = p.store.UpdateAccessToken(ctx, a, id, in)
+	if err == nil {
+		return p.changed(c, href, "Access token saved.", func() error { return p.accessTokenPage(c, http.StatusOK, nil) })
+	}
+	status, err := formProblems(err, &edited.form, "name", "permissions")
+	if err != nil {
+		return err
+	}
+	// Problems with the statements are shown in the editor, next to them.
+	if edited.form.Errors["permissions"] != "" {
+		delete(edited.form.Errors, "permissions")
+		if edited.problems = store.StatementProblems(in.Permissions); len(edited.problems) == 0 {
+			edited.refused = "A Service token needs at least one statement."
+		}
+	}
+	return p.accessTokenPage(c, status, edited)
 }

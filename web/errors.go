@@ -41,6 +41,8 @@ var ruleMessages = map[string]string{
 	"KeyHasBeenUsed":        "This key is already used.",
 	"NameHasBeenUsed":       "This name is already used.",
 	"EmailPasswordMismatch": "This is not your current password.",
+	"CannotRemoveLastOwner":        "This would leave the organization without an owner. Give another member the Owner policy first.",
+	"CannotModifySysManagedPolicy": "Built-in policies cannot be changed. Clone the policy to make your own version.",
 }
 
 // codeMessage explains a validation code like "name_is_required".
