@@ -427,9 +427,9 @@ func IAMListBody(l IAMList) templ.Component {
 							return templ_7745c5c3_Err
 						}
 						var templ_7745c5c3_Var23 string
-						templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(r.Title)
+						templ_7745c5c3_Var23, templ_7745c5c3_Err = templ.JoinStringErrs(" " + r.Title)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/iam_list.templ`, Line: 66, Col: 57}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/iam_list.templ`, Line: 66, Col: 62}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var23))
 						if templ_7745c5c3_Err != nil {
@@ -445,9 +445,9 @@ func IAMListBody(l IAMList) templ.Component {
 							return templ_7745c5c3_Err
 						}
 						var templ_7745c5c3_Var24 string
-						templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(r.Title)
+						templ_7745c5c3_Var24, templ_7745c5c3_Err = templ.JoinStringErrs(" " + r.Title)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/iam_list.templ`, Line: 70, Col: 54}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/iam_list.templ`, Line: 70, Col: 59}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var24))
 						if templ_7745c5c3_Err != nil {

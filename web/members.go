@@ -124,6 +124,9 @@ func (p *pages) addMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if f.Errors["email"] == fieldMessages["email_is_required"] { // that one speaks to someone signing in
+		f.Errors["email"] = "Enter the new member's email."
+	}
 	if f.Errors["policyIds"] != "" || f.Errors["groupIds"] != "" {
 		f.Values["custom"] = "true"
 	}

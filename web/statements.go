@@ -232,7 +232,7 @@ func (p *pages) editor(ctx context.Context, a *store.Actor, prefix string, ds []
 		st := d.st
 		f := views.StatementForm{Index: strconv.Itoa(i), Number: strconv.Itoa(i + 1), ID: st.ID, Allow: st.Effect == "allow",
 			TypeLabel: st.ResourceType, Resources: st.Resources, Tags: d.tags, Problem: problemText[problems[i]],
-			Tagged: st.ResourceType == store.TypeFlag || st.ResourceType == store.TypeSegment,
+			Tagged:  st.ResourceType == store.TypeFlag || st.ResourceType == store.TypeSegment,
 			Effects: options(st.Effect, "allow", "deny")}
 		f.Effects[0].Label, f.Effects[1].Label = "Allow", "Deny"
 		for _, t := range resourceTypes {
