@@ -271,6 +271,22 @@ func TestBrowserIAM(t *testing.T) {
 	b.shoot(base, "/members", "members", `[data-testid=member-list]`)
 	b.shoot(base, "/members/"+memberID(t, a, "dev@example.com"), "member", `[data-testid=member-groups]`)
 
+	// The other IAM pages fit a phone too.
+	g, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Release team", Description: "Ships the web shop."})
+	must(t, err)
+	tok, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "deploy", Type: store.TokenService, Permissions: saved.Statements})
+	must(t, err)
+	for name, path := range map[string]string{
+		"groups":       "/groups",
+		"group":        "/groups/" + g.ID.String() + "?mall=true",
+		"policies":     "/policies",
+		"policy-owner": "/policies/" + store.OwnerPolicyID.String(),
+		"organization": "/organization",
+		"token":        "/access-tokens/" + tok.ID.String(),
+	} {
+		b.shoot(base, path, name, `main`)
+	}
+
 	// Sign out, sign in as the new member.
 	b.do("sign out",
 		chromedp.Click(chromedp.CSS(`[data-testid=logout]`)),
