@@ -253,7 +253,7 @@ func (p *pages) updateAccessToken(c echo.Context) error {
 		return err
 	}
 	var editing bool
-	if edited.drafts, editing = edit(c, edited.drafts, c.FormValue("op")); editing {
+	if edited.drafts, editing = edit(edited.drafts, c.FormValue("op")); editing {
 		return p.accessTokenPage(c, http.StatusOK, edited)
 	}
 	// The editor is there, and may be changed, when it posts its marker.

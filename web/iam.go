@@ -3,8 +3,10 @@ package web
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -94,9 +96,14 @@ func (s listState) values() url.Values {
 
 // hidden is the list's state as the hidden fields of a row action.
 func (s listState) hidden() []views.Hidden {
+	return hiddenFields(s.values())
+}
+
+// hiddenFields are values as hidden fields, in the order of their names.
+func hiddenFields(v url.Values) []views.Hidden {
 	var out []views.Hidden
-	for k, vs := range s.values() {
-		out = append(out, views.Hidden{Name: k, Value: vs[0]})
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		out = append(out, views.Hidden{Name: k, Value: v.Get(k)})
 	}
 	return out
 }
@@ -137,11 +144,8 @@ func (s listState) pager(base string, keep url.Values, total int64, size int, on
 // parameters (such as its tab), carried by the list's search and pager.
 func iamList(c echo.Context, id, base string, s listState, keep url.Values, total int64, size int, one, many string) views.IAMList {
 	l := views.IAMList{ID: id, Href: base, Param: s.param, Search: s.search, All: s.all, CSRF: csrfToken(c),
-		State: s.hidden(), Pager: s.pager(base, keep, total, size, one, many), OOB: "#flash"}
-	for k, vs := range keep {
-		l.Keep = append(l.Keep, views.Hidden{Name: k, Value: vs[0]})
-		l.State = append(l.State, views.Hidden{Name: k, Value: vs[0]})
-	}
+		State: s.hidden(), Pager: s.pager(base, keep, total, size, one, many), OOB: "#flash", Keep: hiddenFields(keep)}
+	l.State = append(l.State, l.Keep...)
 	return l
 }
 
@@ -181,7 +185,7 @@ func (p *pages) refusal(c echo.Context, err error) (int, bool) {
 // builtIn tells a built-in (SysManaged) policy.
 func builtIn(typ string) bool { return typ == store.PolicySysManaged }
 
-// policyBadge marks built-in policies in lists.
+// policyBadges marks built-in policies in lists.
 func policyBadges(typ string) []views.Badge {
 	if builtIn(typ) {
 		return []views.Badge{{Label: "Built-in", Kind: "blue"}}

@@ -193,8 +193,9 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 	il.Hint = "Policies the member has through their groups."
 	il.Empty = "No policies through groups."
 	for _, pol := range inherited.Items {
-		il.Rows = append(il.Rows, views.IAMRow{Key: pol.Name + "/" + pol.GroupName, Title: pol.Name, Sub: "Through the group " + pol.GroupName,
-			Href: policyHref(pol.ID), Badges: append(policyBadges(pol.Type), views.Badge{Label: pol.GroupName, Kind: "gray", Href: groupHref(pol.GroupID)})})
+		il.Rows = append(il.Rows, views.IAMRow{Key: pol.Name + "/" + pol.GroupName, Title: pol.Name, Sub: pol.Description,
+			Href: policyHref(pol.ID), Badges: append(policyBadges(pol.Type),
+				views.Badge{Label: "Through " + pol.GroupName, Kind: "gray", Href: groupHref(pol.GroupID)})})
 	}
 
 	if isHTMX(c) {

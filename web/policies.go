@@ -225,7 +225,7 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ds, editing := edit(c, ds, c.FormValue("op"))
+	ds, editing := edit(ds, c.FormValue("op"))
 	if editing {
 		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds})
 	}

@@ -18,10 +18,11 @@ import (
 // op. Editing happens on the server, so it works without script and the
 // rules stay in one place: every op but "save" answers the editor again.
 
-// draft is one statement in the editor, with its pattern helper's choices.
+// draft is one statement in the editor, with the index its fields were
+// posted under and its pattern helper's choices.
 type draft struct {
-	st          store.Statement
-	scope, tags string
+	st                 store.Statement
+	index, scope, tags string
 }
 
 // resourceTypes are the statement types the editor offers, most used first.
@@ -57,7 +58,7 @@ func postedDrafts(c echo.Context) ([]draft, error) {
 		f := "st-" + i + "-"
 		d := draft{st: store.Statement{ID: form.Get(f + "id"), ResourceType: form.Get(f + "type"), Effect: form.Get(f + "effect"),
 			Actions: append([]string{}, form[f+"actions"]...), Resources: []string{}},
-			scope: form.Get(f + "scope"), tags: form.Get(f + "tags")}
+			index: i, scope: form.Get(f + "scope"), tags: form.Get(f + "tags")}
 		for _, r := range form[f+"resources"] {
 			if r = strings.TrimSpace(r); r != "" {
 				d.st.Resources = append(d.st.Resources, r)
@@ -68,23 +69,23 @@ func postedDrafts(c echo.Context) ([]draft, error) {
 	return out, nil
 }
 
-// edit applies op to the drafts as posted (indexes are the posted ones) and
-// reports whether the person is still editing, that is op is not "save".
-func edit(c echo.Context, ds []draft, op string) ([]draft, bool) {
+// edit applies op, which names statements by their posted index, to the
+// drafts, and reports whether the person is still editing, that is op is
+// not "save".
+func edit(ds []draft, op string) ([]draft, bool) {
 	if op == "save" {
 		return ds, false
 	}
-	posted := c.Request().Form["st"] // the posted indexes, in the drafts' order
-	at := func(index string) int { return slices.Index(posted, index) }
+	at := func(index string) int { return slices.IndexFunc(ds, func(d draft) bool { return d.index == index }) }
 	switch {
 	case op == "add":
 		ds = append(ds, draft{st: store.Statement{ResourceType: store.TypeFlag, Effect: "allow", Actions: []string{}, Resources: []string{}}})
 	case strings.HasPrefix(op, "remove-"):
-		if i := at(strings.TrimPrefix(op, "remove-")); i >= 0 && i < len(ds) {
+		if i := at(strings.TrimPrefix(op, "remove-")); i >= 0 {
 			ds = slices.Delete(ds, i, i+1)
 		}
 	case strings.HasPrefix(op, "resource-"):
-		if i := at(strings.TrimPrefix(op, "resource-")); i >= 0 && i < len(ds) {
+		if i := at(strings.TrimPrefix(op, "resource-")); i >= 0 {
 			if r := pattern(ds[i].st.ResourceType, ds[i].scope, ds[i].tags); r != "" && !slices.Contains(ds[i].st.Resources, r) {
 				ds[i].st.Resources = append(ds[i].st.Resources, r)
 				ds[i].tags = ""
@@ -93,7 +94,7 @@ func edit(c echo.Context, ds []draft, op string) ([]draft, bool) {
 	case strings.HasPrefix(op, "drop-"):
 		index, j, _ := strings.Cut(strings.TrimPrefix(op, "drop-"), "-")
 		n, err := strconv.Atoi(j)
-		if i := at(index); i >= 0 && i < len(ds) && err == nil && n >= 0 && n < len(ds[i].st.Resources) {
+		if i := at(index); i >= 0 && err == nil && n >= 0 && n < len(ds[i].st.Resources) {
 			ds[i].st.Resources = slices.Delete(ds[i].st.Resources, n, n+1)
 		}
 	}
