@@ -59,9 +59,9 @@ type IAMList struct {
 // IAMRow is one member, group or policy in an IAM list.
 type IAMRow struct {
 	// Key tells rows apart in tests (an email or a name).
-	Key             string
+	Key              string
 	Title, Sub, Href string
-	Badges          []Badge
+	Badges           []Badge
 	// Attached marks rows that hold the attachment, in a "show all" list.
 	Attached bool
 	// Action is where the row's add or remove button posts; empty when the
@@ -80,8 +80,8 @@ type Badge struct {
 // Members is the members page: the list and the form that adds one.
 type Members struct {
 	Shell
-	Add   MemberAdd
-	List  MemberList
+	Add  MemberAdd
+	List MemberList
 }
 
 // MemberAdd adds a member by email and, right after, shows the new user's
@@ -209,7 +209,7 @@ type PolicySettings struct {
 // PolicyClone is the page that clones a policy.
 type PolicyClone struct {
 	Shell
-	Crumbs []Crumb
+	Crumbs     []Crumb
 	Source     string
 	Form       Form
 	CancelHref string
@@ -259,13 +259,13 @@ type StatementEditor struct {
 type StatementForm struct {
 	// Index names the statement's fields; Number is its position for people.
 	Index, Number, ID string
-	Types     []Option
-	Effects   []Option
+	Types             []Option
+	Effects           []Option
 	// TypeLabel and EffectLabel name the chosen type and effect (read-only view).
-	TypeLabel   string
-	Allow       bool
-	Actions     []Check
-	Resources   []string
+	TypeLabel string
+	Allow     bool
+	Actions   []Check
+	Resources []string
 	// Scopes are the patterns the helper offers for the statement's type.
 	Scopes []OptionGroup
 	// Tagged shows the tags field of the helper (flags and segments).
@@ -279,9 +279,9 @@ type StatementForm struct {
 // token, edit its statements.
 type AccessToken struct {
 	Shell
-	Crumbs                     []Crumb
+	Crumbs                      []Crumb
 	Name, Type, Status, Preview string
-	Form                       Form
+	Form                        Form
 	// Editor is nil for Personal tokens, and read-only for those who may not
 	// manage IAM.
 	Editor *StatementEditor
