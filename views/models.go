@@ -215,6 +215,9 @@ type TokenCreate struct {
 	Types []Option
 	// Created is the new token, set only in the answer to its creation.
 	Created *CreatedToken
+	// Editor edits a new Service token's statements; nil when the person
+	// may not create Service tokens.
+	Editor *StatementEditor
 }
 
 // CreatedToken is a token just created, with its value.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,7 +20,7 @@ const tokenPageSize = 10
 
 // accessTokens lists the organization's access tokens, a page at a time.
 func (p *pages) accessTokens(c echo.Context) error {
-	return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
+	return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil, nil)
 }
 
 // tokenCreate is the creation form, offering only the token types the person
@@ -48,8 +49,9 @@ func (p *pages) tokenTypes(c echo.Context) []string {
 }
 
 // accessTokensPage renders the page at the page number the request names
-// ("page", from 1); created is the token just created, shown this once.
-func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form, created *views.CreatedToken) error {
+// ("page", from 1); editing is the state of the creation form's statement
+// editor, nil for a fresh one; created is the token just created, shown this once.
+func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form, editing *tokenEdit, created *views.CreatedToken) error {
 	a := actor(c)
 	number := 1
 	if s := c.FormValue("page"); s != "" {
@@ -91,6 +93,17 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 	tc := views.TokenCreate{Form: create, Created: created}
 	if create != nil {
 		tc.Types = options(create.Values["type"], p.tokenTypes(c)...)
+		if slices.Contains(p.tokenTypes(c), store.TokenService) {
+			if editing == nil { // a new Service token starts with one statement to fill in
+				editing = &tokenEdit{drafts: []draft{{st: store.Statement{ResourceType: store.TypeFlag, Effect: "allow",
+					Actions: []string{}, Resources: []string{}}}}}
+			}
+			e, err := p.editor(c.Request().Context(), a, "token-create", editing.drafts, false, editing.problems, editing.refused)
+			if err != nil {
+				return err
+			}
+			tc.Editor = &e
+		}
 	}
 	if isHTMX(c) {
 		return render(c, status, views.TokenCreateView(tc), views.TokenListView(list), views.Flashes(p.flashes(c)))
@@ -111,9 +124,23 @@ func (p *pages) createAccessToken(c echo.Context) error {
 		return err
 	}
 	raw := strings.TrimSpace(c.FormValue("permissions"))
-	var err error
-	if raw != "" && json.Unmarshal([]byte(raw), &in.Permissions) != nil {
-		err = store.Invalid("permissions_is_invalid") // as the API's body_is_invalid: the store never sees it
+	values := map[string]string{"name": in.Name, "type": in.Type, "permissions": raw}
+	ds, err := postedDrafts(c)
+	if err != nil {
+		return err
+	}
+	ds, editing := edit(ds, c.FormValue("op"))
+	if editing {
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, values), &tokenEdit{drafts: ds}, nil)
+	}
+	// Statements pasted as JSON win over the editor's.
+	switch {
+	case raw != "":
+		if json.Unmarshal([]byte(raw), &in.Permissions) != nil {
+			err = store.Invalid("permissions_is_invalid") // as the API's body_is_invalid: the store never sees it
+		}
+	case in.Type == store.TokenService && c.FormValue("statements") == "edited":
+		in.Permissions = statements(ds)
 	}
 	var t store.AccessToken
 	if err == nil {
@@ -121,9 +148,9 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	}
 	if err == nil {
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: fmt.Sprintf("Access token “%s” created.", t.Name)}})
-		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), &views.CreatedToken{Name: t.Name, Value: t.Token})
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil, &views.CreatedToken{Name: t.Name, Value: t.Token})
 	}
-	f := p.tokenCreate(c, map[string]string{"name": in.Name, "type": in.Type, "permissions": raw})
+	f := p.tokenCreate(c, values)
 	if f == nil {
 		return err
 	}
@@ -131,7 +158,21 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return p.accessTokensPage(c, status, f, nil)
+	edited := &tokenEdit{drafts: ds}
+	if raw == "" && f.Errors["permissions"] != "" { // the editor's statements: shown next to them
+		delete(f.Errors, "permissions")
+		edited.problems, edited.refused = statementRefusal(in.Permissions)
+	}
+	return p.accessTokensPage(c, status, f, edited, nil)
+}
+
+// statementRefusal explains statements a Service token was refused.
+func statementRefusal(sts []store.Statement) (map[int]string, string) {
+	problems := store.StatementProblems(sts)
+	if len(problems) == 0 {
+		return nil, "A Service token needs at least one statement."
+	}
+	return problems, ""
 }
 
 // toggleAccessToken activates or deactivates a token.
@@ -149,7 +190,7 @@ func (p *pages) toggleAccessToken(c echo.Context) error {
 		verb = "activated"
 	}
 	return p.changed(c, tokensHref(pageNumber(c), c.FormValue("q")), fmt.Sprintf("Access token “%s” %s.", t.Name, verb), func() error {
-		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil, nil)
 	})
 }
 
@@ -163,7 +204,7 @@ func (p *pages) deleteAccessToken(c echo.Context) error {
 		return err
 	}
 	return p.changed(c, tokensHref(pageNumber(c), c.FormValue("q")), "Access token deleted.", func() error {
-		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil, nil)
 	})
 }
 
@@ -271,9 +312,7 @@ func (p *pages) updateAccessToken(c echo.Context) error {
 	// Problems with the statements are shown in the editor, next to them.
 	if edited.form.Errors["permissions"] != "" {
 		delete(edited.form.Errors, "permissions")
-		if edited.problems = store.StatementProblems(in.Permissions); len(edited.problems) == 0 {
-			edited.refused = "A Service token needs at least one statement."
-		}
+		edited.problems, edited.refused = statementRefusal(in.Permissions)
 	}
 	return p.accessTokenPage(c, status, edited)
 }

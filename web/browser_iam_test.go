@@ -185,6 +185,9 @@ func TestBrowserIAM(t *testing.T) {
 	}
 	changeType("segment", "CreateSegment")
 	changeType("flag", "UpdateFlagName")
+	if n := b.eval(`String(document.querySelectorAll('[data-testid=statement-problem]').length)`); n != "0" {
+		t.Errorf("changing the type tried to save the statements")
+	}
 	b.do("tick actions, build a pattern",
 		chromedp.Click(chromedp.CSS(`[data-testid=statement-action][value=UpdateFlagName]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid=statement-action][value=ToggleFlag]`)),
@@ -270,6 +273,29 @@ func TestBrowserIAM(t *testing.T) {
 	}
 	b.shoot(base, "/members", "members", `[data-testid=member-list]`)
 	b.shoot(base, "/members/"+memberID(t, a, "dev@example.com"), "member", `[data-testid=member-groups]`)
+
+	// A Service token is created with the same editor.
+	b.do("create a Service token",
+		chromedp.Navigate(base+"/access-tokens"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=token-create]`)),
+		chromedp.SendKeys(chromedp.CSS(`#token-create-name`), "ci"),
+		chromedp.SetValue(chromedp.CSS(`#token-create-type`), "Service"),
+	)
+	b.eval(`(() => { document.querySelector('#token-create-type').dispatchEvent(new Event('change', {bubbles: true})); return "" })()`)
+	b.do("fill its statement",
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=token-permissions] [data-testid=statement]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=token-permissions] [data-testid=statement-action][value=ToggleFlag]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=token-permissions] [data-testid=resource-add]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=token-permissions] [data-testid=statement-resource]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=token-create-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=token-value]`)),
+	)
+	tokens, err := a.st.ListAccessTokens(ctx, owner, store.AccessTokenFilter{Name: "ci", Page: store.Page{Size: 10}})
+	must(t, err)
+	if len(tokens.Items) != 1 || len(tokens.Items[0].Permissions) != 1 ||
+		!slices.Equal(tokens.Items[0].Permissions[0].Resources, []string{"project/*:env/*:flag/*"}) {
+		t.Errorf("Service token %+v", tokens.Items)
+	}
 
 	// The other IAM pages fit a phone too.
 	g, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Release team", Description: "Ships the web shop."})

@@ -587,6 +587,33 @@ func TestAccessTokenPage(t *testing.T) {
 		t.Fatalf("edit link %q", edit)
 	}
 
+	// A Service token is created with the statement editor too.
+	b.get("/access-tokens")
+	if !b.last.has("token-permissions") || len(findAll(b.last.must("token-permissions"), "statement")) != 1 {
+		t.Errorf("the creation form has no statement editor")
+	}
+	create := url.Values{"name": {"ci"}, "type": {"Service"}, "statements": {"edited"}, "st": {"0"},
+		"st-0-type": {"project"}, "st-0-effect": {"allow"}, "st-0-actions": {"CanAccessProject"}}
+	create.Set("op", "add")
+	if p := b.post("/access-tokens", create).status(http.StatusOK); len(p.findAll("statement")) != 2 || p.has("token-value") {
+		t.Errorf("adding a statement to a new token: %d statements", len(p.findAll("statement")))
+	}
+	create.Set("op", "save")
+	p := b.post("/access-tokens", create).status(http.StatusBadRequest)
+	if got := text(find(p.must("token-permissions"), "statement-problem")); !strings.HasPrefix(got, "Add at least one resource pattern") {
+		t.Errorf("new token's statement problem %q", got)
+	}
+	create.Set("st-0-resources", "project/*")
+	p = b.post("/access-tokens", create).status(http.StatusOK)
+	if !p.has("token-value") {
+		t.Fatalf("Service token not created: %s", p.text("flash-error"))
+	}
+	ci, err := a.st.ListAccessTokens(t.Context(), owner, store.AccessTokenFilter{Name: "ci", Page: store.Page{Size: 10}})
+	must(t, err)
+	if len(ci.Items) != 1 || len(ci.Items[0].Permissions) != 1 || ci.Items[0].Permissions[0].Resources[0] != "project/*" {
+		t.Errorf("created %+v", ci.Items)
+	}
+
 	// A Personal token is renamed; it has no statements.
 	b.get(edit).status(http.StatusOK)
 	if b.last.has("statement-editor") {
@@ -607,7 +634,7 @@ func TestAccessTokenPage(t *testing.T) {
 	if n := len(b.last.findAll("statement")); n != 1 {
 		t.Fatalf("%d statements shown", n)
 	}
-	p := b.post(path, url.Values{"name": {"deploy"}, "statements": {"edited"}, "op": {"add"}, "st": {"0"},
+	p = b.post(path, url.Values{"name": {"deploy"}, "statements": {"edited"}, "op": {"add"}, "st": {"0"},
 		"st-0-type": {"project"}, "st-0-effect": {"allow"}, "st-0-actions": {"CanAccessProject"}, "st-0-resources": {"project/*"}}).status(http.StatusOK)
 	if n := len(p.findAll("statement")); n != 2 {
 		t.Fatalf("%d statements after add", n)

@@ -70,10 +70,10 @@ func postedDrafts(c echo.Context) ([]draft, error) {
 }
 
 // edit applies op, which names statements by their posted index, to the
-// drafts, and reports whether the person is still editing, that is op is
-// not "save".
+// drafts, and reports whether the person is still editing: any op but
+// "save" or none.
 func edit(ds []draft, op string) ([]draft, bool) {
-	if op == "save" {
+	if op == "save" || op == "" {
 		return ds, false
 	}
 	at := func(index string) int { return slices.IndexFunc(ds, func(d draft) bool { return d.index == index }) }
