@@ -715,6 +715,22 @@ func TestDeveloperCannotManageIAM(t *testing.T) {
 			t.Errorf("POST %s: got %d %q, want the 403 page", path, p.code, p.text("error-heading"))
 		}
 	}
+	// A Service token's statements are read-only to them, and refused when posted.
+	tok, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "svc", Type: store.TokenService,
+		Permissions: []store.Statement{{ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
+	must(t, err)
+	tp := "/access-tokens/" + tok.ID.String()
+	if p := b.get(tp).status(http.StatusOK); p.has("statement-add") || !p.has("statement") {
+		t.Errorf("a Developer may edit a Service token's statements")
+	}
+	statements.Set("name", "svc")
+	statements.Set("statements", "edited")
+	if p := b.post(tp, statements); p.code != http.StatusForbidden || p.text("error-heading") != "Not allowed" {
+		t.Errorf("POST %s: got %d %q, want the 403 page", tp, p.code, p.text("error-heading"))
+	}
+	b.get(tp)
+	b.post(tp, url.Values{"name": {"renamed"}, "op": {"save"}}).status(http.StatusOK) // renaming is theirs to do
+
 	after, err := a.st.GetPolicy(ctx, owner, pol.ID)
 	must(t, err)
 	if after.Name != "Mine" || len(after.Statements) != 0 {
