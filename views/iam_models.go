@@ -68,8 +68,6 @@ type IAMRow struct {
 	// row has none. Remove tells which of the two it is.
 	Action string
 	Remove bool
-	// Confirm, when set, asks before the action (with script).
-	Confirm string
 }
 
 // Badge is a small label, Kind being its colour ("gray", "blue", "green", "amber").
