@@ -54,6 +54,12 @@
     var t = e.target;
     if (t.form) t.form.querySelectorAll("[data-show-when]").forEach(applyShowWhen);
     if (t.hasAttribute && t.hasAttribute("data-autosubmit") && t.form) t.form.requestSubmit();
+    // data-submit-with="id" submits the form with that (script-hidden) button,
+    // by clicking it: htmx learns a form's submitter from clicks.
+    if (t.hasAttribute && t.hasAttribute("data-submit-with")) {
+      var with_ = document.getElementById(t.getAttribute("data-submit-with"));
+      if (with_) with_.click();
+    }
   });
 
   // Briefly replaces a button's label to confirm what happened.

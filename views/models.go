@@ -217,6 +217,9 @@ type TokenCreate struct {
 	Types []Option
 	// Created is the new token, set only in the answer to its creation.
 	Created *CreatedToken
+	// Editor edits a new Service token's statements; nil when the person
+	// may not create Service tokens.
+	Editor *StatementEditor
 }
 
 // CreatedToken is a token just created, with its value.
@@ -232,6 +235,8 @@ type TokenList struct {
 	// Page is the current page, posted back by the row actions so the list
 	// stays where it was.
 	Page string
+	// Search is the part of a name the list is narrowed to.
+	Search string
 }
 
 // TokenRow is one access token.
@@ -240,6 +245,8 @@ type TokenRow struct {
 	Active                                             bool
 	// ToggleAction and DeleteAction are empty when the person may not manage it.
 	ToggleAction, DeleteAction string
+	// EditHref opens the token's page; empty when the person may not manage it.
+	EditHref string
 }
 
 // Pager moves between pages of a list.

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
@@ -17,7 +20,7 @@ const tokenPageSize = 10
 
 // accessTokens lists the organization's access tokens, a page at a time.
 func (p *pages) accessTokens(c echo.Context) error {
-	return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
+	return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil, nil)
 }
 
 // tokenCreate is the creation form, offering only the token types the person
@@ -46,8 +49,9 @@ func (p *pages) tokenTypes(c echo.Context) []string {
 }
 
 // accessTokensPage renders the page at the page number the request names
-// ("page", from 1); created is the token just created, shown this once.
-func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form, created *views.CreatedToken) error {
+// ("page", from 1); editing is the state of the creation form's statement
+// editor, nil for a fresh one; created is the token just created, shown this once.
+func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form, editing *tokenEdit, created *views.CreatedToken) error {
 	a := actor(c)
 	number := 1
 	if s := c.FormValue("page"); s != "" {
@@ -57,12 +61,13 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		}
 		number = n
 	}
+	search := c.FormValue("q")
 	tokens, err := p.store.ListAccessTokens(c.Request().Context(), a,
-		store.AccessTokenFilter{Page: store.Page{Index: number - 1, Size: tokenPageSize}})
+		store.AccessTokenFilter{Name: search, Page: store.Page{Index: number - 1, Size: tokenPageSize}})
 	if err != nil {
 		return err
 	}
-	list := views.TokenList{CSRF: csrfToken(c), Page: strconv.Itoa(number)}
+	list := views.TokenList{CSRF: csrfToken(c), Page: strconv.Itoa(number), Search: search}
 	for _, t := range tokens.Items {
 		row := views.TokenRow{ID: t.ID.String(), Name: t.Name, Type: t.Type, Status: t.Status, Preview: t.Preview,
 			Creator: t.Creator.Email, LastUsed: "Never", Active: t.Status == store.TokenActive}
@@ -72,21 +77,33 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		if a.Can(store.TokenAction(t.Type), store.AccessTokenRN) {
 			row.ToggleAction = "/access-tokens/" + t.ID.String() + "/toggle"
 			row.DeleteAction = "/access-tokens/" + t.ID.String() + "/delete"
+			row.EditHref = "/access-tokens/" + t.ID.String()
 		}
 		list.Rows = append(list.Rows, row)
 	}
 	last := max(1, int((tokens.TotalCount+tokenPageSize-1)/tokenPageSize))
 	list.Pager.Label = fmt.Sprintf("Page %d of %d · %d %s", number, last, tokens.TotalCount, plural(int(tokens.TotalCount), "token", "tokens"))
 	if number > 1 {
-		list.Pager.Prev = "/access-tokens?page=" + strconv.Itoa(min(number-1, last))
+		list.Pager.Prev = tokensHref(min(number-1, last), search)
 	}
 	if number < last {
-		list.Pager.Next = "/access-tokens?page=" + strconv.Itoa(number+1)
+		list.Pager.Next = tokensHref(number+1, search)
 	}
 
 	tc := views.TokenCreate{Form: create, Created: created}
 	if create != nil {
 		tc.Types = options(create.Values["type"], p.tokenTypes(c)...)
+		if slices.Contains(p.tokenTypes(c), store.TokenService) {
+			if editing == nil { // a new Service token starts with one statement to fill in
+				editing = &tokenEdit{drafts: []draft{{st: store.Statement{ResourceType: store.TypeFlag, Effect: "allow",
+					Actions: []string{}, Resources: []string{}}}}}
+			}
+			e, err := p.editor(c.Request().Context(), a, "token-create", editing.drafts, false, editing.problems, editing.refused)
+			if err != nil {
+				return err
+			}
+			tc.Editor = &e
+		}
 	}
 	if isHTMX(c) {
 		return render(c, status, views.TokenCreateView(tc), views.TokenListView(list), views.Flashes(p.flashes(c)))
@@ -107,9 +124,23 @@ func (p *pages) createAccessToken(c echo.Context) error {
 		return err
 	}
 	raw := strings.TrimSpace(c.FormValue("permissions"))
-	var err error
-	if raw != "" && json.Unmarshal([]byte(raw), &in.Permissions) != nil {
-		err = store.Invalid("permissions_is_invalid") // as the API's body_is_invalid: the store never sees it
+	values := map[string]string{"name": in.Name, "type": in.Type, "permissions": raw}
+	ds, err := postedDrafts(c)
+	if err != nil {
+		return err
+	}
+	ds, editing := edit(ds, c.FormValue("op"))
+	if editing {
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, values), &tokenEdit{drafts: ds}, nil)
+	}
+	// Statements pasted as JSON win over the editor's.
+	switch {
+	case raw != "":
+		if json.Unmarshal([]byte(raw), &in.Permissions) != nil {
+			err = store.Invalid("permissions_is_invalid") // as the API's body_is_invalid: the store never sees it
+		}
+	case in.Type == store.TokenService && c.FormValue("statements") == "edited":
+		in.Permissions = statements(ds)
 	}
 	var t store.AccessToken
 	if err == nil {
@@ -117,9 +148,9 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	}
 	if err == nil {
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: fmt.Sprintf("Access token “%s” created.", t.Name)}})
-		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), &views.CreatedToken{Name: t.Name, Value: t.Token})
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil, &views.CreatedToken{Name: t.Name, Value: t.Token})
 	}
-	f := p.tokenCreate(c, map[string]string{"name": in.Name, "type": in.Type, "permissions": raw})
+	f := p.tokenCreate(c, values)
 	if f == nil {
 		return err
 	}
@@ -127,7 +158,21 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return p.accessTokensPage(c, status, f, nil)
+	edited := &tokenEdit{drafts: ds}
+	if raw == "" && f.Errors["permissions"] != "" { // the editor's statements: shown next to them
+		delete(f.Errors, "permissions")
+		edited.problems, edited.refused = statementRefusal(in.Permissions)
+	}
+	return p.accessTokensPage(c, status, f, edited, nil)
+}
+
+// statementRefusal explains statements a Service token was refused.
+func statementRefusal(sts []store.Statement) (map[int]string, string) {
+	problems := store.StatementProblems(sts)
+	if len(problems) == 0 {
+		return nil, "A Service token needs at least one statement."
+	}
+	return problems, ""
 }
 
 // toggleAccessToken activates or deactivates a token.
@@ -144,8 +189,8 @@ func (p *pages) toggleAccessToken(c echo.Context) error {
 	if t.Status == store.TokenActive {
 		verb = "activated"
 	}
-	return p.changed(c, "/access-tokens?page="+pageParam(c), fmt.Sprintf("Access token “%s” %s.", t.Name, verb), func() error {
-		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
+	return p.changed(c, tokensHref(pageNumber(c), c.FormValue("q")), fmt.Sprintf("Access token “%s” %s.", t.Name, verb), func() error {
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil, nil)
 	})
 }
 
@@ -158,15 +203,116 @@ func (p *pages) deleteAccessToken(c echo.Context) error {
 	if err := p.store.DeleteAccessToken(c.Request().Context(), actor(c), id); err != nil {
 		return err
 	}
-	return p.changed(c, "/access-tokens?page="+pageParam(c), "Access token deleted.", func() error {
-		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil)
+	return p.changed(c, tokensHref(pageNumber(c), c.FormValue("q")), "Access token deleted.", func() error {
+		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil, nil)
 	})
 }
 
-// pageParam is the page number a row action was posted from.
-func pageParam(c echo.Context) string {
+// pageNumber is the page number a row action was posted from.
+func pageNumber(c echo.Context) int {
 	if n, err := strconv.Atoi(c.FormValue("page")); err == nil && n > 0 {
-		return strconv.Itoa(n)
+		return n
 	}
-	return "1"
+	return 1
+}
+
+// tokensHref is a page of the token list, narrowed to names containing search.
+func tokensHref(number int, search string) string {
+	v := url.Values{"page": {strconv.Itoa(number)}}
+	if search != "" {
+		v.Set("q", search)
+	}
+	return "/access-tokens?" + v.Encode()
+}
+
+func tokenHref(id uuid.UUID) string { return "/access-tokens/" + id.String() }
+
+// accessToken shows a token's page: its name and, for a Service token, its
+// statements in the editor policies use.
+func (p *pages) accessToken(c echo.Context) error {
+	return p.accessTokenPage(c, http.StatusOK, nil)
+}
+
+// tokenEdit is the state of the token form just posted.
+type tokenEdit struct {
+	form     views.Form
+	drafts   []draft
+	problems map[int]string
+	refused  string
+}
+
+// accessTokenPage renders a token's page, or its form for htmx.
+func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	a := actor(c)
+	t, err := p.store.GetAccessToken(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if !a.Can(store.TokenAction(t.Type), store.AccessTokenRN) {
+		return store.ErrForbidden // the page only edits; the list shows the token
+	}
+	href := tokenHref(id)
+	if edited == nil {
+		edited = &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": t.Name}), drafts: drafts(t.Permissions)}
+	}
+	vm := views.AccessToken{Name: t.Name, Type: t.Type, Status: t.Status, Preview: t.Preview, Form: edited.form,
+		Crumbs: []views.Crumb{{Label: "Access tokens", Href: "/access-tokens"}}}
+	if t.Type == store.TokenService {
+		e, err := p.editor(ctx, a, "token", edited.drafts, !a.Can(store.CanManageIAM, store.IAMRN), edited.problems, edited.refused)
+		if err != nil {
+			return err
+		}
+		vm.Editor = &e
+	}
+	if isHTMX(c) {
+		return render(c, status, views.AccessTokenHeading(vm), views.AccessTokenForm(vm), views.Flashes(p.flashes(c)))
+	}
+	if vm.Shell, err = p.shell(c, t.Name, navAccessTokens); err != nil {
+		return err
+	}
+	return render(c, status, views.AccessTokenPage(vm))
+}
+
+// updateAccessToken renames a token and, for a Service token edited by
+// someone who manages IAM, edits or stores its statements.
+func (p *pages) updateAccessToken(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	a := actor(c)
+	href := tokenHref(id)
+	in := store.AccessTokenInput{Name: c.FormValue("name")}
+	edited := &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": in.Name})}
+	if edited.drafts, err = postedDrafts(c); err != nil {
+		return err
+	}
+	var editing bool
+	if edited.drafts, editing = edit(edited.drafts, c.FormValue("op")); editing {
+		return p.accessTokenPage(c, http.StatusOK, edited)
+	}
+	// The editor is there, and may be changed, when it posts its marker.
+	if c.FormValue("statements") == "edited" {
+		in.Permissions = statements(edited.drafts)
+	}
+	_, err = p.store.UpdateAccessToken(ctx, a, id, in)
+	if err == nil {
+		return p.changed(c, href, "Access token saved.", func() error { return p.accessTokenPage(c, http.StatusOK, nil) })
+	}
+	status, err := formProblems(err, &edited.form, "name", "permissions")
+	if err != nil {
+		return err
+	}
+	// Problems with the statements are shown in the editor, next to them.
+	if edited.form.Errors["permissions"] != "" {
+		delete(edited.form.Errors, "permissions")
+		edited.problems, edited.refused = statementRefusal(in.Permissions)
+	}
+	return p.accessTokenPage(c, status, edited)
 }

@@ -28,6 +28,9 @@ var fieldMessages = map[string]string{
 	"issuer_is_invalid":                     "Enter an absolute http or https URL.",
 	"scope_is_invalid":                      "Separate scopes with spaces and include openid.",
 	"clientAuthenticationMethod_is_invalid": "Choose one of the methods offered.",
+	"policyIds_is_invalid":                  "Choose among this organization's policies.",
+	"groupIds_is_invalid":                   "Choose among this organization's groups.",
+	"defaultPermissions_is_invalid":         "Choose among this organization's policies and groups.",
 }
 
 // Business rules that concern one field of the form that broke them.
@@ -41,6 +44,10 @@ var ruleMessages = map[string]string{
 	"KeyHasBeenUsed":        "This key is already used.",
 	"NameHasBeenUsed":       "This name is already used.",
 	"EmailPasswordMismatch": "This is not your current password.",
+
+	// Rules of identity and access management.
+	"CannotRemoveLastOwner":        "This would leave the organization without an owner. Give another member the Owner policy first.",
+	"CannotModifySysManagedPolicy": "Built-in policies cannot be changed. Clone the policy to make your own version.",
 }
 
 // codeMessage explains a validation code like "name_is_required".

@@ -40,6 +40,7 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 	if a.Can(store.ListAccessTokens, store.AccessTokenRN) {
 		nav = append(nav, views.NavItem{Label: "Access tokens", Href: "/access-tokens", TestID: "nav-access-tokens", Active: active == navAccessTokens})
 	}
+	nav = append(nav, iamNav(a, orgs, active)...)
 	nav = append(nav,
 		views.NavItem{Label: "Workspace", Href: "/workspace", TestID: "nav-workspace", Active: active == navWorkspace},
 		views.NavItem{Label: "Profile", Href: "/profile", TestID: "nav-profile", Active: active == navProfile})

@@ -278,28 +278,47 @@ const (
 // resource type and effect, actions that exist for the type (or "*"), and
 // non-empty well-formed resource patterns.
 func validateStatements(statements []Statement) bool {
-	for _, st := range statements {
-		if st.Effect != "allow" && st.Effect != "deny" {
-			return false
-		}
-		if st.ResourceType != TypeAll && !slices.ContainsFunc(Catalogue, func(g ActionGroup) bool { return g.ResourceType == st.ResourceType }) {
-			return false
-		}
-		if len(st.Actions) == 0 || len(st.Resources) == 0 {
-			return false
-		}
-		for _, a := range st.Actions {
-			if a != "*" && (st.ResourceType != TypeAll && actionType[a] != st.ResourceType || st.ResourceType == TypeAll && actionType[a] == "") {
-				return false
-			}
-		}
-		for _, r := range st.Resources {
-			if !wellFormedPattern(r) {
-				return false
-			}
+	return len(StatementProblems(statements)) == 0
+}
+
+// StatementProblems tells editors of statements which of them are invalid
+// and why, so a page can point at the statement behind statements_is_invalid:
+// by index, the first field found wrong ("effect", "resourceType", "actions"
+// or "resources"). Valid statements are absent.
+func StatementProblems(statements []Statement) map[int]string {
+	out := map[int]string{}
+	for i, st := range statements {
+		if field := statementProblem(st); field != "" {
+			out[i] = field
 		}
 	}
-	return true
+	return out
+}
+
+func statementProblem(st Statement) string {
+	if st.Effect != "allow" && st.Effect != "deny" {
+		return "effect"
+	}
+	if st.ResourceType != TypeAll && !slices.ContainsFunc(Catalogue, func(g ActionGroup) bool { return g.ResourceType == st.ResourceType }) {
+		return "resourceType"
+	}
+	if len(st.Actions) == 0 {
+		return "actions"
+	}
+	for _, a := range st.Actions {
+		if a != "*" && (st.ResourceType != TypeAll && actionType[a] != st.ResourceType || st.ResourceType == TypeAll && actionType[a] == "") {
+			return "actions"
+		}
+	}
+	if len(st.Resources) == 0 {
+		return "resources"
+	}
+	for _, r := range st.Resources {
+		if !wellFormedPattern(r) {
+			return "resources"
+		}
+	}
+	return ""
 }
 
 // wellFormedPattern accepts "*" or ":"-separated "type/key[;tags]" parts of

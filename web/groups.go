@@ -1,0 +1,251 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+func groupHref(id uuid.UUID) string { return "/groups/" + id.String() }
+
+// groups lists the organization's groups with the form that creates one.
+func (p *pages) groups(c echo.Context) error {
+	return p.groupsPage(c, http.StatusOK, p.form(c, "group-create", "/groups", nil))
+}
+
+// groupsPage renders the groups page, or its regions for htmx; create is the
+// state of the creation form.
+func (p *pages) groupsPage(c echo.Context, status int, create views.Form) error {
+	s := readList(c, "")
+	gs, err := p.store.ListGroups(c.Request().Context(), actor(c), s.filter(iamPageSize))
+	if err != nil {
+		return err
+	}
+	list := views.GroupList{Search: s.search, Pager: s.pager("/groups", nil, gs.TotalCount, iamPageSize, "group", "groups")}
+	for _, g := range gs.Items {
+		list.Rows = append(list.Rows, views.GroupRow{Name: g.Name, Description: g.Description, Href: groupHref(g.ID)})
+	}
+	if isHTMX(c) {
+		return render(c, status, views.GroupCreate(create), views.GroupListView(list), views.Flashes(p.flashes(c)))
+	}
+	shell, err := p.shell(c, "Groups", navGroups)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.GroupsPage(views.Groups{Shell: shell, Create: create, List: list}))
+}
+
+// createGroup creates a group.
+func (p *pages) createGroup(c echo.Context) error {
+	var in store.GroupInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	g, err := p.store.CreateGroup(c.Request().Context(), actor(c), in)
+	if err == nil {
+		return p.changed(c, "/groups", fmt.Sprintf("Group “%s” created.", g.Name), func() error {
+			return p.groupsPage(c, http.StatusOK, p.form(c, "group-create", "/groups", nil))
+		})
+	}
+	f := p.form(c, "group-create", "/groups", map[string]string{"name": in.Name, "description": in.Description})
+	status, err := formProblems(err, &f, "name", "description")
+	if err != nil {
+		return err
+	}
+	return p.groupsPage(c, status, f)
+}
+
+// group shows one group with its members and policies.
+func (p *pages) group(c echo.Context) error { return p.groupPage(c, http.StatusOK, nil) }
+
+// groupPage renders a group's page, or its regions for htmx; settings is the
+// state of the settings form just posted. Its lists read their own
+// parameters: m… for members, p… for policies.
+func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	a := actor(c)
+	g, err := p.store.GetGroup(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	href := groupHref(id)
+	if settings == nil {
+		f := p.form(c, "group-settings", href, map[string]string{"name": g.Name, "description": g.Description})
+		settings = &f
+	}
+
+	ms := readList(c, "m")
+	members, err := p.store.ListGroupMembers(ctx, a, id, ms.filter(innerPageSize))
+	if err != nil {
+		return err
+	}
+	ml := iamList(c, "group-members", href, ms, nil, members.TotalCount, innerPageSize, "member", "members")
+	ml.Title, ml.SearchLabel, ml.AllLabel, ml.AttachedLabel = "Members", "Search by email or name", "Show all members", "Member"
+	ml.Empty = "No members yet. Switch on “Show all members” to add some."
+	for _, m := range members.Items {
+		ml.Rows = append(ml.Rows, views.IAMRow{Key: m.Email, Title: m.Email, Sub: otherName(m.Name, m.Email), Href: memberHref(m.ID),
+			Attached: m.IsGroupMember, Remove: m.IsGroupMember,
+			Action: attachAction(href+"/members/"+m.ID.String(), m.IsGroupMember)})
+	}
+
+	ps := readList(c, "p")
+	policies, err := p.store.ListGroupPolicies(ctx, a, id, ps.filter(innerPageSize))
+	if err != nil {
+		return err
+	}
+	pl := iamList(c, "group-policies", href, ps, nil, policies.TotalCount, innerPageSize, "policy", "policies")
+	pl.Title, pl.SearchLabel, pl.AllLabel, pl.AttachedLabel = "Policies", "Search policies", "Show all policies", "Given"
+	pl.Empty = "No policies yet. Switch on “Show all policies” to give one."
+	for _, pol := range policies.Items {
+		pl.Rows = append(pl.Rows, views.IAMRow{Key: pol.Name, Title: pol.Name, Sub: pol.Description, Href: policyHref(pol.ID),
+			Badges: policyBadges(pol.Type), Attached: pol.IsGroupPolicy, Remove: pol.IsGroupPolicy,
+			Action: attachAction(href+"/policies/"+pol.ID.String(), pol.IsGroupPolicy)})
+	}
+
+	if isHTMX(c) {
+		return render(c, status, []templ.Component{views.GroupHeading(g.Name), views.GroupSettings(*settings),
+			views.IAMListView(ml), views.IAMListView(pl), views.Flashes(p.flashes(c))}...)
+	}
+	shell, err := p.shell(c, g.Name, navGroups)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.GroupPage(views.Group{Shell: shell, Crumbs: []views.Crumb{{Label: "Groups", Href: "/groups"}},
+		Name: g.Name, Settings: *settings, Members: ml, Policies: pl, DeleteHref: href + "/delete"}))
+}
+
+// otherName is a person's name when it says more than their email.
+func otherName(name, email string) string {
+	if name == email {
+		return ""
+	}
+	return name
+}
+
+// updateGroup renames and describes a group.
+func (p *pages) updateGroup(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in store.GroupInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	_, err = p.store.UpdateGroup(c.Request().Context(), actor(c), id, in)
+	if err == nil {
+		return p.changed(c, groupHref(id), "Group saved.", func() error { return p.groupPage(c, http.StatusOK, nil) })
+	}
+	f := p.form(c, "group-settings", groupHref(id), map[string]string{"name": in.Name, "description": in.Description})
+	status, err := formProblems(err, &f, "name", "description")
+	if err != nil {
+		return err
+	}
+	return p.groupPage(c, status, &f)
+}
+
+// confirmDeleteGroup asks before deleting a group.
+func (p *pages) confirmDeleteGroup(c echo.Context) error {
+	return p.confirmDeleteGroupPage(c, http.StatusOK)
+}
+
+func (p *pages) confirmDeleteGroupPage(c echo.Context, status int) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	g, err := p.store.GetGroup(c.Request().Context(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	href := groupHref(id)
+	return p.iamConfirm(c, status, navGroups, views.Confirm{
+		Crumbs:  []views.Crumb{{Label: "Groups", Href: "/groups"}, {Label: g.Name, Href: href}},
+		Heading: fmt.Sprintf("Delete the group “%s”?", g.Name),
+		Consequences: []string{
+			"Its members lose the policies they have through it; their own policies stay.",
+			"It is no longer given to new members by default.",
+		},
+		Action: href + "/delete", Button: "Delete group", CancelHref: href,
+	})
+}
+
+// deleteGroup deletes a group; leaving the organization without an owner is
+// refused with a message on the confirmation page.
+func (p *pages) deleteGroup(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	err = p.store.DeleteGroup(c.Request().Context(), actor(c), id)
+	if status, ok := p.refusal(c, err); ok {
+		return p.confirmDeleteGroupPage(c, status)
+	}
+	if err != nil {
+		return err
+	}
+	p.keepFlash(c, "Group deleted.")
+	return c.Redirect(http.StatusSeeOther, "/groups")
+}
+
+// groupAttachment reads the group and the other id of an attachment route.
+func groupAttachment(c echo.Context, other string) (groupID, otherID uuid.UUID, err error) {
+	if groupID, err = pathID(c, "id"); err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	otherID, err = pathID(c, other)
+	return groupID, otherID, err
+}
+
+// addGroupMember and its siblings change a group's members and policies
+// from the group's page.
+func (p *pages) addGroupMember(c echo.Context) error {
+	id, memberID, err := groupAttachment(c, "memberId")
+	if err != nil {
+		return err
+	}
+	err = p.store.AddGroupMember(c.Request().Context(), actor(c), id, memberID)
+	return p.groupChanged(c, err, id, "m", "Member added.")
+}
+
+func (p *pages) removeGroupMember(c echo.Context) error {
+	id, memberID, err := groupAttachment(c, "memberId")
+	if err != nil {
+		return err
+	}
+	err = p.store.RemoveGroupMember(c.Request().Context(), actor(c), id, memberID)
+	return p.groupChanged(c, err, id, "m", "Member removed from the group.")
+}
+
+func (p *pages) addGroupPolicy(c echo.Context) error {
+	id, policyID, err := groupAttachment(c, "policyId")
+	if err != nil {
+		return err
+	}
+	err = p.store.AddGroupPolicy(c.Request().Context(), actor(c), id, policyID)
+	return p.groupChanged(c, err, id, "p", "Policy given to the group.")
+}
+
+func (p *pages) removeGroupPolicy(c echo.Context) error {
+	id, policyID, err := groupAttachment(c, "policyId")
+	if err != nil {
+		return err
+	}
+	err = p.store.RemoveGroupPolicy(c.Request().Context(), actor(c), id, policyID)
+	return p.groupChanged(c, err, id, "p", "Policy taken from the group.")
+}
+
+func (p *pages) groupChanged(c echo.Context, err error, id uuid.UUID, param, message string) error {
+	to := readList(c, param).href(groupHref(id), nil)
+	return p.attached(c, err, to, message, func(status int) error { return p.groupPage(c, status, nil) })
+}

@@ -1,0 +1,309 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+func memberHref(id uuid.UUID) string { return "/members/" + id.String() }
+
+// choicesSize is how many policies and groups the forms that grant them list.
+const choicesSize = store.MaxPageSize
+
+// members lists the organization's members with the form that adds one.
+func (p *pages) members(c echo.Context) error {
+	return p.membersPage(c, http.StatusOK, p.form(c, "member-add", "/members", nil), store.MemberInput{}, nil)
+}
+
+// membersPage renders the members page, or its regions for htmx. add is the
+// state of the form, chosen what it had ticked, added the member just added.
+func (p *pages) membersPage(c echo.Context, status int, add views.Form, chosen store.MemberInput, added *views.AddedMember) error {
+	ctx := c.Request().Context()
+	a := actor(c)
+	s := readList(c, "")
+	ms, err := p.store.ListMembers(ctx, a, s.filter(iamPageSize))
+	if err != nil {
+		return err
+	}
+	list := views.MemberList{Search: s.search, Pager: s.pager("/members", nil, ms.TotalCount, iamPageSize, "member", "members")}
+	for _, m := range ms.Items {
+		row := views.MemberRow{Name: m.Name, Email: m.Email, Href: memberHref(m.ID)}
+		for _, g := range m.Groups {
+			row.Groups = append(row.Groups, views.Badge{Label: g.Name, Kind: "gray", Href: groupHref(g.ID)})
+		}
+		list.Rows = append(list.Rows, row)
+	}
+	form := views.MemberAdd{Form: add, Added: added}
+	if form.Policies, form.Groups, form.More, err = p.grantChoices(c, chosen.PolicyIDs, chosen.GroupIDs); err != nil {
+		return err
+	}
+	if isHTMX(c) {
+		return render(c, status, views.MemberAddView(form), views.MemberListView(list), views.Flashes(p.flashes(c)))
+	}
+	shell, err := p.shell(c, "Members", navMembers)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.MembersPage(views.Members{Shell: shell, Add: form, List: list}))
+}
+
+// grantChoices lists the organization's policies and groups as checkboxes,
+// ticking those chosen; more tells that some could not be listed.
+func (p *pages) grantChoices(c echo.Context, policyIDs, groupIDs []uuid.UUID) (policies, groups []views.Check, more bool, err error) {
+	ctx := c.Request().Context()
+	first := store.IAMFilter{Page: store.Page{Size: choicesSize}}
+	ps, err := p.store.ListPolicies(ctx, actor(c), first)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	gs, err := p.store.ListGroups(ctx, actor(c), first)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	for _, pol := range ps.Items {
+		policies = append(policies, views.Check{Value: pol.ID.String(), Label: pol.Name, Hint: pol.Description, Checked: slices.Contains(policyIDs, pol.ID)})
+	}
+	for _, g := range gs.Items {
+		groups = append(groups, views.Check{Value: g.ID.String(), Label: g.Name, Hint: g.Description, Checked: slices.Contains(groupIDs, g.ID)})
+	}
+	return policies, groups, ps.TotalCount > int64(len(ps.Items)) || gs.TotalCount > int64(len(gs.Items)), nil
+}
+
+// formIDs decodes the ids a form posted under name; a malformed one is the
+// field's problem, as the API's JSON decoding would make it.
+func formIDs(c echo.Context, name string) ([]uuid.UUID, error) {
+	params, err := c.FormParams()
+	if err != nil {
+		return nil, err
+	}
+	var out []uuid.UUID
+	for _, s := range params[name] {
+		id, err := uuid.Parse(s)
+		if err != nil {
+			return nil, store.Invalid(name + "_is_invalid")
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+// addMember adds a member and shows their initial password to the inviter.
+// The answer is the page itself, not a redirect, because the password must
+// never be kept for a later request.
+func (p *pages) addMember(c echo.Context) error {
+	in := store.MemberInput{Email: c.FormValue("email")}
+	var err error
+	if in.PolicyIDs, err = formIDs(c, "policyIds"); err == nil {
+		in.GroupIDs, err = formIDs(c, "groupIds")
+	}
+	var m store.Member
+	if err == nil {
+		m, err = p.store.AddMember(c.Request().Context(), actor(c), in)
+	}
+	if err == nil {
+		added := &views.AddedMember{Email: m.Email, Href: memberHref(m.ID)}
+		if m.InitialPassword != nil {
+			added.Password = *m.InitialPassword
+		}
+		c.Set(flashKey, []views.Flash{{Kind: "success", Text: fmt.Sprintf("%s is a member now.", m.Email)}})
+		return p.membersPage(c, http.StatusOK, p.form(c, "member-add", "/members", nil), store.MemberInput{}, added)
+	}
+	values := map[string]string{"email": in.Email}
+	if len(in.PolicyIDs)+len(in.GroupIDs) > 0 {
+		values["custom"] = "true"
+	}
+	f := p.form(c, "member-add", "/members", values)
+	status, err := formProblems(err, &f, "email", "policyIds", "groupIds")
+	if err != nil {
+		return err
+	}
+	if f.Errors["email"] == fieldMessages["email_is_required"] { // that one speaks to someone signing in
+		f.Errors["email"] = "Enter the new member's email."
+	}
+	if f.Errors["policyIds"] != "" || f.Errors["groupIds"] != "" {
+		f.Values["custom"] = "true"
+	}
+	return p.membersPage(c, status, f, in, nil)
+}
+
+// member shows one member with their groups and policies.
+func (p *pages) member(c echo.Context) error { return p.memberPage(c, http.StatusOK) }
+
+// memberPage renders a member's page, or its regions for htmx. Each of its
+// lists reads its own parameters: g… for groups, p… for direct policies,
+// i… for inherited ones.
+func (p *pages) memberPage(c echo.Context, status int) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	a := actor(c)
+	m, err := p.store.GetMember(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	href := memberHref(id)
+
+	gs := readList(c, "g")
+	groups, err := p.store.ListMemberGroups(ctx, a, id, gs.filter(innerPageSize))
+	if err != nil {
+		return err
+	}
+	gl := iamList(c, "member-groups", href, gs, nil, groups.TotalCount, innerPageSize, "group", "groups")
+	gl.Title, gl.SearchLabel, gl.AllLabel, gl.AttachedLabel = "Groups", "Search groups", "Show all groups", "Member"
+	gl.Hint = "The member has the policies of every group they belong to."
+	gl.Empty = "Not in any group. Switch on “Show all groups” to add them to one."
+	gl.OOB = "#flash,#member-inherited-body"
+	for _, g := range groups.Items {
+		gl.Rows = append(gl.Rows, views.IAMRow{Key: g.Name, Title: g.Name, Sub: g.Description, Href: groupHref(g.ID),
+			Attached: g.IsGroupMember, Remove: g.IsGroupMember,
+			Action: attachAction(href+"/groups/"+g.ID.String(), g.IsGroupMember)})
+	}
+
+	ps := readList(c, "p")
+	policies, err := p.store.ListMemberDirectPolicies(ctx, a, id, ps.filter(innerPageSize))
+	if err != nil {
+		return err
+	}
+	pl := iamList(c, "member-policies", href, ps, nil, policies.TotalCount, innerPageSize, "policy", "policies")
+	pl.Title, pl.SearchLabel, pl.AllLabel, pl.AttachedLabel = "Direct policies", "Search policies", "Show all policies", "Given"
+	pl.Hint = "Policies given to the member themselves."
+	pl.Empty = "No policies given directly. Switch on “Show all policies” to give one."
+	for _, pol := range policies.Items {
+		pl.Rows = append(pl.Rows, views.IAMRow{Key: pol.Name, Title: pol.Name, Sub: pol.Description, Href: policyHref(pol.ID),
+			Badges: policyBadges(pol.Type), Attached: pol.IsMemberPolicy, Remove: pol.IsMemberPolicy,
+			Action: attachAction(href+"/policies/"+pol.ID.String(), pol.IsMemberPolicy)})
+	}
+
+	is := readList(c, "i")
+	inherited, err := p.store.ListMemberInheritedPolicies(ctx, a, id, is.filter(innerPageSize))
+	if err != nil {
+		return err
+	}
+	il := iamList(c, "member-inherited", href, is, nil, inherited.TotalCount, innerPageSize, "policy", "policies")
+	il.Title, il.SearchLabel = "Inherited policies", "Search policies"
+	il.Hint = "Policies the member has through their groups."
+	il.Empty = "No policies through groups."
+	for _, pol := range inherited.Items {
+		il.Rows = append(il.Rows, views.IAMRow{Key: pol.Name + "/" + pol.GroupName, Title: pol.Name, Sub: pol.Description,
+			Href: policyHref(pol.ID), Badges: append(policyBadges(pol.Type),
+				views.Badge{Label: "Through " + pol.GroupName, Kind: "gray", Href: groupHref(pol.GroupID)})})
+	}
+
+	if isHTMX(c) {
+		return render(c, status, views.IAMListView(gl), views.IAMListView(pl), views.IAMListView(il), views.Flashes(p.flashes(c)))
+	}
+	shell, err := p.shell(c, m.Email, navMembers)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.MemberPage(views.Member{Shell: shell, Crumbs: []views.Crumb{{Label: "Members", Href: "/members"}},
+		Name: m.Name, Email: m.Email, Groups: gl, Policies: pl, Inherited: il, RemoveHref: href + "/remove"}))
+}
+
+// memberAttachment reads the member and the other id of an attachment route.
+func memberAttachment(c echo.Context, other string) (memberID, otherID uuid.UUID, err error) {
+	if memberID, err = pathID(c, "id"); err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	otherID, err = pathID(c, other)
+	return memberID, otherID, err
+}
+
+// addMemberGroup and its siblings change a member's groups and direct
+// policies from the member's page.
+func (p *pages) addMemberGroup(c echo.Context) error {
+	id, groupID, err := memberAttachment(c, "groupId")
+	if err != nil {
+		return err
+	}
+	err = p.store.AddGroupMember(c.Request().Context(), actor(c), groupID, id)
+	return p.memberChanged(c, err, id, "g", "Added to the group.")
+}
+
+func (p *pages) removeMemberGroup(c echo.Context) error {
+	id, groupID, err := memberAttachment(c, "groupId")
+	if err != nil {
+		return err
+	}
+	err = p.store.RemoveGroupMember(c.Request().Context(), actor(c), groupID, id)
+	return p.memberChanged(c, err, id, "g", "Removed from the group.")
+}
+
+func (p *pages) addMemberPolicy(c echo.Context) error {
+	id, policyID, err := memberAttachment(c, "policyId")
+	if err != nil {
+		return err
+	}
+	err = p.store.AddMemberPolicy(c.Request().Context(), actor(c), id, policyID)
+	return p.memberChanged(c, err, id, "p", "Policy given.")
+}
+
+func (p *pages) removeMemberPolicy(c echo.Context) error {
+	id, policyID, err := memberAttachment(c, "policyId")
+	if err != nil {
+		return err
+	}
+	err = p.store.RemoveMemberPolicy(c.Request().Context(), actor(c), id, policyID)
+	return p.memberChanged(c, err, id, "p", "Policy taken away.")
+}
+
+// memberChanged answers a change on the member's page, back at the list it
+// came from (param names it).
+func (p *pages) memberChanged(c echo.Context, err error, id uuid.UUID, param, message string) error {
+	to := readList(c, param).href(memberHref(id), nil)
+	return p.attached(c, err, to, message, func(status int) error { return p.memberPage(c, status) })
+}
+
+// confirmRemoveMember asks before removing a member from the organization.
+func (p *pages) confirmRemoveMember(c echo.Context) error {
+	return p.confirmRemoveMemberPage(c, http.StatusOK)
+}
+
+func (p *pages) confirmRemoveMemberPage(c echo.Context, status int) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	m, err := p.store.GetMember(c.Request().Context(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	href := memberHref(id)
+	return p.iamConfirm(c, status, navMembers, views.Confirm{
+		Crumbs:  []views.Crumb{{Label: "Members", Href: "/members"}, {Label: m.Email, Href: href}},
+		Heading: fmt.Sprintf("Remove %s from the organization?", m.Email),
+		Consequences: []string{
+			fmt.Sprintf("%s loses every policy and group in this organization.", m.Email),
+			"Their Personal access tokens stop working here.",
+			"Their account stays: they can still sign in to other organizations they belong to.",
+		},
+		Action: href + "/remove", Button: "Remove member", CancelHref: href,
+	})
+}
+
+// removeMember removes a member from the organization; removing the last
+// owner is refused with a message on the confirmation page.
+func (p *pages) removeMember(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	err = p.store.RemoveMember(c.Request().Context(), actor(c), id)
+	if status, ok := p.refusal(c, err); ok {
+		return p.confirmRemoveMemberPage(c, status)
+	}
+	if err != nil {
+		return err
+	}
+	p.keepFlash(c, "Member removed from the organization.")
+	return c.Redirect(http.StatusSeeOther, "/members")
+}

@@ -1,0 +1,121 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// currentOrganization is the organization the person works in.
+func (p *pages) currentOrganization(c echo.Context) (store.Organization, error) {
+	a := actor(c)
+	orgs, err := p.store.ListOrganizations(c.Request().Context(), a)
+	if err != nil {
+		return store.Organization{}, err
+	}
+	for _, o := range orgs {
+		if o.ID == a.OrgID {
+			return o, nil
+		}
+	}
+	return store.Organization{}, store.ErrNotFound
+}
+
+// mayChangeOrganization tells whether the person may change any of the
+// organization's settings, and so sees its page in the navigation.
+func mayChangeOrganization(a *store.Actor, key string) bool {
+	rn := store.OrganizationRN(key)
+	return a.Can(store.UpdateOrgName, rn) || a.Can(store.UpdateOrgDefaultUserPermissions, rn)
+}
+
+// organization shows the organization's settings.
+func (p *pages) organization(c echo.Context) error {
+	return p.organizationPage(c, http.StatusOK, nil, nil)
+}
+
+// organizationPage renders the organization's page, or its region for htmx;
+// posted is the state of the form just posted and defaults what it ticked.
+func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form, defaults *store.DefaultPermissions) error {
+	a := actor(c)
+	org, err := p.currentOrganization(c)
+	if err != nil {
+		return err
+	}
+	vm := views.Organization{Key: org.Key, Editable: mayChangeOrganization(a, org.Key)}
+	if posted != nil {
+		vm.Form = *posted
+	} else {
+		vm.Form = p.form(c, "org", "/organization", map[string]string{"name": org.Name})
+	}
+	// The defaults are listed from the policies and groups, which only those
+	// who manage IAM may read.
+	if a.Can(store.UpdateOrgDefaultUserPermissions, store.OrganizationRN(org.Key)) && a.Can(store.CanManageIAM, store.IAMRN) {
+		if defaults == nil {
+			defaults = &org.DefaultPermissions
+		}
+		d := views.OrgDefaults{}
+		if d.Policies, d.Groups, d.More, err = p.grantChoices(c, defaults.PolicyIDs, defaults.GroupIDs); err != nil {
+			return err
+		}
+		d.Keep = unlisted("policyIds", defaults.PolicyIDs, d.Policies)
+		d.Keep = append(d.Keep, unlisted("groupIds", defaults.GroupIDs, d.Groups)...)
+		vm.Defaults = &d
+	}
+	if isHTMX(c) {
+		return render(c, status, views.OrganizationSettings(vm), views.Flashes(p.flashes(c)))
+	}
+	if vm.Shell, err = p.shell(c, "Organization", navOrganization); err != nil {
+		return err
+	}
+	return render(c, status, views.OrganizationPage(vm))
+}
+
+// unlisted keeps the ids that the checkboxes do not show, as hidden fields.
+func unlisted(name string, ids []uuid.UUID, shown []views.Check) []views.Hidden {
+	var out []views.Hidden
+	for _, id := range ids {
+		if !slices.ContainsFunc(shown, func(ch views.Check) bool { return ch.Value == id.String() }) {
+			out = append(out, views.Hidden{Name: name, Value: id.String()})
+		}
+	}
+	return out
+}
+
+// updateOrganization renames the organization and, when the form has them,
+// sets the default permissions of new members.
+func (p *pages) updateOrganization(c echo.Context) error {
+	in := store.OrganizationInput{Name: c.FormValue("name")}
+	var err error
+	if c.FormValue("defaults") == "true" {
+		d := store.DefaultPermissions{}
+		if d.PolicyIDs, err = formIDs(c, "policyIds"); err == nil {
+			d.GroupIDs, err = formIDs(c, "groupIds")
+		}
+		if d.PolicyIDs == nil {
+			d.PolicyIDs = []uuid.UUID{}
+		}
+		if d.GroupIDs == nil {
+			d.GroupIDs = []uuid.UUID{}
+		}
+		in.DefaultPermissions = &d
+	}
+	if err == nil {
+		_, err = p.store.UpdateOrganization(c.Request().Context(), actor(c), in)
+	}
+	if err == nil {
+		return p.changed(c, "/organization", "Organization saved.", func() error {
+			return p.organizationPage(c, http.StatusOK, nil, nil)
+		})
+	}
+	f := p.form(c, "org", "/organization", map[string]string{"name": in.Name})
+	status, err := formProblems(err, &f, "name", "defaultPermissions")
+	if err != nil {
+		return err
+	}
+	return p.organizationPage(c, status, &f, in.DefaultPermissions)
+}

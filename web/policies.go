@@ -1,0 +1,438 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+func policyHref(id uuid.UUID) string { return "/policies/" + id.String() }
+
+// The tabs of a policy's page.
+const (
+	tabStatements = "statements"
+	tabMembers    = "members"
+	tabGroups     = "groups"
+	tabSettings   = "settings"
+)
+
+// policies lists the policies with the form that creates one.
+func (p *pages) policies(c echo.Context) error {
+	return p.policiesPage(c, http.StatusOK, p.form(c, "policy-create", "/policies", nil))
+}
+
+// policiesPage renders the policies page, or its regions for htmx; create is
+// the state of the creation form.
+func (p *pages) policiesPage(c echo.Context, status int, create views.Form) error {
+	s := readList(c, "")
+	ps, err := p.store.ListPolicies(c.Request().Context(), actor(c), s.filter(iamPageSize))
+	if err != nil {
+		return err
+	}
+	list := views.PolicyList{Search: s.search, Pager: s.pager("/policies", nil, ps.TotalCount, iamPageSize, "policy", "policies")}
+	for _, pol := range ps.Items {
+		list.Rows = append(list.Rows, views.PolicyRow{Name: pol.Name, Key: pol.Key, Description: pol.Description,
+			Href: policyHref(pol.ID), BuiltIn: builtIn(pol.Type)})
+	}
+	if isHTMX(c) {
+		return render(c, status, views.PolicyCreate(create), views.PolicyListView(list), views.Flashes(p.flashes(c)))
+	}
+	shell, err := p.shell(c, "Policies", navPolicies)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.PoliciesPage(views.Policies{Shell: shell, Create: create, List: list}))
+}
+
+// createPolicy creates a policy and opens it, to add its statements.
+func (p *pages) createPolicy(c echo.Context) error {
+	var in store.PolicyInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	pol, err := p.store.CreatePolicy(c.Request().Context(), actor(c), in)
+	if err == nil {
+		return p.opened(c, policyHref(pol.ID), fmt.Sprintf("Policy “%s” created. Add its statements.", pol.Name))
+	}
+	f := p.form(c, "policy-create", "/policies", map[string]string{"name": in.Name, "key": in.Key, "description": in.Description})
+	status, err := formProblems(err, &f, "name", "key", "description")
+	if err != nil {
+		return err
+	}
+	return p.policiesPage(c, status, f)
+}
+
+// opened ends a creation by going to the page of what was created, with a
+// message; htmx is told to go there as well.
+func (p *pages) opened(c echo.Context, to, message string) error {
+	p.keepFlash(c, message)
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", to)
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
+// policyKeyCheck tells whether the key typed into a policy form is free.
+func (p *pages) policyKeyCheck(c echo.Context) error {
+	k := views.KeyCheck{ID: "policy-create"}
+	if c.QueryParam("form") == "policy-clone" {
+		k.ID = "policy-clone"
+	}
+	if key := strings.TrimSpace(c.QueryParam("key")); key != "" {
+		used, err := p.store.IsPolicyKeyUsed(c.Request().Context(), actor(c), key)
+		if err != nil {
+			return err
+		}
+		k.Used = used
+		k.Text = "This key is free."
+		if used {
+			k.Text = "This key is already used."
+		}
+	}
+	return render(c, http.StatusOK, views.KeyCheckView(k))
+}
+
+// policy shows one policy with the tab the request names.
+func (p *pages) policy(c echo.Context) error {
+	return p.policyPage(c, http.StatusOK, c.QueryParam("tab"), nil)
+}
+
+// policyEdit is the state of a policy form just posted: the statements being
+// edited and what was wrong with them, or the settings form.
+type policyEdit struct {
+	drafts   []draft
+	problems map[int]string
+	error    string
+	settings *views.Form
+}
+
+// policyPage renders a policy's page at one tab, or that tab's regions for
+// htmx. The members tab's list reads m… parameters, the groups tab's g….
+func (p *pages) policyPage(c echo.Context, status int, tab string, edited *policyEdit) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	a := actor(c)
+	pol, err := p.store.GetPolicy(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if edited == nil {
+		edited = &policyEdit{drafts: drafts(pol.Statements)}
+	}
+	href := policyHref(id)
+	readOnly := builtIn(pol.Type)
+	vm := views.Policy{Name: pol.Name, Key: pol.Key, Description: pol.Description, BuiltIn: readOnly, CloneHref: href + "/clone",
+		Crumbs: []views.Crumb{{Label: "Policies", Href: "/policies"}}}
+	switch tab {
+	case tabMembers, tabGroups, tabSettings:
+	default:
+		tab = tabStatements
+	}
+	for _, t := range []struct{ key, label string }{{tabStatements, "Statements"}, {tabMembers, "Members"}, {tabGroups, "Groups"}, {tabSettings, "Settings"}} {
+		to := href
+		if t.key != tabStatements {
+			to += "?tab=" + t.key
+		}
+		vm.Tabs = append(vm.Tabs, views.Tab{Label: t.label, Href: to, TestID: "tab-" + t.key, Active: t.key == tab})
+	}
+	keep := url.Values{"tab": {tab}}
+
+	var region templ.Component
+	switch tab {
+	case tabMembers:
+		s := readList(c, "m")
+		ms, err := p.store.ListPolicyMembers(ctx, a, id, s.filter(innerPageSize))
+		if err != nil {
+			return err
+		}
+		l := iamList(c, "policy-members", href, s, keep, ms.TotalCount, innerPageSize, "member", "members")
+		l.Title, l.SearchLabel, l.AllLabel, l.AttachedLabel = "Members", "Search by email", "Show all members", "Has it"
+		l.Hint = "Members given this policy directly; members of groups that have it are on the Groups tab."
+		l.Empty = "No member has this policy directly. Switch on “Show all members” to give it to some."
+		for _, m := range ms.Items {
+			l.Rows = append(l.Rows, views.IAMRow{Key: m.Email, Title: m.Email, Sub: otherName(m.Name, m.Email), Href: memberHref(m.ID),
+				Attached: m.IsPolicyMember, Remove: m.IsPolicyMember,
+				Action: attachAction(href+"/members/"+m.ID.String(), m.IsPolicyMember)})
+		}
+		vm.Members, region = &l, views.IAMListView(l)
+	case tabGroups:
+		s := readList(c, "g")
+		gs, err := p.store.ListPolicyGroups(ctx, a, id, s.filter(innerPageSize))
+		if err != nil {
+			return err
+		}
+		l := iamList(c, "policy-groups", href, s, keep, gs.TotalCount, innerPageSize, "group", "groups")
+		l.Title, l.SearchLabel, l.AllLabel, l.AttachedLabel = "Groups", "Search groups", "Show all groups", "Has it"
+		l.Hint = "Every member of these groups has this policy."
+		l.Empty = "No group has this policy. Switch on “Show all groups” to give it to some."
+		for _, g := range gs.Items {
+			l.Rows = append(l.Rows, views.IAMRow{Key: g.Name, Title: g.Name, Sub: g.Description, Href: groupHref(g.ID),
+				Attached: g.IsPolicyGroup, Remove: g.IsPolicyGroup,
+				Action: attachAction(href+"/groups/"+g.ID.String(), g.IsPolicyGroup)})
+		}
+		vm.Groups, region = &l, views.IAMListView(l)
+	case tabSettings:
+		s := views.PolicySettings{Form: edited.settings}
+		if !readOnly {
+			if s.Form == nil {
+				f := p.form(c, "policy-settings", href+"/settings", map[string]string{"name": pol.Name, "description": pol.Description})
+				s.Form = &f
+			}
+			s.DeleteHref = href + "/delete"
+		}
+		vm.Settings, region = &s, views.PolicySettingsView(s)
+	default:
+		e, err := p.editor(ctx, a, "policy", edited.drafts, readOnly, edited.problems, edited.error)
+		if err != nil {
+			return err
+		}
+		s := views.PolicyStatements{Form: p.form(c, "policy-statements", href+"/statements", nil), Editor: e}
+		vm.Statements, region = &s, views.PolicyStatementsView(s)
+	}
+
+	if isHTMX(c) {
+		return render(c, status, region, views.PolicyHeading(vm), views.Flashes(p.flashes(c)))
+	}
+	shell, err := p.shell(c, pol.Name, navPolicies)
+	if err != nil {
+		return err
+	}
+	vm.Shell = shell
+	return render(c, status, views.PolicyPage(vm))
+}
+
+// savePolicyStatements edits the statements in the editor and, when the
+// person saves, stores them.
+func (p *pages) savePolicyStatements(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ds, err := postedDrafts(c)
+	if err != nil {
+		return err
+	}
+	ds, editing := edit(ds, c.FormValue("op"))
+	if editing {
+		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds})
+	}
+	sts := statements(ds)
+	_, err = p.store.UpdatePolicyStatements(c.Request().Context(), actor(c), id, sts)
+	if err == nil {
+		return p.changed(c, policyHref(id), "Statements saved.", func() error {
+			return p.policyPage(c, http.StatusOK, tabStatements, nil)
+		})
+	}
+	if edited, status, ok := refusedStatements(err, ds, sts); ok {
+		return p.policyPage(c, status, tabStatements, edited)
+	}
+	if status, ok := p.refusal(c, err); ok {
+		return p.policyPage(c, status, tabStatements, &policyEdit{drafts: ds})
+	}
+	return err
+}
+
+// refusedStatements explains statements the store refused as invalid, next
+// to the statements concerned; ok is false for other errors.
+func refusedStatements(err error, ds []draft, sts []store.Statement) (*policyEdit, int, bool) {
+	var verr *store.ValidationError
+	if !errors.As(err, &verr) {
+		return nil, 0, false
+	}
+	edited := &policyEdit{drafts: ds, problems: store.StatementProblems(sts)}
+	if len(edited.problems) == 0 {
+		edited.error = explain(err).text
+	}
+	return edited, http.StatusBadRequest, true
+}
+
+// updatePolicySettings renames and describes a policy.
+func (p *pages) updatePolicySettings(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in store.PolicySettingsInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	_, err = p.store.UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
+	if err == nil {
+		return p.changed(c, policyHref(id)+"?tab=settings", "Policy saved.", func() error {
+			return p.policyPage(c, http.StatusOK, tabSettings, nil)
+		})
+	}
+	if status, ok := p.refusal(c, err); ok {
+		return p.policyPage(c, status, tabSettings, nil)
+	}
+	f := p.form(c, "policy-settings", policyHref(id)+"/settings", map[string]string{"name": in.Name, "description": in.Description})
+	status, err := formProblems(err, &f, "name", "description")
+	if err != nil {
+		return err
+	}
+	return p.policyPage(c, status, tabSettings, &policyEdit{settings: &f})
+}
+
+// clonePolicyForm shows the form that clones a policy, its fields suggested
+// from the original.
+func (p *pages) clonePolicyForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	pol, err := p.store.GetPolicy(c.Request().Context(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	return p.clonePage(c, http.StatusOK, pol, p.form(c, "policy-clone", policyHref(id)+"/clone", map[string]string{
+		"name": pol.Name + " (copy)", "key": pol.Key + "-copy", "description": pol.Description}))
+}
+
+func (p *pages) clonePage(c echo.Context, status int, pol store.Policy, f views.Form) error {
+	shell, err := p.shell(c, "Clone "+pol.Name, navPolicies)
+	if err != nil {
+		return err
+	}
+	href := policyHref(pol.ID)
+	return render(c, status, views.PolicyClonePage(views.PolicyClone{Shell: shell, Source: pol.Name, Form: f, CancelHref: href,
+		Crumbs: []views.Crumb{{Label: "Policies", Href: "/policies"}, {Label: pol.Name, Href: href}}}))
+}
+
+// clonePolicy creates a policy with the statements of another and opens it.
+func (p *pages) clonePolicy(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	pol, err := p.store.GetPolicy(ctx, actor(c), id)
+	if err != nil {
+		return err
+	}
+	var in store.PolicyInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	clone, err := p.store.ClonePolicy(ctx, actor(c), pol.Key, in)
+	if err == nil {
+		return p.opened(c, policyHref(clone.ID), fmt.Sprintf("Policy “%s” created from “%s”.", clone.Name, pol.Name))
+	}
+	f := p.form(c, "policy-clone", policyHref(id)+"/clone", map[string]string{"name": in.Name, "key": in.Key, "description": in.Description})
+	status, err := formProblems(err, &f, "name", "key", "description")
+	if err != nil {
+		return err
+	}
+	return p.clonePage(c, status, pol, f)
+}
+
+// confirmDeletePolicy asks before deleting a policy.
+func (p *pages) confirmDeletePolicy(c echo.Context) error {
+	return p.confirmDeletePolicyPage(c, http.StatusOK)
+}
+
+func (p *pages) confirmDeletePolicyPage(c echo.Context, status int) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	pol, err := p.store.GetPolicy(c.Request().Context(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	href := policyHref(id)
+	vm := views.Confirm{
+		Crumbs:  []views.Crumb{{Label: "Policies", Href: "/policies"}, {Label: pol.Name, Href: href}},
+		Heading: fmt.Sprintf("Delete the policy “%s”?", pol.Name),
+		Consequences: []string{
+			"Members and groups that have it lose what it allows.",
+			"It is no longer given to new members by default.",
+		},
+		Button: "Delete policy", CancelHref: href + "?tab=settings",
+	}
+	if !builtIn(pol.Type) {
+		vm.Action = href + "/delete"
+	}
+	return p.iamConfirm(c, status, navPolicies, vm)
+}
+
+// deletePolicy deletes one of the organization's policies.
+func (p *pages) deletePolicy(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	err = p.store.DeletePolicy(c.Request().Context(), actor(c), id)
+	if status, ok := p.refusal(c, err); ok {
+		return p.confirmDeletePolicyPage(c, status)
+	}
+	if err != nil {
+		return err
+	}
+	p.keepFlash(c, "Policy deleted.")
+	return c.Redirect(http.StatusSeeOther, "/policies")
+}
+
+// policyAttachment reads the policy and the other id of an attachment route.
+func policyAttachment(c echo.Context, other string) (policyID, otherID uuid.UUID, err error) {
+	if policyID, err = pathID(c, "id"); err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	otherID, err = pathID(c, other)
+	return policyID, otherID, err
+}
+
+// addPolicyMember and its siblings give the policy to members and groups,
+// or take it away, from the policy's page.
+func (p *pages) addPolicyMember(c echo.Context) error {
+	id, memberID, err := policyAttachment(c, "memberId")
+	if err != nil {
+		return err
+	}
+	err = p.store.AddMemberPolicy(c.Request().Context(), actor(c), memberID, id)
+	return p.policyChanged(c, err, id, tabMembers, "m", "Policy given to the member.")
+}
+
+func (p *pages) removePolicyMember(c echo.Context) error {
+	id, memberID, err := policyAttachment(c, "memberId")
+	if err != nil {
+		return err
+	}
+	err = p.store.RemoveMemberPolicy(c.Request().Context(), actor(c), memberID, id)
+	return p.policyChanged(c, err, id, tabMembers, "m", "Policy taken from the member.")
+}
+
+func (p *pages) addPolicyGroup(c echo.Context) error {
+	id, groupID, err := policyAttachment(c, "groupId")
+	if err != nil {
+		return err
+	}
+	err = p.store.AddGroupPolicy(c.Request().Context(), actor(c), groupID, id)
+	return p.policyChanged(c, err, id, tabGroups, "g", "Policy given to the group.")
+}
+
+func (p *pages) removePolicyGroup(c echo.Context) error {
+	id, groupID, err := policyAttachment(c, "groupId")
+	if err != nil {
+		return err
+	}
+	err = p.store.RemoveGroupPolicy(c.Request().Context(), actor(c), groupID, id)
+	return p.policyChanged(c, err, id, tabGroups, "g", "Policy taken from the group.")
+}
+
+func (p *pages) policyChanged(c echo.Context, err error, id uuid.UUID, tab, param, message string) error {
+	to := readList(c, param).href(policyHref(id), url.Values{"tab": {tab}})
+	return p.attached(c, err, to, message, func(status int) error { return p.policyPage(c, status, tab, nil) })
+}

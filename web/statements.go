@@ -1,0 +1,274 @@
+package web
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// The statement editor posts every statement as fields named
+// st-{index}-… (see views.StatementEditorView) and what the person did as
+// op. Editing happens on the server, so it works without script and the
+// rules stay in one place: every op but "save" answers the editor again.
+
+// draft is one statement in the editor, with the index its fields were
+// posted under and its pattern helper's choices.
+type draft struct {
+	st                 store.Statement
+	index, scope, tags string
+}
+
+// resourceTypes are the statement types the editor offers, most used first.
+var resourceTypes = []struct{ value, label string }{
+	{store.TypeFlag, "Feature flag"},
+	{store.TypeSegment, "Segment"},
+	{store.TypeEnv, "Environment"},
+	{store.TypeProject, "Project"},
+	{store.TypeAccessToken, "Access token"},
+	{store.TypeIAM, "IAM (members, groups, policies)"},
+	{store.TypeOrganization, "Organization"},
+	{store.TypeWorkspace, "Workspace"},
+	{store.TypeAll, "Everything (*)"},
+}
+
+// drafts turns stored statements into the editor's drafts.
+func drafts(sts []store.Statement) []draft {
+	out := make([]draft, len(sts))
+	for i, st := range sts {
+		out[i] = draft{st: st}
+	}
+	return out
+}
+
+// postedDrafts reads the statements the editor posted, in their order.
+func postedDrafts(c echo.Context) ([]draft, error) {
+	form, err := c.FormParams()
+	if err != nil {
+		return nil, err
+	}
+	var out []draft
+	for _, i := range form["st"] {
+		f := "st-" + i + "-"
+		d := draft{st: store.Statement{ID: form.Get(f + "id"), ResourceType: form.Get(f + "type"), Effect: form.Get(f + "effect"),
+			Actions: append([]string{}, form[f+"actions"]...), Resources: []string{}},
+			index: i, scope: form.Get(f + "scope"), tags: form.Get(f + "tags")}
+		for _, r := range form[f+"resources"] {
+			if r = strings.TrimSpace(r); r != "" {
+				d.st.Resources = append(d.st.Resources, r)
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// edit applies op, which names statements by their posted index, to the
+// drafts, and reports whether the person is still editing: any op but
+// "save" or none.
+func edit(ds []draft, op string) ([]draft, bool) {
+	if op == "save" || op == "" {
+		return ds, false
+	}
+	at := func(index string) int { return slices.IndexFunc(ds, func(d draft) bool { return d.index == index }) }
+	switch {
+	case op == "add":
+		ds = append(ds, draft{st: store.Statement{ResourceType: store.TypeFlag, Effect: "allow", Actions: []string{}, Resources: []string{}}})
+	case strings.HasPrefix(op, "remove-"):
+		if i := at(strings.TrimPrefix(op, "remove-")); i >= 0 {
+			ds = slices.Delete(ds, i, i+1)
+		}
+	case strings.HasPrefix(op, "resource-"):
+		if i := at(strings.TrimPrefix(op, "resource-")); i >= 0 {
+			if r := pattern(ds[i].st.ResourceType, ds[i].scope, ds[i].tags); r != "" && !slices.Contains(ds[i].st.Resources, r) {
+				ds[i].st.Resources = append(ds[i].st.Resources, r)
+				ds[i].tags = ""
+			}
+		}
+	case strings.HasPrefix(op, "drop-"):
+		index, j, _ := strings.Cut(strings.TrimPrefix(op, "drop-"), "-")
+		n, err := strconv.Atoi(j)
+		if i := at(index); i >= 0 && err == nil && n >= 0 && n < len(ds[i].st.Resources) {
+			ds[i].st.Resources = slices.Delete(ds[i].st.Resources, n, n+1)
+		}
+	}
+	// A statement whose type changed keeps only the actions of its new type.
+	for i := range ds {
+		ds[i].st.Actions = slices.DeleteFunc(ds[i].st.Actions, func(a string) bool { return !actionOf(ds[i].st.ResourceType, a) })
+	}
+	return ds, true
+}
+
+// actionOf tells whether the editor offers action for statements of type rtype.
+func actionOf(rtype, action string) bool {
+	if action == "*" {
+		return true
+	}
+	for _, g := range store.Catalogue {
+		if slices.Contains(g.Actions, action) {
+			return rtype == store.TypeAll || rtype == g.ResourceType
+		}
+	}
+	return false
+}
+
+// statements are the drafts as the store takes them; never nil, so an empty
+// editor removes every statement.
+func statements(ds []draft) []store.Statement {
+	out := make([]store.Statement, len(ds))
+	for i, d := range ds {
+		out[i] = d.st
+	}
+	return out
+}
+
+// pattern builds the resource pattern the helper describes: the scope chosen
+// for the statement's type, with tags for flags and segments.
+func pattern(rtype, scope, tags string) string {
+	if scope == "" {
+		return ""
+	}
+	if rtype != store.TypeFlag && rtype != store.TypeSegment {
+		return scope
+	}
+	var ts []string
+	for _, t := range strings.Split(tags, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			ts = append(ts, t)
+		}
+	}
+	if len(ts) == 0 {
+		return scope
+	}
+	return scope + ";" + strings.Join(ts, ",")
+}
+
+// scopes are the patterns the helper offers for a type, built from the
+// projects and environments the person can see.
+func scopes(rtype, selected string, projects []store.Project) []views.OptionGroup {
+	opt := func(value, label string) views.Option {
+		return views.Option{Value: value, Label: label, Selected: value == selected}
+	}
+	one := func(value, label string) []views.OptionGroup {
+		return []views.OptionGroup{{Options: []views.Option{opt(value, label)}}}
+	}
+	switch rtype {
+	case store.TypeWorkspace:
+		return one("workspace/*", "The workspace (workspace/*)")
+	case store.TypeOrganization:
+		return one("organization/*", "The organization (organization/*)")
+	case store.TypeIAM:
+		return one(store.IAMRN, "Members, groups and policies (iam/*)")
+	case store.TypeAccessToken:
+		return one(store.AccessTokenRN, "Every access token (access-token/*)")
+	case store.TypeProject:
+		out := one(store.ProjectRN("*"), "Every project")
+		g := views.OptionGroup{Label: "Projects"}
+		for _, pr := range projects {
+			g.Options = append(g.Options, opt(store.ProjectRN(pr.Key), pr.Name))
+		}
+		if len(g.Options) > 0 {
+			out = append(out, g)
+		}
+		return out
+	case store.TypeEnv, store.TypeFlag, store.TypeSegment:
+		suffix, what := "", ""
+		switch rtype {
+		case store.TypeFlag:
+			suffix, what = ":flag/*", "Flags in "
+		case store.TypeSegment:
+			suffix, what = ":segment/*", "Segments in "
+		}
+		label := func(where string) string {
+			if what == "" {
+				return strings.ToUpper(where[:1]) + where[1:]
+			}
+			return what + where
+		}
+		out := one(store.EnvRN("*", "*")+suffix, label("every environment of every project"))
+		for _, pr := range projects {
+			g := views.OptionGroup{Label: pr.Name}
+			g.Options = append(g.Options, opt(store.EnvRN(pr.Key, "*")+suffix, label("every environment of "+pr.Name)))
+			for _, e := range pr.Environments {
+				g.Options = append(g.Options, opt(store.EnvRN(pr.Key, e.Key)+suffix, label(pr.Name+" / "+e.Name)))
+			}
+			out = append(out, g)
+		}
+		return out
+	}
+	return one("*", "Everything (*)")
+}
+
+// problemText explains what is wrong with a statement, by the field that
+// store.StatementProblems names.
+var problemText = map[string]string{
+	"effect":       "Choose Allow or Deny.",
+	"resourceType": "Choose a resource type.",
+	"actions":      "Choose at least one action of this resource type.",
+	"resources":    "Add at least one resource pattern, such as project/web:env/prod:flag/*.",
+}
+
+// editor builds the statement editor's view of drafts. problems marks the
+// statements the store refused, by position; refused explains a refusal
+// that concerns none of them.
+func (p *pages) editor(ctx context.Context, a *store.Actor, prefix string, ds []draft, readOnly bool, problems map[int]string, refused string) (views.StatementEditor, error) {
+	e := views.StatementEditor{Prefix: prefix, ReadOnly: readOnly, Error: refused}
+	var projects []store.Project
+	if !readOnly {
+		var err error
+		if projects, err = p.store.ListProjects(ctx, a); err != nil {
+			return e, err
+		}
+	}
+	if len(problems) > 0 && refused == "" {
+		e.Error = "These statements cannot be saved: see the marked ones."
+	}
+	for i, d := range ds {
+		st := d.st
+		f := views.StatementForm{Index: strconv.Itoa(i), Number: strconv.Itoa(i + 1), ID: st.ID, Allow: st.Effect == "allow",
+			TypeLabel: st.ResourceType, Resources: st.Resources, Tags: d.tags, Problem: problemText[problems[i]],
+			Tagged:  st.ResourceType == store.TypeFlag || st.ResourceType == store.TypeSegment,
+			Effects: options(st.Effect, "allow", "deny")}
+		f.Effects[0].Label, f.Effects[1].Label = "Allow", "Deny"
+		for _, t := range resourceTypes {
+			f.Types = append(f.Types, views.Option{Value: t.value, Label: t.label, Selected: t.value == st.ResourceType})
+			if t.value == st.ResourceType {
+				f.TypeLabel = t.label
+			}
+		}
+		f.Actions = append(f.Actions, views.Check{Value: "*", Label: "All actions", Checked: slices.Contains(st.Actions, "*")})
+		for _, g := range store.Catalogue {
+			for _, action := range g.Actions {
+				// A "*" statement offers "All actions" and keeps the actions it names.
+				if g.ResourceType == st.ResourceType || st.ResourceType == store.TypeAll && slices.Contains(st.Actions, action) {
+					f.Actions = append(f.Actions, views.Check{Value: action, Label: actionLabel(action), Checked: slices.Contains(st.Actions, action)})
+				}
+			}
+		}
+		if !readOnly {
+			f.Scopes = scopes(st.ResourceType, d.scope, projects)
+		}
+		e.Statements = append(e.Statements, f)
+	}
+	return e, nil
+}
+
+// actionLabel spells an action's name in words: "UpdateFlagName" is
+// "Update flag name".
+func actionLabel(action string) string {
+	var sb strings.Builder
+	for i, r := range action {
+		if i > 0 && unicode.IsUpper(r) {
+			sb.WriteByte(' ')
+			r = unicode.ToLower(r)
+		}
+		sb.WriteRune(r)
+	}
+	return strings.Replace(sb.String(), "I A M", "IAM", 1)
+}
