@@ -87,7 +87,13 @@ func DefaultVariations(typ string) []Variation {
 
 // flagRN is the resource name permissions are checked on, tags included.
 func flagRN(env envRow, key string, tags []string) string {
-	rn := env.rn() + ":flag/" + key
+	return FlagRN(env.ProjectKey, env.Environment.Key, key, tags)
+}
+
+// FlagRN names a flag with its tags, as permissions are checked on it, so the
+// admin pages can hide exactly what the store would refuse.
+func FlagRN(projectKey, envKey, flagKey string, tags []string) string {
+	rn := EnvRN(projectKey, envKey) + ":flag/" + flagKey
 	if len(tags) > 0 {
 		rn += ";" + strings.Join(tags, ",")
 	}
