@@ -246,6 +246,7 @@ type FlagListItem struct {
 	IsArchived    bool        `json:"isArchived"`
 	Tags          []string    `json:"tags"`
 	Serves        Serves      `json:"serves"`
+	Revision      uuid.UUID   `json:"revision"`
 	CreatedAt     time.Time   `json:"createdAt"`
 	UpdatedAt     time.Time   `json:"updatedAt"`
 	LastChange    *LastChange `json:"lastChange"`
@@ -336,7 +337,7 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 		}
 		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
 			IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.serves(),
-			CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
+			Revision: fl.Revision, CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
 		if rev, ok := lastBy[fl.ID]; ok {
 			item.LastChange = &LastChange{Comment: rev.Comment, ChangedAt: rev.CreatedAt.UTC(), ChangedBy: rev.CreatorID}
 		}
