@@ -336,7 +336,7 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 			return Paged[FlagListItem]{}, err
 		}
 		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
-			IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.serves(),
+			IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.Serves(),
 			Revision: fl.Revision, CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
 		if rev, ok := lastBy[fl.ID]; ok {
 			item.LastChange = &LastChange{Comment: rev.Comment, ChangedAt: rev.CreatedAt.UTC(), ChangedBy: rev.CreatorID}
@@ -346,8 +346,9 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	return out, nil
 }
 
-// serves lists the values the flag's targeting can serve when on.
-func (f Flag) serves() Serves {
+// Serves lists the values the flag's targeting can serve when on, and the
+// value it serves when off, as the flag list shows them.
+func (f Flag) Serves() Serves {
 	used := map[string]bool{}
 	for _, t := range f.TargetUsers {
 		if len(t.KeyIDs) > 0 {
