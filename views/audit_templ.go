@@ -541,7 +541,7 @@ func HistoryView(h History) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					if i == 0 {
+					if i == 0 && e.Operation != "Create" && e.Operation != "Remove" {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, " open")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err

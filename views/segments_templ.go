@@ -475,7 +475,7 @@ func SegmentListView(l SegmentList) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<div class=\"table-wrap\"><table class=\"stack-sm\"><thead><tr><th scope=\"col\">Segment</th><th scope=\"col\">Type</th><th scope=\"col\">Targeting</th><th scope=\"col\" class=\"hide-sm\">Tags</th><th scope=\"col\">Updated</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<div class=\"table-wrap\"><table class=\"stack-sm\"><thead><tr><th scope=\"col\">Segment</th><th scope=\"col\">Type</th><th scope=\"col\">Targeting</th><th scope=\"col\">Tags</th><th scope=\"col\">Updated</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -594,7 +594,7 @@ func SegmentListView(l SegmentList) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "</td><td class=\"hide-sm\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "</td><td>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -69,9 +69,9 @@ func historyEntry(e store.AuditEntry, subject bool) views.HistoryEntry {
 	}
 	switch e.Operation {
 	case store.OpCreate:
-		h.Summary = "Created with " + strings.Join(names, ", ")
+		h.Summary = "Show what was created"
 	case store.OpRemove:
-		h.Summary = "What was deleted"
+		h.Summary = "Show what was deleted"
 	default:
 		h.Summary = "Changed " + strings.Join(names, ", ")
 	}

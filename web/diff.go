@@ -18,7 +18,7 @@ import (
 // fieldLabels name the members of flags and segments for people, in the
 // order they are shown; other members follow by name.
 var fieldLabels = []struct{ key, label string }{
-	{"name", "Name"}, {"key", "Key"}, {"description", "Description"}, {"isEnabled", "On"},
+	{"name", "Name"}, {"key", "Key"}, {"description", "Description"}, {"isEnabled", "Status"},
 	{"variationType", "Variation type"}, {"variations", "Variations"}, {"disabledVariationId", "Off variation"},
 	{"targetUsers", "Individual targets"}, {"rules", "Rules"}, {"fallthrough", "Default rule"},
 	{"exptIncludeAllTargets", "Experiments include all targets"}, {"type", "Type"}, {"scopes", "Scopes"},
@@ -65,7 +65,7 @@ func fieldChanges(previous, current json.RawMessage) []views.FieldChange {
 			old, cur = variationName(before, old), variationName(after, cur)
 		}
 		if scalar(old) && scalar(cur) {
-			c.Old, c.New = scalarText(old, hadOld), scalarText(cur, hasCur)
+			c.Old, c.New = scalarText(k, old, hadOld), scalarText(k, cur, hasCur)
 		} else {
 			c.Lines = lineDiff(indented(old), indented(cur))
 		}
@@ -126,11 +126,15 @@ func scalar(raw json.RawMessage) bool {
 	return len(t) == 0 || (t[0] != '{' && t[0] != '[')
 }
 
-// scalarText shows a plain value: a string as itself, booleans as yes/no,
-// nothing as "—" when the member was absent or null.
-func scalarText(raw json.RawMessage, present bool) string {
+// scalarText shows a plain value of member key: a string as itself, a flag's
+// state as On or Off, other booleans as yes or no, null as "—". An absent
+// member (before a creation, after a deletion) shows nothing.
+func scalarText(key string, raw json.RawMessage, present bool) string {
 	var v any
-	if !present || json.Unmarshal(raw, &v) != nil || v == nil {
+	if !present {
+		return ""
+	}
+	if json.Unmarshal(raw, &v) != nil || v == nil {
 		return "—"
 	}
 	switch x := v.(type) {
@@ -140,6 +144,9 @@ func scalarText(raw json.RawMessage, present bool) string {
 		}
 		return x
 	case bool:
+		if key == "isEnabled" {
+			return onOffWord(x)
+		}
 		if x {
 			return "yes"
 		}
