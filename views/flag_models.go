@@ -151,7 +151,6 @@ type RuleEdit struct {
 	Conditions      []ConditionEdit
 	Serve           *ServeEdit
 	First, Last     bool
-	Error           string
 }
 
 // ConditionEdit is one condition of a rule.
@@ -160,7 +159,6 @@ type ConditionEdit struct {
 	Ops                        []Option
 	// Segments are the segments to choose from, those named selected.
 	Segments []Option
-	Error    string
 }
 
 // ServeEdit is what a rule or the default rule serves: one variation or a

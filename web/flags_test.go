@@ -979,11 +979,13 @@ func TestFlagPagesLabelEveryControl(t *testing.T) {
 		Conditions: []store.Condition{{ID: "c", Property: "country", Op: "Equal", Value: "nl"}},
 		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, .5}}, {ID: f.Variations[1].ID, Rollout: []float64{.5, 1}}}}}})
 	must(t, err)
-	_, err = a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, store.SegmentInput{Name: "Beta", Key: "beta", Type: store.SegmentEnvironmentSpecific})
+	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, store.SegmentInput{Name: "Beta", Key: "beta", Type: store.SegmentEnvironmentSpecific,
+		Rules: []store.SegmentRule{{ID: "r", Conditions: []store.Condition{{ID: "c", Property: "plan", Op: "Equal", Value: "gold"}}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	for _, path := range []string{"/flags", "/flags/checkout", "/flags/checkout/variations", "/flags/checkout/settings",
-		"/flags/checkout/history", "/flags/checkout/archive", "/segments", "/audit-log"} {
+		"/flags/checkout/history", "/flags/checkout/archive", "/segments", segmentPath(sg), segmentPath(sg) + "/flags",
+		segmentPath(sg) + "/settings", segmentPath(sg) + "/history", segmentPath(sg) + "/delete", "/audit-log"} {
 		p := b.get(path).status(http.StatusOK)
 		labels := map[string]bool{}
 		for n := range p.doc.Descendants() {

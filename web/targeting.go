@@ -58,7 +58,6 @@ type ruleForm struct {
 	index, id, name string
 	conds           []condForm
 	serve           serveForm
-	err             string
 }
 
 type condForm struct {
@@ -499,7 +498,7 @@ func usesSegments(r ruleForm) bool {
 func rulesView(rules []ruleForm, vars []store.Variation, segments []views.Option, serve bool) []views.RuleEdit {
 	out := make([]views.RuleEdit, len(rules))
 	for i, r := range rules {
-		re := views.RuleEdit{Index: strconv.Itoa(i), ID: r.id, Name: r.name, First: i == 0, Last: i == len(rules)-1, Error: r.err}
+		re := views.RuleEdit{Index: strconv.Itoa(i), ID: r.id, Name: r.name, First: i == 0, Last: i == len(rules)-1}
 		for j, c := range r.conds {
 			re.Conditions = append(re.Conditions, views.ConditionEdit{Index: strconv.Itoa(j), ID: c.id, Property: c.property,
 				Value: c.value, Ops: operatorOptions(c.op, serve), Segments: segmentOptions(segments, c.segments)})
