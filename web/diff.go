@@ -67,7 +67,11 @@ func fieldChanges(previous, current json.RawMessage) []views.FieldChange {
 		if scalar(old) && scalar(cur) {
 			c.Old, c.New = scalarText(k, old, hadOld), scalarText(k, cur, hasCur)
 		} else {
-			c.Lines = lineDiff(indented(old), indented(cur))
+			oldLines, curLines := indented(old), indented(cur)
+			if k != "variations" {
+				oldLines, curLines = nameVariations(oldLines, before), nameVariations(curLines, after)
+			}
+			c.Lines = lineDiff(oldLines, curLines)
 		}
 		out = append(out, c)
 	}
@@ -110,6 +114,26 @@ func variationName(snapshot map[string]json.RawMessage, id json.RawMessage) json
 		}
 	}
 	return id
+}
+
+// nameVariations notes, after each line that names a variation of the flag
+// by id (targets, rules, the default rule), which variation that is.
+func nameVariations(lines []string, snapshot map[string]json.RawMessage) []string {
+	var vars []struct{ ID, Name string }
+	if json.Unmarshal(snapshot["variations"], &vars) != nil || len(vars) == 0 {
+		return lines
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l
+		for _, v := range vars {
+			if v.ID != "" && strings.Contains(l, `"`+v.ID+`"`) {
+				out[i] = l + "  ← " + v.Name
+				break
+			}
+		}
+	}
+	return out
 }
 
 func compact(raw json.RawMessage) []byte {
@@ -222,12 +246,12 @@ func middleDiff(a, b []string) []views.DiffLine {
 			out = append(out, views.DiffLine{Kind: "same", Text: a[i]})
 			i++
 			j++
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			out = append(out, views.DiffLine{Kind: "removed", Text: a[i]}) // removals before additions, as diffs read
+			i++
+		default:
 			out = append(out, views.DiffLine{Kind: "added", Text: b[j]})
 			j++
-		default:
-			out = append(out, views.DiffLine{Kind: "removed", Text: a[i]})
-			i++
 		}
 	}
 	return out
