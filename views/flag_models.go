@@ -191,6 +191,8 @@ type VariationsEditor struct {
 type FlagSettings struct {
 	// Name, Description and Tags are nil when the person may not change them.
 	Name, Description, Tags *Form
+	// Clone copies a flag; nil for segments and when not allowed.
+	Clone *Form
 	CommentRequired         bool
 	Facts                   []Fact
 	Archived                bool

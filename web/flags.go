@@ -413,6 +413,7 @@ func onOffWord(on bool) string {
 type flagState struct {
 	status                               int
 	toggle, off, name, description, tags *views.Form
+	clone                                *views.Form
 	targetingForm, variationsForm        *views.Form
 	targeting                            *targetingForm
 	variations                           []views.VariationEdit
@@ -548,6 +549,12 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		}
 		if s.Tags == nil {
 			s.Facts = append(s.Facts, views.Fact{Label: "Tags", Value: strings.Join(f.Tags, ", ")})
+		}
+		if a.Can(store.CloneFlag, rn) && a.Can(store.CreateFlag, store.FlagRN(w.projectKey, w.key, "*", nil)) {
+			s.Clone = postedOr(st.clone, func() *views.Form {
+				form := p.form(c, "flag-clone", href+"/clone", map[string]string{"name": f.Name + " (copy)", "key": f.Key + "-copy"})
+				return &form
+			})
 		}
 		switch {
 		case live && a.Can(store.ArchiveFlag, rn):
@@ -809,6 +816,31 @@ func (p *pages) describeFlag(c echo.Context) error {
 		f.Values = postedValues(in.Change, map[string]string{"description": in.Description})
 		return flagState{description: f}
 	}, "description")
+}
+
+// cloneFlag copies a flag under a new name and key and opens the copy.
+func (p *pages) cloneFlag(c echo.Context) error {
+	w, err := p.actingEnv(c)
+	if err != nil {
+		return err
+	}
+	var in store.CloneFlagInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	in.Description, in.Tags = nil, nil // the copy keeps them
+	key := c.Param("key")
+	f, err := p.store.CloneFlag(c.Request().Context(), actor(c), w.id, key, in)
+	if err == nil {
+		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created as a copy.", f.Name))
+		return redirect(c, flagHref(f.Key))
+	}
+	form := p.form(c, "flag-clone", flagHref(key)+"/clone", postedValues(in.Change, map[string]string{"name": in.Name, "key": in.Key}))
+	status, err := changeProblems(err, &form, "name", "key")
+	if err != nil {
+		return err
+	}
+	return p.flagPage(c, tabSettings, flagState{status: status, clone: &form})
 }
 
 // tagList reads tags typed separated by commas.

@@ -758,6 +758,16 @@ func TestFlagSettingsAndLifecycle(t *testing.T) {
 		t.Errorf("typed tags lost: %q", got)
 	}
 
+	// A copy: a used key is shown on the field; then the copy opens.
+	post("clone-form", map[string]string{"key": "checkout"}).status(http.StatusUnprocessableEntity)
+	if got := text(find(b.last.must("clone-form"), "error-key")); got != "This key is already used." {
+		t.Errorf("clone key problem %q", got)
+	}
+	post("clone-form", map[string]string{"name": "Checkout copy", "key": "checkout-2"}).status(http.StatusOK).at("/flags/checkout-2")
+	if c := a.flag(env, "checkout-2"); c.Name != "Checkout copy" || c.Description != "The new checkout." || !slices.Equal(c.Tags, []string{"team-a", "beta"}) {
+		t.Errorf("copy %+v", c)
+	}
+
 	// htmx gets the page's main part, with the new revision on every form.
 	p := b.get("/flags/checkout/settings")
 	vals := formValues(p.must("name-form"))
@@ -882,7 +892,7 @@ func TestFlagPagesFollowPermissions(t *testing.T) {
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
 	controls := []string{"flag-create", "flag-toggle", "targeting-form", "off-variation-form", "variations-form",
-		"name-form", "description-form", "tags-form", "archive"}
+		"name-form", "description-form", "tags-form", "clone-form", "archive"}
 	pages := []string{"/flags", "/flags/checkout", "/flags/checkout/variations", "/flags/checkout/settings"}
 	seen := func(b *browser) []string {
 		var out []string
@@ -938,6 +948,7 @@ func TestFlagPagesFollowPermissions(t *testing.T) {
 		"/flags/checkout/name":          {"name": {"Mine"}},
 		"/flags/checkout/description":   {"description": {"Mine"}},
 		"/flags/checkout/tags":          {"tags": {"mine"}},
+		"/flags/checkout/clone":         {"name": {"Mine"}, "key": {"mine"}},
 		"/flags/checkout/archive":       {},
 		"/flags/checkout/restore":       {},
 		"/flags/checkout/delete":        {},

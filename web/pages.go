@@ -92,6 +92,7 @@ func (p *pages) register(e *echo.Echo) {
 	e.POST("/flags/:key/name", p.renameFlag, page...)
 	e.POST("/flags/:key/description", p.describeFlag, page...)
 	e.POST("/flags/:key/tags", p.tagFlag, page...)
+	e.POST("/flags/:key/clone", p.cloneFlag, page...)
 	e.GET("/flags/:key/archive", p.confirmFlag(archiveFlag), page...)
 	e.POST("/flags/:key/archive", p.changeFlagLifecycle(archiveFlag), page...)
 	e.GET("/flags/:key/restore", p.confirmFlag(restoreFlag), page...)
