@@ -192,10 +192,10 @@ type FlagSettings struct {
 	// Name, Description and Tags are nil when the person may not change them.
 	Name, Description, Tags *Form
 	// Clone copies a flag; nil for segments and when not allowed.
-	Clone *Form
-	CommentRequired         bool
-	Facts                   []Fact
-	Archived                bool
+	Clone           *Form
+	CommentRequired bool
+	Facts           []Fact
+	Archived        bool
 	// ArchiveHref, RestoreHref and DeleteHref are empty when not offered.
 	ArchiveHref, RestoreHref, DeleteHref string
 }
