@@ -104,7 +104,7 @@ type FlagMain struct {
 	Tabs                   []Tab
 	Targeting              *FlagTargeting
 	Variations             *VariationsEditor
-	Settings               *FlagSettings
+	Settings               *SettingsTab
 	History                *History
 }
 
@@ -187,8 +187,8 @@ type VariationsEditor struct {
 	Variations      []VariationEdit
 }
 
-// FlagSettings are a flag's name, description and tags, and its archival.
-type FlagSettings struct {
+// SettingsTab is a flag's or a segment's name, description and tags, and its archival.
+type SettingsTab struct {
 	// Name, Description and Tags are nil when the person may not change them.
 	Name, Description, Tags *Form
 	// Clone copies a flag; nil for segments and when not allowed.
@@ -312,7 +312,7 @@ type SegmentMain struct {
 	Tabs                   []Tab
 	Targeting              *SegmentTargeting
 	Usage                  *SegmentUsage
-	Settings               *FlagSettings
+	Settings               *SettingsTab
 	History                *History
 }
 

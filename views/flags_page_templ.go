@@ -1943,7 +1943,7 @@ func variationsBody(v VariationsEditor) templ.Component {
 
 // settingsView shows a flag's or a segment's name, description and tags, as
 // forms for those who may change them, and its archival and deletion.
-func settingsView(s FlagSettings, kind string) templ.Component {
+func settingsView(s SettingsTab, kind string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -525,7 +525,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		m.Variations = &views.VariationsEditor{Form: *st.variationsForm, Editable: live && a.Can(store.UpdateFlagVariations, rn),
 			CommentRequired: w.requireComment, Types: variationTypes(typ), Variations: vars}
 	case tabSettings:
-		s := views.FlagSettings{CommentRequired: w.requireComment, Archived: f.IsArchived, Facts: []views.Fact{
+		s := views.SettingsTab{CommentRequired: w.requireComment, Archived: f.IsArchived, Facts: []views.Fact{
 			{Label: "Key", Value: f.Key, Code: true}, {Label: "Type", Value: f.VariationType},
 			{Label: "Created", Value: when(f.CreatedAt)}, {Label: "Updated", Value: when(f.UpdatedAt)}}}
 		if live && a.Can(store.UpdateFlagName, rn) {

@@ -273,7 +273,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 		}
 		m.Usage = &u
 	case tabSettings:
-		s := views.FlagSettings{CommentRequired: w.requireComment, Archived: sg.IsArchived, Facts: []views.Fact{
+		s := views.SettingsTab{CommentRequired: w.requireComment, Archived: sg.IsArchived, Facts: []views.Fact{
 			{Label: "Key", Value: sg.Key, Code: true}, {Label: "Type", Value: segmentTypeLabel(sg.Type)},
 			{Label: "Scopes", Value: strings.Join(sg.Scopes, ", "), Code: true},
 			{Label: "Created", Value: when(sg.CreatedAt)}, {Label: "Updated", Value: when(sg.UpdatedAt)}}}
