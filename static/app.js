@@ -16,6 +16,8 @@
     root.querySelectorAll("[data-js-only]").forEach(function (el) { el.hidden = false; });
     root.querySelectorAll("[data-no-js]").forEach(function (el) { el.hidden = true; });
     root.querySelectorAll("[data-show-when]").forEach(applyShowWhen);
+    root.querySelectorAll("[data-show-for], [data-hide-for]").forEach(applyShowFor);
+    root.querySelectorAll("[data-rollout]").forEach(sumRollout);
   }
 
   // data-show-when="type=Service" shows an element (and enables its fields)
@@ -31,6 +33,35 @@
     el.querySelectorAll("input, textarea, select").forEach(function (f) { f.disabled = !on; });
   }
 
+  // data-show-for="field:a|b" shows an element while the form's field has
+  // one of the values; data-hide-for hides it then. Hidden fields still post:
+  // the server ignores what does not apply (a condition's attribute when it
+  // names segments), and nothing typed is lost when switching back.
+  function applyShowFor(el) {
+    var hide = el.hasAttribute("data-hide-for");
+    var rule = el.getAttribute(hide ? "data-hide-for" : "data-show-for");
+    var at = rule.lastIndexOf(":");
+    var form = el.closest("form");
+    var field = form && form.elements[rule.slice(0, at)];
+    if (!field) return;
+    var match = rule.slice(at + 1).split("|").indexOf(field.value) >= 0;
+    el.hidden = hide ? match : !match;
+  }
+
+  // A rollout's total, as the percentages are typed (the server checks it too).
+  function sumRollout(box) {
+    var total = 0, whole = true;
+    box.querySelectorAll('input[type="number"]').forEach(function (input) {
+      var n = input.value === "" ? 0 : Number(input.value);
+      if (!Number.isInteger(n)) whole = false;
+      total += n;
+    });
+    var out = box.querySelector("[data-rollout-total]");
+    if (!out) return;
+    out.textContent = whole ? "Total " + total + "%" + (total === 100 ? "" : ": the percentages must add up to 100%.") : "Use whole percentages.";
+    out.classList.toggle("field-error", !whole || total !== 100);
+  }
+
   // A suggested key: lower case, runs of other characters become "-".
   function keyFrom(name) {
     return name.toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
@@ -39,6 +70,8 @@
 
   document.addEventListener("input", function (e) {
     var t = e.target;
+    var rollout = t.closest && t.closest("[data-rollout]");
+    if (rollout) sumRollout(rollout);
     if (t.hasAttribute && t.hasAttribute("data-key-from")) {
       t.dataset.edited = t.value === "" ? "" : "yes"; // typed by hand: stop suggesting
       return;
@@ -53,6 +86,7 @@
   document.addEventListener("change", function (e) {
     var t = e.target;
     if (t.form) t.form.querySelectorAll("[data-show-when]").forEach(applyShowWhen);
+    if (t.form) t.form.querySelectorAll("[data-show-for], [data-hide-for]").forEach(applyShowFor);
     if (t.hasAttribute && t.hasAttribute("data-autosubmit") && t.form) t.form.requestSubmit();
     // data-submit-with="id" submits the form with that (script-hidden) button,
     // by clicking it: htmx learns a form's submitter from clicks.

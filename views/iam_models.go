@@ -1,7 +1,5 @@
 package views
 
-import "strconv"
-
 // View models of the IAM pages: members, groups, policies, the organization's
 // settings, and the statement editor that policies and Service tokens share.
 
@@ -17,11 +15,6 @@ type Check struct {
 	Checked            bool
 }
 
-// Tab is one tab of a page with several views.
-type Tab struct {
-	Label, Href, TestID string
-	Active              bool
-}
 
 // IAMList is one IAM list on a page: its search, its "show all" switch, its
 // rows with their add or remove buttons, and its pager. It is the region htmx
@@ -285,5 +278,3 @@ type AccessToken struct {
 	Editor *StatementEditor
 }
 
-// itoa formats an index for an element id.
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -4,6 +4,8 @@
 // about HTTP, the database or the store.
 package views
 
+import "strconv"
+
 // Assets are the content-hashed URLs of the static files every page loads.
 type Assets struct {
 	CSS, HTMX, JS, Icon string
@@ -294,3 +296,12 @@ type APIReference struct {
 	Icon, CSS, SwaggerCSS, SwaggerJS, JS string
 	DocumentURL                          string
 }
+
+// Tab is one tab of a page with several views.
+type Tab struct {
+	Label, Href, TestID string
+	Active              bool
+}
+
+// itoa formats an index for an element id.
+func itoa(i int) string { return strconv.Itoa(i) }

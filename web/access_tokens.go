@@ -189,7 +189,7 @@ func (p *pages) toggleAccessToken(c echo.Context) error {
 	if t.Status == store.TokenActive {
 		verb = "activated"
 	}
-	return p.changed(c, tokensHref(pageNumber(c), c.FormValue("q")), fmt.Sprintf("Access token “%s” %s.", t.Name, verb), func() error {
+	return p.changed(c, tokensHref(postedPage(c), c.FormValue("q")), fmt.Sprintf("Access token “%s” %s.", t.Name, verb), func() error {
 		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil, nil)
 	})
 }
@@ -203,18 +203,13 @@ func (p *pages) deleteAccessToken(c echo.Context) error {
 	if err := p.store.DeleteAccessToken(c.Request().Context(), actor(c), id); err != nil {
 		return err
 	}
-	return p.changed(c, tokensHref(pageNumber(c), c.FormValue("q")), "Access token deleted.", func() error {
+	return p.changed(c, tokensHref(postedPage(c), c.FormValue("q")), "Access token deleted.", func() error {
 		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, nil), nil, nil)
 	})
 }
 
-// pageNumber is the page number a row action was posted from.
-func pageNumber(c echo.Context) int {
-	if n, err := strconv.Atoi(c.FormValue("page")); err == nil && n > 0 {
-		return n
-	}
-	return 1
-}
+// postedPage is the page number a row action was posted from.
+func postedPage(c echo.Context) int { return max(1, pageNumber(c.FormValue("page"))) }
 
 // tokensHref is a page of the token list, narrowed to names containing search.
 func tokensHref(number int, search string) string {

@@ -56,7 +56,7 @@ func TestSignInNextStaysLocal(t *testing.T) {
 		if got := attr(input(b.last.must("login-form"), "next"), "value"); got != "/" {
 			t.Errorf("next %q shown as %q, want /", next, got)
 		}
-		b.post("/login", url.Values{"email": {ownerEmail}, "password": {ownerPassword}, "next": {next}}).at("/projects")
+		b.post("/login", url.Values{"email": {ownerEmail}, "password": {ownerPassword}, "next": {next}}).at("/flags")
 		if b.last.url.Host != strings.TrimPrefix(a.srv.URL, "http://") {
 			t.Errorf("next %q led to %s", next, b.last.url)
 		}

@@ -96,7 +96,7 @@ func (b *chrome) value(sel string) string {
 	return v
 }
 
-// signIn signs in through the sign-in page and waits for the projects page.
+// signIn signs in through the sign-in page and waits for the signed-in shell.
 func (b *chrome) signIn(base, email, password string) {
 	b.t.Helper()
 	b.do("sign in as "+email,
@@ -105,7 +105,7 @@ func (b *chrome) signIn(base, email, password string) {
 		chromedp.SendKeys(chromedp.CSS(`#login-email`), email),
 		chromedp.SendKeys(chromedp.CSS(`#login-password`), password),
 		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=project-list]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=user-email]`)),
 	)
 }
 
@@ -319,6 +319,7 @@ func TestBrowserIAM(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
 	)
 	b.signIn(base, "dev@example.com", password)
+	b.do("open the projects", chromedp.Navigate(base+"/projects"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=project-list]`)))
 	for _, id := range []string{"nav-members", "nav-groups", "nav-policies", "nav-organization", "project-create"} {
 		if n := b.eval(`String(document.querySelectorAll('[data-testid=` + id + `]').length)`); n != "0" {
 			t.Errorf("a Developer is offered %s", id)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -230,5 +231,225 @@ func TestBrowser(t *testing.T) {
 	defer mu.Unlock()
 	for _, p := range problems {
 		t.Errorf("browser console: %s", p)
+	}
+}
+
+// choose selects an option of a select as a person would: the value changes
+// and the change event fires (htmx and app.js listen to it).
+func (ch *chrome) choose(sel, value string) {
+	ch.t.Helper()
+	ch.eval(fmt.Sprintf(`(function(){var s=document.querySelector(%q);s.value=%q;s.dispatchEvent(new Event("change",{bubbles:true}));return s.value})()`, sel, value))
+}
+
+// waitPath waits until the browser has loaded a page whose path matches
+// pattern: a query started on a page being replaced may never answer.
+func (ch *chrome) waitPath(pattern string) {
+	ch.t.Helper()
+	re := regexp.MustCompile(pattern)
+	for range 100 {
+		v, err := chromedp.Run(ch.ctx, chromedp.Evaluate[string](`document.readyState === "complete" ? location.pathname : ""`))
+		if err == nil && re.MatchString(v) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ch.t.Fatalf("the browser did not reach a page matching %s; at %s", pattern, ch.eval(`location.pathname`))
+}
+
+// fill replaces a field's value by typing.
+func (ch *chrome) fill(sel, value string) {
+	ch.t.Helper()
+	ch.do("fill "+sel, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), value))
+}
+
+// viewport sets a desktop width, or a phone's (portrait, overlay scrollbars).
+func viewport(width int64) chromedp.Action[chromedp.Void] {
+	if width < 600 {
+		return chromedp.EmulateViewport(width, 844, chromedp.EmulateMobile, chromedp.EmulatePortrait)
+	}
+	return chromedp.EmulateViewport(width, 900)
+}
+
+// shoot opens a page at a width, checks it does not scroll sideways, and
+// saves a screenshot of the whole page into $BUNTING_SCREENSHOTS (or a
+// temporary directory).
+func (ch *chrome) shootAt(base, path, name string, width int64, ready string) {
+	ch.t.Helper()
+	ch.do(name, viewport(width), chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS(ready)))
+	if overflow := ch.eval(`String(document.documentElement.scrollWidth > document.documentElement.clientWidth)`); overflow != "false" {
+		ch.t.Errorf("%s scrolls sideways at %d px", path, width)
+	}
+	var height int64
+	fmt.Sscan(ch.eval(`String(document.documentElement.scrollHeight)`), &height)
+	full := chromedp.EmulateViewport(width, height)
+	if width < 600 {
+		full = chromedp.EmulateViewport(width, height, chromedp.EmulateMobile, chromedp.EmulatePortrait)
+	}
+	ch.do("fit the viewport", full)
+	png, err := chromedp.Run(ch.ctx, chromedp.CaptureScreenshot())
+	must(ch.t, err)
+	dir := os.Getenv("BUNTING_SCREENSHOTS")
+	if dir == "" {
+		dir = ch.t.TempDir()
+	}
+	file := filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, width))
+	must(ch.t, os.WriteFile(file, png, 0o644))
+	ch.t.Logf("screenshot %s", file)
+}
+
+// TestBrowserFlags drives the flag pages in headless Chromium: sign in,
+// create a flag (key suggested, type changed), add a rule serving a 30/70
+// rollout and save it, require comments and toggle the flag with one, see
+// the comment in the history; then create, archive, restore and delete a
+// segment. It takes screenshots of the flag list and the flag page at 1280
+// and 390 px.
+func TestBrowserFlags(t *testing.T) {
+	ch := headless(t, 120*time.Second)
+	a := newApp(t)
+	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), store.ProjectInput{Name: "Web shop", Key: "web-shop"})
+	must(t, err)
+	pr := a.project("web-shop")
+	env := pr.Environments[0]
+
+	ch.do("sign in",
+		viewport(1280),
+		chromedp.Navigate(a.srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
+		chromedp.SendKeys(chromedp.CSS(`#login-email`), ownerEmail),
+		chromedp.SendKeys(chromedp.CSS(`#login-password`), ownerPassword),
+		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-list]`)),
+	)
+	if got := ch.eval(`location.pathname`); got != "/flags" {
+		t.Errorf("signed in at %s, want /flags", got)
+	}
+
+	// Create a string flag: the key follows the name, the type brings its variations.
+	ch.do("open the form", chromedp.Click(chromedp.CSS(`#flag-create > summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#flag-create-name`)),
+		chromedp.SendKeys(chromedp.CSS(`#flag-create-name`), "New checkout"))
+	if got := ch.eval(`document.querySelector("#flag-create-key").value`); got != "new-checkout" {
+		t.Errorf("suggested key %q", got)
+	}
+	ch.choose(`#flag-create-variationType`, "string")
+	ch.do("string variations", chromedp.WaitVisible(chromedp.CSS(`#flag-create input[value="variation-a"]`)))
+	if got := ch.eval(`document.querySelector("#flag-create-name").value`); got != "New checkout" {
+		t.Errorf("name lost when the type changed: %q", got)
+	}
+	ch.do("create", chromedp.Click(chromedp.CSS(`[data-testid=flag-create-submit]`)))
+	ch.waitPath("^/flags/new-checkout$")
+	ch.do("flag page", chromedp.WaitVisible(chromedp.CSS(`[data-testid=targeting-form]`)))
+
+	// Add a rule: country is nl, serve 30% Variation A and 70% Variation B.
+	ch.do("add a rule", chromedp.Click(chromedp.CSS(`[data-testid=rule-add]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=rule] [data-testid=condition-property]`)))
+	ch.fill(`[data-testid=rule] [data-testid=condition-property]`, "country")
+	ch.fill(`[data-testid=rule] [data-testid=condition-value]`, "nl")
+	ch.fill(`[data-testid=rule] [data-testid=rule-name]`, "Dutch users")
+	if ch.eval(`String(document.querySelector("[data-testid=rule] [data-testid=rollout]").hidden)`) != "true" {
+		t.Errorf("the rollout shows before it is chosen")
+	}
+	ch.choose(`[data-testid=rule] [data-testid=serve-choice]`, "rollout")
+	ch.do("rollout shown", chromedp.WaitVisible(chromedp.CSS(`[data-testid=rule] [data-testid=rollout-percent]`)))
+	ch.fill(`[data-testid=rule] [data-testid=rollout] input[name$=".pct.`+a.flag(env, "new-checkout").Variations[0].ID+`"]`, "30")
+	ch.fill(`[data-testid=rule] [data-testid=rollout] input[name$=".pct.`+a.flag(env, "new-checkout").Variations[1].ID+`"]`, "70")
+	if got := ch.eval(`document.querySelector("[data-testid=rule] [data-rollout-total]").textContent`); got != "Total 100%" {
+		t.Errorf("rollout total %q", got)
+	}
+	ch.do("save", chromedp.Click(chromedp.CSS(`[data-testid=targeting-save]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash-success]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=flash-success]").textContent`); got != "Targeting saved." {
+		t.Errorf("message %q", got)
+	}
+	f := a.flag(env, "new-checkout")
+	if len(f.Rules) != 1 || len(f.Rules[0].Variations) != 2 || f.Rules[0].Variations[0].Rollout[1] != 0.3 {
+		t.Fatalf("saved rules %+v", f.Rules)
+	}
+
+	// Require comments; turning the flag on asks for one.
+	a.requireComments(pr, env)
+	ch.do("reload", chromedp.Navigate(a.srv.URL+"/flags/new-checkout"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-toggle-form]`)))
+	ch.do("turn on without a comment", chromedp.Click(chromedp.CSS(`[data-testid=flag-toggle-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-toggle-form] [data-testid=error-comment]`)))
+	ch.do("turn on with a comment",
+		chromedp.SendKeys(chromedp.CSS(`[data-testid=flag-toggle-form] [data-testid=comment]`), "Launch for the Netherlands"),
+		chromedp.Click(chromedp.CSS(`[data-testid=flag-toggle-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash-success]`)))
+	if !a.flag(env, "new-checkout").IsEnabled {
+		t.Errorf("the flag is not on")
+	}
+	ch.do("history", chromedp.Click(chromedp.CSS(`[data-testid=tab-history]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=history-comment]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=history-comment]").textContent`); got != "Launch for the Netherlands" {
+		t.Errorf("newest history comment %q", got)
+	}
+
+	// Screenshots of the flag list and the flag page, with some content.
+	for i, name := range []string{"Search bar", "Dark mode", "Pricing experiment", "Mobile onboarding"} {
+		in := store.FlagInput{Name: name, Key: fmt.Sprintf("flag-%d", i), IsEnabled: i%2 == 0, Description: "Shown to a share of users.",
+			Change: store.Change{Comment: "Created for the " + name + " launch"}}
+		if i < 2 {
+			in.Tags = []string{"web", "team-growth"}
+		}
+		a.makeFlag(env, in)
+	}
+	for _, width := range []int64{1280, 390} {
+		ch.shootAt(a.srv.URL, "/flags", "flags", width, `[data-testid=flag-list]`)
+		ch.shootAt(a.srv.URL, "/flags/new-checkout", "flag", width, `[data-testid=targeting-form]`)
+		ch.shootAt(a.srv.URL, "/flags/new-checkout/history", "flag-history", width, `[data-testid=history]`)
+		if os.Getenv("BUNTING_SCREENSHOTS") != "" {
+			ch.shootAt(a.srv.URL, "/flags/new-checkout/variations", "flag-variations", width, `[data-testid=variations-form]`)
+			ch.shootAt(a.srv.URL, "/flags/new-checkout/settings", "flag-settings", width, `[data-testid=settings]`)
+			ch.shootAt(a.srv.URL, "/audit-log", "audit-log", width, `[data-testid=history]`)
+		}
+	}
+	ch.do("desktop", viewport(1280))
+
+	// A segment: create, archive, restore, delete (comments are required now).
+	ch.do("segments", chromedp.Navigate(a.srv.URL+"/segments"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=segment-list]`)),
+		chromedp.Click(chromedp.CSS(`#segment-create > summary`)),
+		chromedp.SendKeys(chromedp.CSS(`#segment-create-name`), "Beta users"),
+		chromedp.SendKeys(chromedp.CSS(`#segment-create [data-testid=comment]`), "For the beta"),
+		chromedp.Click(chromedp.CSS(`[data-testid=segment-create-submit]`)))
+	ch.waitPath("^/segments/[0-9a-f-]+$")
+	ch.do("segment page", chromedp.WaitVisible(chromedp.CSS(`[data-testid=segment-heading]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=segment-heading]").textContent`); got != "Beta users" {
+		t.Errorf("segment heading %q", got)
+	}
+	if os.Getenv("BUNTING_SCREENSHOTS") != "" {
+		path := ch.eval(`location.pathname`)
+		for _, width := range []int64{1280, 390} {
+			ch.shootAt(a.srv.URL, path, "segment", width, `[data-testid=segment-targeting-form]`)
+			ch.shootAt(a.srv.URL, "/segments", "segments", width, `[data-testid=segment-list]`)
+		}
+		ch.do("back", viewport(1280), chromedp.Navigate(a.srv.URL+path), chromedp.WaitVisible(chromedp.CSS(`[data-testid=segment-heading]`)))
+	}
+	for _, step := range []struct{ tab, action, done string }{
+		{"settings", "archive", "Segment archived."},
+		{"settings", "restore", "Segment restored."},
+		{"settings", "delete", "Segment deleted."},
+	} {
+		ch.do(step.action,
+			chromedp.Click(chromedp.CSS(`[data-testid=tab-`+step.tab+`]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid=`+step.action+`]`)),
+			chromedp.Click(chromedp.CSS(`[data-testid=`+step.action+`]`)))
+		ch.waitPath("/" + step.action + "$")
+		ch.do(step.action+": confirm",
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid=confirm-form]`)),
+			chromedp.SendKeys(chromedp.CSS(`[data-testid=confirm-form] [data-testid=comment]`), "Step: "+step.action),
+			chromedp.Click(chromedp.CSS(`[data-testid=confirm-submit]`)))
+		ch.waitPath(map[string]string{"archive": "/settings$", "restore": "/settings$", "delete": "^/segments$"}[step.action])
+		ch.do(step.action+": done", chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash-success]`)))
+		if got := ch.eval(`document.querySelector("[data-testid=flash-success]").textContent`); got != step.done {
+			t.Errorf("%s: message %q", step.action, got)
+		}
+	}
+	if got := ch.eval(`location.pathname`); got != "/segments" {
+		t.Errorf("after deleting at %s", got)
+	}
+	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), env.ID, store.SegmentFilter{Page: store.Page{Size: 10}})
+	must(t, err)
+	if list.TotalCount != 0 {
+		t.Errorf("the segment was not deleted")
 	}
 }

@@ -31,6 +31,18 @@ var fieldMessages = map[string]string{
 	"policyIds_is_invalid":                  "Choose among this organization's policies.",
 	"groupIds_is_invalid":                   "Choose among this organization's groups.",
 	"defaultPermissions_is_invalid":         "Choose among this organization's policies and groups.",
+	"comment_is_required":                   "This environment requires a comment for every change.",
+	"comment_is_invalid":                    "Use at most 512 characters.",
+	"variationType_is_invalid":              "Choose one of the types offered.",
+	"variations_is_invalid":                 "Give every variation a name and a value of the flag's type (true or false, a number, JSON); at most 100.",
+	"disabledVariationId_is_invalid":        "Choose one of the flag's variations.",
+	"tags_is_invalid":                       "Separate tags with commas; a tag has at most 64 characters, no “:” or “;”, and appears once.",
+	"targetUsers_is_invalid":                "A user may be targeted once, to a variation of the flag.",
+	"rules_is_invalid":                      "A rule is not valid: each needs at least one condition with an attribute; numeric operators need numbers, regex operators valid expressions (RE2), segment conditions segments that are not archived.",
+	"fallthrough_is_invalid":                "Choose a variation, or percentages that add up to 100.",
+	"included_is_invalid":                   "User keys may not be empty or longer than 512 characters.",
+	"excluded_is_invalid":                   "User keys may not be empty or longer than 512 characters.",
+	"scopes_is_invalid":                     "Use organization/ORG, optionally with :project/KEY and :env/KEY (or *), one per line, including this environment.",
 }
 
 // Business rules that concern one field of the form that broke them.
@@ -46,8 +58,10 @@ var ruleMessages = map[string]string{
 	"EmailPasswordMismatch": "This is not your current password.",
 
 	// Rules of identity and access management.
-	"CannotRemoveLastOwner":        "This would leave the organization without an owner. Give another member the Owner policy first.",
-	"CannotModifySysManagedPolicy": "Built-in policies cannot be changed. Clone the policy to make your own version.",
+	"CannotRemoveLastOwner":             "This would leave the organization without an owner. Give another member the Owner policy first.",
+	"CannotModifySysManagedPolicy":      "Built-in policies cannot be changed. Clone the policy to make your own version.",
+	"SegmentIsBeingUsed":                "Flags use this segment, so it cannot be archived, deleted or moved out of their environments. Remove it from their rules first (see its Flags tab).",
+	"CannotDeleteUnarchivedFeatureFlag": "Archive the flag before deleting it.",
 }
 
 // codeMessage explains a validation code like "name_is_required".

@@ -122,9 +122,51 @@ func (p *pages) register(e *echo.Echo) {
 	e.POST("/workspace", p.updateWorkspace, page...)
 	e.POST("/workspace/sso", p.updateWorkspaceSSO, page...)
 	e.POST("/workspace/sso/test", p.testWorkspaceSSO, page...)
+
+	// Feature flags, segments and history.
+	// They work in the environment chosen in the context switcher.
+	e.GET("/flags", p.flags, page...)
+	e.POST("/flags", p.createFlag, page...)
+	e.GET("/flags/:key", p.flag, page...)
+	e.POST("/flags/:key/toggle", p.toggleFlag, page...)
+	e.POST("/flags/:key/off-variation", p.setFlagOffVariation, page...)
+	e.POST("/flags/:key/targeting", p.setFlagTargeting, page...)
+	e.GET("/flags/:key/variations", p.flagVariations, page...)
+	e.POST("/flags/:key/variations", p.setFlagVariations, page...)
+	e.GET("/flags/:key/settings", p.flagSettings, page...)
+	e.POST("/flags/:key/name", p.renameFlag, page...)
+	e.POST("/flags/:key/description", p.describeFlag, page...)
+	e.POST("/flags/:key/tags", p.tagFlag, page...)
+	e.POST("/flags/:key/clone", p.cloneFlag, page...)
+	e.GET("/flags/:key/archive", p.confirmFlag(archiveFlag), page...)
+	e.POST("/flags/:key/archive", p.changeFlagLifecycle(archiveFlag), page...)
+	e.GET("/flags/:key/restore", p.confirmFlag(restoreFlag), page...)
+	e.POST("/flags/:key/restore", p.changeFlagLifecycle(restoreFlag), page...)
+	e.GET("/flags/:key/delete", p.confirmFlag(deleteFlag), page...)
+	e.POST("/flags/:key/delete", p.changeFlagLifecycle(deleteFlag), page...)
+	e.GET("/flags/:key/history", p.flagHistory, page...)
+
+	e.GET("/segments", p.segments, page...)
+	e.POST("/segments", p.createSegment, page...)
+	e.GET("/segments/:id", p.segment, page...)
+	e.POST("/segments/:id/targeting", p.setSegmentTargeting, page...)
+	e.GET("/segments/:id/flags", p.segmentUsage, page...)
+	e.GET("/segments/:id/settings", p.segmentSettings, page...)
+	e.POST("/segments/:id/name", p.renameSegment, page...)
+	e.POST("/segments/:id/description", p.describeSegment, page...)
+	e.POST("/segments/:id/tags", p.tagSegment, page...)
+	e.GET("/segments/:id/archive", p.confirmSegment(archiveSegment), page...)
+	e.POST("/segments/:id/archive", p.changeSegmentLifecycle(archiveSegment), page...)
+	e.GET("/segments/:id/restore", p.confirmSegment(restoreSegment), page...)
+	e.POST("/segments/:id/restore", p.changeSegmentLifecycle(restoreSegment), page...)
+	e.GET("/segments/:id/delete", p.confirmSegment(deleteSegment), page...)
+	e.POST("/segments/:id/delete", p.changeSegmentLifecycle(deleteSegment), page...)
+	e.GET("/segments/:id/history", p.segmentHistory, page...)
+
+	e.GET("/audit-log", p.auditLog, page...)
 }
 
-// home is the landing page; until the flags pages exist it is the projects list.
+// home is the landing page: the feature flags of the working environment.
 func (p *pages) home(c echo.Context) error {
-	return c.Redirect(http.StatusSeeOther, "/projects")
+	return c.Redirect(http.StatusSeeOther, "/flags")
 }

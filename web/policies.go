@@ -22,7 +22,7 @@ const (
 	tabStatements = "statements"
 	tabMembers    = "members"
 	tabGroups     = "groups"
-	tabSettings   = "settings"
+	// tabSettings is shared with the flag and segment pages.
 )
 
 // policies lists the policies with the form that creates one.

@@ -222,7 +222,7 @@ func TestContextSwitcher(t *testing.T) {
 
 	b.post("/context", url.Values{"envId": {"0b7d9d3e-0000-4000-8000-000000000000"}}).status(http.StatusNotFound)
 	b.get("/projects")
-	b.post("/context", url.Values{"envId": {dev}, "next": {"https://evil.example/"}}).at("/projects") // via /
+	b.post("/context", url.Values{"envId": {dev}, "next": {"https://evil.example/"}}).at("/flags") // via /
 }
 
 func TestSwitchOrganization(t *testing.T) {
@@ -352,7 +352,7 @@ func TestEveryPageRenders(t *testing.T) {
 			}
 		}
 	}
-	b.get("/").at("/projects")
+	b.get("/").at("/flags")
 }
 
 // An unexpected failure is a proper page that tells nothing internal.

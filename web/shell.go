@@ -37,6 +37,11 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 	}
 
 	nav := []views.NavItem{{Label: "Projects", Href: "/projects", TestID: "nav-projects", Active: active == navProjects}}
+	nav = append([]views.NavItem{
+		{Label: "Feature flags", Href: "/flags", TestID: "nav-flags", Active: active == navFlags},
+		{Label: "Segments", Href: "/segments", TestID: "nav-segments", Active: active == navSegments},
+		{Label: "Audit log", Href: "/audit-log", TestID: "nav-audit-log", Active: active == navAuditLog},
+	}, nav...)
 	if a.Can(store.ListAccessTokens, store.AccessTokenRN) {
 		nav = append(nav, views.NavItem{Label: "Access tokens", Href: "/access-tokens", TestID: "nav-access-tokens", Active: active == navAccessTokens})
 	}

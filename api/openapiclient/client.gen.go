@@ -99,6 +99,33 @@ func (e AuditEntryOperation) Valid() bool {
 	}
 }
 
+// Defines values for EvaluationKind.
+const (
+	Default      EvaluationKind = "default"
+	FlagArchived EvaluationKind = "flag archived"
+	FlagDisabled EvaluationKind = "flag disabled"
+	Rule         EvaluationKind = "rule"
+	Targeted     EvaluationKind = "targeted"
+)
+
+// Valid indicates whether the value is a known member of the EvaluationKind enum.
+func (e EvaluationKind) Valid() bool {
+	switch e {
+	case Default:
+		return true
+	case FlagArchived:
+		return true
+	case FlagDisabled:
+		return true
+	case Rule:
+		return true
+	case Targeted:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FailureSuccess.
 const (
 	False FailureSuccess = false
@@ -581,6 +608,16 @@ type DescriptionInput struct {
 	Revision *openapi_types.UUID `json:"revision,omitempty"`
 }
 
+// EndUser defines model for EndUser.
+type EndUser struct {
+	CustomizedProperties *[]struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"customizedProperties,omitempty"`
+	KeyId string  `json:"keyId"`
+	Name  *string `json:"name,omitempty"`
+}
+
 // EnvSettings defines model for EnvSettings.
 type EnvSettings struct {
 	// RequireChangeComment Every flag and segment change needs a `comment`.
@@ -622,6 +659,36 @@ type EnvironmentInput struct {
 
 	// Settings Kept when left out of a change.
 	Settings *EnvSettings `json:"settings,omitempty"`
+}
+
+// Evaluation defines model for Evaluation.
+type Evaluation struct {
+	Kind EvaluationKind `json:"kind"`
+
+	// MatchReason FeatBit's match reason: the kind, or the matched rule's name.
+	MatchReason      string  `json:"matchReason"`
+	RuleId           *string `json:"ruleId,omitempty"`
+	SendToExperiment bool    `json:"sendToExperiment"`
+
+	// Split The variation came from a rollout dividing users between variations.
+	Split bool `json:"split"`
+
+	// Variation What the user gets; `null` for an archived flag.
+	Variation *Variation `json:"variation"`
+}
+
+// EvaluationKind defines model for Evaluation.Kind.
+type EvaluationKind string
+
+// EvaluationEnvelope defines model for EvaluationEnvelope.
+type EvaluationEnvelope struct {
+	Data Evaluation `json:"data"`
+
+	// Errors Always empty in a success.
+	Errors NoErrors `json:"errors"`
+
+	// Success Always `true` in a success.
+	Success Succeeded `json:"success"`
 }
 
 // Failure A failed answer.
@@ -704,22 +771,55 @@ type FlagInput struct {
 	Variations    *[]Variation   `json:"variations,omitempty"`
 }
 
+// FlagInsight defines model for FlagInsight.
+type FlagInsight struct {
+	Evaluations     int64      `json:"evaluations"`
+	Key             string     `json:"key"`
+	LastEvaluatedAt *time.Time `json:"lastEvaluatedAt"`
+	Variations      []struct {
+		Count            int64     `json:"count"`
+		FirstEvaluatedAt time.Time `json:"firstEvaluatedAt"`
+		LastEvaluatedAt  time.Time `json:"lastEvaluatedAt"`
+		Variation        Variation `json:"variation"`
+	} `json:"variations"`
+}
+
+// FlagInsightEnvelope defines model for FlagInsightEnvelope.
+type FlagInsightEnvelope struct {
+	Data FlagInsight `json:"data"`
+
+	// Errors Always empty in a success.
+	Errors NoErrors `json:"errors"`
+
+	// Success Always `true` in a success.
+	Success Succeeded `json:"success"`
+}
+
 // FlagListItem defines model for FlagListItem.
 type FlagListItem struct {
-	CreatedAt   time.Time          `json:"createdAt"`
-	Description string             `json:"description"`
+	CreatedAt   time.Time `json:"createdAt"`
+	Description string    `json:"description"`
+
+	// Evaluations How many evaluations SDKs reported.
+	Evaluations int64              `json:"evaluations"`
 	Id          openapi_types.UUID `json:"id"`
 	IsArchived  bool               `json:"isArchived"`
 	IsEnabled   bool               `json:"isEnabled"`
 	Key         string             `json:"key"`
 
 	// LastChange The latest recorded change; `null` for a flag never changed since it was created.
-	LastChange    *LastChange   `json:"lastChange"`
-	Name          string        `json:"name"`
-	Serves        Serves        `json:"serves"`
-	Tags          []string      `json:"tags"`
-	UpdatedAt     time.Time     `json:"updatedAt"`
-	VariationType VariationType `json:"variationType"`
+	LastChange *LastChange `json:"lastChange"`
+
+	// LastEvaluatedAt When an SDK last reported evaluating it; `null` when none has.
+	LastEvaluatedAt *time.Time `json:"lastEvaluatedAt"`
+	Name            string     `json:"name"`
+
+	// Revision The current revision, to send with a change made from the list (such as a toggle).
+	Revision      openapi_types.UUID `json:"revision"`
+	Serves        Serves             `json:"serves"`
+	Tags          []string           `json:"tags"`
+	UpdatedAt     time.Time          `json:"updatedAt"`
+	VariationType VariationType      `json:"variationType"`
 }
 
 // FlagPage defines model for FlagPage.
@@ -1515,10 +1615,10 @@ type SegmentType string
 
 // Serves defines model for Serves.
 type Serves struct {
-	// DisabledVariation Name of the variation served while off.
+	// DisabledVariation Value of the variation served while off.
 	DisabledVariation string `json:"disabledVariation"`
 
-	// EnabledVariations Names of the variations served while on.
+	// EnabledVariations Values of the variations served while on.
 	EnabledVariations []string `json:"enabledVariations"`
 }
 
@@ -1534,6 +1634,36 @@ type Session struct {
 // SessionEnvelope defines model for SessionEnvelope.
 type SessionEnvelope struct {
 	Data Session `json:"data"`
+
+	// Errors Always empty in a success.
+	Errors NoErrors `json:"errors"`
+
+	// Success Always `true` in a success.
+	Success Succeeded `json:"success"`
+}
+
+// StaleFlag defines model for StaleFlag.
+type StaleFlag struct {
+	CreatedAt   time.Time          `json:"createdAt"`
+	Evaluations int64              `json:"evaluations"`
+	Id          openapi_types.UUID `json:"id"`
+	IsEnabled   bool               `json:"isEnabled"`
+	Key         string             `json:"key"`
+
+	// LastEvaluatedAt `null` when no SDK reported evaluating it.
+	LastEvaluatedAt *time.Time `json:"lastEvaluatedAt"`
+	Name            string     `json:"name"`
+}
+
+// StaleFlagPage defines model for StaleFlagPage.
+type StaleFlagPage struct {
+	Items      []StaleFlag `json:"items"`
+	TotalCount int64       `json:"totalCount"`
+}
+
+// StaleFlagPageEnvelope defines model for StaleFlagPageEnvelope.
+type StaleFlagPageEnvelope struct {
+	Data StaleFlagPage `json:"data"`
 
 	// Errors Always empty in a success.
 	Errors NoErrors `json:"errors"`
@@ -1968,6 +2098,24 @@ type UpdateFlagDescriptionParams struct {
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
 
+// EvaluateFlagParams defines parameters for EvaluateFlag.
+type EvaluateFlagParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// FlagInsightsParams defines parameters for FlagInsights.
+type FlagInsightsParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
 // RenameFlagParams defines parameters for RenameFlag.
 type RenameFlagParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
@@ -2039,6 +2187,21 @@ type ToggleFlagParams struct {
 
 // SetFlagVariationsParams defines parameters for SetFlagVariations.
 type SetFlagVariationsParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// StaleFlagsParams defines parameters for StaleFlags.
+type StaleFlagsParams struct {
+	// PageIndex The page, from 0.
+	PageIndex *PageIndex `form:"PageIndex,omitempty" json:"PageIndex,omitempty"`
+
+	// PageSize Items a page, 1 to 100.
+	PageSize *PageSize `form:"PageSize,omitempty" json:"PageSize,omitempty"`
+
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
 	Organization *OrganizationHeader `json:"Organization,omitempty"`
 
@@ -2805,6 +2968,9 @@ type ArchiveFlagJSONRequestBody = Change
 // UpdateFlagDescriptionJSONRequestBody defines body for UpdateFlagDescription for application/json ContentType.
 type UpdateFlagDescriptionJSONRequestBody = DescriptionInput
 
+// EvaluateFlagJSONRequestBody defines body for EvaluateFlag for application/json ContentType.
+type EvaluateFlagJSONRequestBody = EndUser
+
 // RenameFlagJSONRequestBody defines body for RenameFlag for application/json ContentType.
 type RenameFlagJSONRequestBody = NameInput
 
@@ -3289,6 +3455,31 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/v1/envs/{envId}/feature-flags/{key}/description (the `UpdateFlagDescription` operationId).
 	UpdateFlagDescription(ctx context.Context, envId EnvId, key FlagKey, params *UpdateFlagDescriptionParams, body UpdateFlagDescriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// EvaluateFlagWithBody Test a flag with an end user
+	//
+	// What the environment's SDKs would serve this user, and why. Needs `CanAccessEnv`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/envs/{envId}/feature-flags/{key}/evaluate (the `EvaluateFlag` operationId).
+	EvaluateFlagWithBody(ctx context.Context, envId EnvId, key FlagKey, params *EvaluateFlagParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EvaluateFlag Test a flag with an end user
+	//
+	// What the environment's SDKs would serve this user, and why. Needs `CanAccessEnv`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/envs/{envId}/feature-flags/{key}/evaluate (the `EvaluateFlag` operationId).
+	EvaluateFlag(ctx context.Context, envId EnvId, key FlagKey, params *EvaluateFlagParams, body EvaluateFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FlagInsights What SDKs reported evaluating of a flag
+	//
+	// When the flag was last evaluated and how often each variation was served. Needs `CanAccessEnv`.
+	//
+	// Corresponds with GET /api/v1/envs/{envId}/feature-flags/{key}/insights (the `FlagInsights` operationId).
+	FlagInsights(ctx context.Context, envId EnvId, key FlagKey, params *FlagInsightsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RenameFlagWithBody Rename a flag
 	//
 	// Needs `UpdateFlagName`.
@@ -3431,6 +3622,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/envs/{envId}/feature-flags/{key}/variations (the `SetFlagVariations` operationId).
 	SetFlagVariations(ctx context.Context, envId EnvId, key FlagKey, params *SetFlagVariationsParams, body SetFlagVariationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StaleFlags Flags by how long ago SDKs last evaluated them
+	//
+	// The environment's flags that are not archived, those never evaluated first, then those evaluated longest ago. Needs `CanAccessEnv`.
+	//
+	// Corresponds with GET /api/v1/envs/{envId}/flag-insights (the `StaleFlags` operationId).
+	StaleFlags(ctx context.Context, envId EnvId, params *StaleFlagsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSecretWithBody Add a secret to an environment
 	//
@@ -4648,6 +4846,61 @@ func (c *Client) UpdateFlagDescription(ctx context.Context, envId EnvId, key Fla
 	return c.Client.Do(req)
 }
 
+// EvaluateFlagWithBody Test a flag with an end user
+//
+// What the environment's SDKs would serve this user, and why. Needs `CanAccessEnv`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/envs/{envId}/feature-flags/{key}/evaluate (the `EvaluateFlag` operationId).
+func (c *Client) EvaluateFlagWithBody(ctx context.Context, envId EnvId, key FlagKey, params *EvaluateFlagParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEvaluateFlagRequestWithBody(c.Server, envId, key, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EvaluateFlag Test a flag with an end user
+//
+// What the environment's SDKs would serve this user, and why. Needs `CanAccessEnv`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/envs/{envId}/feature-flags/{key}/evaluate (the `EvaluateFlag` operationId).
+func (c *Client) EvaluateFlag(ctx context.Context, envId EnvId, key FlagKey, params *EvaluateFlagParams, body EvaluateFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEvaluateFlagRequest(c.Server, envId, key, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FlagInsights What SDKs reported evaluating of a flag
+//
+// When the flag was last evaluated and how often each variation was served. Needs `CanAccessEnv`.
+//
+// Corresponds with GET /api/v1/envs/{envId}/feature-flags/{key}/insights (the `FlagInsights` operationId).
+func (c *Client) FlagInsights(ctx context.Context, envId EnvId, key FlagKey, params *FlagInsightsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFlagInsightsRequest(c.Server, envId, key, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RenameFlagWithBody Rename a flag
 //
 // Needs `UpdateFlagName`.
@@ -4931,6 +5184,23 @@ func (c *Client) SetFlagVariationsWithBody(ctx context.Context, envId EnvId, key
 // Corresponds with PUT /api/v1/envs/{envId}/feature-flags/{key}/variations (the `SetFlagVariations` operationId).
 func (c *Client) SetFlagVariations(ctx context.Context, envId EnvId, key FlagKey, params *SetFlagVariationsParams, body SetFlagVariationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetFlagVariationsRequest(c.Server, envId, key, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StaleFlags Flags by how long ago SDKs last evaluated them
+//
+// The environment's flags that are not archived, those never evaluated first, then those evaluated longest ago. Needs `CanAccessEnv`.
+//
+// Corresponds with GET /api/v1/envs/{envId}/flag-insights (the `StaleFlags` operationId).
+func (c *Client) StaleFlags(ctx context.Context, envId EnvId, params *StaleFlagsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStaleFlagsRequest(c.Server, envId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8018,6 +8288,153 @@ func NewUpdateFlagDescriptionRequestWithBody(server string, envId EnvId, key Fla
 	return req, nil
 }
 
+// NewEvaluateFlagRequest calls the generic EvaluateFlag builder with application/json body
+func NewEvaluateFlagRequest(server string, envId EnvId, key FlagKey, params *EvaluateFlagParams, body EvaluateFlagJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEvaluateFlagRequestWithBody(server, envId, key, params, "application/json", bodyReader)
+}
+
+// NewEvaluateFlagRequestWithBody constructs an http.Request for the EvaluateFlag method, with any body, and a specified content type
+func NewEvaluateFlagRequestWithBody(server string, envId EnvId, key FlagKey, params *EvaluateFlagParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "envId", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/envs/%s/feature-flags/%s/evaluate", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewFlagInsightsRequest constructs an http.Request for the FlagInsights method
+func NewFlagInsightsRequest(server string, envId EnvId, key FlagKey, params *FlagInsightsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "envId", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/envs/%s/feature-flags/%s/insights", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewRenameFlagRequest calls the generic RenameFlag builder with application/json body
 func NewRenameFlagRequest(server string, envId EnvId, key FlagKey, params *RenameFlagParams, body RenameFlagJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -8661,6 +9078,105 @@ func NewSetFlagVariationsRequestWithBody(server string, envId EnvId, key FlagKey
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewStaleFlagsRequest constructs an http.Request for the StaleFlags method
+func NewStaleFlagsRequest(server string, envId EnvId, params *StaleFlagsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "envId", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/envs/%s/flag-insights", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageIndex != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "PageIndex", *params.PageIndex, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "PageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -14067,6 +14583,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/v1/envs/{envId}/feature-flags/{key}/description (the `UpdateFlagDescription` operationId).
 	UpdateFlagDescriptionWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *UpdateFlagDescriptionParams, body UpdateFlagDescriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateFlagDescriptionResponse, error)
 
+	// EvaluateFlagWithBodyWithResponse Test a flag with an end user
+	//
+	// What the environment's SDKs would serve this user, and why. Needs `CanAccessEnv`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/envs/{envId}/feature-flags/{key}/evaluate (the `EvaluateFlag` operationId).
+	EvaluateFlagWithBodyWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *EvaluateFlagParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EvaluateFlagResponse, error)
+
+	// EvaluateFlagWithResponse Test a flag with an end user
+	//
+	// What the environment's SDKs would serve this user, and why. Needs `CanAccessEnv`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/envs/{envId}/feature-flags/{key}/evaluate (the `EvaluateFlag` operationId).
+	EvaluateFlagWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *EvaluateFlagParams, body EvaluateFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*EvaluateFlagResponse, error)
+
+	// FlagInsightsWithResponse What SDKs reported evaluating of a flag
+	//
+	// When the flag was last evaluated and how often each variation was served. Needs `CanAccessEnv`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/envs/{envId}/feature-flags/{key}/insights (the `FlagInsights` operationId).
+	FlagInsightsWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *FlagInsightsParams, reqEditors ...RequestEditorFn) (*FlagInsightsResponse, error)
+
 	// RenameFlagWithBodyWithResponse Rename a flag
 	//
 	// Needs `UpdateFlagName`.
@@ -14211,6 +14754,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/envs/{envId}/feature-flags/{key}/variations (the `SetFlagVariations` operationId).
 	SetFlagVariationsWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *SetFlagVariationsParams, body SetFlagVariationsJSONRequestBody, reqEditors ...RequestEditorFn) (*SetFlagVariationsResponse, error)
+
+	// StaleFlagsWithResponse Flags by how long ago SDKs last evaluated them
+	//
+	// The environment's flags that are not archived, those never evaluated first, then those evaluated longest ago. Needs `CanAccessEnv`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/envs/{envId}/flag-insights (the `StaleFlags` operationId).
+	StaleFlagsWithResponse(ctx context.Context, envId EnvId, params *StaleFlagsParams, reqEditors ...RequestEditorFn) (*StaleFlagsResponse, error)
 
 	// CreateSecretWithBodyWithResponse Add a secret to an environment
 	//
@@ -15161,6 +15713,8 @@ type CreateAccessTokenResponse struct {
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *Failure
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Failure
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -15197,6 +15751,11 @@ func (r CreateAccessTokenResponse) GetJSON413() *TooLarge {
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
 func (r CreateAccessTokenResponse) GetJSON422() *Failure {
 	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateAccessTokenResponse) GetJSON429() *Failure {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -16603,6 +17162,193 @@ func (r UpdateFlagDescriptionResponse) ContentType() string {
 	return ""
 }
 
+// EvaluateFlagResponse401Headers the declared response headers of an HTTP 401 response for EvaluateFlag
+type EvaluateFlagResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type EvaluateFlagResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *EvaluationEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *EvaluateFlagResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EvaluateFlagResponse) GetJSON200() *EvaluationEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EvaluateFlagResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EvaluateFlagResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EvaluateFlagResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EvaluateFlagResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EvaluateFlagResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EvaluateFlagResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EvaluateFlagResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r EvaluateFlagResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EvaluateFlagResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EvaluateFlagResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EvaluateFlagResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// FlagInsightsResponse401Headers the declared response headers of an HTTP 401 response for FlagInsights
+type FlagInsightsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type FlagInsightsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *FlagInsightEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OrganizationRequired
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *FlagInsightsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FlagInsightsResponse) GetJSON200() *FlagInsightEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FlagInsightsResponse) GetJSON400() *OrganizationRequired {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FlagInsightsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r FlagInsightsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FlagInsightsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FlagInsightsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FlagInsightsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r FlagInsightsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FlagInsightsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FlagInsightsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FlagInsightsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RenameFlagResponse401Headers the declared response headers of an HTTP 401 response for RenameFlag
 type RenameFlagResponse401Headers struct {
 	WWWAuthenticate *string
@@ -17415,6 +18161,96 @@ func (r SetFlagVariationsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetFlagVariationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StaleFlagsResponse401Headers the declared response headers of an HTTP 401 response for StaleFlags
+type StaleFlagsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type StaleFlagsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StaleFlagPageEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StaleFlagsResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r StaleFlagsResponse) GetJSON200() *StaleFlagPageEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StaleFlagsResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StaleFlagsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StaleFlagsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StaleFlagsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StaleFlagsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StaleFlagsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StaleFlagsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StaleFlagsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StaleFlagsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StaleFlagsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24109,6 +24945,51 @@ func (c *ClientWithResponses) UpdateFlagDescriptionWithResponse(ctx context.Cont
 	return ParseUpdateFlagDescriptionResponse(rsp)
 }
 
+// EvaluateFlagWithBodyWithResponse Test a flag with an end user
+//
+// What the environment's SDKs would serve this user, and why. Needs `CanAccessEnv`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/envs/{envId}/feature-flags/{key}/evaluate (the `EvaluateFlag` operationId).
+func (c *ClientWithResponses) EvaluateFlagWithBodyWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *EvaluateFlagParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EvaluateFlagResponse, error) {
+	rsp, err := c.EvaluateFlagWithBody(ctx, envId, key, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEvaluateFlagResponse(rsp)
+}
+
+// EvaluateFlagWithResponse Test a flag with an end user
+//
+// What the environment's SDKs would serve this user, and why. Needs `CanAccessEnv`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/envs/{envId}/feature-flags/{key}/evaluate (the `EvaluateFlag` operationId).
+func (c *ClientWithResponses) EvaluateFlagWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *EvaluateFlagParams, body EvaluateFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*EvaluateFlagResponse, error) {
+	rsp, err := c.EvaluateFlag(ctx, envId, key, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEvaluateFlagResponse(rsp)
+}
+
+// FlagInsightsWithResponse What SDKs reported evaluating of a flag
+//
+// When the flag was last evaluated and how often each variation was served. Needs `CanAccessEnv`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/envs/{envId}/feature-flags/{key}/insights (the `FlagInsights` operationId).
+func (c *ClientWithResponses) FlagInsightsWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *FlagInsightsParams, reqEditors ...RequestEditorFn) (*FlagInsightsResponse, error) {
+	rsp, err := c.FlagInsights(ctx, envId, key, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFlagInsightsResponse(rsp)
+}
+
 // RenameFlagWithBodyWithResponse Rename a flag
 //
 // Needs `UpdateFlagName`.
@@ -24342,6 +25223,21 @@ func (c *ClientWithResponses) SetFlagVariationsWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseSetFlagVariationsResponse(rsp)
+}
+
+// StaleFlagsWithResponse Flags by how long ago SDKs last evaluated them
+//
+// The environment's flags that are not archived, those never evaluated first, then those evaluated longest ago. Needs `CanAccessEnv`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/envs/{envId}/flag-insights (the `StaleFlags` operationId).
+func (c *ClientWithResponses) StaleFlagsWithResponse(ctx context.Context, envId EnvId, params *StaleFlagsParams, reqEditors ...RequestEditorFn) (*StaleFlagsResponse, error) {
+	rsp, err := c.StaleFlags(ctx, envId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStaleFlagsResponse(rsp)
 }
 
 // CreateSecretWithBodyWithResponse Add a secret to an environment
@@ -25889,6 +26785,13 @@ func ParseCreateAccessTokenResponse(rsp *http.Response) (*CreateAccessTokenRespo
 		}
 		response.JSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -27160,6 +28063,175 @@ func ParseUpdateFlagDescriptionResponse(rsp *http.Response) (*UpdateFlagDescript
 	return response, nil
 }
 
+// ParseEvaluateFlagResponse parses an HTTP response from a EvaluateFlagWithResponse call
+func ParseEvaluateFlagResponse(rsp *http.Response) (*EvaluateFlagResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EvaluateFlagResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest EvaluationEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers EvaluateFlagResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseFlagInsightsResponse parses an HTTP response from a FlagInsightsWithResponse call
+func ParseFlagInsightsResponse(rsp *http.Response) (*FlagInsightsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FlagInsightsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest FlagInsightEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OrganizationRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers FlagInsightsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRenameFlagResponse parses an HTTP response from a RenameFlagWithResponse call
 func ParseRenameFlagResponse(rsp *http.Response) (*RenameFlagResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -27893,6 +28965,87 @@ func ParseSetFlagVariationsResponse(rsp *http.Response) (*SetFlagVariationsRespo
 	switch {
 	case rsp.StatusCode == 401:
 		var headers SetFlagVariationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStaleFlagsResponse parses an HTTP response from a StaleFlagsWithResponse call
+func ParseStaleFlagsResponse(rsp *http.Response) (*StaleFlagsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StaleFlagsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StaleFlagPageEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers StaleFlagsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

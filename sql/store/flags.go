@@ -87,7 +87,13 @@ func DefaultVariations(typ string) []Variation {
 
 // flagRN is the resource name permissions are checked on, tags included.
 func flagRN(env envRow, key string, tags []string) string {
-	rn := env.rn() + ":flag/" + key
+	return FlagRN(env.ProjectKey, env.Environment.Key, key, tags)
+}
+
+// FlagRN names a flag with its tags, as permissions are checked on it, so the
+// admin pages can hide exactly what the store would refuse.
+func FlagRN(projectKey, envKey, flagKey string, tags []string) string {
+	rn := EnvRN(projectKey, envKey) + ":flag/" + flagKey
 	if len(tags) > 0 {
 		rn += ";" + strings.Join(tags, ",")
 	}
@@ -246,6 +252,7 @@ type FlagListItem struct {
 	IsArchived    bool        `json:"isArchived"`
 	Tags          []string    `json:"tags"`
 	Serves        Serves      `json:"serves"`
+	Revision      uuid.UUID   `json:"revision"`
 	CreatedAt     time.Time   `json:"createdAt"`
 	UpdatedAt     time.Time   `json:"updatedAt"`
 	LastChange    *LastChange `json:"lastChange"`
@@ -343,8 +350,8 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 			return Paged[FlagListItem]{}, err
 		}
 		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
-			IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.serves(),
-			CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
+			IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.Serves(),
+			Revision: fl.Revision, CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
 		if rev, ok := lastBy[fl.ID]; ok {
 			item.LastChange = &LastChange{Comment: rev.Comment, ChangedAt: rev.CreatedAt.UTC(), ChangedBy: rev.CreatorID}
 		}
@@ -357,8 +364,9 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	return out, nil
 }
 
-// serves lists the values the flag's targeting can serve when on.
-func (f Flag) serves() Serves {
+// Serves lists the values the flag's targeting can serve when on, and the
+// value it serves when off, as the flag list shows them.
+func (f Flag) Serves() Serves {
 	used := map[string]bool{}
 	for _, t := range f.TargetUsers {
 		if len(t.KeyIDs) > 0 {

@@ -123,7 +123,13 @@ func validScopes(sg *Segment, env envRow) bool {
 
 // segmentRN is the resource name permissions are checked on, tags included.
 func segmentRN(env envRow, key string, tags []string) string {
-	rn := env.rn() + ":segment/" + key
+	return SegmentRN(env.ProjectKey, env.Environment.Key, key, tags)
+}
+
+// SegmentRN names a segment with its tags, as permissions are checked on it
+// in the environment it is managed from.
+func SegmentRN(projectKey, envKey, segmentKey string, tags []string) string {
+	rn := EnvRN(projectKey, envKey) + ":segment/" + segmentKey
 	if len(tags) > 0 {
 		rn += ";" + strings.Join(tags, ",")
 	}

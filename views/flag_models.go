@@ -1,0 +1,341 @@
+package views
+
+// View models of the feature flag, segment and history pages.
+
+// WorkEnv names the environment the flag and segment pages work in; Missing
+// tells there is none the person may open.
+type WorkEnv struct {
+	Project, Name  string
+	RequireComment bool
+	Missing        bool
+	// ProjectsHref leads to where environments are made.
+	ProjectsHref string
+}
+
+
+// Flags is the feature flag list of the working environment.
+type Flags struct {
+	Shell
+	Env    WorkEnv
+	Filter FlagFilter
+	List   FlagList
+	// Create is nil when the person may not create flags.
+	Create *FlagCreate
+}
+
+// FlagFilter is the search form over the flag list; the archived view is a tab.
+type FlagFilter struct {
+	Action   string
+	Query    string
+	Tags     []Option
+	Statuses []Option
+	Archived bool
+	// ActiveHref and ArchivedHref switch between the two views.
+	ActiveHref, ArchivedHref string
+}
+
+// FlagList is one page of flags.
+type FlagList struct {
+	Rows     []FlagRow
+	Pager    Pager
+	Archived bool
+	// Empty explains an empty page.
+	Empty string
+}
+
+// FlagRow is one flag of the list.
+type FlagRow struct {
+	ID, Key, Name, Href string
+	On, Archived        bool
+	// Serves are the values served when on; OffServes the value served when off.
+	Serves    []string
+	OffServes string
+	Tags      []string
+	// LastChange is when the flag last changed, LastComment that change's comment.
+	LastChange, LastComment string
+	// Toggle is nil when the person may not turn the flag on or off.
+	Toggle *FlagToggle
+}
+
+// FlagToggle turns a flag on or off, with a comment when the environment
+// requires one (then it opens as a small form first).
+type FlagToggle struct {
+	Form            Form
+	On              bool
+	CommentRequired bool
+	// Row tells the toggle is in a list row, which it replaces; else it is on
+	// the flag's page.
+	Row bool
+}
+
+// VariationEdit is one variation in an editor; Index orders the form fields.
+type VariationEdit struct {
+	Index, ID, Name, Value string
+}
+
+// FlagCreate is the form that creates a flag with its variations.
+type FlagCreate struct {
+	Form            Form
+	Types           []Option
+	Variations      []VariationEdit
+	CommentRequired bool
+	// Open shows the form unfolded (after a problem or an edit).
+	Open bool
+}
+
+// FlagPage is one flag's page: heading, tabs and the active tab.
+type FlagPage struct {
+	Shell
+	Main FlagMain
+}
+
+// FlagMain is everything of a flag's page below the messages; htmx answers
+// replace it whole, so every form on it carries the flag's new revision.
+type FlagMain struct {
+	Crumbs                 []Crumb
+	Name, Key, Description string
+	Type                   string
+	On, Archived           bool
+	Tabs                   []Tab
+	Targeting              *FlagTargeting
+	Variations             *VariationsEditor
+	Settings               *SettingsTab
+	History                *History
+}
+
+// FlagTargeting is the targeting tab: on or off, the off variation, and the editor.
+type FlagTargeting struct {
+	On     bool
+	Toggle *FlagToggle
+	Off    OffVariation
+	Editor TargetingEditor
+}
+
+// OffVariation chooses what the flag serves when off.
+type OffVariation struct {
+	Form            Form
+	Options         []Option
+	Editable        bool
+	CommentRequired bool
+	// Current is the label of the variation served now.
+	Current string
+}
+
+// TargetingEditor edits individual targets, rules and the default rule.
+// Without script its add, remove and move buttons post the form and the page
+// comes back changed, not saved; with script htmx does the same in place.
+type TargetingEditor struct {
+	Form            Form
+	Editable        bool
+	CommentRequired bool
+	Targets         []TargetEdit
+	Rules           []RuleEdit
+	Default         ServeEdit
+	// HasSegments tells whether segment conditions can be offered.
+	HasSegments bool
+}
+
+// TargetEdit lists the users served one variation.
+type TargetEdit struct {
+	VariationID, Label, Users string
+}
+
+// RuleEdit is one rule of a flag or a segment. Serve is nil for segment rules.
+type RuleEdit struct {
+	Index, ID, Name string
+	Conditions      []ConditionEdit
+	Serve           *ServeEdit
+	First, Last     bool
+}
+
+// ConditionEdit is one condition of a rule.
+type ConditionEdit struct {
+	Index, ID, Property, Value string
+	Ops                        []Option
+	// Segments are the segments to choose from, those named selected.
+	Segments []Option
+}
+
+// ServeEdit is what a rule or the default rule serves: one variation or a
+// percentage rollout over all of them.
+type ServeEdit struct {
+	// Prefix starts the names of its fields ("rule.0", "default").
+	Prefix      string
+	Choices     []Option
+	Rollout     bool
+	Percents    []PercentEdit
+	DispatchKey string
+	Error       string
+}
+
+// PercentEdit is one variation's share of a rollout, in whole percent.
+type PercentEdit struct {
+	VariationID, Label, Value string
+}
+
+// VariationsEditor edits a flag's type and variations.
+type VariationsEditor struct {
+	Form            Form
+	Editable        bool
+	CommentRequired bool
+	Types           []Option
+	Variations      []VariationEdit
+}
+
+// SettingsTab is a flag's or a segment's name, description and tags, and its archival.
+type SettingsTab struct {
+	// Name, Description and Tags are nil when the person may not change them.
+	Name, Description, Tags *Form
+	// Clone copies a flag; nil for segments and when not allowed.
+	Clone           *Form
+	CommentRequired bool
+	Facts           []Fact
+	Archived        bool
+	// ArchiveHref, RestoreHref and DeleteHref are empty when not offered.
+	ArchiveHref, RestoreHref, DeleteHref string
+}
+
+// Fact is one labelled value shown read-only.
+type Fact struct {
+	Label, Value string
+	Code         bool
+}
+
+// History is one page of recorded changes with their differences.
+type History struct {
+	Entries []HistoryEntry
+	Pager   Pager
+	// Region is the id of the element paging replaces.
+	Region string
+	Empty  string
+}
+
+// HistoryEntry is one recorded change.
+type HistoryEntry struct {
+	When, Who, Operation, Comment string
+	// Kind, Name and Href say what changed, on the environment's audit log.
+	Kind, Name, Href string
+	Changes          []FieldChange
+	// Summary names the changed fields.
+	Summary string
+}
+
+// FieldChange is how one field changed: Old and New for a plain value, Lines
+// for a structured one.
+type FieldChange struct {
+	Field    string
+	Old, New string
+	Lines    []DiffLine
+}
+
+// DiffLine is one line of a line diff; Kind is "same", "added", "removed" or
+// "skip" (unchanged lines left out).
+type DiffLine struct {
+	Kind, Text string
+}
+
+// ChangeConfirm asks before archiving, restoring or deleting a flag or a
+// segment, with the comment the change is recorded with.
+type ChangeConfirm struct {
+	Shell
+	Crumbs       []Crumb
+	Heading      string
+	Consequences []string
+	// Form posts the change; its Action is empty when the person may not.
+	Form            Form
+	CommentRequired bool
+	Button          string
+	Danger          bool
+	CancelHref      string
+}
+
+// Segments is the segment list of the working environment.
+type Segments struct {
+	Shell
+	Env    WorkEnv
+	Filter SegmentFilter
+	List   SegmentList
+	// Create is nil when the person may not create segments.
+	Create *SegmentCreate
+}
+
+// SegmentFilter searches the segments by name; the archived view is a tab.
+type SegmentFilter struct {
+	Action                   string
+	Query                    string
+	Archived                 bool
+	ActiveHref, ArchivedHref string
+}
+
+// SegmentList is one page of segments.
+type SegmentList struct {
+	Rows     []SegmentRow
+	Pager    Pager
+	Archived bool
+	Empty    string
+}
+
+// SegmentRow is one segment of the list.
+type SegmentRow struct {
+	Name, Key, Href, Type, Description string
+	Users, Rules                       string
+	Tags                               []string
+	Updated                            string
+}
+
+// SegmentCreate is the form that creates a segment.
+type SegmentCreate struct {
+	Form            Form
+	Types           []Option
+	CommentRequired bool
+	Open            bool
+}
+
+// SegmentPage is one segment's page.
+type SegmentPage struct {
+	Shell
+	Main SegmentMain
+}
+
+// SegmentMain is everything of a segment's page below the messages.
+type SegmentMain struct {
+	Crumbs                 []Crumb
+	Name, Key, Description string
+	Type                   string
+	Scopes                 []string
+	Archived               bool
+	Tabs                   []Tab
+	Targeting              *SegmentTargeting
+	Usage                  *SegmentUsage
+	Settings               *SettingsTab
+	History                *History
+}
+
+// SegmentTargeting edits who is in a segment: listed users and rules.
+type SegmentTargeting struct {
+	Form            Form
+	Editable        bool
+	CommentRequired bool
+	Rules           []RuleEdit
+}
+
+// SegmentUsage lists the flags whose rules name the segment.
+type SegmentUsage struct {
+	Flags []FlagRef
+}
+
+// FlagRef is a flag that uses a segment; Href is empty for flags of other
+// environments.
+type FlagRef struct {
+	Name, Key, Env, Href string
+	Archived             bool
+}
+
+// AuditLog is the environment's history of changes.
+type AuditLog struct {
+	Shell
+	Env     WorkEnv
+	Filter  Form
+	Types   []Option
+	History History
+}

@@ -1,0 +1,162 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// Reference types of the audit entries these pages show.
+const (
+	refFlag    = "FeatureFlag"
+	refSegment = "Segment"
+)
+
+// dateLayout is how date fields send dates.
+const dateLayout = "2006-01-02"
+
+// history loads one page ("page" in the URL, from 1) of the working
+// environment's changes selected by filter. base is the address the pager
+// adds its page to; region the id of the element paging replaces.
+func (p *pages) history(c echo.Context, w workEnv, filter store.AuditFilter, base, region string) (views.History, error) {
+	number := pageNumber(c.QueryParam("page"))
+	filter.Page = store.Page{Index: number - 1, Size: listPageSize}
+	list, err := p.store.ListAuditLogs(c.Request().Context(), actor(c), w.id, filter)
+	if err != nil {
+		return views.History{}, err
+	}
+	h := views.History{Region: region, Empty: "No changes recorded yet.",
+		Pager: pager(list.TotalCount, number, "change", "changes", func(n int) string { return withPage(base, n) })}
+	subjects := filter.RefID == "" // the audit log names what changed; a flag's history need not
+	for _, e := range list.Items {
+		h.Entries = append(h.Entries, historyEntry(e, subjects))
+	}
+	return h, nil
+}
+
+// withPage adds a page number to an address.
+func withPage(base string, page int) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	q := u.Query()
+	q.Del("page")
+	if page > 1 {
+		q.Set("page", strconv.Itoa(page))
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// historyEntry shows one recorded change, with how it changed field by field.
+func historyEntry(e store.AuditEntry, subject bool) views.HistoryEntry {
+	h := views.HistoryEntry{When: when(e.CreatedAt), Who: e.CreatorName, Operation: e.Operation, Comment: e.Comment,
+		Changes: fieldChanges(e.DataChange.Previous, e.DataChange.Current)}
+	if e.CreatorEmail != "" && e.CreatorEmail != e.CreatorName {
+		h.Who += " (" + e.CreatorEmail + ")"
+	}
+	names := make([]string, len(h.Changes))
+	for i, ch := range h.Changes {
+		names[i] = ch.Field
+	}
+	switch e.Operation {
+	case store.OpCreate:
+		h.Summary = "Show what was created"
+	case store.OpRemove:
+		h.Summary = "Show what was deleted"
+	default:
+		h.Summary = "Changed " + strings.Join(names, ", ")
+	}
+	if subject {
+		switch e.RefType {
+		case refFlag:
+			key, name, _ := strings.Cut(e.Keyword, ",")
+			h.Kind, h.Name = "Feature flag", name
+			if e.Operation != store.OpRemove {
+				h.Href = flagHref(key)
+			}
+		case refSegment:
+			h.Kind, h.Name = "Segment", e.Keyword
+			if e.Operation != store.OpRemove {
+				h.Href = segmentHref(e.RefID)
+			}
+		default:
+			h.Kind, h.Name = e.RefType, e.Keyword
+		}
+	}
+	return h
+}
+
+// auditLog shows the working environment's history with filters: type,
+// text (part of a name, key or comment) and dates (whole days, UTC).
+func (p *pages) auditLog(c echo.Context) error {
+	w, ok, err := p.workEnvOf(c)
+	if err != nil {
+		return err
+	}
+	q := c.QueryParams()
+	form := p.form(c, "audit", "/audit-log", map[string]string{"type": q.Get("type"), "q": q.Get("q"),
+		"from": q.Get("from"), "to": q.Get("to")})
+	form.Errors = map[string]string{}
+	vm := views.AuditLog{Env: w.view(ok), Filter: form, Types: []views.Option{
+		{Value: "", Label: "All changes", Selected: q.Get("type") == ""},
+		{Value: refFlag, Label: "Feature flags", Selected: q.Get("type") == refFlag},
+		{Value: refSegment, Label: "Segments", Selected: q.Get("type") == refSegment}}}
+	status := http.StatusOK
+	if ok {
+		filter := store.AuditFilter{RefType: q.Get("type"), Query: q.Get("q")}
+		for _, d := range []struct {
+			name string
+			dst  **time.Time
+			end  bool
+		}{{"from", &filter.From, false}, {"to", &filter.To, true}} {
+			v := strings.TrimSpace(q.Get(d.name))
+			if v == "" {
+				continue
+			}
+			day, err := time.Parse(dateLayout, v)
+			if err != nil {
+				vm.Filter.Errors[d.name] = "Enter a date like 2025-01-31."
+				continue
+			}
+			if d.end { // "to" includes the whole day
+				day = day.Add(24*time.Hour - time.Nanosecond)
+			}
+			*d.dst = &day
+		}
+		if len(vm.Filter.Errors) > 0 {
+			status = http.StatusBadRequest
+			vm.History = views.History{Region: "history", Empty: "Enter the dates as 2025-01-31 to filter by them."}
+		} else {
+			base := url.Values{}
+			for _, name := range []string{"type", "q", "from", "to"} {
+				if v := q.Get(name); v != "" {
+					base.Set(name, v)
+				}
+			}
+			if vm.History, err = p.history(c, w, filter, "/audit-log?"+base.Encode(), "history"); err != nil {
+				return err
+			}
+			if len(base) > 0 {
+				vm.History.Empty = "No changes match."
+			}
+		}
+	}
+	if isHTMX(c) {
+		return render(c, status, views.HistoryView(vm.History), views.Flashes(p.flashes(c)))
+	}
+	shell, err := p.shell(c, "Audit log", navAuditLog)
+	if err != nil {
+		return err
+	}
+	vm.Shell = shell
+	return render(c, status, views.AuditLogPage(vm))
+}

@@ -1,0 +1,290 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bunting-flags/bunting/views"
+)
+
+// History entries keep a changed thing whole, before and after, as JSON. The
+// pages show how it changed member by member: a plain value as "old → new",
+// a structured one (rules, variations…) as a line diff of its indented JSON.
+// Everything is text for the templates, which escape it.
+
+// fieldLabels name the members of flags and segments for people, in the
+// order they are shown; other members follow by name.
+var fieldLabels = []struct{ key, label string }{
+	{"name", "Name"}, {"key", "Key"}, {"description", "Description"}, {"isEnabled", "Status"},
+	{"variationType", "Variation type"}, {"variations", "Variations"}, {"disabledVariationId", "Off variation"},
+	{"targetUsers", "Individual targets"}, {"rules", "Rules"}, {"fallthrough", "Default rule"},
+	{"exptIncludeAllTargets", "Experiments include all targets"}, {"type", "Type"}, {"scopes", "Scopes"},
+	{"included", "Included users"}, {"excluded", "Excluded users"}, {"tags", "Tags"}, {"isArchived", "Archived"},
+}
+
+// bookkeeping members change with every change and say nothing about it.
+var bookkeeping = []string{"id", "revision", "createdAt", "updatedAt", "creatorId", "updatorId", "envId",
+	"workspaceId", "isEnvironmentSpecific"}
+
+// maxDiffCells bounds the line diff's table; larger changes show as all
+// removed then all added.
+const maxDiffCells = 4_000_000
+
+// fieldChanges compares two snapshots (either may be null) member by member.
+func fieldChanges(previous, current json.RawMessage) []views.FieldChange {
+	before, after := members(previous), members(current)
+	var keys []string
+	for k := range before {
+		keys = append(keys, k)
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	keys = slices.DeleteFunc(keys, func(k string) bool { return slices.Contains(bookkeeping, k) })
+	slices.SortFunc(keys, func(a, b string) int {
+		ia, ib := labelIndex(a), labelIndex(b)
+		if ia != ib {
+			return ia - ib
+		}
+		return strings.Compare(a, b)
+	})
+	var out []views.FieldChange
+	for _, k := range keys {
+		old, hadOld := before[k]
+		cur, hasCur := after[k]
+		if hadOld && hasCur && bytes.Equal(compact(old), compact(cur)) {
+			continue
+		}
+		c := views.FieldChange{Field: fieldLabel(k)}
+		if k == "disabledVariationId" {
+			old, cur = variationName(before, old), variationName(after, cur)
+		}
+		if scalar(old) && scalar(cur) {
+			c.Old, c.New = scalarText(k, old, hadOld), scalarText(k, cur, hasCur)
+		} else {
+			oldLines, curLines := indented(old), indented(cur)
+			if k != "variations" {
+				oldLines, curLines = nameVariations(oldLines, before), nameVariations(curLines, after)
+			}
+			c.Lines = lineDiff(oldLines, curLines)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func members(raw json.RawMessage) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, &m) // null and non-objects have no members
+	}
+	return m
+}
+
+func labelIndex(key string) int {
+	if i := slices.IndexFunc(fieldLabels, func(l struct{ key, label string }) bool { return l.key == key }); i >= 0 {
+		return i
+	}
+	return len(fieldLabels)
+}
+
+func fieldLabel(key string) string {
+	if i := labelIndex(key); i < len(fieldLabels) {
+		return fieldLabels[i].label
+	}
+	return key
+}
+
+// variationName shows an off variation by its name and value rather than its id.
+func variationName(snapshot map[string]json.RawMessage, id json.RawMessage) json.RawMessage {
+	var want string
+	var vars []struct{ ID, Name, Value string }
+	if json.Unmarshal(id, &want) != nil || json.Unmarshal(snapshot["variations"], &vars) != nil {
+		return id
+	}
+	for _, v := range vars {
+		if v.ID == want {
+			b, _ := json.Marshal(fmt.Sprintf("%s (%s)", v.Name, v.Value))
+			return b
+		}
+	}
+	return id
+}
+
+// nameVariations notes, after each line that names a variation of the flag
+// by id (targets, rules, the default rule), which variation that is.
+func nameVariations(lines []string, snapshot map[string]json.RawMessage) []string {
+	var vars []struct{ ID, Name string }
+	if json.Unmarshal(snapshot["variations"], &vars) != nil || len(vars) == 0 {
+		return lines
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = l
+		for _, v := range vars {
+			if v.ID != "" && strings.Contains(l, `"`+v.ID+`"`) {
+				out[i] = l + "  ← " + v.Name
+				break
+			}
+		}
+	}
+	return out
+}
+
+func compact(raw json.RawMessage) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// scalar tells a plain value (or nothing) from an object or an array.
+func scalar(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || (t[0] != '{' && t[0] != '[')
+}
+
+// scalarText shows a plain value of member key: a string as itself, a flag's
+// state as On or Off, other booleans as yes or no, null as "—". An absent
+// member (before a creation, after a deletion) shows nothing.
+func scalarText(key string, raw json.RawMessage, present bool) string {
+	var v any
+	if !present {
+		return ""
+	}
+	if json.Unmarshal(raw, &v) != nil || v == nil {
+		return "—"
+	}
+	switch x := v.(type) {
+	case string:
+		if x == "" {
+			return "(empty)"
+		}
+		return x
+	case bool:
+		if key == "isEnabled" {
+			return onOffWord(x)
+		}
+		if x {
+			return "yes"
+		}
+		return "no"
+	}
+	return string(compact(raw))
+}
+
+// indented is a value as indented JSON lines; nothing is no lines.
+func indented(raw json.RawMessage) []string {
+	if len(bytes.TrimSpace(raw)) == 0 || string(compact(raw)) == "null" {
+		return nil
+	}
+	var buf bytes.Buffer
+	if json.Indent(&buf, raw, "", "  ") != nil {
+		return []string{string(raw)}
+	}
+	return strings.Split(buf.String(), "\n")
+}
+
+// lineDiff is a longest-common-subsequence line diff; runs of more than six
+// unchanged lines keep two on each side and skip the rest.
+func lineDiff(a, b []string) []views.DiffLine {
+	// Common ends are unchanged; the table covers only the middle.
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	var lines []views.DiffLine
+	for _, l := range a[:pre] {
+		lines = append(lines, views.DiffLine{Kind: "same", Text: l})
+	}
+	lines = append(lines, middleDiff(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
+	for _, l := range a[len(a)-suf:] {
+		lines = append(lines, views.DiffLine{Kind: "same", Text: l})
+	}
+	return skipUnchanged(lines)
+}
+
+func middleDiff(a, b []string) []views.DiffLine {
+	var out []views.DiffLine
+	if len(a)*len(b) > maxDiffCells {
+		for _, l := range a {
+			out = append(out, views.DiffLine{Kind: "removed", Text: l})
+		}
+		for _, l := range b {
+			out = append(out, views.DiffLine{Kind: "added", Text: l})
+		}
+		return out
+	}
+	// lcs[i][j] is the length of the longest common subsequence of a[i:] and b[j:].
+	lcs := make([][]int32, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			out = append(out, views.DiffLine{Kind: "same", Text: a[i]})
+			i++
+			j++
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			out = append(out, views.DiffLine{Kind: "removed", Text: a[i]}) // removals before additions, as diffs read
+			i++
+		default:
+			out = append(out, views.DiffLine{Kind: "added", Text: b[j]})
+			j++
+		}
+	}
+	return out
+}
+
+func skipUnchanged(lines []views.DiffLine) []views.DiffLine {
+	const context = 2
+	var out []views.DiffLine
+	for i := 0; i < len(lines); {
+		if lines[i].Kind != "same" {
+			out = append(out, lines[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(lines) && lines[j].Kind == "same" {
+			j++
+		}
+		keepHead, keepTail := context, context
+		if i == 0 {
+			keepHead = 0
+		}
+		if j == len(lines) {
+			keepTail = 0
+		}
+		if j-i <= keepHead+keepTail+2 {
+			out = append(out, lines[i:j]...)
+		} else {
+			out = append(out, lines[i:i+keepHead]...)
+			out = append(out, views.DiffLine{Kind: "skip", Text: fmt.Sprintf("… %d unchanged lines", j-i-keepHead-keepTail)})
+			out = append(out, lines[j-keepTail:j]...)
+		}
+		i = j
+	}
+	return out
+}

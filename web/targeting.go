@@ -1,0 +1,628 @@
+package web
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// The targeting and variation editors post structured forms: fields named
+// "rule.0.cond.1.op", "rule.0.pct.<variation id>", "variation.2.value". Their
+// add, remove and move buttons post the same form with an "edit" value, and
+// the page comes back changed but not saved, so the editors work without
+// script; htmx only makes the round trip smaller. Saving turns the form into
+// the store's input types; the store validates them.
+
+// Operator choices of segment conditions; the store stores these as the
+// condition's property (store.SegmentIn, store.SegmentNotIn).
+const (
+	opSegmentIn    = "segment-in"
+	opSegmentNotIn = "segment-not-in"
+	serveRollout   = "rollout"
+)
+
+// operatorLabels words the store's operators for people.
+var operatorLabels = map[string]string{
+	"Equal": "is", "NotEqual": "is not", "Contains": "contains", "NotContain": "does not contain",
+	"StartsWith": "starts with", "EndsWith": "ends with",
+	"LessThan": "is less than", "BiggerThan": "is greater than",
+	"LessEqualThan": "is at most", "BiggerEqualThan": "is at least",
+	"MatchRegex": "matches regex", "NotMatchRegex": "does not match regex",
+	"IsOneOf": "is one of", "NotOneOf": "is not one of",
+	"IsTrue": "is true", "IsFalse": "is false",
+	opSegmentIn: "is in segment", opSegmentNotIn: "is not in segment",
+}
+
+// targetingForm is the targeting editor's state: read from a flag, or from
+// the form just posted.
+type targetingForm struct {
+	targets map[string]string // variation id → user keys as typed
+	rules   []ruleForm
+	def     serveForm
+}
+
+// ruleForm is a flag rule (with serve) or a segment rule (without).
+type ruleForm struct {
+	index, id, name string
+	conds           []condForm
+	serve           serveForm
+}
+
+type condForm struct {
+	index, id, property, op, value string
+	segments                       []string
+}
+
+// serveForm is what a rule serves: one variation (choice is its id) or a
+// rollout in whole percentages (choice "rollout").
+type serveForm struct {
+	choice      string
+	percents    map[string]string
+	dispatchKey string
+	err         string
+}
+
+func targetingFromFlag(f store.Flag) targetingForm {
+	t := targetingForm{targets: map[string]string{}, def: serveFrom(f.Variations, f.Fallthrough.Variations, f.Fallthrough.DispatchKey)}
+	for _, tu := range f.TargetUsers {
+		if len(tu.KeyIDs) > 0 {
+			t.targets[tu.VariationID] = strings.Join(tu.KeyIDs, "\n")
+		}
+	}
+	for i, r := range f.Rules {
+		rf := ruleForm{index: strconv.Itoa(i), id: r.ID, name: r.Name, conds: condsFrom(r.Conditions),
+			serve: serveFrom(f.Variations, r.Variations, r.DispatchKey)}
+		t.rules = append(t.rules, rf)
+	}
+	return t
+}
+
+func condsFrom(cs []store.Condition) []condForm {
+	out := make([]condForm, len(cs))
+	for i, c := range cs {
+		cf := condForm{index: strconv.Itoa(i), id: c.ID, property: c.Property, op: c.Op, value: c.Value}
+		switch {
+		case c.Property == store.SegmentIn || c.Property == store.SegmentNotIn:
+			cf.op, cf.property, cf.value = opSegmentIn, "", ""
+			if c.Property == store.SegmentNotIn {
+				cf.op = opSegmentNotIn
+			}
+			_ = json.Unmarshal([]byte(c.Value), &cf.segments)
+		case c.Op == "IsOneOf" || c.Op == "NotOneOf":
+			cf.value = listText(c.Value)
+		}
+		out[i] = cf
+	}
+	return out
+}
+
+// serveFrom reads a rollout: one variation over [0, 1], or whole percentages.
+func serveFrom(vars []store.Variation, rv []store.RolloutVariation, dispatchKey *string) serveForm {
+	s := serveForm{percents: map[string]string{}}
+	if dispatchKey != nil {
+		s.dispatchKey = *dispatchKey
+	}
+	pct := percentsOf(vars, rv)
+	if len(rv) == 1 && len(rv[0].Rollout) == 2 && rv[0].Rollout[0] <= 1e-6 && rv[0].Rollout[1] >= 1-1e-6 {
+		s.choice = rv[0].ID
+	} else {
+		s.choice = serveRollout
+	}
+	for id, n := range pct {
+		s.percents[id] = strconv.Itoa(n)
+	}
+	return s
+}
+
+// percentsOf turns rollout ranges into whole percentages per variation that
+// add up to 100 (largest remainders round up), so ranges made elsewhere, such
+// as thirds, still show and save.
+func percentsOf(vars []store.Variation, rv []store.RolloutVariation) map[string]int {
+	exact := map[string]float64{}
+	for _, r := range rv {
+		if len(r.Rollout) == 2 {
+			exact[r.ID] += (r.Rollout[1] - r.Rollout[0]) * 100
+		}
+	}
+	out := map[string]int{}
+	total := 0
+	type rest struct {
+		id   string
+		frac float64
+	}
+	var rests []rest
+	for _, v := range vars {
+		n := math.Floor(exact[v.ID] + 1e-9)
+		out[v.ID] = int(n)
+		total += int(n)
+		rests = append(rests, rest{v.ID, exact[v.ID] - n})
+	}
+	slices.SortStableFunc(rests, func(a, b rest) int { return cmp.Compare(b.frac, a.frac) })
+	for i := 0; total < 100 && i < len(rests); i++ {
+		if rests[i].frac > 1e-9 {
+			out[rests[i].id]++
+			total++
+		}
+	}
+	return out
+}
+
+var (
+	ruleField      = regexp.MustCompile(`^rule\.(\d{1,4})\.`)
+	condField      = regexp.MustCompile(`^rule\.(\d{1,4})\.cond\.(\d{1,4})\.`)
+	variationField = regexp.MustCompile(`^variation\.(\d{1,4})\.`)
+)
+
+// parseTargeting reads the posted targeting editor of a flag with these variations.
+func parseTargeting(form url.Values, vars []store.Variation) targetingForm {
+	t := targetingForm{targets: map[string]string{}, rules: parseRules(form, vars, true),
+		def: parseServe(form, "default", vars)}
+	for _, v := range vars {
+		t.targets[v.ID] = form.Get("target." + v.ID)
+	}
+	return t
+}
+
+// parseRules reads the posted rules in the order of their indexes.
+func parseRules(form url.Values, vars []store.Variation, serve bool) []ruleForm {
+	ruleIdx := map[int]bool{}
+	condIdx := map[int]map[int]bool{}
+	for name := range form {
+		if m := condField.FindStringSubmatch(name); m != nil {
+			r, _ := strconv.Atoi(m[1])
+			c, _ := strconv.Atoi(m[2])
+			if condIdx[r] == nil {
+				condIdx[r] = map[int]bool{}
+			}
+			condIdx[r][c] = true
+		}
+		if m := ruleField.FindStringSubmatch(name); m != nil {
+			r, _ := strconv.Atoi(m[1])
+			ruleIdx[r] = true
+		}
+	}
+	var rules []ruleForm
+	for _, r := range sortedKeys(ruleIdx) {
+		p := "rule." + strconv.Itoa(r)
+		rf := ruleForm{index: strconv.Itoa(r), id: form.Get(p + ".id"), name: form.Get(p + ".name")}
+		if rf.id == "" {
+			rf.id = uuid.NewString()
+		}
+		for _, c := range sortedKeys(condIdx[r]) {
+			cp := p + ".cond." + strconv.Itoa(c)
+			cf := condForm{index: strconv.Itoa(c), id: form.Get(cp + ".id"), property: form.Get(cp + ".property"),
+				op: form.Get(cp + ".op"), value: form.Get(cp + ".value"), segments: form[cp+".segments"]}
+			if cf.id == "" {
+				cf.id = uuid.NewString()
+			}
+			rf.conds = append(rf.conds, cf)
+		}
+		if serve {
+			rf.serve = parseServe(form, p, vars)
+		}
+		rules = append(rules, rf)
+	}
+	return rules
+}
+
+func sortedKeys(m map[int]bool) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func parseServe(form url.Values, prefix string, vars []store.Variation) serveForm {
+	s := serveForm{choice: form.Get(prefix + ".serve"), dispatchKey: form.Get(prefix + ".dispatchKey"), percents: map[string]string{}}
+	for _, v := range vars {
+		s.percents[v.ID] = form.Get(prefix + ".pct." + v.ID)
+	}
+	return s
+}
+
+// newRule is a rule as "Add rule" makes it: one empty condition, serving the
+// first variation.
+func newRule(vars []store.Variation) ruleForm {
+	r := ruleForm{id: uuid.NewString(), conds: []condForm{newCondition()}, serve: serveForm{percents: map[string]string{}}}
+	if len(vars) > 0 {
+		r.serve.choice = vars[0].ID
+	}
+	return r
+}
+
+func newCondition() condForm { return condForm{id: uuid.NewString(), op: "Equal"} }
+
+// editRules applies one editor button ("add-rule", "remove-rule.2",
+// "rule-up.2", "rule-down.2", "add-cond.2", "remove-cond.2.0") to rules,
+// which it names by their posted indexes.
+func editRules(rules []ruleForm, edit string, vars []store.Variation) []ruleForm {
+	op, arg, _ := strings.Cut(edit, ".")
+	ruleArg, condArg, _ := strings.Cut(arg, ".")
+	at := slices.IndexFunc(rules, func(r ruleForm) bool { return r.index == ruleArg })
+	switch {
+	case op == "add-rule":
+		return append(rules, newRule(vars))
+	case at < 0:
+		return rules
+	case op == "remove-rule":
+		return slices.Delete(rules, at, at+1)
+	case op == "rule-up" && at > 0:
+		rules[at-1], rules[at] = rules[at], rules[at-1]
+	case op == "rule-down" && at < len(rules)-1:
+		rules[at+1], rules[at] = rules[at], rules[at+1]
+	case op == "add-cond":
+		rules[at].conds = append(rules[at].conds, newCondition())
+	case op == "remove-cond":
+		rules[at].conds = slices.DeleteFunc(rules[at].conds, func(c condForm) bool { return c.index == condArg })
+	}
+	return rules
+}
+
+// userKeys splits user keys typed one per line or separated by commas.
+func userKeys(s string) []string {
+	keys := []string{}
+	for _, k := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' }) {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// listText shows a JSON string array as "a, b"; a list whose values contain
+// commas stays JSON, which listValue reads back.
+func listText(value string) string {
+	var vs []string
+	if json.Unmarshal([]byte(value), &vs) != nil || slices.ContainsFunc(vs, func(v string) bool { return strings.Contains(v, ",") }) {
+		return value
+	}
+	return strings.Join(vs, ", ")
+}
+
+// listValue is the JSON string array the store keeps for "is one of" values:
+// a typed JSON array as it is, else the comma-separated values.
+func listValue(s string) string {
+	var vs []string
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "[") && json.Unmarshal([]byte(t), &vs) == nil {
+		return t
+	}
+	b, _ := json.Marshal(userKeys(s))
+	return string(b)
+}
+
+func (c condForm) condition() store.Condition {
+	switch c.op {
+	case opSegmentIn, opSegmentNotIn:
+		property := store.SegmentIn
+		if c.op == opSegmentNotIn {
+			property = store.SegmentNotIn
+		}
+		ids, _ := json.Marshal(orEmpty(c.segments))
+		return store.Condition{ID: c.id, Property: property, Value: string(ids)}
+	case "IsOneOf", "NotOneOf":
+		return store.Condition{ID: c.id, Property: strings.TrimSpace(c.property), Op: c.op, Value: listValue(c.value)}
+	}
+	return store.Condition{ID: c.id, Property: strings.TrimSpace(c.property), Op: c.op, Value: c.value}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func conditions(cs []condForm) []store.Condition {
+	out := make([]store.Condition, len(cs))
+	for i, c := range cs {
+		out[i] = c.condition()
+	}
+	return out
+}
+
+// rollout turns what a rule serves into the store's ranges over [0, 1]:
+// [0, 1] for one variation, or consecutive ranges of the percentages in the
+// order of the variations. A rollout whose percentages are those of the
+// stored one keeps the stored ranges exactly. Percentages that are not whole
+// numbers adding up to 100 cannot become ranges; the problem is kept in s.err.
+func (s *serveForm) rollout(vars []store.Variation, stored []store.RolloutVariation) ([]store.RolloutVariation, bool) {
+	expt := func(id string) float64 {
+		if i := slices.IndexFunc(stored, func(r store.RolloutVariation) bool { return r.ID == id }); i >= 0 {
+			return stored[i].ExptRollout
+		}
+		return 1
+	}
+	if s.choice != serveRollout {
+		return []store.RolloutVariation{{ID: s.choice, Rollout: []float64{0, 1}, ExptRollout: expt(s.choice)}}, true
+	}
+	pct := map[string]int{}
+	total := 0
+	for _, v := range vars {
+		raw := strings.TrimSpace(s.percents[v.ID])
+		if raw == "" {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 || n > 100 {
+			s.err = "Enter whole percentages from 0 to 100."
+			return nil, false
+		}
+		pct[v.ID] = n
+		total += n
+	}
+	if total != 100 {
+		s.err = fmt.Sprintf("The percentages add up to %d%%; they must add up to 100%%.", total)
+		return nil, false
+	}
+	if len(stored) > 0 && samePercents(percentsOf(vars, stored), pct) {
+		return stored, true
+	}
+	var out []store.RolloutVariation
+	at := 0
+	for _, v := range vars {
+		if n := pct[v.ID]; n > 0 {
+			out = append(out, store.RolloutVariation{ID: v.ID, Rollout: []float64{float64(at) / 100, float64(at+n) / 100}, ExptRollout: expt(v.ID)})
+			at += n
+		}
+	}
+	return out, true
+}
+
+func samePercents(a, b map[string]int) bool {
+	for id, n := range a {
+		if b[id] != n {
+			return false
+		}
+	}
+	for id, n := range b {
+		if a[id] != n {
+			return false
+		}
+	}
+	return true
+}
+
+// dispatch is the rollout's dispatch key; a single variation keeps the
+// stored one, since it does not split users.
+func (s serveForm) dispatch(stored *string) *string {
+	if s.choice != serveRollout {
+		return stored
+	}
+	if k := strings.TrimSpace(s.dispatchKey); k != "" {
+		return &k
+	}
+	return nil
+}
+
+// input turns the editor into the store's targeting input, leaving out the
+// parts that did not change (so saving one part needs only its permission).
+// ok is false when a rollout could not be read; the problems are in t.
+func (t *targetingForm) input(f store.Flag) (store.TargetingInput, bool) {
+	ok := true
+	targets := []store.TargetUser{}
+	for _, v := range f.Variations {
+		if keys := userKeys(t.targets[v.ID]); len(keys) > 0 {
+			targets = append(targets, store.TargetUser{KeyIDs: keys, VariationID: v.ID})
+		}
+	}
+	storedRules := map[string]store.FlagRule{}
+	for _, r := range f.Rules {
+		storedRules[r.ID] = r
+	}
+	rules := []store.FlagRule{}
+	for i := range t.rules {
+		r := &t.rules[i]
+		stored, existed := storedRules[r.id]
+		vars, good := r.serve.rollout(f.Variations, stored.Variations)
+		ok = ok && good
+		rule := store.FlagRule{ID: r.id, Name: r.name, DispatchKey: r.serve.dispatch(stored.DispatchKey),
+			IncludedInExpt: !existed || stored.IncludedInExpt, Conditions: conditions(r.conds), Variations: vars}
+		rules = append(rules, rule)
+	}
+	fallVars, good := t.def.rollout(f.Variations, f.Fallthrough.Variations)
+	ok = ok && good
+	fall := store.Fallthrough{DispatchKey: t.def.dispatch(f.Fallthrough.DispatchKey), IncludedInExpt: f.Fallthrough.IncludedInExpt, Variations: fallVars}
+
+	var in store.TargetingInput
+	storedTargets := []store.TargetUser{}
+	for _, tu := range f.TargetUsers {
+		if len(tu.KeyIDs) > 0 {
+			storedTargets = append(storedTargets, tu)
+		}
+	}
+	if !sameJSON(targets, storedTargets) {
+		in.TargetUsers = targets
+	}
+	if !sameJSON(rules, orEmptyRules(f.Rules)) {
+		in.Rules = rules
+	}
+	if !sameJSON(fall, f.Fallthrough) {
+		in.Fallthrough = &fall
+	}
+	return in, ok
+}
+
+func orEmptyRules(r []store.FlagRule) []store.FlagRule {
+	if r == nil {
+		return []store.FlagRule{}
+	}
+	return r
+}
+
+func sameJSON(x, y any) bool {
+	a, errA := json.Marshal(x)
+	b, errB := json.Marshal(y)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// variationLabel names a variation in choices: its name, or its value.
+func variationLabel(v store.Variation) string {
+	if strings.TrimSpace(v.Name) != "" {
+		return v.Name
+	}
+	return v.Value
+}
+
+// editorView shows the targeting editor. segments are the segments
+// conditions may name, by id.
+func (t targetingForm) editorView(f store.Flag, segments []views.Option) views.TargetingEditor {
+	e := views.TargetingEditor{HasSegments: len(segments) > 0 || slices.ContainsFunc(t.rules, usesSegments)}
+	for _, v := range f.Variations {
+		e.Targets = append(e.Targets, views.TargetEdit{VariationID: v.ID, Label: variationLabel(v), Users: t.targets[v.ID]})
+	}
+	e.Rules = rulesView(t.rules, f.Variations, segments, true)
+	e.Default = serveView("default", t.def, f.Variations)
+	return e
+}
+
+func usesSegments(r ruleForm) bool {
+	return slices.ContainsFunc(r.conds, func(c condForm) bool { return c.op == opSegmentIn || c.op == opSegmentNotIn })
+}
+
+// rulesView shows rules renumbered from 0; flag rules (serve) also show what
+// they serve and may use segment conditions.
+func rulesView(rules []ruleForm, vars []store.Variation, segments []views.Option, serve bool) []views.RuleEdit {
+	out := make([]views.RuleEdit, len(rules))
+	for i, r := range rules {
+		re := views.RuleEdit{Index: strconv.Itoa(i), ID: r.id, Name: r.name, First: i == 0, Last: i == len(rules)-1}
+		for j, c := range r.conds {
+			re.Conditions = append(re.Conditions, views.ConditionEdit{Index: strconv.Itoa(j), ID: c.id, Property: c.property,
+				Value: c.value, Ops: operatorOptions(c.op, serve), Segments: segmentOptions(segments, c.segments)})
+		}
+		if serve {
+			s := serveView("rule."+strconv.Itoa(i), r.serve, vars)
+			re.Serve = &s
+		}
+		out[i] = re
+	}
+	return out
+}
+
+// operatorOptions offers the store's operators and, for flag rules, segment membership.
+func operatorOptions(selected string, segments bool) []views.Option {
+	ops := store.Operators()
+	if segments {
+		ops = append(ops, opSegmentIn, opSegmentNotIn)
+	}
+	if selected != "" && !slices.Contains(ops, selected) {
+		ops = append(ops, selected) // kept as stored; the store says whether it is valid
+	}
+	out := make([]views.Option, len(ops))
+	for i, op := range ops {
+		label := operatorLabels[op]
+		if label == "" {
+			label = op
+		}
+		out[i] = views.Option{Value: op, Label: label, Selected: op == selected}
+	}
+	return out
+}
+
+// segmentOptions offers the environment's segments, those chosen selected;
+// a chosen segment that is no longer offered (archived, gone) still shows.
+func segmentOptions(all []views.Option, chosen []string) []views.Option {
+	out := make([]views.Option, 0, len(all))
+	for _, o := range all {
+		o.Selected = slices.Contains(chosen, o.Value)
+		out = append(out, o)
+	}
+	for _, id := range chosen {
+		if !slices.ContainsFunc(all, func(o views.Option) bool { return o.Value == id }) {
+			out = append(out, views.Option{Value: id, Label: "Unavailable segment " + id, Selected: true})
+		}
+	}
+	return out
+}
+
+func serveView(prefix string, s serveForm, vars []store.Variation) views.ServeEdit {
+	v := views.ServeEdit{Prefix: prefix, Rollout: s.choice == serveRollout, DispatchKey: s.dispatchKey, Error: s.err}
+	for _, vr := range vars {
+		v.Choices = append(v.Choices, views.Option{Value: vr.ID, Label: variationLabel(vr), Selected: s.choice == vr.ID})
+		pct := s.percents[vr.ID]
+		if s.choice != serveRollout && pct == "" { // switching to a rollout starts from what is served now
+			pct = "0"
+			if s.choice == vr.ID {
+				pct = "100"
+			}
+		}
+		v.Percents = append(v.Percents, views.PercentEdit{VariationID: vr.ID, Label: variationLabel(vr), Value: pct})
+	}
+	v.Choices = append(v.Choices, views.Option{Value: serveRollout, Label: "Percentage rollout", Selected: v.Rollout})
+	return v
+}
+
+// parseVariations reads posted variations ("variation.0.id", ".name", ".value") in index order.
+func parseVariations(form url.Values) []views.VariationEdit {
+	idx := map[int]bool{}
+	for name := range form {
+		if m := variationField.FindStringSubmatch(name); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			idx[n] = true
+		}
+	}
+	var out []views.VariationEdit
+	for _, n := range sortedKeys(idx) {
+		p := "variation." + strconv.Itoa(n)
+		id := form.Get(p + ".id")
+		if id == "" {
+			id = uuid.NewString()
+		}
+		out = append(out, views.VariationEdit{Index: strconv.Itoa(n), ID: id, Name: form.Get(p + ".name"), Value: form.Get(p + ".value")})
+	}
+	return out
+}
+
+// editVariations applies "add-variation" or "remove-variation.N".
+func editVariations(vs []views.VariationEdit, edit string) []views.VariationEdit {
+	op, arg, _ := strings.Cut(edit, ".")
+	switch op {
+	case "add-variation":
+		return append(vs, views.VariationEdit{ID: uuid.NewString()})
+	case "remove-variation":
+		return slices.DeleteFunc(vs, func(v views.VariationEdit) bool { return v.Index == arg })
+	}
+	return vs
+}
+
+// renumber gives variations the indexes of their places, for the form.
+func renumber(vs []views.VariationEdit) []views.VariationEdit {
+	for i := range vs {
+		vs[i].Index = strconv.Itoa(i)
+	}
+	return vs
+}
+
+func variationEdits(vs []store.Variation) []views.VariationEdit {
+	out := make([]views.VariationEdit, len(vs))
+	for i, v := range vs {
+		out[i] = views.VariationEdit{Index: strconv.Itoa(i), ID: v.ID, Name: v.Name, Value: v.Value}
+	}
+	return out
+}
+
+func storeVariations(vs []views.VariationEdit) []store.Variation {
+	out := make([]store.Variation, len(vs))
+	for i, v := range vs {
+		out[i] = store.Variation{ID: v.ID, Name: v.Name, Value: v.Value}
+	}
+	return out
+}
+
+// variationTypes offers the flag types.
+func variationTypes(selected string) []views.Option {
+	return options(selected, store.VariationBoolean, store.VariationString, store.VariationNumber, store.VariationJSON)
+}

@@ -1,0 +1,158 @@
+package web
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+func TestPercentsOf(t *testing.T) {
+	vars := []store.Variation{{ID: "a"}, {ID: "b"}, {ID: "c"}}
+	third := 1.0 / 3
+	for _, tc := range []struct {
+		name    string
+		rollout []store.RolloutVariation
+		want    [3]int
+	}{
+		{"one variation", []store.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}}}, [3]int{0, 100, 0}},
+		{"30/70", []store.RolloutVariation{{ID: "a", Rollout: []float64{0, .3}}, {ID: "c", Rollout: []float64{.3, 1}}}, [3]int{30, 0, 70}},
+		{"a variation twice", []store.RolloutVariation{{ID: "a", Rollout: []float64{0, .25}}, {ID: "b", Rollout: []float64{.25, .75}},
+			{ID: "a", Rollout: []float64{.75, 1}}}, [3]int{50, 50, 0}},
+	} {
+		got := percentsOf(vars, tc.rollout)
+		if [3]int{got["a"], got["b"], got["c"]} != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Thirds, in any order: one of them rounds up so they add up to 100.
+	got := percentsOf(vars, []store.RolloutVariation{{ID: "c", Rollout: []float64{0, third}},
+		{ID: "a", Rollout: []float64{third, 2 * third}}, {ID: "b", Rollout: []float64{2 * third, 1}}})
+	sum := 0
+	for _, n := range got {
+		sum += n
+		if n != 33 && n != 34 {
+			t.Errorf("thirds: got %v", got)
+		}
+	}
+	if sum != 100 {
+		t.Errorf("thirds add up to %d: %v", sum, got)
+	}
+}
+
+func TestServeRollout(t *testing.T) {
+	vars := []store.Variation{{ID: "a"}, {ID: "b"}}
+	for _, tc := range []struct {
+		name     string
+		serve    serveForm
+		stored   []store.RolloutVariation
+		want     []store.RolloutVariation
+		problem  string
+		dispatch string
+	}{
+		{name: "one variation", serve: serveForm{choice: "b"},
+			want: []store.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}, ExptRollout: 1}}},
+		{name: "30/70", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "30", "b": "70"}},
+			want: []store.RolloutVariation{{ID: "a", Rollout: []float64{0, .3}, ExptRollout: 1}, {ID: "b", Rollout: []float64{.3, 1}, ExptRollout: 1}}},
+		{name: "0% left out", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "0", "b": "100"}},
+			want: []store.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}, ExptRollout: 1}}},
+		{name: "unchanged keeps stored ranges", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "50", "b": "50"}},
+			stored: []store.RolloutVariation{{ID: "b", Rollout: []float64{0, .5}, ExptRollout: .2}, {ID: "a", Rollout: []float64{.5, 1}, ExptRollout: .4}},
+			want:   []store.RolloutVariation{{ID: "b", Rollout: []float64{0, .5}, ExptRollout: .2}, {ID: "a", Rollout: []float64{.5, 1}, ExptRollout: .4}}},
+		{name: "too little", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "30", "b": "60"}},
+			problem: "The percentages add up to 90%; they must add up to 100%."},
+		{name: "not whole", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "30.5", "b": "69.5"}},
+			problem: "Enter whole percentages from 0 to 100."},
+		{name: "negative", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "-10", "b": "110"}},
+			problem: "Enter whole percentages from 0 to 100."},
+	} {
+		s := tc.serve
+		got, ok := s.rollout(vars, tc.stored)
+		if ok != (tc.problem == "") || s.err != tc.problem {
+			t.Errorf("%s: ok %v, problem %q; want %q", tc.name, ok, s.err, tc.problem)
+			continue
+		}
+		if ok && !sameJSON(got, tc.want) {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestEditRules(t *testing.T) {
+	vars := []store.Variation{{ID: "a"}}
+	rules := []ruleForm{{index: "0", id: "x", conds: []condForm{{index: "0"}, {index: "1"}}}, {index: "3", id: "y"}}
+	ids := func(rs []ruleForm) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.id)
+		}
+		return out
+	}
+	if got := ids(editRules(slices.Clone(rules), "rule-down.0", vars)); !slices.Equal(got, []string{"y", "x"}) {
+		t.Errorf("down: %v", got)
+	}
+	if got := ids(editRules(slices.Clone(rules), "rule-up.3", vars)); !slices.Equal(got, []string{"y", "x"}) {
+		t.Errorf("up: %v", got)
+	}
+	if got := ids(editRules(slices.Clone(rules), "rule-up.0", vars)); !slices.Equal(got, []string{"x", "y"}) {
+		t.Errorf("up at the top: %v", got)
+	}
+	if got := ids(editRules(slices.Clone(rules), "remove-rule.3", vars)); !slices.Equal(got, []string{"x"}) {
+		t.Errorf("remove: %v", got)
+	}
+	added := editRules(slices.Clone(rules), "add-rule", vars)
+	if len(added) != 3 || added[2].serve.choice != "a" || len(added[2].conds) != 1 {
+		t.Errorf("add: %+v", added[2])
+	}
+	if got := editRules(slices.Clone(rules), "remove-cond.0.1", vars); len(got[0].conds) != 1 || got[0].conds[0].index != "0" {
+		t.Errorf("remove condition: %+v", got[0].conds)
+	}
+	if got := ids(editRules(slices.Clone(rules), "remove-rule.9", vars)); !slices.Equal(got, []string{"x", "y"}) {
+		t.Errorf("unknown rule: %v", got)
+	}
+}
+
+func TestLineDiff(t *testing.T) {
+	kinds := func(ls []views.DiffLine) string {
+		var s string
+		for _, l := range ls {
+			s += map[string]string{"same": "=", "added": "+", "removed": "-", "skip": "~"}[l.Kind]
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		a, b []string
+		want string
+	}{
+		{[]string{"a", "b", "c"}, []string{"a", "x", "c"}, "=-+="},
+		{nil, []string{"a", "b"}, "++"},
+		{[]string{"a", "b"}, nil, "--"},
+		{[]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"}, []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "x"}, "~==-+"},
+		{[]string{"a", "1", "2", "3", "4", "5", "6", "7", "b"}, []string{"x", "1", "2", "3", "4", "5", "6", "7", "y"}, "-+==~==-+"},
+	} {
+		if got := kinds(lineDiff(tc.a, tc.b)); got != tc.want {
+			t.Errorf("%v → %v: got %s, want %s", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestFieldChanges(t *testing.T) {
+	prev := []byte(`{"name":"A","isEnabled":false,"revision":"1","tags":[],"variations":[{"id":"v1","name":"On","value":"true"}],"disabledVariationId":"v1"}`)
+	cur := []byte(`{"name":"B","isEnabled":true,"revision":"2","tags":["x"],"variations":[{"id":"v1","name":"On","value":"true"}],"disabledVariationId":"v1"}`)
+	got := fieldChanges(prev, cur)
+	var fields []string
+	for _, c := range got {
+		fields = append(fields, c.Field)
+	}
+	if !slices.Equal(fields, []string{"Name", "Status", "Tags"}) {
+		t.Fatalf("fields %v", fields)
+	}
+	if got[0].Old != "A" || got[0].New != "B" || got[1].Old != "Off" || got[1].New != "On" || len(got[2].Lines) != 4 {
+		t.Errorf("changes %+v", got)
+	}
+	created := fieldChanges([]byte("null"), cur)
+	if created[0].Old != "" || created[0].New != "B" {
+		t.Errorf("creation shows %+v", created[0])
+	}
+}
