@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -26,6 +28,10 @@ type config struct {
 	ShutdownGrace time.Duration
 	TrustProxy    bool
 	LogLevel      slog.Level
+
+	// tracer, when set, sees every statement the server sends to the
+	// database; only the benchmark's server sets it, to count queries.
+	tracer pgx.QueryTracer
 }
 
 // loadConfig reads the BUNTING_ variables and reports every problem at once.
