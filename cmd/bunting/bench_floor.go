@@ -208,6 +208,9 @@ func (f *floor) flagDescription(c echo.Context) error {
 	return c.JSON(http.StatusOK, revision)
 }
 
+// flagTargeting stores the targeting as sent; unlike Bunting it neither
+// validates it nor keeps segment_refs, which Bunting's next write of the
+// flag sets again.
 func (f *floor) flagTargeting(c echo.Context) error {
 	var in struct {
 		TargetUsers, Rules, Fallthrough json.RawMessage
