@@ -21,6 +21,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
 )
@@ -158,8 +159,8 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	if err := pool.QueryRow(ctx, `INSERT INTO organizations (workspace_id, name, key) VALUES ($1, 'Neighbour', 'neighbour') RETURNING id`, wsID).Scan(&neighbour); err != nil {
 		b.Fatal(err)
 	}
-	seed(b, pool, wsID, neighbour, store.DeveloperPolicyID, "neighbour")
-	seed(b, pool, wsID, orgID, p.ID, "acme")
+	seedOrg(b, pool, wsID, neighbour, store.DeveloperPolicyID, "neighbour")
+	seedOrg(b, pool, wsID, orgID, p.ID, "acme")
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE`); err != nil {
 		b.Fatal(err)
 	}
@@ -168,50 +169,17 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	return e
 }
 
-// seed fills an organization: members with varied emails and names (their
+// seedOrg fills an organization: members with varied emails and names (their
 // domain says which organization), every one holding Developer directly and
 // every tenth the policy; groups with varied names, every twentieth holding
 // the policy; each member in one group.
-func seed(b *testing.B, pool *pgxpool.Pool, wsID, orgID, policyID uuid.UUID, domain string) {
+func seedOrg(b *testing.B, pool *pgxpool.Pool, wsID, orgID, policyID uuid.UUID, domain string) {
 	b.Helper()
-	ctx := context.Background()
-	firsts := []string{"ann", "bob", "cara", "dev", "emil", "fatima", "george", "hana", "ivan", "jun", "kofi", "lena"}
-	lasts := []string{"smith", "garcia", "chen", "okafor", "novak", "tanaka", "silva", "muller", "khan"}
-	colours := []string{"crimson", "teal", "amber", "indigo", "olive", "coral", "slate"}
-	users := make([]uuid.UUID, benchMembers)
-	groups := make([]uuid.UUID, benchGroups)
-	copyRows := func(table string, cols []string, n int, row func(i int) []any) {
-		rows := make([][]any, n)
-		for i := range rows {
-			rows[i] = row(i)
-		}
-		if _, err := pool.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows)); err != nil {
-			b.Fatalf("copy %s: %v", table, err)
-		}
+	_, err := seed.InsertMembers(context.Background(), pool, seed.Organization{WorkspaceID: wsID, OrgID: orgID,
+		Members: benchMembers, Groups: benchGroups, Domain: domain, BasePolicy: store.DeveloperPolicyID, Policy: policyID})
+	if err != nil {
+		b.Fatal(err)
 	}
-	copyRows("users", []string{"id", "email", "name"}, benchMembers, func(i int) []any {
-		users[i] = uuid.New()
-		first, last := firsts[i%len(firsts)], lasts[i/len(firsts)%len(lasts)]
-		return []any{users[i], fmt.Sprintf("%s.%s.%05d@%s-%d.example", first, last, i, domain, i%7), fmt.Sprintf("%s %s %d", first, last, i)}
-	})
-	copyRows("workspace_users", []string{"workspace_id", "user_id"}, benchMembers, func(i int) []any { return []any{wsID, users[i]} })
-	copyRows("organization_users", []string{"organization_id", "user_id"}, benchMembers, func(i int) []any { return []any{orgID, users[i]} })
-	copyRows("member_policies", []string{"organization_id", "user_id", "policy_id"}, benchMembers, func(i int) []any {
-		return []any{orgID, users[i], store.DeveloperPolicyID}
-	})
-	if policyID != store.DeveloperPolicyID {
-		copyRows("member_policies", []string{"organization_id", "user_id", "policy_id"}, benchMembers/10, func(i int) []any {
-			return []any{orgID, users[i*10], policyID}
-		})
-	}
-	copyRows("groups", []string{"id", "organization_id", "name", "description"}, benchGroups, func(i int) []any {
-		groups[i] = uuid.New()
-		return []any{groups[i], orgID, fmt.Sprintf("Team %s %04d", colours[i%len(colours)], i), "a team"}
-	})
-	copyRows("group_policies", []string{"group_id", "policy_id"}, benchGroups/20, func(i int) []any { return []any{groups[i*20], policyID} })
-	copyRows("group_members", []string{"group_id", "organization_id", "user_id"}, benchMembers, func(i int) []any {
-		return []any{groups[i%benchGroups], orgID, users[i]}
-	})
 }
 
 func (e *benchEnv) call(b *testing.B, method, path, auth, body string, out any) {

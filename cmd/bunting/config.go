@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -27,6 +29,10 @@ type config struct {
 	TrustProxy    bool
 	LogLevel      slog.Level
 	PasswordCost  int
+
+	// tracer, when set, sees every statement the server sends to the
+	// database; only the benchmark's server sets it, to count queries.
+	tracer pgx.QueryTracer
 }
 
 // loadConfig reads the BUNTING_ variables and reports every problem at once.

@@ -32,10 +32,10 @@ const (
 // returned stop function shuts down what openDatabase started.
 func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	if cfg.DatabaseURL != "" {
-		pool, err := connect(ctx, cfg.DatabaseURL)
+		pool, err := connect(ctx, cfg.DatabaseURL, cfg.tracer)
 		return pool, func() { pool.Close() }, err
 	}
-	if pool, err := openLocal(ctx); err == nil {
+	if pool, err := openLocal(ctx, cfg.tracer); err == nil {
 		log.Info("using the local PostgreSQL server", "database", localDatabase, "addr", "127.0.0.1:5432")
 		return pool, func() { pool.Close() }, nil
 	} else {
@@ -44,12 +44,15 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 	return openEmbedded(ctx, cfg, log)
 }
 
-func connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+func connect(ctx context.Context, url string, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
 	}
 	store.ConfigurePool(cfg)
+	if tracer != nil {
+		cfg.ConnConfig.Tracer = tracer
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
@@ -64,7 +67,7 @@ func connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 }
 
 // openLocal connects to the local server and creates the database if missing.
-func openLocal(ctx context.Context) (*pgxpool.Pool, error) {
+func openLocal(ctx context.Context, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
 	conn, err := pgx.Connect(ctx, fmt.Sprintf(localServer, "postgres"))
 	if err != nil {
 		return nil, err
@@ -79,7 +82,7 @@ func openLocal(ctx context.Context) (*pgxpool.Pool, error) {
 			return nil, fmt.Errorf("create database %s: %w", localDatabase, err)
 		}
 	}
-	return connect(ctx, fmt.Sprintf(localServer, localDatabase))
+	return connect(ctx, fmt.Sprintf(localServer, localDatabase), tracer)
 }
 
 // openEmbedded starts PostgreSQL with the machine's own binaries when it has
@@ -108,7 +111,7 @@ func openEmbedded(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 	if err := pg.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start embedded PostgreSQL: %w (or set BUNTING_DATABASE_URL)", err)
 	}
-	pool, err := connect(ctx, fmt.Sprintf(embeddedConfig, embeddedPort))
+	pool, err := connect(ctx, fmt.Sprintf(embeddedConfig, embeddedPort), cfg.tracer)
 	if err != nil {
 		pg.Stop()
 		return nil, nil, err

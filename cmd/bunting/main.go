@@ -4,6 +4,7 @@
 //	bunting migrate                                   apply database migrations and exit
 //	bunting token create --email E --name N [--type Personal|Service]
 //	                                                  print a new access token for a user
+//	bunting bench [-short] [flags]                    benchmark the server against a bare floor
 //
 // Configuration comes from BUNTING_ environment variables; see the README.
 package main
@@ -40,7 +41,8 @@ func main() {
 const usage = `usage:
   bunting [serve]
   bunting migrate
-  bunting token create --email EMAIL --name NAME [--type Personal|Service]`
+  bunting token create --email EMAIL --name NAME [--type Personal|Service]
+  bunting bench [-short] [-flags 1k,10k,100k,1m] [-clients 32] [-duration 10s] [-h]`
 
 // run is the whole program, with its environment passed in so tests can drive it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -49,7 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		command, args = args[0], args[1:]
 	}
 	switch command {
-	case "serve", "migrate", "token":
+	case "serve", "migrate", "token", "bench", benchServerCommand:
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -65,6 +67,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	switch command {
 	case "token":
 		return tokenCommand(ctx, cfg, log, args, stdout)
+	case "bench":
+		return benchCommand(ctx, cfg, args, getenv, stdout)
+	case benchServerCommand:
+		return benchServer(ctx, cfg, log, args)
 	case "migrate":
 		pool, stopDB, err := openDatabase(ctx, cfg, log)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/seed"
 )
 
 // seedFlags inserts n flags with realistic targeting into an environment in
@@ -17,20 +18,7 @@ import (
 func seedFlags(t testing.TB, pool *pgxpool.Pool, envID, creator uuid.UUID, n int) {
 	t.Helper()
 	ctx := context.Background()
-	variations := `[{"id":"on","name":"True","value":"true"},{"id":"off","name":"False","value":"false"}]`
-	rules := `[{"id":"r1","name":"Beta","dispatchKey":"keyId","includedInExpt":true,
-		"conditions":[{"id":"c1","property":"country","op":"IsOneOf","value":"[\"NL\",\"BE\"]"},{"id":"c2","property":"plan","op":"Equal","value":"pro"}],
-		"variations":[{"id":"on","rollout":[0,0.3],"exptRollout":1},{"id":"off","rollout":[0.3,1],"exptRollout":1}]}]`
-	defaultRule := `{"dispatchKey":null,"includedInExpt":true,"variations":[{"id":"off","rollout":[0,1],"exptRollout":1}]}`
-	_, err := pool.Exec(ctx, `
-		INSERT INTO feature_flags (env_id, key, name, variation_type, variations, target_users, rules, is_enabled,
-			disabled_variation_id, fallthrough, tags, revision, creator_id, updator_id, created_at)
-		SELECT $1, 'flag-' || lpad(i::text, 7, '0'),
-			(ARRAY['Checkout','Search','Payments','Onboarding','Pricing'])[1 + i % 5] || ' experiment ' || i,
-			'boolean', $2::jsonb, '[{"keyIds":["alice"],"variationId":"on"}]', $3::jsonb, i % 2 = 0,
-			'off', $4::jsonb, ARRAY['team-' || (i % 20)], gen_random_uuid(), $5, $5, now() - make_interval(secs => i)
-		FROM generate_series(1, $6::int) AS i`, envID, variations, rules, defaultRule, creator, n)
-	if err != nil {
+	if err := seed.InsertFlags(ctx, pool, seed.Flags{EnvID: envID, Creator: creator, To: n}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE feature_flags`); err != nil {

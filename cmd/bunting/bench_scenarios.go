@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bunting-flags/bunting/sql/seed"
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// The two targets every scenario runs against.
+const (
+	targetBunting = "bunting"
+	targetFloor   = "floor"
+)
+
+// benchScenario is one kind of request, as Bunting's API and as the floor
+// take it.
+type benchScenario struct {
+	name string
+	// kind is "read", "write" or "sign-in"; the targets differ by kind.
+	kind string
+	// perSize scenarios depend on the number of flags and run at every size;
+	// the others run once, at the first.
+	perSize bool
+	// request makes a client's next request.
+	request func(w *benchWorld, target string, c *benchClient) benchRequest
+	// prepare, done and cleanup are optional: before a run (unmeasured),
+	// after each successful answer, and after a run (unmeasured).
+	prepare func(ctx context.Context, w *benchWorld, clients []*benchClient) error
+	done    func(target string, c *benchClient, body []byte) error
+	cleanup func(ctx context.Context, w *benchWorld) error
+}
+
+// benchRequest is a path under the target's base URL, with its body.
+type benchRequest struct {
+	method, path string
+	body         []byte
+	// noAuth leaves out the Authorization header (sign-in).
+	noAuth bool
+}
+
+// benchClient is one concurrent client: its own random sequence (seeded
+// alike for both targets, so they get the same requests), the flags and
+// segments only it writes (so writers never wait on each other's row locks
+// or conflict on revisions), and what it measured.
+type benchClient struct {
+	// run numbers the measurements, so no write repeats an earlier one
+	// (a write that changes nothing is not a write).
+	run, id, seq  int
+	rng           *rand.Rand
+	descFlags     []int
+	targetFlags   []int
+	patchSegments []uuid.UUID
+	revisions     map[string]string
+	lastKey       string
+
+	latencies []int64 // nanoseconds
+	errors    int64
+	samples   []string
+}
+
+// ownedPerClient is how many flags or segments each client writes, in turn.
+const ownedPerClient = 8
+
+func (w *benchWorld) newClients(scenarioIndex int) []*benchClient {
+	w.runs++
+	n := w.o.Clients
+	owned := func(c, lo, hi int) []int { // numbers lo..hi that are c's
+		var out []int
+		for j := range ownedPerClient {
+			if k := lo + c + j*n; k <= hi {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	clients := make([]*benchClient, n)
+	for i := range clients {
+		c := &benchClient{run: w.runs, id: i, rng: rand.New(rand.NewPCG(uint64(scenarioIndex), uint64(i))),
+			descFlags: owned(i, 1, w.flags/2), targetFlags: owned(i, w.flags/2+1, w.flags), revisions: map[string]string{}}
+		for _, k := range owned(i, 0, len(w.patchSegments)-1) {
+			c.patchSegments = append(c.patchSegments, w.patchSegments[k])
+		}
+		clients[i] = c
+	}
+	return clients
+}
+
+// pick returns the client's next item of a list it cycles through.
+func pick[T any](c *benchClient, items []T) T { return items[c.seq%len(items)] }
+
+func jsonBody(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only the benchmark's own values are marshalled
+	}
+	return b
+}
+
+// benchScenarios are the scenarios in the order they run: reads first, so
+// writes do not change what reads see; sign-in last.
+var benchScenarios = []benchScenario{
+	{
+		name: "get-flag", kind: "read", perSize: true,
+		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
+			key := seed.FlagKey(1 + c.rng.IntN(w.flags))
+			if target == targetFloor {
+				return benchRequest{method: "GET", path: "/floor/envs/" + w.envID.String() + "/flags/" + key}
+			}
+			return benchRequest{method: "GET", path: "/api/v1/envs/" + w.envID.String() + "/feature-flags/" + key}
+		},
+	},
+	{
+		// A search by part of a name: "experiment 4242" matches that flag
+		// and those whose number starts with its digits (a few, usually).
+		name: "search-flags", kind: "read", perSize: true,
+		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
+			q := url.QueryEscape(fmt.Sprintf("experiment %d", 1+c.rng.IntN(w.flags)))
+			if target == targetFloor {
+				return benchRequest{method: "GET", path: "/floor/envs/" + w.envID.String() + "/flags?name=" + q}
+			}
+			return benchRequest{method: "GET", path: "/api/v1/envs/" + w.envID.String() + "/feature-flags?name=" + q + "&pageIndex=0&pageSize=10"}
+		},
+	},
+	{
+		name: "segments-by-ids", kind: "read",
+		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
+			ids := make([]string, 0, 20)
+			seen := map[int]bool{}
+			for len(ids) < 20 {
+				if k := c.rng.IntN(len(w.allSegments)); !seen[k] {
+					seen[k] = true
+					ids = append(ids, w.allSegments[k].String())
+				}
+			}
+			list := strings.Join(ids, ",")
+			if target == targetFloor {
+				return benchRequest{method: "GET", path: "/floor/orgs/" + w.orgID.String() + "/envs/" + w.envID.String() + "/segments/by-ids?ids=" + list}
+			}
+			return benchRequest{method: "GET", path: "/api/v1/envs/" + w.envID.String() + "/segments/by-ids?ids=" + list}
+		},
+	},
+	{
+		// The members holding a policy, searched by part of an email:
+		// ".0421" matches ten members, one of whom holds it.
+		name: "policy-members", kind: "read",
+		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
+			search := fmt.Sprintf(".%05d", c.rng.IntN(w.o.Members))[:5]
+			if target == targetFloor {
+				return benchRequest{method: "GET", path: "/floor/orgs/" + w.orgID.String() + "/policies/" + w.policyID.String() + "/members?SearchText=" + search}
+			}
+			return benchRequest{method: "GET", path: "/api/v1/policies/" + w.policyID.String() + "/members?SearchText=" + search}
+		},
+	},
+	{
+		name: "create-flag", kind: "write", perSize: true,
+		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
+			key := fmt.Sprintf("new-%d-%d-%d", c.run, c.id, c.seq)
+			body := jsonBody(map[string]any{"name": fmt.Sprintf("New flag %d %d", c.id, c.seq), "key": key,
+				"description": "Created by the benchmark"})
+			if target == targetFloor {
+				return benchRequest{method: "POST", path: "/floor/envs/" + w.envID.String() + "/flags", body: body}
+			}
+			return benchRequest{method: "POST", path: "/api/v1/envs/" + w.envID.String() + "/feature-flags", body: body}
+		},
+		// The environment keeps exactly its seeded flags for what runs next.
+		cleanup: func(ctx context.Context, w *benchWorld) error {
+			_, err := w.pool.Exec(ctx, `DELETE FROM feature_flags WHERE env_id = $1 AND key LIKE 'new-%'`, w.envID)
+			return err
+		},
+	},
+	{
+		// The description with the revision it was read at, as the UI sends
+		// it; each client follows the revisions of its own flags.
+		name: "flag-description", kind: "write", perSize: true,
+		prepare: loadRevisions,
+		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
+			key := seed.FlagKey(pick(c, c.descFlags))
+			c.lastKey = key
+			rev, err := uuid.Parse(c.revisions[key])
+			if err != nil {
+				panic(fmt.Sprintf("no revision for %s", key)) // loadRevisions loaded every owned flag
+			}
+			body := jsonBody(store.DescriptionInput{Description: fmt.Sprintf("Described in run %d by client %d, change %d", c.run, c.id, c.seq),
+				Change: store.Change{Revision: &rev}})
+			if target == targetFloor {
+				return benchRequest{method: "PUT", path: "/floor/envs/" + w.envID.String() + "/flags/" + key + "/description", body: body}
+			}
+			return benchRequest{method: "PUT", path: "/api/v1/envs/" + w.envID.String() + "/feature-flags/" + key + "/description", body: body}
+		},
+		done: func(target string, c *benchClient, body []byte) error {
+			var rev string
+			if target == targetFloor {
+				if err := json.Unmarshal(body, &rev); err != nil {
+					return err
+				}
+			} else {
+				var env struct {
+					Data string `json:"data"`
+				}
+				if err := json.Unmarshal(body, &env); err != nil {
+					return err
+				}
+				rev = env.Data
+			}
+			c.revisions[c.lastKey] = rev
+			return nil
+		},
+	},
+	{
+		name: "flag-targeting", kind: "write", perSize: true,
+		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
+			key := seed.FlagKey(pick(c, c.targetFlags))
+			body := jsonBody(targeting(w, c))
+			if target == targetFloor {
+				return benchRequest{method: "PUT", path: "/floor/envs/" + w.envID.String() + "/flags/" + key + "/targeting", body: body}
+			}
+			return benchRequest{method: "PUT", path: "/api/v1/envs/" + w.envID.String() + "/feature-flags/" + key + "/targeting", body: body}
+		},
+	},
+	{
+		// A JSON Patch of a segment no flag uses: its description and its
+		// included users.
+		name: "segment-patch", kind: "write",
+		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
+			id := pick(c, c.patchSegments).String()
+			included := make([]string, 20)
+			for i := range included {
+				included[i] = fmt.Sprintf("user-%d-%d-%d-%d", c.run, c.id, c.seq, i)
+			}
+			body := jsonBody([]map[string]any{
+				{"op": "replace", "path": "/description", "value": fmt.Sprintf("Patched in run %d by client %d, change %d", c.run, c.id, c.seq)},
+				{"op": "replace", "path": "/included", "value": included},
+			})
+			if target == targetFloor {
+				return benchRequest{method: "PATCH", path: "/floor/orgs/" + w.orgID.String() + "/segments/" + id, body: body}
+			}
+			return benchRequest{method: "PATCH", path: "/api/v1/envs/" + w.envID.String() + "/segments/" + id, body: body}
+		},
+	},
+	{
+		name: "sign-in", kind: "sign-in",
+		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
+			body := jsonBody(store.LoginInput{Email: seed.MemberEmail(benchDomain, c.rng.IntN(w.o.Members)), Password: w.memberPassword})
+			if target == targetFloor {
+				return benchRequest{method: "POST", path: "/floor/login", body: body, noAuth: true}
+			}
+			return benchRequest{method: "POST", path: "/api/v1/identity/login-by-email", body: body, noAuth: true}
+		},
+	},
+}
+
+func scenarioNames() []string {
+	names := make([]string, len(benchScenarios))
+	for i, s := range benchScenarios {
+		names[i] = s.name
+	}
+	return names
+}
+
+// loadRevisions reads the current revision of every flag the clients write.
+func loadRevisions(ctx context.Context, w *benchWorld, clients []*benchClient) error {
+	owner := map[string]*benchClient{}
+	var keys []string
+	for _, c := range clients {
+		for _, n := range c.descFlags {
+			keys = append(keys, seed.FlagKey(n))
+			owner[seed.FlagKey(n)] = c
+		}
+	}
+	rows, err := w.pool.Query(ctx, `SELECT key, revision::text FROM feature_flags WHERE env_id = $1 AND key = ANY($2)`, w.envID, keys)
+	if err != nil {
+		return err
+	}
+	var key, rev string
+	_, err = pgx.ForEachRow(rows, []any{&key, &rev}, func() error {
+		owner[key].revisions[key] = rev
+		return nil
+	})
+	return err
+}
+
+// targeting is a realistic targeting change: individual targets, three
+// rules (one naming a segment) and a percentage rollout that moves each time.
+func targeting(w *benchWorld, c *benchClient) store.TargetingInput {
+	split := []float64{0.1, 0.25, 0.5, 0.75}[c.seq%4]
+	segment := w.refSegments[(c.id+c.seq)%len(w.refSegments)]
+	keyID := "keyId"
+	return store.TargetingInput{
+		TargetUsers: []store.TargetUser{
+			{KeyIDs: []string{"alice", fmt.Sprintf("user-%d-%d-%d", c.run, c.id, c.seq)}, VariationID: "on"},
+			{KeyIDs: []string{"mallory"}, VariationID: "off"},
+		},
+		Rules: []store.FlagRule{
+			{ID: "r1", Name: "Beta", DispatchKey: &keyID, IncludedInExpt: true,
+				Conditions: []store.Condition{
+					{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL","BE","DE"]`},
+					{ID: "c2", Property: "plan", Op: "Equal", Value: "pro"},
+				},
+				Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, split}, ExptRollout: 1}, {ID: "off", Rollout: []float64{split, 1}, ExptRollout: 1}}},
+			{ID: "r2", Name: "Staff", IncludedInExpt: false,
+				Conditions: []store.Condition{{ID: "c3", Property: "email", Op: "EndsWith", Value: "@example.com"}},
+				Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
+			{ID: "r3", Name: "Segment", IncludedInExpt: true,
+				Conditions: []store.Condition{{ID: "c4", Property: store.SegmentIn, Value: `["` + segment.String() + `"]`}},
+				Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
+		},
+		Fallthrough: &store.Fallthrough{IncludedInExpt: true, Variations: []store.RolloutVariation{
+			{ID: "on", Rollout: []float64{0, split}, ExptRollout: 1}, {ID: "off", Rollout: []float64{split, 1}, ExptRollout: 1}}},
+	}
+}
