@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"log/slog"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/db"
@@ -75,13 +77,40 @@ func TestFlagQueriesAreIndexBacked(t *testing.T) {
 	}
 }
 
-// TestConnectionsPlanWithValues guards ConfigurePool: with generic plans the
-// searches above would read every row after a few executions.
-func TestConnectionsPlanWithValues(t *testing.T) {
-	_, _, pool := testStore(t)
-	var mode string
-	if err := pool.QueryRow(context.Background(), `SHOW plan_cache_mode`).Scan(&mode); err != nil || mode != "force_custom_plan" {
-		t.Fatalf("plan_cache_mode = %q, %v; want force_custom_plan", mode, err)
+// TestSearchesArePlannedWithTheirPattern guards searchPlans: after many
+// executions of the cached statements, a rare search still answers from the
+// trigram index. A search's own statement is never cached (it runs unnamed),
+// so PostgreSQL never holds a generic plan for it.
+func TestSearchesArePlannedWithTheirPattern(t *testing.T) {
+	big, a, pool, envID := scaleFixture(t, 20_000)
+	ctx := context.Background()
+	// One connection, so what it has prepared is everything the store ran.
+	cfg := pool.Config().Copy()
+	cfg.MaxConns, cfg.MinConns = 1, 0
+	one, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	s := New(one, big.keys, slog.New(slog.DiscardHandler), Options{PasswordCost: 4})
+	for i := range 12 {
+		page, err := s.ListFlags(ctx, a, envID, FlagFilter{Name: fmt.Sprintf("experiment %d", 1000+i), Page: Page{Size: 10}})
+		if err != nil || page.TotalCount == 0 {
+			t.Fatalf("search %d: %v, %d found", i, err, page.TotalCount)
+		}
+		if _, err := s.GetFlag(ctx, a, envID, fmt.Sprintf("flag-%07d", 1000+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var searches, reads int
+	must(t, one.QueryRow(ctx, `SELECT count(*) FILTER (WHERE statement LIKE '%% LIKE %%'),
+		count(*) FILTER (WHERE statement LIKE '%%GetFlagInOrganization%%') FROM pg_prepared_statements`,
+		pgx.QueryExecModeSimpleProtocol).Scan(&searches, &reads)) // this query itself must not be prepared
+	if searches != 0 {
+		t.Errorf("%d search statements are prepared and cached; each search must be planned with its pattern", searches)
+	}
+	if reads != 1 {
+		t.Errorf("the flag read is prepared %d times, want once: ordinary statements reuse their plan", reads)
 	}
 }
 

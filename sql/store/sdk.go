@@ -52,7 +52,7 @@ type EnvData struct {
 func (s *Store) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 	var out EnvData
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		q := s.q.WithTx(tx)
+		q := queries(tx)
 		e, err := q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
 		if err != nil {
 			return err

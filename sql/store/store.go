@@ -64,22 +64,15 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	if opts.LoginDelayStep == 0 {
 		opts.LoginDelayStep = 250 * time.Millisecond
 	}
-	return &Store{pool: pool, q: db.New(pool), keys: keys, log: log,
+	return &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		tokenMinting: newLimiter(time.Minute, 10), auth: newAuthCache(), changes: newNotifier(pool, log)}
 }
 
 // ConfigurePool sets what every connection to Bunting's database needs.
-// Statements are prepared once per connection, and after a few executions
-// PostgreSQL may switch to a generic plan made without the parameter values;
-// for searches by part of a name that plan ignores the trigram indexes and
-// reads every row. Planning each execution with its values costs a fraction
-// of a millisecond and keeps every query on the index its comment names.
-//
 // Connecting gives up after ten seconds, so an unreachable database answers
 // 503 promptly instead of holding requests.
 func ConfigurePool(cfg *pgxpool.Config) {
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > 10*time.Second {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
 	}
@@ -96,7 +89,7 @@ func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(c
 func (s *Store) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	changes := s.auth.changeCount()
 	err := translate(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(s.q.WithTx(tx))
+		return fn(queries(tx))
 	}))
 	if s.auth.changeCount() != changes {
 		// Access changed in this (or a concurrent) transaction: readers may

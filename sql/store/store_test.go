@@ -36,3 +36,10 @@ func testStore(t testing.TB) (*Store, *Actor, *pgxpool.Pool) {
 	}
 	return s, a, pool
 }
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
