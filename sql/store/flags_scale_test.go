@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
