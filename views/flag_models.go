@@ -12,7 +12,6 @@ type WorkEnv struct {
 	ProjectsHref string
 }
 
-
 // Flags is the feature flag list of the working environment.
 type Flags struct {
 	Shell

@@ -15,7 +15,6 @@ type Check struct {
 	Checked            bool
 }
 
-
 // IAMList is one IAM list on a page: its search, its "show all" switch, its
 // rows with their add or remove buttons, and its pager. It is the region htmx
 // swaps when the list is searched, paged or changed.
@@ -277,4 +276,3 @@ type AccessToken struct {
 	// manage IAM.
 	Editor *StatementEditor
 }
-
