@@ -14,6 +14,8 @@ build:
 	go build -o bin/bunting ./cmd/bunting
 
 test:
+	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
+	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
 	go test -race -count=1 ./...
 	$(MAKE) --no-print-directory fuzz
