@@ -1,14 +1,11 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,43 +37,11 @@ func chromium(t *testing.T) string {
 // takes screenshots of the projects page at desktop and phone widths (into
 // $BUNTING_SCREENSHOTS when set).
 func TestBrowser(t *testing.T) {
-	bin := chromium(t)
 	a := newApp(t)
 
-	allocCtx, cancel := chromedp.NewExecAllocator(t.Context(),
-		chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-
-	// Collect what the console reports: CSP violations and script errors fail the test.
-	var mu sync.Mutex
-	var problems []string
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.IsException() || strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "Refused to") {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
+	// Launch flags and the console watch (CSP violations and script errors
+	// fail the test) are headless's.
+	ctx := headless(t, 90*time.Second).ctx
 
 	do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -227,11 +192,6 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		t.Errorf("browser console: %s", p)
-	}
 }
 
 // choose selects an option of a select as a person would: the value changes

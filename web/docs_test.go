@@ -1,13 +1,11 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -58,41 +56,10 @@ func TestAPIReferencePage(t *testing.T) {
 // shows the document's operations under the pages' Content-Security-Policy,
 // with no policy violation or script error, at desktop and phone widths.
 func TestBrowserAPIReference(t *testing.T) {
-	bin := chromium(t)
 	a := newApp(t)
-	allocCtx, cancel := chromedp.NewExecAllocator(t.Context(),
-		chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-
-	var mu sync.Mutex
-	var problems []string
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.IsException() || strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "Refused to") {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
+	// Launch flags and the console watch (CSP violations and script errors
+	// fail the test) are headless's.
+	ctx := headless(t, 90*time.Second).ctx
 	eval := func(js string) string {
 		t.Helper()
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
@@ -134,9 +101,4 @@ func TestBrowserAPIReference(t *testing.T) {
 		}
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		t.Errorf("browser console: %s", p)
-	}
 }

@@ -829,44 +829,13 @@ func TestSSOTestConnection(t *testing.T) {
 // after the form, and SameSite to the cookies on the way back. Then the owner
 // tests the connection from the workspace page, in place with htmx.
 func TestSSOBrowser(t *testing.T) {
-	bin := chromium(t)
 	a := newSSOApp(t, &logRecorder{})
 	prov := newOIDCProvider(t, "localhost", "/realms/acme")
 	a.useProvider(prov, store.ClientSecretBasic, true)
 
-	allocCtx, cancel := chromedp.NewExecAllocator(t.Context(),
-		chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-
-	var mu sync.Mutex
-	var problems []string
-	messages := chromedp.Console(ctx)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.IsException() || strings.Contains(m.Text, "Content Security Policy") || strings.Contains(m.Text, "Refused to") {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
+	// Launch flags and the console watch (CSP violations and script errors
+	// fail the test) are headless's.
+	ctx := headless(t, 90*time.Second).ctx
 	do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {
@@ -937,9 +906,4 @@ func TestSSOBrowser(t *testing.T) {
 		shoot(fmt.Sprintf("sso-workspace-%d", width))
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		t.Errorf("browser console: %s", p)
-	}
 }
