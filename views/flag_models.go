@@ -52,6 +52,8 @@ type FlagRow struct {
 	Tags      []string
 	// LastChange is when the flag last changed, LastComment that change's comment.
 	LastChange, LastComment string
+	// LastEvaluated says when SDKs last reported evaluating it ("never" when none has).
+	LastEvaluated string
 	// Toggle is nil when the person may not turn the flag on or off.
 	Toggle *FlagToggle
 }
@@ -100,6 +102,22 @@ type FlagMain struct {
 	Variations             *VariationsEditor
 	Settings               *SettingsTab
 	History                *History
+	// Evaluated says when SDKs last reported evaluating the flag and how often.
+	Evaluated string
+	// Tester is the "test a user" panel of the targeting tab; nil elsewhere.
+	Tester *FlagTester
+}
+
+// FlagTester evaluates the flag for an end user, as the environment's SDKs would.
+type FlagTester struct {
+	Form Form
+	// Result is set once a user was tested.
+	Result *FlagTestResult
+}
+
+// FlagTestResult is what a tested user gets and why.
+type FlagTestResult struct {
+	Variation, Value, Reason string
 }
 
 // FlagTargeting is the targeting tab: on or off, the off variation, and the editor.

@@ -258,7 +258,7 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 func (p *pages) flagRow(c echo.Context, w workEnv, f store.FlagListItem, next string) views.FlagRow {
 	row := views.FlagRow{ID: f.ID.String(), Key: f.Key, Name: f.Name, Href: flagHref(f.Key), On: f.IsEnabled,
 		Archived: f.IsArchived, Serves: f.Serves.EnabledVariations, OffServes: f.Serves.DisabledVariation, Tags: f.Tags,
-		LastChange: when(f.UpdatedAt)}
+		LastChange: when(f.UpdatedAt), LastEvaluated: evaluatedAgo(f.LastEvaluatedAt, time.Now())}
 	if f.LastChange != nil {
 		row.LastChange, row.LastComment = when(f.LastChange.ChangedAt), f.LastChange.Comment
 	}
@@ -418,6 +418,7 @@ type flagState struct {
 	targeting                            *targetingForm
 	variations                           []views.VariationEdit
 	variationType                        string
+	tester                               *views.FlagTester
 }
 
 // flag shows a flag's targeting.
@@ -475,6 +476,14 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	}
 	m := views.FlagMain{Crumbs: []views.Crumb{{Label: "Feature flags", Href: "/flags"}}, Name: f.Name, Key: f.Key,
 		Description: f.Description, Type: f.VariationType, On: f.IsEnabled, Archived: f.IsArchived, Tabs: flagTabs(href, tab)}
+	insight, err := p.store.FlagInsights(ctx, a, w.id, f.Key)
+	if err != nil {
+		return err
+	}
+	m.Evaluated = "Never evaluated by an SDK"
+	if insight.LastEvaluatedAt != nil {
+		m.Evaluated = fmt.Sprintf("Evaluated %s, %d times", evaluatedAgo(insight.LastEvaluatedAt, time.Now()), insight.Evaluations)
+	}
 
 	switch tab {
 	case tabTargeting:
@@ -515,6 +524,10 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		t.Editor.Editable = live && (a.Can(store.UpdateFlagIndividualTargeting, rn) ||
 			a.Can(store.UpdateFlagTargetingRules, rn) || a.Can(store.UpdateFlagDefaultRule, rn))
 		m.Targeting = &t
+		if st.tester == nil {
+			st.tester = &views.FlagTester{Form: p.form(c, "tester", href+"/test", nil)}
+		}
+		m.Tester = st.tester
 	case tabVariations:
 		typ, vars := f.VariationType, variationEdits(f.Variations)
 		if st.variationsForm == nil {
@@ -977,4 +990,61 @@ func (p *pages) changeFlagLifecycle(l flagLifecycle) echo.HandlerFunc {
 		}
 		return p.confirmFlagPage(c, l, status, &form)
 	}
+}
+
+// evaluatedAgo says how long ago SDKs last evaluated a flag, so stale flags
+// stand out: "3 minutes ago", or "never".
+func evaluatedAgo(at *time.Time, now time.Time) string {
+	if at == nil {
+		return "never"
+	}
+	d := now.Sub(*at)
+	unit := func(n int, one string) string {
+		if n == 1 {
+			return "1 " + one + " ago"
+		}
+		return fmt.Sprintf("%d %ss ago", n, one)
+	}
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return unit(int(d/time.Minute), "minute")
+	case d < 24*time.Hour:
+		return unit(int(d/time.Hour), "hour")
+	}
+	return unit(int(d/(24*time.Hour)), "day")
+}
+
+// testFlag evaluates the flag for the user the "test a user" panel
+// describes, with the engine the SDKs use.
+func (p *pages) testFlag(c echo.Context) error {
+	w, err := p.actingEnv(c)
+	if err != nil {
+		return err
+	}
+	key := c.Param("key")
+	values := map[string]string{"keyId": c.FormValue("keyId"), "name": c.FormValue("name"), "properties": c.FormValue("properties")}
+	t := &views.FlagTester{Form: p.form(c, "tester", flagHref(key)+"/test", values)}
+	u := store.EndUser{KeyID: strings.TrimSpace(values["keyId"])}
+	if name := strings.TrimSpace(values["name"]); name != "" {
+		u.Name = &name
+	}
+	for _, line := range strings.Split(values["properties"], "\n") {
+		if name, value, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.TrimSpace(name) != "" {
+			u.CustomizedProperties = append(u.CustomizedProperties, store.UserProperty{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+		}
+	}
+	ev, err := p.store.EvaluateFlag(c.Request().Context(), actor(c), w.id, key, u)
+	status, err := formProblems(err, &t.Form, "keyId")
+	if err != nil {
+		return err
+	}
+	if status == http.StatusOK {
+		t.Result = &views.FlagTestResult{Variation: "nothing", Reason: ev.Reason}
+		if ev.Variation != nil {
+			t.Result.Variation, t.Result.Value = ev.Variation.Name, ev.Variation.Value
+		}
+	}
+	return p.flagPage(c, tabTargeting, flagState{status: status, tester: t})
 }

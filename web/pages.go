@@ -131,6 +131,7 @@ func (p *pages) register(e *echo.Echo) {
 	e.POST("/flags/:key/toggle", p.toggleFlag, page...)
 	e.POST("/flags/:key/off-variation", p.setFlagOffVariation, page...)
 	e.POST("/flags/:key/targeting", p.setFlagTargeting, page...)
+	e.POST("/flags/:key/test", p.testFlag, page...)
 	e.GET("/flags/:key/variations", p.flagVariations, page...)
 	e.POST("/flags/:key/variations", p.setFlagVariations, page...)
 	e.GET("/flags/:key/settings", p.flagSettings, page...)

@@ -42,16 +42,18 @@ func listen(t *testing.T, s *Store) *events {
 	return evs
 }
 
-// next waits a second for the next event.
+// next waits for the next event. The bound is generous: this test is about
+// which events arrive; the one-second delivery to SDKs is measured end to end
+// by the Node SDK test, and a loaded CI machine must not fail this one.
 func next(t *testing.T, e *events) Event {
 	t.Helper()
-	deadline := time.After(time.Second)
+	deadline := time.After(10 * time.Second)
 	for len(e.buf) == 0 {
 		select {
 		case <-e.sub.Ready():
 			e.buf = e.sub.Take()
 		case <-deadline:
-			t.Fatal("no event within a second")
+			t.Fatal("no event within ten seconds")
 		}
 	}
 	ev := e.buf[0]
