@@ -241,28 +241,8 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 		if err := s.checkSegmentRefs(ctx, q, env, refs); err != nil {
 			return err
 		}
-		p, err := flagParams(f)
-		if err != nil {
-			return err
-		}
-		if refs == nil {
-			refs = []uuid.UUID{}
-		}
-		row, err := q.CreateFlag(ctx, db.CreateFlagParams{EnvID: envID, Key: f.Key, Name: f.Name, Description: f.Description,
-			VariationType: f.VariationType, Variations: p.Variations, TargetUsers: p.TargetUsers, Rules: p.Rules,
-			IsEnabled: f.IsEnabled, DisabledVariationID: f.DisabledVariationID, Fallthrough: p.Fallthrough,
-			ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags, SegmentRefs: refs,
-			Revision: f.Revision, CreatorID: actorID(a)})
-		if err != nil {
-			return err
-		}
-		if out, err = flagFrom(row); err != nil {
-			return err
-		}
-		if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
-			return err
-		}
-		return s.recordFlag(ctx, q, a, envID, OpCreate, nil, &out, in.Comment)
+		out, err = s.insertFlag(ctx, q, a, env, f, refs, in.Comment)
+		return err
 	})
 	return out, err
 }

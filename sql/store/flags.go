@@ -93,7 +93,11 @@ func flagRN(env envRow, key string, tags []string) string {
 // FlagRN names a flag with its tags, as permissions are checked on it, so the
 // admin pages can hide exactly what the store would refuse.
 func FlagRN(projectKey, envKey, flagKey string, tags []string) string {
-	rn := EnvRN(projectKey, envKey) + ":flag/" + flagKey
+	return withTags(EnvRN(projectKey, envKey)+":flag/"+flagKey, tags)
+}
+
+// withTags adds a resource's tags to its name, as patterns with tags match them.
+func withTags(rn string, tags []string) string {
 	if len(tags) > 0 {
 		rn += ";" + strings.Join(tags, ",")
 	}
@@ -143,28 +147,39 @@ func (s *Store) CreateFlag(ctx context.Context, a *Actor, envID uuid.UUID, in Fl
 		return Flag{}, err
 	}
 	var out Flag
-	err = s.inTx(ctx, func(q *db.Queries) error {
-		p, err := flagParams(f)
-		if err != nil {
-			return err
-		}
-		row, err := q.CreateFlag(ctx, db.CreateFlagParams{EnvID: envID, Key: f.Key, Name: f.Name, Description: f.Description,
-			VariationType: f.VariationType, Variations: p.Variations, TargetUsers: p.TargetUsers, Rules: p.Rules,
-			IsEnabled: f.IsEnabled, DisabledVariationID: f.DisabledVariationID, Fallthrough: p.Fallthrough,
-			ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags, SegmentRefs: []uuid.UUID{},
-			Revision: f.Revision, CreatorID: actorID(a)})
-		if err != nil {
-			return err
-		}
-		if out, err = flagFrom(row); err != nil {
-			return err
-		}
-		if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
-			return err
-		}
-		return s.recordFlag(ctx, q, a, env.Environment.ID, OpCreate, nil, &out, in.Comment)
+	err = s.inTx(ctx, func(q *db.Queries) (err error) {
+		out, err = s.insertFlag(ctx, q, a, env, f, nil, in.Comment)
+		return err
 	})
 	return out, err
+}
+
+// insertFlag stores a new flag whose rules name refs, and records its
+// creation: the one way a flag comes to exist (created or cloned).
+func (s *Store) insertFlag(ctx context.Context, q *db.Queries, a *Actor, env envRow, f Flag, refs []uuid.UUID, comment string) (Flag, error) {
+	p, err := flagParams(f)
+	if err != nil {
+		return Flag{}, err
+	}
+	if refs == nil {
+		refs = []uuid.UUID{}
+	}
+	row, err := q.CreateFlag(ctx, db.CreateFlagParams{EnvID: env.Environment.ID, Key: f.Key, Name: f.Name, Description: f.Description,
+		VariationType: f.VariationType, Variations: p.Variations, TargetUsers: p.TargetUsers, Rules: p.Rules,
+		IsEnabled: f.IsEnabled, DisabledVariationID: f.DisabledVariationID, Fallthrough: p.Fallthrough,
+		ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags, SegmentRefs: refs,
+		Revision: f.Revision, CreatorID: actorID(a)})
+	if err != nil {
+		return Flag{}, err
+	}
+	out, err := flagFrom(row)
+	if err != nil {
+		return Flag{}, err
+	}
+	if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
+		return Flag{}, err
+	}
+	return out, s.recordFlag(ctx, q, a, env.Environment.ID, OpCreate, nil, &out, comment)
 }
 
 // checkFlag validates a whole flag, as created or as a change leaves it, and

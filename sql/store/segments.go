@@ -129,11 +129,7 @@ func segmentRN(env envRow, key string, tags []string) string {
 // SegmentRN names a segment with its tags, as permissions are checked on it
 // in the environment it is managed from.
 func SegmentRN(projectKey, envKey, segmentKey string, tags []string) string {
-	rn := EnvRN(projectKey, envKey) + ":segment/" + segmentKey
-	if len(tags) > 0 {
-		rn += ";" + strings.Join(tags, ",")
-	}
-	return rn
+	return withTags(EnvRN(projectKey, envKey)+":segment/"+segmentKey, tags)
 }
 
 // CreateSegment creates a segment managed from an environment.
