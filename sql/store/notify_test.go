@@ -22,12 +22,14 @@ type events struct {
 // listen runs s's notifier until the test ends and subscribes to it.
 func listen(t *testing.T, s *Store) *events {
 	t.Helper()
+	// Subscribe before the notifier connects: the reset it sends on
+	// connecting would otherwise go out before anyone listens.
+	sub := s.Changes().Subscribe()
+	t.Cleanup(sub.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { s.Changes().Run(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	sub := s.Changes().Subscribe()
-	t.Cleanup(sub.Close)
 	deadline := time.Now().Add(5 * time.Second)
 	for !s.Changes().Live() {
 		if time.Now().After(deadline) {
