@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -236,4 +238,40 @@ func executableForAnyone(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return exe
+}
+
+// TestPrivateServerIsShared: a second Bunting on the machine (`bunting
+// token create` while `make run` serves) uses the private server the first
+// started, and leaves it running when it ends; the first stops it.
+func TestPrivateServerIsShared(t *testing.T) {
+	if _, ok := machinePostgres(""); !ok {
+		skipUnlessCI(t, errNoPostgres.Error())
+	}
+	ctx := context.Background()
+	cfg := config{DataDir: reachableTempDir(t)}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	first, stopFirst, err := openPrivate(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopFirst()
+	second, stopSecond, err := openPrivate(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopSecond()
+	if err := first.Ping(ctx); err != nil {
+		t.Fatalf("the server stopped when the Bunting that found it running ended: %v", err)
+	}
+	if !strings.Contains(logs.String(), "using the private PostgreSQL server already running") {
+		t.Errorf("the second start did not say it shares the server:\n%s", logs.String())
+	}
+	stopFirst()
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, "postgres", "postmaster.pid")); err == nil {
+		t.Fatal("the server still runs after the Bunting that started it ended")
+	}
 }
