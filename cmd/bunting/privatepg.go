@@ -107,13 +107,15 @@ func (pg *privatePostgres) url(db string) string {
 func (pg *privatePostgres) prepare() (created bool, err error) {
 	version, _ := os.ReadFile(filepath.Join(pg.dir, "PG_VERSION"))
 	existing := strings.TrimSpace(string(version))
-	var ok bool
-	if pg.bin, ok = machinePostgres(existing); !ok && existing != "" {
+	bin, ok := machinePostgres(existing)
+	switch {
+	case !ok && existing != "":
 		return false, fmt.Errorf("the private PostgreSQL in %s is version %s, whose binaries are not installed "+
 			"(apt-get install postgresql-%s, or move the directory away to start afresh)", pg.dir, existing, existing)
-	} else if !ok {
+	case !ok:
 		return false, errNoPostgres
 	}
+	pg.bin = bin
 	pg.log = filepath.Join(filepath.Dir(pg.dir), "postgres.log")
 	pg.user = "the current user"
 	parentMode := os.FileMode(0o700)
