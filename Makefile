@@ -7,7 +7,17 @@ export BUNTING_ADMIN_PASSWORD ?= bunting-admin
 
 .PHONY: run test fuzz sdk-clients generate generate-check build
 
+# run serves. With no BUNTING_DATABASE_URL and no server on 127.0.0.1:5432,
+# Bunting starts a private PostgreSQL from the machine's binaries (see
+# README); on a machine with none, run installs Debian's or Ubuntu's
+# postgresql package first when it can (as root), and otherwise Bunting says
+# what to install.
 run:
+	@if [ -z "$$BUNTING_DATABASE_URL" ] && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 \
+	    && ! bash -c '</dev/tcp/127.0.0.1/5432' 2>/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "make run: PostgreSQL is not installed; installing the postgresql package"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null; \
+	fi
 	go run ./cmd/bunting serve
 
 build:

@@ -15,11 +15,11 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 )
 
-// TestMain lets this test binary be the benchmark's server: `bunting bench`
-// starts its own executable as `bench-server`, and under go test that
-// executable is this binary.
+// TestMain lets this test binary be Bunting itself: `bunting bench` starts
+// its own executable as `bench-server` (under go test, this binary), and
+// TestFirstRun starts it as `serve`.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == benchServerCommand {
+	if len(os.Args) > 1 && (os.Args[1] == benchServerCommand || os.Args[1] == "serve") {
 		main()
 		return
 	}

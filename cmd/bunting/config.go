@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/mail"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +37,23 @@ type config struct {
 	tracer pgx.QueryTracer
 }
 
+// defaultDataDir is where a private PostgreSQL lives unless BUNTING_DATA_DIR
+// says otherwise: for root, the system's state directory, which the
+// unprivileged user that runs the server can reach; for anyone else, their
+// XDG data directory. "" when there is no home to put it in.
+func defaultDataDir(getenv func(string) string) string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/bunting"
+	}
+	if d := getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "bunting")
+	}
+	if home := getenv("HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, ".local", "share", "bunting")
+	}
+	return ""
+}
+
 // loadConfig reads the BUNTING_ variables and reports every problem at once.
 func loadConfig(getenv func(string) string) (config, error) {
 	env := func(name, def string) string {
@@ -54,7 +73,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		SecretKey:     env("SECRET_KEY", ""),
 		AdminEmail:    env("ADMIN_EMAIL", "admin@example.com"),
 		AdminPassword: getenv("BUNTING_ADMIN_PASSWORD"),
-		DataDir:       env("DATA_DIR", "data"),
+		DataDir:       env("DATA_DIR", defaultDataDir(getenv)),
 	}
 	_, port, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {

@@ -2,16 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
-	embeddedpostgres "github.com/fergusstrange/embedded-postgres"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -20,28 +14,28 @@ import (
 
 // localServer is where a PostgreSQL is looked for when no URL is configured.
 const (
-	localServer    = "postgres://postgres@127.0.0.1:5432/%s?sslmode=disable&connect_timeout=3"
-	localDatabase  = "bunting"
-	embeddedPort   = 5433
-	embeddedConfig = "postgres://postgres:postgres@127.0.0.1:%d/bunting?sslmode=disable"
+	localServer   = "127.0.0.1:5432"
+	localURL      = "postgres://postgres@" + localServer + "/%s?sslmode=disable&connect_timeout=3"
+	localDatabase = "bunting"
 )
 
 // openDatabase returns a pool for BUNTING_DATABASE_URL; without one, for
-// database "bunting" on the local server (created when missing); with nothing
-// answering there, for an embedded PostgreSQL under the data directory. The
-// returned stop function shuts down what openDatabase started.
+// database "bunting" on the local server (created when missing); with no
+// usable server there, on a private server started from the machine's
+// PostgreSQL binaries (privatepg.go). The returned stop function shuts down
+// what openDatabase started.
 func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	if cfg.DatabaseURL != "" {
 		pool, err := connect(ctx, cfg.DatabaseURL, cfg.tracer)
 		return pool, func() { pool.Close() }, err
 	}
-	if pool, err := openLocal(ctx, cfg.tracer); err == nil {
-		log.Info("using the local PostgreSQL server", "database", localDatabase, "addr", "127.0.0.1:5432")
-		return pool, func() { pool.Close() }, nil
-	} else {
-		log.Info("no local PostgreSQL server answers; starting an embedded one", "reason", err)
+	pool, err := openLocal(ctx, cfg.tracer)
+	if err == nil {
+		log.Info("using the local PostgreSQL server", "database", localDatabase, "addr", localServer)
+		return pool, pool.Close, nil
 	}
-	return openEmbedded(ctx, cfg, log)
+	log.Info("no usable PostgreSQL at "+localServer+"; using a private server", "reason", err)
+	return openPrivate(ctx, cfg, log)
 }
 
 func connect(ctx context.Context, url string, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
@@ -68,76 +62,28 @@ func connect(ctx context.Context, url string, tracer pgx.QueryTracer) (*pgxpool.
 
 // openLocal connects to the local server and creates the database if missing.
 func openLocal(ctx context.Context, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
-	conn, err := pgx.Connect(ctx, fmt.Sprintf(localServer, "postgres"))
-	if err != nil {
+	if err := ensureDatabase(ctx, fmt.Sprintf(localURL, "postgres")); err != nil {
 		return nil, err
+	}
+	return connect(ctx, fmt.Sprintf(localURL, localDatabase), tracer)
+}
+
+// ensureDatabase creates database "bunting" on the server adminURL names
+// unless it exists.
+func ensureDatabase(ctx context.Context, adminURL string) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return err
 	}
 	defer conn.Close(ctx)
 	var exists bool
 	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, localDatabase).Scan(&exists); err != nil {
-		return nil, err
+		return err
 	}
 	if !exists {
 		if _, err := conn.Exec(ctx, `CREATE DATABASE `+localDatabase); err != nil {
-			return nil, fmt.Errorf("create database %s: %w", localDatabase, err)
+			return fmt.Errorf("create database %s: %w", localDatabase, err)
 		}
 	}
-	return connect(ctx, fmt.Sprintf(localServer, localDatabase), tracer)
-}
-
-// openEmbedded starts PostgreSQL with the machine's own binaries when it has
-// them, so it works offline; data lives under the data directory.
-func openEmbedded(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
-	if os.Geteuid() == 0 {
-		return nil, nil, errors.New("no PostgreSQL server answers at 127.0.0.1:5432, and an embedded one " +
-			"cannot start because PostgreSQL refuses to run as root: run Bunting as another user, or point it " +
-			"at a server with BUNTING_DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/bunting")
-	}
-	dataDir, err := filepath.Abs(cfg.DataDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	pgConfig := embeddedpostgres.DefaultConfig().
-		Port(embeddedPort).
-		Database(localDatabase).
-		DataPath(filepath.Join(dataDir, "postgres")).
-		RuntimePath(filepath.Join(dataDir, "postgres-runtime")).
-		Logger(nil)
-	if bin, version, ok := machinePostgres(); ok {
-		pgConfig = pgConfig.BinariesPath(bin).Version(version)
-		log.Info("embedded PostgreSQL uses the machine's binaries", "path", bin)
-	}
-	pg := embeddedpostgres.NewDatabase(pgConfig)
-	if err := pg.Start(); err != nil {
-		return nil, nil, fmt.Errorf("start embedded PostgreSQL: %w (or set BUNTING_DATABASE_URL)", err)
-	}
-	pool, err := connect(ctx, fmt.Sprintf(embeddedConfig, embeddedPort), cfg.tracer)
-	if err != nil {
-		pg.Stop()
-		return nil, nil, err
-	}
-	log.Info("embedded PostgreSQL started", "data", filepath.Join(dataDir, "postgres"), "port", embeddedPort)
-	return pool, func() {
-		pool.Close()
-		if err := pg.Stop(); err != nil {
-			log.Error("stop embedded PostgreSQL", "err", err)
-		}
-	}, nil
-}
-
-// machinePostgres finds the newest PostgreSQL installed under /usr/lib/postgresql
-// (Debian and Ubuntu's layout) that embedded-postgres knows a version for.
-func machinePostgres() (string, embeddedpostgres.PostgresVersion, bool) {
-	versions := map[string]embeddedpostgres.PostgresVersion{
-		"14": embeddedpostgres.V14, "15": embeddedpostgres.V15, "16": embeddedpostgres.V16, "17": embeddedpostgres.V17,
-	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_ctl")
-	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
-	for _, pgctl := range dirs {
-		root := filepath.Dir(filepath.Dir(pgctl))
-		if v, ok := versions[strings.TrimPrefix(root, "/usr/lib/postgresql/")]; ok {
-			return root, v, true
-		}
-	}
-	return "", "", false
+	return nil
 }

@@ -49,6 +49,32 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
+// TestDefaultDataDir: root keeps the private PostgreSQL where the user that
+// runs it can reach it; anyone else in their XDG data directory.
+func TestDefaultDataDir(t *testing.T) {
+	for _, c := range []struct {
+		env        map[string]string
+		user, root string
+	}{
+		{map[string]string{"HOME": "/home/ann"}, "/home/ann/.local/share/bunting", "/var/lib/bunting"},
+		{map[string]string{"HOME": "/home/ann", "XDG_DATA_HOME": "/data/ann"}, "/data/ann/bunting", "/var/lib/bunting"},
+		{map[string]string{"HOME": "/home/ann", "BUNTING_DATA_DIR": "/srv/b"}, "/srv/b", "/srv/b"},
+		{nil, "", "/var/lib/bunting"},
+	} {
+		cfg, err := loadConfig(env(c.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := c.user
+		if os.Geteuid() == 0 {
+			want = c.root
+		}
+		if cfg.DataDir != want {
+			t.Errorf("with %v the data directory is %q, want %q", c.env, cfg.DataDir, want)
+		}
+	}
+}
+
 func TestUnknownCommand(t *testing.T) {
 	if err := run(context.Background(), []string{"frobnicate"}, env(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "unknown command") {
 		t.Fatalf("got %v, want an unknown-command error", err)
