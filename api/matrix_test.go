@@ -419,13 +419,14 @@ func (m *matrix) allCases() map[string]func() call {
 	return cases
 }
 
-// apiRoutes lists the router's management API routes (/api/v1) as "METHOD
+// apiRoutes lists the router's management API routes (/api/v1, and FeatBit's
+// one /api/v2 route) as "METHOD
 // path". The SDK routes under /api/public authenticate with environment
 // secrets and are tested in web/sdk.
 func (m *matrix) apiRoutes() []string {
 	var routes []string
 	for _, r := range m.s.e.Routes() {
-		if strings.HasPrefix(r.Path, "/api/v1/") && r.Method != echo.RouteNotFound {
+		if (strings.HasPrefix(r.Path, "/api/v1/") || strings.HasPrefix(r.Path, "/api/v2/")) && r.Method != echo.RouteNotFound {
 			routes = append(routes, r.Method+" "+r.Path)
 		}
 	}
