@@ -21,7 +21,7 @@ func New(s *store.Store, log *slog.Logger) *Handler {
 	return &Handler{store: s, log: log}
 }
 
-// Register adds every /api/v1 route to e. Every route but sign-in and the
+// Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e. Every route but sign-in and the
 // OpenAPI document requires credentials; the store checks each operation's
 // permission. Every route here is described in openapi.yaml, and the tests
 // fail when the two differ (README, "Changing the API").
@@ -36,12 +36,16 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/identity/reset-password", h.resetPassword, auth)
 
 	g.GET("/user/profile", h.profile, auth)
+	g.PUT("/user/profile", h.updateProfile, auth)
+	g.GET("/user/workspaces", h.userWorkspaces, auth)
 	g.GET("/organizations", h.listOrganizations, auth)
 	g.GET("/workspaces", h.getWorkspace, auth)
+	g.GET("/workspaces/is-key-used", h.isWorkspaceKeyUsed, auth)
 	g.PUT("/workspaces", h.updateWorkspace, auth)
 	g.PUT("/workspaces/sso-oidc", h.updateWorkspaceSSO, auth)
 
 	g.GET("/access-tokens", h.listAccessTokens, auth)
+	g.GET("/access-tokens/is-name-used", h.isAccessTokenNameUsed, auth)
 	g.POST("/access-tokens", h.createAccessToken, auth)
 	g.PUT("/access-tokens/:id", h.updateAccessToken, auth)
 	g.PUT("/access-tokens/:id/toggle", h.toggleAccessToken, auth)
@@ -60,6 +64,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/policies/:policyId/groups", h.listPolicyGroups, auth)
 	g.GET("/groups", h.listGroups, auth)
 	g.POST("/groups", h.createGroup, auth)
+	g.GET("/groups/is-name-used", h.isGroupNameUsed, auth)
 	g.GET("/groups/:groupId", h.getGroup, auth)
 	g.PUT("/groups/:groupId", h.updateGroup, auth)
 	g.DELETE("/groups/:groupId", h.deleteGroup, auth)
@@ -79,16 +84,29 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/members/:memberId/add-policy/:policyId", h.addMemberPolicy, auth)
 	g.PUT("/members/:memberId/remove-policy/:policyId", h.removeMemberPolicy, auth)
 	g.PUT("/organizations", h.updateOrganization, auth)
+
+	// Organizations of the workspace: several are an ordinary feature.
+	g.GET("/organizations/is-key-used", h.isOrganizationKeyUsed, auth)
+	g.GET("/organizations/:id", h.getOrganization, auth)
+	g.POST("/organizations", h.createOrganization, auth)
+	g.POST("/organizations/onboarding", h.onboardOrganization, auth)
+	g.DELETE("/organizations", h.deleteOrganization, auth)
+
+	// Resource names for the policy editor (v1) and segment scopes (v2).
+	g.GET("/resources", h.listResources, auth)
+	e.GET("/api/v2/resources", h.listResourcesV2, auth)
 	g.GET("/user/policies", h.userStatements, auth)
 	g.GET("/iam/actions", h.iamActions, auth)
 
 	g.GET("/projects", h.listProjects, auth)
 	g.POST("/projects", h.createProject, auth)
+	g.GET("/projects/is-key-used", h.isProjectKeyUsed, auth)
 	g.GET("/projects/:id", h.getProject, auth)
 	g.PUT("/projects/:id", h.renameProject, auth)
 	g.DELETE("/projects/:id", h.deleteProject, auth)
 
 	g.POST("/projects/:projectId/envs", h.createEnvironment, auth)
+	g.GET("/projects/:projectId/envs/is-key-used", h.isEnvironmentKeyUsed, auth)
 	g.GET("/projects/:projectId/envs/:id", h.getEnvironment, auth)
 	g.PUT("/projects/:projectId/envs/:id", h.updateEnvironment, auth)
 	g.DELETE("/projects/:projectId/envs/:id", h.deleteEnvironment, auth)

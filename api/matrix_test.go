@@ -151,6 +151,51 @@ func (m *matrix) cases() map[string]func() call {
 				"authorizationEndpoint": "https://id.example.com/a", "tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_basic"},
 				grants: []grant{{store.UpdateWorkspaceSSOSettings, "workspace/default-workspace"}}}
 		},
+		"GET /api/v1/user/workspaces": func() call { return call{path: "/api/v1/user/workspaces", open: true} },
+		"PUT /api/v1/user/profile": func() call { // the caller's own profile
+			return call{path: "/api/v1/user/profile", body: map[string]string{"name": "Nobody", "email": "nobody@example.com"}, open: true}
+		},
+		"GET /api/v1/organizations/:id": func() call { // membership is the check: TestGetOrganization
+			return call{path: "/api/v1/organizations/" + m.s.orgID.String(), open: true}
+		},
+		"POST /api/v1/organizations":   nil, // the creator joins a second organization: TestCreateOrganization
+		"DELETE /api/v1/organizations": nil, // deletes the caller's organization: TestDeleteOrganization
+		"POST /api/v1/organizations/onboarding": func() call {
+			key := fmt.Sprintf("p%d", m.next())
+			return call{path: "/api/v1/organizations/onboarding", body: map[string]any{"organizationName": "Onboarded", "organizationKey": "default-organization",
+				"projectName": key, "projectKey": key, "environments": []string{"Dev"}},
+				grants: []grant{{store.UpdateOrgName, "organization/default-organization"}, {store.CreateProject, "project/*"}}}
+		},
+		"GET /api/v1/organizations/is-key-used": func() call {
+			return call{path: "/api/v1/organizations/is-key-used?key=x", grants: []grant{{store.CreateOrg, "organization/*"}}}
+		},
+		"GET /api/v1/workspaces/is-key-used": func() call {
+			return call{path: "/api/v1/workspaces/is-key-used?key=x", grants: []grant{{store.UpdateWorkspaceGeneralSettings, "workspace/default-workspace"}}}
+		},
+		"GET /api/v1/projects/is-key-used": func() call {
+			return call{path: "/api/v1/projects/is-key-used?key=x", grants: []grant{{store.CreateProject, "project/*"}}}
+		},
+		"GET /api/v1/projects/:projectId/envs/is-key-used": func() call {
+			return call{path: envPath + "is-key-used?key=x", grants: []grant{{store.CreateEnv, "project/web:env/*"}}}
+		},
+		"GET /api/v1/groups/is-name-used": func() call { return iam("/api/v1/groups/is-name-used?name=x", nil) },
+		"GET /api/v1/access-tokens/is-name-used": func() call {
+			return call{path: "/api/v1/access-tokens/is-name-used?name=x", grants: []grant{{store.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+		},
+		"GET /api/v1/resources": func() call {
+			return call{path: "/api/v1/resources?type=project", grants: []grant{{store.CanAccessProject, "project/web"}},
+				listed: func(r *reply) bool {
+					return slices.ContainsFunc(decode[[]store.Resource](m.s.t, r), func(x store.Resource) bool { return x.RN == "project/web" })
+				}}
+		},
+		"GET /api/v2/resources": func() call {
+			return call{path: "/api/v2/resources?spaceLevel=organization&types=env", grants: []grant{{store.CanAccessEnv, envRN}},
+				listed: func(r *reply) bool {
+					return slices.ContainsFunc(decode[[]store.ResourceV2](m.s.t, r), func(x store.ResourceV2) bool {
+						return x.RN == "organization/default-organization:"+envRN
+					})
+				}}
+		},
 		"PUT /api/v1/organizations": func() call {
 			return call{path: "/api/v1/organizations", body: map[string]string{"name": fmt.Sprintf("Org %d", m.next())},
 				grants: []grant{{store.UpdateOrgName, "organization/default-organization"}}}
@@ -419,13 +464,14 @@ func (m *matrix) allCases() map[string]func() call {
 	return cases
 }
 
-// apiRoutes lists the router's management API routes (/api/v1) as "METHOD
+// apiRoutes lists the router's management API routes (/api/v1, and FeatBit's
+// one /api/v2 route) as "METHOD
 // path". The SDK routes under /api/public authenticate with environment
 // secrets and are tested in web/sdk.
 func (m *matrix) apiRoutes() []string {
 	var routes []string
 	for _, r := range m.s.e.Routes() {
-		if strings.HasPrefix(r.Path, "/api/v1/") && r.Method != echo.RouteNotFound {
+		if (strings.HasPrefix(r.Path, "/api/v1/") || strings.HasPrefix(r.Path, "/api/v2/")) && r.Method != echo.RouteNotFound {
 			routes = append(routes, r.Method+" "+r.Path)
 		}
 	}

@@ -14,3 +14,35 @@ func (h *Handler) updateOrganization(c echo.Context) error {
 	o, err := h.store.UpdateOrganization(c.Request().Context(), actor(c), in)
 	return respond(c, o, err)
 }
+
+func (h *Handler) getOrganization(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := h.store.GetOrganization(c.Request().Context(), actor(c), id)
+	return respond(c, o, err)
+}
+
+func (h *Handler) createOrganization(c echo.Context) error {
+	var in store.NewOrganizationInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	o, err := h.store.CreateOrganization(c.Request().Context(), actor(c), in)
+	return respond(c, o, err)
+}
+
+func (h *Handler) onboardOrganization(c echo.Context) error {
+	var in store.OnboardingInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	err := h.store.Onboard(c.Request().Context(), actor(c), in)
+	return respond(c, true, err)
+}
+
+func (h *Handler) deleteOrganization(c echo.Context) error {
+	err := h.store.DeleteOrganization(c.Request().Context(), actor(c))
+	return respond(c, true, err)
+}

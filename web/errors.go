@@ -58,6 +58,8 @@ var ruleMessages = map[string]string{
 	"EmailPasswordMismatch": "This is not your current password.",
 
 	// Rules of identity and access management.
+	"CannotDeleteLastOrganization":      "A workspace keeps at least one organization. Create another before deleting this one.",
+	"EmailHasBeenUsed":                  "Another user already has this email.",
 	"CannotRemoveLastOwner":             "This would leave the organization without an owner. Give another member the Owner policy first.",
 	"CannotModifySysManagedPolicy":      "Built-in policies cannot be changed. Clone the policy to make your own version.",
 	"SegmentIsBeingUsed":                "Flags use this segment, so it cannot be archived, deleted or moved out of their environments. Remove it from their rules first (see its Flags tab).",

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,9 @@ type Config struct {
 	// TrustProxy takes the client address from X-Forwarded-For; set it only
 	// behind a proxy that sets that header.
 	TrustProxy bool
+	// CORSOrigins are the exact origins whose browser pages may call the
+	// management API with credentials; none when empty.
+	CORSOrigins []string
 }
 
 // New returns the complete HTTP handler.
@@ -70,6 +74,9 @@ func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
 		}}))
 	e.Use(securityHeaders(cfg.BaseURL.Scheme == "https"))
 	e.Use(boundAPIRequests)
+	if len(cfg.CORSOrigins) > 0 {
+		e.Use(managementCORS(cfg.CORSOrigins))
+	}
 
 	e.GET("/health/liveness", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
@@ -115,6 +122,24 @@ func securityHeaders(https bool) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// managementCORS lets pages on the listed origins call the management API
+// (/api/v1, /api/v2) with credentials. Only exact listed origins are echoed
+// back, never "*"; other origins get no CORS headers, so browsers refuse them
+// the answer. The SDK endpoints under /api/public have their own open policy.
+func managementCORS(origins []string) echo.MiddlewareFunc {
+	return middleware.CORSWithConfig(middleware.CORSConfig{
+		Skipper: func(c echo.Context) bool {
+			p := c.Request().URL.Path
+			return !strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/api/public/")
+		},
+		AllowOriginFunc:  func(origin string) (bool, error) { return slices.Contains(origins, origin), nil },
+		AllowMethods:     []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete},
+		AllowHeaders:     []string{echo.HeaderAuthorization, echo.HeaderContentType, "Organization", "Workspace"},
+		AllowCredentials: true,
+		MaxAge:           600,
+	})
 }
 
 // apiRequestTimeout bounds the work of one API request, so a database that

@@ -243,6 +243,42 @@ func (e OIDCSettingsClientAuthenticationMethod) Valid() bool {
 	}
 }
 
+// Defines values for OrganizationInputSettingsFlagSortedBy.
+const (
+	OrganizationInputSettingsFlagSortedByCreatedAt OrganizationInputSettingsFlagSortedBy = "created_at"
+	OrganizationInputSettingsFlagSortedByKey       OrganizationInputSettingsFlagSortedBy = "key"
+)
+
+// Valid indicates whether the value is a known member of the OrganizationInputSettingsFlagSortedBy enum.
+func (e OrganizationInputSettingsFlagSortedBy) Valid() bool {
+	switch e {
+	case OrganizationInputSettingsFlagSortedByCreatedAt:
+		return true
+	case OrganizationInputSettingsFlagSortedByKey:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrganizationSettingsFlagSortedBy.
+const (
+	OrganizationSettingsFlagSortedByCreatedAt OrganizationSettingsFlagSortedBy = "created_at"
+	OrganizationSettingsFlagSortedByKey       OrganizationSettingsFlagSortedBy = "key"
+)
+
+// Valid indicates whether the value is a known member of the OrganizationSettingsFlagSortedBy enum.
+func (e OrganizationSettingsFlagSortedBy) Valid() bool {
+	switch e {
+	case OrganizationSettingsFlagSortedByCreatedAt:
+		return true
+	case OrganizationSettingsFlagSortedByKey:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PolicyType.
 const (
 	PolicyTypeCustomerManaged PolicyType = "CustomerManaged"
@@ -255,6 +291,48 @@ func (e PolicyType) Valid() bool {
 	case PolicyTypeCustomerManaged:
 		return true
 	case PolicyTypeSysManaged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProfileOrigin.
+const (
+	Local ProfileOrigin = "Local"
+	OAuth ProfileOrigin = "OAuth"
+	Sso   ProfileOrigin = "Sso"
+)
+
+// Valid indicates whether the value is a known member of the ProfileOrigin enum.
+func (e ProfileOrigin) Valid() bool {
+	switch e {
+	case Local:
+		return true
+	case OAuth:
+		return true
+	case Sso:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResourceV2Type.
+const (
+	ResourceV2TypeEnv          ResourceV2Type = "env"
+	ResourceV2TypeOrganization ResourceV2Type = "organization"
+	ResourceV2TypeProject      ResourceV2Type = "project"
+)
+
+// Valid indicates whether the value is a known member of the ResourceV2Type enum.
+func (e ResourceV2Type) Valid() bool {
+	switch e {
+	case ResourceV2TypeEnv:
+		return true
+	case ResourceV2TypeOrganization:
+		return true
+	case ResourceV2TypeProject:
 		return true
 	default:
 		return false
@@ -399,6 +477,63 @@ const (
 func (e OpenAPI200JSONResponseBodyOpenapi) Valid() bool {
 	switch e {
 	case N310:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListResourcesParamsType.
+const (
+	ListResourcesParamsTypeAccessToken  ListResourcesParamsType = "access-token"
+	ListResourcesParamsTypeAsterisk     ListResourcesParamsType = "*"
+	ListResourcesParamsTypeEnv          ListResourcesParamsType = "env"
+	ListResourcesParamsTypeFlag         ListResourcesParamsType = "flag"
+	ListResourcesParamsTypeIam          ListResourcesParamsType = "iam"
+	ListResourcesParamsTypeOrganization ListResourcesParamsType = "organization"
+	ListResourcesParamsTypeProject      ListResourcesParamsType = "project"
+	ListResourcesParamsTypeSegment      ListResourcesParamsType = "segment"
+	ListResourcesParamsTypeWorkspace    ListResourcesParamsType = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the ListResourcesParamsType enum.
+func (e ListResourcesParamsType) Valid() bool {
+	switch e {
+	case ListResourcesParamsTypeAccessToken:
+		return true
+	case ListResourcesParamsTypeAsterisk:
+		return true
+	case ListResourcesParamsTypeEnv:
+		return true
+	case ListResourcesParamsTypeFlag:
+		return true
+	case ListResourcesParamsTypeIam:
+		return true
+	case ListResourcesParamsTypeOrganization:
+		return true
+	case ListResourcesParamsTypeProject:
+		return true
+	case ListResourcesParamsTypeSegment:
+		return true
+	case ListResourcesParamsTypeWorkspace:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListResourcesV2ParamsSpaceLevel.
+const (
+	ListResourcesV2ParamsSpaceLevelOrganization ListResourcesV2ParamsSpaceLevel = "organization"
+	ListResourcesV2ParamsSpaceLevelWorkspace    ListResourcesV2ParamsSpaceLevel = "workspace"
+)
+
+// Valid indicates whether the value is a known member of the ListResourcesV2ParamsSpaceLevel enum.
+func (e ListResourcesV2ParamsSpaceLevel) Valid() bool {
+	switch e {
+	case ListResourcesV2ParamsSpaceLevelOrganization:
+		return true
+	case ListResourcesV2ParamsSpaceLevelWorkspace:
 		return true
 	default:
 		return false
@@ -1177,6 +1312,13 @@ type NameInput struct {
 	Revision *openapi_types.UUID `json:"revision,omitempty"`
 }
 
+// NewOrganizationInput defines model for NewOrganizationInput.
+type NewOrganizationInput struct {
+	// Key A key: letters, digits, `.`, `_` and `-`, at most 128.
+	Key  Key    `json:"key"`
+	Name string `json:"name"`
+}
+
 // NoErrors Always empty in a success.
 type NoErrors = []string
 
@@ -1211,18 +1353,33 @@ type OffVariationInput struct {
 	Revision *openapi_types.UUID `json:"revision,omitempty"`
 }
 
+// OnboardingInput defines model for OnboardingInput.
+type OnboardingInput struct {
+	// Environments Environment names, such as `[Dev, Prod]`.
+	Environments []string `json:"environments"`
+
+	// OrganizationKey A key: letters, digits, `.`, `_` and `-`, at most 128.
+	OrganizationKey  Key    `json:"organizationKey"`
+	OrganizationName string `json:"organizationName"`
+
+	// ProjectKey A key: letters, digits, `.`, `_` and `-`, at most 128.
+	ProjectKey  Key    `json:"projectKey"`
+	ProjectName string `json:"projectName"`
+}
+
 // Organization defines model for Organization.
 type Organization struct {
 	CreatedAt time.Time `json:"createdAt"`
 
 	// DefaultPermissions The policies and groups a new member gets.
-	DefaultPermissions DefaultPermissions `json:"defaultPermissions"`
-	Id                 openapi_types.UUID `json:"id"`
-	Initialized        bool               `json:"initialized"`
-	Key                string             `json:"key"`
-	Name               string             `json:"name"`
-	UpdatedAt          time.Time          `json:"updatedAt"`
-	WorkspaceId        openapi_types.UUID `json:"workspaceId"`
+	DefaultPermissions DefaultPermissions   `json:"defaultPermissions"`
+	Id                 openapi_types.UUID   `json:"id"`
+	Initialized        bool                 `json:"initialized"`
+	Key                string               `json:"key"`
+	Name               string               `json:"name"`
+	Settings           OrganizationSettings `json:"settings"`
+	UpdatedAt          time.Time            `json:"updatedAt"`
+	WorkspaceId        openapi_types.UUID   `json:"workspaceId"`
 }
 
 // OrganizationEnvelope defines model for OrganizationEnvelope.
@@ -1247,7 +1404,15 @@ type OrganizationInput struct {
 		PolicyIds *[]openapi_types.UUID `json:"policyIds,omitempty"`
 	} `json:"defaultPermissions,omitempty"`
 	Name string `json:"name"`
+
+	// Settings Left out, the current ones stay.
+	Settings *struct {
+		FlagSortedBy OrganizationInputSettingsFlagSortedBy `json:"flagSortedBy"`
+	} `json:"settings,omitempty"`
 }
+
+// OrganizationInputSettingsFlagSortedBy defines model for OrganizationInput.Settings.FlagSortedBy.
+type OrganizationInputSettingsFlagSortedBy string
 
 // OrganizationListEnvelope defines model for OrganizationListEnvelope.
 type OrganizationListEnvelope struct {
@@ -1259,6 +1424,15 @@ type OrganizationListEnvelope struct {
 	// Success Always `true` in a success.
 	Success Succeeded `json:"success"`
 }
+
+// OrganizationSettings defines model for OrganizationSettings.
+type OrganizationSettings struct {
+	// FlagSortedBy The default order of flag lists.
+	FlagSortedBy OrganizationSettingsFlagSortedBy `json:"flagSortedBy"`
+}
+
+// OrganizationSettingsFlagSortedBy The default order of flag lists.
+type OrganizationSettingsFlagSortedBy string
 
 // Policy defines model for Policy.
 type Policy struct {
@@ -1374,7 +1548,13 @@ type Profile struct {
 	Email string             `json:"email"`
 	Id    openapi_types.UUID `json:"id"`
 	Name  string             `json:"name"`
+
+	// Origin How the user joined: with email and password, or through single sign-on.
+	Origin ProfileOrigin `json:"origin"`
 }
+
+// ProfileOrigin How the user joined: with email and password, or through single sign-on.
+type ProfileOrigin string
 
 // ProfileEnvelope defines model for ProfileEnvelope.
 type ProfileEnvelope struct {
@@ -1385,6 +1565,12 @@ type ProfileEnvelope struct {
 
 	// Success Always `true` in a success.
 	Success Succeeded `json:"success"`
+}
+
+// ProfileInput defines model for ProfileInput.
+type ProfileInput struct {
+	Email openapi_types.Email `json:"email"`
+	Name  *string             `json:"name,omitempty"`
 }
 
 // Project defines model for Project.
@@ -1447,6 +1633,54 @@ type ResetPasswordInput struct {
 
 	// NewPassword 8 to 72 bytes.
 	NewPassword string `json:"newPassword"`
+}
+
+// Resource defines model for Resource.
+type Resource struct {
+	Id   openapi_types.UUID `json:"id"`
+	Name string             `json:"name"`
+
+	// Rn The resource name a statement uses.
+	Rn   string `json:"rn"`
+	Type string `json:"type"`
+}
+
+// ResourceListEnvelope defines model for ResourceListEnvelope.
+type ResourceListEnvelope struct {
+	Data []Resource `json:"data"`
+
+	// Errors Always empty in a success.
+	Errors NoErrors `json:"errors"`
+
+	// Success Always `true` in a success.
+	Success Succeeded `json:"success"`
+}
+
+// ResourceV2 defines model for ResourceV2.
+type ResourceV2 struct {
+	Id   openapi_types.UUID `json:"id"`
+	Name string             `json:"name"`
+
+	// PathName Names from the organization or project down, separated by `/`.
+	PathName string `json:"pathName"`
+
+	// Rn The resource name with its organization, as segment scopes use.
+	Rn   string         `json:"rn"`
+	Type ResourceV2Type `json:"type"`
+}
+
+// ResourceV2Type defines model for ResourceV2.Type.
+type ResourceV2Type string
+
+// ResourceV2ListEnvelope defines model for ResourceV2ListEnvelope.
+type ResourceV2ListEnvelope struct {
+	Data []ResourceV2 `json:"data"`
+
+	// Errors Always empty in a success.
+	Errors NoErrors `json:"errors"`
+
+	// Success Always `true` in a success.
+	Success Succeeded `json:"success"`
 }
 
 // RolloutVariation defines model for RolloutVariation.
@@ -1819,6 +2053,17 @@ type WorkspaceInput struct {
 	Name string `json:"name"`
 }
 
+// WorkspaceListEnvelope defines model for WorkspaceListEnvelope.
+type WorkspaceListEnvelope struct {
+	Data []Workspace `json:"data"`
+
+	// Errors Always empty in a success.
+	Errors NoErrors `json:"errors"`
+
+	// Success Always `true` in a success.
+	Success Succeeded `json:"success"`
+}
+
 // EnvId defines model for EnvId.
 type EnvId = openapi_types.UUID
 
@@ -1920,6 +2165,17 @@ type ListAccessTokensParams struct {
 
 // CreateAccessTokenParams defines parameters for CreateAccessToken.
 type CreateAccessTokenParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// IsAccessTokenNameUsedParams defines parameters for IsAccessTokenNameUsed.
+type IsAccessTokenNameUsedParams struct {
+	Name string `form:"name" json:"name"`
+
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
 	Organization *OrganizationHeader `json:"Organization,omitempty"`
 
@@ -2415,6 +2671,17 @@ type CreateGroupParams struct {
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
 
+// IsGroupNameUsedParams defines parameters for IsGroupNameUsed.
+type IsGroupNameUsedParams struct {
+	Name string `form:"name" json:"name"`
+
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
 // DeleteGroupParams defines parameters for DeleteGroup.
 type DeleteGroupParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
@@ -2672,6 +2939,15 @@ type OpenAPI200JSONResponseBody struct {
 	AdditionalProperties map[string]interface{}            `json:"-"`
 }
 
+// DeleteOrganizationParams defines parameters for DeleteOrganization.
+type DeleteOrganizationParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
 // ListOrganizationsParams defines parameters for ListOrganizations.
 type ListOrganizationsParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
@@ -2681,8 +2957,46 @@ type ListOrganizationsParams struct {
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
 
+// CreateOrganizationParams defines parameters for CreateOrganization.
+type CreateOrganizationParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
 // UpdateOrganizationParams defines parameters for UpdateOrganization.
 type UpdateOrganizationParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// IsOrganizationKeyUsedParams defines parameters for IsOrganizationKeyUsed.
+type IsOrganizationKeyUsedParams struct {
+	Key string `form:"key" json:"key"`
+
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// OnboardOrganizationParams defines parameters for OnboardOrganization.
+type OnboardOrganizationParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// GetOrganizationParams defines parameters for GetOrganization.
+type GetOrganizationParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
 	Organization *OrganizationHeader `json:"Organization,omitempty"`
 
@@ -2836,6 +3150,17 @@ type CreateProjectParams struct {
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
 
+// IsProjectKeyUsedParams defines parameters for IsProjectKeyUsed.
+type IsProjectKeyUsedParams struct {
+	Key string `form:"key" json:"key"`
+
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
 // DeleteProjectParams defines parameters for DeleteProject.
 type DeleteProjectParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
@@ -2872,6 +3197,17 @@ type CreateEnvironmentParams struct {
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
 
+// IsEnvironmentKeyUsedParams defines parameters for IsEnvironmentKeyUsed.
+type IsEnvironmentKeyUsedParams struct {
+	Key string `form:"key" json:"key"`
+
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
 // DeleteEnvironmentParams defines parameters for DeleteEnvironment.
 type DeleteEnvironmentParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
@@ -2899,6 +3235,21 @@ type UpdateEnvironmentParams struct {
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
 
+// ListResourcesParams defines parameters for ListResources.
+type ListResourcesParams struct {
+	Type ListResourcesParamsType `form:"type" json:"type"`
+	Name *string                 `form:"name,omitempty" json:"name,omitempty"`
+
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// ListResourcesParamsType defines parameters for ListResources.
+type ListResourcesParamsType string
+
 // UserStatementsParams defines parameters for UserStatements.
 type UserStatementsParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
@@ -2910,6 +3261,24 @@ type UserStatementsParams struct {
 
 // ProfileParams defines parameters for Profile.
 type ProfileParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// UpdateProfileParams defines parameters for UpdateProfile.
+type UpdateProfileParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// UserWorkspacesParams defines parameters for UserWorkspaces.
+type UserWorkspacesParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
 	Organization *OrganizationHeader `json:"Organization,omitempty"`
 
@@ -2935,6 +3304,17 @@ type UpdateWorkspaceParams struct {
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
 
+// IsWorkspaceKeyUsedParams defines parameters for IsWorkspaceKeyUsed.
+type IsWorkspaceKeyUsedParams struct {
+	Key string `form:"key" json:"key"`
+
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
 // UpdateWorkspaceSSOParams defines parameters for UpdateWorkspaceSSO.
 type UpdateWorkspaceSSOParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
@@ -2943,6 +3323,24 @@ type UpdateWorkspaceSSOParams struct {
 	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
+
+// ListResourcesV2Params defines parameters for ListResourcesV2.
+type ListResourcesV2Params struct {
+	SpaceLevel ListResourcesV2ParamsSpaceLevel `form:"spaceLevel" json:"spaceLevel"`
+	Name       *string                         `form:"name,omitempty" json:"name,omitempty"`
+
+	// Types `organization`, `project`, `env`; repeated or comma-separated.
+	Types []string `form:"types" json:"types"`
+
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// ListResourcesV2ParamsSpaceLevel defines parameters for ListResourcesV2.
+type ListResourcesV2ParamsSpaceLevel string
 
 // CreateAccessTokenJSONRequestBody defines body for CreateAccessToken for application/json ContentType.
 type CreateAccessTokenJSONRequestBody = AccessTokenInput
@@ -3040,8 +3438,14 @@ type ResetPasswordJSONRequestBody = ResetPasswordInput
 // AddMemberJSONRequestBody defines body for AddMember for application/json ContentType.
 type AddMemberJSONRequestBody = MemberInput
 
+// CreateOrganizationJSONRequestBody defines body for CreateOrganization for application/json ContentType.
+type CreateOrganizationJSONRequestBody = NewOrganizationInput
+
 // UpdateOrganizationJSONRequestBody defines body for UpdateOrganization for application/json ContentType.
 type UpdateOrganizationJSONRequestBody = OrganizationInput
+
+// OnboardOrganizationJSONRequestBody defines body for OnboardOrganization for application/json ContentType.
+type OnboardOrganizationJSONRequestBody = OnboardingInput
 
 // CreatePolicyJSONRequestBody defines body for CreatePolicy for application/json ContentType.
 type CreatePolicyJSONRequestBody = PolicyInput
@@ -3066,6 +3470,9 @@ type CreateEnvironmentJSONRequestBody = EnvironmentInput
 
 // UpdateEnvironmentJSONRequestBody defines body for UpdateEnvironment for application/json ContentType.
 type UpdateEnvironmentJSONRequestBody = EnvironmentInput
+
+// UpdateProfileJSONRequestBody defines body for UpdateProfile for application/json ContentType.
+type UpdateProfileJSONRequestBody = ProfileInput
 
 // UpdateWorkspaceJSONRequestBody defines body for UpdateWorkspace for application/json ContentType.
 type UpdateWorkspaceJSONRequestBody = WorkspaceInput
@@ -3273,6 +3680,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/access-tokens (the `CreateAccessToken` operationId).
 	CreateAccessToken(ctx context.Context, params *CreateAccessTokenParams, body CreateAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IsAccessTokenNameUsed Whether an access-token name is taken in the organization, case-insensitively
+	//
+	// Needs `ManagePersonalAccessTokens` or `ManageServiceAccessTokens` on `access-token/*`.
+	//
+	// Corresponds with GET /api/v1/access-tokens/is-name-used (the `IsAccessTokenNameUsed` operationId).
+	IsAccessTokenNameUsed(ctx context.Context, params *IsAccessTokenNameUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteAccessToken Delete a token
 	//
@@ -3908,6 +4322,13 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/groups (the `CreateGroup` operationId).
 	CreateGroup(ctx context.Context, params *CreateGroupParams, body CreateGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// IsGroupNameUsed Whether a group name is taken in the organization, case-insensitively
+	//
+	// Needs `CanManageIAM` on `iam/*`.
+	//
+	// Corresponds with GET /api/v1/groups/is-name-used (the `IsGroupNameUsed` operationId).
+	IsGroupNameUsed(ctx context.Context, params *IsGroupNameUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteGroup Delete a group
 	//
 	// Also drops it from the organization's default permissions.
@@ -4098,6 +4519,16 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/openapi.json (the `OpenAPI` operationId).
 	OpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteOrganization Delete the current organization with everything in it
+	//
+	// Removes the organization named by the `Organization` header with its projects,
+	// environments, flags, segments, policies, groups, memberships and access tokens; this
+	// cannot be undone. Needs `DeleteOrg` on `organization/{key}` (held by Owner; FeatBit
+	// checks nothing). A workspace keeps at least one organization.
+	//
+	// Corresponds with DELETE /api/v1/organizations (the `DeleteOrganization` operationId).
+	DeleteOrganization(ctx context.Context, params *DeleteOrganizationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListOrganizations The caller's organizations in the current workspace
 	//
 	// An access token sees only its own organization.
@@ -4105,27 +4536,93 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/organizations (the `ListOrganizations` operationId).
 	ListOrganizations(ctx context.Context, params *ListOrganizationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UpdateOrganizationWithBody Rename the organization or change its default permissions
+	// CreateOrganizationWithBody Create an organization in the current workspace
 	//
-	// Needs `UpdateOrgName` on `organization/{key}` when the name changes and
-	// `UpdateOrgDefaultUserPermissions` when the defaults change. Absent `defaultPermissions`
-	// keep the current ones; empty lists are allowed; repeated ids collapse.
+	// FeatBit's body `{name, key}`. Needs `CreateOrg` on `organization/*`. The caller becomes
+	// its member with the built-in Owner policy; new members default to Developer. It starts
+	// with `initialized: false`, so clients take the caller through onboarding. Select it
+	// with the `Organization` header.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/organizations (the `CreateOrganization` operationId).
+	CreateOrganizationWithBody(ctx context.Context, params *CreateOrganizationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateOrganization Create an organization in the current workspace
+	//
+	// FeatBit's body `{name, key}`. Needs `CreateOrg` on `organization/*`. The caller becomes
+	// its member with the built-in Owner policy; new members default to Developer. It starts
+	// with `initialized: false`, so clients take the caller through onboarding. Select it
+	// with the `Organization` header.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/organizations (the `CreateOrganization` operationId).
+	CreateOrganization(ctx context.Context, params *CreateOrganizationParams, body CreateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateOrganizationWithBody Rename the organization, change its default permissions or its flag order
+	//
+	// FeatBit's body `{name, defaultPermissions, settings}`. Needs `UpdateOrgName` on
+	// `organization/{key}` when the name changes, `UpdateOrgDefaultUserPermissions` when the
+	// defaults change and `UpdateOrgSortFlagsBy` when `settings.flagSortedBy` changes. Absent
+	// `defaultPermissions` or `settings` keep the current ones; empty lists are allowed;
+	// repeated ids collapse.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /api/v1/organizations (the `UpdateOrganization` operationId).
 	UpdateOrganizationWithBody(ctx context.Context, params *UpdateOrganizationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UpdateOrganization Rename the organization or change its default permissions
+	// UpdateOrganization Rename the organization, change its default permissions or its flag order
 	//
-	// Needs `UpdateOrgName` on `organization/{key}` when the name changes and
-	// `UpdateOrgDefaultUserPermissions` when the defaults change. Absent `defaultPermissions`
-	// keep the current ones; empty lists are allowed; repeated ids collapse.
+	// FeatBit's body `{name, defaultPermissions, settings}`. Needs `UpdateOrgName` on
+	// `organization/{key}` when the name changes, `UpdateOrgDefaultUserPermissions` when the
+	// defaults change and `UpdateOrgSortFlagsBy` when `settings.flagSortedBy` changes. Absent
+	// `defaultPermissions` or `settings` keep the current ones; empty lists are allowed;
+	// repeated ids collapse.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /api/v1/organizations (the `UpdateOrganization` operationId).
 	UpdateOrganization(ctx context.Context, params *UpdateOrganizationParams, body UpdateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// IsOrganizationKeyUsed Whether an organization key is taken in the workspace, case-insensitively
+	//
+	// Needs `CreateOrg` on `organization/*`, or `UpdateOrgName` on the current organization (onboarding sets its key).
+	//
+	// Corresponds with GET /api/v1/organizations/is-key-used (the `IsOrganizationKeyUsed` operationId).
+	IsOrganizationKeyUsed(ctx context.Context, params *IsOrganizationKeyUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OnboardOrganizationWithBody Name the current organization and create its first project
+	//
+	// FeatBit's Onboarding body. Sets the organization's name and key, marks it
+	// `initialized`, and creates the project with one environment per name in `environments`
+	// (key: the name in lower case), each with a server and a client secret, in one
+	// transaction. Needs `UpdateOrgName` on `organization/{key}` and `CreateProject` on `project/*`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/organizations/onboarding (the `OnboardOrganization` operationId).
+	OnboardOrganizationWithBody(ctx context.Context, params *OnboardOrganizationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// OnboardOrganization Name the current organization and create its first project
+	//
+	// FeatBit's Onboarding body. Sets the organization's name and key, marks it
+	// `initialized`, and creates the project with one environment per name in `environments`
+	// (key: the name in lower case), each with a server and a client secret, in one
+	// transaction. Needs `UpdateOrgName` on `organization/{key}` and `CreateProject` on `project/*`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/organizations/onboarding (the `OnboardOrganization` operationId).
+	OnboardOrganization(ctx context.Context, params *OnboardOrganizationParams, body OnboardOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetOrganization One of the caller's organizations
+	//
+	// An organization of the current workspace the caller belongs to; any other id is 404.
+	//
+	// Corresponds with GET /api/v1/organizations/{id} (the `GetOrganization` operationId).
+	GetOrganization(ctx context.Context, id string, params *GetOrganizationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPolicies List policies, built-ins first
 	//
@@ -4250,6 +4747,13 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/projects (the `CreateProject` operationId).
 	CreateProject(ctx context.Context, params *CreateProjectParams, body CreateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// IsProjectKeyUsed Whether a project key is taken in the organization, case-insensitively
+	//
+	// Needs `CreateProject` on `project/*`.
+	//
+	// Corresponds with GET /api/v1/projects/is-key-used (the `IsProjectKeyUsed` operationId).
+	IsProjectKeyUsed(ctx context.Context, params *IsProjectKeyUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteProject Delete a project with everything in it
 	//
 	// Needs `DeleteProject`.
@@ -4300,6 +4804,13 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/projects/{projectId}/envs (the `CreateEnvironment` operationId).
 	CreateEnvironment(ctx context.Context, projectId ProjectId, params *CreateEnvironmentParams, body CreateEnvironmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// IsEnvironmentKeyUsed Whether an environment key is taken in a project, case-insensitively
+	//
+	// Needs `CreateEnv` on `project/{projectKey}:env/*`.
+	//
+	// Corresponds with GET /api/v1/projects/{projectId}/envs/is-key-used (the `IsEnvironmentKeyUsed` operationId).
+	IsEnvironmentKeyUsed(ctx context.Context, projectId string, params *IsEnvironmentKeyUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DeleteEnvironment Delete an environment with everything in it
 	//
 	// Needs `DeleteEnv`.
@@ -4332,6 +4843,18 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/v1/projects/{projectId}/envs/{id} (the `UpdateEnvironment` operationId).
 	UpdateEnvironment(ctx context.Context, projectId ProjectId, id openapi_types.UUID, params *UpdateEnvironmentParams, body UpdateEnvironmentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListResources Resource names of one type, for policy statements
+	//
+	// FeatBit's policy-editor list. For `project` and `env`: the "all" entry (`project/*`,
+	// `project/*:env/*`), then each project or environment of the organization the caller may
+	// access (or every one, for callers allowed `CanManageIAM`) whose name contains `name`,
+	// case-insensitively. For the other types only the "all" entry (`*`, `workspace/*`,
+	// `organization/*`, `iam/*`, `access-token/*`, `project/*:env/*:flag/*`,
+	// `project/*:env/*:segment/*`).
+	//
+	// Corresponds with GET /api/v1/resources (the `ListResources` operationId).
+	ListResources(ctx context.Context, params *ListResourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// UserStatements The caller's effective statements
 	//
 	// A user's from their policies and groups in the organization; a Service token's own.
@@ -4343,6 +4866,35 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/user/profile (the `Profile` operationId).
 	Profile(ctx context.Context, params *ProfileParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateProfileWithBody Change the signed-in user's name and email
+	//
+	// FeatBit's body `{name, email}`. An empty name becomes the part of the email before `@`.
+	// Access tokens may not change a profile (403).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/user/profile (the `UpdateProfile` operationId).
+	UpdateProfileWithBody(ctx context.Context, params *UpdateProfileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateProfile Change the signed-in user's name and email
+	//
+	// FeatBit's body `{name, email}`. An empty name becomes the part of the email before `@`.
+	// Access tokens may not change a profile (403).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/user/profile (the `UpdateProfile` operationId).
+	UpdateProfile(ctx context.Context, params *UpdateProfileParams, body UpdateProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UserWorkspaces The workspaces the signed-in user belongs to
+	//
+	// An access token sees only its own workspace. OIDC client secrets are answered as
+	// `********`; `license` is shown only for the current workspace, to callers allowed
+	// `UpdateWorkspaceLicense` (FeatBit shows both to everyone).
+	//
+	// Corresponds with GET /api/v1/user/workspaces (the `UserWorkspaces` operationId).
+	UserWorkspaces(ctx context.Context, params *UserWorkspacesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWorkspace The current workspace
 	//
@@ -4369,6 +4921,13 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/v1/workspaces (the `UpdateWorkspace` operationId).
 	UpdateWorkspace(ctx context.Context, params *UpdateWorkspaceParams, body UpdateWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// IsWorkspaceKeyUsed Whether another workspace has a key, case-insensitively
+	//
+	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+	//
+	// Corresponds with GET /api/v1/workspaces/is-key-used (the `IsWorkspaceKeyUsed` operationId).
+	IsWorkspaceKeyUsed(ctx context.Context, params *IsWorkspaceKeyUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// UpdateWorkspaceSSOWithBody Set the OpenID Connect single sign-on settings
 	//
 	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
@@ -4392,6 +4951,18 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/workspaces/sso-oidc (the `UpdateWorkspaceSSO` operationId).
 	UpdateWorkspaceSSO(ctx context.Context, params *UpdateWorkspaceSSOParams, body UpdateWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListResourcesV2 Organizations, projects and environments by organization-prefixed name, for segment scopes
+	//
+	// FeatBit's v2 list. `spaceLevel` `organization` lists the current organization's projects
+	// and environments; `workspace` lists, across the workspace's organizations the caller
+	// belongs to (an access token: its own), organizations too, with `pathName` starting
+	// with the organization's name. Projects and environments appear when the caller may
+	// access them there (or manages IAM). Without `name` each type starts with its "all"
+	// entry (`organization/*`, `organization/*:project/*`, `organization/*:project/*:env/*`).
+	//
+	// Corresponds with GET /api/v2/resources (the `ListResourcesV2` operationId).
+	ListResourcesV2(ctx context.Context, params *ListResourcesV2Params, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListAccessTokens List access tokens
@@ -4445,6 +5016,23 @@ func (c *Client) CreateAccessTokenWithBody(ctx context.Context, params *CreateAc
 // Corresponds with POST /api/v1/access-tokens (the `CreateAccessToken` operationId).
 func (c *Client) CreateAccessToken(ctx context.Context, params *CreateAccessTokenParams, body CreateAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateAccessTokenRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IsAccessTokenNameUsed Whether an access-token name is taken in the organization, case-insensitively
+//
+// Needs `ManagePersonalAccessTokens` or `ManageServiceAccessTokens` on `access-token/*`.
+//
+// Corresponds with GET /api/v1/access-tokens/is-name-used (the `IsAccessTokenNameUsed` operationId).
+func (c *Client) IsAccessTokenNameUsed(ctx context.Context, params *IsAccessTokenNameUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIsAccessTokenNameUsedRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5809,6 +6397,23 @@ func (c *Client) CreateGroup(ctx context.Context, params *CreateGroupParams, bod
 	return c.Client.Do(req)
 }
 
+// IsGroupNameUsed Whether a group name is taken in the organization, case-insensitively
+//
+// Needs `CanManageIAM` on `iam/*`.
+//
+// Corresponds with GET /api/v1/groups/is-name-used (the `IsGroupNameUsed` operationId).
+func (c *Client) IsGroupNameUsed(ctx context.Context, params *IsGroupNameUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIsGroupNameUsedRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DeleteGroup Delete a group
 //
 // Also drops it from the organization's default permissions.
@@ -6259,6 +6864,26 @@ func (c *Client) OpenAPI(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
+// DeleteOrganization Delete the current organization with everything in it
+//
+// Removes the organization named by the `Organization` header with its projects,
+// environments, flags, segments, policies, groups, memberships and access tokens; this
+// cannot be undone. Needs `DeleteOrg` on `organization/{key}` (held by Owner; FeatBit
+// checks nothing). A workspace keeps at least one organization.
+//
+// Corresponds with DELETE /api/v1/organizations (the `DeleteOrganization` operationId).
+func (c *Client) DeleteOrganization(ctx context.Context, params *DeleteOrganizationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteOrganizationRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListOrganizations The caller's organizations in the current workspace
 //
 // An access token sees only its own organization.
@@ -6276,11 +6901,57 @@ func (c *Client) ListOrganizations(ctx context.Context, params *ListOrganization
 	return c.Client.Do(req)
 }
 
-// UpdateOrganizationWithBody Rename the organization or change its default permissions
+// CreateOrganizationWithBody Create an organization in the current workspace
 //
-// Needs `UpdateOrgName` on `organization/{key}` when the name changes and
-// `UpdateOrgDefaultUserPermissions` when the defaults change. Absent `defaultPermissions`
-// keep the current ones; empty lists are allowed; repeated ids collapse.
+// FeatBit's body `{name, key}`. Needs `CreateOrg` on `organization/*`. The caller becomes
+// its member with the built-in Owner policy; new members default to Developer. It starts
+// with `initialized: false`, so clients take the caller through onboarding. Select it
+// with the `Organization` header.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/organizations (the `CreateOrganization` operationId).
+func (c *Client) CreateOrganizationWithBody(ctx context.Context, params *CreateOrganizationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOrganizationRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateOrganization Create an organization in the current workspace
+//
+// FeatBit's body `{name, key}`. Needs `CreateOrg` on `organization/*`. The caller becomes
+// its member with the built-in Owner policy; new members default to Developer. It starts
+// with `initialized: false`, so clients take the caller through onboarding. Select it
+// with the `Organization` header.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/organizations (the `CreateOrganization` operationId).
+func (c *Client) CreateOrganization(ctx context.Context, params *CreateOrganizationParams, body CreateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateOrganizationRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateOrganizationWithBody Rename the organization, change its default permissions or its flag order
+//
+// FeatBit's body `{name, defaultPermissions, settings}`. Needs `UpdateOrgName` on
+// `organization/{key}` when the name changes, `UpdateOrgDefaultUserPermissions` when the
+// defaults change and `UpdateOrgSortFlagsBy` when `settings.flagSortedBy` changes. Absent
+// `defaultPermissions` or `settings` keep the current ones; empty lists are allowed;
+// repeated ids collapse.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6297,17 +6968,97 @@ func (c *Client) UpdateOrganizationWithBody(ctx context.Context, params *UpdateO
 	return c.Client.Do(req)
 }
 
-// UpdateOrganization Rename the organization or change its default permissions
+// UpdateOrganization Rename the organization, change its default permissions or its flag order
 //
-// Needs `UpdateOrgName` on `organization/{key}` when the name changes and
-// `UpdateOrgDefaultUserPermissions` when the defaults change. Absent `defaultPermissions`
-// keep the current ones; empty lists are allowed; repeated ids collapse.
+// FeatBit's body `{name, defaultPermissions, settings}`. Needs `UpdateOrgName` on
+// `organization/{key}` when the name changes, `UpdateOrgDefaultUserPermissions` when the
+// defaults change and `UpdateOrgSortFlagsBy` when `settings.flagSortedBy` changes. Absent
+// `defaultPermissions` or `settings` keep the current ones; empty lists are allowed;
+// repeated ids collapse.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /api/v1/organizations (the `UpdateOrganization` operationId).
 func (c *Client) UpdateOrganization(ctx context.Context, params *UpdateOrganizationParams, body UpdateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateOrganizationRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// IsOrganizationKeyUsed Whether an organization key is taken in the workspace, case-insensitively
+//
+// Needs `CreateOrg` on `organization/*`, or `UpdateOrgName` on the current organization (onboarding sets its key).
+//
+// Corresponds with GET /api/v1/organizations/is-key-used (the `IsOrganizationKeyUsed` operationId).
+func (c *Client) IsOrganizationKeyUsed(ctx context.Context, params *IsOrganizationKeyUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIsOrganizationKeyUsedRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OnboardOrganizationWithBody Name the current organization and create its first project
+//
+// FeatBit's Onboarding body. Sets the organization's name and key, marks it
+// `initialized`, and creates the project with one environment per name in `environments`
+// (key: the name in lower case), each with a server and a client secret, in one
+// transaction. Needs `UpdateOrgName` on `organization/{key}` and `CreateProject` on `project/*`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/organizations/onboarding (the `OnboardOrganization` operationId).
+func (c *Client) OnboardOrganizationWithBody(ctx context.Context, params *OnboardOrganizationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnboardOrganizationRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// OnboardOrganization Name the current organization and create its first project
+//
+// FeatBit's Onboarding body. Sets the organization's name and key, marks it
+// `initialized`, and creates the project with one environment per name in `environments`
+// (key: the name in lower case), each with a server and a client secret, in one
+// transaction. Needs `UpdateOrgName` on `organization/{key}` and `CreateProject` on `project/*`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/organizations/onboarding (the `OnboardOrganization` operationId).
+func (c *Client) OnboardOrganization(ctx context.Context, params *OnboardOrganizationParams, body OnboardOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewOnboardOrganizationRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetOrganization One of the caller's organizations
+//
+// An organization of the current workspace the caller belongs to; any other id is 404.
+//
+// Corresponds with GET /api/v1/organizations/{id} (the `GetOrganization` operationId).
+func (c *Client) GetOrganization(ctx context.Context, id string, params *GetOrganizationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOrganizationRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6611,6 +7362,23 @@ func (c *Client) CreateProject(ctx context.Context, params *CreateProjectParams,
 	return c.Client.Do(req)
 }
 
+// IsProjectKeyUsed Whether a project key is taken in the organization, case-insensitively
+//
+// Needs `CreateProject` on `project/*`.
+//
+// Corresponds with GET /api/v1/projects/is-key-used (the `IsProjectKeyUsed` operationId).
+func (c *Client) IsProjectKeyUsed(ctx context.Context, params *IsProjectKeyUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIsProjectKeyUsedRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DeleteProject Delete a project with everything in it
 //
 // Needs `DeleteProject`.
@@ -6721,6 +7489,23 @@ func (c *Client) CreateEnvironment(ctx context.Context, projectId ProjectId, par
 	return c.Client.Do(req)
 }
 
+// IsEnvironmentKeyUsed Whether an environment key is taken in a project, case-insensitively
+//
+// Needs `CreateEnv` on `project/{projectKey}:env/*`.
+//
+// Corresponds with GET /api/v1/projects/{projectId}/envs/is-key-used (the `IsEnvironmentKeyUsed` operationId).
+func (c *Client) IsEnvironmentKeyUsed(ctx context.Context, projectId string, params *IsEnvironmentKeyUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIsEnvironmentKeyUsedRequest(c.Server, projectId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DeleteEnvironment Delete an environment with everything in it
 //
 // Needs `DeleteEnv`.
@@ -6793,6 +7578,28 @@ func (c *Client) UpdateEnvironment(ctx context.Context, projectId ProjectId, id 
 	return c.Client.Do(req)
 }
 
+// ListResources Resource names of one type, for policy statements
+//
+// FeatBit's policy-editor list. For `project` and `env`: the "all" entry (`project/*`,
+// `project/*:env/*`), then each project or environment of the organization the caller may
+// access (or every one, for callers allowed `CanManageIAM`) whose name contains `name`,
+// case-insensitively. For the other types only the "all" entry (`*`, `workspace/*`,
+// `organization/*`, `iam/*`, `access-token/*`, `project/*:env/*:flag/*`,
+// `project/*:env/*:segment/*`).
+//
+// Corresponds with GET /api/v1/resources (the `ListResources` operationId).
+func (c *Client) ListResources(ctx context.Context, params *ListResourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListResourcesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // UserStatements The caller's effective statements
 //
 // A user's from their policies and groups in the organization; a Service token's own.
@@ -6815,6 +7622,65 @@ func (c *Client) UserStatements(ctx context.Context, params *UserStatementsParam
 // Corresponds with GET /api/v1/user/profile (the `Profile` operationId).
 func (c *Client) Profile(ctx context.Context, params *ProfileParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewProfileRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateProfileWithBody Change the signed-in user's name and email
+//
+// FeatBit's body `{name, email}`. An empty name becomes the part of the email before `@`.
+// Access tokens may not change a profile (403).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/user/profile (the `UpdateProfile` operationId).
+func (c *Client) UpdateProfileWithBody(ctx context.Context, params *UpdateProfileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProfileRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateProfile Change the signed-in user's name and email
+//
+// FeatBit's body `{name, email}`. An empty name becomes the part of the email before `@`.
+// Access tokens may not change a profile (403).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/user/profile (the `UpdateProfile` operationId).
+func (c *Client) UpdateProfile(ctx context.Context, params *UpdateProfileParams, body UpdateProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProfileRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UserWorkspaces The workspaces the signed-in user belongs to
+//
+// An access token sees only its own workspace. OIDC client secrets are answered as
+// `********`; `license` is shown only for the current workspace, to callers allowed
+// `UpdateWorkspaceLicense` (FeatBit shows both to everyone).
+//
+// Corresponds with GET /api/v1/user/workspaces (the `UserWorkspaces` operationId).
+func (c *Client) UserWorkspaces(ctx context.Context, params *UserWorkspacesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUserWorkspacesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6880,6 +7746,23 @@ func (c *Client) UpdateWorkspace(ctx context.Context, params *UpdateWorkspacePar
 	return c.Client.Do(req)
 }
 
+// IsWorkspaceKeyUsed Whether another workspace has a key, case-insensitively
+//
+// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+//
+// Corresponds with GET /api/v1/workspaces/is-key-used (the `IsWorkspaceKeyUsed` operationId).
+func (c *Client) IsWorkspaceKeyUsed(ctx context.Context, params *IsWorkspaceKeyUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewIsWorkspaceKeyUsedRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // UpdateWorkspaceSSOWithBody Set the OpenID Connect single sign-on settings
 //
 // Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
@@ -6914,6 +7797,28 @@ func (c *Client) UpdateWorkspaceSSOWithBody(ctx context.Context, params *UpdateW
 // Corresponds with PUT /api/v1/workspaces/sso-oidc (the `UpdateWorkspaceSSO` operationId).
 func (c *Client) UpdateWorkspaceSSO(ctx context.Context, params *UpdateWorkspaceSSOParams, body UpdateWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateWorkspaceSSORequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListResourcesV2 Organizations, projects and environments by organization-prefixed name, for segment scopes
+//
+// FeatBit's v2 list. `spaceLevel` `organization` lists the current organization's projects
+// and environments; `workspace` lists, across the workspace's organizations the caller
+// belongs to (an access token: its own), organizations too, with `pathName` starting
+// with the organization's name. Projects and environments appear when the caller may
+// access them there (or manages IAM). Without `name` each type starts with its "all"
+// entry (`organization/*`, `organization/*:project/*`, `organization/*:project/*:env/*`).
+//
+// Corresponds with GET /api/v2/resources (the `ListResourcesV2` operationId).
+func (c *Client) ListResourcesV2(ctx context.Context, params *ListResourcesV2Params, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListResourcesV2Request(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7064,6 +7969,82 @@ func NewCreateAccessTokenRequestWithBody(server string, params *CreateAccessToke
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewIsAccessTokenNameUsedRequest constructs an http.Request for the IsAccessTokenNameUsed method
+func NewIsAccessTokenNameUsedRequest(server string, params *IsAccessTokenNameUsedParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/access-tokens/is-name-used")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "name", params.Name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -10797,6 +11778,82 @@ func NewCreateGroupRequestWithBody(server string, params *CreateGroupParams, con
 	return req, nil
 }
 
+// NewIsGroupNameUsedRequest constructs an http.Request for the IsGroupNameUsed method
+func NewIsGroupNameUsedRequest(server string, params *IsGroupNameUsedParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/groups/is-name-used")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "name", params.Name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewDeleteGroupRequest constructs an http.Request for the DeleteGroup method
 func NewDeleteGroupRequest(server string, groupId GroupId, params *DeleteGroupParams) (*http.Request, error) {
 	var err error
@@ -12471,6 +13528,59 @@ func NewOpenAPIRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewDeleteOrganizationRequest constructs an http.Request for the DeleteOrganization method
+func NewDeleteOrganizationRequest(server string, params *DeleteOrganizationParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/organizations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListOrganizationsRequest constructs an http.Request for the ListOrganizations method
 func NewListOrganizationsRequest(server string, params *ListOrganizationsParams) (*http.Request, error) {
 	var err error
@@ -12494,6 +13604,72 @@ func NewListOrganizationsRequest(server string, params *ListOrganizationsParams)
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateOrganizationRequest calls the generic CreateOrganization builder with application/json body
+func NewCreateOrganizationRequest(server string, params *CreateOrganizationParams, body CreateOrganizationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateOrganizationRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateOrganizationRequestWithBody constructs an http.Request for the CreateOrganization method, with any body, and a specified content type
+func NewCreateOrganizationRequestWithBody(server string, params *CreateOrganizationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/organizations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -12560,6 +13736,208 @@ func NewUpdateOrganizationRequestWithBody(server string, params *UpdateOrganizat
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewIsOrganizationKeyUsedRequest constructs an http.Request for the IsOrganizationKeyUsed method
+func NewIsOrganizationKeyUsedRequest(server string, params *IsOrganizationKeyUsedParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/organizations/is-key-used")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewOnboardOrganizationRequest calls the generic OnboardOrganization builder with application/json body
+func NewOnboardOrganizationRequest(server string, params *OnboardOrganizationParams, body OnboardOrganizationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewOnboardOrganizationRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewOnboardOrganizationRequestWithBody constructs an http.Request for the OnboardOrganization method, with any body, and a specified content type
+func NewOnboardOrganizationRequestWithBody(server string, params *OnboardOrganizationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/organizations/onboarding")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetOrganizationRequest constructs an http.Request for the GetOrganization method
+func NewGetOrganizationRequest(server string, id string, params *GetOrganizationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/organizations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -13540,6 +14918,82 @@ func NewCreateProjectRequestWithBody(server string, params *CreateProjectParams,
 	return req, nil
 }
 
+// NewIsProjectKeyUsedRequest constructs an http.Request for the IsProjectKeyUsed method
+func NewIsProjectKeyUsedRequest(server string, params *IsProjectKeyUsedParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/is-key-used")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewDeleteProjectRequest constructs an http.Request for the DeleteProject method
 func NewDeleteProjectRequest(server string, id openapi_types.UUID, params *DeleteProjectParams) (*http.Request, error) {
 	var err error
@@ -13806,6 +15260,89 @@ func NewCreateEnvironmentRequestWithBody(server string, projectId ProjectId, par
 	return req, nil
 }
 
+// NewIsEnvironmentKeyUsedRequest constructs an http.Request for the IsEnvironmentKeyUsed method
+func NewIsEnvironmentKeyUsedRequest(server string, projectId string, params *IsEnvironmentKeyUsedParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "projectId", projectId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/projects/%s/envs/is-key-used", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewDeleteEnvironmentRequest constructs an http.Request for the DeleteEnvironment method
 func NewDeleteEnvironmentRequest(server string, projectId ProjectId, id openapi_types.UUID, params *DeleteEnvironmentParams) (*http.Request, error) {
 	var err error
@@ -14020,6 +15557,94 @@ func NewUpdateEnvironmentRequestWithBody(server string, projectId ProjectId, id 
 	return req, nil
 }
 
+// NewListResourcesRequest constructs an http.Request for the ListResources method
+func NewListResourcesRequest(server string, params *ListResourcesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/resources")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Name != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "name", *params.Name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewUserStatementsRequest constructs an http.Request for the UserStatements method
 func NewUserStatementsRequest(server string, params *UserStatementsParams) (*http.Request, error) {
 	var err error
@@ -14083,6 +15708,125 @@ func NewProfileRequest(server string, params *ProfileParams) (*http.Request, err
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/user/profile")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUpdateProfileRequest calls the generic UpdateProfile builder with application/json body
+func NewUpdateProfileRequest(server string, params *UpdateProfileParams, body UpdateProfileJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateProfileRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewUpdateProfileRequestWithBody constructs an http.Request for the UpdateProfile method, with any body, and a specified content type
+func NewUpdateProfileRequestWithBody(server string, params *UpdateProfileParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/user/profile")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUserWorkspacesRequest constructs an http.Request for the UserWorkspaces method
+func NewUserWorkspacesRequest(server string, params *UserWorkspacesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/user/workspaces")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -14245,6 +15989,82 @@ func NewUpdateWorkspaceRequestWithBody(server string, params *UpdateWorkspacePar
 	return req, nil
 }
 
+// NewIsWorkspaceKeyUsedRequest constructs an http.Request for the IsWorkspaceKeyUsed method
+func NewIsWorkspaceKeyUsedRequest(server string, params *IsWorkspaceKeyUsedParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/workspaces/is-key-used")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "key", params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewUpdateWorkspaceSSORequest calls the generic UpdateWorkspaceSSO builder with application/json body
 func NewUpdateWorkspaceSSORequest(server string, params *UpdateWorkspaceSSOParams, body UpdateWorkspaceSSOJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -14281,6 +16101,106 @@ func NewUpdateWorkspaceSSORequestWithBody(server string, params *UpdateWorkspace
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListResourcesV2Request constructs an http.Request for the ListResourcesV2 method
+func NewListResourcesV2Request(server string, params *ListResourcesV2Params) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v2/resources")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "spaceLevel", params.SpaceLevel, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Name != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "name", *params.Name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -14387,6 +16307,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/access-tokens (the `CreateAccessToken` operationId).
 	CreateAccessTokenWithResponse(ctx context.Context, params *CreateAccessTokenParams, body CreateAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateAccessTokenResponse, error)
+
+	// IsAccessTokenNameUsedWithResponse Whether an access-token name is taken in the organization, case-insensitively
+	//
+	// Needs `ManagePersonalAccessTokens` or `ManageServiceAccessTokens` on `access-token/*`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/access-tokens/is-name-used (the `IsAccessTokenNameUsed` operationId).
+	IsAccessTokenNameUsedWithResponse(ctx context.Context, params *IsAccessTokenNameUsedParams, reqEditors ...RequestEditorFn) (*IsAccessTokenNameUsedResponse, error)
 
 	// DeleteAccessTokenWithResponse Delete a token
 	//
@@ -15058,6 +16987,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/groups (the `CreateGroup` operationId).
 	CreateGroupWithResponse(ctx context.Context, params *CreateGroupParams, body CreateGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateGroupResponse, error)
 
+	// IsGroupNameUsedWithResponse Whether a group name is taken in the organization, case-insensitively
+	//
+	// Needs `CanManageIAM` on `iam/*`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/groups/is-name-used (the `IsGroupNameUsed` operationId).
+	IsGroupNameUsedWithResponse(ctx context.Context, params *IsGroupNameUsedParams, reqEditors ...RequestEditorFn) (*IsGroupNameUsedResponse, error)
+
 	// DeleteGroupWithResponse Delete a group
 	//
 	// Also drops it from the organization's default permissions.
@@ -15284,6 +17222,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/openapi.json (the `OpenAPI` operationId).
 	OpenAPIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*OpenAPIResponse, error)
 
+	// DeleteOrganizationWithResponse Delete the current organization with everything in it
+	//
+	// Removes the organization named by the `Organization` header with its projects,
+	// environments, flags, segments, policies, groups, memberships and access tokens; this
+	// cannot be undone. Needs `DeleteOrg` on `organization/{key}` (held by Owner; FeatBit
+	// checks nothing). A workspace keeps at least one organization.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/organizations (the `DeleteOrganization` operationId).
+	DeleteOrganizationWithResponse(ctx context.Context, params *DeleteOrganizationParams, reqEditors ...RequestEditorFn) (*DeleteOrganizationResponse, error)
+
 	// ListOrganizationsWithResponse The caller's organizations in the current workspace
 	//
 	// An access token sees only its own organization.
@@ -15293,27 +17243,97 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/organizations (the `ListOrganizations` operationId).
 	ListOrganizationsWithResponse(ctx context.Context, params *ListOrganizationsParams, reqEditors ...RequestEditorFn) (*ListOrganizationsResponse, error)
 
-	// UpdateOrganizationWithBodyWithResponse Rename the organization or change its default permissions
+	// CreateOrganizationWithBodyWithResponse Create an organization in the current workspace
 	//
-	// Needs `UpdateOrgName` on `organization/{key}` when the name changes and
-	// `UpdateOrgDefaultUserPermissions` when the defaults change. Absent `defaultPermissions`
-	// keep the current ones; empty lists are allowed; repeated ids collapse.
+	// FeatBit's body `{name, key}`. Needs `CreateOrg` on `organization/*`. The caller becomes
+	// its member with the built-in Owner policy; new members default to Developer. It starts
+	// with `initialized: false`, so clients take the caller through onboarding. Select it
+	// with the `Organization` header.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/organizations (the `CreateOrganization` operationId).
+	CreateOrganizationWithBodyWithResponse(ctx context.Context, params *CreateOrganizationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOrganizationResponse, error)
+
+	// CreateOrganizationWithResponse Create an organization in the current workspace
+	//
+	// FeatBit's body `{name, key}`. Needs `CreateOrg` on `organization/*`. The caller becomes
+	// its member with the built-in Owner policy; new members default to Developer. It starts
+	// with `initialized: false`, so clients take the caller through onboarding. Select it
+	// with the `Organization` header.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/organizations (the `CreateOrganization` operationId).
+	CreateOrganizationWithResponse(ctx context.Context, params *CreateOrganizationParams, body CreateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOrganizationResponse, error)
+
+	// UpdateOrganizationWithBodyWithResponse Rename the organization, change its default permissions or its flag order
+	//
+	// FeatBit's body `{name, defaultPermissions, settings}`. Needs `UpdateOrgName` on
+	// `organization/{key}` when the name changes, `UpdateOrgDefaultUserPermissions` when the
+	// defaults change and `UpdateOrgSortFlagsBy` when `settings.flagSortedBy` changes. Absent
+	// `defaultPermissions` or `settings` keep the current ones; empty lists are allowed;
+	// repeated ids collapse.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/v1/organizations (the `UpdateOrganization` operationId).
 	UpdateOrganizationWithBodyWithResponse(ctx context.Context, params *UpdateOrganizationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateOrganizationResponse, error)
 
-	// UpdateOrganizationWithResponse Rename the organization or change its default permissions
+	// UpdateOrganizationWithResponse Rename the organization, change its default permissions or its flag order
 	//
-	// Needs `UpdateOrgName` on `organization/{key}` when the name changes and
-	// `UpdateOrgDefaultUserPermissions` when the defaults change. Absent `defaultPermissions`
-	// keep the current ones; empty lists are allowed; repeated ids collapse.
+	// FeatBit's body `{name, defaultPermissions, settings}`. Needs `UpdateOrgName` on
+	// `organization/{key}` when the name changes, `UpdateOrgDefaultUserPermissions` when the
+	// defaults change and `UpdateOrgSortFlagsBy` when `settings.flagSortedBy` changes. Absent
+	// `defaultPermissions` or `settings` keep the current ones; empty lists are allowed;
+	// repeated ids collapse.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/v1/organizations (the `UpdateOrganization` operationId).
 	UpdateOrganizationWithResponse(ctx context.Context, params *UpdateOrganizationParams, body UpdateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOrganizationResponse, error)
+
+	// IsOrganizationKeyUsedWithResponse Whether an organization key is taken in the workspace, case-insensitively
+	//
+	// Needs `CreateOrg` on `organization/*`, or `UpdateOrgName` on the current organization (onboarding sets its key).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/organizations/is-key-used (the `IsOrganizationKeyUsed` operationId).
+	IsOrganizationKeyUsedWithResponse(ctx context.Context, params *IsOrganizationKeyUsedParams, reqEditors ...RequestEditorFn) (*IsOrganizationKeyUsedResponse, error)
+
+	// OnboardOrganizationWithBodyWithResponse Name the current organization and create its first project
+	//
+	// FeatBit's Onboarding body. Sets the organization's name and key, marks it
+	// `initialized`, and creates the project with one environment per name in `environments`
+	// (key: the name in lower case), each with a server and a client secret, in one
+	// transaction. Needs `UpdateOrgName` on `organization/{key}` and `CreateProject` on `project/*`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/organizations/onboarding (the `OnboardOrganization` operationId).
+	OnboardOrganizationWithBodyWithResponse(ctx context.Context, params *OnboardOrganizationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OnboardOrganizationResponse, error)
+
+	// OnboardOrganizationWithResponse Name the current organization and create its first project
+	//
+	// FeatBit's Onboarding body. Sets the organization's name and key, marks it
+	// `initialized`, and creates the project with one environment per name in `environments`
+	// (key: the name in lower case), each with a server and a client secret, in one
+	// transaction. Needs `UpdateOrgName` on `organization/{key}` and `CreateProject` on `project/*`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/organizations/onboarding (the `OnboardOrganization` operationId).
+	OnboardOrganizationWithResponse(ctx context.Context, params *OnboardOrganizationParams, body OnboardOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*OnboardOrganizationResponse, error)
+
+	// GetOrganizationWithResponse One of the caller's organizations
+	//
+	// An organization of the current workspace the caller belongs to; any other id is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/organizations/{id} (the `GetOrganization` operationId).
+	GetOrganizationWithResponse(ctx context.Context, id string, params *GetOrganizationParams, reqEditors ...RequestEditorFn) (*GetOrganizationResponse, error)
 
 	// ListPoliciesWithResponse List policies, built-ins first
 	//
@@ -15452,6 +17472,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/projects (the `CreateProject` operationId).
 	CreateProjectWithResponse(ctx context.Context, params *CreateProjectParams, body CreateProjectJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProjectResponse, error)
 
+	// IsProjectKeyUsedWithResponse Whether a project key is taken in the organization, case-insensitively
+	//
+	// Needs `CreateProject` on `project/*`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/projects/is-key-used (the `IsProjectKeyUsed` operationId).
+	IsProjectKeyUsedWithResponse(ctx context.Context, params *IsProjectKeyUsedParams, reqEditors ...RequestEditorFn) (*IsProjectKeyUsedResponse, error)
+
 	// DeleteProjectWithResponse Delete a project with everything in it
 	//
 	// Needs `DeleteProject`.
@@ -15506,6 +17535,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/projects/{projectId}/envs (the `CreateEnvironment` operationId).
 	CreateEnvironmentWithResponse(ctx context.Context, projectId ProjectId, params *CreateEnvironmentParams, body CreateEnvironmentJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateEnvironmentResponse, error)
 
+	// IsEnvironmentKeyUsedWithResponse Whether an environment key is taken in a project, case-insensitively
+	//
+	// Needs `CreateEnv` on `project/{projectKey}:env/*`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/projects/{projectId}/envs/is-key-used (the `IsEnvironmentKeyUsed` operationId).
+	IsEnvironmentKeyUsedWithResponse(ctx context.Context, projectId string, params *IsEnvironmentKeyUsedParams, reqEditors ...RequestEditorFn) (*IsEnvironmentKeyUsedResponse, error)
+
 	// DeleteEnvironmentWithResponse Delete an environment with everything in it
 	//
 	// Needs `DeleteEnv`.
@@ -15542,6 +17580,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/v1/projects/{projectId}/envs/{id} (the `UpdateEnvironment` operationId).
 	UpdateEnvironmentWithResponse(ctx context.Context, projectId ProjectId, id openapi_types.UUID, params *UpdateEnvironmentParams, body UpdateEnvironmentJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateEnvironmentResponse, error)
 
+	// ListResourcesWithResponse Resource names of one type, for policy statements
+	//
+	// FeatBit's policy-editor list. For `project` and `env`: the "all" entry (`project/*`,
+	// `project/*:env/*`), then each project or environment of the organization the caller may
+	// access (or every one, for callers allowed `CanManageIAM`) whose name contains `name`,
+	// case-insensitively. For the other types only the "all" entry (`*`, `workspace/*`,
+	// `organization/*`, `iam/*`, `access-token/*`, `project/*:env/*:flag/*`,
+	// `project/*:env/*:segment/*`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/resources (the `ListResources` operationId).
+	ListResourcesWithResponse(ctx context.Context, params *ListResourcesParams, reqEditors ...RequestEditorFn) (*ListResourcesResponse, error)
+
 	// UserStatementsWithResponse The caller's effective statements
 	//
 	// A user's from their policies and groups in the organization; a Service token's own.
@@ -15557,6 +17609,37 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/user/profile (the `Profile` operationId).
 	ProfileWithResponse(ctx context.Context, params *ProfileParams, reqEditors ...RequestEditorFn) (*ProfileResponse, error)
+
+	// UpdateProfileWithBodyWithResponse Change the signed-in user's name and email
+	//
+	// FeatBit's body `{name, email}`. An empty name becomes the part of the email before `@`.
+	// Access tokens may not change a profile (403).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/user/profile (the `UpdateProfile` operationId).
+	UpdateProfileWithBodyWithResponse(ctx context.Context, params *UpdateProfileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateProfileResponse, error)
+
+	// UpdateProfileWithResponse Change the signed-in user's name and email
+	//
+	// FeatBit's body `{name, email}`. An empty name becomes the part of the email before `@`.
+	// Access tokens may not change a profile (403).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/user/profile (the `UpdateProfile` operationId).
+	UpdateProfileWithResponse(ctx context.Context, params *UpdateProfileParams, body UpdateProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProfileResponse, error)
+
+	// UserWorkspacesWithResponse The workspaces the signed-in user belongs to
+	//
+	// An access token sees only its own workspace. OIDC client secrets are answered as
+	// `********`; `license` is shown only for the current workspace, to callers allowed
+	// `UpdateWorkspaceLicense` (FeatBit shows both to everyone).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/user/workspaces (the `UserWorkspaces` operationId).
+	UserWorkspacesWithResponse(ctx context.Context, params *UserWorkspacesParams, reqEditors ...RequestEditorFn) (*UserWorkspacesResponse, error)
 
 	// GetWorkspaceWithResponse The current workspace
 	//
@@ -15585,6 +17668,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/v1/workspaces (the `UpdateWorkspace` operationId).
 	UpdateWorkspaceWithResponse(ctx context.Context, params *UpdateWorkspaceParams, body UpdateWorkspaceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWorkspaceResponse, error)
 
+	// IsWorkspaceKeyUsedWithResponse Whether another workspace has a key, case-insensitively
+	//
+	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/workspaces/is-key-used (the `IsWorkspaceKeyUsed` operationId).
+	IsWorkspaceKeyUsedWithResponse(ctx context.Context, params *IsWorkspaceKeyUsedParams, reqEditors ...RequestEditorFn) (*IsWorkspaceKeyUsedResponse, error)
+
 	// UpdateWorkspaceSSOWithBodyWithResponse Set the OpenID Connect single sign-on settings
 	//
 	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
@@ -15608,6 +17700,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/workspaces/sso-oidc (the `UpdateWorkspaceSSO` operationId).
 	UpdateWorkspaceSSOWithResponse(ctx context.Context, params *UpdateWorkspaceSSOParams, body UpdateWorkspaceSSOJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWorkspaceSSOResponse, error)
+
+	// ListResourcesV2WithResponse Organizations, projects and environments by organization-prefixed name, for segment scopes
+	//
+	// FeatBit's v2 list. `spaceLevel` `organization` lists the current organization's projects
+	// and environments; `workspace` lists, across the workspace's organizations the caller
+	// belongs to (an access token: its own), organizations too, with `pathName` starting
+	// with the organization's name. Projects and environments appear when the caller may
+	// access them there (or manages IAM). Without `name` each type starts with its "all"
+	// entry (`organization/*`, `organization/*:project/*`, `organization/*:project/*:env/*`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v2/resources (the `ListResourcesV2` operationId).
+	ListResourcesV2WithResponse(ctx context.Context, params *ListResourcesV2Params, reqEditors ...RequestEditorFn) (*ListResourcesV2Response, error)
 }
 
 // ListAccessTokensResponse401Headers the declared response headers of an HTTP 401 response for ListAccessTokens
@@ -15791,6 +17897,89 @@ func (r CreateAccessTokenResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateAccessTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// IsAccessTokenNameUsedResponse401Headers the declared response headers of an HTTP 401 response for IsAccessTokenNameUsed
+type IsAccessTokenNameUsedResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type IsAccessTokenNameUsedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BoolEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IsAccessTokenNameUsedResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IsAccessTokenNameUsedResponse) GetJSON200() *BoolEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IsAccessTokenNameUsedResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r IsAccessTokenNameUsedResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r IsAccessTokenNameUsedResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r IsAccessTokenNameUsedResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r IsAccessTokenNameUsedResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IsAccessTokenNameUsedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IsAccessTokenNameUsedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IsAccessTokenNameUsedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IsAccessTokenNameUsedResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -20218,6 +22407,89 @@ func (r CreateGroupResponse) ContentType() string {
 	return ""
 }
 
+// IsGroupNameUsedResponse401Headers the declared response headers of an HTTP 401 response for IsGroupNameUsed
+type IsGroupNameUsedResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type IsGroupNameUsedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BoolEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IsGroupNameUsedResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IsGroupNameUsedResponse) GetJSON200() *BoolEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IsGroupNameUsedResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r IsGroupNameUsedResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r IsGroupNameUsedResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r IsGroupNameUsedResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r IsGroupNameUsedResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IsGroupNameUsedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IsGroupNameUsedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IsGroupNameUsedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IsGroupNameUsedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteGroupResponse401Headers the declared response headers of an HTTP 401 response for DeleteGroup
 type DeleteGroupResponse401Headers struct {
 	WWWAuthenticate *string
@@ -22184,6 +24456,96 @@ func (r OpenAPIResponse) ContentType() string {
 	return ""
 }
 
+// DeleteOrganizationResponse401Headers the declared response headers of an HTTP 401 response for DeleteOrganization
+type DeleteOrganizationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type DeleteOrganizationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Done
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OrganizationRequired
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteOrganizationResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON200() *Done {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON400() *OrganizationRequired {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON422() *Failure {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteOrganizationResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteOrganizationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteOrganizationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteOrganizationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteOrganizationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListOrganizationsResponse401Headers the declared response headers of an HTTP 401 response for ListOrganizations
 type ListOrganizationsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -22261,6 +24623,103 @@ func (r ListOrganizationsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListOrganizationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateOrganizationResponse401Headers the declared response headers of an HTTP 401 response for CreateOrganization
+type CreateOrganizationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type CreateOrganizationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrganizationEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateOrganizationResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateOrganizationResponse) GetJSON200() *OrganizationEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateOrganizationResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateOrganizationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateOrganizationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateOrganizationResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateOrganizationResponse) GetJSON422() *Failure {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateOrganizationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateOrganizationResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateOrganizationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateOrganizationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateOrganizationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateOrganizationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22351,6 +24810,276 @@ func (r UpdateOrganizationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateOrganizationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// IsOrganizationKeyUsedResponse401Headers the declared response headers of an HTTP 401 response for IsOrganizationKeyUsed
+type IsOrganizationKeyUsedResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type IsOrganizationKeyUsedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BoolEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IsOrganizationKeyUsedResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IsOrganizationKeyUsedResponse) GetJSON200() *BoolEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IsOrganizationKeyUsedResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r IsOrganizationKeyUsedResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r IsOrganizationKeyUsedResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r IsOrganizationKeyUsedResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r IsOrganizationKeyUsedResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IsOrganizationKeyUsedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IsOrganizationKeyUsedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IsOrganizationKeyUsedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IsOrganizationKeyUsedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// OnboardOrganizationResponse401Headers the declared response headers of an HTTP 401 response for OnboardOrganization
+type OnboardOrganizationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type OnboardOrganizationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Done
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *OnboardOrganizationResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r OnboardOrganizationResponse) GetJSON200() *Done {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r OnboardOrganizationResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r OnboardOrganizationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r OnboardOrganizationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r OnboardOrganizationResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r OnboardOrganizationResponse) GetJSON422() *Failure {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r OnboardOrganizationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r OnboardOrganizationResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r OnboardOrganizationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r OnboardOrganizationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r OnboardOrganizationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r OnboardOrganizationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetOrganizationResponse401Headers the declared response headers of an HTTP 401 response for GetOrganization
+type GetOrganizationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type GetOrganizationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrganizationEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *WorkspaceRequired
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetOrganizationResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetOrganizationResponse) GetJSON200() *OrganizationEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetOrganizationResponse) GetJSON400() *WorkspaceRequired {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetOrganizationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetOrganizationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetOrganizationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetOrganizationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetOrganizationResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetOrganizationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetOrganizationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetOrganizationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetOrganizationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23479,6 +26208,89 @@ func (r CreateProjectResponse) ContentType() string {
 	return ""
 }
 
+// IsProjectKeyUsedResponse401Headers the declared response headers of an HTTP 401 response for IsProjectKeyUsed
+type IsProjectKeyUsedResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type IsProjectKeyUsedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BoolEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IsProjectKeyUsedResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IsProjectKeyUsedResponse) GetJSON200() *BoolEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IsProjectKeyUsedResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r IsProjectKeyUsedResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r IsProjectKeyUsedResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r IsProjectKeyUsedResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r IsProjectKeyUsedResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IsProjectKeyUsedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IsProjectKeyUsedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IsProjectKeyUsedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IsProjectKeyUsedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteProjectResponse401Headers the declared response headers of an HTTP 401 response for DeleteProject
 type DeleteProjectResponse401Headers struct {
 	WWWAuthenticate *string
@@ -23860,6 +26672,96 @@ func (r CreateEnvironmentResponse) ContentType() string {
 	return ""
 }
 
+// IsEnvironmentKeyUsedResponse401Headers the declared response headers of an HTTP 401 response for IsEnvironmentKeyUsed
+type IsEnvironmentKeyUsedResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type IsEnvironmentKeyUsedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BoolEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IsEnvironmentKeyUsedResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IsEnvironmentKeyUsedResponse) GetJSON200() *BoolEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IsEnvironmentKeyUsedResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r IsEnvironmentKeyUsedResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r IsEnvironmentKeyUsedResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r IsEnvironmentKeyUsedResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r IsEnvironmentKeyUsedResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r IsEnvironmentKeyUsedResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IsEnvironmentKeyUsedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IsEnvironmentKeyUsedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IsEnvironmentKeyUsedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IsEnvironmentKeyUsedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DeleteEnvironmentResponse401Headers the declared response headers of an HTTP 401 response for DeleteEnvironment
 type DeleteEnvironmentResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24144,6 +27046,89 @@ func (r UpdateEnvironmentResponse) ContentType() string {
 	return ""
 }
 
+// ListResourcesResponse401Headers the declared response headers of an HTTP 401 response for ListResources
+type ListResourcesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListResourcesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ResourceListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListResourcesResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListResourcesResponse) GetJSON200() *ResourceListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListResourcesResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListResourcesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListResourcesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListResourcesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListResourcesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListResourcesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListResourcesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListResourcesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListResourcesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // UserStatementsResponse401Headers the declared response headers of an HTTP 401 response for UserStatements
 type UserStatementsResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24297,6 +27282,179 @@ func (r ProfileResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ProfileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateProfileResponse401Headers the declared response headers of an HTTP 401 response for UpdateProfile
+type UpdateProfileResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type UpdateProfileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ProfileEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *Failure
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateProfileResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateProfileResponse) GetJSON200() *ProfileEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateProfileResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateProfileResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateProfileResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateProfileResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateProfileResponse) GetJSON422() *Failure {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateProfileResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateProfileResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateProfileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateProfileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateProfileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateProfileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UserWorkspacesResponse401Headers the declared response headers of an HTTP 401 response for UserWorkspaces
+type UserWorkspacesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type UserWorkspacesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WorkspaceListEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UserWorkspacesResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UserWorkspacesResponse) GetJSON200() *WorkspaceListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UserWorkspacesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UserWorkspacesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UserWorkspacesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UserWorkspacesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UserWorkspacesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UserWorkspacesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UserWorkspacesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UserWorkspacesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24483,6 +27641,89 @@ func (r UpdateWorkspaceResponse) ContentType() string {
 	return ""
 }
 
+// IsWorkspaceKeyUsedResponse401Headers the declared response headers of an HTTP 401 response for IsWorkspaceKeyUsed
+type IsWorkspaceKeyUsedResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type IsWorkspaceKeyUsedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BoolEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *IsWorkspaceKeyUsedResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r IsWorkspaceKeyUsedResponse) GetJSON200() *BoolEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r IsWorkspaceKeyUsedResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r IsWorkspaceKeyUsedResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r IsWorkspaceKeyUsedResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r IsWorkspaceKeyUsedResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r IsWorkspaceKeyUsedResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r IsWorkspaceKeyUsedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r IsWorkspaceKeyUsedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r IsWorkspaceKeyUsedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r IsWorkspaceKeyUsedResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // UpdateWorkspaceSSOResponse401Headers the declared response headers of an HTTP 401 response for UpdateWorkspaceSSO
 type UpdateWorkspaceSSOResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24573,6 +27814,89 @@ func (r UpdateWorkspaceSSOResponse) ContentType() string {
 	return ""
 }
 
+// ListResourcesV2Response401Headers the declared response headers of an HTTP 401 response for ListResourcesV2
+type ListResourcesV2Response401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListResourcesV2Response struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ResourceV2ListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListResourcesV2Response401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListResourcesV2Response) GetJSON200() *ResourceV2ListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListResourcesV2Response) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListResourcesV2Response) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListResourcesV2Response) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListResourcesV2Response) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListResourcesV2Response) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListResourcesV2Response) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListResourcesV2Response) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListResourcesV2Response) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListResourcesV2Response) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListAccessTokensWithResponse List access tokens
 //
 // Needs `ListAccessTokens` on `access-token/*`. Values are never shown again, only a `preview`.
@@ -24622,6 +27946,21 @@ func (c *ClientWithResponses) CreateAccessTokenWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseCreateAccessTokenResponse(rsp)
+}
+
+// IsAccessTokenNameUsedWithResponse Whether an access-token name is taken in the organization, case-insensitively
+//
+// Needs `ManagePersonalAccessTokens` or `ManageServiceAccessTokens` on `access-token/*`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/access-tokens/is-name-used (the `IsAccessTokenNameUsed` operationId).
+func (c *ClientWithResponses) IsAccessTokenNameUsedWithResponse(ctx context.Context, params *IsAccessTokenNameUsedParams, reqEditors ...RequestEditorFn) (*IsAccessTokenNameUsedResponse, error) {
+	rsp, err := c.IsAccessTokenNameUsed(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIsAccessTokenNameUsedResponse(rsp)
 }
 
 // DeleteAccessTokenWithResponse Delete a token
@@ -25726,6 +29065,21 @@ func (c *ClientWithResponses) CreateGroupWithResponse(ctx context.Context, param
 	return ParseCreateGroupResponse(rsp)
 }
 
+// IsGroupNameUsedWithResponse Whether a group name is taken in the organization, case-insensitively
+//
+// Needs `CanManageIAM` on `iam/*`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/groups/is-name-used (the `IsGroupNameUsed` operationId).
+func (c *ClientWithResponses) IsGroupNameUsedWithResponse(ctx context.Context, params *IsGroupNameUsedParams, reqEditors ...RequestEditorFn) (*IsGroupNameUsedResponse, error) {
+	rsp, err := c.IsGroupNameUsed(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIsGroupNameUsedResponse(rsp)
+}
+
 // DeleteGroupWithResponse Delete a group
 //
 // Also drops it from the organization's default permissions.
@@ -26108,6 +29462,24 @@ func (c *ClientWithResponses) OpenAPIWithResponse(ctx context.Context, reqEditor
 	return ParseOpenAPIResponse(rsp)
 }
 
+// DeleteOrganizationWithResponse Delete the current organization with everything in it
+//
+// Removes the organization named by the `Organization` header with its projects,
+// environments, flags, segments, policies, groups, memberships and access tokens; this
+// cannot be undone. Needs `DeleteOrg` on `organization/{key}` (held by Owner; FeatBit
+// checks nothing). A workspace keeps at least one organization.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/organizations (the `DeleteOrganization` operationId).
+func (c *ClientWithResponses) DeleteOrganizationWithResponse(ctx context.Context, params *DeleteOrganizationParams, reqEditors ...RequestEditorFn) (*DeleteOrganizationResponse, error) {
+	rsp, err := c.DeleteOrganization(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteOrganizationResponse(rsp)
+}
+
 // ListOrganizationsWithResponse The caller's organizations in the current workspace
 //
 // An access token sees only its own organization.
@@ -26123,11 +29495,49 @@ func (c *ClientWithResponses) ListOrganizationsWithResponse(ctx context.Context,
 	return ParseListOrganizationsResponse(rsp)
 }
 
-// UpdateOrganizationWithBodyWithResponse Rename the organization or change its default permissions
+// CreateOrganizationWithBodyWithResponse Create an organization in the current workspace
 //
-// Needs `UpdateOrgName` on `organization/{key}` when the name changes and
-// `UpdateOrgDefaultUserPermissions` when the defaults change. Absent `defaultPermissions`
-// keep the current ones; empty lists are allowed; repeated ids collapse.
+// FeatBit's body `{name, key}`. Needs `CreateOrg` on `organization/*`. The caller becomes
+// its member with the built-in Owner policy; new members default to Developer. It starts
+// with `initialized: false`, so clients take the caller through onboarding. Select it
+// with the `Organization` header.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/organizations (the `CreateOrganization` operationId).
+func (c *ClientWithResponses) CreateOrganizationWithBodyWithResponse(ctx context.Context, params *CreateOrganizationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateOrganizationResponse, error) {
+	rsp, err := c.CreateOrganizationWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateOrganizationResponse(rsp)
+}
+
+// CreateOrganizationWithResponse Create an organization in the current workspace
+//
+// FeatBit's body `{name, key}`. Needs `CreateOrg` on `organization/*`. The caller becomes
+// its member with the built-in Owner policy; new members default to Developer. It starts
+// with `initialized: false`, so clients take the caller through onboarding. Select it
+// with the `Organization` header.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/organizations (the `CreateOrganization` operationId).
+func (c *ClientWithResponses) CreateOrganizationWithResponse(ctx context.Context, params *CreateOrganizationParams, body CreateOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateOrganizationResponse, error) {
+	rsp, err := c.CreateOrganization(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateOrganizationResponse(rsp)
+}
+
+// UpdateOrganizationWithBodyWithResponse Rename the organization, change its default permissions or its flag order
+//
+// FeatBit's body `{name, defaultPermissions, settings}`. Needs `UpdateOrgName` on
+// `organization/{key}` when the name changes, `UpdateOrgDefaultUserPermissions` when the
+// defaults change and `UpdateOrgSortFlagsBy` when `settings.flagSortedBy` changes. Absent
+// `defaultPermissions` or `settings` keep the current ones; empty lists are allowed;
+// repeated ids collapse.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26140,11 +29550,13 @@ func (c *ClientWithResponses) UpdateOrganizationWithBodyWithResponse(ctx context
 	return ParseUpdateOrganizationResponse(rsp)
 }
 
-// UpdateOrganizationWithResponse Rename the organization or change its default permissions
+// UpdateOrganizationWithResponse Rename the organization, change its default permissions or its flag order
 //
-// Needs `UpdateOrgName` on `organization/{key}` when the name changes and
-// `UpdateOrgDefaultUserPermissions` when the defaults change. Absent `defaultPermissions`
-// keep the current ones; empty lists are allowed; repeated ids collapse.
+// FeatBit's body `{name, defaultPermissions, settings}`. Needs `UpdateOrgName` on
+// `organization/{key}` when the name changes, `UpdateOrgDefaultUserPermissions` when the
+// defaults change and `UpdateOrgSortFlagsBy` when `settings.flagSortedBy` changes. Absent
+// `defaultPermissions` or `settings` keep the current ones; empty lists are allowed;
+// repeated ids collapse.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26155,6 +29567,72 @@ func (c *ClientWithResponses) UpdateOrganizationWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseUpdateOrganizationResponse(rsp)
+}
+
+// IsOrganizationKeyUsedWithResponse Whether an organization key is taken in the workspace, case-insensitively
+//
+// Needs `CreateOrg` on `organization/*`, or `UpdateOrgName` on the current organization (onboarding sets its key).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/organizations/is-key-used (the `IsOrganizationKeyUsed` operationId).
+func (c *ClientWithResponses) IsOrganizationKeyUsedWithResponse(ctx context.Context, params *IsOrganizationKeyUsedParams, reqEditors ...RequestEditorFn) (*IsOrganizationKeyUsedResponse, error) {
+	rsp, err := c.IsOrganizationKeyUsed(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIsOrganizationKeyUsedResponse(rsp)
+}
+
+// OnboardOrganizationWithBodyWithResponse Name the current organization and create its first project
+//
+// FeatBit's Onboarding body. Sets the organization's name and key, marks it
+// `initialized`, and creates the project with one environment per name in `environments`
+// (key: the name in lower case), each with a server and a client secret, in one
+// transaction. Needs `UpdateOrgName` on `organization/{key}` and `CreateProject` on `project/*`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/organizations/onboarding (the `OnboardOrganization` operationId).
+func (c *ClientWithResponses) OnboardOrganizationWithBodyWithResponse(ctx context.Context, params *OnboardOrganizationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*OnboardOrganizationResponse, error) {
+	rsp, err := c.OnboardOrganizationWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOnboardOrganizationResponse(rsp)
+}
+
+// OnboardOrganizationWithResponse Name the current organization and create its first project
+//
+// FeatBit's Onboarding body. Sets the organization's name and key, marks it
+// `initialized`, and creates the project with one environment per name in `environments`
+// (key: the name in lower case), each with a server and a client secret, in one
+// transaction. Needs `UpdateOrgName` on `organization/{key}` and `CreateProject` on `project/*`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/organizations/onboarding (the `OnboardOrganization` operationId).
+func (c *ClientWithResponses) OnboardOrganizationWithResponse(ctx context.Context, params *OnboardOrganizationParams, body OnboardOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*OnboardOrganizationResponse, error) {
+	rsp, err := c.OnboardOrganization(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseOnboardOrganizationResponse(rsp)
+}
+
+// GetOrganizationWithResponse One of the caller's organizations
+//
+// An organization of the current workspace the caller belongs to; any other id is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/organizations/{id} (the `GetOrganization` operationId).
+func (c *ClientWithResponses) GetOrganizationWithResponse(ctx context.Context, id string, params *GetOrganizationParams, reqEditors ...RequestEditorFn) (*GetOrganizationResponse, error) {
+	rsp, err := c.GetOrganization(ctx, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetOrganizationResponse(rsp)
 }
 
 // ListPoliciesWithResponse List policies, built-ins first
@@ -26396,6 +29874,21 @@ func (c *ClientWithResponses) CreateProjectWithResponse(ctx context.Context, par
 	return ParseCreateProjectResponse(rsp)
 }
 
+// IsProjectKeyUsedWithResponse Whether a project key is taken in the organization, case-insensitively
+//
+// Needs `CreateProject` on `project/*`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/projects/is-key-used (the `IsProjectKeyUsed` operationId).
+func (c *ClientWithResponses) IsProjectKeyUsedWithResponse(ctx context.Context, params *IsProjectKeyUsedParams, reqEditors ...RequestEditorFn) (*IsProjectKeyUsedResponse, error) {
+	rsp, err := c.IsProjectKeyUsed(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIsProjectKeyUsedResponse(rsp)
+}
+
 // DeleteProjectWithResponse Delete a project with everything in it
 //
 // Needs `DeleteProject`.
@@ -26486,6 +29979,21 @@ func (c *ClientWithResponses) CreateEnvironmentWithResponse(ctx context.Context,
 	return ParseCreateEnvironmentResponse(rsp)
 }
 
+// IsEnvironmentKeyUsedWithResponse Whether an environment key is taken in a project, case-insensitively
+//
+// Needs `CreateEnv` on `project/{projectKey}:env/*`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/projects/{projectId}/envs/is-key-used (the `IsEnvironmentKeyUsed` operationId).
+func (c *ClientWithResponses) IsEnvironmentKeyUsedWithResponse(ctx context.Context, projectId string, params *IsEnvironmentKeyUsedParams, reqEditors ...RequestEditorFn) (*IsEnvironmentKeyUsedResponse, error) {
+	rsp, err := c.IsEnvironmentKeyUsed(ctx, projectId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIsEnvironmentKeyUsedResponse(rsp)
+}
+
 // DeleteEnvironmentWithResponse Delete an environment with everything in it
 //
 // Needs `DeleteEnv`.
@@ -26546,6 +30054,26 @@ func (c *ClientWithResponses) UpdateEnvironmentWithResponse(ctx context.Context,
 	return ParseUpdateEnvironmentResponse(rsp)
 }
 
+// ListResourcesWithResponse Resource names of one type, for policy statements
+//
+// FeatBit's policy-editor list. For `project` and `env`: the "all" entry (`project/*`,
+// `project/*:env/*`), then each project or environment of the organization the caller may
+// access (or every one, for callers allowed `CanManageIAM`) whose name contains `name`,
+// case-insensitively. For the other types only the "all" entry (`*`, `workspace/*`,
+// `organization/*`, `iam/*`, `access-token/*`, `project/*:env/*:flag/*`,
+// `project/*:env/*:segment/*`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/resources (the `ListResources` operationId).
+func (c *ClientWithResponses) ListResourcesWithResponse(ctx context.Context, params *ListResourcesParams, reqEditors ...RequestEditorFn) (*ListResourcesResponse, error) {
+	rsp, err := c.ListResources(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListResourcesResponse(rsp)
+}
+
 // UserStatementsWithResponse The caller's effective statements
 //
 // A user's from their policies and groups in the organization; a Service token's own.
@@ -26572,6 +30100,55 @@ func (c *ClientWithResponses) ProfileWithResponse(ctx context.Context, params *P
 		return nil, err
 	}
 	return ParseProfileResponse(rsp)
+}
+
+// UpdateProfileWithBodyWithResponse Change the signed-in user's name and email
+//
+// FeatBit's body `{name, email}`. An empty name becomes the part of the email before `@`.
+// Access tokens may not change a profile (403).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/user/profile (the `UpdateProfile` operationId).
+func (c *ClientWithResponses) UpdateProfileWithBodyWithResponse(ctx context.Context, params *UpdateProfileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateProfileResponse, error) {
+	rsp, err := c.UpdateProfileWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateProfileResponse(rsp)
+}
+
+// UpdateProfileWithResponse Change the signed-in user's name and email
+//
+// FeatBit's body `{name, email}`. An empty name becomes the part of the email before `@`.
+// Access tokens may not change a profile (403).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/user/profile (the `UpdateProfile` operationId).
+func (c *ClientWithResponses) UpdateProfileWithResponse(ctx context.Context, params *UpdateProfileParams, body UpdateProfileJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProfileResponse, error) {
+	rsp, err := c.UpdateProfile(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateProfileResponse(rsp)
+}
+
+// UserWorkspacesWithResponse The workspaces the signed-in user belongs to
+//
+// An access token sees only its own workspace. OIDC client secrets are answered as
+// `********`; `license` is shown only for the current workspace, to callers allowed
+// `UpdateWorkspaceLicense` (FeatBit shows both to everyone).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/user/workspaces (the `UserWorkspaces` operationId).
+func (c *ClientWithResponses) UserWorkspacesWithResponse(ctx context.Context, params *UserWorkspacesParams, reqEditors ...RequestEditorFn) (*UserWorkspacesResponse, error) {
+	rsp, err := c.UserWorkspaces(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUserWorkspacesResponse(rsp)
 }
 
 // GetWorkspaceWithResponse The current workspace
@@ -26619,6 +30196,21 @@ func (c *ClientWithResponses) UpdateWorkspaceWithResponse(ctx context.Context, p
 	return ParseUpdateWorkspaceResponse(rsp)
 }
 
+// IsWorkspaceKeyUsedWithResponse Whether another workspace has a key, case-insensitively
+//
+// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/workspaces/is-key-used (the `IsWorkspaceKeyUsed` operationId).
+func (c *ClientWithResponses) IsWorkspaceKeyUsedWithResponse(ctx context.Context, params *IsWorkspaceKeyUsedParams, reqEditors ...RequestEditorFn) (*IsWorkspaceKeyUsedResponse, error) {
+	rsp, err := c.IsWorkspaceKeyUsed(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIsWorkspaceKeyUsedResponse(rsp)
+}
+
 // UpdateWorkspaceSSOWithBodyWithResponse Set the OpenID Connect single sign-on settings
 //
 // Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
@@ -26653,6 +30245,26 @@ func (c *ClientWithResponses) UpdateWorkspaceSSOWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseUpdateWorkspaceSSOResponse(rsp)
+}
+
+// ListResourcesV2WithResponse Organizations, projects and environments by organization-prefixed name, for segment scopes
+//
+// FeatBit's v2 list. `spaceLevel` `organization` lists the current organization's projects
+// and environments; `workspace` lists, across the workspace's organizations the caller
+// belongs to (an access token: its own), organizations too, with `pathName` starting
+// with the organization's name. Projects and environments appear when the caller may
+// access them there (or manages IAM). Without `name` each type starts with its "all"
+// entry (`organization/*`, `organization/*:project/*`, `organization/*:project/*:env/*`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v2/resources (the `ListResourcesV2` operationId).
+func (c *ClientWithResponses) ListResourcesV2WithResponse(ctx context.Context, params *ListResourcesV2Params, reqEditors ...RequestEditorFn) (*ListResourcesV2Response, error) {
+	rsp, err := c.ListResourcesV2(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListResourcesV2Response(rsp)
 }
 
 // ParseListAccessTokensResponse parses an HTTP response from a ListAccessTokensWithResponse call
@@ -26811,6 +30423,80 @@ func ParseCreateAccessTokenResponse(rsp *http.Response) (*CreateAccessTokenRespo
 	switch {
 	case rsp.StatusCode == 401:
 		var headers CreateAccessTokenResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseIsAccessTokenNameUsedResponse parses an HTTP response from a IsAccessTokenNameUsedWithResponse call
+func ParseIsAccessTokenNameUsedResponse(rsp *http.Response) (*IsAccessTokenNameUsedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IsAccessTokenNameUsedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BoolEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers IsAccessTokenNameUsedResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -30840,6 +34526,80 @@ func ParseCreateGroupResponse(rsp *http.Response) (*CreateGroupResponse, error) 
 	return response, nil
 }
 
+// ParseIsGroupNameUsedResponse parses an HTTP response from a IsGroupNameUsedWithResponse call
+func ParseIsGroupNameUsedResponse(rsp *http.Response) (*IsGroupNameUsedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IsGroupNameUsedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BoolEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers IsGroupNameUsedResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseDeleteGroupResponse parses an HTTP response from a DeleteGroupWithResponse call
 func ParseDeleteGroupResponse(rsp *http.Response) (*DeleteGroupResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -32596,6 +36356,87 @@ func ParseOpenAPIResponse(rsp *http.Response) (*OpenAPIResponse, error) {
 	return response, nil
 }
 
+// ParseDeleteOrganizationResponse parses an HTTP response from a DeleteOrganizationWithResponse call
+func ParseDeleteOrganizationResponse(rsp *http.Response) (*DeleteOrganizationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteOrganizationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Done
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OrganizationRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers DeleteOrganizationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListOrganizationsResponse parses an HTTP response from a ListOrganizationsWithResponse call
 func ParseListOrganizationsResponse(rsp *http.Response) (*ListOrganizationsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -32657,6 +36498,94 @@ func ParseListOrganizationsResponse(rsp *http.Response) (*ListOrganizationsRespo
 	switch {
 	case rsp.StatusCode == 401:
 		var headers ListOrganizationsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateOrganizationResponse parses an HTTP response from a CreateOrganizationWithResponse call
+func ParseCreateOrganizationResponse(rsp *http.Response) (*CreateOrganizationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateOrganizationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrganizationEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers CreateOrganizationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32738,6 +36667,249 @@ func ParseUpdateOrganizationResponse(rsp *http.Response) (*UpdateOrganizationRes
 	switch {
 	case rsp.StatusCode == 401:
 		var headers UpdateOrganizationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseIsOrganizationKeyUsedResponse parses an HTTP response from a IsOrganizationKeyUsedWithResponse call
+func ParseIsOrganizationKeyUsedResponse(rsp *http.Response) (*IsOrganizationKeyUsedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IsOrganizationKeyUsedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BoolEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers IsOrganizationKeyUsedResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseOnboardOrganizationResponse parses an HTTP response from a OnboardOrganizationWithResponse call
+func ParseOnboardOrganizationResponse(rsp *http.Response) (*OnboardOrganizationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &OnboardOrganizationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Done
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers OnboardOrganizationResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetOrganizationResponse parses an HTTP response from a GetOrganizationWithResponse call
+func ParseGetOrganizationResponse(rsp *http.Response) (*GetOrganizationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetOrganizationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrganizationEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest WorkspaceRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers GetOrganizationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -33765,6 +37937,80 @@ func ParseCreateProjectResponse(rsp *http.Response) (*CreateProjectResponse, err
 	return response, nil
 }
 
+// ParseIsProjectKeyUsedResponse parses an HTTP response from a IsProjectKeyUsedWithResponse call
+func ParseIsProjectKeyUsedResponse(rsp *http.Response) (*IsProjectKeyUsedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IsProjectKeyUsedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BoolEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers IsProjectKeyUsedResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseDeleteProjectResponse parses an HTTP response from a DeleteProjectWithResponse call
 func ParseDeleteProjectResponse(rsp *http.Response) (*DeleteProjectResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -34110,6 +38356,87 @@ func ParseCreateEnvironmentResponse(rsp *http.Response) (*CreateEnvironmentRespo
 	return response, nil
 }
 
+// ParseIsEnvironmentKeyUsedResponse parses an HTTP response from a IsEnvironmentKeyUsedWithResponse call
+func ParseIsEnvironmentKeyUsedResponse(rsp *http.Response) (*IsEnvironmentKeyUsedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IsEnvironmentKeyUsedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BoolEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers IsEnvironmentKeyUsedResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseDeleteEnvironmentResponse parses an HTTP response from a DeleteEnvironmentWithResponse call
 func ParseDeleteEnvironmentResponse(rsp *http.Response) (*DeleteEnvironmentResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -34367,6 +38694,80 @@ func ParseUpdateEnvironmentResponse(rsp *http.Response) (*UpdateEnvironmentRespo
 	return response, nil
 }
 
+// ParseListResourcesResponse parses an HTTP response from a ListResourcesWithResponse call
+func ParseListResourcesResponse(rsp *http.Response) (*ListResourcesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListResourcesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ResourceListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListResourcesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseUserStatementsResponse parses an HTTP response from a UserStatementsWithResponse call
 func ParseUserStatementsResponse(rsp *http.Response) (*UserStatementsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -34495,6 +38896,161 @@ func ParseProfileResponse(rsp *http.Response) (*ProfileResponse, error) {
 	switch {
 	case rsp.StatusCode == 401:
 		var headers ProfileResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateProfileResponse parses an HTTP response from a UpdateProfileWithResponse call
+func ParseUpdateProfileResponse(rsp *http.Response) (*UpdateProfileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateProfileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ProfileEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UpdateProfileResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUserWorkspacesResponse parses an HTTP response from a UserWorkspacesWithResponse call
+func ParseUserWorkspacesResponse(rsp *http.Response) (*UserWorkspacesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UserWorkspacesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WorkspaceListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers UserWorkspacesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -34670,6 +39226,80 @@ func ParseUpdateWorkspaceResponse(rsp *http.Response) (*UpdateWorkspaceResponse,
 	return response, nil
 }
 
+// ParseIsWorkspaceKeyUsedResponse parses an HTTP response from a IsWorkspaceKeyUsedWithResponse call
+func ParseIsWorkspaceKeyUsedResponse(rsp *http.Response) (*IsWorkspaceKeyUsedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &IsWorkspaceKeyUsedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BoolEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers IsWorkspaceKeyUsedResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseUpdateWorkspaceSSOResponse parses an HTTP response from a UpdateWorkspaceSSOWithResponse call
 func ParseUpdateWorkspaceSSOResponse(rsp *http.Response) (*UpdateWorkspaceSSOResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -34738,6 +39368,80 @@ func ParseUpdateWorkspaceSSOResponse(rsp *http.Response) (*UpdateWorkspaceSSORes
 	switch {
 	case rsp.StatusCode == 401:
 		var headers UpdateWorkspaceSSOResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListResourcesV2Response parses an HTTP response from a ListResourcesV2WithResponse call
+func ParseListResourcesV2Response(rsp *http.Response) (*ListResourcesV2Response, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListResourcesV2Response{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ResourceV2ListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListResourcesV2Response401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

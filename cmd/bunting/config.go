@@ -31,6 +31,9 @@ type config struct {
 	TrustProxy    bool
 	LogLevel      slog.Level
 	PasswordCost  int
+	// CORSOrigins are the exact browser origins (scheme://host[:port]) that
+	// may call the management API from another site, with credentials.
+	CORSOrigins []string
 
 	// tracer, when set, sees every statement the server sends to the
 	// database; only the benchmark's server sets it, to count queries.
@@ -118,8 +121,32 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		bad("LOG_LEVEL", "%q is not debug, info, warn or error", level)
 	}
+	if origins := env("CORS_ORIGINS", ""); origins != "" {
+		for _, o := range strings.Split(origins, ",") {
+			o = strings.TrimSpace(o)
+			if o == "" {
+				continue
+			}
+			if !isOrigin(o) {
+				bad("CORS_ORIGINS", "%q is not an exact origin such as https://app.example.com (no path, no wildcard)", o)
+				continue
+			}
+			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
+		}
+	}
 	if len(problems) > 0 {
 		return config{}, fmt.Errorf("invalid configuration:\n%w", errors.Join(problems...))
 	}
 	return cfg, nil
+}
+
+// isOrigin reports whether s is a browser origin exactly as browsers send it:
+// http or https, a host, an optional port, and nothing else. A wildcard is
+// refused: credentials must never be shared with any site.
+func isOrigin(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Contains(s, "*") {
+		return false
+	}
+	return u.Scheme+"://"+u.Host == s && u.User == nil
 }

@@ -138,7 +138,7 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 
 	srv := &http.Server{
 		Addr:              cfg.Addr,
-		Handler:           web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy}, st, log),
+		Handler:           web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy, CORSOrigins: cfg.CORSOrigins}, st, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

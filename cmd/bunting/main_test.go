@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,11 +29,12 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 		"BUNTING_ADMIN_PASSWORD": "1234",
 		"BUNTING_SHUTDOWN_GRACE": "soon",
 		"BUNTING_LOG_LEVEL":      "loud",
+		"BUNTING_CORS_ORIGINS":   "*",
 	}))
 	if err == nil {
 		t.Fatal("invalid configuration accepted")
 	}
-	for _, name := range []string{"ADDR", "BASE_URL", "SECRET_KEY", "ADMIN_EMAIL", "ADMIN_PASSWORD", "SHUTDOWN_GRACE", "LOG_LEVEL"} {
+	for _, name := range []string{"ADDR", "BASE_URL", "SECRET_KEY", "ADMIN_EMAIL", "ADMIN_PASSWORD", "SHUTDOWN_GRACE", "LOG_LEVEL", "CORS_ORIGINS"} {
 		if !strings.Contains(err.Error(), "BUNTING_"+name) {
 			t.Errorf("error does not mention BUNTING_%s:\n%v", name, err)
 		}
@@ -71,6 +73,26 @@ func TestDefaultDataDir(t *testing.T) {
 		}
 		if cfg.DataDir != want {
 			t.Errorf("with %v the data directory is %q, want %q", c.env, cfg.DataDir, want)
+		}
+	}
+}
+
+// TestConfigCORSOrigins accepts only exact origins: a wildcard, a path or a
+// bare host would share credentials more widely than meant.
+func TestConfigCORSOrigins(t *testing.T) {
+	cfg, err := loadConfig(env(map[string]string{"BUNTING_CORS_ORIGINS": " https://app.example.com, http://localhost:4200 ,"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"https://app.example.com", "http://localhost:4200"}; !slices.Equal(cfg.CORSOrigins, want) {
+		t.Fatalf("origins %q, want %q", cfg.CORSOrigins, want)
+	}
+	if cfg, _ := loadConfig(env(nil)); cfg.CORSOrigins != nil {
+		t.Fatalf("default origins %q, want none", cfg.CORSOrigins)
+	}
+	for _, bad := range []string{"*", "https://*.example.com", "https://app.example.com/", "https://app.example.com/path", "app.example.com", "ftp://app.example.com", "https://user@app.example.com"} {
+		if _, err := loadConfig(env(map[string]string{"BUNTING_CORS_ORIGINS": "https://ok.example.com," + bad})); err == nil || !strings.Contains(err.Error(), "BUNTING_CORS_ORIGINS") {
+			t.Errorf("origin %q: got %v, want it refused", bad, err)
 		}
 	}
 }

@@ -152,6 +152,7 @@ type Organization struct {
 	DefaultGroupIds  []uuid.UUID
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	FlagSortedBy     string
 }
 
 type OrganizationUser struct {
@@ -226,6 +227,7 @@ type User struct {
 	SessionEpoch    int32
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
+	Origin          string
 }
 
 type UserContext struct {

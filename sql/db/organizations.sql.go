@@ -35,7 +35,7 @@ func (q *Queries) AddOrganizationUser(ctx context.Context, arg AddOrganizationUs
 const CreateOrganization = `-- name: CreateOrganization :one
 INSERT INTO organizations (workspace_id, name, key, default_policy_ids, default_group_ids)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at
+RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by
 `
 
 type CreateOrganizationParams struct {
@@ -66,12 +66,28 @@ func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganization
 		&i.DefaultGroupIds,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.FlagSortedBy,
 	)
 	return i, err
 }
 
+const DeleteOrganization = `-- name: DeleteOrganization :execrows
+DELETE FROM organizations WHERE id = $1
+`
+
+// DeleteOrganization removes an organization; its projects, environments,
+// flags, segments, policies, groups, memberships and tokens go with it
+// (ON DELETE CASCADE).
+func (q *Queries) DeleteOrganization(ctx context.Context, id uuid.UUID) (int64, error) {
+	result, err := q.db.Exec(ctx, DeleteOrganization, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const GetOrganization = `-- name: GetOrganization :one
-SELECT id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at FROM organizations WHERE id = $1
+SELECT id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by FROM organizations WHERE id = $1
 `
 
 // GetOrganization returns an organization by id.
@@ -88,8 +104,27 @@ func (q *Queries) GetOrganization(ctx context.Context, id uuid.UUID) (Organizati
 		&i.DefaultGroupIds,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.FlagSortedBy,
 	)
 	return i, err
+}
+
+const IsOrganizationKeyUsed = `-- name: IsOrganizationKeyUsed :one
+SELECT EXISTS (SELECT 1 FROM organizations WHERE workspace_id = $1 AND lower(key) = lower($2::text))
+`
+
+type IsOrganizationKeyUsedParams struct {
+	WorkspaceID uuid.UUID
+	Key         string
+}
+
+// IsOrganizationKeyUsed tells whether a key is taken in a workspace,
+// case-insensitively (organizations_key_unique).
+func (q *Queries) IsOrganizationKeyUsed(ctx context.Context, arg IsOrganizationKeyUsedParams) (bool, error) {
+	row := q.db.QueryRow(ctx, IsOrganizationKeyUsed, arg.WorkspaceID, arg.Key)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
 }
 
 const IsOrganizationUser = `-- name: IsOrganizationUser :one
@@ -110,7 +145,7 @@ func (q *Queries) IsOrganizationUser(ctx context.Context, arg IsOrganizationUser
 }
 
 const ListUserOrganizations = `-- name: ListUserOrganizations :many
-SELECT o.id, o.workspace_id, o.name, o.key, o.initialized, o.default_policy_ids, o.default_group_ids, o.created_at, o.updated_at FROM organizations o
+SELECT o.id, o.workspace_id, o.name, o.key, o.initialized, o.default_policy_ids, o.default_group_ids, o.created_at, o.updated_at, o.flag_sorted_by FROM organizations o
 JOIN organization_users ou ON ou.organization_id = o.id
 WHERE o.workspace_id = $1 AND ou.user_id = $2
 ORDER BY ou.created_at, o.id
@@ -141,6 +176,7 @@ func (q *Queries) ListUserOrganizations(ctx context.Context, arg ListUserOrganiz
 			&i.DefaultGroupIds,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.FlagSortedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -162,6 +198,51 @@ SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE
 func (q *Queries) LockOrganization(ctx context.Context, id uuid.UUID) error {
 	_, err := q.db.Exec(ctx, LockOrganization, id)
 	return err
+}
+
+const LockWorkspaceOrganizations = `-- name: LockWorkspaceOrganizations :one
+SELECT count(*) FROM organizations
+WHERE workspace_id = (SELECT w.id FROM workspaces w WHERE w.id = $1 FOR NO KEY UPDATE)
+`
+
+// LockWorkspaceOrganizations locks a workspace's row, serializing the
+// deletions of its organizations, and counts them: the last one must stay.
+func (q *Queries) LockWorkspaceOrganizations(ctx context.Context, workspaceID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, LockWorkspaceOrganizations, workspaceID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const OnboardOrganization = `-- name: OnboardOrganization :one
+UPDATE organizations SET name = $1, key = $2, initialized = true, updated_at = now()
+WHERE id = $3
+RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by
+`
+
+type OnboardOrganizationParams struct {
+	Name string
+	Key  string
+	ID   uuid.UUID
+}
+
+// OnboardOrganization names an organization and marks it initialized.
+func (q *Queries) OnboardOrganization(ctx context.Context, arg OnboardOrganizationParams) (Organization, error) {
+	row := q.db.QueryRow(ctx, OnboardOrganization, arg.Name, arg.Key, arg.ID)
+	var i Organization
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.Name,
+		&i.Key,
+		&i.Initialized,
+		&i.DefaultPolicyIds,
+		&i.DefaultGroupIds,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.FlagSortedBy,
+	)
+	return i, err
 }
 
 const RemoveDefaultGroup = `-- name: RemoveDefaultGroup :exec
@@ -196,26 +277,70 @@ func (q *Queries) RemoveDefaultPolicy(ctx context.Context, arg RemoveDefaultPoli
 	return err
 }
 
+const StartOrganization = `-- name: StartOrganization :one
+INSERT INTO organizations (workspace_id, name, key, initialized, default_policy_ids, default_group_ids)
+VALUES ($1, $2, $3, false, $4, $5)
+RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by
+`
+
+type StartOrganizationParams struct {
+	WorkspaceID      uuid.UUID
+	Name             string
+	Key              string
+	DefaultPolicyIds []uuid.UUID
+	DefaultGroupIds  []uuid.UUID
+}
+
+// StartOrganization inserts an organization that still awaits onboarding
+// (initialized false), as FeatBit's clients expect of a new one.
+func (q *Queries) StartOrganization(ctx context.Context, arg StartOrganizationParams) (Organization, error) {
+	row := q.db.QueryRow(ctx, StartOrganization,
+		arg.WorkspaceID,
+		arg.Name,
+		arg.Key,
+		arg.DefaultPolicyIds,
+		arg.DefaultGroupIds,
+	)
+	var i Organization
+	err := row.Scan(
+		&i.ID,
+		&i.WorkspaceID,
+		&i.Name,
+		&i.Key,
+		&i.Initialized,
+		&i.DefaultPolicyIds,
+		&i.DefaultGroupIds,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.FlagSortedBy,
+	)
+	return i, err
+}
+
 const UpdateOrganization = `-- name: UpdateOrganization :one
 UPDATE organizations
-SET name = $1, default_policy_ids = $2, default_group_ids = $3, updated_at = now()
-WHERE id = $4
-RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at
+SET name = $1, default_policy_ids = $2, default_group_ids = $3,
+    flag_sorted_by = $4, updated_at = now()
+WHERE id = $5
+RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by
 `
 
 type UpdateOrganizationParams struct {
 	Name             string
 	DefaultPolicyIds []uuid.UUID
 	DefaultGroupIds  []uuid.UUID
+	FlagSortedBy     string
 	ID               uuid.UUID
 }
 
-// UpdateOrganization sets the name and the default permissions of new members.
+// UpdateOrganization sets the name, the default permissions of new members
+// and the default flag order.
 func (q *Queries) UpdateOrganization(ctx context.Context, arg UpdateOrganizationParams) (Organization, error) {
 	row := q.db.QueryRow(ctx, UpdateOrganization,
 		arg.Name,
 		arg.DefaultPolicyIds,
 		arg.DefaultGroupIds,
+		arg.FlagSortedBy,
 		arg.ID,
 	)
 	var i Organization
@@ -229,6 +354,7 @@ func (q *Queries) UpdateOrganization(ctx context.Context, arg UpdateOrganization
 		&i.DefaultGroupIds,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.FlagSortedBy,
 	)
 	return i, err
 }

@@ -71,7 +71,7 @@ func (q *Queries) DeleteExpiredSSOLoginStates(ctx context.Context) error {
 }
 
 const GetDefaultOrganization = `-- name: GetDefaultOrganization :one
-SELECT id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at FROM organizations WHERE workspace_id = $1 ORDER BY created_at, id LIMIT 1
+SELECT id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by FROM organizations WHERE workspace_id = $1 ORDER BY created_at, id LIMIT 1
 `
 
 // GetDefaultOrganization returns a workspace's oldest organization, which
@@ -89,6 +89,7 @@ func (q *Queries) GetDefaultOrganization(ctx context.Context, workspaceID uuid.U
 		&i.DefaultGroupIds,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.FlagSortedBy,
 	)
 	return i, err
 }

@@ -12,9 +12,9 @@ import (
 )
 
 const CreateUser = `-- name: CreateUser :one
-INSERT INTO users (email, name, password_hash, initial_password)
-VALUES ($1, $2, $3, $4)
-RETURNING id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at
+INSERT INTO users (email, name, password_hash, initial_password, origin)
+VALUES ($1, $2, $3, $4, CASE WHEN $3::text IS NULL THEN 'Sso' ELSE 'Local' END)
+RETURNING id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at, origin
 `
 
 type CreateUserParams struct {
@@ -24,7 +24,8 @@ type CreateUserParams struct {
 	InitialPassword *string
 }
 
-// CreateUser inserts a user; password_hash is NULL for SSO-only users.
+// CreateUser inserts a user; password_hash is NULL for SSO-only users, whose
+// origin is therefore Sso.
 func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, error) {
 	row := q.db.QueryRow(ctx, CreateUser,
 		arg.Email,
@@ -42,12 +43,13 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, e
 		&i.SessionEpoch,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Origin,
 	)
 	return i, err
 }
 
 const GetUser = `-- name: GetUser :one
-SELECT id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at FROM users WHERE id = $1
+SELECT id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at, origin FROM users WHERE id = $1
 `
 
 // GetUser returns a user by id.
@@ -63,12 +65,13 @@ func (q *Queries) GetUser(ctx context.Context, id uuid.UUID) (User, error) {
 		&i.SessionEpoch,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Origin,
 	)
 	return i, err
 }
 
 const GetUserByEmail = `-- name: GetUserByEmail :one
-SELECT id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at FROM users WHERE lower(email) = lower($1::text)
+SELECT id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at, origin FROM users WHERE lower(email) = lower($1::text)
 `
 
 // GetUserByEmail matches an email case-insensitively (users_email_unique).
@@ -84,6 +87,7 @@ func (q *Queries) GetUserByEmail(ctx context.Context, email string) (User, error
 		&i.SessionEpoch,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Origin,
 	)
 	return i, err
 }
@@ -92,7 +96,7 @@ const UpdateUserPassword = `-- name: UpdateUserPassword :one
 UPDATE users
 SET password_hash = $2, initial_password = NULL, session_epoch = session_epoch + 1, updated_at = now()
 WHERE id = $1
-RETURNING id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at
+RETURNING id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at, origin
 `
 
 type UpdateUserPasswordParams struct {
@@ -114,6 +118,35 @@ func (q *Queries) UpdateUserPassword(ctx context.Context, arg UpdateUserPassword
 		&i.SessionEpoch,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Origin,
+	)
+	return i, err
+}
+
+const UpdateUserProfile = `-- name: UpdateUserProfile :one
+UPDATE users SET name = $1, email = $2, updated_at = now() WHERE id = $3 RETURNING id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at, origin
+`
+
+type UpdateUserProfileParams struct {
+	Name  string
+	Email string
+	ID    uuid.UUID
+}
+
+// UpdateUserProfile sets a user's own name and email.
+func (q *Queries) UpdateUserProfile(ctx context.Context, arg UpdateUserProfileParams) (User, error) {
+	row := q.db.QueryRow(ctx, UpdateUserProfile, arg.Name, arg.Email, arg.ID)
+	var i User
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Name,
+		&i.PasswordHash,
+		&i.InitialPassword,
+		&i.SessionEpoch,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.Origin,
 	)
 	return i, err
 }

@@ -32,9 +32,11 @@ SELECT EXISTS (SELECT 1 FROM organization_users WHERE organization_id = $1 AND u
 SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE;
 
 -- name: UpdateOrganization :one
--- UpdateOrganization sets the name and the default permissions of new members.
+-- UpdateOrganization sets the name, the default permissions of new members
+-- and the default flag order.
 UPDATE organizations
-SET name = @name, default_policy_ids = @default_policy_ids, default_group_ids = @default_group_ids, updated_at = now()
+SET name = @name, default_policy_ids = @default_policy_ids, default_group_ids = @default_group_ids,
+    flag_sorted_by = @flag_sorted_by, updated_at = now()
 WHERE id = @id
 RETURNING *;
 
@@ -47,3 +49,33 @@ WHERE id = @id AND @policy_id::uuid = ANY(default_policy_ids);
 -- RemoveDefaultGroup drops a deleted group from the default permissions.
 UPDATE organizations SET default_group_ids = array_remove(default_group_ids, @group_id::uuid)
 WHERE id = @id AND @group_id::uuid = ANY(default_group_ids);
+
+-- name: StartOrganization :one
+-- StartOrganization inserts an organization that still awaits onboarding
+-- (initialized false), as FeatBit's clients expect of a new one.
+INSERT INTO organizations (workspace_id, name, key, initialized, default_policy_ids, default_group_ids)
+VALUES (@workspace_id, @name, @key, false, @default_policy_ids, @default_group_ids)
+RETURNING *;
+
+-- name: OnboardOrganization :one
+-- OnboardOrganization names an organization and marks it initialized.
+UPDATE organizations SET name = @name, key = @key, initialized = true, updated_at = now()
+WHERE id = @id
+RETURNING *;
+
+-- name: LockWorkspaceOrganizations :one
+-- LockWorkspaceOrganizations locks a workspace's row, serializing the
+-- deletions of its organizations, and counts them: the last one must stay.
+SELECT count(*) FROM organizations
+WHERE workspace_id = (SELECT w.id FROM workspaces w WHERE w.id = @workspace_id FOR NO KEY UPDATE);
+
+-- name: DeleteOrganization :execrows
+-- DeleteOrganization removes an organization; its projects, environments,
+-- flags, segments, policies, groups, memberships and tokens go with it
+-- (ON DELETE CASCADE).
+DELETE FROM organizations WHERE id = $1;
+
+-- name: IsOrganizationKeyUsed :one
+-- IsOrganizationKeyUsed tells whether a key is taken in a workspace,
+-- case-insensitively (organizations_key_unique).
+SELECT EXISTS (SELECT 1 FROM organizations WHERE workspace_id = @workspace_id AND lower(key) = lower(@key::text));

@@ -1,7 +1,8 @@
 -- name: CreateUser :one
--- CreateUser inserts a user; password_hash is NULL for SSO-only users.
-INSERT INTO users (email, name, password_hash, initial_password)
-VALUES ($1, $2, $3, $4)
+-- CreateUser inserts a user; password_hash is NULL for SSO-only users, whose
+-- origin is therefore Sso.
+INSERT INTO users (email, name, password_hash, initial_password, origin)
+VALUES ($1, $2, $3, $4, CASE WHEN $3::text IS NULL THEN 'Sso' ELSE 'Local' END)
 RETURNING *;
 
 -- name: GetUser :one
@@ -19,3 +20,7 @@ UPDATE users
 SET password_hash = $2, initial_password = NULL, session_epoch = session_epoch + 1, updated_at = now()
 WHERE id = $1
 RETURNING *;
+
+-- name: UpdateUserProfile :one
+-- UpdateUserProfile sets a user's own name and email.
+UPDATE users SET name = @name, email = @email, updated_at = now() WHERE id = @id RETURNING *;

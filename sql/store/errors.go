@@ -52,6 +52,8 @@ var (
 	ErrEmailPasswordMismatch = &RuleError{"EmailPasswordMismatch"}
 	ErrSysManagedPolicy      = &RuleError{"CannotModifySysManagedPolicy"}
 	ErrLastOwner             = &RuleError{"CannotRemoveLastOwner"}
+	ErrEmailUsed             = &RuleError{"EmailHasBeenUsed"}
+	ErrLastOrganization      = &RuleError{"CannotDeleteLastOrganization"}
 )
 
 // Invalid returns a ValidationError for the given codes.

@@ -9,17 +9,20 @@ import (
 )
 
 // OrganizationInput renames the current organization and, when
-// DefaultPermissions is given, sets what members added without explicit
-// policies or groups get.
+// DefaultPermissions or Settings is given, sets what members added without
+// explicit policies or groups get, or the default order of flag lists
+// (FeatBit's UpdateOrganization body).
 type OrganizationInput struct {
-	Name               string              `json:"name" form:"name"`
-	DefaultPermissions *DefaultPermissions `json:"defaultPermissions"`
+	Name               string                `json:"name" form:"name"`
+	DefaultPermissions *DefaultPermissions   `json:"defaultPermissions"`
+	Settings           *OrganizationSettings `json:"settings"`
 }
 
 // UpdateOrganization changes the current organization's name (action
-// UpdateOrgName) and default permissions (UpdateOrgDefaultUserPermissions);
-// each action is checked only when its part changes. Default policies must be
-// the organization's or built-in ones, default groups the organization's.
+// UpdateOrgName), default permissions (UpdateOrgDefaultUserPermissions) and
+// flag order (UpdateOrgSortFlagsBy); each action is checked only when its
+// part changes, as FeatBit does. Default policies must be the organization's
+// or built-in ones, default groups the organization's.
 func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in OrganizationInput) (Organization, error) {
 	orgID, err := a.org()
 	if err != nil {
@@ -32,6 +35,11 @@ func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in Organizatio
 	before := organization(row)
 	var v validator
 	v.required("name", in.Name, maxNameLen)
+	settings := before.Settings
+	if in.Settings != nil {
+		settings = *in.Settings
+		v.oneOf("flagSortedBy", settings.FlagSortedBy, FlagsByCreatedAt, FlagsByKey)
+	}
 	if err := v.err(); err != nil {
 		return Organization{}, err
 	}
@@ -43,13 +51,16 @@ func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in Organizatio
 	renames := name != before.Name
 	redefines := !slices.Equal(defaults.PolicyIDs, before.DefaultPermissions.PolicyIDs) ||
 		!slices.Equal(defaults.GroupIDs, before.DefaultPermissions.GroupIDs)
+	resorts := settings != before.Settings
 	rn := OrganizationRN(before.Key)
 	switch {
-	case renames && !a.Can(UpdateOrgName, rn), redefines && !a.Can(UpdateOrgDefaultUserPermissions, rn):
+	case renames && !a.Can(UpdateOrgName, rn), redefines && !a.Can(UpdateOrgDefaultUserPermissions, rn),
+		resorts && !a.Can(UpdateOrgSortFlagsBy, rn):
 		return Organization{}, ErrForbidden
-	case !renames && !redefines && !a.Can(UpdateOrgName, rn) && !a.Can(UpdateOrgDefaultUserPermissions, rn):
+	case !renames && !redefines && !resorts && !a.Can(UpdateOrgName, rn) &&
+		!a.Can(UpdateOrgDefaultUserPermissions, rn) && !a.Can(UpdateOrgSortFlagsBy, rn):
 		return Organization{}, ErrForbidden
-	case !renames && !redefines:
+	case !renames && !redefines && !resorts:
 		return before, nil
 	}
 	var out Organization
@@ -64,7 +75,7 @@ func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in Organizatio
 			}
 		}
 		row, err := q.UpdateOrganization(ctx, db.UpdateOrganizationParams{ID: orgID, Name: name,
-			DefaultPolicyIds: defaults.PolicyIDs, DefaultGroupIds: defaults.GroupIDs})
+			DefaultPolicyIds: defaults.PolicyIDs, DefaultGroupIds: defaults.GroupIDs, FlagSortedBy: settings.FlagSortedBy})
 		if err != nil {
 			return err
 		}

@@ -37,6 +37,11 @@ const (
 
 	UpdateOrgName                   = "UpdateOrgName"
 	UpdateOrgDefaultUserPermissions = "UpdateOrgDefaultUserPermissions"
+	UpdateOrgSortFlagsBy            = "UpdateOrgSortFlagsBy"
+	CreateOrg                       = "CreateOrg"
+	// DeleteOrg is Bunting's: FeatBit lets any member delete the current
+	// organization; here only a policy naming this action (Owner's "*") may.
+	DeleteOrg = "DeleteOrg"
 
 	CanManageIAM = "CanManageIAM"
 
@@ -92,7 +97,7 @@ type ActionGroup struct {
 // Catalogue is every action the server checks, by resource type.
 var Catalogue = []ActionGroup{
 	{TypeWorkspace, []string{UpdateWorkspaceGeneralSettings, UpdateWorkspaceLicense, UpdateWorkspaceSSOSettings}},
-	{TypeOrganization, []string{UpdateOrgName, UpdateOrgDefaultUserPermissions}},
+	{TypeOrganization, []string{UpdateOrgName, UpdateOrgDefaultUserPermissions, UpdateOrgSortFlagsBy, CreateOrg, DeleteOrg}},
 	{TypeIAM, []string{CanManageIAM}},
 	{TypeAccessToken, []string{ListAccessTokens, ManagePersonalAccessTokens, ManageServiceAccessTokens}},
 	{TypeProject, []string{CanAccessProject, CreateProject, DeleteProject, UpdateProjectSettings, CreateEnv}},
@@ -139,7 +144,7 @@ var builtinPolicies = []builtinPolicy{
 		allow("owner-all", TypeAll, "*", "*"),
 	}},
 	{AdministratorPolicyID, "Administrator", "administrator", "Manages the organization, its members, projects and flags.", []Statement{
-		allow("admin-organization", TypeOrganization, "organization/*", UpdateOrgName, UpdateOrgDefaultUserPermissions),
+		allow("admin-organization", TypeOrganization, "organization/*", UpdateOrgSortFlagsBy, UpdateOrgName, UpdateOrgDefaultUserPermissions, CreateOrg),
 		allow("admin-iam", TypeIAM, "iam/*", CanManageIAM),
 		allow("admin-access-token", TypeAccessToken, "access-token/*", ListAccessTokens, ManagePersonalAccessTokens, ManageServiceAccessTokens),
 		allow("admin-project", TypeProject, "project/*", CanAccessProject, CreateProject, DeleteProject, UpdateProjectSettings, CreateEnv),
@@ -259,7 +264,7 @@ func glob(pattern, name string) bool {
 // WorkspaceRN names a workspace by key.
 func WorkspaceRN(key string) string { return "workspace/" + key }
 
-// OrganizationRN names an organization by key.
+// OrganizationRN names an organization by key; OrganizationRN("*") names any.
 func OrganizationRN(key string) string { return "organization/" + key }
 
 // ProjectRN names a project by key; ProjectRN("*") names any project.

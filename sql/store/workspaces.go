@@ -51,15 +51,29 @@ const (
 
 // Organization is an organization of a workspace.
 type Organization struct {
-	ID                 uuid.UUID          `json:"id"`
-	WorkspaceID        uuid.UUID          `json:"workspaceId"`
-	Name               string             `json:"name"`
-	Key                string             `json:"key"`
-	Initialized        bool               `json:"initialized"`
-	DefaultPermissions DefaultPermissions `json:"defaultPermissions"`
-	CreatedAt          time.Time          `json:"createdAt"`
-	UpdatedAt          time.Time          `json:"updatedAt"`
+	ID                 uuid.UUID            `json:"id"`
+	WorkspaceID        uuid.UUID            `json:"workspaceId"`
+	Name               string               `json:"name"`
+	Key                string               `json:"key"`
+	Initialized        bool                 `json:"initialized"`
+	DefaultPermissions DefaultPermissions   `json:"defaultPermissions"`
+	Settings           OrganizationSettings `json:"settings"`
+	CreatedAt          time.Time            `json:"createdAt"`
+	UpdatedAt          time.Time            `json:"updatedAt"`
 }
+
+// OrganizationSettings are an organization's preferences (FeatBit's
+// OrganizationSetting).
+type OrganizationSettings struct {
+	// FlagSortedBy is the default order of flag lists: FlagsByCreatedAt or FlagsByKey.
+	FlagSortedBy string `json:"flagSortedBy" form:"flagSortedBy"`
+}
+
+// Flag list orders an organization may prefer.
+const (
+	FlagsByCreatedAt = "created_at"
+	FlagsByKey       = "key"
+)
 
 // DefaultPermissions are what a member added without explicit policies or groups gets.
 type DefaultPermissions struct {
@@ -72,6 +86,8 @@ type Profile struct {
 	ID    uuid.UUID `json:"id"`
 	Email string    `json:"email"`
 	Name  string    `json:"name"`
+	// Origin is how the user joined: "Local" (email and password) or "Sso".
+	Origin string `json:"origin"`
 }
 
 // GetProfile returns the caller's user.
@@ -80,7 +96,7 @@ func (s *Store) GetProfile(ctx context.Context, a *Actor) (Profile, error) {
 	if err != nil {
 		return Profile{}, translate(err)
 	}
-	return Profile{ID: u.ID, Email: u.Email, Name: u.Name}, nil
+	return profile(u), nil
 }
 
 // ListOrganizations returns the caller's organizations in the current workspace.
@@ -110,6 +126,7 @@ func (s *Store) ListOrganizations(ctx context.Context, a *Actor) ([]Organization
 func organization(o db.Organization) Organization {
 	return Organization{ID: o.ID, WorkspaceID: o.WorkspaceID, Name: o.Name, Key: o.Key, Initialized: o.Initialized,
 		DefaultPermissions: DefaultPermissions{PolicyIDs: o.DefaultPolicyIds, GroupIDs: o.DefaultGroupIds},
+		Settings:           OrganizationSettings{FlagSortedBy: o.FlagSortedBy},
 		CreatedAt:          o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC()}
 }
 

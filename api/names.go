@@ -1,0 +1,41 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+)
+
+// The is-key-used and is-name-used checks, with FeatBit's query names.
+
+func (h *Handler) isWorkspaceKeyUsed(c echo.Context) error {
+	used, err := h.store.IsWorkspaceKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
+	return respond(c, used, err)
+}
+
+func (h *Handler) isOrganizationKeyUsed(c echo.Context) error {
+	used, err := h.store.IsOrganizationKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
+	return respond(c, used, err)
+}
+
+func (h *Handler) isProjectKeyUsed(c echo.Context) error {
+	used, err := h.store.IsProjectKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
+	return respond(c, used, err)
+}
+
+func (h *Handler) isEnvironmentKeyUsed(c echo.Context) error {
+	projectID, err := pathID(c, "projectId")
+	if err != nil {
+		return err
+	}
+	used, err := h.store.IsEnvironmentKeyUsed(c.Request().Context(), actor(c), projectID, query(c, "key"))
+	return respond(c, used, err)
+}
+
+func (h *Handler) isGroupNameUsed(c echo.Context) error {
+	used, err := h.store.IsGroupNameUsed(c.Request().Context(), actor(c), query(c, "name"))
+	return respond(c, used, err)
+}
+
+func (h *Handler) isAccessTokenNameUsed(c echo.Context) error {
+	used, err := h.store.IsAccessTokenNameUsed(c.Request().Context(), actor(c), query(c, "name"))
+	return respond(c, used, err)
+}

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// The is-key-used and is-name-used checks FeatBit's clients make while a key
+// or name is typed. Each needs the permission of the change it prepares, so
+// that nobody learns which keys another part of the workspace uses; a missing
+// key or name is refused rather than answered.
+
+// IsWorkspaceKeyUsed tells whether another workspace has the key (needs
+// UpdateWorkspaceGeneralSettings: only those who may change the key ask).
+func (s *Store) IsWorkspaceKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
+	wsID, err := a.workspace()
+	if err != nil {
+		return false, err
+	}
+	if err := requiredQuery("key", key); err != nil {
+		return false, err
+	}
+	ws, err := s.q.GetWorkspace(ctx, wsID)
+	if err != nil {
+		return false, translate(err)
+	}
+	if err := a.require(UpdateWorkspaceGeneralSettings, WorkspaceRN(ws.Key)); err != nil {
+		return false, err
+	}
+	used, err := s.q.IsWorkspaceKeyUsed(ctx, db.IsWorkspaceKeyUsedParams{ID: wsID, Key: key})
+	return used, translate(err)
+}
+
+// IsOrganizationKeyUsed tells whether an organization of the current
+// workspace has the key, the current one included (needs CreateOrg, or
+// UpdateOrgName for onboarding, which sets the current organization's key).
+func (s *Store) IsOrganizationKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
+	wsID, err := a.workspace()
+	if err != nil {
+		return false, err
+	}
+	if err := requiredQuery("key", key); err != nil {
+		return false, err
+	}
+	allowed := a.Can(CreateOrg, OrganizationRN("*"))
+	if !allowed && a.OrgID != uuid.Nil {
+		org, err := s.q.GetOrganization(ctx, a.OrgID)
+		if err != nil {
+			return false, translate(err)
+		}
+		allowed = a.Can(UpdateOrgName, OrganizationRN(org.Key))
+	}
+	if !allowed {
+		return false, ErrForbidden
+	}
+	used, err := s.q.IsOrganizationKeyUsed(ctx, db.IsOrganizationKeyUsedParams{WorkspaceID: wsID, Key: key})
+	return used, translate(err)
+}
+
+// IsProjectKeyUsed tells whether the organization has a project with the key
+// (needs CreateProject).
+func (s *Store) IsProjectKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return false, err
+	}
+	if err := requiredQuery("key", key); err != nil {
+		return false, err
+	}
+	if err := a.require(CreateProject, ProjectRN("*")); err != nil {
+		return false, err
+	}
+	used, err := s.q.IsProjectKeyUsed(ctx, db.IsProjectKeyUsedParams{OrganizationID: orgID, Key: key})
+	return used, translate(err)
+}
+
+// IsEnvironmentKeyUsed tells whether a project of the organization has an
+// environment with the key (needs CreateEnv in the project).
+func (s *Store) IsEnvironmentKeyUsed(ctx context.Context, a *Actor, projectID uuid.UUID, key string) (bool, error) {
+	p, err := s.project(ctx, a, projectID)
+	if err != nil {
+		return false, err
+	}
+	if err := requiredQuery("key", key); err != nil {
+		return false, err
+	}
+	if err := a.require(CreateEnv, EnvRN(p.Key, "*")); err != nil {
+		return false, err
+	}
+	used, err := s.q.IsEnvironmentKeyUsed(ctx, db.IsEnvironmentKeyUsedParams{ProjectID: projectID, Key: key})
+	return used, translate(err)
+}
+
+// IsGroupNameUsed tells whether the organization has a group with the name
+// (needs CanManageIAM).
+func (s *Store) IsGroupNameUsed(ctx context.Context, a *Actor, name string) (bool, error) {
+	var v validator
+	v.required("name", name, maxNameLen)
+	orgID, err := a.iamOrg(&v)
+	if err != nil {
+		return false, err
+	}
+	used, err := s.q.IsGroupNameUsed(ctx, db.IsGroupNameUsedParams{OrganizationID: orgID, Name: name})
+	return used, translate(err)
+}
+
+// IsAccessTokenNameUsed tells whether the organization has an access token
+// with the name (needs ManagePersonalAccessTokens or ManageServiceAccessTokens).
+func (s *Store) IsAccessTokenNameUsed(ctx context.Context, a *Actor, name string) (bool, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return false, err
+	}
+	if err := requiredQuery("name", name); err != nil {
+		return false, err
+	}
+	if !a.Can(ManagePersonalAccessTokens, AccessTokenRN) && !a.Can(ManageServiceAccessTokens, AccessTokenRN) {
+		return false, ErrForbidden
+	}
+	used, err := s.q.IsAccessTokenNameUsed(ctx, db.IsAccessTokenNameUsedParams{OrganizationID: orgID, Name: name})
+	return used, translate(err)
+}
+
+// requiredQuery refuses a missing or overlong key or name to look up.
+func requiredQuery(field, value string) error {
+	var v validator
+	v.required(field, value, maxNameLen)
+	return v.err()
+}

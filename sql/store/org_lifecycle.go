@@ -1,0 +1,227 @@
+package store
+
+import (
+	"context"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Several organizations per workspace (decisions.md §7): creating one,
+// onboarding it, reading one and deleting the current one.
+
+// NewOrganizationInput creates an organization (FeatBit's CreateOrganization body).
+type NewOrganizationInput struct {
+	Name string `json:"name" form:"name"`
+	Key  string `json:"key" form:"key"`
+}
+
+// GetOrganization returns an organization of the current workspace the
+// caller belongs to (an access token: only its own); any other id is unknown.
+func (s *Store) GetOrganization(ctx context.Context, a *Actor, id uuid.UUID) (Organization, error) {
+	wsID, err := a.workspace()
+	if err != nil {
+		return Organization{}, err
+	}
+	row, err := s.q.GetOrganization(ctx, id)
+	if err != nil {
+		return Organization{}, translate(err)
+	}
+	if row.WorkspaceID != wsID || a.IsToken() && id != a.OrgID {
+		return Organization{}, ErrNotFound
+	}
+	member, err := s.q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: id, UserID: a.UserID})
+	if err != nil {
+		return Organization{}, translate(err)
+	}
+	if !member {
+		return Organization{}, ErrNotFound
+	}
+	return organization(row), nil
+}
+
+// CreateOrganization adds an organization to the current workspace (action
+// CreateOrg on organization/*). The creator becomes its member with the
+// Owner policy; new members default to Developer. It starts uninitialized,
+// so FeatBit's clients take the creator through onboarding.
+func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganizationInput) (Organization, error) {
+	wsID, err := a.workspace()
+	if err != nil {
+		return Organization{}, err
+	}
+	var v validator
+	v.required("name", in.Name, maxNameLen)
+	v.key("key", in.Key)
+	if err := v.err(); err != nil {
+		return Organization{}, err
+	}
+	if err := a.require(CreateOrg, OrganizationRN("*")); err != nil {
+		return Organization{}, err
+	}
+	var out Organization
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.StartOrganization(ctx, db.StartOrganizationParams{WorkspaceID: wsID, Name: strings.TrimSpace(in.Name),
+			Key: in.Key, DefaultPolicyIds: []uuid.UUID{DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}})
+		if err != nil {
+			return err
+		}
+		out = organization(row)
+		if _, err := q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: row.ID, UserID: a.UserID}); err != nil {
+			return err
+		}
+		if err := q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: row.ID, UserID: a.UserID, PolicyID: OwnerPolicyID}); err != nil {
+			return err
+		}
+		// The entry belongs to the new organization's history.
+		in := *a
+		in.OrgID = row.ID
+		return s.audit(ctx, q, &in, change{refType: "Organization", refID: row.ID.String(), keyword: row.Key,
+			operation: OpCreate, current: out})
+	})
+	return out, err
+}
+
+// OnboardingInput names the current organization and creates its first
+// project (FeatBit's Onboarding body). Environments are names; each key is
+// the name in lower case, as FeatBit derives it.
+type OnboardingInput struct {
+	OrganizationName string   `json:"organizationName" form:"organizationName"`
+	OrganizationKey  string   `json:"organizationKey" form:"organizationKey"`
+	ProjectName      string   `json:"projectName" form:"projectName"`
+	ProjectKey       string   `json:"projectKey" form:"projectKey"`
+	Environments     []string `json:"environments" form:"environments"`
+}
+
+// maxOnboardingEnvironments bounds how many environments onboarding makes at once.
+const maxOnboardingEnvironments = 20
+
+// Onboard names and keys the current organization, marks it initialized and
+// creates a project with the given environments, each with its two secrets,
+// in one transaction. It needs UpdateOrgName on the organization and
+// CreateProject.
+func (s *Store) Onboard(ctx context.Context, a *Actor, in OnboardingInput) error {
+	orgID, err := a.org()
+	if err != nil {
+		return err
+	}
+	var v validator
+	v.required("organizationName", in.OrganizationName, maxNameLen)
+	v.key("organizationKey", in.OrganizationKey)
+	v.required("projectName", in.ProjectName, maxNameLen)
+	v.key("projectKey", in.ProjectKey)
+	envs := make([]EnvironmentInput, 0, len(in.Environments))
+	keys := map[string]bool{}
+	switch {
+	case len(in.Environments) == 0:
+		v.add("environments", "required")
+	case len(in.Environments) > maxOnboardingEnvironments:
+		v.add("environments", "invalid")
+	default:
+		for _, name := range in.Environments {
+			name = strings.TrimSpace(name)
+			key := strings.ToLower(name)
+			var ev validator
+			ev.required("name", name, maxNameLen)
+			ev.key("key", key)
+			if ev.err() != nil || keys[key] {
+				v.add("environments", "invalid")
+				break
+			}
+			keys[key] = true
+			envs = append(envs, EnvironmentInput{Name: name, Key: key})
+		}
+	}
+	if err := v.err(); err != nil {
+		return err
+	}
+	before, err := s.q.GetOrganization(ctx, orgID)
+	if err != nil {
+		return translate(err)
+	}
+	if err := a.require(UpdateOrgName, OrganizationRN(before.Key)); err != nil {
+		return err
+	}
+	if err := a.require(CreateProject, ProjectRN("*")); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.OnboardOrganization(ctx, db.OnboardOrganizationParams{ID: orgID,
+			Name: strings.TrimSpace(in.OrganizationName), Key: in.OrganizationKey})
+		if err != nil {
+			return err
+		}
+		if err := s.audit(ctx, q, a, change{refType: "Organization", refID: orgID.String(), keyword: row.Key,
+			operation: OpUpdate, previous: organization(before), current: organization(row)}); err != nil {
+			return err
+		}
+		prow, err := q.CreateProject(ctx, db.CreateProjectParams{OrganizationID: orgID, Name: strings.TrimSpace(in.ProjectName), Key: in.ProjectKey})
+		if err != nil {
+			return err
+		}
+		p := Project{ID: prow.ID, Name: prow.Name, Key: prow.Key}
+		for _, e := range envs {
+			env, err := createEnvironment(ctx, q, prow.ID, e)
+			if err != nil {
+				return err
+			}
+			p.Environments = append(p.Environments, env)
+		}
+		return s.audit(ctx, q, a, change{refType: "Project", refID: p.ID.String(), keyword: p.Key,
+			operation: OpCreate, current: projectSnapshot(p)})
+	})
+}
+
+// DeleteOrganization removes the current organization with everything in it:
+// projects, environments, flags, segments, policies, groups, memberships and
+// access tokens (action DeleteOrg). The last organization of a workspace
+// stays (CannotDeleteLastOrganization). The audit entry is the workspace's,
+// so it outlives the organization.
+func (s *Store) DeleteOrganization(ctx context.Context, a *Actor) error {
+	orgID, err := a.org()
+	if err != nil {
+		return err
+	}
+	before, err := s.q.GetOrganization(ctx, orgID)
+	if err != nil {
+		return translate(err)
+	}
+	if err := a.require(DeleteOrg, OrganizationRN(before.Key)); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		n, err := q.LockWorkspaceOrganizations(ctx, before.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		if n <= 1 {
+			return ErrLastOrganization
+		}
+		projects, err := q.ListProjects(ctx, orgID)
+		if err != nil {
+			return err
+		}
+		ids := make([]uuid.UUID, len(projects))
+		for i, p := range projects {
+			ids[i] = p.ID
+		}
+		envs, err := q.ListEnvironments(ctx, ids)
+		if err != nil {
+			return err
+		}
+		if n, err := q.DeleteOrganization(ctx, orgID); err != nil || n == 0 {
+			return orNotFound(err)
+		}
+		// SDK connections and caches of its environments must let go.
+		for _, e := range envs {
+			if err := notify(ctx, q, envEvent(orgID, e.ID)); err != nil {
+				return err
+			}
+		}
+		ws := *a
+		ws.OrgID = uuid.Nil
+		return s.audit(ctx, q, &ws, change{refType: "Organization", refID: orgID.String(), keyword: before.Key,
+			operation: OpRemove, previous: organization(before)})
+	})
+}
