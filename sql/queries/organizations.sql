@@ -47,3 +47,8 @@ WHERE id = @id AND @policy_id::uuid = ANY(default_policy_ids);
 -- RemoveDefaultGroup drops a deleted group from the default permissions.
 UPDATE organizations SET default_group_ids = array_remove(default_group_ids, @group_id::uuid)
 WHERE id = @id AND @group_id::uuid = ANY(default_group_ids);
+
+-- name: ListWorkspaceOrganizationIDs :many
+-- ListWorkspaceOrganizationIDs returns every organization of a workspace, for
+-- the workspace settings that need a permission in each.
+SELECT id FROM organizations WHERE workspace_id = $1 ORDER BY id;

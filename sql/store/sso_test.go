@@ -16,7 +16,7 @@ func TestSSOStates(t *testing.T) {
 	if _, err := s.UpdateWorkspaceSSO(ctx, a, settings); err != nil {
 		t.Fatal(err)
 	}
-	login, err := s.BeginSSO(ctx, SSOStartInput{Next: "/projects"}, "browser-one")
+	login, err := s.BeginSSO(ctx, SSOStartInput{Next: "/projects"}, "browser-one", "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestSSOStates(t *testing.T) {
 		t.Errorf("second use: got %v, want ErrSSOState", err)
 	}
 
-	late, err := s.BeginSSO(ctx, SSOStartInput{}, "browser-one")
+	late, err := s.BeginSSO(ctx, SSOStartInput{}, "browser-one", "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestSSOStates(t *testing.T) {
 	if _, err := s.FinishSSO(ctx, late.State, "browser-one"); !errors.Is(err, ErrSSOStateExpired) {
 		t.Errorf("expired: got %v, want ErrSSOStateExpired", err)
 	}
-	if _, err := s.BeginSSO(ctx, SSOStartInput{Workspace: "nope"}, "b"); err == nil || err.Error() != "invalid input: workspace_is_invalid" {
+	if _, err := s.BeginSSO(ctx, SSOStartInput{Workspace: "nope"}, "b", "192.0.2.1"); err == nil || err.Error() != "invalid input: workspace_is_invalid" {
 		t.Errorf("unknown workspace: got %v", err)
 	}
 }
