@@ -31,8 +31,8 @@ const SSOStateTTL = 10 * time.Minute
 // workspace holds at most maxPendingSSO unexpired attempts (expired ones are
 // deleted as new ones begin).
 const (
-	SSOStartBurst = 20
-	ssoStartEvery = 3 * time.Second
+	SSOStartBurst = 30
+	ssoStartEvery = 2 * time.Second
 	maxPendingSSO = 1000
 )
 
