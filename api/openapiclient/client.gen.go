@@ -4353,7 +4353,9 @@ type ClientInterface interface {
 
 	// UpdateWorkspaceWithBody Rename the workspace or change its key
 	//
-	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+	// workspace (the settings act on all of them); an access token only when its organization is
+	// the workspace's only one.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4362,7 +4364,9 @@ type ClientInterface interface {
 
 	// UpdateWorkspace Rename the workspace or change its key
 	//
-	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+	// workspace (the settings act on all of them); an access token only when its organization is
+	// the workspace's only one.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4371,7 +4375,11 @@ type ClientInterface interface {
 
 	// UpdateWorkspaceSSOWithBody Set the OpenID Connect single sign-on settings
 	//
-	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+	// workspace (single sign-on signs people in to all of them); an access token only when its
+	// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+	// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+	// is set). The client secret is stored
 	// encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 	// `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 	// defaults to `email`.
@@ -4383,7 +4391,11 @@ type ClientInterface interface {
 
 	// UpdateWorkspaceSSO Set the OpenID Connect single sign-on settings
 	//
-	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+	// workspace (single sign-on signs people in to all of them); an access token only when its
+	// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+	// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+	// is set). The client secret is stored
 	// encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 	// `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 	// defaults to `email`.
@@ -6844,7 +6856,9 @@ func (c *Client) GetWorkspace(ctx context.Context, params *GetWorkspaceParams, r
 
 // UpdateWorkspaceWithBody Rename the workspace or change its key
 //
-// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+// workspace (the settings act on all of them); an access token only when its organization is
+// the workspace's only one.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6863,7 +6877,9 @@ func (c *Client) UpdateWorkspaceWithBody(ctx context.Context, params *UpdateWork
 
 // UpdateWorkspace Rename the workspace or change its key
 //
-// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+// workspace (the settings act on all of them); an access token only when its organization is
+// the workspace's only one.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6882,7 +6898,11 @@ func (c *Client) UpdateWorkspace(ctx context.Context, params *UpdateWorkspacePar
 
 // UpdateWorkspaceSSOWithBody Set the OpenID Connect single sign-on settings
 //
-// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+// workspace (single sign-on signs people in to all of them); an access token only when its
+// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+// is set). The client secret is stored
 // encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 // `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 // defaults to `email`.
@@ -6904,7 +6924,11 @@ func (c *Client) UpdateWorkspaceSSOWithBody(ctx context.Context, params *UpdateW
 
 // UpdateWorkspaceSSO Set the OpenID Connect single sign-on settings
 //
-// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+// workspace (single sign-on signs people in to all of them); an access token only when its
+// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+// is set). The client secret is stored
 // encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 // `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 // defaults to `email`.
@@ -15569,7 +15593,9 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkspaceWithBodyWithResponse Rename the workspace or change its key
 	//
-	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+	// workspace (the settings act on all of them); an access token only when its organization is
+	// the workspace's only one.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15578,7 +15604,9 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkspaceWithResponse Rename the workspace or change its key
 	//
-	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+	// workspace (the settings act on all of them); an access token only when its organization is
+	// the workspace's only one.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15587,7 +15615,11 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkspaceSSOWithBodyWithResponse Set the OpenID Connect single sign-on settings
 	//
-	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+	// workspace (single sign-on signs people in to all of them); an access token only when its
+	// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+	// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+	// is set). The client secret is stored
 	// encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 	// `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 	// defaults to `email`.
@@ -15599,7 +15631,11 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkspaceSSOWithResponse Set the OpenID Connect single sign-on settings
 	//
-	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+	// workspace (single sign-on signs people in to all of them); an access token only when its
+	// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+	// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+	// is set). The client secret is stored
 	// encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 	// `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 	// defaults to `email`.
@@ -26591,7 +26627,9 @@ func (c *ClientWithResponses) GetWorkspaceWithResponse(ctx context.Context, para
 
 // UpdateWorkspaceWithBodyWithResponse Rename the workspace or change its key
 //
-// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+// workspace (the settings act on all of them); an access token only when its organization is
+// the workspace's only one.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26606,7 +26644,9 @@ func (c *ClientWithResponses) UpdateWorkspaceWithBodyWithResponse(ctx context.Co
 
 // UpdateWorkspaceWithResponse Rename the workspace or change its key
 //
-// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+// workspace (the settings act on all of them); an access token only when its organization is
+// the workspace's only one.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26621,7 +26661,11 @@ func (c *ClientWithResponses) UpdateWorkspaceWithResponse(ctx context.Context, p
 
 // UpdateWorkspaceSSOWithBodyWithResponse Set the OpenID Connect single sign-on settings
 //
-// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+// workspace (single sign-on signs people in to all of them); an access token only when its
+// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+// is set). The client secret is stored
 // encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 // `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 // defaults to `email`.
@@ -26639,7 +26683,11 @@ func (c *ClientWithResponses) UpdateWorkspaceSSOWithBodyWithResponse(ctx context
 
 // UpdateWorkspaceSSOWithResponse Set the OpenID Connect single sign-on settings
 //
-// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+// workspace (single sign-on signs people in to all of them); an access token only when its
+// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+// is set). The client secret is stored
 // encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 // `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 // defaults to `email`.
