@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -86,6 +89,14 @@ func TestWorkspaceSSO(t *testing.T) {
 		fails(t, http.StatusBadRequest, "clientId_is_required", "authorizationEndpoint_is_invalid", "tokenEndpoint_is_invalid",
 			"clientAuthenticationMethod_is_invalid", "scope_is_invalid")
 
+	// Bunting fetches these URLs: https only (private networks are not
+	// allowed here), no query (which would swallow the discovery suffix), no
+	// fragment, no user info.
+	put(s.owner, map[string]string{"clientId": "c", "clientSecret": "x", "authorizationEndpoint": "http://id.example.com/a",
+		"tokenEndpoint": "https://user:pw@id.example.com/t", "clientAuthenticationMethod": "client_secret_basic",
+		"issuer": "https://id.example.com/internal?x="}).
+		fails(t, http.StatusBadRequest, "authorizationEndpoint_is_invalid", "tokenEndpoint_is_invalid", "issuer_is_invalid")
+
 	fresh := newServer(t)
 	settings["clientSecret"] = ""
 	fresh.do("PUT", "/api/v1/workspaces/sso-oidc", fresh.owner, settings).fails(t, http.StatusBadRequest, "clientSecret_is_required")
@@ -93,4 +104,40 @@ func TestWorkspaceSSO(t *testing.T) {
 	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
 	settings["clientSecret"] = "stolen"
 	put(dev, settings).fails(t, http.StatusForbidden, "Forbidden")
+}
+
+// TestWorkspaceSettingsNeedEveryOrganization: the workspace's settings act on
+// all its organizations (single sign-on signs people in to each), so the
+// owner of one of two organizations may change none of them, and nothing
+// changes; the owner of both may.
+func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
+	t.Parallel() // every test server has its own database
+	s := newServer(t)
+	other, err := s.q.CreateOrganization(context.Background(), db.CreateOrganizationParams{WorkspaceID: s.wsID, Name: "Other",
+		Key: "other", DefaultPolicyIds: []uuid.UUID{}, DefaultGroupIds: []uuid.UUID{}})
+	must(t, err)
+	_, err = s.pool.Exec(context.Background(), `UPDATE workspaces SET license = 'LICENSE-KEY'`)
+	must(t, err)
+	sso := map[string]string{"clientId": "mine", "clientSecret": "s", "authorizationEndpoint": "https://id.example.com/a",
+		"tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_basic", "issuer": "https://id.example.com"}
+	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Mine", "key": "mine"}).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso).fails(t, http.StatusForbidden, "Forbidden")
+	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t)); w.License != "" ||
+		w.Key != "default-workspace" || w.SSO != nil {
+		t.Errorf("the owner of one organization sees %+v, want the workspace unchanged and no license", w)
+	}
+	if n := s.count(`SELECT count(*) FROM audit_logs WHERE ref_type = 'Workspace'`); n != 0 {
+		t.Errorf("%d workspace audit entries after refusals", n)
+	}
+
+	// Owning both organizations, in either as the current one.
+	s.changeAccess(`INSERT INTO organization_users (organization_id, user_id) SELECT $1, user_id FROM organization_users WHERE organization_id = $2`,
+		other.ID, s.orgID)
+	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) SELECT $1, user_id, policy_id FROM member_policies WHERE organization_id = $2`,
+		other.ID, s.orgID)
+	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Mine", "key": "mine"}, "Organization", other.ID.String()).ok(t)
+	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso, "Organization", s.orgID.String()).ok(t))
+	if w.Key != "mine" || w.SSO == nil || w.SSO.OIDC.ClientID != "mine" || w.License != "LICENSE-KEY" {
+		t.Errorf("the owner of both: %+v", w)
+	}
 }

@@ -32,7 +32,7 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 	return &pages{store: s, log: log, assets: as,
 		sessions: newSessionStore(s.Keys(), secure),
 		csrf:     newCSRFGuard(s.Keys().CSRF, secure),
-		sso:      newSSOClient(cfg.BaseURL)}, nil
+		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks())}, nil
 }
 
 // register adds every page route to e. Every page but sign-in needs a

@@ -2,7 +2,10 @@ package web
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -15,11 +18,13 @@ import (
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4"
 	"github.com/labstack/echo/v4"
 	"golang.org/x/oauth2"
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/outbound"
 )
 
 // Single sign-on through OpenID Connect, the authorization-code flow with
@@ -37,8 +42,6 @@ const (
 	// of them for one callback or connection test.
 	ssoRequestTimeout = 10 * time.Second
 	ssoFlowTimeout    = 30 * time.Second
-	// maxDiscoveryBytes bounds a discovery document or key set read here.
-	maxDiscoveryBytes = 1 << 20
 	wellKnown         = "/.well-known/openid-configuration"
 	// ssoTestKey carries a connection test's result to the workspace page.
 	ssoTestKey = "ssoTest"
@@ -49,14 +52,18 @@ const (
 type ssoClient struct {
 	redirectURI string
 	secure      bool
-	http        *http.Client
+	// http is the outbound client; allowHTTP (with private networks
+	// allowed) lets discovered key sets be plain http, as in tests.
+	http      *http.Client
+	allowHTTP bool
 }
 
-func newSSOClient(base *url.URL) *ssoClient {
+func newSSOClient(base *url.URL, allowPrivate bool) *ssoClient {
 	return &ssoClient{
 		redirectURI: strings.TrimSuffix(base.String(), "/") + ssoCallbackPath,
 		secure:      base.Scheme == "https",
-		http:        &http.Client{Timeout: ssoRequestTimeout},
+		http:        outbound.NewClient(outbound.Options{AllowPrivate: allowPrivate, Timeout: ssoRequestTimeout}),
+		allowHTTP:   allowPrivate,
 	}
 }
 
@@ -97,7 +104,7 @@ func (p *pages) startSSO(c echo.Context) error {
 		return err
 	}
 	in.Next = localPath(in.Next)
-	login, err := p.store.BeginSSO(c.Request().Context(), in, p.ssoBrowser(c))
+	login, err := p.store.BeginSSO(c.Request().Context(), in, p.ssoBrowser(c), c.RealIP())
 	if err != nil {
 		f := p.form(c, "sso", "/sso/start", map[string]string{"next": in.Next, "workspace": in.Workspace})
 		status, err := formProblems(err, &f, "workspace")
@@ -263,26 +270,27 @@ func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, err
 		return login, nil, ssoFail(ssoExchangeFailed, errors.New("no code parameter"))
 	}
 
-	ctx = oidc.ClientContext(ctx, p.sso.http)
-	provider, _, err := discover(ctx, login.Client.OIDCSettings)
+	ctx = oidc.ClientContext(ctx, p.sso.http) // oauth2's exchange uses it too
+	provider, err := p.sso.discover(ctx, login.Client.OIDCSettings)
+	if err == nil {
+		provider.keys, err = p.sso.signingKeys(ctx, provider.JWKSURI)
+	}
 	if err != nil {
 		return login, nil, ssoFail(ssoNoKeys, err)
 	}
 	token, err := oauthConfig(login.Client, p.sso.redirectURI).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(login.Verifier))
 	if err != nil {
-		return login, nil, ssoFail(ssoExchangeFailed, err)
+		return login, nil, ssoFail(ssoExchangeFailed, exchangeProblem(login.Client.TokenEndpoint, err))
 	}
 	raw, _ := token.Extra("id_token").(string)
 	if raw == "" {
 		return login, nil, ssoFail(ssoExchangeFailed, errors.New("the token answer has no id_token"))
 	}
-	idToken, err := provider.VerifierContext(ctx, &oidc.Config{ClientID: login.Client.ClientID}).Verify(ctx, raw)
+	idToken, err := provider.verifier(login.Client.ClientID).Verify(ctx, raw)
 	var expired *oidc.TokenExpiredError
 	switch {
 	case errors.As(err, &expired):
 		return login, nil, ssoFail(ssoTokenExpired, err)
-	case err != nil && strings.Contains(err.Error(), "fetching keys"): // go-oidc keeps only the text
-		return login, nil, ssoFail(ssoNoKeys, err)
 	case err != nil:
 		return login, nil, ssoFail(ssoTokenInvalid, err)
 	}
@@ -331,35 +339,55 @@ type discovery struct {
 	CodeChallengeMethods  []string `json:"code_challenge_methods_supported"`
 }
 
+// provider is what verifying a sign-in needs: the discovery document and
+// the signing keys, both read through the outbound client. Keys are read
+// here rather than by go-oidc, whose errors carry the answer's body.
+type provider struct {
+	discovery
+	keys []jose.JSONWebKey
+}
+
+// verifier checks id tokens against the keys read, with the asymmetric
+// algorithms the provider advertises (RS256 when it names none).
+func (p provider) verifier(clientID string) *oidc.IDTokenVerifier {
+	var algs []string
+	for _, a := range p.Algorithms {
+		if slices.Contains(signingAlgorithms, a) {
+			algs = append(algs, a)
+		}
+	}
+	keys := &oidc.StaticKeySet{}
+	for _, k := range p.keys {
+		keys.PublicKeys = append(keys.PublicKeys, k.Key)
+	}
+	return oidc.NewVerifier(p.Issuer, keys, &oidc.Config{ClientID: clientID, SupportedSigningAlgs: algs})
+}
+
 // signingAlgorithms are the asymmetric algorithms id tokens may be signed
 // with; a shared-secret or "none" algorithm a provider advertises is ignored.
 var signingAlgorithms = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512,
 	oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
 
 // discover finds the provider's discovery document: at the issuer when one is
-// set (go-oidc checks that the document names the same issuer); otherwise
-// next to the configured endpoints, at each parent path of the authorization
-// and token endpoints in turn, accepting the first document that names one of
-// them. No document, or one without a key set, and nobody can be verified.
-func discover(ctx context.Context, o store.OIDCSettings) (*oidc.Provider, discovery, error) {
-	var d discovery
+// set (the document must name that same issuer); otherwise next to the
+// configured endpoints, at each parent path of the authorization and token
+// endpoints in turn, accepting the first document that names one of them.
+// No document, or one without a key set, and nobody can be verified. Every
+// error's text is safe to show: it never carries what a server answered.
+func (s *ssoClient) discover(ctx context.Context, o store.OIDCSettings) (provider, error) {
 	if o.Issuer != "" {
-		provider, err := oidc.NewProvider(ctx, o.Issuer)
+		d, err := s.fetchDiscovery(ctx, strings.TrimSuffix(o.Issuer, "/")+wellKnown)
 		if err != nil {
-			return nil, d, fmt.Errorf("discovery at the issuer %s: %w", o.Issuer, err)
+			return provider{}, err
 		}
-		if err := provider.Claims(&d); err != nil {
-			return nil, d, err
+		if d.Issuer != o.Issuer {
+			return provider{}, fmt.Errorf("the discovery document at %s names another issuer (%s)", outbound.Where(d.URL), clip(d.Issuer))
 		}
-		d.URL = strings.TrimSuffix(o.Issuer, "/") + wellKnown
-		if d.JWKSURI == "" {
-			return nil, d, fmt.Errorf("the discovery document at %s names no jwks_uri", d.URL)
-		}
-		return provider, d, nil
+		return s.checkKeySet(d)
 	}
 	var problems []string
 	for _, candidate := range discoveryCandidates(o.AuthorizationEndpoint, o.TokenEndpoint) {
-		doc, err := fetchDiscovery(ctx, candidate)
+		d, err := s.fetchDiscovery(ctx, candidate)
 		if err != nil {
 			problems = append(problems, err.Error())
 			if ctx.Err() != nil {
@@ -367,24 +395,36 @@ func discover(ctx context.Context, o store.OIDCSettings) (*oidc.Provider, discov
 			}
 			continue
 		}
-		if doc.AuthorizationEndpoint != o.AuthorizationEndpoint && doc.TokenEndpoint != o.TokenEndpoint {
-			problems = append(problems, candidate+" names other endpoints")
+		if d.AuthorizationEndpoint != o.AuthorizationEndpoint && d.TokenEndpoint != o.TokenEndpoint {
+			problems = append(problems, outbound.Where(candidate)+" names other endpoints")
 			continue
 		}
-		if doc.Issuer == "" || doc.JWKSURI == "" {
-			return nil, doc, fmt.Errorf("the discovery document at %s names no issuer or no jwks_uri", candidate)
+		if d.Issuer == "" {
+			return provider{}, fmt.Errorf("the discovery document at %s names no issuer", outbound.Where(candidate))
 		}
-		var algs []string
-		for _, a := range doc.Algorithms {
-			if slices.Contains(signingAlgorithms, a) {
-				algs = append(algs, a)
-			}
-		}
-		provider := (&oidc.ProviderConfig{IssuerURL: doc.Issuer, AuthURL: o.AuthorizationEndpoint, TokenURL: o.TokenEndpoint,
-			JWKSURL: doc.JWKSURI, Algorithms: algs}).NewProvider(ctx)
-		return provider, doc, nil
+		return s.checkKeySet(d)
 	}
-	return nil, d, fmt.Errorf("no discovery document next to the endpoints (set the issuer): %s", strings.Join(problems, "; "))
+	return provider{}, fmt.Errorf("no discovery document next to the endpoints (set the issuer): %s", strings.Join(problems, "; "))
+}
+
+// checkKeySet refuses a document whose key set Bunting would not fetch.
+func (s *ssoClient) checkKeySet(d discovery) (provider, error) {
+	if d.JWKSURI == "" {
+		return provider{}, fmt.Errorf("the discovery document at %s names no jwks_uri", outbound.Where(d.URL))
+	}
+	if u, err := url.Parse(d.JWKSURI); err != nil || u.Host == "" || u.User != nil ||
+		(u.Scheme != "https" && (u.Scheme != "http" || !s.allowHTTP)) {
+		return provider{}, fmt.Errorf("the discovery document at %s names a jwks_uri that is not an https URL", outbound.Where(d.URL))
+	}
+	return provider{discovery: d}, nil
+}
+
+// clip shortens a value a provider sent before it is shown or logged.
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
 }
 
 // discoveryCandidates lists the discovery URLs under each parent path of the
@@ -412,46 +452,62 @@ func discoveryCandidates(endpoints ...string) []string {
 	return out[:min(len(out), 8)]
 }
 
-func fetchDiscovery(ctx context.Context, u string) (discovery, error) {
+func (s *ssoClient) fetchDiscovery(ctx context.Context, u string) (discovery, error) {
 	var d discovery
-	body, err := fetchJSON(ctx, u)
+	body, err := s.fetchJSON(ctx, u)
 	if err != nil {
 		return d, err
 	}
 	if err := json.Unmarshal(body, &d); err != nil {
-		return d, fmt.Errorf("%s: not a discovery document: %w", u, err)
+		return d, fmt.Errorf("%s did not answer a discovery document", outbound.Where(u))
 	}
 	d.URL = u
 	return d, nil
 }
 
-// fetchJSON reads a small JSON document with the context's HTTP client.
-func fetchJSON(ctx context.Context, u string) ([]byte, error) {
-	client := http.DefaultClient
-	if c, ok := ctx.Value(oauth2.HTTPClient).(*http.Client); ok {
-		client = c
-	}
+// fetchJSON reads a JSON document through the outbound client, which bounds
+// its size; an error says what went wrong, never what was answered.
+func (s *ssoClient) fetchJSON(ctx context.Context, u string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s is not a URL Bunting can request", outbound.Where(u))
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
+	resp, err := s.http.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, errors.New(outbound.Describe(u, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", u, resp.Status)
+		return nil, errors.New(outbound.Describe(u, &outbound.StatusError{URL: u, Code: resp.StatusCode}))
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscoveryBytes+1))
+	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u, err)
-	}
-	if len(body) > maxDiscoveryBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", u, maxDiscoveryBytes)
+		return nil, errors.New(outbound.Describe(u, err))
 	}
 	return body, nil
+}
+
+// oauthErrorCodes are the token endpoint's error codes (RFC 6749 §5.2): the
+// one part of its answer worth logging, and only when it is one of these.
+var oauthErrorCodes = []string{"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
+	"unsupported_grant_type", "invalid_scope"}
+
+// exchangeProblem describes a failed token exchange without the answer's text.
+func exchangeProblem(tokenURL string, err error) error {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.Response != nil {
+		msg := outbound.Describe(tokenURL, &outbound.StatusError{URL: tokenURL, Code: re.Response.StatusCode})
+		if slices.Contains(oauthErrorCodes, re.ErrorCode) {
+			msg += " (" + re.ErrorCode + ")"
+		}
+		return errors.New(msg)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return errors.New(outbound.Describe(tokenURL, err))
+	}
+	return fmt.Errorf("%s did not answer a usable token", outbound.Where(tokenURL))
 }
 
 // testWorkspaceSSO checks the endpoints in the single sign-on form against
@@ -493,32 +549,36 @@ var ssoFieldLabels = map[string]string{
 func (p *pages) probeProvider(ctx context.Context, o store.OIDCSettings) *views.SSOTest {
 	ctx, cancel := context.WithTimeout(ctx, ssoFlowTimeout)
 	defer cancel()
-	ctx = oidc.ClientContext(ctx, p.sso.http)
-	_, d, err := discover(ctx, o)
+	d, err := p.sso.discover(ctx, o)
 	if err != nil {
 		p.log.InfoContext(ctx, "single sign-on connection test failed", "err", err)
 		return &views.SSOTest{Summary: "Discovery failed: " + err.Error()}
 	}
 	t := &views.SSOTest{Facts: []views.SSOFact{
-		{Label: "Discovery document", Value: d.URL},
-		{Label: "Issuer", Value: d.Issuer},
+		{Label: "Discovery document", Value: outbound.Where(d.URL)},
+		{Label: "Issuer", Value: clip(d.Issuer)},
 		endpointFact("Authorization endpoint", o.AuthorizationEndpoint, d.AuthorizationEndpoint),
 		endpointFact("Token endpoint", o.TokenEndpoint, d.TokenEndpoint),
-		{Label: "Key set", Value: d.JWKSURI},
+		{Label: "Key set", Value: clip(d.JWKSURI)},
 	}}
 	if slices.Contains(d.CodeChallengeMethods, "S256") {
 		t.Facts = append(t.Facts, views.SSOFact{Label: "PKCE", Value: "S256 supported"})
 	} else {
 		t.Facts = append(t.Facts, views.SSOFact{Label: "PKCE", Value: "S256 not advertised; Bunting sends it anyway", Warn: true})
 	}
-	keys, err := signingKeys(ctx, d.JWKSURI)
+	found, err := p.sso.signingKeys(ctx, d.JWKSURI)
 	if err != nil {
+		p.log.InfoContext(ctx, "single sign-on connection test failed", "err", err)
 		t.Summary = "Discovery works, but the signing keys could not be read: " + err.Error()
 		return t
 	}
-	if len(keys) == 0 {
+	if len(found) == 0 {
 		t.Summary = "Discovery works, but the key set has no signing keys: nobody could sign in."
 		return t
+	}
+	var keys []string
+	for _, k := range found {
+		keys = append(keys, clip(orNone(k.KeyID, "(no kid)")+" ("+orNone(k.Algorithm, keyType(k))+")"))
 	}
 	t.Facts = append(t.Facts, views.SSOFact{Label: "Signing keys", Value: strings.Join(keys, ", ")})
 	t.OK = true
@@ -530,7 +590,20 @@ func endpointFact(label, configured, discovered string) views.SSOFact {
 	if configured == discovered {
 		return views.SSOFact{Label: label, Value: "matches discovery"}
 	}
-	return views.SSOFact{Label: label, Value: "discovery names " + orNone(discovered, "none") + "; Bunting uses the one configured", Warn: true}
+	return views.SSOFact{Label: label, Value: "discovery names " + orNone(clip(discovered), "none") + "; Bunting uses the one configured", Warn: true}
+}
+
+// keyType names a key's kind when it names no algorithm.
+func keyType(k jose.JSONWebKey) string {
+	switch k.Key.(type) {
+	case *rsa.PublicKey:
+		return "RSA"
+	case *ecdsa.PublicKey:
+		return "EC"
+	case ed25519.PublicKey:
+		return "OKP"
+	}
+	return "unknown"
 }
 
 func orNone(s, empty string) string {
@@ -540,29 +613,27 @@ func orNone(s, empty string) string {
 	return s
 }
 
-// signingKeys reads a key set and describes its signing keys ("kid (alg)").
-func signingKeys(ctx context.Context, jwksURI string) ([]string, error) {
-	body, err := fetchJSON(ctx, jwksURI)
+// signingKeys reads a key set and keeps its signing keys: the public keys
+// Go can verify with, not those marked for encryption.
+func (s *ssoClient) signingKeys(ctx context.Context, jwksURI string) ([]jose.JSONWebKey, error) {
+	body, err := s.fetchJSON(ctx, jwksURI)
 	if err != nil {
 		return nil, err
 	}
+	// Key by key, so one key of a kind go-jose does not know spoils nothing.
 	var set struct {
-		Keys []struct {
-			Kid string `json:"kid"`
-			Kty string `json:"kty"`
-			Alg string `json:"alg"`
-			Use string `json:"use"`
-		} `json:"keys"`
+		Keys []json.RawMessage `json:"keys"`
 	}
 	if err := json.Unmarshal(body, &set); err != nil {
-		return nil, fmt.Errorf("%s: not a key set: %w", jwksURI, err)
+		return nil, fmt.Errorf("%s did not answer a key set", outbound.Where(jwksURI))
 	}
-	var out []string
-	for _, k := range set.Keys {
-		if k.Use == "enc" {
+	var out []jose.JSONWebKey
+	for _, raw := range set.Keys {
+		var k jose.JSONWebKey
+		if json.Unmarshal(raw, &k) != nil || k.Use == "enc" || !k.IsPublic() {
 			continue
 		}
-		out = append(out, orNone(k.Kid, "(no kid)")+" ("+orNone(k.Alg, k.Kty)+")")
+		out = append(out, k)
 	}
 	return out, nil
 }

@@ -153,7 +153,7 @@ func (p *oidcProvider) keys(w http.ResponseWriter, r *http.Request) {
 	status := p.keysStatus
 	p.mu.Unlock()
 	if status != 0 {
-		http.Error(w, "keys unavailable", status)
+		http.Error(w, "keys unavailable: "+providerDetail, status)
 		return
 	}
 	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
@@ -222,7 +222,7 @@ func (p *oidcProvider) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p.tokenStatus != 0 {
-		writeJSON(w, p.tokenStatus, map[string]string{"error": "invalid_grant"})
+		writeJSON(w, p.tokenStatus, map[string]string{"error": "invalid_grant", "error_description": providerDetail})
 		return
 	}
 	g, ok := p.grants[r.PostForm.Get("code")]
@@ -320,12 +320,21 @@ func (l *logRecorder) mentions(s string) bool {
 // BUNTING_BASE_URL, so the provider can send browsers back to it.
 func newSSOApp(t *testing.T, logs *logRecorder) *app {
 	t.Helper()
+	return newSSOAppWith(t, logs, true)
+}
+
+// newSSOAppWith is newSSOApp with BUNTING_SSO_ALLOW_PRIVATE_NETWORKS as given.
+func newSSOAppWith(t *testing.T, logs *logRecorder, allowPrivate bool) *app {
+	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.New(t, store.ConfigurePool)
 	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
 	must(t, err)
 	log := slog.New(logs)
-	st := store.New(pool, keys, log, store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	// The provider is on loopback: tests (and on-premises providers) need
+	// private networks allowed.
+	st := store.New(pool, keys, log, store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond,
+		AllowPrivateNetworks: allowPrivate})
 	_, err = st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword})
 	must(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -697,7 +706,9 @@ func TestSSOMatchesExistingUsers(t *testing.T) {
 	if got := a.rows(); got != before {
 		t.Errorf("signing in an existing member changed %s into %s", before, got)
 	}
-	b.get("/workspace").status(http.StatusOK).must("sso-form") // Alice acts as herself, an Owner
+	if got := b.get("/members").status(http.StatusOK).text("user-email"); got != "Alice@Example.COM" { // Alice acts as herself
+		t.Errorf("signed in as %q, want Alice", got)
+	}
 	u, err := a.q.GetUser(t.Context(), alice)
 	must(t, err)
 	if u.PasswordHash == nil {

@@ -23,15 +23,15 @@ func (p *pages) workspacePage(c echo.Context, status int, general, sso *views.Fo
 	if err != nil {
 		return err
 	}
-	rn := store.WorkspaceRN(ws.Key)
-	g := views.WorkspaceGeneral{Editable: a.Can(store.UpdateWorkspaceGeneralSettings, rn)}
+	ctx := c.Request().Context()
+	g := views.WorkspaceGeneral{Editable: p.store.CanChangeWorkspace(ctx, a, store.UpdateWorkspaceGeneralSettings)}
 	if general != nil {
 		g.Form = *general
 	} else {
 		g.Form = p.form(c, "workspace", "/workspace", map[string]string{"name": ws.Name, "key": ws.Key})
 	}
 	var ssoView *views.WorkspaceSSO
-	if a.Can(store.UpdateWorkspaceSSOSettings, rn) {
+	if p.store.CanChangeWorkspace(ctx, a, store.UpdateWorkspaceSSOSettings) {
 		v := views.WorkspaceSSO{SecretStored: ws.SSO != nil && ws.SSO.OIDC.ClientSecret != "", RedirectURI: p.sso.redirectURI}
 		v.Test, _ = c.Get(ssoTestKey).(*views.SSOTest)
 		if sso != nil {

@@ -4905,7 +4905,9 @@ type ClientInterface interface {
 
 	// UpdateWorkspaceWithBody Rename the workspace or change its key
 	//
-	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+	// workspace (the settings act on all of them); an access token only when its organization is
+	// the workspace's only one.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4914,7 +4916,9 @@ type ClientInterface interface {
 
 	// UpdateWorkspace Rename the workspace or change its key
 	//
-	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+	// workspace (the settings act on all of them); an access token only when its organization is
+	// the workspace's only one.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4930,7 +4934,11 @@ type ClientInterface interface {
 
 	// UpdateWorkspaceSSOWithBody Set the OpenID Connect single sign-on settings
 	//
-	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+	// workspace (single sign-on signs people in to all of them); an access token only when its
+	// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+	// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+	// is set). The client secret is stored
 	// encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 	// `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 	// defaults to `email`.
@@ -4942,7 +4950,11 @@ type ClientInterface interface {
 
 	// UpdateWorkspaceSSO Set the OpenID Connect single sign-on settings
 	//
-	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+	// workspace (single sign-on signs people in to all of them); an access token only when its
+	// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+	// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+	// is set). The client secret is stored
 	// encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 	// `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 	// defaults to `email`.
@@ -7710,7 +7722,9 @@ func (c *Client) GetWorkspace(ctx context.Context, params *GetWorkspaceParams, r
 
 // UpdateWorkspaceWithBody Rename the workspace or change its key
 //
-// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+// workspace (the settings act on all of them); an access token only when its organization is
+// the workspace's only one.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7729,7 +7743,9 @@ func (c *Client) UpdateWorkspaceWithBody(ctx context.Context, params *UpdateWork
 
 // UpdateWorkspace Rename the workspace or change its key
 //
-// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+// workspace (the settings act on all of them); an access token only when its organization is
+// the workspace's only one.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7765,7 +7781,11 @@ func (c *Client) IsWorkspaceKeyUsed(ctx context.Context, params *IsWorkspaceKeyU
 
 // UpdateWorkspaceSSOWithBody Set the OpenID Connect single sign-on settings
 //
-// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+// workspace (single sign-on signs people in to all of them); an access token only when its
+// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+// is set). The client secret is stored
 // encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 // `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 // defaults to `email`.
@@ -7787,7 +7807,11 @@ func (c *Client) UpdateWorkspaceSSOWithBody(ctx context.Context, params *UpdateW
 
 // UpdateWorkspaceSSO Set the OpenID Connect single sign-on settings
 //
-// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+// workspace (single sign-on signs people in to all of them); an access token only when its
+// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+// is set). The client secret is stored
 // encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 // `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 // defaults to `email`.
@@ -17652,7 +17676,9 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkspaceWithBodyWithResponse Rename the workspace or change its key
 	//
-	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+	// workspace (the settings act on all of them); an access token only when its organization is
+	// the workspace's only one.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17661,7 +17687,9 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkspaceWithResponse Rename the workspace or change its key
 	//
-	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+	// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+	// workspace (the settings act on all of them); an access token only when its organization is
+	// the workspace's only one.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17679,7 +17707,11 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkspaceSSOWithBodyWithResponse Set the OpenID Connect single sign-on settings
 	//
-	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+	// workspace (single sign-on signs people in to all of them); an access token only when its
+	// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+	// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+	// is set). The client secret is stored
 	// encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 	// `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 	// defaults to `email`.
@@ -17691,7 +17723,11 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWorkspaceSSOWithResponse Set the OpenID Connect single sign-on settings
 	//
-	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+	// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+	// workspace (single sign-on signs people in to all of them); an access token only when its
+	// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+	// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+	// is set). The client secret is stored
 	// encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 	// `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 	// defaults to `email`.
@@ -30168,7 +30204,9 @@ func (c *ClientWithResponses) GetWorkspaceWithResponse(ctx context.Context, para
 
 // UpdateWorkspaceWithBodyWithResponse Rename the workspace or change its key
 //
-// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+// workspace (the settings act on all of them); an access token only when its organization is
+// the workspace's only one.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30183,7 +30221,9 @@ func (c *ClientWithResponses) UpdateWorkspaceWithBodyWithResponse(ctx context.Co
 
 // UpdateWorkspaceWithResponse Rename the workspace or change its key
 //
-// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}`.
+// Needs `UpdateWorkspaceGeneralSettings` on `workspace/{key}` in every organization of the
+// workspace (the settings act on all of them); an access token only when its organization is
+// the workspace's only one.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30213,7 +30253,11 @@ func (c *ClientWithResponses) IsWorkspaceKeyUsedWithResponse(ctx context.Context
 
 // UpdateWorkspaceSSOWithBodyWithResponse Set the OpenID Connect single sign-on settings
 //
-// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+// workspace (single sign-on signs people in to all of them); an access token only when its
+// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+// is set). The client secret is stored
 // encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 // `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 // defaults to `email`.
@@ -30231,7 +30275,11 @@ func (c *ClientWithResponses) UpdateWorkspaceSSOWithBodyWithResponse(ctx context
 
 // UpdateWorkspaceSSOWithResponse Set the OpenID Connect single sign-on settings
 //
-// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}`. The client secret is stored
+// Needs `UpdateWorkspaceSSOSettings` on `workspace/{key}` in every organization of the
+// workspace (single sign-on signs people in to all of them); an access token only when its
+// organization is the workspace's only one. The endpoints and the issuer are `https` URLs
+// without query, fragment or user info (`http` too when `BUNTING_SSO_ALLOW_PRIVATE_NETWORKS`
+// is set). The client secret is stored
 // encrypted and answered as `********`; sending `********` back, or nothing, keeps the stored one.
 // `scope` defaults to `openid email profile` and must contain `openid`; `userEmailClaim`
 // defaults to `email`.

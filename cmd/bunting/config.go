@@ -34,6 +34,9 @@ type config struct {
 	// CORSOrigins are the exact browser origins (scheme://host[:port]) that
 	// may call the management API from another site, with credentials.
 	CORSOrigins []string
+	// SSOAllowPrivateNetworks lets single sign-on reach providers on
+	// loopback and private addresses, and over plain http.
+	SSOAllowPrivateNetworks bool
 
 	// tracer, when set, sees every statement the server sends to the
 	// database; only the benchmark's server sets it, to count queries.
@@ -112,6 +115,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	trust := env("TRUST_PROXY", "false")
 	if cfg.TrustProxy, err = strconv.ParseBool(trust); err != nil {
 		bad("TRUST_PROXY", "%q is not true or false", trust)
+	}
+	private := env("SSO_ALLOW_PRIVATE_NETWORKS", "false")
+	if cfg.SSOAllowPrivateNetworks, err = strconv.ParseBool(private); err != nil {
+		bad("SSO_ALLOW_PRIVATE_NETWORKS", "%q is not true or false", private)
 	}
 	cost := env("PASSWORD_COST", "12")
 	if cfg.PasswordCost, err = strconv.Atoi(cost); err != nil || cfg.PasswordCost < 4 || cfg.PasswordCost > 16 {

@@ -110,7 +110,8 @@ func openStore(ctx context.Context, cfg config, log *slog.Logger) (*store.Store,
 	if err != nil {
 		return fail(err)
 	}
-	return store.New(pool, keys, log, store.Options{PasswordCost: cfg.PasswordCost}), pool, stopDB, nil
+	return store.New(pool, keys, log, store.Options{PasswordCost: cfg.PasswordCost,
+		AllowPrivateNetworks: cfg.SSOAllowPrivateNetworks}), pool, stopDB, nil
 }
 
 func serve(ctx context.Context, cfg config, log *slog.Logger) error {

@@ -22,19 +22,21 @@ func env(vars map[string]string) func(string) string {
 
 func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 	_, err := loadConfig(env(map[string]string{
-		"BUNTING_ADDR":           "8080",
-		"BUNTING_BASE_URL":       "localhost",
-		"BUNTING_SECRET_KEY":     "short",
-		"BUNTING_ADMIN_EMAIL":    "not-an-email",
-		"BUNTING_ADMIN_PASSWORD": "1234",
-		"BUNTING_SHUTDOWN_GRACE": "soon",
-		"BUNTING_LOG_LEVEL":      "loud",
-		"BUNTING_CORS_ORIGINS":   "*",
+		"BUNTING_ADDR":                       "8080",
+		"BUNTING_BASE_URL":                   "localhost",
+		"BUNTING_SECRET_KEY":                 "short",
+		"BUNTING_ADMIN_EMAIL":                "not-an-email",
+		"BUNTING_ADMIN_PASSWORD":             "1234",
+		"BUNTING_SHUTDOWN_GRACE":             "soon",
+		"BUNTING_LOG_LEVEL":                  "loud",
+		"BUNTING_SSO_ALLOW_PRIVATE_NETWORKS": "sometimes",
+		"BUNTING_CORS_ORIGINS":               "*",
 	}))
 	if err == nil {
 		t.Fatal("invalid configuration accepted")
 	}
-	for _, name := range []string{"ADDR", "BASE_URL", "SECRET_KEY", "ADMIN_EMAIL", "ADMIN_PASSWORD", "SHUTDOWN_GRACE", "LOG_LEVEL", "CORS_ORIGINS"} {
+	for _, name := range []string{"ADDR", "BASE_URL", "SECRET_KEY", "ADMIN_EMAIL", "ADMIN_PASSWORD", "SHUTDOWN_GRACE", "LOG_LEVEL",
+		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS"} {
 		if !strings.Contains(err.Error(), "BUNTING_"+name) {
 			t.Errorf("error does not mention BUNTING_%s:\n%v", name, err)
 		}
@@ -46,7 +48,8 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Addr != ":8080" || cfg.BaseURL.String() != "http://localhost:8080" || cfg.AdminEmail != "admin@example.com" || cfg.ShutdownGrace != 15*time.Second {
+	if cfg.Addr != ":8080" || cfg.BaseURL.String() != "http://localhost:8080" || cfg.AdminEmail != "admin@example.com" || cfg.ShutdownGrace != 15*time.Second ||
+		cfg.SSOAllowPrivateNetworks {
 		t.Fatalf("defaults = %+v", cfg)
 	}
 }

@@ -188,6 +188,32 @@ func (q *Queries) ListUserOrganizations(ctx context.Context, arg ListUserOrganiz
 	return items, nil
 }
 
+const ListWorkspaceOrganizationIDs = `-- name: ListWorkspaceOrganizationIDs :many
+SELECT id FROM organizations WHERE workspace_id = $1 ORDER BY id
+`
+
+// ListWorkspaceOrganizationIDs returns every organization of a workspace, for
+// the workspace settings that need a permission in each.
+func (q *Queries) ListWorkspaceOrganizationIDs(ctx context.Context, workspaceID uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, ListWorkspaceOrganizationIDs, workspaceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const LockOrganization = `-- name: LockOrganization :exec
 SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE
 `

@@ -41,6 +41,28 @@ func (q *Queries) ConsumeSSOLoginState(ctx context.Context, arg ConsumeSSOLoginS
 	return i, err
 }
 
+const CountPendingSSOLoginStates = `-- name: CountPendingSSOLoginStates :one
+SELECT count(*) FROM (
+    SELECT 1 FROM sso_login_states
+    WHERE workspace_id = $1 AND expires_at > now()
+    LIMIT $2::int
+) pending
+`
+
+type CountPendingSSOLoginStatesParams struct {
+	WorkspaceID uuid.UUID
+	Most        int32
+}
+
+// CountPendingSSOLoginStates counts a workspace's unexpired attempts, up to
+// @most (the cap BeginSSO enforces), so the count stays cheap.
+func (q *Queries) CountPendingSSOLoginStates(ctx context.Context, arg CountPendingSSOLoginStatesParams) (int64, error) {
+	row := q.db.QueryRow(ctx, CountPendingSSOLoginStates, arg.WorkspaceID, arg.Most)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const CountWorkspacesWithSSO = `-- name: CountWorkspacesWithSSO :one
 SELECT count(*) AS workspaces, count(*) FILTER (WHERE sso_oidc IS NOT NULL) AS with_sso
 FROM workspaces

@@ -79,3 +79,7 @@ DELETE FROM organizations WHERE id = $1;
 -- IsOrganizationKeyUsed tells whether a key is taken in a workspace,
 -- case-insensitively (organizations_key_unique).
 SELECT EXISTS (SELECT 1 FROM organizations WHERE workspace_id = @workspace_id AND lower(key) = lower(@key::text));
+-- name: ListWorkspaceOrganizationIDs :many
+-- ListWorkspaceOrganizationIDs returns every organization of a workspace, for
+-- the workspace settings that need a permission in each.
+SELECT id FROM organizations WHERE workspace_id = $1 ORDER BY id;

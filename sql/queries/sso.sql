@@ -38,3 +38,12 @@ SELECT * FROM workspaces WHERE (SELECT count(*) FROM workspaces) = 1;
 -- GetDefaultOrganization returns a workspace's oldest organization, which
 -- people joining through single sign-on enter.
 SELECT * FROM organizations WHERE workspace_id = $1 ORDER BY created_at, id LIMIT 1;
+
+-- name: CountPendingSSOLoginStates :one
+-- CountPendingSSOLoginStates counts a workspace's unexpired attempts, up to
+-- @most (the cap BeginSSO enforces), so the count stays cheap.
+SELECT count(*) FROM (
+    SELECT 1 FROM sso_login_states
+    WHERE workspace_id = @workspace_id AND expires_at > now()
+    LIMIT @most::int
+) pending;

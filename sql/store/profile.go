@@ -86,7 +86,7 @@ func (s *Store) ListUserWorkspaces(ctx context.Context, a *Actor) ([]Workspace, 
 	}
 	out := make([]Workspace, 0, len(rows))
 	for _, row := range rows {
-		w, err := s.workspace(a, row)
+		w, err := s.workspace(ctx, a, row)
 		if err != nil {
 			return nil, err
 		}

@@ -26,6 +26,16 @@ import (
 // SSOStateTTL is how long a begun single sign-on attempt may be completed.
 const SSOStateTTL = 10 * time.Minute
 
+// Anyone may begin single sign-on, and each attempt is a row: one address
+// begins SSOStartBurst at once, then one every ssoStartEvery, and a
+// workspace holds at most maxPendingSSO unexpired attempts (expired ones are
+// deleted as new ones begin).
+const (
+	SSOStartBurst = 30
+	ssoStartEvery = 2 * time.Second
+	maxPendingSSO = 1000
+)
+
 // Single sign-on failures the store detects; web explains each on a page.
 var (
 	// ErrSSOState: the state is unknown, already used, altered, or was begun
@@ -96,9 +106,12 @@ type SSOStartInput struct {
 
 // BeginSSO starts a single sign-on attempt in the workspace named by in
 // (or the only one) for the browser identified by browser, a random value
-// the browser keeps in a cookie. The attempt is kept server-side, hashed, for
-// SSOStateTTL; FinishSSO consumes it.
-func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput, browser string) (SSOLogin, error) {
+// the browser keeps in a cookie, asked from address. The attempt is kept
+// server-side, hashed, for SSOStateTTL; FinishSSO consumes it.
+func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput, browser, address string) (SSOLogin, error) {
+	if !s.ssoStarts.allow("addr:" + address) {
+		return SSOLogin{}, ErrTooManyRequests
+	}
 	key := strings.TrimSpace(in.Workspace)
 	var ws db.Workspace
 	var err error
@@ -126,6 +139,13 @@ func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput, browser string) 
 	err = s.inTx(ctx, func(q *db.Queries) error {
 		if err := q.DeleteExpiredSSOLoginStates(ctx); err != nil {
 			return err
+		}
+		pending, err := q.CountPendingSSOLoginStates(ctx, db.CountPendingSSOLoginStatesParams{WorkspaceID: ws.ID, Most: maxPendingSSO})
+		if err != nil {
+			return err
+		}
+		if pending >= maxPendingSSO {
+			return ErrTooManyRequests
 		}
 		return q.InsertSSOLoginState(ctx, db.InsertSSOLoginStateParams{StateHash: digest(login.State), BrowserHash: digest(browser),
 			WorkspaceID: ws.ID, Nonce: login.Nonce, CodeVerifier: login.Verifier, Next: login.Next,
@@ -336,15 +356,13 @@ func (s *Store) CheckOIDCEndpoints(ctx context.Context, a *Actor, in OIDCSetting
 	if err != nil {
 		return OIDCSettings{}, translate(err)
 	}
-	if err := a.require(UpdateWorkspaceSSOSettings, WorkspaceRN(ws.Key)); err != nil {
+	if err := s.requireEveryOrg(ctx, a, UpdateWorkspaceSSOSettings, ws); err != nil {
 		return OIDCSettings{}, err
 	}
 	in.AuthorizationEndpoint = strings.TrimSpace(in.AuthorizationEndpoint)
 	in.TokenEndpoint = strings.TrimSpace(in.TokenEndpoint)
 	in.Issuer = strings.TrimSpace(in.Issuer)
 	var v validator
-	checkURL(&v, "authorizationEndpoint", in.AuthorizationEndpoint, true)
-	checkURL(&v, "tokenEndpoint", in.TokenEndpoint, true)
-	checkURL(&v, "issuer", in.Issuer, false)
+	s.checkOIDCURLs(&v, in)
 	return in, v.err()
 }

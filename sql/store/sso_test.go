@@ -16,7 +16,7 @@ func TestSSOStates(t *testing.T) {
 	if _, err := s.UpdateWorkspaceSSO(ctx, a, settings); err != nil {
 		t.Fatal(err)
 	}
-	login, err := s.BeginSSO(ctx, SSOStartInput{Next: "/projects"}, "browser-one")
+	login, err := s.BeginSSO(ctx, SSOStartInput{Next: "/projects"}, "browser-one", "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestSSOStates(t *testing.T) {
 		t.Errorf("second use: got %v, want ErrSSOState", err)
 	}
 
-	late, err := s.BeginSSO(ctx, SSOStartInput{}, "browser-one")
+	late, err := s.BeginSSO(ctx, SSOStartInput{}, "browser-one", "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestSSOStates(t *testing.T) {
 	if _, err := s.FinishSSO(ctx, late.State, "browser-one"); !errors.Is(err, ErrSSOStateExpired) {
 		t.Errorf("expired: got %v, want ErrSSOStateExpired", err)
 	}
-	if _, err := s.BeginSSO(ctx, SSOStartInput{Workspace: "nope"}, "b"); err == nil || err.Error() != "invalid input: workspace_is_invalid" {
+	if _, err := s.BeginSSO(ctx, SSOStartInput{Workspace: "nope"}, "b", "192.0.2.1"); err == nil || err.Error() != "invalid input: workspace_is_invalid" {
 		t.Errorf("unknown workspace: got %v", err)
 	}
 }
@@ -86,5 +86,50 @@ func TestSSOFirstSignInsAtOnce(t *testing.T) {
 	}
 	if firsts != 1 || members != 1 || audits != 1 {
 		t.Errorf("first sign-ins %d, memberships %d, audit entries %d; want 1 each", firsts, members, audits)
+	}
+}
+
+// TestSSOPendingCap: a workspace holds at most maxPendingSSO unexpired
+// attempts, whatever the addresses; expired ones are deleted as new ones
+// begin, which makes room again.
+func TestSSOPendingCap(t *testing.T) {
+	s, a, pool := testStore(t)
+	ctx := t.Context()
+	if _, err := s.UpdateWorkspaceSSO(ctx, a, OIDCSettings{ClientID: "c", ClientSecret: "s", AuthorizationEndpoint: "https://id.example.com/auth",
+		TokenEndpoint: "https://id.example.com/token", ClientAuthenticationMethod: ClientSecretBasic}); err != nil {
+		t.Fatal(err)
+	}
+	// Attempts already pending, as from many addresses.
+	if _, err := pool.Exec(ctx, `INSERT INTO sso_login_states (state_hash, browser_hash, workspace_id, nonce, code_verifier, next, expires_at)
+		SELECT sha256(i::text::bytea), '\x00', $1, 'n', 'v', '/', now() + interval '10 minutes'
+		FROM generate_series(1, $2::int - 1) i`, a.WorkspaceID, maxPendingSSO); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM sso_login_states`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := s.BeginSSO(ctx, SSOStartInput{}, "b", "192.0.2.1"); err != nil {
+		t.Fatalf("the last place: %v", err)
+	}
+	for i := range 3 {
+		if _, err := s.BeginSSO(ctx, SSOStartInput{}, "b", "192.0.2."+string(rune('2'+i))); !errors.Is(err, ErrTooManyRequests) {
+			t.Errorf("beyond the cap: got %v, want ErrTooManyRequests", err)
+		}
+	}
+	if n := count(); n != maxPendingSSO {
+		t.Errorf("%d attempts kept, want the cap %d", n, maxPendingSSO)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE sso_login_states SET expires_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.BeginSSO(ctx, SSOStartInput{}, "b", "192.0.2.9"); err != nil {
+		t.Fatalf("after expiry: %v", err)
+	}
+	if n := count(); n != 1 {
+		t.Errorf("%d attempts after the expired ones went, want 1", n)
 	}
 }

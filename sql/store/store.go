@@ -34,6 +34,10 @@ type Store struct {
 	// tokenMinting limits how fast access tokens are created, per account
 	// and per address.
 	tokenMinting *limiter
+	// ssoStarts limits how fast one address begins single sign-on attempts.
+	ssoStarts *limiter
+
+	allowPrivateNetworks bool
 
 	// auth caches resolved actors; see WatchAccessChanges.
 	auth *authCache
@@ -48,6 +52,11 @@ type Options struct {
 	// LoginDelayStep is how much each failed sign-in beyond the third delays
 	// the next attempt; 250ms when zero.
 	LoginDelayStep time.Duration
+	// AllowPrivateNetworks lets single sign-on settings name providers on
+	// loopback and private addresses, and over plain http
+	// (BUNTING_SSO_ALLOW_PRIVATE_NETWORKS): for tests and providers inside
+	// the network. Off, only https providers on public addresses are reached.
+	AllowPrivateNetworks bool
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -66,8 +75,13 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	}
 	return &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
-		tokenMinting: newLimiter(time.Minute, 10), auth: newAuthCache(), changes: newNotifier(pool, log)}
+		tokenMinting: newLimiter(time.Minute, 10), ssoStarts: newLimiter(ssoStartEvery, SSOStartBurst),
+		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(pool, log)}
 }
+
+// AllowPrivateNetworks tells whether providers may be reached on loopback and
+// private addresses; the outbound HTTP client must apply the same setting.
+func (s *Store) AllowPrivateNetworks() bool { return s.allowPrivateNetworks }
 
 // ConfigurePool sets what every connection to Bunting's database needs.
 // Connecting gives up after ten seconds, so an unreachable database answers

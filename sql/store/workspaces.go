@@ -140,14 +140,14 @@ func (s *Store) GetWorkspace(ctx context.Context, a *Actor) (Workspace, error) {
 	if err != nil {
 		return Workspace{}, translate(err)
 	}
-	return s.workspace(a, row)
+	return s.workspace(ctx, a, row)
 }
 
 // workspace shapes a workspace for the caller: the licence only for those
 // allowed to change it, the client secret masked.
-func (s *Store) workspace(a *Actor, row db.Workspace) (Workspace, error) {
+func (s *Store) workspace(ctx context.Context, a *Actor, row db.Workspace) (Workspace, error) {
 	w := Workspace{ID: row.ID, Name: row.Name, Key: row.Key}
-	if a.Can(UpdateWorkspaceLicense, WorkspaceRN(row.Key)) {
+	if s.requireEveryOrg(ctx, a, UpdateWorkspaceLicense, row) == nil {
 		w.License = row.License
 	}
 	if row.SsoOidc != nil {
@@ -185,7 +185,7 @@ func (s *Store) UpdateWorkspace(ctx context.Context, a *Actor, in WorkspaceInput
 	if err != nil {
 		return Workspace{}, translate(err)
 	}
-	if err := a.require(UpdateWorkspaceGeneralSettings, WorkspaceRN(before.Key)); err != nil {
+	if err := s.requireEveryOrg(ctx, a, UpdateWorkspaceGeneralSettings, before); err != nil {
 		return Workspace{}, err
 	}
 	var row db.Workspace
@@ -199,7 +199,7 @@ func (s *Store) UpdateWorkspace(ctx context.Context, a *Actor, in WorkspaceInput
 	if err != nil {
 		return Workspace{}, err
 	}
-	return s.workspace(a, row)
+	return s.workspace(ctx, a, row)
 }
 
 // UpdateWorkspaceSSO stores the workspace's OIDC settings. The client secret
@@ -213,7 +213,7 @@ func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSetting
 	if err != nil {
 		return Workspace{}, translate(err)
 	}
-	if err := a.require(UpdateWorkspaceSSOSettings, WorkspaceRN(before.Key)); err != nil {
+	if err := s.requireEveryOrg(ctx, a, UpdateWorkspaceSSOSettings, before); err != nil {
 		return Workspace{}, err
 	}
 	var stored OIDCSettings
@@ -237,9 +237,7 @@ func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSetting
 	} else if !keep {
 		v.text("clientSecret", in.ClientSecret, 1024)
 	}
-	checkURL(&v, "authorizationEndpoint", in.AuthorizationEndpoint, true)
-	checkURL(&v, "tokenEndpoint", in.TokenEndpoint, true)
-	checkURL(&v, "issuer", in.Issuer, false)
+	s.checkOIDCURLs(&v, in)
 	v.oneOf("clientAuthenticationMethod", in.ClientAuthenticationMethod, ClientSecretBasic, ClientSecretPost)
 	if !slices.Contains(strings.Fields(in.Scope), "openid") || !v.text("scope", in.Scope, 512) {
 		v.add("scope", "invalid")
@@ -275,11 +273,20 @@ func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSetting
 	if err != nil {
 		return Workspace{}, err
 	}
-	return s.workspace(a, row)
+	return s.workspace(ctx, a, row)
 }
 
-// checkURL checks an absolute http or https URL.
-func checkURL(v *validator, field, value string, required bool) {
+// checkOIDCURLs checks the provider URLs of OIDC settings. Bunting fetches
+// them from the server, so they are plain https URLs (http only where
+// private networks are allowed, as in tests): no user info, and no query or
+// fragment, which would turn the discovery suffix into something else.
+func (s *Store) checkOIDCURLs(v *validator, in OIDCSettings) {
+	s.checkURL(v, "authorizationEndpoint", in.AuthorizationEndpoint, true)
+	s.checkURL(v, "tokenEndpoint", in.TokenEndpoint, true)
+	s.checkURL(v, "issuer", in.Issuer, false)
+}
+
+func (s *Store) checkURL(v *validator, field, value string, required bool) {
 	if value == "" {
 		if required {
 			v.add(field, "required")
@@ -287,7 +294,61 @@ func checkURL(v *validator, field, value string, required bool) {
 		return
 	}
 	u, err := url.Parse(value)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(value) > 2048 {
+	if err != nil || u.Host == "" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery ||
+		u.Fragment != "" || strings.Contains(value, "#") || len(value) > 2048 ||
+		(u.Scheme != "https" && (u.Scheme != "http" || !s.allowPrivateNetworks)) {
 		v.add(field, "invalid")
 	}
+}
+
+// requireEveryOrg checks a workspace setting's permission in every
+// organization of the workspace: the settings (single sign-on above all,
+// which signs people in to all of them) act on every organization, so the
+// owner of one must not change them for the others. An access token acts in
+// its own organization only, so it may change them only when that is the
+// workspace's one organization.
+func (s *Store) requireEveryOrg(ctx context.Context, a *Actor, action string, ws db.Workspace) error {
+	if err := a.require(action, WorkspaceRN(ws.Key)); err != nil {
+		return err
+	}
+	if !s.canInEveryOrg(ctx, a, action, ws) {
+		return ErrForbidden
+	}
+	return nil
+}
+
+// canInEveryOrg reports whether the actor holds action on the workspace in
+// each of its organizations other than the current one (checked by the
+// caller from the actor's statements).
+func (s *Store) canInEveryOrg(ctx context.Context, a *Actor, action string, ws db.Workspace) bool {
+	orgs, err := s.q.ListWorkspaceOrganizationIDs(ctx, ws.ID)
+	if err != nil {
+		return false
+	}
+	for _, org := range orgs {
+		if org == a.OrgID {
+			continue
+		}
+		if a.IsToken() {
+			return false
+		}
+		sts, err := s.memberStatements(ctx, s.q, org, a.UserID)
+		if err != nil || !allows(sts, action, WorkspaceRN(ws.Key)) {
+			return false
+		}
+	}
+	return true
+}
+
+// CanChangeWorkspace tells the pages whether to offer a workspace setting:
+// the same check the changes make.
+func (s *Store) CanChangeWorkspace(ctx context.Context, a *Actor, action string) bool {
+	if a.WorkspaceID == uuid.Nil {
+		return false
+	}
+	ws, err := s.q.GetWorkspace(ctx, a.WorkspaceID)
+	if err != nil {
+		return false
+	}
+	return s.requireEveryOrg(ctx, a, action, ws) == nil
 }
