@@ -39,6 +39,9 @@ func (h *Handler) toggleAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := noBody(c); err != nil {
+		return err
+	}
 	t, err := h.store.ToggleAccessToken(c.Request().Context(), actor(c), id)
 	return respond(c, t, err)
 }

@@ -85,12 +85,18 @@ func (h *Handler) addMemberPolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := noBody(c); err != nil {
+		return err
+	}
 	return respond(c, true, h.store.AddMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
 }
 
 func (h *Handler) removeMemberPolicy(c echo.Context) error {
 	memberID, policyID, err := pathIDs(c, "memberId", "policyId")
 	if err != nil {
+		return err
+	}
+	if err := noBody(c); err != nil {
 		return err
 	}
 	return respond(c, true, h.store.RemoveMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
