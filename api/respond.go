@@ -349,6 +349,19 @@ func queryOptionalBool(c echo.Context, name string) (*bool, error) {
 	return &b, nil
 }
 
+// queryUUID reads an optional uuid query parameter; absent is nil.
+func queryUUID(c echo.Context, name string) (*uuid.UUID, error) {
+	s := query(c, name)
+	if s == "" {
+		return nil, nil
+	}
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return nil, store.Invalid(name + "_is_invalid")
+	}
+	return &id, nil
+}
+
 // queryList reads a list query parameter given repeatedly, comma-separated, or both.
 func queryList(c echo.Context, name string) []string {
 	var out []string
