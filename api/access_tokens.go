@@ -7,8 +7,12 @@ import (
 )
 
 func (h *Handler) listAccessTokens(c echo.Context) error {
+	creator, err := queryUUID(c, "creatorId")
+	if err != nil {
+		return err
+	}
 	tokens, err := h.store.ListAccessTokens(c.Request().Context(), actor(c),
-		store.AccessTokenFilter{Name: query(c, "name"), Page: page(c)})
+		store.AccessTokenFilter{Name: query(c, "name"), Type: query(c, "type"), CreatorID: creator, Page: page(c)})
 	return respond(c, tokens, err)
 }
 
@@ -39,8 +43,12 @@ func (h *Handler) toggleAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.store.ToggleAccessToken(c.Request().Context(), actor(c), id)
-	return respond(c, t, err)
+	if err := noBody(c); err != nil {
+		return err
+	}
+	// FeatBit answers true (ApiResponse<bool>); the new status is in the list.
+	_, err = h.store.ToggleAccessToken(c.Request().Context(), actor(c), id)
+	return respond(c, true, err)
 }
 
 func (h *Handler) deleteAccessToken(c echo.Context) error {

@@ -44,15 +44,20 @@ func TestAccessTokenLifecycle(t *testing.T) {
 	if renamed.Name != "release" || renamed.Token != "" {
 		t.Fatalf("renamed %+v", renamed)
 	}
-	toggled := decode[store.AccessToken](t, s.do("PUT", path+"/toggle", s.owner, nil).ok(t))
-	if toggled.Status != "Inactive" {
-		t.Fatalf("toggled to %s, want Inactive", toggled.Status)
+	// Toggle and delete answer true, as FeatBit's ApiResponse<bool>.
+	if r := s.do("PUT", path+"/toggle", s.owner, nil).ok(t); string(r.Data) != "true" {
+		t.Fatalf("toggle answered %s, want true", r.Data)
+	}
+	if l := decode[store.Paged[store.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", s.owner, nil).ok(t)); l.Items[0].Status != "Inactive" {
+		t.Fatalf("toggled to %s, want Inactive", l.Items[0].Status)
 	}
 	s.do("GET", "/api/v1/projects", created.Token, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
 	s.do("PUT", path+"/toggle", s.owner, nil).ok(t)
 	s.do("GET", "/api/v1/projects", created.Token, nil).ok(t)
 
-	s.do("DELETE", path, s.owner, nil).ok(t)
+	if r := s.do("DELETE", path, s.owner, nil).ok(t); string(r.Data) != "true" {
+		t.Fatalf("delete answered %s, want true", r.Data)
+	}
 	s.do("GET", "/api/v1/projects", created.Token, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
 	s.do("DELETE", path, s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 	if n := s.count(`SELECT count(*) FROM audit_logs WHERE ref_type = 'AccessToken'`); n != 5 {

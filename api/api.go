@@ -78,6 +78,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.POST("/members/add", h.addMember, auth)
 	g.GET("/members/:memberId", h.getMember, auth)
 	g.DELETE("/members/remove-from-org/:memberId", h.removeMember, auth)
+	g.DELETE("/members/remove-from-workspace/:memberId", h.removeFromWorkspace, auth)
+	g.GET("/members/:memberId/policies", h.listMemberPolicies, auth)
 	g.GET("/members/:memberId/groups", h.listMemberGroups, auth)
 	g.GET("/members/:memberId/direct-policies", h.listMemberDirectPolicies, auth)
 	g.GET("/members/:memberId/inherited-policies", h.listMemberInheritedPolicies, auth)
@@ -95,7 +97,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	// Resource names for the policy editor (v1) and segment scopes (v2).
 	g.GET("/resources", h.listResources, auth)
 	e.GET("/api/v2/resources", h.listResourcesV2, auth)
-	g.GET("/user/policies", h.userStatements, auth)
+	g.GET("/user/policies", h.userPolicies, auth)
 	g.GET("/iam/actions", h.iamActions, auth)
 
 	g.GET("/projects", h.listProjects, auth)

@@ -16,7 +16,8 @@ import (
 // input or answers body_is_invalid / RequestTooLarge: nothing in between.
 func FuzzBind(f *testing.F) {
 	for _, seed := range []string{`{"name":"x","key":"k"}`, `{`, `[]`, `null`, "\xff", `{"variations":[{"id":1}]}`,
-		`{"revision":"not-a-uuid"}`, `{"name":"x"} trailing`, `{"tags":["a",null]}`} {
+		`{"revision":"not-a-uuid"}`, `{"name":"x"} trailing`, `{"tags":["a",null]}`,
+		`{"name":"a","Name":"b"}`, `{"variations":[{"id":"1","ID":"2"}]}`, `{"unknownField":1}`, `{}`, `{"a":{"b":[{"c":1,"c":2}]}}`} {
 		f.Add([]byte(seed))
 	}
 	e := echo.New()

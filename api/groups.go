@@ -72,12 +72,18 @@ func (h *Handler) addGroupMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := noBody(c); err != nil {
+		return err
+	}
 	return respond(c, true, h.store.AddGroupMember(c.Request().Context(), actor(c), groupID, memberID))
 }
 
 func (h *Handler) removeGroupMember(c echo.Context) error {
 	groupID, memberID, err := pathIDs(c, "groupId", "memberId")
 	if err != nil {
+		return err
+	}
+	if err := noBody(c); err != nil {
 		return err
 	}
 	return respond(c, true, h.store.RemoveGroupMember(c.Request().Context(), actor(c), groupID, memberID))
@@ -101,12 +107,18 @@ func (h *Handler) addGroupPolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := noBody(c); err != nil {
+		return err
+	}
 	return respond(c, true, h.store.AddGroupPolicy(c.Request().Context(), actor(c), groupID, policyID))
 }
 
 func (h *Handler) removeGroupPolicy(c echo.Context) error {
 	groupID, policyID, err := pathIDs(c, "groupId", "policyId")
 	if err != nil {
+		return err
+	}
+	if err := noBody(c); err != nil {
 		return err
 	}
 	return respond(c, true, h.store.RemoveGroupPolicy(c.Request().Context(), actor(c), groupID, policyID))

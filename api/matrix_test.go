@@ -94,7 +94,7 @@ func (m *matrix) group() string {
 
 func (m *matrix) newMember() string {
 	email := fmt.Sprintf("m%d@example.com", m.next())
-	return decode[store.Member](m.s.t, m.owner("POST", "/api/v1/members/add", map[string]any{"email": email, "policyIds": []string{}, "groupIds": []string{}})).ID.String()
+	return m.s.addByEmail(map[string]any{"email": email, "policyIds": []string{}, "groupIds": []string{}}).ID.String()
 }
 
 // token stores a Personal token of the owner directly: fixtures need not go
@@ -373,6 +373,10 @@ func (m *matrix) cases() map[string]func() call {
 		},
 		"GET /api/v1/members/:memberId":                    func() call { return iam("/api/v1/members/"+m.newMember(), nil) },
 		"DELETE /api/v1/members/remove-from-org/:memberId": func() call { return iam("/api/v1/members/remove-from-org/"+m.newMember(), nil) },
+		"DELETE /api/v1/members/remove-from-workspace/:memberId": func() call {
+			return iam("/api/v1/members/remove-from-workspace/"+m.newMember(), nil)
+		},
+		"GET /api/v1/members/:memberId/policies":           func() call { return iam("/api/v1/members/"+m.newMember()+"/policies", nil) },
 		"GET /api/v1/members/:memberId/groups":             func() call { return iam("/api/v1/members/"+m.newMember()+"/groups", nil) },
 		"GET /api/v1/members/:memberId/direct-policies":    func() call { return iam("/api/v1/members/"+m.newMember()+"/direct-policies", nil) },
 		"GET /api/v1/members/:memberId/inherited-policies": func() call { return iam("/api/v1/members/"+m.newMember()+"/inherited-policies", nil) },

@@ -20,8 +20,10 @@ func (h *Handler) addMember(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	m, err := h.store.AddMember(c.Request().Context(), actor(c), in)
-	return respond(c, m, err)
+	// FeatBit answers true (ApiResponse<bool>); the inviter reads the new
+	// member, with the initial password, from GET /members/{id}.
+	_, err := h.store.AddMember(c.Request().Context(), actor(c), in)
+	return respond(c, true, err)
 }
 
 func (h *Handler) getMember(c echo.Context) error {
@@ -39,6 +41,23 @@ func (h *Handler) removeMember(c echo.Context) error {
 		return err
 	}
 	return respond(c, true, h.store.RemoveMember(c.Request().Context(), actor(c), id))
+}
+
+func (h *Handler) removeFromWorkspace(c echo.Context) error {
+	id, err := pathID(c, "memberId")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.RemoveFromWorkspace(c.Request().Context(), actor(c), id))
+}
+
+func (h *Handler) listMemberPolicies(c echo.Context) error {
+	id, err := pathID(c, "memberId")
+	if err != nil {
+		return err
+	}
+	ps, err := h.store.MemberPolicies(c.Request().Context(), actor(c), id)
+	return respond(c, ps, err)
 }
 
 func (h *Handler) listMemberGroups(c echo.Context) error {
@@ -85,12 +104,18 @@ func (h *Handler) addMemberPolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := noBody(c); err != nil {
+		return err
+	}
 	return respond(c, true, h.store.AddMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
 }
 
 func (h *Handler) removeMemberPolicy(c echo.Context) error {
 	memberID, policyID, err := pathIDs(c, "memberId", "policyId")
 	if err != nil {
+		return err
+	}
+	if err := noBody(c); err != nil {
 		return err
 	}
 	return respond(c, true, h.store.RemoveMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))

@@ -107,9 +107,9 @@ func (h *Handler) listPolicyGroups(c echo.Context) error {
 	return respond(c, gs, err)
 }
 
-func (h *Handler) userStatements(c echo.Context) error {
-	sts, err := h.store.UserStatements(c.Request().Context(), actor(c))
-	return respond(c, sts, err)
+func (h *Handler) userPolicies(c echo.Context) error {
+	ps, err := h.store.UserPolicies(c.Request().Context(), actor(c))
+	return respond(c, ps, err)
 }
 
 func (h *Handler) iamActions(c echo.Context) error {

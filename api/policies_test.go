@@ -377,24 +377,29 @@ func TestPolicyPagesOfUnknownPolicies(t *testing.T) {
 	s.createPolicy("Ours", "theirs")
 }
 
-func TestUserStatementsAndActions(t *testing.T) {
+func TestUserPoliciesAndActions(t *testing.T) {
 	s := newServer(t)
 	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	sts := decode[[]store.Statement](t, s.do("GET", "/api/v1/user/policies", dev, nil).ok(t))
+	// FeatBit's PolicyVm[]: the policies held, with their statements.
+	held := decode[[]store.Policy](t, s.do("GET", "/api/v1/user/policies", dev, nil).ok(t))
 	var ids []string
-	for _, st := range sts {
-		ids = append(ids, st.ID)
+	for _, p := range held {
+		for _, st := range p.Statements {
+			ids = append(ids, st.ID)
+		}
 	}
-	if !slices.Equal(ids, []string{"developer-access-token", "developer-project", "developer-env", "developer-flag", "developer-segment"}) {
-		t.Errorf("developer statements %v", ids)
+	if len(held) != 1 || held[0].ID != store.DeveloperPolicyID ||
+		!slices.Equal(ids, []string{"developer-access-token", "developer-project", "developer-env", "developer-flag", "developer-segment"}) {
+		t.Errorf("developer policies %+v", held)
 	}
-	if owner := decode[[]store.Statement](t, s.do("GET", "/api/v1/user/policies", s.owner, nil).ok(t)); len(owner) != 1 || owner[0].ResourceType != "*" {
-		t.Errorf("owner statements %+v", owner)
+	if owner := decode[[]store.Policy](t, s.do("GET", "/api/v1/user/policies", s.owner, nil).ok(t)); len(owner) != 1 || owner[0].ID != store.OwnerPolicyID ||
+		len(owner[0].Statements) != 1 || owner[0].Statements[0].ResourceType != "*" {
+		t.Errorf("owner policies %+v", owner)
 	}
 	nobody, _ := s.addMember("nobody@example.com")
 	none := s.do("GET", "/api/v1/user/policies", nobody, nil).ok(t)
 	if string(none.Data) != "[]" {
-		t.Errorf("statements of a member without policies: %s, want []", none.Data)
+		t.Errorf("policies of a member without any: %s, want []", none.Data)
 	}
 
 	actions := decode[[]store.ActionGroup](t, s.do("GET", "/api/v1/iam/actions", dev, nil).ok(t))

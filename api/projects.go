@@ -115,8 +115,9 @@ func (h *Handler) updateSecret(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	sec, err := h.store.UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
-	return respond(c, sec, err)
+	// FeatBit answers true (ApiResponse<bool>).
+	_, err = h.store.UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
+	return respond(c, true, err)
 }
 
 func (h *Handler) deleteSecret(c echo.Context) error {

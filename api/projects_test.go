@@ -174,7 +174,12 @@ func TestEnvironments(t *testing.T) {
 	if !got.Settings.RequireChangeComment || got.Name != "Staging" {
 		t.Fatalf("read back %+v", got)
 	}
-	s.do("PUT", path, s.owner, map[string]any{"name": "Staging", "key": "prod"}).fails(t, http.StatusUnprocessableEntity, "KeyHasBeenUsed")
+	// The key never changes; naming the current one, or none, is fine.
+	s.do("PUT", path, s.owner, map[string]any{"name": "Staging", "key": "prod"}).fails(t, http.StatusBadRequest, "key_is_immutable")
+	s.do("PUT", path, s.owner, map[string]any{"name": "Staging", "key": "QA"}).fails(t, http.StatusBadRequest, "key_is_immutable")
+	if got := decode[store.Environment](t, s.do("PUT", path, s.owner, map[string]any{"name": "Staging", "key": "qa"}).ok(t)); got.Key != "qa" {
+		t.Fatalf("key %q after naming the same key, want qa", got.Key)
+	}
 
 	// An environment is reached only through its own project.
 	other := s.createProject("Other", "other")
@@ -204,12 +209,23 @@ func TestSecrets(t *testing.T) {
 	s.do("POST", base, s.owner, map[string]string{"name": "X", "type": "admin"}).fails(t, http.StatusBadRequest, "type_is_invalid")
 	s.do("POST", base, s.owner, map[string]string{}).fails(t, http.StatusBadRequest, "name_is_required", "type_is_required")
 
-	renamed := decode[store.Secret](t, s.do("PUT", base+"/"+sec.ID.String(), s.owner, map[string]string{"name": "API server"}).ok(t))
+	// Update and delete answer true, as FeatBit's ApiResponse<bool>.
+	if r := s.do("PUT", base+"/"+sec.ID.String(), s.owner, map[string]string{"name": "API server"}).ok(t); string(r.Data) != "true" {
+		t.Fatalf("secret update answered %s, want true", r.Data)
+	}
+	var renamed store.Secret
+	for _, x := range decode[store.Environment](t, s.do("GET", "/api/v1/projects/"+env.ProjectID.String()+"/envs/"+env.ID.String(), s.owner, nil).ok(t)).Secrets {
+		if x.ID == sec.ID {
+			renamed = x
+		}
+	}
 	if renamed.Name != "API server" || renamed.Value != sec.Value {
 		t.Fatalf("renamed %+v, want the same value under the new name", renamed)
 	}
 	s.do("PUT", base+"/"+uuid.NewString(), s.owner, map[string]string{"name": "x"}).fails(t, http.StatusNotFound, "ResourceNotFound")
-	s.do("DELETE", base+"/"+sec.ID.String(), s.owner, nil).ok(t)
+	if r := s.do("DELETE", base+"/"+sec.ID.String(), s.owner, nil).ok(t); string(r.Data) != "true" {
+		t.Fatalf("secret delete answered %s, want true", r.Data)
+	}
 	s.do("DELETE", base+"/"+sec.ID.String(), s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 	s.do("POST", "/api/v1/envs/"+uuid.NewString()+"/secrets", s.owner, map[string]string{"name": "X", "type": "server"}).fails(t, http.StatusNotFound, "ResourceNotFound")
 }

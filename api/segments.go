@@ -163,7 +163,16 @@ func (h *Handler) listAuditLogs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	creator, err := queryUUID(c, "creatorId")
+	if err != nil {
+		return err
+	}
+	cross, err := queryBool(c, "crossEnvironment")
+	if err != nil {
+		return err
+	}
 	logs, err := h.store.ListAuditLogs(c.Request().Context(), actor(c), envID, store.AuditFilter{
-		RefType: query(c, "refType"), RefID: query(c, "refId"), Query: query(c, "query"), From: from, To: to, Page: page(c)})
+		RefType: query(c, "refType"), RefID: query(c, "refId"), Query: query(c, "query"), From: from, To: to,
+		CreatorID: creator, CrossEnvironment: cross, Page: page(c)})
 	return respond(c, logs, err)
 }

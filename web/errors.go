@@ -19,6 +19,7 @@ var fieldMessages = map[string]string{
 	"password_is_required":                  "Enter your password.",
 	"name_is_invalid":                       "Use at most 128 characters.",
 	"key_is_invalid":                        "Use at most 128 letters, digits, “.”, “_” or “-”.",
+	"key_is_immutable":                      "The key cannot change once created.",
 	"description_is_invalid":                "Use at most 512 characters.",
 	"newPassword_is_invalid":                "Use 8 to 72 characters.",
 	"permissions_is_invalid":                "Enter a JSON array of valid statements; Personal tokens take none.",

@@ -203,10 +203,16 @@ func TestEnvironmentPage(t *testing.T) {
 	if !hasAttr(input(form, "requireChangeComment"), "checked") {
 		t.Errorf("the ticked box was not kept")
 	}
+	// An environment's key never changes.
 	settings.Set("key", "production")
+	b.post(path, settings).status(http.StatusBadRequest)
+	if got := text(find(b.last.must("env-settings-form"), "error-key")); got != "The key cannot change once created." {
+		t.Errorf("key change problem %q", got)
+	}
+	settings.Set("key", "prod")
 	b.post(path, settings).status(http.StatusOK).at(path)
 	env := a.project("web-shop").Environments[0]
-	if env.Name != "Production" || env.Key != "production" || env.Description != "live" || !env.Settings.RequireChangeComment {
+	if env.Name != "Production" || env.Key != "prod" || env.Description != "live" || !env.Settings.RequireChangeComment {
 		t.Errorf("stored %+v", env)
 	}
 	if !hasAttr(input(b.last.must("env-settings-form"), "requireChangeComment"), "checked") {

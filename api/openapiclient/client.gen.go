@@ -450,6 +450,24 @@ func (e VariationType) Valid() bool {
 	}
 }
 
+// Defines values for ListAccessTokensParamsType.
+const (
+	ListAccessTokensParamsTypePersonal ListAccessTokensParamsType = "Personal"
+	ListAccessTokensParamsTypeService  ListAccessTokensParamsType = "Service"
+)
+
+// Valid indicates whether the value is a known member of the ListAccessTokensParamsType enum.
+func (e ListAccessTokensParamsType) Valid() bool {
+	switch e {
+	case ListAccessTokensParamsTypePersonal:
+		return true
+	case ListAccessTokensParamsTypeService:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListFlagsParamsSortBy.
 const (
 	ListFlagsParamsSortByCreatedAt ListFlagsParamsSortBy = "createdAt"
@@ -720,11 +738,11 @@ type Condition struct {
 
 // DataChange defines model for DataChange.
 type DataChange struct {
-	// Current The data after the change; `null` for a removal.
-	Current interface{} `json:"current"`
+	// Current The data after the change as JSON text; `""` for a removal.
+	Current string `json:"current"`
 
-	// Previous The data before the change; `null` for a creation.
-	Previous interface{} `json:"previous"`
+	// Previous The data before the change as JSON text, as FeatBit gives it; `""` for a creation.
+	Previous string `json:"previous"`
 }
 
 // DefaultPermissions The policies and groups a new member gets.
@@ -1495,6 +1513,17 @@ type PolicyInput struct {
 	Name string `json:"name"`
 }
 
+// PolicyListEnvelope defines model for PolicyListEnvelope.
+type PolicyListEnvelope struct {
+	Data []Policy `json:"data"`
+
+	// Errors Always empty in a success.
+	Errors NoErrors `json:"errors"`
+
+	// Success Always `true` in a success.
+	Success Succeeded `json:"success"`
+}
+
 // PolicyMember defines model for PolicyMember.
 type PolicyMember struct {
 	Email          string             `json:"email"`
@@ -1925,17 +1954,6 @@ type Statement struct {
 // StatementEffect defines model for Statement.Effect.
 type StatementEffect string
 
-// StatementListEnvelope defines model for StatementListEnvelope.
-type StatementListEnvelope struct {
-	Data []Statement `json:"data"`
-
-	// Errors Always empty in a success.
-	Errors NoErrors `json:"errors"`
-
-	// Success Always `true` in a success.
-	Success Succeeded `json:"success"`
-}
-
 // StringListEnvelope defines model for StringListEnvelope.
 type StringListEnvelope struct {
 	Data []string `json:"data"`
@@ -2118,6 +2136,9 @@ type InternalError = Failure
 // LastOwner A failed answer.
 type LastOwner = Failure
 
+// NoBody A failed answer.
+type NoBody = Failure
+
 // NotFound A failed answer.
 type NotFound = Failure
 
@@ -2150,6 +2171,12 @@ type ListAccessTokensParams struct {
 	// Name Part of the name, case-insensitive.
 	Name *string `form:"name,omitempty" json:"name,omitempty"`
 
+	// Type Only tokens of this type.
+	Type *ListAccessTokensParamsType `form:"type,omitempty" json:"type,omitempty"`
+
+	// CreatorId Only tokens this user created.
+	CreatorId *openapi_types.UUID `form:"creatorId,omitempty" json:"creatorId,omitempty"`
+
 	// PageIndex The page, from 0.
 	PageIndex *PageIndex `form:"PageIndex,omitempty" json:"PageIndex,omitempty"`
 
@@ -2162,6 +2189,9 @@ type ListAccessTokensParams struct {
 	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
+
+// ListAccessTokensParamsType defines parameters for ListAccessTokens.
+type ListAccessTokensParamsType string
 
 // CreateAccessTokenParams defines parameters for CreateAccessToken.
 type CreateAccessTokenParams struct {
@@ -2226,6 +2256,12 @@ type ListAuditLogsParams struct {
 
 	// To Entries before this time: RFC 3339, or Unix milliseconds.
 	To *string `form:"to,omitempty" json:"to,omitempty"`
+
+	// CreatorId Only changes made by this user or access token.
+	CreatorId *openapi_types.UUID `form:"creatorId,omitempty" json:"creatorId,omitempty"`
+
+	// CrossEnvironment Entries of every environment of the organization the caller may access, not only this one (for a shared segment's history, with `refId`).
+	CrossEnvironment *bool `form:"crossEnvironment,omitempty" json:"crossEnvironment,omitempty"`
 
 	// PageIndex The page, from 0.
 	PageIndex *PageIndex `form:"PageIndex,omitempty" json:"PageIndex,omitempty"`
@@ -2841,6 +2877,15 @@ type RemoveMemberParams struct {
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
 
+// RemoveFromWorkspaceParams defines parameters for RemoveFromWorkspace.
+type RemoveFromWorkspaceParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
 // GetMemberParams defines parameters for GetMember.
 type GetMemberParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
@@ -2912,6 +2957,15 @@ type ListMemberInheritedPoliciesParams struct {
 	// PageSize Items a page, 1 to 100.
 	PageSize *PageSize `form:"PageSize,omitempty" json:"PageSize,omitempty"`
 
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// ListMemberPoliciesParams defines parameters for ListMemberPolicies.
+type ListMemberPoliciesParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
 	Organization *OrganizationHeader `json:"Organization,omitempty"`
 
@@ -3250,8 +3304,8 @@ type ListResourcesParams struct {
 // ListResourcesParamsType defines parameters for ListResources.
 type ListResourcesParamsType string
 
-// UserStatementsParams defines parameters for UserStatements.
-type UserStatementsParams struct {
+// UserPoliciesParams defines parameters for UserPolicies.
+type UserPoliciesParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
 	Organization *OrganizationHeader `json:"Organization,omitempty"`
 
@@ -4451,8 +4505,9 @@ type ClientInterface interface {
 	//
 	// The email is matched case-insensitively. A new user gets a 16-character random
 	// `initialPassword`, shown only to the inviter while the user belongs to no other
-	// organization. An existing user joins with the given access and keeps their password; a
-	// member is answered as is.
+	// organization. An existing user joins with the given access and keeps their password;
+	// adding a member again changes nothing. Answers `true`, as FeatBit does; the inviter reads
+	// the new member, with the initial password, from `GET /members/{memberId}`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4463,8 +4518,9 @@ type ClientInterface interface {
 	//
 	// The email is matched case-insensitively. A new user gets a 16-character random
 	// `initialPassword`, shown only to the inviter while the user belongs to no other
-	// organization. An existing user joins with the given access and keeps their password; a
-	// member is answered as is.
+	// organization. An existing user joins with the given access and keeps their password;
+	// adding a member again changes nothing. Answers `true`, as FeatBit does; the inviter reads
+	// the new member, with the initial password, from `GET /members/{memberId}`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4477,6 +4533,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with DELETE /api/v1/members/remove-from-org/{memberId} (the `RemoveMember` operationId).
 	RemoveMember(ctx context.Context, memberId MemberId, params *RemoveMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RemoveFromWorkspace Remove a member from every organization of the workspace, and from the workspace
+	//
+	// The user must be a member of the current organization. Needs `CanManageIAM` there and in
+	// every other organization of the workspace the user belongs to (an access token acts in its
+	// own organization only, so it may remove only a user who belongs to no other). Refused as a
+	// whole when it would leave an organization without an owner. Their Personal tokens stop
+	// working; the user record stays.
+	//
+	// Corresponds with DELETE /api/v1/members/remove-from-workspace/{memberId} (the `RemoveFromWorkspace` operationId).
+	RemoveFromWorkspace(ctx context.Context, memberId MemberId, params *RemoveFromWorkspaceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMember Get a member with their groups
 	//
@@ -4504,6 +4571,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/members/{memberId}/inherited-policies (the `ListMemberInheritedPolicies` operationId).
 	ListMemberInheritedPolicies(ctx context.Context, memberId MemberId, params *ListMemberInheritedPoliciesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMemberPolicies Every policy a member holds, directly or through a group
+	//
+	// Each policy once, built-ins first, then by name; not paged (FeatBit's `PolicyVm[]`).
+	//
+	// Corresponds with GET /api/v1/members/{memberId}/policies (the `ListMemberPolicies` operationId).
+	ListMemberPolicies(ctx context.Context, memberId MemberId, params *ListMemberPoliciesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RemoveMemberPolicy Take a directly held policy from a member
 	//
@@ -4825,18 +4899,18 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/projects/{projectId}/envs/{id} (the `GetEnvironment` operationId).
 	GetEnvironment(ctx context.Context, projectId ProjectId, id openapi_types.UUID, params *GetEnvironmentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UpdateEnvironmentWithBody Change an environment's name, key, description or settings
+	// UpdateEnvironmentWithBody Change an environment's name, description or settings
 	//
-	// Needs `UpdateEnvSettings`. What is left out is kept.
+	// Needs `UpdateEnvSettings`. What is left out is kept. The key never changes; `key` may be left out or repeat the current one.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /api/v1/projects/{projectId}/envs/{id} (the `UpdateEnvironment` operationId).
 	UpdateEnvironmentWithBody(ctx context.Context, projectId ProjectId, id openapi_types.UUID, params *UpdateEnvironmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UpdateEnvironment Change an environment's name, key, description or settings
+	// UpdateEnvironment Change an environment's name, description or settings
 	//
-	// Needs `UpdateEnvSettings`. What is left out is kept.
+	// Needs `UpdateEnvSettings`. What is left out is kept. The key never changes; `key` may be left out or repeat the current one.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4855,12 +4929,14 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/resources (the `ListResources` operationId).
 	ListResources(ctx context.Context, params *ListResourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UserStatements The caller's effective statements
+	// UserPolicies The policies the caller holds
 	//
-	// A user's from their policies and groups in the organization; a Service token's own.
+	// Every policy the caller holds in the organization, directly or through a group, each once
+	// (FeatBit's `PolicyVm[]`). A Personal token answers its creator's; a Service token holds no
+	// policy and answers `[]` (its statements are on the token, see `GET /access-tokens`).
 	//
-	// Corresponds with GET /api/v1/user/policies (the `UserStatements` operationId).
-	UserStatements(ctx context.Context, params *UserStatementsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /api/v1/user/policies (the `UserPolicies` operationId).
+	UserPolicies(ctx context.Context, params *UserPoliciesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Profile The signed-in user (the token's creator for an access token)
 	//
@@ -6708,8 +6784,9 @@ func (c *Client) ListMembers(ctx context.Context, params *ListMembersParams, req
 //
 // The email is matched case-insensitively. A new user gets a 16-character random
 // `initialPassword`, shown only to the inviter while the user belongs to no other
-// organization. An existing user joins with the given access and keeps their password; a
-// member is answered as is.
+// organization. An existing user joins with the given access and keeps their password;
+// adding a member again changes nothing. Answers `true`, as FeatBit does; the inviter reads
+// the new member, with the initial password, from `GET /members/{memberId}`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6730,8 +6807,9 @@ func (c *Client) AddMemberWithBody(ctx context.Context, params *AddMemberParams,
 //
 // The email is matched case-insensitively. A new user gets a 16-character random
 // `initialPassword`, shown only to the inviter while the user belongs to no other
-// organization. An existing user joins with the given access and keeps their password; a
-// member is answered as is.
+// organization. An existing user joins with the given access and keeps their password;
+// adding a member again changes nothing. Answers `true`, as FeatBit does; the inviter reads
+// the new member, with the initial password, from `GET /members/{memberId}`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6755,6 +6833,27 @@ func (c *Client) AddMember(ctx context.Context, params *AddMemberParams, body Ad
 // Corresponds with DELETE /api/v1/members/remove-from-org/{memberId} (the `RemoveMember` operationId).
 func (c *Client) RemoveMember(ctx context.Context, memberId MemberId, params *RemoveMemberParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemoveMemberRequest(c.Server, memberId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RemoveFromWorkspace Remove a member from every organization of the workspace, and from the workspace
+//
+// The user must be a member of the current organization. Needs `CanManageIAM` there and in
+// every other organization of the workspace the user belongs to (an access token acts in its
+// own organization only, so it may remove only a user who belongs to no other). Refused as a
+// whole when it would leave an organization without an owner. Their Personal tokens stop
+// working; the user record stays.
+//
+// Corresponds with DELETE /api/v1/members/remove-from-workspace/{memberId} (the `RemoveFromWorkspace` operationId).
+func (c *Client) RemoveFromWorkspace(ctx context.Context, memberId MemberId, params *RemoveFromWorkspaceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRemoveFromWorkspaceRequest(c.Server, memberId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6832,6 +6931,23 @@ func (c *Client) ListMemberGroups(ctx context.Context, memberId MemberId, params
 // Corresponds with GET /api/v1/members/{memberId}/inherited-policies (the `ListMemberInheritedPolicies` operationId).
 func (c *Client) ListMemberInheritedPolicies(ctx context.Context, memberId MemberId, params *ListMemberInheritedPoliciesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMemberInheritedPoliciesRequest(c.Server, memberId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMemberPolicies Every policy a member holds, directly or through a group
+//
+// Each policy once, built-ins first, then by name; not paged (FeatBit's `PolicyVm[]`).
+//
+// Corresponds with GET /api/v1/members/{memberId}/policies (the `ListMemberPolicies` operationId).
+func (c *Client) ListMemberPolicies(ctx context.Context, memberId MemberId, params *ListMemberPoliciesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMemberPoliciesRequest(c.Server, memberId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7552,9 +7668,9 @@ func (c *Client) GetEnvironment(ctx context.Context, projectId ProjectId, id ope
 	return c.Client.Do(req)
 }
 
-// UpdateEnvironmentWithBody Change an environment's name, key, description or settings
+// UpdateEnvironmentWithBody Change an environment's name, description or settings
 //
-// Needs `UpdateEnvSettings`. What is left out is kept.
+// Needs `UpdateEnvSettings`. What is left out is kept. The key never changes; `key` may be left out or repeat the current one.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7571,9 +7687,9 @@ func (c *Client) UpdateEnvironmentWithBody(ctx context.Context, projectId Projec
 	return c.Client.Do(req)
 }
 
-// UpdateEnvironment Change an environment's name, key, description or settings
+// UpdateEnvironment Change an environment's name, description or settings
 //
-// Needs `UpdateEnvSettings`. What is left out is kept.
+// Needs `UpdateEnvSettings`. What is left out is kept. The key never changes; `key` may be left out or repeat the current one.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7612,13 +7728,15 @@ func (c *Client) ListResources(ctx context.Context, params *ListResourcesParams,
 	return c.Client.Do(req)
 }
 
-// UserStatements The caller's effective statements
+// UserPolicies The policies the caller holds
 //
-// A user's from their policies and groups in the organization; a Service token's own.
+// Every policy the caller holds in the organization, directly or through a group, each once
+// (FeatBit's `PolicyVm[]`). A Personal token answers its creator's; a Service token holds no
+// policy and answers `[]` (its statements are on the token, see `GET /access-tokens`).
 //
-// Corresponds with GET /api/v1/user/policies (the `UserStatements` operationId).
-func (c *Client) UserStatements(ctx context.Context, params *UserStatementsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUserStatementsRequest(c.Server, params)
+// Corresponds with GET /api/v1/user/policies (the `UserPolicies` operationId).
+func (c *Client) UserPolicies(ctx context.Context, params *UserPoliciesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUserPoliciesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7884,6 +8002,30 @@ func NewListAccessTokensRequest(server string, params *ListAccessTokensParams) (
 		if params.Name != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "name", *params.Name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatorId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "creatorId", *params.CreatorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -8378,6 +8520,30 @@ func NewListAuditLogsRequest(server string, envId EnvId, params *ListAuditLogsPa
 		if params.To != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatorId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "creatorId", *params.CreatorId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CrossEnvironment != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "crossEnvironment", *params.CrossEnvironment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -12974,6 +13140,66 @@ func NewRemoveMemberRequest(server string, memberId MemberId, params *RemoveMemb
 	return req, nil
 }
 
+// NewRemoveFromWorkspaceRequest constructs an http.Request for the RemoveFromWorkspace method
+func NewRemoveFromWorkspaceRequest(server string, memberId MemberId, params *RemoveFromWorkspaceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "memberId", memberId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/members/remove-from-workspace/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetMemberRequest constructs an http.Request for the GetMember method
 func NewGetMemberRequest(server string, memberId MemberId, params *GetMemberParams) (*http.Request, error) {
 	var err error
@@ -13422,6 +13648,66 @@ func NewListMemberInheritedPoliciesRequest(server string, memberId MemberId, par
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListMemberPoliciesRequest constructs an http.Request for the ListMemberPolicies method
+func NewListMemberPoliciesRequest(server string, memberId MemberId, params *ListMemberPoliciesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "memberId", memberId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/members/%s/policies", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -15669,8 +15955,8 @@ func NewListResourcesRequest(server string, params *ListResourcesParams) (*http.
 	return req, nil
 }
 
-// NewUserStatementsRequest constructs an http.Request for the UserStatements method
-func NewUserStatementsRequest(server string, params *UserStatementsParams) (*http.Request, error) {
+// NewUserPoliciesRequest constructs an http.Request for the UserPolicies method
+func NewUserPoliciesRequest(server string, params *UserPoliciesParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -17162,8 +17448,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The email is matched case-insensitively. A new user gets a 16-character random
 	// `initialPassword`, shown only to the inviter while the user belongs to no other
-	// organization. An existing user joins with the given access and keeps their password; a
-	// member is answered as is.
+	// organization. An existing user joins with the given access and keeps their password;
+	// adding a member again changes nothing. Answers `true`, as FeatBit does; the inviter reads
+	// the new member, with the initial password, from `GET /members/{memberId}`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17174,8 +17461,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The email is matched case-insensitively. A new user gets a 16-character random
 	// `initialPassword`, shown only to the inviter while the user belongs to no other
-	// organization. An existing user joins with the given access and keeps their password; a
-	// member is answered as is.
+	// organization. An existing user joins with the given access and keeps their password;
+	// adding a member again changes nothing. Answers `true`, as FeatBit does; the inviter reads
+	// the new member, with the initial password, from `GET /members/{memberId}`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17190,6 +17478,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with DELETE /api/v1/members/remove-from-org/{memberId} (the `RemoveMember` operationId).
 	RemoveMemberWithResponse(ctx context.Context, memberId MemberId, params *RemoveMemberParams, reqEditors ...RequestEditorFn) (*RemoveMemberResponse, error)
+
+	// RemoveFromWorkspaceWithResponse Remove a member from every organization of the workspace, and from the workspace
+	//
+	// The user must be a member of the current organization. Needs `CanManageIAM` there and in
+	// every other organization of the workspace the user belongs to (an access token acts in its
+	// own organization only, so it may remove only a user who belongs to no other). Refused as a
+	// whole when it would leave an organization without an owner. Their Personal tokens stop
+	// working; the user record stays.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/members/remove-from-workspace/{memberId} (the `RemoveFromWorkspace` operationId).
+	RemoveFromWorkspaceWithResponse(ctx context.Context, memberId MemberId, params *RemoveFromWorkspaceParams, reqEditors ...RequestEditorFn) (*RemoveFromWorkspaceResponse, error)
 
 	// GetMemberWithResponse Get a member with their groups
 	//
@@ -17227,6 +17528,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/members/{memberId}/inherited-policies (the `ListMemberInheritedPolicies` operationId).
 	ListMemberInheritedPoliciesWithResponse(ctx context.Context, memberId MemberId, params *ListMemberInheritedPoliciesParams, reqEditors ...RequestEditorFn) (*ListMemberInheritedPoliciesResponse, error)
+
+	// ListMemberPoliciesWithResponse Every policy a member holds, directly or through a group
+	//
+	// Each policy once, built-ins first, then by name; not paged (FeatBit's `PolicyVm[]`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/members/{memberId}/policies (the `ListMemberPolicies` operationId).
+	ListMemberPoliciesWithResponse(ctx context.Context, memberId MemberId, params *ListMemberPoliciesParams, reqEditors ...RequestEditorFn) (*ListMemberPoliciesResponse, error)
 
 	// RemoveMemberPolicyWithResponse Take a directly held policy from a member
 	//
@@ -17586,18 +17896,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/projects/{projectId}/envs/{id} (the `GetEnvironment` operationId).
 	GetEnvironmentWithResponse(ctx context.Context, projectId ProjectId, id openapi_types.UUID, params *GetEnvironmentParams, reqEditors ...RequestEditorFn) (*GetEnvironmentResponse, error)
 
-	// UpdateEnvironmentWithBodyWithResponse Change an environment's name, key, description or settings
+	// UpdateEnvironmentWithBodyWithResponse Change an environment's name, description or settings
 	//
-	// Needs `UpdateEnvSettings`. What is left out is kept.
+	// Needs `UpdateEnvSettings`. What is left out is kept. The key never changes; `key` may be left out or repeat the current one.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/v1/projects/{projectId}/envs/{id} (the `UpdateEnvironment` operationId).
 	UpdateEnvironmentWithBodyWithResponse(ctx context.Context, projectId ProjectId, id openapi_types.UUID, params *UpdateEnvironmentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateEnvironmentResponse, error)
 
-	// UpdateEnvironmentWithResponse Change an environment's name, key, description or settings
+	// UpdateEnvironmentWithResponse Change an environment's name, description or settings
 	//
-	// Needs `UpdateEnvSettings`. What is left out is kept.
+	// Needs `UpdateEnvSettings`. What is left out is kept. The key never changes; `key` may be left out or repeat the current one.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17618,14 +17928,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/resources (the `ListResources` operationId).
 	ListResourcesWithResponse(ctx context.Context, params *ListResourcesParams, reqEditors ...RequestEditorFn) (*ListResourcesResponse, error)
 
-	// UserStatementsWithResponse The caller's effective statements
+	// UserPoliciesWithResponse The policies the caller holds
 	//
-	// A user's from their policies and groups in the organization; a Service token's own.
+	// Every policy the caller holds in the organization, directly or through a group, each once
+	// (FeatBit's `PolicyVm[]`). A Personal token answers its creator's; a Service token holds no
+	// policy and answers `[]` (its statements are on the token, see `GET /access-tokens`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /api/v1/user/policies (the `UserStatements` operationId).
-	UserStatementsWithResponse(ctx context.Context, params *UserStatementsParams, reqEditors ...RequestEditorFn) (*UserStatementsResponse, error)
+	// Corresponds with GET /api/v1/user/policies (the `UserPolicies` operationId).
+	UserPoliciesWithResponse(ctx context.Context, params *UserPoliciesParams, reqEditors ...RequestEditorFn) (*UserPoliciesResponse, error)
 
 	// ProfileWithResponse The signed-in user (the token's creator for an access token)
 	//
@@ -18225,15 +18537,17 @@ type ToggleAccessTokenResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *AccessTokenEnvelope
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *OrganizationRequired
+	JSON400 *NoBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -18243,12 +18557,12 @@ type ToggleAccessTokenResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ToggleAccessTokenResponse) GetJSON200() *AccessTokenEnvelope {
+func (r ToggleAccessTokenResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ToggleAccessTokenResponse) GetJSON400() *OrganizationRequired {
+func (r ToggleAccessTokenResponse) GetJSON400() *NoBody {
 	return r.JSON400
 }
 
@@ -18265,6 +18579,11 @@ func (r ToggleAccessTokenResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ToggleAccessTokenResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ToggleAccessTokenResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20678,7 +20997,7 @@ type UpdateSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *SecretEnvelope
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -20698,7 +21017,7 @@ type UpdateSecretResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r UpdateSecretResponse) GetJSON200() *SecretEnvelope {
+func (r UpdateSecretResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
@@ -22828,13 +23147,15 @@ type AddGroupMemberResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *OrganizationRequired
+	JSON400 *NoBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22849,7 +23170,7 @@ func (r AddGroupMemberResponse) GetJSON200() *Done {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AddGroupMemberResponse) GetJSON400() *OrganizationRequired {
+func (r AddGroupMemberResponse) GetJSON400() *NoBody {
 	return r.JSON400
 }
 
@@ -22866,6 +23187,11 @@ func (r AddGroupMemberResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AddGroupMemberResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AddGroupMemberResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -22918,13 +23244,15 @@ type AddGroupPolicyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *OrganizationRequired
+	JSON400 *NoBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -22939,7 +23267,7 @@ func (r AddGroupPolicyResponse) GetJSON200() *Done {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AddGroupPolicyResponse) GetJSON400() *OrganizationRequired {
+func (r AddGroupPolicyResponse) GetJSON400() *NoBody {
 	return r.JSON400
 }
 
@@ -22956,6 +23284,11 @@ func (r AddGroupPolicyResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AddGroupPolicyResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AddGroupPolicyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -23188,13 +23521,15 @@ type RemoveGroupMemberResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *OrganizationRequired
+	JSON400 *NoBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *LastOwner
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -23211,7 +23546,7 @@ func (r RemoveGroupMemberResponse) GetJSON200() *Done {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RemoveGroupMemberResponse) GetJSON400() *OrganizationRequired {
+func (r RemoveGroupMemberResponse) GetJSON400() *NoBody {
 	return r.JSON400
 }
 
@@ -23228,6 +23563,11 @@ func (r RemoveGroupMemberResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RemoveGroupMemberResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RemoveGroupMemberResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -23285,13 +23625,15 @@ type RemoveGroupPolicyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *OrganizationRequired
+	JSON400 *NoBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *LastOwner
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -23308,7 +23650,7 @@ func (r RemoveGroupPolicyResponse) GetJSON200() *Done {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RemoveGroupPolicyResponse) GetJSON400() *OrganizationRequired {
+func (r RemoveGroupPolicyResponse) GetJSON400() *NoBody {
 	return r.JSON400
 }
 
@@ -23325,6 +23667,11 @@ func (r RemoveGroupPolicyResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RemoveGroupPolicyResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RemoveGroupPolicyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -23719,7 +24066,7 @@ type AddMemberResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *MemberEnvelope
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -23739,7 +24086,7 @@ type AddMemberResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AddMemberResponse) GetJSON200() *MemberEnvelope {
+func (r AddMemberResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
@@ -23904,6 +24251,103 @@ func (r RemoveMemberResponse) ContentType() string {
 	return ""
 }
 
+// RemoveFromWorkspaceResponse401Headers the declared response headers of an HTTP 401 response for RemoveFromWorkspace
+type RemoveFromWorkspaceResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type RemoveFromWorkspaceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Done
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OrganizationRequired
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *LastOwner
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RemoveFromWorkspaceResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RemoveFromWorkspaceResponse) GetJSON200() *Done {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RemoveFromWorkspaceResponse) GetJSON400() *OrganizationRequired {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RemoveFromWorkspaceResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RemoveFromWorkspaceResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RemoveFromWorkspaceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RemoveFromWorkspaceResponse) GetJSON422() *LastOwner {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RemoveFromWorkspaceResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RemoveFromWorkspaceResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RemoveFromWorkspaceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RemoveFromWorkspaceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RemoveFromWorkspaceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RemoveFromWorkspaceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetMemberResponse401Headers the declared response headers of an HTTP 401 response for GetMember
 type GetMemberResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24005,13 +24449,15 @@ type AddMemberPolicyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *OrganizationRequired
+	JSON400 *NoBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -24026,7 +24472,7 @@ func (r AddMemberPolicyResponse) GetJSON200() *Done {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r AddMemberPolicyResponse) GetJSON400() *OrganizationRequired {
+func (r AddMemberPolicyResponse) GetJSON400() *NoBody {
 	return r.JSON400
 }
 
@@ -24043,6 +24489,11 @@ func (r AddMemberPolicyResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r AddMemberPolicyResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AddMemberPolicyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -24354,6 +24805,96 @@ func (r ListMemberInheritedPoliciesResponse) ContentType() string {
 	return ""
 }
 
+// ListMemberPoliciesResponse401Headers the declared response headers of an HTTP 401 response for ListMemberPolicies
+type ListMemberPoliciesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type ListMemberPoliciesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PolicyListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OrganizationRequired
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListMemberPoliciesResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMemberPoliciesResponse) GetJSON200() *PolicyListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMemberPoliciesResponse) GetJSON400() *OrganizationRequired {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMemberPoliciesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMemberPoliciesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMemberPoliciesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMemberPoliciesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListMemberPoliciesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMemberPoliciesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMemberPoliciesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMemberPoliciesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMemberPoliciesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RemoveMemberPolicyResponse401Headers the declared response headers of an HTTP 401 response for RemoveMemberPolicy
 type RemoveMemberPolicyResponse401Headers struct {
 	WWWAuthenticate *string
@@ -24365,13 +24906,15 @@ type RemoveMemberPolicyResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *OrganizationRequired
+	JSON400 *NoBody
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
 	JSON422 *LastOwner
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -24388,7 +24931,7 @@ func (r RemoveMemberPolicyResponse) GetJSON200() *Done {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r RemoveMemberPolicyResponse) GetJSON400() *OrganizationRequired {
+func (r RemoveMemberPolicyResponse) GetJSON400() *NoBody {
 	return r.JSON400
 }
 
@@ -24405,6 +24948,11 @@ func (r RemoveMemberPolicyResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RemoveMemberPolicyResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RemoveMemberPolicyResponse) GetJSON413() *TooLarge {
+	return r.JSON413
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
@@ -26998,8 +27546,6 @@ type UpdateEnvironmentResponse struct {
 	JSON404 *NotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
-	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *Failure
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -27036,11 +27582,6 @@ func (r UpdateEnvironmentResponse) GetJSON404() *NotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r UpdateEnvironmentResponse) GetJSON413() *TooLarge {
 	return r.JSON413
-}
-
-// GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r UpdateEnvironmentResponse) GetJSON422() *Failure {
-	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -27165,16 +27706,16 @@ func (r ListResourcesResponse) ContentType() string {
 	return ""
 }
 
-// UserStatementsResponse401Headers the declared response headers of an HTTP 401 response for UserStatements
-type UserStatementsResponse401Headers struct {
+// UserPoliciesResponse401Headers the declared response headers of an HTTP 401 response for UserPolicies
+type UserPoliciesResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
-type UserStatementsResponse struct {
+type UserPoliciesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *StatementListEnvelope
+	JSON200 *PolicyListEnvelope
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *OrganizationRequired
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -27186,46 +27727,46 @@ type UserStatementsResponse struct {
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers401 the parsed response headers for an HTTP 401 response
-	Headers401 *UserStatementsResponse401Headers
+	Headers401 *UserPoliciesResponse401Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r UserStatementsResponse) GetJSON200() *StatementListEnvelope {
+func (r UserPoliciesResponse) GetJSON200() *PolicyListEnvelope {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r UserStatementsResponse) GetJSON400() *OrganizationRequired {
+func (r UserPoliciesResponse) GetJSON400() *OrganizationRequired {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r UserStatementsResponse) GetJSON401() *Unauthorized {
+func (r UserPoliciesResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r UserStatementsResponse) GetJSON403() *Forbidden {
+func (r UserPoliciesResponse) GetJSON403() *Forbidden {
 	return r.JSON403
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r UserStatementsResponse) GetJSON500() *InternalError {
+func (r UserPoliciesResponse) GetJSON500() *InternalError {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r UserStatementsResponse) GetJSON503() *Unavailable {
+func (r UserPoliciesResponse) GetJSON503() *Unavailable {
 	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r UserStatementsResponse) GetBody() []byte {
+func (r UserPoliciesResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r UserStatementsResponse) Status() string {
+func (r UserPoliciesResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -27233,7 +27774,7 @@ func (r UserStatementsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r UserStatementsResponse) StatusCode() int {
+func (r UserPoliciesResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -27241,7 +27782,7 @@ func (r UserStatementsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r UserStatementsResponse) ContentType() string {
+func (r UserPoliciesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -29354,8 +29895,9 @@ func (c *ClientWithResponses) ListMembersWithResponse(ctx context.Context, param
 //
 // The email is matched case-insensitively. A new user gets a 16-character random
 // `initialPassword`, shown only to the inviter while the user belongs to no other
-// organization. An existing user joins with the given access and keeps their password; a
-// member is answered as is.
+// organization. An existing user joins with the given access and keeps their password;
+// adding a member again changes nothing. Answers `true`, as FeatBit does; the inviter reads
+// the new member, with the initial password, from `GET /members/{memberId}`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29372,8 +29914,9 @@ func (c *ClientWithResponses) AddMemberWithBodyWithResponse(ctx context.Context,
 //
 // The email is matched case-insensitively. A new user gets a 16-character random
 // `initialPassword`, shown only to the inviter while the user belongs to no other
-// organization. An existing user joins with the given access and keeps their password; a
-// member is answered as is.
+// organization. An existing user joins with the given access and keeps their password;
+// adding a member again changes nothing. Answers `true`, as FeatBit does; the inviter reads
+// the new member, with the initial password, from `GET /members/{memberId}`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29399,6 +29942,25 @@ func (c *ClientWithResponses) RemoveMemberWithResponse(ctx context.Context, memb
 		return nil, err
 	}
 	return ParseRemoveMemberResponse(rsp)
+}
+
+// RemoveFromWorkspaceWithResponse Remove a member from every organization of the workspace, and from the workspace
+//
+// The user must be a member of the current organization. Needs `CanManageIAM` there and in
+// every other organization of the workspace the user belongs to (an access token acts in its
+// own organization only, so it may remove only a user who belongs to no other). Refused as a
+// whole when it would leave an organization without an owner. Their Personal tokens stop
+// working; the user record stays.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/members/remove-from-workspace/{memberId} (the `RemoveFromWorkspace` operationId).
+func (c *ClientWithResponses) RemoveFromWorkspaceWithResponse(ctx context.Context, memberId MemberId, params *RemoveFromWorkspaceParams, reqEditors ...RequestEditorFn) (*RemoveFromWorkspaceResponse, error) {
+	rsp, err := c.RemoveFromWorkspace(ctx, memberId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRemoveFromWorkspaceResponse(rsp)
 }
 
 // GetMemberWithResponse Get a member with their groups
@@ -29466,6 +30028,21 @@ func (c *ClientWithResponses) ListMemberInheritedPoliciesWithResponse(ctx contex
 		return nil, err
 	}
 	return ParseListMemberInheritedPoliciesResponse(rsp)
+}
+
+// ListMemberPoliciesWithResponse Every policy a member holds, directly or through a group
+//
+// Each policy once, built-ins first, then by name; not paged (FeatBit's `PolicyVm[]`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/members/{memberId}/policies (the `ListMemberPolicies` operationId).
+func (c *ClientWithResponses) ListMemberPoliciesWithResponse(ctx context.Context, memberId MemberId, params *ListMemberPoliciesParams, reqEditors ...RequestEditorFn) (*ListMemberPoliciesResponse, error) {
+	rsp, err := c.ListMemberPolicies(ctx, memberId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMemberPoliciesResponse(rsp)
 }
 
 // RemoveMemberPolicyWithResponse Take a directly held policy from a member
@@ -30060,9 +30637,9 @@ func (c *ClientWithResponses) GetEnvironmentWithResponse(ctx context.Context, pr
 	return ParseGetEnvironmentResponse(rsp)
 }
 
-// UpdateEnvironmentWithBodyWithResponse Change an environment's name, key, description or settings
+// UpdateEnvironmentWithBodyWithResponse Change an environment's name, description or settings
 //
-// Needs `UpdateEnvSettings`. What is left out is kept.
+// Needs `UpdateEnvSettings`. What is left out is kept. The key never changes; `key` may be left out or repeat the current one.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30075,9 +30652,9 @@ func (c *ClientWithResponses) UpdateEnvironmentWithBodyWithResponse(ctx context.
 	return ParseUpdateEnvironmentResponse(rsp)
 }
 
-// UpdateEnvironmentWithResponse Change an environment's name, key, description or settings
+// UpdateEnvironmentWithResponse Change an environment's name, description or settings
 //
-// Needs `UpdateEnvSettings`. What is left out is kept.
+// Needs `UpdateEnvSettings`. What is left out is kept. The key never changes; `key` may be left out or repeat the current one.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30110,19 +30687,21 @@ func (c *ClientWithResponses) ListResourcesWithResponse(ctx context.Context, par
 	return ParseListResourcesResponse(rsp)
 }
 
-// UserStatementsWithResponse The caller's effective statements
+// UserPoliciesWithResponse The policies the caller holds
 //
-// A user's from their policies and groups in the organization; a Service token's own.
+// Every policy the caller holds in the organization, directly or through a group, each once
+// (FeatBit's `PolicyVm[]`). A Personal token answers its creator's; a Service token holds no
+// policy and answers `[]` (its statements are on the token, see `GET /access-tokens`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /api/v1/user/policies (the `UserStatements` operationId).
-func (c *ClientWithResponses) UserStatementsWithResponse(ctx context.Context, params *UserStatementsParams, reqEditors ...RequestEditorFn) (*UserStatementsResponse, error) {
-	rsp, err := c.UserStatements(ctx, params, reqEditors...)
+// Corresponds with GET /api/v1/user/policies (the `UserPolicies` operationId).
+func (c *ClientWithResponses) UserPoliciesWithResponse(ctx context.Context, params *UserPoliciesParams, reqEditors ...RequestEditorFn) (*UserPoliciesResponse, error) {
+	rsp, err := c.UserPolicies(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseUserStatementsResponse(rsp)
+	return ParseUserPoliciesResponse(rsp)
 }
 
 // ProfileWithResponse The signed-in user (the token's creator for an access token)
@@ -30749,14 +31328,14 @@ func ParseToggleAccessTokenResponse(rsp *http.Response) (*ToggleAccessTokenRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest AccessTokenEnvelope
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest OrganizationRequired
+		var dest NoBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -30782,6 +31361,13 @@ func ParseToggleAccessTokenResponse(rsp *http.Response) (*ToggleAccessTokenRespo
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -32977,7 +33563,7 @@ func ParseUpdateSecretResponse(rsp *http.Response) (*UpdateSecretResponse, error
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest SecretEnvelope
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34934,7 +35520,7 @@ func ParseAddGroupMemberResponse(rsp *http.Response) (*AddGroupMemberResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest OrganizationRequired
+		var dest NoBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34960,6 +35546,13 @@ func ParseAddGroupMemberResponse(rsp *http.Response) (*AddGroupMemberResponse, e
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -35015,7 +35608,7 @@ func ParseAddGroupPolicyResponse(rsp *http.Response) (*AddGroupPolicyResponse, e
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest OrganizationRequired
+		var dest NoBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35041,6 +35634,13 @@ func ParseAddGroupPolicyResponse(rsp *http.Response) (*AddGroupPolicyResponse, e
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -35258,7 +35858,7 @@ func ParseRemoveGroupMemberResponse(rsp *http.Response) (*RemoveGroupMemberRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest OrganizationRequired
+		var dest NoBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35284,6 +35884,13 @@ func ParseRemoveGroupMemberResponse(rsp *http.Response) (*RemoveGroupMemberRespo
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest LastOwner
@@ -35346,7 +35953,7 @@ func ParseRemoveGroupPolicyResponse(rsp *http.Response) (*RemoveGroupPolicyRespo
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest OrganizationRequired
+		var dest NoBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35372,6 +35979,13 @@ func ParseRemoveGroupPolicyResponse(rsp *http.Response) (*RemoveGroupPolicyRespo
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest LastOwner
@@ -35724,7 +36338,7 @@ func ParseAddMemberResponse(rsp *http.Response) (*AddMemberResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest MemberEnvelope
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35885,6 +36499,94 @@ func ParseRemoveMemberResponse(rsp *http.Response) (*RemoveMemberResponse, error
 	return response, nil
 }
 
+// ParseRemoveFromWorkspaceResponse parses an HTTP response from a RemoveFromWorkspaceWithResponse call
+func ParseRemoveFromWorkspaceResponse(rsp *http.Response) (*RemoveFromWorkspaceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemoveFromWorkspaceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Done
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OrganizationRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest LastOwner
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RemoveFromWorkspaceResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetMemberResponse parses an HTTP response from a GetMemberWithResponse call
 func ParseGetMemberResponse(rsp *http.Response) (*GetMemberResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35988,7 +36690,7 @@ func ParseAddMemberPolicyResponse(rsp *http.Response) (*AddMemberPolicyResponse,
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest OrganizationRequired
+		var dest NoBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -36014,6 +36716,13 @@ func ParseAddMemberPolicyResponse(rsp *http.Response) (*AddMemberPolicyResponse,
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -36290,22 +36999,22 @@ func ParseListMemberInheritedPoliciesResponse(rsp *http.Response) (*ListMemberIn
 	return response, nil
 }
 
-// ParseRemoveMemberPolicyResponse parses an HTTP response from a RemoveMemberPolicyWithResponse call
-func ParseRemoveMemberPolicyResponse(rsp *http.Response) (*RemoveMemberPolicyResponse, error) {
+// ParseListMemberPoliciesResponse parses an HTTP response from a ListMemberPoliciesWithResponse call
+func ParseListMemberPoliciesResponse(rsp *http.Response) (*ListMemberPoliciesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &RemoveMemberPolicyResponse{
+	response := &ListMemberPoliciesResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Done
+		var dest PolicyListEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -36338,6 +37047,94 @@ func ParseRemoveMemberPolicyResponse(rsp *http.Response) (*RemoveMemberPolicyRes
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ListMemberPoliciesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRemoveMemberPolicyResponse parses an HTTP response from a RemoveMemberPolicyWithResponse call
+func ParseRemoveMemberPolicyResponse(rsp *http.Response) (*RemoveMemberPolicyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemoveMemberPolicyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Done
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest NoBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest LastOwner
@@ -38703,13 +39500,6 @@ func ParseUpdateEnvironmentResponse(rsp *http.Response) (*UpdateEnvironmentRespo
 		}
 		response.JSON413 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest Failure
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON422 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -38816,22 +39606,22 @@ func ParseListResourcesResponse(rsp *http.Response) (*ListResourcesResponse, err
 	return response, nil
 }
 
-// ParseUserStatementsResponse parses an HTTP response from a UserStatementsWithResponse call
-func ParseUserStatementsResponse(rsp *http.Response) (*UserStatementsResponse, error) {
+// ParseUserPoliciesResponse parses an HTTP response from a UserPoliciesWithResponse call
+func ParseUserPoliciesResponse(rsp *http.Response) (*UserPoliciesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &UserStatementsResponse{
+	response := &UserPoliciesResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest StatementListEnvelope
+		var dest PolicyListEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -38876,7 +39666,7 @@ func ParseUserStatementsResponse(rsp *http.Response) (*UserStatementsResponse, e
 
 	switch {
 	case rsp.StatusCode == 401:
-		var headers UserStatementsResponse401Headers
+		var headers UserPoliciesResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -15,32 +15,35 @@ import (
 
 const CountEnvAuditLogs = `-- name: CountEnvAuditLogs :one
 SELECT count(*) FROM audit_logs l
-WHERE l.env_id = $1
+WHERE l.env_id = ANY(string_to_array($1::text, ',')::uuid[])
   AND ($2::text = '' OR l.ref_type = $2::text)
   AND ($3::text = '' OR l.ref_id = $3::text)
   AND ($4::text = '%' OR lower(l.keyword) LIKE $4::text OR lower(l.comment) LIKE $4::text)
   AND ($5::timestamptz IS NULL OR l.created_at >= $5)
   AND ($6::timestamptz IS NULL OR l.created_at <= $6)
+  AND ($7::uuid IS NULL OR l.creator_id = $7::uuid)
 `
 
 type CountEnvAuditLogsParams struct {
-	EnvID   *uuid.UUID
-	RefType string
-	RefID   string
-	Pattern string
-	Since   *time.Time
-	Until   *time.Time
+	EnvIds    string
+	RefType   string
+	RefID     string
+	Pattern   string
+	Since     *time.Time
+	Until     *time.Time
+	CreatorID *uuid.UUID
 }
 
 // CountEnvAuditLogs counts what ListEnvAuditLogs pages through.
 func (q *Queries) CountEnvAuditLogs(ctx context.Context, arg CountEnvAuditLogsParams) (int64, error) {
 	row := q.db.QueryRow(ctx, CountEnvAuditLogs,
-		arg.EnvID,
+		arg.EnvIds,
 		arg.RefType,
 		arg.RefID,
 		arg.Pattern,
 		arg.Since,
 		arg.Until,
+		arg.CreatorID,
 	)
 	var count int64
 	err := row.Scan(&count)
@@ -94,23 +97,25 @@ SELECT l.id, l.workspace_id, l.organization_id, l.env_id, l.ref_type, l.ref_id, 
 FROM audit_logs l
 LEFT JOIN users u ON l.creator_kind = 'user' AND u.id = l.creator_id
 LEFT JOIN access_tokens t ON l.creator_kind = 'token' AND t.id = l.creator_id
-WHERE l.env_id = $1
+WHERE l.env_id = ANY(string_to_array($1::text, ',')::uuid[])
   AND ($2::text = '' OR l.ref_type = $2::text)
   AND ($3::text = '' OR l.ref_id = $3::text)
   AND ($4::text = '%' OR lower(l.keyword) LIKE $4::text OR lower(l.comment) LIKE $4::text)
   AND ($5::timestamptz IS NULL OR l.created_at >= $5)
   AND ($6::timestamptz IS NULL OR l.created_at <= $6)
+  AND ($7::uuid IS NULL OR l.creator_id = $7::uuid)
 ORDER BY l.created_at DESC, l.id
-LIMIT $8 OFFSET $7
+LIMIT $9 OFFSET $8
 `
 
 type ListEnvAuditLogsParams struct {
-	EnvID      *uuid.UUID
+	EnvIds     string
 	RefType    string
 	RefID      string
 	Pattern    string
 	Since      *time.Time
 	Until      *time.Time
+	CreatorID  *uuid.UUID
 	PageOffset int32
 	PageSize   int32
 }
@@ -121,16 +126,20 @@ type ListEnvAuditLogsRow struct {
 	CreatorEmail string
 }
 
-// ListEnvAuditLogs pages an environment's history, newest first, with the
-// name of who made each change (audit_logs_env_created, audit_logs_env_ref).
+// ListEnvAuditLogs pages the history of some environments (one, or those
+// of a cross-environment query), newest first, with the name of who made
+// each change (audit_logs_env_created, audit_logs_ref). The environments
+// come as comma-separated text: a search runs unprepared (store/plans.go),
+// where pgx cannot encode an array of uuids without knowing its type.
 func (q *Queries) ListEnvAuditLogs(ctx context.Context, arg ListEnvAuditLogsParams) ([]ListEnvAuditLogsRow, error) {
 	rows, err := q.db.Query(ctx, ListEnvAuditLogs,
-		arg.EnvID,
+		arg.EnvIds,
 		arg.RefType,
 		arg.RefID,
 		arg.Pattern,
 		arg.Since,
 		arg.Until,
+		arg.CreatorID,
 		arg.PageOffset,
 		arg.PageSize,
 	)

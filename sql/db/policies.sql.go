@@ -412,6 +412,58 @@ func (q *Queries) ListGroupPolicyIDs(ctx context.Context, groupID uuid.UUID) ([]
 	return items, nil
 }
 
+const ListHeldPolicies = `-- name: ListHeldPolicies :many
+SELECT p.id, p.organization_id, p.name, p.key, p.description, p.type, p.statements, p.created_at, p.updated_at FROM policies p
+WHERE p.id IN (
+    SELECT mp.policy_id FROM member_policies mp
+    WHERE mp.organization_id = $1::uuid AND mp.user_id = $2
+    UNION
+    SELECT gp.policy_id FROM group_policies gp
+    JOIN group_members gm ON gm.group_id = gp.group_id
+    WHERE gm.organization_id = $1::uuid AND gm.user_id = $2
+)
+ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id
+`
+
+type ListHeldPoliciesParams struct {
+	OrganizationID uuid.UUID
+	UserID         uuid.UUID
+}
+
+// ListHeldPolicies returns every policy a member holds in an organization,
+// directly or through a group, each once, in ListPolicies' order
+// (member_policies' key and group_members_user lead with the organization
+// and user).
+func (q *Queries) ListHeldPolicies(ctx context.Context, arg ListHeldPoliciesParams) ([]Policy, error) {
+	rows, err := q.db.Query(ctx, ListHeldPolicies, arg.OrganizationID, arg.UserID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Policy{}
+	for rows.Next() {
+		var i Policy
+		if err := rows.Scan(
+			&i.ID,
+			&i.OrganizationID,
+			&i.Name,
+			&i.Key,
+			&i.Description,
+			&i.Type,
+			&i.Statements,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ListInheritedPolicies = `-- name: ListInheritedPolicies :many
 SELECT p.id, p.name, p.type, p.description, g.id AS group_id, g.name AS group_name
 FROM group_members gm

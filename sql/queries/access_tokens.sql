@@ -16,18 +16,24 @@ WHERE t.organization_id = $1 AND t.id = $2;
 
 -- name: ListAccessTokens :many
 -- ListAccessTokens pages an organization's tokens, newest first, filtered by
--- part of the name (an escaped ILIKE pattern).
+-- part of the name (an escaped ILIKE pattern), the type ('' for any) and
+-- the creator (NULL for any). An organization has few tokens: the scan of
+-- its rows is small.
 SELECT sqlc.embed(t), u.name AS creator_name, u.email AS creator_email
 FROM access_tokens t JOIN users u ON u.id = t.creator_id
 WHERE t.organization_id = @organization_id
   AND t.name ILIKE '%' || @name::text || '%'
+  AND (@type::text = '' OR t.type = @type::text)
+  AND (sqlc.narg(creator_id)::uuid IS NULL OR t.creator_id = sqlc.narg(creator_id)::uuid)
 ORDER BY t.created_at DESC, t.id
 LIMIT @page_size OFFSET @page_offset;
 
 -- name: CountAccessTokens :one
 -- CountAccessTokens counts what ListAccessTokens pages through.
 SELECT count(*) FROM access_tokens
-WHERE organization_id = @organization_id AND name ILIKE '%' || @name::text || '%';
+WHERE organization_id = @organization_id AND name ILIKE '%' || @name::text || '%'
+  AND (@type::text = '' OR type = @type::text)
+  AND (sqlc.narg(creator_id)::uuid IS NULL OR creator_id = sqlc.narg(creator_id)::uuid);
 
 -- name: UpdateAccessToken :one
 -- UpdateAccessToken sets the name and, for Service tokens, the statements.

@@ -9,29 +9,34 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12);
 SELECT * FROM audit_logs WHERE organization_id = $1 ORDER BY created_at DESC, id LIMIT $2;
 
 -- name: ListEnvAuditLogs :many
--- ListEnvAuditLogs pages an environment's history, newest first, with the
--- name of who made each change (audit_logs_env_created, audit_logs_env_ref).
+-- ListEnvAuditLogs pages the history of some environments (one, or those
+-- of a cross-environment query), newest first, with the name of who made
+-- each change (audit_logs_env_created, audit_logs_ref). The environments
+-- come as comma-separated text: a search runs unprepared (store/plans.go),
+-- where pgx cannot encode an array of uuids without knowing its type.
 SELECT sqlc.embed(l),
     coalesce(u.name, t.name, 'System')::text AS creator_name,
     coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, 'System')::text AS creator_email
 FROM audit_logs l
 LEFT JOIN users u ON l.creator_kind = 'user' AND u.id = l.creator_id
 LEFT JOIN access_tokens t ON l.creator_kind = 'token' AND t.id = l.creator_id
-WHERE l.env_id = @env_id
+WHERE l.env_id = ANY(string_to_array(@env_ids::text, ',')::uuid[])
   AND (@ref_type::text = '' OR l.ref_type = @ref_type::text)
   AND (@ref_id::text = '' OR l.ref_id = @ref_id::text)
   AND (@pattern::text = '%' OR lower(l.keyword) LIKE @pattern::text OR lower(l.comment) LIKE @pattern::text)
   AND (sqlc.narg(since)::timestamptz IS NULL OR l.created_at >= sqlc.narg(since))
   AND (sqlc.narg(until)::timestamptz IS NULL OR l.created_at <= sqlc.narg(until))
+  AND (sqlc.narg(creator_id)::uuid IS NULL OR l.creator_id = sqlc.narg(creator_id)::uuid)
 ORDER BY l.created_at DESC, l.id
 LIMIT @page_size OFFSET @page_offset;
 
 -- name: CountEnvAuditLogs :one
 -- CountEnvAuditLogs counts what ListEnvAuditLogs pages through.
 SELECT count(*) FROM audit_logs l
-WHERE l.env_id = @env_id
+WHERE l.env_id = ANY(string_to_array(@env_ids::text, ',')::uuid[])
   AND (@ref_type::text = '' OR l.ref_type = @ref_type::text)
   AND (@ref_id::text = '' OR l.ref_id = @ref_id::text)
   AND (@pattern::text = '%' OR lower(l.keyword) LIKE @pattern::text OR lower(l.comment) LIKE @pattern::text)
   AND (sqlc.narg(since)::timestamptz IS NULL OR l.created_at >= sqlc.narg(since))
-  AND (sqlc.narg(until)::timestamptz IS NULL OR l.created_at <= sqlc.narg(until));
+  AND (sqlc.narg(until)::timestamptz IS NULL OR l.created_at <= sqlc.narg(until))
+  AND (sqlc.narg(creator_id)::uuid IS NULL OR l.creator_id = sqlc.narg(creator_id)::uuid);

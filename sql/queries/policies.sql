@@ -201,3 +201,19 @@ SELECT EXISTS (
     WHERE g.organization_id = @organization_id::uuid AND gp.policy_id = @owner_policy_id::uuid
       AND EXISTS (SELECT 1 FROM group_members gm WHERE gm.group_id = g.id)
 );
+
+-- name: ListHeldPolicies :many
+-- ListHeldPolicies returns every policy a member holds in an organization,
+-- directly or through a group, each once, in ListPolicies' order
+-- (member_policies' key and group_members_user lead with the organization
+-- and user).
+SELECT p.* FROM policies p
+WHERE p.id IN (
+    SELECT mp.policy_id FROM member_policies mp
+    WHERE mp.organization_id = @organization_id::uuid AND mp.user_id = @user_id
+    UNION
+    SELECT gp.policy_id FROM group_policies gp
+    JOIN group_members gm ON gm.group_id = gp.group_id
+    WHERE gm.organization_id = @organization_id::uuid AND gm.user_id = @user_id
+)
+ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id;

@@ -58,7 +58,11 @@ type AccessTokenInput struct {
 // AccessTokenFilter selects a page of tokens by part of their name.
 type AccessTokenFilter struct {
 	Name string
-	Page Page
+	// Type is Personal or Service; empty for both.
+	Type string
+	// CreatorID selects the tokens one user made; nil for all.
+	CreatorID *uuid.UUID
+	Page      Page
 }
 
 // TokenAction is the action that manages access tokens of a type.
@@ -159,6 +163,9 @@ func (s *Store) ListAccessTokens(ctx context.Context, a *Actor, f AccessTokenFil
 	var v validator
 	f.Page.check(&v)
 	v.text("name", f.Name, maxNameLen)
+	if f.Type != "" && f.Type != TokenPersonal && f.Type != TokenService {
+		v.add("type", "invalid")
+	}
 	if err := v.err(); err != nil {
 		return Paged[AccessToken]{}, err
 	}
@@ -166,11 +173,12 @@ func (s *Store) ListAccessTokens(ctx context.Context, a *Actor, f AccessTokenFil
 		return Paged[AccessToken]{}, err
 	}
 	rows, err := s.q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name),
-		PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		Type: f.Type, CreatorID: f.CreatorID, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
 	if err != nil {
 		return Paged[AccessToken]{}, translate(err)
 	}
-	total, err := s.q.CountAccessTokens(ctx, db.CountAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name)})
+	total, err := s.q.CountAccessTokens(ctx, db.CountAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name),
+		Type: f.Type, CreatorID: f.CreatorID})
 	if err != nil {
 		return Paged[AccessToken]{}, translate(err)
 	}

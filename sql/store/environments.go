@@ -116,11 +116,14 @@ func (s *Store) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envI
 		return Environment{}, err
 	}
 	before := row.Environment
+	// An environment's key never changes (decisions.md §7): resource names,
+	// policies and shared segments' scopes name it. Sending the same key, or
+	// none, is fine.
+	if in.Key != "" && in.Key != before.Key {
+		return Environment{}, Invalid("key_is_immutable")
+	}
 	params := db.UpdateEnvironmentParams{ID: envID, Name: strings.TrimSpace(in.Name), Key: before.Key,
 		Description: before.Description, RequireChangeComment: before.RequireChangeComment}
-	if in.Key != "" {
-		params.Key = in.Key
-	}
 	if in.Description != nil {
 		params.Description = *in.Description
 	}
@@ -131,11 +134,6 @@ func (s *Store) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envI
 	err = s.inTx(ctx, func(q *db.Queries) error {
 		if updated, err = q.UpdateEnvironment(ctx, params); err != nil {
 			return err
-		}
-		if updated.Key != before.Key { // shared segments select environments by key
-			if err := notify(ctx, q, envEvent(row.OrganizationID, envID)); err != nil {
-				return err
-			}
 		}
 		return s.audit(ctx, q, a, change{refType: "Environment", refID: envID.String(), keyword: row.ProjectKey + "/" + updated.Key,
 			operation: OpUpdate, previous: envSnapshot(environment(before)), current: envSnapshot(environment(updated))})

@@ -43,6 +43,8 @@ func FuzzApplyPatch(f *testing.F) {
 		`[{"op":"move","from":"/tags","path":"/description"}]`, `[{"op":"test","path":"/revision","value":"x"}]`,
 		`[{"op":"add","path":"/rules/-","value":{"id":"r"}}]`, `[{"op":"copy","from":"/key","path":"/name"}]`,
 		`[]`, `null`, `[{"op":"replace","path":"/~1id","value":1}]`,
+		// The copy bomb: each copy doubles the variations (refused past 1 MiB).
+		"[" + strings.Repeat(`{"op":"copy","from":"/variations","path":"/variations/-"},`, 21) + `{"op":"copy","from":"/variations","path":"/variations/-"}]`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -29,8 +29,23 @@ type AuditEntry struct {
 // DataChange is what a change did: the thing before and after (null when it
 // did not exist).
 type DataChange struct {
-	Previous json.RawMessage `json:"previous"`
-	Current  json.RawMessage `json:"current"`
+	Previous json.RawMessage
+	Current  json.RawMessage
+}
+
+// MarshalJSON writes FeatBit's DataChange: each snapshot as a string of JSON
+// text, "" when the thing did not exist, which FeatBit's clients parse.
+func (d DataChange) MarshalJSON() ([]byte, error) {
+	text := func(raw json.RawMessage) string {
+		if raw == nil || string(raw) == "null" {
+			return ""
+		}
+		return string(raw)
+	}
+	return json.Marshal(struct {
+		Previous string `json:"previous"`
+		Current  string `json:"current"`
+	}{text(d.Previous), text(d.Current)})
 }
 
 // AuditFilter selects a page of an environment's history.
@@ -40,7 +55,13 @@ type AuditFilter struct {
 	// Query matches part of the keyword or the comment.
 	Query    string
 	From, To *time.Time
-	Page     Page
+	// CreatorID selects the changes of one user or access token; nil for all.
+	CreatorID *uuid.UUID
+	// CrossEnvironment lists the changes of every environment of the
+	// organization the caller may access, not only the route's (FeatBit
+	// uses it for a shared segment's history).
+	CrossEnvironment bool
+	Page             Page
 }
 
 // ListAuditLogs pages an environment's history, newest first.
@@ -56,14 +77,35 @@ func (s *Store) ListAuditLogs(ctx context.Context, a *Actor, envID uuid.UUID, f 
 	if _, err := s.readableEnv(ctx, a, envID); err != nil {
 		return Paged[AuditEntry]{}, err
 	}
+	envIDs := []uuid.UUID{envID}
+	if f.CrossEnvironment {
+		// FeatBit drops the environment condition altogether, which would
+		// show other organizations' history; here it widens to the
+		// environments of the caller's organization the caller may read.
+		envs, err := s.q.ListOrganizationEnvironments(ctx, a.OrgID)
+		if err != nil {
+			return Paged[AuditEntry]{}, translate(err)
+		}
+		envIDs = envIDs[:0]
+		for _, e := range envs {
+			if a.Can(CanAccessEnv, EnvRN(e.ProjectKey, e.Key)) {
+				envIDs = append(envIDs, e.ID)
+			}
+		}
+	}
+	ids := make([]string, len(envIDs))
+	for i, id := range envIDs {
+		ids[i] = id.String()
+	}
+	envList := strings.Join(ids, ",")
 	pattern := "%" + escapeLike(strings.ToLower(f.Query)) + "%"
-	rows, err := s.q.ListEnvAuditLogs(ctx, db.ListEnvAuditLogsParams{EnvID: &envID, RefType: f.RefType, RefID: f.RefID,
-		Pattern: pattern, Since: f.From, Until: f.To, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	rows, err := s.q.ListEnvAuditLogs(ctx, db.ListEnvAuditLogsParams{EnvIds: envList, RefType: f.RefType, RefID: f.RefID,
+		Pattern: pattern, Since: f.From, Until: f.To, CreatorID: f.CreatorID, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
 	if err != nil {
 		return Paged[AuditEntry]{}, translate(err)
 	}
-	total, err := s.q.CountEnvAuditLogs(ctx, db.CountEnvAuditLogsParams{EnvID: &envID, RefType: f.RefType, RefID: f.RefID,
-		Pattern: pattern, Since: f.From, Until: f.To})
+	total, err := s.q.CountEnvAuditLogs(ctx, db.CountEnvAuditLogsParams{EnvIds: envList, RefType: f.RefType, RefID: f.RefID,
+		Pattern: pattern, Since: f.From, Until: f.To, CreatorID: f.CreatorID})
 	if err != nil {
 		return Paged[AuditEntry]{}, translate(err)
 	}

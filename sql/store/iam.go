@@ -80,19 +80,6 @@ func keepOwner(ctx context.Context, q *db.Queries, orgID uuid.UUID, change func(
 	return nil
 }
 
-// UserStatements returns the statements the caller acts with: a user's from
-// their policies in the organization, directly and through groups; a Service
-// token's own.
-func (s *Store) UserStatements(ctx context.Context, a *Actor) ([]Statement, error) {
-	if _, err := a.org(); err != nil {
-		return nil, err
-	}
-	if a.statements == nil {
-		return []Statement{}, nil
-	}
-	return a.statements, nil
-}
-
 // Actions returns every action the server checks, by resource type, for
 // editors of statements.
 func (s *Store) Actions(ctx context.Context, a *Actor) []ActionGroup { return Catalogue }

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"net/mail"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -461,4 +463,108 @@ func (s *Store) memberAndPolicy(ctx context.Context, a *Actor, memberID, policyI
 		return memberRow{}, err
 	}
 	return m, a.requireIAM()
+}
+
+// MemberPolicies returns every policy a member holds in the organization,
+// directly or through a group, each once (FeatBit's GetMemberPolicy).
+func (s *Store) MemberPolicies(ctx context.Context, a *Actor, memberID uuid.UUID) ([]Policy, error) {
+	if _, err := s.memberOf(ctx, a, memberID); err != nil {
+		return nil, err
+	}
+	if err := a.requireIAM(); err != nil {
+		return nil, err
+	}
+	return s.heldPolicies(ctx, a.OrgID, memberID)
+}
+
+// UserPolicies returns the policies the caller holds in the organization,
+// which every signed-in caller may read. A Personal token answers its
+// creator's; a Service token holds no policy (it carries its own
+// statements, which GET /access-tokens shows), so it answers none.
+func (s *Store) UserPolicies(ctx context.Context, a *Actor) ([]Policy, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return nil, err
+	}
+	if a.IsToken() {
+		t, err := s.q.GetAccessToken(ctx, db.GetAccessTokenParams{ID: a.TokenID, OrganizationID: orgID})
+		if err != nil {
+			return nil, translate(err)
+		}
+		if t.AccessToken.Type == TokenService {
+			return []Policy{}, nil
+		}
+	}
+	return s.heldPolicies(ctx, orgID, a.UserID)
+}
+
+func (s *Store) heldPolicies(ctx context.Context, orgID, userID uuid.UUID) ([]Policy, error) {
+	rows, err := s.q.ListHeldPolicies(ctx, db.ListHeldPoliciesParams{OrganizationID: orgID, UserID: userID})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]Policy, len(rows))
+	for i, r := range rows {
+		if out[i], err = policy(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RemoveFromWorkspace takes a member of the organization out of every
+// organization of the workspace and out of the workspace (FeatBit's
+// remove-from-workspace). The caller must be allowed to manage IAM in each of
+// those organizations, not only the current one: an access token acts in its
+// own organization only, so it may remove only a user who belongs to no
+// other. Refused as a whole when it removes an organization's last owner.
+// The user record stays, as with RemoveMember.
+func (s *Store) RemoveFromWorkspace(ctx context.Context, a *Actor, id uuid.UUID) error {
+	m, err := s.memberOf(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if err := a.requireIAM(); err != nil {
+		return err
+	}
+	wsID, err := a.workspace()
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		orgs, err := q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: id})
+		if err != nil {
+			return err
+		}
+		// Lock in one order, so two removals never wait on each other.
+		slices.SortFunc(orgs, func(x, y db.Organization) int { return bytes.Compare(x.ID[:], y.ID[:]) })
+		keys := make([]string, 0, len(orgs))
+		for _, o := range orgs {
+			if o.ID != a.OrgID {
+				if a.IsToken() {
+					return ErrForbidden
+				}
+				sts, err := s.memberStatements(ctx, q, o.ID, a.UserID)
+				if err != nil {
+					return err
+				}
+				if !allows(sts, CanManageIAM, IAMRN) {
+					return ErrForbidden
+				}
+			}
+			err := keepOwner(ctx, q, o.ID, func() error {
+				_, err := q.RemoveOrganizationUser(ctx, db.RemoveOrganizationUserParams{OrganizationID: o.ID, UserID: id})
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			keys = append(keys, o.Key)
+		}
+		if err := q.RemoveWorkspaceUserWithoutOrganizations(ctx, db.RemoveWorkspaceUserWithoutOrganizationsParams{WorkspaceID: wsID, UserID: id}); err != nil {
+			return err
+		}
+		return s.audit(ctx, q, a, change{refType: "Member", refID: id.String(), keyword: m.Email, operation: OpRemove,
+			previous: map[string]any{"id": m.ID, "email": m.Email, "name": m.Name, "organizations": keys}})
+	})
 }

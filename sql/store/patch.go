@@ -11,6 +11,18 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 )
 
+// Bounds on what one patch may do. A "copy" duplicates a subtree without
+// the body growing, so a 1.4 KB patch of 22 copies of /variations into
+// itself doubles the document 22 times and exhausts memory (issue 14). The
+// copies made and the result are therefore held to the 1 MiB a request body
+// may carry (api.MaxBodyBytes): anything larger could not have been sent as
+// a whole document either. The operation count is far above what an editor
+// sends and keeps the per-operation work of one request small.
+const (
+	maxPatchOps         = 1000
+	maxPatchResultBytes = 1 << 20
+)
+
 // patchOp is one RFC 6902 operation, read to check what it touches.
 type patchOp struct {
 	Op    string          `json:"op"`
@@ -30,6 +42,9 @@ func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err e
 	var parsed []patchOp
 	if !bytes.HasPrefix(bytes.TrimSpace(ops), []byte("[")) || json.Unmarshal(ops, &parsed) != nil {
 		return refuse("the body must be a JSON array of operations")
+	}
+	if len(parsed) > maxPatchOps {
+		return refuse("at most %d operations", maxPatchOps)
 	}
 	for i, op := range parsed {
 		if op.Path == nil || (*op.Path != "" && !strings.HasPrefix(*op.Path, "/")) {
@@ -71,9 +86,18 @@ func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err e
 			err = refuse("the patch cannot be applied")
 		}
 	}()
-	result, err := patch.Apply(current)
+	opts := jsonpatch.NewApplyOptions()
+	opts.AccumulatedCopySizeLimit = maxPatchResultBytes
+	result, err := patch.ApplyWithOptions(current, opts)
+	var tooMuch *jsonpatch.AccumulatedCopySizeError
+	if errors.As(err, &tooMuch) {
+		return refuse("the copies exceed %d bytes", maxPatchResultBytes)
+	}
 	if err != nil {
 		return refuse("%v", err)
+	}
+	if len(result) > maxPatchResultBytes {
+		return refuse("the result exceeds %d bytes", maxPatchResultBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(result))
 	if err := dec.Decode(out); err != nil {
