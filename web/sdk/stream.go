@@ -120,7 +120,10 @@ func (s *Server) capKey(full, addr, secret string) string {
 		if env, ok := s.cache.knownSecret(secret); ok {
 			return "secret " + env.SecretID.String()
 		}
-		return "a secret not yet known"
+		if envID, ok := store.SecretEnvID(secret); ok {
+			return "a secret of environment " + envID.String()
+		}
+		return "a malformed secret"
 	}
 	return "all"
 }

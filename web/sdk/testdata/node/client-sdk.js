@@ -49,6 +49,17 @@ async function main() {
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal(target, false, 'ft-target for u-false after identify');
+
+  // A burst of 30 identify() calls, more than the server answers at once on
+  // one connection: the last user still gets their own values.
+  for (let i = 0; i < 29; i++) client.identify(new UserBuilder(`u-burst-${i}`).build());
+  client.identify(new UserBuilder('u-last').name('Last').build());
+  for (let i = 0; i < 50; i++) {
+    target = await client.boolVariation('ft-target', false);
+    if (target === true) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(target, true, 'ft-target for u-last after a burst of identify()');
   await client.close();
   result({ pushMs });
 }
