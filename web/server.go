@@ -141,9 +141,13 @@ func boundAPIRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		if !strings.HasPrefix(c.Request().URL.Path, "/api/") {
 			return next(c)
 		}
-		ctx, cancel := context.WithTimeout(c.Request().Context(), apiRequestTimeout)
+		r := c.Request()
+		ctx, cancel := context.WithTimeout(r.Context(), apiRequestTimeout)
 		defer cancel()
-		c.SetRequest(c.Request().WithContext(ctx))
+		c.SetRequest(r.WithContext(ctx))
+		// The error handler runs after this returns; it must see the client's
+		// own context, not this one cancelled, to tell a client that went away.
+		defer c.SetRequest(r)
 		return next(c)
 	}
 }

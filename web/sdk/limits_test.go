@@ -248,7 +248,7 @@ func TestRefusalsAreLoggedInSummary(t *testing.T) {
 	t.Parallel()
 	dbURL, _ := dbtest.NewDatabase(t)
 	var logs syncBuffer
-	in := newInstanceWith(t, dbURL, web.Config{SDK: sdk.Options{RefusalLog: 200 * time.Millisecond,
+	in := newInstanceWith(t, dbURL, web.Config{SDK: sdk.Options{RefusalLog: 2 * time.Second,
 		Limits: sdk.Limits{PerAddress: 0.001, AddressBurst: 1, PerSecret: 0.001, SecretBurst: 5, Failures: 1, FailureBurst: 20}}},
 		slog.New(slog.NewTextHandler(&logs, nil)))
 	prod, _ := in.project("web")
@@ -272,7 +272,7 @@ func TestRefusalsAreLoggedInSummary(t *testing.T) {
 		t.Fatalf("%d answered and %d refused, want 5 and 95 (the secret's burst)", ok, refused)
 	}
 	waitFor(t, "the refusal summary", func() bool { return strings.Contains(logs.String(), "past a limit") })
-	time.Sleep(300 * time.Millisecond) // a second summary would have come by now
+	time.Sleep(500 * time.Millisecond) // anything logged after the summary would be here by now
 	var summaries, requests429 int
 	for line := range strings.Lines(logs.String()) {
 		if strings.Contains(line, "past a limit") {
