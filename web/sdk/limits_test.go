@@ -29,7 +29,8 @@ func from(ip string) *websocket.DialOptions {
 }
 
 // tryDial opens /streaming from opts and returns the connection, or the
-// HTTP status and Retry-After of a refused upgrade.
+// HTTP status and Retry-After of a refused upgrade, which must close its
+// connection.
 func (in *instance) tryDial(opts *websocket.DialOptions, secret string) (*websocket.Conn, int, string) {
 	in.t.Helper()
 	u := "ws" + strings.TrimPrefix(in.url, "http") + "/streaming?type=server&token=" + url.QueryEscape(sdk.Token(secret, time.Now(), 10))
@@ -39,6 +40,10 @@ func (in *instance) tryDial(opts *websocket.DialOptions, secret string) (*websoc
 	if err != nil {
 		if res == nil {
 			in.t.Fatalf("dial: %v", err)
+		}
+		if !res.Close {
+			// A client retrying in a loop must not pile up idle connections.
+			in.t.Errorf("a refused upgrade (%d) keeps its connection open", res.StatusCode)
 		}
 		return nil, res.StatusCode, res.Header.Get("Retry-After")
 	}

@@ -53,12 +53,17 @@ const (
 func (s *Server) streaming(c echo.Context) error {
 	r := c.Request()
 	addr := c.RealIP()
+	// A refused upgrade also closes its connection: a client retrying in a
+	// loop must not pile up idle keep-alive connections, which hold
+	// descriptors just as WebSockets do.
 	if s.hub.isClosing() {
 		c.Response().Header().Set("Retry-After", "1")
+		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return c.NoContent(http.StatusServiceUnavailable)
 	}
 	if !s.limits.address.allow(addr) {
 		s.refuse(c, "streaming upgrades per address", addr)
+		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return c.NoContent(http.StatusTooManyRequests)
 	}
 	q := r.URL.Query()
@@ -66,6 +71,7 @@ func (s *Server) streaming(c echo.Context) error {
 	secret, at, tokenErr := ParseToken(q.Get("token"))
 	if status, full := s.conns.acquire(addr, secret); status != 0 {
 		s.refuse(c, full, s.capKey(full, addr, secret))
+		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return c.NoContent(status)
 	}
 	defer s.conns.release(addr, secret)
