@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -48,6 +49,8 @@ func errorResponse(err error) (int, []string) {
 	var rerr *store.RuleError
 	var herr *echo.HTTPError
 	switch {
+	case errors.Is(err, context.Canceled):
+		return StatusClientClosedRequest, []string{"ClientClosedRequest"}
 	case errors.As(err, &verr):
 		return http.StatusBadRequest, verr.Codes
 	case errors.Is(err, store.ErrBadCredentials):
@@ -83,6 +86,21 @@ func errorResponse(err error) (int, []string) {
 	return http.StatusInternalServerError, []string{"InternalServerError"}
 }
 
+// StatusClientClosedRequest is the status the request log gives a request
+// whose client went away before its answer (nginx's 499). It is not a
+// server failure and is never logged as one.
+const StatusClientClosedRequest = 499
+
+// ClientGone marks err as the client's going away when the request's
+// context was canceled: whatever the request ran into on the way out (a
+// query cut short reads as a database failure) is not the server's fault.
+func ClientGone(c echo.Context, err error) error {
+	if errors.Is(c.Request().Context().Err(), context.Canceled) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: %w", context.Canceled, err)
+	}
+	return err
+}
+
 // WriteError answers err in the envelope. Unexpected errors are logged here,
 // once, and never shown to the client.
 func WriteError(c echo.Context, log *slog.Logger, err error) {
@@ -91,7 +109,7 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	if c.Response().Committed {
 		return
 	}
-	status, codes := errorResponse(err)
+	status, codes := errorResponse(ClientGone(c, err))
 	if status >= http.StatusInternalServerError {
 		log.ErrorContext(c.Request().Context(), "request failed", "status", status, "err", err,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -122,6 +123,8 @@ func explain(err error) pageError {
 	var rerr *store.RuleError
 	var herr *echo.HTTPError
 	switch {
+	case errors.Is(err, context.Canceled):
+		return pageError{api.StatusClientClosedRequest, "Request cancelled", "The request was cancelled before its answer."}
 	case errors.Is(err, errCSRF):
 		return pageError{http.StatusForbidden, "Form expired", "This form has expired or did not come from this site. Reload the page and try again."}
 	case errors.Is(err, errNoOrganization):
@@ -177,7 +180,7 @@ func (p *pages) writeError(c echo.Context, err error) {
 		}
 		return
 	}
-	e := explain(err)
+	e := explain(api.ClientGone(c, err))
 	requestID := c.Response().Header().Get(echo.HeaderXRequestID)
 	if e.status >= http.StatusInternalServerError {
 		p.log.ErrorContext(c.Request().Context(), "page failed", "err", err, "request_id", requestID)

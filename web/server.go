@@ -31,6 +31,12 @@ type Config struct {
 	// CORSOrigins are the exact origins whose browser pages may call the
 	// management API with credentials; none when empty.
 	CORSOrigins []string
+	// SDK tunes the SDK endpoints (rate limits, streaming connection caps).
+	SDK sdk.Options
+	// OnShutdown, when set, is handed what must run at shutdown besides
+	// http.Server.Shutdown: closing the SDK streaming connections with 1001,
+	// which net/http no longer tracks once they are WebSockets.
+	OnShutdown func(func(context.Context) error)
 }
 
 // New returns the complete HTTP handler.
@@ -61,6 +67,9 @@ func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
 		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRequestID: true, LogRemoteIP: true,
 		HandleError: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			if sdk.LoggedInSummary(c) {
+				return nil // refused past a limit: counted in the SDK's refusal summary instead
+			}
 			log.LogAttrs(c.Request().Context(), slog.LevelInfo, "request",
 				slog.String("id", v.RequestID), slog.String("method", v.Method), slog.String("path", v.URIPath),
 				slog.Int("status", v.Status), slog.Duration("latency", v.Latency), slog.String("remote", v.RemoteIP))
@@ -91,7 +100,11 @@ func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
 	})
 
 	api.New(s, log).Register(e)
-	sdk.New(s, log, sdk.Options{}).Register(e)
+	sdks := sdk.New(s, log, cfg.SDK)
+	sdks.Register(e)
+	if cfg.OnShutdown != nil {
+		cfg.OnShutdown(sdks.Shutdown)
+	}
 	pg.register(e)
 	return e
 }
@@ -153,9 +166,13 @@ func boundAPIRequests(next echo.HandlerFunc) echo.HandlerFunc {
 		if !strings.HasPrefix(c.Request().URL.Path, "/api/") {
 			return next(c)
 		}
-		ctx, cancel := context.WithTimeout(c.Request().Context(), apiRequestTimeout)
+		r := c.Request()
+		ctx, cancel := context.WithTimeout(r.Context(), apiRequestTimeout)
 		defer cancel()
-		c.SetRequest(c.Request().WithContext(ctx))
+		c.SetRequest(r.WithContext(ctx))
+		// The error handler runs after this returns; it must see the client's
+		// own context, not this one cancelled, to tell a client that went away.
+		defer c.SetRequest(r)
 		return next(c)
 	}
 }

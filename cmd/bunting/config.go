@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/sdk"
 )
 
 // config is everything the process reads from its environment, parsed once.
@@ -37,6 +38,13 @@ type config struct {
 	// SSOAllowPrivateNetworks lets single sign-on reach providers on
 	// loopback and private addresses, and over plain http.
 	SSOAllowPrivateNetworks bool
+
+	// SDK endpoints: streaming connection caps and request rates a second.
+	SDKConnections          int
+	SDKConnectionsPerSecret int
+	SDKConnectionsPerAddr   int
+	SDKRatePerSecret        int
+	SDKRatePerAddr          int
 
 	// tracer, when set, sees every statement the server sends to the
 	// database; only the benchmark's server sets it, to count queries.
@@ -124,6 +132,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if cfg.PasswordCost, err = strconv.Atoi(cost); err != nil || cfg.PasswordCost < 4 || cfg.PasswordCost > 16 {
 		bad("PASSWORD_COST", "%q is not a bcrypt cost from 4 to 16", cost)
 	}
+	positive := func(name string, def int) int {
+		v := env(name, strconv.Itoa(def))
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			bad(name, "%q is not a positive whole number", v)
+		}
+		return n
+	}
+	cfg.SDKConnections = positive("SDK_CONNECTIONS", sdk.DefaultConnections.Total)
+	cfg.SDKConnectionsPerSecret = positive("SDK_CONNECTIONS_PER_SECRET", sdk.DefaultConnections.PerSecret)
+	cfg.SDKConnectionsPerAddr = positive("SDK_CONNECTIONS_PER_ADDRESS", sdk.DefaultConnections.PerAddress)
+	cfg.SDKRatePerSecret = positive("SDK_RATE_PER_SECRET", int(sdk.DefaultLimits.PerSecret))
+	cfg.SDKRatePerAddr = positive("SDK_RATE_PER_ADDRESS", int(sdk.DefaultLimits.PerAddress))
 	level := env("LOG_LEVEL", "info")
 	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		bad("LOG_LEVEL", "%q is not debug, info, warn or error", level)

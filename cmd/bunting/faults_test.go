@@ -15,9 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/sdk"
 )
 
 // startOwnPostgres starts a private PostgreSQL, the one Bunting runs when
@@ -179,6 +182,19 @@ func TestShutdownDrains(t *testing.T) {
 	waitReady(t, base)
 	auth := signIn(t, base, "root@example.com", "root-password")
 
+	// An SDK streams; at the stop it is told to go away (1001), so it
+	// reconnects at once instead of seeing a dropped connection (1006).
+	stream := openStream(t, base, auth)
+	closed := make(chan websocket.StatusCode, 1)
+	go func() {
+		for {
+			if _, _, err := stream.Read(context.Background()); err != nil {
+				closed <- websocket.CloseStatus(err)
+				return
+			}
+		}
+	}()
+
 	// A request whose body arrives slowly is in flight when the stop comes.
 	body, writer := io.Pipe()
 	req, _ := http.NewRequest("POST", base+"/api/v1/projects", body)
@@ -202,6 +218,14 @@ func TestShutdownDrains(t *testing.T) {
 		c.Close()
 		t.Fatal("the server still accepts connections while draining")
 	}
+	select {
+	case code := <-closed:
+		if code != websocket.StatusGoingAway {
+			t.Errorf("the SDK stream closed with %d, want 1001 (going away)", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the SDK stream was not closed at the stop")
+	}
 	writer.Write([]byte(`"key":"in-flight"}`))
 	writer.Close()
 	if status := <-answered; status != http.StatusOK {
@@ -218,6 +242,48 @@ func TestShutdownDrains(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("run did not return within the grace period")
 	}
+}
+
+// openStream creates a project and opens a server SDK's stream to its
+// first environment, returning once the first data-sync has arrived.
+func openStream(t *testing.T, base, auth string) *websocket.Conn {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/api/v1/projects", strings.NewReader(`{"name":"Streamed","key":"streamed"}`))
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p struct {
+		Data store.Project `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil || len(p.Data.Environments) == 0 {
+		t.Fatalf("creating a project: %d %v", resp.StatusCode, err)
+	}
+	var secret string
+	for _, s := range p.Data.Environments[0].Secrets {
+		if s.Type == store.SecretServer {
+			secret = s.Value
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(base, "http") + "/streaming?type=server&token=" + sdk.Token(secret, time.Now(), 10)
+	ws, _, err := websocket.Dial(ctx, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	ws.SetReadLimit(-1)
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"messageType":"data-sync","data":{"timestamp":0}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ws.Read(ctx); err != nil {
+		t.Fatalf("no data-sync: %v", err)
+	}
+	return ws
 }
 
 func waitReady(t *testing.T, base string) {

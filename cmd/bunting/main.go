@@ -137,9 +137,13 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	// Authorize from memory while nothing about access changes.
 	go st.WatchAccessChanges(ctx)
 
+	files := raiseFileLimit(log)
+	var closeStreams func(context.Context) error
+	handler := web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy, CORSOrigins: cfg.CORSOrigins, SDK: sdkOptions(cfg, files, log),
+		OnShutdown: func(f func(context.Context) error) { closeStreams = f }}, st, log)
 	srv := &http.Server{
 		Addr:              cfg.Addr,
-		Handler:           web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy, CORSOrigins: cfg.CORSOrigins}, st, log),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -158,8 +162,16 @@ func serve(ctx context.Context, cfg config, log *slog.Logger) error {
 	log.Info("shutting down", "grace", cfg.ShutdownGrace)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace)
 	defer cancel()
+	// SDK streams are told to go away (1001) while in-flight requests
+	// finish, and both are waited for: the process must not exit before the
+	// close frames are out, or SDKs see a dropped connection.
+	streams := make(chan error, 1)
+	go func() { streams <- closeStreams(shutdownCtx) }()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-streams; err != nil {
+		return fmt.Errorf("shutdown: closing SDK streams: %w", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

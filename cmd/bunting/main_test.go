@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -31,12 +32,14 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 		"BUNTING_LOG_LEVEL":                  "loud",
 		"BUNTING_SSO_ALLOW_PRIVATE_NETWORKS": "sometimes",
 		"BUNTING_CORS_ORIGINS":               "*",
+		"BUNTING_SDK_CONNECTIONS": "-1",
+		"BUNTING_SDK_RATE_PER_SECRET": "fast",
 	}))
 	if err == nil {
 		t.Fatal("invalid configuration accepted")
 	}
 	for _, name := range []string{"ADDR", "BASE_URL", "SECRET_KEY", "ADMIN_EMAIL", "ADMIN_PASSWORD", "SHUTDOWN_GRACE", "LOG_LEVEL",
-		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS"} {
+		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS", "SDK_CONNECTIONS", "SDK_RATE_PER_SECRET"} {
 		if !strings.Contains(err.Error(), "BUNTING_"+name) {
 			t.Errorf("error does not mention BUNTING_%s:\n%v", name, err)
 		}
@@ -97,6 +100,29 @@ func TestConfigCORSOrigins(t *testing.T) {
 		if _, err := loadConfig(env(map[string]string{"BUNTING_CORS_ORIGINS": "https://ok.example.com," + bad})); err == nil || !strings.Contains(err.Error(), "BUNTING_CORS_ORIGINS") {
 			t.Errorf("origin %q: got %v, want it refused", bad, err)
 		}
+	}
+}
+
+// TestStreamingCapStaysBelowTheFileLimit: the streaming connections may
+// take three quarters of the open-file limit at most, so the API, the
+// pages and the database keep descriptors when the cap is reached.
+func TestStreamingCapStaysBelowTheFileLimit(t *testing.T) {
+	cfg, err := loadConfig(env(map[string]string{"BUNTING_SDK_CONNECTIONS_PER_ADDRESS": "50", "BUNTING_SDK_RATE_PER_SECRET": "300"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	for files, want := range map[uint64]int{1024: 768, 8192: 6144, 1 << 20: 10_000, 0: 10_000} {
+		opts := sdkOptions(cfg, files, log)
+		if opts.Connections.Total != want || opts.Connections.PerSecret != 5000 || opts.Connections.PerAddress != 50 {
+			t.Errorf("with %d files: %+v, want a total of %d, 5000 per secret, 50 per address", files, opts.Connections, want)
+		}
+		if opts.Limits.PerSecret != 300 || opts.Limits.SecretBurst != 600 || opts.Limits.PerAddress != 1000 {
+			t.Errorf("rates %+v, want 300 a second per secret (bursts of 600), 1000 per address", opts.Limits)
+		}
+	}
+	if got := raiseFileLimit(log); got < 1024 {
+		t.Errorf("open-file limit %d after raising it", got)
 	}
 }
 

@@ -40,18 +40,26 @@ type instance struct {
 	dbURL string
 	store *store.Store
 	owner string // Authorization header value
+
+	dialOptions *websocket.DialOptions // for dial; nil is coder/websocket's defaults
 }
 
 // newInstance starts a Bunting instance on the database at dbURL; the first
 // one on a database bootstraps it.
 func newInstance(t *testing.T, dbURL string) *instance {
 	t.Helper()
-	cfg, err := pgxpool.ParseConfig(dbURL)
+	return newInstanceWith(t, dbURL, web.Config{}, slog.New(slog.DiscardHandler))
+}
+
+// newInstanceWith starts an instance with cfg (its BaseURL set here) and log.
+func newInstanceWith(t *testing.T, dbURL string, cfg web.Config, log *slog.Logger) *instance {
+	t.Helper()
+	poolCfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.ConfigurePool(cfg)
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	store.ConfigurePool(poolCfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), poolCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,8 +78,8 @@ func newInstance(t *testing.T, dbURL string) *instance {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	waitFor(t, "the change listener", st.Changes().Live)
 
-	base, _ := url.Parse("http://bunting.test")
-	srv := httptest.NewServer(web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler)))
+	cfg.BaseURL, _ = url.Parse("http://bunting.test")
+	srv := httptest.NewServer(web.New(cfg, st, log))
 	t.Cleanup(srv.Close)
 	in := &instance{t: t, url: srv.URL, dbURL: dbURL, store: st}
 	var session struct{ Token string }
@@ -323,7 +331,7 @@ func (in *instance) dialToken(typ, token string) *sdkConn {
 	u := "ws" + strings.TrimPrefix(in.url, "http") + "/streaming?type=" + url.QueryEscape(typ) + "&token=" + url.QueryEscape(token)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, u, nil)
+	ws, _, err := websocket.Dial(ctx, u, in.dialOptions)
 	if err != nil {
 		in.t.Fatalf("dial %s: %v", u, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store"
@@ -16,17 +17,22 @@ import (
 type hub struct {
 	srv *Server
 
-	mu    sync.Mutex
-	envs  map[uuid.UUID]map[*conn]struct{}
-	count int
-	sub   *store.Subscription
+	mu      sync.Mutex
+	envs    map[uuid.UUID]map[*conn]struct{}
+	count   int
+	sub     *store.Subscription
+	closing bool // shutting down: connections are closed, none added
 }
 
 func newHub(s *Server) *hub { return &hub{srv: s, envs: map[uuid.UUID]map[*conn]struct{}{}} }
 
-func (h *hub) add(c *conn) {
+// add registers a connection, unless the server is shutting down.
+func (h *hub) add(c *conn) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closing {
+		return false
+	}
 	conns := h.envs[c.env.EnvID]
 	if conns == nil {
 		conns = map[*conn]struct{}{}
@@ -37,6 +43,29 @@ func (h *hub) add(c *conn) {
 	if h.sub == nil {
 		h.sub = h.srv.store.Changes().Subscribe()
 		go h.run(h.sub)
+	}
+	return true
+}
+
+func (h *hub) isClosing() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closing
+}
+
+// shutdown stops taking connections and closes the open ones with 1001.
+func (h *hub) shutdown() {
+	h.mu.Lock()
+	h.closing = true
+	var all []*conn
+	for _, conns := range h.envs {
+		for c := range conns {
+			all = append(all, c)
+		}
+	}
+	h.mu.Unlock()
+	for _, c := range all {
+		c.close(websocket.StatusGoingAway, goingAway)
 	}
 }
 

@@ -34,18 +34,17 @@ func readBody(c echo.Context, limit int64) ([]byte, error) {
 }
 
 // authenticated resolves the request's secret, setting Retry-After when
-// the answer is "too many requests".
+// the answer is "too many requests". A secret this instance knows counts
+// against its own limit only; anything else also against the address.
 func (s *Server) authenticated(c echo.Context) (store.SDKEnv, error) {
-	addr := c.RealIP()
-	if !s.limits.address.allow(addr) {
-		tooMany(c)
-		return store.SDKEnv{}, store.ErrTooManyRequests
+	secret := credential(c.Request())
+	if _, known := s.cache.knownSecret(secret); !known {
+		if addr := c.RealIP(); !s.limits.address.allow(addr) {
+			s.refuse(c, "requests per address", addr)
+			return store.SDKEnv{}, store.ErrTooManyRequests
+		}
 	}
-	env, err := s.secretEnv(c.Request().Context(), addr, credential(c.Request()))
-	if errors.Is(err, store.ErrTooManyRequests) {
-		tooMany(c)
-	}
-	return env, err
+	return s.secretEnv(c, secret)
 }
 
 // insight is one element of an SDK's event report: an evaluation or a

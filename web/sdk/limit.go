@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -10,10 +11,12 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Limits bound the public SDK endpoints. Every request counts against its
-// client address; requests with a known secret also against that secret;
-// requests with an unknown secret also against the address's failures, so
-// guessing secrets is slow.
+// Limits bound the public SDK endpoints. A request with a secret this
+// instance knows counts against that secret only, so one busy backend (an
+// OFREP provider asks once per evaluation) is never cut off by its
+// address; every other request (no secret, an unknown one, a streaming
+// upgrade) counts against its client address, and an unknown secret also
+// against the address's failures, so guessing secrets is slow.
 type Limits struct {
 	PerAddress   rate.Limit
 	AddressBurst int
@@ -23,13 +26,34 @@ type Limits struct {
 	FailureBurst int
 }
 
-// DefaultLimits are generous enough for application servers that evaluate
-// through OFREP on every request they serve.
+// DefaultLimits: a secret may ask 10,000 times a second (bursts of 20,000),
+// which is more than one instance evaluates on two cores, so the limit only
+// keeps one environment's runaway fleet from taking all of it; an address
+// without a known secret 1,000 times a second; unknown secrets one a second
+// after 20.
 var DefaultLimits = Limits{
 	PerAddress: 1000, AddressBurst: 2000,
-	PerSecret: 1000, SecretBurst: 2000,
+	PerSecret: 10_000, SecretBurst: 20_000,
 	Failures: 1, FailureBurst: 20,
 }
+
+// Connections caps the open streaming connections, which each hold a file
+// descriptor and about 60 KB (measured) until the peer leaves. Past a cap the upgrade
+// is refused before it happens: 429 past the address's or the secret's
+// cap, 503 past the total, both with Retry-After; FeatBit's SDKs take a
+// failed upgrade like a dropped connection and retry with back-off.
+type Connections struct {
+	Total      int
+	PerSecret  int
+	PerAddress int
+}
+
+// DefaultConnections: 10,000 connections (about 600 MB) in all; one secret
+// at most half of them, so other environments keep streaming when one
+// secret leaks or loops; one address 1,000, more than a fleet of server
+// processes or an office of browsers behind one NAT opens, and a tenth of
+// the total. The process lowers Total below its descriptor limit.
+var DefaultConnections = Connections{Total: 10_000, PerSecret: 5_000, PerAddress: 1_000}
 
 // Size limits of what SDKs send.
 const (
@@ -118,9 +142,124 @@ func newLimits(l Limits) *limits {
 		failures: newLimiter(l.Failures, l.FailureBurst)}
 }
 
-// tooMany asks the client to wait: a second is the least Retry-After can say.
-func tooMany(c echo.Context) {
+// refuse answers nothing yet but prepares a refusal past a limit: it asks
+// the client to wait (a second is the least Retry-After can say) and counts
+// the refusal for the summary log. A client past its limit may send
+// thousands a second; one log line each would drown the log.
+func (s *Server) refuse(c echo.Context, limit, key string) {
 	c.Response().Header().Set("Retry-After", "1")
+	c.Set(summarizedKey, true)
+	s.refusals.add(limit, key)
+}
+
+const summarizedKey = "sdk.refusal"
+
+// LoggedInSummary reports whether the request was refused past a limit and
+// is logged in the refusal summary, so the request logger skips it.
+func LoggedInSummary(c echo.Context) bool {
+	v, _ := c.Get(summarizedKey).(bool)
+	return v
+}
+
+// refusals counts refused requests by limit and key and logs them once per
+// interval: one line for each, with the count.
+type refusals struct {
+	log   *slog.Logger
+	every time.Duration
+
+	mu     sync.Mutex
+	counts map[refusalKey]int // nil while no summary is due
+	other  int                // refusals of keys past maxRefusalKeys
+}
+
+type refusalKey struct{ limit, key string }
+
+// maxRefusalKeys bounds one summary; a flood of addresses is summed up.
+const maxRefusalKeys = 100
+
+func (r *refusals) add(limit, key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.counts == nil {
+		r.counts = map[refusalKey]int{}
+		time.AfterFunc(r.every, r.flush)
+	}
+	k := refusalKey{limit, key}
+	if _, ok := r.counts[k]; !ok && len(r.counts) >= maxRefusalKeys {
+		r.other++
+		return
+	}
+	r.counts[k]++
+}
+
+func (r *refusals) flush() {
+	r.mu.Lock()
+	counts, other := r.counts, r.other
+	r.counts, r.other = nil, 0
+	r.mu.Unlock()
+	for k, n := range counts {
+		r.log.Warn("sdk: requests refused past a limit", "limit", k.limit, "key", k.key, "count", n, "interval", r.every)
+	}
+	if other > 0 {
+		r.log.Warn("sdk: requests refused past a limit", "limit", "any", "key", "others", "count", other, "interval", r.every)
+	}
+}
+
+// connCounter counts the open streaming connections against their caps.
+type connCounter struct {
+	caps Connections
+
+	mu      sync.Mutex
+	total   int
+	address map[string]int
+	secret  map[string]int
+}
+
+func newConnCounter(caps Connections) *connCounter {
+	return &connCounter{caps: caps, address: map[string]int{}, secret: map[string]int{}}
+}
+
+// acquire takes a place for a connection from addr with secret ("" for a
+// token that does not parse, which is closed right after the upgrade), or
+// returns the status to refuse it with and the cap that is full.
+func (c *connCounter) acquire(addr, secret string) (status int, full string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.address[addr] >= c.caps.PerAddress:
+		return http.StatusTooManyRequests, "connections per address"
+	case secret != "" && c.secret[secret] >= c.caps.PerSecret:
+		return http.StatusTooManyRequests, "connections per secret"
+	case c.total >= c.caps.Total:
+		return http.StatusServiceUnavailable, "connections"
+	}
+	c.total++
+	c.address[addr]++
+	if secret != "" {
+		c.secret[secret]++
+	}
+	return 0, ""
+}
+
+// open is the number of connections open (or being opened).
+func (c *connCounter) open() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
+}
+
+func (c *connCounter) release(addr, secret string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total--
+	if c.address[addr]--; c.address[addr] <= 0 {
+		delete(c.address, addr)
+	}
+	if secret != "" {
+		if c.secret[secret]--; c.secret[secret] <= 0 {
+			delete(c.secret, secret)
+		}
+	}
 }
 
 // credential is the secret a request presents: X-API-Key, or Authorization

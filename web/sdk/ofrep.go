@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -52,8 +54,9 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 	case errors.Is(err, store.ErrTooManyRequests):
 		status, details = http.StatusTooManyRequests, "too many requests"
 	case err != nil:
-		s.log.ErrorContext(c.Request().Context(), "ofrep: looking up a secret", "err", err)
-		ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
+		s.failed(c, "ofrep: looking up a secret", err, func() error {
+			return ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
+		})
 		return env, false
 	case env.SecretType != store.SecretServer && !allowClient:
 		status, details = http.StatusForbidden, "single-flag evaluation needs a server secret"
@@ -62,6 +65,18 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 	}
 	ofrepDetails(c, status, details)
 	return env, false
+}
+
+// failed answers a failure with answer and logs it as an error, unless the
+// client went away meanwhile: that is no server failure, and is logged at
+// debug and answered 499 for the request log.
+func (s *Server) failed(c echo.Context, what string, err error, answer func() error) error {
+	if err = api.ClientGone(c, err); errors.Is(err, context.Canceled) {
+		s.log.DebugContext(c.Request().Context(), what, "err", err)
+		return c.NoContent(api.StatusClientClosedRequest)
+	}
+	s.log.ErrorContext(c.Request().Context(), what, "err", err)
+	return answer()
 }
 
 func ofrepDetails(c echo.Context, status int, details string) error {
@@ -82,8 +97,9 @@ func (s *Server) ofrepFlag(c echo.Context) error {
 	}
 	snap, err := s.cache.get(c.Request().Context(), env)
 	if err != nil {
-		s.log.ErrorContext(c.Request().Context(), "ofrep: reading an environment", "err", err)
-		return ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
+		return s.failed(c, "ofrep: reading an environment", err, func() error {
+			return ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
+		})
 	}
 	f := snap.flags[key]
 	if f == nil || f.IsArchived {
@@ -114,8 +130,9 @@ func (s *Server) ofrepBulk(c echo.Context) error {
 	}
 	snap, err := s.cache.get(c.Request().Context(), env)
 	if err != nil {
-		s.log.ErrorContext(c.Request().Context(), "ofrep: reading an environment", "err", err)
-		return ofrepDetails(c, http.StatusInternalServerError, "service unavailable")
+		return s.failed(c, "ofrep: reading an environment", err, func() error {
+			return ofrepDetails(c, http.StatusInternalServerError, "service unavailable")
+		})
 	}
 	flags := []ofrepResult{}
 	snap.each(func(f *store.Flag) {

@@ -18,18 +18,25 @@ import (
 
 // Server serves the SDK endpoints.
 type Server struct {
-	store  *store.Store
-	log    *slog.Logger
-	cache  *cache
-	hub    *hub
-	limits *limits
-	now    func() time.Time
+	store    *store.Store
+	log      *slog.Logger
+	cache    *cache
+	hub      *hub
+	limits   *limits
+	conns    *connCounter
+	refusals *refusals
+	now      func() time.Time
 }
 
 // Options tune a Server; the zero value is production-ready.
 type Options struct {
 	// Limits are the rate limits; DefaultLimits when zero.
 	Limits Limits
+	// Connections caps the streaming connections; DefaultConnections when zero.
+	Connections Connections
+	// RefusalLog is how often refused requests are logged, one line per
+	// limit and key with the count; 10 s when zero.
+	RefusalLog time.Duration
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
@@ -38,9 +45,35 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 	if opts.Limits == (Limits{}) {
 		opts.Limits = DefaultLimits
 	}
-	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits), now: time.Now}
+	if opts.Connections == (Connections{}) {
+		opts.Connections = DefaultConnections
+	}
+	if opts.RefusalLog <= 0 {
+		opts.RefusalLog = 10 * time.Second
+	}
+	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits),
+		conns: newConnCounter(opts.Connections), refusals: &refusals{log: log, every: opts.RefusalLog}, now: time.Now}
 	srv.hub = newHub(srv)
 	return srv
+}
+
+// Shutdown closes every streaming connection with 1001 (going away), so
+// SDKs reconnect at once (to another instance, or to this one restarted),
+// refuses new ones with 503, and waits until the connections are gone or
+// ctx ends. net/http's Shutdown does neither: WebSockets are hijacked
+// connections it no longer knows.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.hub.shutdown()
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for s.conns.open() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 // Register adds the SDK routes to e.
@@ -58,19 +91,22 @@ func (s *Server) Register(e *echo.Echo) {
 }
 
 // secretEnv resolves a secret to its environment within the rate limits
-// (the caller has counted the request against its address):
-// store.ErrUnauthenticated for an unknown secret, store.ErrTooManyRequests
-// past the secret's limit, or for an unknown secret from an address that
-// presented too many. Known secrets are served even then, so one
-// misconfigured client cannot lock out its neighbours behind the same NAT.
-func (s *Server) secretEnv(ctx context.Context, addr, secret string) (store.SDKEnv, error) {
+// (the caller has counted the request against its address when the secret
+// is not known): store.ErrUnauthenticated for an unknown secret,
+// store.ErrTooManyRequests past the secret's limit, or for an unknown
+// secret from an address that presented too many. Known secrets are served
+// even then, so one misconfigured client cannot lock out its neighbours
+// behind the same NAT. Refusals are counted for the summary log.
+func (s *Server) secretEnv(c echo.Context, secret string) (store.SDKEnv, error) {
+	addr := c.RealIP()
 	env, known := s.cache.knownSecret(secret)
 	if !known {
 		if s.limits.failures.exhausted(addr) {
+			s.refuse(c, "unknown secrets per address", addr)
 			return store.SDKEnv{}, store.ErrTooManyRequests
 		}
 		var err error
-		env, err = s.cache.secretEnv(ctx, secret)
+		env, err = s.cache.secretEnv(c.Request().Context(), secret)
 		if errors.Is(err, store.ErrUnauthenticated) {
 			s.limits.failures.allow(addr)
 		}
@@ -79,6 +115,7 @@ func (s *Server) secretEnv(ctx context.Context, addr, secret string) (store.SDKE
 		}
 	}
 	if !s.limits.secret.allow(env.SecretID.String()) {
+		s.refuse(c, "requests per secret", "secret "+env.SecretID.String())
 		return store.SDKEnv{}, store.ErrTooManyRequests
 	}
 	return env, nil

@@ -46,14 +46,35 @@ const (
 
 // streaming serves FeatBit's WebSocket protocol. Like FeatBit, it accepts
 // every upgrade and then closes invalid ones with 4003, which SDKs take as
-// final; a database failure closes with 1011, after which they retry.
+// final; a database failure closes with 1011, after which they retry. Past
+// the upgrade rate of its address or a connection cap the upgrade itself is
+// refused (429, or 503 past the total or while shutting down), which SDKs
+// also retry with back-off.
 func (s *Server) streaming(c echo.Context) error {
 	r := c.Request()
 	addr := c.RealIP()
+	// A refused upgrade also closes its connection: a client retrying in a
+	// loop must not pile up idle keep-alive connections, which hold
+	// descriptors just as WebSockets do.
+	if s.hub.isClosing() {
+		c.Response().Header().Set("Retry-After", "1")
+		c.Response().Header().Set(echo.HeaderConnection, "close")
+		return c.NoContent(http.StatusServiceUnavailable)
+	}
 	if !s.limits.address.allow(addr) {
-		tooMany(c)
+		s.refuse(c, "streaming upgrades per address", addr)
+		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return c.NoContent(http.StatusTooManyRequests)
 	}
+	q := r.URL.Query()
+	typ, ver := q.Get("type"), q.Get("version")
+	secret, at, tokenErr := ParseToken(q.Get("token"))
+	if status, full := s.conns.acquire(addr, secret); status != 0 {
+		s.refuse(c, full, s.capKey(full, addr, secret))
+		c.Response().Header().Set(echo.HeaderConnection, "close")
+		return c.NoContent(status)
+	}
+	defer s.conns.release(addr, secret)
 	ws, err := websocket.Accept(c.Response(), r, &websocket.AcceptOptions{
 		// Browsers connect from any site; the token, not a cookie, authenticates.
 		InsecureSkipVerify: true,
@@ -62,16 +83,13 @@ func (s *Server) streaming(c echo.Context) error {
 		return nil // Accept has answered
 	}
 	ctx := r.Context()
-	q := r.URL.Query()
-	typ, ver := q.Get("type"), q.Get("version")
-	secret, at, err := ParseToken(q.Get("token"))
 	switch {
-	case typ != typeServer && typ != typeClient, ver != "" && ver != "1" && ver != "2", err != nil, !tokenFresh(at, s.now()):
+	case typ != typeServer && typ != typeClient, ver != "" && ver != "1" && ver != "2", tokenErr != nil, !tokenFresh(at, s.now()):
 		s.limits.failures.allow(addr)
 		ws.Close(closeInvalid, "invalid request, close by server")
 		return nil
 	}
-	env, err := s.secretEnv(ctx, addr, secret)
+	env, err := s.secretEnv(c, secret)
 	switch {
 	case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.SecretType != typ):
 		ws.Close(closeInvalid, "invalid request, close by server")
@@ -86,10 +104,34 @@ func (s *Server) streaming(c echo.Context) error {
 	}
 	cn := &conn{srv: s, ws: ws, typ: typ, env: env, secret: secret, out: make(chan []byte, sendQueue),
 		messages: rate.NewLimiter(messageRate, messageBurst), pending: noSync}
-	s.hub.add(cn)
+	if !s.hub.add(cn) {
+		ws.Close(websocket.StatusGoingAway, goingAway)
+		return nil
+	}
 	defer s.hub.remove(cn)
 	cn.serve(ctx)
 	return nil
+}
+
+// goingAway is the reason of the 1001 close at shutdown.
+const goingAway = "server shutting down"
+
+// capKey names what a full connection cap was counted for in the log:
+// never the secret itself.
+func (s *Server) capKey(full, addr, secret string) string {
+	switch full {
+	case "connections per address":
+		return addr
+	case "connections per secret":
+		if env, ok := s.cache.knownSecret(secret); ok {
+			return "secret " + env.SecretID.String()
+		}
+		if envID, ok := store.SecretEnvID(secret); ok {
+			return "a secret of environment " + envID.String()
+		}
+		return "a malformed secret"
+	}
+	return "all"
 }
 
 // conn is one SDK's WebSocket. Messages to it go through a bounded queue:
@@ -112,6 +154,7 @@ type conn struct {
 	user    *store.EndUser // a client SDK's user, once it sent one
 	syncing bool           // a data-sync answer is being made
 	pending syncRequest    // what to send when it is done
+	later   []byte         // the newest data-sync past the message rate, answered when it allows
 }
 
 // syncRequest is a data-sync answer to make: full, or a patch of what
@@ -147,11 +190,57 @@ func (c *conn) serve(ctx context.Context) {
 			c.close(websocket.StatusNormalClosure, "")
 			return
 		}
-		if typ != websocket.MessageText || !c.messages.Allow() {
-			continue // FeatBit reads text; floods are dropped
+		if typ != websocket.MessageText {
+			continue // FeatBit reads text
+		}
+		if c.deferSync(ctx, data) || !c.messages.Allow() {
+			continue // past the rate: a data-sync waits its turn, anything else is dropped
 		}
 		c.handle(ctx, data)
 	}
+}
+
+// deferSync holds back a data-sync request past the message rate, or while
+// another waits, and answers the newest one when the rate allows: a client
+// SDK's identify() sends one per user change, and the last user must get
+// their values however fast the changes came. It reports whether it took
+// the message.
+func (c *conn) deferSync(ctx context.Context, data []byte) bool {
+	c.mu.Lock()
+	waiting := c.later != nil
+	if !waiting && c.messages.Tokens() >= 1 {
+		c.mu.Unlock()
+		return false
+	}
+	if !isDataSync(data) {
+		c.mu.Unlock()
+		return false
+	}
+	c.later = data
+	c.mu.Unlock()
+	if waiting {
+		return true
+	}
+	// The reservation takes the answer's token, so messages read meanwhile
+	// find none and queue behind it.
+	time.AfterFunc(c.messages.Reserve().Delay(), func() {
+		c.mu.Lock()
+		data := c.later
+		c.later = nil
+		c.mu.Unlock()
+		if ctx.Err() == nil {
+			c.handle(ctx, data)
+		}
+	})
+	return true
+}
+
+// isDataSync reports whether a message is a data-sync request.
+func isDataSync(data []byte) bool {
+	var m struct {
+		MessageType string `json:"messageType"`
+	}
+	return json.Unmarshal(data, &m) == nil && strings.EqualFold(m.MessageType, "data-sync")
 }
 
 // send queues a message; a connection that cannot keep up is closed.

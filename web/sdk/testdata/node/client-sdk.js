@@ -15,6 +15,13 @@ const assert = require('node:assert/strict');
 const { FbClientBuilder, UserBuilder } = require('@featbit/js-client-sdk');
 const { config, toggle, changeSeen, result } = require('./common');
 
+function withTimeout(promise, ms, what) {
+  let timer;
+  return Promise.race([promise, new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} not answered within ${ms} ms`)), ms);
+  })]).finally(() => clearTimeout(timer));
+}
+
 async function main() {
   const user = new UserBuilder('u-seg').name('Ann').custom('country', 'us').build();
   const client = new FbClientBuilder()
@@ -49,8 +56,20 @@ async function main() {
     await new Promise((r) => setTimeout(r, 100));
   }
   assert.equal(target, false, 'ft-target for u-false after identify');
+
+  // 30 identify() calls in a row, each waiting for its answer, faster than
+  // the server answers one connection's messages: every one is answered
+  // (none hangs), and the last user gets their own values.
+  const burstStart = Date.now();
+  for (let i = 0; i < 29; i++) {
+    await withTimeout(client.identify(new UserBuilder(`u-burst-${i}`).name(`Burst ${i}`).build()), 5000, `identify #${i + 1}`);
+  }
+  await withTimeout(client.identify(new UserBuilder('u-last').name('Last').build()), 5000, 'identify #30');
+  const identifyMs = Date.now() - burstStart;
+  target = await client.boolVariation('ft-target', false);
+  assert.equal(target, true, 'ft-target for u-last after a burst of identify()');
   await client.close();
-  result({ pushMs });
+  result({ pushMs, identifyMs });
 }
 
 main().then(() => process.exit(0), (err) => { console.error(err); process.exit(1); });

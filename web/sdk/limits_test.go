@@ -1,0 +1,345 @@
+package sdk_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/web"
+	"github.com/bunting-flags/bunting/web/sdk"
+)
+
+// from dials from a loopback address of its own (127.0.0.0/8 is all
+// loopback), so one test can be several client addresses.
+func from(ip string) *websocket.DialOptions {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}}
+}
+
+// tryDial opens /streaming from opts and returns the connection, or the
+// HTTP status and Retry-After of a refused upgrade, which must close its
+// connection.
+func (in *instance) tryDial(opts *websocket.DialOptions, secret string) (*websocket.Conn, int, string) {
+	in.t.Helper()
+	u := "ws" + strings.TrimPrefix(in.url, "http") + "/streaming?type=server&token=" + url.QueryEscape(sdk.Token(secret, time.Now(), 10))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, res, err := websocket.Dial(ctx, u, opts)
+	if err != nil {
+		if res == nil {
+			in.t.Fatalf("dial: %v", err)
+		}
+		if !res.Close {
+			// A client retrying in a loop must not pile up idle connections.
+			in.t.Errorf("a refused upgrade (%d) keeps its connection open", res.StatusCode)
+		}
+		return nil, res.StatusCode, res.Header.Get("Retry-After")
+	}
+	in.t.Cleanup(func() { ws.CloseNow() })
+	return ws, http.StatusSwitchingProtocols, ""
+}
+
+// pings sends a ping on ws and waits for its pong.
+func pings(t *testing.T, ws *websocket.Conn) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"messageType":"ping","data":null}`)); err != nil {
+		return false
+	}
+	_, b, err := ws.Read(ctx)
+	return err == nil && string(b) == `{"messageType":"pong","data":{}}`
+}
+
+// TestStreamingConnectionCaps opens connections past each cap from several
+// loopback addresses: the excess is refused before the upgrade (429 past an
+// address's or a secret's cap, 503 past the total, with Retry-After), the
+// held connections keep working, a closed one frees its place, and the
+// management API answers meanwhile.
+func TestStreamingConnectionCaps(t *testing.T) {
+	t.Parallel()
+	dbURL, _ := dbtest.NewDatabase(t)
+	var logs syncBuffer
+	in := newInstanceWith(t, dbURL, web.Config{SDK: sdk.Options{Connections: sdk.Connections{Total: 5, PerSecret: 3, PerAddress: 2},
+		RefusalLog: 50 * time.Millisecond}}, slog.New(slog.NewTextHandler(&logs, nil)))
+	prod, dev := in.project("web")
+	a, b, c := from("127.0.0.2"), from("127.0.0.3"), from("127.0.0.4")
+
+	var held []*websocket.Conn
+	open := func(opts *websocket.DialOptions, secret string, want int, what string) {
+		t.Helper()
+		ws, status, retry := in.tryDial(opts, secret)
+		if status != want {
+			t.Fatalf("%s: upgrade answered %d, want %d", what, status, want)
+		}
+		if ws != nil {
+			held = append(held, ws)
+		} else if retry != "1" {
+			t.Errorf("%s: Retry-After %q, want 1", what, retry)
+		}
+	}
+	open(a, prod.server, 101, "first from A")
+	open(a, prod.server, 101, "second from A")
+	open(a, dev.server, 429, "third from A (2 per address)")
+	open(b, prod.server, 101, "third with the prod secret")
+	open(b, prod.server, 429, "fourth with the prod secret (3 per secret)")
+	open(b, dev.server, 101, "fourth in all")
+	open(c, dev.server, 101, "fifth in all")
+	open(c, dev.server, 503, "sixth in all (5 in all)")
+
+	// The management API answers while the cap is reached.
+	start := time.Now()
+	in.call("GET", "/api/v1/projects", in.owner, nil, nil)
+	t.Logf("management API answered in %v with the streaming cap reached", time.Since(start))
+	for i, ws := range held {
+		if !pings(t, ws) {
+			t.Errorf("held connection %d stopped answering", i)
+		}
+	}
+	// A connection that leaves frees its place.
+	held[0].Close(websocket.StatusNormalClosure, "")
+	waitFor(t, "a place after a close", func() bool {
+		ws, status, _ := in.tryDial(a, prod.server)
+		if ws != nil {
+			ws.CloseNow()
+		}
+		return status == 101
+	})
+	// Refusals are logged in summary, one line per cap and key.
+	waitFor(t, "the refusal summary", func() bool { return strings.Contains(logs.String(), "limit=connections ") })
+	for _, limit := range []string{`"connections per address" key=127.0.0.2`, `"connections per secret" key=`, `connections key=all`} {
+		if !strings.Contains(logs.String(), "limit="+limit) {
+			t.Errorf("no refusal summary for %s in\n%s", limit, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), prod.server) {
+		t.Error("a secret appears in the log")
+	}
+}
+
+// TestStreamingCapKeepsTheAPIAnswering holds 1,000 connections, the cap,
+// while more keep being refused, and measures the management API meanwhile.
+func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 1,000 WebSockets")
+	}
+	const n = 1000
+	dbURL, _ := dbtest.NewDatabase(t)
+	in := newInstanceWith(t, dbURL, web.Config{SDK: sdk.Options{Connections: sdk.Connections{Total: n, PerSecret: 2 * n, PerAddress: 2 * n}}},
+		slog.New(slog.DiscardHandler))
+	prod, _ := in.project("web")
+	held := make([]*websocket.Conn, 0, n)
+	for range n {
+		ws, status, _ := in.tryDial(nil, prod.server)
+		if ws == nil {
+			t.Fatalf("connection %d refused with %d", len(held), status)
+		}
+		held = append(held, ws)
+	}
+	// Refused upgrades keep coming while the API is measured.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var refused int
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// 503 past the total; 429 once the address's upgrade rate is spent too.
+			if ws, status, _ := in.tryDial(nil, prod.server); ws != nil || (status != 503 && status != 429) {
+				t.Errorf("past the cap: %d, want 503 or 429", status)
+				return
+			}
+			refused++
+		}
+	})
+	var took []time.Duration
+	for range 50 {
+		start := time.Now()
+		in.call("GET", "/api/v1/projects", in.owner, nil, nil)
+		took = append(took, time.Since(start))
+	}
+	close(stop)
+	wg.Wait()
+	slices.Sort(took)
+	t.Logf("with %d connections held and %d upgrades refused meanwhile: management API median %v, max %v",
+		n, refused, took[len(took)/2], took[len(took)-1])
+	if took[len(took)/2] > time.Second {
+		t.Errorf("the management API took %v (median) with the cap reached", took[len(took)/2])
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		if !pings(t, held[i]) {
+			t.Errorf("held connection %d stopped answering", i)
+		}
+	}
+}
+
+// TestIdentifyBurstAnswersTheLastUser sends 30 data-syncs for different
+// users in a burst, as a client SDK's identify() does: past the
+// per-connection rate they are not dropped; the newest is answered, so the
+// last user gets their own values.
+func TestIdentifyBurstAnswersTheLastUser(t *testing.T) {
+	t.Parallel()
+	in := newServer(t)
+	prod, _ := in.project("web")
+	seed(prod)
+	c := in.dial("client", prod.client)
+	for i := range 29 {
+		c.send(fmt.Sprintf(`{"messageType":"data-sync","data":{"timestamp":0,"user":{"keyId":"u-%d"}}}`, i))
+	}
+	c.send(`{"messageType":"data-sync","data":{"timestamp":0,"user":{"keyId":"u-false"}}}`)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		d := c.readSync(time.Until(deadline))
+		if d.Data.UserKeyID != "u-false" {
+			continue
+		}
+		for _, raw := range d.Data.FeatureFlags {
+			if strings.Contains(string(raw), `"id":"ft-target"`) && !strings.Contains(string(raw), `"variation":"false"`) {
+				t.Errorf("u-false's ft-target: %s", raw)
+			}
+		}
+		return
+	}
+}
+
+// TestShutdownClosesStreamsWithGoingAway: at shutdown every stream is
+// closed with 1001, so SDKs reconnect at once, and new upgrades get 503.
+func TestShutdownClosesStreamsWithGoingAway(t *testing.T) {
+	t.Parallel()
+	dbURL, _ := dbtest.NewDatabase(t)
+	var shutdown func(context.Context) error
+	in := newInstanceWith(t, dbURL, web.Config{OnShutdown: func(f func(context.Context) error) { shutdown = f }},
+		slog.New(slog.DiscardHandler))
+	prod, _ := in.project("web")
+	server, client := in.dial("server", prod.server), in.dial("client", prod.client)
+	server.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
+	server.readSync(5 * time.Second)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- shutdown(ctx) }()
+	for name, c := range map[string]*sdkConn{"server": server, "client": client} {
+		if code := c.closed(); code != websocket.StatusGoingAway {
+			t.Errorf("%s SDK: close code %d, want 1001", name, code)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	if ws, status, _ := in.tryDial(nil, prod.server); ws != nil || status != http.StatusServiceUnavailable {
+		t.Errorf("an upgrade while shutting down: %d, want 503", status)
+	}
+}
+
+// TestRefusalsAreLoggedInSummary sends a burst past a secret's limit: one
+// summary line counts the refusals, and the request log has none of them.
+func TestRefusalsAreLoggedInSummary(t *testing.T) {
+	t.Parallel()
+	dbURL, _ := dbtest.NewDatabase(t)
+	var logs syncBuffer
+	in := newInstanceWith(t, dbURL, web.Config{SDK: sdk.Options{RefusalLog: 2 * time.Second,
+		Limits: sdk.Limits{PerAddress: 0.001, AddressBurst: 1, PerSecret: 0.001, SecretBurst: 5, Failures: 1, FailureBurst: 20}}},
+		slog.New(slog.NewTextHandler(&logs, nil)))
+	prod, _ := in.project("web")
+	seed(prod)
+	body := `{"context":{"targetingKey":"u1"}}`
+	var ok, refused int
+	for range 100 {
+		res, _ := in.request("POST", "/ofrep/v1/evaluate/flags/ft-bool", body, "Authorization", prod.server)
+		switch res.StatusCode {
+		case 200:
+			ok++
+		case 429:
+			refused++
+		default:
+			t.Fatalf("status %d", res.StatusCode)
+		}
+	}
+	// The address allows one request a millisecond... a thousand seconds:
+	// once the secret is known, only the secret's limit counts.
+	if ok != 5 || refused != 95 {
+		t.Fatalf("%d answered and %d refused, want 5 and 95 (the secret's burst)", ok, refused)
+	}
+	waitFor(t, "the refusal summary", func() bool { return strings.Contains(logs.String(), "past a limit") })
+	time.Sleep(500 * time.Millisecond) // anything logged after the summary would be here by now
+	var summaries, requests429 int
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, "past a limit") {
+			summaries++
+			if !strings.Contains(line, `limit="requests per secret"`) || !strings.Contains(line, "count=95") ||
+				strings.Contains(line, prod.server) {
+				t.Errorf("summary %q, want the secret's limit, its id (never the secret) and count=95", line)
+			}
+		}
+		if strings.Contains(line, "msg=request ") && strings.Contains(line, "status=429") {
+			requests429++
+		}
+	}
+	if summaries != 1 || requests429 != 0 {
+		t.Errorf("%d summary lines and %d request lines for 95 refusals, want 1 and 0:\n%s", summaries, requests429, logs.String())
+	}
+}
+
+// TestCancelledRequestsAreNotErrors: a request whose client went away is
+// logged as 499 at info, never as a server error.
+func TestCancelledRequestsAreNotErrors(t *testing.T) {
+	t.Parallel()
+	in := newServer(t)
+	prod, _ := in.project("web")
+	var logs syncBuffer
+	base, _ := url.Parse("http://bunting.test")
+	h := web.New(web.Config{BaseURL: base}, in.store, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	for _, r := range []struct{ method, path, auth, body string }{
+		{"GET", "/api/v1/projects/" + prod.project.String(), in.owner, ""},
+		{"GET", "/api/public/sdk/server/latest-all?timestamp=0", prod.server, ""},
+		{"POST", "/ofrep/v1/evaluate/flags/ft-bool", prod.server, `{"context":{"targetingKey":"u1"}}`},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // the client has gone
+		req := httptest.NewRequestWithContext(ctx, r.method, r.path, strings.NewReader(r.body))
+		req.Header.Set("Authorization", r.auth)
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	out := logs.String()
+	if strings.Contains(out, "level=ERROR") || strings.Contains(out, "status=500") || strings.Contains(out, "status=503") {
+		t.Errorf("a cancelled request was logged as a server error:\n%s", out)
+	}
+	if n := strings.Count(out, "status=499"); n != 3 {
+		t.Errorf("%d requests logged as 499 (client closed request), want 3:\n%s", n, out)
+	}
+}
+
+// syncBuffer is a log sink safe for concurrent handlers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
