@@ -32,8 +32,8 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 		"BUNTING_LOG_LEVEL":                  "loud",
 		"BUNTING_SSO_ALLOW_PRIVATE_NETWORKS": "sometimes",
 		"BUNTING_CORS_ORIGINS":               "*",
-		"BUNTING_SDK_CONNECTIONS": "-1",
-		"BUNTING_SDK_RATE_PER_SECRET": "fast",
+		"BUNTING_SDK_CONNECTIONS":            "-1",
+		"BUNTING_SDK_RATE_PER_SECRET":        "fast",
 	}))
 	if err == nil {
 		t.Fatal("invalid configuration accepted")
