@@ -392,7 +392,9 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := store.SegmentTargetingInput{Change: ch}
+	// The store replaces all three parts; one that did not change is sent as
+	// stored, so saving one part needs only its permission.
+	in := store.SegmentTargetingInput{Change: ch, Included: &sg.Included, Excluded: &sg.Excluded, Rules: &sg.Rules}
 	if included := userKeys(c.FormValue("included")); !sameJSON(included, sg.Included) {
 		in.Included = &included
 	}
@@ -404,7 +406,7 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 		storeRules[i] = store.SegmentRule{ID: r.id, Name: r.name, Conditions: conditions(r.conds)}
 	}
 	if !sameJSON(storeRules, sg.Rules) {
-		in.Rules = storeRules
+		in.Rules = &storeRules
 	}
 	return p.segmentChange(c, tabTargeting, "Segment targeting saved.", func(w workEnv, id uuid.UUID) error {
 		_, err := p.store.SetSegmentTargeting(c.Request().Context(), actor(c), w.id, id, in)
@@ -434,12 +436,14 @@ func (p *pages) describeSegment(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
+	description := c.FormValue("description") // the form always has the field; empty clears it
+	in.Description = &description
 	return p.segmentChange(c, tabSettings, "Description saved.", func(w workEnv, id uuid.UUID) error {
 		_, err := p.store.SetSegmentDescription(c.Request().Context(), actor(c), w.id, id, in)
 		return err
 	}, func(f *views.Form) segmentState {
 		f.ID, f.Action = "segment-description", segmentHref(c.Param("id"))+"/description"
-		f.Values = postedValues(in.Change, map[string]string{"description": in.Description})
+		f.Values = postedValues(in.Change, map[string]string{"description": description})
 		return segmentState{description: f}
 	}, "description")
 }
@@ -450,7 +454,8 @@ func (p *pages) tagSegment(c echo.Context) error {
 	if err := bind(c, &ch); err != nil {
 		return err
 	}
-	in := store.TagsInput{Tags: tagList(c.FormValue("tags")), Change: ch}
+	tags := tagList(c.FormValue("tags"))
+	in := store.TagsInput{Tags: &tags, Change: ch}
 	return p.segmentChange(c, tabSettings, "Tags saved.", func(w workEnv, id uuid.UUID) error {
 		_, err := p.store.SetSegmentTags(c.Request().Context(), actor(c), w.id, id, in)
 		return err

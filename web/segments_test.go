@@ -168,9 +168,11 @@ func TestSegmentLifecycle(t *testing.T) {
 	a, pr, env := flagApp(t)
 	sg := a.makeSegment(env, "Beta users", "beta")
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Rules: []store.FlagRule{{ID: "r",
+	tg := f.Targeting()
+	tg.Rules = []store.FlagRule{{ID: "r",
 		Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}})
+		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
 	must(t, err)
 	a.requireComments(pr, env)
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -203,7 +205,8 @@ func TestSegmentLifecycle(t *testing.T) {
 	b.post(p.formAction("confirm-form"), vals).status(http.StatusUnprocessableEntity)
 
 	// Once no flag uses it: archive, restore, delete, each with its comment.
-	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Rules: []store.FlagRule{},
+	tg.Rules = []store.FlagRule{}
+	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg,
 		Change: store.Change{Comment: "no segment"}})
 	must(t, err)
 	for _, step := range []struct{ action, to, message string }{
