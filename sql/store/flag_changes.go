@@ -124,6 +124,9 @@ type VariationsInput struct {
 // SetFlagVariations replaces a flag's variations. Targeting must still name
 // only variations that exist, so remove a variation from it first.
 func (s *Store) SetFlagVariations(ctx context.Context, a *Actor, envID uuid.UUID, key string, in VariationsInput) (Flag, error) {
+	if in.Variations == nil {
+		return Flag{}, Invalid("variations_is_required")
+	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagVariations, func(f *Flag) error {
 		if in.VariationType != "" {
 			f.VariationType = in.VariationType

@@ -31,6 +31,9 @@ func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err e
 	if !bytes.HasPrefix(bytes.TrimSpace(ops), []byte("[")) || json.Unmarshal(ops, &parsed) != nil {
 		return refuse("the body must be a JSON array of operations")
 	}
+	if len(parsed) == 0 {
+		return refuse("the patch has no operations") // it names nothing to change
+	}
 	for i, op := range parsed {
 		if op.Path == nil || (*op.Path != "" && !strings.HasPrefix(*op.Path, "/")) {
 			return refuse("operation %d: path must be a JSON pointer", i)
