@@ -800,6 +800,17 @@ func TestFlagSettingsAndLifecycle(t *testing.T) {
 	if b.get("/flags/checkout").has("targeting-form") || !b.last.has("targeting-readonly") {
 		t.Errorf("an archived flag's targeting is editable")
 	}
+	// A change posted anyway (an old tab) is refused by the store; the page
+	// says why, as it does for every archived flag.
+	b.get("/flags/checkout/settings")
+	before := a.flag(env, "checkout")
+	b.post("/flags/checkout/name", url.Values{"name": {"Sneaky"}, "revision": {before.Revision.String()}}).status(http.StatusUnprocessableEntity)
+	if !strings.Contains(b.last.body, "This flag is archived") || b.last.has("name-form") {
+		t.Errorf("an archived flag's refused change does not say why")
+	}
+	if a.flag(env, "checkout").Revision != before.Revision {
+		t.Errorf("an archived flag changed")
+	}
 	if b.get("/flags?archived=1").row("flag-row", "data-key", "checkout") == nil {
 		t.Errorf("not in the archived view")
 	}
