@@ -74,18 +74,28 @@ type FlagInsight struct {
 
 // FlagInsights returns what SDKs reported about one flag.
 func (s *Store) FlagInsights(ctx context.Context, a *Actor, envID uuid.UUID, key string) (FlagInsight, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+	f, err := s.readableFlag(ctx, a, envID, key)
 	if err != nil {
 		return FlagInsight{}, err
+	}
+	return s.flagInsight(ctx, f)
+}
+
+// readableFlag loads a flag of an environment the caller may read from.
+func (s *Store) readableFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Flag, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return Flag{}, err
 	}
 	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
-		return FlagInsight{}, translate(err)
+		return Flag{}, translate(err)
 	}
-	f, err := flagFrom(row)
-	if err != nil {
-		return FlagInsight{}, err
-	}
+	return flagFrom(row)
+}
+
+// flagInsight sums what SDKs reported about a flag.
+func (s *Store) flagInsight(ctx context.Context, f Flag) (FlagInsight, error) {
 	rows, err := s.q.FlagEvaluations(ctx, f.ID)
 	if err != nil {
 		return FlagInsight{}, translate(err)
@@ -218,15 +228,11 @@ func (s *Store) FlagStatsByVariation(ctx context.Context, a *Actor, envID uuid.U
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	in, err := s.FlagInsights(ctx, a, envID, f.FeatureFlagKey)
+	flag, err := s.readableFlag(ctx, a, envID, f.FeatureFlagKey)
 	if err != nil {
 		return nil, err
 	}
-	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: envID, Key: f.FeatureFlagKey})
-	if err != nil {
-		return nil, translate(err)
-	}
-	flag, err := flagFrom(row)
+	in, err := s.flagInsight(ctx, flag)
 	if err != nil {
 		return nil, err
 	}
