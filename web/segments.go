@@ -238,7 +238,12 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 	if err != nil {
 		return err
 	}
-	rn := store.SegmentRN(w.projectKey, w.key, sg.Key, sg.Tags)
+	// A shared segment changes every environment it is visible in: the page
+	// offers what the caller may do in all of them.
+	can, err := p.store.SegmentPermits(ctx, a, w.id, sg)
+	if err != nil {
+		return err
+	}
 	href := segmentHref(sg.ID.String())
 	live := !sg.IsArchived
 	m := views.SegmentMain{Crumbs: []views.Crumb{{Label: "Segments", Href: "/segments"}}, Name: sg.Name, Key: sg.Key,
@@ -256,7 +261,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			st.rules = segmentRules(sg.Rules)
 		}
 		m.Targeting = &views.SegmentTargeting{Form: *st.targeting, CommentRequired: w.requireComment,
-			Editable: live && (a.Can(store.UpdateSegmentTargetingUsers, rn) || a.Can(store.UpdateSegmentRules, rn)),
+			Editable: live && (can(store.UpdateSegmentTargetingUsers) || can(store.UpdateSegmentRules)),
 			Rules:    rulesView(st.rules, nil, nil, false)}
 	case tabUsage:
 		refs, err := p.store.SegmentFlagReferences(ctx, a, w.id, sg.ID)
@@ -277,17 +282,17 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			{Label: "Key", Value: sg.Key, Code: true}, {Label: "Type", Value: segmentTypeLabel(sg.Type)},
 			{Label: "Scopes", Value: strings.Join(sg.Scopes, ", "), Code: true},
 			{Label: "Created", Value: when(sg.CreatedAt)}, {Label: "Updated", Value: when(sg.UpdatedAt)}}}
-		if live && a.Can(store.UpdateSegmentName, rn) {
+		if live && can(store.UpdateSegmentName) {
 			s.Name = postedOr(st.name, func() *views.Form {
 				return fresh("segment-name", href+"/name", map[string]string{"name": sg.Name})
 			})
 		}
-		if live && a.Can(store.UpdateSegmentDescription, rn) {
+		if live && can(store.UpdateSegmentDescription) {
 			s.Description = postedOr(st.description, func() *views.Form {
 				return fresh("segment-description", href+"/description", map[string]string{"description": sg.Description})
 			})
 		}
-		if live && a.Can(store.UpdateSegmentTags, rn) {
+		if live && can(store.UpdateSegmentTags) {
 			s.Tags = postedOr(st.tags, func() *views.Form {
 				return fresh("segment-tags", href+"/tags", map[string]string{"tags": strings.Join(sg.Tags, ", ")})
 			})
@@ -301,13 +306,13 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 		if s.Tags == nil {
 			s.Facts = append(s.Facts, views.Fact{Label: "Tags", Value: strings.Join(sg.Tags, ", ")})
 		}
-		if live && a.Can(store.ArchiveSegment, rn) {
+		if live && can(store.ArchiveSegment) {
 			s.ArchiveHref = href + "/archive"
 		}
-		if !live && a.Can(store.RestoreSegment, rn) {
+		if !live && can(store.RestoreSegment) {
 			s.RestoreHref = href + "/restore"
 		}
-		if a.Can(store.DeleteSegment, rn) {
+		if can(store.DeleteSegment) {
 			s.DeleteHref = href + "/delete"
 		}
 		m.Settings = &s
@@ -541,7 +546,11 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 	} else {
 		vm.Form = p.form(c, "confirm", href+"/"+strings.ToLower(l.verb), nil)
 	}
-	if !a.Can(l.action, store.SegmentRN(w.projectKey, w.key, sg.Key, sg.Tags)) {
+	can, err := p.store.SegmentPermits(c.Request().Context(), a, w.id, sg)
+	if err != nil {
+		return err
+	}
+	if !can(l.action) {
 		vm.Form.Action = ""
 	}
 	shell, err := p.shell(c, vm.Heading, navSegments)

@@ -302,3 +302,33 @@ func TestSegmentPagesFollowPermissions(t *testing.T) {
 		t.Errorf("a member without permission changed the segment: %+v", got)
 	}
 }
+
+// A shared segment changes every environment it is visible in, so its page
+// offers changes only to those allowed them in all of those environments.
+func TestSharedSegmentPageNeedsEveryEnvironment(t *testing.T) {
+	a, pr, prod := flagApp(t)
+	dev := pr.Environments[1]
+	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), dev.ID, store.SegmentInput{Name: "Staff", Key: "staff",
+		Type: store.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}, Included: []string{"alice"}})
+	must(t, err)
+	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
+	must(t, err)
+	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []store.Statement{
+		{ID: "p", ResourceType: store.TypeProject, Effect: "allow", Actions: []string{store.CanAccessProject}, Resources: []string{"project/*"}},
+		{ID: "e", ResourceType: store.TypeEnv, Effect: "allow", Actions: []string{store.CanAccessEnv}, Resources: []string{"project/*:env/*"}},
+		{ID: "s", ResourceType: "segment", Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
+	})
+	must(t, err)
+	a.addMember("dev@example.com", p.ID)
+	b := a.signedIn("dev@example.com", memberPassword)
+	b.post("/context", url.Values{"envId": {dev.ID.String()}, "next": {"/segments"}}).status(http.StatusOK)
+	page := b.get(segmentPath(sg)).status(http.StatusOK)
+	if page.has("segment-targeting-form") || !page.has("segment-targeting-readonly") {
+		t.Errorf("a segment visible in %s is editable by a member allowed only %s", prod.Key, dev.Key)
+	}
+	vals := url.Values{"included": {"mallory"}, "excluded": {""}}
+	b.post(segmentPath(sg)+"/targeting", vals).status(http.StatusForbidden)
+	if got := a.segment(dev, sg); !slices.Equal(got.Included, []string{"alice"}) {
+		t.Errorf("included %v after a refused change", got.Included)
+	}
+}

@@ -819,3 +819,18 @@ func segmentsFrom(rows []db.Segment) ([]Segment, error) {
 	}
 	return out, nil
 }
+
+// SegmentPermits tells which actions a caller may take on a segment: those
+// allowed on it in every environment it is visible in, as its changes are
+// checked, so the admin pages can hide exactly what the store would refuse.
+func (s *Store) SegmentPermits(ctx context.Context, a *Actor, envID uuid.UUID, sg Segment) (func(action string) bool, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return nil, err
+	}
+	envs, err := visibleEnvs(ctx, s.q, env, sg)
+	if err != nil {
+		return nil, err
+	}
+	return func(action string) bool { return requireInEnvs(a, []string{action}, envs, sg) == nil }, nil
+}
