@@ -1,6 +1,8 @@
 package api
 
 import (
+	"strconv"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
@@ -40,4 +42,27 @@ func (h *Handler) staleFlags(c echo.Context) error {
 	}
 	flags, err := h.store.StaleFlags(c.Request().Context(), actor(c), envID, page(c))
 	return respond(c, flags, err)
+}
+
+// flagStatsByVariation answers FeatBit's insights query: featureFlagKey,
+// intervalType, and from and to in Unix milliseconds.
+func (h *Handler) flagStatsByVariation(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	f := store.InsightsFilter{FeatureFlagKey: query(c, "featureFlagKey"), IntervalType: query(c, "intervalType"),
+		From: queryMillis(c, "from"), To: queryMillis(c, "to")}
+	points, err := h.store.FlagStatsByVariation(c.Request().Context(), actor(c), envID, f)
+	return respond(c, points, err)
+}
+
+// queryMillis reads a Unix time in milliseconds; absent or unparsable is 0,
+// which the store refuses with the parameter's name.
+func queryMillis(c echo.Context, name string) int64 {
+	n, err := strconv.ParseInt(query(c, name), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }

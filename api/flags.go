@@ -1,6 +1,8 @@
 package api
 
 import (
+	"strings"
+
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -89,6 +91,17 @@ func flagChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.UUID
 	return respond(c, out, err)
 }
 
+// Flag changes answer what FeatBit's do: the new revision (the current one
+// when nothing changed) for toggle, name, description, variations,
+// off-variation and targeting; true for archive, restore, delete, tags,
+// clone and PATCH (decisions.md §7).
+
+// revision answers a changed flag's revision.
+func revision(f store.Flag, err error) (uuid.UUID, error) { return f.Revision, err }
+
+// done answers true for a change that succeeded.
+func done[T any](_ T, err error) (bool, error) { return true, err }
+
 func (h *Handler) updateFlagDescription(c echo.Context) error {
 	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.DescriptionInput) (uuid.UUID, error) {
 		return h.store.UpdateFlagDescription(c.Request().Context(), a, envID, key, in)
@@ -96,28 +109,29 @@ func (h *Handler) updateFlagDescription(c echo.Context) error {
 }
 
 func (h *Handler) toggleFlag(c echo.Context) error {
+	// FeatBit binds the status as a .NET bool: true or false in any letter case.
 	var on bool
-	switch c.Param("status") {
+	switch strings.ToLower(c.Param("status")) {
 	case "true":
 		on = true
 	case "false":
 	default:
 		return store.ErrNotFound
 	}
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (store.Flag, error) {
-		return h.store.ToggleFlag(c.Request().Context(), a, envID, key, on, in)
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (uuid.UUID, error) {
+		return revision(h.store.ToggleFlag(c.Request().Context(), a, envID, key, on, in))
 	})
 }
 
 func (h *Handler) archiveFlag(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (store.Flag, error) {
-		return h.store.ArchiveFlag(c.Request().Context(), a, envID, key, in)
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (bool, error) {
+		return done(h.store.ArchiveFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) restoreFlag(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (store.Flag, error) {
-		return h.store.RestoreFlag(c.Request().Context(), a, envID, key, in)
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (bool, error) {
+		return done(h.store.RestoreFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
 
@@ -128,38 +142,38 @@ func (h *Handler) deleteFlag(c echo.Context) error {
 }
 
 func (h *Handler) renameFlag(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.FlagNameInput) (store.Flag, error) {
-		return h.store.RenameFlag(c.Request().Context(), a, envID, key, in)
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.FlagNameInput) (uuid.UUID, error) {
+		return revision(h.store.RenameFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagTags(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.TagsInput) (store.Flag, error) {
-		return h.store.SetFlagTags(c.Request().Context(), a, envID, key, in)
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.TagsInput) (bool, error) {
+		return done(h.store.SetFlagTags(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagVariations(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.VariationsInput) (store.Flag, error) {
-		return h.store.SetFlagVariations(c.Request().Context(), a, envID, key, in)
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.VariationsInput) (uuid.UUID, error) {
+		return revision(h.store.SetFlagVariations(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagOffVariation(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.OffVariationInput) (store.Flag, error) {
-		return h.store.SetFlagOffVariation(c.Request().Context(), a, envID, key, in)
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.OffVariationInput) (uuid.UUID, error) {
+		return revision(h.store.SetFlagOffVariation(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagTargeting(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.TargetingInput) (store.Flag, error) {
-		return h.store.SetFlagTargeting(c.Request().Context(), a, envID, key, in)
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.TargetingInput) (uuid.UUID, error) {
+		return revision(h.store.SetFlagTargeting(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) cloneFlag(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.CloneFlagInput) (store.Flag, error) {
-		return h.store.CloneFlag(c.Request().Context(), a, envID, key, in)
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.CloneFlagInput) (bool, error) {
+		return done(h.store.CloneFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
 
@@ -172,6 +186,17 @@ func (h *Handler) patchFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := h.store.PatchFlag(c.Request().Context(), actor(c), envID, c.Param("key"), ops)
-	return respond(c, f, err)
+	_, err = h.store.PatchFlag(c.Request().Context(), actor(c), envID, c.Param("key"), ops)
+	return respond(c, true, err)
+}
+
+// flagPendingChanges answers a flag's pending changes (FeatBit's schedules
+// and change requests): Bunting has neither, so always none.
+func (h *Handler) flagPendingChanges(c echo.Context) error {
+	envID, err := pathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	pending, err := h.store.FlagPendingChanges(c.Request().Context(), actor(c), envID, c.Param("key"))
+	return respond(c, pending, err)
 }

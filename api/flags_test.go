@@ -212,15 +212,18 @@ func TestToggleArchiveRestoreDelete(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Beta", "key": "beta"})
-	on := decode[store.Flag](t, s.do("PUT", e.flags+"/beta/toggle/true", s.owner, map[string]string{"comment": "launch"}).ok(t))
-	if !on.IsEnabled || on.Revision == f.Revision {
-		t.Fatalf("toggled on: %+v", on)
+	rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/beta/toggle/true", s.owner, map[string]string{"comment": "launch"}).ok(t))
+	on := decode[store.Flag](t, s.do("GET", e.flags+"/beta", s.owner, nil).ok(t))
+	if !on.IsEnabled || on.Revision == f.Revision || rev != on.Revision {
+		t.Fatalf("toggled on: %+v, answered revision %s", on, rev)
 	}
 	s.do("PUT", e.flags+"/beta/toggle/maybe", s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 
 	s.do("DELETE", e.flags+"/beta", s.owner, nil).fails(t, http.StatusUnprocessableEntity, "CannotDeleteUnarchivedFeatureFlag")
-	archived := decode[store.Flag](t, s.do("PUT", e.flags+"/beta/archive", s.owner, nil).ok(t))
-	if !archived.IsArchived {
+	if !decode[bool](t, s.do("PUT", e.flags+"/beta/archive", s.owner, nil).ok(t)) {
+		t.Fatal("archive answered false")
+	}
+	if archived := decode[store.Flag](t, s.do("GET", e.flags+"/beta", s.owner, nil).ok(t)); !archived.IsArchived {
 		t.Fatal("archive did not archive")
 	}
 	list := decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
@@ -255,27 +258,28 @@ func TestFlagSettings(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Theme", "key": "theme", "variationType": "string"})
-	if got := decode[store.Flag](t, s.do("PUT", e.flags+"/theme/name", s.owner, map[string]string{"name": "Colour theme"}).ok(t)); got.Name != "Colour theme" {
-		t.Fatalf("renamed to %q", got.Name)
+	get := func() store.Flag { return decode[store.Flag](t, s.do("GET", e.flags+"/theme", s.owner, nil).ok(t)) }
+	if rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/theme/name", s.owner, map[string]string{"name": "Colour theme"}).ok(t)); get().Name != "Colour theme" || get().Revision != rev {
+		t.Fatalf("renamed to %q", get().Name)
 	}
 	s.do("PUT", e.flags+"/theme/name", s.owner, map[string]string{"name": ""}).fails(t, http.StatusBadRequest, "name_is_required")
-	if got := decode[store.Flag](t, s.do("PUT", e.flags+"/theme/tags", s.owner, map[string]any{"tags": []string{"ui"}}).ok(t)); !slices.Equal(got.Tags, []string{"ui"}) {
-		t.Fatalf("tags %v", got.Tags)
+	if done := decode[bool](t, s.do("PUT", e.flags+"/theme/tags", s.owner, map[string]any{"tags": []string{"ui"}}).ok(t)); !done || !slices.Equal(get().Tags, []string{"ui"}) {
+		t.Fatalf("tags %v", get().Tags)
 	}
 	s.do("PUT", e.flags+"/theme/tags", s.owner, map[string]any{"tags": []string{"ui", "ui"}}).fails(t, http.StatusBadRequest, "tags_is_invalid")
 
 	vars := append(f.Variations, store.Variation{ID: "c", Name: "Variation C", Value: "variation-c"})
-	if got := decode[store.Flag](t, s.do("PUT", e.flags+"/theme/variations", s.owner, map[string]any{"variations": vars}).ok(t)); len(got.Variations) != 3 {
-		t.Fatalf("variations %+v", got.Variations)
+	if rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/theme/variations", s.owner, map[string]any{"variations": vars}).ok(t)); len(get().Variations) != 3 || get().Revision != rev {
+		t.Fatalf("variations %+v", get().Variations)
 	}
 	// The default rule serves the first variation: it cannot be removed while used.
 	s.do("PUT", e.flags+"/theme/variations", s.owner, map[string]any{"variations": vars[1:]}).fails(t, http.StatusBadRequest, "fallthrough_is_invalid")
 	s.do("PUT", e.flags+"/theme/variations", s.owner, map[string]any{"variationType": "number", "variations": vars}).fails(t, http.StatusBadRequest, "variations_is_invalid")
 
-	if got := decode[store.Flag](t, s.do("PUT", e.flags+"/theme/off-variation", s.owner, map[string]string{"disabledVariationId": "c"}).ok(t)); got.DisabledVariationID != "c" {
-		t.Fatalf("off variation %s", got.DisabledVariationID)
+	if rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/theme/off-variation", s.owner, map[string]string{"offVariationId": "c"}).ok(t)); get().DisabledVariationID != "c" || get().Revision != rev {
+		t.Fatalf("off variation %s", get().DisabledVariationID)
 	}
-	s.do("PUT", e.flags+"/theme/off-variation", s.owner, map[string]string{"disabledVariationId": "zzz"}).fails(t, http.StatusBadRequest, "disabledVariationId_is_invalid")
+	s.do("PUT", e.flags+"/theme/off-variation", s.owner, map[string]string{"offVariationId": "zzz"}).fails(t, http.StatusBadRequest, "disabledVariationId_is_invalid")
 
 	tags := decode[[]string](t, s.do("GET", e.flags+"/all-tags", s.owner, nil).ok(t))
 	if !slices.Equal(tags, []string{"ui"}) {
@@ -289,7 +293,8 @@ func TestFlagSettings(t *testing.T) {
 	}
 }
 
-// targeting is a valid targeting body for a boolean flag.
+// targeting is a valid targeting for a boolean flag: the targeting member of
+// FeatBit's body (see put).
 func targeting(f store.Flag, segmentIDs ...uuid.UUID) map[string]any {
 	conditions := []map[string]string{{"id": "c1", "property": "country", "op": "IsOneOf", "value": `["NL","BE"]`}}
 	if len(segmentIDs) > 0 {
@@ -307,12 +312,19 @@ func targeting(f store.Flag, segmentIDs ...uuid.UUID) map[string]any {
 	}
 }
 
+// put is FeatBit's body of a targeting change: {targeting, revision?, comment?}.
+func put(targeting map[string]any) map[string]any { return map[string]any{"targeting": targeting} }
+
 func TestFlagTargeting(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	got := decode[store.Flag](t, s.do("PUT", e.flags+"/pay/targeting", s.owner, targeting(f)).ok(t))
+	rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f))).ok(t))
+	got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
+	if got.Revision != rev {
+		t.Fatalf("answered revision %s, the flag has %s", rev, got.Revision)
+	}
 	if len(got.TargetUsers) != 1 || len(got.Rules) != 1 || got.Rules[0].Variations[1].Rollout[0] != 0.3 || got.ExptIncludeAllTargets ||
 		got.Fallthrough.Variations[0].ID != f.Variations[1].ID {
 		t.Fatalf("targeting stored as %+v", got)
@@ -321,7 +333,7 @@ func TestFlagTargeting(t *testing.T) {
 	bad := func(mutate func(map[string]any)) *reply {
 		body := targeting(f)
 		mutate(body)
-		return s.do("PUT", e.flags+"/pay/targeting", s.owner, body)
+		return s.do("PUT", e.flags+"/pay/targeting", s.owner, put(body))
 	}
 	rule := func(body map[string]any) map[string]any { return body["rules"].([]map[string]any)[0] }
 	cond := func(body map[string]any) map[string]string { return rule(body)["conditions"].([]map[string]string)[0] }
@@ -371,7 +383,7 @@ func TestFlagTargeting(t *testing.T) {
 			value = "a"
 		}
 		cond(body)["op"], cond(body)["value"] = op, value
-		s.do("PUT", e.flags+"/pay/targeting", s.owner, body).ok(t)
+		s.do("PUT", e.flags+"/pay/targeting", s.owner, put(body)).ok(t)
 	}
 }
 
@@ -437,9 +449,12 @@ func TestCloneAndPatchFlag(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay", "tags": []string{"backend"}})
-	s.do("PUT", e.flags+"/pay/targeting", s.owner, targeting(f)).ok(t)
+	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f))).ok(t)
 
-	clone := decode[store.Flag](t, s.do("POST", e.flags+"/clone/pay", s.owner, map[string]string{"name": "Pay copy", "key": "pay-copy"}).ok(t))
+	if !decode[bool](t, s.do("POST", e.flags+"/clone/pay", s.owner, map[string]string{"name": "Pay copy", "key": "pay-copy"}).ok(t)) {
+		t.Fatal("clone answered false")
+	}
+	clone := decode[store.Flag](t, s.do("GET", e.flags+"/pay-copy", s.owner, nil).ok(t))
 	if clone.ID == f.ID || clone.Key != "pay-copy" || len(clone.Rules) != 1 || !slices.Equal(clone.Tags, []string{"backend"}) {
 		t.Fatalf("clone %+v", clone)
 	}
@@ -447,7 +462,10 @@ func TestCloneAndPatchFlag(t *testing.T) {
 	s.do("POST", e.flags+"/clone/nope", s.owner, map[string]string{"name": "x", "key": "y"}).fails(t, http.StatusNotFound, "ResourceNotFound")
 
 	patch := func(ops string) *reply { return s.do("PATCH", e.flags+"/pay", s.owner, ops) }
-	patched := decode[store.Flag](t, patch(`[{"op":"replace","path":"/name","value":"Payments"},{"op":"add","path":"/tags/-","value":"money"},{"op":"replace","path":"/isEnabled","value":true}]`).ok(t))
+	if !decode[bool](t, patch(`[{"op":"replace","path":"/name","value":"Payments"},{"op":"add","path":"/tags/-","value":"money"},{"op":"replace","path":"/isEnabled","value":true}]`).ok(t)) {
+		t.Fatal("patch answered false")
+	}
+	patched := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	if patched.Name != "Payments" || !slices.Equal(patched.Tags, []string{"backend", "money"}) || !patched.IsEnabled {
 		t.Fatalf("patched %+v", patched)
 	}
@@ -509,10 +527,12 @@ func TestFlagPermissionsFollowWhatChanges(t *testing.T) {
 	}
 	tok := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "targeter", "type": "Service", "permissions": statements}).ok(t)).Token
 
-	users := map[string]any{"targetUsers": []map[string]any{{"keyIds": []string{"carol"}, "variationId": f.Variations[0].ID}}}
+	tg := f.Targeting()
+	tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"carol"}, VariationID: f.Variations[0].ID}}
+	users := map[string]any{"targeting": tg}
 	s.do("PUT", e.flags+"/pay/targeting", tok, users).ok(t)
 	s.do("PUT", e.flags+"/other/targeting", tok, users).fails(t, http.StatusForbidden, "Forbidden")
-	s.do("PUT", e.flags+"/pay/targeting", tok, targeting(f)).fails(t, http.StatusForbidden, "Forbidden") // also rules and default rule
+	s.do("PUT", e.flags+"/pay/targeting", tok, put(targeting(f))).fails(t, http.StatusForbidden, "Forbidden") // also rules and default rule
 	s.do("PUT", e.flags+"/pay/toggle/true", tok, nil).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PATCH", e.flags+"/pay", tok, `[{"op":"replace","path":"/targetUsers/0/keyIds","value":["dave"]}]`).ok(t)
 	s.do("PATCH", e.flags+"/pay", tok, `[{"op":"replace","path":"/name","value":"mine"}]`).fails(t, http.StatusForbidden, "Forbidden")

@@ -272,6 +272,12 @@ func (m *matrix) cases() map[string]func() call {
 		"GET /api/v1/envs/:envId/feature-flags/:key/revisions": func() call {
 			return readEnv(m.flags() + "/" + m.flag(false) + "/revisions")()
 		},
+		"GET /api/v1/envs/:envId/feature-flags/:key/pending-changes": func() call {
+			return readEnv(m.flags() + "/" + m.flag(false) + "/pending-changes")()
+		},
+		"GET /api/v1/envs/:envId/feature-flags/insights": func() call {
+			return readEnv(m.flags() + "/insights?featureFlagKey=" + m.flag(false) + "&intervalType=DAY&from=1&to=1900000000000")()
+		},
 		"POST /api/v1/envs/:envId/feature-flags": func() call {
 			key := fmt.Sprintf("f%d", m.next())
 			return call{path: m.flags(), body: map[string]string{"name": key, "key": key}, grants: []grant{{store.CreateFlag, flagRN("*")}}}
@@ -404,10 +410,12 @@ func (m *matrix) flagBodyCases(cases map[string]func() call) {
 		return map[string]any{"variations": []store.Variation{f.Variations[0], {ID: f.Variations[1].ID, Name: "No", Value: "false"}}}
 	})
 	cases["PUT /api/v1/envs/:envId/feature-flags/:key/off-variation"] = withFlag(store.UpdateFlagOffVariation, "/off-variation", func(f store.Flag) any {
-		return map[string]string{"disabledVariationId": f.Variations[0].ID}
+		return map[string]string{"offVariationId": f.Variations[0].ID}
 	})
 	cases["PUT /api/v1/envs/:envId/feature-flags/:key/targeting"] = withFlag(store.UpdateFlagIndividualTargeting, "/targeting", func(f store.Flag) any {
-		return map[string]any{"targetUsers": []map[string]any{{"keyIds": []string{"u"}, "variationId": f.Variations[0].ID}}}
+		tg := f.Targeting()
+		tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"u"}, VariationID: f.Variations[0].ID}}
+		return map[string]any{"targeting": tg}
 	})
 }
 

@@ -57,7 +57,7 @@ func (h *Handler) segmentKeyUsed(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	used, err := h.store.SegmentKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"))
+	used, err := h.store.SegmentKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"), query(c, "type"))
 	return respond(c, used, err)
 }
 
@@ -80,6 +80,7 @@ func (h *Handler) segmentFlagReferences(c echo.Context) error {
 }
 
 // segmentChange decodes a segment change's body and applies it with do.
+// Every segment change answers true, as FeatBit's do.
 func segmentChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.UUID, uuid.UUID, In) (Out, error)) error {
 	envID, segmentID, err := pathIDs(c, "envId", "segmentId")
 	if err != nil {
@@ -114,26 +115,30 @@ func (h *Handler) deleteSegment(c echo.Context) error {
 }
 
 func (h *Handler) renameSegment(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.SegmentNameInput) (store.Segment, error) {
-		return h.store.RenameSegment(c.Request().Context(), a, envID, id, in)
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.SegmentNameInput) (bool, error) {
+		_, err := h.store.RenameSegment(c.Request().Context(), a, envID, id, in)
+		return true, err
 	})
 }
 
 func (h *Handler) setSegmentDescription(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.DescriptionInput) (store.Segment, error) {
-		return h.store.SetSegmentDescription(c.Request().Context(), a, envID, id, in)
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.DescriptionInput) (bool, error) {
+		_, err := h.store.SetSegmentDescription(c.Request().Context(), a, envID, id, in)
+		return true, err
 	})
 }
 
 func (h *Handler) setSegmentTags(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.TagsInput) (store.Segment, error) {
-		return h.store.SetSegmentTags(c.Request().Context(), a, envID, id, in)
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.TagsInput) (bool, error) {
+		_, err := h.store.SetSegmentTags(c.Request().Context(), a, envID, id, in)
+		return true, err
 	})
 }
 
 func (h *Handler) setSegmentTargeting(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.SegmentTargetingInput) (store.Segment, error) {
-		return h.store.SetSegmentTargeting(c.Request().Context(), a, envID, id, in)
+	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.SegmentTargetingInput) (bool, error) {
+		_, err := h.store.SetSegmentTargeting(c.Request().Context(), a, envID, id, in)
+		return true, err
 	})
 }
 

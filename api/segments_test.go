@@ -87,7 +87,8 @@ func TestPatchSegment(t *testing.T) {
 	e := s.prodEnv()
 	sg := e.createSegment(map[string]any{"name": "Beta", "key": "beta", "type": "environment-specific", "included": []string{"alice"}})
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	f = decode[store.Flag](t, s.do("PUT", e.flags+"/pay/targeting", s.owner, targeting(f, sg.ID)).ok(t))
+	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f, sg.ID))).ok(t)
+	f = decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	path := e.segs + "/" + sg.ID.String()
 
 	r := s.do("PATCH", path, s.owner, `[{"op":"add","path":"/included/-","value":"bob"},{"op":"replace","path":"/description","value":"testers"},{"op":"test","path":"/name","value":"Beta"}]`).ok(t)
@@ -165,9 +166,9 @@ func TestSegmentArchiveRestoreDelete(t *testing.T) {
 	}
 	// An archived segment cannot be used by a flag.
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	s.do("PUT", e.flags+"/pay/targeting", s.owner, targeting(f, sg.ID)).fails(t, http.StatusBadRequest, "rules_is_invalid")
+	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f, sg.ID))).fails(t, http.StatusBadRequest, "rules_is_invalid")
 	s.do("PUT", path+"/restore", s.owner, map[string]string{"comment": "back"}).ok(t)
-	s.do("PUT", e.flags+"/pay/targeting", s.owner, targeting(f, sg.ID)).ok(t)
+	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f, sg.ID))).ok(t)
 
 	// While a flag uses it, it can be neither archived nor deleted.
 	s.do("PUT", path+"/archive", s.owner, nil).fails(t, http.StatusUnprocessableEntity, "SegmentIsBeingUsed")
@@ -176,7 +177,9 @@ func TestSegmentArchiveRestoreDelete(t *testing.T) {
 	if len(refs) != 1 || refs[0].Key != "pay" || refs[0].EnvKey != "prod" {
 		t.Fatalf("flag references %+v", refs)
 	}
-	s.do("PUT", e.flags+"/pay/targeting", s.owner, map[string]any{"rules": []any{}}).ok(t)
+	noRules := targeting(f)
+	noRules["rules"] = []any{}
+	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(noRules)).ok(t)
 
 	s.do("DELETE", path, s.owner, map[string]string{"comment": "gone"}).ok(t)
 	s.do("GET", path, s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
@@ -201,17 +204,19 @@ func TestSegmentSettingsAndList(t *testing.T) {
 	e.createSegment(map[string]any{"name": "Beta testers", "key": "beta", "type": "environment-specific", "tags": []string{"qa"}})
 	path := e.segs + "/" + a.ID.String()
 
-	if got := decode[store.Segment](t, s.do("PUT", path+"/name", s.owner, map[string]string{"name": "Alpha crew"}).ok(t)); got.Name != "Alpha crew" {
-		t.Fatalf("renamed %q", got.Name)
+	get := func() store.Segment { return decode[store.Segment](t, s.do("GET", path, s.owner, nil).ok(t)) }
+	if done := decode[bool](t, s.do("PUT", path+"/name", s.owner, map[string]string{"name": "Alpha crew"}).ok(t)); !done || get().Name != "Alpha crew" {
+		t.Fatalf("renamed %q", get().Name)
 	}
-	if got := decode[store.Segment](t, s.do("PUT", path+"/description", s.owner, map[string]string{"description": "first wave"}).ok(t)); got.Description != "first wave" {
-		t.Fatalf("description %q", got.Description)
+	if done := decode[bool](t, s.do("PUT", path+"/description", s.owner, map[string]string{"description": "first wave"}).ok(t)); !done || get().Description != "first wave" {
+		t.Fatalf("description %q", get().Description)
 	}
-	if got := decode[store.Segment](t, s.do("PUT", path+"/tags", s.owner, map[string]any{"tags": []string{"qa", "early"}}).ok(t)); !slices.Equal(got.Tags, []string{"qa", "early"}) {
-		t.Fatalf("tags %v", got.Tags)
+	if done := decode[bool](t, s.do("PUT", path+"/tags", s.owner, map[string]any{"tags": []string{"qa", "early"}}).ok(t)); !done || !slices.Equal(get().Tags, []string{"qa", "early"}) {
+		t.Fatalf("tags %v", get().Tags)
 	}
-	tgt := decode[store.Segment](t, s.do("PUT", path+"/targeting", s.owner, map[string]any{"included": []string{"a", "b"}, "excluded": []string{"c"},
-		"rules": []map[string]any{{"id": "r", "name": "n", "conditions": []map[string]string{{"id": "c", "property": "plan", "op": "Equal", "value": "pro"}}}}}).ok(t))
+	s.do("PUT", path+"/targeting", s.owner, map[string]any{"included": []string{"a", "b"}, "excluded": []string{"c"},
+		"rules": []map[string]any{{"id": "r", "name": "n", "conditions": []map[string]string{{"id": "c", "property": "plan", "op": "Equal", "value": "pro"}}}}}).ok(t)
+	tgt := get()
 	if !slices.Equal(tgt.Included, []string{"a", "b"}) || !slices.Equal(tgt.Excluded, []string{"c"}) || len(tgt.Rules) != 1 {
 		t.Fatalf("targeting %+v", tgt)
 	}

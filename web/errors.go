@@ -38,6 +38,7 @@ var fieldMessages = map[string]string{
 	"variationType_is_invalid":              "Choose one of the types offered.",
 	"variations_is_invalid":                 "Give every variation a name and a value of the flag's type (true or false, a number, JSON); at most 100.",
 	"disabledVariationId_is_invalid":        "Choose one of the flag's variations.",
+	"offVariationId_is_required":            "Choose one of the flag's variations.",
 	"tags_is_invalid":                       "Separate tags with commas; a tag has at most 64 characters, no “:” or “;”, and appears once.",
 	"targetUsers_is_invalid":                "A user may be targeted once, to a variation of the flag.",
 	"rules_is_invalid":                      "A rule is not valid: each needs at least one condition with an attribute; numeric operators need numbers, regex operators valid expressions (RE2), segment conditions segments that are not archived.",
@@ -66,6 +67,7 @@ var ruleMessages = map[string]string{
 	"CannotModifySysManagedPolicy":      "Built-in policies cannot be changed. Clone the policy to make your own version.",
 	"SegmentIsBeingUsed":                "Flags use this segment, so it cannot be archived, deleted or moved out of their environments. Remove it from their rules first (see its Flags tab).",
 	"CannotDeleteUnarchivedFeatureFlag": "Archive the flag before deleting it.",
+	"FlagIsArchived":                    "This flag is archived: restore it in Settings to change it again.",
 }
 
 // codeMessage explains a validation code like "name_is_required".

@@ -41,10 +41,11 @@ func TestFlagEvaluationsAreShown(t *testing.T) {
 func TestTestAUser(t *testing.T) {
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{
-		TargetUsers: []store.TargetUser{{KeyIDs: []string{"alice"}, VariationID: f.Variations[1].ID}},
-		Rules: []store.FlagRule{{ID: "r1", Name: "Dutch users", Conditions: []store.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}},
-			Variations: []store.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}})
+	tg := f.Targeting()
+	tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"alice"}, VariationID: f.Variations[1].ID}}
+	tg.Rules = []store.FlagRule{{ID: "r1", Name: "Dutch users", Conditions: []store.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}},
+		Variations: []store.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/flags/checkout").must("flag-tester")

@@ -704,7 +704,7 @@ func (p *pages) setFlagOffVariation(c echo.Context) error {
 		return err
 	}, func(w workEnv, f *views.Form) flagState {
 		f.ID, f.Action = "off-variation", flagHref(c.Param("key"))+"/off-variation"
-		f.Values = postedValues(in.Change, map[string]string{"disabledVariationId": in.DisabledVariationID})
+		f.Values = postedValues(in.Change, map[string]string{"disabledVariationId": in.OffVariationID})
 		return flagState{off: f}
 	}, "disabledVariationId")
 }
@@ -821,12 +821,14 @@ func (p *pages) describeFlag(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
+	description := c.FormValue("description") // the form always has the field; empty clears it
+	in.Description = &description
 	return p.flagChange(c, tabSettings, "Description saved.", func(w workEnv, key string) error {
 		_, err := p.store.UpdateFlagDescription(c.Request().Context(), actor(c), w.id, key, in)
 		return err
 	}, func(w workEnv, f *views.Form) flagState {
 		f.ID, f.Action = "flag-description", flagHref(c.Param("key"))+"/description"
-		f.Values = postedValues(in.Change, map[string]string{"description": in.Description})
+		f.Values = postedValues(in.Change, map[string]string{"description": description})
 		return flagState{description: f}
 	}, "description")
 }
@@ -873,7 +875,8 @@ func (p *pages) tagFlag(c echo.Context) error {
 	if err := bind(c, &ch); err != nil {
 		return err
 	}
-	in := store.TagsInput{Tags: tagList(c.FormValue("tags")), Change: ch}
+	tags := tagList(c.FormValue("tags"))
+	in := store.TagsInput{Tags: &tags, Change: ch}
 	return p.flagChange(c, tabSettings, "Tags saved.", func(w workEnv, key string) error {
 		_, err := p.store.SetFlagTags(c.Request().Context(), actor(c), w.id, key, in)
 		return err

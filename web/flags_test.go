@@ -645,13 +645,15 @@ func countOptions(sel *html.Node) int {
 // and saving the editor unchanged keeps its exact ranges.
 func TestFlagTargetingKeepsForeignRollouts(t *testing.T) {
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Three", Key: "three", VariationType: "string",
+	three := a.makeFlag(env, store.FlagInput{Name: "Three", Key: "three", VariationType: "string",
 		Variations: []store.Variation{{ID: "a", Name: "A", Value: "a"}, {ID: "b", Name: "B", Value: "b"}, {ID: "c", Name: "C", Value: "c"}}})
 	third := 1.0 / 3
 	rules := []store.FlagRule{{ID: "r", Conditions: []store.Condition{{ID: "c", Property: "p", Op: "Equal", Value: "v"}},
 		Variations: []store.RolloutVariation{{ID: "c", Rollout: []float64{0, third}, ExptRollout: 1},
 			{ID: "a", Rollout: []float64{third, 2 * third}, ExptRollout: 1}, {ID: "b", Rollout: []float64{2 * third, 1}, ExptRollout: 1}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "three", store.TargetingInput{Rules: rules})
+	tg := three.Targeting()
+	tg.Rules = rules
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "three", store.TargetingInput{Targeting: &tg})
 	must(t, err)
 	before := a.flag(env, "three")
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -798,6 +800,17 @@ func TestFlagSettingsAndLifecycle(t *testing.T) {
 	if b.get("/flags/checkout").has("targeting-form") || !b.last.has("targeting-readonly") {
 		t.Errorf("an archived flag's targeting is editable")
 	}
+	// A change posted anyway (an old tab) is refused by the store; the page
+	// says why, as it does for every archived flag.
+	b.get("/flags/checkout/settings")
+	before := a.flag(env, "checkout")
+	b.post("/flags/checkout/name", url.Values{"name": {"Sneaky"}, "revision": {before.Revision.String()}}).status(http.StatusUnprocessableEntity)
+	if !strings.Contains(b.last.body, "This flag is archived") || b.last.has("name-form") {
+		t.Errorf("an archived flag's refused change does not say why")
+	}
+	if a.flag(env, "checkout").Revision != before.Revision {
+		t.Errorf("an archived flag changed")
+	}
 	if b.get("/flags?archived=1").row("flag-row", "data-key", "checkout") == nil {
 		t.Errorf("not in the archived view")
 	}
@@ -828,8 +841,9 @@ func TestFlagHistory(t *testing.T) {
 	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "checkout", store.FlagNameInput{Name: "Checkout v2",
 		Change: store.Change{Comment: "renamed"}})
 	must(t, err)
-	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{
-		TargetUsers: []store.TargetUser{{KeyIDs: []string{"alice"}, VariationID: a.flag(env, "checkout").Variations[0].ID}}})
+	tg := a.flag(env, "checkout").Targeting()
+	tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"alice"}, VariationID: a.flag(env, "checkout").Variations[0].ID}}
+	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/flags/checkout/history").status(http.StatusOK)
@@ -986,9 +1000,11 @@ func (a *app) readerPolicy() uuid.UUID {
 func TestFlagPagesLabelEveryControl(t *testing.T) {
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Rules: []store.FlagRule{{ID: "r",
+	tg := f.Targeting()
+	tg.Rules = []store.FlagRule{{ID: "r",
 		Conditions: []store.Condition{{ID: "c", Property: "country", Op: "Equal", Value: "nl"}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, .5}}, {ID: f.Variations[1].ID, Rollout: []float64{.5, 1}}}}}})
+		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, .5}}, {ID: f.Variations[1].ID, Rollout: []float64{.5, 1}}}}}
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
 	must(t, err)
 	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, store.SegmentInput{Name: "Beta", Key: "beta", Type: store.SegmentEnvironmentSpecific,
 		Rules: []store.SegmentRule{{ID: "r", Conditions: []store.Condition{{ID: "c", Property: "plan", Op: "Equal", Value: "gold"}}}}})

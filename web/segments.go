@@ -238,7 +238,12 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 	if err != nil {
 		return err
 	}
-	rn := store.SegmentRN(w.projectKey, w.key, sg.Key, sg.Tags)
+	// A shared segment changes every environment it is visible in: the page
+	// offers what the caller may do in all of them.
+	can, err := p.store.SegmentPermits(ctx, a, w.id, sg)
+	if err != nil {
+		return err
+	}
 	href := segmentHref(sg.ID.String())
 	live := !sg.IsArchived
 	m := views.SegmentMain{Crumbs: []views.Crumb{{Label: "Segments", Href: "/segments"}}, Name: sg.Name, Key: sg.Key,
@@ -256,7 +261,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			st.rules = segmentRules(sg.Rules)
 		}
 		m.Targeting = &views.SegmentTargeting{Form: *st.targeting, CommentRequired: w.requireComment,
-			Editable: live && (a.Can(store.UpdateSegmentTargetingUsers, rn) || a.Can(store.UpdateSegmentRules, rn)),
+			Editable: live && (can(store.UpdateSegmentTargetingUsers) || can(store.UpdateSegmentRules)),
 			Rules:    rulesView(st.rules, nil, nil, false)}
 	case tabUsage:
 		refs, err := p.store.SegmentFlagReferences(ctx, a, w.id, sg.ID)
@@ -277,17 +282,17 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			{Label: "Key", Value: sg.Key, Code: true}, {Label: "Type", Value: segmentTypeLabel(sg.Type)},
 			{Label: "Scopes", Value: strings.Join(sg.Scopes, ", "), Code: true},
 			{Label: "Created", Value: when(sg.CreatedAt)}, {Label: "Updated", Value: when(sg.UpdatedAt)}}}
-		if live && a.Can(store.UpdateSegmentName, rn) {
+		if live && can(store.UpdateSegmentName) {
 			s.Name = postedOr(st.name, func() *views.Form {
 				return fresh("segment-name", href+"/name", map[string]string{"name": sg.Name})
 			})
 		}
-		if live && a.Can(store.UpdateSegmentDescription, rn) {
+		if live && can(store.UpdateSegmentDescription) {
 			s.Description = postedOr(st.description, func() *views.Form {
 				return fresh("segment-description", href+"/description", map[string]string{"description": sg.Description})
 			})
 		}
-		if live && a.Can(store.UpdateSegmentTags, rn) {
+		if live && can(store.UpdateSegmentTags) {
 			s.Tags = postedOr(st.tags, func() *views.Form {
 				return fresh("segment-tags", href+"/tags", map[string]string{"tags": strings.Join(sg.Tags, ", ")})
 			})
@@ -301,13 +306,13 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 		if s.Tags == nil {
 			s.Facts = append(s.Facts, views.Fact{Label: "Tags", Value: strings.Join(sg.Tags, ", ")})
 		}
-		if live && a.Can(store.ArchiveSegment, rn) {
+		if live && can(store.ArchiveSegment) {
 			s.ArchiveHref = href + "/archive"
 		}
-		if !live && a.Can(store.RestoreSegment, rn) {
+		if !live && can(store.RestoreSegment) {
 			s.RestoreHref = href + "/restore"
 		}
-		if a.Can(store.DeleteSegment, rn) {
+		if can(store.DeleteSegment) {
 			s.DeleteHref = href + "/delete"
 		}
 		m.Settings = &s
@@ -392,7 +397,9 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := store.SegmentTargetingInput{Change: ch}
+	// The store replaces all three parts; one that did not change is sent as
+	// stored, so saving one part needs only its permission.
+	in := store.SegmentTargetingInput{Change: ch, Included: &sg.Included, Excluded: &sg.Excluded, Rules: &sg.Rules}
 	if included := userKeys(c.FormValue("included")); !sameJSON(included, sg.Included) {
 		in.Included = &included
 	}
@@ -404,7 +411,7 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 		storeRules[i] = store.SegmentRule{ID: r.id, Name: r.name, Conditions: conditions(r.conds)}
 	}
 	if !sameJSON(storeRules, sg.Rules) {
-		in.Rules = storeRules
+		in.Rules = &storeRules
 	}
 	return p.segmentChange(c, tabTargeting, "Segment targeting saved.", func(w workEnv, id uuid.UUID) error {
 		_, err := p.store.SetSegmentTargeting(c.Request().Context(), actor(c), w.id, id, in)
@@ -434,12 +441,14 @@ func (p *pages) describeSegment(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
+	description := c.FormValue("description") // the form always has the field; empty clears it
+	in.Description = &description
 	return p.segmentChange(c, tabSettings, "Description saved.", func(w workEnv, id uuid.UUID) error {
 		_, err := p.store.SetSegmentDescription(c.Request().Context(), actor(c), w.id, id, in)
 		return err
 	}, func(f *views.Form) segmentState {
 		f.ID, f.Action = "segment-description", segmentHref(c.Param("id"))+"/description"
-		f.Values = postedValues(in.Change, map[string]string{"description": in.Description})
+		f.Values = postedValues(in.Change, map[string]string{"description": description})
 		return segmentState{description: f}
 	}, "description")
 }
@@ -450,7 +459,8 @@ func (p *pages) tagSegment(c echo.Context) error {
 	if err := bind(c, &ch); err != nil {
 		return err
 	}
-	in := store.TagsInput{Tags: tagList(c.FormValue("tags")), Change: ch}
+	tags := tagList(c.FormValue("tags"))
+	in := store.TagsInput{Tags: &tags, Change: ch}
 	return p.segmentChange(c, tabSettings, "Tags saved.", func(w workEnv, id uuid.UUID) error {
 		_, err := p.store.SetSegmentTags(c.Request().Context(), actor(c), w.id, id, in)
 		return err
@@ -536,7 +546,11 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 	} else {
 		vm.Form = p.form(c, "confirm", href+"/"+strings.ToLower(l.verb), nil)
 	}
-	if !a.Can(l.action, store.SegmentRN(w.projectKey, w.key, sg.Key, sg.Tags)) {
+	can, err := p.store.SegmentPermits(c.Request().Context(), a, w.id, sg)
+	if err != nil {
+		return err
+	}
+	if !can(l.action) {
 		vm.Form.Action = ""
 	}
 	shell, err := p.shell(c, vm.Heading, navSegments)

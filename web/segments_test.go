@@ -168,9 +168,11 @@ func TestSegmentLifecycle(t *testing.T) {
 	a, pr, env := flagApp(t)
 	sg := a.makeSegment(env, "Beta users", "beta")
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Rules: []store.FlagRule{{ID: "r",
+	tg := f.Targeting()
+	tg.Rules = []store.FlagRule{{ID: "r",
 		Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}})
+		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
 	must(t, err)
 	a.requireComments(pr, env)
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -203,7 +205,8 @@ func TestSegmentLifecycle(t *testing.T) {
 	b.post(p.formAction("confirm-form"), vals).status(http.StatusUnprocessableEntity)
 
 	// Once no flag uses it: archive, restore, delete, each with its comment.
-	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Rules: []store.FlagRule{},
+	tg.Rules = []store.FlagRule{}
+	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg,
 		Change: store.Change{Comment: "no segment"}})
 	must(t, err)
 	for _, step := range []struct{ action, to, message string }{
@@ -297,5 +300,35 @@ func TestSegmentPagesFollowPermissions(t *testing.T) {
 	}
 	if got := a.segment(env, sg); got.Name != evil || len(got.Included) != 0 || got.IsArchived {
 		t.Errorf("a member without permission changed the segment: %+v", got)
+	}
+}
+
+// A shared segment changes every environment it is visible in, so its page
+// offers changes only to those allowed them in all of those environments.
+func TestSharedSegmentPageNeedsEveryEnvironment(t *testing.T) {
+	a, pr, prod := flagApp(t)
+	dev := pr.Environments[1]
+	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), dev.ID, store.SegmentInput{Name: "Staff", Key: "staff",
+		Type: store.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}, Included: []string{"alice"}})
+	must(t, err)
+	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
+	must(t, err)
+	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []store.Statement{
+		{ID: "p", ResourceType: store.TypeProject, Effect: "allow", Actions: []string{store.CanAccessProject}, Resources: []string{"project/*"}},
+		{ID: "e", ResourceType: store.TypeEnv, Effect: "allow", Actions: []string{store.CanAccessEnv}, Resources: []string{"project/*:env/*"}},
+		{ID: "s", ResourceType: "segment", Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
+	})
+	must(t, err)
+	a.addMember("dev@example.com", p.ID)
+	b := a.signedIn("dev@example.com", memberPassword)
+	b.post("/context", url.Values{"envId": {dev.ID.String()}, "next": {"/segments"}}).status(http.StatusOK)
+	page := b.get(segmentPath(sg)).status(http.StatusOK)
+	if page.has("segment-targeting-form") || !page.has("segment-targeting-readonly") {
+		t.Errorf("a segment visible in %s is editable by a member allowed only %s", prod.Key, dev.Key)
+	}
+	vals := url.Values{"included": {"mallory"}, "excluded": {""}}
+	b.post(segmentPath(sg)+"/targeting", vals).status(http.StatusForbidden)
+	if got := a.segment(dev, sg); !slices.Equal(got.Included, []string{"alice"}) {
+		t.Errorf("included %v after a refused change", got.Included)
 	}
 }

@@ -408,8 +408,8 @@ func (s serveForm) dispatch(stored *string) *string {
 	return nil
 }
 
-// input turns the editor into the store's targeting input, leaving out the
-// parts that did not change (so saving one part needs only its permission).
+// input turns the editor into the store's targeting input. A part that did
+// not change is sent as stored, so saving one part needs only its permission.
 // ok is false when a rollout could not be read; the problems are in t.
 func (t *targetingForm) input(f store.Flag) (store.TargetingInput, bool) {
 	ok := true
@@ -437,7 +437,7 @@ func (t *targetingForm) input(f store.Flag) (store.TargetingInput, bool) {
 	ok = ok && good
 	fall := store.Fallthrough{DispatchKey: t.def.dispatch(f.Fallthrough.DispatchKey), IncludedInExpt: f.Fallthrough.IncludedInExpt, Variations: fallVars}
 
-	var in store.TargetingInput
+	tg := f.Targeting()
 	storedTargets := []store.TargetUser{}
 	for _, tu := range f.TargetUsers {
 		if len(tu.KeyIDs) > 0 {
@@ -445,15 +445,15 @@ func (t *targetingForm) input(f store.Flag) (store.TargetingInput, bool) {
 		}
 	}
 	if !sameJSON(targets, storedTargets) {
-		in.TargetUsers = targets
+		tg.TargetUsers = targets
 	}
 	if !sameJSON(rules, orEmptyRules(f.Rules)) {
-		in.Rules = rules
+		tg.Rules = rules
 	}
 	if !sameJSON(fall, f.Fallthrough) {
-		in.Fallthrough = &fall
+		tg.Fallthrough = fall
 	}
-	return in, ok
+	return store.TargetingInput{Targeting: &tg}, ok
 }
 
 func orEmptyRules(r []store.FlagRule) []store.FlagRule {

@@ -470,8 +470,9 @@ func (e ListAccessTokensParamsType) Valid() bool {
 
 // Defines values for ListFlagsParamsSortBy.
 const (
-	ListFlagsParamsSortByCreatedAt ListFlagsParamsSortBy = "createdAt"
-	ListFlagsParamsSortByKey       ListFlagsParamsSortBy = "key"
+	ListFlagsParamsSortByCreatedAt  ListFlagsParamsSortBy = "created_at"
+	ListFlagsParamsSortByCreatedAt1 ListFlagsParamsSortBy = "createdAt"
+	ListFlagsParamsSortByKey        ListFlagsParamsSortBy = "key"
 )
 
 // Valid indicates whether the value is a known member of the ListFlagsParamsSortBy enum.
@@ -479,7 +480,36 @@ func (e ListFlagsParamsSortBy) Valid() bool {
 	switch e {
 	case ListFlagsParamsSortByCreatedAt:
 		return true
+	case ListFlagsParamsSortByCreatedAt1:
+		return true
 	case ListFlagsParamsSortByKey:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FlagStatsByVariationParamsIntervalType.
+const (
+	DAY    FlagStatsByVariationParamsIntervalType = "DAY"
+	HOUR   FlagStatsByVariationParamsIntervalType = "HOUR"
+	MINUTE FlagStatsByVariationParamsIntervalType = "MINUTE"
+	MONTH  FlagStatsByVariationParamsIntervalType = "MONTH"
+	WEEK   FlagStatsByVariationParamsIntervalType = "WEEK"
+)
+
+// Valid indicates whether the value is a known member of the FlagStatsByVariationParamsIntervalType enum.
+func (e FlagStatsByVariationParamsIntervalType) Valid() bool {
+	switch e {
+	case DAY:
+		return true
+	case HOUR:
+		return true
+	case MINUTE:
+		return true
+	case MONTH:
+		return true
+	case WEEK:
 		return true
 	default:
 		return false
@@ -754,8 +784,10 @@ type DefaultPermissions struct {
 // DescriptionInput defines model for DescriptionInput.
 type DescriptionInput struct {
 	// Comment Recorded with the change; required when the environment says so.
-	Comment     *string `json:"comment,omitempty"`
-	Description *string `json:"description,omitempty"`
+	Comment *string `json:"comment,omitempty"`
+
+	// Description `""` clears it.
+	Description string `json:"description"`
 
 	// Revision For flags: the revision the change was made from; 409 when it is no longer current.
 	Revision *openapi_types.UUID `json:"revision,omitempty"`
@@ -948,10 +980,13 @@ type FlagInsightEnvelope struct {
 	Success Succeeded `json:"success"`
 }
 
-// FlagListItem defines model for FlagListItem.
+// FlagListItem FeatBit's FeatureFlagVm, with more.
 type FlagListItem struct {
-	CreatedAt   time.Time `json:"createdAt"`
-	Description string    `json:"description"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	// Creator Who created the flag (a user, or an access token whose email is `Access token`); `null` when gone.
+	Creator     *Person `json:"creator"`
+	Description string  `json:"description"`
 
 	// Evaluations How many evaluations SDKs reported.
 	Evaluations int64              `json:"evaluations"`
@@ -973,6 +1008,7 @@ type FlagListItem struct {
 	Tags          []string           `json:"tags"`
 	UpdatedAt     time.Time          `json:"updatedAt"`
 	VariationType VariationType      `json:"variationType"`
+	Variations    []Variation        `json:"variations"`
 }
 
 // FlagPage defines model for FlagPage.
@@ -1054,6 +1090,21 @@ type FlagRule struct {
 	IncludedInExpt bool               `json:"includedInExpt"`
 	Name           string             `json:"name"`
 	Variations     []RolloutVariation `json:"variations"`
+}
+
+// FlagTargeting A flag's whole targeting (FeatBit's FlagTargeting); it replaces the flag's.
+type FlagTargeting struct {
+	// ExptIncludeAllTargets `true` when left out.
+	ExptIncludeAllTargets *bool `json:"exptIncludeAllTargets,omitempty"`
+
+	// Fallthrough What users no rule matched are served.
+	Fallthrough Fallthrough `json:"fallthrough"`
+
+	// Rules None when left out.
+	Rules *[]FlagRule `json:"rules,omitempty"`
+
+	// TargetUsers None when left out.
+	TargetUsers *[]TargetUser `json:"targetUsers,omitempty"`
 }
 
 // Group defines model for Group.
@@ -1182,6 +1233,29 @@ type InheritedPolicyPageEnvelope struct {
 	Success Succeeded `json:"success"`
 }
 
+// InsightsPoint FeatBit's InsightsVm.
+type InsightsPoint struct {
+	// Time The start of the interval.
+	Time       time.Time `json:"time"`
+	Variations []struct {
+		Count int64 `json:"count"`
+
+		// Variation The variation's name.
+		Variation string `json:"variation"`
+	} `json:"variations"`
+}
+
+// InsightsPointListEnvelope defines model for InsightsPointListEnvelope.
+type InsightsPointListEnvelope struct {
+	Data []InsightsPoint `json:"data"`
+
+	// Errors Always empty in a success.
+	Errors NoErrors `json:"errors"`
+
+	// Success Always `true` in a success.
+	Success Succeeded `json:"success"`
+}
+
 // JSONPatch A JSON Patch (RFC 6902).
 type JSONPatch = []struct {
 	// From A JSON pointer, for `move` and `copy`.
@@ -1201,11 +1275,18 @@ type JSONPatchOp string
 // Key A key: letters, digits, `.`, `_` and `-`, at most 128.
 type Key = string
 
-// LastChange defines model for LastChange.
+// LastChange FeatBit's LastChangeVm (`operator`, `happenedAt`, `comment`), with `changedAt` and `changedBy`.
 type LastChange struct {
-	ChangedAt time.Time          `json:"changedAt"`
-	ChangedBy openapi_types.UUID `json:"changedBy"`
-	Comment   string             `json:"comment"`
+	// ChangedAt The same as `happenedAt`.
+	ChangedAt time.Time `json:"changedAt"`
+
+	// ChangedBy The id of `operator`.
+	ChangedBy  openapi_types.UUID `json:"changedBy"`
+	Comment    string             `json:"comment"`
+	HappenedAt time.Time          `json:"happenedAt"`
+
+	// Operator A user, or an access token (email `Access token`), as FeatBit's UserVm; one that no longer exists is `Ghost`.
+	Operator Person `json:"operator"`
 }
 
 // LoginInput defines model for LoginInput.
@@ -1361,11 +1442,13 @@ type OIDCSettings struct {
 // OIDCSettingsClientAuthenticationMethod defines model for OIDCSettings.ClientAuthenticationMethod.
 type OIDCSettingsClientAuthenticationMethod string
 
-// OffVariationInput defines model for OffVariationInput.
+// OffVariationInput FeatBit's UpdateOffVariation body.
 type OffVariationInput struct {
 	// Comment Recorded with the change; required when the environment says so.
-	Comment             *string `json:"comment,omitempty"`
-	DisabledVariationId string  `json:"disabledVariationId"`
+	Comment *string `json:"comment,omitempty"`
+
+	// OffVariationId The id of the variation served while the flag is off.
+	OffVariationId string `json:"offVariationId"`
 
 	// Revision For flags: the revision the change was made from; 409 when it is no longer current.
 	Revision *openapi_types.UUID `json:"revision,omitempty"`
@@ -1451,6 +1534,27 @@ type OrganizationSettings struct {
 
 // OrganizationSettingsFlagSortedBy The default order of flag lists.
 type OrganizationSettingsFlagSortedBy string
+
+// PendingChange FeatBit's PendingChangesVm (a scheduled change or a change request); Bunting has none.
+type PendingChange = map[string]interface{}
+
+// PendingChangeListEnvelope defines model for PendingChangeListEnvelope.
+type PendingChangeListEnvelope struct {
+	Data []PendingChange `json:"data"`
+
+	// Errors Always empty in a success.
+	Errors NoErrors `json:"errors"`
+
+	// Success Always `true` in a success.
+	Success Succeeded `json:"success"`
+}
+
+// Person A user, or an access token (email `Access token`), as FeatBit's UserVm; one that no longer exists is `Ghost`.
+type Person struct {
+	Email string             `json:"email"`
+	Id    openapi_types.UUID `json:"id"`
+	Name  string             `json:"name"`
+}
 
 // Policy defines model for Policy.
 type Policy struct {
@@ -1860,16 +1964,16 @@ type SegmentTargetingInput struct {
 	// Comment Recorded with the change; required when the environment says so.
 	Comment *string `json:"comment,omitempty"`
 
-	// Excluded Kept when left out.
+	// Excluded None when left out.
 	Excluded *[]string `json:"excluded,omitempty"`
 
-	// Included Kept when left out.
+	// Included None when left out.
 	Included *[]string `json:"included,omitempty"`
 
 	// Revision For flags: the revision the change was made from; 409 when it is no longer current.
 	Revision *openapi_types.UUID `json:"revision,omitempty"`
 
-	// Rules Kept when left out.
+	// Rules None when left out.
 	Rules *[]SegmentRule `json:"rules,omitempty"`
 }
 
@@ -1986,17 +2090,16 @@ type TargetUser struct {
 	VariationId string   `json:"variationId"`
 }
 
-// TargetingInput defines model for TargetingInput.
+// TargetingInput FeatBit's UpdateTargetingPayload.
 type TargetingInput struct {
 	// Comment Recorded with the change; required when the environment says so.
-	Comment               *string      `json:"comment,omitempty"`
-	ExptIncludeAllTargets *bool        `json:"exptIncludeAllTargets,omitempty"`
-	Fallthrough           *Fallthrough `json:"fallthrough,omitempty"`
+	Comment *string `json:"comment,omitempty"`
 
 	// Revision For flags: the revision the change was made from; 409 when it is no longer current.
-	Revision    *openapi_types.UUID `json:"revision,omitempty"`
-	Rules       *[]FlagRule         `json:"rules,omitempty"`
-	TargetUsers *[]TargetUser       `json:"targetUsers,omitempty"`
+	Revision *openapi_types.UUID `json:"revision,omitempty"`
+
+	// Targeting A flag's whole targeting (FeatBit's FlagTargeting); it replaces the flag's.
+	Targeting FlagTargeting `json:"targeting"`
 }
 
 // TokenCreator defines model for TokenCreator.
@@ -2125,7 +2228,10 @@ type Conflict = Failure
 type Done = BoolEnvelope
 
 // FlagChanged defines model for FlagChanged.
-type FlagChanged = FlagEnvelope
+type FlagChanged = UUIDEnvelope
+
+// FlagIsArchived A failed answer.
+type FlagIsArchived = Failure
 
 // Forbidden A failed answer.
 type Forbidden = Failure
@@ -2144,9 +2250,6 @@ type NotFound = Failure
 
 // OrganizationRequired A failed answer.
 type OrganizationRequired = Failure
-
-// SegmentChanged defines model for SegmentChanged.
-type SegmentChanged = SegmentEnvelope
 
 // SegmentIsBeingUsed A failed answer.
 type SegmentIsBeingUsed = Failure
@@ -2288,8 +2391,10 @@ type ListFlagsParams struct {
 	IsEnabled *bool `form:"isEnabled,omitempty" json:"isEnabled,omitempty"`
 
 	// IsArchived Archived flags instead of the others.
-	IsArchived *bool                  `form:"isArchived,omitempty" json:"isArchived,omitempty"`
-	SortBy     *ListFlagsParamsSortBy `form:"sortBy,omitempty" json:"sortBy,omitempty"`
+	IsArchived *bool `form:"isArchived,omitempty" json:"isArchived,omitempty"`
+
+	// SortBy Newest first (`created_at`, FeatBit's name, or `createdAt`) or by key.
+	SortBy *ListFlagsParamsSortBy `form:"sortBy,omitempty" json:"sortBy,omitempty"`
 
 	// PageIndex The page, from 0.
 	PageIndex *PageIndex `form:"PageIndex,omitempty" json:"PageIndex,omitempty"`
@@ -2333,6 +2438,27 @@ type CloneFlagParams struct {
 	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
 	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
 }
+
+// FlagStatsByVariationParams defines parameters for FlagStatsByVariation.
+type FlagStatsByVariationParams struct {
+	FeatureFlagKey string                                 `form:"featureFlagKey" json:"featureFlagKey"`
+	IntervalType   FlagStatsByVariationParamsIntervalType `form:"intervalType" json:"intervalType"`
+
+	// From Unix milliseconds.
+	From int64 `form:"from" json:"from"`
+
+	// To Unix milliseconds.
+	To int64 `form:"to" json:"to"`
+
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// FlagStatsByVariationParamsIntervalType defines parameters for FlagStatsByVariation.
+type FlagStatsByVariationParamsIntervalType string
 
 // FlagKeyUsedParams defines parameters for FlagKeyUsed.
 type FlagKeyUsedParams struct {
@@ -2419,6 +2545,15 @@ type RenameFlagParams struct {
 
 // SetFlagOffVariationParams defines parameters for SetFlagOffVariation.
 type SetFlagOffVariationParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// FlagPendingChangesParams defines parameters for FlagPendingChanges.
+type FlagPendingChangesParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
 	Organization *OrganizationHeader `json:"Organization,omitempty"`
 
@@ -2581,7 +2716,8 @@ type SegmentsByIDsParams struct {
 
 // SegmentKeyUsedParams defines parameters for SegmentKeyUsed.
 type SegmentKeyUsedParams struct {
-	Key string `form:"key" json:"key"`
+	Key  string       `form:"key" json:"key"`
+	Type *SegmentType `form:"type,omitempty" json:"type,omitempty"`
 
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
 	Organization *OrganizationHeader `json:"Organization,omitempty"`
@@ -3831,6 +3967,16 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/envs/{envId}/feature-flags/clone/{key} (the `CloneFlag` operationId).
 	CloneFlag(ctx context.Context, envId EnvId, key FlagKey, params *CloneFlagParams, body CloneFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// FlagStatsByVariation How often SDKs served each variation of a flag (FeatBit's insights query)
+	//
+	// Needs `CanAccessEnv`. Bunting keeps running totals per flag and variation, not a time
+	// series: the answer is empty when SDKs did not evaluate the flag within the window, and
+	// otherwise one point, at the interval of the flag's latest evaluation in the window,
+	// carrying every variation's total since SDKs first evaluated it.
+	//
+	// Corresponds with GET /api/v1/envs/{envId}/feature-flags/insights (the `FlagStatsByVariation` operationId).
+	FlagStatsByVariation(ctx context.Context, envId EnvId, params *FlagStatsByVariationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// FlagKeyUsed Whether a flag key is taken in the environment
 	//
 	// Needs `CanAccessEnv`.
@@ -3868,7 +4014,8 @@ type ClientInterface interface {
 	// Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only the
 	// editable members: `name`, `description`, `tags`, `variationType`, `variations`,
 	// `disabledVariationId`, `targetUsers`, `rules`, `fallthrough`, `exptIncludeAllTargets`,
-	// `isEnabled`, `isArchived`; `test` may read any. Needs the action of each part that changes.
+	// `isEnabled`, `isArchived`; `test` may read any; an empty patch is refused. Needs the action of each part
+	// that changes. Answers `true`, as FeatBit does.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3880,7 +4027,8 @@ type ClientInterface interface {
 	// Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only the
 	// editable members: `name`, `description`, `tags`, `variationType`, `variations`,
 	// `disabledVariationId`, `targetUsers`, `rules`, `fallthrough`, `exptIncludeAllTargets`,
-	// `isEnabled`, `isArchived`; `test` may read any. Needs the action of each part that changes.
+	// `isEnabled`, `isArchived`; `test` may read any; an empty patch is refused. Needs the action of each part
+	// that changes. Answers `true`, as FeatBit does.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3968,7 +4116,7 @@ type ClientInterface interface {
 
 	// SetFlagOffVariationWithBody Choose the variation served while the flag is off
 	//
-	// Needs `UpdateFlagOffVariation`.
+	// Needs `UpdateFlagOffVariation`. FeatBit's body `{offVariationId, revision, comment}`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3977,12 +4125,19 @@ type ClientInterface interface {
 
 	// SetFlagOffVariation Choose the variation served while the flag is off
 	//
-	// Needs `UpdateFlagOffVariation`.
+	// Needs `UpdateFlagOffVariation`. FeatBit's body `{offVariationId, revision, comment}`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /api/v1/envs/{envId}/feature-flags/{key}/off-variation (the `SetFlagOffVariation` operationId).
 	SetFlagOffVariation(ctx context.Context, envId EnvId, key FlagKey, params *SetFlagOffVariationParams, body SetFlagOffVariationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FlagPendingChanges A flag's pending changes (FeatBit's schedules and change requests)
+	//
+	// Needs `CanAccessEnv`. Bunting has no scheduled changes or change requests, so the list is always empty.
+	//
+	// Corresponds with GET /api/v1/envs/{envId}/feature-flags/{key}/pending-changes (the `FlagPendingChanges` operationId).
+	FlagPendingChanges(ctx context.Context, envId EnvId, key FlagKey, params *FlagPendingChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RestoreFlagWithBody Restore an archived flag
 	//
@@ -4029,12 +4184,16 @@ type ClientInterface interface {
 
 	// SetFlagTargetingWithBody Replace a flag's targeting
 	//
-	// Replaces the parts given: individual targeting (`targetUsers`, needs
-	// `UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`) and `fallthrough`
-	// (`UpdateFlagDefaultRule`). Targeting is validated whole: variation ids exist; each
-	// rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover [0, 1] exactly
-	// once; operators are FeatBit's plus `IsInSegment`/`NotInSegment`, whose value is a JSON
-	// array of ids of segments visible in the environment and not archived.
+	// FeatBit's body `{revision, targeting: {targetUsers, rules, fallthrough,
+	// exptIncludeAllTargets}, comment}`; a body without `targeting` is refused. The targeting
+	// replaces the flag's whole (a list left out is empty; `exptIncludeAllTargets` left out is
+	// `true`), and each part that changes needs its action: individual targeting
+	// (`UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`), `fallthrough` and
+	// `exptIncludeAllTargets` (`UpdateFlagDefaultRule`). Targeting is validated whole: variation
+	// ids exist; each rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover
+	// [0, 1] exactly once; operators are FeatBit's; a segment condition (`User is in segment`,
+	// `User is not in segment`) has as value a JSON array of ids of segments visible in the
+	// environment and not archived. Answers the new revision, as FeatBit does.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4043,12 +4202,16 @@ type ClientInterface interface {
 
 	// SetFlagTargeting Replace a flag's targeting
 	//
-	// Replaces the parts given: individual targeting (`targetUsers`, needs
-	// `UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`) and `fallthrough`
-	// (`UpdateFlagDefaultRule`). Targeting is validated whole: variation ids exist; each
-	// rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover [0, 1] exactly
-	// once; operators are FeatBit's plus `IsInSegment`/`NotInSegment`, whose value is a JSON
-	// array of ids of segments visible in the environment and not archived.
+	// FeatBit's body `{revision, targeting: {targetUsers, rules, fallthrough,
+	// exptIncludeAllTargets}, comment}`; a body without `targeting` is refused. The targeting
+	// replaces the flag's whole (a list left out is empty; `exptIncludeAllTargets` left out is
+	// `true`), and each part that changes needs its action: individual targeting
+	// (`UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`), `fallthrough` and
+	// `exptIncludeAllTargets` (`UpdateFlagDefaultRule`). Targeting is validated whole: variation
+	// ids exist; each rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover
+	// [0, 1] exactly once; operators are FeatBit's; a segment condition (`User is in segment`,
+	// `User is not in segment`) has as value a JSON array of ids of segments visible in the
+	// environment and not archived. Answers the new revision, as FeatBit does.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4150,7 +4313,7 @@ type ClientInterface interface {
 
 	// CreateSegmentWithBody Create a segment
 	//
-	// Needs `CreateSegment`. An `environment-specific` segment belongs to this environment (its
+	// Needs `CreateSegment` in every environment the segment is visible in. An `environment-specific` segment belongs to this environment (its
 	// only scope); a `shared` segment's scopes name the organization (`organization/{key}`),
 	// optionally a project and an environment, `*` standing for any key, and must include this
 	// environment.
@@ -4162,7 +4325,7 @@ type ClientInterface interface {
 
 	// CreateSegment Create a segment
 	//
-	// Needs `CreateSegment`. An `environment-specific` segment belongs to this environment (its
+	// Needs `CreateSegment` in every environment the segment is visible in. An `environment-specific` segment belongs to this environment (its
 	// only scope); a `shared` segment's scopes name the organization (`organization/{key}`),
 	// optionally a project and an environment, `*` standing for any key, and must include this
 	// environment.
@@ -4186,16 +4349,19 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/envs/{envId}/segments/by-ids (the `SegmentsByIDs` operationId).
 	SegmentsByIDs(ctx context.Context, envId EnvId, params *SegmentsByIDsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SegmentKeyUsed Whether a segment key is taken among the segments visible in the environment
+	// SegmentKeyUsed Whether a key is taken for a new segment of a type
 	//
-	// Needs `CanAccessEnv`.
+	// Needs `CanAccessEnv`. FeatBit's query: for an `environment-specific` segment (the default),
+	// whether a segment visible in the environment has the key; for a `shared` one, whose scopes
+	// are not chosen yet, whether a segment visible in any environment of the organization has
+	// it. Keys compare case-insensitively.
 	//
 	// Corresponds with GET /api/v1/envs/{envId}/segments/is-key-used (the `SegmentKeyUsed` operationId).
 	SegmentKeyUsed(ctx context.Context, envId EnvId, params *SegmentKeyUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteSegmentWithBody Delete a segment no flag uses
 	//
-	// Needs `DeleteSegment`.
+	// Needs `DeleteSegment` in every environment the segment is visible in.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4204,7 +4370,7 @@ type ClientInterface interface {
 
 	// DeleteSegment Delete a segment no flag uses
 	//
-	// Needs `DeleteSegment`.
+	// Needs `DeleteSegment` in every environment the segment is visible in.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4222,7 +4388,9 @@ type ClientInterface interface {
 	//
 	// Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only
 	// `name`, `type`, `scopes`, `description`, `included`, `excluded`, `rules`, `tags` and
-	// `isArchived` (`key` may be written but not changed); `test` may read any.
+	// `isArchived` (`key` may be written but not changed); `test` may read any. Needs the action of
+	// each part that changes in every environment the segment is visible in, before and after.
+	// Answers `true`, as FeatBit does.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4233,7 +4401,9 @@ type ClientInterface interface {
 	//
 	// Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only
 	// `name`, `type`, `scopes`, `description`, `included`, `excluded`, `rules`, `tags` and
-	// `isArchived` (`key` may be written but not changed); `test` may read any.
+	// `isArchived` (`key` may be written but not changed); `test` may read any. Needs the action of
+	// each part that changes in every environment the segment is visible in, before and after.
+	// Answers `true`, as FeatBit does.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4339,8 +4509,10 @@ type ClientInterface interface {
 
 	// SetSegmentTargetingWithBody Replace a segment's included and excluded users and its rules
 	//
-	// Replaces the parts given: `included` and `excluded` (needs `UpdateSegmentTargetingUsers`)
-	// and `rules` (`UpdateSegmentRules`).
+	// FeatBit's body `{included, excluded, rules, comment}`: the three replace the segment's, and
+	// one left out becomes empty, as in FeatBit; a body naming none of them is refused. Each part
+	// that changes needs its action (`included` and `excluded`: `UpdateSegmentTargetingUsers`;
+	// `rules`: `UpdateSegmentRules`) in every environment the segment is visible in.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4349,8 +4521,10 @@ type ClientInterface interface {
 
 	// SetSegmentTargeting Replace a segment's included and excluded users and its rules
 	//
-	// Replaces the parts given: `included` and `excluded` (needs `UpdateSegmentTargetingUsers`)
-	// and `rules` (`UpdateSegmentRules`).
+	// FeatBit's body `{included, excluded, rules, comment}`: the three replace the segment's, and
+	// one left out becomes empty, as in FeatBit; a body naming none of them is refused. Each part
+	// that changes needs its action (`included` and `excluded`: `UpdateSegmentTargetingUsers`;
+	// `rules`: `UpdateSegmentRules`) in every environment the segment is visible in.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5330,6 +5504,26 @@ func (c *Client) CloneFlag(ctx context.Context, envId EnvId, key FlagKey, params
 	return c.Client.Do(req)
 }
 
+// FlagStatsByVariation How often SDKs served each variation of a flag (FeatBit's insights query)
+//
+// Needs `CanAccessEnv`. Bunting keeps running totals per flag and variation, not a time
+// series: the answer is empty when SDKs did not evaluate the flag within the window, and
+// otherwise one point, at the interval of the flag's latest evaluation in the window,
+// carrying every variation's total since SDKs first evaluated it.
+//
+// Corresponds with GET /api/v1/envs/{envId}/feature-flags/insights (the `FlagStatsByVariation` operationId).
+func (c *Client) FlagStatsByVariation(ctx context.Context, envId EnvId, params *FlagStatsByVariationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFlagStatsByVariationRequest(c.Server, envId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // FlagKeyUsed Whether a flag key is taken in the environment
 //
 // Needs `CanAccessEnv`.
@@ -5407,7 +5601,8 @@ func (c *Client) GetFlag(ctx context.Context, envId EnvId, key FlagKey, params *
 // Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only the
 // editable members: `name`, `description`, `tags`, `variationType`, `variations`,
 // `disabledVariationId`, `targetUsers`, `rules`, `fallthrough`, `exptIncludeAllTargets`,
-// `isEnabled`, `isArchived`; `test` may read any. Needs the action of each part that changes.
+// `isEnabled`, `isArchived`; `test` may read any; an empty patch is refused. Needs the action of each part
+// that changes. Answers `true`, as FeatBit does.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5429,7 +5624,8 @@ func (c *Client) PatchFlagWithBody(ctx context.Context, envId EnvId, key FlagKey
 // Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only the
 // editable members: `name`, `description`, `tags`, `variationType`, `variations`,
 // `disabledVariationId`, `targetUsers`, `rules`, `fallthrough`, `exptIncludeAllTargets`,
-// `isEnabled`, `isArchived`; `test` may read any. Needs the action of each part that changes.
+// `isEnabled`, `isArchived`; `test` may read any; an empty patch is refused. Needs the action of each part
+// that changes. Answers `true`, as FeatBit does.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5617,7 +5813,7 @@ func (c *Client) RenameFlag(ctx context.Context, envId EnvId, key FlagKey, param
 
 // SetFlagOffVariationWithBody Choose the variation served while the flag is off
 //
-// Needs `UpdateFlagOffVariation`.
+// Needs `UpdateFlagOffVariation`. FeatBit's body `{offVariationId, revision, comment}`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5636,13 +5832,30 @@ func (c *Client) SetFlagOffVariationWithBody(ctx context.Context, envId EnvId, k
 
 // SetFlagOffVariation Choose the variation served while the flag is off
 //
-// Needs `UpdateFlagOffVariation`.
+// Needs `UpdateFlagOffVariation`. FeatBit's body `{offVariationId, revision, comment}`.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /api/v1/envs/{envId}/feature-flags/{key}/off-variation (the `SetFlagOffVariation` operationId).
 func (c *Client) SetFlagOffVariation(ctx context.Context, envId EnvId, key FlagKey, params *SetFlagOffVariationParams, body SetFlagOffVariationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetFlagOffVariationRequest(c.Server, envId, key, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FlagPendingChanges A flag's pending changes (FeatBit's schedules and change requests)
+//
+// Needs `CanAccessEnv`. Bunting has no scheduled changes or change requests, so the list is always empty.
+//
+// Corresponds with GET /api/v1/envs/{envId}/feature-flags/{key}/pending-changes (the `FlagPendingChanges` operationId).
+func (c *Client) FlagPendingChanges(ctx context.Context, envId EnvId, key FlagKey, params *FlagPendingChangesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFlagPendingChangesRequest(c.Server, envId, key, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5748,12 +5961,16 @@ func (c *Client) SetFlagTags(ctx context.Context, envId EnvId, key FlagKey, para
 
 // SetFlagTargetingWithBody Replace a flag's targeting
 //
-// Replaces the parts given: individual targeting (`targetUsers`, needs
-// `UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`) and `fallthrough`
-// (`UpdateFlagDefaultRule`). Targeting is validated whole: variation ids exist; each
-// rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover [0, 1] exactly
-// once; operators are FeatBit's plus `IsInSegment`/`NotInSegment`, whose value is a JSON
-// array of ids of segments visible in the environment and not archived.
+// FeatBit's body `{revision, targeting: {targetUsers, rules, fallthrough,
+// exptIncludeAllTargets}, comment}`; a body without `targeting` is refused. The targeting
+// replaces the flag's whole (a list left out is empty; `exptIncludeAllTargets` left out is
+// `true`), and each part that changes needs its action: individual targeting
+// (`UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`), `fallthrough` and
+// `exptIncludeAllTargets` (`UpdateFlagDefaultRule`). Targeting is validated whole: variation
+// ids exist; each rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover
+// [0, 1] exactly once; operators are FeatBit's; a segment condition (`User is in segment`,
+// `User is not in segment`) has as value a JSON array of ids of segments visible in the
+// environment and not archived. Answers the new revision, as FeatBit does.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5772,12 +5989,16 @@ func (c *Client) SetFlagTargetingWithBody(ctx context.Context, envId EnvId, key 
 
 // SetFlagTargeting Replace a flag's targeting
 //
-// Replaces the parts given: individual targeting (`targetUsers`, needs
-// `UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`) and `fallthrough`
-// (`UpdateFlagDefaultRule`). Targeting is validated whole: variation ids exist; each
-// rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover [0, 1] exactly
-// once; operators are FeatBit's plus `IsInSegment`/`NotInSegment`, whose value is a JSON
-// array of ids of segments visible in the environment and not archived.
+// FeatBit's body `{revision, targeting: {targetUsers, rules, fallthrough,
+// exptIncludeAllTargets}, comment}`; a body without `targeting` is refused. The targeting
+// replaces the flag's whole (a list left out is empty; `exptIncludeAllTargets` left out is
+// `true`), and each part that changes needs its action: individual targeting
+// (`UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`), `fallthrough` and
+// `exptIncludeAllTargets` (`UpdateFlagDefaultRule`). Targeting is validated whole: variation
+// ids exist; each rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover
+// [0, 1] exactly once; operators are FeatBit's; a segment condition (`User is in segment`,
+// `User is not in segment`) has as value a JSON array of ids of segments visible in the
+// environment and not archived. Answers the new revision, as FeatBit does.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5999,7 +6220,7 @@ func (c *Client) ListSegments(ctx context.Context, envId EnvId, params *ListSegm
 
 // CreateSegmentWithBody Create a segment
 //
-// Needs `CreateSegment`. An `environment-specific` segment belongs to this environment (its
+// Needs `CreateSegment` in every environment the segment is visible in. An `environment-specific` segment belongs to this environment (its
 // only scope); a `shared` segment's scopes name the organization (`organization/{key}`),
 // optionally a project and an environment, `*` standing for any key, and must include this
 // environment.
@@ -6021,7 +6242,7 @@ func (c *Client) CreateSegmentWithBody(ctx context.Context, envId EnvId, params 
 
 // CreateSegment Create a segment
 //
-// Needs `CreateSegment`. An `environment-specific` segment belongs to this environment (its
+// Needs `CreateSegment` in every environment the segment is visible in. An `environment-specific` segment belongs to this environment (its
 // only scope); a `shared` segment's scopes name the organization (`organization/{key}`),
 // optionally a project and an environment, `*` standing for any key, and must include this
 // environment.
@@ -6075,9 +6296,12 @@ func (c *Client) SegmentsByIDs(ctx context.Context, envId EnvId, params *Segment
 	return c.Client.Do(req)
 }
 
-// SegmentKeyUsed Whether a segment key is taken among the segments visible in the environment
+// SegmentKeyUsed Whether a key is taken for a new segment of a type
 //
-// Needs `CanAccessEnv`.
+// Needs `CanAccessEnv`. FeatBit's query: for an `environment-specific` segment (the default),
+// whether a segment visible in the environment has the key; for a `shared` one, whose scopes
+// are not chosen yet, whether a segment visible in any environment of the organization has
+// it. Keys compare case-insensitively.
 //
 // Corresponds with GET /api/v1/envs/{envId}/segments/is-key-used (the `SegmentKeyUsed` operationId).
 func (c *Client) SegmentKeyUsed(ctx context.Context, envId EnvId, params *SegmentKeyUsedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6094,7 +6318,7 @@ func (c *Client) SegmentKeyUsed(ctx context.Context, envId EnvId, params *Segmen
 
 // DeleteSegmentWithBody Delete a segment no flag uses
 //
-// Needs `DeleteSegment`.
+// Needs `DeleteSegment` in every environment the segment is visible in.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6113,7 +6337,7 @@ func (c *Client) DeleteSegmentWithBody(ctx context.Context, envId EnvId, segment
 
 // DeleteSegment Delete a segment no flag uses
 //
-// Needs `DeleteSegment`.
+// Needs `DeleteSegment` in every environment the segment is visible in.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6151,7 +6375,9 @@ func (c *Client) GetSegment(ctx context.Context, envId EnvId, segmentId SegmentI
 //
 // Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only
 // `name`, `type`, `scopes`, `description`, `included`, `excluded`, `rules`, `tags` and
-// `isArchived` (`key` may be written but not changed); `test` may read any.
+// `isArchived` (`key` may be written but not changed); `test` may read any. Needs the action of
+// each part that changes in every environment the segment is visible in, before and after.
+// Answers `true`, as FeatBit does.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6172,7 +6398,9 @@ func (c *Client) PatchSegmentWithBody(ctx context.Context, envId EnvId, segmentI
 //
 // Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only
 // `name`, `type`, `scopes`, `description`, `included`, `excluded`, `rules`, `tags` and
-// `isArchived` (`key` may be written but not changed); `test` may read any.
+// `isArchived` (`key` may be written but not changed); `test` may read any. Needs the action of
+// each part that changes in every environment the segment is visible in, before and after.
+// Answers `true`, as FeatBit does.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6398,8 +6626,10 @@ func (c *Client) SetSegmentTags(ctx context.Context, envId EnvId, segmentId Segm
 
 // SetSegmentTargetingWithBody Replace a segment's included and excluded users and its rules
 //
-// Replaces the parts given: `included` and `excluded` (needs `UpdateSegmentTargetingUsers`)
-// and `rules` (`UpdateSegmentRules`).
+// FeatBit's body `{included, excluded, rules, comment}`: the three replace the segment's, and
+// one left out becomes empty, as in FeatBit; a body naming none of them is refused. Each part
+// that changes needs its action (`included` and `excluded`: `UpdateSegmentTargetingUsers`;
+// `rules`: `UpdateSegmentRules`) in every environment the segment is visible in.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6418,8 +6648,10 @@ func (c *Client) SetSegmentTargetingWithBody(ctx context.Context, envId EnvId, s
 
 // SetSegmentTargeting Replace a segment's included and excluded users and its rules
 //
-// Replaces the parts given: `included` and `excluded` (needs `UpdateSegmentTargetingUsers`)
-// and `rules` (`UpdateSegmentRules`).
+// FeatBit's body `{included, excluded, rules, comment}`: the three replace the segment's, and
+// one left out becomes empty, as in FeatBit; a body naming none of them is refused. Each part
+// that changes needs its action (`included` and `excluded`: `UpdateSegmentTargetingUsers`;
+// `rules`: `UpdateSegmentRules`) in every environment the segment is visible in.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8989,6 +9221,113 @@ func NewCloneFlagRequestWithBody(server string, envId EnvId, key FlagKey, params
 	return req, nil
 }
 
+// NewFlagStatsByVariationRequest constructs an http.Request for the FlagStatsByVariation method
+func NewFlagStatsByVariationRequest(server string, envId EnvId, params *FlagStatsByVariationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "envId", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/envs/%s/feature-flags/insights", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "featureFlagKey", params.FeatureFlagKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "intervalType", params.IntervalType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewFlagKeyUsedRequest constructs an http.Request for the FlagKeyUsed method
 func NewFlagKeyUsedRequest(server string, envId EnvId, params *FlagKeyUsedParams) (*http.Request, error) {
 	var err error
@@ -9736,6 +10075,73 @@ func NewSetFlagOffVariationRequestWithBody(server string, envId EnvId, key FlagK
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewFlagPendingChangesRequest constructs an http.Request for the FlagPendingChanges method
+func NewFlagPendingChangesRequest(server string, envId EnvId, key FlagKey, params *FlagPendingChangesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "envId", envId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/envs/%s/feature-flags/%s/pending-changes", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -10982,6 +11388,18 @@ func NewSegmentKeyUsedRequest(server string, envId EnvId, params *SegmentKeyUsed
 			for _, qp := range strings.Split(queryFrag, "&") {
 				rawQueryFragments = append(rawQueryFragments, qp)
 			}
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -16726,6 +17144,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/envs/{envId}/feature-flags/clone/{key} (the `CloneFlag` operationId).
 	CloneFlagWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *CloneFlagParams, body CloneFlagJSONRequestBody, reqEditors ...RequestEditorFn) (*CloneFlagResponse, error)
 
+	// FlagStatsByVariationWithResponse How often SDKs served each variation of a flag (FeatBit's insights query)
+	//
+	// Needs `CanAccessEnv`. Bunting keeps running totals per flag and variation, not a time
+	// series: the answer is empty when SDKs did not evaluate the flag within the window, and
+	// otherwise one point, at the interval of the flag's latest evaluation in the window,
+	// carrying every variation's total since SDKs first evaluated it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/envs/{envId}/feature-flags/insights (the `FlagStatsByVariation` operationId).
+	FlagStatsByVariationWithResponse(ctx context.Context, envId EnvId, params *FlagStatsByVariationParams, reqEditors ...RequestEditorFn) (*FlagStatsByVariationResponse, error)
+
 	// FlagKeyUsedWithResponse Whether a flag key is taken in the environment
 	//
 	// Needs `CanAccessEnv`.
@@ -16767,7 +17197,8 @@ type ClientWithResponsesInterface interface {
 	// Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only the
 	// editable members: `name`, `description`, `tags`, `variationType`, `variations`,
 	// `disabledVariationId`, `targetUsers`, `rules`, `fallthrough`, `exptIncludeAllTargets`,
-	// `isEnabled`, `isArchived`; `test` may read any. Needs the action of each part that changes.
+	// `isEnabled`, `isArchived`; `test` may read any; an empty patch is refused. Needs the action of each part
+	// that changes. Answers `true`, as FeatBit does.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16779,7 +17210,8 @@ type ClientWithResponsesInterface interface {
 	// Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only the
 	// editable members: `name`, `description`, `tags`, `variationType`, `variations`,
 	// `disabledVariationId`, `targetUsers`, `rules`, `fallthrough`, `exptIncludeAllTargets`,
-	// `isEnabled`, `isArchived`; `test` may read any. Needs the action of each part that changes.
+	// `isEnabled`, `isArchived`; `test` may read any; an empty patch is refused. Needs the action of each part
+	// that changes. Answers `true`, as FeatBit does.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16869,7 +17301,7 @@ type ClientWithResponsesInterface interface {
 
 	// SetFlagOffVariationWithBodyWithResponse Choose the variation served while the flag is off
 	//
-	// Needs `UpdateFlagOffVariation`.
+	// Needs `UpdateFlagOffVariation`. FeatBit's body `{offVariationId, revision, comment}`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16878,12 +17310,21 @@ type ClientWithResponsesInterface interface {
 
 	// SetFlagOffVariationWithResponse Choose the variation served while the flag is off
 	//
-	// Needs `UpdateFlagOffVariation`.
+	// Needs `UpdateFlagOffVariation`. FeatBit's body `{offVariationId, revision, comment}`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /api/v1/envs/{envId}/feature-flags/{key}/off-variation (the `SetFlagOffVariation` operationId).
 	SetFlagOffVariationWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *SetFlagOffVariationParams, body SetFlagOffVariationJSONRequestBody, reqEditors ...RequestEditorFn) (*SetFlagOffVariationResponse, error)
+
+	// FlagPendingChangesWithResponse A flag's pending changes (FeatBit's schedules and change requests)
+	//
+	// Needs `CanAccessEnv`. Bunting has no scheduled changes or change requests, so the list is always empty.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/envs/{envId}/feature-flags/{key}/pending-changes (the `FlagPendingChanges` operationId).
+	FlagPendingChangesWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *FlagPendingChangesParams, reqEditors ...RequestEditorFn) (*FlagPendingChangesResponse, error)
 
 	// RestoreFlagWithBodyWithResponse Restore an archived flag
 	//
@@ -16932,12 +17373,16 @@ type ClientWithResponsesInterface interface {
 
 	// SetFlagTargetingWithBodyWithResponse Replace a flag's targeting
 	//
-	// Replaces the parts given: individual targeting (`targetUsers`, needs
-	// `UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`) and `fallthrough`
-	// (`UpdateFlagDefaultRule`). Targeting is validated whole: variation ids exist; each
-	// rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover [0, 1] exactly
-	// once; operators are FeatBit's plus `IsInSegment`/`NotInSegment`, whose value is a JSON
-	// array of ids of segments visible in the environment and not archived.
+	// FeatBit's body `{revision, targeting: {targetUsers, rules, fallthrough,
+	// exptIncludeAllTargets}, comment}`; a body without `targeting` is refused. The targeting
+	// replaces the flag's whole (a list left out is empty; `exptIncludeAllTargets` left out is
+	// `true`), and each part that changes needs its action: individual targeting
+	// (`UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`), `fallthrough` and
+	// `exptIncludeAllTargets` (`UpdateFlagDefaultRule`). Targeting is validated whole: variation
+	// ids exist; each rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover
+	// [0, 1] exactly once; operators are FeatBit's; a segment condition (`User is in segment`,
+	// `User is not in segment`) has as value a JSON array of ids of segments visible in the
+	// environment and not archived. Answers the new revision, as FeatBit does.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16946,12 +17391,16 @@ type ClientWithResponsesInterface interface {
 
 	// SetFlagTargetingWithResponse Replace a flag's targeting
 	//
-	// Replaces the parts given: individual targeting (`targetUsers`, needs
-	// `UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`) and `fallthrough`
-	// (`UpdateFlagDefaultRule`). Targeting is validated whole: variation ids exist; each
-	// rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover [0, 1] exactly
-	// once; operators are FeatBit's plus `IsInSegment`/`NotInSegment`, whose value is a JSON
-	// array of ids of segments visible in the environment and not archived.
+	// FeatBit's body `{revision, targeting: {targetUsers, rules, fallthrough,
+	// exptIncludeAllTargets}, comment}`; a body without `targeting` is refused. The targeting
+	// replaces the flag's whole (a list left out is empty; `exptIncludeAllTargets` left out is
+	// `true`), and each part that changes needs its action: individual targeting
+	// (`UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`), `fallthrough` and
+	// `exptIncludeAllTargets` (`UpdateFlagDefaultRule`). Targeting is validated whole: variation
+	// ids exist; each rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover
+	// [0, 1] exactly once; operators are FeatBit's; a segment condition (`User is in segment`,
+	// `User is not in segment`) has as value a JSON array of ids of segments visible in the
+	// environment and not archived. Answers the new revision, as FeatBit does.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17059,7 +17508,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSegmentWithBodyWithResponse Create a segment
 	//
-	// Needs `CreateSegment`. An `environment-specific` segment belongs to this environment (its
+	// Needs `CreateSegment` in every environment the segment is visible in. An `environment-specific` segment belongs to this environment (its
 	// only scope); a `shared` segment's scopes name the organization (`organization/{key}`),
 	// optionally a project and an environment, `*` standing for any key, and must include this
 	// environment.
@@ -17071,7 +17520,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateSegmentWithResponse Create a segment
 	//
-	// Needs `CreateSegment`. An `environment-specific` segment belongs to this environment (its
+	// Needs `CreateSegment` in every environment the segment is visible in. An `environment-specific` segment belongs to this environment (its
 	// only scope); a `shared` segment's scopes name the organization (`organization/{key}`),
 	// optionally a project and an environment, `*` standing for any key, and must include this
 	// environment.
@@ -17099,9 +17548,12 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/envs/{envId}/segments/by-ids (the `SegmentsByIDs` operationId).
 	SegmentsByIDsWithResponse(ctx context.Context, envId EnvId, params *SegmentsByIDsParams, reqEditors ...RequestEditorFn) (*SegmentsByIDsResponse, error)
 
-	// SegmentKeyUsedWithResponse Whether a segment key is taken among the segments visible in the environment
+	// SegmentKeyUsedWithResponse Whether a key is taken for a new segment of a type
 	//
-	// Needs `CanAccessEnv`.
+	// Needs `CanAccessEnv`. FeatBit's query: for an `environment-specific` segment (the default),
+	// whether a segment visible in the environment has the key; for a `shared` one, whose scopes
+	// are not chosen yet, whether a segment visible in any environment of the organization has
+	// it. Keys compare case-insensitively.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17110,7 +17562,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteSegmentWithBodyWithResponse Delete a segment no flag uses
 	//
-	// Needs `DeleteSegment`.
+	// Needs `DeleteSegment` in every environment the segment is visible in.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17119,7 +17571,7 @@ type ClientWithResponsesInterface interface {
 
 	// DeleteSegmentWithResponse Delete a segment no flag uses
 	//
-	// Needs `DeleteSegment`.
+	// Needs `DeleteSegment` in every environment the segment is visible in.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17139,7 +17591,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only
 	// `name`, `type`, `scopes`, `description`, `included`, `excluded`, `rules`, `tags` and
-	// `isArchived` (`key` may be written but not changed); `test` may read any.
+	// `isArchived` (`key` may be written but not changed); `test` may read any. Needs the action of
+	// each part that changes in every environment the segment is visible in, before and after.
+	// Answers `true`, as FeatBit does.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17150,7 +17604,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only
 	// `name`, `type`, `scopes`, `description`, `included`, `excluded`, `rules`, `tags` and
-	// `isArchived` (`key` may be written but not changed); `test` may read any.
+	// `isArchived` (`key` may be written but not changed); `test` may read any. Needs the action of
+	// each part that changes in every environment the segment is visible in, before and after.
+	// Answers `true`, as FeatBit does.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17258,8 +17714,10 @@ type ClientWithResponsesInterface interface {
 
 	// SetSegmentTargetingWithBodyWithResponse Replace a segment's included and excluded users and its rules
 	//
-	// Replaces the parts given: `included` and `excluded` (needs `UpdateSegmentTargetingUsers`)
-	// and `rules` (`UpdateSegmentRules`).
+	// FeatBit's body `{included, excluded, rules, comment}`: the three replace the segment's, and
+	// one left out becomes empty, as in FeatBit; a body naming none of them is refused. Each part
+	// that changes needs its action (`included` and `excluded`: `UpdateSegmentTargetingUsers`;
+	// `rules`: `UpdateSegmentRules`) in every environment the segment is visible in.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17268,8 +17726,10 @@ type ClientWithResponsesInterface interface {
 
 	// SetSegmentTargetingWithResponse Replace a segment's included and excluded users and its rules
 	//
-	// Replaces the parts given: `included` and `excluded` (needs `UpdateSegmentTargetingUsers`)
-	// and `rules` (`UpdateSegmentRules`).
+	// FeatBit's body `{included, excluded, rules, comment}`: the three replace the segment's, and
+	// one left out becomes empty, as in FeatBit; a body naming none of them is refused. Each part
+	// that changes needs its action (`included` and `excluded`: `UpdateSegmentTargetingUsers`;
+	// `rules`: `UpdateSegmentRules`) in every environment the segment is visible in.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -19008,7 +19468,7 @@ type CloneFlagResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *FlagEnvelope
+	JSON200 *BoolEnvelope
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -19030,7 +19490,7 @@ type CloneFlagResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CloneFlagResponse) GetJSON200() *FlagEnvelope {
+func (r CloneFlagResponse) GetJSON200() *BoolEnvelope {
 	return r.JSON200
 }
 
@@ -19097,6 +19557,96 @@ func (r CloneFlagResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CloneFlagResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// FlagStatsByVariationResponse401Headers the declared response headers of an HTTP 401 response for FlagStatsByVariation
+type FlagStatsByVariationResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type FlagStatsByVariationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InsightsPointListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *Failure
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *FlagStatsByVariationResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FlagStatsByVariationResponse) GetJSON200() *InsightsPointListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FlagStatsByVariationResponse) GetJSON400() *Failure {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FlagStatsByVariationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r FlagStatsByVariationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FlagStatsByVariationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FlagStatsByVariationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FlagStatsByVariationResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r FlagStatsByVariationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FlagStatsByVariationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FlagStatsByVariationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FlagStatsByVariationResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19403,7 +19953,7 @@ type PatchFlagResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *FlagEnvelope
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -19416,6 +19966,8 @@ type PatchFlagResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *FlagIsArchived
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19425,7 +19977,7 @@ type PatchFlagResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PatchFlagResponse) GetJSON200() *FlagEnvelope {
+func (r PatchFlagResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
@@ -19457,6 +20009,11 @@ func (r PatchFlagResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r PatchFlagResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PatchFlagResponse) GetJSON422() *FlagIsArchived {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19507,7 +20064,7 @@ type ArchiveFlagResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *FlagChanged
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *ChangeInvalid
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -19520,6 +20077,8 @@ type ArchiveFlagResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *FlagIsArchived
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19529,7 +20088,7 @@ type ArchiveFlagResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ArchiveFlagResponse) GetJSON200() *FlagChanged {
+func (r ArchiveFlagResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
@@ -19561,6 +20120,11 @@ func (r ArchiveFlagResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ArchiveFlagResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ArchiveFlagResponse) GetJSON422() *FlagIsArchived {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19624,6 +20188,8 @@ type UpdateFlagDescriptionResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *FlagIsArchived
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19665,6 +20231,11 @@ func (r UpdateFlagDescriptionResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r UpdateFlagDescriptionResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateFlagDescriptionResponse) GetJSON422() *FlagIsArchived {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -19915,6 +20486,8 @@ type RenameFlagResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *FlagIsArchived
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -19956,6 +20529,11 @@ func (r RenameFlagResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r RenameFlagResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RenameFlagResponse) GetJSON422() *FlagIsArchived {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20019,6 +20597,8 @@ type SetFlagOffVariationResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *FlagIsArchived
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20062,6 +20642,11 @@ func (r SetFlagOffVariationResponse) GetJSON413() *TooLarge {
 	return r.JSON413
 }
 
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SetFlagOffVariationResponse) GetJSON422() *FlagIsArchived {
+	return r.JSON422
+}
+
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SetFlagOffVariationResponse) GetJSON500() *InternalError {
 	return r.JSON500
@@ -20101,6 +20686,96 @@ func (r SetFlagOffVariationResponse) ContentType() string {
 	return ""
 }
 
+// FlagPendingChangesResponse401Headers the declared response headers of an HTTP 401 response for FlagPendingChanges
+type FlagPendingChangesResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type FlagPendingChangesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PendingChangeListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OrganizationRequired
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *FlagPendingChangesResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FlagPendingChangesResponse) GetJSON200() *PendingChangeListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FlagPendingChangesResponse) GetJSON400() *OrganizationRequired {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FlagPendingChangesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r FlagPendingChangesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r FlagPendingChangesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FlagPendingChangesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FlagPendingChangesResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r FlagPendingChangesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FlagPendingChangesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FlagPendingChangesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FlagPendingChangesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RestoreFlagResponse401Headers the declared response headers of an HTTP 401 response for RestoreFlag
 type RestoreFlagResponse401Headers struct {
 	WWWAuthenticate *string
@@ -20110,7 +20785,7 @@ type RestoreFlagResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *FlagChanged
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *ChangeInvalid
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -20132,7 +20807,7 @@ type RestoreFlagResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r RestoreFlagResponse) GetJSON200() *FlagChanged {
+func (r RestoreFlagResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
@@ -20304,7 +20979,7 @@ type SetFlagTagsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *FlagChanged
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -20317,6 +20992,8 @@ type SetFlagTagsResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *FlagIsArchived
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20326,7 +21003,7 @@ type SetFlagTagsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SetFlagTagsResponse) GetJSON200() *FlagChanged {
+func (r SetFlagTagsResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
@@ -20358,6 +21035,11 @@ func (r SetFlagTagsResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SetFlagTagsResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SetFlagTagsResponse) GetJSON422() *FlagIsArchived {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20408,7 +21090,7 @@ type SetFlagTargetingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *FlagEnvelope
+	JSON200 *FlagChanged
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -20421,6 +21103,8 @@ type SetFlagTargetingResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *FlagIsArchived
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20430,7 +21114,7 @@ type SetFlagTargetingResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SetFlagTargetingResponse) GetJSON200() *FlagEnvelope {
+func (r SetFlagTargetingResponse) GetJSON200() *FlagChanged {
 	return r.JSON200
 }
 
@@ -20462,6 +21146,11 @@ func (r SetFlagTargetingResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SetFlagTargetingResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SetFlagTargetingResponse) GetJSON422() *FlagIsArchived {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20525,6 +21214,8 @@ type ToggleFlagResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *FlagIsArchived
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20566,6 +21257,11 @@ func (r ToggleFlagResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ToggleFlagResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ToggleFlagResponse) GetJSON422() *FlagIsArchived {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20629,6 +21325,8 @@ type SetFlagVariationsResponse struct {
 	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *FlagIsArchived
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -20670,6 +21368,11 @@ func (r SetFlagVariationsResponse) GetJSON409() *Conflict {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r SetFlagVariationsResponse) GetJSON413() *TooLarge {
 	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SetFlagVariationsResponse) GetJSON422() *FlagIsArchived {
+	return r.JSON422
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -21773,7 +22476,7 @@ type PatchSegmentResponse struct {
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *TooLarge
 	// JSON422 the response for an HTTP 422 `application/json` response
-	JSON422 *SegmentIsBeingUsed
+	JSON422 *Failure
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -21818,7 +22521,7 @@ func (r PatchSegmentResponse) GetJSON413() *TooLarge {
 }
 
 // GetJSON422 returns the response for an HTTP 422 `application/json` response
-func (r PatchSegmentResponse) GetJSON422() *SegmentIsBeingUsed {
+func (r PatchSegmentResponse) GetJSON422() *Failure {
 	return r.JSON422
 }
 
@@ -21981,7 +22684,7 @@ type SetSegmentDescriptionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *SegmentChanged
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -22003,7 +22706,7 @@ type SetSegmentDescriptionResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SetSegmentDescriptionResponse) GetJSON200() *SegmentChanged {
+func (r SetSegmentDescriptionResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
@@ -22175,7 +22878,7 @@ type RenameSegmentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *SegmentChanged
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -22197,7 +22900,7 @@ type RenameSegmentResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r RenameSegmentResponse) GetJSON200() *SegmentChanged {
+func (r RenameSegmentResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
@@ -22383,7 +23086,7 @@ type SetSegmentTagsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *SegmentChanged
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -22405,7 +23108,7 @@ type SetSegmentTagsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SetSegmentTagsResponse) GetJSON200() *SegmentChanged {
+func (r SetSegmentTagsResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
@@ -22487,7 +23190,7 @@ type SetSegmentTargetingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *SegmentChanged
+	JSON200 *Done
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -22509,7 +23212,7 @@ type SetSegmentTargetingResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SetSegmentTargetingResponse) GetJSON200() *SegmentChanged {
+func (r SetSegmentTargetingResponse) GetJSON200() *Done {
 	return r.JSON200
 }
 
@@ -28705,6 +29408,24 @@ func (c *ClientWithResponses) CloneFlagWithResponse(ctx context.Context, envId E
 	return ParseCloneFlagResponse(rsp)
 }
 
+// FlagStatsByVariationWithResponse How often SDKs served each variation of a flag (FeatBit's insights query)
+//
+// Needs `CanAccessEnv`. Bunting keeps running totals per flag and variation, not a time
+// series: the answer is empty when SDKs did not evaluate the flag within the window, and
+// otherwise one point, at the interval of the flag's latest evaluation in the window,
+// carrying every variation's total since SDKs first evaluated it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/envs/{envId}/feature-flags/insights (the `FlagStatsByVariation` operationId).
+func (c *ClientWithResponses) FlagStatsByVariationWithResponse(ctx context.Context, envId EnvId, params *FlagStatsByVariationParams, reqEditors ...RequestEditorFn) (*FlagStatsByVariationResponse, error) {
+	rsp, err := c.FlagStatsByVariation(ctx, envId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFlagStatsByVariationResponse(rsp)
+}
+
 // FlagKeyUsedWithResponse Whether a flag key is taken in the environment
 //
 // Needs `CanAccessEnv`.
@@ -28770,7 +29491,8 @@ func (c *ClientWithResponses) GetFlagWithResponse(ctx context.Context, envId Env
 // Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only the
 // editable members: `name`, `description`, `tags`, `variationType`, `variations`,
 // `disabledVariationId`, `targetUsers`, `rules`, `fallthrough`, `exptIncludeAllTargets`,
-// `isEnabled`, `isArchived`; `test` may read any. Needs the action of each part that changes.
+// `isEnabled`, `isArchived`; `test` may read any; an empty patch is refused. Needs the action of each part
+// that changes. Answers `true`, as FeatBit does.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28788,7 +29510,8 @@ func (c *ClientWithResponses) PatchFlagWithBodyWithResponse(ctx context.Context,
 // Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only the
 // editable members: `name`, `description`, `tags`, `variationType`, `variations`,
 // `disabledVariationId`, `targetUsers`, `rules`, `fallthrough`, `exptIncludeAllTargets`,
-// `isEnabled`, `isArchived`; `test` may read any. Needs the action of each part that changes.
+// `isEnabled`, `isArchived`; `test` may read any; an empty patch is refused. Needs the action of each part
+// that changes. Answers `true`, as FeatBit does.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28938,7 +29661,7 @@ func (c *ClientWithResponses) RenameFlagWithResponse(ctx context.Context, envId 
 
 // SetFlagOffVariationWithBodyWithResponse Choose the variation served while the flag is off
 //
-// Needs `UpdateFlagOffVariation`.
+// Needs `UpdateFlagOffVariation`. FeatBit's body `{offVariationId, revision, comment}`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28953,7 +29676,7 @@ func (c *ClientWithResponses) SetFlagOffVariationWithBodyWithResponse(ctx contex
 
 // SetFlagOffVariationWithResponse Choose the variation served while the flag is off
 //
-// Needs `UpdateFlagOffVariation`.
+// Needs `UpdateFlagOffVariation`. FeatBit's body `{offVariationId, revision, comment}`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28964,6 +29687,21 @@ func (c *ClientWithResponses) SetFlagOffVariationWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseSetFlagOffVariationResponse(rsp)
+}
+
+// FlagPendingChangesWithResponse A flag's pending changes (FeatBit's schedules and change requests)
+//
+// Needs `CanAccessEnv`. Bunting has no scheduled changes or change requests, so the list is always empty.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/envs/{envId}/feature-flags/{key}/pending-changes (the `FlagPendingChanges` operationId).
+func (c *ClientWithResponses) FlagPendingChangesWithResponse(ctx context.Context, envId EnvId, key FlagKey, params *FlagPendingChangesParams, reqEditors ...RequestEditorFn) (*FlagPendingChangesResponse, error) {
+	rsp, err := c.FlagPendingChanges(ctx, envId, key, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFlagPendingChangesResponse(rsp)
 }
 
 // RestoreFlagWithBodyWithResponse Restore an archived flag
@@ -29043,12 +29781,16 @@ func (c *ClientWithResponses) SetFlagTagsWithResponse(ctx context.Context, envId
 
 // SetFlagTargetingWithBodyWithResponse Replace a flag's targeting
 //
-// Replaces the parts given: individual targeting (`targetUsers`, needs
-// `UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`) and `fallthrough`
-// (`UpdateFlagDefaultRule`). Targeting is validated whole: variation ids exist; each
-// rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover [0, 1] exactly
-// once; operators are FeatBit's plus `IsInSegment`/`NotInSegment`, whose value is a JSON
-// array of ids of segments visible in the environment and not archived.
+// FeatBit's body `{revision, targeting: {targetUsers, rules, fallthrough,
+// exptIncludeAllTargets}, comment}`; a body without `targeting` is refused. The targeting
+// replaces the flag's whole (a list left out is empty; `exptIncludeAllTargets` left out is
+// `true`), and each part that changes needs its action: individual targeting
+// (`UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`), `fallthrough` and
+// `exptIncludeAllTargets` (`UpdateFlagDefaultRule`). Targeting is validated whole: variation
+// ids exist; each rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover
+// [0, 1] exactly once; operators are FeatBit's; a segment condition (`User is in segment`,
+// `User is not in segment`) has as value a JSON array of ids of segments visible in the
+// environment and not archived. Answers the new revision, as FeatBit does.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29063,12 +29805,16 @@ func (c *ClientWithResponses) SetFlagTargetingWithBodyWithResponse(ctx context.C
 
 // SetFlagTargetingWithResponse Replace a flag's targeting
 //
-// Replaces the parts given: individual targeting (`targetUsers`, needs
-// `UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`) and `fallthrough`
-// (`UpdateFlagDefaultRule`). Targeting is validated whole: variation ids exist; each
-// rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover [0, 1] exactly
-// once; operators are FeatBit's plus `IsInSegment`/`NotInSegment`, whose value is a JSON
-// array of ids of segments visible in the environment and not archived.
+// FeatBit's body `{revision, targeting: {targetUsers, rules, fallthrough,
+// exptIncludeAllTargets}, comment}`; a body without `targeting` is refused. The targeting
+// replaces the flag's whole (a list left out is empty; `exptIncludeAllTargets` left out is
+// `true`), and each part that changes needs its action: individual targeting
+// (`UpdateFlagIndividualTargeting`), `rules` (`UpdateFlagTargetingRules`), `fallthrough` and
+// `exptIncludeAllTargets` (`UpdateFlagDefaultRule`). Targeting is validated whole: variation
+// ids exist; each rollout is a list of `[min, max]` ranges inside [0, 1] that, sorted, cover
+// [0, 1] exactly once; operators are FeatBit's; a segment condition (`User is in segment`,
+// `User is not in segment`) has as value a JSON array of ids of segments visible in the
+// environment and not archived. Answers the new revision, as FeatBit does.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29248,7 +29994,7 @@ func (c *ClientWithResponses) ListSegmentsWithResponse(ctx context.Context, envI
 
 // CreateSegmentWithBodyWithResponse Create a segment
 //
-// Needs `CreateSegment`. An `environment-specific` segment belongs to this environment (its
+// Needs `CreateSegment` in every environment the segment is visible in. An `environment-specific` segment belongs to this environment (its
 // only scope); a `shared` segment's scopes name the organization (`organization/{key}`),
 // optionally a project and an environment, `*` standing for any key, and must include this
 // environment.
@@ -29266,7 +30012,7 @@ func (c *ClientWithResponses) CreateSegmentWithBodyWithResponse(ctx context.Cont
 
 // CreateSegmentWithResponse Create a segment
 //
-// Needs `CreateSegment`. An `environment-specific` segment belongs to this environment (its
+// Needs `CreateSegment` in every environment the segment is visible in. An `environment-specific` segment belongs to this environment (its
 // only scope); a `shared` segment's scopes name the organization (`organization/{key}`),
 // optionally a project and an environment, `*` standing for any key, and must include this
 // environment.
@@ -29312,9 +30058,12 @@ func (c *ClientWithResponses) SegmentsByIDsWithResponse(ctx context.Context, env
 	return ParseSegmentsByIDsResponse(rsp)
 }
 
-// SegmentKeyUsedWithResponse Whether a segment key is taken among the segments visible in the environment
+// SegmentKeyUsedWithResponse Whether a key is taken for a new segment of a type
 //
-// Needs `CanAccessEnv`.
+// Needs `CanAccessEnv`. FeatBit's query: for an `environment-specific` segment (the default),
+// whether a segment visible in the environment has the key; for a `shared` one, whose scopes
+// are not chosen yet, whether a segment visible in any environment of the organization has
+// it. Keys compare case-insensitively.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -29329,7 +30078,7 @@ func (c *ClientWithResponses) SegmentKeyUsedWithResponse(ctx context.Context, en
 
 // DeleteSegmentWithBodyWithResponse Delete a segment no flag uses
 //
-// Needs `DeleteSegment`.
+// Needs `DeleteSegment` in every environment the segment is visible in.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29344,7 +30093,7 @@ func (c *ClientWithResponses) DeleteSegmentWithBodyWithResponse(ctx context.Cont
 
 // DeleteSegmentWithResponse Delete a segment no flag uses
 //
-// Needs `DeleteSegment`.
+// Needs `DeleteSegment` in every environment the segment is visible in.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29376,7 +30125,9 @@ func (c *ClientWithResponses) GetSegmentWithResponse(ctx context.Context, envId 
 //
 // Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only
 // `name`, `type`, `scopes`, `description`, `included`, `excluded`, `rules`, `tags` and
-// `isArchived` (`key` may be written but not changed); `test` may read any.
+// `isArchived` (`key` may be written but not changed); `test` may read any. Needs the action of
+// each part that changes in every environment the segment is visible in, before and after.
+// Answers `true`, as FeatBit does.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29393,7 +30144,9 @@ func (c *ClientWithResponses) PatchSegmentWithBodyWithResponse(ctx context.Conte
 //
 // Applies a JSON Patch (RFC 6902) as a whole or not at all. Operations may write only
 // `name`, `type`, `scopes`, `description`, `included`, `excluded`, `rules`, `tags` and
-// `isArchived` (`key` may be written but not changed); `test` may read any.
+// `isArchived` (`key` may be written but not changed); `test` may read any. Needs the action of
+// each part that changes in every environment the segment is visible in, before and after.
+// Answers `true`, as FeatBit does.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29573,8 +30326,10 @@ func (c *ClientWithResponses) SetSegmentTagsWithResponse(ctx context.Context, en
 
 // SetSegmentTargetingWithBodyWithResponse Replace a segment's included and excluded users and its rules
 //
-// Replaces the parts given: `included` and `excluded` (needs `UpdateSegmentTargetingUsers`)
-// and `rules` (`UpdateSegmentRules`).
+// FeatBit's body `{included, excluded, rules, comment}`: the three replace the segment's, and
+// one left out becomes empty, as in FeatBit; a body naming none of them is refused. Each part
+// that changes needs its action (`included` and `excluded`: `UpdateSegmentTargetingUsers`;
+// `rules`: `UpdateSegmentRules`) in every environment the segment is visible in.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -29589,8 +30344,10 @@ func (c *ClientWithResponses) SetSegmentTargetingWithBodyWithResponse(ctx contex
 
 // SetSegmentTargetingWithResponse Replace a segment's included and excluded users and its rules
 //
-// Replaces the parts given: `included` and `excluded` (needs `UpdateSegmentTargetingUsers`)
-// and `rules` (`UpdateSegmentRules`).
+// FeatBit's body `{included, excluded, rules, comment}`: the three replace the segment's, and
+// one left out becomes empty, as in FeatBit; a body naming none of them is refused. Each part
+// that changes needs its action (`included` and `excluded`: `UpdateSegmentTargetingUsers`;
+// `rules`: `UpdateSegmentRules`) in every environment the segment is visible in.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31754,7 +32511,7 @@ func ParseCloneFlagResponse(rsp *http.Response) (*CloneFlagResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest FlagEnvelope
+		var dest BoolEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31821,6 +32578,87 @@ func ParseCloneFlagResponse(rsp *http.Response) (*CloneFlagResponse, error) {
 	switch {
 	case rsp.StatusCode == 401:
 		var headers CloneFlagResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseFlagStatsByVariationResponse parses an HTTP response from a FlagStatsByVariationWithResponse call
+func ParseFlagStatsByVariationResponse(rsp *http.Response) (*FlagStatsByVariationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FlagStatsByVariationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InsightsPointListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Failure
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers FlagStatsByVariationResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32113,7 +32951,7 @@ func ParsePatchFlagResponse(rsp *http.Response) (*PatchFlagResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest FlagEnvelope
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32160,6 +32998,13 @@ func ParsePatchFlagResponse(rsp *http.Response) (*PatchFlagResponse, error) {
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest FlagIsArchived
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -32208,7 +33053,7 @@ func ParseArchiveFlagResponse(rsp *http.Response) (*ArchiveFlagResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest FlagChanged
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32255,6 +33100,13 @@ func ParseArchiveFlagResponse(rsp *http.Response) (*ArchiveFlagResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest FlagIsArchived
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -32350,6 +33202,13 @@ func ParseUpdateFlagDescriptionResponse(rsp *http.Response) (*UpdateFlagDescript
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest FlagIsArchived
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -32615,6 +33474,13 @@ func ParseRenameFlagResponse(rsp *http.Response) (*RenameFlagResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest FlagIsArchived
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32710,6 +33576,13 @@ func ParseSetFlagOffVariationResponse(rsp *http.Response) (*SetFlagOffVariationR
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest FlagIsArchived
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32742,6 +33615,87 @@ func ParseSetFlagOffVariationResponse(rsp *http.Response) (*SetFlagOffVariationR
 	return response, nil
 }
 
+// ParseFlagPendingChangesResponse parses an HTTP response from a FlagPendingChangesWithResponse call
+func ParseFlagPendingChangesResponse(rsp *http.Response) (*FlagPendingChangesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FlagPendingChangesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PendingChangeListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OrganizationRequired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers FlagPendingChangesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRestoreFlagResponse parses an HTTP response from a RestoreFlagWithResponse call
 func ParseRestoreFlagResponse(rsp *http.Response) (*RestoreFlagResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -32757,7 +33711,7 @@ func ParseRestoreFlagResponse(rsp *http.Response) (*RestoreFlagResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest FlagChanged
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32933,7 +33887,7 @@ func ParseSetFlagTagsResponse(rsp *http.Response) (*SetFlagTagsResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest FlagChanged
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32980,6 +33934,13 @@ func ParseSetFlagTagsResponse(rsp *http.Response) (*SetFlagTagsResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest FlagIsArchived
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -33028,7 +33989,7 @@ func ParseSetFlagTargetingResponse(rsp *http.Response) (*SetFlagTargetingRespons
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest FlagEnvelope
+		var dest FlagChanged
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33075,6 +34036,13 @@ func ParseSetFlagTargetingResponse(rsp *http.Response) (*SetFlagTargetingRespons
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest FlagIsArchived
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -33171,6 +34139,13 @@ func ParseToggleFlagResponse(rsp *http.Response) (*ToggleFlagResponse, error) {
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest FlagIsArchived
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33265,6 +34240,13 @@ func ParseSetFlagVariationsResponse(rsp *http.Response) (*SetFlagVariationsRespo
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest FlagIsArchived
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -34302,7 +35284,7 @@ func ParsePatchSegmentResponse(rsp *http.Response) (*PatchSegmentResponse, error
 		response.JSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
-		var dest SegmentIsBeingUsed
+		var dest Failure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34457,7 +35439,7 @@ func ParseSetSegmentDescriptionResponse(rsp *http.Response) (*SetSegmentDescript
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest SegmentChanged
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34633,7 +35615,7 @@ func ParseRenameSegmentResponse(rsp *http.Response) (*RenameSegmentResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest SegmentChanged
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34823,7 +35805,7 @@ func ParseSetSegmentTagsResponse(rsp *http.Response) (*SetSegmentTagsResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest SegmentChanged
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34918,7 +35900,7 @@ func ParseSetSegmentTargetingResponse(rsp *http.Response) (*SetSegmentTargetingR
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest SegmentChanged
+		var dest Done
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -208,30 +208,33 @@ func (f *floor) flagDescription(c echo.Context) error {
 	return c.JSON(http.StatusOK, revision)
 }
 
-// flagTargeting stores the targeting as sent; unlike Bunting it neither
-// validates it nor keeps segment_refs, which Bunting's next write of the
-// flag sets again.
+// flagTargeting stores the targeting as sent (FeatBit's body) and answers the
+// new revision; unlike Bunting it neither validates it nor keeps
+// segment_refs, which Bunting's next write of the flag sets again.
 func (f *floor) flagTargeting(c echo.Context) error {
 	var in struct {
-		TargetUsers, Rules, Fallthrough json.RawMessage
+		Targeting struct {
+			TargetUsers, Rules, Fallthrough json.RawMessage
+		}
 	}
 	if err := json.NewDecoder(c.Request().Body).Decode(&in); err != nil {
 		return c.NoContent(http.StatusBadRequest)
 	}
+	t := in.Targeting
 	ctx := c.Request().Context()
-	_, after, err := f.changeFlag(ctx, c.Param("env"), c.Param("key"), nil, func(tx pgx.Tx, id uuid.UUID) (uuid.UUID, []byte, error) {
+	revision, _, err := f.changeFlag(ctx, c.Param("env"), c.Param("key"), nil, func(tx pgx.Tx, id uuid.UUID) (uuid.UUID, []byte, error) {
 		var revision uuid.UUID
 		var after []byte
 		err := tx.QueryRow(ctx, `-- name: floor.UpdateFlagTargeting
 			UPDATE feature_flags SET target_users = $2, rules = $3, fallthrough = $4, revision = gen_random_uuid(),
 				updated_at = clock_timestamp()
-			WHERE id = $1 RETURNING revision, to_jsonb(feature_flags)`, id, in.TargetUsers, in.Rules, in.Fallthrough).Scan(&revision, &after)
+			WHERE id = $1 RETURNING revision, to_jsonb(feature_flags)`, id, t.TargetUsers, t.Rules, t.Fallthrough).Scan(&revision, &after)
 		return revision, after, err
 	})
 	if err != nil {
 		return floorError(c, err)
 	}
-	return floorJSON(c, after)
+	return c.JSON(http.StatusOK, revision)
 }
 
 func (f *floor) segmentsByIDs(c echo.Context) error {

@@ -189,8 +189,8 @@ var benchScenarios = []benchScenario{
 			if err != nil {
 				panic(fmt.Sprintf("no revision for %s", key)) // loadRevisions loaded every owned flag
 			}
-			body := jsonBody(store.DescriptionInput{Description: fmt.Sprintf("Described in run %d by client %d, change %d", c.run, c.id, c.seq),
-				Change: store.Change{Revision: &rev}})
+			description := fmt.Sprintf("Described in run %d by client %d, change %d", c.run, c.id, c.seq)
+			body := jsonBody(store.DescriptionInput{Description: &description, Change: store.Change{Revision: &rev}})
 			if target == targetFloor {
 				return benchRequest{method: "PUT", path: "/floor/envs/" + w.envID.String() + "/flags/" + key + "/description", body: body}
 			}
@@ -294,7 +294,7 @@ func targeting(w *benchWorld, c *benchClient) store.TargetingInput {
 	split := []float64{0.1, 0.25, 0.5, 0.75}[c.seq%4]
 	segment := w.refSegments[(c.id+c.seq)%len(w.refSegments)]
 	keyID := "keyId"
-	return store.TargetingInput{
+	return store.TargetingInput{Targeting: &store.FlagTargeting{
 		TargetUsers: []store.TargetUser{
 			{KeyIDs: []string{"alice", fmt.Sprintf("user-%d-%d-%d", c.run, c.id, c.seq)}, VariationID: "on"},
 			{KeyIDs: []string{"mallory"}, VariationID: "off"},
@@ -313,7 +313,7 @@ func targeting(w *benchWorld, c *benchClient) store.TargetingInput {
 				Conditions: []store.Condition{{ID: "c4", Property: store.SegmentIn, Value: `["` + segment.String() + `"]`}},
 				Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
 		},
-		Fallthrough: &store.Fallthrough{IncludedInExpt: true, Variations: []store.RolloutVariation{
+		Fallthrough: store.Fallthrough{IncludedInExpt: true, Variations: []store.RolloutVariation{
 			{ID: "on", Rollout: []float64{0, split}, ExptRollout: 1}, {ID: "off", Rollout: []float64{split, 1}, ExptRollout: 1}}},
-	}
+	}}
 }

@@ -12,6 +12,40 @@ import (
 	"github.com/google/uuid"
 )
 
+const ActorsByIDs = `-- name: ActorsByIDs :many
+SELECT id, name, email FROM users WHERE id = ANY($1::uuid[])
+UNION ALL
+SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY($1::uuid[])
+`
+
+type ActorsByIDsRow struct {
+	ID    uuid.UUID
+	Name  string
+	Email string
+}
+
+// ActorsByIDs names the users and access tokens among some ids (who created
+// or last changed the flags of a list page), by primary key.
+func (q *Queries) ActorsByIDs(ctx context.Context, ids []uuid.UUID) ([]ActorsByIDsRow, error) {
+	rows, err := q.db.Query(ctx, ActorsByIDs, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ActorsByIDsRow{}
+	for rows.Next() {
+		var i ActorsByIDsRow
+		if err := rows.Scan(&i.ID, &i.Name, &i.Email); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const CountFlagRevisions = `-- name: CountFlagRevisions :one
 SELECT count(*) FROM flag_revisions WHERE flag_id = $1
 `

@@ -286,6 +286,17 @@ func (q *Queries) LockSegment(ctx context.Context, arg LockSegmentParams) (Segme
 	return i, err
 }
 
+const LockSegmentKey = `-- name: LockSegmentKey :exec
+SELECT pg_advisory_xact_lock(hashtextextended('segment-key:' || lower($1::text), 0))
+`
+
+// LockSegmentKey serializes, until the transaction ends, the changes that may
+// give a segment this key, so two of them cannot both find it free.
+func (q *Queries) LockSegmentKey(ctx context.Context, key string) error {
+	_, err := q.db.Exec(ctx, LockSegmentKey, key)
+	return err
+}
+
 const SegmentIsReferenced = `-- name: SegmentIsReferenced :one
 SELECT EXISTS (SELECT 1 FROM feature_flags WHERE segment_refs @> ARRAY[$1::uuid])
 `
@@ -293,23 +304,6 @@ SELECT EXISTS (SELECT 1 FROM feature_flags WHERE segment_refs @> ARRAY[$1::uuid]
 // SegmentIsReferenced tells whether any flag's rules name a segment (feature_flags_segment_refs).
 func (q *Queries) SegmentIsReferenced(ctx context.Context, segmentID uuid.UUID) (bool, error) {
 	row := q.db.QueryRow(ctx, SegmentIsReferenced, segmentID)
-	var exists bool
-	err := row.Scan(&exists)
-	return exists, err
-}
-
-const SegmentKeyUsed = `-- name: SegmentKeyUsed :one
-SELECT EXISTS (SELECT 1 FROM segments WHERE env_id = $1 AND lower(key) = lower($2::text))
-`
-
-type SegmentKeyUsedParams struct {
-	EnvID uuid.UUID
-	Key   string
-}
-
-// SegmentKeyUsed tells whether a segment key is taken in an environment, case-insensitively.
-func (q *Queries) SegmentKeyUsed(ctx context.Context, arg SegmentKeyUsedParams) (bool, error) {
-	row := q.db.QueryRow(ctx, SegmentKeyUsed, arg.EnvID, arg.Key)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
@@ -337,6 +331,54 @@ func (q *Queries) SegmentsByIDs(ctx context.Context, arg SegmentsByIDsParams) ([
 		arg.EnvID,
 		arg.Scopes,
 	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []Segment{}
+	for rows.Next() {
+		var i Segment
+		if err := rows.Scan(
+			&i.ID,
+			&i.WorkspaceID,
+			&i.OrganizationID,
+			&i.EnvID,
+			&i.Key,
+			&i.Name,
+			&i.Type,
+			&i.Scopes,
+			&i.Description,
+			&i.Included,
+			&i.Excluded,
+			&i.Rules,
+			&i.Tags,
+			&i.IsArchived,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const SegmentsWithKey = `-- name: SegmentsWithKey :many
+SELECT id, workspace_id, organization_id, env_id, key, name, type, scopes, description, included, excluded, rules, tags, is_archived, created_at, updated_at FROM segments WHERE organization_id = $1 AND lower(key) = lower($2::text) ORDER BY id
+`
+
+type SegmentsWithKeyParams struct {
+	OrganizationID uuid.UUID
+	Key            string
+}
+
+// SegmentsWithKey returns an organization's segments with a key,
+// case-insensitively, to find one visible where another is (segments_org_key).
+func (q *Queries) SegmentsWithKey(ctx context.Context, arg SegmentsWithKeyParams) ([]Segment, error) {
+	rows, err := q.db.Query(ctx, SegmentsWithKey, arg.OrganizationID, arg.Key)
 	if err != nil {
 		return nil, err
 	}

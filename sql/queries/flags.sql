@@ -142,3 +142,10 @@ JOIN environments e ON e.id = f.env_id
 JOIN projects p ON p.id = e.project_id
 WHERE p.organization_id = @organization_id AND f.env_id = @env_id
   AND lower(f.key) = lower(@key::text) AND f.key = @key::text;
+
+-- name: ActorsByIDs :many
+-- ActorsByIDs names the users and access tokens among some ids (who created
+-- or last changed the flags of a list page), by primary key.
+SELECT id, name, email FROM users WHERE id = ANY(@ids::uuid[])
+UNION ALL
+SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY(@ids::uuid[]);

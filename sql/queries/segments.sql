@@ -62,10 +62,16 @@ WHERE organization_id = @organization_id
   AND ((type = 'environment-specific' AND env_id = @env_id) OR (type = 'shared' AND scopes && @scopes::text[]))
 ORDER BY tag;
 
--- name: SegmentKeyUsed :one
--- SegmentKeyUsed tells whether a segment key is taken in an environment, case-insensitively.
-SELECT EXISTS (SELECT 1 FROM segments WHERE env_id = @env_id AND lower(key) = lower(@key::text));
-
 -- name: SegmentIsReferenced :one
 -- SegmentIsReferenced tells whether any flag's rules name a segment (feature_flags_segment_refs).
 SELECT EXISTS (SELECT 1 FROM feature_flags WHERE segment_refs @> ARRAY[@segment_id::uuid]);
+
+-- name: LockSegmentKey :exec
+-- LockSegmentKey serializes, until the transaction ends, the changes that may
+-- give a segment this key, so two of them cannot both find it free.
+SELECT pg_advisory_xact_lock(hashtextextended('segment-key:' || lower(@key::text), 0));
+
+-- name: SegmentsWithKey :many
+-- SegmentsWithKey returns an organization's segments with a key,
+-- case-insensitively, to find one visible where another is (segments_org_key).
+SELECT * FROM segments WHERE organization_id = @organization_id AND lower(key) = lower(@key::text) ORDER BY id;

@@ -13,8 +13,11 @@ import (
 // UpdateFlagDescription changes a flag's description and returns the flag's
 // revision: the new one, or the current one when nothing changed.
 func (s *Store) UpdateFlagDescription(ctx context.Context, a *Actor, envID uuid.UUID, key string, in DescriptionInput) (uuid.UUID, error) {
+	if in.Description == nil {
+		return uuid.Nil, Invalid("description_is_required")
+	}
 	f, err := s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagDescription, func(f *Flag) error {
-		f.Description = in.Description
+		f.Description = *in.Description
 		return nil
 	})
 	return f.Revision, err
@@ -102,8 +105,11 @@ func (s *Store) RenameFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 
 // SetFlagTags replaces a flag's tags.
 func (s *Store) SetFlagTags(ctx context.Context, a *Actor, envID uuid.UUID, key string, in TagsInput) (Flag, error) {
+	if in.Tags == nil {
+		return Flag{}, Invalid("tags_is_required")
+	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagTags, func(f *Flag) error {
-		f.Tags = orEmpty(in.Tags)
+		f.Tags = orEmpty(*in.Tags)
 		return nil
 	})
 }
@@ -118,6 +124,9 @@ type VariationsInput struct {
 // SetFlagVariations replaces a flag's variations. Targeting must still name
 // only variations that exist, so remove a variation from it first.
 func (s *Store) SetFlagVariations(ctx context.Context, a *Actor, envID uuid.UUID, key string, in VariationsInput) (Flag, error) {
+	if in.Variations == nil {
+		return Flag{}, Invalid("variations_is_required")
+	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagVariations, func(f *Flag) error {
 		if in.VariationType != "" {
 			f.VariationType = in.VariationType
@@ -127,45 +136,58 @@ func (s *Store) SetFlagVariations(ctx context.Context, a *Actor, envID uuid.UUID
 	})
 }
 
-// OffVariationInput chooses what a flag serves when it is off.
+// OffVariationInput chooses what a flag serves when it is off: FeatBit's
+// body {offVariationId, revision, comment}.
 type OffVariationInput struct {
-	DisabledVariationID string `json:"disabledVariationId" form:"disabledVariationId"`
+	OffVariationID string `json:"offVariationId" form:"disabledVariationId"`
 	Change
 }
 
 // SetFlagOffVariation chooses what a flag serves when it is off.
 func (s *Store) SetFlagOffVariation(ctx context.Context, a *Actor, envID uuid.UUID, key string, in OffVariationInput) (Flag, error) {
+	if in.OffVariationID == "" {
+		return Flag{}, Invalid("offVariationId_is_required")
+	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagOffVariation, func(f *Flag) error {
-		f.DisabledVariationID = in.DisabledVariationID
+		f.DisabledVariationID = in.OffVariationID
 		return nil
 	})
 }
 
-// TargetingInput replaces a flag's targeting; a part left out is kept.
+// FlagTargeting is the whole of a flag's targeting: individual targets,
+// rules and the default rule, as FeatBit's FlagTargeting.
+type FlagTargeting struct {
+	TargetUsers []TargetUser `json:"targetUsers"`
+	Rules       []FlagRule   `json:"rules"`
+	Fallthrough Fallthrough  `json:"fallthrough"`
+	// ExptIncludeAllTargets is true when left out, as in FeatBit.
+	ExptIncludeAllTargets *bool `json:"exptIncludeAllTargets"`
+}
+
+// TargetingInput replaces a flag's targeting: FeatBit's body {revision,
+// targeting, comment}. The targeting replaces the flag's whole; a list left
+// out becomes empty.
 type TargetingInput struct {
-	TargetUsers           []TargetUser `json:"targetUsers"`
-	Rules                 []FlagRule   `json:"rules"`
-	Fallthrough           *Fallthrough `json:"fallthrough"`
-	ExptIncludeAllTargets *bool        `json:"exptIncludeAllTargets"`
+	Targeting *FlagTargeting `json:"targeting"`
 	Change
 }
 
 // SetFlagTargeting replaces a flag's individual targets, rules and default
 // rule; each part that changes needs its own action.
 func (s *Store) SetFlagTargeting(ctx context.Context, a *Actor, envID uuid.UUID, key string, in TargetingInput) (Flag, error) {
+	t := in.Targeting
+	if t == nil {
+		return Flag{}, Invalid("targeting_is_required")
+	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagTargetingRules, func(f *Flag) error {
-		if in.TargetUsers != nil {
-			f.TargetUsers = in.TargetUsers
+		f.TargetUsers, f.Rules, f.Fallthrough = t.TargetUsers, t.Rules, t.Fallthrough
+		if f.TargetUsers == nil {
+			f.TargetUsers = []TargetUser{}
 		}
-		if in.Rules != nil {
-			f.Rules = in.Rules
+		if f.Rules == nil {
+			f.Rules = []FlagRule{}
 		}
-		if in.Fallthrough != nil {
-			f.Fallthrough = *in.Fallthrough
-		}
-		if in.ExptIncludeAllTargets != nil {
-			f.ExptIncludeAllTargets = *in.ExptIncludeAllTargets
-		}
+		f.ExptIncludeAllTargets = t.ExptIncludeAllTargets == nil || *t.ExptIncludeAllTargets
 		return nil
 	})
 }
@@ -263,4 +285,25 @@ func (s *Store) FlagKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, key 
 	}
 	used, err := s.q.FlagKeyUsed(ctx, db.FlagKeyUsedParams{EnvID: envID, Key: key})
 	return used, translate(err)
+}
+
+// Targeting is the flag's current targeting, to change a part of and send
+// back whole.
+func (f Flag) Targeting() FlagTargeting {
+	c := f.clone()
+	return FlagTargeting{TargetUsers: c.TargetUsers, Rules: c.Rules, Fallthrough: c.Fallthrough,
+		ExptIncludeAllTargets: &c.ExptIncludeAllTargets}
+}
+
+// PendingChange would be one of FeatBit's scheduled changes or change
+// requests of a flag; Bunting has neither, so none is ever made.
+type PendingChange struct{}
+
+// FlagPendingChanges lists a flag's pending changes: always none, for
+// FeatBit's clients, once the flag is found and readable.
+func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUID, key string) ([]PendingChange, error) {
+	if _, err := s.GetFlag(ctx, a, envID, key); err != nil {
+		return nil, err
+	}
+	return []PendingChange{}, nil
 }

@@ -251,26 +251,30 @@ type FlagFilter struct {
 	Tags       []string
 	IsEnabled  *bool
 	IsArchived bool
-	// SortBy is "createdAt" (newest first, the default) or "key".
+	// SortBy is "created_at" (FeatBit's name) or "createdAt", newest first
+	// (the default), or "key".
 	SortBy string
 	Page   Page
 }
 
-// FlagListItem is a flag as lists show it.
+// FlagListItem is a flag as lists show it: FeatBit's FeatureFlagVm and more.
 type FlagListItem struct {
 	ID            uuid.UUID   `json:"id"`
 	Name          string      `json:"name"`
 	Key           string      `json:"key"`
 	Description   string      `json:"description"`
 	VariationType string      `json:"variationType"`
-	IsEnabled     bool        `json:"isEnabled"`
-	IsArchived    bool        `json:"isArchived"`
-	Tags          []string    `json:"tags"`
-	Serves        Serves      `json:"serves"`
-	Revision      uuid.UUID   `json:"revision"`
-	CreatedAt     time.Time   `json:"createdAt"`
-	UpdatedAt     time.Time   `json:"updatedAt"`
-	LastChange    *LastChange `json:"lastChange"`
+	Variations    []Variation `json:"variations"`
+	// Creator is who created the flag; nil when they no longer exist.
+	Creator    *Person     `json:"creator"`
+	IsEnabled  bool        `json:"isEnabled"`
+	IsArchived bool        `json:"isArchived"`
+	Tags       []string    `json:"tags"`
+	Serves     Serves      `json:"serves"`
+	Revision   uuid.UUID   `json:"revision"`
+	CreatedAt  time.Time   `json:"createdAt"`
+	UpdatedAt  time.Time   `json:"updatedAt"`
+	LastChange *LastChange `json:"lastChange"`
 	// LastEvaluatedAt is when SDKs last reported evaluating the flag; nil
 	// when they never did. Evaluations counts their reports in all.
 	LastEvaluatedAt *time.Time `json:"lastEvaluatedAt"`
@@ -284,19 +288,33 @@ type Serves struct {
 	DisabledVariation string   `json:"disabledVariation"`
 }
 
-// LastChange is a flag's most recent change.
+// LastChange is a flag's most recent change: FeatBit's LastChangeVm
+// (operator, happenedAt, comment), plus changedAt and changedBy.
 type LastChange struct {
-	Comment   string    `json:"comment"`
-	ChangedAt time.Time `json:"changedAt"`
-	ChangedBy uuid.UUID `json:"changedBy"`
+	Operator   Person    `json:"operator"`
+	HappenedAt time.Time `json:"happenedAt"`
+	Comment    string    `json:"comment"`
+	ChangedAt  time.Time `json:"changedAt"`
+	ChangedBy  uuid.UUID `json:"changedBy"`
 }
+
+// Person names a user or an access token, as FeatBit's UserVm; an access
+// token's email is "Access token".
+type Person struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Email string    `json:"email"`
+}
+
+// ghost stands for whoever made a change and no longer exists, as FeatBit says.
+var ghost = Person{Name: "Ghost", Email: "Ghost"}
 
 // ListFlags pages an environment's flags.
 func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
 	var v validator
 	f.Page.check(&v)
 	v.text("name", f.Name, maxNameLen)
-	if f.SortBy == "" {
+	if f.SortBy == "" || f.SortBy == "created_at" {
 		f.SortBy = "createdAt"
 	}
 	if f.SortBy != "createdAt" && f.SortBy != "key" {
@@ -358,6 +376,22 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	if err != nil {
 		return Paged[FlagListItem]{}, err
 	}
+	// One query names every creator and last changer of the page.
+	actorIDs := make([]uuid.UUID, 0, 2*len(rows))
+	for _, r := range rows {
+		actorIDs = append(actorIDs, r.CreatorID)
+	}
+	for _, r := range last {
+		actorIDs = append(actorIDs, r.CreatorID)
+	}
+	named, err := s.q.ActorsByIDs(ctx, actorIDs)
+	if err != nil {
+		return Paged[FlagListItem]{}, translate(err)
+	}
+	people := make(map[uuid.UUID]Person, len(named))
+	for _, n := range named {
+		people[n.ID] = Person{ID: n.ID, Name: n.Name, Email: n.Email}
+	}
 	out := Paged[FlagListItem]{TotalCount: total, Items: make([]FlagListItem, len(rows))}
 	for i, r := range rows {
 		fl, err := flagFrom(r)
@@ -365,10 +399,18 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 			return Paged[FlagListItem]{}, err
 		}
 		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
-			IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.Serves(),
+			Variations: fl.Variations, IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.Serves(),
 			Revision: fl.Revision, CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
+		if p, ok := people[fl.CreatorID]; ok {
+			item.Creator = &p
+		}
 		if rev, ok := lastBy[fl.ID]; ok {
-			item.LastChange = &LastChange{Comment: rev.Comment, ChangedAt: rev.CreatedAt.UTC(), ChangedBy: rev.CreatorID}
+			operator, ok := people[rev.CreatorID]
+			if !ok {
+				operator = ghost
+			}
+			at := rev.CreatedAt.UTC()
+			item.LastChange = &LastChange{Operator: operator, HappenedAt: at, Comment: rev.Comment, ChangedAt: at, ChangedBy: rev.CreatorID}
 		}
 		if ev, ok := evaluated[fl.ID]; ok {
 			at := ev.LastEvaluatedAt.UTC()
@@ -409,10 +451,15 @@ func (f Flag) Serves() Serves {
 	return s
 }
 
+// ErrFlagIsArchived refuses changing an archived flag; it can only be
+// restored or deleted (decisions.md §7).
+var ErrFlagIsArchived = &RuleError{"FlagIsArchived"}
+
 // changeFlag is the one way a flag changes: under a row lock, edit is applied
 // to a copy, the actions for what actually changed are checked on the flag
 // before and after (so a change cannot move a flag out of the caller's
-// reach), the result is validated whole, and it is stored under a new
+// reach), an archived flag is refused anything but its restoring, the result
+// is validated whole, and it is stored under a new
 // revision with its history, all in one transaction. A change that changes
 // nothing records nothing. action is checked when nothing changed.
 func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change, action string, edit func(*Flag) error) (Flag, error) {
@@ -447,6 +494,14 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 			}
 			if err := a.require(act, flagRN(env, after.Key, after.Tags)); err != nil {
 				return err
+			}
+		}
+		if before.IsArchived {
+			// Archived is read-only: the one change left is restoring it as it was.
+			restored := before.clone()
+			restored.IsArchived = false
+			if after.IsArchived || !sameFlag(restored, after) {
+				return ErrFlagIsArchived
 			}
 		}
 		var v validator

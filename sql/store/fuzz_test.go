@@ -81,7 +81,11 @@ func FuzzTargetingValidation(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		var in TargetingInput
+		var in struct {
+			TargetUsers []TargetUser `json:"targetUsers"`
+			Rules       []FlagRule   `json:"rules"`
+			Fallthrough *Fallthrough `json:"fallthrough"`
+		}
 		if json.Unmarshal(raw, &in) != nil {
 			return
 		}

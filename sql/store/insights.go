@@ -74,18 +74,28 @@ type FlagInsight struct {
 
 // FlagInsights returns what SDKs reported about one flag.
 func (s *Store) FlagInsights(ctx context.Context, a *Actor, envID uuid.UUID, key string) (FlagInsight, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+	f, err := s.readableFlag(ctx, a, envID, key)
 	if err != nil {
 		return FlagInsight{}, err
+	}
+	return s.flagInsight(ctx, f)
+}
+
+// readableFlag loads a flag of an environment the caller may read from.
+func (s *Store) readableFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Flag, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return Flag{}, err
 	}
 	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
-		return FlagInsight{}, translate(err)
+		return Flag{}, translate(err)
 	}
-	f, err := flagFrom(row)
-	if err != nil {
-		return FlagInsight{}, err
-	}
+	return flagFrom(row)
+}
+
+// flagInsight sums what SDKs reported about a flag.
+func (s *Store) flagInsight(ctx context.Context, f Flag) (FlagInsight, error) {
 	rows, err := s.q.FlagEvaluations(ctx, f.ID)
 	if err != nil {
 		return FlagInsight{}, translate(err)
@@ -161,4 +171,93 @@ func (s *Store) evaluationSummaries(ctx context.Context, ids []uuid.UUID) (map[u
 		out[r.FlagID] = r
 	}
 	return out, nil
+}
+
+// InsightsFilter is FeatBit's insights query: a flag, an interval type
+// (MONTH, WEEK, DAY, HOUR or MINUTE) and a window in Unix milliseconds.
+type InsightsFilter struct {
+	FeatureFlagKey string
+	IntervalType   string
+	From, To       int64
+}
+
+// InsightsPoint is FeatBit's InsightsVm: what each variation was served in an interval.
+type InsightsPoint struct {
+	Time       string                   `json:"time"`
+	Variations []VariationInsightsCount `json:"variations"`
+}
+
+// VariationInsightsCount is FeatBit's VariationInsightsVm: a variation's name and count.
+type VariationInsightsCount struct {
+	Variation string `json:"variation"`
+	Count     int64  `json:"count"`
+}
+
+// intervals truncate a time to the start of FeatBit's interval types.
+var intervals = map[string]func(time.Time) time.Time{
+	"MONTH": func(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC) },
+	"WEEK": func(t time.Time) time.Time {
+		d := t.Truncate(24 * time.Hour)
+		return d.AddDate(0, 0, -int(d.Weekday()))
+	},
+	"DAY":    func(t time.Time) time.Time { return t.Truncate(24 * time.Hour) },
+	"HOUR":   func(t time.Time) time.Time { return t.Truncate(time.Hour) },
+	"MINUTE": func(t time.Time) time.Time { return t.Truncate(time.Minute) },
+}
+
+// FlagStatsByVariation answers FeatBit's insights query from the running
+// totals Bunting keeps per flag and variation. It keeps no time series, so
+// the answer has at most one point: when SDKs evaluated the flag within the
+// window, the totals of every variation (since it was first evaluated), at
+// the interval of its latest evaluation in the window.
+func (s *Store) FlagStatsByVariation(ctx context.Context, a *Actor, envID uuid.UUID, f InsightsFilter) ([]InsightsPoint, error) {
+	var v validator
+	if f.FeatureFlagKey == "" {
+		v.add("featureFlagKey", "required")
+	}
+	truncate, ok := intervals[f.IntervalType]
+	if !ok {
+		v.add("intervalType", "invalid")
+	}
+	if f.From <= 0 {
+		v.add("from", "invalid")
+	}
+	if f.To <= 0 {
+		v.add("to", "invalid")
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	flag, err := s.readableFlag(ctx, a, envID, f.FeatureFlagKey)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.flagInsight(ctx, flag)
+	if err != nil {
+		return nil, err
+	}
+	from, to := time.UnixMilli(f.From).UTC(), time.UnixMilli(f.To).UTC()
+	var first time.Time
+	for _, vi := range in.Variations {
+		if first.IsZero() || vi.FirstEvaluatedAt.Before(first) {
+			first = vi.FirstEvaluatedAt
+		}
+	}
+	if in.LastEvaluatedAt == nil || in.LastEvaluatedAt.Before(from) || first.After(to) {
+		return []InsightsPoint{}, nil
+	}
+	at := *in.LastEvaluatedAt
+	if at.After(to) {
+		at = to
+	}
+	point := InsightsPoint{Time: truncate(at).Format(time.RFC3339), Variations: make([]VariationInsightsCount, len(flag.Variations))}
+	for i, vr := range flag.Variations {
+		point.Variations[i].Variation = vr.Name
+		for _, vi := range in.Variations {
+			if vi.Variation.ID == vr.ID {
+				point.Variations[i].Count = vi.Count
+			}
+		}
+	}
+	return []InsightsPoint{point}, nil
 }

@@ -126,9 +126,11 @@ func TestChangeEvents(t *testing.T) {
 		t.Fatalf("shared segment: %+v, want both environments", ev)
 	}
 	// Its targeting change also touches the flags that use it.
-	if _, err := s.SetFlagTargeting(ctx, a, prod.ID, "pay", TargetingInput{Rules: []FlagRule{{ID: "r", Name: "All",
+	tg := f.Targeting()
+	tg.Rules = []FlagRule{{ID: "r", Name: "All",
 		Conditions: []Condition{{ID: "c", Property: SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
-		Variations: []RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}}); err != nil {
+		Variations: []RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+	if _, err := s.SetFlagTargeting(ctx, a, prod.ID, "pay", TargetingInput{Targeting: &tg}); err != nil {
 		t.Fatal(err)
 	}
 	next(t, sub)

@@ -43,6 +43,9 @@ func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err e
 	if !bytes.HasPrefix(bytes.TrimSpace(ops), []byte("[")) || json.Unmarshal(ops, &parsed) != nil {
 		return refuse("the body must be a JSON array of operations")
 	}
+	if len(parsed) == 0 {
+		return refuse("the patch has no operations") // it names nothing to change
+	}
 	if len(parsed) > maxPatchOps {
 		return refuse("at most %d operations", maxPatchOps)
 	}

@@ -156,11 +156,18 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 	if err := v.err(); err != nil {
 		return Segment{}, err
 	}
-	if err := a.require(CreateSegment, segmentRN(env, sg.Key, sg.Tags)); err != nil {
-		return Segment{}, err
-	}
 	var out Segment
 	err = s.inTx(ctx, func(q *db.Queries) error {
+		envs, err := visibleEnvs(ctx, q, env, sg)
+		if err != nil {
+			return err
+		}
+		if err := requireInEnvs(a, []string{CreateSegment}, envs, sg); err != nil {
+			return err
+		}
+		if err := checkSegmentKey(ctx, q, env, envs, sg); err != nil {
+			return err
+		}
 		rules, err := json.Marshal(sg.Rules)
 		if err != nil {
 			return err
@@ -174,7 +181,7 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		if out, err = segmentFrom(row); err != nil {
 			return err
 		}
-		if err := s.notifySegment(ctx, q, env.OrganizationID, out); err != nil {
+		if err := notifySegment(ctx, q, env.OrganizationID, out.ID, envs); err != nil {
 			return err
 		}
 		return s.audit(ctx, q, a, segmentChange(OpCreate, nil, &out, in.Comment))
@@ -296,13 +303,105 @@ func (s *Store) SegmentTags(ctx context.Context, a *Actor, envID uuid.UUID) ([]s
 	return tags, translate(err)
 }
 
-// SegmentKeyUsed tells whether a segment key is taken in an environment.
-func (s *Store) SegmentKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, key string) (bool, error) {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+// SegmentKeyUsed tells whether a segment key is taken for a new segment of a
+// type made in an environment (FeatBit's is-key-used query, key and type):
+// for an environment-specific one, by a segment visible in the environment;
+// for a shared one, whose scopes are not chosen yet, by a segment visible in
+// any environment of the organization (the widest scope it may take).
+func (s *Store) SegmentKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, key, typ string) (bool, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
 		return false, err
 	}
-	used, err := s.q.SegmentKeyUsed(ctx, db.SegmentKeyUsedParams{EnvID: envID, Key: key})
-	return used, translate(err)
+	sg := Segment{ID: uuid.Nil, EnvID: envID, Key: key, Type: SegmentEnvironmentSpecific}
+	if typ == SegmentShared {
+		sg.Type, sg.Scopes = SegmentShared, []string{"organization/" + env.OrganizationKey}
+	}
+	envs, err := visibleEnvs(ctx, s.q, env, sg)
+	if err != nil {
+		return false, err
+	}
+	rows, err := s.q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
+	if err != nil {
+		return false, translate(err)
+	}
+	clash, err := keyClash(rows, sg, envs)
+	return clash, err
+}
+
+// checkSegmentKey refuses a segment (about to be stored, visible in envs) a
+// key that another segment visible in one of those environments has: a
+// shared segment's key is unique wherever it is visible (decisions.md §7).
+// It holds a lock on the key until the transaction ends.
+func checkSegmentKey(ctx context.Context, q *db.Queries, env envRow, envs []envRow, sg Segment) error {
+	if err := q.LockSegmentKey(ctx, sg.Key); err != nil {
+		return err
+	}
+	rows, err := q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: sg.Key})
+	if err != nil {
+		return err
+	}
+	clash, err := keyClash(rows, sg, envs)
+	if err == nil && clash {
+		err = ErrKeyUsed
+	}
+	return err
+}
+
+// keyClash reports whether a segment other than sg among rows (segments with
+// sg's key) is visible in one of envs where sg is.
+func keyClash(rows []db.Segment, sg Segment, envs []envRow) (bool, error) {
+	for _, r := range rows {
+		if r.ID == sg.ID {
+			continue
+		}
+		other, err := segmentFrom(r)
+		if err != nil {
+			return false, err
+		}
+		if slices.ContainsFunc(envs, func(e envRow) bool { return sg.visibleIn(e) && other.visibleIn(e) }) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// visibleEnvs lists the environments of env's organization where any of
+// versions is visible. Every version of an environment-specific segment is
+// visible only in env, the one it is managed from.
+func visibleEnvs(ctx context.Context, q *db.Queries, env envRow, versions ...Segment) ([]envRow, error) {
+	if !slices.ContainsFunc(versions, func(sg Segment) bool { return sg.Type == SegmentShared }) {
+		return []envRow{env}, nil
+	}
+	rows, err := q.ListOrganizationEnvironments(ctx, env.OrganizationID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	var out []envRow
+	for _, e := range rows {
+		other := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: e.ID, Key: e.Key}, ProjectKey: e.ProjectKey,
+			OrganizationID: env.OrganizationID, OrganizationKey: env.OrganizationKey}}
+		if slices.ContainsFunc(versions, func(sg Segment) bool { return sg.visibleIn(other) }) {
+			out = append(out, other)
+		}
+	}
+	return out, nil
+}
+
+// requireInEnvs checks the actions on every version of a segment in every
+// environment it is visible in: a shared segment changes what each of them
+// serves, so a caller allowed only some of them may not change it.
+func requireInEnvs(a *Actor, actions []string, envs []envRow, versions ...Segment) error {
+	for _, act := range actions {
+		for _, e := range envs {
+			for _, sg := range versions {
+				if err := a.require(act, segmentRN(e, sg.Key, sg.Tags)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // FlagReference is a flag whose rules name a segment.
@@ -361,18 +460,22 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if len(actions) == 0 {
 			actions = []string{action}
 		}
-		for _, act := range actions {
-			if err := a.require(act, segmentRN(env, before.Key, before.Tags)); err != nil {
-				return err
-			}
-			if err := a.require(act, segmentRN(env, after.Key, after.Tags)); err != nil {
-				return err
-			}
+		// The route's environment first, so a caller with no rights there is
+		// refused before the organization's environments are read.
+		if err := requireInEnvs(a, actions, []envRow{env}, before, after); err != nil {
+			return err
 		}
 		var v validator
 		checkSegment(&v, &after, env)
 		ch.check(&v, env)
 		if err := v.err(); err != nil {
+			return err
+		}
+		envs, err := visibleEnvs(ctx, q, env, before, after)
+		if err != nil {
+			return err
+		}
+		if err := requireInEnvs(a, actions, envs, before, after); err != nil {
 			return err
 		}
 		if sameJSON(before, after) {
@@ -381,6 +484,12 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		}
 		if err := guardReferences(ctx, q, before, after); err != nil {
 			return err
+		}
+		if after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes) {
+			afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e envRow) bool { return !after.visibleIn(e) })
+			if err := checkSegmentKey(ctx, q, env, afterEnvs, after); err != nil {
+				return err
+			}
 		}
 		rules, err := json.Marshal(after.Rules)
 		if err != nil {
@@ -405,7 +514,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err := s.audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment)); err != nil {
 			return err
 		}
-		if err := s.notifySegment(ctx, q, env.OrganizationID, before, out); err != nil {
+		if err := notifySegment(ctx, q, env.OrganizationID, out.ID, envs); err != nil {
 			return err
 		}
 		if !sameJSON(before.Included, after.Included) || !sameJSON(before.Excluded, after.Excluded) || !sameJSON(before.Rules, after.Rules) {
@@ -416,26 +525,12 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 	return out, err
 }
 
-// notifySegment tells SDKs and caches that a segment changed, in every
-// environment where it was or is visible (versions are the segment before
-// and after the change).
-func (s *Store) notifySegment(ctx context.Context, q *db.Queries, orgID uuid.UUID, versions ...Segment) error {
-	ev := Event{Kind: EventSegment, ID: versions[0].ID, OrgID: orgID}
-	shared := slices.ContainsFunc(versions, func(sg Segment) bool { return sg.Type == SegmentShared })
-	if !shared {
-		ev.EnvIDs = []uuid.UUID{versions[0].EnvID}
-		return notify(ctx, q, ev)
-	}
-	envs, err := q.ListOrganizationEnvironments(ctx, orgID)
-	if err != nil {
-		return err
-	}
-	orgKey := organizationKeyOf(versions[0])
+// notifySegment tells SDKs and caches that a segment changed, in envs: every
+// environment where it was or is visible.
+func notifySegment(ctx context.Context, q *db.Queries, orgID, id uuid.UUID, envs []envRow) error {
+	ev := Event{Kind: EventSegment, ID: id, OrgID: orgID}
 	for _, e := range envs {
-		env := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: e.ID, Key: e.Key}, ProjectKey: e.ProjectKey, OrganizationKey: orgKey}}
-		if slices.ContainsFunc(versions, func(sg Segment) bool { return sg.visibleIn(env) }) {
-			ev.EnvIDs = append(ev.EnvIDs, e.ID)
-		}
+		ev.EnvIDs = append(ev.EnvIDs, e.Environment.ID)
 	}
 	return notify(ctx, q, ev)
 }
@@ -559,6 +654,13 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err := a.require(DeleteSegment, segmentRN(env, before.Key, before.Tags)); err != nil {
 			return err
 		}
+		envs, err := visibleEnvs(ctx, q, env, before)
+		if err != nil {
+			return err
+		}
+		if err := requireInEnvs(a, []string{DeleteSegment}, envs, before); err != nil {
+			return err
+		}
 		used, err := q.SegmentIsReferenced(ctx, id)
 		if err != nil {
 			return err
@@ -569,7 +671,7 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if _, err := q.DeleteSegment(ctx, id); err != nil {
 			return err
 		}
-		if err := s.notifySegment(ctx, q, env.OrganizationID, before); err != nil {
+		if err := notifySegment(ctx, q, env.OrganizationID, before.ID, envs); err != nil {
 			return err
 		}
 		return s.audit(ctx, q, a, segmentChange(OpRemove, &before, nil, ch.Comment))
@@ -607,53 +709,66 @@ func (s *Store) RenameSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 	})
 }
 
-// DescriptionInput changes a description.
+// DescriptionInput changes a description. Description is required (it may
+// be empty): a body without it names nothing to change.
 type DescriptionInput struct {
-	Description string `json:"description" form:"description"`
+	Description *string `json:"description" form:"-"`
 	Change
 }
 
 // SetSegmentDescription changes a segment's description.
 func (s *Store) SetSegmentDescription(ctx context.Context, a *Actor, envID, id uuid.UUID, in DescriptionInput) (Segment, error) {
+	if in.Description == nil {
+		return Segment{}, Invalid("description_is_required")
+	}
 	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentDescription, func(sg *Segment) error {
-		sg.Description = in.Description
+		sg.Description = *in.Description
 		return nil
 	})
 }
 
-// TagsInput replaces a tag list.
+// TagsInput replaces a tag list; Tags is required (it may be empty).
 type TagsInput struct {
-	Tags []string `json:"tags" form:"tags"`
+	Tags *[]string `json:"tags" form:"-"`
 	Change
 }
 
 // SetSegmentTags replaces a segment's tags.
 func (s *Store) SetSegmentTags(ctx context.Context, a *Actor, envID, id uuid.UUID, in TagsInput) (Segment, error) {
+	if in.Tags == nil {
+		return Segment{}, Invalid("tags_is_required")
+	}
 	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentTags, func(sg *Segment) error {
-		sg.Tags = orEmpty(in.Tags)
+		sg.Tags = orEmpty(*in.Tags)
 		return nil
 	})
 }
 
-// SegmentTargetingInput replaces who is in a segment; a part left out is kept.
+// SegmentTargetingInput replaces who is in a segment: FeatBit's body
+// {included, excluded, rules, comment}. The three replace the segment's; one
+// left out becomes empty, as in FeatBit. A body naming none of them is refused.
 type SegmentTargetingInput struct {
-	Included *[]string     `json:"included"`
-	Excluded *[]string     `json:"excluded"`
-	Rules    []SegmentRule `json:"rules"`
+	Included *[]string      `json:"included"`
+	Excluded *[]string      `json:"excluded"`
+	Rules    *[]SegmentRule `json:"rules"`
 	Change
 }
 
 // SetSegmentTargeting replaces a segment's included and excluded users and rules.
 func (s *Store) SetSegmentTargeting(ctx context.Context, a *Actor, envID, id uuid.UUID, in SegmentTargetingInput) (Segment, error) {
+	if in.Included == nil && in.Excluded == nil && in.Rules == nil {
+		return Segment{}, Invalid("targeting_is_required")
+	}
 	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentRules, func(sg *Segment) error {
+		sg.Included, sg.Excluded, sg.Rules = []string{}, []string{}, []SegmentRule{}
 		if in.Included != nil {
 			sg.Included = orEmpty(*in.Included)
 		}
 		if in.Excluded != nil {
 			sg.Excluded = orEmpty(*in.Excluded)
 		}
-		if in.Rules != nil {
-			sg.Rules = in.Rules
+		if in.Rules != nil && *in.Rules != nil {
+			sg.Rules = *in.Rules
 		}
 		return nil
 	})
@@ -703,4 +818,19 @@ func segmentsFrom(rows []db.Segment) ([]Segment, error) {
 		}
 	}
 	return out, nil
+}
+
+// SegmentPermits tells which actions a caller may take on a segment: those
+// allowed on it in every environment it is visible in, as its changes are
+// checked, so the admin pages can hide exactly what the store would refuse.
+func (s *Store) SegmentPermits(ctx context.Context, a *Actor, envID uuid.UUID, sg Segment) (func(action string) bool, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return nil, err
+	}
+	envs, err := visibleEnvs(ctx, s.q, env, sg)
+	if err != nil {
+		return nil, err
+	}
+	return func(action string) bool { return requireInEnvs(a, []string{action}, envs, sg) == nil }, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -203,10 +204,22 @@ func (e *env) flag(body map[string]any) store.Flag {
 	return f
 }
 
-func (e *env) put(path string, body any) store.Flag {
+// put changes a flag (path suffix → FeatBit's body) and returns it changed.
+// A targeting change names the parts it changes; the rest is sent as the flag
+// has it, since FeatBit's body carries the whole targeting.
+func (e *env) put(path string, body map[string]any) store.Flag {
 	e.in.t.Helper()
+	key, route, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
 	var f store.Flag
-	e.in.call("PUT", e.flags+path, e.in.owner, body, &f)
+	if route == "targeting" {
+		e.in.call("GET", e.flags+"/"+key, e.in.owner, nil, &f)
+		tg := map[string]any{"targetUsers": f.TargetUsers, "rules": f.Rules, "fallthrough": f.Fallthrough,
+			"exptIncludeAllTargets": f.ExptIncludeAllTargets}
+		maps.Copy(tg, body)
+		body = map[string]any{"targeting": tg}
+	}
+	e.in.call("PUT", e.flags+path, e.in.owner, body, nil)
+	e.in.call("GET", e.flags+"/"+key, e.in.owner, nil, &f)
 	return f
 }
 

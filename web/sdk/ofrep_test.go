@@ -78,9 +78,9 @@ func TestOFREPSingleFlag(t *testing.T) {
 		t.Errorf("ft-json: %d %+v", status, a)
 	}
 	// Attributes of any JSON type are compared as text, as FeatBit users carry them.
-	in.call("PUT", prod.flags+"/ft-rule/targeting", in.owner, map[string]any{"rules": []map[string]any{{
+	prod.put("/ft-rule/targeting", map[string]any{"rules": []map[string]any{{
 		"id": "r", "name": "Adults", "conditions": []map[string]any{{"id": "c", "property": "age", "op": "BiggerEqualThan", "value": "18"}},
-		"variations": []any{rollout(variationID(fx.flags["ft-rule"], "false"), 0, 1)}}}}, nil)
+		"variations": []any{rollout(variationID(fx.flags["ft-rule"], "false"), 0, 1)}}}})
 	waitFor(t, "a numeric attribute to match", func() bool {
 		_, a, _ := prod.evaluate("ft-rule", ctx("u1", `,"age":21`))
 		return a.Value == false && a.Metadata["matchReason"] == "Adults"
@@ -164,7 +164,7 @@ func TestOFREPBulk(t *testing.T) {
 	if res, _ := in.request("POST", "/ofrep/v1/evaluate/flags", body, "Authorization", prod.client, "If-None-Match", etag); res.StatusCode != 304 {
 		t.Errorf("If-None-Match with the same ETag: %d, want 304", res.StatusCode)
 	}
-	prod.put("/ft-bool/toggle/false", map[string]string{})
+	prod.put("/ft-bool/toggle/false", map[string]any{})
 	waitFor(t, "a new ETag after a change", func() bool {
 		res, _ := in.request("POST", "/ofrep/v1/evaluate/flags", body, "Authorization", prod.client, "If-None-Match", etag)
 		return res.StatusCode == 200 && res.Header.Get("ETag") != etag

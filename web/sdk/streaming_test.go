@@ -230,7 +230,7 @@ func TestChangesArePushedWithinASecond(t *testing.T) {
 
 	// (Pushes of the seeding may still arrive: the events are asynchronous.)
 	start := time.Now()
-	toggled := prod.put("/ft-bool/toggle/false", map[string]string{})
+	toggled := prod.put("/ft-bool/toggle/false", map[string]any{})
 	p := server.readUntil(start.Add(time.Second), "ft-bool")
 	if p.Data.EventType != "patch" || !slices.Equal(keys(p.Data.FeatureFlags, "key"), []string{"ft-bool"}) || len(p.Data.Segments) != 0 {
 		t.Fatalf("server push: %s %v %v", p.Data.EventType, keys(p.Data.FeatureFlags, "key"), p.Data.Segments)
@@ -286,7 +286,7 @@ func TestChangesReachOtherInstances(t *testing.T) {
 	c.readSync(5 * time.Second)
 
 	start := time.Now()
-	prod.put("/ft-bool/toggle/false", map[string]string{})
+	prod.put("/ft-bool/toggle/false", map[string]any{})
 	p := c.readUntil(time.Now().Add(time.Second), "ft-bool")
 	var f store.Flag
 	json.Unmarshal(p.Data.FeatureFlags[0], &f)
@@ -356,7 +356,7 @@ func TestChangesMissedWhileNotListeningAreCaughtUp(t *testing.T) {
 		WHERE datname = current_database() AND query = 'LISTEN bunting_changes'`).Scan(&terminated); err != nil || !terminated {
 		t.Fatalf("terminate the listener: %v %v", terminated, err)
 	}
-	prod.put("/ft-bool/toggle/false", map[string]string{})
+	prod.put("/ft-bool/toggle/false", map[string]any{})
 	// The listener may be back before the change (a push) or after it (a
 	// catch-up patch of everything recent); either way ft-bool goes off.
 	deadline := time.Now().Add(5 * time.Second)
