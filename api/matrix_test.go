@@ -147,7 +147,7 @@ func (m *matrix) cases() map[string]func() call {
 		// TestWorkspaceSSO (a developer is refused).
 		"PUT /api/v1/workspaces":          nil,
 		"PUT /api/v1/workspaces/sso-oidc": nil,
-		"GET /api/v1/user/workspaces": func() call { return call{path: "/api/v1/user/workspaces", open: true} },
+		"GET /api/v1/user/workspaces":     func() call { return call{path: "/api/v1/user/workspaces", open: true} },
 		"PUT /api/v1/user/profile": func() call { // the caller's own profile
 			return call{path: "/api/v1/user/profile", body: map[string]string{"name": "Nobody", "email": "nobody@example.com"}, open: true}
 		},
