@@ -221,7 +221,10 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 	if err := a.require(CreateFlag, env.rn()+":flag/*"); err != nil {
 		return Flag{}, err
 	}
-	f := src.clone()
+	f, err := src.clone()
+	if err != nil {
+		return Flag{}, err
+	}
 	f.ID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), uuid.New(), actorID(a), actorID(a)
 	f.Name, f.Key, f.IsArchived = strings.TrimSpace(in.Name), in.Key, false
 	if in.Description != nil {
