@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"os/user"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 )
 
@@ -34,7 +36,7 @@ type ownPostgres struct {
 // PostgreSQL refuses to run as root, so as root it runs as the postgres user.
 func startOwnPostgres(t *testing.T) *ownPostgres {
 	t.Helper()
-	root, _, ok := machinePostgres()
+	root, _, ok := server.MachinePostgres()
 	if !ok {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("no PostgreSQL binaries under /usr/lib/postgresql to start a private server")
@@ -207,9 +209,14 @@ func TestShutdownDrains(t *testing.T) {
 	auth := signIn(t, base, "root@example.com", "root-password")
 
 	// A request whose body arrives slowly is in flight when the stop comes.
+	// It expects 100 Continue, which the server sends when the handler starts
+	// reading the body: the sign that the request is in its hands.
 	body, writer := io.Pipe()
-	req, _ := http.NewRequest("POST", base+"/api/v1/projects", body)
+	reading := make(chan struct{})
+	trace := &httptrace.ClientTrace{Got100Continue: func() { close(reading) }}
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", base+"/api/v1/projects", body)
 	req.Header.Set("Authorization", auth)
+	req.Header.Set("Expect", "100-continue")
 	answered := make(chan int, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)
@@ -220,14 +227,25 @@ func TestShutdownDrains(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
+	select {
+	case <-reading:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not start reading the request")
+	}
 	writer.Write([]byte(`{"name":"In flight",`))
-	time.Sleep(300 * time.Millisecond)
 	stopped := time.Now()
 	stop()
-	time.Sleep(300 * time.Millisecond)
-	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+	// The listener closes as the stop begins; the drain lasts until the
+	// request's body is complete.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			break
+		}
 		c.Close()
-		t.Fatal("the server still accepts connections while draining")
+		if time.Now().After(deadline) {
+			t.Fatal("the server still accepts connections while draining")
+		}
 	}
 	writer.Write([]byte(`"key":"in-flight"}`))
 	writer.Close()

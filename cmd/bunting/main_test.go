@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 )
 
@@ -20,7 +21,7 @@ func env(vars map[string]string) func(string) string {
 }
 
 func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
-	_, err := loadConfig(env(map[string]string{
+	_, err := server.LoadConfig(env(map[string]string{
 		"BUNTING_ADDR":           "8080",
 		"BUNTING_BASE_URL":       "localhost",
 		"BUNTING_SECRET_KEY":     "short",
@@ -40,7 +41,7 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	cfg, err := loadConfig(env(nil))
+	cfg, err := server.LoadConfig(env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

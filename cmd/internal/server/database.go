@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -26,16 +26,16 @@ const (
 	embeddedConfig = "postgres://postgres:postgres@127.0.0.1:%d/bunting?sslmode=disable"
 )
 
-// openDatabase returns a pool for BUNTING_DATABASE_URL; without one, for
+// OpenDatabase returns a pool for BUNTING_DATABASE_URL; without one, for
 // database "bunting" on the local server (created when missing); with nothing
 // answering there, for an embedded PostgreSQL under the data directory. The
-// returned stop function shuts down what openDatabase started.
-func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
+// returned stop function shuts down what OpenDatabase started.
+func OpenDatabase(ctx context.Context, cfg Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	if cfg.DatabaseURL != "" {
-		pool, err := connect(ctx, cfg.DatabaseURL, cfg.tracer)
+		pool, err := Connect(ctx, cfg.DatabaseURL, cfg.Tracer)
 		return pool, func() { pool.Close() }, err
 	}
-	if pool, err := openLocal(ctx, cfg.tracer); err == nil {
+	if pool, err := openLocal(ctx, cfg.Tracer); err == nil {
 		log.Info("using the local PostgreSQL server", "database", localDatabase, "addr", "127.0.0.1:5432")
 		return pool, func() { pool.Close() }, nil
 	} else {
@@ -44,7 +44,9 @@ func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 	return openEmbedded(ctx, cfg, log)
 }
 
-func connect(ctx context.Context, url string, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
+// Connect opens a pool on url, configured as the server's (with tracer,
+// when not nil, seeing every statement), and checks that it answers.
+func Connect(ctx context.Context, url string, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
@@ -82,12 +84,12 @@ func openLocal(ctx context.Context, tracer pgx.QueryTracer) (*pgxpool.Pool, erro
 			return nil, fmt.Errorf("create database %s: %w", localDatabase, err)
 		}
 	}
-	return connect(ctx, fmt.Sprintf(localServer, localDatabase), tracer)
+	return Connect(ctx, fmt.Sprintf(localServer, localDatabase), tracer)
 }
 
 // openEmbedded starts PostgreSQL with the machine's own binaries when it has
 // them, so it works offline; data lives under the data directory.
-func openEmbedded(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
+func openEmbedded(ctx context.Context, cfg Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	if os.Geteuid() == 0 {
 		return nil, nil, errors.New("no PostgreSQL server answers at 127.0.0.1:5432, and an embedded one " +
 			"cannot start because PostgreSQL refuses to run as root: run Bunting as another user, or point it " +
@@ -103,7 +105,7 @@ func openEmbedded(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 		DataPath(filepath.Join(dataDir, "postgres")).
 		RuntimePath(filepath.Join(dataDir, "postgres-runtime")).
 		Logger(nil)
-	if bin, version, ok := machinePostgres(); ok {
+	if bin, version, ok := MachinePostgres(); ok {
 		pgConfig = pgConfig.BinariesPath(bin).Version(version)
 		log.Info("embedded PostgreSQL uses the machine's binaries", "path", bin)
 	}
@@ -111,7 +113,7 @@ func openEmbedded(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 	if err := pg.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start embedded PostgreSQL: %w (or set BUNTING_DATABASE_URL)", err)
 	}
-	pool, err := connect(ctx, fmt.Sprintf(embeddedConfig, embeddedPort), cfg.tracer)
+	pool, err := Connect(ctx, fmt.Sprintf(embeddedConfig, embeddedPort), cfg.Tracer)
 	if err != nil {
 		pg.Stop()
 		return nil, nil, err
@@ -125,9 +127,9 @@ func openEmbedded(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.P
 	}, nil
 }
 
-// machinePostgres finds the newest PostgreSQL installed under /usr/lib/postgresql
+// MachinePostgres finds the newest PostgreSQL installed under /usr/lib/postgresql
 // (Debian and Ubuntu's layout) that embedded-postgres knows a version for.
-func machinePostgres() (string, embeddedpostgres.PostgresVersion, bool) {
+func MachinePostgres() (string, embeddedpostgres.PostgresVersion, bool) {
 	versions := map[string]embeddedpostgres.PostgresVersion{
 		"14": embeddedpostgres.V14, "15": embeddedpostgres.V15, "16": embeddedpostgres.V16, "17": embeddedpostgres.V17,
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 )
 
-// TestMain lets this test binary be the benchmark's server: `bunting bench`
+// TestMain lets this test binary be the benchmark's server: `bunting-bench`
 // starts its own executable as `bench-server`, and under go test that
 // executable is this binary.
 func TestMain(m *testing.M) {
@@ -40,8 +40,10 @@ func TestBenchShort(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath, logPath := filepath.Join(dir, "bench.json"), filepath.Join(dir, "server.log")
 	var out bytes.Buffer
-	vars := env(map[string]string{"BUNTING_DATABASE_URL": dbtest.ServerURL()})
-	err := run(ctx, []string{"bench", "-short", "-duration", "500ms", "-warmup", "100ms", "-json", jsonPath, "-server-log", logPath}, vars, &out)
+	vars := func(name string) string {
+		return map[string]string{"BUNTING_DATABASE_URL": dbtest.ServerURL()}[name]
+	}
+	err := run(ctx, []string{"-short", "-duration", "500ms", "-warmup", "100ms", "-json", jsonPath, "-server-log", logPath}, vars, &out)
 	if err != nil {
 		log, _ := os.ReadFile(logPath)
 		if len(log) > 4000 {
