@@ -21,7 +21,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
-// MaxBodyBytes is the largest request body accepted (decisions.md §2).
+// MaxBodyBytes is the largest request body accepted (1 MiB); a larger one is
+// answered 413 RequestTooLarge.
 const MaxBodyBytes = 1 << 20
 
 // envelope wraps every answer under /api/.
@@ -43,7 +44,7 @@ func respond(c echo.Context, data any, err error) error {
 }
 
 // errorResponse maps an error to its status and error codes; it is the only
-// place that does (decisions.md §2).
+// place that does, so every surface answers a given error alike.
 func errorResponse(err error) (int, []string) {
 	var verr *store.ValidationError
 	var rerr *store.RuleError
@@ -281,11 +282,6 @@ func collectFields(t reflect.Type, into map[string]bool) {
 		}
 		into[foldKey(tag)] = true
 	}
-}
-
-// comment is the optional body of changes that only carry an audit comment.
-type comment struct {
-	Comment string `json:"comment"`
 }
 
 // pathID reads a uuid path parameter; a malformed one names nothing, so 404.

@@ -45,9 +45,8 @@ func TestSharedSegmentsAndByIDs(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	e := s.prodEnv()
-	dev := e.env.ID // replaced below by the Dev environment of the same project
 	p := decode[store.Project](t, s.do("GET", "/api/v1/projects/"+e.env.ProjectID.String(), s.owner, nil).ok(t))
-	dev = p.Environments[1].ID
+	dev := p.Environments[1].ID // the Dev environment of the same project
 	devSegs := "/api/v1/envs/" + dev.String() + "/segments"
 
 	own := e.createSegment(map[string]any{"name": "Prod only", "key": "prod-only", "type": "environment-specific"})

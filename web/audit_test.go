@@ -11,6 +11,7 @@ import (
 )
 
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	for i := range 22 {
 		a.makeFlag(env, store.FlagInput{Name: fmt.Sprintf("Flag %02d", i), Key: fmt.Sprintf("flag-%02d", i),

@@ -12,6 +12,7 @@ import (
 )
 
 func TestSignIn(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.browser()
 
@@ -49,6 +50,7 @@ func TestSignIn(t *testing.T) {
 }
 
 func TestSignInNextStaysLocal(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	for _, next := range []string{"//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "evil"} {
 		b := a.browser()
@@ -64,6 +66,7 @@ func TestSignInNextStaysLocal(t *testing.T) {
 }
 
 func TestSignInThrottled(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.browser()
 	for range 10 {
@@ -76,6 +79,7 @@ func TestSignInThrottled(t *testing.T) {
 }
 
 func TestSessionCookie(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		base   string
 		secure bool
@@ -123,6 +127,7 @@ func TestSessionCookie(t *testing.T) {
 }
 
 func TestCSRF(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 
@@ -155,6 +160,7 @@ func TestCSRF(t *testing.T) {
 }
 
 func TestLogout(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/profile")
@@ -163,6 +169,7 @@ func TestLogout(t *testing.T) {
 }
 
 func TestPasswordChange(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	other := a.signedIn(ownerEmail, ownerPassword)

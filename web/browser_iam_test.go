@@ -25,11 +25,18 @@ type chrome struct {
 	problems []string
 }
 
+// browsers bounds how many Chromiums the parallel tests run at once: each is
+// several processes and hundreds of megabytes, and a test's timeout starts
+// only once it has its turn.
+var browsers = make(chan struct{}, 2)
+
 // headless starts Chromium; CSP violations and script errors it reports fail
 // the test at its end.
 func headless(t *testing.T, timeout time.Duration) *chrome {
 	t.Helper()
 	bin := chromium(t)
+	browsers <- struct{}{}
+	t.Cleanup(func() { <-browsers }) // registered first, so it runs after the browser has closed
 	allocCtx, cancel := chromedp.NewExecAllocator(t.Context(),
 		chromedp.ExecPath(bin),
 		chromedp.Flag("headless", true),
@@ -145,6 +152,7 @@ func (b *chrome) shoot(base, path, name, ready string) {
 // initial password, then sign in as that member (a Developer) and find the
 // restricted controls missing and a forbidden action refused.
 func TestBrowserIAM(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	ctx := t.Context()
 	owner := a.ownerActor()

@@ -37,6 +37,7 @@ func chromium(t *testing.T) string {
 // takes screenshots of the projects page at desktop and phone widths (into
 // $BUNTING_SCREENSHOTS when set).
 func TestBrowser(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 
 	// Launch flags and the console watch (CSP violations and script errors
@@ -264,6 +265,7 @@ func (ch *chrome) shootAt(base, path, name string, width int64, ready string) {
 // segment. It takes screenshots of the flag list and the flag page at 1280
 // and 390 px.
 func TestBrowserFlags(t *testing.T) {
+	t.Parallel()
 	ch := headless(t, 120*time.Second)
 	a := newApp(t)
 	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), store.ProjectInput{Name: "Web shop", Key: "web-shop"})

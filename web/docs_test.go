@@ -56,6 +56,7 @@ func TestAPIReferencePage(t *testing.T) {
 // shows the document's operations under the pages' Content-Security-Policy,
 // with no policy violation or script error, at desktop and phone widths.
 func TestBrowserAPIReference(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	// Launch flags and the console watch (CSP violations and script errors
 	// fail the test) are headless's.

@@ -12,6 +12,7 @@ import (
 // TestFlagEvaluationsAreShown: the flag list and page say when SDKs last
 // evaluated a flag ("never" until one reports), so stale flags stand out.
 func TestFlagEvaluationsAreShown(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -39,6 +40,7 @@ func TestFlagEvaluationsAreShown(t *testing.T) {
 // TestTestAUser: the flag page's "test a user" panel answers, with the
 // SDKs' engine, what a user gets and why; a missing key is shown at its field.
 func TestTestAUser(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	tg := f.Targeting()

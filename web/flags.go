@@ -49,9 +49,6 @@ type workEnv struct {
 	requireComment          bool
 }
 
-// rn names the environment for permission checks.
-func (w workEnv) rn() string { return store.EnvRN(w.projectKey, w.key) }
-
 func (w workEnv) view(ok bool) views.WorkEnv {
 	return views.WorkEnv{Project: w.projectName, Name: w.name, RequireComment: w.requireComment, Missing: !ok, ProjectsHref: "/projects"}
 }
@@ -375,7 +372,7 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	}
 	cur, getErr := p.store.GetFlag(ctx, a, w.id, key)
 	if getErr != nil {
-		return err
+		return getErr
 	}
 	form := p.form(c, cur.ID.String(), flagHref(key)+"/toggle", values)
 	status, err := changeProblems(err, &form)

@@ -89,6 +89,7 @@ func formValues(root *html.Node) url.Values {
 }
 
 func TestFlagListAndCreate(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/flags").status(http.StatusOK)
@@ -205,6 +206,7 @@ func TestFlagListAndCreate(t *testing.T) {
 }
 
 func TestFlagListFilters(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	for i := range 23 {
 		in := store.FlagInput{Name: fmt.Sprintf("Flag %02d", i), Key: fmt.Sprintf("flag-%02d", i), IsEnabled: i%2 == 0}
@@ -276,6 +278,7 @@ func TestFlagListFilters(t *testing.T) {
 }
 
 func TestFlagToggle(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
 	other := a.makeFlag(env, store.FlagInput{Name: "Other", Key: "other"})
@@ -339,6 +342,7 @@ func TestFlagToggle(t *testing.T) {
 }
 
 func TestFlagChangesNeedCommentsWhenRequired(t *testing.T) {
+	t.Parallel()
 	a, pr, env := flagApp(t)
 	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
 	a.requireComments(pr, env)
@@ -422,6 +426,7 @@ func (b *browser) targetingForm(key string) url.Values {
 }
 
 func TestFlagTargetingEditor(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
 		Variations: []store.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
@@ -644,6 +649,7 @@ func countOptions(sel *html.Node) int {
 // A rollout made elsewhere (thirds) shows as whole percentages that add up,
 // and saving the editor unchanged keeps its exact ranges.
 func TestFlagTargetingKeepsForeignRollouts(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	three := a.makeFlag(env, store.FlagInput{Name: "Three", Key: "three", VariationType: "string",
 		Variations: []store.Variation{{ID: "a", Name: "A", Value: "a"}, {ID: "b", Name: "B", Value: "b"}, {ID: "c", Name: "C", Value: "c"}}})
@@ -677,6 +683,7 @@ func TestFlagTargetingKeepsForeignRollouts(t *testing.T) {
 }
 
 func TestFlagVariationsEditor(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	a.makeFlag(env, store.FlagInput{Name: "Banner", Key: "banner", VariationType: "string",
 		Variations: []store.Variation{{ID: "a", Name: "A", Value: "a"}, {ID: "b", Name: "B", Value: "b"}}})
@@ -726,6 +733,7 @@ func TestFlagVariationsEditor(t *testing.T) {
 }
 
 func TestFlagSettingsAndLifecycle(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -836,6 +844,7 @@ func TestFlagSettingsAndLifecycle(t *testing.T) {
 }
 
 func TestFlagHistory(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", Change: store.Change{Comment: "first"}})
 	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "checkout", store.FlagNameInput{Name: "Checkout v2",
@@ -871,6 +880,7 @@ func TestFlagHistory(t *testing.T) {
 
 // Flag text from users renders as text everywhere: list, page and history.
 func TestFlagNameIsEscaped(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	const evil = `<script>alert(1)</script>`
 	a.makeFlag(env, store.FlagInput{Name: "Safe", Key: "evil", Description: evil, Tags: []string{"<i>x</i>"}})
@@ -903,6 +913,7 @@ func TestFlagNameIsEscaped(t *testing.T) {
 // environment and is refused; a member who may only read sees no controls
 // and is refused when posting anyway.
 func TestFlagPagesFollowPermissions(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
 	controls := []string{"flag-create", "flag-toggle", "targeting-form", "off-variation-form", "variations-form",
@@ -998,6 +1009,7 @@ func (a *app) readerPolicy() uuid.UUID {
 
 // Every control of the flag pages has a label.
 func TestFlagPagesLabelEveryControl(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
 	tg := f.Targeting()

@@ -49,6 +49,7 @@ func (a *app) directPolicies(member string) []string {
 }
 
 func TestAddMember(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/members").status(http.StatusOK)
@@ -121,6 +122,7 @@ func TestAddMember(t *testing.T) {
 }
 
 func TestMembersSearchAndPaging(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	for i := range 22 {
 		a.addMember(fmt.Sprintf("user%02d@example.com", i))
@@ -149,6 +151,7 @@ func TestMembersSearchAndPaging(t *testing.T) {
 }
 
 func TestMemberPage(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	ctx := t.Context()
 	owner := a.ownerActor()
@@ -236,6 +239,7 @@ func attrOfForm(n *html.Node) string {
 
 // The last owner cannot be taken away: the pages say so and nothing changes.
 func TestLastOwnerRefused(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	path := "/members/" + a.owner.String()
@@ -272,6 +276,7 @@ func TestLastOwnerRefused(t *testing.T) {
 }
 
 func TestGroups(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	dev := a.addMember("dev@example.com")
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -348,6 +353,7 @@ func TestGroups(t *testing.T) {
 }
 
 func TestPolicies(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/policies").status(http.StatusOK)
@@ -518,6 +524,7 @@ func TestPolicies(t *testing.T) {
 }
 
 func TestOrganizationPage(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/organization").status(http.StatusOK)
@@ -568,6 +575,7 @@ func inputValued(root *html.Node, value string) *html.Node {
 }
 
 func TestAccessTokenPage(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	owner := a.ownerActor()
 	personal, err := a.st.CreateAccessToken(t.Context(), owner, store.AccessTokenInput{Name: "laptop", Type: store.TokenPersonal})
@@ -660,6 +668,7 @@ func TestAccessTokenPage(t *testing.T) {
 
 // A Developer sees no IAM navigation; IAM pages and actions answer the 403 page.
 func TestDeveloperCannotManageIAM(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	ctx := t.Context()
 	owner := a.ownerActor()
@@ -742,6 +751,7 @@ func TestDeveloperCannotManageIAM(t *testing.T) {
 }
 
 func TestEveryIAMPageRenders(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	ctx := t.Context()
 	owner := a.ownerActor()
@@ -799,6 +809,7 @@ func TestEveryIAMPageRenders(t *testing.T) {
 
 // Names typed by people render escaped on the IAM pages.
 func TestIAMNamesAreEscaped(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	const evil = `<script>alert(1)</script>`
 	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), store.GroupInput{Name: evil, Description: evil})

@@ -13,6 +13,7 @@ import (
 // tokens, but change nothing else: the pages do not offer it, and the server
 // refuses it when posted anyway.
 func TestDeveloperSeesOnlyWhatTheyMayDo(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), store.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
@@ -102,6 +103,7 @@ func TestDeveloperSeesOnlyWhatTheyMayDo(t *testing.T) {
 
 // A member with no access to access tokens does not see them in the navigation.
 func TestNavigationFollowsPermissions(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	a.addMember("nobody@example.com")
 	b := a.signedIn("nobody@example.com", memberPassword)

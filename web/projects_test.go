@@ -32,6 +32,7 @@ func envPath(p store.Project, i int) string {
 }
 
 func TestCreateProject(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/projects").status(http.StatusOK)
@@ -90,6 +91,7 @@ func TestCreateProject(t *testing.T) {
 }
 
 func TestProjectNameIsEscaped(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/projects")
@@ -115,6 +117,7 @@ func TestProjectNameIsEscaped(t *testing.T) {
 }
 
 func TestProjectPage(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/projects")
@@ -166,6 +169,7 @@ func TestProjectPage(t *testing.T) {
 }
 
 func TestEnvironmentPage(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/projects")
@@ -258,6 +262,7 @@ func TestEnvironmentPage(t *testing.T) {
 }
 
 func TestDeleteEnvironmentAndProject(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/projects")

@@ -29,6 +29,7 @@ func (a *app) segment(env store.Environment, sg store.Segment) store.Segment {
 func segmentPath(sg store.Segment) string { return "/segments/" + sg.ID.String() }
 
 func TestSegmentListAndCreate(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/segments").status(http.StatusOK)
@@ -97,6 +98,7 @@ func TestSegmentListAndCreate(t *testing.T) {
 }
 
 func TestSegmentTargeting(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	sg := a.makeSegment(env, "Beta users", "beta")
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -165,6 +167,7 @@ func TestSegmentTargeting(t *testing.T) {
 }
 
 func TestSegmentLifecycle(t *testing.T) {
+	t.Parallel()
 	a, pr, env := flagApp(t)
 	sg := a.makeSegment(env, "Beta users", "beta")
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
@@ -242,6 +245,7 @@ func TestSegmentLifecycle(t *testing.T) {
 // A Developer may do everything to segments; a reader sees no controls and
 // is refused when posting anyway; user text renders as text.
 func TestSegmentPagesFollowPermissions(t *testing.T) {
+	t.Parallel()
 	a, _, env := flagApp(t)
 	const evil = `<script>alert(1)</script>`
 	sg := a.makeSegment(env, evil, "evil")

@@ -20,8 +20,6 @@ import (
 // change bumps the epoch, which ends every other session at its next request.
 const (
 	sessionCookie = "bunting_session"
-	// sessionTTL is the absolute lifetime of a sign-in, as for API session tokens.
-	sessionTTL = 12 * time.Hour
 
 	sessionUser  = "user"
 	sessionEpoch = "epoch"
@@ -41,7 +39,7 @@ var errNoOrganization = errors.New("user belongs to no organization")
 func newSessionStore(keys store.Keys, secure bool) *sessions.CookieStore {
 	cs := sessions.NewCookieStore(keys.CookieHash, keys.CookieBlock)
 	cs.Options = &sessions.Options{Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}
-	cs.MaxAge(int(sessionTTL.Seconds())) // the cookie's Max-Age and the codec's timestamp check
+	cs.MaxAge(int(store.SessionLifetime.Seconds())) // the cookie's Max-Age and the codec's timestamp check
 	return cs
 }
 
@@ -79,7 +77,7 @@ func signedInUser(sess *sessions.Session) (uuid.UUID, int32, bool) {
 	epoch, okEpoch := sess.Values[sessionEpoch].(int32)
 	since, okSince := sess.Values[sessionSince].(int64)
 	id, err := uuid.Parse(raw)
-	if err != nil || !okEpoch || !okSince || time.Since(time.Unix(since, 0)) >= sessionTTL {
+	if err != nil || !okEpoch || !okSince || time.Since(time.Unix(since, 0)) >= store.SessionLifetime {
 		return uuid.Nil, 0, false
 	}
 	return id, epoch, true

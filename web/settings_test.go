@@ -12,6 +12,7 @@ import (
 )
 
 func TestAccessTokens(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/access-tokens").status(http.StatusOK)
@@ -86,6 +87,7 @@ func tokenID(t *testing.T, a *app, name string) string {
 }
 
 func TestAccessTokenPaging(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	// Stored directly: twelve at once is more than the creation rate limit allows.
 	owner := a.ownerActor()
@@ -122,6 +124,7 @@ func TestAccessTokenPaging(t *testing.T) {
 }
 
 func TestWorkspace(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/workspace").status(http.StatusOK)
@@ -185,6 +188,7 @@ func TestWorkspace(t *testing.T) {
 }
 
 func TestContextSwitcher(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	for _, p := range []store.ProjectInput{{Name: "Web", Key: "web"}, {Name: "Mobile", Key: "mobile"}} {
 		_, err := a.st.CreateProject(t.Context(), a.ownerActor(), p)
@@ -226,6 +230,7 @@ func TestContextSwitcher(t *testing.T) {
 }
 
 func TestSwitchOrganization(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	ctx := t.Context()
 	other := createOrganization(t, a, "Other", "other", true)
@@ -246,6 +251,7 @@ func TestSwitchOrganization(t *testing.T) {
 }
 
 func TestErrorPages(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	for _, path := range []string{"/no-such-page", "/projects/not-a-uuid", "/projects/0b7d9d3e-0000-4000-8000-000000000000"} {
@@ -272,6 +278,7 @@ func TestErrorPages(t *testing.T) {
 }
 
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.browser()
 	for _, path := range []string{"/login", "/no-such-page"} {
@@ -297,6 +304,7 @@ func TestSecurityHeaders(t *testing.T) {
 }
 
 func TestStaticFiles(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.browser()
 	login := b.get("/login")
@@ -320,6 +328,7 @@ func TestStaticFiles(t *testing.T) {
 }
 
 func TestEveryPageRenders(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), store.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
@@ -357,6 +366,7 @@ func TestEveryPageRenders(t *testing.T) {
 
 // An unexpected failure is a proper page that tells nothing internal.
 func TestServerErrorPage(t *testing.T) {
+	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	token := b.last.csrf()

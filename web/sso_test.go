@@ -432,6 +432,7 @@ func (a *app) rows() string {
 // organization with the default permissions, lands where they were going,
 // and signs in again later as the same user.
 func TestSSOSignIn(t *testing.T) {
+	t.Parallel()
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
@@ -511,6 +512,7 @@ func TestSSOSignIn(t *testing.T) {
 // method, and proves the setting is what is sent: a provider expecting the
 // other method refuses the exchange.
 func TestSSOClientAuthentication(t *testing.T) {
+	t.Parallel()
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "")
@@ -543,6 +545,7 @@ func TestSSOClientAuthentication(t *testing.T) {
 // TestSSOFailures proves each refusal shows a page that leads back to sign
 // in, is logged with its reason, starts no session and stores nothing.
 func TestSSOFailures(t *testing.T) {
+	t.Parallel()
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
@@ -692,6 +695,7 @@ func TestSSOFailures(t *testing.T) {
 // case-insensitively and keeps their password and access; an existing user
 // of no organization here joins the workspace's default (oldest) organization.
 func TestSSOMatchesExistingUsers(t *testing.T) {
+	t.Parallel()
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "")
@@ -738,6 +742,7 @@ func TestSSOMatchesExistingUsers(t *testing.T) {
 // settings, asks for the workspace key when there are several, and lets its
 // form lead to the provider (Content-Security-Policy form-action).
 func TestSSOSignInPage(t *testing.T) {
+	t.Parallel()
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	b := a.browser()
@@ -781,6 +786,7 @@ func TestSSOSignInPage(t *testing.T) {
 // TestSSOTestConnection: the workspace page shows the redirect URI to
 // register and tests the endpoints in the form: discovery and keys.
 func TestSSOTestConnection(t *testing.T) {
+	t.Parallel()
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
@@ -840,6 +846,7 @@ func TestSSOTestConnection(t *testing.T) {
 // after the form, and SameSite to the cookies on the way back. Then the owner
 // tests the connection from the workspace page, in place with htmx.
 func TestSSOBrowser(t *testing.T) {
+	t.Parallel()
 	a := newSSOApp(t, &logRecorder{})
 	prov := newOIDCProvider(t, "localhost", "/realms/acme")
 	a.useProvider(prov, store.ClientSecretBasic, true)

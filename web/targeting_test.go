@@ -9,6 +9,7 @@ import (
 )
 
 func TestPercentsOf(t *testing.T) {
+	t.Parallel()
 	vars := []store.Variation{{ID: "a"}, {ID: "b"}, {ID: "c"}}
 	third := 1.0 / 3
 	for _, tc := range []struct {
@@ -42,6 +43,7 @@ func TestPercentsOf(t *testing.T) {
 }
 
 func TestServeRollout(t *testing.T) {
+	t.Parallel()
 	vars := []store.Variation{{ID: "a"}, {ID: "b"}}
 	for _, tc := range []struct {
 		name     string
@@ -80,6 +82,7 @@ func TestServeRollout(t *testing.T) {
 }
 
 func TestEditRules(t *testing.T) {
+	t.Parallel()
 	vars := []store.Variation{{ID: "a"}}
 	rules := []ruleForm{{index: "0", id: "x", conds: []condForm{{index: "0"}, {index: "1"}}}, {index: "3", id: "y"}}
 	ids := func(rs []ruleForm) []string {
@@ -114,6 +117,7 @@ func TestEditRules(t *testing.T) {
 }
 
 func TestLineDiff(t *testing.T) {
+	t.Parallel()
 	kinds := func(ls []views.DiffLine) string {
 		var s string
 		for _, l := range ls {
@@ -138,6 +142,7 @@ func TestLineDiff(t *testing.T) {
 }
 
 func TestFieldChanges(t *testing.T) {
+	t.Parallel()
 	prev := []byte(`{"name":"A","isEnabled":false,"revision":"1","tags":[],"variations":[{"id":"v1","name":"On","value":"true"}],"disabledVariationId":"v1"}`)
 	cur := []byte(`{"name":"B","isEnabled":true,"revision":"2","tags":["x"],"variations":[{"id":"v1","name":"On","value":"true"}],"disabledVariationId":"v1"}`)
 	got := fieldChanges(prev, cur)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/sdk"
@@ -25,7 +27,7 @@ import (
 
 // startOwnPostgres starts a private PostgreSQL, the one Bunting runs when
 // no server answers, that the test stops and restarts itself.
-func startOwnPostgres(t *testing.T) *privatePostgres {
+func startOwnPostgres(t *testing.T) *server.PrivatePostgres {
 	t.Helper()
 	// Under the shared temporary directory: as root the server runs as
 	// another user, who must reach it.
@@ -35,16 +37,16 @@ func startOwnPostgres(t *testing.T) *privatePostgres {
 	}
 	os.Chmod(dir, 0o755)
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	pg := &privatePostgres{dir: filepath.Join(dir, "postgres")}
-	if _, err := pg.prepare(); errors.Is(err, errNoPostgres) {
+	pg := server.NewPrivatePostgres(filepath.Join(dir, "postgres"))
+	if _, err := pg.Prepare(); errors.Is(err, server.ErrNoPostgres) {
 		skipUnlessCI(t, err.Error())
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	if err := pg.start(context.Background()); err != nil {
+	if err := pg.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pg.stop() })
+	t.Cleanup(func() { pg.Stop() })
 	return pg
 }
 
@@ -113,7 +115,7 @@ func get(t *testing.T, client *http.Client, base, path, auth string) (int, strin
 // the database does, with no restart.
 func TestDatabaseOutage(t *testing.T) {
 	pg := startOwnPostgres(t)
-	conn, err := pgx.Connect(context.Background(), pg.url("postgres"))
+	conn, err := pgx.Connect(context.Background(), pg.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,7 @@ func TestDatabaseOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _ := serveForTest(t, map[string]string{"BUNTING_DATABASE_URL": pg.url("bunting"),
+	base, _ := serveForTest(t, map[string]string{"BUNTING_DATABASE_URL": pg.URL("bunting"),
 		"BUNTING_ADMIN_EMAIL": "root@example.com", "BUNTING_ADMIN_PASSWORD": "root-password"})
 	auth := signIn(t, base, "root@example.com", "root-password")
 	// A client that would give up long before a hanging server answered.
@@ -131,7 +133,7 @@ func TestDatabaseOutage(t *testing.T) {
 		t.Fatalf("before the outage: %d", status)
 	}
 
-	if err := pg.stop(); err != nil {
+	if err := pg.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{"/api/v1/projects", "/api/v1/user/profile"} {
@@ -146,7 +148,7 @@ func TestDatabaseOutage(t *testing.T) {
 		t.Fatalf("readiness during the outage: %d, want 503", status)
 	}
 
-	if err := pg.start(context.Background()); err != nil {
+	if err := pg.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -196,9 +198,14 @@ func TestShutdownDrains(t *testing.T) {
 	}()
 
 	// A request whose body arrives slowly is in flight when the stop comes.
+	// It expects 100 Continue, which the server sends when the handler starts
+	// reading the body: the sign that the request is in its hands.
 	body, writer := io.Pipe()
-	req, _ := http.NewRequest("POST", base+"/api/v1/projects", body)
+	reading := make(chan struct{})
+	trace := &httptrace.ClientTrace{Got100Continue: func() { close(reading) }}
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", base+"/api/v1/projects", body)
 	req.Header.Set("Authorization", auth)
+	req.Header.Set("Expect", "100-continue")
 	answered := make(chan int, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)
@@ -209,14 +216,25 @@ func TestShutdownDrains(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
+	select {
+	case <-reading:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not start reading the request")
+	}
 	writer.Write([]byte(`{"name":"In flight",`))
-	time.Sleep(300 * time.Millisecond)
 	stopped := time.Now()
 	stop()
-	time.Sleep(300 * time.Millisecond)
-	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+	// The listener closes as the stop begins; the drain lasts until the
+	// request's body is complete.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			break
+		}
 		c.Close()
-		t.Fatal("the server still accepts connections while draining")
+		if time.Now().After(deadline) {
+			t.Fatal("the server still accepts connections while draining")
+		}
 	}
 	select {
 	case code := <-closed:

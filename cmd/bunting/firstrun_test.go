@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bunting-flags/bunting/cmd/internal/server"
 )
 
 // inNamespace marks the run of TestFirstRun inside its network namespace.
@@ -33,8 +35,8 @@ const inNamespace = "BUNTING_TEST_IN_NETNS"
 // PostgreSQL. It does so as root (the server runs as the postgres user) and
 // as an unprivileged user (with the default data directory under HOME).
 func TestFirstRun(t *testing.T) {
-	if _, ok := machinePostgres(""); !ok {
-		skipUnlessCI(t, errNoPostgres.Error())
+	if _, ok := server.MachinePostgres(""); !ok {
+		skipUnlessCI(t, server.ErrNoPostgres.Error())
 	}
 	if os.Getenv(inNamespace) == "" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestFirstRun$", "-test.v", "-test.timeout=2m")
@@ -53,9 +55,9 @@ func TestFirstRun(t *testing.T) {
 	}
 
 	loopbackUp(t)
-	if c, err := net.DialTimeout("tcp", localServer, time.Second); err == nil {
+	if c, err := net.DialTimeout("tcp", server.LocalServer, time.Second); err == nil {
 		c.Close()
-		t.Fatalf("%s answers in the new network namespace", localServer)
+		t.Fatalf("%s answers in the new network namespace", server.LocalServer)
 	}
 	exe := executableForAnyone(t)
 	makeRun := []string{"PATH=" + os.Getenv("PATH"), "BUNTING_ADMIN_EMAIL=admin@example.com", "BUNTING_ADMIN_PASSWORD=bunting-admin",
@@ -63,7 +65,7 @@ func TestFirstRun(t *testing.T) {
 
 	t.Run("root", func(t *testing.T) {
 		dataDir := filepath.Join(reachableTempDir(t), "data")
-		u, err := serverUser()
+		u, err := server.ServerUser()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,19 +246,19 @@ func executableForAnyone(t *testing.T) string {
 // token create` while `make run` serves) uses the private server the first
 // started, and leaves it running when it ends; the first stops it.
 func TestPrivateServerIsShared(t *testing.T) {
-	if _, ok := machinePostgres(""); !ok {
-		skipUnlessCI(t, errNoPostgres.Error())
+	if _, ok := server.MachinePostgres(""); !ok {
+		skipUnlessCI(t, server.ErrNoPostgres.Error())
 	}
 	ctx := context.Background()
-	cfg := config{DataDir: reachableTempDir(t)}
+	cfg := server.Config{DataDir: reachableTempDir(t)}
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	first, stopFirst, err := openPrivate(ctx, cfg, log)
+	first, stopFirst, err := server.OpenPrivate(ctx, cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stopFirst()
-	second, stopSecond, err := openPrivate(ctx, cfg, log)
+	second, stopSecond, err := server.OpenPrivate(ctx, cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 )
 
@@ -22,7 +23,7 @@ func env(vars map[string]string) func(string) string {
 }
 
 func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
-	_, err := loadConfig(env(map[string]string{
+	_, err := server.LoadConfig(env(map[string]string{
 		"BUNTING_ADDR":                       "8080",
 		"BUNTING_BASE_URL":                   "localhost",
 		"BUNTING_SECRET_KEY":                 "short",
@@ -47,7 +48,7 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	cfg, err := loadConfig(env(nil))
+	cfg, err := server.LoadConfig(env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestDefaultDataDir(t *testing.T) {
 		{map[string]string{"HOME": "/home/ann", "BUNTING_DATA_DIR": "/srv/b"}, "/srv/b", "/srv/b"},
 		{nil, "", "/var/lib/bunting"},
 	} {
-		cfg, err := loadConfig(env(c.env))
+		cfg, err := server.LoadConfig(env(c.env))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,18 +87,18 @@ func TestDefaultDataDir(t *testing.T) {
 // TestConfigCORSOrigins accepts only exact origins: a wildcard, a path or a
 // bare host would share credentials more widely than meant.
 func TestConfigCORSOrigins(t *testing.T) {
-	cfg, err := loadConfig(env(map[string]string{"BUNTING_CORS_ORIGINS": " https://app.example.com, http://localhost:4200 ,"}))
+	cfg, err := server.LoadConfig(env(map[string]string{"BUNTING_CORS_ORIGINS": " https://app.example.com, http://localhost:4200 ,"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"https://app.example.com", "http://localhost:4200"}; !slices.Equal(cfg.CORSOrigins, want) {
 		t.Fatalf("origins %q, want %q", cfg.CORSOrigins, want)
 	}
-	if cfg, _ := loadConfig(env(nil)); cfg.CORSOrigins != nil {
+	if cfg, _ := server.LoadConfig(env(nil)); cfg.CORSOrigins != nil {
 		t.Fatalf("default origins %q, want none", cfg.CORSOrigins)
 	}
 	for _, bad := range []string{"*", "https://*.example.com", "https://app.example.com/", "https://app.example.com/path", "app.example.com", "ftp://app.example.com", "https://user@app.example.com"} {
-		if _, err := loadConfig(env(map[string]string{"BUNTING_CORS_ORIGINS": "https://ok.example.com," + bad})); err == nil || !strings.Contains(err.Error(), "BUNTING_CORS_ORIGINS") {
+		if _, err := server.LoadConfig(env(map[string]string{"BUNTING_CORS_ORIGINS": "https://ok.example.com," + bad})); err == nil || !strings.Contains(err.Error(), "BUNTING_CORS_ORIGINS") {
 			t.Errorf("origin %q: got %v, want it refused", bad, err)
 		}
 	}
@@ -107,13 +108,13 @@ func TestConfigCORSOrigins(t *testing.T) {
 // take three quarters of the open-file limit at most, so the API, the
 // pages and the database keep descriptors when the cap is reached.
 func TestStreamingCapStaysBelowTheFileLimit(t *testing.T) {
-	cfg, err := loadConfig(env(map[string]string{"BUNTING_SDK_CONNECTIONS_PER_ADDRESS": "50", "BUNTING_SDK_RATE_PER_SECRET": "300"}))
+	cfg, err := server.LoadConfig(env(map[string]string{"BUNTING_SDK_CONNECTIONS_PER_ADDRESS": "50", "BUNTING_SDK_RATE_PER_SECRET": "300"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.DiscardHandler)
 	for files, want := range map[uint64]int{1024: 768, 8192: 6144, 1 << 20: 10_000, 0: 10_000} {
-		opts := sdkOptions(cfg, files, log)
+		opts := server.SDKOptions(cfg, files, log)
 		if opts.Connections.Total != want || opts.Connections.PerSecret != 5000 || opts.Connections.PerAddress != 50 {
 			t.Errorf("with %d files: %+v, want a total of %d, 5000 per secret, 50 per address", files, opts.Connections, want)
 		}
@@ -121,7 +122,7 @@ func TestStreamingCapStaysBelowTheFileLimit(t *testing.T) {
 			t.Errorf("rates %+v, want 300 a second per secret (bursts of 600), 1000 per address", opts.Limits)
 		}
 	}
-	if got := raiseFileLimit(log); got < 1024 {
+	if got := server.RaiseFileLimit(log); got < 1024 {
 		t.Errorf("open-file limit %d after raising it", got)
 	}
 }
@@ -242,4 +243,14 @@ func TestReadmeCurlSession(t *testing.T) {
 	if !strings.Contains(string(out), `"success":true`) || !strings.Contains(string(out), `"key":"web-shop"`) {
 		t.Fatalf("README session read back %s, want the web-shop project", out)
 	}
+}
+
+// TestMain lets this test binary be Bunting itself: TestFirstRun starts it
+// as `serve` inside its network namespace.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
 }

@@ -1,6 +1,6 @@
 // Package seed bulk-loads realistic data shaped like the store's own rows:
 // flags with targeting, segments, members with groups, and policies. Scale
-// tests and the benchmark (`bunting bench`) share it, so what is measured is
+// tests and the benchmark (`bunting-bench`) share it, so what is measured is
 // what is tested. It writes with set-based SQL and COPY, never through the
 // store, so a million flags take seconds rather than hours; it depends on
 // nothing but pgx, so the store's own tests can use it without an import cycle.

@@ -9,7 +9,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
-// Audit operations (decisions.md §6).
+// Audit operations: what an audit entry says was done to its subject.
 const (
 	OpCreate  = "Create"
 	OpUpdate  = "Update"

@@ -31,7 +31,8 @@ var (
 )
 
 // ValidationError lists every field problem of an input at once, as codes
-// like "name_is_required" (decisions.md §2).
+// like "name_is_required" or "key_is_invalid": the field as the JSON body
+// names it, then the problem.
 type ValidationError struct {
 	Codes []string
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
@@ -243,7 +244,10 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 	if err := a.require(CreateFlag, env.rn()+":flag/*"); err != nil {
 		return Flag{}, err
 	}
-	f := src.clone()
+	f, err := src.clone()
+	if err != nil {
+		return Flag{}, err
+	}
 	f.ID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), uuid.New(), actorID(a), actorID(a)
 	f.Name, f.Key, f.IsArchived = strings.TrimSpace(in.Name), in.Key, false
 	if in.Description != nil {
@@ -290,7 +294,11 @@ func (s *Store) FlagKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, key 
 // Targeting is the flag's current targeting, to change a part of and send
 // back whole.
 func (f Flag) Targeting() FlagTargeting {
-	c := f.clone()
+	c, err := f.clone()
+	if err != nil {
+		// A Flag holds only what JSON decoded into it, so it encodes again.
+		panic(fmt.Sprintf("copy flag %s: %v", f.Key, err))
+	}
 	return FlagTargeting{TargetUsers: c.TargetUsers, Rules: c.Rules, Fallthrough: c.Fallthrough,
 		ExptIncludeAllTargets: &c.ExptIncludeAllTargets}
 }

@@ -56,7 +56,8 @@ func (ch Change) check(v *validator, env envRow) {
 }
 
 // FlagInput creates a flag. Only name and key are required; the rest defaults
-// to a boolean flag that is off (decisions.md §4).
+// to a boolean flag that is off, serving its first variation when on and its
+// second when off.
 type FlagInput struct {
 	Name                string      `json:"name" form:"name"`
 	Key                 string      `json:"key" form:"key"`
@@ -480,7 +481,10 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if ch.Revision != nil && *ch.Revision != before.Revision {
 			return ErrConflict
 		}
-		after := before.clone()
+		after, err := before.clone()
+		if err != nil {
+			return err
+		}
 		if err := edit(&after); err != nil {
 			return err
 		}
@@ -498,7 +502,10 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		}
 		if before.IsArchived {
 			// Archived is read-only: the one change left is restoring it as it was.
-			restored := before.clone()
+			restored, err := before.clone()
+			if err != nil {
+				return err
+			}
 			restored.IsArchived = false
 			if after.IsArchived || !sameFlag(restored, after) {
 				return ErrFlagIsArchived
@@ -640,12 +647,22 @@ func sameJSON(x, y any) bool {
 }
 
 // clone is a deep copy, so edits cannot reach the original through shared slices.
-func (f Flag) clone() Flag {
-	var c Flag
-	b, _ := json.Marshal(f)
-	json.Unmarshal(b, &c)
+func (f Flag) clone() (Flag, error) {
+	c, err := deepCopy(f)
 	c.CreatedAt, c.UpdatedAt = f.CreatedAt, f.UpdatedAt
-	return c
+	return c, err
+}
+
+// deepCopy copies v through its JSON, which shares nothing with v; what JSON
+// does not keep of a time (its monotonic reading) the caller restores.
+func deepCopy[T any](v T) (T, error) {
+	var c T
+	b, err := json.Marshal(v)
+	if err != nil {
+		return c, err
+	}
+	err = json.Unmarshal(b, &c)
+	return c, err
 }
 
 // flagJSON holds a flag's JSON columns.

@@ -10,7 +10,9 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
-// Policy types (decisions.md §5).
+// Policy types: the built-in policies are SysManaged (shared by every
+// organization and never editable); every policy an organization makes is
+// CustomerManaged.
 const (
 	PolicySysManaged      = "SysManaged"
 	PolicyCustomerManaged = "CustomerManaged"

@@ -1,6 +1,7 @@
 package store
 
-// Paging bounds (decisions.md §4).
+// Paging bounds: a list answers DefaultPageSize items unless asked, and at
+// most MaxPageSize.
 const (
 	DefaultPageSize = 10
 	MaxPageSize     = 100

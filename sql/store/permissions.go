@@ -16,7 +16,8 @@ type Statement struct {
 	Resources    []string `json:"resources"`
 }
 
-// Resource types of statements (decisions.md §5).
+// Resource types of statements: the first part of the resource names their
+// patterns match (FeatBit's names; * is every type).
 const (
 	TypeAll          = "*"
 	TypeWorkspace    = "workspace"

@@ -300,8 +300,8 @@ func (s *Store) DeletePolicy(ctx context.Context, a *Actor, id uuid.UUID) error 
 }
 
 // ListPolicyMembers pages the organization's members who hold a policy
-// directly (decisions.md §5), or with All every member, each marked; Search
-// is part of the email.
+// directly (not through a group), or with All every member, each marked;
+// Search is part of the email.
 func (s *Store) ListPolicyMembers(ctx context.Context, a *Actor, policyID uuid.UUID, f IAMFilter) (Paged[PolicyMember], error) {
 	if _, err := s.policyOf(ctx, a, policyID); err != nil {
 		return Paged[PolicyMember]{}, err

@@ -9,7 +9,7 @@ import (
 
 // NewSecretValue returns an environment secret as FeatBit SDKs understand it:
 // 22 characters encoding a fresh random uuid, then 22 encoding the environment
-// id (decisions.md §4), so an evaluation server can read the environment from
+// id, so an evaluation server can read the environment from
 // characters 22 to 44.
 func NewSecretValue(envID uuid.UUID) string {
 	return encodeGUID(uuid.New()) + encodeGUID(envID)

@@ -451,7 +451,10 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err != nil {
 			return err
 		}
-		after := before.clone()
+		after, err := before.clone()
+		if err != nil {
+			return err
+		}
 		if err := edit(&after); err != nil {
 			return err
 		}
@@ -592,7 +595,10 @@ func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Act
 		if err != nil {
 			return err
 		}
-		after := before.clone()
+		after, err := before.clone()
+		if err != nil {
+			return err
+		}
 		after.Revision, after.UpdatorID = uuid.New(), actorID(a)
 		stored, err := storeFlag(ctx, q, after, before.Revision, row.SegmentRefs)
 		if err != nil {
@@ -627,12 +633,11 @@ func segmentChangeActions(before, after Segment) []string {
 	return actions
 }
 
-func (sg Segment) clone() Segment {
-	var c Segment
-	b, _ := json.Marshal(sg)
-	json.Unmarshal(b, &c)
+// clone is a deep copy, so edits cannot reach the original through shared slices.
+func (sg Segment) clone() (Segment, error) {
+	c, err := deepCopy(sg)
 	c.CreatedAt, c.UpdatedAt = sg.CreatedAt, sg.UpdatedAt
-	return c
+	return c, err
 }
 
 // DeleteSegment removes a segment for good, in any state, unless a flag uses it.
@@ -774,7 +779,9 @@ func (s *Store) SetSegmentTargeting(ctx context.Context, a *Actor, envID, id uui
 	})
 }
 
-// segmentWritable are the members a segment patch may write (decisions.md §4).
+// segmentWritable are the members a segment patch may write; the rest (id,
+// workspaceId, envId, createdAt, updatedAt, isEnvironmentSpecific) are the
+// server's.
 var segmentWritable = []string{"name", "key", "type", "scopes", "description", "included", "excluded", "rules", "tags", "isArchived"}
 
 // PatchSegment applies an RFC 6902 JSON Patch to a segment, whole or not at all.

@@ -43,11 +43,15 @@ type Store struct {
 	auth *authCache
 }
 
+// SessionLifetime is how long a sign-in lasts, from the moment it is made: an
+// API session token's and an admin page session's alike.
+const SessionLifetime = 12 * time.Hour
+
 // Options tune a Store; the zero value is production-ready.
 type Options struct {
 	// PasswordCost is the bcrypt cost; tests lower it to keep the suite fast.
 	PasswordCost int
-	// SessionTTL is how long a session token lasts; 12 hours when zero.
+	// SessionTTL is how long a session token lasts; SessionLifetime when zero.
 	SessionTTL time.Duration
 	// LoginDelayStep is how much each failed sign-in beyond the third delays
 	// the next attempt; 250ms when zero.
@@ -68,7 +72,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 		opts.PasswordCost = bcrypt.MinCost
 	}
 	if opts.SessionTTL == 0 {
-		opts.SessionTTL = 12 * time.Hour
+		opts.SessionTTL = SessionLifetime
 	}
 	if opts.LoginDelayStep == 0 {
 		opts.LoginDelayStep = 250 * time.Millisecond

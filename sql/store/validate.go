@@ -6,7 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of decisions.md §4.
+// Lengths of keys, names, descriptions and comments, in characters, checked
+// by every input (keys also match keyPattern).
 const (
 	maxKeyLen         = 128
 	maxNameLen        = 128

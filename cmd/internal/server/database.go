@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -12,33 +12,33 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
-// localServer is where a PostgreSQL is looked for when no URL is configured.
+// LocalServer is where a PostgreSQL is looked for when no URL is configured.
 const (
-	localServer   = "127.0.0.1:5432"
-	localURL      = "postgres://postgres@" + localServer + "/%s?sslmode=disable&connect_timeout=3"
+	LocalServer   = "127.0.0.1:5432"
+	localURL      = "postgres://postgres@" + LocalServer + "/%s?sslmode=disable&connect_timeout=3"
 	localDatabase = "bunting"
 )
 
-// openDatabase returns a pool for BUNTING_DATABASE_URL; without one, for
+// OpenDatabase returns a pool for BUNTING_DATABASE_URL; without one, for
 // database "bunting" on the local server (created when missing); with no
 // usable server there, on a private server started from the machine's
 // PostgreSQL binaries (privatepg.go). The returned stop function shuts down
-// what openDatabase started.
-func openDatabase(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
+// what OpenDatabase started.
+func OpenDatabase(ctx context.Context, cfg Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	if cfg.DatabaseURL != "" {
-		pool, err := connect(ctx, cfg.DatabaseURL, cfg.tracer)
+		pool, err := Connect(ctx, cfg.DatabaseURL, cfg.Tracer)
 		return pool, func() { pool.Close() }, err
 	}
-	pool, err := openLocal(ctx, cfg.tracer)
+	pool, err := openLocal(ctx, cfg.Tracer)
 	if err == nil {
-		log.Info("using the local PostgreSQL server", "database", localDatabase, "addr", localServer)
+		log.Info("using the local PostgreSQL server", "database", localDatabase, "addr", LocalServer)
 		return pool, pool.Close, nil
 	}
-	log.Info("no usable PostgreSQL at "+localServer+"; using a private server", "reason", err)
-	return openPrivate(ctx, cfg, log)
+	log.Info("no usable PostgreSQL at "+LocalServer+"; using a private server", "reason", err)
+	return OpenPrivate(ctx, cfg, log)
 }
 
-func connect(ctx context.Context, url string, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
+func Connect(ctx context.Context, url string, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
@@ -65,7 +65,7 @@ func openLocal(ctx context.Context, tracer pgx.QueryTracer) (*pgxpool.Pool, erro
 	if err := ensureDatabase(ctx, fmt.Sprintf(localURL, "postgres")); err != nil {
 		return nil, err
 	}
-	return connect(ctx, fmt.Sprintf(localURL, localDatabase), tracer)
+	return Connect(ctx, fmt.Sprintf(localURL, localDatabase), tracer)
 }
 
 // ensureDatabase creates database "bunting" on the server adminURL names

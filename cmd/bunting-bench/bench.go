@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store"
@@ -62,7 +63,7 @@ func (o benchOptions) MarshalJSON() ([]byte, error) {
 	}{plain(o), o.Duration.String(), o.Warmup.String()})
 }
 
-const benchUsage = `usage: bunting bench [flags]
+const benchUsage = `usage: bunting-bench [flags]
 
 Seeds a fresh database (bunting_bench_…, on BUNTING_DATABASE_URL's server or
 the local one), starts the real server as a child process, drives it over
@@ -175,7 +176,7 @@ func parseCounts(s string) ([]int, error) {
 
 // benchCommand runs the benchmark and writes its table to stdout and its
 // results as JSON.
-func benchCommand(ctx context.Context, cfg config, args []string, getenv func(string) string, stdout io.Writer) error {
+func benchCommand(ctx context.Context, cfg server.Config, args []string, getenv func(string) string, stdout io.Writer) error {
 	o, err := parseBenchOptions(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -183,7 +184,7 @@ func benchCommand(ctx context.Context, cfg config, args []string, getenv func(st
 	if err != nil {
 		return err
 	}
-	report := benchReport{Version: 1, StartedAt: time.Now().UTC(), Command: strings.Join(append([]string{"bunting", "bench"}, args...), " "),
+	report := benchReport{Version: 1, StartedAt: time.Now().UTC(), Command: strings.Join(append([]string{"bunting-bench"}, args...), " "),
 		Options: o, Machine: machineInfo()}
 
 	dbURL, drop, err := createBenchDatabase(ctx, cfg.DatabaseURL, o.Keep)

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"log/slog"
@@ -9,12 +9,12 @@ import (
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
-// raiseFileLimit raises the soft limit on open files to the hard limit (Go
+// RaiseFileLimit raises the soft limit on open files to the hard limit (Go
 // does so itself since 1.19; doing it here too keeps it true and tells the
 // log the number) and returns the limit in force, 0 when unknown. Every
 // streaming connection holds a descriptor; the default soft limit of 1,024
 // would run out long before the connection caps.
-func raiseFileLimit(log *slog.Logger) uint64 {
+func RaiseFileLimit(log *slog.Logger) uint64 {
 	var l syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
 		log.Warn("reading the open-file limit", "err", err)
@@ -32,12 +32,12 @@ func raiseFileLimit(log *slog.Logger) uint64 {
 	return l.Cur
 }
 
-// sdkOptions are the SDK endpoints' limits from the configuration, with the
+// SDKOptions are the SDK endpoints' limits from the configuration, with the
 // total of streaming connections kept to three quarters of the open-file
 // limit: the other quarter (at least 256 descriptors of the default 1,024)
 // stays for the API, the pages, the database pool and files, so they answer
 // while the streaming cap is reached.
-func sdkOptions(cfg config, files uint64, log *slog.Logger) sdk.Options {
+func SDKOptions(cfg Config, files uint64, log *slog.Logger) sdk.Options {
 	conns := sdk.Connections{Total: cfg.SDKConnections, PerSecret: cfg.SDKConnectionsPerSecret, PerAddress: cfg.SDKConnectionsPerAddr}
 	if files > 0 {
 		if most := files / 4 * 3; uint64(conns.Total) > most {

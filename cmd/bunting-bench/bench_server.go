@@ -15,17 +15,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/cmd/internal/server"
 )
 
-// benchServerCommand is the hidden command `bunting bench` runs its server
-// with, as a child process so the server's memory is its own: `serve`
-// exactly, with a query counter on its pool, plus the floor handlers and the
-// counter's statistics on a second address.
+// benchServerCommand is the hidden command `bunting-bench` runs its server
+// with, as a child process so the server's memory is its own: the server as
+// `bunting serve` runs it (server.Serve), with a query counter on its pool,
+// plus the floor handlers and the counter's statistics on a second address.
 const benchServerCommand = "bench-server"
 
-// benchServer runs `serve` and the floor until ctx ends or standard input
+// benchServer runs the server and the floor until ctx ends or standard input
 // closes (the benchmark that started it has gone).
-func benchServer(ctx context.Context, cfg config, log *slog.Logger, args []string) error {
+func benchServer(ctx context.Context, cfg server.Config, log *slog.Logger, args []string) error {
 	fs := flag.NewFlagSet(benchServerCommand, flag.ContinueOnError)
 	floorAddr := fs.String("floor", "", "address of the floor handlers and statistics")
 	if err := fs.Parse(args); err != nil {
@@ -42,8 +44,8 @@ func benchServer(ctx context.Context, cfg config, log *slog.Logger, args []strin
 	}()
 
 	counter := newQueryCounter()
-	cfg.tracer = counter
-	pool, err := connect(ctx, cfg.DatabaseURL, counter)
+	cfg.Tracer = counter
+	pool, err := server.Connect(ctx, cfg.DatabaseURL, counter)
 	if err != nil {
 		return err
 	}
@@ -58,7 +60,7 @@ func benchServer(ctx context.Context, cfg config, log *slog.Logger, args []strin
 		}
 	}()
 	defer srv.Close()
-	return serve(ctx, cfg, log)
+	return server.Serve(ctx, cfg, log)
 }
 
 // queryCounter counts what a pool sends to PostgreSQL: statements (BEGIN and

@@ -1,4 +1,4 @@
-package openapiclient_test
+package openapiclient
 
 import (
 	"context"
@@ -12,16 +12,19 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/bunting-flags/bunting/api/openapiclient"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
 )
 
-// TestGeneratedClient drives a real server over HTTP with nothing but the
-// client generated from the OpenAPI document: sign in, create a project, a
-// flag and a segment, read them back, and do the same with an access token.
-func TestGeneratedClient(t *testing.T) {
+// TestClient drives a real server over HTTP with nothing but the client
+// generated from the OpenAPI document: sign in, create a project, a flag and
+// a segment, read them back, and do the same with an access token.
+//
+// It is the proof TestGeneratedClient (../generate_test.go) runs: that test
+// generates the client next to a copy of this file and runs it there; the
+// file does not build on its own.
+func TestClient(t *testing.T) {
 	ctx := context.Background()
 	pool := dbtest.New(t, store.ConfigurePool)
 	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
@@ -34,31 +37,31 @@ func TestGeneratedClient(t *testing.T) {
 	base, _ := url.Parse(srv.URL)
 	srv.Config.Handler = web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler))
 
-	anonymous, err := openapiclient.NewClientWithResponses(srv.URL)
+	anonymous, err := NewClientWithResponses(srv.URL)
 	must(t, err)
-	login, err := anonymous.LoginWithResponse(ctx, openapiclient.LoginInput{Email: "owner@example.com", Password: "owner-password"})
+	login, err := anonymous.LoginWithResponse(ctx, LoginInput{Email: "owner@example.com", Password: "owner-password"})
 	must(t, err)
 	if login.JSON200 == nil {
 		t.Fatalf("login: got %d %s, want 200", login.StatusCode(), login.Body)
 	}
 	c := authorized(t, srv.URL, "Bearer "+login.JSON200.Data.Token)
 
-	project, err := c.CreateProjectWithResponse(ctx, nil, openapiclient.ProjectInput{Name: "Web shop", Key: ptr[openapiclient.Key]("web-shop")})
+	project, err := c.CreateProjectWithResponse(ctx, nil, ProjectInput{Name: "Web shop", Key: ptr[Key]("web-shop")})
 	must(t, err)
 	if project.JSON200 == nil || len(project.JSON200.Data.Environments) == 0 {
 		t.Fatalf("create project: got %d %s", project.StatusCode(), project.Body)
 	}
 	env := project.JSON200.Data.Environments[0].Id
 
-	flag, err := c.CreateFlagWithResponse(ctx, env, nil, openapiclient.FlagInput{Name: "New checkout", Key: "new-checkout",
+	flag, err := c.CreateFlagWithResponse(ctx, env, nil, FlagInput{Name: "New checkout", Key: "new-checkout",
 		Tags: &[]string{"checkout"}})
 	must(t, err)
 	if flag.JSON200 == nil {
 		t.Fatalf("create flag: got %d %s", flag.StatusCode(), flag.Body)
 	}
 
-	segment, err := c.CreateSegmentWithResponse(ctx, env, nil, openapiclient.SegmentInput{Name: "Beta testers", Key: "beta-testers",
-		Type: openapiclient.EnvironmentSpecific, Included: &[]string{"user-1", "user-2"}})
+	segment, err := c.CreateSegmentWithResponse(ctx, env, nil, SegmentInput{Name: "Beta testers", Key: "beta-testers",
+		Type: EnvironmentSpecific, Included: &[]string{"user-1", "user-2"}})
 	must(t, err)
 	if segment.JSON200 == nil {
 		t.Fatalf("create segment: got %d %s", segment.StatusCode(), segment.Body)
@@ -72,7 +75,7 @@ func TestGeneratedClient(t *testing.T) {
 	}
 	gotFlag, err := c.GetFlagWithResponse(ctx, env, "new-checkout", nil)
 	must(t, err)
-	if f := gotFlag.JSON200; f == nil || f.Data.Name != "New checkout" || f.Data.VariationType != openapiclient.Boolean ||
+	if f := gotFlag.JSON200; f == nil || f.Data.Name != "New checkout" || f.Data.VariationType != Boolean ||
 		len(f.Data.Variations) != 2 || f.Data.IsEnabled || !slices.Equal(f.Data.Tags, []string{"checkout"}) {
 		t.Fatalf("get flag: got %d %s, want the boolean flag, off, tagged checkout", gotFlag.StatusCode(), gotFlag.Body)
 	}
@@ -81,15 +84,15 @@ func TestGeneratedClient(t *testing.T) {
 	if sg := gotSegment.JSON200; sg == nil || sg.Data.Key != "beta-testers" || !slices.Equal(sg.Data.Included, []string{"user-1", "user-2"}) {
 		t.Fatalf("get segment: got %d %s", gotSegment.StatusCode(), gotSegment.Body)
 	}
-	flags, err := c.ListFlagsWithResponse(ctx, env, &openapiclient.ListFlagsParams{Tags: &[]string{"checkout"}})
+	flags, err := c.ListFlagsWithResponse(ctx, env, &ListFlagsParams{Tags: &[]string{"checkout"}})
 	must(t, err)
 	if flags.JSON200 == nil || flags.JSON200.Data.TotalCount != 1 || flags.JSON200.Data.Items[0].Key != "new-checkout" {
 		t.Fatalf("list flags: got %d %s, want new-checkout", flags.StatusCode(), flags.Body)
 	}
 
 	// The other security scheme: an access token, sent bare.
-	token, err := c.CreateAccessTokenWithResponse(ctx, nil, openapiclient.AccessTokenInput{Name: "script",
-		Type: ptr(openapiclient.AccessTokenInputTypePersonal)})
+	token, err := c.CreateAccessTokenWithResponse(ctx, nil, AccessTokenInput{Name: "script",
+		Type: ptr(AccessTokenInputTypePersonal)})
 	must(t, err)
 	if token.JSON200 == nil || token.JSON200.Data.Token == nil {
 		t.Fatalf("create access token: got %d %s", token.StatusCode(), token.Body)
@@ -110,9 +113,9 @@ func TestGeneratedClient(t *testing.T) {
 }
 
 // authorized is a client that sends authorization with every request.
-func authorized(t *testing.T, server, authorization string) *openapiclient.ClientWithResponses {
+func authorized(t *testing.T, server, authorization string) *ClientWithResponses {
 	t.Helper()
-	c, err := openapiclient.NewClientWithResponses(server, openapiclient.WithRequestEditorFn(
+	c, err := NewClientWithResponses(server, WithRequestEditorFn(
 		func(_ context.Context, req *http.Request) error {
 			req.Header.Set("Authorization", authorization)
 			return nil

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -20,15 +20,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// errNoPostgres says the machine has no PostgreSQL binaries to run.
-var errNoPostgres = errors.New("no PostgreSQL is installed (nothing under /usr/lib/postgresql/*/bin)")
+// ErrNoPostgres says the machine has no PostgreSQL binaries to run.
+var ErrNoPostgres = errors.New("no PostgreSQL is installed (nothing under /usr/lib/postgresql/*/bin)")
 
-// privatePostgres is a PostgreSQL server Bunting runs itself, from the
+// PrivatePostgres is a PostgreSQL server Bunting runs itself, from the
 // machine's own binaries, in a directory of its own. It listens only on a
 // Unix socket in that directory: no port to collide with, no need for
 // /var/run/postgresql, and local "trust" sign-in reaches only the
 // directory's owner (initdb makes it 0700) and root.
-type privatePostgres struct {
+type PrivatePostgres struct {
 	dir  string // the cluster, and its socket
 	bin  string // where initdb and postgres are
 	log  string // the server's own log, next to dir
@@ -39,11 +39,11 @@ type privatePostgres struct {
 	exited chan struct{}
 }
 
-// openPrivate opens database "bunting" on the private server in
+// OpenPrivate opens database "bunting" on the private server in
 // BUNTING_DATA_DIR/postgres, starting it (and creating it on the first run)
 // unless another Bunting on this machine already runs it. It stops at exit
 // only a server it started.
-func openPrivate(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
+func OpenPrivate(ctx context.Context, cfg Config, log *slog.Logger) (*pgxpool.Pool, func(), error) {
 	if cfg.DataDir == "" {
 		return nil, nil, errors.New("no place for a private PostgreSQL: set HOME or BUNTING_DATA_DIR, or BUNTING_DATABASE_URL")
 	}
@@ -51,20 +51,20 @@ func openPrivate(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Po
 	if err != nil {
 		return nil, nil, err
 	}
-	pg := &privatePostgres{dir: filepath.Join(dataDir, "postgres")}
+	pg := NewPrivatePostgres(filepath.Join(dataDir, "postgres"))
 	// A `bunting token create` while `make run` serves finds it running.
-	if ensureDatabase(ctx, pg.url("postgres")) == nil {
+	if ensureDatabase(ctx, pg.URL("postgres")) == nil {
 		log.Info("using the private PostgreSQL server already running", "dir", pg.dir)
-		pool, err := connect(ctx, pg.url(localDatabase), cfg.tracer)
+		pool, err := Connect(ctx, pg.URL(localDatabase), cfg.Tracer)
 		if err != nil {
 			return nil, nil, err
 		}
 		return pool, pool.Close, nil
 	}
-	created, err := pg.prepare()
-	if errors.Is(err, errNoPostgres) {
+	created, err := pg.Prepare()
+	if errors.Is(err, ErrNoPostgres) {
 		return nil, nil, fmt.Errorf("no PostgreSQL answers at %s, and %w: install it (`sudo apt-get install -y postgresql`, "+
-			"which `make run` does by itself as root) and run again, or set BUNTING_DATABASE_URL", localServer, errNoPostgres)
+			"which `make run` does by itself as root) and run again, or set BUNTING_DATABASE_URL", LocalServer, ErrNoPostgres)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -72,48 +72,52 @@ func openPrivate(ctx context.Context, cfg config, log *slog.Logger) (*pgxpool.Po
 	if created {
 		log.Info("created a private PostgreSQL cluster", "dir", pg.dir, "user", pg.user)
 	}
-	if err := pg.start(ctx); err != nil {
+	if err := pg.Start(ctx); err != nil {
 		return nil, nil, err
 	}
 	log.Info("started a private PostgreSQL server, listening only on a Unix socket in its directory; it stops when Bunting does",
 		"dir", pg.dir, "user", pg.user, "binaries", pg.bin, "log", pg.log)
 	fail := func(err error) (*pgxpool.Pool, func(), error) {
-		pg.stop()
+		pg.Stop()
 		return nil, nil, err
 	}
-	if err := ensureDatabase(ctx, pg.url("postgres")); err != nil {
+	if err := ensureDatabase(ctx, pg.URL("postgres")); err != nil {
 		return fail(err)
 	}
-	pool, err := connect(ctx, pg.url(localDatabase), cfg.tracer)
+	pool, err := Connect(ctx, pg.URL(localDatabase), cfg.Tracer)
 	if err != nil {
 		return fail(err)
 	}
 	return pool, func() {
 		pool.Close()
-		if err := pg.stop(); err != nil {
+		if err := pg.Stop(); err != nil {
 			log.Error("stop the private PostgreSQL server", "err", err)
 		}
 	}, nil
 }
 
-// url is a connection URL for database db over the server's socket.
-func (pg *privatePostgres) url(db string) string {
+// NewPrivatePostgres is the private server whose cluster is (or will be)
+// in dir; Prepare and Start make it run.
+func NewPrivatePostgres(dir string) *PrivatePostgres { return &PrivatePostgres{dir: dir} }
+
+// URL is a connection URL for database db over the server's socket.
+func (pg *PrivatePostgres) URL(db string) string {
 	q := url.Values{"host": {pg.dir}, "sslmode": {"disable"}, "connect_timeout": {"3"}}
 	return (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/" + db, RawQuery: q.Encode()}).String()
 }
 
-// prepare finds the binaries and the user to run them as, and runs initdb
+// Prepare finds the binaries and the user to run them as, and runs initdb
 // when the cluster does not exist yet; created says it did.
-func (pg *privatePostgres) prepare() (created bool, err error) {
+func (pg *PrivatePostgres) Prepare() (created bool, err error) {
 	version, _ := os.ReadFile(filepath.Join(pg.dir, "PG_VERSION"))
 	existing := strings.TrimSpace(string(version))
-	bin, ok := machinePostgres(existing)
+	bin, ok := MachinePostgres(existing)
 	switch {
 	case !ok && existing != "":
 		return false, fmt.Errorf("the private PostgreSQL in %s is version %s, whose binaries are not installed "+
 			"(apt-get install postgresql-%s, or move the directory away to start afresh)", pg.dir, existing, existing)
 	case !ok:
-		return false, errNoPostgres
+		return false, ErrNoPostgres
 	}
 	pg.bin = bin
 	pg.log = filepath.Join(filepath.Dir(pg.dir), "postgres.log")
@@ -121,7 +125,7 @@ func (pg *privatePostgres) prepare() (created bool, err error) {
 	parentMode := os.FileMode(0o700)
 	if os.Geteuid() == 0 {
 		// PostgreSQL refuses to run as root.
-		u, err := serverUser()
+		u, err := ServerUser()
 		if err != nil {
 			return false, err
 		}
@@ -154,15 +158,15 @@ func (pg *privatePostgres) prepare() (created bool, err error) {
 }
 
 // command runs one of the server's binaries as the server's user.
-func (pg *privatePostgres) command(tool string, args ...string) *exec.Cmd {
+func (pg *PrivatePostgres) command(tool string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(pg.bin, tool), args...)
 	cmd.Dir = filepath.Dir(pg.dir) // a working directory the server's user can read
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: pg.cred}
 	return cmd
 }
 
-// start runs the server as a child and waits until it accepts connections.
-func (pg *privatePostgres) start(ctx context.Context) error {
+// Start runs the server as a child and waits until it accepts connections.
+func (pg *PrivatePostgres) Start(ctx context.Context) error {
 	pg.clearStalePid()
 	logFile, err := os.OpenFile(pg.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -185,7 +189,7 @@ func (pg *privatePostgres) start(ctx context.Context) error {
 	// Recovery after a crash can take a while; a failure shows at once.
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		conn, err := pgx.Connect(ctx, pg.url("postgres"))
+		conn, err := pgx.Connect(ctx, pg.URL("postgres"))
 		if err == nil {
 			conn.Close(ctx)
 			return nil
@@ -195,19 +199,19 @@ func (pg *privatePostgres) start(ctx context.Context) error {
 			pg.proc = nil
 			return fmt.Errorf("the private PostgreSQL server in %s stopped at start; the end of %s:\n%s", pg.dir, pg.log, tail(pg.log))
 		case <-ctx.Done():
-			pg.stop()
+			pg.Stop()
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			pg.stop()
+			pg.Stop()
 			return fmt.Errorf("the private PostgreSQL server in %s did not accept connections within 2 minutes: %w", pg.dir, err)
 		}
 	}
 }
 
-// stop shuts the server down (fast: open transactions roll back) and waits for it.
-func (pg *privatePostgres) stop() error {
+// Stop shuts the server down (fast: open transactions roll back) and waits for it.
+func (pg *PrivatePostgres) Stop() error {
 	if pg.proc == nil {
 		return nil
 	}
@@ -228,7 +232,7 @@ func (pg *privatePostgres) stop() error {
 // reboot or a container restart an unrelated process often does, and the
 // server would refuse to start. A live server of this cluster has its
 // working directory there, and is left alone.
-func (pg *privatePostgres) clearStalePid() {
+func (pg *PrivatePostgres) clearStalePid() {
 	pidFile := filepath.Join(pg.dir, "postmaster.pid")
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
@@ -245,10 +249,10 @@ func (pg *privatePostgres) clearStalePid() {
 	os.Remove(pidFile)
 }
 
-// serverUser is who runs the private server when Bunting runs as root: the
+// ServerUser is who runs the private server when Bunting runs as root: the
 // postgres user that Debian's and Ubuntu's packages create, or else a
 // system user bunting, created for it.
-func serverUser() (*user.User, error) {
+func ServerUser() (*user.User, error) {
 	for _, name := range []string{"postgres", "bunting"} {
 		if u, err := user.Lookup(name); err == nil {
 			return u, nil
@@ -262,9 +266,9 @@ func serverUser() (*user.User, error) {
 	return user.Lookup("bunting")
 }
 
-// machinePostgres finds the binaries of PostgreSQL major version want, or
+// MachinePostgres finds the binaries of PostgreSQL major version want, or
 // of the newest when want is "", where Debian and Ubuntu install them.
-func machinePostgres(want string) (string, bool) {
+func MachinePostgres(want string) (string, bool) {
 	found, newest := "", -1
 	paths, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
 	for _, p := range paths {

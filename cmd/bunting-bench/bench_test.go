@@ -15,9 +15,9 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 )
 
-// TestMain lets this test binary be Bunting itself: `bunting bench` starts
-// its own executable as `bench-server` (under go test, this binary), and
-// TestFirstRun starts it as `serve`.
+// TestMain lets this test binary be the benchmark's server: `bunting-bench`
+// starts its own executable as `bench-server`, and under go test that
+// executable is this binary.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && (os.Args[1] == benchServerCommand || os.Args[1] == "serve") {
 		main()
@@ -40,8 +40,10 @@ func TestBenchShort(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath, logPath := filepath.Join(dir, "bench.json"), filepath.Join(dir, "server.log")
 	var out bytes.Buffer
-	vars := env(map[string]string{"BUNTING_DATABASE_URL": dbtest.ServerURL()})
-	err := run(ctx, []string{"bench", "-short", "-duration", "500ms", "-warmup", "100ms", "-json", jsonPath, "-server-log", logPath}, vars, &out)
+	vars := func(name string) string {
+		return map[string]string{"BUNTING_DATABASE_URL": dbtest.ServerURL()}[name]
+	}
+	err := run(ctx, []string{"-short", "-duration", "500ms", "-warmup", "100ms", "-json", jsonPath, "-server-log", logPath}, vars, &out)
 	if err != nil {
 		log, _ := os.ReadFile(logPath)
 		if len(log) > 4000 {

@@ -1,4 +1,9 @@
-package main
+// Package server is the Bunting server as its commands start it: the
+// configuration from BUNTING_ variables, the database (configured, local or
+// embedded), the store over it, and the HTTP server with its graceful stop.
+// cmd/bunting serves with it; cmd/bunting-bench runs the same server, with a
+// query counter on its pool, as the process it measures.
+package server
 
 import (
 	"errors"
@@ -19,8 +24,8 @@ import (
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
-// config is everything the process reads from its environment, parsed once.
-type config struct {
+// Config is everything the process reads from its environment, parsed once.
+type Config struct {
 	Addr          string
 	DatabaseURL   string
 	BaseURL       *url.URL
@@ -46,9 +51,9 @@ type config struct {
 	SDKRatePerSecret        int
 	SDKRatePerAddr          int
 
-	// tracer, when set, sees every statement the server sends to the
+	// Tracer, when set, sees every statement the server sends to the
 	// database; only the benchmark's server sets it, to count queries.
-	tracer pgx.QueryTracer
+	Tracer pgx.QueryTracer
 }
 
 // defaultDataDir is where a private PostgreSQL lives unless BUNTING_DATA_DIR
@@ -68,8 +73,8 @@ func defaultDataDir(getenv func(string) string) string {
 	return ""
 }
 
-// loadConfig reads the BUNTING_ variables and reports every problem at once.
-func loadConfig(getenv func(string) string) (config, error) {
+// LoadConfig reads the BUNTING_ variables and reports every problem at once.
+func LoadConfig(getenv func(string) string) (Config, error) {
 	env := func(name, def string) string {
 		if v := strings.TrimSpace(getenv("BUNTING_" + name)); v != "" {
 			return v
@@ -81,7 +86,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		problems = append(problems, fmt.Errorf("BUNTING_%s: %s", name, fmt.Sprintf(format, args...)))
 	}
 
-	cfg := config{
+	cfg := Config{
 		Addr:          env("ADDR", ":8080"),
 		DatabaseURL:   env("DATABASE_URL", ""),
 		SecretKey:     env("SECRET_KEY", ""),
@@ -163,7 +168,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return config{}, fmt.Errorf("invalid configuration:\n%w", errors.Join(problems...))
+		return Config{}, fmt.Errorf("invalid configuration:\n%w", errors.Join(problems...))
 	}
 	return cfg, nil
 }

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bunting-flags/bunting/sql/migrations"
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web"
+)
+
+// OpenStore opens the database, migrates it, and returns a store keyed by the
+// server secret, with the pool under it and the function that closes both.
+func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (*store.Store, *pgxpool.Pool, func(), error) {
+	pool, stopDB, err := OpenDatabase(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fail := func(err error) (*store.Store, *pgxpool.Pool, func(), error) {
+		stopDB()
+		return nil, nil, nil, err
+	}
+	if n, err := migrations.Apply(ctx, pool); err != nil {
+		return fail(err)
+	} else if n > 0 {
+		log.Info("migrations applied", "count", n)
+	}
+	secret, err := store.LoadSecretKey(ctx, pool, cfg.SecretKey)
+	if err != nil {
+		return fail(err)
+	}
+	keys, err := store.DeriveKeys(secret)
+	if err != nil {
+		return fail(err)
+	}
+	return store.New(pool, keys, log, store.Options{PasswordCost: cfg.PasswordCost,
+		AllowPrivateNetworks: cfg.SSOAllowPrivateNetworks}), pool, stopDB, nil
+}
+
+// Serve bootstraps the database when it is empty and serves Bunting until ctx
+// ends, then stops gracefully within cfg.ShutdownGrace.
+func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
+	st, _, stopDB, err := OpenStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopDB()
+	boot, err := st.Bootstrap(ctx, store.Owner{Email: cfg.AdminEmail, Password: cfg.AdminPassword})
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if boot.Created {
+		log.Info("created the default workspace and organization and the owner account", "email", cfg.AdminEmail)
+	}
+	// Changes made on any instance reach this one's SDK connections and caches.
+	go st.Changes().Run(ctx)
+	if boot.GeneratedPassword != "" {
+		// Shown this once: the database keeps only its hash.
+		log.Warn("generated the owner's password; sign in and change it", "email", cfg.AdminEmail, "password", boot.GeneratedPassword)
+	}
+
+	// Authorize from memory while nothing about access changes.
+	go st.WatchAccessChanges(ctx)
+
+	files := RaiseFileLimit(log)
+	var closeStreams func(context.Context) error
+	handler := web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy, CORSOrigins: cfg.CORSOrigins, SDK: SDKOptions(cfg, files, log),
+		OnShutdown: func(f func(context.Context) error) { closeStreams = f }}, st, log)
+	srv := &http.Server{
+		Addr:              cfg.Addr,
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("serving", "addr", cfg.Addr, "url", cfg.BaseURL.String())
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", cfg.ShutdownGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace)
+	defer cancel()
+	// SDK streams are told to go away (1001) while in-flight requests
+	// finish, and both are waited for: the process must not exit before the
+	// close frames are out, or SDKs see a dropped connection.
+	streams := make(chan error, 1)
+	go func() { streams <- closeStreams(shutdownCtx) }()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-streams; err != nil {
+		return fmt.Errorf("shutdown: closing SDK streams: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
