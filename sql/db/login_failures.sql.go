@@ -11,40 +11,57 @@ import (
 )
 
 const ClearLoginFailures = `-- name: ClearLoginFailures :exec
-DELETE FROM login_failures WHERE subject = $1
+DELETE FROM login_failures WHERE subject = ANY($1::text[])
 `
 
-// ClearLoginFailures forgets the failures of a subject after a successful sign-in.
-func (q *Queries) ClearLoginFailures(ctx context.Context, subject string) error {
-	_, err := q.db.Exec(ctx, ClearLoginFailures, subject)
+// ClearLoginFailures forgets the attempts of subjects after a successful sign-in.
+func (q *Queries) ClearLoginFailures(ctx context.Context, subjects []string) error {
+	_, err := q.db.Exec(ctx, ClearLoginFailures, subjects)
 	return err
 }
 
-const GetLoginFailures = `-- name: GetLoginFailures :many
-SELECT subject, failures FROM login_failures
-WHERE subject = ANY($1::text[]) AND window_start > $2
+const ReleaseLoginAttempt = `-- name: ReleaseLoginAttempt :exec
+UPDATE login_failures SET failures = failures - 1 WHERE subject = $1 AND failures > 0
 `
 
-type GetLoginFailuresParams struct {
+// ReleaseLoginAttempt takes back the attempt a successful sign-in reserved
+// for a subject, which keeps counting the failures of others.
+func (q *Queries) ReleaseLoginAttempt(ctx context.Context, subject string) error {
+	_, err := q.db.Exec(ctx, ReleaseLoginAttempt, subject)
+	return err
+}
+
+const ReserveLoginAttempts = `-- name: ReserveLoginAttempts :many
+INSERT INTO login_failures (subject, failures, window_start)
+SELECT unnest($1::text[]), 1, now()
+ON CONFLICT (subject) DO UPDATE SET
+    failures = CASE WHEN login_failures.window_start > $2 THEN login_failures.failures + 1 ELSE 1 END,
+    window_start = CASE WHEN login_failures.window_start > $2 THEN login_failures.window_start ELSE now() END
+RETURNING subject, failures
+`
+
+type ReserveLoginAttemptsParams struct {
 	Subjects []string
 	Since    time.Time
 }
 
-type GetLoginFailuresRow struct {
+type ReserveLoginAttemptsRow struct {
 	Subject  string
 	Failures int32
 }
 
-// GetLoginFailures returns the failure counts of subjects within the window.
-func (q *Queries) GetLoginFailures(ctx context.Context, arg GetLoginFailuresParams) ([]GetLoginFailuresRow, error) {
-	rows, err := q.db.Query(ctx, GetLoginFailures, arg.Subjects, arg.Since)
+// ReserveLoginAttempts counts one attempt for each subject, starting a new
+// window where the old one is over, and returns the counts including it. One
+// statement, so concurrent attempts each see a distinct count.
+func (q *Queries) ReserveLoginAttempts(ctx context.Context, arg ReserveLoginAttemptsParams) ([]ReserveLoginAttemptsRow, error) {
+	rows, err := q.db.Query(ctx, ReserveLoginAttempts, arg.Subjects, arg.Since)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []GetLoginFailuresRow{}
+	items := []ReserveLoginAttemptsRow{}
 	for rows.Next() {
-		var i GetLoginFailuresRow
+		var i ReserveLoginAttemptsRow
 		if err := rows.Scan(&i.Subject, &i.Failures); err != nil {
 			return nil, err
 		}
@@ -56,20 +73,15 @@ func (q *Queries) GetLoginFailures(ctx context.Context, arg GetLoginFailuresPara
 	return items, nil
 }
 
-const RecordLoginFailure = `-- name: RecordLoginFailure :exec
-INSERT INTO login_failures (subject, failures, window_start) VALUES ($1, 1, now())
-ON CONFLICT (subject) DO UPDATE SET
-    failures = CASE WHEN login_failures.window_start > $2 THEN login_failures.failures + 1 ELSE 1 END,
-    window_start = CASE WHEN login_failures.window_start > $2 THEN login_failures.window_start ELSE now() END
+const SweepLoginFailures = `-- name: SweepLoginFailures :exec
+DELETE FROM login_failures WHERE subject IN (
+    SELECT stale.subject FROM login_failures AS stale WHERE stale.window_start <= $1::timestamptz
+    LIMIT 100 FOR UPDATE SKIP LOCKED
+)
 `
 
-type RecordLoginFailureParams struct {
-	Subject string
-	Since   time.Time
-}
-
-// RecordLoginFailure counts one failure, starting a new window when the old one is over.
-func (q *Queries) RecordLoginFailure(ctx context.Context, arg RecordLoginFailureParams) error {
-	_, err := q.db.Exec(ctx, RecordLoginFailure, arg.Subject, arg.Since)
+// SweepLoginFailures deletes up to 100 counts whose window is over.
+func (q *Queries) SweepLoginFailures(ctx context.Context, since time.Time) error {
+	_, err := q.db.Exec(ctx, SweepLoginFailures, since)
 	return err
 }
