@@ -243,6 +243,36 @@ func (e OIDCSettingsClientAuthenticationMethod) Valid() bool {
 	}
 }
 
+// Defines values for PasswordResetReason.
+const (
+	Empty PasswordResetReason = ""
+)
+
+// Valid indicates whether the value is a known member of the PasswordResetReason enum.
+func (e PasswordResetReason) Valid() bool {
+	switch e {
+	case Empty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PasswordResetSuccess.
+const (
+	PasswordResetSuccessTrue PasswordResetSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the PasswordResetSuccess enum.
+func (e PasswordResetSuccess) Valid() bool {
+	switch e {
+	case PasswordResetSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PolicyType.
 const (
 	PolicyTypeCustomerManaged PolicyType = "CustomerManaged"
@@ -335,13 +365,13 @@ func (e StatementEffect) Valid() bool {
 
 // Defines values for Succeeded.
 const (
-	True Succeeded = true
+	SucceededTrue Succeeded = true
 )
 
 // Valid indicates whether the value is a known member of the Succeeded enum.
 func (e Succeeded) Valid() bool {
 	switch e {
-	case True:
+	case SucceededTrue:
 		return true
 	default:
 		return false
@@ -1252,6 +1282,33 @@ type OrganizationInput struct {
 // OrganizationListEnvelope defines model for OrganizationListEnvelope.
 type OrganizationListEnvelope struct {
 	Data []Organization `json:"data"`
+
+	// Errors Always empty in a success.
+	Errors NoErrors `json:"errors"`
+
+	// Success Always `true` in a success.
+	Success Succeeded `json:"success"`
+}
+
+// PasswordReset defines model for PasswordReset.
+type PasswordReset struct {
+	// Reason Why the change failed; failures answer 4xx instead, so always empty.
+	Reason  PasswordResetReason  `json:"reason"`
+	Success PasswordResetSuccess `json:"success"`
+
+	// Token The caller's new session token; every earlier one has ended.
+	Token string `json:"token"`
+}
+
+// PasswordResetReason Why the change failed; failures answer 4xx instead, so always empty.
+type PasswordResetReason string
+
+// PasswordResetSuccess defines model for PasswordReset.Success.
+type PasswordResetSuccess bool
+
+// PasswordResetEnvelope defines model for PasswordResetEnvelope.
+type PasswordResetEnvelope struct {
+	Data PasswordReset `json:"data"`
 
 	// Errors Always empty in a success.
 	Errors NoErrors `json:"errors"`
@@ -2522,6 +2579,24 @@ type RemoveGroupPolicyParams struct {
 
 // IamActionsParams defines parameters for IamActions.
 type IamActionsParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// LogoutParams defines parameters for Logout.
+type LogoutParams struct {
+	// Organization The organization to act in, for a user in several. Ignored for access tokens.
+	Organization *OrganizationHeader `json:"Organization,omitempty"`
+
+	// Workspace The workspace to act in, for a user in several. Ignored for access tokens.
+	Workspace *WorkspaceHeader `json:"Workspace,omitempty"`
+}
+
+// RefreshTokenParams defines parameters for RefreshToken.
+type RefreshTokenParams struct {
 	// Organization The organization to act in, for a user in several. Ignored for access tokens.
 	Organization *OrganizationHeader `json:"Organization,omitempty"`
 
@@ -3979,10 +4054,14 @@ type ClientInterface interface {
 
 	// LoginWithBody Sign in with email and password
 	//
-	// Answers a session token for `Authorization: Bearer …`, valid 12 hours. A wrong email and
-	// a wrong password answer the same 401 `EmailPasswordMismatch`, in the same time. From the
-	// 3rd failure in 15 minutes (per email and per client address) each attempt waits 250 ms
-	// more; from the 10th, attempts answer 429 until the window passes.
+	// Answers a session token for `Authorization: Bearer …`, valid 12 hours unless ended sooner
+	// (logout, password change). A wrong email and a wrong password answer the same 401
+	// `EmailPasswordMismatch`, in the same time. Every attempt is counted before the password
+	// is compared, over 15 minutes: the 11th attempt for one email from one client address, and
+	// the 31st from one address for any emails, answer 429 until the window passes; attempts
+	// for one email from anywhere are never refused, but from the 4th each waits 250 ms more
+	// (at most 3 s), so nobody can lock someone else out. A successful sign-in clears its
+	// email's counts.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3991,20 +4070,45 @@ type ClientInterface interface {
 
 	// Login Sign in with email and password
 	//
-	// Answers a session token for `Authorization: Bearer …`, valid 12 hours. A wrong email and
-	// a wrong password answer the same 401 `EmailPasswordMismatch`, in the same time. From the
-	// 3rd failure in 15 minutes (per email and per client address) each attempt waits 250 ms
-	// more; from the 10th, attempts answer 429 until the window passes.
+	// Answers a session token for `Authorization: Bearer …`, valid 12 hours unless ended sooner
+	// (logout, password change). A wrong email and a wrong password answer the same 401
+	// `EmailPasswordMismatch`, in the same time. Every attempt is counted before the password
+	// is compared, over 15 minutes: the 11th attempt for one email from one client address, and
+	// the 31st from one address for any emails, answer 429 until the window passes; attempts
+	// for one email from anywhere are never refused, but from the 4th each waits 250 ms more
+	// (at most 3 s), so nobody can lock someone else out. A successful sign-in clears its
+	// email's counts.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/v1/identity/login-by-email (the `Login` operationId).
 	Login(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// Logout Sign out
+	//
+	// Ends the caller's session on the server: its token answers 401 from now on, on every
+	// instance. Only a session can be ended, not an access token (403). Needs no permission
+	// beyond being signed in.
+	//
+	// Corresponds with POST /api/v1/identity/logout (the `Logout` operationId).
+	Logout(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RefreshToken Trade the session token for a new one
+	//
+	// Answers a new session token, valid 12 hours from now, and ends the caller's (as FeatBit
+	// revokes the refresh token it replaces): the old token answers 401 from now on. Only a
+	// session can be refreshed, not an access token (403). Needs no permission beyond being
+	// signed in.
+	//
+	// Corresponds with POST /api/v1/identity/refresh-token (the `RefreshToken` operationId).
+	RefreshToken(ctx context.Context, params *RefreshTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResetPasswordWithBody Change the signed-in user's password
 	//
-	// Ends every session of the user and answers a fresh session for the caller. Only a
-	// signed-in user may do this, not an access token (403).
+	// Ends every session of the user and answers FeatBit's `{success, reason}` with a fresh
+	// session token for the caller (`token`). Only a signed-in user may do this, not an access
+	// token (403). A wrong current password is 422 `EmailPasswordMismatch`, not a `success:
+	// false` answer.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4013,8 +4117,10 @@ type ClientInterface interface {
 
 	// ResetPassword Change the signed-in user's password
 	//
-	// Ends every session of the user and answers a fresh session for the caller. Only a
-	// signed-in user may do this, not an access token (403).
+	// Ends every session of the user and answers FeatBit's `{success, reason}` with a fresh
+	// session token for the caller (`token`). Only a signed-in user may do this, not an access
+	// token (403). A wrong current password is 422 `EmailPasswordMismatch`, not a `success:
+	// false` answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5990,10 +6096,14 @@ func (c *Client) IamActions(ctx context.Context, params *IamActionsParams, reqEd
 
 // LoginWithBody Sign in with email and password
 //
-// Answers a session token for `Authorization: Bearer …`, valid 12 hours. A wrong email and
-// a wrong password answer the same 401 `EmailPasswordMismatch`, in the same time. From the
-// 3rd failure in 15 minutes (per email and per client address) each attempt waits 250 ms
-// more; from the 10th, attempts answer 429 until the window passes.
+// Answers a session token for `Authorization: Bearer …`, valid 12 hours unless ended sooner
+// (logout, password change). A wrong email and a wrong password answer the same 401
+// `EmailPasswordMismatch`, in the same time. Every attempt is counted before the password
+// is compared, over 15 minutes: the 11th attempt for one email from one client address, and
+// the 31st from one address for any emails, answer 429 until the window passes; attempts
+// for one email from anywhere are never refused, but from the 4th each waits 250 ms more
+// (at most 3 s), so nobody can lock someone else out. A successful sign-in clears its
+// email's counts.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6012,10 +6122,14 @@ func (c *Client) LoginWithBody(ctx context.Context, contentType string, body io.
 
 // Login Sign in with email and password
 //
-// Answers a session token for `Authorization: Bearer …`, valid 12 hours. A wrong email and
-// a wrong password answer the same 401 `EmailPasswordMismatch`, in the same time. From the
-// 3rd failure in 15 minutes (per email and per client address) each attempt waits 250 ms
-// more; from the 10th, attempts answer 429 until the window passes.
+// Answers a session token for `Authorization: Bearer …`, valid 12 hours unless ended sooner
+// (logout, password change). A wrong email and a wrong password answer the same 401
+// `EmailPasswordMismatch`, in the same time. Every attempt is counted before the password
+// is compared, over 15 minutes: the 11th attempt for one email from one client address, and
+// the 31st from one address for any emails, answer 429 until the window passes; attempts
+// for one email from anywhere are never refused, but from the 4th each waits 250 ms more
+// (at most 3 s), so nobody can lock someone else out. A successful sign-in clears its
+// email's counts.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6032,10 +6146,51 @@ func (c *Client) Login(ctx context.Context, body LoginJSONRequestBody, reqEditor
 	return c.Client.Do(req)
 }
 
+// Logout Sign out
+//
+// Ends the caller's session on the server: its token answers 401 from now on, on every
+// instance. Only a session can be ended, not an access token (403). Needs no permission
+// beyond being signed in.
+//
+// Corresponds with POST /api/v1/identity/logout (the `Logout` operationId).
+func (c *Client) Logout(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLogoutRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RefreshToken Trade the session token for a new one
+//
+// Answers a new session token, valid 12 hours from now, and ends the caller's (as FeatBit
+// revokes the refresh token it replaces): the old token answers 401 from now on. Only a
+// session can be refreshed, not an access token (403). Needs no permission beyond being
+// signed in.
+//
+// Corresponds with POST /api/v1/identity/refresh-token (the `RefreshToken` operationId).
+func (c *Client) RefreshToken(ctx context.Context, params *RefreshTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRefreshTokenRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ResetPasswordWithBody Change the signed-in user's password
 //
-// Ends every session of the user and answers a fresh session for the caller. Only a
-// signed-in user may do this, not an access token (403).
+// Ends every session of the user and answers FeatBit's `{success, reason}` with a fresh
+// session token for the caller (`token`). Only a signed-in user may do this, not an access
+// token (403). A wrong current password is 422 `EmailPasswordMismatch`, not a `success:
+// false` answer.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6054,8 +6209,10 @@ func (c *Client) ResetPasswordWithBody(ctx context.Context, params *ResetPasswor
 
 // ResetPassword Change the signed-in user's password
 //
-// Ends every session of the user and answers a fresh session for the caller. Only a
-// signed-in user may do this, not an access token (403).
+// Ends every session of the user and answers FeatBit's `{success, reason}` with a fresh
+// session token for the caller (`token`). Only a signed-in user may do this, not an access
+// token (403). A wrong current password is 422 `EmailPasswordMismatch`, not a `success:
+// false` answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -11597,6 +11754,112 @@ func NewLoginRequestWithBody(server string, contentType string, body io.Reader) 
 	return req, nil
 }
 
+// NewLogoutRequest constructs an http.Request for the Logout method
+func NewLogoutRequest(server string, params *LogoutParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/identity/logout")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRefreshTokenRequest constructs an http.Request for the RefreshToken method
+func NewRefreshTokenRequest(server string, params *RefreshTokenParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/identity/refresh-token")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Organization != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Organization", *params.Organization, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Organization", headerParam0)
+		}
+
+		if params.Workspace != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Workspace", *params.Workspace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Workspace", headerParam1)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewResetPasswordRequest calls the generic ResetPassword builder with application/json body
 func NewResetPasswordRequest(server string, params *ResetPasswordParams, body ResetPasswordJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -15147,10 +15410,14 @@ type ClientWithResponsesInterface interface {
 
 	// LoginWithBodyWithResponse Sign in with email and password
 	//
-	// Answers a session token for `Authorization: Bearer …`, valid 12 hours. A wrong email and
-	// a wrong password answer the same 401 `EmailPasswordMismatch`, in the same time. From the
-	// 3rd failure in 15 minutes (per email and per client address) each attempt waits 250 ms
-	// more; from the 10th, attempts answer 429 until the window passes.
+	// Answers a session token for `Authorization: Bearer …`, valid 12 hours unless ended sooner
+	// (logout, password change). A wrong email and a wrong password answer the same 401
+	// `EmailPasswordMismatch`, in the same time. Every attempt is counted before the password
+	// is compared, over 15 minutes: the 11th attempt for one email from one client address, and
+	// the 31st from one address for any emails, answer 429 until the window passes; attempts
+	// for one email from anywhere are never refused, but from the 4th each waits 250 ms more
+	// (at most 3 s), so nobody can lock someone else out. A successful sign-in clears its
+	// email's counts.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15159,20 +15426,49 @@ type ClientWithResponsesInterface interface {
 
 	// LoginWithResponse Sign in with email and password
 	//
-	// Answers a session token for `Authorization: Bearer …`, valid 12 hours. A wrong email and
-	// a wrong password answer the same 401 `EmailPasswordMismatch`, in the same time. From the
-	// 3rd failure in 15 minutes (per email and per client address) each attempt waits 250 ms
-	// more; from the 10th, attempts answer 429 until the window passes.
+	// Answers a session token for `Authorization: Bearer …`, valid 12 hours unless ended sooner
+	// (logout, password change). A wrong email and a wrong password answer the same 401
+	// `EmailPasswordMismatch`, in the same time. Every attempt is counted before the password
+	// is compared, over 15 minutes: the 11th attempt for one email from one client address, and
+	// the 31st from one address for any emails, answer 429 until the window passes; attempts
+	// for one email from anywhere are never refused, but from the 4th each waits 250 ms more
+	// (at most 3 s), so nobody can lock someone else out. A successful sign-in clears its
+	// email's counts.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/identity/login-by-email (the `Login` operationId).
 	LoginWithResponse(ctx context.Context, body LoginJSONRequestBody, reqEditors ...RequestEditorFn) (*LoginResponse, error)
 
+	// LogoutWithResponse Sign out
+	//
+	// Ends the caller's session on the server: its token answers 401 from now on, on every
+	// instance. Only a session can be ended, not an access token (403). Needs no permission
+	// beyond being signed in.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/identity/logout (the `Logout` operationId).
+	LogoutWithResponse(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*LogoutResponse, error)
+
+	// RefreshTokenWithResponse Trade the session token for a new one
+	//
+	// Answers a new session token, valid 12 hours from now, and ends the caller's (as FeatBit
+	// revokes the refresh token it replaces): the old token answers 401 from now on. Only a
+	// session can be refreshed, not an access token (403). Needs no permission beyond being
+	// signed in.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/identity/refresh-token (the `RefreshToken` operationId).
+	RefreshTokenWithResponse(ctx context.Context, params *RefreshTokenParams, reqEditors ...RequestEditorFn) (*RefreshTokenResponse, error)
+
 	// ResetPasswordWithBodyWithResponse Change the signed-in user's password
 	//
-	// Ends every session of the user and answers a fresh session for the caller. Only a
-	// signed-in user may do this, not an access token (403).
+	// Ends every session of the user and answers FeatBit's `{success, reason}` with a fresh
+	// session token for the caller (`token`). Only a signed-in user may do this, not an access
+	// token (403). A wrong current password is 422 `EmailPasswordMismatch`, not a `success:
+	// false` answer.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15181,8 +15477,10 @@ type ClientWithResponsesInterface interface {
 
 	// ResetPasswordWithResponse Change the signed-in user's password
 	//
-	// Ends every session of the user and answers a fresh session for the caller. Only a
-	// signed-in user may do this, not an access token (403).
+	// Ends every session of the user and answers FeatBit's `{success, reason}` with a fresh
+	// session token for the caller (`token`). Only a signed-in user may do this, not an access
+	// token (403). A wrong current password is 422 `EmailPasswordMismatch`, not a `success:
+	// false` answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -21222,6 +21520,158 @@ func (r LoginResponse) ContentType() string {
 	return ""
 }
 
+// LogoutResponse401Headers the declared response headers of an HTTP 401 response for Logout
+type LogoutResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type LogoutResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BoolEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *LogoutResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LogoutResponse) GetJSON200() *BoolEnvelope {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LogoutResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LogoutResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LogoutResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LogoutResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r LogoutResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LogoutResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LogoutResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LogoutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RefreshTokenResponse401Headers the declared response headers of an HTTP 401 response for RefreshToken
+type RefreshTokenResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+type RefreshTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SessionEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RefreshTokenResponse401Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RefreshTokenResponse) GetJSON200() *SessionEnvelope {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RefreshTokenResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RefreshTokenResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RefreshTokenResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RefreshTokenResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RefreshTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RefreshTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RefreshTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RefreshTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ResetPasswordResponse401Headers the declared response headers of an HTTP 401 response for ResetPassword
 type ResetPasswordResponse401Headers struct {
 	WWWAuthenticate *string
@@ -21231,7 +21681,7 @@ type ResetPasswordResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *SessionEnvelope
+	JSON200 *PasswordResetEnvelope
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *Failure
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -21251,7 +21701,7 @@ type ResetPasswordResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ResetPasswordResponse) GetJSON200() *SessionEnvelope {
+func (r ResetPasswordResponse) GetJSON200() *PasswordResetEnvelope {
 	return r.JSON200
 }
 
@@ -25881,10 +26331,14 @@ func (c *ClientWithResponses) IamActionsWithResponse(ctx context.Context, params
 
 // LoginWithBodyWithResponse Sign in with email and password
 //
-// Answers a session token for `Authorization: Bearer …`, valid 12 hours. A wrong email and
-// a wrong password answer the same 401 `EmailPasswordMismatch`, in the same time. From the
-// 3rd failure in 15 minutes (per email and per client address) each attempt waits 250 ms
-// more; from the 10th, attempts answer 429 until the window passes.
+// Answers a session token for `Authorization: Bearer …`, valid 12 hours unless ended sooner
+// (logout, password change). A wrong email and a wrong password answer the same 401
+// `EmailPasswordMismatch`, in the same time. Every attempt is counted before the password
+// is compared, over 15 minutes: the 11th attempt for one email from one client address, and
+// the 31st from one address for any emails, answer 429 until the window passes; attempts
+// for one email from anywhere are never refused, but from the 4th each waits 250 ms more
+// (at most 3 s), so nobody can lock someone else out. A successful sign-in clears its
+// email's counts.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25899,10 +26353,14 @@ func (c *ClientWithResponses) LoginWithBodyWithResponse(ctx context.Context, con
 
 // LoginWithResponse Sign in with email and password
 //
-// Answers a session token for `Authorization: Bearer …`, valid 12 hours. A wrong email and
-// a wrong password answer the same 401 `EmailPasswordMismatch`, in the same time. From the
-// 3rd failure in 15 minutes (per email and per client address) each attempt waits 250 ms
-// more; from the 10th, attempts answer 429 until the window passes.
+// Answers a session token for `Authorization: Bearer …`, valid 12 hours unless ended sooner
+// (logout, password change). A wrong email and a wrong password answer the same 401
+// `EmailPasswordMismatch`, in the same time. Every attempt is counted before the password
+// is compared, over 15 minutes: the 11th attempt for one email from one client address, and
+// the 31st from one address for any emails, answer 429 until the window passes; attempts
+// for one email from anywhere are never refused, but from the 4th each waits 250 ms more
+// (at most 3 s), so nobody can lock someone else out. A successful sign-in clears its
+// email's counts.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25915,10 +26373,47 @@ func (c *ClientWithResponses) LoginWithResponse(ctx context.Context, body LoginJ
 	return ParseLoginResponse(rsp)
 }
 
+// LogoutWithResponse Sign out
+//
+// Ends the caller's session on the server: its token answers 401 from now on, on every
+// instance. Only a session can be ended, not an access token (403). Needs no permission
+// beyond being signed in.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/identity/logout (the `Logout` operationId).
+func (c *ClientWithResponses) LogoutWithResponse(ctx context.Context, params *LogoutParams, reqEditors ...RequestEditorFn) (*LogoutResponse, error) {
+	rsp, err := c.Logout(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLogoutResponse(rsp)
+}
+
+// RefreshTokenWithResponse Trade the session token for a new one
+//
+// Answers a new session token, valid 12 hours from now, and ends the caller's (as FeatBit
+// revokes the refresh token it replaces): the old token answers 401 from now on. Only a
+// session can be refreshed, not an access token (403). Needs no permission beyond being
+// signed in.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/identity/refresh-token (the `RefreshToken` operationId).
+func (c *ClientWithResponses) RefreshTokenWithResponse(ctx context.Context, params *RefreshTokenParams, reqEditors ...RequestEditorFn) (*RefreshTokenResponse, error) {
+	rsp, err := c.RefreshToken(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRefreshTokenResponse(rsp)
+}
+
 // ResetPasswordWithBodyWithResponse Change the signed-in user's password
 //
-// Ends every session of the user and answers a fresh session for the caller. Only a
-// signed-in user may do this, not an access token (403).
+// Ends every session of the user and answers FeatBit's `{success, reason}` with a fresh
+// session token for the caller (`token`). Only a signed-in user may do this, not an access
+// token (403). A wrong current password is 422 `EmailPasswordMismatch`, not a `success:
+// false` answer.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -25933,8 +26428,10 @@ func (c *ClientWithResponses) ResetPasswordWithBodyWithResponse(ctx context.Cont
 
 // ResetPasswordWithResponse Change the signed-in user's password
 //
-// Ends every session of the user and answers a fresh session for the caller. Only a
-// signed-in user may do this, not an access token (403).
+// Ends every session of the user and answers FeatBit's `{success, reason}` with a fresh
+// session token for the caller (`token`). Only a signed-in user may do this, not an access
+// token (403). A wrong current password is 422 `EmailPasswordMismatch`, not a `success:
+// false` answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -31739,6 +32236,140 @@ func ParseLoginResponse(rsp *http.Response) (*LoginResponse, error) {
 	return response, nil
 }
 
+// ParseLogoutResponse parses an HTTP response from a LogoutWithResponse call
+func ParseLogoutResponse(rsp *http.Response) (*LogoutResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LogoutResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BoolEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers LogoutResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRefreshTokenResponse parses an HTTP response from a RefreshTokenWithResponse call
+func ParseRefreshTokenResponse(rsp *http.Response) (*RefreshTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RefreshTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SessionEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers RefreshTokenResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseResetPasswordResponse parses an HTTP response from a ResetPasswordWithResponse call
 func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -31754,7 +32385,7 @@ func ParseResetPasswordResponse(rsp *http.Response) (*ResetPasswordResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest SessionEnvelope
+		var dest PasswordResetEnvelope
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
