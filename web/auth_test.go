@@ -154,12 +154,31 @@ func TestCSRF(t *testing.T) {
 	}
 }
 
+// TestLogout: signing out ends the session on the server, so a copy of the
+// cookie taken before signs nobody in; other sessions live on.
 func TestLogout(t *testing.T) {
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
+	other := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/profile")
+	site, err := url.Parse(a.srv.URL)
+	must(t, err)
+	cookies := b.client.Jar.Cookies(site)
+	if len(cookies) == 0 {
+		t.Fatal("no cookie to copy")
+	}
+	copied := a.browser()
+	copied.client.Jar.SetCookies(site, cookies)
+	copied.get("/profile").status(http.StatusOK).at("/profile")
+
 	b.post("/logout", nil).status(http.StatusOK).at("/login")
 	b.get("/profile").at("/login?next=%2Fprofile")
+	copied.get("/profile").status(http.StatusOK).at("/login?next=%2Fprofile")
+	// The sign-in page knows the copied cookie's session has ended too.
+	replay := a.browser()
+	replay.client.Jar.SetCookies(site, cookies)
+	replay.get("/login?next=%2Fprofile").status(http.StatusOK).at("/login?next=%2Fprofile")
+	other.get("/profile").status(http.StatusOK).at("/profile")
 }
 
 func TestPasswordChange(t *testing.T) {
