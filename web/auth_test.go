@@ -206,7 +206,7 @@ func TestPasswordChange(t *testing.T) {
 	if !strings.Contains(b.last.text("flash-success"), "Password changed") {
 		t.Errorf("no confirmation: %q", b.last.text("flash-success"))
 	}
-	// This session lives on with the new epoch; every other one has ended.
+	// This browser lives on with a new session; every other one has ended.
 	b.get("/projects").status(http.StatusOK).at("/projects")
 	other.get("/projects").at("/login?next=%2Fprojects")
 	a.browser().login(ownerEmail, ownerPassword).status(http.StatusUnauthorized)
