@@ -10,28 +10,14 @@ import (
 	"time"
 )
 
-const ClearLoginFailures = `-- name: ClearLoginFailures :exec
-DELETE FROM login_failures WHERE subject = ANY($1::text[])
-`
-
-// ClearLoginFailures forgets the attempts of subjects after a successful sign-in.
-func (q *Queries) ClearLoginFailures(ctx context.Context, subjects []string) error {
-	_, err := q.db.Exec(ctx, ClearLoginFailures, subjects)
-	return err
-}
-
-const ReleaseLoginAttempt = `-- name: ReleaseLoginAttempt :exec
-UPDATE login_failures SET failures = failures - 1 WHERE subject = $1 AND failures > 0
-`
-
-// ReleaseLoginAttempt takes back the attempt a successful sign-in reserved
-// for a subject, which keeps counting the failures of others.
-func (q *Queries) ReleaseLoginAttempt(ctx context.Context, subject string) error {
-	_, err := q.db.Exec(ctx, ReleaseLoginAttempt, subject)
-	return err
-}
-
 const ReserveLoginAttempts = `-- name: ReserveLoginAttempts :many
+WITH swept AS (
+    DELETE FROM login_failures WHERE subject IN (
+        SELECT stale.subject FROM login_failures AS stale
+        WHERE stale.window_start <= $2::timestamptz AND stale.subject <> ALL($1::text[])
+        LIMIT 100 FOR UPDATE SKIP LOCKED
+    )
+)
 INSERT INTO login_failures (subject, failures, window_start)
 SELECT unnest($1::text[]), 1, now()
 ON CONFLICT (subject) DO UPDATE SET
@@ -52,7 +38,9 @@ type ReserveLoginAttemptsRow struct {
 
 // ReserveLoginAttempts counts one attempt for each subject, starting a new
 // window where the old one is over, and returns the counts including it. One
-// statement, so concurrent attempts each see a distinct count.
+// statement, so concurrent attempts each see a distinct count. It also
+// deletes up to 100 counts of other subjects whose window is over, so the
+// table holds little more than the current window's.
 func (q *Queries) ReserveLoginAttempts(ctx context.Context, arg ReserveLoginAttemptsParams) ([]ReserveLoginAttemptsRow, error) {
 	rows, err := q.db.Query(ctx, ReserveLoginAttempts, arg.Subjects, arg.Since)
 	if err != nil {
@@ -73,15 +61,23 @@ func (q *Queries) ReserveLoginAttempts(ctx context.Context, arg ReserveLoginAtte
 	return items, nil
 }
 
-const SweepLoginFailures = `-- name: SweepLoginFailures :exec
-DELETE FROM login_failures WHERE subject IN (
-    SELECT stale.subject FROM login_failures AS stale WHERE stale.window_start <= $1::timestamptz
-    LIMIT 100 FOR UPDATE SKIP LOCKED
+const SettleLoginSuccess = `-- name: SettleLoginSuccess :exec
+WITH cleared AS (
+    DELETE FROM login_failures AS gone WHERE gone.subject = ANY($2::text[])
 )
+UPDATE login_failures AS kept SET failures = kept.failures - 1
+WHERE kept.subject = $1::text AND kept.failures > 0
 `
 
-// SweepLoginFailures deletes up to 100 counts whose window is over.
-func (q *Queries) SweepLoginFailures(ctx context.Context, since time.Time) error {
-	_, err := q.db.Exec(ctx, SweepLoginFailures, since)
+type SettleLoginSuccessParams struct {
+	Released string
+	Cleared  []string
+}
+
+// SettleLoginSuccess forgets the counts of the cleared subjects after a
+// successful sign-in, and takes back the attempt it reserved for the
+// released one, which keeps counting the failures of others.
+func (q *Queries) SettleLoginSuccess(ctx context.Context, arg SettleLoginSuccessParams) error {
+	_, err := q.db.Exec(ctx, SettleLoginSuccess, arg.Released, arg.Cleared)
 	return err
 }

@@ -13,6 +13,11 @@ import (
 )
 
 const CreateSession = `-- name: CreateSession :exec
+WITH swept AS (
+    DELETE FROM sessions WHERE id IN (
+        SELECT expired.id FROM sessions AS expired WHERE expired.expires_at <= now() LIMIT 100 FOR UPDATE SKIP LOCKED
+    )
+)
 INSERT INTO sessions (id, user_id, expires_at) VALUES ($1, $2, $3)
 `
 
@@ -22,7 +27,9 @@ type CreateSessionParams struct {
 	ExpiresAt time.Time
 }
 
-// CreateSession records a new sign-in.
+// CreateSession records a new sign-in, and deletes up to 100 expired
+// sessions, so the table holds little more than the live ones; concurrent
+// sweeps skip each other's rows.
 func (q *Queries) CreateSession(ctx context.Context, arg CreateSessionParams) error {
 	_, err := q.db.Exec(ctx, CreateSession, arg.ID, arg.UserID, arg.ExpiresAt)
 	return err
@@ -81,17 +88,4 @@ func (q *Queries) GetSessionUser(ctx context.Context, arg GetSessionUserParams) 
 		&i.UpdatedAt,
 	)
 	return i, err
-}
-
-const SweepExpiredSessions = `-- name: SweepExpiredSessions :exec
-DELETE FROM sessions WHERE id IN (
-    SELECT expired.id FROM sessions AS expired WHERE expired.expires_at <= now() LIMIT 100 FOR UPDATE SKIP LOCKED
-)
-`
-
-// SweepExpiredSessions deletes up to 100 expired sessions, so the table holds
-// little more than the live ones; concurrent sweeps skip each other's rows.
-func (q *Queries) SweepExpiredSessions(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, SweepExpiredSessions)
-	return err
 }

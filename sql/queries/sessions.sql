@@ -1,5 +1,12 @@
 -- name: CreateSession :exec
--- CreateSession records a new sign-in.
+-- CreateSession records a new sign-in, and deletes up to 100 expired
+-- sessions, so the table holds little more than the live ones; concurrent
+-- sweeps skip each other's rows.
+WITH swept AS (
+    DELETE FROM sessions WHERE id IN (
+        SELECT expired.id FROM sessions AS expired WHERE expired.expires_at <= now() LIMIT 100 FOR UPDATE SKIP LOCKED
+    )
+)
 INSERT INTO sessions (id, user_id, expires_at) VALUES (@id, @user_id, @expires_at);
 
 -- name: GetSessionUser :one
@@ -14,10 +21,3 @@ DELETE FROM sessions WHERE id = @id AND user_id = @user_id;
 -- name: DeleteUserSessions :exec
 -- DeleteUserSessions ends every session of a user.
 DELETE FROM sessions WHERE user_id = $1;
-
--- name: SweepExpiredSessions :exec
--- SweepExpiredSessions deletes up to 100 expired sessions, so the table holds
--- little more than the live ones; concurrent sweeps skip each other's rows.
-DELETE FROM sessions WHERE id IN (
-    SELECT expired.id FROM sessions AS expired WHERE expired.expires_at <= now() LIMIT 100 FOR UPDATE SKIP LOCKED
-);
