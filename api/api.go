@@ -33,6 +33,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/openapi.json", h.openAPI)
 
 	g.POST("/identity/login-by-email", h.login)
+	g.POST("/identity/logout", h.logout, auth)
+	g.POST("/identity/refresh-token", h.refreshToken, auth)
 	g.PUT("/identity/reset-password", h.resetPassword, auth)
 
 	g.GET("/user/profile", h.profile, auth)

@@ -15,13 +15,27 @@ func (h *Handler) login(c echo.Context) error {
 	return respond(c, s, err)
 }
 
+// logout ends the caller's session on the server; FeatBit answers true.
+func (h *Handler) logout(c echo.Context) error {
+	return respond(c, true, h.store.Logout(c.Request().Context(), actor(c)))
+}
+
+// refreshToken answers a new session token in place of the caller's, in
+// FeatBit's LoginToken shape.
+func (h *Handler) refreshToken(c echo.Context) error {
+	s, err := h.store.RefreshSession(c.Request().Context(), actor(c))
+	return respond(c, s, err)
+}
+
+// resetPassword answers FeatBit's {success, reason} with the caller's new
+// session token, since the change ends every earlier one.
 func (h *Handler) resetPassword(c echo.Context) error {
 	var in store.ResetPasswordInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
 	s, err := h.store.ResetPassword(c.Request().Context(), actor(c), in)
-	return respond(c, s, err)
+	return respond(c, store.PasswordReset{Success: true, Token: s.Token}, err)
 }
 
 func (h *Handler) profile(c echo.Context) error {

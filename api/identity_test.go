@@ -2,9 +2,12 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,21 +41,115 @@ func TestLogin(t *testing.T) {
 func TestLoginThrottling(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	wrong := map[string]string{"email": "victim@example.com", "password": "guess"}
+	login := func(email, password, addr string) *reply {
+		return s.do("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": email, "password": password}, remoteAddr, addr+":1234")
+	}
+	// Ten attempts for one email from one address are compared; then that
+	// pair is refused, even with the right password.
 	for i := range 10 {
-		r := s.do("POST", "/api/v1/identity/login-by-email", "", wrong)
-		if r.Status != http.StatusUnauthorized {
+		if r := login(ownerEmail, "guess", "198.51.100.1"); r.Status != http.StatusUnauthorized {
 			t.Fatalf("attempt %d: got %d, want 401 before the limit", i+1, r.Status)
 		}
 	}
-	// The limit holds for the address too, whatever email it tries next.
-	s.do("POST", "/api/v1/identity/login-by-email", "", wrong).fails(t, http.StatusTooManyRequests, "TooManyRequests")
-	s.do("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": ownerEmail, "password": ownerPassword}).
-		fails(t, http.StatusTooManyRequests, "TooManyRequests")
-	// Another address can still sign in to an account that is not under attack.
-	if _, err := s.st.Login(context.Background(), store.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.9"); err != nil {
-		t.Fatalf("sign-in from another address: %v", err)
+	login(ownerEmail, ownerPassword, "198.51.100.1").fails(t, http.StatusTooManyRequests, "TooManyRequests")
+	// The email is only slowed: its owner signs in from another address.
+	session := decode[store.Session](t, login(ownerEmail, ownerPassword, "198.51.100.2").ok(t))
+	s.do("GET", "/api/v1/user/profile", bearer(session.Token), nil).ok(t)
+
+	// One address gets 100 attempts over any emails, then nothing more.
+	for i := range 100 {
+		if r := login(fmt.Sprintf("user%d@example.com", i), "guess", "198.51.100.3"); r.Status != http.StatusUnauthorized {
+			t.Fatalf("address attempt %d: got %d, want 401 before the limit", i+1, r.Status)
+		}
 	}
+	login(ownerEmail, ownerPassword, "198.51.100.3").fails(t, http.StatusTooManyRequests, "TooManyRequests")
+	login(ownerEmail, ownerPassword, "198.51.100.4").ok(t)
+
+	// Successful sign-ins do not use up their address's allowance.
+	for range 105 {
+		login(ownerEmail, ownerPassword, "198.51.100.5").ok(t)
+	}
+}
+
+// TestConcurrentSignInAttempts: attempts are counted before the password is
+// compared, so 40 wrong passwords at once for one email from one address get
+// no more comparisons than 10 in a row would.
+func TestConcurrentSignInAttempts(t *testing.T) {
+	t.Parallel() // every test server has its own database
+	s := newServer(t)
+	attempt := func(password, addr string) int {
+		body := fmt.Sprintf(`{"email":%q,"password":%q}`, ownerEmail, password)
+		req := httptest.NewRequest("POST", "/api/v1/identity/login-by-email", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.RemoteAddr = addr + ":1234"
+		rec := httptest.NewRecorder()
+		s.e.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	statuses := make([]int, 40)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Go(func() { statuses[i] = attempt("guess", "198.51.100.1") })
+	}
+	wg.Wait()
+	counts := map[int]int{}
+	for _, st := range statuses {
+		counts[st]++
+	}
+	if counts[http.StatusUnauthorized] != 10 || counts[http.StatusTooManyRequests] != 30 {
+		t.Fatalf("answers %v, want 10 compared (401) and 30 refused (429)", counts)
+	}
+	// The attacker's address stays refused; the owner elsewhere signs in.
+	if st := attempt(ownerPassword, "198.51.100.1"); st != http.StatusTooManyRequests {
+		t.Errorf("right password from the attacking address: %d, want 429", st)
+	}
+	r := s.do("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": ownerEmail, "password": ownerPassword},
+		remoteAddr, "198.51.100.2:1234").ok(t)
+	s.do("GET", "/api/v1/user/profile", bearer(decode[store.Session](t, r).Token), nil).ok(t)
+}
+
+// TestLogout: signing out ends the session on the server; a copy of its
+// token is refused, other sessions live on.
+func TestLogout(t *testing.T) {
+	t.Parallel() // every test server has its own database
+	s := newServer(t)
+	session := s.login(ownerEmail, ownerPassword)
+	s.do("GET", "/api/v1/user/profile", session, nil).ok(t) // now in the actor cache
+	r := s.do("POST", "/api/v1/identity/logout", session, nil).ok(t)
+	if string(r.Data) != "true" {
+		t.Errorf("logout answered %s, want true", r.Data)
+	}
+	s.do("GET", "/api/v1/user/profile", session, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+	s.do("POST", "/api/v1/identity/logout", session, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+	s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t)
+
+	// An access token has no session to end.
+	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
+	s.do("POST", "/api/v1/identity/logout", token, nil).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("GET", "/api/v1/user/profile", token, nil).ok(t)
+	s.do("POST", "/api/v1/identity/logout", "", nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+}
+
+// TestRefreshToken: a new token that works, in place of the old one.
+func TestRefreshToken(t *testing.T) {
+	t.Parallel() // every test server has its own database
+	s := newServer(t)
+	old := s.login(ownerEmail, ownerPassword)
+	s.do("GET", "/api/v1/user/profile", old, nil).ok(t)
+	r := s.do("POST", "/api/v1/identity/refresh-token", old, nil).ok(t)
+	fresh := decode[store.Session](t, r)
+	if fresh.Token == "" || fresh.IsSsoFirstLogin || bearer(fresh.Token) == old {
+		t.Fatalf("refresh answered %s, want a new token and isSsoFirstLogin false", r.Data)
+	}
+	s.do("GET", "/api/v1/user/profile", bearer(fresh.Token), nil).ok(t)
+	s.do("GET", "/api/v1/user/profile", old, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+	s.do("POST", "/api/v1/identity/refresh-token", old, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+	// The new session ends like any other.
+	s.do("POST", "/api/v1/identity/logout", bearer(fresh.Token), nil).ok(t)
+	s.do("POST", "/api/v1/identity/refresh-token", bearer(fresh.Token), nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+
+	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
+	s.do("POST", "/api/v1/identity/refresh-token", token, nil).fails(t, http.StatusForbidden, "Forbidden")
 }
 
 func TestAuthentication(t *testing.T) {
@@ -103,9 +200,17 @@ func TestResetPassword(t *testing.T) {
 	reset(s.owner, map[string]string{"currentPassword": ownerPassword}).fails(t, http.StatusBadRequest, "newPassword_is_required")
 	reset(s.owner, map[string]string{"currentPassword": "wrong-password", "newPassword": "new-password-1"}).fails(t, http.StatusUnprocessableEntity, "EmailPasswordMismatch")
 
+	other := s.login(ownerEmail, ownerPassword)
+	s.do("GET", "/api/v1/user/profile", other, nil).ok(t)
 	r := reset(s.owner, map[string]string{"currentPassword": ownerPassword, "newPassword": "new-password-1"}).ok(t)
-	fresh := bearer(decode[store.Session](t, r).Token)
+	answer := decode[store.PasswordReset](t, r)
+	if !answer.Success || answer.Reason != "" || answer.Token == "" {
+		t.Fatalf("reset answered %s, want FeatBit's {success: true, reason: \"\"} and a token", r.Data)
+	}
+	fresh := bearer(answer.Token)
+	// Every earlier session of the user has ended, the caller's and others.
 	s.do("GET", "/api/v1/user/profile", s.owner, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+	s.do("GET", "/api/v1/user/profile", other, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
 	s.do("GET", "/api/v1/user/profile", fresh, nil).ok(t)
 	s.do("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": ownerEmail, "password": ownerPassword}).
 		fails(t, http.StatusUnauthorized, "EmailPasswordMismatch")

@@ -137,11 +137,14 @@ func (m *matrix) cases() map[string]func() call {
 		"POST /api/v1/identity/login-by-email": nil, // needs no credentials: TestLogin
 		"GET /api/v1/openapi.json":             nil, // public: TestOpenAPIDocument
 		"PUT /api/v1/identity/reset-password":  nil, // the caller's own password: TestResetPassword
-		"GET /api/v1/user/profile":             func() call { return call{path: "/api/v1/user/profile", open: true} },
-		"GET /api/v1/user/policies":            func() call { return call{path: "/api/v1/user/policies", open: true} },
-		"GET /api/v1/iam/actions":              func() call { return call{path: "/api/v1/iam/actions", open: true} },
-		"GET /api/v1/organizations":            func() call { return call{path: "/api/v1/organizations", open: true} },
-		"GET /api/v1/workspaces":               func() call { return call{path: "/api/v1/workspaces", open: true} },
+		// The caller's own session, needing no statement: TestLogout, TestRefreshToken.
+		"POST /api/v1/identity/logout":        nil,
+		"POST /api/v1/identity/refresh-token": nil,
+		"GET /api/v1/user/profile":            func() call { return call{path: "/api/v1/user/profile", open: true} },
+		"GET /api/v1/user/policies":           func() call { return call{path: "/api/v1/user/policies", open: true} },
+		"GET /api/v1/iam/actions":             func() call { return call{path: "/api/v1/iam/actions", open: true} },
+		"GET /api/v1/organizations":           func() call { return call{path: "/api/v1/organizations", open: true} },
+		"GET /api/v1/workspaces":              func() call { return call{path: "/api/v1/workspaces", open: true} },
 		// The matrix has a second organization, and workspace settings need
 		// the permission in every one: TestWorkspaceSettingsNeedEveryOrganization,
 		// TestWorkspaceSSO (a developer is refused).

@@ -159,13 +159,32 @@ func TestCSRF(t *testing.T) {
 	}
 }
 
+// TestLogout: signing out ends the session on the server, so a copy of the
+// cookie taken before signs nobody in; other sessions live on.
 func TestLogout(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
+	other := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/profile")
+	site, err := url.Parse(a.srv.URL)
+	must(t, err)
+	cookies := b.client.Jar.Cookies(site)
+	if len(cookies) == 0 {
+		t.Fatal("no cookie to copy")
+	}
+	copied := a.browser()
+	copied.client.Jar.SetCookies(site, cookies)
+	copied.get("/profile").status(http.StatusOK).at("/profile")
+
 	b.post("/logout", nil).status(http.StatusOK).at("/login")
 	b.get("/profile").at("/login?next=%2Fprofile")
+	copied.get("/profile").status(http.StatusOK).at("/login?next=%2Fprofile")
+	// The sign-in page knows the copied cookie's session has ended too.
+	replay := a.browser()
+	replay.client.Jar.SetCookies(site, cookies)
+	replay.get("/login?next=%2Fprofile").status(http.StatusOK).at("/login?next=%2Fprofile")
+	other.get("/profile").status(http.StatusOK).at("/profile")
 }
 
 func TestPasswordChange(t *testing.T) {
@@ -194,7 +213,7 @@ func TestPasswordChange(t *testing.T) {
 	if !strings.Contains(b.last.text("flash-success"), "Password changed") {
 		t.Errorf("no confirmation: %q", b.last.text("flash-success"))
 	}
-	// This session lives on with the new epoch; every other one has ended.
+	// This browser lives on with a new session; every other one has ended.
 	b.get("/projects").status(http.StatusOK).at("/projects")
 	other.get("/projects").at("/login?next=%2Fprojects")
 	a.browser().login(ownerEmail, ownerPassword).status(http.StatusUnauthorized)

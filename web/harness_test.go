@@ -106,9 +106,7 @@ func createOrganization(t *testing.T, a *app, name, key string, member bool) uui
 // ownerActor is the owner as the store sees them, to set up data directly.
 func (a *app) ownerActor() *store.Actor {
 	a.t.Helper()
-	u, err := a.q.GetUser(context.Background(), a.owner)
-	must(a.t, err)
-	act, err := a.st.UserActor(context.Background(), a.owner, u.SessionEpoch, a.wsID.String(), a.orgID.String())
+	act, err := a.st.UserActor(context.Background(), a.owner, a.wsID.String(), a.orgID.String())
 	must(a.t, err)
 	return act
 }

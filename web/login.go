@@ -13,8 +13,12 @@ import (
 // loginPage shows the sign-in form; a signed-in person goes straight on.
 func (p *pages) loginPage(c echo.Context) error {
 	next := localPath(c.QueryParam("next"))
-	if _, _, ok := signedInUser(p.session(c)); ok {
+	// Asking the server, not only the cookie, whether the session is live:
+	// an ended session's cookie would otherwise bounce between here and next.
+	if _, err := p.store.SessionActor(c.Request().Context(), cookieToken(p.session(c)), "", ""); err == nil {
 		return c.Redirect(http.StatusSeeOther, next)
+	} else if !errors.Is(err, store.ErrUnauthenticated) {
+		return err
 	}
 	return p.renderLogin(c, http.StatusOK, p.form(c, "login", "/login", map[string]string{"next": next}), nil)
 }
@@ -61,7 +65,8 @@ func (p *pages) login(c echo.Context) error {
 	return p.renderLogin(c, status, f, nil)
 }
 
-// logout ends the browser session.
+// logout ends the browser session, on the server too: a copy of the cookie
+// no longer signs anyone in.
 func (p *pages) logout(c echo.Context) error {
 	if err := p.endSession(c); err != nil {
 		return err
@@ -89,8 +94,8 @@ func (p *pages) profilePage(c echo.Context, status int, password views.Form) err
 	return render(c, status, views.ProfilePage(views.Profile{Shell: shell, Name: me.Name, Email: me.Email, Password: password}))
 }
 
-// changePassword changes the password, which ends every other session, and
-// keeps this one signed in with the new session epoch.
+// changePassword changes the password, which ends every session of the
+// user, and keeps this browser signed in with a new one.
 func (p *pages) changePassword(c echo.Context) error {
 	var in store.ResetPasswordInput
 	if err := bind(c, &in); err != nil {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/sessions"
@@ -15,15 +14,14 @@ import (
 	"github.com/bunting-flags/bunting/views"
 )
 
-// The browser session is an encrypted, authenticated cookie holding the user,
-// the session epoch the user had at sign-in, and the sign-in time. A password
-// change bumps the epoch, which ends every other session at its next request.
+// The browser session is an encrypted, authenticated cookie holding the
+// store's session token, as the API's sign-in answers it: it names a session
+// the server keeps, so signing out or changing the password ends it for good,
+// even for a copy of the cookie.
 const (
 	sessionCookie = "bunting_session"
 
-	sessionUser  = "user"
-	sessionEpoch = "epoch"
-	sessionSince = "since"
+	sessionToken = "token"
 )
 
 // Request-scoped values set by signedIn.
@@ -55,32 +53,27 @@ func (p *pages) session(c echo.Context) *sessions.Session {
 // startSession signs the user in, dropping whatever the session held before.
 func (p *pages) startSession(c echo.Context, s store.Session) error {
 	sess := p.session(c)
-	sess.Values = map[any]any{
-		sessionUser:  s.UserID.String(),
-		sessionEpoch: s.Epoch,
-		sessionSince: time.Now().Unix(),
-	}
+	sess.Values = map[any]any{sessionToken: s.Token}
 	return sess.Save(c.Request(), c.Response())
 }
 
-// endSession deletes the session cookie.
+// endSession ends the cookie's session on the server and deletes the cookie.
 func (p *pages) endSession(c echo.Context) error {
 	sess := p.session(c)
+	if token := cookieToken(sess); token != "" {
+		if err := p.store.EndSession(c.Request().Context(), token); err != nil {
+			return err
+		}
+	}
 	sess.Values = map[any]any{}
 	sess.Options.MaxAge = -1
 	return sess.Save(c.Request(), c.Response())
 }
 
-// signedInUser reads the user and epoch of a session that has not expired.
-func signedInUser(sess *sessions.Session) (uuid.UUID, int32, bool) {
-	raw, _ := sess.Values[sessionUser].(string)
-	epoch, okEpoch := sess.Values[sessionEpoch].(int32)
-	since, okSince := sess.Values[sessionSince].(int64)
-	id, err := uuid.Parse(raw)
-	if err != nil || !okEpoch || !okSince || time.Since(time.Unix(since, 0)) >= store.SessionLifetime {
-		return uuid.Nil, 0, false
-	}
-	return id, epoch, true
+// cookieToken is the session token the cookie holds, or "".
+func cookieToken(sess *sessions.Session) string {
+	token, _ := sess.Values[sessionToken].(string)
+	return token
 }
 
 // signedIn resolves the session to the store's Actor, in the organization the
@@ -88,7 +81,8 @@ func signedInUser(sess *sessions.Session) (uuid.UUID, int32, bool) {
 func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		userID, epoch, ok := signedInUser(p.session(c))
+		token := cookieToken(p.session(c))
+		userID, ok := p.store.SessionUser(token)
 		if !ok {
 			return p.toLogin(c)
 		}
@@ -96,8 +90,8 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		a, err := p.store.UserActor(ctx, userID, epoch, idString(uc.WorkspaceID), idString(uc.OrganizationID))
-		if errors.Is(err, store.ErrUnauthenticated) { // password changed elsewhere, or user gone
+		a, err := p.store.SessionActor(ctx, token, idString(uc.WorkspaceID), idString(uc.OrganizationID))
+		if errors.Is(err, store.ErrUnauthenticated) { // signed out, password changed, or user gone
 			if err := p.endSession(c); err != nil {
 				return err
 			}

@@ -10,41 +10,46 @@ import (
 	"time"
 )
 
-const ClearLoginFailures = `-- name: ClearLoginFailures :exec
-DELETE FROM login_failures WHERE subject = $1
+const ReserveLoginAttempts = `-- name: ReserveLoginAttempts :many
+WITH swept AS (
+    DELETE FROM login_failures WHERE subject IN (
+        SELECT stale.subject FROM login_failures AS stale
+        WHERE stale.window_start <= $2::timestamptz AND stale.subject <> ALL($1::text[])
+        LIMIT 100 FOR UPDATE SKIP LOCKED
+    )
+)
+INSERT INTO login_failures (subject, failures, window_start)
+SELECT unnest($1::text[]), 1, now()
+ON CONFLICT (subject) DO UPDATE SET
+    failures = CASE WHEN login_failures.window_start > $2 THEN login_failures.failures + 1 ELSE 1 END,
+    window_start = CASE WHEN login_failures.window_start > $2 THEN login_failures.window_start ELSE now() END
+RETURNING subject, failures
 `
 
-// ClearLoginFailures forgets the failures of a subject after a successful sign-in.
-func (q *Queries) ClearLoginFailures(ctx context.Context, subject string) error {
-	_, err := q.db.Exec(ctx, ClearLoginFailures, subject)
-	return err
-}
-
-const GetLoginFailures = `-- name: GetLoginFailures :many
-SELECT subject, failures FROM login_failures
-WHERE subject = ANY($1::text[]) AND window_start > $2
-`
-
-type GetLoginFailuresParams struct {
+type ReserveLoginAttemptsParams struct {
 	Subjects []string
 	Since    time.Time
 }
 
-type GetLoginFailuresRow struct {
+type ReserveLoginAttemptsRow struct {
 	Subject  string
 	Failures int32
 }
 
-// GetLoginFailures returns the failure counts of subjects within the window.
-func (q *Queries) GetLoginFailures(ctx context.Context, arg GetLoginFailuresParams) ([]GetLoginFailuresRow, error) {
-	rows, err := q.db.Query(ctx, GetLoginFailures, arg.Subjects, arg.Since)
+// ReserveLoginAttempts counts one attempt for each subject, starting a new
+// window where the old one is over, and returns the counts including it. One
+// statement, so concurrent attempts each see a distinct count. It also
+// deletes up to 100 counts of other subjects whose window is over, so the
+// table holds little more than the current window's.
+func (q *Queries) ReserveLoginAttempts(ctx context.Context, arg ReserveLoginAttemptsParams) ([]ReserveLoginAttemptsRow, error) {
+	rows, err := q.db.Query(ctx, ReserveLoginAttempts, arg.Subjects, arg.Since)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []GetLoginFailuresRow{}
+	items := []ReserveLoginAttemptsRow{}
 	for rows.Next() {
-		var i GetLoginFailuresRow
+		var i ReserveLoginAttemptsRow
 		if err := rows.Scan(&i.Subject, &i.Failures); err != nil {
 			return nil, err
 		}
@@ -56,20 +61,23 @@ func (q *Queries) GetLoginFailures(ctx context.Context, arg GetLoginFailuresPara
 	return items, nil
 }
 
-const RecordLoginFailure = `-- name: RecordLoginFailure :exec
-INSERT INTO login_failures (subject, failures, window_start) VALUES ($1, 1, now())
-ON CONFLICT (subject) DO UPDATE SET
-    failures = CASE WHEN login_failures.window_start > $2 THEN login_failures.failures + 1 ELSE 1 END,
-    window_start = CASE WHEN login_failures.window_start > $2 THEN login_failures.window_start ELSE now() END
+const SettleLoginSuccess = `-- name: SettleLoginSuccess :exec
+WITH cleared AS (
+    DELETE FROM login_failures AS gone WHERE gone.subject = ANY($2::text[])
+)
+UPDATE login_failures AS kept SET failures = kept.failures - 1
+WHERE kept.subject = $1::text AND kept.failures > 0
 `
 
-type RecordLoginFailureParams struct {
-	Subject string
-	Since   time.Time
+type SettleLoginSuccessParams struct {
+	Released string
+	Cleared  []string
 }
 
-// RecordLoginFailure counts one failure, starting a new window when the old one is over.
-func (q *Queries) RecordLoginFailure(ctx context.Context, arg RecordLoginFailureParams) error {
-	_, err := q.db.Exec(ctx, RecordLoginFailure, arg.Subject, arg.Since)
+// SettleLoginSuccess forgets the counts of the cleared subjects after a
+// successful sign-in, and takes back the attempt it reserved for the
+// released one, which keeps counting the failures of others.
+func (q *Queries) SettleLoginSuccess(ctx context.Context, arg SettleLoginSuccessParams) error {
+	_, err := q.db.Exec(ctx, SettleLoginSuccess, arg.Released, arg.Cleared)
 	return err
 }

@@ -202,6 +202,13 @@ type Segment struct {
 	UpdatedAt      time.Time
 }
 
+type Session struct {
+	ID        uuid.UUID
+	UserID    uuid.UUID
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
 type Setting struct {
 	Name  string
 	Value string

@@ -94,7 +94,7 @@ func (q *Queries) GetUserByEmail(ctx context.Context, email string) (User, error
 
 const UpdateUserPassword = `-- name: UpdateUserPassword :one
 UPDATE users
-SET password_hash = $2, initial_password = NULL, session_epoch = session_epoch + 1, updated_at = now()
+SET password_hash = $2, initial_password = NULL, updated_at = now()
 WHERE id = $1
 RETURNING id, email, name, password_hash, initial_password, session_epoch, created_at, updated_at, origin
 `
@@ -104,8 +104,9 @@ type UpdateUserPasswordParams struct {
 	PasswordHash *string
 }
 
-// UpdateUserPassword stores a new password hash, clears the initial password
-// and bumps session_epoch so every earlier session token stops working.
+// UpdateUserPassword stores a new password hash and clears the initial
+// password. (users.session_epoch is no longer read: the sessions the change
+// ends are rows of table sessions.)
 func (q *Queries) UpdateUserPassword(ctx context.Context, arg UpdateUserPasswordParams) (User, error) {
 	row := q.db.QueryRow(ctx, UpdateUserPassword, arg.ID, arg.PasswordHash)
 	var i User

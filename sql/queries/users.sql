@@ -14,10 +14,11 @@ SELECT * FROM users WHERE id = $1;
 SELECT * FROM users WHERE lower(email) = lower(@email::text);
 
 -- name: UpdateUserPassword :one
--- UpdateUserPassword stores a new password hash, clears the initial password
--- and bumps session_epoch so every earlier session token stops working.
+-- UpdateUserPassword stores a new password hash and clears the initial
+-- password. (users.session_epoch is no longer read: the sessions the change
+-- ends are rows of table sessions.)
 UPDATE users
-SET password_hash = $2, initial_password = NULL, session_epoch = session_epoch + 1, updated_at = now()
+SET password_hash = $2, initial_password = NULL, updated_at = now()
 WHERE id = $1
 RETURNING *;
 

@@ -25,6 +25,8 @@ type Actor struct {
 	// TokenID is the access token that authenticated the request, or uuid.Nil
 	// for a signed-in user.
 	TokenID uuid.UUID
+	// SessionID is the session that authenticated the request, or uuid.Nil.
+	SessionID uuid.UUID
 	// WorkspaceID and OrgID are the request's context; uuid.Nil when the
 	// caller belongs to several and the request named none.
 	WorkspaceID uuid.UUID
@@ -92,9 +94,12 @@ func (s *Store) Authenticate(ctx context.Context, c Credentials) (*Actor, error)
 		return nil, ErrUnauthenticated
 	}
 	isToken := strings.HasPrefix(token, AccessTokenPrefix)
-	userID, epoch, ok := s.verifySessionToken(token) // checks signature and expiry without the database
-	if !isToken && !ok {
-		return nil, ErrUnauthenticated
+	if !isToken {
+		// Signature and expiry are checked without the database; whether the
+		// session has ended is in the cache or the database.
+		if _, _, ok := s.verifySessionToken(token); !ok {
+			return nil, ErrUnauthenticated
+		}
 	}
 	key := cacheKey(c, token)
 	if e, hit := s.auth.get(key); hit {
@@ -107,17 +112,20 @@ func (s *Store) Authenticate(ctx context.Context, c Credentials) (*Actor, error)
 		}
 		return &a, nil
 	}
+	// An access change committed while this actor is resolved must not be
+	// cached over: put drops the actor when the cache was emptied meanwhile.
+	gen := s.auth.gen()
 	var a *Actor
 	var err error
 	if isToken {
 		a, err = s.tokenActor(ctx, token)
 	} else {
-		a, err = s.UserActor(ctx, userID, epoch, c.Workspace, c.Organization)
+		a, err = s.SessionActor(ctx, token, c.Workspace, c.Organization)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.auth.put(key, a)
+	s.auth.put(key, a, gen)
 	cached := *a
 	cached.Address = c.Address
 	return &cached, nil
@@ -130,9 +138,42 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 	return s, false
 }
 
-// UserActor returns the Actor for a signed-in user whose session carries
-// epoch, in the workspace and organization the (optional) headers name.
-func (s *Store) UserActor(ctx context.Context, userID uuid.UUID, epoch int32, workspace, organization string) (*Actor, error) {
+// SessionActor returns the Actor of the session a session token names, in
+// the workspace and organization the (optional) headers name:
+// ErrUnauthenticated unless the session is live (signed, not expired, not
+// ended by signing out or a password change).
+func (s *Store) SessionActor(ctx context.Context, token, workspace, organization string) (*Actor, error) {
+	sessionID, userID, ok := s.verifySessionToken(token)
+	if !ok {
+		return nil, ErrUnauthenticated
+	}
+	user, err := s.q.GetSessionUser(ctx, db.GetSessionUserParams{ID: sessionID, UserID: userID})
+	if err != nil {
+		if err = translate(err); errors.Is(err, ErrNotFound) {
+			return nil, ErrUnauthenticated
+		}
+		return nil, err
+	}
+	a, err := s.userActor(ctx, user, workspace, organization)
+	if err != nil {
+		return nil, err
+	}
+	a.SessionID = sessionID
+	return a, nil
+}
+
+// SessionUser returns the user a session token names when its signature and
+// expiry hold, without asking the database whether it has ended: for reading
+// what to show before SessionActor decides.
+func (s *Store) SessionUser(token string) (uuid.UUID, bool) {
+	_, userID, ok := s.verifySessionToken(token)
+	return userID, ok
+}
+
+// UserActor returns the Actor for a user, in the workspace and organization
+// the (optional) headers name, for callers that authenticated the user
+// already.
+func (s *Store) UserActor(ctx context.Context, userID uuid.UUID, workspace, organization string) (*Actor, error) {
 	user, err := s.q.GetUser(ctx, userID)
 	if err != nil {
 		if err = translate(err); errors.Is(err, ErrNotFound) {
@@ -140,9 +181,10 @@ func (s *Store) UserActor(ctx context.Context, userID uuid.UUID, epoch int32, wo
 		}
 		return nil, err
 	}
-	if user.SessionEpoch != epoch {
-		return nil, ErrUnauthenticated
-	}
+	return s.userActor(ctx, user, workspace, organization)
+}
+
+func (s *Store) userActor(ctx context.Context, user db.User, workspace, organization string) (*Actor, error) {
 	a := &Actor{UserID: user.ID}
 
 	workspaces, err := s.q.ListUserWorkspaces(ctx, user.ID)
@@ -247,50 +289,37 @@ func (s *Store) tokenActor(ctx context.Context, token string) (*Actor, error) {
 	return a, nil
 }
 
-// Session tokens are base64url(user id | epoch | expiry | HMAC-SHA256 of those).
+// Session tokens are base64url(session id | user id | expiry | HMAC-SHA256
+// of those). The signature and expiry are checked without the database; the
+// session id names a row of table sessions, which exists while the session
+// has not ended.
 
-const sessionPayloadLen = 16 + 4 + 8
+const sessionPayloadLen = 16 + 16 + 8
 
-func (s *Store) issueSessionToken(userID uuid.UUID, epoch int32) string {
+func (s *Store) issueSessionToken(sessionID, userID uuid.UUID, expires time.Time) string {
 	buf := make([]byte, sessionPayloadLen, sessionPayloadLen+sha256.Size)
-	copy(buf, userID[:])
-	binary.BigEndian.PutUint32(buf[16:], uint32(epoch))
-	binary.BigEndian.PutUint64(buf[20:], uint64(time.Now().Add(s.sessionTTL).Unix()))
+	copy(buf, sessionID[:])
+	copy(buf[16:], userID[:])
+	binary.BigEndian.PutUint64(buf[32:], uint64(expires.Unix()))
 	mac := hmac.New(sha256.New, s.keys.Session)
 	mac.Write(buf)
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(buf))
 }
 
-func (s *Store) verifySessionToken(token string) (uuid.UUID, int32, bool) {
+func (s *Store) verifySessionToken(token string) (sessionID, userID uuid.UUID, ok bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil || len(raw) != sessionPayloadLen+sha256.Size {
-		return uuid.Nil, 0, false
+		return uuid.Nil, uuid.Nil, false
 	}
 	mac := hmac.New(sha256.New, s.keys.Session)
 	mac.Write(raw[:sessionPayloadLen])
 	if !hmac.Equal(mac.Sum(nil), raw[sessionPayloadLen:]) {
-		return uuid.Nil, 0, false
+		return uuid.Nil, uuid.Nil, false
 	}
-	if time.Now().Unix() >= int64(binary.BigEndian.Uint64(raw[20:28])) {
-		return uuid.Nil, 0, false
+	if time.Now().Unix() >= int64(binary.BigEndian.Uint64(raw[32:40])) {
+		return uuid.Nil, uuid.Nil, false
 	}
-	return uuid.UUID(raw[:16]), int32(binary.BigEndian.Uint32(raw[16:20])), true
-}
-
-// Sign-in throttling: failures are counted per email and per client address
-// over a window shared by every instance (table login_failures).
-const (
-	loginWindow     = 15 * time.Minute
-	loginSlowAfter  = 3  // failures after which each attempt is delayed
-	loginBlockAfter = 10 // failures after which attempts are refused with 429
-	maxPasswordLen  = 72 // bcrypt's limit, in bytes
-	minPasswordLen  = 8
-)
-
-// LoginInput is the body of a sign-in by email and password.
-type LoginInput struct {
-	Email    string `json:"email" form:"email"`
-	Password string `json:"password" form:"password"`
+	return uuid.UUID(raw[:16]), uuid.UUID(raw[16:32]), true
 }
 
 // Session is a started session.
@@ -298,7 +327,100 @@ type Session struct {
 	Token           string    `json:"token"`
 	IsSsoFirstLogin bool      `json:"isSsoFirstLogin"`
 	UserID          uuid.UUID `json:"-"`
-	Epoch           int32     `json:"-"`
+}
+
+// newSession records a session of the user (in q's transaction, if any)
+// and returns its token; recording it also sweeps a few expired sessions, so
+// the table stays the size of the live ones.
+func (s *Store) newSession(ctx context.Context, q *db.Queries, userID uuid.UUID) (Session, error) {
+	id := uuid.New() // version 4: 122 random bits, never guessed
+	expires := time.Now().Add(s.sessionTTL).Truncate(time.Second)
+	if err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, UserID: userID, ExpiresAt: expires}); err != nil {
+		return Session{}, translate(err)
+	}
+	return Session{Token: s.issueSessionToken(id, userID, expires), UserID: userID}, nil
+}
+
+// Logout ends the caller's session, on every instance at once. An access
+// token has no session to end: ErrForbidden.
+func (s *Store) Logout(ctx context.Context, a *Actor) error {
+	if a.SessionID == uuid.Nil {
+		return ErrForbidden
+	}
+	return s.endSession(ctx, a.SessionID, a.UserID)
+}
+
+// EndSession ends the session of a token, whatever state it is in: signing
+// out of the pages works even when the session has already ended.
+func (s *Store) EndSession(ctx context.Context, token string) error {
+	sessionID, userID, ok := s.verifySessionToken(token)
+	if !ok {
+		return nil // expired or not ours: nothing can use it
+	}
+	return s.endSession(ctx, sessionID, userID)
+}
+
+func (s *Store) endSession(ctx context.Context, sessionID, userID uuid.UUID) error {
+	return s.inTx(ctx, func(q *db.Queries) error {
+		s.accessChanged() // the trigger tells every other instance
+		_, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: sessionID, UserID: userID})
+		return err
+	})
+}
+
+// RefreshSession replaces the caller's session with a new one that lasts
+// the full lifetime again; the old token stops working, as FeatBit revokes
+// the refresh token it replaces. An access token has no session: ErrForbidden.
+func (s *Store) RefreshSession(ctx context.Context, a *Actor) (Session, error) {
+	if a.SessionID == uuid.Nil {
+		return Session{}, ErrForbidden
+	}
+	var session Session
+	err := s.inTx(ctx, func(q *db.Queries) error {
+		s.accessChanged()
+		n, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: a.SessionID, UserID: a.UserID})
+		if err != nil {
+			return err
+		}
+		if n == 0 { // ended meanwhile, by a sign-out or another refresh
+			return ErrUnauthenticated
+		}
+		session, err = s.newSession(ctx, q, a.UserID)
+		return err
+	})
+	return session, err
+}
+
+// Sign-in throttling. Each attempt is counted before the password is
+// compared, in one statement per attempt (table login_failures, shared by
+// every instance), so concurrent attempts cannot all slip under a limit:
+//   - per email and address: loginPairLimit attempts in a window, then 429;
+//   - per address, whatever the email: loginAddrLimit, then 429;
+//   - per email, from any address: never refused, only slowed, so that nobody
+//     can lock a person out by failing to sign in as them.
+//
+// A successful sign-in clears its email's and pair's counts and takes back
+// its own attempt from the address's. Until it does, it counts: the address
+// limit is set well above how many people sign in at the same instant from
+// one address (an office, a load test), and only the email's and the pair's
+// counts slow an attempt down, so a busy address is not slowed.
+const (
+	loginWindow    = 15 * time.Minute
+	loginPairLimit = 10  // attempts for one email from one address
+	loginAddrLimit = 100 // attempts from one address, for any emails
+	loginSlowAfter = 3   // earlier attempts (per subject) after which each waits
+	loginMaxDelay  = 12  // most steps an attempt waits
+	maxPasswordLen = 72  // bcrypt's limit, in bytes
+	minPasswordLen = 8
+	emailSubject   = "email:"
+	addrSubject    = "addr:"
+	pairSubject    = "pair:"
+)
+
+// LoginInput is the body of a sign-in by email and password.
+type LoginInput struct {
+	Email    string `json:"email" form:"email"`
+	Password string `json:"password" form:"password"`
 }
 
 // Login checks an email and password and starts a session. A wrong email and
@@ -314,11 +436,11 @@ func (s *Store) Login(ctx context.Context, in LoginInput, addr string) (Session,
 	if err := v.err(); err != nil {
 		return Session{}, err
 	}
-	subjects := []string{"email:" + strings.ToLower(strings.TrimSpace(in.Email)), "addr:" + addr}
-	if err := s.throttle(ctx, subjects); err != nil {
+	email := strings.ToLower(strings.TrimSpace(in.Email))
+	if err := s.reserveLogin(ctx, email, addr); err != nil {
 		return Session{}, err
 	}
-	user, err := s.q.GetUserByEmail(ctx, strings.TrimSpace(in.Email))
+	user, err := s.q.GetUserByEmail(ctx, email)
 	if err != nil && !errors.Is(translate(err), ErrNotFound) {
 		return Session{}, translate(err)
 	}
@@ -327,39 +449,44 @@ func (s *Store) Login(ctx context.Context, in LoginInput, addr string) (Session,
 		hash = *user.PasswordHash
 	}
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(in.Password)) != nil || err != nil || user.PasswordHash == nil {
-		for _, subject := range subjects {
-			if err := s.q.RecordLoginFailure(ctx, db.RecordLoginFailureParams{Subject: subject, Since: time.Now().Add(-loginWindow)}); err != nil {
-				return Session{}, translate(err)
-			}
-		}
-		return Session{}, ErrBadCredentials
+		return Session{}, ErrBadCredentials // the attempt stays counted
 	}
-	if err := s.q.ClearLoginFailures(ctx, subjects[0]); err != nil {
+	err = s.q.SettleLoginSuccess(ctx, db.SettleLoginSuccessParams{
+		Cleared:  []string{emailSubject + email, pairSubject + email + " " + addr},
+		Released: addrSubject + addr,
+	})
+	if err != nil {
 		return Session{}, translate(err)
 	}
-	return s.newSession(user.ID, user.SessionEpoch), nil
+	return s.newSession(ctx, s.q, user.ID)
 }
 
-func (s *Store) newSession(userID uuid.UUID, epoch int32) Session {
-	return Session{Token: s.issueSessionToken(userID, epoch), UserID: userID, Epoch: epoch}
-}
-
-// throttle delays an attempt after a few recent failures and refuses it after many.
-func (s *Store) throttle(ctx context.Context, subjects []string) error {
-	rows, err := s.q.GetLoginFailures(ctx, db.GetLoginFailuresParams{Subjects: subjects, Since: time.Now().Add(-loginWindow)})
+// reserveLogin counts an attempt for the email, the address and the pair,
+// refuses it past a hard limit, and otherwise delays it by how many came
+// before it in the window.
+func (s *Store) reserveLogin(ctx context.Context, email, addr string) error {
+	since := time.Now().Add(-loginWindow)
+	rows, err := s.q.ReserveLoginAttempts(ctx, db.ReserveLoginAttemptsParams{
+		Subjects: []string{addrSubject + addr, emailSubject + email, pairSubject + email + " " + addr},
+		Since:    since,
+	})
 	if err != nil {
 		return translate(err)
 	}
-	worst := int32(0)
+	earlier := int32(0)
 	for _, r := range rows {
-		worst = max(worst, r.Failures)
+		switch {
+		case strings.HasPrefix(r.Subject, pairSubject) && r.Failures > loginPairLimit,
+			strings.HasPrefix(r.Subject, addrSubject) && r.Failures > loginAddrLimit:
+			return ErrTooManyRequests
+		case !strings.HasPrefix(r.Subject, addrSubject):
+			earlier = max(earlier, r.Failures-1)
+		}
 	}
-	if worst >= loginBlockAfter {
-		return ErrTooManyRequests
-	}
-	if worst >= loginSlowAfter {
+	if earlier >= loginSlowAfter {
+		steps := min(earlier-loginSlowAfter+1, loginMaxDelay)
 		select {
-		case <-time.After(time.Duration(worst-loginSlowAfter+1) * s.loginDelayStep):
+		case <-time.After(time.Duration(steps) * s.loginDelayStep):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -387,8 +514,8 @@ type ResetPasswordInput struct {
 	NewPassword     string `json:"newPassword" form:"newPassword"`
 }
 
-// ResetPassword changes the signed-in user's password, which ends every other
-// session, and returns a fresh session for the caller.
+// ResetPassword changes the signed-in user's password, which ends every
+// session of the user, and returns a fresh session for the caller.
 func (s *Store) ResetPassword(ctx context.Context, a *Actor, in ResetPasswordInput) (Session, error) {
 	if a.IsToken() {
 		return Session{}, ErrForbidden
@@ -416,13 +543,24 @@ func (s *Store) ResetPassword(ctx context.Context, a *Actor, in ResetPasswordInp
 		if err != nil {
 			return err
 		}
-		user, err = q.UpdateUserPassword(ctx, db.UpdateUserPasswordParams{ID: user.ID, PasswordHash: &hash})
-		if err != nil {
+		if _, err = q.UpdateUserPassword(ctx, db.UpdateUserPasswordParams{ID: user.ID, PasswordHash: &hash}); err != nil {
 			return err
 		}
 		s.accessChanged() // every earlier session of the user ends now
-		session = s.newSession(user.ID, user.SessionEpoch)
-		return nil
+		if err := q.DeleteUserSessions(ctx, user.ID); err != nil {
+			return err
+		}
+		session, err = s.newSession(ctx, q, user.ID)
+		return err
 	})
 	return session, err
+}
+
+// PasswordReset is the answer to a password change: FeatBit's
+// ResetPasswordResult, and the caller's new session token, since the change
+// ends every earlier session of the user.
+type PasswordReset struct {
+	Success bool   `json:"success"`
+	Reason  string `json:"reason"`
+	Token   string `json:"token"`
 }

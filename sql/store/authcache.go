@@ -53,10 +53,21 @@ func (c *authCache) get(key [32]byte) (*cachedActor, bool) {
 	return e, true
 }
 
-func (c *authCache) put(key [32]byte, a *Actor) {
+// gen is the cache's generation, to hand to put.
+func (c *authCache) gen() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.listening {
+	return c.generation
+}
+
+// put caches an actor resolved from the database after gen() answered
+// generation; if the cache was emptied since, the actor may predate the
+// change that emptied it (a session ended, a membership removed) and is
+// not kept.
+func (c *authCache) put(key [32]byte, a *Actor, generation int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.listening || c.generation != generation {
 		return
 	}
 	if len(c.entries) >= maxCachedActors {

@@ -115,7 +115,7 @@ func (s *Store) MintAccessToken(ctx context.Context, email, name, typ string) (A
 	if err != nil {
 		return AccessToken{}, fmt.Errorf("user %q: %w", email, translate(err))
 	}
-	a, err := s.UserActor(ctx, user.ID, user.SessionEpoch, "", "")
+	a, err := s.UserActor(ctx, user.ID, "", "")
 	if err != nil {
 		return AccessToken{}, err
 	}
@@ -128,7 +128,7 @@ func (s *Store) MintAccessToken(ctx context.Context, email, name, typ string) (A
 		if err != nil || len(orgs) == 0 {
 			return AccessToken{}, fmt.Errorf("user %q belongs to no organization", email)
 		}
-		if a, err = s.UserActor(ctx, user.ID, user.SessionEpoch, workspaces[0].ID.String(), orgs[0].ID.String()); err != nil {
+		if a, err = s.UserActor(ctx, user.ID, workspaces[0].ID.String(), orgs[0].ID.String()); err != nil {
 			return AccessToken{}, err
 		}
 	}

@@ -302,9 +302,9 @@ func (s *Store) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name strin
 		if err != nil {
 			return err
 		}
-		session = s.newSession(user.ID, user.SessionEpoch)
+		session, err = s.newSession(ctx, q, user.ID)
 		session.IsSsoFirstLogin = created
-		return nil
+		return err
 	})
 	return session, err
 }

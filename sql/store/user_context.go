@@ -94,11 +94,7 @@ func (s *Store) actorIn(ctx context.Context, a *Actor, orgID uuid.UUID) (*Actor,
 	if err != nil {
 		return nil, translate(err)
 	}
-	user, err := s.q.GetUser(ctx, a.UserID)
-	if err != nil {
-		return nil, translate(err)
-	}
-	return s.UserActor(ctx, a.UserID, user.SessionEpoch, org.WorkspaceID.String(), org.ID.String())
+	return s.UserActor(ctx, a.UserID, org.WorkspaceID.String(), org.ID.String())
 }
 
 func nilIfZero(id uuid.UUID) *uuid.UUID {
