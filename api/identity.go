@@ -17,12 +17,18 @@ func (h *Handler) login(c echo.Context) error {
 
 // logout ends the caller's session on the server; FeatBit answers true.
 func (h *Handler) logout(c echo.Context) error {
+	if err := noBody(c); err != nil {
+		return err
+	}
 	return respond(c, true, h.store.Logout(c.Request().Context(), actor(c)))
 }
 
 // refreshToken answers a new session token in place of the caller's, in
 // FeatBit's LoginToken shape.
 func (h *Handler) refreshToken(c echo.Context) error {
+	if err := noBody(c); err != nil {
+		return err
+	}
 	s, err := h.store.RefreshSession(c.Request().Context(), actor(c))
 	return respond(c, s, err)
 }
