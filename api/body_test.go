@@ -8,7 +8,7 @@ import (
 
 // TestBodyNamingNothingIsRefused walks every PUT, PATCH and POST route of
 // /api/v1 the router has and sends a body naming only a member no route
-// understands. None may answer 200 (decisions.md §7): it is refused with
+// understands. None may answer 200: it is refused with
 // 400 and nothing is stored. That includes the routes whose body is optional
 // (archive, restore, toggle with an optional comment: {} and no body are
 // accepted there) and those that read none (add-policy …: any member is

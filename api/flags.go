@@ -94,7 +94,7 @@ func flagChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.UUID
 // Flag changes answer what FeatBit's do: the new revision (the current one
 // when nothing changed) for toggle, name, description, variations,
 // off-variation and targeting; true for archive, restore, delete, tags,
-// clone and PATCH (decisions.md §7).
+// clone and PATCH.
 
 // revision answers a changed flag's revision.
 func revision(f store.Flag, err error) (uuid.UUID, error) { return f.Revision, err }

@@ -130,7 +130,7 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 // when an object names a member twice, also in another case
 // ({"name":"a","Name":"b"}, at any depth): encoding/json would silently keep
 // the last, and which one a client meant is a guess. And a body that names
-// nothing the route understands is refused (decisions.md §7): when v is a
+// nothing the route understands is refused: when v is a
 // struct and the top-level object has members but none matches one of its
 // fields, the client sent something else (a misspelt or other API's field)
 // and answering 200 would claim a change that did not happen. An empty
@@ -175,7 +175,7 @@ func bind(c echo.Context, v any) error {
 }
 
 // noBody refuses a body on a route that acts on its path alone: a body with
-// members names nothing the route understands (decisions.md §7). No body,
+// members names nothing the route understands. No body,
 // {} and null are accepted, as clients send them for "nothing".
 func noBody(c echo.Context) error { return bind(c, &struct{}{}) }
 

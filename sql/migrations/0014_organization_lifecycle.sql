@@ -1,4 +1,4 @@
--- Several organizations per workspace (decisions.md §7) and the FeatBit
+-- Several organizations per workspace and the FeatBit
 -- profile and organization fields their clients read.
 
 -- origin is how the user first joined, as FeatBit reports it in the profile:

@@ -116,7 +116,7 @@ func (s *Store) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envI
 		return Environment{}, err
 	}
 	before := row.Environment
-	// An environment's key never changes (decisions.md §7): resource names,
+	// An environment's key never changes: resource names,
 	// policies and shared segments' scopes name it. Sending the same key, or
 	// none, is fine.
 	if in.Key != "" && in.Key != before.Key {

@@ -453,7 +453,7 @@ func (f Flag) Serves() Serves {
 }
 
 // ErrFlagIsArchived refuses changing an archived flag; it can only be
-// restored or deleted (decisions.md §7).
+// restored or deleted.
 var ErrFlagIsArchived = &RuleError{"FlagIsArchived"}
 
 // changeFlag is the one way a flag changes: under a row lock, edit is applied

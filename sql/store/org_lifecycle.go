@@ -9,7 +9,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
-// Several organizations per workspace (decisions.md §7): creating one,
+// Several organizations per workspace: creating one,
 // onboarding it, reading one and deleting the current one.
 
 // NewOrganizationInput creates an organization (FeatBit's CreateOrganization body).

@@ -331,7 +331,7 @@ func (s *Store) SegmentKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, k
 
 // checkSegmentKey refuses a segment (about to be stored, visible in envs) a
 // key that another segment visible in one of those environments has: a
-// shared segment's key is unique wherever it is visible (decisions.md §7).
+// shared segment's key is unique wherever it is visible.
 // It holds a lock on the key until the transaction ends.
 func checkSegmentKey(ctx context.Context, q *db.Queries, env envRow, envs []envRow, sg Segment) error {
 	if err := q.LockSegmentKey(ctx, sg.Key); err != nil {
