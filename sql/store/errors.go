@@ -1,18 +1,19 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Domain errors. Both surfaces map them to responses in exactly one place each
-// (api.errorResponse, and the page error handler).
+// Domain errors. Classify says how every surface answers each of them.
 var (
 	// ErrNotFound: the id or key is unknown, or belongs to another organization.
 	ErrNotFound = errors.New("not found")
@@ -56,6 +57,71 @@ var (
 	ErrEmailUsed             = &RuleError{"EmailHasBeenUsed"}
 	ErrLastOrganization      = &RuleError{"CannotDeleteLastOrganization"}
 )
+
+// StatusClientClosedRequest is the status the request log gives a request
+// whose client went away before its answer (nginx's 499). It is not a
+// server failure and is never logged as one.
+const StatusClientClosedRequest = 499
+
+// Class is how an error is answered: its HTTP status and its error codes,
+// which the API's envelope carries and by which pages choose their words.
+type Class struct {
+	Status int
+	Codes  []string
+}
+
+// Code is the class's first code ("" for a validation error without any),
+// the one that names it when it is not a validation error.
+func (c Class) Code() string {
+	if len(c.Codes) == 0 {
+		return ""
+	}
+	return c.Codes[0]
+}
+
+// Classify decides the status and codes of every domain error, including
+// cancellation (the client went away), a deadline and an unreachable
+// database; it is the one place that does, so the API, the pages and the
+// SDK endpoints answer a given error alike. An error that is none of these
+// is a 500 InternalServerError, whose text is never shown.
+func Classify(err error) Class {
+	var verr *ValidationError
+	var rerr *RuleError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return Class{StatusClientClosedRequest, []string{"ClientClosedRequest"}}
+	case errors.As(err, &verr):
+		return Class{http.StatusBadRequest, verr.Codes}
+	case errors.Is(err, ErrBadCredentials):
+		return Class{http.StatusUnauthorized, []string{"EmailPasswordMismatch"}}
+	case errors.As(err, &rerr):
+		return Class{http.StatusUnprocessableEntity, []string{rerr.Code}}
+	case errors.Is(err, ErrUnauthenticated):
+		return Class{http.StatusUnauthorized, []string{"Unauthorized"}}
+	case errors.Is(err, ErrForbidden):
+		return Class{http.StatusForbidden, []string{"Forbidden"}}
+	case errors.Is(err, ErrNotFound):
+		return Class{http.StatusNotFound, []string{"ResourceNotFound"}}
+	case errors.Is(err, ErrConflict):
+		return Class{http.StatusConflict, []string{"Conflict"}}
+	case errors.Is(err, ErrTooManyRequests):
+		return Class{http.StatusTooManyRequests, []string{"TooManyRequests"}}
+	case errors.Is(err, ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return Class{http.StatusServiceUnavailable, []string{"ServiceUnavailable"}}
+	// Single sign-on's own failures, named as its log names them.
+	case errors.Is(err, ErrSSOState):
+		return Class{http.StatusBadRequest, []string{"state_invalid"}}
+	case errors.Is(err, ErrSSOStateExpired):
+		return Class{http.StatusBadRequest, []string{"state_expired"}}
+	case errors.Is(err, ErrSSONotConfigured):
+		return Class{http.StatusBadRequest, []string{"not_configured"}}
+	case errors.Is(err, ErrSSOEmailMissing):
+		return Class{http.StatusForbidden, []string{"email_missing"}}
+	case errors.Is(err, ErrSSOEmailUnverified):
+		return Class{http.StatusForbidden, []string{"email_unverified"}}
+	}
+	return Class{http.StatusInternalServerError, []string{"InternalServerError"}}
+}
 
 // Invalid returns a ValidationError for the given codes.
 func Invalid(codes ...string) error { return &ValidationError{Codes: codes} }
