@@ -261,8 +261,9 @@ func collectFields(t reflect.Type, into map[string]bool) {
 	}
 }
 
-// pathID reads a uuid path parameter; a malformed one names nothing, so 404.
-func pathID(c echo.Context, name string) (uuid.UUID, error) {
+// PathID reads a uuid path parameter; a malformed one names nothing, so
+// 404. The pages read their ids with it too.
+func PathID(c echo.Context, name string) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Param(name))
 	if err != nil {
 		return uuid.Nil, store.ErrNotFound
@@ -272,11 +273,11 @@ func pathID(c echo.Context, name string) (uuid.UUID, error) {
 
 // pathIDs reads the two uuid path parameters of a nested resource.
 func pathIDs(c echo.Context, parent, child string) (uuid.UUID, uuid.UUID, error) {
-	parentID, err := pathID(c, parent)
+	parentID, err := PathID(c, parent)
 	if err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	childID, err := pathID(c, child)
+	childID, err := PathID(c, child)
 	return parentID, childID, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -230,7 +231,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 	if err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -340,7 +341,7 @@ func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w wor
 	if err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -370,7 +371,7 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -515,7 +516,7 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 	if err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -568,7 +569,7 @@ func (p *pages) changeSegmentLifecycle(l segmentLifecycle) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		id, err := pathID(c, "id")
+		id, err := api.PathID(c, "id")
 		if err != nil {
 			return err
 		}
