@@ -401,17 +401,17 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	// The store replaces all three parts; one that did not change is sent as
 	// stored, so saving one part needs only its permission.
 	in := store.SegmentTargetingInput{Change: ch, Included: &sg.Included, Excluded: &sg.Excluded, Rules: &sg.Rules}
-	if included := userKeys(c.FormValue("included")); !sameJSON(included, sg.Included) {
+	if included := userKeys(c.FormValue("included")); !store.SameJSON(included, sg.Included) {
 		in.Included = &included
 	}
-	if excluded := userKeys(c.FormValue("excluded")); !sameJSON(excluded, sg.Excluded) {
+	if excluded := userKeys(c.FormValue("excluded")); !store.SameJSON(excluded, sg.Excluded) {
 		in.Excluded = &excluded
 	}
 	storeRules := make([]store.SegmentRule, len(rules))
 	for i, r := range rules {
 		storeRules[i] = store.SegmentRule{ID: r.id, Name: r.name, Conditions: conditions(r.conds)}
 	}
-	if !sameJSON(storeRules, sg.Rules) {
+	if !store.SameJSON(storeRules, sg.Rules) {
 		in.Rules = &storeRules
 	}
 	return p.segmentChange(c, tabTargeting, "Segment targeting saved.", func(w workEnv, id uuid.UUID) error {
