@@ -88,39 +88,41 @@ func Classify(err error) Class {
 	var verr *ValidationError
 	var rerr *RuleError
 	switch {
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled): // before all: whatever else it ran into on the way out
 		return Class{StatusClientClosedRequest, []string{"ClientClosedRequest"}}
 	case errors.As(err, &verr):
 		return Class{http.StatusBadRequest, verr.Codes}
-	case errors.Is(err, ErrBadCredentials):
-		return Class{http.StatusUnauthorized, []string{"EmailPasswordMismatch"}}
 	case errors.As(err, &rerr):
 		return Class{http.StatusUnprocessableEntity, []string{rerr.Code}}
-	case errors.Is(err, ErrUnauthenticated):
-		return Class{http.StatusUnauthorized, []string{"Unauthorized"}}
-	case errors.Is(err, ErrForbidden):
-		return Class{http.StatusForbidden, []string{"Forbidden"}}
-	case errors.Is(err, ErrNotFound):
-		return Class{http.StatusNotFound, []string{"ResourceNotFound"}}
-	case errors.Is(err, ErrConflict):
-		return Class{http.StatusConflict, []string{"Conflict"}}
-	case errors.Is(err, ErrTooManyRequests):
-		return Class{http.StatusTooManyRequests, []string{"TooManyRequests"}}
-	case errors.Is(err, ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return Class{http.StatusServiceUnavailable, []string{"ServiceUnavailable"}}
-	// Single sign-on's own failures, named as its log names them.
-	case errors.Is(err, ErrSSOState):
-		return Class{http.StatusBadRequest, []string{"state_invalid"}}
-	case errors.Is(err, ErrSSOStateExpired):
-		return Class{http.StatusBadRequest, []string{"state_expired"}}
-	case errors.Is(err, ErrSSONotConfigured):
-		return Class{http.StatusBadRequest, []string{"not_configured"}}
-	case errors.Is(err, ErrSSOEmailMissing):
-		return Class{http.StatusForbidden, []string{"email_missing"}}
-	case errors.Is(err, ErrSSOEmailUnverified):
-		return Class{http.StatusForbidden, []string{"email_unverified"}}
+	}
+	for _, c := range classes {
+		if errors.Is(err, c.err) {
+			return Class{c.status, []string{c.code}}
+		}
 	}
 	return Class{http.StatusInternalServerError, []string{"InternalServerError"}}
+}
+
+// classes are the statuses and codes of the domain's sentinel errors.
+var classes = []struct {
+	err    error
+	status int
+	code   string
+}{
+	{ErrBadCredentials, http.StatusUnauthorized, "EmailPasswordMismatch"},
+	{ErrUnauthenticated, http.StatusUnauthorized, "Unauthorized"},
+	{ErrForbidden, http.StatusForbidden, "Forbidden"},
+	{ErrNotFound, http.StatusNotFound, "ResourceNotFound"},
+	{ErrConflict, http.StatusConflict, "Conflict"},
+	{ErrTooManyRequests, http.StatusTooManyRequests, "TooManyRequests"},
+	{ErrUnavailable, http.StatusServiceUnavailable, "ServiceUnavailable"},
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, "ServiceUnavailable"},
+	// Single sign-on's own failures, named as its log names them.
+	{ErrSSOState, http.StatusBadRequest, "state_invalid"},
+	{ErrSSOStateExpired, http.StatusBadRequest, "state_expired"},
+	{ErrSSONotConfigured, http.StatusBadRequest, "not_configured"},
+	{ErrSSOEmailMissing, http.StatusForbidden, "email_missing"},
+	{ErrSSOEmailUnverified, http.StatusForbidden, "email_unverified"},
 }
 
 // Invalid returns a ValidationError for the given codes.
