@@ -26,7 +26,7 @@ func (h *Handler) createAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) updateAccessToken(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (h *Handler) updateAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) toggleAccessToken(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (h *Handler) toggleAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) deleteAccessToken(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := PathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 // evaluateFlag tests a flag with an end user ({keyId, name?,
 // customizedProperties?}): the variation SDKs of the environment get, and why.
 func (h *Handler) evaluateFlag(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -25,7 +25,7 @@ func (h *Handler) evaluateFlag(c echo.Context) error {
 
 // flagInsights answers what SDKs reported evaluating of a flag.
 func (h *Handler) flagInsights(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (h *Handler) flagInsights(c echo.Context) error {
 // staleFlags pages an environment's flags, those never or longest ago
 // evaluated first.
 func (h *Handler) staleFlags(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (h *Handler) staleFlags(c echo.Context) error {
 // flagStatsByVariation answers FeatBit's insights query: featureFlagKey,
 // intervalType, and from and to in Unix milliseconds.
 func (h *Handler) flagStatsByVariation(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}

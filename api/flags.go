@@ -10,7 +10,7 @@ import (
 )
 
 func (h *Handler) listFlags(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -29,7 +29,7 @@ func (h *Handler) listFlags(c echo.Context) error {
 }
 
 func (h *Handler) createFlag(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -42,7 +42,7 @@ func (h *Handler) createFlag(c echo.Context) error {
 }
 
 func (h *Handler) getFlag(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (h *Handler) getFlag(c echo.Context) error {
 }
 
 func (h *Handler) flagTags(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (h *Handler) flagTags(c echo.Context) error {
 }
 
 func (h *Handler) flagKeyUsed(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (h *Handler) flagKeyUsed(c echo.Context) error {
 }
 
 func (h *Handler) flagRevisions(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (h *Handler) flagRevisions(c echo.Context) error {
 
 // flagChange decodes a flag change's body and applies it with do.
 func flagChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.UUID, string, In) (Out, error)) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (h *Handler) cloneFlag(c echo.Context) error {
 }
 
 func (h *Handler) patchFlag(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (h *Handler) patchFlag(c echo.Context) error {
 // flagPendingChanges answers a flag's pending changes (FeatBit's schedules
 // and change requests): Bunting has neither, so always none.
 func (h *Handler) flagPendingChanges(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}

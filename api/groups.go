@@ -25,7 +25,7 @@ func (h *Handler) createGroup(c echo.Context) error {
 }
 
 func (h *Handler) getGroup(c echo.Context) error {
-	id, err := pathID(c, "groupId")
+	id, err := PathID(c, "groupId")
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (h *Handler) getGroup(c echo.Context) error {
 }
 
 func (h *Handler) updateGroup(c echo.Context) error {
-	id, err := pathID(c, "groupId")
+	id, err := PathID(c, "groupId")
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (h *Handler) updateGroup(c echo.Context) error {
 }
 
 func (h *Handler) deleteGroup(c echo.Context) error {
-	id, err := pathID(c, "groupId")
+	id, err := PathID(c, "groupId")
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (h *Handler) deleteGroup(c echo.Context) error {
 }
 
 func (h *Handler) listGroupMembers(c echo.Context) error {
-	id, err := pathID(c, "groupId")
+	id, err := PathID(c, "groupId")
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (h *Handler) removeGroupMember(c echo.Context) error {
 }
 
 func (h *Handler) listGroupPolicies(c echo.Context) error {
-	id, err := pathID(c, "groupId")
+	id, err := PathID(c, "groupId")
 	if err != nil {
 		return err
 	}

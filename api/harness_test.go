@@ -61,7 +61,7 @@ func newServer(t *testing.T) *server {
 	}
 	// Authorize from the cache as the server does, so every test runs through it.
 	watch, stop := context.WithCancel(context.Background())
-	go st.WatchAccessChanges(watch)
+	go st.Listen(watch)
 	t.Cleanup(stop)
 	base, _ := url.Parse("http://bunting.test")
 	s := &server{t: t, st: st, pool: pool, q: db.New(pool),

@@ -27,7 +27,7 @@ func (h *Handler) addMember(c echo.Context) error {
 }
 
 func (h *Handler) getMember(c echo.Context) error {
-	id, err := pathID(c, "memberId")
+	id, err := PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (h *Handler) getMember(c echo.Context) error {
 }
 
 func (h *Handler) removeMember(c echo.Context) error {
-	id, err := pathID(c, "memberId")
+	id, err := PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (h *Handler) removeMember(c echo.Context) error {
 }
 
 func (h *Handler) removeFromWorkspace(c echo.Context) error {
-	id, err := pathID(c, "memberId")
+	id, err := PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (h *Handler) removeFromWorkspace(c echo.Context) error {
 }
 
 func (h *Handler) listMemberPolicies(c echo.Context) error {
-	id, err := pathID(c, "memberId")
+	id, err := PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (h *Handler) listMemberPolicies(c echo.Context) error {
 }
 
 func (h *Handler) listMemberGroups(c echo.Context) error {
-	id, err := pathID(c, "memberId")
+	id, err := PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (h *Handler) listMemberGroups(c echo.Context) error {
 }
 
 func (h *Handler) listMemberDirectPolicies(c echo.Context) error {
-	id, err := pathID(c, "memberId")
+	id, err := PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (h *Handler) listMemberDirectPolicies(c echo.Context) error {
 }
 
 func (h *Handler) listMemberInheritedPolicies(c echo.Context) error {
-	id, err := pathID(c, "memberId")
+	id, err := PathID(c, "memberId")
 	if err != nil {
 		return err
 	}

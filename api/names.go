@@ -22,7 +22,7 @@ func (h *Handler) isProjectKeyUsed(c echo.Context) error {
 }
 
 func (h *Handler) isEnvironmentKeyUsed(c echo.Context) error {
-	projectID, err := pathID(c, "projectId")
+	projectID, err := PathID(c, "projectId")
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ func (h *Handler) updateOrganization(c echo.Context) error {
 }
 
 func (h *Handler) getOrganization(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := PathID(c, "id")
 	if err != nil {
 		return err
 	}

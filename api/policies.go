@@ -39,7 +39,7 @@ func (h *Handler) clonePolicy(c echo.Context) error {
 }
 
 func (h *Handler) getPolicy(c echo.Context) error {
-	id, err := pathID(c, "policyId")
+	id, err := PathID(c, "policyId")
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (h *Handler) getPolicy(c echo.Context) error {
 }
 
 func (h *Handler) updatePolicySettings(c echo.Context) error {
-	id, err := pathID(c, "policyId")
+	id, err := PathID(c, "policyId")
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (h *Handler) updatePolicySettings(c echo.Context) error {
 }
 
 func (h *Handler) updatePolicyStatements(c echo.Context) error {
-	id, err := pathID(c, "policyId")
+	id, err := PathID(c, "policyId")
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (h *Handler) updatePolicyStatements(c echo.Context) error {
 }
 
 func (h *Handler) deletePolicy(c echo.Context) error {
-	id, err := pathID(c, "policyId")
+	id, err := PathID(c, "policyId")
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (h *Handler) deletePolicy(c echo.Context) error {
 }
 
 func (h *Handler) listPolicyMembers(c echo.Context) error {
-	id, err := pathID(c, "policyId")
+	id, err := PathID(c, "policyId")
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (h *Handler) listPolicyMembers(c echo.Context) error {
 }
 
 func (h *Handler) listPolicyGroups(c echo.Context) error {
-	id, err := pathID(c, "policyId")
+	id, err := PathID(c, "policyId")
 	if err != nil {
 		return err
 	}

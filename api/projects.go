@@ -21,7 +21,7 @@ func (h *Handler) createProject(c echo.Context) error {
 }
 
 func (h *Handler) getProject(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func (h *Handler) getProject(c echo.Context) error {
 }
 
 func (h *Handler) renameProject(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func (h *Handler) renameProject(c echo.Context) error {
 }
 
 func (h *Handler) deleteProject(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (h *Handler) deleteProject(c echo.Context) error {
 }
 
 func (h *Handler) createEnvironment(c echo.Context) error {
-	projectID, err := pathID(c, "projectId")
+	projectID, err := PathID(c, "projectId")
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (h *Handler) deleteEnvironment(c echo.Context) error {
 }
 
 func (h *Handler) createSecret(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}

@@ -43,35 +43,17 @@ func respond(c echo.Context, data any, err error) error {
 	return c.JSON(http.StatusOK, envelope{Success: true, Errors: []string{}, Data: data})
 }
 
-// errorResponse maps an error to its status and error codes; it is the only
-// place that does, so every surface answers a given error alike.
+// errorResponse maps an error to its status and error codes: the store's
+// classification, and for what it does not know, the errors of HTTP itself
+// (a body too large, a route or method that does not exist).
 func errorResponse(err error) (int, []string) {
-	var verr *store.ValidationError
-	var rerr *store.RuleError
+	if c := store.Classify(err); c.Status != http.StatusInternalServerError {
+		return c.Status, c.Codes
+	}
 	var herr *echo.HTTPError
 	switch {
-	case errors.Is(err, context.Canceled):
-		return StatusClientClosedRequest, []string{"ClientClosedRequest"}
-	case errors.As(err, &verr):
-		return http.StatusBadRequest, verr.Codes
-	case errors.Is(err, store.ErrBadCredentials):
-		return http.StatusUnauthorized, []string{"EmailPasswordMismatch"}
-	case errors.As(err, &rerr):
-		return http.StatusUnprocessableEntity, []string{rerr.Code}
-	case errors.Is(err, store.ErrUnauthenticated):
-		return http.StatusUnauthorized, []string{"Unauthorized"}
-	case errors.Is(err, store.ErrForbidden):
-		return http.StatusForbidden, []string{"Forbidden"}
-	case errors.Is(err, store.ErrNotFound):
-		return http.StatusNotFound, []string{"ResourceNotFound"}
-	case errors.Is(err, store.ErrConflict):
-		return http.StatusConflict, []string{"Conflict"}
 	case errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge, []string{"RequestTooLarge"}
-	case errors.Is(err, store.ErrTooManyRequests):
-		return http.StatusTooManyRequests, []string{"TooManyRequests"}
-	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, []string{"ServiceUnavailable"}
 	case errors.As(err, &herr):
 		switch herr.Code {
 		case http.StatusNotFound:
@@ -86,11 +68,6 @@ func errorResponse(err error) (int, []string) {
 	}
 	return http.StatusInternalServerError, []string{"InternalServerError"}
 }
-
-// StatusClientClosedRequest is the status the request log gives a request
-// whose client went away before its answer (nginx's 499). It is not a
-// server failure and is never logged as one.
-const StatusClientClosedRequest = 499
 
 // ClientGone marks err as the client's going away when the request's
 // context was canceled: whatever the request ran into on the way out (a
@@ -284,8 +261,9 @@ func collectFields(t reflect.Type, into map[string]bool) {
 	}
 }
 
-// pathID reads a uuid path parameter; a malformed one names nothing, so 404.
-func pathID(c echo.Context, name string) (uuid.UUID, error) {
+// PathID reads a uuid path parameter; a malformed one names nothing, so
+// 404. The pages read their ids with it too.
+func PathID(c echo.Context, name string) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Param(name))
 	if err != nil {
 		return uuid.Nil, store.ErrNotFound
@@ -295,11 +273,11 @@ func pathID(c echo.Context, name string) (uuid.UUID, error) {
 
 // pathIDs reads the two uuid path parameters of a nested resource.
 func pathIDs(c echo.Context, parent, child string) (uuid.UUID, uuid.UUID, error) {
-	parentID, err := pathID(c, parent)
+	parentID, err := PathID(c, parent)
 	if err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	childID, err := pathID(c, child)
+	childID, err := PathID(c, child)
 	return parentID, childID, err
 }
 

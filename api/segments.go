@@ -8,7 +8,7 @@ import (
 )
 
 func (h *Handler) listSegments(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -22,7 +22,7 @@ func (h *Handler) listSegments(c echo.Context) error {
 }
 
 func (h *Handler) createSegment(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (h *Handler) createSegment(c echo.Context) error {
 }
 
 func (h *Handler) segmentsByIDs(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (h *Handler) segmentsByIDs(c echo.Context) error {
 }
 
 func (h *Handler) segmentTags(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (h *Handler) segmentTags(c echo.Context) error {
 }
 
 func (h *Handler) segmentKeyUsed(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (h *Handler) patchSegment(c echo.Context) error {
 }
 
 func (h *Handler) listAuditLogs(c echo.Context) error {
-	envID, err := pathID(c, "envId")
+	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}

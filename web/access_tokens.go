@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -177,7 +178,7 @@ func statementRefusal(sts []store.Statement) (map[int]string, string) {
 
 // toggleAccessToken activates or deactivates a token.
 func (p *pages) toggleAccessToken(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -196,7 +197,7 @@ func (p *pages) toggleAccessToken(c echo.Context) error {
 
 // deleteAccessToken deletes a token for good.
 func (p *pages) deleteAccessToken(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -238,7 +239,7 @@ type tokenEdit struct {
 
 // accessTokenPage renders a token's page, or its form for htmx.
 func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -276,7 +277,7 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 // updateAccessToken renames a token and, for a Service token edited by
 // someone who manages IAM, edits or stores its statements.
 func (p *pages) updateAccessToken(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -118,45 +117,51 @@ type pageError struct {
 	heading, text string
 }
 
-// explain maps an error to what the person is told; it is the one place that
-// does for pages, as api.errorResponse is for the API.
+// classWords are what the person is told for each class of error the
+// store's classification names by a single code; validation and business
+// rule codes are explained one by one.
+var classWords = map[string][2]string{
+	"ClientClosedRequest": {"Request cancelled", "The request was cancelled before its answer."},
+	"Forbidden":           {"Not allowed", "You do not have permission to do this. Ask an administrator if you need to."},
+	"ResourceNotFound":    {"Not found", "This page does not exist, or you cannot see it."},
+	"Conflict":            {"Changed meanwhile", "Someone else changed this at the same time. Reload the page and try again."},
+	"TooManyRequests":     {"Too many attempts", "Wait a few minutes and try again."},
+	"ServiceUnavailable":  {"Unavailable", "Bunting cannot reach its database right now. Try again in a moment."},
+}
+
+// explain says what the person is told about an error: the store's
+// classification decides the status, and this only chooses the words, or
+// for what the store does not know, the page's own errors and HTTP's.
 func explain(err error) pageError {
-	var verr *store.ValidationError
-	var rerr *store.RuleError
+	class := store.Classify(err)
+	switch class.Status {
+	case http.StatusBadRequest:
+		msgs := make([]string, len(class.Codes))
+		for i, code := range class.Codes {
+			msgs[i] = codeMessage(code)
+		}
+		return pageError{class.Status, "Invalid request", strings.Join(msgs, " ")}
+	case http.StatusUnprocessableEntity:
+		msg, ok := ruleMessages[class.Code()]
+		if !ok {
+			msg = "This breaks a rule: " + class.Code() + "."
+		}
+		return pageError{class.Status, "Not possible", msg}
+	}
+	if w, ok := classWords[class.Code()]; ok {
+		return pageError{class.Status, w[0], w[1]}
+	}
 	var herr *echo.HTTPError
 	switch {
-	case errors.Is(err, context.Canceled):
-		return pageError{api.StatusClientClosedRequest, "Request cancelled", "The request was cancelled before its answer."}
 	case errors.Is(err, errCSRF):
 		return pageError{http.StatusForbidden, "Form expired", "This form has expired or did not come from this site. Reload the page and try again."}
 	case errors.Is(err, errNoOrganization):
 		return pageError{http.StatusForbidden, "No organization", "Your account does not belong to any organization yet. Ask an administrator to add you."}
-	case errors.Is(err, store.ErrForbidden):
-		return pageError{http.StatusForbidden, "Not allowed", "You do not have permission to do this. Ask an administrator if you need to."}
-	case errors.Is(err, store.ErrNotFound):
-		return pageError{http.StatusNotFound, "Not found", "This page does not exist, or you cannot see it."}
-	case errors.As(err, &verr):
-		msgs := make([]string, len(verr.Codes))
-		for i, code := range verr.Codes {
-			msgs[i] = codeMessage(code)
-		}
-		return pageError{http.StatusBadRequest, "Invalid request", strings.Join(msgs, " ")}
-	case errors.As(err, &rerr):
-		msg, ok := ruleMessages[rerr.Code]
-		if !ok {
-			msg = "This breaks a rule: " + rerr.Code + "."
-		}
-		return pageError{http.StatusUnprocessableEntity, "Not possible", msg}
-	case errors.Is(err, store.ErrConflict):
-		return pageError{http.StatusConflict, "Changed meanwhile", "Someone else changed this at the same time. Reload the page and try again."}
-	case errors.Is(err, store.ErrTooManyRequests):
-		return pageError{http.StatusTooManyRequests, "Too many attempts", "Wait a few minutes and try again."}
-	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return pageError{http.StatusServiceUnavailable, "Unavailable", "Bunting cannot reach its database right now. Try again in a moment."}
 	case errors.As(err, &herr):
 		switch herr.Code {
 		case http.StatusNotFound:
-			return pageError{http.StatusNotFound, "Not found", "This page does not exist, or you cannot see it."}
+			w := classWords["ResourceNotFound"]
+			return pageError{http.StatusNotFound, w[0], w[1]}
 		case http.StatusMethodNotAllowed:
 			return pageError{http.StatusMethodNotAllowed, "Not here", "This address does not take that kind of request."}
 		case http.StatusRequestEntityTooLarge:

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -68,7 +69,7 @@ func (p *pages) group(c echo.Context) error { return p.groupPage(c, http.StatusO
 // state of the settings form just posted. Its lists read their own
 // parameters: m… for members, p… for policies.
 func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func otherName(name, email string) string {
 
 // updateGroup renames and describes a group.
 func (p *pages) updateGroup(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -160,7 +161,7 @@ func (p *pages) confirmDeleteGroup(c echo.Context) error {
 }
 
 func (p *pages) confirmDeleteGroupPage(c echo.Context, status int) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -183,7 +184,7 @@ func (p *pages) confirmDeleteGroupPage(c echo.Context, status int) error {
 // deleteGroup deletes a group; leaving the organization without an owner is
 // refused with a message on the confirmation page.
 func (p *pages) deleteGroup(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -200,10 +201,10 @@ func (p *pages) deleteGroup(c echo.Context) error {
 
 // groupAttachment reads the group and the other id of an attachment route.
 func groupAttachment(c echo.Context, other string) (groupID, otherID uuid.UUID, err error) {
-	if groupID, err = pathID(c, "id"); err != nil {
+	if groupID, err = api.PathID(c, "id"); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	otherID, err = pathID(c, other)
+	otherID, err = api.PathID(c, other)
 	return groupID, otherID, err
 }
 

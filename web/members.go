@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -140,7 +141,7 @@ func (p *pages) member(c echo.Context) error { return p.memberPage(c, http.Statu
 // lists reads its own parameters: g… for groups, p… for direct policies,
 // i… for inherited ones.
 func (p *pages) memberPage(c echo.Context, status int) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -211,10 +212,10 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 
 // memberAttachment reads the member and the other id of an attachment route.
 func memberAttachment(c echo.Context, other string) (memberID, otherID uuid.UUID, err error) {
-	if memberID, err = pathID(c, "id"); err != nil {
+	if memberID, err = api.PathID(c, "id"); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	otherID, err = pathID(c, other)
+	otherID, err = api.PathID(c, other)
 	return memberID, otherID, err
 }
 
@@ -269,7 +270,7 @@ func (p *pages) confirmRemoveMember(c echo.Context) error {
 }
 
 func (p *pages) confirmRemoveMemberPage(c echo.Context, status int) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -293,7 +294,7 @@ func (p *pages) confirmRemoveMemberPage(c echo.Context, status int) error {
 // removeMember removes a member from the organization; removing the last
 // owner is refused with a message on the confirmation page.
 func (p *pages) removeMember(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -119,7 +120,7 @@ type policyEdit struct {
 // policyPage renders a policy's page at one tab, or that tab's regions for
 // htmx. The members tab's list reads m… parameters, the groups tab's g….
 func (p *pages) policyPage(c echo.Context, status int, tab string, edited *policyEdit) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 // savePolicyStatements edits the statements in the editor and, when the
 // person saves, stores them.
 func (p *pages) savePolicyStatements(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -261,7 +262,7 @@ func refusedStatements(err error, ds []draft, sts []store.Statement) (*policyEdi
 
 // updatePolicySettings renames and describes a policy.
 func (p *pages) updatePolicySettings(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -289,7 +290,7 @@ func (p *pages) updatePolicySettings(c echo.Context) error {
 // clonePolicyForm shows the form that clones a policy, its fields suggested
 // from the original.
 func (p *pages) clonePolicyForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -313,7 +314,7 @@ func (p *pages) clonePage(c echo.Context, status int, pol store.Policy, f views.
 
 // clonePolicy creates a policy with the statements of another and opens it.
 func (p *pages) clonePolicy(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -344,7 +345,7 @@ func (p *pages) confirmDeletePolicy(c echo.Context) error {
 }
 
 func (p *pages) confirmDeletePolicyPage(c echo.Context, status int) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -370,7 +371,7 @@ func (p *pages) confirmDeletePolicyPage(c echo.Context, status int) error {
 
 // deletePolicy deletes one of the organization's policies.
 func (p *pages) deletePolicy(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -387,10 +388,10 @@ func (p *pages) deletePolicy(c echo.Context) error {
 
 // policyAttachment reads the policy and the other id of an attachment route.
 func policyAttachment(c echo.Context, other string) (policyID, otherID uuid.UUID, err error) {
-	if policyID, err = pathID(c, "id"); err != nil {
+	if policyID, err = api.PathID(c, "id"); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	otherID, err = pathID(c, other)
+	otherID, err = api.PathID(c, other)
 	return policyID, otherID, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -94,7 +95,7 @@ func (p *pages) project(c echo.Context) error {
 // projectPage renders a project's page; rename and create carry the state of
 // a form just posted, nil for fresh forms.
 func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Form) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Fo
 
 // renameProject changes a project's name.
 func (p *pages) renameProject(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func (p *pages) renameProject(c echo.Context) error {
 
 // confirmDeleteProject asks before deleting a project, naming what goes with it.
 func (p *pages) confirmDeleteProject(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -215,7 +216,7 @@ func (p *pages) confirmPage(c echo.Context, vm views.Confirm) error {
 
 // deleteProject deletes a project and everything in it.
 func (p *pages) deleteProject(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -228,7 +229,7 @@ func (p *pages) deleteProject(c echo.Context) error {
 
 // createEnvironment adds an environment to a project.
 func (p *pages) createEnvironment(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -258,10 +259,10 @@ func (p *pages) environment(c echo.Context) error {
 
 // envIDs reads the project and environment ids of an environment's routes.
 func envIDs(c echo.Context) (projectID, envID uuid.UUID, err error) {
-	if projectID, err = pathID(c, "id"); err != nil {
+	if projectID, err = api.PathID(c, "id"); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	envID, err = pathID(c, "envId")
+	envID, err = api.PathID(c, "envId")
 	return projectID, envID, err
 }
 
@@ -443,7 +444,7 @@ func (p *pages) renameSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	secretID, err := pathID(c, "secretId")
+	secretID, err := api.PathID(c, "secretId")
 	if err != nil {
 		return err
 	}
@@ -471,7 +472,7 @@ func (p *pages) deleteSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	secretID, err := pathID(c, "secretId")
+	secretID, err := api.PathID(c, "secretId")
 	if err != nil {
 		return err
 	}

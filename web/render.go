@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/a-h/templ"
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/views"
@@ -32,15 +31,6 @@ func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") =
 // same types the API decodes from JSON.
 func bind(c echo.Context, v any) error {
 	return (&echo.DefaultBinder{}).BindBody(c, v)
-}
-
-// pathID reads a uuid path parameter; a malformed one names nothing.
-func pathID(c echo.Context, name string) (uuid.UUID, error) {
-	id, err := uuid.Parse(c.Param(name))
-	if err != nil {
-		return uuid.Nil, echo.ErrNotFound
-	}
-	return id, nil
 }
 
 // changed ends a successful change. A plain form post is redirected

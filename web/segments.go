@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -230,7 +231,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 	if err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -340,7 +341,7 @@ func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w wor
 	if err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -370,7 +371,7 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -400,17 +401,17 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	// The store replaces all three parts; one that did not change is sent as
 	// stored, so saving one part needs only its permission.
 	in := store.SegmentTargetingInput{Change: ch, Included: &sg.Included, Excluded: &sg.Excluded, Rules: &sg.Rules}
-	if included := userKeys(c.FormValue("included")); !sameJSON(included, sg.Included) {
+	if included := userKeys(c.FormValue("included")); !store.SameJSON(included, sg.Included) {
 		in.Included = &included
 	}
-	if excluded := userKeys(c.FormValue("excluded")); !sameJSON(excluded, sg.Excluded) {
+	if excluded := userKeys(c.FormValue("excluded")); !store.SameJSON(excluded, sg.Excluded) {
 		in.Excluded = &excluded
 	}
 	storeRules := make([]store.SegmentRule, len(rules))
 	for i, r := range rules {
 		storeRules[i] = store.SegmentRule{ID: r.id, Name: r.name, Conditions: conditions(r.conds)}
 	}
-	if !sameJSON(storeRules, sg.Rules) {
+	if !store.SameJSON(storeRules, sg.Rules) {
 		in.Rules = &storeRules
 	}
 	return p.segmentChange(c, tabTargeting, "Segment targeting saved.", func(w workEnv, id uuid.UUID) error {
@@ -515,7 +516,7 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 	if err != nil {
 		return err
 	}
-	id, err := pathID(c, "id")
+	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -568,7 +569,7 @@ func (p *pages) changeSegmentLifecycle(l segmentLifecycle) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		id, err := pathID(c, "id")
+		id, err := api.PathID(c, "id")
 		if err != nil {
 			return err
 		}

@@ -166,17 +166,18 @@ const (
 	ssoInternal        = "internal"
 )
 
-// ssoFailures are what the person is told for each reason.
+// ssoFailures are what the person is told for each reason. The store's
+// classification decides the status of the reasons it names (status 0 here).
 var ssoFailures = map[string]pageError{
 	ssoProviderError: {http.StatusUnauthorized, "Sign-in refused",
 		"Your identity provider did not sign you in."},
 	ssoStateMissing: {http.StatusBadRequest, "Sign-in link incomplete",
 		"This sign-in answer carries no state. Start again from the sign-in page."},
-	ssoStateInvalid: {http.StatusBadRequest, "Sign-in link not valid",
+	ssoStateInvalid: {0, "Sign-in link not valid",
 		"This sign-in link was already used, was changed, or was started in another browser. Start again from the sign-in page."},
-	ssoStateExpired: {http.StatusBadRequest, "Sign-in took too long",
+	ssoStateExpired: {0, "Sign-in took too long",
 		"Single sign-on must be finished within ten minutes. Start again from the sign-in page."},
-	ssoNotConfigured: {http.StatusBadRequest, "Single sign-on is off",
+	ssoNotConfigured: {0, "Single sign-on is off",
 		"This workspace does not sign in with SSO any more. Sign in with your email and password, or ask your administrator."},
 	ssoNoKeys: {http.StatusBadGateway, "Identity provider unreachable",
 		"Bunting could not read your identity provider's signing keys, so it cannot check who you are. Tell your administrator."},
@@ -188,9 +189,9 @@ var ssoFailures = map[string]pageError{
 		"Your identity provider's answer had expired. Start again from the sign-in page; if it keeps failing, the clocks may disagree."},
 	ssoNonceMismatch: {http.StatusUnauthorized, "Identity not confirmed",
 		"Your identity provider's answer does not belong to this sign-in. Start again from the sign-in page."},
-	ssoEmailMissing: {http.StatusForbidden, "No email address",
+	ssoEmailMissing: {0, "No email address",
 		"Your identity provider did not tell Bunting your email address. Tell your administrator."},
-	ssoEmailUnverified: {http.StatusForbidden, "Email not verified",
+	ssoEmailUnverified: {0, "Email not verified",
 		"Your identity provider has not verified your email address. Verify it there, then sign in again."},
 	ssoInternal: {http.StatusInternalServerError, "Sign-in failed",
 		"Bunting could not finish signing you in. Try again; if it keeps failing, tell your administrator."},
@@ -214,14 +215,6 @@ func (p *pages) ssoCallback(c echo.Context) error {
 	var session store.Session
 	if err == nil {
 		session, err = p.store.SignInWithSSO(c.Request().Context(), login.Client.WorkspaceID, claims)
-		switch {
-		case errors.Is(err, store.ErrSSOEmailMissing):
-			err = ssoFail(ssoEmailMissing, err)
-		case errors.Is(err, store.ErrSSOEmailUnverified):
-			err = ssoFail(ssoEmailUnverified, err)
-		case errors.Is(err, store.ErrSSONotConfigured):
-			err = ssoFail(ssoNotConfigured, err)
-		}
 	}
 	if err != nil {
 		return p.ssoFailed(c, idString(login.Client.WorkspaceID), err)
@@ -238,7 +231,7 @@ func (p *pages) ssoCallback(c echo.Context) error {
 }
 
 // ssoIdentity checks the provider's answer and returns the verified id
-// token's claims; every failure is an *ssoError.
+// token's claims; every failure is an *ssoError or one of the store's.
 func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, error) {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), ssoFlowTimeout)
 	defer cancel()
@@ -253,13 +246,7 @@ func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, err
 	login, err := p.store.FinishSSO(ctx, q.Get("state"), browser)
 	switch {
 	case errors.Is(err, store.ErrSSOState) && browser == "":
-		return login, nil, ssoFail(ssoStateInvalid, fmt.Errorf("no %s cookie: %w", ssoBrowserCookie, err))
-	case errors.Is(err, store.ErrSSOState):
-		return login, nil, ssoFail(ssoStateInvalid, err)
-	case errors.Is(err, store.ErrSSOStateExpired):
-		return login, nil, ssoFail(ssoStateExpired, err)
-	case errors.Is(err, store.ErrSSONotConfigured):
-		return login, nil, ssoFail(ssoNotConfigured, err)
+		return login, nil, fmt.Errorf("no %s cookie: %w", ssoBrowserCookie, err)
 	case err != nil:
 		return login, nil, err
 	}
@@ -310,10 +297,16 @@ func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, err
 func (p *pages) ssoFailed(c echo.Context, workspace string, err error) error {
 	reason := ssoInternal
 	var se *ssoError
+	class := store.Classify(err)
 	if errors.As(err, &se) {
 		reason = se.reason
+	} else if _, ok := ssoFailures[class.Code()]; ok {
+		reason = class.Code()
 	}
 	e := ssoFailures[reason]
+	if e.status == 0 {
+		e.status = class.Status
+	}
 	requestID := c.Response().Header().Get(echo.HeaderXRequestID)
 	log := p.log.WarnContext
 	if reason == ssoInternal {

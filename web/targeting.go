@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -311,19 +310,12 @@ func (c condForm) condition() store.Condition {
 		if c.op == opSegmentNotIn {
 			property = store.SegmentNotIn
 		}
-		ids, _ := json.Marshal(orEmpty(c.segments))
+		ids, _ := json.Marshal(store.OrEmpty(c.segments))
 		return store.Condition{ID: c.id, Property: property, Value: string(ids)}
 	case "IsOneOf", "NotOneOf":
 		return store.Condition{ID: c.id, Property: strings.TrimSpace(c.property), Op: c.op, Value: listValue(c.value)}
 	}
 	return store.Condition{ID: c.id, Property: strings.TrimSpace(c.property), Op: c.op, Value: c.value}
-}
-
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 func conditions(cs []condForm) []store.Condition {
@@ -444,29 +436,16 @@ func (t *targetingForm) input(f store.Flag) (store.TargetingInput, bool) {
 			storedTargets = append(storedTargets, tu)
 		}
 	}
-	if !sameJSON(targets, storedTargets) {
+	if !store.SameJSON(targets, storedTargets) {
 		tg.TargetUsers = targets
 	}
-	if !sameJSON(rules, orEmptyRules(f.Rules)) {
+	if !store.SameJSON(rules, store.OrEmpty(f.Rules)) {
 		tg.Rules = rules
 	}
-	if !sameJSON(fall, f.Fallthrough) {
+	if !store.SameJSON(fall, f.Fallthrough) {
 		tg.Fallthrough = fall
 	}
 	return store.TargetingInput{Targeting: &tg}, ok
-}
-
-func orEmptyRules(r []store.FlagRule) []store.FlagRule {
-	if r == nil {
-		return []store.FlagRule{}
-	}
-	return r
-}
-
-func sameJSON(x, y any) bool {
-	a, errA := json.Marshal(x)
-	b, errB := json.Marshal(y)
-	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
 // variationLabel names a variation in choices: its name, or its value.

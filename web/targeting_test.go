@@ -75,7 +75,7 @@ func TestServeRollout(t *testing.T) {
 			t.Errorf("%s: ok %v, problem %q; want %q", tc.name, ok, s.err, tc.problem)
 			continue
 		}
-		if ok && !sameJSON(got, tc.want) {
+		if ok && !store.SameJSON(got, tc.want) {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
 		}
 	}

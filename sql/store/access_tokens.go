@@ -101,7 +101,7 @@ func (s *Store) CreateAccessToken(ctx context.Context, a *Actor, in AccessTokenI
 	if a.Address != "" {
 		keys = append(keys, "addr:"+a.Address)
 	}
-	if !s.tokenMinting.allow(keys...) {
+	if !s.tokenMinting.Allow(keys...) {
 		return AccessToken{}, ErrTooManyRequests
 	}
 	var v validator

@@ -15,8 +15,8 @@ const authChannel = "bunting_auth"
 
 // authCache keeps resolved actors so that, while nothing about access changes,
 // a request costs no database round trip to authenticate and authorize. It is
-// trusted only while this instance listens on authChannel: any notification,
-// and any lost connection, empties it.
+// trusted only while the store's listener listens on authChannel: any
+// notification, and any lost connection, empties it.
 type authCache struct {
 	mu        sync.Mutex
 	listening bool
@@ -76,6 +76,9 @@ func (c *authCache) put(key [32]byte, a *Actor, generation int64) {
 	c.entries[key] = &cachedActor{actor: a, touched: time.Now()}
 }
 
+// notified forgets every cached actor: access changed somewhere.
+func (c *authCache) notified(string) { c.invalidate() }
+
 // invalidate forgets every cached actor.
 func (c *authCache) invalidate() {
 	c.mu.Lock()
@@ -91,7 +94,9 @@ func (c *authCache) changeCount() int64 {
 	return c.changes
 }
 
-func (c *authCache) setListening(on bool) {
+// up follows the listening connection: the cache is trusted only while it
+// is up, and whatever it held when it went up or down may be stale.
+func (c *authCache) up(on bool, _ time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.listening = on
@@ -112,42 +117,6 @@ func (s *Store) AuthCacheHits() int64 {
 	s.auth.mu.Lock()
 	defer s.auth.mu.Unlock()
 	return s.auth.hits
-}
-
-// WatchAccessChanges listens for changes to access on a connection of its
-// own until ctx ends, emptying the actor cache on each; the cache is used
-// only while the connection is up. Run it once per process.
-func (s *Store) WatchAccessChanges(ctx context.Context) {
-	for ctx.Err() == nil {
-		if err := s.listen(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("access change listener lost its connection; authorizing from the database until it is back", "err", err)
-			select {
-			case <-time.After(time.Second):
-			case <-ctx.Done():
-			}
-		}
-	}
-}
-
-func (s *Store) listen(ctx context.Context) error {
-	pooled, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	// The connection keeps LISTEN state: take it out of the pool for good.
-	conn := pooled.Hijack()
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+authChannel); err != nil {
-		return err
-	}
-	s.auth.setListening(true)
-	defer s.auth.setListening(false)
-	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
-			return err
-		}
-		s.auth.invalidate()
-	}
 }
 
 // accessChanged marks a change to access made through this instance: its

@@ -18,7 +18,7 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 	b := New(pool, a.keys, slog.New(slog.DiscardHandler), Options{PasswordCost: 4})
 	for _, s := range []*Store{a, b} {
 		watch, stop := context.WithCancel(ctx)
-		go s.WatchAccessChanges(watch)
+		go s.Listen(watch)
 		t.Cleanup(stop)
 	}
 	waitFor(t, "both listeners", func() bool { return a.AccessGeneration() > 0 && b.AccessGeneration() > 0 })
@@ -79,7 +79,7 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 	b := New(pool, a.keys, slog.New(slog.DiscardHandler), Options{PasswordCost: 4})
 	for _, s := range []*Store{a, b} {
 		watch, stop := context.WithCancel(ctx)
-		go s.WatchAccessChanges(watch)
+		go s.Listen(watch)
 		t.Cleanup(stop)
 	}
 	waitFor(t, "both listeners", func() bool { return a.AccessGeneration() > 0 && b.AccessGeneration() > 0 })

@@ -1,18 +1,19 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Domain errors. Both surfaces map them to responses in exactly one place each
-// (api.errorResponse, and the page error handler).
+// Domain errors. Classify says how every surface answers each of them.
 var (
 	// ErrNotFound: the id or key is unknown, or belongs to another organization.
 	ErrNotFound = errors.New("not found")
@@ -56,6 +57,73 @@ var (
 	ErrEmailUsed             = &RuleError{"EmailHasBeenUsed"}
 	ErrLastOrganization      = &RuleError{"CannotDeleteLastOrganization"}
 )
+
+// StatusClientClosedRequest is the status the request log gives a request
+// whose client went away before its answer (nginx's 499). It is not a
+// server failure and is never logged as one.
+const StatusClientClosedRequest = 499
+
+// Class is how an error is answered: its HTTP status and its error codes,
+// which the API's envelope carries and by which pages choose their words.
+type Class struct {
+	Status int
+	Codes  []string
+}
+
+// Code is the class's first code ("" for a validation error without any),
+// the one that names it when it is not a validation error.
+func (c Class) Code() string {
+	if len(c.Codes) == 0 {
+		return ""
+	}
+	return c.Codes[0]
+}
+
+// Classify decides the status and codes of every domain error, including
+// cancellation (the client went away), a deadline and an unreachable
+// database; it is the one place that does, so the API, the pages and the
+// SDK endpoints answer a given error alike. An error that is none of these
+// is a 500 InternalServerError, whose text is never shown.
+func Classify(err error) Class {
+	var verr *ValidationError
+	var rerr *RuleError
+	switch {
+	case errors.Is(err, context.Canceled): // before all: whatever else it ran into on the way out
+		return Class{StatusClientClosedRequest, []string{"ClientClosedRequest"}}
+	case errors.As(err, &verr):
+		return Class{http.StatusBadRequest, verr.Codes}
+	case errors.As(err, &rerr):
+		return Class{http.StatusUnprocessableEntity, []string{rerr.Code}}
+	}
+	for _, c := range classes {
+		if errors.Is(err, c.err) {
+			return Class{c.status, []string{c.code}}
+		}
+	}
+	return Class{http.StatusInternalServerError, []string{"InternalServerError"}}
+}
+
+// classes are the statuses and codes of the domain's sentinel errors.
+var classes = []struct {
+	err    error
+	status int
+	code   string
+}{
+	{ErrBadCredentials, http.StatusUnauthorized, "EmailPasswordMismatch"},
+	{ErrUnauthenticated, http.StatusUnauthorized, "Unauthorized"},
+	{ErrForbidden, http.StatusForbidden, "Forbidden"},
+	{ErrNotFound, http.StatusNotFound, "ResourceNotFound"},
+	{ErrConflict, http.StatusConflict, "Conflict"},
+	{ErrTooManyRequests, http.StatusTooManyRequests, "TooManyRequests"},
+	{ErrUnavailable, http.StatusServiceUnavailable, "ServiceUnavailable"},
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, "ServiceUnavailable"},
+	// Single sign-on's own failures, named as its log names them.
+	{ErrSSOState, http.StatusBadRequest, "state_invalid"},
+	{ErrSSOStateExpired, http.StatusBadRequest, "state_expired"},
+	{ErrSSONotConfigured, http.StatusBadRequest, "not_configured"},
+	{ErrSSOEmailMissing, http.StatusForbidden, "email_missing"},
+	{ErrSSOEmailUnverified, http.StatusForbidden, "email_unverified"},
+}
 
 // Invalid returns a ValidationError for the given codes.
 func Invalid(codes ...string) error { return &ValidationError{Codes: codes} }

@@ -110,7 +110,7 @@ func (s *Store) SetFlagTags(ctx context.Context, a *Actor, envID uuid.UUID, key 
 		return Flag{}, Invalid("tags_is_required")
 	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagTags, func(f *Flag) error {
-		f.Tags = orEmpty(*in.Tags)
+		f.Tags = OrEmpty(*in.Tags)
 		return nil
 	})
 }
@@ -208,7 +208,7 @@ func (s *Store) PatchFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 		}
 		patched.ID, patched.EnvID, patched.Key, patched.Revision = f.ID, f.EnvID, f.Key, f.Revision
 		patched.CreatedAt, patched.UpdatedAt, patched.CreatorID, patched.UpdatorID = f.CreatedAt, f.UpdatedAt, f.CreatorID, f.UpdatorID
-		patched.Tags = orEmpty(patched.Tags)
+		patched.Tags = OrEmpty(patched.Tags)
 		*f = patched
 		return nil
 	})

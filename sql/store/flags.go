@@ -620,12 +620,12 @@ func flagChangeActions(before, after Flag) []string {
 	add(before.Name != after.Name, UpdateFlagName)
 	add(before.Description != after.Description, UpdateFlagDescription)
 	add(before.IsEnabled != after.IsEnabled, ToggleFlag)
-	add(before.VariationType != after.VariationType || !sameJSON(before.Variations, after.Variations), UpdateFlagVariations)
+	add(before.VariationType != after.VariationType || !SameJSON(before.Variations, after.Variations), UpdateFlagVariations)
 	add(before.DisabledVariationID != after.DisabledVariationID, UpdateFlagOffVariation)
 	add(!slices.Equal(before.Tags, after.Tags), UpdateFlagTags)
-	add(!sameJSON(before.TargetUsers, after.TargetUsers), UpdateFlagIndividualTargeting)
-	add(!sameJSON(before.Rules, after.Rules), UpdateFlagTargetingRules)
-	add(before.ExptIncludeAllTargets != after.ExptIncludeAllTargets || !sameJSON(before.Fallthrough, after.Fallthrough), UpdateFlagDefaultRule)
+	add(!SameJSON(before.TargetUsers, after.TargetUsers), UpdateFlagIndividualTargeting)
+	add(!SameJSON(before.Rules, after.Rules), UpdateFlagTargetingRules)
+	add(before.ExptIncludeAllTargets != after.ExptIncludeAllTargets || !SameJSON(before.Fallthrough, after.Fallthrough), UpdateFlagDefaultRule)
 	add(!before.IsArchived && after.IsArchived, ArchiveFlag)
 	add(before.IsArchived && !after.IsArchived, RestoreFlag)
 	if before.Key != after.Key {
@@ -637,10 +637,12 @@ func flagChangeActions(before, after Flag) []string {
 // sameFlag reports whether a change left every stored part of the flag as it was.
 func sameFlag(before, after Flag) bool {
 	after.Revision, after.UpdatorID, after.UpdatedAt = before.Revision, before.UpdatorID, before.UpdatedAt
-	return sameJSON(before, after)
+	return SameJSON(before, after)
 }
 
-func sameJSON(x, y any) bool {
+// SameJSON reports whether x and y encode to the same JSON: whether an
+// edit changed anything that is stored.
+func SameJSON(x, y any) bool {
 	a, errA := json.Marshal(x)
 	b, errB := json.Marshal(y)
 	return errA == nil && errB == nil && bytes.Equal(a, b)

@@ -7,48 +7,84 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// limiter is a per-key token bucket kept in memory: each instance limits on
-// its own, which bounds the rate behind a load balancer by the instance count.
-type limiter struct {
-	every time.Duration
+// Limiter is a token bucket per key kept in memory: each instance limits on
+// its own, which bounds the rate behind a load balancer by the instance
+// count. It is the one rate limiter of the process: the store's (token
+// minting, single sign-on starts) and the SDK endpoints' policies sit on it.
+type Limiter struct {
+	every rate.Limit
 	burst int
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
+	swept   time.Time
 }
 
 type bucket struct {
-	limit *rate.Limiter
-	seen  time.Time
+	l    *rate.Limiter
+	seen time.Time
 }
 
-func newLimiter(every time.Duration, burst int) *limiter {
-	return &limiter{every: every, burst: burst, buckets: map[string]*bucket{}}
+// maxBuckets bounds a limiter's memory; past it, idle buckets are dropped
+// and, if that is not enough, all of them (a flood of new addresses).
+const maxBuckets = 100_000
+
+// NewLimiter returns a limiter whose buckets refill at every tokens a second
+// and hold burst.
+func NewLimiter(every rate.Limit, burst int) *Limiter {
+	return &Limiter{every: every, burst: burst, buckets: map[string]*bucket{}}
 }
 
-// allow takes one token from every key's bucket; all must have one.
-func (l *limiter) allow(keys ...string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	if len(l.buckets) > 10_000 { // forget keys idle long enough to be full again
+// idle is how long a bucket takes to fill up from empty: a bucket idle that
+// long is full, so forgetting it changes nothing.
+func (l *Limiter) idle() time.Duration {
+	if l.every <= 0 {
+		return time.Minute
+	}
+	return max(time.Minute, time.Duration(float64(l.burst)/float64(l.every)*float64(time.Second)))
+}
+
+func (l *Limiter) get(key string, now time.Time) *bucket {
+	if now.Sub(l.swept) > l.idle() || len(l.buckets) >= maxBuckets {
 		for k, b := range l.buckets {
-			if now.Sub(b.seen) > l.every*time.Duration(l.burst) {
+			if now.Sub(b.seen) > l.idle() {
 				delete(l.buckets, k)
 			}
 		}
+		if len(l.buckets) >= maxBuckets {
+			l.buckets = map[string]*bucket{}
+		}
+		l.swept = now
 	}
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{l: rate.NewLimiter(l.every, l.burst)}
+		l.buckets[key] = b
+	}
+	b.seen = now
+	return b
+}
+
+// Allow takes a token from every key's bucket; all must have one. Every
+// bucket pays even when another refuses, so no key is spared by asking
+// together with one that is exhausted.
+func (l *Limiter) Allow(keys ...string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
 	ok := true
 	for _, k := range keys {
-		b := l.buckets[k]
-		if b == nil {
-			b = &bucket{limit: rate.NewLimiter(rate.Every(l.every), l.burst)}
-			l.buckets[k] = b
-		}
-		b.seen = now
-		if !b.limit.AllowN(now, 1) {
+		if !l.get(k, now).l.AllowN(now, 1) {
 			ok = false
 		}
 	}
 	return ok
+}
+
+// Exhausted reports whether key has no token left, without taking one.
+func (l *Limiter) Exhausted(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	return l.get(key, now).l.TokensAt(now) < 1
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/db"
 )
@@ -83,11 +82,10 @@ func notify(ctx context.Context, q *db.Queries, ev Event) error {
 	return q.Notify(ctx, string(b))
 }
 
-// Notifier holds one listening connection per process and fans the events
-// it receives out to subscribers. Publishing never blocks: a subscriber
-// that falls far behind gets an EventReset in place of what it missed.
+// Notifier fans the change events the store's listener receives out to
+// subscribers. Publishing never blocks: a subscriber that falls far behind
+// gets an EventReset in place of what it missed.
 type Notifier struct {
-	pool *pgxpool.Pool
 	log  *slog.Logger
 	live atomic.Bool
 
@@ -95,72 +93,35 @@ type Notifier struct {
 	subs map[*Subscription]struct{}
 }
 
-func newNotifier(pool *pgxpool.Pool, log *slog.Logger) *Notifier {
-	return &Notifier{pool: pool, log: log, subs: map[*Subscription]struct{}{}}
+func newNotifier(log *slog.Logger) *Notifier {
+	return &Notifier{log: log, subs: map[*Subscription]struct{}{}}
 }
 
-// Changes is the store's notifier. It delivers nothing until Run is called.
+// Changes is the store's notifier. It delivers nothing until Listen runs.
 func (s *Store) Changes() *Notifier { return s.changes }
 
 // Live reports whether the notifier is listening now; while it is not,
 // changes made by other instances go unseen, so nothing may be cached.
 func (n *Notifier) Live() bool { return n.live.Load() }
 
-// Run listens until ctx ends, reconnecting after a lost connection; every
-// (re)connection publishes an EventReset first, since changes made while
-// nobody listened were missed.
-func (n *Notifier) Run(ctx context.Context) {
-	lost := time.Now()
-	wait := 100 * time.Millisecond
-	for {
-		err := n.listen(ctx, lost, func() { wait = 100 * time.Millisecond })
-		n.live.Store(false)
-		if ctx.Err() != nil {
-			return
-		}
-		lost = time.Now()
-		n.log.Warn("change notifications interrupted; reconnecting", "err", err, "in", wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 5*time.Second)
+// up follows the listening connection. Every (re)connection publishes an
+// EventReset first, since changes made while nobody listened were missed;
+// whoever sees Live() from then on has been told.
+func (n *Notifier) up(on bool, lost time.Time) {
+	if on {
+		n.publish(Event{Kind: EventReset, Since: lost})
 	}
+	n.live.Store(on)
 }
 
-// listen holds one connection, outside the pool so that closing the pool
-// never waits for it, until it fails or ctx ends.
-func (n *Notifier) listen(ctx context.Context, lost time.Time, connected func()) error {
-	pc, err := n.pool.Acquire(ctx)
-	if err != nil {
-		return err
+// notified publishes the event a notification carries.
+func (n *Notifier) notified(payload string) {
+	var ev Event
+	if err := json.Unmarshal([]byte(payload), &ev); err != nil || ev.Kind == "" {
+		n.log.Warn("ignoring a malformed change notification", "payload", payload)
+		return
 	}
-	conn := pc.Hijack()
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		conn.Close(closeCtx)
-	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
-		return err
-	}
-	// The reset goes first: whoever sees Live() from now on has been told.
-	n.publish(Event{Kind: EventReset, Since: lost})
-	n.live.Store(true)
-	connected()
-	for {
-		msg, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		var ev Event
-		if err := json.Unmarshal([]byte(msg.Payload), &ev); err != nil || ev.Kind == "" {
-			n.log.Warn("ignoring a malformed change notification", "payload", msg.Payload)
-			continue
-		}
-		n.publish(ev)
-	}
+	n.publish(ev)
 }
 
 // publish hands an event to every subscriber without waiting for any.

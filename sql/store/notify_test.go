@@ -28,7 +28,7 @@ func listen(t *testing.T, s *Store) *events {
 	t.Cleanup(sub.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { s.Changes().Run(ctx) })
+	wg.Go(func() { s.Listen(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	deadline := time.Now().Add(5 * time.Second)
 	for !s.Changes().Live() {
@@ -190,7 +190,7 @@ func TestUpdatedAtGrowsByMilliseconds(t *testing.T) {
 }
 
 func TestSubscriptionOverflowBecomesAReset(t *testing.T) {
-	n := newNotifier(nil, slog.New(slog.DiscardHandler))
+	n := newNotifier(slog.New(slog.DiscardHandler))
 	sub := n.Subscribe()
 	for range maxQueued + 10 {
 		n.publish(Event{Kind: EventFlag, ID: uuid.New()})

@@ -142,8 +142,8 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		return Segment{}, err
 	}
 	sg := Segment{WorkspaceID: env.WorkspaceID, EnvID: envID, Name: strings.TrimSpace(in.Name), Key: in.Key, Type: in.Type,
-		Scopes: in.Scopes, Description: in.Description, Included: orEmpty(in.Included), Excluded: orEmpty(in.Excluded),
-		Rules: in.Rules, Tags: orEmpty(in.Tags), IsEnvironmentSpecific: in.Type == SegmentEnvironmentSpecific}
+		Scopes: in.Scopes, Description: in.Description, Included: OrEmpty(in.Included), Excluded: OrEmpty(in.Excluded),
+		Rules: in.Rules, Tags: OrEmpty(in.Tags), IsEnvironmentSpecific: in.Type == SegmentEnvironmentSpecific}
 	if sg.Rules == nil {
 		sg.Rules = []SegmentRule{}
 	}
@@ -189,9 +189,11 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 	return out, err
 }
 
-func orEmpty(s []string) []string {
+// OrEmpty is s, or an empty list for nil, so that JSON shows [] rather
+// than null; the API, the pages and the SDK payloads all answer so.
+func OrEmpty[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
@@ -481,7 +483,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err := requireInEnvs(a, actions, envs, before, after); err != nil {
 			return err
 		}
-		if sameJSON(before, after) {
+		if SameJSON(before, after) {
 			out = before
 			return nil
 		}
@@ -520,7 +522,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err := notifySegment(ctx, q, env.OrganizationID, out.ID, envs); err != nil {
 			return err
 		}
-		if !sameJSON(before.Included, after.Included) || !sameJSON(before.Excluded, after.Excluded) || !sameJSON(before.Rules, after.Rules) {
+		if !SameJSON(before.Included, after.Included) || !SameJSON(before.Excluded, after.Excluded) || !SameJSON(before.Rules, after.Rules) {
 			return s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out)
 		}
 		return nil
@@ -627,7 +629,7 @@ func segmentChangeActions(before, after Segment) []string {
 	add(before.Description != after.Description, UpdateSegmentDescription)
 	add(!slices.Equal(before.Tags, after.Tags), UpdateSegmentTags)
 	add(!slices.Equal(before.Included, after.Included) || !slices.Equal(before.Excluded, after.Excluded), UpdateSegmentTargetingUsers)
-	add(!sameJSON(before.Rules, after.Rules) || before.Type != after.Type || !slices.Equal(before.Scopes, after.Scopes), UpdateSegmentRules)
+	add(!SameJSON(before.Rules, after.Rules) || before.Type != after.Type || !slices.Equal(before.Scopes, after.Scopes), UpdateSegmentRules)
 	add(!before.IsArchived && after.IsArchived, ArchiveSegment)
 	add(before.IsArchived && !after.IsArchived, RestoreSegment)
 	return actions
@@ -744,7 +746,7 @@ func (s *Store) SetSegmentTags(ctx context.Context, a *Actor, envID, id uuid.UUI
 		return Segment{}, Invalid("tags_is_required")
 	}
 	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentTags, func(sg *Segment) error {
-		sg.Tags = orEmpty(*in.Tags)
+		sg.Tags = OrEmpty(*in.Tags)
 		return nil
 	})
 }
@@ -767,10 +769,10 @@ func (s *Store) SetSegmentTargeting(ctx context.Context, a *Actor, envID, id uui
 	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentRules, func(sg *Segment) error {
 		sg.Included, sg.Excluded, sg.Rules = []string{}, []string{}, []SegmentRule{}
 		if in.Included != nil {
-			sg.Included = orEmpty(*in.Included)
+			sg.Included = OrEmpty(*in.Included)
 		}
 		if in.Excluded != nil {
-			sg.Excluded = orEmpty(*in.Excluded)
+			sg.Excluded = OrEmpty(*in.Excluded)
 		}
 		if in.Rules != nil && *in.Rules != nil {
 			sg.Rules = *in.Rules
@@ -795,7 +797,7 @@ func (s *Store) PatchSegment(ctx context.Context, a *Actor, envID, id uuid.UUID,
 		if patched.Key != sg.Key {
 			return Invalid("patch_is_invalid", "/key cannot change")
 		}
-		patched.Included, patched.Excluded, patched.Tags = orEmpty(patched.Included), orEmpty(patched.Excluded), orEmpty(patched.Tags)
+		patched.Included, patched.Excluded, patched.Tags = OrEmpty(patched.Included), OrEmpty(patched.Excluded), OrEmpty(patched.Tags)
 		if patched.Rules == nil {
 			patched.Rules = []SegmentRule{}
 		}
@@ -808,7 +810,7 @@ func (s *Store) PatchSegment(ctx context.Context, a *Actor, envID, id uuid.UUID,
 func segmentFrom(r db.Segment) (Segment, error) {
 	sg := Segment{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), WorkspaceID: r.WorkspaceID,
 		EnvID: r.EnvID, Name: r.Name, Key: r.Key, Type: r.Type, Scopes: r.Scopes, Description: r.Description,
-		Included: orEmpty(r.Included), Excluded: orEmpty(r.Excluded), Tags: orEmpty(r.Tags), IsArchived: r.IsArchived,
+		Included: OrEmpty(r.Included), Excluded: OrEmpty(r.Excluded), Tags: OrEmpty(r.Tags), IsArchived: r.IsArchived,
 		IsEnvironmentSpecific: r.Type == SegmentEnvironmentSpecific}
 	if err := json.Unmarshal(r.Rules, &sg.Rules); err != nil {
 		return Segment{}, err

@@ -109,7 +109,7 @@ type SSOStartInput struct {
 // the browser keeps in a cookie, asked from address. The attempt is kept
 // server-side, hashed, for SSOStateTTL; FinishSSO consumes it.
 func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput, browser, address string) (SSOLogin, error) {
-	if !s.ssoStarts.allow("addr:" + address) {
+	if !s.ssoStarts.Allow("addr:" + address) {
 		return SSOLogin{}, ErrTooManyRequests
 	}
 	key := strings.TrimSpace(in.Workspace)

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/time/rate"
 
 	"github.com/bunting-flags/bunting/sql/db"
 )
@@ -27,19 +28,20 @@ type Store struct {
 	sessionTTL     time.Duration
 	loginDelayStep time.Duration
 	changes        *Notifier
+	listener       *listener
 
 	dummyOnce sync.Once
 	dummy     string
 
 	// tokenMinting limits how fast access tokens are created, per account
 	// and per address.
-	tokenMinting *limiter
+	tokenMinting *Limiter
 	// ssoStarts limits how fast one address begins single sign-on attempts.
-	ssoStarts *limiter
+	ssoStarts *Limiter
 
 	allowPrivateNetworks bool
 
-	// auth caches resolved actors; see WatchAccessChanges.
+	// auth caches resolved actors while Listen runs.
 	auth *authCache
 }
 
@@ -77,10 +79,16 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	if opts.LoginDelayStep == 0 {
 		opts.LoginDelayStep = 250 * time.Millisecond
 	}
-	return &Store{pool: pool, q: queries(pool), keys: keys, log: log,
+	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
-		tokenMinting: newLimiter(time.Minute, 10), ssoStarts: newLimiter(ssoStartEvery, SSOStartBurst),
-		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(pool, log)}
+		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
+		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log)}
+	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
+	s.listener = &listener{pool: pool, log: log, channels: []channel{
+		{name: authChannel, up: s.auth.up, notified: s.auth.notified},
+		{name: changesChannel, up: s.changes.up, notified: s.changes.notified},
+	}}
+	return s
 }
 
 // AllowPrivateNetworks tells whether providers may be reached on loopback and

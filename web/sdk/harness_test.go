@@ -75,7 +75,7 @@ func newInstanceWith(t *testing.T, dbURL string, cfg web.Config, log *slog.Logge
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { st.Changes().Run(ctx) })
+	wg.Go(func() { st.Listen(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	waitFor(t, "the change listener", st.Changes().Live)
 

@@ -39,7 +39,7 @@ func readBody(c echo.Context, limit int64) ([]byte, error) {
 func (s *Server) authenticated(c echo.Context) (store.SDKEnv, error) {
 	secret := credential(c.Request())
 	if _, known := s.cache.knownSecret(secret); !known {
-		if addr := c.RealIP(); !s.limits.address.allow(addr) {
+		if addr := c.RealIP(); !s.limits.address.Allow(addr) {
 			s.refuse(c, "requests per address", addr)
 			return store.SDKEnv{}, store.ErrTooManyRequests
 		}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
+
+	"github.com/bunting-flags/bunting/sql/store"
 )
 
 // Limits bound the public SDK endpoints. A request with a secret this
@@ -63,83 +65,14 @@ const (
 	maxFrame       = 32 << 10
 )
 
-// limiter is a token bucket per key, forgetting keys idle long enough that
-// their bucket would be full again anyway.
-type limiter struct {
-	every rate.Limit
-	burst int
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-	swept   time.Time
-}
-
-type bucket struct {
-	l    *rate.Limiter
-	seen time.Time
-}
-
-// maxBuckets bounds a limiter's memory; past it, idle buckets are dropped
-// and, if that is not enough, all of them (a flood of new addresses).
-const maxBuckets = 100_000
-
-func newLimiter(every rate.Limit, burst int) *limiter {
-	return &limiter{every: every, burst: burst, buckets: map[string]*bucket{}}
-}
-
-// idle is how long a bucket takes to fill up from empty.
-func (l *limiter) idle() time.Duration {
-	if l.every <= 0 {
-		return time.Minute
-	}
-	return max(time.Minute, time.Duration(float64(l.burst)/float64(l.every)*float64(time.Second)))
-}
-
-func (l *limiter) get(key string, now time.Time) *bucket {
-	if now.Sub(l.swept) > l.idle() || len(l.buckets) >= maxBuckets {
-		for k, b := range l.buckets {
-			if now.Sub(b.seen) > l.idle() {
-				delete(l.buckets, k)
-			}
-		}
-		if len(l.buckets) >= maxBuckets {
-			l.buckets = map[string]*bucket{}
-		}
-		l.swept = now
-	}
-	b := l.buckets[key]
-	if b == nil {
-		b = &bucket{l: rate.NewLimiter(l.every, l.burst)}
-		l.buckets[key] = b
-	}
-	b.seen = now
-	return b
-}
-
-// allow takes a token for key, if there is one.
-func (l *limiter) allow(key string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	return l.get(key, now).l.AllowN(now, 1)
-}
-
-// exhausted reports whether key has no token left, without taking one.
-func (l *limiter) exhausted(key string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	return l.get(key, now).l.TokensAt(now) < 1
-}
-
 // limits are the limiters of one server.
 type limits struct {
-	address, secret, failures *limiter
+	address, secret, failures *store.Limiter
 }
 
 func newLimits(l Limits) *limits {
-	return &limits{address: newLimiter(l.PerAddress, l.AddressBurst), secret: newLimiter(l.PerSecret, l.SecretBurst),
-		failures: newLimiter(l.Failures, l.FailureBurst)}
+	return &limits{address: store.NewLimiter(l.PerAddress, l.AddressBurst), secret: store.NewLimiter(l.PerSecret, l.SecretBurst),
+		failures: store.NewLimiter(l.Failures, l.FailureBurst)}
 }
 
 // refuse answers nothing yet but prepares a refusal past a limit: it asks

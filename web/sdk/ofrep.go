@@ -2,9 +2,7 @@ package sdk
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -49,15 +47,20 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 	var status int
 	var details string
 	switch {
-	case errors.Is(err, store.ErrUnauthenticated):
-		status, details = http.StatusUnauthorized, "an environment secret is required"
-	case errors.Is(err, store.ErrTooManyRequests):
-		status, details = http.StatusTooManyRequests, "too many requests"
 	case err != nil:
-		s.failed(c, "ofrep: looking up a secret", err, func() error {
-			return ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
-		})
-		return env, false
+		// OFREP's answers to the store's classes: a missing or unknown
+		// secret and a limit are the client's to fix; anything else is ours.
+		switch class := store.Classify(err); class.Code() {
+		case "Unauthorized":
+			status, details = class.Status, "an environment secret is required"
+		case "TooManyRequests":
+			status, details = class.Status, "too many requests"
+		default:
+			s.failed(c, "ofrep: looking up a secret", err, func() error {
+				return ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
+			})
+			return env, false
+		}
 	case env.SecretType != store.SecretServer && !allowClient:
 		status, details = http.StatusForbidden, "single-flag evaluation needs a server secret"
 	default:
@@ -71,9 +74,9 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 // client went away meanwhile: that is no server failure, and is logged at
 // debug and answered 499 for the request log.
 func (s *Server) failed(c echo.Context, what string, err error, answer func() error) error {
-	if err = api.ClientGone(c, err); errors.Is(err, context.Canceled) {
+	if err = api.ClientGone(c, err); store.Classify(err).Status == store.StatusClientClosedRequest {
 		s.log.DebugContext(c.Request().Context(), what, "err", err)
-		return c.NoContent(api.StatusClientClosedRequest)
+		return c.NoContent(store.StatusClientClosedRequest)
 	}
 	s.log.ErrorContext(c.Request().Context(), what, "err", err)
 	return answer()

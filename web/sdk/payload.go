@@ -56,36 +56,29 @@ func version(t time.Time) int64 { return t.UnixMilli() }
 // shared, so what changes is copied first.
 func sdkFlag(f *store.Flag) store.Flag {
 	c := *f
-	c.Variations = orEmpty(c.Variations)
+	c.Variations = store.OrEmpty(c.Variations)
 	c.TargetUsers = append([]store.TargetUser{}, c.TargetUsers...)
 	for i := range c.TargetUsers {
-		c.TargetUsers[i].KeyIDs = orEmpty(c.TargetUsers[i].KeyIDs)
+		c.TargetUsers[i].KeyIDs = store.OrEmpty(c.TargetUsers[i].KeyIDs)
 	}
 	c.Rules = append([]store.FlagRule{}, c.Rules...)
 	for i := range c.Rules {
-		c.Rules[i].Conditions = orEmpty(c.Rules[i].Conditions)
-		c.Rules[i].Variations = orEmpty(c.Rules[i].Variations)
+		c.Rules[i].Conditions = store.OrEmpty(c.Rules[i].Conditions)
+		c.Rules[i].Variations = store.OrEmpty(c.Rules[i].Variations)
 	}
-	c.Fallthrough.Variations = orEmpty(c.Fallthrough.Variations)
-	c.Tags = orEmpty(c.Tags)
+	c.Fallthrough.Variations = store.OrEmpty(c.Fallthrough.Variations)
+	c.Tags = store.OrEmpty(c.Tags)
 	return c
 }
 
 func toSDKSegment(sg *store.Segment) sdkSegment {
 	rules := append([]store.SegmentRule{}, sg.Rules...)
 	for i := range rules {
-		rules[i].Conditions = orEmpty(rules[i].Conditions)
+		rules[i].Conditions = store.OrEmpty(rules[i].Conditions)
 	}
 	return sdkSegment{ID: sg.ID, EnvID: sg.EnvID, Name: sg.Name, Key: sg.Key, Description: sg.Description,
-		Included: orEmpty(sg.Included), Excluded: orEmpty(sg.Excluded), Rules: rules, Tags: orEmpty(sg.Tags),
+		Included: store.OrEmpty(sg.Included), Excluded: store.OrEmpty(sg.Excluded), Rules: rules, Tags: store.OrEmpty(sg.Tags),
 		IsArchived: sg.IsArchived, CreatedAt: sg.CreatedAt, UpdatedAt: sg.UpdatedAt}
-}
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // serverData is a server SDK's data-sync answer: everything when full,

@@ -40,7 +40,7 @@ type Options struct {
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
-// need s.Changes() to be running.
+// need s.Listen to be running.
 func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 	if opts.Limits == (Limits{}) {
 		opts.Limits = DefaultLimits
@@ -101,20 +101,20 @@ func (s *Server) secretEnv(c echo.Context, secret string) (store.SDKEnv, error) 
 	addr := c.RealIP()
 	env, known := s.cache.knownSecret(secret)
 	if !known {
-		if s.limits.failures.exhausted(addr) {
+		if s.limits.failures.Exhausted(addr) {
 			s.refuse(c, "unknown secrets per address", addr)
 			return store.SDKEnv{}, store.ErrTooManyRequests
 		}
 		var err error
 		env, err = s.cache.secretEnv(c.Request().Context(), secret)
 		if errors.Is(err, store.ErrUnauthenticated) {
-			s.limits.failures.allow(addr)
+			s.limits.failures.Allow(addr)
 		}
 		if err != nil {
 			return store.SDKEnv{}, err
 		}
 	}
-	if !s.limits.secret.allow(env.SecretID.String()) {
+	if !s.limits.secret.Allow(env.SecretID.String()) {
 		s.refuse(c, "requests per secret", "secret "+env.SecretID.String())
 		return store.SDKEnv{}, store.ErrTooManyRequests
 	}

@@ -61,7 +61,7 @@ func (s *Server) streaming(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return c.NoContent(http.StatusServiceUnavailable)
 	}
-	if !s.limits.address.allow(addr) {
+	if !s.limits.address.Allow(addr) {
 		s.refuse(c, "streaming upgrades per address", addr)
 		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return c.NoContent(http.StatusTooManyRequests)
@@ -85,7 +85,7 @@ func (s *Server) streaming(c echo.Context) error {
 	ctx := r.Context()
 	switch {
 	case typ != typeServer && typ != typeClient, ver != "" && ver != "1" && ver != "2", tokenErr != nil, !tokenFresh(at, s.now()):
-		s.limits.failures.allow(addr)
+		s.limits.failures.Allow(addr)
 		ws.Close(closeInvalid, "invalid request, close by server")
 		return nil
 	}

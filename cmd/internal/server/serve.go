@@ -58,15 +58,13 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if boot.Created {
 		log.Info("created the default workspace and organization and the owner account", "email", cfg.AdminEmail)
 	}
-	// Changes made on any instance reach this one's SDK connections and caches.
-	go st.Changes().Run(ctx)
+	// Changes made on any instance reach this one's SDK connections and
+	// caches, and changes to access its actor cache, through one listener.
+	go st.Listen(ctx)
 	if boot.GeneratedPassword != "" {
 		// Shown this once: the database keeps only its hash.
 		log.Warn("generated the owner's password; sign in and change it", "email", cfg.AdminEmail, "password", boot.GeneratedPassword)
 	}
-
-	// Authorize from memory while nothing about access changes.
-	go st.WatchAccessChanges(ctx)
 
 	files := RaiseFileLimit(log)
 	var closeStreams func(context.Context) error

@@ -1,0 +1,30 @@
+package store
+
+import (
+	"testing"
+
+	"golang.org/x/time/rate"
+)
+
+// TestLimiter: a request asked under several keys needs a token from each
+// and pays every one even when another refuses; Exhausted only looks.
+func TestLimiter(t *testing.T) {
+	t.Parallel()
+	l := NewLimiter(rate.Every(1<<40), 2) // no refill within the test
+	if !l.Allow("user:a", "addr:1") || !l.Allow("user:a", "addr:2") {
+		t.Fatal("the first two requests of user a were refused, want allowed (burst 2)")
+	}
+	if l.Allow("user:a", "addr:3") {
+		t.Fatal("a third request of user a from a fresh address was allowed, want refused")
+	}
+	// addr:3 paid for the refused request: one token left, not two.
+	if !l.Allow("addr:3") || l.Allow("addr:3") {
+		t.Fatal("addr:3 after a refused request: want exactly one token left")
+	}
+	if l.Exhausted("addr:1") || l.Exhausted("addr:1") {
+		t.Fatal("addr:1 with one token left reads as exhausted, want not (and looking takes none)")
+	}
+	if !l.Exhausted("user:a") {
+		t.Fatal("user a with no token left reads as not exhausted")
+	}
+}
