@@ -105,7 +105,7 @@ func (s *Store) CreateAccessToken(ctx context.Context, a *Actor, in AccessTokenI
 		return AccessToken{}, ErrTooManyRequests
 	}
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	v.oneOf("type", in.Type, TokenPersonal, TokenService)
 	checkPermissions(&v, in.Type, in.Permissions)
 	if err := v.err(); err != nil {
@@ -162,7 +162,7 @@ func (s *Store) ListAccessTokens(ctx context.Context, a *Actor, f AccessTokenFil
 	}
 	var v validator
 	f.Page.check(&v)
-	v.text("name", f.Name, maxNameLen)
+	v.text("name", f.Name, MaxNameLen)
 	if f.Type != "" && f.Type != TokenPersonal && f.Type != TokenService {
 		v.add("type", "invalid")
 	}
@@ -211,7 +211,7 @@ func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, i
 		return AccessToken{}, err
 	}
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	changesPermissions := in.Permissions != nil && !slices.EqualFunc(in.Permissions, before.Permissions, sameStatement)
 	if changesPermissions {
 		checkPermissions(&v, before.Type, in.Permissions)

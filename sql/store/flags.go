@@ -52,7 +52,7 @@ func (ch Change) check(v *validator, env envRow) {
 		}
 		return
 	}
-	v.text("comment", ch.Comment, maxCommentLen)
+	v.text("comment", ch.Comment, MaxCommentLen)
 }
 
 // FlagInput creates a flag. Only name and key are required; the rest defaults
@@ -186,9 +186,9 @@ func (s *Store) insertFlag(ctx context.Context, q *db.Queries, a *Actor, env env
 // checkFlag validates a whole flag, as created or as a change leaves it, and
 // returns the segments its rules name.
 func checkFlag(v *validator, f *Flag) []uuid.UUID {
-	v.required("name", f.Name, maxNameLen)
+	v.required("name", f.Name, MaxNameLen)
 	v.key("key", f.Key)
-	v.text("description", f.Description, maxDescriptionLen)
+	v.text("description", f.Description, MaxDescriptionLen)
 	checkVariations(v, f.VariationType, f.Variations)
 	ids := map[string]bool{}
 	for _, vr := range f.Variations {
@@ -314,7 +314,7 @@ var ghost = Person{Name: "Ghost", Email: "Ghost"}
 func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
 	var v validator
 	f.Page.check(&v)
-	v.text("name", f.Name, maxNameLen)
+	v.text("name", f.Name, MaxNameLen)
 	if f.SortBy == "" || f.SortBy == "created_at" {
 		f.SortBy = "createdAt"
 	}

@@ -34,7 +34,7 @@ func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in Organizatio
 	}
 	before := organization(row)
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	settings := before.Settings
 	if in.Settings != nil {
 		settings = *in.Settings

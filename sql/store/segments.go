@@ -77,15 +77,15 @@ func (sg Segment) visibleIn(env envRow) bool {
 // checkSegment validates a whole segment as created or as a change leaves it,
 // managed from env: it must stay visible there.
 func checkSegment(v *validator, sg *Segment, env envRow) {
-	v.required("name", sg.Name, maxNameLen)
+	v.required("name", sg.Name, MaxNameLen)
 	v.key("key", sg.Key)
 	v.oneOf("type", sg.Type, SegmentEnvironmentSpecific, SegmentShared)
-	v.text("description", sg.Description, maxDescriptionLen)
+	v.text("description", sg.Description, MaxDescriptionLen)
 	if !validScopes(sg, env) {
 		v.add("scopes", "invalid")
 	}
 	for field, users := range map[string][]string{"included": sg.Included, "excluded": sg.Excluded} {
-		if slices.ContainsFunc(users, func(u string) bool { return u == "" || !storable(u, maxKeyIDLen) }) {
+		if slices.ContainsFunc(users, func(u string) bool { return u == "" || !storable(u, MaxKeyIDLen) }) {
 			v.add(field, "invalid")
 		}
 	}
@@ -112,7 +112,7 @@ func validScopes(sg *Segment, env envRow) bool {
 		for i, prefix := range []string{"project/", "env/"} {
 			if len(parts) > i+1 {
 				key, ok := strings.CutPrefix(parts[i+1], prefix)
-				if !ok || (key != "*" && (len(key) > maxKeyLen || !keyPattern.MatchString(key))) {
+				if !ok || (key != "*" && (len(key) > MaxKeyLen || !keyPattern.MatchString(key))) {
 					return false
 				}
 			}
@@ -270,7 +270,7 @@ type SegmentFilter struct {
 func (s *Store) ListSegments(ctx context.Context, a *Actor, envID uuid.UUID, f SegmentFilter) (Paged[Segment], error) {
 	var v validator
 	f.Page.check(&v)
-	v.text("name", f.Name, maxNameLen)
+	v.text("name", f.Name, MaxNameLen)
 	if err := v.err(); err != nil {
 		return Paged[Segment]{}, err
 	}
