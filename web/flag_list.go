@@ -80,6 +80,10 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		if err != nil {
 			return err
 		}
+		rights, err := p.store.EnvRights(ctx, a, w.id)
+		if err != nil {
+			return err
+		}
 		tags, err := p.store.FlagTags(ctx, a, w.id)
 		if err != nil {
 			return err
@@ -93,7 +97,7 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		}
 		vm.List = views.FlagList{Archived: fq.archived, Pager: pager(list.TotalCount, fq.page, "flag", "flags", fq.href)}
 		for _, f := range list.Items {
-			row := p.flagRow(c, w, f, fq.href(fq.page))
+			row := p.flagRow(c, w, rights, f, fq.href(fq.page))
 			if toggled != nil && toggled.key == f.Key && row.Toggle != nil {
 				row.Toggle.Form = toggled.form
 			}
@@ -108,7 +112,7 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 			vm.List.Empty = "No feature flags in this environment yet."
 		}
 		if create == nil {
-			create = p.flagCreate(c, w, nil, nil, false)
+			create = p.flagCreate(c, w, rights, nil, nil, false)
 		}
 		vm.Create = create
 	}
@@ -129,14 +133,14 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 
 // flagRow shows one flag of the list; next is the list's address, where a
 // toggle without script returns.
-func (p *pages) flagRow(c echo.Context, w workEnv, f store.FlagListItem, next string) views.FlagRow {
+func (p *pages) flagRow(c echo.Context, w workEnv, rights store.EnvRights, f store.FlagListItem, next string) views.FlagRow {
 	row := views.FlagRow{ID: f.ID.String(), Key: f.Key, Name: f.Name, Href: flagHref(f.Key), On: f.IsEnabled,
 		Archived: f.IsArchived, Serves: f.Serves.EnabledVariations, OffServes: f.Serves.DisabledVariation, Tags: f.Tags,
 		LastChange: when(f.UpdatedAt), LastEvaluated: evaluatedAgo(f.LastEvaluatedAt, time.Now())}
 	if f.LastChange != nil {
 		row.LastChange, row.LastComment = when(f.LastChange.ChangedAt), f.LastChange.Comment
 	}
-	if !f.IsArchived && actor(c).Can(store.ToggleFlag, store.FlagRN(w.projectKey, w.key, f.Key, f.Tags)) {
+	if rights.Flag(f.Key, f.Tags, f.IsArchived).Toggle {
 		row.Toggle = &views.FlagToggle{On: f.IsEnabled, CommentRequired: w.requireComment, Row: true,
 			Form: p.form(c, f.ID.String(), flagHref(f.Key)+"/toggle", map[string]string{"revision": f.Revision.String(), "next": next})}
 	}
@@ -145,8 +149,8 @@ func (p *pages) flagRow(c echo.Context, w workEnv, f store.FlagListItem, next st
 
 // flagCreate is the creation form, nil when the person may not create flags;
 // values and variations carry a form just posted.
-func (p *pages) flagCreate(c echo.Context, w workEnv, values map[string]string, vars []views.VariationEdit, open bool) *views.FlagCreate {
-	if !actor(c).Can(store.CreateFlag, store.FlagRN(w.projectKey, w.key, "*", nil)) {
+func (p *pages) flagCreate(c echo.Context, w workEnv, rights store.EnvRights, values map[string]string, vars []views.VariationEdit, open bool) *views.FlagCreate {
+	if !rights.CreateFlag {
 		return nil
 	}
 	if values == nil {
@@ -163,6 +167,10 @@ func (p *pages) flagCreate(c echo.Context, w workEnv, values map[string]string, 
 // (another type's variations, add or remove one) come back changed, unsaved.
 func (p *pages) createFlag(c echo.Context) error {
 	w, err := p.actingEnv(c)
+	if err != nil {
+		return err
+	}
+	rights, err := p.store.EnvRights(c.Request().Context(), actor(c), w.id)
 	if err != nil {
 		return err
 	}
@@ -183,7 +191,7 @@ func (p *pages) createFlag(c echo.Context) error {
 		} else {
 			vars = editVariations(vars, edit)
 		}
-		return p.flagsPage(c, http.StatusOK, flagQuery{page: 1}, p.flagCreate(c, w, values, vars, true), nil)
+		return p.flagsPage(c, http.StatusOK, flagQuery{page: 1}, p.flagCreate(c, w, rights, values, vars, true), nil)
 	}
 	in.Variations = storeVariations(vars)
 	f, err := p.store.CreateFlag(c.Request().Context(), actor(c), w.id, in)
@@ -191,7 +199,7 @@ func (p *pages) createFlag(c echo.Context) error {
 		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created.", f.Name))
 		return redirect(c, flagHref(f.Key))
 	}
-	create := p.flagCreate(c, w, values, vars, true)
+	create := p.flagCreate(c, w, rights, values, vars, true)
 	if create == nil {
 		return err
 	}
@@ -211,6 +219,10 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	a := actor(c)
+	rights, err := p.store.EnvRights(ctx, a, w.id)
+	if err != nil {
+		return err
+	}
 	key := c.Param("key")
 	var in store.Change
 	if err := bind(c, &in); err != nil {
@@ -233,7 +245,7 @@ func (p *pages) toggleFlag(c echo.Context) error {
 			Serves: f.Serves(), Revision: f.Revision, UpdatedAt: f.UpdatedAt,
 			LastChange: &store.LastChange{Comment: in.Comment, ChangedAt: f.UpdatedAt}}
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: msg}})
-		return render(c, http.StatusOK, views.FlagRowView(p.flagRow(c, w, item, next)), views.Flashes(p.flashes(c)))
+		return render(c, http.StatusOK, views.FlagRowView(p.flagRow(c, w, rights, item, next)), views.Flashes(p.flashes(c)))
 	}
 	values := map[string]string{"comment": in.Comment, "next": next}
 	if in.Revision != nil {
@@ -268,7 +280,7 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	}
 	item := store.FlagListItem{ID: cur.ID, Name: cur.Name, Key: cur.Key, IsEnabled: cur.IsEnabled, Tags: cur.Tags,
 		Serves: cur.Serves(), Revision: cur.Revision, UpdatedAt: cur.UpdatedAt}
-	row := p.flagRow(c, w, item, next)
+	row := p.flagRow(c, w, rights, item, next)
 	if row.Toggle != nil {
 		row.Toggle.Form = form
 	}

@@ -73,9 +73,12 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	if err != nil {
 		return err
 	}
-	rn := store.FlagRN(w.projectKey, w.key, f.Key, f.Tags)
+	rights, err := p.store.EnvRights(ctx, a, w.id)
+	if err != nil {
+		return err
+	}
+	may := rights.Flag(f.Key, f.Tags, f.IsArchived)
 	href := flagHref(f.Key)
-	live := !f.IsArchived
 	fresh := func(id, action string, values map[string]string) *views.Form {
 		if values == nil {
 			values = map[string]string{}
@@ -98,7 +101,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	switch tab {
 	case tabTargeting:
 		t := views.FlagTargeting{On: f.IsEnabled}
-		if live && a.Can(store.ToggleFlag, rn) {
+		if may.Toggle {
 			if st.toggle == nil {
 				st.toggle = fresh("flag-toggle", href+"/toggle", nil)
 			}
@@ -110,7 +113,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		} else {
 			off = st.off.Values["disabledVariationId"]
 		}
-		t.Off = views.OffVariation{Form: *st.off, Editable: live && a.Can(store.UpdateFlagOffVariation, rn), CommentRequired: w.requireComment}
+		t.Off = views.OffVariation{Form: *st.off, Editable: may.OffVariation, CommentRequired: w.requireComment}
 		for _, v := range f.Variations {
 			t.Off.Options = append(t.Off.Options, views.Option{Value: v.ID, Label: variationLabel(v), Selected: v.ID == off})
 			if v.ID == f.DisabledVariationID {
@@ -131,8 +134,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		}
 		t.Editor.Form = *st.targetingForm
 		t.Editor.CommentRequired = w.requireComment
-		t.Editor.Editable = live && (a.Can(store.UpdateFlagIndividualTargeting, rn) ||
-			a.Can(store.UpdateFlagTargetingRules, rn) || a.Can(store.UpdateFlagDefaultRule, rn))
+		t.Editor.Editable = may.Targeting
 		m.Targeting = &t
 		if st.tester == nil {
 			st.tester = &views.FlagTester{Form: p.form(c, "tester", href+"/test", nil)}
@@ -145,50 +147,21 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		} else {
 			typ, vars = st.variationType, renumber(st.variations)
 		}
-		m.Variations = &views.VariationsEditor{Form: *st.variationsForm, Editable: live && a.Can(store.UpdateFlagVariations, rn),
+		m.Variations = &views.VariationsEditor{Form: *st.variationsForm, Editable: may.Variations,
 			CommentRequired: w.requireComment, Types: variationTypes(typ), Variations: vars}
 	case tabSettings:
 		s := views.SettingsTab{CommentRequired: w.requireComment, Archived: f.IsArchived, Facts: []views.Fact{
 			{Label: "Key", Value: f.Key, Code: true}, {Label: "Type", Value: f.VariationType},
 			{Label: "Created", Value: when(f.CreatedAt)}, {Label: "Updated", Value: when(f.UpdatedAt)}}}
-		if live && a.Can(store.UpdateFlagName, rn) {
-			s.Name = postedOr(st.name, func() *views.Form { return fresh("flag-name", href+"/name", map[string]string{"name": f.Name}) })
-		}
-		if live && a.Can(store.UpdateFlagDescription, rn) {
-			s.Description = postedOr(st.description, func() *views.Form {
-				return fresh("flag-description", href+"/description", map[string]string{"description": f.Description})
-			})
-		}
-		if live && a.Can(store.UpdateFlagTags, rn) {
-			s.Tags = postedOr(st.tags, func() *views.Form {
-				return fresh("flag-tags", href+"/tags", map[string]string{"tags": strings.Join(f.Tags, ", ")})
-			})
-		}
-		if s.Name == nil {
-			s.Facts = append([]views.Fact{{Label: "Name", Value: f.Name}}, s.Facts...)
-		}
-		if s.Description == nil {
-			s.Facts = append(s.Facts, views.Fact{Label: "Description", Value: f.Description})
-		}
-		if s.Tags == nil {
-			s.Facts = append(s.Facts, views.Fact{Label: "Tags", Value: strings.Join(f.Tags, ", ")})
-		}
-		if a.Can(store.CloneFlag, rn) && a.Can(store.CreateFlag, store.FlagRN(w.projectKey, w.key, "*", nil)) {
+		s = settingsTab(s, "flag", href, settingsTexts{name: f.Name, description: f.Description, tags: strings.Join(f.Tags, ", "),
+			mayName: may.Name, mayDescription: may.Description, mayTags: may.Tags,
+			postedName: st.name, postedDescription: st.description, postedTags: st.tags},
+			may.Archive, may.Restore, may.Delete, fresh)
+		if may.Clone {
 			s.Clone = postedOr(st.clone, func() *views.Form {
 				form := p.form(c, "flag-clone", href+"/clone", map[string]string{"name": f.Name + " (copy)", "key": f.Key + "-copy"})
 				return &form
 			})
-		}
-		switch {
-		case live && a.Can(store.ArchiveFlag, rn):
-			s.ArchiveHref = href + "/archive"
-		case !live:
-			if a.Can(store.RestoreFlag, rn) {
-				s.RestoreHref = href + "/restore"
-			}
-			if a.Can(store.DeleteFlag, rn) {
-				s.DeleteHref = href + "/delete"
-			}
 		}
 		m.Settings = &s
 	case tabHistory:
@@ -540,7 +513,11 @@ func (p *pages) confirmFlagPage(c echo.Context, l flagLifecycle, status int, pos
 	} else {
 		vm.Form = p.form(c, "confirm", action, map[string]string{"revision": f.Revision.String()})
 	}
-	if !a.Can(l.action, store.FlagRN(w.projectKey, w.key, f.Key, f.Tags)) {
+	rights, err := p.store.EnvRights(c.Request().Context(), a, w.id)
+	if err != nil {
+		return err
+	}
+	if !rights.Flag(f.Key, f.Tags, f.IsArchived).Permits(l.action) {
 		vm.Form.Action = ""
 	}
 	shell, err := p.shell(c, vm.Heading, navFlags)

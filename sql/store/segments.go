@@ -138,7 +138,7 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 	if err != nil {
 		return Segment{}, err
 	}
-	if err := a.require(CreateSegment, env.rn()+":segment/*"); err != nil {
+	if err := mayCreateSegment(a, env); err != nil {
 		return Segment{}, err
 	}
 	sg := Segment{WorkspaceID: env.WorkspaceID, EnvID: envID, Name: strings.TrimSpace(in.Name), Key: in.Key, Type: in.Type,
@@ -187,6 +187,12 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		return s.audit(ctx, q, a, segmentChange(OpCreate, nil, &out, in.Comment))
 	})
 	return out, err
+}
+
+// mayCreateSegment checks that a person may create segments in env; a
+// shared one is then checked in every environment it will be visible in.
+func mayCreateSegment(a *Actor, env envRow) error {
+	return a.require(CreateSegment, env.rn()+":segment/*")
 }
 
 func orEmpty(s []string) []string {
@@ -825,19 +831,4 @@ func segmentsFrom(rows []db.Segment) ([]Segment, error) {
 		}
 	}
 	return out, nil
-}
-
-// SegmentPermits tells which actions a caller may take on a segment: those
-// allowed on it in every environment it is visible in, as its changes are
-// checked, so the admin pages can hide exactly what the store would refuse.
-func (s *Store) SegmentPermits(ctx context.Context, a *Actor, envID uuid.UUID, sg Segment) (func(action string) bool, error) {
-	env, err := s.readableEnv(ctx, a, envID)
-	if err != nil {
-		return nil, err
-	}
-	envs, err := visibleEnvs(ctx, s.q, env, sg)
-	if err != nil {
-		return nil, err
-	}
-	return func(action string) bool { return requireInEnvs(a, []string{action}, envs, sg) == nil }, nil
 }
