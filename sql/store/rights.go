@@ -112,3 +112,36 @@ func (s *Store) SegmentRights(ctx context.Context, a *Actor, envID uuid.UUID, sg
 		permits: may,
 	}, nil
 }
+
+// TokenRights tells what a person may do with access tokens of one type.
+type TokenRights struct {
+	// Create is creating one; a Service token also needs managing IAM, as
+	// it is created with permissions.
+	Create bool
+	// Manage is renaming, turning on or off and deleting one.
+	Manage bool
+	// SetPermissions is changing a Service token's permissions.
+	SetPermissions bool
+}
+
+// AccessTokenRights answers what a person may do with tokens of type typ.
+func AccessTokenRights(a *Actor, typ string) TokenRights {
+	return TokenRights{Create: mayCreateToken(a, typ) == nil, Manage: mayManageToken(a, typ) == nil,
+		SetPermissions: maySetTokenPermissions(a) == nil}
+}
+
+// OrgRights tells which of an organization's settings a person may change;
+// a change is checked on the settings it changes.
+type OrgRights struct {
+	Name               bool
+	DefaultPermissions bool
+	SortFlagsBy        bool
+}
+
+// OrganizationRights answers what a person may change in the organization
+// with this key.
+func OrganizationRights(a *Actor, key string) OrgRights {
+	rn := OrganizationRN(key)
+	return OrgRights{Name: a.Can(UpdateOrgName, rn), DefaultPermissions: a.Can(UpdateOrgDefaultUserPermissions, rn),
+		SortFlagsBy: a.Can(UpdateOrgSortFlagsBy, rn)}
+}
