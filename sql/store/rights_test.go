@@ -109,3 +109,26 @@ func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
 		t.Errorf("environment-specific segment: %+v", r)
 	}
 }
+
+// A Service token grants permissions, so creating one needs managing IAM too.
+func TestAccessTokenRightsFollowTheOperations(t *testing.T) {
+	t.Parallel()
+	s, owner, _ := testStore(t)
+	dev := *owner
+	dev.statements = []Statement{{ResourceType: TypeAccessToken, Effect: "allow",
+		Actions: []string{ManagePersonalAccessTokens, ManageServiceAccessTokens}, Resources: []string{AccessTokenRN}}}
+	if r := AccessTokenRights(&dev, TokenService); r.Create || !r.Manage || r.SetPermissions {
+		t.Errorf("service tokens without IAM: %+v", r)
+	}
+	if r := AccessTokenRights(&dev, TokenPersonal); !r.Create || !r.Manage {
+		t.Errorf("personal tokens: %+v", r)
+	}
+	_, err := s.CreateAccessToken(t.Context(), &dev, AccessTokenInput{Name: "CI", Type: TokenService,
+		Permissions: []Statement{{ID: "t", ResourceType: TypeFlag, Effect: "allow", Actions: []string{ToggleFlag}, Resources: []string{"project/*:env/*:flag/*"}}}})
+	if !errors.Is(err, ErrForbidden) {
+		t.Errorf("create a Service token without IAM: got %v, want ErrForbidden", err)
+	}
+	if r := AccessTokenRights(owner, TokenService); !r.Create || !r.SetPermissions {
+		t.Errorf("the owner: %+v", r)
+	}
+}
