@@ -38,13 +38,11 @@ func (p *pages) tokenCreate(c echo.Context, values map[string]string) *views.For
 }
 
 func (p *pages) tokenTypes(c echo.Context) []string {
-	a := actor(c)
 	var types []string
-	if a.Can(store.ManagePersonalAccessTokens, store.AccessTokenRN) {
-		types = append(types, store.TokenPersonal)
-	}
-	if a.Can(store.ManageServiceAccessTokens, store.AccessTokenRN) && a.Can(store.CanManageIAM, store.IAMRN) {
-		types = append(types, store.TokenService)
+	for _, typ := range []string{store.TokenPersonal, store.TokenService} {
+		if store.AccessTokenRights(actor(c), typ).Create {
+			types = append(types, typ)
+		}
 	}
 	return types
 }
@@ -75,7 +73,7 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		if t.LastUsedAt != nil {
 			row.LastUsed = t.LastUsedAt.Format("2006-01-02 15:04 UTC")
 		}
-		if a.Can(store.TokenAction(t.Type), store.AccessTokenRN) {
+		if store.AccessTokenRights(a, t.Type).Manage {
 			row.ToggleAction = "/access-tokens/" + t.ID.String() + "/toggle"
 			row.DeleteAction = "/access-tokens/" + t.ID.String() + "/delete"
 			row.EditHref = "/access-tokens/" + t.ID.String()
@@ -249,7 +247,8 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 	if err != nil {
 		return err
 	}
-	if !a.Can(store.TokenAction(t.Type), store.AccessTokenRN) {
+	may := store.AccessTokenRights(a, t.Type)
+	if !may.Manage {
 		return store.ErrForbidden // the page only edits; the list shows the token
 	}
 	href := tokenHref(id)
@@ -259,7 +258,7 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 	vm := views.AccessToken{Name: t.Name, Type: t.Type, Status: t.Status, Preview: t.Preview, Form: edited.form,
 		Crumbs: []views.Crumb{{Label: "Access tokens", Href: "/access-tokens"}}}
 	if t.Type == store.TokenService {
-		e, err := p.editor(ctx, a, "token", edited.drafts, !a.Can(store.CanManageIAM, store.IAMRN), edited.problems, edited.refused)
+		e, err := p.editor(ctx, a, "token", edited.drafts, !may.SetPermissions, edited.problems, edited.refused)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,14 +15,15 @@ import (
 )
 
 // Problems with one field, by code; others are explained by their suffix.
+// Limits come from the store, which checks them.
 var fieldMessages = map[string]string{
 	"email_is_required":                     "Enter your email.",
 	"password_is_required":                  "Enter your password.",
-	"name_is_invalid":                       "Use at most 128 characters.",
-	"key_is_invalid":                        "Use at most 128 letters, digits, “.”, “_” or “-”.",
+	"name_is_invalid":                       fmt.Sprintf("Use at most %d characters.", store.MaxNameLen),
+	"key_is_invalid":                        fmt.Sprintf("Use at most %d letters, digits, “.”, “_” or “-”.", store.MaxKeyLen),
 	"key_is_immutable":                      "The key cannot change once created.",
-	"description_is_invalid":                "Use at most 512 characters.",
-	"newPassword_is_invalid":                "Use 8 to 72 characters.",
+	"description_is_invalid":                fmt.Sprintf("Use at most %d characters.", store.MaxDescriptionLen),
+	"newPassword_is_invalid":                fmt.Sprintf("Use %d to %d characters.", store.MinPasswordLen, store.MaxPasswordLen),
 	"permissions_is_invalid":                "Enter a JSON array of valid statements; Personal tokens take none.",
 	"type_is_invalid":                       "Choose one of the types offered.",
 	"authorizationEndpoint_is_invalid":      "Enter an absolute http or https URL.",
@@ -33,17 +35,17 @@ var fieldMessages = map[string]string{
 	"groupIds_is_invalid":                   "Choose among this organization's groups.",
 	"defaultPermissions_is_invalid":         "Choose among this organization's policies and groups.",
 	"comment_is_required":                   "This environment requires a comment for every change.",
-	"comment_is_invalid":                    "Use at most 512 characters.",
+	"comment_is_invalid":                    fmt.Sprintf("Use at most %d characters.", store.MaxCommentLen),
 	"variationType_is_invalid":              "Choose one of the types offered.",
-	"variations_is_invalid":                 "Give every variation a name and a value of the flag's type (true or false, a number, JSON); at most 100.",
+	"variations_is_invalid":                 fmt.Sprintf("Give every variation a name and a value of the flag's type (true or false, a number, JSON); at most %d.", store.MaxVariations),
 	"disabledVariationId_is_invalid":        "Choose one of the flag's variations.",
 	"offVariationId_is_required":            "Choose one of the flag's variations.",
-	"tags_is_invalid":                       "Separate tags with commas; a tag has at most 64 characters, no “:” or “;”, and appears once.",
+	"tags_is_invalid":                       fmt.Sprintf("Separate tags with commas; a tag has at most %d characters, no “:” or “;”, and appears once.", store.MaxTagLen),
 	"targetUsers_is_invalid":                "A user may be targeted once, to a variation of the flag.",
 	"rules_is_invalid":                      "A rule is not valid: each needs at least one condition with an attribute; numeric operators need numbers, regex operators valid expressions (RE2), segment conditions segments that are not archived.",
 	"fallthrough_is_invalid":                "Choose a variation, or percentages that add up to 100.",
-	"included_is_invalid":                   "User keys may not be empty or longer than 512 characters.",
-	"excluded_is_invalid":                   "User keys may not be empty or longer than 512 characters.",
+	"included_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", store.MaxKeyIDLen),
+	"excluded_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", store.MaxKeyIDLen),
 	"scopes_is_invalid":                     "Use organization/ORG, optionally with :project/KEY and :env/KEY (or *), one per line, including this environment.",
 }
 

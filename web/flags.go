@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -18,392 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/views"
 )
 
-// Main navigation entries of the flag, segment and history pages.
-const (
-	navFlags    = "flags"
-	navSegments = "segments"
-	navAuditLog = "audit-log"
-)
-
-// Tabs of a flag's and a segment's page.
-const (
-	tabTargeting  = "targeting"
-	tabVariations = "variations"
-	tabUsage      = "usage"
-	tabSettings   = "settings"
-	tabHistory    = "history"
-)
-
-// listPageSize is how many flags, segments or history entries a page shows.
-const listPageSize = 20
-
-// conflictMessage explains a 409 next to the form that lost the race.
-const conflictMessage = "Someone else changed this since you opened the page. Reload the page to see their change, then make yours again."
-
-// workEnv is the environment the flag and segment pages work in: the one the
-// context switcher has chosen.
-type workEnv struct {
-	id                      uuid.UUID
-	projectKey, projectName string
-	key, name               string
-	requireComment          bool
-}
-
-func (w workEnv) view(ok bool) views.WorkEnv {
-	return views.WorkEnv{Project: w.projectName, Name: w.name, RequireComment: w.requireComment, Missing: !ok, ProjectsHref: "/projects"}
-}
-
-// workEnvOf finds the working environment; ok is false when the person can
-// open no environment at all.
-func (p *pages) workEnvOf(c echo.Context) (w workEnv, ok bool, err error) {
-	projects, err := p.store.ListProjects(c.Request().Context(), actor(c))
-	if err != nil {
-		return workEnv{}, false, err
-	}
-	_, envID := current(userContext(c), projects)
-	for _, pr := range projects {
-		for _, e := range pr.Environments {
-			if e.ID == envID {
-				return workEnv{id: e.ID, projectKey: pr.Key, projectName: pr.Name, key: e.Key, name: e.Name,
-					requireComment: e.Settings.RequireChangeComment}, true, nil
-			}
-		}
-	}
-	return workEnv{}, false, nil
-}
-
-// actingEnv is the working environment of a flag's or a segment's page or
-// change. Someone who can open no environment may change nothing: 403.
-func (p *pages) actingEnv(c echo.Context) (workEnv, error) {
-	w, ok, err := p.workEnvOf(c)
-	if err == nil && !ok {
-		err = store.ErrForbidden
-	}
-	return w, err
-}
-
-// changeProblems is formProblems for flag and segment changes: the comment
-// is one of the fields, a lost race (409) and a broken rule (422) are
-// explained above the form, which keeps what was typed.
-func changeProblems(err error, f *views.Form, fields ...string) (int, error) {
-	var rerr *store.RuleError
-	switch {
-	case errors.Is(err, store.ErrConflict):
-		f.Errors, f.Error = map[string]string{}, conflictMessage
-		return http.StatusConflict, nil
-	case errors.As(err, &rerr) && !slices.Contains(fields, ruleFields[rerr.Code]):
-		f.Errors, f.Error = map[string]string{}, explain(err).text
-		return http.StatusUnprocessableEntity, nil
-	}
-	return formProblems(err, f, append(fields, "comment")...)
-}
-
-// redirect sends the browser to another page; htmx is told to load it.
-func redirect(c echo.Context, to string) error {
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", to)
-		return c.NoContent(http.StatusNoContent)
-	}
-	return c.Redirect(http.StatusSeeOther, to)
-}
-
-// when shows a time of the history.
-func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-
-// pageNumber reads a page number from 1; anything else is 0, which the
-// store refuses as pageIndex_is_invalid.
-func pageNumber(s string) int {
-	if s == "" {
-		return 1
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0
-	}
-	return n
-}
-
-// pager moves between pages of a list of total things.
-func pager(total int64, number int, noun, nouns string, href func(int) string) views.Pager {
-	last := max(1, int((total+listPageSize-1)/listPageSize))
-	pg := views.Pager{Label: fmt.Sprintf("Page %d of %d · %d %s", number, last, total, plural(int(total), noun, nouns))}
-	if number > 1 {
-		pg.Prev = href(min(number-1, last))
-	}
-	if number < last {
-		pg.Next = href(number + 1)
-	}
-	return pg
-}
-
 func flagHref(key string) string { return "/flags/" + url.PathEscape(key) }
-
-// flagQuery is the flag list's search, filters and page, as in its URL.
-type flagQuery struct {
-	q, tag, status string
-	archived       bool
-	page           int
-}
-
-func flagQueryOf(q url.Values) flagQuery {
-	return flagQuery{q: q.Get("q"), tag: q.Get("tag"), status: q.Get("status"), archived: q.Get("archived") == "1",
-		page: pageNumber(q.Get("page"))}
-}
-
-// href is the list's address at a page.
-func (fq flagQuery) href(page int) string {
-	v := url.Values{}
-	for name, value := range map[string]string{"q": fq.q, "tag": fq.tag, "status": fq.status} {
-		if value != "" {
-			v.Set(name, value)
-		}
-	}
-	if fq.archived {
-		v.Set("archived", "1")
-	}
-	if page > 1 {
-		v.Set("page", strconv.Itoa(page))
-	}
-	if len(v) == 0 {
-		return "/flags"
-	}
-	return "/flags?" + v.Encode()
-}
-
-// flags lists the working environment's flags.
-func (p *pages) flags(c echo.Context) error {
-	return p.flagsPage(c, http.StatusOK, flagQueryOf(c.QueryParams()), nil, nil)
-}
-
-// toggledRow is the state of a list row's toggle just posted.
-type toggledRow struct {
-	key  string
-	form views.Form
-}
-
-// flagsPage renders the flag list, or its regions for htmx; create and
-// toggled carry the state of forms just posted.
-func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *views.FlagCreate, toggled *toggledRow) error {
-	ctx := c.Request().Context()
-	a := actor(c)
-	w, ok, err := p.workEnvOf(c)
-	if err != nil {
-		return err
-	}
-	vm := views.Flags{Env: w.view(ok)}
-	if ok {
-		filter := store.FlagFilter{Name: fq.q, IsArchived: fq.archived, Page: store.Page{Index: fq.page - 1, Size: listPageSize}}
-		if fq.tag != "" {
-			filter.Tags = []string{fq.tag}
-		}
-		if on, off := fq.status == "on", fq.status == "off"; on || off {
-			filter.IsEnabled = &on
-		}
-		list, err := p.store.ListFlags(ctx, a, w.id, filter)
-		if err != nil {
-			return err
-		}
-		tags, err := p.store.FlagTags(ctx, a, w.id)
-		if err != nil {
-			return err
-		}
-		vm.Filter = views.FlagFilter{Action: "/flags", Query: fq.q, Archived: fq.archived,
-			ActiveHref: "/flags", ArchivedHref: "/flags?archived=1",
-			Statuses: []views.Option{{Value: "", Label: "On or off", Selected: fq.status == ""},
-				{Value: "on", Label: "On", Selected: fq.status == "on"}, {Value: "off", Label: "Off", Selected: fq.status == "off"}}}
-		for _, t := range tags {
-			vm.Filter.Tags = append(vm.Filter.Tags, views.Option{Value: t, Label: t, Selected: t == fq.tag})
-		}
-		vm.List = views.FlagList{Archived: fq.archived, Pager: pager(list.TotalCount, fq.page, "flag", "flags", fq.href)}
-		for _, f := range list.Items {
-			row := p.flagRow(c, w, f, fq.href(fq.page))
-			if toggled != nil && toggled.key == f.Key && row.Toggle != nil {
-				row.Toggle.Form = toggled.form
-			}
-			vm.List.Rows = append(vm.List.Rows, row)
-		}
-		switch {
-		case fq.q != "" || fq.tag != "" || fq.status != "":
-			vm.List.Empty = "No flags match."
-		case fq.archived:
-			vm.List.Empty = "No archived flags."
-		default:
-			vm.List.Empty = "No feature flags in this environment yet."
-		}
-		if create == nil {
-			create = p.flagCreate(c, w, nil, nil, false)
-		}
-		vm.Create = create
-	}
-	if isHTMX(c) {
-		regions := []templ.Component{views.FlagListView(vm.List), views.Flashes(p.flashes(c))}
-		if vm.Create != nil {
-			regions = append(regions, views.FlagCreateView(*vm.Create))
-		}
-		return render(c, status, regions...)
-	}
-	shell, err := p.shell(c, "Feature flags", navFlags)
-	if err != nil {
-		return err
-	}
-	vm.Shell = shell
-	return render(c, status, views.FlagsPage(vm))
-}
-
-// flagRow shows one flag of the list; next is the list's address, where a
-// toggle without script returns.
-func (p *pages) flagRow(c echo.Context, w workEnv, f store.FlagListItem, next string) views.FlagRow {
-	row := views.FlagRow{ID: f.ID.String(), Key: f.Key, Name: f.Name, Href: flagHref(f.Key), On: f.IsEnabled,
-		Archived: f.IsArchived, Serves: f.Serves.EnabledVariations, OffServes: f.Serves.DisabledVariation, Tags: f.Tags,
-		LastChange: when(f.UpdatedAt), LastEvaluated: evaluatedAgo(f.LastEvaluatedAt, time.Now())}
-	if f.LastChange != nil {
-		row.LastChange, row.LastComment = when(f.LastChange.ChangedAt), f.LastChange.Comment
-	}
-	if !f.IsArchived && actor(c).Can(store.ToggleFlag, store.FlagRN(w.projectKey, w.key, f.Key, f.Tags)) {
-		row.Toggle = &views.FlagToggle{On: f.IsEnabled, CommentRequired: w.requireComment, Row: true,
-			Form: p.form(c, f.ID.String(), flagHref(f.Key)+"/toggle", map[string]string{"revision": f.Revision.String(), "next": next})}
-	}
-	return row
-}
-
-// flagCreate is the creation form, nil when the person may not create flags;
-// values and variations carry a form just posted.
-func (p *pages) flagCreate(c echo.Context, w workEnv, values map[string]string, vars []views.VariationEdit, open bool) *views.FlagCreate {
-	if !actor(c).Can(store.CreateFlag, store.FlagRN(w.projectKey, w.key, "*", nil)) {
-		return nil
-	}
-	if values == nil {
-		values = map[string]string{"variationType": store.VariationBoolean}
-	}
-	if vars == nil {
-		vars = variationEdits(store.DefaultVariations(values["variationType"]))
-	}
-	return &views.FlagCreate{Form: p.form(c, "flag-create", "/flags", values), Types: variationTypes(values["variationType"]),
-		Variations: renumber(vars), CommentRequired: w.requireComment, Open: open}
-}
-
-// createFlag creates a flag and opens its page. The form's edit buttons
-// (another type's variations, add or remove one) come back changed, unsaved.
-func (p *pages) createFlag(c echo.Context) error {
-	w, err := p.actingEnv(c)
-	if err != nil {
-		return err
-	}
-	var in store.FlagInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	form, err := c.FormParams()
-	if err != nil {
-		return err
-	}
-	vars := parseVariations(form)
-	values := map[string]string{"name": in.Name, "key": in.Key, "description": in.Description,
-		"variationType": in.VariationType, "comment": in.Comment}
-	if edit := c.FormValue("edit"); edit != "" {
-		if edit == "defaults" {
-			vars = variationEdits(store.DefaultVariations(in.VariationType))
-		} else {
-			vars = editVariations(vars, edit)
-		}
-		return p.flagsPage(c, http.StatusOK, flagQuery{page: 1}, p.flagCreate(c, w, values, vars, true), nil)
-	}
-	in.Variations = storeVariations(vars)
-	f, err := p.store.CreateFlag(c.Request().Context(), actor(c), w.id, in)
-	if err == nil {
-		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created.", f.Name))
-		return redirect(c, flagHref(f.Key))
-	}
-	create := p.flagCreate(c, w, values, vars, true)
-	if create == nil {
-		return err
-	}
-	status, err := changeProblems(err, &create.Form, "name", "key", "description", "variationType", "variations")
-	if err != nil {
-		return err
-	}
-	return p.flagsPage(c, status, flagQuery{page: 1}, create, nil)
-}
-
-// toggleFlag turns a flag on or off, from its row in the list (which htmx
-// replaces) or from its page.
-func (p *pages) toggleFlag(c echo.Context) error {
-	w, err := p.actingEnv(c)
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	key := c.Param("key")
-	var in store.Change
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	on := c.FormValue("on") == "true"
-	next := c.FormValue("next")
-	fromList := next != ""
-	f, err := p.store.ToggleFlag(ctx, a, w.id, key, on, in)
-	if err == nil {
-		msg := fmt.Sprintf("“%s” turned %s.", f.Name, strings.ToLower(onOffWord(f.IsEnabled)))
-		if !fromList {
-			return p.changed(c, flagHref(key), msg, func() error { return p.flagPage(c, tabTargeting, flagState{}) })
-		}
-		if !isHTMX(c) {
-			p.keepFlash(c, msg)
-			return c.Redirect(http.StatusSeeOther, localPath(next))
-		}
-		item := store.FlagListItem{ID: f.ID, Name: f.Name, Key: f.Key, IsEnabled: f.IsEnabled, Tags: f.Tags,
-			Serves: f.Serves(), Revision: f.Revision, UpdatedAt: f.UpdatedAt,
-			LastChange: &store.LastChange{Comment: in.Comment, ChangedAt: f.UpdatedAt}}
-		c.Set(flashKey, []views.Flash{{Kind: "success", Text: msg}})
-		return render(c, http.StatusOK, views.FlagRowView(p.flagRow(c, w, item, next)), views.Flashes(p.flashes(c)))
-	}
-	values := map[string]string{"comment": in.Comment, "next": next}
-	if in.Revision != nil {
-		values["revision"] = in.Revision.String()
-	}
-	if !fromList {
-		form := p.form(c, "flag-toggle", flagHref(key)+"/toggle", values)
-		status, err := changeProblems(err, &form)
-		if err != nil {
-			return err
-		}
-		return p.flagPage(c, tabTargeting, flagState{status: status, toggle: &form})
-	}
-	cur, getErr := p.store.GetFlag(ctx, a, w.id, key)
-	if getErr != nil {
-		return getErr
-	}
-	form := p.form(c, cur.ID.String(), flagHref(key)+"/toggle", values)
-	status, err := changeProblems(err, &form)
-	if err != nil {
-		return err
-	}
-	if status == http.StatusConflict && !w.requireComment {
-		// A one-click toggle has no room for the message: it goes above the
-		// list, and the row shows the flag as it is now.
-		c.Set(flashKey, []views.Flash{{Kind: "error", Text: conflictMessage}})
-		form = p.form(c, cur.ID.String(), flagHref(key)+"/toggle", map[string]string{"revision": cur.Revision.String(), "next": next})
-	}
-	if !isHTMX(c) {
-		target, _ := url.Parse(localPath(next))
-		return p.flagsPage(c, status, flagQueryOf(target.Query()), nil, &toggledRow{key: key, form: form})
-	}
-	item := store.FlagListItem{ID: cur.ID, Name: cur.Name, Key: cur.Key, IsEnabled: cur.IsEnabled, Tags: cur.Tags,
-		Serves: cur.Serves(), Revision: cur.Revision, UpdatedAt: cur.UpdatedAt}
-	row := p.flagRow(c, w, item, next)
-	if row.Toggle != nil {
-		row.Toggle.Form = form
-	}
-	return render(c, status, views.FlagRowView(row), views.Flashes(p.flashes(c)))
-}
-
-func onOffWord(on bool) string {
-	if on {
-		return "On"
-	}
-	return "Off"
-}
 
 // flagState carries the forms just posted on a flag's page, to show them
 // again with what was typed and their problems; nil ones start fresh.
@@ -460,9 +73,12 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	if err != nil {
 		return err
 	}
-	rn := store.FlagRN(w.projectKey, w.key, f.Key, f.Tags)
+	rights, err := p.store.EnvRights(ctx, a, w.id)
+	if err != nil {
+		return err
+	}
+	may := rights.Flag(f.Key, f.Tags, f.IsArchived)
 	href := flagHref(f.Key)
-	live := !f.IsArchived
 	fresh := func(id, action string, values map[string]string) *views.Form {
 		if values == nil {
 			values = map[string]string{}
@@ -485,7 +101,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	switch tab {
 	case tabTargeting:
 		t := views.FlagTargeting{On: f.IsEnabled}
-		if live && a.Can(store.ToggleFlag, rn) {
+		if may.Toggle {
 			if st.toggle == nil {
 				st.toggle = fresh("flag-toggle", href+"/toggle", nil)
 			}
@@ -497,7 +113,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		} else {
 			off = st.off.Values["disabledVariationId"]
 		}
-		t.Off = views.OffVariation{Form: *st.off, Editable: live && a.Can(store.UpdateFlagOffVariation, rn), CommentRequired: w.requireComment}
+		t.Off = views.OffVariation{Form: *st.off, Editable: may.OffVariation, CommentRequired: w.requireComment}
 		for _, v := range f.Variations {
 			t.Off.Options = append(t.Off.Options, views.Option{Value: v.ID, Label: variationLabel(v), Selected: v.ID == off})
 			if v.ID == f.DisabledVariationID {
@@ -518,8 +134,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		}
 		t.Editor.Form = *st.targetingForm
 		t.Editor.CommentRequired = w.requireComment
-		t.Editor.Editable = live && (a.Can(store.UpdateFlagIndividualTargeting, rn) ||
-			a.Can(store.UpdateFlagTargetingRules, rn) || a.Can(store.UpdateFlagDefaultRule, rn))
+		t.Editor.Editable = may.Targeting
 		m.Targeting = &t
 		if st.tester == nil {
 			st.tester = &views.FlagTester{Form: p.form(c, "tester", href+"/test", nil)}
@@ -532,50 +147,21 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		} else {
 			typ, vars = st.variationType, renumber(st.variations)
 		}
-		m.Variations = &views.VariationsEditor{Form: *st.variationsForm, Editable: live && a.Can(store.UpdateFlagVariations, rn),
+		m.Variations = &views.VariationsEditor{Form: *st.variationsForm, Editable: may.Variations,
 			CommentRequired: w.requireComment, Types: variationTypes(typ), Variations: vars}
 	case tabSettings:
 		s := views.SettingsTab{CommentRequired: w.requireComment, Archived: f.IsArchived, Facts: []views.Fact{
 			{Label: "Key", Value: f.Key, Code: true}, {Label: "Type", Value: f.VariationType},
 			{Label: "Created", Value: when(f.CreatedAt)}, {Label: "Updated", Value: when(f.UpdatedAt)}}}
-		if live && a.Can(store.UpdateFlagName, rn) {
-			s.Name = postedOr(st.name, func() *views.Form { return fresh("flag-name", href+"/name", map[string]string{"name": f.Name}) })
-		}
-		if live && a.Can(store.UpdateFlagDescription, rn) {
-			s.Description = postedOr(st.description, func() *views.Form {
-				return fresh("flag-description", href+"/description", map[string]string{"description": f.Description})
-			})
-		}
-		if live && a.Can(store.UpdateFlagTags, rn) {
-			s.Tags = postedOr(st.tags, func() *views.Form {
-				return fresh("flag-tags", href+"/tags", map[string]string{"tags": strings.Join(f.Tags, ", ")})
-			})
-		}
-		if s.Name == nil {
-			s.Facts = append([]views.Fact{{Label: "Name", Value: f.Name}}, s.Facts...)
-		}
-		if s.Description == nil {
-			s.Facts = append(s.Facts, views.Fact{Label: "Description", Value: f.Description})
-		}
-		if s.Tags == nil {
-			s.Facts = append(s.Facts, views.Fact{Label: "Tags", Value: strings.Join(f.Tags, ", ")})
-		}
-		if a.Can(store.CloneFlag, rn) && a.Can(store.CreateFlag, store.FlagRN(w.projectKey, w.key, "*", nil)) {
+		s = settingsTab(s, "flag", href, settingsTexts{name: f.Name, description: f.Description, tags: strings.Join(f.Tags, ", "),
+			mayName: may.Name, mayDescription: may.Description, mayTags: may.Tags,
+			postedName: st.name, postedDescription: st.description, postedTags: st.tags},
+			may.Archive, may.Restore, may.Delete, fresh)
+		if may.Clone {
 			s.Clone = postedOr(st.clone, func() *views.Form {
 				form := p.form(c, "flag-clone", href+"/clone", map[string]string{"name": f.Name + " (copy)", "key": f.Key + "-copy"})
 				return &form
 			})
-		}
-		switch {
-		case live && a.Can(store.ArchiveFlag, rn):
-			s.ArchiveHref = href + "/archive"
-		case !live:
-			if a.Can(store.RestoreFlag, rn) {
-				s.RestoreHref = href + "/restore"
-			}
-			if a.Can(store.DeleteFlag, rn) {
-				s.DeleteHref = href + "/delete"
-			}
 		}
 		m.Settings = &s
 	case tabHistory:
@@ -594,14 +180,6 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		return err
 	}
 	return render(c, st.status, views.FlagPageView(views.FlagPage{Shell: shell, Main: m}))
-}
-
-// postedOr is the form just posted, or a fresh one.
-func postedOr(posted *views.Form, fresh func() *views.Form) *views.Form {
-	if posted != nil {
-		return posted
-	}
-	return fresh()
 }
 
 // segmentChoices are the segments flag conditions may name: those of the
@@ -679,15 +257,6 @@ func (p *pages) flagChange(c echo.Context, tab, message string, do func(w workEn
 	}
 	st.status = status
 	return p.flagPage(c, tab, st)
-}
-
-// postedValues keeps a change's comment and revision for the form shown again.
-func postedValues(ch store.Change, values map[string]string) map[string]string {
-	values["comment"] = ch.Comment
-	if ch.Revision != nil {
-		values["revision"] = ch.Revision.String()
-	}
-	return values
 }
 
 // setFlagOffVariation chooses what the flag serves when off.
@@ -855,17 +424,6 @@ func (p *pages) cloneFlag(c echo.Context) error {
 	return p.flagPage(c, tabSettings, flagState{status: status, clone: &form})
 }
 
-// tagList reads tags typed separated by commas.
-func tagList(s string) []string {
-	tags := []string{}
-	for _, t := range strings.Split(s, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			tags = append(tags, t)
-		}
-	}
-	return tags
-}
-
 // tagFlag replaces a flag's tags.
 func (p *pages) tagFlag(c echo.Context) error {
 	var ch store.Change
@@ -955,7 +513,11 @@ func (p *pages) confirmFlagPage(c echo.Context, l flagLifecycle, status int, pos
 	} else {
 		vm.Form = p.form(c, "confirm", action, map[string]string{"revision": f.Revision.String()})
 	}
-	if !a.Can(l.action, store.FlagRN(w.projectKey, w.key, f.Key, f.Tags)) {
+	rights, err := p.store.EnvRights(c.Request().Context(), a, w.id)
+	if err != nil {
+		return err
+	}
+	if !rights.Flag(f.Key, f.Tags, f.IsArchived).Permits(l.action) {
 		vm.Form.Action = ""
 	}
 	shell, err := p.shell(c, vm.Heading, navFlags)

@@ -27,10 +27,10 @@ func (p *pages) currentOrganization(c echo.Context) (store.Organization, error) 
 }
 
 // mayChangeOrganization tells whether the person may change any of the
-// organization's settings, and so sees its page in the navigation.
+// settings the organization's page shows, and so sees it in the navigation.
 func mayChangeOrganization(a *store.Actor, key string) bool {
-	rn := store.OrganizationRN(key)
-	return a.Can(store.UpdateOrgName, rn) || a.Can(store.UpdateOrgDefaultUserPermissions, rn)
+	may := store.OrganizationRights(a, key)
+	return may.Name || may.DefaultPermissions
 }
 
 // organization shows the organization's settings.
@@ -54,7 +54,7 @@ func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form,
 	}
 	// The defaults are listed from the policies and groups, which only those
 	// who manage IAM may read.
-	if a.Can(store.UpdateOrgDefaultUserPermissions, store.OrganizationRN(org.Key)) && a.Can(store.CanManageIAM, store.IAMRN) {
+	if store.OrganizationRights(a, org.Key).DefaultPermissions && a.Can(store.CanManageIAM, store.IAMRN) {
 		if defaults == nil {
 			defaults = &org.DefaultPermissions
 		}

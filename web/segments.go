@@ -119,8 +119,9 @@ func (p *pages) segmentsPage(c echo.Context, status int, sq segmentQuery, create
 // as every environment of the working project.
 func (p *pages) segmentCreate(c echo.Context, w workEnv, values map[string]string, open bool) (*views.SegmentCreate, error) {
 	a := actor(c)
-	if !a.Can(store.CreateSegment, store.SegmentRN(w.projectKey, w.key, "*", nil)) {
-		return nil, nil
+	rights, err := p.store.EnvRights(c.Request().Context(), a, w.id)
+	if err != nil || !rights.CreateSegment {
+		return nil, err
 	}
 	if values == nil {
 		orgs, err := p.store.ListOrganizations(c.Request().Context(), a)
@@ -239,14 +240,11 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 	if err != nil {
 		return err
 	}
-	// A shared segment changes every environment it is visible in: the page
-	// offers what the caller may do in all of them.
-	can, err := p.store.SegmentPermits(ctx, a, w.id, sg)
+	may, err := p.store.SegmentRights(ctx, a, w.id, sg)
 	if err != nil {
 		return err
 	}
 	href := segmentHref(sg.ID.String())
-	live := !sg.IsArchived
 	m := views.SegmentMain{Crumbs: []views.Crumb{{Label: "Segments", Href: "/segments"}}, Name: sg.Name, Key: sg.Key,
 		Description: sg.Description, Type: segmentTypeLabel(sg.Type), Scopes: sg.Scopes, Archived: sg.IsArchived,
 		Tabs: segmentTabs(href, tab)}
@@ -262,7 +260,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			st.rules = segmentRules(sg.Rules)
 		}
 		m.Targeting = &views.SegmentTargeting{Form: *st.targeting, CommentRequired: w.requireComment,
-			Editable: live && (can(store.UpdateSegmentTargetingUsers) || can(store.UpdateSegmentRules)),
+			Editable: may.Targeting,
 			Rules:    rulesView(st.rules, nil, nil, false)}
 	case tabUsage:
 		refs, err := p.store.SegmentFlagReferences(ctx, a, w.id, sg.ID)
@@ -283,39 +281,10 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			{Label: "Key", Value: sg.Key, Code: true}, {Label: "Type", Value: segmentTypeLabel(sg.Type)},
 			{Label: "Scopes", Value: strings.Join(sg.Scopes, ", "), Code: true},
 			{Label: "Created", Value: when(sg.CreatedAt)}, {Label: "Updated", Value: when(sg.UpdatedAt)}}}
-		if live && can(store.UpdateSegmentName) {
-			s.Name = postedOr(st.name, func() *views.Form {
-				return fresh("segment-name", href+"/name", map[string]string{"name": sg.Name})
-			})
-		}
-		if live && can(store.UpdateSegmentDescription) {
-			s.Description = postedOr(st.description, func() *views.Form {
-				return fresh("segment-description", href+"/description", map[string]string{"description": sg.Description})
-			})
-		}
-		if live && can(store.UpdateSegmentTags) {
-			s.Tags = postedOr(st.tags, func() *views.Form {
-				return fresh("segment-tags", href+"/tags", map[string]string{"tags": strings.Join(sg.Tags, ", ")})
-			})
-		}
-		if s.Name == nil {
-			s.Facts = append([]views.Fact{{Label: "Name", Value: sg.Name}}, s.Facts...)
-		}
-		if s.Description == nil {
-			s.Facts = append(s.Facts, views.Fact{Label: "Description", Value: sg.Description})
-		}
-		if s.Tags == nil {
-			s.Facts = append(s.Facts, views.Fact{Label: "Tags", Value: strings.Join(sg.Tags, ", ")})
-		}
-		if live && can(store.ArchiveSegment) {
-			s.ArchiveHref = href + "/archive"
-		}
-		if !live && can(store.RestoreSegment) {
-			s.RestoreHref = href + "/restore"
-		}
-		if can(store.DeleteSegment) {
-			s.DeleteHref = href + "/delete"
-		}
+		s = settingsTab(s, "segment", href, settingsTexts{name: sg.Name, description: sg.Description, tags: strings.Join(sg.Tags, ", "),
+			mayName: may.Name, mayDescription: may.Description, mayTags: may.Tags,
+			postedName: st.name, postedDescription: st.description, postedTags: st.tags},
+			may.Archive, may.Restore, may.Delete, fresh)
 		m.Settings = &s
 	case tabHistory:
 		h, err := p.history(c, w, store.AuditFilter{RefType: refSegment, RefID: sg.ID.String()}, href+"/history", "segment-history")
@@ -364,13 +333,9 @@ func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w wor
 }
 
 // setSegmentTargeting saves who is in a segment, or applies one of the rule
-// editor's buttons and shows it again unsaved. Parts that did not change are
-// left out, so each needs only its own permission.
+// editor's buttons and shows it again unsaved. The editor is sent whole: the
+// store checks only the parts that change.
 func (p *pages) setSegmentTargeting(c echo.Context) error {
-	w, err := p.actingEnv(c)
-	if err != nil {
-		return err
-	}
 	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
@@ -394,26 +359,12 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 		f := p.form(c, "", "", nil)
 		return p.segmentPage(c, tabTargeting, state(&f))
 	}
-	sg, err := p.store.GetSegment(c.Request().Context(), actor(c), w.id, id)
-	if err != nil {
-		return err
-	}
-	// The store replaces all three parts; one that did not change is sent as
-	// stored, so saving one part needs only its permission.
-	in := store.SegmentTargetingInput{Change: ch, Included: &sg.Included, Excluded: &sg.Excluded, Rules: &sg.Rules}
-	if included := userKeys(c.FormValue("included")); !store.SameJSON(included, sg.Included) {
-		in.Included = &included
-	}
-	if excluded := userKeys(c.FormValue("excluded")); !store.SameJSON(excluded, sg.Excluded) {
-		in.Excluded = &excluded
-	}
+	included, excluded := userKeys(c.FormValue("included")), userKeys(c.FormValue("excluded"))
 	storeRules := make([]store.SegmentRule, len(rules))
 	for i, r := range rules {
 		storeRules[i] = store.SegmentRule{ID: r.id, Name: r.name, Conditions: conditions(r.conds)}
 	}
-	if !store.SameJSON(storeRules, sg.Rules) {
-		in.Rules = &storeRules
-	}
+	in := store.SegmentTargetingInput{Change: ch, Included: &included, Excluded: &excluded, Rules: &storeRules}
 	return p.segmentChange(c, tabTargeting, "Segment targeting saved.", func(w workEnv, id uuid.UUID) error {
 		_, err := p.store.SetSegmentTargeting(c.Request().Context(), actor(c), w.id, id, in)
 		return err
@@ -547,11 +498,11 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 	} else {
 		vm.Form = p.form(c, "confirm", href+"/"+strings.ToLower(l.verb), nil)
 	}
-	can, err := p.store.SegmentPermits(c.Request().Context(), a, w.id, sg)
+	may, err := p.store.SegmentRights(c.Request().Context(), a, w.id, sg)
 	if err != nil {
 		return err
 	}
-	if !can(l.action) {
+	if !may.Permits(l.action) {
 		vm.Form.Action = ""
 	}
 	shell, err := p.shell(c, vm.Heading, navSegments)

@@ -400,9 +400,9 @@ func (s serveForm) dispatch(stored *string) *string {
 	return nil
 }
 
-// input turns the editor into the store's targeting input. A part that did
-// not change is sent as stored, so saving one part needs only its permission.
-// ok is false when a rollout could not be read; the problems are in t.
+// input turns the editor into the store's targeting input, whole: the store
+// checks only the parts that change. ok is false when a rollout could not be
+// read; the problems are in t.
 func (t *targetingForm) input(f store.Flag) (store.TargetingInput, bool) {
 	ok := true
 	targets := []store.TargetUser{}
@@ -430,20 +430,12 @@ func (t *targetingForm) input(f store.Flag) (store.TargetingInput, bool) {
 	fall := store.Fallthrough{DispatchKey: t.def.dispatch(f.Fallthrough.DispatchKey), IncludedInExpt: f.Fallthrough.IncludedInExpt, Variations: fallVars}
 
 	tg := f.Targeting()
-	storedTargets := []store.TargetUser{}
-	for _, tu := range f.TargetUsers {
-		if len(tu.KeyIDs) > 0 {
-			storedTargets = append(storedTargets, tu)
-		}
-	}
-	if !store.SameJSON(targets, storedTargets) {
+	tg.Rules, tg.Fallthrough = rules, fall
+	// The editor cannot show a target entry without keys (the API can make
+	// one): while the entries it shows are unchanged, the stored ones stay.
+	shown := slices.DeleteFunc(slices.Clone(f.TargetUsers), func(tu store.TargetUser) bool { return len(tu.KeyIDs) == 0 })
+	if !store.SameJSON(targets, store.OrEmpty(shown)) {
 		tg.TargetUsers = targets
-	}
-	if !store.SameJSON(rules, store.OrEmpty(f.Rules)) {
-		tg.Rules = rules
-	}
-	if !store.SameJSON(fall, f.Fallthrough) {
-		tg.Fallthrough = fall
 	}
 	return store.TargetingInput{Targeting: &tg}, ok
 }

@@ -73,6 +73,25 @@ func TokenAction(typ string) string {
 	return ManagePersonalAccessTokens
 }
 
+// mayManageToken checks that a person may rename, toggle or delete tokens of a type.
+func mayManageToken(a *Actor, typ string) error { return a.require(TokenAction(typ), AccessTokenRN) }
+
+// maySetTokenPermissions checks that a person may give a Service token
+// permissions: only someone who manages IAM may grant them.
+func maySetTokenPermissions(a *Actor) error { return a.require(CanManageIAM, IAMRN) }
+
+// mayCreateToken checks that a person may create a token of a type; a
+// Service token is created with permissions.
+func mayCreateToken(a *Actor, typ string) error {
+	if err := mayManageToken(a, typ); err != nil {
+		return err
+	}
+	if typ == TokenService {
+		return maySetTokenPermissions(a)
+	}
+	return nil
+}
+
 // checkPermissions validates statements given for a token: a Service token
 // needs valid ones, a Personal token acts with its creator's and takes none.
 func checkPermissions(v *validator, typ string, permissions []Statement) {
@@ -105,19 +124,14 @@ func (s *Store) CreateAccessToken(ctx context.Context, a *Actor, in AccessTokenI
 		return AccessToken{}, ErrTooManyRequests
 	}
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	v.oneOf("type", in.Type, TokenPersonal, TokenService)
 	checkPermissions(&v, in.Type, in.Permissions)
 	if err := v.err(); err != nil {
 		return AccessToken{}, err
 	}
-	if err := a.require(TokenAction(in.Type), AccessTokenRN); err != nil {
+	if err := mayCreateToken(a, in.Type); err != nil {
 		return AccessToken{}, err
-	}
-	if in.Type == TokenService {
-		if err := a.require(CanManageIAM, IAMRN); err != nil {
-			return AccessToken{}, err
-		}
 	}
 	if in.Permissions == nil {
 		in.Permissions = []Statement{}
@@ -162,7 +176,7 @@ func (s *Store) ListAccessTokens(ctx context.Context, a *Actor, f AccessTokenFil
 	}
 	var v validator
 	f.Page.check(&v)
-	v.text("name", f.Name, maxNameLen)
+	v.text("name", f.Name, MaxNameLen)
 	if f.Type != "" && f.Type != TokenPersonal && f.Type != TokenService {
 		v.add("type", "invalid")
 	}
@@ -211,7 +225,7 @@ func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, i
 		return AccessToken{}, err
 	}
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	changesPermissions := in.Permissions != nil && !slices.EqualFunc(in.Permissions, before.Permissions, sameStatement)
 	if changesPermissions {
 		checkPermissions(&v, before.Type, in.Permissions)
@@ -219,11 +233,11 @@ func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, i
 	if err := v.err(); err != nil {
 		return AccessToken{}, err
 	}
-	if err := a.require(TokenAction(before.Type), AccessTokenRN); err != nil {
+	if err := mayManageToken(a, before.Type); err != nil {
 		return AccessToken{}, err
 	}
 	if changesPermissions {
-		if err := a.require(CanManageIAM, IAMRN); err != nil {
+		if err := maySetTokenPermissions(a); err != nil {
 			return AccessToken{}, err
 		}
 	} else {
@@ -260,7 +274,7 @@ func (s *Store) ToggleAccessToken(ctx context.Context, a *Actor, id uuid.UUID) (
 	if err != nil {
 		return AccessToken{}, err
 	}
-	if err := a.require(TokenAction(before.Type), AccessTokenRN); err != nil {
+	if err := mayManageToken(a, before.Type); err != nil {
 		return AccessToken{}, err
 	}
 	status := TokenInactive
@@ -288,7 +302,7 @@ func (s *Store) DeleteAccessToken(ctx context.Context, a *Actor, id uuid.UUID) e
 	if err != nil {
 		return err
 	}
-	if err := a.require(TokenAction(before.Type), AccessTokenRN); err != nil {
+	if err := mayManageToken(a, before.Type); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {

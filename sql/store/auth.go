@@ -410,11 +410,15 @@ const (
 	loginAddrLimit = 100 // attempts from one address, for any emails
 	loginSlowAfter = 3   // earlier attempts (per subject) after which each waits
 	loginMaxDelay  = 12  // most steps an attempt waits
-	maxPasswordLen = 72  // bcrypt's limit, in bytes
-	minPasswordLen = 8
 	emailSubject   = "email:"
 	addrSubject    = "addr:"
 	pairSubject    = "pair:"
+)
+
+// Lengths a new password may have; MaxPasswordLen is bcrypt's limit, in bytes.
+const (
+	MinPasswordLen = 8
+	MaxPasswordLen = 72
 )
 
 // LoginInput is the body of a sign-in by email and password.
@@ -523,7 +527,7 @@ func (s *Store) ResetPassword(ctx context.Context, a *Actor, in ResetPasswordInp
 	var v validator
 	if in.NewPassword == "" {
 		v.add("newPassword", "required")
-	} else if len([]rune(in.NewPassword)) < minPasswordLen || len(in.NewPassword) > maxPasswordLen {
+	} else if len([]rune(in.NewPassword)) < MinPasswordLen || len(in.NewPassword) > MaxPasswordLen {
 		v.add("newPassword", "invalid")
 	}
 	if err := v.err(); err != nil {

@@ -19,12 +19,12 @@ type EnvironmentInput struct {
 }
 
 func (in EnvironmentInput) check(v *validator, creating bool) {
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	if creating || in.Key != "" {
 		v.key("key", in.Key)
 	}
 	if in.Description != nil {
-		v.text("description", *in.Description, maxDescriptionLen)
+		v.text("description", *in.Description, MaxDescriptionLen)
 	}
 }
 
@@ -188,7 +188,7 @@ type SecretInput struct {
 // CreateSecret adds a secret to an environment.
 func (s *Store) CreateSecret(ctx context.Context, a *Actor, envID uuid.UUID, in SecretInput) (Secret, error) {
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	v.oneOf("type", in.Type, SecretServer, SecretClient)
 	if err := v.err(); err != nil {
 		return Secret{}, err
@@ -216,7 +216,7 @@ func (s *Store) CreateSecret(ctx context.Context, a *Actor, envID uuid.UUID, in 
 // UpdateSecret renames a secret; its value never changes.
 func (s *Store) UpdateSecret(ctx context.Context, a *Actor, envID, secretID uuid.UUID, in SecretInput) (Secret, error) {
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	if err := v.err(); err != nil {
 		return Secret{}, err
 	}

@@ -71,11 +71,8 @@ func (s *Store) DeleteFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if err != nil {
 			return err
 		}
-		if err := a.require(DeleteFlag, flagRN(env, before.Key, before.Tags)); err != nil {
+		if err := mayDeleteFlag(a, env, before); err != nil {
 			return err
-		}
-		if !before.IsArchived {
-			return ErrFlagNotArchived
 		}
 		if ch.Revision != nil && *ch.Revision != before.Revision {
 			return ErrConflict
@@ -88,6 +85,17 @@ func (s *Store) DeleteFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		}
 		return s.recordFlag(ctx, q, a, envID, OpRemove, &before, nil, ch.Comment)
 	})
+}
+
+// mayDeleteFlag checks that a person may delete f, and that it is archived.
+func mayDeleteFlag(a *Actor, env envRow, f Flag) error {
+	if err := a.require(DeleteFlag, flagRN(env, f.Key, f.Tags)); err != nil {
+		return err
+	}
+	if !f.IsArchived {
+		return ErrFlagNotArchived
+	}
+	return nil
 }
 
 // FlagNameInput renames a flag.
@@ -238,10 +246,7 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 	if err != nil {
 		return Flag{}, err
 	}
-	if err := a.require(CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
-		return Flag{}, err
-	}
-	if err := a.require(CreateFlag, env.rn()+":flag/*"); err != nil {
+	if err := mayCloneFlag(a, env, src); err != nil {
 		return Flag{}, err
 	}
 	f, err := src.clone()
@@ -271,6 +276,15 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 		return err
 	})
 	return out, err
+}
+
+// mayCloneFlag checks that a person may copy src: clone it, and create the
+// copy in its environment.
+func mayCloneFlag(a *Actor, env envRow, src Flag) error {
+	if err := a.require(CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
+		return err
+	}
+	return mayCreateFlag(a, env)
 }
 
 // FlagTags lists every tag used by an environment's flags.

@@ -52,7 +52,7 @@ func (ch Change) check(v *validator, env envRow) {
 		}
 		return
 	}
-	v.text("comment", ch.Comment, maxCommentLen)
+	v.text("comment", ch.Comment, MaxCommentLen)
 }
 
 // FlagInput creates a flag. Only name and key are required; the rest defaults
@@ -111,7 +111,7 @@ func (s *Store) CreateFlag(ctx context.Context, a *Actor, envID uuid.UUID, in Fl
 	if err != nil {
 		return Flag{}, err
 	}
-	if err := a.require(CreateFlag, env.rn()+":flag/*"); err != nil {
+	if err := mayCreateFlag(a, env); err != nil {
 		return Flag{}, err
 	}
 	if in.VariationType == "" && len(in.Variations) == 0 {
@@ -186,9 +186,9 @@ func (s *Store) insertFlag(ctx context.Context, q *db.Queries, a *Actor, env env
 // checkFlag validates a whole flag, as created or as a change leaves it, and
 // returns the segments its rules name.
 func checkFlag(v *validator, f *Flag) []uuid.UUID {
-	v.required("name", f.Name, maxNameLen)
+	v.required("name", f.Name, MaxNameLen)
 	v.key("key", f.Key)
-	v.text("description", f.Description, maxDescriptionLen)
+	v.text("description", f.Description, MaxDescriptionLen)
 	checkVariations(v, f.VariationType, f.Variations)
 	ids := map[string]bool{}
 	for _, vr := range f.Variations {
@@ -314,7 +314,7 @@ var ghost = Person{Name: "Ghost", Email: "Ghost"}
 func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
 	var v validator
 	f.Page.check(&v)
-	v.text("name", f.Name, maxNameLen)
+	v.text("name", f.Name, MaxNameLen)
 	if f.SortBy == "" || f.SortBy == "created_at" {
 		f.SortBy = "createdAt"
 	}
@@ -492,13 +492,8 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if len(actions) == 0 {
 			actions = []string{action}
 		}
-		for _, act := range actions {
-			if err := a.require(act, flagRN(env, before.Key, before.Tags)); err != nil {
-				return err
-			}
-			if err := a.require(act, flagRN(env, after.Key, after.Tags)); err != nil {
-				return err
-			}
+		if err := requireFlagActions(a, env, actions, before, after); err != nil {
+			return err
 		}
 		if before.IsArchived {
 			// Archived is read-only: the one change left is restoring it as it was.
@@ -541,6 +536,22 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		return s.recordFlag(ctx, q, a, env.Environment.ID, op, &before, &out, ch.Comment)
 	})
 	return out, err
+}
+
+// mayCreateFlag checks that a person may create flags in env.
+func mayCreateFlag(a *Actor, env envRow) error { return a.require(CreateFlag, env.rn()+":flag/*") }
+
+// requireFlagActions checks each action on every version of a flag, so a
+// change cannot move a flag out of the caller's reach.
+func requireFlagActions(a *Actor, env envRow, actions []string, versions ...Flag) error {
+	for _, act := range actions {
+		for _, f := range versions {
+			if err := a.require(act, flagRN(env, f.Key, f.Tags)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // storeFlag writes a changed flag if its revision is still from; a lost race

@@ -26,8 +26,8 @@ type GroupInput struct {
 }
 
 func (in GroupInput) check(v *validator) {
-	v.required("name", in.Name, maxNameLen)
-	v.text("description", in.Description, maxDescriptionLen)
+	v.required("name", in.Name, MaxNameLen)
+	v.text("description", in.Description, MaxDescriptionLen)
 }
 
 // GroupMember is a member in a group's member page.

@@ -68,9 +68,9 @@ type AuditFilter struct {
 func (s *Store) ListAuditLogs(ctx context.Context, a *Actor, envID uuid.UUID, f AuditFilter) (Paged[AuditEntry], error) {
 	var v validator
 	f.Page.check(&v)
-	v.text("refType", f.RefType, maxNameLen)
-	v.text("refId", f.RefID, maxKeyLen)
-	v.text("query", f.Query, maxNameLen)
+	v.text("refType", f.RefType, MaxNameLen)
+	v.text("refId", f.RefID, MaxKeyLen)
+	v.text("query", f.Query, MaxNameLen)
 	if err := v.err(); err != nil {
 		return Paged[AuditEntry]{}, err
 	}

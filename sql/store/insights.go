@@ -27,7 +27,7 @@ const maxCountsPerReport = 10_000
 func (s *Store) RecordEvaluations(ctx context.Context, env SDKEnv, counts []EvaluationCount, at time.Time) error {
 	sum := map[[2]string]int64{}
 	for _, c := range counts {
-		if c.Count > 0 && c.FlagKey != "" && c.VariationID != "" && len(c.FlagKey) <= maxKeyLen && len(c.VariationID) <= maxKeyLen {
+		if c.Count > 0 && c.FlagKey != "" && c.VariationID != "" && len(c.FlagKey) <= MaxKeyLen && len(c.VariationID) <= MaxKeyLen {
 			sum[[2]string{c.FlagKey, c.VariationID}] += c.Count
 		}
 	}

@@ -98,7 +98,7 @@ func (s *Store) IsEnvironmentKeyUsed(ctx context.Context, a *Actor, projectID uu
 // (needs CanManageIAM).
 func (s *Store) IsGroupNameUsed(ctx context.Context, a *Actor, name string) (bool, error) {
 	var v validator
-	v.required("name", name, maxNameLen)
+	v.required("name", name, MaxNameLen)
 	orgID, err := a.iamOrg(&v)
 	if err != nil {
 		return false, err
@@ -127,6 +127,6 @@ func (s *Store) IsAccessTokenNameUsed(ctx context.Context, a *Actor, name string
 // requiredQuery refuses a missing or overlong key or name to look up.
 func requiredQuery(field, value string) error {
 	var v validator
-	v.required(field, value, maxNameLen)
+	v.required(field, value, MaxNameLen)
 	return v.err()
 }

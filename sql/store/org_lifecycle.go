@@ -52,7 +52,7 @@ func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganiza
 		return Organization{}, err
 	}
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	v.key("key", in.Key)
 	if err := v.err(); err != nil {
 		return Organization{}, err
@@ -107,9 +107,9 @@ func (s *Store) Onboard(ctx context.Context, a *Actor, in OnboardingInput) error
 		return err
 	}
 	var v validator
-	v.required("organizationName", in.OrganizationName, maxNameLen)
+	v.required("organizationName", in.OrganizationName, MaxNameLen)
 	v.key("organizationKey", in.OrganizationKey)
-	v.required("projectName", in.ProjectName, maxNameLen)
+	v.required("projectName", in.ProjectName, MaxNameLen)
 	v.key("projectKey", in.ProjectKey)
 	envs := make([]EnvironmentInput, 0, len(in.Environments))
 	keys := map[string]bool{}
@@ -123,7 +123,7 @@ func (s *Store) Onboard(ctx context.Context, a *Actor, in OnboardingInput) error
 			name = strings.TrimSpace(name)
 			key := strings.ToLower(name)
 			var ev validator
-			ev.required("name", name, maxNameLen)
+			ev.required("name", name, MaxNameLen)
 			ev.key("key", key)
 			if ev.err() != nil || keys[key] {
 				v.add("environments", "invalid")

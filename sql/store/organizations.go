@@ -34,7 +34,7 @@ func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in Organizatio
 	}
 	before := organization(row)
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	settings := before.Settings
 	if in.Settings != nil {
 		settings = *in.Settings
@@ -52,13 +52,11 @@ func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in Organizatio
 	redefines := !slices.Equal(defaults.PolicyIDs, before.DefaultPermissions.PolicyIDs) ||
 		!slices.Equal(defaults.GroupIDs, before.DefaultPermissions.GroupIDs)
 	resorts := settings != before.Settings
-	rn := OrganizationRN(before.Key)
+	may := OrganizationRights(a, before.Key)
 	switch {
-	case renames && !a.Can(UpdateOrgName, rn), redefines && !a.Can(UpdateOrgDefaultUserPermissions, rn),
-		resorts && !a.Can(UpdateOrgSortFlagsBy, rn):
+	case renames && !may.Name, redefines && !may.DefaultPermissions, resorts && !may.SortFlagsBy:
 		return Organization{}, ErrForbidden
-	case !renames && !redefines && !resorts && !a.Can(UpdateOrgName, rn) &&
-		!a.Can(UpdateOrgDefaultUserPermissions, rn) && !a.Can(UpdateOrgSortFlagsBy, rn):
+	case !renames && !redefines && !resorts && !may.Name && !may.DefaultPermissions && !may.SortFlagsBy:
 		return Organization{}, ErrForbidden
 	case !renames && !redefines && !resorts:
 		return before, nil

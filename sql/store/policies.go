@@ -30,9 +30,9 @@ type PolicyInput struct {
 }
 
 func (in PolicyInput) check(v *validator) {
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	v.key("key", in.Key)
-	v.text("description", in.Description, maxDescriptionLen)
+	v.text("description", in.Description, MaxDescriptionLen)
 }
 
 // PolicySettingsInput renames and describes a policy.
@@ -125,7 +125,7 @@ func (s *Store) GetPolicy(ctx context.Context, a *Actor, id uuid.UUID) (Policy, 
 // case-insensitively, built-in keys included.
 func (s *Store) IsPolicyKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
 	var v validator
-	v.required("key", key, maxKeyLen)
+	v.required("key", key, MaxKeyLen)
 	orgID, err := a.iamOrg(&v)
 	if err != nil {
 		return false, err
@@ -210,8 +210,8 @@ func (s *Store) editablePolicy(ctx context.Context, a *Actor, id uuid.UUID, v *v
 // UpdatePolicySettings renames and describes one of the organization's policies.
 func (s *Store) UpdatePolicySettings(ctx context.Context, a *Actor, id uuid.UUID, in PolicySettingsInput) (Policy, error) {
 	var v validator
-	v.required("name", in.Name, maxNameLen)
-	v.text("description", in.Description, maxDescriptionLen)
+	v.required("name", in.Name, MaxNameLen)
+	v.text("description", in.Description, MaxDescriptionLen)
 	before, err := s.editablePolicy(ctx, a, id, &v)
 	if err != nil {
 		return Policy{}, err

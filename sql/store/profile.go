@@ -29,7 +29,7 @@ func (s *Store) UpdateProfile(ctx context.Context, a *Actor, in ProfileInput) (P
 	email, name := strings.TrimSpace(in.Email), strings.TrimSpace(in.Name)
 	var v validator
 	checkEmail(&v, "email", email)
-	v.text("name", name, maxNameLen)
+	v.text("name", name, MaxNameLen)
 	if err := v.err(); err != nil {
 		return Profile{}, err
 	}

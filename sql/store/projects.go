@@ -73,7 +73,7 @@ func (s *Store) CreateProject(ctx context.Context, a *Actor, in ProjectInput) (P
 		return Project{}, err
 	}
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	v.key("key", in.Key)
 	if err := v.err(); err != nil {
 		return Project{}, err
@@ -216,7 +216,7 @@ func (s *Store) withEnvironments(ctx context.Context, a *Actor, rows []db.Projec
 // RenameProject updates a project's name.
 func (s *Store) RenameProject(ctx context.Context, a *Actor, id uuid.UUID, in ProjectInput) (ProjectName, error) {
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	if err := v.err(); err != nil {
 		return ProjectName{}, err
 	}

@@ -127,17 +127,17 @@ func CheckEndUser(u EndUser) error {
 	switch {
 	case strings.TrimSpace(u.KeyID) == "":
 		v.add("keyId", "required")
-	case !storable(u.KeyID, maxKeyIDLen):
+	case !storable(u.KeyID, MaxKeyIDLen):
 		v.add("keyId", "invalid")
 	}
-	if u.Name != nil && !storable(*u.Name, maxNameLen) {
+	if u.Name != nil && !storable(*u.Name, MaxNameLen) {
 		v.add("name", "invalid")
 	}
 	if len(u.CustomizedProperties) > maxUserProperties {
 		v.add("customizedProperties", "invalid")
 	} else {
 		for _, p := range u.CustomizedProperties {
-			if strings.TrimSpace(p.Name) == "" || !storable(p.Name, maxNameLen) || !storable(p.Value, maxPropertyLen) {
+			if strings.TrimSpace(p.Name) == "" || !storable(p.Name, MaxNameLen) || !storable(p.Value, maxPropertyLen) {
 				v.add("customizedProperties", "invalid")
 				break
 			}

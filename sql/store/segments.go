@@ -77,15 +77,15 @@ func (sg Segment) visibleIn(env envRow) bool {
 // checkSegment validates a whole segment as created or as a change leaves it,
 // managed from env: it must stay visible there.
 func checkSegment(v *validator, sg *Segment, env envRow) {
-	v.required("name", sg.Name, maxNameLen)
+	v.required("name", sg.Name, MaxNameLen)
 	v.key("key", sg.Key)
 	v.oneOf("type", sg.Type, SegmentEnvironmentSpecific, SegmentShared)
-	v.text("description", sg.Description, maxDescriptionLen)
+	v.text("description", sg.Description, MaxDescriptionLen)
 	if !validScopes(sg, env) {
 		v.add("scopes", "invalid")
 	}
 	for field, users := range map[string][]string{"included": sg.Included, "excluded": sg.Excluded} {
-		if slices.ContainsFunc(users, func(u string) bool { return u == "" || !storable(u, maxKeyIDLen) }) {
+		if slices.ContainsFunc(users, func(u string) bool { return u == "" || !storable(u, MaxKeyIDLen) }) {
 			v.add(field, "invalid")
 		}
 	}
@@ -112,7 +112,7 @@ func validScopes(sg *Segment, env envRow) bool {
 		for i, prefix := range []string{"project/", "env/"} {
 			if len(parts) > i+1 {
 				key, ok := strings.CutPrefix(parts[i+1], prefix)
-				if !ok || (key != "*" && (len(key) > maxKeyLen || !keyPattern.MatchString(key))) {
+				if !ok || (key != "*" && (len(key) > MaxKeyLen || !keyPattern.MatchString(key))) {
 					return false
 				}
 			}
@@ -138,7 +138,7 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 	if err != nil {
 		return Segment{}, err
 	}
-	if err := a.require(CreateSegment, env.rn()+":segment/*"); err != nil {
+	if err := mayCreateSegment(a, env); err != nil {
 		return Segment{}, err
 	}
 	sg := Segment{WorkspaceID: env.WorkspaceID, EnvID: envID, Name: strings.TrimSpace(in.Name), Key: in.Key, Type: in.Type,
@@ -187,6 +187,12 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		return s.audit(ctx, q, a, segmentChange(OpCreate, nil, &out, in.Comment))
 	})
 	return out, err
+}
+
+// mayCreateSegment checks that a person may create segments in env; a
+// shared one is then checked in every environment it will be visible in.
+func mayCreateSegment(a *Actor, env envRow) error {
+	return a.require(CreateSegment, env.rn()+":segment/*")
 }
 
 // OrEmpty is s, or an empty list for nil, so that JSON shows [] rather
@@ -272,7 +278,7 @@ type SegmentFilter struct {
 func (s *Store) ListSegments(ctx context.Context, a *Actor, envID uuid.UUID, f SegmentFilter) (Paged[Segment], error) {
 	var v validator
 	f.Page.check(&v)
-	v.text("name", f.Name, maxNameLen)
+	v.text("name", f.Name, MaxNameLen)
 	if err := v.err(); err != nil {
 		return Paged[Segment]{}, err
 	}
@@ -827,19 +833,4 @@ func segmentsFrom(rows []db.Segment) ([]Segment, error) {
 		}
 	}
 	return out, nil
-}
-
-// SegmentPermits tells which actions a caller may take on a segment: those
-// allowed on it in every environment it is visible in, as its changes are
-// checked, so the admin pages can hide exactly what the store would refuse.
-func (s *Store) SegmentPermits(ctx context.Context, a *Actor, envID uuid.UUID, sg Segment) (func(action string) bool, error) {
-	env, err := s.readableEnv(ctx, a, envID)
-	if err != nil {
-		return nil, err
-	}
-	envs, err := visibleEnvs(ctx, s.q, env, sg)
-	if err != nil {
-		return nil, err
-	}
-	return func(action string) bool { return requireInEnvs(a, []string{action}, envs, sg) == nil }, nil
 }

@@ -246,7 +246,7 @@ func (s *Store) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[st
 		return Session{}, ErrSSOEmailUnverified
 	}
 	name, _ := claims["name"].(string)
-	if name = strings.TrimSpace(name); name == "" || len([]rune(name)) > maxNameLen {
+	if name = strings.TrimSpace(name); name == "" || len([]rune(name)) > MaxNameLen {
 		name = emailName(email)
 	}
 	// Two first sign-ins of one new email at once: the loser of the insert

@@ -94,15 +94,16 @@ const (
 	VariationJSON    = "json"
 )
 
-// Limits of targeting content.
+// Limits of targeting content; the exported ones are also named in the
+// messages that explain breaking them.
 const (
-	maxTagLen        = 64
+	MaxTagLen        = 64
 	maxTags          = 50
-	maxVariations    = 100
+	MaxVariations    = 100
 	maxRules         = 500
 	maxConditions    = 100
 	maxValueLen      = 32 << 10
-	maxKeyIDLen      = 512
+	MaxKeyIDLen      = 512
 	rolloutTolerance = 1e-6
 )
 
@@ -110,14 +111,14 @@ const (
 // non-empty ids, names, and values that parse as the type.
 func checkVariations(v *validator, typ string, variations []Variation) {
 	v.oneOf("variationType", typ, VariationBoolean, VariationString, VariationNumber, VariationJSON)
-	if len(variations) == 0 || len(variations) > maxVariations {
+	if len(variations) == 0 || len(variations) > MaxVariations {
 		v.add("variations", "invalid")
 		return
 	}
 	ids := map[string]bool{}
 	for _, vr := range variations {
-		if vr.ID == "" || ids[vr.ID] || len(vr.ID) > maxKeyLen || strings.TrimSpace(vr.Name) == "" ||
-			!storable(vr.Name, maxNameLen) || !storable(vr.Value, maxValueLen) || !validValue(typ, vr.Value) {
+		if vr.ID == "" || ids[vr.ID] || len(vr.ID) > MaxKeyLen || strings.TrimSpace(vr.Name) == "" ||
+			!storable(vr.Name, MaxNameLen) || !storable(vr.Value, maxValueLen) || !validValue(typ, vr.Value) {
 			v.add("variations", "invalid")
 			return
 		}
@@ -155,7 +156,7 @@ func checkTags(v *validator, tags []string) {
 	}
 	seen := map[string]bool{}
 	for _, t := range tags {
-		if strings.TrimSpace(t) != t || t == "" || strings.ContainsAny(t, ":;,") || !storable(t, maxTagLen) || seen[t] {
+		if strings.TrimSpace(t) != t || t == "" || strings.ContainsAny(t, ":;,") || !storable(t, MaxTagLen) || seen[t] {
 			v.add("tags", "invalid")
 			return
 		}
@@ -173,7 +174,7 @@ func checkTargetUsers(v *validator, targets []TargetUser, variationIDs map[strin
 			return
 		}
 		for _, k := range t.KeyIDs {
-			if k == "" || users[k] || !storable(k, maxKeyIDLen) {
+			if k == "" || users[k] || !storable(k, MaxKeyIDLen) {
 				v.add("targetUsers", "invalid")
 				return
 			}
@@ -192,7 +193,7 @@ func checkFlagRules(v *validator, rules []FlagRule, variationIDs map[string]bool
 	}
 	for _, r := range rules {
 		refs, ok := checkConditions(r.Conditions, true)
-		if r.ID == "" || ids[r.ID] || !storable(r.Name, maxNameLen) || !ok ||
+		if r.ID == "" || ids[r.ID] || !storable(r.Name, MaxNameLen) || !ok ||
 			!validDispatchKey(r.DispatchKey) || !validRollout(r.Variations, variationIDs) {
 			v.add("rules", "invalid")
 			return nil
@@ -219,7 +220,7 @@ func checkSegmentRules(v *validator, rules []SegmentRule) {
 		return
 	}
 	for _, r := range rules {
-		if _, ok := checkConditions(r.Conditions, false); !ok || r.ID == "" || ids[r.ID] || !storable(r.Name, maxNameLen) {
+		if _, ok := checkConditions(r.Conditions, false); !ok || r.ID == "" || ids[r.ID] || !storable(r.Name, MaxNameLen) {
 			v.add("rules", "invalid")
 			return
 		}
@@ -228,7 +229,7 @@ func checkSegmentRules(v *validator, rules []SegmentRule) {
 }
 
 func validDispatchKey(k *string) bool {
-	return k == nil || storable(*k, maxNameLen)
+	return k == nil || storable(*k, MaxNameLen)
 }
 
 // checkConditions checks a rule's conditions and returns the segments they name.
@@ -238,7 +239,7 @@ func checkConditions(conditions []Condition, segmentsAllowed bool) ([]uuid.UUID,
 	}
 	var segments []uuid.UUID
 	for _, c := range conditions {
-		if !storable(c.ID, maxKeyLen) || !storable(c.Property, maxNameLen) || strings.TrimSpace(c.Property) == "" ||
+		if !storable(c.ID, MaxKeyLen) || !storable(c.Property, MaxNameLen) || strings.TrimSpace(c.Property) == "" ||
 			!storable(c.Value, maxValueLen) {
 			return nil, false
 		}

@@ -7,12 +7,13 @@ import (
 )
 
 // Lengths of keys, names, descriptions and comments, in characters, checked
-// by every input (keys also match keyPattern).
+// by every input (keys also match keyPattern), and named in the messages
+// that explain breaking them.
 const (
-	maxKeyLen         = 128
-	maxNameLen        = 128
-	maxDescriptionLen = 512
-	maxCommentLen     = 512
+	MaxKeyLen         = 128
+	MaxNameLen        = 128
+	MaxDescriptionLen = 512
+	MaxCommentLen     = 512
 )
 
 var keyPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
@@ -49,7 +50,7 @@ func (v *validator) key(field, value string) {
 	switch {
 	case value == "":
 		v.add(field, "required")
-	case len(value) > maxKeyLen || !keyPattern.MatchString(value):
+	case len(value) > MaxKeyLen || !keyPattern.MatchString(value):
 		v.add(field, "invalid")
 	}
 }

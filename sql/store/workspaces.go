@@ -176,7 +176,7 @@ func (s *Store) UpdateWorkspace(ctx context.Context, a *Actor, in WorkspaceInput
 		return Workspace{}, err
 	}
 	var v validator
-	v.required("name", in.Name, maxNameLen)
+	v.required("name", in.Name, MaxNameLen)
 	v.key("key", in.Key)
 	if err := v.err(); err != nil {
 		return Workspace{}, err

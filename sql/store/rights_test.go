@@ -1,0 +1,134 @@
+package store
+
+import (
+	"errors"
+	"testing"
+)
+
+// The rights a page is offered agree with what the operations accept.
+func TestFlagRightsFollowTheOperations(t *testing.T) {
+	t.Parallel()
+	s, owner, _ := testStore(t)
+	ctx := t.Context()
+	prod, _ := prodAndDev(t, s, owner)
+	_, err := s.CreateFlag(ctx, owner, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	as := func(actions ...string) *Actor {
+		a := *owner
+		a.statements = []Statement{{ResourceType: TypeFlag, Effect: "allow", Actions: actions, Resources: []string{"project/*:env/*:flag/*"}}}
+		return &a
+	}
+	rightsOf := func(a *Actor, archived bool) FlagRights {
+		t.Helper()
+		r, err := s.EnvRights(ctx, a, prod.ID)
+		must(t, err)
+		return r.Flag("pay", nil, archived)
+	}
+
+	toggler := as(ToggleFlag)
+	if r := rightsOf(toggler, false); !r.Toggle || r.Name || r.Targeting || r.Clone || r.Archive || r.Delete {
+		t.Errorf("ToggleFlag alone gives %+v", r)
+	}
+	if _, err := s.RenameFlag(ctx, toggler, prod.ID, "pay", FlagNameInput{Name: "Other"}); !errors.Is(err, ErrForbidden) {
+		t.Errorf("rename without UpdateFlagName: got %v, want ErrForbidden", err)
+	}
+
+	// Cloning needs creating flags as well.
+	cloner := as(CloneFlag)
+	if rightsOf(cloner, false).Clone {
+		t.Errorf("CloneFlag without CreateFlag offers cloning")
+	}
+	if _, err := s.CloneFlag(ctx, cloner, prod.ID, "pay", CloneFlagInput{Name: "Copy", Key: "copy"}); !errors.Is(err, ErrForbidden) {
+		t.Errorf("clone without CreateFlag: got %v, want ErrForbidden", err)
+	}
+	if !rightsOf(as(CloneFlag, CreateFlag), false).Clone {
+		t.Errorf("CloneFlag and CreateFlag do not offer cloning")
+	}
+
+	// Any one part of targeting opens the editor.
+	if !rightsOf(as(UpdateFlagDefaultRule), false).Targeting {
+		t.Errorf("UpdateFlagDefaultRule does not open the targeting editor")
+	}
+
+	// A live flag may be archived, not deleted; an archived one the reverse,
+	// and nothing else changes on it.
+	keeper := as(ArchiveFlag, RestoreFlag, DeleteFlag, UpdateFlagName)
+	if r := rightsOf(keeper, false); !r.Archive || r.Restore || r.Delete || !r.Name || !r.Permits(DeleteFlag) {
+		t.Errorf("live flag: %+v", r)
+	}
+	if err := s.DeleteFlag(ctx, keeper, prod.ID, "pay", Change{}); !errors.Is(err, ErrFlagNotArchived) {
+		t.Errorf("delete a live flag: got %v, want ErrFlagNotArchived", err)
+	}
+	_, err = s.ArchiveFlag(ctx, keeper, prod.ID, "pay", Change{})
+	must(t, err)
+	if r := rightsOf(keeper, true); r.Archive || !r.Restore || !r.Delete || r.Name {
+		t.Errorf("archived flag: %+v", r)
+	}
+	if _, err := s.RenameFlag(ctx, keeper, prod.ID, "pay", FlagNameInput{Name: "Other"}); !errors.Is(err, ErrFlagIsArchived) {
+		t.Errorf("rename an archived flag: got %v, want ErrFlagIsArchived", err)
+	}
+}
+
+// A shared segment is offered only what the person may do in every
+// environment it is visible in.
+func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
+	t.Parallel()
+	s, owner, _ := testStore(t)
+	ctx := t.Context()
+	prod, dev := prodAndDev(t, s, owner)
+	orgs, err := s.ListOrganizations(ctx, owner)
+	must(t, err)
+	var orgKey string
+	for _, o := range orgs {
+		if o.ID == owner.OrgID {
+			orgKey = o.Key
+		}
+	}
+	shared, err := s.CreateSegment(ctx, owner, dev.ID, SegmentInput{Name: "Beta", Key: "beta", Type: SegmentShared,
+		Scopes: []string{"organization/" + orgKey + ":project/web:env/*"}})
+	must(t, err)
+	local, err := s.CreateSegment(ctx, owner, dev.ID, SegmentInput{Name: "Local", Key: "local", Type: SegmentEnvironmentSpecific})
+	must(t, err)
+
+	devOnly := *owner
+	devOnly.statements = []Statement{
+		{ResourceType: TypeEnv, Effect: "allow", Actions: []string{CanAccessEnv}, Resources: []string{"project/*:env/*"}},
+		{ResourceType: TypeSegment, Effect: "allow", Actions: []string{UpdateSegmentName}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
+	}
+	r, err := s.SegmentRights(ctx, &devOnly, dev.ID, shared)
+	must(t, err)
+	if r.Name {
+		t.Errorf("renaming a segment shared with %s is offered to someone who may rename only in %s", prod.Key, dev.Key)
+	}
+	if _, err := s.RenameSegment(ctx, &devOnly, dev.ID, shared.ID, SegmentNameInput{Name: "Other"}); !errors.Is(err, ErrForbidden) {
+		t.Errorf("rename the shared segment: got %v, want ErrForbidden", err)
+	}
+	r, err = s.SegmentRights(ctx, &devOnly, dev.ID, local)
+	must(t, err)
+	if !r.Name || r.Tags || r.Delete {
+		t.Errorf("environment-specific segment: %+v", r)
+	}
+}
+
+// A Service token grants permissions, so creating one needs managing IAM too.
+func TestAccessTokenRightsFollowTheOperations(t *testing.T) {
+	t.Parallel()
+	s, owner, _ := testStore(t)
+	dev := *owner
+	dev.statements = []Statement{{ResourceType: TypeAccessToken, Effect: "allow",
+		Actions: []string{ManagePersonalAccessTokens, ManageServiceAccessTokens}, Resources: []string{AccessTokenRN}}}
+	if r := AccessTokenRights(&dev, TokenService); r.Create || !r.Manage || r.SetPermissions {
+		t.Errorf("service tokens without IAM: %+v", r)
+	}
+	if r := AccessTokenRights(&dev, TokenPersonal); !r.Create || !r.Manage {
+		t.Errorf("personal tokens: %+v", r)
+	}
+	_, err := s.CreateAccessToken(t.Context(), &dev, AccessTokenInput{Name: "CI", Type: TokenService,
+		Permissions: []Statement{{ID: "t", ResourceType: TypeFlag, Effect: "allow", Actions: []string{ToggleFlag}, Resources: []string{"project/*:env/*:flag/*"}}}})
+	if !errors.Is(err, ErrForbidden) {
+		t.Errorf("create a Service token without IAM: got %v, want ErrForbidden", err)
+	}
+	if r := AccessTokenRights(owner, TokenService); !r.Create || !r.SetPermissions {
+		t.Errorf("the owner: %+v", r)
+	}
+}

@@ -1,0 +1,295 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// flagQuery is the flag list's search, filters and page, as in its URL.
+type flagQuery struct {
+	q, tag, status string
+	archived       bool
+	page           int
+}
+
+func flagQueryOf(q url.Values) flagQuery {
+	return flagQuery{q: q.Get("q"), tag: q.Get("tag"), status: q.Get("status"), archived: q.Get("archived") == "1",
+		page: pageNumber(q.Get("page"))}
+}
+
+// href is the list's address at a page.
+func (fq flagQuery) href(page int) string {
+	v := url.Values{}
+	for name, value := range map[string]string{"q": fq.q, "tag": fq.tag, "status": fq.status} {
+		if value != "" {
+			v.Set(name, value)
+		}
+	}
+	if fq.archived {
+		v.Set("archived", "1")
+	}
+	if page > 1 {
+		v.Set("page", strconv.Itoa(page))
+	}
+	if len(v) == 0 {
+		return "/flags"
+	}
+	return "/flags?" + v.Encode()
+}
+
+// flags lists the working environment's flags.
+func (p *pages) flags(c echo.Context) error {
+	return p.flagsPage(c, http.StatusOK, flagQueryOf(c.QueryParams()), nil, nil)
+}
+
+// toggledRow is the state of a list row's toggle just posted.
+type toggledRow struct {
+	key  string
+	form views.Form
+}
+
+// flagsPage renders the flag list, or its regions for htmx; create and
+// toggled carry the state of forms just posted.
+func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *views.FlagCreate, toggled *toggledRow) error {
+	ctx := c.Request().Context()
+	a := actor(c)
+	w, ok, err := p.workEnvOf(c)
+	if err != nil {
+		return err
+	}
+	vm := views.Flags{Env: w.view(ok)}
+	if ok {
+		filter := store.FlagFilter{Name: fq.q, IsArchived: fq.archived, Page: store.Page{Index: fq.page - 1, Size: listPageSize}}
+		if fq.tag != "" {
+			filter.Tags = []string{fq.tag}
+		}
+		if on, off := fq.status == "on", fq.status == "off"; on || off {
+			filter.IsEnabled = &on
+		}
+		list, err := p.store.ListFlags(ctx, a, w.id, filter)
+		if err != nil {
+			return err
+		}
+		rights, err := p.store.EnvRights(ctx, a, w.id)
+		if err != nil {
+			return err
+		}
+		tags, err := p.store.FlagTags(ctx, a, w.id)
+		if err != nil {
+			return err
+		}
+		vm.Filter = views.FlagFilter{Action: "/flags", Query: fq.q, Archived: fq.archived,
+			ActiveHref: "/flags", ArchivedHref: "/flags?archived=1",
+			Statuses: []views.Option{{Value: "", Label: "On or off", Selected: fq.status == ""},
+				{Value: "on", Label: "On", Selected: fq.status == "on"}, {Value: "off", Label: "Off", Selected: fq.status == "off"}}}
+		for _, t := range tags {
+			vm.Filter.Tags = append(vm.Filter.Tags, views.Option{Value: t, Label: t, Selected: t == fq.tag})
+		}
+		vm.List = views.FlagList{Archived: fq.archived, Pager: pager(list.TotalCount, fq.page, "flag", "flags", fq.href)}
+		for _, f := range list.Items {
+			row := p.flagRow(c, w, rights, f, fq.href(fq.page))
+			if toggled != nil && toggled.key == f.Key && row.Toggle != nil {
+				row.Toggle.Form = toggled.form
+			}
+			vm.List.Rows = append(vm.List.Rows, row)
+		}
+		switch {
+		case fq.q != "" || fq.tag != "" || fq.status != "":
+			vm.List.Empty = "No flags match."
+		case fq.archived:
+			vm.List.Empty = "No archived flags."
+		default:
+			vm.List.Empty = "No feature flags in this environment yet."
+		}
+		if create == nil {
+			create = p.flagCreate(c, w, rights, nil, nil, false)
+		}
+		vm.Create = create
+	}
+	if isHTMX(c) {
+		regions := []templ.Component{views.FlagListView(vm.List), views.Flashes(p.flashes(c))}
+		if vm.Create != nil {
+			regions = append(regions, views.FlagCreateView(*vm.Create))
+		}
+		return render(c, status, regions...)
+	}
+	shell, err := p.shell(c, "Feature flags", navFlags)
+	if err != nil {
+		return err
+	}
+	vm.Shell = shell
+	return render(c, status, views.FlagsPage(vm))
+}
+
+// flagRow shows one flag of the list; next is the list's address, where a
+// toggle without script returns.
+func (p *pages) flagRow(c echo.Context, w workEnv, rights store.EnvRights, f store.FlagListItem, next string) views.FlagRow {
+	row := views.FlagRow{ID: f.ID.String(), Key: f.Key, Name: f.Name, Href: flagHref(f.Key), On: f.IsEnabled,
+		Archived: f.IsArchived, Serves: f.Serves.EnabledVariations, OffServes: f.Serves.DisabledVariation, Tags: f.Tags,
+		LastChange: when(f.UpdatedAt), LastEvaluated: evaluatedAgo(f.LastEvaluatedAt, time.Now())}
+	if f.LastChange != nil {
+		row.LastChange, row.LastComment = when(f.LastChange.ChangedAt), f.LastChange.Comment
+	}
+	if rights.Flag(f.Key, f.Tags, f.IsArchived).Toggle {
+		row.Toggle = &views.FlagToggle{On: f.IsEnabled, CommentRequired: w.requireComment, Row: true,
+			Form: p.form(c, f.ID.String(), flagHref(f.Key)+"/toggle", map[string]string{"revision": f.Revision.String(), "next": next})}
+	}
+	return row
+}
+
+// flagCreate is the creation form, nil when the person may not create flags;
+// values and variations carry a form just posted.
+func (p *pages) flagCreate(c echo.Context, w workEnv, rights store.EnvRights, values map[string]string, vars []views.VariationEdit, open bool) *views.FlagCreate {
+	if !rights.CreateFlag {
+		return nil
+	}
+	if values == nil {
+		values = map[string]string{"variationType": store.VariationBoolean}
+	}
+	if vars == nil {
+		vars = variationEdits(store.DefaultVariations(values["variationType"]))
+	}
+	return &views.FlagCreate{Form: p.form(c, "flag-create", "/flags", values), Types: variationTypes(values["variationType"]),
+		Variations: renumber(vars), CommentRequired: w.requireComment, Open: open}
+}
+
+// createFlag creates a flag and opens its page. The form's edit buttons
+// (another type's variations, add or remove one) come back changed, unsaved.
+func (p *pages) createFlag(c echo.Context) error {
+	w, err := p.actingEnv(c)
+	if err != nil {
+		return err
+	}
+	rights, err := p.store.EnvRights(c.Request().Context(), actor(c), w.id)
+	if err != nil {
+		return err
+	}
+	var in store.FlagInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return err
+	}
+	vars := parseVariations(form)
+	values := map[string]string{"name": in.Name, "key": in.Key, "description": in.Description,
+		"variationType": in.VariationType, "comment": in.Comment}
+	if edit := c.FormValue("edit"); edit != "" {
+		if edit == "defaults" {
+			vars = variationEdits(store.DefaultVariations(in.VariationType))
+		} else {
+			vars = editVariations(vars, edit)
+		}
+		return p.flagsPage(c, http.StatusOK, flagQuery{page: 1}, p.flagCreate(c, w, rights, values, vars, true), nil)
+	}
+	in.Variations = storeVariations(vars)
+	f, err := p.store.CreateFlag(c.Request().Context(), actor(c), w.id, in)
+	if err == nil {
+		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created.", f.Name))
+		return redirect(c, flagHref(f.Key))
+	}
+	create := p.flagCreate(c, w, rights, values, vars, true)
+	if create == nil {
+		return err
+	}
+	status, err := changeProblems(err, &create.Form, "name", "key", "description", "variationType", "variations")
+	if err != nil {
+		return err
+	}
+	return p.flagsPage(c, status, flagQuery{page: 1}, create, nil)
+}
+
+// toggleFlag turns a flag on or off, from its row in the list (which htmx
+// replaces) or from its page.
+func (p *pages) toggleFlag(c echo.Context) error {
+	w, err := p.actingEnv(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	a := actor(c)
+	rights, err := p.store.EnvRights(ctx, a, w.id)
+	if err != nil {
+		return err
+	}
+	key := c.Param("key")
+	var in store.Change
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	on := c.FormValue("on") == "true"
+	next := c.FormValue("next")
+	fromList := next != ""
+	f, err := p.store.ToggleFlag(ctx, a, w.id, key, on, in)
+	if err == nil {
+		msg := fmt.Sprintf("“%s” turned %s.", f.Name, strings.ToLower(onOffWord(f.IsEnabled)))
+		if !fromList {
+			return p.changed(c, flagHref(key), msg, func() error { return p.flagPage(c, tabTargeting, flagState{}) })
+		}
+		if !isHTMX(c) {
+			p.keepFlash(c, msg)
+			return c.Redirect(http.StatusSeeOther, localPath(next))
+		}
+		item := store.FlagListItem{ID: f.ID, Name: f.Name, Key: f.Key, IsEnabled: f.IsEnabled, Tags: f.Tags,
+			Serves: f.Serves(), Revision: f.Revision, UpdatedAt: f.UpdatedAt,
+			LastChange: &store.LastChange{Comment: in.Comment, ChangedAt: f.UpdatedAt}}
+		c.Set(flashKey, []views.Flash{{Kind: "success", Text: msg}})
+		return render(c, http.StatusOK, views.FlagRowView(p.flagRow(c, w, rights, item, next)), views.Flashes(p.flashes(c)))
+	}
+	values := map[string]string{"comment": in.Comment, "next": next}
+	if in.Revision != nil {
+		values["revision"] = in.Revision.String()
+	}
+	if !fromList {
+		form := p.form(c, "flag-toggle", flagHref(key)+"/toggle", values)
+		status, err := changeProblems(err, &form)
+		if err != nil {
+			return err
+		}
+		return p.flagPage(c, tabTargeting, flagState{status: status, toggle: &form})
+	}
+	cur, getErr := p.store.GetFlag(ctx, a, w.id, key)
+	if getErr != nil {
+		return getErr
+	}
+	form := p.form(c, cur.ID.String(), flagHref(key)+"/toggle", values)
+	status, err := changeProblems(err, &form)
+	if err != nil {
+		return err
+	}
+	if status == http.StatusConflict && !w.requireComment {
+		// A one-click toggle has no room for the message: it goes above the
+		// list, and the row shows the flag as it is now.
+		c.Set(flashKey, []views.Flash{{Kind: "error", Text: conflictMessage}})
+		form = p.form(c, cur.ID.String(), flagHref(key)+"/toggle", map[string]string{"revision": cur.Revision.String(), "next": next})
+	}
+	if !isHTMX(c) {
+		target, _ := url.Parse(localPath(next))
+		return p.flagsPage(c, status, flagQueryOf(target.Query()), nil, &toggledRow{key: key, form: form})
+	}
+	item := store.FlagListItem{ID: cur.ID, Name: cur.Name, Key: cur.Key, IsEnabled: cur.IsEnabled, Tags: cur.Tags,
+		Serves: cur.Serves(), Revision: cur.Revision, UpdatedAt: cur.UpdatedAt}
+	row := p.flagRow(c, w, rights, item, next)
+	if row.Toggle != nil {
+		row.Toggle.Form = form
+	}
+	return render(c, status, views.FlagRowView(row), views.Flashes(p.flashes(c)))
+}
+
+func onOffWord(on bool) string {
+	if on {
+		return "On"
+	}
+	return "Off"
+}

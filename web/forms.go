@@ -1,0 +1,69 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// conflictMessage explains a 409 next to the form that lost the race.
+const conflictMessage = "Someone else changed this since you opened the page. Reload the page to see their change, then make yours again."
+
+// changeProblems is formProblems for flag and segment changes: the comment
+// is one of the fields, a lost race (409) and a broken rule (422) are
+// explained above the form, which keeps what was typed.
+func changeProblems(err error, f *views.Form, fields ...string) (int, error) {
+	var rerr *store.RuleError
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		f.Errors, f.Error = map[string]string{}, conflictMessage
+		return http.StatusConflict, nil
+	case errors.As(err, &rerr) && !slices.Contains(fields, ruleFields[rerr.Code]):
+		f.Errors, f.Error = map[string]string{}, explain(err).text
+		return http.StatusUnprocessableEntity, nil
+	}
+	return formProblems(err, f, append(fields, "comment")...)
+}
+
+// redirect sends the browser to another page; htmx is told to load it.
+func redirect(c echo.Context, to string) error {
+	if isHTMX(c) {
+		c.Response().Header().Set("HX-Redirect", to)
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.Redirect(http.StatusSeeOther, to)
+}
+
+// postedOr is the form just posted, or a fresh one.
+func postedOr(posted *views.Form, fresh func() *views.Form) *views.Form {
+	if posted != nil {
+		return posted
+	}
+	return fresh()
+}
+
+// postedValues keeps a change's comment and revision for the form shown again.
+func postedValues(ch store.Change, values map[string]string) map[string]string {
+	values["comment"] = ch.Comment
+	if ch.Revision != nil {
+		values["revision"] = ch.Revision.String()
+	}
+	return values
+}
+
+// tagList reads tags typed separated by commas.
+func tagList(s string) []string {
+	tags := []string{}
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			tags = append(tags, t)
+		}
+	}
+	return tags
+}

@@ -1,0 +1,51 @@
+package web
+
+import (
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// workEnv is the environment the flag and segment pages work in: the one the
+// context switcher has chosen.
+type workEnv struct {
+	id                      uuid.UUID
+	projectKey, projectName string
+	key, name               string
+	requireComment          bool
+}
+
+func (w workEnv) view(ok bool) views.WorkEnv {
+	return views.WorkEnv{Project: w.projectName, Name: w.name, RequireComment: w.requireComment, Missing: !ok, ProjectsHref: "/projects"}
+}
+
+// workEnvOf finds the working environment; ok is false when the person can
+// open no environment at all.
+func (p *pages) workEnvOf(c echo.Context) (w workEnv, ok bool, err error) {
+	projects, err := p.store.ListProjects(c.Request().Context(), actor(c))
+	if err != nil {
+		return workEnv{}, false, err
+	}
+	_, envID := current(userContext(c), projects)
+	for _, pr := range projects {
+		for _, e := range pr.Environments {
+			if e.ID == envID {
+				return workEnv{id: e.ID, projectKey: pr.Key, projectName: pr.Name, key: e.Key, name: e.Name,
+					requireComment: e.Settings.RequireChangeComment}, true, nil
+			}
+		}
+	}
+	return workEnv{}, false, nil
+}
+
+// actingEnv is the working environment of a flag's or a segment's page or
+// change. Someone who can open no environment may change nothing: 403.
+func (p *pages) actingEnv(c echo.Context) (workEnv, error) {
+	w, ok, err := p.workEnvOf(c)
+	if err == nil && !ok {
+		err = store.ErrForbidden
+	}
+	return w, err
+}
