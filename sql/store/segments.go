@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -162,7 +163,7 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		if err != nil {
 			return err
 		}
-		if err := requireInEnvs(a, []string{CreateSegment}, envs, sg); err != nil {
+		if err := requireInEnvs(a, []access.Action{CreateSegment}, envs, sg); err != nil {
 			return err
 		}
 		if err := checkSegmentKey(ctx, q, env, envs, sg); err != nil {
@@ -391,7 +392,7 @@ func visibleEnvs(ctx context.Context, q *db.Queries, env envRow, versions ...Seg
 // requireInEnvs checks the actions on every version of a segment in every
 // environment it is visible in: a shared segment changes what each of them
 // serves, so a caller allowed only some of them may not change it.
-func requireInEnvs(a *Actor, actions []string, envs []envRow, versions ...Segment) error {
+func requireInEnvs(a *Actor, actions []access.Action, envs []envRow, versions ...Segment) error {
 	for _, act := range actions {
 		for _, e := range envs {
 			for _, sg := range versions {
@@ -440,7 +441,7 @@ var ErrSegmentIsBeingUsed = &RuleError{"SegmentIsBeingUsed"}
 // changeSegment is the one way a segment changes, like changeFlag: under a
 // row lock, checked on what actually changed, validated whole, audited; when
 // who is in the segment changes, the flags that use it get a new revision.
-func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change, action string, edit func(*Segment) error) (Segment, error) {
+func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
 	env, err := s.environmentOf(ctx, a, envID)
 	if err != nil {
 		return Segment{}, err
@@ -461,7 +462,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		after.IsEnvironmentSpecific = after.Type == SegmentEnvironmentSpecific
 		actions := segmentChangeActions(before, after)
 		if len(actions) == 0 {
-			actions = []string{action}
+			actions = []access.Action{action}
 		}
 		// The route's environment first, so a caller with no rights there is
 		// refused before the organization's environments are read.
@@ -616,9 +617,9 @@ func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Act
 }
 
 // segmentChangeActions names the action each changed part of a segment needs.
-func segmentChangeActions(before, after Segment) []string {
-	var actions []string
-	add := func(changed bool, action string) {
+func segmentChangeActions(before, after Segment) []access.Action {
+	var actions []access.Action
+	add := func(changed bool, action access.Action) {
 		if changed && !slices.Contains(actions, action) {
 			actions = append(actions, action)
 		}
@@ -663,7 +664,7 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err != nil {
 			return err
 		}
-		if err := requireInEnvs(a, []string{DeleteSegment}, envs, before); err != nil {
+		if err := requireInEnvs(a, []access.Action{DeleteSegment}, envs, before); err != nil {
 			return err
 		}
 		used, err := q.SegmentIsReferenced(ctx, id)
@@ -830,7 +831,7 @@ func segmentsFrom(rows []db.Segment) ([]Segment, error) {
 // SegmentPermits tells which actions a caller may take on a segment: those
 // allowed on it in every environment it is visible in, as its changes are
 // checked, so the admin pages can hide exactly what the store would refuse.
-func (s *Store) SegmentPermits(ctx context.Context, a *Actor, envID uuid.UUID, sg Segment) (func(action string) bool, error) {
+func (s *Store) SegmentPermits(ctx context.Context, a *Actor, envID uuid.UUID, sg Segment) (func(action access.Action) bool, error) {
 	env, err := s.readableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
@@ -839,5 +840,5 @@ func (s *Store) SegmentPermits(ctx context.Context, a *Actor, envID uuid.UUID, s
 	if err != nil {
 		return nil, err
 	}
-	return func(action string) bool { return requireInEnvs(a, []string{action}, envs, sg) == nil }, nil
+	return func(action access.Action) bool { return requireInEnvs(a, []access.Action{action}, envs, sg) == nil }, nil
 }
