@@ -42,7 +42,7 @@ test: sdk-clients
 # (testdata/fuzz); FUZZTIME=5m for a longer hunt.
 FUZZTIME ?= 10s
 fuzz:
-	go test -run '^$$' -fuzz '^FuzzMatchResource$$' -fuzztime $(FUZZTIME) ./sql/store
+	go test -run '^$$' -fuzz '^FuzzMatchResource$$' -fuzztime $(FUZZTIME) ./sql/access
 	go test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./sql/store
 	go test -run '^$$' -fuzz '^FuzzTargetingValidation$$' -fuzztime $(FUZZTIME) ./sql/store
 	go test -run '^$$' -fuzz '^FuzzBind$$' -fuzztime $(FUZZTIME) ./api

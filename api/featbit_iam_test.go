@@ -183,8 +183,8 @@ func TestAuditLogFeatBitFilters(t *testing.T) {
 	reader, readerID := s.addMember("reader@example.com")
 	pol := s.createPolicy("Prod reader", "prod-reader")
 	s.do("PUT", "/api/v1/policies/"+pol.ID.String()+"/statements", s.owner, []store.Statement{
-		{ID: "r", ResourceType: "env", Effect: "allow", Actions: []string{store.CanAccessEnv}, Resources: []string{"project/web:env/" + prod.Key}},
-		{ID: "f", ResourceType: "flag", Effect: "allow", Actions: []string{store.CreateFlag}, Resources: []string{"project/web:env/" + prod.Key + ":flag/*"}},
+		{ID: "r", ResourceType: "env", Effect: "allow", Actions: []string{string(store.CanAccessEnv)}, Resources: []string{"project/web:env/" + prod.Key}},
+		{ID: "f", ResourceType: "flag", Effect: "allow", Actions: []string{string(store.CreateFlag)}, Resources: []string{"project/web:env/" + prod.Key + ":flag/*"}},
 	}).ok(t)
 	s.do("PUT", "/api/v1/members/"+readerID.String()+"/add-policy/"+pol.ID.String(), s.owner, nil).ok(t)
 

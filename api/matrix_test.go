@@ -14,12 +14,16 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
 // grant is one action on one resource name.
-type grant struct{ action, rn string }
+type grant struct {
+	action access.Action
+	rn     string
+}
 
 // call is one request a route case makes, with what it takes to be allowed.
 type call struct {
@@ -117,13 +121,13 @@ func iam(path string, body any) call {
 func (m *matrix) cases() map[string]func() call {
 	flagRN := func(key string) string { return envRN + ":flag/" + key }
 	segRN := func(key string) string { return envRN + ":segment/" + key }
-	onFlag := func(action, suffix string, body any) func() call {
+	onFlag := func(action access.Action, suffix string, body any) func() call {
 		return func() call {
 			key := m.flag(action == store.RestoreFlag || action == store.DeleteFlag)
 			return call{path: m.flags() + "/" + key + suffix, body: body, grants: []grant{{action, flagRN(key)}}}
 		}
 	}
-	onSegment := func(action, suffix string, body any) func() call {
+	onSegment := func(action access.Action, suffix string, body any) func() call {
 		return func() call {
 			id, key := m.segment(action == store.RestoreSegment)
 			return call{path: m.segs() + "/" + id + suffix, body: body, grants: []grant{{action, segRN(key)}}}
@@ -402,7 +406,7 @@ func (m *matrix) cases() map[string]func() call {
 
 // flagBodyCases are the flag routes whose body depends on the flag's variations.
 func (m *matrix) flagBodyCases(cases map[string]func() call) {
-	withFlag := func(action, suffix string, body func(store.Flag) any) func() call {
+	withFlag := func(action access.Action, suffix string, body func(store.Flag) any) func() call {
 		return func() call {
 			key := m.flag(false)
 			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
@@ -535,18 +539,18 @@ func statements(grants []grant, effect string) []store.Statement {
 	out := make([]store.Statement, len(grants))
 	for i, g := range grants {
 		out[i] = store.Statement{ID: effect + fmt.Sprint(i), ResourceType: resourceType(g.action), Effect: effect,
-			Actions: []string{g.action}, Resources: []string{g.rn}}
+			Actions: []string{string(g.action)}, Resources: []string{g.rn}}
 	}
 	return out
 }
 
-func resourceType(action string) string {
+func resourceType(action access.Action) string {
 	for _, g := range store.Catalogue {
 		if slices.Contains(g.Actions, action) {
 			return g.ResourceType
 		}
 	}
-	panic("unknown action " + action)
+	panic("unknown action " + string(action))
 }
 
 // setStatements replaces the member's policy's statements; the next request sees them.

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -446,7 +447,7 @@ func (p *pages) tagFlag(c echo.Context) error {
 type flagLifecycle struct {
 	verb, button string
 	danger       bool
-	action       string
+	action       access.Action
 	consequences func(f store.Flag) []string
 	do           func(p *pages, c echo.Context, w workEnv, key string, ch store.Change) error
 	done         string

@@ -1000,8 +1000,8 @@ func (a *app) readerPolicy() uuid.UUID {
 	p, err := a.st.CreatePolicy(a.t.Context(), a.ownerActor(), store.PolicyInput{Name: "Reader", Key: "reader"})
 	must(a.t, err)
 	_, err = a.st.UpdatePolicyStatements(a.t.Context(), a.ownerActor(), p.ID, []store.Statement{
-		{ID: "p", ResourceType: store.TypeProject, Effect: "allow", Actions: []string{store.CanAccessProject}, Resources: []string{"project/*"}},
-		{ID: "e", ResourceType: store.TypeEnv, Effect: "allow", Actions: []string{store.CanAccessEnv}, Resources: []string{"project/*:env/*"}},
+		{ID: "p", ResourceType: store.TypeProject, Effect: "allow", Actions: []string{string(store.CanAccessProject)}, Resources: []string{"project/*"}},
+		{ID: "e", ResourceType: store.TypeEnv, Effect: "allow", Actions: []string{string(store.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
 	})
 	must(a.t, err)
 	return p.ID

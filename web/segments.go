@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/api"
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -425,11 +426,12 @@ func (p *pages) tagSegment(c echo.Context) error {
 
 // segmentLifecycle describes archiving, restoring or deleting a segment.
 type segmentLifecycle struct {
-	verb, button, action, done string
-	danger                     bool
-	consequence                string
-	do                         func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error
-	to                         func(id uuid.UUID) string
+	verb, button, done string
+	action             access.Action
+	danger             bool
+	consequence        string
+	do                 func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error
+	to                 func(id uuid.UUID) string
 }
 
 var (

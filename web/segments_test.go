@@ -318,8 +318,8 @@ func TestSharedSegmentPageNeedsEveryEnvironment(t *testing.T) {
 	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []store.Statement{
-		{ID: "p", ResourceType: store.TypeProject, Effect: "allow", Actions: []string{store.CanAccessProject}, Resources: []string{"project/*"}},
-		{ID: "e", ResourceType: store.TypeEnv, Effect: "allow", Actions: []string{store.CanAccessEnv}, Resources: []string{"project/*:env/*"}},
+		{ID: "p", ResourceType: store.TypeProject, Effect: "allow", Actions: []string{string(store.CanAccessProject)}, Resources: []string{"project/*"}},
+		{ID: "e", ResourceType: store.TypeEnv, Effect: "allow", Actions: []string{string(store.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
 		{ID: "s", ResourceType: "segment", Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
 	})
 	must(t, err)

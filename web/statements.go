@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -111,7 +112,7 @@ func actionOf(rtype, action string) bool {
 		return true
 	}
 	for _, g := range store.Catalogue {
-		if slices.Contains(g.Actions, action) {
+		if slices.Contains(g.Actions, access.Action(action)) {
 			return rtype == store.TypeAll || rtype == g.ResourceType
 		}
 	}
@@ -246,8 +247,8 @@ func (p *pages) editor(ctx context.Context, a *store.Actor, prefix string, ds []
 		for _, g := range store.Catalogue {
 			for _, action := range g.Actions {
 				// A "*" statement offers "All actions" and keeps the actions it names.
-				if g.ResourceType == st.ResourceType || st.ResourceType == store.TypeAll && slices.Contains(st.Actions, action) {
-					f.Actions = append(f.Actions, views.Check{Value: action, Label: actionLabel(action), Checked: slices.Contains(st.Actions, action)})
+				if g.ResourceType == st.ResourceType || st.ResourceType == store.TypeAll && slices.Contains(st.Actions, string(action)) {
+					f.Actions = append(f.Actions, views.Check{Value: string(action), Label: actionLabel(string(action)), Checked: slices.Contains(st.Actions, string(action))})
 				}
 			}
 		}

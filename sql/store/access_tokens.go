@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -66,7 +67,7 @@ type AccessTokenFilter struct {
 }
 
 // TokenAction is the action that manages access tokens of a type.
-func TokenAction(typ string) string {
+func TokenAction(typ string) access.Action {
 	if typ == TokenService {
 		return ManageServiceAccessTokens
 	}
@@ -101,7 +102,7 @@ func checkPermissions(v *validator, typ string, permissions []Statement) {
 		}
 		return
 	}
-	if len(permissions) == 0 || !validateStatements(permissions) {
+	if len(permissions) == 0 || !access.ValidStatements(permissions) {
 		v.add("permissions", "invalid")
 	}
 }

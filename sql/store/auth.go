@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -37,7 +38,9 @@ type Actor struct {
 }
 
 // Can reports whether the actor may perform action on the resource named rn.
-func (a *Actor) Can(action, rn string) bool { return allows(a.statements, action, rn) }
+func (a *Actor) Can(action access.Action, rn string) bool {
+	return access.Allows(a.statements, action, rn)
+}
 
 // Statements returns the statements the actor acts with.
 func (a *Actor) Statements() []Statement { return a.statements }
@@ -46,7 +49,7 @@ func (a *Actor) Statements() []Statement { return a.statements }
 func (a *Actor) IsToken() bool { return a.TokenID != uuid.Nil }
 
 // require returns ErrForbidden unless the actor may perform action on rn.
-func (a *Actor) require(action, rn string) error {
+func (a *Actor) require(action access.Action, rn string) error {
 	if !a.Can(action, rn) {
 		return ErrForbidden
 	}

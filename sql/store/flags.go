@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -463,7 +464,7 @@ var ErrFlagIsArchived = &RuleError{"FlagIsArchived"}
 // is validated whole, and it is stored under a new
 // revision with its history, all in one transaction. A change that changes
 // nothing records nothing. action is checked when nothing changed.
-func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change, action string, edit func(*Flag) error) (Flag, error) {
+func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change, action access.Action, edit func(*Flag) error) (Flag, error) {
 	env, err := s.environmentOf(ctx, a, envID)
 	if err != nil {
 		return Flag{}, err
@@ -490,7 +491,7 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		}
 		actions := flagChangeActions(before, after)
 		if len(actions) == 0 {
-			actions = []string{action}
+			actions = []access.Action{action}
 		}
 		if err := requireFlagActions(a, env, actions, before, after); err != nil {
 			return err
@@ -543,7 +544,7 @@ func mayCreateFlag(a *Actor, env envRow) error { return a.require(CreateFlag, en
 
 // requireFlagActions checks each action on every version of a flag, so a
 // change cannot move a flag out of the caller's reach.
-func requireFlagActions(a *Actor, env envRow, actions []string, versions ...Flag) error {
+func requireFlagActions(a *Actor, env envRow, actions []access.Action, versions ...Flag) error {
 	for _, act := range actions {
 		for _, f := range versions {
 			if err := a.require(act, flagRN(env, f.Key, f.Tags)); err != nil {
@@ -621,9 +622,9 @@ func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow,
 }
 
 // flagChangeActions names the action each changed part of a flag needs.
-func flagChangeActions(before, after Flag) []string {
-	var actions []string
-	add := func(changed bool, action string) {
+func flagChangeActions(before, after Flag) []access.Action {
+	var actions []access.Action
+	add := func(changed bool, action access.Action) {
 		if changed {
 			actions = append(actions, action)
 		}

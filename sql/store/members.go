@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -548,7 +549,7 @@ func (s *Store) RemoveFromWorkspace(ctx context.Context, a *Actor, id uuid.UUID)
 				if err != nil {
 					return err
 				}
-				if !allows(sts, CanManageIAM, IAMRN) {
+				if !access.Allows(sts, CanManageIAM, IAMRN) {
 					return ErrForbidden
 				}
 			}

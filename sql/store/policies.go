@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -239,7 +240,7 @@ func (s *Store) UpdatePolicyStatements(ctx context.Context, a *Actor, id uuid.UU
 	switch {
 	case statements == nil:
 		v.add("statements", "required")
-	case !validateStatements(statements):
+	case !access.ValidStatements(statements):
 		v.add("statements", "invalid")
 	default:
 		for i := range statements {

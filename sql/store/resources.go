@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -222,8 +223,8 @@ func (s *Store) ListResourcesV2(ctx context.Context, a *Actor, f ResourceFilterV
 
 // seesResource reports whether statements let their holder see a project or
 // environment in a resource list: access to it, or IAM management.
-func seesResource(statements []Statement, access, rn string) bool {
-	return allows(statements, access, rn) || allows(statements, CanManageIAM, IAMRN)
+func seesResource(statements []Statement, action access.Action, rn string) bool {
+	return access.Allows(statements, action, rn) || access.Allows(statements, CanManageIAM, IAMRN)
 }
 
 // contains matches part of a name case-insensitively; lowerPart is lower case.

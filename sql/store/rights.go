@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/bunting-flags/bunting/sql/access"
+
 	"context"
 
 	"github.com/google/uuid"
@@ -38,13 +40,13 @@ type FlagRights struct {
 	Restore bool
 	Delete  bool
 
-	permits func(action string) bool
+	permits func(action access.Action) bool
 }
 
 // Permits tells whether the person holds action on the flag, whatever the
 // flag's state: a confirmation page offers its button on this, so that a
 // change the state refuses (deleting a live flag) is explained when tried.
-func (r FlagRights) Permits(action string) bool { return r.permits(action) }
+func (r FlagRights) Permits(action access.Action) bool { return r.permits(action) }
 
 // EnvRights answers what a person may do in an environment of their organization.
 func (s *Store) EnvRights(ctx context.Context, a *Actor, envID uuid.UUID) (EnvRights, error) {
@@ -59,8 +61,10 @@ func (s *Store) EnvRights(ctx context.Context, a *Actor, envID uuid.UUID) (EnvRi
 // state (a list row has no more of it than that).
 func (r EnvRights) Flag(key string, tags []string, archived bool) FlagRights {
 	f := Flag{Key: key, Tags: tags, IsArchived: archived}
-	may := func(action string) bool { return requireFlagActions(r.a, r.env, []string{action}, f) == nil }
-	change := func(action string) bool { return !archived && may(action) }
+	may := func(action access.Action) bool {
+		return requireFlagActions(r.a, r.env, []access.Action{action}, f) == nil
+	}
+	change := func(action access.Action) bool { return !archived && may(action) }
 	return FlagRights{
 		Toggle: change(ToggleFlag), OffVariation: change(UpdateFlagOffVariation),
 		Targeting:  change(UpdateFlagIndividualTargeting) || change(UpdateFlagTargetingRules) || change(UpdateFlagDefaultRule),
@@ -86,12 +90,12 @@ type SegmentRights struct {
 	Restore     bool
 	Delete      bool
 
-	permits func(action string) bool
+	permits func(action access.Action) bool
 }
 
 // Permits tells whether the person holds action on the segment in every
 // environment it is visible in, whatever its state, as FlagRights.Permits.
-func (r SegmentRights) Permits(action string) bool { return r.permits(action) }
+func (r SegmentRights) Permits(action access.Action) bool { return r.permits(action) }
 
 // SegmentRights answers what a person may do to a segment.
 func (s *Store) SegmentRights(ctx context.Context, a *Actor, envID uuid.UUID, sg Segment) (SegmentRights, error) {
@@ -103,8 +107,8 @@ func (s *Store) SegmentRights(ctx context.Context, a *Actor, envID uuid.UUID, sg
 	if err != nil {
 		return SegmentRights{}, err
 	}
-	may := func(action string) bool { return requireInEnvs(a, []string{action}, envs, sg) == nil }
-	change := func(action string) bool { return !sg.IsArchived && may(action) }
+	may := func(action access.Action) bool { return requireInEnvs(a, []access.Action{action}, envs, sg) == nil }
+	change := func(action access.Action) bool { return !sg.IsArchived && may(action) }
 	return SegmentRights{
 		Targeting: change(UpdateSegmentTargetingUsers) || change(UpdateSegmentRules),
 		Name:      change(UpdateSegmentName), Description: change(UpdateSegmentDescription), Tags: change(UpdateSegmentTags),

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/bunting-flags/bunting/sql/access"
+
 	"errors"
 	"testing"
 )
@@ -13,9 +15,13 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 	prod, _ := prodAndDev(t, s, owner)
 	_, err := s.CreateFlag(ctx, owner, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	as := func(actions ...string) *Actor {
+	as := func(actions ...access.Action) *Actor {
 		a := *owner
-		a.statements = []Statement{{ResourceType: TypeFlag, Effect: "allow", Actions: actions, Resources: []string{"project/*:env/*:flag/*"}}}
+		names := make([]string, len(actions))
+		for i, act := range actions {
+			names[i] = string(act)
+		}
+		a.statements = []Statement{{ResourceType: TypeFlag, Effect: "allow", Actions: names, Resources: []string{"project/*:env/*:flag/*"}}}
 		return &a
 	}
 	rightsOf := func(a *Actor, archived bool) FlagRights {
@@ -92,8 +98,8 @@ func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
 
 	devOnly := *owner
 	devOnly.statements = []Statement{
-		{ResourceType: TypeEnv, Effect: "allow", Actions: []string{CanAccessEnv}, Resources: []string{"project/*:env/*"}},
-		{ResourceType: TypeSegment, Effect: "allow", Actions: []string{UpdateSegmentName}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
+		{ResourceType: TypeEnv, Effect: "allow", Actions: []string{string(CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
+		{ResourceType: TypeSegment, Effect: "allow", Actions: []string{string(UpdateSegmentName)}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
 	}
 	r, err := s.SegmentRights(ctx, &devOnly, dev.ID, shared)
 	must(t, err)
@@ -116,7 +122,7 @@ func TestAccessTokenRightsFollowTheOperations(t *testing.T) {
 	s, owner, _ := testStore(t)
 	dev := *owner
 	dev.statements = []Statement{{ResourceType: TypeAccessToken, Effect: "allow",
-		Actions: []string{ManagePersonalAccessTokens, ManageServiceAccessTokens}, Resources: []string{AccessTokenRN}}}
+		Actions: []string{string(ManagePersonalAccessTokens), string(ManageServiceAccessTokens)}, Resources: []string{AccessTokenRN}}}
 	if r := AccessTokenRights(&dev, TokenService); r.Create || !r.Manage || r.SetPermissions {
 		t.Errorf("service tokens without IAM: %+v", r)
 	}
@@ -124,7 +130,7 @@ func TestAccessTokenRightsFollowTheOperations(t *testing.T) {
 		t.Errorf("personal tokens: %+v", r)
 	}
 	_, err := s.CreateAccessToken(t.Context(), &dev, AccessTokenInput{Name: "CI", Type: TokenService,
-		Permissions: []Statement{{ID: "t", ResourceType: TypeFlag, Effect: "allow", Actions: []string{ToggleFlag}, Resources: []string{"project/*:env/*:flag/*"}}}})
+		Permissions: []Statement{{ID: "t", ResourceType: TypeFlag, Effect: "allow", Actions: []string{string(ToggleFlag)}, Resources: []string{"project/*:env/*:flag/*"}}}})
 	if !errors.Is(err, ErrForbidden) {
 		t.Errorf("create a Service token without IAM: got %v, want ErrForbidden", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -162,7 +163,7 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		if err != nil {
 			return err
 		}
-		if err := requireInEnvs(a, []string{CreateSegment}, envs, sg); err != nil {
+		if err := requireInEnvs(a, []access.Action{CreateSegment}, envs, sg); err != nil {
 			return err
 		}
 		if err := checkSegmentKey(ctx, q, env, envs, sg); err != nil {
@@ -399,7 +400,7 @@ func visibleEnvs(ctx context.Context, q *db.Queries, env envRow, versions ...Seg
 // requireInEnvs checks the actions on every version of a segment in every
 // environment it is visible in: a shared segment changes what each of them
 // serves, so a caller allowed only some of them may not change it.
-func requireInEnvs(a *Actor, actions []string, envs []envRow, versions ...Segment) error {
+func requireInEnvs(a *Actor, actions []access.Action, envs []envRow, versions ...Segment) error {
 	for _, act := range actions {
 		for _, e := range envs {
 			for _, sg := range versions {
@@ -448,7 +449,7 @@ var ErrSegmentIsBeingUsed = &RuleError{"SegmentIsBeingUsed"}
 // changeSegment is the one way a segment changes, like changeFlag: under a
 // row lock, checked on what actually changed, validated whole, audited; when
 // who is in the segment changes, the flags that use it get a new revision.
-func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change, action string, edit func(*Segment) error) (Segment, error) {
+func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
 	env, err := s.environmentOf(ctx, a, envID)
 	if err != nil {
 		return Segment{}, err
@@ -469,7 +470,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		after.IsEnvironmentSpecific = after.Type == SegmentEnvironmentSpecific
 		actions := segmentChangeActions(before, after)
 		if len(actions) == 0 {
-			actions = []string{action}
+			actions = []access.Action{action}
 		}
 		// The route's environment first, so a caller with no rights there is
 		// refused before the organization's environments are read.
@@ -624,9 +625,9 @@ func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Act
 }
 
 // segmentChangeActions names the action each changed part of a segment needs.
-func segmentChangeActions(before, after Segment) []string {
-	var actions []string
-	add := func(changed bool, action string) {
+func segmentChangeActions(before, after Segment) []access.Action {
+	var actions []access.Action
+	add := func(changed bool, action access.Action) {
 		if changed && !slices.Contains(actions, action) {
 			actions = append(actions, action)
 		}
@@ -671,7 +672,7 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err != nil {
 			return err
 		}
-		if err := requireInEnvs(a, []string{DeleteSegment}, envs, before); err != nil {
+		if err := requireInEnvs(a, []access.Action{DeleteSegment}, envs, before); err != nil {
 			return err
 		}
 		used, err := q.SegmentIsReferenced(ctx, id)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -307,7 +308,7 @@ func (s *Store) checkURL(v *validator, field, value string, required bool) {
 // owner of one must not change them for the others. An access token acts in
 // its own organization only, so it may change them only when that is the
 // workspace's one organization.
-func (s *Store) requireEveryOrg(ctx context.Context, a *Actor, action string, ws db.Workspace) error {
+func (s *Store) requireEveryOrg(ctx context.Context, a *Actor, action access.Action, ws db.Workspace) error {
 	if err := a.require(action, WorkspaceRN(ws.Key)); err != nil {
 		return err
 	}
@@ -320,7 +321,7 @@ func (s *Store) requireEveryOrg(ctx context.Context, a *Actor, action string, ws
 // canInEveryOrg reports whether the actor holds action on the workspace in
 // each of its organizations other than the current one (checked by the
 // caller from the actor's statements).
-func (s *Store) canInEveryOrg(ctx context.Context, a *Actor, action string, ws db.Workspace) bool {
+func (s *Store) canInEveryOrg(ctx context.Context, a *Actor, action access.Action, ws db.Workspace) bool {
 	orgs, err := s.q.ListWorkspaceOrganizationIDs(ctx, ws.ID)
 	if err != nil {
 		return false
@@ -333,7 +334,7 @@ func (s *Store) canInEveryOrg(ctx context.Context, a *Actor, action string, ws d
 			return false
 		}
 		sts, err := s.memberStatements(ctx, s.q, org, a.UserID)
-		if err != nil || !allows(sts, action, WorkspaceRN(ws.Key)) {
+		if err != nil || !access.Allows(sts, action, WorkspaceRN(ws.Key)) {
 			return false
 		}
 	}
@@ -342,7 +343,7 @@ func (s *Store) canInEveryOrg(ctx context.Context, a *Actor, action string, ws d
 
 // CanChangeWorkspace tells the pages whether to offer a workspace setting:
 // the same check the changes make.
-func (s *Store) CanChangeWorkspace(ctx context.Context, a *Actor, action string) bool {
+func (s *Store) CanChangeWorkspace(ctx context.Context, a *Actor, action access.Action) bool {
 	if a.WorkspaceID == uuid.Nil {
 		return false
 	}
