@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/api"
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -94,7 +95,7 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		tc.Types = options(create.Values["type"], p.tokenTypes(c)...)
 		if slices.Contains(p.tokenTypes(c), store.TokenService) {
 			if editing == nil { // a new Service token starts with one statement to fill in
-				editing = &tokenEdit{drafts: []draft{{st: store.Statement{ResourceType: store.TypeFlag, Effect: "allow",
+				editing = &tokenEdit{drafts: []draft{{st: access.Statement{ResourceType: access.TypeFlag, Effect: "allow",
 					Actions: []string{}, Resources: []string{}}}}}
 			}
 			e, err := p.editor(c.Request().Context(), a, "token-create", editing.drafts, false, editing.problems, editing.refused)
@@ -166,8 +167,8 @@ func (p *pages) createAccessToken(c echo.Context) error {
 }
 
 // statementRefusal explains statements a Service token was refused.
-func statementRefusal(sts []store.Statement) (map[int]string, string) {
-	problems := store.StatementProblems(sts)
+func statementRefusal(sts []access.Statement) (map[int]string, string) {
+	problems := access.StatementProblems(sts)
 	if len(problems) == 0 {
 		return nil, "A Service token needs at least one statement."
 	}

@@ -456,7 +456,7 @@ type flagLifecycle struct {
 }
 
 var (
-	archiveFlag = flagLifecycle{verb: "Archive", button: "Archive flag", danger: true, action: store.ArchiveFlag,
+	archiveFlag = flagLifecycle{verb: "Archive", button: "Archive flag", danger: true, action: access.ArchiveFlag,
 		consequences: func(f store.Flag) []string {
 			return []string{"SDKs no longer receive the flag: code asking for it gets its fallback value.",
 				"It leaves the list of active flags; you can restore it, or then delete it."}
@@ -466,7 +466,7 @@ var (
 			return err
 		},
 		done: "archived", to: func(key string) string { return flagHref(key) + "/settings" }}
-	restoreFlag = flagLifecycle{verb: "Restore", button: "Restore flag", action: store.RestoreFlag,
+	restoreFlag = flagLifecycle{verb: "Restore", button: "Restore flag", action: access.RestoreFlag,
 		consequences: func(f store.Flag) []string {
 			return []string{fmt.Sprintf("SDKs receive the flag again; it is %s, as it was when archived.", strings.ToLower(onOffWord(f.IsEnabled)))}
 		},
@@ -475,7 +475,7 @@ var (
 			return err
 		},
 		done: "restored", to: func(key string) string { return flagHref(key) + "/settings" }}
-	deleteFlag = flagLifecycle{verb: "Delete", button: "Delete flag", danger: true, action: store.DeleteFlag,
+	deleteFlag = flagLifecycle{verb: "Delete", button: "Delete flag", danger: true, action: access.DeleteFlag,
 		consequences: func(f store.Flag) []string {
 			return []string{"The flag, its targeting and its revisions are deleted for good; this cannot be undone.",
 				"Its history stays in the environment's audit log."}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -54,7 +55,7 @@ func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form,
 	}
 	// The defaults are listed from the policies and groups, which only those
 	// who manage IAM may read.
-	if store.OrganizationRights(a, org.Key).DefaultPermissions && a.Can(store.CanManageIAM, store.IAMRN) {
+	if store.OrganizationRights(a, org.Key).DefaultPermissions && a.Can(access.CanManageIAM, store.IAMRN) {
 		if defaults == nil {
 			defaults = &org.DefaultPermissions
 		}

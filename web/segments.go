@@ -435,21 +435,21 @@ type segmentLifecycle struct {
 }
 
 var (
-	archiveSegment = segmentLifecycle{verb: "Archive", button: "Archive segment", action: store.ArchiveSegment, done: "archived", danger: true,
+	archiveSegment = segmentLifecycle{verb: "Archive", button: "Archive segment", action: access.ArchiveSegment, done: "archived", danger: true,
 		consequence: "Flag rules can no longer name it; you can restore it, or delete it.",
 		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error {
 			_, err := p.store.ArchiveSegment(c.Request().Context(), actor(c), w.id, id, ch)
 			return err
 		},
 		to: func(id uuid.UUID) string { return segmentHref(id.String()) + "/settings" }}
-	restoreSegment = segmentLifecycle{verb: "Restore", button: "Restore segment", action: store.RestoreSegment, done: "restored",
+	restoreSegment = segmentLifecycle{verb: "Restore", button: "Restore segment", action: access.RestoreSegment, done: "restored",
 		consequence: "Flag rules can name it again.",
 		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error {
 			_, err := p.store.RestoreSegment(c.Request().Context(), actor(c), w.id, id, ch)
 			return err
 		},
 		to: func(id uuid.UUID) string { return segmentHref(id.String()) + "/settings" }}
-	deleteSegment = segmentLifecycle{verb: "Delete", button: "Delete segment", action: store.DeleteSegment, done: "deleted", danger: true,
+	deleteSegment = segmentLifecycle{verb: "Delete", button: "Delete segment", action: access.DeleteSegment, done: "deleted", danger: true,
 		consequence: "The segment and its users and rules are deleted for good; this cannot be undone. Its history stays in the audit log.",
 		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error {
 			return p.store.DeleteSegment(c.Request().Context(), actor(c), w.id, id, ch)

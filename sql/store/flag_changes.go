@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -17,7 +18,7 @@ func (s *Store) UpdateFlagDescription(ctx context.Context, a *Actor, envID uuid.
 	if in.Description == nil {
 		return uuid.Nil, Invalid("description_is_required")
 	}
-	f, err := s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagDescription, func(f *Flag) error {
+	f, err := s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagDescription, func(f *Flag) error {
 		f.Description = *in.Description
 		return nil
 	})
@@ -26,7 +27,7 @@ func (s *Store) UpdateFlagDescription(ctx context.Context, a *Actor, envID uuid.
 
 // ToggleFlag turns a flag on or off.
 func (s *Store) ToggleFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, on bool, ch Change) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, ch, ToggleFlag, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, ch, access.ToggleFlag, func(f *Flag) error {
 		f.IsEnabled = on
 		return nil
 	})
@@ -34,7 +35,7 @@ func (s *Store) ToggleFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 
 // ArchiveFlag archives a flag: SDKs no longer find it, and it can be deleted.
 func (s *Store) ArchiveFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, ch, ArchiveFlag, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, ch, access.ArchiveFlag, func(f *Flag) error {
 		f.IsArchived = true
 		return nil
 	})
@@ -42,7 +43,7 @@ func (s *Store) ArchiveFlag(ctx context.Context, a *Actor, envID uuid.UUID, key 
 
 // RestoreFlag brings an archived flag back.
 func (s *Store) RestoreFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, ch, RestoreFlag, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, ch, access.RestoreFlag, func(f *Flag) error {
 		f.IsArchived = false
 		return nil
 	})
@@ -89,7 +90,7 @@ func (s *Store) DeleteFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 
 // mayDeleteFlag checks that a person may delete f, and that it is archived.
 func mayDeleteFlag(a *Actor, env envRow, f Flag) error {
-	if err := a.require(DeleteFlag, flagRN(env, f.Key, f.Tags)); err != nil {
+	if err := a.require(access.DeleteFlag, flagRN(env, f.Key, f.Tags)); err != nil {
 		return err
 	}
 	if !f.IsArchived {
@@ -106,7 +107,7 @@ type FlagNameInput struct {
 
 // RenameFlag changes a flag's name.
 func (s *Store) RenameFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, in FlagNameInput) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagName, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagName, func(f *Flag) error {
 		f.Name = strings.TrimSpace(in.Name)
 		return nil
 	})
@@ -117,7 +118,7 @@ func (s *Store) SetFlagTags(ctx context.Context, a *Actor, envID uuid.UUID, key 
 	if in.Tags == nil {
 		return Flag{}, Invalid("tags_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagTags, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTags, func(f *Flag) error {
 		f.Tags = OrEmpty(*in.Tags)
 		return nil
 	})
@@ -136,7 +137,7 @@ func (s *Store) SetFlagVariations(ctx context.Context, a *Actor, envID uuid.UUID
 	if in.Variations == nil {
 		return Flag{}, Invalid("variations_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagVariations, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagVariations, func(f *Flag) error {
 		if in.VariationType != "" {
 			f.VariationType = in.VariationType
 		}
@@ -157,7 +158,7 @@ func (s *Store) SetFlagOffVariation(ctx context.Context, a *Actor, envID uuid.UU
 	if in.OffVariationID == "" {
 		return Flag{}, Invalid("offVariationId_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagOffVariation, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagOffVariation, func(f *Flag) error {
 		f.DisabledVariationID = in.OffVariationID
 		return nil
 	})
@@ -188,7 +189,7 @@ func (s *Store) SetFlagTargeting(ctx context.Context, a *Actor, envID uuid.UUID,
 	if t == nil {
 		return Flag{}, Invalid("targeting_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagTargetingRules, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTargetingRules, func(f *Flag) error {
 		f.TargetUsers, f.Rules, f.Fallthrough = t.TargetUsers, t.Rules, t.Fallthrough
 		if f.TargetUsers == nil {
 			f.TargetUsers = []TargetUser{}
@@ -209,7 +210,7 @@ var flagWritable = []string{"name", "description", "variationType", "variations"
 // PatchFlag applies an RFC 6902 JSON Patch to a flag, whole or not at all,
 // with the same checks as every other change.
 func (s *Store) PatchFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ops json.RawMessage) (Flag, error) {
-	f, err := s.changeFlag(ctx, a, envID, key, Change{Comment: "Updated via patch"}, UpdateFlagTargetingRules, func(f *Flag) error {
+	f, err := s.changeFlag(ctx, a, envID, key, Change{Comment: "Updated via patch"}, access.UpdateFlagTargetingRules, func(f *Flag) error {
 		var patched Flag
 		if err := applyPatch(f, ops, flagWritable, &patched); err != nil {
 			return err
@@ -281,7 +282,7 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 // mayCloneFlag checks that a person may copy src: clone it, and create the
 // copy in its environment.
 func mayCloneFlag(a *Actor, env envRow, src Flag) error {
-	if err := a.require(CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
+	if err := a.require(access.CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
 		return err
 	}
 	return mayCreateFlag(a, env)

@@ -66,11 +66,11 @@ func (r EnvRights) Flag(key string, tags []string, archived bool) FlagRights {
 	}
 	change := func(action access.Action) bool { return !archived && may(action) }
 	return FlagRights{
-		Toggle: change(ToggleFlag), OffVariation: change(UpdateFlagOffVariation),
-		Targeting:  change(UpdateFlagIndividualTargeting) || change(UpdateFlagTargetingRules) || change(UpdateFlagDefaultRule),
-		Variations: change(UpdateFlagVariations), Name: change(UpdateFlagName), Description: change(UpdateFlagDescription),
-		Tags: change(UpdateFlagTags), Clone: mayCloneFlag(r.a, r.env, f) == nil,
-		Archive: change(ArchiveFlag), Restore: archived && may(RestoreFlag), Delete: mayDeleteFlag(r.a, r.env, f) == nil,
+		Toggle: change(access.ToggleFlag), OffVariation: change(access.UpdateFlagOffVariation),
+		Targeting:  change(access.UpdateFlagIndividualTargeting) || change(access.UpdateFlagTargetingRules) || change(access.UpdateFlagDefaultRule),
+		Variations: change(access.UpdateFlagVariations), Name: change(access.UpdateFlagName), Description: change(access.UpdateFlagDescription),
+		Tags: change(access.UpdateFlagTags), Clone: mayCloneFlag(r.a, r.env, f) == nil,
+		Archive: change(access.ArchiveFlag), Restore: archived && may(access.RestoreFlag), Delete: mayDeleteFlag(r.a, r.env, f) == nil,
 		permits: may,
 	}
 }
@@ -110,9 +110,9 @@ func (s *Store) SegmentRights(ctx context.Context, a *Actor, envID uuid.UUID, sg
 	may := func(action access.Action) bool { return requireInEnvs(a, []access.Action{action}, envs, sg) == nil }
 	change := func(action access.Action) bool { return !sg.IsArchived && may(action) }
 	return SegmentRights{
-		Targeting: change(UpdateSegmentTargetingUsers) || change(UpdateSegmentRules),
-		Name:      change(UpdateSegmentName), Description: change(UpdateSegmentDescription), Tags: change(UpdateSegmentTags),
-		Archive: change(ArchiveSegment), Restore: sg.IsArchived && may(RestoreSegment), Delete: may(DeleteSegment),
+		Targeting: change(access.UpdateSegmentTargetingUsers) || change(access.UpdateSegmentRules),
+		Name:      change(access.UpdateSegmentName), Description: change(access.UpdateSegmentDescription), Tags: change(access.UpdateSegmentTags),
+		Archive: change(access.ArchiveSegment), Restore: sg.IsArchived && may(access.RestoreSegment), Delete: may(access.DeleteSegment),
 		permits: may,
 	}, nil
 }
@@ -146,6 +146,6 @@ type OrgRights struct {
 // with this key.
 func OrganizationRights(a *Actor, key string) OrgRights {
 	rn := OrganizationRN(key)
-	return OrgRights{Name: a.Can(UpdateOrgName, rn), DefaultPermissions: a.Can(UpdateOrgDefaultUserPermissions, rn),
-		SortFlagsBy: a.Can(UpdateOrgSortFlagsBy, rn)}
+	return OrgRights{Name: a.Can(access.UpdateOrgName, rn), DefaultPermissions: a.Can(access.UpdateOrgDefaultUserPermissions, rn),
+		SortFlagsBy: a.Can(access.UpdateOrgSortFlagsBy, rn)}
 }

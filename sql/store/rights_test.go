@@ -21,7 +21,7 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 		for i, act := range actions {
 			names[i] = string(act)
 		}
-		a.statements = []Statement{{ResourceType: TypeFlag, Effect: "allow", Actions: names, Resources: []string{"project/*:env/*:flag/*"}}}
+		a.statements = []access.Statement{{ResourceType: access.TypeFlag, Effect: "allow", Actions: names, Resources: []string{"project/*:env/*:flag/*"}}}
 		return &a
 	}
 	rightsOf := func(a *Actor, archived bool) FlagRights {
@@ -31,7 +31,7 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 		return r.Flag("pay", nil, archived)
 	}
 
-	toggler := as(ToggleFlag)
+	toggler := as(access.ToggleFlag)
 	if r := rightsOf(toggler, false); !r.Toggle || r.Name || r.Targeting || r.Clone || r.Archive || r.Delete {
 		t.Errorf("ToggleFlag alone gives %+v", r)
 	}
@@ -40,26 +40,26 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 	}
 
 	// Cloning needs creating flags as well.
-	cloner := as(CloneFlag)
+	cloner := as(access.CloneFlag)
 	if rightsOf(cloner, false).Clone {
 		t.Errorf("CloneFlag without CreateFlag offers cloning")
 	}
 	if _, err := s.CloneFlag(ctx, cloner, prod.ID, "pay", CloneFlagInput{Name: "Copy", Key: "copy"}); !errors.Is(err, ErrForbidden) {
 		t.Errorf("clone without CreateFlag: got %v, want ErrForbidden", err)
 	}
-	if !rightsOf(as(CloneFlag, CreateFlag), false).Clone {
+	if !rightsOf(as(access.CloneFlag, access.CreateFlag), false).Clone {
 		t.Errorf("CloneFlag and CreateFlag do not offer cloning")
 	}
 
 	// Any one part of targeting opens the editor.
-	if !rightsOf(as(UpdateFlagDefaultRule), false).Targeting {
+	if !rightsOf(as(access.UpdateFlagDefaultRule), false).Targeting {
 		t.Errorf("UpdateFlagDefaultRule does not open the targeting editor")
 	}
 
 	// A live flag may be archived, not deleted; an archived one the reverse,
 	// and nothing else changes on it.
-	keeper := as(ArchiveFlag, RestoreFlag, DeleteFlag, UpdateFlagName)
-	if r := rightsOf(keeper, false); !r.Archive || r.Restore || r.Delete || !r.Name || !r.Permits(DeleteFlag) {
+	keeper := as(access.ArchiveFlag, access.RestoreFlag, access.DeleteFlag, access.UpdateFlagName)
+	if r := rightsOf(keeper, false); !r.Archive || r.Restore || r.Delete || !r.Name || !r.Permits(access.DeleteFlag) {
 		t.Errorf("live flag: %+v", r)
 	}
 	if err := s.DeleteFlag(ctx, keeper, prod.ID, "pay", Change{}); !errors.Is(err, ErrFlagNotArchived) {
@@ -97,9 +97,9 @@ func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
 	must(t, err)
 
 	devOnly := *owner
-	devOnly.statements = []Statement{
-		{ResourceType: TypeEnv, Effect: "allow", Actions: []string{string(CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
-		{ResourceType: TypeSegment, Effect: "allow", Actions: []string{string(UpdateSegmentName)}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
+	devOnly.statements = []access.Statement{
+		{ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
+		{ResourceType: access.TypeSegment, Effect: "allow", Actions: []string{string(access.UpdateSegmentName)}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
 	}
 	r, err := s.SegmentRights(ctx, &devOnly, dev.ID, shared)
 	must(t, err)
@@ -121,8 +121,8 @@ func TestAccessTokenRightsFollowTheOperations(t *testing.T) {
 	t.Parallel()
 	s, owner, _ := testStore(t)
 	dev := *owner
-	dev.statements = []Statement{{ResourceType: TypeAccessToken, Effect: "allow",
-		Actions: []string{string(ManagePersonalAccessTokens), string(ManageServiceAccessTokens)}, Resources: []string{AccessTokenRN}}}
+	dev.statements = []access.Statement{{ResourceType: access.TypeAccessToken, Effect: "allow",
+		Actions: []string{string(access.ManagePersonalAccessTokens), string(access.ManageServiceAccessTokens)}, Resources: []string{AccessTokenRN}}}
 	if r := AccessTokenRights(&dev, TokenService); r.Create || !r.Manage || r.SetPermissions {
 		t.Errorf("service tokens without IAM: %+v", r)
 	}
@@ -130,7 +130,7 @@ func TestAccessTokenRightsFollowTheOperations(t *testing.T) {
 		t.Errorf("personal tokens: %+v", r)
 	}
 	_, err := s.CreateAccessToken(t.Context(), &dev, AccessTokenInput{Name: "CI", Type: TokenService,
-		Permissions: []Statement{{ID: "t", ResourceType: TypeFlag, Effect: "allow", Actions: []string{string(ToggleFlag)}, Resources: []string{"project/*:env/*:flag/*"}}}})
+		Permissions: []access.Statement{{ID: "t", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{string(access.ToggleFlag)}, Resources: []string{"project/*:env/*:flag/*"}}}})
 	if !errors.Is(err, ErrForbidden) {
 		t.Errorf("create a Service token without IAM: got %v, want ErrForbidden", err)
 	}
