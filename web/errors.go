@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -37,15 +38,15 @@ var fieldMessages = map[string]string{
 	"comment_is_required":                   "This environment requires a comment for every change.",
 	"comment_is_invalid":                    fmt.Sprintf("Use at most %d characters.", store.MaxCommentLen),
 	"variationType_is_invalid":              "Choose one of the types offered.",
-	"variations_is_invalid":                 fmt.Sprintf("Give every variation a name and a value of the flag's type (true or false, a number, JSON); at most %d.", store.MaxVariations),
+	"variations_is_invalid":                 fmt.Sprintf("Give every variation a name and a value of the flag's type (true or false, a number, JSON); at most %d.", targeting.MaxVariations),
 	"disabledVariationId_is_invalid":        "Choose one of the flag's variations.",
 	"offVariationId_is_required":            "Choose one of the flag's variations.",
-	"tags_is_invalid":                       fmt.Sprintf("Separate tags with commas; a tag has at most %d characters, no “:” or “;”, and appears once.", store.MaxTagLen),
+	"tags_is_invalid":                       fmt.Sprintf("Separate tags with commas; a tag has at most %d characters, no “:” or “;”, and appears once.", targeting.MaxTagLen),
 	"targetUsers_is_invalid":                "A user may be targeted once, to a variation of the flag.",
 	"rules_is_invalid":                      "A rule is not valid: each needs at least one condition with an attribute; numeric operators need numbers, regex operators valid expressions (RE2), segment conditions segments that are not archived.",
 	"fallthrough_is_invalid":                "Choose a variation, or percentages that add up to 100.",
-	"included_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", store.MaxKeyIDLen),
-	"excluded_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", store.MaxKeyIDLen),
+	"included_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
+	"excluded_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
 	"scopes_is_invalid":                     "Use organization/ORG, optionally with :project/KEY and :env/KEY (or *), one per line, including this environment.",
 }
 

@@ -4,14 +4,16 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // Lengths of keys, names, descriptions and comments, in characters, checked
 // by every input (keys also match keyPattern), and named in the messages
 // that explain breaking them.
 const (
-	MaxKeyLen         = 128
-	MaxNameLen        = 128
+	MaxKeyLen         = targeting.MaxKeyLen
+	MaxNameLen        = targeting.MaxNameLen
 	MaxDescriptionLen = 512
 	MaxCommentLen     = 512
 )
