@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -104,7 +105,7 @@ func TestServiceTokens(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web", "web")
-	onlyRead := []store.Statement{
+	onlyRead := []access.Statement{
 		{ID: "1", ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}},
 		{ID: "2", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/*:env/dev"}},
 	}
@@ -120,12 +121,12 @@ func TestServiceTokens(t *testing.T) {
 	// Only those who manage IAM hand out statements.
 	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
 	s.do("POST", "/api/v1/access-tokens", dev, map[string]any{"name": "mine", "type": "Service", "permissions": onlyRead}).fails(t, http.StatusForbidden, "Forbidden")
-	s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), dev, map[string]any{"name": "reader", "permissions": []store.Statement{
+	s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), dev, map[string]any{"name": "reader", "permissions": []access.Statement{
 		{ID: "x", ResourceType: "*", Effect: "allow", Actions: []string{"*"}, Resources: []string{"*"}}}}).fails(t, http.StatusForbidden, "Forbidden")
 	// A developer may rename it (ManageServiceAccessTokens) without touching its statements.
 	s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), dev, map[string]any{"name": "reader-2"}).ok(t)
 
-	updated := decode[store.AccessToken](t, s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), s.owner, map[string]any{"name": "reader-2", "permissions": []store.Statement{
+	updated := decode[store.AccessToken](t, s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), s.owner, map[string]any{"name": "reader-2", "permissions": []access.Statement{
 		{ID: "1", ResourceType: "project", Effect: "allow", Actions: []string{"CreateProject"}, Resources: []string{"project/*"}}}}).ok(t))
 	if len(updated.Permissions) != 1 || updated.Permissions[0].Actions[0] != "CreateProject" {
 		t.Fatalf("updated permissions %+v", updated.Permissions)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
 )
@@ -182,9 +183,9 @@ func TestAuditLogFeatBitFilters(t *testing.T) {
 	// A member who may read prod only.
 	reader, readerID := s.addMember("reader@example.com")
 	pol := s.createPolicy("Prod reader", "prod-reader")
-	s.do("PUT", "/api/v1/policies/"+pol.ID.String()+"/statements", s.owner, []store.Statement{
-		{ID: "r", ResourceType: "env", Effect: "allow", Actions: []string{string(store.CanAccessEnv)}, Resources: []string{"project/web:env/" + prod.Key}},
-		{ID: "f", ResourceType: "flag", Effect: "allow", Actions: []string{string(store.CreateFlag)}, Resources: []string{"project/web:env/" + prod.Key + ":flag/*"}},
+	s.do("PUT", "/api/v1/policies/"+pol.ID.String()+"/statements", s.owner, []access.Statement{
+		{ID: "r", ResourceType: "env", Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/web:env/" + prod.Key}},
+		{ID: "f", ResourceType: "flag", Effect: "allow", Actions: []string{string(access.CreateFlag)}, Resources: []string{"project/web:env/" + prod.Key + ":flag/*"}},
 	}).ok(t)
 	s.do("PUT", "/api/v1/members/"+readerID.String()+"/add-policy/"+pol.ID.String(), s.owner, nil).ok(t)
 

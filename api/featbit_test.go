@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -230,7 +231,7 @@ func TestArchivedFlagIsReadOnly(t *testing.T) {
 }
 
 // policyFor creates a policy with statements and returns its id.
-func (s *server) policyFor(key string, statements []store.Statement) uuid.UUID {
+func (s *server) policyFor(key string, statements []access.Statement) uuid.UUID {
 	s.t.Helper()
 	p := decode[store.Policy](s.t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": key, "key": key}).ok(s.t))
 	s.do("PUT", "/api/v1/policies/"+p.ID.String()+"/statements", s.owner, statements).ok(s.t)
@@ -255,9 +256,9 @@ func TestSharedSegmentNeedsEveryEnvironment(t *testing.T) {
 	devSegs := "/api/v1/envs/" + dev.ID.String() + "/segments"
 	prodFlags := "/api/v1/envs/" + prod.ID.String() + "/feature-flags"
 	const org = "organization/default-organization"
-	read := store.Statement{ID: "r", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/web:env/*"}}
-	rights := func(envs string) []store.Statement {
-		return []store.Statement{read,
+	read := access.Statement{ID: "r", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/web:env/*"}}
+	rights := func(envs string) []access.Statement {
+		return []access.Statement{read,
 			{ID: "s", ResourceType: "segment", Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/" + envs + ":segment/*"}},
 			{ID: "f", ResourceType: "flag", Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/" + envs + ":flag/*"}}}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -521,7 +522,7 @@ func TestFlagPermissionsFollowWhatChanges(t *testing.T) {
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay", "tags": []string{"team-a"}})
 	e.createFlag(map[string]any{"name": "Other", "key": "other", "tags": []string{"team-b"}})
 	// A service token may read everything but change only individual targets, and only of team-a's flags.
-	statements := []store.Statement{
+	statements := []access.Statement{
 		{ID: "1", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/*:env/*"}},
 		{ID: "2", ResourceType: "flag", Effect: "allow", Actions: []string{"UpdateFlagIndividualTargeting"}, Resources: []string{"project/web:env/prod:flag/*;team-a"}},
 	}
@@ -540,7 +541,7 @@ func TestFlagPermissionsFollowWhatChanges(t *testing.T) {
 	s.do("POST", e.flags, tok, map[string]any{"name": "x", "key": "x"}).fails(t, http.StatusForbidden, "Forbidden")
 
 	// Changing tags is checked on the flag before and after: nobody moves a flag out of their reach.
-	tagger := []store.Statement{
+	tagger := []access.Statement{
 		{ID: "1", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"*"}},
 		{ID: "2", ResourceType: "flag", Effect: "allow", Actions: []string{"UpdateFlagTags"}, Resources: []string{"project/*:env/*:flag/*;team-a"}},
 	}

@@ -114,7 +114,7 @@ func (m *matrix) token() string {
 }
 
 func iam(path string, body any) call {
-	return call{path: path, body: body, grants: []grant{{store.CanManageIAM, store.IAMRN}}}
+	return call{path: path, body: body, grants: []grant{{access.CanManageIAM, store.IAMRN}}}
 }
 
 // cases says, for every route, how to call it and what it needs.
@@ -123,18 +123,18 @@ func (m *matrix) cases() map[string]func() call {
 	segRN := func(key string) string { return envRN + ":segment/" + key }
 	onFlag := func(action access.Action, suffix string, body any) func() call {
 		return func() call {
-			key := m.flag(action == store.RestoreFlag || action == store.DeleteFlag)
+			key := m.flag(action == access.RestoreFlag || action == access.DeleteFlag)
 			return call{path: m.flags() + "/" + key + suffix, body: body, grants: []grant{{action, flagRN(key)}}}
 		}
 	}
 	onSegment := func(action access.Action, suffix string, body any) func() call {
 		return func() call {
-			id, key := m.segment(action == store.RestoreSegment)
+			id, key := m.segment(action == access.RestoreSegment)
 			return call{path: m.segs() + "/" + id + suffix, body: body, grants: []grant{{action, segRN(key)}}}
 		}
 	}
 	readEnv := func(path string) func() call {
-		return func() call { return call{path: path, grants: []grant{{store.CanAccessEnv, envRN}}} }
+		return func() call { return call{path: path, grants: []grant{{access.CanAccessEnv, envRN}}} }
 	}
 	envPath := "/api/v1/projects/" + m.project.ID.String() + "/envs/"
 	return map[string]func() call{
@@ -167,32 +167,32 @@ func (m *matrix) cases() map[string]func() call {
 			key := fmt.Sprintf("p%d", m.next())
 			return call{path: "/api/v1/organizations/onboarding", body: map[string]any{"organizationName": "Onboarded", "organizationKey": "default-organization",
 				"projectName": key, "projectKey": key, "environments": []string{"Dev"}},
-				grants: []grant{{store.UpdateOrgName, "organization/default-organization"}, {store.CreateProject, "project/*"}}}
+				grants: []grant{{access.UpdateOrgName, "organization/default-organization"}, {access.CreateProject, "project/*"}}}
 		},
 		"GET /api/v1/organizations/is-key-used": func() call {
-			return call{path: "/api/v1/organizations/is-key-used?key=x", grants: []grant{{store.CreateOrg, "organization/*"}}}
+			return call{path: "/api/v1/organizations/is-key-used?key=x", grants: []grant{{access.CreateOrg, "organization/*"}}}
 		},
 		"GET /api/v1/workspaces/is-key-used": func() call {
-			return call{path: "/api/v1/workspaces/is-key-used?key=x", grants: []grant{{store.UpdateWorkspaceGeneralSettings, "workspace/default-workspace"}}}
+			return call{path: "/api/v1/workspaces/is-key-used?key=x", grants: []grant{{access.UpdateWorkspaceGeneralSettings, "workspace/default-workspace"}}}
 		},
 		"GET /api/v1/projects/is-key-used": func() call {
-			return call{path: "/api/v1/projects/is-key-used?key=x", grants: []grant{{store.CreateProject, "project/*"}}}
+			return call{path: "/api/v1/projects/is-key-used?key=x", grants: []grant{{access.CreateProject, "project/*"}}}
 		},
 		"GET /api/v1/projects/:projectId/envs/is-key-used": func() call {
-			return call{path: envPath + "is-key-used?key=x", grants: []grant{{store.CreateEnv, "project/web:env/*"}}}
+			return call{path: envPath + "is-key-used?key=x", grants: []grant{{access.CreateEnv, "project/web:env/*"}}}
 		},
 		"GET /api/v1/groups/is-name-used": func() call { return iam("/api/v1/groups/is-name-used?name=x", nil) },
 		"GET /api/v1/access-tokens/is-name-used": func() call {
-			return call{path: "/api/v1/access-tokens/is-name-used?name=x", grants: []grant{{store.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens/is-name-used?name=x", grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
 		},
 		"GET /api/v1/resources": func() call {
-			return call{path: "/api/v1/resources?type=project", grants: []grant{{store.CanAccessProject, "project/web"}},
+			return call{path: "/api/v1/resources?type=project", grants: []grant{{access.CanAccessProject, "project/web"}},
 				listed: func(r *reply) bool {
 					return slices.ContainsFunc(decode[[]store.Resource](m.s.t, r), func(x store.Resource) bool { return x.RN == "project/web" })
 				}}
 		},
 		"GET /api/v2/resources": func() call {
-			return call{path: "/api/v2/resources?spaceLevel=organization&types=env", grants: []grant{{store.CanAccessEnv, envRN}},
+			return call{path: "/api/v2/resources?spaceLevel=organization&types=env", grants: []grant{{access.CanAccessEnv, envRN}},
 				listed: func(r *reply) bool {
 					return slices.ContainsFunc(decode[[]store.ResourceV2](m.s.t, r), func(x store.ResourceV2) bool {
 						return x.RN == "organization/default-organization:"+envRN
@@ -201,75 +201,75 @@ func (m *matrix) cases() map[string]func() call {
 		},
 		"PUT /api/v1/organizations": func() call {
 			return call{path: "/api/v1/organizations", body: map[string]string{"name": fmt.Sprintf("Org %d", m.next())},
-				grants: []grant{{store.UpdateOrgName, "organization/default-organization"}}}
+				grants: []grant{{access.UpdateOrgName, "organization/default-organization"}}}
 		},
 
 		"GET /api/v1/access-tokens": func() call {
-			return call{path: "/api/v1/access-tokens", grants: []grant{{store.ListAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens", grants: []grant{{access.ListAccessTokens, store.AccessTokenRN}}}
 		},
 		"POST /api/v1/access-tokens": func() call {
 			return call{path: "/api/v1/access-tokens", body: map[string]string{"name": fmt.Sprintf("t%d", m.next()), "type": "Personal"},
-				grants: []grant{{store.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+				grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
 		},
 		"PUT /api/v1/access-tokens/:id": func() call {
 			return call{path: "/api/v1/access-tokens/" + m.token(), body: map[string]string{"name": fmt.Sprintf("t%d", m.next())},
-				grants: []grant{{store.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+				grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
 		},
 		"PUT /api/v1/access-tokens/:id/toggle": func() call {
-			return call{path: "/api/v1/access-tokens/" + m.token() + "/toggle", grants: []grant{{store.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens/" + m.token() + "/toggle", grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
 		},
 		"DELETE /api/v1/access-tokens/:id": func() call {
-			return call{path: "/api/v1/access-tokens/" + m.token(), grants: []grant{{store.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens/" + m.token(), grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
 		},
 
 		"GET /api/v1/projects": func() call {
-			return call{path: "/api/v1/projects", grants: []grant{{store.CanAccessProject, "project/web"}},
+			return call{path: "/api/v1/projects", grants: []grant{{access.CanAccessProject, "project/web"}},
 				listed: func(r *reply) bool { return len(decode[[]store.Project](m.s.t, r)) > 0 }}
 		},
 		"POST /api/v1/projects": func() call {
 			key := fmt.Sprintf("p%d", m.next())
-			return call{path: "/api/v1/projects", body: map[string]string{"name": key, "key": key}, grants: []grant{{store.CreateProject, "project/*"}}}
+			return call{path: "/api/v1/projects", body: map[string]string{"name": key, "key": key}, grants: []grant{{access.CreateProject, "project/*"}}}
 		},
 		"GET /api/v1/projects/:id": func() call {
-			return call{path: "/api/v1/projects/" + m.project.ID.String(), grants: []grant{{store.CanAccessProject, "project/web"}}}
+			return call{path: "/api/v1/projects/" + m.project.ID.String(), grants: []grant{{access.CanAccessProject, "project/web"}}}
 		},
 		"PUT /api/v1/projects/:id": func() call {
 			return call{path: "/api/v1/projects/" + m.project.ID.String(), body: map[string]string{"name": fmt.Sprintf("Web %d", m.next())},
-				grants: []grant{{store.UpdateProjectSettings, "project/web"}}}
+				grants: []grant{{access.UpdateProjectSettings, "project/web"}}}
 		},
 		"DELETE /api/v1/projects/:id": func() call {
 			p := m.newProject()
-			return call{path: "/api/v1/projects/" + p.ID.String(), grants: []grant{{store.DeleteProject, "project/" + p.Key}}}
+			return call{path: "/api/v1/projects/" + p.ID.String(), grants: []grant{{access.DeleteProject, "project/" + p.Key}}}
 		},
 		"POST /api/v1/projects/:projectId/envs": func() call {
 			key := fmt.Sprintf("e%d", m.next())
 			return call{path: "/api/v1/projects/" + m.project.ID.String() + "/envs", body: map[string]string{"name": key, "key": key},
-				grants: []grant{{store.CreateEnv, "project/web:env/*"}}}
+				grants: []grant{{access.CreateEnv, "project/web:env/*"}}}
 		},
 		"GET /api/v1/projects/:projectId/envs/:id": func() call {
-			return call{path: envPath + m.env.ID.String(), grants: []grant{{store.CanAccessEnv, envRN}}}
+			return call{path: envPath + m.env.ID.String(), grants: []grant{{access.CanAccessEnv, envRN}}}
 		},
 		"PUT /api/v1/projects/:projectId/envs/:id": func() call {
 			return call{path: envPath + m.env.ID.String(), body: map[string]string{"name": fmt.Sprintf("Prod %d", m.next())},
-				grants: []grant{{store.UpdateEnvSettings, envRN}}}
+				grants: []grant{{access.UpdateEnvSettings, envRN}}}
 		},
 		"DELETE /api/v1/projects/:projectId/envs/:id": func() call {
 			key := fmt.Sprintf("e%d", m.next())
 			env := decode[store.Environment](m.s.t, m.owner("POST", "/api/v1/projects/"+m.project.ID.String()+"/envs", map[string]string{"name": key, "key": key}))
-			return call{path: envPath + env.ID.String(), grants: []grant{{store.DeleteEnv, "project/web:env/" + key}}}
+			return call{path: envPath + env.ID.String(), grants: []grant{{access.DeleteEnv, "project/web:env/" + key}}}
 		},
 		"POST /api/v1/envs/:envId/secrets": func() call {
 			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets", body: map[string]string{"name": "k", "type": "server"},
-				grants: []grant{{store.CreateEnvSecret, envRN}}}
+				grants: []grant{{access.CreateEnvSecret, envRN}}}
 		},
 		"PUT /api/v1/envs/:envId/secrets/:id": func() call {
 			sec := decode[store.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
 			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets/" + sec.ID.String(), body: map[string]string{"name": "renamed"},
-				grants: []grant{{store.UpdateEnvSecret, envRN}}}
+				grants: []grant{{access.UpdateEnvSecret, envRN}}}
 		},
 		"DELETE /api/v1/envs/:envId/secrets/:id": func() call {
 			sec := decode[store.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
-			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets/" + sec.ID.String(), grants: []grant{{store.DeleteEnvSecret, envRN}}}
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets/" + sec.ID.String(), grants: []grant{{access.DeleteEnvSecret, envRN}}}
 		},
 
 		"GET /api/v1/envs/:envId/feature-flags":             readEnv(m.flags()),
@@ -287,21 +287,21 @@ func (m *matrix) cases() map[string]func() call {
 		},
 		"POST /api/v1/envs/:envId/feature-flags": func() call {
 			key := fmt.Sprintf("f%d", m.next())
-			return call{path: m.flags(), body: map[string]string{"name": key, "key": key}, grants: []grant{{store.CreateFlag, flagRN("*")}}}
+			return call{path: m.flags(), body: map[string]string{"name": key, "key": key}, grants: []grant{{access.CreateFlag, flagRN("*")}}}
 		},
 		"POST /api/v1/envs/:envId/feature-flags/clone/:key": func() call {
 			src, key := m.flag(false), fmt.Sprintf("f%d", m.next())
 			return call{path: m.flags() + "/clone/" + src, body: map[string]string{"name": key, "key": key},
-				grants: []grant{{store.CloneFlag, flagRN(src)}, {store.CreateFlag, flagRN("*")}}}
+				grants: []grant{{access.CloneFlag, flagRN(src)}, {access.CreateFlag, flagRN("*")}}}
 		},
-		"PATCH /api/v1/envs/:envId/feature-flags/:key":              onFlag(store.UpdateFlagName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
-		"DELETE /api/v1/envs/:envId/feature-flags/:key":             onFlag(store.DeleteFlag, "", nil),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/description":    onFlag(store.UpdateFlagDescription, "/description", map[string]string{"description": "d"}),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/toggle/:status": onFlag(store.ToggleFlag, "/toggle/true", nil),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/archive":        onFlag(store.ArchiveFlag, "/archive", nil),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/restore":        onFlag(store.RestoreFlag, "/restore", nil),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/name":           onFlag(store.UpdateFlagName, "/name", map[string]string{"name": "renamed"}),
-		"PUT /api/v1/envs/:envId/feature-flags/:key/tags":           onFlag(store.UpdateFlagTags, "/tags", map[string]any{"tags": []string{"t"}}),
+		"PATCH /api/v1/envs/:envId/feature-flags/:key":              onFlag(access.UpdateFlagName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
+		"DELETE /api/v1/envs/:envId/feature-flags/:key":             onFlag(access.DeleteFlag, "", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/description":    onFlag(access.UpdateFlagDescription, "/description", map[string]string{"description": "d"}),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/toggle/:status": onFlag(access.ToggleFlag, "/toggle/true", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/archive":        onFlag(access.ArchiveFlag, "/archive", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/restore":        onFlag(access.RestoreFlag, "/restore", nil),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/name":           onFlag(access.UpdateFlagName, "/name", map[string]string{"name": "renamed"}),
+		"PUT /api/v1/envs/:envId/feature-flags/:key/tags":           onFlag(access.UpdateFlagTags, "/tags", map[string]any{"tags": []string{"t"}}),
 		"PUT /api/v1/envs/:envId/feature-flags/:key/variations":     nil, // set per flag below
 		"PUT /api/v1/envs/:envId/feature-flags/:key/off-variation":  nil,
 		"PUT /api/v1/envs/:envId/feature-flags/:key/targeting":      nil,
@@ -317,16 +317,16 @@ func (m *matrix) cases() map[string]func() call {
 		"POST /api/v1/envs/:envId/segments": func() call {
 			key := fmt.Sprintf("s%d", m.next())
 			return call{path: m.segs(), body: map[string]string{"name": key, "key": key, "type": "environment-specific"},
-				grants: []grant{{store.CreateSegment, segRN("*")}}}
+				grants: []grant{{access.CreateSegment, segRN("*")}}}
 		},
-		"PATCH /api/v1/envs/:envId/segments/:segmentId":           onSegment(store.UpdateSegmentName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
-		"DELETE /api/v1/envs/:envId/segments/:segmentId":          onSegment(store.DeleteSegment, "", nil),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/archive":     onSegment(store.ArchiveSegment, "/archive", nil),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/restore":     onSegment(store.RestoreSegment, "/restore", nil),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/name":        onSegment(store.UpdateSegmentName, "/name", map[string]string{"name": "renamed"}),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/description": onSegment(store.UpdateSegmentDescription, "/description", map[string]string{"description": "d"}),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/tags":        onSegment(store.UpdateSegmentTags, "/tags", map[string]any{"tags": []string{"t"}}),
-		"PUT /api/v1/envs/:envId/segments/:segmentId/targeting":   onSegment(store.UpdateSegmentTargetingUsers, "/targeting", map[string]any{"included": []string{"u"}}),
+		"PATCH /api/v1/envs/:envId/segments/:segmentId":           onSegment(access.UpdateSegmentName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
+		"DELETE /api/v1/envs/:envId/segments/:segmentId":          onSegment(access.DeleteSegment, "", nil),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/archive":     onSegment(access.ArchiveSegment, "/archive", nil),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/restore":     onSegment(access.RestoreSegment, "/restore", nil),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/name":        onSegment(access.UpdateSegmentName, "/name", map[string]string{"name": "renamed"}),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/description": onSegment(access.UpdateSegmentDescription, "/description", map[string]string{"description": "d"}),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/tags":        onSegment(access.UpdateSegmentTags, "/tags", map[string]any{"tags": []string{"t"}}),
+		"PUT /api/v1/envs/:envId/segments/:segmentId/targeting":   onSegment(access.UpdateSegmentTargetingUsers, "/targeting", map[string]any{"included": []string{"u"}}),
 		"GET /api/v1/envs/:envId/audit-logs":                      readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
 		"GET /api/v1/envs/:envId/flag-insights":                   readEnv("/api/v1/envs/" + m.env.ID.String() + "/flag-insights"),
 		"GET /api/v1/envs/:envId/feature-flags/:key/insights": func() call {
@@ -334,7 +334,7 @@ func (m *matrix) cases() map[string]func() call {
 		},
 		"POST /api/v1/envs/:envId/feature-flags/:key/evaluate": func() call {
 			return call{path: m.flags() + "/" + m.flag(false) + "/evaluate", body: map[string]string{"keyId": "alice"},
-				grants: []grant{{store.CanAccessEnv, envRN}}}
+				grants: []grant{{access.CanAccessEnv, envRN}}}
 		},
 
 		"GET /api/v1/policies": func() call { return iam("/api/v1/policies", nil) },
@@ -413,13 +413,13 @@ func (m *matrix) flagBodyCases(cases map[string]func() call) {
 			return call{path: m.flags() + "/" + key + suffix, body: body(f), grants: []grant{{action, envRN + ":flag/" + key}}}
 		}
 	}
-	cases["PUT /api/v1/envs/:envId/feature-flags/:key/variations"] = withFlag(store.UpdateFlagVariations, "/variations", func(f store.Flag) any {
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/variations"] = withFlag(access.UpdateFlagVariations, "/variations", func(f store.Flag) any {
 		return map[string]any{"variations": []store.Variation{f.Variations[0], {ID: f.Variations[1].ID, Name: "No", Value: "false"}}}
 	})
-	cases["PUT /api/v1/envs/:envId/feature-flags/:key/off-variation"] = withFlag(store.UpdateFlagOffVariation, "/off-variation", func(f store.Flag) any {
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/off-variation"] = withFlag(access.UpdateFlagOffVariation, "/off-variation", func(f store.Flag) any {
 		return map[string]string{"offVariationId": f.Variations[0].ID}
 	})
-	cases["PUT /api/v1/envs/:envId/feature-flags/:key/targeting"] = withFlag(store.UpdateFlagIndividualTargeting, "/targeting", func(f store.Flag) any {
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/targeting"] = withFlag(access.UpdateFlagIndividualTargeting, "/targeting", func(f store.Flag) any {
 		tg := f.Targeting()
 		tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"u"}, VariationID: f.Variations[0].ID}}
 		return map[string]any{"targeting": tg}
@@ -535,17 +535,17 @@ func hasIDs(path string) bool {
 	return strings.Contains(path, "/clone/")
 }
 
-func statements(grants []grant, effect string) []store.Statement {
-	out := make([]store.Statement, len(grants))
+func statements(grants []grant, effect string) []access.Statement {
+	out := make([]access.Statement, len(grants))
 	for i, g := range grants {
-		out[i] = store.Statement{ID: effect + fmt.Sprint(i), ResourceType: resourceType(g.action), Effect: effect,
+		out[i] = access.Statement{ID: effect + fmt.Sprint(i), ResourceType: resourceType(g.action), Effect: effect,
 			Actions: []string{string(g.action)}, Resources: []string{g.rn}}
 	}
 	return out
 }
 
 func resourceType(action access.Action) string {
-	for _, g := range store.Catalogue {
+	for _, g := range access.Catalogue {
 		if slices.Contains(g.Actions, action) {
 			return g.ResourceType
 		}
@@ -554,7 +554,7 @@ func resourceType(action access.Action) string {
 }
 
 // setStatements replaces the member's policy's statements; the next request sees them.
-func (m *matrix) setStatements(sts []store.Statement) {
+func (m *matrix) setStatements(sts []access.Statement) {
 	raw, _ := json.Marshal(sts)
 	m.s.changeAccess(`UPDATE policies SET statements = $1 WHERE id = $2`, raw, m.policyID)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
 )
@@ -74,7 +75,7 @@ func TestResources(t *testing.T) {
 	s.do("GET", "/api/v1/resources?type=relay-proxy", s.owner, nil).fails(t, http.StatusBadRequest, "type_is_invalid")
 
 	// A member sees the projects and environments they may access.
-	webOnly := []store.Statement{{ID: "w", ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/web"}}}
+	webOnly := []access.Statement{{ID: "w", ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/web"}}}
 	pol := s.createPolicy("Web", "web-only")
 	s.do("PUT", "/api/v1/policies/"+pol.ID.String()+"/statements", s.owner, webOnly).ok(t)
 	member, _ := s.addMember("member@example.com", pol.ID)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -187,8 +188,8 @@ func TestOrganizationSettings(t *testing.T) {
 		fails(t, http.StatusBadRequest, "flagSortedBy_is_required")
 
 	// UpdateOrgSortFlagsBy is checked when, and only when, the order changes.
-	sorter := []store.Statement{{ID: "s", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgSortFlagsBy"}, Resources: []string{"organization/*"}}}
-	renamer := []store.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgName"}, Resources: []string{"organization/*"}}}
+	sorter := []access.Statement{{ID: "s", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgSortFlagsBy"}, Resources: []string{"organization/*"}}}
+	renamer := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgName"}, Resources: []string{"organization/*"}}}
 	st := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "sorter", "type": "Service", "permissions": sorter}).ok(t)).Token
 	rt := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": renamer}).ok(t)).Token
 	s.do("PUT", "/api/v1/organizations", st, map[string]any{"name": "Renamed", "settings": map[string]string{"flagSortedBy": "created_at"}}).ok(t)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -72,12 +73,12 @@ func TestOrganizationSettingsPermissions(t *testing.T) {
 	s.do("PUT", "/api/v1/organizations", admin, map[string]any{"name": "Admins' org"}).ok(t)
 
 	// Each action is checked for the part it changes.
-	nameOnly := []store.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgName"}, Resources: []string{"organization/*"}}}
+	nameOnly := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgName"}, Resources: []string{"organization/*"}}}
 	renamer := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": nameOnly}).ok(t))
 	s.do("PUT", "/api/v1/organizations", renamer.Token, map[string]any{"name": "Renamed"}).ok(t)
 	s.do("PUT", "/api/v1/organizations", renamer.Token, map[string]any{"name": "Renamed",
 		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{}}}).fails(t, http.StatusForbidden, "Forbidden")
-	otherOrg := []store.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"*"}, Resources: []string{"organization/other"}}}
+	otherOrg := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"*"}, Resources: []string{"organization/other"}}}
 	stranger := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "stranger", "type": "Service", "permissions": otherOrg}).ok(t))
 	s.do("PUT", "/api/v1/organizations", stranger.Token, map[string]any{"name": "Nope"}).fails(t, http.StatusForbidden, "Forbidden")
 	if n := s.audits("Organization"); n != 2 {
@@ -107,7 +108,7 @@ func TestIAMNeedsCanManageIAM(t *testing.T) {
 		{"POST", "/api/v1/policies/clone/developer", map[string]string{"name": "Y", "key": "y"}},
 		{"GET", "/api/v1/policies/" + pid, nil},
 		{"PUT", "/api/v1/policies/" + pid + "/settings", map[string]string{"name": "Renamed"}},
-		{"PUT", "/api/v1/policies/" + pid + "/statements", []store.Statement{flagStatement}},
+		{"PUT", "/api/v1/policies/" + pid + "/statements", []access.Statement{flagStatement}},
 		{"GET", "/api/v1/policies/" + pid + "/members?getAllMembers=true", nil},
 		{"GET", "/api/v1/policies/" + pid + "/groups", nil},
 		{"GET", "/api/v1/groups", nil},

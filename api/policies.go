@@ -3,6 +3,7 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -65,7 +66,7 @@ func (h *Handler) updatePolicyStatements(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var statements []store.Statement
+	var statements []access.Statement
 	if err := bind(c, &statements); err != nil {
 		return err
 	}

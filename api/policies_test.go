@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
 )
@@ -57,7 +58,7 @@ func (s *server) audits(refType string) int {
 	return s.count(`SELECT count(*) FROM audit_logs WHERE ref_type = $1`, refType)
 }
 
-var flagStatement = store.Statement{ID: "s1", ResourceType: "flag", Effect: "allow", Actions: []string{"CreateFlag"},
+var flagStatement = access.Statement{ID: "s1", ResourceType: "flag", Effect: "allow", Actions: []string{"CreateFlag"},
 	Resources: []string{"project/*:env/*:flag/*"}}
 
 func TestPolicyLifecycle(t *testing.T) {
@@ -198,7 +199,7 @@ func TestBuiltinPoliciesCannotBeModified(t *testing.T) {
 	for _, id := range []uuid.UUID{store.OwnerPolicyID, store.AdministratorPolicyID, store.DeveloperPolicyID} {
 		path := "/api/v1/policies/" + id.String()
 		s.do("PUT", path+"/settings", s.owner, map[string]string{"name": "Mine now"}).fails(t, http.StatusUnprocessableEntity, "CannotModifySysManagedPolicy")
-		s.do("PUT", path+"/statements", s.owner, []store.Statement{flagStatement}).fails(t, http.StatusUnprocessableEntity, "CannotModifySysManagedPolicy")
+		s.do("PUT", path+"/statements", s.owner, []access.Statement{flagStatement}).fails(t, http.StatusUnprocessableEntity, "CannotModifySysManagedPolicy")
 		s.do("DELETE", path, s.owner, nil).fails(t, http.StatusUnprocessableEntity, "CannotModifySysManagedPolicy")
 		if got := decode[store.Policy](t, s.do("GET", path, s.owner, nil).ok(t)); got.Type != "SysManaged" || got.Name == "Mine now" {
 			t.Errorf("built-in %+v", got)
@@ -224,7 +225,7 @@ func TestClonePolicy(t *testing.T) {
 		}
 	}
 	if clone.Type != "CustomerManaged" || clone.ID == store.DeveloperPolicyID || clone.Key != "developers-plus" || clone.Description != "more" ||
-		!slices.EqualFunc(clone.Statements, developer.Statements, func(a, b store.Statement) bool {
+		!slices.EqualFunc(clone.Statements, developer.Statements, func(a, b access.Statement) bool {
 			return a.ID == b.ID && a.ResourceType == b.ResourceType && slices.Equal(a.Actions, b.Actions) && slices.Equal(a.Resources, b.Resources)
 		}) {
 		t.Fatalf("clone %+v of %+v", clone, developer)
@@ -232,7 +233,7 @@ func TestClonePolicy(t *testing.T) {
 
 	// The organization's own policies clone by their exact key, without their members.
 	mine := s.createPolicy("Mine", "Mine")
-	s.do("PUT", "/api/v1/policies/"+mine.ID.String()+"/statements", s.owner, []store.Statement{flagStatement}).ok(t)
+	s.do("PUT", "/api/v1/policies/"+mine.ID.String()+"/statements", s.owner, []access.Statement{flagStatement}).ok(t)
 	_, devID := s.addMember("dev@example.com")
 	s.do("PUT", "/api/v1/members/"+devID.String()+"/add-policy/"+mine.ID.String(), s.owner, nil).ok(t)
 	again := decode[store.Policy](t, s.do("POST", "/api/v1/policies/clone/Mine", s.owner, map[string]string{"name": "Mine 2", "key": "mine-2"}).ok(t))
@@ -402,8 +403,8 @@ func TestUserPoliciesAndActions(t *testing.T) {
 		t.Errorf("policies of a member without any: %s, want []", none.Data)
 	}
 
-	actions := decode[[]store.ActionGroup](t, s.do("GET", "/api/v1/iam/actions", dev, nil).ok(t))
-	if len(actions) != len(store.Catalogue) || actions[2].ResourceType != "iam" || actions[2].Actions[0] != "CanManageIAM" {
+	actions := decode[[]access.ActionGroup](t, s.do("GET", "/api/v1/iam/actions", dev, nil).ok(t))
+	if len(actions) != len(access.Catalogue) || actions[2].ResourceType != "iam" || actions[2].Actions[0] != "CanManageIAM" {
 		t.Errorf("actions %+v", actions)
 	}
 	s.do("GET", "/api/v1/iam/actions", "", nil).fails(t, http.StatusUnauthorized, "Unauthorized")

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -39,10 +40,10 @@ func (p *pages) tokenCreate(c echo.Context, values map[string]string) *views.For
 func (p *pages) tokenTypes(c echo.Context) []string {
 	a := actor(c)
 	var types []string
-	if a.Can(store.ManagePersonalAccessTokens, store.AccessTokenRN) {
+	if a.Can(access.ManagePersonalAccessTokens, store.AccessTokenRN) {
 		types = append(types, store.TokenPersonal)
 	}
-	if a.Can(store.ManageServiceAccessTokens, store.AccessTokenRN) && a.Can(store.CanManageIAM, store.IAMRN) {
+	if a.Can(access.ManageServiceAccessTokens, store.AccessTokenRN) && a.Can(access.CanManageIAM, store.IAMRN) {
 		types = append(types, store.TokenService)
 	}
 	return types
@@ -95,7 +96,7 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		tc.Types = options(create.Values["type"], p.tokenTypes(c)...)
 		if slices.Contains(p.tokenTypes(c), store.TokenService) {
 			if editing == nil { // a new Service token starts with one statement to fill in
-				editing = &tokenEdit{drafts: []draft{{st: store.Statement{ResourceType: store.TypeFlag, Effect: "allow",
+				editing = &tokenEdit{drafts: []draft{{st: access.Statement{ResourceType: access.TypeFlag, Effect: "allow",
 					Actions: []string{}, Resources: []string{}}}}}
 			}
 			e, err := p.editor(c.Request().Context(), a, "token-create", editing.drafts, false, editing.problems, editing.refused)
@@ -167,8 +168,8 @@ func (p *pages) createAccessToken(c echo.Context) error {
 }
 
 // statementRefusal explains statements a Service token was refused.
-func statementRefusal(sts []store.Statement) (map[int]string, string) {
-	problems := store.StatementProblems(sts)
+func statementRefusal(sts []access.Statement) (map[int]string, string) {
+	problems := access.StatementProblems(sts)
 	if len(problems) == 0 {
 		return nil, "A Service token needs at least one statement."
 	}
@@ -258,7 +259,7 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 	vm := views.AccessToken{Name: t.Name, Type: t.Type, Status: t.Status, Preview: t.Preview, Form: edited.form,
 		Crumbs: []views.Crumb{{Label: "Access tokens", Href: "/access-tokens"}}}
 	if t.Type == store.TokenService {
-		e, err := p.editor(ctx, a, "token", edited.drafts, !a.Can(store.CanManageIAM, store.IAMRN), edited.problems, edited.refused)
+		e, err := p.editor(ctx, a, "token", edited.drafts, !a.Can(access.CanManageIAM, store.IAMRN), edited.problems, edited.refused)
 		if err != nil {
 			return err
 		}

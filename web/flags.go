@@ -260,7 +260,7 @@ func (p *pages) flagRow(c echo.Context, w workEnv, f store.FlagListItem, next st
 	if f.LastChange != nil {
 		row.LastChange, row.LastComment = when(f.LastChange.ChangedAt), f.LastChange.Comment
 	}
-	if !f.IsArchived && actor(c).Can(store.ToggleFlag, store.FlagRN(w.projectKey, w.key, f.Key, f.Tags)) {
+	if !f.IsArchived && actor(c).Can(access.ToggleFlag, store.FlagRN(w.projectKey, w.key, f.Key, f.Tags)) {
 		row.Toggle = &views.FlagToggle{On: f.IsEnabled, CommentRequired: w.requireComment, Row: true,
 			Form: p.form(c, f.ID.String(), flagHref(f.Key)+"/toggle", map[string]string{"revision": f.Revision.String(), "next": next})}
 	}
@@ -270,7 +270,7 @@ func (p *pages) flagRow(c echo.Context, w workEnv, f store.FlagListItem, next st
 // flagCreate is the creation form, nil when the person may not create flags;
 // values and variations carry a form just posted.
 func (p *pages) flagCreate(c echo.Context, w workEnv, values map[string]string, vars []views.VariationEdit, open bool) *views.FlagCreate {
-	if !actor(c).Can(store.CreateFlag, store.FlagRN(w.projectKey, w.key, "*", nil)) {
+	if !actor(c).Can(access.CreateFlag, store.FlagRN(w.projectKey, w.key, "*", nil)) {
 		return nil
 	}
 	if values == nil {
@@ -486,7 +486,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	switch tab {
 	case tabTargeting:
 		t := views.FlagTargeting{On: f.IsEnabled}
-		if live && a.Can(store.ToggleFlag, rn) {
+		if live && a.Can(access.ToggleFlag, rn) {
 			if st.toggle == nil {
 				st.toggle = fresh("flag-toggle", href+"/toggle", nil)
 			}
@@ -498,7 +498,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		} else {
 			off = st.off.Values["disabledVariationId"]
 		}
-		t.Off = views.OffVariation{Form: *st.off, Editable: live && a.Can(store.UpdateFlagOffVariation, rn), CommentRequired: w.requireComment}
+		t.Off = views.OffVariation{Form: *st.off, Editable: live && a.Can(access.UpdateFlagOffVariation, rn), CommentRequired: w.requireComment}
 		for _, v := range f.Variations {
 			t.Off.Options = append(t.Off.Options, views.Option{Value: v.ID, Label: variationLabel(v), Selected: v.ID == off})
 			if v.ID == f.DisabledVariationID {
@@ -519,8 +519,8 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		}
 		t.Editor.Form = *st.targetingForm
 		t.Editor.CommentRequired = w.requireComment
-		t.Editor.Editable = live && (a.Can(store.UpdateFlagIndividualTargeting, rn) ||
-			a.Can(store.UpdateFlagTargetingRules, rn) || a.Can(store.UpdateFlagDefaultRule, rn))
+		t.Editor.Editable = live && (a.Can(access.UpdateFlagIndividualTargeting, rn) ||
+			a.Can(access.UpdateFlagTargetingRules, rn) || a.Can(access.UpdateFlagDefaultRule, rn))
 		m.Targeting = &t
 		if st.tester == nil {
 			st.tester = &views.FlagTester{Form: p.form(c, "tester", href+"/test", nil)}
@@ -533,21 +533,21 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		} else {
 			typ, vars = st.variationType, renumber(st.variations)
 		}
-		m.Variations = &views.VariationsEditor{Form: *st.variationsForm, Editable: live && a.Can(store.UpdateFlagVariations, rn),
+		m.Variations = &views.VariationsEditor{Form: *st.variationsForm, Editable: live && a.Can(access.UpdateFlagVariations, rn),
 			CommentRequired: w.requireComment, Types: variationTypes(typ), Variations: vars}
 	case tabSettings:
 		s := views.SettingsTab{CommentRequired: w.requireComment, Archived: f.IsArchived, Facts: []views.Fact{
 			{Label: "Key", Value: f.Key, Code: true}, {Label: "Type", Value: f.VariationType},
 			{Label: "Created", Value: when(f.CreatedAt)}, {Label: "Updated", Value: when(f.UpdatedAt)}}}
-		if live && a.Can(store.UpdateFlagName, rn) {
+		if live && a.Can(access.UpdateFlagName, rn) {
 			s.Name = postedOr(st.name, func() *views.Form { return fresh("flag-name", href+"/name", map[string]string{"name": f.Name}) })
 		}
-		if live && a.Can(store.UpdateFlagDescription, rn) {
+		if live && a.Can(access.UpdateFlagDescription, rn) {
 			s.Description = postedOr(st.description, func() *views.Form {
 				return fresh("flag-description", href+"/description", map[string]string{"description": f.Description})
 			})
 		}
-		if live && a.Can(store.UpdateFlagTags, rn) {
+		if live && a.Can(access.UpdateFlagTags, rn) {
 			s.Tags = postedOr(st.tags, func() *views.Form {
 				return fresh("flag-tags", href+"/tags", map[string]string{"tags": strings.Join(f.Tags, ", ")})
 			})
@@ -561,20 +561,20 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		if s.Tags == nil {
 			s.Facts = append(s.Facts, views.Fact{Label: "Tags", Value: strings.Join(f.Tags, ", ")})
 		}
-		if a.Can(store.CloneFlag, rn) && a.Can(store.CreateFlag, store.FlagRN(w.projectKey, w.key, "*", nil)) {
+		if a.Can(access.CloneFlag, rn) && a.Can(access.CreateFlag, store.FlagRN(w.projectKey, w.key, "*", nil)) {
 			s.Clone = postedOr(st.clone, func() *views.Form {
 				form := p.form(c, "flag-clone", href+"/clone", map[string]string{"name": f.Name + " (copy)", "key": f.Key + "-copy"})
 				return &form
 			})
 		}
 		switch {
-		case live && a.Can(store.ArchiveFlag, rn):
+		case live && a.Can(access.ArchiveFlag, rn):
 			s.ArchiveHref = href + "/archive"
 		case !live:
-			if a.Can(store.RestoreFlag, rn) {
+			if a.Can(access.RestoreFlag, rn) {
 				s.RestoreHref = href + "/restore"
 			}
-			if a.Can(store.DeleteFlag, rn) {
+			if a.Can(access.DeleteFlag, rn) {
 				s.DeleteHref = href + "/delete"
 			}
 		}
@@ -898,7 +898,7 @@ type flagLifecycle struct {
 }
 
 var (
-	archiveFlag = flagLifecycle{verb: "Archive", button: "Archive flag", danger: true, action: store.ArchiveFlag,
+	archiveFlag = flagLifecycle{verb: "Archive", button: "Archive flag", danger: true, action: access.ArchiveFlag,
 		consequences: func(f store.Flag) []string {
 			return []string{"SDKs no longer receive the flag: code asking for it gets its fallback value.",
 				"It leaves the list of active flags; you can restore it, or then delete it."}
@@ -908,7 +908,7 @@ var (
 			return err
 		},
 		done: "archived", to: func(key string) string { return flagHref(key) + "/settings" }}
-	restoreFlag = flagLifecycle{verb: "Restore", button: "Restore flag", action: store.RestoreFlag,
+	restoreFlag = flagLifecycle{verb: "Restore", button: "Restore flag", action: access.RestoreFlag,
 		consequences: func(f store.Flag) []string {
 			return []string{fmt.Sprintf("SDKs receive the flag again; it is %s, as it was when archived.", strings.ToLower(onOffWord(f.IsEnabled)))}
 		},
@@ -917,7 +917,7 @@ var (
 			return err
 		},
 		done: "restored", to: func(key string) string { return flagHref(key) + "/settings" }}
-	deleteFlag = flagLifecycle{verb: "Delete", button: "Delete flag", danger: true, action: store.DeleteFlag,
+	deleteFlag = flagLifecycle{verb: "Delete", button: "Delete flag", danger: true, action: access.DeleteFlag,
 		consequences: func(f store.Flag) []string {
 			return []string{"The flag, its targeting and its revisions are deleted for good; this cannot be undone.",
 				"Its history stays in the environment's audit log."}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -999,9 +1000,9 @@ func (a *app) readerPolicy() uuid.UUID {
 	a.t.Helper()
 	p, err := a.st.CreatePolicy(a.t.Context(), a.ownerActor(), store.PolicyInput{Name: "Reader", Key: "reader"})
 	must(a.t, err)
-	_, err = a.st.UpdatePolicyStatements(a.t.Context(), a.ownerActor(), p.ID, []store.Statement{
-		{ID: "p", ResourceType: store.TypeProject, Effect: "allow", Actions: []string{string(store.CanAccessProject)}, Resources: []string{"project/*"}},
-		{ID: "e", ResourceType: store.TypeEnv, Effect: "allow", Actions: []string{string(store.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
+	_, err = a.st.UpdatePolicyStatements(a.t.Context(), a.ownerActor(), p.ID, []access.Statement{
+		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
+		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
 	})
 	must(a.t, err)
 	return p.ID

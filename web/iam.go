@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -27,7 +28,7 @@ const (
 // those who manage IAM, the organization's page for those who may change it.
 func iamNav(a *store.Actor, orgs []store.Organization, active string) []views.NavItem {
 	var nav []views.NavItem
-	if a.Can(store.CanManageIAM, store.IAMRN) {
+	if a.Can(access.CanManageIAM, store.IAMRN) {
 		nav = append(nav,
 			views.NavItem{Label: "Members", Href: "/members", TestID: "nav-members", Active: active == navMembers},
 			views.NavItem{Label: "Groups", Href: "/groups", TestID: "nav-groups", Active: active == navGroups},

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/net/html"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -581,7 +582,7 @@ func TestAccessTokenPage(t *testing.T) {
 	personal, err := a.st.CreateAccessToken(t.Context(), owner, store.AccessTokenInput{Name: "laptop", Type: store.TokenPersonal})
 	must(t, err)
 	service, err := a.st.CreateAccessToken(t.Context(), owner, store.AccessTokenInput{Name: "deploy", Type: store.TokenService,
-		Permissions: []store.Statement{{ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
+		Permissions: []access.Statement{{ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 
@@ -726,7 +727,7 @@ func TestDeveloperCannotManageIAM(t *testing.T) {
 	}
 	// A Service token's statements are read-only to them, and refused when posted.
 	tok, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "svc", Type: store.TokenService,
-		Permissions: []store.Statement{{ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
+		Permissions: []access.Statement{{ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 	tp := "/access-tokens/" + tok.ID.String()
 	if p := b.get(tp).status(http.StatusOK); p.has("statement-add") || !p.has("statement") {
@@ -763,11 +764,11 @@ func TestEveryIAMPageRenders(t *testing.T) {
 	must(t, a.st.AddGroupMember(ctx, owner, g.ID, dev))
 	pol, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Mine", Key: "mine"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(ctx, owner, pol.ID, []store.Statement{
+	_, err = a.st.UpdatePolicyStatements(ctx, owner, pol.ID, []access.Statement{
 		{ResourceType: "flag", Effect: "allow", Actions: []string{"ToggleFlag"}, Resources: []string{"project/web:env/*:flag/*"}}})
 	must(t, err)
 	tok, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "svc", Type: store.TokenService,
-		Permissions: []store.Statement{{ResourceType: "*", Effect: "allow", Actions: []string{"*"}, Resources: []string{"*"}}}})
+		Permissions: []access.Statement{{ResourceType: "*", Effect: "allow", Actions: []string{"*"}, Resources: []string{"*"}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	m, gp, pp := "/members/"+dev.String(), "/groups/"+g.ID.String(), "/policies/"+pol.ID.String()

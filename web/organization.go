@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -30,7 +31,7 @@ func (p *pages) currentOrganization(c echo.Context) (store.Organization, error) 
 // organization's settings, and so sees its page in the navigation.
 func mayChangeOrganization(a *store.Actor, key string) bool {
 	rn := store.OrganizationRN(key)
-	return a.Can(store.UpdateOrgName, rn) || a.Can(store.UpdateOrgDefaultUserPermissions, rn)
+	return a.Can(access.UpdateOrgName, rn) || a.Can(access.UpdateOrgDefaultUserPermissions, rn)
 }
 
 // organization shows the organization's settings.
@@ -54,7 +55,7 @@ func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form,
 	}
 	// The defaults are listed from the policies and groups, which only those
 	// who manage IAM may read.
-	if a.Can(store.UpdateOrgDefaultUserPermissions, store.OrganizationRN(org.Key)) && a.Can(store.CanManageIAM, store.IAMRN) {
+	if a.Can(access.UpdateOrgDefaultUserPermissions, store.OrganizationRN(org.Key)) && a.Can(access.CanManageIAM, store.IAMRN) {
 		if defaults == nil {
 			defaults = &org.DefaultPermissions
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -247,12 +248,12 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 
 // refusedStatements explains statements the store refused as invalid, next
 // to the statements concerned; ok is false for other errors.
-func refusedStatements(err error, ds []draft, sts []store.Statement) (*policyEdit, int, bool) {
+func refusedStatements(err error, ds []draft, sts []access.Statement) (*policyEdit, int, bool) {
 	var verr *store.ValidationError
 	if !errors.As(err, &verr) {
 		return nil, 0, false
 	}
-	edited := &policyEdit{drafts: ds, problems: store.StatementProblems(sts)}
+	edited := &policyEdit{drafts: ds, problems: access.StatementProblems(sts)}
 	if len(edited.problems) == 0 {
 		edited.error = explain(err).text
 	}

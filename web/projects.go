@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -26,7 +27,7 @@ func (p *pages) projects(c echo.Context) error {
 
 // projectCreateForm is nil when the person may not create projects.
 func (p *pages) projectCreateForm(c echo.Context, values map[string]string) *views.Form {
-	if !actor(c).Can(store.CreateProject, store.ProjectRN("*")) {
+	if !actor(c).Can(access.CreateProject, store.ProjectRN("*")) {
 		return nil
 	}
 	f := p.form(c, "project-create", "/projects", values)
@@ -104,11 +105,11 @@ func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Fo
 		return err
 	}
 	href := projectHref(pr.ID)
-	if rename == nil && a.Can(store.UpdateProjectSettings, store.ProjectRN(pr.Key)) {
+	if rename == nil && a.Can(access.UpdateProjectSettings, store.ProjectRN(pr.Key)) {
 		f := p.form(c, "project-rename", href, map[string]string{"name": pr.Name})
 		rename = &f
 	}
-	if create == nil && a.Can(store.CreateEnv, store.EnvRN(pr.Key, "*")) {
+	if create == nil && a.Can(access.CreateEnv, store.EnvRN(pr.Key, "*")) {
 		f := p.form(c, "env-create", href+"/envs", nil)
 		create = &f
 	}
@@ -116,7 +117,7 @@ func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Fo
 	for _, e := range pr.Environments {
 		row := views.EnvRow{Name: e.Name, Key: e.Key, Description: e.Description, Href: envHref(pr.ID, e.ID),
 			RequireComment: e.Settings.RequireChangeComment}
-		if a.Can(store.DeleteEnv, store.EnvRN(pr.Key, e.Key)) {
+		if a.Can(access.DeleteEnv, store.EnvRN(pr.Key, e.Key)) {
 			row.DeleteHref = row.Href + "/delete"
 		}
 		envs.Rows = append(envs.Rows, row)
@@ -133,7 +134,7 @@ func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Fo
 		return err
 	}
 	vm := views.Project{Shell: shell, Name: pr.Name, Key: pr.Key, Rename: rename, Envs: envs}
-	if a.Can(store.DeleteProject, store.ProjectRN(pr.Key)) {
+	if a.Can(access.DeleteProject, store.ProjectRN(pr.Key)) {
 		vm.DeleteHref = href + "/delete"
 	}
 	return render(c, status, views.ProjectPage(vm))
@@ -190,7 +191,7 @@ func (p *pages) confirmDeleteProject(c echo.Context) error {
 		},
 		Button: "Delete project", CancelHref: href,
 	}
-	if a.Can(store.DeleteProject, store.ProjectRN(pr.Key)) {
+	if a.Can(access.DeleteProject, store.ProjectRN(pr.Key)) {
 		vm.Action = href + "/delete"
 	}
 	return p.confirmPage(c, vm)
@@ -285,7 +286,7 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 	href := envHref(pr.ID, env.ID)
 	rn := store.EnvRN(pr.Key, env.Key)
 
-	view := views.EnvSettings{Editable: a.Can(store.UpdateEnvSettings, rn)}
+	view := views.EnvSettings{Editable: a.Can(access.UpdateEnvSettings, rn)}
 	if settings != nil {
 		view.Form = *settings
 	} else {
@@ -294,7 +295,7 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 	}
 
 	secrets := views.SecretList{CSRF: csrfToken(c), Types: options(store.SecretServer, store.SecretServer, store.SecretClient)}
-	if a.Can(store.CreateEnvSecret, rn) {
+	if a.Can(access.CreateEnvSecret, rn) {
 		if create == nil {
 			f := p.form(c, "secret-create", href+"/secrets", map[string]string{"type": store.SecretServer})
 			create = &f
@@ -305,14 +306,14 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 	for _, sec := range env.Secrets {
 		row := views.SecretRow{ID: sec.ID.String(), Name: sec.Name, Type: sec.Type, Value: sec.Value}
 		action := href + "/secrets/" + sec.ID.String()
-		if a.Can(store.UpdateEnvSecret, rn) {
+		if a.Can(access.UpdateEnvSecret, rn) {
 			f := p.form(c, "secret-"+sec.ID.String(), action, map[string]string{"name": sec.Name})
 			if renamed != nil && renamed.id == sec.ID {
 				f = renamed.form
 			}
 			row.Rename = &f
 		}
-		if a.Can(store.DeleteEnvSecret, rn) {
+		if a.Can(access.DeleteEnvSecret, rn) {
 			row.DeleteAction = action + "/delete"
 		}
 		secrets.Rows = append(secrets.Rows, row)
@@ -328,7 +329,7 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 	}
 	vm := views.Environment{Shell: shell, Name: env.Name, Key: env.Key, Settings: view, Secrets: secrets,
 		Crumbs: []views.Crumb{{Label: "Projects", Href: "/projects"}, {Label: pr.Name, Href: projectHref(pr.ID)}}}
-	if a.Can(store.DeleteEnv, rn) {
+	if a.Can(access.DeleteEnv, rn) {
 		vm.DeleteHref = href + "/delete"
 	}
 	return render(c, status, views.EnvironmentPage(vm))
@@ -394,7 +395,7 @@ func (p *pages) confirmDeleteEnvironment(c echo.Context) error {
 		},
 		Button: "Delete environment", CancelHref: href,
 	}
-	if a.Can(store.DeleteEnv, store.EnvRN(pr.Key, env.Key)) {
+	if a.Can(access.DeleteEnv, store.EnvRN(pr.Key, env.Key)) {
 		vm.Action = href + "/delete"
 	}
 	return p.confirmPage(c, vm)

@@ -119,7 +119,7 @@ func (p *pages) segmentsPage(c echo.Context, status int, sq segmentQuery, create
 // as every environment of the working project.
 func (p *pages) segmentCreate(c echo.Context, w workEnv, values map[string]string, open bool) (*views.SegmentCreate, error) {
 	a := actor(c)
-	if !a.Can(store.CreateSegment, store.SegmentRN(w.projectKey, w.key, "*", nil)) {
+	if !a.Can(access.CreateSegment, store.SegmentRN(w.projectKey, w.key, "*", nil)) {
 		return nil, nil
 	}
 	if values == nil {
@@ -262,7 +262,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			st.rules = segmentRules(sg.Rules)
 		}
 		m.Targeting = &views.SegmentTargeting{Form: *st.targeting, CommentRequired: w.requireComment,
-			Editable: live && (can(store.UpdateSegmentTargetingUsers) || can(store.UpdateSegmentRules)),
+			Editable: live && (can(access.UpdateSegmentTargetingUsers) || can(access.UpdateSegmentRules)),
 			Rules:    rulesView(st.rules, nil, nil, false)}
 	case tabUsage:
 		refs, err := p.store.SegmentFlagReferences(ctx, a, w.id, sg.ID)
@@ -283,17 +283,17 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			{Label: "Key", Value: sg.Key, Code: true}, {Label: "Type", Value: segmentTypeLabel(sg.Type)},
 			{Label: "Scopes", Value: strings.Join(sg.Scopes, ", "), Code: true},
 			{Label: "Created", Value: when(sg.CreatedAt)}, {Label: "Updated", Value: when(sg.UpdatedAt)}}}
-		if live && can(store.UpdateSegmentName) {
+		if live && can(access.UpdateSegmentName) {
 			s.Name = postedOr(st.name, func() *views.Form {
 				return fresh("segment-name", href+"/name", map[string]string{"name": sg.Name})
 			})
 		}
-		if live && can(store.UpdateSegmentDescription) {
+		if live && can(access.UpdateSegmentDescription) {
 			s.Description = postedOr(st.description, func() *views.Form {
 				return fresh("segment-description", href+"/description", map[string]string{"description": sg.Description})
 			})
 		}
-		if live && can(store.UpdateSegmentTags) {
+		if live && can(access.UpdateSegmentTags) {
 			s.Tags = postedOr(st.tags, func() *views.Form {
 				return fresh("segment-tags", href+"/tags", map[string]string{"tags": strings.Join(sg.Tags, ", ")})
 			})
@@ -307,13 +307,13 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 		if s.Tags == nil {
 			s.Facts = append(s.Facts, views.Fact{Label: "Tags", Value: strings.Join(sg.Tags, ", ")})
 		}
-		if live && can(store.ArchiveSegment) {
+		if live && can(access.ArchiveSegment) {
 			s.ArchiveHref = href + "/archive"
 		}
-		if !live && can(store.RestoreSegment) {
+		if !live && can(access.RestoreSegment) {
 			s.RestoreHref = href + "/restore"
 		}
-		if can(store.DeleteSegment) {
+		if can(access.DeleteSegment) {
 			s.DeleteHref = href + "/delete"
 		}
 		m.Settings = &s
@@ -483,21 +483,21 @@ type segmentLifecycle struct {
 }
 
 var (
-	archiveSegment = segmentLifecycle{verb: "Archive", button: "Archive segment", action: store.ArchiveSegment, done: "archived", danger: true,
+	archiveSegment = segmentLifecycle{verb: "Archive", button: "Archive segment", action: access.ArchiveSegment, done: "archived", danger: true,
 		consequence: "Flag rules can no longer name it; you can restore it, or delete it.",
 		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error {
 			_, err := p.store.ArchiveSegment(c.Request().Context(), actor(c), w.id, id, ch)
 			return err
 		},
 		to: func(id uuid.UUID) string { return segmentHref(id.String()) + "/settings" }}
-	restoreSegment = segmentLifecycle{verb: "Restore", button: "Restore segment", action: store.RestoreSegment, done: "restored",
+	restoreSegment = segmentLifecycle{verb: "Restore", button: "Restore segment", action: access.RestoreSegment, done: "restored",
 		consequence: "Flag rules can name it again.",
 		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error {
 			_, err := p.store.RestoreSegment(c.Request().Context(), actor(c), w.id, id, ch)
 			return err
 		},
 		to: func(id uuid.UUID) string { return segmentHref(id.String()) + "/settings" }}
-	deleteSegment = segmentLifecycle{verb: "Delete", button: "Delete segment", action: store.DeleteSegment, done: "deleted", danger: true,
+	deleteSegment = segmentLifecycle{verb: "Delete", button: "Delete segment", action: access.DeleteSegment, done: "deleted", danger: true,
 		consequence: "The segment and its users and rules are deleted for good; this cannot be undone. Its history stays in the audit log.",
 		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error {
 			return p.store.DeleteSegment(c.Request().Context(), actor(c), w.id, id, ch)

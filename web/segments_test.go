@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -317,9 +318,9 @@ func TestSharedSegmentPageNeedsEveryEnvironment(t *testing.T) {
 	must(t, err)
 	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []store.Statement{
-		{ID: "p", ResourceType: store.TypeProject, Effect: "allow", Actions: []string{string(store.CanAccessProject)}, Resources: []string{"project/*"}},
-		{ID: "e", ResourceType: store.TypeEnv, Effect: "allow", Actions: []string{string(store.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
+	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []access.Statement{
+		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
+		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
 		{ID: "s", ResourceType: "segment", Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
 	})
 	must(t, err)

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -42,7 +43,7 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 		{Label: "Segments", Href: "/segments", TestID: "nav-segments", Active: active == navSegments},
 		{Label: "Audit log", Href: "/audit-log", TestID: "nav-audit-log", Active: active == navAuditLog},
 	}, nav...)
-	if a.Can(store.ListAccessTokens, store.AccessTokenRN) {
+	if a.Can(access.ListAccessTokens, store.AccessTokenRN) {
 		nav = append(nav, views.NavItem{Label: "Access tokens", Href: "/access-tokens", TestID: "nav-access-tokens", Active: active == navAccessTokens})
 	}
 	nav = append(nav, iamNav(a, orgs, active)...)

@@ -22,25 +22,25 @@ import (
 // draft is one statement in the editor, with the index its fields were
 // posted under and its pattern helper's choices.
 type draft struct {
-	st                 store.Statement
+	st                 access.Statement
 	index, scope, tags string
 }
 
 // resourceTypes are the statement types the editor offers, most used first.
 var resourceTypes = []struct{ value, label string }{
-	{store.TypeFlag, "Feature flag"},
-	{store.TypeSegment, "Segment"},
-	{store.TypeEnv, "Environment"},
-	{store.TypeProject, "Project"},
-	{store.TypeAccessToken, "Access token"},
-	{store.TypeIAM, "IAM (members, groups, policies)"},
-	{store.TypeOrganization, "Organization"},
-	{store.TypeWorkspace, "Workspace"},
-	{store.TypeAll, "Everything (*)"},
+	{access.TypeFlag, "Feature flag"},
+	{access.TypeSegment, "Segment"},
+	{access.TypeEnv, "Environment"},
+	{access.TypeProject, "Project"},
+	{access.TypeAccessToken, "Access token"},
+	{access.TypeIAM, "IAM (members, groups, policies)"},
+	{access.TypeOrganization, "Organization"},
+	{access.TypeWorkspace, "Workspace"},
+	{access.TypeAll, "Everything (*)"},
 }
 
 // drafts turns stored statements into the editor's drafts.
-func drafts(sts []store.Statement) []draft {
+func drafts(sts []access.Statement) []draft {
 	out := make([]draft, len(sts))
 	for i, st := range sts {
 		out[i] = draft{st: st}
@@ -57,7 +57,7 @@ func postedDrafts(c echo.Context) ([]draft, error) {
 	var out []draft
 	for _, i := range form["st"] {
 		f := "st-" + i + "-"
-		d := draft{st: store.Statement{ID: form.Get(f + "id"), ResourceType: form.Get(f + "type"), Effect: form.Get(f + "effect"),
+		d := draft{st: access.Statement{ID: form.Get(f + "id"), ResourceType: form.Get(f + "type"), Effect: form.Get(f + "effect"),
 			Actions: append([]string{}, form[f+"actions"]...), Resources: []string{}},
 			index: i, scope: form.Get(f + "scope"), tags: form.Get(f + "tags")}
 		for _, r := range form[f+"resources"] {
@@ -80,7 +80,7 @@ func edit(ds []draft, op string) ([]draft, bool) {
 	at := func(index string) int { return slices.IndexFunc(ds, func(d draft) bool { return d.index == index }) }
 	switch {
 	case op == "add":
-		ds = append(ds, draft{st: store.Statement{ResourceType: store.TypeFlag, Effect: "allow", Actions: []string{}, Resources: []string{}}})
+		ds = append(ds, draft{st: access.Statement{ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{}, Resources: []string{}}})
 	case strings.HasPrefix(op, "remove-"):
 		if i := at(strings.TrimPrefix(op, "remove-")); i >= 0 {
 			ds = slices.Delete(ds, i, i+1)
@@ -111,9 +111,9 @@ func actionOf(rtype, action string) bool {
 	if action == "*" {
 		return true
 	}
-	for _, g := range store.Catalogue {
+	for _, g := range access.Catalogue {
 		if slices.Contains(g.Actions, access.Action(action)) {
-			return rtype == store.TypeAll || rtype == g.ResourceType
+			return rtype == access.TypeAll || rtype == g.ResourceType
 		}
 	}
 	return false
@@ -121,8 +121,8 @@ func actionOf(rtype, action string) bool {
 
 // statements are the drafts as the store takes them; never nil, so an empty
 // editor removes every statement.
-func statements(ds []draft) []store.Statement {
-	out := make([]store.Statement, len(ds))
+func statements(ds []draft) []access.Statement {
+	out := make([]access.Statement, len(ds))
 	for i, d := range ds {
 		out[i] = d.st
 	}
@@ -135,7 +135,7 @@ func pattern(rtype, scope, tags string) string {
 	if scope == "" {
 		return ""
 	}
-	if rtype != store.TypeFlag && rtype != store.TypeSegment {
+	if rtype != access.TypeFlag && rtype != access.TypeSegment {
 		return scope
 	}
 	var ts []string
@@ -160,15 +160,15 @@ func scopes(rtype, selected string, projects []store.Project) []views.OptionGrou
 		return []views.OptionGroup{{Options: []views.Option{opt(value, label)}}}
 	}
 	switch rtype {
-	case store.TypeWorkspace:
+	case access.TypeWorkspace:
 		return one("workspace/*", "The workspace (workspace/*)")
-	case store.TypeOrganization:
+	case access.TypeOrganization:
 		return one("organization/*", "The organization (organization/*)")
-	case store.TypeIAM:
+	case access.TypeIAM:
 		return one(store.IAMRN, "Members, groups and policies (iam/*)")
-	case store.TypeAccessToken:
+	case access.TypeAccessToken:
 		return one(store.AccessTokenRN, "Every access token (access-token/*)")
-	case store.TypeProject:
+	case access.TypeProject:
 		out := one(store.ProjectRN("*"), "Every project")
 		g := views.OptionGroup{Label: "Projects"}
 		for _, pr := range projects {
@@ -178,12 +178,12 @@ func scopes(rtype, selected string, projects []store.Project) []views.OptionGrou
 			out = append(out, g)
 		}
 		return out
-	case store.TypeEnv, store.TypeFlag, store.TypeSegment:
+	case access.TypeEnv, access.TypeFlag, access.TypeSegment:
 		suffix, what := "", ""
 		switch rtype {
-		case store.TypeFlag:
+		case access.TypeFlag:
 			suffix, what = ":flag/*", "Flags in "
-		case store.TypeSegment:
+		case access.TypeSegment:
 			suffix, what = ":segment/*", "Segments in "
 		}
 		label := func(where string) string {
@@ -234,7 +234,7 @@ func (p *pages) editor(ctx context.Context, a *store.Actor, prefix string, ds []
 		st := d.st
 		f := views.StatementForm{Index: strconv.Itoa(i), Number: strconv.Itoa(i + 1), ID: st.ID, Allow: st.Effect == "allow",
 			TypeLabel: st.ResourceType, Resources: st.Resources, Tags: d.tags, Problem: problemText[problems[i]],
-			Tagged:  st.ResourceType == store.TypeFlag || st.ResourceType == store.TypeSegment,
+			Tagged:  st.ResourceType == access.TypeFlag || st.ResourceType == access.TypeSegment,
 			Effects: options(st.Effect, "allow", "deny")}
 		f.Effects[0].Label, f.Effects[1].Label = "Allow", "Deny"
 		for _, t := range resourceTypes {
@@ -244,10 +244,10 @@ func (p *pages) editor(ctx context.Context, a *store.Actor, prefix string, ds []
 			}
 		}
 		f.Actions = append(f.Actions, views.Check{Value: "*", Label: "All actions", Checked: slices.Contains(st.Actions, "*")})
-		for _, g := range store.Catalogue {
+		for _, g := range access.Catalogue {
 			for _, action := range g.Actions {
 				// A "*" statement offers "All actions" and keeps the actions it names.
-				if g.ResourceType == st.ResourceType || st.ResourceType == store.TypeAll && slices.Contains(st.Actions, string(action)) {
+				if g.ResourceType == st.ResourceType || st.ResourceType == access.TypeAll && slices.Contains(st.Actions, string(action)) {
 					f.Actions = append(f.Actions, views.Check{Value: string(action), Label: actionLabel(string(action)), Checked: slices.Contains(st.Actions, string(action))})
 				}
 			}

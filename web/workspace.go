@@ -6,6 +6,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -24,14 +25,14 @@ func (p *pages) workspacePage(c echo.Context, status int, general, sso *views.Fo
 		return err
 	}
 	ctx := c.Request().Context()
-	g := views.WorkspaceGeneral{Editable: p.store.CanChangeWorkspace(ctx, a, store.UpdateWorkspaceGeneralSettings)}
+	g := views.WorkspaceGeneral{Editable: p.store.CanChangeWorkspace(ctx, a, access.UpdateWorkspaceGeneralSettings)}
 	if general != nil {
 		g.Form = *general
 	} else {
 		g.Form = p.form(c, "workspace", "/workspace", map[string]string{"name": ws.Name, "key": ws.Key})
 	}
 	var ssoView *views.WorkspaceSSO
-	if p.store.CanChangeWorkspace(ctx, a, store.UpdateWorkspaceSSOSettings) {
+	if p.store.CanChangeWorkspace(ctx, a, access.UpdateWorkspaceSSOSettings) {
 		v := views.WorkspaceSSO{SecretStored: ws.SSO != nil && ws.SSO.OIDC.ClientSecret != "", RedirectURI: p.sso.redirectURI}
 		v.Test, _ = c.Get(ssoTestKey).(*views.SSOTest)
 		if sso != nil {

@@ -28,17 +28,17 @@ const (
 // AccessToken is an API credential. Token is set only in the answer to its
 // creation; afterwards only Preview identifies it.
 type AccessToken struct {
-	ID          uuid.UUID    `json:"id"`
-	Name        string       `json:"name"`
-	Type        string       `json:"type"`
-	Status      string       `json:"status"`
-	Token       string       `json:"token,omitempty"`
-	Preview     string       `json:"preview"`
-	Permissions []Statement  `json:"permissions"`
-	Creator     TokenCreator `json:"creator"`
-	LastUsedAt  *time.Time   `json:"lastUsedAt"`
-	CreatedAt   time.Time    `json:"createdAt"`
-	UpdatedAt   time.Time    `json:"updatedAt"`
+	ID          uuid.UUID          `json:"id"`
+	Name        string             `json:"name"`
+	Type        string             `json:"type"`
+	Status      string             `json:"status"`
+	Token       string             `json:"token,omitempty"`
+	Preview     string             `json:"preview"`
+	Permissions []access.Statement `json:"permissions"`
+	Creator     TokenCreator       `json:"creator"`
+	LastUsedAt  *time.Time         `json:"lastUsedAt"`
+	CreatedAt   time.Time          `json:"createdAt"`
+	UpdatedAt   time.Time          `json:"updatedAt"`
 }
 
 // TokenCreator is the user who created a token.
@@ -51,9 +51,9 @@ type TokenCreator struct {
 // AccessTokenInput creates a token (name, type, and for Service tokens their
 // statements) or updates one (name; permissions when given).
 type AccessTokenInput struct {
-	Name        string      `json:"name" form:"name"`
-	Type        string      `json:"type" form:"type"`
-	Permissions []Statement `json:"permissions"`
+	Name        string             `json:"name" form:"name"`
+	Type        string             `json:"type" form:"type"`
+	Permissions []access.Statement `json:"permissions"`
 }
 
 // AccessTokenFilter selects a page of tokens by part of their name.
@@ -69,14 +69,14 @@ type AccessTokenFilter struct {
 // TokenAction is the action that manages access tokens of a type.
 func TokenAction(typ string) access.Action {
 	if typ == TokenService {
-		return ManageServiceAccessTokens
+		return access.ManageServiceAccessTokens
 	}
-	return ManagePersonalAccessTokens
+	return access.ManagePersonalAccessTokens
 }
 
 // checkPermissions validates statements given for a token: a Service token
 // needs valid ones, a Personal token acts with its creator's and takes none.
-func checkPermissions(v *validator, typ string, permissions []Statement) {
+func checkPermissions(v *validator, typ string, permissions []access.Statement) {
 	if typ != TokenService {
 		if len(permissions) > 0 {
 			v.add("permissions", "invalid")
@@ -116,12 +116,12 @@ func (s *Store) CreateAccessToken(ctx context.Context, a *Actor, in AccessTokenI
 		return AccessToken{}, err
 	}
 	if in.Type == TokenService {
-		if err := a.require(CanManageIAM, IAMRN); err != nil {
+		if err := a.require(access.CanManageIAM, IAMRN); err != nil {
 			return AccessToken{}, err
 		}
 	}
 	if in.Permissions == nil {
-		in.Permissions = []Statement{}
+		in.Permissions = []access.Statement{}
 	}
 	perms, err := json.Marshal(in.Permissions)
 	if err != nil {
@@ -170,7 +170,7 @@ func (s *Store) ListAccessTokens(ctx context.Context, a *Actor, f AccessTokenFil
 	if err := v.err(); err != nil {
 		return Paged[AccessToken]{}, err
 	}
-	if err := a.require(ListAccessTokens, AccessTokenRN); err != nil {
+	if err := a.require(access.ListAccessTokens, AccessTokenRN); err != nil {
 		return Paged[AccessToken]{}, err
 	}
 	rows, err := s.q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name),
@@ -224,7 +224,7 @@ func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, i
 		return AccessToken{}, err
 	}
 	if changesPermissions {
-		if err := a.require(CanManageIAM, IAMRN); err != nil {
+		if err := a.require(access.CanManageIAM, IAMRN); err != nil {
 			return AccessToken{}, err
 		}
 	} else {
@@ -250,7 +250,7 @@ func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, i
 	return out, err
 }
 
-func sameStatement(x, y Statement) bool {
+func sameStatement(x, y access.Statement) bool {
 	return x.ID == y.ID && x.ResourceType == y.ResourceType && x.Effect == y.Effect &&
 		slices.Equal(x.Actions, y.Actions) && slices.Equal(x.Resources, y.Resources)
 }

@@ -34,7 +34,7 @@ type Actor struct {
 	OrgID       uuid.UUID
 	// Address is the client's network address, for rate limits; may be empty.
 	Address    string
-	statements []Statement
+	statements []access.Statement
 }
 
 // Can reports whether the actor may perform action on the resource named rn.
@@ -43,7 +43,7 @@ func (a *Actor) Can(action access.Action, rn string) bool {
 }
 
 // Statements returns the statements the actor acts with.
-func (a *Actor) Statements() []Statement { return a.statements }
+func (a *Actor) Statements() []access.Statement { return a.statements }
 
 // IsToken reports whether an access token authenticated the actor.
 func (a *Actor) IsToken() bool { return a.TokenID != uuid.Nil }
@@ -237,14 +237,14 @@ func pick(header string, n int, id func(int) uuid.UUID) (uuid.UUID, error) {
 
 // memberStatements returns a member's statements in an organization, from
 // direct policies and from groups.
-func (s *Store) memberStatements(ctx context.Context, q *db.Queries, orgID, userID uuid.UUID) ([]Statement, error) {
+func (s *Store) memberStatements(ctx context.Context, q *db.Queries, orgID, userID uuid.UUID) ([]access.Statement, error) {
 	rows, err := q.ListMemberStatements(ctx, db.ListMemberStatementsParams{OrganizationID: orgID, UserID: userID})
 	if err != nil {
 		return nil, translate(err)
 	}
-	var all []Statement
+	var all []access.Statement
 	for _, raw := range rows {
-		var sts []Statement
+		var sts []access.Statement
 		if err := json.Unmarshal(raw, &sts); err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -63,7 +64,7 @@ func (s *Store) CreateEnvironment(ctx context.Context, a *Actor, projectID uuid.
 	if err != nil {
 		return Environment{}, err
 	}
-	if err := a.require(CreateEnv, EnvRN(p.Key, "*")); err != nil {
+	if err := a.require(access.CreateEnv, EnvRN(p.Key, "*")); err != nil {
 		return Environment{}, err
 	}
 	var env Environment
@@ -83,7 +84,7 @@ func (s *Store) GetEnvironment(ctx context.Context, a *Actor, projectID, envID u
 	if err != nil {
 		return Environment{}, err
 	}
-	if err := a.require(CanAccessEnv, row.rn()); err != nil {
+	if err := a.require(access.CanAccessEnv, row.rn()); err != nil {
 		return Environment{}, err
 	}
 	return s.withSecrets(ctx, row.Environment)
@@ -112,7 +113,7 @@ func (s *Store) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envI
 	if err != nil {
 		return Environment{}, err
 	}
-	if err := a.require(UpdateEnvSettings, row.rn()); err != nil {
+	if err := a.require(access.UpdateEnvSettings, row.rn()); err != nil {
 		return Environment{}, err
 	}
 	before := row.Environment
@@ -150,7 +151,7 @@ func (s *Store) DeleteEnvironment(ctx context.Context, a *Actor, projectID, envI
 	if err != nil {
 		return err
 	}
-	if err := a.require(DeleteEnv, row.rn()); err != nil {
+	if err := a.require(access.DeleteEnv, row.rn()); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
@@ -197,7 +198,7 @@ func (s *Store) CreateSecret(ctx context.Context, a *Actor, envID uuid.UUID, in 
 	if err != nil {
 		return Secret{}, err
 	}
-	if err := a.require(CreateEnvSecret, row.rn()); err != nil {
+	if err := a.require(access.CreateEnvSecret, row.rn()); err != nil {
 		return Secret{}, err
 	}
 	var out Secret
@@ -228,7 +229,7 @@ func (s *Store) UpdateSecret(ctx context.Context, a *Actor, envID, secretID uuid
 	if err != nil {
 		return Secret{}, translate(err)
 	}
-	if err := a.require(UpdateEnvSecret, row.rn()); err != nil {
+	if err := a.require(access.UpdateEnvSecret, row.rn()); err != nil {
 		return Secret{}, err
 	}
 	var out Secret
@@ -254,7 +255,7 @@ func (s *Store) DeleteSecret(ctx context.Context, a *Actor, envID, secretID uuid
 	if err != nil {
 		return translate(err)
 	}
-	if err := a.require(DeleteEnvSecret, row.rn()); err != nil {
+	if err := a.require(access.DeleteEnvSecret, row.rn()); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -17,7 +18,7 @@ func (s *Store) UpdateFlagDescription(ctx context.Context, a *Actor, envID uuid.
 	if in.Description == nil {
 		return uuid.Nil, Invalid("description_is_required")
 	}
-	f, err := s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagDescription, func(f *Flag) error {
+	f, err := s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagDescription, func(f *Flag) error {
 		f.Description = *in.Description
 		return nil
 	})
@@ -26,7 +27,7 @@ func (s *Store) UpdateFlagDescription(ctx context.Context, a *Actor, envID uuid.
 
 // ToggleFlag turns a flag on or off.
 func (s *Store) ToggleFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, on bool, ch Change) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, ch, ToggleFlag, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, ch, access.ToggleFlag, func(f *Flag) error {
 		f.IsEnabled = on
 		return nil
 	})
@@ -34,7 +35,7 @@ func (s *Store) ToggleFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 
 // ArchiveFlag archives a flag: SDKs no longer find it, and it can be deleted.
 func (s *Store) ArchiveFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, ch, ArchiveFlag, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, ch, access.ArchiveFlag, func(f *Flag) error {
 		f.IsArchived = true
 		return nil
 	})
@@ -42,7 +43,7 @@ func (s *Store) ArchiveFlag(ctx context.Context, a *Actor, envID uuid.UUID, key 
 
 // RestoreFlag brings an archived flag back.
 func (s *Store) RestoreFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, ch, RestoreFlag, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, ch, access.RestoreFlag, func(f *Flag) error {
 		f.IsArchived = false
 		return nil
 	})
@@ -71,7 +72,7 @@ func (s *Store) DeleteFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if err != nil {
 			return err
 		}
-		if err := a.require(DeleteFlag, flagRN(env, before.Key, before.Tags)); err != nil {
+		if err := a.require(access.DeleteFlag, flagRN(env, before.Key, before.Tags)); err != nil {
 			return err
 		}
 		if !before.IsArchived {
@@ -98,7 +99,7 @@ type FlagNameInput struct {
 
 // RenameFlag changes a flag's name.
 func (s *Store) RenameFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, in FlagNameInput) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagName, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagName, func(f *Flag) error {
 		f.Name = strings.TrimSpace(in.Name)
 		return nil
 	})
@@ -109,7 +110,7 @@ func (s *Store) SetFlagTags(ctx context.Context, a *Actor, envID uuid.UUID, key 
 	if in.Tags == nil {
 		return Flag{}, Invalid("tags_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagTags, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTags, func(f *Flag) error {
 		f.Tags = orEmpty(*in.Tags)
 		return nil
 	})
@@ -128,7 +129,7 @@ func (s *Store) SetFlagVariations(ctx context.Context, a *Actor, envID uuid.UUID
 	if in.Variations == nil {
 		return Flag{}, Invalid("variations_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagVariations, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagVariations, func(f *Flag) error {
 		if in.VariationType != "" {
 			f.VariationType = in.VariationType
 		}
@@ -149,7 +150,7 @@ func (s *Store) SetFlagOffVariation(ctx context.Context, a *Actor, envID uuid.UU
 	if in.OffVariationID == "" {
 		return Flag{}, Invalid("offVariationId_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagOffVariation, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagOffVariation, func(f *Flag) error {
 		f.DisabledVariationID = in.OffVariationID
 		return nil
 	})
@@ -180,7 +181,7 @@ func (s *Store) SetFlagTargeting(ctx context.Context, a *Actor, envID uuid.UUID,
 	if t == nil {
 		return Flag{}, Invalid("targeting_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, UpdateFlagTargetingRules, func(f *Flag) error {
+	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTargetingRules, func(f *Flag) error {
 		f.TargetUsers, f.Rules, f.Fallthrough = t.TargetUsers, t.Rules, t.Fallthrough
 		if f.TargetUsers == nil {
 			f.TargetUsers = []TargetUser{}
@@ -201,7 +202,7 @@ var flagWritable = []string{"name", "description", "variationType", "variations"
 // PatchFlag applies an RFC 6902 JSON Patch to a flag, whole or not at all,
 // with the same checks as every other change.
 func (s *Store) PatchFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ops json.RawMessage) (Flag, error) {
-	f, err := s.changeFlag(ctx, a, envID, key, Change{Comment: "Updated via patch"}, UpdateFlagTargetingRules, func(f *Flag) error {
+	f, err := s.changeFlag(ctx, a, envID, key, Change{Comment: "Updated via patch"}, access.UpdateFlagTargetingRules, func(f *Flag) error {
 		var patched Flag
 		if err := applyPatch(f, ops, flagWritable, &patched); err != nil {
 			return err
@@ -238,10 +239,10 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 	if err != nil {
 		return Flag{}, err
 	}
-	if err := a.require(CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
+	if err := a.require(access.CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
 		return Flag{}, err
 	}
-	if err := a.require(CreateFlag, env.rn()+":flag/*"); err != nil {
+	if err := a.require(access.CreateFlag, env.rn()+":flag/*"); err != nil {
 		return Flag{}, err
 	}
 	f, err := src.clone()

@@ -112,7 +112,7 @@ func (s *Store) CreateFlag(ctx context.Context, a *Actor, envID uuid.UUID, in Fl
 	if err != nil {
 		return Flag{}, err
 	}
-	if err := a.require(CreateFlag, env.rn()+":flag/*"); err != nil {
+	if err := a.require(access.CreateFlag, env.rn()+":flag/*"); err != nil {
 		return Flag{}, err
 	}
 	if in.VariationType == "" && len(in.Variations) == 0 {
@@ -145,7 +145,7 @@ func (s *Store) CreateFlag(ctx context.Context, a *Actor, envID uuid.UUID, in Fl
 	if err := v.err(); err != nil {
 		return Flag{}, err
 	}
-	if err := a.require(CreateFlag, flagRN(env, f.Key, f.Tags)); err != nil {
+	if err := a.require(access.CreateFlag, flagRN(env, f.Key, f.Tags)); err != nil {
 		return Flag{}, err
 	}
 	var out Flag
@@ -230,7 +230,7 @@ func (s *Store) GetFlag(ctx context.Context, a *Actor, envID uuid.UUID, key stri
 	if err != nil {
 		return Flag{}, translate(err)
 	}
-	if err := a.require(CanAccessEnv, EnvRN(row.ProjectKey, row.EnvKey)); err != nil {
+	if err := a.require(access.CanAccessEnv, EnvRN(row.ProjectKey, row.EnvKey)); err != nil {
 		return Flag{}, err
 	}
 	return flagFrom(row.FeatureFlag)
@@ -242,7 +242,7 @@ func (s *Store) readableEnv(ctx context.Context, a *Actor, envID uuid.UUID) (env
 	if err != nil {
 		return envRow{}, err
 	}
-	return env, a.require(CanAccessEnv, env.rn())
+	return env, a.require(access.CanAccessEnv, env.rn())
 }
 
 // FlagFilter selects a page of an environment's flags.
@@ -618,19 +618,19 @@ func flagChangeActions(before, after Flag) []access.Action {
 			actions = append(actions, action)
 		}
 	}
-	add(before.Name != after.Name, UpdateFlagName)
-	add(before.Description != after.Description, UpdateFlagDescription)
-	add(before.IsEnabled != after.IsEnabled, ToggleFlag)
-	add(before.VariationType != after.VariationType || !sameJSON(before.Variations, after.Variations), UpdateFlagVariations)
-	add(before.DisabledVariationID != after.DisabledVariationID, UpdateFlagOffVariation)
-	add(!slices.Equal(before.Tags, after.Tags), UpdateFlagTags)
-	add(!sameJSON(before.TargetUsers, after.TargetUsers), UpdateFlagIndividualTargeting)
-	add(!sameJSON(before.Rules, after.Rules), UpdateFlagTargetingRules)
-	add(before.ExptIncludeAllTargets != after.ExptIncludeAllTargets || !sameJSON(before.Fallthrough, after.Fallthrough), UpdateFlagDefaultRule)
-	add(!before.IsArchived && after.IsArchived, ArchiveFlag)
-	add(before.IsArchived && !after.IsArchived, RestoreFlag)
+	add(before.Name != after.Name, access.UpdateFlagName)
+	add(before.Description != after.Description, access.UpdateFlagDescription)
+	add(before.IsEnabled != after.IsEnabled, access.ToggleFlag)
+	add(before.VariationType != after.VariationType || !sameJSON(before.Variations, after.Variations), access.UpdateFlagVariations)
+	add(before.DisabledVariationID != after.DisabledVariationID, access.UpdateFlagOffVariation)
+	add(!slices.Equal(before.Tags, after.Tags), access.UpdateFlagTags)
+	add(!sameJSON(before.TargetUsers, after.TargetUsers), access.UpdateFlagIndividualTargeting)
+	add(!sameJSON(before.Rules, after.Rules), access.UpdateFlagTargetingRules)
+	add(before.ExptIncludeAllTargets != after.ExptIncludeAllTargets || !sameJSON(before.Fallthrough, after.Fallthrough), access.UpdateFlagDefaultRule)
+	add(!before.IsArchived && after.IsArchived, access.ArchiveFlag)
+	add(before.IsArchived && !after.IsArchived, access.RestoreFlag)
 	if before.Key != after.Key {
-		actions = append(actions, UpdateFlagName)
+		actions = append(actions, access.UpdateFlagName)
 	}
 	return actions
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -88,7 +89,7 @@ func (s *Store) ListAuditLogs(ctx context.Context, a *Actor, envID uuid.UUID, f 
 		}
 		envIDs = envIDs[:0]
 		for _, e := range envs {
-			if a.Can(CanAccessEnv, EnvRN(e.ProjectKey, e.Key)) {
+			if a.Can(access.CanAccessEnv, EnvRN(e.ProjectKey, e.Key)) {
 				envIDs = append(envIDs, e.ID)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -39,7 +40,7 @@ func (f *IAMFilter) check(v *validator, param string) {
 
 // requireIAM checks the one action every IAM read and write needs: who may
 // manage IAM may grant anything, so nobody else may change or read it.
-func (a *Actor) requireIAM() error { return a.require(CanManageIAM, IAMRN) }
+func (a *Actor) requireIAM() error { return a.require(access.CanManageIAM, IAMRN) }
 
 // iamOrg returns the actor's organization after checking the filter or
 // other input problems in v, then CanManageIAM.
@@ -84,7 +85,7 @@ func keepOwner(ctx context.Context, q *db.Queries, orgID uuid.UUID, change func(
 
 // Actions returns every action the server checks, by resource type, for
 // editors of statements.
-func (s *Store) Actions(ctx context.Context, a *Actor) []ActionGroup { return Catalogue }
+func (s *Store) Actions(ctx context.Context, a *Actor) []access.ActionGroup { return access.Catalogue }
 
 // distinct returns ids without repeats, in their first order, never nil.
 func distinct(ids []uuid.UUID) []uuid.UUID {

@@ -549,7 +549,7 @@ func (s *Store) RemoveFromWorkspace(ctx context.Context, a *Actor, id uuid.UUID)
 				if err != nil {
 					return err
 				}
-				if !access.Allows(sts, CanManageIAM, IAMRN) {
+				if !access.Allows(sts, access.CanManageIAM, IAMRN) {
 					return ErrForbidden
 				}
 			}

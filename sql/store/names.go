@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -27,7 +28,7 @@ func (s *Store) IsWorkspaceKeyUsed(ctx context.Context, a *Actor, key string) (b
 	if err != nil {
 		return false, translate(err)
 	}
-	if err := a.require(UpdateWorkspaceGeneralSettings, WorkspaceRN(ws.Key)); err != nil {
+	if err := a.require(access.UpdateWorkspaceGeneralSettings, WorkspaceRN(ws.Key)); err != nil {
 		return false, err
 	}
 	used, err := s.q.IsWorkspaceKeyUsed(ctx, db.IsWorkspaceKeyUsedParams{ID: wsID, Key: key})
@@ -45,13 +46,13 @@ func (s *Store) IsOrganizationKeyUsed(ctx context.Context, a *Actor, key string)
 	if err := requiredQuery("key", key); err != nil {
 		return false, err
 	}
-	allowed := a.Can(CreateOrg, OrganizationRN("*"))
+	allowed := a.Can(access.CreateOrg, OrganizationRN("*"))
 	if !allowed && a.OrgID != uuid.Nil {
 		org, err := s.q.GetOrganization(ctx, a.OrgID)
 		if err != nil {
 			return false, translate(err)
 		}
-		allowed = a.Can(UpdateOrgName, OrganizationRN(org.Key))
+		allowed = a.Can(access.UpdateOrgName, OrganizationRN(org.Key))
 	}
 	if !allowed {
 		return false, ErrForbidden
@@ -70,7 +71,7 @@ func (s *Store) IsProjectKeyUsed(ctx context.Context, a *Actor, key string) (boo
 	if err := requiredQuery("key", key); err != nil {
 		return false, err
 	}
-	if err := a.require(CreateProject, ProjectRN("*")); err != nil {
+	if err := a.require(access.CreateProject, ProjectRN("*")); err != nil {
 		return false, err
 	}
 	used, err := s.q.IsProjectKeyUsed(ctx, db.IsProjectKeyUsedParams{OrganizationID: orgID, Key: key})
@@ -87,7 +88,7 @@ func (s *Store) IsEnvironmentKeyUsed(ctx context.Context, a *Actor, projectID uu
 	if err := requiredQuery("key", key); err != nil {
 		return false, err
 	}
-	if err := a.require(CreateEnv, EnvRN(p.Key, "*")); err != nil {
+	if err := a.require(access.CreateEnv, EnvRN(p.Key, "*")); err != nil {
 		return false, err
 	}
 	used, err := s.q.IsEnvironmentKeyUsed(ctx, db.IsEnvironmentKeyUsedParams{ProjectID: projectID, Key: key})
@@ -117,7 +118,7 @@ func (s *Store) IsAccessTokenNameUsed(ctx context.Context, a *Actor, name string
 	if err := requiredQuery("name", name); err != nil {
 		return false, err
 	}
-	if !a.Can(ManagePersonalAccessTokens, AccessTokenRN) && !a.Can(ManageServiceAccessTokens, AccessTokenRN) {
+	if !a.Can(access.ManagePersonalAccessTokens, AccessTokenRN) && !a.Can(access.ManageServiceAccessTokens, AccessTokenRN) {
 		return false, ErrForbidden
 	}
 	used, err := s.q.IsAccessTokenNameUsed(ctx, db.IsAccessTokenNameUsedParams{OrganizationID: orgID, Name: name})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -57,7 +58,7 @@ func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganiza
 	if err := v.err(); err != nil {
 		return Organization{}, err
 	}
-	if err := a.require(CreateOrg, OrganizationRN("*")); err != nil {
+	if err := a.require(access.CreateOrg, OrganizationRN("*")); err != nil {
 		return Organization{}, err
 	}
 	var out Organization
@@ -140,10 +141,10 @@ func (s *Store) Onboard(ctx context.Context, a *Actor, in OnboardingInput) error
 	if err != nil {
 		return translate(err)
 	}
-	if err := a.require(UpdateOrgName, OrganizationRN(before.Key)); err != nil {
+	if err := a.require(access.UpdateOrgName, OrganizationRN(before.Key)); err != nil {
 		return err
 	}
-	if err := a.require(CreateProject, ProjectRN("*")); err != nil {
+	if err := a.require(access.CreateProject, ProjectRN("*")); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
@@ -187,7 +188,7 @@ func (s *Store) DeleteOrganization(ctx context.Context, a *Actor) error {
 	if err != nil {
 		return translate(err)
 	}
-	if err := a.require(DeleteOrg, OrganizationRN(before.Key)); err != nil {
+	if err := a.require(access.DeleteOrg, OrganizationRN(before.Key)); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {

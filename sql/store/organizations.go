@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -54,11 +55,11 @@ func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in Organizatio
 	resorts := settings != before.Settings
 	rn := OrganizationRN(before.Key)
 	switch {
-	case renames && !a.Can(UpdateOrgName, rn), redefines && !a.Can(UpdateOrgDefaultUserPermissions, rn),
-		resorts && !a.Can(UpdateOrgSortFlagsBy, rn):
+	case renames && !a.Can(access.UpdateOrgName, rn), redefines && !a.Can(access.UpdateOrgDefaultUserPermissions, rn),
+		resorts && !a.Can(access.UpdateOrgSortFlagsBy, rn):
 		return Organization{}, ErrForbidden
-	case !renames && !redefines && !resorts && !a.Can(UpdateOrgName, rn) &&
-		!a.Can(UpdateOrgDefaultUserPermissions, rn) && !a.Can(UpdateOrgSortFlagsBy, rn):
+	case !renames && !redefines && !resorts && !a.Can(access.UpdateOrgName, rn) &&
+		!a.Can(access.UpdateOrgDefaultUserPermissions, rn) && !a.Can(access.UpdateOrgSortFlagsBy, rn):
 		return Organization{}, ErrForbidden
 	case !renames && !redefines && !resorts:
 		return before, nil

@@ -18,37 +18,37 @@ var (
 type builtinPolicy struct {
 	id                     uuid.UUID
 	name, key, description string
-	statements             []Statement
+	statements             []access.Statement
 }
 
-func allow(id, rtype string, resources string, actions ...access.Action) Statement {
+func allow(id, rtype string, resources string, actions ...access.Action) access.Statement {
 	names := make([]string, len(actions))
 	for i, a := range actions {
 		names[i] = string(a)
 	}
-	return Statement{ID: id, ResourceType: rtype, Effect: "allow", Actions: names, Resources: []string{resources}}
+	return access.Statement{ID: id, ResourceType: rtype, Effect: "allow", Actions: names, Resources: []string{resources}}
 }
 
 var builtinPolicies = []builtinPolicy{
-	{OwnerPolicyID, "Owner", "owner", "Full access to everything in the organization.", []Statement{
-		allow("owner-all", TypeAll, "*", "*"),
+	{OwnerPolicyID, "Owner", "owner", "Full access to everything in the organization.", []access.Statement{
+		allow("owner-all", access.TypeAll, "*", "*"),
 	}},
-	{AdministratorPolicyID, "Administrator", "administrator", "Manages the organization, its members, projects and flags.", []Statement{
-		allow("admin-organization", TypeOrganization, "organization/*", UpdateOrgSortFlagsBy, UpdateOrgName, UpdateOrgDefaultUserPermissions, CreateOrg),
-		allow("admin-iam", TypeIAM, "iam/*", CanManageIAM),
-		allow("admin-access-token", TypeAccessToken, "access-token/*", ListAccessTokens, ManagePersonalAccessTokens, ManageServiceAccessTokens),
-		allow("admin-project", TypeProject, "project/*", CanAccessProject, CreateProject, DeleteProject, UpdateProjectSettings, CreateEnv),
-		allow("admin-env", TypeEnv, "project/*:env/*", CanAccessEnv, DeleteEnv, UpdateEnvSettings, CreateEnvSecret, DeleteEnvSecret, UpdateEnvSecret),
-		allow("admin-workspace", TypeWorkspace, "workspace/*", UpdateWorkspaceGeneralSettings, UpdateWorkspaceLicense, UpdateWorkspaceSSOSettings),
-		allow("admin-flag", TypeFlag, "project/*:env/*:flag/*", "*"),
-		allow("admin-segment", TypeSegment, "project/*:env/*:segment/*", "*"),
+	{AdministratorPolicyID, "Administrator", "administrator", "Manages the organization, its members, projects and flags.", []access.Statement{
+		allow("admin-organization", access.TypeOrganization, "organization/*", access.UpdateOrgSortFlagsBy, access.UpdateOrgName, access.UpdateOrgDefaultUserPermissions, access.CreateOrg),
+		allow("admin-iam", access.TypeIAM, "iam/*", access.CanManageIAM),
+		allow("admin-access-token", access.TypeAccessToken, "access-token/*", access.ListAccessTokens, access.ManagePersonalAccessTokens, access.ManageServiceAccessTokens),
+		allow("admin-project", access.TypeProject, "project/*", access.CanAccessProject, access.CreateProject, access.DeleteProject, access.UpdateProjectSettings, access.CreateEnv),
+		allow("admin-env", access.TypeEnv, "project/*:env/*", access.CanAccessEnv, access.DeleteEnv, access.UpdateEnvSettings, access.CreateEnvSecret, access.DeleteEnvSecret, access.UpdateEnvSecret),
+		allow("admin-workspace", access.TypeWorkspace, "workspace/*", access.UpdateWorkspaceGeneralSettings, access.UpdateWorkspaceLicense, access.UpdateWorkspaceSSOSettings),
+		allow("admin-flag", access.TypeFlag, "project/*:env/*:flag/*", "*"),
+		allow("admin-segment", access.TypeSegment, "project/*:env/*:segment/*", "*"),
 	}},
-	{DeveloperPolicyID, "Developer", "developer", "Works with flags and segments in every project.", []Statement{
-		allow("developer-access-token", TypeAccessToken, "access-token/*", ListAccessTokens, ManagePersonalAccessTokens, ManageServiceAccessTokens),
-		allow("developer-project", TypeProject, "project/*", CanAccessProject),
-		allow("developer-env", TypeEnv, "project/*:env/*", CanAccessEnv),
-		allow("developer-flag", TypeFlag, "project/*:env/*:flag/*", "*"),
-		allow("developer-segment", TypeSegment, "project/*:env/*:segment/*", "*"),
+	{DeveloperPolicyID, "Developer", "developer", "Works with flags and segments in every project.", []access.Statement{
+		allow("developer-access-token", access.TypeAccessToken, "access-token/*", access.ListAccessTokens, access.ManagePersonalAccessTokens, access.ManageServiceAccessTokens),
+		allow("developer-project", access.TypeProject, "project/*", access.CanAccessProject),
+		allow("developer-env", access.TypeEnv, "project/*:env/*", access.CanAccessEnv),
+		allow("developer-flag", access.TypeFlag, "project/*:env/*:flag/*", "*"),
+		allow("developer-segment", access.TypeSegment, "project/*:env/*:segment/*", "*"),
 	}},
 }
 

@@ -14,13 +14,13 @@ import (
 
 // Policy is a named set of statements granted to members and groups.
 type Policy struct {
-	ID          uuid.UUID   `json:"id"`
-	Name        string      `json:"name"`
-	Key         string      `json:"key"`
-	Type        string      `json:"type"`
-	Description string      `json:"description"`
-	Statements  []Statement `json:"statements"`
-	UpdatedAt   time.Time   `json:"updatedAt"`
+	ID          uuid.UUID          `json:"id"`
+	Name        string             `json:"name"`
+	Key         string             `json:"key"`
+	Type        string             `json:"type"`
+	Description string             `json:"description"`
+	Statements  []access.Statement `json:"statements"`
+	UpdatedAt   time.Time          `json:"updatedAt"`
 }
 
 // PolicyInput creates a policy or a clone of one; a clone's key is its own.
@@ -67,7 +67,7 @@ func policy(r db.Policy) (Policy, error) {
 		return Policy{}, err
 	}
 	if p.Statements == nil {
-		p.Statements = []Statement{}
+		p.Statements = []access.Statement{}
 	}
 	return p, nil
 }
@@ -235,7 +235,7 @@ func (s *Store) UpdatePolicySettings(ctx context.Context, a *Actor, id uuid.UUID
 
 // UpdatePolicyStatements replaces the statements of one of the
 // organization's policies. A statement without an id gets one.
-func (s *Store) UpdatePolicyStatements(ctx context.Context, a *Actor, id uuid.UUID, statements []Statement) (Policy, error) {
+func (s *Store) UpdatePolicyStatements(ctx context.Context, a *Actor, id uuid.UUID, statements []access.Statement) (Policy, error) {
 	var v validator
 	switch {
 	case statements == nil:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -78,7 +79,7 @@ func (s *Store) CreateProject(ctx context.Context, a *Actor, in ProjectInput) (P
 	if err := v.err(); err != nil {
 		return Project{}, err
 	}
-	if err := a.require(CreateProject, ProjectRN("*")); err != nil {
+	if err := a.require(access.CreateProject, ProjectRN("*")); err != nil {
 		return Project{}, err
 	}
 	var p Project
@@ -134,7 +135,7 @@ func (s *Store) ListProjects(ctx context.Context, a *Actor) ([]Project, error) {
 	}
 	var visible []db.Project
 	for _, r := range rows {
-		if a.Can(CanAccessProject, ProjectRN(r.Key)) {
+		if a.Can(access.CanAccessProject, ProjectRN(r.Key)) {
 			visible = append(visible, r)
 		}
 	}
@@ -147,7 +148,7 @@ func (s *Store) GetProject(ctx context.Context, a *Actor, id uuid.UUID) (Project
 	if err != nil {
 		return Project{}, err
 	}
-	if err := a.require(CanAccessProject, ProjectRN(row.Key)); err != nil {
+	if err := a.require(access.CanAccessProject, ProjectRN(row.Key)); err != nil {
 		return Project{}, err
 	}
 	ps, err := s.withEnvironments(ctx, a, []db.Project{row})
@@ -183,7 +184,7 @@ func (s *Store) withEnvironments(ctx context.Context, a *Actor, rows []db.Projec
 	var envs []Environment
 	var envIDs []uuid.UUID
 	for _, e := range envRows {
-		if a.Can(CanAccessEnv, EnvRN(keys[e.ProjectID], e.Key)) {
+		if a.Can(access.CanAccessEnv, EnvRN(keys[e.ProjectID], e.Key)) {
 			envs = append(envs, environment(e))
 			envIDs = append(envIDs, e.ID)
 		}
@@ -224,7 +225,7 @@ func (s *Store) RenameProject(ctx context.Context, a *Actor, id uuid.UUID, in Pr
 	if err != nil {
 		return ProjectName{}, err
 	}
-	if err := a.require(UpdateProjectSettings, ProjectRN(before.Key)); err != nil {
+	if err := a.require(access.UpdateProjectSettings, ProjectRN(before.Key)); err != nil {
 		return ProjectName{}, err
 	}
 	var out ProjectName
@@ -246,7 +247,7 @@ func (s *Store) DeleteProject(ctx context.Context, a *Actor, id uuid.UUID) error
 	if err != nil {
 		return err
 	}
-	if err := a.require(DeleteProject, ProjectRN(before.Key)); err != nil {
+	if err := a.require(access.DeleteProject, ProjectRN(before.Key)); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {

@@ -57,23 +57,23 @@ const (
 // allResources are the fixed "every resource of a type" entries, with
 // FeatBit's ids so clients that remember them keep working.
 var allResources = map[string]Resource{
-	TypeAll:          {uuid.MustParse("2bdcb290-2e1b-40d7-bdd1-697fb2193292"), "all", "*", TypeAll},
-	TypeWorkspace:    {uuid.MustParse("5208c66b-ae1e-4985-a253-9250f02f354d"), "workspace", "workspace/*", TypeWorkspace},
-	TypeOrganization: {uuid.MustParse("e394832e-bd98-43de-b174-e0c98e03d19d"), "organization", "organization/*", TypeOrganization},
-	TypeIAM:          {uuid.MustParse("d8791bd2-ca85-4629-a439-1dce20764211"), "iam", IAMRN, TypeIAM},
-	TypeAccessToken:  {uuid.MustParse("150083da-e20f-4670-948c-b842cf8a91a4"), "access token", AccessTokenRN, TypeAccessToken},
-	TypeProject:      {uuid.MustParse("e77679a2-e79b-43e5-aa9f-fd6c980239be"), "project", "project/*", TypeProject},
-	TypeEnv:          {uuid.MustParse("c62ed37a-74a9-4987-8ef4-b5a16127f307"), "env", "project/*:env/*", TypeEnv},
-	TypeFlag:         {uuid.MustParse("cc97e362-9688-44b6-9532-2f82f19e1316"), "flag", "project/*:env/*:flag/*", TypeFlag},
-	TypeSegment:      {uuid.MustParse("f03a822a-047f-11ee-be56-0242ac120002"), "segment", "project/*:env/*:segment/*", TypeSegment},
+	access.TypeAll:          {uuid.MustParse("2bdcb290-2e1b-40d7-bdd1-697fb2193292"), "all", "*", access.TypeAll},
+	access.TypeWorkspace:    {uuid.MustParse("5208c66b-ae1e-4985-a253-9250f02f354d"), "workspace", "workspace/*", access.TypeWorkspace},
+	access.TypeOrganization: {uuid.MustParse("e394832e-bd98-43de-b174-e0c98e03d19d"), "organization", "organization/*", access.TypeOrganization},
+	access.TypeIAM:          {uuid.MustParse("d8791bd2-ca85-4629-a439-1dce20764211"), "iam", IAMRN, access.TypeIAM},
+	access.TypeAccessToken:  {uuid.MustParse("150083da-e20f-4670-948c-b842cf8a91a4"), "access token", AccessTokenRN, access.TypeAccessToken},
+	access.TypeProject:      {uuid.MustParse("e77679a2-e79b-43e5-aa9f-fd6c980239be"), "project", "project/*", access.TypeProject},
+	access.TypeEnv:          {uuid.MustParse("c62ed37a-74a9-4987-8ef4-b5a16127f307"), "env", "project/*:env/*", access.TypeEnv},
+	access.TypeFlag:         {uuid.MustParse("cc97e362-9688-44b6-9532-2f82f19e1316"), "flag", "project/*:env/*:flag/*", access.TypeFlag},
+	access.TypeSegment:      {uuid.MustParse("f03a822a-047f-11ee-be56-0242ac120002"), "segment", "project/*:env/*:segment/*", access.TypeSegment},
 }
 
 // allResourcesV2 are the v2 "every resource of a type" entries, listed
 // first when no name filter is given.
 var allResourcesV2 = map[string]ResourceV2{
-	TypeOrganization: {allResources[TypeOrganization].ID, "All Organizations", "All Organizations", "organization/*", TypeOrganization},
-	TypeProject:      {allResources[TypeProject].ID, "All Projects", "All Projects", "organization/*:project/*", TypeProject},
-	TypeEnv:          {allResources[TypeEnv].ID, "All Environments", "All Environments", "organization/*:project/*:env/*", TypeEnv},
+	access.TypeOrganization: {allResources[access.TypeOrganization].ID, "All Organizations", "All Organizations", "organization/*", access.TypeOrganization},
+	access.TypeProject:      {allResources[access.TypeProject].ID, "All Projects", "All Projects", "organization/*:project/*", access.TypeProject},
+	access.TypeEnv:          {allResources[access.TypeEnv].ID, "All Environments", "All Environments", "organization/*:project/*:env/*", access.TypeEnv},
 }
 
 // ListResources lists the resources of one type in the current organization
@@ -94,26 +94,26 @@ func (s *Store) ListResources(ctx context.Context, a *Actor, f ResourceFilter) (
 	out := []Resource{all}
 	name := strings.ToLower(strings.TrimSpace(f.Name))
 	switch f.Type {
-	case TypeProject:
+	case access.TypeProject:
 		rows, err := s.q.ListResourceProjects(ctx, []uuid.UUID{orgID})
 		if err != nil {
 			return nil, translate(err)
 		}
 		for _, r := range rows {
 			rn := ProjectRN(r.Key)
-			if contains(r.Name, name) && seesResource(a.statements, CanAccessProject, rn) {
-				out = append(out, Resource{r.ID, r.Name, rn, TypeProject})
+			if contains(r.Name, name) && seesResource(a.statements, access.CanAccessProject, rn) {
+				out = append(out, Resource{r.ID, r.Name, rn, access.TypeProject})
 			}
 		}
-	case TypeEnv:
+	case access.TypeEnv:
 		rows, err := s.q.ListResourceEnvironments(ctx, []uuid.UUID{orgID})
 		if err != nil {
 			return nil, translate(err)
 		}
 		for _, r := range rows {
 			rn := EnvRN(r.ProjectKey, r.Key)
-			if contains(r.Name, name) && seesResource(a.statements, CanAccessEnv, rn) {
-				out = append(out, Resource{r.ID, r.Name, rn, TypeEnv})
+			if contains(r.Name, name) && seesResource(a.statements, access.CanAccessEnv, rn) {
+				out = append(out, Resource{r.ID, r.Name, rn, access.TypeEnv})
 			}
 		}
 	}
@@ -146,7 +146,7 @@ func (s *Store) ListResourcesV2(ctx context.Context, a *Actor, f ResourceFilterV
 	workspace := f.SpaceLevel == SpaceWorkspace
 	// The organizations in space and the caller's statements in each.
 	orgs := []uuid.UUID{orgID}
-	statements := map[uuid.UUID][]Statement{orgID: a.statements}
+	statements := map[uuid.UUID][]access.Statement{orgID: a.statements}
 	var orgRows []db.Organization
 	if workspace && !a.IsToken() {
 		if orgRows, err = s.q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: a.WorkspaceID, UserID: a.UserID}); err != nil {
@@ -175,16 +175,16 @@ func (s *Store) ListResourcesV2(ctx context.Context, a *Actor, f ResourceFilterV
 			out = append(out, allResourcesV2[t])
 		}
 		switch t {
-		case TypeOrganization:
+		case access.TypeOrganization:
 			if !workspace { // FeatBit lists organizations only at the workspace level
 				continue
 			}
 			for _, o := range orgRows {
 				if contains(o.Name, name) {
-					out = append(out, ResourceV2{o.ID, o.Name, o.Name, OrganizationRN(o.Key), TypeOrganization})
+					out = append(out, ResourceV2{o.ID, o.Name, o.Name, OrganizationRN(o.Key), access.TypeOrganization})
 				}
 			}
-		case TypeProject:
+		case access.TypeProject:
 			rows, err := s.q.ListResourceProjects(ctx, orgs)
 			if err != nil {
 				return nil, translate(err)
@@ -194,11 +194,11 @@ func (s *Store) ListResourcesV2(ctx context.Context, a *Actor, f ResourceFilterV
 				if workspace {
 					path = r.OrganizationName + "/" + r.Name
 				}
-				if contains(r.Name, name) && seesResource(statements[r.OrganizationID], CanAccessProject, ProjectRN(r.Key)) {
-					out = append(out, ResourceV2{r.ID, r.Name, path, OrganizationRN(r.OrganizationKey) + ":" + ProjectRN(r.Key), TypeProject})
+				if contains(r.Name, name) && seesResource(statements[r.OrganizationID], access.CanAccessProject, ProjectRN(r.Key)) {
+					out = append(out, ResourceV2{r.ID, r.Name, path, OrganizationRN(r.OrganizationKey) + ":" + ProjectRN(r.Key), access.TypeProject})
 				}
 			}
-		case TypeEnv:
+		case access.TypeEnv:
 			rows, err := s.q.ListResourceEnvironments(ctx, orgs)
 			if err != nil {
 				return nil, translate(err)
@@ -209,8 +209,8 @@ func (s *Store) ListResourcesV2(ctx context.Context, a *Actor, f ResourceFilterV
 					path = r.OrganizationName + "/" + path
 				}
 				rn := EnvRN(r.ProjectKey, r.Key)
-				if contains(r.Name, name) && seesResource(statements[r.OrganizationID], CanAccessEnv, rn) {
-					out = append(out, ResourceV2{r.ID, r.Name, path, OrganizationRN(r.OrganizationKey) + ":" + rn, TypeEnv})
+				if contains(r.Name, name) && seesResource(statements[r.OrganizationID], access.CanAccessEnv, rn) {
+					out = append(out, ResourceV2{r.ID, r.Name, path, OrganizationRN(r.OrganizationKey) + ":" + rn, access.TypeEnv})
 				}
 			}
 		}
@@ -223,8 +223,8 @@ func (s *Store) ListResourcesV2(ctx context.Context, a *Actor, f ResourceFilterV
 
 // seesResource reports whether statements let their holder see a project or
 // environment in a resource list: access to it, or IAM management.
-func seesResource(statements []Statement, action access.Action, rn string) bool {
-	return access.Allows(statements, action, rn) || access.Allows(statements, CanManageIAM, IAMRN)
+func seesResource(statements []access.Statement, action access.Action, rn string) bool {
+	return access.Allows(statements, action, rn) || access.Allows(statements, access.CanManageIAM, IAMRN)
 }
 
 // contains matches part of a name case-insensitively; lowerPart is lower case.

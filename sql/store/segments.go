@@ -139,7 +139,7 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 	if err != nil {
 		return Segment{}, err
 	}
-	if err := a.require(CreateSegment, env.rn()+":segment/*"); err != nil {
+	if err := a.require(access.CreateSegment, env.rn()+":segment/*"); err != nil {
 		return Segment{}, err
 	}
 	sg := Segment{WorkspaceID: env.WorkspaceID, EnvID: envID, Name: strings.TrimSpace(in.Name), Key: in.Key, Type: in.Type,
@@ -163,7 +163,7 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		if err != nil {
 			return err
 		}
-		if err := requireInEnvs(a, []access.Action{CreateSegment}, envs, sg); err != nil {
+		if err := requireInEnvs(a, []access.Action{access.CreateSegment}, envs, sg); err != nil {
 			return err
 		}
 		if err := checkSegmentKey(ctx, q, env, envs, sg); err != nil {
@@ -624,13 +624,13 @@ func segmentChangeActions(before, after Segment) []access.Action {
 			actions = append(actions, action)
 		}
 	}
-	add(before.Name != after.Name || before.Key != after.Key, UpdateSegmentName)
-	add(before.Description != after.Description, UpdateSegmentDescription)
-	add(!slices.Equal(before.Tags, after.Tags), UpdateSegmentTags)
-	add(!slices.Equal(before.Included, after.Included) || !slices.Equal(before.Excluded, after.Excluded), UpdateSegmentTargetingUsers)
-	add(!sameJSON(before.Rules, after.Rules) || before.Type != after.Type || !slices.Equal(before.Scopes, after.Scopes), UpdateSegmentRules)
-	add(!before.IsArchived && after.IsArchived, ArchiveSegment)
-	add(before.IsArchived && !after.IsArchived, RestoreSegment)
+	add(before.Name != after.Name || before.Key != after.Key, access.UpdateSegmentName)
+	add(before.Description != after.Description, access.UpdateSegmentDescription)
+	add(!slices.Equal(before.Tags, after.Tags), access.UpdateSegmentTags)
+	add(!slices.Equal(before.Included, after.Included) || !slices.Equal(before.Excluded, after.Excluded), access.UpdateSegmentTargetingUsers)
+	add(!sameJSON(before.Rules, after.Rules) || before.Type != after.Type || !slices.Equal(before.Scopes, after.Scopes), access.UpdateSegmentRules)
+	add(!before.IsArchived && after.IsArchived, access.ArchiveSegment)
+	add(before.IsArchived && !after.IsArchived, access.RestoreSegment)
 	return actions
 }
 
@@ -657,14 +657,14 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err != nil {
 			return err
 		}
-		if err := a.require(DeleteSegment, segmentRN(env, before.Key, before.Tags)); err != nil {
+		if err := a.require(access.DeleteSegment, segmentRN(env, before.Key, before.Tags)); err != nil {
 			return err
 		}
 		envs, err := visibleEnvs(ctx, q, env, before)
 		if err != nil {
 			return err
 		}
-		if err := requireInEnvs(a, []access.Action{DeleteSegment}, envs, before); err != nil {
+		if err := requireInEnvs(a, []access.Action{access.DeleteSegment}, envs, before); err != nil {
 			return err
 		}
 		used, err := q.SegmentIsReferenced(ctx, id)
@@ -686,7 +686,7 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 
 // ArchiveSegment archives a segment no flag uses.
 func (s *Store) ArchiveSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change) (Segment, error) {
-	return s.changeSegment(ctx, a, envID, id, ch, ArchiveSegment, func(sg *Segment) error {
+	return s.changeSegment(ctx, a, envID, id, ch, access.ArchiveSegment, func(sg *Segment) error {
 		sg.IsArchived = true
 		return nil
 	})
@@ -695,7 +695,7 @@ func (s *Store) ArchiveSegment(ctx context.Context, a *Actor, envID, id uuid.UUI
 // RestoreSegment makes an archived segment usable again; restoring one that is
 // not archived changes nothing.
 func (s *Store) RestoreSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change) (Segment, error) {
-	return s.changeSegment(ctx, a, envID, id, ch, RestoreSegment, func(sg *Segment) error {
+	return s.changeSegment(ctx, a, envID, id, ch, access.RestoreSegment, func(sg *Segment) error {
 		sg.IsArchived = false
 		return nil
 	})
@@ -709,7 +709,7 @@ type SegmentNameInput struct {
 
 // RenameSegment changes a segment's name.
 func (s *Store) RenameSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, in SegmentNameInput) (Segment, error) {
-	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentName, func(sg *Segment) error {
+	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentName, func(sg *Segment) error {
 		sg.Name = strings.TrimSpace(in.Name)
 		return nil
 	})
@@ -727,7 +727,7 @@ func (s *Store) SetSegmentDescription(ctx context.Context, a *Actor, envID, id u
 	if in.Description == nil {
 		return Segment{}, Invalid("description_is_required")
 	}
-	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentDescription, func(sg *Segment) error {
+	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentDescription, func(sg *Segment) error {
 		sg.Description = *in.Description
 		return nil
 	})
@@ -744,7 +744,7 @@ func (s *Store) SetSegmentTags(ctx context.Context, a *Actor, envID, id uuid.UUI
 	if in.Tags == nil {
 		return Segment{}, Invalid("tags_is_required")
 	}
-	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentTags, func(sg *Segment) error {
+	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentTags, func(sg *Segment) error {
 		sg.Tags = orEmpty(*in.Tags)
 		return nil
 	})
@@ -765,7 +765,7 @@ func (s *Store) SetSegmentTargeting(ctx context.Context, a *Actor, envID, id uui
 	if in.Included == nil && in.Excluded == nil && in.Rules == nil {
 		return Segment{}, Invalid("targeting_is_required")
 	}
-	return s.changeSegment(ctx, a, envID, id, in.Change, UpdateSegmentRules, func(sg *Segment) error {
+	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentRules, func(sg *Segment) error {
 		sg.Included, sg.Excluded, sg.Rules = []string{}, []string{}, []SegmentRule{}
 		if in.Included != nil {
 			sg.Included = orEmpty(*in.Included)
@@ -787,7 +787,7 @@ var segmentWritable = []string{"name", "key", "type", "scopes", "description", "
 
 // PatchSegment applies an RFC 6902 JSON Patch to a segment, whole or not at all.
 func (s *Store) PatchSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ops json.RawMessage) (Segment, error) {
-	sg, err := s.changeSegment(ctx, a, envID, id, Change{Comment: "Updated via patch"}, UpdateSegmentRules, func(sg *Segment) error {
+	sg, err := s.changeSegment(ctx, a, envID, id, Change{Comment: "Updated via patch"}, access.UpdateSegmentRules, func(sg *Segment) error {
 		var patched Segment
 		if err := applyPatch(sg, ops, segmentWritable, &patched); err != nil {
 			return err

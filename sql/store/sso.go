@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/oauth2"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -356,7 +357,7 @@ func (s *Store) CheckOIDCEndpoints(ctx context.Context, a *Actor, in OIDCSetting
 	if err != nil {
 		return OIDCSettings{}, translate(err)
 	}
-	if err := s.requireEveryOrg(ctx, a, UpdateWorkspaceSSOSettings, ws); err != nil {
+	if err := s.requireEveryOrg(ctx, a, access.UpdateWorkspaceSSOSettings, ws); err != nil {
 		return OIDCSettings{}, err
 	}
 	in.AuthorizationEndpoint = strings.TrimSpace(in.AuthorizationEndpoint)

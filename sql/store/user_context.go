@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -58,7 +59,7 @@ func (s *Store) SetUserContext(ctx context.Context, a *Actor, in UserContext) (U
 		if in.ProjectID != uuid.Nil && in.ProjectID != row.Environment.ProjectID {
 			return UserContext{}, ErrNotFound
 		}
-		if err := target.require(CanAccessEnv, row.rn()); err != nil {
+		if err := target.require(access.CanAccessEnv, row.rn()); err != nil {
 			return UserContext{}, err
 		}
 		in.ProjectID = row.Environment.ProjectID
@@ -68,7 +69,7 @@ func (s *Store) SetUserContext(ctx context.Context, a *Actor, in UserContext) (U
 		if err != nil {
 			return UserContext{}, err
 		}
-		if err := target.require(CanAccessProject, ProjectRN(p.Key)); err != nil {
+		if err := target.require(access.CanAccessProject, ProjectRN(p.Key)); err != nil {
 			return UserContext{}, err
 		}
 	}

@@ -148,7 +148,7 @@ func (s *Store) GetWorkspace(ctx context.Context, a *Actor) (Workspace, error) {
 // allowed to change it, the client secret masked.
 func (s *Store) workspace(ctx context.Context, a *Actor, row db.Workspace) (Workspace, error) {
 	w := Workspace{ID: row.ID, Name: row.Name, Key: row.Key}
-	if s.requireEveryOrg(ctx, a, UpdateWorkspaceLicense, row) == nil {
+	if s.requireEveryOrg(ctx, a, access.UpdateWorkspaceLicense, row) == nil {
 		w.License = row.License
 	}
 	if row.SsoOidc != nil {
@@ -186,7 +186,7 @@ func (s *Store) UpdateWorkspace(ctx context.Context, a *Actor, in WorkspaceInput
 	if err != nil {
 		return Workspace{}, translate(err)
 	}
-	if err := s.requireEveryOrg(ctx, a, UpdateWorkspaceGeneralSettings, before); err != nil {
+	if err := s.requireEveryOrg(ctx, a, access.UpdateWorkspaceGeneralSettings, before); err != nil {
 		return Workspace{}, err
 	}
 	var row db.Workspace
@@ -214,7 +214,7 @@ func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSetting
 	if err != nil {
 		return Workspace{}, translate(err)
 	}
-	if err := s.requireEveryOrg(ctx, a, UpdateWorkspaceSSOSettings, before); err != nil {
+	if err := s.requireEveryOrg(ctx, a, access.UpdateWorkspaceSSOSettings, before); err != nil {
 		return Workspace{}, err
 	}
 	var stored OIDCSettings
