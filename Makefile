@@ -44,7 +44,7 @@ FUZZTIME ?= 10s
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzMatchResource$$' -fuzztime $(FUZZTIME) ./sql/access
 	go test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./sql/store
-	go test -run '^$$' -fuzz '^FuzzTargetingValidation$$' -fuzztime $(FUZZTIME) ./sql/store
+	go test -run '^$$' -fuzz '^FuzzTargetingValidation$$' -fuzztime $(FUZZTIME) ./sql/targeting
 	go test -run '^$$' -fuzz '^FuzzBind$$' -fuzztime $(FUZZTIME) ./api
 
 # generate regenerates sqlc and templ output with the tool versions pinned in

@@ -232,7 +232,7 @@ func InsertMembers(ctx context.Context, pool *pgxpool.Pool, o Organization) (Mem
 	return m, nil
 }
 
-// policyStatement is a store.Statement.
+// policyStatement is an access.Statement.
 type policyStatement struct {
 	ID           string   `json:"id"`
 	ResourceType string   `json:"resourceType"`

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
@@ -156,16 +155,6 @@ func (s *Store) SetFlagOffVariation(ctx context.Context, a *Actor, envID uuid.UU
 	})
 }
 
-// FlagTargeting is the whole of a flag's targeting: individual targets,
-// rules and the default rule, as FeatBit's FlagTargeting.
-type FlagTargeting struct {
-	TargetUsers []TargetUser `json:"targetUsers"`
-	Rules       []FlagRule   `json:"rules"`
-	Fallthrough Fallthrough  `json:"fallthrough"`
-	// ExptIncludeAllTargets is true when left out, as in FeatBit.
-	ExptIncludeAllTargets *bool `json:"exptIncludeAllTargets"`
-}
-
 // TargetingInput replaces a flag's targeting: FeatBit's body {revision,
 // targeting, comment}. The targeting replaces the flag's whole; a list left
 // out becomes empty.
@@ -245,7 +234,7 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 	if err := a.require(access.CreateFlag, env.rn()+":flag/*"); err != nil {
 		return Flag{}, err
 	}
-	f, err := src.clone()
+	f, err := src.Clone()
 	if err != nil {
 		return Flag{}, err
 	}
@@ -290,18 +279,6 @@ func (s *Store) FlagKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, key 
 	}
 	used, err := s.q.FlagKeyUsed(ctx, db.FlagKeyUsedParams{EnvID: envID, Key: key})
 	return used, translate(err)
-}
-
-// Targeting is the flag's current targeting, to change a part of and send
-// back whole.
-func (f Flag) Targeting() FlagTargeting {
-	c, err := f.clone()
-	if err != nil {
-		// A Flag holds only what JSON decoded into it, so it encodes again.
-		panic(fmt.Sprintf("copy flag %s: %v", f.Key, err))
-	}
-	return FlagTargeting{TargetUsers: c.TargetUsers, Rules: c.Rules, Fallthrough: c.Fallthrough,
-		ExptIncludeAllTargets: &c.ExptIncludeAllTargets}
 }
 
 // PendingChange would be one of FeatBit's scheduled changes or change

@@ -12,31 +12,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
-
-// Flag is a feature flag of an environment.
-type Flag struct {
-	ID                    uuid.UUID    `json:"id"`
-	CreatedAt             time.Time    `json:"createdAt"`
-	UpdatedAt             time.Time    `json:"updatedAt"`
-	CreatorID             uuid.UUID    `json:"creatorId"`
-	UpdatorID             uuid.UUID    `json:"updatorId"`
-	EnvID                 uuid.UUID    `json:"envId"`
-	Revision              uuid.UUID    `json:"revision"`
-	Name                  string       `json:"name"`
-	Description           string       `json:"description"`
-	Key                   string       `json:"key"`
-	VariationType         string       `json:"variationType"`
-	Variations            []Variation  `json:"variations"`
-	TargetUsers           []TargetUser `json:"targetUsers"`
-	Rules                 []FlagRule   `json:"rules"`
-	IsEnabled             bool         `json:"isEnabled"`
-	DisabledVariationID   string       `json:"disabledVariationId"`
-	Fallthrough           Fallthrough  `json:"fallthrough"`
-	ExptIncludeAllTargets bool         `json:"exptIncludeAllTargets"`
-	Tags                  []string     `json:"tags"`
-	IsArchived            bool         `json:"isArchived"`
-}
 
 // Change is what every flag and segment change may carry: a comment for the
 // history and, for flags, the revision the change was made from.
@@ -190,18 +167,11 @@ func checkFlag(v *validator, f *Flag) []uuid.UUID {
 	v.required("name", f.Name, maxNameLen)
 	v.key("key", f.Key)
 	v.text("description", f.Description, maxDescriptionLen)
-	checkVariations(v, f.VariationType, f.Variations)
-	ids := map[string]bool{}
-	for _, vr := range f.Variations {
-		ids[vr.ID] = true
+	problems, refs := targeting.CheckFlag(f)
+	for _, p := range problems {
+		v.add(p.Field, p.Problem)
 	}
-	if !ids[f.DisabledVariationID] {
-		v.add("disabledVariationId", "invalid")
-	}
-	checkTags(v, f.Tags)
-	checkTargetUsers(v, f.TargetUsers, ids)
-	checkFallthrough(v, f.Fallthrough, ids)
-	return checkFlagRules(v, f.Rules, ids)
+	return refs
 }
 
 // actorID is who a change is attributed to: the token when one was used.
@@ -281,13 +251,6 @@ type FlagListItem struct {
 	// when they never did. Evaluations counts their reports in all.
 	LastEvaluatedAt *time.Time `json:"lastEvaluatedAt"`
 	Evaluations     int64      `json:"evaluations"`
-}
-
-// Serves is what a flag hands out: the variations its targeting can serve
-// when on, and the one it serves when off.
-type Serves struct {
-	EnabledVariations []string `json:"enabledVariations"`
-	DisabledVariation string   `json:"disabledVariation"`
 }
 
 // LastChange is a flag's most recent change: FeatBit's LastChangeVm
@@ -423,36 +386,6 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	return out, nil
 }
 
-// Serves lists the values the flag's targeting can serve when on, and the
-// value it serves when off, as the flag list shows them.
-func (f Flag) Serves() Serves {
-	used := map[string]bool{}
-	for _, t := range f.TargetUsers {
-		if len(t.KeyIDs) > 0 {
-			used[t.VariationID] = true
-		}
-	}
-	rollouts := slices.Clone(f.Fallthrough.Variations)
-	for _, r := range f.Rules {
-		rollouts = append(rollouts, r.Variations...)
-	}
-	for _, rv := range rollouts {
-		if len(rv.Rollout) == 2 && rv.Rollout[1] > rv.Rollout[0] {
-			used[rv.ID] = true
-		}
-	}
-	s := Serves{EnabledVariations: []string{}}
-	for _, vr := range f.Variations {
-		if used[vr.ID] {
-			s.EnabledVariations = append(s.EnabledVariations, vr.Value)
-		}
-		if vr.ID == f.DisabledVariationID {
-			s.DisabledVariation = vr.Value
-		}
-	}
-	return s
-}
-
 // ErrFlagIsArchived refuses changing an archived flag; it can only be
 // restored or deleted (decisions.md §7).
 var ErrFlagIsArchived = &RuleError{"FlagIsArchived"}
@@ -482,7 +415,7 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if ch.Revision != nil && *ch.Revision != before.Revision {
 			return ErrConflict
 		}
-		after, err := before.clone()
+		after, err := before.Clone()
 		if err != nil {
 			return err
 		}
@@ -503,7 +436,7 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		}
 		if before.IsArchived {
 			// Archived is read-only: the one change left is restoring it as it was.
-			restored, err := before.clone()
+			restored, err := before.Clone()
 			if err != nil {
 				return err
 			}
@@ -645,25 +578,6 @@ func sameJSON(x, y any) bool {
 	a, errA := json.Marshal(x)
 	b, errB := json.Marshal(y)
 	return errA == nil && errB == nil && bytes.Equal(a, b)
-}
-
-// clone is a deep copy, so edits cannot reach the original through shared slices.
-func (f Flag) clone() (Flag, error) {
-	c, err := deepCopy(f)
-	c.CreatedAt, c.UpdatedAt = f.CreatedAt, f.UpdatedAt
-	return c, err
-}
-
-// deepCopy copies v through its JSON, which shares nothing with v; what JSON
-// does not keep of a time (its monotonic reading) the caller restores.
-func deepCopy[T any](v T) (T, error) {
-	var c T
-	b, err := json.Marshal(v)
-	if err != nil {
-		return c, err
-	}
-	err = json.Unmarshal(b, &c)
-	return c, err
 }
 
 // flagJSON holds a flag's JSON columns.

@@ -103,7 +103,7 @@ func (s *Store) flagInsight(ctx context.Context, f Flag) (FlagInsight, error) {
 	out := FlagInsight{Key: f.Key, Variations: []VariationInsight{}}
 	for _, r := range rows {
 		vr := Variation{ID: r.VariationID}
-		if known := f.variation(r.VariationID); known != nil {
+		if known := f.Variation(r.VariationID); known != nil {
 			vr = *known
 		}
 		out.Variations = append(out.Variations, VariationInsight{Variation: vr, Count: r.Count,

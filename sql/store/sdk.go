@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // SDKEnv is the environment an SDK secret opens, and what kind of secret it is.
@@ -107,7 +108,7 @@ func (s *Store) SDKSegment(ctx context.Context, env SDKEnv, id uuid.UUID) (Segme
 	if err != nil {
 		return Segment{}, err
 	}
-	if !sg.visibleIn(envRow{e}) {
+	if !visibleIn(sg, envRow{e}) {
 		return Segment{}, ErrNotFound
 	}
 	sg.EnvID = env.EnvID
@@ -127,17 +128,17 @@ func CheckEndUser(u EndUser) error {
 	switch {
 	case strings.TrimSpace(u.KeyID) == "":
 		v.add("keyId", "required")
-	case !storable(u.KeyID, maxKeyIDLen):
+	case !targeting.Storable(u.KeyID, targeting.MaxKeyIDLen):
 		v.add("keyId", "invalid")
 	}
-	if u.Name != nil && !storable(*u.Name, maxNameLen) {
+	if u.Name != nil && !targeting.Storable(*u.Name, maxNameLen) {
 		v.add("name", "invalid")
 	}
 	if len(u.CustomizedProperties) > maxUserProperties {
 		v.add("customizedProperties", "invalid")
 	} else {
 		for _, p := range u.CustomizedProperties {
-			if strings.TrimSpace(p.Name) == "" || !storable(p.Name, maxNameLen) || !storable(p.Value, maxPropertyLen) {
+			if strings.TrimSpace(p.Name) == "" || !targeting.Storable(p.Name, maxNameLen) || !targeting.Storable(p.Value, maxPropertyLen) {
 				v.add("customizedProperties", "invalid")
 				break
 			}

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // Segment types.
@@ -18,26 +18,6 @@ const (
 	SegmentEnvironmentSpecific = "environment-specific"
 	SegmentShared              = "shared"
 )
-
-// Segment is a reusable group of end users: listed ones, and those matching rules.
-type Segment struct {
-	ID                    uuid.UUID     `json:"id"`
-	CreatedAt             time.Time     `json:"createdAt"`
-	UpdatedAt             time.Time     `json:"updatedAt"`
-	WorkspaceID           uuid.UUID     `json:"workspaceId"`
-	EnvID                 uuid.UUID     `json:"envId"`
-	Name                  string        `json:"name"`
-	Key                   string        `json:"key"`
-	Type                  string        `json:"type"`
-	Scopes                []string      `json:"scopes"`
-	Description           string        `json:"description"`
-	Included              []string      `json:"included"`
-	Excluded              []string      `json:"excluded"`
-	Rules                 []SegmentRule `json:"rules"`
-	Tags                  []string      `json:"tags"`
-	IsArchived            bool          `json:"isArchived"`
-	IsEnvironmentSpecific bool          `json:"isEnvironmentSpecific"`
-}
 
 // SegmentInput creates a segment.
 type SegmentInput struct {
@@ -67,7 +47,7 @@ func envScopes(env envRow) []string {
 }
 
 // visibleIn reports whether a segment applies in an environment.
-func (sg Segment) visibleIn(env envRow) bool {
+func visibleIn(sg Segment, env envRow) bool {
 	if sg.Type == SegmentEnvironmentSpecific {
 		return sg.EnvID == env.Environment.ID
 	}
@@ -85,13 +65,9 @@ func checkSegment(v *validator, sg *Segment, env envRow) {
 	if !validScopes(sg, env) {
 		v.add("scopes", "invalid")
 	}
-	for field, users := range map[string][]string{"included": sg.Included, "excluded": sg.Excluded} {
-		if slices.ContainsFunc(users, func(u string) bool { return u == "" || !storable(u, maxKeyIDLen) }) {
-			v.add(field, "invalid")
-		}
+	for _, p := range targeting.CheckSegment(sg) {
+		v.add(p.Field, p.Problem)
 	}
-	checkSegmentRules(v, sg.Rules)
-	checkTags(v, sg.Tags)
 }
 
 // validScopes checks scope names: the segment's own organization, then
@@ -102,7 +78,7 @@ func validScopes(sg *Segment, env envRow) bool {
 	if sg.Type == SegmentEnvironmentSpecific {
 		return len(sg.Scopes) == 1 && sg.Scopes[0] == own
 	}
-	if len(sg.Scopes) == 0 || len(sg.Scopes) > maxTags {
+	if len(sg.Scopes) == 0 || len(sg.Scopes) > targeting.MaxTags {
 		return false
 	}
 	for _, scope := range sg.Scopes {
@@ -119,7 +95,7 @@ func validScopes(sg *Segment, env envRow) bool {
 			}
 		}
 	}
-	return sg.visibleIn(env)
+	return visibleIn(*sg, env)
 }
 
 // segmentRN is the resource name permissions are checked on, tags included.
@@ -226,7 +202,7 @@ func (s *Store) GetSegment(ctx context.Context, a *Actor, envID, id uuid.UUID) (
 		return Segment{}, translate(err)
 	}
 	sg, err := segmentFrom(row)
-	if err == nil && !sg.visibleIn(env) {
+	if err == nil && !visibleIn(sg, env) {
 		err = ErrNotFound
 	}
 	return sg, err
@@ -360,7 +336,7 @@ func keyClash(rows []db.Segment, sg Segment, envs []envRow) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if slices.ContainsFunc(envs, func(e envRow) bool { return sg.visibleIn(e) && other.visibleIn(e) }) {
+		if slices.ContainsFunc(envs, func(e envRow) bool { return visibleIn(sg, e) && visibleIn(other, e) }) {
 			return true, nil
 		}
 	}
@@ -382,7 +358,7 @@ func visibleEnvs(ctx context.Context, q *db.Queries, env envRow, versions ...Seg
 	for _, e := range rows {
 		other := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: e.ID, Key: e.Key}, ProjectKey: e.ProjectKey,
 			OrganizationID: env.OrganizationID, OrganizationKey: env.OrganizationKey}}
-		if slices.ContainsFunc(versions, func(sg Segment) bool { return sg.visibleIn(other) }) {
+		if slices.ContainsFunc(versions, func(sg Segment) bool { return visibleIn(sg, other) }) {
 			out = append(out, other)
 		}
 	}
@@ -452,7 +428,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err != nil {
 			return err
 		}
-		after, err := before.clone()
+		after, err := before.Clone()
 		if err != nil {
 			return err
 		}
@@ -490,7 +466,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 			return err
 		}
 		if after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes) {
-			afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e envRow) bool { return !after.visibleIn(e) })
+			afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e envRow) bool { return !visibleIn(after, e) })
 			if err := checkSegmentKey(ctx, q, env, afterEnvs, after); err != nil {
 				return err
 			}
@@ -546,7 +522,7 @@ func lockSegment(ctx context.Context, q *db.Queries, env envRow, id uuid.UUID) (
 		return Segment{}, err
 	}
 	sg, err := segmentFrom(row)
-	if err == nil && !sg.visibleIn(env) {
+	if err == nil && !visibleIn(sg, env) {
 		err = ErrNotFound
 	}
 	return sg, err
@@ -570,7 +546,7 @@ func guardReferences(ctx context.Context, q *db.Queries, before, after Segment) 
 	for _, r := range refs {
 		env := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: r.EnvID, Key: r.EnvKey},
 			ProjectKey: r.ProjectKey, OrganizationKey: organizationKeyOf(after)}}
-		if !after.visibleIn(env) {
+		if !visibleIn(after, env) {
 			return ErrSegmentIsBeingUsed
 		}
 	}
@@ -596,7 +572,7 @@ func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Act
 		if err != nil {
 			return err
 		}
-		after, err := before.clone()
+		after, err := before.Clone()
 		if err != nil {
 			return err
 		}
@@ -632,13 +608,6 @@ func segmentChangeActions(before, after Segment) []access.Action {
 	add(!before.IsArchived && after.IsArchived, access.ArchiveSegment)
 	add(before.IsArchived && !after.IsArchived, access.RestoreSegment)
 	return actions
-}
-
-// clone is a deep copy, so edits cannot reach the original through shared slices.
-func (sg Segment) clone() (Segment, error) {
-	c, err := deepCopy(sg)
-	c.CreatedAt, c.UpdatedAt = sg.CreatedAt, sg.UpdatedAt
-	return c, err
 }
 
 // DeleteSegment removes a segment for good, in any state, unless a flag uses it.

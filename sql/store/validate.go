@@ -4,13 +4,15 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // Lengths of keys, names, descriptions and comments, in characters, checked
 // by every input (keys also match keyPattern).
 const (
-	maxKeyLen         = 128
-	maxNameLen        = 128
+	maxKeyLen         = targeting.MaxKeyLen
+	maxNameLen        = targeting.MaxNameLen
 	maxDescriptionLen = 512
 	maxCommentLen     = 512
 )

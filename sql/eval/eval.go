@@ -1,9 +1,13 @@
-package store
+// Package eval evaluates flags for end users with FeatBit's server
+// semantics: what the SDK endpoints serve and what "test a user" shows. It
+// needs no database.
+package eval
 
 import (
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/json"
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"math"
 	"regexp"
 	"strconv"
@@ -66,7 +70,7 @@ const (
 type Evaluation struct {
 	// Variation is what the user gets; nil for an archived flag, and for a
 	// rollout no range of which holds the user (a malformed flag).
-	Variation *Variation `json:"variation"`
+	Variation *targeting.Variation `json:"variation"`
 	// Kind is one of the Match constants.
 	Kind string `json:"kind"`
 	// Reason is FeatBit's match reason: Kind, or the matched rule's name.
@@ -82,15 +86,15 @@ type Evaluation struct {
 
 // SegmentLookup finds a segment by id among those visible where a flag is
 // evaluated; unknown ids are skipped, as FeatBit does.
-type SegmentLookup func(id uuid.UUID) (*Segment, bool)
+type SegmentLookup func(id uuid.UUID) (*targeting.Segment, bool)
 
 // SegmentMap is a SegmentLookup over a set of segments.
-func SegmentMap(segments []Segment) SegmentLookup {
-	m := make(map[uuid.UUID]*Segment, len(segments))
+func SegmentMap(segments []targeting.Segment) SegmentLookup {
+	m := make(map[uuid.UUID]*targeting.Segment, len(segments))
 	for i := range segments {
 		m[segments[i].ID] = &segments[i]
 	}
-	return func(id uuid.UUID) (*Segment, bool) {
+	return func(id uuid.UUID) (*targeting.Segment, bool) {
 		sg, ok := m[id]
 		return sg, ok
 	}
@@ -101,42 +105,31 @@ func SegmentMap(segments []Segment) SegmentLookup {
 // then individual targets, then the rules in order (all conditions of a rule
 // must hold), then the fallthrough. Rollouts bucket users exactly as FeatBit
 // does, so a user gets the same variation from Bunting as from FeatBit.
-func Evaluate(f *Flag, u EndUser, segments SegmentLookup) Evaluation {
+func Evaluate(f *targeting.Flag, u EndUser, segments SegmentLookup) Evaluation {
 	if f.IsArchived {
 		return Evaluation{Kind: MatchArchived, Reason: MatchArchived}
 	}
 	if !f.IsEnabled {
-		return Evaluation{Variation: f.variation(f.DisabledVariationID), Kind: MatchDisabled, Reason: MatchDisabled}
+		return Evaluation{Variation: f.Variation(f.DisabledVariationID), Kind: MatchDisabled, Reason: MatchDisabled}
 	}
 	for _, t := range f.TargetUsers {
 		for _, k := range t.KeyIDs {
 			if k == u.KeyID {
-				return Evaluation{Variation: f.variation(t.VariationID), Kind: MatchTargeted, Reason: MatchTargeted,
+				return Evaluation{Variation: f.Variation(t.VariationID), Kind: MatchTargeted, Reason: MatchTargeted,
 					SendToExperiment: f.ExptIncludeAllTargets}
 			}
 		}
 	}
 	for _, r := range f.Rules {
 		if ruleMatches(r.Conditions, u, segments, true) {
-			ev := f.rollout(r.Variations, dispatchKey(f.Key, r.DispatchKey, u), r.IncludedInExpt)
+			ev := rollout(f, r.Variations, dispatchKey(f.Key, r.DispatchKey, u), r.IncludedInExpt)
 			ev.Kind, ev.Reason, ev.RuleID = MatchRule, r.Name, r.ID
 			return ev
 		}
 	}
-	ev := f.rollout(f.Fallthrough.Variations, dispatchKey(f.Key, f.Fallthrough.DispatchKey, u), f.Fallthrough.IncludedInExpt)
+	ev := rollout(f, f.Fallthrough.Variations, dispatchKey(f.Key, f.Fallthrough.DispatchKey, u), f.Fallthrough.IncludedInExpt)
 	ev.Kind, ev.Reason = MatchFallthrough, MatchFallthrough
 	return ev
-}
-
-// variation finds a variation by id; nil when the flag has none such.
-func (f *Flag) variation(id string) *Variation {
-	for i := range f.Variations {
-		if f.Variations[i].ID == id {
-			v := f.Variations[i]
-			return &v
-		}
-	}
-	return nil
 }
 
 // dispatchKey is what a user is bucketed by: the flag key followed by the
@@ -151,7 +144,7 @@ func dispatchKey(flagKey string, attribute *string, u EndUser) string {
 
 // rollout picks the first variation whose range holds the user's bucket and
 // decides, as FeatBit does, whether the evaluation goes to experiments.
-func (f *Flag) rollout(variations []RolloutVariation, key string, ruleInExpt bool) Evaluation {
+func rollout(f *targeting.Flag, variations []targeting.RolloutVariation, key string, ruleInExpt bool) Evaluation {
 	var ev Evaluation
 	var width, expt float64
 	served := 0
@@ -163,7 +156,7 @@ func (f *Flag) rollout(variations []RolloutVariation, key string, ruleInExpt boo
 	ev.Split = served > 1
 	for _, rv := range variations {
 		if len(rv.Rollout) == 2 && InRollout(key, rv.Rollout[0], rv.Rollout[1]) {
-			ev.Variation = f.variation(rv.ID)
+			ev.Variation = f.Variation(rv.ID)
 			width, expt = rv.Rollout[1]-rv.Rollout[0], rv.ExptRollout
 			break
 		}
@@ -201,14 +194,14 @@ func InRollout(key string, lo, hi float64) bool {
 }
 
 // ruleMatches reports whether a user meets every condition.
-func ruleMatches(conditions []Condition, u EndUser, segments SegmentLookup, segmentsAllowed bool) bool {
+func ruleMatches(conditions []targeting.Condition, u EndUser, segments SegmentLookup, segmentsAllowed bool) bool {
 	for _, c := range conditions {
 		switch {
-		case segmentsAllowed && c.Property == SegmentIn:
+		case segmentsAllowed && c.Property == targeting.SegmentIn:
 			if !inAnySegment(c.Value, u, segments) {
 				return false
 			}
-		case segmentsAllowed && c.Property == SegmentNotIn:
+		case segmentsAllowed && c.Property == targeting.SegmentNotIn:
 			if inAnySegment(c.Value, u, segments) {
 				return false
 			}
@@ -234,17 +227,17 @@ func inAnySegment(value string, u EndUser, segments SegmentLookup) bool {
 		if err != nil {
 			continue
 		}
-		if sg, ok := segments(id); ok && sg.matches(u) {
+		if sg, ok := segments(id); ok && segmentMatches(sg, u) {
 			return true
 		}
 	}
 	return false
 }
 
-// matches reports whether a user is in the segment: never when excluded,
+// segmentMatches reports whether a user is in the segment: never when excluded,
 // always when included, otherwise when any rule holds. Archived segments
 // still match, as in FeatBit.
-func (sg *Segment) matches(u EndUser) bool {
+func segmentMatches(sg *targeting.Segment, u EndUser) bool {
 	for _, k := range sg.Excluded {
 		if k == u.KeyID {
 			return false

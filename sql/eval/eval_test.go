@@ -1,10 +1,11 @@
-package store
+package eval
 
 import (
 	"encoding/json"
 	"fmt"
 	"testing"
 
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/google/uuid"
 )
 
@@ -52,20 +53,20 @@ func TestInRollout(t *testing.T) {
 }
 
 // evalFlag is a boolean flag, on, serving true by default.
-func evalFlag(key string) Flag {
-	return Flag{Key: key, VariationType: VariationBoolean, IsEnabled: true, DisabledVariationID: "f",
-		Variations:  []Variation{{ID: "t", Name: "True", Value: "true"}, {ID: "f", Name: "False", Value: "false"}},
-		TargetUsers: []TargetUser{}, Rules: []FlagRule{}, ExptIncludeAllTargets: true,
-		Fallthrough: Fallthrough{IncludedInExpt: true, Variations: []RolloutVariation{{ID: "t", Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+func evalFlag(key string) targeting.Flag {
+	return targeting.Flag{Key: key, VariationType: targeting.VariationBoolean, IsEnabled: true, DisabledVariationID: "f",
+		Variations:  []targeting.Variation{{ID: "t", Name: "True", Value: "true"}, {ID: "f", Name: "False", Value: "false"}},
+		TargetUsers: []targeting.TargetUser{}, Rules: []targeting.FlagRule{}, ExptIncludeAllTargets: true,
+		Fallthrough: targeting.Fallthrough{IncludedInExpt: true, Variations: []targeting.RolloutVariation{{ID: "t", Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 }
 
-func half() []RolloutVariation {
-	return []RolloutVariation{{ID: "t", Rollout: []float64{0, 0.5}, ExptRollout: 1}, {ID: "f", Rollout: []float64{0.5, 1}, ExptRollout: 1}}
+func half() []targeting.RolloutVariation {
+	return []targeting.RolloutVariation{{ID: "t", Rollout: []float64{0, 0.5}, ExptRollout: 1}, {ID: "f", Rollout: []float64{0.5, 1}, ExptRollout: 1}}
 }
 
-func rule(id string, conditions ...Condition) FlagRule {
-	return FlagRule{ID: id, Name: "rule " + id, Conditions: conditions,
-		Variations: []RolloutVariation{{ID: "f", Rollout: []float64{0, 1}, ExptRollout: 1}}}
+func rule(id string, conditions ...targeting.Condition) targeting.FlagRule {
+	return targeting.FlagRule{ID: id, Name: "rule " + id, Conditions: conditions,
+		Variations: []targeting.RolloutVariation{{ID: "f", Rollout: []float64{0, 1}, ExptRollout: 1}}}
 }
 
 func user(key string, props ...string) EndUser {
@@ -84,34 +85,34 @@ func value(ev Evaluation) string {
 }
 
 func TestEvaluateOrder(t *testing.T) {
-	seg := Segment{ID: uuid.New(), Included: []string{"u-seg", "u-both"}, Excluded: []string{"u-both"}, Rules: []SegmentRule{
-		{ID: "r", Conditions: []Condition{{Property: "plan", Op: "Equal", Value: "gold"}}}}}
-	segs := SegmentMap([]Segment{seg})
-	inSeg := Condition{Property: SegmentIn, Value: fmt.Sprintf(`[%q]`, seg.ID)}
-	notInSeg := Condition{Property: SegmentNotIn, Value: fmt.Sprintf(`[%q]`, seg.ID)}
+	seg := targeting.Segment{ID: uuid.New(), Included: []string{"u-seg", "u-both"}, Excluded: []string{"u-both"}, Rules: []targeting.SegmentRule{
+		{ID: "r", Conditions: []targeting.Condition{{Property: "plan", Op: "Equal", Value: "gold"}}}}}
+	segs := SegmentMap([]targeting.Segment{seg})
+	inSeg := targeting.Condition{Property: targeting.SegmentIn, Value: fmt.Sprintf(`[%q]`, seg.ID)}
+	notInSeg := targeting.Condition{Property: targeting.SegmentNotIn, Value: fmt.Sprintf(`[%q]`, seg.ID)}
 
 	targeted := evalFlag("targeted")
-	targeted.TargetUsers = []TargetUser{{KeyIDs: []string{"u-false"}, VariationID: "f"}}
-	targeted.Rules = []FlagRule{rule("r1", Condition{Property: "keyId", Op: "Equal", Value: "u-false"})}
+	targeted.TargetUsers = []targeting.TargetUser{{KeyIDs: []string{"u-false"}, VariationID: "f"}}
+	targeted.Rules = []targeting.FlagRule{rule("r1", targeting.Condition{Property: "keyId", Op: "Equal", Value: "u-false"})}
 	off := evalFlag("off")
 	off.IsEnabled = false
 	off.TargetUsers = targeted.TargetUsers
 	archived := evalFlag("archived")
 	archived.IsArchived = true
 	rules := evalFlag("rules")
-	rules.Rules = []FlagRule{
-		rule("country", Condition{Property: "country", Op: "IsOneOf", Value: `["cn","us"]`},
-			Condition{Property: "age", Op: "BiggerEqualThan", Value: "18"}),
+	rules.Rules = []targeting.FlagRule{
+		rule("country", targeting.Condition{Property: "country", Op: "IsOneOf", Value: `["cn","us"]`},
+			targeting.Condition{Property: "age", Op: "BiggerEqualThan", Value: "18"}),
 		rule("segment", inSeg),
 	}
 	excluded := evalFlag("excluded")
-	excluded.Rules = []FlagRule{rule("not-in", notInSeg)}
+	excluded.Rules = []targeting.FlagRule{rule("not-in", notInSeg)}
 	split := evalFlag("half")
 	split.Fallthrough.Variations = half()
 
 	tests := []struct {
 		name       string
-		flag       Flag
+		flag       targeting.Flag
 		user       EndUser
 		want, kind string
 		split      bool
@@ -148,9 +149,9 @@ func TestEvaluateOrder(t *testing.T) {
 func TestEvaluateRuleReasonAndDispatchKey(t *testing.T) {
 	f := evalFlag("disp")
 	key := "k"
-	f.Rules = []FlagRule{{ID: "r1", Name: "Beta users", DispatchKey: &key,
-		Conditions: []Condition{{Property: "keyId", Op: "StartsWith", Value: "u"}},
-		Variations: []RolloutVariation{{ID: "t", Rollout: []float64{0, 0.8}, ExptRollout: 1}, {ID: "f", Rollout: []float64{0.8, 1}, ExptRollout: 1}}}}
+	f.Rules = []targeting.FlagRule{{ID: "r1", Name: "Beta users", DispatchKey: &key,
+		Conditions: []targeting.Condition{{Property: "keyId", Op: "StartsWith", Value: "u"}},
+		Variations: []targeting.RolloutVariation{{ID: "t", Rollout: []float64{0, 0.8}, ExptRollout: 1}, {ID: "f", Rollout: []float64{0.8, 1}, ExptRollout: 1}}}}
 	// Without the attribute .NET buckets "disp" + "" (0.843…), so false;
 	// the node SDK would bucket "dispundefined".
 	ev := Evaluate(&f, user("u1"), nil)
@@ -215,20 +216,20 @@ func TestOperators(t *testing.T) {
 // NotOneOf match; a missing name matches nothing at all.
 func TestMissingAttributes(t *testing.T) {
 	tests := []struct {
-		c    Condition
+		c    targeting.Condition
 		u    EndUser
 		want bool
 	}{
-		{Condition{Property: "plan", Op: "NotEqual", Value: "gold"}, user("u1"), true},
-		{Condition{Property: "plan", Op: "NotOneOf", Value: `["gold"]`}, user("u1"), true},
-		{Condition{Property: "plan", Op: "Equal", Value: ""}, user("u1"), true},
-		{Condition{Property: "plan", Op: "Contains", Value: "g"}, user("u1"), false},
-		{Condition{Property: "name", Op: "NotEqual", Value: "x"}, user("u1"), false},
-		{Condition{Property: "name", Op: "NotEqual", Value: "x"}, EndUser{KeyID: "u1", Name: new("Ann")}, true},
-		{Condition{Property: "keyId", Op: "Equal", Value: "u1"}, user("u1"), true},
+		{targeting.Condition{Property: "plan", Op: "NotEqual", Value: "gold"}, user("u1"), true},
+		{targeting.Condition{Property: "plan", Op: "NotOneOf", Value: `["gold"]`}, user("u1"), true},
+		{targeting.Condition{Property: "plan", Op: "Equal", Value: ""}, user("u1"), true},
+		{targeting.Condition{Property: "plan", Op: "Contains", Value: "g"}, user("u1"), false},
+		{targeting.Condition{Property: "name", Op: "NotEqual", Value: "x"}, user("u1"), false},
+		{targeting.Condition{Property: "name", Op: "NotEqual", Value: "x"}, EndUser{KeyID: "u1", Name: new("Ann")}, true},
+		{targeting.Condition{Property: "keyId", Op: "Equal", Value: "u1"}, user("u1"), true},
 	}
 	for _, tt := range tests {
-		if got := ruleMatches([]Condition{tt.c}, tt.u, nil, true); got != tt.want {
+		if got := ruleMatches([]targeting.Condition{tt.c}, tt.u, nil, true); got != tt.want {
 			t.Errorf("%+v for %+v = %v, want %v", tt.c, tt.u, got, tt.want)
 		}
 	}
@@ -236,7 +237,7 @@ func TestMissingAttributes(t *testing.T) {
 
 func TestSendToExperiment(t *testing.T) {
 	f := evalFlag("expt")
-	f.TargetUsers = []TargetUser{{KeyIDs: []string{"t1"}, VariationID: "t"}}
+	f.TargetUsers = []targeting.TargetUser{{KeyIDs: []string{"t1"}, VariationID: "t"}}
 	if !Evaluate(&f, user("t1"), nil).SendToExperiment {
 		t.Error("targeted user with exptIncludeAllTargets: not sent to experiment")
 	}
@@ -249,7 +250,7 @@ func TestSendToExperiment(t *testing.T) {
 		t.Error("fallthrough not included in experiments: sent")
 	}
 	// Half of the served traffic in the experiment: about half the users.
-	f.Fallthrough = Fallthrough{IncludedInExpt: true, Variations: []RolloutVariation{{ID: "t", Rollout: []float64{0, 1}, ExptRollout: 0.5}}}
+	f.Fallthrough = targeting.Fallthrough{IncludedInExpt: true, Variations: []targeting.RolloutVariation{{ID: "t", Rollout: []float64{0, 1}, ExptRollout: 0.5}}}
 	in := 0
 	for i := range 1000 {
 		if Evaluate(&f, user(fmt.Sprint("u", i)), nil).SendToExperiment {

@@ -1,4 +1,8 @@
-package store
+// Package targeting is what a flag serves to whom and what a segment holds:
+// flags, segments, their variations, targets, rules and conditions, and the
+// checks that keep them well formed. It needs no database, so the store,
+// the evaluator (package eval) and their fuzz tests share it.
+package targeting
 
 import (
 	"encoding/json"
@@ -7,10 +11,55 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
+
+// Flag is a feature flag of an environment.
+type Flag struct {
+	ID                    uuid.UUID    `json:"id"`
+	CreatedAt             time.Time    `json:"createdAt"`
+	UpdatedAt             time.Time    `json:"updatedAt"`
+	CreatorID             uuid.UUID    `json:"creatorId"`
+	UpdatorID             uuid.UUID    `json:"updatorId"`
+	EnvID                 uuid.UUID    `json:"envId"`
+	Revision              uuid.UUID    `json:"revision"`
+	Name                  string       `json:"name"`
+	Description           string       `json:"description"`
+	Key                   string       `json:"key"`
+	VariationType         string       `json:"variationType"`
+	Variations            []Variation  `json:"variations"`
+	TargetUsers           []TargetUser `json:"targetUsers"`
+	Rules                 []FlagRule   `json:"rules"`
+	IsEnabled             bool         `json:"isEnabled"`
+	DisabledVariationID   string       `json:"disabledVariationId"`
+	Fallthrough           Fallthrough  `json:"fallthrough"`
+	ExptIncludeAllTargets bool         `json:"exptIncludeAllTargets"`
+	Tags                  []string     `json:"tags"`
+	IsArchived            bool         `json:"isArchived"`
+}
+
+// Segment is a reusable group of end users: listed ones, and those matching rules.
+type Segment struct {
+	ID                    uuid.UUID     `json:"id"`
+	CreatedAt             time.Time     `json:"createdAt"`
+	UpdatedAt             time.Time     `json:"updatedAt"`
+	WorkspaceID           uuid.UUID     `json:"workspaceId"`
+	EnvID                 uuid.UUID     `json:"envId"`
+	Name                  string        `json:"name"`
+	Key                   string        `json:"key"`
+	Type                  string        `json:"type"`
+	Scopes                []string      `json:"scopes"`
+	Description           string        `json:"description"`
+	Included              []string      `json:"included"`
+	Excluded              []string      `json:"excluded"`
+	Rules                 []SegmentRule `json:"rules"`
+	Tags                  []string      `json:"tags"`
+	IsArchived            bool          `json:"isArchived"`
+	IsEnvironmentSpecific bool          `json:"isEnvironmentSpecific"`
+}
 
 // Variation is one value a flag can serve. Values are strings whatever the
 // flag's type, and must parse as that type.
@@ -94,30 +143,84 @@ const (
 	VariationJSON    = "json"
 )
 
-// Limits of targeting content.
+// Limits of targeting content, in characters or items. Keys and names have
+// the store's limits for every key and name.
 const (
+	MaxKeyLen        = 128
+	MaxNameLen       = 128
+	MaxTags          = 50
+	MaxKeyIDLen      = 512
 	maxTagLen        = 64
-	maxTags          = 50
 	maxVariations    = 100
 	maxRules         = 500
 	maxConditions    = 100
 	maxValueLen      = 32 << 10
-	maxKeyIDLen      = 512
 	rolloutTolerance = 1e-6
 )
 
+// Problem is a field found wrong and what is wrong with it ("required" or
+// "invalid"); the store turns it into its error code.
+type Problem struct {
+	Field, Problem string
+}
+
+// problems collects the problems of one flag or segment.
+type problems []Problem
+
+func (p *problems) add(field, problem string) { *p = append(*p, Problem{field, problem}) }
+
+// CheckFlag checks a flag's variations and targeting, everything but its
+// name, key and description, and returns what is wrong in the order the
+// fields are checked, and the segments its rules name.
+func CheckFlag(f *Flag) ([]Problem, []uuid.UUID) {
+	var v problems
+	checkVariations(&v, f.VariationType, f.Variations)
+	ids := map[string]bool{}
+	for _, vr := range f.Variations {
+		ids[vr.ID] = true
+	}
+	if !ids[f.DisabledVariationID] {
+		v.add("disabledVariationId", "invalid")
+	}
+	checkTags(&v, f.Tags)
+	checkTargetUsers(&v, f.TargetUsers, ids)
+	checkFallthrough(&v, f.Fallthrough, ids)
+	refs := checkFlagRules(&v, f.Rules, ids)
+	return v, refs
+}
+
+// CheckSegment checks a segment's users, rules and tags: everything but its
+// name, key, type, description and scopes.
+func CheckSegment(sg *Segment) []Problem {
+	var v problems
+	for field, users := range map[string][]string{"included": sg.Included, "excluded": sg.Excluded} {
+		if slices.ContainsFunc(users, func(u string) bool { return u == "" || !Storable(u, MaxKeyIDLen) }) {
+			v.add(field, "invalid")
+		}
+	}
+	checkSegmentRules(&v, sg.Rules)
+	checkTags(&v, sg.Tags)
+	return v
+}
+
 // checkVariations checks a flag's variation type and variations: unique
 // non-empty ids, names, and values that parse as the type.
-func checkVariations(v *validator, typ string, variations []Variation) {
-	v.oneOf("variationType", typ, VariationBoolean, VariationString, VariationNumber, VariationJSON)
+func checkVariations(v *problems, typ string, variations []Variation) {
+	switch typ {
+	case "":
+		v.add("variationType", "required")
+	case VariationBoolean, VariationString, VariationNumber, VariationJSON:
+	default:
+		v.add("variationType", "invalid")
+	}
 	if len(variations) == 0 || len(variations) > maxVariations {
 		v.add("variations", "invalid")
 		return
 	}
 	ids := map[string]bool{}
 	for _, vr := range variations {
-		if vr.ID == "" || ids[vr.ID] || len(vr.ID) > maxKeyLen || strings.TrimSpace(vr.Name) == "" ||
-			!storable(vr.Name, maxNameLen) || !storable(vr.Value, maxValueLen) || !validValue(typ, vr.Value) {
+		if vr.ID == "" || ids[vr.ID] || len(vr.ID) > MaxKeyLen || strings.TrimSpace(vr.Name) == "" ||
+			!Storable(vr.Name, MaxNameLen) || !Storable(vr.Value, maxValueLen) || !validValue(typ, vr.Value) {
 			v.add("variations", "invalid")
 			return
 		}
@@ -141,21 +244,21 @@ func validValue(typ, value string) bool {
 	return true // an unknown type is reported on variationType
 }
 
-// storable reports whether text can be kept: valid UTF-8, no NUL, at most max runes.
-func storable(s string, max int) bool {
+// Storable reports whether text can be kept: valid UTF-8, no NUL, at most max runes.
+func Storable(s string, max int) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0) && utf8.RuneCountInString(s) <= max
 }
 
 // checkTags checks a tag list: non-empty tags without the characters that
 // structure resource names (":", ";", ","), unique.
-func checkTags(v *validator, tags []string) {
-	if len(tags) > maxTags {
+func checkTags(v *problems, tags []string) {
+	if len(tags) > MaxTags {
 		v.add("tags", "invalid")
 		return
 	}
 	seen := map[string]bool{}
 	for _, t := range tags {
-		if strings.TrimSpace(t) != t || t == "" || strings.ContainsAny(t, ":;,") || !storable(t, maxTagLen) || seen[t] {
+		if strings.TrimSpace(t) != t || t == "" || strings.ContainsAny(t, ":;,") || !Storable(t, maxTagLen) || seen[t] {
 			v.add("tags", "invalid")
 			return
 		}
@@ -165,7 +268,7 @@ func checkTags(v *validator, tags []string) {
 
 // checkTargetUsers checks individual targets: known variations, non-empty
 // user keys, and no user targeted twice.
-func checkTargetUsers(v *validator, targets []TargetUser, variationIDs map[string]bool) {
+func checkTargetUsers(v *problems, targets []TargetUser, variationIDs map[string]bool) {
 	users := map[string]bool{}
 	for _, t := range targets {
 		if !variationIDs[t.VariationID] {
@@ -173,7 +276,7 @@ func checkTargetUsers(v *validator, targets []TargetUser, variationIDs map[strin
 			return
 		}
 		for _, k := range t.KeyIDs {
-			if k == "" || users[k] || !storable(k, maxKeyIDLen) {
+			if k == "" || users[k] || !Storable(k, MaxKeyIDLen) {
 				v.add("targetUsers", "invalid")
 				return
 			}
@@ -183,7 +286,7 @@ func checkTargetUsers(v *validator, targets []TargetUser, variationIDs map[strin
 }
 
 // checkFlagRules checks flag rules and returns the segments their conditions name.
-func checkFlagRules(v *validator, rules []FlagRule, variationIDs map[string]bool) []uuid.UUID {
+func checkFlagRules(v *problems, rules []FlagRule, variationIDs map[string]bool) []uuid.UUID {
 	var segments []uuid.UUID
 	ids := map[string]bool{}
 	if len(rules) > maxRules {
@@ -192,7 +295,7 @@ func checkFlagRules(v *validator, rules []FlagRule, variationIDs map[string]bool
 	}
 	for _, r := range rules {
 		refs, ok := checkConditions(r.Conditions, true)
-		if r.ID == "" || ids[r.ID] || !storable(r.Name, maxNameLen) || !ok ||
+		if r.ID == "" || ids[r.ID] || !Storable(r.Name, MaxNameLen) || !ok ||
 			!validDispatchKey(r.DispatchKey) || !validRollout(r.Variations, variationIDs) {
 			v.add("rules", "invalid")
 			return nil
@@ -205,21 +308,21 @@ func checkFlagRules(v *validator, rules []FlagRule, variationIDs map[string]bool
 }
 
 // checkFallthrough checks the default rule.
-func checkFallthrough(v *validator, f Fallthrough, variationIDs map[string]bool) {
+func checkFallthrough(v *problems, f Fallthrough, variationIDs map[string]bool) {
 	if !validDispatchKey(f.DispatchKey) || !validRollout(f.Variations, variationIDs) {
 		v.add("fallthrough", "invalid")
 	}
 }
 
 // checkSegmentRules checks a segment's rules, which may not name segments.
-func checkSegmentRules(v *validator, rules []SegmentRule) {
+func checkSegmentRules(v *problems, rules []SegmentRule) {
 	ids := map[string]bool{}
 	if len(rules) > maxRules {
 		v.add("rules", "invalid")
 		return
 	}
 	for _, r := range rules {
-		if _, ok := checkConditions(r.Conditions, false); !ok || r.ID == "" || ids[r.ID] || !storable(r.Name, maxNameLen) {
+		if _, ok := checkConditions(r.Conditions, false); !ok || r.ID == "" || ids[r.ID] || !Storable(r.Name, MaxNameLen) {
 			v.add("rules", "invalid")
 			return
 		}
@@ -228,7 +331,7 @@ func checkSegmentRules(v *validator, rules []SegmentRule) {
 }
 
 func validDispatchKey(k *string) bool {
-	return k == nil || storable(*k, maxNameLen)
+	return k == nil || Storable(*k, MaxNameLen)
 }
 
 // checkConditions checks a rule's conditions and returns the segments they name.
@@ -238,8 +341,8 @@ func checkConditions(conditions []Condition, segmentsAllowed bool) ([]uuid.UUID,
 	}
 	var segments []uuid.UUID
 	for _, c := range conditions {
-		if !storable(c.ID, maxKeyLen) || !storable(c.Property, maxNameLen) || strings.TrimSpace(c.Property) == "" ||
-			!storable(c.Value, maxValueLen) {
+		if !Storable(c.ID, MaxKeyLen) || !Storable(c.Property, MaxNameLen) || strings.TrimSpace(c.Property) == "" ||
+			!Storable(c.Value, maxValueLen) {
 			return nil, false
 		}
 		if c.Property == SegmentIn || c.Property == SegmentNotIn {
