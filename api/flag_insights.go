@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -15,7 +16,7 @@ func (h *Handler) evaluateFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var u store.EndUser
+	var u eval.EndUser
 	if err := bind(c, &u); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -1027,13 +1028,13 @@ func (p *pages) testFlag(c echo.Context) error {
 	key := c.Param("key")
 	values := map[string]string{"keyId": c.FormValue("keyId"), "name": c.FormValue("name"), "properties": c.FormValue("properties")}
 	t := &views.FlagTester{Form: p.form(c, "tester", flagHref(key)+"/test", values)}
-	u := store.EndUser{KeyID: strings.TrimSpace(values["keyId"])}
+	u := eval.EndUser{KeyID: strings.TrimSpace(values["keyId"])}
 	if name := strings.TrimSpace(values["name"]); name != "" {
 		u.Name = &name
 	}
 	for _, line := range strings.Split(values["properties"], "\n") {
 		if name, value, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.TrimSpace(name) != "" {
-			u.CustomizedProperties = append(u.CustomizedProperties, store.UserProperty{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+			u.CustomizedProperties = append(u.CustomizedProperties, eval.UserProperty{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
 		}
 	}
 	ev, err := p.store.EvaluateFlag(c.Request().Context(), actor(c), w.id, key, u)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
@@ -123,7 +124,7 @@ const (
 
 // CheckEndUser reports what is wrong with an end user: a key is required,
 // and keys, names and properties have bounded sizes.
-func CheckEndUser(u EndUser) error {
+func CheckEndUser(u eval.EndUser) error {
 	var v validator
 	switch {
 	case strings.TrimSpace(u.KeyID) == "":
@@ -150,32 +151,32 @@ func CheckEndUser(u EndUser) error {
 // EvaluateFlag evaluates a flag for an end user, as SDKs of the environment
 // would: the admin pages' "test a user". An archived flag evaluates to no
 // variation, as FeatBit's SDKs find nothing.
-func (s *Store) EvaluateFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, u EndUser) (Evaluation, error) {
+func (s *Store) EvaluateFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, u eval.EndUser) (eval.Evaluation, error) {
 	if err := CheckEndUser(u); err != nil {
-		return Evaluation{}, err
+		return eval.Evaluation{}, err
 	}
 	env, err := s.readableEnv(ctx, a, envID)
 	if err != nil {
-		return Evaluation{}, err
+		return eval.Evaluation{}, err
 	}
 	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
-		return Evaluation{}, translate(err)
+		return eval.Evaluation{}, translate(err)
 	}
 	f, err := flagFrom(row)
 	if err != nil {
-		return Evaluation{}, err
+		return eval.Evaluation{}, err
 	}
 	var segments []Segment
 	if len(row.SegmentRefs) > 0 {
 		rows, err := s.q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: row.SegmentRefs,
 			EnvID: envID, Scopes: envScopes(env)})
 		if err != nil {
-			return Evaluation{}, translate(err)
+			return eval.Evaluation{}, translate(err)
 		}
 		if segments, err = segmentsFrom(rows); err != nil {
-			return Evaluation{}, err
+			return eval.Evaluation{}, err
 		}
 	}
-	return Evaluate(&f, u, SegmentMap(segments)), nil
+	return eval.Evaluate(&f, u, eval.SegmentMap(segments)), nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -235,14 +236,14 @@ func (h *hub) pushChanges(ctx context.Context, w *envWork) {
 	for _, c := range h.connections(w.env.EnvID) {
 		if c.typ == typeServer {
 			if serverMsg != nil {
-				c.push(func(*store.EndUser) []byte { return serverMsg })
+				c.push(func(*eval.EndUser) []byte { return serverMsg })
 			}
 			continue
 		}
 		if len(flags) == 0 {
 			continue // a segment's targeting change also changes the flags that use it
 		}
-		c.push(func(u *store.EndUser) []byte {
+		c.push(func(u *eval.EndUser) []byte {
 			if u == nil {
 				return nil
 			}

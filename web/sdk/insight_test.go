@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -126,10 +127,10 @@ func TestEvaluateFlagForAUser(t *testing.T) {
 	in := newServer(t)
 	prod, _ := in.project("web")
 	seed(prod)
-	var ev store.Evaluation
+	var ev eval.Evaluation
 	in.call("POST", prod.flags+"/ft-rule/evaluate", in.owner, map[string]any{"keyId": "u1",
 		"customizedProperties": []map[string]string{{"name": "country", "value": "cn"}}}, &ev)
-	if ev.Variation == nil || ev.Variation.Value != "false" || ev.Kind != store.MatchRule || ev.Reason != "China and US" {
+	if ev.Variation == nil || ev.Variation.Value != "false" || ev.Kind != eval.MatchRule || ev.Reason != "China and US" {
 		t.Errorf("got %+v, want false by the rule", ev)
 	}
 	in.call("POST", prod.flags+"/ft-seg/evaluate", in.owner, map[string]any{"keyId": "u-seg"}, &ev)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -80,7 +81,7 @@ func TestNodeClients(t *testing.T) {
 				split := fx.flags["ft-split"]
 				want := make([]bool, len(splitUsers))
 				for i, k := range splitUsers {
-					want[i] = store.Evaluate(&split, store.EndUser{KeyID: k}, nil).Variation.Value == "true"
+					want[i] = eval.Evaluate(&split, eval.EndUser{KeyID: k}, nil).Variation.Value == "true"
 				}
 				if !slices.Equal(res.Split, want) {
 					t.Errorf("%s split %v, want %v", script, res.Split, want)

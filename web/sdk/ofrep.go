@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/api"
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -149,8 +150,8 @@ func (s *Server) ofrepBulk(c echo.Context) error {
 
 // ofrepEvaluate evaluates a flag and types its value: booleans and numbers
 // as JSON, json flags as the parsed JSON, strings as they are.
-func ofrepEvaluate(snap *snapshot, f *store.Flag, u store.EndUser) ofrepResult {
-	ev := store.Evaluate(f, u, snap.segment)
+func ofrepEvaluate(snap *snapshot, f *store.Flag, u eval.EndUser) ofrepResult {
+	ev := eval.Evaluate(f, u, snap.segment)
 	if ev.Variation == nil {
 		return ofrepResult{Key: f.Key, ErrorCode: errGeneral, ErrorDetails: "the flag's rollout serves no variation to this user"}
 	}
@@ -160,9 +161,9 @@ func ofrepEvaluate(snap *snapshot, f *store.Flag, u store.EndUser) ofrepResult {
 	}
 	reason := "STATIC"
 	switch {
-	case ev.Kind == store.MatchDisabled:
+	case ev.Kind == eval.MatchDisabled:
 		reason = "DISABLED"
-	case ev.Kind == store.MatchTargeted || ev.Kind == store.MatchRule:
+	case ev.Kind == eval.MatchTargeted || ev.Kind == eval.MatchRule:
 		reason = "TARGETING_MATCH"
 	case ev.Split:
 		reason = "SPLIT"
@@ -198,10 +199,10 @@ func typedValue(typ, value string) (any, bool) {
 // end user: targetingKey is the key, name the name, and every other
 // attribute a customized property (strings as they are, anything else as
 // its JSON text). It answers an OFREP error code when it cannot.
-func ofrepContext(c echo.Context) (store.EndUser, string, string) {
+func ofrepContext(c echo.Context) (eval.EndUser, string, string) {
 	body, err := readBody(c, maxOFREPBody)
 	if err != nil {
-		return store.EndUser{}, errInvalidContext, "the request body is too large or unreadable"
+		return eval.EndUser{}, errInvalidContext, "the request body is too large or unreadable"
 	}
 	var req struct {
 		Context map[string]json.RawMessage `json:"context"`
@@ -209,15 +210,15 @@ func ofrepContext(c echo.Context) (store.EndUser, string, string) {
 	if len(bytes.TrimSpace(body)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		if dec.Decode(&req) != nil || dec.More() {
-			return store.EndUser{}, errInvalidContext, "the body must be {\"context\": {...}}"
+			return eval.EndUser{}, errInvalidContext, "the body must be {\"context\": {...}}"
 		}
 	}
-	var u store.EndUser
+	var u eval.EndUser
 	if raw, ok := req.Context["targetingKey"]; ok && json.Unmarshal(raw, &u.KeyID) != nil {
-		return store.EndUser{}, errInvalidContext, "targetingKey must be a string"
+		return eval.EndUser{}, errInvalidContext, "targetingKey must be a string"
 	}
 	if strings.TrimSpace(u.KeyID) == "" {
-		return store.EndUser{}, errTargetingKey, "the context has no targetingKey"
+		return eval.EndUser{}, errTargetingKey, "the context has no targetingKey"
 	}
 	names := make([]string, 0, len(req.Context))
 	for name := range req.Context {
@@ -232,11 +233,11 @@ func ofrepContext(c echo.Context) (store.EndUser, string, string) {
 			n := text(raw)
 			u.Name = &n
 		default:
-			u.CustomizedProperties = append(u.CustomizedProperties, store.UserProperty{Name: name, Value: compact(raw)})
+			u.CustomizedProperties = append(u.CustomizedProperties, eval.UserProperty{Name: name, Value: compact(raw)})
 		}
 	}
 	if err := store.CheckEndUser(u); err != nil {
-		return store.EndUser{}, errInvalidContext, err.Error()
+		return eval.EndUser{}, errInvalidContext, err.Error()
 	}
 	return u, "", ""
 }

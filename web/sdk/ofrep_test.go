@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -62,8 +63,8 @@ func TestOFREPSingleFlag(t *testing.T) {
 		{"ft-rule", ctx("u1", `,"country":"us"`), false, "TARGETING_MATCH"},
 		{"ft-rule", ctx("u1", `,"country":"fr"`), true, "STATIC"},
 		{"ft-seg", ctx("u-seg", ""), false, "TARGETING_MATCH"},
-		{"ft-split", ctx("a", ""), store.Bucket("ft-splita") <= 0.5, "SPLIT"},
-		{"ft-split", ctx("c", ""), store.Bucket("ft-splitc") <= 0.5, "SPLIT"},
+		{"ft-split", ctx("a", ""), eval.Bucket("ft-splita") <= 0.5, "SPLIT"},
+		{"ft-split", ctx("c", ""), eval.Bucket("ft-splitc") <= 0.5, "SPLIT"},
 		{"ft-string", ctx("u1", ""), "blue", "STATIC"},
 		{"ft-number", ctx("u1", ""), 10.0, "STATIC"},
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -132,8 +133,8 @@ type variationOption struct {
 // evaluateForClient evaluates a flag for a client SDK's user as FeatBit's
 // server does: an archived flag has no variation; a rollout that holds no
 // one serves FeatBit's empty variation.
-func evaluateForClient(snap *snapshot, f *store.Flag, u store.EndUser) clientFlag {
-	ev := store.Evaluate(f, u, snap.segment)
+func evaluateForClient(snap *snapshot, f *store.Flag, u eval.EndUser) clientFlag {
+	ev := eval.Evaluate(f, u, snap.segment)
 	cf := clientFlag{ID: f.Key, VariationType: f.VariationType, MatchReason: ev.Reason, SendToExperiment: ev.SendToExperiment,
 		Timestamp: version(f.UpdatedAt), VariationOptions: make([]variationOption, len(f.Variations))}
 	for i, v := range f.Variations {
@@ -142,7 +143,7 @@ func evaluateForClient(snap *snapshot, f *store.Flag, u store.EndUser) clientFla
 	switch {
 	case ev.Variation != nil:
 		cf.Variation, cf.VariationID = &ev.Variation.Value, &ev.Variation.ID
-	case ev.Kind != store.MatchArchived:
+	case ev.Kind != eval.MatchArchived:
 		empty := ""
 		cf.Variation, cf.VariationID = &empty, &empty
 	}
@@ -150,7 +151,7 @@ func evaluateForClient(snap *snapshot, f *store.Flag, u store.EndUser) clientFla
 }
 
 // clientData is a client SDK's data-sync answer for its user.
-func clientData(snap *snapshot, eventType string, since int64, u store.EndUser) clientPayload {
+func clientData(snap *snapshot, eventType string, since int64, u eval.EndUser) clientPayload {
 	p := clientPayload{EventType: eventType, UserKeyID: u.KeyID, FeatureFlags: []clientFlag{}}
 	snap.each(func(f *store.Flag) {
 		if eventType == eventFull || version(f.UpdatedAt) > since {

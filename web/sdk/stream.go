@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -151,10 +152,10 @@ type conn struct {
 	closed   atomic.Bool
 
 	mu      sync.Mutex
-	user    *store.EndUser // a client SDK's user, once it sent one
-	syncing bool           // a data-sync answer is being made
-	pending syncRequest    // what to send when it is done
-	later   []byte         // the newest data-sync past the message rate, answered when it allows
+	user    *eval.EndUser // a client SDK's user, once it sent one
+	syncing bool          // a data-sync answer is being made
+	pending syncRequest   // what to send when it is done
+	later   []byte        // the newest data-sync past the message rate, answered when it allows
 }
 
 // syncRequest is a data-sync answer to make: full, or a patch of what
@@ -411,7 +412,7 @@ func (c *conn) sync(ctx context.Context, req syncRequest) {
 }
 
 // answer is a data-sync answer from snap. A client SDK without a user gets none.
-func (c *conn) answer(snap *snapshot, user *store.EndUser, full bool, since int64) []byte {
+func (c *conn) answer(snap *snapshot, user *eval.EndUser, full bool, since int64) []byte {
 	eventType := eventPatch
 	if full {
 		eventType = eventFull
@@ -427,7 +428,7 @@ func (c *conn) answer(snap *snapshot, user *store.EndUser, full bool, since int6
 
 // push sends a change, unless an answer is being made: then the change
 // follows that answer as a patch.
-func (c *conn) push(msg func(u *store.EndUser) []byte) {
+func (c *conn) push(msg func(u *eval.EndUser) []byte) {
 	if c.closed.Load() {
 		return
 	}
@@ -453,13 +454,13 @@ type clientUser struct {
 	} `json:"customizedProperties"`
 }
 
-func (cu *clientUser) endUser() (store.EndUser, bool) {
+func (cu *clientUser) endUser() (eval.EndUser, bool) {
 	if cu == nil || strings.TrimSpace(cu.KeyID) == "" {
-		return store.EndUser{}, false
+		return eval.EndUser{}, false
 	}
-	u := store.EndUser{KeyID: cu.KeyID, Name: cu.Name}
+	u := eval.EndUser{KeyID: cu.KeyID, Name: cu.Name}
 	for _, p := range cu.CustomizedProperties {
-		u.CustomizedProperties = append(u.CustomizedProperties, store.UserProperty{Name: p.Name, Value: text(p.Value)})
+		u.CustomizedProperties = append(u.CustomizedProperties, eval.UserProperty{Name: p.Name, Value: text(p.Value)})
 	}
 	return u, store.CheckEndUser(u) == nil
 }
