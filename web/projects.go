@@ -38,16 +38,15 @@ func (p *pages) projectCreateForm(c echo.Context, values map[string]string) *vie
 // projectsPage renders the projects page, or its regions for htmx; create
 // carries the state of a form just posted.
 func (p *pages) projectsPage(c echo.Context, status int, create *views.Form) error {
-	projects, err := p.store.ListProjects(c.Request().Context(), actor(c))
+	wp, err := p.workplace(c)
 	if err != nil {
 		return err
 	}
-	_, envID := current(userContext(c), projects)
 	var list views.ProjectList
-	for _, pr := range projects {
+	for _, pr := range wp.Projects {
 		row := views.ProjectRow{Name: pr.Name, Key: pr.Key, Href: projectHref(pr.ID)}
 		for _, e := range pr.Environments {
-			row.Envs = append(row.Envs, views.EnvLink{Name: e.Name, Href: envHref(pr.ID, e.ID), Current: e.ID == envID})
+			row.Envs = append(row.Envs, views.EnvLink{Name: e.Name, Href: envHref(pr.ID, e.ID), Current: wp.Env != nil && e.ID == wp.Env.ID})
 		}
 		list.Rows = append(list.Rows, row)
 	}

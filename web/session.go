@@ -26,9 +26,10 @@ const (
 
 // Request-scoped values set by signedIn.
 const (
-	actorKey   = "actor"
-	contextKey = "userContext"
-	flashKey   = "flashes"
+	actorKey     = "actor"
+	contextKey   = "userContext"
+	workplaceKey = "workplace"
+	flashKey     = "flashes"
 )
 
 // errNoOrganization: the signed-in user belongs to no organization.
@@ -148,6 +149,21 @@ func actor(c echo.Context) *store.Actor { return c.Get(actorKey).(*store.Actor) 
 
 // userContext is where the signed-in user works, as remembered.
 func userContext(c echo.Context) store.UserContext { return c.Get(contextKey).(store.UserContext) }
+
+// workplace is the frame of a signed-in page (profile, organizations,
+// projects, working environment). A GET changes nothing, so its frame is
+// loaded once and shared by the shell and the page; after a change the
+// frame is loaded again, so it shows what the change made.
+func (p *pages) workplace(c echo.Context) (store.Workplace, error) {
+	if w, ok := c.Get(workplaceKey).(store.Workplace); ok {
+		return w, nil
+	}
+	w, err := p.store.Workplace(c.Request().Context(), actor(c), userContext(c))
+	if err == nil && c.Request().Method == http.MethodGet {
+		c.Set(workplaceKey, w)
+	}
+	return w, err
+}
 
 // keepFlash keeps a message in the session for the next page.
 func (p *pages) keepFlash(c echo.Context, text string) {

@@ -3,7 +3,6 @@ package web
 import (
 	"net/http"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
@@ -22,20 +21,12 @@ const (
 // shell builds the frame of a signed-in page: navigation limited to what the
 // person may use, the context switcher, and the messages to show.
 func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error) {
-	ctx := c.Request().Context()
 	a := actor(c)
-	profile, err := p.store.GetProfile(ctx, a)
+	w, err := p.workplace(c)
 	if err != nil {
 		return views.Shell{}, err
 	}
-	orgs, err := p.store.ListOrganizations(ctx, a)
-	if err != nil {
-		return views.Shell{}, err
-	}
-	projects, err := p.store.ListProjects(ctx, a)
-	if err != nil {
-		return views.Shell{}, err
-	}
+	orgs := w.Organizations
 
 	nav := []views.NavItem{{Label: "Projects", Href: "/projects", TestID: "nav-projects", Active: active == navProjects}}
 	nav = append([]views.NavItem{
@@ -60,15 +51,14 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 	} else if len(orgs) == 1 {
 		sw.OrgName = orgs[0].Name
 	}
-	_, envID := current(userContext(c), projects)
-	for _, pr := range projects {
+	for _, pr := range w.Projects {
 		if len(pr.Environments) == 0 {
 			continue
 		}
 		g := views.OptionGroup{Label: pr.Name}
 		for _, e := range pr.Environments {
 			// The closed select shows only the option: name the project too.
-			g.Options = append(g.Options, views.Option{Value: e.ID.String(), Label: pr.Name + " / " + e.Name, Selected: e.ID == envID})
+			g.Options = append(g.Options, views.Option{Value: e.ID.String(), Label: pr.Name + " / " + e.Name, Selected: w.Env != nil && e.ID == w.Env.ID})
 		}
 		sw.Envs = append(sw.Envs, g)
 	}
@@ -76,34 +66,10 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 	return views.Shell{
 		Doc:       views.Doc{Title: title, Assets: p.assets.views(), CSRF: token},
 		Nav:       nav,
-		UserEmail: profile.Email,
+		UserEmail: w.Profile.Email,
 		Switcher:  sw,
 		Flashes:   p.flashes(c),
 	}, nil
-}
-
-// current picks the project and environment the pages work in: the
-// remembered environment while the person can still see it, else the first
-// environment of the remembered project, else the very first one.
-func current(uc store.UserContext, projects []store.Project) (projectID, envID uuid.UUID) {
-	var firstProject, firstEnv uuid.UUID
-	for _, pr := range projects {
-		for i, e := range pr.Environments {
-			if e.ID == uc.EnvID {
-				return pr.ID, e.ID
-			}
-			if i == 0 && pr.ID == uc.ProjectID {
-				projectID, envID = pr.ID, e.ID
-			}
-			if firstEnv == uuid.Nil {
-				firstProject, firstEnv = pr.ID, e.ID
-			}
-		}
-	}
-	if envID != uuid.Nil {
-		return projectID, envID
-	}
-	return firstProject, firstEnv
 }
 
 // switchContext remembers the organization or environment chosen in the

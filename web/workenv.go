@@ -24,20 +24,13 @@ func (w workEnv) view(ok bool) views.WorkEnv {
 // workEnvOf finds the working environment; ok is false when the person can
 // open no environment at all.
 func (p *pages) workEnvOf(c echo.Context) (w workEnv, ok bool, err error) {
-	projects, err := p.store.ListProjects(c.Request().Context(), actor(c))
-	if err != nil {
+	wp, err := p.workplace(c)
+	if err != nil || wp.Env == nil {
 		return workEnv{}, false, err
 	}
-	_, envID := current(userContext(c), projects)
-	for _, pr := range projects {
-		for _, e := range pr.Environments {
-			if e.ID == envID {
-				return workEnv{id: e.ID, projectKey: pr.Key, projectName: pr.Name, key: e.Key, name: e.Name,
-					requireComment: e.Settings.RequireChangeComment}, true, nil
-			}
-		}
-	}
-	return workEnv{}, false, nil
+	pr, e := wp.Project, wp.Env
+	return workEnv{id: e.ID, projectKey: pr.Key, projectName: pr.Name, key: e.Key, name: e.Name,
+		requireComment: e.Settings.RequireChangeComment}, true, nil
 }
 
 // actingEnv is the working environment of a flag's or a segment's page or

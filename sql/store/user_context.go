@@ -104,3 +104,62 @@ func nilIfZero(id uuid.UUID) *uuid.UUID {
 	}
 	return &id
 }
+
+// Workplace is what frames every signed-in page: who is signed in, the
+// organizations and projects they may switch between, and the environment
+// they work in.
+type Workplace struct {
+	Profile       Profile
+	Organizations []Organization
+	Projects      []Project
+	// Project and Env are the working environment and its project; nil when
+	// the person can open no environment at all.
+	Project *Project
+	Env     *Environment
+}
+
+// Workplace loads the frame of the pages for a person working at uc.
+func (s *Store) Workplace(ctx context.Context, a *Actor, uc UserContext) (Workplace, error) {
+	profile, err := s.GetProfile(ctx, a)
+	if err != nil {
+		return Workplace{}, err
+	}
+	orgs, err := s.ListOrganizations(ctx, a)
+	if err != nil {
+		return Workplace{}, err
+	}
+	projects, err := s.ListProjects(ctx, a)
+	if err != nil {
+		return Workplace{}, err
+	}
+	w := Workplace{Profile: profile, Organizations: orgs, Projects: projects}
+	w.Project, w.Env = workingEnvironment(uc, projects)
+	return w, nil
+}
+
+// workingEnvironment picks the environment the pages work in: the remembered
+// one while the person can still see it, else the first environment of the
+// remembered project, else the very first one.
+func workingEnvironment(uc UserContext, projects []Project) (*Project, *Environment) {
+	var project, first *Project
+	var env, firstEnv *Environment
+	for i := range projects {
+		pr := &projects[i]
+		for j := range pr.Environments {
+			e := &pr.Environments[j]
+			if e.ID == uc.EnvID {
+				return pr, e
+			}
+			if j == 0 && pr.ID == uc.ProjectID {
+				project, env = pr, e
+			}
+			if firstEnv == nil {
+				first, firstEnv = pr, e
+			}
+		}
+	}
+	if env != nil {
+		return project, env
+	}
+	return first, firstEnv
+}
