@@ -206,52 +206,30 @@ func (s *Store) ListGroupMembers(ctx context.Context, a *Actor, groupID uuid.UUI
 		return Paged[GroupMember]{}, err
 	}
 	limit, offset := f.Page.limit(), f.Page.offset()
-	var out Paged[GroupMember]
 	switch {
 	case f.Search != "":
 		search := escapeLike(f.Search)
 		rows, err := s.q.SearchGroupMembers(ctx, db.SearchGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
 			Search: search, GetAll: f.All, PageSize: limit, PageOffset: offset})
-		if err != nil {
-			return out, translate(err)
-		}
-		for _, r := range rows {
-			out.Items = append(out.Items, GroupMember(r))
-		}
-		out.TotalCount, err = s.q.CountSearchGroupMembers(ctx, db.CountSearchGroupMembersParams{OrganizationID: orgID,
-			GroupID: groupID, Search: search, GetAll: f.All})
-		if err != nil {
-			return out, translate(err)
-		}
+		return paged(rows, err, func(r db.SearchGroupMembersRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
+			return s.q.CountSearchGroupMembers(ctx, db.CountSearchGroupMembersParams{OrganizationID: orgID,
+				GroupID: groupID, Search: search, GetAll: f.All})
+		})
 	case f.All:
 		rows, err := s.q.ListAllMembersForGroup(ctx, db.ListAllMembersForGroupParams{OrganizationID: orgID, GroupID: groupID,
 			PageSize: limit, PageOffset: offset})
-		if err != nil {
-			return out, translate(err)
-		}
-		for _, r := range rows {
-			out.Items = append(out.Items, GroupMember(r))
-		}
-		if out.TotalCount, err = s.q.CountMembers(ctx, orgID); err != nil {
-			return out, translate(err)
-		}
+		return paged(rows, err, func(r db.ListAllMembersForGroupRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
+			return s.q.CountMembers(ctx, orgID)
+		})
 	default:
 		rows, err := s.q.ListGroupMembers(ctx, db.ListGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
 			PageSize: limit, PageOffset: offset})
-		if err != nil {
-			return out, translate(err)
-		}
-		for _, r := range rows {
-			out.Items = append(out.Items, GroupMember{ID: r.ID, Name: r.Name, Email: r.Email, IsGroupMember: true})
-		}
-		if out.TotalCount, err = s.q.CountGroupMembers(ctx, groupID); err != nil {
-			return out, translate(err)
-		}
+		return paged(rows, err, func(r db.ListGroupMembersRow) GroupMember {
+			return GroupMember{ID: r.ID, Name: r.Name, Email: r.Email, IsGroupMember: true}
+		}, func() (int64, error) {
+			return s.q.CountGroupMembers(ctx, groupID)
+		})
 	}
-	if out.Items == nil {
-		out.Items = []GroupMember{}
-	}
-	return out, nil
 }
 
 // AddGroupMember puts a member of the organization in a group; adding twice

@@ -359,18 +359,11 @@ func (s *Store) ListMemberGroups(ctx context.Context, a *Actor, memberID uuid.UU
 	name := escapeLike(f.Search)
 	rows, err := s.q.ListMemberGroups(ctx, db.ListMemberGroupsParams{OrganizationID: orgID, UserID: memberID,
 		Name: name, GetAll: f.All, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
-	if err != nil {
-		return Paged[MemberGroup]{}, translate(err)
-	}
-	total, err := s.q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
-	if err != nil {
-		return Paged[MemberGroup]{}, translate(err)
-	}
-	out := Paged[MemberGroup]{TotalCount: total, Items: make([]MemberGroup, len(rows))}
-	for i, r := range rows {
-		out.Items[i] = MemberGroup{ID: r.ID, Name: r.Name, Description: r.Description, MemberID: memberID, IsGroupMember: r.IsGroupMember}
-	}
-	return out, nil
+	return paged(rows, err, func(r db.ListMemberGroupsRow) MemberGroup {
+		return MemberGroup{ID: r.ID, Name: r.Name, Description: r.Description, MemberID: memberID, IsGroupMember: r.IsGroupMember}
+	}, func() (int64, error) {
+		return s.q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+	})
 }
 
 // ListMemberDirectPolicies pages the policies a member holds directly, or
@@ -389,18 +382,9 @@ func (s *Store) ListMemberDirectPolicies(ctx context.Context, a *Actor, memberID
 	name := escapeLike(f.Search)
 	rows, err := s.q.ListMemberPolicies(ctx, db.ListMemberPoliciesParams{OrganizationID: orgID, UserID: memberID,
 		Name: name, GetAll: f.All, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
-	if err != nil {
-		return Paged[MemberPolicy]{}, translate(err)
-	}
-	total, err := s.q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
-	if err != nil {
-		return Paged[MemberPolicy]{}, translate(err)
-	}
-	out := Paged[MemberPolicy]{TotalCount: total, Items: make([]MemberPolicy, len(rows))}
-	for i, r := range rows {
-		out.Items[i] = MemberPolicy(r)
-	}
-	return out, nil
+	return paged(rows, err, func(r db.ListMemberPoliciesRow) MemberPolicy { return MemberPolicy(r) }, func() (int64, error) {
+		return s.q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+	})
 }
 
 // ListMemberInheritedPolicies pages the policies a member holds through
@@ -418,18 +402,9 @@ func (s *Store) ListMemberInheritedPolicies(ctx context.Context, a *Actor, membe
 	name := escapeLike(f.Search)
 	rows, err := s.q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
 		Name: name, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
-	if err != nil {
-		return Paged[InheritedPolicy]{}, translate(err)
-	}
-	total, err := s.q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
-	if err != nil {
-		return Paged[InheritedPolicy]{}, translate(err)
-	}
-	out := Paged[InheritedPolicy]{TotalCount: total, Items: make([]InheritedPolicy, len(rows))}
-	for i, r := range rows {
-		out.Items[i] = InheritedPolicy(r)
-	}
-	return out, nil
+	return paged(rows, err, func(r db.ListInheritedPoliciesRow) InheritedPolicy { return InheritedPolicy(r) }, func() (int64, error) {
+		return s.q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
+	})
 }
 
 // AddMemberPolicy gives a member a policy directly; giving it twice changes nothing.

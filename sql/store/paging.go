@@ -31,3 +31,20 @@ type Paged[T any] struct {
 	TotalCount int64 `json:"totalCount"`
 	Items      []T   `json:"items"`
 }
+
+// paged makes one page of a list from its rows (with the error of the query
+// that read them) and the count of every match, the two queries each paged
+// list runs. The items are never null.
+func paged[R, T any](rows []R, err error, item func(R) T, count func() (int64, error)) (Paged[T], error) {
+	if err != nil {
+		return Paged[T]{}, translate(err)
+	}
+	out := Paged[T]{Items: make([]T, len(rows))}
+	for i, r := range rows {
+		out.Items[i] = item(r)
+	}
+	if out.TotalCount, err = count(); err != nil {
+		return Paged[T]{}, translate(err)
+	}
+	return out, nil
+}

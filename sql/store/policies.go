@@ -314,53 +314,30 @@ func (s *Store) ListPolicyMembers(ctx context.Context, a *Actor, policyID uuid.U
 		return Paged[PolicyMember]{}, err
 	}
 	limit, offset := f.Page.limit(), f.Page.offset()
-	var out Paged[PolicyMember]
 	switch {
 	case f.Search != "":
 		search := escapeLike(f.Search)
 		rows, err := s.q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
 			Search: search, GetAll: f.All, PageSize: limit, PageOffset: offset})
-		if err != nil {
-			return out, translate(err)
-		}
-		for _, r := range rows {
-			out.Items = append(out.Items, PolicyMember(r))
-		}
-		out.TotalCount, err = s.q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: orgID,
-			PolicyID: policyID, Search: search, GetAll: f.All})
-		if err != nil {
-			return out, translate(err)
-		}
+		return paged(rows, err, func(r db.SearchPolicyMembersRow) PolicyMember { return PolicyMember(r) }, func() (int64, error) {
+			return s.q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: orgID,
+				PolicyID: policyID, Search: search, GetAll: f.All})
+		})
 	case f.All:
 		rows, err := s.q.ListAllMembersForPolicy(ctx, db.ListAllMembersForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
-		if err != nil {
-			return out, translate(err)
-		}
-		for _, r := range rows {
-			out.Items = append(out.Items, PolicyMember(r))
-		}
-		if out.TotalCount, err = s.q.CountMembers(ctx, orgID); err != nil {
-			return out, translate(err)
-		}
+		return paged(rows, err, func(r db.ListAllMembersForPolicyRow) PolicyMember { return PolicyMember(r) }, func() (int64, error) {
+			return s.q.CountMembers(ctx, orgID)
+		})
 	default:
 		rows, err := s.q.ListPolicyMembers(ctx, db.ListPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
-		if err != nil {
-			return out, translate(err)
-		}
-		for _, r := range rows {
-			out.Items = append(out.Items, PolicyMember{ID: r.ID, Name: r.Name, Email: r.Email, IsPolicyMember: true})
-		}
-		out.TotalCount, err = s.q.CountPolicyMembers(ctx, db.CountPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID})
-		if err != nil {
-			return out, translate(err)
-		}
+		return paged(rows, err, func(r db.ListPolicyMembersRow) PolicyMember {
+			return PolicyMember{ID: r.ID, Name: r.Name, Email: r.Email, IsPolicyMember: true}
+		}, func() (int64, error) {
+			return s.q.CountPolicyMembers(ctx, db.CountPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID})
+		})
 	}
-	if out.Items == nil {
-		out.Items = []PolicyMember{}
-	}
-	return out, nil
 }
 
 // ListPolicyGroups pages the organization's groups a policy is attached to,
@@ -376,51 +353,28 @@ func (s *Store) ListPolicyGroups(ctx context.Context, a *Actor, policyID uuid.UU
 		return Paged[PolicyGroup]{}, err
 	}
 	limit, offset := f.Page.limit(), f.Page.offset()
-	var out Paged[PolicyGroup]
 	switch {
 	case f.Search != "":
 		name := escapeLike(f.Search)
 		rows, err := s.q.SearchPolicyGroups(ctx, db.SearchPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
 			Name: name, GetAll: f.All, PageSize: limit, PageOffset: offset})
-		if err != nil {
-			return out, translate(err)
-		}
-		for _, r := range rows {
-			out.Items = append(out.Items, PolicyGroup(r))
-		}
-		out.TotalCount, err = s.q.CountSearchPolicyGroups(ctx, db.CountSearchPolicyGroupsParams{OrganizationID: orgID,
-			PolicyID: policyID, Name: name, GetAll: f.All})
-		if err != nil {
-			return out, translate(err)
-		}
+		return paged(rows, err, func(r db.SearchPolicyGroupsRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
+			return s.q.CountSearchPolicyGroups(ctx, db.CountSearchPolicyGroupsParams{OrganizationID: orgID,
+				PolicyID: policyID, Name: name, GetAll: f.All})
+		})
 	case f.All:
 		rows, err := s.q.ListAllGroupsForPolicy(ctx, db.ListAllGroupsForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
-		if err != nil {
-			return out, translate(err)
-		}
-		for _, r := range rows {
-			out.Items = append(out.Items, PolicyGroup(r))
-		}
-		if out.TotalCount, err = s.q.CountGroups(ctx, orgID); err != nil {
-			return out, translate(err)
-		}
+		return paged(rows, err, func(r db.ListAllGroupsForPolicyRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
+			return s.q.CountGroups(ctx, orgID)
+		})
 	default:
 		rows, err := s.q.ListPolicyGroups(ctx, db.ListPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
-		if err != nil {
-			return out, translate(err)
-		}
-		for _, r := range rows {
-			out.Items = append(out.Items, PolicyGroup{ID: r.ID, Name: r.Name, Description: r.Description, IsPolicyGroup: true})
-		}
-		out.TotalCount, err = s.q.CountPolicyGroups(ctx, db.CountPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID})
-		if err != nil {
-			return out, translate(err)
-		}
+		return paged(rows, err, func(r db.ListPolicyGroupsRow) PolicyGroup {
+			return PolicyGroup{ID: r.ID, Name: r.Name, Description: r.Description, IsPolicyGroup: true}
+		}, func() (int64, error) {
+			return s.q.CountPolicyGroups(ctx, db.CountPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID})
+		})
 	}
-	if out.Items == nil {
-		out.Items = []PolicyGroup{}
-	}
-	return out, nil
 }
