@@ -23,8 +23,9 @@ func New(s *store.Store, log *slog.Logger) *Handler {
 
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.
 // Every route but sign-in and the OpenAPI document requires credentials,
-// given to the group; the store checks each operation's permission. Every route here is described in openapi.yaml, and the tests
-// fail when the two differ (README, "Changing the API").
+// given to the group; the store checks each operation's permission. Every
+// route here is described in openapi.yaml, and the tests fail when the two
+// differ (README, "Changing the API").
 func (h *Handler) Register(e *echo.Echo) {
 	public := e.Group("/api/v1")
 	// The document describing every route here (openapi.yaml), and sign-in.

@@ -38,8 +38,7 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 
 // register adds every page route to e. Every page but sign-in needs a
 // session, given to the group; every page checks the CSRF token of
-// state-changing requests.
-// Forms post to POST routes (HTML forms know no other methods), so each
+// state-changing requests. Forms post to POST routes (HTML forms know no other methods), so each
 // action works with and without script.
 func (p *pages) register(e *echo.Echo) {
 	root := e.Group("")
