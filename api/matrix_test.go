@@ -172,9 +172,9 @@ func (m *matrix) cases() map[string]func() call {
 		"GET /api/v1/organizations/is-key-used": func() call {
 			return call{path: "/api/v1/organizations/is-key-used?key=x", grants: []grant{{access.CreateOrg, "organization/*"}}}
 		},
-		"GET /api/v1/workspaces/is-key-used": func() call {
-			return call{path: "/api/v1/workspaces/is-key-used?key=x", grants: []grant{{access.UpdateWorkspaceGeneralSettings, "workspace/default-workspace"}}}
-		},
+		// Like changing the key, it needs the permission in every organization:
+		// TestWorkspaceSettingsNeedEveryOrganization.
+		"GET /api/v1/workspaces/is-key-used": nil,
 		"GET /api/v1/projects/is-key-used": func() call {
 			return call{path: "/api/v1/projects/is-key-used?key=x", grants: []grant{{access.CreateProject, "project/*"}}}
 		},

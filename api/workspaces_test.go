@@ -122,6 +122,7 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 		"tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_basic", "issuer": "https://id.example.com"}
 	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Mine", "key": "mine"}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("GET", "/api/v1/workspaces/is-key-used?key=theirs", s.owner, nil).fails(t, http.StatusForbidden, "Forbidden")
 	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t)); w.License != "" ||
 		w.Key != "default-workspace" || w.SSO != nil {
 		t.Errorf("the owner of one organization sees %+v, want the workspace unchanged and no license", w)
@@ -135,6 +136,9 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 		other.ID, s.orgID)
 	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) SELECT $1, user_id, policy_id FROM member_policies WHERE organization_id = $2`,
 		other.ID, s.orgID)
+	if used := decode[bool](t, s.do("GET", "/api/v1/workspaces/is-key-used?key=theirs", s.owner, nil, "Organization", other.ID.String()).ok(t)); used {
+		t.Error("an unused workspace key is reported used")
+	}
 	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Mine", "key": "mine"}, "Organization", other.ID.String()).ok(t)
 	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso, "Organization", s.orgID.String()).ok(t))
 	if w.Key != "mine" || w.SSO == nil || w.SSO.OIDC.ClientID != "mine" || w.License != "LICENSE-KEY" {
