@@ -31,7 +31,10 @@ async function api(method, path, body) {
 const toggle = (key, on) => api('PUT', `/envs/${config.envId}/feature-flags/${key}/toggle/${on}`, {});
 
 // changeSeen makes a change and resolves with the milliseconds from its
-// start until seen resolves, rejecting if that takes longer than ms.
+// start until seen resolves, rejecting if that takes longer than ms. The
+// scripts give a generous ms: that the change is pushed is the check, how
+// fast is reported (pushMs) rather than asserted, since a loaded test machine
+// is no measure of speed (the benchmark is).
 async function changeSeen(ms, what, seen, change) {
   const start = Date.now();
   let timer;
