@@ -27,8 +27,10 @@ type chrome struct {
 
 // browsers bounds how many Chromiums the parallel tests run at once: each is
 // several processes and hundreds of megabytes, and a test's timeout starts
-// only once it has its turn.
-var browsers = make(chan struct{}, 2)
+// only once it has its turn. One at a time: with two beside the other
+// parallel tests on a 2-core machine, a page load once outlasted a test's
+// 10 s wait in a CI run; the other web tests still run in parallel.
+var browsers = make(chan struct{}, 1)
 
 // headless starts Chromium; CSP violations and script errors it reports fail
 // the test at its end.
