@@ -232,8 +232,10 @@ type HistoryEntry struct {
 	When, Who, Operation, Comment string
 	// Kind, Name and Href say what changed, on the environment's audit log.
 	Kind, Name, Href string
-	Changes          []FieldChange
-	// Summary names the changed fields.
+	// Lines say the change in words, one line per thing changed.
+	Lines   []string
+	Changes []FieldChange
+	// Summary opens the JSON diff and names the changed fields.
 	Summary string
 }
 

@@ -2,13 +2,16 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -35,10 +38,38 @@ func (p *pages) history(c echo.Context, w workEnv, filter store.AuditFilter, bas
 	h := views.History{Region: region, Empty: "No changes recorded yet.",
 		Pager: pager(list.TotalCount, number, "change", "changes", func(n int) string { return withPage(base, n) })}
 	subjects := filter.RefID == "" // the audit log names what changed; a flag's history need not
+	names, err := p.segmentNames(c, w, list.Items)
+	if err != nil {
+		return views.History{}, err
+	}
 	for _, e := range list.Items {
-		h.Entries = append(h.Entries, historyEntry(e, subjects))
+		h.Entries = append(h.Entries, historyEntry(e, subjects, names))
 	}
 	return h, nil
+}
+
+// segmentNames looks up, in one query, the names of the segments the rules
+// of a page of history entries name, so their sentences say names.
+func (p *pages) segmentNames(c echo.Context, w workEnv, entries []store.AuditEntry) (describe.Names, error) {
+	var ids []string
+	for _, e := range entries {
+		for _, id := range describe.SegmentIDs(e.RefType, e.DataChange.Previous, e.DataChange.Current) {
+			if _, err := uuid.Parse(id); err == nil && !slices.Contains(ids, id) && len(ids) < store.MaxSegmentIDs {
+				ids = append(ids, id)
+			}
+		}
+	}
+	names := map[string]string{}
+	if len(ids) > 0 {
+		segments, err := p.store.SegmentsByIDs(c.Request().Context(), actor(c), w.id, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, sg := range segments {
+			names[sg.ID.String()] = sg.Name
+		}
+	}
+	return func(id string) (string, bool) { name, ok := names[id]; return name, ok }, nil
 }
 
 // withPage adds a page number to an address.
@@ -57,8 +88,9 @@ func withPage(base string, page int) string {
 }
 
 // historyEntry shows one recorded change, with how it changed field by field.
-func historyEntry(e store.AuditEntry, subject bool) views.HistoryEntry {
+func historyEntry(e store.AuditEntry, subject bool, segments describe.Names) views.HistoryEntry {
 	h := views.HistoryEntry{When: when(e.CreatedAt), Who: e.CreatorName, Operation: e.Operation, Comment: e.Comment,
+		Lines:   describe.Change(e.RefType, e.DataChange.Previous, e.DataChange.Current, segments),
 		Changes: fieldChanges(e.DataChange.Previous, e.DataChange.Current)}
 	if e.CreatorEmail != "" && e.CreatorEmail != e.CreatorName {
 		h.Who += " (" + e.CreatorEmail + ")"
@@ -69,11 +101,11 @@ func historyEntry(e store.AuditEntry, subject bool) views.HistoryEntry {
 	}
 	switch e.Operation {
 	case store.OpCreate:
-		h.Summary = "Show what was created"
+		h.Summary = "Show what was created (JSON)"
 	case store.OpRemove:
-		h.Summary = "Show what was deleted"
+		h.Summary = "Show what was deleted (JSON)"
 	default:
-		h.Summary = "Changed " + strings.Join(names, ", ")
+		h.Summary = "Show JSON changes: " + strings.Join(names, ", ")
 	}
 	if subject {
 		switch e.RefType {

@@ -861,8 +861,24 @@ func TestFlagHistory(t *testing.T) {
 	if len(entries) != 3 {
 		t.Fatalf("%d history entries, want 3", len(entries))
 	}
-	// Newest first: targets as a line diff, the name as old → new.
-	if got := text(find(entries[0], "history-summary")); got != "Changed Individual targets" {
+	// Newest first, each in words; the JSON diff is one click away.
+	lines := func(e *html.Node) []string {
+		var out []string
+		for _, l := range findAll(e, "history-line") {
+			out = append(out, text(l))
+		}
+		return out
+	}
+	if got := lines(entries[0]); !slices.Equal(got, []string{"Added alice to " + a.flag(env, "checkout").Variations[0].Name}) {
+		t.Errorf("targets in words %q", got)
+	}
+	if got := lines(entries[1]); !slices.Equal(got, []string{"Renamed Checkout → Checkout v2"}) {
+		t.Errorf("rename in words %q", got)
+	}
+	if got := lines(entries[2]); !slices.Equal(got, []string{"Created the flag Checkout"}) {
+		t.Errorf("creation in words %q", got)
+	}
+	if got := text(find(entries[0], "history-summary")); got != "Show JSON changes: Individual targets" {
 		t.Errorf("summary %q", got)
 	}
 	if diff := text(find(entries[0], "history-diff")); !strings.Contains(diff, "Added: \"alice\"") {

@@ -162,8 +162,9 @@ func TestSegmentTargeting(t *testing.T) {
 	}
 	// History shows the changes.
 	entries := b.get(segmentPath(sg) + "/history").findAll("history-entry")
-	if len(entries) != 5 || text(find(entries[0], "history-summary")) != "Changed Description" {
-		t.Errorf("%d history entries; newest %q", len(entries), text(find(entries[0], "history-summary")))
+	if len(entries) != 5 || text(find(entries[0], "history-line")) != "Changed the description" ||
+		text(find(entries[1], "history-line")) != "Added tag qa" || text(find(entries[2], "history-line")) != "Renamed Beta users → Beta testers" {
+		t.Errorf("%d history entries; newest %q", len(entries), text(find(entries[0], "history-lines")))
 	}
 }
 
