@@ -118,14 +118,46 @@ type FlagTester struct {
 // FlagTestResult is what a tested user gets and why.
 type FlagTestResult struct {
 	Variation, Value, Reason string
+	// Why explains the answer: what matched, and the user's rollout bucket.
+	Why []string
 }
 
-// FlagTargeting is the targeting tab: on or off, the off variation, and the editor.
+// FlagTargeting is the targeting tab: what the flag serves in sentences, and
+// the editor of the part being edited.
 type FlagTargeting struct {
 	On     bool
 	Toggle *FlagToggle
-	Off    OffVariation
-	Editor TargetingEditor
+	// Summary says part by part what the flag serves.
+	Summary TargetingSummary
+	// Editing is the open editor: EditTargeting, EditOff, or "" for the summary alone.
+	Editing string
+	// CloseHref leaves the editor for the summary.
+	CloseHref string
+	Off       OffVariation
+	Editor    TargetingEditor
+}
+
+// The parts of a flag's targeting with an editor of their own.
+const (
+	EditTargeting = "targeting"
+	EditOff       = "off"
+)
+
+// TargetingSummary is a flag's targeting in sentences.
+type TargetingSummary struct {
+	Off     SummaryPart
+	Targets []SummaryPart
+	Rules   []SummaryPart
+	Default SummaryPart
+}
+
+// SummaryPart is one sentence of a summary with the editor that changes it;
+// EditHref is empty when the person may not change it.
+type SummaryPart struct {
+	Label, Sentence string
+	// EditHref opens the editor (a page without script); Show is the element
+	// of the editor scrolled to.
+	EditHref, Show string
 }
 
 // OffVariation chooses what the flag serves when off.

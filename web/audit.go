@@ -38,7 +38,11 @@ func (p *pages) history(c echo.Context, w workEnv, filter store.AuditFilter, bas
 	h := views.History{Region: region, Empty: "No changes recorded yet.",
 		Pager: pager(list.TotalCount, number, "change", "changes", func(n int) string { return withPage(base, n) })}
 	subjects := filter.RefID == "" // the audit log names what changed; a flag's history need not
-	names, err := p.segmentNames(c, w, list.Items)
+	var ids []string
+	for _, e := range list.Items {
+		ids = append(ids, describe.SegmentIDs(e.RefType, e.DataChange.Previous, e.DataChange.Current)...)
+	}
+	names, err := p.segmentNames(c, w, ids)
 	if err != nil {
 		return views.History{}, err
 	}
@@ -48,15 +52,13 @@ func (p *pages) history(c echo.Context, w workEnv, filter store.AuditFilter, bas
 	return h, nil
 }
 
-// segmentNames looks up, in one query, the names of the segments the rules
-// of a page of history entries name, so their sentences say names.
-func (p *pages) segmentNames(c echo.Context, w workEnv, entries []store.AuditEntry) (describe.Names, error) {
+// segmentNames looks up, in one query, the names of the segments that rules
+// name (in a flag, or a page of history), so their sentences say names.
+func (p *pages) segmentNames(c echo.Context, w workEnv, named []string) (describe.Names, error) {
 	var ids []string
-	for _, e := range entries {
-		for _, id := range describe.SegmentIDs(e.RefType, e.DataChange.Previous, e.DataChange.Current) {
-			if _, err := uuid.Parse(id); err == nil && !slices.Contains(ids, id) && len(ids) < store.MaxSegmentIDs {
-				ids = append(ids, id)
-			}
+	for _, id := range named {
+		if _, err := uuid.Parse(id); err == nil && !slices.Contains(ids, id) && len(ids) < store.MaxSegmentIDs {
+			ids = append(ids, id)
 		}
 	}
 	names := map[string]string{}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -300,7 +301,16 @@ func TestBrowserFlags(t *testing.T) {
 	}
 	ch.do("create", chromedp.Click(chromedp.CSS(`[data-testid=flag-create-submit]`)))
 	ch.waitPath("^/flags/new-checkout$")
-	ch.do("flag page", chromedp.WaitVisible(chromedp.CSS(`[data-testid=targeting-form]`)))
+	// The page opens with the targeting in sentences; Edit opens the editor in place.
+	ch.do("flag page", chromedp.WaitVisible(chromedp.CSS(`[data-testid=targeting-summary]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=summary-default] [data-testid=summary-sentence]").textContent`); !strings.HasPrefix(got, "Otherwise serve ") {
+		t.Errorf("default rule sentence %q", got)
+	}
+	ch.do("edit", chromedp.Click(chromedp.CSS(`[data-testid=summary-default] [data-testid=summary-edit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=targeting-form]`)))
+	if got := ch.eval(`location.search`); got != "?edit=targeting" {
+		t.Errorf("the editor's address is %q, want ?edit=targeting (so reload and back keep it)", got)
+	}
 
 	// Add a rule: country is nl, serve 30% Variation A and 70% Variation B.
 	ch.do("add a rule", chromedp.Click(chromedp.CSS(`[data-testid=rule-add]`)),
@@ -326,6 +336,12 @@ func TestBrowserFlags(t *testing.T) {
 	f := a.flag(env, "new-checkout")
 	if len(f.Rules) != 1 || len(f.Rules[0].Variations) != 2 || f.Rules[0].Variations[0].Rollout[1] != 0.3 {
 		t.Fatalf("saved rules %+v", f.Rules)
+	}
+	// Saved, the page says the rule in words again.
+	ch.do("summary after saving", chromedp.WaitVisible(chromedp.CSS(`[data-testid=summary-rule]`)))
+	want := "If country is nl, serve 30% " + f.Variations[0].Name + ", 70% " + f.Variations[1].Name + " by user key"
+	if got := ch.eval(`document.querySelector("[data-testid=summary-rule] [data-testid=summary-sentence]").textContent`); got != want {
+		t.Errorf("rule sentence %q, want %q", got, want)
 	}
 
 	// Require comments; turning the flag on asks for one.
@@ -357,7 +373,8 @@ func TestBrowserFlags(t *testing.T) {
 	}
 	for _, width := range []int64{1280, 390} {
 		ch.shootAt(a.srv.URL, "/flags", "flags", width, `[data-testid=flag-list]`)
-		ch.shootAt(a.srv.URL, "/flags/new-checkout", "flag", width, `[data-testid=targeting-form]`)
+		ch.shootAt(a.srv.URL, "/flags/new-checkout", "flag", width, `[data-testid=targeting-summary]`)
+		ch.shootAt(a.srv.URL, "/flags/new-checkout?edit=targeting", "flag-editor", width, `[data-testid=targeting-form]`)
 		ch.shootAt(a.srv.URL, "/flags/new-checkout/history", "flag-history", width, `[data-testid=history]`)
 		if os.Getenv("BUNTING_SCREENSHOTS") != "" {
 			ch.shootAt(a.srv.URL, "/flags/new-checkout/variations", "flag-variations", width, `[data-testid=variations-form]`)

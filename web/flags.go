@@ -1,10 +1,13 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
@@ -102,7 +106,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 
 	switch tab {
 	case tabTargeting:
-		t := views.FlagTargeting{On: f.IsEnabled}
+		t := views.FlagTargeting{On: f.IsEnabled, Editing: editing(c, st, may, f.IsArchived)}
 		if may.Toggle {
 			if st.toggle == nil {
 				st.toggle = fresh("flag-toggle", href+"/toggle", nil)
@@ -122,22 +126,33 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 				t.Off.Current = variationLabel(v)
 			}
 		}
-		tf := targetingFromFlag(f)
-		if st.targeting != nil {
-			tf = *st.targeting
-		}
-		segments, err := p.segmentChoices(c, w, tf.rules)
+		t.CloseHref = href
+		names, err := p.segmentNames(c, w, describe.SegmentIDs(refFlag, flagJSON(f)))
 		if err != nil {
 			return err
 		}
-		t.Editor = tf.editorView(f, segments)
-		if st.targetingForm == nil {
-			st.targetingForm = fresh("targeting", href+"/targeting", nil)
+		t.Summary = targetingSummary(f, names, href, may)
+		if t.Editing == views.EditTargeting {
+			tf := targetingFromFlag(f)
+			if st.targeting != nil {
+				tf = *st.targeting
+			}
+			segments, err := p.segmentChoices(c, w, tf.rules)
+			if err != nil {
+				return err
+			}
+			t.Editor = tf.editorView(f, segments)
+			if st.targetingForm == nil {
+				st.targetingForm = fresh("targeting", href+"/targeting", nil)
+			}
+			t.Editor.Form = *st.targetingForm
+			t.Editor.CommentRequired = w.requireComment
+			t.Editor.Editable = may.Targeting
 		}
-		t.Editor.Form = *st.targetingForm
-		t.Editor.CommentRequired = w.requireComment
-		t.Editor.Editable = may.Targeting
 		m.Targeting = &t
+		if t.Editing != "" {
+			break // the tester waits below the summary, not below an editor
+		}
 		if st.tester == nil {
 			st.tester = &views.FlagTester{Form: p.form(c, "tester", href+"/test", nil)}
 		}
@@ -182,6 +197,63 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		return err
 	}
 	return render(c, st.status, views.FlagPageView(views.FlagPage{Shell: shell, Main: m}))
+}
+
+// editing is the part of a flag's targeting whose editor is open: the one
+// whose form was just posted, else the one the address asks for ("?edit="),
+// when the person may change it; "" shows the summary alone. An archived
+// flag is read-only, so it shows only the summary.
+func editing(c echo.Context, st flagState, may store.FlagRights, archived bool) string {
+	part := c.QueryParam("edit")
+	switch {
+	case st.targeting != nil || st.targetingForm != nil:
+		part = views.EditTargeting
+	case st.off != nil:
+		part = views.EditOff
+	}
+	switch {
+	case archived:
+		return ""
+	case part == views.EditTargeting && may.Targeting, part == views.EditOff && may.OffVariation:
+		return part
+	}
+	return ""
+}
+
+// targetingSummary says what a flag serves part by part, each part with the
+// address of its editor when the person may change it.
+func targetingSummary(f store.Flag, names describe.Names, href string, may store.FlagRights) views.TargetingSummary {
+	s := describe.FlagSummary(f, names)
+	edit := func(part string, allowed bool) string {
+		if !allowed || f.IsArchived {
+			return ""
+		}
+		return href + "?edit=" + part
+	}
+	targeting := edit(views.EditTargeting, may.Targeting)
+	out := views.TargetingSummary{
+		Off:     views.SummaryPart{Label: "When off", Sentence: s.Off, EditHref: edit(views.EditOff, may.OffVariation), Show: "#edit-off"},
+		Default: views.SummaryPart{Label: "Default rule", Sentence: s.Default, EditHref: targeting, Show: "#edit-default"},
+	}
+	for _, t := range s.Targets {
+		out.Targets = append(out.Targets, views.SummaryPart{Label: "Individual targets", Sentence: t.Sentence,
+			EditHref: targeting, Show: "#edit-targets"})
+	}
+	for i, r := range s.Rules {
+		label := r.Name
+		if label == "" {
+			label = "Rule " + strconv.Itoa(i+1)
+		}
+		out.Rules = append(out.Rules, views.SummaryPart{Label: label, Sentence: r.Sentence, EditHref: targeting,
+			Show: "#edit-rule-" + strconv.Itoa(i+1)})
+	}
+	return out
+}
+
+// flagJSON is a flag as its history keeps it, for what reads snapshots.
+func flagJSON(f store.Flag) []byte {
+	b, _ := json.Marshal(f)
+	return b
 }
 
 // segmentChoices are the segments flag conditions may name: those of the
@@ -594,21 +666,97 @@ func (p *pages) testFlag(c echo.Context) error {
 	if name := strings.TrimSpace(values["name"]); name != "" {
 		u.Name = &name
 	}
-	for _, line := range strings.Split(values["properties"], "\n") {
-		if name, value, ok := strings.Cut(strings.TrimSpace(line), "="); ok && strings.TrimSpace(name) != "" {
-			u.CustomizedProperties = append(u.CustomizedProperties, eval.UserProperty{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+	for i, line := range strings.Split(values["properties"], "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
 		}
+		name, value, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok || strings.TrimSpace(name) == "" {
+			t.Form.Errors = map[string]string{"properties": fmt.Sprintf("Line %d is not name=value: %q", i+1, strings.TrimSpace(line))}
+			return p.flagPage(c, tabTargeting, flagState{status: http.StatusBadRequest, tester: t})
+		}
+		u.CustomizedProperties = append(u.CustomizedProperties, eval.UserProperty{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
 	}
-	ev, err := p.store.EvaluateFlag(c.Request().Context(), actor(c), w.id, key, u)
+	ctx := c.Request().Context()
+	ev, err := p.store.EvaluateFlag(ctx, actor(c), w.id, key, u)
 	status, err := formProblems(err, &t.Form, "keyId")
 	if err != nil {
 		return err
 	}
 	if status == http.StatusOK {
-		t.Result = &views.FlagTestResult{Variation: "nothing", Reason: ev.Reason}
+		f, err := p.store.GetFlag(ctx, actor(c), w.id, key)
+		if err != nil {
+			return err
+		}
+		names, err := p.segmentNames(c, w, describe.SegmentIDs(refFlag, flagJSON(f)))
+		if err != nil {
+			return err
+		}
+		t.Result = &views.FlagTestResult{Variation: "nothing", Reason: ev.Reason, Why: explainEvaluation(f, u, ev, names)}
 		if ev.Variation != nil {
-			t.Result.Variation, t.Result.Value = ev.Variation.Name, ev.Variation.Value
+			t.Result.Variation, t.Result.Value = variationLabel(*ev.Variation), ev.Variation.Value
 		}
 	}
 	return p.flagPage(c, tabTargeting, flagState{status: status, tester: t})
+}
+
+// explainEvaluation says why a user got what they got: the target list, the rule (as
+// a sentence) or the default rule that decided, and for a rollout where the
+// user's bucket fell.
+func explainEvaluation(f store.Flag, u eval.EndUser, ev eval.Evaluation, names describe.Names) []string {
+	var why []string
+	var serve []store.RolloutVariation
+	var by *string
+	switch ev.Kind {
+	case eval.MatchArchived:
+		return []string{"The flag is archived: SDKs no longer receive it."}
+	case eval.MatchDisabled:
+		return []string{"The flag is off, so every user gets the off variation."}
+	case eval.MatchTargeted:
+		return []string{u.KeyID + " is an individual target of " + servedName(f, ev) + "."}
+	case eval.MatchRule:
+		for i, r := range f.Rules {
+			if r.ID == ev.RuleID {
+				label := r.Name
+				if label == "" {
+					label = "Rule " + strconv.Itoa(i+1)
+				}
+				why = append(why, "Not an individual target; the first rule that matches is "+label+": "+
+					describe.FlagRule(r, f.Variations, names)+".")
+				serve, by = r.Variations, r.DispatchKey
+			}
+		}
+	default:
+		why = append(why, "No individual target or rule matches, so the default rule applies: "+
+			describe.FlagSummary(f, names).Default+".")
+		serve, by = f.Fallthrough.Variations, f.Fallthrough.DispatchKey
+	}
+	if ev.Split {
+		bucket := eval.Bucket(eval.DispatchKey(f.Key, by, u)) * 100
+		for _, rv := range serve {
+			if ev.Variation != nil && rv.ID == ev.Variation.ID && len(rv.Rollout) == 2 {
+				why = append(why, fmt.Sprintf("Split by %s: the user's bucket is %.1f%%, in %s–%s, which serves %s.",
+					dispatchName(by), bucket, percentText(rv.Rollout[0]), percentText(rv.Rollout[1]), servedName(f, ev)))
+			}
+		}
+	}
+	return why
+}
+
+func servedName(f store.Flag, ev eval.Evaluation) string {
+	if ev.Variation == nil {
+		return "nothing"
+	}
+	return describe.VariationName(ev.Variation.ID, f.Variations)
+}
+
+func dispatchName(by *string) string {
+	if by == nil || strings.TrimSpace(*by) == "" {
+		return "user key"
+	}
+	return *by
+}
+
+func percentText(share float64) string {
+	return strconv.FormatFloat(math.Round(share*1000)/10, 'f', -1, 64) + "%"
 }

@@ -381,7 +381,7 @@ func TestFlagChangesNeedCommentsWhenRequired(t *testing.T) {
 	}
 
 	// Every form asks for it, and says so when it is missing.
-	forms := map[string]string{"/flags/checkout": "targeting-form", "/flags/checkout/variations": "variations-form",
+	forms := map[string]string{"/flags/checkout?edit=targeting": "targeting-form", "/flags/checkout/variations": "variations-form",
 		"/flags/checkout/settings": "name-form"}
 	for path, id := range forms {
 		p := b.get(path)
@@ -422,7 +422,7 @@ func TestFlagChangesNeedCommentsWhenRequired(t *testing.T) {
 // values, as the browser would post them.
 func (b *browser) targetingForm(key string) url.Values {
 	b.t.Helper()
-	p := b.get("/flags/" + key).status(http.StatusOK)
+	p := b.get("/flags/" + key + "?edit=targeting").status(http.StatusOK)
 	return formValues(p.must("targeting-form"))
 }
 
@@ -435,7 +435,7 @@ func TestFlagTargetingEditor(t *testing.T) {
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 
-	p := b.get("/flags/checkout").status(http.StatusOK)
+	p := b.get("/flags/checkout?edit=targeting").status(http.StatusOK)
 	if p.has("rule") || !p.has("targeting-form") {
 		t.Fatalf("a new flag: want the editor and no rules")
 	}
@@ -538,7 +538,7 @@ func TestFlagTargetingEditor(t *testing.T) {
 	if got.Fallthrough.Variations[0].ID != "b" || len(got.Fallthrough.Variations) != 1 {
 		t.Errorf("default rule %+v", got.Fallthrough)
 	}
-	p = b.get("/flags/checkout")
+	p = b.get("/flags/checkout?edit=targeting")
 	if v := attr(input(p.must("targeting-form"), "rule.1.cond.1.value"), "value"); v != "gold, silver" {
 		t.Errorf("list value shown as %q", v)
 	}
@@ -593,7 +593,7 @@ func TestFlagTargetingEditor(t *testing.T) {
 	}
 
 	// The off variation.
-	p = b.get("/flags/checkout")
+	p = b.get("/flags/checkout?edit=off")
 	vals = formValues(p.must("off-variation-form"))
 	vals.Set("disabledVariationId", "a")
 	b.post(p.formAction("off-variation-form"), vals).status(http.StatusOK)
@@ -806,7 +806,7 @@ func TestFlagSettingsAndLifecycle(t *testing.T) {
 	if !a.flag(env, "checkout").IsArchived || !b.last.has("flag-archived") || b.last.has("name-form") {
 		t.Errorf("archived flag page still editable or not archived")
 	}
-	if b.get("/flags/checkout").has("targeting-form") || !b.last.has("targeting-readonly") {
+	if b.get("/flags/checkout?edit=targeting").has("targeting-form") || b.last.has("summary-edit") || !b.last.has("targeting-summary") {
 		t.Errorf("an archived flag's targeting is editable")
 	}
 	// A change posted anyway (an old tab) is refused by the store; the page
@@ -935,7 +935,8 @@ func TestFlagPagesFollowPermissions(t *testing.T) {
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
 	controls := []string{"flag-create", "flag-toggle", "targeting-form", "off-variation-form", "variations-form",
 		"name-form", "description-form", "tags-form", "clone-form", "archive"}
-	pages := []string{"/flags", "/flags/checkout", "/flags/checkout/variations", "/flags/checkout/settings"}
+	pages := []string{"/flags", "/flags/checkout", "/flags/checkout?edit=targeting", "/flags/checkout?edit=off",
+		"/flags/checkout/variations", "/flags/checkout/settings"}
 	seen := func(b *browser) []string {
 		var out []string
 		for _, path := range pages {
@@ -974,7 +975,8 @@ func TestFlagPagesFollowPermissions(t *testing.T) {
 	if got := seen(rb); got != nil {
 		t.Errorf("a reader sees %v", got)
 	}
-	if !rb.get("/flags/checkout").has("targeting-readonly") || !rb.get("/flags/checkout/variations").has("variations-readonly") {
+	if p := rb.get("/flags/checkout?edit=targeting"); !p.has("targeting-summary") || p.has("summary-edit") ||
+		!rb.get("/flags/checkout/variations").has("variations-readonly") {
 		t.Errorf("a reader does not see the targeting read-only")
 	}
 	if p := rb.get("/flags/checkout/archive"); p.has("confirm-form") || !p.has("confirm-not-allowed") {

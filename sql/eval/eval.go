@@ -132,6 +132,12 @@ func Evaluate(f *targeting.Flag, u EndUser, segments SegmentLookup) Evaluation {
 	return ev
 }
 
+// DispatchKey is what a rollout buckets a user by, for explaining an
+// evaluation (Bucket of it is the user's place in the rollout).
+func DispatchKey(flagKey string, attribute *string, u EndUser) string {
+	return dispatchKey(flagKey, attribute, u)
+}
+
 // dispatchKey is what a user is bucketed by: the flag key followed by the
 // user's key, or by the value of the rule's dispatch attribute.
 func dispatchKey(flagKey string, attribute *string, u EndUser) string {
