@@ -7,8 +7,8 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
