@@ -222,7 +222,7 @@ func flagRuleChanges(before, after *targeting.Flag, segments Names) []string {
 			d := describedRule{id: r.ID, name: r.Name, conditions: Conditions(r.Conditions, segments),
 				serve: Serve(r.Variations, r.DispatchKey, f.Variations), whole: FlagRule(r, f.Variations, segments)}
 			if _, single := singleVariation(r.Variations); !single {
-				d.split = shares(r.Variations, f.Variations)
+				d.split = shares(r.Variations)
 			}
 			out[i] = d
 		}
@@ -305,7 +305,7 @@ func serveChange(what string, old []targeting.RolloutVariation, oldKey *string, 
 	_, oldSingle := singleVariation(old)
 	_, curSingle := singleVariation(cur)
 	if !oldSingle && !curSingle && dispatchAttribute(oldKey) == dispatchAttribute(curKey) {
-		return what + ": " + shares(old, oldVars) + " → " + shares(cur, curVars)
+		return what + ": " + shares(old) + " → " + shares(cur)
 	}
 	return what + ": " + Serve(old, oldKey, oldVars) + " → " + Serve(cur, curKey, curVars)
 }

@@ -96,39 +96,35 @@ func Serve(rv []targeting.RolloutVariation, dispatchKey *string, variations []ta
 	return "serve " + Rollout(rv, variations) + " by " + dispatchAttribute(dispatchKey)
 }
 
-// Rollout lists a rollout's shares, "30% True, 70% False", in the order the
-// variations are defined.
+// Rollout lists a rollout's shares in the order of its ranges, "30% True,
+// 70% False"; variations given no users are left out.
 func Rollout(rv []targeting.RolloutVariation, variations []targeting.Variation) string {
 	parts := []string{}
-	for _, v := range variations {
-		if p, ok := share(rv, v.ID); ok && p > 0 {
-			parts = append(parts, percent(p)+" "+variationLabel(v))
+	for _, r := range rv {
+		if p := share(r); p > 0 {
+			parts = append(parts, percent(p)+" "+VariationName(r.ID, variations))
 		}
 	}
 	return strings.Join(parts, ", ")
 }
 
 // shares is a rollout's percentages alone, "30%/70%", for a change of split.
-func shares(rv []targeting.RolloutVariation, variations []targeting.Variation) string {
+func shares(rv []targeting.RolloutVariation) string {
 	parts := []string{}
-	for _, v := range variations {
-		if p, ok := share(rv, v.ID); ok && p > 0 {
+	for _, r := range rv {
+		if p := share(r); p > 0 {
 			parts = append(parts, percent(p))
 		}
 	}
 	return strings.Join(parts, "/")
 }
 
-// share is the percentage of users a rollout gives a variation.
-func share(rv []targeting.RolloutVariation, id string) (float64, bool) {
-	total, found := 0.0, false
-	for _, r := range rv {
-		if r.ID == id && len(r.Rollout) == 2 {
-			total += (r.Rollout[1] - r.Rollout[0]) * 100
-			found = true
-		}
+// share is the percentage of users a range of a rollout holds.
+func share(r targeting.RolloutVariation) float64 {
+	if len(r.Rollout) != 2 {
+		return 0
 	}
-	return total, found
+	return (r.Rollout[1] - r.Rollout[0]) * 100
 }
 
 // singleVariation is the variation a serve gives everyone, if it is one.
