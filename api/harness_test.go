@@ -77,9 +77,10 @@ type reply struct {
 	t       *testing.T
 	Status  int
 	Header  http.Header
-	Success bool            `json:"success"`
-	Errors  []string        `json:"errors"`
-	Data    json.RawMessage `json:"data"`
+	Success bool                 `json:"success"`
+	Errors  []string             `json:"errors"`
+	Data    json.RawMessage      `json:"data"`
+	Details []store.FieldProblem `json:"details"`
 	raw     string
 }
 

@@ -25,11 +25,13 @@ import (
 // answered 413 RequestTooLarge.
 const MaxBodyBytes = 1 << 20
 
-// envelope wraps every answer under /api/.
+// envelope wraps every answer under /api/. Details, only on a validation
+// failure, say for each error code where exactly the input is wrong and why.
 type envelope struct {
-	Success bool     `json:"success"`
-	Errors  []string `json:"errors"`
-	Data    any      `json:"data"`
+	Success bool                 `json:"success"`
+	Errors  []string             `json:"errors"`
+	Data    any                  `json:"data"`
+	Details []store.FieldProblem `json:"details,omitempty"`
 }
 
 // errTooLarge is a request body over MaxBodyBytes.
@@ -95,7 +97,12 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	if status == http.StatusUnauthorized {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, "Bearer")
 	}
-	if err := c.JSON(status, envelope{Success: false, Errors: codes}); err != nil {
+	answer := envelope{Success: false, Errors: codes}
+	var verr *store.ValidationError
+	if errors.As(err, &verr) {
+		answer.Details = verr.Details
+	}
+	if err := c.JSON(status, answer); err != nil {
 		log.Debug("write error response", "err", err)
 	}
 }

@@ -33,9 +33,21 @@ var (
 
 // ValidationError lists every field problem of an input at once, as codes
 // like "name_is_required" or "key_is_invalid": the field as the JSON body
-// names it, then the problem.
+// names it, then the problem. Details say the same with where exactly and
+// why, for whoever marks the field.
 type ValidationError struct {
-	Codes []string
+	Codes   []string
+	Details []FieldProblem
+}
+
+// FieldProblem is one problem of an input: the path of the part that is
+// wrong ("variations[2].value", "rules[0].conditions[1].value"; a plain
+// field's name), the code it is reported under, and why in words when
+// there is more to say than the code ("not a number").
+type FieldProblem struct {
+	Path    string `json:"path"`
+	Code    string `json:"code"`
+	Message string `json:"message,omitempty"`
 }
 
 func (e *ValidationError) Error() string { return "invalid input: " + strings.Join(e.Codes, ", ") }
@@ -126,7 +138,14 @@ var classes = []struct {
 }
 
 // Invalid returns a ValidationError for the given codes.
-func Invalid(codes ...string) error { return &ValidationError{Codes: codes} }
+func Invalid(codes ...string) error {
+	details := make([]FieldProblem, len(codes))
+	for i, code := range codes {
+		field, _, _ := strings.Cut(code, "_is_")
+		details[i] = FieldProblem{Path: field, Code: code}
+	}
+	return &ValidationError{Codes: codes, Details: details}
+}
 
 // translate turns database errors into domain errors; it is the one place
 // that knows PostgreSQL error codes and constraint names.

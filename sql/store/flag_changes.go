@@ -259,7 +259,7 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 	}
 	var out Flag
 	err = s.inTx(ctx, func(q *db.Queries) error {
-		if err := s.checkSegmentRefs(ctx, q, env, refs); err != nil {
+		if err := s.checkSegmentRefs(ctx, q, env, f.Rules, refs); err != nil {
 			return err
 		}
 		out, err = s.insertFlag(ctx, q, a, env, f, refs, in.Comment)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -169,7 +170,7 @@ func checkFlag(v *validator, f *Flag) []uuid.UUID {
 	v.text("description", f.Description, MaxDescriptionLen)
 	problems, refs := targeting.CheckFlag(f)
 	for _, p := range problems {
-		v.add(p.Field, p.Problem)
+		v.at(p.Field, p.Problem, p.Path, p.Message)
 	}
 	return refs
 }
@@ -450,7 +451,7 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 			out = before
 			return nil
 		}
-		if err := s.checkSegmentRefs(ctx, q, env, refs); err != nil {
+		if err := s.checkSegmentRefs(ctx, q, env, after.Rules, refs); err != nil {
 			return err
 		}
 		after.Revision, after.UpdatorID = uuid.New(), actorID(a)
@@ -540,8 +541,9 @@ func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, envID u
 }
 
 // checkSegmentRefs checks that every segment a flag's rules name exists, is
-// visible in the flag's environment and is not archived.
-func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow, refs []uuid.UUID) error {
+// visible in the flag's environment and is not archived; the problem points
+// at the first condition naming one that is not.
+func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow, rules []FlagRule, refs []uuid.UUID) error {
 	if len(refs) == 0 {
 		return nil
 	}
@@ -550,8 +552,26 @@ func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow,
 	if err != nil {
 		return err
 	}
-	if len(rows) != len(refs) || slices.ContainsFunc(rows, func(r db.Segment) bool { return r.IsArchived }) {
-		return Invalid("rules_is_invalid")
+	usable := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		usable[r.ID.String()] = !r.IsArchived
+	}
+	for i, r := range rules {
+		for j, c := range r.Conditions {
+			if c.Property != SegmentIn && c.Property != SegmentNotIn {
+				continue
+			}
+			var ids []string
+			_ = json.Unmarshal([]byte(c.Value), &ids)
+			for _, id := range ids {
+				if parsed, err := uuid.Parse(id); err == nil && !usable[parsed.String()] {
+					var v validator
+					v.at("rules", "invalid", fmt.Sprintf("rules[%d].conditions[%d].value", i, j),
+						"segment "+id+" does not exist here or is archived")
+					return v.err()
+				}
+			}
+		}
 	}
 	return nil
 }

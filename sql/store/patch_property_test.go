@@ -117,7 +117,7 @@ func assertValid(t *testing.T, s *Store, env envRow, key string, segID uuid.UUID
 	if !slices.Equal(refs, row.SegmentRefs) && !(len(refs) == 0 && len(row.SegmentRefs) == 0) {
 		t.Fatalf("%s: stored segment references %v, rules name %v", context_, row.SegmentRefs, refs)
 	}
-	if err := s.checkSegmentRefs(ctx, s.q, env, refs); err != nil {
+	if err := s.checkSegmentRefs(ctx, s.q, env, f.Rules, refs); err != nil {
 		t.Fatalf("%s: flag names unusable segments: %v", context_, err)
 	}
 	srow, err := s.q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})

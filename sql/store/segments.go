@@ -66,7 +66,7 @@ func checkSegment(v *validator, sg *Segment, env envRow) {
 		v.add("scopes", "invalid")
 	}
 	for _, p := range targeting.CheckSegment(sg) {
-		v.add(p.Field, p.Problem)
+		v.at(p.Field, p.Problem, p.Path, p.Message)
 	}
 }
 

@@ -22,11 +22,17 @@ var keyPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
 
 // validator collects field problems so an input reports all of them at once.
 type validator struct {
-	codes []string
+	codes   []string
+	details []FieldProblem
 }
 
-func (v *validator) add(field, problem string) {
-	v.codes = append(v.codes, field+"_is_"+problem)
+func (v *validator) add(field, problem string) { v.at(field, problem, field, "") }
+
+// at adds a problem with the path of the part that is wrong and why.
+func (v *validator) at(field, problem, path, message string) {
+	code := field + "_is_" + problem
+	v.codes = append(v.codes, code)
+	v.details = append(v.details, FieldProblem{Path: path, Code: code, Message: message})
 }
 
 // text checks that a free-text value is storable: valid UTF-8, no NUL, and at most max characters.
@@ -75,5 +81,5 @@ func (v *validator) err() error {
 	if len(v.codes) == 0 {
 		return nil
 	}
-	return &ValidationError{Codes: v.codes}
+	return &ValidationError{Codes: v.codes, Details: v.details}
 }

@@ -6,6 +6,7 @@ package targeting
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"regexp"
 	"slices"
@@ -159,15 +160,23 @@ const (
 )
 
 // Problem is a field found wrong and what is wrong with it ("required" or
-// "invalid"); the store turns it into its error code.
+// "invalid"); the store turns it into its error code. Path points at the
+// part that is wrong ("rules[0].conditions[1].value") and Message says why
+// in words ("not a number"), for whoever marks the field.
 type Problem struct {
 	Field, Problem string
+	Path, Message  string
 }
 
-// problems collects the problems of one flag or segment.
+// problems collects the problems of one flag or segment: one per field,
+// the first found, with where and why.
 type problems []Problem
 
-func (p *problems) add(field, problem string) { *p = append(*p, Problem{field, problem}) }
+func (p *problems) add(field, problem string) { p.at(field, problem, field, "") }
+
+func (p *problems) at(field, problem, path, message string) {
+	*p = append(*p, Problem{Field: field, Problem: problem, Path: path, Message: message})
+}
 
 // CheckFlag checks a flag's variations and targeting, everything but its
 // name, key and description, and returns what is wrong in the order the
@@ -213,35 +222,76 @@ func checkVariations(v *problems, typ string, variations []Variation) {
 	default:
 		v.add("variationType", "invalid")
 	}
-	if len(variations) == 0 || len(variations) > MaxVariations {
-		v.add("variations", "invalid")
+	switch {
+	case len(variations) == 0:
+		v.at("variations", "invalid", "variations", "a flag needs at least one variation")
+		return
+	case len(variations) > MaxVariations:
+		v.at("variations", "invalid", "variations", "at most "+strconv.Itoa(MaxVariations)+" variations")
 		return
 	}
 	ids := map[string]bool{}
-	for _, vr := range variations {
-		if vr.ID == "" || ids[vr.ID] || len(vr.ID) > MaxKeyLen || strings.TrimSpace(vr.Name) == "" ||
-			!Storable(vr.Name, MaxNameLen) || !Storable(vr.Value, maxValueLen) || !validValue(typ, vr.Value) {
-			v.add("variations", "invalid")
-			return
+	for i, vr := range variations {
+		at := func(member, message string) { v.at("variations", "invalid", index("variations", i)+"."+member, message) }
+		switch {
+		case vr.ID == "" || len(vr.ID) > MaxKeyLen:
+			at("id", "a variation needs an id of at most "+strconv.Itoa(MaxKeyLen)+" characters")
+		case ids[vr.ID]:
+			at("id", "two variations have the id "+vr.ID)
+		case strings.TrimSpace(vr.Name) == "":
+			at("name", "required")
+		case !Storable(vr.Name, MaxNameLen):
+			at("name", "at most "+strconv.Itoa(MaxNameLen)+" characters")
+		case !Storable(vr.Value, maxValueLen):
+			at("value", "too long or not text")
+		default:
+			if why := valueProblem(typ, vr.Value); why != "" {
+				at("value", why)
+			} else {
+				ids[vr.ID] = true
+				continue
+			}
 		}
-		ids[vr.ID] = true
+		return
 	}
 }
 
-// validValue reports whether a variation value parses as the variation type.
-func validValue(typ, value string) bool {
+// index writes a list member's path, "rules[2]".
+func index(list string, i int) string { return list + "[" + strconv.Itoa(i) + "]" }
+
+// valueProblem says why a variation value does not parse as the variation
+// type; "" when it does.
+func valueProblem(typ, value string) string {
 	switch typ {
 	case VariationBoolean:
-		return value == "true" || value == "false"
+		if value != "true" && value != "false" {
+			return "must be true or false"
+		}
 	case VariationNumber:
 		f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		return err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return "not a number"
+		}
 	case VariationJSON:
-		return json.Valid([]byte(value))
+		var x any
+		if err := json.Unmarshal([]byte(value), &x); err != nil {
+			return "not valid JSON: " + jsonReason(err)
+		}
 	case VariationString:
-		return strings.TrimSpace(value) != ""
+		if strings.TrimSpace(value) == "" {
+			return "required"
+		}
 	}
-	return true // an unknown type is reported on variationType
+	return "" // an unknown type is reported on variationType
+}
+
+// jsonReason is a JSON syntax error in words, with where it is.
+func jsonReason(err error) string {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return strings.TrimPrefix(syn.Error(), "invalid character ") + " at character " + strconv.FormatInt(syn.Offset, 10)
+	}
+	return err.Error()
 }
 
 // Storable reports whether text can be kept: valid UTF-8, no NUL, at most max runes.
@@ -270,17 +320,25 @@ func checkTags(v *problems, tags []string) {
 // user keys, and no user targeted twice.
 func checkTargetUsers(v *problems, targets []TargetUser, variationIDs map[string]bool) {
 	users := map[string]bool{}
-	for _, t := range targets {
+	for i, t := range targets {
 		if !variationIDs[t.VariationID] {
-			v.add("targetUsers", "invalid")
+			v.at("targetUsers", "invalid", index("targetUsers", i)+".variationId", "not one of the flag's variations")
 			return
 		}
-		for _, k := range t.KeyIDs {
-			if k == "" || users[k] || !Storable(k, MaxKeyIDLen) {
-				v.add("targetUsers", "invalid")
-				return
+		for j, k := range t.KeyIDs {
+			path := index(index("targetUsers", i)+".keyIds", j)
+			switch {
+			case k == "":
+				v.at("targetUsers", "invalid", path, "an empty user key")
+			case !Storable(k, MaxKeyIDLen):
+				v.at("targetUsers", "invalid", path, "a user key of at most "+strconv.Itoa(MaxKeyIDLen)+" characters")
+			case users[k]:
+				v.at("targetUsers", "invalid", path, k+" is targeted twice; a user may be targeted once")
+			default:
+				users[k] = true
+				continue
 			}
-			users[k] = true
+			return
 		}
 	}
 }
@@ -290,14 +348,28 @@ func checkFlagRules(v *problems, rules []FlagRule, variationIDs map[string]bool)
 	var segments []uuid.UUID
 	ids := map[string]bool{}
 	if len(rules) > maxRules {
-		v.add("rules", "invalid")
+		v.at("rules", "invalid", "rules", "at most "+strconv.Itoa(maxRules)+" rules")
 		return nil
 	}
-	for _, r := range rules {
-		refs, ok := checkConditions(r.Conditions, true)
-		if r.ID == "" || ids[r.ID] || !Storable(r.Name, MaxNameLen) || !ok ||
-			!validDispatchKey(r.DispatchKey) || !validRollout(r.Variations, variationIDs) {
-			v.add("rules", "invalid")
+	for i, r := range rules {
+		rule := index("rules", i)
+		refs, path, why := checkConditions(r.Conditions, true)
+		switch {
+		case r.ID == "" || ids[r.ID]:
+			path, why = rule+".id", "each rule needs an id of its own"
+		case !Storable(r.Name, MaxNameLen):
+			path, why = rule+".name", "at most "+strconv.Itoa(MaxNameLen)+" characters"
+		case why != "":
+			path = rule + "." + path
+		case !validDispatchKey(r.DispatchKey):
+			path, why = rule+".dispatchKey", "at most "+strconv.Itoa(MaxNameLen)+" characters"
+		default:
+			if why = rolloutProblem(r.Variations, variationIDs); why != "" {
+				path = rule + ".variations"
+			}
+		}
+		if why != "" {
+			v.at("rules", "invalid", path, why)
 			return nil
 		}
 		ids[r.ID] = true
@@ -309,8 +381,13 @@ func checkFlagRules(v *problems, rules []FlagRule, variationIDs map[string]bool)
 
 // checkFallthrough checks the default rule.
 func checkFallthrough(v *problems, f Fallthrough, variationIDs map[string]bool) {
-	if !validDispatchKey(f.DispatchKey) || !validRollout(f.Variations, variationIDs) {
-		v.add("fallthrough", "invalid")
+	switch {
+	case !validDispatchKey(f.DispatchKey):
+		v.at("fallthrough", "invalid", "fallthrough.dispatchKey", "at most "+strconv.Itoa(MaxNameLen)+" characters")
+	default:
+		if why := rolloutProblem(f.Variations, variationIDs); why != "" {
+			v.at("fallthrough", "invalid", "fallthrough.variations", why)
+		}
 	}
 }
 
@@ -318,12 +395,22 @@ func checkFallthrough(v *problems, f Fallthrough, variationIDs map[string]bool) 
 func checkSegmentRules(v *problems, rules []SegmentRule) {
 	ids := map[string]bool{}
 	if len(rules) > maxRules {
-		v.add("rules", "invalid")
+		v.at("rules", "invalid", "rules", "at most "+strconv.Itoa(maxRules)+" rules")
 		return
 	}
-	for _, r := range rules {
-		if _, ok := checkConditions(r.Conditions, false); !ok || r.ID == "" || ids[r.ID] || !Storable(r.Name, MaxNameLen) {
-			v.add("rules", "invalid")
+	for i, r := range rules {
+		rule := index("rules", i)
+		_, path, why := checkConditions(r.Conditions, false)
+		switch {
+		case r.ID == "" || ids[r.ID]:
+			path, why = rule+".id", "each rule needs an id of its own"
+		case !Storable(r.Name, MaxNameLen):
+			path, why = rule+".name", "at most "+strconv.Itoa(MaxNameLen)+" characters"
+		case why != "":
+			path = rule + "." + path
+		}
+		if why != "" {
+			v.at("rules", "invalid", path, why)
 			return
 		}
 		ids[r.ID] = true
@@ -334,70 +421,96 @@ func validDispatchKey(k *string) bool {
 	return k == nil || Storable(*k, MaxNameLen)
 }
 
-// checkConditions checks a rule's conditions and returns the segments they name.
-func checkConditions(conditions []Condition, segmentsAllowed bool) ([]uuid.UUID, bool) {
-	if len(conditions) == 0 || len(conditions) > maxConditions {
-		return nil, false
+// checkConditions checks a rule's conditions and returns the segments they
+// name, or the path of the first wrong one within the rule and why.
+func checkConditions(conditions []Condition, segmentsAllowed bool) (segments []uuid.UUID, path, why string) {
+	switch {
+	case len(conditions) == 0:
+		return nil, "conditions", "a rule needs at least one condition"
+	case len(conditions) > maxConditions:
+		return nil, "conditions", "at most " + strconv.Itoa(maxConditions) + " conditions"
 	}
-	var segments []uuid.UUID
-	for _, c := range conditions {
-		if !Storable(c.ID, MaxKeyLen) || !Storable(c.Property, MaxNameLen) || strings.TrimSpace(c.Property) == "" ||
-			!Storable(c.Value, maxValueLen) {
-			return nil, false
+	for j, c := range conditions {
+		at := index("conditions", j)
+		switch {
+		case !Storable(c.ID, MaxKeyLen):
+			return nil, at + ".id", "an id of at most " + strconv.Itoa(MaxKeyLen) + " characters"
+		case strings.TrimSpace(c.Property) == "":
+			return nil, at + ".property", "required"
+		case !Storable(c.Property, MaxNameLen):
+			return nil, at + ".property", "at most " + strconv.Itoa(MaxNameLen) + " characters"
+		case !Storable(c.Value, maxValueLen):
+			return nil, at + ".value", "too long or not text"
 		}
 		if c.Property == SegmentIn || c.Property == SegmentNotIn {
 			var ids []string
-			if !segmentsAllowed || json.Unmarshal([]byte(c.Value), &ids) != nil || len(ids) == 0 {
-				return nil, false
+			switch {
+			case !segmentsAllowed:
+				return nil, at + ".property", "a segment's rules cannot name segments"
+			case json.Unmarshal([]byte(c.Value), &ids) != nil || len(ids) == 0:
+				return nil, at + ".value", "choose at least one segment"
 			}
 			for _, s := range ids {
 				id, err := uuid.Parse(s)
 				if err != nil {
-					return nil, false
+					return nil, at + ".value", "not a segment id: " + s
 				}
 				segments = append(segments, id)
 			}
 			continue
 		}
-		if !validOperand(c.Op, c.Value) {
-			return nil, false
+		if why := operandProblem(c.Op, c.Value); why != "" {
+			return nil, at + ".value", why
 		}
 	}
-	return segments, true
+	return segments, "", ""
 }
 
-// validOperand checks an operator and the value it compares with.
-func validOperand(op, value string) bool {
+// operandProblem says what is wrong with an operator and the value it
+// compares with; "" when nothing is.
+func operandProblem(op, value string) string {
 	switch {
 	case slices.Contains(numericOps, op):
-		_, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		return err == nil
+		if _, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err != nil {
+			return "not a number"
+		}
 	case slices.Contains(regexOps, op):
-		_, err := regexp.Compile(value)
-		return err == nil
+		if _, err := regexp.Compile(value); err != nil {
+			return "not a regular expression: " + strings.TrimPrefix(err.Error(), "error parsing regexp: ")
+		}
 	case slices.Contains(multiOps, op):
 		var values []string
-		return json.Unmarshal([]byte(value), &values) == nil
+		if json.Unmarshal([]byte(value), &values) != nil {
+			return "not a list of values"
+		}
+		if len(values) == 0 {
+			return "give at least one value"
+		}
 	case slices.Contains(stringOps, op), slices.Contains(booleanOps, op):
-		return true
+	default:
+		return "unknown operator " + op
 	}
-	return false
+	return ""
 }
 
-// validRollout reports whether rollouts name known variations and their
-// ranges, in order, cover [0, 1] exactly once.
-func validRollout(variations []RolloutVariation, variationIDs map[string]bool) bool {
+// rolloutProblem says what is wrong with what a rule serves: unknown
+// variations, or ranges that do not cover [0, 1] exactly once; "" when
+// nothing is.
+func rolloutProblem(variations []RolloutVariation, variationIDs map[string]bool) string {
 	if len(variations) == 0 {
-		return false
+		return "choose what the rule serves"
 	}
 	ranges := make([][]float64, 0, len(variations))
 	for _, rv := range variations {
-		if !variationIDs[rv.ID] || len(rv.Rollout) != 2 || rv.ExptRollout < 0 || rv.ExptRollout > 1 {
-			return false
+		switch {
+		case !variationIDs[rv.ID]:
+			return "serves " + rv.ID + ", which is not one of the flag's variations"
+		case len(rv.Rollout) != 2 || rv.ExptRollout < 0 || rv.ExptRollout > 1:
+			return "a rollout range needs a start and an end between 0 and 1"
 		}
 		lo, hi := rv.Rollout[0], rv.Rollout[1]
 		if lo < 0 || hi > 1 || lo > hi {
-			return false
+			return "a rollout range needs a start and an end between 0 and 1"
 		}
 		ranges = append(ranges, rv.Rollout)
 	}
@@ -410,11 +523,14 @@ func validRollout(variations []RolloutVariation, variationIDs map[string]bool) b
 	at := 0.0
 	for _, r := range ranges {
 		if math.Abs(r[0]-at) > rolloutTolerance {
-			return false // a gap or an overlap
+			return "the percentages must add up to 100% without overlapping"
 		}
 		at = r[1]
 	}
-	return math.Abs(at-1) <= rolloutTolerance
+	if math.Abs(at-1) > rolloutTolerance {
+		return "the percentages must add up to 100% without overlapping"
+	}
+	return ""
 }
 
 func cmpFloat(a, b float64) int {
