@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -97,12 +98,20 @@ func formProblems(err error, f *views.Form, fields ...string) (int, error) {
 		return http.StatusOK, nil
 	case errors.As(err, &verr):
 		var rest []string
-		for _, code := range verr.Codes {
+		for i, code := range verr.Codes {
 			field, _, _ := strings.Cut(code, "_is_")
+			msg := codeMessage(code)
+			// A problem inside a field (a rule's condition, a variation's
+			// value) marks that input with why, and the field says where.
+			if i < len(verr.Details) && verr.Details[i].Message != "" {
+				d := verr.Details[i]
+				f.Errors[d.Path] = upperFirst(d.Message) + "."
+				msg = placeWords(d.Path) + ": " + d.Message + "."
+			}
 			if slices.Contains(fields, field) {
-				f.Errors[field] = codeMessage(code)
+				f.Errors[field] = msg
 			} else {
-				rest = append(rest, codeMessage(code))
+				rest = append(rest, msg)
 			}
 		}
 		f.Error = strings.Join(rest, " ")
@@ -210,4 +219,34 @@ func (p *pages) writeError(c echo.Context, err error) {
 	if answer != nil {
 		p.log.DebugContext(c.Request().Context(), "write error page", "err", answer)
 	}
+}
+
+// placeNames are the parts of a problem's path in words.
+var placeNames = map[string]string{"rules": "Rule", "conditions": "condition", "variations": "Variation",
+	"targetUsers": "Individual targets", "keyIds": "user", "fallthrough": "Default rule", "value": "value",
+	"property": "attribute", "name": "name", "dispatchKey": "split attribute", "variationId": "variation", "id": "id"}
+
+// placeWords says where a problem's path points: "rules[1].conditions[0].value"
+// is "Rule 2, condition 1, value".
+func placeWords(path string) string {
+	var parts []string
+	for _, part := range strings.Split(path, ".") {
+		name, index, indexed := strings.Cut(strings.TrimSuffix(part, "]"), "[")
+		words := placeNames[name]
+		if words == "" {
+			words = name
+		}
+		if n, err := strconv.Atoi(index); indexed && err == nil {
+			words += " " + strconv.Itoa(n+1)
+		}
+		parts = append(parts, words)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -190,7 +190,7 @@ func TestFlagListAndCreate(t *testing.T) {
 	b.get("/flags")
 	b.post("/flags", url.Values{"name": {"Limit"}, "key": {"limit"}, "variationType": {"number"},
 		"variation.0.id": {"a"}, "variation.0.name": {"One"}, "variation.0.value": {"one"}}).status(http.StatusBadRequest)
-	if got := text(find(b.last.must("flag-create"), "error-variations")); !strings.Contains(got, "a value of the flag's type") {
+	if got := text(find(b.last.must("flag-create"), "error-variations")); got != "Variation 1, value: not a number." {
 		t.Errorf("variations problem %q", got)
 	}
 
@@ -561,7 +561,7 @@ func TestFlagTargetingEditor(t *testing.T) {
 	vals.Set("rule.1.cond.0.op", "MatchRegex")
 	vals.Set("rule.1.cond.0.value", "(")
 	p = b.post("/flags/checkout/targeting", vals).status(http.StatusBadRequest)
-	if got := p.text("error-rules"); !strings.Contains(got, "regex operators valid expressions") {
+	if got := p.text("error-rules"); got != "Rule 2, condition 1, value: not a regular expression: missing closing ): `(`." {
 		t.Errorf("rules problem %q", got)
 	}
 
@@ -720,7 +720,7 @@ func TestFlagVariationsEditor(t *testing.T) {
 	vals = formValues(b.get("/flags/banner/variations").must("variations-form"))
 	vals.Set("variationType", "number")
 	p = b.post("/flags/banner/variations", vals).status(http.StatusBadRequest)
-	if got := p.text("error-variations"); !strings.Contains(got, "a value of the flag's type") {
+	if got := p.text("error-variations"); got != "Variation 1, value: not a number." {
 		t.Errorf("problem %q", got)
 	}
 	if got := attr(input(p.must("variations-form"), "variation.0.value"), "value"); got != "a2" {

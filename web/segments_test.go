@@ -137,7 +137,7 @@ func TestSegmentTargeting(t *testing.T) {
 	vals.Set("rule.0.cond.0.op", "LessThan")
 	vals.Set("rule.0.cond.0.value", "many")
 	p = b.post(segmentPath(sg)+"/targeting", vals).status(http.StatusBadRequest)
-	if got := p.text("error-rules"); !strings.Contains(got, "numeric operators need numbers") {
+	if got := p.text("error-rules"); got != "Rule 1, condition 1, value: not a number." {
 		t.Errorf("rules problem %q", got)
 	}
 	if got := formValues(p.must("segment-targeting-form")).Get("rule.0.cond.0.value"); got != "many" {
