@@ -1,8 +1,14 @@
 package web
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
@@ -79,8 +85,72 @@ func (p *pages) switchContext(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	if _, err := p.store.SetUserContext(c.Request().Context(), actor(c), in); err != nil {
+	ctx := c.Request().Context()
+	was, _, err := p.workEnvOf(c) // read before the switch: where the page was
+	if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, localPath(c.FormValue("next")))
+	now, err := p.store.SetUserContext(ctx, actor(c), in)
+	if err != nil {
+		return err
+	}
+	next, err := p.samePlace(c, was.id, now, localPath(c.FormValue("next")))
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+// flagPlace and segmentPlace are the pages of one flag or segment, any tab.
+var (
+	flagPlace    = regexp.MustCompile(`^/flags/([^/?#]+)(/[a-z-]+)?$`)
+	segmentPlace = regexp.MustCompile(`^/segments/([^/?#]+)(/[a-z-]+)?$`)
+)
+
+// samePlace is where the environment switch leads from a page: a flag's or
+// a segment's page opens the same key in the new environment when it is
+// there, else that environment's list with a notice; other pages stay.
+func (p *pages) samePlace(c echo.Context, was uuid.UUID, now store.UserContext, next string) (string, error) {
+	path, _, _ := strings.Cut(next, "?")
+	ctx, a := c.Request().Context(), actor(c)
+	w, err := p.store.Workplace(ctx, a, now)
+	if err != nil || w.Env == nil {
+		return next, err
+	}
+	envName := w.Project.Name + " / " + w.Env.Name
+	if m := flagPlace.FindStringSubmatch(path); m != nil {
+		key, _ := url.PathUnescape(m[1])
+		_, err := p.store.GetFlag(ctx, a, w.Env.ID, key)
+		switch {
+		case err == nil:
+			return path, nil
+		case errors.Is(err, store.ErrNotFound):
+			p.keepFlash(c, fmt.Sprintf("There is no flag “%s” in %s; here are its flags.", key, envName))
+			return "/flags", nil
+		}
+		return "", err
+	}
+	if m := segmentPlace.FindStringSubmatch(path); m != nil {
+		// The segment's key, read where it was; then the segment with that
+		// key where the person now works (a shared one keeps its id).
+		id, perr := uuid.Parse(m[1])
+		var key string
+		if perr == nil && was != uuid.Nil {
+			if sg, err := p.store.GetSegment(ctx, a, was, id); err == nil {
+				key = sg.Key
+			}
+		}
+		if key != "" {
+			sg, err := p.store.SegmentByKey(ctx, a, w.Env.ID, key)
+			switch {
+			case err == nil:
+				return segmentHref(sg.ID.String()) + m[2], nil
+			case !errors.Is(err, store.ErrNotFound):
+				return "", err
+			}
+			p.keepFlash(c, fmt.Sprintf("There is no segment “%s” in %s; here are its segments.", key, envName))
+		}
+		return "/segments", nil
+	}
+	return next, nil
 }

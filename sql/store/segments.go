@@ -314,6 +314,33 @@ func (s *Store) SegmentKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, k
 	return clash, err
 }
 
+// SegmentByKey finds the segment with a key among those visible in an
+// environment (keys are unique there), for pages that follow a segment from
+// one environment to another.
+func (s *Store) SegmentByKey(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Segment, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return Segment{}, err
+	}
+	rows, err := s.q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
+	if err != nil {
+		return Segment{}, translate(err)
+	}
+	scopes := envScopes(env)
+	for _, r := range rows {
+		visible := r.Type == SegmentEnvironmentSpecific && r.EnvID == envID ||
+			r.Type == SegmentShared && slices.ContainsFunc(r.Scopes, func(sc string) bool { return slices.Contains(scopes, sc) })
+		if visible {
+			out, err := segmentsFrom([]db.Segment{r})
+			if err != nil {
+				return Segment{}, err
+			}
+			return out[0], nil
+		}
+	}
+	return Segment{}, ErrNotFound
+}
+
 // checkSegmentKey refuses a segment (about to be stored, visible in envs) a
 // key that another segment visible in one of those environments has: a
 // shared segment's key is unique wherever it is visible.
