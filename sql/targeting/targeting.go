@@ -232,7 +232,9 @@ func checkVariations(v *problems, typ string, variations []Variation) {
 	}
 	ids := map[string]bool{}
 	for i, vr := range variations {
-		at := func(member, message string) { v.at("variations", "invalid", index("variations", i)+"."+member, message) }
+		at := func(member, message string) {
+			v.at("variations", "invalid", index("variations", i)+"."+member, message)
+		}
 		switch {
 		case vr.ID == "" || len(vr.ID) > MaxKeyLen:
 			at("id", "a variation needs an id of at most "+strconv.Itoa(MaxKeyLen)+" characters")
