@@ -96,6 +96,34 @@
     }
   });
 
+  // An editor with changes not yet saved (typed, or an unsaved state the
+  // server shows, data-dirty) warns before the page is left or replaced by
+  // anything but its own form.
+  var leaving = "You have changes that are not saved. Leave without saving them?";
+  function markDirty(e) {
+    var form = e.target.form;
+    if (form && form.hasAttribute("data-unsaved-warning") && e.target.name !== "comment") form.dataset.dirty = "1";
+  }
+  document.addEventListener("input", markDirty);
+  document.addEventListener("change", markDirty);
+  document.addEventListener("submit", function (e) {
+    if (e.target.dataset) delete e.target.dataset.dirty; // saving is not leaving
+  });
+  function dirtyEditor(except) {
+    var forms = document.querySelectorAll("form[data-unsaved-warning][data-dirty]");
+    for (var i = 0; i < forms.length; i++) if (!forms[i].contains(except)) return forms[i];
+    return null;
+  }
+  window.addEventListener("beforeunload", function (e) {
+    if (dirtyEditor(null)) { e.preventDefault(); e.returnValue = ""; }
+  });
+  document.addEventListener("htmx:confirm", function (e) {
+    var form = dirtyEditor(e.detail.elt);
+    if (!form || e.detail.verb !== "get") return;
+    e.preventDefault();
+    if (window.confirm(leaving)) { delete form.dataset.dirty; e.detail.issueRequest(true); }
+  });
+
   // Briefly replaces a button's label to confirm what happened.
   function flashLabel(button, text) {
     var label = button.dataset.label || button.textContent;

@@ -174,7 +174,10 @@ type OffVariation struct {
 // Without script its add, remove and move buttons post the form and the page
 // comes back changed, not saved; with script htmx does the same in place.
 type TargetingEditor struct {
-	Form            Form
+	Form Form
+	// Unsaved tells the editor shows changes not yet saved (after an add or
+	// remove button, or a refused save).
+	Unsaved         bool
 	Editable        bool
 	CommentRequired bool
 	Targets         []TargetEdit

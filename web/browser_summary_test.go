@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/sql/eval"
@@ -94,7 +95,36 @@ func TestBrowserFlagSummary(t *testing.T) {
 	// Editing a rule opens the editor at that rule.
 	ch.do("edit the rollout", chromedp.Click(chromedp.CSS(`[data-testid=summary-rule]:nth-child(4) [data-testid=summary-edit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#edit-rule-2`)))
-	ch.do("cancel", chromedp.Click(chromedp.CSS(`[data-testid=editor-cancel]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-tester]`)))
+	leave := `(() => { const e = new Event("beforeunload", {cancelable: true}); window.dispatchEvent(e); return String(e.defaultPrevented) })()`
+	if got := ch.eval(leave); got != "false" {
+		t.Errorf("an untouched editor warns before leaving")
+	}
+	ch.do("type a target", chromedp.SendKeys(chromedp.CSS(`#target-green`), "vip-9"))
+	if got := ch.eval(leave); got != "true" {
+		t.Errorf("an editor with unsaved changes does not warn before leaving")
+	}
+	// Leaving for real asks first (Chromium's "Leave site?" dialog), then goes.
+	asked := make(chan string, 1)
+	dialogs := chromedp.Events(ch.ctx, cdppage.JavascriptDialogOpening)
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			asked <- string(ev.Type)
+			_, _ = chromedp.Call(ch.ctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: true})
+			return
+		}
+	}()
+	ch.do("leave", chromedp.Navigate(a.srv.URL+"/flags/button"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-tester]`)))
+	select {
+	case kind := <-asked:
+		if kind != "beforeunload" {
+			t.Errorf("leaving asked with a %s dialog", kind)
+		}
+	default:
+		t.Errorf("leaving an editor with unsaved changes did not ask")
+	}
 
 	// Test a user who falls into the mobile rollout, and one with a bad line.
 	user := "ann@example.com"

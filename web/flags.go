@@ -148,6 +148,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			t.Editor.Form = *st.targetingForm
 			t.Editor.CommentRequired = w.requireComment
 			t.Editor.Editable = may.Targeting
+			t.Editor.Unsaved = st.targeting != nil
 		}
 		m.Targeting = &t
 		if t.Editing != "" {
