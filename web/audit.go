@@ -114,16 +114,19 @@ func historyEntry(e store.AuditEntry, subject bool, segments describe.Names) vie
 		case refFlag:
 			key, name, _ := strings.Cut(e.Keyword, ",")
 			h.Kind, h.Name = "Feature flag", name
-			if e.Operation != store.OpRemove {
+			if e.SubjectExists {
 				h.Href = flagHref(key)
 			}
 		case refSegment:
 			h.Kind, h.Name = "Segment", e.Keyword
-			if e.Operation != store.OpRemove {
+			if e.SubjectExists {
 				h.Href = segmentHref(e.RefID)
 			}
 		default:
 			h.Kind, h.Name = e.RefType, e.Keyword
+		}
+		if !e.SubjectExists {
+			h.Name += " (deleted)"
 		}
 	}
 	return h

@@ -89,3 +89,32 @@ func TestAuditLog(t *testing.T) {
 		t.Errorf("navigation does not mark the audit log")
 	}
 }
+
+// The audit log does not link to a flag since deleted: its entries name it
+// as deleted instead of leading to a missing page.
+func TestAuditLogNamesDeletedFlags(t *testing.T) {
+	t.Parallel()
+	a, _, env := flagApp(t)
+	a.makeFlag(env, store.FlagInput{Name: "Gone", Key: "gone"})
+	a.makeFlag(env, store.FlagInput{Name: "Kept", Key: "kept"})
+	_, err := a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "gone", store.Change{})
+	must(t, err)
+	must(t, a.st.DeleteFlag(t.Context(), a.ownerActor(), env.ID, "gone", store.Change{}))
+	b := a.signedIn(ownerEmail, ownerPassword)
+	p := b.get("/audit-log").status(http.StatusOK)
+	for _, e := range p.findAll("history-entry") {
+		name := find(e, "history-name")
+		switch {
+		case strings.HasPrefix(text(name), "Gone"):
+			if text(name) != "Gone (deleted)" || attr(name, "href") != "" {
+				t.Errorf("a deleted flag's entry reads %q and links to %q", text(name), attr(name, "href"))
+			}
+		case text(name) == "Kept":
+			if attr(name, "href") != "/flags/kept" {
+				t.Errorf("a flag's entry links to %q", attr(name, "href"))
+			}
+		default:
+			t.Errorf("unexpected entry %q", text(name))
+		}
+	}
+}

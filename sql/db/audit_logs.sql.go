@@ -93,7 +93,12 @@ func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) 
 const ListEnvAuditLogs = `-- name: ListEnvAuditLogs :many
 SELECT l.id, l.workspace_id, l.organization_id, l.env_id, l.ref_type, l.ref_id, l.keyword, l.operation, l.previous, l.current, l.comment, l.creator_id, l.creator_kind, l.created_at,
     coalesce(u.name, t.name, 'System')::text AS creator_name,
-    coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, 'System')::text AS creator_email
+    coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, 'System')::text AS creator_email,
+    -- Whether the flag or segment changed still exists, so pages link only to those that do.
+    (CASE l.ref_type
+        WHEN 'FeatureFlag' THEN EXISTS (SELECT 1 FROM feature_flags f WHERE f.id = l.ref_id::uuid)
+        WHEN 'Segment' THEN EXISTS (SELECT 1 FROM segments s WHERE s.id = l.ref_id::uuid)
+        ELSE true END)::boolean AS subject_exists
 FROM audit_logs l
 LEFT JOIN users u ON l.creator_kind = 'user' AND u.id = l.creator_id
 LEFT JOIN access_tokens t ON l.creator_kind = 'token' AND t.id = l.creator_id
@@ -121,9 +126,10 @@ type ListEnvAuditLogsParams struct {
 }
 
 type ListEnvAuditLogsRow struct {
-	AuditLog     AuditLog
-	CreatorName  string
-	CreatorEmail string
+	AuditLog      AuditLog
+	CreatorName   string
+	CreatorEmail  string
+	SubjectExists bool
 }
 
 // ListEnvAuditLogs pages the history of some environments (one, or those
@@ -167,6 +173,7 @@ func (q *Queries) ListEnvAuditLogs(ctx context.Context, arg ListEnvAuditLogsPara
 			&i.AuditLog.CreatedAt,
 			&i.CreatorName,
 			&i.CreatorEmail,
+			&i.SubjectExists,
 		); err != nil {
 			return nil, err
 		}

@@ -16,7 +16,12 @@ SELECT * FROM audit_logs WHERE organization_id = $1 ORDER BY created_at DESC, id
 -- where pgx cannot encode an array of uuids without knowing its type.
 SELECT sqlc.embed(l),
     coalesce(u.name, t.name, 'System')::text AS creator_name,
-    coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, 'System')::text AS creator_email
+    coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, 'System')::text AS creator_email,
+    -- Whether the flag or segment changed still exists, so pages link only to those that do.
+    (CASE l.ref_type
+        WHEN 'FeatureFlag' THEN EXISTS (SELECT 1 FROM feature_flags f WHERE f.id = l.ref_id::uuid)
+        WHEN 'Segment' THEN EXISTS (SELECT 1 FROM segments s WHERE s.id = l.ref_id::uuid)
+        ELSE true END)::boolean AS subject_exists
 FROM audit_logs l
 LEFT JOIN users u ON l.creator_kind = 'user' AND u.id = l.creator_id
 LEFT JOIN access_tokens t ON l.creator_kind = 'token' AND t.id = l.creator_id

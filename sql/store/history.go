@@ -25,6 +25,8 @@ type AuditEntry struct {
 	CreatorName  string     `json:"creatorName"`
 	CreatorEmail string     `json:"creatorEmail"`
 	CreatedAt    time.Time  `json:"createdAt"`
+	// SubjectExists is false for a flag or segment since deleted.
+	SubjectExists bool `json:"-"`
 }
 
 // DataChange is what a change did: the thing before and after (null when it
@@ -115,7 +117,8 @@ func (s *Store) ListAuditLogs(ctx context.Context, a *Actor, envID uuid.UUID, f 
 		l := r.AuditLog
 		out.Items[i] = AuditEntry{ID: l.ID, RefID: l.RefID, RefType: l.RefType, Keyword: l.Keyword, Operation: l.Operation,
 			DataChange: DataChange{Previous: orNull(l.Previous), Current: orNull(l.Current)}, Comment: l.Comment,
-			CreatorID: l.CreatorID, CreatorName: r.CreatorName, CreatorEmail: r.CreatorEmail, CreatedAt: l.CreatedAt.UTC()}
+			CreatorID: l.CreatorID, CreatorName: r.CreatorName, CreatorEmail: r.CreatorEmail, CreatedAt: l.CreatedAt.UTC(),
+			SubjectExists: r.SubjectExists}
 	}
 	return out, nil
 }
