@@ -91,6 +91,11 @@ func TestAddMember(t *testing.T) {
 	if b.last.row("member-row", "data-email", "dev@example.com") == nil {
 		t.Errorf("the new member is not listed")
 	}
+	// Adding them again says they already are one, and shows no password.
+	b.post("/members", url.Values{"email": {"dev@example.com"}}).status(http.StatusOK)
+	if got := b.last.text("flash-success"); got != "dev@example.com is already a member; nothing changed." || b.last.has("initial-password") {
+		t.Errorf("adding an existing member says %q", got)
+	}
 	id := memberID(t, a, "dev@example.com")
 	if got := a.directPolicies(id); !slices.Equal(got, []string{"Developer"}) {
 		t.Errorf("new member's policies %v", got)

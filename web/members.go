@@ -113,7 +113,12 @@ func (p *pages) addMember(c echo.Context) error {
 		if m.InitialPassword != nil {
 			added.Password = *m.InitialPassword
 		}
-		c.Set(flashKey, []views.Flash{{Kind: "success", Text: fmt.Sprintf("%s is a member now.", m.Email)}})
+		text := fmt.Sprintf("%s is a member now.", m.Email)
+		if m.AlreadyMember {
+			// Nothing changed: say so, rather than claim an addition.
+			added, text = nil, fmt.Sprintf("%s is already a member; nothing changed.", memberName(m))
+		}
+		c.Set(flashKey, []views.Flash{{Kind: "success", Text: text}})
 		return p.membersPage(c, http.StatusOK, p.form(c, "member-add", "/members", nil), store.MemberInput{}, added)
 	}
 	values := map[string]string{"email": in.Email}
@@ -307,4 +312,12 @@ func (p *pages) removeMember(c echo.Context) error {
 	}
 	p.keepFlash(c, "Member removed from the organization.")
 	return c.Redirect(http.StatusSeeOther, "/members")
+}
+
+// memberName names a member as people know them: "Ann (ann@example.com)".
+func memberName(m store.Member) string {
+	if m.Name == "" || m.Name == m.Email {
+		return m.Email
+	}
+	return m.Name + " (" + m.Email + ")"
 }

@@ -24,6 +24,9 @@ type Member struct {
 	InvitorID       *uuid.UUID    `json:"invitorId"`
 	InitialPassword *string       `json:"initialPassword"`
 	Groups          []MemberGroup `json:"groups"`
+	// AlreadyMember tells AddMember found the user a member already, and
+	// changed nothing.
+	AlreadyMember bool `json:"-"`
 }
 
 // MemberGroup is a group in a member's group list.
@@ -233,6 +236,7 @@ func (s *Store) AddMember(ctx context.Context, a *Actor, in MemberInput) (Member
 	}
 
 	var row memberRow
+	var already bool
 	err = s.inTx(ctx, func(q *db.Queries) error {
 		if len(policyIDs) == 0 && len(groupIDs) == 0 {
 			org, err := q.GetOrganization(ctx, orgID)
@@ -289,6 +293,7 @@ func (s *Store) AddMember(ctx context.Context, a *Actor, in MemberInput) (Member
 		}
 		row = memberRow(r)
 		if added == 0 { // already a member: nothing changes, nothing to record
+			already = true
 			return nil
 		}
 		access, err := accessOf(ctx, q, orgID, row)
@@ -305,6 +310,7 @@ func (s *Store) AddMember(ctx context.Context, a *Actor, in MemberInput) (Member
 	if err != nil {
 		return Member{}, err
 	}
+	ms[0].AlreadyMember = already
 	return ms[0], nil
 }
 
