@@ -93,7 +93,7 @@ func TestAddMember(t *testing.T) {
 	}
 	// Adding them again says they already are one, and shows no password.
 	b.post("/members", url.Values{"email": {"dev@example.com"}}).status(http.StatusOK)
-	if got := b.last.text("flash-success"); got != "dev@example.com is already a member; nothing changed." || b.last.has("initial-password") {
+	if got := b.last.text("flash-success"); got != "dev (dev@example.com) is already a member; nothing changed." || b.last.has("initial-password") {
 		t.Errorf("adding an existing member says %q", got)
 	}
 	id := memberID(t, a, "dev@example.com")
