@@ -829,3 +829,19 @@ func TestIAMNamesAreEscaped(t *testing.T) {
 		}
 	}
 }
+
+// An empty list says whether there is nothing yet or nothing matching.
+func TestEmptyListsSayWhy(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	b := a.signedIn(ownerEmail, ownerPassword)
+	if got := b.get("/groups").status(http.StatusOK).text("list-empty"); got != "No groups yet." {
+		t.Errorf("no groups at all: %q", got)
+	}
+	for path, want := range map[string]string{"/groups?q=zz": "No groups match “zz”.", "/members?q=zz": "No members match “zz”.",
+		"/policies?q=zz": "No policies match “zz”."} {
+		if got := b.get(path).status(http.StatusOK).text("list-empty"); got != want {
+			t.Errorf("%s: %q, want %q", path, got, want)
+		}
+	}
+}
