@@ -111,6 +111,9 @@ type Confirm struct {
 	Action     string
 	Button     string
 	CancelHref string
+	// TypeToConfirm, when set, must be typed before the deletion goes
+	// ahead (a project's key); Typed and Problem show a wrong attempt again.
+	TypeToConfirm, Typed, Problem string
 }
 
 // Crumb is one step of a breadcrumb trail.

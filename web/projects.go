@@ -164,17 +164,23 @@ func (p *pages) renameProject(c echo.Context) error {
 	return p.projectPage(c, status, &f, nil)
 }
 
-// confirmDeleteProject asks before deleting a project, naming what goes with it.
+// confirmDeleteProject asks before deleting a project, naming what goes
+// with it and asking for its key to be typed.
 func (p *pages) confirmDeleteProject(c echo.Context) error {
 	id, err := api.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	a := actor(c)
-	pr, err := p.store.GetProject(c.Request().Context(), a, id)
+	pr, err := p.store.GetProject(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
+	return p.confirmPage(c, http.StatusOK, p.projectDeletion(c, pr))
+}
+
+// projectDeletion is the confirmation of a project's deletion.
+func (p *pages) projectDeletion(c echo.Context, pr store.Project) views.Confirm {
+	a := actor(c)
 	names := make([]string, len(pr.Environments))
 	for i, e := range pr.Environments {
 		names[i] = "“" + e.Name + "”"
@@ -189,12 +195,12 @@ func (p *pages) confirmDeleteProject(c echo.Context) error {
 			"Every feature flag and segment in those environments is deleted with them.",
 			"Their SDK secrets stop working: SDKs using them are refused.",
 		},
-		Button: "Delete project", CancelHref: href,
+		Button: "Delete project", CancelHref: href, TypeToConfirm: pr.Key,
 	}
 	if a.Can(access.DeleteProject, store.ProjectRN(pr.Key)) {
 		vm.Action = href + "/delete"
 	}
-	return p.confirmPage(c, vm)
+	return vm
 }
 
 // plural picks the singular or the plural wording for n things.
@@ -205,13 +211,13 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func (p *pages) confirmPage(c echo.Context, vm views.Confirm) error {
+func (p *pages) confirmPage(c echo.Context, status int, vm views.Confirm) error {
 	shell, err := p.shell(c, vm.Heading, navProjects)
 	if err != nil {
 		return err
 	}
 	vm.Shell = shell
-	return render(c, http.StatusOK, views.ConfirmPage(vm))
+	return render(c, status, views.ConfirmPage(vm))
 }
 
 // deleteProject deletes a project and everything in it.
@@ -220,10 +226,22 @@ func (p *pages) deleteProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.store.DeleteProject(c.Request().Context(), actor(c), id); err != nil {
+	ctx := c.Request().Context()
+	pr, err := p.store.GetProject(ctx, actor(c), id)
+	if err != nil {
 		return err
 	}
-	p.keepFlash(c, "Project deleted.")
+	// A whole project goes at once: its key must be typed, so a slip of
+	// the mouse or a guessed address deletes nothing.
+	if typed := c.FormValue("confirm"); typed != pr.Key {
+		vm := p.projectDeletion(c, pr)
+		vm.Typed, vm.Problem = typed, "Type the project's key, "+pr.Key+", exactly."
+		return p.confirmPage(c, http.StatusBadRequest, vm)
+	}
+	if err := p.store.DeleteProject(ctx, actor(c), id); err != nil {
+		return err
+	}
+	p.keepFlash(c, fmt.Sprintf("Project “%s” deleted.", pr.Name))
 	return c.Redirect(http.StatusSeeOther, "/projects")
 }
 
@@ -398,7 +416,7 @@ func (p *pages) confirmDeleteEnvironment(c echo.Context) error {
 	if a.Can(access.DeleteEnv, store.EnvRN(pr.Key, env.Key)) {
 		vm.Action = href + "/delete"
 	}
-	return p.confirmPage(c, vm)
+	return p.confirmPage(c, http.StatusOK, vm)
 }
 
 // deleteEnvironment deletes an environment and everything in it.

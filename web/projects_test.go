@@ -291,8 +291,14 @@ func TestDeleteEnvironmentAndProject(t *testing.T) {
 	if got := b.last.formAction("delete-confirm"); got != projectPath(pr)+"/delete" {
 		t.Errorf("confirmation posts to %q", got)
 	}
-	b.post(projectPath(pr)+"/delete", nil).status(http.StatusOK).at("/projects")
-	if b.last.has("project-row") || b.last.text("flash-success") != "Project deleted." {
+	// Its key must be typed; anything else deletes nothing.
+	b.post(projectPath(pr)+"/delete", url.Values{"confirm": {"web"}}).status(http.StatusBadRequest)
+	if got := b.last.text("error-confirm"); got != "Type the project's key, web-shop, exactly." || attr(b.last.must("delete-typed"), "value") != "web" {
+		t.Errorf("a wrong key: %q", got)
+	}
+	b.get(projectPath(pr)).status(http.StatusOK)
+	b.post(projectPath(pr)+"/delete", url.Values{"confirm": {"web-shop"}}).status(http.StatusOK).at("/projects")
+	if b.last.has("project-row") || b.last.text("flash-success") != "Project “Web shop” deleted." {
 		t.Errorf("project still listed, or no message")
 	}
 	b.get(projectPath(pr)).status(http.StatusNotFound)
