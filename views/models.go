@@ -290,7 +290,9 @@ type WorkspaceSSO struct {
 type Profile struct {
 	Shell
 	Name, Email string
-	Password    Form
+	// Account changes the person's name.
+	Account  Form
+	Password Form
 }
 
 // APIReference is what the API reference page loads: Swagger UI's files, the

@@ -197,18 +197,26 @@ func TestPasswordChange(t *testing.T) {
 		t.Errorf("profile email %q", got)
 	}
 
-	b.post("/profile/password", url.Values{"currentPassword": {"wrong"}, "newPassword": {"new-password"}}).
+	b.post("/profile/password", url.Values{"currentPassword": {"wrong"}, "newPassword": {"new-password"}, "confirmPassword": {"new-password"}}).
 		status(http.StatusUnprocessableEntity)
 	if got := b.last.text("error-currentPassword"); got != "This is not your current password." {
 		t.Errorf("current password problem %q", got)
 	}
-	b.post("/profile/password", url.Values{"currentPassword": {ownerPassword}, "newPassword": {"short"}}).
+	b.post("/profile/password", url.Values{"currentPassword": {ownerPassword}, "newPassword": {"short"}, "confirmPassword": {"short"}}).
 		status(http.StatusBadRequest)
 	if got := b.last.text("error-newPassword"); got != "Use 8 to 72 characters." {
 		t.Errorf("new password problem %q", got)
 	}
 
-	b.post("/profile/password", url.Values{"currentPassword": {ownerPassword}, "newPassword": {"new-password"}}).
+	// The new password is typed twice; two different ones change nothing.
+	b.post("/profile/password", url.Values{"currentPassword": {ownerPassword}, "newPassword": {"new-password"}, "confirmPassword": {"new-pasword"}}).
+		status(http.StatusBadRequest)
+	if got := b.last.text("error-confirmPassword"); got != "The two new passwords differ; type the same one twice." {
+		t.Errorf("confirmation problem %q", got)
+	}
+	a.signedIn(ownerEmail, ownerPassword)
+
+	b.post("/profile/password", url.Values{"currentPassword": {ownerPassword}, "newPassword": {"new-password"}, "confirmPassword": {"new-password"}}).
 		status(http.StatusOK).at("/profile")
 	if !strings.Contains(b.last.text("flash-success"), "Password changed") {
 		t.Errorf("no confirmation: %q", b.last.text("flash-success"))
@@ -221,11 +229,30 @@ func TestPasswordChange(t *testing.T) {
 
 	// htmx gets the form region back, and the session stays.
 	b.get("/profile")
-	p := b.htmx("/profile/password", url.Values{"currentPassword": {"new-password"}, "newPassword": {"newer-password"}}).status(http.StatusOK)
+	p := b.htmx("/profile/password", url.Values{"currentPassword": {"new-password"}, "newPassword": {"newer-password"}, "confirmPassword": {"newer-password"}}).status(http.StatusOK)
 	if !p.has("password-form") || !strings.Contains(p.text("flash-success"), "Password changed") || p.has("profile") {
 		t.Errorf("htmx answer is not the password region and message: %s", p.body)
 	}
 	b.get("/profile").status(http.StatusOK).at("/profile")
+}
+
+// The profile's name can be changed; a blank or too long one is refused on the field.
+func TestProfileName(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	b := a.signedIn(ownerEmail, ownerPassword)
+	p := b.get("/profile").status(http.StatusOK)
+	b.post(p.formAction("profile-form"), url.Values{"name": {strings.Repeat("n", 129)}}).status(http.StatusBadRequest)
+	if got := b.last.text("error-name"); got == "" || attr(input(b.last.must("profile-form"), "name"), "value") != strings.Repeat("n", 129) {
+		t.Errorf("a too long name: problem %q", got)
+	}
+	b.post("/profile", url.Values{"name": {"Ann Owner"}}).status(http.StatusOK).at("/profile")
+	if got := b.last.text("flash-success"); got != "Your name is “Ann Owner” now." {
+		t.Errorf("message %q", got)
+	}
+	if got := attr(input(b.last.must("profile-form"), "name"), "value"); got != "Ann Owner" {
+		t.Errorf("name shown %q", got)
+	}
 }
 
 func countProjects(a *app) int {

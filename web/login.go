@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -74,24 +75,52 @@ func (p *pages) logout(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
-// profile shows the signed-in person and the password form.
+// profile shows the signed-in person, their name form and the password form.
 func (p *pages) profile(c echo.Context) error {
-	return p.profilePage(c, http.StatusOK, p.form(c, "password", "/profile/password", nil))
+	return p.profilePage(c, http.StatusOK, nil, p.form(c, "password", "/profile/password", nil))
 }
 
-func (p *pages) profilePage(c echo.Context, status int, password views.Form) error {
-	if isHTMX(c) {
+// profilePage renders the profile; account is the name form just posted,
+// nil for a fresh one.
+func (p *pages) profilePage(c echo.Context, status int, account *views.Form, password views.Form) error {
+	if isHTMX(c) && account == nil {
 		return render(c, status, views.PasswordForm(password), views.Flashes(p.flashes(c)))
 	}
 	me, err := p.store.GetProfile(c.Request().Context(), actor(c))
 	if err != nil {
 		return err
 	}
+	if account == nil {
+		f := p.form(c, "profile", "/profile", map[string]string{"name": me.Name})
+		account = &f
+	}
 	shell, err := p.shell(c, "Profile", navProfile)
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.ProfilePage(views.Profile{Shell: shell, Name: me.Name, Email: me.Email, Password: password}))
+	return render(c, status, views.ProfilePage(views.Profile{Shell: shell, Name: me.Name, Email: me.Email,
+		Account: *account, Password: password}))
+}
+
+// updateProfile changes the signed-in person's name; their email stays.
+func (p *pages) updateProfile(c echo.Context) error {
+	ctx := c.Request().Context()
+	me, err := p.store.GetProfile(ctx, actor(c))
+	if err != nil {
+		return err
+	}
+	name := c.FormValue("name")
+	updated, err := p.store.UpdateProfile(ctx, actor(c), store.ProfileInput{Name: name, Email: me.Email})
+	if err == nil {
+		p.keepFlash(c, fmt.Sprintf("Your name is “%s” now.", updated.Name))
+		return c.Redirect(http.StatusSeeOther, "/profile")
+	}
+	f := p.form(c, "profile", "/profile", map[string]string{"name": name})
+	status, err := formProblems(err, &f, "name")
+	if err != nil {
+		return err
+	}
+	return p.profilePage(c, status, &f, p.form(c, "password", "/profile/password", nil))
 }
 
 // changePassword changes the password, which ends every session of the
@@ -101,13 +130,20 @@ func (p *pages) changePassword(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
+	// Typing the new password twice is the form's own check: a typo would
+	// lock the person out. The store never sees the second copy.
+	if confirm := c.FormValue("confirmPassword"); confirm != in.NewPassword {
+		f := p.form(c, "password", "/profile/password", nil)
+		f.Errors = map[string]string{"confirmPassword": "The two new passwords differ; type the same one twice."}
+		return p.profilePage(c, http.StatusBadRequest, nil, f)
+	}
 	session, err := p.store.ResetPassword(c.Request().Context(), actor(c), in)
 	if err == nil {
 		if err := p.startSession(c, session); err != nil {
 			return err
 		}
 		return p.changed(c, "/profile", "Password changed. Other sessions are signed out.", func() error {
-			return p.profilePage(c, http.StatusOK, p.form(c, "password", "/profile/password", nil))
+			return p.profilePage(c, http.StatusOK, nil, p.form(c, "password", "/profile/password", nil))
 		})
 	}
 	f := p.form(c, "password", "/profile/password", nil)
@@ -115,5 +151,5 @@ func (p *pages) changePassword(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return p.profilePage(c, status, f)
+	return p.profilePage(c, status, nil, f)
 }

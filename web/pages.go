@@ -58,6 +58,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.GET("/", p.home)
 	g.POST("/context", p.switchContext)
 	g.GET("/profile", p.profile)
+	g.POST("/profile", p.updateProfile)
 	g.POST("/profile/password", p.changePassword)
 
 	g.GET("/projects", p.projects)
