@@ -187,6 +187,9 @@ type Policy struct {
 type PolicyStatements struct {
 	Form   Form
 	Editor StatementEditor
+	Check  AccessCheck
+	// CheckAction is where the check's form goes: the policy's page.
+	CheckAction string
 }
 
 // PolicySettings is the settings tab: name and description, and deletion.
@@ -241,6 +244,8 @@ type StatementEditor struct {
 	Prefix     string
 	Statements []StatementForm
 	ReadOnly   bool
+	// Presets offers ready sets of statements; nil when read-only.
+	Presets *PresetPicker
 	// Error explains why the statements were refused, when they were.
 	Error string
 }
@@ -263,6 +268,26 @@ type StatementForm struct {
 	Tags   string
 	// Problem is what is wrong with this statement, when it was refused.
 	Problem string
+	// Hint says what else the statement needs to be usable.
+	Hint string
+}
+
+// PresetPicker adds a preset's statements: a kind, and the project or
+// environment it is for.
+type PresetPicker struct {
+	Kinds, Projects []Option
+	Envs            []OptionGroup
+}
+
+// AccessCheck answers "what does this allow?" for an action and a resource
+// chosen from lists.
+type AccessCheck struct {
+	Action    string
+	Actions   []OptionGroup
+	Resources []OptionGroup
+	// Answered tells a pair was checked; Allowed and Why are its answer.
+	Answered, Allowed bool
+	Why               string
 }
 
 // AccessToken is one access token's page: rename it and, for a Service

@@ -129,7 +129,7 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ds, editing := edit(ds, c.FormValue("op"))
+	ds, editing := edit(ds, c.FormValue("op"), postedPreset(c))
 	if editing {
 		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, values), &tokenEdit{drafts: ds}, nil)
 	}
@@ -290,7 +290,7 @@ func (p *pages) updateAccessToken(c echo.Context) error {
 		return err
 	}
 	var editing bool
-	if edited.drafts, editing = edit(edited.drafts, c.FormValue("op")); editing {
+	if edited.drafts, editing = edit(edited.drafts, c.FormValue("op"), postedPreset(c)); editing {
 		return p.accessTokenPage(c, http.StatusOK, edited)
 	}
 	// The editor is there, and may be changed, when it posts its marker.

@@ -201,7 +201,12 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 		if err != nil {
 			return err
 		}
-		s := views.PolicyStatements{Form: p.form(c, "policy-statements", href+"/statements", nil), Editor: e}
+		projects, err := p.store.ListProjects(ctx, a)
+		if err != nil {
+			return err
+		}
+		s := views.PolicyStatements{Form: p.form(c, "policy-statements", href+"/statements", nil), Editor: e,
+			Check: accessCheck(c, pol.Statements, projects), CheckAction: href}
 		vm.Statements, region = &s, views.PolicyStatementsView(s)
 	}
 
@@ -227,7 +232,7 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ds, editing := edit(ds, c.FormValue("op"))
+	ds, editing := edit(ds, c.FormValue("op"), postedPreset(c))
 	if editing {
 		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds})
 	}

@@ -72,13 +72,17 @@ func postedDrafts(c echo.Context) ([]draft, error) {
 
 // edit applies op, which names statements by their posted index, to the
 // drafts, and reports whether the person is still editing: any op but
-// "save" or none.
-func edit(ds []draft, op string) ([]draft, bool) {
+// "save" or none. "preset" adds the statements of the preset chosen.
+func edit(ds []draft, op string, preset presetChoice) ([]draft, bool) {
 	if op == "save" || op == "" {
 		return ds, false
 	}
 	at := func(index string) int { return slices.IndexFunc(ds, func(d draft) bool { return d.index == index }) }
 	switch {
+	case op == "preset":
+		for _, st := range presetStatements(preset) {
+			ds = append(ds, draft{st: st})
+		}
 	case op == "add":
 		ds = append(ds, draft{st: access.Statement{ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{}, Resources: []string{}}})
 	case strings.HasPrefix(op, "remove-"):
@@ -230,10 +234,15 @@ func (p *pages) editor(ctx context.Context, a *store.Actor, prefix string, ds []
 	if len(problems) > 0 && refused == "" {
 		e.Error = "These statements cannot be saved: see the marked ones."
 	}
+	if !readOnly {
+		e.Presets = presetPicker(presetChoice{}, projects)
+	}
+	all := statements(ds)
 	for i, d := range ds {
 		st := d.st
 		f := views.StatementForm{Index: strconv.Itoa(i), Number: strconv.Itoa(i + 1), ID: st.ID, Allow: st.Effect == "allow",
 			TypeLabel: st.ResourceType, Resources: st.Resources, Tags: d.tags, Problem: problemText[problems[i]],
+			Hint:    accessHint(st, all),
 			Tagged:  st.ResourceType == access.TypeFlag || st.ResourceType == access.TypeSegment,
 			Effects: options(st.Effect, "allow", "deny")}
 		f.Effects[0].Label, f.Effects[1].Label = "Allow", "Deny"
@@ -271,5 +280,5 @@ func actionLabel(action string) string {
 		}
 		sb.WriteRune(r)
 	}
-	return strings.Replace(sb.String(), "I A M", "IAM", 1)
+	return strings.Replace(sb.String(), "i a m", "IAM", 1) // the one acronym of the catalogue
 }

@@ -130,18 +130,28 @@ var actionType = func() map[Action]string {
 // Allows reports whether statements allow action on the resource named rn:
 // at least one statement allows it and none denies it.
 func Allows(statements []Statement, action Action, rn string) bool {
+	allowed, _ := Decide(statements, action, rn)
+	return allowed
+}
+
+// Decide is Allows with the statement that decided, by index: the first
+// that denies, else the first that allows; -1 when none speaks about action
+// on rn (which denies).
+func Decide(statements []Statement, action Action, rn string) (allowed bool, by int) {
 	rtype := actionType[action]
-	allowed := false
-	for _, st := range statements {
+	by = -1
+	for i, st := range statements {
 		if !st.covers(action, rtype, rn) {
 			continue
 		}
 		if st.Effect != "allow" {
-			return false
+			return false, i
 		}
-		allowed = true
+		if by < 0 {
+			by = i
+		}
 	}
-	return allowed
+	return by >= 0, by
 }
 
 // covers reports whether the statement speaks about action on rn.
