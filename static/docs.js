@@ -16,3 +16,18 @@ window.ui = SwaggerUIBundle({
   // "Try it out" sends requests with the credentials given under "Authorize".
   persistAuthorization: false,
 });
+
+// Swagger UI renders controls that assistive technology cannot use well: an
+// operation's summary is a button holding a link (interactive inside
+// interactive), and the server choice is a select without a name. Mend each
+// as Swagger UI (re)renders them; the address still follows the open
+// operation, as deepLinking keeps it.
+function mend(root) {
+  root.querySelectorAll(".opblock-summary-control a[href]").forEach(function (a) {
+    a.removeAttribute("href");
+  });
+  root.querySelectorAll("select#servers:not([aria-label])").forEach(function (s) {
+    s.setAttribute("aria-label", "Server");
+  });
+}
+new MutationObserver(function () { mend(document); }).observe(document.getElementById("swagger-ui"), { childList: true, subtree: true });

@@ -1,0 +1,166 @@
+package web_test
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// axeScript is axe-core, the accessibility engine (testdata/axe/VERSION).
+//
+//go:embed testdata/axe/axe.min.js
+var axeScript string
+
+// TestBrowserAccessibility opens every page of the admin application in
+// headless Chromium, at desktop and phone widths, and fails on any serious
+// or critical violation axe-core finds. The pages come from the router, so
+// a new page without a sample address here fails the test instead of being
+// missed. With BUNTING_SCREENSHOTS set, every page is kept as a screenshot
+// (shootAt also fails a page that scrolls sideways).
+func TestBrowserAccessibility(t *testing.T) {
+	t.Parallel()
+	ch := headless(t, 240*time.Second)
+	a, web, prod := flagApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+
+	// An organization with one of everything, and flags with real content.
+	beta := a.makeSegment(prod, "Beta testers", "beta")
+	archivedSeg := a.makeSegment(prod, "Old testers", "old")
+	_, err := a.st.ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, store.Change{})
+	must(t, err)
+	a.makeFlag(prod, store.FlagInput{Name: "Checkout", Key: "checkout", Tags: []string{"web"}, IsEnabled: true})
+	tg := a.flag(prod, "checkout").Targeting()
+	on := a.flag(prod, "checkout").Variations[0].ID
+	tg.TargetUsers = []store.TargetUser{{VariationID: on, KeyIDs: []string{"vip-1"}}}
+	tg.Rules = []store.FlagRule{{ID: "r1", Name: "Beta", Variations: []store.RolloutVariation{{ID: on, Rollout: []float64{0, 1}}},
+		Conditions: []store.Condition{{ID: "c1", Property: store.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
+	_, err = a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	must(t, err)
+	a.makeFlag(prod, store.FlagInput{Name: "Old banner", Key: "old-banner"})
+	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", store.Change{})
+	must(t, err)
+	member := a.addMember("dev@example.com", store.DeveloperPolicyID)
+	group, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Developers"})
+	must(t, err)
+	policy, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Flags", Key: "flags"})
+	must(t, err)
+	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{{ID: "f", ResourceType: access.TypeFlag,
+		Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/*:env/*:flag/*"}}})
+	must(t, err)
+	token, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "CI", Type: store.TokenService,
+		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
+	must(t, err)
+
+	// samples are addresses for the router's parameterised pages.
+	samples := map[string]string{
+		"/projects/:id":                    "/projects/" + web.ID.String(),
+		"/projects/:id/delete":             "/projects/" + web.ID.String() + "/delete",
+		"/projects/:id/envs/:envId":        "/projects/" + web.ID.String() + "/envs/" + prod.ID.String(),
+		"/projects/:id/envs/:envId/delete": "/projects/" + web.ID.String() + "/envs/" + prod.ID.String() + "/delete",
+		"/members/:id":                     "/members/" + member.String(),
+		"/members/:id/remove":              "/members/" + member.String() + "/remove",
+		"/groups/:id":                      "/groups/" + group.ID.String(),
+		"/groups/:id/delete":               "/groups/" + group.ID.String() + "/delete",
+		"/policies/:id":                    "/policies/" + policy.ID.String(),
+		"/policies/:id/clone":              "/policies/" + policy.ID.String() + "/clone",
+		"/policies/:id/delete":             "/policies/" + policy.ID.String() + "/delete",
+		"/access-tokens/:id":               "/access-tokens/" + token.ID.String(),
+		"/flags/:key":                      "/flags/checkout",
+		"/flags/:key/variations":           "/flags/checkout/variations",
+		"/flags/:key/settings":             "/flags/checkout/settings",
+		"/flags/:key/archive":              "/flags/checkout/archive",
+		"/flags/:key/restore":              "/flags/old-banner/restore",
+		"/flags/:key/delete":               "/flags/old-banner/delete",
+		"/flags/:key/history":              "/flags/checkout/history",
+		"/segments/:id":                    "/segments/" + beta.ID.String(),
+		"/segments/:id/flags":              "/segments/" + beta.ID.String() + "/flags",
+		"/segments/:id/settings":           "/segments/" + beta.ID.String() + "/settings",
+		"/segments/:id/archive":            "/segments/" + beta.ID.String() + "/archive",
+		"/segments/:id/restore":            "/segments/" + archivedSeg.ID.String() + "/restore",
+		"/segments/:id/delete":             "/segments/" + archivedSeg.ID.String() + "/delete",
+		"/segments/:id/history":            "/segments/" + beta.ID.String() + "/history",
+	}
+	// Not pages: assets, the SSO callback (a redirect), a fragment, the home
+	// redirect, and the SDK and health endpoints.
+	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/": true,
+		"/streaming": true, "/health/liveness": true, "/health/readiness": true}
+	// Extra states of pages worth checking on their own.
+	extra := []string{"/flags/checkout?edit=targeting", "/flags/checkout?edit=off", "/flags?archived=1",
+		"/policies/" + policy.ID.String() + "?tab=statements&action=ToggleFlag&resource=project/web:env/prod:flag/*"}
+
+	// Each page is named by its route, so screenshots keep their names
+	// from run to run.
+	type page struct{ name, path string }
+	var paths []page
+	routes := a.srv.Config.Handler.(*echo.Echo).Routes()
+	seen := map[string]bool{}
+	for _, r := range routes {
+		if r.Method != http.MethodGet || strings.HasPrefix(r.Path, "/api") || skip[r.Path] || seen[r.Path] {
+			continue
+		}
+		seen[r.Path] = true
+		path := r.Path
+		if strings.Contains(path, ":") {
+			if path = samples[r.Path]; path == "" {
+				t.Errorf("page %s has no sample address in this test: add one, so it is checked", r.Path)
+				continue
+			}
+		}
+		paths = append(paths, page{r.Path, path})
+	}
+	for _, path := range extra {
+		paths = append(paths, page{path[:strings.IndexAny(path, "?")] + " " + path[strings.IndexAny(path, "?")+1:], path})
+	}
+	for i := range paths {
+		paths[i].name = strings.ReplaceAll(paths[i].name, policy.ID.String(), ":id")
+	}
+
+	script, err := json.Marshal(axeScript)
+	must(t, err)
+	check := func(path string) {
+		t.Helper()
+		var result string
+		_, err := chromedp.Run(ch.ctx, chromedp.Evaluate[string](`(function(){ if (!window.axe) { (0, eval)(`+string(script)+`) }; return "ready" })()`))
+		if err == nil {
+			result, err = chromedp.Run(ch.ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ["violations"]}).then(r =>
+				JSON.stringify(r.violations.filter(v => v.impact === "serious" || v.impact === "critical").map(v =>
+					({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map(n => n.target.join(" "))}))))`, chromedp.EvalAwaitPromise))
+		}
+		if err != nil {
+			t.Errorf("%s: axe did not run: %v", path, err)
+			return
+		}
+		var violations []struct {
+			ID, Impact, Help string
+			Targets          []string
+		}
+		must(t, json.Unmarshal([]byte(result), &violations))
+		for _, v := range violations {
+			t.Errorf("%s: %s %s (%s) at %s", path, v.Impact, v.ID, v.Help, strings.Join(v.Targets, ", "))
+		}
+	}
+	name := regexp.MustCompile(`[^a-z0-9]+`)
+
+	ch.do("desktop", viewport(1440), chromedp.Navigate(a.srv.URL+"/login"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)))
+	check("/login")
+	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
+	for _, width := range []int64{1440, 390} {
+		for _, pg := range paths {
+			shot := strings.Trim(name.ReplaceAllString(strings.ToLower(pg.name), "-"), "-")
+			ch.shootAt(a.srv.URL, pg.path, "page-"+shot, width, "body")
+			ch.do("viewport", viewport(width))
+			check(fmt.Sprintf("%s at %d px", pg.path, width))
+		}
+	}
+}
