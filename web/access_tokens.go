@@ -297,9 +297,9 @@ func (p *pages) updateAccessToken(c echo.Context) error {
 	if c.FormValue("statements") == "edited" {
 		in.Permissions = statements(edited.drafts)
 	}
-	_, err = p.store.UpdateAccessToken(ctx, a, id, in)
+	tok, err := p.store.UpdateAccessToken(ctx, a, id, in)
 	if err == nil {
-		return p.changed(c, href, "Access token saved.", func() error { return p.accessTokenPage(c, http.StatusOK, nil) })
+		return p.changed(c, href, fmt.Sprintf("Access token “%s” saved.", tok.Name), func() error { return p.accessTokenPage(c, http.StatusOK, nil) })
 	}
 	status, err := formProblems(err, &edited.form, "name", "permissions")
 	if err != nil {

@@ -143,9 +143,9 @@ func (p *pages) updateGroup(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	_, err = p.store.UpdateGroup(c.Request().Context(), actor(c), id, in)
+	g, err := p.store.UpdateGroup(c.Request().Context(), actor(c), id, in)
 	if err == nil {
-		return p.changed(c, groupHref(id), "Group saved.", func() error { return p.groupPage(c, http.StatusOK, nil) })
+		return p.changed(c, groupHref(id), fmt.Sprintf("Group “%s” saved.", g.Name), func() error { return p.groupPage(c, http.StatusOK, nil) })
 	}
 	f := p.form(c, "group-settings", groupHref(id), map[string]string{"name": in.Name, "description": in.Description})
 	status, err := formProblems(err, &f, "name", "description")
@@ -188,14 +188,17 @@ func (p *pages) deleteGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.DeleteGroup(c.Request().Context(), actor(c), id)
+	g, err := p.store.GetGroup(c.Request().Context(), actor(c), id)
+	if err == nil {
+		err = p.store.DeleteGroup(c.Request().Context(), actor(c), id)
+	}
 	if status, ok := p.refusal(c, err); ok {
 		return p.confirmDeleteGroupPage(c, status)
 	}
 	if err != nil {
 		return err
 	}
-	p.keepFlash(c, "Group deleted.")
+	p.keepFlash(c, fmt.Sprintf("Group “%s” deleted.", g.Name))
 	return c.Redirect(http.StatusSeeOther, "/groups")
 }
 

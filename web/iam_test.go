@@ -225,7 +225,7 @@ func TestMemberPage(t *testing.T) {
 		t.Errorf("consequences %q", b.last.text("delete-consequences"))
 	}
 	b.post(b.last.formAction("delete-confirm"), nil).status(http.StatusOK).at("/members")
-	if b.last.row("member-row", "data-email", "dev@example.com") != nil || b.last.text("flash-success") != "Member removed from the organization." {
+	if b.last.row("member-row", "data-email", "dev@example.com") != nil || b.last.text("flash-success") != "dev@example.com was removed from the organization." && !strings.HasSuffix(b.last.text("flash-success"), "(dev@example.com) was removed from the organization.") {
 		t.Errorf("member still listed after removal")
 	}
 	b.get(path).status(http.StatusNotFound)
@@ -320,7 +320,7 @@ func TestGroups(t *testing.T) {
 		t.Errorf("rename problem %q", got)
 	}
 	b.post(href, url.Values{"name": {"Release crew"}, "description": {"Ships."}}).status(http.StatusOK).at(href)
-	if b.last.text("group-heading") != "Release crew" || b.last.text("flash-success") != "Group saved." {
+	if b.last.text("group-heading") != "Release crew" || b.last.text("flash-success") != "Group “Release crew” saved." {
 		t.Errorf("after rename: %q %q", b.last.text("group-heading"), b.last.text("flash-success"))
 	}
 
@@ -353,7 +353,7 @@ func TestGroups(t *testing.T) {
 	// Delete through the confirmation.
 	b.get(attr(b.last.must("group-delete"), "href")).status(http.StatusOK)
 	b.post(b.last.formAction("delete-confirm"), nil).status(http.StatusOK).at("/groups")
-	if b.last.row("group-row", "data-name", "Release crew") != nil || b.last.text("flash-success") != "Group deleted." {
+	if b.last.row("group-row", "data-name", "Release crew") != nil || b.last.text("flash-success") != "Group “Release crew” deleted." {
 		t.Errorf("group still listed")
 	}
 }
@@ -445,7 +445,7 @@ func TestPolicies(t *testing.T) {
 	if len(saved) != 1 || saved[0].ID != "keep-me" || !slices.Equal(saved[0].Resources, []string{"project/web:env/prod:flag/*;beta"}) {
 		t.Errorf("saved %+v", saved)
 	}
-	if b.last.text("flash-success") != "Statements saved." {
+	if !strings.HasPrefix(b.last.text("flash-success"), "Statements of “") || !strings.HasSuffix(b.last.text("flash-success"), "” saved.") {
 		t.Errorf("message %q", b.last.text("flash-success"))
 	}
 
@@ -545,7 +545,7 @@ func TestOrganizationPage(t *testing.T) {
 	must(t, err)
 	b.post("/organization", url.Values{"name": {"Acme"}, "defaults": {"true"},
 		"policyIds": {store.DeveloperPolicyID.String()}, "groupIds": {g.ID.String()}}).status(http.StatusOK).at("/organization")
-	if b.last.text("flash-success") != "Organization saved." || b.last.text("org-name") != "" && b.last.text("org-name") != "Acme" {
+	if b.last.text("flash-success") != "Organization “Acme” saved." || b.last.text("org-name") != "" && b.last.text("org-name") != "Acme" {
 		t.Errorf("message %q", b.last.text("flash-success"))
 	}
 	orgs, err := a.st.ListOrganizations(t.Context(), a.ownerActor())
@@ -638,7 +638,7 @@ func TestAccessTokenPage(t *testing.T) {
 		t.Errorf("name problem %q", got)
 	}
 	b.post(edit, url.Values{"name": {"work laptop"}, "op": {"save"}}).status(http.StatusOK).at(edit)
-	if b.last.text("token-heading") != "work laptop" || b.last.text("flash-success") != "Access token saved." {
+	if b.last.text("token-heading") != "work laptop" || b.last.text("flash-success") != "Access token “work laptop” saved." {
 		t.Errorf("after rename %q", b.last.text("token-heading"))
 	}
 

@@ -303,14 +303,17 @@ func (p *pages) removeMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.RemoveMember(c.Request().Context(), actor(c), id)
+	m, err := p.store.GetMember(c.Request().Context(), actor(c), id)
+	if err == nil {
+		err = p.store.RemoveMember(c.Request().Context(), actor(c), id)
+	}
 	if status, ok := p.refusal(c, err); ok {
 		return p.confirmRemoveMemberPage(c, status)
 	}
 	if err != nil {
 		return err
 	}
-	p.keepFlash(c, "Member removed from the organization.")
+	p.keepFlash(c, memberName(m)+" was removed from the organization.")
 	return c.Redirect(http.StatusSeeOther, "/members")
 }
 

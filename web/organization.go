@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -106,10 +107,13 @@ func (p *pages) updateOrganization(c echo.Context) error {
 		in.DefaultPermissions = &d
 	}
 	if err == nil {
-		_, err = p.store.UpdateOrganization(c.Request().Context(), actor(c), in)
+		var org store.Organization
+		if org, err = p.store.UpdateOrganization(c.Request().Context(), actor(c), in); err == nil {
+			in.Name = org.Name
+		}
 	}
 	if err == nil {
-		return p.changed(c, "/organization", "Organization saved.", func() error {
+		return p.changed(c, "/organization", fmt.Sprintf("Organization “%s” saved.", in.Name), func() error {
 			return p.organizationPage(c, http.StatusOK, nil, nil)
 		})
 	}

@@ -237,9 +237,9 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds})
 	}
 	sts := statements(ds)
-	_, err = p.store.UpdatePolicyStatements(c.Request().Context(), actor(c), id, sts)
+	pol, err := p.store.UpdatePolicyStatements(c.Request().Context(), actor(c), id, sts)
 	if err == nil {
-		return p.changed(c, policyHref(id), "Statements saved.", func() error {
+		return p.changed(c, policyHref(id), fmt.Sprintf("Statements of “%s” saved.", pol.Name), func() error {
 			return p.policyPage(c, http.StatusOK, tabStatements, nil)
 		})
 	}
@@ -276,9 +276,9 @@ func (p *pages) updatePolicySettings(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	_, err = p.store.UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
+	pol, err := p.store.UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
 	if err == nil {
-		return p.changed(c, policyHref(id)+"?tab=settings", "Policy saved.", func() error {
+		return p.changed(c, policyHref(id)+"?tab=settings", fmt.Sprintf("Policy “%s” saved.", pol.Name), func() error {
 			return p.policyPage(c, http.StatusOK, tabSettings, nil)
 		})
 	}
@@ -381,14 +381,17 @@ func (p *pages) deletePolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.DeletePolicy(c.Request().Context(), actor(c), id)
+	pol, err := p.store.GetPolicy(c.Request().Context(), actor(c), id)
+	if err == nil {
+		err = p.store.DeletePolicy(c.Request().Context(), actor(c), id)
+	}
 	if status, ok := p.refusal(c, err); ok {
 		return p.confirmDeletePolicyPage(c, status)
 	}
 	if err != nil {
 		return err
 	}
-	p.keepFlash(c, "Policy deleted.")
+	p.keepFlash(c, fmt.Sprintf("Policy “%s” deleted.", pol.Name))
 	return c.Redirect(http.StatusSeeOther, "/policies")
 }
 

@@ -150,9 +150,9 @@ func (p *pages) renameProject(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	_, err = p.store.RenameProject(c.Request().Context(), actor(c), id, in)
+	renamed, err := p.store.RenameProject(c.Request().Context(), actor(c), id, in)
 	if err == nil {
-		return p.changed(c, projectHref(id), "Project renamed.", func() error {
+		return p.changed(c, projectHref(id), fmt.Sprintf("Project renamed to “%s”.", renamed.Name), func() error {
 			return p.projectPage(c, http.StatusOK, nil, nil)
 		})
 	}
@@ -233,7 +233,8 @@ func (p *pages) deleteProject(c echo.Context) error {
 	}
 	// A whole project goes at once: its key must be typed, so a slip of
 	// the mouse or a guessed address deletes nothing.
-	if typed := c.FormValue("confirm"); typed != pr.Key {
+	// (Someone who may not delete it is refused by the store, as ever.)
+	if typed := c.FormValue("confirm"); typed != pr.Key && actor(c).Can(access.DeleteProject, store.ProjectRN(pr.Key)) {
 		vm := p.projectDeletion(c, pr)
 		vm.Typed, vm.Problem = typed, "Type the project's key, "+pr.Key+", exactly."
 		return p.confirmPage(c, http.StatusBadRequest, vm)
@@ -425,10 +426,14 @@ func (p *pages) deleteEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	env, err := p.store.GetEnvironment(c.Request().Context(), actor(c), projectID, envID)
+	if err != nil {
+		return err
+	}
 	if err := p.store.DeleteEnvironment(c.Request().Context(), actor(c), projectID, envID); err != nil {
 		return err
 	}
-	p.keepFlash(c, "Environment deleted.")
+	p.keepFlash(c, fmt.Sprintf("Environment “%s” deleted.", env.Name))
 	return c.Redirect(http.StatusSeeOther, projectHref(projectID))
 }
 

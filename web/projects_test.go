@@ -138,7 +138,7 @@ func TestProjectPage(t *testing.T) {
 		t.Errorf("rename problem %q", got)
 	}
 	b.post(projectPath(pr), url.Values{"name": {"Shop"}}).status(http.StatusOK).at(projectPath(pr))
-	if b.last.text("project-heading") != "Shop" || b.last.text("flash-success") != "Project renamed." {
+	if b.last.text("project-heading") != "Shop" || b.last.text("flash-success") != "Project renamed to “Shop”." {
 		t.Errorf("after rename: heading %q, message %q", b.last.text("project-heading"), b.last.text("flash-success"))
 	}
 	p := b.htmx(projectPath(pr), url.Values{"name": {"Web shop"}}).status(http.StatusOK)
@@ -277,7 +277,7 @@ func TestDeleteEnvironmentAndProject(t *testing.T) {
 		}
 	}
 	b.post(envPath(pr, 1)+"/delete", nil).status(http.StatusOK).at(projectPath(pr))
-	if b.last.row("env-row", "data-key", "dev") != nil || b.last.text("flash-success") != "Environment deleted." {
+	if b.last.row("env-row", "data-key", "dev") != nil || b.last.text("flash-success") != "Environment “Dev” deleted." {
 		t.Errorf("Dev still listed, or no message")
 	}
 
