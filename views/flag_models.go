@@ -245,6 +245,9 @@ type SettingsTab struct {
 	Archived        bool
 	// ArchiveHref, RestoreHref and DeleteHref are empty when not offered.
 	ArchiveHref, RestoreHref, DeleteHref string
+	// Blocked says why archiving or deleting is not offered where the
+	// person may otherwise do it (a segment that flags use).
+	Blocked string
 }
 
 // Fact is one labelled value shown read-only.

@@ -286,6 +286,19 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			mayName: may.Name, mayDescription: may.Description, mayTags: may.Tags,
 			postedName: st.name, postedDescription: st.description, postedTags: st.tags},
 			may.Archive, may.Restore, may.Delete, fresh)
+		if s.ArchiveHref != "" || s.DeleteHref != "" {
+			// The store refuses to archive or delete a segment that flags
+			// use; say so here rather than offer a button that fails.
+			refs, err := p.store.SegmentFlagReferences(ctx, a, w.id, sg.ID)
+			if err != nil {
+				return err
+			}
+			if len(refs) > 0 {
+				s.ArchiveHref, s.DeleteHref = "", ""
+				s.Blocked = fmt.Sprintf("%s uses this segment, so it cannot be archived or deleted: take it out of their rules first (see the Flags tab).",
+					plural(len(refs), "One flag", fmt.Sprintf("%d flags", len(refs))))
+			}
+		}
 		m.Settings = &s
 	case tabHistory:
 		h, err := p.history(c, w, store.AuditFilter{RefType: refSegment, RefID: sg.ID.String()}, href+"/history", "segment-history")

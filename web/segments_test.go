@@ -186,7 +186,12 @@ func TestSegmentLifecycle(t *testing.T) {
 	if row := p.row("segment-flag", "data-key", "checkout"); row == nil || !strings.Contains(text(row), "web / Prod") {
 		t.Errorf("usage: %s", p.text("segment-usage"))
 	}
-	// Archiving a used segment is refused with a clear message.
+	// Its settings do not offer archiving or deletion, and say why.
+	p = b.get(segmentPath(sg) + "/settings").status(http.StatusOK)
+	if p.has("archive") || p.has("delete") || p.text("danger-blocked") != "One flag uses this segment, so it cannot be archived or deleted: take it out of their rules first (see the Flags tab)." {
+		t.Errorf("a used segment's settings: archive offered %v, says %q", p.has("archive"), p.text("danger-blocked"))
+	}
+	// Archiving it anyway (an old page) is refused with a clear message.
 	p = b.get(segmentPath(sg) + "/archive").status(http.StatusOK)
 	if !strings.Contains(p.text("confirm"), "Flags use it: “Checkout”") {
 		t.Errorf("confirmation does not name the flag: %q", p.text("confirm"))
