@@ -124,6 +124,18 @@
     if (window.confirm(leaving)) { delete form.dataset.dirty; e.detail.issueRequest(true); }
   });
 
+  // A button marked data-clears-errors (a test that swaps in its own answer)
+  // first takes the form's old problems away: they spoke of an earlier try.
+  document.addEventListener("click", function (e) {
+    var b = e.target.closest && e.target.closest("[data-clears-errors]");
+    if (!b || !b.form) return;
+    b.form.querySelectorAll(".field-error, [data-testid=form-error]").forEach(function (el) { el.remove(); });
+    b.form.querySelectorAll("[aria-invalid]").forEach(function (el) {
+      el.removeAttribute("aria-invalid");
+      el.removeAttribute("aria-describedby");
+    });
+  });
+
   // Briefly replaces a button's label to confirm what happened.
   function flashLabel(button, text) {
     var label = button.dataset.label || button.textContent;

@@ -385,7 +385,7 @@ func WorkspaceSSOView(s WorkspaceSSO) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</div><div class=\"form-actions\"><button class=\"btn btn-primary\" type=\"submit\" data-testid=\"sso-submit\">Save single sign-on</button> <button class=\"btn\" type=\"submit\" formaction=\"/workspace/sso/test\" hx-post=\"/workspace/sso/test\" hx-target=\"#sso-test\" hx-select=\"#sso-test\" hx-swap=\"outerHTML\" data-testid=\"sso-test-submit\">Test connection</button></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</div><div class=\"form-actions\"><button class=\"btn btn-primary\" type=\"submit\" data-testid=\"sso-submit\">Save single sign-on</button> <button class=\"btn\" type=\"submit\" formaction=\"/workspace/sso/test\" hx-post=\"/workspace/sso/test\" hx-target=\"#sso-test\" hx-select=\"#sso-test\" hx-swap=\"outerHTML\" data-clears-errors data-testid=\"sso-test-submit\">Test connection</button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -158,6 +158,13 @@ func TestWorkspace(t *testing.T) {
 		t.Errorf("client id shown again as %q", got)
 	}
 
+	// A secret typed before a refused save stays in its field.
+	sso.Set("clientSecret", "typed-secret")
+	b.post("/workspace/sso", sso).status(http.StatusBadRequest)
+	if got := attr(input(b.last.must("sso-form"), "clientSecret"), "value"); got != "typed-secret" {
+		t.Errorf("the typed secret was lost on a refused save: %q", got)
+	}
+
 	sso.Set("clientSecret", "s3cret-value")
 	sso.Set("scope", "openid email")
 	b.post("/workspace/sso", sso).status(http.StatusOK).at("/workspace")

@@ -511,7 +511,7 @@ func (p *pages) testWorkspaceSSO(c echo.Context) error {
 		return err
 	}
 	checked, err := p.store.CheckOIDCEndpoints(c.Request().Context(), actor(c), in)
-	f := p.form(c, "sso", "/workspace/sso", oidcValues(in))
+	f := p.form(c, "sso", "/workspace/sso", typedOIDCValues(in))
 	status, err := formProblems(err, &f, "authorizationEndpoint", "tokenEndpoint", "issuer")
 	if err != nil {
 		return err

@@ -70,6 +70,16 @@ func oidcValues(o store.OIDCSettings) map[string]string {
 	}
 }
 
+// typedOIDCValues are the SSO form's values as just typed, the client secret
+// too: a refused save or a test shows the form again with the secret still
+// in its field (sent back only to whoever typed it; a stored secret is never
+// shown).
+func typedOIDCValues(o store.OIDCSettings) map[string]string {
+	v := oidcValues(o)
+	v["clientSecret"] = o.ClientSecret
+	return v
+}
+
 // updateWorkspace changes the workspace's name and key.
 func (p *pages) updateWorkspace(c echo.Context) error {
 	var in store.WorkspaceInput
@@ -102,7 +112,7 @@ func (p *pages) updateWorkspaceSSO(c echo.Context) error {
 			return p.workspacePage(c, http.StatusOK, nil, nil)
 		})
 	}
-	f := p.form(c, "sso", "/workspace/sso", oidcValues(in))
+	f := p.form(c, "sso", "/workspace/sso", typedOIDCValues(in))
 	status, err := formProblems(err, &f, "clientId", "clientSecret", "authorizationEndpoint", "tokenEndpoint",
 		"clientAuthenticationMethod", "scope", "userEmailClaim", "issuer")
 	if err != nil {
