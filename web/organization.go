@@ -69,7 +69,11 @@ func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form,
 		vm.Defaults = &d
 	}
 	if isHTMX(c) {
-		return render(c, status, views.OrganizationSettings(vm), views.Flashes(p.flashes(c)))
+		bar, err := p.switcherAgain(c)
+		if err != nil {
+			return err
+		}
+		return render(c, status, views.OrganizationSettings(vm), views.Flashes(p.flashes(c)), bar)
 	}
 	if vm.Shell, err = p.shell(c, "Organization", navOrganization); err != nil {
 		return err

@@ -51,7 +51,11 @@ func (p *pages) projectsPage(c echo.Context, status int, create *views.Form) err
 		list.Rows = append(list.Rows, row)
 	}
 	if isHTMX(c) {
-		regions := []templ.Component{views.ProjectListView(list), views.Flashes(p.flashes(c))}
+		bar, err := p.switcherAgain(c)
+		if err != nil {
+			return err
+		}
+		regions := []templ.Component{views.ProjectListView(list), views.Flashes(p.flashes(c)), bar}
 		if create != nil {
 			regions = append(regions, views.ProjectCreate(*create))
 		}
@@ -123,7 +127,11 @@ func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Fo
 		envs.Rows = append(envs.Rows, row)
 	}
 	if isHTMX(c) {
-		regions := []templ.Component{views.ProjectHeading(pr.Name, pr.Key), views.EnvListView(envs), views.Flashes(p.flashes(c))}
+		bar, err := p.switcherAgain(c)
+		if err != nil {
+			return err
+		}
+		regions := []templ.Component{views.ProjectHeading(pr.Name, pr.Key), views.EnvListView(envs), views.Flashes(p.flashes(c)), bar}
 		if rename != nil {
 			regions = append(regions, views.ProjectRename(*rename))
 		}
@@ -339,8 +347,12 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 	}
 
 	if isHTMX(c) {
+		bar, err := p.switcherAgain(c)
+		if err != nil {
+			return err
+		}
 		return render(c, status, views.EnvHeading(env.Name, env.Key), views.EnvSettingsView(view),
-			views.SecretListView(secrets), views.Flashes(p.flashes(c)))
+			views.SecretListView(secrets), views.Flashes(p.flashes(c)), bar)
 	}
 	shell, err := p.shell(c, env.Name+" · "+pr.Name, navProjects)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -49,7 +50,25 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 		views.NavItem{Label: "Profile", Href: "/profile", TestID: "nav-profile", Active: active == navProfile})
 
 	token := csrfToken(c)
-	sw := views.Switcher{CSRF: token, Next: c.Request().URL.RequestURI()}
+	return views.Shell{
+		Doc:       views.Doc{Title: title, Assets: p.assets.views(), CSRF: token},
+		Nav:       nav,
+		UserEmail: w.Profile.Email,
+		Switcher:  p.switcher(c, w),
+		Flashes:   p.flashes(c),
+	}, nil
+}
+
+// switcher is the top bar's choice of organization and environment. After
+// a change made with htmx it is sent again out of band (switcherAgain), so
+// the bar follows renamed and new projects and environments at once.
+func (p *pages) switcher(c echo.Context, w store.Workplace) views.Switcher {
+	a, orgs := actor(c), w.Organizations
+	next := c.Request().URL.RequestURI()
+	if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && u.Path != "" {
+		next = u.RequestURI() // the page the change was made on, not the form's address
+	}
+	sw := views.Switcher{CSRF: csrfToken(c), Next: next}
 	if len(orgs) > 1 {
 		for _, o := range orgs {
 			sw.Orgs = append(sw.Orgs, views.Option{Value: o.ID.String(), Label: o.Name, Selected: o.ID == a.OrgID})
@@ -68,14 +87,17 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 		}
 		sw.Envs = append(sw.Envs, g)
 	}
+	return sw
+}
 
-	return views.Shell{
-		Doc:       views.Doc{Title: title, Assets: p.assets.views(), CSRF: token},
-		Nav:       nav,
-		UserEmail: w.Profile.Email,
-		Switcher:  sw,
-		Flashes:   p.flashes(c),
-	}, nil
+// switcherAgain is the top bar's switcher for an htmx answer to a change,
+// swapped in out of band.
+func (p *pages) switcherAgain(c echo.Context) (templ.Component, error) {
+	w, err := p.workplace(c)
+	if err != nil {
+		return nil, err
+	}
+	return views.SwitcherOOB(p.switcher(c, w)), nil
 }
 
 // switchContext remembers the organization or environment chosen in the
