@@ -149,6 +149,8 @@ type TargetingSummary struct {
 	Targets []SummaryPart
 	Rules   []SummaryPart
 	Default SummaryPart
+	// AddRuleHref opens the editor at its rules; empty when not allowed.
+	AddRuleHref string
 }
 
 // SummaryPart is one sentence of a summary with the editor that changes it;
@@ -177,7 +179,10 @@ type TargetingEditor struct {
 	Form Form
 	// Unsaved tells the editor shows changes not yet saved (after an add or
 	// remove button, or a refused save).
-	Unsaved         bool
+	Unsaved bool
+	// Focus is the part opened for editing ("targets", "rules", "default");
+	// the others are folded, still part of the form. "" opens them all.
+	Focus           string
 	Editable        bool
 	CommentRequired bool
 	Targets         []TargetEdit
@@ -186,6 +191,9 @@ type TargetingEditor struct {
 	// HasSegments tells whether segment conditions can be offered.
 	HasSegments bool
 }
+
+// Opens tells whether a part of the editor starts unfolded.
+func (e TargetingEditor) Opens(part string) bool { return e.Focus == "" || e.Focus == part }
 
 // TargetEdit lists the users served one variation.
 type TargetEdit struct {

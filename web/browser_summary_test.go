@@ -99,7 +99,7 @@ func TestBrowserFlagSummary(t *testing.T) {
 	if got := ch.eval(leave); got != "false" {
 		t.Errorf("an untouched editor warns before leaving")
 	}
-	ch.do("type a target", chromedp.SendKeys(chromedp.CSS(`#target-green`), "vip-9"))
+	ch.do("rename the rule", chromedp.SendKeys(chromedp.CSS(`#targeting-rule-1-name`), " v2"))
 	if got := ch.eval(leave); got != "true" {
 		t.Errorf("an editor with unsaved changes does not warn before leaving")
 	}

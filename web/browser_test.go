@@ -306,10 +306,13 @@ func TestBrowserFlags(t *testing.T) {
 	if got := ch.eval(`document.querySelector("[data-testid=summary-default] [data-testid=summary-sentence]").textContent`); !strings.HasPrefix(got, "Otherwise serve ") {
 		t.Errorf("default rule sentence %q", got)
 	}
-	ch.do("edit", chromedp.Click(chromedp.CSS(`[data-testid=summary-default] [data-testid=summary-edit]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=targeting-form]`)))
-	if got := ch.eval(`location.search`); got != "?edit=targeting" {
-		t.Errorf("the editor's address is %q, want ?edit=targeting (so reload and back keep it)", got)
+	ch.do("edit", chromedp.Click(chromedp.CSS(`[data-testid=summary-add-rule]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=rule-add]`)))
+	if got := ch.eval(`String(document.querySelector("#edit-targets").open)`); got != "false" {
+		t.Errorf("editing the rules leaves the individual targets unfolded")
+	}
+	if got := ch.eval(`location.search`); got != "?edit=targeting&part=rules" {
+		t.Errorf("the editor's address is %q, want ?edit=targeting&part=rules (so reload and back keep it)", got)
 	}
 
 	// Add a rule: country is nl, serve 30% Variation A and 70% Variation B.

@@ -133,6 +133,8 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		}
 		t.Summary = targetingSummary(f, names, href, may)
 		if t.Editing == views.EditTargeting {
+			// A form just posted (an edit button, a refused save) shows every part.
+			posted := st.targeting != nil || st.targetingForm != nil
 			tf := targetingFromFlag(f)
 			if st.targeting != nil {
 				tf = *st.targeting
@@ -149,6 +151,9 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			t.Editor.CommentRequired = w.requireComment
 			t.Editor.Editable = may.Targeting
 			t.Editor.Unsaved = st.targeting != nil
+			if !posted {
+				t.Editor.Focus = c.QueryParam("part") // a part's Edit folds the others
+			}
 		}
 		m.Targeting = &t
 		if t.Editing != "" {
@@ -231,21 +236,31 @@ func targetingSummary(f store.Flag, names describe.Names, href string, may store
 		}
 		return href + "?edit=" + part
 	}
-	targeting := edit(views.EditTargeting, may.Targeting)
+	targeting := func(part string) string {
+		if e := edit(views.EditTargeting, may.Targeting); e != "" {
+			return e + "&part=" + part
+		}
+		return ""
+	}
 	out := views.TargetingSummary{
-		Off:     views.SummaryPart{Label: "When off", Sentence: s.Off, EditHref: edit(views.EditOff, may.OffVariation), Show: "#edit-off"},
-		Default: views.SummaryPart{Label: "Default rule", Sentence: s.Default, EditHref: targeting, Show: "#edit-default"},
+		Off:         views.SummaryPart{Label: "When off", Sentence: s.Off, EditHref: edit(views.EditOff, may.OffVariation), Show: "#edit-off"},
+		Default:     views.SummaryPart{Label: "Default rule", Sentence: s.Default, EditHref: targeting("default"), Show: "#edit-default"},
+		AddRuleHref: targeting("rules"),
 	}
 	for _, t := range s.Targets {
 		out.Targets = append(out.Targets, views.SummaryPart{Label: "Individual targets", Sentence: t.Sentence,
-			EditHref: targeting, Show: "#edit-targets"})
+			EditHref: targeting("targets"), Show: "#edit-targets"})
+	}
+	if len(out.Targets) == 0 {
+		out.Targets = []views.SummaryPart{{Label: "Individual targets", Sentence: "No individual targets",
+			EditHref: targeting("targets"), Show: "#edit-targets"}}
 	}
 	for i, r := range s.Rules {
 		label := r.Name
 		if label == "" {
 			label = "Rule " + strconv.Itoa(i+1)
 		}
-		out.Rules = append(out.Rules, views.SummaryPart{Label: label, Sentence: r.Sentence, EditHref: targeting,
+		out.Rules = append(out.Rules, views.SummaryPart{Label: label, Sentence: r.Sentence, EditHref: targeting("rules"),
 			Show: "#edit-rule-" + strconv.Itoa(i+1)})
 	}
 	return out
