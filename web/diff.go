@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -25,10 +26,6 @@ var fieldLabels = []struct{ key, label string }{
 	{"included", "Included users"}, {"excluded", "Excluded users"}, {"tags", "Tags"}, {"isArchived", "Archived"},
 }
 
-// bookkeeping members change with every change and say nothing about it.
-var bookkeeping = []string{"id", "revision", "createdAt", "updatedAt", "creatorId", "updatorId", "envId",
-	"workspaceId", "isEnvironmentSpecific"}
-
 // maxDiffCells bounds the line diff's table; larger changes show as all
 // removed then all added.
 const maxDiffCells = 4_000_000
@@ -45,7 +42,7 @@ func fieldChanges(previous, current json.RawMessage) []views.FieldChange {
 			keys = append(keys, k)
 		}
 	}
-	keys = slices.DeleteFunc(keys, func(k string) bool { return slices.Contains(bookkeeping, k) })
+	keys = slices.DeleteFunc(keys, describe.Bookkeeping)
 	slices.SortFunc(keys, func(a, b string) int {
 		ia, ib := labelIndex(a), labelIndex(b)
 		if ia != ib {
@@ -57,7 +54,7 @@ func fieldChanges(previous, current json.RawMessage) []views.FieldChange {
 	for _, k := range keys {
 		old, hadOld := before[k]
 		cur, hasCur := after[k]
-		if hadOld && hasCur && bytes.Equal(compact(old), compact(cur)) {
+		if hadOld && hasCur && bytes.Equal(describe.Compact(old), describe.Compact(cur)) {
 			continue
 		}
 		c := views.FieldChange{Field: fieldLabel(k)}
@@ -136,14 +133,6 @@ func nameVariations(lines []string, snapshot map[string]json.RawMessage) []strin
 	return out
 }
 
-func compact(raw json.RawMessage) []byte {
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
-	}
-	return buf.Bytes()
-}
-
 // scalar tells a plain value (or nothing) from an object or an array.
 func scalar(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
@@ -176,12 +165,12 @@ func scalarText(key string, raw json.RawMessage, present bool) string {
 		}
 		return "no"
 	}
-	return string(compact(raw))
+	return string(describe.Compact(raw))
 }
 
 // indented is a value as indented JSON lines; nothing is no lines.
 func indented(raw json.RawMessage) []string {
-	if len(bytes.TrimSpace(raw)) == 0 || string(compact(raw)) == "null" {
+	if len(bytes.TrimSpace(raw)) == 0 || string(describe.Compact(raw)) == "null" {
 		return nil
 	}
 	var buf bytes.Buffer

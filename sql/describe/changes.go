@@ -334,11 +334,11 @@ func genericChange(kind string, previous, current json.RawMessage) []string {
 	sort.Strings(keys)
 	var out []string
 	for _, k := range keys {
-		if slices.Contains(bookkeeping, k) {
+		if Bookkeeping(k) {
 			continue
 		}
 		old, cur := before[k], after[k]
-		if bytes.Equal(compact(old), compact(cur)) {
+		if bytes.Equal(Compact(old), Compact(cur)) {
 			continue
 		}
 		label := fieldWords(k)
@@ -359,7 +359,11 @@ func genericChange(kind string, previous, current json.RawMessage) []string {
 	return out
 }
 
-// bookkeeping members change with every change and say nothing about it.
+// Bookkeeping tells a snapshot's member that changes with every change and
+// says nothing about it (ids, revisions, timestamps): the words and the
+// JSON diff both leave these out.
+func Bookkeeping(member string) bool { return slices.Contains(bookkeeping, member) }
+
 var bookkeeping = []string{"id", "revision", "createdAt", "updatedAt", "creatorId", "updatorId", "envId",
 	"workspaceId", "organizationId", "projectId", "isEnvironmentSpecific"}
 
@@ -374,7 +378,9 @@ func members(raw json.RawMessage) map[string]json.RawMessage {
 	return m
 }
 
-func compact(raw json.RawMessage) []byte {
+// Compact is JSON text without insignificant space (as given when it is not
+// JSON), to compare snapshots' members.
+func Compact(raw json.RawMessage) []byte {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
 		return raw
@@ -400,7 +406,7 @@ func plain(raw json.RawMessage) string {
 	case bool:
 		return pick(t, "yes", "no")
 	case float64:
-		return strings.TrimSpace(string(compact(raw)))
+		return strings.TrimSpace(string(Compact(raw)))
 	}
 	return ""
 }

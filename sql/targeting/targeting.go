@@ -355,14 +355,9 @@ func checkFlagRules(v *problems, rules []FlagRule, variationIDs map[string]bool)
 	}
 	for i, r := range rules {
 		rule := index("rules", i)
-		refs, path, why := checkConditions(r.Conditions, true)
+		refs, path, why := checkRule(rule, r.ID, r.Name, r.Conditions, ids, true)
 		switch {
-		case r.ID == "" || ids[r.ID]:
-			path, why = rule+".id", "each rule needs an id of its own"
-		case !Storable(r.Name, MaxNameLen):
-			path, why = rule+".name", "at most "+strconv.Itoa(MaxNameLen)+" characters"
 		case why != "":
-			path = rule + "." + path
 		case !validDispatchKey(r.DispatchKey):
 			path, why = rule+".dispatchKey", "at most "+strconv.Itoa(MaxNameLen)+" characters"
 		default:
@@ -401,22 +396,30 @@ func checkSegmentRules(v *problems, rules []SegmentRule) {
 		return
 	}
 	for i, r := range rules {
-		rule := index("rules", i)
-		_, path, why := checkConditions(r.Conditions, false)
-		switch {
-		case r.ID == "" || ids[r.ID]:
-			path, why = rule+".id", "each rule needs an id of its own"
-		case !Storable(r.Name, MaxNameLen):
-			path, why = rule+".name", "at most "+strconv.Itoa(MaxNameLen)+" characters"
-		case why != "":
-			path = rule + "." + path
-		}
+		_, path, why := checkRule(index("rules", i), r.ID, r.Name, r.Conditions, ids, false)
 		if why != "" {
 			v.at("rules", "invalid", path, why)
 			return
 		}
 		ids[r.ID] = true
 	}
+}
+
+// checkRule checks what flag and segment rules share: an id of their own
+// (ids holds those seen), a storable name and their conditions; path is
+// where within rules the first problem is, from the rule's own path.
+func checkRule(rule, id, name string, conditions []Condition, ids map[string]bool, segmentsAllowed bool) (refs []uuid.UUID, path, why string) {
+	switch {
+	case id == "" || ids[id]:
+		return nil, rule + ".id", "each rule needs an id of its own"
+	case !Storable(name, MaxNameLen):
+		return nil, rule + ".name", "at most " + strconv.Itoa(MaxNameLen) + " characters"
+	}
+	refs, path, why = checkConditions(conditions, segmentsAllowed)
+	if why != "" {
+		return nil, rule + "." + path, why
+	}
+	return refs, "", ""
 }
 
 func validDispatchKey(k *string) bool {
