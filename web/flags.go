@@ -1,10 +1,8 @@
 package web
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -127,7 +125,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			}
 		}
 		t.CloseHref = href
-		names, err := p.segmentNames(c, w, describe.SegmentIDs(refFlag, flagJSON(f)))
+		names, err := p.segmentNames(c, w, describe.FlagSegmentIDs(f))
 		if err != nil {
 			return err
 		}
@@ -256,20 +254,10 @@ func targetingSummary(f store.Flag, names describe.Names, href string, may store
 			EditHref: targeting("targets"), Show: "#edit-targets"}}
 	}
 	for i, r := range s.Rules {
-		label := r.Name
-		if label == "" {
-			label = "Rule " + strconv.Itoa(i+1)
-		}
-		out.Rules = append(out.Rules, views.SummaryPart{Label: label, Sentence: r.Sentence, EditHref: targeting("rules"),
+		out.Rules = append(out.Rules, views.SummaryPart{Label: describe.RuleLabel(r.Name, i), Sentence: r.Sentence, EditHref: targeting("rules"),
 			Show: "#edit-rule-" + strconv.Itoa(i+1)})
 	}
 	return out
-}
-
-// flagJSON is a flag as its history keeps it, for what reads snapshots.
-func flagJSON(f store.Flag) []byte {
-	b, _ := json.Marshal(f)
-	return b
 }
 
 // segmentChoices are the segments flag conditions may name: those of the
@@ -704,75 +692,14 @@ func (p *pages) testFlag(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		names, err := p.segmentNames(c, w, describe.SegmentIDs(refFlag, flagJSON(f)))
+		names, err := p.segmentNames(c, w, describe.FlagSegmentIDs(f))
 		if err != nil {
 			return err
 		}
-		t.Result = &views.FlagTestResult{Variation: "nothing", Reason: ev.Reason, Why: explainEvaluation(f, u, ev, names)}
+		t.Result = &views.FlagTestResult{Variation: "nothing", Reason: ev.Reason, Why: describe.Explain(f, u, ev, names)}
 		if ev.Variation != nil {
 			t.Result.Variation, t.Result.Value = variationLabel(*ev.Variation), ev.Variation.Value
 		}
 	}
 	return p.flagPage(c, tabTargeting, flagState{status: status, tester: t})
-}
-
-// explainEvaluation says why a user got what they got: the target list, the rule (as
-// a sentence) or the default rule that decided, and for a rollout where the
-// user's bucket fell.
-func explainEvaluation(f store.Flag, u eval.EndUser, ev eval.Evaluation, names describe.Names) []string {
-	var why []string
-	var serve []store.RolloutVariation
-	var by *string
-	switch ev.Kind {
-	case eval.MatchArchived:
-		return []string{"The flag is archived: SDKs no longer receive it."}
-	case eval.MatchDisabled:
-		return []string{"The flag is off, so every user gets the off variation."}
-	case eval.MatchTargeted:
-		return []string{u.KeyID + " is an individual target of " + servedName(f, ev) + "."}
-	case eval.MatchRule:
-		for i, r := range f.Rules {
-			if r.ID == ev.RuleID {
-				label := r.Name
-				if label == "" {
-					label = "Rule " + strconv.Itoa(i+1)
-				}
-				why = append(why, "Not an individual target; the first rule that matches is "+label+": "+
-					describe.FlagRule(r, f.Variations, names)+".")
-				serve, by = r.Variations, r.DispatchKey
-			}
-		}
-	default:
-		why = append(why, "No individual target or rule matches, so the default rule applies: "+
-			describe.FlagSummary(f, names).Default+".")
-		serve, by = f.Fallthrough.Variations, f.Fallthrough.DispatchKey
-	}
-	if ev.Split {
-		bucket := eval.Bucket(eval.DispatchKey(f.Key, by, u)) * 100
-		for _, rv := range serve {
-			if ev.Variation != nil && rv.ID == ev.Variation.ID && len(rv.Rollout) == 2 {
-				why = append(why, fmt.Sprintf("Split by %s: the user's bucket is %.1f%%, in %s–%s, which serves %s.",
-					dispatchName(by), bucket, percentText(rv.Rollout[0]), percentText(rv.Rollout[1]), servedName(f, ev)))
-			}
-		}
-	}
-	return why
-}
-
-func servedName(f store.Flag, ev eval.Evaluation) string {
-	if ev.Variation == nil {
-		return "nothing"
-	}
-	return describe.VariationName(ev.Variation.ID, f.Variations)
-}
-
-func dispatchName(by *string) string {
-	if by == nil || strings.TrimSpace(*by) == "" {
-		return "user key"
-	}
-	return *by
-}
-
-func percentText(share float64) string {
-	return strconv.FormatFloat(math.Round(share*1000)/10, 'f', -1, 64) + "%"
 }

@@ -467,34 +467,48 @@ func lowerFirst(s string) string {
 // conditions, so the caller can look their names up once for a page.
 func SegmentIDs(refType string, snapshots ...json.RawMessage) []string {
 	var ids []string
-	collect := func(cs []targeting.Condition) {
-		for _, c := range cs {
-			if c.Property != targeting.SegmentIn && c.Property != targeting.SegmentNotIn {
-				continue
-			}
-			var named []string
-			_ = json.Unmarshal([]byte(c.Value), &named)
-			for _, id := range named {
-				if !slices.Contains(ids, id) {
-					ids = append(ids, id)
-				}
-			}
-		}
-	}
 	for _, raw := range snapshots {
 		switch refType {
 		case "FeatureFlag":
 			if f := decode[targeting.Flag](raw); f != nil {
-				for _, r := range f.Rules {
-					collect(r.Conditions)
-				}
+				ids = appendNew(ids, FlagSegmentIDs(*f)...)
 			}
 		case "Segment":
 			if sg := decode[targeting.Segment](raw); sg != nil {
 				for _, r := range sg.Rules {
-					collect(r.Conditions)
+					ids = appendNew(ids, conditionSegments(r.Conditions)...)
 				}
 			}
+		}
+	}
+	return ids
+}
+
+// FlagSegmentIDs lists the segments a flag's rules name.
+func FlagSegmentIDs(f targeting.Flag) []string {
+	var ids []string
+	for _, r := range f.Rules {
+		ids = appendNew(ids, conditionSegments(r.Conditions)...)
+	}
+	return ids
+}
+
+func conditionSegments(cs []targeting.Condition) []string {
+	var ids []string
+	for _, c := range cs {
+		if c.Property == targeting.SegmentIn || c.Property == targeting.SegmentNotIn {
+			var named []string
+			_ = json.Unmarshal([]byte(c.Value), &named)
+			ids = append(ids, named...)
+		}
+	}
+	return ids
+}
+
+func appendNew(ids []string, more ...string) []string {
+	for _, id := range more {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
 		}
 	}
 	return ids
