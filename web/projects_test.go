@@ -77,9 +77,13 @@ func TestCreateProject(t *testing.T) {
 
 	// htmx gets the form, the list and the message, not the page.
 	p := b.htmx("/projects", url.Values{"name": {"Mobile"}, "key": {"mobile"}}).status(http.StatusOK)
-	if p.has("switcher") || !p.has("project-create") || p.row("project-row", "data-key", "mobile") == nil ||
+	if p.has("nav-projects") || !p.has("project-create") || p.row("project-row", "data-key", "mobile") == nil ||
 		p.text("flash-success") != "Project “Mobile” created." {
 		t.Errorf("htmx answer is not the regions: %s", p.body)
+	}
+	// The top bar comes along out of band, offering the new project's environments.
+	if bar := p.must("switcher"); attr(bar, "hx-swap-oob") != "true" || !strings.Contains(text(bar), "Mobile / Prod") {
+		t.Errorf("the top bar is not sent again with the new project: %s", text(bar))
 	}
 	if got := attr(input(p.must("project-create"), "name"), "value"); got != "" {
 		t.Errorf("form not reset after creation: name %q", got)
