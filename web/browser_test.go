@@ -232,14 +232,18 @@ func viewport(width int64) chromedp.Action[chromedp.Void] {
 	return chromedp.EmulateViewport(width, 900)
 }
 
-// shoot opens a page at a width, checks it does not scroll sideways, and
-// saves a screenshot of the whole page into $BUNTING_SCREENSHOTS (or a
-// temporary directory).
+// shootAt opens a page at a width, checks it does not scroll sideways, and,
+// when $BUNTING_SCREENSHOTS names a directory, saves a screenshot of the
+// whole page there.
 func (ch *chrome) shootAt(base, path, name string, width int64, ready string) {
 	ch.t.Helper()
 	ch.do(name, viewport(width), chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS(ready)))
 	if overflow := ch.eval(`String(document.documentElement.scrollWidth > document.documentElement.clientWidth)`); overflow != "false" {
 		ch.t.Errorf("%s scrolls sideways at %d px", path, width)
+	}
+	dir := os.Getenv("BUNTING_SCREENSHOTS")
+	if dir == "" {
+		return // the screenshot is for a person to look at; without a place to keep it, it is not taken
 	}
 	var height int64
 	fmt.Sscan(ch.eval(`String(document.documentElement.scrollHeight)`), &height)
@@ -250,10 +254,6 @@ func (ch *chrome) shootAt(base, path, name string, width int64, ready string) {
 	ch.do("fit the viewport", full)
 	png, err := chromedp.Run(ch.ctx, chromedp.CaptureScreenshot())
 	must(ch.t, err)
-	dir := os.Getenv("BUNTING_SCREENSHOTS")
-	if dir == "" {
-		dir = ch.t.TempDir()
-	}
 	file := filepath.Join(dir, fmt.Sprintf("%s-%d.png", name, width))
 	must(ch.t, os.WriteFile(file, png, 0o644))
 	ch.t.Logf("screenshot %s", file)
