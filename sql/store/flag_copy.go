@@ -44,7 +44,7 @@ type CompareFilter struct {
 
 // CompareOverviewInput is FeatBit's GetCompareFlagOverview body.
 type CompareOverviewInput struct {
-	TargetEnvIDs []uuid.UUID  `json:"targetEnvIds"`
+	TargetEnvIDs []uuid.UUID   `json:"targetEnvIds"`
 	Filter       CompareFilter `json:"filter"`
 }
 
@@ -413,7 +413,7 @@ func (s *Store) precheck(ctx context.Context, q *db.Queries, a *Actor, sourceEnv
 			return nil, err
 		}
 		r := CopyToEnvPrecheckResult{ID: f.ID, Key: f.Key, Name: f.Name,
-			KeyCheck: !slices.ContainsFunc(taken, func(k string) bool { return strings.EqualFold(k, f.Key) }),
+			KeyCheck:        !slices.ContainsFunc(taken, func(k string) bool { return strings.EqualFold(k, f.Key) }),
 			TargetUserCheck: !hasTargets(f), TargetRuleCheck: len(missing) == 0,
 			PermissionCheck: a.require(access.CreateFlag, flagRN(tgtEnv, f.Key, f.Tags)) == nil,
 			NewProperties:   []string{}, SegmentsNotVisible: OrEmpty(missing)}
