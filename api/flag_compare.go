@@ -1,6 +1,8 @@
 package api
 
 import (
+	"errors"
+
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -34,6 +36,9 @@ func (h *Handler) compareFlag(c echo.Context) error {
 		return err
 	}
 	out, err := h.store.CompareFlag(c.Request().Context(), actor(c), envID, c.Param("key"), targetID)
+	if errors.Is(err, store.ErrNotInTarget) {
+		return respond(c, out, nil) // FeatBit answers null
+	}
 	return respond(c, out, err)
 }
 

@@ -262,8 +262,11 @@ func (d CompareFlagDetail) SegmentNames() map[string]string {
 // projectEnv names an environment as FeatBit's history does: "Project/Env".
 func projectEnv(env envRow) string { return env.ProjectName + "/" + env.Environment.Name }
 
+// ErrNotInTarget: the target environment has no flag of the compared key.
+var ErrNotInTarget = fmt.Errorf("%w: no flag of this key in the target environment", ErrNotFound)
+
 // CompareFlag compares a flag with the flag of the same key in the target
-// environment; nil (as FeatBit answers) when the target has none.
+// environment; ErrNotInTarget when the target has none.
 func (s *Store) CompareFlag(ctx context.Context, a *Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (*CompareFlagDetail, error) {
 	srcEnv, tgtEnv, err := s.compareEnvs(ctx, a, sourceEnvID, targetEnvID)
 	if err != nil {
@@ -275,7 +278,7 @@ func (s *Store) CompareFlag(ctx context.Context, a *Actor, sourceEnvID uuid.UUID
 	}
 	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: targetEnvID, Key: key})
 	if err = translate(err); err == ErrNotFound {
-		return nil, nil
+		return nil, ErrNotInTarget
 	} else if err != nil {
 		return nil, err
 	}
