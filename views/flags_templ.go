@@ -56,7 +56,7 @@ func FlagsPage(p Flags) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if !p.Env.Missing {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<a class=\"btn\" href=\"/flags/compare\" data-testid=\"compare-link\">Compare and copy to another environment</a>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<a class=\"btn\" href=\"/flags/compare\" data-testid=\"compare-link\">Compare environments</a>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
