@@ -82,12 +82,13 @@ func (s *Store) CompareOverview(ctx context.Context, a *Actor, sourceEnvID uuid.
 		return Paged[CompareFlagOverview]{}, Invalid("targetEnvIds_is_invalid")
 	}
 	envs := map[uuid.UUID]envRow{}
+	var srcEnv envRow
 	for _, t := range targets {
-		_, tgt, err := s.compareEnvs(ctx, a, sourceEnvID, t)
+		src, tgt, err := s.compareEnvs(ctx, a, sourceEnvID, t)
 		if err != nil {
 			return Paged[CompareFlagOverview]{}, err
 		}
-		envs[t] = tgt
+		srcEnv, envs[t] = src, tgt
 	}
 	if in.Filter.PageSize == 0 {
 		in.Filter.PageSize = DefaultPageSize
@@ -112,12 +113,32 @@ func (s *Store) CompareOverview(ctx context.Context, a *Actor, sourceEnvID uuid.
 		return Paged[CompareFlagOverview]{}, translate(err)
 	}
 	byEnvKey := map[[2]string]Flag{}
+	refs := map[uuid.UUID][]uuid.UUID{} // segments named, by the environment naming them
 	for _, r := range rows {
 		f, err := flagFrom(r)
 		if err != nil {
 			return Paged[CompareFlagOverview]{}, err
 		}
 		byEnvKey[[2]string{f.EnvID.String(), f.Key}] = f
+		refs[f.EnvID] = append(refs[f.EnvID], flagSegmentIDs(f)...)
+	}
+	for _, f := range sources {
+		refs[sourceEnvID] = append(refs[sourceEnvID], flagSegmentIDs(f)...)
+	}
+	// One query per environment names every segment the page's rules use.
+	names := map[string]string{}
+	for envID, ids := range refs {
+		env := srcEnv
+		if envID != sourceEnvID {
+			env = envs[envID]
+		}
+		segs, err := s.visibleSegments(ctx, s.q, env, slices.Compact(ids))
+		if err != nil {
+			return Paged[CompareFlagOverview]{}, err
+		}
+		for _, sg := range segs {
+			names[sg.ID.String()] = sg.Name
+		}
 	}
 	out := Paged[CompareFlagOverview]{TotalCount: list.TotalCount, Items: make([]CompareFlagOverview, 0, len(list.Items))}
 	for _, it := range list.Items {
@@ -131,10 +152,6 @@ func (s *Store) CompareOverview(ctx context.Context, a *Actor, sourceEnvID uuid.
 			tgt, ok := byEnvKey[[2]string{t.String(), it.Key}]
 			if !ok {
 				continue
-			}
-			names, err := s.relatedSegmentNames(ctx, envs[t], src, tgt)
-			if err != nil {
-				return Paged[CompareFlagOverview]{}, err
 			}
 			o.Diffs = append(o.Diffs, DiffFlags(src, tgt, names).Overview(t))
 		}
