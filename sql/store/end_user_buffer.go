@@ -128,9 +128,13 @@ func (s *Store) RunEndUsers(ctx context.Context) {
 		case <-t.C:
 		case <-s.endUsers.kick:
 		}
-		if err := s.FlushEndUsers(ctx); err != nil && ctx.Err() == nil {
+		// A write under way finishes when ctx ends (within 10 s), so stopping
+		// never loses a batch already taken from the buffer.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if err := s.FlushEndUsers(wctx); err != nil {
 			s.log.WarnContext(ctx, "writing end users", "err", err)
 		}
+		cancel()
 	}
 }
 
