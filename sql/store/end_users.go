@@ -450,7 +450,9 @@ func (s *Store) EndUserSegments(ctx context.Context, a *Actor, envID, id uuid.UU
 			out = append(out, EndUserSegment{ID: sg.ID.String(), Name: sg.Name, Type: sg.Type, UpdatedAt: sg.UpdatedAt})
 		}
 	}
-	slices.SortFunc(out, func(x, y EndUserSegment) int { return strings.Compare(strings.ToLower(x.Name), strings.ToLower(y.Name)) })
+	slices.SortFunc(out, func(x, y EndUserSegment) int {
+		return strings.Compare(strings.ToLower(x.Name), strings.ToLower(y.Name))
+	})
 	return out, nil
 }
 
