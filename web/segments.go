@@ -266,7 +266,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 		}
 		m.Targeting = &views.SegmentTargeting{Form: *st.targeting, CommentRequired: w.requireComment,
 			Editable: may.Targeting, Attributes: attrs,
-			Rules:    rulesView(st.rules, nil, nil, false)}
+			Rules: rulesView(st.rules, nil, nil, false)}
 	case tabUsage:
 		refs, err := p.store.SegmentFlagReferences(ctx, a, w.id, sg.ID)
 		if err != nil {
