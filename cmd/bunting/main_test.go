@@ -16,6 +16,7 @@ import (
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/store"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -35,12 +36,13 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 		"BUNTING_CORS_ORIGINS":               "*",
 		"BUNTING_SDK_CONNECTIONS":            "-1",
 		"BUNTING_SDK_RATE_PER_SECRET":        "fast",
+		"BUNTING_MAX_END_USERS_PER_ENV":      "0",
 	}))
 	if err == nil {
 		t.Fatal("invalid configuration accepted")
 	}
 	for _, name := range []string{"ADDR", "BASE_URL", "SECRET_KEY", "ADMIN_EMAIL", "ADMIN_PASSWORD", "SHUTDOWN_GRACE", "LOG_LEVEL",
-		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS", "SDK_CONNECTIONS", "SDK_RATE_PER_SECRET"} {
+		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS", "SDK_CONNECTIONS", "SDK_RATE_PER_SECRET", "MAX_END_USERS_PER_ENV"} {
 		if !strings.Contains(err.Error(), "BUNTING_"+name) {
 			t.Errorf("error does not mention BUNTING_%s:\n%v", name, err)
 		}
@@ -53,7 +55,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Addr != ":8080" || cfg.BaseURL.String() != "http://localhost:8080" || cfg.AdminEmail != "admin@example.com" || cfg.ShutdownGrace != 15*time.Second ||
-		cfg.SSOAllowPrivateNetworks {
+		cfg.SSOAllowPrivateNetworks || cfg.MaxEndUsersPerEnv != store.DefaultMaxEndUsersPerEnv {
 		t.Fatalf("defaults = %+v", cfg)
 	}
 }
