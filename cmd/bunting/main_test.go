@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,6 +140,14 @@ func TestUnknownCommand(t *testing.T) {
 // until the test ends, and returns its base URL and environment.
 func serveForTest(t *testing.T, extra map[string]string) (string, func(string) string) {
 	t.Helper()
+	base, vars, _ := serveStoppable(t, extra)
+	return base, vars
+}
+
+// serveStoppable is serveForTest with the function that stops the server
+// gracefully and waits for it (the test's cleanup calls it too).
+func serveStoppable(t *testing.T, extra map[string]string) (string, func(string) string, func()) {
+	t.Helper()
 	dbURL, _ := dbtest.NewDatabase(t)
 	if extra["BUNTING_DATABASE_URL"] != "" {
 		dbURL = extra["BUNTING_DATABASE_URL"]
@@ -158,17 +167,21 @@ func serveForTest(t *testing.T, extra map[string]string) (string, func(string) s
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- run(ctx, []string{"serve"}, vars, &bytes.Buffer{}) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("serve returned %v after a clean stop", err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-served:
+				if err != nil {
+					t.Errorf("serve returned %v after a clean stop", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Error("serve did not stop")
 			}
-		case <-time.After(20 * time.Second):
-			t.Error("serve did not stop")
-		}
-	})
+		})
+	}
+	t.Cleanup(stop)
 
 	base := "http://" + addr
 	deadline := time.Now().Add(120 * time.Second)
@@ -177,7 +190,7 @@ func serveForTest(t *testing.T, extra map[string]string) (string, func(string) s
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base, vars
+				return base, vars, stop
 			}
 		}
 		if time.Now().After(deadline) {
@@ -255,4 +268,53 @@ func TestMain(m *testing.M) {
 		return
 	}
 	os.Exit(m.Run())
+}
+
+// TestShutdownWritesTheLastEndUsers: end users the SDK endpoints saw just
+// before a graceful stop are written by it, not lost with the buffer.
+func TestShutdownWritesTheLastEndUsers(t *testing.T) {
+	base, vars, stop := serveStoppable(t, map[string]string{"BUNTING_ADMIN_EMAIL": "root@example.com", "BUNTING_ADMIN_PASSWORD": "root-password"})
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"token", "create", "--email", "root@example.com", "--name", "script"}, vars, &out); err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	post := func(path, auth, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post("/api/v1/projects", strings.TrimSpace(out.String()), `{"name":"Shop","key":"shop"}`)
+	var project struct {
+		Data store.Project `json:"data"`
+	}
+	json.NewDecoder(resp.Body).Decode(&project)
+	resp.Body.Close()
+	env := project.Data.Environments[0]
+	var client string
+	for _, s := range env.Secrets {
+		if s.Type == store.SecretClient {
+			client = s.Value
+		}
+	}
+	resp = post("/api/public/sdk/client/latest-all?timestamp=0", client, `{"keyId":"last-one","name":"Last"}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("client data-sync: %d", resp.StatusCode)
+	}
+	stop()
+	pool, err := server.Connect(context.Background(), vars("BUNTING_DATABASE_URL"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var name string
+	if err := pool.QueryRow(context.Background(), `SELECT name FROM end_users WHERE env_id = $1 AND key_id = 'last-one'`, env.ID).Scan(&name); err != nil || name != "Last" {
+		t.Fatalf("the last end user after the stop: %q, %v", name, err)
+	}
 }
