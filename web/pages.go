@@ -151,6 +151,9 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/flags/:key/delete", p.changeFlagLifecycle(deleteFlag))
 	g.GET("/flags/:key/history", p.flagHistory)
 
+	g.GET("/end-users", p.endUsers)
+	g.GET("/end-users/:id", p.endUser)
+
 	g.GET("/segments", p.segments)
 	g.POST("/segments", p.createSegment)
 	g.GET("/segments/:id", p.segment)

@@ -39,6 +39,7 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 	nav = append([]views.NavItem{
 		{Label: "Feature flags", Href: "/flags", TestID: "nav-flags", Active: active == navFlags},
 		{Label: "Segments", Href: "/segments", TestID: "nav-segments", Active: active == navSegments},
+		{Label: "End users", Href: "/end-users", TestID: "nav-end-users", Active: active == navEndUsers},
 		{Label: "Audit log", Href: "/audit-log", TestID: "nav-audit-log", Active: active == navAuditLog},
 	}, nav...)
 	if a.Can(access.ListAccessTokens, store.AccessTokenRN) {
