@@ -131,7 +131,12 @@ func (p *pages) register(e *echo.Echo) {
 	// They work in the environment chosen in the context switcher.
 	g.GET("/flags", p.flags)
 	g.POST("/flags", p.createFlag)
+	g.GET("/flags/compare", p.compareEnvs)
+	g.GET("/flags/copy", p.copyFlags)
+	g.POST("/flags/copy", p.copyFlagsConfirm)
 	g.GET("/flags/:key", p.flag)
+	g.GET("/flags/:key/compare", p.flagCompare)
+	g.POST("/flags/:key/copy-settings", p.copyFlagSettings)
 	g.POST("/flags/:key/toggle", p.toggleFlag)
 	g.POST("/flags/:key/off-variation", p.setFlagOffVariation)
 	g.POST("/flags/:key/targeting", p.setFlagTargeting)
