@@ -43,6 +43,11 @@ type AuditLog struct {
 	CreatedAt      time.Time
 }
 
+type EnvSdkActivity struct {
+	EnvID       uuid.UUID
+	FirstSeenAt time.Time
+}
+
 type EnvSecret struct {
 	ID        uuid.UUID
 	EnvID     uuid.UUID
