@@ -51,6 +51,8 @@ type Switcher struct {
 	// when there are several.
 	OrgName string
 	Orgs    []Option
+	// NewOrgHref leads to creating an organization; empty for those who may not.
+	NewOrgHref string
 	// Envs are the environments the person may open, grouped by project.
 	Envs []OptionGroup
 }

@@ -67,6 +67,14 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 	if err != nil {
 		return err
 	}
+	if !ok && c.Request().Method == http.MethodGet && !isHTMX(c) {
+		// An organization without projects is greeted by the first-run guide.
+		if wp, err := p.workplace(c); err != nil {
+			return err
+		} else if len(wp.Projects) == 0 {
+			return c.Redirect(http.StatusSeeOther, guidePath)
+		}
+	}
 	vm := views.Flags{Env: w.view(ok)}
 	if ok {
 		filter := store.FlagFilter{Name: fq.q, IsArchived: fq.archived, Page: store.Page{Index: fq.page - 1, Size: listPageSize}}

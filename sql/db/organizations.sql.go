@@ -273,6 +273,8 @@ func (q *Queries) OnboardOrganization(ctx context.Context, arg OnboardOrganizati
 
 const OrganizationContents = `-- name: OrganizationContents :one
 SELECT
+    (SELECT count(*) FROM organizations o
+     WHERE o.workspace_id = (SELECT w.workspace_id FROM organizations w WHERE w.id = $1))::bigint AS in_workspace,
     (SELECT count(*) FROM projects p WHERE p.organization_id = $1)::bigint AS projects,
     (SELECT count(*) FROM environments e JOIN projects p ON p.id = e.project_id WHERE p.organization_id = $1)::bigint AS environments,
     (SELECT count(*) FROM feature_flags f JOIN environments e ON e.id = f.env_id
@@ -285,6 +287,7 @@ SELECT
 `
 
 type OrganizationContentsRow struct {
+	InWorkspace  int64
 	Projects     int64
 	Environments int64
 	Flags        int64
@@ -295,11 +298,13 @@ type OrganizationContentsRow struct {
 	AccessTokens int64
 }
 
-// OrganizationContents counts what deleting an organization removes with it.
+// OrganizationContents counts what deleting an organization removes with
+// it, and the organizations of its workspace (the last one stays).
 func (q *Queries) OrganizationContents(ctx context.Context, id uuid.UUID) (OrganizationContentsRow, error) {
 	row := q.db.QueryRow(ctx, OrganizationContents, id)
 	var i OrganizationContentsRow
 	err := row.Scan(
+		&i.InWorkspace,
 		&i.Projects,
 		&i.Environments,
 		&i.Flags,

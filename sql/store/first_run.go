@@ -34,10 +34,12 @@ func (s *Store) SDKFirstSeen(ctx context.Context, a *Actor, envID uuid.UUID) (*t
 	return &r.FirstSeenAt, nil
 }
 
-// OrganizationContents is what deleting an organization removes with it.
+// OrganizationContents is what deleting an organization removes with it,
+// and how many organizations its workspace has (the last one stays).
 type OrganizationContents struct {
 	Projects, Environments, Flags, Segments int64
-	Members, Groups, Policies, AccessTokens  int64
+	Members, Groups, Policies, AccessTokens int64
+	InWorkspace                             int64
 }
 
 // CurrentOrganizationContents counts what the current organization holds,
@@ -60,5 +62,5 @@ func (s *Store) CurrentOrganizationContents(ctx context.Context, a *Actor) (Orga
 		return OrganizationContents{}, translate(err)
 	}
 	return OrganizationContents{Projects: r.Projects, Environments: r.Environments, Flags: r.Flags, Segments: r.Segments,
-		Members: r.Members, Groups: r.Groups, Policies: r.Policies, AccessTokens: r.AccessTokens}, nil
+		Members: r.Members, Groups: r.Groups, Policies: r.Policies, AccessTokens: r.AccessTokens, InWorkspace: r.InWorkspace}, nil
 }
