@@ -113,6 +113,9 @@ type Confirm struct {
 	Action     string
 	Button     string
 	CancelHref string
+	// Blocked, when set, says why the deletion is not possible (a rule, not
+	// a permission); there is then no Action.
+	Blocked string
 	// TypeToConfirm, when set, must be typed before the deletion goes
 	// ahead (a project's key); Typed and Problem show a wrong attempt again.
 	TypeToConfirm, Typed, Problem string

@@ -68,11 +68,8 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		return err
 	}
 	if !ok && c.Request().Method == http.MethodGet && !isHTMX(c) {
-		// An organization without projects is greeted by the first-run guide.
-		if wp, err := p.workplace(c); err != nil {
+		if greet, err := p.greeted(c); err != nil || greet {
 			return err
-		} else if len(wp.Projects) == 0 {
-			return c.Redirect(http.StatusSeeOther, guidePath)
 		}
 	}
 	vm := views.Flags{Env: w.view(ok)}

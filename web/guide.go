@@ -26,6 +26,17 @@ const (
 	clientSecretPlaceholder = "YOUR_CLIENT_SECRET"
 )
 
+// greeted sends to the first-run guide someone who sees no project and may
+// create the first one, and tells whether it did. Members who may not are
+// left on their page, which says whom to ask.
+func (p *pages) greeted(c echo.Context) (bool, error) {
+	w, err := p.workplace(c)
+	if err != nil || len(w.Projects) > 0 || !actor(c).Can(access.CreateProject, store.ProjectRN("*")) {
+		return false, err
+	}
+	return true, c.Redirect(http.StatusSeeOther, guidePath)
+}
+
 // guide shows the first-run guide.
 func (p *pages) guide(c echo.Context) error {
 	return p.guidePage(c, http.StatusOK, nil, nil)

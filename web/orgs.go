@@ -92,8 +92,8 @@ func (p *pages) organizationDeletion(c echo.Context) (views.Confirm, error) {
 		Button:  "Delete organization", CancelHref: "/organization", TypeToConfirm: org.Key,
 	}
 	if in.InWorkspace <= 1 {
-		vm.Consequences = []string{"This is the workspace's only organization, and a workspace keeps at least one: " +
-			"it cannot be deleted. Create another organization first."}
+		vm.Blocked = "This is the workspace's only organization, and a workspace keeps at least one: " +
+			"it cannot be deleted. Create another organization first."
 		return vm, nil
 	}
 	vm.Action = "/organization/delete"
@@ -145,7 +145,7 @@ func (p *pages) deleteOrganization(c echo.Context) error {
 		if verr != nil {
 			return verr
 		}
-		vm.Problem = ruleMessages["CannotDeleteLastOrganization"]
+		vm.Action, vm.Blocked = "", ruleMessages["CannotDeleteLastOrganization"]
 		return p.confirmPage(c, http.StatusConflict, vm)
 	}
 	if err != nil {

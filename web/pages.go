@@ -188,12 +188,8 @@ func (p *pages) register(e *echo.Echo) {
 // home is the landing page: the feature flags of the working environment,
 // or the first-run guide while the organization has no project.
 func (p *pages) home(c echo.Context) error {
-	w, err := p.workplace(c)
-	if err != nil {
+	if greet, err := p.greeted(c); err != nil || greet {
 		return err
-	}
-	if len(w.Projects) == 0 {
-		return c.Redirect(http.StatusSeeOther, guidePath)
 	}
 	return c.Redirect(http.StatusSeeOther, "/flags")
 }
