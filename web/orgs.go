@@ -146,7 +146,7 @@ func (p *pages) deleteOrganization(c echo.Context) error {
 			return verr
 		}
 		vm.Action, vm.Blocked = "", ruleMessages["CannotDeleteLastOrganization"]
-		return p.confirmPage(c, http.StatusConflict, vm)
+		return p.confirmPage(c, http.StatusUnprocessableEntity, vm)
 	}
 	if err != nil {
 		return err

@@ -213,7 +213,7 @@ func TestDeleteOrganizationPage(t *testing.T) {
 	if p.has("delete-submit") || !strings.Contains(p.text("delete-blocked"), "only organization") {
 		t.Errorf("last organization: %s", p.text("delete-blocked"))
 	}
-	b.post("/organization/delete", url.Values{"confirm": {first.Key}}).status(http.StatusConflict)
+	b.post("/organization/delete", url.Values{"confirm": {first.Key}}).status(http.StatusUnprocessableEntity)
 	if !strings.Contains(b.last.text("delete-blocked"), "at least one organization") {
 		t.Errorf("refusal: %q", b.last.text("delete-blocked"))
 	}
