@@ -102,9 +102,9 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/segments/:id/delete":             "/segments/" + archivedSeg.ID.String() + "/delete",
 		"/segments/:id/history":            "/segments/" + beta.ID.String() + "/history",
 	}
-	// Not pages: assets, the SSO callback (a redirect), a fragment, the home
+	// Not pages: assets, the SSO callback (a redirect), fragments, the home
 	// redirect, and the SDK and health endpoints.
-	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/": true,
+	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/": true, "/get-started/check": true,
 		"/streaming": true, "/health/liveness": true, "/health/readiness": true}
 	// Extra states of pages worth checking on their own.
 	extra := []string{"/flags/compare?target=" + dev.ID.String(), "/flags/checkout/compare?target=" + dev.ID.String() + "&preview=1&onOffState=on&targetingRule=on",
