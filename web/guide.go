@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,14 +28,45 @@ const (
 )
 
 // greeted sends to the first-run guide someone who sees no project and may
-// create the first one, and tells whether it did. Members who may not are
-// left on their page, which says whom to ask.
+// create the first one, unless they skipped it, and tells whether it did.
+// Members who may not are left on their page, which says whom to ask.
 func (p *pages) greeted(c echo.Context) (bool, error) {
 	w, err := p.workplace(c)
-	if err != nil || len(w.Projects) > 0 || !actor(c).Can(access.CreateProject, store.ProjectRN("*")) {
+	if err != nil || len(w.Projects) > 0 || !actor(c).Can(access.CreateProject, store.ProjectRN("*")) ||
+		slices.Contains(p.skippedGuides(c), actor(c).OrgID.String()) {
 		return false, err
 	}
 	return true, c.Redirect(http.StatusSeeOther, guidePath)
+}
+
+// maxSkippedGuides bounds the list the session cookie keeps.
+const maxSkippedGuides = 10
+
+// skippedGuides are the organizations whose guide this session skipped.
+func (p *pages) skippedGuides(c echo.Context) []string {
+	list, _ := p.session(c).Values[sessionGuideSkipped].(string)
+	if list == "" {
+		return nil
+	}
+	return strings.Split(list, ",")
+}
+
+// skipGuide stops greeting the person with the current organization's guide
+// in this session; it stays at /get-started and behind "Connect your
+// application".
+func (p *pages) skipGuide(c echo.Context) error {
+	org := actor(c).OrgID.String()
+	list := slices.DeleteFunc(p.skippedGuides(c), func(id string) bool { return id == org })
+	list = append(list, org)
+	if len(list) > maxSkippedGuides {
+		list = list[len(list)-maxSkippedGuides:]
+	}
+	sess := p.session(c)
+	sess.Values[sessionGuideSkipped] = strings.Join(list, ",")
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/flags")
 }
 
 // guide shows the first-run guide.

@@ -80,9 +80,15 @@ func TestCreateAndSwitchOrganization(t *testing.T) {
 		t.Errorf("at %s", got)
 	}
 	b.post("/context", url.Values{"organizationId": {acme.String()}, "next": {"/"}}).status(http.StatusOK).at("/get-started")
-	if got := b.last.must("guide-step-project"); got == nil {
-		t.Fatal("no guide")
-	}
+	b.last.must("guide-step-project")
+
+	// Skipped, the guide no longer greets in this session, and stays reachable.
+	b.post("/get-started/skip", nil).status(http.StatusOK).at("/flags")
+	b.last.must("no-env")
+	b.get("/").at("/flags")
+	b.get("/get-started").must("guide-project-form")
+	// The other organization still greets.
+	b.post("/context", url.Values{"organizationId": {a.orgID.String()}, "next": {"/"}}).at("/get-started")
 }
 
 // The guide: step 1 onboards the new organization with the environments

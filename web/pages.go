@@ -133,6 +133,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST(guidePath+"/project", p.createFirstProject)
 	g.POST(guidePath+"/flag", p.createFirstFlag)
 	g.GET(guidePath+"/check", p.guideCheck)
+	g.POST(guidePath+"/skip", p.skipGuide)
 	g.GET("/access-tokens/:id", p.accessToken)
 	g.POST("/access-tokens/:id", p.updateAccessToken)
 
