@@ -166,6 +166,18 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/envs/:envId/segments/:segmentId/flag-references", h.segmentFlagReferences)
 
 	g.GET("/envs/:envId/audit-logs", h.listAuditLogs)
+
+	g.GET("/envs/:envId/end-users/get-by-featureflag", h.flagEndUsers)
+	g.GET("/envs/:envId/end-users/:id", h.getEndUser)
+	g.POST("/envs/:envId/end-users/search", h.searchEndUsers)
+	g.POST("/envs/:envId/end-users/list", h.listEndUsers)
+	g.PUT("/envs/:envId/end-users", h.upsertEndUser)
+	g.POST("/envs/:envId/end-users/by-keyIds", h.endUsersByKeys)
+	g.GET("/envs/:envId/end-users/:id/flags", h.endUserFlags)
+	g.GET("/envs/:envId/end-users/:id/segments", h.endUserSegments)
+	g.GET("/envs/:envId/end-user-properties", h.listEndUserProperties)
+	g.PUT("/envs/:envId/end-user-properties/:propertyId/upsert", h.upsertEndUserProperty)
+	g.DELETE("/envs/:envId/end-user-properties/:id", h.deleteEndUserProperty)
 }
 
 // Routes registers routes under one Echo group, every one behind the same

@@ -74,6 +74,15 @@ func (m *matrix) owner(method, path string, body any) *reply {
 func (m *matrix) flags() string { return "/api/v1/envs/" + m.env.ID.String() + "/feature-flags" }
 func (m *matrix) segs() string  { return "/api/v1/envs/" + m.env.ID.String() + "/segments" }
 
+func (m *matrix) endUsers() string { return "/api/v1/envs/" + m.env.ID.String() + "/end-users" }
+
+// endUser upserts an end user as the owner and returns its id.
+func (m *matrix) endUser() string {
+	key := fmt.Sprintf("u%d", m.next())
+	u := decode[store.EndUser](m.s.t, m.owner("PUT", m.endUsers(), map[string]string{"keyId": key, "name": key}))
+	return u.ID.String()
+}
+
 func (m *matrix) flag(archived bool) string {
 	key := fmt.Sprintf("f%d", m.next())
 	m.owner("POST", m.flags(), map[string]any{"name": key, "key": key})
@@ -371,6 +380,36 @@ func (m *matrix) cases() map[string]func() call {
 		"POST /api/v1/envs/:envId/feature-flags/:key/evaluate": func() call {
 			return call{path: m.flags() + "/" + m.flag(false) + "/evaluate", body: map[string]string{"keyId": "alice"},
 				grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
+
+		"GET /api/v1/envs/:envId/end-users/:id":          func() call { return readEnv(m.endUsers() + "/" + m.endUser())() },
+		"GET /api/v1/envs/:envId/end-users/:id/flags":    func() call { return readEnv(m.endUsers() + "/" + m.endUser() + "/flags")() },
+		"GET /api/v1/envs/:envId/end-users/:id/segments": func() call { return readEnv(m.endUsers() + "/" + m.endUser() + "/segments")() },
+		"POST /api/v1/envs/:envId/end-users/search": func() call {
+			return call{path: m.endUsers() + "/search", body: map[string]any{"searchText": "u"}, grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
+		"POST /api/v1/envs/:envId/end-users/list": func() call {
+			return call{path: m.endUsers() + "/list", body: map[string]any{"pageSize": 5}, grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
+		"POST /api/v1/envs/:envId/end-users/by-keyIds": func() call {
+			return call{path: m.endUsers() + "/by-keyIds", body: []string{"u1"}, grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
+		"GET /api/v1/envs/:envId/end-users/get-by-featureflag": func() call {
+			return readEnv(m.endUsers() + "/get-by-featureflag?featureFlagKey=" + m.flag(false) + "&from=1&to=1900000000000")()
+		},
+		"PUT /api/v1/envs/:envId/end-users": func() call {
+			key := fmt.Sprintf("u%d", m.next())
+			return call{path: m.endUsers(), body: map[string]string{"keyId": key, "name": key}, grants: []grant{{access.UpdateEnvSettings, envRN}}}
+		},
+		"GET /api/v1/envs/:envId/end-user-properties": readEnv("/api/v1/envs/" + m.env.ID.String() + "/end-user-properties"),
+		"PUT /api/v1/envs/:envId/end-user-properties/:propertyId/upsert": func() call {
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/end-user-properties/" + uuid.NewString() + "/upsert",
+				body: map[string]string{"name": fmt.Sprintf("p%d", m.next())}, grants: []grant{{access.UpdateEnvSettings, envRN}}}
+		},
+		"DELETE /api/v1/envs/:envId/end-user-properties/:id": func() call {
+			id := uuid.NewString()
+			m.owner("PUT", "/api/v1/envs/"+m.env.ID.String()+"/end-user-properties/"+id+"/upsert", map[string]string{"name": fmt.Sprintf("p%d", m.next())})
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/end-user-properties/" + id, grants: []grant{{access.UpdateEnvSettings, envRN}}}
 		},
 
 		"GET /api/v1/policies": func() call { return iam("/api/v1/policies", nil) },

@@ -193,6 +193,9 @@ type TargetingEditor struct {
 	Default         ServeEdit
 	// HasSegments tells whether segment conditions can be offered.
 	HasSegments bool
+	// Attributes are the user properties the environment has seen, which
+	// the conditions' attribute fields suggest.
+	Attributes []string
 }
 
 // Opens tells whether a part of the editor starts unfolded.
@@ -385,6 +388,8 @@ type SegmentTargeting struct {
 	Editable        bool
 	CommentRequired bool
 	Rules           []RuleEdit
+	// Attributes are the user properties the conditions suggest.
+	Attributes []string
 }
 
 // SegmentUsage lists the flags whose rules name the segment.

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -65,8 +66,14 @@ func TestBrowserAccessibility(t *testing.T) {
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 
+	a.st.SawEndUsers(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
+	must(t, a.st.FlushEndUsers(ctx))
+	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, store.EndUserFilter{})
+	must(t, err)
+
 	// samples are addresses for the router's parameterised pages.
 	samples := map[string]string{
+		"/end-users/:id":                   "/end-users/" + endUsers.Items[0].ID.String(),
 		"/projects/:id":                    "/projects/" + web.ID.String(),
 		"/projects/:id/delete":             "/projects/" + web.ID.String() + "/delete",
 		"/projects/:id/envs/:envId":        "/projects/" + web.ID.String() + "/envs/" + prod.ID.String(),
@@ -95,9 +102,9 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/segments/:id/delete":             "/segments/" + archivedSeg.ID.String() + "/delete",
 		"/segments/:id/history":            "/segments/" + beta.ID.String() + "/history",
 	}
-	// Not pages: assets, the SSO callback (a redirect), a fragment, the home
+	// Not pages: assets, the SSO callback (a redirect), fragments, the home
 	// redirect, and the SDK and health endpoints.
-	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/": true,
+	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/": true, "/get-started/check": true,
 		"/streaming": true, "/health/liveness": true, "/health/readiness": true}
 	// Extra states of pages worth checking on their own.
 	extra := []string{"/flags/compare?target=" + dev.ID.String(), "/flags/checkout/compare?target=" + dev.ID.String() + "&preview=1&onOffState=on&targetingRule=on",

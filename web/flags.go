@@ -143,6 +143,9 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 				return err
 			}
 			t.Editor = tf.editorView(f, segments)
+			if t.Editor.Attributes, err = p.store.EndUserPropertyNames(c.Request().Context(), actor(c), w.id); err != nil {
+				return err
+			}
 			if st.targetingForm == nil {
 				st.targetingForm = fresh("targeting", href+"/targeting", nil)
 			}
