@@ -94,8 +94,9 @@ type FlagPage struct {
 // replace it whole, so every form on it carries the flag's new revision.
 type FlagMain struct {
 	Crumbs []Crumb
-	// CompareHref compares the flag with another environment's.
-	CompareHref            string
+	// CompareHref compares the flag with another environment's; CopyHref
+	// copies it to another environment.
+	CompareHref, CopyHref  string
 	Name, Key, Description string
 	Type                   string
 	On, Archived           bool

@@ -80,6 +80,41 @@ func TestComparePagesNeedTheTargetsActions(t *testing.T) {
 	b.get("/flags/compare?target=" + uuid.NewString()).status(http.StatusOK)
 }
 
+// TestFlagPageLinksToCompareAndCopy: the flag page leads to the side-by-side
+// comparison and to copying the flag, where the target is chosen first.
+func TestFlagPageLinksToCompareAndCopy(t *testing.T) {
+	t.Parallel()
+	a, prod, dev := compareApp(t)
+	b := a.signedIn(ownerEmail, ownerPassword)
+	pg := b.get("/flags/banner").status(http.StatusOK)
+	compare, copyTo := attr(pg.must("compare-link"), "href"), attr(pg.must("copy-link"), "href")
+	if compare != "/flags/banner/compare" {
+		t.Errorf("compare link %q", compare)
+	}
+	pg = b.get(copyTo).status(http.StatusOK)
+	if !pg.has("target-select") || pg.has("copy-checks") {
+		t.Fatalf("copy page before a target is chosen: %q", pg.text("copy-target-form"))
+	}
+	pg = b.get(copyTo + "&target=" + dev.ID.String()).status(http.StatusOK)
+	if row := pg.row("copy-check-row", "data-key", "banner"); row == nil || attr(row, "data-ok") != "true" || !pg.has("copy-confirm") {
+		t.Fatalf("pre-check: %q", pg.text("copy-checks"))
+	}
+	pg = b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {a.flag(prod, "banner").ID.String()}}).status(http.StatusOK)
+	if a.flag(dev, "banner").Name != "Banner" {
+		t.Fatal("banner was not copied")
+	}
+	// Copying again: the key is taken now, so the pre-check offers no copy
+	// and a copy posted anyway is refused, naming the key.
+	pg = b.get(copyTo + "&target=" + dev.ID.String()).status(http.StatusOK)
+	if pg.has("copy-confirm") || !strings.Contains(pg.text("copy-checks"), "Web / Dev already has a flag with the key banner") {
+		t.Fatalf("pre-check of a taken key: %q", pg.text("copy-checks"))
+	}
+	pg = b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {a.flag(prod, "banner").ID.String()}}).status(http.StatusBadRequest)
+	if !strings.Contains(pg.text("form-error"), "a flag with key banner already exists in Web/Dev") {
+		t.Fatalf("refusal: %q", pg.text("form-error"))
+	}
+}
+
 // TestBrowserCompareAndCopy compares Prod with Dev in Chromium, copies a
 // flag Dev lacks after its pre-check, then copies Checkout's settings to Dev
 // after reading the preview of Dev's history entry.
