@@ -559,6 +559,47 @@ func (q *Queries) ListWebhooks(ctx context.Context, arg ListWebhooksParams) ([]W
 	return items, nil
 }
 
+const OrganizationEnvironments = `-- name: OrganizationEnvironments :many
+SELECT e.id AS env_id, e.name AS env_name, p.id AS project_id, p.name AS project_name
+FROM environments e JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $1
+ORDER BY p.name, e.name
+`
+
+type OrganizationEnvironmentsRow struct {
+	EnvID       uuid.UUID
+	EnvName     string
+	ProjectID   uuid.UUID
+	ProjectName string
+}
+
+// OrganizationEnvironments lists every environment of an organization with
+// its project, to check and name webhook scopes.
+func (q *Queries) OrganizationEnvironments(ctx context.Context, organizationID uuid.UUID) ([]OrganizationEnvironmentsRow, error) {
+	rows, err := q.db.Query(ctx, OrganizationEnvironments, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []OrganizationEnvironmentsRow{}
+	for rows.Next() {
+		var i OrganizationEnvironmentsRow
+		if err := rows.Scan(
+			&i.EnvID,
+			&i.EnvName,
+			&i.ProjectID,
+			&i.ProjectName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const RescheduleWebhookOutbox = `-- name: RescheduleWebhookOutbox :exec
 UPDATE webhook_outbox SET due_at = $2 WHERE id = $1
 `
@@ -654,4 +695,36 @@ func (q *Queries) WebhookNameUsed(ctx context.Context, arg WebhookNameUsedParams
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const WebhookResource = `-- name: WebhookResource :one
+SELECT o.id AS organization_id, o.name AS organization_name, p.id AS project_id, p.name AS project_name,
+    e.id AS env_id, e.name AS env_name
+FROM environments e JOIN projects p ON p.id = e.project_id JOIN organizations o ON o.id = p.organization_id
+WHERE e.id = $1
+`
+
+type WebhookResourceRow struct {
+	OrganizationID   uuid.UUID
+	OrganizationName string
+	ProjectID        uuid.UUID
+	ProjectName      string
+	EnvID            uuid.UUID
+	EnvName          string
+}
+
+// WebhookResource names the organization, project and environment of a
+// change for its webhook payload.
+func (q *Queries) WebhookResource(ctx context.Context, id uuid.UUID) (WebhookResourceRow, error) {
+	row := q.db.QueryRow(ctx, WebhookResource, id)
+	var i WebhookResourceRow
+	err := row.Scan(
+		&i.OrganizationID,
+		&i.OrganizationName,
+		&i.ProjectID,
+		&i.ProjectName,
+		&i.EnvID,
+		&i.EnvName,
+	)
+	return i, err
 }

@@ -114,3 +114,19 @@ WHERE webhook_id = @webhook_id
   AND (@event::text = '' OR @event::text = ANY(string_to_array(events, ',')))
   AND (sqlc.narg(success)::boolean IS NULL OR success = sqlc.narg(success)::boolean)
   AND (sqlc.narg(not_before)::timestamptz IS NULL OR started_at >= sqlc.narg(not_before)::timestamptz);
+
+-- name: OrganizationEnvironments :many
+-- OrganizationEnvironments lists every environment of an organization with
+-- its project, to check and name webhook scopes.
+SELECT e.id AS env_id, e.name AS env_name, p.id AS project_id, p.name AS project_name
+FROM environments e JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $1
+ORDER BY p.name, e.name;
+
+-- name: WebhookResource :one
+-- WebhookResource names the organization, project and environment of a
+-- change for its webhook payload.
+SELECT o.id AS organization_id, o.name AS organization_name, p.id AS project_id, p.name AS project_name,
+    e.id AS env_id, e.name AS env_name
+FROM environments e JOIN projects p ON p.id = e.project_id JOIN organizations o ON o.id = p.organization_id
+WHERE e.id = $1;
