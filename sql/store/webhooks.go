@@ -228,8 +228,7 @@ func checkWebhook(v *validator, in *WebhookInput, envs scopeEnvs) {
 	in.URL = strings.TrimSpace(in.URL)
 	if in.URL == "" {
 		v.add("url", "required")
-	} else if u, err := url.Parse(in.URL); err != nil || len(in.URL) > MaxWebhookURLLen || (u.Scheme != "http" && u.Scheme != "https") ||
-		u.Host == "" || u.User != nil {
+	} else if !validWebhookURL(in.URL) {
 		v.add("url", "invalid")
 	}
 	if len(in.Scopes) == 0 {
@@ -262,16 +261,7 @@ func checkWebhook(v *validator, in *WebhookInput, envs scopeEnvs) {
 	// data object only, and says so rather than sending something else.
 	v.oneOf("payloadTemplateType", in.PayloadTemplateType, PayloadDefault)
 	v.text("payloadTemplate", in.PayloadTemplate, MaxWebhookTemplate)
-	if len(in.Headers) > MaxWebhookHeaders {
-		v.add("headers", "invalid")
-	}
-	for _, h := range in.Headers {
-		if !httpguts.ValidHeaderFieldName(h.Key) || !httpguts.ValidHeaderFieldValue(h.Value) ||
-			len(h.Key)+len(h.Value) > MaxWebhookHeaderLen {
-			v.add("headers", "invalid")
-			break
-		}
-	}
+	checkHeaders(v, in.Headers)
 	if in.Secret != nil {
 		v.text("secret", *in.Secret, MaxWebhookSecretLen)
 	}
@@ -279,6 +269,29 @@ func checkWebhook(v *validator, in *WebhookInput, envs scopeEnvs) {
 	in.Scopes = distinctStrings(in.Scopes)
 	if in.Headers == nil {
 		in.Headers = []WebhookHeader{}
+	}
+}
+
+// validWebhookURL accepts an absolute http or https URL without credentials;
+// where it may point is the outbound client's to decide, when it dials.
+func validWebhookURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && len(raw) <= MaxWebhookURLLen && (u.Scheme == "http" || u.Scheme == "https") &&
+		u.Host != "" && u.User == nil
+}
+
+// checkHeaders accepts at most MaxWebhookHeaders well-formed headers.
+func checkHeaders(v *validator, headers []WebhookHeader) {
+	if len(headers) > MaxWebhookHeaders {
+		v.add("headers", "invalid")
+		return
+	}
+	for _, h := range headers {
+		if !httpguts.ValidHeaderFieldName(h.Key) || !httpguts.ValidHeaderFieldValue(h.Value) ||
+			len(h.Key)+len(h.Value) > MaxWebhookHeaderLen {
+			v.add("headers", "invalid")
+			return
+		}
 	}
 }
 
