@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -292,11 +291,9 @@ func send(ctx context.Context, client *http.Client, hookID, deliveryID uuid.UUID
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxWebhookExcerpt))
 	code := int32(resp.StatusCode)
 	at.status = &code
-	at.excerpt = strings.ToValidUTF8(string(body), "")
-	for !utf8.ValidString(at.excerpt) {
-		at.excerpt = at.excerpt[:len(at.excerpt)-1]
-	}
-	at.excerpt = strings.ReplaceAll(at.excerpt, "\x00", "")
+	// Stored as text: a cut character and NULs (which PostgreSQL text
+	// refuses) are dropped.
+	at.excerpt = strings.ReplaceAll(strings.ToValidUTF8(string(body), ""), "\x00", "")
 	at.succeeded = resp.StatusCode >= 200 && resp.StatusCode < 300
 	at.ended = time.Now()
 	return at
