@@ -405,6 +405,10 @@ func (s *Store) UpdateWebhook(ctx context.Context, a *Actor, id uuid.UUID, in We
 	if err != nil {
 		return Webhook{}, err
 	}
+	// Another organization's webhook is not found, whatever the input.
+	if _, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id}); err != nil {
+		return Webhook{}, translate(err)
+	}
 	envs, err := s.orgEnvs(ctx, s.q, orgID)
 	if err != nil {
 		return Webhook{}, err
