@@ -543,3 +543,34 @@ func (s *Store) DeleteWebhook(ctx context.Context, a *Actor, id uuid.UUID) error
 			operation: OpRemove, previous: s.webhookOut(row, nil, nil)})
 	})
 }
+
+// WebhookScope is an environment a webhook's scopes can name, for the form.
+type WebhookScope struct {
+	ProjectID, EnvID     uuid.UUID
+	ProjectName, EnvName string
+}
+
+// Scope is FeatBit's scope string of this one environment.
+func (w WebhookScope) Scope() string { return w.ProjectID.String() + "/" + w.EnvID.String() }
+
+// WebhookScopes lists the environments a webhook can be scoped to, by project and name.
+func (s *Store) WebhookScopes(ctx context.Context, a *Actor) ([]WebhookScope, error) {
+	orgID, err := s.webhookOrg(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.q.OrganizationEnvironments(ctx, orgID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]WebhookScope, len(rows))
+	for i, r := range rows {
+		out[i] = WebhookScope{r.ProjectID, r.EnvID, r.ProjectName, r.EnvName}
+	}
+	return out, nil
+}
+
+// Covers tells whether any of a webhook's scopes names an environment.
+func (w Webhook) Covers(projectID, envID uuid.UUID) bool {
+	return slices.ContainsFunc(w.Scopes, func(sc string) bool { return scopeMatches(sc, projectID, envID) })
+}
