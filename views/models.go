@@ -328,7 +328,9 @@ type WebhookEdit struct {
 	Shell
 	Name                     string
 	Form                     Form
-	Scopes, Events           []Check
+	Scopes                   []Check
+	FlagEvents               []Check
+	SegmentEvents            []Check
 	SecretSet                bool
 	SecretHint               string
 	TestAction, DeleteAction string

@@ -81,7 +81,13 @@ func (p *pages) webhookPage(c echo.Context, status int, w *store.Webhook, f view
 		events = w.Events
 	}
 	for _, e := range store.WebhookEvents {
-		vm.Events = append(vm.Events, views.Check{Value: e, Label: e, Checked: slices.Contains(events, e)})
+		kind, what, _ := strings.Cut(e, ".")
+		ch := views.Check{Value: e, Label: upperFirst(strings.ReplaceAll(what, "_", " ")), Checked: slices.Contains(events, e)}
+		if kind == "segment" {
+			vm.SegmentEvents = append(vm.SegmentEvents, ch)
+		} else {
+			vm.FlagEvents = append(vm.FlagEvents, ch)
+		}
 	}
 	title := "New webhook"
 	if w != nil {

@@ -77,7 +77,7 @@ func TestBrowserWebhooks(t *testing.T) {
 	ch.fill(`#webhook-url`, r.URL+"/hook")
 	ch.fill(`#webhook-secret`, secret)
 	ch.do("choose", chromedp.Click(chromedp.CSS(`[data-testid=webhook-scopes] input[value="`+p.ID.String()+"/"+p.Environments[0].ID.String()+`"]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid=webhook-events] input[value="feature_flag.toggled"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=webhook-flag-events] input[value="feature_flag.toggled"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid=webhook-submit]`)))
 	ch.waitPath(`^/webhooks/[0-9a-f-]{36}$`)
 	if got := ch.eval(`document.querySelector("[data-testid=webhook-name]").textContent`); got != "Chat" {
@@ -123,6 +123,11 @@ func TestBrowserWebhooks(t *testing.T) {
 	}
 	if valid, forged := r.counts(); valid != 2 || forged != 0 {
 		t.Errorf("%d valid and %d forged signatures, want 2 and 0", valid, forged)
+	}
+	page := ch.eval(`location.pathname`)
+	for _, width := range []int64{1280, 390} {
+		ch.shootAt(a.srv.URL, page, "webhook", width, `[data-testid=delivery-row]`)
+		ch.shootAt(a.srv.URL, "/webhooks", "webhooks", width, `[data-testid=webhook-row]`)
 	}
 }
 
