@@ -600,6 +600,20 @@ func (q *Queries) OrganizationEnvironments(ctx context.Context, organizationID u
 	return items, nil
 }
 
+const PruneWebhookDeliveries = `-- name: PruneWebhookDeliveries :execrows
+DELETE FROM webhook_deliveries WHERE started_at < $1
+`
+
+// PruneWebhookDeliveries forgets log entries older than a time, so the log
+// stays bounded.
+func (q *Queries) PruneWebhookDeliveries(ctx context.Context, startedAt time.Time) (int64, error) {
+	result, err := q.db.Exec(ctx, PruneWebhookDeliveries, startedAt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const RescheduleWebhookOutbox = `-- name: RescheduleWebhookOutbox :exec
 UPDATE webhook_outbox SET due_at = $2 WHERE id = $1
 `

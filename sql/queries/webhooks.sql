@@ -130,3 +130,8 @@ SELECT o.id AS organization_id, o.name AS organization_name, p.id AS project_id,
     e.id AS env_id, e.name AS env_name
 FROM environments e JOIN projects p ON p.id = e.project_id JOIN organizations o ON o.id = p.organization_id
 WHERE e.id = $1;
+
+-- name: PruneWebhookDeliveries :execrows
+-- PruneWebhookDeliveries forgets log entries older than a time, so the log
+-- stays bounded.
+DELETE FROM webhook_deliveries WHERE started_at < $1;

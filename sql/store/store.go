@@ -7,6 +7,7 @@ package store
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,9 @@ type Store struct {
 	// queued some wakes this instance's worker after commit (outboxKick).
 	outboxWrites atomic.Int64
 	outboxKick   chan struct{}
+
+	sendClientOnce sync.Once
+	sendHTTP       *http.Client
 }
 
 // SessionLifetime is how long a sign-in lasts, from the moment it is made: an

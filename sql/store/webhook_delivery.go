@@ -29,6 +29,9 @@ const (
 	HeaderWebhookSignature = "X-FeatBit-Signature-256"
 )
 
+// WebhookLogDays is how long the delivery log keeps an attempt.
+const WebhookLogDays = 30
+
 // MaxWebhookExcerpt bounds how much of an answer's body is read and kept.
 const MaxWebhookExcerpt = 2048
 
@@ -360,7 +363,15 @@ func (s *Store) RunWebhooks(ctx context.Context, o WebhookWorkerOptions) {
 	defer wg.Wait()
 	tick := time.NewTicker(o.Poll)
 	defer tick.Stop()
+	var pruned time.Time
 	for {
+		// The log keeps WebhookLogDays of attempts; any instance may prune.
+		if time.Since(pruned) > time.Hour {
+			if _, err := s.q.PruneWebhookDeliveries(ctx, time.Now().AddDate(0, 0, -WebhookLogDays)); err != nil && ctx.Err() == nil {
+				s.log.Warn("webhooks: pruning the delivery log failed", "err", err)
+			}
+			pruned = time.Now()
+		}
 		free := o.Concurrency - len(slots)
 		if free > 0 {
 			rows, err := s.q.ClaimWebhookOutbox(ctx, db.ClaimWebhookOutboxParams{LeaseUntil: time.Now().Add(lease), Max: int32(free)})
@@ -513,8 +524,7 @@ func (s *Store) SendWebhook(ctx context.Context, a *Actor, in WebhookRequest) (W
 		return WebhookDelivery{WebhookID: in.ID, Error: &DeliveryErrorInfo{Message: "Not allowed to send an empty JSON object"},
 			Request: recordRequest(in.URL, http.Header{}, []byte(in.Payload))}, nil
 	}
-	client := outbound.NewClient(outbound.Options{AllowPrivate: s.allowPrivateNetworks})
-	at := send(ctx, client, in.ID, deliveryID, in.URL, in.Secret, in.Headers, in.Events, []byte(in.Payload))
+	at := send(ctx, s.sendClient(), in.ID, deliveryID, in.URL, in.Secret, in.Headers, in.Events, []byte(in.Payload))
 	if hook == nil {
 		d := deliveryOut(db.WebhookDelivery{DeliveryID: deliveryID, Events: in.Events, Attempt: 1, Success: at.succeeded,
 			StatusCode: at.status, LatencyMs: int32(at.ended.Sub(at.started).Milliseconds()), Request: at.request,
@@ -522,6 +532,15 @@ func (s *Store) SendWebhook(ctx context.Context, a *Actor, in WebhookRequest) (W
 		return d, nil
 	}
 	return logAttempt(ctx, s.q, hook.ID, deliveryID, in.Events, 1, at)
+}
+
+// sendClient is the outbound client of requests sent by hand, made once so
+// its connections are reused.
+func (s *Store) sendClient() *http.Client {
+	s.sendClientOnce.Do(func() {
+		s.sendHTTP = outbound.NewClient(outbound.Options{AllowPrivate: s.allowPrivateNetworks})
+	})
+	return s.sendHTTP
 }
 
 // SendWebhookTest sends a webhook a test delivery ("Send test" on its

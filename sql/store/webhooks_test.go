@@ -237,14 +237,23 @@ func TestWebhookGivesUpAfterItsAttempts(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	r := newReceiver(t, 503, 503, 503, 503, 503)
-	hookOn(t, s, a, prod, r.URL, "", EventFlagCreated)
+	w := hookOn(t, s, a, prod, r.URL, "", EventFlagCreated)
+	// An attempt older than the log keeps is forgotten when the worker starts.
+	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, latency_ms,
+		request, started_at, ended_at) VALUES ($1, gen_random_uuid(), 'test', 1, true, 1, '{}', now() - interval '31 days', now() - interval '31 days')`, w.ID)
+	must(t, err)
 	runWorker(t, s, fast) // three attempts
-	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	_, err = s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	waitUntil(t, "three attempts", func() bool { return len(r.received()) >= 3 })
 	time.Sleep(300 * time.Millisecond)
 	if n := len(r.received()); n != 3 {
 		t.Fatalf("%d attempts, want 3", n)
+	}
+	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, WebhookDeliveryFilter{Page: Page{Size: 10}})
+	must(t, err)
+	if log.TotalCount != 3 {
+		t.Fatalf("%d attempts in the log, want the 3 of the flag's creation", log.TotalCount)
 	}
 }
 
