@@ -409,6 +409,12 @@ func (s *Store) deliver(ctx context.Context, client *http.Client, row db.Webhook
 	if err != nil { // deleted meanwhile: its outbox rows went with it
 		return
 	}
+	if !hook.IsActive { // deactivated since the change: it is sent nothing
+		if err := s.q.DeleteWebhookOutbox(ctx, row.ID); err != nil {
+			s.log.Warn("webhooks: updating the outbox failed", "webhook", hook.ID, "err", err)
+		}
+		return
+	}
 	secret, err := s.webhookSecret(hook)
 	if err != nil {
 		s.log.Warn("webhooks: the secret does not open with this server key", "webhook", hook.ID)

@@ -398,3 +398,25 @@ func TestWebhookOutboundRules(t *testing.T) {
 		t.Fatalf("delivery %+v", d)
 	}
 }
+
+// A webhook deactivated after a change was queued is not sent it.
+func TestWebhookDeactivatedIsSentNothing(t *testing.T) {
+	t.Parallel()
+	s, a, prod := loopbackStore(t)
+	ctx := context.Background()
+	r := newReceiver(t)
+	w := hookOn(t, s, a, prod, r.URL, "", EventFlagCreated)
+	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	_, err = s.UpdateWebhook(ctx, a, w.ID, WebhookInput{Name: w.Name, URL: w.URL, Scopes: w.Scopes, Events: w.Events})
+	must(t, err)
+	runWorker(t, s, fast)
+	waitUntil(t, "the outbox to empty", func() bool {
+		var n int
+		must(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_outbox`).Scan(&n))
+		return n == 0
+	})
+	if got := r.received(); len(got) != 0 {
+		t.Fatalf("an inactive webhook was sent %d requests", len(got))
+	}
+}
