@@ -361,9 +361,6 @@ func (s *Store) CreateWebhook(ctx context.Context, a *Actor, in WebhookInput) (W
 	if err := v.err(); err != nil {
 		return Webhook{}, err
 	}
-	if a.IsToken() && in.Secret == nil {
-		in.Secret = new(string)
-	}
 	sealed := ""
 	if in.Secret != nil && *in.Secret != "" {
 		sealed = s.keys.Seal(*in.Secret)
