@@ -358,6 +358,12 @@ func (m *matrix) cases() map[string]func() call {
 		"POST /api/v1/envs/:envId/end-users/by-keyIds": func() call {
 			return call{path: m.endUsers() + "/by-keyIds", body: []string{"u1"}, grants: []grant{{access.CanAccessEnv, envRN}}}
 		},
+		"POST /api/v1/envs/:envId/end-users/download": func() call {
+			return call{path: m.endUsers() + "/download", body: map[string]any{"searchText": ""}, grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
+		// A multipart body: TestEndUserUploadAndDownload; the store checks
+		// UpdateEnvSettings as for an upsert.
+		"POST /api/v1/envs/:envId/end-users/upload": nil,
 		"GET /api/v1/envs/:envId/end-users/get-by-featureflag": func() call {
 			return readEnv(m.endUsers() + "/get-by-featureflag?featureFlagKey=" + m.flag(false) + "&from=1&to=1900000000000")()
 		},
