@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -179,13 +180,22 @@ const maxUploadBytes = 32 << 20
 
 // uploadEndUsers imports FeatBit's end-user file (ImportUserData JSON) sent
 // as the multipart field "file"; no file, or an empty one, changes nothing,
-// as in FeatBit.
+// as in FeatBit. A JSON body (up to the API's body limit) is taken as the file.
 func (h *Handler) uploadEndUsers(c echo.Context) error {
 	envID, err := PathID(c, "envId")
 	if err != nil {
 		return err
 	}
 	r := c.Request()
+	// The file's JSON may also come as the body itself, for scripts.
+	if strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
+		var data store.ImportUserData
+		if err := bind(c, &data); err != nil {
+			return err
+		}
+		_, err = h.store.ImportEndUsers(r.Context(), actor(c), envID, data)
+		return respond(c, true, err)
+	}
 	if r.ContentLength > maxUploadBytes {
 		return errTooLarge
 	}

@@ -294,13 +294,18 @@ func TestEndUserUploadAndDownload(t *testing.T) {
 		t.Fatalf("a refused file changed the users: %d", n)
 	}
 	decode[bool](t, upload(``).ok(t)) // an empty file changes nothing, as in FeatBit
+	// Scripts may send the file as the JSON body.
+	decode[bool](t, s.do("POST", base+"/upload", s.owner, map[string]any{"users": []map[string]any{{"keyId": "u9", "name": "Nine"}}}).ok(t))
+	if n := s.count(`SELECT count(*) FROM end_users WHERE env_id = $1`, e.env.ID); n != 3 {
+		t.Fatalf("%d users after a JSON upload, want 3", n)
+	}
 	// Importing changes the environment: someone without UpdateEnvSettings is refused.
 	nobody, _ := s.addMember("nobody@example.com")
 	body, ct := multipartFile(t, file)
 	s.do("POST", base+"/upload", nobody, body, "Content-Type", ct).fails(t, http.StatusForbidden, "Forbidden")
 
 	got := decode[store.ImportUserData](t, s.do("POST", base+"/download", s.owner, map[string]any{"searchText": "", "pageSize": 10}).ok(t))
-	if len(got.Users) != 2 || strings.Join(got.UserProperties, ",") != "keyId,name,plan,region" {
+	if len(got.Users) != 3 || strings.Join(got.UserProperties, ",") != "keyId,name,plan,region" {
 		t.Fatalf("download %+v", got)
 	}
 	for _, u := range got.Users {
