@@ -25,7 +25,7 @@ import (
 // never slows the insight endpoint.
 const (
 	EndUserFlushEvery  = time.Second
-	endUserBatch       = 5_000
+	endUserBatch       = 1_000
 	maxPendingEndUsers = 100_000
 	maxPendingBytes    = 64 << 20
 	// DefaultMaxEndUsersPerEnv bounds the end users kept per environment
