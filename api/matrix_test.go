@@ -53,6 +53,17 @@ type matrix struct {
 
 const envRN = "project/web:env/prod"
 
+// devRN is the project's other environment, the target of copies.
+const devRN = "project/web:env/dev"
+
+// dev is the project's other environment.
+func (m *matrix) dev() store.Environment { return m.project.Environments[1] }
+
+// flagID reads a flag's id by key.
+func (m *matrix) flagID(key string) uuid.UUID {
+	return decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil)).ID
+}
+
 func (m *matrix) next() int { m.n++; return m.n }
 
 func (m *matrix) owner(method, path string, body any) *reply {
@@ -302,6 +313,31 @@ func (m *matrix) cases() map[string]func() call {
 			src, key := m.flag(false), fmt.Sprintf("f%d", m.next())
 			return call{path: m.flags() + "/clone/" + src, body: map[string]string{"name": key, "key": key},
 				grants: []grant{{access.CloneFlag, flagRN(src)}, {access.CreateFlag, flagRN("*")}}}
+		},
+		// Comparing and copying read the source and the target, and write
+		// what the target's own change needs: TestCompareAndCopyNeedBothEnvironments.
+		"POST /api/v1/envs/:envId/feature-flags/compare-overview": func() call {
+			return call{path: m.flags() + "/compare-overview", body: map[string]any{"targetEnvIds": []uuid.UUID{m.dev().ID}},
+				grants: []grant{{access.CanAccessEnv, devRN}, {access.CanAccessEnv, envRN}}}
+		},
+		"GET /api/v1/envs/:envId/feature-flags/:key/compare-with/:targetEnvId": func() call {
+			return call{path: m.flags() + "/" + m.flag(false) + "/compare-with/" + m.dev().ID.String(),
+				grants: []grant{{access.CanAccessEnv, devRN}, {access.CanAccessEnv, envRN}}}
+		},
+		"POST /api/v1/envs/:envId/feature-flags/copy-to-env-precheck/:targetEnvId": func() call {
+			return call{path: m.flags() + "/copy-to-env-precheck/" + m.dev().ID.String(), body: []uuid.UUID{m.flagID(m.flag(false))},
+				grants: []grant{{access.CanAccessEnv, devRN}, {access.CanAccessEnv, envRN}}}
+		},
+		"POST /api/v1/envs/:envId/feature-flags/copy-to-env/:targetEnvId": func() call {
+			return call{path: m.flags() + "/copy-to-env/" + m.dev().ID.String(), body: map[string]any{"flagIds": []uuid.UUID{m.flagID(m.flag(false))}},
+				grants: []grant{{access.CreateFlag, devRN + ":flag/*"}, {access.CanAccessEnv, envRN}, {access.CanAccessEnv, devRN}}}
+		},
+		"PUT /api/v1/envs/:envId/feature-flags/:key/copy-settings-to/:targetEnvId": func() call {
+			key := m.flag(false)
+			m.owner("POST", "/api/v1/envs/"+m.dev().ID.String()+"/feature-flags", map[string]string{"name": key, "key": key})
+			m.owner("PUT", m.flags()+"/"+key+"/toggle/true", nil)
+			return call{path: m.flags() + "/" + key + "/copy-settings-to/" + m.dev().ID.String(), body: map[string]any{"options": map[string]any{"onOffState": true}},
+				grants: []grant{{access.ToggleFlag, devRN + ":flag/" + key}, {access.CanAccessEnv, envRN}, {access.CanAccessEnv, devRN}}}
 		},
 		"PATCH /api/v1/envs/:envId/feature-flags/:key":              onFlag(access.UpdateFlagName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
 		"DELETE /api/v1/envs/:envId/feature-flags/:key":             onFlag(access.DeleteFlag, "", nil),

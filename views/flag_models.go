@@ -93,7 +93,10 @@ type FlagPage struct {
 // FlagMain is everything of a flag's page below the messages; htmx answers
 // replace it whole, so every form on it carries the flag's new revision.
 type FlagMain struct {
-	Crumbs                 []Crumb
+	Crumbs []Crumb
+	// CompareHref compares the flag with another environment's; CopyHref
+	// copies it to another environment.
+	CompareHref, CopyHref  string
 	Name, Key, Description string
 	Type                   string
 	On, Archived           bool

@@ -49,6 +49,8 @@ func TestBrowserAccessibility(t *testing.T) {
 		Conditions: []store.Condition{{ID: "c1", Property: store.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
 	_, err = a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", store.TargetingInput{Targeting: &tg})
 	must(t, err)
+	dev := web.Environments[1]
+	a.makeFlag(dev, store.FlagInput{Name: "Checkout", Key: "checkout"}) // compared with Prod's
 	a.makeFlag(prod, store.FlagInput{Name: "Old banner", Key: "old-banner"})
 	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", store.Change{})
 	must(t, err)
@@ -91,6 +93,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/flags/:key/restore":              "/flags/old-banner/restore",
 		"/flags/:key/delete":               "/flags/old-banner/delete",
 		"/flags/:key/history":              "/flags/checkout/history",
+		"/flags/:key/compare":              "/flags/checkout/compare?target=" + dev.ID.String(),
 		"/segments/:id":                    "/segments/" + beta.ID.String(),
 		"/segments/:id/flags":              "/segments/" + beta.ID.String() + "/flags",
 		"/segments/:id/settings":           "/segments/" + beta.ID.String() + "/settings",
@@ -99,12 +102,13 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/segments/:id/delete":             "/segments/" + archivedSeg.ID.String() + "/delete",
 		"/segments/:id/history":            "/segments/" + beta.ID.String() + "/history",
 	}
-	// Not pages: assets, the SSO callback (a redirect), a fragment, the home
+	// Not pages: assets, the SSO callback (a redirect), fragments, the home
 	// redirect, and the SDK and health endpoints.
-	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/": true,
+	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/": true, "/get-started/check": true,
 		"/streaming": true, "/health/liveness": true, "/health/readiness": true}
 	// Extra states of pages worth checking on their own.
-	extra := []string{"/flags/checkout?edit=targeting", "/flags/checkout?edit=off", "/flags?archived=1",
+	extra := []string{"/flags/compare?target=" + dev.ID.String(), "/flags/checkout/compare?target=" + dev.ID.String() + "&preview=1&onOffState=on&targetingRule=on",
+		"/flags/copy?target=" + dev.ID.String() + "&flag=" + a.flag(prod, "checkout").ID.String(), "/flags/checkout?edit=targeting", "/flags/checkout?edit=off", "/flags?archived=1",
 		"/policies/" + policy.ID.String() + "?tab=statements&action=ToggleFlag&resource=project/web:env/prod:flag/*"}
 
 	// Each page is named by its route, so screenshots keep their names

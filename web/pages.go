@@ -3,6 +3,7 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"net/url"
 
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
@@ -22,6 +23,9 @@ type pages struct {
 	assets   *assets
 	csrf     *csrfGuard
 	sso      *ssoClient
+	// baseURL is this instance's public URL, which the first-run guide's
+	// snippets connect SDKs to.
+	baseURL *url.URL
 }
 
 func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
@@ -33,7 +37,7 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 	return &pages{store: s, log: log, assets: as,
 		sessions: newSessionStore(s.Keys(), secure),
 		csrf:     newCSRFGuard(s.Keys().CSRF, secure),
-		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks())}, nil
+		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks()), baseURL: cfg.BaseURL}, nil
 }
 
 // register adds every page route to e. Every page but sign-in needs a
@@ -119,6 +123,17 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/policies/:id/groups/:groupId/remove", p.removePolicyGroup)
 	g.GET("/organization", p.organization)
 	g.POST("/organization", p.updateOrganization)
+	g.GET("/organization/delete", p.confirmDeleteOrganization)
+	g.POST("/organization/delete", p.deleteOrganization)
+	g.GET("/organizations/new", p.newOrganization)
+	g.POST("/organizations", p.createOrganization)
+
+	// The first-run guide.
+	g.GET(guidePath, p.guide)
+	g.POST(guidePath+"/project", p.createFirstProject)
+	g.POST(guidePath+"/flag", p.createFirstFlag)
+	g.GET(guidePath+"/check", p.guideCheck)
+	g.POST(guidePath+"/skip", p.skipGuide)
 	g.GET("/access-tokens/:id", p.accessToken)
 	g.POST("/access-tokens/:id", p.updateAccessToken)
 
@@ -131,7 +146,12 @@ func (p *pages) register(e *echo.Echo) {
 	// They work in the environment chosen in the context switcher.
 	g.GET("/flags", p.flags)
 	g.POST("/flags", p.createFlag)
+	g.GET("/flags/compare", p.compareEnvs)
+	g.GET("/flags/copy", p.copyFlags)
+	g.POST("/flags/copy", p.copyFlagsConfirm)
 	g.GET("/flags/:key", p.flag)
+	g.GET("/flags/:key/compare", p.flagCompare)
+	g.POST("/flags/:key/copy-settings", p.copyFlagSettings)
 	g.POST("/flags/:key/toggle", p.toggleFlag)
 	g.POST("/flags/:key/off-variation", p.setFlagOffVariation)
 	g.POST("/flags/:key/targeting", p.setFlagTargeting)
@@ -174,7 +194,11 @@ func (p *pages) register(e *echo.Echo) {
 	g.GET("/audit-log", p.auditLog)
 }
 
-// home is the landing page: the feature flags of the working environment.
+// home is the landing page: the feature flags of the working environment,
+// or the first-run guide while the organization has no project.
 func (p *pages) home(c echo.Context) error {
+	if greet, err := p.greeted(c); err != nil || greet {
+		return err
+	}
 	return c.Redirect(http.StatusSeeOther, "/flags")
 }

@@ -70,6 +70,9 @@ func (p *pages) switcher(c echo.Context, w store.Workplace) views.Switcher {
 		next = u.RequestURI() // the page the change was made on, not the form's address
 	}
 	sw := views.Switcher{CSRF: csrfToken(c), Next: next}
+	if mayCreateOrganization(a) {
+		sw.NewOrgHref = "/organizations/new"
+	}
 	if len(orgs) > 1 {
 		for _, o := range orgs {
 			sw.Orgs = append(sw.Orgs, views.Option{Value: o.ID.String(), Label: o.Name, Selected: o.ID == a.OrgID})

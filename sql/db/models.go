@@ -70,6 +70,11 @@ type EndUserProperty struct {
 	UpdatedAt           time.Time
 }
 
+type EnvSdkActivity struct {
+	EnvID       uuid.UUID
+	FirstSeenAt time.Time
+}
+
 type EnvSecret struct {
 	ID        uuid.UUID
 	EnvID     uuid.UUID

@@ -149,3 +149,20 @@ WHERE p.organization_id = @organization_id AND f.env_id = @env_id
 SELECT id, name, email FROM users WHERE id = ANY(@ids::uuid[])
 UNION ALL
 SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY(@ids::uuid[]);
+
+-- name: FlagsByIDs :many
+-- FlagsByIDs returns those of some flags that belong to an environment, by
+-- key, for copying them to another environment.
+SELECT * FROM feature_flags WHERE env_id = @env_id AND id = ANY(@ids::uuid[]) ORDER BY key;
+
+-- name: LiveFlagsByKeys :many
+-- LiveFlagsByKeys returns the flags of some environments that have one of
+-- some keys exactly and are not archived: the other side of a comparison.
+SELECT * FROM feature_flags
+WHERE env_id = ANY(@env_ids::uuid[]) AND key = ANY(@keys::text[]) AND NOT is_archived
+ORDER BY env_id, key;
+
+-- name: FlagKeysUsed :many
+-- FlagKeysUsed returns which of some keys are taken in an environment,
+-- case-insensitively (as feature_flags_key_unique compares them), as stored there.
+SELECT key FROM feature_flags WHERE env_id = @env_id AND lower(key) = ANY(@keys::text[]) ORDER BY key;
