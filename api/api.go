@@ -183,6 +183,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.POST("/envs/:envId/end-users/list", h.listEndUsers)
 	g.PUT("/envs/:envId/end-users", h.upsertEndUser)
 	g.POST("/envs/:envId/end-users/by-keyIds", h.endUsersByKeys)
+	g.POST("/envs/:envId/end-users/upload", h.uploadEndUsers)
+	g.POST("/envs/:envId/end-users/download", h.downloadEndUsers)
 	g.GET("/envs/:envId/end-users/:id/flags", h.endUserFlags)
 	g.GET("/envs/:envId/end-users/:id/segments", h.endUserSegments)
 	g.GET("/envs/:envId/end-user-properties", h.listEndUserProperties)

@@ -1,6 +1,14 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
@@ -165,4 +173,127 @@ func (h *Handler) deleteEndUserProperty(c echo.Context) error {
 	}
 	err = h.store.DeleteEndUserProperty(c.Request().Context(), actor(c), envID, id)
 	return respond(c, true, err)
+}
+
+// maxUploadBytes bounds an end-user file: 50,000 users of about 600 bytes.
+const maxUploadBytes = 32 << 20
+
+// uploadEndUsers imports FeatBit's end-user file (ImportUserData JSON) sent
+// as the multipart field "file"; no file, or an empty one, changes nothing,
+// as in FeatBit. A JSON body (up to the API's body limit) is taken as the file.
+func (h *Handler) uploadEndUsers(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	r := c.Request()
+	// The file's JSON may also come as the body itself, for scripts.
+	if strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
+		var data store.ImportUserData
+		if err := bind(c, &data); err != nil {
+			return err
+		}
+		_, err = h.store.ImportEndUsers(r.Context(), actor(c), envID, data)
+		return respond(c, true, err)
+	}
+	if r.ContentLength > maxUploadBytes {
+		return errTooLarge
+	}
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, maxUploadBytes)
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return store.Invalid("file_is_invalid")
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return respond(c, true, nil) // no file
+		}
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errTooLarge
+		}
+		if err != nil {
+			return store.Invalid("file_is_invalid")
+		}
+		if part.FormName() != "file" {
+			continue
+		}
+		body, err := io.ReadAll(part)
+		if errors.As(err, &tooLarge) {
+			return errTooLarge
+		}
+		if err != nil {
+			return store.Invalid("file_is_invalid")
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			return respond(c, true, nil)
+		}
+		var data store.ImportUserData
+		if !utf8.Valid(body) || json.Unmarshal(body, &data) != nil {
+			return store.Invalid("file_is_invalid")
+		}
+		_, err = h.store.ImportEndUsers(r.Context(), actor(c), envID, data)
+		return respond(c, true, err)
+	}
+}
+
+// downloadEndUsers answers FeatBit's end-user file for the users matching
+// the filter's searchText (at most 50,000, most recently seen first),
+// written as they are read so memory holds one page of them.
+func (h *Handler) downloadEndUsers(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var f store.EndUserFilter
+	if err := bind(c, &f); err != nil {
+		return err
+	}
+	ctx, a := c.Request().Context(), actor(c)
+	props, err := h.store.EndUserPropertyNames(ctx, a, envID)
+	if err != nil {
+		return err
+	}
+	names, err := json.Marshal(props)
+	if err != nil {
+		return err
+	}
+	w := c.Response()
+	started := false
+	n := 0
+	err = h.store.EachEndUser(ctx, a, envID, f.SearchText, func(u store.ImportUser) error {
+		if !started {
+			w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+			w.WriteHeader(http.StatusOK)
+			if _, err := io.WriteString(w, `{"success":true,"errors":[],"data":{"userProperties":`+string(names)+`,"users":[`); err != nil {
+				return err
+			}
+			started = true
+		}
+		b, err := json.Marshal(u)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			b = append([]byte{','}, b...)
+		}
+		n++
+		_, err = w.Write(b)
+		return err
+	})
+	if !started {
+		if err != nil {
+			return err // nothing written yet: the usual error answer
+		}
+		return respond(c, store.ImportUserData{Users: []store.ImportUser{}, UserProperties: props}, nil)
+	}
+	if err != nil {
+		// The status is sent; cutting the body short makes it invalid JSON
+		// rather than a file that looks complete.
+		h.log.WarnContext(ctx, "end-user download cut short", "err", err)
+		return nil
+	}
+	_, err = io.WriteString(w, `]}}`)
+	return err
 }

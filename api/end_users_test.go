@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -249,5 +252,69 @@ func TestEndUsersBoundPerEnvironment(t *testing.T) {
 	seeEndUsers(t, bounded, dev.ID, t0, users[:2]...)
 	if n := s.count(`SELECT count(*) FROM end_users WHERE env_id = $1`, dev.ID); n != 2 {
 		t.Fatalf("the other environment kept %d", n)
+	}
+}
+
+// multipartFile is a multipart body with one field "file", and its content type.
+func multipartFile(t *testing.T, content string) ([]byte, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, err := mw.CreateFormFile("file", "users.json")
+	must(t, err)
+	_, err = fw.Write([]byte(content))
+	must(t, err)
+	must(t, mw.Close())
+	return buf.Bytes(), mw.FormDataContentType()
+}
+
+// TestEndUserUploadAndDownload: FeatBit's file goes in whole or not at all,
+// and comes out again.
+func TestEndUserUploadAndDownload(t *testing.T) {
+	t.Parallel() // every test server has its own database
+	s := newServer(t)
+	e := s.prodEnv()
+	base := "/api/v1/envs/" + e.env.ID.String() + "/end-users"
+	upload := func(content string) *reply {
+		body, ct := multipartFile(t, content)
+		return s.do("POST", base+"/upload", s.owner, body, "Content-Type", ct)
+	}
+	file := `{"users":[{"keyId":"u1","name":"One","customizedProperties":[{"name":"plan","value":"pro"}]},{"keyId":"u2","name":null,"customizedProperties":[]}],
+		"userProperties":["plan","region"]}`
+	if ok := decode[bool](t, upload(file).ok(t)); !ok {
+		t.Fatal("upload answered false")
+	}
+	if n := s.count(`SELECT count(*) FROM end_users WHERE env_id = $1`, e.env.ID); n != 2 {
+		t.Fatalf("%d users imported, want 2", n)
+	}
+	upload(`{"users":[{"keyId":"u3"},{"keyId":""}]}`).fails(t, http.StatusBadRequest, "users_is_invalid")
+	upload(`{"users":[{"keyId":"u3"},{"keyId":"u3"}]}`).fails(t, http.StatusBadRequest, "users_is_invalid")
+	upload(`not json`).fails(t, http.StatusBadRequest, "file_is_invalid")
+	if n := s.count(`SELECT count(*) FROM end_users WHERE env_id = $1`, e.env.ID); n != 2 {
+		t.Fatalf("a refused file changed the users: %d", n)
+	}
+	decode[bool](t, upload(``).ok(t)) // an empty file changes nothing, as in FeatBit
+	// Scripts may send the file as the JSON body.
+	decode[bool](t, s.do("POST", base+"/upload", s.owner, map[string]any{"users": []map[string]any{{"keyId": "u9", "name": "Nine"}}}).ok(t))
+	if n := s.count(`SELECT count(*) FROM end_users WHERE env_id = $1`, e.env.ID); n != 3 {
+		t.Fatalf("%d users after a JSON upload, want 3", n)
+	}
+	// Importing changes the environment: someone without UpdateEnvSettings is refused.
+	nobody, _ := s.addMember("nobody@example.com")
+	body, ct := multipartFile(t, file)
+	s.do("POST", base+"/upload", nobody, body, "Content-Type", ct).fails(t, http.StatusForbidden, "Forbidden")
+
+	got := decode[store.ImportUserData](t, s.do("POST", base+"/download", s.owner, map[string]any{"searchText": "", "pageSize": 10}).ok(t))
+	if len(got.Users) != 3 || strings.Join(got.UserProperties, ",") != "keyId,name,plan,region" {
+		t.Fatalf("download %+v", got)
+	}
+	for _, u := range got.Users {
+		if u.KeyID == "u1" && (*u.Name != "One" || u.CustomizedProperties[0].Value != "pro") {
+			t.Fatalf("u1 downloaded as %+v", u)
+		}
+	}
+	got = decode[store.ImportUserData](t, s.do("POST", base+"/download", s.owner, map[string]any{"searchText": "nobody"}).ok(t))
+	if len(got.Users) != 0 || got.Users == nil {
+		t.Fatalf("download of nobody %+v", got)
 	}
 }

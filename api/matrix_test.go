@@ -421,6 +421,13 @@ func (m *matrix) cases() map[string]func() call {
 		"POST /api/v1/envs/:envId/end-users/by-keyIds": func() call {
 			return call{path: m.endUsers() + "/by-keyIds", body: []string{"u1"}, grants: []grant{{access.CanAccessEnv, envRN}}}
 		},
+		"POST /api/v1/envs/:envId/end-users/download": func() call {
+			return call{path: m.endUsers() + "/download", body: map[string]any{"searchText": ""}, grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
+		"POST /api/v1/envs/:envId/end-users/upload": func() call { // the file as the JSON body; multipart: TestEndUserUploadAndDownload
+			return call{path: m.endUsers() + "/upload", body: map[string]any{"users": []map[string]string{{"keyId": fmt.Sprintf("u%d", m.next())}}},
+				grants: []grant{{access.UpdateEnvSettings, envRN}}}
+		},
 		"GET /api/v1/envs/:envId/end-users/get-by-featureflag": func() call {
 			return readEnv(m.endUsers() + "/get-by-featureflag?featureFlagKey=" + m.flag(false) + "&from=1&to=1900000000000")()
 		},

@@ -13,6 +13,27 @@ import (
 	"github.com/google/uuid"
 )
 
+const AddEndUserPropertyNames = `-- name: AddEndUserPropertyNames :exec
+INSERT INTO end_user_properties (env_id, name)
+SELECT $1::uuid, n.name FROM unnest($2::text[]) AS n(name)
+WHERE (SELECT count(*) FROM end_user_properties x WHERE x.env_id = $1::uuid) < $3::bigint
+ORDER BY n.name
+ON CONFLICT (env_id, name) DO NOTHING
+`
+
+type AddEndUserPropertyNamesParams struct {
+	EnvID         uuid.UUID
+	Names         []string
+	MaxProperties int64
+}
+
+// AddEndUserPropertyNames adds property names to an environment, keeping
+// those it has and its bound on names.
+func (q *Queries) AddEndUserPropertyNames(ctx context.Context, arg AddEndUserPropertyNamesParams) error {
+	_, err := q.db.Exec(ctx, AddEndUserPropertyNames, arg.EnvID, arg.Names, arg.MaxProperties)
+	return err
+}
+
 const CountEndUsersSeenBetween = `-- name: CountEndUsersSeenBetween :one
 SELECT count(*) FROM (
     SELECT 1 FROM end_users

@@ -131,3 +131,12 @@ RETURNING *;
 -- name: DeleteEndUserProperty :execrows
 -- DeleteEndUserProperty removes one property of an environment.
 DELETE FROM end_user_properties WHERE env_id = $1 AND id = $2;
+
+-- name: AddEndUserPropertyNames :exec
+-- AddEndUserPropertyNames adds property names to an environment, keeping
+-- those it has and its bound on names.
+INSERT INTO end_user_properties (env_id, name)
+SELECT @env_id::uuid, n.name FROM unnest(@names::text[]) AS n(name)
+WHERE (SELECT count(*) FROM end_user_properties x WHERE x.env_id = @env_id::uuid) < @max_properties::bigint
+ORDER BY n.name
+ON CONFLICT (env_id, name) DO NOTHING;

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -24,7 +25,7 @@ import (
 // never slows the insight endpoint.
 const (
 	EndUserFlushEvery  = time.Second
-	endUserBatch       = 5_000
+	endUserBatch       = 1_000
 	maxPendingEndUsers = 100_000
 	maxPendingBytes    = 64 << 20
 	// DefaultMaxEndUsersPerEnv bounds the end users kept per environment
@@ -157,7 +158,7 @@ func (s *Store) FlushEndUsers(ctx context.Context) error {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b endUserKey) int {
-		if c := strings.Compare(a.env.String(), b.env.String()); c != 0 {
+		if c := bytes.Compare(a.env[:], b.env[:]); c != 0 {
 			return c
 		}
 		return strings.Compare(a.key, b.key)

@@ -120,10 +120,10 @@ func TestInsightFloodOfNewUsers(t *testing.T) {
 	if floodTook > 3*time.Second {
 		t.Errorf("10,000 events took %v to send, want about a second", floodTook)
 	}
-	// Generous: three times the baseline's p99, plus 100 ms for a machine
-	// shared with other work.
-	if limit := 3*bp99 + 100*time.Millisecond; fp99 > limit {
-		t.Errorf("p99 with new users %v, over %v (three times the baseline's %v, plus 100 ms)", fp99, limit, bp99)
+	// Generous: three times the baseline's p99, plus 200 ms for a machine
+	// shared with other work (the writer's statements take the same cores).
+	if limit := 3*bp99 + 200*time.Millisecond; fp99 > limit {
+		t.Errorf("p99 with new users %v, over %v (three times the baseline's %v, plus 200 ms)", fp99, limit, bp99)
 	}
 
 	must := func(err error) {
