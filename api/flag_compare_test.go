@@ -145,6 +145,9 @@ func TestCopyToEnvPrecheck(t *testing.T) {
 	if r := res[0]; r.ID != free.ID || !r.Passed || !r.KeyCheck || !r.TargetRuleCheck || !r.TargetUserCheck || !r.PermissionCheck {
 		t.Errorf("free: %+v, want passed (a shared segment in scope is usable)", r)
 	}
+	if r := res[0]; len(r.NewProperties) != 0 {
+		t.Errorf("free tests only a segment, yet names new properties %v", r.NewProperties)
+	}
 	if r := res[1]; r.KeyCheck || r.Passed || !r.TargetRuleCheck {
 		t.Errorf("taken: %+v, want the key check failed", r)
 	}
@@ -175,6 +178,13 @@ func TestCopyToEnv(t *testing.T) {
 	two := e.prod.createFlag(map[string]any{"name": "Two", "key": "two"})
 	e.prod.setTargeting(two, nil, []map[string]any{segmentRule(two, seg.ID)})
 
+	// One's rule tests country, which Dev has not seen: the pre-check names it.
+	check := decode[[]store.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+e.dev.env.ID.String(),
+		s.owner, []uuid.UUID{one.ID}).ok(t))
+	if len(check) != 1 || !slices.Equal(check[0].NewProperties, []string{"country"}) {
+		t.Fatalf("pre-check %+v, want newProperties [country]", check)
+	}
+
 	// FeatBit's body: the flags and the pre-check results its page got.
 	path := e.prod.flags + "/copy-to-env/" + e.dev.env.ID.String()
 	body := map[string]any{"flagIds": []uuid.UUID{one.ID, two.ID}, "precheckResults": []map[string]any{{"id": one.ID, "keyCheck": true}}}
@@ -197,6 +207,10 @@ func TestCopyToEnv(t *testing.T) {
 	}
 	if n := s.count(`SELECT count(*) FROM flag_revisions WHERE flag_id = $1`, got.ID); n != 1 {
 		t.Errorf("%d revisions of the copy, want 1", n)
+	}
+	// The copy adds the property its rule tests to Dev's, for the rule editors.
+	if n := s.count(`SELECT count(*) FROM end_user_properties WHERE env_id = $1 AND name = 'country'`, e.dev.env.ID); n != 1 {
+		t.Errorf("Dev has %d end-user properties named country after the copy, want 1", n)
 	}
 
 	// A taken key refuses the whole copy: three is not copied either.

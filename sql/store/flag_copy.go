@@ -425,6 +425,10 @@ func (s *Store) precheck(ctx context.Context, q *db.Queries, a *Actor, sourceEnv
 	if err != nil {
 		return nil, translate(err)
 	}
+	known, err := q.EndUserPropertyNames(ctx, db.EndUserPropertyNamesParams{EnvID: tgtEnv.Environment.ID, Lim: maxEndUserProperties})
+	if err != nil {
+		return nil, translate(err)
+	}
 	out := make([]CopyToEnvPrecheckResult, len(ids))
 	for i, id := range ids {
 		f := flags[id]
@@ -436,11 +440,29 @@ func (s *Store) precheck(ctx context.Context, q *db.Queries, a *Actor, sourceEnv
 			KeyCheck:        !slices.ContainsFunc(taken, func(k string) bool { return strings.EqualFold(k, f.Key) }),
 			TargetUserCheck: !hasTargets(f), TargetRuleCheck: len(missing) == 0,
 			PermissionCheck: a.require(access.CreateFlag, flagRN(tgtEnv, f.Key, f.Tags)) == nil,
-			NewProperties:   []string{}, SegmentsNotVisible: OrEmpty(missing)}
+			NewProperties:   newProperties(f.Rules, known), SegmentsNotVisible: OrEmpty(missing)}
 		r.Passed = r.KeyCheck && r.TargetUserCheck && r.TargetRuleCheck && r.PermissionCheck
 		out[i] = r
 	}
 	return out, nil
+}
+
+// newProperties names the user properties the rules test that the target
+// environment has not seen (FeatBit's GetNewProperties): a copy adds them
+// there, so its rule editors suggest them.
+func newProperties(rules []FlagRule, known []string) []string {
+	out := []string{}
+	for _, r := range rules {
+		for _, c := range r.Conditions {
+			if c.Property == SegmentIn || c.Property == SegmentNotIn || c.Property == "keyId" || c.Property == "name" {
+				continue
+			}
+			if !slices.Contains(known, c.Property) && !slices.Contains(out, c.Property) {
+				out = append(out, c.Property)
+			}
+		}
+	}
+	return out
 }
 
 func hasTargets(f Flag) bool {
@@ -511,6 +533,11 @@ func (s *Store) CopyToEnv(ctx context.Context, a *Actor, sourceEnvID, targetEnvI
 			f.IsArchived, f.TargetUsers = false, []TargetUser{}
 			if !checks[i].TargetRuleCheck {
 				f.Rules = []FlagRule{}
+			} else if len(checks[i].NewProperties) > 0 {
+				if err := q.AddEndUserPropertyNames(ctx, db.AddEndUserPropertyNamesParams{EnvID: targetEnvID,
+					Names: checks[i].NewProperties, MaxProperties: maxEndUserProperties}); err != nil {
+					return translate(err)
+				}
 			}
 			var v validator
 			refs := checkFlag(&v, &f)
