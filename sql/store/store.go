@@ -38,6 +38,8 @@ type Store struct {
 	tokenMinting *Limiter
 	// ssoStarts limits how fast one address begins single sign-on attempts.
 	ssoStarts *Limiter
+	// triggerRuns limits how often each flag trigger runs.
+	triggerRuns *Limiter
 
 	allowPrivateNetworks bool
 
@@ -82,6 +84,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
+		triggerRuns:          newTriggerLimiter(),
 		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log)}
 	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
 	s.listener = &listener{pool: pool, log: log, channels: []channel{
