@@ -48,6 +48,9 @@ func TestBrowserAccessibility(t *testing.T) {
 		Conditions: []store.Condition{{ID: "c1", Property: store.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
 	_, err = a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", store.TargetingInput{Targeting: &tg})
 	must(t, err)
+	_, err = a.st.CreateTrigger(ctx, owner, store.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
+		Type: store.TriggerTypeFlagGeneral, Action: store.TriggerTurnOff, Description: "Checkout alert"})
+	must(t, err)
 	a.makeFlag(prod, store.FlagInput{Name: "Old banner", Key: "old-banner"})
 	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", store.Change{})
 	must(t, err)
@@ -84,6 +87,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/flags/:key/restore":              "/flags/old-banner/restore",
 		"/flags/:key/delete":               "/flags/old-banner/delete",
 		"/flags/:key/history":              "/flags/checkout/history",
+		"/flags/:key/triggers":             "/flags/checkout/triggers",
 		"/segments/:id":                    "/segments/" + beta.ID.String(),
 		"/segments/:id/flags":              "/segments/" + beta.ID.String() + "/flags",
 		"/segments/:id/settings":           "/segments/" + beta.ID.String() + "/settings",

@@ -3,6 +3,7 @@ package web
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
@@ -22,6 +23,9 @@ type pages struct {
 	assets   *assets
 	csrf     *csrfGuard
 	sso      *ssoClient
+	// baseURL is the instance's public URL without a trailing slash, for
+	// the URLs pages show (a trigger's).
+	baseURL string
 }
 
 func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
@@ -33,7 +37,8 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 	return &pages{store: s, log: log, assets: as,
 		sessions: newSessionStore(s.Keys(), secure),
 		csrf:     newCSRFGuard(s.Keys().CSRF, secure),
-		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks())}, nil
+		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks()),
+		baseURL:  strings.TrimSuffix(cfg.BaseURL.String(), "/")}, nil
 }
 
 // register adds every page route to e. Every page but sign-in needs a
@@ -150,6 +155,11 @@ func (p *pages) register(e *echo.Echo) {
 	g.GET("/flags/:key/delete", p.confirmFlag(deleteFlag))
 	g.POST("/flags/:key/delete", p.changeFlagLifecycle(deleteFlag))
 	g.GET("/flags/:key/history", p.flagHistory)
+	g.GET("/flags/:key/triggers", p.flagTriggers)
+	g.POST("/flags/:key/triggers", p.createTrigger)
+	g.POST("/flags/:key/triggers/:id/status", p.setTriggerStatus)
+	g.POST("/flags/:key/triggers/:id/reset", p.resetTrigger)
+	g.POST("/flags/:key/triggers/:id/delete", p.deleteTrigger)
 
 	g.GET("/segments", p.segments)
 	g.POST("/segments", p.createSegment)
