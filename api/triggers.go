@@ -71,9 +71,10 @@ func (h *Handler) deleteTrigger(c echo.Context) error {
 // runTrigger is the URL alerting systems call. It needs no sign-in: the
 // token is the credential. Whatever body the caller sends (an alert's
 // payload) is not read. An unknown token and a disabled trigger both answer
-// 404; past the trigger's rate, 429 with Retry-After.
+// 404; past the trigger's rate (or too many misses from one address), 429
+// with Retry-After.
 func (h *Handler) runTrigger(c echo.Context) error {
-	_, err := h.store.RunTrigger(c.Request().Context(), c.Param("token"))
+	_, err := h.store.RunTrigger(c.Request().Context(), c.Param("token"), c.RealIP())
 	if errors.Is(err, store.ErrTooManyRequests) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(store.TriggerRefill.Seconds())))
 	}

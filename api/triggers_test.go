@@ -216,3 +216,24 @@ func TestTriggersNeedToggleFlag(t *testing.T) {
 	// Nothing changed: the original token still works.
 	s.run(tr.Token).ok(t)
 }
+
+// Guessing tokens is bounded per address: after TriggerMissBurst misses one
+// address gets 429, even for a real token; another address is unaffected.
+func TestTriggerMissesAreLimitedPerAddress(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	e := s.prodEnv()
+	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
+	tr := s.createTrigger(f, "turn-on", "")
+	guesser := "198.51.100.7:4000"
+	for i := range store.TriggerMissBurst {
+		s.do("POST", "/api/v1/triggers/run/"+strings.Repeat(string(rune('a'+i%26)), 40), "", nil, remoteAddr, guesser).
+			fails(t, http.StatusNotFound, "ResourceNotFound")
+	}
+	r := s.do("POST", "/api/v1/triggers/run/"+tr.Token, "", nil, remoteAddr, guesser)
+	r.fails(t, http.StatusTooManyRequests, "TooManyRequests")
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	s.do("POST", "/api/v1/triggers/run/"+tr.Token, "", nil, remoteAddr, "203.0.113.9:4000").ok(t)
+}

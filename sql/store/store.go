@@ -38,8 +38,9 @@ type Store struct {
 	tokenMinting *Limiter
 	// ssoStarts limits how fast one address begins single sign-on attempts.
 	ssoStarts *Limiter
-	// triggerRuns limits how often each flag trigger runs.
-	triggerRuns *Limiter
+	// triggerRuns limits how often each flag trigger runs; triggerMisses
+	// how many unknown trigger tokens one address tries.
+	triggerRuns, triggerMisses *Limiter
 
 	allowPrivateNetworks bool
 

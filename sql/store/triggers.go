@@ -34,6 +34,10 @@ const (
 	TriggerBurst   = 5
 	TriggerRefill  = 10 * time.Second
 	MaxFlagTrigger = 50
+	// TriggerMissBurst unknown tokens (or disabled triggers) are answered
+	// per client address, then one a second: a caller guessing tokens
+	// costs the database little.
+	TriggerMissBurst = 30
 	// triggerTokenLen is FeatBit's token length; Bunting's tokens are 30
 	// random bytes in URL-safe base64, which is also 40 characters.
 	triggerTokenLen = 40
@@ -280,18 +284,29 @@ type TriggerRun struct {
 // learns nothing about which. Past the trigger's rate it is
 // ErrTooManyRequests; on an archived flag ErrFlagIsArchived. Every accepted
 // call is counted on the trigger, whether or not the flag changed.
-func (s *Store) RunTrigger(ctx context.Context, token string) (TriggerRun, error) {
-	if len(token) != triggerTokenLen {
+func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerRun, error) {
+	missKey := "addr:" + address
+	if s.triggerMisses.Exhausted(missKey) {
+		return TriggerRun{}, ErrTooManyRequests
+	}
+	miss := func() (TriggerRun, error) {
+		s.triggerMisses.Allow(missKey)
 		return TriggerRun{}, ErrNotFound
+	}
+	if len(token) != triggerTokenLen {
+		return miss()
 	}
 	sum := sha256.Sum256([]byte(token))
 	row, err := s.q.GetTriggerByToken(ctx, sum[:])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return miss()
+	}
 	if err != nil {
 		return TriggerRun{}, translate(err)
 	}
 	t := row.FlagTrigger
 	if !t.IsEnabled {
-		return TriggerRun{}, ErrNotFound
+		return miss()
 	}
 	if !s.triggerRuns.Allow(t.ID.String()) {
 		return TriggerRun{}, ErrTooManyRequests
@@ -334,3 +349,6 @@ func triggerComment(t db.FlagTrigger) string {
 
 // newTriggerLimiter bounds how often each trigger may run.
 func newTriggerLimiter() *Limiter { return NewLimiter(rate.Every(TriggerRefill), TriggerBurst) }
+
+// newTriggerMissLimiter bounds how many unknown tokens one address may try.
+func newTriggerMissLimiter() *Limiter { return NewLimiter(rate.Every(time.Second), TriggerMissBurst) }
