@@ -85,7 +85,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
-		triggerRuns:          newTriggerLimiter(),
+		triggerRuns: newTriggerLimiter(), triggerMisses: newTriggerMissLimiter(),
 		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log)}
 	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
 	s.listener = &listener{pool: pool, log: log, channels: []channel{
