@@ -67,6 +67,11 @@ func TestTriggerRun(t *testing.T) {
 		f.ID.String(), tr.ID); n != 1 {
 		t.Errorf("%d history entries of the trigger turning the flag off, want 1", n)
 	}
+	// The flag list says who changed it last: the trigger, by its description.
+	listed := decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
+	if lc := listed.Items[0].LastChange; lc == nil || lc.Operator.Name != "Trigger “PagerDuty checkout”" || lc.Comment != revs.Items[0].Comment {
+		t.Errorf("last change %+v, want the trigger's", lc)
+	}
 	// Called again, the flag is already off: counted, nothing changes.
 	s.run(tr.Token).ok(t)
 	if n := s.count(`SELECT count(*) FROM flag_revisions WHERE flag_id = $1`, f.ID); n != 3 {
