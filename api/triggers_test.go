@@ -67,6 +67,11 @@ func TestTriggerRun(t *testing.T) {
 		f.ID.String(), tr.ID); n != 1 {
 		t.Errorf("%d history entries of the trigger turning the flag off, want 1", n)
 	}
+	// The environment's history names the trigger as who made the change.
+	audit := decode[store.Paged[store.AuditEntry]](t, s.do("GET", "/api/v1/envs/"+e.env.ID.String()+"/audit-logs?refType=FeatureFlag", s.owner, nil).ok(t))
+	if a := audit.Items[0]; a.CreatorName != "Trigger “PagerDuty checkout”" || a.CreatorEmail != "Trigger" || a.Comment != revs.Items[0].Comment {
+		t.Errorf("newest history entry by %q (%q): %q", a.CreatorName, a.CreatorEmail, a.Comment)
+	}
 	// The flag list says who changed it last: the trigger, by its description.
 	listed := decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
 	if lc := listed.Items[0].LastChange; lc == nil || lc.Operator.Name != "Trigger “PagerDuty checkout”" || lc.Comment != revs.Items[0].Comment {
