@@ -56,8 +56,8 @@ func (h *Handler) resetTriggerToken(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers the new token (ApiResponse<string>), shown this once.
-	token, err := h.store.ResetTriggerToken(c.Request().Context(), actor(c), id)
-	return respond(c, token, err)
+	t, err := h.store.ResetTriggerToken(c.Request().Context(), actor(c), id)
+	return respond(c, t.Token, err)
 }
 
 func (h *Handler) deleteTrigger(c echo.Context) error {

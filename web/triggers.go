@@ -119,12 +119,12 @@ func (p *pages) resetTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	token, err := p.store.ResetTriggerToken(c.Request().Context(), actor(c), id)
+	t, err := p.store.ResetTriggerToken(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
-	c.Set(flashKey, []views.Flash{{Kind: "success", Text: "Token reset: the trigger's old URL no longer works."}})
-	return p.flagPage(c, tabTriggers, flagState{revealed: p.triggerURL("Trigger "+token[:5]+"…", token)})
+	c.Set(flashKey, []views.Flash{{Kind: "success", Text: fmt.Sprintf("Token of “%s” reset: its old URL no longer works.", triggerName(t))}})
+	return p.flagPage(c, tabTriggers, flagState{revealed: p.triggerURL(triggerName(t), t.Token)})
 }
 
 // setTriggerStatus enables or disables a trigger.

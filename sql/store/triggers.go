@@ -207,26 +207,29 @@ func (s *Store) managedTrigger(ctx context.Context, a *Actor, id uuid.UUID) (db.
 	return row, mayManageTriggers(a, row.ProjectKey, row.EnvKey, row.FlagKey, row.FlagTags)
 }
 
-// ResetTriggerToken gives a trigger a new token, returned this once; the old
-// URL stops working at once.
-func (s *Store) ResetTriggerToken(ctx context.Context, a *Actor, id uuid.UUID) (string, error) {
+// ResetTriggerToken gives a trigger a new token and returns the trigger with
+// it, shown this once; the old URL stops working at once.
+func (s *Store) ResetTriggerToken(ctx context.Context, a *Actor, id uuid.UUID) (Trigger, error) {
 	t, err := s.managedTrigger(ctx, a, id)
 	if err != nil {
-		return "", err
+		return Trigger{}, err
 	}
 	token, hash := newTriggerToken()
+	var out Trigger
 	err = s.inTx(ctx, func(q *db.Queries) error {
 		row, err := q.ResetTriggerToken(ctx, db.ResetTriggerTokenParams{ID: id, TokenHash: hash, TokenPreview: token[:triggerPreviewLen]})
 		if err != nil {
 			return err
 		}
-		before, after := triggerFrom(t.FlagTrigger), triggerFrom(row)
-		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, OpUpdate, &before, &after)
+		before := triggerFrom(t.FlagTrigger)
+		out = triggerFrom(row)
+		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, OpUpdate, &before, &out)
 	})
 	if err != nil {
-		return "", err
+		return Trigger{}, err
 	}
-	return token, nil
+	out.Token = token
+	return out, nil
 }
 
 // SetTriggerStatus enables or disables a trigger; a disabled trigger's URL
