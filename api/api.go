@@ -129,6 +129,11 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/envs/:envId/feature-flags/is-key-used", h.flagKeyUsed)
 	g.GET("/envs/:envId/feature-flags/insights", h.flagStatsByVariation)
 	g.POST("/envs/:envId/feature-flags/clone/:key", h.cloneFlag)
+	g.POST("/envs/:envId/feature-flags/compare-overview", h.compareOverview)
+	g.POST("/envs/:envId/feature-flags/copy-to-env-precheck/:targetEnvId", h.copyToEnvPrecheck)
+	g.POST("/envs/:envId/feature-flags/copy-to-env/:targetEnvId", h.copyToEnv)
+	g.GET("/envs/:envId/feature-flags/:key/compare-with/:targetEnvId", h.compareFlag)
+	g.PUT("/envs/:envId/feature-flags/:key/copy-settings-to/:targetEnvId", h.copyFlagSettings)
 	g.GET("/envs/:envId/feature-flags/:key", h.getFlag)
 	g.PATCH("/envs/:envId/feature-flags/:key", h.patchFlag)
 	g.DELETE("/envs/:envId/feature-flags/:key", h.deleteFlag)
@@ -164,6 +169,18 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/envs/:envId/segments/:segmentId/flag-references", h.segmentFlagReferences)
 
 	g.GET("/envs/:envId/audit-logs", h.listAuditLogs)
+
+	g.GET("/envs/:envId/end-users/get-by-featureflag", h.flagEndUsers)
+	g.GET("/envs/:envId/end-users/:id", h.getEndUser)
+	g.POST("/envs/:envId/end-users/search", h.searchEndUsers)
+	g.POST("/envs/:envId/end-users/list", h.listEndUsers)
+	g.PUT("/envs/:envId/end-users", h.upsertEndUser)
+	g.POST("/envs/:envId/end-users/by-keyIds", h.endUsersByKeys)
+	g.GET("/envs/:envId/end-users/:id/flags", h.endUserFlags)
+	g.GET("/envs/:envId/end-users/:id/segments", h.endUserSegments)
+	g.GET("/envs/:envId/end-user-properties", h.listEndUserProperties)
+	g.PUT("/envs/:envId/end-user-properties/:propertyId/upsert", h.upsertEndUserProperty)
+	g.DELETE("/envs/:envId/end-user-properties/:id", h.deleteEndUserProperty)
 
 	// Flag triggers (FeatBit's TriggerController); the run route is public, above.
 	g.GET("/triggers", h.listTriggers)

@@ -53,6 +53,17 @@ type matrix struct {
 
 const envRN = "project/web:env/prod"
 
+// devRN is the project's other environment, the target of copies.
+const devRN = "project/web:env/dev"
+
+// dev is the project's other environment.
+func (m *matrix) dev() store.Environment { return m.project.Environments[1] }
+
+// flagID reads a flag's id by key.
+func (m *matrix) flagID(key string) uuid.UUID {
+	return decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil)).ID
+}
+
 func (m *matrix) next() int { m.n++; return m.n }
 
 func (m *matrix) owner(method, path string, body any) *reply {
@@ -62,6 +73,15 @@ func (m *matrix) owner(method, path string, body any) *reply {
 
 func (m *matrix) flags() string { return "/api/v1/envs/" + m.env.ID.String() + "/feature-flags" }
 func (m *matrix) segs() string  { return "/api/v1/envs/" + m.env.ID.String() + "/segments" }
+
+func (m *matrix) endUsers() string { return "/api/v1/envs/" + m.env.ID.String() + "/end-users" }
+
+// endUser upserts an end user as the owner and returns its id.
+func (m *matrix) endUser() string {
+	key := fmt.Sprintf("u%d", m.next())
+	u := decode[store.EndUser](m.s.t, m.owner("PUT", m.endUsers(), map[string]string{"keyId": key, "name": key}))
+	return u.ID.String()
+}
 
 func (m *matrix) flag(archived bool) string {
 	key := fmt.Sprintf("f%d", m.next())
@@ -305,6 +325,31 @@ func (m *matrix) cases() map[string]func() call {
 			return call{path: m.flags() + "/clone/" + src, body: map[string]string{"name": key, "key": key},
 				grants: []grant{{access.CloneFlag, flagRN(src)}, {access.CreateFlag, flagRN("*")}}}
 		},
+		// Comparing and copying read the source and the target, and write
+		// what the target's own change needs: TestCompareAndCopyNeedBothEnvironments.
+		"POST /api/v1/envs/:envId/feature-flags/compare-overview": func() call {
+			return call{path: m.flags() + "/compare-overview", body: map[string]any{"targetEnvIds": []uuid.UUID{m.dev().ID}},
+				grants: []grant{{access.CanAccessEnv, devRN}, {access.CanAccessEnv, envRN}}}
+		},
+		"GET /api/v1/envs/:envId/feature-flags/:key/compare-with/:targetEnvId": func() call {
+			return call{path: m.flags() + "/" + m.flag(false) + "/compare-with/" + m.dev().ID.String(),
+				grants: []grant{{access.CanAccessEnv, devRN}, {access.CanAccessEnv, envRN}}}
+		},
+		"POST /api/v1/envs/:envId/feature-flags/copy-to-env-precheck/:targetEnvId": func() call {
+			return call{path: m.flags() + "/copy-to-env-precheck/" + m.dev().ID.String(), body: []uuid.UUID{m.flagID(m.flag(false))},
+				grants: []grant{{access.CanAccessEnv, devRN}, {access.CanAccessEnv, envRN}}}
+		},
+		"POST /api/v1/envs/:envId/feature-flags/copy-to-env/:targetEnvId": func() call {
+			return call{path: m.flags() + "/copy-to-env/" + m.dev().ID.String(), body: map[string]any{"flagIds": []uuid.UUID{m.flagID(m.flag(false))}},
+				grants: []grant{{access.CreateFlag, devRN + ":flag/*"}, {access.CanAccessEnv, envRN}, {access.CanAccessEnv, devRN}}}
+		},
+		"PUT /api/v1/envs/:envId/feature-flags/:key/copy-settings-to/:targetEnvId": func() call {
+			key := m.flag(false)
+			m.owner("POST", "/api/v1/envs/"+m.dev().ID.String()+"/feature-flags", map[string]string{"name": key, "key": key})
+			m.owner("PUT", m.flags()+"/"+key+"/toggle/true", nil)
+			return call{path: m.flags() + "/" + key + "/copy-settings-to/" + m.dev().ID.String(), body: map[string]any{"options": map[string]any{"onOffState": true}},
+				grants: []grant{{access.ToggleFlag, devRN + ":flag/" + key}, {access.CanAccessEnv, envRN}, {access.CanAccessEnv, devRN}}}
+		},
 		"PATCH /api/v1/envs/:envId/feature-flags/:key":              onFlag(access.UpdateFlagName, "", `[{"op":"replace","path":"/name","value":"patched"}]`),
 		"DELETE /api/v1/envs/:envId/feature-flags/:key":             onFlag(access.DeleteFlag, "", nil),
 		"PUT /api/v1/envs/:envId/feature-flags/:key/description":    onFlag(access.UpdateFlagDescription, "/description", map[string]string{"description": "d"}),
@@ -368,6 +413,36 @@ func (m *matrix) cases() map[string]func() call {
 		"POST /api/v1/envs/:envId/feature-flags/:key/evaluate": func() call {
 			return call{path: m.flags() + "/" + m.flag(false) + "/evaluate", body: map[string]string{"keyId": "alice"},
 				grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
+
+		"GET /api/v1/envs/:envId/end-users/:id":          func() call { return readEnv(m.endUsers() + "/" + m.endUser())() },
+		"GET /api/v1/envs/:envId/end-users/:id/flags":    func() call { return readEnv(m.endUsers() + "/" + m.endUser() + "/flags")() },
+		"GET /api/v1/envs/:envId/end-users/:id/segments": func() call { return readEnv(m.endUsers() + "/" + m.endUser() + "/segments")() },
+		"POST /api/v1/envs/:envId/end-users/search": func() call {
+			return call{path: m.endUsers() + "/search", body: map[string]any{"searchText": "u"}, grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
+		"POST /api/v1/envs/:envId/end-users/list": func() call {
+			return call{path: m.endUsers() + "/list", body: map[string]any{"pageSize": 5}, grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
+		"POST /api/v1/envs/:envId/end-users/by-keyIds": func() call {
+			return call{path: m.endUsers() + "/by-keyIds", body: []string{"u1"}, grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
+		"GET /api/v1/envs/:envId/end-users/get-by-featureflag": func() call {
+			return readEnv(m.endUsers() + "/get-by-featureflag?featureFlagKey=" + m.flag(false) + "&from=1&to=1900000000000")()
+		},
+		"PUT /api/v1/envs/:envId/end-users": func() call {
+			key := fmt.Sprintf("u%d", m.next())
+			return call{path: m.endUsers(), body: map[string]string{"keyId": key, "name": key}, grants: []grant{{access.UpdateEnvSettings, envRN}}}
+		},
+		"GET /api/v1/envs/:envId/end-user-properties": readEnv("/api/v1/envs/" + m.env.ID.String() + "/end-user-properties"),
+		"PUT /api/v1/envs/:envId/end-user-properties/:propertyId/upsert": func() call {
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/end-user-properties/" + uuid.NewString() + "/upsert",
+				body: map[string]string{"name": fmt.Sprintf("p%d", m.next())}, grants: []grant{{access.UpdateEnvSettings, envRN}}}
+		},
+		"DELETE /api/v1/envs/:envId/end-user-properties/:id": func() call {
+			id := uuid.NewString()
+			m.owner("PUT", "/api/v1/envs/"+m.env.ID.String()+"/end-user-properties/"+id+"/upsert", map[string]string{"name": fmt.Sprintf("p%d", m.next())})
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/end-user-properties/" + id, grants: []grant{{access.UpdateEnvSettings, envRN}}}
 		},
 
 		"GET /api/v1/policies": func() call { return iam("/api/v1/policies", nil) },

@@ -93,7 +93,10 @@ type FlagPage struct {
 // FlagMain is everything of a flag's page below the messages; htmx answers
 // replace it whole, so every form on it carries the flag's new revision.
 type FlagMain struct {
-	Crumbs                 []Crumb
+	Crumbs []Crumb
+	// CompareHref compares the flag with another environment's; CopyHref
+	// copies it to another environment.
+	CompareHref, CopyHref  string
 	Name, Key, Description string
 	Type                   string
 	On, Archived           bool
@@ -191,6 +194,9 @@ type TargetingEditor struct {
 	Default         ServeEdit
 	// HasSegments tells whether segment conditions can be offered.
 	HasSegments bool
+	// Attributes are the user properties the environment has seen, which
+	// the conditions' attribute fields suggest.
+	Attributes []string
 }
 
 // Opens tells whether a part of the editor starts unfolded.
@@ -383,6 +389,8 @@ type SegmentTargeting struct {
 	Editable        bool
 	CommentRequired bool
 	Rules           []RuleEdit
+	// Attributes are the user properties the conditions suggest.
+	Attributes []string
 }
 
 // SegmentUsage lists the flags whose rules name the segment.

@@ -224,6 +224,9 @@ type Organization struct {
 	// Defaults is nil when the person may not change the default
 	// permissions of new members.
 	Defaults *OrgDefaults
+	// NewHref and DeleteHref lead to creating another organization and to
+	// deleting this one; empty for those who may not.
+	NewHref, DeleteHref string
 }
 
 // OrgDefaults are the policies and groups new members get when added without any.

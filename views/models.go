@@ -51,6 +51,8 @@ type Switcher struct {
 	// when there are several.
 	OrgName string
 	Orgs    []Option
+	// NewOrgHref leads to creating an organization; empty for those who may not.
+	NewOrgHref string
 	// Envs are the environments the person may open, grouped by project.
 	Envs []OptionGroup
 }
@@ -111,6 +113,9 @@ type Confirm struct {
 	Action     string
 	Button     string
 	CancelHref string
+	// Blocked, when set, says why the deletion is not possible (a rule, not
+	// a permission); there is then no Action.
+	Blocked string
 	// TypeToConfirm, when set, must be typed before the deletion goes
 	// ahead (a project's key); Typed and Problem show a wrong attempt again.
 	TypeToConfirm, Typed, Problem string

@@ -58,7 +58,8 @@ func TestSignInNextStaysLocal(t *testing.T) {
 		if got := attr(input(b.last.must("login-form"), "next"), "value"); got != "/" {
 			t.Errorf("next %q shown as %q, want /", next, got)
 		}
-		b.post("/login", url.Values{"email": {ownerEmail}, "password": {ownerPassword}, "next": {next}}).at("/flags")
+		// The owner's organization has no project yet: the first-run guide greets them.
+		b.post("/login", url.Values{"email": {ownerEmail}, "password": {ownerPassword}, "next": {next}}).at("/get-started")
 		if b.last.url.Host != strings.TrimPrefix(a.srv.URL, "http://") {
 			t.Errorf("next %q led to %s", next, b.last.url)
 		}

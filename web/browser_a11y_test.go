@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -48,6 +49,8 @@ func TestBrowserAccessibility(t *testing.T) {
 		Conditions: []store.Condition{{ID: "c1", Property: store.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
 	_, err = a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", store.TargetingInput{Targeting: &tg})
 	must(t, err)
+	dev := web.Environments[1]
+	a.makeFlag(dev, store.FlagInput{Name: "Checkout", Key: "checkout"}) // compared with Prod's
 	_, err = a.st.CreateTrigger(ctx, owner, store.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
 		Type: store.TriggerTypeFlagGeneral, Action: store.TriggerTurnOff, Description: "Checkout alert"})
 	must(t, err)
@@ -66,8 +69,14 @@ func TestBrowserAccessibility(t *testing.T) {
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 
+	a.st.SawEndUsers(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
+	must(t, a.st.FlushEndUsers(ctx))
+	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, store.EndUserFilter{})
+	must(t, err)
+
 	// samples are addresses for the router's parameterised pages.
 	samples := map[string]string{
+		"/end-users/:id":                   "/end-users/" + endUsers.Items[0].ID.String(),
 		"/projects/:id":                    "/projects/" + web.ID.String(),
 		"/projects/:id/delete":             "/projects/" + web.ID.String() + "/delete",
 		"/projects/:id/envs/:envId":        "/projects/" + web.ID.String() + "/envs/" + prod.ID.String(),
@@ -87,6 +96,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/flags/:key/restore":              "/flags/old-banner/restore",
 		"/flags/:key/delete":               "/flags/old-banner/delete",
 		"/flags/:key/history":              "/flags/checkout/history",
+		"/flags/:key/compare":              "/flags/checkout/compare?target=" + dev.ID.String(),
 		"/flags/:key/triggers":             "/flags/checkout/triggers",
 		"/segments/:id":                    "/segments/" + beta.ID.String(),
 		"/segments/:id/flags":              "/segments/" + beta.ID.String() + "/flags",
@@ -96,12 +106,13 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/segments/:id/delete":             "/segments/" + archivedSeg.ID.String() + "/delete",
 		"/segments/:id/history":            "/segments/" + beta.ID.String() + "/history",
 	}
-	// Not pages: assets, the SSO callback (a redirect), a fragment, the home
+	// Not pages: assets, the SSO callback (a redirect), fragments, the home
 	// redirect, and the SDK and health endpoints.
-	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/": true,
+	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/": true, "/get-started/check": true,
 		"/streaming": true, "/health/liveness": true, "/health/readiness": true}
 	// Extra states of pages worth checking on their own.
-	extra := []string{"/flags/checkout?edit=targeting", "/flags/checkout?edit=off", "/flags?archived=1",
+	extra := []string{"/flags/compare?target=" + dev.ID.String(), "/flags/checkout/compare?target=" + dev.ID.String() + "&preview=1&onOffState=on&targetingRule=on",
+		"/flags/copy?target=" + dev.ID.String() + "&flag=" + a.flag(prod, "checkout").ID.String(), "/flags/checkout?edit=targeting", "/flags/checkout?edit=off", "/flags?archived=1",
 		"/policies/" + policy.ID.String() + "?tab=statements&action=ToggleFlag&resource=project/web:env/prod:flag/*"}
 
 	// Each page is named by its route, so screenshots keep their names

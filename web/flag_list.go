@@ -67,6 +67,11 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 	if err != nil {
 		return err
 	}
+	if !ok && c.Request().Method == http.MethodGet && !isHTMX(c) {
+		if greet, err := p.greeted(c); err != nil || greet {
+			return err
+		}
+	}
 	vm := views.Flags{Env: w.view(ok)}
 	if ok {
 		filter := store.FlagFilter{Name: fq.q, IsArchived: fq.archived, Page: store.Page{Index: fq.page - 1, Size: listPageSize}}

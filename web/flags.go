@@ -97,7 +97,8 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		return &form
 	}
 	m := views.FlagMain{Crumbs: []views.Crumb{{Label: "Feature flags", Href: "/flags"}}, Name: f.Name, Key: f.Key,
-		Description: f.Description, Type: f.VariationType, On: f.IsEnabled, Archived: f.IsArchived, Tabs: flagTabs(href, tab)}
+		Description: f.Description, Type: f.VariationType, On: f.IsEnabled, Archived: f.IsArchived, Tabs: flagTabs(href, tab),
+		CompareHref: href + "/compare", CopyHref: "/flags/copy?flag=" + f.ID.String()}
 	insight, err := p.store.FlagInsights(ctx, a, w.id, f.Key)
 	if err != nil {
 		return err
@@ -147,6 +148,9 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 				return err
 			}
 			t.Editor = tf.editorView(f, segments)
+			if t.Editor.Attributes, err = p.store.EndUserPropertyNames(c.Request().Context(), actor(c), w.id); err != nil {
+				return err
+			}
 			if st.targetingForm == nil {
 				st.targetingForm = fresh("targeting", href+"/targeting", nil)
 			}

@@ -49,6 +49,12 @@ func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form,
 		return err
 	}
 	vm := views.Organization{Key: org.Key, Editable: mayChangeOrganization(a, org.Key)}
+	if mayCreateOrganization(a) {
+		vm.NewHref = "/organizations/new"
+	}
+	if a.Can(access.DeleteOrg, store.OrganizationRN(org.Key)) {
+		vm.DeleteHref = "/organization/delete"
+	}
 	if posted != nil {
 		vm.Form = *posted
 	} else {

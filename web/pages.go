@@ -3,7 +3,7 @@ package web
 import (
 	"log/slog"
 	"net/http"
-	"strings"
+	"net/url"
 
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
@@ -23,9 +23,9 @@ type pages struct {
 	assets   *assets
 	csrf     *csrfGuard
 	sso      *ssoClient
-	// baseURL is the instance's public URL without a trailing slash, for
-	// the URLs pages show (a trigger's).
-	baseURL string
+	// baseURL is this instance's public URL, which the first-run guide's
+	// snippets connect SDKs to.
+	baseURL *url.URL
 }
 
 func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
@@ -37,8 +37,7 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 	return &pages{store: s, log: log, assets: as,
 		sessions: newSessionStore(s.Keys(), secure),
 		csrf:     newCSRFGuard(s.Keys().CSRF, secure),
-		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks()),
-		baseURL:  strings.TrimSuffix(cfg.BaseURL.String(), "/")}, nil
+		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks()), baseURL: cfg.BaseURL}, nil
 }
 
 // register adds every page route to e. Every page but sign-in needs a
@@ -124,6 +123,17 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/policies/:id/groups/:groupId/remove", p.removePolicyGroup)
 	g.GET("/organization", p.organization)
 	g.POST("/organization", p.updateOrganization)
+	g.GET("/organization/delete", p.confirmDeleteOrganization)
+	g.POST("/organization/delete", p.deleteOrganization)
+	g.GET("/organizations/new", p.newOrganization)
+	g.POST("/organizations", p.createOrganization)
+
+	// The first-run guide.
+	g.GET(guidePath, p.guide)
+	g.POST(guidePath+"/project", p.createFirstProject)
+	g.POST(guidePath+"/flag", p.createFirstFlag)
+	g.GET(guidePath+"/check", p.guideCheck)
+	g.POST(guidePath+"/skip", p.skipGuide)
 	g.GET("/access-tokens/:id", p.accessToken)
 	g.POST("/access-tokens/:id", p.updateAccessToken)
 
@@ -136,7 +146,12 @@ func (p *pages) register(e *echo.Echo) {
 	// They work in the environment chosen in the context switcher.
 	g.GET("/flags", p.flags)
 	g.POST("/flags", p.createFlag)
+	g.GET("/flags/compare", p.compareEnvs)
+	g.GET("/flags/copy", p.copyFlags)
+	g.POST("/flags/copy", p.copyFlagsConfirm)
 	g.GET("/flags/:key", p.flag)
+	g.GET("/flags/:key/compare", p.flagCompare)
+	g.POST("/flags/:key/copy-settings", p.copyFlagSettings)
 	g.POST("/flags/:key/toggle", p.toggleFlag)
 	g.POST("/flags/:key/off-variation", p.setFlagOffVariation)
 	g.POST("/flags/:key/targeting", p.setFlagTargeting)
@@ -161,6 +176,9 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/flags/:key/triggers/:id/reset", p.resetTrigger)
 	g.POST("/flags/:key/triggers/:id/delete", p.deleteTrigger)
 
+	g.GET("/end-users", p.endUsers)
+	g.GET("/end-users/:id", p.endUser)
+
 	g.GET("/segments", p.segments)
 	g.POST("/segments", p.createSegment)
 	g.GET("/segments/:id", p.segment)
@@ -181,7 +199,11 @@ func (p *pages) register(e *echo.Echo) {
 	g.GET("/audit-log", p.auditLog)
 }
 
-// home is the landing page: the feature flags of the working environment.
+// home is the landing page: the feature flags of the working environment,
+// or the first-run guide while the organization has no project.
 func (p *pages) home(c echo.Context) error {
+	if greet, err := p.greeted(c); err != nil || greet {
+		return err
+	}
 	return c.Redirect(http.StatusSeeOther, "/flags")
 }

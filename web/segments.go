@@ -260,9 +260,13 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 				"included": strings.Join(sg.Included, "\n"), "excluded": strings.Join(sg.Excluded, "\n")})
 			st.rules = segmentRules(sg.Rules)
 		}
+		attrs, err := p.store.EndUserPropertyNames(c.Request().Context(), actor(c), w.id)
+		if err != nil {
+			return err
+		}
 		m.Targeting = &views.SegmentTargeting{Form: *st.targeting, CommentRequired: w.requireComment,
-			Editable: may.Targeting,
-			Rules:    rulesView(st.rules, nil, nil, false)}
+			Editable: may.Targeting, Attributes: attrs,
+			Rules: rulesView(st.rules, nil, nil, false)}
 	case tabUsage:
 		refs, err := p.store.SegmentFlagReferences(ctx, a, w.id, sg.ID)
 		if err != nil {

@@ -22,6 +22,9 @@ const (
 	sessionCookie = "bunting_session"
 
 	sessionToken = "token"
+	// sessionGuideSkipped lists, comma-separated, the organizations whose
+	// first-run guide this session skipped (the latest few).
+	sessionGuideSkipped = "guideSkipped"
 )
 
 // Request-scoped values set by signedIn.

@@ -39,6 +39,7 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 	nav = append([]views.NavItem{
 		{Label: "Feature flags", Href: "/flags", TestID: "nav-flags", Active: active == navFlags},
 		{Label: "Segments", Href: "/segments", TestID: "nav-segments", Active: active == navSegments},
+		{Label: "End users", Href: "/end-users", TestID: "nav-end-users", Active: active == navEndUsers},
 		{Label: "Audit log", Href: "/audit-log", TestID: "nav-audit-log", Active: active == navAuditLog},
 	}, nav...)
 	if a.Can(access.ListAccessTokens, store.AccessTokenRN) {
@@ -69,6 +70,9 @@ func (p *pages) switcher(c echo.Context, w store.Workplace) views.Switcher {
 		next = u.RequestURI() // the page the change was made on, not the form's address
 	}
 	sw := views.Switcher{CSRF: csrfToken(c), Next: next}
+	if mayCreateOrganization(a) {
+		sw.NewOrgHref = "/organizations/new"
+	}
 	if len(orgs) > 1 {
 		for _, o := range orgs {
 			sw.Orgs = append(sw.Orgs, views.Option{Value: o.ID.String(), Label: o.Name, Selected: o.ID == a.OrgID})

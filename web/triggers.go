@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -41,7 +42,7 @@ func triggerName(t store.Trigger) string {
 
 // triggerURL is what a page shows once: the trigger's URL and a command calling it.
 func (p *pages) triggerURL(name, token string) *views.TriggerURL {
-	u := p.baseURL + "/api/v1/triggers/run/" + token
+	u := strings.TrimSuffix(p.baseURL.String(), "/") + "/api/v1/triggers/run/" + token
 	return &views.TriggerURL{Name: name, URL: u, Curl: "curl -X POST " + u}
 }
 

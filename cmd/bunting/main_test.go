@@ -11,11 +11,13 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/store"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -35,12 +37,13 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 		"BUNTING_CORS_ORIGINS":               "*",
 		"BUNTING_SDK_CONNECTIONS":            "-1",
 		"BUNTING_SDK_RATE_PER_SECRET":        "fast",
+		"BUNTING_MAX_END_USERS_PER_ENV":      "0",
 	}))
 	if err == nil {
 		t.Fatal("invalid configuration accepted")
 	}
 	for _, name := range []string{"ADDR", "BASE_URL", "SECRET_KEY", "ADMIN_EMAIL", "ADMIN_PASSWORD", "SHUTDOWN_GRACE", "LOG_LEVEL",
-		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS", "SDK_CONNECTIONS", "SDK_RATE_PER_SECRET"} {
+		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS", "SDK_CONNECTIONS", "SDK_RATE_PER_SECRET", "MAX_END_USERS_PER_ENV"} {
 		if !strings.Contains(err.Error(), "BUNTING_"+name) {
 			t.Errorf("error does not mention BUNTING_%s:\n%v", name, err)
 		}
@@ -53,7 +56,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Addr != ":8080" || cfg.BaseURL.String() != "http://localhost:8080" || cfg.AdminEmail != "admin@example.com" || cfg.ShutdownGrace != 15*time.Second ||
-		cfg.SSOAllowPrivateNetworks {
+		cfg.SSOAllowPrivateNetworks || cfg.MaxEndUsersPerEnv != store.DefaultMaxEndUsersPerEnv {
 		t.Fatalf("defaults = %+v", cfg)
 	}
 }
@@ -137,6 +140,14 @@ func TestUnknownCommand(t *testing.T) {
 // until the test ends, and returns its base URL and environment.
 func serveForTest(t *testing.T, extra map[string]string) (string, func(string) string) {
 	t.Helper()
+	base, vars, _ := serveStoppable(t, extra)
+	return base, vars
+}
+
+// serveStoppable is serveForTest with the function that stops the server
+// gracefully and waits for it (the test's cleanup calls it too).
+func serveStoppable(t *testing.T, extra map[string]string) (string, func(string) string, func()) {
+	t.Helper()
 	dbURL, _ := dbtest.NewDatabase(t)
 	if extra["BUNTING_DATABASE_URL"] != "" {
 		dbURL = extra["BUNTING_DATABASE_URL"]
@@ -156,17 +167,21 @@ func serveForTest(t *testing.T, extra map[string]string) (string, func(string) s
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- run(ctx, []string{"serve"}, vars, &bytes.Buffer{}) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil {
-				t.Errorf("serve returned %v after a clean stop", err)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-served:
+				if err != nil {
+					t.Errorf("serve returned %v after a clean stop", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Error("serve did not stop")
 			}
-		case <-time.After(20 * time.Second):
-			t.Error("serve did not stop")
-		}
-	})
+		})
+	}
+	t.Cleanup(stop)
 
 	base := "http://" + addr
 	deadline := time.Now().Add(120 * time.Second)
@@ -175,7 +190,7 @@ func serveForTest(t *testing.T, extra map[string]string) (string, func(string) s
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return base, vars
+				return base, vars, stop
 			}
 		}
 		if time.Now().After(deadline) {
@@ -253,4 +268,53 @@ func TestMain(m *testing.M) {
 		return
 	}
 	os.Exit(m.Run())
+}
+
+// TestShutdownWritesTheLastEndUsers: end users the SDK endpoints saw just
+// before a graceful stop are written by it, not lost with the buffer.
+func TestShutdownWritesTheLastEndUsers(t *testing.T) {
+	base, vars, stop := serveStoppable(t, map[string]string{"BUNTING_ADMIN_EMAIL": "root@example.com", "BUNTING_ADMIN_PASSWORD": "root-password"})
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"token", "create", "--email", "root@example.com", "--name", "script"}, vars, &out); err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	post := func(path, auth, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post("/api/v1/projects", strings.TrimSpace(out.String()), `{"name":"Shop","key":"shop"}`)
+	var project struct {
+		Data store.Project `json:"data"`
+	}
+	json.NewDecoder(resp.Body).Decode(&project)
+	resp.Body.Close()
+	env := project.Data.Environments[0]
+	var client string
+	for _, s := range env.Secrets {
+		if s.Type == store.SecretClient {
+			client = s.Value
+		}
+	}
+	resp = post("/api/public/sdk/client/latest-all?timestamp=0", client, `{"keyId":"last-one","name":"Last"}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("client data-sync: %d", resp.StatusCode)
+	}
+	stop()
+	pool, err := server.Connect(context.Background(), vars("BUNTING_DATABASE_URL"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var name string
+	if err := pool.QueryRow(context.Background(), `SELECT name FROM end_users WHERE env_id = $1 AND key_id = 'last-one'`, env.ID).Scan(&name); err != nil || name != "Last" {
+		t.Fatalf("the last end user after the stop: %q, %v", name, err)
+	}
 }

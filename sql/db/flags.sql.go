@@ -225,6 +225,90 @@ func (q *Queries) FlagKeyUsed(ctx context.Context, arg FlagKeyUsedParams) (bool,
 	return exists, err
 }
 
+const FlagKeysUsed = `-- name: FlagKeysUsed :many
+SELECT key FROM feature_flags WHERE env_id = $1 AND lower(key) = ANY($2::text[]) ORDER BY key
+`
+
+type FlagKeysUsedParams struct {
+	EnvID uuid.UUID
+	Keys  []string
+}
+
+// FlagKeysUsed returns which of some keys are taken in an environment,
+// case-insensitively (as feature_flags_key_unique compares them), as stored there.
+func (q *Queries) FlagKeysUsed(ctx context.Context, arg FlagKeysUsedParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, FlagKeysUsed, arg.EnvID, arg.Keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []string{}
+	for rows.Next() {
+		var key string
+		if err := rows.Scan(&key); err != nil {
+			return nil, err
+		}
+		items = append(items, key)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const FlagsByIDs = `-- name: FlagsByIDs :many
+SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags WHERE env_id = $1 AND id = ANY($2::uuid[]) ORDER BY key
+`
+
+type FlagsByIDsParams struct {
+	EnvID uuid.UUID
+	Ids   []uuid.UUID
+}
+
+// FlagsByIDs returns those of some flags that belong to an environment, by
+// key, for copying them to another environment.
+func (q *Queries) FlagsByIDs(ctx context.Context, arg FlagsByIDsParams) ([]FeatureFlag, error) {
+	rows, err := q.db.Query(ctx, FlagsByIDs, arg.EnvID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FeatureFlag{}
+	for rows.Next() {
+		var i FeatureFlag
+		if err := rows.Scan(
+			&i.ID,
+			&i.EnvID,
+			&i.Key,
+			&i.Name,
+			&i.Description,
+			&i.VariationType,
+			&i.Variations,
+			&i.TargetUsers,
+			&i.Rules,
+			&i.IsEnabled,
+			&i.DisabledVariationID,
+			&i.Fallthrough,
+			&i.ExptIncludeAllTargets,
+			&i.Tags,
+			&i.IsArchived,
+			&i.SegmentRefs,
+			&i.Revision,
+			&i.CreatorID,
+			&i.UpdatorID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const GetFlag = `-- name: GetFlag :one
 SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags WHERE env_id = $1 AND lower(key) = lower($2::text) AND key = $2::text
 `
@@ -623,6 +707,61 @@ func (q *Queries) ListFlagsReferencingSegment(ctx context.Context, segmentID uui
 			&i.EnvKey,
 			&i.EnvName,
 			&i.ProjectKey,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const LiveFlagsByKeys = `-- name: LiveFlagsByKeys :many
+SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
+WHERE env_id = ANY($1::uuid[]) AND key = ANY($2::text[]) AND NOT is_archived
+ORDER BY env_id, key
+`
+
+type LiveFlagsByKeysParams struct {
+	EnvIds []uuid.UUID
+	Keys   []string
+}
+
+// LiveFlagsByKeys returns the flags of some environments that have one of
+// some keys exactly and are not archived: the other side of a comparison.
+func (q *Queries) LiveFlagsByKeys(ctx context.Context, arg LiveFlagsByKeysParams) ([]FeatureFlag, error) {
+	rows, err := q.db.Query(ctx, LiveFlagsByKeys, arg.EnvIds, arg.Keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FeatureFlag{}
+	for rows.Next() {
+		var i FeatureFlag
+		if err := rows.Scan(
+			&i.ID,
+			&i.EnvID,
+			&i.Key,
+			&i.Name,
+			&i.Description,
+			&i.VariationType,
+			&i.Variations,
+			&i.TargetUsers,
+			&i.Rules,
+			&i.IsEnabled,
+			&i.DisabledVariationID,
+			&i.Fallthrough,
+			&i.ExptIncludeAllTargets,
+			&i.Tags,
+			&i.IsArchived,
+			&i.SegmentRefs,
+			&i.Revision,
+			&i.CreatorID,
+			&i.UpdatorID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -43,6 +43,38 @@ type AuditLog struct {
 	CreatedAt      time.Time
 }
 
+type EndUser struct {
+	ID         uuid.UUID
+	EnvID      uuid.UUID
+	KeyID      string
+	Name       *string
+	Properties json.RawMessage
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+type EndUserCount struct {
+	EnvID uuid.UUID
+	Users int64
+}
+
+type EndUserProperty struct {
+	ID                  uuid.UUID
+	EnvID               uuid.UUID
+	Name                string
+	PresetValues        json.RawMessage
+	UsePresetValuesOnly bool
+	IsDigestField       bool
+	Remark              string
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
+type EnvSdkActivity struct {
+	EnvID       uuid.UUID
+	FirstSeenAt time.Time
+}
+
 type EnvSecret struct {
 	ID        uuid.UUID
 	EnvID     uuid.UUID

@@ -271,6 +271,52 @@ func (q *Queries) OnboardOrganization(ctx context.Context, arg OnboardOrganizati
 	return i, err
 }
 
+const OrganizationContents = `-- name: OrganizationContents :one
+SELECT
+    (SELECT count(*) FROM organizations o
+     WHERE o.workspace_id = (SELECT w.workspace_id FROM organizations w WHERE w.id = $1))::bigint AS in_workspace,
+    (SELECT count(*) FROM projects p WHERE p.organization_id = $1)::bigint AS projects,
+    (SELECT count(*) FROM environments e JOIN projects p ON p.id = e.project_id WHERE p.organization_id = $1)::bigint AS environments,
+    (SELECT count(*) FROM feature_flags f JOIN environments e ON e.id = f.env_id
+     JOIN projects p ON p.id = e.project_id WHERE p.organization_id = $1)::bigint AS flags,
+    (SELECT count(*) FROM segments s WHERE s.organization_id = $1)::bigint AS segments,
+    (SELECT count(*) FROM organization_users u WHERE u.organization_id = $1)::bigint AS members,
+    (SELECT count(*) FROM groups g WHERE g.organization_id = $1)::bigint AS groups,
+    (SELECT count(*) FROM policies x WHERE x.organization_id = $1)::bigint AS policies,
+    (SELECT count(*) FROM access_tokens t WHERE t.organization_id = $1)::bigint AS access_tokens
+`
+
+type OrganizationContentsRow struct {
+	InWorkspace  int64
+	Projects     int64
+	Environments int64
+	Flags        int64
+	Segments     int64
+	Members      int64
+	Groups       int64
+	Policies     int64
+	AccessTokens int64
+}
+
+// OrganizationContents counts what deleting an organization removes with
+// it, and the organizations of its workspace (the last one stays).
+func (q *Queries) OrganizationContents(ctx context.Context, id uuid.UUID) (OrganizationContentsRow, error) {
+	row := q.db.QueryRow(ctx, OrganizationContents, id)
+	var i OrganizationContentsRow
+	err := row.Scan(
+		&i.InWorkspace,
+		&i.Projects,
+		&i.Environments,
+		&i.Flags,
+		&i.Segments,
+		&i.Members,
+		&i.Groups,
+		&i.Policies,
+		&i.AccessTokens,
+	)
+	return i, err
+}
+
 const RemoveDefaultGroup = `-- name: RemoveDefaultGroup :exec
 UPDATE organizations SET default_group_ids = array_remove(default_group_ids, $1::uuid)
 WHERE id = $2 AND $1::uuid = ANY(default_group_ids)

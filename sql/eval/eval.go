@@ -240,6 +240,10 @@ func inAnySegment(value string, u EndUser, segments SegmentLookup) bool {
 	return false
 }
 
+// InSegment reports whether a user is in a segment, as a rule naming the
+// segment would decide it.
+func InSegment(sg *targeting.Segment, u EndUser) bool { return segmentMatches(sg, u) }
+
 // segmentMatches reports whether a user is in the segment: never when excluded,
 // always when included, otherwise when any rule holds. Archived segments
 // still match, as in FeatBit.

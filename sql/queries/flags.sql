@@ -153,3 +153,20 @@ UNION ALL
 SELECT id, (CASE WHEN description = '' THEN 'Trigger ' || token_preview || '…' ELSE 'Trigger “' || description || '”' END)::text AS name,
     'Trigger'::text AS email
 FROM flag_triggers WHERE id = ANY(@ids::uuid[]);
+
+-- name: FlagsByIDs :many
+-- FlagsByIDs returns those of some flags that belong to an environment, by
+-- key, for copying them to another environment.
+SELECT * FROM feature_flags WHERE env_id = @env_id AND id = ANY(@ids::uuid[]) ORDER BY key;
+
+-- name: LiveFlagsByKeys :many
+-- LiveFlagsByKeys returns the flags of some environments that have one of
+-- some keys exactly and are not archived: the other side of a comparison.
+SELECT * FROM feature_flags
+WHERE env_id = ANY(@env_ids::uuid[]) AND key = ANY(@keys::text[]) AND NOT is_archived
+ORDER BY env_id, key;
+
+-- name: FlagKeysUsed :many
+-- FlagKeysUsed returns which of some keys are taken in an environment,
+-- case-insensitively (as feature_flags_key_unique compares them), as stored there.
+SELECT key FROM feature_flags WHERE env_id = @env_id AND lower(key) = ANY(@keys::text[]) ORDER BY key;

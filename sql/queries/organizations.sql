@@ -83,3 +83,19 @@ SELECT EXISTS (SELECT 1 FROM organizations WHERE workspace_id = @workspace_id AN
 -- ListWorkspaceOrganizationIDs returns every organization of a workspace, for
 -- the workspace settings that need a permission in each.
 SELECT id FROM organizations WHERE workspace_id = $1 ORDER BY id;
+
+-- name: OrganizationContents :one
+-- OrganizationContents counts what deleting an organization removes with
+-- it, and the organizations of its workspace (the last one stays).
+SELECT
+    (SELECT count(*) FROM organizations o
+     WHERE o.workspace_id = (SELECT w.workspace_id FROM organizations w WHERE w.id = @id))::bigint AS in_workspace,
+    (SELECT count(*) FROM projects p WHERE p.organization_id = @id)::bigint AS projects,
+    (SELECT count(*) FROM environments e JOIN projects p ON p.id = e.project_id WHERE p.organization_id = @id)::bigint AS environments,
+    (SELECT count(*) FROM feature_flags f JOIN environments e ON e.id = f.env_id
+     JOIN projects p ON p.id = e.project_id WHERE p.organization_id = @id)::bigint AS flags,
+    (SELECT count(*) FROM segments s WHERE s.organization_id = @id)::bigint AS segments,
+    (SELECT count(*) FROM organization_users u WHERE u.organization_id = @id)::bigint AS members,
+    (SELECT count(*) FROM groups g WHERE g.organization_id = @id)::bigint AS groups,
+    (SELECT count(*) FROM policies x WHERE x.organization_id = @id)::bigint AS policies,
+    (SELECT count(*) FROM access_tokens t WHERE t.organization_id = @id)::bigint AS access_tokens;

@@ -46,6 +46,10 @@ type Store struct {
 
 	// auth caches resolved actors while Listen runs.
 	auth *authCache
+
+	// endUsers holds the end users SDKs reported until RunEndUsers writes them.
+	endUsers          *endUserBuffer
+	maxEndUsersPerEnv int64
 }
 
 // SessionLifetime is how long a sign-in lasts, from the moment it is made: an
@@ -66,6 +70,9 @@ type Options struct {
 	// (BUNTING_SSO_ALLOW_PRIVATE_NETWORKS): for tests and providers inside
 	// the network. Off, only https providers on public addresses are reached.
 	AllowPrivateNetworks bool
+	// MaxEndUsersPerEnv bounds the end users kept per environment;
+	// DefaultMaxEndUsersPerEnv when zero.
+	MaxEndUsersPerEnv int64
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -82,11 +89,15 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	if opts.LoginDelayStep == 0 {
 		opts.LoginDelayStep = 250 * time.Millisecond
 	}
+	if opts.MaxEndUsersPerEnv <= 0 {
+		opts.MaxEndUsersPerEnv = DefaultMaxEndUsersPerEnv
+	}
 	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
 		triggerRuns: newTriggerLimiter(), triggerMisses: newTriggerMissLimiter(),
-		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log)}
+		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
+		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv}
 	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
 	s.listener = &listener{pool: pool, log: log, channels: []channel{
 		{name: authChannel, up: s.auth.up, notified: s.auth.notified},

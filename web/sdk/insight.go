@@ -9,10 +9,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -50,9 +50,7 @@ func (s *Server) authenticated(c echo.Context) (store.SDKEnv, error) {
 // insight is one element of an SDK's event report: an evaluation or a
 // custom metric, for a user.
 type insight struct {
-	User *struct {
-		KeyID string `json:"keyId"`
-	} `json:"user"`
+	User       *insightUser `json:"user"`
 	Variations []struct {
 		FeatureFlagKey string `json:"featureFlagKey"`
 		Variation      struct {
@@ -61,10 +59,32 @@ type insight struct {
 	} `json:"variations"`
 }
 
+// insightUser is an event's user. Only the key decides whether the event
+// counts: a name or properties of an unexpected shape leave the user out of
+// the end users, never the evaluations out of the counts.
+type insightUser struct {
+	KeyID                string          `json:"keyId"`
+	Name                 json.RawMessage `json:"name"`
+	CustomizedProperties json.RawMessage `json:"customizedProperties"`
+}
+
+func (iu *insightUser) endUser() (eval.EndUser, bool) {
+	cu := clientUser{KeyID: iu.KeyID}
+	if len(iu.Name) > 0 && json.Unmarshal(iu.Name, &cu.Name) != nil {
+		return eval.EndUser{}, false
+	}
+	if len(iu.CustomizedProperties) > 0 && json.Unmarshal(iu.CustomizedProperties, &cu.CustomizedProperties) != nil {
+		return eval.EndUser{}, false
+	}
+	return cu.endUser()
+}
+
 // track receives the evaluation and metric events SDKs report, answering
 // 200 with no body as FeatBit does. Evaluations are counted per flag and
 // variation; events without a user key are dropped, as FeatBit drops them;
-// metrics are accepted and not kept.
+// metrics are accepted and not kept. The events' users are handed to the
+// store's end-user buffer, which writes them later in batches: the answer
+// never waits for them.
 func (s *Server) track(c echo.Context) error {
 	env, err := s.authenticated(c)
 	if err != nil {
@@ -79,17 +99,23 @@ func (s *Server) track(c echo.Context) error {
 		return store.Invalid("body_is_invalid")
 	}
 	var counts []store.EvaluationCount
+	users := make([]eval.EndUser, 0, len(report))
 	for _, in := range report {
 		if in.User == nil || strings.TrimSpace(in.User.KeyID) == "" {
 			continue
+		}
+		if u, ok := in.User.endUser(); ok {
+			users = append(users, u)
 		}
 		for _, v := range in.Variations {
 			counts = append(counts, store.EvaluationCount{FlagKey: v.FeatureFlagKey, VariationID: v.Variation.ID, Count: 1})
 		}
 	}
-	if err := s.store.RecordEvaluations(c.Request().Context(), env, counts, time.Now()); err != nil {
+	now := s.now()
+	if err := s.store.RecordEvaluations(c.Request().Context(), env, counts, now); err != nil {
 		return err
 	}
+	s.store.SawEndUsers(env.EnvID, users, now)
 	return c.NoContent(http.StatusOK)
 }
 
@@ -142,6 +168,7 @@ func (s *Server) clientLatest(c echo.Context) error {
 	if !ok {
 		return store.Invalid("user_is_invalid")
 	}
+	s.store.SawEndUsers(env.EnvID, []eval.EndUser{u}, s.now())
 	snap, err := s.cache.get(c.Request().Context(), env)
 	if err != nil {
 		return err

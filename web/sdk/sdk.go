@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -26,6 +27,10 @@ type Server struct {
 	conns    *connCounter
 	refusals *refusals
 	now      func() time.Time
+	// seen holds the environments whose first SDK request this process has
+	// recorded (bounded by the environments there are), so each costs the
+	// database one statement per process.
+	seen sync.Map
 }
 
 // Options tune a Server; the zero value is production-ready.
@@ -118,5 +123,19 @@ func (s *Server) secretEnv(c echo.Context, secret string) (store.SDKEnv, error) 
 		s.refuse(c, "requests per secret", "secret "+env.SecretID.String())
 		return store.SDKEnv{}, store.ErrTooManyRequests
 	}
+	s.markSeen(c.Request().Context(), env)
 	return env, nil
+}
+
+// markSeen records an environment's first SDK request, for the first-run
+// guide's live check. A failure is logged and tried again on the next
+// request; it never refuses the SDK.
+func (s *Server) markSeen(ctx context.Context, env store.SDKEnv) {
+	if _, done := s.seen.LoadOrStore(env.EnvID, true); done {
+		return
+	}
+	if err := s.store.RecordSDKSeen(ctx, env, s.now()); err != nil {
+		s.seen.Delete(env.EnvID)
+		s.log.WarnContext(ctx, "record an environment's first SDK request", "env", env.EnvID, "err", err)
+	}
 }

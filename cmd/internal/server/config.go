@@ -50,6 +50,9 @@ type Config struct {
 	SDKConnectionsPerAddr   int
 	SDKRatePerSecret        int
 	SDKRatePerAddr          int
+	// MaxEndUsersPerEnv bounds the end users kept per environment; past it
+	// SDKs' new user keys are dropped.
+	MaxEndUsersPerEnv int
 
 	// Tracer, when set, sees every statement the server sends to the
 	// database; only the benchmark's server sets it, to count queries.
@@ -150,6 +153,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg.SDKConnectionsPerAddr = positive("SDK_CONNECTIONS_PER_ADDRESS", sdk.DefaultConnections.PerAddress)
 	cfg.SDKRatePerSecret = positive("SDK_RATE_PER_SECRET", int(sdk.DefaultLimits.PerSecret))
 	cfg.SDKRatePerAddr = positive("SDK_RATE_PER_ADDRESS", int(sdk.DefaultLimits.PerAddress))
+	cfg.MaxEndUsersPerEnv = positive("MAX_END_USERS_PER_ENV", store.DefaultMaxEndUsersPerEnv)
 	level := env("LOG_LEVEL", "info")
 	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		bad("LOG_LEVEL", "%q is not debug, info, warn or error", level)

@@ -40,7 +40,7 @@ func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (*store.Store,
 		return fail(err)
 	}
 	return store.New(pool, keys, log, store.Options{PasswordCost: cfg.PasswordCost,
-		AllowPrivateNetworks: cfg.SSOAllowPrivateNetworks}), pool, stopDB, nil
+		AllowPrivateNetworks: cfg.SSOAllowPrivateNetworks, MaxEndUsersPerEnv: int64(cfg.MaxEndUsersPerEnv)}), pool, stopDB, nil
 }
 
 // Serve bootstraps the database when it is empty and serves Bunting until ctx
@@ -61,6 +61,11 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// Changes made on any instance reach this one's SDK connections and
 	// caches, and changes to access its actor cache, through one listener.
 	go st.Listen(ctx)
+	// End users the SDK endpoints see are written in batches every second;
+	// the last batch is written below, once no request can add to it.
+	endUsersCtx, stopEndUsers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopEndUsers()
+	go st.RunEndUsers(endUsersCtx)
 	if boot.GeneratedPassword != "" {
 		// Shown this once: the database keeps only its hash.
 		log.Warn("generated the owner's password; sign in and change it", "email", cfg.AdminEmail, "password", boot.GeneratedPassword)
@@ -101,6 +106,10 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	if err := <-streams; err != nil {
 		return fmt.Errorf("shutdown: closing SDK streams: %w", err)
+	}
+	stopEndUsers()
+	if err := st.FlushEndUsers(shutdownCtx); err != nil {
+		log.Warn("shutdown: writing the last end users", "err", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -1,0 +1,168 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// End users of an environment and their properties: FeatBit's EndUserController
+// and EndUserPropertyController.
+
+// getEndUser answers one end user.
+func (h *Handler) getEndUser(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	u, err := h.store.GetEndUser(c.Request().Context(), actor(c), envID, id)
+	return respond(c, u, err)
+}
+
+// searchEndUsers answers FeatBit's search (EndUserSearchFilter body).
+func (h *Handler) searchEndUsers(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var f store.EndUserSearchFilter
+	if err := bind(c, &f); err != nil {
+		return err
+	}
+	users, err := h.store.SearchEndUsers(c.Request().Context(), actor(c), envID, f)
+	return respond(c, users, err)
+}
+
+// listEndUsers answers one keyset page (EndUserFilter body, CursorPagedResult).
+func (h *Handler) listEndUsers(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var f store.EndUserFilter
+	if err := bind(c, &f); err != nil {
+		return err
+	}
+	users, err := h.store.ListEndUsers(c.Request().Context(), actor(c), envID, f)
+	return respond(c, users, err)
+}
+
+// upsertEndUser adds an end user or replaces its name and properties.
+func (h *Handler) upsertEndUser(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var in store.UpsertEndUser
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	u, err := h.store.UpsertEndUser(c.Request().Context(), actor(c), envID, in)
+	return respond(c, u, err)
+}
+
+// endUsersByKeys answers the end users with the keys the body lists.
+func (h *Handler) endUsersByKeys(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var keys []string
+	if err := bind(c, &keys); err != nil {
+		return err
+	}
+	users, err := h.store.EndUsersByKeys(c.Request().Context(), actor(c), envID, keys)
+	return respond(c, users, err)
+}
+
+// endUserFlags answers what every flag serves an end user now, and why.
+func (h *Handler) endUserFlags(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	archived, err := queryBool(c, "isArchived")
+	if err != nil {
+		return err
+	}
+	flags, err := h.store.EndUserFlags(c.Request().Context(), actor(c), envID, id,
+		store.EndUserFlagFilter{Name: query(c, "name"), IsArchived: archived, Page: page(c)})
+	return respond(c, flags, err)
+}
+
+// endUserSegments answers the segments an end user is in.
+func (h *Handler) endUserSegments(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	segments, err := h.store.EndUserSegments(c.Request().Context(), actor(c), envID, id)
+	return respond(c, segments, err)
+}
+
+// flagEndUsers answers FeatBit's get-by-featureflag: the users seen in a
+// time range with what the flag serves them.
+func (h *Handler) flagEndUsers(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	f := store.FlagEndUserFilter{Query: query(c, "query"), FeatureFlagKey: query(c, "featureFlagKey"),
+		VariationID: query(c, "variationId"), From: queryMillis(c, "from"), To: queryMillis(c, "to"), Page: page(c)}
+	users, err := h.store.FlagEndUsers(c.Request().Context(), actor(c), envID, f)
+	return respond(c, users, err)
+}
+
+// listEndUserProperties answers an environment's end-user properties.
+func (h *Handler) listEndUserProperties(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	props, err := h.store.ListEndUserProperties(c.Request().Context(), actor(c), envID)
+	return respond(c, props, err)
+}
+
+// upsertEndUserProperty adds the property with the path's id or changes it.
+func (h *Handler) upsertEndUserProperty(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	id, err := PathID(c, "propertyId")
+	if err != nil {
+		return err
+	}
+	var in store.UpsertEndUserProperty
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	p, err := h.store.UpsertEndUserProperty(c.Request().Context(), actor(c), envID, id, in)
+	return respond(c, p, err)
+}
+
+// deleteEndUserProperty removes a property, answering true as FeatBit does.
+func (h *Handler) deleteEndUserProperty(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	err = h.store.DeleteEndUserProperty(c.Request().Context(), actor(c), envID, id)
+	return respond(c, true, err)
+}

@@ -1,0 +1,83 @@
+package api
+
+import (
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// FeatBit's compare and copy routes: the source environment is the path's
+// envId, the target is targetEnvId.
+
+// envAndTarget reads the source and target environment ids of the path.
+func envAndTarget(c echo.Context) (uuid.UUID, uuid.UUID, error) {
+	return pathIDs(c, "envId", "targetEnvId")
+}
+
+func (h *Handler) compareOverview(c echo.Context) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var in store.CompareOverviewInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	out, err := h.store.CompareOverview(c.Request().Context(), actor(c), envID, in)
+	return respond(c, out, err)
+}
+
+func (h *Handler) compareFlag(c echo.Context) error {
+	envID, targetID, err := envAndTarget(c)
+	if err != nil {
+		return err
+	}
+	out, err := h.store.CompareFlag(c.Request().Context(), actor(c), envID, c.Param("key"), targetID)
+	if errors.Is(err, store.ErrNotInTarget) {
+		return respond(c, out, nil) // FeatBit answers null
+	}
+	return respond(c, out, err)
+}
+
+func (h *Handler) copyToEnvPrecheck(c echo.Context) error {
+	envID, targetID, err := envAndTarget(c)
+	if err != nil {
+		return err
+	}
+	var ids []uuid.UUID
+	if err := bind(c, &ids); err != nil {
+		return err
+	}
+	out, err := h.store.CopyToEnvPrecheck(c.Request().Context(), actor(c), envID, targetID, ids)
+	return respond(c, out, err)
+}
+
+func (h *Handler) copyToEnv(c echo.Context) error {
+	envID, targetID, err := envAndTarget(c)
+	if err != nil {
+		return err
+	}
+	var in store.CopyToEnvInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	out, err := h.store.CopyToEnv(c.Request().Context(), actor(c), envID, targetID, in)
+	return respond(c, out, err)
+}
+
+func (h *Handler) copyFlagSettings(c echo.Context) error {
+	envID, targetID, err := envAndTarget(c)
+	if err != nil {
+		return err
+	}
+	var in store.CopyFlagSettingsInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	// FeatBit answers true.
+	out, err := done(h.store.CopyFlagSettings(c.Request().Context(), actor(c), envID, c.Param("key"), targetID, in))
+	return respond(c, out, err)
+}

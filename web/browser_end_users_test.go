@@ -1,0 +1,109 @@
+package web_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// TestBrowserEndUsers pages through the end users SDKs reported, searches
+// one, opens their page to read what each flag serves them and why and which
+// segments they are in, sees the rule editor suggest the properties seen,
+// and sees the notice once the environment keeps the most users it may.
+func TestBrowserEndUsers(t *testing.T) {
+	t.Parallel()
+	ch := headless(t, 90*time.Second)
+	a, _, env := flagApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+	beta := a.makeSegment(env, "Beta testers", "beta")
+	_, err := a.st.SetSegmentTargeting(ctx, owner, env.ID, beta.ID, store.SegmentTargetingInput{Included: &[]string{"alice"}})
+	must(t, err)
+	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	tg := f.Targeting()
+	tg.Rules = []store.FlagRule{{ID: "r1", Name: "Dutch", Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}},
+		Conditions: []store.Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL"]`}}}}
+	_, err = a.st.SetFlagTargeting(ctx, owner, env.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	must(t, err)
+	a.makeFlag(env, store.FlagInput{Name: "Dark mode", Key: "dark-mode"})
+
+	// 30 users, alice last seen most recently.
+	t0 := time.Now().Add(-time.Hour)
+	for i := range 29 {
+		a.st.SawEndUsers(env.ID, []eval.EndUser{{KeyID: fmt.Sprintf("user-%02d", i)}}, t0.Add(time.Duration(i)*time.Second))
+	}
+	name := "Alice"
+	a.st.SawEndUsers(env.ID, []eval.EndUser{{KeyID: "alice", Name: &name, CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, t0.Add(time.Minute))
+	must(t, a.st.FlushEndUsers(ctx))
+
+	rows := func() []string {
+		t.Helper()
+		keys := ch.eval(`[...document.querySelectorAll("[data-testid=end-user-row]")].map(r => r.dataset.key).join(",")`)
+		if keys == "" {
+			return nil
+		}
+		return strings.Split(keys, ",")
+	}
+	ch.do("desktop", viewport(1280))
+	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
+	ch.do("open the list", chromedp.Navigate(a.srv.URL+"/flags"), chromedp.Click(chromedp.CSS(`[data-testid=nav-end-users]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=end-user-row]`)))
+	first := rows()
+	if len(first) != 25 || first[0] != "alice" || first[1] != "user-28" {
+		t.Fatalf("first page %v", first)
+	}
+	ch.do("next page", chromedp.Click(chromedp.CSS(`[data-testid=pager-next]`)), chromedp.WaitNotPresent(chromedp.CSS(`[data-key=alice]`)))
+	if second := rows(); len(second) != 5 || second[4] != "user-00" {
+		t.Fatalf("second page %v", second)
+	}
+	if n := ch.eval(`String(document.querySelectorAll("[data-testid=pager-next]").length)`); n != "0" {
+		t.Fatalf("the last page has a Next link")
+	}
+	ch.do("previous page", chromedp.Click(chromedp.CSS(`[data-testid=pager-prev]`)), chromedp.WaitVisible(chromedp.CSS(`[data-key=alice]`)))
+	if back := rows(); len(back) != 25 || back[0] != "alice" {
+		t.Fatalf("back on the first page %v", back)
+	}
+
+	// Search by the start of the name, then open the user.
+	ch.fill(`[data-testid=end-user-search]`, "ali")
+	ch.do("search", chromedp.Click(chromedp.CSS(`[data-testid=end-user-search-submit]`)), chromedp.WaitNotPresent(chromedp.CSS(`[data-key=user-28]`)))
+	if found := rows(); len(found) != 1 || found[0] != "alice" {
+		t.Fatalf("search ali found %v", found)
+	}
+	ch.do("open alice", chromedp.Click(chromedp.CSS(`[data-testid=end-user-key]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=end-user-heading]`)))
+	ch.waitPath(`^/end-users/[0-9a-f-]+$`)
+	served := ch.eval(`[...document.querySelectorAll("[data-testid=end-user-flag]")].map(r => r.dataset.key + ":" +
+		r.querySelector("[data-testid=end-user-flag-variation]").textContent.trim() + ":" +
+		r.querySelector("[data-testid=end-user-flag-reason]").textContent.trim()).join(",")`)
+	if want := "checkout:True:Dutch,dark-mode:False:off"; served != want {
+		t.Errorf("flags served %q, want %q", served, want)
+	}
+	if segs := ch.eval(`[...document.querySelectorAll("[data-testid=end-user-segment] a")].map(a => a.textContent.trim()).join(",")`); segs != "Beta testers" {
+		t.Errorf("segments %q", segs)
+	}
+	if props := ch.eval(`[...document.querySelectorAll("[data-testid=end-user-property]")].map(r => r.textContent).join(",")`); props != "countryNL" {
+		t.Errorf("properties %q", props)
+	}
+
+	// The rule editor suggests the properties seen.
+	ch.do("edit targeting", chromedp.Navigate(a.srv.URL+"/flags/checkout?edit=targeting"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=condition-property]`)))
+	suggested := ch.eval(`(function(){var i=document.querySelector("[data-testid=condition-property]");
+		return [...i.list.options].map(o => o.value).join(",")})()`)
+	if suggested != "keyId,name,country" {
+		t.Errorf("the attribute field suggests %q", suggested)
+	}
+
+	// At the bound, the list says new users are not kept.
+	_, err = a.pool.Exec(ctx, `UPDATE end_user_counts SET users = $2 WHERE env_id = $1`, env.ID, store.DefaultMaxEndUsersPerEnv)
+	must(t, err)
+	ch.do("the bound", chromedp.Navigate(a.srv.URL+"/end-users"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=end-user-bound]`)))
+	if notice := ch.eval(`document.querySelector("[data-testid=end-user-bound]").textContent`); !strings.HasPrefix(notice, "This environment keeps the most end users it may ("+strconv.Itoa(store.DefaultMaxEndUsersPerEnv)+")") {
+		t.Errorf("notice %q", notice)
+	}
+}
