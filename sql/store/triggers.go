@@ -284,8 +284,9 @@ type TriggerRun struct {
 // on or off, through the same locked path as every change (revision,
 // history naming the trigger, push to SDKs). The token is the credential:
 // an unknown token and a disabled trigger are both ErrNotFound, so a caller
-// learns nothing about which. Past the trigger's rate it is
-// ErrTooManyRequests; on an archived flag ErrFlagIsArchived. Every accepted
+// learns nothing about which. Past the trigger's rate, or past
+// TriggerMissBurst misses from one address, it is ErrTooManyRequests; on an
+// archived flag ErrFlagIsArchived. Every accepted
 // call is counted on the trigger, whether or not the flag changed.
 func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerRun, error) {
 	missKey := "addr:" + address
@@ -314,7 +315,8 @@ func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerR
 	if !s.triggerRuns.Allow(t.ID.String()) {
 		return TriggerRun{}, ErrTooManyRequests
 	}
-	// The trigger acts as itself, allowed to toggle its one flag and nothing else.
+	// The trigger acts as itself with one right, toggling, and is used only
+	// on its own flag: the token was its credential.
 	a := &Actor{WorkspaceID: row.WorkspaceID, OrgID: row.OrganizationID, TriggerID: t.ID,
 		statements: []access.Statement{{ResourceType: access.TypeAll, Effect: "allow",
 			Actions: []string{string(access.ToggleFlag)}, Resources: []string{"*"}}}}
