@@ -352,6 +352,15 @@ func triggerComment(t db.FlagTrigger) string {
 	return fmt.Sprintf("Turned %s by trigger “%s”", verb, name)
 }
 
+// triggerName names a trigger as the operator of its changes, as the
+// history (ListEnvAuditLogs) and flag lists (ActorsByIDs) do.
+func triggerName(t db.FlagTrigger) string {
+	if t.Description == "" {
+		return "Trigger " + t.TokenPreview + "…"
+	}
+	return "Trigger “" + t.Description + "”"
+}
+
 // newTriggerLimiter bounds how often each trigger may run.
 func newTriggerLimiter() *Limiter { return NewLimiter(rate.Every(TriggerRefill), TriggerBurst) }
 
