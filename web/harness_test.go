@@ -44,6 +44,14 @@ type app struct {
 
 func newApp(t *testing.T) *app {
 	t.Helper()
+	return startApp(t, false)
+}
+
+// startApp starts Bunting; with selfAddressed its BUNTING_BASE_URL is the
+// test server's own address (as for a real deployment, so links and
+// snippets it prints lead back to it), otherwise http://bunting.test.
+func startApp(t *testing.T, selfAddressed bool) *app {
+	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.New(t, store.ConfigurePool)
 	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
@@ -54,9 +62,15 @@ func newApp(t *testing.T) *app {
 	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
-	base, _ := url.Parse("http://bunting.test")
-	srv := httptest.NewServer(web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler)))
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Start()
 	t.Cleanup(srv.Close)
+	base, _ := url.Parse("http://bunting.test")
+	if selfAddressed {
+		base, _ = url.Parse(srv.URL)
+	}
+	// Set before the first request: the handler needs the address it serves at.
+	srv.Config.Handler = web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler))
 	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool)}
 	u, err := a.q.GetUserByEmail(ctx, ownerEmail)
 	if err != nil {
