@@ -33,9 +33,7 @@ type Actor struct {
 	WorkspaceID uuid.UUID
 	OrgID       uuid.UUID
 	// Address is the client's network address, for rate limits; may be empty.
-	Address string
-	// TriggerID is the flag trigger whose URL was called (RunTrigger), or uuid.Nil.
-	TriggerID  uuid.UUID
+	Address    string
 	statements []access.Statement
 }
 
