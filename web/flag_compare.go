@@ -305,8 +305,8 @@ func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error 
 	var ids []uuid.UUID
 	vm := views.CopyFlags{Source: w.projectName + " / " + w.name, Error: problem,
 		Crumbs: []views.Crumb{{Label: "Feature flags", Href: "/flags"}, {Label: "Compare environments", Href: "/flags/compare"}}}
-	for _, s := range form["flag"] {
-		if id, err := uuid.Parse(s); err == nil && len(ids) < store.MaxCopyFlags {
+	for _, id := range chosenFlags(form) {
+		if len(ids) < store.MaxCopyFlags {
 			ids = append(ids, id)
 			vm.FlagIDs = append(vm.FlagIDs, id.String())
 		}
@@ -382,12 +382,7 @@ func (p *pages) copyFlagsConfirm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var ids []uuid.UUID
-	for _, s := range form["flag"] {
-		if id, err := uuid.Parse(s); err == nil {
-			ids = append(ids, id)
-		}
-	}
+	ids := chosenFlags(form)
 	target := targetParam(c)
 	res, err := p.store.CopyToEnv(c.Request().Context(), actor(c), w.id, target, store.CopyToEnvInput{FlagIDs: ids})
 	if err != nil {
@@ -399,4 +394,16 @@ func (p *pages) copyFlagsConfirm(c echo.Context) error {
 	}
 	p.keepFlash(c, fmt.Sprintf("%d %s copied.", res.CopiedCount, plural(res.CopiedCount, "flag", "flags")))
 	return redirect(c, "/flags/compare?target="+target.String())
+}
+
+// chosenFlags are the flag ids the copy forms send as "flag" values; a value
+// that is not an id names no flag and is left out.
+func chosenFlags(form url.Values) []uuid.UUID {
+	var ids []uuid.UUID
+	for _, v := range form["flag"] {
+		if id, err := uuid.Parse(v); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

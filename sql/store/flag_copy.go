@@ -624,21 +624,28 @@ type CopySettingsPlan struct {
 	Refused error
 }
 
+// copySettingsFlags loads both sides of a settings copy: the environments,
+// the source flag, the target's flag of the same key, and the names of the
+// segments either side's rules use.
+func (s *Store) copySettingsFlags(ctx context.Context, a *Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (srcEnv, tgtEnv envRow, src, tgt Flag, names map[string]string, err error) {
+	if srcEnv, tgtEnv, src, names, err = s.copySettingsSource(ctx, a, sourceEnvID, key, targetEnvID); err != nil {
+		return
+	}
+	if tgt, err = s.GetFlag(ctx, a, targetEnvID, key); err != nil {
+		return
+	}
+	err = s.addSegmentNames(ctx, tgtEnv, tgt, names)
+	return
+}
+
 // PreviewCopyFlagSettings says what copying settings would change in the
 // target flag, without changing it.
 func (s *Store) PreviewCopyFlagSettings(ctx context.Context, a *Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID, in CopyFlagSettingsInput) (CopySettingsPlan, error) {
 	if _, err := in.Options.check(); err != nil {
 		return CopySettingsPlan{}, err
 	}
-	srcEnv, tgtEnv, src, names, err := s.copySettingsSource(ctx, a, sourceEnvID, key, targetEnvID)
+	srcEnv, tgtEnv, src, tgt, names, err := s.copySettingsFlags(ctx, a, sourceEnvID, key, targetEnvID)
 	if err != nil {
-		return CopySettingsPlan{}, err
-	}
-	tgt, err := s.GetFlag(ctx, a, targetEnvID, key)
-	if err != nil {
-		return CopySettingsPlan{}, err
-	}
-	if err := s.addSegmentNames(ctx, tgtEnv, tgt, names); err != nil {
 		return CopySettingsPlan{}, err
 	}
 	after, err := tgt.Clone()
@@ -700,15 +707,8 @@ func (s *Store) CopyFlagSettings(ctx context.Context, a *Actor, sourceEnvID uuid
 	if err != nil {
 		return Flag{}, err
 	}
-	srcEnv, tgtEnv, src, names, err := s.copySettingsSource(ctx, a, sourceEnvID, key, targetEnvID)
+	srcEnv, _, src, _, names, err := s.copySettingsFlags(ctx, a, sourceEnvID, key, targetEnvID)
 	if err != nil {
-		return Flag{}, err
-	}
-	tgt, err := s.GetFlag(ctx, a, targetEnvID, key)
-	if err != nil {
-		return Flag{}, err
-	}
-	if err := s.addSegmentNames(ctx, tgtEnv, tgt, names); err != nil {
 		return Flag{}, err
 	}
 	return s.changeFlag(ctx, a, targetEnvID, key, Change{Comment: copySettingsComment(srcEnv)}, action, func(f *Flag) error {
