@@ -405,7 +405,19 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 	}
 	var out Flag
 	err = s.inTx(ctx, func(q *db.Queries) error {
-		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
+		out, err = s.changeFlagIn(ctx, q, a, env, key, ch, action, "", edit)
+		return err
+	})
+	return out, err
+}
+
+// changeFlagIn is changeFlag in the caller's transaction q; op names the
+// history entry's operation ("" for what the change did: Update, Archive,
+// Restore).
+func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env envRow, key string, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
+	var out Flag
+	err := func() error {
+		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: env.Environment.ID, Key: key})
 		if err != nil {
 			return err
 		}
@@ -461,15 +473,17 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
 			return err
 		}
-		op := OpUpdate
 		switch {
+		case op != "":
 		case after.IsArchived && !before.IsArchived:
 			op = OpArchive
 		case !after.IsArchived && before.IsArchived:
 			op = OpRestore
+		default:
+			op = OpUpdate
 		}
 		return s.recordFlag(ctx, q, a, env.Environment.ID, op, &before, &out, ch.Comment)
-	})
+	}()
 	return out, err
 }
 
