@@ -1,5 +1,7 @@
 package views
 
+import "strconv"
+
 // View models of the feature flag, segment and history pages.
 
 // WorkEnv names the environment the flag and segment pages work in; Missing
@@ -411,4 +413,12 @@ type AuditLog struct {
 	Filter  Form
 	Types   []Option
 	History History
+}
+
+// approvalsText says how many approvals a change needs.
+func approvalsText(n int) string {
+	if n == 1 {
+		return "1 approval"
+	}
+	return strconv.Itoa(n) + " approvals"
 }

@@ -453,6 +453,12 @@ func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env e
 				return ErrFlagIsArchived
 			}
 		}
+		// Where changes need approval, what a flag serves changes only
+		// through an approved change request or a schedule (an op names
+		// those), for everyone: owners have no way around it.
+		if op == "" && env.Environment.ChangeRequestEnabled && servesDifferently(before, after) {
+			return ErrChangeRequestRequired
+		}
 		var v validator
 		refs := checkFlag(&v, &after)
 		ch.check(&v, env)
