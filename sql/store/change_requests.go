@@ -706,3 +706,41 @@ func (s *Store) FlagChangeRequests(ctx context.Context, a *Actor, envID uuid.UUI
 	}
 	return flagChangeRequests(ctx, s.q, f.ID)
 }
+
+// withChangeRequests completes a flag's pending changes with its change
+// requests not yet applied, as FeatBit's GetPendingChanges does: a request
+// made with a schedule fills in that schedule's reason and reviewers; one
+// without is a pending change of type ChangeRequest, newest first.
+func withChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID, pending []PendingChange) ([]PendingChange, error) {
+	requests, err := flagChangeRequests(ctx, q, flagID)
+	if err != nil {
+		return nil, err
+	}
+	for _, cr := range requests {
+		reviewers := make([]any, len(cr.Reviewers))
+		for i, r := range cr.Reviewers {
+			reviewers[i] = r
+		}
+		if cr.ScheduleID != nil {
+			for i := range pending {
+				if pending[i].ID == *cr.ScheduleID {
+					pending[i].ChangeRequestReason, pending[i].Reviewers = cr.Reason, reviewers
+				}
+			}
+			continue
+		}
+		var base, target Flag
+		if err := json.Unmarshal(cr.DataChange.Previous, &base); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(cr.DataChange.Current, &target); err != nil {
+			return nil, err
+		}
+		id := cr.ID
+		pending = append(pending, PendingChange{ID: cr.ID, FlagID: cr.FlagID, DataChange: cr.DataChange,
+			CreatorID: cr.CreatorID, CreatorName: cr.CreatorName, CreatedAt: cr.CreatedAt, Instructions: []any{},
+			Type: PendingChangeRequest, Status: cr.Status, ChangeRequestID: &id, ChangeRequestReason: cr.Reason,
+			Reviewers: reviewers, Comment: cr.Reason, Changed: OrEmpty(ChangedParts(base, target))})
+	}
+	return pending, nil
+}
