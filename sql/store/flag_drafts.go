@@ -186,9 +186,6 @@ func (s *Store) createDraft(ctx context.Context, q *db.Queries, a *Actor, env en
 	if err != nil {
 		return Draft{}, err
 	}
-	if err := a.require(access.CanAccessEnv, env.rn()); err != nil {
-		return Draft{}, err
-	}
 	if in.Revision != nil && *in.Revision != base.Revision {
 		return Draft{}, ErrConflict
 	}
