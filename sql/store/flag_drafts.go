@@ -354,3 +354,7 @@ func (s *Store) authorActor(ctx context.Context, q *db.Queries, env envRow, id u
 	}
 	return a, nil
 }
+
+// ChangeActions names the actions a change of a flag from base to target
+// needs, so the pages offer only what the store would allow.
+func ChangeActions(base, target Flag) []access.Action { return flagChangeActions(base, target) }
