@@ -72,6 +72,7 @@ var ruleMessages = map[string]string{
 	"SegmentIsBeingUsed":                "Flags use this segment, so it cannot be archived, deleted or moved out of their environments. Remove it from their rules first (see its Flags tab).",
 	"CannotDeleteUnarchivedFeatureFlag": "Archive the flag before deleting it.",
 	"FlagIsArchived":                    "This flag is archived: restore it in Settings to change it again.",
+	"FlagScheduleIsNotPending":          "This scheduled change was applied or cancelled already.",
 
 	// Change requests.
 	"ChangeRequestRequired":        "Changes in this environment need approval: request the change on the flag's page.",

