@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -19,10 +18,7 @@ const qaRN = "project/web:env/qa"
 // userID is the id of the user a session token belongs to.
 func (s *server) userID(token string) uuid.UUID {
 	s.t.Helper()
-	var p struct {
-		ID uuid.UUID `json:"id"`
-	}
-	p = decode[struct {
+	p := decode[struct {
 		ID uuid.UUID `json:"id"`
 	}](s.t, s.do("GET", "/api/v1/user/profile", token, nil).ok(s.t))
 	return p.ID
@@ -187,5 +183,4 @@ func TestChangeRequestRoutes(t *testing.T) {
 	s.do("PUT", cr+"/approve", carol, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 	s.do("PUT", flags+"/change-requests/not-a-uuid/approve", carol, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 	s.do("PUT", cr+"/apply", alice, map[string]string{"unknown": "x"}).fails(t, http.StatusBadRequest, "body_is_invalid")
-	_ = json.Valid
 }
