@@ -133,6 +133,9 @@ type PendingChangeItem struct {
 	// CancelAction cancels it (dismisses it once failed); empty when the
 	// person may not.
 	CancelAction string
+	// Status, when set, names where its change request stands; Href opens
+	// that request.
+	Status, Href string
 }
 
 // FlagTester evaluates the flag for an end user, as the environment's SDKs would.

@@ -171,6 +171,12 @@ func (p *pages) register(e *echo.Echo) {
 	g.GET("/flags/:key/delete", p.confirmFlag(deleteFlag))
 	g.POST("/flags/:key/delete", p.changeFlagLifecycle(deleteFlag))
 	g.GET("/flags/:key/history", p.flagHistory)
+	g.GET("/change-requests", p.changeRequests)
+	g.GET("/change-requests/:id", p.changeRequest)
+	g.POST("/change-requests/:id/approve", p.reviewChangeRequest(true))
+	g.POST("/change-requests/:id/decline", p.reviewChangeRequest(false))
+	g.POST("/change-requests/:id/apply", p.applyChangeRequest)
+	g.POST("/change-requests/:id/withdraw", p.withdrawChangeRequest)
 
 	g.GET("/end-users", p.endUsers)
 	g.GET("/end-users/:id", p.endUser)
