@@ -43,7 +43,9 @@ func (m *matrix) approvalEnv() store.Environment {
 	return m.qa
 }
 
-func (m *matrix) qaFlags() string { return "/api/v1/envs/" + m.approvalEnv().ID.String() + "/feature-flags" }
+func (m *matrix) qaFlags() string {
+	return "/api/v1/envs/" + m.approvalEnv().ID.String() + "/feature-flags"
+}
 
 // changeRequest makes a flag in qa and a request to turn it on by author,
 // reviewed by reviewer, and returns the flag's key and the request's path.
