@@ -140,3 +140,16 @@ func TestScheduleFailsWhenItsAuthorLostTheRight(t *testing.T) {
 		t.Fatal("a schedule whose author lost the right turned the flag on")
 	}
 }
+
+// A flag may be keyed "schedules": its routes still reach it, beside the
+// route that cancels a schedule.
+func TestFlagKeyedSchedules(t *testing.T) {
+	t.Parallel() // every test server has its own database
+	s := newServer(t)
+	e := s.prodEnv()
+	e.createFlag(map[string]any{"name": "Schedules", "key": "schedules"})
+	s.do("GET", e.flags+"/schedules", s.owner, nil).ok(t)
+	s.do("GET", e.flags+"/schedules/pending-changes", s.owner, nil).ok(t)
+	s.do("PUT", e.flags+"/schedules/toggle/true", s.owner, nil).ok(t)
+	s.do("PUT", e.flags+"/schedules/archive", s.owner, nil).ok(t)
+}

@@ -216,6 +216,7 @@ SELECT s.id, s.draft_id, s.env_id, s.flag_id, s.title, s.note, s.scheduled_at, s
 FROM flag_schedules s JOIN flag_drafts d ON d.id = s.draft_id
 WHERE s.flag_id = $1 AND s.status NOT IN ('applied', 'cancelled')
 ORDER BY s.scheduled_at, s.id
+LIMIT 100
 `
 
 type ListFlagSchedulesRow struct {
@@ -225,8 +226,8 @@ type ListFlagSchedulesRow struct {
 	DraftComment string
 }
 
-// ListFlagSchedules returns a flag's schedules that are pending or failed,
-// with their drafts, soonest first (flag_schedules_flag).
+// ListFlagSchedules returns the first 100 of a flag's schedules that are
+// pending or failed, with their drafts, soonest first (flag_schedules_flag).
 func (q *Queries) ListFlagSchedules(ctx context.Context, flagID uuid.UUID) ([]ListFlagSchedulesRow, error) {
 	rows, err := q.db.Query(ctx, ListFlagSchedules, flagID)
 	if err != nil {

@@ -54,9 +54,10 @@ SET status = @status, failure_reason = @failure_reason, updated_at = clock_times
 WHERE id = @id;
 
 -- name: ListFlagSchedules :many
--- ListFlagSchedules returns a flag's schedules that are pending or failed,
--- with their drafts, soonest first (flag_schedules_flag).
+-- ListFlagSchedules returns the first 100 of a flag's schedules that are
+-- pending or failed, with their drafts, soonest first (flag_schedules_flag).
 SELECT sqlc.embed(s), d.base, d.target, d.comment AS draft_comment
 FROM flag_schedules s JOIN flag_drafts d ON d.id = s.draft_id
 WHERE s.flag_id = @flag_id AND s.status NOT IN ('applied', 'cancelled')
-ORDER BY s.scheduled_at, s.id;
+ORDER BY s.scheduled_at, s.id
+LIMIT 100;

@@ -220,8 +220,8 @@ const (
 
 // FlagPendingChanges lists a flag's scheduled changes that have not been
 // applied or cancelled (failed ones stay, with their reason, until
-// dismissed), soonest first, then its change requests not yet applied
-// (withChangeRequests).
+// dismissed), soonest first: the first 100; then its change requests not
+// yet applied, the first 100 (withChangeRequests).
 func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUID, key string) ([]PendingChange, error) {
 	f, err := s.GetFlag(ctx, a, envID, key)
 	if err != nil {
@@ -283,12 +283,23 @@ const (
 // next. First it applies every schedule whose time passed while no
 // instance ran, saying so in its history entry.
 func (s *Store) RunSchedules(ctx context.Context, tick time.Duration) {
-	started := time.Now()
-	for {
-		claimed, err := s.runSchedule(ctx, started)
-		if err != nil || !claimed {
-			break
+	var logged time.Time
+	// missedBefore is the start until everything due then has been applied
+	// (a database away at start delays that), zero after.
+	missedBefore := time.Now()
+	run := func() bool {
+		claimed, err := s.runSchedule(ctx, missedBefore)
+		if err != nil && ctx.Err() == nil && time.Since(logged) > time.Minute {
+			// A database that is away fails every tick: say so once a minute.
+			s.log.Error("applying scheduled changes", "err", err)
+			logged = time.Now()
 		}
+		if err == nil && !claimed {
+			missedBefore = time.Time{}
+		}
+		return claimed && err == nil
+	}
+	for run() { // at start, all that is due
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
@@ -299,7 +310,7 @@ func (s *Store) RunSchedules(ctx context.Context, tick time.Duration) {
 		case <-t.C:
 		}
 		for range schedulesPerTick {
-			if claimed, err := s.runSchedule(ctx, time.Time{}); err != nil || !claimed {
+			if !run() {
 				break
 			}
 		}
@@ -349,9 +360,6 @@ func (s *Store) runSchedule(ctx context.Context, missedBefore time.Time) (bool, 
 		s.log.Warn("scheduled change failed", "schedule", sch.ID, "flag", sch.FlagID, "reason", reason, "err", applyErr)
 		return q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: sch.ID, Status: ScheduleFailed, FailureReason: reason})
 	})
-	if err != nil && ctx.Err() == nil {
-		s.log.Error("applying scheduled changes", "err", err)
-	}
 	return claimed, translate(err)
 }
 

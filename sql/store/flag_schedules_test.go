@@ -221,3 +221,44 @@ func TestScheduleInputIsChecked(t *testing.T) {
 		}
 	}
 }
+
+// A change scheduled with an access token applies while the token is
+// active, attributed to the token, and fails once it is turned off.
+func TestScheduleByAccessToken(t *testing.T) {
+	t.Parallel()
+	s, a, pool := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, a)
+	f, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	_, err = s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Ship", Key: "ship"})
+	must(t, err)
+	tok, err := s.CreateAccessToken(ctx, a, AccessTokenInput{Name: "deploy", Type: TokenPersonal})
+	must(t, err)
+	ta, err := s.Authenticate(ctx, Credentials{Authorization: tok.Token})
+	must(t, err)
+
+	applies := scheduleSoon(t, s, ta, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
+	backdate(t, pool, applies.ID, 0)
+	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if status, reason := scheduleStatus(t, pool, applies.ID); status != ScheduleApplied {
+		t.Fatalf("status %q (%s), want applied", status, reason)
+	}
+	history := flagHistory(t, s, a, prod.ID, f)
+	if history[0].Operation != OpApplyFlagSchedule || history[0].CreatorID != tok.ID {
+		t.Errorf("latest history entry %s by %s, want the schedule by the token %s", history[0].Operation, history[0].CreatorID, tok.ID)
+	}
+
+	fails := scheduleSoon(t, s, ta, prod.ID, "ship", `{"isEnabled":true}`, time.Hour)
+	_, err = s.ToggleAccessToken(ctx, a, tok.ID)
+	must(t, err)
+	backdate(t, pool, fails.ID, 0)
+	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if status, reason := scheduleStatus(t, pool, fails.ID); status != ScheduleFailed || !strings.Contains(reason, "may no longer") {
+		t.Fatalf("status %q reason %q, want failed: its author may no longer make it", status, reason)
+	}
+}
