@@ -186,3 +186,16 @@ func TestChangeRequestRoutes(t *testing.T) {
 	s.do("PUT", flags+"/change-requests/not-a-uuid/approve", carol, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 	s.do("PUT", cr+"/apply", alice, map[string]string{"unknown": "x"}).fails(t, http.StatusBadRequest, "body_is_invalid")
 }
+
+// A flag may be keyed "change-requests": its routes still reach it, beside
+// the routes of change requests.
+func TestFlagKeyedChangeRequests(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	e := s.prodEnv()
+	e.createFlag(map[string]any{"name": "Change requests", "key": "change-requests"})
+	s.do("GET", e.flags+"/change-requests", s.owner, nil).ok(t)
+	s.do("GET", e.flags+"/change-requests/pending-changes", s.owner, nil).ok(t)
+	s.do("PUT", e.flags+"/change-requests/toggle/true", s.owner, nil).ok(t)
+	s.do("PUT", e.flags+"/change-requests/archive", s.owner, nil).ok(t)
+}
