@@ -54,6 +54,16 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/access-tokens/:id/toggle", h.toggleAccessToken)
 	g.DELETE("/access-tokens/:id", h.deleteAccessToken)
 
+	// Webhooks: FeatBit's WebhookController.
+	g.GET("/webhooks", h.listWebhooks)
+	g.GET("/webhooks/is-name-used", h.isWebhookNameUsed)
+	g.POST("/webhooks", h.createWebhook)
+	g.POST("/webhooks/send", h.sendWebhook)
+	g.GET("/webhooks/:id", h.getWebhook)
+	g.PUT("/webhooks/:id", h.updateWebhook)
+	g.DELETE("/webhooks/:id", h.deleteWebhook)
+	g.GET("/webhooks/:id/deliveries", h.listWebhookDeliveries)
+
 	// IAM: policies, groups, members and organization settings.
 	g.GET("/policies", h.listPolicies)
 	g.POST("/policies", h.createPolicy)

@@ -65,6 +65,9 @@ func TestBrowserAccessibility(t *testing.T) {
 	token, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "CI", Type: store.TokenService,
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
+	hook, err := a.st.CreateWebhook(ctx, owner, store.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
+		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{store.EventFlagToggled}, IsActive: true})
+	must(t, err)
 
 	a.st.SawEndUsers(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
 	must(t, a.st.FlushEndUsers(ctx))
@@ -86,6 +89,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/policies/:id/clone":              "/policies/" + policy.ID.String() + "/clone",
 		"/policies/:id/delete":             "/policies/" + policy.ID.String() + "/delete",
 		"/access-tokens/:id":               "/access-tokens/" + token.ID.String(),
+		"/webhooks/:id":                    "/webhooks/" + hook.ID.String(),
 		"/flags/:key":                      "/flags/checkout",
 		"/flags/:key/variations":           "/flags/checkout/variations",
 		"/flags/:key/settings":             "/flags/checkout/settings",

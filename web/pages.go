@@ -82,6 +82,13 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/projects/:id/envs/:envId/secrets/:secretId", p.renameSecret)
 	g.POST("/projects/:id/envs/:envId/secrets/:secretId/delete", p.deleteSecret)
 
+	g.GET("/webhooks", p.webhooks)
+	g.GET("/webhooks/new", p.newWebhook)
+	g.POST("/webhooks", p.createWebhook)
+	g.GET("/webhooks/:id", p.webhook)
+	g.POST("/webhooks/:id", p.updateWebhook)
+	g.POST("/webhooks/:id/test", p.testWebhook)
+	g.POST("/webhooks/:id/delete", p.deleteWebhook)
 	g.GET("/access-tokens", p.accessTokens)
 	g.POST("/access-tokens", p.createAccessToken)
 	g.POST("/access-tokens/:id/toggle", p.toggleAccessToken)
