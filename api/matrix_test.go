@@ -92,6 +92,15 @@ func (m *matrix) flag(archived bool) string {
 	return key
 }
 
+// trigger makes a flag and a trigger on it, returning the flag's key and the trigger's id.
+func (m *matrix) trigger() (string, string) {
+	key := m.flag(false)
+	f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+	t := decode[store.Trigger](m.s.t, m.owner("POST", "/api/v1/triggers",
+		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-off"}))
+	return key, t.ID.String()
+}
+
 func (m *matrix) segment(archived bool) (string, string) {
 	key := fmt.Sprintf("s%d", m.next())
 	sg := decode[store.Segment](m.s.t, m.owner("POST", m.segs(), map[string]any{"name": key, "key": key, "type": "environment-specific"}))
@@ -175,7 +184,9 @@ func (m *matrix) cases() map[string]func() call {
 	return map[string]func() call{
 		"POST /api/v1/identity/login-by-email": nil, // needs no credentials: TestLogin
 		"GET /api/v1/openapi.json":             nil, // public: TestOpenAPIDocument
-		"PUT /api/v1/identity/reset-password":  nil, // the caller's own password: TestResetPassword
+		// Public: the token is the credential (TestTriggerRun).
+		"POST /api/v1/triggers/run/:token":    nil,
+		"PUT /api/v1/identity/reset-password": nil, // the caller's own password: TestResetPassword
 		// The caller's own session, needing no statement: TestLogout, TestRefreshToken.
 		"POST /api/v1/identity/logout":        nil,
 		"POST /api/v1/identity/refresh-token": nil,
@@ -399,8 +410,30 @@ func (m *matrix) cases() map[string]func() call {
 		"PUT /api/v1/envs/:envId/segments/:segmentId/description": onSegment(access.UpdateSegmentDescription, "/description", map[string]string{"description": "d"}),
 		"PUT /api/v1/envs/:envId/segments/:segmentId/tags":        onSegment(access.UpdateSegmentTags, "/tags", map[string]any{"tags": []string{"t"}}),
 		"PUT /api/v1/envs/:envId/segments/:segmentId/targeting":   onSegment(access.UpdateSegmentTargetingUsers, "/targeting", map[string]any{"included": []string{"u"}}),
-		"GET /api/v1/envs/:envId/audit-logs":                      readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
-		"GET /api/v1/envs/:envId/flag-insights":                   readEnv("/api/v1/envs/" + m.env.ID.String() + "/flag-insights"),
+		"GET /api/v1/triggers": func() call {
+			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+m.flag(false), nil))
+			return readEnv("/api/v1/triggers?targetId=" + f.ID.String())()
+		},
+		"POST /api/v1/triggers": func() call {
+			key := m.flag(false)
+			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+			return call{path: "/api/v1/triggers", body: map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"},
+				grants: []grant{{access.ToggleFlag, flagRN(key)}}}
+		},
+		"PUT /api/v1/triggers/:id": func() call {
+			key, id := m.trigger()
+			return call{path: "/api/v1/triggers/" + id, body: map[string]bool{"isEnabled": false}, grants: []grant{{access.ToggleFlag, flagRN(key)}}}
+		},
+		"PUT /api/v1/triggers/:id/reset-token": func() call {
+			key, id := m.trigger()
+			return call{path: "/api/v1/triggers/" + id + "/reset-token", grants: []grant{{access.ToggleFlag, flagRN(key)}}}
+		},
+		"DELETE /api/v1/triggers/:id": func() call {
+			key, id := m.trigger()
+			return call{path: "/api/v1/triggers/" + id, grants: []grant{{access.ToggleFlag, flagRN(key)}}}
+		},
+		"GET /api/v1/envs/:envId/audit-logs":    readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
+		"GET /api/v1/envs/:envId/flag-insights": readEnv("/api/v1/envs/" + m.env.ID.String() + "/flag-insights"),
 		"GET /api/v1/envs/:envId/feature-flags/:key/insights": func() call {
 			return readEnv(m.flags() + "/" + m.flag(false) + "/insights")()
 		},

@@ -51,6 +51,9 @@ func TestBrowserAccessibility(t *testing.T) {
 	must(t, err)
 	dev := web.Environments[1]
 	a.makeFlag(dev, store.FlagInput{Name: "Checkout", Key: "checkout"}) // compared with Prod's
+	_, err = a.st.CreateTrigger(ctx, owner, store.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
+		Type: store.TriggerTypeFlagGeneral, Action: store.TriggerTurnOff, Description: "Checkout alert"})
+	must(t, err)
 	a.makeFlag(prod, store.FlagInput{Name: "Old banner", Key: "old-banner"})
 	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", store.Change{})
 	must(t, err)
@@ -98,6 +101,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/flags/:key/delete":               "/flags/old-banner/delete",
 		"/flags/:key/history":              "/flags/checkout/history",
 		"/flags/:key/compare":              "/flags/checkout/compare?target=" + dev.ID.String(),
+		"/flags/:key/triggers":             "/flags/checkout/triggers",
 		"/segments/:id":                    "/segments/" + beta.ID.String(),
 		"/segments/:id/flags":              "/segments/" + beta.ID.String() + "/flags",
 		"/segments/:id/settings":           "/segments/" + beta.ID.String() + "/settings",

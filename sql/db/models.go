@@ -139,6 +139,22 @@ type FlagRevision struct {
 	CreatedAt   time.Time
 }
 
+type FlagTrigger struct {
+	ID              uuid.UUID
+	FlagID          uuid.UUID
+	Type            string
+	Action          string
+	Description     string
+	TokenHash       []byte
+	TokenPreview    string
+	IsEnabled       bool
+	TriggeredTimes  int32
+	LastTriggeredAt *time.Time
+	CreatorID       uuid.UUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
 type Group struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID

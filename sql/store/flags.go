@@ -175,16 +175,23 @@ func checkFlag(v *validator, f *Flag) []uuid.UUID {
 	return refs
 }
 
-// actorID is who a change is attributed to: the token when one was used.
+// actorID is who a change is attributed to: the token when one was used,
+// the trigger when one was called.
 func actorID(a *Actor) uuid.UUID {
+	if a.TriggerID != uuid.Nil {
+		return a.TriggerID
+	}
 	if a.IsToken() {
 		return a.TokenID
 	}
 	return a.UserID
 }
 
-// actorKind says whether actorID is a user or an access token.
+// actorKind says whether actorID is a user, an access token or a trigger (system).
 func actorKind(a *Actor) string {
+	if a.TriggerID != uuid.Nil {
+		return "system"
+	}
 	if a.IsToken() {
 		return "token"
 	}

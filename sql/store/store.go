@@ -40,6 +40,9 @@ type Store struct {
 	tokenMinting *Limiter
 	// ssoStarts limits how fast one address begins single sign-on attempts.
 	ssoStarts *Limiter
+	// triggerRuns limits how often each flag trigger runs; triggerMisses
+	// how many unknown trigger tokens one address tries.
+	triggerRuns, triggerMisses *Limiter
 
 	allowPrivateNetworks bool
 
@@ -102,6 +105,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
+		triggerRuns: newTriggerLimiter(), triggerMisses: newTriggerMissLimiter(),
 		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
 		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv,
 		outboxKick: make(chan struct{}, 1)}

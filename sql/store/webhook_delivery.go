@@ -588,6 +588,13 @@ func operatorName(ctx context.Context, q *db.Queries, a *Actor) string {
 	if a.IsToken() {
 		return "access token"
 	}
+	if a.TriggerID != uuid.Nil { // a flag trigger's URL was called
+		t, err := q.GetTriggerInOrganization(ctx, db.GetTriggerInOrganizationParams{OrganizationID: a.OrgID, ID: a.TriggerID})
+		if err != nil {
+			return "trigger"
+		}
+		return triggerName(t.FlagTrigger)
+	}
 	u, err := q.GetUser(ctx, a.UserID)
 	if err != nil {
 		return ""
