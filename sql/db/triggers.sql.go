@@ -85,7 +85,8 @@ func (q *Queries) DeleteTrigger(ctx context.Context, id uuid.UUID) (int64, error
 }
 
 const GetTriggerByToken = `-- name: GetTriggerByToken :one
-SELECT t.id, t.flag_id, t.type, t.action, t.description, t.token_hash, t.token_preview, t.is_enabled, t.triggered_times, t.last_triggered_at, t.creator_id, t.created_at, t.updated_at, f.env_id, f.key AS flag_key, o.id AS organization_id, o.workspace_id
+SELECT t.id, t.flag_id, t.type, t.action, t.description, t.token_hash, t.token_preview, t.is_enabled, t.triggered_times, t.last_triggered_at, t.creator_id, t.created_at, t.updated_at, f.env_id, f.key AS flag_key, p.key AS project_key, e.key AS env_key,
+       o.id AS organization_id, o.workspace_id
 FROM flag_triggers t
 JOIN feature_flags f ON f.id = t.flag_id
 JOIN environments e ON e.id = f.env_id
@@ -98,12 +99,14 @@ type GetTriggerByTokenRow struct {
 	FlagTrigger    FlagTrigger
 	EnvID          uuid.UUID
 	FlagKey        string
+	ProjectKey     string
+	EnvKey         string
 	OrganizationID uuid.UUID
 	WorkspaceID    uuid.UUID
 }
 
 // GetTriggerByToken finds the trigger whose token hashes to token_hash, with
-// the flag and the organization and workspace it belongs to.
+// the keys that name its flag and the organization and workspace it belongs to.
 func (q *Queries) GetTriggerByToken(ctx context.Context, tokenHash []byte) (GetTriggerByTokenRow, error) {
 	row := q.db.QueryRow(ctx, GetTriggerByToken, tokenHash)
 	var i GetTriggerByTokenRow
@@ -123,6 +126,8 @@ func (q *Queries) GetTriggerByToken(ctx context.Context, tokenHash []byte) (GetT
 		&i.FlagTrigger.UpdatedAt,
 		&i.EnvID,
 		&i.FlagKey,
+		&i.ProjectKey,
+		&i.EnvKey,
 		&i.OrganizationID,
 		&i.WorkspaceID,
 	)
@@ -279,13 +284,20 @@ func (q *Queries) ListFlagTriggers(ctx context.Context, arg ListFlagTriggersPara
 
 const MarkTriggerRun = `-- name: MarkTriggerRun :one
 UPDATE flag_triggers SET triggered_times = triggered_times + 1, last_triggered_at = clock_timestamp()
-WHERE id = $1
+WHERE id = $1 AND token_hash = $2 AND is_enabled
 RETURNING id, flag_id, type, action, description, token_hash, token_preview, is_enabled, triggered_times, last_triggered_at, creator_id, created_at, updated_at
 `
 
-// MarkTriggerRun counts one run of a trigger, in the run's transaction.
-func (q *Queries) MarkTriggerRun(ctx context.Context, id uuid.UUID) (FlagTrigger, error) {
-	row := q.db.QueryRow(ctx, MarkTriggerRun, id)
+type MarkTriggerRunParams struct {
+	ID        uuid.UUID
+	TokenHash []byte
+}
+
+// MarkTriggerRun counts one run of a trigger, in the run's transaction. It
+// finds no row when the trigger was disabled, reset or deleted since it was
+// read, and then the run's change is rolled back.
+func (q *Queries) MarkTriggerRun(ctx context.Context, arg MarkTriggerRunParams) (FlagTrigger, error) {
+	row := q.db.QueryRow(ctx, MarkTriggerRun, arg.ID, arg.TokenHash)
 	var i FlagTrigger
 	err := row.Scan(
 		&i.ID,

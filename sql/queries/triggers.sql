@@ -24,8 +24,9 @@ WHERE p.organization_id = @organization_id AND t.id = @id;
 
 -- name: GetTriggerByToken :one
 -- GetTriggerByToken finds the trigger whose token hashes to token_hash, with
--- the flag and the organization and workspace it belongs to.
-SELECT sqlc.embed(t), f.env_id, f.key AS flag_key, o.id AS organization_id, o.workspace_id
+-- the keys that name its flag and the organization and workspace it belongs to.
+SELECT sqlc.embed(t), f.env_id, f.key AS flag_key, p.key AS project_key, e.key AS env_key,
+       o.id AS organization_id, o.workspace_id
 FROM flag_triggers t
 JOIN feature_flags f ON f.id = t.flag_id
 JOIN environments e ON e.id = f.env_id
@@ -46,9 +47,11 @@ WHERE id = $1
 RETURNING *;
 
 -- name: MarkTriggerRun :one
--- MarkTriggerRun counts one run of a trigger, in the run's transaction.
+-- MarkTriggerRun counts one run of a trigger, in the run's transaction. It
+-- finds no row when the trigger was disabled, reset or deleted since it was
+-- read, and then the run's change is rolled back.
 UPDATE flag_triggers SET triggered_times = triggered_times + 1, last_triggered_at = clock_timestamp()
-WHERE id = $1
+WHERE id = @id AND token_hash = @token_hash AND is_enabled
 RETURNING *;
 
 -- name: DeleteTrigger :execrows

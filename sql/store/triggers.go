@@ -315,25 +315,35 @@ func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerR
 	if !s.triggerRuns.Allow(t.ID.String()) {
 		return TriggerRun{}, ErrTooManyRequests
 	}
-	// The trigger acts as itself with one right, toggling, and is used only
-	// on its own flag: the token was its credential.
+	// The trigger acts as itself with one right, toggling its own flag: the
+	// token was its credential.
 	a := &Actor{WorkspaceID: row.WorkspaceID, OrgID: row.OrganizationID, TriggerID: t.ID,
-		statements: []access.Statement{{ResourceType: access.TypeAll, Effect: "allow",
-			Actions: []string{string(access.ToggleFlag)}, Resources: []string{"*"}}}}
-	// The flag changes through ToggleFlag like any other change; the count
-	// is a statistic of the trigger, written after it.
-	f, err := s.ToggleFlag(ctx, a, row.EnvID, row.FlagKey, t.Action == TriggerTurnOn, Change{Comment: triggerComment(t)})
+		statements: []access.Statement{{ResourceType: access.TypeFlag, Effect: "allow",
+			Actions:   []string{string(access.ToggleFlag)},
+			Resources: []string{FlagRN(row.ProjectKey, row.EnvKey, row.FlagKey, nil)}}}}
+	env, err := s.environmentOf(ctx, a, row.EnvID)
 	if err != nil {
 		return TriggerRun{}, err
 	}
-	marked, err := s.q.MarkTriggerRun(ctx, t.ID)
-	if errors.Is(err, pgx.ErrNoRows) { // deleted meanwhile: the change stands, uncounted
-		return TriggerRun{Trigger: triggerFrom(t), Flag: f}, nil
+	var run TriggerRun
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		f, err := s.changeFlagIn(ctx, q, a, env, row.FlagKey, Change{Comment: triggerComment(t)}, access.ToggleFlag, func(f *Flag) error {
+			f.IsEnabled = t.Action == TriggerTurnOn
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		// Counted with the change, and only while the trigger is as it was
+		// read: one disabled, reset or deleted meanwhile changes nothing.
+		marked, err := q.MarkTriggerRun(ctx, db.MarkTriggerRunParams{ID: t.ID, TokenHash: sum[:]})
+		run = TriggerRun{Trigger: triggerFrom(marked), Flag: f}
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return miss()
 	}
-	if err != nil {
-		return TriggerRun{}, translate(err)
-	}
-	return TriggerRun{Trigger: triggerFrom(marked), Flag: f}, nil
+	return run, err
 }
 
 // triggerComment is the history comment of a trigger's change, naming it.
