@@ -111,8 +111,6 @@ func (s *Store) queueWebhooks(ctx context.Context, q *db.Queries, a *Actor, ch c
 	if err != nil || len(hooks) == 0 {
 		return err
 	}
-	// A shared segment (no environment of its own) reaches every webhook
-	// that subscribes to the event, whatever its scopes.
 	var res *db.WebhookResourceRow
 	if ch.envID != nil && *ch.envID != uuid.Nil {
 		r, err := q.WebhookResource(ctx, *ch.envID)
@@ -121,9 +119,13 @@ func (s *Store) queueWebhooks(ctx context.Context, q *db.Queries, a *Actor, ch c
 		}
 		res = &r
 	}
+	where, err := s.changedEnvs(ctx, q, a, ch, res)
+	if err != nil {
+		return err
+	}
 	var payload []byte
 	for _, h := range hooks {
-		if res != nil && !slices.ContainsFunc(h.Scopes, func(sc string) bool { return scopeMatches(sc, res.ProjectID, res.EnvID) }) {
+		if !slices.ContainsFunc(where, func(e envRow) bool { return scopesCover(h.Scopes, e.Environment.ProjectID, e.Environment.ID) }) {
 			continue
 		}
 		if payload == nil {
@@ -138,6 +140,29 @@ func (s *Store) queueWebhooks(ctx context.Context, q *db.Queries, a *Actor, ch c
 		s.outboxWrites.Add(1)
 	}
 	return nil
+}
+
+// changedEnvs are the environments a change applies in: its own, or for a
+// shared segment every one it is visible in before or after the change.
+func (s *Store) changedEnvs(ctx context.Context, q *db.Queries, a *Actor, ch change, res *db.WebhookResourceRow) ([]envRow, error) {
+	if res == nil {
+		return nil, nil
+	}
+	var versions []Segment
+	for _, v := range []any{ch.previous, ch.current} {
+		if sg, ok := v.(*Segment); ok && sg != nil {
+			versions = append(versions, *sg)
+		}
+	}
+	own := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: res.EnvID, ProjectID: res.ProjectID}}}
+	if len(versions) == 0 {
+		return []envRow{own}, nil
+	}
+	env, err := q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: a.OrgID, ID: res.EnvID})
+	if err != nil {
+		return nil, err
+	}
+	return visibleEnvs(ctx, q, envRow{env}, versions...)
 }
 
 // idName is FeatBit's {id, name} of an organization, project or environment.
@@ -190,10 +215,18 @@ func (s *Store) webhookPayload(ctx context.Context, q *db.Queries, a *Actor, ch 
 		if sg == nil {
 			sg = b
 		}
+		rows, err := q.ListFlagsReferencingSegment(ctx, sg.ID)
+		if err != nil {
+			return nil, err
+		}
+		refs := make([]map[string]any, len(rows))
+		for i, r := range rows {
+			refs[i] = map[string]any{"envId": r.EnvID, "id": r.ID, "name": r.Name, "key": r.Key}
+		}
 		obj["data"] = map[string]any{"kind": "segment", "object": map[string]any{
 			"id": sg.ID.String(), "name": sg.Name, "description": sg.Description, "tags": sg.Tags,
 			"included": sg.Included, "excluded": sg.Excluded, "rules": sg.Rules,
-			"isArchived": boolString(sg.IsArchived), "flagReferences": []any{}}}
+			"isArchived": boolString(sg.IsArchived), "flagReferences": refs}}
 	}
 	return json.Marshal(obj)
 }

@@ -569,5 +569,10 @@ func (s *Store) WebhookScopes(ctx context.Context, a *Actor) ([]WebhookScope, er
 
 // Covers tells whether any of a webhook's scopes names an environment.
 func (w Webhook) Covers(projectID, envID uuid.UUID) bool {
-	return slices.ContainsFunc(w.Scopes, func(sc string) bool { return scopeMatches(sc, projectID, envID) })
+	return scopesCover(w.Scopes, projectID, envID)
+}
+
+// scopesCover tells whether any of a webhook's scopes names an environment.
+func scopesCover(scopes []string, projectID, envID uuid.UUID) bool {
+	return slices.ContainsFunc(scopes, func(sc string) bool { return scopeMatches(sc, projectID, envID) })
 }

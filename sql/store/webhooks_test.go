@@ -420,3 +420,55 @@ func TestWebhookDeactivatedIsSentNothing(t *testing.T) {
 		t.Fatalf("an inactive webhook was sent %d requests", len(got))
 	}
 }
+
+// A shared segment's change reaches the webhooks whose scopes cover an
+// environment it is visible in, whichever environment manages it, and names
+// the flags that use it.
+func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
+	t.Parallel()
+	s, a, _ := testStore(t)
+	s.allowPrivateNetworks = true
+	prod, dev := prodAndDev(t, s, a)
+	ctx := context.Background()
+	other, err := s.CreateProject(ctx, a, ProjectInput{Name: "Api", Key: "api"})
+	must(t, err)
+	inDev, elsewhere := newReceiver(t), newReceiver(t)
+	hookOn(t, s, a, dev, inDev.URL, "", EventSegmentTargetUsersChanged)
+	hookOn(t, s, a, other.Environments[0], elsewhere.URL, "", EventSegmentTargetUsersChanged)
+	runWorker(t, s, fast)
+
+	sg, err := s.CreateSegment(ctx, a, prod.ID, SegmentInput{Name: "Beta", Key: "beta", Type: SegmentShared,
+		Scopes: []string{"organization/default-organization:project/web"}})
+	must(t, err)
+	f, err := s.CreateFlag(ctx, a, dev.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	tg := f.Targeting()
+	tg.Rules = []FlagRule{{ID: "r", Name: "Beta",
+		Conditions: []Condition{{ID: "c", Property: SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+		Variations: []RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+	_, err = s.SetFlagTargeting(ctx, a, dev.ID, "pay", TargetingInput{Targeting: &tg})
+	must(t, err)
+	users := []string{"u1"}
+	_, err = s.SetSegmentTargeting(ctx, a, prod.ID, sg.ID, SegmentTargetingInput{Included: &users})
+	must(t, err)
+
+	waitUntil(t, "the segment's change in Dev", func() bool { return len(inDev.received()) == 1 })
+	var payload struct {
+		Data struct {
+			Object struct {
+				FlagReferences []struct {
+					EnvID uuid.UUID `json:"envId"`
+					Key   string    `json:"key"`
+				} `json:"flagReferences"`
+			} `json:"object"`
+		} `json:"data"`
+	}
+	must(t, json.Unmarshal(inDev.received()[0].body, &payload))
+	if refs := payload.Data.Object.FlagReferences; len(refs) != 1 || refs[0].Key != "pay" || refs[0].EnvID != dev.ID {
+		t.Errorf("flagReferences %+v, want Dev's pay", refs)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := elsewhere.received(); len(got) != 0 {
+		t.Errorf("a webhook of a project the segment does not apply in got %d deliveries", len(got))
+	}
+}
