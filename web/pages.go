@@ -88,6 +88,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.GET("/webhooks/:id", p.webhook)
 	g.POST("/webhooks/:id", p.updateWebhook)
 	g.POST("/webhooks/:id/test", p.testWebhook)
+	g.GET("/webhooks/:id/delete", p.confirmDeleteWebhook)
 	g.POST("/webhooks/:id/delete", p.deleteWebhook)
 	g.GET("/access-tokens", p.accessTokens)
 	g.POST("/access-tokens", p.createAccessToken)

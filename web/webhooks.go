@@ -278,6 +278,28 @@ func (p *pages) testWebhook(c echo.Context) error {
 	return redirect(c, "/webhooks/"+id.String())
 }
 
+// confirmDeleteWebhook asks before deleting a webhook, saying what goes with it.
+func (p *pages) confirmDeleteWebhook(c echo.Context) error {
+	id, err := api.PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	w, err := p.store.GetWebhook(c.Request().Context(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	href := "/webhooks/" + id.String()
+	return p.iamConfirm(c, http.StatusOK, navWebhooks, views.Confirm{
+		Crumbs:  []views.Crumb{{Label: "Webhooks", Href: "/webhooks"}, {Label: w.Name, Href: href}},
+		Heading: fmt.Sprintf("Delete the webhook “%s”?", w.Name),
+		Consequences: []string{
+			"It stops receiving events at once; deliveries not yet sent are dropped.",
+			"Its delivery log is deleted with it.",
+		},
+		Action: href + "/delete", Button: "Delete webhook", CancelHref: href,
+	})
+}
+
 // deleteWebhook deletes a webhook and returns to the list.
 func (p *pages) deleteWebhook(c echo.Context) error {
 	id, err := api.PathID(c, "id")

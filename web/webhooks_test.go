@@ -155,6 +155,24 @@ func TestWebhookFormWithoutScript(t *testing.T) {
 	if hooks.TotalCount != 1 || hooks.Items[0].Headers[0].Value != "payments" || !hooks.Items[0].IsActive {
 		t.Fatalf("webhooks %+v", hooks.Items)
 	}
+	// Delete asks first, saying what goes with the webhook, then deletes it.
+	page := "/webhooks/" + hooks.Items[0].ID.String()
+	b.get(page).status(http.StatusOK)
+	if href := attr(b.last.must("webhook-delete"), "href"); href != page+"/delete" {
+		t.Fatalf("Delete links to %q", href)
+	}
+	b.get(page + "/delete").status(http.StatusOK)
+	if got := b.last.text("delete-consequences"); !strings.Contains(got, "delivery log is deleted") {
+		t.Errorf("the confirmation says %q", got)
+	}
+	if n, _ := a.st.ListWebhooks(context.Background(), a.ownerActor(), store.WebhookFilter{Page: store.Page{Size: 10}}); n.TotalCount != 1 {
+		t.Fatal("asking deleted the webhook")
+	}
+	b.post(page+"/delete", nil).status(http.StatusOK)
+	if n, _ := a.st.ListWebhooks(context.Background(), a.ownerActor(), store.WebhookFilter{Page: store.Page{Size: 10}}); n.TotalCount != 0 {
+		t.Error("the webhook is still there after confirming")
+	}
+
 	a.addMember("dev@example.com", store.DeveloperPolicyID)
 	dev := a.signedIn("dev@example.com", memberPassword)
 	dev.get("/projects").status(http.StatusOK)
