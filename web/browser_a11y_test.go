@@ -93,6 +93,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/policies/:id/delete":             "/policies/" + policy.ID.String() + "/delete",
 		"/access-tokens/:id":               "/access-tokens/" + token.ID.String(),
 		"/webhooks/:id":                    "/webhooks/" + hook.ID.String(),
+		"/webhooks/:id/delete":             "/webhooks/" + hook.ID.String() + "/delete",
 		"/flags/:key":                      "/flags/checkout",
 		"/flags/:key/variations":           "/flags/checkout/variations",
 		"/flags/:key/settings":             "/flags/checkout/settings",
