@@ -158,6 +158,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/envs/:envId/feature-flags/:key/targeting", h.setFlagTargeting)
 	g.GET("/envs/:envId/feature-flags/:key/revisions", h.flagRevisions)
 	g.GET("/envs/:envId/feature-flags/:key/pending-changes", h.flagPendingChanges)
+	g.POST("/envs/:envId/feature-flags/:key/schedules", h.createFlagSchedule)
+	g.DELETE("/envs/:envId/feature-flags/schedules/:id", h.deleteFlagSchedule)
 	g.POST("/envs/:envId/feature-flags/:key/evaluate", h.evaluateFlag)
 	g.GET("/envs/:envId/feature-flags/:key/insights", h.flagInsights)
 	g.GET("/envs/:envId/flag-insights", h.staleFlags)

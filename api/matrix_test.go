@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -339,6 +340,16 @@ func (m *matrix) cases() map[string]func() call {
 		},
 		"GET /api/v1/envs/:envId/feature-flags/:key/pending-changes": func() call {
 			return readEnv(m.flags() + "/" + m.flag(false) + "/pending-changes")()
+		},
+		// Scheduling and cancelling need the action of the change itself.
+		"POST /api/v1/envs/:envId/feature-flags/:key/schedules": onFlag(access.ToggleFlag, "/schedules",
+			map[string]any{"title": "Launch", "scheduledTime": time.Now().Add(time.Hour).UTC(), "targetFlag": map[string]any{"isEnabled": true}}),
+		"DELETE /api/v1/envs/:envId/feature-flags/schedules/:id": func() call {
+			key := m.flag(false)
+			m.owner("POST", m.flags()+"/"+key+"/schedules", map[string]any{"title": "Launch",
+				"scheduledTime": time.Now().Add(time.Hour).UTC(), "targetFlag": map[string]any{"isEnabled": true}})
+			pending := decode[[]store.PendingChange](m.s.t, m.owner("GET", m.flags()+"/"+key+"/pending-changes", nil))
+			return call{path: m.flags() + "/schedules/" + pending[0].ID.String(), grants: []grant{{access.ToggleFlag, flagRN(key)}}}
 		},
 		"GET /api/v1/envs/:envId/feature-flags/insights": func() call {
 			return readEnv(m.flags() + "/insights?featureFlagKey=" + m.flag(false) + "&intervalType=DAY&from=1&to=1900000000000")()

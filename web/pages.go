@@ -163,6 +163,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/flags/:key/toggle", p.toggleFlag)
 	g.POST("/flags/:key/off-variation", p.setFlagOffVariation)
 	g.POST("/flags/:key/targeting", p.setFlagTargeting)
+	g.POST("/flags/:key/schedules/:id/cancel", p.cancelSchedule)
 	g.POST("/flags/:key/test", p.testFlag)
 	g.GET("/flags/:key/variations", p.flagVariations)
 	g.POST("/flags/:key/variations", p.setFlagVariations)

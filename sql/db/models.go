@@ -120,6 +120,19 @@ type FeatureFlag struct {
 	UpdatedAt             time.Time
 }
 
+type FlagDraft struct {
+	ID          uuid.UUID
+	EnvID       uuid.UUID
+	FlagID      uuid.UUID
+	Base        json.RawMessage
+	Target      json.RawMessage
+	Comment     string
+	CreatorID   uuid.UUID
+	CreatorKind string
+	CreatedAt   time.Time
+	AppliedAt   *time.Time
+}
+
 type FlagEvaluation struct {
 	FlagID           uuid.UUID
 	VariationID      string
@@ -137,6 +150,24 @@ type FlagRevision struct {
 	CreatorID   uuid.UUID
 	CreatorKind string
 	CreatedAt   time.Time
+}
+
+type FlagSchedule struct {
+	ID              uuid.UUID
+	DraftID         uuid.UUID
+	EnvID           uuid.UUID
+	FlagID          uuid.UUID
+	Title           string
+	Note            string
+	ScheduledAt     time.Time
+	Status          string
+	FailureReason   string
+	AppliedAt       *time.Time
+	ChangeRequestID *uuid.UUID
+	CreatorID       uuid.UUID
+	CreatorKind     string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 type FlagTrigger struct {

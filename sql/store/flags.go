@@ -412,15 +412,17 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 	}
 	var out Flag
 	err = s.inTx(ctx, func(q *db.Queries) error {
-		out, err = s.changeFlagIn(ctx, q, a, env, key, ch, action, edit)
+		out, err = s.changeFlagIn(ctx, q, a, env, key, ch, action, "", edit)
 		return err
 	})
 	return out, err
 }
 
-// changeFlagIn is changeFlag inside a transaction the caller holds, for a
-// change that must commit with something else (a trigger's run count).
-func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env envRow, key string, ch Change, action access.Action, edit func(*Flag) error) (Flag, error) {
+// changeFlagIn is changeFlag in the caller's transaction q, for a change
+// that commits with something else (a trigger's run count, a schedule's
+// status); op names the history entry's operation ("" for what the change
+// did: Update, Archive, Restore).
+func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env envRow, key string, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
 	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		return Flag{}, err
@@ -477,12 +479,14 @@ func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env e
 	if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
 		return Flag{}, err
 	}
-	op := OpUpdate
 	switch {
+	case op != "":
 	case after.IsArchived && !before.IsArchived:
 		op = OpArchive
 	case !after.IsArchived && before.IsArchived:
 		op = OpRestore
+	default:
+		op = OpUpdate
 	}
 	if err := s.recordFlag(ctx, q, a, env.Environment.ID, op, &before, &out, ch.Comment); err != nil {
 		return Flag{}, err

@@ -327,7 +327,7 @@ func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerR
 	}
 	var run TriggerRun
 	err = s.inTx(ctx, func(q *db.Queries) error {
-		f, err := s.changeFlagIn(ctx, q, a, env, row.FlagKey, Change{Comment: triggerComment(t)}, access.ToggleFlag, func(f *Flag) error {
+		f, err := s.changeFlagIn(ctx, q, a, env, row.FlagKey, Change{Comment: triggerComment(t)}, access.ToggleFlag, "", func(f *Flag) error {
 			f.IsEnabled = t.Action == TriggerTurnOn
 			return nil
 		})
