@@ -107,6 +107,7 @@ type FlagMain struct {
 	Variations             *VariationsEditor
 	Settings               *SettingsTab
 	History                *History
+	Triggers               *TriggersTab
 	// Evaluated says when SDKs last reported evaluating the flag and how often.
 	Evaluated string
 	// Tester is the "test a user" panel of the targeting tab; nil elsewhere.

@@ -35,6 +35,10 @@ type flagState struct {
 	variations                           []views.VariationEdit
 	variationType                        string
 	tester                               *views.FlagTester
+	// trigger is the trigger form just posted; revealed is the URL of a
+	// trigger just made or reset, shown this once.
+	trigger  *views.Form
+	revealed *views.TriggerURL
 }
 
 // flag shows a flag's targeting.
@@ -55,6 +59,7 @@ func flagTabs(href, active string) []views.Tab {
 	tabs := []views.Tab{
 		{Label: "Targeting", Href: href, TestID: "tab-targeting"},
 		{Label: "Variations", Href: href + "/variations", TestID: "tab-variations"},
+		{Label: "Triggers", Href: href + "/triggers", TestID: "tab-triggers"},
 		{Label: "Settings", Href: href + "/settings", TestID: "tab-settings"},
 		{Label: "History", Href: href + "/history", TestID: "tab-history"},
 	}
@@ -207,6 +212,13 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			})
 		}
 		m.Settings = &s
+	case tabTriggers:
+		// Managing triggers needs what toggling needs, also on an archived flag (to disable or delete them).
+		t, err := p.triggersTab(c, f, rights.Flag(f.Key, f.Tags, false).Toggle, st)
+		if err != nil {
+			return err
+		}
+		m.Triggers = &t
 	case tabHistory:
 		h, err := p.history(c, w, store.AuditFilter{RefType: refFlag, RefID: f.ID.String()}, href+"/history", "flag-history")
 		if err != nil {

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -74,6 +75,38 @@ func TestScheduleTargetingWithoutScript(t *testing.T) {
 	must(t, err)
 	if len(pending) != 0 {
 		t.Errorf("pending after cancelling: %+v", pending)
+	}
+
+	// Scheduled again and made due, the worker applies it; history says so.
+	vals = b.targetingForm("checkout")
+	vals.Set("target.b", "alice")
+	vals.Set("schedule", "1")
+	vals.Set("title", "Alice again")
+	vals.Set("scheduledTime", datetimeLocal(at))
+	b.post("/flags/checkout/targeting", vals).status(http.StatusOK)
+	if _, err := a.pool.Exec(t.Context(), `UPDATE flag_schedules SET scheduled_at = now() WHERE status = 'pending'`); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); a.st.RunSchedules(ctx, 20*time.Millisecond) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(a.flag(env, "checkout").TargetUsers) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	<-done
+	p = b.get("/flags/checkout/history").status(http.StatusOK)
+	entry := p.must("history-entry") // newest first
+	if got := text(find(entry, "history-op")); got != "Scheduled update" {
+		t.Errorf("history operation %q, want Scheduled update", got)
+	}
+	// The worker started after the time: it says it applied the change at start.
+	if got := text(find(entry, "history-comment")); !strings.HasPrefix(got, `Scheduled change "Alice again": applied at start; it was due at `) {
+		t.Errorf("history comment %q", got)
+	}
+	if p.has("pending-change") {
+		t.Error("the applied change is still pending")
 	}
 }
 

@@ -16,6 +16,10 @@ const ActorsByIDs = `-- name: ActorsByIDs :many
 SELECT id, name, email FROM users WHERE id = ANY($1::uuid[])
 UNION ALL
 SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY($1::uuid[])
+UNION ALL
+SELECT id, (CASE WHEN description = '' THEN 'Trigger ' || token_preview || '…' ELSE 'Trigger “' || description || '”' END)::text AS name,
+    'Trigger'::text AS email
+FROM flag_triggers WHERE id = ANY($1::uuid[])
 `
 
 type ActorsByIDsRow struct {
@@ -24,8 +28,8 @@ type ActorsByIDsRow struct {
 	Email string
 }
 
-// ActorsByIDs names the users and access tokens among some ids (who created
-// or last changed the flags of a list page), by primary key.
+// ActorsByIDs names the users, access tokens and flag triggers among some ids
+// (who created or last changed the flags of a list page), by primary key.
 func (q *Queries) ActorsByIDs(ctx context.Context, ids []uuid.UUID) ([]ActorsByIDsRow, error) {
 	rows, err := q.db.Query(ctx, ActorsByIDs, ids)
 	if err != nil {

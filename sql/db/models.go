@@ -197,6 +197,22 @@ type FlagSchedule struct {
 	UpdatedAt       time.Time
 }
 
+type FlagTrigger struct {
+	ID              uuid.UUID
+	FlagID          uuid.UUID
+	Type            string
+	Action          string
+	Description     string
+	TokenHash       []byte
+	TokenPreview    string
+	IsEnabled       bool
+	TriggeredTimes  int32
+	LastTriggeredAt *time.Time
+	CreatorID       uuid.UUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
 type Group struct {
 	ID             uuid.UUID
 	OrganizationID uuid.UUID
@@ -333,6 +349,52 @@ type UserContext struct {
 	ProjectID      *uuid.UUID
 	EnvID          *uuid.UUID
 	UpdatedAt      time.Time
+}
+
+type Webhook struct {
+	ID                   uuid.UUID
+	OrganizationID       uuid.UUID
+	Name                 string
+	Url                  string
+	Scopes               []string
+	Events               []string
+	Headers              json.RawMessage
+	PayloadTemplateType  string
+	PayloadTemplate      string
+	SealedSecret         string
+	IsActive             bool
+	PreventEmptyPayloads bool
+	LastDelivery         json.RawMessage
+	CreatorID            *uuid.UUID
+	UpdatorID            *uuid.UUID
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+}
+
+type WebhookDelivery struct {
+	ID         uuid.UUID
+	WebhookID  uuid.UUID
+	DeliveryID uuid.UUID
+	Events     string
+	Attempt    int32
+	Success    bool
+	StatusCode *int32
+	LatencyMs  int32
+	Request    json.RawMessage
+	Response   string
+	Error      string
+	StartedAt  time.Time
+	EndedAt    time.Time
+}
+
+type WebhookOutbox struct {
+	ID        uuid.UUID
+	WebhookID uuid.UUID
+	Events    string
+	Payload   string
+	Attempts  int32
+	DueAt     time.Time
+	CreatedAt time.Time
 }
 
 type Workspace struct {

@@ -144,11 +144,15 @@ WHERE p.organization_id = @organization_id AND f.env_id = @env_id
   AND lower(f.key) = lower(@key::text) AND f.key = @key::text;
 
 -- name: ActorsByIDs :many
--- ActorsByIDs names the users and access tokens among some ids (who created
--- or last changed the flags of a list page), by primary key.
+-- ActorsByIDs names the users, access tokens and flag triggers among some ids
+-- (who created or last changed the flags of a list page), by primary key.
 SELECT id, name, email FROM users WHERE id = ANY(@ids::uuid[])
 UNION ALL
-SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY(@ids::uuid[]);
+SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY(@ids::uuid[])
+UNION ALL
+SELECT id, (CASE WHEN description = '' THEN 'Trigger ' || token_preview || '…' ELSE 'Trigger “' || description || '”' END)::text AS name,
+    'Trigger'::text AS email
+FROM flag_triggers WHERE id = ANY(@ids::uuid[]);
 
 -- name: FlagsByIDs :many
 -- FlagsByIDs returns those of some flags that belong to an environment, by

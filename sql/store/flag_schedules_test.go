@@ -262,3 +262,25 @@ func TestScheduleByAccessToken(t *testing.T) {
 		t.Fatalf("status %q reason %q, want failed: its author may no longer make it", status, reason)
 	}
 }
+
+// An applied schedule is a change like any other: webhooks hear of it once.
+func TestScheduleReachesWebhooks(t *testing.T) {
+	t.Parallel()
+	s, a, prod := loopbackStore(t)
+	ctx := context.Background()
+	r := newReceiver(t)
+	hookOn(t, s, a, prod, r.URL, "a-webhook-secret", EventFlagToggled)
+	runWorker(t, s, fast)
+	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
+	backdate(t, s.pool, sch.ID, 0)
+	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the toggle event", func() bool { return len(r.received()) >= 1 })
+	time.Sleep(200 * time.Millisecond) // nothing more comes
+	if got := r.received(); len(got) != 1 || got[0].event != EventFlagToggled {
+		t.Fatalf("received %+v, want one %s", got, EventFlagToggled)
+	}
+}

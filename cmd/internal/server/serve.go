@@ -75,6 +75,14 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		log.Warn("generated the owner's password; sign in and change it", "email", cfg.AdminEmail, "password", boot.GeneratedPassword)
 	}
 
+	// Webhook deliveries queued by changes on any instance are sent by one
+	// of them; this instance's worker stops with the server, after its
+	// requests under way end (each within the outbound timeout).
+	webhooks, stopWebhooks := context.WithCancel(context.WithoutCancel(ctx))
+	webhooksDone := make(chan struct{})
+	go func() { st.RunWebhooks(webhooks, store.WebhookWorkerOptions{}); close(webhooksDone) }()
+	defer func() { stopWebhooks(); <-webhooksDone }()
+
 	files := RaiseFileLimit(log)
 	var closeStreams func(context.Context) error
 	handler := web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy, CORSOrigins: cfg.CORSOrigins, SDK: SDKOptions(cfg, files, log),
