@@ -158,7 +158,7 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 		return err
 	}
 	href := changeRequestHref(cr.ID)
-	vm := views.ChangeRequestPage{Flag: cr.FlagKey, FlagHref: flagHref(cr.FlagKey), Reason: cr.Reason, Who: cr.CreatorName,
+	vm := views.ChangeRequestPage{Flag: cr.FlagKey, Reason: cr.Reason, Who: cr.CreatorName,
 		When: when(cr.CreatedAt), Lines: lines, Form: p.form(c, "change-request", href, nil),
 		Approvals: fmt.Sprintf("%d of %d approvals needed", cr.Approvals(), cr.ApprovalsRequired),
 		Crumbs:    []views.Crumb{{Label: "Feature flags", Href: "/flags"}, {Label: cr.FlagKey, Href: flagHref(cr.FlagKey)}}}

@@ -72,6 +72,10 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 	// name is no such change.
 	_, err = s.ToggleFlag(ctx, owner, prod.ID, "pay", true, Change{})
 	wantRule(t, "owner's direct toggle", err, "ChangeRequestRequired")
+	trigger, err := s.CreateTrigger(ctx, owner, TriggerInput{TargetID: f.ID, Type: TriggerTypeFlagGeneral, Action: TriggerTurnOn})
+	must(t, err)
+	_, err = s.RunTrigger(ctx, trigger.Token, "192.0.2.1")
+	wantRule(t, "a trigger's call", err, "ChangeRequestRequired")
 	_, err = s.SetFlagOffVariation(ctx, alice, prod.ID, "pay", OffVariationInput{OffVariationID: f.Variations[0].ID})
 	wantRule(t, "direct off variation", err, "ChangeRequestRequired")
 	if _, err := s.RenameFlag(ctx, owner, prod.ID, "pay", FlagNameInput{Name: "Payments"}); err != nil {
