@@ -17,9 +17,11 @@ import (
 	"net/http"
 	_ "net/http/pprof" // the floor address serves /debug/pprof, to profile a run
 	"net/url"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -68,6 +70,10 @@ type streamOptions struct {
 	StormRate    int     `json:"stormRate"`
 	StormSeconds float64 `json:"stormSeconds"`
 	Flags        int     `json:"flags"`
+	// Profile, when set, is where CPU profiles of Bunting's changes go:
+	// PROFILE-server.pprof (the server) and PROFILE-bench.pprof (the
+	// benchmark's connections).
+	Profile string `json:"-"`
 }
 
 // streamFlags registers the streaming flags; the returned function applies
@@ -78,6 +84,7 @@ func streamFlags(fs *flag.FlagSet, o *streamOptions) func(short bool, set map[st
 	fs.IntVar(&o.StormRate, "storm-rate", 1000, "new streaming connections a second of stream-storm")
 	storm := fs.Duration("storm-duration", 5*time.Second, "how long stream-storm opens connections")
 	fs.IntVar(&o.Flags, "stream-flags", 100, "flags of the streaming scenarios' environment (what a full data-sync sends)")
+	fs.StringVar(&o.Profile, "stream-profile", "", "write CPU profiles of the server and the benchmark during Bunting's stream-fanout changes to `PREFIX`-server.pprof and PREFIX-bench.pprof")
 	return func(short bool, set map[string]bool) error {
 		if short {
 			for name, apply := range map[string]func(){
@@ -450,6 +457,12 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 	if err != nil {
 		return benchResult{}, err
 	}
+	stopProfiles := func() error { return nil }
+	if o.Profile != "" && target == targetBunting {
+		if stopProfiles, err = w.startProfiles(ctx, o.Profile); err != nil {
+			return benchResult{}, err
+		}
+	}
 	all := make([]int64, 0, int(connected.Load())*o.Changes)
 	reached := make([]float64, 0, o.Changes)
 	var busy time.Duration
@@ -476,6 +489,9 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 			}
 		}
 		reached = append(reached, round(float64(slowest)/1e6, 3))
+	}
+	if err := stopProfiles(); err != nil {
+		return benchResult{}, err
 	}
 	queriesAfter, err := w.queryStats(ctx)
 	if err != nil {
@@ -678,6 +694,51 @@ func registerStreamFloor(e *echo.Echo) {
 		return c.NoContent(http.StatusOK)
 	})
 	e.GET("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
+	var profile bytes.Buffer
+	e.POST("/_bench/cpu-profile/start", func(c echo.Context) error {
+		profile.Reset()
+		if err := pprof.StartCPUProfile(&profile); err != nil {
+			return c.String(http.StatusConflict, err.Error())
+		}
+		return c.NoContent(http.StatusOK)
+	})
+	e.POST("/_bench/cpu-profile/stop", func(c echo.Context) error {
+		pprof.StopCPUProfile()
+		return c.Blob(http.StatusOK, "application/octet-stream", profile.Bytes())
+	})
+}
+
+// startProfiles starts CPU profiles of the server and of this process; the
+// function returned stops them and writes them to prefix-server.pprof and
+// prefix-bench.pprof.
+func (w *benchWorld) startProfiles(ctx context.Context, prefix string) (func() error, error) {
+	if err := w.send(ctx, "POST", w.floorURL+"/_bench/cpu-profile/start", nil, false); err != nil {
+		return nil, err
+	}
+	var own bytes.Buffer
+	if err := pprof.StartCPUProfile(&own); err != nil {
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := os.WriteFile(prefix+"-bench.pprof", own.Bytes(), 0o644); err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, "POST", w.floorURL+"/_bench/cpu-profile/stop", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := w.http.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(prefix+"-server.pprof", data, 0o644)
+	}, nil
 }
 
 func (f *streamFloor) setPayload(c echo.Context) error {
