@@ -18,9 +18,9 @@ func TestServerFullIsTheEncodedPayloadMadeOnce(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	flag := func(key string, enabled bool) store.Flag {
 		return store.Flag{ID: uuid.New(), Key: key, Name: key, VariationType: "boolean", IsEnabled: enabled,
-			Variations: []store.Variation{{ID: "on", Value: "true"}, {ID: "off", Value: "false"}},
+			Variations:  []store.Variation{{ID: "on", Value: "true"}, {ID: "off", Value: "false"}},
 			Fallthrough: store.Fallthrough{Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
-			UpdatedAt: at, CreatedAt: at}
+			UpdatedAt:   at, CreatedAt: at}
 	}
 	segment := store.Segment{ID: uuid.New(), EnvID: uuid.New(), Name: "Seg", Key: "seg", Included: []string{"u1"}, UpdatedAt: at, CreatedAt: at}
 	snap := newSnapshot(store.EnvData{Flags: []store.Flag{flag("b", true), flag("a", false)}, Segments: []store.Segment{segment}})
