@@ -107,6 +107,7 @@ func (s *Server) streaming(c echo.Context) error {
 	if err != nil {
 		return nil // Upgrade has answered
 	}
+	c.Response().Status = http.StatusSwitchingProtocols // for the request log: Upgrade wrote it on the hijacked connection
 	ctx := r.Context()
 	switch {
 	case typ != typeServer && typ != typeClient, ver != "" && ver != "1" && ver != "2", tokenErr != nil, !tokenFresh(at, s.now()):
