@@ -25,6 +25,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,6 +147,12 @@ type streamResult struct {
 	// one change's message.
 	FullBytes   int `json:"fullBytes"`
 	ChangeBytes int `json:"changeBytes,omitempty"`
+	// ServerCPUMs and BenchCPUMs are the processor time (user and system)
+	// the server and the benchmark's own connections used per change
+	// (stream-fanout) or per connection (stream-storm): on a shared
+	// machine, what the work costs whatever else runs.
+	ServerCPUMs float64 `json:"serverCpuMs"`
+	BenchCPUMs  float64 `json:"benchCpuMs"`
 	// SyncP50Ms and SyncP99Ms are stream-storm's times from sending the
 	// data-sync request (after the upgrade) to its answer, as FeatBit's own
 	// benchmark counts; the table's columns count from dialing.
@@ -472,6 +479,7 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 			return benchResult{}, err
 		}
 	}
+	serverCPU, benchCPU := procCPU(w.childPID), procCPU(os.Getpid())
 	all := make([]int64, 0, int(connected.Load())*o.Changes)
 	reached, firsts := make([]float64, 0, o.Changes), make([]float64, 0, o.Changes)
 	var busy time.Duration
@@ -502,6 +510,7 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 			reached, firsts = append(reached, round(float64(slowest)/1e6, 3)), append(firsts, round(float64(first)/1e6, 3))
 		}
 	}
+	serverCPU, benchCPU = procCPU(w.childPID)-serverCPU, procCPU(os.Getpid())-benchCPU
 	if err := stopProfiles(); err != nil {
 		return benchResult{}, err
 	}
@@ -532,6 +541,7 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 		st.FirstReachedP50Ms = percentileF(firsts, 0.5)
 	}
 	st.FullBytes, st.ChangeBytes = len(s.full), len(s.patch)
+	st.ServerCPUMs, st.BenchCPUMs = perItemMs(serverCPU, o.Changes), perItemMs(benchCPU, o.Changes)
 	r.Stream = st
 	fillLatencies(&r, all, busy)
 	perChange(&r, queriesBefore, queriesAfter, int64(o.Changes))
@@ -556,6 +566,7 @@ func runStorm(ctx context.Context, w *benchWorld, target string) (benchResult, e
 		return benchResult{}, err
 	}
 	n := max(1, int(float64(o.StormRate)*o.StormSeconds))
+	serverCPU, benchCPU := procCPU(w.childPID), procCPU(os.Getpid())
 	fromDial, fromRequest := make([]int64, n), make([]int64, n)
 	clients := &streamClients{}
 	var syncing sync.WaitGroup
@@ -584,6 +595,7 @@ func runStorm(ctx context.Context, w *benchWorld, target string) (benchResult, e
 	}
 	syncing.Wait()
 	elapsed := time.Since(start)
+	serverCPU, benchCPU = procCPU(w.childPID)-serverCPU, procCPU(os.Getpid())-benchCPU
 	open := w.serverMemory(ctx)
 	queriesAfter, err := w.queryStats(ctx)
 	if err != nil {
@@ -605,6 +617,7 @@ func runStorm(ctx context.Context, w *benchWorld, target string) (benchResult, e
 	st := &streamResult{Connections: len(all), FullBytes: len(s.full), RSSBeforeMB: before.RSSMB, RSSOpenMB: open.RSSMB, RSSAfterMB: open.RSSMB,
 		HeapMB: open.HeapMB, StacksMB: open.StacksMB, Goroutines: open.Goroutines}
 	if len(all) > 0 {
+		st.ServerCPUMs, st.BenchCPUMs = perItemMs(serverCPU, len(all)), perItemMs(benchCPU, len(all))
 		st.KBPerConnection = round((open.RSSMB-before.RSSMB)*1024/float64(len(all)), 1)
 		slices.Sort(requests)
 		st.SyncP50Ms, st.SyncP99Ms = round(float64(percentile(requests, 0.5))/1e6, 3), round(float64(percentile(requests, 0.99))/1e6, 3)
@@ -613,6 +626,28 @@ func runStorm(ctx context.Context, w *benchWorld, target string) (benchResult, e
 	fillLatencies(&r, all, elapsed)
 	perChange(&r, queriesBefore, queriesAfter, int64(max(1, len(all))))
 	return r, nil
+}
+
+// procCPU is a process's processor time so far (user and system, from
+// /proc; 0 where it is missing), in the kernel's clock ticks of 10 ms.
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's closing parenthesis: utime and stime
+	// are the 12th and 13th.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(fields[11], 10, 64)
+	system, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(user+system) * 10 * time.Millisecond
+}
+
+func perItemMs(d time.Duration, n int) float64 {
+	return round(float64(d.Milliseconds())/float64(max(n, 1)), 3)
 }
 
 // fillLatencies sets the table's rate and percentiles from nanoseconds.
@@ -662,8 +697,8 @@ func streamChecks(r benchReport) []benchCheck {
 			add(fmt.Sprintf("server process < %d MB with %d connections", streamRSSLimitMB, st.Connections),
 				fmt.Sprintf("%.1f MB resident, %.1f KB per connection", res.RSSMB, st.KBPerConnection), res.RSSMB < streamRSSLimitMB)
 			add(fmt.Sprintf("a change reaches every connection, p99 < %d ms", fanoutP99Ms),
-				fmt.Sprintf("deliveries p99 %.1f ms; all reached p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d changes; the first in %.1f ms (p50)",
-					res.P99Ms, st.AllReachedP50Ms, st.AllReachedP99Ms, st.AllReachedMaxMs, len(st.AllReachedMs), st.FirstReachedP50Ms),
+				fmt.Sprintf("deliveries p99 %.1f ms; all reached p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d changes; the first in %.1f ms (p50); server CPU %.0f ms a change",
+					res.P99Ms, st.AllReachedP50Ms, st.AllReachedP99Ms, st.AllReachedMaxMs, len(st.AllReachedMs), st.FirstReachedP50Ms, st.ServerCPUMs),
 				res.P99Ms < fanoutP99Ms && st.AllReachedP99Ms < fanoutP99Ms)
 		case scenarioStreamStorm:
 			add(fmt.Sprintf("full data-sync of a new connection p99 < %d ms while %d connect a second", stormSyncP99Ms, r.Options.Stream.StormRate),
