@@ -210,14 +210,30 @@ func (h *hub) catchUp(since time.Time) {
 	}
 	h.mu.Unlock()
 	req := syncRequest{want: true, since: since.UnixMilli() - catchUpMargin}
-	for _, c := range all {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), hubTimeout)
-			defer cancel()
-			c.sync(ctx, req)
-		}()
-	}
+	// A few goroutines patch them all, in the background: one each would
+	// hold a stack per connection at once (80 MB at 10,000).
+	go func() {
+		next := make(chan *conn)
+		var wg sync.WaitGroup
+		for range catchUpWorkers {
+			wg.Go(func() {
+				for c := range next {
+					ctx, cancel := context.WithTimeout(context.Background(), hubTimeout)
+					c.sync(ctx, req)
+					cancel()
+				}
+			})
+		}
+		for _, c := range all {
+			next <- c
+		}
+		close(next)
+		wg.Wait()
+	}()
 }
+
+// catchUpWorkers is how many connections a catch-up patches at once.
+const catchUpWorkers = 8
 
 // recheck closes the connections of an environment whose secret no longer
 // opens it (removed, or the environment deleted).
