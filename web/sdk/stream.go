@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -154,6 +155,13 @@ func closeNow(ws *websocket.Conn, code int, reason string) {
 	}
 }
 
+// drain reads and drops what the peer still sends until it closes the
+// connection or closeWait passes.
+func drain(nc net.Conn) {
+	nc.SetReadDeadline(time.Now().Add(closeWait))
+	io.Copy(io.Discard, nc)
+}
+
 // goingAway is the reason of the 1001 close at shutdown.
 const goingAway = "server shutting down"
 
@@ -259,7 +267,11 @@ func (c *conn) serve() {
 			case errors.As(err, &ne) && ne.Timeout():
 				c.close(websocket.CloseGoingAway, "no answer to ping")
 			case errors.Is(err, websocket.ErrReadLimit):
-				c.close(websocket.CloseMessageTooBig, "message too big")
+				// The library has sent 1009; the rest of the message and the
+				// peer's answer are read and dropped, since closing with them
+				// unread would reset the connection and lose the close frame.
+				c.closed.Store(true)
+				drain(c.ws.NetConn())
 			}
 			return
 		}
@@ -374,6 +386,9 @@ func (c *conn) flush() {
 			c.qmu.Lock()
 			c.queue, c.writing = nil, false
 			c.qmu.Unlock()
+			if errors.Is(err, websocket.ErrCloseSent) {
+				return // closing already: the reader waits for the peer's answer
+			}
 			c.close(closeTooSlow, "too slow, close by server")
 			c.ws.Close() // it cannot be written to any more
 			return
