@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -249,6 +250,11 @@ func (r syncRequest) merge(o syncRequest) syncRequest {
 func (c *conn) serve() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() {
+		// The request's recovery middleware no longer covers this
+		// goroutine: a bug met by one connection ends that connection only.
+		if r := recover(); r != nil {
+			c.srv.log.Error("streaming: a connection failed", "panic", r, "stack", string(debug.Stack()))
+		}
 		cancel()
 		c.closed.Store(true)
 		c.srv.hub.remove(c)
