@@ -3,6 +3,7 @@ package sdk_test
 import (
 	"bytes"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -77,8 +78,9 @@ func TestPushedChangeIsTheSameForEveryServerSDK(t *testing.T) {
 }
 
 // An idle streaming connection holds one goroutine on the server (its
-// reader): no writer and no pinger of its own. Not parallel, so the count
-// is this test's.
+// reader), with a stack of its starting size even after answering a
+// data-sync: no writer and no pinger of its own. Not parallel, so the
+// counts are this test's.
 func TestIdleStreamingConnectionsHoldOneGoroutineEach(t *testing.T) {
 	in := newServer(t)
 	prod, _ := in.project("web")
@@ -96,7 +98,12 @@ func TestIdleStreamingConnectionsHoldOneGoroutineEach(t *testing.T) {
 		}
 		return n
 	}
-	before := settled()
+	stacks := func() uint64 {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/stacks:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	before, stacksBefore := settled(), stacks()
 	const conns = 100
 	for range conns {
 		c := in.dial("server", prod.server)
@@ -109,5 +116,14 @@ func TestIdleStreamingConnectionsHoldOneGoroutineEach(t *testing.T) {
 		t.Errorf("%d idle connections added %d goroutines, want at most one each", conns, grew)
 	} else {
 		t.Logf("%d idle connections added %d goroutines", conns, grew)
+	}
+	// Answering runs on a goroutine of its own, so the reader's stack
+	// stays at the runtime's starting size (4 KB here; 8 KB if answering
+	// had grown it). Stacks that earlier tests freed may be reused, which
+	// only lowers the count.
+	if per := (int64(stacks()) - int64(stacksBefore)) / conns; per > 7<<10 {
+		t.Errorf("goroutine stacks grew by %d bytes a connection, want at most 7 KiB", per)
+	} else {
+		t.Logf("goroutine stacks grew by %d bytes a connection", per)
 	}
 }
