@@ -184,7 +184,8 @@ func (s *Server) capKey(full, addr, secret string) string {
 	return "all"
 }
 
-// conn is one SDK's WebSocket. It has one goroutine, its reader; messages
+// conn is one SDK's WebSocket. It has one goroutine, its reader (and, while
+// a message from the SDK is answered, that answer's; see aside); messages
 // to it wait in a bounded queue that the server's writers (a few goroutines
 // shared by every connection, see writers) write out. So whoever sends (the
 // hub, its own reader) never waits for the network, an idle connection
