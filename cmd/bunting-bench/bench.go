@@ -51,6 +51,7 @@ type benchOptions struct {
 	JSONPath   string        `json:"-"`
 	ServerLog  string        `json:"-"`
 	Keep       bool          `json:"-"`
+	Stream     streamOptions `json:"stream"`
 }
 
 // MarshalJSON writes durations as Go duration strings.
@@ -95,6 +96,7 @@ func parseBenchOptions(args []string, out io.Writer) (benchOptions, error) {
 	fs.StringVar(&o.JSONPath, "json", "bench.json", "where to write the results as JSON")
 	fs.StringVar(&o.ServerLog, "server-log", "", "file for the server's log (default: discarded)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the benchmark database")
+	finishStream := streamFlags(fs, &o.Stream)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -118,6 +120,9 @@ func parseBenchOptions(args []string, out io.Writer) (benchOptions, error) {
 	}
 	var problems []error
 	var err error
+	if err := finishStream(o.Short, set); err != nil {
+		problems = append(problems, err)
+	}
 	if o.FlagCounts, err = parseCounts(*flags); err != nil {
 		problems = append(problems, err)
 	}
@@ -342,6 +347,7 @@ type benchWorld struct {
 	childPID             int
 	http                 *http.Client
 	auth                 string
+	stream               *streamWorld
 }
 
 // seedBench migrates the database and seeds everything but the flags.
@@ -517,6 +523,7 @@ func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchO
 	}
 	env = append(env, "BUNTING_ADDR="+buntingAddr, "BUNTING_DATABASE_URL="+dbURL, "BUNTING_SECRET_KEY="+w.secret,
 		"BUNTING_ADMIN_EMAIL="+w.ownerEmail, "BUNTING_ADMIN_PASSWORD="+w.ownerSecret, "BUNTING_LOG_LEVEL="+logLevel)
+	env = append(env, o.Stream.serverEnv()...)
 
 	logPath := o.ServerLog
 	if logPath == "" {

@@ -45,6 +45,8 @@ type benchResult struct {
 	AuditEntriesPerRequest float64  `json:"auditEntriesPerRequest"`
 	RevisionsPerRequest    float64  `json:"revisionsPerRequest"`
 	ErrorSamples           []string `json:"errorSamples"`
+	// Stream is what the streaming scenarios measure beyond the columns.
+	Stream *streamResult `json:"stream,omitempty"`
 }
 
 // maxErrorSamples is how many failures of a run are kept to show.
@@ -54,6 +56,9 @@ const maxErrorSamples = 5
 // for the configured duration, reading the server's query counter before
 // and after, with every client idle, so the counts are exact.
 func (w *benchWorld) measure(ctx context.Context, sc benchScenario, target string) (benchResult, error) {
+	if sc.run != nil {
+		return sc.run(ctx, w, target)
+	}
 	index := slices.IndexFunc(benchScenarios, func(s benchScenario) bool { return s.name == sc.name })
 	clients := w.newClients(index)
 	if sc.prepare != nil {

@@ -32,6 +32,9 @@ type benchScenario struct {
 	perSize bool
 	// request makes a client's next request.
 	request func(w *benchWorld, target string, c *benchClient) benchRequest
+	// run, when set, is the whole measurement instead (the streaming
+	// scenarios of bench_stream.go, which hold connections, not requests).
+	run func(ctx context.Context, w *benchWorld, target string) (benchResult, error)
 	// prepare, done and cleanup are optional: before a run (unmeasured),
 	// after each successful answer, and after a run (unmeasured).
 	prepare func(ctx context.Context, w *benchWorld, clients []*benchClient) error
@@ -256,6 +259,8 @@ var benchScenarios = []benchScenario{
 			return benchRequest{method: "POST", path: "/api/v1/identity/login-by-email", body: body, noAuth: true}
 		},
 	},
+	{name: scenarioStreamFanout, kind: "stream", run: runFanout},
+	{name: scenarioStreamStorm, kind: "stream", run: runStorm},
 }
 
 func scenarioNames() []string {
