@@ -95,15 +95,21 @@ func (s *Server) ofrepFlag(c echo.Context) error {
 	if !ok {
 		return nil
 	}
-	u, code, details := ofrepContext(c)
-	if code != "" {
-		return ofrepError(c, http.StatusBadRequest, key, code, details)
-	}
 	snap, err := s.cache.get(c.Request().Context(), env)
 	if err != nil {
 		return s.failed(c, "ofrep: reading an environment", err, func() error {
 			return ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
 		})
+	}
+	return ofrepFlagAnswer(c, snap, key)
+}
+
+// ofrepFlagAnswer evaluates one flag of a snapshot for the request's context
+// and answers it.
+func ofrepFlagAnswer(c echo.Context, snap *snapshot, key string) error {
+	u, code, details := ofrepContext(c)
+	if code != "" {
+		return ofrepError(c, http.StatusBadRequest, key, code, details)
 	}
 	f := snap.flags[key]
 	if f == nil || f.IsArchived {
@@ -128,15 +134,21 @@ func (s *Server) ofrepBulk(c echo.Context) error {
 	if !ok {
 		return nil
 	}
-	u, code, details := ofrepContext(c)
-	if code != "" {
-		return c.JSON(http.StatusBadRequest, map[string]string{"errorCode": code, "errorDetails": details})
-	}
 	snap, err := s.cache.get(c.Request().Context(), env)
 	if err != nil {
 		return s.failed(c, "ofrep: reading an environment", err, func() error {
 			return ofrepDetails(c, http.StatusInternalServerError, "service unavailable")
 		})
+	}
+	return ofrepBulkAnswer(c, snap)
+}
+
+// ofrepBulkAnswer evaluates a snapshot's flags for the request's context and
+// answers them.
+func ofrepBulkAnswer(c echo.Context, snap *snapshot) error {
+	u, code, details := ofrepContext(c)
+	if code != "" {
+		return c.JSON(http.StatusBadRequest, map[string]string{"errorCode": code, "errorDetails": details})
 	}
 	flags := []ofrepResult{}
 	snap.each(func(f *store.Flag) {
