@@ -25,6 +25,9 @@ type snapshot struct {
 	// ver is the newest item's version: what an SDK holding the whole
 	// snapshot reports as its timestamp.
 	ver int64
+	// compiledFlags and preparedSegments are filled on first use by
+	// OFREP and client evaluations (ofrep_encode.go).
+	compiledFlags, preparedSegments sync.Map
 }
 
 func newSnapshot(d store.EnvData) *snapshot {
@@ -56,12 +59,6 @@ func (s *snapshot) finish() {
 		s.ver = max(s.ver, version(sg.UpdatedAt))
 	}
 	slices.Sort(s.keys)
-}
-
-// segment is the snapshot's SegmentLookup.
-func (s *snapshot) segment(id uuid.UUID) (*store.Segment, bool) {
-	sg, ok := s.segments[id]
-	return sg, ok
 }
 
 // sortedSegments returns the segments in id order.
