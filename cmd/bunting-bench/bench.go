@@ -338,6 +338,10 @@ type benchWorld struct {
 	creator                                 uuid.UUID
 	runs                                    int
 
+	// serverSecret and clientSecret are the measured environment's, for
+	// the OFREP scenarios.
+	serverSecret, clientSecret string
+
 	buntingURL, floorURL string
 	childPID             int
 	http                 *http.Client
@@ -516,7 +520,10 @@ func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchO
 		}
 	}
 	env = append(env, "BUNTING_ADDR="+buntingAddr, "BUNTING_DATABASE_URL="+dbURL, "BUNTING_SECRET_KEY="+w.secret,
-		"BUNTING_ADMIN_EMAIL="+w.ownerEmail, "BUNTING_ADMIN_PASSWORD="+w.ownerSecret, "BUNTING_LOG_LEVEL="+logLevel)
+		"BUNTING_ADMIN_EMAIL="+w.ownerEmail, "BUNTING_ADMIN_PASSWORD="+w.ownerSecret, "BUNTING_LOG_LEVEL="+logLevel,
+		// OFREP providers ask once per evaluation; the default 10,000 a second
+		// per secret would measure the limit.
+		"BUNTING_SDK_RATE_PER_SECRET=100000000")
 
 	logPath := o.ServerLog
 	if logPath == "" {

@@ -183,6 +183,7 @@ func writeTable(out io.Writer, r benchReport) {
 	for _, row := range rows[1:] {
 		line(row)
 	}
+	writeEvaluations(out, r)
 	fmt.Fprintf(out, "\nserver peak RSS %.1f MB; %d CPUs, load %s before and %s after; PostgreSQL %s\n",
 		r.PeakRSSMB, r.Machine.CPUs, r.Machine.LoadBefore, r.Machine.LoadAfter, r.Machine.Postgres)
 	fmt.Fprintln(out, "\nTargets (issue 7):")
