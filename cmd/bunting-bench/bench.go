@@ -51,6 +51,7 @@ type benchOptions struct {
 	JSONPath   string        `json:"-"`
 	ServerLog  string        `json:"-"`
 	Keep       bool          `json:"-"`
+	ProfileDir string        `json:"-"`
 }
 
 // MarshalJSON writes durations as Go duration strings.
@@ -95,6 +96,7 @@ func parseBenchOptions(args []string, out io.Writer) (benchOptions, error) {
 	fs.StringVar(&o.JSONPath, "json", "bench.json", "where to write the results as JSON")
 	fs.StringVar(&o.ServerLog, "server-log", "", "file for the server's log (default: discarded)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the benchmark database")
+	fs.StringVar(&o.ProfileDir, "profile", "", "directory for the server's CPU profile of each measured Bunting window (SCENARIO-FLAGS.pprof, for go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

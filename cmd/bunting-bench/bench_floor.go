@@ -45,6 +45,7 @@ func newFloor(pool *pgxpool.Pool) *floor {
 	g.GET("/orgs/:org/policies/:id/members", f.policyMembers)
 	g.POST("/login", f.login)
 	registerOFREPFloor(f.e)
+	registerProfiles(f.e)
 	return f
 }
 

@@ -84,9 +84,16 @@ func (w *benchWorld) measure(ctx context.Context, sc benchScenario, target strin
 	if err != nil {
 		return benchResult{}, err
 	}
+	profiled := func() error { return nil }
+	if w.o.ProfileDir != "" && target == targetBunting {
+		profiled = w.profileWindow(ctx, w.o.ProfileDir, fmt.Sprintf("%s-%d", sc.name, w.flags), w.o.Duration)
+	}
 	cpuBefore := procCPUSeconds(w.childPID)
 	elapsed := w.load(ctx, sc, target, clients, w.o.Duration)
 	cpu := procCPUSeconds(w.childPID) - cpuBefore
+	if err := profiled(); err != nil {
+		return benchResult{}, fmt.Errorf("profile: %w", err)
+	}
 	if ctx.Err() != nil {
 		return benchResult{}, ctx.Err()
 	}
@@ -124,7 +131,7 @@ func (w *benchWorld) measure(ctx context.Context, sc benchScenario, target strin
 	slices.Sort(all)
 	ms := func(ns int64) float64 { return round(float64(ns)/1e6, 3) }
 	r.RPS = round(float64(r.Requests)/elapsed.Seconds(), 1)
-	if sc.evaluations != nil {
+	if sc.evaluations != nil && target == targetBunting {
 		n := float64(sc.evaluations(w))
 		r.EvaluationsPerRequest, r.EvaluationsPerSecond = n, round(r.RPS*n, 1)
 		if cpu > 0 {

@@ -162,7 +162,8 @@ func procCPUSeconds(pid int) float64 {
 }
 
 // writeEvaluations prints the evaluation scenarios' rates: evaluations a
-// second, and a second of the server's CPU time (the floor's, for the floor).
+// second, and per second of the server's CPU time (one core), with the
+// floor's answers per CPU-second for scale.
 func writeEvaluations(out io.Writer, r benchReport) {
 	first := true
 	for _, res := range r.Results {
@@ -170,11 +171,16 @@ func writeEvaluations(out io.Writer, r benchReport) {
 			continue
 		}
 		if first {
-			fmt.Fprintln(out, "\nEvaluations (server CPU from /proc; the floor evaluates nothing, it answers recorded bytes):")
+			fmt.Fprintln(out, "\nEvaluations (server CPU time from /proc/PID/stat):")
 			first = false
 		}
-		fmt.Fprintf(out, "  %-13s %9s flags  %-7s %10.0f evaluations/s  %10.0f per CPU-second  (%.2f CPU-seconds, %d per request)\n",
-			res.Scenario, thousands(res.Flags), res.Target, res.EvaluationsPerSecond, res.EvaluationsPerCPUSecond, res.ServerCPUSeconds,
-			int(res.EvaluationsPerRequest))
+		floor := "—"
+		for _, f := range r.Results {
+			if f.Scenario == res.Scenario && f.Flags == res.Flags && f.Target == targetFloor && f.ServerCPUSeconds > 0 {
+				floor = fmt.Sprintf("%.0f", float64(f.Requests)/f.ServerCPUSeconds)
+			}
+		}
+		fmt.Fprintf(out, "  %-13s %9s flags  %10.0f evaluations/s  %10.0f per CPU-second (%d a request; the floor answers %s requests per CPU-second)\n",
+			res.Scenario, thousands(res.Flags), res.EvaluationsPerSecond, res.EvaluationsPerCPUSecond, int(res.EvaluationsPerRequest), floor)
 	}
 }
