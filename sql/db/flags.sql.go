@@ -8,43 +8,10 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
-
-const ActorsByIDs = `-- name: ActorsByIDs :many
-SELECT id, name, email FROM users WHERE id = ANY($1::uuid[])
-UNION ALL
-SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY($1::uuid[])
-`
-
-type ActorsByIDsRow struct {
-	ID    uuid.UUID
-	Name  string
-	Email string
-}
-
-// ActorsByIDs names the users and access tokens among some ids (who created
-// or last changed the flags of a list page), by primary key.
-func (q *Queries) ActorsByIDs(ctx context.Context, ids []uuid.UUID) ([]ActorsByIDsRow, error) {
-	rows, err := q.db.Query(ctx, ActorsByIDs, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []ActorsByIDsRow{}
-	for rows.Next() {
-		var i ActorsByIDsRow
-		if err := rows.Scan(&i.ID, &i.Name, &i.Email); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
 
 const CountFlagRevisions = `-- name: CountFlagRevisions :one
 SELECT count(*) FROM flag_revisions WHERE flag_id = $1
@@ -53,36 +20,6 @@ SELECT count(*) FROM flag_revisions WHERE flag_id = $1
 // CountFlagRevisions counts a flag's versions.
 func (q *Queries) CountFlagRevisions(ctx context.Context, flagID uuid.UUID) (int64, error) {
 	row := q.db.QueryRow(ctx, CountFlagRevisions, flagID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
-const CountFlagSearch = `-- name: CountFlagSearch :one
-SELECT count(*) FROM feature_flags
-WHERE env_id = $1 AND is_archived = $2
-  AND (lower(name) || ' ' || lower(key)) LIKE $3::text
-  AND (cardinality($4::text[]) = 0 OR tags @> $4::text[])
-  AND ($5::boolean IS NULL OR is_enabled = $5)
-`
-
-type CountFlagSearchParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Pattern    string
-	Tags       []string
-	IsEnabled  *bool
-}
-
-// CountFlagSearch counts what the search queries page through (feature_flags_search).
-func (q *Queries) CountFlagSearch(ctx context.Context, arg CountFlagSearchParams) (int64, error) {
-	row := q.db.QueryRow(ctx, CountFlagSearch,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Pattern,
-		arg.Tags,
-		arg.IsEnabled,
-	)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -102,7 +39,7 @@ type CountFlagsParams struct {
 	IsEnabled  *bool
 }
 
-// CountFlags counts what the list queries page through.
+// CountFlags counts an environment's flags as FlagListEnvironment does, without a limit.
 func (q *Queries) CountFlags(ctx context.Context, arg CountFlagsParams) (int64, error) {
 	row := q.db.QueryRow(ctx, CountFlags,
 		arg.EnvID,
@@ -250,6 +187,631 @@ func (q *Queries) FlagKeysUsed(ctx context.Context, arg FlagKeysUsedParams) ([]s
 		return nil, err
 	}
 	return items, nil
+}
+
+const FlagListEnvironment = `-- name: FlagListEnvironment :one
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+      AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+      AND ($3::boolean IS NULL OR f.is_enabled = $3)
+        LIMIT $4
+    ) matched)::bigint AS total
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $5 AND e.id = $6
+`
+
+type FlagListEnvironmentParams struct {
+	IsArchived     bool
+	Tags           []string
+	IsEnabled      *bool
+	CountLimit     int32
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+}
+
+type FlagListEnvironmentRow struct {
+	ProjectKey string
+	EnvKey     string
+	Total      int64
+}
+
+// FlagListEnvironment reads what a flag list checks access with (the keys
+// naming the environment, scoped to an organization) and counts the flags
+// the list queries page through, up to count_limit (feature_flags_env_created):
+// a count that reaches it stops there, so a list of a million flags costs
+// no more than one of ten thousand.
+func (q *Queries) FlagListEnvironment(ctx context.Context, arg FlagListEnvironmentParams) (FlagListEnvironmentRow, error) {
+	row := q.db.QueryRow(ctx, FlagListEnvironment,
+		arg.IsArchived,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.CountLimit,
+		arg.OrganizationID,
+		arg.EnvID,
+	)
+	var i FlagListEnvironmentRow
+	err := row.Scan(&i.ProjectKey, &i.EnvKey, &i.Total)
+	return i, err
+}
+
+const FlagPageByCreated = `-- name: FlagPageByCreated :many
+WITH page AS MATERIALIZED (
+    SELECT f.id FROM feature_flags f
+    WHERE f.env_id = $1 AND f.is_archived = $2
+      AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
+      AND ($4::boolean IS NULL OR f.is_enabled = $4)
+    ORDER BY f.created_at DESC, f.id
+    LIMIT $6 OFFSET $5
+)
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM page JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY f.created_at DESC, f.id
+`
+
+type FlagPageByCreatedParams struct {
+	EnvID      uuid.UUID
+	IsArchived bool
+	Tags       []string
+	IsEnabled  *bool
+	PageOffset int32
+	PageSize   int32
+}
+
+type FlagPageByCreatedRow struct {
+	FeatureFlag     FeatureFlag
+	Changed         bool
+	ChangedAt       time.Time
+	ChangeComment   string
+	ChangedBy       uuid.UUID
+	CreatorFound    bool
+	CreatorName     string
+	CreatorEmail    string
+	ChangerFound    bool
+	ChangerName     string
+	ChangerEmail    string
+	Evaluated       bool
+	LastEvaluatedAt time.Time
+	Evaluations     int64
+}
+
+// FlagPageByCreated pages an environment's flags newest first, with what a
+// list shows of each (feature_flags_env_created).
+// The page is chosen first (the CTE, by the index named) and only its rows
+// are joined with their latest revision (flag_revisions_flag_created), the
+// names of their creator and last changer (primary keys) and their
+// evaluation summary (flag_evaluations' primary key): one statement.
+func (q *Queries) FlagPageByCreated(ctx context.Context, arg FlagPageByCreatedParams) ([]FlagPageByCreatedRow, error) {
+	rows, err := q.db.Query(ctx, FlagPageByCreated,
+		arg.EnvID,
+		arg.IsArchived,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlagPageByCreatedRow{}
+	for rows.Next() {
+		var i FlagPageByCreatedRow
+		if err := rows.Scan(
+			&i.FeatureFlag.ID,
+			&i.FeatureFlag.EnvID,
+			&i.FeatureFlag.Key,
+			&i.FeatureFlag.Name,
+			&i.FeatureFlag.Description,
+			&i.FeatureFlag.VariationType,
+			&i.FeatureFlag.Variations,
+			&i.FeatureFlag.TargetUsers,
+			&i.FeatureFlag.Rules,
+			&i.FeatureFlag.IsEnabled,
+			&i.FeatureFlag.DisabledVariationID,
+			&i.FeatureFlag.Fallthrough,
+			&i.FeatureFlag.ExptIncludeAllTargets,
+			&i.FeatureFlag.Tags,
+			&i.FeatureFlag.IsArchived,
+			&i.FeatureFlag.SegmentRefs,
+			&i.FeatureFlag.Revision,
+			&i.FeatureFlag.CreatorID,
+			&i.FeatureFlag.UpdatorID,
+			&i.FeatureFlag.CreatedAt,
+			&i.FeatureFlag.UpdatedAt,
+			&i.Changed,
+			&i.ChangedAt,
+			&i.ChangeComment,
+			&i.ChangedBy,
+			&i.CreatorFound,
+			&i.CreatorName,
+			&i.CreatorEmail,
+			&i.ChangerFound,
+			&i.ChangerName,
+			&i.ChangerEmail,
+			&i.Evaluated,
+			&i.LastEvaluatedAt,
+			&i.Evaluations,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const FlagPageByKey = `-- name: FlagPageByKey :many
+WITH page AS MATERIALIZED (
+    SELECT f.id FROM feature_flags f
+    WHERE f.env_id = $1 AND f.is_archived = $2
+      AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
+      AND ($4::boolean IS NULL OR f.is_enabled = $4)
+    ORDER BY f.key, f.id
+    LIMIT $6 OFFSET $5
+)
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM page JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY f.key, f.id
+`
+
+type FlagPageByKeyParams struct {
+	EnvID      uuid.UUID
+	IsArchived bool
+	Tags       []string
+	IsEnabled  *bool
+	PageOffset int32
+	PageSize   int32
+}
+
+type FlagPageByKeyRow struct {
+	FeatureFlag     FeatureFlag
+	Changed         bool
+	ChangedAt       time.Time
+	ChangeComment   string
+	ChangedBy       uuid.UUID
+	CreatorFound    bool
+	CreatorName     string
+	CreatorEmail    string
+	ChangerFound    bool
+	ChangerName     string
+	ChangerEmail    string
+	Evaluated       bool
+	LastEvaluatedAt time.Time
+	Evaluations     int64
+}
+
+// FlagPageByKey is FlagPageByCreated ordered by key (feature_flags_env_key).
+func (q *Queries) FlagPageByKey(ctx context.Context, arg FlagPageByKeyParams) ([]FlagPageByKeyRow, error) {
+	rows, err := q.db.Query(ctx, FlagPageByKey,
+		arg.EnvID,
+		arg.IsArchived,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlagPageByKeyRow{}
+	for rows.Next() {
+		var i FlagPageByKeyRow
+		if err := rows.Scan(
+			&i.FeatureFlag.ID,
+			&i.FeatureFlag.EnvID,
+			&i.FeatureFlag.Key,
+			&i.FeatureFlag.Name,
+			&i.FeatureFlag.Description,
+			&i.FeatureFlag.VariationType,
+			&i.FeatureFlag.Variations,
+			&i.FeatureFlag.TargetUsers,
+			&i.FeatureFlag.Rules,
+			&i.FeatureFlag.IsEnabled,
+			&i.FeatureFlag.DisabledVariationID,
+			&i.FeatureFlag.Fallthrough,
+			&i.FeatureFlag.ExptIncludeAllTargets,
+			&i.FeatureFlag.Tags,
+			&i.FeatureFlag.IsArchived,
+			&i.FeatureFlag.SegmentRefs,
+			&i.FeatureFlag.Revision,
+			&i.FeatureFlag.CreatorID,
+			&i.FeatureFlag.UpdatorID,
+			&i.FeatureFlag.CreatedAt,
+			&i.FeatureFlag.UpdatedAt,
+			&i.Changed,
+			&i.ChangedAt,
+			&i.ChangeComment,
+			&i.ChangedBy,
+			&i.CreatorFound,
+			&i.CreatorName,
+			&i.CreatorEmail,
+			&i.ChangerFound,
+			&i.ChangerName,
+			&i.ChangerEmail,
+			&i.Evaluated,
+			&i.LastEvaluatedAt,
+			&i.Evaluations,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const FlagSearchByCreated = `-- name: FlagSearchByCreated :many
+WITH page AS MATERIALIZED (
+    SELECT f.id FROM feature_flags f
+    WHERE f.env_id = $1 AND f.is_archived = $2
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
+      AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
+      AND ($5::boolean IS NULL OR f.is_enabled = $5)
+    ORDER BY f.created_at DESC, f.id
+    LIMIT $7 OFFSET $6
+)
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM page JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY f.created_at DESC, f.id
+`
+
+type FlagSearchByCreatedParams struct {
+	EnvID      uuid.UUID
+	IsArchived bool
+	Pattern    string
+	Tags       []string
+	IsEnabled  *bool
+	PageOffset int32
+	PageSize   int32
+}
+
+type FlagSearchByCreatedRow struct {
+	FeatureFlag     FeatureFlag
+	Changed         bool
+	ChangedAt       time.Time
+	ChangeComment   string
+	ChangedBy       uuid.UUID
+	CreatorFound    bool
+	CreatorName     string
+	CreatorEmail    string
+	ChangerFound    bool
+	ChangerName     string
+	ChangerEmail    string
+	Evaluated       bool
+	LastEvaluatedAt time.Time
+	Evaluations     int64
+}
+
+// FlagSearchByCreated is FlagPageByCreated of the flags whose name or key
+// contains a text; pattern is an escaped, lower-cased LIKE pattern
+// (feature_flags_search).
+func (q *Queries) FlagSearchByCreated(ctx context.Context, arg FlagSearchByCreatedParams) ([]FlagSearchByCreatedRow, error) {
+	rows, err := q.db.Query(ctx, FlagSearchByCreated,
+		arg.EnvID,
+		arg.IsArchived,
+		arg.Pattern,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlagSearchByCreatedRow{}
+	for rows.Next() {
+		var i FlagSearchByCreatedRow
+		if err := rows.Scan(
+			&i.FeatureFlag.ID,
+			&i.FeatureFlag.EnvID,
+			&i.FeatureFlag.Key,
+			&i.FeatureFlag.Name,
+			&i.FeatureFlag.Description,
+			&i.FeatureFlag.VariationType,
+			&i.FeatureFlag.Variations,
+			&i.FeatureFlag.TargetUsers,
+			&i.FeatureFlag.Rules,
+			&i.FeatureFlag.IsEnabled,
+			&i.FeatureFlag.DisabledVariationID,
+			&i.FeatureFlag.Fallthrough,
+			&i.FeatureFlag.ExptIncludeAllTargets,
+			&i.FeatureFlag.Tags,
+			&i.FeatureFlag.IsArchived,
+			&i.FeatureFlag.SegmentRefs,
+			&i.FeatureFlag.Revision,
+			&i.FeatureFlag.CreatorID,
+			&i.FeatureFlag.UpdatorID,
+			&i.FeatureFlag.CreatedAt,
+			&i.FeatureFlag.UpdatedAt,
+			&i.Changed,
+			&i.ChangedAt,
+			&i.ChangeComment,
+			&i.ChangedBy,
+			&i.CreatorFound,
+			&i.CreatorName,
+			&i.CreatorEmail,
+			&i.ChangerFound,
+			&i.ChangerName,
+			&i.ChangerEmail,
+			&i.Evaluated,
+			&i.LastEvaluatedAt,
+			&i.Evaluations,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const FlagSearchByKey = `-- name: FlagSearchByKey :many
+WITH page AS MATERIALIZED (
+    SELECT f.id FROM feature_flags f
+    WHERE f.env_id = $1 AND f.is_archived = $2
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
+      AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
+      AND ($5::boolean IS NULL OR f.is_enabled = $5)
+    ORDER BY f.key, f.id
+    LIMIT $7 OFFSET $6
+)
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM page JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY f.key, f.id
+`
+
+type FlagSearchByKeyParams struct {
+	EnvID      uuid.UUID
+	IsArchived bool
+	Pattern    string
+	Tags       []string
+	IsEnabled  *bool
+	PageOffset int32
+	PageSize   int32
+}
+
+type FlagSearchByKeyRow struct {
+	FeatureFlag     FeatureFlag
+	Changed         bool
+	ChangedAt       time.Time
+	ChangeComment   string
+	ChangedBy       uuid.UUID
+	CreatorFound    bool
+	CreatorName     string
+	CreatorEmail    string
+	ChangerFound    bool
+	ChangerName     string
+	ChangerEmail    string
+	Evaluated       bool
+	LastEvaluatedAt time.Time
+	Evaluations     int64
+}
+
+// FlagSearchByKey is FlagSearchByCreated ordered by key.
+func (q *Queries) FlagSearchByKey(ctx context.Context, arg FlagSearchByKeyParams) ([]FlagSearchByKeyRow, error) {
+	rows, err := q.db.Query(ctx, FlagSearchByKey,
+		arg.EnvID,
+		arg.IsArchived,
+		arg.Pattern,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlagSearchByKeyRow{}
+	for rows.Next() {
+		var i FlagSearchByKeyRow
+		if err := rows.Scan(
+			&i.FeatureFlag.ID,
+			&i.FeatureFlag.EnvID,
+			&i.FeatureFlag.Key,
+			&i.FeatureFlag.Name,
+			&i.FeatureFlag.Description,
+			&i.FeatureFlag.VariationType,
+			&i.FeatureFlag.Variations,
+			&i.FeatureFlag.TargetUsers,
+			&i.FeatureFlag.Rules,
+			&i.FeatureFlag.IsEnabled,
+			&i.FeatureFlag.DisabledVariationID,
+			&i.FeatureFlag.Fallthrough,
+			&i.FeatureFlag.ExptIncludeAllTargets,
+			&i.FeatureFlag.Tags,
+			&i.FeatureFlag.IsArchived,
+			&i.FeatureFlag.SegmentRefs,
+			&i.FeatureFlag.Revision,
+			&i.FeatureFlag.CreatorID,
+			&i.FeatureFlag.UpdatorID,
+			&i.FeatureFlag.CreatedAt,
+			&i.FeatureFlag.UpdatedAt,
+			&i.Changed,
+			&i.ChangedAt,
+			&i.ChangeComment,
+			&i.ChangedBy,
+			&i.CreatorFound,
+			&i.CreatorName,
+			&i.CreatorEmail,
+			&i.ChangerFound,
+			&i.ChangerName,
+			&i.ChangerEmail,
+			&i.Evaluated,
+			&i.LastEvaluatedAt,
+			&i.Evaluations,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const FlagSearchEnvironment = `-- name: FlagSearchEnvironment :one
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $2::text
+      AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
+      AND ($4::boolean IS NULL OR f.is_enabled = $4)
+        LIMIT $5
+    ) matched)::bigint AS total
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $6 AND e.id = $7
+`
+
+type FlagSearchEnvironmentParams struct {
+	IsArchived     bool
+	Pattern        string
+	Tags           []string
+	IsEnabled      *bool
+	CountLimit     int32
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+}
+
+type FlagSearchEnvironmentRow struct {
+	ProjectKey string
+	EnvKey     string
+	Total      int64
+}
+
+// FlagSearchEnvironment is FlagListEnvironment counting the search queries'
+// matches (feature_flags_search).
+func (q *Queries) FlagSearchEnvironment(ctx context.Context, arg FlagSearchEnvironmentParams) (FlagSearchEnvironmentRow, error) {
+	row := q.db.QueryRow(ctx, FlagSearchEnvironment,
+		arg.IsArchived,
+		arg.Pattern,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.CountLimit,
+		arg.OrganizationID,
+		arg.EnvID,
+	)
+	var i FlagSearchEnvironmentRow
+	err := row.Scan(&i.ProjectKey, &i.EnvKey, &i.Total)
+	return i, err
 }
 
 const FlagsByIDs = `-- name: FlagsByIDs :many
@@ -425,42 +987,6 @@ func (q *Queries) InsertFlagRevision(ctx context.Context, arg InsertFlagRevision
 	return err
 }
 
-const LastFlagRevisions = `-- name: LastFlagRevisions :many
-SELECT DISTINCT ON (flag_id) id, flag_id, revision, snapshot, comment, creator_id, creator_kind, created_at FROM flag_revisions
-WHERE flag_id = ANY($1::uuid[])
-ORDER BY flag_id, created_at DESC
-`
-
-// LastFlagRevisions returns the newest version of each of some flags, for list pages.
-func (q *Queries) LastFlagRevisions(ctx context.Context, flagIds []uuid.UUID) ([]FlagRevision, error) {
-	rows, err := q.db.Query(ctx, LastFlagRevisions, flagIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FlagRevision{}
-	for rows.Next() {
-		var i FlagRevision
-		if err := rows.Scan(
-			&i.ID,
-			&i.FlagID,
-			&i.Revision,
-			&i.Snapshot,
-			&i.Comment,
-			&i.CreatorID,
-			&i.CreatorKind,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const ListFlagRevisions = `-- name: ListFlagRevisions :many
 SELECT id, flag_id, revision, snapshot, comment, creator_id, creator_kind, created_at FROM flag_revisions WHERE flag_id = $1
 ORDER BY created_at DESC, id
@@ -521,142 +1047,6 @@ func (q *Queries) ListFlagTags(ctx context.Context, envID uuid.UUID) ([]string, 
 			return nil, err
 		}
 		items = append(items, tag)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const ListFlagsByCreated = `-- name: ListFlagsByCreated :many
-SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
-WHERE env_id = $1 AND is_archived = $2
-  AND (cardinality($3::text[]) = 0 OR tags @> $3::text[])
-  AND ($4::boolean IS NULL OR is_enabled = $4)
-ORDER BY created_at DESC, id
-LIMIT $6 OFFSET $5
-`
-
-type ListFlagsByCreatedParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-// ListFlagsByCreated pages an environment's flags newest first (feature_flags_env_created).
-func (q *Queries) ListFlagsByCreated(ctx context.Context, arg ListFlagsByCreatedParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, ListFlagsByCreated,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FeatureFlag{}
-	for rows.Next() {
-		var i FeatureFlag
-		if err := rows.Scan(
-			&i.ID,
-			&i.EnvID,
-			&i.Key,
-			&i.Name,
-			&i.Description,
-			&i.VariationType,
-			&i.Variations,
-			&i.TargetUsers,
-			&i.Rules,
-			&i.IsEnabled,
-			&i.DisabledVariationID,
-			&i.Fallthrough,
-			&i.ExptIncludeAllTargets,
-			&i.Tags,
-			&i.IsArchived,
-			&i.SegmentRefs,
-			&i.Revision,
-			&i.CreatorID,
-			&i.UpdatorID,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const ListFlagsByKey = `-- name: ListFlagsByKey :many
-SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
-WHERE env_id = $1 AND is_archived = $2
-  AND (cardinality($3::text[]) = 0 OR tags @> $3::text[])
-  AND ($4::boolean IS NULL OR is_enabled = $4)
-ORDER BY key, id
-LIMIT $6 OFFSET $5
-`
-
-type ListFlagsByKeyParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-// ListFlagsByKey pages an environment's flags by key (feature_flags_env_key).
-func (q *Queries) ListFlagsByKey(ctx context.Context, arg ListFlagsByKeyParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, ListFlagsByKey,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FeatureFlag{}
-	for rows.Next() {
-		var i FeatureFlag
-		if err := rows.Scan(
-			&i.ID,
-			&i.EnvID,
-			&i.Key,
-			&i.Name,
-			&i.Description,
-			&i.VariationType,
-			&i.Variations,
-			&i.TargetUsers,
-			&i.Rules,
-			&i.IsEnabled,
-			&i.DisabledVariationID,
-			&i.Fallthrough,
-			&i.ExptIncludeAllTargets,
-			&i.Tags,
-			&i.IsArchived,
-			&i.SegmentRefs,
-			&i.Revision,
-			&i.CreatorID,
-			&i.UpdatorID,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -818,149 +1208,6 @@ SELECT id, env_id, key, name, description, variation_type, variations, target_us
 // segment (feature_flags_segment_refs).
 func (q *Queries) LockFlagsReferencingSegment(ctx context.Context, segmentID uuid.UUID) ([]FeatureFlag, error) {
 	rows, err := q.db.Query(ctx, LockFlagsReferencingSegment, segmentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FeatureFlag{}
-	for rows.Next() {
-		var i FeatureFlag
-		if err := rows.Scan(
-			&i.ID,
-			&i.EnvID,
-			&i.Key,
-			&i.Name,
-			&i.Description,
-			&i.VariationType,
-			&i.Variations,
-			&i.TargetUsers,
-			&i.Rules,
-			&i.IsEnabled,
-			&i.DisabledVariationID,
-			&i.Fallthrough,
-			&i.ExptIncludeAllTargets,
-			&i.Tags,
-			&i.IsArchived,
-			&i.SegmentRefs,
-			&i.Revision,
-			&i.CreatorID,
-			&i.UpdatorID,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const SearchFlagsByCreated = `-- name: SearchFlagsByCreated :many
-SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
-WHERE env_id = $1 AND is_archived = $2
-  AND (lower(name) || ' ' || lower(key)) LIKE $3::text
-  AND (cardinality($4::text[]) = 0 OR tags @> $4::text[])
-  AND ($5::boolean IS NULL OR is_enabled = $5)
-ORDER BY created_at DESC, id
-LIMIT $7 OFFSET $6
-`
-
-type SearchFlagsByCreatedParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Pattern    string
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-// SearchFlagsByCreated pages the flags whose name or key contains a text, newest
-// first; pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
-func (q *Queries) SearchFlagsByCreated(ctx context.Context, arg SearchFlagsByCreatedParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, SearchFlagsByCreated,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Pattern,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FeatureFlag{}
-	for rows.Next() {
-		var i FeatureFlag
-		if err := rows.Scan(
-			&i.ID,
-			&i.EnvID,
-			&i.Key,
-			&i.Name,
-			&i.Description,
-			&i.VariationType,
-			&i.Variations,
-			&i.TargetUsers,
-			&i.Rules,
-			&i.IsEnabled,
-			&i.DisabledVariationID,
-			&i.Fallthrough,
-			&i.ExptIncludeAllTargets,
-			&i.Tags,
-			&i.IsArchived,
-			&i.SegmentRefs,
-			&i.Revision,
-			&i.CreatorID,
-			&i.UpdatorID,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const SearchFlagsByKey = `-- name: SearchFlagsByKey :many
-SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
-WHERE env_id = $1 AND is_archived = $2
-  AND (lower(name) || ' ' || lower(key)) LIKE $3::text
-  AND (cardinality($4::text[]) = 0 OR tags @> $4::text[])
-  AND ($5::boolean IS NULL OR is_enabled = $5)
-ORDER BY key, id
-LIMIT $7 OFFSET $6
-`
-
-type SearchFlagsByKeyParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Pattern    string
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-// SearchFlagsByKey is SearchFlagsByCreated ordered by key.
-func (q *Queries) SearchFlagsByKey(ctx context.Context, arg SearchFlagsByKeyParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, SearchFlagsByKey,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Pattern,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
 	if err != nil {
 		return nil, err
 	}

@@ -36,57 +36,213 @@ RETURNING *;
 -- DeleteFlag removes an archived flag for good.
 DELETE FROM feature_flags WHERE id = $1 AND is_archived;
 
--- name: ListFlagsByCreated :many
--- ListFlagsByCreated pages an environment's flags newest first (feature_flags_env_created).
-SELECT * FROM feature_flags
-WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
-ORDER BY created_at DESC, id
-LIMIT @page_size OFFSET @page_offset;
+-- name: FlagPageByCreated :many
+-- FlagPageByCreated pages an environment's flags newest first, with what a
+-- list shows of each (feature_flags_env_created).
+-- The page is chosen first (the CTE, by the index named) and only its rows
+-- are joined with their latest revision (flag_revisions_flag_created), the
+-- names of their creator and last changer (primary keys) and their
+-- evaluation summary (flag_evaluations' primary key): one statement.
+WITH page AS MATERIALIZED (
+    SELECT f.id FROM feature_flags f
+    WHERE f.env_id = @env_id AND f.is_archived = @is_archived
+      AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+      AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+    ORDER BY f.created_at DESC, f.id
+    LIMIT @page_size OFFSET @page_offset
+)
+SELECT sqlc.embed(f),
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM page JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY f.created_at DESC, f.id;
 
--- name: ListFlagsByKey :many
--- ListFlagsByKey pages an environment's flags by key (feature_flags_env_key).
-SELECT * FROM feature_flags
-WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
-ORDER BY key, id
-LIMIT @page_size OFFSET @page_offset;
+-- name: FlagPageByKey :many
+-- FlagPageByKey is FlagPageByCreated ordered by key (feature_flags_env_key).
+WITH page AS MATERIALIZED (
+    SELECT f.id FROM feature_flags f
+    WHERE f.env_id = @env_id AND f.is_archived = @is_archived
+      AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+      AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+    ORDER BY f.key, f.id
+    LIMIT @page_size OFFSET @page_offset
+)
+SELECT sqlc.embed(f),
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM page JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY f.key, f.id;
 
--- name: SearchFlagsByCreated :many
--- SearchFlagsByCreated pages the flags whose name or key contains a text, newest
--- first; pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
-SELECT * FROM feature_flags
-WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (lower(name) || ' ' || lower(key)) LIKE @pattern::text
-  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
-ORDER BY created_at DESC, id
-LIMIT @page_size OFFSET @page_offset;
+-- name: FlagSearchByCreated :many
+-- FlagSearchByCreated is FlagPageByCreated of the flags whose name or key
+-- contains a text; pattern is an escaped, lower-cased LIKE pattern
+-- (feature_flags_search).
+WITH page AS MATERIALIZED (
+    SELECT f.id FROM feature_flags f
+    WHERE f.env_id = @env_id AND f.is_archived = @is_archived
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
+      AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+      AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+    ORDER BY f.created_at DESC, f.id
+    LIMIT @page_size OFFSET @page_offset
+)
+SELECT sqlc.embed(f),
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM page JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY f.created_at DESC, f.id;
 
--- name: SearchFlagsByKey :many
--- SearchFlagsByKey is SearchFlagsByCreated ordered by key.
-SELECT * FROM feature_flags
-WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (lower(name) || ' ' || lower(key)) LIKE @pattern::text
-  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
-ORDER BY key, id
-LIMIT @page_size OFFSET @page_offset;
+-- name: FlagSearchByKey :many
+-- FlagSearchByKey is FlagSearchByCreated ordered by key.
+WITH page AS MATERIALIZED (
+    SELECT f.id FROM feature_flags f
+    WHERE f.env_id = @env_id AND f.is_archived = @is_archived
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
+      AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+      AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+    ORDER BY f.key, f.id
+    LIMIT @page_size OFFSET @page_offset
+)
+SELECT sqlc.embed(f),
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM page JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY f.key, f.id;
+
+-- name: FlagListEnvironment :one
+-- FlagListEnvironment reads what a flag list checks access with (the keys
+-- naming the environment, scoped to an organization) and counts the flags
+-- the list queries page through, up to count_limit (feature_flags_env_created):
+-- a count that reaches it stops there, so a list of a million flags costs
+-- no more than one of ten thousand.
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = @is_archived
+      AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+      AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+        LIMIT @count_limit
+    ) matched)::bigint AS total
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = @organization_id AND e.id = @env_id;
+
+-- name: FlagSearchEnvironment :one
+-- FlagSearchEnvironment is FlagListEnvironment counting the search queries'
+-- matches (feature_flags_search).
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = @is_archived
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
+      AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+      AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+        LIMIT @count_limit
+    ) matched)::bigint AS total
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = @organization_id AND e.id = @env_id;
 
 -- name: CountFlags :one
--- CountFlags counts what the list queries page through.
+-- CountFlags counts an environment's flags as FlagListEnvironment does, without a limit.
 SELECT count(*) FROM feature_flags
 WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled));
-
--- name: CountFlagSearch :one
--- CountFlagSearch counts what the search queries page through (feature_flags_search).
-SELECT count(*) FROM feature_flags
-WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (lower(name) || ' ' || lower(key)) LIKE @pattern::text
   AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
   AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled));
 
@@ -113,12 +269,6 @@ LIMIT @page_size OFFSET @page_offset;
 -- CountFlagRevisions counts a flag's versions.
 SELECT count(*) FROM flag_revisions WHERE flag_id = $1;
 
--- name: LastFlagRevisions :many
--- LastFlagRevisions returns the newest version of each of some flags, for list pages.
-SELECT DISTINCT ON (flag_id) * FROM flag_revisions
-WHERE flag_id = ANY(@flag_ids::uuid[])
-ORDER BY flag_id, created_at DESC;
-
 -- name: LockFlagsReferencingSegment :many
 -- LockFlagsReferencingSegment returns, locked, the flags whose rules name a
 -- segment (feature_flags_segment_refs).
@@ -142,13 +292,6 @@ JOIN environments e ON e.id = f.env_id
 JOIN projects p ON p.id = e.project_id
 WHERE p.organization_id = @organization_id AND f.env_id = @env_id
   AND lower(f.key) = lower(@key::text) AND f.key = @key::text;
-
--- name: ActorsByIDs :many
--- ActorsByIDs names the users and access tokens among some ids (who created
--- or last changed the flags of a list page), by primary key.
-SELECT id, name, email FROM users WHERE id = ANY(@ids::uuid[])
-UNION ALL
-SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY(@ids::uuid[]);
 
 -- name: FlagsByIDs :many
 -- FlagsByIDs returns those of some flags that belong to an environment, by

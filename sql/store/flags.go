@@ -275,7 +275,15 @@ type Person struct {
 // ghost stands for whoever made a change and no longer exists, as FeatBit says.
 var ghost = Person{Name: "Ghost", Email: "Ghost"}
 
-// ListFlags pages an environment's flags.
+// MaxExactFlagCount is how many matches a flag list counts exactly; past
+// it the count stops and the page says its total is an estimate (a lower
+// bound), so a list costs the same at a million flags as at ten thousand.
+const MaxExactFlagCount = 10_000
+
+// ListFlags pages an environment's flags in two statements, each on an
+// index: the environment's keys (for the permission check) with the count
+// of matches, then the page with each flag's last change, the names of its
+// creator and last changer, and its evaluation summary.
 func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
 	var v validator
 	f.Page.check(&v)
@@ -292,99 +300,89 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	if err := v.err(); err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	env, err := s.readableEnv(ctx, a, envID)
+	orgID, err := a.org()
 	if err != nil {
 		return Paged[FlagListItem]{}, err
 	}
 	pattern := "%" + escapeLike(strings.ToLower(f.Name)) + "%"
-	var rows []db.FeatureFlag
-	var total int64
-	list := db.ListFlagsByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags, IsEnabled: f.IsEnabled,
-		PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
-	search := db.SearchFlagsByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: pattern, Tags: f.Tags,
-		IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
-	switch {
-	case f.Name == "" && f.SortBy == "key":
-		rows, err = s.q.ListFlagsByKey(ctx, db.ListFlagsByKeyParams(list))
-	case f.Name == "":
-		rows, err = s.q.ListFlagsByCreated(ctx, list)
-	case f.SortBy == "key":
-		rows, err = s.q.SearchFlagsByKey(ctx, db.SearchFlagsByKeyParams(search))
-	default:
-		rows, err = s.q.SearchFlagsByCreated(ctx, search)
-	}
-	if err != nil {
-		return Paged[FlagListItem]{}, translate(err)
-	}
+	var env db.FlagListEnvironmentRow
 	if f.Name == "" {
-		total, err = s.q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, IsArchived: f.IsArchived,
-			Tags: f.Tags, IsEnabled: f.IsEnabled})
+		env, err = s.q.FlagListEnvironment(ctx, db.FlagListEnvironmentParams{OrganizationID: orgID, EnvID: envID,
+			IsArchived: f.IsArchived, Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1})
 	} else {
-		total, err = s.q.CountFlagSearch(ctx, db.CountFlagSearchParams{EnvID: env.Environment.ID, IsArchived: f.IsArchived,
-			Pattern: pattern, Tags: f.Tags, IsEnabled: f.IsEnabled})
+		var row db.FlagSearchEnvironmentRow
+		row, err = s.q.FlagSearchEnvironment(ctx, db.FlagSearchEnvironmentParams{OrganizationID: orgID, EnvID: envID,
+			IsArchived: f.IsArchived, Pattern: pattern, Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1})
+		env = db.FlagListEnvironmentRow(row)
 	}
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}
-	ids := make([]uuid.UUID, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	last, err := s.q.LastFlagRevisions(ctx, ids)
-	if err != nil {
-		return Paged[FlagListItem]{}, translate(err)
-	}
-	lastBy := map[uuid.UUID]db.FlagRevision{}
-	for _, r := range last {
-		lastBy[r.FlagID] = r
-	}
-	evaluated, err := s.evaluationSummaries(ctx, ids)
-	if err != nil {
+	if err := a.require(access.CanAccessEnv, EnvRN(env.ProjectKey, env.EnvKey)); err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	// One query names every creator and last changer of the page.
-	actorIDs := make([]uuid.UUID, 0, 2*len(rows))
-	for _, r := range rows {
-		actorIDs = append(actorIDs, r.CreatorID)
-	}
-	for _, r := range last {
-		actorIDs = append(actorIDs, r.CreatorID)
-	}
-	named, err := s.q.ActorsByIDs(ctx, actorIDs)
+	rows, err := s.flagPage(ctx, envID, f, pattern)
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}
-	people := make(map[uuid.UUID]Person, len(named))
-	for _, n := range named {
-		people[n.ID] = Person{ID: n.ID, Name: n.Name, Email: n.Email}
+	out := Paged[FlagListItem]{TotalCount: env.Total, Items: make([]FlagListItem, len(rows))}
+	if env.Total > MaxExactFlagCount {
+		out.TotalCount, out.TotalCountIsEstimate = MaxExactFlagCount, true
 	}
-	out := Paged[FlagListItem]{TotalCount: total, Items: make([]FlagListItem, len(rows))}
 	for i, r := range rows {
-		fl, err := flagFrom(r)
+		fl, err := flagFrom(r.FeatureFlag)
 		if err != nil {
 			return Paged[FlagListItem]{}, err
 		}
 		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
 			Variations: fl.Variations, IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.Serves(),
 			Revision: fl.Revision, CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
-		if p, ok := people[fl.CreatorID]; ok {
-			item.Creator = &p
+		if r.CreatorFound {
+			item.Creator = &Person{ID: fl.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
 		}
-		if rev, ok := lastBy[fl.ID]; ok {
-			operator, ok := people[rev.CreatorID]
-			if !ok {
-				operator = ghost
+		if r.Changed {
+			operator := ghost
+			if r.ChangerFound {
+				operator = Person{ID: r.ChangedBy, Name: r.ChangerName, Email: r.ChangerEmail}
 			}
-			at := rev.CreatedAt.UTC()
-			item.LastChange = &LastChange{Operator: operator, HappenedAt: at, Comment: rev.Comment, ChangedAt: at, ChangedBy: rev.CreatorID}
+			at := r.ChangedAt.UTC()
+			item.LastChange = &LastChange{Operator: operator, HappenedAt: at, Comment: r.ChangeComment, ChangedAt: at, ChangedBy: r.ChangedBy}
 		}
-		if ev, ok := evaluated[fl.ID]; ok {
-			at := ev.LastEvaluatedAt.UTC()
-			item.LastEvaluatedAt, item.Evaluations = &at, ev.Count
+		if r.Evaluated {
+			at := r.LastEvaluatedAt.UTC()
+			item.LastEvaluatedAt, item.Evaluations = &at, r.Evaluations
 		}
 		out.Items[i] = item
 	}
 	return out, nil
+}
+
+// flagPage reads a page of flags with what a list shows of each, by the
+// query whose index serves the filter and the order.
+func (s *Store) flagPage(ctx context.Context, envID uuid.UUID, f FlagFilter, pattern string) ([]db.FlagPageByCreatedRow, error) {
+	list := db.FlagPageByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags, IsEnabled: f.IsEnabled,
+		PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
+	search := db.FlagSearchByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: pattern, Tags: f.Tags,
+		IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
+	switch {
+	case f.Name == "" && f.SortBy == "key":
+		return convertRows(s.q.FlagPageByKey(ctx, db.FlagPageByKeyParams(list)))
+	case f.Name == "":
+		return s.q.FlagPageByCreated(ctx, list)
+	case f.SortBy == "key":
+		return convertRows(s.q.FlagSearchByKey(ctx, db.FlagSearchByKeyParams(search)))
+	}
+	return convertRows(s.q.FlagSearchByCreated(ctx, search))
+}
+
+// convertRows converts the rows of the flag page queries, which sqlc types
+// apart though their columns are the same.
+func convertRows[R db.FlagPageByKeyRow | db.FlagSearchByCreatedRow | db.FlagSearchByKeyRow](rows []R, err error) ([]db.FlagPageByCreatedRow, error) {
+	out := make([]db.FlagPageByCreatedRow, len(rows))
+	for i, r := range rows {
+		out[i] = db.FlagPageByCreatedRow(r)
+	}
+	return out, err
 }
 
 // ErrFlagIsArchived refuses changing an archived flag; it can only be
