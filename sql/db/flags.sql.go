@@ -189,628 +189,315 @@ func (q *Queries) FlagKeysUsed(ctx context.Context, arg FlagKeysUsedParams) ([]s
 	return items, nil
 }
 
-const FlagListEnvironment = `-- name: FlagListEnvironment :one
+const FlagListByCreated = `-- name: FlagListByCreated :one
 SELECT p.key AS project_key, e.key AS env_key,
     (SELECT count(*) FROM (
         SELECT 1 FROM feature_flags f
         WHERE f.env_id = e.id AND f.is_archived = $1
-      AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
-      AND ($3::boolean IS NULL OR f.is_enabled = $3)
+          AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+          AND ($3::boolean IS NULL OR f.is_enabled = $3)
         LIMIT $4
-    ) matched)::bigint AS total
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT f.id FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+          AND ($3::boolean IS NULL OR f.is_enabled = $3)
+        ORDER BY f.created_at DESC, f.id
+        LIMIT $6 OFFSET $5
+    )::uuid[] AS ids
 FROM environments e
 JOIN projects p ON p.id = e.project_id
-WHERE p.organization_id = $5 AND e.id = $6
+WHERE p.organization_id = $7 AND e.id = $8
 `
 
-type FlagListEnvironmentParams struct {
+type FlagListByCreatedParams struct {
 	IsArchived     bool
 	Tags           []string
 	IsEnabled      *bool
 	CountLimit     int32
+	PageOffset     int32
+	PageSize       int32
 	OrganizationID uuid.UUID
 	EnvID          uuid.UUID
 }
 
-type FlagListEnvironmentRow struct {
+type FlagListByCreatedRow struct {
 	ProjectKey string
 	EnvKey     string
 	Total      int64
+	Ids        []uuid.UUID
 }
 
-// FlagListEnvironment reads what a flag list checks access with (the keys
-// naming the environment, scoped to an organization) and counts the flags
-// the list queries page through, up to count_limit (feature_flags_env_created):
-// a count that reaches it stops there, so a list of a million flags costs
-// no more than one of ten thousand.
-func (q *Queries) FlagListEnvironment(ctx context.Context, arg FlagListEnvironmentParams) (FlagListEnvironmentRow, error) {
-	row := q.db.QueryRow(ctx, FlagListEnvironment,
+// FlagListByCreated is the first of the two statements of a flag list: the
+// keys naming the environment (for the permission check, scoped to an
+// organization), the count of the flags the list pages through, stopped at
+// count_limit so a million flags cost no more than ten thousand, and the
+// ids of the page, newest first (feature_flags_env_created). FlagListItems
+// is the second.
+func (q *Queries) FlagListByCreated(ctx context.Context, arg FlagListByCreatedParams) (FlagListByCreatedRow, error) {
+	row := q.db.QueryRow(ctx, FlagListByCreated,
 		arg.IsArchived,
 		arg.Tags,
 		arg.IsEnabled,
 		arg.CountLimit,
+		arg.PageOffset,
+		arg.PageSize,
 		arg.OrganizationID,
 		arg.EnvID,
 	)
-	var i FlagListEnvironmentRow
-	err := row.Scan(&i.ProjectKey, &i.EnvKey, &i.Total)
+	var i FlagListByCreatedRow
+	err := row.Scan(
+		&i.ProjectKey,
+		&i.EnvKey,
+		&i.Total,
+		&i.Ids,
+	)
 	return i, err
 }
 
-const FlagPageByCreated = `-- name: FlagPageByCreated :many
-WITH page AS MATERIALIZED (
-    SELECT f.id FROM feature_flags f
-    WHERE f.env_id = $1 AND f.is_archived = $2
-      AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
-      AND ($4::boolean IS NULL OR f.is_enabled = $4)
-    ORDER BY f.created_at DESC, f.id
-    LIMIT $6 OFFSET $5
-)
-SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
-    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
-    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
-    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
-    coalesce(creator.email, '')::text AS creator_email,
-    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
-    coalesce(changer.email, '')::text AS changer_email,
-    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
-    coalesce(evaluated.count, 0)::bigint AS evaluations
-FROM page JOIN feature_flags f ON f.id = page.id
-LEFT JOIN LATERAL (
-    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
-    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
-) last ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
-    LIMIT 1
-) creator ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
-    LIMIT 1
-) changer ON true
-LEFT JOIN LATERAL (
-    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
-    FROM flag_evaluations e WHERE e.flag_id = f.id
-) evaluated ON true
-ORDER BY f.created_at DESC, f.id
-`
-
-type FlagPageByCreatedParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-type FlagPageByCreatedRow struct {
-	FeatureFlag     FeatureFlag
-	Changed         bool
-	ChangedAt       time.Time
-	ChangeComment   string
-	ChangedBy       uuid.UUID
-	CreatorFound    bool
-	CreatorName     string
-	CreatorEmail    string
-	ChangerFound    bool
-	ChangerName     string
-	ChangerEmail    string
-	Evaluated       bool
-	LastEvaluatedAt time.Time
-	Evaluations     int64
-}
-
-// FlagPageByCreated pages an environment's flags newest first, with what a
-// list shows of each (feature_flags_env_created).
-// The page is chosen first (the CTE, by the index named) and only its rows
-// are joined with their latest revision (flag_revisions_flag_created), the
-// names of their creator and last changer (primary keys) and their
-// evaluation summary (flag_evaluations' primary key): one statement.
-func (q *Queries) FlagPageByCreated(ctx context.Context, arg FlagPageByCreatedParams) ([]FlagPageByCreatedRow, error) {
-	rows, err := q.db.Query(ctx, FlagPageByCreated,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FlagPageByCreatedRow{}
-	for rows.Next() {
-		var i FlagPageByCreatedRow
-		if err := rows.Scan(
-			&i.FeatureFlag.ID,
-			&i.FeatureFlag.EnvID,
-			&i.FeatureFlag.Key,
-			&i.FeatureFlag.Name,
-			&i.FeatureFlag.Description,
-			&i.FeatureFlag.VariationType,
-			&i.FeatureFlag.Variations,
-			&i.FeatureFlag.TargetUsers,
-			&i.FeatureFlag.Rules,
-			&i.FeatureFlag.IsEnabled,
-			&i.FeatureFlag.DisabledVariationID,
-			&i.FeatureFlag.Fallthrough,
-			&i.FeatureFlag.ExptIncludeAllTargets,
-			&i.FeatureFlag.Tags,
-			&i.FeatureFlag.IsArchived,
-			&i.FeatureFlag.SegmentRefs,
-			&i.FeatureFlag.Revision,
-			&i.FeatureFlag.CreatorID,
-			&i.FeatureFlag.UpdatorID,
-			&i.FeatureFlag.CreatedAt,
-			&i.FeatureFlag.UpdatedAt,
-			&i.Changed,
-			&i.ChangedAt,
-			&i.ChangeComment,
-			&i.ChangedBy,
-			&i.CreatorFound,
-			&i.CreatorName,
-			&i.CreatorEmail,
-			&i.ChangerFound,
-			&i.ChangerName,
-			&i.ChangerEmail,
-			&i.Evaluated,
-			&i.LastEvaluatedAt,
-			&i.Evaluations,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const FlagPageByKey = `-- name: FlagPageByKey :many
-WITH page AS MATERIALIZED (
-    SELECT f.id FROM feature_flags f
-    WHERE f.env_id = $1 AND f.is_archived = $2
-      AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
-      AND ($4::boolean IS NULL OR f.is_enabled = $4)
-    ORDER BY f.key, f.id
-    LIMIT $6 OFFSET $5
-)
-SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
-    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
-    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
-    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
-    coalesce(creator.email, '')::text AS creator_email,
-    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
-    coalesce(changer.email, '')::text AS changer_email,
-    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
-    coalesce(evaluated.count, 0)::bigint AS evaluations
-FROM page JOIN feature_flags f ON f.id = page.id
-LEFT JOIN LATERAL (
-    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
-    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
-) last ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
-    LIMIT 1
-) creator ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
-    LIMIT 1
-) changer ON true
-LEFT JOIN LATERAL (
-    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
-    FROM flag_evaluations e WHERE e.flag_id = f.id
-) evaluated ON true
-ORDER BY f.key, f.id
-`
-
-type FlagPageByKeyParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-type FlagPageByKeyRow struct {
-	FeatureFlag     FeatureFlag
-	Changed         bool
-	ChangedAt       time.Time
-	ChangeComment   string
-	ChangedBy       uuid.UUID
-	CreatorFound    bool
-	CreatorName     string
-	CreatorEmail    string
-	ChangerFound    bool
-	ChangerName     string
-	ChangerEmail    string
-	Evaluated       bool
-	LastEvaluatedAt time.Time
-	Evaluations     int64
-}
-
-// FlagPageByKey is FlagPageByCreated ordered by key (feature_flags_env_key).
-func (q *Queries) FlagPageByKey(ctx context.Context, arg FlagPageByKeyParams) ([]FlagPageByKeyRow, error) {
-	rows, err := q.db.Query(ctx, FlagPageByKey,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FlagPageByKeyRow{}
-	for rows.Next() {
-		var i FlagPageByKeyRow
-		if err := rows.Scan(
-			&i.FeatureFlag.ID,
-			&i.FeatureFlag.EnvID,
-			&i.FeatureFlag.Key,
-			&i.FeatureFlag.Name,
-			&i.FeatureFlag.Description,
-			&i.FeatureFlag.VariationType,
-			&i.FeatureFlag.Variations,
-			&i.FeatureFlag.TargetUsers,
-			&i.FeatureFlag.Rules,
-			&i.FeatureFlag.IsEnabled,
-			&i.FeatureFlag.DisabledVariationID,
-			&i.FeatureFlag.Fallthrough,
-			&i.FeatureFlag.ExptIncludeAllTargets,
-			&i.FeatureFlag.Tags,
-			&i.FeatureFlag.IsArchived,
-			&i.FeatureFlag.SegmentRefs,
-			&i.FeatureFlag.Revision,
-			&i.FeatureFlag.CreatorID,
-			&i.FeatureFlag.UpdatorID,
-			&i.FeatureFlag.CreatedAt,
-			&i.FeatureFlag.UpdatedAt,
-			&i.Changed,
-			&i.ChangedAt,
-			&i.ChangeComment,
-			&i.ChangedBy,
-			&i.CreatorFound,
-			&i.CreatorName,
-			&i.CreatorEmail,
-			&i.ChangerFound,
-			&i.ChangerName,
-			&i.ChangerEmail,
-			&i.Evaluated,
-			&i.LastEvaluatedAt,
-			&i.Evaluations,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const FlagSearchByCreated = `-- name: FlagSearchByCreated :many
-WITH page AS MATERIALIZED (
-    SELECT f.id FROM feature_flags f
-    WHERE f.env_id = $1 AND f.is_archived = $2
-      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
-      AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
-      AND ($5::boolean IS NULL OR f.is_enabled = $5)
-    ORDER BY f.created_at DESC, f.id
-    LIMIT $7 OFFSET $6
-)
-SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
-    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
-    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
-    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
-    coalesce(creator.email, '')::text AS creator_email,
-    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
-    coalesce(changer.email, '')::text AS changer_email,
-    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
-    coalesce(evaluated.count, 0)::bigint AS evaluations
-FROM page JOIN feature_flags f ON f.id = page.id
-LEFT JOIN LATERAL (
-    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
-    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
-) last ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
-    LIMIT 1
-) creator ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
-    LIMIT 1
-) changer ON true
-LEFT JOIN LATERAL (
-    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
-    FROM flag_evaluations e WHERE e.flag_id = f.id
-) evaluated ON true
-ORDER BY f.created_at DESC, f.id
-`
-
-type FlagSearchByCreatedParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Pattern    string
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-type FlagSearchByCreatedRow struct {
-	FeatureFlag     FeatureFlag
-	Changed         bool
-	ChangedAt       time.Time
-	ChangeComment   string
-	ChangedBy       uuid.UUID
-	CreatorFound    bool
-	CreatorName     string
-	CreatorEmail    string
-	ChangerFound    bool
-	ChangerName     string
-	ChangerEmail    string
-	Evaluated       bool
-	LastEvaluatedAt time.Time
-	Evaluations     int64
-}
-
-// FlagSearchByCreated is FlagPageByCreated of the flags whose name or key
-// contains a text; pattern is an escaped, lower-cased LIKE pattern
-// (feature_flags_search).
-func (q *Queries) FlagSearchByCreated(ctx context.Context, arg FlagSearchByCreatedParams) ([]FlagSearchByCreatedRow, error) {
-	rows, err := q.db.Query(ctx, FlagSearchByCreated,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Pattern,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FlagSearchByCreatedRow{}
-	for rows.Next() {
-		var i FlagSearchByCreatedRow
-		if err := rows.Scan(
-			&i.FeatureFlag.ID,
-			&i.FeatureFlag.EnvID,
-			&i.FeatureFlag.Key,
-			&i.FeatureFlag.Name,
-			&i.FeatureFlag.Description,
-			&i.FeatureFlag.VariationType,
-			&i.FeatureFlag.Variations,
-			&i.FeatureFlag.TargetUsers,
-			&i.FeatureFlag.Rules,
-			&i.FeatureFlag.IsEnabled,
-			&i.FeatureFlag.DisabledVariationID,
-			&i.FeatureFlag.Fallthrough,
-			&i.FeatureFlag.ExptIncludeAllTargets,
-			&i.FeatureFlag.Tags,
-			&i.FeatureFlag.IsArchived,
-			&i.FeatureFlag.SegmentRefs,
-			&i.FeatureFlag.Revision,
-			&i.FeatureFlag.CreatorID,
-			&i.FeatureFlag.UpdatorID,
-			&i.FeatureFlag.CreatedAt,
-			&i.FeatureFlag.UpdatedAt,
-			&i.Changed,
-			&i.ChangedAt,
-			&i.ChangeComment,
-			&i.ChangedBy,
-			&i.CreatorFound,
-			&i.CreatorName,
-			&i.CreatorEmail,
-			&i.ChangerFound,
-			&i.ChangerName,
-			&i.ChangerEmail,
-			&i.Evaluated,
-			&i.LastEvaluatedAt,
-			&i.Evaluations,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const FlagSearchByKey = `-- name: FlagSearchByKey :many
-WITH page AS MATERIALIZED (
-    SELECT f.id FROM feature_flags f
-    WHERE f.env_id = $1 AND f.is_archived = $2
-      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
-      AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
-      AND ($5::boolean IS NULL OR f.is_enabled = $5)
-    ORDER BY f.key, f.id
-    LIMIT $7 OFFSET $6
-)
-SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
-    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
-    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
-    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
-    coalesce(creator.email, '')::text AS creator_email,
-    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
-    coalesce(changer.email, '')::text AS changer_email,
-    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
-    coalesce(evaluated.count, 0)::bigint AS evaluations
-FROM page JOIN feature_flags f ON f.id = page.id
-LEFT JOIN LATERAL (
-    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
-    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
-) last ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
-    LIMIT 1
-) creator ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
-    LIMIT 1
-) changer ON true
-LEFT JOIN LATERAL (
-    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
-    FROM flag_evaluations e WHERE e.flag_id = f.id
-) evaluated ON true
-ORDER BY f.key, f.id
-`
-
-type FlagSearchByKeyParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Pattern    string
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-type FlagSearchByKeyRow struct {
-	FeatureFlag     FeatureFlag
-	Changed         bool
-	ChangedAt       time.Time
-	ChangeComment   string
-	ChangedBy       uuid.UUID
-	CreatorFound    bool
-	CreatorName     string
-	CreatorEmail    string
-	ChangerFound    bool
-	ChangerName     string
-	ChangerEmail    string
-	Evaluated       bool
-	LastEvaluatedAt time.Time
-	Evaluations     int64
-}
-
-// FlagSearchByKey is FlagSearchByCreated ordered by key.
-func (q *Queries) FlagSearchByKey(ctx context.Context, arg FlagSearchByKeyParams) ([]FlagSearchByKeyRow, error) {
-	rows, err := q.db.Query(ctx, FlagSearchByKey,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Pattern,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FlagSearchByKeyRow{}
-	for rows.Next() {
-		var i FlagSearchByKeyRow
-		if err := rows.Scan(
-			&i.FeatureFlag.ID,
-			&i.FeatureFlag.EnvID,
-			&i.FeatureFlag.Key,
-			&i.FeatureFlag.Name,
-			&i.FeatureFlag.Description,
-			&i.FeatureFlag.VariationType,
-			&i.FeatureFlag.Variations,
-			&i.FeatureFlag.TargetUsers,
-			&i.FeatureFlag.Rules,
-			&i.FeatureFlag.IsEnabled,
-			&i.FeatureFlag.DisabledVariationID,
-			&i.FeatureFlag.Fallthrough,
-			&i.FeatureFlag.ExptIncludeAllTargets,
-			&i.FeatureFlag.Tags,
-			&i.FeatureFlag.IsArchived,
-			&i.FeatureFlag.SegmentRefs,
-			&i.FeatureFlag.Revision,
-			&i.FeatureFlag.CreatorID,
-			&i.FeatureFlag.UpdatorID,
-			&i.FeatureFlag.CreatedAt,
-			&i.FeatureFlag.UpdatedAt,
-			&i.Changed,
-			&i.ChangedAt,
-			&i.ChangeComment,
-			&i.ChangedBy,
-			&i.CreatorFound,
-			&i.CreatorName,
-			&i.CreatorEmail,
-			&i.ChangerFound,
-			&i.ChangerName,
-			&i.ChangerEmail,
-			&i.Evaluated,
-			&i.LastEvaluatedAt,
-			&i.Evaluations,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const FlagSearchEnvironment = `-- name: FlagSearchEnvironment :one
+const FlagListByKey = `-- name: FlagListByKey :one
 SELECT p.key AS project_key, e.key AS env_key,
     (SELECT count(*) FROM (
         SELECT 1 FROM feature_flags f
         WHERE f.env_id = e.id AND f.is_archived = $1
-      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $2::text
-      AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
-      AND ($4::boolean IS NULL OR f.is_enabled = $4)
-        LIMIT $5
-    ) matched)::bigint AS total
+          AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+          AND ($3::boolean IS NULL OR f.is_enabled = $3)
+        LIMIT $4
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT f.id FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+          AND ($3::boolean IS NULL OR f.is_enabled = $3)
+        ORDER BY f.key, f.id
+        LIMIT $6 OFFSET $5
+    )::uuid[] AS ids
 FROM environments e
 JOIN projects p ON p.id = e.project_id
-WHERE p.organization_id = $6 AND e.id = $7
+WHERE p.organization_id = $7 AND e.id = $8
 `
 
-type FlagSearchEnvironmentParams struct {
+type FlagListByKeyParams struct {
+	IsArchived     bool
+	Tags           []string
+	IsEnabled      *bool
+	CountLimit     int32
+	PageOffset     int32
+	PageSize       int32
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+}
+
+type FlagListByKeyRow struct {
+	ProjectKey string
+	EnvKey     string
+	Total      int64
+	Ids        []uuid.UUID
+}
+
+// FlagListByKey is FlagListByCreated ordered by key (feature_flags_env_key).
+func (q *Queries) FlagListByKey(ctx context.Context, arg FlagListByKeyParams) (FlagListByKeyRow, error) {
+	row := q.db.QueryRow(ctx, FlagListByKey,
+		arg.IsArchived,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.CountLimit,
+		arg.PageOffset,
+		arg.PageSize,
+		arg.OrganizationID,
+		arg.EnvID,
+	)
+	var i FlagListByKeyRow
+	err := row.Scan(
+		&i.ProjectKey,
+		&i.EnvKey,
+		&i.Total,
+		&i.Ids,
+	)
+	return i, err
+}
+
+const FlagListItems = `-- name: FlagListItems :many
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM unnest($1::uuid[]) WITH ORDINALITY AS page(id, n)
+JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY page.n
+`
+
+type FlagListItemsRow struct {
+	FeatureFlag     FeatureFlag
+	Changed         bool
+	ChangedAt       time.Time
+	ChangeComment   string
+	ChangedBy       uuid.UUID
+	CreatorFound    bool
+	CreatorName     string
+	CreatorEmail    string
+	ChangerFound    bool
+	ChangerName     string
+	ChangerEmail    string
+	Evaluated       bool
+	LastEvaluatedAt time.Time
+	Evaluations     int64
+}
+
+// FlagListItems is the second statement of a flag list: the flags of a page,
+// in the order of their ids, with what a list shows of each: the latest
+// revision (flag_revisions_flag_created), the names of the creator and of
+// the last changer (primary keys) and the evaluation summary
+// (flag_evaluations' primary key). Each is a lateral join by index on the
+// page's rows only, and the statement keeps one cached plan.
+func (q *Queries) FlagListItems(ctx context.Context, ids []uuid.UUID) ([]FlagListItemsRow, error) {
+	rows, err := q.db.Query(ctx, FlagListItems, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlagListItemsRow{}
+	for rows.Next() {
+		var i FlagListItemsRow
+		if err := rows.Scan(
+			&i.FeatureFlag.ID,
+			&i.FeatureFlag.EnvID,
+			&i.FeatureFlag.Key,
+			&i.FeatureFlag.Name,
+			&i.FeatureFlag.Description,
+			&i.FeatureFlag.VariationType,
+			&i.FeatureFlag.Variations,
+			&i.FeatureFlag.TargetUsers,
+			&i.FeatureFlag.Rules,
+			&i.FeatureFlag.IsEnabled,
+			&i.FeatureFlag.DisabledVariationID,
+			&i.FeatureFlag.Fallthrough,
+			&i.FeatureFlag.ExptIncludeAllTargets,
+			&i.FeatureFlag.Tags,
+			&i.FeatureFlag.IsArchived,
+			&i.FeatureFlag.SegmentRefs,
+			&i.FeatureFlag.Revision,
+			&i.FeatureFlag.CreatorID,
+			&i.FeatureFlag.UpdatorID,
+			&i.FeatureFlag.CreatedAt,
+			&i.FeatureFlag.UpdatedAt,
+			&i.Changed,
+			&i.ChangedAt,
+			&i.ChangeComment,
+			&i.ChangedBy,
+			&i.CreatorFound,
+			&i.CreatorName,
+			&i.CreatorEmail,
+			&i.ChangerFound,
+			&i.ChangerName,
+			&i.ChangerEmail,
+			&i.Evaluated,
+			&i.LastEvaluatedAt,
+			&i.Evaluations,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const FlagSearch = `-- name: FlagSearch :one
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (lower(f.name) || ' ' || lower(f.key)) LIKE $2::text
+          AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
+          AND ($4::boolean IS NULL OR f.is_enabled = $4)
+        LIMIT $5
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT f.id FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (lower(f.name) || ' ' || lower(f.key)) LIKE $2::text
+          AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
+          AND ($4::boolean IS NULL OR f.is_enabled = $4)
+        ORDER BY CASE WHEN $6::boolean THEN f.key END, CASE WHEN NOT $6::boolean THEN f.created_at END DESC, f.id
+        LIMIT $8 OFFSET $7
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $9 AND e.id = $10
+`
+
+type FlagSearchParams struct {
 	IsArchived     bool
 	Pattern        string
 	Tags           []string
 	IsEnabled      *bool
 	CountLimit     int32
+	ByKey          bool
+	PageOffset     int32
+	PageSize       int32
 	OrganizationID uuid.UUID
 	EnvID          uuid.UUID
 }
 
-type FlagSearchEnvironmentRow struct {
+type FlagSearchRow struct {
 	ProjectKey string
 	EnvKey     string
 	Total      int64
+	Ids        []uuid.UUID
 }
 
-// FlagSearchEnvironment is FlagListEnvironment counting the search queries'
-// matches (feature_flags_search).
-func (q *Queries) FlagSearchEnvironment(ctx context.Context, arg FlagSearchEnvironmentParams) (FlagSearchEnvironmentRow, error) {
-	row := q.db.QueryRow(ctx, FlagSearchEnvironment,
+// FlagSearch is FlagListByCreated of the flags whose name or key contains a
+// text, ordered by key when by_key, else newest first; pattern is an
+// escaped, lower-cased LIKE pattern (feature_flags_search). It is planned
+// with its pattern each time (searchPlans), so it holds no more than it
+// must: the matches are few or the count stops them.
+func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) (FlagSearchRow, error) {
+	row := q.db.QueryRow(ctx, FlagSearch,
 		arg.IsArchived,
 		arg.Pattern,
 		arg.Tags,
 		arg.IsEnabled,
 		arg.CountLimit,
+		arg.ByKey,
+		arg.PageOffset,
+		arg.PageSize,
 		arg.OrganizationID,
 		arg.EnvID,
 	)
-	var i FlagSearchEnvironmentRow
-	err := row.Scan(&i.ProjectKey, &i.EnvKey, &i.Total)
+	var i FlagSearchRow
+	err := row.Scan(
+		&i.ProjectKey,
+		&i.EnvKey,
+		&i.Total,
+		&i.Ids,
+	)
 	return i, err
 }
 
@@ -1200,6 +887,79 @@ func (q *Queries) LockFlag(ctx context.Context, arg LockFlagParams) (FeatureFlag
 	return i, err
 }
 
+const LockFlagInOrganization = `-- name: LockFlagInOrganization :one
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at, e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, p.key AS project_key, p.name AS project_name, p.organization_id,
+    o.key AS organization_key, o.workspace_id
+FROM feature_flags f
+JOIN environments e ON e.id = f.env_id
+JOIN projects p ON p.id = e.project_id
+JOIN organizations o ON o.id = p.organization_id
+WHERE p.organization_id = $1 AND f.env_id = $2
+  AND lower(f.key) = lower($3::text) AND f.key = $3::text
+FOR UPDATE OF f
+`
+
+type LockFlagInOrganizationParams struct {
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+	Key            string
+}
+
+type LockFlagInOrganizationRow struct {
+	FeatureFlag     FeatureFlag
+	Environment     Environment
+	ProjectKey      string
+	ProjectName     string
+	OrganizationID  uuid.UUID
+	OrganizationKey string
+	WorkspaceID     uuid.UUID
+}
+
+// LockFlagInOrganization is LockFlag with the environment a change is
+// checked against (GetEnvironment's columns), scoped to an organization:
+// one round trip for what a change reads first.
+func (q *Queries) LockFlagInOrganization(ctx context.Context, arg LockFlagInOrganizationParams) (LockFlagInOrganizationRow, error) {
+	row := q.db.QueryRow(ctx, LockFlagInOrganization, arg.OrganizationID, arg.EnvID, arg.Key)
+	var i LockFlagInOrganizationRow
+	err := row.Scan(
+		&i.FeatureFlag.ID,
+		&i.FeatureFlag.EnvID,
+		&i.FeatureFlag.Key,
+		&i.FeatureFlag.Name,
+		&i.FeatureFlag.Description,
+		&i.FeatureFlag.VariationType,
+		&i.FeatureFlag.Variations,
+		&i.FeatureFlag.TargetUsers,
+		&i.FeatureFlag.Rules,
+		&i.FeatureFlag.IsEnabled,
+		&i.FeatureFlag.DisabledVariationID,
+		&i.FeatureFlag.Fallthrough,
+		&i.FeatureFlag.ExptIncludeAllTargets,
+		&i.FeatureFlag.Tags,
+		&i.FeatureFlag.IsArchived,
+		&i.FeatureFlag.SegmentRefs,
+		&i.FeatureFlag.Revision,
+		&i.FeatureFlag.CreatorID,
+		&i.FeatureFlag.UpdatorID,
+		&i.FeatureFlag.CreatedAt,
+		&i.FeatureFlag.UpdatedAt,
+		&i.Environment.ID,
+		&i.Environment.ProjectID,
+		&i.Environment.Name,
+		&i.Environment.Key,
+		&i.Environment.Description,
+		&i.Environment.RequireChangeComment,
+		&i.Environment.CreatedAt,
+		&i.Environment.UpdatedAt,
+		&i.ProjectKey,
+		&i.ProjectName,
+		&i.OrganizationID,
+		&i.OrganizationKey,
+		&i.WorkspaceID,
+	)
+	return i, err
+}
+
 const LockFlagsReferencingSegment = `-- name: LockFlagsReferencingSegment :many
 SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags WHERE segment_refs @> ARRAY[$1::uuid] ORDER BY id FOR UPDATE
 `
@@ -1246,6 +1006,59 @@ func (q *Queries) LockFlagsReferencingSegment(ctx context.Context, segmentID uui
 		return nil, err
 	}
 	return items, nil
+}
+
+const RecordFlagChange = `-- name: RecordFlagChange :exec
+WITH revision AS (
+    INSERT INTO flag_revisions (flag_id, revision, snapshot, comment, creator_id, creator_kind)
+    SELECT $2, $3, $4::jsonb, $5, $6, $7
+    WHERE $4::jsonb IS NOT NULL
+), audit AS (
+    INSERT INTO audit_logs (workspace_id, organization_id, env_id, ref_type, ref_id, keyword,
+                            operation, previous, current, comment, creator_id, creator_kind)
+    VALUES ($8, $9, $10, 'FeatureFlag', $2::text, $11,
+            $12, $13::jsonb, $4::jsonb, $5, $6, $7)
+)
+SELECT pg_notify('bunting_changes', $1::text)
+`
+
+type RecordFlagChangeParams struct {
+	Payload        string
+	FlagID         uuid.UUID
+	Revision       uuid.UUID
+	Current        json.RawMessage
+	Comment        string
+	CreatorID      uuid.UUID
+	CreatorKind    string
+	WorkspaceID    uuid.UUID
+	OrganizationID *uuid.UUID
+	EnvID          *uuid.UUID
+	Keyword        string
+	Operation      string
+	Previous       json.RawMessage
+}
+
+// RecordFlagChange records a change of a flag in one statement of the
+// change's transaction: the new version (when there is one, current) with
+// the change's comment, the audit entry, and the change event (store.Event
+// as JSON, as Notify queues it).
+func (q *Queries) RecordFlagChange(ctx context.Context, arg RecordFlagChangeParams) error {
+	_, err := q.db.Exec(ctx, RecordFlagChange,
+		arg.Payload,
+		arg.FlagID,
+		arg.Revision,
+		arg.Current,
+		arg.Comment,
+		arg.CreatorID,
+		arg.CreatorKind,
+		arg.WorkspaceID,
+		arg.OrganizationID,
+		arg.EnvID,
+		arg.Keyword,
+		arg.Operation,
+		arg.Previous,
+	)
+	return err
 }
 
 const UpdateFlag = `-- name: UpdateFlag :one

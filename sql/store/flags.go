@@ -156,10 +156,7 @@ func (s *Store) insertFlag(ctx context.Context, q *db.Queries, a *Actor, env env
 	if err != nil {
 		return Flag{}, err
 	}
-	if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
-		return Flag{}, err
-	}
-	return out, s.recordFlag(ctx, q, a, env.Environment.ID, OpCreate, nil, &out, comment)
+	return out, s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, OpCreate, nil, &out, comment)
 }
 
 // checkFlag validates a whole flag, as created or as a change leaves it, and
@@ -304,24 +301,14 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	if err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	pattern := "%" + escapeLike(strings.ToLower(f.Name)) + "%"
-	var env db.FlagListEnvironmentRow
-	if f.Name == "" {
-		env, err = s.q.FlagListEnvironment(ctx, db.FlagListEnvironmentParams{OrganizationID: orgID, EnvID: envID,
-			IsArchived: f.IsArchived, Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1})
-	} else {
-		var row db.FlagSearchEnvironmentRow
-		row, err = s.q.FlagSearchEnvironment(ctx, db.FlagSearchEnvironmentParams{OrganizationID: orgID, EnvID: envID,
-			IsArchived: f.IsArchived, Pattern: pattern, Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1})
-		env = db.FlagListEnvironmentRow(row)
-	}
+	env, err := s.flagList(ctx, orgID, envID, f)
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}
 	if err := a.require(access.CanAccessEnv, EnvRN(env.ProjectKey, env.EnvKey)); err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	rows, err := s.flagPage(ctx, envID, f, pattern)
+	rows, err := s.q.FlagListItems(ctx, env.Ids)
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}
@@ -357,32 +344,23 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	return out, nil
 }
 
-// flagPage reads a page of flags with what a list shows of each, by the
-// query whose index serves the filter and the order.
-func (s *Store) flagPage(ctx context.Context, envID uuid.UUID, f FlagFilter, pattern string) ([]db.FlagPageByCreatedRow, error) {
-	list := db.FlagPageByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags, IsEnabled: f.IsEnabled,
-		PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
-	search := db.FlagSearchByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: pattern, Tags: f.Tags,
-		IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
+// flagList runs the first statement of a list: the environment's keys, the
+// count and the page's ids, by the query whose index serves the filter and
+// the order.
+func (s *Store) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
+	list := db.FlagListByCreatedParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
+		IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
 	switch {
-	case f.Name == "" && f.SortBy == "key":
-		return convertRows(s.q.FlagPageByKey(ctx, db.FlagPageByKeyParams(list)))
-	case f.Name == "":
-		return s.q.FlagPageByCreated(ctx, list)
+	case f.Name != "":
+		row, err := s.q.FlagSearch(ctx, db.FlagSearchParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived,
+			Pattern: "%" + escapeLike(strings.ToLower(f.Name)) + "%", Tags: f.Tags, IsEnabled: f.IsEnabled,
+			CountLimit: list.CountLimit, ByKey: f.SortBy == "key", PageSize: list.PageSize, PageOffset: list.PageOffset})
+		return db.FlagListByCreatedRow(row), err
 	case f.SortBy == "key":
-		return convertRows(s.q.FlagSearchByKey(ctx, db.FlagSearchByKeyParams(search)))
+		row, err := s.q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
+		return db.FlagListByCreatedRow(row), err
 	}
-	return convertRows(s.q.FlagSearchByCreated(ctx, search))
-}
-
-// convertRows converts the rows of the flag page queries, which sqlc types
-// apart though their columns are the same.
-func convertRows[R db.FlagPageByKeyRow | db.FlagSearchByCreatedRow | db.FlagSearchByKeyRow](rows []R, err error) ([]db.FlagPageByCreatedRow, error) {
-	out := make([]db.FlagPageByCreatedRow, len(rows))
-	for i, r := range rows {
-		out[i] = db.FlagPageByCreatedRow(r)
-	}
-	return out, err
+	return s.q.FlagListByCreated(ctx, list)
 }
 
 // ErrFlagIsArchived refuses changing an archived flag; it can only be
@@ -397,17 +375,19 @@ var ErrFlagIsArchived = &RuleError{"FlagIsArchived"}
 // revision with its history, all in one transaction. A change that changes
 // nothing records nothing. action is checked when nothing changed.
 func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change, action access.Action, edit func(*Flag) error) (Flag, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+	orgID, err := a.org()
 	if err != nil {
 		return Flag{}, err
 	}
 	var out Flag
 	err = s.inTx(ctx, func(q *db.Queries) error {
-		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
+		row, err := q.LockFlagInOrganization(ctx, db.LockFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
 		if err != nil {
 			return err
 		}
-		before, err := flagFrom(row)
+		env := envRow{db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
+			OrganizationID: row.OrganizationID, OrganizationKey: row.OrganizationKey, WorkspaceID: row.WorkspaceID}}
+		before, err := flagFrom(row.FeatureFlag)
 		if err != nil {
 			return err
 		}
@@ -456,9 +436,6 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if out, err = storeFlag(ctx, q, after, before.Revision, refs); err != nil {
 			return err
 		}
-		if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
-			return err
-		}
 		op := OpUpdate
 		switch {
 		case after.IsArchived && !before.IsArchived:
@@ -466,7 +443,7 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		case !after.IsArchived && before.IsArchived:
 			op = OpRestore
 		}
-		return s.recordFlag(ctx, q, a, env.Environment.ID, op, &before, &out, ch.Comment)
+		return s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, op, &before, &out, ch.Comment)
 	})
 	return out, err
 }
@@ -518,24 +495,38 @@ func flagEvent(orgID uuid.UUID, f Flag) Event {
 	return Event{Kind: EventFlag, ID: f.ID, OrgID: orgID, EnvIDs: []uuid.UUID{f.EnvID}}
 }
 
-// recordFlag writes a flag's revision and audit entry.
-func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, envID uuid.UUID, op string, before, after *Flag, comment string) error {
-	ch := change{refType: "FeatureFlag", operation: op, envID: &envID, comment: comment}
-	if before != nil {
-		ch.previous, ch.refID, ch.keyword = before, before.ID.String(), before.Key+","+before.Name
+// recordFlag records a change of a flag in one statement: its revision
+// (unless it was removed), its audit entry and its change event, which
+// PostgreSQL delivers when the transaction commits. The flag is encoded
+// once, for both the revision and the audit entry.
+func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, envID uuid.UUID, op string, before, after *Flag, comment string) error {
+	p := db.RecordFlagChangeParams{EnvID: &envID, Operation: op, Comment: comment, WorkspaceID: a.WorkspaceID,
+		CreatorID: actorID(a), CreatorKind: actorKind(a)}
+	if a.OrgID != uuid.Nil {
+		p.OrganizationID = &a.OrgID
 	}
-	if after != nil {
-		ch.current, ch.refID, ch.keyword = after, after.ID.String(), after.Key+","+after.Name
-		snapshot, err := json.Marshal(after)
+	changed := after
+	if before != nil {
+		previous, err := json.Marshal(before)
 		if err != nil {
 			return err
 		}
-		if err := q.InsertFlagRevision(ctx, db.InsertFlagRevisionParams{FlagID: after.ID, Revision: after.Revision,
-			Snapshot: snapshot, Comment: comment, CreatorID: actorID(a), CreatorKind: actorKind(a)}); err != nil {
+		p.Previous, changed = previous, before
+	}
+	if after != nil {
+		current, err := json.Marshal(after)
+		if err != nil {
 			return err
 		}
+		p.Current, p.Revision, changed = current, after.Revision, after
 	}
-	return s.audit(ctx, q, a, ch)
+	p.FlagID, p.Keyword = changed.ID, changed.Key+","+changed.Name
+	payload, err := eventPayload(flagEvent(orgID, *changed))
+	if err != nil {
+		return err
+	}
+	p.Payload = payload
+	return q.RecordFlagChange(ctx, p)
 }
 
 // checkSegmentRefs checks that every segment a flag's rules name exists, is

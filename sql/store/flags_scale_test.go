@@ -52,6 +52,11 @@ func TestFlagQueriesAreIndexBacked(t *testing.T) {
 	}
 	_, a, pool, envID := scaleFixture(t, 100_000)
 	noTags := []string{}
+	rows, _ := pool.Query(context.Background(), `SELECT id FROM feature_flags WHERE env_id = $1 ORDER BY key LIMIT 10`, envID)
+	pageIDs, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []struct {
 		name string
 		sql  string
@@ -59,15 +64,13 @@ func TestFlagQueriesAreIndexBacked(t *testing.T) {
 	}{
 		{"get by key", db.GetFlag, []any{envID, "flag-0042424"}},
 		{"get by key with its names", db.GetFlagInOrganization, []any{a.OrgID, envID, "flag-0042424"}},
-		{"list newest first", db.FlagPageByCreated, []any{envID, false, noTags, nil, 0, 10}},
-		{"list by key", db.FlagPageByKey, []any{envID, false, noTags, nil, 0, 10}},
-		{"list page 500", db.FlagPageByCreated, []any{envID, false, noTags, nil, 5000, 10}},
-		{"list by tag", db.FlagPageByCreated, []any{envID, false, []string{"team-7"}, nil, 0, 10}},
-		{"search newest first", db.FlagSearchByCreated, []any{envID, false, "%experiment 4242%", noTags, nil, 0, 10}},
-		{"search by key", db.FlagSearchByKey, []any{envID, false, "%0042%", noTags, nil, 0, 10}},
-		{"environment and count of a list", db.FlagListEnvironment, []any{false, noTags, nil, MaxExactFlagCount + 1, a.OrgID, envID}},
-		{"environment and count by tag", db.FlagListEnvironment, []any{false, []string{"team-7"}, nil, MaxExactFlagCount + 1, a.OrgID, envID}},
-		{"environment and count of a search", db.FlagSearchEnvironment, []any{false, "%experiment 4242%", noTags, nil, MaxExactFlagCount + 1, a.OrgID, envID}},
+		{"list newest first", db.FlagListByCreated, []any{false, noTags, nil, MaxExactFlagCount + 1, 0, 10, a.OrgID, envID}},
+		{"list by key", db.FlagListByKey, []any{false, noTags, nil, MaxExactFlagCount + 1, 0, 10, a.OrgID, envID}},
+		{"list page 500", db.FlagListByCreated, []any{false, noTags, nil, MaxExactFlagCount + 1, 5000, 10, a.OrgID, envID}},
+		{"list by tag", db.FlagListByCreated, []any{false, []string{"team-7"}, nil, MaxExactFlagCount + 1, 0, 10, a.OrgID, envID}},
+		{"search newest first", db.FlagSearch, []any{false, "%experiment 4242%", noTags, nil, MaxExactFlagCount + 1, false, 0, 10, a.OrgID, envID}},
+		{"search by key", db.FlagSearch, []any{false, "%0042%", noTags, nil, MaxExactFlagCount + 1, true, 0, 10, a.OrgID, envID}},
+		{"a page's items", db.FlagListItems, []any{pageIDs}},
 		{"count by tag", db.CountFlags, []any{envID, false, []string{"team-7"}, nil}},
 	} {
 		var raw []byte
