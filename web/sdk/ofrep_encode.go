@@ -23,10 +23,11 @@ type compiledFlag struct {
 	prepared *eval.Prepared
 	// key is `{"key":"…"`, the start of every answer.
 	key []byte
-	// variations are by id, the first of each id, as evaluation finds them.
-	variations map[string]*ofrepVariation
-	// reasons are the match reasons the flag can give, encoded.
-	reasons map[string][]byte
+	// variations are the flag's, in its order; evaluation serves the first
+	// of an id.
+	variations []ofrepVariation
+	// ruleNames are the rules' names as match reasons, in the flag's order.
+	ruleNames []string
 }
 
 // ofrepVariation is a variation's parts of an answer.
@@ -43,12 +44,10 @@ type ofrepVariation struct {
 // compile prepares a flag and encodes its answers' parts.
 func compile(f *store.Flag) *compiledFlag {
 	c := &compiledFlag{prepared: eval.Prepare(f), key: append([]byte(`{"key":`), jsonString(f.Key)...),
-		variations: make(map[string]*ofrepVariation, len(f.Variations)), reasons: make(map[string][]byte, len(f.Rules)+3)}
-	for _, v := range f.Variations {
-		if c.variations[v.ID] != nil {
-			continue
-		}
-		ov := &ofrepVariation{name: append(append([]byte(`,"variationName":`), jsonString(v.Name)...), "}}"...)}
+		variations: make([]ofrepVariation, len(f.Variations)), ruleNames: make([]string, len(f.Rules))}
+	for i, v := range f.Variations {
+		ov := &c.variations[i]
+		ov.name = append(append([]byte(`,"variationName":`), jsonString(v.Name)...), "}}"...)
 		if value, ok := typedValue(f.VariationType, v.Value); ok {
 			ov.value = append([]byte(`,"value":`), mustJSON(value)...)
 		} else {
@@ -60,15 +59,40 @@ func compile(f *store.Flag) *compiledFlag {
 			ov.variant = []byte(",")
 		}
 		ov.variant = append(ov.variant, `"metadata":{"matchReason":`...)
-		c.variations[v.ID] = ov
 	}
-	for _, r := range []string{eval.MatchDisabled, eval.MatchTargeted, eval.MatchFallthrough} {
-		c.reasons[r] = jsonString(r)
-	}
-	for _, r := range f.Rules {
-		c.reasons[r.Name] = jsonString(r.Name)
+	for i, r := range f.Rules {
+		c.ruleNames[i] = string(jsonString(r.Name))
 	}
 	return c
+}
+
+// variation is the answer parts of the variation an evaluation served: the
+// first of its id, as evaluation finds it.
+func (c *compiledFlag) variation(id string) *ofrepVariation {
+	for i, v := range c.prepared.Flag.Variations {
+		if v.ID == id {
+			return &c.variations[i]
+		}
+	}
+	return nil
+}
+
+// matchReason is an evaluation's match reason, encoded.
+func (c *compiledFlag) matchReason(ev eval.Evaluation) string {
+	switch ev.Kind {
+	case eval.MatchDisabled:
+		return `"` + eval.MatchDisabled + `"`
+	case eval.MatchTargeted:
+		return `"` + eval.MatchTargeted + `"`
+	case eval.MatchFallthrough:
+		return `"` + eval.MatchFallthrough + `"`
+	}
+	for i, r := range c.prepared.Flag.Rules {
+		if r.ID == ev.RuleID && r.Name == ev.Reason {
+			return c.ruleNames[i]
+		}
+	}
+	return string(jsonString(ev.Reason))
 }
 
 // noVariation is the answer for a user a flag's rollout serves nothing.
@@ -81,7 +105,7 @@ func (c *compiledFlag) appendAnswer(b []byte, u eval.EndUser, segments eval.Prep
 	if ev.Variation == nil {
 		return append(append(b, c.key...), noVariation...), errGeneral
 	}
-	v := c.variations[ev.Variation.ID]
+	v := c.variation(ev.Variation.ID)
 	if v.value == nil {
 		return append(b, v.parseError...), errParse
 	}
@@ -95,11 +119,7 @@ func (c *compiledFlag) appendAnswer(b []byte, u eval.EndUser, segments eval.Prep
 		reason = `,"reason":"SPLIT"`
 	}
 	b = append(append(append(append(b, c.key...), v.value...), reason...), v.variant...)
-	if r, ok := c.reasons[ev.Reason]; ok {
-		b = append(b, r...)
-	} else {
-		b = append(b, jsonString(ev.Reason)...)
-	}
+	b = append(b, c.matchReason(ev)...)
 	return append(b, v.name...), ""
 }
 
