@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -135,30 +133,6 @@ func registerOFREPFloor(e *echo.Echo) {
 		}
 		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, answer.([]byte))
 	})
-}
-
-// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times: 100
-// on every Linux platform Go runs on.
-const clockTicks = 100
-
-// procCPUSeconds is the CPU time (user and system, every thread) a process
-// has used; 0 where /proc is missing.
-func procCPUSeconds(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name, in parentheses, may hold spaces; the fields after
-	// it start with the state (field 3), so utime (14) and stime (15) are
-	// the 12th and 13th.
-	_, rest, _ := strings.Cut(string(data), ") ")
-	fields := strings.Fields(rest)
-	if len(fields) < 13 {
-		return 0
-	}
-	user, _ := strconv.ParseFloat(fields[11], 64)
-	system, _ := strconv.ParseFloat(fields[12], 64)
-	return (user + system) / clockTicks
 }
 
 // writeEvaluations prints the evaluation scenarios' rates: evaluations a

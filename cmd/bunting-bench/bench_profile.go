@@ -8,6 +8,8 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -51,4 +53,38 @@ func (w *benchWorld) profileWindow(ctx context.Context, dir, name string, d time
 		done <- err
 	}()
 	return func() error { return <-done }
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc's CPU times: 100
+// on every Linux platform Go runs on.
+const clockTicks = 100
+
+// procCPUSeconds is the CPU time (user and system, every thread) a process
+// has used; 0 where /proc is missing.
+func procCPUSeconds(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces; the fields after
+	// it start with the state (field 3), so utime (14) and stime (15) are
+	// the 12th and 13th.
+	_, rest, _ := strings.Cut(string(data), ") ")
+	fields := strings.Fields(rest)
+	if len(fields) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseFloat(fields[11], 64)
+	system, _ := strconv.ParseFloat(fields[12], 64)
+	return (user + system) / clockTicks
+}
+
+// cpuPerRequest is the server's CPU time per answer, in milliseconds: what
+// a request costs the process, which a busy machine disturbs far less than
+// it disturbs throughput.
+func cpuPerRequest(res benchResult) string {
+	if res.Requests == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f", 1000*res.ServerCPUSeconds/float64(res.Requests))
 }
