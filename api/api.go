@@ -22,8 +22,9 @@ func New(s *store.Store, log *slog.Logger) *Handler {
 }
 
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.
-// Every route but sign-in and the OpenAPI document requires credentials,
-// given to the group; the store checks each operation's permission. Every
+// Every route but sign-in, the OpenAPI document and a trigger's run URL
+// requires credentials, given to the group; the store checks each
+// operation's permission. Every
 // route here is described in openapi.yaml, and the tests fail when the two
 // differ (README, "Changing the API").
 func (h *Handler) Register(e *echo.Echo) {
@@ -31,6 +32,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	// The document describing every route here (openapi.yaml), and sign-in.
 	public.GET("/openapi.json", h.openAPI)
 	public.POST("/identity/login-by-email", h.login)
+	// A flag trigger's URL: its token is the credential (alerting systems call it).
+	public.POST("/triggers/run/:token", h.runTrigger)
 
 	// Every other route needs credentials.
 	g := Guarded(public, h.authenticate)
@@ -53,6 +56,16 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/access-tokens/:id", h.updateAccessToken)
 	g.PUT("/access-tokens/:id/toggle", h.toggleAccessToken)
 	g.DELETE("/access-tokens/:id", h.deleteAccessToken)
+
+	// Webhooks: FeatBit's WebhookController.
+	g.GET("/webhooks", h.listWebhooks)
+	g.GET("/webhooks/is-name-used", h.isWebhookNameUsed)
+	g.POST("/webhooks", h.createWebhook)
+	g.POST("/webhooks/send", h.sendWebhook)
+	g.GET("/webhooks/:id", h.getWebhook)
+	g.PUT("/webhooks/:id", h.updateWebhook)
+	g.DELETE("/webhooks/:id", h.deleteWebhook)
+	g.GET("/webhooks/:id/deliveries", h.listWebhookDeliveries)
 
 	// IAM: policies, groups, members and organization settings.
 	g.GET("/policies", h.listPolicies)
@@ -145,6 +158,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/envs/:envId/feature-flags/:key/targeting", h.setFlagTargeting)
 	g.GET("/envs/:envId/feature-flags/:key/revisions", h.flagRevisions)
 	g.GET("/envs/:envId/feature-flags/:key/pending-changes", h.flagPendingChanges)
+	g.POST("/envs/:envId/feature-flags/:key/schedules", h.createFlagSchedule)
+	g.DELETE("/envs/:envId/feature-flags/schedules/:id", h.deleteFlagSchedule)
 	g.POST("/envs/:envId/feature-flags/:key/evaluate", h.evaluateFlag)
 	g.GET("/envs/:envId/feature-flags/:key/insights", h.flagInsights)
 	g.GET("/envs/:envId/flag-insights", h.staleFlags)
@@ -180,6 +195,13 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/envs/:envId/end-user-properties", h.listEndUserProperties)
 	g.PUT("/envs/:envId/end-user-properties/:propertyId/upsert", h.upsertEndUserProperty)
 	g.DELETE("/envs/:envId/end-user-properties/:id", h.deleteEndUserProperty)
+
+	// Flag triggers (FeatBit's TriggerController); the run route is public, above.
+	g.GET("/triggers", h.listTriggers)
+	g.POST("/triggers", h.createTrigger)
+	g.PUT("/triggers/:id", h.updateTrigger)
+	g.PUT("/triggers/:id/reset-token", h.resetTriggerToken)
+	g.DELETE("/triggers/:id", h.deleteTrigger)
 }
 
 // Routes registers routes under one Echo group, every one behind the same

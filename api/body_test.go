@@ -25,6 +25,11 @@ func TestBodyNamingNothingIsRefused(t *testing.T) {
 		if method != http.MethodPut && method != http.MethodPatch && method != http.MethodPost {
 			continue
 		}
+		// A trigger's URL is called by alerting systems with their own
+		// payloads: it reads no body, so none is refused (TestTriggerRun).
+		if route == "POST /api/v1/triggers/run/:token" {
+			continue
+		}
 		target := path
 		if make := cases[route]; make != nil {
 			target = make().path

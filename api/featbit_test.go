@@ -391,7 +391,7 @@ func TestFlagListIsFeatBits(t *testing.T) {
 	s.do("GET", e.flags+"?sortBy=createdAt", s.owner, nil).ok(t)
 }
 
-// FeatBit's pending-changes answers none; its insights query answers the
+// A flag with no scheduled change has no pending changes; its insights query answers the
 // evaluations SDKs reported, per variation name.
 func TestFlagPendingChangesAndInsights(t *testing.T) {
 	t.Parallel() // every test server has its own database

@@ -190,8 +190,8 @@ func (h *Handler) patchFlag(c echo.Context) error {
 	return respond(c, true, err)
 }
 
-// flagPendingChanges answers a flag's pending changes (FeatBit's schedules
-// and change requests): Bunting has neither, so always none.
+// flagPendingChanges answers a flag's pending changes: FeatBit's
+// PendingChangesVm for each scheduled change not yet applied or cancelled.
 func (h *Handler) flagPendingChanges(c echo.Context) error {
 	envID, err := PathID(c, "envId")
 	if err != nil {
@@ -199,4 +199,20 @@ func (h *Handler) flagPendingChanges(c echo.Context) error {
 	}
 	pending, err := h.store.FlagPendingChanges(c.Request().Context(), actor(c), envID, c.Param("key"))
 	return respond(c, pending, err)
+}
+
+// createFlagSchedule schedules a change to a flag: FeatBit answers true.
+func (h *Handler) createFlagSchedule(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.ScheduleInput) (bool, error) {
+		return done(h.store.CreateFlagSchedule(c.Request().Context(), a, envID, key, in))
+	})
+}
+
+// deleteFlagSchedule cancels a scheduled change: FeatBit answers true.
+func (h *Handler) deleteFlagSchedule(c echo.Context) error {
+	envID, id, err := pathIDs(c, "envId", "id")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.CancelFlagSchedule(c.Request().Context(), actor(c), envID, id))
 }

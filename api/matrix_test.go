@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -92,6 +93,15 @@ func (m *matrix) flag(archived bool) string {
 	return key
 }
 
+// trigger makes a flag and a trigger on it, returning the flag's key and the trigger's id.
+func (m *matrix) trigger() (string, string) {
+	key := m.flag(false)
+	f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+	t := decode[store.Trigger](m.s.t, m.owner("POST", "/api/v1/triggers",
+		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-off"}))
+	return key, t.ID.String()
+}
+
 func (m *matrix) segment(archived bool) (string, string) {
 	key := fmt.Sprintf("s%d", m.next())
 	sg := decode[store.Segment](m.s.t, m.owner("POST", m.segs(), map[string]any{"name": key, "key": key, "type": "environment-specific"}))
@@ -133,6 +143,21 @@ func (m *matrix) token() string {
 	return row.ID.String()
 }
 
+// orgCall is a call that needs the organization-management permission,
+// which webhooks ask for.
+func orgCall(path string, body any) call {
+	return call{path: path, body: body, grants: []grant{{store.WebhookAction, "organization/default-organization"}}}
+}
+
+func (m *matrix) webhookBody() map[string]any {
+	return map[string]any{"name": fmt.Sprintf("w%d", m.next()), "url": "https://hooks.example.com/x",
+		"scopes": []string{m.project.ID.String() + "/" + m.env.ID.String()}, "events": []string{"feature_flag.toggled"}, "isActive": true}
+}
+
+func (m *matrix) webhook() string {
+	return decode[store.Webhook](m.s.t, m.owner("POST", "/api/v1/webhooks", m.webhookBody())).ID.String()
+}
+
 func iam(path string, body any) call {
 	return call{path: path, body: body, grants: []grant{{access.CanManageIAM, store.IAMRN}}}
 }
@@ -160,7 +185,9 @@ func (m *matrix) cases() map[string]func() call {
 	return map[string]func() call{
 		"POST /api/v1/identity/login-by-email": nil, // needs no credentials: TestLogin
 		"GET /api/v1/openapi.json":             nil, // public: TestOpenAPIDocument
-		"PUT /api/v1/identity/reset-password":  nil, // the caller's own password: TestResetPassword
+		// Public: the token is the credential (TestTriggerRun).
+		"POST /api/v1/triggers/run/:token":    nil,
+		"PUT /api/v1/identity/reset-password": nil, // the caller's own password: TestResetPassword
 		// The caller's own session, needing no statement: TestLogout, TestRefreshToken.
 		"POST /api/v1/identity/logout":        nil,
 		"POST /api/v1/identity/refresh-token": nil,
@@ -242,6 +269,18 @@ func (m *matrix) cases() map[string]func() call {
 			return call{path: "/api/v1/access-tokens/" + m.token(), grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
 		},
 
+		"GET /api/v1/webhooks":              func() call { return orgCall("/api/v1/webhooks", nil) },
+		"GET /api/v1/webhooks/is-name-used": func() call { return orgCall("/api/v1/webhooks/is-name-used?name=x", nil) },
+		"POST /api/v1/webhooks":             func() call { return orgCall("/api/v1/webhooks", m.webhookBody()) },
+		"POST /api/v1/webhooks/send": func() call { // loopback is refused here: the answer says so, at once
+			return orgCall("/api/v1/webhooks/send", map[string]any{"deliveryId": "d1", "url": "http://127.0.0.1:9/hook",
+				"events": "test", "payload": "{}"})
+		},
+		"GET /api/v1/webhooks/:id":            func() call { return orgCall("/api/v1/webhooks/"+m.webhook(), nil) },
+		"PUT /api/v1/webhooks/:id":            func() call { return orgCall("/api/v1/webhooks/"+m.webhook(), m.webhookBody()) },
+		"DELETE /api/v1/webhooks/:id":         func() call { return orgCall("/api/v1/webhooks/"+m.webhook(), nil) },
+		"GET /api/v1/webhooks/:id/deliveries": func() call { return orgCall("/api/v1/webhooks/"+m.webhook()+"/deliveries", nil) },
+
 		"GET /api/v1/projects": func() call {
 			return call{path: "/api/v1/projects", grants: []grant{{access.CanAccessProject, "project/web"}},
 				listed: func(r *reply) bool { return len(decode[[]store.Project](m.s.t, r)) > 0 }}
@@ -301,6 +340,16 @@ func (m *matrix) cases() map[string]func() call {
 		},
 		"GET /api/v1/envs/:envId/feature-flags/:key/pending-changes": func() call {
 			return readEnv(m.flags() + "/" + m.flag(false) + "/pending-changes")()
+		},
+		// Scheduling and cancelling need the action of the change itself.
+		"POST /api/v1/envs/:envId/feature-flags/:key/schedules": onFlag(access.ToggleFlag, "/schedules",
+			map[string]any{"title": "Launch", "scheduledTime": time.Now().Add(time.Hour).UTC(), "targetFlag": map[string]any{"isEnabled": true}}),
+		"DELETE /api/v1/envs/:envId/feature-flags/schedules/:id": func() call {
+			key := m.flag(false)
+			m.owner("POST", m.flags()+"/"+key+"/schedules", map[string]any{"title": "Launch",
+				"scheduledTime": time.Now().Add(time.Hour).UTC(), "targetFlag": map[string]any{"isEnabled": true}})
+			pending := decode[[]store.PendingChange](m.s.t, m.owner("GET", m.flags()+"/"+key+"/pending-changes", nil))
+			return call{path: m.flags() + "/schedules/" + pending[0].ID.String(), grants: []grant{{access.ToggleFlag, flagRN(key)}}}
 		},
 		"GET /api/v1/envs/:envId/feature-flags/insights": func() call {
 			return readEnv(m.flags() + "/insights?featureFlagKey=" + m.flag(false) + "&intervalType=DAY&from=1&to=1900000000000")()
@@ -372,8 +421,30 @@ func (m *matrix) cases() map[string]func() call {
 		"PUT /api/v1/envs/:envId/segments/:segmentId/description": onSegment(access.UpdateSegmentDescription, "/description", map[string]string{"description": "d"}),
 		"PUT /api/v1/envs/:envId/segments/:segmentId/tags":        onSegment(access.UpdateSegmentTags, "/tags", map[string]any{"tags": []string{"t"}}),
 		"PUT /api/v1/envs/:envId/segments/:segmentId/targeting":   onSegment(access.UpdateSegmentTargetingUsers, "/targeting", map[string]any{"included": []string{"u"}}),
-		"GET /api/v1/envs/:envId/audit-logs":                      readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
-		"GET /api/v1/envs/:envId/flag-insights":                   readEnv("/api/v1/envs/" + m.env.ID.String() + "/flag-insights"),
+		"GET /api/v1/triggers": func() call {
+			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+m.flag(false), nil))
+			return readEnv("/api/v1/triggers?targetId=" + f.ID.String())()
+		},
+		"POST /api/v1/triggers": func() call {
+			key := m.flag(false)
+			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+			return call{path: "/api/v1/triggers", body: map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"},
+				grants: []grant{{access.ToggleFlag, flagRN(key)}}}
+		},
+		"PUT /api/v1/triggers/:id": func() call {
+			key, id := m.trigger()
+			return call{path: "/api/v1/triggers/" + id, body: map[string]bool{"isEnabled": false}, grants: []grant{{access.ToggleFlag, flagRN(key)}}}
+		},
+		"PUT /api/v1/triggers/:id/reset-token": func() call {
+			key, id := m.trigger()
+			return call{path: "/api/v1/triggers/" + id + "/reset-token", grants: []grant{{access.ToggleFlag, flagRN(key)}}}
+		},
+		"DELETE /api/v1/triggers/:id": func() call {
+			key, id := m.trigger()
+			return call{path: "/api/v1/triggers/" + id, grants: []grant{{access.ToggleFlag, flagRN(key)}}}
+		},
+		"GET /api/v1/envs/:envId/audit-logs":    readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
+		"GET /api/v1/envs/:envId/flag-insights": readEnv("/api/v1/envs/" + m.env.ID.String() + "/flag-insights"),
 		"GET /api/v1/envs/:envId/feature-flags/:key/insights": func() call {
 			return readEnv(m.flags() + "/" + m.flag(false) + "/insights")()
 		},

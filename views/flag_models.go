@@ -105,10 +105,33 @@ type FlagMain struct {
 	Variations             *VariationsEditor
 	Settings               *SettingsTab
 	History                *History
+	Triggers               *TriggersTab
 	// Evaluated says when SDKs last reported evaluating the flag and how often.
 	Evaluated string
 	// Tester is the "test a user" panel of the targeting tab; nil elsewhere.
 	Tester *FlagTester
+	// Pending lists the flag's scheduled changes on the targeting tab.
+	Pending *PendingChanges
+}
+
+// PendingChanges are a flag's scheduled changes, soonest first.
+type PendingChanges struct {
+	// Form carries a refused cancel's problem.
+	Form  Form
+	Items []PendingChangeItem
+}
+
+// PendingChangeItem is one scheduled change: when, by whom, what in words.
+type PendingChangeItem struct {
+	Title, When, Who string
+	Note, Comment    string
+	// Lines say the change in words, as the history page does.
+	Lines []string
+	// FailureReason says why it could not be applied; empty while it waits.
+	FailureReason string
+	// CancelAction cancels it (dismisses it once failed); empty when the
+	// person may not.
+	CancelAction string
 }
 
 // FlagTester evaluates the flag for an end user, as the environment's SDKs would.
@@ -196,6 +219,9 @@ type TargetingEditor struct {
 	// Attributes are the user properties the environment has seen, which
 	// the conditions' attribute fields suggest.
 	Attributes []string
+	// Now is the current time in UTC, beside the "apply at" field, whose
+	// times are UTC.
+	Now string
 }
 
 // Opens tells whether a part of the editor starts unfolded.

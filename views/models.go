@@ -315,3 +315,41 @@ type Tab struct {
 
 // itoa formats an index for an element id.
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// Webhooks is the webhooks page.
+type Webhooks struct {
+	Shell
+	Rows []WebhookRow
+}
+
+// WebhookRow is one webhook in the list.
+type WebhookRow struct {
+	Name, URL, Href, Events string
+	Status, Last            Badge
+}
+
+// WebhookEdit is a webhook's page, or the new webhook's form when Name is empty.
+type WebhookEdit struct {
+	Shell
+	Name                     string
+	Form                     Form
+	Scopes                   []Check
+	FlagEvents               []Check
+	SegmentEvents            []Check
+	SecretSet                bool
+	SecretHint               string
+	TestAction, DeleteAction string
+	Log                      WebhookLog
+}
+
+// WebhookLog is a page of a webhook's deliveries.
+type WebhookLog struct {
+	Rows  []DeliveryRow
+	Pager Pager
+}
+
+// DeliveryRow is one attempt in the delivery log.
+type DeliveryRow struct {
+	Time, Event, Latency, Excerpt string
+	Status                        Badge
+}

@@ -89,9 +89,21 @@ func withPage(base string, page int) string {
 	return u.String()
 }
 
+// operationWords names a history operation as the page shows it: FeatBit's
+// names for changes applied from a draft are run together.
+func operationWords(op string) string {
+	switch op {
+	case store.OpApplyFlagSchedule:
+		return "Scheduled update"
+	case store.OpApplyFlagChangeRequest:
+		return "Approved update"
+	}
+	return op
+}
+
 // historyEntry shows one recorded change, with how it changed field by field.
 func historyEntry(e store.AuditEntry, subject bool, segments describe.Names) views.HistoryEntry {
-	h := views.HistoryEntry{When: when(e.CreatedAt), Who: e.CreatorName, Operation: e.Operation, Comment: e.Comment,
+	h := views.HistoryEntry{When: when(e.CreatedAt), Who: e.CreatorName, Operation: operationWords(e.Operation), Comment: e.Comment,
 		Lines:   describe.Change(e.RefType, e.DataChange.Previous, e.DataChange.Current, segments),
 		Changes: fieldChanges(e.DataChange.Previous, e.DataChange.Current)}
 	if e.CreatorEmail != "" && e.CreatorEmail != e.CreatorName {

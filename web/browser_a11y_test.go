@@ -51,6 +51,9 @@ func TestBrowserAccessibility(t *testing.T) {
 	must(t, err)
 	dev := web.Environments[1]
 	a.makeFlag(dev, store.FlagInput{Name: "Checkout", Key: "checkout"}) // compared with Prod's
+	_, err = a.st.CreateTrigger(ctx, owner, store.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
+		Type: store.TriggerTypeFlagGeneral, Action: store.TriggerTurnOff, Description: "Checkout alert"})
+	must(t, err)
 	a.makeFlag(prod, store.FlagInput{Name: "Old banner", Key: "old-banner"})
 	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", store.Change{})
 	must(t, err)
@@ -64,6 +67,9 @@ func TestBrowserAccessibility(t *testing.T) {
 	must(t, err)
 	token, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "CI", Type: store.TokenService,
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
+	must(t, err)
+	hook, err := a.st.CreateWebhook(ctx, owner, store.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
+		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{store.EventFlagToggled}, IsActive: true})
 	must(t, err)
 
 	a.st.SawEndUsers(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
@@ -86,6 +92,8 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/policies/:id/clone":              "/policies/" + policy.ID.String() + "/clone",
 		"/policies/:id/delete":             "/policies/" + policy.ID.String() + "/delete",
 		"/access-tokens/:id":               "/access-tokens/" + token.ID.String(),
+		"/webhooks/:id":                    "/webhooks/" + hook.ID.String(),
+		"/webhooks/:id/delete":             "/webhooks/" + hook.ID.String() + "/delete",
 		"/flags/:key":                      "/flags/checkout",
 		"/flags/:key/variations":           "/flags/checkout/variations",
 		"/flags/:key/settings":             "/flags/checkout/settings",
@@ -94,6 +102,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/flags/:key/delete":               "/flags/old-banner/delete",
 		"/flags/:key/history":              "/flags/checkout/history",
 		"/flags/:key/compare":              "/flags/checkout/compare?target=" + dev.ID.String(),
+		"/flags/:key/triggers":             "/flags/checkout/triggers",
 		"/segments/:id":                    "/segments/" + beta.ID.String(),
 		"/segments/:id/flags":              "/segments/" + beta.ID.String() + "/flags",
 		"/segments/:id/settings":           "/segments/" + beta.ID.String() + "/settings",

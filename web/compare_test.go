@@ -185,9 +185,14 @@ func TestBrowserCompareAndCopy(t *testing.T) {
 	if a.flag(dev, "checkout").IsEnabled {
 		t.Fatal("the preview changed Dev's flag")
 	}
+	// The preview page shows the sides too; the flash says the copy's answer has arrived.
 	ch.do("confirm",
 		chromedp.Click(chromedp.CSS(`[data-testid=copy-confirm]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash-success]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=compare-sides]`)))
+	if got := ch.eval(`document.querySelector("#flash").innerText`); !strings.Contains(got, "Settings copied") {
+		t.Errorf("flash after copying settings: %q", got)
+	}
 	if got := ch.eval(`[...document.querySelectorAll("[data-testid=compare-side][data-differs=true]")].map(e => e.dataset.part).join(",")`); got != "" {
 		t.Errorf("after the copy these parts still differ: %q", got)
 	}

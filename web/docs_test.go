@@ -55,6 +55,9 @@ func TestAPIReferencePage(t *testing.T) {
 // TestBrowserAPIReference renders /docs in headless Chromium: Swagger UI
 // shows the document's operations under the pages' Content-Security-Policy,
 // with no policy violation or script error, at desktop and phone widths.
+// Past 150 tags and operations Swagger UI renders only the rows near the
+// viewport, so the test reaches operations the way a reader does: by a
+// deep link, and by scrolling the whole list.
 func TestBrowserAPIReference(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
@@ -78,7 +81,7 @@ func TestBrowserAPIReference(t *testing.T) {
 		}
 		if err := chromedp.Do(ctx, viewport, chromedp.Navigate(a.srv.URL+"/docs"),
 			chromedp.WaitVisible(chromedp.CSS(`.swagger-ui .info .title`)),
-			chromedp.WaitVisible(chromedp.CSS(`#operations-Projects-createProject`)),
+			chromedp.WaitVisible(chromedp.CSS(`#operations-Identity-login`)),
 		); err != nil {
 			t.Fatalf("render /docs at %d px: %v", width, err)
 		}
@@ -96,10 +99,38 @@ func TestBrowserAPIReference(t *testing.T) {
 		if overflow := eval(`String(document.documentElement.scrollWidth > document.documentElement.clientWidth)`); overflow != "false" {
 			t.Errorf("/docs scrolls sideways at %d px", width)
 		}
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#operations-Projects-createProject .opblock-summary-control`)),
-			chromedp.WaitVisible(chromedp.CSS(`#operations-Projects-createProject .responses-table`))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#operations-Identity-login .opblock-summary-control`)),
+			chromedp.WaitVisible(chromedp.CSS(`#operations-Identity-login .responses-table`))); err != nil {
 			t.Fatalf("open an operation: %v", err)
 		}
+	}
+
+	// A deep link opens its operation however far down the list it is.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank"), chromedp.Navigate(a.srv.URL+"/docs#/Projects/createProject"),
+		chromedp.WaitVisible(chromedp.CSS(`#operations-Projects-createProject .responses-table`))); err != nil {
+		t.Fatalf("deep link to an operation: %v", err)
+	}
+
+	// Scrolling from top to bottom shows every operation of the document.
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(async () => {
+		const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+		const doc = await (await fetch("/api/v1/openapi.json")).json();
+		let want = 0;
+		for (const path of Object.values(doc.paths)) {
+			want += Object.keys(path).filter(m => ["get", "put", "post", "delete", "patch"].includes(m)).length;
+		}
+		const seen = new Set();
+		window.scrollTo(0, 0);
+		for (let y = 0; y <= document.documentElement.scrollHeight; y += 400) {
+			window.scrollTo(0, y);
+			await frame();
+			document.querySelectorAll(".opblock[id^=operations-]").forEach(e => seen.add(e.id));
+		}
+		return seen.size + " of " + want;
+	})()`, chromedp.EvalAwaitPromise))
+	must(t, err)
+	if n, want, _ := strings.Cut(shown, " of "); n != want || n == "0" {
+		t.Errorf("scrolling the whole list shows %s operations", shown)
 	}
 
 }

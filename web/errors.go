@@ -72,6 +72,7 @@ var ruleMessages = map[string]string{
 	"SegmentIsBeingUsed":                "Flags use this segment, so it cannot be archived, deleted or moved out of their environments. Remove it from their rules first (see its Flags tab).",
 	"CannotDeleteUnarchivedFeatureFlag": "Archive the flag before deleting it.",
 	"FlagIsArchived":                    "This flag is archived: restore it in Settings to change it again.",
+	"FlagScheduleIsNotPending":          "This scheduled change was applied or cancelled already.",
 }
 
 // codeMessage explains a validation code like "name_is_required".

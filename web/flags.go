@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -30,9 +31,14 @@ type flagState struct {
 	clone                                *views.Form
 	targetingForm, variationsForm        *views.Form
 	targeting                            *targetingForm
+	pending                              *views.Form
 	variations                           []views.VariationEdit
 	variationType                        string
 	tester                               *views.FlagTester
+	// trigger is the trigger form just posted; revealed is the URL of a
+	// trigger just made or reset, shown this once.
+	trigger  *views.Form
+	revealed *views.TriggerURL
 }
 
 // flag shows a flag's targeting.
@@ -53,6 +59,7 @@ func flagTabs(href, active string) []views.Tab {
 	tabs := []views.Tab{
 		{Label: "Targeting", Href: href, TestID: "tab-targeting"},
 		{Label: "Variations", Href: href + "/variations", TestID: "tab-variations"},
+		{Label: "Triggers", Href: href + "/triggers", TestID: "tab-triggers"},
 		{Label: "Settings", Href: href + "/settings", TestID: "tab-settings"},
 		{Label: "History", Href: href + "/history", TestID: "tab-history"},
 	}
@@ -105,6 +112,9 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 
 	switch tab {
 	case tabTargeting:
+		if m.Pending, err = p.pendingChanges(c, w, f, may, st.pending); err != nil {
+			return err
+		}
 		t := views.FlagTargeting{On: f.IsEnabled, Editing: editing(c, st, may, f.IsArchived)}
 		if may.Toggle {
 			if st.toggle == nil {
@@ -150,6 +160,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 				st.targetingForm = fresh("targeting", href+"/targeting", nil)
 			}
 			t.Editor.Form = *st.targetingForm
+			t.Editor.Now = when(time.Now())
 			t.Editor.CommentRequired = w.requireComment
 			t.Editor.Editable = may.Targeting
 			t.Editor.Unsaved = st.targeting != nil
@@ -189,6 +200,13 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			})
 		}
 		m.Settings = &s
+	case tabTriggers:
+		// Managing triggers needs what toggling needs, also on an archived flag (to disable or delete them).
+		t, err := p.triggersTab(c, f, rights.Flag(f.Key, f.Tags, false).Toggle, st)
+		if err != nil {
+			return err
+		}
+		m.Triggers = &t
 	case tabHistory:
 		h, err := p.history(c, w, store.AuditFilter{RefType: refFlag, RefID: f.ID.String()}, href+"/history", "flag-history")
 		if err != nil {
@@ -379,7 +397,8 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 	tf := parseTargeting(posted, f.Variations)
 	href := flagHref(f.Key)
 	formState := func() *views.Form {
-		form := p.form(c, "targeting", href+"/targeting", postedValues(ch, map[string]string{}))
+		form := p.form(c, "targeting", href+"/targeting", postedValues(ch, map[string]string{
+			"title": c.FormValue("title"), "scheduledTime": c.FormValue("scheduledTime")}))
 		return &form
 	}
 	if edit := c.FormValue("edit"); edit != "" {
@@ -393,13 +412,82 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 		form.Error = "Some rollouts cannot be saved; see below."
 		return p.flagPage(c, tabTargeting, flagState{status: http.StatusBadRequest, targeting: &tf, targetingForm: form})
 	}
+	shown := func(w workEnv, form *views.Form) flagState {
+		*form = *formState()
+		return flagState{targeting: &tf, targetingForm: form}
+	}
+	if c.FormValue("schedule") != "" {
+		at := formTime(c.FormValue("scheduledTime"))
+		message := "Targeting change scheduled."
+		if at != nil {
+			message = "Targeting change scheduled for " + when(*at) + "."
+		}
+		sin := store.ScheduleInput{DraftInput: store.DraftInput{Targeting: in.Targeting, Change: ch},
+			Title: c.FormValue("title"), ScheduledTime: at}
+		return p.flagChange(c, tabTargeting, message, func(w workEnv, key string) error {
+			_, err := p.store.CreateFlagSchedule(c.Request().Context(), actor(c), w.id, key, sin)
+			return err
+		}, shown, "targetUsers", "rules", "fallthrough", "title", "scheduledTime")
+	}
 	return p.flagChange(c, tabTargeting, "Targeting saved.", func(w workEnv, key string) error {
 		_, err := p.store.SetFlagTargeting(c.Request().Context(), actor(c), w.id, key, in)
 		return err
+	}, shown, "targetUsers", "rules", "fallthrough")
+}
+
+// formTime reads a datetime-local field as UTC ("2006-01-02T15:04", seconds
+// optional); nil when empty or not a time, which the store calls missing.
+func formTime(s string) *time.Time {
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05"} {
+		if t, err := time.ParseInLocation(layout, strings.TrimSpace(s), time.UTC); err == nil {
+			return &t
+		}
+	}
+	return nil
+}
+
+// pendingChanges shows a flag's scheduled changes in words, each with a
+// cancel button when the person may make the change it would make.
+func (p *pages) pendingChanges(c echo.Context, w workEnv, f store.Flag, may store.FlagRights, posted *views.Form) (*views.PendingChanges, error) {
+	list, err := p.store.FlagPendingChanges(c.Request().Context(), actor(c), w.id, f.Key)
+	if err != nil {
+		return nil, err
+	}
+	out := &views.PendingChanges{Form: p.form(c, "pending", "", nil)}
+	if posted != nil {
+		out.Form = *posted
+	}
+	for _, pc := range list {
+		names, err := p.segmentNames(c, w, describe.SegmentIDs(refFlag, pc.DataChange.Previous, pc.DataChange.Current))
+		if err != nil {
+			return nil, err
+		}
+		item := views.PendingChangeItem{Title: pc.ScheduleTitle, When: "Applies at " + when(pc.ScheduledTime), Who: pc.CreatorName,
+			Note: pc.Note, Comment: pc.Comment, FailureReason: pc.FailureReason,
+			Lines: describe.Change(refFlag, pc.DataChange.Previous, pc.DataChange.Current, names)}
+		var base, target store.Flag
+		if json.Unmarshal(pc.DataChange.Previous, &base) == nil && json.Unmarshal(pc.DataChange.Current, &target) == nil &&
+			!f.IsArchived && !slices.ContainsFunc(store.ChangeActions(base, target), func(a access.Action) bool { return !may.Permits(a) }) {
+			item.CancelAction = flagHref(f.Key) + "/schedules/" + pc.ID.String() + "/cancel"
+		}
+		out.Items = append(out.Items, item)
+	}
+	return out, nil
+}
+
+// cancelSchedule cancels one of a flag's scheduled changes, or dismisses a
+// failed one.
+func (p *pages) cancelSchedule(c echo.Context) error {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return store.ErrNotFound
+	}
+	return p.flagChange(c, tabTargeting, "Scheduled change cancelled.", func(w workEnv, key string) error {
+		return p.store.CancelFlagSchedule(c.Request().Context(), actor(c), w.id, id)
 	}, func(w workEnv, form *views.Form) flagState {
-		*form = *formState()
-		return flagState{targeting: &tf, targetingForm: form}
-	}, "targetUsers", "rules", "fallthrough")
+		form.ID = "pending"
+		return flagState{pending: form}
+	})
 }
 
 // setFlagVariations saves the variations editor, or applies one of its edit

@@ -38,6 +38,9 @@ func iamNav(a *store.Actor, orgs []store.Organization, active string) []views.Na
 		if org.ID == a.OrgID && mayChangeOrganization(a, org.Key) {
 			nav = append(nav, views.NavItem{Label: "Organization", Href: "/organization", TestID: "nav-organization", Active: active == navOrganization})
 		}
+		if org.ID == a.OrgID && a.Can(store.WebhookAction, store.OrganizationRN(org.Key)) {
+			nav = append(nav, views.NavItem{Label: "Webhooks", Href: "/webhooks", TestID: "nav-webhooks", Active: active == navWebhooks})
+		}
 	}
 	return nav
 }

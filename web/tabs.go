@@ -16,6 +16,7 @@ const (
 	tabUsage      = "usage"
 	tabSettings   = "settings"
 	tabHistory    = "history"
+	tabTriggers   = "triggers"
 )
 
 // settingsTexts says which of a flag's or a segment's texts the person may

@@ -92,8 +92,11 @@ func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) 
 
 const ListEnvAuditLogs = `-- name: ListEnvAuditLogs :many
 SELECT l.id, l.workspace_id, l.organization_id, l.env_id, l.ref_type, l.ref_id, l.keyword, l.operation, l.previous, l.current, l.comment, l.creator_id, l.creator_kind, l.created_at,
-    coalesce(u.name, t.name, 'System')::text AS creator_name,
-    coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, 'System')::text AS creator_email,
+    coalesce(u.name, t.name,
+        CASE WHEN tr.description = '' THEN 'Trigger ' || tr.token_preview || '…' ELSE 'Trigger “' || tr.description || '”' END,
+        'System')::text AS creator_name,
+    coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, CASE WHEN tr.id IS NOT NULL THEN 'Trigger' END,
+        'System')::text AS creator_email,
     -- Whether the flag or segment changed still exists, so pages link only to those that do.
     (CASE l.ref_type
         WHEN 'FeatureFlag' THEN EXISTS (SELECT 1 FROM feature_flags f WHERE f.id = l.ref_id::uuid)
@@ -102,6 +105,7 @@ SELECT l.id, l.workspace_id, l.organization_id, l.env_id, l.ref_type, l.ref_id, 
 FROM audit_logs l
 LEFT JOIN users u ON l.creator_kind = 'user' AND u.id = l.creator_id
 LEFT JOIN access_tokens t ON l.creator_kind = 'token' AND t.id = l.creator_id
+LEFT JOIN flag_triggers tr ON l.creator_kind = 'system' AND tr.id = l.creator_id
 WHERE l.env_id = ANY(string_to_array($1::text, ',')::uuid[])
   AND ($2::text = '' OR l.ref_type = $2::text)
   AND ($3::text = '' OR l.ref_id = $3::text)
@@ -137,6 +141,7 @@ type ListEnvAuditLogsRow struct {
 // each change (audit_logs_env_created, audit_logs_ref). The environments
 // come as comma-separated text: a search runs unprepared (store/plans.go),
 // where pgx cannot encode an array of uuids without knowing its type.
+// A flag trigger's change is the system's, made by the trigger (store.RunTrigger).
 func (q *Queries) ListEnvAuditLogs(ctx context.Context, arg ListEnvAuditLogsParams) ([]ListEnvAuditLogsRow, error) {
 	rows, err := q.db.Query(ctx, ListEnvAuditLogs,
 		arg.EnvIds,

@@ -12,7 +12,7 @@ import (
 )
 
 const ListOrganizationEnvironments = `-- name: ListOrganizationEnvironments :many
-SELECT e.id, e.key, p.key AS project_key
+SELECT e.id, e.key, e.project_id, p.key AS project_key
 FROM environments e
 JOIN projects p ON p.id = e.project_id
 WHERE p.organization_id = $1
@@ -22,11 +22,12 @@ ORDER BY e.id
 type ListOrganizationEnvironmentsRow struct {
 	ID         uuid.UUID
 	Key        string
+	ProjectID  uuid.UUID
 	ProjectKey string
 }
 
 // ListOrganizationEnvironments returns every environment of an organization
-// with its project's key, to find those a shared segment's scopes select.
+// with its project, to find those a shared segment's scopes select.
 func (q *Queries) ListOrganizationEnvironments(ctx context.Context, organizationID uuid.UUID) ([]ListOrganizationEnvironmentsRow, error) {
 	rows, err := q.db.Query(ctx, ListOrganizationEnvironments, organizationID)
 	if err != nil {
@@ -36,7 +37,12 @@ func (q *Queries) ListOrganizationEnvironments(ctx context.Context, organization
 	items := []ListOrganizationEnvironmentsRow{}
 	for rows.Next() {
 		var i ListOrganizationEnvironmentsRow
-		if err := rows.Scan(&i.ID, &i.Key, &i.ProjectKey); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Key,
+			&i.ProjectID,
+			&i.ProjectKey,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

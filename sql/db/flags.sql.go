@@ -13,6 +13,44 @@ import (
 	"github.com/google/uuid"
 )
 
+const ActorsByIDs = `-- name: ActorsByIDs :many
+SELECT id, name, email FROM users WHERE id = ANY($1::uuid[])
+UNION ALL
+SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY($1::uuid[])
+UNION ALL
+SELECT id, (CASE WHEN description = '' THEN 'Trigger ' || token_preview || '…' ELSE 'Trigger “' || description || '”' END)::text AS name,
+    'Trigger'::text AS email
+FROM flag_triggers WHERE id = ANY($1::uuid[])
+`
+
+type ActorsByIDsRow struct {
+	ID    uuid.UUID
+	Name  string
+	Email string
+}
+
+// ActorsByIDs names the users, access tokens and flag triggers among some ids
+// (who scheduled changes, for example), by primary key.
+func (q *Queries) ActorsByIDs(ctx context.Context, ids []uuid.UUID) ([]ActorsByIDsRow, error) {
+	rows, err := q.db.Query(ctx, ActorsByIDs, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ActorsByIDsRow{}
+	for rows.Next() {
+		var i ActorsByIDsRow
+		if err := rows.Scan(&i.ID, &i.Name, &i.Email); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const CountFlagRevisions = `-- name: CountFlagRevisions :one
 SELECT count(*) FROM flag_revisions WHERE flag_id = $1
 `
@@ -337,11 +375,13 @@ LEFT JOIN LATERAL (
 LEFT JOIN LATERAL (
     SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
     UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = f.creator_id
     LIMIT 1
 ) creator ON true
 LEFT JOIN LATERAL (
     SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
     UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = last.creator_id
     LIMIT 1
 ) changer ON true
 LEFT JOIN LATERAL (
@@ -371,7 +411,8 @@ type FlagListItemsRow struct {
 // FlagListItems is the second statement of a flag list: the flags of a page,
 // in the order of their ids, with what a list shows of each: the latest
 // revision (flag_revisions_flag_created), the names of the creator and of
-// the last changer (primary keys) and the evaluation summary
+// the last changer (users, access tokens or flag triggers, by primary key)
+// and the evaluation summary
 // (flag_evaluations' primary key). Each is a lateral join by index on the
 // page's rows only, and the statement keeps one cached plan.
 func (q *Queries) FlagListItems(ctx context.Context, ids []uuid.UUID) ([]FlagListItemsRow, error) {

@@ -120,6 +120,19 @@ type FeatureFlag struct {
 	UpdatedAt             time.Time
 }
 
+type FlagDraft struct {
+	ID          uuid.UUID
+	EnvID       uuid.UUID
+	FlagID      uuid.UUID
+	Base        json.RawMessage
+	Target      json.RawMessage
+	Comment     string
+	CreatorID   uuid.UUID
+	CreatorKind string
+	CreatedAt   time.Time
+	AppliedAt   *time.Time
+}
+
 type FlagEvaluation struct {
 	FlagID           uuid.UUID
 	VariationID      string
@@ -137,6 +150,40 @@ type FlagRevision struct {
 	CreatorID   uuid.UUID
 	CreatorKind string
 	CreatedAt   time.Time
+}
+
+type FlagSchedule struct {
+	ID              uuid.UUID
+	DraftID         uuid.UUID
+	EnvID           uuid.UUID
+	FlagID          uuid.UUID
+	Title           string
+	Note            string
+	ScheduledAt     time.Time
+	Status          string
+	FailureReason   string
+	AppliedAt       *time.Time
+	ChangeRequestID *uuid.UUID
+	CreatorID       uuid.UUID
+	CreatorKind     string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+type FlagTrigger struct {
+	ID              uuid.UUID
+	FlagID          uuid.UUID
+	Type            string
+	Action          string
+	Description     string
+	TokenHash       []byte
+	TokenPreview    string
+	IsEnabled       bool
+	TriggeredTimes  int32
+	LastTriggeredAt *time.Time
+	CreatorID       uuid.UUID
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 type Group struct {
@@ -275,6 +322,52 @@ type UserContext struct {
 	ProjectID      *uuid.UUID
 	EnvID          *uuid.UUID
 	UpdatedAt      time.Time
+}
+
+type Webhook struct {
+	ID                   uuid.UUID
+	OrganizationID       uuid.UUID
+	Name                 string
+	Url                  string
+	Scopes               []string
+	Events               []string
+	Headers              json.RawMessage
+	PayloadTemplateType  string
+	PayloadTemplate      string
+	SealedSecret         string
+	IsActive             bool
+	PreventEmptyPayloads bool
+	LastDelivery         json.RawMessage
+	CreatorID            *uuid.UUID
+	UpdatorID            *uuid.UUID
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
+}
+
+type WebhookDelivery struct {
+	ID         uuid.UUID
+	WebhookID  uuid.UUID
+	DeliveryID uuid.UUID
+	Events     string
+	Attempt    int32
+	Success    bool
+	StatusCode *int32
+	LatencyMs  int32
+	Request    json.RawMessage
+	Response   string
+	Error      string
+	StartedAt  time.Time
+	EndedAt    time.Time
+}
+
+type WebhookOutbox struct {
+	ID        uuid.UUID
+	WebhookID uuid.UUID
+	Events    string
+	Payload   string
+	Attempts  int32
+	DueAt     time.Time
+	CreatedAt time.Time
 }
 
 type Workspace struct {

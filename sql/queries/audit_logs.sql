@@ -15,8 +15,11 @@ SELECT * FROM audit_logs WHERE organization_id = $1 ORDER BY created_at DESC, id
 -- come as comma-separated text: a search runs unprepared (store/plans.go),
 -- where pgx cannot encode an array of uuids without knowing its type.
 SELECT sqlc.embed(l),
-    coalesce(u.name, t.name, 'System')::text AS creator_name,
-    coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, 'System')::text AS creator_email,
+    coalesce(u.name, t.name,
+        CASE WHEN tr.description = '' THEN 'Trigger ' || tr.token_preview || '…' ELSE 'Trigger “' || tr.description || '”' END,
+        'System')::text AS creator_name,
+    coalesce(u.email, CASE WHEN t.id IS NOT NULL THEN 'Access token' END, CASE WHEN tr.id IS NOT NULL THEN 'Trigger' END,
+        'System')::text AS creator_email,
     -- Whether the flag or segment changed still exists, so pages link only to those that do.
     (CASE l.ref_type
         WHEN 'FeatureFlag' THEN EXISTS (SELECT 1 FROM feature_flags f WHERE f.id = l.ref_id::uuid)
@@ -25,6 +28,8 @@ SELECT sqlc.embed(l),
 FROM audit_logs l
 LEFT JOIN users u ON l.creator_kind = 'user' AND u.id = l.creator_id
 LEFT JOIN access_tokens t ON l.creator_kind = 'token' AND t.id = l.creator_id
+-- A flag trigger's change is the system's, made by the trigger (store.RunTrigger).
+LEFT JOIN flag_triggers tr ON l.creator_kind = 'system' AND tr.id = l.creator_id
 WHERE l.env_id = ANY(string_to_array(@env_ids::text, ',')::uuid[])
   AND (@ref_type::text = '' OR l.ref_type = @ref_type::text)
   AND (@ref_id::text = '' OR l.ref_id = @ref_id::text)

@@ -5,8 +5,8 @@ SELECT pg_notify('bunting_changes', @payload::text);
 
 -- name: ListOrganizationEnvironments :many
 -- ListOrganizationEnvironments returns every environment of an organization
--- with its project's key, to find those a shared segment's scopes select.
-SELECT e.id, e.key, p.key AS project_key
+-- with its project, to find those a shared segment's scopes select.
+SELECT e.id, e.key, e.project_id, p.key AS project_key
 FROM environments e
 JOIN projects p ON p.id = e.project_id
 WHERE p.organization_id = $1

@@ -148,7 +148,8 @@ WHERE p.organization_id = @organization_id AND e.id = @env_id;
 -- FlagListItems is the second statement of a flag list: the flags of a page,
 -- in the order of their ids, with what a list shows of each: the latest
 -- revision (flag_revisions_flag_created), the names of the creator and of
--- the last changer (primary keys) and the evaluation summary
+-- the last changer (users, access tokens or flag triggers, by primary key)
+-- and the evaluation summary
 -- (flag_evaluations' primary key). Each is a lateral join by index on the
 -- page's rows only, and the statement keeps one cached plan.
 SELECT sqlc.embed(f),
@@ -169,11 +170,13 @@ LEFT JOIN LATERAL (
 LEFT JOIN LATERAL (
     SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
     UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = f.creator_id
     LIMIT 1
 ) creator ON true
 LEFT JOIN LATERAL (
     SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
     UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = last.creator_id
     LIMIT 1
 ) changer ON true
 LEFT JOIN LATERAL (
@@ -235,6 +238,17 @@ JOIN environments e ON e.id = f.env_id
 JOIN projects p ON p.id = e.project_id
 WHERE p.organization_id = @organization_id AND f.env_id = @env_id
   AND lower(f.key) = lower(@key::text) AND f.key = @key::text;
+
+-- name: ActorsByIDs :many
+-- ActorsByIDs names the users, access tokens and flag triggers among some ids
+-- (who scheduled changes, for example), by primary key.
+SELECT id, name, email FROM users WHERE id = ANY(@ids::uuid[])
+UNION ALL
+SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY(@ids::uuid[])
+UNION ALL
+SELECT id, (CASE WHEN description = '' THEN 'Trigger ' || token_preview || '…' ELSE 'Trigger “' || description || '”' END)::text AS name,
+    'Trigger'::text AS email
+FROM flag_triggers WHERE id = ANY(@ids::uuid[]);
 
 -- name: FlagsByIDs :many
 -- FlagsByIDs returns those of some flags that belong to an environment, by

@@ -51,6 +51,11 @@ func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) e
 	if err != nil {
 		return err
 	}
+	// Every flag and segment change is audited here, so its webhook
+	// deliveries are queued here, in the same transaction.
+	if err := s.queueWebhooks(ctx, q, a, ch); err != nil {
+		return err
+	}
 	return q.InsertAuditLog(ctx, db.InsertAuditLogParams{
 		WorkspaceID:    a.WorkspaceID,
 		OrganizationID: orgID,

@@ -33,7 +33,9 @@ type Actor struct {
 	WorkspaceID uuid.UUID
 	OrgID       uuid.UUID
 	// Address is the client's network address, for rate limits; may be empty.
-	Address    string
+	Address string
+	// TriggerID is the flag trigger whose URL was called (RunTrigger), or uuid.Nil.
+	TriggerID  uuid.UUID
 	statements []access.Statement
 }
 

@@ -291,16 +291,3 @@ func (s *Store) FlagKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, key 
 	used, err := s.q.FlagKeyUsed(ctx, db.FlagKeyUsedParams{EnvID: envID, Key: key})
 	return used, translate(err)
 }
-
-// PendingChange would be one of FeatBit's scheduled changes or change
-// requests of a flag; Bunting has neither, so none is ever made.
-type PendingChange struct{}
-
-// FlagPendingChanges lists a flag's pending changes: always none, for
-// FeatBit's clients, once the flag is found and readable.
-func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUID, key string) ([]PendingChange, error) {
-	if _, err := s.GetFlag(ctx, a, envID, key); err != nil {
-		return nil, err
-	}
-	return []PendingChange{}, nil
-}

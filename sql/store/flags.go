@@ -172,16 +172,23 @@ func checkFlag(v *validator, f *Flag) []uuid.UUID {
 	return refs
 }
 
-// actorID is who a change is attributed to: the token when one was used.
+// actorID is who a change is attributed to: the token when one was used,
+// the trigger when one was called.
 func actorID(a *Actor) uuid.UUID {
+	if a.TriggerID != uuid.Nil {
+		return a.TriggerID
+	}
 	if a.IsToken() {
 		return a.TokenID
 	}
 	return a.UserID
 }
 
-// actorKind says whether actorID is a user or an access token.
+// actorKind says whether actorID is a user, an access token or a trigger (system).
 func actorKind(a *Actor) string {
+	if a.TriggerID != uuid.Nil {
+		return "system"
+	}
 	if a.IsToken() {
 		return "token"
 	}
@@ -387,65 +394,88 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		}
 		env := envRow{db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
 			OrganizationID: row.OrganizationID, OrganizationKey: row.OrganizationKey, WorkspaceID: row.WorkspaceID}}
-		before, err := flagFrom(row.FeatureFlag)
-		if err != nil {
-			return err
-		}
-		if ch.Revision != nil && *ch.Revision != before.Revision {
-			return ErrConflict
-		}
-		after, err := before.Clone()
-		if err != nil {
-			return err
-		}
-		if err := edit(&after); err != nil {
-			return err
-		}
-		actions := flagChangeActions(before, after)
-		if len(actions) == 0 {
-			actions = []access.Action{action}
-		}
-		if err := requireFlagActions(a, env, actions, before, after); err != nil {
-			return err
-		}
-		if before.IsArchived {
-			// Archived is read-only: the one change left is restoring it as it was.
-			restored, err := before.Clone()
-			if err != nil {
-				return err
-			}
-			restored.IsArchived = false
-			if after.IsArchived || !sameFlag(restored, after) {
-				return ErrFlagIsArchived
-			}
-		}
-		var v validator
-		refs := checkFlag(&v, &after)
-		ch.check(&v, env)
-		if err := v.err(); err != nil {
-			return err
-		}
-		if sameFlag(before, after) {
-			out = before
-			return nil
-		}
-		if err := s.checkSegmentRefs(ctx, q, env, after.Rules, refs); err != nil {
-			return err
-		}
-		after.Revision, after.UpdatorID = uuid.New(), actorID(a)
-		if out, err = storeFlag(ctx, q, after, before.Revision, refs); err != nil {
-			return err
-		}
-		op := OpUpdate
-		switch {
-		case after.IsArchived && !before.IsArchived:
-			op = OpArchive
-		case !after.IsArchived && before.IsArchived:
-			op = OpRestore
-		}
-		return s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, op, &before, &out, ch.Comment)
+		out, err = s.changeLockedFlag(ctx, q, a, env, row.FeatureFlag, ch, action, "", edit)
+		return err
 	})
 	return out, err
+}
+
+// changeFlagIn is changeFlag in the caller's transaction q, for a change
+// that commits with something else (a trigger's run count, a schedule's
+// status); op names the history entry's operation ("" for what the change
+// did: Update, Archive, Restore).
+func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env envRow, key string, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
+	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: env.Environment.ID, Key: key})
+	if err != nil {
+		return Flag{}, err
+	}
+	return s.changeLockedFlag(ctx, q, a, env, row, ch, action, op, edit)
+}
+
+// changeLockedFlag is changeFlag's work on a flag row locked in q.
+func (s *Store) changeLockedFlag(ctx context.Context, q *db.Queries, a *Actor, env envRow, row db.FeatureFlag, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
+	before, err := flagFrom(row)
+	if err != nil {
+		return Flag{}, err
+	}
+	if ch.Revision != nil && *ch.Revision != before.Revision {
+		return Flag{}, ErrConflict
+	}
+	after, err := before.Clone()
+	if err != nil {
+		return Flag{}, err
+	}
+	if err := edit(&after); err != nil {
+		return Flag{}, err
+	}
+	actions := flagChangeActions(before, after)
+	if len(actions) == 0 {
+		actions = []access.Action{action}
+	}
+	if err := requireFlagActions(a, env, actions, before, after); err != nil {
+		return Flag{}, err
+	}
+	if before.IsArchived {
+		// Archived is read-only: the one change left is restoring it as it was.
+		restored, err := before.Clone()
+		if err != nil {
+			return Flag{}, err
+		}
+		restored.IsArchived = false
+		if after.IsArchived || !sameFlag(restored, after) {
+			return Flag{}, ErrFlagIsArchived
+		}
+	}
+	var v validator
+	refs := checkFlag(&v, &after)
+	ch.check(&v, env)
+	if err := v.err(); err != nil {
+		return Flag{}, err
+	}
+	if sameFlag(before, after) {
+		return before, nil
+	}
+	if err := s.checkSegmentRefs(ctx, q, env, after.Rules, refs); err != nil {
+		return Flag{}, err
+	}
+	after.Revision, after.UpdatorID = uuid.New(), actorID(a)
+	out, err := storeFlag(ctx, q, after, before.Revision, refs)
+	if err != nil {
+		return Flag{}, err
+	}
+	switch {
+	case op != "":
+	case after.IsArchived && !before.IsArchived:
+		op = OpArchive
+	case !after.IsArchived && before.IsArchived:
+		op = OpRestore
+	default:
+		op = OpUpdate
+	}
+	if err := s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, op, &before, &out, ch.Comment); err != nil {
+		return Flag{}, err
+	}
+	return out, nil
 }
 
 // mayCreateFlag checks that a person may create flags in env.
@@ -521,6 +551,19 @@ func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, 
 		p.Current, p.Revision, changed = current, after.Revision, after
 	}
 	p.FlagID, p.Keyword = changed.ID, changed.Key+","+changed.Name
+	// The audit entry is written here rather than by audit, so its webhook
+	// deliveries are queued here, as audit queues them.
+	ch := change{refType: "FeatureFlag", refID: changed.ID.String(), keyword: p.Keyword, operation: op, envID: &envID,
+		comment: comment}
+	if before != nil {
+		ch.previous = before
+	}
+	if after != nil {
+		ch.current = after
+	}
+	if err := s.queueWebhooks(ctx, q, a, ch); err != nil {
+		return err
+	}
 	payload, err := eventPayload(flagEvent(orgID, *changed))
 	if err != nil {
 		return err

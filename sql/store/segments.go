@@ -391,7 +391,7 @@ func visibleEnvs(ctx context.Context, q *db.Queries, env envRow, versions ...Seg
 	}
 	var out []envRow
 	for _, e := range rows {
-		other := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: e.ID, Key: e.Key}, ProjectKey: e.ProjectKey,
+		other := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: e.ID, Key: e.Key, ProjectID: e.ProjectID}, ProjectKey: e.ProjectKey,
 			OrganizationID: env.OrganizationID, OrganizationKey: env.OrganizationKey}}
 		if slices.ContainsFunc(versions, func(sg Segment) bool { return visibleIn(sg, other) }) {
 			out = append(out, other)

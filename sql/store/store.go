@@ -8,7 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,6 +42,9 @@ type Store struct {
 	tokenMinting *Limiter
 	// ssoStarts limits how fast one address begins single sign-on attempts.
 	ssoStarts *Limiter
+	// triggerRuns limits how often each flag trigger runs; triggerMisses
+	// how many unknown trigger tokens one address tries.
+	triggerRuns, triggerMisses *Limiter
 
 	allowPrivateNetworks bool
 
@@ -49,6 +54,14 @@ type Store struct {
 	// endUsers holds the end users SDKs reported until RunEndUsers writes them.
 	endUsers          *endUserBuffer
 	maxEndUsersPerEnv int64
+
+	// outboxWrites counts webhook deliveries queued; a transaction that
+	// queued some wakes this instance's worker after commit (outboxKick).
+	outboxWrites atomic.Int64
+	outboxKick   chan struct{}
+
+	sendClientOnce sync.Once
+	sendHTTP       *http.Client
 }
 
 // SessionLifetime is how long a sign-in lasts, from the moment it is made: an
@@ -94,8 +107,10 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
+		triggerRuns: newTriggerLimiter(), triggerMisses: newTriggerMissLimiter(),
 		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
-		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv}
+		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv,
+		outboxKick: make(chan struct{}, 1)}
 	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
 	s.listener = &listener{pool: pool, log: log, channels: []channel{
 		{name: authChannel, up: s.auth.up, notified: s.auth.notified},
@@ -150,9 +165,17 @@ func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(c
 // together or not at all.
 func (s *Store) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	changes := s.auth.changeCount()
+	queued := s.outboxWrites.Load()
 	err := translate(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return fn(queries(tx))
 	}))
+	if err == nil && s.outboxWrites.Load() != queued {
+		// Committed deliveries are sent now rather than at the next poll.
+		select {
+		case s.outboxKick <- struct{}{}:
+		default:
+		}
+	}
 	if s.auth.changeCount() != changes {
 		// Access changed in this (or a concurrent) transaction: readers may
 		// have cached the old state between the change and its commit.

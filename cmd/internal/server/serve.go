@@ -66,10 +66,22 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	endUsersCtx, stopEndUsers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopEndUsers()
 	go st.RunEndUsers(endUsersCtx)
+	// Scheduled changes are applied by one instance each, when due; a
+	// change being applied at shutdown finishes or rolls back whole.
+	schedulesDone := make(chan struct{})
+	go func() { defer close(schedulesDone); st.RunSchedules(ctx, store.ScheduleTick) }()
 	if boot.GeneratedPassword != "" {
 		// Shown this once: the database keeps only its hash.
 		log.Warn("generated the owner's password; sign in and change it", "email", cfg.AdminEmail, "password", boot.GeneratedPassword)
 	}
+
+	// Webhook deliveries queued by changes on any instance are sent by one
+	// of them; this instance's worker stops with the server, after its
+	// requests under way end (each within the outbound timeout).
+	webhooks, stopWebhooks := context.WithCancel(context.WithoutCancel(ctx))
+	webhooksDone := make(chan struct{})
+	go func() { st.RunWebhooks(webhooks, store.WebhookWorkerOptions{}); close(webhooksDone) }()
+	defer func() { stopWebhooks(); <-webhooksDone }()
 
 	files := RaiseFileLimit(log)
 	var closeStreams func(context.Context) error
@@ -94,6 +106,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "grace", cfg.ShutdownGrace)
+	<-schedulesDone
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace)
 	defer cancel()
 	// SDK streams are told to go away (1001) while in-flight requests

@@ -1,0 +1,82 @@
+package api
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// FeatBit's TriggerController: a flag's triggers, named by the flag's id
+// (targetId), and the public run route whose token is the credential.
+
+func (h *Handler) listTriggers(c echo.Context) error {
+	target, err := queryUUID(c, "targetId")
+	if err != nil {
+		return err
+	}
+	if target == nil {
+		return store.Invalid("targetId_is_required")
+	}
+	triggers, err := h.store.ListTriggers(c.Request().Context(), actor(c), *target)
+	return respond(c, triggers, err)
+}
+
+func (h *Handler) createTrigger(c echo.Context) error {
+	var in store.TriggerInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	t, err := h.store.CreateTrigger(c.Request().Context(), actor(c), in)
+	return respond(c, t, err)
+}
+
+func (h *Handler) updateTrigger(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in store.TriggerStatusInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	// FeatBit answers true (ApiResponse<bool>).
+	_, err = h.store.SetTriggerStatus(c.Request().Context(), actor(c), id, in)
+	return respond(c, true, err)
+}
+
+func (h *Handler) resetTriggerToken(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := noBody(c); err != nil {
+		return err
+	}
+	// FeatBit answers the new token (ApiResponse<string>), shown this once.
+	t, err := h.store.ResetTriggerToken(c.Request().Context(), actor(c), id)
+	return respond(c, t.Token, err)
+}
+
+func (h *Handler) deleteTrigger(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.DeleteTrigger(c.Request().Context(), actor(c), id))
+}
+
+// runTrigger is the URL alerting systems call. It needs no sign-in: the
+// token is the credential. Whatever body the caller sends (an alert's
+// payload) is not read. An unknown token and a disabled trigger both answer
+// 404; past the trigger's rate (or too many misses from one address), 429
+// with Retry-After.
+func (h *Handler) runTrigger(c echo.Context) error {
+	_, err := h.store.RunTrigger(c.Request().Context(), c.Param("token"), c.RealIP())
+	if errors.Is(err, store.ErrTooManyRequests) {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(store.TriggerRefill.Seconds())))
+	}
+	return respond(c, true, err)
+}

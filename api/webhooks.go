@@ -1,0 +1,84 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+func (h *Handler) listWebhooks(c echo.Context) error {
+	hooks, err := h.store.ListWebhooks(c.Request().Context(), actor(c), store.WebhookFilter{Name: query(c, "name"),
+		ProjectID: query(c, "projectId"), EnvID: query(c, "envId"), Page: page(c)})
+	return respond(c, hooks, err)
+}
+
+func (h *Handler) isWebhookNameUsed(c echo.Context) error {
+	used, err := h.store.IsWebhookNameUsed(c.Request().Context(), actor(c), query(c, "name"))
+	return respond(c, used, err)
+}
+
+func (h *Handler) getWebhook(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	w, err := h.store.GetWebhook(c.Request().Context(), actor(c), id)
+	return respond(c, w, err)
+}
+
+func (h *Handler) createWebhook(c echo.Context) error {
+	var in store.WebhookInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	w, err := h.store.CreateWebhook(c.Request().Context(), actor(c), in)
+	return respond(c, w, err)
+}
+
+func (h *Handler) updateWebhook(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in store.WebhookInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	w, err := h.store.UpdateWebhook(c.Request().Context(), actor(c), id, in)
+	return respond(c, w, err)
+}
+
+func (h *Handler) deleteWebhook(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, h.store.DeleteWebhook(c.Request().Context(), actor(c), id))
+}
+
+func (h *Handler) sendWebhook(c echo.Context) error {
+	var in store.WebhookRequest
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	d, err := h.store.SendWebhook(c.Request().Context(), actor(c), in)
+	return respond(c, d, err)
+}
+
+func (h *Handler) listWebhookDeliveries(c echo.Context) error {
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	success, err := queryOptionalBool(c, "success")
+	if err != nil {
+		return err
+	}
+	notBefore, err := queryTime(c, "notBefore")
+	if err != nil {
+		return err
+	}
+	log, err := h.store.ListWebhookDeliveries(c.Request().Context(), actor(c), id,
+		store.WebhookDeliveryFilter{Event: query(c, "event"), Success: success, NotBefore: notBefore, Page: page(c)})
+	return respond(c, log, err)
+}

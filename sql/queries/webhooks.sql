@@ -1,0 +1,137 @@
+-- name: CreateWebhook :one
+-- CreateWebhook inserts an organization's webhook.
+INSERT INTO webhooks (organization_id, name, url, scopes, events, headers, payload_template_type,
+    payload_template, sealed_secret, is_active, prevent_empty_payloads, creator_id, updator_id)
+VALUES (@organization_id, @name, @url, @scopes, @events, @headers, @payload_template_type,
+    @payload_template, @sealed_secret, @is_active, @prevent_empty_payloads, @creator_id, @creator_id)
+RETURNING *;
+
+-- name: UpdateWebhook :one
+-- UpdateWebhook replaces a webhook's settings (FeatBit's PUT replaces them all).
+UPDATE webhooks SET name = @name, url = @url, scopes = @scopes, events = @events, headers = @headers,
+    payload_template_type = @payload_template_type, payload_template = @payload_template,
+    sealed_secret = @sealed_secret, is_active = @is_active, prevent_empty_payloads = @prevent_empty_payloads,
+    updator_id = @updator_id, updated_at = now()
+WHERE organization_id = @organization_id AND id = @id
+RETURNING *;
+
+-- name: GetWebhook :one
+-- GetWebhook returns one of an organization's webhooks.
+SELECT * FROM webhooks WHERE organization_id = $1 AND id = $2;
+
+-- name: GetWebhookByID :one
+-- GetWebhookByID returns a webhook by id alone, for the delivery worker.
+SELECT * FROM webhooks WHERE id = $1;
+
+-- name: DeleteWebhook :one
+-- DeleteWebhook removes a webhook with its pending deliveries and its log.
+DELETE FROM webhooks WHERE organization_id = $1 AND id = $2 RETURNING *;
+
+-- name: ListWebhooks :many
+-- ListWebhooks pages an organization's webhooks by name, filtered by part of
+-- the name (an escaped ILIKE pattern) and by a scope's project or
+-- environment ('' for any): a scope string starts with its project id and
+-- lists its environment ids. An organization has few webhooks.
+SELECT * FROM webhooks
+WHERE organization_id = @organization_id
+  AND name ILIKE '%' || @name::text || '%'
+  AND (@project_id::text = '' OR EXISTS (SELECT 1 FROM unnest(scopes) s WHERE s LIKE @project_id::text || '/%'))
+  AND (@env_id::text = '' OR EXISTS (SELECT 1 FROM unnest(scopes) s WHERE s LIKE '%' || @env_id::text || '%'))
+ORDER BY name, id
+LIMIT @page_size OFFSET @page_offset;
+
+-- name: CountWebhooks :one
+-- CountWebhooks counts what ListWebhooks pages through.
+SELECT count(*) FROM webhooks
+WHERE organization_id = @organization_id
+  AND name ILIKE '%' || @name::text || '%'
+  AND (@project_id::text = '' OR EXISTS (SELECT 1 FROM unnest(scopes) s WHERE s LIKE @project_id::text || '/%'))
+  AND (@env_id::text = '' OR EXISTS (SELECT 1 FROM unnest(scopes) s WHERE s LIKE '%' || @env_id::text || '%'));
+
+-- name: WebhookNameUsed :one
+-- WebhookNameUsed tells whether an organization has a webhook of a name.
+SELECT EXISTS (SELECT 1 FROM webhooks WHERE organization_id = $1 AND lower(name) = lower(@name::text));
+
+-- name: ActiveWebhooksForEvents :many
+-- ActiveWebhooksForEvents returns an organization's active webhooks that
+-- subscribe to any of the events; the caller matches their scopes.
+SELECT id, scopes, events, payload_template_type, prevent_empty_payloads FROM webhooks
+WHERE organization_id = @organization_id AND is_active AND events && @events::text[];
+
+-- name: InsertWebhookOutbox :exec
+-- InsertWebhookOutbox queues a delivery in the transaction of its change.
+INSERT INTO webhook_outbox (webhook_id, events, payload) VALUES ($1, $2, $3);
+
+-- name: ClaimWebhookOutbox :many
+-- ClaimWebhookOutbox takes up to @max due deliveries for this instance:
+-- rows another instance is claiming are skipped (SKIP LOCKED), and a
+-- claimed row is not due again until @lease_until, so it is sent once;
+-- should this instance die, it is claimed again after the lease.
+UPDATE webhook_outbox o SET due_at = @lease_until, attempts = o.attempts + 1
+WHERE o.id IN (
+    SELECT id FROM webhook_outbox WHERE due_at <= now() ORDER BY due_at LIMIT @max FOR UPDATE SKIP LOCKED)
+RETURNING o.*;
+
+-- name: RescheduleWebhookOutbox :exec
+-- RescheduleWebhookOutbox sets when a failed delivery is tried again.
+UPDATE webhook_outbox SET due_at = $2 WHERE id = $1;
+
+-- name: DeleteWebhookOutbox :exec
+-- DeleteWebhookOutbox removes a delivery that succeeded or ran out of attempts.
+DELETE FROM webhook_outbox WHERE id = $1;
+
+-- name: InsertWebhookDelivery :one
+-- InsertWebhookDelivery logs one attempt and records it as the webhook's last delivery.
+WITH d AS (
+    INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, status_code,
+        latency_ms, request, response, error, started_at, ended_at)
+    VALUES (@webhook_id, @delivery_id, @events, @attempt, @success, sqlc.narg(status_code),
+        @latency_ms, @request, @response, @error, @started_at, @ended_at)
+    RETURNING *
+), w AS (
+    UPDATE webhooks SET last_delivery = jsonb_build_object('success', @success::boolean,
+        'happenedAt', @started_at::timestamptz, 'response', sqlc.narg(status_code)::integer)
+    WHERE id = @webhook_id
+)
+SELECT * FROM d;
+
+-- name: ListWebhookDeliveries :many
+-- ListWebhookDeliveries pages a webhook's delivery log, newest first,
+-- filtered by an event ('' for any), success (NULL for any) and a start time
+-- (NULL for any).
+SELECT * FROM webhook_deliveries
+WHERE webhook_id = @webhook_id
+  AND (@event::text = '' OR @event::text = ANY(string_to_array(events, ',')))
+  AND (sqlc.narg(success)::boolean IS NULL OR success = sqlc.narg(success)::boolean)
+  AND (sqlc.narg(not_before)::timestamptz IS NULL OR started_at >= sqlc.narg(not_before)::timestamptz)
+ORDER BY started_at DESC, id
+LIMIT @page_size OFFSET @page_offset;
+
+-- name: CountWebhookDeliveries :one
+-- CountWebhookDeliveries counts what ListWebhookDeliveries pages through.
+SELECT count(*) FROM webhook_deliveries
+WHERE webhook_id = @webhook_id
+  AND (@event::text = '' OR @event::text = ANY(string_to_array(events, ',')))
+  AND (sqlc.narg(success)::boolean IS NULL OR success = sqlc.narg(success)::boolean)
+  AND (sqlc.narg(not_before)::timestamptz IS NULL OR started_at >= sqlc.narg(not_before)::timestamptz);
+
+-- name: OrganizationEnvironments :many
+-- OrganizationEnvironments lists every environment of an organization with
+-- its project, to check and name webhook scopes.
+SELECT e.id AS env_id, e.name AS env_name, p.id AS project_id, p.name AS project_name
+FROM environments e JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $1
+ORDER BY p.name, e.name;
+
+-- name: WebhookResource :one
+-- WebhookResource names the organization, project and environment of a
+-- change for its webhook payload.
+SELECT o.id AS organization_id, o.name AS organization_name, p.id AS project_id, p.name AS project_name,
+    e.id AS env_id, e.name AS env_name
+FROM environments e JOIN projects p ON p.id = e.project_id JOIN organizations o ON o.id = p.organization_id
+WHERE e.id = $1;
+
+-- name: PruneWebhookDeliveries :execrows
+-- PruneWebhookDeliveries forgets log entries older than a time, so the log
+-- stays bounded.
+DELETE FROM webhook_deliveries WHERE started_at < $1;

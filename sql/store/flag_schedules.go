@@ -1,0 +1,364 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Schedule statuses as stored. The API names them as FeatBit does
+// (ScheduleStatusName).
+const (
+	SchedulePending   = "pending"
+	ScheduleApplied   = "applied"
+	ScheduleCancelled = "cancelled"
+	ScheduleFailed    = "failed"
+)
+
+// ScheduleStatusName is a stored status as FeatBit's clients know it.
+func ScheduleStatusName(status string) string {
+	switch status {
+	case SchedulePending:
+		return "PendingExecution"
+	case ScheduleApplied:
+		return "Applied"
+	case ScheduleCancelled:
+		return "Cancelled"
+	case ScheduleFailed:
+		return "Failed"
+	}
+	return status
+}
+
+// MaxScheduleNoteLen bounds a schedule's note, in characters.
+const MaxScheduleNoteLen = 512
+
+// ScheduleInput schedules a change to a flag: FeatBit's CreateFlagSchedule
+// body {revision, targeting, title, scheduledTime, withChangeRequest,
+// reason, reviewers}, with targetFlag (the whole flag after the change),
+// note and comment besides.
+type ScheduleInput struct {
+	DraftInput
+	Title         string     `json:"title"`
+	Note          string     `json:"note"`
+	ScheduledTime *time.Time `json:"scheduledTime"`
+	// WithChangeRequest, Reason and Reviewers would make the schedule wait
+	// for a change request's approval.
+	WithChangeRequest bool        `json:"withChangeRequest"`
+	Reason            string      `json:"reason"`
+	Reviewers         []uuid.UUID `json:"reviewers"`
+}
+
+// Schedule is a change set to apply to a flag at a time.
+type Schedule struct {
+	ID            uuid.UUID  `json:"id"`
+	FlagID        uuid.UUID  `json:"flagId"`
+	DraftID       uuid.UUID  `json:"draftId"`
+	Title         string     `json:"title"`
+	Note          string     `json:"note"`
+	ScheduledTime time.Time  `json:"scheduledTime"`
+	Status        string     `json:"status"`
+	FailureReason string     `json:"failureReason"`
+	AppliedAt     *time.Time `json:"appliedAt"`
+	CreatorID     uuid.UUID  `json:"creatorId"`
+	CreatedAt     time.Time  `json:"createdAt"`
+}
+
+func scheduleFrom(r db.FlagSchedule) Schedule {
+	return Schedule{ID: r.ID, FlagID: r.FlagID, DraftID: r.DraftID, Title: r.Title, Note: r.Note,
+		ScheduledTime: r.ScheduledAt.UTC(), Status: r.Status, FailureReason: r.FailureReason, AppliedAt: r.AppliedAt,
+		CreatorID: r.CreatorID, CreatedAt: r.CreatedAt.UTC()}
+}
+
+// CreateFlagSchedule stores a change to flag key, to be applied at
+// in.ScheduledTime by the schedule worker of any instance. The caller must
+// be allowed the change itself now, and the change is checked as if made
+// now; at its time it is checked again, with its author's rights then.
+func (s *Store) CreateFlagSchedule(ctx context.Context, a *Actor, envID uuid.UUID, key string, in ScheduleInput) (Schedule, error) {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return Schedule{}, err
+	}
+	var v validator
+	in.Title = strings.TrimSpace(in.Title)
+	v.required("title", in.Title, MaxNameLen)
+	v.text("note", in.Note, MaxScheduleNoteLen)
+	switch {
+	case in.ScheduledTime == nil:
+		v.add("scheduledTime", "required")
+	case !in.ScheduledTime.After(time.Now()):
+		v.at("scheduledTime", "invalid", "scheduledTime", "the time has passed: choose a time in the future")
+	}
+	if in.WithChangeRequest {
+		v.at("withChangeRequest", "invalid", "withChangeRequest", "change requests are not available in this environment")
+	}
+	if strings.TrimSpace(in.Comment) == "" {
+		in.Comment = in.Reason
+	}
+	if err := v.err(); err != nil {
+		return Schedule{}, err
+	}
+	var out Schedule
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		d, err := s.createDraft(ctx, q, a, env, key, in.DraftInput)
+		if err != nil {
+			return err
+		}
+		row, err := q.CreateFlagSchedule(ctx, db.CreateFlagScheduleParams{DraftID: d.ID, EnvID: d.EnvID, FlagID: d.FlagID,
+			Title: in.Title, Note: in.Note, ScheduledAt: in.ScheduledTime.UTC(), Status: SchedulePending,
+			CreatorID: actorID(a), CreatorKind: actorKind(a)})
+		if err != nil {
+			return err
+		}
+		out = scheduleFrom(row)
+		return nil
+	})
+	return out, err
+}
+
+// ErrScheduleNotPending refuses cancelling a schedule that was applied or
+// cancelled already.
+var ErrScheduleNotPending = &RuleError{"FlagScheduleIsNotPending"}
+
+// CancelFlagSchedule cancels a pending schedule, or dismisses a failed
+// one, so it never applies. The caller must be allowed the change it
+// would make.
+func (s *Store) CancelFlagSchedule(ctx context.Context, a *Actor, envID, id uuid.UUID) error {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.LockFlagSchedule(ctx, db.LockFlagScheduleParams{ID: id, EnvID: envID})
+		if err != nil {
+			return err
+		}
+		dr, err := q.LockFlagDraft(ctx, row.DraftID)
+		if err != nil {
+			return err
+		}
+		d, err := draftFrom(dr)
+		if err != nil {
+			return err
+		}
+		if err := requireFlagActions(a, env, flagChangeActions(d.Base, d.Target), d.Base, d.Target); err != nil {
+			return err
+		}
+		if row.Status != SchedulePending && row.Status != ScheduleFailed {
+			return ErrScheduleNotPending
+		}
+		return q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: id, Status: ScheduleCancelled, FailureReason: row.FailureReason})
+	})
+}
+
+// PendingChange is one of a flag's changes waiting to be applied: FeatBit's
+// PendingChangesVm, with the schedule's note and why it failed besides.
+type PendingChange struct {
+	ID            uuid.UUID  `json:"id"`
+	FlagID        uuid.UUID  `json:"flagId"`
+	DataChange    DataChange `json:"dataChange"`
+	CreatorID     uuid.UUID  `json:"creatorId"`
+	CreatorName   string     `json:"creatorName"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	Instructions  []any      `json:"instructions"`
+	Type          string     `json:"type"`
+	Status        string     `json:"status"`
+	ScheduleTitle string     `json:"scheduleTitle"`
+	ScheduledTime time.Time  `json:"scheduledTime"`
+	// ChangeRequestID, ChangeRequestReason and Reviewers describe the change
+	// request a schedule waits for; empty when none.
+	ChangeRequestID     *uuid.UUID `json:"changeRequestId"`
+	ChangeRequestReason string     `json:"changeRequestReason"`
+	Reviewers           []any      `json:"reviewers"`
+	Note                string     `json:"note"`
+	Comment             string     `json:"comment"`
+	FailureReason       string     `json:"failureReason"`
+	// Changed names the parts of the flag the change writes.
+	Changed []string `json:"changed"`
+}
+
+// Pending change types, FeatBit's names.
+const (
+	PendingSchedule      = "Schedule"
+	PendingChangeRequest = "ChangeRequest"
+)
+
+// FlagPendingChanges lists a flag's scheduled changes that have not been
+// applied or cancelled (failed ones stay, with their reason, until
+// dismissed), soonest first: the first 100.
+func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUID, key string) ([]PendingChange, error) {
+	f, err := s.GetFlag(ctx, a, envID, key)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.q.ListFlagSchedules(ctx, f.ID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.FlagSchedule.CreatorID
+	}
+	named, err := s.q.ActorsByIDs(ctx, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	names := make(map[uuid.UUID]string, len(named))
+	for _, n := range named {
+		names[n.ID] = n.Name
+	}
+	out := make([]PendingChange, len(rows))
+	for i, r := range rows {
+		sch := r.FlagSchedule
+		var base, target Flag
+		if err := json.Unmarshal(r.Base, &base); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(r.Target, &target); err != nil {
+			return nil, err
+		}
+		name, ok := names[sch.CreatorID]
+		if !ok {
+			name = ghost.Name
+		}
+		out[i] = PendingChange{ID: sch.ID, FlagID: sch.FlagID, DataChange: DataChange{Previous: r.Base, Current: r.Target},
+			CreatorID: sch.CreatorID, CreatorName: name, CreatedAt: sch.CreatedAt.UTC(), Instructions: []any{},
+			Type: PendingSchedule, Status: ScheduleStatusName(sch.Status), ScheduleTitle: sch.Title,
+			ScheduledTime: sch.ScheduledAt.UTC(), ChangeRequestID: sch.ChangeRequestID, Note: sch.Note,
+			Comment: r.DraftComment, FailureReason: sch.FailureReason, Changed: OrEmpty(ChangedParts(base, target))}
+	}
+	return out, nil
+}
+
+// Schedule worker bounds.
+const (
+	// ScheduleTick is how often a worker looks for due schedules: a
+	// schedule applies at most this long after its time.
+	ScheduleTick = 250 * time.Millisecond
+	// schedulesPerTick bounds the schedules one tick applies; the rest wait
+	// for the next tick (or another instance).
+	schedulesPerTick = 20
+)
+
+// RunSchedules applies due scheduled changes until ctx ends; run one in
+// every instance. Each schedule is claimed with FOR UPDATE SKIP LOCKED in
+// the transaction that applies it, so of several instances on one database
+// exactly one applies it, and a crash mid-way leaves it pending for the
+// next. First it applies every schedule whose time passed while no
+// instance ran, saying so in its history entry.
+func (s *Store) RunSchedules(ctx context.Context, tick time.Duration) {
+	var logged time.Time
+	// missedBefore is the start until everything due then has been applied
+	// (a database away at start delays that), zero after.
+	missedBefore := time.Now()
+	run := func() bool {
+		claimed, err := s.runSchedule(ctx, missedBefore)
+		if err != nil && ctx.Err() == nil && time.Since(logged) > time.Minute {
+			// A database that is away fails every tick: say so once a minute.
+			s.log.Error("applying scheduled changes", "err", err)
+			logged = time.Now()
+		}
+		if err == nil && !claimed {
+			missedBefore = time.Time{}
+		}
+		return claimed && err == nil
+	}
+	for run() { // at start, all that is due
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for range schedulesPerTick {
+			if !run() {
+				break
+			}
+		}
+	}
+}
+
+// runSchedule claims the schedule due longest and applies its draft, or
+// records why it could not, in one transaction. missedBefore is when the
+// worker started, for the first pass (zero after): a schedule due before it
+// was missed while no instance ran. It reports whether it claimed one.
+func (s *Store) runSchedule(ctx context.Context, missedBefore time.Time) (bool, error) {
+	claimed := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := queries(tx)
+		sch, err := q.ClaimDueFlagSchedule(ctx)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		claimed = true
+		comment := fmt.Sprintf("Scheduled change %q", sch.Title)
+		if !missedBefore.IsZero() && sch.ScheduledAt.Before(missedBefore) {
+			comment += fmt.Sprintf(": applied at start; it was due at %s", sch.ScheduledAt.UTC().Format(time.RFC3339))
+		}
+		dr, err := q.LockFlagDraft(ctx, sch.DraftID)
+		if err != nil {
+			return err
+		}
+		if dr.Comment != "" {
+			comment += ". " + dr.Comment
+		}
+		// The draft is applied in a savepoint: when it fails, the failure is
+		// recorded in this same transaction, and nothing of it stays.
+		applyErr := translate(pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+			_, err := s.applyDraft(ctx, queries(sp), sch.DraftID, DraftApplication{Operation: OpApplyFlagSchedule, Comment: comment})
+			return err
+		}))
+		if applyErr == nil {
+			return q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: sch.ID, Status: ScheduleApplied})
+		}
+		if ctx.Err() != nil || errors.Is(applyErr, ErrUnavailable) {
+			return applyErr // not the schedule's fault: it stays pending
+		}
+		reason := ScheduleFailureReason(applyErr)
+		s.log.Warn("scheduled change failed", "schedule", sch.ID, "flag", sch.FlagID, "reason", reason, "err", applyErr)
+		return q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: sch.ID, Status: ScheduleFailed, FailureReason: reason})
+	})
+	return claimed, translate(err)
+}
+
+// ScheduleFailureReason says in words why a draft could not be applied, as
+// a failed schedule shows it; no internal error text.
+func ScheduleFailureReason(err error) string {
+	var conflict *DraftConflictError
+	var verr *ValidationError
+	switch {
+	case errors.As(err, &conflict):
+		return conflict.Error() + "; nothing was applied"
+	case errors.Is(err, ErrForbidden):
+		return "its author may no longer make this change; nothing was applied"
+	case errors.Is(err, ErrFlagIsArchived):
+		return "the flag is archived; nothing was applied"
+	case errors.Is(err, ErrDraftApplied):
+		return "this change was applied already"
+	case errors.As(err, &verr):
+		var what []string
+		for _, d := range verr.Details {
+			w := d.Path
+			if d.Message != "" {
+				w += ": " + d.Message
+			}
+			what = append(what, w)
+		}
+		return "the change is no longer valid (" + strings.Join(what, "; ") + "); nothing was applied"
+	}
+	return "an internal error stopped it (see the server log); nothing was applied"
+}

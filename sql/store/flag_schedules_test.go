@@ -1,0 +1,286 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// scheduleSoon schedules in (a targetFlag body) on flag key, due after d.
+func scheduleSoon(t *testing.T, s *Store, a *Actor, envID uuid.UUID, key, targetFlag string, d time.Duration) Schedule {
+	t.Helper()
+	at := time.Now().Add(d)
+	sch, err := s.CreateFlagSchedule(context.Background(), a, envID, key, ScheduleInput{
+		DraftInput: DraftInput{TargetFlag: json.RawMessage(targetFlag)}, Title: "Launch", ScheduledTime: &at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
+// backdate makes a schedule due now.
+func backdate(t *testing.T, pool *pgxpool.Pool, id uuid.UUID, by time.Duration) {
+	t.Helper()
+	if _, err := pool.Exec(context.Background(), `UPDATE flag_schedules SET scheduled_at = now() - $2::interval WHERE id = $1`,
+		id, by.String()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func scheduleStatus(t *testing.T, pool *pgxpool.Pool, id uuid.UUID) (status, reason string) {
+	t.Helper()
+	if err := pool.QueryRow(context.Background(), `SELECT status, failure_reason FROM flag_schedules WHERE id = $1`, id).
+		Scan(&status, &reason); err != nil {
+		t.Fatal(err)
+	}
+	return status, reason
+}
+
+func flagHistory(t *testing.T, s *Store, a *Actor, envID uuid.UUID, f Flag) []AuditEntry {
+	t.Helper()
+	page, err := s.ListAuditLogs(context.Background(), a, envID, AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: Page{Size: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page.Items
+}
+
+func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
+	t.Parallel()
+	s, a, pool := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, a)
+	f, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
+	backdate(t, pool, sch.ID, 0)
+
+	// Several instances race for the one due schedule.
+	var stores []*Store
+	for range 4 {
+		other, err := pgxpool.NewWithConfig(ctx, pool.Config())
+		must(t, err)
+		t.Cleanup(other.Close)
+		stores = append(stores, New(other, s.Keys(), slog.New(slog.DiscardHandler), Options{}))
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	claims := 0
+	for _, st := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			claimed, err := st.runSchedule(ctx, time.Time{})
+			if err != nil {
+				t.Error(err)
+			}
+			if claimed {
+				mu.Lock()
+				claims++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if claims != 1 {
+		t.Fatalf("claimed %d times, want 1", claims)
+	}
+	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
+	must(t, err)
+	if !got.IsEnabled {
+		st, r := scheduleStatus(t, pool, sch.ID)
+		t.Fatalf("flag is still off after its schedule applied (%s: %s)", st, r)
+	}
+	if status, _ := scheduleStatus(t, pool, sch.ID); status != ScheduleApplied {
+		t.Fatalf("status %q, want applied", status)
+	}
+	applied := 0
+	for _, e := range flagHistory(t, s, a, prod.ID, f) {
+		if e.Operation == OpApplyFlagSchedule {
+			applied++
+			if !strings.Contains(e.Comment, `Scheduled change "Launch"`) {
+				t.Errorf("history comment %q does not name the schedule", e.Comment)
+			}
+		}
+	}
+	if applied != 1 {
+		t.Fatalf("history has %d applied schedules, want 1", applied)
+	}
+	pending, err := s.FlagPendingChanges(ctx, a, prod.ID, "pay")
+	must(t, err)
+	if len(pending) != 0 {
+		t.Fatalf("pending after applying: %+v", pending)
+	}
+}
+
+func TestScheduleAppliesOnlyItsParts(t *testing.T) {
+	t.Parallel()
+	s, a, pool := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, a)
+	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
+	// Someone renames the flag meanwhile: another part, so the schedule applies.
+	_, err = s.RenameFlag(ctx, a, prod.ID, "pay", FlagNameInput{Name: "Payments"})
+	must(t, err)
+	backdate(t, pool, sch.ID, 0)
+	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
+	must(t, err)
+	if !got.IsEnabled || got.Name != "Payments" {
+		t.Fatalf("got on=%v name=%q, want on and the new name kept", got.IsEnabled, got.Name)
+	}
+}
+
+func TestScheduleConflictFailsVisibly(t *testing.T) {
+	t.Parallel()
+	s, a, pool := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, a)
+	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true,"name":"Pay v2"}`, time.Hour)
+	_, err = s.RenameFlag(ctx, a, prod.ID, "pay", FlagNameInput{Name: "Payments"})
+	must(t, err)
+	backdate(t, pool, sch.ID, 0)
+	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
+	must(t, err)
+	if got.IsEnabled || got.Name != "Payments" {
+		t.Fatalf("half applied: on=%v name=%q", got.IsEnabled, got.Name)
+	}
+	status, reason := scheduleStatus(t, pool, sch.ID)
+	if status != ScheduleFailed || !strings.Contains(reason, "name changed") {
+		t.Fatalf("status %q reason %q, want failed naming the name", status, reason)
+	}
+	pending, err := s.FlagPendingChanges(ctx, a, prod.ID, "pay")
+	must(t, err)
+	if len(pending) != 1 || pending[0].Status != "Failed" || pending[0].FailureReason != reason {
+		t.Fatalf("pending changes %+v, want the failed one with its reason", pending)
+	}
+}
+
+func TestCancelledScheduleNeverApplies(t *testing.T) {
+	t.Parallel()
+	s, a, pool := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, a)
+	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
+	must(t, s.CancelFlagSchedule(ctx, a, prod.ID, sch.ID))
+	backdate(t, pool, sch.ID, 0)
+	if claimed, err := s.runSchedule(ctx, time.Time{}); err != nil || claimed {
+		t.Fatalf("claimed=%v err=%v, want nothing to claim", claimed, err)
+	}
+	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
+	must(t, err)
+	if got.IsEnabled {
+		t.Fatal("a cancelled schedule applied")
+	}
+	if err := s.CancelFlagSchedule(ctx, a, prod.ID, sch.ID); !errors.Is(err, ErrScheduleNotPending) {
+		t.Fatalf("cancelling twice: got %v, want %v", err, ErrScheduleNotPending)
+	}
+}
+
+func TestScheduleInputIsChecked(t *testing.T) {
+	t.Parallel()
+	s, a, _ := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, a)
+	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	past, future := time.Now().Add(-time.Minute), time.Now().Add(time.Hour)
+	for _, tc := range []struct {
+		name string
+		in   ScheduleInput
+		code string
+	}{
+		{"past", ScheduleInput{DraftInput: DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, Title: "x", ScheduledTime: &past}, "scheduledTime_is_invalid"},
+		{"no time", ScheduleInput{DraftInput: DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, Title: "x"}, "scheduledTime_is_required"},
+		{"no title", ScheduleInput{DraftInput: DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, ScheduledTime: &future}, "title_is_required"},
+		{"no change", ScheduleInput{DraftInput: DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":false}`)}, Title: "x", ScheduledTime: &future}, "targetFlag_is_invalid"},
+		{"nothing named", ScheduleInput{Title: "x", ScheduledTime: &future}, "targetFlag_is_required"},
+	} {
+		_, err := s.CreateFlagSchedule(ctx, a, prod.ID, "pay", tc.in)
+		if got := Classify(err); got.Status != 400 || !strings.Contains(strings.Join(got.Codes, ","), tc.code) {
+			t.Errorf("%s: got %d %v, want 400 %s", tc.name, got.Status, got.Codes, tc.code)
+		}
+	}
+}
+
+// A change scheduled with an access token applies while the token is
+// active, attributed to the token, and fails once it is turned off.
+func TestScheduleByAccessToken(t *testing.T) {
+	t.Parallel()
+	s, a, pool := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, a)
+	f, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	_, err = s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Ship", Key: "ship"})
+	must(t, err)
+	tok, err := s.CreateAccessToken(ctx, a, AccessTokenInput{Name: "deploy", Type: TokenPersonal})
+	must(t, err)
+	ta, err := s.Authenticate(ctx, Credentials{Authorization: tok.Token})
+	must(t, err)
+
+	applies := scheduleSoon(t, s, ta, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
+	backdate(t, pool, applies.ID, 0)
+	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if status, reason := scheduleStatus(t, pool, applies.ID); status != ScheduleApplied {
+		t.Fatalf("status %q (%s), want applied", status, reason)
+	}
+	history := flagHistory(t, s, a, prod.ID, f)
+	if history[0].Operation != OpApplyFlagSchedule || history[0].CreatorID != tok.ID {
+		t.Errorf("latest history entry %s by %s, want the schedule by the token %s", history[0].Operation, history[0].CreatorID, tok.ID)
+	}
+
+	fails := scheduleSoon(t, s, ta, prod.ID, "ship", `{"isEnabled":true}`, time.Hour)
+	_, err = s.ToggleAccessToken(ctx, a, tok.ID)
+	must(t, err)
+	backdate(t, pool, fails.ID, 0)
+	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if status, reason := scheduleStatus(t, pool, fails.ID); status != ScheduleFailed || !strings.Contains(reason, "may no longer") {
+		t.Fatalf("status %q reason %q, want failed: its author may no longer make it", status, reason)
+	}
+}
+
+// An applied schedule is a change like any other: webhooks hear of it once.
+func TestScheduleReachesWebhooks(t *testing.T) {
+	t.Parallel()
+	s, a, prod := loopbackStore(t)
+	ctx := context.Background()
+	r := newReceiver(t)
+	hookOn(t, s, a, prod, r.URL, "a-webhook-secret", EventFlagToggled)
+	runWorker(t, s, fast)
+	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
+	backdate(t, s.pool, sch.ID, 0)
+	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the toggle event", func() bool { return len(r.received()) >= 1 })
+	time.Sleep(200 * time.Millisecond) // nothing more comes
+	if got := r.received(); len(got) != 1 || got[0].event != EventFlagToggled {
+		t.Fatalf("received %+v, want one %s", got, EventFlagToggled)
+	}
+}

@@ -1,0 +1,378 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/time/rate"
+
+	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// Trigger types and actions, by FeatBit's names (Domain/Triggers).
+const (
+	TriggerTypeFlagGeneral = "feature-flag-general"
+	TriggerTurnOn          = "turn-on"
+	TriggerTurnOff         = "turn-off"
+)
+
+// Trigger limits. A trigger's URL is called by alerting systems, which may
+// retry in a storm: TriggerBurst calls at once, then one every
+// TriggerRefill, per trigger. Past that a call answers 429 and changes
+// nothing.
+const (
+	TriggerBurst   = 5
+	TriggerRefill  = 10 * time.Second
+	MaxFlagTrigger = 50
+	// TriggerMissBurst unknown tokens (or disabled triggers) are answered
+	// per client address, then one a second: a caller guessing tokens
+	// costs the database little.
+	TriggerMissBurst = 30
+	// triggerTokenLen is FeatBit's token length; Bunting's tokens are 30
+	// random bytes in URL-safe base64, which is also 40 characters.
+	triggerTokenLen = 40
+	// triggerPreviewLen is how much of a token lists show, as FeatBit does.
+	triggerPreviewLen = 5
+)
+
+// Trigger is a secret URL that turns a flag on or off: FeatBit's Trigger.
+// Token is the whole token only in the answer to a creation; elsewhere it is
+// its first five characters and asterisks, as FeatBit's list shows it.
+type Trigger struct {
+	ID              uuid.UUID  `json:"id"`
+	TargetID        uuid.UUID  `json:"targetId"`
+	Type            string     `json:"type"`
+	Action          string     `json:"action"`
+	Token           string     `json:"token"`
+	Description     string     `json:"description"`
+	IsEnabled       bool       `json:"isEnabled"`
+	TriggeredTimes  int        `json:"triggeredTimes"`
+	LastTriggeredAt *time.Time `json:"lastTriggeredAt"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	UpdatedAt       time.Time  `json:"updatedAt"`
+}
+
+// TriggerInput creates a trigger: FeatBit's CreateTrigger.
+type TriggerInput struct {
+	TargetID    uuid.UUID `json:"targetId" form:"targetId"`
+	Type        string    `json:"type" form:"type"`
+	Action      string    `json:"action" form:"action"`
+	Description string    `json:"description" form:"description"`
+}
+
+// TriggerStatusInput enables or disables a trigger: FeatBit's UpdateTrigger.
+type TriggerStatusInput struct {
+	IsEnabled *bool `json:"isEnabled"`
+}
+
+// ErrTriggerLimit refuses a flag's trigger past MaxFlagTrigger.
+var ErrTriggerLimit = &RuleError{"TooManyTriggers"}
+
+func triggerFrom(r db.FlagTrigger) Trigger {
+	return Trigger{ID: r.ID, TargetID: r.FlagID, Type: r.Type, Action: r.Action,
+		Token:       r.TokenPreview + strings.Repeat("*", triggerTokenLen-triggerPreviewLen),
+		Description: r.Description, IsEnabled: r.IsEnabled, TriggeredTimes: int(r.TriggeredTimes),
+		LastTriggeredAt: utcPtr(r.LastTriggeredAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+}
+
+// newTriggerToken returns a fresh token and the hash that is stored of it.
+func newTriggerToken() (string, []byte) {
+	random := make([]byte, 30)
+	rand.Read(random)
+	token := base64.RawURLEncoding.EncodeToString(random)
+	sum := sha256.Sum256([]byte(token))
+	return token, sum[:]
+}
+
+// triggerTarget loads the flag a trigger is for, in the caller's organization.
+func (s *Store) triggerTarget(ctx context.Context, a *Actor, flagID uuid.UUID) (db.GetTriggerTargetRow, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return db.GetTriggerTargetRow{}, err
+	}
+	row, err := s.q.GetTriggerTarget(ctx, db.GetTriggerTargetParams{OrganizationID: orgID, ID: flagID})
+	return row, translate(err)
+}
+
+// mayManageTriggers checks that a person may make, change or remove the
+// triggers of a flag: a trigger turns the flag on or off, so it needs what
+// turning it on or off needs.
+func mayManageTriggers(a *Actor, projectKey, envKey, flagKey string, tags []string) error {
+	return a.require(access.ToggleFlag, FlagRN(projectKey, envKey, flagKey, tags))
+}
+
+// ListTriggers returns a flag's triggers, newest first, to anyone who may read its environment.
+func (s *Store) ListTriggers(ctx context.Context, a *Actor, flagID uuid.UUID) ([]Trigger, error) {
+	f, err := s.triggerTarget(ctx, a, flagID)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.require(access.CanAccessEnv, EnvRN(f.ProjectKey, f.EnvKey)); err != nil {
+		return nil, err
+	}
+	rows, err := s.q.ListFlagTriggers(ctx, db.ListFlagTriggersParams{FlagID: flagID, Limit: MaxFlagTrigger})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]Trigger, len(rows))
+	for i, r := range rows {
+		out[i] = triggerFrom(r)
+	}
+	return out, nil
+}
+
+// CreateTrigger adds a trigger to a flag and returns it with its whole
+// token, shown this once.
+func (s *Store) CreateTrigger(ctx context.Context, a *Actor, in TriggerInput) (Trigger, error) {
+	var v validator
+	if in.TargetID == uuid.Nil {
+		v.add("targetId", "required")
+	}
+	v.oneOf("type", in.Type, TriggerTypeFlagGeneral)
+	v.oneOf("action", in.Action, TriggerTurnOn, TriggerTurnOff)
+	v.text("description", in.Description, MaxDescriptionLen)
+	if err := v.err(); err != nil {
+		return Trigger{}, err
+	}
+	f, err := s.triggerTarget(ctx, a, in.TargetID)
+	if err != nil {
+		return Trigger{}, err
+	}
+	if err := mayManageTriggers(a, f.ProjectKey, f.EnvKey, f.FeatureFlag.Key, f.FeatureFlag.Tags); err != nil {
+		return Trigger{}, err
+	}
+	token, hash := newTriggerToken()
+	var out Trigger
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		// Lock the flag so two creations cannot both pass the count.
+		if _, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: f.FeatureFlag.EnvID, Key: f.FeatureFlag.Key}); err != nil {
+			return err
+		}
+		n, err := q.CountFlagTriggers(ctx, in.TargetID)
+		if err != nil {
+			return err
+		}
+		if n >= MaxFlagTrigger {
+			return ErrTriggerLimit
+		}
+		row, err := q.CreateTrigger(ctx, db.CreateTriggerParams{ID: uuid.New(), FlagID: in.TargetID, Type: in.Type,
+			Action: in.Action, Description: strings.TrimSpace(in.Description), TokenHash: hash,
+			TokenPreview: token[:triggerPreviewLen], CreatorID: actorID(a)})
+		if err != nil {
+			return err
+		}
+		out = triggerFrom(row)
+		return s.auditTrigger(ctx, q, a, f.FeatureFlag.EnvID, f.FeatureFlag.Key, OpCreate, nil, &out)
+	})
+	if err != nil {
+		return Trigger{}, err
+	}
+	out.Token = token
+	return out, nil
+}
+
+// auditTrigger records a change to a trigger in its flag's environment history.
+func (s *Store) auditTrigger(ctx context.Context, q *db.Queries, a *Actor, envID uuid.UUID, flagKey, op string, before, after *Trigger) error {
+	ch := change{refType: "FlagTrigger", operation: op, envID: &envID}
+	if before != nil {
+		ch.previous, ch.refID, ch.keyword = before, before.ID.String(), flagKey+","+before.Description
+	}
+	if after != nil {
+		ch.current, ch.refID, ch.keyword = after, after.ID.String(), flagKey+","+after.Description
+	}
+	return s.audit(ctx, q, a, ch)
+}
+
+// managedTrigger loads a trigger of the caller's organization and checks
+// that the caller may manage it.
+func (s *Store) managedTrigger(ctx context.Context, a *Actor, id uuid.UUID) (db.GetTriggerInOrganizationRow, error) {
+	orgID, err := a.org()
+	if err != nil {
+		return db.GetTriggerInOrganizationRow{}, err
+	}
+	row, err := s.q.GetTriggerInOrganization(ctx, db.GetTriggerInOrganizationParams{OrganizationID: orgID, ID: id})
+	if err != nil {
+		return row, translate(err)
+	}
+	return row, mayManageTriggers(a, row.ProjectKey, row.EnvKey, row.FlagKey, row.FlagTags)
+}
+
+// ResetTriggerToken gives a trigger a new token and returns the trigger with
+// it, shown this once; the old URL stops working at once.
+func (s *Store) ResetTriggerToken(ctx context.Context, a *Actor, id uuid.UUID) (Trigger, error) {
+	t, err := s.managedTrigger(ctx, a, id)
+	if err != nil {
+		return Trigger{}, err
+	}
+	token, hash := newTriggerToken()
+	var out Trigger
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.ResetTriggerToken(ctx, db.ResetTriggerTokenParams{ID: id, TokenHash: hash, TokenPreview: token[:triggerPreviewLen]})
+		if err != nil {
+			return err
+		}
+		before := triggerFrom(t.FlagTrigger)
+		out = triggerFrom(row)
+		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, OpUpdate, &before, &out)
+	})
+	if err != nil {
+		return Trigger{}, err
+	}
+	out.Token = token
+	return out, nil
+}
+
+// SetTriggerStatus enables or disables a trigger; a disabled trigger's URL
+// answers as an unknown one does.
+func (s *Store) SetTriggerStatus(ctx context.Context, a *Actor, id uuid.UUID, in TriggerStatusInput) (Trigger, error) {
+	if in.IsEnabled == nil {
+		return Trigger{}, Invalid("isEnabled_is_required")
+	}
+	t, err := s.managedTrigger(ctx, a, id)
+	if err != nil {
+		return Trigger{}, err
+	}
+	var out Trigger
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		row, err := q.SetTriggerEnabled(ctx, db.SetTriggerEnabledParams{ID: id, IsEnabled: *in.IsEnabled})
+		if err != nil {
+			return err
+		}
+		before := triggerFrom(t.FlagTrigger)
+		out = triggerFrom(row)
+		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, OpUpdate, &before, &out)
+	})
+	return out, err
+}
+
+// DeleteTrigger removes a trigger.
+func (s *Store) DeleteTrigger(ctx context.Context, a *Actor, id uuid.UUID) error {
+	t, err := s.managedTrigger(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		n, err := q.DeleteTrigger(ctx, id)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		before := triggerFrom(t.FlagTrigger)
+		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, OpRemove, &before, nil)
+	})
+}
+
+// TriggerRun is what calling a trigger did.
+type TriggerRun struct {
+	Trigger Trigger
+	Flag    Flag
+}
+
+// RunTrigger does what the trigger whose token is given says: turns its flag
+// on or off, through the same locked path as every change (revision,
+// history naming the trigger, push to SDKs). The token is the credential:
+// an unknown token and a disabled trigger are both ErrNotFound, so a caller
+// learns nothing about which. Past the trigger's rate, or past
+// TriggerMissBurst misses from one address, it is ErrTooManyRequests; on an
+// archived flag ErrFlagIsArchived. Every accepted
+// call is counted on the trigger, whether or not the flag changed.
+func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerRun, error) {
+	missKey := "addr:" + address
+	if s.triggerMisses.Exhausted(missKey) {
+		return TriggerRun{}, ErrTooManyRequests
+	}
+	miss := func() (TriggerRun, error) {
+		s.triggerMisses.Allow(missKey)
+		return TriggerRun{}, ErrNotFound
+	}
+	if len(token) != triggerTokenLen {
+		return miss()
+	}
+	sum := sha256.Sum256([]byte(token))
+	row, err := s.q.GetTriggerByToken(ctx, sum[:])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return miss()
+	}
+	if err != nil {
+		return TriggerRun{}, translate(err)
+	}
+	t := row.FlagTrigger
+	if !t.IsEnabled {
+		return miss()
+	}
+	if !s.triggerRuns.Allow(t.ID.String()) {
+		return TriggerRun{}, ErrTooManyRequests
+	}
+	// The trigger acts as itself with one right, toggling its own flag: the
+	// token was its credential.
+	a := &Actor{WorkspaceID: row.WorkspaceID, OrgID: row.OrganizationID, TriggerID: t.ID,
+		statements: []access.Statement{{ResourceType: access.TypeFlag, Effect: "allow",
+			Actions:   []string{string(access.ToggleFlag)},
+			Resources: []string{FlagRN(row.ProjectKey, row.EnvKey, row.FlagKey, nil)}}}}
+	env, err := s.environmentOf(ctx, a, row.EnvID)
+	if err != nil {
+		return TriggerRun{}, err
+	}
+	var run TriggerRun
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		f, err := s.changeFlagIn(ctx, q, a, env, row.FlagKey, Change{Comment: triggerComment(t)}, access.ToggleFlag, "", func(f *Flag) error {
+			f.IsEnabled = t.Action == TriggerTurnOn
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		// Counted with the change, and only while the trigger is as it was
+		// read: one disabled, reset or deleted meanwhile changes nothing.
+		marked, err := q.MarkTriggerRun(ctx, db.MarkTriggerRunParams{ID: t.ID, TokenHash: sum[:]})
+		run = TriggerRun{Trigger: triggerFrom(marked), Flag: f}
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return miss()
+	}
+	return run, err
+}
+
+// triggerComment is the history comment of a trigger's change, naming it.
+func triggerComment(t db.FlagTrigger) string {
+	verb := "off"
+	if t.Action == TriggerTurnOn {
+		verb = "on"
+	}
+	name := t.Description
+	if utf8.RuneCountInString(name) > 100 {
+		name = string([]rune(name)[:100]) + "…"
+	}
+	if name == "" {
+		name = t.TokenPreview + "…"
+	}
+	return fmt.Sprintf("Turned %s by trigger “%s”", verb, name)
+}
+
+// triggerName names a trigger as the operator of its changes, as the
+// history (ListEnvAuditLogs) and flag lists (FlagListItems) do.
+func triggerName(t db.FlagTrigger) string {
+	if t.Description == "" {
+		return "Trigger " + t.TokenPreview + "…"
+	}
+	return "Trigger “" + t.Description + "”"
+}
+
+// newTriggerLimiter bounds how often each trigger may run.
+func newTriggerLimiter() *Limiter { return NewLimiter(rate.Every(TriggerRefill), TriggerBurst) }
+
+// newTriggerMissLimiter bounds how many unknown tokens one address may try.
+func newTriggerMissLimiter() *Limiter { return NewLimiter(rate.Every(time.Second), TriggerMissBurst) }

@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+)
+
+// A trigger's change reaches webhooks like any other toggle, with the
+// trigger named as the operator.
+func TestTriggerChangeIsSentToWebhooks(t *testing.T) {
+	t.Parallel()
+	s, a, prod := loopbackStore(t)
+	ctx := context.Background()
+	r := newReceiver(t)
+	hookOn(t, s, a, prod, r.URL, "", EventFlagToggled)
+	runWorker(t, s, fast)
+	f, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	tr, err := s.CreateTrigger(ctx, a, TriggerInput{TargetID: f.ID, Type: TriggerTypeFlagGeneral, Action: TriggerTurnOn, Description: "Recovery"})
+	must(t, err)
+	if _, err := s.RunTrigger(ctx, tr.Token, "127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the toggle", func() bool { return len(r.received()) == 1 })
+	var payload struct {
+		Operator string `json:"operator"`
+	}
+	got := r.received()[0]
+	if err := json.Unmarshal(got.body, &payload); err != nil || got.event != EventFlagToggled || payload.Operator != "Trigger “Recovery”" {
+		t.Fatalf("got %s %s, want a toggle by Trigger “Recovery”", got.event, got.body)
+	}
+}
+
+// A trigger disabled while a call is under way changes nothing: the count
+// and the toggle commit together, and only while the trigger is enabled.
+func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
+	t.Parallel()
+	s, a, prod := loopbackStore(t)
+	ctx := context.Background()
+	f, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	tr, err := s.CreateTrigger(ctx, a, TriggerInput{TargetID: f.ID, Type: TriggerTypeFlagGeneral, Action: TriggerTurnOn, Description: "Recovery"})
+	must(t, err)
+
+	// Someone disables the trigger; their transaction has not committed yet.
+	tx, err := s.pool.Begin(ctx)
+	must(t, err)
+	defer tx.Rollback(ctx)
+	_, err = tx.Exec(ctx, `UPDATE flag_triggers SET is_enabled = false WHERE id = $1`, tr.ID)
+	must(t, err)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.RunTrigger(ctx, tr.Token, "127.0.0.1")
+		done <- err
+	}()
+	// The call has turned the flag on in its transaction and waits to count the run.
+	waitUntil(t, "the call to wait for the trigger's row", func() bool {
+		var waiting bool
+		must(t, s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE flag_triggers SET triggered_times%')`).Scan(&waiting))
+		return waiting
+	})
+	must(t, tx.Commit(ctx))
+	if err := <-done; err != ErrNotFound {
+		t.Fatalf("a call to a trigger disabled meanwhile: %v, want ErrNotFound", err)
+	}
+	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
+	must(t, err)
+	if got.IsEnabled || got.Revision != f.Revision {
+		t.Errorf("the flag changed: on=%v, revision %s → %s", got.IsEnabled, f.Revision, got.Revision)
+	}
+	list, err := s.ListTriggers(ctx, a, f.ID)
+	must(t, err)
+	if len(list) != 1 || list[0].TriggeredTimes != 0 {
+		t.Errorf("the call was counted: %+v", list)
+	}
+}

@@ -1,0 +1,48 @@
+package sdk_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// An alerting system calls a trigger's URL (no credentials, an alert's
+// body): a connected SDK is sent the flag turned off within a second.
+func TestTriggerTurnsFlagOffForSDKs(t *testing.T) {
+	t.Parallel()
+	in := newServer(t)
+	prod, _ := in.project("web")
+	fx := seed(prod)
+	on := prod.put("/ft-bool/toggle/true", map[string]any{})
+	if !on.IsEnabled {
+		t.Fatal("ft-bool is not on")
+	}
+	var tr store.Trigger
+	in.call("POST", "/api/v1/triggers", in.owner, map[string]any{"targetId": fx.flags["ft-bool"].ID,
+		"type": "feature-flag-general", "action": "turn-off", "description": "Checkout alert"}, &tr)
+	in.settle()
+	server := in.dial("server", prod.server)
+	server.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
+	server.readSync(5 * time.Second)
+
+	start := time.Now()
+	res, body := in.request("POST", "/api/v1/triggers/run/"+tr.Token, `{"status":"firing"}`)
+	answered := time.Since(start)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("run: %d %s", res.StatusCode, body)
+	}
+	p := server.readUntil(start.Add(time.Second), "ft-bool")
+	if p.Data.EventType != "patch" || !slices.Equal(keys(p.Data.FeatureFlags, "key"), []string{"ft-bool"}) {
+		t.Fatalf("push: %s %v", p.Data.EventType, keys(p.Data.FeatureFlags, "key"))
+	}
+	var pushed store.Flag
+	json.Unmarshal(p.Data.FeatureFlags[0], &pushed)
+	if pushed.IsEnabled || pushed.Revision == on.Revision {
+		t.Errorf("pushed %+v, want ft-bool off under a new revision", pushed)
+	}
+	t.Logf("trigger call answered in %v, pushed to the SDK in %v", answered, time.Since(start))
+}
