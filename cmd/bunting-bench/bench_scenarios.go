@@ -25,7 +25,7 @@ const (
 // take it.
 type benchScenario struct {
 	name string
-	// kind is "read", "write" or "sign-in"; the targets differ by kind.
+	// kind is "read", "write", "sign-in" or "evaluate"; the targets differ by kind.
 	kind string
 	// perSize scenarios depend on the number of flags and run at every size;
 	// the others run once, at the first.
@@ -40,14 +40,18 @@ type benchScenario struct {
 	prepare func(ctx context.Context, w *benchWorld, clients []*benchClient) error
 	done    func(target string, c *benchClient, body []byte) error
 	cleanup func(ctx context.Context, w *benchWorld) error
+	// evaluations, when set, is how many flags a request evaluates.
+	evaluations func(w *benchWorld) int
 }
 
 // benchRequest is a path under the target's base URL, with its body.
 type benchRequest struct {
 	method, path string
 	body         []byte
-	// noAuth leaves out the Authorization header (sign-in).
+	// noAuth leaves out the Authorization header (sign-in); auth, when set,
+	// is sent instead of the API credential (an environment secret).
 	noAuth bool
+	auth   string
 }
 
 // benchClient is one concurrent client: its own random sequence (seeded
@@ -109,8 +113,9 @@ func jsonBody(v any) []byte {
 }
 
 // benchScenarios are the scenarios in the order they run: reads first, so
-// writes do not change what reads see; sign-in last.
-var benchScenarios = []benchScenario{
+// writes do not change what reads see; sign-in, then applications'
+// evaluations (bench_ofrep.go) last.
+var benchScenarios = append([]benchScenario{
 	{
 		name: "get-flag", kind: "read", perSize: true,
 		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
@@ -261,7 +266,7 @@ var benchScenarios = []benchScenario{
 	},
 	{name: scenarioStreamFanout, kind: "stream", run: runFanout},
 	{name: scenarioStreamStorm, kind: "stream", run: runStorm},
-}
+}, ofrepScenarios...)
 
 func scenarioNames() []string {
 	names := make([]string, len(benchScenarios))

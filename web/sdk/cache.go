@@ -32,6 +32,10 @@ type snapshot struct {
 	// snapshot.
 	fullOnce sync.Once
 	full     encodedMessage
+
+	// compiledFlags and preparedSegments are filled on first use by
+	// OFREP and client evaluations (ofrep_encode.go).
+	compiledFlags, preparedSegments sync.Map
 }
 
 // encodedMessage is a message's bytes and the same framed for WebSockets.
@@ -78,12 +82,6 @@ func (s *snapshot) finish() {
 		s.ver = max(s.ver, version(sg.UpdatedAt))
 	}
 	slices.Sort(s.keys)
-}
-
-// segment is the snapshot's SegmentLookup.
-func (s *snapshot) segment(id uuid.UUID) (*store.Segment, bool) {
-	sg, ok := s.segments[id]
-	return sg, ok
 }
 
 // sortedSegments returns the segments in id order.

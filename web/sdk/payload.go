@@ -143,7 +143,7 @@ type variationOption struct {
 // server does: an archived flag has no variation; a rollout that holds no
 // one serves FeatBit's empty variation.
 func evaluateForClient(snap *snapshot, f *store.Flag, u eval.EndUser) clientFlag {
-	ev := eval.Evaluate(f, u, snap.segment)
+	ev := snap.compiled(f).prepared.Evaluate(u, snap.preparedSegment)
 	cf := clientFlag{ID: f.Key, VariationType: f.VariationType, MatchReason: ev.Reason, SendToExperiment: ev.SendToExperiment,
 		Timestamp: version(f.UpdatedAt), VariationOptions: make([]variationOption, len(f.Variations))}
 	for i, v := range f.Variations {
