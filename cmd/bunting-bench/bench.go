@@ -51,6 +51,8 @@ type benchOptions struct {
 	JSONPath   string        `json:"-"`
 	ServerLog  string        `json:"-"`
 	Keep       bool          `json:"-"`
+	Stream     streamOptions `json:"stream"`
+	ProfileDir string        `json:"-"`
 }
 
 // MarshalJSON writes durations as Go duration strings.
@@ -95,6 +97,8 @@ func parseBenchOptions(args []string, out io.Writer) (benchOptions, error) {
 	fs.StringVar(&o.JSONPath, "json", "bench.json", "where to write the results as JSON")
 	fs.StringVar(&o.ServerLog, "server-log", "", "file for the server's log (default: discarded)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the benchmark database")
+	finishStream := streamFlags(fs, &o.Stream)
+	fs.StringVar(&o.ProfileDir, "profile", "", "directory for the server's CPU profile of each measured Bunting window (SCENARIO-FLAGS.pprof, for go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -118,6 +122,9 @@ func parseBenchOptions(args []string, out io.Writer) (benchOptions, error) {
 	}
 	var problems []error
 	var err error
+	if err := finishStream(o.Short, set); err != nil {
+		problems = append(problems, err)
+	}
 	if o.FlagCounts, err = parseCounts(*flags); err != nil {
 		problems = append(problems, err)
 	}
@@ -338,10 +345,15 @@ type benchWorld struct {
 	creator                                 uuid.UUID
 	runs                                    int
 
+	// serverSecret and clientSecret are the measured environment's, for
+	// the OFREP scenarios.
+	serverSecret, clientSecret string
+
 	buntingURL, floorURL string
 	childPID             int
 	http                 *http.Client
 	auth                 string
+	stream               *streamWorld
 }
 
 // seedBench migrates the database and seeds everything but the flags.
@@ -516,7 +528,11 @@ func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchO
 		}
 	}
 	env = append(env, "BUNTING_ADDR="+buntingAddr, "BUNTING_DATABASE_URL="+dbURL, "BUNTING_SECRET_KEY="+w.secret,
-		"BUNTING_ADMIN_EMAIL="+w.ownerEmail, "BUNTING_ADMIN_PASSWORD="+w.ownerSecret, "BUNTING_LOG_LEVEL="+logLevel)
+		"BUNTING_ADMIN_EMAIL="+w.ownerEmail, "BUNTING_ADMIN_PASSWORD="+w.ownerSecret, "BUNTING_LOG_LEVEL="+logLevel,
+		// OFREP providers ask once per evaluation; the default 10,000 a second
+		// per secret would measure the limit.
+		"BUNTING_SDK_RATE_PER_SECRET=100000000")
+	env = append(env, o.Stream.serverEnv()...)
 
 	logPath := o.ServerLog
 	if logPath == "" {

@@ -44,6 +44,8 @@ func newFloor(pool *pgxpool.Pool) *floor {
 	g.PATCH("/orgs/:org/segments/:id", f.patchSegment)
 	g.GET("/orgs/:org/policies/:id/members", f.policyMembers)
 	g.POST("/login", f.login)
+	registerOFREPFloor(f.e)
+	registerProfiles(f.e)
 	return f
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -45,6 +46,16 @@ type benchResult struct {
 	AuditEntriesPerRequest float64  `json:"auditEntriesPerRequest"`
 	RevisionsPerRequest    float64  `json:"revisionsPerRequest"`
 	ErrorSamples           []string `json:"errorSamples"`
+	// Stream is what the streaming scenarios measure beyond the columns.
+	Stream *streamResult `json:"stream,omitempty"`
+	// ServerCPUSeconds is the CPU time the server process (which also runs
+	// the floor) used in the window, from /proc.
+	ServerCPUSeconds float64 `json:"serverCpuSeconds"`
+	// For scenarios that evaluate flags: evaluations per request, per
+	// second, and per second of the server's CPU time (per core).
+	EvaluationsPerRequest   float64 `json:"evaluationsPerRequest,omitempty"`
+	EvaluationsPerSecond    float64 `json:"evaluationsPerSecond,omitempty"`
+	EvaluationsPerCPUSecond float64 `json:"evaluationsPerCpuSecond,omitempty"`
 }
 
 // maxErrorSamples is how many failures of a run are kept to show.
@@ -54,6 +65,9 @@ const maxErrorSamples = 5
 // for the configured duration, reading the server's query counter before
 // and after, with every client idle, so the counts are exact.
 func (w *benchWorld) measure(ctx context.Context, sc benchScenario, target string) (benchResult, error) {
+	if sc.run != nil {
+		return sc.run(ctx, w, target)
+	}
 	index := slices.IndexFunc(benchScenarios, func(s benchScenario) bool { return s.name == sc.name })
 	clients := w.newClients(index)
 	if sc.prepare != nil {
@@ -75,7 +89,16 @@ func (w *benchWorld) measure(ctx context.Context, sc benchScenario, target strin
 	if err != nil {
 		return benchResult{}, err
 	}
+	profiled := func() error { return nil }
+	if w.o.ProfileDir != "" && target == targetBunting {
+		profiled = w.profileWindow(ctx, w.o.ProfileDir, fmt.Sprintf("%s-%d", sc.name, w.flags), w.o.Duration)
+	}
+	cpuBefore := procCPUSeconds(w.childPID)
 	elapsed := w.load(ctx, sc, target, clients, w.o.Duration)
+	cpu := procCPUSeconds(w.childPID) - cpuBefore
+	if err := profiled(); err != nil {
+		return benchResult{}, fmt.Errorf("profile: %w", err)
+	}
 	if ctx.Err() != nil {
 		return benchResult{}, ctx.Err()
 	}
@@ -95,7 +118,7 @@ func (w *benchWorld) measure(ctx context.Context, sc benchScenario, target strin
 	}
 
 	r := benchResult{Scenario: sc.name, Kind: sc.kind, Flags: w.flags, Target: target, Seconds: round(elapsed.Seconds(), 3),
-		RSSMB: round(float64(rss)/1024, 1), Statements: map[string]float64{}, ErrorSamples: []string{}}
+		RSSMB: round(float64(rss)/1024, 1), Statements: map[string]float64{}, ErrorSamples: []string{}, ServerCPUSeconds: round(cpu, 2)}
 	var all []int64
 	for _, c := range clients {
 		all = append(all, c.latencies...)
@@ -113,6 +136,13 @@ func (w *benchWorld) measure(ctx context.Context, sc benchScenario, target strin
 	slices.Sort(all)
 	ms := func(ns int64) float64 { return round(float64(ns)/1e6, 3) }
 	r.RPS = round(float64(r.Requests)/elapsed.Seconds(), 1)
+	if sc.evaluations != nil && target == targetBunting {
+		n := float64(sc.evaluations(w))
+		r.EvaluationsPerRequest, r.EvaluationsPerSecond = n, round(r.RPS*n, 1)
+		if cpu > 0 {
+			r.EvaluationsPerCPUSecond = round(float64(r.Requests)*n/cpu, 1)
+		}
+	}
 	r.P50Ms, r.P95Ms, r.P99Ms, r.MaxMs = ms(percentile(all, 0.50)), ms(percentile(all, 0.95)), ms(percentile(all, 0.99)), ms(all[len(all)-1])
 	per := func(n int64) float64 { return round(float64(n)/float64(r.Requests), 2) }
 	r.StatementsPerRequest = per(after.Statements - before.Statements)
@@ -174,7 +204,7 @@ func (w *benchWorld) once(ctx context.Context, sc benchScenario, target string, 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if target == targetBunting && !r.noAuth {
-		req.Header.Set("Authorization", w.auth)
+		req.Header.Set("Authorization", cmp.Or(r.auth, w.auth))
 	}
 	start := time.Now()
 	resp, err := w.http.Do(req)

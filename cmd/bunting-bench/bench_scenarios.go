@@ -25,26 +25,33 @@ const (
 // take it.
 type benchScenario struct {
 	name string
-	// kind is "read", "write" or "sign-in"; the targets differ by kind.
+	// kind is "read", "write", "sign-in" or "evaluate"; the targets differ by kind.
 	kind string
 	// perSize scenarios depend on the number of flags and run at every size;
 	// the others run once, at the first.
 	perSize bool
 	// request makes a client's next request.
 	request func(w *benchWorld, target string, c *benchClient) benchRequest
+	// run, when set, is the whole measurement instead (the streaming
+	// scenarios of bench_stream.go, which hold connections, not requests).
+	run func(ctx context.Context, w *benchWorld, target string) (benchResult, error)
 	// prepare, done and cleanup are optional: before a run (unmeasured),
 	// after each successful answer, and after a run (unmeasured).
 	prepare func(ctx context.Context, w *benchWorld, clients []*benchClient) error
 	done    func(target string, c *benchClient, body []byte) error
 	cleanup func(ctx context.Context, w *benchWorld) error
+	// evaluations, when set, is how many flags a request evaluates.
+	evaluations func(w *benchWorld) int
 }
 
 // benchRequest is a path under the target's base URL, with its body.
 type benchRequest struct {
 	method, path string
 	body         []byte
-	// noAuth leaves out the Authorization header (sign-in).
+	// noAuth leaves out the Authorization header (sign-in); auth, when set,
+	// is sent instead of the API credential (an environment secret).
 	noAuth bool
+	auth   string
 }
 
 // benchClient is one concurrent client: its own random sequence (seeded
@@ -106,8 +113,9 @@ func jsonBody(v any) []byte {
 }
 
 // benchScenarios are the scenarios in the order they run: reads first, so
-// writes do not change what reads see; sign-in last.
-var benchScenarios = []benchScenario{
+// writes do not change what reads see; sign-in, then applications'
+// evaluations (bench_ofrep.go) last.
+var benchScenarios = append([]benchScenario{
 	{
 		name: "get-flag", kind: "read", perSize: true,
 		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
@@ -256,7 +264,9 @@ var benchScenarios = []benchScenario{
 			return benchRequest{method: "POST", path: "/api/v1/identity/login-by-email", body: body, noAuth: true}
 		},
 	},
-}
+	{name: scenarioStreamFanout, kind: "stream", run: runFanout},
+	{name: scenarioStreamStorm, kind: "stream", run: runStorm},
+}, ofrepScenarios...)
 
 func scenarioNames() []string {
 	names := make([]string, len(benchScenarios))

@@ -52,6 +52,7 @@ func benchServer(ctx context.Context, cfg server.Config, log *slog.Logger, args 
 	defer pool.Close()
 	floor := newFloor(pool)
 	floor.e.GET("/_bench/stats", func(c echo.Context) error { return c.JSON(http.StatusOK, counter.snapshot()) })
+	registerStreamFloor(floor.e)
 	srv := &http.Server{Addr: *floorAddr, Handler: floor.e, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {

@@ -12,41 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const FlagEvaluationSummaries = `-- name: FlagEvaluationSummaries :many
-SELECT flag_id, max(last_evaluated_at)::timestamptz AS last_evaluated_at, sum(count)::bigint AS count
-FROM flag_evaluations
-WHERE flag_id = ANY($1::uuid[])
-GROUP BY flag_id
-`
-
-type FlagEvaluationSummariesRow struct {
-	FlagID          uuid.UUID
-	LastEvaluatedAt time.Time
-	Count           int64
-}
-
-// FlagEvaluationSummaries returns when each of some flags was last evaluated
-// and how often in all, for list pages (the primary key's prefix).
-func (q *Queries) FlagEvaluationSummaries(ctx context.Context, flagIds []uuid.UUID) ([]FlagEvaluationSummariesRow, error) {
-	rows, err := q.db.Query(ctx, FlagEvaluationSummaries, flagIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FlagEvaluationSummariesRow{}
-	for rows.Next() {
-		var i FlagEvaluationSummariesRow
-		if err := rows.Scan(&i.FlagID, &i.LastEvaluatedAt, &i.Count); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const FlagEvaluations = `-- name: FlagEvaluations :many
 SELECT flag_id, variation_id, count, first_evaluated_at, last_evaluated_at FROM flag_evaluations WHERE flag_id = $1 ORDER BY variation_id
 `

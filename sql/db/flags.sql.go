@@ -8,6 +8,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -29,7 +30,7 @@ type ActorsByIDsRow struct {
 }
 
 // ActorsByIDs names the users, access tokens and flag triggers among some ids
-// (who created or last changed the flags of a list page), by primary key.
+// (who scheduled changes, for example), by primary key.
 func (q *Queries) ActorsByIDs(ctx context.Context, ids []uuid.UUID) ([]ActorsByIDsRow, error) {
 	rows, err := q.db.Query(ctx, ActorsByIDs, ids)
 	if err != nil {
@@ -62,36 +63,6 @@ func (q *Queries) CountFlagRevisions(ctx context.Context, flagID uuid.UUID) (int
 	return count, err
 }
 
-const CountFlagSearch = `-- name: CountFlagSearch :one
-SELECT count(*) FROM feature_flags
-WHERE env_id = $1 AND is_archived = $2
-  AND (lower(name) || ' ' || lower(key)) LIKE $3::text
-  AND (cardinality($4::text[]) = 0 OR tags @> $4::text[])
-  AND ($5::boolean IS NULL OR is_enabled = $5)
-`
-
-type CountFlagSearchParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Pattern    string
-	Tags       []string
-	IsEnabled  *bool
-}
-
-// CountFlagSearch counts what the search queries page through (feature_flags_search).
-func (q *Queries) CountFlagSearch(ctx context.Context, arg CountFlagSearchParams) (int64, error) {
-	row := q.db.QueryRow(ctx, CountFlagSearch,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Pattern,
-		arg.Tags,
-		arg.IsEnabled,
-	)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const CountFlags = `-- name: CountFlags :one
 SELECT count(*) FROM feature_flags
 WHERE env_id = $1 AND is_archived = $2
@@ -106,7 +77,7 @@ type CountFlagsParams struct {
 	IsEnabled  *bool
 }
 
-// CountFlags counts what the list queries page through.
+// CountFlags counts an environment's flags as FlagListEnvironment does, without a limit.
 func (q *Queries) CountFlags(ctx context.Context, arg CountFlagsParams) (int64, error) {
 	row := q.db.QueryRow(ctx, CountFlags,
 		arg.EnvID,
@@ -254,6 +225,321 @@ func (q *Queries) FlagKeysUsed(ctx context.Context, arg FlagKeysUsedParams) ([]s
 		return nil, err
 	}
 	return items, nil
+}
+
+const FlagListByCreated = `-- name: FlagListByCreated :one
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+          AND ($3::boolean IS NULL OR f.is_enabled = $3)
+        LIMIT $4
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT f.id FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+          AND ($3::boolean IS NULL OR f.is_enabled = $3)
+        ORDER BY f.created_at DESC, f.id
+        LIMIT $6 OFFSET $5
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $7 AND e.id = $8
+`
+
+type FlagListByCreatedParams struct {
+	IsArchived     bool
+	Tags           []string
+	IsEnabled      *bool
+	CountLimit     int32
+	PageOffset     int32
+	PageSize       int32
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+}
+
+type FlagListByCreatedRow struct {
+	ProjectKey string
+	EnvKey     string
+	Total      int64
+	Ids        []uuid.UUID
+}
+
+// FlagListByCreated is the first of the two statements of a flag list: the
+// keys naming the environment (for the permission check, scoped to an
+// organization), the count of the flags the list pages through, stopped at
+// count_limit so a million flags cost no more than ten thousand, and the
+// ids of the page, newest first (feature_flags_env_created). FlagListItems
+// is the second.
+func (q *Queries) FlagListByCreated(ctx context.Context, arg FlagListByCreatedParams) (FlagListByCreatedRow, error) {
+	row := q.db.QueryRow(ctx, FlagListByCreated,
+		arg.IsArchived,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.CountLimit,
+		arg.PageOffset,
+		arg.PageSize,
+		arg.OrganizationID,
+		arg.EnvID,
+	)
+	var i FlagListByCreatedRow
+	err := row.Scan(
+		&i.ProjectKey,
+		&i.EnvKey,
+		&i.Total,
+		&i.Ids,
+	)
+	return i, err
+}
+
+const FlagListByKey = `-- name: FlagListByKey :one
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+          AND ($3::boolean IS NULL OR f.is_enabled = $3)
+        LIMIT $4
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT f.id FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+          AND ($3::boolean IS NULL OR f.is_enabled = $3)
+        ORDER BY f.key, f.id
+        LIMIT $6 OFFSET $5
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $7 AND e.id = $8
+`
+
+type FlagListByKeyParams struct {
+	IsArchived     bool
+	Tags           []string
+	IsEnabled      *bool
+	CountLimit     int32
+	PageOffset     int32
+	PageSize       int32
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+}
+
+type FlagListByKeyRow struct {
+	ProjectKey string
+	EnvKey     string
+	Total      int64
+	Ids        []uuid.UUID
+}
+
+// FlagListByKey is FlagListByCreated ordered by key (feature_flags_env_key).
+func (q *Queries) FlagListByKey(ctx context.Context, arg FlagListByKeyParams) (FlagListByKeyRow, error) {
+	row := q.db.QueryRow(ctx, FlagListByKey,
+		arg.IsArchived,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.CountLimit,
+		arg.PageOffset,
+		arg.PageSize,
+		arg.OrganizationID,
+		arg.EnvID,
+	)
+	var i FlagListByKeyRow
+	err := row.Scan(
+		&i.ProjectKey,
+		&i.EnvKey,
+		&i.Total,
+		&i.Ids,
+	)
+	return i, err
+}
+
+const FlagListItems = `-- name: FlagListItems :many
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM unnest($1::uuid[]) WITH ORDINALITY AS page(id, n)
+JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY page.n
+`
+
+type FlagListItemsRow struct {
+	FeatureFlag     FeatureFlag
+	Changed         bool
+	ChangedAt       time.Time
+	ChangeComment   string
+	ChangedBy       uuid.UUID
+	CreatorFound    bool
+	CreatorName     string
+	CreatorEmail    string
+	ChangerFound    bool
+	ChangerName     string
+	ChangerEmail    string
+	Evaluated       bool
+	LastEvaluatedAt time.Time
+	Evaluations     int64
+}
+
+// FlagListItems is the second statement of a flag list: the flags of a page,
+// in the order of their ids, with what a list shows of each: the latest
+// revision (flag_revisions_flag_created), the names of the creator and of
+// the last changer (users, access tokens or flag triggers, by primary key)
+// and the evaluation summary
+// (flag_evaluations' primary key). Each is a lateral join by index on the
+// page's rows only, and the statement keeps one cached plan.
+func (q *Queries) FlagListItems(ctx context.Context, ids []uuid.UUID) ([]FlagListItemsRow, error) {
+	rows, err := q.db.Query(ctx, FlagListItems, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FlagListItemsRow{}
+	for rows.Next() {
+		var i FlagListItemsRow
+		if err := rows.Scan(
+			&i.FeatureFlag.ID,
+			&i.FeatureFlag.EnvID,
+			&i.FeatureFlag.Key,
+			&i.FeatureFlag.Name,
+			&i.FeatureFlag.Description,
+			&i.FeatureFlag.VariationType,
+			&i.FeatureFlag.Variations,
+			&i.FeatureFlag.TargetUsers,
+			&i.FeatureFlag.Rules,
+			&i.FeatureFlag.IsEnabled,
+			&i.FeatureFlag.DisabledVariationID,
+			&i.FeatureFlag.Fallthrough,
+			&i.FeatureFlag.ExptIncludeAllTargets,
+			&i.FeatureFlag.Tags,
+			&i.FeatureFlag.IsArchived,
+			&i.FeatureFlag.SegmentRefs,
+			&i.FeatureFlag.Revision,
+			&i.FeatureFlag.CreatorID,
+			&i.FeatureFlag.UpdatorID,
+			&i.FeatureFlag.CreatedAt,
+			&i.FeatureFlag.UpdatedAt,
+			&i.Changed,
+			&i.ChangedAt,
+			&i.ChangeComment,
+			&i.ChangedBy,
+			&i.CreatorFound,
+			&i.CreatorName,
+			&i.CreatorEmail,
+			&i.ChangerFound,
+			&i.ChangerName,
+			&i.ChangerEmail,
+			&i.Evaluated,
+			&i.LastEvaluatedAt,
+			&i.Evaluations,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const FlagSearch = `-- name: FlagSearch :one
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (lower(f.name) || ' ' || lower(f.key)) LIKE $2::text
+          AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
+          AND ($4::boolean IS NULL OR f.is_enabled = $4)
+        LIMIT $5
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT f.id FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (lower(f.name) || ' ' || lower(f.key)) LIKE $2::text
+          AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
+          AND ($4::boolean IS NULL OR f.is_enabled = $4)
+        ORDER BY CASE WHEN $6::boolean THEN f.key END, CASE WHEN NOT $6::boolean THEN f.created_at END DESC, f.id
+        LIMIT $8 OFFSET $7
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $9 AND e.id = $10
+`
+
+type FlagSearchParams struct {
+	IsArchived     bool
+	Pattern        string
+	Tags           []string
+	IsEnabled      *bool
+	CountLimit     int32
+	ByKey          bool
+	PageOffset     int32
+	PageSize       int32
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+}
+
+type FlagSearchRow struct {
+	ProjectKey string
+	EnvKey     string
+	Total      int64
+	Ids        []uuid.UUID
+}
+
+// FlagSearch is FlagListByCreated of the flags whose name or key contains a
+// text, ordered by key when by_key, else newest first; pattern is an
+// escaped, lower-cased LIKE pattern (feature_flags_search). It is planned
+// with its pattern each time (searchPlans), so it holds no more than it
+// must: the matches are few or the count stops them.
+func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) (FlagSearchRow, error) {
+	row := q.db.QueryRow(ctx, FlagSearch,
+		arg.IsArchived,
+		arg.Pattern,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.CountLimit,
+		arg.ByKey,
+		arg.PageOffset,
+		arg.PageSize,
+		arg.OrganizationID,
+		arg.EnvID,
+	)
+	var i FlagSearchRow
+	err := row.Scan(
+		&i.ProjectKey,
+		&i.EnvKey,
+		&i.Total,
+		&i.Ids,
+	)
+	return i, err
 }
 
 const FlagsByIDs = `-- name: FlagsByIDs :many
@@ -429,42 +715,6 @@ func (q *Queries) InsertFlagRevision(ctx context.Context, arg InsertFlagRevision
 	return err
 }
 
-const LastFlagRevisions = `-- name: LastFlagRevisions :many
-SELECT DISTINCT ON (flag_id) id, flag_id, revision, snapshot, comment, creator_id, creator_kind, created_at FROM flag_revisions
-WHERE flag_id = ANY($1::uuid[])
-ORDER BY flag_id, created_at DESC
-`
-
-// LastFlagRevisions returns the newest version of each of some flags, for list pages.
-func (q *Queries) LastFlagRevisions(ctx context.Context, flagIds []uuid.UUID) ([]FlagRevision, error) {
-	rows, err := q.db.Query(ctx, LastFlagRevisions, flagIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FlagRevision{}
-	for rows.Next() {
-		var i FlagRevision
-		if err := rows.Scan(
-			&i.ID,
-			&i.FlagID,
-			&i.Revision,
-			&i.Snapshot,
-			&i.Comment,
-			&i.CreatorID,
-			&i.CreatorKind,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const ListFlagRevisions = `-- name: ListFlagRevisions :many
 SELECT id, flag_id, revision, snapshot, comment, creator_id, creator_kind, created_at FROM flag_revisions WHERE flag_id = $1
 ORDER BY created_at DESC, id
@@ -525,142 +775,6 @@ func (q *Queries) ListFlagTags(ctx context.Context, envID uuid.UUID) ([]string, 
 			return nil, err
 		}
 		items = append(items, tag)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const ListFlagsByCreated = `-- name: ListFlagsByCreated :many
-SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
-WHERE env_id = $1 AND is_archived = $2
-  AND (cardinality($3::text[]) = 0 OR tags @> $3::text[])
-  AND ($4::boolean IS NULL OR is_enabled = $4)
-ORDER BY created_at DESC, id
-LIMIT $6 OFFSET $5
-`
-
-type ListFlagsByCreatedParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-// ListFlagsByCreated pages an environment's flags newest first (feature_flags_env_created).
-func (q *Queries) ListFlagsByCreated(ctx context.Context, arg ListFlagsByCreatedParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, ListFlagsByCreated,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FeatureFlag{}
-	for rows.Next() {
-		var i FeatureFlag
-		if err := rows.Scan(
-			&i.ID,
-			&i.EnvID,
-			&i.Key,
-			&i.Name,
-			&i.Description,
-			&i.VariationType,
-			&i.Variations,
-			&i.TargetUsers,
-			&i.Rules,
-			&i.IsEnabled,
-			&i.DisabledVariationID,
-			&i.Fallthrough,
-			&i.ExptIncludeAllTargets,
-			&i.Tags,
-			&i.IsArchived,
-			&i.SegmentRefs,
-			&i.Revision,
-			&i.CreatorID,
-			&i.UpdatorID,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const ListFlagsByKey = `-- name: ListFlagsByKey :many
-SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
-WHERE env_id = $1 AND is_archived = $2
-  AND (cardinality($3::text[]) = 0 OR tags @> $3::text[])
-  AND ($4::boolean IS NULL OR is_enabled = $4)
-ORDER BY key, id
-LIMIT $6 OFFSET $5
-`
-
-type ListFlagsByKeyParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-// ListFlagsByKey pages an environment's flags by key (feature_flags_env_key).
-func (q *Queries) ListFlagsByKey(ctx context.Context, arg ListFlagsByKeyParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, ListFlagsByKey,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FeatureFlag{}
-	for rows.Next() {
-		var i FeatureFlag
-		if err := rows.Scan(
-			&i.ID,
-			&i.EnvID,
-			&i.Key,
-			&i.Name,
-			&i.Description,
-			&i.VariationType,
-			&i.Variations,
-			&i.TargetUsers,
-			&i.Rules,
-			&i.IsEnabled,
-			&i.DisabledVariationID,
-			&i.Fallthrough,
-			&i.ExptIncludeAllTargets,
-			&i.Tags,
-			&i.IsArchived,
-			&i.SegmentRefs,
-			&i.Revision,
-			&i.CreatorID,
-			&i.UpdatorID,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -814,6 +928,83 @@ func (q *Queries) LockFlag(ctx context.Context, arg LockFlagParams) (FeatureFlag
 	return i, err
 }
 
+const LockFlagInOrganization = `-- name: LockFlagInOrganization :one
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at, e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, e.change_request_enabled, e.approvals_required, e.approver_member_ids, e.approver_group_ids, p.key AS project_key, p.name AS project_name, p.organization_id,
+    o.key AS organization_key, o.workspace_id
+FROM feature_flags f
+JOIN environments e ON e.id = f.env_id
+JOIN projects p ON p.id = e.project_id
+JOIN organizations o ON o.id = p.organization_id
+WHERE p.organization_id = $1 AND f.env_id = $2
+  AND lower(f.key) = lower($3::text) AND f.key = $3::text
+FOR UPDATE OF f
+`
+
+type LockFlagInOrganizationParams struct {
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+	Key            string
+}
+
+type LockFlagInOrganizationRow struct {
+	FeatureFlag     FeatureFlag
+	Environment     Environment
+	ProjectKey      string
+	ProjectName     string
+	OrganizationID  uuid.UUID
+	OrganizationKey string
+	WorkspaceID     uuid.UUID
+}
+
+// LockFlagInOrganization is LockFlag with the environment a change is
+// checked against (GetEnvironment's columns), scoped to an organization:
+// one round trip for what a change reads first.
+func (q *Queries) LockFlagInOrganization(ctx context.Context, arg LockFlagInOrganizationParams) (LockFlagInOrganizationRow, error) {
+	row := q.db.QueryRow(ctx, LockFlagInOrganization, arg.OrganizationID, arg.EnvID, arg.Key)
+	var i LockFlagInOrganizationRow
+	err := row.Scan(
+		&i.FeatureFlag.ID,
+		&i.FeatureFlag.EnvID,
+		&i.FeatureFlag.Key,
+		&i.FeatureFlag.Name,
+		&i.FeatureFlag.Description,
+		&i.FeatureFlag.VariationType,
+		&i.FeatureFlag.Variations,
+		&i.FeatureFlag.TargetUsers,
+		&i.FeatureFlag.Rules,
+		&i.FeatureFlag.IsEnabled,
+		&i.FeatureFlag.DisabledVariationID,
+		&i.FeatureFlag.Fallthrough,
+		&i.FeatureFlag.ExptIncludeAllTargets,
+		&i.FeatureFlag.Tags,
+		&i.FeatureFlag.IsArchived,
+		&i.FeatureFlag.SegmentRefs,
+		&i.FeatureFlag.Revision,
+		&i.FeatureFlag.CreatorID,
+		&i.FeatureFlag.UpdatorID,
+		&i.FeatureFlag.CreatedAt,
+		&i.FeatureFlag.UpdatedAt,
+		&i.Environment.ID,
+		&i.Environment.ProjectID,
+		&i.Environment.Name,
+		&i.Environment.Key,
+		&i.Environment.Description,
+		&i.Environment.RequireChangeComment,
+		&i.Environment.CreatedAt,
+		&i.Environment.UpdatedAt,
+		&i.Environment.ChangeRequestEnabled,
+		&i.Environment.ApprovalsRequired,
+		&i.Environment.ApproverMemberIds,
+		&i.Environment.ApproverGroupIds,
+		&i.ProjectKey,
+		&i.ProjectName,
+		&i.OrganizationID,
+		&i.OrganizationKey,
+		&i.WorkspaceID,
+	)
+	return i, err
+}
+
 const LockFlagsReferencingSegment = `-- name: LockFlagsReferencingSegment :many
 SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags WHERE segment_refs @> ARRAY[$1::uuid] ORDER BY id FOR UPDATE
 `
@@ -862,147 +1053,57 @@ func (q *Queries) LockFlagsReferencingSegment(ctx context.Context, segmentID uui
 	return items, nil
 }
 
-const SearchFlagsByCreated = `-- name: SearchFlagsByCreated :many
-SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
-WHERE env_id = $1 AND is_archived = $2
-  AND (lower(name) || ' ' || lower(key)) LIKE $3::text
-  AND (cardinality($4::text[]) = 0 OR tags @> $4::text[])
-  AND ($5::boolean IS NULL OR is_enabled = $5)
-ORDER BY created_at DESC, id
-LIMIT $7 OFFSET $6
+const RecordFlagChange = `-- name: RecordFlagChange :exec
+WITH revision AS (
+    INSERT INTO flag_revisions (flag_id, revision, snapshot, comment, creator_id, creator_kind)
+    SELECT $2, $3, $4::jsonb, $5, $6, $7
+    WHERE $4::jsonb IS NOT NULL
+), audit AS (
+    INSERT INTO audit_logs (workspace_id, organization_id, env_id, ref_type, ref_id, keyword,
+                            operation, previous, current, comment, creator_id, creator_kind)
+    VALUES ($8, $9, $10, 'FeatureFlag', $2::text, $11,
+            $12, $13::jsonb, $4::jsonb, $5, $6, $7)
+)
+SELECT pg_notify('bunting_changes', $1::text)
 `
 
-type SearchFlagsByCreatedParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Pattern    string
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
+type RecordFlagChangeParams struct {
+	Payload        string
+	FlagID         uuid.UUID
+	Revision       uuid.UUID
+	Current        json.RawMessage
+	Comment        string
+	CreatorID      uuid.UUID
+	CreatorKind    string
+	WorkspaceID    uuid.UUID
+	OrganizationID *uuid.UUID
+	EnvID          *uuid.UUID
+	Keyword        string
+	Operation      string
+	Previous       json.RawMessage
 }
 
-// SearchFlagsByCreated pages the flags whose name or key contains a text, newest
-// first; pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
-func (q *Queries) SearchFlagsByCreated(ctx context.Context, arg SearchFlagsByCreatedParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, SearchFlagsByCreated,
+// RecordFlagChange records a change of a flag in one statement of the
+// change's transaction: the new version (when there is one, current) with
+// the change's comment, the audit entry, and the change event (store.Event
+// as JSON, as Notify queues it).
+func (q *Queries) RecordFlagChange(ctx context.Context, arg RecordFlagChangeParams) error {
+	_, err := q.db.Exec(ctx, RecordFlagChange,
+		arg.Payload,
+		arg.FlagID,
+		arg.Revision,
+		arg.Current,
+		arg.Comment,
+		arg.CreatorID,
+		arg.CreatorKind,
+		arg.WorkspaceID,
+		arg.OrganizationID,
 		arg.EnvID,
-		arg.IsArchived,
-		arg.Pattern,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
+		arg.Keyword,
+		arg.Operation,
+		arg.Previous,
 	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FeatureFlag{}
-	for rows.Next() {
-		var i FeatureFlag
-		if err := rows.Scan(
-			&i.ID,
-			&i.EnvID,
-			&i.Key,
-			&i.Name,
-			&i.Description,
-			&i.VariationType,
-			&i.Variations,
-			&i.TargetUsers,
-			&i.Rules,
-			&i.IsEnabled,
-			&i.DisabledVariationID,
-			&i.Fallthrough,
-			&i.ExptIncludeAllTargets,
-			&i.Tags,
-			&i.IsArchived,
-			&i.SegmentRefs,
-			&i.Revision,
-			&i.CreatorID,
-			&i.UpdatorID,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const SearchFlagsByKey = `-- name: SearchFlagsByKey :many
-SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
-WHERE env_id = $1 AND is_archived = $2
-  AND (lower(name) || ' ' || lower(key)) LIKE $3::text
-  AND (cardinality($4::text[]) = 0 OR tags @> $4::text[])
-  AND ($5::boolean IS NULL OR is_enabled = $5)
-ORDER BY key, id
-LIMIT $7 OFFSET $6
-`
-
-type SearchFlagsByKeyParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Pattern    string
-	Tags       []string
-	IsEnabled  *bool
-	PageOffset int32
-	PageSize   int32
-}
-
-// SearchFlagsByKey is SearchFlagsByCreated ordered by key.
-func (q *Queries) SearchFlagsByKey(ctx context.Context, arg SearchFlagsByKeyParams) ([]FeatureFlag, error) {
-	rows, err := q.db.Query(ctx, SearchFlagsByKey,
-		arg.EnvID,
-		arg.IsArchived,
-		arg.Pattern,
-		arg.Tags,
-		arg.IsEnabled,
-		arg.PageOffset,
-		arg.PageSize,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []FeatureFlag{}
-	for rows.Next() {
-		var i FeatureFlag
-		if err := rows.Scan(
-			&i.ID,
-			&i.EnvID,
-			&i.Key,
-			&i.Name,
-			&i.Description,
-			&i.VariationType,
-			&i.Variations,
-			&i.TargetUsers,
-			&i.Rules,
-			&i.IsEnabled,
-			&i.DisabledVariationID,
-			&i.Fallthrough,
-			&i.ExptIncludeAllTargets,
-			&i.Tags,
-			&i.IsArchived,
-			&i.SegmentRefs,
-			&i.Revision,
-			&i.CreatorID,
-			&i.UpdatorID,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	return err
 }
 
 const UpdateFlag = `-- name: UpdateFlag :one

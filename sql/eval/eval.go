@@ -7,13 +7,15 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"encoding/json"
-	"github.com/bunting-flags/bunting/sql/targeting"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // EndUser is who a flag is evaluated for, as FeatBit's SDKs describe them.
@@ -105,52 +107,120 @@ func SegmentMap(segments []targeting.Segment) SegmentLookup {
 // then individual targets, then the rules in order (all conditions of a rule
 // must hold), then the fallthrough. Rollouts bucket users exactly as FeatBit
 // does, so a user gets the same variation from Bunting as from FeatBit.
+//
+// It prepares the flag (and each segment it meets) for this one evaluation;
+// evaluating the same flag for many users, Prepare it once.
 func Evaluate(f *targeting.Flag, u EndUser, segments SegmentLookup) Evaluation {
+	var prepared PreparedSegments
+	if segments != nil {
+		prepared = func(id uuid.UUID) (*PreparedSegment, bool) {
+			sg, ok := segments(id)
+			if !ok {
+				return nil, false
+			}
+			return PrepareSegment(sg), true
+		}
+	}
+	return Prepare(f).Evaluate(u, prepared)
+}
+
+// Prepared is a flag ready to be evaluated for many users: the values of its
+// conditions (lists, numbers, patterns, segment ids) parsed once. It reads
+// the flag, which must not change while it is used.
+type Prepared struct {
+	Flag  *targeting.Flag
+	rules [][]condition // by rule
+}
+
+// Prepare parses a flag's condition values.
+func Prepare(f *targeting.Flag) *Prepared {
+	p := &Prepared{Flag: f, rules: make([][]condition, len(f.Rules))}
+	for i, r := range f.Rules {
+		p.rules[i] = prepareConditions(r.Conditions)
+	}
+	return p
+}
+
+// PreparedSegment is a segment with its rules' condition values parsed once.
+type PreparedSegment struct {
+	Segment *targeting.Segment
+	rules   [][]condition
+}
+
+// PrepareSegment parses a segment's condition values.
+func PrepareSegment(sg *targeting.Segment) *PreparedSegment {
+	p := &PreparedSegment{Segment: sg, rules: make([][]condition, len(sg.Rules))}
+	for i, r := range sg.Rules {
+		p.rules[i] = prepareConditions(r.Conditions)
+	}
+	return p
+}
+
+// PreparedSegments finds a prepared segment by id, as SegmentLookup does.
+type PreparedSegments func(id uuid.UUID) (*PreparedSegment, bool)
+
+// Evaluate evaluates the prepared flag for a user, as Evaluate does.
+func (p *Prepared) Evaluate(u EndUser, segments PreparedSegments) Evaluation {
+	f := p.Flag
 	if f.IsArchived {
 		return Evaluation{Kind: MatchArchived, Reason: MatchArchived}
 	}
 	if !f.IsEnabled {
-		return Evaluation{Variation: f.Variation(f.DisabledVariationID), Kind: MatchDisabled, Reason: MatchDisabled}
+		return Evaluation{Variation: variation(f, f.DisabledVariationID), Kind: MatchDisabled, Reason: MatchDisabled}
 	}
 	for _, t := range f.TargetUsers {
 		for _, k := range t.KeyIDs {
 			if k == u.KeyID {
-				return Evaluation{Variation: f.Variation(t.VariationID), Kind: MatchTargeted, Reason: MatchTargeted,
+				return Evaluation{Variation: variation(f, t.VariationID), Kind: MatchTargeted, Reason: MatchTargeted,
 					SendToExperiment: f.ExptIncludeAllTargets}
 			}
 		}
 	}
-	for _, r := range f.Rules {
-		if ruleMatches(r.Conditions, u, segments, true) {
-			ev := rollout(f, r.Variations, dispatchKey(f.Key, r.DispatchKey, u), r.IncludedInExpt)
+	for i, r := range f.Rules {
+		if ruleMatches(p.rules[i], u, segments, true) {
+			ev := rollout(f, r.Variations, dispatchValue(r.DispatchKey, u), r.IncludedInExpt)
 			ev.Kind, ev.Reason, ev.RuleID = MatchRule, r.Name, r.ID
 			return ev
 		}
 	}
-	ev := rollout(f, f.Fallthrough.Variations, dispatchKey(f.Key, f.Fallthrough.DispatchKey, u), f.Fallthrough.IncludedInExpt)
+	ev := rollout(f, f.Fallthrough.Variations, dispatchValue(f.Fallthrough.DispatchKey, u), f.Fallthrough.IncludedInExpt)
 	ev.Kind, ev.Reason = MatchFallthrough, MatchFallthrough
 	return ev
+}
+
+// variation finds a flag's variation by id, as Flag.Variation does, but
+// points into the flag rather than copying: an Evaluation is read, never
+// changed.
+func variation(f *targeting.Flag, id string) *targeting.Variation {
+	for i := range f.Variations {
+		if f.Variations[i].ID == id {
+			return &f.Variations[i]
+		}
+	}
+	return nil
 }
 
 // DispatchKey is what a rollout buckets a user by, for explaining an
 // evaluation (Bucket of it is the user's place in the rollout).
 func DispatchKey(flagKey string, attribute *string, u EndUser) string {
-	return dispatchKey(flagKey, attribute, u)
+	return flagKey + dispatchValue(attribute, u)
 }
 
-// dispatchKey is what a user is bucketed by: the flag key followed by the
-// user's key, or by the value of the rule's dispatch attribute.
-func dispatchKey(flagKey string, attribute *string, u EndUser) string {
+// dispatchValue is the user's part of the dispatch key: a user is bucketed
+// by the flag key followed by the user's key, or by the value of the rule's
+// dispatch attribute.
+func dispatchValue(attribute *string, u EndUser) string {
 	if attribute == nil || strings.TrimSpace(*attribute) == "" {
-		return flagKey + u.KeyID
+		return u.KeyID
 	}
 	v, _ := u.valueOf(*attribute) // an absent name buckets as ""
-	return flagKey + v
+	return v
 }
 
-// rollout picks the first variation whose range holds the user's bucket and
-// decides, as FeatBit does, whether the evaluation goes to experiments.
-func rollout(f *targeting.Flag, variations []targeting.RolloutVariation, key string, ruleInExpt bool) Evaluation {
+// rollout picks the first variation whose range holds the user's bucket (of
+// the flag key followed by value) and decides, as FeatBit does, whether the
+// evaluation goes to experiments.
+func rollout(f *targeting.Flag, variations []targeting.RolloutVariation, value string, ruleInExpt bool) Evaluation {
 	var ev Evaluation
 	var width, expt float64
 	served := 0
@@ -161,8 +231,8 @@ func rollout(f *targeting.Flag, variations []targeting.RolloutVariation, key str
 	}
 	ev.Split = served > 1
 	for _, rv := range variations {
-		if len(rv.Rollout) == 2 && InRollout(key, rv.Rollout[0], rv.Rollout[1]) {
-			ev.Variation = f.Variation(rv.ID)
+		if len(rv.Rollout) == 2 && inRollout(rv.Rollout[0], rv.Rollout[1], "", f.Key, value) {
+			ev.Variation = variation(f, rv.ID)
 			width, expt = rv.Rollout[1]-rv.Rollout[0], rv.ExptRollout
 			break
 		}
@@ -173,47 +243,95 @@ func rollout(f *targeting.Flag, variations []targeting.RolloutVariation, key str
 	case !ruleInExpt || expt == 0 || width == 0:
 		ev.SendToExperiment = false
 	default:
-		ev.SendToExperiment = InRollout("expt"+key, 0, math.Min(1, expt/width))
+		ev.SendToExperiment = inRollout(0, math.Min(1, expt/width), "expt", f.Key, value)
 	}
 	return ev
 }
 
 // Bucket is where a dispatch key falls in [0, 1]: the first four bytes of its
 // MD5 as a little-endian signed integer, divided by -2³¹, made positive.
-func Bucket(key string) float64 {
-	sum := md5.Sum([]byte(key))
+func Bucket(key string) float64 { return bucket("", key, "") }
+
+// bucket is the Bucket of a, b and c joined, without building the string
+// when it is short.
+func bucket(a, b, c string) float64 {
+	var buf [128]byte
+	sum := md5.Sum(append(append(append(buf[:0], a...), b...), c...))
 	n := int32(binary.LittleEndian.Uint32(sum[:4]))
 	return math.Abs(float64(n) / math.MinInt32)
 }
 
 // InRollout reports whether a dispatch key falls in the range [lo, hi], both
 // ends included; [0, 1] holds everyone and [0, 0] no one.
-func InRollout(key string, lo, hi float64) bool {
+func InRollout(key string, lo, hi float64) bool { return inRollout(lo, hi, "", key, "") }
+
+// inRollout is InRollout of the key a, b and c joined.
+func inRollout(lo, hi float64, a, b, c string) bool {
 	if lo == 0 && 1-hi < 1e-5 {
 		return true
 	}
 	if lo == 0 && hi == 0 {
 		return false
 	}
-	b := Bucket(key)
-	return b >= lo && b <= hi
+	x := bucket(a, b, c)
+	return x >= lo && x <= hi
+}
+
+// condition is a condition with its value parsed once: the list of a
+// one-of or segment condition, the number of a comparison, the pattern of a
+// regular expression. A value that does not parse matches nothing, as it
+// did when parsed at each evaluation.
+type condition struct {
+	targeting.Condition
+	list     []string // the value as a JSON array of strings
+	listOK   bool
+	segments []uuid.UUID // the ids of list that parse
+	number   float64
+	numberOK bool
+	re       *regexp.Regexp // nil when the pattern does not compile
+}
+
+func prepareConditions(cs []targeting.Condition) []condition {
+	out := make([]condition, len(cs))
+	for i, c := range cs {
+		pc := condition{Condition: c}
+		switch {
+		case c.Property == targeting.SegmentIn || c.Property == targeting.SegmentNotIn || c.Op == "IsOneOf" || c.Op == "NotOneOf":
+			pc.listOK = json.Unmarshal([]byte(c.Value), &pc.list) == nil
+			for _, s := range pc.list {
+				if id, err := uuid.Parse(s); err == nil {
+					pc.segments = append(pc.segments, id)
+				}
+			}
+		}
+		switch c.Op {
+		case "LessThan", "LessEqualThan", "BiggerThan", "BiggerEqualThan":
+			pc.number, pc.numberOK = parseNumber(c.Value)
+		case "MatchRegex", "NotMatchRegex":
+			// Patterns are checked when stored; one that does not compile matches nothing.
+			pc.re, _ = regexp.Compile(c.Value)
+		}
+		out[i] = pc
+	}
+	return out
 }
 
 // ruleMatches reports whether a user meets every condition.
-func ruleMatches(conditions []targeting.Condition, u EndUser, segments SegmentLookup, segmentsAllowed bool) bool {
-	for _, c := range conditions {
+func ruleMatches(conditions []condition, u EndUser, segments PreparedSegments, segmentsAllowed bool) bool {
+	for i := range conditions {
+		c := &conditions[i]
 		switch {
 		case segmentsAllowed && c.Property == targeting.SegmentIn:
-			if !inAnySegment(c.Value, u, segments) {
+			if !inAnySegment(c, u, segments) {
 				return false
 			}
 		case segmentsAllowed && c.Property == targeting.SegmentNotIn:
-			if inAnySegment(c.Value, u, segments) {
+			if inAnySegment(c, u, segments) {
 				return false
 			}
 		default:
 			v, ok := u.valueOf(c.Property)
-			if !ok || !operatorMatches(c.Op, v, c.Value) {
+			if !ok || !c.matches(v) {
 				return false
 			}
 		}
@@ -221,19 +339,14 @@ func ruleMatches(conditions []targeting.Condition, u EndUser, segments SegmentLo
 	return true
 }
 
-// inAnySegment reports whether the user is in any of the segments a JSON
-// array of ids names.
-func inAnySegment(value string, u EndUser, segments SegmentLookup) bool {
-	var ids []string
-	if json.Unmarshal([]byte(value), &ids) != nil || segments == nil {
+// inAnySegment reports whether the user is in any of the segments a
+// condition's JSON array of ids names.
+func inAnySegment(c *condition, u EndUser, segments PreparedSegments) bool {
+	if !c.listOK || segments == nil {
 		return false
 	}
-	for _, s := range ids {
-		id, err := uuid.Parse(s)
-		if err != nil {
-			continue
-		}
-		if sg, ok := segments(id); ok && segmentMatches(sg, u) {
+	for _, id := range c.segments {
+		if sg, ok := segments(id); ok && sg.matches(u) {
 			return true
 		}
 	}
@@ -242,12 +355,13 @@ func inAnySegment(value string, u EndUser, segments SegmentLookup) bool {
 
 // InSegment reports whether a user is in a segment, as a rule naming the
 // segment would decide it.
-func InSegment(sg *targeting.Segment, u EndUser) bool { return segmentMatches(sg, u) }
+func InSegment(sg *targeting.Segment, u EndUser) bool { return PrepareSegment(sg).matches(u) }
 
-// segmentMatches reports whether a user is in the segment: never when excluded,
+// matches reports whether a user is in the segment: never when excluded,
 // always when included, otherwise when any rule holds. Archived segments
 // still match, as in FeatBit.
-func segmentMatches(sg *targeting.Segment, u EndUser) bool {
+func (p *PreparedSegment) matches(u EndUser) bool {
+	sg := p.Segment
 	for _, k := range sg.Excluded {
 		if k == u.KeyID {
 			return false
@@ -258,25 +372,26 @@ func segmentMatches(sg *targeting.Segment, u EndUser) bool {
 			return true
 		}
 	}
-	for _, r := range sg.Rules {
-		if ruleMatches(r.Conditions, u, nil, false) {
+	for _, r := range p.rules {
+		if ruleMatches(r, u, nil, false) {
 			return true
 		}
 	}
 	return false
 }
 
-// operatorMatches compares a user's value with a condition's value; an
-// unknown operator matches nothing.
-func operatorMatches(op, user, value string) bool {
-	switch op {
+// matches compares a user's value with the condition's value; an unknown
+// operator matches nothing.
+func (c *condition) matches(user string) bool {
+	value := c.Value
+	switch c.Op {
 	case "LessThan", "LessEqualThan", "BiggerThan", "BiggerEqualThan":
 		a, okA := parseNumber(user)
-		b, okB := parseNumber(value)
-		if !okA || !okB {
+		b := c.number
+		if !okA || !c.numberOK {
 			return false
 		}
-		switch op {
+		switch c.Op {
 		case "LessThan":
 			return a < b
 		case "LessEqualThan":
@@ -298,25 +413,15 @@ func operatorMatches(op, user, value string) bool {
 	case "EndsWith":
 		return strings.HasSuffix(user, value)
 	case "MatchRegex", "NotMatchRegex":
-		// Patterns are checked when stored; compiling one costs microseconds.
-		re, err := regexp.Compile(value)
-		if err != nil {
+		if c.re == nil {
 			return false
 		}
-		return re.MatchString(user) == (op == "MatchRegex")
+		return c.re.MatchString(user) == (c.Op == "MatchRegex")
 	case "IsOneOf", "NotOneOf":
-		var values []string
-		if json.Unmarshal([]byte(value), &values) != nil {
+		if !c.listOK {
 			return false
 		}
-		found := false
-		for _, v := range values {
-			if v == user {
-				found = true
-				break
-			}
-		}
-		return found == (op == "IsOneOf")
+		return slices.Contains(c.list, user) == (c.Op == "IsOneOf")
 	case "IsTrue":
 		return strings.EqualFold(user, "true")
 	case "IsFalse":

@@ -206,7 +206,8 @@ func TestOperators(t *testing.T) {
 		{"Unknown", "a", "a", false},
 	}
 	for _, tt := range tests {
-		if got := operatorMatches(tt.op, tt.user, tt.value); got != tt.want {
+		c := prepareConditions([]targeting.Condition{{Op: tt.op, Value: tt.value}})[0]
+		if got := c.matches(tt.user); got != tt.want {
 			t.Errorf("%s(%q, %q) = %v, want %v", tt.op, tt.user, tt.value, got, tt.want)
 		}
 	}
@@ -229,7 +230,7 @@ func TestMissingAttributes(t *testing.T) {
 		{targeting.Condition{Property: "keyId", Op: "Equal", Value: "u1"}, user("u1"), true},
 	}
 	for _, tt := range tests {
-		if got := ruleMatches([]targeting.Condition{tt.c}, tt.u, nil, true); got != tt.want {
+		if got := ruleMatches(prepareConditions([]targeting.Condition{tt.c}), tt.u, nil, true); got != tt.want {
 			t.Errorf("%+v for %+v = %v, want %v", tt.c, tt.u, got, tt.want)
 		}
 	}

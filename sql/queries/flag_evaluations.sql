@@ -18,14 +18,6 @@ SET count = flag_evaluations.count + excluded.count,
 -- FlagEvaluations returns a flag's evaluation counts per variation.
 SELECT * FROM flag_evaluations WHERE flag_id = $1 ORDER BY variation_id;
 
--- name: FlagEvaluationSummaries :many
--- FlagEvaluationSummaries returns when each of some flags was last evaluated
--- and how often in all, for list pages (the primary key's prefix).
-SELECT flag_id, max(last_evaluated_at)::timestamptz AS last_evaluated_at, sum(count)::bigint AS count
-FROM flag_evaluations
-WHERE flag_id = ANY(@flag_ids::uuid[])
-GROUP BY flag_id;
-
 -- name: ListStaleFlags :many
 -- ListStaleFlags pages an environment's flags that are not archived, those
 -- never evaluated first, then those evaluated longest ago. It reads every

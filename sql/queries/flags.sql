@@ -18,6 +18,37 @@ SELECT * FROM feature_flags WHERE env_id = @env_id AND lower(key) = lower(@key::
 SELECT * FROM feature_flags WHERE env_id = @env_id AND lower(key) = lower(@key::text) AND key = @key::text
 FOR UPDATE;
 
+-- name: LockFlagInOrganization :one
+-- LockFlagInOrganization is LockFlag with the environment a change is
+-- checked against (GetEnvironment's columns), scoped to an organization:
+-- one round trip for what a change reads first.
+SELECT sqlc.embed(f), sqlc.embed(e), p.key AS project_key, p.name AS project_name, p.organization_id,
+    o.key AS organization_key, o.workspace_id
+FROM feature_flags f
+JOIN environments e ON e.id = f.env_id
+JOIN projects p ON p.id = e.project_id
+JOIN organizations o ON o.id = p.organization_id
+WHERE p.organization_id = @organization_id AND f.env_id = @env_id
+  AND lower(f.key) = lower(@key::text) AND f.key = @key::text
+FOR UPDATE OF f;
+
+-- name: RecordFlagChange :exec
+-- RecordFlagChange records a change of a flag in one statement of the
+-- change's transaction: the new version (when there is one, current) with
+-- the change's comment, the audit entry, and the change event (store.Event
+-- as JSON, as Notify queues it).
+WITH revision AS (
+    INSERT INTO flag_revisions (flag_id, revision, snapshot, comment, creator_id, creator_kind)
+    SELECT @flag_id, @revision, sqlc.narg(current)::jsonb, @comment, @creator_id, @creator_kind
+    WHERE sqlc.narg(current)::jsonb IS NOT NULL
+), audit AS (
+    INSERT INTO audit_logs (workspace_id, organization_id, env_id, ref_type, ref_id, keyword,
+                            operation, previous, current, comment, creator_id, creator_kind)
+    VALUES (@workspace_id, sqlc.narg(organization_id), @env_id, 'FeatureFlag', @flag_id::text, @keyword,
+            @operation, sqlc.narg(previous)::jsonb, sqlc.narg(current)::jsonb, @comment, @creator_id, @creator_kind)
+)
+SELECT pg_notify('bunting_changes', @payload::text);
+
 -- name: UpdateFlag :one
 -- UpdateFlag stores a changed flag under a new revision, only if the revision
 -- is still the one the change was made from.
@@ -36,57 +67,128 @@ RETURNING *;
 -- DeleteFlag removes an archived flag for good.
 DELETE FROM feature_flags WHERE id = $1 AND is_archived;
 
--- name: ListFlagsByCreated :many
--- ListFlagsByCreated pages an environment's flags newest first (feature_flags_env_created).
-SELECT * FROM feature_flags
-WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
-ORDER BY created_at DESC, id
-LIMIT @page_size OFFSET @page_offset;
+-- name: FlagListByCreated :one
+-- FlagListByCreated is the first of the two statements of a flag list: the
+-- keys naming the environment (for the permission check, scoped to an
+-- organization), the count of the flags the list pages through, stopped at
+-- count_limit so a million flags cost no more than ten thousand, and the
+-- ids of the page, newest first (feature_flags_env_created). FlagListItems
+-- is the second.
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = @is_archived
+          AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+          AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+        LIMIT @count_limit
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT f.id FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = @is_archived
+          AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+          AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+        ORDER BY f.created_at DESC, f.id
+        LIMIT @page_size OFFSET @page_offset
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = @organization_id AND e.id = @env_id;
 
--- name: ListFlagsByKey :many
--- ListFlagsByKey pages an environment's flags by key (feature_flags_env_key).
-SELECT * FROM feature_flags
-WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
-ORDER BY key, id
-LIMIT @page_size OFFSET @page_offset;
+-- name: FlagListByKey :one
+-- FlagListByKey is FlagListByCreated ordered by key (feature_flags_env_key).
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = @is_archived
+          AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+          AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+        LIMIT @count_limit
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT f.id FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = @is_archived
+          AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+          AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+        ORDER BY f.key, f.id
+        LIMIT @page_size OFFSET @page_offset
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = @organization_id AND e.id = @env_id;
 
--- name: SearchFlagsByCreated :many
--- SearchFlagsByCreated pages the flags whose name or key contains a text, newest
--- first; pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
-SELECT * FROM feature_flags
-WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (lower(name) || ' ' || lower(key)) LIKE @pattern::text
-  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
-ORDER BY created_at DESC, id
-LIMIT @page_size OFFSET @page_offset;
+-- name: FlagSearch :one
+-- FlagSearch is FlagListByCreated of the flags whose name or key contains a
+-- text, ordered by key when by_key, else newest first; pattern is an
+-- escaped, lower-cased LIKE pattern (feature_flags_search). It is planned
+-- with its pattern each time (searchPlans), so it holds no more than it
+-- must: the matches are few or the count stops them.
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = @is_archived
+          AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
+          AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+          AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+        LIMIT @count_limit
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT f.id FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = @is_archived
+          AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
+          AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+          AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+        ORDER BY CASE WHEN @by_key::boolean THEN f.key END, CASE WHEN NOT @by_key::boolean THEN f.created_at END DESC, f.id
+        LIMIT @page_size OFFSET @page_offset
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = @organization_id AND e.id = @env_id;
 
--- name: SearchFlagsByKey :many
--- SearchFlagsByKey is SearchFlagsByCreated ordered by key.
-SELECT * FROM feature_flags
-WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (lower(name) || ' ' || lower(key)) LIKE @pattern::text
-  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled))
-ORDER BY key, id
-LIMIT @page_size OFFSET @page_offset;
+-- name: FlagListItems :many
+-- FlagListItems is the second statement of a flag list: the flags of a page,
+-- in the order of their ids, with what a list shows of each: the latest
+-- revision (flag_revisions_flag_created), the names of the creator and of
+-- the last changer (users, access tokens or flag triggers, by primary key)
+-- and the evaluation summary
+-- (flag_evaluations' primary key). Each is a lateral join by index on the
+-- page's rows only, and the statement keeps one cached plan.
+SELECT sqlc.embed(f),
+    (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
+    coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
+    (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
+    coalesce(creator.email, '')::text AS creator_email,
+    (changer.name IS NOT NULL)::boolean AS changer_found, coalesce(changer.name, '')::text AS changer_name,
+    coalesce(changer.email, '')::text AS changer_email,
+    (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
+    coalesce(evaluated.count, 0)::bigint AS evaluations
+FROM unnest(@ids::uuid[]) WITH ORDINALITY AS page(id, n)
+JOIN feature_flags f ON f.id = page.id
+LEFT JOIN LATERAL (
+    SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
+    WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
+) last ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
+    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = f.creator_id
+    LIMIT 1
+) creator ON true
+LEFT JOIN LATERAL (
+    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
+    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
+    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = last.creator_id
+    LIMIT 1
+) changer ON true
+LEFT JOIN LATERAL (
+    SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
+    FROM flag_evaluations e WHERE e.flag_id = f.id
+) evaluated ON true
+ORDER BY page.n;
 
 -- name: CountFlags :one
--- CountFlags counts what the list queries page through.
+-- CountFlags counts an environment's flags as FlagListEnvironment does, without a limit.
 SELECT count(*) FROM feature_flags
 WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled));
-
--- name: CountFlagSearch :one
--- CountFlagSearch counts what the search queries page through (feature_flags_search).
-SELECT count(*) FROM feature_flags
-WHERE env_id = @env_id AND is_archived = @is_archived
-  AND (lower(name) || ' ' || lower(key)) LIKE @pattern::text
   AND (cardinality(@tags::text[]) = 0 OR tags @> @tags::text[])
   AND (sqlc.narg(is_enabled)::boolean IS NULL OR is_enabled = sqlc.narg(is_enabled));
 
@@ -112,12 +214,6 @@ LIMIT @page_size OFFSET @page_offset;
 -- name: CountFlagRevisions :one
 -- CountFlagRevisions counts a flag's versions.
 SELECT count(*) FROM flag_revisions WHERE flag_id = $1;
-
--- name: LastFlagRevisions :many
--- LastFlagRevisions returns the newest version of each of some flags, for list pages.
-SELECT DISTINCT ON (flag_id) * FROM flag_revisions
-WHERE flag_id = ANY(@flag_ids::uuid[])
-ORDER BY flag_id, created_at DESC;
 
 -- name: LockFlagsReferencingSegment :many
 -- LockFlagsReferencingSegment returns, locked, the flags whose rules name a
@@ -145,7 +241,7 @@ WHERE p.organization_id = @organization_id AND f.env_id = @env_id
 
 -- name: ActorsByIDs :many
 -- ActorsByIDs names the users, access tokens and flag triggers among some ids
--- (who created or last changed the flags of a list page), by primary key.
+-- (who scheduled changes, for example), by primary key.
 SELECT id, name, email FROM users WHERE id = ANY(@ids::uuid[])
 UNION ALL
 SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY(@ids::uuid[])

@@ -80,10 +80,7 @@ func (s *Store) DeleteFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if _, err := q.DeleteFlag(ctx, before.ID); err != nil {
 			return err
 		}
-		if err := notify(ctx, q, flagEvent(env.OrganizationID, before)); err != nil {
-			return err
-		}
-		return s.recordFlag(ctx, q, a, envID, OpRemove, &before, nil, ch.Comment)
+		return s.recordFlag(ctx, q, a, env.OrganizationID, envID, OpRemove, &before, nil, ch.Comment)
 	})
 }
 

@@ -140,7 +140,7 @@ func (s *Store) CompareOverview(ctx context.Context, a *Actor, sourceEnvID uuid.
 			names[sg.ID.String()] = sg.Name
 		}
 	}
-	out := Paged[CompareFlagOverview]{TotalCount: list.TotalCount, Items: make([]CompareFlagOverview, 0, len(list.Items))}
+	out := Paged[CompareFlagOverview]{TotalCount: list.TotalCount, TotalCountIsEstimate: list.TotalCountIsEstimate, Items: make([]CompareFlagOverview, 0, len(list.Items))}
 	for _, it := range list.Items {
 		src, ok := sources[it.ID]
 		if !ok {

@@ -156,10 +156,7 @@ func (s *Store) insertFlag(ctx context.Context, q *db.Queries, a *Actor, env env
 	if err != nil {
 		return Flag{}, err
 	}
-	if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
-		return Flag{}, err
-	}
-	return out, s.recordFlag(ctx, q, a, env.Environment.ID, OpCreate, nil, &out, comment)
+	return out, s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, OpCreate, nil, &out, comment)
 }
 
 // checkFlag validates a whole flag, as created or as a change leaves it, and
@@ -282,7 +279,15 @@ type Person struct {
 // ghost stands for whoever made a change and no longer exists, as FeatBit says.
 var ghost = Person{Name: "Ghost", Email: "Ghost"}
 
-// ListFlags pages an environment's flags.
+// MaxExactFlagCount is how many matches a flag list counts exactly; past
+// it the count stops and the page says its total is an estimate (a lower
+// bound), so a list costs the same at a million flags as at ten thousand.
+const MaxExactFlagCount = 10_000
+
+// ListFlags pages an environment's flags in two statements, each on an
+// index: the environment's keys (for the permission check) with the count
+// of matches, then the page with each flag's last change, the names of its
+// creator and last changer, and its evaluation summary.
 func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
 	var v validator
 	f.Page.check(&v)
@@ -299,99 +304,70 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	if err := v.err(); err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	env, err := s.readableEnv(ctx, a, envID)
+	orgID, err := a.org()
 	if err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	pattern := "%" + escapeLike(strings.ToLower(f.Name)) + "%"
-	var rows []db.FeatureFlag
-	var total int64
-	list := db.ListFlagsByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags, IsEnabled: f.IsEnabled,
-		PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
-	search := db.SearchFlagsByCreatedParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: pattern, Tags: f.Tags,
-		IsEnabled: f.IsEnabled, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
-	switch {
-	case f.Name == "" && f.SortBy == "key":
-		rows, err = s.q.ListFlagsByKey(ctx, db.ListFlagsByKeyParams(list))
-	case f.Name == "":
-		rows, err = s.q.ListFlagsByCreated(ctx, list)
-	case f.SortBy == "key":
-		rows, err = s.q.SearchFlagsByKey(ctx, db.SearchFlagsByKeyParams(search))
-	default:
-		rows, err = s.q.SearchFlagsByCreated(ctx, search)
-	}
+	env, err := s.flagList(ctx, orgID, envID, f)
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}
-	if f.Name == "" {
-		total, err = s.q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, IsArchived: f.IsArchived,
-			Tags: f.Tags, IsEnabled: f.IsEnabled})
-	} else {
-		total, err = s.q.CountFlagSearch(ctx, db.CountFlagSearchParams{EnvID: env.Environment.ID, IsArchived: f.IsArchived,
-			Pattern: pattern, Tags: f.Tags, IsEnabled: f.IsEnabled})
-	}
-	if err != nil {
-		return Paged[FlagListItem]{}, translate(err)
-	}
-	ids := make([]uuid.UUID, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	last, err := s.q.LastFlagRevisions(ctx, ids)
-	if err != nil {
-		return Paged[FlagListItem]{}, translate(err)
-	}
-	lastBy := map[uuid.UUID]db.FlagRevision{}
-	for _, r := range last {
-		lastBy[r.FlagID] = r
-	}
-	evaluated, err := s.evaluationSummaries(ctx, ids)
-	if err != nil {
+	if err := a.require(access.CanAccessEnv, EnvRN(env.ProjectKey, env.EnvKey)); err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	// One query names every creator and last changer of the page.
-	actorIDs := make([]uuid.UUID, 0, 2*len(rows))
-	for _, r := range rows {
-		actorIDs = append(actorIDs, r.CreatorID)
-	}
-	for _, r := range last {
-		actorIDs = append(actorIDs, r.CreatorID)
-	}
-	named, err := s.q.ActorsByIDs(ctx, actorIDs)
+	rows, err := s.q.FlagListItems(ctx, env.Ids)
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}
-	people := make(map[uuid.UUID]Person, len(named))
-	for _, n := range named {
-		people[n.ID] = Person{ID: n.ID, Name: n.Name, Email: n.Email}
+	out := Paged[FlagListItem]{TotalCount: env.Total, Items: make([]FlagListItem, len(rows))}
+	if env.Total > MaxExactFlagCount {
+		out.TotalCount, out.TotalCountIsEstimate = MaxExactFlagCount, true
 	}
-	out := Paged[FlagListItem]{TotalCount: total, Items: make([]FlagListItem, len(rows))}
 	for i, r := range rows {
-		fl, err := flagFrom(r)
+		fl, err := flagFrom(r.FeatureFlag)
 		if err != nil {
 			return Paged[FlagListItem]{}, err
 		}
 		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
 			Variations: fl.Variations, IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.Serves(),
 			Revision: fl.Revision, CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
-		if p, ok := people[fl.CreatorID]; ok {
-			item.Creator = &p
+		if r.CreatorFound {
+			item.Creator = &Person{ID: fl.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
 		}
-		if rev, ok := lastBy[fl.ID]; ok {
-			operator, ok := people[rev.CreatorID]
-			if !ok {
-				operator = ghost
+		if r.Changed {
+			operator := ghost
+			if r.ChangerFound {
+				operator = Person{ID: r.ChangedBy, Name: r.ChangerName, Email: r.ChangerEmail}
 			}
-			at := rev.CreatedAt.UTC()
-			item.LastChange = &LastChange{Operator: operator, HappenedAt: at, Comment: rev.Comment, ChangedAt: at, ChangedBy: rev.CreatorID}
+			at := r.ChangedAt.UTC()
+			item.LastChange = &LastChange{Operator: operator, HappenedAt: at, Comment: r.ChangeComment, ChangedAt: at, ChangedBy: r.ChangedBy}
 		}
-		if ev, ok := evaluated[fl.ID]; ok {
-			at := ev.LastEvaluatedAt.UTC()
-			item.LastEvaluatedAt, item.Evaluations = &at, ev.Count
+		if r.Evaluated {
+			at := r.LastEvaluatedAt.UTC()
+			item.LastEvaluatedAt, item.Evaluations = &at, r.Evaluations
 		}
 		out.Items[i] = item
 	}
 	return out, nil
+}
+
+// flagList runs the first statement of a list: the environment's keys, the
+// count and the page's ids, by the query whose index serves the filter and
+// the order.
+func (s *Store) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
+	list := db.FlagListByCreatedParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
+		IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
+	switch {
+	case f.Name != "":
+		row, err := s.q.FlagSearch(ctx, db.FlagSearchParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived,
+			Pattern: "%" + escapeLike(strings.ToLower(f.Name)) + "%", Tags: f.Tags, IsEnabled: f.IsEnabled,
+			CountLimit: list.CountLimit, ByKey: f.SortBy == "key", PageSize: list.PageSize, PageOffset: list.PageOffset})
+		return db.FlagListByCreatedRow(row), err
+	case f.SortBy == "key":
+		row, err := s.q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
+		return db.FlagListByCreatedRow(row), err
+	}
+	return s.q.FlagListByCreated(ctx, list)
 }
 
 // ErrFlagIsArchived refuses changing an archived flag; it can only be
@@ -406,13 +382,19 @@ var ErrFlagIsArchived = &RuleError{"FlagIsArchived"}
 // revision with its history, all in one transaction. A change that changes
 // nothing records nothing. action is checked when nothing changed.
 func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change, action access.Action, edit func(*Flag) error) (Flag, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+	orgID, err := a.org()
 	if err != nil {
 		return Flag{}, err
 	}
 	var out Flag
 	err = s.inTx(ctx, func(q *db.Queries) error {
-		out, err = s.changeFlagIn(ctx, q, a, env, key, ch, action, "", edit)
+		row, err := q.LockFlagInOrganization(ctx, db.LockFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
+		if err != nil {
+			return err
+		}
+		env := envRow{db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
+			OrganizationID: row.OrganizationID, OrganizationKey: row.OrganizationKey, WorkspaceID: row.WorkspaceID}}
+		out, err = s.changeLockedFlag(ctx, q, a, env, row.FeatureFlag, ch, action, "", edit)
 		return err
 	})
 	return out, err
@@ -427,6 +409,11 @@ func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env e
 	if err != nil {
 		return Flag{}, err
 	}
+	return s.changeLockedFlag(ctx, q, a, env, row, ch, action, op, edit)
+}
+
+// changeLockedFlag is changeFlag's work on a flag row locked in q.
+func (s *Store) changeLockedFlag(ctx context.Context, q *db.Queries, a *Actor, env envRow, row db.FeatureFlag, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
 	before, err := flagFrom(row)
 	if err != nil {
 		return Flag{}, err
@@ -482,9 +469,6 @@ func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env e
 	if err != nil {
 		return Flag{}, err
 	}
-	if err := notify(ctx, q, flagEvent(env.OrganizationID, out)); err != nil {
-		return Flag{}, err
-	}
 	switch {
 	case op != "":
 	case after.IsArchived && !before.IsArchived:
@@ -494,7 +478,7 @@ func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env e
 	default:
 		op = OpUpdate
 	}
-	if err := s.recordFlag(ctx, q, a, env.Environment.ID, op, &before, &out, ch.Comment); err != nil {
+	if err := s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, op, &before, &out, ch.Comment); err != nil {
 		return Flag{}, err
 	}
 	return out, nil
@@ -547,24 +531,51 @@ func flagEvent(orgID uuid.UUID, f Flag) Event {
 	return Event{Kind: EventFlag, ID: f.ID, OrgID: orgID, EnvIDs: []uuid.UUID{f.EnvID}}
 }
 
-// recordFlag writes a flag's revision and audit entry.
-func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, envID uuid.UUID, op string, before, after *Flag, comment string) error {
-	ch := change{refType: "FeatureFlag", operation: op, envID: &envID, comment: comment}
-	if before != nil {
-		ch.previous, ch.refID, ch.keyword = before, before.ID.String(), before.Key+","+before.Name
+// recordFlag records a change of a flag in one statement: its revision
+// (unless it was removed), its audit entry and its change event, which
+// PostgreSQL delivers when the transaction commits. The flag is encoded
+// once, for both the revision and the audit entry.
+func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, envID uuid.UUID, op string, before, after *Flag, comment string) error {
+	p := db.RecordFlagChangeParams{EnvID: &envID, Operation: op, Comment: comment, WorkspaceID: a.WorkspaceID,
+		CreatorID: actorID(a), CreatorKind: actorKind(a)}
+	if a.OrgID != uuid.Nil {
+		p.OrganizationID = &a.OrgID
 	}
-	if after != nil {
-		ch.current, ch.refID, ch.keyword = after, after.ID.String(), after.Key+","+after.Name
-		snapshot, err := json.Marshal(after)
+	changed := after
+	if before != nil {
+		previous, err := json.Marshal(before)
 		if err != nil {
 			return err
 		}
-		if err := q.InsertFlagRevision(ctx, db.InsertFlagRevisionParams{FlagID: after.ID, Revision: after.Revision,
-			Snapshot: snapshot, Comment: comment, CreatorID: actorID(a), CreatorKind: actorKind(a)}); err != nil {
+		p.Previous, changed = previous, before
+	}
+	if after != nil {
+		current, err := json.Marshal(after)
+		if err != nil {
 			return err
 		}
+		p.Current, p.Revision, changed = current, after.Revision, after
 	}
-	return s.audit(ctx, q, a, ch)
+	p.FlagID, p.Keyword = changed.ID, changed.Key+","+changed.Name
+	// The audit entry is written here rather than by audit, so its webhook
+	// deliveries are queued here, as audit queues them.
+	ch := change{refType: "FeatureFlag", refID: changed.ID.String(), keyword: p.Keyword, operation: op, envID: &envID,
+		comment: comment}
+	if before != nil {
+		ch.previous = before
+	}
+	if after != nil {
+		ch.current = after
+	}
+	if err := s.queueWebhooks(ctx, q, a, ch); err != nil {
+		return err
+	}
+	payload, err := eventPayload(flagEvent(orgID, *changed))
+	if err != nil {
+		return err
+	}
+	p.Payload = payload
+	return q.RecordFlagChange(ctx, p)
 }
 
 // checkSegmentRefs checks that every segment a flag's rules name exists, is

@@ -42,14 +42,21 @@ func scaleFixture(t testing.TB, n int) (*Store, *Actor, *pgxpool.Pool, uuid.UUID
 }
 
 // TestFlagQueriesAreIndexBacked proves that with 100,000 flags in one
-// environment, reading by key, listing and searching by part of a name are
-// planned on indexes: no sequential scan of feature_flags anywhere.
+// environment, reading by key, listing and searching by part of a name (both
+// statements of a list: the environment with the count, and the page with
+// what it shows of each flag) are planned on indexes: no sequential scan
+// anywhere.
 func TestFlagQueriesAreIndexBacked(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeds 100,000 flags")
 	}
 	_, a, pool, envID := scaleFixture(t, 100_000)
 	noTags := []string{}
+	rows, _ := pool.Query(context.Background(), `SELECT id FROM feature_flags WHERE env_id = $1 ORDER BY key LIMIT 10`, envID)
+	pageIDs, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []struct {
 		name string
 		sql  string
@@ -57,13 +64,13 @@ func TestFlagQueriesAreIndexBacked(t *testing.T) {
 	}{
 		{"get by key", db.GetFlag, []any{envID, "flag-0042424"}},
 		{"get by key with its names", db.GetFlagInOrganization, []any{a.OrgID, envID, "flag-0042424"}},
-		{"list newest first", db.ListFlagsByCreated, []any{envID, false, noTags, nil, 10, 0}},
-		{"list by key", db.ListFlagsByKey, []any{envID, false, noTags, nil, 10, 0}},
-		{"list page 500", db.ListFlagsByCreated, []any{envID, false, noTags, nil, 10, 5000}},
-		{"list by tag", db.ListFlagsByCreated, []any{envID, false, []string{"team-7"}, nil, 10, 0}},
-		{"search newest first", db.SearchFlagsByCreated, []any{envID, false, "%experiment 4242%", noTags, nil, 10, 0}},
-		{"search by key", db.SearchFlagsByKey, []any{envID, false, "%0042%", noTags, nil, 10, 0}},
-		{"count a search", db.CountFlagSearch, []any{envID, false, "%experiment 4242%", noTags, nil}},
+		{"list newest first", db.FlagListByCreated, []any{false, noTags, nil, MaxExactFlagCount + 1, 0, 10, a.OrgID, envID}},
+		{"list by key", db.FlagListByKey, []any{false, noTags, nil, MaxExactFlagCount + 1, 0, 10, a.OrgID, envID}},
+		{"list page 500", db.FlagListByCreated, []any{false, noTags, nil, MaxExactFlagCount + 1, 5000, 10, a.OrgID, envID}},
+		{"list by tag", db.FlagListByCreated, []any{false, []string{"team-7"}, nil, MaxExactFlagCount + 1, 0, 10, a.OrgID, envID}},
+		{"search newest first", db.FlagSearch, []any{false, "%experiment 4242%", noTags, nil, MaxExactFlagCount + 1, false, 0, 10, a.OrgID, envID}},
+		{"search by key", db.FlagSearch, []any{false, "%0042%", noTags, nil, MaxExactFlagCount + 1, true, 0, 10, a.OrgID, envID}},
+		{"a page's items", db.FlagListItems, []any{pageIDs}},
 		{"count by tag", db.CountFlags, []any{envID, false, []string{"team-7"}, nil}},
 	} {
 		var raw []byte
@@ -74,6 +81,43 @@ func TestFlagQueriesAreIndexBacked(t *testing.T) {
 		if strings.Contains(text, `"Seq Scan"`) || !strings.Contains(text, "Index") {
 			t.Errorf("%s is not index-backed:\n%s", q.name, text)
 		}
+	}
+}
+
+// TestFlagListCountsUpToALimit pages a list longer than MaxExactFlagCount:
+// its total is marked an estimate (at least that many), while a search
+// with fewer matches is counted exactly, and each takes two statements.
+func TestFlagListCountsUpToALimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds 10,050 flags")
+	}
+	s, a, _, envID := scaleFixture(t, MaxExactFlagCount+50)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		filter   FlagFilter
+		total    int64
+		estimate bool
+	}{
+		{FlagFilter{Page: Page{Size: 10}}, MaxExactFlagCount, true},
+		{FlagFilter{Page: Page{Index: 1004, Size: 10}}, MaxExactFlagCount, true},
+		{FlagFilter{Name: "experiment 1000", Page: Page{Size: 10}}, 11, false}, // 1000 and 10000-10009
+		{FlagFilter{Tags: []string{"team-7"}, Page: Page{Size: 10}}, 503, false},
+	} {
+		page, err := s.ListFlags(ctx, a, envID, tc.filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.TotalCount != tc.total || page.TotalCountIsEstimate != tc.estimate {
+			t.Errorf("%+v: total %d (estimate %v), want %d (%v)", tc.filter, page.TotalCount, page.TotalCountIsEstimate, tc.total, tc.estimate)
+		}
+		if len(page.Items) != 10 && tc.filter.Page.Index < 1000 {
+			t.Errorf("%+v: %d items, want 10", tc.filter, len(page.Items))
+		}
+	}
+	// The last page past the count still answers the flags there are.
+	page, err := s.ListFlags(ctx, a, envID, FlagFilter{SortBy: "key", Page: Page{Index: 1004, Size: 10}})
+	if err != nil || len(page.Items) != 10 || page.Items[9].Key != seed.FlagKey(MaxExactFlagCount+50) {
+		t.Errorf("last page: %v, %d items", err, len(page.Items))
 	}
 }
 

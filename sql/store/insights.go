@@ -159,20 +159,6 @@ func (s *Store) StaleFlags(ctx context.Context, a *Actor, envID uuid.UUID, page 
 	return out, nil
 }
 
-// evaluationSummaries returns when each of some flags was last evaluated and
-// how often in all, for list pages.
-func (s *Store) evaluationSummaries(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]db.FlagEvaluationSummariesRow, error) {
-	rows, err := s.q.FlagEvaluationSummaries(ctx, ids)
-	if err != nil {
-		return nil, translate(err)
-	}
-	out := make(map[uuid.UUID]db.FlagEvaluationSummariesRow, len(rows))
-	for _, r := range rows {
-		out[r.FlagID] = r
-	}
-	return out, nil
-}
-
 // InsightsFilter is FeatBit's insights query: a flag, an interval type
 // (MONTH, WEEK, DAY, HOUR or MINUTE) and a window in Unix milliseconds.
 type InsightsFilter struct {

@@ -69,17 +69,27 @@ const maxNotifyPayload = 7000
 // notify queues an event in the transaction of q; PostgreSQL delivers it to
 // every listener when the transaction commits.
 func notify(ctx context.Context, q *db.Queries, ev Event) error {
-	b, err := json.Marshal(ev)
+	payload, err := eventPayload(ev)
 	if err != nil {
 		return err
+	}
+	return q.Notify(ctx, payload)
+}
+
+// eventPayload is an event as a notification carries it: past the size
+// limit it names every environment of the organization instead of some.
+func eventPayload(ev Event) (string, error) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return "", err
 	}
 	if len(b) > maxNotifyPayload {
 		ev.EnvIDs, ev.AllEnvs = nil, true
 		if b, err = json.Marshal(ev); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return q.Notify(ctx, string(b))
+	return string(b), nil
 }
 
 // Notifier fans the change events the store's listener receives out to

@@ -29,7 +29,10 @@ func (p Page) offset() int32 { return int32(p.Index * p.Size) }
 // Paged is one page of a list and the size of the whole list.
 type Paged[T any] struct {
 	TotalCount int64 `json:"totalCount"`
-	Items      []T   `json:"items"`
+	// TotalCountIsEstimate is true when the list stopped counting: there
+	// are at least TotalCount items (flag lists past MaxExactFlagCount).
+	TotalCountIsEstimate bool `json:"totalCountIsEstimate,omitempty"`
+	Items                []T  `json:"items"`
 }
 
 // paged makes one page of a list from its rows (with the error of the query

@@ -616,11 +616,8 @@ func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Act
 		if err != nil {
 			return err
 		}
-		if err := s.recordFlag(ctx, q, a, row.EnvID, OpUpdate, &before, &stored,
+		if err := s.recordFlag(ctx, q, a, orgID, row.EnvID, OpUpdate, &before, &stored,
 			"Referenced segment '"+sg.Name+"' has been updated."); err != nil {
-			return err
-		}
-		if err := notify(ctx, q, flagEvent(orgID, stored)); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -41,5 +42,22 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestJSONColumnsReadAsSent reads json and jsonb through a configured pool:
+// into json.RawMessage as PostgreSQL wrote them (SQL NULL as nil), into
+// anything else decoded.
+func TestJSONColumnsReadAsSent(t *testing.T) {
+	_, _, pool := testStore(t)
+	ctx := context.Background()
+	var b, j, null json.RawMessage
+	var decoded map[string][]int
+	err := pool.QueryRow(ctx, `SELECT '{"a":[1,2]}'::jsonb, '{"a":[1, 2] }'::json, NULL::jsonb, '{"a":[3]}'::jsonb`).Scan(&b, &j, &null, &decoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"a": [1, 2]}` || string(j) != `{"a":[1, 2] }` || null != nil || len(decoded["a"]) != 1 || decoded["a"][0] != 3 {
+		t.Errorf("got %s, %s, %v, %v", b, j, null, decoded)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/websocket"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/bunting-flags/bunting/sql/store"
@@ -25,6 +26,31 @@ type snapshot struct {
 	// ver is the newest item's version: what an SDK holding the whole
 	// snapshot reports as its timestamp.
 	ver int64
+
+	// full is the server SDKs' full data-sync, made on first use: every
+	// server SDK that syncs gets the same bytes until a change makes a new
+	// snapshot.
+	fullOnce sync.Once
+	full     encodedMessage
+
+	// compiledFlags and preparedSegments are filled on first use by
+	// OFREP and client evaluations (ofrep_encode.go).
+	compiledFlags, preparedSegments sync.Map
+}
+
+// encodedMessage is a message's bytes and the same framed for WebSockets.
+type encodedMessage struct {
+	bytes    []byte
+	prepared *websocket.PreparedMessage
+}
+
+// serverFull is the server SDKs' full data-sync message of the snapshot.
+func (s *snapshot) serverFull() encodedMessage {
+	s.fullOnce.Do(func() {
+		b := encode("data-sync", serverData(s, eventFull, 0))
+		s.full = encodedMessage{bytes: b, prepared: prepare(b)}
+	})
+	return s.full
 }
 
 func newSnapshot(d store.EnvData) *snapshot {
@@ -56,12 +82,6 @@ func (s *snapshot) finish() {
 		s.ver = max(s.ver, version(sg.UpdatedAt))
 	}
 	slices.Sort(s.keys)
-}
-
-// segment is the snapshot's SegmentLookup.
-func (s *snapshot) segment(id uuid.UUID) (*store.Segment, bool) {
-	sg, ok := s.segments[id]
-	return sg, ok
 }
 
 // sortedSegments returns the segments in id order.

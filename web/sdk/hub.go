@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/google/uuid"
+	"github.com/gorilla/websocket"
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
@@ -18,11 +18,12 @@ import (
 type hub struct {
 	srv *Server
 
-	mu      sync.Mutex
-	envs    map[uuid.UUID]map[*conn]struct{}
-	count   int
-	sub     *store.Subscription
-	closing bool // shutting down: connections are closed, none added
+	mu        sync.Mutex
+	envs      map[uuid.UUID]map[*conn]struct{}
+	count     int
+	sub       *store.Subscription
+	stopPings chan struct{}
+	closing   bool // shutting down: connections are closed, none added
 }
 
 func newHub(s *Server) *hub { return &hub{srv: s, envs: map[uuid.UUID]map[*conn]struct{}{}} }
@@ -44,6 +45,8 @@ func (h *hub) add(c *conn) bool {
 	if h.sub == nil {
 		h.sub = h.srv.store.Changes().Subscribe()
 		go h.run(h.sub)
+		h.stopPings = make(chan struct{})
+		go h.ping(h.stopPings)
 	}
 	return true
 }
@@ -66,7 +69,7 @@ func (h *hub) shutdown() {
 	}
 	h.mu.Unlock()
 	for _, c := range all {
-		c.close(websocket.StatusGoingAway, goingAway)
+		c.close(websocket.CloseGoingAway, goingAway)
 	}
 }
 
@@ -84,6 +87,7 @@ func (h *hub) remove(c *conn) {
 	if h.count--; h.count == 0 {
 		h.sub.Close()
 		h.sub = nil
+		close(h.stopPings)
 	}
 }
 
@@ -100,6 +104,32 @@ func (h *hub) connections(envID uuid.UUID) []*conn {
 
 // hubTimeout bounds the reads behind one round of pushes.
 const hubTimeout = 30 * time.Second
+
+// ping sends every connection a WebSocket ping each pingInterval, until
+// stop closes: one goroutine for all of them. A peer that answers nothing
+// is closed by its reader.
+func (h *hub) ping(stop chan struct{}) {
+	t := time.NewTicker(pingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			h.mu.Lock()
+			all := make([]*conn, 0, h.count)
+			for _, conns := range h.envs {
+				for c := range conns {
+					all = append(all, c)
+				}
+			}
+			h.mu.Unlock()
+			for _, c := range all {
+				c.send(outgoing{ping: true})
+			}
+		}
+	}
+}
 
 func (h *hub) run(sub *store.Subscription) {
 	for range sub.Ready() {
@@ -180,14 +210,30 @@ func (h *hub) catchUp(since time.Time) {
 	}
 	h.mu.Unlock()
 	req := syncRequest{want: true, since: since.UnixMilli() - catchUpMargin}
-	for _, c := range all {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), hubTimeout)
-			defer cancel()
-			c.sync(ctx, req)
-		}()
-	}
+	// A few goroutines patch them all, in the background: one each would
+	// hold a stack per connection at once (80 MB at 10,000).
+	go func() {
+		next := make(chan *conn)
+		var wg sync.WaitGroup
+		for range catchUpWorkers {
+			wg.Go(func() {
+				for c := range next {
+					ctx, cancel := context.WithTimeout(context.Background(), hubTimeout)
+					c.sync(ctx, req)
+					cancel()
+				}
+			})
+		}
+		for _, c := range all {
+			next <- c
+		}
+		close(next)
+		wg.Wait()
+	}()
 }
+
+// catchUpWorkers is how many connections a catch-up patches at once.
+const catchUpWorkers = 8
 
 // recheck closes the connections of an environment whose secret no longer
 // opens it (removed, or the environment deleted).
@@ -229,29 +275,74 @@ func (h *hub) pushChanges(ctx context.Context, w *envWork) {
 			server.Segments, seen[id] = append(server.Segments, toSDKSegment(sg)), true
 		}
 	}
-	var serverMsg []byte
+	// The server SDKs' message is encoded and framed once, and its bytes
+	// written to each of them.
+	var serverMsg *websocket.PreparedMessage
 	if len(server.FeatureFlags)+len(server.Segments) > 0 {
-		serverMsg = encode("data-sync", server)
+		serverMsg = prepare(encode("data-sync", server))
 	}
 	for _, c := range h.connections(w.env.EnvID) {
 		if c.typ == typeServer {
 			if serverMsg != nil {
-				c.push(func(*eval.EndUser) []byte { return serverMsg })
+				c.push(func(*eval.EndUser) (outgoing, bool) { return outgoing{shared: serverMsg}, true })
 			}
 			continue
 		}
 		if len(flags) == 0 {
 			continue // a segment's targeting change also changes the flags that use it
 		}
-		c.push(func(u *eval.EndUser) []byte {
+		c.push(func(u *eval.EndUser) (outgoing, bool) {
 			if u == nil {
-				return nil
+				return outgoing{}, false
 			}
 			p := clientPayload{EventType: eventPatch, UserKeyID: u.KeyID, FeatureFlags: make([]clientFlag, len(flags))}
 			for i, f := range flags {
 				p.FeatureFlags[i] = evaluateForClient(snap, f, *u)
 			}
-			return encode("data-sync", p)
+			return outgoing{data: encode("data-sync", p)}, true
 		})
+	}
+}
+
+// maxWriters bounds the goroutines that write to connections. Writes to
+// loopback or a LAN take microseconds; a peer that stops reading holds one
+// writer until its write times out (writeTimeout), so it takes this many
+// stuck peers at once to slow the others down.
+const maxWriters = 64
+
+// writers write the connections' queued messages: goroutines are started
+// as connections have something to write, up to maxWriters, and end when
+// none has; each connection is written by one writer at a time.
+type writers struct {
+	mu      sync.Mutex
+	ready   []*conn
+	running int
+}
+
+// schedule has c's queue written.
+func (w *writers) schedule(c *conn) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ready = append(w.ready, c)
+	if w.running < maxWriters {
+		w.running++
+		go w.run()
+	}
+}
+
+func (w *writers) run() {
+	for {
+		w.mu.Lock()
+		if len(w.ready) == 0 {
+			w.ready = nil
+			w.running--
+			w.mu.Unlock()
+			return
+		}
+		c := w.ready[0]
+		w.ready[0] = nil
+		w.ready = w.ready[1:]
+		w.mu.Unlock()
+		c.flush()
 	}
 }

@@ -138,6 +138,9 @@ func (s *Server) serverLatest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if eventType(ts) == eventFull {
+		return writeTagged(c, snap.serverFull().bytes)
+	}
 	p := serverData(snap, eventType(ts), ts)
 	if p.EventType == eventPatch && len(p.FeatureFlags)+len(p.Segments) == 0 {
 		return c.NoContent(http.StatusOK)

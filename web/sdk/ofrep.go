@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -95,28 +96,28 @@ func (s *Server) ofrepFlag(c echo.Context) error {
 	if !ok {
 		return nil
 	}
-	u, code, details := ofrepContext(c)
-	if code != "" {
-		return ofrepError(c, http.StatusBadRequest, key, code, details)
-	}
 	snap, err := s.cache.get(c.Request().Context(), env)
 	if err != nil {
 		return s.failed(c, "ofrep: reading an environment", err, func() error {
 			return ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
 		})
 	}
+	return ofrepFlagAnswer(c, snap, key)
+}
+
+// ofrepFlagAnswer evaluates one flag of a snapshot for the request's context
+// and answers it.
+func ofrepFlagAnswer(c echo.Context, snap *snapshot, key string) error {
+	u, code, details := ofrepContext(c)
+	if code != "" {
+		return ofrepError(c, http.StatusBadRequest, key, code, details)
+	}
 	f := snap.flags[key]
 	if f == nil || f.IsArchived {
 		return ofrepError(c, http.StatusNotFound, key, errFlagNotFound, "flag not found")
 	}
-	res := ofrepEvaluate(snap, f, u)
-	switch res.ErrorCode {
-	case "":
-		return c.JSON(http.StatusOK, res)
-	case errParse:
-		return c.JSON(http.StatusBadRequest, res)
-	}
-	return c.JSON(http.StatusInternalServerError, res)
+	body, code := snap.compiled(f).appendAnswer(make([]byte, 0, 256), u, snap.preparedSegment)
+	return ofrepJSON(c, ofrepStatus(code), append(body, '\n'))
 }
 
 // ofrepBulk evaluates every flag of the environment that is not archived:
@@ -128,51 +129,42 @@ func (s *Server) ofrepBulk(c echo.Context) error {
 	if !ok {
 		return nil
 	}
-	u, code, details := ofrepContext(c)
-	if code != "" {
-		return c.JSON(http.StatusBadRequest, map[string]string{"errorCode": code, "errorDetails": details})
-	}
 	snap, err := s.cache.get(c.Request().Context(), env)
 	if err != nil {
 		return s.failed(c, "ofrep: reading an environment", err, func() error {
 			return ofrepDetails(c, http.StatusInternalServerError, "service unavailable")
 		})
 	}
-	flags := []ofrepResult{}
-	snap.each(func(f *store.Flag) {
-		if !f.IsArchived {
-			flags = append(flags, ofrepEvaluate(snap, f, u))
-		}
-	})
-	body, err := json.Marshal(map[string]any{"flags": flags})
-	if err != nil {
-		return err
-	}
-	return writeTagged(c, body)
+	return ofrepBulkAnswer(c, snap)
 }
 
-// ofrepEvaluate evaluates a flag and types its value: booleans and numbers
-// as JSON, json flags as the parsed JSON, strings as they are.
-func ofrepEvaluate(snap *snapshot, f *store.Flag, u eval.EndUser) ofrepResult {
-	ev := eval.Evaluate(f, u, snap.segment)
-	if ev.Variation == nil {
-		return ofrepResult{Key: f.Key, ErrorCode: errGeneral, ErrorDetails: "the flag's rollout serves no variation to this user"}
+// ofrepBulkAnswer evaluates a snapshot's flags for the request's context and
+// answers them.
+func ofrepBulkAnswer(c echo.Context, snap *snapshot) error {
+	u, code, details := ofrepContext(c)
+	if code != "" {
+		return c.JSON(http.StatusBadRequest, map[string]string{"errorCode": code, "errorDetails": details})
 	}
-	value, ok := typedValue(f.VariationType, ev.Variation.Value)
-	if !ok {
-		return ofrepResult{Key: f.Key, ErrorCode: errParse, ErrorDetails: "the variation's value is not a " + f.VariationType}
+	buf := bulkBuffers.Get().(*[]byte)
+	body := append((*buf)[:0], `{"flags":[`...)
+	first := true
+	snap.each(func(f *store.Flag) {
+		if f.IsArchived {
+			return
+		}
+		if !first {
+			body = append(body, ',')
+		}
+		first = false
+		body, _ = snap.compiled(f).appendAnswer(body, u, snap.preparedSegment)
+	})
+	body = append(body, "]}"...)
+	err := writeTagged(c, body)
+	if cap(body) <= maxPooledBuffer {
+		*buf = body
+		bulkBuffers.Put(buf)
 	}
-	reason := "STATIC"
-	switch {
-	case ev.Kind == eval.MatchDisabled:
-		reason = "DISABLED"
-	case ev.Kind == eval.MatchTargeted || ev.Kind == eval.MatchRule:
-		reason = "TARGETING_MATCH"
-	case ev.Split:
-		reason = "SPLIT"
-	}
-	return ofrepResult{Key: f.Key, Value: value, Reason: reason, Variant: ev.Variation.ID,
-		Metadata: map[string]any{"variationName": ev.Variation.Name, "matchReason": ev.Reason}}
+	return err
 }
 
 // typedValue is a variation's value as the JSON of its type.
@@ -217,7 +209,13 @@ func ofrepContext(c echo.Context) (eval.EndUser, string, string) {
 		}
 	}
 	var u eval.EndUser
-	if raw, ok := req.Context["targetingKey"]; ok && json.Unmarshal(raw, &u.KeyID) != nil {
+	if raw, ok := req.Context["targetingKey"]; ok && len(raw) > 0 && raw[0] == '"' {
+		if s, plain := plainJSON(raw); plain {
+			u.KeyID = s
+		} else if json.Unmarshal(raw, &u.KeyID) != nil {
+			return eval.EndUser{}, errInvalidContext, "targetingKey must be a string"
+		}
+	} else if ok && json.Unmarshal(raw, &u.KeyID) != nil {
 		return eval.EndUser{}, errInvalidContext, "targetingKey must be a string"
 	}
 	if strings.TrimSpace(u.KeyID) == "" {
@@ -248,6 +246,9 @@ func ofrepContext(c echo.Context) (eval.EndUser, string, string) {
 // compact is a JSON value as text: a string as it is, anything else as its
 // compact JSON.
 func compact(raw json.RawMessage) string {
+	if s, ok := plainJSON(raw); ok {
+		return s
+	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
@@ -257,4 +258,24 @@ func compact(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return b.String()
+}
+
+// plainJSON is the text of a JSON value that needs no decoding, without
+// the decoder's allocations: a string without escapes (its contents), or a
+// number, true or false (its text, compact already). raw is a value the
+// request's decoder accepted.
+func plainJSON(raw json.RawMessage) (string, bool) {
+	switch {
+	case len(raw) == 0:
+		return "", false
+	case raw[0] == '"':
+		inner := raw[1 : len(raw)-1]
+		if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+			return "", false
+		}
+		return string(inner), true
+	case raw[0] == '{' || raw[0] == '[' || raw[0] == 'n':
+		return "", false
+	}
+	return string(raw), true
 }

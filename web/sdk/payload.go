@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/websocket"
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
@@ -22,8 +23,23 @@ type message struct {
 	Data        any    `json:"data"`
 }
 
-// pong is FeatBit's answer to a ping, byte for byte.
-var pong = []byte(`{"messageType":"pong","data":{}}`)
+// pong is FeatBit's answer to a ping, byte for byte; pongMessage is it
+// framed once for every connection.
+var (
+	pong        = []byte(`{"messageType":"pong","data":{}}`)
+	pongMessage = prepare(pong)
+)
+
+// prepare frames a text message once, so its bytes are written to each
+// connection it goes to without a copy of their own.
+func prepare(msg []byte) *websocket.PreparedMessage {
+	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, msg)
+	if err != nil {
+		// Only compression can fail, and it is off.
+		panic("sdk: prepare a message: " + err.Error())
+	}
+	return pm
+}
 
 // serverPayload is a server SDK's data: flags and segments to evaluate with.
 type serverPayload struct {
@@ -127,7 +143,7 @@ type variationOption struct {
 // server does: an archived flag has no variation; a rollout that holds no
 // one serves FeatBit's empty variation.
 func evaluateForClient(snap *snapshot, f *store.Flag, u eval.EndUser) clientFlag {
-	ev := eval.Evaluate(f, u, snap.segment)
+	ev := snap.compiled(f).prepared.Evaluate(u, snap.preparedSegment)
 	cf := clientFlag{ID: f.Key, VariationType: f.VariationType, MatchReason: ev.Reason, SendToExperiment: ev.SendToExperiment,
 		Timestamp: version(f.UpdatedAt), VariationOptions: make([]variationOption, len(f.Variations))}
 	for i, v := range f.Variations {

@@ -23,6 +23,7 @@ type Server struct {
 	log      *slog.Logger
 	cache    *cache
 	hub      *hub
+	writers  *writers
 	limits   *limits
 	conns    *connCounter
 	refusals *refusals
@@ -57,7 +58,7 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 		opts.RefusalLog = 10 * time.Second
 	}
 	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits),
-		conns: newConnCounter(opts.Connections), refusals: &refusals{log: log, every: opts.RefusalLog}, now: time.Now}
+		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog}, now: time.Now}
 	srv.hub = newHub(srv)
 	return srv
 }

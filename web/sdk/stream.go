@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
+	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 
@@ -23,9 +26,9 @@ import (
 // Close codes FeatBit's SDKs understand: 4003 stops them for good, any
 // other makes them reconnect with back-off.
 const (
-	closeInvalid     websocket.StatusCode = 4003
-	closeUnavailable                      = websocket.StatusInternalError // 1011
-	closeTooSlow                          = websocket.StatusTryAgainLater // 1013
+	closeInvalid     = 4003
+	closeUnavailable = websocket.CloseInternalServerErr // 1011
+	closeTooSlow     = websocket.CloseTryAgainLater     // 1013
 )
 
 // Connection types of the streaming endpoint.
@@ -39,11 +42,28 @@ const (
 	sendQueue     = 64               // messages waiting for a connection before it counts as too slow
 	writeTimeout  = 10 * time.Second // for one message
 	pingInterval  = 30 * time.Second // WebSocket pings that find dead peers
-	pingTimeout   = 15 * time.Second
-	messageRate   = 10 // messages a second a connection may send, after a burst
+	pingTimeout   = 15 * time.Second // after a ping, how long a peer that sends nothing has to answer
+	closeWait     = 5 * time.Second  // for the peer's answer to a close
+	messageRate   = 10               // messages a second a connection may send, after a burst
 	messageBurst  = 20
 	catchUpMargin = 5000 // ms: what a catch-up re-sends from before its start, for commits that overtook others
+	// readBuffer is what each connection holds to read with: SDKs send
+	// little (pings, a data-sync request with a user), and a larger message
+	// is still read whole, in several reads.
+	readBuffer = 512
 )
+
+// upgrader makes WebSockets that hold little while idle: a small read
+// buffer, no write buffer of their own (one is taken from writeBuffers only
+// while a message that is not prepared is written; prepared messages, the
+// shared ones, are written from their own bytes), no compression.
+var upgrader = websocket.Upgrader{
+	ReadBufferSize:  readBuffer,
+	WriteBufferSize: 4096,
+	WriteBufferPool: &sync.Pool{},
+	// Browsers connect from any site; the token, not a cookie, authenticates.
+	CheckOrigin: func(*http.Request) bool { return true },
+}
 
 // streaming serves FeatBit's WebSocket protocol. Like FeatBit, it accepts
 // every upgrade and then closes invalid ones with 4003, which SDKs take as
@@ -51,6 +71,10 @@ const (
 // the upgrade rate of its address or a connection cap the upgrade itself is
 // refused (429, or 503 past the total or while shutting down), which SDKs
 // also retry with back-off.
+//
+// The handler returns once the connection is set up: the connection then
+// lives on in one goroutine of its own (conn.serve, its reader), so it
+// keeps neither the HTTP request nor the stack that served it.
 func (s *Server) streaming(c echo.Context) error {
 	r := c.Request()
 	addr := c.RealIP()
@@ -75,43 +99,68 @@ func (s *Server) streaming(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return c.NoContent(status)
 	}
-	defer s.conns.release(addr, secret)
-	ws, err := websocket.Accept(c.Response(), r, &websocket.AcceptOptions{
-		// Browsers connect from any site; the token, not a cookie, authenticates.
-		InsecureSkipVerify: true,
-	})
+	held := true // the place taken, until the connection's reader has it
+	defer func() {
+		if held {
+			s.conns.release(addr, secret)
+		}
+	}()
+	ws, err := upgrader.Upgrade(c.Response(), r, nil)
 	if err != nil {
-		return nil // Accept has answered
+		return nil // Upgrade has answered
 	}
+	c.Response().Status = http.StatusSwitchingProtocols // for the request log: Upgrade wrote it on the hijacked connection
 	ctx := r.Context()
 	switch {
 	case typ != typeServer && typ != typeClient, ver != "" && ver != "1" && ver != "2", tokenErr != nil, !tokenFresh(at, s.now()):
 		s.limits.failures.Allow(addr)
-		ws.Close(closeInvalid, "invalid request, close by server")
+		closeNow(ws, closeInvalid, "invalid request, close by server")
 		return nil
 	}
 	env, err := s.secretEnv(c, secret)
 	switch {
 	case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.SecretType != typ):
-		ws.Close(closeInvalid, "invalid request, close by server")
+		closeNow(ws, closeInvalid, "invalid request, close by server")
 		return nil
 	case errors.Is(err, store.ErrTooManyRequests):
-		ws.Close(closeTooSlow, "too many requests, close by server")
+		closeNow(ws, closeTooSlow, "too many requests, close by server")
 		return nil
 	case err != nil:
 		s.log.WarnContext(ctx, "streaming: looking up a secret", "err", err)
-		ws.Close(closeUnavailable, "service unavailable, close by server")
+		closeNow(ws, closeUnavailable, "service unavailable, close by server")
 		return nil
 	}
-	cn := &conn{srv: s, ws: ws, typ: typ, env: env, secret: secret, out: make(chan []byte, sendQueue),
+	cn := &conn{srv: s, ws: ws, typ: typ, env: env, secret: secret, addr: addr,
 		messages: rate.NewLimiter(messageRate, messageBurst), pending: noSync}
 	if !s.hub.add(cn) {
-		ws.Close(websocket.StatusGoingAway, goingAway)
+		closeNow(ws, websocket.CloseGoingAway, goingAway)
 		return nil
 	}
-	defer s.hub.remove(cn)
-	cn.serve(ctx)
+	held = false
+	go cn.serve()
 	return nil
+}
+
+// closeNow closes a connection nobody else uses yet: the close frame, a
+// moment for the peer's answer, then the socket.
+func closeNow(ws *websocket.Conn, code int, reason string) {
+	defer ws.Close()
+	if ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second)) != nil {
+		return
+	}
+	ws.SetReadDeadline(time.Now().Add(closeWait))
+	for {
+		if _, _, err := ws.NextReader(); err != nil {
+			return
+		}
+	}
+}
+
+// drain reads and drops what the peer still sends until it closes the
+// connection or closeWait passes.
+func drain(nc net.Conn) {
+	nc.SetReadDeadline(time.Now().Add(closeWait))
+	io.Copy(io.Discard, nc)
 }
 
 // goingAway is the reason of the 1001 close at shutdown.
@@ -135,19 +184,22 @@ func (s *Server) capKey(full, addr, secret string) string {
 	return "all"
 }
 
-// conn is one SDK's WebSocket. Messages to it go through a bounded queue:
-// whoever sends (the hub, its own reader) never waits for the network, and
-// a connection whose queue fills up is closed, so one slow or dead peer
-// never holds up anything else. The SDK reconnects and catches up.
+// conn is one SDK's WebSocket. It has one goroutine, its reader (and, while
+// a message from the SDK is answered, that answer's; see aside); messages
+// to it wait in a bounded queue that the server's writers (a few goroutines
+// shared by every connection, see writers) write out. So whoever sends (the
+// hub, its own reader) never waits for the network, an idle connection
+// holds no goroutine beyond its reader and no write buffer, and a
+// connection whose queue fills up is closed, so one slow or dead peer never
+// holds up anything else. The SDK reconnects and catches up.
 type conn struct {
 	srv      *Server
 	ws       *websocket.Conn
 	typ      string
 	env      store.SDKEnv
 	secret   string
-	out      chan []byte
+	addr     string
 	messages *rate.Limiter
-	cancel   context.CancelFunc
 	once     sync.Once
 	closed   atomic.Bool
 
@@ -156,6 +208,20 @@ type conn struct {
 	syncing bool          // a data-sync answer is being made
 	pending syncRequest   // what to send when it is done
 	later   []byte        // the newest data-sync past the message rate, answered when it allows
+
+	qmu     sync.Mutex
+	queue   []outgoing // waiting to be written
+	writing bool       // queued with the writers, or being written
+}
+
+// outgoing is a message waiting for a connection: a prepared message (its
+// frame encoded once and shared by every connection it goes to), bytes of
+// its own, or a ping or close frame.
+type outgoing struct {
+	shared *websocket.PreparedMessage
+	data   []byte
+	ping   bool
+	close  []byte // a close frame's payload
 }
 
 // syncRequest is a data-sync answer to make: full, or a patch of what
@@ -179,26 +245,78 @@ func (r syncRequest) merge(o syncRequest) syncRequest {
 	return syncRequest{want: true, full: r.full || o.full, since: min(r.since, o.since)}
 }
 
-func (c *conn) serve(ctx context.Context) {
-	ctx, c.cancel = context.WithCancel(ctx)
-	defer c.cancel()
+// serve reads the connection until it ends, then gives back its place.
+// Any frame from the peer (a pong included) shows it is there; one that
+// sends nothing for a ping interval and its timeout is gone.
+func (c *conn) serve() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() {
+		// The request's recovery middleware no longer covers this
+		// goroutine: a bug met by one connection ends that connection only.
+		c.recovered(recover())
+		cancel()
+		c.closed.Store(true)
+		c.srv.hub.remove(c)
+		c.ws.Close()
+		c.srv.conns.release(c.addr, c.secret)
+	}()
 	c.ws.SetReadLimit(maxFrame)
-	go c.writeLoop(ctx)
-	go c.pingLoop(ctx)
+	alive := func() { c.ws.SetReadDeadline(time.Now().Add(pingInterval + pingTimeout)) }
+	alive()
+	c.ws.SetPongHandler(func(string) error { alive(); return nil })
 	for {
-		typ, data, err := c.ws.Read(ctx)
+		typ, data, err := c.ws.ReadMessage()
 		if err != nil {
-			c.close(websocket.StatusNormalClosure, "")
+			var ne net.Error
+			switch {
+			case errors.As(err, &ne) && ne.Timeout():
+				c.close(websocket.CloseGoingAway, "no answer to ping")
+			case errors.Is(err, websocket.ErrReadLimit):
+				// The library has sent 1009; the rest of the message and the
+				// peer's answer are read and dropped, since closing with them
+				// unread would reset the connection and lose the close frame.
+				c.closed.Store(true)
+				drain(c.ws.NetConn())
+			}
 			return
 		}
-		if typ != websocket.MessageText {
+		alive()
+		if typ != websocket.TextMessage {
 			continue // FeatBit reads text
 		}
-		if c.deferSync(ctx, data) || !c.messages.Allow() {
-			continue // past the rate: a data-sync waits its turn, anything else is dropped
-		}
-		c.handle(ctx, data)
+		c.aside(func() {
+			if c.deferSync(ctx, data) || !c.messages.Allow() {
+				return // past the rate: a data-sync waits its turn, anything else is dropped
+			}
+			c.handle(ctx, data)
+		})
 	}
+}
+
+// aside runs fn on a goroutine of its own while the reader waits, so
+// messages are still answered one at a time, in order. What answering
+// takes (decoding, the snapshot, encoding) grows that goroutine's stack,
+// which ends with it, not the reader's: the reader keeps its starting 4 KB
+// for as long as the connection lives, where answering once grew it to 8
+// KB for good (40 MB at 10,000 connections).
+func (c *conn) aside(fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { c.recovered(recover()) }()
+		fn()
+	}()
+	<-done
+}
+
+// recovered logs a panic met serving the connection, if r is one, and
+// closes the connection: it ends that connection only.
+func (c *conn) recovered(r any) {
+	if r == nil {
+		return
+	}
+	c.srv.log.Error("streaming: a connection failed", "panic", r, "stack", string(debug.Stack()))
+	c.close(closeUnavailable, "service unavailable, close by server")
 }
 
 // deferSync holds back a data-sync request past the message rate, or while
@@ -245,62 +363,85 @@ func isDataSync(data []byte) bool {
 }
 
 // send queues a message; a connection that cannot keep up is closed.
-func (c *conn) send(msg []byte) {
-	select {
-	case c.out <- msg:
-	default:
+func (c *conn) send(m outgoing) {
+	c.qmu.Lock()
+	if c.closed.Load() {
+		c.qmu.Unlock()
+		return
+	}
+	if len(c.queue) >= sendQueue {
+		c.qmu.Unlock()
 		c.close(closeTooSlow, "too slow, close by server")
+		return
+	}
+	c.enqueue(m)
+}
+
+// enqueue adds m to the queue and hands the connection to the writers
+// unless they have it; c.qmu is held and released.
+func (c *conn) enqueue(m outgoing) {
+	c.queue = append(c.queue, m)
+	start := !c.writing
+	c.writing = true
+	c.qmu.Unlock()
+	if start {
+		c.srv.writers.schedule(c)
 	}
 }
 
-// close ends the connection once; it never waits for the peer.
-func (c *conn) close(code websocket.StatusCode, reason string) {
+// close ends the connection once; it never waits for the peer. What waits
+// to be written is dropped for the close frame, and the socket is closed
+// when the peer answers it, or after closeWait.
+func (c *conn) close(code int, reason string) {
 	c.once.Do(func() {
+		c.qmu.Lock()
 		c.closed.Store(true)
-		go func() {
-			c.ws.Close(code, reason) // waits for the peer's answer a little
-			if c.cancel != nil {
-				c.cancel()
-			}
-		}()
+		c.queue = nil
+		c.enqueue(outgoing{close: websocket.FormatCloseMessage(code, reason)})
+		time.AfterFunc(closeWait, func() { c.ws.Close() })
 	})
 }
 
-func (c *conn) writeLoop(ctx context.Context) {
+// flush writes what waits for the connection; one writer at a time does.
+func (c *conn) flush() {
 	for {
-		select {
-		case <-ctx.Done():
+		c.qmu.Lock()
+		if len(c.queue) == 0 {
+			c.queue, c.writing = nil, false // an idle connection keeps no queue
+			c.qmu.Unlock()
 			return
-		case msg := <-c.out:
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-			err := c.ws.Write(wctx, websocket.MessageText, msg)
-			cancel()
-			if err != nil {
-				c.close(closeTooSlow, "too slow, close by server")
-				return
+		}
+		m := c.queue[0]
+		c.queue[0] = outgoing{}
+		c.queue = c.queue[1:]
+		c.qmu.Unlock()
+		if err := c.write(m); err != nil {
+			c.qmu.Lock()
+			c.queue, c.writing = nil, false
+			c.qmu.Unlock()
+			if errors.Is(err, websocket.ErrCloseSent) {
+				return // closing already: the reader waits for the peer's answer
 			}
+			c.close(closeTooSlow, "too slow, close by server")
+			c.ws.Close() // it cannot be written to any more
+			return
 		}
 	}
 }
 
-// pingLoop finds peers that vanished without closing.
-func (c *conn) pingLoop(ctx context.Context) {
-	t := time.NewTicker(pingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			pctx, cancel := context.WithTimeout(ctx, pingTimeout)
-			err := c.ws.Ping(pctx)
-			cancel()
-			if err != nil {
-				c.close(websocket.StatusGoingAway, "no answer to ping")
-				return
-			}
-		}
+func (c *conn) write(m outgoing) error {
+	deadline := time.Now().Add(writeTimeout)
+	switch {
+	case m.close != nil:
+		return c.ws.WriteControl(websocket.CloseMessage, m.close, deadline)
+	case m.ping:
+		return c.ws.WriteControl(websocket.PingMessage, nil, deadline)
 	}
+	c.ws.SetWriteDeadline(deadline)
+	if m.shared != nil {
+		return c.ws.WritePreparedMessage(m.shared)
+	}
+	return c.ws.WriteMessage(websocket.TextMessage, m.data)
 }
 
 // handle answers one message as FeatBit does: messages need messageType and
@@ -316,9 +457,9 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 	}
 	switch strings.ToLower(*m.MessageType) {
 	case "ping":
-		c.send(pong)
+		c.send(outgoing{shared: pongMessage})
 	case "echo":
-		c.send(encode("echo", m.Data))
+		c.send(outgoing{data: encode("echo", m.Data)})
 	case "data-sync":
 		c.dataSync(ctx, m.Data)
 	}
@@ -397,9 +538,9 @@ func (c *conn) sync(ctx context.Context, req syncRequest) {
 		c.mu.Lock()
 		user := c.user
 		c.mu.Unlock()
-		msg := c.answer(snap, user, req.full, since)
+		msg, ok := c.answer(snap, user, req.full, since)
 		c.mu.Lock()
-		if msg != nil {
+		if ok {
 			c.send(msg)
 		}
 		req, c.pending = c.pending, noSync
@@ -412,24 +553,25 @@ func (c *conn) sync(ctx context.Context, req syncRequest) {
 	}
 }
 
-// answer is a data-sync answer from snap. A client SDK without a user gets none.
-func (c *conn) answer(snap *snapshot, user *eval.EndUser, full bool, since int64) []byte {
-	eventType := eventPatch
-	if full {
-		eventType = eventFull
+// answer is a data-sync answer from snap. A client SDK without a user gets
+// none. A server SDK's full answer is the snapshot's, encoded once for all.
+func (c *conn) answer(snap *snapshot, user *eval.EndUser, full bool, since int64) (outgoing, bool) {
+	switch {
+	case c.typ == typeServer && full:
+		return outgoing{shared: snap.serverFull().prepared}, true
+	case c.typ == typeServer:
+		return outgoing{data: encode("data-sync", serverData(snap, eventPatch, since))}, true
+	case user == nil:
+		return outgoing{}, false
+	case full:
+		return outgoing{data: encode("data-sync", clientData(snap, eventFull, since, *user))}, true
 	}
-	if c.typ == typeServer {
-		return encode("data-sync", serverData(snap, eventType, since))
-	}
-	if user == nil {
-		return nil
-	}
-	return encode("data-sync", clientData(snap, eventType, since, *user))
+	return outgoing{data: encode("data-sync", clientData(snap, eventPatch, since, *user))}, true
 }
 
 // push sends a change, unless an answer is being made: then the change
 // follows that answer as a patch.
-func (c *conn) push(msg func(u *eval.EndUser) []byte) {
+func (c *conn) push(msg func(u *eval.EndUser) (outgoing, bool)) {
 	if c.closed.Load() {
 		return
 	}
@@ -439,7 +581,7 @@ func (c *conn) push(msg func(u *eval.EndUser) []byte) {
 		c.pending = c.pending.merge(syncRequest{want: true, since: math.MaxInt64})
 		return
 	}
-	if m := msg(c.user); m != nil {
+	if m, ok := msg(c.user); ok {
 		c.send(m)
 	}
 }

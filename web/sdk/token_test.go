@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	gorilla "github.com/gorilla/websocket"
 )
 
 // FeatBit's own test tokens (ES/Domain/Shared/TestData.cs).
@@ -74,14 +74,13 @@ func TestTokenLifetime(t *testing.T) {
 // A peer that stops reading is closed once its queue is full; sending to it
 // never waits.
 func TestSlowConnectionIsClosedNotWaitedFor(t *testing.T) {
-	accepted := make(chan *websocket.Conn, 1)
+	accepted := make(chan *gorilla.Conn, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
+		ws, err := upgrader.Upgrade(w, r, nil)
 		if err != nil {
 			return
 		}
 		accepted <- ws
-		<-r.Context().Done()
 	}))
 	defer srv.Close()
 	peer, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
@@ -89,16 +88,14 @@ func TestSlowConnectionIsClosedNotWaitedFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer peer.CloseNow() // never reads
-	c := &conn{ws: <-accepted, out: make(chan []byte, sendQueue)}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	c.cancel = cancel
-	go c.writeLoop(ctx)
+	ws := <-accepted
+	defer ws.Close()
+	c := &conn{srv: &Server{writers: &writers{}}, ws: ws}
 
-	msg := []byte(`{"messageType":"data-sync","data":"` + strings.Repeat("x", 64<<10) + `"}`)
+	msg := prepare([]byte(`{"messageType":"data-sync","data":"` + strings.Repeat("x", 64<<10) + `"}`))
 	start := time.Now()
 	for i := 0; i < 10_000 && !c.closed.Load(); i++ {
-		c.send(msg)
+		c.send(outgoing{shared: msg})
 	}
 	if !c.closed.Load() {
 		t.Fatal("a peer that reads nothing is still open after 640 MB")
