@@ -451,3 +451,12 @@ func approvalsText(n int) string {
 	}
 	return strconv.Itoa(n) + " approvals"
 }
+
+// requestToggleLabel is the toggle's button where turning a flag on or off
+// needs approval.
+func requestToggleLabel(on bool) string {
+	if on {
+		return "Request to turn off"
+	}
+	return "Request to turn on"
+}
