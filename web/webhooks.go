@@ -207,11 +207,7 @@ func (p *pages) createWebhook(c echo.Context) error {
 
 // webhook shows a webhook's page.
 func (p *pages) webhook(c echo.Context) error {
-	id, err := api.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	w, err := p.store.GetWebhook(c.Request().Context(), actor(c), id)
+	w, err := p.pathWebhook(c)
 	if err != nil {
 		return err
 	}
@@ -280,15 +276,11 @@ func (p *pages) testWebhook(c echo.Context) error {
 
 // confirmDeleteWebhook asks before deleting a webhook, saying what goes with it.
 func (p *pages) confirmDeleteWebhook(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	w, err := p.pathWebhook(c)
 	if err != nil {
 		return err
 	}
-	w, err := p.store.GetWebhook(c.Request().Context(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	href := "/webhooks/" + id.String()
+	href := "/webhooks/" + w.ID.String()
 	return p.iamConfirm(c, http.StatusOK, navWebhooks, views.Confirm{
 		Crumbs:  []views.Crumb{{Label: "Webhooks", Href: "/webhooks"}, {Label: w.Name, Href: href}},
 		Heading: fmt.Sprintf("Delete the webhook “%s”?", w.Name),
@@ -302,17 +294,22 @@ func (p *pages) confirmDeleteWebhook(c echo.Context) error {
 
 // deleteWebhook deletes a webhook and returns to the list.
 func (p *pages) deleteWebhook(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	w, err := p.pathWebhook(c)
 	if err != nil {
 		return err
 	}
-	w, err := p.store.GetWebhook(c.Request().Context(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	if err := p.store.DeleteWebhook(c.Request().Context(), actor(c), id); err != nil {
+	if err := p.store.DeleteWebhook(c.Request().Context(), actor(c), w.ID); err != nil {
 		return err
 	}
 	p.keepFlash(c, fmt.Sprintf("Webhook “%s” deleted.", w.Name))
 	return redirect(c, "/webhooks")
+}
+
+// pathWebhook reads the webhook the path's id names, as the caller may see it.
+func (p *pages) pathWebhook(c echo.Context) (store.Webhook, error) {
+	id, err := api.PathID(c, "id")
+	if err != nil {
+		return store.Webhook{}, err
+	}
+	return p.store.GetWebhook(c.Request().Context(), actor(c), id)
 }

@@ -189,7 +189,7 @@ func writeTable(out io.Writer, r benchReport) {
 	writeEvaluations(out, r)
 	fmt.Fprintf(out, "\nserver peak RSS %.1f MB; %d CPUs, load %s before and %s after; PostgreSQL %s\n",
 		r.PeakRSSMB, r.Machine.CPUs, r.Machine.LoadBefore, r.Machine.LoadAfter, r.Machine.Postgres)
-	fmt.Fprintln(out, "\nTargets (issue 7):")
+	fmt.Fprintln(out, "\nTargets (issues 7 and 19):")
 	for _, c := range r.Checks {
 		mark := "ok  "
 		if !c.OK {
