@@ -50,6 +50,10 @@ type matrix struct {
 	// before each call; otherOwner owns another organization.
 	nobody, member, otherOwner string
 	policyID                   uuid.UUID
+	// memberID is the member's user id; qa is the environment whose
+	// changes need approval, made on first use (approvalEnv).
+	memberID uuid.UUID
+	qa       store.Environment
 }
 
 const envRN = "project/web:env/prod"
@@ -616,8 +620,8 @@ func newMatrix(t *testing.T) *matrix {
 	m.project = s.createProject("Web", "web")
 	m.env = m.project.Environments[0]
 	m.nobody, _ = s.addMember("nobody@example.com")
-	var memberID uuid.UUID
-	m.member, memberID = s.addMember("member@example.com")
+	m.member, m.memberID = s.addMember("member@example.com")
+	memberID := m.memberID
 	ctx := context.Background()
 	must(t, s.pool.QueryRow(ctx, `INSERT INTO policies (organization_id, name, key, type) VALUES ($1, 'Matrix', 'matrix', 'CustomerManaged') RETURNING id`, s.orgID).Scan(&m.policyID))
 	must(t, s.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: s.orgID, UserID: memberID, PolicyID: m.policyID}))
@@ -629,6 +633,7 @@ func newMatrix(t *testing.T) *matrix {
 func (m *matrix) allCases() map[string]func() call {
 	cases := m.cases()
 	m.flagBodyCases(cases)
+	m.changeRequestCases(cases)
 	return cases
 }
 

@@ -1,5 +1,7 @@
 package views
 
+import "strconv"
+
 // View models of the feature flag, segment and history pages.
 
 // WorkEnv names the environment the flag and segment pages work in; Missing
@@ -132,6 +134,9 @@ type PendingChangeItem struct {
 	// CancelAction cancels it (dismisses it once failed); empty when the
 	// person may not.
 	CancelAction string
+	// Status, when set, names where its change request stands; Href opens
+	// that request.
+	Status, Href string
 }
 
 // FlagTester evaluates the flag for an end user, as the environment's SDKs would.
@@ -437,4 +442,21 @@ type AuditLog struct {
 	Filter  Form
 	Types   []Option
 	History History
+}
+
+// approvalsText says how many approvals a change needs.
+func approvalsText(n int) string {
+	if n == 1 {
+		return "1 approval"
+	}
+	return strconv.Itoa(n) + " approvals"
+}
+
+// requestToggleLabel is the toggle's button where turning a flag on or off
+// needs approval.
+func requestToggleLabel(on bool) string {
+	if on {
+		return "Request to turn off"
+	}
+	return "Request to turn on"
 }

@@ -85,6 +85,17 @@ type Form struct {
 	Values map[string]string
 	Errors map[string]string
 	Error  string
+	// Request, in an environment whose changes need approval, turns a flag
+	// change's form into a change request: a reason and reviewers instead
+	// of a comment (Values["reason"]).
+	Request *ChangeRequestFields
+}
+
+// ChangeRequestFields ask for the reviewers of a change request.
+type ChangeRequestFields struct {
+	// Reviewers are those who may approve, chosen ones selected.
+	Reviewers []Option
+	Approvals int
 }
 
 // Login is the sign-in page.
@@ -192,6 +203,12 @@ type Environment struct {
 type EnvSettings struct {
 	Form     Form
 	Editable bool
+	// Approval is the setting "changes need approval": Form.Values carry
+	// changeRequestEnabled ("true") and approvalsRequired; Members and
+	// Groups are the choices of approvers, selected when chosen.
+	Members, Groups []Option
+	// Approvers names who may approve, for those who may not edit.
+	Approvers string
 }
 
 // SecretList lists an environment's secrets.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
@@ -77,8 +78,21 @@ func TestBrowserAccessibility(t *testing.T) {
 	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, store.EndUserFilter{})
 	must(t, err)
 
+	// Prod's changes need approval: the flag pages ask for reviewers, and
+	// the member's request waits for the owner's review.
+	_, err = a.st.UpdateEnvironment(ctx, owner, web.ID, prod.ID, store.EnvironmentInput{Name: prod.Name, Settings: &store.EnvSettings{
+		ChangeRequest: &store.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{a.owner, member}}}})
+	must(t, err)
+	dev1, err := a.st.UserActor(ctx, member, a.wsID.String(), a.orgID.String())
+	must(t, err)
+	off := false
+	request, err := a.st.CreateFlagChangeRequest(ctx, dev1, prod.ID, "checkout", store.FlagChangeRequestInput{IsEnabled: &off,
+		Reason: "Checkout alerts", Reviewers: []uuid.UUID{a.owner}})
+	must(t, err)
+
 	// samples are addresses for the router's parameterised pages.
 	samples := map[string]string{
+		"/change-requests/:id":             "/change-requests/" + request.ID.String(),
 		"/end-users/:id":                   "/end-users/" + endUsers.Items[0].ID.String(),
 		"/projects/:id":                    "/projects/" + web.ID.String(),
 		"/projects/:id/delete":             "/projects/" + web.ID.String() + "/delete",

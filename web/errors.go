@@ -73,6 +73,17 @@ var ruleMessages = map[string]string{
 	"CannotDeleteUnarchivedFeatureFlag": "Archive the flag before deleting it.",
 	"FlagIsArchived":                    "This flag is archived: restore it in Settings to change it again.",
 	"FlagScheduleIsNotPending":          "This scheduled change was applied or cancelled already.",
+
+	// Change requests.
+	"ChangeRequestRequired":        "Changes in this environment need approval: request the change on the flag's page.",
+	"ChangeRequestNotEnabled":      "Changes in this environment need no approval: make the change directly.",
+	"ChangeRequestChangesNothing":  "This would leave the flag as it is: there is nothing to request.",
+	"CannotReviewOwnChangeRequest": "You cannot approve or decline your own change request.",
+	"NotAReviewerOfChangeRequest":  "You are not a reviewer of this change request, or may no longer approve in this environment.",
+	"ChangeRequestNotApproved":     "This change request does not have enough approvals yet.",
+	"ChangeRequestDeclined":        "This change request was declined and cannot be applied.",
+	"ChangeRequestAlreadyApplied":  "This change request has already been applied.",
+	"ChangeRequestIsScheduled":     "This change request is scheduled: it applies at its time once approved.",
 }
 
 // codeMessage explains a validation code like "name_is_required".
@@ -226,7 +237,9 @@ func (p *pages) writeError(c echo.Context, err error) {
 // placeNames are the parts of a problem's path in words.
 var placeNames = map[string]string{"rules": "Rule", "conditions": "condition", "variations": "Variation",
 	"targetUsers": "Individual targets", "keyIds": "user", "fallthrough": "Default rule", "value": "value",
-	"property": "attribute", "name": "name", "dispatchKey": "split attribute", "variationId": "variation", "id": "id"}
+	"property": "attribute", "name": "name", "dispatchKey": "split attribute", "variationId": "variation", "id": "id",
+	"approvalsRequired": "Approvals needed", "approverMemberIds": "Approvers", "approverGroupIds": "Approver groups",
+	"reason": "Reason", "reviewers": "Reviewers"}
 
 // placeWords says where a problem's path points: "rules[1].conditions[0].value"
 // is "Rule 2, condition 1, value".

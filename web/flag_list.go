@@ -145,7 +145,9 @@ func (p *pages) flagRow(c echo.Context, w workEnv, rights store.EnvRights, f sto
 	if f.LastChange != nil {
 		row.LastChange, row.LastComment = when(f.LastChange.ChangedAt), f.LastChange.Comment
 	}
-	if rights.Flag(f.Key, f.Tags, f.IsArchived).Toggle {
+	// Where changes need approval, a flag is turned on or off from its page,
+	// with a reason and reviewers; the list shows its state.
+	if w.approvals == 0 && rights.Flag(f.Key, f.Tags, f.IsArchived).Toggle {
 		row.Toggle = &views.FlagToggle{On: f.IsEnabled, CommentRequired: w.requireComment, Row: true,
 			Form: p.form(c, f.ID.String(), flagHref(f.Key)+"/toggle", map[string]string{"revision": f.Revision.String(), "next": next})}
 	}
@@ -236,6 +238,19 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	on := c.FormValue("on") == "true"
 	next := c.FormValue("next")
 	fromList := next != ""
+	if w.approvals > 0 && !fromList {
+		// Where changes need approval the page's toggle requests the change.
+		err := p.requestChange(c, w, key, store.FlagChangeRequestInput{IsEnabled: &on}, nil)
+		if err == nil {
+			return p.changed(c, flagHref(key), requestedMessage, func() error { return p.flagPage(c, tabTargeting, flagState{}) })
+		}
+		form := p.form(c, "flag-toggle", flagHref(key)+"/toggle", map[string]string{"revision": c.FormValue("revision")})
+		status, err := changeProblems(err, &form, "reason", "reviewers")
+		if err != nil {
+			return err
+		}
+		return p.flagPage(c, tabTargeting, flagState{status: status, toggle: &form})
+	}
 	f, err := p.store.ToggleFlag(ctx, a, w.id, key, on, in)
 	if err == nil {
 		msg := fmt.Sprintf("“%s” turned %s.", f.Name, strings.ToLower(onOffWord(f.IsEnabled)))

@@ -120,6 +120,9 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			if st.toggle == nil {
 				st.toggle = fresh("flag-toggle", href+"/toggle", nil)
 			}
+			if err := p.withRequest(c, w, st.toggle); err != nil {
+				return err
+			}
 			t.Toggle = &views.FlagToggle{Form: *st.toggle, On: f.IsEnabled, CommentRequired: w.requireComment}
 		}
 		off := f.DisabledVariationID
@@ -127,6 +130,9 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			st.off = fresh("off-variation", href+"/off-variation", nil)
 		} else {
 			off = st.off.Values["disabledVariationId"]
+		}
+		if err := p.withRequest(c, w, st.off); err != nil {
+			return err
 		}
 		t.Off = views.OffVariation{Form: *st.off, Editable: may.OffVariation, CommentRequired: w.requireComment}
 		for _, v := range f.Variations {
@@ -159,6 +165,9 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			if st.targetingForm == nil {
 				st.targetingForm = fresh("targeting", href+"/targeting", nil)
 			}
+			if err := p.withRequest(c, w, st.targetingForm); err != nil {
+				return err
+			}
 			t.Editor.Form = *st.targetingForm
 			t.Editor.Now = when(time.Now())
 			t.Editor.CommentRequired = w.requireComment
@@ -182,6 +191,9 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			st.variationsForm = fresh("variations", href+"/variations", nil)
 		} else {
 			typ, vars = st.variationType, renumber(st.variations)
+		}
+		if err := p.withRequest(c, w, st.variationsForm); err != nil {
+			return err
 		}
 		m.Variations = &views.VariationsEditor{Form: *st.variationsForm, Editable: may.Variations,
 			CommentRequired: w.requireComment, Types: variationTypes(typ), Variations: vars}
@@ -342,13 +354,16 @@ func (p *pages) flagChange(c echo.Context, tab, message string, do func(w workEn
 		href += "/" + tab
 	}
 	err = do(w, key)
+	if c.Get(requestedKey) != nil {
+		message = requestedMessage
+	}
 	if err == nil {
 		return p.changed(c, href, message, func() error { return p.flagPage(c, tab, flagState{}) })
 	}
 	f := p.form(c, "", "", nil)
 	st := form(w, &f)
 	failure := err
-	status, err := changeProblems(err, &f, fields...)
+	status, err := changeProblems(err, &f, append(fields, "reason", "reviewers")...)
 	if err != nil {
 		return err
 	}
@@ -366,8 +381,10 @@ func (p *pages) setFlagOffVariation(c echo.Context) error {
 		return err
 	}
 	return p.flagChange(c, tabTargeting, "Off variation saved.", func(w workEnv, key string) error {
-		_, err := p.store.SetFlagOffVariation(c.Request().Context(), actor(c), w.id, key, in)
-		return err
+		return p.requestChange(c, w, key, store.FlagChangeRequestInput{OffVariationID: &in.OffVariationID}, func() error {
+			_, err := p.store.SetFlagOffVariation(c.Request().Context(), actor(c), w.id, key, in)
+			return err
+		})
 	}, func(w workEnv, f *views.Form) flagState {
 		f.ID, f.Action = "off-variation", flagHref(c.Param("key"))+"/off-variation"
 		f.Values = postedValues(in.Change, map[string]string{"disabledVariationId": in.OffVariationID})
@@ -425,13 +442,23 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 		sin := store.ScheduleInput{DraftInput: store.DraftInput{Targeting: in.Targeting, Change: ch},
 			Title: c.FormValue("title"), ScheduledTime: at}
 		return p.flagChange(c, tabTargeting, message, func(w workEnv, key string) error {
+			// Where changes need approval, the schedule waits for a request's.
+			if w.approvals > 0 {
+				reviewers, err := formIDs(c, "reviewers")
+				if err != nil {
+					return err
+				}
+				sin.WithChangeRequest, sin.Reason, sin.Reviewers = true, c.FormValue("reason"), reviewers
+			}
 			_, err := p.store.CreateFlagSchedule(c.Request().Context(), actor(c), w.id, key, sin)
 			return err
 		}, shown, "targetUsers", "rules", "fallthrough", "title", "scheduledTime")
 	}
 	return p.flagChange(c, tabTargeting, "Targeting saved.", func(w workEnv, key string) error {
-		_, err := p.store.SetFlagTargeting(c.Request().Context(), actor(c), w.id, key, in)
-		return err
+		return p.requestChange(c, w, key, store.FlagChangeRequestInput{Targeting: in.Targeting}, func() error {
+			_, err := p.store.SetFlagTargeting(c.Request().Context(), actor(c), w.id, key, in)
+			return err
+		})
 	}, shown, "targetUsers", "rules", "fallthrough")
 }
 
@@ -465,9 +492,19 @@ func (p *pages) pendingChanges(c echo.Context, w workEnv, f store.Flag, may stor
 		item := views.PendingChangeItem{Title: pc.ScheduleTitle, When: "Applies at " + when(pc.ScheduledTime), Who: pc.CreatorName,
 			Note: pc.Note, Comment: pc.Comment, FailureReason: pc.FailureReason,
 			Lines: describe.Change(refFlag, pc.DataChange.Previous, pc.DataChange.Current, names)}
+		if pc.ChangeRequestID != nil {
+			item.Href = changeRequestHref(*pc.ChangeRequestID)
+			item.Status = requestStatus(pc.Status)
+			if pc.Type == store.PendingChangeRequest {
+				item.Title, item.When, item.Comment = "Change request: "+pc.ChangeRequestReason, "Requested "+when(pc.CreatedAt), ""
+				out.Items = append(out.Items, item)
+				continue // withdrawn on its own page, by its author
+			}
+			item.Status = "Scheduled · " + item.Status
+		}
 		var base, target store.Flag
 		if json.Unmarshal(pc.DataChange.Previous, &base) == nil && json.Unmarshal(pc.DataChange.Current, &target) == nil &&
-			!f.IsArchived && !slices.ContainsFunc(store.ChangeActions(base, target), func(a access.Action) bool { return !may.Permits(a) }) {
+			!f.IsArchived && pc.ChangeRequestID == nil && !slices.ContainsFunc(store.ChangeActions(base, target), func(a access.Action) bool { return !may.Permits(a) }) {
 			item.CancelAction = flagHref(f.Key) + "/schedules/" + pc.ID.String() + "/cancel"
 		}
 		out.Items = append(out.Items, item)
@@ -515,8 +552,10 @@ func (p *pages) setFlagVariations(c echo.Context) error {
 	}
 	in.Variations = storeVariations(vars)
 	return p.flagChange(c, tabVariations, "Variations saved.", func(w workEnv, key string) error {
-		_, err := p.store.SetFlagVariations(c.Request().Context(), actor(c), w.id, key, in)
-		return err
+		return p.requestChange(c, w, key, store.FlagChangeRequestInput{VariationType: in.VariationType, Variations: in.Variations}, func() error {
+			_, err := p.store.SetFlagVariations(c.Request().Context(), actor(c), w.id, key, in)
+			return err
+		})
 	}, func(w workEnv, f *views.Form) flagState {
 		st := state(f)
 		return st

@@ -184,6 +184,12 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/flags/:key/triggers/:id/status", p.setTriggerStatus)
 	g.POST("/flags/:key/triggers/:id/reset", p.resetTrigger)
 	g.POST("/flags/:key/triggers/:id/delete", p.deleteTrigger)
+	g.GET("/change-requests", p.changeRequests)
+	g.GET("/change-requests/:id", p.changeRequest)
+	g.POST("/change-requests/:id/approve", p.reviewChangeRequest(true))
+	g.POST("/change-requests/:id/decline", p.reviewChangeRequest(false))
+	g.POST("/change-requests/:id/apply", p.applyChangeRequest)
+	g.POST("/change-requests/:id/withdraw", p.withdrawChangeRequest)
 
 	g.GET("/end-users", p.endUsers)
 	g.GET("/end-users/:id", p.endUser)

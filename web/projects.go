@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -317,8 +319,10 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 	if settings != nil {
 		view.Form = *settings
 	} else {
-		view.Form = p.form(c, "env-settings", href, map[string]string{"name": env.Name, "key": env.Key,
-			"description": env.Description, "requireChangeComment": fmt.Sprint(env.Settings.RequireChangeComment)})
+		view.Form = p.form(c, "env-settings", href, envSettingsValues(env.Name, env.Key, env.Description, env.Settings))
+	}
+	if err := p.approverChoices(c, &view, projectID, envID); err != nil {
+		return err
 	}
 
 	secrets := views.SecretList{CSRF: csrfToken(c), Types: options(store.SecretServer, store.SecretServer, store.SecretClient)}
@@ -382,18 +386,32 @@ func (p *pages) updateEnvironment(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	// An unticked checkbox sends nothing; this form always sets the setting.
-	in.Settings = &store.EnvSettings{RequireChangeComment: c.FormValue("requireChangeComment") == "true"}
-	env, err := p.store.UpdateEnvironment(c.Request().Context(), actor(c), projectID, envID, in)
+	// An unticked checkbox sends nothing; this form always sets the settings.
+	cr := &store.ChangeRequestSettings{IsEnabled: c.FormValue("changeRequestEnabled") == "true"}
+	in.Settings = &store.EnvSettings{RequireChangeComment: c.FormValue("requireChangeComment") == "true", ChangeRequest: cr}
+	// A number that does not parse is 0, which the store refuses by name;
+	// none at all is the least, 1.
+	cr.ApprovalsRequired = 1
+	if n := strings.TrimSpace(c.FormValue("approvalsRequired")); n != "" {
+		cr.ApprovalsRequired, _ = strconv.Atoi(n)
+	}
+	cr.ApproverMemberIDs, err = formIDs(c, "approverMemberIds")
+	if err == nil {
+		cr.ApproverGroupIDs, err = formIDs(c, "approverGroupIds")
+	}
+	var env store.Environment
+	if err == nil {
+		env, err = p.store.UpdateEnvironment(c.Request().Context(), actor(c), projectID, envID, in)
+	}
 	href := envHref(projectID, envID)
 	if err == nil {
 		return p.changed(c, href, fmt.Sprintf("Environment “%s” saved.", env.Name), func() error {
 			return p.environmentPage(c, http.StatusOK, nil, nil, nil)
 		})
 	}
-	f := p.form(c, "env-settings", href, map[string]string{"name": in.Name, "key": in.Key,
-		"description": deref(in.Description), "requireChangeComment": fmt.Sprint(in.Settings.RequireChangeComment)})
-	status, err := formProblems(err, &f, "name", "key", "description")
+	f := p.form(c, "env-settings", href, envSettingsValues(in.Name, in.Key, deref(in.Description), *in.Settings))
+	f.Values["approvalsRequired"] = c.FormValue("approvalsRequired")
+	status, err := formProblems(err, &f, "name", "key", "description", "approvalsRequired", "approverMemberIds", "approverGroupIds")
 	if err != nil {
 		return err
 	}
@@ -524,4 +542,58 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// envSettingsValues are the settings form's values; the chosen approvers
+// are comma-separated ids.
+func envSettingsValues(name, key, description string, st store.EnvSettings) map[string]string {
+	v := map[string]string{"name": name, "key": key, "description": description,
+		"requireChangeComment": fmt.Sprint(st.RequireChangeComment), "approvalsRequired": "1"}
+	if cr := st.ChangeRequest; cr != nil {
+		v["changeRequestEnabled"] = fmt.Sprint(cr.IsEnabled)
+		v["approvalsRequired"] = strconv.Itoa(cr.ApprovalsRequired)
+		v["approverMemberIds"] = joinIDs(cr.ApproverMemberIDs)
+		v["approverGroupIds"] = joinIDs(cr.ApproverGroupIDs)
+	}
+	return v
+}
+
+func joinIDs(ids []uuid.UUID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = id.String()
+	}
+	return strings.Join(s, ",")
+}
+
+// approverChoices fills the settings' members and groups to choose approvers
+// from, those chosen selected; for someone who may not edit, it names them.
+func (p *pages) approverChoices(c echo.Context, view *views.EnvSettings, projectID, envID uuid.UUID) error {
+	chosen := func(key string) []string { return strings.Split(view.Form.Values[key], ",") }
+	if !view.Editable {
+		if view.Form.Values["changeRequestEnabled"] != "true" {
+			return nil
+		}
+		names, err := p.store.Approvers(c.Request().Context(), actor(c), envID)
+		if err != nil {
+			return err
+		}
+		var list []string
+		for _, ap := range names {
+			list = append(list, ap.Name)
+		}
+		view.Approvers = strings.Join(list, ", ")
+		return nil
+	}
+	members, groups, err := p.store.ApproverChoices(c.Request().Context(), actor(c), projectID, envID)
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		view.Members = append(view.Members, views.Option{Value: m.ID.String(), Label: m.Name, Selected: slices.Contains(chosen("approverMemberIds"), m.ID.String())})
+	}
+	for _, g := range groups {
+		view.Groups = append(view.Groups, views.Option{Value: g.ID.String(), Label: g.Name, Selected: slices.Contains(chosen("approverGroupIds"), g.ID.String())})
+	}
+	return nil
 }

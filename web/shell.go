@@ -35,13 +35,17 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 	}
 	orgs := w.Organizations
 
-	nav := []views.NavItem{{Label: "Projects", Href: "/projects", TestID: "nav-projects", Active: active == navProjects}}
-	nav = append([]views.NavItem{
-		{Label: "Feature flags", Href: "/flags", TestID: "nav-flags", Active: active == navFlags},
-		{Label: "Segments", Href: "/segments", TestID: "nav-segments", Active: active == navSegments},
-		{Label: "End users", Href: "/end-users", TestID: "nav-end-users", Active: active == navEndUsers},
-		{Label: "Audit log", Href: "/audit-log", TestID: "nav-audit-log", Active: active == navAuditLog},
-	}, nav...)
+	reviews, err := p.reviewsNav(c, w, active)
+	if err != nil {
+		return views.Shell{}, err
+	}
+	nav := []views.NavItem{{Label: "Feature flags", Href: "/flags", TestID: "nav-flags", Active: active == navFlags}}
+	nav = append(nav, reviews...)
+	nav = append(nav,
+		views.NavItem{Label: "Segments", Href: "/segments", TestID: "nav-segments", Active: active == navSegments},
+		views.NavItem{Label: "End users", Href: "/end-users", TestID: "nav-end-users", Active: active == navEndUsers},
+		views.NavItem{Label: "Audit log", Href: "/audit-log", TestID: "nav-audit-log", Active: active == navAuditLog},
+		views.NavItem{Label: "Projects", Href: "/projects", TestID: "nav-projects", Active: active == navProjects})
 	if a.Can(access.ListAccessTokens, store.AccessTokenRN) {
 		nav = append(nav, views.NavItem{Label: "Access tokens", Href: "/access-tokens", TestID: "nav-access-tokens", Active: active == navAccessTokens})
 	}
@@ -179,4 +183,18 @@ func (p *pages) samePlace(c echo.Context, was uuid.UUID, now store.UserContext, 
 		return "/segments", nil
 	}
 	return next, nil
+}
+
+// reviewsNav is the entry "Reviews" with how many change requests wait for
+// the person's review, where the working environment's changes need
+// approval; none elsewhere.
+func (p *pages) reviewsNav(c echo.Context, w store.Workplace, active string) ([]views.NavItem, error) {
+	if w.Env == nil || approvalsOf(w.Env.Settings) == 0 {
+		return nil, nil
+	}
+	n, err := p.store.CountAwaitingReview(c.Request().Context(), actor(c), w.Env.ID)
+	if err != nil {
+		return nil, err
+	}
+	return []views.NavItem{{Label: fmt.Sprintf("Reviews (%d)", n), Href: "/change-requests", TestID: "nav-reviews", Active: active == navReviews}}, nil
 }

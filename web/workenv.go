@@ -15,6 +15,9 @@ type workEnv struct {
 	projectKey, projectName string
 	key, name               string
 	requireComment          bool
+	// approvals is how many approvals a change to what a flag serves
+	// needs; 0 when changes need none.
+	approvals int
 }
 
 func (w workEnv) view(ok bool) views.WorkEnv {
@@ -30,7 +33,7 @@ func (p *pages) workEnvOf(c echo.Context) (w workEnv, ok bool, err error) {
 	}
 	pr, e := wp.Project, wp.Env
 	return workEnv{id: e.ID, projectKey: pr.Key, projectName: pr.Name, key: e.Key, name: e.Name,
-		requireComment: e.Settings.RequireChangeComment}, true, nil
+		requireComment: e.Settings.RequireChangeComment, approvals: approvalsOf(e.Settings)}, true, nil
 }
 
 // actingEnv is the working environment of a flag's or a segment's page or
@@ -41,4 +44,12 @@ func (p *pages) actingEnv(c echo.Context) (workEnv, error) {
 		err = store.ErrForbidden
 	}
 	return w, err
+}
+
+// approvalsOf is how many approvals an environment's changes need, 0 for none.
+func approvalsOf(st store.EnvSettings) int {
+	if cr := st.ChangeRequest; cr != nil && cr.IsEnabled {
+		return cr.ApprovalsRequired
+	}
+	return 0
 }

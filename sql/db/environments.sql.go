@@ -14,7 +14,7 @@ import (
 const CreateEnvironment = `-- name: CreateEnvironment :one
 INSERT INTO environments (id, project_id, name, key, description, require_change_comment)
 VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, project_id, name, key, description, require_change_comment, created_at, updated_at
+RETURNING id, project_id, name, key, description, require_change_comment, created_at, updated_at, change_request_enabled, approvals_required, approver_member_ids, approver_group_ids
 `
 
 type CreateEnvironmentParams struct {
@@ -47,6 +47,10 @@ func (q *Queries) CreateEnvironment(ctx context.Context, arg CreateEnvironmentPa
 		&i.RequireChangeComment,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ChangeRequestEnabled,
+		&i.ApprovalsRequired,
+		&i.ApproverMemberIds,
+		&i.ApproverGroupIds,
 	)
 	return i, err
 }
@@ -115,7 +119,7 @@ func (q *Queries) DeleteSecret(ctx context.Context, arg DeleteSecretParams) (int
 }
 
 const GetEnvironment = `-- name: GetEnvironment :one
-SELECT e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, p.key AS project_key, p.name AS project_name, p.organization_id,
+SELECT e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, e.change_request_enabled, e.approvals_required, e.approver_member_ids, e.approver_group_ids, p.key AS project_key, p.name AS project_name, p.organization_id,
     o.key AS organization_key, o.workspace_id
 FROM environments e
 JOIN projects p ON p.id = e.project_id
@@ -151,6 +155,10 @@ func (q *Queries) GetEnvironment(ctx context.Context, arg GetEnvironmentParams) 
 		&i.Environment.RequireChangeComment,
 		&i.Environment.CreatedAt,
 		&i.Environment.UpdatedAt,
+		&i.Environment.ChangeRequestEnabled,
+		&i.Environment.ApprovalsRequired,
+		&i.Environment.ApproverMemberIds,
+		&i.Environment.ApproverGroupIds,
 		&i.ProjectKey,
 		&i.ProjectName,
 		&i.OrganizationID,
@@ -186,7 +194,7 @@ func (q *Queries) GetSecret(ctx context.Context, arg GetSecretParams) (EnvSecret
 }
 
 const ListEnvironments = `-- name: ListEnvironments :many
-SELECT id, project_id, name, key, description, require_change_comment, created_at, updated_at FROM environments WHERE project_id = ANY($1::uuid[]) ORDER BY created_at, id
+SELECT id, project_id, name, key, description, require_change_comment, created_at, updated_at, change_request_enabled, approvals_required, approver_member_ids, approver_group_ids FROM environments WHERE project_id = ANY($1::uuid[]) ORDER BY created_at, id
 `
 
 // ListEnvironments returns the environments of some projects in creation order.
@@ -208,6 +216,10 @@ func (q *Queries) ListEnvironments(ctx context.Context, projectIds []uuid.UUID) 
 			&i.RequireChangeComment,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.ChangeRequestEnabled,
+			&i.ApprovalsRequired,
+			&i.ApproverMemberIds,
+			&i.ApproverGroupIds,
 		); err != nil {
 			return nil, err
 		}
@@ -256,7 +268,7 @@ const UpdateEnvironment = `-- name: UpdateEnvironment :one
 UPDATE environments
 SET name = $2, key = $3, description = $4, require_change_comment = $5, updated_at = now()
 WHERE id = $1
-RETURNING id, project_id, name, key, description, require_change_comment, created_at, updated_at
+RETURNING id, project_id, name, key, description, require_change_comment, created_at, updated_at, change_request_enabled, approvals_required, approver_member_ids, approver_group_ids
 `
 
 type UpdateEnvironmentParams struct {
@@ -286,6 +298,10 @@ func (q *Queries) UpdateEnvironment(ctx context.Context, arg UpdateEnvironmentPa
 		&i.RequireChangeComment,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ChangeRequestEnabled,
+		&i.ApprovalsRequired,
+		&i.ApproverMemberIds,
+		&i.ApproverGroupIds,
 	)
 	return i, err
 }

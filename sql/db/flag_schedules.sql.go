@@ -167,7 +167,7 @@ func (q *Queries) FinishFlagSchedule(ctx context.Context, arg FinishFlagSchedule
 }
 
 const GetEnvironmentByID = `-- name: GetEnvironmentByID :one
-SELECT e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, p.key AS project_key, p.name AS project_name, p.organization_id,
+SELECT e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, e.change_request_enabled, e.approvals_required, e.approver_member_ids, e.approver_group_ids, p.key AS project_key, p.name AS project_name, p.organization_id,
     o.key AS organization_key, o.workspace_id
 FROM environments e
 JOIN projects p ON p.id = e.project_id
@@ -198,6 +198,10 @@ func (q *Queries) GetEnvironmentByID(ctx context.Context, id uuid.UUID) (GetEnvi
 		&i.Environment.RequireChangeComment,
 		&i.Environment.CreatedAt,
 		&i.Environment.UpdatedAt,
+		&i.Environment.ChangeRequestEnabled,
+		&i.Environment.ApprovalsRequired,
+		&i.Environment.ApproverMemberIds,
+		&i.Environment.ApproverGroupIds,
 		&i.ProjectKey,
 		&i.ProjectName,
 		&i.OrganizationID,

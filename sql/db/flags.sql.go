@@ -929,7 +929,7 @@ func (q *Queries) LockFlag(ctx context.Context, arg LockFlagParams) (FeatureFlag
 }
 
 const LockFlagInOrganization = `-- name: LockFlagInOrganization :one
-SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at, e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, p.key AS project_key, p.name AS project_name, p.organization_id,
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at, e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, e.change_request_enabled, e.approvals_required, e.approver_member_ids, e.approver_group_ids, p.key AS project_key, p.name AS project_name, p.organization_id,
     o.key AS organization_key, o.workspace_id
 FROM feature_flags f
 JOIN environments e ON e.id = f.env_id
@@ -992,6 +992,10 @@ func (q *Queries) LockFlagInOrganization(ctx context.Context, arg LockFlagInOrga
 		&i.Environment.RequireChangeComment,
 		&i.Environment.CreatedAt,
 		&i.Environment.UpdatedAt,
+		&i.Environment.ChangeRequestEnabled,
+		&i.Environment.ApprovalsRequired,
+		&i.Environment.ApproverMemberIds,
+		&i.Environment.ApproverGroupIds,
 		&i.ProjectKey,
 		&i.ProjectName,
 		&i.OrganizationID,

@@ -94,6 +94,10 @@ type Environment struct {
 	RequireChangeComment bool
 	CreatedAt            time.Time
 	UpdatedAt            time.Time
+	ChangeRequestEnabled bool
+	ApprovalsRequired    int32
+	ApproverMemberIds    []uuid.UUID
+	ApproverGroupIds     []uuid.UUID
 }
 
 type FeatureFlag struct {
@@ -118,6 +122,29 @@ type FeatureFlag struct {
 	UpdatorID             uuid.UUID
 	CreatedAt             time.Time
 	UpdatedAt             time.Time
+}
+
+type FlagChangeRequest struct {
+	ID                uuid.UUID
+	DraftID           uuid.UUID
+	EnvID             uuid.UUID
+	FlagID            uuid.UUID
+	Status            string
+	Reason            string
+	ApprovalsRequired int32
+	CreatorID         uuid.UUID
+	AppliedBy         *uuid.UUID
+	AppliedAt         *time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+type FlagChangeRequestReviewer struct {
+	ChangeRequestID uuid.UUID
+	MemberID        uuid.UUID
+	Action          string
+	Comment         string
+	DecidedAt       *time.Time
 }
 
 type FlagDraft struct {

@@ -27,6 +27,9 @@ func (in EnvironmentInput) check(v *validator, creating bool) {
 	if in.Description != nil {
 		v.text("description", *in.Description, MaxDescriptionLen)
 	}
+	if in.Settings != nil && in.Settings.ChangeRequest != nil {
+		in.Settings.ChangeRequest.check(v)
+	}
 }
 
 // envRow is an environment with the keys that name it.
@@ -71,6 +74,13 @@ func (s *Store) CreateEnvironment(ctx context.Context, a *Actor, projectID uuid.
 	err = s.inTx(ctx, func(q *db.Queries) error {
 		if env, err = createEnvironment(ctx, q, p.ID, in); err != nil {
 			return err
+		}
+		if in.Settings != nil && in.Settings.ChangeRequest != nil {
+			row, err := setChangeRequestSettings(ctx, q, p.OrganizationID, env.ID, *in.Settings.ChangeRequest)
+			if err != nil {
+				return err
+			}
+			env.Settings.ChangeRequest = ptr(changeRequestSettings(row))
 		}
 		return s.audit(ctx, q, a, change{refType: "Environment", refID: env.ID.String(), keyword: p.Key + "/" + env.Key,
 			operation: OpCreate, current: envSnapshot(env)})
@@ -135,6 +145,13 @@ func (s *Store) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envI
 	err = s.inTx(ctx, func(q *db.Queries) error {
 		if updated, err = q.UpdateEnvironment(ctx, params); err != nil {
 			return err
+		}
+		// Who may edit the environment's settings decides whether its
+		// changes need approval.
+		if in.Settings != nil && in.Settings.ChangeRequest != nil {
+			if updated, err = setChangeRequestSettings(ctx, q, row.OrganizationID, envID, *in.Settings.ChangeRequest); err != nil {
+				return err
+			}
 		}
 		return s.audit(ctx, q, a, change{refType: "Environment", refID: envID.String(), keyword: row.ProjectKey + "/" + updated.Key,
 			operation: OpUpdate, previous: envSnapshot(environment(before)), current: envSnapshot(environment(updated))})

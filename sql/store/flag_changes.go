@@ -176,16 +176,22 @@ func (s *Store) SetFlagTargeting(ctx context.Context, a *Actor, envID uuid.UUID,
 		return Flag{}, Invalid("targeting_is_required")
 	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTargetingRules, func(f *Flag) error {
-		f.TargetUsers, f.Rules, f.Fallthrough = t.TargetUsers, t.Rules, t.Fallthrough
-		if f.TargetUsers == nil {
-			f.TargetUsers = []TargetUser{}
-		}
-		if f.Rules == nil {
-			f.Rules = []FlagRule{}
-		}
-		f.ExptIncludeAllTargets = t.ExptIncludeAllTargets == nil || *t.ExptIncludeAllTargets
+		setTargeting(f, *t)
 		return nil
 	})
+}
+
+// setTargeting replaces a flag's targeting, as the targeting route and a
+// change request's targeting do.
+func setTargeting(f *Flag, t FlagTargeting) {
+	f.TargetUsers, f.Rules, f.Fallthrough = t.TargetUsers, t.Rules, t.Fallthrough
+	if f.TargetUsers == nil {
+		f.TargetUsers = []TargetUser{}
+	}
+	if f.Rules == nil {
+		f.Rules = []FlagRule{}
+	}
+	f.ExptIncludeAllTargets = t.ExptIncludeAllTargets == nil || *t.ExptIncludeAllTargets
 }
 
 // flagWritable are the members a flag patch may write; identity, key,

@@ -21,6 +21,10 @@ const (
 	ScheduleApplied   = "applied"
 	ScheduleCancelled = "cancelled"
 	ScheduleFailed    = "failed"
+	// ScheduleReview waits for its change request's approval (0023), and
+	// ScheduleDeclined ends there when the request is declined.
+	ScheduleReview   = "review"
+	ScheduleDeclined = "declined"
 )
 
 // ScheduleStatusName is a stored status as FeatBit's clients know it.
@@ -34,6 +38,10 @@ func ScheduleStatusName(status string) string {
 		return "Cancelled"
 	case ScheduleFailed:
 		return "Failed"
+	case ScheduleReview:
+		return "PendingReview"
+	case ScheduleDeclined:
+		return "Declined"
 	}
 	return status
 }
@@ -97,8 +105,14 @@ func (s *Store) CreateFlagSchedule(ctx context.Context, a *Actor, envID uuid.UUI
 	case !in.ScheduledTime.After(time.Now()):
 		v.at("scheduledTime", "invalid", "scheduledTime", "the time has passed: choose a time in the future")
 	}
-	if in.WithChangeRequest {
-		v.at("withChangeRequest", "invalid", "withChangeRequest", "change requests are not available in this environment")
+	// Where changes need approval a schedule waits for a change request.
+	switch {
+	case in.WithChangeRequest && !env.Environment.ChangeRequestEnabled:
+		return Schedule{}, ErrChangeRequestsOff
+	case !in.WithChangeRequest && env.Environment.ChangeRequestEnabled:
+		return Schedule{}, ErrChangeRequestRequired
+	case in.WithChangeRequest:
+		v.required("reason", in.Reason, MaxCommentLen)
 	}
 	if strings.TrimSpace(in.Comment) == "" {
 		in.Comment = in.Reason
@@ -106,15 +120,28 @@ func (s *Store) CreateFlagSchedule(ctx context.Context, a *Actor, envID uuid.UUI
 	if err := v.err(); err != nil {
 		return Schedule{}, err
 	}
+	if in.WithChangeRequest {
+		if err := checkReviewers(ctx, s.q, a, env, in.Reviewers); err != nil {
+			return Schedule{}, err
+		}
+	}
 	var out Schedule
 	err = s.inTx(ctx, func(q *db.Queries) error {
 		d, err := s.createDraft(ctx, q, a, env, key, in.DraftInput)
 		if err != nil {
 			return err
 		}
-		row, err := q.CreateFlagSchedule(ctx, db.CreateFlagScheduleParams{DraftID: d.ID, EnvID: d.EnvID, FlagID: d.FlagID,
+		params := db.CreateFlagScheduleParams{DraftID: d.ID, EnvID: d.EnvID, FlagID: d.FlagID,
 			Title: in.Title, Note: in.Note, ScheduledAt: in.ScheduledTime.UTC(), Status: SchedulePending,
-			CreatorID: actorID(a), CreatorKind: actorKind(a)})
+			CreatorID: actorID(a), CreatorKind: actorKind(a)}
+		if in.WithChangeRequest {
+			crID, err := addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
+			if err != nil {
+				return err
+			}
+			params.Status, params.ChangeRequestID = ScheduleReview, &crID
+		}
+		row, err := q.CreateFlagSchedule(ctx, params)
 		if err != nil {
 			return err
 		}
@@ -193,7 +220,8 @@ const (
 
 // FlagPendingChanges lists a flag's scheduled changes that have not been
 // applied or cancelled (failed ones stay, with their reason, until
-// dismissed), soonest first: the first 100.
+// dismissed), soonest first: the first 100; then its change requests not
+// yet applied, the first 100 (withChangeRequests).
 func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUID, key string) ([]PendingChange, error) {
 	f, err := s.GetFlag(ctx, a, envID, key)
 	if err != nil {
@@ -235,7 +263,7 @@ func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUI
 			ScheduledTime: sch.ScheduledAt.UTC(), ChangeRequestID: sch.ChangeRequestID, Note: sch.Note,
 			Comment: r.DraftComment, FailureReason: sch.FailureReason, Changed: OrEmpty(ChangedParts(base, target))}
 	}
-	return out, nil
+	return withChangeRequests(ctx, s.q, f.ID, out)
 }
 
 // Schedule worker bounds.

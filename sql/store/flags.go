@@ -446,6 +446,12 @@ func (s *Store) changeLockedFlag(ctx context.Context, q *db.Queries, a *Actor, e
 			return Flag{}, ErrFlagIsArchived
 		}
 	}
+	// Where changes need approval, what a flag serves changes only through
+	// an approved change request or a schedule (an op names those), for
+	// everyone: owners and triggers have no way around it.
+	if op == "" && env.Environment.ChangeRequestEnabled && servesDifferently(before, after) {
+		return Flag{}, ErrChangeRequestRequired
+	}
 	var v validator
 	refs := checkFlag(&v, &after)
 	ch.check(&v, env)

@@ -35,6 +35,9 @@ type Environment struct {
 // EnvSettings are an environment's settings.
 type EnvSettings struct {
 	RequireChangeComment bool `json:"requireChangeComment"`
+	// ChangeRequest is the setting "changes need approval". Answers always
+	// carry it; an update that leaves it out keeps it.
+	ChangeRequest *ChangeRequestSettings `json:"changeRequest"`
 }
 
 // Secret is an environment secret an SDK authenticates with.
@@ -289,8 +292,10 @@ func projectSnapshot(p Project) any {
 func environment(r db.Environment) Environment {
 	return Environment{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ProjectID: r.ProjectID,
 		Name: r.Name, Key: r.Key, Description: r.Description, Secrets: []Secret{},
-		Settings: EnvSettings{RequireChangeComment: r.RequireChangeComment}}
+		Settings: EnvSettings{RequireChangeComment: r.RequireChangeComment, ChangeRequest: ptr(changeRequestSettings(r))}}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func deref[T any](p *T) T {
 	var zero T

@@ -1,0 +1,71 @@
+package api
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// Change requests: FeatBit's routes and answers (true for each). The body
+// of approve and decline may carry a comment, which FeatBit's does not.
+
+func (h *Handler) createFlagChangeRequest(c echo.Context) error {
+	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.FlagChangeRequestInput) (bool, error) {
+		return done(h.store.CreateFlagChangeRequest(c.Request().Context(), a, envID, key, in))
+	})
+}
+
+// changeRequestAction runs an action on the change request named by the path.
+func changeRequestAction(c echo.Context, do func(ctx context.Context, a *store.Actor, envID, id uuid.UUID) error) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	id, err := PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	return respond(c, true, do(c.Request().Context(), actor(c), envID, id))
+}
+
+// review decides a change request with an optional {comment}.
+func (h *Handler) review(decide func(context.Context, *store.Actor, uuid.UUID, uuid.UUID, store.ReviewInput) (store.FlagChangeRequest, error)) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var in store.ReviewInput
+		if err := bind(c, &in); err != nil {
+			return err
+		}
+		return changeRequestAction(c, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID) error {
+			_, err := decide(ctx, a, envID, id, in)
+			return err
+		})
+	}
+}
+
+func (h *Handler) approveFlagChangeRequest(c echo.Context) error {
+	return h.review(h.store.ApproveFlagChangeRequest)(c)
+}
+
+func (h *Handler) declineFlagChangeRequest(c echo.Context) error {
+	return h.review(h.store.DeclineFlagChangeRequest)(c)
+}
+
+func (h *Handler) applyFlagChangeRequest(c echo.Context) error {
+	if err := noBody(c); err != nil {
+		return err
+	}
+	return changeRequestAction(c, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID) error {
+		_, err := h.store.ApplyFlagChangeRequest(ctx, a, envID, id)
+		return err
+	})
+}
+
+func (h *Handler) deleteFlagChangeRequest(c echo.Context) error {
+	if err := noBody(c); err != nil {
+		return err
+	}
+	return changeRequestAction(c, h.store.DeleteFlagChangeRequest)
+}

@@ -1,0 +1,746 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// ChangeRequestSettings is an environment's setting "changes need approval":
+// while it is on, a change to what a flag serves is refused unless it comes
+// as an approved change request.
+type ChangeRequestSettings struct {
+	IsEnabled bool `json:"isEnabled"`
+	// ApprovalsRequired is how many reviewers must approve, 1 to 10.
+	ApprovalsRequired int `json:"approvalsRequired"`
+	// ApproverMemberIDs and ApproverGroupIDs say who may approve: these
+	// members, and the members of these groups.
+	ApproverMemberIDs []uuid.UUID `json:"approverMemberIds"`
+	ApproverGroupIDs  []uuid.UUID `json:"approverGroupIds"`
+}
+
+// Change request limits.
+const (
+	MaxApprovalsRequired = 10
+	// maxApprovers bounds the members and groups named in a setting, and the
+	// reviewers of one request.
+	maxApprovers = 100
+)
+
+// Change request statuses: FeatBit's FlagChangeRequestStatus.
+const (
+	ChangeRequestPendingReview = "PendingReview"
+	ChangeRequestApproved      = "Approved"
+	ChangeRequestDeclined      = "Declined"
+	ChangeRequestApplied       = "Applied"
+)
+
+// Reviewer decisions: FeatBit's FlagChangeRequestAction.
+const (
+	ReviewEmpty   = "Empty"
+	ReviewApprove = "Approve"
+	ReviewDecline = "Decline"
+)
+
+// Change request rules, each refused with its own code.
+var (
+	// ErrChangeRequestRequired refuses a direct change to what a flag serves
+	// in an environment whose changes need approval, for everyone.
+	ErrChangeRequestRequired = &RuleError{"ChangeRequestRequired"}
+	// ErrChangeRequestsOff refuses a change request in an environment whose
+	// changes need no approval: apply the change directly.
+	ErrChangeRequestsOff = &RuleError{"ChangeRequestNotEnabled"}
+	// ErrChangeRequestChangesNothing refuses a request that would leave the
+	// flag as it is.
+	ErrChangeRequestChangesNothing = &RuleError{"ChangeRequestChangesNothing"}
+	// ErrCannotReviewOwnChangeRequest refuses an author's own approval or decline.
+	ErrCannotReviewOwnChangeRequest = &RuleError{"CannotReviewOwnChangeRequest"}
+	// ErrNotAReviewer refuses a decision from someone the author did not name,
+	// or who may no longer approve in the environment.
+	ErrNotAReviewer = &RuleError{"NotAReviewerOfChangeRequest"}
+	// ErrChangeRequestNotApproved refuses applying a request that lacks approvals.
+	ErrChangeRequestNotApproved = &RuleError{"ChangeRequestNotApproved"}
+	// ErrChangeRequestDeclined refuses applying a declined request.
+	ErrChangeRequestDeclined = &RuleError{"ChangeRequestDeclined"}
+	// ErrChangeRequestApplied refuses acting on a request already applied.
+	ErrChangeRequestApplied = &RuleError{"ChangeRequestAlreadyApplied"}
+	// ErrChangeRequestScheduled refuses applying by hand a request whose
+	// schedule applies it at its time.
+	ErrChangeRequestScheduled = &RuleError{"ChangeRequestIsScheduled"}
+)
+
+// changeRequestSettings reads an environment's setting.
+func changeRequestSettings(e db.Environment) ChangeRequestSettings {
+	return ChangeRequestSettings{IsEnabled: e.ChangeRequestEnabled, ApprovalsRequired: int(e.ApprovalsRequired),
+		ApproverMemberIDs: OrEmpty(e.ApproverMemberIds), ApproverGroupIDs: OrEmpty(e.ApproverGroupIds)}
+}
+
+// check reports the setting's problems that need no database.
+func (cr ChangeRequestSettings) check(v *validator) {
+	if cr.ApprovalsRequired < 1 || cr.ApprovalsRequired > MaxApprovalsRequired {
+		v.at("approvalsRequired", "invalid", "approvalsRequired",
+			fmt.Sprintf("between 1 and %d", MaxApprovalsRequired))
+	}
+	if len(cr.ApproverMemberIDs) > maxApprovers || hasDuplicate(cr.ApproverMemberIDs) {
+		v.at("approverMemberIds", "invalid", "approverMemberIds", fmt.Sprintf("at most %d members, each once", maxApprovers))
+	}
+	if len(cr.ApproverGroupIDs) > maxApprovers || hasDuplicate(cr.ApproverGroupIDs) {
+		v.at("approverGroupIds", "invalid", "approverGroupIds", fmt.Sprintf("at most %d groups, each once", maxApprovers))
+	}
+	if cr.IsEnabled && len(cr.ApproverMemberIDs) == 0 && len(cr.ApproverGroupIDs) == 0 {
+		v.at("approverMemberIds", "required", "approverMemberIds", "name the members or groups who may approve")
+	}
+}
+
+func hasDuplicate(ids []uuid.UUID) bool {
+	seen := map[uuid.UUID]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			return true
+		}
+		seen[id] = true
+	}
+	return false
+}
+
+// setChangeRequestSettings stores an environment's setting once its members
+// and groups are found in the organization and enough of them may approve.
+func setChangeRequestSettings(ctx context.Context, q *db.Queries, orgID, envID uuid.UUID, cr ChangeRequestSettings) (db.Environment, error) {
+	members, groups := OrEmpty(cr.ApproverMemberIDs), OrEmpty(cr.ApproverGroupIDs)
+	var v validator
+	n, err := q.CountOrganizationUsersIn(ctx, db.CountOrganizationUsersInParams{OrganizationID: orgID, UserIds: members})
+	if err != nil {
+		return db.Environment{}, err
+	}
+	if int(n) != len(members) {
+		v.at("approverMemberIds", "invalid", "approverMemberIds", "not all are members of the organization")
+	}
+	if n, err = q.CountOrganizationGroupsIn(ctx, db.CountOrganizationGroupsInParams{OrganizationID: orgID, GroupIds: groups}); err != nil {
+		return db.Environment{}, err
+	}
+	if int(n) != len(groups) {
+		v.at("approverGroupIds", "invalid", "approverGroupIds", "not all are groups of the organization")
+	}
+	if v.err() == nil && cr.IsEnabled {
+		approvers, err := q.ListApprovers(ctx, db.ListApproversParams{OrganizationID: orgID, MemberIds: members, GroupIds: groups})
+		if err != nil {
+			return db.Environment{}, err
+		}
+		if len(approvers) < cr.ApprovalsRequired {
+			v.at("approvalsRequired", "invalid", "approvalsRequired",
+				fmt.Sprintf("only %d members may approve", len(approvers)))
+		}
+	}
+	if err := v.err(); err != nil {
+		return db.Environment{}, err
+	}
+	return q.SetEnvChangeRequestSettings(ctx, db.SetEnvChangeRequestSettingsParams{ID: envID, Enabled: cr.IsEnabled,
+		ApprovalsRequired: int32(cr.ApprovalsRequired), ApproverMemberIds: members, ApproverGroupIds: groups})
+}
+
+// servesDifferently tells whether a change alters what the flag serves: the
+// changes that need approval where the environment asks for it. Name,
+// description, tags, archiving and restoring have their own permissions and
+// need none.
+func servesDifferently(before, after Flag) bool {
+	return before.IsEnabled != after.IsEnabled || before.VariationType != after.VariationType ||
+		!SameJSON(before.Variations, after.Variations) || before.DisabledVariationID != after.DisabledVariationID ||
+		!SameJSON(before.TargetUsers, after.TargetUsers) || !SameJSON(before.Rules, after.Rules) ||
+		!SameJSON(before.Fallthrough, after.Fallthrough) || before.ExptIncludeAllTargets != after.ExptIncludeAllTargets
+}
+
+// Approver is a member who may approve changes in an environment.
+type Approver struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Email string    `json:"email"`
+}
+
+// Approvers lists who may approve changes in an environment: its setting's
+// members and the members of its groups. A change's author picks reviewers
+// among them.
+func (s *Store) Approvers(ctx context.Context, a *Actor, envID uuid.UUID) ([]Approver, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return nil, err
+	}
+	return approvers(ctx, s.q, env)
+}
+
+func approvers(ctx context.Context, q *db.Queries, env envRow) ([]Approver, error) {
+	rows, err := q.ListApprovers(ctx, db.ListApproversParams{OrganizationID: env.OrganizationID,
+		MemberIds: OrEmpty(env.Environment.ApproverMemberIds), GroupIds: OrEmpty(env.Environment.ApproverGroupIds)})
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]Approver, len(rows))
+	for i, r := range rows {
+		out[i] = Approver{ID: r.ID, Name: r.Name, Email: r.Email}
+	}
+	return out, nil
+}
+
+// FlagChangeRequestInput proposes a change to a flag for review: FeatBit's
+// CreateFlagChangeRequest body {revision, targeting, reason, reviewers}, and,
+// since Bunting's requests cover every change to what a flag serves, the
+// optional isEnabled, offVariationId, variationType and variations. Each part
+// given replaces the flag's as the direct route would; at least one is needed.
+type FlagChangeRequestInput struct {
+	Revision       *uuid.UUID     `json:"revision"`
+	Targeting      *FlagTargeting `json:"targeting"`
+	IsEnabled      *bool          `json:"isEnabled"`
+	OffVariationID *string        `json:"offVariationId"`
+	VariationType  string         `json:"variationType"`
+	Variations     []Variation    `json:"variations"`
+	Reason         string         `json:"reason"`
+	Reviewers      []uuid.UUID    `json:"reviewers"`
+}
+
+// edit applies the request's parts to a flag, as the direct routes do.
+func (in FlagChangeRequestInput) edit(f *Flag) {
+	if in.Targeting != nil {
+		setTargeting(f, *in.Targeting)
+	}
+	if in.IsEnabled != nil {
+		f.IsEnabled = *in.IsEnabled
+	}
+	if in.OffVariationID != nil {
+		f.DisabledVariationID = *in.OffVariationID
+	}
+	if in.Variations != nil {
+		if in.VariationType != "" {
+			f.VariationType = in.VariationType
+		}
+		f.Variations = in.Variations
+	}
+}
+
+// FlagChangeRequest is a proposed change to a flag and its reviews.
+type FlagChangeRequest struct {
+	ID      uuid.UUID `json:"id"`
+	EnvID   uuid.UUID `json:"envId"`
+	FlagID  uuid.UUID `json:"flagId"`
+	FlagKey string    `json:"flagKey"`
+	DraftID uuid.UUID `json:"flagDraftId"`
+	Status  string    `json:"status"`
+	Reason  string    `json:"reason"`
+	// ApprovalsRequired is the environment's number when the request was made.
+	ApprovalsRequired int        `json:"approvalsRequired"`
+	Reviewers         []Reviewer `json:"reviewers"`
+	// ScheduleID is the schedule that applies the request at its time once
+	// approved; nil when it is applied by hand.
+	ScheduleID *uuid.UUID `json:"scheduleId"`
+	// DataChange is the flag as the request found it and as it would leave it.
+	DataChange  DataChange `json:"dataChange"`
+	CreatorID   uuid.UUID  `json:"creatorId"`
+	CreatorName string     `json:"creatorName"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+}
+
+// Reviewer is a member named to review a request, with the decision:
+// FeatBit's Reviewer {memberId, action, timestamp}, with name and comment.
+type Reviewer struct {
+	MemberID  uuid.UUID  `json:"memberId"`
+	Name      string     `json:"name"`
+	Email     string     `json:"email"`
+	Action    string     `json:"action"`
+	Comment   string     `json:"comment"`
+	Timestamp *time.Time `json:"timestamp"`
+}
+
+// Approvals counts the reviewers who approved.
+func (r FlagChangeRequest) Approvals() int {
+	n := 0
+	for _, rv := range r.Reviewers {
+		if rv.Action == ReviewApprove {
+			n++
+		}
+	}
+	return n
+}
+
+// Reviewer returns the review of a member, if named.
+func (r FlagChangeRequest) Reviewer(id uuid.UUID) (Reviewer, bool) {
+	i := slices.IndexFunc(r.Reviewers, func(rv Reviewer) bool { return rv.MemberID == id })
+	if i < 0 {
+		return Reviewer{}, false
+	}
+	return r.Reviewers[i], true
+}
+
+// CreateFlagChangeRequest proposes a change to a flag in an environment whose
+// changes need approval. The author must be allowed the change itself; it is
+// stored as a draft with the reviewers named, and applied later through the
+// draft's path once enough of them approve.
+func (s *Store) CreateFlagChangeRequest(ctx context.Context, a *Actor, envID uuid.UUID, key string, in FlagChangeRequestInput) (FlagChangeRequest, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return FlagChangeRequest{}, err
+	}
+	if in.Targeting == nil && in.IsEnabled == nil && in.OffVariationID == nil && in.Variations == nil {
+		return FlagChangeRequest{}, Invalid("targeting_is_required")
+	}
+	if !env.Environment.ChangeRequestEnabled {
+		return FlagChangeRequest{}, ErrChangeRequestsOff
+	}
+	var v validator
+	v.required("reason", in.Reason, MaxCommentLen)
+	if err := v.err(); err != nil {
+		return FlagChangeRequest{}, err
+	}
+	if err := checkReviewers(ctx, s.q, a, env, in.Reviewers); err != nil {
+		return FlagChangeRequest{}, err
+	}
+	var id uuid.UUID
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		// The lock keeps the flag as read until the draft is stored.
+		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
+		if err != nil {
+			return err
+		}
+		before, err := flagFrom(row)
+		if err != nil {
+			return err
+		}
+		if in.Revision != nil && *in.Revision != before.Revision {
+			return ErrConflict
+		}
+		if before.IsArchived {
+			return ErrFlagIsArchived
+		}
+		after, err := before.Clone()
+		if err != nil {
+			return err
+		}
+		in.edit(&after)
+		if !servesDifferently(before, after) {
+			return ErrChangeRequestChangesNothing
+		}
+		target, err := json.Marshal(after)
+		if err != nil {
+			return err
+		}
+		// The draft checks the change as if made now: the author's
+		// permission for each part, the flag's validity, the segments.
+		d, err := s.createDraft(ctx, q, a, env, key, DraftInput{TargetFlag: target,
+			Change: Change{Comment: strings.TrimSpace(in.Reason), Revision: in.Revision}})
+		if err != nil {
+			return err
+		}
+		id, err = addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
+		return err
+	})
+	if err != nil {
+		return FlagChangeRequest{}, err
+	}
+	return s.changeRequest(ctx, s.q, envID, id)
+}
+
+// addChangeRequest stores a change request for a draft, with its reviewers
+// (checked by checkReviewers).
+func addChangeRequest(ctx context.Context, q *db.Queries, a *Actor, env envRow, d Draft, reason string, reviewers []uuid.UUID) (uuid.UUID, error) {
+	cr, err := q.CreateFlagChangeRequest(ctx, db.CreateFlagChangeRequestParams{DraftID: d.ID, EnvID: d.EnvID,
+		FlagID: d.FlagID, Reason: strings.TrimSpace(reason), ApprovalsRequired: env.Environment.ApprovalsRequired, CreatorID: a.UserID})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return cr.ID, q.AddChangeRequestReviewers(ctx, db.AddChangeRequestReviewersParams{ChangeRequestID: cr.ID, MemberIds: reviewers})
+}
+
+// checkReviewers checks the reviewers an author names: each may approve in
+// the environment, none is the author, and there are enough to approve.
+func checkReviewers(ctx context.Context, q *db.Queries, a *Actor, env envRow, reviewers []uuid.UUID) error {
+	may, err := approvers(ctx, q, env)
+	if err != nil {
+		return err
+	}
+	need := int(env.Environment.ApprovalsRequired)
+	problem := ""
+	switch {
+	case len(reviewers) == 0:
+		return &ValidationError{Codes: []string{"reviewers_is_required"}, Details: []FieldProblem{{Path: "reviewers",
+			Code: "reviewers_is_required", Message: fmt.Sprintf("name at least %d reviewers", need)}}}
+	case len(reviewers) > maxApprovers || hasDuplicate(reviewers):
+		problem = "each reviewer once"
+	case slices.Contains(reviewers, a.UserID):
+		problem = "you cannot review your own change"
+	case len(reviewers) < need:
+		problem = fmt.Sprintf("this environment needs %d approvals: name at least %d reviewers", need, need)
+	default:
+		for _, r := range reviewers {
+			if !slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == r }) {
+				problem = "a reviewer may not approve changes in this environment"
+				break
+			}
+		}
+	}
+	if problem != "" {
+		return &ValidationError{Codes: []string{"reviewers_is_invalid"}, Details: []FieldProblem{{Path: "reviewers",
+			Code: "reviewers_is_invalid", Message: problem}}}
+	}
+	return nil
+}
+
+// GetFlagChangeRequest returns a change request of an environment.
+func (s *Store) GetFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID) (FlagChangeRequest, error) {
+	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+		return FlagChangeRequest{}, err
+	}
+	return s.changeRequest(ctx, s.q, envID, id)
+}
+
+func (s *Store) changeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (FlagChangeRequest, error) {
+	row, err := q.GetFlagChangeRequest(ctx, db.GetFlagChangeRequestParams{EnvID: envID, ID: id})
+	if err != nil {
+		return FlagChangeRequest{}, translate(err)
+	}
+	out, err := withReviewers(ctx, q, []changeRequestRow{changeRequestRow(row)})
+	if err != nil {
+		return FlagChangeRequest{}, err
+	}
+	return out[0], nil
+}
+
+// changeRequestRow is a request as the queries that list them answer.
+type changeRequestRow db.GetFlagChangeRequestRow
+
+// withReviewers turns rows into requests with their reviewers.
+func withReviewers(ctx context.Context, q *db.Queries, rows []changeRequestRow) ([]FlagChangeRequest, error) {
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.FlagChangeRequest.ID
+	}
+	reviews, err := q.ListChangeRequestReviewers(ctx, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out := make([]FlagChangeRequest, len(rows))
+	for i, r := range rows {
+		cr := r.FlagChangeRequest
+		out[i] = FlagChangeRequest{ID: cr.ID, EnvID: cr.EnvID, FlagID: cr.FlagID, FlagKey: r.FlagKey, DraftID: cr.DraftID,
+			Status: cr.Status, Reason: cr.Reason, ApprovalsRequired: int(cr.ApprovalsRequired), Reviewers: []Reviewer{},
+			ScheduleID: r.ScheduleID, DataChange: DataChange{Previous: r.Base, Current: r.Target}, CreatorID: cr.CreatorID, CreatorName: personName(r.CreatorName, r.CreatorEmail),
+			CreatedAt: cr.CreatedAt.UTC(), UpdatedAt: cr.UpdatedAt.UTC()}
+		for _, rv := range reviews {
+			if rv.ChangeRequestID == cr.ID {
+				out[i].Reviewers = append(out[i].Reviewers, Reviewer{MemberID: rv.MemberID, Name: personName(rv.Name, rv.Email),
+					Email: rv.Email, Action: rv.Action, Comment: rv.Comment, Timestamp: utc(rv.DecidedAt)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// personName is how a person is named: by name, else by email.
+func personName(name, email string) string {
+	if strings.TrimSpace(name) != "" {
+		return name
+	}
+	return email
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// ReviewInput is a reviewer's decision with an optional comment.
+type ReviewInput struct {
+	Comment string `json:"comment" form:"comment"`
+}
+
+// ApproveFlagChangeRequest records a reviewer's approval; the request is
+// approved once it has as many approvals as it needs.
+func (s *Store) ApproveFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID, in ReviewInput) (FlagChangeRequest, error) {
+	return s.reviewFlagChangeRequest(ctx, a, envID, id, ReviewApprove, in)
+}
+
+// DeclineFlagChangeRequest records a reviewer's decline; a declined request
+// cannot be applied (until its decliner approves after all).
+func (s *Store) DeclineFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID, in ReviewInput) (FlagChangeRequest, error) {
+	return s.reviewFlagChangeRequest(ctx, a, envID, id, ReviewDecline, in)
+}
+
+// reviewFlagChangeRequest records a decision. The reviewer must be one the
+// author named and still one who may approve in the environment; nobody
+// reviews their own request. As in FeatBit, a reviewer may change their
+// decision until the request is applied; one decline declines it.
+func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID, action string, in ReviewInput) (FlagChangeRequest, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return FlagChangeRequest{}, err
+	}
+	var v validator
+	v.text("comment", in.Comment, MaxCommentLen)
+	if err := v.err(); err != nil {
+		return FlagChangeRequest{}, err
+	}
+	var out FlagChangeRequest
+	err = s.inTx(ctx, func(q *db.Queries) error {
+		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
+		if err != nil {
+			return err
+		}
+		switch {
+		case locked.Status == ChangeRequestApplied:
+			return ErrChangeRequestApplied
+		case locked.CreatorID == a.UserID:
+			return ErrCannotReviewOwnChangeRequest
+		}
+		may, err := approvers(ctx, q, env)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == a.UserID }) {
+			return ErrNotAReviewer
+		}
+		n, err := q.SetReviewerDecision(ctx, db.SetReviewerDecisionParams{ChangeRequestID: id, MemberID: a.UserID,
+			Action: action, Comment: strings.TrimSpace(in.Comment)})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotAReviewer
+		}
+		cr, err := s.changeRequest(ctx, q, envID, id)
+		if err != nil {
+			return err
+		}
+		status, schedule := ChangeRequestPendingReview, "review"
+		switch {
+		case slices.ContainsFunc(cr.Reviewers, func(r Reviewer) bool { return r.Action == ReviewDecline }):
+			status, schedule = ChangeRequestDeclined, "declined"
+		case cr.Approvals() >= cr.ApprovalsRequired:
+			status, schedule = ChangeRequestApproved, "pending"
+		}
+		if _, err := q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: status}); err != nil {
+			return err
+		}
+		// A schedule made with the request applies at its time once approved.
+		if err := q.SetChangeRequestScheduleStatus(ctx, db.SetChangeRequestScheduleStatusParams{ChangeRequestID: &id, Status: schedule}); err != nil {
+			return err
+		}
+		cr.Status = status
+		out = cr
+		return nil
+	})
+	return out, err
+}
+
+// ApplyFlagChangeRequest applies an approved request through the draft's
+// path: the flag's lock, the author's permission checked again, a new
+// revision, one history entry and a push to SDKs; a flag changed meanwhile
+// gets only the parts the request changes, or the apply fails. Its author or
+// one of its reviewers may apply it.
+func (s *Store) ApplyFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID) (Flag, error) {
+	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+		return Flag{}, err
+	}
+	var out Flag
+	err := s.inTx(ctx, func(q *db.Queries) error {
+		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
+		if err != nil {
+			return err
+		}
+		cr, err := s.changeRequest(ctx, q, envID, id)
+		if err != nil {
+			return err
+		}
+		if _, reviewer := cr.Reviewer(a.UserID); !reviewer && locked.CreatorID != a.UserID {
+			return ErrForbidden
+		}
+		switch {
+		case locked.Status == ChangeRequestApplied:
+			return ErrChangeRequestApplied
+		case locked.Status == ChangeRequestDeclined:
+			return ErrChangeRequestDeclined
+		case locked.Status != ChangeRequestApproved:
+			return ErrChangeRequestNotApproved
+		case cr.ScheduleID != nil:
+			return ErrChangeRequestScheduled
+		}
+		// The change is its author's, applied with the author's rights now;
+		// the history entry says who approved and who applied it.
+		if out, err = s.applyDraft(ctx, q, locked.DraftID, DraftApplication{Operation: OpApplyFlagChangeRequest,
+			Comment: appliedComment(cr, a)}); err != nil {
+			return err
+		}
+		_, err = q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: ChangeRequestApplied, AppliedBy: &a.UserID})
+		return err
+	})
+	return out, err
+}
+
+// appliedComment is the history comment of an applied request: its reason,
+// who approved it, and who applied it.
+func appliedComment(cr FlagChangeRequest, by *Actor) string {
+	var approvers []string
+	applier := ""
+	for _, r := range cr.Reviewers {
+		if r.Action == ReviewApprove {
+			approvers = append(approvers, r.Name)
+		}
+		if r.MemberID == by.UserID {
+			applier = r.Name
+		}
+	}
+	if by.UserID == cr.CreatorID {
+		applier = cr.CreatorName
+	}
+	return fmt.Sprintf("%s (change request approved by %s; applied by %s)", cr.Reason, strings.Join(approvers, ", "), applier)
+}
+
+// DeleteFlagChangeRequest withdraws a request that is not applied: only its
+// author may. A schedule made with it goes too.
+func (s *Store) DeleteFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID) error {
+	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(q *db.Queries) error {
+		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
+		if err != nil {
+			return err
+		}
+		switch {
+		case locked.CreatorID != a.UserID:
+			return ErrForbidden
+		case locked.Status == ChangeRequestApplied:
+			return ErrChangeRequestApplied
+		}
+		_, err = q.DeleteChangeRequestDraft(ctx, locked.DraftID)
+		return err
+	})
+}
+
+// ListAwaitingReview lists the requests of an environment waiting for the
+// caller's decision, oldest first, at most 100.
+func (s *Store) ListAwaitingReview(ctx context.Context, a *Actor, envID uuid.UUID) ([]FlagChangeRequest, error) {
+	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+		return nil, err
+	}
+	rows, err := s.q.ListAwaitingReview(ctx, db.ListAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
+	if err != nil {
+		return nil, translate(err)
+	}
+	list := make([]changeRequestRow, len(rows))
+	for i, r := range rows {
+		list[i] = changeRequestRow(r)
+	}
+	return withReviewers(ctx, s.q, list)
+}
+
+// CountAwaitingReview counts the requests of an environment waiting for the
+// caller's decision, for the top bar; 0 when the caller may not read it.
+func (s *Store) CountAwaitingReview(ctx context.Context, a *Actor, envID uuid.UUID) (int, error) {
+	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+		return 0, err
+	}
+	n, err := s.q.CountAwaitingReview(ctx, db.CountAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
+	return int(n), translate(err)
+}
+
+// flagChangeRequests lists a flag's requests not yet applied, newest first.
+func flagChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID) ([]FlagChangeRequest, error) {
+	rows, err := q.ListFlagChangeRequests(ctx, flagID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	list := make([]changeRequestRow, len(rows))
+	for i, r := range rows {
+		list[i] = changeRequestRow(r)
+	}
+	return withReviewers(ctx, q, list)
+}
+
+// ApproverChoice is a member or group that may be chosen to approve.
+type ApproverChoice struct {
+	ID   uuid.UUID
+	Name string
+}
+
+// ApproverChoices lists the organization's members and groups, for whoever
+// may edit an environment's settings to choose its approvers from.
+func (s *Store) ApproverChoices(ctx context.Context, a *Actor, projectID, envID uuid.UUID) (members, groups []ApproverChoice, err error) {
+	env, err := s.projectEnvironment(ctx, a, projectID, envID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.require(access.UpdateEnvSettings, env.rn()); err != nil {
+		return nil, nil, err
+	}
+	people, err := s.q.ListOrganizationPeople(ctx, env.OrganizationID)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	for _, p := range people {
+		members = append(members, ApproverChoice{ID: p.ID, Name: personName(p.Name, p.Email)})
+	}
+	names, err := s.q.ListOrganizationGroupNames(ctx, env.OrganizationID)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	for _, g := range names {
+		groups = append(groups, ApproverChoice{ID: g.ID, Name: g.Name})
+	}
+	return members, groups, nil
+}
+
+// FlagChangeRequests lists a flag's change requests not yet applied, newest
+// first, for the flag's page.
+func (s *Store) FlagChangeRequests(ctx context.Context, a *Actor, envID uuid.UUID, key string) ([]FlagChangeRequest, error) {
+	f, err := s.GetFlag(ctx, a, envID, key)
+	if err != nil {
+		return nil, err
+	}
+	return flagChangeRequests(ctx, s.q, f.ID)
+}
+
+// withChangeRequests completes a flag's pending changes with its change
+// requests not yet applied, as FeatBit's GetPendingChanges does: a request
+// made with a schedule fills in that schedule's reason and reviewers; one
+// without is a pending change of type ChangeRequest, newest first.
+func withChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID, pending []PendingChange) ([]PendingChange, error) {
+	requests, err := flagChangeRequests(ctx, q, flagID)
+	if err != nil {
+		return nil, err
+	}
+	for _, cr := range requests {
+		reviewers := make([]any, len(cr.Reviewers))
+		for i, r := range cr.Reviewers {
+			reviewers[i] = r
+		}
+		if cr.ScheduleID != nil {
+			for i := range pending {
+				if pending[i].ID == *cr.ScheduleID {
+					pending[i].ChangeRequestReason, pending[i].Reviewers = cr.Reason, reviewers
+				}
+			}
+			continue
+		}
+		var base, target Flag
+		if err := json.Unmarshal(cr.DataChange.Previous, &base); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(cr.DataChange.Current, &target); err != nil {
+			return nil, err
+		}
+		id := cr.ID
+		pending = append(pending, PendingChange{ID: cr.ID, FlagID: cr.FlagID, DataChange: cr.DataChange,
+			CreatorID: cr.CreatorID, CreatorName: cr.CreatorName, CreatedAt: cr.CreatedAt, Instructions: []any{},
+			Type: PendingChangeRequest, Status: cr.Status, ChangeRequestID: &id, ChangeRequestReason: cr.Reason,
+			Reviewers: reviewers, Comment: cr.Reason, Changed: OrEmpty(ChangedParts(base, target))})
+	}
+	return pending, nil
+}

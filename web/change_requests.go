@@ -1,0 +1,276 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/api"
+	"github.com/bunting-flags/bunting/sql/describe"
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// Change requests: where an environment's changes need approval, the flag
+// page's forms ask for a reason and reviewers and make a change request
+// (requestChange); these pages list the requests waiting for the person's
+// review and show one, with the forms to approve, decline, apply and
+// withdraw it. The store decides who may do each.
+
+const navReviews = "reviews"
+
+// requestedKey marks a request in which a change was requested rather than
+// made, so the flag page says so.
+const requestedKey = "change-requested"
+
+func changeRequestHref(id uuid.UUID) string { return "/change-requests/" + id.String() }
+
+// requestFields are the reviewers a change's form offers where changes need
+// approval: those who may approve, but the person; chosen ones (values'
+// "reviewers", comma-separated) selected. Nil where changes need none.
+func (p *pages) requestFields(c echo.Context, w workEnv, values map[string]string) (*views.ChangeRequestFields, error) {
+	if w.approvals == 0 {
+		return nil, nil
+	}
+	approvers, err := p.store.Approvers(c.Request().Context(), actor(c), w.id)
+	if err != nil {
+		return nil, err
+	}
+	chosen := strings.Split(values["reviewers"], ",")
+	out := &views.ChangeRequestFields{Approvals: w.approvals}
+	for _, ap := range approvers {
+		if ap.ID == actor(c).UserID {
+			continue
+		}
+		out.Reviewers = append(out.Reviewers, views.Option{Value: ap.ID.String(), Label: ap.Name, Selected: slices.Contains(chosen, ap.ID.String())})
+	}
+	return out, nil
+}
+
+// withRequest gives a flag change's form its request fields where changes
+// need approval, keeping the reason and reviewers just posted.
+func (p *pages) withRequest(c echo.Context, w workEnv, f *views.Form) error {
+	if w.approvals == 0 || f == nil {
+		return nil
+	}
+	if c.Request().Method == http.MethodPost {
+		if _, ok := f.Values["reason"]; !ok {
+			f.Values["reason"] = c.FormValue("reason")
+		}
+		if _, ok := f.Values["reviewers"]; !ok {
+			if params, err := c.FormParams(); err == nil {
+				f.Values["reviewers"] = strings.Join(params["reviewers"], ",")
+			}
+		}
+	}
+	var err error
+	f.Request, err = p.requestFields(c, w, f.Values)
+	return err
+}
+
+// requestChange makes, where changes need approval, a change request of
+// the posted reason and reviewers for the change in; elsewhere it makes the
+// change directly with direct.
+func (p *pages) requestChange(c echo.Context, w workEnv, key string, in store.FlagChangeRequestInput, direct func() error) error {
+	if w.approvals == 0 {
+		return direct()
+	}
+	reviewers, err := formIDs(c, "reviewers")
+	if err != nil {
+		return err
+	}
+	in.Reason, in.Reviewers = c.FormValue("reason"), reviewers
+	if rev, err := uuid.Parse(c.FormValue("revision")); err == nil {
+		in.Revision = &rev
+	}
+	if _, err := p.store.CreateFlagChangeRequest(c.Request().Context(), actor(c), w.id, key, in); err != nil {
+		return err
+	}
+	c.Set(requestedKey, true)
+	return nil
+}
+
+// requestedMessage is what the flag page says after a change was requested.
+const requestedMessage = "Change request sent to its reviewers: it applies once approved."
+
+// changeRequests lists the working environment's change requests waiting
+// for the person's review.
+func (p *pages) changeRequests(c echo.Context) error {
+	w, err := p.actingEnv(c)
+	if err != nil {
+		return err
+	}
+	list, err := p.store.ListAwaitingReview(c.Request().Context(), actor(c), w.id)
+	if err != nil {
+		return err
+	}
+	vm := views.ChangeRequests{Env: w.view(true), Approvals: w.approvals}
+	for _, cr := range list {
+		lines, err := p.changeLines(c, w, cr)
+		if err != nil {
+			return err
+		}
+		vm.Waiting = append(vm.Waiting, views.ChangeRequestItem{Href: changeRequestHref(cr.ID), Flag: cr.FlagKey, Reason: cr.Reason,
+			Who: cr.CreatorName, When: when(cr.CreatedAt), Status: fmt.Sprintf("%d of %d approvals", cr.Approvals(), cr.ApprovalsRequired), Lines: lines})
+	}
+	if vm.Shell, err = p.shell(c, "Waiting for your review", navReviews); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ChangeRequestsPage(vm))
+}
+
+// changeLines says a request's change in words, as the history page does.
+func (p *pages) changeLines(c echo.Context, w workEnv, cr store.FlagChangeRequest) ([]string, error) {
+	names, err := p.segmentNames(c, w, describe.SegmentIDs(refFlag, cr.DataChange.Previous, cr.DataChange.Current))
+	if err != nil {
+		return nil, err
+	}
+	return describe.Change(refFlag, cr.DataChange.Previous, cr.DataChange.Current, names), nil
+}
+
+// changeRequest shows one change request of the working environment.
+func (p *pages) changeRequest(c echo.Context) error {
+	return p.changeRequestPage(c, http.StatusOK, nil)
+}
+
+// changeRequestPage renders a change request; posted carries a refused
+// action's form.
+func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form) error {
+	w, err := p.actingEnv(c)
+	if err != nil {
+		return err
+	}
+	id, err := api.PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	a := actor(c)
+	cr, err := p.store.GetFlagChangeRequest(c.Request().Context(), a, w.id, id)
+	if err != nil {
+		return err
+	}
+	lines, err := p.changeLines(c, w, cr)
+	if err != nil {
+		return err
+	}
+	href := changeRequestHref(cr.ID)
+	vm := views.ChangeRequestPage{Flag: cr.FlagKey, Reason: cr.Reason, Who: cr.CreatorName,
+		When: when(cr.CreatedAt), Lines: lines, Form: p.form(c, "change-request", href, nil),
+		Approvals: fmt.Sprintf("%d of %d approvals needed", cr.Approvals(), cr.ApprovalsRequired),
+		Crumbs:    []views.Crumb{{Label: "Feature flags", Href: "/flags"}, {Label: cr.FlagKey, Href: flagHref(cr.FlagKey)}}}
+	if posted != nil {
+		vm.Form = *posted
+	}
+	vm.Status, vm.StatusKind = map[string]string{
+		store.ChangeRequestPendingReview: "Waiting for review", store.ChangeRequestApproved: "Approved",
+		store.ChangeRequestDeclined: "Declined", store.ChangeRequestApplied: "Applied"}[cr.Status], map[string]string{
+		store.ChangeRequestPendingReview: "blue", store.ChangeRequestApproved: "green",
+		store.ChangeRequestDeclined: "amber", store.ChangeRequestApplied: "gray"}[cr.Status]
+	if cr.ScheduleID != nil {
+		vm.Scheduled = "Scheduled: it applies at its time once approved (see the flag's pending changes)."
+	}
+	for _, r := range cr.Reviewers {
+		item := views.ReviewerItem{Name: r.Name, Comment: r.Comment, Decision: map[string]string{
+			store.ReviewEmpty: "not decided yet", store.ReviewApprove: "approved", store.ReviewDecline: "declined"}[r.Action]}
+		if r.Timestamp != nil {
+			item.When = when(*r.Timestamp)
+		}
+		vm.Reviewers = append(vm.Reviewers, item)
+	}
+	// Offer what the store would allow; it refuses the rest anyway.
+	_, reviewer := cr.Reviewer(a.UserID)
+	author := cr.CreatorID == a.UserID
+	if cr.Status != store.ChangeRequestApplied {
+		if reviewer && !author {
+			vm.ApproveAction, vm.DeclineAction = href+"/approve", href+"/decline"
+		}
+		if cr.Status == store.ChangeRequestApproved && cr.ScheduleID == nil && (reviewer || author) {
+			vm.ApplyAction = href + "/apply"
+		}
+		if author {
+			vm.WithdrawAction = href + "/withdraw"
+		}
+	}
+	if vm.Shell, err = p.shell(c, "Change request · "+cr.FlagKey, navFlags); err != nil {
+		return err
+	}
+	return render(c, status, views.ChangeRequestView(vm))
+}
+
+// changeRequestAction runs an action on the change request of the path;
+// success goes to next with message, failure shows the request again with
+// the problem.
+func (p *pages) changeRequestAction(c echo.Context, message string, next func(store.FlagChangeRequest) string,
+	do func(w workEnv, id uuid.UUID) error) error {
+	w, err := p.actingEnv(c)
+	if err != nil {
+		return err
+	}
+	id, err := api.PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	cr, err := p.store.GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
+	if err != nil {
+		return err
+	}
+	if err = do(w, id); err == nil {
+		p.keepFlash(c, message)
+		return redirect(c, next(cr))
+	}
+	f := p.form(c, "change-request", changeRequestHref(id), map[string]string{"comment": c.FormValue("comment")})
+	status, err := changeProblems(err, &f, "comment")
+	if err != nil {
+		return err
+	}
+	return p.changeRequestPage(c, status, &f)
+}
+
+func backToRequest(cr store.FlagChangeRequest) string { return changeRequestHref(cr.ID) }
+func toFlag(cr store.FlagChangeRequest) string        { return flagHref(cr.FlagKey) }
+
+// reviewChangeRequest approves or declines a change request with a comment.
+func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
+	decide, message := p.store.DeclineFlagChangeRequest, "Change request declined."
+	if approve {
+		decide, message = p.store.ApproveFlagChangeRequest, "Change request approved."
+	}
+	return func(c echo.Context) error {
+		return p.changeRequestAction(c, message, backToRequest, func(w workEnv, id uuid.UUID) error {
+			_, err := decide(c.Request().Context(), actor(c), w.id, id, store.ReviewInput{Comment: c.FormValue("comment")})
+			return err
+		})
+	}
+}
+
+// applyChangeRequest applies an approved change request.
+func (p *pages) applyChangeRequest(c echo.Context) error {
+	return p.changeRequestAction(c, "Change request applied.", toFlag, func(w workEnv, id uuid.UUID) error {
+		_, err := p.store.ApplyFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
+		return err
+	})
+}
+
+// withdrawChangeRequest withdraws the person's own change request.
+func (p *pages) withdrawChangeRequest(c echo.Context) error {
+	return p.changeRequestAction(c, "Change request withdrawn.", toFlag, func(w workEnv, id uuid.UUID) error {
+		return p.store.DeleteFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
+	})
+}
+
+// requestStatus names a change request's (or its schedule's) status.
+func requestStatus(status string) string {
+	switch status {
+	case store.ChangeRequestApproved, "PendingExecution":
+		return "Approved"
+	case store.ChangeRequestDeclined:
+		return "Declined"
+	case store.ChangeRequestApplied:
+		return "Applied"
+	}
+	return "Waiting for review"
+}
