@@ -48,6 +48,23 @@ func (q *Queries) ClaimDueFlagSchedule(ctx context.Context) (FlagSchedule, error
 	return i, err
 }
 
+const CountOpenFlagChanges = `-- name: CountOpenFlagChanges :one
+SELECT (SELECT count(*) FROM flag_schedules s WHERE s.flag_id = $1 AND s.status IN ('pending', 'review'))
+     + (SELECT count(*) FROM flag_change_requests r WHERE r.flag_id = $1 AND r.status IN ('PendingReview', 'Approved'))
+     AS open
+`
+
+// CountOpenFlagChanges counts a flag's proposed changes still to come:
+// schedules waiting for their time or an approval, and change requests under
+// review or approved but not applied (flag_schedules_flag,
+// flag_change_requests_flag).
+func (q *Queries) CountOpenFlagChanges(ctx context.Context, flagID uuid.UUID) (int32, error) {
+	row := q.db.QueryRow(ctx, CountOpenFlagChanges, flagID)
+	var open int32
+	err := row.Scan(&open)
+	return open, err
+}
+
 const CreateFlagDraft = `-- name: CreateFlagDraft :one
 INSERT INTO flag_drafts (env_id, flag_id, base, target, comment, creator_id, creator_kind)
 VALUES ($1, $2, $3, $4, $5, $6, $7)

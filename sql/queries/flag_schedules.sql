@@ -61,3 +61,12 @@ FROM flag_schedules s JOIN flag_drafts d ON d.id = s.draft_id
 WHERE s.flag_id = @flag_id AND s.status NOT IN ('applied', 'cancelled')
 ORDER BY s.scheduled_at, s.id
 LIMIT 100;
+
+-- name: CountOpenFlagChanges :one
+-- CountOpenFlagChanges counts a flag's proposed changes still to come:
+-- schedules waiting for their time or an approval, and change requests under
+-- review or approved but not applied (flag_schedules_flag,
+-- flag_change_requests_flag).
+SELECT (SELECT count(*) FROM flag_schedules s WHERE s.flag_id = @flag_id AND s.status IN ('pending', 'review'))
+     + (SELECT count(*) FROM flag_change_requests r WHERE r.flag_id = @flag_id AND r.status IN ('PendingReview', 'Approved'))
+     AS open;

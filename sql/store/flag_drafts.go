@@ -47,6 +47,14 @@ type DraftInput struct {
 	Change
 }
 
+// MaxOpenFlagChanges bounds a flag's proposed changes still to come
+// (schedules and change requests), so neither the pending list nor the
+// schedule worker's work grows without end.
+const MaxOpenFlagChanges = 100
+
+// ErrTooManyPendingChanges refuses a proposed change past MaxOpenFlagChanges.
+var ErrTooManyPendingChanges = &RuleError{"TooManyPendingChanges"}
+
 // ErrDraftApplied refuses applying a draft a second time.
 var ErrDraftApplied = &RuleError{"FlagDraftIsApplied"}
 
@@ -195,6 +203,13 @@ func (s *Store) createDraft(ctx context.Context, q *db.Queries, a *Actor, env en
 	}
 	if err := requireFlagActions(a, env, flagChangeActions(base, target), base, target); err != nil {
 		return Draft{}, err
+	}
+	open, err := q.CountOpenFlagChanges(ctx, base.ID)
+	if err != nil {
+		return Draft{}, err
+	}
+	if open >= MaxOpenFlagChanges {
+		return Draft{}, ErrTooManyPendingChanges
 	}
 	var v validator
 	refs := checkFlag(&v, &target)

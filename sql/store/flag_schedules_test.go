@@ -284,3 +284,34 @@ func TestScheduleReachesWebhooks(t *testing.T) {
 		t.Fatalf("received %+v, want one %s", got, EventFlagToggled)
 	}
 }
+
+// A flag holds at most MaxOpenFlagChanges changes to come; past that a new
+// one is refused and writes nothing, and cancelling one makes room.
+func TestOpenFlagChangesAreBounded(t *testing.T) {
+	t.Parallel()
+	s, a, pool := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, a)
+	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	var first Schedule
+	for i := range MaxOpenFlagChanges {
+		sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour+time.Duration(i)*time.Minute)
+		if i == 0 {
+			first = sch
+		}
+	}
+	at := time.Now().Add(time.Hour)
+	_, err = s.CreateFlagSchedule(ctx, a, prod.ID, "pay", ScheduleInput{
+		DraftInput: DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, Title: "One more", ScheduledTime: &at})
+	if !errors.Is(err, ErrTooManyPendingChanges) {
+		t.Fatalf("schedule %d: got %v, want %v", MaxOpenFlagChanges+1, err, ErrTooManyPendingChanges)
+	}
+	var drafts int
+	must(t, pool.QueryRow(ctx, `SELECT count(*) FROM flag_drafts`).Scan(&drafts))
+	if drafts != MaxOpenFlagChanges {
+		t.Errorf("%d drafts stored, want %d: the refused one left one behind", drafts, MaxOpenFlagChanges)
+	}
+	must(t, s.CancelFlagSchedule(ctx, a, prod.ID, first.ID))
+	scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, 2*time.Hour)
+}
