@@ -347,7 +347,16 @@ func (s *Store) runSchedule(ctx context.Context, missedBefore time.Time) (bool, 
 		// The draft is applied in a savepoint: when it fails, the failure is
 		// recorded in this same transaction, and nothing of it stays.
 		applyErr := translate(pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-			_, err := s.applyDraft(ctx, queries(sp), sch.DraftID, DraftApplication{Operation: OpApplyFlagSchedule, Comment: comment})
+			// An environment that began to need approval after this was
+			// scheduled applies only what a change request approved.
+			env, err := queries(sp).GetEnvironmentByID(ctx, sch.EnvID)
+			if err != nil {
+				return err
+			}
+			if env.Environment.ChangeRequestEnabled && sch.ChangeRequestID == nil {
+				return ErrChangeRequestRequired
+			}
+			_, err = s.applyDraft(ctx, queries(sp), sch.DraftID, DraftApplication{Operation: OpApplyFlagSchedule, Comment: comment})
 			return err
 		}))
 		if applyErr == nil {
@@ -375,6 +384,8 @@ func ScheduleFailureReason(err error) string {
 		return "its author may no longer make this change; nothing was applied"
 	case errors.Is(err, ErrFlagIsArchived):
 		return "the flag is archived; nothing was applied"
+	case errors.Is(err, ErrChangeRequestRequired):
+		return "changes in this environment need approval since this was scheduled; nothing was applied"
 	case errors.Is(err, ErrDraftApplied):
 		return "this change was applied already"
 	case errors.As(err, &verr):

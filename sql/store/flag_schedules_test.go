@@ -315,3 +315,27 @@ func TestOpenFlagChangesAreBounded(t *testing.T) {
 	must(t, s.CancelFlagSchedule(ctx, a, prod.ID, first.ID))
 	scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, 2*time.Hour)
 }
+
+// A schedule made before its environment began to need approval does not
+// slip past it: at its time it fails, saying why, and changes nothing.
+func TestScheduleRespectsApprovalTurnedOnLater(t *testing.T) {
+	t.Parallel()
+	s, a, pool := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, a)
+	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
+	_, err = pool.Exec(ctx, `UPDATE environments SET change_request_enabled = true WHERE id = $1`, prod.ID)
+	must(t, err)
+	backdate(t, pool, sch.ID, 0)
+	if claimed, err := s.runSchedule(ctx, time.Time{}); err != nil || !claimed {
+		t.Fatalf("claimed=%v err=%v", claimed, err)
+	}
+	if status, reason := scheduleStatus(t, pool, sch.ID); status != ScheduleFailed || !strings.Contains(reason, "need approval") {
+		t.Errorf("status %q, reason %q: want failed, needing approval", status, reason)
+	}
+	if got, _ := s.GetFlag(ctx, a, prod.ID, "pay"); got.IsEnabled {
+		t.Error("the schedule turned the flag on without approval")
+	}
+}
