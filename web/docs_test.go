@@ -63,7 +63,9 @@ func TestBrowserAPIReference(t *testing.T) {
 	a := newApp(t)
 	// Launch flags and the console watch (CSP violations and script errors
 	// fail the test) are headless's.
-	ctx := headless(t, 90*time.Second).ctx
+	// The reference has some 200 operations to render and scroll through; a
+	// loaded machine needs longer than the other pages.
+	ctx := headless(t, 180*time.Second).ctx
 	eval := func(js string) string {
 		t.Helper()
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
