@@ -113,17 +113,23 @@ func TestInsightFloodOfNewUsers(t *testing.T) {
 	t0 = time.Now()
 	flood := sendReports(t, in, prod.server, fresh, workers, time.Second)
 	floodTook := time.Since(t0)
+	// The baseline again, right after: the other packages' tests share the
+	// machine, and their load can change from one second to the next.
+	after := sendReports(t, in, prod.server, same, workers, time.Second)
 	bp50, bp99 := percentile(baseline, 0.5), percentile(baseline, 0.99)
 	fp50, fp99 := percentile(flood, 0.5), percentile(flood, 0.99)
+	ap50, ap99 := percentile(after, 0.5), percentile(after, 0.99)
 	t.Logf("baseline (one known user): %d reports in %v, p50 %v, p99 %v", reports, baseTook.Round(time.Millisecond), bp50, bp99)
 	t.Logf("flood (10,000 new users):  %d reports in %v, p50 %v, p99 %v", reports, floodTook.Round(time.Millisecond), fp50, fp99)
+	t.Logf("baseline again:            p50 %v, p99 %v", ap50, ap99)
 	if floodTook > 3*time.Second {
 		t.Errorf("10,000 events took %v to send, want about a second", floodTook)
 	}
-	// Generous: three times the baseline's p99, plus 200 ms for a machine
-	// shared with other work (the writer's statements take the same cores).
-	if limit := 3*bp99 + 200*time.Millisecond; fp99 > limit {
-		t.Errorf("p99 with new users %v, over %v (three times the baseline's %v, plus 200 ms)", fp99, limit, bp99)
+	// Generous: three times the slower baseline's p99, plus 200 ms for a
+	// machine shared with other work (the writer's statements take the same
+	// cores).
+	if limit := 3*max(bp99, ap99) + 200*time.Millisecond; fp99 > limit {
+		t.Errorf("p99 with new users %v, over %v (three times the baselines' %v and %v, plus 200 ms)", fp99, limit, bp99, ap99)
 	}
 
 	must := func(err error) {
@@ -139,7 +145,7 @@ func TestInsightFloodOfNewUsers(t *testing.T) {
 	var evaluations, users, withProps int64
 	must(db.QueryRow(context.Background(), `SELECT coalesce(sum(e.count), 0) FROM flag_evaluations e JOIN feature_flags f ON f.id = e.flag_id
 		WHERE f.env_id = $1`, prod.id).Scan(&evaluations))
-	sent := int64((2*reports + workers) * perReport)
+	sent := int64((3*reports + workers) * perReport) // warm-up, baseline, flood, baseline again
 	if evaluations != sent {
 		t.Errorf("%d evaluations counted, %d sent", evaluations, sent)
 	}
