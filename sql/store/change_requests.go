@@ -336,7 +336,7 @@ func (s *Store) CreateFlagChangeRequest(ctx context.Context, a *Actor, envID uui
 		if err != nil {
 			return err
 		}
-		id, err = addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
+		id, err = s.addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
 		return err
 	})
 	if err != nil {
@@ -346,14 +346,66 @@ func (s *Store) CreateFlagChangeRequest(ctx context.Context, a *Actor, envID uui
 }
 
 // addChangeRequest stores a change request for a draft, with its reviewers
-// (checked by checkReviewers).
-func addChangeRequest(ctx context.Context, q *db.Queries, a *Actor, env envRow, d Draft, reason string, reviewers []uuid.UUID) (uuid.UUID, error) {
-	cr, err := q.CreateFlagChangeRequest(ctx, db.CreateFlagChangeRequestParams{DraftID: d.ID, EnvID: d.EnvID,
+// (checked by checkReviewers), and records it in the environment's history.
+func (s *Store) addChangeRequest(ctx context.Context, q *db.Queries, a *Actor, env envRow, d Draft, reason string, reviewers []uuid.UUID) (uuid.UUID, error) {
+	row, err := q.CreateFlagChangeRequest(ctx, db.CreateFlagChangeRequestParams{DraftID: d.ID, EnvID: d.EnvID,
 		FlagID: d.FlagID, Reason: strings.TrimSpace(reason), ApprovalsRequired: env.Environment.ApprovalsRequired, CreatorID: a.UserID})
 	if err != nil {
 		return uuid.Nil, err
 	}
-	return cr.ID, q.AddChangeRequestReviewers(ctx, db.AddChangeRequestReviewersParams{ChangeRequestID: cr.ID, MemberIds: reviewers})
+	if err := q.AddChangeRequestReviewers(ctx, db.AddChangeRequestReviewersParams{ChangeRequestID: row.ID, MemberIds: reviewers}); err != nil {
+		return uuid.Nil, err
+	}
+	cr, err := s.changeRequest(ctx, q, d.EnvID, row.ID)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return row.ID, s.auditChangeRequest(ctx, q, a, OpCreate, nil, &cr)
+}
+
+// changeRequestRecord is what history keeps of a change request at one
+// step: the flag, the reason, the status and each reviewer's decision.
+type changeRequestRecord struct {
+	Flag    string   `json:"flag"`
+	Reason  string   `json:"reason"`
+	Status  string   `json:"status"`
+	Reviews []string `json:"reviews"`
+}
+
+// auditChangeRequest records a step of a change request (made, reviewed,
+// withdrawn) in its environment's history; applying it is the flag's own
+// entry.
+func (s *Store) auditChangeRequest(ctx context.Context, q *db.Queries, a *Actor, op string, before, after *FlagChangeRequest) error {
+	ch := change{refType: "FlagChangeRequest", operation: op}
+	record := func(cr *FlagChangeRequest) *changeRequestRecord {
+		r := &changeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: cr.Status, Reviews: []string{}}
+		for _, rv := range cr.Reviewers {
+			review := rv.Name + ": waiting"
+			switch rv.Action {
+			case ReviewApprove:
+				review = rv.Name + ": approved"
+			case ReviewDecline:
+				review = rv.Name + ": declined"
+			}
+			if rv.Comment != "" {
+				review += " (" + rv.Comment + ")"
+			}
+			r.Reviews = append(r.Reviews, review)
+		}
+		return r
+	}
+	for _, cr := range []*FlagChangeRequest{before, after} {
+		if cr != nil {
+			ch.refID, ch.keyword, ch.envID = cr.ID.String(), cr.FlagKey+","+cr.Reason, &cr.EnvID
+		}
+	}
+	if before != nil {
+		ch.previous = record(before)
+	}
+	if after != nil {
+		ch.current = record(after)
+	}
+	return s.audit(ctx, q, a, ch)
 }
 
 // checkReviewers checks the reviewers an author names: each may approve in
@@ -506,6 +558,10 @@ func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *Actor, envID, id
 		if !slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == a.UserID }) {
 			return ErrNotAReviewer
 		}
+		before, err := s.changeRequest(ctx, q, envID, id)
+		if err != nil {
+			return err
+		}
 		n, err := q.SetReviewerDecision(ctx, db.SetReviewerDecisionParams{ChangeRequestID: id, MemberID: a.UserID,
 			Action: action, Comment: strings.TrimSpace(in.Comment)})
 		if err != nil {
@@ -534,7 +590,7 @@ func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *Actor, envID, id
 		}
 		cr.Status = status
 		out = cr
-		return nil
+		return s.auditChangeRequest(ctx, q, a, OpUpdate, &before, &cr)
 	})
 	return out, err
 }
@@ -619,8 +675,14 @@ func (s *Store) DeleteFlagChangeRequest(ctx context.Context, a *Actor, envID, id
 		case locked.Status == ChangeRequestApplied:
 			return ErrChangeRequestApplied
 		}
-		_, err = q.DeleteChangeRequestDraft(ctx, locked.DraftID)
-		return err
+		cr, err := s.changeRequest(ctx, q, envID, id)
+		if err != nil {
+			return err
+		}
+		if _, err = q.DeleteChangeRequestDraft(ctx, locked.DraftID); err != nil {
+			return err
+		}
+		return s.auditChangeRequest(ctx, q, a, OpRemove, &cr, nil)
 	})
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -203,6 +204,26 @@ func TestDeclinedChangeRequestCannotBeAppliedAndIsWithdrawnByItsAuthor(t *testin
 	}
 	if f, err := s.GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
 		t.Fatalf("flag after a declined request: %+v, %v", f, err)
+	}
+	// Each step is in the environment's history, by whoever took it.
+	rows, err := pool.Query(ctx, `SELECT operation, creator_id, coalesce(current->>'status', previous->>'status'), coalesce(current::text, '')
+		FROM audit_logs WHERE ref_type = 'FlagChangeRequest' AND ref_id = $1 AND env_id = $2 ORDER BY created_at`, cr.ID.String(), prod.ID)
+	must(t, err)
+	var steps []string
+	for rows.Next() {
+		var op, status, current string
+		var by uuid.UUID
+		must(t, rows.Scan(&op, &by, &status, &current))
+		who := map[uuid.UUID]string{alice.UserID: "alice", bob.UserID: "bob"}[by]
+		steps = append(steps, op+" "+status+" by "+who)
+		if op == OpUpdate && !strings.Contains(current, "declined (not before Monday)") {
+			t.Errorf("the review's entry does not say the decision: %s", current)
+		}
+	}
+	must(t, rows.Err())
+	want := []string{"Create PendingReview by alice", "Update Declined by bob", "Remove Declined by alice"}
+	if !slices.Equal(steps, want) {
+		t.Errorf("history of the request: %q, want %q", steps, want)
 	}
 }
 

@@ -135,7 +135,7 @@ func (s *Store) CreateFlagSchedule(ctx context.Context, a *Actor, envID uuid.UUI
 			Title: in.Title, Note: in.Note, ScheduledAt: in.ScheduledTime.UTC(), Status: SchedulePending,
 			CreatorID: actorID(a), CreatorKind: actorKind(a)}
 		if in.WithChangeRequest {
-			crID, err := addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
+			crID, err := s.addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
 			if err != nil {
 				return err
 			}
