@@ -146,9 +146,35 @@ func (s *Store) CreateFlagSchedule(ctx context.Context, a *Actor, envID uuid.UUI
 			return err
 		}
 		out = scheduleFrom(row)
-		return nil
+		return s.auditSchedule(ctx, q, a, OpCreate, env.Environment.ID, key, nil, &out)
 	})
 	return out, err
+}
+
+// scheduleRecord is what history keeps of a schedule at one step.
+type scheduleRecord struct {
+	Flag          string    `json:"flag"`
+	Title         string    `json:"title"`
+	ScheduledTime time.Time `json:"scheduledTime"`
+	Status        string    `json:"status"`
+}
+
+// auditSchedule records a step of a schedule (made, cancelled) in its
+// environment's history; applying it is the flag's own entry.
+func (s *Store) auditSchedule(ctx context.Context, q *db.Queries, a *Actor, op string, envID uuid.UUID, flagKey string, before, after *Schedule) error {
+	ch := change{refType: "FlagSchedule", operation: op, envID: &envID}
+	for _, sch := range []*Schedule{before, after} {
+		if sch != nil {
+			ch.refID, ch.keyword = sch.ID.String(), flagKey+","+sch.Title
+		}
+	}
+	if before != nil {
+		ch.previous = scheduleRecord{Flag: flagKey, Title: before.Title, ScheduledTime: before.ScheduledTime, Status: before.Status}
+	}
+	if after != nil {
+		ch.current = scheduleRecord{Flag: flagKey, Title: after.Title, ScheduledTime: after.ScheduledTime, Status: after.Status}
+	}
+	return s.audit(ctx, q, a, ch)
 }
 
 // ErrScheduleNotPending refuses cancelling a schedule that was applied or
@@ -182,7 +208,13 @@ func (s *Store) CancelFlagSchedule(ctx context.Context, a *Actor, envID, id uuid
 		if row.Status != SchedulePending && row.Status != ScheduleFailed {
 			return ErrScheduleNotPending
 		}
-		return q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: id, Status: ScheduleCancelled, FailureReason: row.FailureReason})
+		if err := q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: id, Status: ScheduleCancelled, FailureReason: row.FailureReason}); err != nil {
+			return err
+		}
+		before := scheduleFrom(row)
+		after := before
+		after.Status = ScheduleCancelled
+		return s.auditSchedule(ctx, q, a, OpUpdate, envID, d.Base.Key, &before, &after)
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -193,6 +194,20 @@ func TestCancelledScheduleNeverApplies(t *testing.T) {
 	}
 	if err := s.CancelFlagSchedule(ctx, a, prod.ID, sch.ID); !errors.Is(err, ErrScheduleNotPending) {
 		t.Fatalf("cancelling twice: got %v, want %v", err, ErrScheduleNotPending)
+	}
+	// Making and cancelling it are in the environment's history.
+	var steps []string
+	rows, err := pool.Query(ctx, `SELECT operation || ' ' || (current->>'status') FROM audit_logs
+		WHERE ref_type = 'FlagSchedule' AND ref_id = $1 AND env_id = $2 ORDER BY created_at`, sch.ID.String(), prod.ID)
+	must(t, err)
+	for rows.Next() {
+		var step string
+		must(t, rows.Scan(&step))
+		steps = append(steps, step)
+	}
+	must(t, rows.Err())
+	if want := []string{"Create pending", "Update cancelled"}; !slices.Equal(steps, want) {
+		t.Errorf("history of the schedule: %q, want %q", steps, want)
 	}
 }
 
