@@ -300,7 +300,7 @@ func (s *Store) CreateFlagChangeRequest(ctx context.Context, a *Actor, envID uui
 	if err := checkReviewers(ctx, s.q, a, env, in.Reviewers); err != nil {
 		return FlagChangeRequest{}, err
 	}
-	var id uuid.UUID
+	var out FlagChangeRequest
 	err = s.inTx(ctx, func(q *db.Queries) error {
 		// The lock keeps the flag as read until the draft is stored.
 		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
@@ -336,31 +336,28 @@ func (s *Store) CreateFlagChangeRequest(ctx context.Context, a *Actor, envID uui
 		if err != nil {
 			return err
 		}
-		id, err = s.addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
+		out, err = s.addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
 		return err
 	})
-	if err != nil {
-		return FlagChangeRequest{}, err
-	}
-	return s.changeRequest(ctx, s.q, envID, id)
+	return out, err
 }
 
 // addChangeRequest stores a change request for a draft, with its reviewers
 // (checked by checkReviewers), and records it in the environment's history.
-func (s *Store) addChangeRequest(ctx context.Context, q *db.Queries, a *Actor, env envRow, d Draft, reason string, reviewers []uuid.UUID) (uuid.UUID, error) {
+func (s *Store) addChangeRequest(ctx context.Context, q *db.Queries, a *Actor, env envRow, d Draft, reason string, reviewers []uuid.UUID) (FlagChangeRequest, error) {
 	row, err := q.CreateFlagChangeRequest(ctx, db.CreateFlagChangeRequestParams{DraftID: d.ID, EnvID: d.EnvID,
 		FlagID: d.FlagID, Reason: strings.TrimSpace(reason), ApprovalsRequired: env.Environment.ApprovalsRequired, CreatorID: a.UserID})
 	if err != nil {
-		return uuid.Nil, err
+		return FlagChangeRequest{}, err
 	}
 	if err := q.AddChangeRequestReviewers(ctx, db.AddChangeRequestReviewersParams{ChangeRequestID: row.ID, MemberIds: reviewers}); err != nil {
-		return uuid.Nil, err
+		return FlagChangeRequest{}, err
 	}
 	cr, err := s.changeRequest(ctx, q, d.EnvID, row.ID)
 	if err != nil {
-		return uuid.Nil, err
+		return FlagChangeRequest{}, err
 	}
-	return row.ID, s.auditChangeRequest(ctx, q, a, OpCreate, nil, &cr)
+	return cr, s.auditChangeRequest(ctx, q, a, OpCreate, nil, &cr)
 }
 
 // changeRequestRecord is what history keeps of a change request at one
@@ -629,7 +626,7 @@ func (s *Store) ApplyFlagChangeRequest(ctx context.Context, a *Actor, envID, id 
 		}
 		// The change is its author's, applied with the author's rights now;
 		// the history entry says who approved and who applied it.
-		if out, err = s.applyDraft(ctx, q, locked.DraftID, DraftApplication{Operation: OpApplyFlagChangeRequest,
+		if out, err = s.applyDraft(ctx, q, locked.DraftID, DraftApplication{Operation: OpApplyFlagChangeRequest, Approved: true,
 			Comment: appliedComment(cr, a)}); err != nil {
 			return err
 		}

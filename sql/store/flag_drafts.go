@@ -261,6 +261,10 @@ type DraftApplication struct {
 	// rights the author has now (a member who left, or a token revoked,
 	// may apply nothing).
 	By *Actor
+	// Approved says a change request approved the draft. Where the
+	// environment needs approval only such a draft applies, also one
+	// proposed before the environment began to need it.
+	Approved bool
 }
 
 // applyDraft applies draft draftID to its flag as the flag is now, in the
@@ -303,6 +307,9 @@ func (s *Store) applyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID
 		return Flag{}, err
 	}
 	env := envRow{db.GetEnvironmentRow(er)}
+	if env.Environment.ChangeRequestEnabled && !app.Approved {
+		return Flag{}, ErrChangeRequestRequired
+	}
 	a := app.By
 	if a == nil {
 		if a, err = s.authorActor(ctx, q, env, d.CreatorID, d.CreatorKind); err != nil {

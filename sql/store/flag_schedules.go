@@ -135,11 +135,11 @@ func (s *Store) CreateFlagSchedule(ctx context.Context, a *Actor, envID uuid.UUI
 			Title: in.Title, Note: in.Note, ScheduledAt: in.ScheduledTime.UTC(), Status: SchedulePending,
 			CreatorID: actorID(a), CreatorKind: actorKind(a)}
 		if in.WithChangeRequest {
-			crID, err := s.addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
+			cr, err := s.addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
 			if err != nil {
 				return err
 			}
-			params.Status, params.ChangeRequestID = ScheduleReview, &crID
+			params.Status, params.ChangeRequestID = ScheduleReview, &cr.ID
 		}
 		row, err := q.CreateFlagSchedule(ctx, params)
 		if err != nil {
@@ -379,16 +379,9 @@ func (s *Store) runSchedule(ctx context.Context, missedBefore time.Time) (bool, 
 		// The draft is applied in a savepoint: when it fails, the failure is
 		// recorded in this same transaction, and nothing of it stays.
 		applyErr := translate(pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-			// An environment that began to need approval after this was
-			// scheduled applies only what a change request approved.
-			env, err := queries(sp).GetEnvironmentByID(ctx, sch.EnvID)
-			if err != nil {
-				return err
-			}
-			if env.Environment.ChangeRequestEnabled && sch.ChangeRequestID == nil {
-				return ErrChangeRequestRequired
-			}
-			_, err = s.applyDraft(ctx, queries(sp), sch.DraftID, DraftApplication{Operation: OpApplyFlagSchedule, Comment: comment})
+			// A schedule with a change request is due only once approved.
+			_, err := s.applyDraft(ctx, queries(sp), sch.DraftID, DraftApplication{Operation: OpApplyFlagSchedule,
+				Comment: comment, Approved: sch.ChangeRequestID != nil})
 			return err
 		}))
 		if applyErr == nil {
