@@ -140,19 +140,11 @@ func (p *pages) changeRequest(c echo.Context) error {
 // changeRequestPage renders a change request; posted carries a refused
 // action's form.
 func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form) error {
-	w, err := p.actingEnv(c)
-	if err != nil {
-		return err
-	}
-	id, err := api.PathID(c, "id")
+	w, cr, err := p.pathChangeRequest(c)
 	if err != nil {
 		return err
 	}
 	a := actor(c)
-	cr, err := p.store.GetFlagChangeRequest(c.Request().Context(), a, w.id, id)
-	if err != nil {
-		return err
-	}
 	lines, err := p.changeLines(c, w, cr)
 	if err != nil {
 		return err
@@ -206,18 +198,11 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 // the problem.
 func (p *pages) changeRequestAction(c echo.Context, message string, next func(store.FlagChangeRequest) string,
 	do func(w workEnv, id uuid.UUID) error) error {
-	w, err := p.actingEnv(c)
+	w, cr, err := p.pathChangeRequest(c)
 	if err != nil {
 		return err
 	}
-	id, err := api.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	cr, err := p.store.GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
-	if err != nil {
-		return err
-	}
+	id := cr.ID
 	if err = do(w, id); err == nil {
 		p.keepFlash(c, message)
 		return redirect(c, next(cr))
@@ -273,4 +258,19 @@ func requestStatus(status string) string {
 		return "Applied"
 	}
 	return "Waiting for review"
+}
+
+// pathChangeRequest reads the change request the path's id names, in the
+// working environment, as the caller may see it.
+func (p *pages) pathChangeRequest(c echo.Context) (workEnv, store.FlagChangeRequest, error) {
+	w, err := p.actingEnv(c)
+	if err != nil {
+		return workEnv{}, store.FlagChangeRequest{}, err
+	}
+	id, err := api.PathID(c, "id")
+	if err != nil {
+		return workEnv{}, store.FlagChangeRequest{}, err
+	}
+	cr, err := p.store.GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
+	return w, cr, err
 }
