@@ -293,8 +293,8 @@ type TriggerRun struct {
 // valid token answers to its own trigger's limit only, so an alerting
 // system that shares an address with a misconfigured one (or with a
 // guesser) still runs its trigger. Only misses count and only misses are
-// refused; guessing is hopeless anyway (240 random bits), and the lookup is
-// one indexed read of a hash, no dearer than a refusal worth saving.
+// refused. Guessing stays hopeless (240 random bits, and 429 past the
+// burst), and the lookup before a refusal is one indexed read of a hash.
 func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerRun, error) {
 	miss := func() (TriggerRun, error) {
 		if !s.triggerMisses.Allow("addr:" + address) {
