@@ -229,7 +229,8 @@ func TestTriggersNeedToggleFlag(t *testing.T) {
 }
 
 // Guessing tokens is bounded per address: after TriggerMissBurst misses one
-// address gets 429, even for a real token; another address is unaffected.
+// address gets 429 for further misses, while a real token from that same
+// address still runs (its own trigger's limit is the only one it meets).
 func TestTriggerMissesAreLimitedPerAddress(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
@@ -250,7 +251,13 @@ func TestTriggerMissesAreLimitedPerAddress(t *testing.T) {
 	if refills := int(time.Since(start)/time.Second) + 1; misses < store.TriggerMissBurst || misses > store.TriggerMissBurst+refills {
 		t.Fatalf("%d misses answered 404 before the first 429, want %d (+%d refilled)", misses, store.TriggerMissBurst, refills)
 	}
-	r := s.do("POST", "/api/v1/triggers/run/"+tr.Token, "", nil, remoteAddr, guesser)
+	// The real token from the guessing address runs and turns the flag on.
+	s.do("POST", "/api/v1/triggers/run/"+tr.Token, "", nil, remoteAddr, guesser).ok(t)
+	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); !got.IsEnabled {
+		t.Error("the trigger answered but the flag is still off")
+	}
+	// Guessing stays refused.
+	r := s.do("POST", "/api/v1/triggers/run/"+strings.Repeat("z", 40), "", nil, remoteAddr, guesser)
 	r.fails(t, http.StatusTooManyRequests, "TooManyRequests")
 	if r.Header.Get("Retry-After") == "" {
 		t.Error("429 without Retry-After")

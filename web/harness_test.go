@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +41,8 @@ type app struct {
 	owner uuid.UUID
 	orgID uuid.UUID
 	wsID  uuid.UUID
+	// skew moves the store's clock ahead (single sign-on apps only).
+	skew *atomic.Int64
 }
 
 func newApp(t *testing.T) *app {

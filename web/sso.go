@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/subtle"
 	"encoding/json"
@@ -28,16 +27,14 @@ import (
 )
 
 // Single sign-on through OpenID Connect, the authorization-code flow with
-// PKCE. The store keeps each attempt's state, nonce and verifier (single-use,
-// bound to the browser, ten minutes) and turns a verified identity into a
-// session; this file speaks the protocol: redirect, code exchange
-// (golang.org/x/oauth2), discovery and id-token verification (go-oidc).
+// PKCE. The store makes each attempt's state, nonce and verifier, sealed for
+// the browser to keep (ten minutes, once; sso_attempt.go), and turns a
+// verified identity into a session; this file speaks the protocol:
+// redirect, code exchange (golang.org/x/oauth2), discovery and id-token
+// verification (go-oidc).
 
 const (
-	// ssoBrowserCookie binds attempts to the browser that began them: a random
-	// value, kept only as a hash with each attempt.
-	ssoBrowserCookie = "bunting_sso"
-	ssoCallbackPath  = "/sso/callback"
+	ssoCallbackPath = "/sso/callback"
 	// ssoRequestTimeout bounds each call to the provider, ssoFlowTimeout all
 	// of them for one callback or connection test.
 	ssoRequestTimeout = 10 * time.Second
@@ -104,7 +101,7 @@ func (p *pages) startSSO(c echo.Context) error {
 		return err
 	}
 	in.Next = localPath(in.Next)
-	login, err := p.store.BeginSSO(c.Request().Context(), in, p.ssoBrowser(c), c.RealIP())
+	login, err := p.store.BeginSSO(c.Request().Context(), in, c.RealIP())
 	if err != nil {
 		f := p.form(c, "sso", "/sso/start", map[string]string{"next": in.Next, "workspace": in.Workspace})
 		status, err := formProblems(err, &f, "workspace")
@@ -116,23 +113,10 @@ func (p *pages) startSSO(c echo.Context) error {
 		}
 		return p.renderLogin(c, status, p.form(c, "login", "/login", map[string]string{"next": in.Next}), &f)
 	}
+	p.keepSSOAttempt(c, login)
 	to := oauthConfig(login.Client, p.sso.redirectURI).AuthCodeURL(login.State,
 		oidc.Nonce(login.Nonce), oauth2.S256ChallengeOption(login.Verifier))
 	return c.Redirect(http.StatusSeeOther, to)
-}
-
-// ssoBrowser returns this browser's binding value, giving it one when it has
-// none; one value serves every attempt, so two tabs can sign in at once.
-func (p *pages) ssoBrowser(c echo.Context) string {
-	value := ""
-	if ck, err := c.Cookie(ssoBrowserCookie); err == nil && len(ck.Value) >= 32 && len(ck.Value) <= 64 {
-		value = ck.Value
-	} else {
-		value = rand.Text() + rand.Text()
-	}
-	c.SetCookie(&http.Cookie{Name: ssoBrowserCookie, Value: value, Path: "/sso/", MaxAge: int(store.SSOStateTTL.Seconds()),
-		HttpOnly: true, Secure: p.sso.secure, SameSite: http.SameSiteLaxMode})
-	return value
 }
 
 func oauthConfig(c store.SSOClient, redirectURI string) *oauth2.Config {
@@ -239,14 +223,11 @@ func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, err
 	if q.Get("state") == "" {
 		return store.SSOLogin{}, nil, ssoFail(ssoStateMissing, errors.New("no state parameter"))
 	}
-	browser := ""
-	if ck, err := c.Cookie(ssoBrowserCookie); err == nil {
-		browser = ck.Value
-	}
-	login, err := p.store.FinishSSO(ctx, q.Get("state"), browser)
+	sealed := p.takeSSOAttempt(c, q.Get("state"))
+	login, err := p.store.FinishSSO(ctx, q.Get("state"), sealed)
 	switch {
-	case errors.Is(err, store.ErrSSOState) && browser == "":
-		return login, nil, fmt.Errorf("no %s cookie: %w", ssoBrowserCookie, err)
+	case errors.Is(err, store.ErrSSOState) && sealed == "":
+		return login, nil, fmt.Errorf("no attempt cookie for this state: %w", err)
 	case err != nil:
 		return login, nil, err
 	}

@@ -112,7 +112,8 @@ func streamFlags(fs *flag.FlagSet, o *streamOptions) func(short bool, set map[st
 // server still keeps the total below three quarters of its file limit.
 func (o streamOptions) serverEnv() []string {
 	most := strconv.Itoa(o.Streams + int(float64(o.StormRate)*o.StormSeconds) + 100)
-	return []string{"BUNTING_SDK_CONNECTIONS=" + most, "BUNTING_SDK_CONNECTIONS_PER_SECRET=" + most}
+	return []string{"BUNTING_SDK_CONNECTIONS=" + most, "BUNTING_SDK_CONNECTIONS_PER_SECRET=" + most,
+		"BUNTING_SDK_CONNECTIONS_PER_ORG=" + most, "BUNTING_SDK_CONNECTIONS_PER_ENV=" + most}
 }
 
 // streamResult is what a streaming scenario measured beyond the table's

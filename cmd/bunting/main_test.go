@@ -130,6 +130,37 @@ func TestStreamingCapStaysBelowTheFileLimit(t *testing.T) {
 	}
 }
 
+// TestConfigConnectionBudgets: the organization's and environment's
+// budgets and the client share reach the SDK server, with documented
+// defaults; every bad value is reported at once.
+func TestConfigConnectionBudgets(t *testing.T) {
+	cfg, err := server.LoadConfig(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	if c := server.SDKOptions(cfg, 0, log).Connections; c.PerOrg != 5000 || c.PerEnv != 5000 || c.ClientShare != 80 {
+		t.Errorf("defaults %+v, want 5000 per organization and per environment, clients 80%%", c)
+	}
+	cfg, err = server.LoadConfig(env(map[string]string{"BUNTING_SDK_CONNECTIONS_PER_ORG": "300",
+		"BUNTING_SDK_CONNECTIONS_PER_ENV": "200", "BUNTING_SDK_CLIENT_SHARE": "60"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := server.SDKOptions(cfg, 0, log).Connections; c.PerOrg != 300 || c.PerEnv != 200 || c.ClientShare != 60 {
+		t.Errorf("configured %+v, want 300 per organization, 200 per environment, clients 60%%", c)
+	}
+	for _, share := range []string{"0", "100", "half", "-5"} {
+		_, err := server.LoadConfig(env(map[string]string{"BUNTING_SDK_CONNECTIONS_PER_ORG": "0",
+			"BUNTING_SDK_CONNECTIONS_PER_ENV": "many", "BUNTING_SDK_CLIENT_SHARE": share}))
+		for _, name := range []string{"SDK_CONNECTIONS_PER_ORG", "SDK_CONNECTIONS_PER_ENV", "SDK_CLIENT_SHARE"} {
+			if err == nil || !strings.Contains(err.Error(), "BUNTING_"+name+":") {
+				t.Errorf("client share %q: error %v does not mention BUNTING_%s", share, err, name)
+			}
+		}
+	}
+}
+
 func TestUnknownCommand(t *testing.T) {
 	if err := run(context.Background(), []string{"frobnicate"}, env(nil), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "unknown command") {
 		t.Fatalf("got %v, want an unknown-command error", err)

@@ -7,61 +7,9 @@ package db
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
-
-const ConsumeSSOLoginState = `-- name: ConsumeSSOLoginState :one
-DELETE FROM sso_login_states
-WHERE state_hash = $1 AND browser_hash = $2
-RETURNING state_hash, browser_hash, workspace_id, nonce, code_verifier, next, expires_at, created_at
-`
-
-type ConsumeSSOLoginStateParams struct {
-	StateHash   []byte
-	BrowserHash []byte
-}
-
-// ConsumeSSOLoginState deletes and returns the attempt with this state begun
-// in this browser, so each state is used at most once.
-func (q *Queries) ConsumeSSOLoginState(ctx context.Context, arg ConsumeSSOLoginStateParams) (SsoLoginState, error) {
-	row := q.db.QueryRow(ctx, ConsumeSSOLoginState, arg.StateHash, arg.BrowserHash)
-	var i SsoLoginState
-	err := row.Scan(
-		&i.StateHash,
-		&i.BrowserHash,
-		&i.WorkspaceID,
-		&i.Nonce,
-		&i.CodeVerifier,
-		&i.Next,
-		&i.ExpiresAt,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
-const CountPendingSSOLoginStates = `-- name: CountPendingSSOLoginStates :one
-SELECT count(*) FROM (
-    SELECT 1 FROM sso_login_states
-    WHERE workspace_id = $1 AND expires_at > now()
-    LIMIT $2::int
-) pending
-`
-
-type CountPendingSSOLoginStatesParams struct {
-	WorkspaceID uuid.UUID
-	Most        int32
-}
-
-// CountPendingSSOLoginStates counts a workspace's unexpired attempts, up to
-// @most (the cap BeginSSO enforces), so the count stays cheap.
-func (q *Queries) CountPendingSSOLoginStates(ctx context.Context, arg CountPendingSSOLoginStatesParams) (int64, error) {
-	row := q.db.QueryRow(ctx, CountPendingSSOLoginStates, arg.WorkspaceID, arg.Most)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
 
 const CountWorkspacesWithSSO = `-- name: CountWorkspacesWithSSO :one
 SELECT count(*) AS workspaces, count(*) FILTER (WHERE sso_oidc IS NOT NULL) AS with_sso
@@ -80,16 +28,6 @@ func (q *Queries) CountWorkspacesWithSSO(ctx context.Context) (CountWorkspacesWi
 	var i CountWorkspacesWithSSORow
 	err := row.Scan(&i.Workspaces, &i.WithSso)
 	return i, err
-}
-
-const DeleteExpiredSSOLoginStates = `-- name: DeleteExpiredSSOLoginStates :exec
-DELETE FROM sso_login_states WHERE expires_at < now()
-`
-
-// DeleteExpiredSSOLoginStates drops abandoned attempts (sso_login_states_expires).
-func (q *Queries) DeleteExpiredSSOLoginStates(ctx context.Context) error {
-	_, err := q.db.Exec(ctx, DeleteExpiredSSOLoginStates)
-	return err
 }
 
 const GetDefaultOrganization = `-- name: GetDefaultOrganization :one
@@ -134,35 +72,6 @@ func (q *Queries) GetOnlyWorkspace(ctx context.Context) (Workspace, error) {
 		&i.UpdatedAt,
 	)
 	return i, err
-}
-
-const InsertSSOLoginState = `-- name: InsertSSOLoginState :exec
-INSERT INTO sso_login_states (state_hash, browser_hash, workspace_id, nonce, code_verifier, next, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-`
-
-type InsertSSOLoginStateParams struct {
-	StateHash    []byte
-	BrowserHash  []byte
-	WorkspaceID  uuid.UUID
-	Nonce        string
-	CodeVerifier string
-	Next         string
-	ExpiresAt    time.Time
-}
-
-// InsertSSOLoginState keeps a single sign-on attempt until its callback.
-func (q *Queries) InsertSSOLoginState(ctx context.Context, arg InsertSSOLoginStateParams) error {
-	_, err := q.db.Exec(ctx, InsertSSOLoginState,
-		arg.StateHash,
-		arg.BrowserHash,
-		arg.WorkspaceID,
-		arg.Nonce,
-		arg.CodeVerifier,
-		arg.Next,
-		arg.ExpiresAt,
-	)
-	return err
 }
 
 const ListSSOAuthorizationEndpoints = `-- name: ListSSOAuthorizationEndpoints :many

@@ -47,6 +47,8 @@ type Keys struct {
 	// CSRF authenticates the admin pages' anti-forgery cookie.
 	CSRF []byte
 	seal cipher.AEAD
+	// attempts seals the single sign-on attempts browsers keep (sso_attempt.go).
+	attempts cipher.AEAD
 }
 
 // DeriveKeys derives every key Bunting uses from the server secret with HKDF-SHA256.
@@ -61,20 +63,24 @@ func DeriveKeys(secret string) (Keys, error) {
 		}
 		return k
 	}
-	block, err := aes.NewCipher(derive("seal", 32))
-	if err != nil {
-		return Keys{}, err
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return Keys{}, err
+	aead := func(purpose string) cipher.AEAD {
+		block, err := aes.NewCipher(derive(purpose, 32))
+		if err != nil {
+			panic(err) // only for a key size AES refuses, which 32 is not
+		}
+		gcm, err := cipher.NewGCM(block)
+		if err != nil {
+			panic(err) // only for a block size GCM refuses, which AES's is not
+		}
+		return gcm
 	}
 	return Keys{
 		Session:     derive("session", 32),
 		CookieHash:  derive("cookie hash", 32),
 		CookieBlock: derive("cookie block", 32),
 		CSRF:        derive("csrf", 32),
-		seal:        aead,
+		seal:        aead("seal"),
+		attempts:    aead("sso attempt"),
 	}, nil
 }
 

@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,23 +18,23 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
-// Single sign-on through OpenID Connect. The store keeps the bookkeeping of
-// each attempt (state, nonce and PKCE verifier, single-use, bound to the
-// browser that began it, expiring) and turns a verified identity into a
-// user, membership and session in one transaction. The protocol itself
-// (redirects, token exchange, id-token verification) is web's.
+// Single sign-on through OpenID Connect. The store makes each attempt
+// (state, nonce and PKCE verifier, sealed for the browser that began it to
+// keep, expiring; see sso_attempt.go), checks it at the callback, and turns
+// a verified identity into a user, membership and session in one
+// transaction. The protocol itself (redirects, token exchange, id-token
+// verification) and the cookie are web's.
 
 // SSOStateTTL is how long a begun single sign-on attempt may be completed.
 const SSOStateTTL = 10 * time.Minute
 
-// Anyone may begin single sign-on, and each attempt is a row: one address
-// begins SSOStartBurst at once, then one every ssoStartEvery, and a
-// workspace holds at most maxPendingSSO unexpired attempts (expired ones are
-// deleted as new ones begin).
+// Anyone may begin single sign-on. Beginning stores nothing, so it cannot
+// fill anything; the limit only keeps one address from spending the
+// server's time: one address begins SSOStartBurst at once, then one every
+// ssoStartEvery.
 const (
 	SSOStartBurst = 30
 	ssoStartEvery = 2 * time.Second
-	maxPendingSSO = 1000
 )
 
 // Single sign-on failures the store detects; web explains each on a page.
@@ -96,6 +96,9 @@ type SSOLogin struct {
 	// Next is the local path to land on after signing in.
 	Next   string
 	Client SSOClient
+	// Sealed is the attempt as the browser that began it keeps it until
+	// the callback, opaque to it (BeginSSO's answer only).
+	Sealed string
 }
 
 // SSOStartInput begins a single sign-on: the workspace key (needed when
@@ -106,10 +109,9 @@ type SSOStartInput struct {
 }
 
 // BeginSSO starts a single sign-on attempt in the workspace named by in
-// (or the only one) for the browser identified by browser, a random value
-// the browser keeps in a cookie, asked from address. The attempt is kept
-// server-side, hashed, for SSOStateTTL; FinishSSO consumes it.
-func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput, browser, address string) (SSOLogin, error) {
+// (or the only one), asked from address. Nothing is stored: the attempt is
+// Sealed for the browser to keep, and FinishSSO takes it back.
+func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput, address string) (SSOLogin, error) {
 	if !s.ssoStarts.Allow("addr:" + address) {
 		return SSOLogin{}, ErrTooManyRequests
 	}
@@ -132,49 +134,26 @@ func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput, browser, address
 	if err != nil {
 		return SSOLogin{}, err
 	}
-	if len(in.Next) > 2048 {
-		in.Next = "/"
-	}
-	login := SSOLogin{State: rand.Text() + rand.Text(), Nonce: rand.Text() + rand.Text(), Verifier: oauth2.GenerateVerifier(),
-		Next: in.Next, Client: client}
-	err = s.inTx(ctx, func(q *db.Queries) error {
-		if err := q.DeleteExpiredSSOLoginStates(ctx); err != nil {
-			return err
-		}
-		pending, err := q.CountPendingSSOLoginStates(ctx, db.CountPendingSSOLoginStatesParams{WorkspaceID: ws.ID, Most: maxPendingSSO})
-		if err != nil {
-			return err
-		}
-		if pending >= maxPendingSSO {
-			return ErrTooManyRequests
-		}
-		return q.InsertSSOLoginState(ctx, db.InsertSSOLoginStateParams{StateHash: digest(login.State), BrowserHash: digest(browser),
-			WorkspaceID: ws.ID, Nonce: login.Nonce, CodeVerifier: login.Verifier, Next: login.Next,
-			ExpiresAt: time.Now().Add(SSOStateTTL)})
-	})
-	if err != nil {
-		return SSOLogin{}, err
-	}
-	return login, nil
+	a := ssoAttempt{Workspace: ws.ID, State: rand.Text() + rand.Text(), Nonce: rand.Text() + rand.Text(),
+		Verifier: oauth2.GenerateVerifier(), Next: in.Next, Expires: s.now().Add(SSOStateTTL).UnixMilli()}
+	return SSOLogin{State: a.State, Nonce: a.Nonce, Verifier: a.Verifier, Next: a.Next, Client: client,
+		Sealed: s.keys.sealAttempt(a)}, nil
 }
 
-// FinishSSO consumes the attempt with this state begun in this browser: a
-// state is accepted once, within SSOStateTTL, and only from the browser that
-// began it. It returns the attempt with the workspace's current settings.
-func (s *Store) FinishSSO(ctx context.Context, state, browser string) (SSOLogin, error) {
-	if state == "" || browser == "" {
+// FinishSSO checks the attempt the browser kept (sealed) against the state
+// the provider sent back: it must be one BeginSSO sealed, for this state,
+// within SSOStateTTL. It returns the attempt with the workspace's current
+// settings. Using an attempt once is the caller's part: it deletes what the
+// browser kept.
+func (s *Store) FinishSSO(ctx context.Context, state, sealed string) (SSOLogin, error) {
+	a, ok := s.keys.openAttempt(sealed)
+	if state == "" || !ok || subtle.ConstantTimeCompare([]byte(a.State), []byte(state)) != 1 {
 		return SSOLogin{}, ErrSSOState
 	}
-	row, err := s.q.ConsumeSSOLoginState(ctx, db.ConsumeSSOLoginStateParams{StateHash: digest(state), BrowserHash: digest(browser)})
-	if err = translate(err); errors.Is(err, ErrNotFound) {
-		return SSOLogin{}, ErrSSOState
-	} else if err != nil {
-		return SSOLogin{}, err
-	}
-	if !time.Now().Before(row.ExpiresAt) {
+	if !s.now().Before(time.UnixMilli(a.Expires)) {
 		return SSOLogin{}, ErrSSOStateExpired
 	}
-	ws, err := s.q.GetWorkspace(ctx, row.WorkspaceID)
+	ws, err := s.q.GetWorkspace(ctx, a.Workspace)
 	if err = translate(err); errors.Is(err, ErrNotFound) {
 		return SSOLogin{}, ErrSSONotConfigured
 	} else if err != nil {
@@ -184,7 +163,7 @@ func (s *Store) FinishSSO(ctx context.Context, state, browser string) (SSOLogin,
 	if err != nil {
 		return SSOLogin{}, err
 	}
-	return SSOLogin{State: state, Nonce: row.Nonce, Verifier: row.CodeVerifier, Next: row.Next, Client: client}, nil
+	return SSOLogin{State: state, Nonce: a.Nonce, Verifier: a.Verifier, Next: a.Next, Client: client}, nil
 }
 
 // ssoClient reads a workspace's OIDC settings and opens the client secret.
@@ -214,11 +193,6 @@ func oidcSettings(ws db.Workspace) (OIDCSettings, error) {
 		o.UserEmailClaim = "email"
 	}
 	return o, nil
-}
-
-func digest(s string) []byte {
-	sum := sha256.Sum256([]byte(s))
-	return sum[:]
 }
 
 // SignInWithSSO signs in the person a verified id token of the workspace's

@@ -2,49 +2,83 @@ package store
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
-// TestSSOStates: an attempt is consumed once, only by the browser that began
-// it, and not after it expired.
+// TestSSOStates: an attempt is sealed for the browser to keep, unreadable
+// to it, and accepted only with its own state, unaltered, sealed under this
+// server's key, and not after it expired. (Using it once is web's part:
+// the browser's copy is deleted at the callback.)
 func TestSSOStates(t *testing.T) {
-	s, a, pool := testStore(t)
+	s, a, _ := testStore(t)
 	ctx := t.Context()
 	settings := OIDCSettings{ClientID: "c", ClientSecret: "s", AuthorizationEndpoint: "https://id.example.com/auth",
 		TokenEndpoint: "https://id.example.com/token", ClientAuthenticationMethod: ClientSecretBasic}
 	if _, err := s.UpdateWorkspaceSSO(ctx, a, settings); err != nil {
 		t.Fatal(err)
 	}
-	login, err := s.BeginSSO(ctx, SSOStartInput{Next: "/projects"}, "browser-one", "192.0.2.1")
+	login, err := s.BeginSSO(ctx, SSOStartInput{Next: "/projects"}, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if login.Client.ClientSecret != "s" || login.Verifier == "" || login.Nonce == "" || len(login.State) < 32 {
+	if login.Client.ClientSecret != "s" || login.Verifier == "" || login.Nonce == "" || len(login.State) < 32 || login.Sealed == "" {
 		t.Fatalf("attempt %+v", login)
 	}
-	if _, err := s.FinishSSO(ctx, login.State, "browser-two"); !errors.Is(err, ErrSSOState) {
-		t.Errorf("another browser: got %v, want ErrSSOState", err)
+	for _, secret := range []string{login.Verifier, login.Nonce, "/projects"} {
+		if strings.Contains(login.Sealed, secret) {
+			t.Errorf("the sealed attempt shows %q", secret)
+		}
 	}
-	got, err := s.FinishSSO(ctx, login.State, "browser-one")
-	if err != nil || got.Nonce != login.Nonce || got.Verifier != login.Verifier || got.Next != "/projects" {
-		t.Errorf("finish: got %+v, %v", got, err)
-	}
-	if _, err := s.FinishSSO(ctx, login.State, "browser-one"); !errors.Is(err, ErrSSOState) {
-		t.Errorf("second use: got %v, want ErrSSOState", err)
-	}
-
-	late, err := s.BeginSSO(ctx, SSOStartInput{}, "browser-one", "192.0.2.1")
+	other, err := s.BeginSSO(ctx, SSOStartInput{}, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `UPDATE sso_login_states SET expires_at = now()`); err != nil {
+	otherKeys, err := DeriveKeys(strings.Repeat("another-key-", 4))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.FinishSSO(ctx, late.State, "browser-one"); !errors.Is(err, ErrSSOStateExpired) {
+	flipped := []byte(login.Sealed)
+	flipped[len(flipped)/2] ^= 1
+	for name, sealed := range map[string]string{
+		"none":                      "",
+		"another attempt's":         other.Sealed,
+		"altered":                   string(flipped),
+		"sealed under another key":  otherKeys.sealAttempt(ssoAttempt{Workspace: a.WorkspaceID, State: login.State, Expires: time.Now().Add(time.Minute).UnixMilli()}),
+		"sealed for something else": s.keys.Seal("{}"),
+		"longer than any attempt":   strings.Repeat("A", maxSealedAttempt+1),
+	} {
+		if _, err := s.FinishSSO(ctx, login.State, sealed); !errors.Is(err, ErrSSOState) {
+			t.Errorf("%s: got %v, want ErrSSOState", name, err)
+		}
+	}
+	got, err := s.FinishSSO(ctx, login.State, login.Sealed)
+	if err != nil || got.Nonce != login.Nonce || got.Verifier != login.Verifier || got.Next != "/projects" || got.Client.ClientID != "c" {
+		t.Errorf("finish: got %+v, %v", got, err)
+	}
+
+	// A next path too long for a cookie comes back to "/"; a long one that fits is kept.
+	for next, want := range map[string]string{"/" + strings.Repeat("p", 2000): "/" + strings.Repeat("p", 2000), "/" + strings.Repeat("&", 3000): "/"} {
+		long, err := s.BeginSSO(ctx, SSOStartInput{Next: next}, "192.0.2.2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(long.Sealed) > maxSealedAttempt {
+			t.Errorf("sealed attempt of %d bytes, want at most %d", len(long.Sealed), maxSealedAttempt)
+		}
+		if got, err := s.FinishSSO(ctx, long.State, long.Sealed); err != nil || got.Next != want {
+			t.Errorf("next of %d bytes: came back as one of %d, %v; want %d", len(next), len(got.Next), err, len(want))
+		}
+	}
+
+	s.now = func() time.Time { return time.Now().Add(SSOStateTTL) }
+	if _, err := s.FinishSSO(ctx, other.State, other.Sealed); !errors.Is(err, ErrSSOStateExpired) {
 		t.Errorf("expired: got %v, want ErrSSOStateExpired", err)
 	}
-	if _, err := s.BeginSSO(ctx, SSOStartInput{Workspace: "nope"}, "b", "192.0.2.1"); err == nil || err.Error() != "invalid input: workspace_is_invalid" {
+	if _, err := s.BeginSSO(ctx, SSOStartInput{Workspace: "nope"}, "192.0.2.1"); err == nil || err.Error() != "invalid input: workspace_is_invalid" {
 		t.Errorf("unknown workspace: got %v", err)
 	}
 }
@@ -89,47 +123,39 @@ func TestSSOFirstSignInsAtOnce(t *testing.T) {
 	}
 }
 
-// TestSSOPendingCap: a workspace holds at most maxPendingSSO unexpired
-// attempts, whatever the addresses; expired ones are deleted as new ones
-// begin, which makes room again.
-func TestSSOPendingCap(t *testing.T) {
+// TestSSOStartsStoreNothing: beginning single sign-on writes nothing, so
+// no number of starts from any number of addresses refuses the next one;
+// each address alone is limited to SSOStartBurst at once.
+func TestSSOStartsStoreNothing(t *testing.T) {
 	s, a, pool := testStore(t)
 	ctx := t.Context()
 	if _, err := s.UpdateWorkspaceSSO(ctx, a, OIDCSettings{ClientID: "c", ClientSecret: "s", AuthorizationEndpoint: "https://id.example.com/auth",
 		TokenEndpoint: "https://id.example.com/token", ClientAuthenticationMethod: ClientSecretBasic}); err != nil {
 		t.Fatal(err)
 	}
-	// Attempts already pending, as from many addresses.
-	if _, err := pool.Exec(ctx, `INSERT INTO sso_login_states (state_hash, browser_hash, workspace_id, nonce, code_verifier, next, expires_at)
-		SELECT sha256(i::text::bytea), '\x00', $1, 'n', 'v', '/', now() + interval '10 minutes'
-		FROM generate_series(1, $2::int - 1) i`, a.WorkspaceID, maxPendingSSO); err != nil {
-		t.Fatal(err)
-	}
-	count := func() int {
-		var n int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM sso_login_states`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	if _, err := s.BeginSSO(ctx, SSOStartInput{}, "b", "192.0.2.1"); err != nil {
-		t.Fatalf("the last place: %v", err)
-	}
-	for i := range 3 {
-		if _, err := s.BeginSSO(ctx, SSOStartInput{}, "b", "192.0.2."+string(rune('2'+i))); !errors.Is(err, ErrTooManyRequests) {
-			t.Errorf("beyond the cap: got %v, want ErrTooManyRequests", err)
+	// More starts than the 1,000 pending attempts a workspace used to hold.
+	for i := range 1200 {
+		if _, err := s.BeginSSO(ctx, SSOStartInput{}, fmt.Sprintf("198.51.%d.%d", i/200, i%200)); err != nil {
+			t.Fatalf("start %d: %v", i, err)
 		}
 	}
-	if n := count(); n != maxPendingSSO {
-		t.Errorf("%d attempts kept, want the cap %d", n, maxPendingSSO)
-	}
-	if _, err := pool.Exec(ctx, `UPDATE sso_login_states SET expires_at = now() - interval '1 second'`); err != nil {
+	var rows int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM sso_login_states`).Scan(&rows); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.BeginSSO(ctx, SSOStartInput{}, "b", "192.0.2.9"); err != nil {
-		t.Fatalf("after expiry: %v", err)
+	if rows != 0 {
+		t.Errorf("%d attempts stored, want none", rows)
 	}
-	if n := count(); n != 1 {
-		t.Errorf("%d attempts after the expired ones went, want 1", n)
+	last, err := s.BeginSSO(ctx, SSOStartInput{}, "192.0.2.1")
+	if err != nil {
+		t.Fatalf("a start after the others: %v", err)
+	}
+	if _, err := s.FinishSSO(ctx, last.State, last.Sealed); err != nil {
+		t.Errorf("finishing it: %v", err)
+	}
+	for i := range SSOStartBurst + 5 {
+		if _, err := s.BeginSSO(ctx, SSOStartInput{}, "203.0.113.1"); i >= SSOStartBurst+2 && !errors.Is(err, ErrTooManyRequests) {
+			t.Errorf("start %d from one address: got %v, want ErrTooManyRequests past the burst", i, err)
+		}
 	}
 }

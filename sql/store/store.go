@@ -47,6 +47,7 @@ type Store struct {
 	triggerRuns, triggerMisses *Limiter
 
 	allowPrivateNetworks bool
+	now                  func() time.Time
 
 	// auth caches resolved actors while Listen runs.
 	auth *authCache
@@ -85,6 +86,9 @@ type Options struct {
 	// MaxEndUsersPerEnv bounds the end users kept per environment;
 	// DefaultMaxEndUsersPerEnv when zero.
 	MaxEndUsersPerEnv int64
+	// Now is the clock single sign-on attempts expire by; time.Now when
+	// nil. Tests move it to see an attempt expire.
+	Now func() time.Time
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -104,12 +108,15 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	if opts.MaxEndUsersPerEnv <= 0 {
 		opts.MaxEndUsersPerEnv = DefaultMaxEndUsersPerEnv
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
 		triggerRuns: newTriggerLimiter(), triggerMisses: newTriggerMissLimiter(),
 		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
-		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv,
+		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
 		outboxKick: make(chan struct{}, 1)}
 	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
 	s.listener = &listener{pool: pool, log: log, channels: []channel{

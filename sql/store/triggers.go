@@ -35,8 +35,8 @@ const (
 	TriggerRefill  = 10 * time.Second
 	MaxFlagTrigger = 50
 	// TriggerMissBurst unknown tokens (or disabled triggers) are answered
-	// per client address, then one a second: a caller guessing tokens
-	// costs the database little.
+	// per client address, then one a second (429 beyond): a scanner is told
+	// to stop, while a real token from that address still runs.
 	TriggerMissBurst = 30
 	// triggerTokenLen is FeatBit's token length; Bunting's tokens are 30
 	// random bytes in URL-safe base64, which is also 40 characters.
@@ -284,17 +284,22 @@ type TriggerRun struct {
 // on or off, through the same locked path as every change (revision,
 // history naming the trigger, push to SDKs). The token is the credential:
 // an unknown token and a disabled trigger are both ErrNotFound, so a caller
-// learns nothing about which. Past the trigger's rate, or past
-// TriggerMissBurst misses from one address, it is ErrTooManyRequests; on an
-// archived flag ErrFlagIsArchived. Every accepted
+// learns nothing about which. Past the trigger's rate it is
+// ErrTooManyRequests; so is a miss past TriggerMissBurst misses from one
+// address. On an archived flag it is ErrFlagIsArchived. Every accepted
 // call is counted on the trigger, whether or not the flag changed.
+//
+// The token is looked up before the address's misses are consulted: a
+// valid token answers to its own trigger's limit only, so an alerting
+// system that shares an address with a misconfigured one (or with a
+// guesser) still runs its trigger. Only misses count and only misses are
+// refused. Guessing stays hopeless (240 random bits, and 429 past the
+// burst), and the lookup before a refusal is one indexed read of a hash.
 func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerRun, error) {
-	missKey := "addr:" + address
-	if s.triggerMisses.Exhausted(missKey) {
-		return TriggerRun{}, ErrTooManyRequests
-	}
 	miss := func() (TriggerRun, error) {
-		s.triggerMisses.Allow(missKey)
+		if !s.triggerMisses.Allow("addr:" + address) {
+			return TriggerRun{}, ErrTooManyRequests
+		}
 		return TriggerRun{}, ErrNotFound
 	}
 	if len(token) != triggerTokenLen {

@@ -143,12 +143,12 @@ func (in *instance) request(method, path string, body any, headers ...string) (*
 	return res, b
 }
 
-// call makes a management API call that must succeed and decodes its data into out.
-func (in *instance) call(method, path, auth string, body, out any) {
+// call makes a management API call that must succeed and decodes its data
+// into out; headers are more request headers, name then value.
+func (in *instance) call(method, path, auth string, body, out any, headers ...string) {
 	in.t.Helper()
-	var headers []string
 	if auth != "" {
-		headers = []string{"Authorization", auth}
+		headers = append(headers, "Authorization", auth)
 	}
 	res, b := in.request(method, path, body, headers...)
 	var env struct {
@@ -176,11 +176,12 @@ type env struct {
 	segs    string
 }
 
-// project creates a project and returns its environments Prod and Dev.
-func (in *instance) project(key string) (prod, dev *env) {
+// project creates a project and returns its environments Prod and Dev;
+// headers (an Organization) are sent with the request.
+func (in *instance) project(key string, headers ...string) (prod, dev *env) {
 	in.t.Helper()
 	var p store.Project
-	in.call("POST", "/api/v1/projects", in.owner, map[string]string{"name": key, "key": key}, &p)
+	in.call("POST", "/api/v1/projects", in.owner, map[string]string{"name": key, "key": key}, &p, headers...)
 	envs := make([]*env, len(p.Environments))
 	for i, e := range p.Environments {
 		envs[i] = &env{in: in, id: e.ID, project: p.ID, flags: "/api/v1/envs/" + e.ID.String() + "/feature-flags",

@@ -239,7 +239,7 @@ const catchUpWorkers = 8
 // opens it (removed, or the environment deleted).
 func (h *hub) recheck(ctx context.Context, envID uuid.UUID) {
 	for _, c := range h.connections(envID) {
-		env, err := h.srv.cache.secretEnv(ctx, c.secret)
+		env, err := h.srv.cache.secretEnv(ctx, c.place.secret)
 		switch {
 		case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.EnvID != c.env.EnvID):
 			c.close(closeInvalid, "invalid request, close by server")

@@ -39,25 +39,6 @@ var DefaultLimits = Limits{
 	Failures: 1, FailureBurst: 20,
 }
 
-// Connections caps the open streaming connections, which each hold a file
-// descriptor and about 9 KB (measured by bunting-bench's stream-fanout at
-// 10,000) until the peer leaves. Past a cap the upgrade
-// is refused before it happens: 429 past the address's or the secret's
-// cap, 503 past the total, both with Retry-After; FeatBit's SDKs take a
-// failed upgrade like a dropped connection and retry with back-off.
-type Connections struct {
-	Total      int
-	PerSecret  int
-	PerAddress int
-}
-
-// DefaultConnections: 10,000 connections (about 90 MB) in all; one secret
-// at most half of them, so other environments keep streaming when one
-// secret leaks or loops; one address 1,000, more than a fleet of server
-// processes or an office of browsers behind one NAT opens, and a tenth of
-// the total. The process lowers Total below its descriptor limit.
-var DefaultConnections = Connections{Total: 10_000, PerSecret: 5_000, PerAddress: 1_000}
-
 // Size limits of what SDKs send.
 const (
 	maxOFREPBody   = 64 << 10
@@ -136,63 +117,6 @@ func (r *refusals) flush() {
 	}
 	if other > 0 {
 		r.log.Warn("sdk: requests refused past a limit", "limit", "any", "key", "others", "count", other, "interval", r.every)
-	}
-}
-
-// connCounter counts the open streaming connections against their caps.
-type connCounter struct {
-	caps Connections
-
-	mu      sync.Mutex
-	total   int
-	address map[string]int
-	secret  map[string]int
-}
-
-func newConnCounter(caps Connections) *connCounter {
-	return &connCounter{caps: caps, address: map[string]int{}, secret: map[string]int{}}
-}
-
-// acquire takes a place for a connection from addr with secret ("" for a
-// token that does not parse, which is closed right after the upgrade), or
-// returns the status to refuse it with and the cap that is full.
-func (c *connCounter) acquire(addr, secret string) (status int, full string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.address[addr] >= c.caps.PerAddress:
-		return http.StatusTooManyRequests, "connections per address"
-	case secret != "" && c.secret[secret] >= c.caps.PerSecret:
-		return http.StatusTooManyRequests, "connections per secret"
-	case c.total >= c.caps.Total:
-		return http.StatusServiceUnavailable, "connections"
-	}
-	c.total++
-	c.address[addr]++
-	if secret != "" {
-		c.secret[secret]++
-	}
-	return 0, ""
-}
-
-// open is the number of connections open (or being opened).
-func (c *connCounter) open() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.total
-}
-
-func (c *connCounter) release(addr, secret string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.total--
-	if c.address[addr]--; c.address[addr] <= 0 {
-		delete(c.address, addr)
-	}
-	if secret != "" {
-		if c.secret[secret]--; c.secret[secret] <= 0 {
-			delete(c.secret, secret)
-		}
 	}
 }
 

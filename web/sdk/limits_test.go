@@ -28,12 +28,18 @@ func from(ip string) *websocket.DialOptions {
 	return &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}}
 }
 
-// tryDial opens /streaming from opts and returns the connection, or the
-// HTTP status and Retry-After of a refused upgrade, which must close its
-// connection.
+// tryDial opens /streaming for a server SDK from opts and returns the
+// connection, or the HTTP status and Retry-After of a refused upgrade,
+// which must close its connection.
 func (in *instance) tryDial(opts *websocket.DialOptions, secret string) (*websocket.Conn, int, string) {
 	in.t.Helper()
-	u := "ws" + strings.TrimPrefix(in.url, "http") + "/streaming?type=server&token=" + url.QueryEscape(sdk.Token(secret, time.Now(), 10))
+	return in.tryDialAs(opts, "server", secret)
+}
+
+// tryDialAs is tryDial for an SDK of type typ (server or client).
+func (in *instance) tryDialAs(opts *websocket.DialOptions, typ, secret string) (*websocket.Conn, int, string) {
+	in.t.Helper()
+	u := "ws" + strings.TrimPrefix(in.url, "http") + "/streaming?type=" + typ + "&token=" + url.QueryEscape(sdk.Token(secret, time.Now(), 10))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ws, res, err := websocket.Dial(ctx, u, opts)

@@ -94,30 +94,43 @@ func (s *Server) streaming(c echo.Context) error {
 	q := r.URL.Query()
 	typ, ver := q.Get("type"), q.Get("version")
 	secret, at, tokenErr := ParseToken(q.Get("token"))
-	if status, full := s.conns.acquire(addr, secret); status != 0 {
-		s.refuse(c, full, s.capKey(full, addr, secret))
+	invalid := (typ != typeServer && typ != typeClient) || (ver != "" && ver != "1" && ver != "2") ||
+		tokenErr != nil || !tokenFresh(at, s.now())
+	// The secret is looked up before the upgrade, so the connection counts
+	// against its environment's and organization's budgets, and against the
+	// server or the client share by what the secret is, not what the
+	// request claims.
+	var env store.SDKEnv
+	var err error
+	if !invalid {
+		env, err = s.secretEnv(c, secret)
+	}
+	pl := place{addr: addr, secret: secret}
+	if !invalid && err == nil {
+		pl.env, pl.org, pl.server = env.EnvID, env.OrgID, env.SecretType == typeServer
+	}
+	if status, full := s.conns.acquire(pl); status != 0 {
+		s.refuse(c, full, s.capKey(full, pl))
 		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return c.NoContent(status)
 	}
 	held := true // the place taken, until the connection's reader has it
 	defer func() {
 		if held {
-			s.conns.release(addr, secret)
+			s.conns.release(pl)
 		}
 	}()
-	ws, err := upgrader.Upgrade(c.Response(), r, nil)
-	if err != nil {
+	ws, upgradeErr := upgrader.Upgrade(c.Response(), r, nil)
+	if upgradeErr != nil {
 		return nil // Upgrade has answered
 	}
 	c.Response().Status = http.StatusSwitchingProtocols // for the request log: Upgrade wrote it on the hijacked connection
 	ctx := r.Context()
-	switch {
-	case typ != typeServer && typ != typeClient, ver != "" && ver != "1" && ver != "2", tokenErr != nil, !tokenFresh(at, s.now()):
+	if invalid {
 		s.limits.failures.Allow(addr)
 		closeNow(ws, closeInvalid, "invalid request, close by server")
 		return nil
 	}
-	env, err := s.secretEnv(c, secret)
 	switch {
 	case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.SecretType != typ):
 		closeNow(ws, closeInvalid, "invalid request, close by server")
@@ -130,7 +143,7 @@ func (s *Server) streaming(c echo.Context) error {
 		closeNow(ws, closeUnavailable, "service unavailable, close by server")
 		return nil
 	}
-	cn := &conn{srv: s, ws: ws, typ: typ, env: env, secret: secret, addr: addr,
+	cn := &conn{srv: s, ws: ws, typ: typ, env: env, place: pl,
 		messages: rate.NewLimiter(messageRate, messageBurst), pending: noSync}
 	if !s.hub.add(cn) {
 		closeNow(ws, websocket.CloseGoingAway, goingAway)
@@ -168,18 +181,22 @@ const goingAway = "server shutting down"
 
 // capKey names what a full connection cap was counted for in the log:
 // never the secret itself.
-func (s *Server) capKey(full, addr, secret string) string {
+func (s *Server) capKey(full string, at place) string {
 	switch full {
-	case "connections per address":
-		return addr
-	case "connections per secret":
-		if env, ok := s.cache.knownSecret(secret); ok {
+	case capAddress:
+		return at.addr
+	case capSecret:
+		if env, ok := s.cache.knownSecret(at.secret); ok {
 			return "secret " + env.SecretID.String()
 		}
-		if envID, ok := store.SecretEnvID(secret); ok {
+		if envID, ok := store.SecretEnvID(at.secret); ok {
 			return "a secret of environment " + envID.String()
 		}
 		return "a malformed secret"
+	case capEnv, capEnvClient:
+		return "environment " + at.env.String()
+	case capOrg, capOrgClient:
+		return "organization " + at.org.String()
 	}
 	return "all"
 }
@@ -197,8 +214,7 @@ type conn struct {
 	ws       *websocket.Conn
 	typ      string
 	env      store.SDKEnv
-	secret   string
-	addr     string
+	place    place // what it counts against, secret included
 	messages *rate.Limiter
 	once     sync.Once
 	closed   atomic.Bool
@@ -258,7 +274,7 @@ func (c *conn) serve() {
 		c.closed.Store(true)
 		c.srv.hub.remove(c)
 		c.ws.Close()
-		c.srv.conns.release(c.addr, c.secret)
+		c.srv.conns.release(c.place)
 	}()
 	c.ws.SetReadLimit(maxFrame)
 	alive := func() { c.ws.SetReadDeadline(time.Now().Add(pingInterval + pingTimeout)) }

@@ -48,6 +48,9 @@ type Config struct {
 	SDKConnections          int
 	SDKConnectionsPerSecret int
 	SDKConnectionsPerAddr   int
+	SDKConnectionsPerOrg    int
+	SDKConnectionsPerEnv    int
+	SDKClientShare          int // percent of each connection budget client SDKs may take; server SDKs keep the rest
 	SDKRatePerSecret        int
 	SDKRatePerAddr          int
 	// MaxEndUsersPerEnv bounds the end users kept per environment; past it
@@ -151,6 +154,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg.SDKConnections = positive("SDK_CONNECTIONS", sdk.DefaultConnections.Total)
 	cfg.SDKConnectionsPerSecret = positive("SDK_CONNECTIONS_PER_SECRET", sdk.DefaultConnections.PerSecret)
 	cfg.SDKConnectionsPerAddr = positive("SDK_CONNECTIONS_PER_ADDRESS", sdk.DefaultConnections.PerAddress)
+	cfg.SDKConnectionsPerOrg = positive("SDK_CONNECTIONS_PER_ORG", sdk.DefaultConnections.PerOrg)
+	cfg.SDKConnectionsPerEnv = positive("SDK_CONNECTIONS_PER_ENV", sdk.DefaultConnections.PerEnv)
+	share := env("SDK_CLIENT_SHARE", strconv.Itoa(sdk.DefaultConnections.ClientShare))
+	if cfg.SDKClientShare, err = strconv.Atoi(share); err != nil || cfg.SDKClientShare < 1 || cfg.SDKClientShare > 99 {
+		bad("SDK_CLIENT_SHARE", "%q is not a percentage from 1 to 99 (server SDKs keep the rest)", share)
+	}
 	cfg.SDKRatePerSecret = positive("SDK_RATE_PER_SECRET", int(sdk.DefaultLimits.PerSecret))
 	cfg.SDKRatePerAddr = positive("SDK_RATE_PER_ADDRESS", int(sdk.DefaultLimits.PerAddress))
 	cfg.MaxEndUsersPerEnv = positive("MAX_END_USERS_PER_ENV", store.DefaultMaxEndUsersPerEnv)

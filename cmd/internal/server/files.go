@@ -38,7 +38,8 @@ func RaiseFileLimit(log *slog.Logger) uint64 {
 // stays for the API, the pages, the database pool and files, so they answer
 // while the streaming cap is reached.
 func SDKOptions(cfg Config, files uint64, log *slog.Logger) sdk.Options {
-	conns := sdk.Connections{Total: cfg.SDKConnections, PerSecret: cfg.SDKConnectionsPerSecret, PerAddress: cfg.SDKConnectionsPerAddr}
+	conns := sdk.Connections{Total: cfg.SDKConnections, PerSecret: cfg.SDKConnectionsPerSecret, PerAddress: cfg.SDKConnectionsPerAddr,
+		PerOrg: cfg.SDKConnectionsPerOrg, PerEnv: cfg.SDKConnectionsPerEnv, ClientShare: cfg.SDKClientShare}
 	if files > 0 {
 		if most := files / 4 * 3; uint64(conns.Total) > most {
 			log.Warn("streaming connections capped below the open-file limit", "configured", conns.Total, "cap", most)
