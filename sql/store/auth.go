@@ -37,6 +37,9 @@ type Actor struct {
 	// TriggerID is the flag trigger whose URL was called (RunTrigger), or uuid.Nil.
 	TriggerID  uuid.UUID
 	statements []access.Statement
+	// serviceToken is set when a Service token authenticated the request: it
+	// acts on its own statements, not as the UserID who made it.
+	serviceToken bool
 }
 
 // Can reports whether the actor may perform action on the resource named rn.
@@ -280,7 +283,7 @@ func (s *Store) tokenActor(ctx context.Context, token string) (*Actor, error) {
 	if !member { // a token dies with its creator's membership
 		return nil, ErrUnauthenticated
 	}
-	a := &Actor{UserID: t.CreatorID, TokenID: t.ID, WorkspaceID: org.WorkspaceID, OrgID: org.ID}
+	a := &Actor{UserID: t.CreatorID, TokenID: t.ID, WorkspaceID: org.WorkspaceID, OrgID: org.ID, serviceToken: t.Type == TokenService}
 	if t.Type == TokenService {
 		if err := json.Unmarshal(t.Permissions, &a.statements); err != nil {
 			return nil, err
