@@ -267,10 +267,7 @@ func TestFlagReferencesShowOnlyReadableEnvironments(t *testing.T) {
 		"scopes": []string{"organization/default-organization:project/web"}})
 	use := func(e envFixture, key string) {
 		f := e.createFlag(map[string]any{"name": "Flag " + key, "key": key})
-		tg := f.Targeting()
-		tg.Rules = []store.FlagRule{{ID: "r", Name: "Staff", Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn,
-			Value: `["` + shared.ID.String() + `"]`}}, Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-		s.do("PUT", e.flags+"/"+key+"/targeting", s.owner, map[string]any{"targeting": tg}).ok(t)
+		s.do("PUT", e.flags+"/"+key+"/targeting", s.owner, put(targeting(f, shared.ID))).ok(t)
 	}
 	use(envs.prod, "prod-secret-launch")
 	use(envs.dev, "dev-tryout")

@@ -151,10 +151,10 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 }
 
 // TestWorkspaceOwnerIsNotLockedOut: an Administrator creates organizations
-// the workspace's owner is not in. The owner keeps the workspace's settings
-// (from the organization where they hold the permission), the
-// Administrator does not get them, and the owner's access token, which acts
-// in its own organization only, does not either.
+// the workspace's owner is not in. The owner keeps the workspace's settings,
+// acting in the organization where they hold the permission (not in one
+// where they are only a Developer); the owner's access token, which acts in
+// its own organization only, does not get them.
 func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
@@ -176,9 +176,8 @@ func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	if used := decode[bool](t, s.do("GET", "/api/v1/workspaces/is-key-used?key=free", s.owner, nil, in...).ok(t)); used {
 		t.Error("an unused workspace key is reported used")
 	}
-	// The Administrator, Owner of the new organizations and Administrator
-	// here, still needs the permission in every organization, the owner's
-	// too: it holds it now, in all four.
+	// The Administrator holds the permission in every organization (as
+	// Administrator here, Owner of the others), so the old rule allows them.
 	s.do("PUT", "/api/v1/workspaces", admin, map[string]string{"name": "Taken", "key": "taken"}, in...).ok(t)
 	// In an organization where the owner is only a Developer, the owner
 	// acts with a Developer's rights.
