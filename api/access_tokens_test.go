@@ -175,3 +175,60 @@ func TestTokenCreationIsRateLimited(t *testing.T) {
 	s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "more", "type": "Personal"}, remoteAddr, "198.51.100.8:4000").
 		fails(t, http.StatusTooManyRequests, "TooManyRequests")
 }
+
+// TestPersonalTokensAreTheirCreators: a Developer (allowed to manage
+// Personal tokens) lists the owner's Personal token but may not turn it
+// off, rename or delete it, and the owner's scripts keep working; an
+// Administrator, who manages members, may turn it off but not on again,
+// nor rename or delete it; a Service token the owner made is not the owner.
+// The owner manages it all; Service tokens keep their rule.
+func TestPersonalTokensAreTheirCreators(t *testing.T) {
+	t.Parallel() // every test server has its own database
+	s := newServer(t)
+	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "deploy", "type": "Personal"}).ok(t))
+	path := "/api/v1/access-tokens/" + token.ID.String()
+	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	if l := decode[store.Paged[store.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", dev, nil).ok(t)); l.TotalCount != 1 || l.Items[0].ID != token.ID {
+		t.Fatalf("a Developer lists %+v, want the owner's token", l.Items)
+	}
+	s.do("PUT", path+"/toggle", dev, nil).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", path, dev, map[string]string{"name": "mine now"}).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("DELETE", path, dev, nil).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("GET", "/api/v1/projects", token.Token, nil).ok(t)
+
+	// A Service token the owner made, allowed to manage Personal tokens, acts
+	// on its own statements: it is not the owner.
+	manager := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "manager", "type": "Service",
+		"permissions": []access.Statement{{ID: "m", ResourceType: access.TypeAccessToken, Effect: "allow",
+			Actions: []string{string(access.ListAccessTokens), string(access.ManagePersonalAccessTokens)}, Resources: []string{store.AccessTokenRN}}}}).ok(t))
+	s.do("DELETE", path, manager.Token, nil).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", path+"/toggle", manager.Token, nil).fails(t, http.StatusForbidden, "Forbidden")
+
+	// Who manages members may turn it off, and only off.
+	s.do("PUT", path, admin, map[string]string{"name": "renamed"}).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("DELETE", path, admin, nil).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", path+"/toggle", admin, nil).ok(t)
+	s.do("GET", "/api/v1/projects", token.Token, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+	s.do("PUT", path+"/toggle", admin, nil).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", path+"/toggle", dev, nil).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("GET", "/api/v1/projects", token.Token, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
+	if n := s.count(`SELECT count(*) FROM audit_logs WHERE ref_type = 'AccessToken' AND ref_id = $1`, token.ID.String()); n != 2 {
+		t.Errorf("%d history entries of the token, want 2 (created, turned off)", n)
+	}
+	if s.count(`SELECT count(*) FROM access_tokens WHERE id = $1 AND name = 'deploy' AND status = 'Inactive'`, token.ID) != 1 {
+		t.Error("the token is not the owner's deploy, turned off")
+	}
+
+	// Its creator turns it on again, renames and deletes it.
+	s.do("PUT", path+"/toggle", s.owner, nil).ok(t)
+	s.do("GET", "/api/v1/projects", token.Token, nil).ok(t)
+	s.do("PUT", path, s.owner, map[string]string{"name": "release"}).ok(t)
+	s.do("DELETE", path, s.owner, nil).ok(t)
+
+	// Service tokens stay the organization's: a Developer manages the owner's.
+	svc := "/api/v1/access-tokens/" + manager.ID.String()
+	s.do("PUT", svc+"/toggle", dev, nil).ok(t)
+	s.do("PUT", svc, dev, map[string]string{"name": "renamed"}).ok(t)
+	s.do("DELETE", svc, dev, nil).ok(t)
+}

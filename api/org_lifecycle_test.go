@@ -1,8 +1,11 @@
 package api_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -197,4 +200,62 @@ func TestOrganizationSettings(t *testing.T) {
 	s.do("PUT", "/api/v1/organizations", rt, map[string]any{"name": "Again", "settings": map[string]string{"flagSortedBy": "created_at"}}).ok(t)
 	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
 	s.do("PUT", "/api/v1/organizations", admin, map[string]any{"name": "Again", "settings": map[string]string{"flagSortedBy": "key"}}).ok(t)
+}
+
+// TestOrganizationCreationIsBounded: an Administrator creating organizations
+// in a loop, many at once, gets MaxCreatedOrganizations of them and then
+// 422 TooManyOrganizations, with nothing more stored; the workspace's owner
+// still creates them up to the workspace's total; deleting one makes room.
+func TestOrganizationCreationIsBounded(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	admin, adminID := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	const tries = store.MaxCreatedOrganizations + 8
+	statuses := make([]int, tries)
+	var wg sync.WaitGroup
+	for i := range tries {
+		wg.Go(func() {
+			r := s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": fmt.Sprintf("Loop %d", i), "key": fmt.Sprintf("loop-%d", i)},
+				"Organization", s.orgID.String())
+			statuses[i] = r.Status
+			if r.Status != http.StatusOK && !slices.Equal(r.Errors, []string{"TooManyOrganizations"}) {
+				t.Errorf("creation %d answered %d %v, want 200 or 422 TooManyOrganizations", i, r.Status, r.Errors)
+			}
+		})
+	}
+	wg.Wait()
+	created := 0
+	for _, st := range statuses {
+		if st == http.StatusOK {
+			created++
+		}
+	}
+	if created != store.MaxCreatedOrganizations {
+		t.Errorf("%d of %d concurrent creations succeeded, want %d", created, tries, store.MaxCreatedOrganizations)
+	}
+	if n := s.count(`SELECT count(*) FROM organizations WHERE creator_id = $1`, adminID); n != store.MaxCreatedOrganizations {
+		t.Errorf("%d organizations stored for the administrator, want %d", n, store.MaxCreatedOrganizations)
+	}
+	s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": "One more", "key": "one-more"}, "Organization", s.orgID.String()).
+		fails(t, http.StatusUnprocessableEntity, "TooManyOrganizations")
+
+	// Deleting one of them makes room for one.
+	mine := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", admin, nil).ok(t))
+	s.do("DELETE", "/api/v1/organizations", admin, nil, "Organization", mine[1].ID.String()).ok(t)
+	s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": "One more", "key": "one-more"}, "Organization", s.orgID.String()).ok(t)
+
+	// The workspace's owner is held to the workspace's total only.
+	def := []string{"Organization", s.orgID.String()}
+	for i := range store.MaxCreatedOrganizations + 1 {
+		s.do("POST", "/api/v1/organizations", s.owner, map[string]string{"name": fmt.Sprintf("Owned %d", i), "key": fmt.Sprintf("owned-%d", i)}, def...).ok(t)
+	}
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO organizations (workspace_id, name, key)
+		SELECT $1, 'Filler ' || n, 'filler-' || n FROM generate_series(1, $2 - (SELECT count(*) FROM organizations WHERE workspace_id = $1)) n`,
+		s.wsID, store.MaxWorkspaceOrganizations)
+	must(t, err)
+	s.do("POST", "/api/v1/organizations", s.owner, map[string]string{"name": "Past the total", "key": "past"}, def...).
+		fails(t, http.StatusUnprocessableEntity, "TooManyOrganizations")
+	if n := s.count(`SELECT count(*) FROM organizations WHERE workspace_id = $1`, s.wsID); n != store.MaxWorkspaceOrganizations {
+		t.Errorf("%d organizations in the workspace, want %d", n, store.MaxWorkspaceOrganizations)
+	}
 }

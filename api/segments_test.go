@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -252,4 +253,33 @@ func TestSegmentPermissions(t *testing.T) {
 	// The Developer policy allows every flag and segment action.
 	s.do("PATCH", path, dev, `[{"op":"replace","path":"/name","value":"Beta 2"}]`).ok(t)
 	s.do("DELETE", path, dev, nil).ok(t)
+}
+
+// TestFlagReferencesShowOnlyReadableEnvironments: a shared segment used by a
+// flag in prod and one in dev; a member who may access only dev sees only
+// the dev flag among its references, never the prod flag's key or name; the
+// owner sees both.
+func TestFlagReferencesShowOnlyReadableEnvironments(t *testing.T) {
+	t.Parallel() // every test server has its own database
+	s := newServer(t)
+	envs := s.twoEnvs()
+	shared := envs.dev.createSegment(map[string]any{"name": "Staff", "key": "staff", "type": "shared",
+		"scopes": []string{"organization/default-organization:project/web"}})
+	use := func(e envFixture, key string) {
+		f := e.createFlag(map[string]any{"name": "Flag " + key, "key": key})
+		s.do("PUT", e.flags+"/"+key+"/targeting", s.owner, put(targeting(f, shared.ID))).ok(t)
+	}
+	use(envs.prod, "prod-secret-launch")
+	use(envs.dev, "dev-tryout")
+	devOnly, _ := s.addMember("dev-only@example.com", s.policyFor("dev-only", []access.Statement{{ID: "r", ResourceType: "env",
+		Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/web:env/dev"}}}))
+	path := envs.dev.segs + "/" + shared.ID.String() + "/flag-references"
+
+	r := s.do("GET", path, devOnly, nil).ok(t)
+	if refs := decode[[]store.FlagReference](t, r); len(refs) != 1 || refs[0].Key != "dev-tryout" || strings.Contains(string(r.Data), "prod-secret") {
+		t.Errorf("a member who may access only dev sees %s, want only the dev flag", r.Data)
+	}
+	if refs := decode[[]store.FlagReference](t, s.do("GET", path, s.owner, nil).ok(t)); len(refs) != 2 {
+		t.Errorf("the owner sees %d references, want 2", len(refs))
+	}
 }

@@ -264,3 +264,62 @@ func TestTriggerMissesAreLimitedPerAddress(t *testing.T) {
 	}
 	s.do("POST", "/api/v1/triggers/run/"+tr.Token, "", nil, remoteAddr, "203.0.113.9:4000").ok(t)
 }
+
+// TestTriggerActsWithItsCreatorsRights: a trigger acts for whoever made it,
+// so it stops, as their access tokens do, when they leave the organization
+// or may no longer turn its flag on or off; refused, it answers 403
+// TriggerCreatorNotAllowed and changes nothing, not even its count. A
+// trigger made with an access token stops with the token.
+func TestTriggerActsWithItsCreatorsRights(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	e := s.prodEnv()
+	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
+	dev, devID := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	tr := decode[store.Trigger](t, s.do("POST", "/api/v1/triggers", dev,
+		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).ok(t))
+	s.run(tr.Token).ok(t)
+	s.do("PUT", e.flags+"/pay/toggle/false", s.owner, nil).ok(t)
+	unchanged := func(runs int) {
+		t.Helper()
+		if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.IsEnabled {
+			t.Error("a refused trigger turned the flag on")
+		}
+		if n := s.count(`SELECT triggered_times FROM flag_triggers WHERE id = $1`, tr.ID); n != runs {
+			t.Errorf("the trigger counts %d runs, want %d", n, runs)
+		}
+		if n := s.count(`SELECT count(*) FROM audit_logs WHERE creator_id = $1`, tr.ID); n != runs {
+			t.Errorf("%d history entries by the trigger, want %d", n, runs)
+		}
+	}
+
+	// Its creator leaves the organization.
+	s.do("DELETE", "/api/v1/members/remove-from-org/"+devID.String(), s.owner, nil).ok(t)
+	s.run(tr.Token).fails(t, http.StatusForbidden, "TriggerCreatorNotAllowed")
+	unchanged(1)
+
+	// Back, but allowed only to read the environment.
+	reader := s.policyFor("env-reader", []access.Statement{{ResourceType: access.TypeEnv, Effect: "allow",
+		Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}}})
+	s.addByEmail(map[string]any{"email": "dev@example.com", "policyIds": []string{reader.String()}, "groupIds": []string{}})
+	s.run(tr.Token).fails(t, http.StatusForbidden, "TriggerCreatorNotAllowed")
+	unchanged(1)
+	// Allowed ToggleFlag on this flag again, it runs.
+	s.do("PUT", "/api/v1/members/"+devID.String()+"/add-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.run(tr.Token).ok(t)
+	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); !got.IsEnabled {
+		t.Error("the trigger of a creator allowed again left the flag off")
+	}
+
+	// Made with a Personal token, it stops while the token is off.
+	s.do("PUT", e.flags+"/pay/toggle/false", s.owner, nil).ok(t)
+	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "alerts", "type": "Personal"}).ok(t))
+	byToken := decode[store.Trigger](t, s.do("POST", "/api/v1/triggers", token.Token,
+		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).ok(t))
+	s.do("PUT", "/api/v1/access-tokens/"+token.ID.String()+"/toggle", s.owner, nil).ok(t)
+	s.run(byToken.Token).fails(t, http.StatusForbidden, "TriggerCreatorNotAllowed")
+	s.do("PUT", "/api/v1/access-tokens/"+token.ID.String()+"/toggle", s.owner, nil).ok(t)
+	s.run(byToken.Token).ok(t)
+	s.do("DELETE", "/api/v1/access-tokens/"+token.ID.String(), s.owner, nil).ok(t)
+	s.run(byToken.Token).fails(t, http.StatusForbidden, "TriggerCreatorNotAllowed")
+}

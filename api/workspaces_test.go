@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -108,8 +111,8 @@ func TestWorkspaceSSO(t *testing.T) {
 
 // TestWorkspaceSettingsNeedEveryOrganization: the workspace's settings act on
 // all its organizations (single sign-on signs people in to each), so the
-// owner of one of two organizations may change none of them, and nothing
-// changes; the owner of both may.
+// owner of one of two organizations, who is not the workspace's owner, may
+// change none of them, and nothing changes; the owner of both may.
 func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
@@ -118,12 +121,14 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 	must(t, err)
 	_, err = s.pool.Exec(context.Background(), `UPDATE workspaces SET license = 'LICENSE-KEY'`)
 	must(t, err)
+	// An owner of this organization who does not own the workspace.
+	owner, ownerID := s.addMember("co-owner@example.com", store.OwnerPolicyID)
 	sso := map[string]string{"clientId": "mine", "clientSecret": "s", "authorizationEndpoint": "https://id.example.com/a",
 		"tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_basic", "issuer": "https://id.example.com"}
-	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Mine", "key": "mine"}).fails(t, http.StatusForbidden, "Forbidden")
-	s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso).fails(t, http.StatusForbidden, "Forbidden")
-	s.do("GET", "/api/v1/workspaces/is-key-used?key=theirs", s.owner, nil).fails(t, http.StatusForbidden, "Forbidden")
-	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t)); w.License != "" ||
+	s.do("PUT", "/api/v1/workspaces", owner, map[string]string{"name": "Mine", "key": "mine"}).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", "/api/v1/workspaces/sso-oidc", owner, sso).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("GET", "/api/v1/workspaces/is-key-used?key=theirs", owner, nil).fails(t, http.StatusForbidden, "Forbidden")
+	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", owner, nil).ok(t)); w.License != "" ||
 		w.Key != "default-workspace" || w.SSO != nil {
 		t.Errorf("the owner of one organization sees %+v, want the workspace unchanged and no license", w)
 	}
@@ -132,16 +137,86 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 	}
 
 	// Owning both organizations, in either as the current one.
-	s.changeAccess(`INSERT INTO organization_users (organization_id, user_id) SELECT $1, user_id FROM organization_users WHERE organization_id = $2`,
-		other.ID, s.orgID)
-	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) SELECT $1, user_id, policy_id FROM member_policies WHERE organization_id = $2`,
-		other.ID, s.orgID)
-	if used := decode[bool](t, s.do("GET", "/api/v1/workspaces/is-key-used?key=theirs", s.owner, nil, "Organization", other.ID.String()).ok(t)); used {
+	s.changeAccess(`INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, other.ID, ownerID)
+	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`,
+		other.ID, ownerID, store.OwnerPolicyID)
+	if used := decode[bool](t, s.do("GET", "/api/v1/workspaces/is-key-used?key=theirs", owner, nil, "Organization", other.ID.String()).ok(t)); used {
 		t.Error("an unused workspace key is reported used")
 	}
-	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Mine", "key": "mine"}, "Organization", other.ID.String()).ok(t)
-	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso, "Organization", s.orgID.String()).ok(t))
+	s.do("PUT", "/api/v1/workspaces", owner, map[string]string{"name": "Mine", "key": "mine"}, "Organization", other.ID.String()).ok(t)
+	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", owner, sso, "Organization", s.orgID.String()).ok(t))
 	if w.Key != "mine" || w.SSO == nil || w.SSO.OIDC.ClientID != "mine" || w.License != "LICENSE-KEY" {
 		t.Errorf("the owner of both: %+v", w)
+	}
+}
+
+// TestWorkspaceOwnerIsNotLockedOut: an Administrator creates organizations
+// the workspace's owner is not in. The owner keeps the workspace's settings,
+// acting in the organization where they hold the permission (not in one
+// where they are only a Developer); the owner's access token, which acts in
+// its own organization only, does not get them.
+func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
+	t.Parallel() // every test server has its own database
+	s := newServer(t)
+	_, err := s.pool.Exec(context.Background(), `UPDATE workspaces SET license = 'LICENSE-KEY'`)
+	must(t, err)
+	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	for i := range 3 {
+		s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": fmt.Sprintf("Theirs %d", i), "key": fmt.Sprintf("theirs-%d", i)},
+			"Organization", s.orgID.String()).ok(t)
+	}
+	in := []string{"Organization", s.orgID.String()}
+	sso := map[string]string{"clientId": "owners", "clientSecret": "s", "authorizationEndpoint": "https://id.example.com/a",
+		"tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_basic", "issuer": "https://id.example.com"}
+	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, in...).ok(t)
+	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso, in...).ok(t))
+	if w.Key != "owned" || w.SSO == nil || w.SSO.OIDC.ClientID != "owners" || w.License != "LICENSE-KEY" {
+		t.Errorf("the workspace's owner: %+v, want the new settings and the license", w)
+	}
+	if used := decode[bool](t, s.do("GET", "/api/v1/workspaces/is-key-used?key=free", s.owner, nil, in...).ok(t)); used {
+		t.Error("an unused workspace key is reported used")
+	}
+	// The Administrator holds the permission in every organization (as
+	// Administrator here, Owner of the others), so the old rule allows them.
+	s.do("PUT", "/api/v1/workspaces", admin, map[string]string{"name": "Taken", "key": "taken"}, in...).ok(t)
+	// In an organization where the owner is only a Developer, the owner
+	// acts with a Developer's rights.
+	theirs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", admin, nil).ok(t))[1]
+	ownerID := s.ownerID()
+	s.changeAccess(`INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, theirs.ID, ownerID)
+	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, theirs.ID, ownerID, store.DeveloperPolicyID)
+	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, "Organization", theirs.ID.String()).
+		fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, in...).ok(t)
+
+	// The owner's access token acts in one of several organizations.
+	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t))
+	s.do("PUT", "/api/v1/workspaces", token.Token, map[string]string{"name": "Scripted", "key": "scripted"}).fails(t, http.StatusForbidden, "Forbidden")
+	if ws, err := s.q.GetWorkspace(context.Background(), s.wsID); err != nil || ws.Key != "owned" {
+		t.Errorf("workspace key %q (%v), want owned", ws.Key, err)
+	}
+}
+
+// TestExistingWorkspaceGetsItsOwner: on a database from before workspaces had
+// owners, the migration names the member who has held the built-in Owner
+// policy longest in the workspace's oldest organization.
+func TestExistingWorkspaceGetsItsOwner(t *testing.T) {
+	t.Parallel() // every test server has its own database
+	s := newServer(t)
+	ctx := context.Background()
+	s.addMember("later-owner@example.com", store.OwnerPolicyID)
+	_, err := s.pool.Exec(ctx, `UPDATE member_policies SET created_at = created_at - interval '1 day'
+		WHERE user_id = (SELECT id FROM users WHERE email = 'later-owner@example.com')`)
+	must(t, err)
+	_, err = s.pool.Exec(ctx, `ALTER TABLE workspaces DROP COLUMN owner_id; ALTER TABLE organizations DROP COLUMN creator_id`)
+	must(t, err)
+	body, err := fs.ReadFile(migrations.FS, "0026_workspace_owner.sql")
+	must(t, err)
+	_, err = s.pool.Exec(ctx, string(body))
+	must(t, err)
+	var owner string
+	must(t, s.pool.QueryRow(ctx, `SELECT u.email FROM workspaces w JOIN users u ON u.id = w.owner_id`).Scan(&owner))
+	if owner != "later-owner@example.com" {
+		t.Errorf("the workspace's owner is %s, want the member who has held Owner longest", owner)
 	}
 }

@@ -423,9 +423,11 @@ type SegmentTargeting struct {
 	Attributes []string
 }
 
-// SegmentUsage lists the flags whose rules name the segment.
+// SegmentUsage lists the flags whose rules name the segment; Hidden says how
+// many more do in environments the person may not open ("" for none).
 type SegmentUsage struct {
-	Flags []FlagRef
+	Flags  []FlagRef
+	Hidden string
 }
 
 // FlagRef is a flag that uses a segment; Href is empty for flags of other

@@ -270,9 +270,10 @@ type TokenList struct {
 type TokenRow struct {
 	ID, Name, Type, Status, Creator, LastUsed, Preview string
 	Active                                             bool
-	// ToggleAction and DeleteAction are empty when the person may not manage it.
+	// ToggleAction is empty when the person may not turn it on or off (as
+	// its status asks), DeleteAction when they may not delete it.
 	ToggleAction, DeleteAction string
-	// EditHref opens the token's page; empty when the person may not manage it.
+	// EditHref opens the token's page; empty when the person may not edit it.
 	EditHref string
 }
 

@@ -74,9 +74,14 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		if t.LastUsedAt != nil {
 			row.LastUsed = t.LastUsedAt.Format("2006-01-02 15:04 UTC")
 		}
-		if store.AccessTokenRights(a, t.Type).Manage {
+		may := store.AccessTokenAccess(a, t)
+		if row.Active && may.Disable || !row.Active && may.Enable {
 			row.ToggleAction = "/access-tokens/" + t.ID.String() + "/toggle"
+		}
+		if may.Delete {
 			row.DeleteAction = "/access-tokens/" + t.ID.String() + "/delete"
+		}
+		if may.Edit {
 			row.EditHref = "/access-tokens/" + t.ID.String()
 		}
 		list.Rows = append(list.Rows, row)
@@ -248,10 +253,10 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 	if err != nil {
 		return err
 	}
-	may := store.AccessTokenRights(a, t.Type)
-	if !may.Manage {
+	if !store.AccessTokenAccess(a, t).Edit {
 		return store.ErrForbidden // the page only edits; the list shows the token
 	}
+	may := store.AccessTokenRights(a, t.Type)
 	href := tokenHref(id)
 	if edited == nil {
 		edited = &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": t.Name}), drafts: drafts(t.Permissions)}

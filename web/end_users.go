@@ -32,10 +32,11 @@ func parseCursor(s, direction string) (*store.PageCursor, bool) {
 	micros, id, ok := strings.Cut(s, "_")
 	n, err := strconv.ParseInt(micros, 10, 64)
 	u, err2 := uuid.Parse(id)
-	if !ok || err != nil || err2 != nil {
+	at := time.UnixMicro(n).UTC()
+	if !ok || err != nil || err2 != nil || !store.TimeInRange(at) {
 		return nil, false
 	}
-	return &store.PageCursor{ID: u, UpdatedAt: time.UnixMicro(n).UTC(), Direction: direction}, true
+	return &store.PageCursor{ID: u, UpdatedAt: at, Direction: direction}, true
 }
 
 // endUsers lists the working environment's end users, most recently seen

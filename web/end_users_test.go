@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/bunting-flags/bunting/sql/eval"
 )
 
-// The end-user pages without script: a broken page address and an
-// over-long search are named on the page, an unknown user is 404, and htmx
+// The end-user pages without script: a broken page address (one whose time
+// is out of range too) and an over-long search are named on the page, an unknown user is 404, and htmx
 // gets the list region only.
 func TestEndUserPagesRefuseBadInput(t *testing.T) {
 	t.Parallel()
@@ -23,9 +25,11 @@ func TestEndUserPagesRefuseBadInput(t *testing.T) {
 	if n := len(p.findAll("end-user-row")); n != 2 || p.has("end-user-bound") || attr(p.must("nav-end-users"), "aria-current") != "page" {
 		t.Fatalf("list: %d rows, bound notice %v", n, p.has("end-user-bound"))
 	}
-	p = b.get("/end-users?after=not-a-cursor").status(http.StatusBadRequest)
-	if got := p.text("end-user-list-error"); got != "That page address is not valid; here is the first page." || len(p.findAll("end-user-row")) != 2 {
-		t.Errorf("bad cursor: %q", got)
+	for _, cursor := range []string{"not-a-cursor", "-9223372036854775808_" + uuid.Max.String(), "253402300800000000_" + uuid.Max.String()} {
+		p = b.get("/end-users?after=" + cursor).status(http.StatusBadRequest)
+		if got := p.text("end-user-list-error"); got != "That page address is not valid; here is the first page." || len(p.findAll("end-user-row")) != 2 {
+			t.Errorf("cursor %s: %q", cursor, got)
+		}
 	}
 	p = b.get("/end-users?q=" + strings.Repeat("x", 200)).status(http.StatusBadRequest)
 	if got := p.text("end-user-list-error"); got != "Search for at most 128 characters." {

@@ -65,7 +65,9 @@ var ruleMessages = map[string]string{
 	"EmailPasswordMismatch": "This is not your current password.",
 
 	// Rules of identity and access management.
-	"CannotDeleteLastOrganization":      "A workspace keeps at least one organization. Create another before deleting this one.",
+	"CannotDeleteLastOrganization": "A workspace keeps at least one organization. Create another before deleting this one.",
+	"TooManyOrganizations": fmt.Sprintf("No more organizations can be created: a workspace holds at most %d, and one person may create at most %d. Delete one you no longer need first.",
+		store.MaxWorkspaceOrganizations, store.MaxCreatedOrganizations),
 	"EmailHasBeenUsed":                  "Another user already has this email.",
 	"CannotRemoveLastOwner":             "This would leave the organization without an owner. Give another member the Owner policy first.",
 	"CannotModifySysManagedPolicy":      "Built-in policies cannot be changed. Clone the policy to make your own version.",

@@ -55,6 +55,10 @@ func (p *pages) createOrganization(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/get-started")
 	}
 	f := p.form(c, "org-create", "/organizations", map[string]string{"name": in.Name, "key": in.Key})
+	if errors.Is(err, store.ErrOrganizationLimit) { // no name or key helps: said above the form
+		f.Error = ruleMessages[store.ErrOrganizationLimit.Code]
+		return p.newOrganizationPage(c, http.StatusUnprocessableEntity, &f)
+	}
 	status, err := formProblems(err, &f, "name", "key")
 	if err != nil {
 		return err

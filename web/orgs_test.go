@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -300,5 +301,40 @@ func TestOrganizationLifecyclePermissions(t *testing.T) {
 	}
 	if !dev.get("/get-started").has("guide-no-project") {
 		t.Error("the guide offers a Developer the project form")
+	}
+}
+
+// An Administrator creates organizations from the pages until the bound,
+// which the form then explains; the workspace's owner, in none of them, is
+// still offered the workspace's settings and saves them.
+func TestWorkspaceOwnerKeepsTheWorkspacePage(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	a.addMember("admin@example.com", store.AdministratorPolicyID)
+	admin := a.signedIn("admin@example.com", memberPassword)
+	for i := range store.MaxCreatedOrganizations {
+		admin.get("/organizations/new")
+		admin.post("/organizations", url.Values{"name": {fmt.Sprintf("Theirs %d", i)}, "key": {fmt.Sprintf("theirs-%d", i)}}).
+			status(http.StatusOK).at("/get-started")
+	}
+	admin.get("/organizations/new")
+	admin.post("/organizations", url.Values{"name": {"One more"}, "key": {"one-more"}}).status(http.StatusUnprocessableEntity)
+	if got := admin.last.text("form-error"); !strings.Contains(got, "No more organizations") {
+		t.Errorf("the form says %q, want why no more organizations can be created", got)
+	}
+	var n int
+	must(t, a.pool.QueryRow(t.Context(), `SELECT count(*) FROM organizations`).Scan(&n))
+	if n != 1+store.MaxCreatedOrganizations {
+		t.Errorf("%d organizations, want %d", n, 1+store.MaxCreatedOrganizations)
+	}
+
+	owner := a.signedIn(ownerEmail, ownerPassword)
+	p := owner.get("/workspace").status(http.StatusOK)
+	if !p.has("workspace-form") || !p.has("sso-form") {
+		t.Fatal("the workspace's owner is not offered the workspace's settings")
+	}
+	owner.post("/workspace", url.Values{"name": {"Owned"}, "key": {"owned"}}).status(http.StatusOK)
+	if ws, err := a.q.GetWorkspace(t.Context(), a.wsID); err != nil || ws.Key != "owned" {
+		t.Errorf("workspace key %q (%v), want owned", ws.Key, err)
 	}
 }

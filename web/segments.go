@@ -268,12 +268,15 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			Editable: may.Targeting, Attributes: attrs,
 			Rules: rulesView(st.rules, nil, nil, false)}
 	case tabUsage:
-		refs, err := p.store.SegmentFlagReferences(ctx, a, w.id, sg.ID)
+		usage, err := p.store.SegmentUsageOf(ctx, a, w.id, sg.ID)
 		if err != nil {
 			return err
 		}
 		u := views.SegmentUsage{}
-		for _, r := range refs {
+		if usage.Hidden > 0 {
+			u.Hidden = upperFirst(hiddenFlags(usage.Hidden)) + plural(usage.Hidden, " uses", " use") + " it too."
+		}
+		for _, r := range usage.Flags {
 			ref := views.FlagRef{Name: r.Name, Key: r.Key, Env: r.ProjectKey + " / " + r.EnvName, Archived: r.IsArchived}
 			if r.EnvID == w.id {
 				ref.Href = flagHref(r.Key)
@@ -293,14 +296,14 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 		if s.ArchiveHref != "" || s.DeleteHref != "" {
 			// The store refuses to archive or delete a segment that flags
 			// use; say so here rather than offer a button that fails.
-			refs, err := p.store.SegmentFlagReferences(ctx, a, w.id, sg.ID)
+			usage, err := p.store.SegmentUsageOf(ctx, a, w.id, sg.ID)
 			if err != nil {
 				return err
 			}
-			if len(refs) > 0 {
+			if n := len(usage.Flags) + usage.Hidden; n > 0 {
 				s.ArchiveHref, s.DeleteHref = "", ""
-				s.Blocked = fmt.Sprintf("%s uses this segment, so it cannot be archived or deleted: take it out of their rules first (see the Flags tab).",
-					plural(len(refs), "One flag", fmt.Sprintf("%d flags", len(refs))))
+				s.Blocked = fmt.Sprintf("%s this segment, so it cannot be archived or deleted: take it out of their rules first (see the Flags tab).",
+					plural(n, "One flag uses", fmt.Sprintf("%d flags use", n)))
 			}
 		}
 		m.Settings = &s
@@ -494,7 +497,7 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 	if err != nil {
 		return err
 	}
-	refs, err := p.store.SegmentFlagReferences(ctx, a, w.id, sg.ID)
+	usage, err := p.store.SegmentUsageOf(ctx, a, w.id, sg.ID)
 	if err != nil {
 		return err
 	}
@@ -504,10 +507,13 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 		Heading: fmt.Sprintf("%s the segment “%s”?", l.verb, sg.Name), Consequences: []string{l.consequence},
 		Button: l.button, Danger: l.danger, CancelHref: href + "/settings", CommentRequired: w.requireComment,
 	}
-	if len(refs) > 0 && l.verb != "Restore" {
-		names := make([]string, len(refs))
-		for i, r := range refs {
+	if len(usage.Flags)+usage.Hidden > 0 && l.verb != "Restore" {
+		names := make([]string, len(usage.Flags), len(usage.Flags)+1)
+		for i, r := range usage.Flags {
 			names[i] = "“" + r.Name + "”"
+		}
+		if usage.Hidden > 0 {
+			names = append(names, hiddenFlags(usage.Hidden))
 		}
 		vm.Consequences = append(vm.Consequences, fmt.Sprintf("Flags use it: %s. It cannot be archived or deleted until no flag does.",
 			strings.Join(names, ", ")))
@@ -559,4 +565,10 @@ func (p *pages) changeSegmentLifecycle(l segmentLifecycle) echo.HandlerFunc {
 		}
 		return p.confirmSegmentPage(c, l, status, &form)
 	}
+}
+
+// hiddenFlags names, without naming them, the flags that use a segment in
+// environments the person may not open.
+func hiddenFlags(n int) string {
+	return plural(n, "one flag", fmt.Sprintf("%d flags", n)) + " in environments you may not open"
 }

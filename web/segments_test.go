@@ -343,3 +343,55 @@ func TestSharedSegmentPageNeedsEveryEnvironment(t *testing.T) {
 		t.Errorf("included %v after a refused change", got.Included)
 	}
 }
+
+// A shared segment's Flags tab names only the flags of environments the
+// person may open; the others are counted, not named, and still keep the
+// segment from being archived.
+func TestSegmentUsageShowsOnlyReadableEnvironments(t *testing.T) {
+	t.Parallel()
+	a, pr, prod := flagApp(t)
+	dev := pr.Environments[1]
+	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), dev.ID, store.SegmentInput{Name: "Staff", Key: "staff",
+		Type: store.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}})
+	must(t, err)
+	for _, use := range []struct {
+		env store.Environment
+		key string
+	}{{prod, "prod-secret-launch"}, {dev, "dev-tryout"}} {
+		env, key := use.env, use.key
+		f := a.makeFlag(env, store.FlagInput{Name: "Flag " + key, Key: key})
+		tg := f.Targeting()
+		tg.Rules = []store.FlagRule{{ID: "r", Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+			Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
+		_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, key, store.TargetingInput{Targeting: &tg})
+		must(t, err)
+	}
+	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Dev only", Key: "dev-only"})
+	must(t, err)
+	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []access.Statement{
+		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
+		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/web:env/" + dev.Key}},
+		{ID: "s", ResourceType: "segment", Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/*:segment/*"}},
+	})
+	must(t, err)
+	a.addMember("dev@example.com", p.ID)
+	b := a.signedIn("dev@example.com", memberPassword)
+	b.post("/context", url.Values{"envId": {dev.ID.String()}, "next": {"/segments"}}).status(http.StatusOK)
+
+	page := b.get(segmentPath(sg) + "/flags").status(http.StatusOK)
+	if page.row("segment-flag", "data-key", "dev-tryout") == nil || len(page.findAll("segment-flag")) != 1 ||
+		strings.Contains(page.body, "prod-secret-launch") {
+		t.Errorf("a member who may open only %s sees: %s", dev.Key, page.text("segment-usage"))
+	}
+	if got := page.text("segment-usage-hidden"); got != "One flag in environments you may not open uses it too." {
+		t.Errorf("hidden flags: %q", got)
+	}
+	page = b.get(segmentPath(sg) + "/settings").status(http.StatusOK)
+	if page.has("archive") || !strings.HasPrefix(page.text("danger-blocked"), "2 flags use this segment") {
+		t.Errorf("settings: archive offered %v, says %q", page.has("archive"), page.text("danger-blocked"))
+	}
+	page = b.get(segmentPath(sg) + "/archive").status(http.StatusOK)
+	if got := page.text("confirm"); strings.Contains(got, "prod-secret") || !strings.Contains(got, "“Flag dev-tryout”, one flag in environments you may not open") {
+		t.Errorf("confirmation: %q", got)
+	}
+}

@@ -86,6 +86,58 @@ func tokenID(t *testing.T, a *app, name string) string {
 	return id
 }
 
+// A Personal token is its creator's: a Developer sees the owner's in the
+// list with no button and is refused when posting anyway; an Administrator
+// is offered only to deactivate it, and then nothing.
+func TestPersonalTokenRowsFollowTheirCreator(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	tok, err := a.st.CreateAccessToken(t.Context(), a.ownerActor(), store.AccessTokenInput{Name: "deploy", Type: store.TokenPersonal})
+	must(t, err)
+	id := tok.ID.String()
+	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("admin@example.com", store.AdministratorPolicyID)
+	buttons := func(b *browser) []string {
+		t.Helper()
+		row := b.get("/access-tokens").status(http.StatusOK).row("token-row", "data-name", "deploy")
+		if row == nil {
+			t.Fatal("the owner's token is not listed")
+		}
+		var out []string
+		for _, testid := range []string{"token-edit", "token-toggle", "token-delete"} {
+			if find(row, testid) != nil {
+				out = append(out, testid)
+			}
+		}
+		return out
+	}
+
+	dev := a.signedIn("dev@example.com", memberPassword)
+	if got := buttons(dev); len(got) != 0 {
+		t.Errorf("a Developer is offered %v on the owner's token", got)
+	}
+	dev.post("/access-tokens/"+id+"/toggle", url.Values{"page": {"1"}}).status(http.StatusForbidden)
+	dev.get("/access-tokens")
+	dev.post("/access-tokens/"+id+"/delete", url.Values{"page": {"1"}}).status(http.StatusForbidden)
+	dev.get("/access-tokens/" + id).status(http.StatusForbidden)
+
+	admin := a.signedIn("admin@example.com", memberPassword)
+	if got := buttons(admin); len(got) != 1 || got[0] != "token-toggle" {
+		t.Errorf("an Administrator is offered %v on the owner's token, want only to deactivate it", got)
+	}
+	admin.post("/access-tokens/"+id+"/toggle", url.Values{"page": {"1"}}).status(http.StatusOK)
+	if got := text(find(admin.last.row("token-row", "data-name", "deploy"), "token-status")); got != "Inactive" {
+		t.Errorf("status after the Administrator's toggle %q", got)
+	}
+	if got := buttons(admin); len(got) != 0 {
+		t.Errorf("an Administrator is offered %v on the owner's inactive token", got)
+	}
+	admin.post("/access-tokens/"+id+"/toggle", url.Values{"page": {"1"}}).status(http.StatusForbidden)
+	if got := buttons(a.signedIn(ownerEmail, ownerPassword)); len(got) != 3 {
+		t.Errorf("the owner is offered %v on their token, want all three", got)
+	}
+}
+
 func TestAccessTokenPaging(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)

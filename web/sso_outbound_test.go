@@ -305,13 +305,15 @@ func TestSSOStartLimited(t *testing.T) {
 }
 
 // TestWorkspaceSettingsPagesNeedEveryOrganization: the owner of one of two
-// organizations is not offered the workspace's settings and may not change
-// them from the pages; owning both, they may.
+// organizations, who does not own the workspace, is not offered the
+// workspace's settings and may not change them from the pages; owning both,
+// they may.
 func TestWorkspaceSettingsPagesNeedEveryOrganization(t *testing.T) {
 	a := newSSOApp(t, &logRecorder{})
 	prov := newOIDCProvider(t, "127.0.0.1", "")
 	other := createOrganization(t, a, "Other", "other", false)
-	b := a.signedIn(ownerEmail, ownerPassword)
+	coOwner := a.addMember("co-owner@example.com", store.OwnerPolicyID)
+	b := a.signedIn("co-owner@example.com", memberPassword)
 	p := b.get("/workspace").status(http.StatusOK)
 	if p.has("sso-form") || p.has("workspace-form") {
 		t.Errorf("the owner of one organization is offered the workspace's settings")
@@ -329,10 +331,10 @@ func TestWorkspaceSettingsPagesNeedEveryOrganization(t *testing.T) {
 		t.Errorf("the workspace changed: key %s, sso %s", ws.Key, ws.SsoOidc)
 	}
 
-	_, err = a.pool.Exec(t.Context(), `INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, other, a.owner)
+	_, err = a.pool.Exec(t.Context(), `INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, other, coOwner)
 	must(t, err)
 	_, err = a.pool.Exec(t.Context(), `INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`,
-		other, a.owner, store.OwnerPolicyID)
+		other, coOwner, store.OwnerPolicyID)
 	must(t, err)
 	p = b.get("/workspace").status(http.StatusOK)
 	if !p.has("sso-form") {

@@ -259,6 +259,7 @@ type Organization struct {
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
 	FlagSortedBy     string
+	CreatorID        *uuid.UUID
 }
 
 type OrganizationUser struct {
@@ -405,6 +406,7 @@ type Workspace struct {
 	SsoOidc   json.RawMessage
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	OwnerID   *uuid.UUID
 }
 
 type WorkspaceUser struct {

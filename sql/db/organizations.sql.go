@@ -32,10 +32,35 @@ func (q *Queries) AddOrganizationUser(ctx context.Context, arg AddOrganizationUs
 	return result.RowsAffected(), nil
 }
 
+const CountWorkspaceOrganizations = `-- name: CountWorkspaceOrganizations :one
+SELECT count(*) AS total, count(*) FILTER (WHERE creator_id = $1::uuid) AS created
+FROM organizations WHERE workspace_id = $2
+`
+
+type CountWorkspaceOrganizationsParams struct {
+	CreatorID   uuid.UUID
+	WorkspaceID uuid.UUID
+}
+
+type CountWorkspaceOrganizationsRow struct {
+	Total   int64
+	Created int64
+}
+
+// CountWorkspaceOrganizations counts a workspace's organizations and those of
+// them one user created (organizations_key_unique leads with workspace_id;
+// a workspace has at most store.MaxWorkspaceOrganizations).
+func (q *Queries) CountWorkspaceOrganizations(ctx context.Context, arg CountWorkspaceOrganizationsParams) (CountWorkspaceOrganizationsRow, error) {
+	row := q.db.QueryRow(ctx, CountWorkspaceOrganizations, arg.CreatorID, arg.WorkspaceID)
+	var i CountWorkspaceOrganizationsRow
+	err := row.Scan(&i.Total, &i.Created)
+	return i, err
+}
+
 const CreateOrganization = `-- name: CreateOrganization :one
 INSERT INTO organizations (workspace_id, name, key, default_policy_ids, default_group_ids)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by
+RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by, creator_id
 `
 
 type CreateOrganizationParams struct {
@@ -67,6 +92,7 @@ func (q *Queries) CreateOrganization(ctx context.Context, arg CreateOrganization
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FlagSortedBy,
+		&i.CreatorID,
 	)
 	return i, err
 }
@@ -87,7 +113,7 @@ func (q *Queries) DeleteOrganization(ctx context.Context, id uuid.UUID) (int64, 
 }
 
 const GetOrganization = `-- name: GetOrganization :one
-SELECT id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by FROM organizations WHERE id = $1
+SELECT id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by, creator_id FROM organizations WHERE id = $1
 `
 
 // GetOrganization returns an organization by id.
@@ -105,6 +131,7 @@ func (q *Queries) GetOrganization(ctx context.Context, id uuid.UUID) (Organizati
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FlagSortedBy,
+		&i.CreatorID,
 	)
 	return i, err
 }
@@ -145,7 +172,7 @@ func (q *Queries) IsOrganizationUser(ctx context.Context, arg IsOrganizationUser
 }
 
 const ListUserOrganizations = `-- name: ListUserOrganizations :many
-SELECT o.id, o.workspace_id, o.name, o.key, o.initialized, o.default_policy_ids, o.default_group_ids, o.created_at, o.updated_at, o.flag_sorted_by FROM organizations o
+SELECT o.id, o.workspace_id, o.name, o.key, o.initialized, o.default_policy_ids, o.default_group_ids, o.created_at, o.updated_at, o.flag_sorted_by, o.creator_id FROM organizations o
 JOIN organization_users ou ON ou.organization_id = o.id
 WHERE o.workspace_id = $1 AND ou.user_id = $2
 ORDER BY ou.created_at, o.id
@@ -177,6 +204,7 @@ func (q *Queries) ListUserOrganizations(ctx context.Context, arg ListUserOrganiz
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.FlagSortedBy,
+			&i.CreatorID,
 		); err != nil {
 			return nil, err
 		}
@@ -226,24 +254,25 @@ func (q *Queries) LockOrganization(ctx context.Context, id uuid.UUID) error {
 	return err
 }
 
-const LockWorkspaceOrganizations = `-- name: LockWorkspaceOrganizations :one
-SELECT count(*) FROM organizations
-WHERE workspace_id = (SELECT w.id FROM workspaces w WHERE w.id = $1 FOR NO KEY UPDATE)
+const LockWorkspace = `-- name: LockWorkspace :exec
+SELECT id FROM workspaces WHERE id = $1 FOR NO KEY UPDATE
 `
 
-// LockWorkspaceOrganizations locks a workspace's row, serializing the
-// deletions of its organizations, and counts them: the last one must stay.
-func (q *Queries) LockWorkspaceOrganizations(ctx context.Context, workspaceID uuid.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, LockWorkspaceOrganizations, workspaceID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+// LockWorkspace serializes the creations and deletions of a workspace's
+// organizations, whose number is bounded both ways. The count that follows,
+// in a statement of its own, sees every organization committed before the
+// lock was granted (a count in the locking statement would read the
+// snapshot taken before waiting). NO KEY UPDATE leaves the organizations'
+// references to the workspace unblocked.
+func (q *Queries) LockWorkspace(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, LockWorkspace, id)
+	return err
 }
 
 const OnboardOrganization = `-- name: OnboardOrganization :one
 UPDATE organizations SET name = $1, key = $2, initialized = true, updated_at = now()
 WHERE id = $3
-RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by
+RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by, creator_id
 `
 
 type OnboardOrganizationParams struct {
@@ -267,6 +296,7 @@ func (q *Queries) OnboardOrganization(ctx context.Context, arg OnboardOrganizati
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FlagSortedBy,
+		&i.CreatorID,
 	)
 	return i, err
 }
@@ -350,9 +380,9 @@ func (q *Queries) RemoveDefaultPolicy(ctx context.Context, arg RemoveDefaultPoli
 }
 
 const StartOrganization = `-- name: StartOrganization :one
-INSERT INTO organizations (workspace_id, name, key, initialized, default_policy_ids, default_group_ids)
-VALUES ($1, $2, $3, false, $4, $5)
-RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by
+INSERT INTO organizations (workspace_id, name, key, initialized, default_policy_ids, default_group_ids, creator_id)
+VALUES ($1, $2, $3, false, $4, $5, $6)
+RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by, creator_id
 `
 
 type StartOrganizationParams struct {
@@ -361,10 +391,12 @@ type StartOrganizationParams struct {
 	Key              string
 	DefaultPolicyIds []uuid.UUID
 	DefaultGroupIds  []uuid.UUID
+	CreatorID        *uuid.UUID
 }
 
 // StartOrganization inserts an organization that still awaits onboarding
-// (initialized false), as FeatBit's clients expect of a new one.
+// (initialized false), as FeatBit's clients expect of a new one, recording
+// who created it.
 func (q *Queries) StartOrganization(ctx context.Context, arg StartOrganizationParams) (Organization, error) {
 	row := q.db.QueryRow(ctx, StartOrganization,
 		arg.WorkspaceID,
@@ -372,6 +404,7 @@ func (q *Queries) StartOrganization(ctx context.Context, arg StartOrganizationPa
 		arg.Key,
 		arg.DefaultPolicyIds,
 		arg.DefaultGroupIds,
+		arg.CreatorID,
 	)
 	var i Organization
 	err := row.Scan(
@@ -385,6 +418,7 @@ func (q *Queries) StartOrganization(ctx context.Context, arg StartOrganizationPa
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FlagSortedBy,
+		&i.CreatorID,
 	)
 	return i, err
 }
@@ -394,7 +428,7 @@ UPDATE organizations
 SET name = $1, default_policy_ids = $2, default_group_ids = $3,
     flag_sorted_by = $4, updated_at = now()
 WHERE id = $5
-RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by
+RETURNING id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by, creator_id
 `
 
 type UpdateOrganizationParams struct {
@@ -427,6 +461,7 @@ func (q *Queries) UpdateOrganization(ctx context.Context, arg UpdateOrganization
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FlagSortedBy,
+		&i.CreatorID,
 	)
 	return i, err
 }

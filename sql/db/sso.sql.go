@@ -31,7 +31,7 @@ func (q *Queries) CountWorkspacesWithSSO(ctx context.Context) (CountWorkspacesWi
 }
 
 const GetDefaultOrganization = `-- name: GetDefaultOrganization :one
-SELECT id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by FROM organizations WHERE workspace_id = $1 ORDER BY created_at, id LIMIT 1
+SELECT id, workspace_id, name, key, initialized, default_policy_ids, default_group_ids, created_at, updated_at, flag_sorted_by, creator_id FROM organizations WHERE workspace_id = $1 ORDER BY created_at, id LIMIT 1
 `
 
 // GetDefaultOrganization returns a workspace's oldest organization, which
@@ -50,12 +50,13 @@ func (q *Queries) GetDefaultOrganization(ctx context.Context, workspaceID uuid.U
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FlagSortedBy,
+		&i.CreatorID,
 	)
 	return i, err
 }
 
 const GetOnlyWorkspace = `-- name: GetOnlyWorkspace :one
-SELECT id, name, key, license, sso_oidc, created_at, updated_at FROM workspaces WHERE (SELECT count(*) FROM workspaces) = 1
+SELECT id, name, key, license, sso_oidc, created_at, updated_at, owner_id FROM workspaces WHERE (SELECT count(*) FROM workspaces) = 1
 `
 
 // GetOnlyWorkspace returns the workspace of an installation that has exactly one.
@@ -70,6 +71,7 @@ func (q *Queries) GetOnlyWorkspace(ctx context.Context) (Workspace, error) {
 		&i.SsoOidc,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.OwnerID,
 	)
 	return i, err
 }

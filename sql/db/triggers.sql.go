@@ -85,7 +85,7 @@ func (q *Queries) DeleteTrigger(ctx context.Context, id uuid.UUID) (int64, error
 }
 
 const GetTriggerByToken = `-- name: GetTriggerByToken :one
-SELECT t.id, t.flag_id, t.type, t.action, t.description, t.token_hash, t.token_preview, t.is_enabled, t.triggered_times, t.last_triggered_at, t.creator_id, t.created_at, t.updated_at, f.env_id, f.key AS flag_key, p.key AS project_key, e.key AS env_key,
+SELECT t.id, t.flag_id, t.type, t.action, t.description, t.token_hash, t.token_preview, t.is_enabled, t.triggered_times, t.last_triggered_at, t.creator_id, t.created_at, t.updated_at, f.env_id, f.key AS flag_key, f.tags AS flag_tags, p.key AS project_key, e.key AS env_key,
        o.id AS organization_id, o.workspace_id
 FROM flag_triggers t
 JOIN feature_flags f ON f.id = t.flag_id
@@ -99,6 +99,7 @@ type GetTriggerByTokenRow struct {
 	FlagTrigger    FlagTrigger
 	EnvID          uuid.UUID
 	FlagKey        string
+	FlagTags       []string
 	ProjectKey     string
 	EnvKey         string
 	OrganizationID uuid.UUID
@@ -106,7 +107,8 @@ type GetTriggerByTokenRow struct {
 }
 
 // GetTriggerByToken finds the trigger whose token hashes to token_hash, with
-// the keys that name its flag and the organization and workspace it belongs to.
+// the keys and tags that name its flag and the organization and workspace it
+// belongs to.
 func (q *Queries) GetTriggerByToken(ctx context.Context, tokenHash []byte) (GetTriggerByTokenRow, error) {
 	row := q.db.QueryRow(ctx, GetTriggerByToken, tokenHash)
 	var i GetTriggerByTokenRow
@@ -126,6 +128,7 @@ func (q *Queries) GetTriggerByToken(ctx context.Context, tokenHash []byte) (GetT
 		&i.FlagTrigger.UpdatedAt,
 		&i.EnvID,
 		&i.FlagKey,
+		&i.FlagTags,
 		&i.ProjectKey,
 		&i.EnvKey,
 		&i.OrganizationID,

@@ -40,17 +40,18 @@ func (q *Queries) CountWorkspaces(ctx context.Context) (int64, error) {
 }
 
 const CreateWorkspace = `-- name: CreateWorkspace :one
-INSERT INTO workspaces (name, key) VALUES ($1, $2) RETURNING id, name, key, license, sso_oidc, created_at, updated_at
+INSERT INTO workspaces (name, key, owner_id) VALUES ($1, $2, $3) RETURNING id, name, key, license, sso_oidc, created_at, updated_at, owner_id
 `
 
 type CreateWorkspaceParams struct {
-	Name string
-	Key  string
+	Name    string
+	Key     string
+	OwnerID *uuid.UUID
 }
 
-// CreateWorkspace inserts a workspace.
+// CreateWorkspace inserts a workspace with its owner (NULL for none).
 func (q *Queries) CreateWorkspace(ctx context.Context, arg CreateWorkspaceParams) (Workspace, error) {
-	row := q.db.QueryRow(ctx, CreateWorkspace, arg.Name, arg.Key)
+	row := q.db.QueryRow(ctx, CreateWorkspace, arg.Name, arg.Key, arg.OwnerID)
 	var i Workspace
 	err := row.Scan(
 		&i.ID,
@@ -60,12 +61,13 @@ func (q *Queries) CreateWorkspace(ctx context.Context, arg CreateWorkspaceParams
 		&i.SsoOidc,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.OwnerID,
 	)
 	return i, err
 }
 
 const GetWorkspace = `-- name: GetWorkspace :one
-SELECT id, name, key, license, sso_oidc, created_at, updated_at FROM workspaces WHERE id = $1
+SELECT id, name, key, license, sso_oidc, created_at, updated_at, owner_id FROM workspaces WHERE id = $1
 `
 
 // GetWorkspace returns a workspace by id.
@@ -80,12 +82,13 @@ func (q *Queries) GetWorkspace(ctx context.Context, id uuid.UUID) (Workspace, er
 		&i.SsoOidc,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.OwnerID,
 	)
 	return i, err
 }
 
 const GetWorkspaceByKey = `-- name: GetWorkspaceByKey :one
-SELECT id, name, key, license, sso_oidc, created_at, updated_at FROM workspaces WHERE lower(key) = lower($1::text)
+SELECT id, name, key, license, sso_oidc, created_at, updated_at, owner_id FROM workspaces WHERE lower(key) = lower($1::text)
 `
 
 // GetWorkspaceByKey returns a workspace by key, case-insensitively.
@@ -100,12 +103,13 @@ func (q *Queries) GetWorkspaceByKey(ctx context.Context, key string) (Workspace,
 		&i.SsoOidc,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.OwnerID,
 	)
 	return i, err
 }
 
 const ListUserWorkspaces = `-- name: ListUserWorkspaces :many
-SELECT w.id, w.name, w.key, w.license, w.sso_oidc, w.created_at, w.updated_at FROM workspaces w
+SELECT w.id, w.name, w.key, w.license, w.sso_oidc, w.created_at, w.updated_at, w.owner_id FROM workspaces w
 JOIN workspace_users wu ON wu.workspace_id = w.id
 WHERE wu.user_id = $1
 ORDER BY wu.created_at, w.id
@@ -129,6 +133,7 @@ func (q *Queries) ListUserWorkspaces(ctx context.Context, userID uuid.UUID) ([]W
 			&i.SsoOidc,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.OwnerID,
 		); err != nil {
 			return nil, err
 		}
@@ -141,7 +146,7 @@ func (q *Queries) ListUserWorkspaces(ctx context.Context, userID uuid.UUID) ([]W
 }
 
 const UpdateWorkspace = `-- name: UpdateWorkspace :one
-UPDATE workspaces SET name = $2, key = $3, updated_at = now() WHERE id = $1 RETURNING id, name, key, license, sso_oidc, created_at, updated_at
+UPDATE workspaces SET name = $2, key = $3, updated_at = now() WHERE id = $1 RETURNING id, name, key, license, sso_oidc, created_at, updated_at, owner_id
 `
 
 type UpdateWorkspaceParams struct {
@@ -162,12 +167,13 @@ func (q *Queries) UpdateWorkspace(ctx context.Context, arg UpdateWorkspaceParams
 		&i.SsoOidc,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.OwnerID,
 	)
 	return i, err
 }
 
 const UpdateWorkspaceSSO = `-- name: UpdateWorkspaceSSO :one
-UPDATE workspaces SET sso_oidc = $2, updated_at = now() WHERE id = $1 RETURNING id, name, key, license, sso_oidc, created_at, updated_at
+UPDATE workspaces SET sso_oidc = $2, updated_at = now() WHERE id = $1 RETURNING id, name, key, license, sso_oidc, created_at, updated_at, owner_id
 `
 
 type UpdateWorkspaceSSOParams struct {
@@ -187,6 +193,7 @@ func (q *Queries) UpdateWorkspaceSSO(ctx context.Context, arg UpdateWorkspaceSSO
 		&i.SsoOidc,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.OwnerID,
 	)
 	return i, err
 }

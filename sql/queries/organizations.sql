@@ -52,9 +52,10 @@ WHERE id = @id AND @group_id::uuid = ANY(default_group_ids);
 
 -- name: StartOrganization :one
 -- StartOrganization inserts an organization that still awaits onboarding
--- (initialized false), as FeatBit's clients expect of a new one.
-INSERT INTO organizations (workspace_id, name, key, initialized, default_policy_ids, default_group_ids)
-VALUES (@workspace_id, @name, @key, false, @default_policy_ids, @default_group_ids)
+-- (initialized false), as FeatBit's clients expect of a new one, recording
+-- who created it.
+INSERT INTO organizations (workspace_id, name, key, initialized, default_policy_ids, default_group_ids, creator_id)
+VALUES (@workspace_id, @name, @key, false, @default_policy_ids, @default_group_ids, @creator_id)
 RETURNING *;
 
 -- name: OnboardOrganization :one
@@ -63,11 +64,21 @@ UPDATE organizations SET name = @name, key = @key, initialized = true, updated_a
 WHERE id = @id
 RETURNING *;
 
--- name: LockWorkspaceOrganizations :one
--- LockWorkspaceOrganizations locks a workspace's row, serializing the
--- deletions of its organizations, and counts them: the last one must stay.
-SELECT count(*) FROM organizations
-WHERE workspace_id = (SELECT w.id FROM workspaces w WHERE w.id = @workspace_id FOR NO KEY UPDATE);
+-- name: LockWorkspace :exec
+-- LockWorkspace serializes the creations and deletions of a workspace's
+-- organizations, whose number is bounded both ways. The count that follows,
+-- in a statement of its own, sees every organization committed before the
+-- lock was granted (a count in the locking statement would read the
+-- snapshot taken before waiting). NO KEY UPDATE leaves the organizations'
+-- references to the workspace unblocked.
+SELECT id FROM workspaces WHERE id = $1 FOR NO KEY UPDATE;
+
+-- name: CountWorkspaceOrganizations :one
+-- CountWorkspaceOrganizations counts a workspace's organizations and those of
+-- them one user created (organizations_key_unique leads with workspace_id;
+-- a workspace has at most store.MaxWorkspaceOrganizations).
+SELECT count(*) AS total, count(*) FILTER (WHERE creator_id = @creator_id::uuid) AS created
+FROM organizations WHERE workspace_id = @workspace_id;
 
 -- name: DeleteOrganization :execrows
 -- DeleteOrganization removes an organization; its projects, environments,

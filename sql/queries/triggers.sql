@@ -24,8 +24,9 @@ WHERE p.organization_id = @organization_id AND t.id = @id;
 
 -- name: GetTriggerByToken :one
 -- GetTriggerByToken finds the trigger whose token hashes to token_hash, with
--- the keys that name its flag and the organization and workspace it belongs to.
-SELECT sqlc.embed(t), f.env_id, f.key AS flag_key, p.key AS project_key, e.key AS env_key,
+-- the keys and tags that name its flag and the organization and workspace it
+-- belongs to.
+SELECT sqlc.embed(t), f.env_id, f.key AS flag_key, f.tags AS flag_tags, p.key AS project_key, e.key AS env_key,
        o.id AS organization_id, o.workspace_id
 FROM flag_triggers t
 JOIN feature_flags f ON f.id = t.flag_id

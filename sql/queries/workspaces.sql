@@ -3,8 +3,8 @@
 SELECT count(*) FROM workspaces;
 
 -- name: CreateWorkspace :one
--- CreateWorkspace inserts a workspace.
-INSERT INTO workspaces (name, key) VALUES ($1, $2) RETURNING *;
+-- CreateWorkspace inserts a workspace with its owner (NULL for none).
+INSERT INTO workspaces (name, key, owner_id) VALUES ($1, $2, $3) RETURNING *;
 
 -- name: GetWorkspace :one
 -- GetWorkspace returns a workspace by id.

@@ -74,8 +74,42 @@ func TokenAction(typ string) access.Action {
 	return access.ManagePersonalAccessTokens
 }
 
-// mayManageToken checks that a person may rename, toggle or delete tokens of a type.
+// mayManageToken checks that a person may create, rename, toggle or delete
+// tokens of a type; a Personal token of someone else's needs more (TokenAccess).
 func mayManageToken(a *Actor, typ string) error { return a.require(TokenAction(typ), AccessTokenRN) }
+
+// TokenAccess tells what a person may do with one token.
+type TokenAccess struct {
+	// Edit is renaming it (and, with SetPermissions, a Service token's statements).
+	Edit bool
+	// Disable is turning it off, Enable turning it on again.
+	Disable, Enable bool
+	Delete          bool
+}
+
+// AccessTokenAccess answers what a person may do with one token. A Service
+// token is the organization's: whoever manages Service tokens manages it. A
+// Personal token is its creator's, who manages it while allowed to manage
+// Personal tokens; everyone else may at most list it, except that those who
+// manage members (CanManageIAM), and so could remove its creator, may turn
+// it off. Turning it on again, renaming and deleting stay with its creator,
+// whose scripts it serves (FeatBit lets anyone allowed
+// ManagePersonalAccessTokens do all of it to anyone's).
+func AccessTokenAccess(a *Actor, t AccessToken) TokenAccess {
+	manages := mayManageToken(a, t.Type) == nil
+	if t.Type == TokenService {
+		return TokenAccess{Edit: manages, Disable: manages, Enable: manages, Delete: manages}
+	}
+	own := manages && ownsToken(a, t)
+	return TokenAccess{Edit: own, Enable: own, Delete: own, Disable: own || a.Can(access.CanManageIAM, IAMRN)}
+}
+
+// ownsToken reports whether the actor is the person who created a token: the
+// person signed in, or through one of their Personal tokens (which act as
+// them), never a Service token they made, which acts on its own statements.
+func ownsToken(a *Actor, t AccessToken) bool {
+	return a.UserID == t.Creator.ID && !a.serviceToken
+}
 
 // maySetTokenPermissions checks that a person may give a Service token
 // permissions: only someone who manages IAM may grant them.
@@ -234,8 +268,8 @@ func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, i
 	if err := v.err(); err != nil {
 		return AccessToken{}, err
 	}
-	if err := mayManageToken(a, before.Type); err != nil {
-		return AccessToken{}, err
+	if !AccessTokenAccess(a, before).Edit {
+		return AccessToken{}, ErrForbidden
 	}
 	if changesPermissions {
 		if err := maySetTokenPermissions(a); err != nil {
@@ -269,18 +303,20 @@ func sameStatement(x, y access.Statement) bool {
 		slices.Equal(x.Actions, y.Actions) && slices.Equal(x.Resources, y.Resources)
 }
 
-// ToggleAccessToken switches a token between Active and Inactive.
+// ToggleAccessToken switches a token between Active and Inactive, as
+// AccessTokenAccess allows each way.
 func (s *Store) ToggleAccessToken(ctx context.Context, a *Actor, id uuid.UUID) (AccessToken, error) {
 	before, err := s.GetAccessToken(ctx, a, id)
 	if err != nil {
 		return AccessToken{}, err
 	}
-	if err := mayManageToken(a, before.Type); err != nil {
-		return AccessToken{}, err
-	}
+	may := AccessTokenAccess(a, before)
 	status := TokenInactive
 	if before.Status == TokenInactive {
 		status = TokenActive
+	}
+	if status == TokenInactive && !may.Disable || status == TokenActive && !may.Enable {
+		return AccessToken{}, ErrForbidden
 	}
 	var out AccessToken
 	err = s.inTx(ctx, func(q *db.Queries) error {
@@ -303,8 +339,8 @@ func (s *Store) DeleteAccessToken(ctx context.Context, a *Actor, id uuid.UUID) e
 	if err != nil {
 		return err
 	}
-	if err := mayManageToken(a, before.Type); err != nil {
-		return err
+	if !AccessTokenAccess(a, before).Delete {
+		return ErrForbidden
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
 		if n, err := q.DeleteAccessToken(ctx, db.DeleteAccessTokenParams{OrganizationID: a.OrgID, ID: id}); err != nil || n == 0 {

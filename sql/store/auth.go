@@ -37,6 +37,9 @@ type Actor struct {
 	// TriggerID is the flag trigger whose URL was called (RunTrigger), or uuid.Nil.
 	TriggerID  uuid.UUID
 	statements []access.Statement
+	// serviceToken is set when a Service token authenticated the request: it
+	// acts on its own statements, not as the UserID who made it.
+	serviceToken bool
 }
 
 // Can reports whether the actor may perform action on the resource named rn.
@@ -266,32 +269,46 @@ func (s *Store) tokenActor(ctx context.Context, token string) (*Actor, error) {
 	}
 	// The lookup is by hash; compare again in constant time so no timing of
 	// the index walk tells anything about near misses.
-	if subtle.ConstantTimeCompare(t.TokenHash, sum[:]) != 1 || t.Status != "Active" {
+	if subtle.ConstantTimeCompare(t.TokenHash, sum[:]) != 1 {
 		return nil, ErrUnauthenticated
 	}
 	org, err := s.q.GetOrganization(ctx, t.OrganizationID)
 	if err != nil {
 		return nil, translate(err)
 	}
-	member, err := s.q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: org.ID, UserID: t.CreatorID})
-	if err != nil {
-		return nil, translate(err)
-	}
-	if !member { // a token dies with its creator's membership
-		return nil, ErrUnauthenticated
-	}
-	a := &Actor{UserID: t.CreatorID, TokenID: t.ID, WorkspaceID: org.WorkspaceID, OrgID: org.ID}
-	if t.Type == TokenService {
-		if err := json.Unmarshal(t.Permissions, &a.statements); err != nil {
-			return nil, err
-		}
-	} else if a.statements, err = s.memberStatements(ctx, s.q, org.ID, t.CreatorID); err != nil {
+	a := &Actor{UserID: t.CreatorID, TokenID: t.ID, WorkspaceID: org.WorkspaceID, OrgID: org.ID, serviceToken: t.Type == TokenService}
+	if a.statements, err = s.tokenStatements(ctx, t); err != nil {
 		return nil, err
 	}
 	if err := s.q.TouchAccessToken(ctx, t.ID); err != nil {
 		return nil, translate(err)
 	}
 	return a, nil
+}
+
+// tokenStatements returns the statements an access token acts with: a
+// Service token's own, a Personal token's creator's. A token that is turned
+// off, or whose creator has left its organization, acts with nothing
+// (ErrUnauthenticated): a token dies with its creator's membership.
+func (s *Store) tokenStatements(ctx context.Context, t db.AccessToken) ([]access.Statement, error) {
+	if t.Status != TokenActive {
+		return nil, ErrUnauthenticated
+	}
+	member, err := s.q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: t.OrganizationID, UserID: t.CreatorID})
+	if err != nil {
+		return nil, translate(err)
+	}
+	if !member {
+		return nil, ErrUnauthenticated
+	}
+	if t.Type != TokenService {
+		return s.memberStatements(ctx, s.q, t.OrganizationID, t.CreatorID)
+	}
+	var sts []access.Statement
+	if err := json.Unmarshal(t.Permissions, &sts); err != nil {
+		return nil, err
+	}
+	return sts, nil
 }
 
 // Session tokens are base64url(session id | user id | expiry | HMAC-SHA256

@@ -76,17 +76,19 @@ func (s *Store) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error
 			}
 		}
 		out.Created = true
-		ws, err := q.CreateWorkspace(ctx, db.CreateWorkspaceParams{Name: "Default Workspace", Key: "default-workspace"})
+		// The owner account owns the workspace: its settings stay theirs
+		// whatever organizations others add (requireWorkspaceRight).
+		user, err := q.CreateUser(ctx, db.CreateUserParams{Email: owner.Email, Name: emailName(owner.Email), PasswordHash: &hash})
+		if err != nil {
+			return err
+		}
+		ws, err := q.CreateWorkspace(ctx, db.CreateWorkspaceParams{Name: "Default Workspace", Key: "default-workspace", OwnerID: &user.ID})
 		if err != nil {
 			return err
 		}
 		org, err := q.CreateOrganization(ctx, db.CreateOrganizationParams{WorkspaceID: ws.ID,
 			Name: "Default Organization", Key: "default-organization",
 			DefaultPolicyIds: []uuid.UUID{DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}})
-		if err != nil {
-			return err
-		}
-		user, err := q.CreateUser(ctx, db.CreateUserParams{Email: owner.Email, Name: emailName(owner.Email), PasswordHash: &hash})
 		if err != nil {
 			return err
 		}

@@ -134,6 +134,8 @@ func (s *Store) ListEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, f E
 		}
 		if cur.Direction != CursorForward && cur.Direction != CursorBackward || cur.UpdatedAt.IsZero() {
 			v.add("cursor", "invalid")
+		} else {
+			v.when("cursor", &cur.UpdatedAt)
 		}
 	}
 	if err := v.err(); err != nil {
@@ -490,12 +492,8 @@ func (s *Store) FlagEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, f F
 	if f.FeatureFlagKey == "" {
 		v.add("featureFlagKey", "required")
 	}
-	if f.From <= 0 {
-		v.add("from", "invalid")
-	}
-	if f.To <= 0 {
-		v.add("to", "invalid")
-	}
+	v.millis("from", f.From)
+	v.millis("to", f.To)
 	v.text("query", f.Query, MaxNameLen)
 	if err := v.err(); err != nil {
 		return Paged[FlagEndUser]{}, err

@@ -127,6 +127,7 @@ var classes = []struct {
 	{ErrNotFound, http.StatusNotFound, "ResourceNotFound"},
 	{ErrConflict, http.StatusConflict, "Conflict"},
 	{ErrTooManyRequests, http.StatusTooManyRequests, "TooManyRequests"},
+	{ErrTriggerCreatorNotAllowed, http.StatusForbidden, "TriggerCreatorNotAllowed"},
 	{ErrUnavailable, http.StatusServiceUnavailable, "ServiceUnavailable"},
 	{context.DeadlineExceeded, http.StatusServiceUnavailable, "ServiceUnavailable"},
 	// Single sign-on's own failures, named as its log names them.

@@ -74,6 +74,8 @@ func (s *Store) ListAuditLogs(ctx context.Context, a *Actor, envID uuid.UUID, f 
 	v.text("refType", f.RefType, MaxNameLen)
 	v.text("refId", f.RefID, MaxKeyLen)
 	v.text("query", f.Query, MaxNameLen)
+	v.when("from", f.From)
+	v.when("to", f.To)
 	if err := v.err(); err != nil {
 		return Paged[AuditEntry]{}, err
 	}

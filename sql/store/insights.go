@@ -205,12 +205,8 @@ func (s *Store) FlagStatsByVariation(ctx context.Context, a *Actor, envID uuid.U
 	if !ok {
 		v.add("intervalType", "invalid")
 	}
-	if f.From <= 0 {
-		v.add("from", "invalid")
-	}
-	if f.To <= 0 {
-		v.add("to", "invalid")
-	}
+	v.millis("from", f.From)
+	v.millis("to", f.To)
 	if err := v.err(); err != nil {
 		return nil, err
 	}

@@ -15,8 +15,8 @@ import (
 // key or name is refused rather than answered.
 
 // IsWorkspaceKeyUsed tells whether another workspace has the key (needs
-// UpdateWorkspaceGeneralSettings in every organization of the workspace, as
-// changing the key does: only those who may change the key ask).
+// UpdateWorkspaceGeneralSettings as changing the key does, see
+// requireWorkspaceRight: only those who may change the key ask).
 func (s *Store) IsWorkspaceKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
 	wsID, err := a.workspace()
 	if err != nil {
@@ -29,7 +29,7 @@ func (s *Store) IsWorkspaceKeyUsed(ctx context.Context, a *Actor, key string) (b
 	if err != nil {
 		return false, translate(err)
 	}
-	if err := s.requireEveryOrg(ctx, a, access.UpdateWorkspaceGeneralSettings, ws); err != nil {
+	if err := s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceGeneralSettings, ws); err != nil {
 		return false, err
 	}
 	used, err := s.q.IsWorkspaceKeyUsed(ctx, db.IsWorkspaceKeyUsedParams{ID: wsID, Key: key})

@@ -43,10 +43,25 @@ func (s *Store) GetOrganization(ctx context.Context, a *Actor, id uuid.UUID) (Or
 	return organization(row), nil
 }
 
+// Bounds on organizations. Each one is a place its creator owns and the
+// workspace's other owners are not in, so creating them is bounded: at
+// most MaxWorkspaceOrganizations in a workspace, and at most
+// MaxCreatedOrganizations made by one person (not counting the workspace's
+// owner, who is held to the total only), so one member cannot use up the
+// workspace's room.
+const (
+	MaxWorkspaceOrganizations = 100
+	MaxCreatedOrganizations   = 10
+)
+
+// ErrOrganizationLimit refuses an organization past either bound.
+var ErrOrganizationLimit = &RuleError{"TooManyOrganizations"}
+
 // CreateOrganization adds an organization to the current workspace (action
-// CreateOrg on organization/*). The creator becomes its member with the
-// Owner policy; new members default to Developer. It starts uninitialized,
-// so FeatBit's clients take the creator through onboarding.
+// CreateOrg on organization/*), within the bounds above. The creator
+// becomes its member with the Owner policy; new members default to
+// Developer. It starts uninitialized, so FeatBit's clients take the
+// creator through onboarding.
 func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganizationInput) (Organization, error) {
 	wsID, err := a.workspace()
 	if err != nil {
@@ -63,8 +78,23 @@ func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganiza
 	}
 	var out Organization
 	err = s.inTx(ctx, func(q *db.Queries) error {
+		if err := q.LockWorkspace(ctx, wsID); err != nil {
+			return err
+		}
+		ws, err := q.GetWorkspace(ctx, wsID)
+		if err != nil {
+			return err
+		}
+		n, err := q.CountWorkspaceOrganizations(ctx, db.CountWorkspaceOrganizationsParams{WorkspaceID: wsID, CreatorID: a.UserID})
+		if err != nil {
+			return err
+		}
+		if n.Total >= MaxWorkspaceOrganizations || n.Created >= MaxCreatedOrganizations && !isWorkspaceOwner(a, ws) {
+			return ErrOrganizationLimit
+		}
+		creator := a.UserID
 		row, err := q.StartOrganization(ctx, db.StartOrganizationParams{WorkspaceID: wsID, Name: strings.TrimSpace(in.Name),
-			Key: in.Key, DefaultPolicyIds: []uuid.UUID{DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}})
+			Key: in.Key, DefaultPolicyIds: []uuid.UUID{DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}, CreatorID: &creator})
 		if err != nil {
 			return err
 		}
@@ -192,11 +222,14 @@ func (s *Store) DeleteOrganization(ctx context.Context, a *Actor) error {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
-		n, err := q.LockWorkspaceOrganizations(ctx, before.WorkspaceID)
+		if err := q.LockWorkspace(ctx, before.WorkspaceID); err != nil {
+			return err
+		}
+		n, err := q.CountWorkspaceOrganizations(ctx, db.CountWorkspaceOrganizationsParams{WorkspaceID: before.WorkspaceID})
 		if err != nil {
 			return err
 		}
-		if n <= 1 {
+		if n.Total <= 1 {
 			return ErrLastOrganization
 		}
 		projects, err := q.ListProjects(ctx, orgID)

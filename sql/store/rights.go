@@ -122,16 +122,14 @@ type TokenRights struct {
 	// Create is creating one; a Service token also needs managing IAM, as
 	// it is created with permissions.
 	Create bool
-	// Manage is renaming, turning on or off and deleting one.
-	Manage bool
 	// SetPermissions is changing a Service token's permissions.
 	SetPermissions bool
 }
 
-// AccessTokenRights answers what a person may do with tokens of type typ.
+// AccessTokenRights answers what a person may do with tokens of type typ;
+// AccessTokenAccess what they may do with one of them.
 func AccessTokenRights(a *Actor, typ string) TokenRights {
-	return TokenRights{Create: mayCreateToken(a, typ) == nil, Manage: mayManageToken(a, typ) == nil,
-		SetPermissions: maySetTokenPermissions(a) == nil}
+	return TokenRights{Create: mayCreateToken(a, typ) == nil, SetPermissions: maySetTokenPermissions(a) == nil}
 }
 
 // OrgRights tells which of an organization's settings a person may change;

@@ -123,11 +123,17 @@ func TestAccessTokenRightsFollowTheOperations(t *testing.T) {
 	dev := *owner
 	dev.statements = []access.Statement{{ResourceType: access.TypeAccessToken, Effect: "allow",
 		Actions: []string{string(access.ManagePersonalAccessTokens), string(access.ManageServiceAccessTokens)}, Resources: []string{AccessTokenRN}}}
-	if r := AccessTokenRights(&dev, TokenService); r.Create || !r.Manage || r.SetPermissions {
+	if r := AccessTokenRights(&dev, TokenService); r.Create || r.SetPermissions {
 		t.Errorf("service tokens without IAM: %+v", r)
 	}
-	if r := AccessTokenRights(&dev, TokenPersonal); !r.Create || !r.Manage {
+	if r := AccessTokenAccess(&dev, AccessToken{Type: TokenService}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
+		t.Errorf("a service token, managing service tokens: %+v", r)
+	}
+	if r := AccessTokenRights(&dev, TokenPersonal); !r.Create {
 		t.Errorf("personal tokens: %+v", r)
+	}
+	if r := AccessTokenAccess(&dev, AccessToken{Type: TokenPersonal, Creator: TokenCreator{ID: dev.UserID}}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
+		t.Errorf("one's own personal token: %+v", r)
 	}
 	_, err := s.CreateAccessToken(t.Context(), &dev, AccessTokenInput{Name: "CI", Type: TokenService,
 		Permissions: []access.Statement{{ID: "t", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{string(access.ToggleFlag)}, Resources: []string{"project/*:env/*:flag/*"}}}})

@@ -416,36 +416,6 @@ func requireInEnvs(a *Actor, actions []access.Action, envs []envRow, versions ..
 	return nil
 }
 
-// FlagReference is a flag whose rules name a segment.
-type FlagReference struct {
-	ID         uuid.UUID `json:"id"`
-	Key        string    `json:"key"`
-	Name       string    `json:"name"`
-	EnvID      uuid.UUID `json:"envId"`
-	EnvKey     string    `json:"envKey"`
-	EnvName    string    `json:"envName"`
-	ProjectKey string    `json:"projectKey"`
-	IsArchived bool      `json:"isArchived"`
-}
-
-// SegmentFlagReferences lists the flags whose rules name a segment, in every
-// environment (a shared segment can be used in several).
-func (s *Store) SegmentFlagReferences(ctx context.Context, a *Actor, envID, id uuid.UUID) ([]FlagReference, error) {
-	if _, err := s.GetSegment(ctx, a, envID, id); err != nil {
-		return nil, err
-	}
-	rows, err := s.q.ListFlagsReferencingSegment(ctx, id)
-	if err != nil {
-		return nil, translate(err)
-	}
-	refs := make([]FlagReference, len(rows))
-	for i, r := range rows {
-		refs[i] = FlagReference{ID: r.ID, Key: r.Key, Name: r.Name, EnvID: r.EnvID, EnvKey: r.EnvKey,
-			EnvName: r.EnvName, ProjectKey: r.ProjectKey, IsArchived: r.IsArchived}
-	}
-	return refs, nil
-}
-
 // ErrSegmentIsBeingUsed refuses archiving or deleting a segment flags use.
 var ErrSegmentIsBeingUsed = &RuleError{"SegmentIsBeingUsed"}
 

@@ -331,7 +331,7 @@ func (s *Store) CheckOIDCEndpoints(ctx context.Context, a *Actor, in OIDCSetting
 	if err != nil {
 		return OIDCSettings{}, translate(err)
 	}
-	if err := s.requireEveryOrg(ctx, a, access.UpdateWorkspaceSSOSettings, ws); err != nil {
+	if err := s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceSSOSettings, ws); err != nil {
 		return OIDCSettings{}, err
 	}
 	in.AuthorizationEndpoint = strings.TrimSpace(in.AuthorizationEndpoint)

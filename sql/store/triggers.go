@@ -320,6 +320,9 @@ func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerR
 	if !s.triggerRuns.Allow(t.ID.String()) {
 		return TriggerRun{}, ErrTooManyRequests
 	}
+	if err := s.triggerCreatorMay(ctx, row); err != nil {
+		return TriggerRun{}, err
+	}
 	// The trigger acts as itself with one right, toggling its own flag: the
 	// token was its credential.
 	a := &Actor{WorkspaceID: row.WorkspaceID, OrgID: row.OrganizationID, TriggerID: t.ID,
@@ -349,6 +352,37 @@ func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerR
 		return miss()
 	}
 	return run, err
+}
+
+// ErrTriggerCreatorNotAllowed refuses to run a trigger whose creator may no
+// longer turn its flag on or off.
+var ErrTriggerCreatorNotAllowed = errors.New("trigger creator not allowed")
+
+// triggerCreatorMay checks that whoever made a trigger may still turn its
+// flag on or off (ToggleFlag on the flag, tags included): the trigger acts
+// for them, so it stops as their access tokens do when they leave the
+// organization or lose the right. The creator is a member, or the access
+// token that made the trigger, which must itself still act.
+func (s *Store) triggerCreatorMay(ctx context.Context, row db.GetTriggerByTokenRow) error {
+	creator := row.FlagTrigger.CreatorID
+	var sts []access.Statement
+	tok, err := s.q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: row.OrganizationID, ID: creator})
+	switch {
+	case err == nil:
+		sts, err = s.tokenStatements(ctx, tok.AccessToken)
+	case errors.Is(err, pgx.ErrNoRows):
+		sts, err = s.memberStatements(ctx, s.q, row.OrganizationID, creator) // none once they left
+	}
+	if errors.Is(err, ErrUnauthenticated) {
+		return ErrTriggerCreatorNotAllowed
+	}
+	if err != nil {
+		return translate(err)
+	}
+	if !access.Allows(sts, access.ToggleFlag, FlagRN(row.ProjectKey, row.EnvKey, row.FlagKey, row.FlagTags)) {
+		return ErrTriggerCreatorNotAllowed
+	}
+	return nil
 }
 
 // triggerComment is the history comment of a trigger's change, naming it.

@@ -3,6 +3,7 @@ package store
 import (
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/bunting-flags/bunting/sql/targeting"
@@ -75,6 +76,35 @@ func (v *validator) oneOf(field, value string, allowed ...string) {
 		}
 	}
 	v.add(field, "invalid")
+}
+
+// Times a client names (list filters, cursors) lie in the years 1 to 9999,
+// those RFC 3339 can write. Go's times reach far wider than PostgreSQL's
+// (4713 BC to 294276 AD), and a time outside those fails in the database,
+// which would be a 500 instead of the request's own mistake: ?from=
+// -9223372036854775808 is a time of Go's, not of the database's.
+var (
+	minClientTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxClientTime = time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC)
+)
+
+// TimeInRange reports whether a time a client named is one the store takes,
+// for the pages that read a time from an address before asking the store.
+func TimeInRange(t time.Time) bool { return !t.Before(minClientTime) && !t.After(maxClientTime) }
+
+// when checks an optional time a client named.
+func (v *validator) when(field string, t *time.Time) {
+	if t != nil && !TimeInRange(*t) {
+		v.add(field, "invalid")
+	}
+}
+
+// millis checks a required time a client named in Unix milliseconds
+// (FeatBit's form): after 1970, and by the end of the year 9999.
+func (v *validator) millis(field string, ms int64) {
+	if ms <= 0 || ms > maxClientTime.UnixMilli() {
+		v.add(field, "invalid")
+	}
 }
 
 func (v *validator) err() error {

@@ -148,7 +148,7 @@ func (s *Store) GetWorkspace(ctx context.Context, a *Actor) (Workspace, error) {
 // allowed to change it, the client secret masked.
 func (s *Store) workspace(ctx context.Context, a *Actor, row db.Workspace) (Workspace, error) {
 	w := Workspace{ID: row.ID, Name: row.Name, Key: row.Key}
-	if s.requireEveryOrg(ctx, a, access.UpdateWorkspaceLicense, row) == nil {
+	if s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceLicense, row) == nil {
 		w.License = row.License
 	}
 	if row.SsoOidc != nil {
@@ -186,7 +186,7 @@ func (s *Store) UpdateWorkspace(ctx context.Context, a *Actor, in WorkspaceInput
 	if err != nil {
 		return Workspace{}, translate(err)
 	}
-	if err := s.requireEveryOrg(ctx, a, access.UpdateWorkspaceGeneralSettings, before); err != nil {
+	if err := s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceGeneralSettings, before); err != nil {
 		return Workspace{}, err
 	}
 	var row db.Workspace
@@ -214,7 +214,7 @@ func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSetting
 	if err != nil {
 		return Workspace{}, translate(err)
 	}
-	if err := s.requireEveryOrg(ctx, a, access.UpdateWorkspaceSSOSettings, before); err != nil {
+	if err := s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceSSOSettings, before); err != nil {
 		return Workspace{}, err
 	}
 	var stored OIDCSettings
@@ -302,20 +302,30 @@ func (s *Store) checkURL(v *validator, field, value string, required bool) {
 	}
 }
 
-// requireEveryOrg checks a workspace setting's permission in every
-// organization of the workspace: the settings (single sign-on above all,
-// which signs people in to all of them) act on every organization, so the
-// owner of one must not change them for the others. An access token acts in
-// its own organization only, so it may change them only when that is the
-// workspace's one organization.
-func (s *Store) requireEveryOrg(ctx context.Context, a *Actor, action access.Action, ws db.Workspace) error {
+// requireWorkspaceRight checks a workspace setting's permission. The
+// settings (single sign-on above all, which signs people in to all of them)
+// act on every organization of the workspace, so the owner of one must not
+// change them for the others: the permission is needed in every
+// organization. The workspace's owner needs it only in the organization
+// they act in, so organizations made without them (any member allowed
+// CreateOrg can make some) cannot lock them out of their own workspace. An
+// access token acts in its own organization only, so it may change them
+// only when that is the workspace's one organization, whoever made it.
+func (s *Store) requireWorkspaceRight(ctx context.Context, a *Actor, action access.Action, ws db.Workspace) error {
 	if err := a.require(action, WorkspaceRN(ws.Key)); err != nil {
 		return err
 	}
-	if !s.canInEveryOrg(ctx, a, action, ws) {
+	if !isWorkspaceOwner(a, ws) && !s.canInEveryOrg(ctx, a, action, ws) {
 		return ErrForbidden
 	}
 	return nil
+}
+
+// isWorkspaceOwner reports whether a signed-in person is the workspace's
+// owner (the account bootstrap created). Their access tokens are not: a
+// token acts in its own organization only.
+func isWorkspaceOwner(a *Actor, ws db.Workspace) bool {
+	return !a.IsToken() && ws.OwnerID != nil && *ws.OwnerID == a.UserID
 }
 
 // canInEveryOrg reports whether the actor holds action on the workspace in
@@ -351,5 +361,5 @@ func (s *Store) CanChangeWorkspace(ctx context.Context, a *Actor, action access.
 	if err != nil {
 		return false
 	}
-	return s.requireEveryOrg(ctx, a, action, ws) == nil
+	return s.requireWorkspaceRight(ctx, a, action, ws) == nil
 }
