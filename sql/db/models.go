@@ -385,6 +385,7 @@ type WebhookDelivery struct {
 	Error      string
 	StartedAt  time.Time
 	EndedAt    time.Time
+	EnvIds     []uuid.UUID
 }
 
 type WebhookOutbox struct {
@@ -395,6 +396,7 @@ type WebhookOutbox struct {
 	Attempts  int32
 	DueAt     time.Time
 	CreatedAt time.Time
+	EnvIds    []uuid.UUID
 }
 
 type Workspace struct {

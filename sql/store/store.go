@@ -46,7 +46,11 @@ type Store struct {
 	// how many unknown trigger tokens one address tries.
 	triggerRuns, triggerMisses *Limiter
 
-	allowPrivateNetworks bool
+	// allowPrivateNetworks opens loopback and private addresses to single
+	// sign-on, webhookPrivateNetworks to webhooks: two settings, so trusting
+	// an identity provider inside the network does not let every webhook
+	// author reach it.
+	allowPrivateNetworks, webhookPrivateNetworks bool
 
 	// auth caches resolved actors while Listen runs.
 	auth *authCache
@@ -82,6 +86,11 @@ type Options struct {
 	// (BUNTING_SSO_ALLOW_PRIVATE_NETWORKS): for tests and providers inside
 	// the network. Off, only https providers on public addresses are reached.
 	AllowPrivateNetworks bool
+	// WebhookAllowPrivateNetworks lets webhooks deliver to loopback and
+	// private addresses (BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS): for
+	// receivers inside the network, and tests. Off, they reach public
+	// addresses only.
+	WebhookAllowPrivateNetworks bool
 	// MaxEndUsersPerEnv bounds the end users kept per environment;
 	// DefaultMaxEndUsersPerEnv when zero.
 	MaxEndUsersPerEnv int64
@@ -108,7 +117,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
 		triggerRuns: newTriggerLimiter(), triggerMisses: newTriggerMissLimiter(),
-		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
+		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
 		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv,
 		outboxKick: make(chan struct{}, 1)}
 	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
