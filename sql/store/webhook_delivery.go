@@ -194,6 +194,8 @@ type payload struct {
 	// told only where its scopes reach: refs are all of them.
 	segment map[string]any
 	refs    []flagRef
+	// body is the payload marshaled once, when it is the same for every webhook.
+	body []byte
 }
 
 // flagRef is a flag that uses a segment, as the payload names it.
@@ -207,15 +209,22 @@ type flagRef struct {
 // within is the payload for a webhook whose scopes cover the environments
 // given: a shared segment's flags elsewhere are not its author's to read.
 func (p *payload) within(covered map[uuid.UUID]bool) ([]byte, error) {
-	if p.segment != nil {
-		refs := []flagRef{}
-		for _, r := range p.refs {
-			if covered[r.EnvID] {
-				refs = append(refs, r)
+	if p.segment == nil {
+		if p.body == nil {
+			var err error
+			if p.body, err = json.Marshal(p.obj); err != nil {
+				return nil, err
 			}
 		}
-		p.segment["flagReferences"] = refs
+		return p.body, nil
 	}
+	refs := []flagRef{}
+	for _, r := range p.refs {
+		if covered[r.EnvID] {
+			refs = append(refs, r)
+		}
+	}
+	p.segment["flagReferences"] = refs
 	return json.Marshal(p.obj)
 }
 
