@@ -153,6 +153,14 @@ func orgCall(path string, body any) call {
 	return call{path: path, body: body, grants: []grant{{store.WebhookAction, "organization/default-organization"}}}
 }
 
+// scopedCall is an orgCall about what a webhook's scopes name: making or
+// changing one, or reading its log, also reads its environment.
+func scopedCall(path string, body any) call {
+	c := orgCall(path, body)
+	c.grants = append(c.grants, grant{access.CanAccessEnv, envRN})
+	return c
+}
+
 func (m *matrix) webhookBody() map[string]any {
 	return map[string]any{"name": fmt.Sprintf("w%d", m.next()), "url": "https://hooks.example.com/x",
 		"scopes": []string{m.project.ID.String() + "/" + m.env.ID.String()}, "events": []string{"feature_flag.toggled"}, "isActive": true}
@@ -275,15 +283,15 @@ func (m *matrix) cases() map[string]func() call {
 
 		"GET /api/v1/webhooks":              func() call { return orgCall("/api/v1/webhooks", nil) },
 		"GET /api/v1/webhooks/is-name-used": func() call { return orgCall("/api/v1/webhooks/is-name-used?name=x", nil) },
-		"POST /api/v1/webhooks":             func() call { return orgCall("/api/v1/webhooks", m.webhookBody()) },
+		"POST /api/v1/webhooks":             func() call { return scopedCall("/api/v1/webhooks", m.webhookBody()) },
 		"POST /api/v1/webhooks/send": func() call { // loopback is refused here: the answer says so, at once
 			return orgCall("/api/v1/webhooks/send", map[string]any{"deliveryId": "d1", "url": "http://127.0.0.1:9/hook",
 				"events": "test", "payload": "{}"})
 		},
 		"GET /api/v1/webhooks/:id":            func() call { return orgCall("/api/v1/webhooks/"+m.webhook(), nil) },
-		"PUT /api/v1/webhooks/:id":            func() call { return orgCall("/api/v1/webhooks/"+m.webhook(), m.webhookBody()) },
+		"PUT /api/v1/webhooks/:id":            func() call { return scopedCall("/api/v1/webhooks/"+m.webhook(), m.webhookBody()) },
 		"DELETE /api/v1/webhooks/:id":         func() call { return orgCall("/api/v1/webhooks/"+m.webhook(), nil) },
-		"GET /api/v1/webhooks/:id/deliveries": func() call { return orgCall("/api/v1/webhooks/"+m.webhook()+"/deliveries", nil) },
+		"GET /api/v1/webhooks/:id/deliveries": func() call { return scopedCall("/api/v1/webhooks/"+m.webhook()+"/deliveries", nil) },
 
 		"GET /api/v1/projects": func() call {
 			return call{path: "/api/v1/projects", grants: []grant{{access.CanAccessProject, "project/web"}},

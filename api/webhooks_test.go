@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -23,7 +24,9 @@ func TestWebhookRoutes(t *testing.T) {
 		"payloadTemplateType": "default", "payloadTemplate": "{{{json this}}}", "secret": "a-long-random-secret",
 		"isActive": true, "preventEmptyPayloads": false}
 	w := decode[store.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, body).ok(t))
-	if w.Secret != "a-********et" || w.Headers[0].Key != "X-Team" || len(w.ScopeNames) != 1 || w.ScopeNames[0] != "Web/"+env.Name {
+	// Not even part of the secret or of a header's value is shown.
+	if w.Secret != "********" || !w.HasSecret || w.Headers[0].Key != "X-Team" || w.Headers[0].Value != "********" ||
+		len(w.ScopeNames) != 1 || w.ScopeNames[0] != "Web/"+env.Name {
 		t.Fatalf("created %+v", w)
 	}
 	s.do("POST", "/api/v1/webhooks", s.owner, body).fails(t, http.StatusUnprocessableEntity, "NameHasBeenUsed")
@@ -39,11 +42,14 @@ func TestWebhookRoutes(t *testing.T) {
 		t.Fatalf("list %+v", page)
 	}
 
-	// FeatBit's UpdateWebhook sends the whole webhook back, the masked secret included.
-	body["name"], body["secret"], body["isActive"] = "Deploys 2", w.Secret, false
+	// FeatBit's UpdateWebhook sends the whole webhook back, the masked secret and headers included.
+	body["name"], body["secret"], body["isActive"], body["headers"] = "Deploys 2", w.Secret, false, w.Headers
 	u := decode[store.Webhook](t, s.do("PUT", "/api/v1/webhooks/"+w.ID.String(), s.owner, body).ok(t))
 	if u.Name != "Deploys 2" || u.IsActive || u.Secret != w.Secret {
 		t.Fatalf("updated %+v", u)
+	}
+	if n := s.count(`SELECT count(*) FROM webhooks WHERE headers = '[{"key": "X-Team", "value": "payments"}]'`); n != 1 {
+		t.Fatal("the header's value did not survive an update that sent it back masked")
 	}
 
 	// FeatBit's SendWebhook: here loopback is not allowed, which the answer says.
@@ -81,4 +87,30 @@ func TestWebhookRoutes(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM webhook_outbox`); n != 0 {
 		t.Fatalf("%d deliveries left of a deleted webhook", n)
 	}
+}
+
+// Making a webhook and reading its log need reading the environments it is
+// about (FeatBit checks neither): a member who may manage webhooks but not
+// read Prod is refused both for Prod, and keeps them for Dev.
+func TestWebhookRoutesNeedTheirEnvironments(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	p := decode[store.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}).ok(t))
+	prod, dev := p.Environments[0], p.Environments[1]
+	policy := s.policyFor("dev-webhooks", []access.Statement{
+		{ID: "o", ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(store.WebhookAction)}, Resources: []string{"organization/*"}},
+		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/web:env/" + dev.Key}},
+	})
+	member, _ := s.addMember("hooks@example.com", policy)
+	hook := func(env store.Environment) map[string]any {
+		return map[string]any{"name": "To " + env.Name, "url": "https://hooks.example.com/x", "isActive": true,
+			"scopes": []string{p.ID.String() + "/" + env.ID.String()}, "events": []string{"feature_flag.toggled"}}
+	}
+	s.do("POST", "/api/v1/webhooks", member, hook(prod)).fails(t, http.StatusForbidden, "Forbidden")
+	mine := decode[store.Webhook](t, s.do("POST", "/api/v1/webhooks", member, hook(dev)).ok(t))
+	s.do("GET", "/api/v1/webhooks/"+mine.ID.String()+"/deliveries", member, nil).ok(t)
+	owners := decode[store.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, hook(prod)).ok(t))
+	s.do("GET", "/api/v1/webhooks/"+owners.ID.String()+"/deliveries", member, nil).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", "/api/v1/webhooks/"+owners.ID.String(), member, hook(prod)).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("GET", "/api/v1/webhooks/"+owners.ID.String()+"/deliveries", s.owner, nil).ok(t)
 }

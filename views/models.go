@@ -360,10 +360,12 @@ type WebhookEdit struct {
 	Log                      WebhookLog
 }
 
-// WebhookLog is a page of a webhook's deliveries.
+// WebhookLog is a page of a webhook's deliveries; Withheld, when set, says
+// why the viewer is not shown them.
 type WebhookLog struct {
-	Rows  []DeliveryRow
-	Pager Pager
+	Rows     []DeliveryRow
+	Pager    Pager
+	Withheld string
 }
 
 // DeliveryRow is one attempt in the delivery log.

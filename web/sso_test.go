@@ -327,16 +327,25 @@ func newSSOApp(t *testing.T, logs *logRecorder) *app {
 // newSSOAppWith is newSSOApp with BUNTING_SSO_ALLOW_PRIVATE_NETWORKS as given.
 func newSSOAppWith(t *testing.T, logs *logRecorder, allowPrivate bool) *app {
 	t.Helper()
+	// The provider is on loopback: tests (and on-premises providers) need
+	// private networks allowed.
+	return newLoopbackApp(t, logs, store.Options{AllowPrivateNetworks: allowPrivate})
+}
+
+// newLoopbackApp is newSSOApp with the store's outbound settings as given
+// (the test's password cost and sign-in delay are set here).
+func newLoopbackApp(t *testing.T, logs *logRecorder, opts store.Options) *app {
+	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.New(t, store.ConfigurePool)
 	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
 	must(t, err)
 	log := slog.New(logs)
-	// The provider is on loopback: tests (and on-premises providers) need
-	// private networks allowed.
+	opts.PasswordCost, opts.LoginDelayStep = bcrypt.MinCost, time.Millisecond
+	// The clock can be moved forward, to expire sign-in attempts.
 	skew := &atomic.Int64{}
-	st := store.New(pool, keys, log, store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond,
-		AllowPrivateNetworks: allowPrivate, Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	opts.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	st := store.New(pool, keys, log, opts)
 	_, err = st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword})
 	must(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -93,9 +94,9 @@ func (p *pages) webhookPage(c echo.Context, status int, w *store.Webhook, f view
 	if w != nil {
 		title = w.Name
 		vm.Name = w.Name
-		vm.SecretSet = w.Secret != ""
+		vm.SecretSet = w.HasSecret
 		if vm.SecretSet {
-			vm.SecretHint = "Set (" + w.Secret + "). Leave blank to keep it."
+			vm.SecretHint = "A secret is set and signs every delivery; it is not shown again. Leave blank to keep it."
 		}
 		base := "/webhooks/" + w.ID.String()
 		vm.TestAction, vm.DeleteAction = base+"/test", base+"/delete"
@@ -112,7 +113,9 @@ func (p *pages) webhookPage(c echo.Context, status int, w *store.Webhook, f view
 	return render(c, status, views.WebhookPage(vm))
 }
 
-// deliveryLog is the page of a webhook's log the request names ("page", from 1).
+// deliveryLog is the page of a webhook's log the request names ("page", from
+// 1). Whoever may not read every environment the log is about sees the
+// webhook without it.
 func (p *pages) deliveryLog(c echo.Context, id uuid.UUID) (views.WebhookLog, error) {
 	number := 1
 	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 0 {
@@ -120,6 +123,9 @@ func (p *pages) deliveryLog(c echo.Context, id uuid.UUID) (views.WebhookLog, err
 	}
 	log, err := p.store.ListWebhookDeliveries(c.Request().Context(), actor(c), id,
 		store.WebhookDeliveryFilter{Page: store.Page{Index: number - 1, Size: deliveryLogPageSize}})
+	if errors.Is(err, store.ErrForbidden) {
+		return views.WebhookLog{Withheld: "Its deliveries carry changes in environments you may not read, so they are not shown."}, nil
+	}
 	if err != nil {
 		return views.WebhookLog{}, err
 	}

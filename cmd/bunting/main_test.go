@@ -50,6 +50,32 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 	}
 }
 
+// TestConfigWebhookPrivateNetworks: webhooks have their own private-network
+// setting, off by default and untouched by single sign-on's.
+func TestConfigWebhookPrivateNetworks(t *testing.T) {
+	for _, c := range []struct {
+		vars     map[string]string
+		sso, hks bool
+	}{
+		{nil, false, false},
+		{map[string]string{"BUNTING_SSO_ALLOW_PRIVATE_NETWORKS": "true"}, true, false},
+		{map[string]string{"BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true"}, false, true},
+	} {
+		cfg, err := server.LoadConfig(env(c.vars))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.SSOAllowPrivateNetworks != c.sso || cfg.WebhookAllowPrivateNetworks != c.hks {
+			t.Errorf("%v: single sign-on %v, webhooks %v; want %v, %v", c.vars, cfg.SSOAllowPrivateNetworks,
+				cfg.WebhookAllowPrivateNetworks, c.sso, c.hks)
+		}
+	}
+	_, err := server.LoadConfig(env(map[string]string{"BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS": "sometimes"}))
+	if err == nil || !strings.Contains(err.Error(), "BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS") {
+		t.Errorf("an invalid value: %v", err)
+	}
+}
+
 func TestConfigDefaults(t *testing.T) {
 	cfg, err := server.LoadConfig(env(nil))
 	if err != nil {

@@ -386,6 +386,7 @@ type WebhookDelivery struct {
 	Error      string
 	StartedAt  time.Time
 	EndedAt    time.Time
+	EnvIds     []uuid.UUID
 }
 
 type WebhookOutbox struct {
@@ -396,6 +397,7 @@ type WebhookOutbox struct {
 	Attempts  int32
 	DueAt     time.Time
 	CreatedAt time.Time
+	EnvIds    []uuid.UUID
 }
 
 type Workspace struct {

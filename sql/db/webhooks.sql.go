@@ -60,30 +60,72 @@ func (q *Queries) ActiveWebhooksForEvents(ctx context.Context, arg ActiveWebhook
 }
 
 const ClaimWebhookOutbox = `-- name: ClaimWebhookOutbox :many
+WITH due AS (
+    SELECT o.id, o.due_at, w.organization_id,
+        row_number() OVER (PARTITION BY o.webhook_id ORDER BY o.due_at, o.id) AS hook_turn
+    FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+    WHERE o.due_at <= now()
+), turns AS (
+    SELECT d.id, d.due_at,
+        coalesce(($2::integer[])[array_position($3::uuid[], d.organization_id)], 0)
+        + row_number() OVER (PARTITION BY d.organization_id ORDER BY d.hook_turn, d.due_at, d.id) AS turn
+    FROM due d
+), chosen AS (
+    SELECT t.id FROM turns t WHERE t.turn <= $4::integer ORDER BY t.turn, t.due_at, t.id LIMIT $5
+), claimed AS (
+    SELECT c.id FROM webhook_outbox c WHERE c.id IN (SELECT id FROM chosen) AND c.due_at <= now() FOR UPDATE SKIP LOCKED
+)
 UPDATE webhook_outbox o SET due_at = $1, attempts = o.attempts + 1
-WHERE o.id IN (
-    SELECT id FROM webhook_outbox WHERE due_at <= now() ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-RETURNING o.id, o.webhook_id, o.events, o.payload, o.attempts, o.due_at, o.created_at
+FROM webhooks w
+WHERE o.id IN (SELECT id FROM claimed) AND w.id = o.webhook_id
+RETURNING o.id, o.webhook_id, o.events, o.payload, o.attempts, o.due_at, o.created_at, o.env_ids, w.organization_id
 `
 
 type ClaimWebhookOutboxParams struct {
-	LeaseUntil time.Time
-	Max        int32
+	LeaseUntil      time.Time
+	BusyCounts      []int32
+	BusyOrgs        []uuid.UUID
+	PerOrganization int32
+	Max             int32
 }
 
-// ClaimWebhookOutbox takes up to @max due deliveries for this instance:
-// rows another instance is claiming are skipped (SKIP LOCKED), and a
-// claimed row is not due again until @lease_until, so it is sent once;
-// should this instance die, it is claimed again after the lease.
-func (q *Queries) ClaimWebhookOutbox(ctx context.Context, arg ClaimWebhookOutboxParams) ([]WebhookOutbox, error) {
-	rows, err := q.db.Query(ctx, ClaimWebhookOutbox, arg.LeaseUntil, arg.Max)
+type ClaimWebhookOutboxRow struct {
+	ID             uuid.UUID
+	WebhookID      uuid.UUID
+	Events         string
+	Payload        string
+	Attempts       int32
+	DueAt          time.Time
+	CreatedAt      time.Time
+	EnvIds         []uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+// ClaimWebhookOutbox takes up to @max due deliveries for this instance,
+// fairly: an organization has at most @per_organization in flight on this
+// instance (@busy_orgs have @busy_counts already), and due rows are taken
+// in turns, each organization's first before anyone's second, and within
+// an organization its webhooks in turn; so one organization's receivers
+// that hang hold only its own share of the worker. Rows another instance
+// is claiming are skipped (SKIP LOCKED), and a claimed row is not due again
+// until @lease_until, so it is sent once; should this instance die, it is
+// claimed again after the lease. The turns are counted over every due row
+// (webhook_outbox_due): the outbox holds only deliveries not yet made.
+func (q *Queries) ClaimWebhookOutbox(ctx context.Context, arg ClaimWebhookOutboxParams) ([]ClaimWebhookOutboxRow, error) {
+	rows, err := q.db.Query(ctx, ClaimWebhookOutbox,
+		arg.LeaseUntil,
+		arg.BusyCounts,
+		arg.BusyOrgs,
+		arg.PerOrganization,
+		arg.Max,
+	)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []WebhookOutbox{}
+	items := []ClaimWebhookOutboxRow{}
 	for rows.Next() {
-		var i WebhookOutbox
+		var i ClaimWebhookOutboxRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.WebhookID,
@@ -92,6 +134,8 @@ func (q *Queries) ClaimWebhookOutbox(ctx context.Context, arg ClaimWebhookOutbox
 			&i.Attempts,
 			&i.DueAt,
 			&i.CreatedAt,
+			&i.EnvIds,
+			&i.OrganizationID,
 		); err != nil {
 			return nil, err
 		}
@@ -101,6 +145,19 @@ func (q *Queries) ClaimWebhookOutbox(ctx context.Context, arg ClaimWebhookOutbox
 		return nil, err
 	}
 	return items, nil
+}
+
+const CountOrganizationWebhooks = `-- name: CountOrganizationWebhooks :one
+SELECT count(*) FROM webhooks WHERE organization_id = $1
+`
+
+// CountOrganizationWebhooks counts an organization's webhooks, for their
+// bound (webhooks_organization_id_name_key).
+func (q *Queries) CountOrganizationWebhooks(ctx context.Context, organizationID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, CountOrganizationWebhooks, organizationID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const CountWebhookDeliveries = `-- name: CountWebhookDeliveries :one
@@ -334,16 +391,16 @@ func (q *Queries) GetWebhookByID(ctx context.Context, id uuid.UUID) (Webhook, er
 const InsertWebhookDelivery = `-- name: InsertWebhookDelivery :one
 WITH d AS (
     INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, status_code,
-        latency_ms, request, response, error, started_at, ended_at)
+        latency_ms, request, response, error, started_at, ended_at, env_ids)
     VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10, $11, $12)
-    RETURNING id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at
+        $7, $8, $9, $10, $11, $12, $13)
+    RETURNING id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at, env_ids
 ), w AS (
     UPDATE webhooks SET last_delivery = jsonb_build_object('success', $5::boolean,
         'happenedAt', $11::timestamptz, 'response', $6::integer)
     WHERE id = $1
 )
-SELECT id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at FROM d
+SELECT id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at, env_ids FROM d
 `
 
 type InsertWebhookDeliveryParams struct {
@@ -359,6 +416,7 @@ type InsertWebhookDeliveryParams struct {
 	Error      string
 	StartedAt  time.Time
 	EndedAt    time.Time
+	EnvIds     []uuid.UUID
 }
 
 type InsertWebhookDeliveryRow struct {
@@ -375,6 +433,7 @@ type InsertWebhookDeliveryRow struct {
 	Error      string
 	StartedAt  time.Time
 	EndedAt    time.Time
+	EnvIds     []uuid.UUID
 }
 
 // InsertWebhookDelivery logs one attempt and records it as the webhook's last delivery.
@@ -392,6 +451,7 @@ func (q *Queries) InsertWebhookDelivery(ctx context.Context, arg InsertWebhookDe
 		arg.Error,
 		arg.StartedAt,
 		arg.EndedAt,
+		arg.EnvIds,
 	)
 	var i InsertWebhookDeliveryRow
 	err := row.Scan(
@@ -408,28 +468,36 @@ func (q *Queries) InsertWebhookDelivery(ctx context.Context, arg InsertWebhookDe
 		&i.Error,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.EnvIds,
 	)
 	return i, err
 }
 
 const InsertWebhookOutbox = `-- name: InsertWebhookOutbox :exec
-INSERT INTO webhook_outbox (webhook_id, events, payload) VALUES ($1, $2, $3)
+INSERT INTO webhook_outbox (webhook_id, events, payload, env_ids) VALUES ($1, $2, $3, $4)
 `
 
 type InsertWebhookOutboxParams struct {
 	WebhookID uuid.UUID
 	Events    string
 	Payload   string
+	EnvIds    []uuid.UUID
 }
 
-// InsertWebhookOutbox queues a delivery in the transaction of its change.
+// InsertWebhookOutbox queues a delivery in the transaction of its change,
+// with the environments it is about.
 func (q *Queries) InsertWebhookOutbox(ctx context.Context, arg InsertWebhookOutboxParams) error {
-	_, err := q.db.Exec(ctx, InsertWebhookOutbox, arg.WebhookID, arg.Events, arg.Payload)
+	_, err := q.db.Exec(ctx, InsertWebhookOutbox,
+		arg.WebhookID,
+		arg.Events,
+		arg.Payload,
+		arg.EnvIds,
+	)
 	return err
 }
 
 const ListWebhookDeliveries = `-- name: ListWebhookDeliveries :many
-SELECT id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at FROM webhook_deliveries
+SELECT id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at, env_ids FROM webhook_deliveries
 WHERE webhook_id = $1
   AND ($2::text = '' OR $2::text = ANY(string_to_array(events, ',')))
   AND ($3::boolean IS NULL OR success = $3::boolean)
@@ -480,6 +548,7 @@ func (q *Queries) ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeli
 			&i.Error,
 			&i.StartedAt,
 			&i.EndedAt,
+			&i.EnvIds,
 		); err != nil {
 			return nil, err
 		}
@@ -559,8 +628,20 @@ func (q *Queries) ListWebhooks(ctx context.Context, arg ListWebhooksParams) ([]W
 	return items, nil
 }
 
+const LockWebhooks = `-- name: LockWebhooks :exec
+SELECT pg_advisory_xact_lock(hashtextextended('webhooks/' || $1::uuid, 0))
+`
+
+// LockWebhooks serializes the creation of an organization's webhooks until
+// the transaction ends, so their bound holds under concurrent requests.
+func (q *Queries) LockWebhooks(ctx context.Context, organizationID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, LockWebhooks, organizationID)
+	return err
+}
+
 const OrganizationEnvironments = `-- name: OrganizationEnvironments :many
-SELECT e.id AS env_id, e.name AS env_name, p.id AS project_id, p.name AS project_name
+SELECT e.id AS env_id, e.name AS env_name, e.key AS env_key, p.id AS project_id, p.name AS project_name,
+    p.key AS project_key
 FROM environments e JOIN projects p ON p.id = e.project_id
 WHERE p.organization_id = $1
 ORDER BY p.name, e.name
@@ -569,12 +650,15 @@ ORDER BY p.name, e.name
 type OrganizationEnvironmentsRow struct {
 	EnvID       uuid.UUID
 	EnvName     string
+	EnvKey      string
 	ProjectID   uuid.UUID
 	ProjectName string
+	ProjectKey  string
 }
 
 // OrganizationEnvironments lists every environment of an organization with
-// its project, to check and name webhook scopes.
+// its project, to check and name webhook scopes and to check who may read
+// them.
 func (q *Queries) OrganizationEnvironments(ctx context.Context, organizationID uuid.UUID) ([]OrganizationEnvironmentsRow, error) {
 	rows, err := q.db.Query(ctx, OrganizationEnvironments, organizationID)
 	if err != nil {
@@ -587,8 +671,10 @@ func (q *Queries) OrganizationEnvironments(ctx context.Context, organizationID u
 		if err := rows.Scan(
 			&i.EnvID,
 			&i.EnvName,
+			&i.EnvKey,
 			&i.ProjectID,
 			&i.ProjectName,
+			&i.ProjectKey,
 		); err != nil {
 			return nil, err
 		}
@@ -692,6 +778,32 @@ func (q *Queries) UpdateWebhook(ctx context.Context, arg UpdateWebhookParams) (W
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const WebhookLogEnvironments = `-- name: WebhookLogEnvironments :many
+SELECT DISTINCT e::uuid AS env_id FROM webhook_deliveries d, unnest(d.env_ids) AS e WHERE d.webhook_id = $1
+`
+
+// WebhookLogEnvironments lists the environments a webhook's delivery log
+// is about (webhook_deliveries_webhook); the log keeps 30 days.
+func (q *Queries) WebhookLogEnvironments(ctx context.Context, webhookID uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, WebhookLogEnvironments, webhookID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var env_id uuid.UUID
+		if err := rows.Scan(&env_id); err != nil {
+			return nil, err
+		}
+		items = append(items, env_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const WebhookNameUsed = `-- name: WebhookNameUsed :one

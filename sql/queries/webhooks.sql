@@ -48,6 +48,21 @@ WHERE organization_id = @organization_id
   AND (@project_id::text = '' OR EXISTS (SELECT 1 FROM unnest(scopes) s WHERE s LIKE @project_id::text || '/%'))
   AND (@env_id::text = '' OR EXISTS (SELECT 1 FROM unnest(scopes) s WHERE s LIKE '%' || @env_id::text || '%'));
 
+-- name: LockWebhooks :exec
+-- LockWebhooks serializes the creation of an organization's webhooks until
+-- the transaction ends, so their bound holds under concurrent requests.
+SELECT pg_advisory_xact_lock(hashtextextended('webhooks/' || @organization_id::uuid, 0));
+
+-- name: CountOrganizationWebhooks :one
+-- CountOrganizationWebhooks counts an organization's webhooks, for their
+-- bound (webhooks_organization_id_name_key).
+SELECT count(*) FROM webhooks WHERE organization_id = $1;
+
+-- name: WebhookLogEnvironments :many
+-- WebhookLogEnvironments lists the environments a webhook's delivery log
+-- is about (webhook_deliveries_webhook); the log keeps 30 days.
+SELECT DISTINCT e::uuid AS env_id FROM webhook_deliveries d, unnest(d.env_ids) AS e WHERE d.webhook_id = $1;
+
 -- name: WebhookNameUsed :one
 -- WebhookNameUsed tells whether an organization has a webhook of a name.
 SELECT EXISTS (SELECT 1 FROM webhooks WHERE organization_id = $1 AND lower(name) = lower(@name::text));
@@ -59,18 +74,40 @@ SELECT id, scopes, events, payload_template_type, prevent_empty_payloads FROM we
 WHERE organization_id = @organization_id AND is_active AND events && @events::text[];
 
 -- name: InsertWebhookOutbox :exec
--- InsertWebhookOutbox queues a delivery in the transaction of its change.
-INSERT INTO webhook_outbox (webhook_id, events, payload) VALUES ($1, $2, $3);
+-- InsertWebhookOutbox queues a delivery in the transaction of its change,
+-- with the environments it is about.
+INSERT INTO webhook_outbox (webhook_id, events, payload, env_ids) VALUES ($1, $2, $3, $4);
 
 -- name: ClaimWebhookOutbox :many
--- ClaimWebhookOutbox takes up to @max due deliveries for this instance:
--- rows another instance is claiming are skipped (SKIP LOCKED), and a
--- claimed row is not due again until @lease_until, so it is sent once;
--- should this instance die, it is claimed again after the lease.
+-- ClaimWebhookOutbox takes up to @max due deliveries for this instance,
+-- fairly: an organization has at most @per_organization in flight on this
+-- instance (@busy_orgs have @busy_counts already), and due rows are taken
+-- in turns, each organization's first before anyone's second, and within
+-- an organization its webhooks in turn; so one organization's receivers
+-- that hang hold only its own share of the worker. Rows another instance
+-- is claiming are skipped (SKIP LOCKED), and a claimed row is not due again
+-- until @lease_until, so it is sent once; should this instance die, it is
+-- claimed again after the lease. The turns are counted over every due row
+-- (webhook_outbox_due): the outbox holds only deliveries not yet made.
+WITH due AS (
+    SELECT o.id, o.due_at, w.organization_id,
+        row_number() OVER (PARTITION BY o.webhook_id ORDER BY o.due_at, o.id) AS hook_turn
+    FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+    WHERE o.due_at <= now()
+), turns AS (
+    SELECT d.id, d.due_at,
+        coalesce((@busy_counts::integer[])[array_position(@busy_orgs::uuid[], d.organization_id)], 0)
+        + row_number() OVER (PARTITION BY d.organization_id ORDER BY d.hook_turn, d.due_at, d.id) AS turn
+    FROM due d
+), chosen AS (
+    SELECT t.id FROM turns t WHERE t.turn <= @per_organization::integer ORDER BY t.turn, t.due_at, t.id LIMIT @max
+), claimed AS (
+    SELECT c.id FROM webhook_outbox c WHERE c.id IN (SELECT id FROM chosen) AND c.due_at <= now() FOR UPDATE SKIP LOCKED
+)
 UPDATE webhook_outbox o SET due_at = @lease_until, attempts = o.attempts + 1
-WHERE o.id IN (
-    SELECT id FROM webhook_outbox WHERE due_at <= now() ORDER BY due_at LIMIT @max FOR UPDATE SKIP LOCKED)
-RETURNING o.*;
+FROM webhooks w
+WHERE o.id IN (SELECT id FROM claimed) AND w.id = o.webhook_id
+RETURNING o.*, w.organization_id;
 
 -- name: RescheduleWebhookOutbox :exec
 -- RescheduleWebhookOutbox sets when a failed delivery is tried again.
@@ -84,9 +121,9 @@ DELETE FROM webhook_outbox WHERE id = $1;
 -- InsertWebhookDelivery logs one attempt and records it as the webhook's last delivery.
 WITH d AS (
     INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, status_code,
-        latency_ms, request, response, error, started_at, ended_at)
+        latency_ms, request, response, error, started_at, ended_at, env_ids)
     VALUES (@webhook_id, @delivery_id, @events, @attempt, @success, sqlc.narg(status_code),
-        @latency_ms, @request, @response, @error, @started_at, @ended_at)
+        @latency_ms, @request, @response, @error, @started_at, @ended_at, @env_ids)
     RETURNING *
 ), w AS (
     UPDATE webhooks SET last_delivery = jsonb_build_object('success', @success::boolean,
@@ -117,8 +154,10 @@ WHERE webhook_id = @webhook_id
 
 -- name: OrganizationEnvironments :many
 -- OrganizationEnvironments lists every environment of an organization with
--- its project, to check and name webhook scopes.
-SELECT e.id AS env_id, e.name AS env_name, p.id AS project_id, p.name AS project_name
+-- its project, to check and name webhook scopes and to check who may read
+-- them.
+SELECT e.id AS env_id, e.name AS env_name, e.key AS env_key, p.id AS project_id, p.name AS project_name,
+    p.key AS project_key
 FROM environments e JOIN projects p ON p.id = e.project_id
 WHERE p.organization_id = $1
 ORDER BY p.name, e.name;

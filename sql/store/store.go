@@ -46,8 +46,13 @@ type Store struct {
 	// how many unknown trigger tokens one address tries.
 	triggerRuns, triggerMisses *Limiter
 
-	allowPrivateNetworks bool
-	now                  func() time.Time
+	// allowPrivateNetworks opens loopback and private addresses to single
+	// sign-on, webhookPrivateNetworks to webhooks: two settings, so trusting
+	// an identity provider inside the network does not let every webhook
+	// author reach it.
+	allowPrivateNetworks, webhookPrivateNetworks bool
+	// now is the clock sign-in attempts expire by (Options.Now).
+	now func() time.Time
 
 	// auth caches resolved actors while Listen runs.
 	auth *authCache
@@ -83,6 +88,11 @@ type Options struct {
 	// (BUNTING_SSO_ALLOW_PRIVATE_NETWORKS): for tests and providers inside
 	// the network. Off, only https providers on public addresses are reached.
 	AllowPrivateNetworks bool
+	// WebhookAllowPrivateNetworks lets webhooks deliver to loopback and
+	// private addresses (BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS): for
+	// receivers inside the network, and tests. Off, they reach public
+	// addresses only.
+	WebhookAllowPrivateNetworks bool
 	// MaxEndUsersPerEnv bounds the end users kept per environment;
 	// DefaultMaxEndUsersPerEnv when zero.
 	MaxEndUsersPerEnv int64
@@ -115,7 +125,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
 		triggerRuns: newTriggerLimiter(), triggerMisses: newTriggerMissLimiter(),
-		allowPrivateNetworks: opts.AllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
+		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
 		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
 		outboxKick: make(chan struct{}, 1)}
 	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.

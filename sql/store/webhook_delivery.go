@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptrace"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -123,18 +125,32 @@ func (s *Store) queueWebhooks(ctx context.Context, q *db.Queries, a *Actor, ch c
 	if err != nil {
 		return err
 	}
-	var payload []byte
+	var p *payload
 	for _, h := range hooks {
-		if !slices.ContainsFunc(where, func(e envRow) bool { return scopesCover(h.Scopes, e.Environment.ProjectID, e.Environment.ID) }) {
+		// The environments of the change this webhook's scopes reach: what
+		// its log is about, and where the flags its payload names may be.
+		covered := map[uuid.UUID]bool{}
+		envIDs := []uuid.UUID{}
+		for _, e := range where {
+			if scopesCover(h.Scopes, e.Environment.ProjectID, e.Environment.ID) {
+				covered[e.Environment.ID] = true
+				envIDs = append(envIDs, e.Environment.ID)
+			}
+		}
+		if len(envIDs) == 0 {
 			continue
 		}
-		if payload == nil {
-			if payload, err = s.webhookPayload(ctx, q, a, ch, events, res); err != nil {
+		if p == nil {
+			if p, err = s.webhookPayload(ctx, q, a, ch, events, res); err != nil {
 				return err
 			}
 		}
+		body, err := p.within(covered)
+		if err != nil {
+			return err
+		}
 		if err := q.InsertWebhookOutbox(ctx, db.InsertWebhookOutboxParams{WebhookID: h.ID,
-			Events: strings.Join(events, ","), Payload: string(payload)}); err != nil {
+			Events: strings.Join(events, ","), Payload: string(body), EnvIds: envIDs}); err != nil {
 			return err
 		}
 		s.outboxWrites.Add(1)
@@ -171,10 +187,51 @@ type idName struct {
 	Name string    `json:"name"`
 }
 
+// payload is a change's webhook payload before it is sent to one webhook.
+type payload struct {
+	obj map[string]any
+	// segment is a segment's object, whose flagReferences each webhook is
+	// told only where its scopes reach: refs are all of them.
+	segment map[string]any
+	refs    []flagRef
+	// body is the payload marshaled once, when it is the same for every webhook.
+	body []byte
+}
+
+// flagRef is a flag that uses a segment, as the payload names it.
+type flagRef struct {
+	EnvID uuid.UUID `json:"envId"`
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Key   string    `json:"key"`
+}
+
+// within is the payload for a webhook whose scopes cover the environments
+// given: a shared segment's flags elsewhere are not its author's to read.
+func (p *payload) within(covered map[uuid.UUID]bool) ([]byte, error) {
+	if p.segment == nil {
+		if p.body == nil {
+			var err error
+			if p.body, err = json.Marshal(p.obj); err != nil {
+				return nil, err
+			}
+		}
+		return p.body, nil
+	}
+	refs := []flagRef{}
+	for _, r := range p.refs {
+		if covered[r.EnvID] {
+			refs = append(refs, r)
+		}
+	}
+	p.segment["flagReferences"] = refs
+	return json.Marshal(p.obj)
+}
+
 // webhookPayload is FeatBit's default data object (DataObjectBuilder):
 // events, operator, time, where, the object as it is now (as it was, for a
 // deletion) and the change in words.
-func (s *Store) webhookPayload(ctx context.Context, q *db.Queries, a *Actor, ch change, events []string, res *db.WebhookResourceRow) ([]byte, error) {
+func (s *Store) webhookPayload(ctx context.Context, q *db.Queries, a *Actor, ch change, events []string, res *db.WebhookResourceRow) (*payload, error) {
 	obj := map[string]any{
 		"events":     strings.Join(events, ","),
 		"operator":   operatorName(ctx, q, a),
@@ -219,16 +276,17 @@ func (s *Store) webhookPayload(ctx context.Context, q *db.Queries, a *Actor, ch 
 		if err != nil {
 			return nil, err
 		}
-		refs := make([]map[string]any, len(rows))
-		for i, r := range rows {
-			refs[i] = map[string]any{"envId": r.EnvID, "id": r.ID, "name": r.Name, "key": r.Key}
-		}
-		obj["data"] = map[string]any{"kind": "segment", "object": map[string]any{
+		p := &payload{obj: obj, segment: map[string]any{
 			"id": sg.ID.String(), "name": sg.Name, "description": sg.Description, "tags": sg.Tags,
 			"included": sg.Included, "excluded": sg.Excluded, "rules": sg.Rules,
-			"isArchived": boolString(sg.IsArchived), "flagReferences": refs}}
+			"isArchived": boolString(sg.IsArchived)}}
+		for _, r := range rows {
+			p.refs = append(p.refs, flagRef{r.EnvID, r.ID, r.Name, r.Key})
+		}
+		obj["data"] = map[string]any{"kind": "segment", "object": p.segment}
+		return p, nil
 	}
-	return json.Marshal(obj)
+	return &payload{obj: obj}, nil
 }
 
 func orEmpty(s []string) []string {
@@ -291,330 +349,105 @@ type attempt struct {
 	succeeded bool
 }
 
+// outgoing is one request to make: where, what, and how it is signed.
+type outgoing struct {
+	hookID, deliveryID uuid.UUID
+	target, secret     string
+	headers            []WebhookHeader
+	events             string
+	payload            []byte
+}
+
 // send makes one signed request. It never returns an error: a failure is
-// part of the attempt, in words safe to show (outbound.Describe).
-func send(ctx context.Context, client *http.Client, hookID, deliveryID uuid.UUID, target, secret string, headers []WebhookHeader, events string, payload []byte) attempt {
-	at := attempt{started: time.Now()}
-	defer func() { at.ended = time.Now() }()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(payload))
+// part of the attempt, in words safe to show (outbound.Describe). An answer
+// from a loopback or private address (reached only where
+// BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS allows it) keeps its status but
+// not its body: that is the inside of the server's network, and whoever
+// may manage webhooks must not read it through them.
+func send(ctx context.Context, client *http.Client, o outgoing) (at attempt) {
+	at.started = time.Now()
+	defer func() { at.ended = time.Now() }() // the named result: every return has its end
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.target, bytes.NewReader(o.payload))
 	if err != nil {
 		at.err = "the URL is not one Bunting can request"
-		at.ended = time.Now()
-		at.request = recordRequest(target, http.Header{}, payload)
+		at.request = recordRequest(o.target, http.Header{}, nil, o.payload)
 		return at
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("User-Agent", "Bunting-Webhook")
-	req.Header.Set(HeaderWebhookDelivery, deliveryID.String())
-	req.Header.Set(HeaderWebhookEvent, events)
-	req.Header.Set(HeaderWebhookHookID, hookID.String())
-	if secret != "" {
-		req.Header.Set(HeaderWebhookSignature, SignWebhook(secret, payload))
+	req.Header.Set(HeaderWebhookDelivery, o.deliveryID.String())
+	req.Header.Set(HeaderWebhookEvent, o.events)
+	req.Header.Set(HeaderWebhookHookID, o.hookID.String())
+	if o.secret != "" {
+		req.Header.Set(HeaderWebhookSignature, SignWebhook(o.secret, o.payload))
 	}
 	// The webhook's own headers come last and replace built-in ones, as FeatBit's do.
-	for _, h := range headers {
+	for _, h := range o.headers {
 		req.Header.Set(h.Key, h.Value)
 	}
-	at.request = recordRequest(target, req.Header, payload)
+	at.request = recordRequest(o.target, req.Header, o.headers, o.payload)
+	var mu sync.Mutex
+	var remote netip.Addr
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(c httptrace.GotConnInfo) {
+		if ap, err := netip.ParseAddrPort(c.Conn.RemoteAddr().String()); err == nil {
+			mu.Lock()
+			remote = ap.Addr()
+			mu.Unlock()
+		}
+	}}))
 	resp, err := client.Do(req)
 	if err != nil {
-		at.err = outbound.Describe(target, err)
-		at.ended = time.Now()
+		at.err = outbound.Describe(o.target, err)
 		return at
 	}
 	defer resp.Body.Close()
-	// Only the excerpt is read: the rest of a large answer is never held.
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxWebhookExcerpt))
 	code := int32(resp.StatusCode)
 	at.status = &code
+	at.succeeded = resp.StatusCode >= 200 && resp.StatusCode < 300
+	mu.Lock()
+	private := !remote.IsValid() || outbound.IsPrivate(remote)
+	mu.Unlock()
+	if private {
+		return at
+	}
+	// Only the excerpt is read: the rest of a large answer is never held.
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxWebhookExcerpt))
 	// Stored as text: a cut character and NULs (which PostgreSQL text
 	// refuses) are dropped.
 	at.excerpt = strings.ReplaceAll(strings.ToValidUTF8(string(body), ""), "\x00", "")
-	at.succeeded = resp.StatusCode >= 200 && resp.StatusCode < 300
-	at.ended = time.Now()
 	return at
 }
 
-func recordRequest(target string, h http.Header, payload []byte) json.RawMessage {
+// recordRequest is the request as the log shows it, the webhook's own
+// header values masked: they are not shown again once saved.
+func recordRequest(target string, h http.Header, own []WebhookHeader, payload []byte) json.RawMessage {
 	headers := map[string]string{}
 	for k, v := range h {
 		headers[k] = strings.Join(v, "; ")
+	}
+	for _, o := range own {
+		if _, ok := headers[http.CanonicalHeaderKey(o.Key)]; ok {
+			headers[http.CanonicalHeaderKey(o.Key)] = maskSecret(o.Value)
+		}
 	}
 	raw, _ := json.Marshal(map[string]any{"url": target, "headers": headers, "payload": string(payload)})
 	return raw
 }
 
-// logAttempt records an attempt in the delivery log and as the webhook's last delivery.
-func logAttempt(ctx context.Context, q *db.Queries, hookID, deliveryID uuid.UUID, events string, n int, at attempt) (WebhookDelivery, error) {
+// logAttempt records an attempt in the delivery log, with the environments
+// it is about, and as the webhook's last delivery.
+func logAttempt(ctx context.Context, q *db.Queries, hookID, deliveryID uuid.UUID, events string, n int, envIDs []uuid.UUID, at attempt) (WebhookDelivery, error) {
+	if envIDs == nil {
+		envIDs = []uuid.UUID{}
+	}
 	row, err := q.InsertWebhookDelivery(ctx, db.InsertWebhookDeliveryParams{WebhookID: hookID, DeliveryID: deliveryID,
 		Events: events, Attempt: int32(n), Success: at.succeeded, StatusCode: at.status,
 		LatencyMs: int32(at.ended.Sub(at.started).Milliseconds()), Request: at.request, Response: at.excerpt,
-		Error: at.err, StartedAt: at.started, EndedAt: at.ended})
+		Error: at.err, StartedAt: at.started, EndedAt: at.ended, EnvIds: envIDs})
 	if err != nil {
 		return WebhookDelivery{}, translate(err)
 	}
 	return deliveryOut(db.WebhookDelivery(row)), nil
-}
-
-// WebhookWorkerOptions tune the delivery worker; the zero value is production-ready.
-type WebhookWorkerOptions struct {
-	// Poll is how often the outbox is looked at when nothing wakes the
-	// worker; one second when zero.
-	Poll time.Duration
-	// Retries are the waits before each attempt after the first; a
-	// delivery gets len(Retries)+1 attempts. 10s, 1m, 5m, 30m when nil.
-	Retries []time.Duration
-	// Timeout bounds one request, answer included; 10 seconds when zero.
-	Timeout time.Duration
-	// Concurrency is how many deliveries one instance sends at once, so a
-	// receiver that hangs holds only its own; 8 when zero.
-	Concurrency int
-}
-
-// RunWebhooks sends queued deliveries until ctx ends, then waits for the
-// requests under way (each bounded by Timeout) and returns. Every instance
-// may run it: a delivery is claimed by one of them.
-func (s *Store) RunWebhooks(ctx context.Context, o WebhookWorkerOptions) {
-	if o.Poll <= 0 {
-		o.Poll = time.Second
-	}
-	if o.Retries == nil {
-		o.Retries = []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute, 30 * time.Minute}
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
-	if o.Concurrency <= 0 {
-		o.Concurrency = 8
-	}
-	client := outbound.NewClient(outbound.Options{AllowPrivate: s.allowPrivateNetworks, Timeout: o.Timeout})
-	// A claimed row is not due again for the lease: longer than a request
-	// can take, so another instance cannot send it meanwhile.
-	lease := o.Timeout + 30*time.Second
-	slots := make(chan struct{}, o.Concurrency)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	tick := time.NewTicker(o.Poll)
-	defer tick.Stop()
-	var pruned time.Time
-	for {
-		// The log keeps WebhookLogDays of attempts; any instance may prune.
-		if time.Since(pruned) > time.Hour {
-			if _, err := s.q.PruneWebhookDeliveries(ctx, time.Now().AddDate(0, 0, -WebhookLogDays)); err != nil && ctx.Err() == nil {
-				s.log.Warn("webhooks: pruning the delivery log failed", "err", err)
-			}
-			pruned = time.Now()
-		}
-		free := o.Concurrency - len(slots)
-		if free > 0 {
-			rows, err := s.q.ClaimWebhookOutbox(ctx, db.ClaimWebhookOutboxParams{LeaseUntil: time.Now().Add(lease), Max: int32(free)})
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("webhooks: claiming deliveries failed", "err", err)
-			}
-			for _, row := range rows {
-				slots <- struct{}{}
-				wg.Add(1)
-				go func() {
-					defer func() { <-slots; wg.Done() }()
-					// Not ctx: a request under way at shutdown finishes
-					// (within Timeout) and is recorded.
-					s.deliver(context.WithoutCancel(ctx), client, row, o.Retries)
-				}()
-			}
-			if len(rows) == free {
-				continue // more may be due
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		case <-s.outboxKick:
-		}
-	}
-}
-
-// deliver makes one attempt of a claimed outbox row and records it; the
-// row is deleted when it succeeded or has no attempt left, and otherwise
-// comes due again after the next wait of the schedule.
-func (s *Store) deliver(ctx context.Context, client *http.Client, row db.WebhookOutbox, retries []time.Duration) {
-	hook, err := s.q.GetWebhookByID(ctx, row.WebhookID)
-	if err != nil { // deleted meanwhile: its outbox rows went with it
-		return
-	}
-	if !hook.IsActive { // deactivated since the change: it is sent nothing
-		if err := s.q.DeleteWebhookOutbox(ctx, row.ID); err != nil {
-			s.log.Warn("webhooks: updating the outbox failed", "webhook", hook.ID, "err", err)
-		}
-		return
-	}
-	secret, err := s.webhookSecret(hook)
-	if err != nil {
-		s.log.Warn("webhooks: the secret does not open with this server key", "webhook", hook.ID)
-	}
-	var headers []WebhookHeader
-	_ = json.Unmarshal(hook.Headers, &headers)
-	at := send(ctx, client, hook.ID, row.ID, hook.Url, secret, headers, row.Events, []byte(row.Payload))
-	if _, err := logAttempt(ctx, s.q, hook.ID, row.ID, row.Events, int(row.Attempts), at); err != nil {
-		s.log.Warn("webhooks: recording a delivery failed", "webhook", hook.ID, "err", err)
-	}
-	n := int(row.Attempts)
-	if at.succeeded || n > len(retries) {
-		err = s.q.DeleteWebhookOutbox(ctx, row.ID)
-	} else {
-		err = s.q.RescheduleWebhookOutbox(ctx, db.RescheduleWebhookOutboxParams{ID: row.ID, DueAt: time.Now().Add(retries[n-1])})
-	}
-	if err != nil {
-		s.log.Warn("webhooks: updating the outbox failed", "webhook", hook.ID, "err", err)
-	}
-}
-
-// WebhookDeliveryFilter selects a page of a webhook's log (FeatBit's WebhookDeliveryFilter).
-type WebhookDeliveryFilter struct {
-	Event     string
-	Success   *bool
-	NotBefore *time.Time
-	Page      Page
-}
-
-// ListWebhookDeliveries pages a webhook's delivery log, newest first.
-func (s *Store) ListWebhookDeliveries(ctx context.Context, a *Actor, id uuid.UUID, f WebhookDeliveryFilter) (Paged[WebhookDelivery], error) {
-	var v validator
-	f.Page.check(&v)
-	v.text("event", f.Event, MaxNameLen)
-	v.when("notBefore", f.NotBefore)
-	if err := v.err(); err != nil {
-		return Paged[WebhookDelivery]{}, err
-	}
-	orgID, err := s.webhookOrg(ctx, a)
-	if err != nil {
-		return Paged[WebhookDelivery]{}, err
-	}
-	if _, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id}); err != nil {
-		return Paged[WebhookDelivery]{}, translate(err)
-	}
-	rows, err := s.q.ListWebhookDeliveries(ctx, db.ListWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
-		Success: f.Success, NotBefore: f.NotBefore, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
-	return paged(rows, err, deliveryOut, func() (int64, error) {
-		return s.q.CountWebhookDeliveries(ctx, db.CountWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
-			Success: f.Success, NotBefore: f.NotBefore})
-	})
-}
-
-// WebhookRequest is FeatBit's SendWebhook body: a request to make now.
-type WebhookRequest struct {
-	ID                   uuid.UUID       `json:"id"`
-	DeliveryID           string          `json:"deliveryId"`
-	URL                  string          `json:"url"`
-	Name                 string          `json:"name"`
-	Secret               string          `json:"secret"`
-	Headers              []WebhookHeader `json:"headers"`
-	Events               string          `json:"events"`
-	Payload              string          `json:"payload"`
-	PreventEmptyPayloads bool            `json:"preventEmptyPayloads"`
-}
-
-// MaxWebhookPayload bounds the payload of a request sent by hand.
-const MaxWebhookPayload = 256 << 10
-
-// SendWebhook makes a request now, as FeatBit's "send" does for the
-// webhook form's test: it waits for the answer (at most the outbound
-// timeout) and says how it went. When id names one of the organization's
-// webhooks the attempt goes into its log, and a masked or empty secret
-// means the stored one.
-func (s *Store) SendWebhook(ctx context.Context, a *Actor, in WebhookRequest) (WebhookDelivery, error) {
-	orgID, err := s.webhookOrg(ctx, a)
-	if err != nil {
-		return WebhookDelivery{}, err
-	}
-	var v validator
-	v.required("deliveryId", in.DeliveryID, MaxNameLen)
-	if in.URL == "" {
-		v.add("url", "required")
-	} else if !validWebhookURL(in.URL) {
-		v.add("url", "invalid")
-	}
-	v.required("events", in.Events, 1024)
-	if in.Payload == "" {
-		v.add("payload", "required")
-	} else if len(in.Payload) > MaxWebhookPayload || !json.Valid([]byte(in.Payload)) {
-		v.add("payload", "invalid")
-	}
-	v.text("secret", in.Secret, MaxWebhookSecretLen)
-	checkHeaders(&v, in.Headers)
-	if err := v.err(); err != nil {
-		return WebhookDelivery{}, err
-	}
-	deliveryID, err := uuid.Parse(in.DeliveryID)
-	if err != nil {
-		deliveryID = uuid.New()
-	}
-	var hook *db.Webhook
-	if in.ID != uuid.Nil {
-		row, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: in.ID})
-		if err != nil {
-			return WebhookDelivery{}, translate(err)
-		}
-		hook = &row
-		if stored, err := s.webhookSecret(row); err == nil && (in.Secret == "" || in.Secret == maskSecret(stored)) {
-			in.Secret = stored
-		}
-	}
-	if in.PreventEmptyPayloads && strings.TrimSpace(strings.Join(strings.Fields(in.Payload), "")) == "{}" {
-		return WebhookDelivery{WebhookID: in.ID, Error: &DeliveryErrorInfo{Message: "Not allowed to send an empty JSON object"},
-			Request: recordRequest(in.URL, http.Header{}, []byte(in.Payload))}, nil
-	}
-	at := send(ctx, s.sendClient(), in.ID, deliveryID, in.URL, in.Secret, in.Headers, in.Events, []byte(in.Payload))
-	if hook == nil {
-		d := deliveryOut(db.WebhookDelivery{DeliveryID: deliveryID, Events: in.Events, Attempt: 1, Success: at.succeeded,
-			StatusCode: at.status, LatencyMs: int32(at.ended.Sub(at.started).Milliseconds()), Request: at.request,
-			Response: at.excerpt, Error: at.err, StartedAt: at.started, EndedAt: at.ended})
-		return d, nil
-	}
-	return logAttempt(ctx, s.q, hook.ID, deliveryID, in.Events, 1, at)
-}
-
-// sendClient is the outbound client of requests sent by hand, made once so
-// its connections are reused.
-func (s *Store) sendClient() *http.Client {
-	s.sendClientOnce.Do(func() {
-		s.sendHTTP = outbound.NewClient(outbound.Options{AllowPrivate: s.allowPrivateNetworks})
-	})
-	return s.sendHTTP
-}
-
-// SendWebhookTest sends a webhook a test delivery ("Send test" on its
-// page): FeatBit's data object with the event "test", signed and logged
-// like any delivery, and waits for the answer.
-func (s *Store) SendWebhookTest(ctx context.Context, a *Actor, id uuid.UUID) (WebhookDelivery, error) {
-	orgID, err := s.webhookOrg(ctx, a)
-	if err != nil {
-		return WebhookDelivery{}, err
-	}
-	row, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
-	if err != nil {
-		return WebhookDelivery{}, translate(err)
-	}
-	org, err := s.q.GetOrganization(ctx, orgID)
-	if err != nil {
-		return WebhookDelivery{}, translate(err)
-	}
-	payload, err := json.Marshal(map[string]any{"events": EventTest, "operator": operatorName(ctx, s.q, a),
-		"happenedAt": time.Now().UTC(), "organization": idName{org.ID, org.Name},
-		"data":    map[string]any{"kind": "test", "object": map[string]any{"webhook": idName{row.ID, row.Name}}},
-		"changes": []string{"A test delivery from Bunting"}})
-	if err != nil {
-		return WebhookDelivery{}, err
-	}
-	secret, _ := s.webhookSecret(row)
-	return s.SendWebhook(ctx, a, WebhookRequest{ID: row.ID, DeliveryID: uuid.NewString(), URL: row.Url, Secret: secret,
-		Headers: headersOf(row), Events: EventTest, Payload: string(payload)})
-}
-
-func headersOf(row db.Webhook) []WebhookHeader {
-	var h []WebhookHeader
-	_ = json.Unmarshal(row.Headers, &h)
-	return h
 }
 
 // operatorName is FeatBit's "operator" of a payload: who made the change.

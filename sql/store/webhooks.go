@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -65,7 +66,20 @@ const (
 	MaxWebhookSecretLen = 256
 	MaxWebhookScopes    = 100
 	MaxWebhookTemplate  = 64 << 10
+	// MaxWebhooksPerOrg bounds an organization's webhooks: each one is
+	// matched against every flag and segment change, and queues a delivery
+	// the worker sends, so their number is work every change costs.
+	MaxWebhooksPerOrg = 100
 )
+
+// ErrTooManyWebhooks refuses a webhook past MaxWebhooksPerOrg.
+var ErrTooManyWebhooks = &RuleError{"TooManyWebhooks"}
+
+// SecretMask stands for a stored secret or header value in what Bunting
+// shows: the value itself is only ever sent, never shown again, not even
+// in part. Given back on update (or to "send" for the webhook's own URL) it
+// means the stored value, so it is refused as a new value.
+const SecretMask = "********"
 
 // WebhookHeader is one header a webhook adds to its requests, shaped as
 // .NET serializes FeatBit's KeyValuePair<string, string>.
@@ -81,8 +95,9 @@ type LastDelivery struct {
 	Response   *int      `json:"response"`
 }
 
-// Webhook is FeatBit's WebhookVm. Secret is masked: the value itself is
-// only ever sent, never shown again after it is set.
+// Webhook is FeatBit's WebhookVm. Secret and the headers' values are
+// SecretMask when set (HasSecret says whether a secret is): the values
+// themselves are only ever sent, never shown again after they are saved.
 type Webhook struct {
 	ID                   uuid.UUID       `json:"id"`
 	Name                 string          `json:"name"`
@@ -94,6 +109,7 @@ type Webhook struct {
 	PayloadTemplateType  string          `json:"payloadTemplateType"`
 	PayloadTemplate      string          `json:"payloadTemplate"`
 	Secret               string          `json:"secret"`
+	HasSecret            bool            `json:"hasSecret"`
 	IsActive             bool            `json:"isActive"`
 	PreventEmptyPayloads bool            `json:"preventEmptyPayloads"`
 	LastDelivery         *LastDelivery   `json:"lastDelivery"`
@@ -103,8 +119,10 @@ type Webhook struct {
 }
 
 // WebhookInput creates or replaces a webhook (FeatBit's WebhookBase). A nil
-// Secret on update keeps the stored one, as does the masked value the
-// webhook was shown with; "" removes it (deliveries go unsigned).
+// Secret on update keeps the stored one, as does SecretMask, which the
+// webhook was shown with and FeatBit's UI sends back; "" removes it
+// (deliveries go unsigned). A header whose value is SecretMask keeps the
+// stored value of that header.
 type WebhookInput struct {
 	Name                 string          `json:"name"`
 	Scopes               []string        `json:"scopes"`
@@ -130,6 +148,8 @@ type WebhookFilter struct {
 // webhook action (its UI shows the page to every member): a webhook sends
 // flag data to any URL with the organization's name on it, so Bunting asks
 // for the organization-management permission, on the organization's RN.
+// A webhook's scopes and its delivery log also need CanAccessEnv on each
+// environment they name (requireScopes): what it sends is what is read there.
 const WebhookAction = access.UpdateOrgName
 
 // webhookOrg checks that a person may manage the organization's webhooks
@@ -152,74 +172,43 @@ func (s *Store) MayManageWebhooks(ctx context.Context, a *Actor) bool {
 	return err == nil
 }
 
-// maskSecret shows that a secret is set without showing it.
+// maskSecret shows that a value is set without showing any of it.
 func maskSecret(secret string) string {
-	switch {
-	case secret == "":
+	if secret == "" {
 		return ""
-	case len(secret) < 12:
-		return "********"
 	}
-	return secret[:2] + "********" + secret[len(secret)-2:]
+	return SecretMask
 }
 
-// scopeEnvs is an organization's environments by id, with their project.
-type scopeEnvs map[uuid.UUID]db.OrganizationEnvironmentsRow
-
-func (s *Store) orgEnvs(ctx context.Context, q *db.Queries, orgID uuid.UUID) (scopeEnvs, error) {
-	rows, err := q.OrganizationEnvironments(ctx, orgID)
-	if err != nil {
-		return nil, translate(err)
+// maskHeaders shows a webhook's headers by name, their values masked.
+func maskHeaders(headers []WebhookHeader) []WebhookHeader {
+	out := make([]WebhookHeader, len(headers))
+	for i, h := range headers {
+		out[i] = WebhookHeader{Key: h.Key, Value: maskSecret(h.Value)}
 	}
-	out := make(scopeEnvs, len(rows))
-	for _, r := range rows {
-		out[r.EnvID] = r
-	}
-	return out, nil
+	return out
 }
 
-// parseScope reads FeatBit's scope string "{projectId}/{envId},{envId}".
-func parseScope(scope string) (uuid.UUID, []uuid.UUID, bool) {
-	project, envs, ok := strings.Cut(scope, "/")
-	if !ok {
-		return uuid.Nil, nil, false
-	}
-	pid, err := uuid.Parse(project)
-	if err != nil {
-		return uuid.Nil, nil, false
-	}
-	var ids []uuid.UUID
-	for _, e := range strings.Split(envs, ",") {
-		id, err := uuid.Parse(e)
-		if err != nil {
-			return uuid.Nil, nil, false
+// noStoredHeader says why SecretMask cannot be a header's value here.
+const noStoredHeader = "stands for the stored value of a header of that name, and there is none"
+
+// unmaskHeaders gives each header sent back with SecretMask the stored
+// value of the header of its name; a mask that names no stored header is
+// invalid (why says so), as it cannot mean what it says.
+func unmaskHeaders(v *validator, headers, stored []WebhookHeader, why string) []WebhookHeader {
+	out := slices.Clone(headers)
+	for i, h := range out {
+		if h.Value != SecretMask {
+			continue
 		}
-		ids = append(ids, id)
-	}
-	return pid, ids, true
-}
-
-// scopeMatches tells whether a scope covers an environment of a project.
-func scopeMatches(scope string, projectID, envID uuid.UUID) bool {
-	pid, envs, ok := parseScope(scope)
-	return ok && pid == projectID && slices.Contains(envs, envID)
-}
-
-// name says a scope in words: "Project/Env, Env".
-func (e scopeEnvs) name(scope string) string {
-	_, envs, ok := parseScope(scope)
-	if !ok {
-		return scope
-	}
-	var project string
-	var names []string
-	for _, id := range envs {
-		if r, ok := e[id]; ok {
-			project = r.ProjectName
-			names = append(names, r.EnvName)
+		j := slices.IndexFunc(stored, func(s WebhookHeader) bool { return strings.EqualFold(s.Key, h.Key) })
+		if j < 0 {
+			v.at("headers", "invalid", fmt.Sprintf("headers[%d]", i), h.Key+": "+SecretMask+" "+why)
+			return headers
 		}
+		out[i].Value = stored[j].Value
 	}
-	return project + "/" + strings.Join(names, ",")
+	return out
 }
 
 // checkWebhook validates an input against the organization's environments.
@@ -305,13 +294,15 @@ func distinctStrings(in []string) []string {
 	return out
 }
 
-// webhookOut turns a row into its view, with the secret masked.
+// webhookOut turns a row into its view, with the secret and the headers'
+// values masked.
 func (s *Store) webhookOut(row db.Webhook, envs scopeEnvs, creator *TokenCreator) Webhook {
 	w := Webhook{ID: row.ID, Name: row.Name, URL: row.Url, Scopes: row.Scopes, Events: row.Events,
 		PayloadTemplateType: row.PayloadTemplateType, PayloadTemplate: row.PayloadTemplate, IsActive: row.IsActive,
 		PreventEmptyPayloads: row.PreventEmptyPayloads, Creator: creator, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 		Headers: []WebhookHeader{}, ScopeNames: []string{}}
 	_ = json.Unmarshal(row.Headers, &w.Headers)
+	w.Headers = maskHeaders(w.Headers)
 	if len(row.LastDelivery) > 0 {
 		var last LastDelivery
 		if json.Unmarshal(row.LastDelivery, &last) == nil {
@@ -321,8 +312,9 @@ func (s *Store) webhookOut(row db.Webhook, envs scopeEnvs, creator *TokenCreator
 	for _, sc := range row.Scopes {
 		w.ScopeNames = append(w.ScopeNames, envs.name(sc))
 	}
-	if secret, err := s.webhookSecret(row); err == nil {
-		w.Secret = maskSecret(secret)
+	w.HasSecret = row.SealedSecret != ""
+	if w.HasSecret {
+		w.Secret = SecretMask
 	}
 	return w
 }
@@ -358,7 +350,15 @@ func (s *Store) CreateWebhook(ctx context.Context, a *Actor, in WebhookInput) (W
 	}
 	var v validator
 	checkWebhook(&v, &in, envs)
+	// Nothing is stored yet for the mask to stand for.
+	if in.Secret != nil && *in.Secret == SecretMask {
+		v.add("secret", "invalid")
+	}
+	in.Headers = unmaskHeaders(&v, in.Headers, nil, noStoredHeader)
 	if err := v.err(); err != nil {
+		return Webhook{}, err
+	}
+	if err := envs.requireScopes(a, in.Scopes); err != nil {
 		return Webhook{}, err
 	}
 	sealed := ""
@@ -375,6 +375,14 @@ func (s *Store) CreateWebhook(ctx context.Context, a *Actor, in WebhookInput) (W
 	}
 	var out Webhook
 	err = s.inTx(ctx, func(q *db.Queries) error {
+		if err := q.LockWebhooks(ctx, orgID); err != nil {
+			return err
+		}
+		if n, err := q.CountOrganizationWebhooks(ctx, orgID); err != nil {
+			return err
+		} else if n >= MaxWebhooksPerOrg {
+			return ErrTooManyWebhooks
+		}
 		used, err := q.WebhookNameUsed(ctx, db.WebhookNameUsedParams{OrganizationID: orgID, Name: strings.TrimSpace(in.Name)})
 		if err != nil {
 			return err
@@ -415,13 +423,21 @@ func (s *Store) UpdateWebhook(ctx context.Context, a *Actor, id uuid.UUID, in We
 	if err := v.err(); err != nil {
 		return Webhook{}, err
 	}
-	headers, err := json.Marshal(in.Headers)
-	if err != nil {
+	if err := envs.requireScopes(a, in.Scopes); err != nil {
 		return Webhook{}, err
 	}
 	var out Webhook
 	err = s.inTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
+		if err != nil {
+			return err
+		}
+		var v validator
+		in.Headers = unmaskHeaders(&v, in.Headers, headersOf(before), noStoredHeader)
+		if err := v.err(); err != nil {
+			return err
+		}
+		headers, err := json.Marshal(in.Headers)
 		if err != nil {
 			return err
 		}
@@ -437,11 +453,11 @@ func (s *Store) UpdateWebhook(ctx context.Context, a *Actor, id uuid.UUID, in We
 		}
 		sealed := before.SealedSecret
 		if in.Secret != nil {
-			old, _ := s.webhookSecret(before)
-			switch {
-			case *in.Secret == "":
+			switch *in.Secret {
+			case "":
 				sealed = ""
-			case *in.Secret != maskSecret(old):
+			case SecretMask: // as shown: the stored one
+			default:
 				sealed = s.keys.Seal(*in.Secret)
 			}
 		}
@@ -539,40 +555,4 @@ func (s *Store) DeleteWebhook(ctx context.Context, a *Actor, id uuid.UUID) error
 		return s.audit(ctx, q, a, change{refType: "Webhook", refID: row.ID.String(), keyword: row.Name,
 			operation: OpRemove, previous: s.webhookOut(row, nil, nil)})
 	})
-}
-
-// WebhookScope is an environment a webhook's scopes can name, for the form.
-type WebhookScope struct {
-	ProjectID, EnvID     uuid.UUID
-	ProjectName, EnvName string
-}
-
-// Scope is FeatBit's scope string of this one environment.
-func (w WebhookScope) Scope() string { return w.ProjectID.String() + "/" + w.EnvID.String() }
-
-// WebhookScopes lists the environments a webhook can be scoped to, by project and name.
-func (s *Store) WebhookScopes(ctx context.Context, a *Actor) ([]WebhookScope, error) {
-	orgID, err := s.webhookOrg(ctx, a)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.q.OrganizationEnvironments(ctx, orgID)
-	if err != nil {
-		return nil, translate(err)
-	}
-	out := make([]WebhookScope, len(rows))
-	for i, r := range rows {
-		out[i] = WebhookScope{r.ProjectID, r.EnvID, r.ProjectName, r.EnvName}
-	}
-	return out, nil
-}
-
-// Covers tells whether any of a webhook's scopes names an environment.
-func (w Webhook) Covers(projectID, envID uuid.UUID) bool {
-	return scopesCover(w.Scopes, projectID, envID)
-}
-
-// scopesCover tells whether any of a webhook's scopes names an environment.
-func scopesCover(scopes []string, projectID, envID uuid.UUID) bool {
-	return slices.ContainsFunc(scopes, func(sc string) bool { return scopeMatches(sc, projectID, envID) })
 }

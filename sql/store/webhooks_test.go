@@ -32,6 +32,7 @@ type received struct {
 	event, delivery, signature, hookID string
 	body                               []byte
 	status                             int
+	header                             http.Header
 }
 
 func newReceiver(t *testing.T, statuses ...int) *receiver {
@@ -44,7 +45,7 @@ func newReceiver(t *testing.T, statuses ...int) *receiver {
 			status, r.statuses = r.statuses[0], r.statuses[1:]
 		}
 		r.got = append(r.got, received{req.Header.Get(HeaderWebhookEvent), req.Header.Get(HeaderWebhookDelivery),
-			req.Header.Get(HeaderWebhookSignature), req.Header.Get(HeaderWebhookHookID), body, status})
+			req.Header.Get(HeaderWebhookSignature), req.Header.Get(HeaderWebhookHookID), body, status, req.Header.Clone()})
 		r.mu.Unlock()
 		w.WriteHeader(status)
 		fmt.Fprintf(w, "answered %d", status)
@@ -79,11 +80,11 @@ func runWorker(t *testing.T, s *Store, o WebhookWorkerOptions) {
 	t.Cleanup(func() { stop(); <-done })
 }
 
-// loopbackStore is a test store whose outbound requests may reach loopback,
-// as BUNTING_SSO_ALLOW_PRIVATE_NETWORKS allows in tests.
+// loopbackStore is a test store whose webhooks may reach loopback, as
+// BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS allows in tests.
 func loopbackStore(t *testing.T) (*Store, *Actor, Environment) {
 	s, a, _ := testStore(t)
-	s.allowPrivateNetworks = true
+	s.webhookPrivateNetworks = true
 	prod, _ := prodAndDev(t, s, a)
 	return s, a, prod
 }
@@ -165,8 +166,9 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	}
 	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, WebhookDeliveryFilter{Page: Page{Size: 100}})
 	must(t, err)
+	// The receiver is on loopback: its answer's body is not kept.
 	if log.TotalCount != int64(len(want)) || !log.Items[0].Success || log.Items[0].Response.StatusCode != 200 ||
-		log.Items[0].Response.Body != "answered 200" {
+		log.Items[0].Response.Body != "" {
 		t.Fatalf("log %+v", log)
 	}
 }
@@ -175,7 +177,7 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 func TestWebhookFollowsScopesAndEvents(t *testing.T) {
 	t.Parallel()
 	s, a, _ := testStore(t)
-	s.allowPrivateNetworks = true
+	s.webhookPrivateNetworks = true
 	prod, dev := prodAndDev(t, s, a)
 	ctx := context.Background()
 	r := newReceiver(t)
@@ -262,7 +264,7 @@ func TestWebhookTwoWorkersSendOnce(t *testing.T) {
 	t.Parallel()
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
-	other := New(s.pool, s.keys, slog.New(slog.DiscardHandler), Options{PasswordCost: bcrypt.MinCost, AllowPrivateNetworks: true})
+	other := New(s.pool, s.keys, slog.New(slog.DiscardHandler), Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
 	r := newReceiver(t)
 	hookOn(t, s, a, prod, r.URL, "k", EventFlagCreated, EventFlagToggled)
 	hookOn(t, s, a, prod, r.URL, "k", EventFlagCreated)
@@ -427,7 +429,7 @@ func TestWebhookDeactivatedIsSentNothing(t *testing.T) {
 func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 	t.Parallel()
 	s, a, _ := testStore(t)
-	s.allowPrivateNetworks = true
+	s.webhookPrivateNetworks = true
 	prod, dev := prodAndDev(t, s, a)
 	ctx := context.Background()
 	other, err := s.CreateProject(ctx, a, ProjectInput{Name: "Api", Key: "api"})

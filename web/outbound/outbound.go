@@ -1,11 +1,11 @@
 // Package outbound is the one HTTP client Bunting uses to call servers that
-// its users name (identity providers; later webhooks). A workspace admin
-// chooses those URLs, so the client must not become a window into the
+// its users name (identity providers, webhooks). Admins choose those URLs, so the client must not become a window into the
 // server's network: it refuses link-local and cloud-metadata addresses
 // always and loopback and private ones unless allowed, checks the address
 // when it dials (after DNS, so rebinding cannot slip past), follows no
 // redirect to another host, bounds time and the size of every answer, and
-// describes failures without the answer's text.
+// describes failures without the answer's text or the addresses names
+// resolve to.
 package outbound
 
 import (
@@ -108,10 +108,18 @@ func Check(addr netip.Addr, allowPrivate bool) error {
 		return &addressError{addr, "cloud metadata address"}
 	case addr.IsMulticast():
 		return &addressError{addr, "multicast address"}
-	case !allowPrivate && (addr.IsLoopback() || addr.IsPrivate() || sharedSpace.Contains(addr)):
+	case !allowPrivate && IsPrivate(addr):
 		return &addressError{addr, "private network address"}
 	}
 	return nil
+}
+
+// IsPrivate tells whether an address is on loopback or a private network
+// (the addresses AllowPrivate opens): what answers there is the inside of
+// the server's network, which callers must not show.
+func IsPrivate(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	return addr.IsLoopback() || addr.IsPrivate() || sharedSpace.Contains(addr)
 }
 
 var (
@@ -203,8 +211,12 @@ func Describe(raw string, err error) string {
 		return ""
 	case errors.As(err, &status):
 		return status.Error()
-	case errors.As(err, &addr):
+	case errors.As(err, &addr) && literalHost(raw):
 		return "could not reach " + where + ": " + addr.Error()
+	case errors.As(err, &addr):
+		// The address a name resolves to is the server's view of the
+		// network: the message names the host as given and why, never it.
+		return "could not reach " + where + ": refused: " + hostOf(raw) + " resolves to a " + addr.reason + ", which is not allowed"
 	case errors.Is(err, ErrTooLarge):
 		return fmt.Sprintf("%s answered more than %d KiB", where, MaxAnswerBytes>>10)
 	case errors.Is(err, ErrRedirect):
@@ -226,6 +238,21 @@ func Describe(raw string, err error) string {
 	default:
 		return "could not reach " + where
 	}
+}
+
+// literalHost tells whether a URL names its host by address, which a
+// message may then repeat: it is what the admin typed.
+func literalHost(raw string) bool {
+	_, err := netip.ParseAddr(hostOf(raw))
+	return err == nil
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 func isTimeout(err error) bool {

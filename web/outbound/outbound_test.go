@@ -97,3 +97,26 @@ func TestClient(t *testing.T) {
 		t.Errorf("a redirect to another host: %v", err)
 	}
 }
+
+// TestDescribeKeepsResolvedAddresses: a refused name is described by the
+// name as given and why, never by the address it resolves to; an address
+// typed as the host may be repeated.
+func TestDescribeKeepsResolvedAddresses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	client := NewClient(Options{})
+	for _, c := range []struct{ url, says string }{
+		{"http://localhost:" + port + "/hook", "could not reach http://localhost:" + port + "/hook: refused: localhost resolves to a private network address"},
+		{"http://127.0.0.1:" + port + "/hook", "private network address 127.0.0.1 not allowed"},
+	} {
+		_, err := client.Post(c.url, "application/json", strings.NewReader("{}"))
+		got := Describe(c.url, err)
+		if !strings.Contains(got, c.says) {
+			t.Errorf("%s: %q, want %q", c.url, got, c.says)
+		}
+		if strings.HasPrefix(c.url, "http://localhost") && (strings.Contains(got, "127.0.0.1") || strings.Contains(got, "::1")) {
+			t.Errorf("%s: %q names the address localhost resolves to", c.url, got)
+		}
+	}
+}

@@ -43,6 +43,10 @@ type Config struct {
 	// SSOAllowPrivateNetworks lets single sign-on reach providers on
 	// loopback and private addresses, and over plain http.
 	SSOAllowPrivateNetworks bool
+	// WebhookAllowPrivateNetworks lets webhooks deliver to loopback and
+	// private addresses: a setting of its own, so trusting an identity
+	// provider inside the network does not open it to every webhook.
+	WebhookAllowPrivateNetworks bool
 
 	// SDK endpoints: streaming connection caps and request rates a second.
 	SDKConnections          int
@@ -138,6 +142,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	private := env("SSO_ALLOW_PRIVATE_NETWORKS", "false")
 	if cfg.SSOAllowPrivateNetworks, err = strconv.ParseBool(private); err != nil {
 		bad("SSO_ALLOW_PRIVATE_NETWORKS", "%q is not true or false", private)
+	}
+	webhookPrivate := env("WEBHOOK_ALLOW_PRIVATE_NETWORKS", "false")
+	if cfg.WebhookAllowPrivateNetworks, err = strconv.ParseBool(webhookPrivate); err != nil {
+		bad("WEBHOOK_ALLOW_PRIVATE_NETWORKS", "%q is not true or false", webhookPrivate)
 	}
 	cost := env("PASSWORD_COST", "12")
 	if cfg.PasswordCost, err = strconv.Atoi(cost); err != nil || cfg.PasswordCost < 4 || cfg.PasswordCost > 16 {

@@ -40,7 +40,8 @@ func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (*store.Store,
 		return fail(err)
 	}
 	return store.New(pool, keys, log, store.Options{PasswordCost: cfg.PasswordCost,
-		AllowPrivateNetworks: cfg.SSOAllowPrivateNetworks, MaxEndUsersPerEnv: int64(cfg.MaxEndUsersPerEnv)}), pool, stopDB, nil
+		AllowPrivateNetworks: cfg.SSOAllowPrivateNetworks, WebhookAllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
+		MaxEndUsersPerEnv: int64(cfg.MaxEndUsersPerEnv)}), pool, stopDB, nil
 }
 
 // Serve bootstraps the database when it is empty and serves Bunting until ctx
