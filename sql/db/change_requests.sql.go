@@ -182,6 +182,19 @@ func (q *Queries) EnvsNeedingApprovalUsingSegment(ctx context.Context, segmentID
 	return items, nil
 }
 
+const GetDraftChangeRequestID = `-- name: GetDraftChangeRequestID :one
+SELECT id FROM flag_change_requests WHERE draft_id = $1
+`
+
+// GetDraftChangeRequestID returns the change request that holds a draft;
+// no row when none does (flag_change_requests_draft_id_key).
+func (q *Queries) GetDraftChangeRequestID(ctx context.Context, draftID uuid.UUID) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, GetDraftChangeRequestID, draftID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
 const GetFlagChangeRequest = `-- name: GetFlagChangeRequest :one
 SELECT cr.id, cr.draft_id, cr.env_id, cr.flag_id, cr.status, cr.reason, cr.approvals_required, cr.creator_id, cr.applied_by, cr.applied_at, cr.created_at, cr.updated_at, f.key AS flag_key, u.name AS creator_name, u.email AS creator_email,
        s.id AS schedule_id, d.base, d.target

@@ -149,6 +149,11 @@ LIMIT 500;
 -- choosing approvers; the first 500.
 SELECT id, name FROM groups WHERE organization_id = $1 ORDER BY lower(name), id LIMIT 500;
 
+-- name: GetDraftChangeRequestID :one
+-- GetDraftChangeRequestID returns the change request that holds a draft;
+-- no row when none does (flag_change_requests_draft_id_key).
+SELECT id FROM flag_change_requests WHERE draft_id = $1;
+
 -- name: EnvsNeedingApprovalUsingSegment :many
 -- EnvsNeedingApprovalUsingSegment names the first environment whose changes
 -- need approval where a flag that is not archived names a segment in its

@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/db"
 )
@@ -100,6 +102,103 @@ func segmentApproval(ctx context.Context, q *db.Queries, id uuid.UUID) error {
 		return err
 	}
 	return &ApprovalError{Of: ApprovalSegment, Env: envs[0].ProjectName + "/" + envs[0].EnvName}
+}
+
+// countedApprovals counts the approvals of cr that count now: those of
+// reviewers who may approve in its environment at this moment (may, from
+// approvers), so an approval stops counting when its approver leaves the
+// organization, is no longer named in the setting, or leaves the group
+// that named them.
+func countedApprovals(cr FlagChangeRequest, may []Approver) int {
+	n := 0
+	for _, r := range cr.Reviewers {
+		if r.Action == ReviewApprove && mayApprove(may, r.MemberID) {
+			n++
+		}
+	}
+	return n
+}
+
+// approvalStatus is the status cr's reviews give it now: one decline
+// declines it; enough approvals that count approve it.
+func approvalStatus(cr FlagChangeRequest, may []Approver) string {
+	switch {
+	case cr.Status == ChangeRequestApplied:
+		return ChangeRequestApplied
+	case slices.ContainsFunc(cr.Reviewers, func(r Reviewer) bool { return r.Action == ReviewDecline }):
+		return ChangeRequestDeclined
+	case countedApprovals(cr, may) >= cr.ApprovalsRequired:
+		return ChangeRequestApproved
+	}
+	return ChangeRequestPendingReview
+}
+
+// scheduleStatusOf is the status of a schedule that waits for a request of
+// status: it applies at its time once the request is approved.
+var scheduleStatusOf = map[string]string{ChangeRequestPendingReview: ScheduleReview,
+	ChangeRequestApproved: SchedulePending, ChangeRequestDeclined: ScheduleDeclined}
+
+// settleChangeRequest gives change request id of envID, in q, the status
+// its reviews give it now, with the schedule that waits for it: after each
+// decision, and before it is applied, when an approval may have stopped
+// counting since. It returns the request as settled and who may approve
+// now.
+func (s *Store) settleChangeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (FlagChangeRequest, []Approver, error) {
+	er, err := q.GetEnvironmentByID(ctx, envID)
+	if err != nil {
+		return FlagChangeRequest{}, nil, err
+	}
+	cr, err := s.changeRequest(ctx, q, envID, id)
+	if err != nil {
+		return FlagChangeRequest{}, nil, err
+	}
+	may, err := approvers(ctx, q, envRow{db.GetEnvironmentRow(er)})
+	if err != nil {
+		return FlagChangeRequest{}, nil, err
+	}
+	status := approvalStatus(cr, may)
+	if status == ChangeRequestApplied {
+		return cr, may, nil
+	}
+	if _, err := q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: status}); err != nil {
+		return FlagChangeRequest{}, nil, err
+	}
+	if err := q.SetChangeRequestScheduleStatus(ctx, db.SetChangeRequestScheduleStatusParams{ChangeRequestID: &id,
+		Status: scheduleStatusOf[status]}); err != nil {
+		return FlagChangeRequest{}, nil, err
+	}
+	cr.Status = status
+	return cr, may, nil
+}
+
+// draftApproval is applyDraft's check, at the moment a draft applies: a
+// draft a change request holds applies only with the approvals that count
+// now (ErrChangeRequestNotApproved otherwise), and where env's changes need
+// approval only such a draft applies, also one proposed before the
+// environment began to need it (ErrChangeRequestRequired otherwise).
+func (s *Store) draftApproval(ctx context.Context, q *db.Queries, env envRow, draftID uuid.UUID) error {
+	id, err := q.GetDraftChangeRequestID(ctx, draftID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if env.Environment.ChangeRequestEnabled {
+			return ErrChangeRequestRequired
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cr, err := s.changeRequest(ctx, q, env.Environment.ID, id)
+	if err != nil {
+		return err
+	}
+	may, err := approvers(ctx, q, env)
+	if err != nil {
+		return err
+	}
+	if approvalStatus(cr, may) != ChangeRequestApproved {
+		return ErrChangeRequestNotApproved
+	}
+	return nil
 }
 
 // ChangeRequestSettings is an environment's setting "changes need approval":
@@ -234,6 +333,11 @@ func approvers(ctx context.Context, q *db.Queries, env envRow) ([]Approver, erro
 	return out, nil
 }
 
+// mayApprove tells whether member id is among may, those who may approve.
+func mayApprove(may []Approver, id uuid.UUID) bool {
+	return slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == id })
+}
+
 // checkReviewers checks the reviewers an author names: each may approve in
 // the environment, none is the author, and there are enough to approve.
 func checkReviewers(ctx context.Context, q *db.Queries, a *Actor, env envRow, reviewers []uuid.UUID) error {
@@ -255,7 +359,7 @@ func checkReviewers(ctx context.Context, q *db.Queries, a *Actor, env envRow, re
 		problem = fmt.Sprintf("this environment needs %d approvals: name at least %d reviewers", need, need)
 	default:
 		for _, r := range reviewers {
-			if !slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == r }) {
+			if !mayApprove(may, r) {
 				problem = "a reviewer may not approve changes in this environment"
 				break
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -247,5 +248,139 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	}
 	if got := serves(t, s, owner, dev.ID, "pay", "eve"); got != "true" {
 		t.Fatalf("eve gets %q in Dev, want true", got)
+	}
+}
+
+// approvedRequest has alice request turning pay on in prod and reviewer
+// approve it; the request is approved.
+func approvedRequest(t *testing.T, s *Store, prod Environment, alice, reviewer *Actor) FlagChangeRequest {
+	t.Helper()
+	ctx := context.Background()
+	on := true
+	cr, err := s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch",
+		Reviewers: []uuid.UUID{reviewer.UserID}})
+	must(t, err)
+	if cr, err = s.ApproveFlagChangeRequest(ctx, reviewer, prod.ID, cr.ID, ReviewInput{}); err != nil || cr.Status != ChangeRequestApproved {
+		t.Fatalf("approve: %+v, %v", cr, err)
+	}
+	return cr
+}
+
+// wantNotAppliedAndUnderReview checks that applying cr is refused, the flag
+// is still off, and the request is back under review.
+func wantNotAppliedAndUnderReview(t *testing.T, s *Store, owner, alice *Actor, prod Environment, cr FlagChangeRequest) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := s.ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	wantRule(t, "apply with an approval that no longer counts", err, "ChangeRequestNotApproved")
+	if f, err := s.GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
+		t.Fatalf("flag after the refused apply: %+v, %v", f, err)
+	}
+	if got, err := s.GetFlagChangeRequest(ctx, owner, prod.ID, cr.ID); err != nil || got.Status != ChangeRequestPendingReview {
+		t.Fatalf("request after the refused apply: %+v, %v", got, err)
+	}
+}
+
+// TestApprovalOfAMemberWhoLeftStopsCounting: an approval counts only while
+// its approver is a member of the organization.
+func TestApprovalOfAMemberWhoLeftStopsCounting(t *testing.T) {
+	t.Parallel()
+	s, owner, pool := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, owner)
+	alice := ownerMember(t, s, owner, pool, "alice@example.com")
+	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	carol := ownerMember(t, s, owner, pool, "carol@example.com")
+	_, err := s.CreateFlag(ctx, owner, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	approvalEnv(t, s, owner, prod, 1, bob, carol)
+	cr := approvedRequest(t, s, prod, alice, bob)
+
+	must(t, s.RemoveMember(ctx, owner, bob.UserID))
+	wantNotAppliedAndUnderReview(t, s, owner, alice, prod, cr)
+
+	// An approval from an approver still there applies it.
+	on := true
+	cr2, err := s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch",
+		Reviewers: []uuid.UUID{carol.UserID}})
+	must(t, err)
+	_, err = s.ApproveFlagChangeRequest(ctx, carol, prod.ID, cr2.ID, ReviewInput{})
+	must(t, err)
+	if f, err := s.ApplyFlagChangeRequest(ctx, alice, prod.ID, cr2.ID); err != nil || !f.IsEnabled {
+		t.Fatalf("apply with carol's approval: %+v, %v", f, err)
+	}
+}
+
+// TestApprovalOfAnApproverNoLongerNamedStopsCounting: an approval counts
+// only while its approver is named in the environment's setting, directly
+// or through a group they are still in; also when a schedule applies it.
+func TestApprovalOfAnApproverNoLongerNamedStopsCounting(t *testing.T) {
+	t.Parallel()
+	s, owner, pool := testStore(t)
+	ctx := context.Background()
+	prod, _ := prodAndDev(t, s, owner)
+	alice := ownerMember(t, s, owner, pool, "alice@example.com")
+	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	carol := ownerMember(t, s, owner, pool, "carol@example.com")
+	_, err := s.CreateFlag(ctx, owner, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	approvers, err := s.CreateGroup(ctx, owner, GroupInput{Name: "Approvers"})
+	must(t, err)
+	must(t, s.AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
+	setting := func(members ...*Actor) {
+		t.Helper()
+		ids := []uuid.UUID{}
+		for _, m := range members {
+			ids = append(ids, m.UserID)
+		}
+		_, err := s.UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, EnvironmentInput{Name: prod.Name,
+			Settings: &EnvSettings{ChangeRequest: &ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+				ApproverMemberIDs: ids, ApproverGroupIDs: []uuid.UUID{approvers.ID}}}})
+		must(t, err)
+	}
+	setting(bob)
+
+	// Named directly, then no longer.
+	cr := approvedRequest(t, s, prod, alice, bob)
+	setting(owner)
+	wantNotAppliedAndUnderReview(t, s, owner, alice, prod, cr)
+	must(t, s.DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
+
+	// Named through a group, then out of the group.
+	cr = approvedRequest(t, s, prod, alice, carol)
+	must(t, s.RemoveGroupMember(ctx, owner, approvers.ID, carol.UserID))
+	wantNotAppliedAndUnderReview(t, s, owner, alice, prod, cr)
+	must(t, s.DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
+
+	// A schedule whose approval stops counting waits for review again.
+	must(t, s.AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
+	at := time.Now().Add(time.Hour)
+	sch, err := s.CreateFlagSchedule(ctx, alice, prod.ID, "pay", ScheduleInput{DraftInput: DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)},
+		Title: "Launch", ScheduledTime: &at, WithChangeRequest: true, Reason: "Launch on time", Reviewers: []uuid.UUID{carol.UserID}})
+	must(t, err)
+	pending, err := s.FlagChangeRequests(ctx, owner, prod.ID, "pay")
+	must(t, err)
+	_, err = s.ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, ReviewInput{})
+	must(t, err)
+	must(t, s.RemoveGroupMember(ctx, owner, approvers.ID, carol.UserID))
+	backdate(t, pool, sch.ID, time.Minute)
+	if claimed, err := s.runSchedule(ctx, time.Time{}); err != nil || !claimed {
+		t.Fatalf("run the due schedule: claimed %v, %v", claimed, err)
+	}
+	if status, reason := scheduleStatus(t, pool, sch.ID); status != ScheduleReview {
+		t.Fatalf("schedule after its approval stopped counting: %s (%s), want %s", status, reason, ScheduleReview)
+	}
+	if f, err := s.GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
+		t.Fatalf("the schedule applied: %+v, %v", f, err)
+	}
+	// Approved again by someone who counts, it applies.
+	must(t, s.AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
+	_, err = s.ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, ReviewInput{})
+	must(t, err)
+	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.GetFlag(ctx, owner, prod.ID, "pay"); err != nil || !f.IsEnabled {
+		t.Fatalf("the schedule approved again did not apply: %+v, %v", f, err)
 	}
 }

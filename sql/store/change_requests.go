@@ -386,7 +386,7 @@ func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *Actor, envID, id
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == a.UserID }) {
+		if !mayApprove(may, a.UserID) {
 			return ErrNotAReviewer
 		}
 		before, err := s.changeRequest(ctx, q, envID, id)
@@ -401,25 +401,12 @@ func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *Actor, envID, id
 		if n == 0 {
 			return ErrNotAReviewer
 		}
-		cr, err := s.changeRequest(ctx, q, envID, id)
+		// The request's status follows from its reviews; a schedule made with
+		// it applies at its time once approved.
+		cr, _, err := s.settleChangeRequest(ctx, q, envID, id)
 		if err != nil {
 			return err
 		}
-		status, schedule := ChangeRequestPendingReview, "review"
-		switch {
-		case slices.ContainsFunc(cr.Reviewers, func(r Reviewer) bool { return r.Action == ReviewDecline }):
-			status, schedule = ChangeRequestDeclined, "declined"
-		case cr.Approvals() >= cr.ApprovalsRequired:
-			status, schedule = ChangeRequestApproved, "pending"
-		}
-		if _, err := q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: status}); err != nil {
-			return err
-		}
-		// A schedule made with the request applies at its time once approved.
-		if err := q.SetChangeRequestScheduleStatus(ctx, db.SetChangeRequestScheduleStatusParams{ChangeRequestID: &id, Status: schedule}); err != nil {
-			return err
-		}
-		cr.Status = status
 		out = cr
 		return s.auditChangeRequest(ctx, q, a, OpUpdate, &before, &cr)
 	})
@@ -436,12 +423,15 @@ func (s *Store) ApplyFlagChangeRequest(ctx context.Context, a *Actor, envID, id 
 		return Flag{}, err
 	}
 	var out Flag
+	var refused error
 	err := s.inTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
 		if err != nil {
 			return err
 		}
-		cr, err := s.changeRequest(ctx, q, envID, id)
+		// Approvals count as they stand now: one whose approver left, or is
+		// no longer named, puts the request back under review.
+		cr, may, err := s.settleChangeRequest(ctx, q, envID, id)
 		if err != nil {
 			return err
 		}
@@ -449,34 +439,41 @@ func (s *Store) ApplyFlagChangeRequest(ctx context.Context, a *Actor, envID, id 
 			return ErrForbidden
 		}
 		switch {
-		case locked.Status == ChangeRequestApplied:
+		case cr.Status == ChangeRequestApplied:
 			return ErrChangeRequestApplied
-		case locked.Status == ChangeRequestDeclined:
+		case cr.Status == ChangeRequestDeclined:
 			return ErrChangeRequestDeclined
-		case locked.Status != ChangeRequestApproved:
+		case cr.Status != ChangeRequestApproved && locked.Status == ChangeRequestApproved:
+			refused = ErrChangeRequestNotApproved
+			return nil // refused, but back under review it stays
+		case cr.Status != ChangeRequestApproved:
 			return ErrChangeRequestNotApproved
 		case cr.ScheduleID != nil:
 			return ErrChangeRequestScheduled
 		}
 		// The change is its author's, applied with the author's rights now;
 		// the history entry says who approved and who applied it.
-		if out, err = s.applyDraft(ctx, q, locked.DraftID, DraftApplication{Operation: OpApplyFlagChangeRequest, Approved: true,
-			Comment: appliedComment(cr, a)}); err != nil {
+		if out, err = s.applyDraft(ctx, q, locked.DraftID, DraftApplication{Operation: OpApplyFlagChangeRequest,
+			Comment: appliedComment(cr, may, a)}); err != nil {
 			return err
 		}
 		_, err = q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: ChangeRequestApplied, AppliedBy: &a.UserID})
 		return err
 	})
+	if err == nil {
+		err = refused
+	}
 	return out, err
 }
 
 // appliedComment is the history comment of an applied request: its reason,
-// who approved it, and who applied it.
-func appliedComment(cr FlagChangeRequest, by *Actor) string {
+// who approved it (the approvals that count, of those who may approve now),
+// and who applied it.
+func appliedComment(cr FlagChangeRequest, may []Approver, by *Actor) string {
 	var approvers []string
 	applier := ""
 	for _, r := range cr.Reviewers {
-		if r.Action == ReviewApprove {
+		if r.Action == ReviewApprove && mayApprove(may, r.MemberID) {
 			approvers = append(approvers, r.Name)
 		}
 		if r.MemberID == by.UserID {
