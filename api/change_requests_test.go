@@ -82,8 +82,11 @@ func (m *matrix) changeRequestCases(cases map[string]func() call) {
 		_, path := m.changeRequest(m.s.owner, m.memberID)
 		id := path[len(path)-36:]
 		ctx := context.Background()
-		// Approved behind the API: the member, its reviewer, applies it.
+		// Approved behind the API, by the member, its reviewer, whose
+		// approval counts when it applies it: approvals are counted then.
 		must(m.s.t, m.s.pool.QueryRow(ctx, `UPDATE flag_change_requests SET status = 'Approved' WHERE id = $1 RETURNING id`, id).Scan(new(uuid.UUID)))
+		must(m.s.t, m.s.pool.QueryRow(ctx, `UPDATE flag_change_request_reviewers SET action = 'Approve', decided_at = now()
+			WHERE change_request_id = $1 RETURNING member_id`, id).Scan(new(uuid.UUID)))
 		return call{path: path + "/apply", grants: []grant{{access.CanAccessEnv, qaRN}}}
 	}
 	cases["DELETE /api/v1/envs/:envId/feature-flags/change-requests/:id"] = func() call {

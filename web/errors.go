@@ -88,6 +88,18 @@ var ruleMessages = map[string]string{
 	"ChangeRequestIsScheduled":     "This change request is scheduled: it applies at its time once approved.",
 }
 
+// approvalWords say, by what needed approval, why a change was refused
+// where changes need approval (%s: the environment, "Web/Prod").
+var approvalWords = map[string]string{
+	store.ApprovalFlagChange: "Changes in %s need approval: request the change on the flag's page.",
+	store.ApprovalFlagLifecycle: "Changes in %s need approval, and archiving, restoring or deleting a flag changes what applications get " +
+		"there. No change request covers it: whoever manages the environment's settings can turn approval off for it.",
+	store.ApprovalNewFlag: "Changes in %s need approval: a flag comes in there switched off. " +
+		"Turn it on afterwards with a change request on its page.",
+	store.ApprovalSegment: "Flags in %s use this segment, and changes there need approval: who is in it cannot change while " +
+		"they use it. Remove it from their rules with a change request first, or ask whoever manages that environment's settings.",
+}
+
 // codeMessage explains a validation code like "name_is_required".
 func codeMessage(code string) string {
 	if m, ok := fieldMessages[code]; ok {
@@ -172,6 +184,10 @@ func explain(err error) pageError {
 		msg, ok := ruleMessages[class.Code()]
 		if !ok {
 			msg = "This breaks a rule: " + class.Code() + "."
+		}
+		var aerr *store.ApprovalError
+		if errors.As(err, &aerr) && approvalWords[aerr.Of] != "" {
+			msg = fmt.Sprintf(approvalWords[aerr.Of], aerr.Env)
 		}
 		return pageError{class.Status, "Not possible", msg}
 	}

@@ -144,6 +144,57 @@ func (q *Queries) DeleteChangeRequestDraft(ctx context.Context, draftID uuid.UUI
 	return result.RowsAffected(), nil
 }
 
+const EnvsNeedingApprovalUsingSegment = `-- name: EnvsNeedingApprovalUsingSegment :many
+SELECT p.name AS project_name, e.name AS env_name
+FROM feature_flags f
+JOIN environments e ON e.id = f.env_id
+JOIN projects p ON p.id = e.project_id
+WHERE f.segment_refs @> ARRAY[$1::uuid] AND NOT f.is_archived AND e.change_request_enabled
+ORDER BY p.name, e.name
+LIMIT 1
+`
+
+type EnvsNeedingApprovalUsingSegmentRow struct {
+	ProjectName string
+	EnvName     string
+}
+
+// EnvsNeedingApprovalUsingSegment names the first environment whose changes
+// need approval where a flag that is not archived names a segment in its
+// rules; none when there is no such flag (feature_flags_segment_refs).
+func (q *Queries) EnvsNeedingApprovalUsingSegment(ctx context.Context, segmentID uuid.UUID) ([]EnvsNeedingApprovalUsingSegmentRow, error) {
+	rows, err := q.db.Query(ctx, EnvsNeedingApprovalUsingSegment, segmentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EnvsNeedingApprovalUsingSegmentRow{}
+	for rows.Next() {
+		var i EnvsNeedingApprovalUsingSegmentRow
+		if err := rows.Scan(&i.ProjectName, &i.EnvName); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const GetDraftChangeRequestID = `-- name: GetDraftChangeRequestID :one
+SELECT id FROM flag_change_requests WHERE draft_id = $1
+`
+
+// GetDraftChangeRequestID returns the change request that holds a draft;
+// no row when none does (flag_change_requests_draft_id_key).
+func (q *Queries) GetDraftChangeRequestID(ctx context.Context, draftID uuid.UUID) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, GetDraftChangeRequestID, draftID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
 const GetFlagChangeRequest = `-- name: GetFlagChangeRequest :one
 SELECT cr.id, cr.draft_id, cr.env_id, cr.flag_id, cr.status, cr.reason, cr.approvals_required, cr.creator_id, cr.applied_by, cr.applied_at, cr.created_at, cr.updated_at, f.key AS flag_key, u.name AS creator_name, u.email AS creator_email,
        s.id AS schedule_id, d.base, d.target

@@ -148,3 +148,20 @@ LIMIT 500;
 -- ListOrganizationGroupNames lists an organization's groups by name, for
 -- choosing approvers; the first 500.
 SELECT id, name FROM groups WHERE organization_id = $1 ORDER BY lower(name), id LIMIT 500;
+
+-- name: GetDraftChangeRequestID :one
+-- GetDraftChangeRequestID returns the change request that holds a draft;
+-- no row when none does (flag_change_requests_draft_id_key).
+SELECT id FROM flag_change_requests WHERE draft_id = $1;
+
+-- name: EnvsNeedingApprovalUsingSegment :many
+-- EnvsNeedingApprovalUsingSegment names the first environment whose changes
+-- need approval where a flag that is not archived names a segment in its
+-- rules; none when there is no such flag (feature_flags_segment_refs).
+SELECT p.name AS project_name, e.name AS env_name
+FROM feature_flags f
+JOIN environments e ON e.id = f.env_id
+JOIN projects p ON p.id = e.project_id
+WHERE f.segment_refs @> ARRAY[@segment_id::uuid] AND NOT f.is_archived AND e.change_request_enabled
+ORDER BY p.name, e.name
+LIMIT 1;

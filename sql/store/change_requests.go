@@ -14,27 +14,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
-// ChangeRequestSettings is an environment's setting "changes need approval":
-// while it is on, a change to what a flag serves is refused unless it comes
-// as an approved change request.
-type ChangeRequestSettings struct {
-	IsEnabled bool `json:"isEnabled"`
-	// ApprovalsRequired is how many reviewers must approve, 1 to 10.
-	ApprovalsRequired int `json:"approvalsRequired"`
-	// ApproverMemberIDs and ApproverGroupIDs say who may approve: these
-	// members, and the members of these groups.
-	ApproverMemberIDs []uuid.UUID `json:"approverMemberIds"`
-	ApproverGroupIDs  []uuid.UUID `json:"approverGroupIds"`
-}
-
-// Change request limits.
-const (
-	MaxApprovalsRequired = 10
-	// maxApprovers bounds the members and groups named in a setting, and the
-	// reviewers of one request.
-	maxApprovers = 100
-)
-
 // Change request statuses: FeatBit's FlagChangeRequestStatus.
 const (
 	ChangeRequestPendingReview = "PendingReview"
@@ -76,117 +55,6 @@ var (
 	// schedule applies it at its time.
 	ErrChangeRequestScheduled = &RuleError{"ChangeRequestIsScheduled"}
 )
-
-// changeRequestSettings reads an environment's setting.
-func changeRequestSettings(e db.Environment) ChangeRequestSettings {
-	return ChangeRequestSettings{IsEnabled: e.ChangeRequestEnabled, ApprovalsRequired: int(e.ApprovalsRequired),
-		ApproverMemberIDs: OrEmpty(e.ApproverMemberIds), ApproverGroupIDs: OrEmpty(e.ApproverGroupIds)}
-}
-
-// check reports the setting's problems that need no database.
-func (cr ChangeRequestSettings) check(v *validator) {
-	if cr.ApprovalsRequired < 1 || cr.ApprovalsRequired > MaxApprovalsRequired {
-		v.at("approvalsRequired", "invalid", "approvalsRequired",
-			fmt.Sprintf("between 1 and %d", MaxApprovalsRequired))
-	}
-	if len(cr.ApproverMemberIDs) > maxApprovers || hasDuplicate(cr.ApproverMemberIDs) {
-		v.at("approverMemberIds", "invalid", "approverMemberIds", fmt.Sprintf("at most %d members, each once", maxApprovers))
-	}
-	if len(cr.ApproverGroupIDs) > maxApprovers || hasDuplicate(cr.ApproverGroupIDs) {
-		v.at("approverGroupIds", "invalid", "approverGroupIds", fmt.Sprintf("at most %d groups, each once", maxApprovers))
-	}
-	if cr.IsEnabled && len(cr.ApproverMemberIDs) == 0 && len(cr.ApproverGroupIDs) == 0 {
-		v.at("approverMemberIds", "required", "approverMemberIds", "name the members or groups who may approve")
-	}
-}
-
-func hasDuplicate(ids []uuid.UUID) bool {
-	seen := map[uuid.UUID]bool{}
-	for _, id := range ids {
-		if seen[id] {
-			return true
-		}
-		seen[id] = true
-	}
-	return false
-}
-
-// setChangeRequestSettings stores an environment's setting once its members
-// and groups are found in the organization and enough of them may approve.
-func setChangeRequestSettings(ctx context.Context, q *db.Queries, orgID, envID uuid.UUID, cr ChangeRequestSettings) (db.Environment, error) {
-	members, groups := OrEmpty(cr.ApproverMemberIDs), OrEmpty(cr.ApproverGroupIDs)
-	var v validator
-	n, err := q.CountOrganizationUsersIn(ctx, db.CountOrganizationUsersInParams{OrganizationID: orgID, UserIds: members})
-	if err != nil {
-		return db.Environment{}, err
-	}
-	if int(n) != len(members) {
-		v.at("approverMemberIds", "invalid", "approverMemberIds", "not all are members of the organization")
-	}
-	if n, err = q.CountOrganizationGroupsIn(ctx, db.CountOrganizationGroupsInParams{OrganizationID: orgID, GroupIds: groups}); err != nil {
-		return db.Environment{}, err
-	}
-	if int(n) != len(groups) {
-		v.at("approverGroupIds", "invalid", "approverGroupIds", "not all are groups of the organization")
-	}
-	if v.err() == nil && cr.IsEnabled {
-		approvers, err := q.ListApprovers(ctx, db.ListApproversParams{OrganizationID: orgID, MemberIds: members, GroupIds: groups})
-		if err != nil {
-			return db.Environment{}, err
-		}
-		if len(approvers) < cr.ApprovalsRequired {
-			v.at("approvalsRequired", "invalid", "approvalsRequired",
-				fmt.Sprintf("only %d members may approve", len(approvers)))
-		}
-	}
-	if err := v.err(); err != nil {
-		return db.Environment{}, err
-	}
-	return q.SetEnvChangeRequestSettings(ctx, db.SetEnvChangeRequestSettingsParams{ID: envID, Enabled: cr.IsEnabled,
-		ApprovalsRequired: int32(cr.ApprovalsRequired), ApproverMemberIds: members, ApproverGroupIds: groups})
-}
-
-// servesDifferently tells whether a change alters what the flag serves: the
-// changes that need approval where the environment asks for it. Name,
-// description, tags, archiving and restoring have their own permissions and
-// need none.
-func servesDifferently(before, after Flag) bool {
-	return before.IsEnabled != after.IsEnabled || before.VariationType != after.VariationType ||
-		!SameJSON(before.Variations, after.Variations) || before.DisabledVariationID != after.DisabledVariationID ||
-		!SameJSON(before.TargetUsers, after.TargetUsers) || !SameJSON(before.Rules, after.Rules) ||
-		!SameJSON(before.Fallthrough, after.Fallthrough) || before.ExptIncludeAllTargets != after.ExptIncludeAllTargets
-}
-
-// Approver is a member who may approve changes in an environment.
-type Approver struct {
-	ID    uuid.UUID `json:"id"`
-	Name  string    `json:"name"`
-	Email string    `json:"email"`
-}
-
-// Approvers lists who may approve changes in an environment: its setting's
-// members and the members of its groups. A change's author picks reviewers
-// among them.
-func (s *Store) Approvers(ctx context.Context, a *Actor, envID uuid.UUID) ([]Approver, error) {
-	env, err := s.readableEnv(ctx, a, envID)
-	if err != nil {
-		return nil, err
-	}
-	return approvers(ctx, s.q, env)
-}
-
-func approvers(ctx context.Context, q *db.Queries, env envRow) ([]Approver, error) {
-	rows, err := q.ListApprovers(ctx, db.ListApproversParams{OrganizationID: env.OrganizationID,
-		MemberIds: OrEmpty(env.Environment.ApproverMemberIds), GroupIds: OrEmpty(env.Environment.ApproverGroupIds)})
-	if err != nil {
-		return nil, translate(err)
-	}
-	out := make([]Approver, len(rows))
-	for i, r := range rows {
-		out[i] = Approver{ID: r.ID, Name: r.Name, Email: r.Email}
-	}
-	return out, nil
-}
 
 // FlagChangeRequestInput proposes a change to a flag for review: FeatBit's
 // CreateFlagChangeRequest body {revision, targeting, reason, reviewers}, and,
@@ -405,40 +273,6 @@ func (s *Store) auditChangeRequest(ctx context.Context, q *db.Queries, a *Actor,
 	return s.audit(ctx, q, a, ch)
 }
 
-// checkReviewers checks the reviewers an author names: each may approve in
-// the environment, none is the author, and there are enough to approve.
-func checkReviewers(ctx context.Context, q *db.Queries, a *Actor, env envRow, reviewers []uuid.UUID) error {
-	may, err := approvers(ctx, q, env)
-	if err != nil {
-		return err
-	}
-	need := int(env.Environment.ApprovalsRequired)
-	problem := ""
-	switch {
-	case len(reviewers) == 0:
-		return &ValidationError{Codes: []string{"reviewers_is_required"}, Details: []FieldProblem{{Path: "reviewers",
-			Code: "reviewers_is_required", Message: fmt.Sprintf("name at least %d reviewers", need)}}}
-	case len(reviewers) > maxApprovers || hasDuplicate(reviewers):
-		problem = "each reviewer once"
-	case slices.Contains(reviewers, a.UserID):
-		problem = "you cannot review your own change"
-	case len(reviewers) < need:
-		problem = fmt.Sprintf("this environment needs %d approvals: name at least %d reviewers", need, need)
-	default:
-		for _, r := range reviewers {
-			if !slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == r }) {
-				problem = "a reviewer may not approve changes in this environment"
-				break
-			}
-		}
-	}
-	if problem != "" {
-		return &ValidationError{Codes: []string{"reviewers_is_invalid"}, Details: []FieldProblem{{Path: "reviewers",
-			Code: "reviewers_is_invalid", Message: problem}}}
-	}
-	return nil
-}
-
 // GetFlagChangeRequest returns a change request of an environment.
 func (s *Store) GetFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID) (FlagChangeRequest, error) {
 	if _, err := s.readableEnv(ctx, a, envID); err != nil {
@@ -552,7 +386,7 @@ func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *Actor, envID, id
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == a.UserID }) {
+		if !mayApprove(may, a.UserID) {
 			return ErrNotAReviewer
 		}
 		before, err := s.changeRequest(ctx, q, envID, id)
@@ -567,25 +401,12 @@ func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *Actor, envID, id
 		if n == 0 {
 			return ErrNotAReviewer
 		}
-		cr, err := s.changeRequest(ctx, q, envID, id)
+		// The request's status follows from its reviews; a schedule made with
+		// it applies at its time once approved.
+		cr, _, err := s.settleChangeRequest(ctx, q, envID, id)
 		if err != nil {
 			return err
 		}
-		status, schedule := ChangeRequestPendingReview, "review"
-		switch {
-		case slices.ContainsFunc(cr.Reviewers, func(r Reviewer) bool { return r.Action == ReviewDecline }):
-			status, schedule = ChangeRequestDeclined, "declined"
-		case cr.Approvals() >= cr.ApprovalsRequired:
-			status, schedule = ChangeRequestApproved, "pending"
-		}
-		if _, err := q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: status}); err != nil {
-			return err
-		}
-		// A schedule made with the request applies at its time once approved.
-		if err := q.SetChangeRequestScheduleStatus(ctx, db.SetChangeRequestScheduleStatusParams{ChangeRequestID: &id, Status: schedule}); err != nil {
-			return err
-		}
-		cr.Status = status
 		out = cr
 		return s.auditChangeRequest(ctx, q, a, OpUpdate, &before, &cr)
 	})
@@ -602,12 +423,15 @@ func (s *Store) ApplyFlagChangeRequest(ctx context.Context, a *Actor, envID, id 
 		return Flag{}, err
 	}
 	var out Flag
+	var refused error
 	err := s.inTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
 		if err != nil {
 			return err
 		}
-		cr, err := s.changeRequest(ctx, q, envID, id)
+		// Approvals count as they stand now: one whose approver left, or is
+		// no longer named, puts the request back under review.
+		cr, may, err := s.settleChangeRequest(ctx, q, envID, id)
 		if err != nil {
 			return err
 		}
@@ -615,34 +439,41 @@ func (s *Store) ApplyFlagChangeRequest(ctx context.Context, a *Actor, envID, id 
 			return ErrForbidden
 		}
 		switch {
-		case locked.Status == ChangeRequestApplied:
+		case cr.Status == ChangeRequestApplied:
 			return ErrChangeRequestApplied
-		case locked.Status == ChangeRequestDeclined:
+		case cr.Status == ChangeRequestDeclined:
 			return ErrChangeRequestDeclined
-		case locked.Status != ChangeRequestApproved:
+		case cr.Status != ChangeRequestApproved && locked.Status == ChangeRequestApproved:
+			refused = ErrChangeRequestNotApproved
+			return nil // refused, but back under review it stays
+		case cr.Status != ChangeRequestApproved:
 			return ErrChangeRequestNotApproved
 		case cr.ScheduleID != nil:
 			return ErrChangeRequestScheduled
 		}
 		// The change is its author's, applied with the author's rights now;
 		// the history entry says who approved and who applied it.
-		if out, err = s.applyDraft(ctx, q, locked.DraftID, DraftApplication{Operation: OpApplyFlagChangeRequest, Approved: true,
-			Comment: appliedComment(cr, a)}); err != nil {
+		if out, err = s.applyDraft(ctx, q, locked.DraftID, DraftApplication{Operation: OpApplyFlagChangeRequest,
+			Comment: appliedComment(cr, may, a)}); err != nil {
 			return err
 		}
 		_, err = q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: ChangeRequestApplied, AppliedBy: &a.UserID})
 		return err
 	})
+	if err == nil {
+		err = refused
+	}
 	return out, err
 }
 
 // appliedComment is the history comment of an applied request: its reason,
-// who approved it, and who applied it.
-func appliedComment(cr FlagChangeRequest, by *Actor) string {
+// who approved it (the approvals that count, of those who may approve now),
+// and who applied it.
+func appliedComment(cr FlagChangeRequest, may []Approver, by *Actor) string {
 	var approvers []string
 	applier := ""
 	for _, r := range cr.Reviewers {
-		if r.Action == ReviewApprove {
+		if r.Action == ReviewApprove && mayApprove(may, r.MemberID) {
 			approvers = append(approvers, r.Name)
 		}
 		if r.MemberID == by.UserID {

@@ -12,12 +12,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// owners adds a member with the Owner policy and signs them in.
+// ownerMember adds a member with the Owner policy and signs them in.
 func ownerMember(t *testing.T, s *Store, owner *Actor, pool *pgxpool.Pool, email string) *Actor {
 	t.Helper()
+	return newMember(t, s, owner, email, OwnerPolicyID)
+}
+
+// newMember adds a member with a built-in policy and signs them in.
+func newMember(t *testing.T, s *Store, owner *Actor, email string, policy uuid.UUID) *Actor {
+	t.Helper()
 	ctx := context.Background()
-	var policy uuid.UUID
-	must(t, pool.QueryRow(ctx, `SELECT id FROM policies WHERE key = 'owner'`).Scan(&policy))
 	m, err := s.AddMember(ctx, owner, MemberInput{Email: email, PolicyIDs: []uuid.UUID{policy}})
 	must(t, err)
 	session, err := s.Login(ctx, LoginInput{Email: email, Password: *m.InitialPassword}, "192.0.2.1")

@@ -74,6 +74,9 @@ func (s *Store) DeleteFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 		if err := mayDeleteFlag(a, env, before); err != nil {
 			return err
 		}
+		if err := approvalRequired(env, &before, nil); err != nil {
+			return err
+		}
 		if ch.Revision != nil && *ch.Revision != before.Revision {
 			return ErrConflict
 		}

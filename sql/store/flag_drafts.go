@@ -261,10 +261,6 @@ type DraftApplication struct {
 	// rights the author has now (a member who left, or a token revoked,
 	// may apply nothing).
 	By *Actor
-	// Approved says a change request approved the draft. Where the
-	// environment needs approval only such a draft applies, also one
-	// proposed before the environment began to need it.
-	Approved bool
 }
 
 // applyDraft applies draft draftID to its flag as the flag is now, in the
@@ -272,7 +268,9 @@ type DraftApplication struct {
 // (changeFlagIn): row lock, new revision, the actions of every part it
 // changes checked for app.By (or the author) at this moment, validation,
 // history entry, and the change event SDKs and other instances receive
-// after commit. Only the parts the draft changes (base → target) are
+// after commit. A draft a change request holds applies only with the
+// approvals that count now, and where the environment needs approval only
+// such a draft applies (draftApproval). Only the parts the draft changes (base → target) are
 // written; a part changed meanwhile by someone else fails the whole draft
 // with a *DraftConflictError. A draft applies once: a second call returns
 // ErrDraftApplied.
@@ -307,8 +305,8 @@ func (s *Store) applyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID
 		return Flag{}, err
 	}
 	env := envRow{db.GetEnvironmentRow(er)}
-	if env.Environment.ChangeRequestEnabled && !app.Approved {
-		return Flag{}, ErrChangeRequestRequired
+	if err := s.draftApproval(ctx, q, env, draftID); err != nil {
+		return Flag{}, err
 	}
 	a := app.By
 	if a == nil {

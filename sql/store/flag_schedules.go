@@ -373,15 +373,25 @@ func (s *Store) runSchedule(ctx context.Context, missedBefore time.Time) (bool, 
 		if err != nil {
 			return err
 		}
+		if sch.ChangeRequestID != nil {
+			// Due only once approved, with approvals that count now: one
+			// that stopped counting puts it back under review, to wait.
+			cr, _, err := s.settleChangeRequest(ctx, q, sch.EnvID, *sch.ChangeRequestID)
+			if err != nil {
+				return err
+			}
+			if cr.Status == ChangeRequestPendingReview || cr.Status == ChangeRequestDeclined {
+				return nil
+			}
+		}
 		if dr.Comment != "" {
 			comment += ". " + dr.Comment
 		}
 		// The draft is applied in a savepoint: when it fails, the failure is
 		// recorded in this same transaction, and nothing of it stays.
 		applyErr := translate(pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-			// A schedule with a change request is due only once approved.
 			_, err := s.applyDraft(ctx, queries(sp), sch.DraftID, DraftApplication{Operation: OpApplyFlagSchedule,
-				Comment: comment, Approved: sch.ChangeRequestID != nil})
+				Comment: comment})
 			return err
 		}))
 		if applyErr == nil {
@@ -411,6 +421,8 @@ func ScheduleFailureReason(err error) string {
 		return "the flag is archived; nothing was applied"
 	case errors.Is(err, ErrChangeRequestRequired):
 		return "changes in this environment need approval since this was scheduled; nothing was applied"
+	case errors.Is(err, ErrChangeRequestNotApproved):
+		return "its change request no longer has the approvals it needs; nothing was applied"
 	case errors.Is(err, ErrDraftApplied):
 		return "this change was applied already"
 	case errors.As(err, &verr):

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -135,8 +134,11 @@ func (s *Store) CreateFlag(ctx context.Context, a *Actor, envID uuid.UUID, in Fl
 }
 
 // insertFlag stores a new flag whose rules name refs, and records its
-// creation: the one way a flag comes to exist (created or cloned).
+// creation: the one way a flag comes to exist (created, cloned or copied).
 func (s *Store) insertFlag(ctx context.Context, q *db.Queries, a *Actor, env envRow, f Flag, refs []uuid.UUID, comment string) (Flag, error) {
+	if err := approvalRequired(env, nil, &f); err != nil {
+		return Flag{}, err
+	}
 	p, err := flagParams(f)
 	if err != nil {
 		return Flag{}, err
@@ -446,11 +448,11 @@ func (s *Store) changeLockedFlag(ctx context.Context, q *db.Queries, a *Actor, e
 			return Flag{}, ErrFlagIsArchived
 		}
 	}
-	// Where changes need approval, what a flag serves changes only through
-	// an approved change request or a schedule (an op names those), for
-	// everyone: owners and triggers have no way around it.
-	if op == "" && env.Environment.ChangeRequestEnabled && servesDifferently(before, after) {
-		return Flag{}, ErrChangeRequestRequired
+	// A draft's change (an op names it) was approved, where it had to be, in applyDraft.
+	if op == "" {
+		if err := approvalRequired(env, &before, &after); err != nil {
+			return Flag{}, err
+		}
 	}
 	var v validator
 	refs := checkFlag(&v, &after)
@@ -576,42 +578,6 @@ func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, 
 	}
 	p.Payload = payload
 	return q.RecordFlagChange(ctx, p)
-}
-
-// checkSegmentRefs checks that every segment a flag's rules name exists, is
-// visible in the flag's environment and is not archived; the problem points
-// at the first condition naming one that is not.
-func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow, rules []FlagRule, refs []uuid.UUID) error {
-	if len(refs) == 0 {
-		return nil
-	}
-	rows, err := q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: refs,
-		EnvID: env.Environment.ID, Scopes: envScopes(env)})
-	if err != nil {
-		return err
-	}
-	usable := make(map[string]bool, len(rows))
-	for _, r := range rows {
-		usable[r.ID.String()] = !r.IsArchived
-	}
-	for i, r := range rules {
-		for j, c := range r.Conditions {
-			if c.Property != SegmentIn && c.Property != SegmentNotIn {
-				continue
-			}
-			var ids []string
-			_ = json.Unmarshal([]byte(c.Value), &ids)
-			for _, id := range ids {
-				if parsed, err := uuid.Parse(id); err == nil && !usable[parsed.String()] {
-					var v validator
-					v.at("rules", "invalid", fmt.Sprintf("rules[%d].conditions[%d].value", i, j),
-						"segment "+id+" does not exist here or is archived")
-					return v.err()
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // flagChangeActions names the action each changed part of a flag needs.

@@ -416,8 +416,6 @@ func requireInEnvs(a *Actor, actions []access.Action, envs []envRow, versions ..
 	return nil
 }
 
-// ErrSegmentIsBeingUsed refuses archiving or deleting a segment flags use.
-var ErrSegmentIsBeingUsed = &RuleError{"SegmentIsBeingUsed"}
 
 // changeSegment is the one way a segment changes, like changeFlag: under a
 // row lock, checked on what actually changed, validated whole, audited; when
@@ -502,7 +500,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err := notifySegment(ctx, q, env.OrganizationID, out.ID, envs); err != nil {
 			return err
 		}
-		if !SameJSON(before.Included, after.Included) || !SameJSON(before.Excluded, after.Excluded) || !SameJSON(before.Rules, after.Rules) {
+		if segmentServesDifferently(before, after) {
 			return s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out)
 		}
 		return nil
@@ -531,67 +529,6 @@ func lockSegment(ctx context.Context, q *db.Queries, env envRow, id uuid.UUID) (
 		err = ErrNotFound
 	}
 	return sg, err
-}
-
-// guardReferences refuses to archive a segment flags use, or to narrow its
-// scopes away from an environment where a flag uses it.
-func guardReferences(ctx context.Context, q *db.Queries, before, after Segment) error {
-	archiving := after.IsArchived && !before.IsArchived
-	rescoping := after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes)
-	if !archiving && !rescoping {
-		return nil
-	}
-	refs, err := q.ListFlagsReferencingSegment(ctx, before.ID)
-	if err != nil || len(refs) == 0 {
-		return err
-	}
-	if archiving {
-		return ErrSegmentIsBeingUsed
-	}
-	for _, r := range refs {
-		env := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: r.EnvID, Key: r.EnvKey},
-			ProjectKey: r.ProjectKey, OrganizationKey: organizationKeyOf(after)}}
-		if !visibleIn(after, env) {
-			return ErrSegmentIsBeingUsed
-		}
-	}
-	return nil
-}
-
-// organizationKeyOf reads the organization key from a segment's scopes; every
-// scope starts with it (validScopes).
-func organizationKeyOf(sg Segment) string {
-	first, _, _ := strings.Cut(sg.Scopes[0], ":")
-	return strings.TrimPrefix(first, "organization/")
-}
-
-// touchReferencingFlags gives every flag that uses a segment a new revision
-// and a history entry, since who it serves changed with the segment.
-func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Actor, orgID uuid.UUID, sg Segment) error {
-	rows, err := q.LockFlagsReferencingSegment(ctx, sg.ID)
-	if err != nil {
-		return err
-	}
-	for _, row := range rows {
-		before, err := flagFrom(row)
-		if err != nil {
-			return err
-		}
-		after, err := before.Clone()
-		if err != nil {
-			return err
-		}
-		after.Revision, after.UpdatorID = uuid.New(), actorID(a)
-		stored, err := storeFlag(ctx, q, after, before.Revision, row.SegmentRefs)
-		if err != nil {
-			return err
-		}
-		if err := s.recordFlag(ctx, q, a, orgID, row.EnvID, OpUpdate, &before, &stored,
-			"Referenced segment '"+sg.Name+"' has been updated."); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // segmentChangeActions names the action each changed part of a segment needs.

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+)
+
+// How flags use segments: the segments a flag's rules may name, and what a
+// change of a segment may do to the flags that name it.
+
+// ErrSegmentIsBeingUsed refuses archiving or deleting a segment flags use.
+var ErrSegmentIsBeingUsed = &RuleError{"SegmentIsBeingUsed"}
+
+// guardReferences refuses to archive a segment flags use, to narrow its
+// scopes away from an environment where a flag uses it, or to change who is
+// in it where a flag that uses it needs approval to change.
+func guardReferences(ctx context.Context, q *db.Queries, before, after Segment) error {
+	if segmentServesDifferently(before, after) {
+		if err := segmentApproval(ctx, q, before.ID); err != nil {
+			return err
+		}
+	}
+	archiving := after.IsArchived && !before.IsArchived
+	rescoping := after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes)
+	if !archiving && !rescoping {
+		return nil
+	}
+	refs, err := q.ListFlagsReferencingSegment(ctx, before.ID)
+	if err != nil || len(refs) == 0 {
+		return err
+	}
+	if archiving {
+		return ErrSegmentIsBeingUsed
+	}
+	for _, r := range refs {
+		env := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: r.EnvID, Key: r.EnvKey},
+			ProjectKey: r.ProjectKey, OrganizationKey: organizationKeyOf(after)}}
+		if !visibleIn(after, env) {
+			return ErrSegmentIsBeingUsed
+		}
+	}
+	return nil
+}
+
+// organizationKeyOf reads the organization key from a segment's scopes; every
+// scope starts with it (validScopes).
+func organizationKeyOf(sg Segment) string {
+	first, _, _ := strings.Cut(sg.Scopes[0], ":")
+	return strings.TrimPrefix(first, "organization/")
+}
+
+// touchReferencingFlags gives every flag that uses a segment a new revision
+// and a history entry, since who it serves changed with the segment.
+func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Actor, orgID uuid.UUID, sg Segment) error {
+	rows, err := q.LockFlagsReferencingSegment(ctx, sg.ID)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		before, err := flagFrom(row)
+		if err != nil {
+			return err
+		}
+		after, err := before.Clone()
+		if err != nil {
+			return err
+		}
+		after.Revision, after.UpdatorID = uuid.New(), actorID(a)
+		stored, err := storeFlag(ctx, q, after, before.Revision, row.SegmentRefs)
+		if err != nil {
+			return err
+		}
+		if err := s.recordFlag(ctx, q, a, orgID, row.EnvID, OpUpdate, &before, &stored,
+			"Referenced segment '"+sg.Name+"' has been updated."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSegmentRefs checks that every segment a flag's rules name exists, is
+// visible in the flag's environment and is not archived; the problem points
+// at the first condition naming one that is not.
+func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow, rules []FlagRule, refs []uuid.UUID) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	rows, err := q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: refs,
+		EnvID: env.Environment.ID, Scopes: envScopes(env)})
+	if err != nil {
+		return err
+	}
+	usable := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		usable[r.ID.String()] = !r.IsArchived
+	}
+	for i, r := range rules {
+		for j, c := range r.Conditions {
+			if c.Property != SegmentIn && c.Property != SegmentNotIn {
+				continue
+			}
+			var ids []string
+			_ = json.Unmarshal([]byte(c.Value), &ids)
+			for _, id := range ids {
+				if parsed, err := uuid.Parse(id); err == nil && !usable[parsed.String()] {
+					var v validator
+					v.at("rules", "invalid", fmt.Sprintf("rules[%d].conditions[%d].value", i, j),
+						"segment "+id+" does not exist here or is archived")
+					return v.err()
+				}
+			}
+		}
+	}
+	return nil
+}

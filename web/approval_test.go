@@ -1,0 +1,59 @@
+package web_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// TestRefusedChangesWhereApprovalIsNeededSayWhy: in Prod, whose changes need
+// approval, a Developer's change to who is in a segment a Prod flag uses,
+// and archiving a flag, are refused on the page with words that say why
+// (422, not an error page); nothing changes.
+func TestRefusedChangesWhereApprovalIsNeededSayWhy(t *testing.T) {
+	t.Parallel()
+	a, pr, env := flagApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+	sg := a.makeSegment(env, "Beta", "beta")
+	f := a.makeFlag(env, store.FlagInput{Name: "Pay", Key: "pay"})
+	tg := f.Targeting()
+	tg.Rules = []store.FlagRule{{ID: "r", Name: "Beta",
+		Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+	_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, "pay", store.TargetingInput{Targeting: &tg})
+	must(t, err)
+	_, err = a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, store.EnvironmentInput{Name: env.Name,
+		Settings: &store.EnvSettings{ChangeRequest: &store.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
+	must(t, err)
+	a.addMember("dave@example.com", store.DeveloperPolicyID)
+	b := a.signedIn("dave@example.com", memberPassword)
+
+	vals := formValues(b.get(segmentPath(sg)).status(http.StatusOK).must("segment-targeting-form"))
+	vals.Set("included", "eve")
+	b.post(segmentPath(sg)+"/targeting", vals).status(http.StatusUnprocessableEntity)
+	want := "Flags in Web/" + env.Name + " use this segment, and changes there need approval"
+	if got := b.last.text("form-error"); !strings.HasPrefix(got, want) {
+		t.Errorf("refused segment change says %q, want it to start %q", got, want)
+	}
+	if !b.last.has("segment-targeting-form") {
+		t.Error("the refused segment change does not show its form again")
+	}
+	if got := a.segment(env, sg); !slices.Equal(got.Included, []string{}) {
+		t.Errorf("the refused change stored %v", got.Included)
+	}
+
+	p := b.get("/flags/pay/archive").status(http.StatusOK)
+	b.post(p.formAction("confirm-form"), formValues(p.must("confirm-form"))).status(http.StatusUnprocessableEntity)
+	if got := b.last.text("form-error"); !strings.Contains(got, "archiving, restoring or deleting a flag changes what applications get") {
+		t.Errorf("refused archiving says %q", got)
+	}
+	if a.flag(env, "pay").IsArchived {
+		t.Error("the refused archiving archived the flag")
+	}
+}
