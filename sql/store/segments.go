@@ -416,7 +416,6 @@ func requireInEnvs(a *Actor, actions []access.Action, envs []envRow, versions ..
 	return nil
 }
 
-
 // changeSegment is the one way a segment changes, like changeFlag: under a
 // row lock, checked on what actually changed, validated whole, audited; when
 // who is in the segment changes, the flags that use it get a new revision.
