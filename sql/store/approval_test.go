@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/eval"
 )
@@ -251,6 +252,20 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	}
 }
 
+// requestCast is a store whose Prod has the flag pay, off, and alice, bob
+// and carol, owners.
+func requestCast(t *testing.T) (s *Store, owner *Actor, pool *pgxpool.Pool, prod Environment, alice, bob, carol *Actor) {
+	t.Helper()
+	s, owner, pool = testStore(t)
+	prod, _ = prodAndDev(t, s, owner)
+	alice = ownerMember(t, s, owner, pool, "alice@example.com")
+	bob = ownerMember(t, s, owner, pool, "bob@example.com")
+	carol = ownerMember(t, s, owner, pool, "carol@example.com")
+	_, err := s.CreateFlag(context.Background(), owner, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
+	must(t, err)
+	return s, owner, pool, prod, alice, bob, carol
+}
+
 // approvedRequest has alice request turning pay on in prod and reviewer
 // approve it; the request is approved.
 func approvedRequest(t *testing.T, s *Store, prod Environment, alice, reviewer *Actor) FlagChangeRequest {
@@ -285,14 +300,8 @@ func wantNotAppliedAndUnderReview(t *testing.T, s *Store, owner, alice *Actor, p
 // its approver is a member of the organization.
 func TestApprovalOfAMemberWhoLeftStopsCounting(t *testing.T) {
 	t.Parallel()
-	s, owner, pool := testStore(t)
 	ctx := context.Background()
-	prod, _ := prodAndDev(t, s, owner)
-	alice := ownerMember(t, s, owner, pool, "alice@example.com")
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
-	carol := ownerMember(t, s, owner, pool, "carol@example.com")
-	_, err := s.CreateFlag(ctx, owner, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
-	must(t, err)
+	s, owner, _, prod, alice, bob, carol := requestCast(t)
 	approvalEnv(t, s, owner, prod, 1, bob, carol)
 	cr := approvedRequest(t, s, prod, alice, bob)
 
@@ -316,14 +325,8 @@ func TestApprovalOfAMemberWhoLeftStopsCounting(t *testing.T) {
 // or through a group they are still in; also when a schedule applies it.
 func TestApprovalOfAnApproverNoLongerNamedStopsCounting(t *testing.T) {
 	t.Parallel()
-	s, owner, pool := testStore(t)
 	ctx := context.Background()
-	prod, _ := prodAndDev(t, s, owner)
-	alice := ownerMember(t, s, owner, pool, "alice@example.com")
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
-	carol := ownerMember(t, s, owner, pool, "carol@example.com")
-	_, err := s.CreateFlag(ctx, owner, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
-	must(t, err)
+	s, owner, pool, prod, alice, bob, carol := requestCast(t)
 	approvers, err := s.CreateGroup(ctx, owner, GroupInput{Name: "Approvers"})
 	must(t, err)
 	must(t, s.AddGroupMember(ctx, owner, approvers.ID, carol.UserID))

@@ -270,10 +270,10 @@ type DraftApplication struct {
 // history entry, and the change event SDKs and other instances receive
 // after commit. A draft a change request holds applies only with the
 // approvals that count now, and where the environment needs approval only
-// such a draft applies (draftApproval). Only the parts the draft changes (base → target) are
-// written; a part changed meanwhile by someone else fails the whole draft
-// with a *DraftConflictError. A draft applies once: a second call returns
-// ErrDraftApplied.
+// such a draft applies (draftApproval). Only the parts the draft changes
+// (base → target) are written; a part changed meanwhile by someone else
+// fails the whole draft with a *DraftConflictError. A draft applies once: a
+// second call returns ErrDraftApplied.
 //
 // Call it inside a transaction that also records the outcome of whatever
 // holds the draft (a schedule, a change request), for example:

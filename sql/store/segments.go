@@ -33,28 +33,6 @@ type SegmentInput struct {
 	Change
 }
 
-// envScopes are the scope names that select an environment: its own, its
-// project's and its organization's, with "*" standing for any project or
-// environment key.
-func envScopes(env envRow) []string {
-	org := "organization/" + env.OrganizationKey
-	scopes := []string{org}
-	for _, p := range []string{env.ProjectKey, "*"} {
-		project := org + ":project/" + p
-		scopes = append(scopes, project, project+":env/"+env.Environment.Key, project+":env/*")
-	}
-	return scopes
-}
-
-// visibleIn reports whether a segment applies in an environment.
-func visibleIn(sg Segment, env envRow) bool {
-	if sg.Type == SegmentEnvironmentSpecific {
-		return sg.EnvID == env.Environment.ID
-	}
-	scopes := envScopes(env)
-	return slices.ContainsFunc(sg.Scopes, func(s string) bool { return slices.Contains(scopes, s) })
-}
-
 // checkSegment validates a whole segment as created or as a change leaves it,
 // managed from env: it must stay visible there.
 func checkSegment(v *validator, sg *Segment, env envRow) {
@@ -68,34 +46,6 @@ func checkSegment(v *validator, sg *Segment, env envRow) {
 	for _, p := range targeting.CheckSegment(sg) {
 		v.at(p.Field, p.Problem, p.Path, p.Message)
 	}
-}
-
-// validScopes checks scope names: the segment's own organization, then
-// optionally a project and an environment (keys or "*"); an
-// environment-specific segment's only scope is its environment.
-func validScopes(sg *Segment, env envRow) bool {
-	own := "organization/" + env.OrganizationKey + ":project/" + env.ProjectKey + ":env/" + env.Environment.Key
-	if sg.Type == SegmentEnvironmentSpecific {
-		return len(sg.Scopes) == 1 && sg.Scopes[0] == own
-	}
-	if len(sg.Scopes) == 0 || len(sg.Scopes) > targeting.MaxTags {
-		return false
-	}
-	for _, scope := range sg.Scopes {
-		parts := strings.Split(scope, ":")
-		if len(parts) > 3 || parts[0] != "organization/"+env.OrganizationKey {
-			return false
-		}
-		for i, prefix := range []string{"project/", "env/"} {
-			if len(parts) > i+1 {
-				key, ok := strings.CutPrefix(parts[i+1], prefix)
-				if !ok || (key != "*" && (len(key) > MaxKeyLen || !keyPattern.MatchString(key))) {
-					return false
-				}
-			}
-		}
-	}
-	return visibleIn(*sg, env)
 }
 
 // segmentRN is the resource name permissions are checked on, tags included.
@@ -339,81 +289,6 @@ func (s *Store) SegmentByKey(ctx context.Context, a *Actor, envID uuid.UUID, key
 		}
 	}
 	return Segment{}, ErrNotFound
-}
-
-// checkSegmentKey refuses a segment (about to be stored, visible in envs) a
-// key that another segment visible in one of those environments has: a
-// shared segment's key is unique wherever it is visible.
-// It holds a lock on the key until the transaction ends.
-func checkSegmentKey(ctx context.Context, q *db.Queries, env envRow, envs []envRow, sg Segment) error {
-	if err := q.LockSegmentKey(ctx, sg.Key); err != nil {
-		return err
-	}
-	rows, err := q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: sg.Key})
-	if err != nil {
-		return err
-	}
-	clash, err := keyClash(rows, sg, envs)
-	if err == nil && clash {
-		err = ErrKeyUsed
-	}
-	return err
-}
-
-// keyClash reports whether a segment other than sg among rows (segments with
-// sg's key) is visible in one of envs where sg is.
-func keyClash(rows []db.Segment, sg Segment, envs []envRow) (bool, error) {
-	for _, r := range rows {
-		if r.ID == sg.ID {
-			continue
-		}
-		other, err := segmentFrom(r)
-		if err != nil {
-			return false, err
-		}
-		if slices.ContainsFunc(envs, func(e envRow) bool { return visibleIn(sg, e) && visibleIn(other, e) }) {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// visibleEnvs lists the environments of env's organization where any of
-// versions is visible. Every version of an environment-specific segment is
-// visible only in env, the one it is managed from.
-func visibleEnvs(ctx context.Context, q *db.Queries, env envRow, versions ...Segment) ([]envRow, error) {
-	if !slices.ContainsFunc(versions, func(sg Segment) bool { return sg.Type == SegmentShared }) {
-		return []envRow{env}, nil
-	}
-	rows, err := q.ListOrganizationEnvironments(ctx, env.OrganizationID)
-	if err != nil {
-		return nil, translate(err)
-	}
-	var out []envRow
-	for _, e := range rows {
-		other := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: e.ID, Key: e.Key, ProjectID: e.ProjectID}, ProjectKey: e.ProjectKey,
-			OrganizationID: env.OrganizationID, OrganizationKey: env.OrganizationKey}}
-		if slices.ContainsFunc(versions, func(sg Segment) bool { return visibleIn(sg, other) }) {
-			out = append(out, other)
-		}
-	}
-	return out, nil
-}
-
-// requireInEnvs checks the actions on every version of a segment in every
-// environment it is visible in: a shared segment changes what each of them
-// serves, so a caller allowed only some of them may not change it.
-func requireInEnvs(a *Actor, actions []access.Action, envs []envRow, versions ...Segment) error {
-	for _, act := range actions {
-		for _, e := range envs {
-			for _, sg := range versions {
-				if err := a.require(act, segmentRN(e, sg.Key, sg.Tags)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // changeSegment is the one way a segment changes, like changeFlag: under a
