@@ -19,19 +19,15 @@ WHERE jsonb_typeof(d.request -> 'headers') = 'object';
 
 -- So were the secret's first and last two characters and the header values
 -- in the webhooks' history: each snapshot keeps only whether they were set.
-UPDATE audit_logs a SET
-    previous = CASE WHEN jsonb_typeof(a.previous) = 'object' THEN a.previous || jsonb_build_object(
-        'secret', CASE WHEN coalesce(a.previous ->> 'secret', '') = '' THEN '' ELSE '********' END,
+CREATE FUNCTION pg_temp.masked_webhook(w jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(w) = 'object' THEN w || jsonb_build_object(
+        'secret', CASE WHEN coalesce(w ->> 'secret', '') = '' THEN '' ELSE '********' END,
         'headers', coalesce((SELECT jsonb_agg(jsonb_build_object('key', h -> 'key',
             'value', CASE WHEN coalesce(h ->> 'value', '') = '' THEN '' ELSE '********' END))
-            FROM jsonb_array_elements(CASE WHEN jsonb_typeof(a.previous -> 'headers') = 'array'
-                THEN a.previous -> 'headers' ELSE '[]'::jsonb END) AS h), '[]'::jsonb))
-        ELSE a.previous END,
-    current = CASE WHEN jsonb_typeof(a.current) = 'object' THEN a.current || jsonb_build_object(
-        'secret', CASE WHEN coalesce(a.current ->> 'secret', '') = '' THEN '' ELSE '********' END,
-        'headers', coalesce((SELECT jsonb_agg(jsonb_build_object('key', h -> 'key',
-            'value', CASE WHEN coalesce(h ->> 'value', '') = '' THEN '' ELSE '********' END))
-            FROM jsonb_array_elements(CASE WHEN jsonb_typeof(a.current -> 'headers') = 'array'
-                THEN a.current -> 'headers' ELSE '[]'::jsonb END) AS h), '[]'::jsonb))
-        ELSE a.current END
-WHERE a.ref_type = 'Webhook';
+            FROM jsonb_array_elements(CASE WHEN jsonb_typeof(w -> 'headers') = 'array'
+                THEN w -> 'headers' ELSE '[]'::jsonb END) AS h), '[]'::jsonb))
+    ELSE w END
+$$;
+UPDATE audit_logs SET previous = pg_temp.masked_webhook(previous), current = pg_temp.masked_webhook(current)
+WHERE ref_type = 'Webhook';
+DROP FUNCTION pg_temp.masked_webhook(jsonb);

@@ -425,7 +425,8 @@ func TestWebhookDeactivatedIsSentNothing(t *testing.T) {
 
 // A shared segment's change reaches the webhooks whose scopes cover an
 // environment it is visible in, whichever environment manages it, and names
-// the flags that use it.
+// the flags that use it in those environments only: Prod's flag is not the
+// Dev webhook's to read.
 func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 	t.Parallel()
 	s, a, _ := testStore(t)
@@ -442,14 +443,16 @@ func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 	sg, err := s.CreateSegment(ctx, a, prod.ID, SegmentInput{Name: "Beta", Key: "beta", Type: SegmentShared,
 		Scopes: []string{"organization/default-organization:project/web"}})
 	must(t, err)
-	f, err := s.CreateFlag(ctx, a, dev.ID, FlagInput{Name: "Pay", Key: "pay"})
-	must(t, err)
-	tg := f.Targeting()
-	tg.Rules = []FlagRule{{ID: "r", Name: "Beta",
-		Conditions: []Condition{{ID: "c", Property: SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
-		Variations: []RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-	_, err = s.SetFlagTargeting(ctx, a, dev.ID, "pay", TargetingInput{Targeting: &tg})
-	must(t, err)
+	for _, env := range []Environment{prod, dev} {
+		f, err := s.CreateFlag(ctx, a, env.ID, FlagInput{Name: "Pay", Key: "pay"})
+		must(t, err)
+		tg := f.Targeting()
+		tg.Rules = []FlagRule{{ID: "r", Name: "Beta",
+			Conditions: []Condition{{ID: "c", Property: SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+			Variations: []RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+		_, err = s.SetFlagTargeting(ctx, a, env.ID, "pay", TargetingInput{Targeting: &tg})
+		must(t, err)
+	}
 	users := []string{"u1"}
 	_, err = s.SetSegmentTargeting(ctx, a, prod.ID, sg.ID, SegmentTargetingInput{Included: &users})
 	must(t, err)
