@@ -21,10 +21,16 @@ const MaxBodyBytes = 1 << 20
 // would take more memory than jsonbody allows for its size.
 var errTooLarge = errors.New("request body too large")
 
+// BodyCost is what reading and decoding a JSON body of n bytes may take:
+// the body, what jsonbody may allocate decoding it, and its walk.
+func BodyCost(n int64) int64 { return (jsonbody.Factor+2)*n + jsonbody.Slack }
+
 // bind decodes a JSON body into v. An empty body leaves v unchanged, for
 // endpoints whose body is optional; required fields are the store's to check.
 //
-// jsonbody decodes the body, refusing with body_is_invalid a
+// The body is read once its share of the body budget is reserved, so run
+// the route's permission check first: a caller refused there never has
+// their body read. jsonbody decodes it, refusing with body_is_invalid a
 // member named twice in one object in any case ({"name":"a","Name":"b"},
 // at any depth: encoding/json would silently keep the last, and which one
 // a client meant is a guess), and a top-level object that names none of
@@ -50,7 +56,8 @@ func bind(c echo.Context, v any) error {
 	return nil
 }
 
-// readBody reads a body of at most MaxBodyBytes.
+// readBody reads a body of at most MaxBodyBytes, once BodyCost of its size
+// is reserved.
 func readBody(c echo.Context) ([]byte, error) {
 	r := c.Request()
 	if r.ContentLength > MaxBodyBytes {
@@ -58,6 +65,13 @@ func readBody(c echo.Context) ([]byte, error) {
 	}
 	if r.ContentLength == 0 {
 		return nil, nil
+	}
+	size := r.ContentLength
+	if size < 0 { // not announced: the most it may be
+		size = MaxBodyBytes
+	}
+	if _, err := Reserve(c, BodyCost(size)); err != nil {
+		return nil, err
 	}
 	var body []byte
 	var err error

@@ -44,6 +44,8 @@ func errorResponse(err error) (int, []string) {
 	switch {
 	case errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge, []string{"RequestTooLarge"}
+	case errors.Is(err, ErrBusy):
+		return http.StatusServiceUnavailable, []string{"ServiceUnavailable"}
 	case errors.As(err, &herr):
 		switch herr.Code {
 		case http.StatusNotFound:
@@ -84,6 +86,9 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	}
 	if status == http.StatusUnauthorized {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, "Bearer")
+	}
+	if errors.Is(err, ErrBusy) {
+		c.Response().Header().Set(echo.HeaderRetryAfter, retryAfter)
 	}
 	answer := envelope{Success: false, Errors: codes}
 	var verr *store.ValidationError
