@@ -52,6 +52,7 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./sql/store
 	go test -run '^$$' -fuzz '^FuzzTargetingValidation$$' -fuzztime $(FUZZTIME) ./sql/targeting
 	go test -run '^$$' -fuzz '^FuzzBind$$' -fuzztime $(FUZZTIME) ./api
+	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sql/jsonbody
 
 # generate regenerates sqlc and templ output with the tool versions pinned in
 # go.mod. The client generated from api/openapi.yaml is not committed: its

@@ -3,8 +3,11 @@
 package api
 
 import (
+	"context"
 	"log/slog"
+	"slices"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
@@ -24,7 +27,9 @@ func New(s *store.Store, log *slog.Logger) *Handler {
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.
 // Every route but sign-in, the OpenAPI document and a trigger's run URL
 // requires credentials, given to the group; the store checks each
-// operation's permission. Every
+// operation's permission. Where a route needs a permission whatever its
+// body says, its group checks it first (with the store's check), so a
+// caller without it is refused before the body is read. Every
 // route here is described in openapi.yaml, and the tests fail when the two
 // differ (README, "Changing the API").
 func (h *Handler) Register(e *echo.Echo) {
@@ -67,40 +72,43 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.DELETE("/webhooks/:id", h.deleteWebhook)
 	g.GET("/webhooks/:id/deliveries", h.listWebhookDeliveries)
 
-	// IAM: policies, groups, members and organization settings.
-	g.GET("/policies", h.listPolicies)
-	g.POST("/policies", h.createPolicy)
-	g.GET("/policies/is-key-used", h.isPolicyKeyUsed)
-	g.POST("/policies/clone/:key", h.clonePolicy)
-	g.GET("/policies/:policyId", h.getPolicy)
-	g.PUT("/policies/:policyId/settings", h.updatePolicySettings)
-	g.PUT("/policies/:policyId/statements", h.updatePolicyStatements)
-	g.DELETE("/policies/:policyId", h.deletePolicy)
-	g.GET("/policies/:policyId/members", h.listPolicyMembers)
-	g.GET("/policies/:policyId/groups", h.listPolicyGroups)
-	g.GET("/groups", h.listGroups)
-	g.POST("/groups", h.createGroup)
-	g.GET("/groups/is-name-used", h.isGroupNameUsed)
-	g.GET("/groups/:groupId", h.getGroup)
-	g.PUT("/groups/:groupId", h.updateGroup)
-	g.DELETE("/groups/:groupId", h.deleteGroup)
-	g.GET("/groups/:groupId/members", h.listGroupMembers)
-	g.PUT("/groups/:groupId/add-member/:memberId", h.addGroupMember)
-	g.PUT("/groups/:groupId/remove-member/:memberId", h.removeGroupMember)
-	g.GET("/groups/:groupId/policies", h.listGroupPolicies)
-	g.PUT("/groups/:groupId/add-policy/:policyId", h.addGroupPolicy)
-	g.PUT("/groups/:groupId/remove-policy/:policyId", h.removeGroupPolicy)
-	g.GET("/members", h.listMembers)
-	g.POST("/members/add", h.addMember)
-	g.GET("/members/:memberId", h.getMember)
-	g.DELETE("/members/remove-from-org/:memberId", h.removeMember)
-	g.DELETE("/members/remove-from-workspace/:memberId", h.removeFromWorkspace)
-	g.GET("/members/:memberId/policies", h.listMemberPolicies)
-	g.GET("/members/:memberId/groups", h.listMemberGroups)
-	g.GET("/members/:memberId/direct-policies", h.listMemberDirectPolicies)
-	g.GET("/members/:memberId/inherited-policies", h.listMemberInheritedPolicies)
-	g.PUT("/members/:memberId/add-policy/:policyId", h.addMemberPolicy)
-	g.PUT("/members/:memberId/remove-policy/:policyId", h.removeMemberPolicy)
+	// IAM: policies, groups, members and organization settings. Every
+	// policy, group and member route needs CanManageIAM, checked before a
+	// body is read.
+	iam := g.With(before(h.managesIAM))
+	iam.GET("/policies", h.listPolicies)
+	iam.POST("/policies", h.createPolicy)
+	iam.GET("/policies/is-key-used", h.isPolicyKeyUsed)
+	iam.POST("/policies/clone/:key", h.clonePolicy)
+	iam.GET("/policies/:policyId", h.getPolicy)
+	iam.PUT("/policies/:policyId/settings", h.updatePolicySettings)
+	iam.PUT("/policies/:policyId/statements", h.updatePolicyStatements)
+	iam.DELETE("/policies/:policyId", h.deletePolicy)
+	iam.GET("/policies/:policyId/members", h.listPolicyMembers)
+	iam.GET("/policies/:policyId/groups", h.listPolicyGroups)
+	iam.GET("/groups", h.listGroups)
+	iam.POST("/groups", h.createGroup)
+	iam.GET("/groups/is-name-used", h.isGroupNameUsed)
+	iam.GET("/groups/:groupId", h.getGroup)
+	iam.PUT("/groups/:groupId", h.updateGroup)
+	iam.DELETE("/groups/:groupId", h.deleteGroup)
+	iam.GET("/groups/:groupId/members", h.listGroupMembers)
+	iam.PUT("/groups/:groupId/add-member/:memberId", h.addGroupMember)
+	iam.PUT("/groups/:groupId/remove-member/:memberId", h.removeGroupMember)
+	iam.GET("/groups/:groupId/policies", h.listGroupPolicies)
+	iam.PUT("/groups/:groupId/add-policy/:policyId", h.addGroupPolicy)
+	iam.PUT("/groups/:groupId/remove-policy/:policyId", h.removeGroupPolicy)
+	iam.GET("/members", h.listMembers)
+	iam.POST("/members/add", h.addMember)
+	iam.GET("/members/:memberId", h.getMember)
+	iam.DELETE("/members/remove-from-org/:memberId", h.removeMember)
+	iam.DELETE("/members/remove-from-workspace/:memberId", h.removeFromWorkspace)
+	iam.GET("/members/:memberId/policies", h.listMemberPolicies)
+	iam.GET("/members/:memberId/groups", h.listMemberGroups)
+	iam.GET("/members/:memberId/direct-policies", h.listMemberDirectPolicies)
+	iam.GET("/members/:memberId/inherited-policies", h.listMemberInheritedPolicies)
+	iam.PUT("/members/:memberId/add-policy/:policyId", h.addMemberPolicy)
+	iam.PUT("/members/:memberId/remove-policy/:policyId", h.removeMemberPolicy)
 	g.PUT("/organizations", h.updateOrganization)
 
 	// Organizations of the workspace: several are an ordinary feature.
@@ -133,8 +141,13 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/envs/:envId/secrets/:id", h.updateSecret)
 	g.DELETE("/envs/:envId/secrets/:id", h.deleteSecret)
 
+	// Routes that read an environment's end users, or change them, check
+	// so before reading a body; so do flag and segment creation.
+	userReaders := g.With(before(h.readsEndUsers))
+	userWriters := g.With(before(h.changesEndUsers))
+
 	g.GET("/envs/:envId/feature-flags", h.listFlags)
-	g.POST("/envs/:envId/feature-flags", h.createFlag)
+	g.With(before(h.createsFlags)).POST("/envs/:envId/feature-flags", h.createFlag)
 	g.GET("/envs/:envId/feature-flags/all-tags", h.flagTags)
 	g.GET("/envs/:envId/feature-flags/is-key-used", h.flagKeyUsed)
 	g.GET("/envs/:envId/feature-flags/insights", h.flagStatsByVariation)
@@ -165,12 +178,12 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/envs/:envId/feature-flags/change-requests/:id/decline", h.declineFlagChangeRequest)
 	g.PUT("/envs/:envId/feature-flags/change-requests/:id/apply", h.applyFlagChangeRequest)
 	g.DELETE("/envs/:envId/feature-flags/change-requests/:id", h.deleteFlagChangeRequest)
-	g.POST("/envs/:envId/feature-flags/:key/evaluate", h.evaluateFlag)
+	userReaders.POST("/envs/:envId/feature-flags/:key/evaluate", h.evaluateFlag)
 	g.GET("/envs/:envId/feature-flags/:key/insights", h.flagInsights)
 	g.GET("/envs/:envId/flag-insights", h.staleFlags)
 
 	g.GET("/envs/:envId/segments", h.listSegments)
-	g.POST("/envs/:envId/segments", h.createSegment)
+	g.With(before(h.createsSegments)).POST("/envs/:envId/segments", h.createSegment)
 	g.GET("/envs/:envId/segments/by-ids", h.segmentsByIDs)
 	g.GET("/envs/:envId/segments/all-tags", h.segmentTags)
 	g.GET("/envs/:envId/segments/is-key-used", h.segmentKeyUsed)
@@ -189,17 +202,17 @@ func (h *Handler) Register(e *echo.Echo) {
 
 	g.GET("/envs/:envId/end-users/get-by-featureflag", h.flagEndUsers)
 	g.GET("/envs/:envId/end-users/:id", h.getEndUser)
-	g.POST("/envs/:envId/end-users/search", h.searchEndUsers)
-	g.POST("/envs/:envId/end-users/list", h.listEndUsers)
-	g.PUT("/envs/:envId/end-users", h.upsertEndUser)
-	g.POST("/envs/:envId/end-users/by-keyIds", h.endUsersByKeys)
-	g.POST("/envs/:envId/end-users/upload", h.uploadEndUsers)
-	g.POST("/envs/:envId/end-users/download", h.downloadEndUsers)
+	userReaders.POST("/envs/:envId/end-users/search", h.searchEndUsers)
+	userReaders.POST("/envs/:envId/end-users/list", h.listEndUsers)
+	userWriters.PUT("/envs/:envId/end-users", h.upsertEndUser)
+	userReaders.POST("/envs/:envId/end-users/by-keyIds", h.endUsersByKeys)
+	userWriters.POST("/envs/:envId/end-users/upload", h.uploadEndUsers)
+	userReaders.POST("/envs/:envId/end-users/download", h.downloadEndUsers)
 	g.GET("/envs/:envId/end-users/:id/flags", h.endUserFlags)
 	g.GET("/envs/:envId/end-users/:id/segments", h.endUserSegments)
 	g.GET("/envs/:envId/end-user-properties", h.listEndUserProperties)
-	g.PUT("/envs/:envId/end-user-properties/:propertyId/upsert", h.upsertEndUserProperty)
-	g.DELETE("/envs/:envId/end-user-properties/:id", h.deleteEndUserProperty)
+	userWriters.PUT("/envs/:envId/end-user-properties/:propertyId/upsert", h.upsertEndUserProperty)
+	userWriters.DELETE("/envs/:envId/end-user-properties/:id", h.deleteEndUserProperty)
 
 	// Flag triggers (FeatBit's TriggerController); the run route is public, above.
 	g.GET("/triggers", h.listTriggers)
@@ -222,6 +235,11 @@ type Routes struct {
 // Guarded returns the routes of g that run middleware first.
 func Guarded(g *echo.Group, middleware ...echo.MiddlewareFunc) Routes {
 	return Routes{group: g, middleware: middleware}
+}
+
+// With returns the same routes running more middleware after r's.
+func (r Routes) With(middleware ...echo.MiddlewareFunc) Routes {
+	return Routes{group: r.group, middleware: append(slices.Clip(r.middleware), middleware...)}
 }
 
 // GET registers a GET route.
@@ -261,3 +279,47 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 
 // actor is the caller, set by authenticate.
 func actor(c echo.Context) *store.Actor { return c.Get(actorKey).(*store.Actor) }
+
+// before runs check ahead of a route's handler: a route whose permission
+// does not depend on its body refuses a caller without it before the body
+// is read and decoded.
+func before(check func(c echo.Context) error) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if err := check(c); err != nil {
+				return err
+			}
+			return next(c)
+		}
+	}
+}
+
+// The checks before: each asks the store for what the route's operation
+// requires whatever its body says.
+
+func (h *Handler) managesIAM(c echo.Context) error { return h.store.AuthorizeIAM(actor(c)) }
+
+func (h *Handler) readsEndUsers(c echo.Context) error {
+	return h.inEnv(c, h.store.AuthorizeEndUserReads)
+}
+
+func (h *Handler) changesEndUsers(c echo.Context) error {
+	return h.inEnv(c, h.store.AuthorizeEndUserChanges)
+}
+
+func (h *Handler) createsFlags(c echo.Context) error {
+	return h.inEnv(c, h.store.AuthorizeFlagCreation)
+}
+
+func (h *Handler) createsSegments(c echo.Context) error {
+	return h.inEnv(c, h.store.AuthorizeSegmentCreation)
+}
+
+// inEnv runs a check on the environment the path names.
+func (h *Handler) inEnv(c echo.Context, check func(context.Context, *store.Actor, uuid.UUID) error) error {
+	envID, err := PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	return check(c.Request().Context(), actor(c), envID)
+}

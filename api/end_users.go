@@ -1,13 +1,9 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -173,69 +169,6 @@ func (h *Handler) deleteEndUserProperty(c echo.Context) error {
 	}
 	err = h.store.DeleteEndUserProperty(c.Request().Context(), actor(c), envID, id)
 	return respond(c, true, err)
-}
-
-// maxUploadBytes bounds an end-user file: 50,000 users of about 600 bytes.
-const maxUploadBytes = 32 << 20
-
-// uploadEndUsers imports FeatBit's end-user file (ImportUserData JSON) sent
-// as the multipart field "file"; no file, or an empty one, changes nothing,
-// as in FeatBit. A JSON body (up to the API's body limit) is taken as the file.
-func (h *Handler) uploadEndUsers(c echo.Context) error {
-	envID, err := PathID(c, "envId")
-	if err != nil {
-		return err
-	}
-	r := c.Request()
-	// The file's JSON may also come as the body itself, for scripts.
-	if strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
-		var data store.ImportUserData
-		if err := bind(c, &data); err != nil {
-			return err
-		}
-		_, err = h.store.ImportEndUsers(r.Context(), actor(c), envID, data)
-		return respond(c, true, err)
-	}
-	if r.ContentLength > maxUploadBytes {
-		return errTooLarge
-	}
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, maxUploadBytes)
-	mr, err := r.MultipartReader()
-	if err != nil {
-		return store.Invalid("file_is_invalid")
-	}
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			return respond(c, true, nil) // no file
-		}
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return errTooLarge
-		}
-		if err != nil {
-			return store.Invalid("file_is_invalid")
-		}
-		if part.FormName() != "file" {
-			continue
-		}
-		body, err := io.ReadAll(part)
-		if errors.As(err, &tooLarge) {
-			return errTooLarge
-		}
-		if err != nil {
-			return store.Invalid("file_is_invalid")
-		}
-		if len(bytes.TrimSpace(body)) == 0 {
-			return respond(c, true, nil)
-		}
-		var data store.ImportUserData
-		if !utf8.Valid(body) || json.Unmarshal(body, &data) != nil {
-			return store.Invalid("file_is_invalid")
-		}
-		_, err = h.store.ImportEndUsers(r.Context(), actor(c), envID, data)
-		return respond(c, true, err)
-	}
 }
 
 // downloadEndUsers answers FeatBit's end-user file for the users matching

@@ -1,29 +1,20 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
 )
-
-// MaxBodyBytes is the largest request body accepted (1 MiB); a larger one is
-// answered 413 RequestTooLarge.
-const MaxBodyBytes = 1 << 20
 
 // envelope wraps every answer under /api/. Details, only on a validation
 // failure, say for each error code where exactly the input is wrong and why.
@@ -33,9 +24,6 @@ type envelope struct {
 	Data    any                  `json:"data"`
 	Details []store.FieldProblem `json:"details,omitempty"`
 }
-
-// errTooLarge is a request body over MaxBodyBytes.
-var errTooLarge = errors.New("request body too large")
 
 // respond writes data in a success envelope, or hands err to the error handler.
 func respond(c echo.Context, data any, err error) error {
@@ -56,6 +44,8 @@ func errorResponse(err error) (int, []string) {
 	switch {
 	case errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge, []string{"RequestTooLarge"}
+	case errors.Is(err, ErrBusy):
+		return http.StatusServiceUnavailable, []string{"ServiceUnavailable"}
 	case errors.As(err, &herr):
 		switch herr.Code {
 		case http.StatusNotFound:
@@ -97,6 +87,9 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	if status == http.StatusUnauthorized {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, "Bearer")
 	}
+	if errors.Is(err, ErrBusy) {
+		c.Response().Header().Set(echo.HeaderRetryAfter, retryAfter)
+	}
 	answer := envelope{Success: false, Errors: codes}
 	var verr *store.ValidationError
 	if errors.As(err, &verr) {
@@ -104,167 +97,6 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	}
 	if err := c.JSON(status, answer); err != nil {
 		log.Debug("write error response", "err", err)
-	}
-}
-
-// bind decodes a JSON body into v. An empty body leaves v unchanged, for
-// endpoints whose body is optional; required fields are the store's to check.
-//
-// Beyond what encoding/json checks, a body is refused with body_is_invalid
-// when an object names a member twice, also in another case
-// ({"name":"a","Name":"b"}, at any depth): encoding/json would silently keep
-// the last, and which one a client meant is a guess. And a body that names
-// nothing the route understands is refused: when v is a
-// struct and the top-level object has members but none matches one of its
-// fields, the client sent something else (a misspelt or other API's field)
-// and answering 200 would claim a change that did not happen. An empty
-// object {} is still accepted like no body at all: routes whose body is
-// optional (archive, restore, delete and toggle with an optional comment)
-// are called with {} by clients, and on routes that need a field the store
-// refuses it by that field's name (name_is_required …).
-func bind(c echo.Context, v any) error {
-	r := c.Request()
-	if r.ContentLength > MaxBodyBytes {
-		return errTooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, MaxBodyBytes))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return errTooLarge
-		}
-		return store.Invalid("body_is_invalid")
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil
-	}
-	// encoding/json would quietly turn invalid UTF-8 into U+FFFD; refuse it instead.
-	if !utf8.Valid(body) {
-		return store.Invalid("body_is_invalid")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil || dec.More() {
-		return store.Invalid("body_is_invalid")
-	}
-	// Decode has checked the syntax and the nesting depth, so the walk
-	// below only meets well-formed JSON of bounded depth.
-	top, err := checkMembers(body)
-	if err != nil {
-		return err
-	}
-	if len(top) > 0 && !namesAField(reflect.TypeOf(v), top) {
-		return store.Invalid("body_is_invalid")
-	}
-	return nil
-}
-
-// noBody refuses a body on a route that acts on its path alone: a body with
-// members names nothing the route understands. No body,
-// {} and null are accepted, as clients send them for "nothing".
-func noBody(c echo.Context) error { return bind(c, &struct{}{}) }
-
-// foldKey is the form under which encoding/json matches a member name to a
-// field: case-insensitively, including the Kelvin sign and long s it folds
-// to k and s.
-func foldKey(name string) string { return strings.ToLower(strings.ToUpper(name)) }
-
-// checkMembers walks well-formed JSON and refuses an object that names a
-// member twice, in any case. It returns the top-level object's member names,
-// folded (none when the body is not an object).
-func checkMembers(body []byte) ([]string, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	// One entry per open array (nil) or object (its members so far); in an
-	// object, expectKey says whether the next token is a member name.
-	type level struct {
-		members   map[string]bool
-		expectKey bool
-	}
-	var stack []level
-	var top []string
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return top, nil
-		}
-		if err != nil {
-			return nil, store.Invalid("body_is_invalid")
-		}
-		if n := len(stack); n > 0 && stack[n-1].members != nil {
-			if stack[n-1].expectKey {
-				if d, ok := tok.(json.Delim); ok && d == '}' {
-					stack = stack[:n-1]
-					continue
-				}
-				key := foldKey(tok.(string))
-				if stack[n-1].members[key] {
-					return nil, store.Invalid("body_is_invalid")
-				}
-				stack[n-1].members[key] = true
-				stack[n-1].expectKey = false
-				if n == 1 {
-					top = append(top, key)
-				}
-				continue
-			}
-			stack[n-1].expectKey = true // this token is the value
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, level{members: map[string]bool{}, expectKey: true})
-		case json.Delim('['):
-			stack = append(stack, level{})
-		case json.Delim(']'):
-			stack = stack[:len(stack)-1]
-		}
-	}
-}
-
-// namesAField reports whether one of the folded member names matches a
-// field encoding/json would fill in *t. Only structs have a fixed set of
-// fields; any other target (a map, a list, a raw message) takes every name.
-func namesAField(t reflect.Type, names []string) bool {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return true
-	}
-	fields := map[string]bool{}
-	collectFields(t, fields)
-	for _, n := range names {
-		if fields[n] {
-			return true
-		}
-	}
-	return false
-}
-
-// collectFields adds the folded JSON names of t's fields, including those
-// promoted from embedded structs.
-func collectFields(t reflect.Type, into map[string]bool) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if tag == "-" {
-			continue
-		}
-		if f.Anonymous && tag == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				collectFields(ft, into)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if tag == "" {
-			tag = f.Name
-		}
-		into[foldKey(tag)] = true
 	}
 }
 
@@ -394,16 +226,4 @@ func queryTime(c echo.Context, name string) (*time.Time, error) {
 		return nil, store.Invalid(name + "_is_invalid")
 	}
 	return &t, nil
-}
-
-// rawBody reads a body that the store decodes itself, such as a JSON Patch.
-func rawBody(c echo.Context) (json.RawMessage, error) {
-	var raw json.RawMessage
-	if err := bind(c, &raw); err != nil {
-		return nil, err
-	}
-	if raw == nil {
-		return nil, store.Invalid("body_is_invalid")
-	}
-	return raw, nil
 }

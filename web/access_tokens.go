@@ -1,7 +1,6 @@
 package web
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -141,7 +141,7 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	// Statements pasted as JSON win over the editor's.
 	switch {
 	case raw != "":
-		if json.Unmarshal([]byte(raw), &in.Permissions) != nil {
+		if jsonbody.Decode([]byte(raw), &in.Permissions) != nil {
 			err = store.Invalid("permissions_is_invalid") // as the API's body_is_invalid: the store never sees it
 		}
 	case in.Type == store.TokenService && c.FormValue("statements") == "edited":

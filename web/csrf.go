@@ -58,6 +58,16 @@ func (g *csrfGuard) protect(next echo.HandlerFunc) echo.HandlerFunc {
 		if r.ContentLength > api.MaxBodyBytes {
 			return echo.ErrStatusRequestEntityTooLarge
 		}
+		// gorilla/csrf reads a posted form for its token: its share of the
+		// body budget first.
+		if size := r.ContentLength; size != 0 {
+			if size < 0 {
+				size = api.MaxBodyBytes
+			}
+			if _, err := api.Reserve(c, formCost(size)); err != nil {
+				return err
+			}
+		}
 		r.Body = http.MaxBytesReader(c.Response(), r.Body, api.MaxBodyBytes)
 		cc := &csrfCall{c: c, next: next}
 		r = r.WithContext(context.WithValue(r.Context(), csrfCallKey{}, cc))
@@ -74,3 +84,8 @@ func (g *csrfGuard) protect(next echo.HandlerFunc) echo.HandlerFunc {
 
 // csrfToken is the token forms on this page carry.
 func csrfToken(c echo.Context) string { return csrf.Token(c.Request()) }
+
+// formCost is what a posted form of n bytes may take while the pages read
+// it: the form parsed into its values, which the pages split into lists
+// (user keys, tags), one value of one-byte items becoming 16 bytes each.
+func formCost(n int64) int64 { return 2 * api.BodyCost(n) }

@@ -198,6 +198,8 @@ func explain(err error) pageError {
 	switch {
 	case errors.Is(err, errCSRF):
 		return pageError{http.StatusForbidden, "Form expired", "This form has expired or did not come from this site. Reload the page and try again."}
+	case errors.Is(err, api.ErrBusy):
+		return pageError{http.StatusServiceUnavailable, "Busy", "Bunting is busy with many requests right now. Try again in a moment."}
 	case errors.Is(err, errNoOrganization):
 		return pageError{http.StatusForbidden, "No organization", "Your account does not belong to any organization yet. Ask an administrator to add you."}
 	case errors.As(err, &herr):

@@ -33,6 +33,9 @@ type Config struct {
 	CORSOrigins []string
 	// SDK tunes the SDK endpoints (rate limits, streaming connection caps).
 	SDK sdk.Options
+	// BodyBudget is the memory request bodies may take at once, read and
+	// decoded (api.DefaultBodyBudget when 0).
+	BodyBudget int64
 	// OnShutdown, when set, is handed what must run at shutdown besides
 	// http.Server.Shutdown: closing the SDK streaming connections with 1001,
 	// which net/http no longer tracks once they are WebSockets.
@@ -81,6 +84,11 @@ func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
 			log.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
 			return err
 		}}))
+	budget := cfg.BodyBudget
+	if budget <= 0 {
+		budget = api.DefaultBodyBudget
+	}
+	e.Use(api.NewBodyBudget(budget, api.BodyWait).Hold)
 	e.Use(securityHeaders(cfg.BaseURL.Scheme == "https"))
 	e.Use(boundAPIRequests)
 	if len(cfg.CORSOrigins) > 0 {

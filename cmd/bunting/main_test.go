@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
@@ -38,12 +39,13 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 		"BUNTING_SDK_CONNECTIONS":            "-1",
 		"BUNTING_SDK_RATE_PER_SECRET":        "fast",
 		"BUNTING_MAX_END_USERS_PER_ENV":      "0",
+		"BUNTING_BODY_BUDGET":                "1MiB",
 	}))
 	if err == nil {
 		t.Fatal("invalid configuration accepted")
 	}
 	for _, name := range []string{"ADDR", "BASE_URL", "SECRET_KEY", "ADMIN_EMAIL", "ADMIN_PASSWORD", "SHUTDOWN_GRACE", "LOG_LEVEL",
-		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS", "SDK_CONNECTIONS", "SDK_RATE_PER_SECRET", "MAX_END_USERS_PER_ENV"} {
+		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS", "SDK_CONNECTIONS", "SDK_RATE_PER_SECRET", "MAX_END_USERS_PER_ENV", "BODY_BUDGET"} {
 		if !strings.Contains(err.Error(), "BUNTING_"+name) {
 			t.Errorf("error does not mention BUNTING_%s:\n%v", name, err)
 		}
@@ -82,8 +84,24 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Addr != ":8080" || cfg.BaseURL.String() != "http://localhost:8080" || cfg.AdminEmail != "admin@example.com" || cfg.ShutdownGrace != 15*time.Second ||
-		cfg.SSOAllowPrivateNetworks || cfg.MaxEndUsersPerEnv != store.DefaultMaxEndUsersPerEnv {
+		cfg.SSOAllowPrivateNetworks || cfg.MaxEndUsersPerEnv != store.DefaultMaxEndUsersPerEnv || cfg.BodyBudget != api.DefaultBodyBudget {
 		t.Fatalf("defaults = %+v", cfg)
+	}
+}
+
+// TestConfigBodyBudget reads the body budget as bytes or in binary units,
+// and refuses one too small to decode a body of the largest size.
+func TestConfigBodyBudget(t *testing.T) {
+	for value, want := range map[string]int64{"128MiB": 128 << 20, "1GiB": 1 << 30, "20000KiB": 20000 << 10, "33554432": 32 << 20, " 64MiB ": 64 << 20} {
+		cfg, err := server.LoadConfig(env(map[string]string{"BUNTING_BODY_BUDGET": value}))
+		if err != nil || cfg.BodyBudget != want {
+			t.Errorf("BUNTING_BODY_BUDGET=%q: got %d, %v; want %d", value, cfg.BodyBudget, err, want)
+		}
+	}
+	for _, bad := range []string{"8MiB", "64MB", "-1", "lots", "0", "MiB", "9999999999GiB"} {
+		if _, err := server.LoadConfig(env(map[string]string{"BUNTING_BODY_BUDGET": bad})); err == nil || !strings.Contains(err.Error(), "BUNTING_BODY_BUDGET") {
+			t.Errorf("BUNTING_BODY_BUDGET=%q: got %v, want it refused", bad, err)
+		}
 	}
 }
 

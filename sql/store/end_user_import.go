@@ -30,6 +30,10 @@ type ImportUserData struct {
 // EndUserLoadLimit.
 const MaxEndUsersPerFile = 50_000
 
+// MaxPropertyNamesPerFile bounds the property names of an upload: no more
+// are kept per environment.
+const MaxPropertyNamesPerFile = maxEndUserProperties
+
 // exportPage is how many end users a download reads at a time.
 const exportPage = 1_000
 
@@ -77,7 +81,7 @@ func (s *Store) ImportEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, i
 	if len(in.Users) > MaxEndUsersPerFile {
 		v.add("users", "invalid")
 	}
-	if len(in.UserProperties) > maxEndUserProperties {
+	if len(in.UserProperties) > MaxPropertyNamesPerFile {
 		v.add("userProperties", "invalid")
 	}
 	seen := map[string]bool{}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/bunting-flags/bunting/sql/jsonbody"
 )
 
 // Bounds on what one patch may do. A "copy" duplicates a subtree without
@@ -40,7 +42,15 @@ func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err e
 		return Invalid("patch_is_invalid", fmt.Sprintf(format, args...))
 	}
 	var parsed []patchOp
-	if !bytes.HasPrefix(bytes.TrimSpace(ops), []byte("[")) || json.Unmarshal(ops, &parsed) != nil {
+	if !bytes.HasPrefix(bytes.TrimSpace(ops), []byte("[")) {
+		return refuse("the body must be a JSON array of operations")
+	}
+	// Decoded at a cost bounded by its size: an array of a million {} is
+	// a million operations of 56 bytes each to encoding/json alone.
+	switch err := jsonbody.Decode(ops, &parsed); {
+	case errors.Is(err, jsonbody.ErrTooCostly):
+		return refuse("at most %d operations", maxPatchOps)
+	case err != nil:
 		return refuse("the body must be a JSON array of operations")
 	}
 	if len(parsed) == 0 {

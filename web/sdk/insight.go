@@ -12,15 +12,25 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
-// readBody reads a request body of at most limit bytes.
+// readBody reads a request body of at most limit bytes, once its share of
+// the body budget is reserved (api.BodyCost: it is decoded with jsonbody).
 func readBody(c echo.Context, limit int64) ([]byte, error) {
 	r := c.Request()
 	if r.ContentLength > limit {
 		return nil, echo.ErrStatusRequestEntityTooLarge
+	}
+	size := r.ContentLength
+	if size < 0 {
+		size = limit
+	}
+	if _, err := api.Reserve(c, api.BodyCost(size)); err != nil {
+		return nil, err
 	}
 	b, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, limit))
 	var tooLarge *http.MaxBytesError
@@ -95,7 +105,10 @@ func (s *Server) track(c echo.Context) error {
 		return err
 	}
 	var report []insight
-	if err := json.Unmarshal(body, &report); err != nil {
+	switch err := jsonbody.Decode(body, &report); {
+	case errors.Is(err, jsonbody.ErrTooCostly):
+		return echo.ErrStatusRequestEntityTooLarge
+	case err != nil:
 		return store.Invalid("body_is_invalid")
 	}
 	var counts []store.EvaluationCount
@@ -164,7 +177,7 @@ func (s *Server) clientLatest(c echo.Context) error {
 		return err
 	}
 	var cu clientUser
-	if json.Unmarshal(body, &cu) != nil {
+	if jsonbody.Decode(body, &cu) != nil {
 		return store.Invalid("user_is_invalid")
 	}
 	u, ok := cu.endUser()

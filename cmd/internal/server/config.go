@@ -60,6 +60,9 @@ type Config struct {
 	// MaxEndUsersPerEnv bounds the end users kept per environment; past it
 	// SDKs' new user keys are dropped.
 	MaxEndUsersPerEnv int
+	// BodyBudget is the memory request bodies may take at once, read and
+	// decoded, in bytes.
+	BodyBudget int64
 
 	// Tracer, when set, sees every statement the server sends to the
 	// database; only the benchmark's server sets it, to count queries.
@@ -171,6 +174,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg.SDKRatePerSecret = positive("SDK_RATE_PER_SECRET", int(sdk.DefaultLimits.PerSecret))
 	cfg.SDKRatePerAddr = positive("SDK_RATE_PER_ADDRESS", int(sdk.DefaultLimits.PerAddress))
 	cfg.MaxEndUsersPerEnv = positive("MAX_END_USERS_PER_ENV", store.DefaultMaxEndUsersPerEnv)
+	budget := env("BODY_BUDGET", "64MiB")
+	if cfg.BodyBudget, err = parseSize(budget); err != nil || cfg.BodyBudget < minBodyBudget {
+		bad("BODY_BUDGET", "%q is not a size of at least 16MiB (a number of bytes, or of KiB, MiB or GiB such as 64MiB)", budget)
+	}
 	level := env("LOG_LEVEL", "info")
 	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		bad("LOG_LEVEL", "%q is not debug, info, warn or error", level)
@@ -192,6 +199,26 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("invalid configuration:\n%w", errors.Join(problems...))
 	}
 	return cfg, nil
+}
+
+// minBodyBudget is the smallest body budget: one body of the largest size,
+// read and decoded, and room beside it.
+const minBodyBudget = 16 << 20
+
+// parseSize reads a size in bytes, written as a whole number of bytes or
+// of KiB, MiB or GiB ("64MiB").
+func parseSize(s string) (int64, error) {
+	unit := int64(1)
+	for suffix, u := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			s, unit = strings.TrimSpace(n), u
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/unit {
+		return 0, fmt.Errorf("%q is not a positive size", s)
+	}
+	return n * unit, nil
 }
 
 // isOrigin reports whether s is a browser origin exactly as browsers send it:

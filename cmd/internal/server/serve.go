@@ -87,7 +87,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	files := RaiseFileLimit(log)
 	var closeStreams func(context.Context) error
 	handler := web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy, CORSOrigins: cfg.CORSOrigins, SDK: SDKOptions(cfg, files, log),
-		OnShutdown: func(f func(context.Context) error) { closeStreams = f }}, st, log)
+		BodyBudget: cfg.BodyBudget, OnShutdown: func(f func(context.Context) error) { closeStreams = f }}, st, log)
 	srv := &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           handler,

@@ -1,0 +1,109 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/jsonbody"
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// MaxBodyBytes is the largest request body accepted (1 MiB); a larger one is
+// answered 413 RequestTooLarge.
+const MaxBodyBytes = 1 << 20
+
+// errTooLarge is a request body over MaxBodyBytes, or one whose decoding
+// would take more memory than jsonbody allows for its size.
+var errTooLarge = errors.New("request body too large")
+
+// BodyCost is what reading and decoding a JSON body of n bytes may take:
+// the body, what jsonbody may allocate decoding it, and its walk.
+func BodyCost(n int64) int64 { return (jsonbody.Factor+2)*n + jsonbody.Slack }
+
+// bind decodes a JSON body into v. An empty body leaves v unchanged, for
+// endpoints whose body is optional; required fields are the store's to check.
+//
+// The body is read once its share of the body budget is reserved, so run
+// the route's permission check first: a caller refused there never has
+// their body read. jsonbody decodes it, refusing with body_is_invalid a
+// member named twice in one object in any case ({"name":"a","Name":"b"},
+// at any depth: encoding/json would silently keep the last, and which one
+// a client meant is a guess), and a top-level object that names none of
+// the struct's fields (a misspelt or other API's field: answering 200
+// would claim a change that did not happen). An empty object {} is still
+// accepted like no body at all: routes whose body is optional (archive,
+// restore, delete and toggle with an optional comment) are called with {}
+// by clients, and on routes that need a field the store refuses it by
+// that field's name (name_is_required …). A body of so many tiny values
+// that decoding it would take more than jsonbody.Factor times its size is
+// refused 413 RequestTooLarge, before it is decoded.
+func bind(c echo.Context, v any) error {
+	body, err := readBody(c)
+	if err != nil || len(bytes.TrimSpace(body)) == 0 {
+		return err
+	}
+	switch err := jsonbody.Decode(body, v); {
+	case errors.Is(err, jsonbody.ErrTooCostly):
+		return errTooLarge
+	case err != nil:
+		return store.Invalid("body_is_invalid")
+	}
+	return nil
+}
+
+// readBody reads a body of at most MaxBodyBytes, once BodyCost of its size
+// is reserved.
+func readBody(c echo.Context) ([]byte, error) {
+	r := c.Request()
+	if r.ContentLength > MaxBodyBytes {
+		return nil, errTooLarge
+	}
+	if r.ContentLength == 0 {
+		return nil, nil
+	}
+	size := r.ContentLength
+	if size < 0 { // not announced: the most it may be
+		size = MaxBodyBytes
+	}
+	if _, err := Reserve(c, BodyCost(size)); err != nil {
+		return nil, err
+	}
+	var body []byte
+	var err error
+	if r.ContentLength > 0 { // read into its exact size, not a buffer doubled on the way
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, MaxBodyBytes))
+	}
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, errTooLarge
+		}
+		return nil, store.Invalid("body_is_invalid")
+	}
+	return body, nil
+}
+
+// noBody refuses a body on a route that acts on its path alone: a body with
+// members names nothing the route understands. No body,
+// {} and null are accepted, as clients send them for "nothing".
+func noBody(c echo.Context) error { return bind(c, &struct{}{}) }
+
+// rawBody reads a body that the store decodes itself, such as a JSON Patch.
+func rawBody(c echo.Context) (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := bind(c, &raw); err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		return nil, store.Invalid("body_is_invalid")
+	}
+	return raw, nil
+}
