@@ -31,6 +31,7 @@ func (s *Store) ListWebhookDeliveries(ctx context.Context, a *Actor, id uuid.UUI
 	var v validator
 	f.Page.check(&v)
 	v.text("event", f.Event, MaxNameLen)
+	v.when("notBefore", f.NotBefore)
 	if err := v.err(); err != nil {
 		return Paged[WebhookDelivery]{}, err
 	}
