@@ -42,8 +42,16 @@ func BodyCost(n int64) int64 { return (jsonbody.Factor+2)*n + jsonbody.Slack }
 // that field's name (name_is_required …). A body of so many tiny values
 // that decoding it would take more than jsonbody.Factor times its size is
 // refused 413 RequestTooLarge, before it is decoded.
-func bind(c echo.Context, v any) error {
-	body, err := readBody(c)
+func bind(c echo.Context, v any) error { return bindWithin(c, v, MaxBodyBytes) }
+
+// signInBodyBytes bounds the body of the one route a stranger may send a
+// body to, signing in: an email and a password, and no large share of the
+// body budget for anyone who has not signed in.
+const signInBodyBytes = 16 << 10
+
+// bindWithin is bind for a body of at most limit bytes.
+func bindWithin(c echo.Context, v any, limit int64) error {
+	body, err := readBody(c, limit)
 	if err != nil || len(bytes.TrimSpace(body)) == 0 {
 		return err
 	}
@@ -56,11 +64,11 @@ func bind(c echo.Context, v any) error {
 	return nil
 }
 
-// readBody reads a body of at most MaxBodyBytes, once BodyCost of its size
+// readBody reads a body of at most limit bytes, once BodyCost of its size
 // is reserved.
-func readBody(c echo.Context) ([]byte, error) {
+func readBody(c echo.Context, limit int64) ([]byte, error) {
 	r := c.Request()
-	if r.ContentLength > MaxBodyBytes {
+	if r.ContentLength > limit {
 		return nil, errTooLarge
 	}
 	if r.ContentLength == 0 {
@@ -68,7 +76,7 @@ func readBody(c echo.Context) ([]byte, error) {
 	}
 	size := r.ContentLength
 	if size < 0 { // not announced: the most it may be
-		size = MaxBodyBytes
+		size = limit
 	}
 	if _, err := Reserve(c, BodyCost(size)); err != nil {
 		return nil, err
@@ -79,7 +87,7 @@ func readBody(c echo.Context) ([]byte, error) {
 		body = make([]byte, r.ContentLength)
 		_, err = io.ReadFull(r.Body, body)
 	} else {
-		body, err = io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, MaxBodyBytes))
+		body, err = io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, limit))
 	}
 	if err != nil {
 		var tooLarge *http.MaxBytesError

@@ -200,7 +200,8 @@ func TestBodyFloodHoldsMemory(t *testing.T) {
 // 1 MiB statement lists at once, and a member who may not change the
 // environment's end users a 32 MB file: every one is refused 403 without
 // a byte of its body read. Before, each was read and decoded first (ten
-// statement lists: 1.04 GB resident; the file: out of memory).
+// statement lists: 1.04 GB resident; the file: out of memory). A stranger
+// signing in may send 16 KiB.
 func TestForbiddenBodiesAreNotRead(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
@@ -229,6 +230,15 @@ func TestForbiddenBodiesAreNotRead(t *testing.T) {
 		float64(peak)/(1<<20))
 	if peak > 32<<20 {
 		t.Errorf("the heap in use rose by %d MB, want a few", peak>>20)
+	}
+
+	// Nor does a stranger's: signing in takes at most 16 KiB.
+	req, body = request("POST", "/api/v1/identity/login-by-email", "", "application/json",
+		[]byte(`{"email":"owner@example.com","password":"`+strings.Repeat("p", 16<<10)+`"}`))
+	rec := httptest.NewRecorder()
+	s.e.ServeHTTP(rec, req)
+	if codes := failure(t, rec); rec.Code != http.StatusRequestEntityTooLarge || codes[0] != "RequestTooLarge" || body.read.Load() > 0 {
+		t.Errorf("a sign-in over 16 KiB: got %d %v with %d bytes read, want 413 RequestTooLarge with none", rec.Code, codes, body.read.Load())
 	}
 }
 

@@ -26,9 +26,11 @@ var ErrBusy = errors.New("request bodies are using all of their memory budget")
 // BodyBudget holds what request bodies take in memory, from before they are
 // read until their request is answered, to one total for the process. Each
 // request's reader reserves what its body may cost before reading it (the
-// API's decoder, the end-user upload, the pages' forms); the reservation is
-// returned when the request ends. A body is read only after the route's
-// permission check, so a caller who may not make the request holds none.
+// API's decoder, the end-user upload, the pages' forms, the SDK
+// endpoints'); the reservation is returned when the request ends. Routes
+// that check their permission before their body (Register), and the
+// pages, which check the session first, take nothing for a caller they
+// refuse.
 type BodyBudget struct {
 	size int64
 	wait time.Duration

@@ -8,7 +8,7 @@ import (
 
 func (h *Handler) login(c echo.Context) error {
 	var in store.LoginInput
-	if err := bind(c, &in); err != nil {
+	if err := bindWithin(c, &in, signInBodyBytes); err != nil {
 		return err
 	}
 	s, err := h.store.Login(c.Request().Context(), in, c.RealIP())

@@ -1,11 +1,13 @@
 package web_test
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bunting-flags/bunting/web"
@@ -260,4 +262,42 @@ func countProjects(a *app) int {
 	var n int
 	must(a.t, a.pool.QueryRow(a.t.Context(), `SELECT count(*) FROM projects`).Scan(&n))
 	return n
+}
+
+// TestStrangersFormsAreNotRead: a form posted without a session is sent to
+// sign in before a byte of it is read, and the forms a stranger may post
+// (signing in) are held to 16 KiB, so nobody who has not signed in can
+// make the server hold a share of the body budget for a large form.
+func TestStrangersFormsAreNotRead(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	post := func(path string, form string) (*httptest.ResponseRecorder, int64) {
+		var read atomic.Int64
+		req := httptest.NewRequest("POST", path, &countingReader{r: strings.NewReader(form), n: &read})
+		req.ContentLength = int64(len(form))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		rec := httptest.NewRecorder()
+		a.srv.Config.Handler.ServeHTTP(rec, req)
+		return rec, read.Load()
+	}
+	rec, read := post("/projects", "name="+strings.Repeat("x", 1<<20-16))
+	if rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), "/login") || read > 0 {
+		t.Errorf("a stranger's 1 MiB form: got %d to %q with %d bytes read, want 303 to sign in with none",
+			rec.Code, rec.Header().Get("Location"), read)
+	}
+	if rec, read := post("/login", "email=a&password="+strings.Repeat("p", 16<<10)); rec.Code != http.StatusRequestEntityTooLarge || read > 0 {
+		t.Errorf("a sign-in form over 16 KiB: got %d with %d bytes read, want 413 with none", rec.Code, read)
+	}
+}
+
+// countingReader counts what is read of r.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }

@@ -33,7 +33,7 @@ func TestFormsTakeTheirShareOfTheBodyBudget(t *testing.T) {
 		return c.NoContent(http.StatusOK)
 	}, budget.Hold)
 	formRead := false
-	e.POST("/form", func(c echo.Context) error { formRead = true; return nil }, budget.Hold, guard.protect)
+	e.POST("/form", func(c echo.Context) error { formRead = true; return nil }, budget.Hold, guard.protect(1<<20))
 
 	held := make(chan struct{})
 	go func() {

@@ -51,35 +51,44 @@ func newCSRFGuard(key []byte, secure bool) *csrfGuard {
 	return &csrfGuard{handler: handler, plaintext: !secure}
 }
 
-// protect is the Echo middleware.
-func (g *csrfGuard) protect(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		if r.ContentLength > api.MaxBodyBytes {
-			return echo.ErrStatusRequestEntityTooLarge
-		}
-		// gorilla/csrf reads a posted form for its token: its share of the
-		// body budget first.
-		if size := r.ContentLength; size != 0 {
-			if size < 0 {
-				size = api.MaxBodyBytes
-			}
-			if _, err := api.Reserve(c, formCost(size)); err != nil {
-				return err
-			}
-		}
-		r.Body = http.MaxBytesReader(c.Response(), r.Body, api.MaxBodyBytes)
-		cc := &csrfCall{c: c, next: next}
-		r = r.WithContext(context.WithValue(r.Context(), csrfCallKey{}, cc))
-		if g.plaintext {
-			r = csrf.PlaintextHTTPRequest(r)
-		}
-		g.handler.ServeHTTP(c.Response(), r)
-		if cc.failed != nil {
-			return errors.Join(errCSRF, cc.failed)
-		}
-		return cc.err
+// publicFormBytes bounds the forms posted without a session (signing in
+// and out, starting single sign-on): a few short fields, and nothing a
+// stranger may make the server hold a large share of the body budget for.
+const publicFormBytes = 16 << 10
+
+// protect is the Echo middleware, for forms of at most limit bytes.
+func (g *csrfGuard) protect(limit int64) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error { return g.check(c, next, limit) }
 	}
+}
+
+func (g *csrfGuard) check(c echo.Context, next echo.HandlerFunc, limit int64) error {
+	r := c.Request()
+	if r.ContentLength > limit {
+		return echo.ErrStatusRequestEntityTooLarge
+	}
+	// gorilla/csrf reads a posted form for its token: its share of the
+	// body budget first.
+	if size := r.ContentLength; size != 0 {
+		if size < 0 {
+			size = limit
+		}
+		if _, err := api.Reserve(c, formCost(size)); err != nil {
+			return err
+		}
+	}
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
+	cc := &csrfCall{c: c, next: next}
+	r = r.WithContext(context.WithValue(r.Context(), csrfCallKey{}, cc))
+	if g.plaintext {
+		r = csrf.PlaintextHTTPRequest(r)
+	}
+	g.handler.ServeHTTP(c.Response(), r)
+	if cc.failed != nil {
+		return errors.Join(errCSRF, cc.failed)
+	}
+	return cc.err
 }
 
 // csrfToken is the token forms on this page carry.

@@ -50,14 +50,15 @@ func (p *pages) register(e *echo.Echo) {
 	root.GET("/docs", p.apiReference) // the API reference; public, like the document
 	root.GET("/sso/callback", p.ssoCallback)
 
-	public := api.Guarded(root, p.csrf.protect)
+	public := api.Guarded(root, p.csrf.protect(publicFormBytes))
 	public.GET("/login", p.loginPage)
 	public.POST("/login", p.login)
 	public.POST("/logout", p.logout)
 	public.POST("/sso/start", p.startSSO)
 
-	// Every other page needs a session.
-	g := api.Guarded(root, p.csrf.protect, p.signedIn)
+	// Every other page needs a session, checked before a posted form is
+	// read: a stranger's form takes nothing of the body budget.
+	g := api.Guarded(root, p.signedIn, p.csrf.protect(api.MaxBodyBytes))
 
 	g.GET("/", p.home)
 	g.POST("/context", p.switchContext)

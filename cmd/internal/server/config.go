@@ -212,6 +212,7 @@ func parseSize(s string) (int64, error) {
 	for suffix, u := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
 		if n, ok := strings.CutSuffix(s, suffix); ok {
 			s, unit = strings.TrimSpace(n), u
+			break
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
