@@ -115,15 +115,21 @@ func TestInsightFloodOfNewUsers(t *testing.T) {
 	floodTook := time.Since(t0)
 	// The baseline again, right after: the other packages' tests share the
 	// machine, and their load can change from one second to the next.
+	t0 = time.Now()
 	after := sendReports(t, in, prod.server, same, workers, time.Second)
+	afterTook := time.Since(t0)
 	bp50, bp99 := percentile(baseline, 0.5), percentile(baseline, 0.99)
 	fp50, fp99 := percentile(flood, 0.5), percentile(flood, 0.99)
 	ap50, ap99 := percentile(after, 0.5), percentile(after, 0.99)
 	t.Logf("baseline (one known user): %d reports in %v, p50 %v, p99 %v", reports, baseTook.Round(time.Millisecond), bp50, bp99)
 	t.Logf("flood (10,000 new users):  %d reports in %v, p50 %v, p99 %v", reports, floodTook.Round(time.Millisecond), fp50, fp99)
 	t.Logf("baseline again:            p50 %v, p99 %v", ap50, ap99)
-	if floodTook > 3*time.Second {
-		t.Errorf("10,000 events took %v to send, want about a second", floodTook)
+	// Sent at a second's pace, the flood takes about a second; three at
+	// most, or three times the slower baseline's time where the machine is
+	// so loaded that the same reports of one known user take longer.
+	if limit := max(3*time.Second, 3*max(baseTook, afterTook)); floodTook > limit {
+		t.Errorf("10,000 events took %v to send, want about a second (at most %v; the baselines took %v and %v)",
+			floodTook, limit, baseTook, afterTook)
 	}
 	// Generous: three times the slower baseline's p99, plus 200 ms for a
 	// machine shared with other work (the writer's statements take the same
