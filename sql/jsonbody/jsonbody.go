@@ -128,8 +128,8 @@ type walker struct {
 	spill []byte
 	// types are what the walk found of the types it met.
 	types map[reflect.Type]*typeInfo
-	fold   []byte  // scratch for folding a name
-	stack  []level // skim's
+	fold  []byte  // scratch for folding a name
+	stack []level // skim's
 }
 
 // charge adds to the price, refusing the body once it is over the limit:

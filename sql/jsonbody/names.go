@@ -41,15 +41,12 @@ func (w *walker) keep(n name) {
 // with its length as encoding/json will allocate it.
 func (w *walker) name() (name, int) {
 	start := w.pos + 1
+	i := stringEnd(w.data, start)
 	plain := true
-	i := start
-	for ; w.data[i] != '"'; i++ {
-		switch c := w.data[i]; {
-		case c == '\\':
+	for _, c := range w.data[start:i] {
+		if c == '\\' || c >= utf8.RuneSelf {
 			plain = false
-			i++
-		case c >= utf8.RuneSelf:
-			plain = false
+			break
 		}
 	}
 	w.pos = i + 1
