@@ -51,9 +51,9 @@ func Decode(data []byte, v any) error {
 // shared by the parts of a stream bounds the stream as a whole.
 type Allowance struct {
 	Bytes int64
-	// fields are the fields of the struct types met, by folded name,
-	// kept for the next decoding.
-	fields map[reflect.Type]map[string]field
+	// types are what the decodings found of the types they met, kept for
+	// the next one.
+	types map[reflect.Type]*typeInfo
 }
 
 // Decode checks data and decodes it into v, a non-nil pointer, drawing the
@@ -69,10 +69,10 @@ func (a *Allowance) Decode(data []byte, v any) error {
 	if !utf8.Valid(data) || !json.Valid(data) {
 		return ErrInvalid
 	}
-	if a.fields == nil {
-		a.fields = map[reflect.Type]map[string]field{}
+	if a.types == nil {
+		a.types = map[reflect.Type]*typeInfo{}
 	}
-	cost, err := prepare(data, rv.Elem(), a.Bytes, a.fields)
+	cost, err := prepare(data, rv.Elem(), a.Bytes, a.types)
 	if err != nil {
 		return err
 	}
@@ -84,8 +84,8 @@ func (a *Allowance) Decode(data []byte, v any) error {
 // v's slices and returning the price, or ErrTooCostly as soon as the price
 // is over limit. Its own memory is gone once it returns, before
 // encoding/json fills v.
-func prepare(data []byte, v reflect.Value, limit int64, fields map[reflect.Type]map[string]field) (int64, error) {
-	w := walker{data: data, limit: limit, fields: fields}
+func prepare(data []byte, v reflect.Value, limit int64, types map[reflect.Type]*typeInfo) (int64, error) {
+	w := walker{data: data, limit: limit, types: types}
 	err := w.walk(v)
 	return w.cost, err
 }
@@ -126,10 +126,10 @@ type walker struct {
 	// names that are not plain ASCII.
 	names []name
 	spill []byte
-	// fields are the fields of the struct types met, by folded name.
-	fields map[reflect.Type]map[string]field
-	fold   []byte  // scratch for folding a name
-	stack  []level // skim's
+	// types are what the walk found of the types it met.
+	types map[reflect.Type]*typeInfo
+	fold  []byte  // scratch for folding a name
+	stack []level // skim's
 }
 
 // charge adds to the price, refusing the body once it is over the limit:
@@ -212,7 +212,7 @@ func (w *walker) value(t reflect.Type, v reflect.Value) error {
 			return err
 		}
 		return w.charge(int64(w.pos - start))
-	case reflect.PointerTo(t).Implements(unmarshalerType):
+	case w.info(t).unmarshaler:
 		// What it allocates is its own, and it may fail: priced as
 		// decoding into any, and an error.
 		if err := w.charge(failure); err != nil {
@@ -225,7 +225,7 @@ func (w *walker) value(t reflect.Type, v reflect.Value) error {
 		}
 		return w.skim(true)
 	}
-	text := reflect.PointerTo(t).Implements(textUnmarshalerType)
+	text := w.info(t).text
 	switch c {
 	case '{':
 		_, _, err := w.object(t, v)
@@ -289,7 +289,7 @@ func (w *walker) object(t reflect.Type, v reflect.Value) (named bool, members in
 	var fields map[string]field
 	switch t.Kind() {
 	case reflect.Struct:
-		fields = w.fieldsOf(t)
+		fields = w.info(t).fields
 	case reflect.Map:
 		if err := w.charge(anyMap); err != nil {
 			return false, 0, err

@@ -41,15 +41,12 @@ func (w *walker) keep(n name) {
 // with its length as encoding/json will allocate it.
 func (w *walker) name() (name, int) {
 	start := w.pos + 1
+	i := stringEnd(w.data, start)
 	plain := true
-	i := start
-	for ; w.data[i] != '"'; i++ {
-		switch c := w.data[i]; {
-		case c == '\\':
+	for _, c := range w.data[start:i] {
+		if c == '\\' || c >= utf8.RuneSelf {
 			plain = false
-			i++
-		case c >= utf8.RuneSelf:
-			plain = false
+			break
 		}
 	}
 	w.pos = i + 1
@@ -145,16 +142,34 @@ func appendFolded(out, in []byte) []byte {
 	return out
 }
 
-// fieldsOf lists the fields encoding/json fills in a struct, by folded
-// name, including those promoted from embedded structs.
-func (w *walker) fieldsOf(t reflect.Type) map[string]field {
-	if f, ok := w.fields[t]; ok {
-		return f
+// typeInfo is what the walk needs to know of a type, found once: asking
+// reflect for each value would cost more than the walk.
+type typeInfo struct {
+	unmarshaler bool // *T implements json.Unmarshaler
+	text        bool // *T implements encoding.TextUnmarshaler
+	// fields are a struct's fields encoding/json fills, by folded name,
+	// including those promoted from embedded structs.
+	fields map[string]field
+}
+
+// plain is the typeInfo of every type without methods or fields.
+var plain = &typeInfo{}
+
+func (w *walker) info(t reflect.Type) *typeInfo {
+	if t.Kind() != reflect.Struct && (t.Name() == "" || t.PkgPath() == "") {
+		return plain // predeclared or unnamed: it has no methods
 	}
-	f := map[string]field{}
-	collect(t, nil, true, f)
-	w.fields[t] = f
-	return f
+	if ti, ok := w.types[t]; ok {
+		return ti
+	}
+	pt := reflect.PointerTo(t)
+	ti := &typeInfo{unmarshaler: pt.Implements(unmarshalerType), text: pt.Implements(textUnmarshalerType)}
+	if t.Kind() == reflect.Struct {
+		ti.fields = map[string]field{}
+		collect(t, nil, true, ti.fields)
+	}
+	w.types[t] = ti
+	return ti
 }
 
 func collect(t reflect.Type, index []int, reachable bool, into map[string]field) {

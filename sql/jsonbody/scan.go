@@ -1,5 +1,7 @@
 package jsonbody
 
+import "bytes"
+
 // Scanning the body's text, which Decode has checked is valid JSON.
 
 // level is an object skim is in, by where its member names start in
@@ -100,11 +102,7 @@ func (w *walker) count() int {
 	for ; depth > 0; i++ {
 		switch w.data[i] {
 		case '"':
-			for i++; w.data[i] != '"'; i++ {
-				if w.data[i] == '\\' {
-					i++
-				}
-			}
+			i = stringEnd(w.data, i+1)
 		case '[', '{':
 			depth++
 		case ']', '}':
@@ -123,14 +121,26 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // str skips a string and returns the length of its text.
 func (w *walker) str() int {
 	start := w.pos + 1
-	i := start
-	for ; w.data[i] != '"'; i++ {
-		if w.data[i] == '\\' {
-			i++
+	end := stringEnd(w.data, start)
+	w.pos = end + 1
+	return end - start
+}
+
+// stringEnd finds the quote that ends the string whose text starts at
+// start: the first quote after an even number of backslashes. It looks for
+// quotes with bytes.IndexByte, not byte by byte: most of a body is text.
+func stringEnd(data []byte, start int) int {
+	for i := start; ; {
+		end := i + bytes.IndexByte(data[i:], '"')
+		escapes := 0
+		for j := end - 1; j >= start && data[j] == '\\'; j-- {
+			escapes++
 		}
+		if escapes%2 == 0 {
+			return end
+		}
+		i = end + 1
 	}
-	w.pos = i + 1
-	return i - start
 }
 
 // literal skips a number, true, false or null, reporting whether it was a
