@@ -471,3 +471,52 @@ func operatorName(ctx context.Context, q *db.Queries, a *Actor) string {
 	}
 	return u.Email
 }
+
+// WebhookDeliveryFilter selects a page of a webhook's log (FeatBit's WebhookDeliveryFilter).
+type WebhookDeliveryFilter struct {
+	Event     string
+	Success   *bool
+	NotBefore *time.Time
+	Page      Page
+}
+
+// ListWebhookDeliveries pages a webhook's delivery log, newest first. The
+// log holds what changed in the webhook's environments, so reading it needs
+// CanAccessEnv on each environment its scopes name and on each one its
+// entries are about (scopes may have been narrowed since): a caller lacking
+// any is refused the whole log rather than shown part of it, which would
+// say by its gaps what it leaves out.
+func (s *Store) ListWebhookDeliveries(ctx context.Context, a *Actor, id uuid.UUID, f WebhookDeliveryFilter) (Paged[WebhookDelivery], error) {
+	var v validator
+	f.Page.check(&v)
+	v.text("event", f.Event, MaxNameLen)
+	v.when("notBefore", f.NotBefore)
+	if err := v.err(); err != nil {
+		return Paged[WebhookDelivery]{}, err
+	}
+	orgID, err := s.webhookOrg(ctx, a)
+	if err != nil {
+		return Paged[WebhookDelivery]{}, err
+	}
+	hook, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
+	if err != nil {
+		return Paged[WebhookDelivery]{}, translate(err)
+	}
+	envs, err := s.orgEnvs(ctx, s.q, orgID)
+	if err != nil {
+		return Paged[WebhookDelivery]{}, err
+	}
+	logged, err := s.q.WebhookLogEnvironments(ctx, id)
+	if err != nil {
+		return Paged[WebhookDelivery]{}, translate(err)
+	}
+	if err := envs.requireScopes(a, hook.Scopes, logged...); err != nil {
+		return Paged[WebhookDelivery]{}, err
+	}
+	rows, err := s.q.ListWebhookDeliveries(ctx, db.ListWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
+		Success: f.Success, NotBefore: f.NotBefore, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	return paged(rows, err, deliveryOut, func() (int64, error) {
+		return s.q.CountWebhookDeliveries(ctx, db.CountWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
+			Success: f.Success, NotBefore: f.NotBefore})
+	})
+}
