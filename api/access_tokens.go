@@ -21,6 +21,9 @@ func (h *Handler) createAccessToken(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
+	if !h.limits.AllowTokenMint(actor(c)) {
+		return store.ErrTooManyRequests
+	}
 	t, err := h.store.CreateAccessToken(c.Request().Context(), actor(c), in)
 	return respond(c, t, err)
 }

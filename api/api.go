@@ -11,17 +11,20 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/limit"
 )
 
 // Handler serves the JSON API.
 type Handler struct {
-	store *store.Store
-	log   *slog.Logger
+	store  *store.Store
+	log    *slog.Logger
+	limits *limit.Edge
 }
 
-// New returns the API handler over s.
-func New(s *store.Store, log *slog.Logger) *Handler {
-	return &Handler{store: s, log: log}
+// New returns the API handler over s, within limits (token minting and
+// trigger calls; the pages share them).
+func New(s *store.Store, log *slog.Logger, limits *limit.Edge) *Handler {
+	return &Handler{store: s, log: log, limits: limits}
 }
 
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.

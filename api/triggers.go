@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/limit"
 )
 
 // FeatBit's TriggerController: a flag's triggers, named by the flag's id
@@ -74,9 +75,12 @@ func (h *Handler) deleteTrigger(c echo.Context) error {
 // 404; past the trigger's rate (or too many misses from one address), 429
 // with Retry-After.
 func (h *Handler) runTrigger(c echo.Context) error {
-	_, err := h.store.RunTrigger(c.Request().Context(), c.Param("token"), c.RealIP())
+	_, err := h.store.RunTrigger(c.Request().Context(), c.Param("token"), h.limits.AllowTriggerRun)
+	if errors.Is(err, store.ErrNotFound) && !h.limits.AllowTriggerMiss(c.RealIP()) {
+		err = store.ErrTooManyRequests
+	}
 	if errors.Is(err, store.ErrTooManyRequests) {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(store.TriggerRefill.Seconds())))
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(limit.TriggerRefill.Seconds())))
 	}
 	return respond(c, true, err)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/limit"
 )
 
 // createTrigger makes a trigger on flag f and returns it with its whole token.
@@ -162,7 +163,7 @@ func TestTriggerRateLimit(t *testing.T) {
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
 	off := s.createTrigger(f, "turn-off", "")
 	on := s.createTrigger(f, "turn-on", "")
-	for range store.TriggerBurst {
+	for range limit.TriggerBurst {
 		s.run(off.Token).ok(t)
 	}
 	r := s.run(off.Token)
@@ -177,8 +178,8 @@ func TestTriggerRateLimit(t *testing.T) {
 	}
 	list := decode[[]store.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
 	for _, tr := range list {
-		if tr.ID == off.ID && tr.TriggeredTimes != store.TriggerBurst {
-			t.Errorf("the limited trigger counted %d calls, want %d", tr.TriggeredTimes, store.TriggerBurst)
+		if tr.ID == off.ID && tr.TriggeredTimes != limit.TriggerBurst {
+			t.Errorf("the limited trigger counted %d calls, want %d", tr.TriggeredTimes, limit.TriggerBurst)
 		}
 	}
 }
@@ -241,15 +242,15 @@ func TestTriggerMissesAreLimitedPerAddress(t *testing.T) {
 	// Misses refill one a second, so on a slow machine a few more than the
 	// burst may pass before the first 429; never fewer, never many more.
 	start, misses := time.Now(), 0
-	for ; misses <= 2*store.TriggerMissBurst; misses++ {
+	for ; misses <= 2*limit.TriggerMissBurst; misses++ {
 		r := s.do("POST", "/api/v1/triggers/run/"+strings.Repeat(string(rune('a'+misses%26)), 40), "", nil, remoteAddr, guesser)
 		if r.Status == http.StatusTooManyRequests {
 			break
 		}
 		r.fails(t, http.StatusNotFound, "ResourceNotFound")
 	}
-	if refills := int(time.Since(start)/time.Second) + 1; misses < store.TriggerMissBurst || misses > store.TriggerMissBurst+refills {
-		t.Fatalf("%d misses answered 404 before the first 429, want %d (+%d refilled)", misses, store.TriggerMissBurst, refills)
+	if refills := int(time.Since(start)/time.Second) + 1; misses < limit.TriggerMissBurst || misses > limit.TriggerMissBurst+refills {
+		t.Fatalf("%d misses answered 404 before the first 429, want %d (+%d refilled)", misses, limit.TriggerMissBurst, refills)
 	}
 	// The real token from the guessing address runs and turns the flag on.
 	refused := time.Now()

@@ -148,6 +148,9 @@ func (p *pages) createAccessToken(c echo.Context) error {
 		in.Permissions = statements(ds)
 	}
 	var t store.AccessToken
+	if err == nil && !p.limits.AllowTokenMint(actor(c)) {
+		err = store.ErrTooManyRequests
+	}
 	if err == nil {
 		t, err = p.store.CreateAccessToken(c.Request().Context(), actor(c), in)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/limit"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -33,6 +34,10 @@ type Config struct {
 	CORSOrigins []string
 	// SDK tunes the SDK endpoints (rate limits, streaming connection caps).
 	SDK sdk.Options
+	// Limits are the rate limits the API and the pages share (token
+	// minting, single sign-on starts, trigger calls); limit.NewEdge() when
+	// nil.
+	Limits *limit.Edge
 	// BodyBudget is the memory request bodies may take at once, read and
 	// decoded (api.DefaultBodyBudget when 0).
 	BodyBudget int64
@@ -44,6 +49,9 @@ type Config struct {
 
 // New returns the complete HTTP handler.
 func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
+	if cfg.Limits == nil {
+		cfg.Limits = limit.NewEdge()
+	}
 	pg, err := newPages(cfg, s, log)
 	if err != nil {
 		// Only reading the embedded static files can fail: a broken build.
@@ -107,7 +115,7 @@ func New(cfg Config, s *store.Store, log *slog.Logger) *echo.Echo {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 
-	api.New(s, log).Register(e)
+	api.New(s, log, cfg.Limits).Register(e)
 	sdks := sdk.New(s, log, cfg.SDK)
 	sdks.Register(e)
 	if cfg.OnShutdown != nil {

@@ -101,7 +101,13 @@ func (p *pages) startSSO(c echo.Context) error {
 		return err
 	}
 	in.Next = localPath(in.Next)
-	login, err := p.store.BeginSSO(c.Request().Context(), in, c.RealIP())
+	var login store.SSOLogin
+	var err error
+	if p.limits.AllowSSOStart(c.RealIP()) {
+		login, err = p.store.BeginSSO(c.Request().Context(), in)
+	} else {
+		err = store.ErrTooManyRequests
+	}
 	if err != nil {
 		f := p.form(c, "sso", "/sso/start", map[string]string{"next": in.Next, "workspace": in.Workspace})
 		status, err := formProblems(err, &f, "workspace")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/limit"
 )
 
 // ssoAttempts names the single sign-on attempts the browser keeps.
@@ -63,7 +64,7 @@ func TestSSOStartFloodRefusesNoUser(t *testing.T) {
 		wg.Go(func() {
 			client := *f.client
 			client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-			for range store.SSOStartBurst {
+			for range limit.SSOStartBurst {
 				res, err := client.PostForm(a.srv.URL+"/sso/start", url.Values{"next": {"/"}, "_csrf": {tokens[i]}})
 				if err != nil {
 					t.Errorf("start from %d: %v", i, err)
@@ -77,9 +78,9 @@ func TestSSOStartFloodRefusesNoUser(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	t.Logf("%d starts from %d addresses in %v: %v", addresses*store.SSOStartBurst, addresses, time.Since(start), answers)
-	if answers[http.StatusSeeOther] != addresses*store.SSOStartBurst {
-		t.Errorf("answers %v, want all %d sent to the provider (303)", answers, addresses*store.SSOStartBurst)
+	t.Logf("%d starts from %d addresses in %v: %v", addresses*limit.SSOStartBurst, addresses, time.Since(start), answers)
+	if answers[http.StatusSeeOther] != addresses*limit.SSOStartBurst {
+		t.Errorf("answers %v, want all %d sent to the provider (303)", answers, addresses*limit.SSOStartBurst)
 	}
 	var rows int
 	must(t, a.pool.QueryRow(t.Context(), `SELECT count(*) FROM sso_login_states`).Scan(&rows))

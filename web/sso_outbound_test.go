@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/limit"
 )
 
 // Single sign-on makes the server fetch URLs a workspace admin chooses. These
@@ -290,7 +291,7 @@ func TestSSOStartLimited(t *testing.T) {
 	token := b.get("/login").status(http.StatusOK).csrf() // the refusal page carries none
 	b.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	started, refused := 0, 0
-	for range store.SSOStartBurst + 10 {
+	for range limit.SSOStartBurst + 10 {
 		switch p := b.post("/sso/start", url.Values{"next": {"/"}, "_csrf": {token}}); p.code {
 		case http.StatusSeeOther:
 			started++
@@ -302,9 +303,9 @@ func TestSSOStartLimited(t *testing.T) {
 	}
 	var rows int
 	must(t, a.pool.QueryRow(t.Context(), `SELECT count(*) FROM sso_login_states`).Scan(&rows))
-	if started < store.SSOStartBurst || started > store.SSOStartBurst+2 || refused < 8 || rows != 0 {
+	if started < limit.SSOStartBurst || started > limit.SSOStartBurst+2 || refused < 8 || rows != 0 {
 		t.Errorf("%d started, %d refused, %d rows; want %d started (a refill or two), the rest refused, no rows",
-			started, refused, rows, store.SSOStartBurst)
+			started, refused, rows, limit.SSOStartBurst)
 	}
 }
 

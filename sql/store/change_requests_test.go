@@ -79,7 +79,7 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 	wantRule(t, "owner's direct toggle", err, "ChangeRequestRequired")
 	trigger, err := s.CreateTrigger(ctx, owner, TriggerInput{TargetID: f.ID, Type: TriggerTypeFlagGeneral, Action: TriggerTurnOn})
 	must(t, err)
-	_, err = s.RunTrigger(ctx, trigger.Token, "192.0.2.1")
+	_, err = s.RunTrigger(ctx, trigger.Token, nil)
 	wantRule(t, "a trigger's call", err, "ChangeRequestRequired")
 	_, err = s.SetFlagOffVariation(ctx, alice, prod.ID, "pay", OffVariationInput{OffVariationID: f.Variations[0].ID})
 	wantRule(t, "direct off variation", err, "ChangeRequestRequired")

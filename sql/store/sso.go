@@ -28,15 +28,6 @@ import (
 // SSOStateTTL is how long a begun single sign-on attempt may be completed.
 const SSOStateTTL = 10 * time.Minute
 
-// Anyone may begin single sign-on. Beginning stores nothing, so it cannot
-// fill anything; the limit only keeps one address from spending the
-// server's time: one address begins SSOStartBurst at once, then one every
-// ssoStartEvery.
-const (
-	SSOStartBurst = 30
-	ssoStartEvery = 2 * time.Second
-)
-
 // Single sign-on failures the store detects; web explains each on a page.
 var (
 	// ErrSSOState: the state is unknown, already used, altered, or was begun
@@ -109,12 +100,11 @@ type SSOStartInput struct {
 }
 
 // BeginSSO starts a single sign-on attempt in the workspace named by in
-// (or the only one), asked from address. Nothing is stored: the attempt is
-// Sealed for the browser to keep, and FinishSSO takes it back.
-func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput, address string) (SSOLogin, error) {
-	if !s.ssoStarts.Allow("addr:" + address) {
-		return SSOLogin{}, ErrTooManyRequests
-	}
+// (or the only one). Anyone may begin one, and nothing is stored, so it
+// cannot fill anything: the attempt is Sealed for the browser to keep, and
+// FinishSSO takes it back. How often one address may begin is the pages'
+// limit (web/limit).
+func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error) {
 	key := strings.TrimSpace(in.Workspace)
 	var ws db.Workspace
 	var err error

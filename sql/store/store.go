@@ -17,7 +17,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
-	"golang.org/x/time/rate"
 
 	"github.com/bunting-flags/bunting/sql/db"
 )
@@ -36,15 +35,6 @@ type Store struct {
 
 	dummyOnce sync.Once
 	dummy     string
-
-	// tokenMinting limits how fast access tokens are created, per account
-	// and per address.
-	tokenMinting *Limiter
-	// ssoStarts limits how fast one address begins single sign-on attempts.
-	ssoStarts *Limiter
-	// triggerRuns limits how often each flag trigger runs; triggerMisses
-	// how many unknown trigger tokens one address tries.
-	triggerRuns, triggerMisses *Limiter
 
 	// allowPrivateNetworks opens loopback and private addresses to single
 	// sign-on, webhookPrivateNetworks to webhooks: two settings, so trusting
@@ -123,8 +113,6 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	}
 	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
-		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
-		triggerRuns: newTriggerLimiter(), triggerMisses: newTriggerMissLimiter(),
 		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
 		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
 		outboxKick: make(chan struct{}, 1)}

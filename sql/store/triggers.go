@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"golang.org/x/time/rate"
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
@@ -26,18 +25,10 @@ const (
 	TriggerTurnOff         = "turn-off"
 )
 
-// Trigger limits. A trigger's URL is called by alerting systems, which may
-// retry in a storm: TriggerBurst calls at once, then one every
-// TriggerRefill, per trigger. Past that a call answers 429 and changes
-// nothing.
+// Trigger bounds. How often a trigger may run, and how many unknown tokens
+// one address may try, are the API's limits (web/limit).
 const (
-	TriggerBurst   = 5
-	TriggerRefill  = 10 * time.Second
 	MaxFlagTrigger = 50
-	// TriggerMissBurst unknown tokens (or disabled triggers) are answered
-	// per client address, then one a second (429 beyond): a scanner is told
-	// to stop, while a real token from that address still runs.
-	TriggerMissBurst = 30
 	// triggerTokenLen is FeatBit's token length; Bunting's tokens are 30
 	// random bytes in URL-safe base64, which is also 40 characters.
 	triggerTokenLen = 40
@@ -283,41 +274,34 @@ type TriggerRun struct {
 // RunTrigger does what the trigger whose token is given says: turns its flag
 // on or off, through the same locked path as every change (revision,
 // history naming the trigger, push to SDKs). The token is the credential:
-// an unknown token and a disabled trigger are both ErrNotFound, so a caller
-// learns nothing about which. Past the trigger's rate it is
-// ErrTooManyRequests; so is a miss past TriggerMissBurst misses from one
-// address. On an archived flag it is ErrFlagIsArchived. Every accepted
-// call is counted on the trigger, whether or not the flag changed.
+// an unknown token and a disabled trigger are both ErrNotFound (a miss), so
+// a caller learns nothing about which. Once the trigger is found, admit
+// decides whether it may run now (the caller's rate limit; nil admits every
+// call): refused, it is ErrTooManyRequests. On an archived flag it is
+// ErrFlagIsArchived. Every accepted call is counted on the trigger, whether
+// or not the flag changed.
 //
-// The token is looked up before the address's misses are consulted: a
-// valid token answers to its own trigger's limit only, so an alerting
-// system that shares an address with a misconfigured one (or with a
-// guesser) still runs its trigger. Only misses count and only misses are
-// refused. Guessing stays hopeless (240 random bits, and 429 past the
-// burst), and the lookup before a refusal is one indexed read of a hash.
-func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerRun, error) {
-	miss := func() (TriggerRun, error) {
-		if !s.triggerMisses.Allow("addr:" + address) {
-			return TriggerRun{}, ErrTooManyRequests
-		}
-		return TriggerRun{}, ErrNotFound
-	}
+// The token is looked up before anything is refused, so a valid token
+// answers to its own trigger's limit only; the caller counts misses per
+// address after the fact. Guessing stays hopeless (240 random bits), and
+// the lookup is one indexed read of a hash.
+func (s *Store) RunTrigger(ctx context.Context, token string, admit func(triggerID uuid.UUID) bool) (TriggerRun, error) {
 	if len(token) != triggerTokenLen {
-		return miss()
+		return TriggerRun{}, ErrNotFound
 	}
 	sum := sha256.Sum256([]byte(token))
 	row, err := s.q.GetTriggerByToken(ctx, sum[:])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return miss()
+		return TriggerRun{}, ErrNotFound
 	}
 	if err != nil {
 		return TriggerRun{}, translate(err)
 	}
 	t := row.FlagTrigger
 	if !t.IsEnabled {
-		return miss()
+		return TriggerRun{}, ErrNotFound
 	}
-	if !s.triggerRuns.Allow(t.ID.String()) {
+	if admit != nil && !admit(t.ID) {
 		return TriggerRun{}, ErrTooManyRequests
 	}
 	if err := s.triggerCreatorMay(ctx, row); err != nil {
@@ -349,7 +333,7 @@ func (s *Store) RunTrigger(ctx context.Context, token, address string) (TriggerR
 		return err
 	})
 	if errors.Is(err, ErrNotFound) {
-		return miss()
+		return TriggerRun{}, ErrNotFound // disabled, reset or deleted meanwhile: a miss
 	}
 	return run, err
 }
@@ -409,9 +393,3 @@ func triggerName(t db.FlagTrigger) string {
 	}
 	return "Trigger “" + t.Description + "”"
 }
-
-// newTriggerLimiter bounds how often each trigger may run.
-func newTriggerLimiter() *Limiter { return NewLimiter(rate.Every(TriggerRefill), TriggerBurst) }
-
-// newTriggerMissLimiter bounds how many unknown tokens one address may try.
-func newTriggerMissLimiter() *Limiter { return NewLimiter(rate.Every(time.Second), TriggerMissBurst) }

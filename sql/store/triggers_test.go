@@ -19,7 +19,7 @@ func TestTriggerChangeIsSentToWebhooks(t *testing.T) {
 	must(t, err)
 	tr, err := s.CreateTrigger(ctx, a, TriggerInput{TargetID: f.ID, Type: TriggerTypeFlagGeneral, Action: TriggerTurnOn, Description: "Recovery"})
 	must(t, err)
-	if _, err := s.RunTrigger(ctx, tr.Token, "127.0.0.1"); err != nil {
+	if _, err := s.RunTrigger(ctx, tr.Token, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the toggle", func() bool { return len(r.received()) == 1 })
@@ -52,7 +52,7 @@ func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.RunTrigger(ctx, tr.Token, "127.0.0.1")
+		_, err := s.RunTrigger(ctx, tr.Token, nil)
 		done <- err
 	}()
 	// The call has turned the flag on in its transaction and waits to count the run.

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/limit"
 )
 
 // Limits bound the public SDK endpoints. A request with a secret this
@@ -49,12 +49,12 @@ const (
 
 // limits are the limiters of one server.
 type limits struct {
-	address, secret, failures *store.Limiter
+	address, secret, failures *limit.Limiter
 }
 
 func newLimits(l Limits) *limits {
-	return &limits{address: store.NewLimiter(l.PerAddress, l.AddressBurst), secret: store.NewLimiter(l.PerSecret, l.SecretBurst),
-		failures: store.NewLimiter(l.Failures, l.FailureBurst)}
+	return &limits{address: limit.New(l.PerAddress, l.AddressBurst), secret: limit.New(l.PerSecret, l.SecretBurst),
+		failures: limit.New(l.Failures, l.FailureBurst)}
 }
 
 // refuse answers nothing yet but prepares a refusal past a limit: it asks

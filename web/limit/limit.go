@@ -1,4 +1,8 @@
-package store
+// Package limit holds the rate limits of the HTTP edge: a token bucket per
+// key (Limiter), and the policies of the management surfaces (Edge) that the
+// API and the pages apply before they ask the store for work. The SDK
+// endpoints keep their own policies (web/sdk) on the same Limiter.
+package limit
 
 import (
 	"sync"
@@ -9,8 +13,8 @@ import (
 
 // Limiter is a token bucket per key kept in memory: each instance limits on
 // its own, which bounds the rate behind a load balancer by the instance
-// count. It is the one rate limiter of the process: the store's (token
-// minting, single sign-on starts) and the SDK endpoints' policies sit on it.
+// count. It is the one rate limiter of the process: the management
+// surfaces' policies (Edge) and the SDK endpoints' sit on it.
 type Limiter struct {
 	every rate.Limit
 	burst int
@@ -29,9 +33,9 @@ type bucket struct {
 // and, if that is not enough, all of them (a flood of new addresses).
 const maxBuckets = 100_000
 
-// NewLimiter returns a limiter whose buckets refill at every tokens a second
-// and hold burst.
-func NewLimiter(every rate.Limit, burst int) *Limiter {
+// New returns a limiter whose buckets refill at every tokens a second and
+// hold burst.
+func New(every rate.Limit, burst int) *Limiter {
 	return &Limiter{every: every, burst: burst, buckets: map[string]*bucket{}}
 }
 

@@ -1,4 +1,4 @@
-package store
+package limit
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 // and pays every one even when another refuses; Exhausted only looks.
 func TestLimiter(t *testing.T) {
 	t.Parallel()
-	l := NewLimiter(rate.Every(1<<40), 2) // no refill within the test
+	l := New(rate.Every(1<<40), 2) // no refill within the test
 	if !l.Allow("user:a", "addr:1") || !l.Allow("user:a", "addr:2") {
 		t.Fatal("the first two requests of user a were refused, want allowed (burst 2)")
 	}
