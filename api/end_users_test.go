@@ -14,16 +14,19 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
 func strp(s string) *string { return &s }
 
-// seeEndUsers hands users to the store as the SDK endpoints do and writes them.
+// seeEndUsers hands users to an end-user buffer over st as the SDK
+// endpoints do and writes them.
 func seeEndUsers(t *testing.T, st *store.Store, envID uuid.UUID, at time.Time, users ...eval.EndUser) {
 	t.Helper()
-	st.SawEndUsers(envID, users, at)
-	must(t, st.FlushEndUsers(context.Background()))
+	endUsers := runner.NewEndUsers(st, slog.New(slog.DiscardHandler))
+	endUsers.Saw(envID, users, at)
+	must(t, endUsers.Flush(context.Background()))
 }
 
 type cursorPage struct {

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -119,7 +121,10 @@ func TestScheduleFailsWhenItsAuthorLostTheRight(t *testing.T) {
 	}
 	workerCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); s.st.RunSchedules(workerCtx, 20*time.Millisecond) }()
+	go func() {
+		defer close(done)
+		runner.NewSchedules(s.st, slog.New(slog.DiscardHandler)).Run(workerCtx, 20*time.Millisecond)
+	}()
 	defer func() { stop(); <-done }()
 
 	deadline := time.Now().Add(5 * time.Second)

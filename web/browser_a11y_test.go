@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -73,8 +75,9 @@ func TestBrowserAccessibility(t *testing.T) {
 		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{store.EventFlagToggled}, IsActive: true})
 	must(t, err)
 
-	a.st.SawEndUsers(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
-	must(t, a.st.FlushEndUsers(ctx))
+	buffer := runner.NewEndUsers(a.st, slog.New(slog.DiscardHandler))
+	buffer.Saw(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
+	must(t, buffer.Flush(ctx))
 	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, store.EndUserFilter{})
 	must(t, err)
 

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -35,12 +37,13 @@ func TestBrowserEndUsers(t *testing.T) {
 
 	// 30 users, alice last seen most recently.
 	t0 := time.Now().Add(-time.Hour)
+	endUsers := runner.NewEndUsers(a.st, slog.New(slog.DiscardHandler))
 	for i := range 29 {
-		a.st.SawEndUsers(env.ID, []eval.EndUser{{KeyID: fmt.Sprintf("user-%02d", i)}}, t0.Add(time.Duration(i)*time.Second))
+		endUsers.Saw(env.ID, []eval.EndUser{{KeyID: fmt.Sprintf("user-%02d", i)}}, t0.Add(time.Duration(i)*time.Second))
 	}
 	name := "Alice"
-	a.st.SawEndUsers(env.ID, []eval.EndUser{{KeyID: "alice", Name: &name, CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, t0.Add(time.Minute))
-	must(t, a.st.FlushEndUsers(ctx))
+	endUsers.Saw(env.ID, []eval.EndUser{{KeyID: "alice", Name: &name, CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, t0.Add(time.Minute))
+	must(t, endUsers.Flush(ctx))
 
 	rows := func() []string {
 		t.Helper()

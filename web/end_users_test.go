@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/runner"
 )
 
 // The end-user pages without script: a broken page address (one whose time
@@ -17,8 +19,9 @@ import (
 func TestEndUserPagesRefuseBadInput(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	a.st.SawEndUsers(env.ID, []eval.EndUser{{KeyID: "alice"}, {KeyID: "bob"}}, time.Now())
-	must(t, a.st.FlushEndUsers(t.Context()))
+	endUsers := runner.NewEndUsers(a.st, slog.New(slog.DiscardHandler))
+	endUsers.Saw(env.ID, []eval.EndUser{{KeyID: "alice"}, {KeyID: "bob"}}, time.Now())
+	must(t, endUsers.Flush(t.Context()))
 	b := a.signedIn(ownerEmail, ownerPassword)
 
 	p := b.get("/end-users").status(http.StatusOK)

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -89,7 +91,10 @@ func TestScheduleTargetingWithoutScript(t *testing.T) {
 	}
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan struct{})
-	go func() { defer close(done); a.st.RunSchedules(ctx, 20*time.Millisecond) }()
+	go func() {
+		defer close(done)
+		runner.NewSchedules(a.st, slog.New(slog.DiscardHandler)).Run(ctx, 20*time.Millisecond)
+	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for len(a.flag(env, "checkout").TargetUsers) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

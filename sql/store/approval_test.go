@@ -367,7 +367,7 @@ func TestApprovalOfAnApproverNoLongerNamedStopsCounting(t *testing.T) {
 	must(t, err)
 	must(t, s.RemoveGroupMember(ctx, owner, approvers.ID, carol.UserID))
 	backdate(t, pool, sch.ID, time.Minute)
-	if claimed, err := s.runSchedule(ctx, time.Time{}); err != nil || !claimed {
+	if claimed, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
 		t.Fatalf("run the due schedule: claimed %v, %v", claimed, err)
 	}
 	if status, reason := scheduleStatus(t, pool, sch.ID); status != ScheduleReview {
@@ -380,7 +380,7 @@ func TestApprovalOfAnApproverNoLongerNamedStopsCounting(t *testing.T) {
 	must(t, s.AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
 	_, err = s.ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, ReviewInput{})
 	must(t, err)
-	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if f, err := s.GetFlag(ctx, owner, prod.ID, "pay"); err != nil || !f.IsEnabled {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -107,19 +106,13 @@ func (s *Store) ImportEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, i
 	now := time.Now()
 	err = s.inTx(ctx, func(q *db.Queries) error {
 		for rest := in.Users; len(rest) > 0; {
-			n := min(len(rest), endUserBatch)
-			p := db.UpsertEndUsersParams{MaxPerEnv: s.maxEndUsersPerEnv, MaxProperties: maxEndUserProperties,
-				EnvIds: make([]uuid.UUID, n), KeyIds: make([]string, n), Names: make([]string, n),
-				Properties: make([]json.RawMessage, n), FirstSeen: make([]time.Time, n), LastSeen: make([]time.Time, n)}
+			n := min(len(rest), EndUserBatch)
+			batch := make([]SeenEndUser, n)
 			for i, u := range rest[:n] {
-				p.EnvIds[i], p.KeyIds[i], p.FirstSeen[i], p.LastSeen[i] = envID, u.KeyID, now, now
-				if u.Name != nil {
-					p.Names[i] = *u.Name
-				}
-				p.Properties[i] = propertiesJSON(u.CustomizedProperties)
+				batch[i] = SeenEndUser{EnvID: envID, KeyID: u.KeyID, Name: u.Name, Properties: u.CustomizedProperties, FirstSeen: now, LastSeen: now}
 			}
 			rest = rest[n:]
-			dropped, err := q.UpsertEndUsers(ctx, p)
+			dropped, err := q.UpsertEndUsers(ctx, s.upsertEndUsers(batch))
 			if err != nil {
 				return err
 			}

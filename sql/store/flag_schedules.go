@@ -298,62 +298,15 @@ func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUI
 	return withChangeRequests(ctx, s.q, f.ID, out)
 }
 
-// Schedule worker bounds.
-const (
-	// ScheduleTick is how often a worker looks for due schedules: a
-	// schedule applies at most this long after its time.
-	ScheduleTick = 250 * time.Millisecond
-	// schedulesPerTick bounds the schedules one tick applies; the rest wait
-	// for the next tick (or another instance).
-	schedulesPerTick = 20
-)
-
-// RunSchedules applies due scheduled changes until ctx ends; run one in
-// every instance. Each schedule is claimed with FOR UPDATE SKIP LOCKED in
-// the transaction that applies it, so of several instances on one database
-// exactly one applies it, and a crash mid-way leaves it pending for the
-// next. First it applies every schedule whose time passed while no
-// instance ran, saying so in its history entry.
-func (s *Store) RunSchedules(ctx context.Context, tick time.Duration) {
-	var logged time.Time
-	// missedBefore is the start until everything due then has been applied
-	// (a database away at start delays that), zero after.
-	missedBefore := time.Now()
-	run := func() bool {
-		claimed, err := s.runSchedule(ctx, missedBefore)
-		if err != nil && ctx.Err() == nil && time.Since(logged) > time.Minute {
-			// A database that is away fails every tick: say so once a minute.
-			s.log.Error("applying scheduled changes", "err", err)
-			logged = time.Now()
-		}
-		if err == nil && !claimed {
-			missedBefore = time.Time{}
-		}
-		return claimed && err == nil
-	}
-	for run() { // at start, all that is due
-	}
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for range schedulesPerTick {
-			if !run() {
-				break
-			}
-		}
-	}
-}
-
-// runSchedule claims the schedule due longest and applies its draft, or
-// records why it could not, in one transaction. missedBefore is when the
-// worker started, for the first pass (zero after): a schedule due before it
-// was missed while no instance ran. It reports whether it claimed one.
-func (s *Store) runSchedule(ctx context.Context, missedBefore time.Time) (bool, error) {
+// ApplyDueSchedule claims the schedule due longest and applies its draft,
+// or records why it could not, in one transaction; the schedule runner
+// (sql/runner) calls it until none is due. The schedule is claimed with FOR
+// UPDATE SKIP LOCKED in that transaction, so of several instances on one
+// database exactly one applies it, and a crash mid-way leaves it pending
+// for the next. missedBefore is when the runner started, for its first pass
+// (zero after): a schedule due before it was missed while no instance ran,
+// and its history entry says so. It reports whether it claimed one.
+func (s *Store) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (bool, error) {
 	claimed := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := queries(tx)

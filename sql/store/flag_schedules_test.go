@@ -79,7 +79,7 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			claimed, err := st.runSchedule(ctx, time.Time{})
+			claimed, err := st.ApplyDueSchedule(ctx, time.Time{})
 			if err != nil {
 				t.Error(err)
 			}
@@ -134,7 +134,7 @@ func TestScheduleAppliesOnlyItsParts(t *testing.T) {
 	_, err = s.RenameFlag(ctx, a, prod.ID, "pay", FlagNameInput{Name: "Payments"})
 	must(t, err)
 	backdate(t, pool, sch.ID, 0)
-	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
@@ -155,7 +155,7 @@ func TestScheduleConflictFailsVisibly(t *testing.T) {
 	_, err = s.RenameFlag(ctx, a, prod.ID, "pay", FlagNameInput{Name: "Payments"})
 	must(t, err)
 	backdate(t, pool, sch.ID, 0)
-	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
@@ -184,7 +184,7 @@ func TestCancelledScheduleNeverApplies(t *testing.T) {
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	must(t, s.CancelFlagSchedule(ctx, a, prod.ID, sch.ID))
 	backdate(t, pool, sch.ID, 0)
-	if claimed, err := s.runSchedule(ctx, time.Time{}); err != nil || claimed {
+	if claimed, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil || claimed {
 		t.Fatalf("claimed=%v err=%v, want nothing to claim", claimed, err)
 	}
 	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
@@ -255,7 +255,7 @@ func TestScheduleByAccessToken(t *testing.T) {
 
 	applies := scheduleSoon(t, s, ta, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	backdate(t, pool, applies.ID, 0)
-	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if status, reason := scheduleStatus(t, pool, applies.ID); status != ScheduleApplied {
@@ -270,7 +270,7 @@ func TestScheduleByAccessToken(t *testing.T) {
 	_, err = s.ToggleAccessToken(ctx, a, tok.ID)
 	must(t, err)
 	backdate(t, pool, fails.ID, 0)
-	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if status, reason := scheduleStatus(t, pool, fails.ID); status != ScheduleFailed || !strings.Contains(reason, "may no longer") {
@@ -290,7 +290,7 @@ func TestScheduleReachesWebhooks(t *testing.T) {
 	must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	backdate(t, s.pool, sch.ID, 0)
-	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the toggle event", func() bool { return len(r.received()) >= 1 })
@@ -344,7 +344,7 @@ func TestScheduleRespectsApprovalTurnedOnLater(t *testing.T) {
 	_, err = pool.Exec(ctx, `UPDATE environments SET change_request_enabled = true WHERE id = $1`, prod.ID)
 	must(t, err)
 	backdate(t, pool, sch.ID, 0)
-	if claimed, err := s.runSchedule(ctx, time.Time{}); err != nil || !claimed {
+	if claimed, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
 		t.Fatalf("claimed=%v err=%v", claimed, err)
 	}
 	if status, reason := scheduleStatus(t, pool, sch.ID); status != ScheduleFailed || !strings.Contains(reason, "need approval") {

@@ -47,8 +47,7 @@ type Store struct {
 	// auth caches resolved actors while Listen runs.
 	auth *authCache
 
-	// endUsers holds the end users SDKs reported until RunEndUsers writes them.
-	endUsers          *endUserBuffer
+	// maxEndUsersPerEnv bounds the end users kept per environment.
 	maxEndUsersPerEnv int64
 
 	// outboxWrites counts webhook deliveries queued; a transaction that
@@ -114,7 +113,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
-		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
+		maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
 		outboxKick: make(chan struct{}, 1)}
 	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
 	s.listener = &listener{pool: pool, log: log, channels: []channel{

@@ -93,7 +93,7 @@ func TestInsightFloodOfNewUsers(t *testing.T) {
 	on := variationID(fx.flags["ft-bool"], "true")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go in.store.RunEndUsers(ctx)
+	go in.endUsers.Run(ctx)
 
 	const reports, perReport, workers = 200, 50, 20
 	same := make([][]byte, reports)
@@ -144,7 +144,7 @@ func TestInsightFloodOfNewUsers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(in.store.FlushEndUsers(context.Background()))
+	must(in.endUsers.Flush(context.Background()))
 	db, err := pgx.Connect(context.Background(), in.dbURL)
 	must(err)
 	defer db.Close(context.Background())
@@ -177,7 +177,7 @@ func TestDataSyncKeepsTheEndUser(t *testing.T) {
 	c := in.dial("client", prod.client)
 	c.send(`{"messageType":"data-sync","data":{"timestamp":0,"user":{"keyId":"streamer","name":"Sam","customizedProperties":[{"name":"plan","value":"pro"}]}}}`)
 	c.readSync(5 * time.Second)
-	if err := in.store.FlushEndUsers(context.Background()); err != nil {
+	if err := in.endUsers.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	db, err := pgx.Connect(context.Background(), in.dbURL)

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
 	"github.com/bunting-flags/bunting/web/sdk"
@@ -40,7 +41,10 @@ type instance struct {
 	url   string
 	dbURL string
 	store *store.Store
-	owner string // Authorization header value
+	// endUsers keeps the end users the instance's SDK endpoints saw; tests
+	// run or flush it.
+	endUsers *runner.EndUsers
+	owner    string // Authorization header value
 
 	dialOptions *websocket.DialOptions // for dial; nil is coder/websocket's defaults
 }
@@ -80,9 +84,12 @@ func newInstanceWith(t *testing.T, dbURL string, cfg web.Config, log *slog.Logge
 	waitFor(t, "the change listener", st.Changes().Live)
 
 	cfg.BaseURL, _ = url.Parse("http://bunting.test")
+	if cfg.SDK.EndUsers == nil {
+		cfg.SDK.EndUsers = runner.NewEndUsers(st, slog.New(slog.DiscardHandler))
+	}
 	srv := httptest.NewServer(web.New(cfg, st, log))
 	t.Cleanup(srv.Close)
-	in := &instance{t: t, url: srv.URL, dbURL: dbURL, store: st}
+	in := &instance{t: t, url: srv.URL, dbURL: dbURL, store: st, endUsers: cfg.SDK.EndUsers}
 	var session struct{ Token string }
 	in.call("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": ownerEmail, "password": ownerPassword}, &session)
 	in.owner = "Bearer " + session.Token

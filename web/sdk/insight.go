@@ -128,7 +128,7 @@ func (s *Server) track(c echo.Context) error {
 	if err := s.store.RecordEvaluations(c.Request().Context(), env, counts, now); err != nil {
 		return err
 	}
-	s.store.SawEndUsers(env.EnvID, users, now)
+	s.sawEndUsers(env.EnvID, users, now)
 	return c.NoContent(http.StatusOK)
 }
 
@@ -184,7 +184,7 @@ func (s *Server) clientLatest(c echo.Context) error {
 	if !ok {
 		return store.Invalid("user_is_invalid")
 	}
-	s.store.SawEndUsers(env.EnvID, []eval.EndUser{u}, s.now())
+	s.sawEndUsers(env.EnvID, []eval.EndUser{u}, s.now())
 	snap, err := s.cache.get(c.Request().Context(), env)
 	if err != nil {
 		return err

@@ -3,11 +3,13 @@ package sdk_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -16,7 +18,7 @@ import (
 func (in *instance) runSchedules() {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { in.store.RunSchedules(ctx, store.ScheduleTick) })
+	wg.Go(func() { runner.NewSchedules(in.store, slog.New(slog.DiscardHandler)).Run(ctx, runner.ScheduleTick) })
 	in.t.Cleanup(func() { cancel(); wg.Wait() })
 }
 
@@ -78,7 +80,7 @@ func TestScheduleAppliesOnceAcrossTwoInstances(t *testing.T) {
 		}
 	}
 	// Both workers have had many ticks since: still one application.
-	time.Sleep(3 * store.ScheduleTick)
+	time.Sleep(3 * runner.ScheduleTick)
 	applied := prod.appliedSchedules(f)
 	if len(applied) != 1 {
 		t.Fatalf("history has %d applied schedules, want 1: %+v", len(applied), applied)

@@ -12,8 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -27,6 +30,7 @@ type Server struct {
 	limits   *limits
 	conns    *connCounter
 	refusals *refusals
+	endUsers *runner.EndUsers
 	now      func() time.Time
 	// seen holds the environments whose first SDK request this process has
 	// recorded (bounded by the environments there are), so each costs the
@@ -34,7 +38,8 @@ type Server struct {
 	seen sync.Map
 }
 
-// Options tune a Server; the zero value is production-ready.
+// Options tune a Server; the zero value is production-ready but for
+// EndUsers, which the process sets.
 type Options struct {
 	// Limits are the rate limits; DefaultLimits when zero.
 	Limits Limits
@@ -43,6 +48,9 @@ type Options struct {
 	// RefusalLog is how often refused requests are logged, one line per
 	// limit and key with the count; 10 s when zero.
 	RefusalLog time.Duration
+	// EndUsers keeps the end users SDKs report until it writes them; the
+	// process runs it. When nil none are kept (tests that do not look).
+	EndUsers *runner.EndUsers
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
@@ -58,7 +66,8 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 		opts.RefusalLog = 10 * time.Second
 	}
 	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits),
-		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog}, now: time.Now}
+		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog},
+		endUsers: opts.EndUsers, now: time.Now}
 	srv.hub = newHub(srv)
 	return srv
 }
@@ -138,5 +147,13 @@ func (s *Server) markSeen(ctx context.Context, env store.SDKEnv) {
 	if err := s.store.RecordSDKSeen(ctx, env, s.now()); err != nil {
 		s.seen.Delete(env.EnvID)
 		s.log.WarnContext(ctx, "record an environment's first SDK request", "env", env.EnvID, "err", err)
+	}
+}
+
+// sawEndUsers hands the users an environment's SDK evaluated for at at to
+// the end-user buffer, when there is one; it never waits for the database.
+func (s *Server) sawEndUsers(envID uuid.UUID, users []eval.EndUser, at time.Time) {
+	if s.endUsers != nil {
+		s.endUsers.Saw(envID, users, at)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/migrations"
+	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
 )
@@ -64,13 +65,14 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	go st.Listen(ctx)
 	// End users the SDK endpoints see are written in batches every second;
 	// the last batch is written below, once no request can add to it.
+	endUsers := runner.NewEndUsers(st, log)
 	endUsersCtx, stopEndUsers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopEndUsers()
-	go st.RunEndUsers(endUsersCtx)
+	go endUsers.Run(endUsersCtx)
 	// Scheduled changes are applied by one instance each, when due; a
 	// change being applied at shutdown finishes or rolls back whole.
 	schedulesDone := make(chan struct{})
-	go func() { defer close(schedulesDone); st.RunSchedules(ctx, store.ScheduleTick) }()
+	go func() { defer close(schedulesDone); runner.NewSchedules(st, log).Run(ctx, runner.ScheduleTick) }()
 	if boot.GeneratedPassword != "" {
 		// Shown this once: the database keeps only its hash.
 		log.Warn("generated the owner's password; sign in and change it", "email", cfg.AdminEmail, "password", boot.GeneratedPassword)
@@ -85,8 +87,10 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer func() { stopWebhooks(); <-webhooksDone }()
 
 	files := RaiseFileLimit(log)
+	sdkOptions := SDKOptions(cfg, files, log)
+	sdkOptions.EndUsers = endUsers
 	var closeStreams func(context.Context) error
-	handler := web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy, CORSOrigins: cfg.CORSOrigins, SDK: SDKOptions(cfg, files, log),
+	handler := web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy, CORSOrigins: cfg.CORSOrigins, SDK: sdkOptions,
 		BodyBudget: cfg.BodyBudget, OnShutdown: func(f func(context.Context) error) { closeStreams = f }}, st, log)
 	srv := &http.Server{
 		Addr:              cfg.Addr,
@@ -122,7 +126,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return fmt.Errorf("shutdown: closing SDK streams: %w", err)
 	}
 	stopEndUsers()
-	if err := st.FlushEndUsers(shutdownCtx); err != nil {
+	if err := endUsers.Flush(shutdownCtx); err != nil {
 		log.Warn("shutdown: writing the last end users", "err", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {

@@ -1,0 +1,160 @@
+// Package runner holds the work a Bunting process does in the background,
+// beside its requests: writing the end users the SDK endpoints saw, and
+// applying scheduled flag changes when due. Each runner is a small type
+// over the store; the store keeps the domain operations they call.
+package runner
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// End users seen by the SDK endpoints are not written while the request
+// waits: they wait in one in-process buffer, where repeated keys coalesce,
+// and EndUsers.Run writes it every EndUserFlushEvery (sooner when
+// store.EndUserBatch keys are pending). The buffer holds at most
+// maxPendingEndUsers keys and maxPendingBytes of keys, names and
+// properties; past either, new keys are dropped (known ones still update)
+// until the next write, so a flood costs bounded memory and never slows the
+// insight endpoint.
+const (
+	EndUserFlushEvery  = time.Second
+	maxPendingEndUsers = 100_000
+	maxPendingBytes    = 64 << 20
+)
+
+type endUserKey struct {
+	env uuid.UUID
+	key string
+}
+
+// seenUser is one pending end user: the latest name and properties, and
+// when the key was first and last seen while pending.
+type seenUser struct {
+	name        *string
+	props       []eval.UserProperty
+	first, last time.Time
+	size        int
+}
+
+// EndUsers holds the end users the SDK endpoints saw until they are written
+// (Run, Flush).
+type EndUsers struct {
+	store *store.Store
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	pending map[endUserKey]*seenUser
+	bytes   int
+	dropped int64
+	// kick asks Run to write before the tick: a batch is pending.
+	kick chan struct{}
+	// writing serialises writes, so rows are never written out of order.
+	writing sync.Mutex
+}
+
+// NewEndUsers returns an empty buffer that writes to st.
+func NewEndUsers(st *store.Store, log *slog.Logger) *EndUsers {
+	return &EndUsers{store: st, log: log, pending: map[endUserKey]*seenUser{}, kick: make(chan struct{}, 1)}
+}
+
+func userSize(u eval.EndUser) int {
+	n := len(u.KeyID) + 64
+	if u.Name != nil {
+		n += len(*u.Name)
+	}
+	for _, p := range u.CustomizedProperties {
+		n += len(p.Name) + len(p.Value) + 32
+	}
+	return n
+}
+
+// Saw notes that SDKs of an environment evaluated for these users at at.
+// It never waits for the database; users store.CheckEndUser refuses are
+// skipped.
+func (b *EndUsers) Saw(envID uuid.UUID, users []eval.EndUser, at time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, u := range users {
+		if store.CheckEndUser(u) != nil {
+			continue
+		}
+		k := endUserKey{envID, u.KeyID}
+		size := userSize(u)
+		if p, ok := b.pending[k]; ok {
+			if at.After(p.last) {
+				p.last = at
+			}
+			if u.Name != nil {
+				p.name = u.Name
+			}
+			if b.bytes-p.size+size <= maxPendingBytes {
+				b.bytes += size - p.size
+				p.props, p.size = u.CustomizedProperties, size
+			}
+			continue
+		}
+		if len(b.pending) >= maxPendingEndUsers || b.bytes+size > maxPendingBytes {
+			b.dropped++
+			continue
+		}
+		b.pending[k] = &seenUser{name: u.Name, props: u.CustomizedProperties, first: at, last: at, size: size}
+		b.bytes += size
+	}
+	if len(b.pending) >= store.EndUserBatch {
+		select {
+		case b.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Run writes the seen end users every EndUserFlushEvery, or sooner when a
+// batch is pending, until ctx ends. The last write is the caller's: Flush
+// after the SDK endpoints stopped taking requests.
+func (b *EndUsers) Run(ctx context.Context) {
+	t := time.NewTicker(EndUserFlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-b.kick:
+		}
+		// A write under way finishes when ctx ends (within 10 s), so stopping
+		// never loses a batch already taken from the buffer.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if err := b.Flush(wctx); err != nil {
+			b.log.WarnContext(ctx, "writing end users", "err", err)
+		}
+		cancel()
+	}
+}
+
+// Flush writes every pending end user now (store.WriteEndUsers). A batch
+// the database refuses is dropped (and the error returned).
+func (b *EndUsers) Flush(ctx context.Context) error {
+	b.writing.Lock()
+	defer b.writing.Unlock()
+	b.mu.Lock()
+	pending, dropped := b.pending, b.dropped
+	b.pending, b.bytes, b.dropped = map[endUserKey]*seenUser{}, 0, 0
+	b.mu.Unlock()
+	if dropped > 0 {
+		b.log.WarnContext(ctx, "end users dropped: the buffer was full", "count", dropped)
+	}
+	users := make([]store.SeenEndUser, 0, len(pending))
+	for k, u := range pending {
+		users = append(users, store.SeenEndUser{EnvID: k.env, KeyID: k.key, Name: u.name, Properties: u.props,
+			FirstSeen: u.first, LastSeen: u.last})
+	}
+	return b.store.WriteEndUsers(ctx, users)
+}

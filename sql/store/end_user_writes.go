@@ -1,0 +1,98 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/eval"
+)
+
+// End users seen by the SDK endpoints are not written while the request
+// waits: sql/runner buffers them, coalescing repeated keys, and hands them
+// here in batches.
+const (
+	// EndUserBatch is how many end users one statement writes; the buffer
+	// asks for a write as soon as that many are pending.
+	EndUserBatch = 1_000
+	// DefaultMaxEndUsersPerEnv bounds the end users kept per environment
+	// (BUNTING_MAX_END_USERS_PER_ENV): past it new keys are dropped.
+	DefaultMaxEndUsersPerEnv = 1_000_000
+	// maxEndUserProperties bounds the property names kept per environment.
+	maxEndUserProperties = 1_000
+)
+
+// SeenEndUser is an end user the SDKs of an environment reported: the
+// latest name and properties they sent, and when it was first and last seen.
+type SeenEndUser struct {
+	EnvID               uuid.UUID
+	KeyID               string
+	Name                *string
+	Properties          []eval.UserProperty
+	FirstSeen, LastSeen time.Time
+}
+
+// WriteEndUsers writes end users the SDKs reported: a key new to its
+// environment is added (past MaxEndUsersPerEnv it is dropped), a known one
+// takes the name, properties and times. users are sorted in place and
+// written in key order, EndUserBatch to a statement, so writers on several
+// instances lock rows in one order. A batch the database refuses is
+// dropped, the rest still written, and the first error returned: end users
+// are a convenience, and keeping them would let memory grow while the
+// database is away.
+func (s *Store) WriteEndUsers(ctx context.Context, users []SeenEndUser) error {
+	slices.SortFunc(users, func(a, b SeenEndUser) int {
+		if c := bytes.Compare(a.EnvID[:], b.EnvID[:]); c != 0 {
+			return c
+		}
+		return strings.Compare(a.KeyID, b.KeyID)
+	})
+	var firstErr error
+	for len(users) > 0 {
+		n := min(len(users), EndUserBatch)
+		dropped, err := s.q.UpsertEndUsers(ctx, s.upsertEndUsers(users[:n]))
+		users = users[n:]
+		if err != nil {
+			if firstErr == nil {
+				firstErr = translate(err)
+			}
+			continue
+		}
+		if dropped > 0 {
+			s.log.DebugContext(ctx, "new end users dropped: their environments keep the most allowed", "count", dropped)
+		}
+	}
+	return firstErr
+}
+
+// upsertEndUsers is one statement's parameters for a batch of end users,
+// within the environments' bounds.
+func (s *Store) upsertEndUsers(batch []SeenEndUser) db.UpsertEndUsersParams {
+	n := len(batch)
+	p := db.UpsertEndUsersParams{MaxPerEnv: s.maxEndUsersPerEnv, MaxProperties: maxEndUserProperties,
+		EnvIds: make([]uuid.UUID, n), KeyIds: make([]string, n), Names: make([]string, n),
+		Properties: make([]json.RawMessage, n), FirstSeen: make([]time.Time, n), LastSeen: make([]time.Time, n)}
+	for i, u := range batch {
+		p.EnvIds[i], p.KeyIds[i], p.FirstSeen[i], p.LastSeen[i] = u.EnvID, u.KeyID, u.FirstSeen, u.LastSeen
+		if u.Name != nil {
+			p.Names[i] = *u.Name
+		}
+		p.Properties[i] = propertiesJSON(u.Properties)
+	}
+	return p
+}
+
+// propertiesJSON is customizedProperties as stored: never null.
+func propertiesJSON(props []eval.UserProperty) json.RawMessage {
+	if props == nil {
+		props = []eval.UserProperty{}
+	}
+	b, _ := json.Marshal(props)
+	return b
+}
