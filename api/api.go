@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/api/actorcache"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/limit"
 )
@@ -19,12 +20,15 @@ type Handler struct {
 	store  *store.Store
 	log    *slog.Logger
 	limits *limit.Edge
+	// actors keeps the actors credentials resolved to, while access holds.
+	actors *actorcache.Cache
 }
 
 // New returns the API handler over s, within limits (token minting and
-// trigger calls; the pages share them).
+// trigger calls; the pages share them). Its actor cache needs s.Listen to
+// be running; without it every request asks the database.
 func New(s *store.Store, log *slog.Logger, limits *limit.Edge) *Handler {
-	return &Handler{store: s, log: log, limits: limits}
+	return &Handler{store: s, log: log, limits: limits, actors: actorcache.New(s)}
 }
 
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.
@@ -266,7 +270,7 @@ const actorKey = "actor"
 func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		a, err := h.store.Authenticate(r.Context(), store.Credentials{
+		a, err := h.actors.Authenticate(r.Context(), store.Credentials{
 			Authorization: r.Header.Get(echo.HeaderAuthorization),
 			Organization:  r.Header.Get("Organization"),
 			Workspace:     r.Header.Get("Workspace"),

@@ -216,14 +216,16 @@ func (s *server) otherOrganization() uuid.UUID {
 }
 
 // changeAccess runs SQL that changes access behind the store's back, then
-// waits until the database's notification has emptied the actor cache.
+// waits until the database's notification has moved the store's access
+// version, which empties the actor cache.
 func (s *server) changeAccess(sql string, args ...any) {
 	s.t.Helper()
-	before := s.st.AccessGeneration()
+	version := func() int64 { v, _ := s.st.AccessVersion(); return v }
+	before := version()
 	if _, err := s.pool.Exec(context.Background(), sql, args...); err != nil {
 		s.t.Fatal(err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); s.st.AccessGeneration() == before; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); version() == before; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			s.t.Fatal("no access-change notification arrived within 5s")
 		}

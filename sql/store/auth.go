@@ -90,42 +90,39 @@ type Credentials struct {
 // AccessTokenPrefix starts every access token.
 const AccessTokenPrefix = "api-"
 
-// Authenticate resolves credentials to an Actor. Access tokens carry their own
-// workspace and organization (headers are ignored); a signed-in user's headers
-// select the context, which must be one the user belongs to.
-func (s *Store) Authenticate(ctx context.Context, c Credentials) (*Actor, error) {
-	token := strings.TrimSpace(c.Authorization)
+// Bearer returns the token credentials present, and whether it is an access
+// token, checked as far as it can be without the database: a session
+// token's signature and expiry. Nothing usable is ErrUnauthenticated.
+// Whether a session has ended, or a token still acts, is the database's
+// (Authenticate) or a cache's answer.
+func (s *Store) Bearer(c Credentials) (token string, accessToken bool, err error) {
+	token = strings.TrimSpace(c.Authorization)
 	if rest, ok := cutPrefixFold(token, "Bearer "); ok {
 		token = strings.TrimSpace(rest)
 	}
 	if token == "" {
-		return nil, ErrUnauthenticated
+		return "", false, ErrUnauthenticated
 	}
-	isToken := strings.HasPrefix(token, AccessTokenPrefix)
-	if !isToken {
-		// Signature and expiry are checked without the database; whether the
-		// session has ended is in the cache or the database.
+	accessToken = strings.HasPrefix(token, AccessTokenPrefix)
+	if !accessToken {
 		if _, _, ok := s.verifySessionToken(token); !ok {
-			return nil, ErrUnauthenticated
+			return "", false, ErrUnauthenticated
 		}
 	}
-	key := cacheKey(c, token)
-	if e, hit := s.auth.get(key); hit {
-		a := *e.actor
-		a.Address = c.Address
-		if isToken {
-			if err := s.touchToken(ctx, e, a.TokenID); err != nil {
-				return nil, err
-			}
-		}
-		return &a, nil
+	return token, accessToken, nil
+}
+
+// Authenticate resolves credentials to an Actor from the database. Access
+// tokens carry their own workspace and organization (headers are ignored); a
+// signed-in user's headers select the context, which must be one the user
+// belongs to.
+func (s *Store) Authenticate(ctx context.Context, c Credentials) (*Actor, error) {
+	token, accessToken, err := s.Bearer(c)
+	if err != nil {
+		return nil, err
 	}
-	// An access change committed while this actor is resolved must not be
-	// cached over: put drops the actor when the cache was emptied meanwhile.
-	gen := s.auth.gen()
 	var a *Actor
-	var err error
-	if isToken {
+	if accessToken {
 		a, err = s.tokenActor(ctx, token)
 	} else {
 		a, err = s.SessionActor(ctx, token, c.Workspace, c.Organization)
@@ -133,10 +130,8 @@ func (s *Store) Authenticate(ctx context.Context, c Credentials) (*Actor, error)
 	if err != nil {
 		return nil, err
 	}
-	s.auth.put(key, a, gen)
-	cached := *a
-	cached.Address = c.Address
-	return &cached, nil
+	a.Address = c.Address
+	return a, nil
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {

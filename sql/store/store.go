@@ -44,8 +44,8 @@ type Store struct {
 	// now is the clock sign-in attempts expire by (Options.Now).
 	now func() time.Time
 
-	// auth caches resolved actors while Listen runs.
-	auth *authCache
+	// access follows changes to access, for caches of resolved actors.
+	access *accessWatch
 
 	// maxEndUsersPerEnv bounds the end users kept per environment.
 	maxEndUsersPerEnv int64
@@ -112,12 +112,12 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	}
 	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
-		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
+		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, access: &accessWatch{}, changes: newNotifier(log),
 		maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
 		outboxKick: make(chan struct{}, 1)}
 	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
 	s.listener = &listener{pool: pool, log: log, channels: []channel{
-		{name: authChannel, up: s.auth.up, notified: s.auth.notified},
+		{name: authChannel, up: s.access.up, notified: s.access.notified},
 		{name: changesChannel, up: s.changes.up, notified: s.changes.notified},
 	}}
 	return s
@@ -168,7 +168,7 @@ func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(c
 // inTx runs fn in one transaction: every mutation and its audit entry commit
 // together or not at all.
 func (s *Store) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
-	changes := s.auth.changeCount()
+	changes := s.access.localChanges()
 	queued := s.outboxWrites.Load()
 	err := translate(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return fn(queries(tx))
@@ -180,10 +180,10 @@ func (s *Store) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
 		default:
 		}
 	}
-	if s.auth.changeCount() != changes {
+	if s.access.localChanges() != changes {
 		// Access changed in this (or a concurrent) transaction: readers may
 		// have cached the old state between the change and its commit.
-		s.auth.invalidate()
+		s.access.moved()
 	}
 	return err
 }

@@ -1,0 +1,131 @@
+// Package actorcache keeps the actors the API resolved from credentials, so
+// that while nothing about access changes a request costs no database round
+// trip to authenticate and authorize. It trusts what it keeps only while the
+// store's listener listens for access changes (store.AccessVersion): any
+// change, made here or on another instance, and any lost connection, empties
+// it.
+package actorcache
+
+import (
+	"context"
+	"crypto/sha256"
+	"sync"
+	"time"
+
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// Cache is one process's resolved actors.
+type Cache struct {
+	store *store.Store
+
+	mu      sync.Mutex
+	entries map[[32]byte]*cachedActor
+	// version is the store's access version the entries were resolved at.
+	version int64
+	hits    int64
+}
+
+type cachedActor struct {
+	actor store.Actor
+	// touched is when the token's last use was last written (tokens only).
+	touched time.Time
+}
+
+const maxCachedActors = 10_000
+
+// touchEvery is how often a cached access token's last use is written.
+const touchEvery = time.Minute
+
+// New returns an empty cache over st.
+func New(st *store.Store) *Cache {
+	return &Cache{store: st, entries: map[[32]byte]*cachedActor{}}
+}
+
+func cacheKey(c store.Credentials, token string) [32]byte {
+	return sha256.Sum256([]byte(token + "\x00" + c.Workspace + "\x00" + c.Organization))
+}
+
+// Authenticate resolves credentials to an actor (store.Authenticate), from
+// memory when access has not changed since it was resolved. A session
+// token's signature and expiry are checked every time, without the
+// database; whether the session has ended is in the cache or the database.
+func (c *Cache) Authenticate(ctx context.Context, creds store.Credentials) (*store.Actor, error) {
+	token, accessToken, err := c.store.Bearer(creds)
+	if err != nil {
+		return nil, err
+	}
+	key := cacheKey(creds, token)
+	if a, touch, hit := c.get(key, accessToken); hit {
+		a.Address = creds.Address
+		if touch {
+			if err := c.store.TouchAccessToken(ctx, a.TokenID); err != nil {
+				return nil, err
+			}
+		}
+		return a, nil
+	}
+	// An access change made while this actor is resolved must not be
+	// cached over: put drops the actor when the version moved meanwhile.
+	version, _ := c.store.AccessVersion()
+	a, err := c.store.Authenticate(ctx, creds)
+	if err != nil {
+		return nil, err
+	}
+	c.put(key, a, version)
+	return a, nil
+}
+
+// sync empties the cache when the store's access version moved since the
+// entries were resolved, and reports whether the store watches for changes
+// at all. c.mu is held.
+func (c *Cache) sync() bool {
+	version, watched := c.store.AccessVersion()
+	if version != c.version {
+		clear(c.entries)
+		c.version = version
+	}
+	return watched
+}
+
+// get returns a copy of a cached actor, so callers cannot change the cache,
+// and whether an access token's use is due to be written.
+func (c *Cache) get(key [32]byte, accessToken bool) (a *store.Actor, touch, hit bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.sync() {
+		return nil, false, false
+	}
+	e, ok := c.entries[key]
+	if !ok {
+		return nil, false, false
+	}
+	c.hits++
+	if accessToken && time.Since(e.touched) > touchEvery {
+		e.touched, touch = time.Now(), true
+	}
+	copied := e.actor
+	return &copied, touch, true
+}
+
+// put caches an actor resolved from the database at the store's access
+// version; if the version moved since, the actor may predate the change
+// that moved it (a session ended, a membership removed) and is not kept.
+func (c *Cache) put(key [32]byte, a *store.Actor, version int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.sync() || c.version != version {
+		return
+	}
+	if len(c.entries) >= maxCachedActors {
+		clear(c.entries)
+	}
+	c.entries[key] = &cachedActor{actor: *a, touched: time.Now()}
+}
+
+// Hits is how many requests were authorized from the cache.
+func (c *Cache) Hits() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits
+}

@@ -1,0 +1,201 @@
+package actorcache
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/store"
+)
+
+// testStore is a store over a fresh database with its owner signed in, and
+// the keys another instance on that database needs.
+func testStore(t *testing.T) (*store.Store, *store.Actor, *pgxpool.Pool, store.Keys) {
+	t.Helper()
+	ctx := context.Background()
+	pool := dbtest.New(t, store.ConfigurePool)
+	keys, err := store.DeriveKeys(strings.Repeat("cache-test-", 4))
+	must(t, err)
+	s := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	_, err = s.Bootstrap(ctx, store.Owner{Email: "owner@example.com", Password: "owner-password"})
+	must(t, err)
+	session, err := s.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+	must(t, err)
+	a, err := s.Authenticate(ctx, store.Credentials{Authorization: "Bearer " + session.Token})
+	must(t, err)
+	return s, a, pool, keys
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// listen runs the change listener of each store until the test ends, and
+// waits until each listens.
+func listen(t *testing.T, stores ...*store.Store) {
+	t.Helper()
+	for _, s := range stores {
+		watch, stop := context.WithCancel(context.Background())
+		go s.Listen(watch)
+		t.Cleanup(stop)
+	}
+	waitFor(t, "the listeners", func() bool {
+		for _, s := range stores {
+			if _, watched := s.AccessVersion(); !watched {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// version is a store's access version.
+func version(s *store.Store) int64 {
+	v, _ := s.AccessVersion()
+	return v
+}
+
+// TestAccessChangesReachEveryInstance runs two stores (two Bunting
+// instances) on one database: repeated requests are authorized from memory,
+// and a token revoked or a permission removed through one instance is refused
+// by the other once the database's notification arrives.
+func TestAccessChangesReachEveryInstance(t *testing.T) {
+	ctx := context.Background()
+	a, owner, pool, keys := testStore(t)
+	b := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: 4})
+	listen(t, a, b)
+	ca, cb := New(a), New(b)
+
+	tok, err := a.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "ci", Type: store.TokenPersonal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := store.Credentials{Authorization: tok.Token}
+	for range 3 {
+		if _, err := cb.Authenticate(ctx, creds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if hits := cb.Hits(); hits != 2 {
+		t.Fatalf("%d of 3 requests came from the cache, want 2 (all but the first)", hits)
+	}
+
+	// Revoked on instance a, refused on instance b.
+	before := version(b)
+	if _, err := a.ToggleAccessToken(ctx, owner, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the notification on b", func() bool { return version(b) > before })
+	if _, err := cb.Authenticate(ctx, creds); !errors.Is(err, store.ErrUnauthenticated) {
+		t.Fatalf("revoked token on the other instance: %v, want ErrUnauthenticated", err)
+	}
+	// On the instance that made the change it is refused at once, with no wait.
+	if _, err := a.ToggleAccessToken(ctx, owner, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.Authenticate(ctx, creds); err != nil {
+		t.Fatalf("reactivated token on the same instance: %v", err)
+	}
+	if _, err := a.ToggleAccessToken(ctx, owner, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.Authenticate(ctx, creds); !errors.Is(err, store.ErrUnauthenticated) {
+		t.Fatalf("revoked token on the same instance: %v, want ErrUnauthenticated", err)
+	}
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestSignOutReachesEveryInstance: a session authorized from the cache of
+// another instance is refused there once it signs out, and a refreshed
+// session's old token too; expired sessions are swept as new ones start.
+func TestSignOutReachesEveryInstance(t *testing.T) {
+	ctx := context.Background()
+	a, _, pool, keys := testStore(t)
+	b := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: 4})
+	listen(t, a, b)
+	ca, cb := New(a), New(b)
+
+	signIn := func() store.Credentials {
+		t.Helper()
+		session, err := a.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+		must(t, err)
+		return store.Credentials{Authorization: "Bearer " + session.Token}
+	}
+	cached := func(creds store.Credentials) *store.Actor {
+		t.Helper()
+		var actor *store.Actor
+		for range 2 {
+			var err error
+			actor, err = cb.Authenticate(ctx, creds)
+			must(t, err)
+		}
+		return actor
+	}
+	for name, end := range map[string]func(*store.Actor) error{
+		"logout":  func(actor *store.Actor) error { return a.Logout(ctx, actor) },
+		"refresh": func(actor *store.Actor) error { _, err := a.RefreshSession(ctx, actor); return err },
+	} {
+		creds := signIn()
+		hits := cb.Hits()
+		actor := cached(creds)
+		if cb.Hits() != hits+1 {
+			t.Fatalf("%s: the second request did not come from the cache", name)
+		}
+		before := version(b)
+		must(t, end(actor))
+		waitFor(t, "the notification on b", func() bool { return version(b) > before })
+		if _, err := cb.Authenticate(ctx, creds); !errors.Is(err, store.ErrUnauthenticated) {
+			t.Fatalf("%s: the ended session on the other instance: %v, want ErrUnauthenticated", name, err)
+		}
+		if _, err := ca.Authenticate(ctx, creds); !errors.Is(err, store.ErrUnauthenticated) {
+			t.Fatalf("%s: the ended session on the same instance: %v, want ErrUnauthenticated", name, err)
+		}
+	}
+
+	// Expired sessions and stale sign-in counts are swept, without ending
+	// anyone's live session (no notification for expired rows).
+	live := signIn()
+	cached(live)
+	short := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: 4, SessionTTL: -time.Minute})
+	for range 3 { // each sweeps the expired sessions made before it
+		_, err := short.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+		must(t, err)
+	}
+	_, err := pool.Exec(ctx, `INSERT INTO login_failures (subject, failures, window_start) VALUES ('email:old@example.com', 5, now() - interval '1 hour')`)
+	must(t, err)
+	signIn()
+	count := func(query string) (n int) {
+		must(t, pool.QueryRow(ctx, query).Scan(&n))
+		return n
+	}
+	if n := count(`SELECT count(*) FROM sessions WHERE expires_at <= now()`); n != 0 {
+		t.Errorf("%d expired sessions left after a sign-in, want them swept", n)
+	}
+	if n := count(`SELECT count(*) FROM login_failures WHERE window_start < now() - interval '15 minutes'`); n != 0 {
+		t.Errorf("%d stale sign-in counts left after an attempt, want them swept", n)
+	}
+	time.Sleep(200 * time.Millisecond) // room for a notification that must not come
+	hits := cb.Hits()
+	cached(live)
+	if cb.Hits() != hits+2 {
+		t.Error("sweeping expired sessions emptied the cache; it must not")
+	}
+}
