@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listAccessTokens(c echo.Context) error {
@@ -26,7 +27,7 @@ func (h *Handler) createAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) updateAccessToken(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func (h *Handler) updateAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) toggleAccessToken(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (h *Handler) toggleAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) deleteAccessToken(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}

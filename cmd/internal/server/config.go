@@ -131,8 +131,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if a, err := mail.ParseAddress(cfg.AdminEmail); err != nil || a.Address != cfg.AdminEmail {
 		bad("ADMIN_EMAIL", "%q is not an email address", cfg.AdminEmail)
 	}
-	if p := cfg.AdminPassword; p != "" && (len([]rune(p)) < 8 || len(p) > 72) {
-		bad("ADMIN_PASSWORD", "must be 8 to 72 bytes long")
+	if p := cfg.AdminPassword; p != "" && (len([]rune(p)) < store.MinPasswordLen || len(p) > store.MaxPasswordLen) {
+		bad("ADMIN_PASSWORD", "must be %d to %d bytes long", store.MinPasswordLen, store.MaxPasswordLen)
 	}
 	grace := env("SHUTDOWN_GRACE", "15s")
 	if cfg.ShutdownGrace, err = time.ParseDuration(grace); err != nil || cfg.ShutdownGrace <= 0 {

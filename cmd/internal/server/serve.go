@@ -12,7 +12,6 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/web"
 )
 
 // OpenStore opens the database, migrates it, and returns a store keyed by the
@@ -85,9 +84,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	defer func() { stopWebhooks(); <-webhooksDone }()
 
 	files := RaiseFileLimit(log)
-	var closeStreams func(context.Context) error
-	handler := web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy, CORSOrigins: cfg.CORSOrigins, SDK: SDKOptions(cfg, files, log),
-		BodyBudget: cfg.BodyBudget, OnShutdown: func(f func(context.Context) error) { closeStreams = f }}, st, log)
+	handler, closeStreams := NewHandler(cfg, st, log, SDKOptions(cfg, files, log))
 	srv := &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           handler,
