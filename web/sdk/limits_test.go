@@ -6,9 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +15,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/web"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -72,14 +69,14 @@ func pings(t *testing.T, ws *websocket.Conn) bool {
 // TestStreamingConnectionCaps opens connections past each cap from several
 // loopback addresses: the excess is refused before the upgrade (429 past an
 // address's or a secret's cap, 503 past the total, with Retry-After), the
-// held connections keep working, a closed one frees its place, and the
-// management API answers meanwhile.
+// held connections keep working, a closed one frees its place, and other
+// requests are answered meanwhile.
 func TestStreamingConnectionCaps(t *testing.T) {
 	t.Parallel()
 	dbURL, _ := dbtest.NewDatabase(t)
 	var logs syncBuffer
-	in := newInstanceWith(t, dbURL, web.Config{SDK: sdk.Options{Connections: sdk.Connections{Total: 5, PerSecret: 3, PerAddress: 2},
-		RefusalLog: 50 * time.Millisecond}}, slog.New(slog.NewTextHandler(&logs, nil)))
+	in := newInstanceWith(t, dbURL, sdk.Options{Connections: sdk.Connections{Total: 5, PerSecret: 3, PerAddress: 2},
+		RefusalLog: 50 * time.Millisecond}, slog.New(slog.NewTextHandler(&logs, nil)))
 	prod, dev := in.project("web")
 	a, b, c := from("127.0.0.2"), from("127.0.0.3"), from("127.0.0.4")
 
@@ -105,10 +102,13 @@ func TestStreamingConnectionCaps(t *testing.T) {
 	open(c, dev.server, 101, "fifth in all")
 	open(c, dev.server, 503, "sixth in all (5 in all)")
 
-	// The management API answers while the cap is reached.
+	// Other requests are answered while the cap is reached (the management
+	// API's: TestStreamingCapKeepsTheAPIAnswering in cmd/internal/server).
 	start := time.Now()
-	in.call("GET", "/api/v1/projects", in.owner, nil, nil)
-	t.Logf("management API answered in %v with the streaming cap reached", time.Since(start))
+	if res, b := in.request("GET", "/api/public/sdk/server/latest-all?timestamp=0", nil, "Authorization", prod.server); res.StatusCode != http.StatusOK {
+		t.Fatalf("polling with the streaming cap reached: %d %s", res.StatusCode, b)
+	}
+	t.Logf("polling answered in %v with the streaming cap reached", time.Since(start))
 	for i, ws := range held {
 		if !pings(t, ws) {
 			t.Errorf("held connection %d stopped answering", i)
@@ -169,9 +169,7 @@ func TestIdentifyBurstAnswersTheLastUser(t *testing.T) {
 func TestShutdownClosesStreamsWithGoingAway(t *testing.T) {
 	t.Parallel()
 	dbURL, _ := dbtest.NewDatabase(t)
-	var shutdown func(context.Context) error
-	in := newInstanceWith(t, dbURL, web.Config{OnShutdown: func(f func(context.Context) error) { shutdown = f }},
-		slog.New(slog.DiscardHandler))
+	in := newInstanceWith(t, dbURL, sdk.Options{}, slog.New(slog.DiscardHandler))
 	prod, _ := in.project("web")
 	server, client := in.dial("server", prod.server), in.dial("client", prod.client)
 	server.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
@@ -180,7 +178,7 @@ func TestShutdownClosesStreamsWithGoingAway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- shutdown(ctx) }()
+	go func() { done <- in.sdk.Shutdown(ctx) }()
 	for name, c := range map[string]*sdkConn{"server": server, "client": client} {
 		if code := c.closed(); code != websocket.StatusGoingAway {
 			t.Errorf("%s SDK: close code %d, want 1001", name, code)
@@ -200,8 +198,8 @@ func TestRefusalsAreLoggedInSummary(t *testing.T) {
 	t.Parallel()
 	dbURL, _ := dbtest.NewDatabase(t)
 	var logs syncBuffer
-	in := newInstanceWith(t, dbURL, web.Config{SDK: sdk.Options{RefusalLog: 2 * time.Second,
-		Limits: sdk.Limits{PerAddress: 0.001, AddressBurst: 1, PerSecret: 0.001, SecretBurst: 5, Failures: 1, FailureBurst: 20}}},
+	in := newInstanceWith(t, dbURL, sdk.Options{RefusalLog: 2 * time.Second,
+		Limits: sdk.Limits{PerAddress: 0.001, AddressBurst: 1, PerSecret: 0.001, SecretBurst: 5, Failures: 1, FailureBurst: 20}},
 		slog.New(slog.NewTextHandler(&logs, nil)))
 	prod, _ := in.project("web")
 	seed(prod)
