@@ -1,5 +1,7 @@
 // Package api serves the JSON management API under /api/v1: it decodes
-// requests, calls the store, and encodes answers in the envelope.
+// requests, calls the store, and encodes answers in the envelope. The server
+// (cmd/internal/server) mounts it with Register beside the SDK endpoints and
+// the pages, and answers every failure under /api/ with WriteError.
 package api
 
 import (

@@ -1,6 +1,8 @@
 // Package server is the Bunting server as its commands start it: the
 // configuration from BUNTING_ variables, the database (configured, local or
-// embedded), the store over it, and the HTTP server with its graceful stop.
+// embedded), the store over it, the HTTP handler that mounts the three
+// surfaces (the API, the SDK endpoints, the pages) on one Echo, and the HTTP
+// server with its graceful stop.
 // cmd/bunting serves with it; cmd/bunting-bench runs the same server, with a
 // query counter on its pool, as the process it measures.
 package server
