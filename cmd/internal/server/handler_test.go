@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
 
@@ -27,9 +28,10 @@ const (
 // site is a store over a fresh database, with its owner signed in, for
 // handlers assembled as Serve assembles them.
 type site struct {
-	t     *testing.T
-	st    *store.Store
-	owner string // the owner's Authorization header value
+	t       *testing.T
+	st      *store.Store
+	owner   string // the owner's Authorization header value
+	ownerID uuid.UUID
 }
 
 func newSite(t *testing.T) *site {
@@ -43,7 +45,7 @@ func newSite(t *testing.T) *site {
 	must(t, err)
 	session, err := st.Login(ctx, store.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	must(t, err)
-	return &site{t: t, st: st, owner: "Bearer " + session.Token}
+	return &site{t: t, st: st, owner: "Bearer " + session.Token, ownerID: session.UserID}
 }
 
 // handler assembles the whole server over the site's store: cfg's BaseURL
