@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listAccessTokens(c echo.Context) error {
@@ -29,7 +30,7 @@ func (h *Handler) createAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) updateAccessToken(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func (h *Handler) updateAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) toggleAccessToken(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func (h *Handler) toggleAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) deleteAccessToken(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -1,17 +1,19 @@
 // Package api serves the JSON management API under /api/v1: it decodes
-// requests, calls the store, and encodes answers in the envelope.
+// requests, calls the store, and encodes answers in the envelope. The server
+// (cmd/internal/server) mounts it with Register beside the SDK endpoints and
+// the pages, and answers every failure under /api/ with WriteError.
 package api
 
 import (
 	"context"
 	"log/slog"
-	"slices"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/api/actorcache"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -48,7 +50,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	public.POST("/triggers/run/:token", h.runTrigger)
 
 	// Every other route needs credentials.
-	g := Guarded(public, h.authenticate)
+	g := httpx.Guarded(public, h.authenticate)
 	g.POST("/identity/logout", h.logout)
 	g.POST("/identity/refresh-token", h.refreshToken)
 	g.PUT("/identity/reset-password", h.resetPassword)
@@ -127,7 +129,7 @@ func (h *Handler) Register(e *echo.Echo) {
 
 	// Resource names for the policy editor (v1) and segment scopes (v2).
 	g.GET("/resources", h.listResources)
-	Guarded(e.Group("/api/v2"), h.authenticate).GET("/resources", h.listResourcesV2)
+	httpx.Guarded(e.Group("/api/v2"), h.authenticate).GET("/resources", h.listResourcesV2)
 	g.GET("/user/policies", h.userPolicies)
 	g.GET("/iam/actions", h.iamActions)
 
@@ -229,41 +231,6 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.DELETE("/triggers/:id", h.deleteTrigger)
 }
 
-// Routes registers routes under one Echo group, every one behind the same
-// middleware: a route group whose routes cannot forget it. It is not Echo's
-// Group.Use, which also registers catch-all routes below the group that run
-// the middleware: an unknown path would answer as the middleware does (401
-// for an anonymous caller) and a known path's wrong method 404, not 405.
-type Routes struct {
-	group      *echo.Group
-	middleware []echo.MiddlewareFunc
-}
-
-// Guarded returns the routes of g that run middleware first.
-func Guarded(g *echo.Group, middleware ...echo.MiddlewareFunc) Routes {
-	return Routes{group: g, middleware: middleware}
-}
-
-// With returns the same routes running more middleware after r's.
-func (r Routes) With(middleware ...echo.MiddlewareFunc) Routes {
-	return Routes{group: r.group, middleware: append(slices.Clip(r.middleware), middleware...)}
-}
-
-// GET registers a GET route.
-func (r Routes) GET(path string, h echo.HandlerFunc) { r.group.GET(path, h, r.middleware...) }
-
-// POST registers a POST route.
-func (r Routes) POST(path string, h echo.HandlerFunc) { r.group.POST(path, h, r.middleware...) }
-
-// PUT registers a PUT route.
-func (r Routes) PUT(path string, h echo.HandlerFunc) { r.group.PUT(path, h, r.middleware...) }
-
-// PATCH registers a PATCH route.
-func (r Routes) PATCH(path string, h echo.HandlerFunc) { r.group.PATCH(path, h, r.middleware...) }
-
-// DELETE registers a DELETE route.
-func (r Routes) DELETE(path string, h echo.HandlerFunc) { r.group.DELETE(path, h, r.middleware...) }
-
 const actorKey = "actor"
 
 // authenticate resolves the request's credentials to an Actor.
@@ -324,7 +291,7 @@ func (h *Handler) createsSegments(c echo.Context) error {
 
 // inEnv runs a check on the environment the path names.
 func (h *Handler) inEnv(c echo.Context, check func(context.Context, *store.Actor, uuid.UUID) error) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}

@@ -4,26 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
-
-// MaxBodyBytes is the largest request body accepted (1 MiB); a larger one is
-// answered 413 RequestTooLarge.
-const MaxBodyBytes = 1 << 20
-
-// errTooLarge is a request body over MaxBodyBytes, or one whose decoding
-// would take more memory than jsonbody allows for its size.
-var errTooLarge = errors.New("request body too large")
-
-// BodyCost is what reading and decoding a JSON body of n bytes may take:
-// the body, what jsonbody may allocate decoding it, and its walk.
-func BodyCost(n int64) int64 { return (jsonbody.Factor+2)*n + jsonbody.Slack }
 
 // bind decodes a JSON body into v. An empty body leaves v unchanged, for
 // endpoints whose body is optional; required fields are the store's to check.
@@ -42,7 +29,7 @@ func BodyCost(n int64) int64 { return (jsonbody.Factor+2)*n + jsonbody.Slack }
 // that field's name (name_is_required …). A body of so many tiny values
 // that decoding it would take more than jsonbody.Factor times its size is
 // refused 413 RequestTooLarge, before it is decoded.
-func bind(c echo.Context, v any) error { return bindWithin(c, v, MaxBodyBytes) }
+func bind(c echo.Context, v any) error { return bindWithin(c, v, httpx.MaxBodyBytes) }
 
 // signInBodyBytes bounds the body of the one route a stranger may send a
 // body to, signing in: an email and a password, and no large share of the
@@ -51,52 +38,17 @@ const signInBodyBytes = 16 << 10
 
 // bindWithin is bind for a body of at most limit bytes.
 func bindWithin(c echo.Context, v any, limit int64) error {
-	body, err := readBody(c, limit)
+	body, err := httpx.ReadBody(c, limit)
 	if err != nil || len(bytes.TrimSpace(body)) == 0 {
 		return err
 	}
 	switch err := jsonbody.Decode(body, v); {
 	case errors.Is(err, jsonbody.ErrTooCostly):
-		return errTooLarge
+		return httpx.ErrTooLarge
 	case err != nil:
 		return store.Invalid("body_is_invalid")
 	}
 	return nil
-}
-
-// readBody reads a body of at most limit bytes, once BodyCost of its size
-// is reserved.
-func readBody(c echo.Context, limit int64) ([]byte, error) {
-	r := c.Request()
-	if r.ContentLength > limit {
-		return nil, errTooLarge
-	}
-	if r.ContentLength == 0 {
-		return nil, nil
-	}
-	size := r.ContentLength
-	if size < 0 { // not announced: the most it may be
-		size = limit
-	}
-	if _, err := Reserve(c, BodyCost(size)); err != nil {
-		return nil, err
-	}
-	var body []byte
-	var err error
-	if r.ContentLength > 0 { // read into its exact size, not a buffer doubled on the way
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, body)
-	} else {
-		body, err = io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, limit))
-	}
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, errTooLarge
-		}
-		return nil, store.Invalid("body_is_invalid")
-	}
-	return body, nil
 }
 
 // noBody refuses a body on a route that acts on its path alone: a body with

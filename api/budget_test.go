@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // TestBodyBudget: a request holds what it reserved until it is answered; a
@@ -17,12 +19,12 @@ import (
 // 503 ServiceUnavailable with Retry-After; once the budget is returned the
 // next request gets it.
 func TestBodyBudget(t *testing.T) {
-	budget := NewBodyBudget(100, 50*time.Millisecond)
+	budget := httpx.NewBodyBudget(100, 50*time.Millisecond)
 	e := echo.New()
 	e.HTTPErrorHandler = func(err error, c echo.Context) { WriteError(c, slog.New(slog.DiscardHandler), err) }
 	reserved, release := make(chan struct{}), make(chan struct{})
 	e.POST("/hold", func(c echo.Context) error {
-		if _, err := Reserve(c, 80); err != nil {
+		if _, err := httpx.Reserve(c, 80); err != nil {
 			return err
 		}
 		close(reserved)

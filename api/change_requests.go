@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // Change requests: FeatBit's routes and answers (true for each). The body
@@ -20,11 +21,11 @@ func (h *Handler) createFlagChangeRequest(c echo.Context) error {
 
 // changeRequestAction runs an action on the change request named by the path.
 func changeRequestAction(c echo.Context, do func(ctx context.Context, a *store.Actor, envID, id uuid.UUID) error) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // End users of an environment and their properties: FeatBit's EndUserController
@@ -15,11 +16,11 @@ import (
 
 // getEndUser answers one end user.
 func (h *Handler) getEndUser(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -29,7 +30,7 @@ func (h *Handler) getEndUser(c echo.Context) error {
 
 // searchEndUsers answers FeatBit's search (EndUserSearchFilter body).
 func (h *Handler) searchEndUsers(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func (h *Handler) searchEndUsers(c echo.Context) error {
 
 // listEndUsers answers one keyset page (EndUserFilter body, CursorPagedResult).
 func (h *Handler) listEndUsers(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (h *Handler) listEndUsers(c echo.Context) error {
 
 // upsertEndUser adds an end user or replaces its name and properties.
 func (h *Handler) upsertEndUser(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func (h *Handler) upsertEndUser(c echo.Context) error {
 
 // endUsersByKeys answers the end users with the keys the body lists.
 func (h *Handler) endUsersByKeys(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -85,11 +86,11 @@ func (h *Handler) endUsersByKeys(c echo.Context) error {
 
 // endUserFlags answers what every flag serves an end user now, and why.
 func (h *Handler) endUserFlags(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -104,11 +105,11 @@ func (h *Handler) endUserFlags(c echo.Context) error {
 
 // endUserSegments answers the segments an end user is in.
 func (h *Handler) endUserSegments(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (h *Handler) endUserSegments(c echo.Context) error {
 // flagEndUsers answers FeatBit's get-by-featureflag: the users seen in a
 // time range with what the flag serves them.
 func (h *Handler) flagEndUsers(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -131,7 +132,7 @@ func (h *Handler) flagEndUsers(c echo.Context) error {
 
 // listEndUserProperties answers an environment's end-user properties.
 func (h *Handler) listEndUserProperties(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -141,11 +142,11 @@ func (h *Handler) listEndUserProperties(c echo.Context) error {
 
 // upsertEndUserProperty adds the property with the path's id or changes it.
 func (h *Handler) upsertEndUserProperty(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
-	id, err := PathID(c, "propertyId")
+	id, err := httpx.PathID(c, "propertyId")
 	if err != nil {
 		return err
 	}
@@ -159,11 +160,11 @@ func (h *Handler) upsertEndUserProperty(c echo.Context) error {
 
 // deleteEndUserProperty removes a property, answering true as FeatBit does.
 func (h *Handler) deleteEndUserProperty(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func (h *Handler) deleteEndUserProperty(c echo.Context) error {
 // the filter's searchText (at most 50,000, most recently seen first),
 // written as they are read so memory holds one page of them.
 func (h *Handler) downloadEndUsers(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}

@@ -38,14 +38,3 @@ func TestUnknownFieldsAreIgnored(t *testing.T) {
 	s := newServer(t)
 	s.do("POST", "/api/v1/projects", s.owner, `{"name":"Web","key":"web","color":"blue"}`).ok(t)
 }
-
-func TestHealth(t *testing.T) {
-	t.Parallel() // every test server has its own database
-	s := newServer(t)
-	for _, path := range []string{"/health/liveness", "/health/readiness"} {
-		rec := httptestGet(s, path)
-		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"ok"`) {
-			t.Errorf("%s: got %d %s, want 200 ok", path, rec.Code, rec.Body)
-		}
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // FeatBit's compare and copy routes: the source environment is the path's
@@ -18,7 +19,7 @@ func envAndTarget(c echo.Context) (uuid.UUID, uuid.UUID, error) {
 }
 
 func (h *Handler) compareOverview(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,13 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // evaluateFlag tests a flag with an end user ({keyId, name?,
 // customizedProperties?}): the variation SDKs of the environment get, and why.
 func (h *Handler) evaluateFlag(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -26,7 +27,7 @@ func (h *Handler) evaluateFlag(c echo.Context) error {
 
 // flagInsights answers what SDKs reported evaluating of a flag.
 func (h *Handler) flagInsights(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func (h *Handler) flagInsights(c echo.Context) error {
 // staleFlags pages an environment's flags, those never or longest ago
 // evaluated first.
 func (h *Handler) staleFlags(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func (h *Handler) staleFlags(c echo.Context) error {
 // flagStatsByVariation answers FeatBit's insights query: featureFlagKey,
 // intervalType, and from and to in Unix milliseconds.
 func (h *Handler) flagStatsByVariation(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}

@@ -7,10 +7,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listFlags(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -29,7 +30,7 @@ func (h *Handler) listFlags(c echo.Context) error {
 }
 
 func (h *Handler) createFlag(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func (h *Handler) createFlag(c echo.Context) error {
 }
 
 func (h *Handler) getFlag(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func (h *Handler) getFlag(c echo.Context) error {
 }
 
 func (h *Handler) flagTags(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (h *Handler) flagTags(c echo.Context) error {
 }
 
 func (h *Handler) flagKeyUsed(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func (h *Handler) flagKeyUsed(c echo.Context) error {
 }
 
 func (h *Handler) flagRevisions(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func (h *Handler) flagRevisions(c echo.Context) error {
 
 // flagChange decodes a flag change's body and applies it with do.
 func flagChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.UUID, string, In) (Out, error)) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -178,7 +179,7 @@ func (h *Handler) cloneFlag(c echo.Context) error {
 }
 
 func (h *Handler) patchFlag(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ func (h *Handler) patchFlag(c echo.Context) error {
 // flagPendingChanges answers a flag's pending changes: FeatBit's
 // PendingChangesVm for each scheduled change not yet applied or cancelled.
 func (h *Handler) flagPendingChanges(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}

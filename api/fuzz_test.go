@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // FuzzBind: decoding any request body never panics and either fills the
@@ -27,7 +28,7 @@ func FuzzBind(f *testing.F) {
 		err := bind(c, &in)
 		var verr *store.ValidationError
 		switch {
-		case err == nil, errors.Is(err, errTooLarge):
+		case err == nil, errors.Is(err, httpx.ErrTooLarge):
 		case errors.As(err, &verr) && len(verr.Codes) == 1 && verr.Codes[0] == "body_is_invalid":
 		default:
 			t.Fatalf("bind(%q) = %v", body, err)

@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listGroups(c echo.Context) error {
@@ -25,7 +26,7 @@ func (h *Handler) createGroup(c echo.Context) error {
 }
 
 func (h *Handler) getGroup(c echo.Context) error {
-	id, err := PathID(c, "groupId")
+	id, err := httpx.PathID(c, "groupId")
 	if err != nil {
 		return err
 	}
@@ -34,7 +35,7 @@ func (h *Handler) getGroup(c echo.Context) error {
 }
 
 func (h *Handler) updateGroup(c echo.Context) error {
-	id, err := PathID(c, "groupId")
+	id, err := httpx.PathID(c, "groupId")
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func (h *Handler) updateGroup(c echo.Context) error {
 }
 
 func (h *Handler) deleteGroup(c echo.Context) error {
-	id, err := PathID(c, "groupId")
+	id, err := httpx.PathID(c, "groupId")
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func (h *Handler) deleteGroup(c echo.Context) error {
 }
 
 func (h *Handler) listGroupMembers(c echo.Context) error {
-	id, err := PathID(c, "groupId")
+	id, err := httpx.PathID(c, "groupId")
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (h *Handler) removeGroupMember(c echo.Context) error {
 }
 
 func (h *Handler) listGroupPolicies(c echo.Context) error {
-	id, err := PathID(c, "groupId")
+	id, err := httpx.PathID(c, "groupId")
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -19,10 +18,12 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/web"
+	"github.com/bunting-flags/bunting/web/httpx"
+	"github.com/bunting-flags/bunting/web/limit"
 )
 
 const (
@@ -63,13 +64,20 @@ func newServer(t *testing.T) *server {
 	watch, stop := context.WithCancel(context.Background())
 	go st.Listen(watch)
 	t.Cleanup(stop)
-	base, _ := url.Parse("http://bunting.test")
-	s := &server{t: t, st: st, pool: pool, q: db.New(pool),
-		e: web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler))}
+	s := &server{t: t, st: st, pool: pool, q: db.New(pool), e: newHandler(st, slog.New(slog.DiscardHandler))}
 	s.owner = s.login(ownerEmail, ownerPassword)
 	org := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
 	s.orgID, s.wsID = org[0].ID, org[0].WorkspaceID
 	return s
+}
+
+// newHandler serves the API alone, as the server mounts it: on the Echo
+// every surface shares, with the envelope for every failure.
+func newHandler(st *store.Store, log *slog.Logger) *echo.Echo {
+	e := httpx.New(log, httpx.Options{})
+	e.HTTPErrorHandler = func(err error, c echo.Context) { api.WriteError(c, log, err) }
+	api.New(st, log, limit.NewEdge()).Register(e)
+	return e
 }
 
 // reply is a decoded answer.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -23,7 +22,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/web"
 )
 
 // Scale of the organization the IAM pages must serve quickly.
@@ -139,8 +137,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		b.Fatal(err)
 	}
-	base, _ := url.Parse("http://bunting.test")
-	e := &benchEnv{e: web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler)), url: dbURL, rec: rec}
+	e := &benchEnv{e: newHandler(st, slog.New(slog.DiscardHandler)), url: dbURL, rec: rec}
 	var s store.Session
 	e.call(b, "POST", "/api/v1/identity/login-by-email", "", fmt.Sprintf(`{"email":%q,"password":%q}`, ownerEmail, ownerPassword), &s)
 	e.owner = "Bearer " + s.Token

@@ -3,13 +3,11 @@ package api_test
 import (
 	"bytes"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/web"
 )
 
 // syncBuffer is a log sink safe for concurrent handlers.
@@ -37,8 +35,7 @@ func TestSecretsAreNeverLogged(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
 	var logs syncBuffer
-	base, _ := url.Parse("http://bunting.test")
-	s.e = web.New(web.Config{BaseURL: base}, s.st, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	s.e = newHandler(s.st, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 
 	session := s.login(ownerEmail, ownerPassword)
 	s.do("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": ownerEmail, "password": "wrong-secret-password"})

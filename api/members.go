@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listMembers(c echo.Context) error {
@@ -27,7 +28,7 @@ func (h *Handler) addMember(c echo.Context) error {
 }
 
 func (h *Handler) getMember(c echo.Context) error {
-	id, err := PathID(c, "memberId")
+	id, err := httpx.PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func (h *Handler) getMember(c echo.Context) error {
 }
 
 func (h *Handler) removeMember(c echo.Context) error {
-	id, err := PathID(c, "memberId")
+	id, err := httpx.PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func (h *Handler) removeMember(c echo.Context) error {
 }
 
 func (h *Handler) removeFromWorkspace(c echo.Context) error {
-	id, err := PathID(c, "memberId")
+	id, err := httpx.PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (h *Handler) removeFromWorkspace(c echo.Context) error {
 }
 
 func (h *Handler) listMemberPolicies(c echo.Context) error {
-	id, err := PathID(c, "memberId")
+	id, err := httpx.PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func (h *Handler) listMemberPolicies(c echo.Context) error {
 }
 
 func (h *Handler) listMemberGroups(c echo.Context) error {
-	id, err := PathID(c, "memberId")
+	id, err := httpx.PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (h *Handler) listMemberGroups(c echo.Context) error {
 }
 
 func (h *Handler) listMemberDirectPolicies(c echo.Context) error {
-	id, err := PathID(c, "memberId")
+	id, err := httpx.PathID(c, "memberId")
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func (h *Handler) listMemberDirectPolicies(c echo.Context) error {
 }
 
 func (h *Handler) listMemberInheritedPolicies(c echo.Context) error {
-	id, err := PathID(c, "memberId")
+	id, err := httpx.PathID(c, "memberId")
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package api
 
 import (
 	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // The is-key-used and is-name-used checks, with FeatBit's query names.
@@ -22,7 +24,7 @@ func (h *Handler) isProjectKeyUsed(c echo.Context) error {
 }
 
 func (h *Handler) isEnvironmentKeyUsed(c echo.Context) error {
-	projectID, err := PathID(c, "projectId")
+	projectID, err := httpx.PathID(c, "projectId")
 	if err != nil {
 		return err
 	}

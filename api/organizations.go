@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) updateOrganization(c echo.Context) error {
@@ -16,7 +17,7 @@ func (h *Handler) updateOrganization(c echo.Context) error {
 }
 
 func (h *Handler) getOrganization(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}

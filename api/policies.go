@@ -5,6 +5,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listPolicies(c echo.Context) error {
@@ -40,7 +41,7 @@ func (h *Handler) clonePolicy(c echo.Context) error {
 }
 
 func (h *Handler) getPolicy(c echo.Context) error {
-	id, err := PathID(c, "policyId")
+	id, err := httpx.PathID(c, "policyId")
 	if err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func (h *Handler) getPolicy(c echo.Context) error {
 }
 
 func (h *Handler) updatePolicySettings(c echo.Context) error {
-	id, err := PathID(c, "policyId")
+	id, err := httpx.PathID(c, "policyId")
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func (h *Handler) updatePolicySettings(c echo.Context) error {
 }
 
 func (h *Handler) updatePolicyStatements(c echo.Context) error {
-	id, err := PathID(c, "policyId")
+	id, err := httpx.PathID(c, "policyId")
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func (h *Handler) updatePolicyStatements(c echo.Context) error {
 }
 
 func (h *Handler) deletePolicy(c echo.Context) error {
-	id, err := PathID(c, "policyId")
+	id, err := httpx.PathID(c, "policyId")
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func (h *Handler) deletePolicy(c echo.Context) error {
 }
 
 func (h *Handler) listPolicyMembers(c echo.Context) error {
-	id, err := PathID(c, "policyId")
+	id, err := httpx.PathID(c, "policyId")
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func (h *Handler) listPolicyMembers(c echo.Context) error {
 }
 
 func (h *Handler) listPolicyGroups(c echo.Context) error {
-	id, err := PathID(c, "policyId")
+	id, err := httpx.PathID(c, "policyId")
 	if err != nil {
 		return err
 	}

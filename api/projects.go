@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listProjects(c echo.Context) error {
@@ -21,7 +22,7 @@ func (h *Handler) createProject(c echo.Context) error {
 }
 
 func (h *Handler) getProject(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -30,7 +31,7 @@ func (h *Handler) getProject(c echo.Context) error {
 }
 
 func (h *Handler) renameProject(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func (h *Handler) renameProject(c echo.Context) error {
 }
 
 func (h *Handler) deleteProject(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func (h *Handler) deleteProject(c echo.Context) error {
 }
 
 func (h *Handler) createEnvironment(c echo.Context) error {
-	projectID, err := PathID(c, "projectId")
+	projectID, err := httpx.PathID(c, "projectId")
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func (h *Handler) deleteEnvironment(c echo.Context) error {
 }
 
 func (h *Handler) createSecret(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // envelope wraps every answer under /api/. Details, only on a validation
@@ -37,38 +36,13 @@ func respond(c echo.Context, data any, err error) error {
 // classification, and for what it does not know, the errors of HTTP itself
 // (a body too large, a route or method that does not exist).
 func errorResponse(err error) (int, []string) {
-	if c := store.Classify(err); c.Status != http.StatusInternalServerError {
-		return c.Status, c.Codes
-	}
-	var herr *echo.HTTPError
-	switch {
-	case errors.Is(err, errTooLarge):
-		return http.StatusRequestEntityTooLarge, []string{"RequestTooLarge"}
-	case errors.Is(err, ErrBusy):
-		return http.StatusServiceUnavailable, []string{"ServiceUnavailable"}
-	case errors.As(err, &herr):
-		switch herr.Code {
-		case http.StatusNotFound:
-			return http.StatusNotFound, []string{"ResourceNotFound"}
-		case http.StatusMethodNotAllowed:
-			return http.StatusMethodNotAllowed, []string{"MethodNotAllowed"}
-		case http.StatusRequestEntityTooLarge:
-			return http.StatusRequestEntityTooLarge, []string{"RequestTooLarge"}
-		case http.StatusUnauthorized:
-			return http.StatusUnauthorized, []string{"Unauthorized"}
+	class := store.Classify(err)
+	if class.Status == http.StatusInternalServerError {
+		if c, ok := httpx.Classify(err); ok {
+			class = c
 		}
 	}
-	return http.StatusInternalServerError, []string{"InternalServerError"}
-}
-
-// ClientGone marks err as the client's going away when the request's
-// context was canceled: whatever the request ran into on the way out (a
-// query cut short reads as a database failure) is not the server's fault.
-func ClientGone(c echo.Context, err error) error {
-	if errors.Is(c.Request().Context().Err(), context.Canceled) && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%w: %w", context.Canceled, err)
-	}
-	return err
+	return class.Status, class.Codes
 }
 
 // WriteError answers err in the envelope. Unexpected errors are logged here,
@@ -79,7 +53,7 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	if c.Response().Committed {
 		return
 	}
-	status, codes := errorResponse(ClientGone(c, err))
+	status, codes := errorResponse(httpx.ClientGone(c, err))
 	if status >= http.StatusInternalServerError {
 		log.ErrorContext(c.Request().Context(), "request failed", "status", status, "err", err,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
@@ -87,8 +61,8 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	if status == http.StatusUnauthorized {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, "Bearer")
 	}
-	if errors.Is(err, ErrBusy) {
-		c.Response().Header().Set(echo.HeaderRetryAfter, retryAfter)
+	if errors.Is(err, httpx.ErrBusy) {
+		c.Response().Header().Set(echo.HeaderRetryAfter, httpx.BusyRetryAfter)
 	}
 	answer := envelope{Success: false, Errors: codes}
 	var verr *store.ValidationError
@@ -100,23 +74,13 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	}
 }
 
-// PathID reads a uuid path parameter; a malformed one names nothing, so
-// 404. The pages read their ids with it too.
-func PathID(c echo.Context, name string) (uuid.UUID, error) {
-	id, err := uuid.Parse(c.Param(name))
-	if err != nil {
-		return uuid.Nil, store.ErrNotFound
-	}
-	return id, nil
-}
-
 // pathIDs reads the two uuid path parameters of a nested resource.
 func pathIDs(c echo.Context, parent, child string) (uuid.UUID, uuid.UUID, error) {
-	parentID, err := PathID(c, parent)
+	parentID, err := httpx.PathID(c, parent)
 	if err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	childID, err := PathID(c, child)
+	childID, err := httpx.PathID(c, child)
 	return parentID, childID, err
 }
 

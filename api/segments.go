@@ -5,10 +5,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listSegments(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -22,7 +23,7 @@ func (h *Handler) listSegments(c echo.Context) error {
 }
 
 func (h *Handler) createSegment(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func (h *Handler) createSegment(c echo.Context) error {
 }
 
 func (h *Handler) segmentsByIDs(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func (h *Handler) segmentsByIDs(c echo.Context) error {
 }
 
 func (h *Handler) segmentTags(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func (h *Handler) segmentTags(c echo.Context) error {
 }
 
 func (h *Handler) segmentKeyUsed(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func (h *Handler) patchSegment(c echo.Context) error {
 }
 
 func (h *Handler) listAuditLogs(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}

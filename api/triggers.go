@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -35,7 +36,7 @@ func (h *Handler) createTrigger(c echo.Context) error {
 }
 
 func (h *Handler) updateTrigger(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func (h *Handler) updateTrigger(c echo.Context) error {
 }
 
 func (h *Handler) resetTriggerToken(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func (h *Handler) resetTriggerToken(c echo.Context) error {
 }
 
 func (h *Handler) deleteTrigger(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // maxUploadBytes bounds an end-user file: 50,000 users of about 600 bytes.
@@ -19,9 +20,9 @@ const maxUploadBytes = 32 << 20
 
 // uploadCost is what uploading a file of n bytes may take: its users as
 // decoded, in twice the file (real files take about their size), the value
-// being read and its copy (each at most MaxBodyBytes), and a little for
+// being read and its copy (each at most httpx.MaxBodyBytes), and a little for
 // the multipart reader.
-func uploadCost(n int64) int64 { return 2*n + 3*MaxBodyBytes }
+func uploadCost(n int64) int64 { return 2*n + 3*httpx.MaxBodyBytes }
 
 // uploadEndUsers imports FeatBit's end-user file (ImportUserData JSON) sent
 // as the multipart field "file"; no file, or an empty one, changes nothing,
@@ -34,7 +35,7 @@ func uploadCost(n int64) int64 { return 2*n + 3*MaxBodyBytes }
 // and reading stops past the most users the store takes, which then
 // refuses the file by its own rule.
 func (h *Handler) uploadEndUsers(c echo.Context) error {
-	envID, err := PathID(c, "envId")
+	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
@@ -50,12 +51,12 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 	}
 	size := r.ContentLength
 	if size > maxUploadBytes {
-		return errTooLarge
+		return httpx.ErrTooLarge
 	}
 	if size < 0 {
 		size = maxUploadBytes
 	}
-	granted, err := Reserve(c, uploadCost(size))
+	granted, err := httpx.Reserve(c, uploadCost(size))
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 			continue
 		}
 		// The users may take what was reserved, less the reading's buffers.
-		left := &jsonbody.Allowance{Bytes: granted - 3*MaxBodyBytes}
+		left := &jsonbody.Allowance{Bytes: granted - 3*httpx.MaxBodyBytes}
 		allowed := left.Bytes
 		data, empty, err := readUserFile(part, left)
 		if err != nil {
@@ -86,7 +87,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 			return respond(c, true, nil)
 		}
 		// Importing takes time; only what the users hold stays reserved.
-		Release(c, granted-(allowed-left.Bytes))
+		httpx.Release(c, granted-(allowed-left.Bytes))
 		_, err = h.store.ImportEndUsers(r.Context(), actor(c), envID, data)
 		return respond(c, true, err)
 	}
@@ -97,7 +98,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 func readError(err error, code string) error {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return errTooLarge
+		return httpx.ErrTooLarge
 	}
 	return store.Invalid(code)
 }
@@ -204,7 +205,7 @@ func list[T any](f *userFile, items *[]T, max int) (stop bool, err error) {
 			}
 		}
 		if f.left.Bytes -= importUserSize; f.left.Bytes < 0 {
-			return false, errTooLarge
+			return false, httpx.ErrTooLarge
 		}
 		var item T
 		if err := f.decodeNext(&item); err != nil {
@@ -225,14 +226,14 @@ func (f *userFile) decodeNext(v any) error {
 	}
 	switch err := f.left.Decode(value, v); {
 	case errors.Is(err, jsonbody.ErrTooCostly):
-		return errTooLarge
+		return httpx.ErrTooLarge
 	case err != nil:
 		return errInvalidFile
 	}
 	return nil
 }
 
-// next reads the next value whole, at most MaxBodyBytes of it: no user,
+// next reads the next value whole, at most httpx.MaxBodyBytes of it: no user,
 // and no property name, of a file the store takes is larger. Only its
 // bounds are found here; whoever decodes it checks the rest.
 func (f *userFile) next() ([]byte, error) {
@@ -246,7 +247,7 @@ func (f *userFile) next() ([]byte, error) {
 		if err != nil {
 			return nil, f.failed(err)
 		}
-		if len(f.value) == MaxBodyBytes {
+		if len(f.value) == httpx.MaxBodyBytes {
 			return nil, errInvalidFile
 		}
 		f.value = append(f.value, c)

@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listWebhooks(c echo.Context) error {
@@ -18,7 +19,7 @@ func (h *Handler) isWebhookNameUsed(c echo.Context) error {
 }
 
 func (h *Handler) getWebhook(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func (h *Handler) createWebhook(c echo.Context) error {
 }
 
 func (h *Handler) updateWebhook(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func (h *Handler) updateWebhook(c echo.Context) error {
 }
 
 func (h *Handler) deleteWebhook(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func (h *Handler) sendWebhook(c echo.Context) error {
 }
 
 func (h *Handler) listWebhookDeliveries(c echo.Context) error {
-	id, err := PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -11,11 +11,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 const tokenPageSize = 10
@@ -185,7 +185,7 @@ func statementRefusal(sts []access.Statement) (map[int]string, string) {
 
 // toggleAccessToken activates or deactivates a token.
 func (p *pages) toggleAccessToken(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (p *pages) toggleAccessToken(c echo.Context) error {
 
 // deleteAccessToken deletes a token for good.
 func (p *pages) deleteAccessToken(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ type tokenEdit struct {
 
 // accessTokenPage renders a token's page, or its form for htmx.
 func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,7 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 // updateAccessToken renames a token and, for a Service token edited by
 // someone who manages IAM, edits or stores its statements.
 func (p *pages) updateAccessToken(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/bunting-flags/bunting/web"
 )
 
 func TestSignIn(t *testing.T) {
@@ -89,7 +87,7 @@ func TestSessionCookie(t *testing.T) {
 	}{{"http://bunting.test", false}, {"https://bunting.test", true}} {
 		a := newApp(t)
 		base, _ := url.Parse(tc.base)
-		h := web.New(web.Config{BaseURL: base}, a.st, slog.New(slog.DiscardHandler))
+		h := newHandler(base, a.st, slog.New(slog.DiscardHandler))
 
 		get := httptest.NewRequest(http.MethodGet, tc.base+"/login", nil)
 		rec := httptest.NewRecorder()

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -92,21 +91,11 @@ func TestBrowserOrganizationsAndGuide(t *testing.T) {
 		t.Errorf("JS snippet:\n%s", js)
 	}
 
-	// The live check waits until a real SDK request, then says Received.
+	// The live check waits until an SDK's first request, then says Received.
 	if got := b.eval(`document.querySelector('[data-testid=guide-check-state]').textContent`); got != "Waiting for the first evaluation…" {
 		t.Errorf("check %q", got)
 	}
-	req, err := http.NewRequest(http.MethodPost, base+"/api/public/insight/track",
-		strings.NewReader(`[{"user":{"keyId":"user-1","name":"First user","customizedProperties":[]},"variations":[{"featureFlagKey":"new-checkout","sendToExperiment":false,"timestamp":1,"variation":{"id":"x","name":"True","value":"true"}}]}]`))
-	must(t, err)
-	req.Header.Set("Authorization", server)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	must(t, err)
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("insight: %d", res.StatusCode)
-	}
+	a.sdkRequest(server)
 	b.do("received", chromedp.WaitVisible(chromedp.CSS(`#guide-check.alert-success`)))
 	if got := b.eval(`document.querySelector('[data-testid=guide-check-state]').textContent`); got != "Received" {
 		t.Errorf("check %q", got)

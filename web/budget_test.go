@@ -11,21 +11,21 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // TestFormsTakeTheirShareOfTheBodyBudget: a posted form reserves its share
 // of the body budget before gorilla/csrf reads it, so while the budget is
 // spent the form waits and is then answered "busy" (503), not read.
 func TestFormsTakeTheirShareOfTheBodyBudget(t *testing.T) {
-	budget := api.NewBodyBudget(1<<20, 20*time.Millisecond)
+	budget := httpx.NewBodyBudget(1<<20, 20*time.Millisecond)
 	guard := newCSRFGuard(bytes.Repeat([]byte("k"), 32), false)
 	e := echo.New()
 	var failed error
 	e.HTTPErrorHandler = func(err error, c echo.Context) { failed = err }
 	reserved, release := make(chan struct{}), make(chan struct{})
 	e.POST("/hold", func(c echo.Context) error {
-		if _, err := api.Reserve(c, 1<<20); err != nil {
+		if _, err := httpx.Reserve(c, 1<<20); err != nil {
 			return err
 		}
 		close(reserved)
@@ -46,7 +46,7 @@ func TestFormsTakeTheirShareOfTheBodyBudget(t *testing.T) {
 	e.ServeHTTP(httptest.NewRecorder(), req)
 	close(release)
 	<-held
-	if !errors.Is(failed, api.ErrBusy) || formRead {
+	if !errors.Is(failed, httpx.ErrBusy) || formRead {
 		t.Fatalf("a form posted while the budget is spent: %v (read: %v), want ErrBusy", failed, formRead)
 	}
 	if e := explain(failed); e.status != http.StatusServiceUnavailable {

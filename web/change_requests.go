@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // Change requests: where an environment's changes need approval, the flag
@@ -267,7 +267,7 @@ func (p *pages) pathChangeRequest(c echo.Context) (workEnv, store.FlagChangeRequ
 	if err != nil {
 		return workEnv{}, store.FlagChangeRequest{}, err
 	}
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return workEnv{}, store.FlagChangeRequest{}, err
 	}

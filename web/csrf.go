@@ -8,7 +8,7 @@ import (
 	"github.com/gorilla/csrf"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // csrfGuard refuses state-changing page requests that do not carry the
@@ -74,7 +74,7 @@ func (g *csrfGuard) check(c echo.Context, next echo.HandlerFunc, limit int64) er
 		if size < 0 {
 			size = limit
 		}
-		if _, err := api.Reserve(c, formCost(size)); err != nil {
+		if _, err := httpx.Reserve(c, formCost(size)); err != nil {
 			return err
 		}
 	}
@@ -97,4 +97,4 @@ func csrfToken(c echo.Context) string { return csrf.Token(c.Request()) }
 // formCost is what a posted form of n bytes may take while the pages read
 // it: the form parsed into its values, which the pages split into lists
 // (user keys, tags), one value of one-byte items becoming 16 bytes each.
-func formCost(n int64) int64 { return 2 * api.BodyCost(n) }
+func formCost(n int64) int64 { return 2 * httpx.BodyCost(n) }

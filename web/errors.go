@@ -10,10 +10,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // Problems with one field, by code; others are explained by their suffix.
@@ -156,9 +156,9 @@ type pageError struct {
 	heading, text string
 }
 
-// classWords are what the person is told for each class of error the
-// store's classification names by a single code; validation and business
-// rule codes are explained one by one.
+// classWords are what the person is told for each class of error named by
+// a single code, the store's or HTTP's own (httpx.Classify); validation and
+// business rule codes are explained one by one.
 var classWords = map[string][2]string{
 	"ClientClosedRequest": {"Request cancelled", "The request was cancelled before its answer."},
 	"Forbidden":           {"Not allowed", "You do not have permission to do this. Ask an administrator if you need to."},
@@ -166,11 +166,13 @@ var classWords = map[string][2]string{
 	"Conflict":            {"Changed meanwhile", "Someone else changed this at the same time. Reload the page and try again."},
 	"TooManyRequests":     {"Too many attempts", "Wait a few minutes and try again."},
 	"ServiceUnavailable":  {"Unavailable", "Bunting cannot reach its database right now. Try again in a moment."},
+	"MethodNotAllowed":    {"Not here", "This address does not take that kind of request."},
+	"RequestTooLarge":     {"Too large", "What you sent is larger than Bunting accepts."},
 }
 
 // explain says what the person is told about an error: the store's
 // classification decides the status, and this only chooses the words, or
-// for what the store does not know, the page's own errors and HTTP's.
+// for what the store does not know, the pages' own errors and HTTP's.
 func explain(err error) pageError {
 	class := store.Classify(err)
 	switch class.Status {
@@ -194,27 +196,21 @@ func explain(err error) pageError {
 	if w, ok := classWords[class.Code()]; ok {
 		return pageError{class.Status, w[0], w[1]}
 	}
-	var herr *echo.HTTPError
 	switch {
 	case errors.Is(err, errCSRF):
 		return pageError{http.StatusForbidden, "Form expired", "This form has expired or did not come from this site. Reload the page and try again."}
-	case errors.Is(err, api.ErrBusy):
+	case errors.Is(err, httpx.ErrBusy):
 		return pageError{http.StatusServiceUnavailable, "Busy", "Bunting is busy with many requests right now. Try again in a moment."}
 	case errors.Is(err, errNoOrganization):
 		return pageError{http.StatusForbidden, "No organization", "Your account does not belong to any organization yet. Ask an administrator to add you."}
-	case errors.As(err, &herr):
-		switch herr.Code {
-		case http.StatusNotFound:
-			w := classWords["ResourceNotFound"]
-			return pageError{http.StatusNotFound, w[0], w[1]}
-		case http.StatusMethodNotAllowed:
-			return pageError{http.StatusMethodNotAllowed, "Not here", "This address does not take that kind of request."}
-		case http.StatusRequestEntityTooLarge:
-			return pageError{http.StatusRequestEntityTooLarge, "Too large", "What you sent is larger than Bunting accepts."}
+	}
+	// HTTP's own errors (an unknown route, a wrong method, a body too large).
+	if class, ok := httpx.Classify(err); ok && class.Status < http.StatusInternalServerError {
+		w, ok := classWords[class.Code()]
+		if !ok {
+			w = [2]string{"Invalid request", "Bunting could not understand this request."}
 		}
-		if herr.Code >= 400 && herr.Code < 500 {
-			return pageError{herr.Code, "Invalid request", "Bunting could not understand this request."}
-		}
+		return pageError{class.Status, w[0], w[1]}
 	}
 	return pageError{http.StatusInternalServerError, "Something went wrong", "Bunting could not finish this request. Try again; if it keeps failing, tell your administrator."}
 }
@@ -232,7 +228,7 @@ func (p *pages) writeError(c echo.Context, err error) {
 		}
 		return
 	}
-	e := explain(api.ClientGone(c, err))
+	e := explain(httpx.ClientGone(c, err))
 	requestID := c.Response().Header().Get(echo.HeaderXRequestID)
 	if e.status >= http.StatusInternalServerError {
 		p.log.ErrorContext(c.Request().Context(), "page failed", "err", err, "request_id", requestID)

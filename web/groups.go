@@ -8,9 +8,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func groupHref(id uuid.UUID) string { return "/groups/" + id.String() }
@@ -69,7 +69,7 @@ func (p *pages) group(c echo.Context) error { return p.groupPage(c, http.StatusO
 // state of the settings form just posted. Its lists read their own
 // parameters: m… for members, p… for policies.
 func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func otherName(name, email string) string {
 
 // updateGroup renames and describes a group.
 func (p *pages) updateGroup(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (p *pages) confirmDeleteGroup(c echo.Context) error {
 }
 
 func (p *pages) confirmDeleteGroupPage(c echo.Context, status int) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (p *pages) confirmDeleteGroupPage(c echo.Context, status int) error {
 // deleteGroup deletes a group; leaving the organization without an owner is
 // refused with a message on the confirmation page.
 func (p *pages) deleteGroup(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -204,10 +204,10 @@ func (p *pages) deleteGroup(c echo.Context) error {
 
 // groupAttachment reads the group and the other id of an attachment route.
 func groupAttachment(c echo.Context, other string) (groupID, otherID uuid.UUID, err error) {
-	if groupID, err = api.PathID(c, "id"); err != nil {
+	if groupID, err = httpx.PathID(c, "id"); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	otherID, err = api.PathID(c, other)
+	otherID, err = httpx.PathID(c, other)
 	return groupID, otherID, err
 }
 

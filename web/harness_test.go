@@ -2,26 +2,33 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/net/html"
+	"gopkg.in/yaml.v3"
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 const (
@@ -73,7 +80,7 @@ func startApp(t *testing.T, selfAddressed bool) *app {
 		base, _ = url.Parse(srv.URL)
 	}
 	// Set before the first request: the handler needs the address it serves at.
-	srv.Config.Handler = web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler))
+	srv.Config.Handler = newHandler(base, st, slog.New(slog.DiscardHandler))
 	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool)}
 	u, err := a.q.GetUserByEmail(ctx, ownerEmail)
 	if err != nil {
@@ -86,6 +93,40 @@ func startApp(t *testing.T, selfAddressed bool) *app {
 	a.owner, a.orgID, a.wsID = u.ID, uc.OrganizationID, uc.WorkspaceID
 	return a
 }
+
+// newHandler serves the pages alone, as the server mounts them: on the
+// Echo every surface shares, with their security headers and their error
+// writer for every failure. Only the API's document is served beside them.
+func newHandler(base *url.URL, st *store.Store, log *slog.Logger) *echo.Echo {
+	e := httpx.New(log, httpx.Options{})
+	pages := web.New(web.Config{BaseURL: base}, st, log)
+	e.HTTPErrorHandler = func(err error, c echo.Context) { pages.WriteError(c, err) }
+	e.Use(web.SecurityHeaders(base.Scheme == "https"))
+	pages.Register(e)
+	// /docs renders the API's document, which the API serves beside the pages.
+	e.GET("/api/v1/openapi.json", func(c echo.Context) error {
+		doc, err := apiDocument()
+		if err != nil {
+			return err
+		}
+		return c.JSONBlob(http.StatusOK, doc)
+	})
+	return e
+}
+
+// apiDocument is the API's OpenAPI document, converted from
+// api/openapi.yaml to JSON as the API converts it.
+var apiDocument = sync.OnceValues(func() ([]byte, error) {
+	y, err := os.ReadFile(filepath.Join("..", "api", "openapi.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := yaml.Unmarshal(y, &doc); err != nil {
+		return nil, err
+	}
+	return json.Marshal(doc)
+})
 
 // addMember creates a user in the owner's organization holding the given policies.
 func (a *app) addMember(email string, policies ...uuid.UUID) uuid.UUID {
@@ -126,6 +167,15 @@ func (a *app) ownerActor() *store.Actor {
 	act, err := a.st.UserActor(context.Background(), a.owner, a.wsID.String(), a.orgID.String())
 	must(a.t, err)
 	return act
+}
+
+// sdkRequest records an SDK's request with secret as the SDK endpoints do
+// (which these tests do not serve): the first-run guide's live check sees it.
+func (a *app) sdkRequest(secret string) {
+	a.t.Helper()
+	env, err := a.st.SDKEnvBySecret(context.Background(), secret)
+	must(a.t, err)
+	must(a.t, a.st.RecordSDKSeen(context.Background(), env, time.Now()))
 }
 
 // browser is one person's browser: a cookie jar and the last page it showed,

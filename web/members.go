@@ -8,9 +8,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func memberHref(id uuid.UUID) string { return "/members/" + id.String() }
@@ -146,7 +146,7 @@ func (p *pages) member(c echo.Context) error { return p.memberPage(c, http.Statu
 // lists reads its own parameters: g… for groups, p… for direct policies,
 // i… for inherited ones.
 func (p *pages) memberPage(c echo.Context, status int) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -217,10 +217,10 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 
 // memberAttachment reads the member and the other id of an attachment route.
 func memberAttachment(c echo.Context, other string) (memberID, otherID uuid.UUID, err error) {
-	if memberID, err = api.PathID(c, "id"); err != nil {
+	if memberID, err = httpx.PathID(c, "id"); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	otherID, err = api.PathID(c, other)
+	otherID, err = httpx.PathID(c, other)
 	return memberID, otherID, err
 }
 
@@ -275,7 +275,7 @@ func (p *pages) confirmRemoveMember(c echo.Context) error {
 }
 
 func (p *pages) confirmRemoveMemberPage(c echo.Context, status int) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -299,7 +299,7 @@ func (p *pages) confirmRemoveMemberPage(c echo.Context, status int) error {
 // removeMember removes a member from the organization; removing the last
 // owner is refused with a message on the confirmation page.
 func (p *pages) removeMember(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}

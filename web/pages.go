@@ -8,9 +8,9 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/static"
+	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -52,7 +52,7 @@ func (p *pages) register(e *echo.Echo) {
 	root.GET("/docs", p.apiReference) // the API reference; public, like the document
 	root.GET("/sso/callback", p.ssoCallback)
 
-	public := api.Guarded(root, p.csrf.protect(publicFormBytes))
+	public := httpx.Guarded(root, p.csrf.protect(publicFormBytes))
 	public.GET("/login", p.loginPage)
 	public.POST("/login", p.login)
 	public.POST("/logout", p.logout)
@@ -60,7 +60,7 @@ func (p *pages) register(e *echo.Echo) {
 
 	// Every other page needs a session, checked before a posted form is
 	// read: a stranger's form takes nothing of the body budget.
-	g := api.Guarded(root, p.signedIn, p.csrf.protect(api.MaxBodyBytes))
+	g := httpx.Guarded(root, p.signedIn, p.csrf.protect(httpx.MaxBodyBytes))
 
 	g.GET("/", p.home)
 	g.POST("/context", p.switchContext)

@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func policyHref(id uuid.UUID) string { return "/policies/" + id.String() }
@@ -121,7 +121,7 @@ type policyEdit struct {
 // policyPage renders a policy's page at one tab, or that tab's regions for
 // htmx. The members tab's list reads m… parameters, the groups tab's g….
 func (p *pages) policyPage(c echo.Context, status int, tab string, edited *policyEdit) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 // savePolicyStatements edits the statements in the editor and, when the
 // person saves, stores them.
 func (p *pages) savePolicyStatements(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func refusedStatements(err error, ds []draft, sts []access.Statement) (*policyEd
 
 // updatePolicySettings renames and describes a policy.
 func (p *pages) updatePolicySettings(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func (p *pages) updatePolicySettings(c echo.Context) error {
 // clonePolicyForm shows the form that clones a policy, its fields suggested
 // from the original.
 func (p *pages) clonePolicyForm(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func (p *pages) clonePage(c echo.Context, status int, pol store.Policy, f views.
 
 // clonePolicy creates a policy with the statements of another and opens it.
 func (p *pages) clonePolicy(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -351,7 +351,7 @@ func (p *pages) confirmDeletePolicy(c echo.Context) error {
 }
 
 func (p *pages) confirmDeletePolicyPage(c echo.Context, status int) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -377,7 +377,7 @@ func (p *pages) confirmDeletePolicyPage(c echo.Context, status int) error {
 
 // deletePolicy deletes one of the organization's policies.
 func (p *pages) deletePolicy(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -397,10 +397,10 @@ func (p *pages) deletePolicy(c echo.Context) error {
 
 // policyAttachment reads the policy and the other id of an attachment route.
 func policyAttachment(c echo.Context, other string) (policyID, otherID uuid.UUID, err error) {
-	if policyID, err = api.PathID(c, "id"); err != nil {
+	if policyID, err = httpx.PathID(c, "id"); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	otherID, err = api.PathID(c, other)
+	otherID, err = httpx.PathID(c, other)
 	return policyID, otherID, err
 }
 

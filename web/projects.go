@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func projectHref(id uuid.UUID) string { return "/projects/" + id.String() }
@@ -101,7 +101,7 @@ func (p *pages) project(c echo.Context) error {
 // projectPage renders a project's page; rename and create carry the state of
 // a form just posted, nil for fresh forms.
 func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Form) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Fo
 
 // renameProject changes a project's name.
 func (p *pages) renameProject(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (p *pages) renameProject(c echo.Context) error {
 // confirmDeleteProject asks before deleting a project, naming what goes
 // with it and asking for its key to be typed.
 func (p *pages) confirmDeleteProject(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (p *pages) confirmPage(c echo.Context, status int, vm views.Confirm) error 
 
 // deleteProject deletes a project and everything in it.
 func (p *pages) deleteProject(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (p *pages) deleteProject(c echo.Context) error {
 
 // createEnvironment adds an environment to a project.
 func (p *pages) createEnvironment(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -288,10 +288,10 @@ func (p *pages) environment(c echo.Context) error {
 
 // envIDs reads the project and environment ids of an environment's routes.
 func envIDs(c echo.Context) (projectID, envID uuid.UUID, err error) {
-	if projectID, err = api.PathID(c, "id"); err != nil {
+	if projectID, err = httpx.PathID(c, "id"); err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	envID, err = api.PathID(c, "envId")
+	envID, err = httpx.PathID(c, "envId")
 	return projectID, envID, err
 }
 
@@ -497,7 +497,7 @@ func (p *pages) renameSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	secretID, err := api.PathID(c, "secretId")
+	secretID, err := httpx.PathID(c, "secretId")
 	if err != nil {
 		return err
 	}
@@ -525,7 +525,7 @@ func (p *pages) deleteSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	secretID, err := api.PathID(c, "secretId")
+	secretID, err := httpx.PathID(c, "secretId")
 	if err != nil {
 		return err
 	}

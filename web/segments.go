@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func segmentHref(id string) string { return "/segments/" + url.PathEscape(id) }
@@ -233,7 +233,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 	if err != nil {
 		return err
 	}
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -331,7 +331,7 @@ func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w wor
 	if err != nil {
 		return err
 	}
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -357,7 +357,7 @@ func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w wor
 // editor's buttons and shows it again unsaved. The editor is sent whole: the
 // store checks only the parts that change.
 func (p *pages) setSegmentTargeting(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -489,7 +489,7 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 	if err != nil {
 		return err
 	}
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -545,7 +545,7 @@ func (p *pages) changeSegmentLifecycle(l segmentLifecycle) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		id, err := api.PathID(c, "id")
+		id, err := httpx.PathID(c, "id")
 		if err != nil {
 			return err
 		}

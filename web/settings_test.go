@@ -324,16 +324,6 @@ func TestErrorPages(t *testing.T) {
 	if b.last.code >= 500 {
 		t.Errorf("odd request answered %d", b.last.code)
 	}
-
-	// The API keeps its JSON envelope for the same situations.
-	p := b.get("/api/v1/no-such-route")
-	if p.code != http.StatusNotFound || !strings.HasPrefix(p.header.Get("Content-Type"), "application/json") ||
-		!strings.Contains(p.body, `"ResourceNotFound"`) {
-		t.Errorf("API 404: %d %s", p.code, p.body)
-	}
-	if p.header.Get("Content-Security-Policy") != "" {
-		t.Errorf("API answers carry page headers")
-	}
 }
 
 func TestSecurityHeaders(t *testing.T) {

@@ -30,7 +30,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/web"
 )
 
 // oidcProvider is a small but real OpenID Connect provider on loopback:
@@ -351,7 +350,7 @@ func newLoopbackApp(t *testing.T, logs *logRecorder, opts store.Options) *app {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	base, _ := url.Parse("http://" + l.Addr().String())
-	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: web.New(web.Config{BaseURL: base}, st, log)}}
+	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: newHandler(base, st, log)}}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool), skew: skew}

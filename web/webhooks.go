@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 const (
@@ -232,7 +232,7 @@ func headerLines(hs []store.WebhookHeader) string {
 
 // updateWebhook saves a webhook's settings.
 func (p *pages) updateWebhook(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -259,7 +259,7 @@ func (p *pages) updateWebhook(c echo.Context) error {
 
 // testWebhook sends a test delivery, waits for the answer and says how it went.
 func (p *pages) testWebhook(c echo.Context) error {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -313,7 +313,7 @@ func (p *pages) deleteWebhook(c echo.Context) error {
 
 // pathWebhook reads the webhook the path's id names, as the caller may see it.
 func (p *pages) pathWebhook(c echo.Context) (store.Webhook, error) {
-	id, err := api.PathID(c, "id")
+	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return store.Webhook{}, err
 	}

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -84,7 +84,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Addr != ":8080" || cfg.BaseURL.String() != "http://localhost:8080" || cfg.AdminEmail != "admin@example.com" || cfg.ShutdownGrace != 15*time.Second ||
-		cfg.SSOAllowPrivateNetworks || cfg.MaxEndUsersPerEnv != store.DefaultMaxEndUsersPerEnv || cfg.BodyBudget != api.DefaultBodyBudget {
+		cfg.SSOAllowPrivateNetworks || cfg.MaxEndUsersPerEnv != store.DefaultMaxEndUsersPerEnv || cfg.BodyBudget != httpx.DefaultBodyBudget {
 		t.Fatalf("defaults = %+v", cfg)
 	}
 }

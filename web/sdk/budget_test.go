@@ -1,6 +1,7 @@
 package sdk_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/web"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -21,11 +21,11 @@ import (
 func budgetInstance(t *testing.T, caps sdk.Connections, logs *syncBuffer) (in *instance, webProd, webDev, apiProd *env) {
 	t.Helper()
 	dbURL, _ := dbtest.NewDatabase(t)
-	in = newInstanceWith(t, dbURL, web.Config{SDK: sdk.Options{Connections: caps, RefusalLog: 50 * time.Millisecond}},
+	in = newInstanceWith(t, dbURL, sdk.Options{Connections: caps, RefusalLog: 50 * time.Millisecond},
 		slog.New(slog.NewTextHandler(logs, nil)))
 	webProd, webDev = in.project("web") // before there are two organizations to choose from
-	var other store.Organization
-	in.call("POST", "/api/v1/organizations", in.owner, map[string]string{"name": "Other", "key": "other"}, &other)
+	other, err := in.store.CreateOrganization(context.Background(), in.actor(), store.NewOrganizationInput{Name: "Other", Key: "other"})
+	must(t, err)
 	apiProd, _ = in.project("api", "Organization", other.ID.String())
 	return in, webProd, webDev, apiProd
 }

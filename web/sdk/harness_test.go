@@ -20,12 +20,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/web"
+	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -34,17 +36,21 @@ const (
 	ownerPassword = "owner-password"
 )
 
-// instance is one Bunting process: a store with its change listener and
-// the complete HTTP handler, on a real loopback listener.
+// instance is one Bunting process serving the SDK endpoints: a store with
+// its change listener and the SDK endpoints' handler, on a real loopback
+// listener. What a test changes, it changes through the store, as the API
+// and the pages do.
 type instance struct {
 	t     *testing.T
 	url   string
 	dbURL string
 	store *store.Store
+	sdk   *sdk.Server
+	echo  *echo.Echo
+	owner string // the owner's session, as an Authorization header value
 	// endUsers keeps the end users the instance's SDK endpoints saw; tests
 	// run or flush it.
 	endUsers *runner.EndUsers
-	owner    string // Authorization header value
 
 	dialOptions *websocket.DialOptions // for dial; nil is coder/websocket's defaults
 }
@@ -53,11 +59,11 @@ type instance struct {
 // one on a database bootstraps it.
 func newInstance(t *testing.T, dbURL string) *instance {
 	t.Helper()
-	return newInstanceWith(t, dbURL, web.Config{}, slog.New(slog.DiscardHandler))
+	return newInstanceWith(t, dbURL, sdk.Options{}, slog.New(slog.DiscardHandler))
 }
 
-// newInstanceWith starts an instance with cfg (its BaseURL set here) and log.
-func newInstanceWith(t *testing.T, dbURL string, cfg web.Config, log *slog.Logger) *instance {
+// newInstanceWith starts an instance with the SDK endpoints' options and log.
+func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Logger) *instance {
 	t.Helper()
 	poolCfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
@@ -83,17 +89,40 @@ func newInstanceWith(t *testing.T, dbURL string, cfg web.Config, log *slog.Logge
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	waitFor(t, "the change listener", st.Changes().Live)
 
-	cfg.BaseURL, _ = url.Parse("http://bunting.test")
-	if cfg.SDK.EndUsers == nil {
-		cfg.SDK.EndUsers = runner.NewEndUsers(st, slog.New(slog.DiscardHandler))
+	if opts.EndUsers == nil {
+		opts.EndUsers = runner.NewEndUsers(st, slog.New(slog.DiscardHandler))
 	}
-	srv := httptest.NewServer(web.New(cfg, st, log))
+	in := &instance{t: t, dbURL: dbURL, store: st, sdk: sdk.New(st, log, opts), endUsers: opts.EndUsers}
+	in.echo = newHandler(in.sdk, log)
+	srv := httptest.NewServer(in.echo)
 	t.Cleanup(srv.Close)
-	in := &instance{t: t, url: srv.URL, dbURL: dbURL, store: st, endUsers: cfg.SDK.EndUsers}
-	var session struct{ Token string }
-	in.call("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": ownerEmail, "password": ownerPassword}, &session)
+	in.url = srv.URL
+	session, err := st.Login(context.Background(), store.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	in.owner = "Bearer " + session.Token
 	return in
+}
+
+// newHandler serves the SDK endpoints alone, as the server mounts them: on
+// the Echo every surface shares, whose request log leaves out what the SDK
+// endpoints count in their refusal summary. A failure answers its status
+// (the server writes it in the API's envelope under /api/, as a page
+// elsewhere; these tests read the status).
+func newHandler(s *sdk.Server, log *slog.Logger) *echo.Echo {
+	e := httpx.New(log, httpx.Options{Unlogged: sdk.LoggedInSummary})
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		class := store.Classify(httpx.ClientGone(c, err))
+		if own, ok := httpx.Classify(err); ok && class.Status == http.StatusInternalServerError {
+			class = own
+		}
+		if !c.Response().Committed {
+			c.JSON(class.Status, map[string][]string{"errors": class.Codes})
+		}
+	}
+	s.Register(e)
+	return e
 }
 
 // newServer starts one instance on a fresh database.
@@ -150,49 +179,60 @@ func (in *instance) request(method, path string, body any, headers ...string) (*
 	return res, b
 }
 
-// call makes a management API call that must succeed and decodes its data
-// into out; headers are more request headers, name then value.
-func (in *instance) call(method, path, auth string, body, out any, headers ...string) {
+// actor is the owner, in the workspace's only organization or in the one
+// headers name ("Organization", its id), as the API authenticates them.
+func (in *instance) actor(headers ...string) *store.Actor {
 	in.t.Helper()
-	if auth != "" {
-		headers = append(headers, "Authorization", auth)
-	}
-	res, b := in.request(method, path, body, headers...)
-	var env struct {
-		Success bool
-		Data    json.RawMessage
-	}
-	if err := json.Unmarshal(b, &env); err != nil || res.StatusCode != http.StatusOK || !env.Success {
-		in.t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
-	}
-	if out != nil {
-		if err := json.Unmarshal(env.Data, out); err != nil {
-			in.t.Fatalf("%s %s: decode %s: %v", method, path, env.Data, err)
+	cred := store.Credentials{Authorization: in.owner, Address: "192.0.2.1"}
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Organization" {
+			cred.Organization = headers[i+1]
 		}
+	}
+	a, err := in.store.Authenticate(context.Background(), cred)
+	must(in.t, err)
+	return a
+}
+
+// input decodes body, written as the API's clients write it, into the
+// store's input type T, as the API decodes it.
+func input[T any](t *testing.T, body any) T {
+	t.Helper()
+	b, err := json.Marshal(body)
+	must(t, err)
+	var in T
+	must(t, jsonbody.Decode(b, &in))
+	return in
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
-// env is an environment with its secrets.
+// env is an environment with its secrets, and the owner acting in its
+// organization.
 type env struct {
 	in      *instance
 	id      uuid.UUID
 	project uuid.UUID
+	owner   *store.Actor
 	server  string
 	client  string
-	flags   string // the flags API path
-	segs    string
 }
 
 // project creates a project and returns its environments Prod and Dev;
-// headers (an Organization) are sent with the request.
+// headers (an Organization) choose the organization.
 func (in *instance) project(key string, headers ...string) (prod, dev *env) {
 	in.t.Helper()
-	var p store.Project
-	in.call("POST", "/api/v1/projects", in.owner, map[string]string{"name": key, "key": key}, &p, headers...)
+	owner := in.actor(headers...)
+	p, err := in.store.CreateProject(context.Background(), owner, store.ProjectInput{Name: key, Key: key})
+	must(in.t, err)
 	envs := make([]*env, len(p.Environments))
 	for i, e := range p.Environments {
-		envs[i] = &env{in: in, id: e.ID, project: p.ID, flags: "/api/v1/envs/" + e.ID.String() + "/feature-flags",
-			segs: "/api/v1/envs/" + e.ID.String() + "/segments"}
+		envs[i] = &env{in: in, id: e.ID, project: p.ID, owner: owner}
 		for _, s := range e.Secrets {
 			if s.Type == store.SecretServer {
 				envs[i].server = s.Value
@@ -204,31 +244,60 @@ func (in *instance) project(key string, headers ...string) (prod, dev *env) {
 	return envs[0], envs[1]
 }
 
-// flag creates a flag and applies changes to it (path suffix → body).
+// flag creates a flag from body (a store.FlagInput as JSON).
 func (e *env) flag(body map[string]any) store.Flag {
 	e.in.t.Helper()
-	var f store.Flag
-	e.in.call("POST", e.flags, e.in.owner, body, &f)
+	f, err := e.in.store.CreateFlag(context.Background(), e.owner, e.id, input[store.FlagInput](e.in.t, body))
+	must(e.in.t, err)
 	return f
 }
 
-// put changes a flag (path suffix → FeatBit's body) and returns it changed.
-// A targeting change names the parts it changes; the rest is sent as the flag
+// get reads the flag key as instance in sees it.
+func (e *env) get(in *instance, key string) store.Flag {
+	in.t.Helper()
+	f, err := in.store.GetFlag(context.Background(), e.owner, e.id, key)
+	must(in.t, err)
+	return f
+}
+
+// put changes a flag as the API's route of the same path does ("/key/targeting"
+// with FeatBit's body, "/key/toggle/true") and returns it changed. A
+// targeting change names the parts it changes; the rest is kept as the flag
 // has it, since FeatBit's body carries the whole targeting.
 func (e *env) put(path string, body map[string]any) store.Flag {
 	e.in.t.Helper()
+	ctx := context.Background()
 	key, route, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	var f store.Flag
-	if route == "targeting" {
-		e.in.call("GET", e.flags+"/"+key, e.in.owner, nil, &f)
+	var err error
+	switch route {
+	case "targeting":
+		f := e.get(e.in, key)
 		tg := map[string]any{"targetUsers": f.TargetUsers, "rules": f.Rules, "fallthrough": f.Fallthrough,
 			"exptIncludeAllTargets": f.ExptIncludeAllTargets}
 		maps.Copy(tg, body)
-		body = map[string]any{"targeting": tg}
+		_, err = e.in.store.SetFlagTargeting(ctx, e.owner, e.id, key, input[store.TargetingInput](e.in.t, map[string]any{"targeting": tg}))
+	case "toggle/true", "toggle/false":
+		_, err = e.in.store.ToggleFlag(ctx, e.owner, e.id, key, route == "toggle/true", store.Change{})
+	default:
+		e.in.t.Fatalf("put %s: no such change here", path)
 	}
-	e.in.call("PUT", e.flags+path, e.in.owner, body, nil)
-	e.in.call("GET", e.flags+"/"+key, e.in.owner, nil, &f)
-	return f
+	must(e.in.t, err)
+	return e.get(e.in, key)
+}
+
+// archive archives the flag key.
+func (e *env) archive(key string) {
+	e.in.t.Helper()
+	_, err := e.in.store.ArchiveFlag(context.Background(), e.owner, e.id, key, store.Change{})
+	must(e.in.t, err)
+}
+
+// segment creates a segment from body (a store.SegmentInput as JSON).
+func (e *env) segment(body map[string]any) store.Segment {
+	e.in.t.Helper()
+	sg, err := e.in.store.CreateSegment(context.Background(), e.owner, e.id, input[store.SegmentInput](e.in.t, body))
+	must(e.in.t, err)
+	return sg
 }
 
 // fixture is the flags of the protocol notes' test plan (§7.1).
@@ -257,8 +326,8 @@ func seed(e *env) *fixture {
 	t := e.in.t
 	t.Helper()
 	fx := &fixture{env: e, flags: map[string]store.Flag{}}
-	e.in.call("POST", e.segs, e.in.owner, map[string]any{"name": "Seg", "key": "seg", "type": "environment-specific",
-		"included": []string{"u-seg"}}, &fx.segment)
+	fx.segment = e.segment(map[string]any{"name": "Seg", "key": "seg", "type": "environment-specific",
+		"included": []string{"u-seg"}})
 
 	on := func(key string, extra map[string]any) store.Flag {
 		body := map[string]any{"name": key, "key": key, "isEnabled": true}

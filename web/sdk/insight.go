@@ -5,43 +5,17 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
-
-// readBody reads a request body of at most limit bytes, once its share of
-// the body budget is reserved (api.BodyCost: it is decoded with jsonbody).
-func readBody(c echo.Context, limit int64) ([]byte, error) {
-	r := c.Request()
-	if r.ContentLength > limit {
-		return nil, echo.ErrStatusRequestEntityTooLarge
-	}
-	size := r.ContentLength
-	if size < 0 {
-		size = limit
-	}
-	if _, err := api.Reserve(c, api.BodyCost(size)); err != nil {
-		return nil, err
-	}
-	b, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, limit))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, echo.ErrStatusRequestEntityTooLarge
-	}
-	if err != nil {
-		return nil, store.Invalid("body_is_invalid")
-	}
-	return b, nil
-}
 
 // authenticated resolves the request's secret, setting Retry-After when
 // the answer is "too many requests". A secret this instance knows counts
@@ -100,7 +74,7 @@ func (s *Server) track(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(c, maxInsightBody)
+	body, err := httpx.ReadBody(c, maxInsightBody)
 	if err != nil {
 		return err
 	}
@@ -172,7 +146,7 @@ func (s *Server) clientLatest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(c, maxPollingBody)
+	body, err := httpx.ReadBody(c, maxPollingBody)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // nodeDir holds the npm project of real clients, pinned by its package-lock.json.
@@ -41,6 +45,7 @@ func TestNodeClients(t *testing.T) {
 	}
 	t.Parallel()
 	in := newServer(t)
+	in.serveManagement()
 	splitUsers := make([]string, 20)
 	for i := range splitUsers {
 		splitUsers[i] = fmt.Sprint("user-", i)
@@ -89,4 +94,34 @@ func TestNodeClients(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveManagement answers the management API's two calls the scripts make
+// (turning a flag on or off, reading its evaluation counts) with the store,
+// in the API's envelope: these tests serve the SDK endpoints alone.
+func (in *instance) serveManagement() {
+	owner := in.actor()
+	answer := func(c echo.Context, data any, err error) error {
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, map[string]any{"success": true, "errors": []string{}, "data": data})
+	}
+	flags := in.echo.Group("/api/v1/envs/:envId/feature-flags/:key")
+	flags.PUT("/toggle/:status", func(c echo.Context) error {
+		envID, err := httpx.PathID(c, "envId")
+		if err != nil {
+			return err
+		}
+		f, err := in.store.ToggleFlag(c.Request().Context(), owner, envID, c.Param("key"), c.Param("status") == "true", store.Change{})
+		return answer(c, f.Revision, err)
+	})
+	flags.GET("/insights", func(c echo.Context) error {
+		envID, err := httpx.PathID(c, "envId")
+		if err != nil {
+			return err
+		}
+		insight, err := in.store.FlagInsights(c.Request().Context(), owner, envID, c.Param("key"))
+		return answer(c, insight, err)
+	})
 }

@@ -11,9 +11,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // OFREP error codes (open-feature/protocol, service/openapi.yaml).
@@ -76,7 +76,7 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 // client went away meanwhile: that is no server failure, and is logged at
 // debug and answered 499 for the request log.
 func (s *Server) failed(c echo.Context, what string, err error, answer func() error) error {
-	if err = api.ClientGone(c, err); store.Classify(err).Status == store.StatusClientClosedRequest {
+	if err = httpx.ClientGone(c, err); store.Classify(err).Status == store.StatusClientClosedRequest {
 		s.log.DebugContext(c.Request().Context(), what, "err", err)
 		return c.NoContent(store.StatusClientClosedRequest)
 	}
@@ -195,7 +195,7 @@ func typedValue(typ, value string) (any, bool) {
 // attribute a customized property (strings as they are, anything else as
 // its JSON text). It answers an OFREP error code when it cannot.
 func ofrepContext(c echo.Context) (eval.EndUser, string, string) {
-	body, err := readBody(c, maxOFREPBody)
+	body, err := httpx.ReadBody(c, maxOFREPBody)
 	if err != nil {
 		return eval.EndUser{}, errInvalidContext, "the request body is too large or unreadable"
 	}

@@ -112,7 +112,7 @@ func TestOFREPSingleFlag(t *testing.T) {
 		}
 	}
 	// Changes reach evaluations within a second (the event is asynchronous).
-	in.call("PUT", prod.flags+"/ft-bool/archive", in.owner, map[string]string{}, nil)
+	prod.archive("ft-bool")
 	waitFor(t, "the archived flag to be not found", func() bool {
 		status, a, _ := prod.evaluate("ft-bool", ctx("u1", ""))
 		return status == 404 && a.ErrorCode == "FLAG_NOT_FOUND"
@@ -144,7 +144,7 @@ func TestOFREPBulk(t *testing.T) {
 	in := newServer(t)
 	prod, _ := in.project("web")
 	seed(prod)
-	in.call("PUT", prod.flags+"/ft-string/archive", in.owner, map[string]string{}, nil)
+	prod.archive("ft-string")
 	body := `{"context":{"targetingKey":"u1","country":"us"}}`
 	res, b := in.request("POST", "/ofrep/v1/evaluate/flags", body, "Authorization", prod.client)
 	var bulk struct{ Flags []ofrepAnswer }

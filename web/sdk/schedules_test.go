@@ -25,15 +25,17 @@ func (in *instance) runSchedules() {
 // schedule schedules turning flag key on at at.
 func (e *env) schedule(key, title string, at time.Time) {
 	e.in.t.Helper()
-	e.in.call("POST", e.flags+"/"+key+"/schedules", e.in.owner, map[string]any{"title": title, "scheduledTime": at.UTC(),
-		"targetFlag": map[string]any{"isEnabled": true}}, nil)
+	_, err := e.in.store.CreateFlagSchedule(context.Background(), e.owner, e.id, key, input[store.ScheduleInput](e.in.t,
+		map[string]any{"title": title, "scheduledTime": at.UTC(), "targetFlag": map[string]any{"isEnabled": true}}))
+	must(e.in.t, err)
 }
 
 // appliedSchedules are the history entries of the flag's applied schedules.
 func (e *env) appliedSchedules(f store.Flag) []store.AuditEntry {
 	e.in.t.Helper()
-	var page struct{ Items []store.AuditEntry }
-	e.in.call("GET", "/api/v1/envs/"+e.id.String()+"/audit-logs?refType=FeatureFlag&refId="+f.ID.String()+"&pageSize=100", e.in.owner, nil, &page)
+	page, err := e.in.store.ListAuditLogs(context.Background(), e.owner, e.id,
+		store.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: store.Page{Size: 100}})
+	must(e.in.t, err)
 	var out []store.AuditEntry
 	for _, it := range page.Items {
 		if it.Operation == store.OpApplyFlagSchedule {
@@ -88,8 +90,8 @@ func TestScheduleAppliesOnceAcrossTwoInstances(t *testing.T) {
 	if !strings.Contains(applied[0].Comment, `Scheduled change "Launch day"`) || strings.Contains(applied[0].Comment, "at start") {
 		t.Errorf("history comment %q", applied[0].Comment)
 	}
-	var pending []store.PendingChange
-	a.call("GET", prod.flags+"/launch/pending-changes", a.owner, nil, &pending)
+	pending, err := a.store.FlagPendingChanges(context.Background(), prod.owner, prod.id, "launch")
+	must(t, err)
 	if len(pending) != 0 {
 		t.Errorf("pending changes after applying: %+v", pending)
 	}
@@ -105,17 +107,14 @@ func TestMissedScheduleAppliesAtStart(t *testing.T) {
 	due := time.Now().Add(time.Second).Truncate(time.Second).Add(time.Second)
 	prod.schedule("launch", "Launch day", due)
 	time.Sleep(time.Until(due) + 300*time.Millisecond)
-	var got store.Flag
-	a.call("GET", prod.flags+"/launch", a.owner, nil, &got)
-	if got.IsEnabled {
+	if prod.get(a, "launch").IsEnabled {
 		t.Fatal("applied with no worker running")
 	}
 
 	b := newInstance(t, a.dbURL) // the restart
 	b.runSchedules()
 	waitFor(t, "the missed schedule", func() bool {
-		b.call("GET", prod.flags+"/launch", b.owner, nil, &got)
-		return got.IsEnabled
+		return prod.get(b, "launch").IsEnabled
 	})
 	applied := prod.appliedSchedules(f)
 	if len(applied) != 1 {

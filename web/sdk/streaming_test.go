@@ -1,6 +1,7 @@
 package sdk_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -127,9 +128,8 @@ func TestServerDataSyncFromSharedSegments(t *testing.T) {
 	t.Parallel()
 	in := newServer(t)
 	prod, dev := in.project("web")
-	var shared store.Segment
-	in.call("POST", prod.segs, in.owner, map[string]any{"name": "All web", "key": "all-web", "type": "shared",
-		"scopes": []string{"organization/default-organization:project/web"}, "included": []string{"u1"}}, &shared)
+	prod.segment(map[string]any{"name": "All web", "key": "all-web", "type": "shared",
+		"scopes": []string{"organization/default-organization:project/web"}, "included": []string{"u1"}})
 	in.settle()
 	c := in.dial("server", dev.server)
 	c.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
@@ -145,7 +145,7 @@ func TestClientDataSync(t *testing.T) {
 	in := newServer(t)
 	prod, _ := in.project("web")
 	fx := seed(prod)
-	in.call("PUT", prod.flags+"/ft-string/archive", in.owner, map[string]string{}, nil)
+	prod.archive("ft-string")
 	in.settle()
 	c := in.dial("client", prod.client)
 
@@ -250,7 +250,9 @@ func TestChangesArePushedWithinASecond(t *testing.T) {
 
 	// A segment's targeting change pushes the segment, and the flag that
 	// uses it with a new updatedAt.
-	in.call("PUT", prod.segs+"/"+fx.segment.ID.String()+"/targeting", in.owner, map[string]any{"included": []string{"u-seg", "u1"}}, nil)
+	_, err := in.store.SetSegmentTargeting(context.Background(), prod.owner, prod.id, fx.segment.ID,
+		input[store.SegmentTargetingInput](t, map[string]any{"included": []string{"u-seg", "u1"}}))
+	must(t, err)
 	deadline := time.Now().Add(time.Second)
 	sawSegment, sawFlag := false, false
 	for !sawSegment || !sawFlag {
@@ -265,7 +267,7 @@ func TestChangesArePushedWithinASecond(t *testing.T) {
 	}
 
 	// Archiving is a change too; the other environment heard nothing.
-	in.call("PUT", prod.flags+"/ft-off/archive", in.owner, map[string]string{}, nil)
+	prod.archive("ft-off")
 	server.readUntil(time.Now().Add(time.Second), "ft-off")
 	other.send(`{"messageType":"ping","data":null}`)
 	if raw := other.read(time.Second); string(raw) != `{"messageType":"pong","data":{}}` {
@@ -309,11 +311,12 @@ func TestRemovedSecretsAreDisconnected(t *testing.T) {
 	c := in.dial("server", prod.server)
 	c.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
 	c.readSync(5 * time.Second)
-	var e store.Environment
-	in.call("GET", "/api/v1/projects/"+prod.project.String()+"/envs/"+prod.id.String(), in.owner, nil, &e)
+	ctx := context.Background()
+	e, err := in.store.GetEnvironment(ctx, prod.owner, prod.project, prod.id)
+	must(t, err)
 	for _, s := range e.Secrets {
 		if s.Value == prod.server {
-			in.call("DELETE", "/api/v1/envs/"+prod.id.String()+"/secrets/"+s.ID.String(), in.owner, nil, nil)
+			must(t, in.store.DeleteSecret(ctx, prod.owner, prod.id, s.ID))
 		}
 	}
 	if code := c.closed(); code != 4003 {

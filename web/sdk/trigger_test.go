@@ -1,17 +1,18 @@
 package sdk_test
 
 import (
+	"context"
 	"encoding/json"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/limit"
 )
 
-// An alerting system calls a trigger's URL (no credentials, an alert's
-// body): a connected SDK is sent the flag turned off within a second.
+// An alerting system calls a trigger's URL (the API runs it with the
+// store): a connected SDK is sent the flag turned off within a second.
 func TestTriggerTurnsFlagOffForSDKs(t *testing.T) {
 	t.Parallel()
 	in := newServer(t)
@@ -21,19 +22,20 @@ func TestTriggerTurnsFlagOffForSDKs(t *testing.T) {
 	if !on.IsEnabled {
 		t.Fatal("ft-bool is not on")
 	}
-	var tr store.Trigger
-	in.call("POST", "/api/v1/triggers", in.owner, map[string]any{"targetId": fx.flags["ft-bool"].ID,
-		"type": "feature-flag-general", "action": "turn-off", "description": "Checkout alert"}, &tr)
+	ctx := context.Background()
+	tr, err := in.store.CreateTrigger(ctx, prod.owner, input[store.TriggerInput](t, map[string]any{"targetId": fx.flags["ft-bool"].ID,
+		"type": "feature-flag-general", "action": "turn-off", "description": "Checkout alert"}))
+	must(t, err)
 	in.settle()
 	server := in.dial("server", prod.server)
 	server.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
 	server.readSync(5 * time.Second)
 
 	start := time.Now()
-	res, body := in.request("POST", "/api/v1/triggers/run/"+tr.Token, `{"status":"firing"}`)
+	_, err = in.store.RunTrigger(ctx, tr.Token, limit.NewEdge().AllowTriggerRun)
 	answered := time.Since(start)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("run: %d %s", res.StatusCode, body)
+	if err != nil {
+		t.Fatalf("run: %v", err)
 	}
 	p := server.readUntil(start.Add(time.Second), "ft-bool")
 	if p.Data.EventType != "patch" || !slices.Equal(keys(p.Data.FeatureFlags, "key"), []string{"ft-bool"}) {

@@ -5,16 +5,17 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/web"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // TestClient drives a real server over HTTP with nothing but the client
@@ -32,10 +33,13 @@ func TestClient(t *testing.T) {
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost})
 	_, err = st.Bootstrap(ctx, store.Owner{Email: "owner@example.com", Password: "owner-password"})
 	must(t, err)
-	srv := httptest.NewServer(nil)
+	// The API alone, as the server mounts it.
+	log := slog.New(slog.DiscardHandler)
+	e := httpx.New(log, httpx.Options{})
+	e.HTTPErrorHandler = func(err error, c echo.Context) { api.WriteError(c, log, err) }
+	api.New(st, log).Register(e)
+	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	base, _ := url.Parse(srv.URL)
-	srv.Config.Handler = web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler))
 
 	anonymous, err := NewClientWithResponses(srv.URL)
 	must(t, err)

@@ -1,6 +1,8 @@
 // Package server is the Bunting server as its commands start it: the
 // configuration from BUNTING_ variables, the database (configured, local or
-// embedded), the store over it, and the HTTP server with its graceful stop.
+// embedded), the store over it, the HTTP handler that mounts the three
+// surfaces (the API, the SDK endpoints, the pages) on one Echo, and the HTTP
+// server with its graceful stop.
 // cmd/bunting serves with it; cmd/bunting-bench runs the same server, with a
 // query counter on its pool, as the process it measures.
 package server
@@ -131,8 +133,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if a, err := mail.ParseAddress(cfg.AdminEmail); err != nil || a.Address != cfg.AdminEmail {
 		bad("ADMIN_EMAIL", "%q is not an email address", cfg.AdminEmail)
 	}
-	if p := cfg.AdminPassword; p != "" && (len([]rune(p)) < 8 || len(p) > 72) {
-		bad("ADMIN_PASSWORD", "must be 8 to 72 bytes long")
+	if p := cfg.AdminPassword; p != "" && (len([]rune(p)) < store.MinPasswordLen || len(p) > store.MaxPasswordLen) {
+		bad("ADMIN_PASSWORD", "must be %d to %d bytes long", store.MinPasswordLen, store.MaxPasswordLen)
 	}
 	grace := env("SHUTDOWN_GRACE", "15s")
 	if cfg.ShutdownGrace, err = time.ParseDuration(grace); err != nil || cfg.ShutdownGrace <= 0 {

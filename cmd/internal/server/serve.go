@@ -13,7 +13,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/web"
 )
 
 // OpenStore opens the database, migrates it, and returns a store keyed by the
@@ -89,9 +88,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	files := RaiseFileLimit(log)
 	sdkOptions := SDKOptions(cfg, files, log)
 	sdkOptions.EndUsers = endUsers
-	var closeStreams func(context.Context) error
-	handler := web.New(web.Config{BaseURL: cfg.BaseURL, TrustProxy: cfg.TrustProxy, CORSOrigins: cfg.CORSOrigins, SDK: sdkOptions,
-		BodyBudget: cfg.BodyBudget, OnShutdown: func(f func(context.Context) error) { closeStreams = f }}, st, log)
+	handler, closeStreams := NewHandler(cfg, st, log, sdkOptions)
 	srv := &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           handler,

@@ -1,4 +1,4 @@
-package api
+package httpx
 
 import (
 	"context"
@@ -27,8 +27,8 @@ var ErrBusy = errors.New("request bodies are using all of their memory budget")
 // read until their request is answered, to one total for the process. Each
 // request's reader reserves what its body may cost before reading it (the
 // API's decoder, the end-user upload, the pages' forms, the SDK
-// endpoints'); the reservation is returned when the request ends. Routes
-// that check their permission before their body (Register), and the
+// endpoints'); the reservation is returned when the request ends. The
+// API's routes that check their permission before their body, and the
 // pages, which check the session first, take nothing for a caller they
 // refuse.
 type BodyBudget struct {
@@ -108,5 +108,6 @@ func Release(c echo.Context, n int64) {
 	}
 }
 
-// retryAfter is what a request refused for want of budget is told to wait.
-const retryAfter = "1"
+// BusyRetryAfter is the Retry-After a request refused with ErrBusy is
+// told: the bodies ahead of it are decoded within a second or so.
+const BusyRetryAfter = "1"

@@ -1,0 +1,124 @@
+package server_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/bunting-flags/bunting/cmd/internal/server"
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/sdk"
+)
+
+// TestStreamingCapKeepsTheAPIAnswering holds 1,000 connections, the cap,
+// while more keep being refused, and measures the management API meanwhile.
+func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 1,000 WebSockets")
+	}
+	const n = 1000
+	s := newSite(t)
+	ctx, stop := context.WithCancel(context.Background())
+	var listening sync.WaitGroup
+	listening.Go(func() { s.st.Listen(ctx) })
+	t.Cleanup(func() { stop(); listening.Wait() })
+	base, _ := url.Parse("http://bunting.test")
+	h, _ := server.NewHandler(server.Config{BaseURL: base}, s.st, slog.New(slog.DiscardHandler),
+		sdk.Options{Connections: sdk.Connections{Total: n, PerSecret: 2 * n, PerAddress: 2 * n}})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	prod := secret(s.project("web"), store.SecretServer)
+	dial := func() (*websocket.Conn, int) {
+		u := "ws" + strings.TrimPrefix(srv.URL, "http") + "/streaming?type=server&token=" + url.QueryEscape(sdk.Token(prod, time.Now(), 10))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ws, res, err := websocket.Dial(ctx, u, nil)
+		if err != nil {
+			if res == nil {
+				t.Fatalf("dial: %v", err)
+			}
+			return nil, res.StatusCode
+		}
+		t.Cleanup(func() { ws.CloseNow() })
+		return ws, http.StatusSwitchingProtocols
+	}
+	projects := func() {
+		req, err := http.NewRequest("GET", srv.URL+"/api/v1/projects", nil)
+		must(t, err)
+		req.Header.Set("Authorization", s.owner)
+		res, err := http.DefaultClient.Do(req)
+		must(t, err)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /api/v1/projects: %d", res.StatusCode)
+		}
+	}
+
+	held := make([]*websocket.Conn, 0, n)
+	for range n {
+		ws, status := dial()
+		if ws == nil {
+			t.Fatalf("connection %d refused with %d", len(held), status)
+		}
+		held = append(held, ws)
+	}
+	// Refused upgrades keep coming while the API is measured.
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var refused int
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			// 503 past the total; 429 once the address's upgrade rate is spent too.
+			if ws, status := dial(); ws != nil || (status != 503 && status != 429) {
+				t.Errorf("past the cap: %d, want 503 or 429", status)
+				return
+			}
+			refused++
+		}
+	})
+	var took []time.Duration
+	for range 50 {
+		start := time.Now()
+		projects()
+		took = append(took, time.Since(start))
+	}
+	close(done)
+	wg.Wait()
+	slices.Sort(took)
+	t.Logf("with %d connections held and %d upgrades refused meanwhile: management API median %v, max %v",
+		n, refused, took[len(took)/2], took[len(took)-1])
+	if took[len(took)/2] > time.Second {
+		t.Errorf("the management API took %v (median) with the cap reached", took[len(took)/2])
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		if !pings(t, held[i]) {
+			t.Errorf("held connection %d stopped answering", i)
+		}
+	}
+}
+
+// pings sends a ping on ws and waits for its pong.
+func pings(t *testing.T, ws *websocket.Conn) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"messageType":"ping","data":null}`)); err != nil {
+		return false
+	}
+	_, b, err := ws.Read(ctx)
+	return err == nil && string(b) == `{"messageType":"pong","data":{}}`
+}
