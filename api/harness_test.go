@@ -21,6 +21,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
 )
@@ -61,8 +62,9 @@ func newServer(t *testing.T) *server {
 	}
 	// Authorize from the cache as the server does, so every test runs through it.
 	watch, stop := context.WithCancel(context.Background())
-	go st.Listen(watch)
-	t.Cleanup(stop)
+	listening := make(chan struct{})
+	go func() { defer close(listening); feed.NewListener(st.Feed(), feed.Options{}).Run(watch) }()
+	t.Cleanup(func() { stop(); <-listening })
 	base, _ := url.Parse("http://bunting.test")
 	s := &server{t: t, st: st, pool: pool, q: db.New(pool),
 		e: web.New(web.Config{BaseURL: base}, st, slog.New(slog.DiscardHandler))}

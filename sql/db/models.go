@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type AccessToken struct {
@@ -41,6 +42,18 @@ type AuditLog struct {
 	CreatorID      uuid.UUID
 	CreatorKind    string
 	CreatedAt      time.Time
+}
+
+type ChangeOutbox struct {
+	Seq       int64
+	Xid       pgtype.Uint64
+	Event     []byte
+	CreatedAt time.Time
+}
+
+type ChangeOutboxPruned struct {
+	Singleton bool
+	MaxXid    pgtype.Uint64
 }
 
 type EndUser struct {

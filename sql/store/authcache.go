@@ -15,8 +15,8 @@ const authChannel = "bunting_auth"
 
 // authCache keeps resolved actors so that, while nothing about access changes,
 // a request costs no database round trip to authenticate and authorize. It is
-// trusted only while the store's listener listens on authChannel: any
-// notification, and any lost connection, empties it.
+// trusted only while the store's listener (feed.Listener) listens on
+// authChannel: any notification, and any lost connection, empties it.
 type authCache struct {
 	mu        sync.Mutex
 	listening bool
@@ -76,9 +76,6 @@ func (c *authCache) put(key [32]byte, a *Actor, generation int64) {
 	c.entries[key] = &cachedActor{actor: a, touched: time.Now()}
 }
 
-// notified forgets every cached actor: access changed somewhere.
-func (c *authCache) notified(string) { c.invalidate() }
-
 // invalidate forgets every cached actor.
 func (c *authCache) invalidate() {
 	c.mu.Lock()
@@ -96,7 +93,7 @@ func (c *authCache) changeCount() int64 {
 
 // up follows the listening connection: the cache is trusted only while it
 // is up, and whatever it held when it went up or down may be stale.
-func (c *authCache) up(on bool, _ time.Time) {
+func (c *authCache) up(on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.listening = on

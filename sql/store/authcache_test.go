@@ -17,9 +17,7 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 	a, owner, pool := testStore(t)
 	b := New(pool, a.keys, slog.New(slog.DiscardHandler), Options{PasswordCost: 4})
 	for _, s := range []*Store{a, b} {
-		watch, stop := context.WithCancel(ctx)
-		go s.Listen(watch)
-		t.Cleanup(stop)
+		runFeed(t, s)
 	}
 	waitFor(t, "both listeners", func() bool { return a.AccessGeneration() > 0 && b.AccessGeneration() > 0 })
 
@@ -78,9 +76,7 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 	a, _, pool := testStore(t)
 	b := New(pool, a.keys, slog.New(slog.DiscardHandler), Options{PasswordCost: 4})
 	for _, s := range []*Store{a, b} {
-		watch, stop := context.WithCancel(ctx)
-		go s.Listen(watch)
-		t.Cleanup(stop)
+		runFeed(t, s)
 	}
 	waitFor(t, "both listeners", func() bool { return a.AccessGeneration() > 0 && b.AccessGeneration() > 0 })
 

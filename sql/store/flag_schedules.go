@@ -355,6 +355,7 @@ func (s *Store) RunSchedules(ctx context.Context, tick time.Duration) {
 // was missed while no instance ran. It reports whether it claimed one.
 func (s *Store) runSchedule(ctx context.Context, missedBefore time.Time) (bool, error) {
 	claimed := false
+	watch := s.watchCommit()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := queries(tx)
 		sch, err := q.ClaimDueFlagSchedule(ctx)
@@ -404,6 +405,9 @@ func (s *Store) runSchedule(ctx context.Context, missedBefore time.Time) (bool, 
 		s.log.Warn("scheduled change failed", "schedule", sch.ID, "flag", sch.FlagID, "reason", reason, "err", applyErr)
 		return q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: sch.ID, Status: ScheduleFailed, FailureReason: reason})
 	})
+	if err == nil {
+		s.committed(watch)
+	}
 	return claimed, translate(err)
 }
 

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/feed"
 )
 
 // Store is the domain layer over one PostgreSQL database.
@@ -31,8 +32,7 @@ type Store struct {
 	passwordCost   int
 	sessionTTL     time.Duration
 	loginDelayStep time.Duration
-	changes        *Notifier
-	listener       *listener
+	changes        *feed.Notifier
 
 	dummyOnce sync.Once
 	dummy     string
@@ -61,6 +61,11 @@ type Store struct {
 	endUsers          *endUserBuffer
 	maxEndUsersPerEnv int64
 
+	// changesRecorded counts changes written to the change outbox; a
+	// transaction that wrote some signals commits after it commits, for
+	// the listener to announce them.
+	changesRecorded atomic.Int64
+	commits         chan struct{}
 	// outboxWrites counts webhook deliveries queued; a transaction that
 	// queued some wakes this instance's worker after commit (outboxKick).
 	outboxWrites atomic.Int64
@@ -125,14 +130,9 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
 		tokenMinting: NewLimiter(rate.Every(time.Minute), 10), ssoStarts: NewLimiter(rate.Every(ssoStartEvery), SSOStartBurst),
 		triggerRuns: newTriggerLimiter(), triggerMisses: newTriggerMissLimiter(),
-		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, auth: newAuthCache(), changes: newNotifier(log),
+		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, auth: newAuthCache(), changes: feed.NewNotifier(),
 		endUsers: newEndUserBuffer(), maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
-		outboxKick: make(chan struct{}, 1)}
-	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
-	s.listener = &listener{pool: pool, log: log, channels: []channel{
-		{name: authChannel, up: s.auth.up, notified: s.auth.notified},
-		{name: changesChannel, up: s.changes.up, notified: s.changes.notified},
-	}}
+		commits: make(chan struct{}, 1), outboxKick: make(chan struct{}, 1)}
 	return s
 }
 
@@ -182,16 +182,12 @@ func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(c
 // together or not at all.
 func (s *Store) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	changes := s.auth.changeCount()
-	queued := s.outboxWrites.Load()
+	watch := s.watchCommit()
 	err := translate(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return fn(queries(tx))
 	}))
-	if err == nil && s.outboxWrites.Load() != queued {
-		// Committed deliveries are sent now rather than at the next poll.
-		select {
-		case s.outboxKick <- struct{}{}:
-		default:
-		}
+	if err == nil {
+		s.committed(watch)
 	}
 	if s.auth.changeCount() != changes {
 		// Access changed in this (or a concurrent) transaction: readers may

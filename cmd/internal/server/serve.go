@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
@@ -61,7 +62,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	// Changes made on any instance reach this one's SDK connections and
 	// caches, and changes to access its actor cache, through one listener.
-	go st.Listen(ctx)
+	go feed.NewListener(st.Feed(), feed.Options{}).Run(ctx)
 	// End users the SDK endpoints see are written in batches every second;
 	// the last batch is written below, once no request can add to it.
 	endUsersCtx, stopEndUsers := context.WithCancel(context.WithoutCancel(ctx))
