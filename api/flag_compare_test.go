@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
