@@ -11,17 +11,19 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/webhook"
 )
 
 // Handler serves the JSON API.
 type Handler struct {
-	store *store.Store
-	log   *slog.Logger
+	store    *store.Store
+	webhooks *webhook.Sender
+	log      *slog.Logger
 }
 
 // New returns the API handler over s.
 func New(s *store.Store, log *slog.Logger) *Handler {
-	return &Handler{store: s, log: log}
+	return &Handler{store: s, webhooks: webhook.NewSender(s), log: log}
 }
 
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.

@@ -11,6 +11,7 @@ import (
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/static"
+	"github.com/bunting-flags/bunting/web/webhook"
 )
 
 // pages serves the admin application: server-rendered pages that decode forms
@@ -23,6 +24,7 @@ type pages struct {
 	assets   *assets
 	csrf     *csrfGuard
 	sso      *ssoClient
+	hooks    *webhook.Sender
 	// baseURL is this instance's public URL, which the first-run guide's
 	// snippets connect SDKs to.
 	baseURL *url.URL
@@ -37,7 +39,7 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 	return &pages{store: s, log: log, assets: as,
 		sessions: newSessionStore(s.Keys(), secure),
 		csrf:     newCSRFGuard(s.Keys().CSRF, secure),
-		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks()), baseURL: cfg.BaseURL}, nil
+		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks()), hooks: webhook.NewSender(s), baseURL: cfg.BaseURL}, nil
 }
 
 // register adds every page route to e. Every page but sign-in needs a

@@ -386,20 +386,21 @@ type Webhook struct {
 }
 
 type WebhookDelivery struct {
-	ID         uuid.UUID
-	WebhookID  uuid.UUID
-	DeliveryID uuid.UUID
-	Events     string
-	Attempt    int32
-	Success    bool
-	StatusCode *int32
-	LatencyMs  int32
-	Request    json.RawMessage
-	Response   string
-	Error      string
-	StartedAt  time.Time
-	EndedAt    time.Time
-	EnvIds     []uuid.UUID
+	ID           uuid.UUID
+	WebhookID    uuid.UUID
+	DeliveryID   uuid.UUID
+	Events       string
+	Attempt      int32
+	Success      bool
+	StatusCode   *int32
+	LatencyMs    int32
+	Request      json.RawMessage
+	Response     string
+	Error        string
+	StartedAt    time.Time
+	EndedAt      time.Time
+	EnvIds       []uuid.UUID
+	ReasonPhrase string
 }
 
 type WebhookOutbox struct {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,9 +69,6 @@ type Store struct {
 	// queued some wakes this instance's worker after commit (outboxKick).
 	outboxWrites atomic.Int64
 	outboxKick   chan struct{}
-
-	sendClientOnce sync.Once
-	sendHTTP       *http.Client
 }
 
 // SessionLifetime is how long a sign-in lasts, from the moment it is made: an

@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
+	"github.com/bunting-flags/bunting/web/webhook"
 )
 
 // OpenStore opens the database, migrates it, and returns a store keyed by the
@@ -82,7 +83,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// requests under way end (each within the outbound timeout).
 	webhooks, stopWebhooks := context.WithCancel(context.WithoutCancel(ctx))
 	webhooksDone := make(chan struct{})
-	go func() { st.RunWebhooks(webhooks, store.WebhookWorkerOptions{}); close(webhooksDone) }()
+	go func() { webhook.Run(webhooks, st, log, webhook.Options{}); close(webhooksDone) }()
 	defer func() { stopWebhooks(); <-webhooksDone }()
 
 	files := RaiseFileLimit(log)
