@@ -4,9 +4,9 @@
 // How changes are announced: a write records its change (an Event, as JSON)
 // in the table change_outbox, in its own transaction, and notifies nothing
 // there. PostgreSQL orders the commits of transactions that NOTIFY under one
-// database-wide lock held through the commit's flush, so writes that
-// notified committed one at a time; writes that only insert a row commit
-// side by side. Once the write commits, the store signals this instance's
+// lock, for every database of the server, held until the commit is flushed,
+// so writes that notified committed one at a time; writes that only insert
+// a row commit side by side. Once the write commits, the store signals this instance's
 // Listener, which sends one empty NOTIFY on bunting_changes in a transaction
 // of its own (it writes nothing, so it holds that lock for no flush), however
 // many writes committed meanwhile.

@@ -3,7 +3,6 @@ package feed
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -74,7 +73,9 @@ type Listener struct {
 	// mu orders reads: one at a time, each from where the last stopped.
 	mu       sync.Mutex
 	position string
-	readAt   time.Time // when the read that took position began
+	// readAt is when the read that took position began; zero for
+	// Options.From, whose time is not known.
+	readAt time.Time
 
 	connMu sync.Mutex
 	conn   int // counts connections; only the current one's loss counts
@@ -91,8 +92,11 @@ func NewListener(cfg Config, opts Options) *Listener {
 	if opts.ReconnectDelay == 0 {
 		opts.ReconnectDelay = time.Second
 	}
-	return &Listener{cfg: cfg, opts: opts, q: db.New(cfg.Pool), wake: make(chan struct{}, 1),
-		position: opts.From, readAt: time.Now()}
+	l := &Listener{cfg: cfg, opts: opts, q: db.New(cfg.Pool), wake: make(chan struct{}, 1), position: opts.From}
+	if opts.From == "" {
+		l.readAt = time.Now()
+	}
+	return l
 }
 
 // Position is where the reader stopped: Options.From of a later run that
@@ -270,7 +274,7 @@ func (l *Listener) announce(ctx context.Context) {
 			return
 		case <-l.cfg.Committed:
 		}
-		if err := l.q.AnnounceChanges(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		if err := l.q.AnnounceChanges(ctx); err != nil && ctx.Err() == nil {
 			// Readers still find the changes at their next poll.
 			l.cfg.Log.Warn("changes: announcing failed", "err", err)
 		}

@@ -53,7 +53,7 @@ type Store struct {
 	// now is the clock sign-in attempts expire by (Options.Now).
 	now func() time.Time
 
-	// auth caches resolved actors while Listen runs.
+	// auth caches resolved actors while the change listener (Feed) runs.
 	auth *authCache
 
 	// endUsers holds the end users SDKs reported until RunEndUsers writes them.
