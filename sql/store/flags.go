@@ -536,8 +536,8 @@ func flagEvent(orgID uuid.UUID, f Flag) feed.Event {
 
 // recordFlag records a change of a flag in one statement: its revision
 // (unless it was removed), its audit entry and its change event, which
-// readers of the change outbox see when the transaction commits. The flag is encoded
-// once, for both the revision and the audit entry.
+// readers of the change outbox see when the transaction commits. The flag
+// is encoded once, for both the revision and the audit entry.
 func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, envID uuid.UUID, op string, before, after *Flag, comment string) error {
 	p := db.RecordFlagChangeParams{EnvID: &envID, Operation: op, Comment: comment, WorkspaceID: a.WorkspaceID,
 		CreatorID: actorID(a), CreatorKind: actorKind(a)}

@@ -63,7 +63,8 @@ type WebhookAttempt struct {
 	// StatusCode and ReasonPhrase are the answer's; 0 without an answer.
 	StatusCode   int
 	ReasonPhrase string
-	// Excerpt is the first MaxWebhookExcerpt bytes of the answer's body.
+	// Excerpt is the start of the answer's body; none from a private
+	// address.
 	Excerpt string
 	// Error says, in words safe to show, why there was no answer.
 	Error     string
