@@ -104,8 +104,9 @@ func TestChangeEvents(t *testing.T) {
 		t.Fatalf("toggle: %+v", ev)
 	}
 	// A change that fails or changes nothing says nothing: the next event is
-	// the shared segment's below, since events arrive in commit order and
-	// either of these would have come first.
+	// the shared segment's below, since the events of changes made one after
+	// another arrive in that order, and either of these would have come
+	// first.
 	stale := uuid.New()
 	if _, err := s.ToggleFlag(ctx, a, prod.ID, "pay", false, Change{Revision: &stale}); err != ErrConflict {
 		t.Fatalf("stale revision: %v", err)
