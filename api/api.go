@@ -15,22 +15,25 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
+	"github.com/bunting-flags/bunting/web/webhook"
 )
 
 // Handler serves the JSON API.
 type Handler struct {
-	store  *store.Store
-	log    *slog.Logger
-	limits *limit.Edge
+	store    *store.Store
+	log      *slog.Logger
+	limits   *limit.Edge
+	webhooks *webhook.Sender
 	// actors keeps the actors credentials resolved to, while access holds.
 	actors *actorcache.Cache
 }
 
 // New returns the API handler over s, within limits (token minting and
-// trigger calls; the pages share them). Its actor cache needs s.Listen to
-// be running; without it every request asks the database.
+// trigger calls; the pages share them). Its actor cache needs the store's
+// change listener (feed.Listener) running; without it every request asks
+// the database.
 func New(s *store.Store, log *slog.Logger, limits *limit.Edge) *Handler {
-	return &Handler{store: s, log: log, limits: limits, actors: actorcache.New(s)}
+	return &Handler{store: s, log: log, limits: limits, webhooks: webhook.NewSender(s), actors: actorcache.New(s)}
 }
 
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -377,33 +378,30 @@ func TestCompareAndCopyNeedBothEnvironments(t *testing.T) {
 		fails(t, http.StatusForbidden, "Forbidden")
 }
 
-// changes listens on the channel flag changes notify SDKs on, for the
-// changes of one environment's flags.
+// changes follows the change events SDKs are sent on, for the changes of
+// one environment's flags.
 type changes struct{ n chan struct{} }
 
 func listenChanges(t *testing.T, s *server, envID uuid.UUID) *changes {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	conn, err := s.pool.Acquire(ctx)
-	must(t, err)
-	_, err = conn.Exec(ctx, "LISTEN bunting_changes")
-	must(t, err)
+	sub := s.st.Changes().Subscribe()
+	t.Cleanup(sub.Close)
+	// Changes made before the listener first read are not its to tell.
+	for deadline := time.Now().Add(10 * time.Second); !s.st.Changes().Live(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the change listener never listened")
+		}
+	}
 	c := &changes{n: make(chan struct{}, 100)}
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
-		for {
-			n, err := conn.Conn().WaitForNotification(ctx)
-			if err != nil {
-				return
-			}
-			var ev store.Event
-			if json.Unmarshal([]byte(n.Payload), &ev) == nil && ev.Kind == store.EventFlag && slices.Contains(ev.EnvIDs, envID) {
-				c.n <- struct{}{}
+		for range sub.Ready() {
+			for _, ev := range sub.Take() {
+				if ev.Kind == feed.EventFlag && slices.Contains(ev.EnvIDs, envID) {
+					c.n <- struct{}{}
+				}
 			}
 		}
 	}()
-	t.Cleanup(func() { cancel(); <-done; conn.Release() })
 	return c
 }
 

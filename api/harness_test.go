@@ -21,6 +21,7 @@ import (
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
@@ -62,8 +63,9 @@ func newServer(t *testing.T) *server {
 	}
 	// Authorize from the cache as the server does, so every test runs through it.
 	watch, stop := context.WithCancel(context.Background())
-	go st.Listen(watch)
-	t.Cleanup(stop)
+	listening := make(chan struct{})
+	go func() { defer close(listening); feed.NewListener(st.Feed(), feed.Options{}).Run(watch) }()
+	t.Cleanup(func() { stop(); <-listening })
 	s := &server{t: t, st: st, pool: pool, q: db.New(pool), e: newHandler(st, slog.New(slog.DiscardHandler))}
 	s.owner = s.login(ownerEmail, ownerPassword)
 	org := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))

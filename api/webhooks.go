@@ -62,7 +62,7 @@ func (h *Handler) sendWebhook(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	d, err := h.store.SendWebhook(c.Request().Context(), actor(c), in)
+	d, err := h.webhooks.Send(c.Request().Context(), actor(c), in)
 	return respond(c, d, err)
 }
 

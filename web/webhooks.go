@@ -263,7 +263,7 @@ func (p *pages) testWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := p.store.SendWebhookTest(c.Request().Context(), actor(c), id)
+	d, err := p.hooks.SendTest(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}

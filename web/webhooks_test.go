@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/webhook"
 )
 
 // signedReceiver is a webhook endpoint on loopback that checks each
@@ -108,7 +110,10 @@ func TestBrowserWebhooks(t *testing.T) {
 	// A toggle in the scope goes through the outbox and the worker.
 	work, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { a.st.RunWebhooks(work, store.WebhookWorkerOptions{Poll: 20 * time.Millisecond}); close(done) }()
+	go func() {
+		webhook.Run(work, a.st, slog.New(slog.DiscardHandler), webhook.Options{Poll: 20 * time.Millisecond})
+		close(done)
+	}()
 	t.Cleanup(func() { stop(); <-done })
 	_, err = a.st.CreateFlag(ctx, a.ownerActor(), p.Environments[0].ID, store.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -46,8 +47,9 @@ func listen(t *testing.T, stores ...*store.Store) {
 	t.Helper()
 	for _, s := range stores {
 		watch, stop := context.WithCancel(context.Background())
-		go s.Listen(watch)
-		t.Cleanup(stop)
+		listening := make(chan struct{})
+		go func() { defer close(listening); feed.NewListener(s.Feed(), feed.Options{}).Run(watch) }()
+		t.Cleanup(func() { stop(); <-listening })
 	}
 	waitFor(t, "the listeners", func() bool {
 		for _, s := range stores {

@@ -7,9 +7,65 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
+
+const AnnounceChanges = `-- name: AnnounceChanges :exec
+SELECT pg_notify('bunting_changes', '')
+`
+
+// AnnounceChanges wakes the outbox's reader on every instance. It is sent
+// after the changes commit, in a transaction of its own that writes nothing,
+// so the lock PostgreSQL takes to order notifications is held only briefly.
+func (q *Queries) AnnounceChanges(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, AnnounceChanges)
+	return err
+}
+
+const ChangesPosition = `-- name: ChangesPosition :one
+SELECT pg_current_snapshot()::text AS position
+`
+
+// ChangesPosition is where a reader that has seen nothing starts: the
+// snapshot of now, as text.
+func (q *Queries) ChangesPosition(ctx context.Context) (string, error) {
+	row := q.db.QueryRow(ctx, ChangesPosition)
+	var position string
+	err := row.Scan(&position)
+	return position, err
+}
+
+const ChangesSince = `-- name: ChangesSince :one
+SELECT pg_current_snapshot()::text AS next_position,
+    (SELECT p.max_xid >= pg_snapshot_xmin(CAST($1::text AS pg_snapshot)) FROM change_outbox_pruned p)::boolean AS missed,
+    ARRAY(
+        SELECT o.event::text FROM change_outbox o
+        WHERE o.xid >= pg_snapshot_xmax(CAST($1::text AS pg_snapshot))
+           OR o.xid = ANY(ARRAY(SELECT pg_snapshot_xip(CAST($1::text AS pg_snapshot))))
+        ORDER BY o.seq
+    )::text[] AS events
+`
+
+type ChangesSinceRow struct {
+	NextPosition string
+	Missed       bool
+	Events       []string
+}
+
+// ChangesSince returns, in seq order, the changes committed since position
+// (the snapshot of an earlier read): those written by the transactions that
+// snapshot did not see, running then (its xip) or begun after (its xmax on),
+// found through change_outbox_xid. With them comes the snapshot this read saw
+// them by, the next position, and whether changes the last one did not see
+// may have been pruned meanwhile.
+func (q *Queries) ChangesSince(ctx context.Context, position string) (ChangesSinceRow, error) {
+	row := q.db.QueryRow(ctx, ChangesSince, position)
+	var i ChangesSinceRow
+	err := row.Scan(&i.NextPosition, &i.Missed, &i.Events)
+	return i, err
+}
 
 const ListOrganizationEnvironments = `-- name: ListOrganizationEnvironments :many
 SELECT e.id, e.key, e.project_id, p.key AS project_key
@@ -53,13 +109,33 @@ func (q *Queries) ListOrganizationEnvironments(ctx context.Context, organization
 	return items, nil
 }
 
-const Notify = `-- name: Notify :exec
-SELECT pg_notify('bunting_changes', $1::text)
+const PruneChanges = `-- name: PruneChanges :exec
+WITH gone AS (
+    DELETE FROM change_outbox
+    WHERE seq < coalesce((SELECT f.seq FROM change_outbox f WHERE f.created_at >= $1 ORDER BY f.seq LIMIT 1),
+                         (SELECT max(l.seq) + 1 FROM change_outbox l))
+    RETURNING xid
+)
+UPDATE change_outbox_pruned SET max_xid = greatest(max_xid, (SELECT max(g.xid) FROM gone g))
+WHERE EXISTS (SELECT 1 FROM gone)
 `
 
-// Notify queues a change event (store.Event as JSON) on the channel every
-// instance listens on; PostgreSQL delivers it when the transaction commits.
-func (q *Queries) Notify(ctx context.Context, payload string) error {
-	_, err := q.db.Exec(ctx, Notify, payload)
+// PruneChanges deletes the changes written before @before: those ahead of
+// the first one that is not, in seq order (change_outbox_pkey), so the
+// statement costs what it deletes. The newest transaction it deleted a
+// change of is remembered for readers (ChangesSince's missed).
+func (q *Queries) PruneChanges(ctx context.Context, before time.Time) error {
+	_, err := q.db.Exec(ctx, PruneChanges, before)
+	return err
+}
+
+const RecordChange = `-- name: RecordChange :exec
+INSERT INTO change_outbox (event) VALUES (CAST($1::text AS json))
+`
+
+// RecordChange writes a change event (feed.Event as JSON) into the outbox,
+// in the change's own transaction: readers see it once that commits.
+func (q *Queries) RecordChange(ctx context.Context, event string) error {
+	_, err := q.db.Exec(ctx, RecordChange, event)
 	return err
 }

@@ -1064,11 +1064,11 @@ WITH revision AS (
     VALUES ($8, $9, $10, 'FeatureFlag', $2::text, $11,
             $12, $13::jsonb, $4::jsonb, $5, $6, $7)
 )
-SELECT pg_notify('bunting_changes', $1::text)
+INSERT INTO change_outbox (event) VALUES (CAST($1::text AS json))
 `
 
 type RecordFlagChangeParams struct {
-	Payload        string
+	Event          string
 	FlagID         uuid.UUID
 	Revision       uuid.UUID
 	Current        json.RawMessage
@@ -1086,10 +1086,10 @@ type RecordFlagChangeParams struct {
 // RecordFlagChange records a change of a flag in one statement of the
 // change's transaction: the new version (when there is one, current) with
 // the change's comment, the audit entry, and the change event (store.Event
-// as JSON, as Notify queues it).
+// as JSON, as RecordChange writes it).
 func (q *Queries) RecordFlagChange(ctx context.Context, arg RecordFlagChangeParams) error {
 	_, err := q.db.Exec(ctx, RecordFlagChange,
-		arg.Payload,
+		arg.Event,
 		arg.FlagID,
 		arg.Revision,
 		arg.Current,

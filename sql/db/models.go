@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type AccessToken struct {
@@ -41,6 +42,18 @@ type AuditLog struct {
 	CreatorID      uuid.UUID
 	CreatorKind    string
 	CreatedAt      time.Time
+}
+
+type ChangeOutbox struct {
+	Seq       int64
+	Xid       pgtype.Uint64
+	Event     []byte
+	CreatedAt time.Time
+}
+
+type ChangeOutboxPruned struct {
+	Singleton bool
+	MaxXid    pgtype.Uint64
 }
 
 type EndUser struct {
@@ -373,20 +386,21 @@ type Webhook struct {
 }
 
 type WebhookDelivery struct {
-	ID         uuid.UUID
-	WebhookID  uuid.UUID
-	DeliveryID uuid.UUID
-	Events     string
-	Attempt    int32
-	Success    bool
-	StatusCode *int32
-	LatencyMs  int32
-	Request    json.RawMessage
-	Response   string
-	Error      string
-	StartedAt  time.Time
-	EndedAt    time.Time
-	EnvIds     []uuid.UUID
+	ID           uuid.UUID
+	WebhookID    uuid.UUID
+	DeliveryID   uuid.UUID
+	Events       string
+	Attempt      int32
+	Success      bool
+	StatusCode   *int32
+	LatencyMs    int32
+	Request      json.RawMessage
+	Response     string
+	Error        string
+	StartedAt    time.Time
+	EndedAt      time.Time
+	EnvIds       []uuid.UUID
+	ReasonPhrase string
 }
 
 type WebhookOutbox struct {

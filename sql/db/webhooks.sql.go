@@ -391,49 +391,51 @@ func (q *Queries) GetWebhookByID(ctx context.Context, id uuid.UUID) (Webhook, er
 const InsertWebhookDelivery = `-- name: InsertWebhookDelivery :one
 WITH d AS (
     INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, status_code,
-        latency_ms, request, response, error, started_at, ended_at, env_ids)
+        reason_phrase, latency_ms, request, response, error, started_at, ended_at, env_ids)
     VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10, $11, $12, $13)
-    RETURNING id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at, env_ids
+        $7, $8, $9, $10, $11, $12, $13, $14)
+    RETURNING id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at, env_ids, reason_phrase
 ), w AS (
     UPDATE webhooks SET last_delivery = jsonb_build_object('success', $5::boolean,
-        'happenedAt', $11::timestamptz, 'response', $6::integer)
+        'happenedAt', $12::timestamptz, 'response', $6::integer)
     WHERE id = $1
 )
-SELECT id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at, env_ids FROM d
+SELECT id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at, env_ids, reason_phrase FROM d
 `
 
 type InsertWebhookDeliveryParams struct {
-	WebhookID  uuid.UUID
-	DeliveryID uuid.UUID
-	Events     string
-	Attempt    int32
-	Success    bool
-	StatusCode *int32
-	LatencyMs  int32
-	Request    json.RawMessage
-	Response   string
-	Error      string
-	StartedAt  time.Time
-	EndedAt    time.Time
-	EnvIds     []uuid.UUID
+	WebhookID    uuid.UUID
+	DeliveryID   uuid.UUID
+	Events       string
+	Attempt      int32
+	Success      bool
+	StatusCode   *int32
+	ReasonPhrase string
+	LatencyMs    int32
+	Request      json.RawMessage
+	Response     string
+	Error        string
+	StartedAt    time.Time
+	EndedAt      time.Time
+	EnvIds       []uuid.UUID
 }
 
 type InsertWebhookDeliveryRow struct {
-	ID         uuid.UUID
-	WebhookID  uuid.UUID
-	DeliveryID uuid.UUID
-	Events     string
-	Attempt    int32
-	Success    bool
-	StatusCode *int32
-	LatencyMs  int32
-	Request    json.RawMessage
-	Response   string
-	Error      string
-	StartedAt  time.Time
-	EndedAt    time.Time
-	EnvIds     []uuid.UUID
+	ID           uuid.UUID
+	WebhookID    uuid.UUID
+	DeliveryID   uuid.UUID
+	Events       string
+	Attempt      int32
+	Success      bool
+	StatusCode   *int32
+	LatencyMs    int32
+	Request      json.RawMessage
+	Response     string
+	Error        string
+	StartedAt    time.Time
+	EndedAt      time.Time
+	EnvIds       []uuid.UUID
+	ReasonPhrase string
 }
 
 // InsertWebhookDelivery logs one attempt and records it as the webhook's last delivery.
@@ -445,6 +447,7 @@ func (q *Queries) InsertWebhookDelivery(ctx context.Context, arg InsertWebhookDe
 		arg.Attempt,
 		arg.Success,
 		arg.StatusCode,
+		arg.ReasonPhrase,
 		arg.LatencyMs,
 		arg.Request,
 		arg.Response,
@@ -469,6 +472,7 @@ func (q *Queries) InsertWebhookDelivery(ctx context.Context, arg InsertWebhookDe
 		&i.StartedAt,
 		&i.EndedAt,
 		&i.EnvIds,
+		&i.ReasonPhrase,
 	)
 	return i, err
 }
@@ -497,7 +501,7 @@ func (q *Queries) InsertWebhookOutbox(ctx context.Context, arg InsertWebhookOutb
 }
 
 const ListWebhookDeliveries = `-- name: ListWebhookDeliveries :many
-SELECT id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at, env_ids FROM webhook_deliveries
+SELECT id, webhook_id, delivery_id, events, attempt, success, status_code, latency_ms, request, response, error, started_at, ended_at, env_ids, reason_phrase FROM webhook_deliveries
 WHERE webhook_id = $1
   AND ($2::text = '' OR $2::text = ANY(string_to_array(events, ',')))
   AND ($3::boolean IS NULL OR success = $3::boolean)
@@ -549,6 +553,7 @@ func (q *Queries) ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeli
 			&i.StartedAt,
 			&i.EndedAt,
 			&i.EnvIds,
+			&i.ReasonPhrase,
 		); err != nil {
 			return nil, err
 		}

@@ -36,7 +36,7 @@ FOR UPDATE OF f;
 -- RecordFlagChange records a change of a flag in one statement of the
 -- change's transaction: the new version (when there is one, current) with
 -- the change's comment, the audit entry, and the change event (store.Event
--- as JSON, as Notify queues it).
+-- as JSON, as RecordChange writes it).
 WITH revision AS (
     INSERT INTO flag_revisions (flag_id, revision, snapshot, comment, creator_id, creator_kind)
     SELECT @flag_id, @revision, sqlc.narg(current)::jsonb, @comment, @creator_id, @creator_kind
@@ -47,7 +47,7 @@ WITH revision AS (
     VALUES (@workspace_id, sqlc.narg(organization_id), @env_id, 'FeatureFlag', @flag_id::text, @keyword,
             @operation, sqlc.narg(previous)::jsonb, sqlc.narg(current)::jsonb, @comment, @creator_id, @creator_kind)
 )
-SELECT pg_notify('bunting_changes', @payload::text);
+INSERT INTO change_outbox (event) VALUES (CAST(@event::text AS json));
 
 -- name: UpdateFlag :one
 -- UpdateFlag stores a changed flag under a new revision, only if the revision

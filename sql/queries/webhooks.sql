@@ -121,9 +121,9 @@ DELETE FROM webhook_outbox WHERE id = $1;
 -- InsertWebhookDelivery logs one attempt and records it as the webhook's last delivery.
 WITH d AS (
     INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, status_code,
-        latency_ms, request, response, error, started_at, ended_at, env_ids)
+        reason_phrase, latency_ms, request, response, error, started_at, ended_at, env_ids)
     VALUES (@webhook_id, @delivery_id, @events, @attempt, @success, sqlc.narg(status_code),
-        @latency_ms, @request, @response, @error, @started_at, @ended_at, @env_ids)
+        @reason_phrase, @latency_ms, @request, @response, @error, @started_at, @ended_at, @env_ids)
     RETURNING *
 ), w AS (
     UPDATE webhooks SET last_delivery = jsonb_build_object('success', @success::boolean,

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -28,16 +27,14 @@ type accessWatch struct {
 
 // up follows the listening connection: whatever was resolved before it
 // went up or down may be stale.
-func (w *accessWatch) up(on bool, _ time.Time) {
+func (w *accessWatch) up(on bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.listening = on
 	w.version++
 }
 
-// notified: access changed somewhere.
-func (w *accessWatch) notified(string) { w.moved() }
-
+// moved: access may have changed, here or on another instance.
 func (w *accessWatch) moved() {
 	w.mu.Lock()
 	defer w.mu.Unlock()

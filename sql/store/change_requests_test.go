@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bunting-flags/bunting/sql/feed"
 )
 
 // ownerMember adds a member with the Owner policy and signs them in.
@@ -163,7 +165,7 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 	}
 	for {
 		ev := next(t, sub)
-		if ev.Kind == EventFlag && ev.ID == before.ID {
+		if ev.Kind == feed.EventFlag && ev.ID == before.ID {
 			break // pushed to SDKs
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/feed"
 )
 
 // EnvironmentInput creates or updates an environment. On update an empty key
@@ -175,7 +176,7 @@ func (s *Store) DeleteEnvironment(ctx context.Context, a *Actor, projectID, envI
 		if n, err := q.DeleteEnvironment(ctx, envID); err != nil || n == 0 {
 			return orNotFound(err)
 		}
-		if err := notify(ctx, q, envEvent(row.OrganizationID, envID)); err != nil {
+		if err := s.recordChange(ctx, q, envEvent(row.OrganizationID, envID)); err != nil {
 			return err
 		}
 		return s.audit(ctx, q, a, change{refType: "Environment", refID: envID.String(), keyword: row.ProjectKey + "/" + row.Environment.Key,
@@ -185,8 +186,8 @@ func (s *Store) DeleteEnvironment(ctx context.Context, a *Actor, projectID, envI
 
 // envEvent tells SDK connections and caches that an environment's secrets,
 // key or existence changed.
-func envEvent(orgID, envID uuid.UUID) Event {
-	return Event{Kind: EventEnv, ID: envID, OrgID: orgID, EnvIDs: []uuid.UUID{envID}}
+func envEvent(orgID, envID uuid.UUID) feed.Event {
+	return feed.Event{Kind: feed.EventEnv, ID: envID, OrgID: orgID, EnvIDs: []uuid.UUID{envID}}
 }
 
 // orNotFound is err, or ErrNotFound when a statement affected no row.
@@ -279,7 +280,7 @@ func (s *Store) DeleteSecret(ctx context.Context, a *Actor, envID, secretID uuid
 		if n, err := q.DeleteSecret(ctx, db.DeleteSecretParams{EnvID: envID, ID: secretID}); err != nil || n == 0 {
 			return orNotFound(err)
 		}
-		if err := notify(ctx, q, envEvent(row.OrganizationID, envID)); err != nil {
+		if err := s.recordChange(ctx, q, envEvent(row.OrganizationID, envID)); err != nil {
 			return err
 		}
 		return s.audit(ctx, q, a, change{refType: "EnvSecret", refID: secretID.String(), keyword: before.Name,

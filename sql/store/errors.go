@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -70,6 +69,20 @@ var (
 	ErrLastOrganization      = &RuleError{"CannotDeleteLastOrganization"}
 )
 
+// The HTTP statuses domain errors are answered with, as net/http numbers
+// them: the domain layer classifies errors but speaks no HTTP itself.
+const (
+	statusBadRequest          = 400
+	statusUnauthorized        = 401
+	statusForbidden           = 403
+	statusNotFound            = 404
+	statusConflict            = 409
+	statusUnprocessableEntity = 422
+	statusTooManyRequests     = 429
+	statusInternalServerError = 500
+	statusServiceUnavailable  = 503
+)
+
 // StatusClientClosedRequest is the status the request log gives a request
 // whose client went away before its answer (nginx's 499). It is not a
 // server failure and is never logged as one.
@@ -103,16 +116,16 @@ func Classify(err error) Class {
 	case errors.Is(err, context.Canceled): // before all: whatever else it ran into on the way out
 		return Class{StatusClientClosedRequest, []string{"ClientClosedRequest"}}
 	case errors.As(err, &verr):
-		return Class{http.StatusBadRequest, verr.Codes}
+		return Class{statusBadRequest, verr.Codes}
 	case errors.As(err, &rerr):
-		return Class{http.StatusUnprocessableEntity, []string{rerr.Code}}
+		return Class{statusUnprocessableEntity, []string{rerr.Code}}
 	}
 	for _, c := range classes {
 		if errors.Is(err, c.err) {
 			return Class{c.status, []string{c.code}}
 		}
 	}
-	return Class{http.StatusInternalServerError, []string{"InternalServerError"}}
+	return Class{statusInternalServerError, []string{"InternalServerError"}}
 }
 
 // classes are the statuses and codes of the domain's sentinel errors.
@@ -121,21 +134,21 @@ var classes = []struct {
 	status int
 	code   string
 }{
-	{ErrBadCredentials, http.StatusUnauthorized, "EmailPasswordMismatch"},
-	{ErrUnauthenticated, http.StatusUnauthorized, "Unauthorized"},
-	{ErrForbidden, http.StatusForbidden, "Forbidden"},
-	{ErrNotFound, http.StatusNotFound, "ResourceNotFound"},
-	{ErrConflict, http.StatusConflict, "Conflict"},
-	{ErrTooManyRequests, http.StatusTooManyRequests, "TooManyRequests"},
-	{ErrTriggerCreatorNotAllowed, http.StatusForbidden, "TriggerCreatorNotAllowed"},
-	{ErrUnavailable, http.StatusServiceUnavailable, "ServiceUnavailable"},
-	{context.DeadlineExceeded, http.StatusServiceUnavailable, "ServiceUnavailable"},
+	{ErrBadCredentials, statusUnauthorized, "EmailPasswordMismatch"},
+	{ErrUnauthenticated, statusUnauthorized, "Unauthorized"},
+	{ErrForbidden, statusForbidden, "Forbidden"},
+	{ErrNotFound, statusNotFound, "ResourceNotFound"},
+	{ErrConflict, statusConflict, "Conflict"},
+	{ErrTooManyRequests, statusTooManyRequests, "TooManyRequests"},
+	{ErrTriggerCreatorNotAllowed, statusForbidden, "TriggerCreatorNotAllowed"},
+	{ErrUnavailable, statusServiceUnavailable, "ServiceUnavailable"},
+	{context.DeadlineExceeded, statusServiceUnavailable, "ServiceUnavailable"},
 	// Single sign-on's own failures, named as its log names them.
-	{ErrSSOState, http.StatusBadRequest, "state_invalid"},
-	{ErrSSOStateExpired, http.StatusBadRequest, "state_expired"},
-	{ErrSSONotConfigured, http.StatusBadRequest, "not_configured"},
-	{ErrSSOEmailMissing, http.StatusForbidden, "email_missing"},
-	{ErrSSOEmailUnverified, http.StatusForbidden, "email_unverified"},
+	{ErrSSOState, statusBadRequest, "state_invalid"},
+	{ErrSSOStateExpired, statusBadRequest, "state_expired"},
+	{ErrSSONotConfigured, statusBadRequest, "not_configured"},
+	{ErrSSOEmailMissing, statusForbidden, "email_missing"},
+	{ErrSSOEmailUnverified, statusForbidden, "email_unverified"},
 }
 
 // Invalid returns a ValidationError for the given codes.

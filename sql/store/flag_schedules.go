@@ -308,6 +308,7 @@ func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUI
 // and its history entry says so. It reports whether it claimed one.
 func (s *Store) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (bool, error) {
 	claimed := false
+	watch := s.watchCommit()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := queries(tx)
 		sch, err := q.ClaimDueFlagSchedule(ctx)
@@ -357,6 +358,9 @@ func (s *Store) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (b
 		s.log.Warn("scheduled change failed", "schedule", sch.ID, "flag", sch.FlagID, "reason", reason, "err", applyErr)
 		return q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: sch.ID, Status: ScheduleFailed, FailureReason: reason})
 	})
+	if err == nil {
+		s.committed(watch)
+	}
 	return claimed, translate(err)
 }
 

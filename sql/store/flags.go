@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
@@ -529,14 +530,14 @@ func storeFlag(ctx context.Context, q *db.Queries, f Flag, from uuid.UUID, refs 
 }
 
 // flagEvent tells SDKs and caches that a flag changed.
-func flagEvent(orgID uuid.UUID, f Flag) Event {
-	return Event{Kind: EventFlag, ID: f.ID, OrgID: orgID, EnvIDs: []uuid.UUID{f.EnvID}}
+func flagEvent(orgID uuid.UUID, f Flag) feed.Event {
+	return feed.Event{Kind: feed.EventFlag, ID: f.ID, OrgID: orgID, EnvIDs: []uuid.UUID{f.EnvID}}
 }
 
 // recordFlag records a change of a flag in one statement: its revision
 // (unless it was removed), its audit entry and its change event, which
-// PostgreSQL delivers when the transaction commits. The flag is encoded
-// once, for both the revision and the audit entry.
+// readers of the change outbox see when the transaction commits. The flag
+// is encoded once, for both the revision and the audit entry.
 func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, envID uuid.UUID, op string, before, after *Flag, comment string) error {
 	p := db.RecordFlagChangeParams{EnvID: &envID, Operation: op, Comment: comment, WorkspaceID: a.WorkspaceID,
 		CreatorID: actorID(a), CreatorKind: actorKind(a)}
@@ -572,11 +573,12 @@ func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, 
 	if err := s.queueWebhooks(ctx, q, a, ch); err != nil {
 		return err
 	}
-	payload, err := eventPayload(flagEvent(orgID, *changed))
+	event, err := feed.Encode(flagEvent(orgID, *changed))
 	if err != nil {
 		return err
 	}
-	p.Payload = payload
+	p.Event = event
+	s.changesRecorded.Add(1)
 	return q.RecordFlagChange(ctx, p)
 }
 

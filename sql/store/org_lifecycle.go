@@ -249,7 +249,7 @@ func (s *Store) DeleteOrganization(ctx context.Context, a *Actor) error {
 		}
 		// SDK connections and caches of its environments must let go.
 		for _, e := range envs {
-			if err := notify(ctx, q, envEvent(orgID, e.ID)); err != nil {
+			if err := s.recordChange(ctx, q, envEvent(orgID, e.ID)); err != nil {
 				return err
 			}
 		}

@@ -266,7 +266,7 @@ func (s *Store) DeleteProject(ctx context.Context, a *Actor, id uuid.UUID) error
 			return ErrNotFound
 		}
 		for _, e := range envs {
-			if err := notify(ctx, q, envEvent(a.OrgID, e.ID)); err != nil {
+			if err := s.recordChange(ctx, q, envEvent(a.OrgID, e.ID)); err != nil {
 				return err
 			}
 		}

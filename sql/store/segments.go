@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
@@ -108,7 +109,7 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		if out, err = segmentFrom(row); err != nil {
 			return err
 		}
-		if err := notifySegment(ctx, q, env.OrganizationID, out.ID, envs); err != nil {
+		if err := s.recordSegmentChange(ctx, q, env.OrganizationID, out.ID, envs); err != nil {
 			return err
 		}
 		return s.audit(ctx, q, a, segmentChange(OpCreate, nil, &out, in.Comment))
@@ -371,7 +372,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if err := s.audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment)); err != nil {
 			return err
 		}
-		if err := notifySegment(ctx, q, env.OrganizationID, out.ID, envs); err != nil {
+		if err := s.recordSegmentChange(ctx, q, env.OrganizationID, out.ID, envs); err != nil {
 			return err
 		}
 		if segmentServesDifferently(before, after) {
@@ -382,14 +383,14 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 	return out, err
 }
 
-// notifySegment tells SDKs and caches that a segment changed, in envs: every
-// environment where it was or is visible.
-func notifySegment(ctx context.Context, q *db.Queries, orgID, id uuid.UUID, envs []envRow) error {
-	ev := Event{Kind: EventSegment, ID: id, OrgID: orgID}
+// recordSegmentChange tells SDKs and caches that a segment changed, in envs:
+// every environment where it was or is visible.
+func (s *Store) recordSegmentChange(ctx context.Context, q *db.Queries, orgID, id uuid.UUID, envs []envRow) error {
+	ev := feed.Event{Kind: feed.EventSegment, ID: id, OrgID: orgID}
 	for _, e := range envs {
 		ev.EnvIDs = append(ev.EnvIDs, e.Environment.ID)
 	}
-	return notify(ctx, q, ev)
+	return s.recordChange(ctx, q, ev)
 }
 
 // lockSegment loads and locks a segment visible in env.
@@ -459,7 +460,7 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if _, err := q.DeleteSegment(ctx, id); err != nil {
 			return err
 		}
-		if err := notifySegment(ctx, q, env.OrganizationID, before.ID, envs); err != nil {
+		if err := s.recordSegmentChange(ctx, q, env.OrganizationID, before.ID, envs); err != nil {
 			return err
 		}
 		return s.audit(ctx, q, a, segmentChange(OpRemove, &before, nil, ch.Comment))

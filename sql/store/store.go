@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/feed"
 )
 
 // Store is the domain layer over one PostgreSQL database.
@@ -30,8 +30,7 @@ type Store struct {
 	passwordCost   int
 	sessionTTL     time.Duration
 	loginDelayStep time.Duration
-	changes        *Notifier
-	listener       *listener
+	changes        *feed.Notifier
 
 	dummyOnce sync.Once
 	dummy     string
@@ -50,13 +49,15 @@ type Store struct {
 	// maxEndUsersPerEnv bounds the end users kept per environment.
 	maxEndUsersPerEnv int64
 
+	// changesRecorded counts changes written to the change outbox; a
+	// transaction that wrote some signals commits after it commits, for
+	// the listener to announce them.
+	changesRecorded atomic.Int64
+	commits         chan struct{}
 	// outboxWrites counts webhook deliveries queued; a transaction that
 	// queued some wakes this instance's worker after commit (outboxKick).
 	outboxWrites atomic.Int64
 	outboxKick   chan struct{}
-
-	sendClientOnce sync.Once
-	sendHTTP       *http.Client
 }
 
 // SessionLifetime is how long a sign-in lasts, from the moment it is made: an
@@ -112,14 +113,9 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	}
 	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
 		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
-		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, access: &accessWatch{}, changes: newNotifier(log),
+		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, access: &accessWatch{}, changes: feed.NewNotifier(),
 		maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
-		outboxKick: make(chan struct{}, 1)}
-	// The changes channel goes last: its LISTEN is the one pg_stat_activity shows.
-	s.listener = &listener{pool: pool, log: log, channels: []channel{
-		{name: authChannel, up: s.access.up, notified: s.access.notified},
-		{name: changesChannel, up: s.changes.up, notified: s.changes.notified},
-	}}
+		commits: make(chan struct{}, 1), outboxKick: make(chan struct{}, 1)}
 	return s
 }
 
@@ -169,16 +165,12 @@ func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(c
 // together or not at all.
 func (s *Store) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	changes := s.access.localChanges()
-	queued := s.outboxWrites.Load()
+	watch := s.watchCommit()
 	err := translate(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return fn(queries(tx))
 	}))
-	if err == nil && s.outboxWrites.Load() != queued {
-		// Committed deliveries are sent now rather than at the next poll.
-		select {
-		case s.outboxKick <- struct{}{}:
-		default:
-		}
+	if err == nil {
+		s.committed(watch)
 	}
 	if s.access.localChanges() != changes {
 		// Access changed in this (or a concurrent) transaction: readers may

@@ -12,9 +12,7 @@ func TestTriggerChangeIsSentToWebhooks(t *testing.T) {
 	t.Parallel()
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
-	r := newReceiver(t)
-	hookOn(t, s, a, prod, r.URL, "", EventFlagToggled)
-	runWorker(t, s, fast)
+	hookOn(t, s, a, prod, "https://hooks.example.com/x", "", EventFlagToggled)
 	f, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	tr, err := s.CreateTrigger(ctx, a, TriggerInput{TargetID: f.ID, Type: TriggerTypeFlagGeneral, Action: TriggerTurnOn, Description: "Recovery"})
@@ -22,13 +20,16 @@ func TestTriggerChangeIsSentToWebhooks(t *testing.T) {
 	if _, err := s.RunTrigger(ctx, tr.Token, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the toggle", func() bool { return len(r.received()) == 1 })
+	queued := deliverQueued(t, s)
+	if len(queued) != 1 {
+		t.Fatalf("%d deliveries queued, want the toggle's", len(queued))
+	}
 	var payload struct {
 		Operator string `json:"operator"`
 	}
-	got := r.received()[0]
-	if err := json.Unmarshal(got.body, &payload); err != nil || got.event != EventFlagToggled || payload.Operator != "Trigger “Recovery”" {
-		t.Fatalf("got %s %s, want a toggle by Trigger “Recovery”", got.event, got.body)
+	got := queued[0]
+	if err := json.Unmarshal(got.Payload, &payload); err != nil || got.Events != EventFlagToggled || payload.Operator != "Trigger “Recovery”" {
+		t.Fatalf("got %s %s, want a toggle by Trigger “Recovery”", got.Events, got.Payload)
 	}
 }
 

@@ -1,49 +1,20 @@
 package store
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptrace"
-	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/describe"
-	"github.com/bunting-flags/bunting/web/outbound"
-)
-
-// FeatBit's webhook request headers (Domain/Webhooks/WebhookHeaders.cs).
-const (
-	HeaderWebhookDelivery  = "X-FeatBit-Delivery"
-	HeaderWebhookEvent     = "X-FeatBit-Event"
-	HeaderWebhookHookID    = "X-FeatBit-Hook-ID"
-	HeaderWebhookSignature = "X-FeatBit-Signature-256"
 )
 
 // WebhookLogDays is how long the delivery log keeps an attempt.
 const WebhookLogDays = 30
-
-// MaxWebhookExcerpt bounds how much of an answer's body is read and kept.
-const MaxWebhookExcerpt = 2048
-
-// SignWebhook is FeatBit's signature of a payload: "sha256=" and the hex
-// HMAC-SHA256 of the body keyed by the webhook's secret.
-func SignWebhook(secret string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
-}
 
 // webhookEvents says which FeatBit events a flag or segment change is, as
 // FeatBit's WebhookHandler does from its instruction kinds.
@@ -330,124 +301,12 @@ func deliveryOut(r db.WebhookDelivery) WebhookDelivery {
 	d := WebhookDelivery{ID: r.ID, WebhookID: r.WebhookID, DeliveryID: r.DeliveryID, Success: r.Success, Events: r.Events,
 		Attempt: int(r.Attempt), Request: r.Request, LatencyMs: int(r.LatencyMs), StartedAt: r.StartedAt, EndedAt: r.EndedAt}
 	if r.StatusCode != nil {
-		d.Response = &DeliveryResponse{StatusCode: int(*r.StatusCode), ReasonPhrase: http.StatusText(int(*r.StatusCode)), Body: r.Response}
+		d.Response = &DeliveryResponse{StatusCode: int(*r.StatusCode), ReasonPhrase: r.ReasonPhrase, Body: r.Response}
 	}
 	if r.Error != "" {
 		d.Error = &DeliveryErrorInfo{Message: r.Error}
 	}
 	return d
-}
-
-// attempt is one request to a webhook and how it went.
-type attempt struct {
-	request   json.RawMessage
-	status    *int32
-	excerpt   string
-	err       string
-	started   time.Time
-	ended     time.Time
-	succeeded bool
-}
-
-// outgoing is one request to make: where, what, and how it is signed.
-type outgoing struct {
-	hookID, deliveryID uuid.UUID
-	target, secret     string
-	headers            []WebhookHeader
-	events             string
-	payload            []byte
-}
-
-// send makes one signed request. It never returns an error: a failure is
-// part of the attempt, in words safe to show (outbound.Describe). An answer
-// from a loopback or private address (reached only where
-// BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS allows it) keeps its status but
-// not its body: that is the inside of the server's network, and whoever
-// may manage webhooks must not read it through them.
-func send(ctx context.Context, client *http.Client, o outgoing) (at attempt) {
-	at.started = time.Now()
-	defer func() { at.ended = time.Now() }() // the named result: every return has its end
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.target, bytes.NewReader(o.payload))
-	if err != nil {
-		at.err = "the URL is not one Bunting can request"
-		at.request = recordRequest(o.target, http.Header{}, nil, o.payload)
-		return at
-	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("User-Agent", "Bunting-Webhook")
-	req.Header.Set(HeaderWebhookDelivery, o.deliveryID.String())
-	req.Header.Set(HeaderWebhookEvent, o.events)
-	req.Header.Set(HeaderWebhookHookID, o.hookID.String())
-	if o.secret != "" {
-		req.Header.Set(HeaderWebhookSignature, SignWebhook(o.secret, o.payload))
-	}
-	// The webhook's own headers come last and replace built-in ones, as FeatBit's do.
-	for _, h := range o.headers {
-		req.Header.Set(h.Key, h.Value)
-	}
-	at.request = recordRequest(o.target, req.Header, o.headers, o.payload)
-	var mu sync.Mutex
-	var remote netip.Addr
-	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(c httptrace.GotConnInfo) {
-		if ap, err := netip.ParseAddrPort(c.Conn.RemoteAddr().String()); err == nil {
-			mu.Lock()
-			remote = ap.Addr()
-			mu.Unlock()
-		}
-	}}))
-	resp, err := client.Do(req)
-	if err != nil {
-		at.err = outbound.Describe(o.target, err)
-		return at
-	}
-	defer resp.Body.Close()
-	code := int32(resp.StatusCode)
-	at.status = &code
-	at.succeeded = resp.StatusCode >= 200 && resp.StatusCode < 300
-	mu.Lock()
-	private := !remote.IsValid() || outbound.IsPrivate(remote)
-	mu.Unlock()
-	if private {
-		return at
-	}
-	// Only the excerpt is read: the rest of a large answer is never held.
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, MaxWebhookExcerpt))
-	// Stored as text: a cut character and NULs (which PostgreSQL text
-	// refuses) are dropped.
-	at.excerpt = strings.ReplaceAll(strings.ToValidUTF8(string(body), ""), "\x00", "")
-	return at
-}
-
-// recordRequest is the request as the log shows it, the webhook's own
-// header values masked: they are not shown again once saved.
-func recordRequest(target string, h http.Header, own []WebhookHeader, payload []byte) json.RawMessage {
-	headers := map[string]string{}
-	for k, v := range h {
-		headers[k] = strings.Join(v, "; ")
-	}
-	for _, o := range own {
-		if _, ok := headers[http.CanonicalHeaderKey(o.Key)]; ok {
-			headers[http.CanonicalHeaderKey(o.Key)] = maskSecret(o.Value)
-		}
-	}
-	raw, _ := json.Marshal(map[string]any{"url": target, "headers": headers, "payload": string(payload)})
-	return raw
-}
-
-// logAttempt records an attempt in the delivery log, with the environments
-// it is about, and as the webhook's last delivery.
-func logAttempt(ctx context.Context, q *db.Queries, hookID, deliveryID uuid.UUID, events string, n int, envIDs []uuid.UUID, at attempt) (WebhookDelivery, error) {
-	if envIDs == nil {
-		envIDs = []uuid.UUID{}
-	}
-	row, err := q.InsertWebhookDelivery(ctx, db.InsertWebhookDeliveryParams{WebhookID: hookID, DeliveryID: deliveryID,
-		Events: events, Attempt: int32(n), Success: at.succeeded, StatusCode: at.status,
-		LatencyMs: int32(at.ended.Sub(at.started).Milliseconds()), Request: at.request, Response: at.excerpt,
-		Error: at.err, StartedAt: at.started, EndedAt: at.ended, EnvIds: envIDs})
-	if err != nil {
-		return WebhookDelivery{}, translate(err)
-	}
-	return deliveryOut(db.WebhookDelivery(row)), nil
 }
 
 // operatorName is FeatBit's "operator" of a payload: who made the change.

@@ -3,14 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/web/outbound"
 )
 
 // WebhookRequest is FeatBit's SendWebhook body: a request to make now.
@@ -33,20 +31,62 @@ const MaxWebhookPayload = 256 << 10
 // not to the URL of a stored webhook.
 const storedOnlyForOwnURL = "stands for the stored value, which is sent only to the webhook's own URL"
 
-// SendWebhook makes a request now, as FeatBit's "send" does for the
-// webhook form's test: it waits for the answer (at most the outbound
-// timeout) and says how it went. When id names one of the organization's
-// webhooks the attempt goes into its log. The stored secret and header
-// values go only to the webhook's stored URL: there an empty or masked
-// secret, and a masked header value, mean the stored ones. The request
-// names its URL and payload, so signing another URL with the stored secret
-// would let whoever may send forge a delivery any receiver trusting that
-// secret accepts; to another URL an empty secret sends unsigned, and the
-// mask is refused (400 secret_is_invalid, headers_is_invalid).
-func (s *Store) SendWebhook(ctx context.Context, a *Actor, in WebhookRequest) (WebhookDelivery, error) {
+// WebhookSend is one request to make to a webhook: where, what, and the
+// secret that signs it. The store decides it (PrepareWebhookRequest,
+// PrepareWebhookTest, ClaimWebhookDeliveries); the sender in web/webhook
+// makes it and records how it went (LogWebhookAttempt).
+type WebhookSend struct {
+	// WebhookID is the stored webhook the attempt is logged for; uuid.Nil
+	// for a request sent by hand for no stored webhook, which is not logged.
+	WebhookID      uuid.UUID
+	OrganizationID uuid.UUID
+	DeliveryID     uuid.UUID
+	URL            string
+	Secret         string
+	Headers        []WebhookHeader
+	Events         string
+	Payload        []byte
+	// Attempt counts the attempts of a queued delivery, this one included.
+	Attempt int
+	// EnvIDs are the environments a queued delivery's change is about.
+	EnvIDs []uuid.UUID
+	// Refused, when set, says why the request is not to be made: the
+	// sender answers it as a failed delivery, and logs nothing.
+	Refused string
+}
+
+// WebhookAttempt is how one request to a webhook went.
+type WebhookAttempt struct {
+	// Request is the request as the log shows it, the webhook's own header
+	// values masked (MaskSecret).
+	Request json.RawMessage
+	// StatusCode and ReasonPhrase are the answer's; 0 without an answer.
+	StatusCode   int
+	ReasonPhrase string
+	// Excerpt is the start of the answer's body; none from a private
+	// address.
+	Excerpt string
+	// Error says, in words safe to show, why there was no answer.
+	Error     string
+	Started   time.Time
+	Ended     time.Time
+	Succeeded bool
+}
+
+// PrepareWebhookRequest checks a request to send now, as FeatBit's "send"
+// does for the webhook form's test, and says what to send. When ID names one
+// of the organization's webhooks the attempt goes into its log. The stored
+// secret and header values go only to the webhook's stored URL: there an
+// empty or masked secret, and a masked header value, mean the stored ones.
+// The request names its URL and payload, so signing another URL with the
+// stored secret would let whoever may send forge a delivery any receiver
+// trusting that secret accepts; to another URL an empty secret sends
+// unsigned, and the mask is refused (400 secret_is_invalid,
+// headers_is_invalid).
+func (s *Store) PrepareWebhookRequest(ctx context.Context, a *Actor, in WebhookRequest) (WebhookSend, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
-		return WebhookDelivery{}, err
+		return WebhookSend{}, err
 	}
 	var v validator
 	v.required("deliveryId", in.DeliveryID, MaxNameLen)
@@ -64,7 +104,7 @@ func (s *Store) SendWebhook(ctx context.Context, a *Actor, in WebhookRequest) (W
 	v.text("secret", in.Secret, MaxWebhookSecretLen)
 	checkHeaders(&v, in.Headers)
 	if err := v.err(); err != nil {
-		return WebhookDelivery{}, err
+		return WebhookSend{}, err
 	}
 	deliveryID, err := uuid.Parse(in.DeliveryID)
 	if err != nil {
@@ -74,7 +114,7 @@ func (s *Store) SendWebhook(ctx context.Context, a *Actor, in WebhookRequest) (W
 	if in.ID != uuid.Nil {
 		row, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: in.ID})
 		if err != nil {
-			return WebhookDelivery{}, translate(err)
+			return WebhookSend{}, translate(err)
 		}
 		hook = &row
 	}
@@ -89,65 +129,76 @@ func (s *Store) SendWebhook(ctx context.Context, a *Actor, in WebhookRequest) (W
 	}
 	in.Headers = unmaskHeaders(&v, in.Headers, stored, storedOnlyForOwnURL)
 	if err := v.err(); err != nil {
-		return WebhookDelivery{}, err
+		return WebhookSend{}, err
 	}
-	o := outgoing{hookID: in.ID, deliveryID: deliveryID, target: in.URL, secret: in.Secret, headers: in.Headers,
-		events: in.Events, payload: []byte(in.Payload)}
+	send := WebhookSend{WebhookID: in.ID, OrganizationID: orgID, DeliveryID: deliveryID, URL: in.URL, Secret: in.Secret,
+		Headers: in.Headers, Events: in.Events, Payload: []byte(in.Payload), Attempt: 1}
 	if in.PreventEmptyPayloads && strings.TrimSpace(strings.Join(strings.Fields(in.Payload), "")) == "{}" {
-		return WebhookDelivery{WebhookID: in.ID, Error: &DeliveryErrorInfo{Message: "Not allowed to send an empty JSON object"},
-			Request: recordRequest(in.URL, http.Header{}, nil, o.payload)}, nil
+		send.Refused = "Not allowed to send an empty JSON object"
 	}
-	return s.sendNow(ctx, hook, o)
+	return send, nil
 }
 
-// sendNow makes a request sent by hand and, for a stored webhook, logs it.
-func (s *Store) sendNow(ctx context.Context, hook *db.Webhook, o outgoing) (WebhookDelivery, error) {
-	at := send(ctx, s.sendClient(), o)
-	if hook == nil {
-		d := deliveryOut(db.WebhookDelivery{DeliveryID: o.deliveryID, Events: o.events, Attempt: 1, Success: at.succeeded,
-			StatusCode: at.status, LatencyMs: int32(at.ended.Sub(at.started).Milliseconds()), Request: at.request,
-			Response: at.excerpt, Error: at.err, StartedAt: at.started, EndedAt: at.ended})
-		return d, nil
-	}
-	return logAttempt(ctx, s.q, hook.ID, o.deliveryID, o.events, 1, nil, at)
-}
-
-// sendClient is the outbound client of requests sent by hand, made once so
-// its connections are reused.
-func (s *Store) sendClient() *http.Client {
-	s.sendClientOnce.Do(func() {
-		s.sendHTTP = outbound.NewClient(outbound.Options{AllowPrivate: s.webhookPrivateNetworks})
-	})
-	return s.sendHTTP
-}
-
-// SendWebhookTest sends a webhook a test delivery ("Send test" on its
+// PrepareWebhookTest is a webhook's test delivery ("Send test" on its
 // page): FeatBit's data object with the event "test", signed and logged
-// like any delivery, and waits for the answer.
-func (s *Store) SendWebhookTest(ctx context.Context, a *Actor, id uuid.UUID) (WebhookDelivery, error) {
+// like any delivery.
+func (s *Store) PrepareWebhookTest(ctx context.Context, a *Actor, id uuid.UUID) (WebhookSend, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
-		return WebhookDelivery{}, err
+		return WebhookSend{}, err
 	}
 	row, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
 	if err != nil {
-		return WebhookDelivery{}, translate(err)
+		return WebhookSend{}, translate(err)
 	}
 	org, err := s.q.GetOrganization(ctx, orgID)
 	if err != nil {
-		return WebhookDelivery{}, translate(err)
+		return WebhookSend{}, translate(err)
 	}
 	payload, err := json.Marshal(map[string]any{"events": EventTest, "operator": operatorName(ctx, s.q, a),
 		"happenedAt": time.Now().UTC(), "organization": idName{org.ID, org.Name},
 		"data":    map[string]any{"kind": "test", "object": map[string]any{"webhook": idName{row.ID, row.Name}}},
 		"changes": []string{"A test delivery from Bunting"}})
 	if err != nil {
-		return WebhookDelivery{}, err
+		return WebhookSend{}, err
 	}
 	secret, _ := s.webhookSecret(row)
-	return s.sendNow(ctx, &row, outgoing{hookID: row.ID, deliveryID: uuid.New(), target: row.Url, secret: secret,
-		headers: headersOf(row), events: EventTest, payload: payload})
+	return WebhookSend{WebhookID: row.ID, OrganizationID: orgID, DeliveryID: uuid.New(), URL: row.Url, Secret: secret,
+		Headers: headersOf(row), Events: EventTest, Payload: payload, Attempt: 1}, nil
 }
+
+// LogWebhookAttempt records an attempt in its webhook's delivery log, with
+// the environments it is about, and as the webhook's last delivery. A
+// request for no stored webhook is only described.
+func (s *Store) LogWebhookAttempt(ctx context.Context, send WebhookSend, at WebhookAttempt) (WebhookDelivery, error) {
+	var status *int32
+	if at.StatusCode != 0 {
+		code := int32(at.StatusCode)
+		status = &code
+	}
+	row := db.WebhookDelivery{WebhookID: send.WebhookID, DeliveryID: send.DeliveryID, Events: send.Events,
+		Attempt: int32(send.Attempt), Success: at.Succeeded, StatusCode: status, ReasonPhrase: at.ReasonPhrase,
+		LatencyMs: int32(at.Ended.Sub(at.Started).Milliseconds()), Request: at.Request, Response: at.Excerpt,
+		Error: at.Error, StartedAt: at.Started, EndedAt: at.Ended, EnvIds: send.EnvIDs}
+	if send.WebhookID == uuid.Nil {
+		return deliveryOut(row), nil
+	}
+	if row.EnvIds == nil {
+		row.EnvIds = []uuid.UUID{}
+	}
+	logged, err := s.q.InsertWebhookDelivery(ctx, db.InsertWebhookDeliveryParams{WebhookID: row.WebhookID,
+		DeliveryID: row.DeliveryID, Events: row.Events, Attempt: row.Attempt, Success: row.Success,
+		StatusCode: row.StatusCode, ReasonPhrase: row.ReasonPhrase, LatencyMs: row.LatencyMs, Request: row.Request,
+		Response: row.Response, Error: row.Error, StartedAt: row.StartedAt, EndedAt: row.EndedAt, EnvIds: row.EnvIds})
+	if err != nil {
+		return WebhookDelivery{}, translate(err)
+	}
+	return deliveryOut(db.WebhookDelivery(logged)), nil
+}
+
+// WebhookAllowPrivateNetworks tells whether webhooks may be sent to
+// loopback and private addresses; the sender's client applies it.
+func (s *Store) WebhookAllowPrivateNetworks() bool { return s.webhookPrivateNetworks }
 
 func headersOf(row db.Webhook) []WebhookHeader {
 	var h []WebhookHeader

@@ -172,8 +172,8 @@ func (s *Store) MayManageWebhooks(ctx context.Context, a *Actor) bool {
 	return err == nil
 }
 
-// maskSecret shows that a value is set without showing any of it.
-func maskSecret(secret string) string {
+// MaskSecret shows that a value is set without showing any of it.
+func MaskSecret(secret string) string {
 	if secret == "" {
 		return ""
 	}
@@ -184,7 +184,7 @@ func maskSecret(secret string) string {
 func maskHeaders(headers []WebhookHeader) []WebhookHeader {
 	out := make([]WebhookHeader, len(headers))
 	for i, h := range headers {
-		out[i] = WebhookHeader{Key: h.Key, Value: maskSecret(h.Value)}
+		out[i] = WebhookHeader{Key: h.Key, Value: MaskSecret(h.Value)}
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -145,7 +146,7 @@ const (
 // fresh read of just that item; other changes drop the snapshot.
 type cache struct {
 	store *store.Store
-	sub   *store.Subscription
+	sub   *feed.Subscription
 	load  singleflight.Group
 
 	mu      sync.Mutex
@@ -174,11 +175,11 @@ func newCache(s *store.Store) *cache {
 func (c *cache) apply() {
 	for _, ev := range c.sub.Take() {
 		c.seq++
-		if ev.Kind == store.EventReset {
+		if ev.Kind == feed.EventReset {
 			c.entries, c.resetAt, c.secrets = map[uuid.UUID]*cacheEntry{}, c.seq, map[string]store.SDKEnv{}
 			continue
 		}
-		if ev.Kind == store.EventEnv {
+		if ev.Kind == feed.EventEnv {
 			for secret, env := range c.secrets {
 				if ev.Affects(env.OrgID, env.EnvID) {
 					delete(c.secrets, secret)
@@ -196,9 +197,9 @@ func (c *cache) apply() {
 				continue
 			}
 			switch ev.Kind {
-			case store.EventFlag:
+			case feed.EventFlag:
 				e.dirtyF[ev.ID] = c.seq
-			case store.EventSegment:
+			case feed.EventSegment:
 				e.dirtySeg[ev.ID] = c.seq
 			default:
 				delete(c.entries, id)

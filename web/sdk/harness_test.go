@@ -24,6 +24,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
@@ -83,9 +84,10 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 	if _, err := st.Bootstrap(context.Background(), store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
+	changes := feed.NewListener(st.Feed(), feed.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { st.Listen(ctx) })
+	wg.Go(func() { changes.Run(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	waitFor(t, "the change listener", st.Changes().Live)
 
@@ -373,8 +375,9 @@ func seed(e *env) *fixture {
 
 // settle waits until every change made so far has been announced on this
 // instance, so a connection opened next gets no pushes of earlier changes
-// (events are asynchronous). Notifications arrive in commit order, so once
-// a marker sent now arrives, everything before it has.
+// (events are asynchronous). A marker written to the change outbox now is
+// read after every change committed before it, so once it arrives,
+// everything before it has.
 func (in *instance) settle() {
 	in.t.Helper()
 	sub := in.store.Changes().Subscribe()
@@ -385,8 +388,11 @@ func (in *instance) settle() {
 	}
 	defer conn.Close(context.Background())
 	marker := uuid.New()
-	if _, err := conn.Exec(context.Background(), `SELECT pg_notify('bunting_changes', $1)`,
+	if _, err := conn.Exec(context.Background(), `INSERT INTO change_outbox (event) VALUES ($1::json)`,
 		`{"kind":"test-marker","id":"`+marker.String()+`"}`); err != nil {
+		in.t.Fatal(err)
+	}
+	if _, err := conn.Exec(context.Background(), `SELECT pg_notify('bunting_changes', '')`); err != nil {
 		in.t.Fatal(err)
 	}
 	deadline := time.After(5 * time.Second)

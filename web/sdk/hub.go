@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -21,7 +22,7 @@ type hub struct {
 	mu        sync.Mutex
 	envs      map[uuid.UUID]map[*conn]struct{}
 	count     int
-	sub       *store.Subscription
+	sub       *feed.Subscription
 	stopPings chan struct{}
 	closing   bool // shutting down: connections are closed, none added
 }
@@ -131,7 +132,7 @@ func (h *hub) ping(stop chan struct{}) {
 	}
 }
 
-func (h *hub) run(sub *store.Subscription) {
+func (h *hub) run(sub *feed.Subscription) {
 	for range sub.Ready() {
 		h.handle(sub.Take())
 	}
@@ -146,12 +147,12 @@ type envWork struct {
 }
 
 // handle pushes a batch of events to the connections they concern.
-func (h *hub) handle(events []store.Event) {
+func (h *hub) handle(events []feed.Event) {
 	var reset *time.Time
 	work := map[uuid.UUID]*envWork{}
 	h.mu.Lock()
 	for _, ev := range events {
-		if ev.Kind == store.EventReset {
+		if ev.Kind == feed.EventReset {
 			if reset == nil || ev.Since.Before(*reset) {
 				reset = &ev.Since
 			}
@@ -172,11 +173,11 @@ func (h *hub) handle(events []store.Event) {
 				work[envID] = w
 			}
 			switch ev.Kind {
-			case store.EventFlag:
+			case feed.EventFlag:
 				w.flags = append(w.flags, ev.ID)
-			case store.EventSegment:
+			case feed.EventSegment:
 				w.segments = append(w.segments, ev.ID)
-			case store.EventEnv:
+			case feed.EventEnv:
 				w.secrets = true
 			}
 		}

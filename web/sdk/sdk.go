@@ -54,7 +54,7 @@ type Options struct {
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
-// need s.Listen to be running.
+// need the change listener of s.Feed() to be running (feed.Listener).
 func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 	if opts.Limits == (Limits{}) {
 		opts.Limits = DefaultLimits

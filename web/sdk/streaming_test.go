@@ -12,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -356,7 +357,7 @@ func TestChangesMissedWhileNotListeningAreCaughtUp(t *testing.T) {
 	defer conn.Close(t.Context())
 	var terminated bool
 	if err := conn.QueryRow(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = current_database() AND query = 'LISTEN bunting_changes'`).Scan(&terminated); err != nil || !terminated {
+		WHERE datname = current_database() AND application_name = $1`, feed.ApplicationName).Scan(&terminated); err != nil || !terminated {
 		t.Fatalf("terminate the listener: %v %v", terminated, err)
 	}
 	prod.put("/ft-bool/toggle/false", map[string]any{})

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -51,7 +52,7 @@ func TestGuideSnippetsRun(t *testing.T) {
 	s := newSite(t)
 	ctx, stop := context.WithCancel(context.Background())
 	var listening sync.WaitGroup
-	listening.Go(func() { s.st.Listen(ctx) })
+	listening.Go(func() { feed.NewListener(s.st.Feed(), feed.Options{}).Run(ctx) })
 	t.Cleanup(func() { stop(); listening.Wait() })
 	// The snippets connect to the server's own address, as a deployment's do.
 	srv := httptest.NewUnstartedServer(nil)

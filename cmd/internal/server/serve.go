@@ -10,9 +10,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/webhook"
 )
 
 // OpenStore opens the database, migrates it, and returns a store keyed by the
@@ -61,7 +63,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	// Changes made on any instance reach this one's SDK connections and
 	// caches, and changes to access its actor cache, through one listener.
-	go st.Listen(ctx)
+	go feed.NewListener(st.Feed(), feed.Options{}).Run(ctx)
 	// End users the SDK endpoints see are written in batches every second;
 	// the last batch is written below, once no request can add to it.
 	endUsers := runner.NewEndUsers(st, log)
@@ -82,7 +84,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// requests under way end (each within the outbound timeout).
 	webhooks, stopWebhooks := context.WithCancel(context.WithoutCancel(ctx))
 	webhooksDone := make(chan struct{})
-	go func() { st.RunWebhooks(webhooks, store.WebhookWorkerOptions{}); close(webhooksDone) }()
+	go func() { webhook.Run(webhooks, st, log, webhook.Options{}); close(webhooksDone) }()
 	defer func() { stopWebhooks(); <-webhooksDone }()
 
 	files := RaiseFileLimit(log)

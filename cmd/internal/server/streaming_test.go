@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -29,7 +30,7 @@ func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
 	s := newSite(t)
 	ctx, stop := context.WithCancel(context.Background())
 	var listening sync.WaitGroup
-	listening.Go(func() { s.st.Listen(ctx) })
+	listening.Go(func() { feed.NewListener(s.st.Feed(), feed.Options{}).Run(ctx) })
 	t.Cleanup(func() { stop(); listening.Wait() })
 	base, _ := url.Parse("http://bunting.test")
 	h, _ := server.NewHandler(server.Config{BaseURL: base}, s.st, slog.New(slog.DiscardHandler),

@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/feed"
+)
+
+// recordChange writes an event into the change outbox in the transaction
+// of q: every instance reads it once the transaction commits (package feed
+// says how), and never for one that rolled back.
+func (s *Store) recordChange(ctx context.Context, q *db.Queries, ev feed.Event) error {
+	event, err := feed.Encode(ev)
+	if err != nil {
+		return err
+	}
+	s.changesRecorded.Add(1)
+	return q.RecordChange(ctx, event)
+}
+
+// Changes is the store's notifier. It delivers nothing until the listener
+// of Feed runs.
+func (s *Store) Changes() *feed.Notifier { return s.changes }
+
+// Feed is what this store's change listener serves (feed.NewListener): the
+// outbox and the notifier, the signal of this instance's commits, and the
+// channel of changes to access.
+func (s *Store) Feed() feed.Config {
+	return feed.Config{Pool: s.pool, Changes: s.changes, Committed: s.commits, Log: s.log,
+		Channels: []feed.Channel{{Name: authChannel, Up: s.access.up, Notified: s.access.moved}}}
+}
+
+// commitWatch is what a transaction left for after its commit: changes to
+// announce and webhook deliveries to send. The counters are the store's,
+// so a concurrent transaction's count may show too, which only wakes a
+// worker once more.
+type commitWatch struct{ changes, deliveries int64 }
+
+func (s *Store) watchCommit() commitWatch {
+	return commitWatch{s.changesRecorded.Load(), s.outboxWrites.Load()}
+}
+
+// committed wakes, after a transaction watched by w committed, the
+// announcer of its changes and the sender of its deliveries, rather than
+// leaving them to their next poll.
+func (s *Store) committed(w commitWatch) {
+	if s.changesRecorded.Load() != w.changes {
+		select {
+		case s.commits <- struct{}{}:
+		default:
+		}
+	}
+	if s.outboxWrites.Load() != w.deliveries {
+		select {
+		case s.outboxKick <- struct{}{}:
+		default:
+		}
+	}
+}
