@@ -110,7 +110,7 @@ func TestIdleStreamingConnectionsHoldOneGoroutineEach(t *testing.T) {
 		c.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
 		c.readSync(5 * time.Second)
 	}
-	// The client side (coder/websocket) holds no goroutine while idle, so
+	// The client side (gorilla/websocket) holds no goroutine while idle, so
 	// what grew is the server's.
 	if grew := settled() - before; grew > conns+conns/10 {
 		t.Errorf("%d idle connections added %d goroutines, want at most one each", conns, grew)

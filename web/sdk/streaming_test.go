@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/store"
@@ -112,7 +112,7 @@ func TestServerDataSync(t *testing.T) {
 	c.send(`{"messageType":"ping"}`)
 	c.send(`not json`)
 	c.send(`{"messageType":"data-sync","data":{"timestamp":"yesterday"}}`)
-	c.ws.Write(t.Context(), websocket.MessageBinary, []byte(`{"messageType":"ping","data":null}`))
+	c.ws.WriteMessage(websocket.BinaryMessage, []byte(`{"messageType":"ping","data":null}`))
 	c.send(`{"messageType":"ping","data":null}`)
 	if raw := c.read(5 * time.Second); string(raw) != `{"messageType":"pong","data":{}}` {
 		t.Fatalf("got %s, want the pong", raw)
@@ -330,7 +330,7 @@ func TestOversizedFramesCloseTheConnection(t *testing.T) {
 	prod, _ := in.project("web")
 	c := in.dial("client", prod.client)
 	c.send(`{"messageType":"data-sync","data":{"user":{"keyId":"` + strings.Repeat("x", 40<<10) + `"}}}`)
-	if code := c.closed(); code != websocket.StatusMessageTooBig {
+	if code := c.closed(); code != websocket.CloseMessageTooBig {
 		t.Errorf("closed with %d, want 1009", code)
 	}
 }

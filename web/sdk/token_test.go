@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-	gorilla "github.com/gorilla/websocket"
+	"github.com/gorilla/websocket"
 )
 
 // FeatBit's own test tokens (ES/Domain/Shared/TestData.cs).
@@ -74,7 +73,7 @@ func TestTokenLifetime(t *testing.T) {
 // A peer that stops reading is closed once its queue is full; sending to it
 // never waits.
 func TestSlowConnectionIsClosedNotWaitedFor(t *testing.T) {
-	accepted := make(chan *gorilla.Conn, 1)
+	accepted := make(chan *websocket.Conn, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := upgrader.Upgrade(w, r, nil)
 		if err != nil {
@@ -83,11 +82,11 @@ func TestSlowConnectionIsClosedNotWaitedFor(t *testing.T) {
 		accepted <- ws
 	}))
 	defer srv.Close()
-	peer, _, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	peer, _, err := websocket.DefaultDialer.DialContext(t.Context(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer peer.CloseNow() // never reads
+	defer peer.Close() // never reads
 	ws := <-accepted
 	defer ws.Close()
 	c := &conn{srv: &Server{writers: &writers{}}, ws: ws}
