@@ -1,0 +1,389 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// streamClients are open connections being measured.
+type streamClients struct {
+	mu      sync.Mutex
+	conns   []*streamConn
+	errors  int64
+	samples []string
+	closing atomic.Bool
+	wg      sync.WaitGroup
+}
+
+func (sc *streamClients) fail(msg string) { sc.failN(1, msg) }
+
+// failN counts n errors, described by msg.
+func (sc *streamClients) failN(n int64, msg string) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.errors += n
+	if len(sc.samples) < maxErrorSamples {
+		sc.samples = append(sc.samples, msg)
+	}
+}
+
+func (sc *streamClients) add(c *streamConn) {
+	sc.mu.Lock()
+	sc.conns = append(sc.conns, c)
+	sc.mu.Unlock()
+}
+
+// closeAll closes every connection (a close frame, then the socket) and
+// waits for their readers.
+func (sc *streamClients) closeAll() {
+	sc.closing.Store(true)
+	sc.mu.Lock()
+	conns := sc.conns
+	sc.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+	sc.wg.Wait()
+}
+
+// open dials connection i, asks for its data-sync and reads it; then
+// passes every later message to onMessage until the connection ends. It
+// reports the times from dialing and from the request to the full
+// data-sync, or an error.
+func (sc *streamClients) open(ctx context.Context, host, path string, i int, synced func(fromDial, fromRequest time.Duration, err error),
+	onMessage func(msg []byte)) {
+	start := time.Now()
+	c, err := dialStream(ctx, host, path, streamSource(i))
+	if err != nil {
+		synced(0, 0, err)
+		return
+	}
+	sc.add(c)
+	sent := time.Now()
+	if err := c.write(opText, dataSyncRequest); err != nil {
+		synced(0, 0, err)
+		return
+	}
+	first := true
+	for {
+		msg, _, err := c.next(64 << 10)
+		if err != nil {
+			if first {
+				synced(0, 0, fmt.Errorf("before the data-sync: %w", err))
+			} else if !sc.closing.Load() {
+				sc.fail(fmt.Sprintf("connection %d ended: %v", i, err))
+			}
+			return
+		}
+		if first {
+			if !bytes.HasPrefix(msg, fullPrefix) {
+				synced(0, 0, fmt.Errorf("the first message is not a full data-sync: %.100q", msg))
+				return
+			}
+			first = false
+			synced(time.Since(start), time.Since(sent), nil)
+			continue
+		}
+		onMessage(msg)
+	}
+}
+
+// runFanout is stream-fanout against one target.
+func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, error) {
+	o := w.o.Stream
+	s, err := w.streamSetup(ctx)
+	if err != nil {
+		return benchResult{}, err
+	}
+	s.runs++
+	markerStem := []byte(fmt.Sprintf("fanout-%s-%d-", target, s.runs))
+	if err := w.settleServer(ctx); err != nil {
+		return benchResult{}, err
+	}
+	before := w.serverMemory(ctx)
+
+	// received[k] counts the connections that have change k; at[k][i] is
+	// when connection i got it, after the change began at started[k].
+	started := make([]atomic.Int64, o.Changes)
+	received := make([]atomic.Int64, o.Changes)
+	at := make([][]atomic.Int64, o.Changes)
+	for k := range at {
+		at[k] = make([]atomic.Int64, o.Streams)
+	}
+	clients := &streamClients{}
+	var connected atomic.Int64
+	var connecting sync.WaitGroup
+	sem := make(chan struct{}, 256) // dials and data-syncs in flight
+	connectStart := time.Now()
+	for i := range o.Streams {
+		sem <- struct{}{}
+		connecting.Add(1)
+		clients.wg.Add(1)
+		host, path := w.streamTarget(target, s, i)
+		go func() {
+			defer clients.wg.Done()
+			once := sync.OnceFunc(func() { <-sem; connecting.Done() })
+			defer once()
+			clients.open(ctx, host, path, i, func(_, _ time.Duration, err error) {
+				if err != nil {
+					clients.fail(fmt.Sprintf("connection %d: %v", i, err))
+				} else {
+					connected.Add(1)
+				}
+				once()
+			}, func(msg []byte) {
+				if !bytes.HasPrefix(msg, patchPrefix) {
+					return
+				}
+				j := bytes.Index(msg, markerStem)
+				if j < 0 {
+					return
+				}
+				rest := msg[j+len(markerStem):]
+				end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+				k, err := strconv.Atoi(string(rest[:max(end, 0)]))
+				if err != nil || k < 0 || k >= o.Changes {
+					return
+				}
+				if at[k][i].CompareAndSwap(0, time.Now().UnixNano()-started[k].Load()) {
+					received[k].Add(1)
+				}
+			})
+		}()
+	}
+	connecting.Wait()
+	connectTime := time.Since(connectStart)
+	open := w.serverMemory(ctx)
+
+	queriesBefore, err := w.queryStats(ctx)
+	if err != nil {
+		return benchResult{}, err
+	}
+	stopProfiles := func() error { return nil }
+	if o.Profile != "" && target == targetBunting {
+		if stopProfiles, err = w.startProfiles(ctx, o.Profile); err != nil {
+			return benchResult{}, err
+		}
+	}
+	serverCPU, benchCPU := procCPU(w.childPID), procCPU(os.Getpid())
+	all := make([]int64, 0, int(connected.Load())*o.Changes)
+	reached, firsts := make([]float64, 0, o.Changes), make([]float64, 0, o.Changes)
+	var busy time.Duration
+	for k := range o.Changes {
+		started[k].Store(time.Now().UnixNano())
+		begin := time.Now()
+		if err := w.streamChange(ctx, s, target, string(markerStem)+strconv.Itoa(k)); err != nil {
+			clients.fail(fmt.Sprintf("change %d: %v", k, err))
+			continue
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for received[k].Load() < connected.Load() && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(200 * time.Microsecond)
+		}
+		busy += time.Since(begin)
+		if missing := connected.Load() - received[k].Load(); missing > 0 {
+			clients.failN(missing, fmt.Sprintf("change %d reached %d of %d connections within 30 s", k, received[k].Load(), connected.Load()))
+		}
+		var slowest int64
+		first := int64(math.MaxInt64)
+		for i := range at[k] {
+			if ns := at[k][i].Load(); ns > 0 {
+				all = append(all, ns)
+				slowest, first = max(slowest, ns), min(first, ns)
+			}
+		}
+		if slowest > 0 {
+			reached, firsts = append(reached, round(float64(slowest)/1e6, 3)), append(firsts, round(float64(first)/1e6, 3))
+		}
+	}
+	serverCPU, benchCPU = procCPU(w.childPID)-serverCPU, procCPU(os.Getpid())-benchCPU
+	if err := stopProfiles(); err != nil {
+		return benchResult{}, err
+	}
+	queriesAfter, err := w.queryStats(ctx)
+	if err != nil {
+		return benchResult{}, err
+	}
+	after := w.serverMemory(ctx)
+	clients.closeAll()
+
+	r := benchResult{Scenario: scenarioStreamFanout, Kind: "stream", Flags: o.Flags, Target: target, Seconds: round(busy.Seconds(), 3),
+		Requests: int64(len(all)), Errors: clients.errors, ErrorSamples: clients.samples, RSSMB: max(open.RSSMB, after.RSSMB),
+		Statements: map[string]float64{}}
+	if r.ErrorSamples == nil {
+		r.ErrorSamples = []string{}
+	}
+	st := &streamResult{Connections: int(connected.Load()), ConnectSeconds: round(connectTime.Seconds(), 2),
+		RSSBeforeMB: before.RSSMB, RSSOpenMB: open.RSSMB, RSSAfterMB: after.RSSMB, HeapMB: open.HeapMB, StacksMB: open.StacksMB,
+		Goroutines: open.Goroutines, AllReachedMs: reached}
+	if st.Connections > 0 {
+		st.KBPerConnection = round((open.RSSMB-before.RSSMB)*1024/float64(st.Connections), 1)
+	}
+	if len(reached) > 0 {
+		sorted := slices.Clone(reached)
+		slices.Sort(sorted)
+		st.AllReachedP50Ms, st.AllReachedP99Ms, st.AllReachedMaxMs = percentileF(sorted, 0.5), percentileF(sorted, 0.99), sorted[len(sorted)-1]
+		slices.Sort(firsts)
+		st.FirstReachedP50Ms = percentileF(firsts, 0.5)
+	}
+	st.FullBytes, st.ChangeBytes = len(s.full), len(s.patch)
+	st.ServerCPUMs, st.BenchCPUMs = perItemMs(serverCPU, o.Changes), perItemMs(benchCPU, o.Changes)
+	r.Stream = st
+	fillLatencies(&r, all, busy)
+	perChange(&r, queriesBefore, queriesAfter, int64(o.Changes))
+	return r, nil
+}
+
+// runStorm is stream-storm against one target: connections are opened on a
+// fixed schedule (not when earlier ones are done), held until the storm
+// ends, then closed.
+func runStorm(ctx context.Context, w *benchWorld, target string) (benchResult, error) {
+	o := w.o.Stream
+	s, err := w.streamSetup(ctx)
+	if err != nil {
+		return benchResult{}, err
+	}
+	if err := w.settleServer(ctx); err != nil {
+		return benchResult{}, err
+	}
+	before := w.serverMemory(ctx)
+	queriesBefore, err := w.queryStats(ctx)
+	if err != nil {
+		return benchResult{}, err
+	}
+	n := max(1, int(float64(o.StormRate)*o.StormSeconds))
+	serverCPU, benchCPU := procCPU(w.childPID), procCPU(os.Getpid())
+	fromDial, fromRequest := make([]int64, n), make([]int64, n)
+	clients := &streamClients{}
+	var syncing sync.WaitGroup
+	interval := time.Second / time.Duration(o.StormRate)
+	start := time.Now()
+	for i := range n {
+		if d := time.Until(start.Add(time.Duration(i) * interval)); d > 0 {
+			time.Sleep(d)
+		}
+		syncing.Add(1)
+		clients.wg.Add(1)
+		host, path := w.streamTarget(target, s, i)
+		go func() {
+			defer clients.wg.Done()
+			once := sync.OnceFunc(syncing.Done)
+			defer once()
+			clients.open(ctx, host, path, i, func(dial, request time.Duration, err error) {
+				if err != nil {
+					clients.fail(fmt.Sprintf("connection %d: %v", i, err))
+				} else {
+					fromDial[i], fromRequest[i] = dial.Nanoseconds(), request.Nanoseconds()
+				}
+				once()
+			}, func([]byte) {})
+		}()
+	}
+	syncing.Wait()
+	elapsed := time.Since(start)
+	serverCPU, benchCPU = procCPU(w.childPID)-serverCPU, procCPU(os.Getpid())-benchCPU
+	open := w.serverMemory(ctx)
+	queriesAfter, err := w.queryStats(ctx)
+	if err != nil {
+		return benchResult{}, err
+	}
+	clients.closeAll()
+
+	var all, requests []int64
+	for i := range n {
+		if fromDial[i] > 0 {
+			all, requests = append(all, fromDial[i]), append(requests, fromRequest[i])
+		}
+	}
+	r := benchResult{Scenario: scenarioStreamStorm, Kind: "stream", Flags: o.Flags, Target: target, Seconds: round(elapsed.Seconds(), 3),
+		Requests: int64(len(all)), Errors: clients.errors, ErrorSamples: clients.samples, RSSMB: open.RSSMB, Statements: map[string]float64{}}
+	if r.ErrorSamples == nil {
+		r.ErrorSamples = []string{}
+	}
+	st := &streamResult{Connections: len(all), FullBytes: len(s.full), RSSBeforeMB: before.RSSMB, RSSOpenMB: open.RSSMB, RSSAfterMB: open.RSSMB,
+		HeapMB: open.HeapMB, StacksMB: open.StacksMB, Goroutines: open.Goroutines}
+	if len(all) > 0 {
+		st.ServerCPUMs, st.BenchCPUMs = perItemMs(serverCPU, len(all)), perItemMs(benchCPU, len(all))
+		st.KBPerConnection = round((open.RSSMB-before.RSSMB)*1024/float64(len(all)), 1)
+		slices.Sort(requests)
+		st.SyncP50Ms, st.SyncP99Ms = round(float64(percentile(requests, 0.5))/1e6, 3), round(float64(percentile(requests, 0.99))/1e6, 3)
+	}
+	r.Stream = st
+	fillLatencies(&r, all, elapsed)
+	perChange(&r, queriesBefore, queriesAfter, int64(max(1, len(all))))
+	return r, nil
+}
+
+// procCPU is procCPUSeconds as a duration.
+func procCPU(pid int) time.Duration { return time.Duration(procCPUSeconds(pid) * float64(time.Second)) }
+
+func perItemMs(d time.Duration, n int) float64 {
+	return round(float64(d.Milliseconds())/float64(max(n, 1)), 3)
+}
+
+// fillLatencies sets the table's rate and percentiles from nanoseconds.
+func fillLatencies(r *benchResult, all []int64, elapsed time.Duration) {
+	if len(all) == 0 {
+		return
+	}
+	slices.Sort(all)
+	ms := func(ns int64) float64 { return round(float64(ns)/1e6, 3) }
+	if elapsed > 0 {
+		r.RPS = round(float64(len(all))/elapsed.Seconds(), 1)
+	}
+	r.P50Ms, r.P95Ms, r.P99Ms, r.MaxMs = ms(percentile(all, 0.50)), ms(percentile(all, 0.95)), ms(percentile(all, 0.99)), ms(all[len(all)-1])
+}
+
+// perChange sets the statement columns per change (stream-fanout) or per
+// connection (stream-storm).
+func perChange(r *benchResult, before, after queryStats, n int64) {
+	per := func(d int64) float64 { return round(float64(d)/float64(n), 2) }
+	r.StatementsPerRequest = per(after.Statements - before.Statements)
+	r.RoundTripsPerRequest = per(after.RoundTrips - before.RoundTrips)
+	for name, c := range after.ByName {
+		if d := c - before.ByName[name]; d > 0 {
+			r.Statements[name] = per(d)
+		}
+	}
+}
+
+func percentileF(sorted []float64, p float64) float64 {
+	i := int(float64(len(sorted))*p+0.999999) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// streamChecks holds the streaming results to issue 19's targets.
+func streamChecks(r benchReport) []benchCheck {
+	var checks []benchCheck
+	for _, res := range r.Results {
+		if res.Target != targetBunting || res.Stream == nil {
+			continue
+		}
+		add := func(target, value string, ok bool) {
+			checks = append(checks, benchCheck{Target: target, Scenario: res.Scenario, Flags: res.Flags, Value: value, OK: ok})
+		}
+		st := res.Stream
+		switch res.Scenario {
+		case scenarioStreamFanout:
+			add(fmt.Sprintf("server process < %d MB with %d connections", streamRSSLimitMB, st.Connections),
+				fmt.Sprintf("%.1f MB resident, %.1f KB per connection", res.RSSMB, st.KBPerConnection), res.RSSMB < streamRSSLimitMB)
+			add(fmt.Sprintf("a change reaches every connection, p99 < %d ms", fanoutP99Ms),
+				fmt.Sprintf("deliveries p99 %.1f ms; all reached p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d changes; the first in %.1f ms (p50); server CPU %.0f ms a change",
+					res.P99Ms, st.AllReachedP50Ms, st.AllReachedP99Ms, st.AllReachedMaxMs, len(st.AllReachedMs), st.FirstReachedP50Ms, st.ServerCPUMs),
+				res.P99Ms < fanoutP99Ms && st.AllReachedP99Ms < fanoutP99Ms)
+		case scenarioStreamStorm:
+			add(fmt.Sprintf("full data-sync of a new connection p99 < %d ms while %d connect a second", stormSyncP99Ms, r.Options.Stream.StormRate),
+				fmt.Sprintf("p99 %.1f ms from dialing, %.1f ms from the request; %.0f connections/s reached", res.P99Ms, st.SyncP99Ms, res.RPS),
+				res.P99Ms < stormSyncP99Ms)
+		}
+	}
+	return checks
+}
