@@ -293,8 +293,7 @@ func TestScheduleReachesWebhooks(t *testing.T) {
 	if _, err := s.runSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the toggle event", func() bool { return len(r.received()) >= 1 })
-	time.Sleep(200 * time.Millisecond) // nothing more comes
+	drained(t, s)
 	if got := r.received(); len(got) != 1 || got[0].event != EventFlagToggled {
 		t.Fatalf("received %+v, want one %s", got, EventFlagToggled)
 	}

@@ -30,18 +30,31 @@ func listen(t *testing.T, s *Store) *events {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.Listen(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	deadline := time.Now().Add(5 * time.Second)
-	for !s.Changes().Live() {
-		if time.Now().After(deadline) {
-			t.Fatal("the notifier never listened")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	// Listening begins with a reset, once every channel is listened on.
 	evs := &events{sub: sub}
 	if ev := next(t, evs); ev.Kind != EventReset {
 		t.Fatalf("first event %+v, want a reset", ev)
 	}
 	return evs
+}
+
+// settle waits until every notification committed so far, on any channel,
+// has reached s's listener: PostgreSQL delivers notifications in commit
+// order, so once a marker sent now arrives, everything before it has.
+func settle(t *testing.T, s *Store) {
+	t.Helper()
+	sub := s.Changes().Subscribe()
+	defer sub.Close()
+	marker := uuid.New()
+	if _, err := s.pool.Exec(context.Background(), `SELECT pg_notify($1, $2)`, changesChannel,
+		`{"kind":"test-marker","id":"`+marker.String()+`"}`); err != nil {
+		t.Fatal(err)
+	}
+	for evs := (&events{sub: sub}); ; {
+		if next(t, evs).ID == marker {
+			return
+		}
+	}
 }
 
 // next waits for the next event. The bound is generous: this test is about
