@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,7 +152,10 @@ func TestStreamingConnectionCaps(t *testing.T) {
 }
 
 // TestStreamingCapKeepsTheAPIAnswering holds 1,000 connections, the cap,
-// while more keep being refused, and measures the management API meanwhile.
+// while more keep being refused, and calls the management API meanwhile:
+// every call is answered, and the held connections keep answering. How
+// fast the API answers with the streams held is bunting-bench's
+// stream-fanout scenario (apiP50Ms).
 func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 1,000 WebSockets")
@@ -190,20 +192,12 @@ func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
 			refused++
 		}
 	})
-	var took []time.Duration
 	for range 50 {
-		start := time.Now()
-		in.call("GET", "/api/v1/projects", in.owner, nil, nil)
-		took = append(took, time.Since(start))
+		in.call("GET", "/api/v1/projects", in.owner, nil, nil) // fails the test unless answered 200
 	}
 	close(stop)
 	wg.Wait()
-	slices.Sort(took)
-	t.Logf("with %d connections held and %d upgrades refused meanwhile: management API median %v, max %v",
-		n, refused, took[len(took)/2], took[len(took)-1])
-	if took[len(took)/2] > time.Second {
-		t.Errorf("the management API took %v (median) with the cap reached", took[len(took)/2])
-	}
+	t.Logf("with %d connections held and %d upgrades refused meanwhile, the management API answered 50 calls", n, refused)
 	for _, i := range []int{0, n / 2, n - 1} {
 		if !pings(t, held[i]) {
 			t.Errorf("held connection %d stopped answering", i)
@@ -300,9 +294,18 @@ func TestRefusalsAreLoggedInSummary(t *testing.T) {
 		t.Fatalf("%d answered and %d refused, want 5 and 95 (the secret's burst)", ok, refused)
 	}
 	waitFor(t, "the refusal summary", func() bool { return strings.Contains(logs.String(), "past a limit") })
-	time.Sleep(500 * time.Millisecond) // anything logged after the summary would be here by now
+	// A marker: one more refusal, after the summary, is summed up in a
+	// summary of its own, the next one logged; what the first refusals
+	// logged is all before it.
+	if res, _ := in.request("POST", "/ofrep/v1/evaluate/flags/ft-bool", body, "Authorization", prod.server); res.StatusCode != 429 {
+		t.Fatalf("the marker request: %d, want 429", res.StatusCode)
+	}
+	waitFor(t, "the marker's summary", func() bool { return strings.Contains(logs.String(), " count=1 ") })
 	var summaries, requests429 int
 	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, "past a limit") && strings.Contains(line, " count=1 ") {
+			continue // the marker's
+		}
 		if strings.Contains(line, "past a limit") {
 			summaries++
 			if !strings.Contains(line, `limit="requests per secret"`) || !strings.Contains(line, "count=95") ||

@@ -32,19 +32,13 @@ func TestServerFullDataSyncIsSharedUntilAChange(t *testing.T) {
 	}
 
 	prod.put("/ft-bool/toggle/false", map[string]any{})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c := full()
-		if !bytes.Equal(c, a) {
-			if !strings.Contains(string(c), `"key":"ft-bool"`) || strings.Count(string(c), `"key":"`) != strings.Count(string(a), `"key":"`) {
-				t.Errorf("after a change, the full data-sync is %s", c)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a change left the full data-sync as it was")
-		}
-		time.Sleep(20 * time.Millisecond)
+	in.settle() // the change's event has reached the instance
+	c := full()
+	if bytes.Equal(c, a) {
+		t.Fatal("a change left the full data-sync as it was")
+	}
+	if !strings.Contains(string(c), `"key":"ft-bool"`) || strings.Count(string(c), `"key":"`) != strings.Count(string(a), `"key":"`) {
+		t.Errorf("after a change, the full data-sync is %s", c)
 	}
 }
 
@@ -67,7 +61,7 @@ func TestPushedChangeIsTheSameForEveryServerSDK(t *testing.T) {
 	for i, c := range conns {
 		var got []byte
 		for !strings.Contains(string(got), `"key":"ft-bool"`) || !strings.Contains(string(got), `"isEnabled":false`) {
-			got = c.read(time.Until(start.Add(5 * time.Second)))
+			got = c.read(time.Until(start.Add(pushWait)))
 		}
 		if i == 0 {
 			first = got
