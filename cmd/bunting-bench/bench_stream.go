@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -39,12 +38,13 @@ const (
 	scenarioStreamStorm  = "stream-storm"
 )
 
-// Targets of issue 19 for streaming.
+// Targets of the streaming scenarios.
 const (
 	streamRSSLimitMB  = 256
 	fanoutP99Ms       = 250
 	stormSyncP99Ms    = 50
-	streamSourceAddrs = 64 // loopback addresses the connections come from
+	heldAPIP50Ms      = 1000 // the management API's median with the connections open
+	streamSourceAddrs = 64   // loopback addresses the connections come from
 )
 
 // streamOptions are the streaming scenarios' flags.
@@ -136,6 +136,11 @@ type streamResult struct {
 	// machine, what the work costs whatever else runs.
 	ServerCPUMs float64 `json:"serverCpuMs"`
 	BenchCPUMs  float64 `json:"benchCpuMs"`
+	// APIP50Ms and APIMaxMs are the median and slowest of apiCalls
+	// management API calls made one after the other while stream-fanout's
+	// connections are open (Bunting only).
+	APIP50Ms float64 `json:"apiP50Ms,omitempty"`
+	APIMaxMs float64 `json:"apiMaxMs,omitempty"`
 	// SyncP50Ms and SyncP99Ms are stream-storm's times from sending the
 	// data-sync request (after the upgrade) to its answer, as FeatBit's own
 	// benchmark counts; the table's columns count from dialing.
@@ -221,38 +226,16 @@ func (w *benchWorld) streamChange(ctx context.Context, s *streamWorld, target, m
 		Fallthrough: store.Fallthrough{IncludedInExpt: true, Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
 	}})
 	if target == targetBunting {
-		return w.send(ctx, "PUT", w.buntingURL+"/api/v1/envs/"+s.envID.String()+"/feature-flags/"+s.flagKey+"/targeting", body, true)
+		return w.call(ctx, "PUT", w.buntingURL+"/api/v1/envs/"+s.envID.String()+"/feature-flags/"+s.flagKey+"/targeting", body, true, nil)
 	}
-	if err := w.send(ctx, "PUT", w.floorURL+"/floor/envs/"+s.envID.String()+"/flags/"+s.flagKey+"/targeting", body, false); err != nil {
+	if err := w.call(ctx, "PUT", w.floorURL+"/floor/envs/"+s.envID.String()+"/flags/"+s.flagKey+"/targeting", body, false, nil); err != nil {
 		return err
 	}
 	return w.floorPut(ctx, "/floor/stream/broadcast", bytes.ReplaceAll(s.patch, []byte(streamProbeMarker), []byte(marker)))
 }
 
 func (w *benchWorld) floorPut(ctx context.Context, path string, body []byte) error {
-	return w.send(ctx, "PUT", w.floorURL+path, body, false)
-}
-
-// send makes one request outside measurement and wants a 200.
-func (w *benchWorld) send(ctx context.Context, method, url string, body []byte, auth bool) error {
-	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if auth {
-		req.Header.Set("Authorization", w.auth)
-	}
-	resp, err := w.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, data)
-	}
-	return nil
+	return w.call(ctx, "PUT", w.floorURL+path, body, false, nil)
 }
 
 // streamPath is a server SDK's streaming URL path with a fresh token.
@@ -299,5 +282,5 @@ func (w *benchWorld) serverMemory(ctx context.Context) serverMemory {
 // settleServer has the server collect its garbage and return the freed
 // memory, so the next resident size counts what is live.
 func (w *benchWorld) settleServer(ctx context.Context) error {
-	return w.send(ctx, "POST", w.floorURL+"/_bench/gc", nil, false)
+	return w.call(ctx, "POST", w.floorURL+"/_bench/gc", nil, false, nil)
 }

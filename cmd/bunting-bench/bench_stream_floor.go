@@ -71,7 +71,7 @@ func registerStreamFloor(e *echo.Echo) {
 // function returned stops them and writes them to prefix-server.pprof and
 // prefix-bench.pprof.
 func (w *benchWorld) startProfiles(ctx context.Context, prefix string) (func() error, error) {
-	if err := w.send(ctx, "POST", w.floorURL+"/_bench/cpu-profile/start", nil, false); err != nil {
+	if err := w.call(ctx, "POST", w.floorURL+"/_bench/cpu-profile/start", nil, false, nil); err != nil {
 		return nil, err
 	}
 	var own bytes.Buffer

@@ -162,6 +162,12 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 	connecting.Wait()
 	connectTime := time.Since(connectStart)
 	open := w.serverMemory(ctx)
+	var apiP50, apiMax float64
+	if target == targetBunting {
+		if apiP50, apiMax, err = w.apiLatency(ctx); err != nil {
+			clients.fail(fmt.Sprintf("the management API with the connections open: %v", err))
+		}
+	}
 
 	queriesBefore, err := w.queryStats(ctx)
 	if err != nil {
@@ -223,7 +229,7 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 	}
 	st := &streamResult{Connections: int(connected.Load()), ConnectSeconds: round(connectTime.Seconds(), 2),
 		RSSBeforeMB: before.RSSMB, RSSOpenMB: open.RSSMB, RSSAfterMB: after.RSSMB, HeapMB: open.HeapMB, StacksMB: open.StacksMB,
-		Goroutines: open.Goroutines, AllReachedMs: reached}
+		Goroutines: open.Goroutines, AllReachedMs: reached, APIP50Ms: apiP50, APIMaxMs: apiMax}
 	if st.Connections > 0 {
 		st.KBPerConnection = round((open.RSSMB-before.RSSMB)*1024/float64(st.Connections), 1)
 	}
@@ -360,7 +366,7 @@ func percentileF(sorted []float64, p float64) float64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-// streamChecks holds the streaming results to issue 19's targets.
+// streamChecks holds the streaming results to their targets.
 func streamChecks(r benchReport) []benchCheck {
 	var checks []benchCheck
 	for _, res := range r.Results {
@@ -379,6 +385,10 @@ func streamChecks(r benchReport) []benchCheck {
 				fmt.Sprintf("deliveries p99 %.1f ms; all reached p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d changes; the first in %.1f ms (p50); server CPU %.0f ms a change",
 					res.P99Ms, st.AllReachedP50Ms, st.AllReachedP99Ms, st.AllReachedMaxMs, len(st.AllReachedMs), st.FirstReachedP50Ms, st.ServerCPUMs),
 				res.P99Ms < fanoutP99Ms && st.AllReachedP99Ms < fanoutP99Ms)
+			if st.APIP50Ms > 0 {
+				add(fmt.Sprintf("the management API answers with %d connections open, median < %d ms", st.Connections, heldAPIP50Ms),
+					fmt.Sprintf("median %.1f ms, slowest %.1f ms of %d calls", st.APIP50Ms, st.APIMaxMs, apiCalls), st.APIP50Ms < heldAPIP50Ms)
+			}
 		case scenarioStreamStorm:
 			add(fmt.Sprintf("full data-sync of a new connection p99 < %d ms while %d connect a second", stormSyncP99Ms, r.Options.Stream.StormRate),
 				fmt.Sprintf("p99 %.1f ms from dialing, %.1f ms from the request; %.0f connections/s reached", res.P99Ms, st.SyncP99Ms, res.RPS),
@@ -386,4 +396,24 @@ func streamChecks(r benchReport) []benchCheck {
 		}
 	}
 	return checks
+}
+
+// apiCalls is how many management API calls stream-fanout times with its
+// connections open.
+const apiCalls = 50
+
+// apiLatency times apiCalls calls of the management API (the project
+// list), one after the other, and returns their median and the slowest, in
+// milliseconds.
+func (w *benchWorld) apiLatency(ctx context.Context) (p50, slowest float64, err error) {
+	took := make([]int64, 0, apiCalls)
+	for range apiCalls {
+		start := time.Now()
+		if err := w.call(ctx, "GET", w.buntingURL+"/api/v1/projects", nil, true, nil); err != nil {
+			return 0, 0, err
+		}
+		took = append(took, time.Since(start).Nanoseconds())
+	}
+	slices.Sort(took)
+	return round(float64(percentile(took, 0.5))/1e6, 3), round(float64(took[len(took)-1])/1e6, 3), nil
 }

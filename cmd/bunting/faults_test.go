@@ -169,8 +169,9 @@ func TestDatabaseOutage(t *testing.T) {
 
 // TestShutdownDrains stops the server (what SIGTERM does, through the
 // signal context of main) while a request is still sending its body: that
-// request completes, new connections are refused, and run returns within the
-// grace period.
+// request completes, new connections are refused, and run returns nil,
+// which it does only when everything ended within the grace period (past
+// it, the stop is an error).
 func TestShutdownDrains(t *testing.T) {
 	dbURL, _ := dbtest.NewDatabase(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -226,7 +227,6 @@ func TestShutdownDrains(t *testing.T) {
 		t.Fatal("the server did not start reading the request")
 	}
 	writer.Write([]byte(`{"name":"In flight",`))
-	stopped := time.Now()
 	stop()
 	// The listener closes as the stop begins; the drain lasts until the
 	// request's body is complete.
@@ -256,13 +256,10 @@ func TestShutdownDrains(t *testing.T) {
 	select {
 	case err := <-served:
 		if err != nil {
-			t.Fatalf("run returned %v", err)
+			t.Fatalf("run returned %v, want nil: everything ended within the grace period", err)
 		}
-		if waited := time.Since(stopped); waited > 10*time.Second {
-			t.Fatalf("shutdown took %v, more than the 10s grace", waited)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("run did not return within the grace period")
+	case <-time.After(time.Minute):
+		t.Fatal("run did not return, though the grace period has long passed")
 	}
 }
 
