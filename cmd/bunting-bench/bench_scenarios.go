@@ -260,6 +260,7 @@ var benchScenarios = slices.Concat([]benchScenario{
 	},
 	{name: scenarioStreamFanout, kind: "stream", run: runFanout},
 	{name: scenarioStreamStorm, kind: "stream", run: runStorm},
+	{name: scenarioStreamSchedule, kind: "stream", run: runSchedule},
 }, ofrepScenarios, insightScenarios)
 
 func scenarioNames() []string {

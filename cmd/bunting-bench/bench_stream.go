@@ -30,9 +30,13 @@ import (
 //   - stream-storm opens -storm-rate new connections a second for
 //     -storm-duration against a warm server and measures each connection's
 //     time from dialing to its full data-sync.
+//   - stream-schedule (bench_schedule.go) schedules -stream-changes changes
+//     and measures the time from each one's scheduled time until each
+//     connection received it.
 //
-// Both use their own environment with -stream-flags flags, so what the API
-// scenarios write does not change what they send.
+// They use their own environment with -stream-flags flags, so what the API
+// scenarios write does not change what they send. The management API's
+// answers with stream-fanout's connections open are timed too.
 const (
 	scenarioStreamFanout = "stream-fanout"
 	scenarioStreamStorm  = "stream-storm"
@@ -201,7 +205,7 @@ func (w *benchWorld) streamSetup(ctx context.Context) (*streamWorld, error) {
 	if s.full, _, err = probe.next(64 << 20); err != nil || !bytes.HasPrefix(s.full, fullPrefix) {
 		return nil, fmt.Errorf("the first data-sync: %v %.100q", err, s.full)
 	}
-	if err := w.streamChange(ctx, s, targetBunting, streamProbeMarker); err != nil {
+	if err := w.streamChange(ctx, s, targetBunting, s.flagKey, streamProbeMarker); err != nil {
 		return nil, err
 	}
 	for !bytes.Contains(s.patch, []byte(streamProbeMarker)) {
@@ -216,19 +220,24 @@ func (w *benchWorld) streamSetup(ctx context.Context) (*streamWorld, error) {
 	return s, nil
 }
 
-// streamChange changes the flag's individual targets to marker: through the
-// API, or as the floor's write followed by its broadcast of the same bytes
-// Bunting sends.
-func (w *benchWorld) streamChange(ctx context.Context, s *streamWorld, target, marker string) error {
-	body := jsonBody(store.TargetingInput{Targeting: &store.FlagTargeting{
+// markerTargeting is targeting whose only individual target is marker.
+func markerTargeting(marker string) *store.FlagTargeting {
+	return &store.FlagTargeting{
 		TargetUsers: []store.TargetUser{{KeyIDs: []string{marker}, VariationID: "on"}},
 		Rules:       []store.FlagRule{},
 		Fallthrough: store.Fallthrough{IncludedInExpt: true, Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
-	}})
-	if target == targetBunting {
-		return w.call(ctx, "PUT", w.buntingURL+"/api/v1/envs/"+s.envID.String()+"/feature-flags/"+s.flagKey+"/targeting", body, true, nil)
 	}
-	if err := w.call(ctx, "PUT", w.floorURL+"/floor/envs/"+s.envID.String()+"/flags/"+s.flagKey+"/targeting", body, false, nil); err != nil {
+}
+
+// streamChange changes a flag's individual targets to marker: through the
+// API, or as the floor's write followed by its broadcast of the same bytes
+// Bunting sends (a change of the probed flag, marked).
+func (w *benchWorld) streamChange(ctx context.Context, s *streamWorld, target, key, marker string) error {
+	body := jsonBody(store.TargetingInput{Targeting: markerTargeting(marker)})
+	if target == targetBunting {
+		return w.call(ctx, "PUT", w.buntingURL+"/api/v1/envs/"+s.envID.String()+"/feature-flags/"+key+"/targeting", body, true, nil)
+	}
+	if err := w.call(ctx, "PUT", w.floorURL+"/floor/envs/"+s.envID.String()+"/flags/"+key+"/targeting", body, false, nil); err != nil {
 		return err
 	}
 	return w.floorPut(ctx, "/floor/stream/broadcast", bytes.ReplaceAll(s.patch, []byte(streamProbeMarker), []byte(marker)))

@@ -96,6 +96,104 @@ func (sc *streamClients) open(ctx context.Context, host, path string, i int, syn
 	}
 }
 
+// markedConns are streaming connections that note when each reads the
+// marker of change k: markerStem followed by k, in a change's message.
+type markedConns struct {
+	clients     *streamClients
+	connected   atomic.Int64
+	connectTime time.Duration
+	// started[k] is when change k began (Unix nanoseconds); received[k]
+	// counts the connections that have it; at[k][i] is the nanoseconds from
+	// its start until connection i had it.
+	started  []atomic.Int64
+	received []atomic.Int64
+	at       [][]atomic.Int64
+}
+
+// openMarked opens n connections to target, 256 at a time, each waiting
+// for its full data-sync, and follows changes 0 to changes-1.
+func (w *benchWorld) openMarked(ctx context.Context, target string, s *streamWorld, n, changes int, markerStem []byte) *markedConns {
+	m := &markedConns{clients: &streamClients{}, started: make([]atomic.Int64, changes), received: make([]atomic.Int64, changes),
+		at: make([][]atomic.Int64, changes)}
+	for k := range m.at {
+		m.at[k] = make([]atomic.Int64, n)
+	}
+	var connecting sync.WaitGroup
+	sem := make(chan struct{}, 256) // dials and data-syncs in flight
+	start := time.Now()
+	for i := range n {
+		sem <- struct{}{}
+		connecting.Add(1)
+		m.clients.wg.Add(1)
+		host, path := w.streamTarget(target, s, i)
+		go func() {
+			defer m.clients.wg.Done()
+			once := sync.OnceFunc(func() { <-sem; connecting.Done() })
+			defer once()
+			m.clients.open(ctx, host, path, i, func(_, _ time.Duration, err error) {
+				if err != nil {
+					m.clients.fail(fmt.Sprintf("connection %d: %v", i, err))
+				} else {
+					m.connected.Add(1)
+				}
+				once()
+			}, func(msg []byte) { m.mark(i, msg, markerStem) })
+		}()
+	}
+	connecting.Wait()
+	m.connectTime = time.Since(start)
+	return m
+}
+
+// mark notes when connection i read a change's marker.
+func (m *markedConns) mark(i int, msg, markerStem []byte) {
+	if !bytes.HasPrefix(msg, patchPrefix) {
+		return
+	}
+	j := bytes.Index(msg, markerStem)
+	if j < 0 {
+		return
+	}
+	rest := msg[j+len(markerStem):]
+	end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	k, err := strconv.Atoi(string(rest[:max(end, 0)]))
+	if err != nil || k < 0 || k >= len(m.at) {
+		return
+	}
+	if m.at[k][i].CompareAndSwap(0, time.Now().UnixNano()-m.started[k].Load()) {
+		m.received[k].Add(1)
+	}
+}
+
+// await waits until every connection has change k, 30 s at most; the
+// connections still without it count as errors.
+func (m *markedConns) await(ctx context.Context, k int) {
+	deadline := time.Now().Add(30 * time.Second)
+	for m.received[k].Load() < m.connected.Load() && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(200 * time.Microsecond)
+	}
+	if missing := m.connected.Load() - m.received[k].Load(); missing > 0 {
+		m.clients.failN(missing, fmt.Sprintf("change %d reached %d of %d connections within 30 s", k, m.received[k].Load(), m.connected.Load()))
+	}
+}
+
+// deliveries appends change k's delivery times to all, and returns the
+// slowest and the first in milliseconds (0, 0 when none arrived).
+func (m *markedConns) deliveries(k int, all []int64) (out []int64, slowestMs, firstMs float64) {
+	var slowest int64
+	first := int64(math.MaxInt64)
+	for i := range m.at[k] {
+		if ns := m.at[k][i].Load(); ns > 0 {
+			all = append(all, ns)
+			slowest, first = max(slowest, ns), min(first, ns)
+		}
+	}
+	if slowest == 0 {
+		return all, 0, 0
+	}
+	return all, round(float64(slowest)/1e6, 3), round(float64(first)/1e6, 3)
+}
+
 // runFanout is stream-fanout against one target.
 func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, error) {
 	o := w.o.Stream
@@ -109,63 +207,12 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 		return benchResult{}, err
 	}
 	before := w.serverMemory(ctx)
-
-	// received[k] counts the connections that have change k; at[k][i] is
-	// when connection i got it, after the change began at started[k].
-	started := make([]atomic.Int64, o.Changes)
-	received := make([]atomic.Int64, o.Changes)
-	at := make([][]atomic.Int64, o.Changes)
-	for k := range at {
-		at[k] = make([]atomic.Int64, o.Streams)
-	}
-	clients := &streamClients{}
-	var connected atomic.Int64
-	var connecting sync.WaitGroup
-	sem := make(chan struct{}, 256) // dials and data-syncs in flight
-	connectStart := time.Now()
-	for i := range o.Streams {
-		sem <- struct{}{}
-		connecting.Add(1)
-		clients.wg.Add(1)
-		host, path := w.streamTarget(target, s, i)
-		go func() {
-			defer clients.wg.Done()
-			once := sync.OnceFunc(func() { <-sem; connecting.Done() })
-			defer once()
-			clients.open(ctx, host, path, i, func(_, _ time.Duration, err error) {
-				if err != nil {
-					clients.fail(fmt.Sprintf("connection %d: %v", i, err))
-				} else {
-					connected.Add(1)
-				}
-				once()
-			}, func(msg []byte) {
-				if !bytes.HasPrefix(msg, patchPrefix) {
-					return
-				}
-				j := bytes.Index(msg, markerStem)
-				if j < 0 {
-					return
-				}
-				rest := msg[j+len(markerStem):]
-				end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
-				k, err := strconv.Atoi(string(rest[:max(end, 0)]))
-				if err != nil || k < 0 || k >= o.Changes {
-					return
-				}
-				if at[k][i].CompareAndSwap(0, time.Now().UnixNano()-started[k].Load()) {
-					received[k].Add(1)
-				}
-			})
-		}()
-	}
-	connecting.Wait()
-	connectTime := time.Since(connectStart)
+	m := w.openMarked(ctx, target, s, o.Streams, o.Changes, markerStem)
 	open := w.serverMemory(ctx)
 	var apiP50, apiMax float64
 	if target == targetBunting {
 		if apiP50, apiMax, err = w.apiLatency(ctx); err != nil {
-			clients.fail(fmt.Sprintf("the management API with the connections open: %v", err))
+			m.clients.fail(fmt.Sprintf("the management API with the connections open: %v", err))
 		}
 	}
 
@@ -180,34 +227,21 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 		}
 	}
 	serverCPU, benchCPU := procCPU(w.childPID), procCPU(os.Getpid())
-	all := make([]int64, 0, int(connected.Load())*o.Changes)
+	all := make([]int64, 0, int(m.connected.Load())*o.Changes)
 	reached, firsts := make([]float64, 0, o.Changes), make([]float64, 0, o.Changes)
 	var busy time.Duration
 	for k := range o.Changes {
-		started[k].Store(time.Now().UnixNano())
+		m.started[k].Store(time.Now().UnixNano())
 		begin := time.Now()
-		if err := w.streamChange(ctx, s, target, string(markerStem)+strconv.Itoa(k)); err != nil {
-			clients.fail(fmt.Sprintf("change %d: %v", k, err))
+		if err := w.streamChange(ctx, s, target, s.flagKey, string(markerStem)+strconv.Itoa(k)); err != nil {
+			m.clients.fail(fmt.Sprintf("change %d: %v", k, err))
 			continue
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for received[k].Load() < connected.Load() && time.Now().Before(deadline) && ctx.Err() == nil {
-			time.Sleep(200 * time.Microsecond)
-		}
+		m.await(ctx, k)
 		busy += time.Since(begin)
-		if missing := connected.Load() - received[k].Load(); missing > 0 {
-			clients.failN(missing, fmt.Sprintf("change %d reached %d of %d connections within 30 s", k, received[k].Load(), connected.Load()))
-		}
-		var slowest int64
-		first := int64(math.MaxInt64)
-		for i := range at[k] {
-			if ns := at[k][i].Load(); ns > 0 {
-				all = append(all, ns)
-				slowest, first = max(slowest, ns), min(first, ns)
-			}
-		}
-		if slowest > 0 {
-			reached, firsts = append(reached, round(float64(slowest)/1e6, 3)), append(firsts, round(float64(first)/1e6, 3))
+		var slowest, first float64
+		if all, slowest, first = m.deliveries(k, all); slowest > 0 {
+			reached, firsts = append(reached, slowest), append(firsts, first)
 		}
 	}
 	serverCPU, benchCPU = procCPU(w.childPID)-serverCPU, procCPU(os.Getpid())-benchCPU
@@ -219,33 +253,47 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 		return benchResult{}, err
 	}
 	after := w.serverMemory(ctx)
-	clients.closeAll()
+	m.clients.closeAll()
 
-	r := benchResult{Scenario: scenarioStreamFanout, Kind: "stream", Flags: o.Flags, Target: target, Seconds: round(busy.Seconds(), 3),
-		Requests: int64(len(all)), Errors: clients.errors, ErrorSamples: clients.samples, RSSMB: max(open.RSSMB, after.RSSMB),
-		Statements: map[string]float64{}}
-	if r.ErrorSamples == nil {
-		r.ErrorSamples = []string{}
-	}
-	st := &streamResult{Connections: int(connected.Load()), ConnectSeconds: round(connectTime.Seconds(), 2),
+	r := streamResultRow(scenarioStreamFanout, target, o.Flags, m.clients, busy, all)
+	r.RSSMB = max(open.RSSMB, after.RSSMB)
+	st := &streamResult{Connections: int(m.connected.Load()), ConnectSeconds: round(m.connectTime.Seconds(), 2),
 		RSSBeforeMB: before.RSSMB, RSSOpenMB: open.RSSMB, RSSAfterMB: after.RSSMB, HeapMB: open.HeapMB, StacksMB: open.StacksMB,
 		Goroutines: open.Goroutines, AllReachedMs: reached, APIP50Ms: apiP50, APIMaxMs: apiMax}
 	if st.Connections > 0 {
 		st.KBPerConnection = round((open.RSSMB-before.RSSMB)*1024/float64(st.Connections), 1)
 	}
-	if len(reached) > 0 {
-		sorted := slices.Clone(reached)
-		slices.Sort(sorted)
-		st.AllReachedP50Ms, st.AllReachedP99Ms, st.AllReachedMaxMs = percentileF(sorted, 0.5), percentileF(sorted, 0.99), sorted[len(sorted)-1]
-		slices.Sort(firsts)
-		st.FirstReachedP50Ms = percentileF(firsts, 0.5)
-	}
+	st.summarize(reached, firsts)
 	st.FullBytes, st.ChangeBytes = len(s.full), len(s.patch)
 	st.ServerCPUMs, st.BenchCPUMs = perItemMs(serverCPU, o.Changes), perItemMs(benchCPU, o.Changes)
 	r.Stream = st
-	fillLatencies(&r, all, busy)
 	perChange(&r, queriesBefore, queriesAfter, int64(o.Changes))
 	return r, nil
+}
+
+// streamResultRow is a streaming scenario's row of the table: its
+// deliveries (or connections) over the time they took, and its errors.
+func streamResultRow(scenario, target string, flags int, clients *streamClients, took time.Duration, all []int64) benchResult {
+	r := benchResult{Scenario: scenario, Kind: "stream", Flags: flags, Target: target, Seconds: round(took.Seconds(), 3),
+		Requests: int64(len(all)), Errors: clients.errors, ErrorSamples: clients.samples, Statements: map[string]float64{}}
+	if r.ErrorSamples == nil {
+		r.ErrorSamples = []string{}
+	}
+	fillLatencies(&r, all, took)
+	return r
+}
+
+// summarize sets the times until every connection, and the first, had
+// each change.
+func (st *streamResult) summarize(reached, firsts []float64) {
+	if len(reached) == 0 {
+		return
+	}
+	sorted := slices.Clone(reached)
+	slices.Sort(sorted)
+	st.AllReachedP50Ms, st.AllReachedP99Ms, st.AllReachedMaxMs = percentileF(sorted, 0.5), percentileF(sorted, 0.99), sorted[len(sorted)-1]
+	slices.Sort(firsts)
+	st.FirstReachedP50Ms = percentileF(firsts, 0.5)
 }
 
 // runStorm is stream-storm against one target: connections are opened on a
@@ -309,11 +357,8 @@ func runStorm(ctx context.Context, w *benchWorld, target string) (benchResult, e
 			all, requests = append(all, fromDial[i]), append(requests, fromRequest[i])
 		}
 	}
-	r := benchResult{Scenario: scenarioStreamStorm, Kind: "stream", Flags: o.Flags, Target: target, Seconds: round(elapsed.Seconds(), 3),
-		Requests: int64(len(all)), Errors: clients.errors, ErrorSamples: clients.samples, RSSMB: open.RSSMB, Statements: map[string]float64{}}
-	if r.ErrorSamples == nil {
-		r.ErrorSamples = []string{}
-	}
+	r := streamResultRow(scenarioStreamStorm, target, o.Flags, clients, elapsed, all)
+	r.RSSMB = open.RSSMB
 	st := &streamResult{Connections: len(all), FullBytes: len(s.full), RSSBeforeMB: before.RSSMB, RSSOpenMB: open.RSSMB, RSSAfterMB: open.RSSMB,
 		HeapMB: open.HeapMB, StacksMB: open.StacksMB, Goroutines: open.Goroutines}
 	if len(all) > 0 {
@@ -323,7 +368,6 @@ func runStorm(ctx context.Context, w *benchWorld, target string) (benchResult, e
 		st.SyncP50Ms, st.SyncP99Ms = round(float64(percentile(requests, 0.5))/1e6, 3), round(float64(percentile(requests, 0.99))/1e6, 3)
 	}
 	r.Stream = st
-	fillLatencies(&r, all, elapsed)
 	perChange(&r, queriesBefore, queriesAfter, int64(max(1, len(all))))
 	return r, nil
 }
@@ -389,6 +433,11 @@ func streamChecks(r benchReport) []benchCheck {
 				add(fmt.Sprintf("the management API answers with %d connections open, median < %d ms", st.Connections, heldAPIP50Ms),
 					fmt.Sprintf("median %.1f ms, slowest %.1f ms of %d calls", st.APIP50Ms, st.APIMaxMs, apiCalls), st.APIP50Ms < heldAPIP50Ms)
 			}
+		case scenarioStreamSchedule:
+			add(fmt.Sprintf("a scheduled change reaches every connection, p99 < %d ms after its time", scheduleLateP99Ms),
+				fmt.Sprintf("deliveries p99 %.1f ms after their time; all reached p50 %.1f ms, max %.1f ms over %d changes",
+					res.P99Ms, st.AllReachedP50Ms, st.AllReachedMaxMs, len(st.AllReachedMs)),
+				res.P99Ms < scheduleLateP99Ms)
 		case scenarioStreamStorm:
 			add(fmt.Sprintf("full data-sync of a new connection p99 < %d ms while %d connect a second", stormSyncP99Ms, r.Options.Stream.StormRate),
 				fmt.Sprintf("p99 %.1f ms from dialing, %.1f ms from the request; %.0f connections/s reached", res.P99Ms, st.SyncP99Ms, res.RPS),

@@ -50,7 +50,8 @@ func (e *env) appliedSchedules(f store.Flag) []store.AuditEntry {
 
 // A schedule set two seconds ahead, with two instances on one database each
 // running its worker, is applied once, not before its time, and reaches SDKs
-// connected to either instance.
+// connected to either instance. How long after its time it arrives is
+// bunting-bench's stream-schedule scenario.
 func TestScheduleAppliesOnceAcrossTwoInstances(t *testing.T) {
 	t.Parallel()
 	a := newServer(t)
