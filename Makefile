@@ -1,8 +1,9 @@
 # Bunting: `make run` serves, `make test` runs every test. See README.md.
 
 export BUNTING_ADMIN_EMAIL ?= admin@example.com
-# A known first password so the README's curl session works on a fresh
-# machine; it is used only when the database is empty. Set your own elsewhere.
+# A known first password so the curl session of api/README.md works on a
+# fresh machine; it is used only when the database is empty. Set your own
+# elsewhere.
 export BUNTING_ADMIN_PASSWORD ?= bunting-admin
 
 .PHONY: run test fuzz sdk-clients generate generate-check build
