@@ -32,13 +32,16 @@ sdk-clients:
 	elif command -v npm >/dev/null; then npm ci --prefix $(SDK_CLIENTS) --no-audit --no-fund; \
 	else echo "npm not found: the SDK client test will be skipped"; fi
 
-# test gives each package's tests 30 minutes, not go test's 10: the api and
-# web packages take a few minutes on a quiet 2-core machine and 10 or more on
-# a loaded one, and a timeout there says nothing about the code.
+# test checks formatting, runs go vet and staticcheck (the version pinned in
+# go.mod), every test, then the fuzz targets. It gives each package's tests
+# 30 minutes, not go test's 10: the api and web packages take a few minutes
+# on a quiet 2-core machine and 10 or more on a loaded one, and a timeout
+# there says nothing about the code.
 test: sdk-clients
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
+	go tool staticcheck ./...
 	go test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
 
