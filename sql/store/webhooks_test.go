@@ -302,7 +302,8 @@ func TestWebhookTwoWorkersSendOnce(t *testing.T) {
 // A receiver that never answers does not slow changes: the delivery waits in
 // the worker, not in the change's transaction, so changes go on being made
 // while the worker's requests to it hang. (What a hanging receiver costs a
-// change in time is measured by bunting-bench's webhook-hangs scenario.)
+// change in time is measured by bunting-bench's flag-hanging-webhook
+// scenario.)
 func TestWebhookHangingReceiverDoesNotSlowChanges(t *testing.T) {
 	t.Parallel()
 	s, a, prod := loopbackStore(t)

@@ -28,9 +28,8 @@ func from(ip string) *websocket.Dialer {
 }
 
 // tryDial opens /streaming for a server SDK with dialer (nil: the default
-// one) and returns the
-// connection, or the HTTP status and Retry-After of a refused upgrade,
-// which must close its connection.
+// one) and returns the connection, or the HTTP status and Retry-After of a
+// refused upgrade, which must close its connection.
 func (in *instance) tryDial(dialer *websocket.Dialer, secret string) (*websocket.Conn, int, string) {
 	in.t.Helper()
 	return in.tryDialAs(dialer, "server", secret)
