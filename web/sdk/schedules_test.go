@@ -88,7 +88,7 @@ func TestScheduleAppliesOnceAcrossTwoInstances(t *testing.T) {
 	// A later schedule, turning the flag off again, is applied after the
 	// workers' ticks that followed the first: the first was still applied
 	// only once.
-	prod.scheduleTarget("launch", "Launch over", time.Now().Add(time.Second), map[string]any{"isEnabled": false})
+	prod.scheduleTarget("launch", "Launch over", time.Now().Add(2*time.Second), map[string]any{"isEnabled": false})
 	for _, c := range conns {
 		for on := true; on; {
 			var got store.Flag
