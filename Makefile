@@ -1,8 +1,9 @@
 # Bunting: `make run` serves, `make test` runs every test. See README.md.
 
 export BUNTING_ADMIN_EMAIL ?= admin@example.com
-# A known first password so the README's curl session works on a fresh
-# machine; it is used only when the database is empty. Set your own elsewhere.
+# A known first password so the curl session of api/README.md works on a
+# fresh machine; it is used only when the database is empty. Set your own
+# elsewhere.
 export BUNTING_ADMIN_PASSWORD ?= bunting-admin
 
 .PHONY: run test fuzz sdk-clients generate generate-check build
@@ -31,13 +32,16 @@ sdk-clients:
 	elif command -v npm >/dev/null; then npm ci --prefix $(SDK_CLIENTS) --no-audit --no-fund; \
 	else echo "npm not found: the SDK client test will be skipped"; fi
 
-# test gives each package's tests 30 minutes, not go test's 10: the api and
-# web packages take a few minutes on a quiet 2-core machine and 10 or more on
-# a loaded one, and a timeout there says nothing about the code.
+# test checks formatting, runs go vet and staticcheck (the version pinned in
+# go.mod), every test, then the fuzz targets. It gives each package's tests
+# 30 minutes, not go test's 10: the api and web packages take a few minutes
+# on a quiet 2-core machine and 10 or more on a loaded one, and a timeout
+# there says nothing about the code.
 test: sdk-clients
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
+	go tool staticcheck ./...
 	go test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
 

@@ -43,7 +43,7 @@ func New(s *store.Store, log *slog.Logger, limits *limit.Edge) *Handler {
 // body says, its group checks it first (with the store's check), so a
 // caller without it is refused before the body is read. Every
 // route here is described in openapi.yaml, and the tests fail when the two
-// differ (README, "Changing the API").
+// differ (README.md beside this file, "Changing the API").
 func (h *Handler) Register(e *echo.Echo) {
 	public := e.Group("/api/v1")
 	// The document describing every route here (openapi.yaml), and sign-in.

@@ -240,7 +240,7 @@ func (s *server) policyFor(key string, statements []access.Statement) uuid.UUID 
 
 // A shared segment changes what every environment it is visible in serves:
 // a member allowed segment changes only in dev may not change one visible in
-// prod, nor widen a dev one's scopes to prod (issue 14).
+// prod, nor widen a dev one's scopes to prod.
 func TestSharedSegmentNeedsEveryEnvironment(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)

@@ -99,7 +99,7 @@ func TestFlagPageLinksToCompareAndCopy(t *testing.T) {
 	if row := pg.row("copy-check-row", "data-key", "banner"); row == nil || attr(row, "data-ok") != "true" || !pg.has("copy-confirm") {
 		t.Fatalf("pre-check: %q", pg.text("copy-checks"))
 	}
-	pg = b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {a.flag(prod, "banner").ID.String()}}).status(http.StatusOK)
+	b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {a.flag(prod, "banner").ID.String()}}).status(http.StatusOK)
 	if a.flag(dev, "banner").Name != "Banner" {
 		t.Fatal("banner was not copied")
 	}

@@ -69,7 +69,7 @@ const benchUsage = `usage: bunting-bench [flags]
 
 Seeds a fresh database (bunting_bench_…, on BUNTING_DATABASE_URL's server or
 the local one), starts the real server as a child process, drives it over
-loopback and compares it with a bare floor. See README.md, "Performance".
+loopback and compares it with a bare floor. See cmd/bunting-bench/README.md.
 `
 
 func parseBenchOptions(args []string, out io.Writer) (benchOptions, error) {
@@ -269,7 +269,7 @@ func benchCommand(ctx context.Context, cfg server.Config, args []string, getenv 
 					r.RatioToFloor = &ratio
 				}
 				report.Results = append(report.Results, r)
-				fmt.Fprintf(stdout, "  %-17s %9d flags  %-7s %8.1f req/s  p99 %7.2f ms  %d errors\n",
+				fmt.Fprintf(stdout, "  %-20s %9d flags  %-7s %8.1f req/s  p99 %7.2f ms  %d errors\n",
 					sc.name, n, target, r.RPS, r.P99Ms, r.Errors)
 			}
 		}
@@ -338,6 +338,7 @@ type benchWorld struct {
 	ownerEmail, ownerSecret string
 	memberPassword          string
 	orgID, envID, policyID  uuid.UUID
+	projectID               uuid.UUID // the measured environment's
 	// refSegments are used by flags' rules; patchSegments by none, so
 	// patching them costs the segment's own change.
 	allSegments, refSegments, patchSegments []uuid.UUID
@@ -354,6 +355,8 @@ type benchWorld struct {
 	http                 *http.Client
 	auth                 string
 	stream               *streamWorld
+	webhook              *hangingWebhook // while flag-hanging-webhook runs
+	compareEnv           uuid.UUID       // compare-overview's other environment, once seeded
 }
 
 // seedBench migrates the database and seeds everything but the flags.
@@ -399,7 +402,7 @@ func seedBench(ctx context.Context, pool *pgxpool.Pool, o benchOptions) (*benchW
 			}
 		}
 		if i == 0 {
-			w.envID = p.Environments[0].ID
+			w.projectID, w.envID = p.ID, p.Environments[0].ID
 			scope = "organization/" + orgKey + ":project/" + p.Key + ":env/" + p.Environments[0].Key
 		}
 	}
@@ -467,28 +470,38 @@ func (w *benchWorld) authenticate(ctx context.Context) error {
 			Token string `json:"token"`
 		} `json:"data"`
 	}
-	if err := w.call(ctx, "POST", w.buntingURL+"/api/v1/identity/login-by-email", body, &out); err != nil {
+	if err := w.call(ctx, "POST", w.buntingURL+"/api/v1/identity/login-by-email", body, false, &out); err != nil {
 		return fmt.Errorf("sign in the owner: %w", err)
 	}
 	w.auth = "Bearer " + out.Data.Token
 	return nil
 }
 
-// call makes one request outside measurement and decodes a 200 answer.
-func (w *benchWorld) call(ctx context.Context, method, url string, body []byte, out any) error {
+// call makes one request outside measurement, with the API credential when
+// auth, wants 200 and decodes the answer into out unless it is nil.
+func (w *benchWorld) call(ctx context.Context, method, url string, body []byte, auth bool, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if auth {
+		req.Header.Set("Authorization", w.auth)
+	}
 	resp, err := w.http.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, data)
+		return fmt.Errorf("%s %s: %d %.4096s", method, url, resp.StatusCode, data)
+	}
+	if out == nil {
+		return nil
 	}
 	return json.Unmarshal(data, out)
 }
@@ -531,7 +544,9 @@ func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchO
 		"BUNTING_ADMIN_EMAIL="+w.ownerEmail, "BUNTING_ADMIN_PASSWORD="+w.ownerSecret, "BUNTING_LOG_LEVEL="+logLevel,
 		// OFREP providers ask once per evaluation; the default 10,000 a second
 		// per secret would measure the limit.
-		"BUNTING_SDK_RATE_PER_SECRET=100000000")
+		"BUNTING_SDK_RATE_PER_SECRET=100000000",
+		// flag-hanging-webhook's receiver listens on loopback.
+		"BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS=true")
 	env = append(env, o.Stream.serverEnv()...)
 
 	logPath := o.ServerLog

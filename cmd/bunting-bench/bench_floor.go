@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -44,6 +45,8 @@ func newFloor(pool *pgxpool.Pool) *floor {
 	g.PATCH("/orgs/:org/segments/:id", f.patchSegment)
 	g.GET("/orgs/:org/policies/:id/members", f.policyMembers)
 	g.POST("/login", f.login)
+	g.POST("/envs/:env/insight", f.insight)
+	g.POST("/envs/:env/compare/:target", f.compare)
 	registerOFREPFloor(f.e)
 	registerProfiles(f.e)
 	return f
@@ -370,4 +373,27 @@ func (f *floor) login(c echo.Context) error {
 	mac := hmac.New(sha256.New, f.key)
 	mac.Write(id[:])
 	return c.JSON(http.StatusOK, map[string]string{"token": base64.RawURLEncoding.EncodeToString(mac.Sum(id[:]))})
+}
+
+// compare answers a page of the environment's flags by key, each with the
+// other environment's flag of the same key (or null), and how many flags
+// there are: what comparing a page needs to read, in one query, leaving the
+// comparison itself out.
+func (f *floor) compare(c echo.Context) error {
+	page, err := strconv.Atoi(c.QueryParam("page"))
+	if err != nil || page < 0 {
+		return c.NoContent(http.StatusBadRequest)
+	}
+	var body []byte
+	err = f.pool.QueryRow(c.Request().Context(), `-- name: floor.CompareFlags
+		SELECT jsonb_build_object(
+			'totalCount', (SELECT count(*) FROM feature_flags WHERE env_id = $1 AND NOT is_archived),
+			'items', coalesce(jsonb_agg(jsonb_build_object('source', to_jsonb(s), 'target', to_jsonb(t)) ORDER BY s.key), '[]'))
+		FROM (SELECT * FROM feature_flags WHERE env_id = $1 AND NOT is_archived ORDER BY key LIMIT $3 OFFSET $4) s
+		LEFT JOIN feature_flags t ON t.env_id = $2 AND lower(t.key) = lower(s.key) AND t.key = s.key`,
+		c.Param("env"), c.Param("target"), comparePage, page*comparePage).Scan(&body)
+	if err != nil {
+		return floorError(c, err)
+	}
+	return floorJSON(c, body)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/seed"
@@ -63,32 +64,40 @@ func ofrepContext(c *benchClient) []byte {
 		"country": countries[n%len(countries)], "plan": plans[n%len(plans)], "email": fmt.Sprintf("user-%d@example.org", n)}})
 }
 
+// loadSecrets finds the measured environment's server and client secrets,
+// once.
+func (w *benchWorld) loadSecrets(ctx context.Context) error {
+	if w.serverSecret != "" {
+		return nil
+	}
+	rows, err := w.pool.Query(ctx, `SELECT type, value FROM env_secrets WHERE env_id = $1`, w.envID)
+	if err != nil {
+		return err
+	}
+	var typ, value string
+	_, err = pgx.ForEachRow(rows, []any{&typ, &value}, func() error {
+		if typ == "server" {
+			w.serverSecret = value
+		} else {
+			w.clientSecret = value
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if w.serverSecret == "" || w.clientSecret == "" {
+		return fmt.Errorf("the measured environment has no server or no client secret")
+	}
+	return nil
+}
+
 // prepareOFREP finds the measured environment's secrets and records the
 // answer the floor gives for a kind of request.
 func prepareOFREP(kind string, request func(w *benchWorld, target string, c *benchClient) benchRequest) func(ctx context.Context, w *benchWorld, clients []*benchClient) error {
 	return func(ctx context.Context, w *benchWorld, clients []*benchClient) error {
-		if w.serverSecret == "" {
-			rows, err := w.pool.Query(ctx, `SELECT type, value FROM env_secrets WHERE env_id = $1`, w.envID)
-			if err != nil {
-				return err
-			}
-			var typ, value string
-			for rows.Next() {
-				if err := rows.Scan(&typ, &value); err != nil {
-					return err
-				}
-				if typ == "server" {
-					w.serverSecret = value
-				} else {
-					w.clientSecret = value
-				}
-			}
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			if w.serverSecret == "" || w.clientSecret == "" {
-				return fmt.Errorf("the measured environment has no server or no client secret")
-			}
+		if err := w.loadSecrets(ctx); err != nil {
+			return err
 		}
 		r := request(w, targetBunting, clients[0])
 		req, err := http.NewRequestWithContext(ctx, r.method, w.buntingURL+r.path, strings.NewReader(string(r.body)))
@@ -107,7 +116,7 @@ func prepareOFREP(kind string, request func(w *benchWorld, target string, c *ben
 			return fmt.Errorf("%s %s: %d %.300s (%v)", r.method, r.path, resp.StatusCode, answer, err)
 		}
 		var ok bool
-		return w.call(ctx, "PUT", w.floorURL+"/_bench/ofrep/"+kind, answer, &ok)
+		return w.call(ctx, "PUT", w.floorURL+"/_bench/ofrep/"+kind, answer, false, &ok)
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -66,11 +67,10 @@ func procCPUSeconds(pid int) float64 {
 	if err != nil {
 		return 0
 	}
-	// The command name, in parentheses, may hold spaces; the fields after
-	// it start with the state (field 3), so utime (14) and stime (15) are
-	// the 12th and 13th.
-	_, rest, _ := strings.Cut(string(data), ") ")
-	fields := strings.Fields(rest)
+	// The command name, in parentheses, may hold spaces and parentheses;
+	// the fields after its last ")" start with the state (field 3), so
+	// utime (14) and stime (15) are the 12th and 13th.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
 	if len(fields) < 13 {
 		return 0
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -113,9 +114,10 @@ func jsonBody(v any) []byte {
 }
 
 // benchScenarios are the scenarios in the order they run: reads first, so
-// writes do not change what reads see; sign-in, then applications'
-// evaluations (bench_ofrep.go) last.
-var benchScenarios = append([]benchScenario{
+// writes do not change what reads see; sign-in, the streams, then
+// applications' evaluations (bench_ofrep.go) and reports (bench_insight.go)
+// last.
+var benchScenarios = slices.Concat([]benchScenario{
 	{
 		name: "get-flag", kind: "read", perSize: true,
 		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
@@ -169,6 +171,21 @@ var benchScenarios = append([]benchScenario{
 		},
 	},
 	{
+		// A page of 100 flags compared with another environment that has
+		// the first half of them: the largest comparison the pages ask for.
+		name: scenarioCompare, kind: "read",
+		prepare: prepareCompare,
+		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
+			page := c.rng.IntN(max(1, w.flags/comparePage))
+			if target == targetFloor {
+				return benchRequest{method: "POST", path: fmt.Sprintf("/floor/envs/%s/compare/%s?page=%d", w.envID, w.compareEnv, page)}
+			}
+			return benchRequest{method: "POST", path: "/api/v1/envs/" + w.envID.String() + "/feature-flags/compare-overview",
+				body: jsonBody(map[string]any{"targetEnvIds": []uuid.UUID{w.compareEnv},
+					"filter": map[string]any{"pageIndex": page, "pageSize": comparePage}})}
+		},
+	},
+	{
 		name: "create-flag", kind: "write", perSize: true,
 		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
 			key := fmt.Sprintf("new-%d-%d-%d", c.run, c.id, c.seq)
@@ -190,38 +207,8 @@ var benchScenarios = append([]benchScenario{
 		// it; each client follows the revisions of its own flags.
 		name: "flag-description", kind: "write", perSize: true,
 		prepare: loadRevisions,
-		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
-			key := seed.FlagKey(pick(c, c.descFlags))
-			c.lastKey = key
-			rev, err := uuid.Parse(c.revisions[key])
-			if err != nil {
-				panic(fmt.Sprintf("no revision for %s", key)) // loadRevisions loaded every owned flag
-			}
-			description := fmt.Sprintf("Described in run %d by client %d, change %d", c.run, c.id, c.seq)
-			body := jsonBody(store.DescriptionInput{Description: &description, Change: store.Change{Revision: &rev}})
-			if target == targetFloor {
-				return benchRequest{method: "PUT", path: "/floor/envs/" + w.envID.String() + "/flags/" + key + "/description", body: body}
-			}
-			return benchRequest{method: "PUT", path: "/api/v1/envs/" + w.envID.String() + "/feature-flags/" + key + "/description", body: body}
-		},
-		done: func(target string, c *benchClient, body []byte) error {
-			var rev string
-			if target == targetFloor {
-				if err := json.Unmarshal(body, &rev); err != nil {
-					return err
-				}
-			} else {
-				var env struct {
-					Data string `json:"data"`
-				}
-				if err := json.Unmarshal(body, &env); err != nil {
-					return err
-				}
-				rev = env.Data
-			}
-			c.revisions[c.lastKey] = rev
-			return nil
-		},
+		request: describeFlag,
+		done:    describedFlag,
 	},
 	{
 		name: "flag-targeting", kind: "write", perSize: true,
@@ -233,6 +220,13 @@ var benchScenarios = append([]benchScenario{
 			}
 			return benchRequest{method: "PUT", path: "/api/v1/envs/" + w.envID.String() + "/feature-flags/" + key + "/targeting", body: body}
 		},
+	},
+	{
+		name: scenarioHangingWebhook, kind: "write",
+		prepare: prepareHangingWebhook,
+		request: describeFlag,
+		done:    describedFlag,
+		cleanup: cleanupHangingWebhook,
 	},
 	{
 		// A JSON Patch of a segment no flag uses: its description and its
@@ -266,7 +260,8 @@ var benchScenarios = append([]benchScenario{
 	},
 	{name: scenarioStreamFanout, kind: "stream", run: runFanout},
 	{name: scenarioStreamStorm, kind: "stream", run: runStorm},
-}, ofrepScenarios...)
+	{name: scenarioStreamSchedule, kind: "stream", run: runSchedule},
+}, ofrepScenarios, insightScenarios)
 
 func scenarioNames() []string {
 	names := make([]string, len(benchScenarios))
@@ -326,4 +321,74 @@ func targeting(w *benchWorld, c *benchClient) store.TargetingInput {
 		Fallthrough: store.Fallthrough{IncludedInExpt: true, Variations: []store.RolloutVariation{
 			{ID: "on", Rollout: []float64{0, split}, ExptRollout: 1}, {ID: "off", Rollout: []float64{split, 1}, ExptRollout: 1}}},
 	}}
+}
+
+// describeFlag changes the description of one of the client's flags, with
+// the revision it was read at, as the UI sends it.
+func describeFlag(w *benchWorld, target string, c *benchClient) benchRequest {
+	key := seed.FlagKey(pick(c, c.descFlags))
+	c.lastKey = key
+	rev, err := uuid.Parse(c.revisions[key])
+	if err != nil {
+		panic(fmt.Sprintf("no revision for %s", key)) // loadRevisions loaded every owned flag
+	}
+	description := fmt.Sprintf("Described in run %d by client %d, change %d", c.run, c.id, c.seq)
+	body := jsonBody(store.DescriptionInput{Description: &description, Change: store.Change{Revision: &rev}})
+	if target == targetFloor {
+		return benchRequest{method: "PUT", path: "/floor/envs/" + w.envID.String() + "/flags/" + key + "/description", body: body}
+	}
+	return benchRequest{method: "PUT", path: "/api/v1/envs/" + w.envID.String() + "/feature-flags/" + key + "/description", body: body}
+}
+
+// describedFlag keeps the revision a description change answered, for the
+// client's next change of that flag.
+func describedFlag(target string, c *benchClient, body []byte) error {
+	var rev string
+	if target == targetFloor {
+		if err := json.Unmarshal(body, &rev); err != nil {
+			return err
+		}
+	} else {
+		var env struct {
+			Data string `json:"data"`
+		}
+		if err := json.Unmarshal(body, &env); err != nil {
+			return err
+		}
+		rev = env.Data
+	}
+	c.revisions[c.lastKey] = rev
+	return nil
+}
+
+// compare-overview compares pages of comparePage flags; its check holds
+// the slowest to compareMaxMs.
+const (
+	scenarioCompare = "compare-overview"
+	comparePage     = 100
+	compareMaxMs    = 5000
+)
+
+// prepareCompare seeds, once, the environment the measured one is compared
+// with: the last environment of the last project (never the streaming
+// scenarios' one, the first other environment of the first project), given
+// the first half of the measured environment's flags, seeded alike but
+// without the segment rules (its segments are the measured environment's).
+func prepareCompare(ctx context.Context, w *benchWorld, _ []*benchClient) error {
+	if w.compareEnv != uuid.Nil {
+		return nil
+	}
+	var env uuid.UUID
+	if err := w.pool.QueryRow(ctx, `SELECT e.id FROM environments e JOIN projects p ON p.id = e.project_id
+		WHERE p.organization_id = $1 AND e.id <> $2 ORDER BY p.key DESC, e.key DESC LIMIT 1`, w.orgID, w.envID).Scan(&env); err != nil {
+		return fmt.Errorf("compare-overview needs a second environment: %w", err)
+	}
+	if err := seed.InsertFlags(ctx, w.pool, seed.Flags{EnvID: env, Creator: w.creator, To: w.flags / 2}); err != nil {
+		return err
+	}
+	if _, err := w.pool.Exec(ctx, `VACUUM ANALYZE feature_flags`); err != nil {
+		return err
+	}
+	w.compareEnv = env
+	return nil
 }

@@ -1,7 +1,7 @@
 // Command bunting-bench benchmarks the Bunting server against a bare floor:
 // it seeds a fresh database, runs the server (server.Serve, as `bunting
 // serve` runs it) as a child process, drives it over loopback and writes a
-// table and a JSON report. See README.md, "Performance".
+// table and a JSON report. See README.md beside this file.
 //
 //	bunting-bench [-short] [-flags 1k,10k,100k,1m] [-clients 32] [-duration 10s] [-h]
 //

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
@@ -169,8 +169,9 @@ func TestDatabaseOutage(t *testing.T) {
 
 // TestShutdownDrains stops the server (what SIGTERM does, through the
 // signal context of main) while a request is still sending its body: that
-// request completes, new connections are refused, and run returns within the
-// grace period.
+// request completes, new connections are refused, and run returns nil,
+// which it does only when everything ended within the grace period (past
+// it, the stop is an error).
 func TestShutdownDrains(t *testing.T) {
 	dbURL, _ := dbtest.NewDatabase(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -187,11 +188,15 @@ func TestShutdownDrains(t *testing.T) {
 	// An SDK streams; at the stop it is told to go away (1001), so it
 	// reconnects at once instead of seeing a dropped connection (1006).
 	stream := openStream(t, base, auth)
-	closed := make(chan websocket.StatusCode, 1)
+	closed := make(chan int, 1)
 	go func() {
 		for {
-			if _, _, err := stream.Read(context.Background()); err != nil {
-				closed <- websocket.CloseStatus(err)
+			if _, _, err := stream.ReadMessage(); err != nil {
+				code := -1
+				if ce, ok := errors.AsType[*websocket.CloseError](err); ok {
+					code = ce.Code
+				}
+				closed <- code
 				return
 			}
 		}
@@ -222,7 +227,6 @@ func TestShutdownDrains(t *testing.T) {
 		t.Fatal("the server did not start reading the request")
 	}
 	writer.Write([]byte(`{"name":"In flight",`))
-	stopped := time.Now()
 	stop()
 	// The listener closes as the stop begins; the drain lasts until the
 	// request's body is complete.
@@ -238,7 +242,7 @@ func TestShutdownDrains(t *testing.T) {
 	}
 	select {
 	case code := <-closed:
-		if code != websocket.StatusGoingAway {
+		if code != websocket.CloseGoingAway {
 			t.Errorf("the SDK stream closed with %d, want 1001 (going away)", code)
 		}
 	case <-time.After(5 * time.Second):
@@ -252,13 +256,10 @@ func TestShutdownDrains(t *testing.T) {
 	select {
 	case err := <-served:
 		if err != nil {
-			t.Fatalf("run returned %v", err)
+			t.Fatalf("run returned %v, want nil: everything ended within the grace period", err)
 		}
-		if waited := time.Since(stopped); waited > 10*time.Second {
-			t.Fatalf("shutdown took %v, more than the 10s grace", waited)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("run did not return within the grace period")
+	case <-time.After(time.Minute):
+		t.Fatal("run did not return, though the grace period has long passed")
 	}
 }
 
@@ -289,18 +290,21 @@ func openStream(t *testing.T, base, auth string) *websocket.Conn {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	u := "ws" + strings.TrimPrefix(base, "http") + "/streaming?type=server&token=" + sdk.Token(secret, time.Now(), 10)
-	ws, _, err := websocket.Dial(ctx, u, nil)
+	ws, _, err := websocket.DefaultDialer.DialContext(ctx, u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ws.CloseNow() })
-	ws.SetReadLimit(-1)
-	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"messageType":"data-sync","data":{"timestamp":0}}`)); err != nil {
+	t.Cleanup(func() { ws.Close() })
+	deadline, _ := ctx.Deadline()
+	ws.SetWriteDeadline(deadline)
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"messageType":"data-sync","data":{"timestamp":0}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := ws.Read(ctx); err != nil {
+	ws.SetReadDeadline(deadline)
+	if _, _, err := ws.ReadMessage(); err != nil {
 		t.Fatalf("no data-sync: %v", err)
 	}
+	ws.SetReadDeadline(time.Time{})
 	return ws
 }
 

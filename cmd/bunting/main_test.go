@@ -310,18 +310,19 @@ func TestServeAndMintToken(t *testing.T) {
 	}
 }
 
-// TestReadmeCurlSession runs the README's curl session as written, against a
-// server started the way `make run` starts one (only the port differs).
+// TestReadmeCurlSession runs the curl session of api/README.md as written,
+// against a server started the way `make run` starts one (only the port
+// differs).
 func TestReadmeCurlSession(t *testing.T) {
 	base, _ := serveForTest(t, map[string]string{"BUNTING_ADMIN_EMAIL": "admin@example.com", "BUNTING_ADMIN_PASSWORD": "bunting-admin"})
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../api/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	const marker = "# Sign in as the owner"
 	start := bytes.Index(readme, []byte(marker))
 	if start < 0 {
-		t.Fatal("README has no curl session")
+		t.Fatal("api/README.md has no curl session")
 	}
 	session := string(readme[start:])
 	session = session[:strings.Index(session, "```")]

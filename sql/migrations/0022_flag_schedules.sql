@@ -1,4 +1,4 @@
--- Scheduled changes (issue 18). A draft is a proposed change to one flag: the
+-- Scheduled changes. A draft is a proposed change to one flag: the
 -- flag as it was when the change was proposed (base) and as the change would
 -- leave it (target). A schedule applies a draft at a set time; change
 -- requests (0023) apply drafts after approval, through the same store path.

@@ -1,4 +1,4 @@
--- Change requests (issue 18). An environment may require that changes to
+-- Change requests. An environment may require that changes to
 -- what its flags serve be approved first; such a change is stored as a draft
 -- (0022) with a change request that reviewers approve or decline, and is
 -- applied through the same store path as a draft of a schedule.

@@ -15,7 +15,7 @@ import (
 
 // Bounds on what one patch may do. A "copy" duplicates a subtree without
 // the body growing, so a 1.4 KB patch of 22 copies of /variations into
-// itself doubles the document 22 times and exhausts memory (issue 14). The
+// itself doubles the document 22 times and exhausts memory. The
 // copies made and the result are therefore held to the 1 MiB a request body
 // may carry (api.MaxBodyBytes): anything larger could not have been sent as
 // a whole document either. The operation count is far above what an editor

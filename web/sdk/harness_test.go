@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/google/uuid"
+	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
@@ -52,8 +53,6 @@ type instance struct {
 	// endUsers keeps the end users the instance's SDK endpoints saw; tests
 	// run or flush it.
 	endUsers *runner.EndUsers
-
-	dialOptions *websocket.DialOptions // for dial; nil is coder/websocket's defaults
 }
 
 // newInstance starts a Bunting instance on the database at dbURL; the first
@@ -427,20 +426,18 @@ func (in *instance) dialToken(typ, token string) *sdkConn {
 	u := "ws" + strings.TrimPrefix(in.url, "http") + "/streaming?type=" + url.QueryEscape(typ) + "&token=" + url.QueryEscape(token)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, u, in.dialOptions)
+	ws, _, err := websocket.DefaultDialer.DialContext(ctx, u, nil)
 	if err != nil {
 		in.t.Fatalf("dial %s: %v", u, err)
 	}
-	ws.SetReadLimit(-1)
-	in.t.Cleanup(func() { ws.CloseNow() })
+	in.t.Cleanup(func() { ws.Close() })
 	return &sdkConn{t: in.t, ws: ws}
 }
 
 func (c *sdkConn) send(msg string) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.ws.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+	c.ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if err := c.ws.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
 		c.t.Fatalf("write: %v", err)
 	}
 }
@@ -448,9 +445,8 @@ func (c *sdkConn) send(msg string) {
 // read returns the next message, failing after the timeout.
 func (c *sdkConn) read(timeout time.Duration) []byte {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	_, b, err := c.ws.Read(ctx)
+	c.ws.SetReadDeadline(time.Now().Add(timeout))
+	_, b, err := c.ws.ReadMessage()
 	if err != nil {
 		c.t.Fatalf("read: %v", err)
 	}
@@ -458,16 +454,23 @@ func (c *sdkConn) read(timeout time.Duration) []byte {
 }
 
 // closed waits for the server to close the connection and returns its code.
-func (c *sdkConn) closed() websocket.StatusCode {
+func (c *sdkConn) closed() int {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	c.ws.SetReadDeadline(time.Now().Add(5 * time.Second))
 	for {
-		_, _, err := c.ws.Read(ctx)
-		if err != nil {
-			return websocket.CloseStatus(err)
+		if _, _, err := c.ws.ReadMessage(); err != nil {
+			return closeCode(err)
 		}
 	}
+}
+
+// closeCode is the code of the close frame that ended a read, or -1 when
+// the read ended otherwise (a timeout).
+func closeCode(err error) int {
+	if ce, ok := errors.AsType[*websocket.CloseError](err); ok {
+		return ce.Code
+	}
+	return -1
 }
 
 // dataSync is a data-sync answer.

@@ -32,19 +32,13 @@ func TestServerFullDataSyncIsSharedUntilAChange(t *testing.T) {
 	}
 
 	prod.put("/ft-bool/toggle/false", map[string]any{})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c := full()
-		if !bytes.Equal(c, a) {
-			if !strings.Contains(string(c), `"key":"ft-bool"`) || strings.Count(string(c), `"key":"`) != strings.Count(string(a), `"key":"`) {
-				t.Errorf("after a change, the full data-sync is %s", c)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a change left the full data-sync as it was")
-		}
-		time.Sleep(20 * time.Millisecond)
+	in.settle() // the change's event has reached the instance
+	c := full()
+	if bytes.Equal(c, a) {
+		t.Fatal("a change left the full data-sync as it was")
+	}
+	if !strings.Contains(string(c), `"key":"ft-bool"`) || strings.Count(string(c), `"key":"`) != strings.Count(string(a), `"key":"`) {
+		t.Errorf("after a change, the full data-sync is %s", c)
 	}
 }
 
@@ -67,7 +61,7 @@ func TestPushedChangeIsTheSameForEveryServerSDK(t *testing.T) {
 	for i, c := range conns {
 		var got []byte
 		for !strings.Contains(string(got), `"key":"ft-bool"`) || !strings.Contains(string(got), `"isEnabled":false`) {
-			got = c.read(time.Until(start.Add(5 * time.Second)))
+			got = c.read(time.Until(start.Add(pushWait)))
 		}
 		if i == 0 {
 			first = got
@@ -110,7 +104,7 @@ func TestIdleStreamingConnectionsHoldOneGoroutineEach(t *testing.T) {
 		c.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
 		c.readSync(5 * time.Second)
 	}
-	// The client side (coder/websocket) holds no goroutine while idle, so
+	// The client side (gorilla/websocket) holds no goroutine while idle, so
 	// what grew is the server's.
 	if grew := settled() - before; grew > conns+conns/10 {
 		t.Errorf("%d idle connections added %d goroutines, want at most one each", conns, grew)

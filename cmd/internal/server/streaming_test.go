@@ -6,13 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/gorilla/websocket"
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/feed"
@@ -21,7 +20,10 @@ import (
 )
 
 // TestStreamingCapKeepsTheAPIAnswering holds 1,000 connections, the cap,
-// while more keep being refused, and measures the management API meanwhile.
+// while more keep being refused, and calls the management API meanwhile:
+// every call is answered, and the held connections keep answering. How
+// fast the API answers with the streams held is bunting-bench's
+// stream-fanout scenario (apiP50Ms).
 func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens 1,000 WebSockets")
@@ -40,16 +42,15 @@ func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
 	prod := secret(s.project("web"), store.SecretServer)
 	dial := func() (*websocket.Conn, int) {
 		u := "ws" + strings.TrimPrefix(srv.URL, "http") + "/streaming?type=server&token=" + url.QueryEscape(sdk.Token(prod, time.Now(), 10))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		ws, res, err := websocket.Dial(ctx, u, nil)
+		dialer := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
+		ws, res, err := dialer.Dial(u, nil)
 		if err != nil {
 			if res == nil {
 				t.Fatalf("dial: %v", err)
 			}
 			return nil, res.StatusCode
 		}
-		t.Cleanup(func() { ws.CloseNow() })
+		t.Cleanup(func() { ws.Close() })
 		return ws, http.StatusSwitchingProtocols
 	}
 	projects := func() {
@@ -91,20 +92,12 @@ func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
 			refused++
 		}
 	})
-	var took []time.Duration
 	for range 50 {
-		start := time.Now()
-		projects()
-		took = append(took, time.Since(start))
+		projects() // fails the test unless answered 200
 	}
 	close(done)
 	wg.Wait()
-	slices.Sort(took)
-	t.Logf("with %d connections held and %d upgrades refused meanwhile: management API median %v, max %v",
-		n, refused, took[len(took)/2], took[len(took)-1])
-	if took[len(took)/2] > time.Second {
-		t.Errorf("the management API took %v (median) with the cap reached", took[len(took)/2])
-	}
+	t.Logf("with %d connections held and %d upgrades refused meanwhile, the management API answered 50 calls", n, refused)
 	for _, i := range []int{0, n / 2, n - 1} {
 		if !pings(t, held[i]) {
 			t.Errorf("held connection %d stopped answering", i)
@@ -115,11 +108,11 @@ func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
 // pings sends a ping on ws and waits for its pong.
 func pings(t *testing.T, ws *websocket.Conn) bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"messageType":"ping","data":null}`)); err != nil {
+	ws.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"messageType":"ping","data":null}`)); err != nil {
 		return false
 	}
-	_, b, err := ws.Read(ctx)
+	ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, b, err := ws.ReadMessage()
 	return err == nil && string(b) == `{"messageType":"pong","data":{}}`
 }
