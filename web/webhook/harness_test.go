@@ -150,7 +150,20 @@ func (r *receiver) received() []received {
 	return slices.Clone(r.got)
 }
 
-// waitFor polls until cond holds or fails the test after ten seconds.
+// drained waits until the delivery outbox is empty: every queued delivery
+// has had its last attempt (a row leaves the outbox only then), so no
+// request comes after it. The worker tells no one when it is done, so the
+// outbox is what is watched.
+func drained(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	waitUntil(t, "the outbox to empty", func() bool {
+		var n int
+		must(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM webhook_outbox`).Scan(&n))
+		return n == 0
+	})
+}
+
+// waitUntil polls until cond holds or fails the test after ten seconds.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -51,8 +51,7 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	must(t, err)
 	want := []string{store.EventFlagCreated, store.EventFlagToggled, store.EventFlagArchived, store.EventFlagRestored, store.EventFlagArchived,
 		store.EventFlagDeleted, store.EventSegmentCreated}
-	waitUntil(t, "every event", func() bool { return len(r.received()) >= len(want) })
-	time.Sleep(200 * time.Millisecond) // nothing more comes
+	drained(t, s.pool)
 	got := r.received()
 	var events []string
 	deliveries := map[string]bool{}
@@ -112,8 +111,7 @@ func TestWebhookFollowsScopesAndEvents(t *testing.T) {
 	must(t, err)
 	_, err = s.ToggleFlag(ctx, a, prod.ID, "pay", true, store.Change{})
 	must(t, err)
-	waitUntil(t, "the toggle", func() bool { return len(r.received()) == 1 })
-	time.Sleep(200 * time.Millisecond)
+	drained(t, s.pool)
 	if got := r.received(); len(got) != 1 || got[0].event != store.EventFlagToggled || got[0].signature != "" {
 		t.Fatalf("got %+v, want one unsigned toggle", got)
 	}
@@ -130,8 +128,7 @@ func TestWebhookRetriesAfterFailure(t *testing.T) {
 	runWorker(t, s.Store, Options{Poll: 20 * time.Millisecond, Retries: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}})
 	_, err := s.CreateFlag(ctx, a, prod.ID, store.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	waitUntil(t, "three attempts", func() bool { return len(r.received()) >= 3 })
-	time.Sleep(400 * time.Millisecond)
+	drained(t, s.pool)
 	got := r.received()
 	if len(got) != 3 || got[0].delivery != got[2].delivery || got[2].status != 200 {
 		t.Fatalf("got %+v, want 500, 500, then 200 of one delivery", got)
@@ -168,8 +165,7 @@ func TestWebhookGivesUpAfterItsAttempts(t *testing.T) {
 	runWorker(t, s.Store, fast) // three attempts
 	_, err = s.CreateFlag(ctx, a, prod.ID, store.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	waitUntil(t, "three attempts", func() bool { return len(r.received()) >= 3 })
-	time.Sleep(300 * time.Millisecond)
+	drained(t, s.pool)
 	if n := len(r.received()); n != 3 {
 		t.Fatalf("%d attempts, want 3", n)
 	}
@@ -201,8 +197,7 @@ func TestWebhookTwoWorkersSendOnce(t *testing.T) {
 		must(t, err)
 	}
 	const want = flags * 3 // two creations and one toggle each
-	waitUntil(t, "every delivery", func() bool { return len(r.received()) >= want })
-	time.Sleep(300 * time.Millisecond)
+	drained(t, s.pool)
 	got := r.received()
 	seen := map[string]int{}
 	for _, g := range got {
@@ -343,7 +338,7 @@ func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 	if refs := payload.Data.Object.FlagReferences; len(refs) != 1 || refs[0].Key != "pay" || refs[0].EnvID != dev.ID {
 		t.Errorf("flagReferences %+v, want Dev's pay", refs)
 	}
-	time.Sleep(200 * time.Millisecond)
+	drained(t, s.pool)
 	if got := elsewhere.received(); len(got) != 0 {
 		t.Errorf("a webhook of a project the segment does not apply in got %d deliveries", len(got))
 	}
