@@ -38,7 +38,7 @@ func TestGuideSnippetsRun(t *testing.T) {
 		t.Skip(msg)
 	}
 	t.Parallel()
-	a := startApp(t, true)
+	a := startApp(t, appOptions{selfAddressed: true})
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.post("/organizations", url.Values{"name": {"Acme"}, "key": {"acme"}}).at("/get-started")
 	b.post("/get-started/project", url.Values{"projectName": {"Shop"}, "projectKey": {"shop"}, "environments": {"Dev, Prod"}}).at("/get-started")
