@@ -218,7 +218,7 @@ func (s *Store) ListAccessTokens(ctx context.Context, a *Actor, f AccessTokenFil
 	if err := v.err(); err != nil {
 		return Paged[AccessToken]{}, err
 	}
-	if err := a.require(access.ListAccessTokens, AccessTokenRN); err != nil {
+	if err := mayListAccessTokens(a); err != nil {
 		return Paged[AccessToken]{}, err
 	}
 	rows, err := s.q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name),

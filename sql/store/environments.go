@@ -67,7 +67,7 @@ func (s *Store) CreateEnvironment(ctx context.Context, a *Actor, projectID uuid.
 	if err != nil {
 		return Environment{}, err
 	}
-	if err := a.require(access.CreateEnv, EnvRN(p.Key, "*")); err != nil {
+	if err := mayCreateEnvironment(a, p.Key); err != nil {
 		return Environment{}, err
 	}
 	var env Environment

@@ -73,7 +73,7 @@ func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganiza
 	if err := v.err(); err != nil {
 		return Organization{}, err
 	}
-	if err := a.require(access.CreateOrg, OrganizationRN("*")); err != nil {
+	if err := mayCreateOrganization(a); err != nil {
 		return Organization{}, err
 	}
 	var out Organization
@@ -174,7 +174,7 @@ func (s *Store) Onboard(ctx context.Context, a *Actor, in OnboardingInput) error
 	if err := a.require(access.UpdateOrgName, OrganizationRN(before.Key)); err != nil {
 		return err
 	}
-	if err := a.require(access.CreateProject, ProjectRN("*")); err != nil {
+	if err := mayCreateProject(a); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
@@ -218,7 +218,7 @@ func (s *Store) DeleteOrganization(ctx context.Context, a *Actor) error {
 	if err != nil {
 		return translate(err)
 	}
-	if err := a.require(access.DeleteOrg, OrganizationRN(before.Key)); err != nil {
+	if err := mayDeleteOrganization(a, before.Key); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
