@@ -147,10 +147,7 @@ func historyEntry(e store.AuditEntry, subject bool, segments describe.Names) vie
 // auditLog shows the working environment's history with filters: type,
 // text (part of a name, key or comment) and dates (whole days, UTC).
 func (p *pages) auditLog(c echo.Context) error {
-	w, ok, err := p.workEnvOf(c)
-	if err != nil {
-		return err
-	}
+	w, ok := workEnvOf(c)
 	q := c.QueryParams()
 	form := p.form(c, "audit", "/audit-log", map[string]string{"type": q.Get("type"), "q": q.Get("q"),
 		"from": q.Get("from"), "to": q.Get("to")})
@@ -191,6 +188,7 @@ func (p *pages) auditLog(c echo.Context) error {
 					base.Set(name, v)
 				}
 			}
+			var err error
 			if vm.History, err = p.history(c, w, filter, "/audit-log?"+base.Encode(), "history"); err != nil {
 				return err
 			}

@@ -43,10 +43,7 @@ func parseCursor(s, direction string) (*store.PageCursor, bool) {
 // first: a search by the start of the key or name, and Next and Previous
 // links that carry keyset cursors (after=…, before=…).
 func (p *pages) endUsers(c echo.Context) error {
-	w, ok, err := p.workEnvOf(c)
-	if err != nil {
-		return err
-	}
+	w, ok := workEnvOf(c)
 	q := strings.TrimSpace(c.QueryParam("q"))
 	vm := views.EndUsers{Env: w.view(ok), Search: q}
 	status := http.StatusOK
@@ -129,7 +126,7 @@ const maxEndUserFlags = store.MaxPageSize
 // endUser shows one end user: properties, what every flag serves them now
 // and why, and the segments they are in.
 func (p *pages) endUser(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}

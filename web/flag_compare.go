@@ -54,7 +54,7 @@ func compareHref(key string, target uuid.UUID) string {
 // compareEnvs shows the working environment's flags against a target.
 func (p *pages) compareEnvs(c echo.Context) error {
 	ctx, a := c.Request().Context(), actor(c)
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (p *pages) flagCompare(c echo.Context) error { return p.flagComparePage(c, 
 // confirmed was refused.
 func (p *pages) flagComparePage(c echo.Context, status int, problem string) error {
 	ctx, a := c.Request().Context(), actor(c)
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func refusal(err error) (string, error) {
 
 // copyFlagSettings copies the confirmed settings to the target's flag.
 func (p *pages) copyFlagSettings(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func (p *pages) copyFlags(c echo.Context) error {
 
 func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error {
 	ctx, a := c.Request().Context(), actor(c)
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
@@ -374,7 +374,7 @@ func copyChecks(checks []store.CopyToEnvPrecheckResult, target string) ([]views.
 
 // copyFlagsConfirm copies the confirmed flags.
 func (p *pages) copyFlagsConfirm(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -26,21 +25,19 @@ const (
 
 // iamNav is the IAM part of the navigation: members, groups and policies for
 // those who manage IAM, the organization's page for those who may change it.
-func iamNav(a *store.Actor, orgs []store.Organization, active string) []views.NavItem {
+func iamNav(may store.OrgRights, active string) []views.NavItem {
 	var nav []views.NavItem
-	if a.Can(access.CanManageIAM, store.IAMRN) {
+	if may.ManageIAM {
 		nav = append(nav,
 			views.NavItem{Label: "Members", Href: "/members", TestID: "nav-members", Active: active == navMembers},
 			views.NavItem{Label: "Groups", Href: "/groups", TestID: "nav-groups", Active: active == navGroups},
 			views.NavItem{Label: "Policies", Href: "/policies", TestID: "nav-policies", Active: active == navPolicies})
 	}
-	for _, org := range orgs {
-		if org.ID == a.OrgID && mayChangeOrganization(a, org.Key) {
-			nav = append(nav, views.NavItem{Label: "Organization", Href: "/organization", TestID: "nav-organization", Active: active == navOrganization})
-		}
-		if org.ID == a.OrgID && a.Can(store.WebhookAction, store.OrganizationRN(org.Key)) {
-			nav = append(nav, views.NavItem{Label: "Webhooks", Href: "/webhooks", TestID: "nav-webhooks", Active: active == navWebhooks})
-		}
+	if may.Settings() {
+		nav = append(nav, views.NavItem{Label: "Organization", Href: "/organization", TestID: "nav-organization", Active: active == navOrganization})
+	}
+	if may.Webhooks {
+		nav = append(nav, views.NavItem{Label: "Webhooks", Href: "/webhooks", TestID: "nav-webhooks", Active: active == navWebhooks})
 	}
 	return nav
 }
