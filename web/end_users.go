@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -109,15 +110,10 @@ func (p *pages) endUsers(c echo.Context) error {
 			vm.List.Pager.Label = "Most recently seen first"
 		}
 	}
-	if isHTMX(c) {
-		return render(c, status, views.EndUserListView(vm.List), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, "End users", navEndUsers)
-	if err != nil {
-		return err
-	}
-	vm.Shell = shell
-	return render(c, status, views.EndUsersPage(vm))
+	return p.respond(c, status, "End users", navEndUsers, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.EndUsersPage(vm)
+	}, views.EndUserListView(vm.List))
 }
 
 // maxEndUserFlags is how many flags an end user's page lists.

@@ -256,7 +256,7 @@ func (p *pages) writeError(c echo.Context, err error) {
 
 // placeNames are the parts of a problem's path in words.
 var placeNames = map[string]string{"rules": "Rule", "conditions": "condition", "variations": "Variation",
-	"targetUsers": "Individual targets", "keyIds": "user", "fallthrough": "Default rule", "value": "value",
+	"targetUsers": views.PartTargets.Label, "keyIds": "user", "fallthrough": views.PartDefault.Label, "value": "value",
 	"property": "attribute", "name": "name", "dispatchKey": "split attribute", "variationId": "variation", "id": "id",
 	"approvalsRequired": "Approvals needed", "approverMemberIds": "Approvers", "approverGroupIds": "Approver groups",
 	"reason": "Reason", "reviewers": "Reviewers"}

@@ -93,7 +93,7 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		for _, t := range tags {
 			vm.Filter.Tags = append(vm.Filter.Tags, views.Option{Value: t, Label: t, Selected: t == fq.tag})
 		}
-		vm.List = views.FlagList{Archived: fq.archived, Pager: pager(list.TotalCount, fq.page, "flag", "flags", fq.href)}
+		vm.List = views.FlagList{Archived: fq.archived, Pager: pager(list.TotalCount, fq.page, listPageSize, "flag", "flags", fq.href)}
 		for _, f := range list.Items {
 			row := p.flagRow(c, w, f, fq.href(fq.page))
 			if toggled != nil && toggled.key == f.Key && row.Toggle != nil {
@@ -114,19 +114,14 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		}
 		vm.Create = create
 	}
-	if isHTMX(c) {
-		regions := []templ.Component{views.FlagListView(vm.List), views.Flashes(p.flashes(c))}
-		if vm.Create != nil {
-			regions = append(regions, views.FlagCreateView(*vm.Create))
-		}
-		return render(c, status, regions...)
+	regions := []templ.Component{views.FlagListView(vm.List)}
+	if vm.Create != nil {
+		regions = append(regions, views.FlagCreateView(*vm.Create))
 	}
-	shell, err := p.shell(c, "Feature flags", navFlags)
-	if err != nil {
-		return err
-	}
-	vm.Shell = shell
-	return render(c, status, views.FlagsPage(vm))
+	return p.respond(c, status, "Feature flags", navFlags, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.FlagsPage(vm)
+	}, regions...)
 }
 
 // flagRow shows one flag of the list; next is the list's address, where a

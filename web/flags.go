@@ -273,16 +273,16 @@ func targetingSummary(f store.Flag, names describe.Names, href string, may store
 		return ""
 	}
 	out := views.TargetingSummary{
-		Off:         views.SummaryPart{Label: "When off", Sentence: s.Off, EditHref: edit(views.EditOff, may.OffVariation), Show: "#edit-off"},
-		Default:     views.SummaryPart{Label: "Default rule", Sentence: s.Default, EditHref: targeting("default"), Show: "#edit-default"},
+		Off:         views.SummaryPart{Label: views.PartOff.Summary, Sentence: s.Off, EditHref: edit(views.EditOff, may.OffVariation), Show: "#edit-off"},
+		Default:     views.SummaryPart{Label: views.PartDefault.Summary, Sentence: s.Default, EditHref: targeting("default"), Show: "#edit-default"},
 		AddRuleHref: targeting("rules"),
 	}
 	for _, t := range s.Targets {
-		out.Targets = append(out.Targets, views.SummaryPart{Label: "Individual targets", Sentence: t.Sentence,
+		out.Targets = append(out.Targets, views.SummaryPart{Label: views.PartTargets.Summary, Sentence: t.Sentence,
 			EditHref: targeting("targets"), Show: "#edit-targets"})
 	}
 	if len(out.Targets) == 0 {
-		out.Targets = []views.SummaryPart{{Label: "Individual targets", Sentence: "No individual targets",
+		out.Targets = []views.SummaryPart{{Label: views.PartTargets.Summary, Sentence: "No individual targets",
 			EditHref: targeting("targets"), Show: "#edit-targets"}}
 	}
 	for i, r := range s.Rules {

@@ -32,14 +32,9 @@ func (p *pages) groupsPage(c echo.Context, status int, create views.Form) error 
 	for _, g := range gs.Items {
 		list.Rows = append(list.Rows, views.GroupRow{Name: g.Name, Description: g.Description, Href: groupHref(g.ID)})
 	}
-	if isHTMX(c) {
-		return render(c, status, views.GroupCreate(create), views.GroupListView(list), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, "Groups", navGroups)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.GroupsPage(views.Groups{Shell: shell, Create: create, List: list}))
+	return p.respond(c, status, "Groups", navGroups, func(shell views.Shell) templ.Component {
+		return views.GroupsPage(views.Groups{Shell: shell, Create: create, List: list})
+	}, views.GroupCreate(create), views.GroupListView(list))
 }
 
 // createGroup creates a group.
@@ -113,16 +108,10 @@ func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) erro
 			Action: attachAction(href+"/policies/"+pol.ID.String(), pol.IsGroupPolicy)})
 	}
 
-	if isHTMX(c) {
-		return render(c, status, []templ.Component{views.GroupHeading(g.Name), views.GroupSettings(*settings),
-			views.IAMListView(ml), views.IAMListView(pl), views.Flashes(p.flashes(c))}...)
-	}
-	shell, err := p.shell(c, g.Name, navGroups)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.GroupPage(views.Group{Shell: shell, Crumbs: []views.Crumb{{Label: "Groups", Href: "/groups"}},
-		Name: g.Name, Settings: *settings, Members: ml, Policies: pl, DeleteHref: href + "/delete"}))
+	return p.respond(c, status, g.Name, navGroups, func(shell views.Shell) templ.Component {
+		return views.GroupPage(views.Group{Shell: shell, Crumbs: []views.Crumb{{Label: "Groups", Href: "/groups"}},
+			Name: g.Name, Settings: *settings, Members: ml, Policies: pl, DeleteHref: href + "/delete"})
+	}, views.GroupHeading(g.Name), views.GroupSettings(*settings), views.IAMListView(ml), views.IAMListView(pl))
 }
 
 // otherName is a person's name when it says more than their email.

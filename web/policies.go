@@ -45,14 +45,9 @@ func (p *pages) policiesPage(c echo.Context, status int, create views.Form) erro
 		list.Rows = append(list.Rows, views.PolicyRow{Name: pol.Name, Key: pol.Key, Description: pol.Description,
 			Href: policyHref(pol.ID), BuiltIn: builtIn(pol.Type)})
 	}
-	if isHTMX(c) {
-		return render(c, status, views.PolicyCreate(create), views.PolicyListView(list), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, "Policies", navPolicies)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.PoliciesPage(views.Policies{Shell: shell, Create: create, List: list}))
+	return p.respond(c, status, "Policies", navPolicies, func(shell views.Shell) templ.Component {
+		return views.PoliciesPage(views.Policies{Shell: shell, Create: create, List: list})
+	}, views.PolicyCreate(create), views.PolicyListView(list))
 }
 
 // createPolicy creates a policy and opens it, to add its statements.
@@ -77,11 +72,7 @@ func (p *pages) createPolicy(c echo.Context) error {
 // message; htmx is told to go there as well.
 func (p *pages) opened(c echo.Context, to, message string) error {
 	p.keepFlash(c, message)
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", to)
-		return c.NoContent(http.StatusNoContent)
-	}
-	return c.Redirect(http.StatusSeeOther, to)
+	return redirect(c, to)
 }
 
 // policyKeyCheck tells whether the key typed into a policy form is free.
@@ -210,15 +201,10 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 		vm.Statements, region = &s, views.PolicyStatementsView(s)
 	}
 
-	if isHTMX(c) {
-		return render(c, status, region, views.PolicyHeading(vm), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, pol.Name, navPolicies)
-	if err != nil {
-		return err
-	}
-	vm.Shell = shell
-	return render(c, status, views.PolicyPage(vm))
+	return p.respond(c, status, pol.Name, navPolicies, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.PolicyPage(vm)
+	}, region, views.PolicyHeading(vm))
 }
 
 // savePolicyStatements edits the statements in the editor and, when the

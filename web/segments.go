@@ -74,7 +74,7 @@ func (p *pages) segmentsPage(c echo.Context, status int, sq segmentQuery, create
 		}
 		vm.Filter = views.SegmentFilter{Action: "/segments", Query: sq.q, Archived: sq.archived,
 			ActiveHref: "/segments", ArchivedHref: "/segments?archived=1"}
-		vm.List = views.SegmentList{Archived: sq.archived, Pager: pager(list.TotalCount, sq.page, "segment", "segments", sq.href)}
+		vm.List = views.SegmentList{Archived: sq.archived, Pager: pager(list.TotalCount, sq.page, listPageSize, "segment", "segments", sq.href)}
 		for _, sg := range list.Items {
 			vm.List.Rows = append(vm.List.Rows, views.SegmentRow{Name: sg.Name, Key: sg.Key, Href: segmentHref(sg.ID.String()),
 				Type: segmentTypeLabel(sg.Type), Description: sg.Description, Tags: sg.Tags, Updated: when(sg.UpdatedAt),

@@ -134,11 +134,7 @@ func (p *pages) toLogin(c echo.Context) error {
 	if r := c.Request(); r.Method == http.MethodGet && !isHTMX(c) && r.URL.Path != "/" {
 		to += "?next=" + url.QueryEscape(r.URL.RequestURI())
 	}
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", to)
-		return c.NoContent(http.StatusNoContent)
-	}
-	return c.Redirect(http.StatusSeeOther, to)
+	return redirect(c, to)
 }
 
 // localPath returns next when it is a path on this site, else "/": the sign-in

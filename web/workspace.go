@@ -47,18 +47,13 @@ func (p *pages) workspacePage(c echo.Context, status int, general, sso *views.Fo
 		v.Methods = options(v.Form.Values["clientAuthenticationMethod"], store.ClientSecretBasic, store.ClientSecretPost)
 		ssoView = &v
 	}
-	if isHTMX(c) {
-		regions := []templ.Component{views.WorkspaceGeneralView(g), views.Flashes(p.flashes(c))}
-		if ssoView != nil {
-			regions = append(regions, views.WorkspaceSSOView(*ssoView))
-		}
-		return render(c, status, regions...)
+	regions := []templ.Component{views.WorkspaceGeneralView(g)}
+	if ssoView != nil {
+		regions = append(regions, views.WorkspaceSSOView(*ssoView))
 	}
-	shell, err := p.shell(c, "Workspace", navWorkspace)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.WorkspacePage(views.Workspace{Shell: shell, General: g, SSO: ssoView}))
+	return p.respond(c, status, "Workspace", navWorkspace, func(shell views.Shell) templ.Component {
+		return views.WorkspacePage(views.Workspace{Shell: shell, General: g, SSO: ssoView})
+	}, regions...)
 }
 
 // oidcValues fills the single sign-on form; the client secret never goes back to the browser.
