@@ -106,10 +106,11 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 // the page itself, not a redirect, because the value must never be stored
 // for a later request.
 func (p *pages) createAccessToken(c echo.Context) error {
-	var in store.AccessTokenInput
-	if err := bind(c, &in); err != nil {
+	var posted tokenForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.AccessTokenInput{Name: posted.Name, Type: posted.Type}
 	raw := strings.TrimSpace(c.FormValue("permissions"))
 	values := map[string]string{"name": in.Name, "type": in.Type, "permissions": raw}
 	ds, err := postedDrafts(c)

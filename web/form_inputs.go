@@ -112,8 +112,8 @@ type secretForm struct {
 	Type string `form:"type"`
 }
 
-// groupForm creates or changes a group.
-type groupForm struct {
+// describedForm names and describes a group, or a policy's settings.
+type describedForm struct {
 	Name        string `form:"name"`
 	Description string `form:"description"`
 }

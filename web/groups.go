@@ -39,10 +39,11 @@ func (p *pages) groupsPage(c echo.Context, status int, create views.Form) error 
 
 // createGroup creates a group.
 func (p *pages) createGroup(c echo.Context) error {
-	var in store.GroupInput
-	if err := bind(c, &in); err != nil {
+	var posted describedForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.GroupInput(posted)
 	g, err := p.store.CreateGroup(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/groups", fmt.Sprintf("Group “%s” created.", g.Name), func() error {
@@ -128,10 +129,11 @@ func (p *pages) updateGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.GroupInput
-	if err := bind(c, &in); err != nil {
+	var posted describedForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.GroupInput(posted)
 	g, err := p.store.UpdateGroup(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, groupHref(id), fmt.Sprintf("Group “%s” saved.", g.Name), func() error { return p.groupPage(c, http.StatusOK, nil) })

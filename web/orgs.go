@@ -35,10 +35,11 @@ func (p *pages) newOrganizationPage(c echo.Context, status int, f *views.Form) e
 // createOrganization creates an organization and switches to it, where the
 // first-run guide greets its creator.
 func (p *pages) createOrganization(c echo.Context) error {
-	var in store.NewOrganizationInput
-	if err := bind(c, &in); err != nil {
+	var posted nameKeyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.NewOrganizationInput(posted)
 	ctx, a := c.Request().Context(), actor(c)
 	org, err := p.store.CreateOrganization(ctx, a, in)
 	if err == nil {

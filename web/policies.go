@@ -52,10 +52,11 @@ func (p *pages) policiesPage(c echo.Context, status int, create views.Form) erro
 
 // createPolicy creates a policy and opens it, to add its statements.
 func (p *pages) createPolicy(c echo.Context) error {
-	var in store.PolicyInput
-	if err := bind(c, &in); err != nil {
+	var posted policyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.PolicyInput(posted)
 	pol, err := p.store.CreatePolicy(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.opened(c, policyHref(pol.ID), fmt.Sprintf("Policy “%s” created. Add its statements.", pol.Name))
@@ -258,10 +259,11 @@ func (p *pages) updatePolicySettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.PolicySettingsInput
-	if err := bind(c, &in); err != nil {
+	var posted describedForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.PolicySettingsInput(posted)
 	pol, err := p.store.UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, policyHref(id)+"?tab=settings", fmt.Sprintf("Policy “%s” saved.", pol.Name), func() error {
@@ -315,10 +317,11 @@ func (p *pages) clonePolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.PolicyInput
-	if err := bind(c, &in); err != nil {
+	var posted policyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.PolicyInput(posted)
 	clone, err := p.store.ClonePolicy(ctx, actor(c), pol.Key, in)
 	if err == nil {
 		return p.opened(c, policyHref(clone.ID), fmt.Sprintf("Policy “%s” created from “%s”.", clone.Name, pol.Name))

@@ -63,10 +63,11 @@ func (p *pages) projectsPage(c echo.Context, status int, create *views.Form) err
 
 // createProject creates a project with its default environments.
 func (p *pages) createProject(c echo.Context) error {
-	var in store.ProjectInput
-	if err := bind(c, &in); err != nil {
+	var posted nameKeyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.ProjectInput(posted)
 	pr, err := p.store.CreateProject(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/projects", fmt.Sprintf("Project “%s” created.", pr.Name), func() error {
@@ -139,10 +140,11 @@ func (p *pages) renameProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.ProjectInput
-	if err := bind(c, &in); err != nil {
+	var posted nameKeyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.ProjectInput(posted)
 	renamed, err := p.store.RenameProject(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, projectHref(id), fmt.Sprintf("Project renamed to “%s”.", renamed.Name), func() error {
@@ -244,10 +246,11 @@ func (p *pages) createEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.EnvironmentInput
-	if err := bind(c, &in); err != nil {
+	var posted environmentForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := posted.input()
 	env, err := p.store.CreateEnvironment(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, projectHref(id), fmt.Sprintf("Environment “%s” added.", env.Name), func() error {
@@ -355,10 +358,11 @@ func (p *pages) updateEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.EnvironmentInput
-	if err := bind(c, &in); err != nil {
+	var posted environmentForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := posted.input()
 	// An unticked checkbox sends nothing; this form always sets the settings.
 	cr := &store.ChangeRequestSettings{IsEnabled: c.FormValue("changeRequestEnabled") == "true"}
 	in.Settings = &store.EnvSettings{RequireChangeComment: c.FormValue("requireChangeComment") == "true", ChangeRequest: cr}
@@ -446,10 +450,11 @@ func (p *pages) createSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.SecretInput
-	if err := bind(c, &in); err != nil {
+	var posted secretForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.SecretInput(posted)
 	sec, err := p.store.CreateSecret(c.Request().Context(), actor(c), envID, in)
 	if err == nil {
 		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret “%s” added.", sec.Name), func() error {
@@ -474,10 +479,11 @@ func (p *pages) renameSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.SecretInput
-	if err := bind(c, &in); err != nil {
+	var posted secretForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.SecretInput(posted)
 	sec, err := p.store.UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
 	if err == nil {
 		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret renamed to “%s”.", sec.Name), func() error {

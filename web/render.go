@@ -49,8 +49,9 @@ func statusOr(status int) int {
 	return status
 }
 
-// bind decodes a submitted form into one of the store's input types, the
-// same types the API decodes from JSON.
+// bind decodes a submitted form into one of web's form structs
+// (form_inputs.go), which make the store's input types: the same types the
+// API decodes from JSON.
 func bind(c echo.Context, v any) error {
 	return (&echo.DefaultBinder{}).BindBody(c, v)
 }

@@ -114,10 +114,11 @@ func (p *pages) switcherAgain(c echo.Context) templ.Component {
 // switchContext remembers the organization or environment chosen in the
 // switcher and goes back to the page it was chosen on.
 func (p *pages) switchContext(c echo.Context) error {
-	var in store.UserContext
-	if err := bind(c, &in); err != nil {
+	var posted contextForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := posted.input()
 	ctx := c.Request().Context()
 	was, _ := workEnvOf(c) // where the page was, before the switch
 	now, err := p.store.SetUserContext(ctx, actor(c), in)

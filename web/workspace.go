@@ -77,10 +77,11 @@ func typedOIDCValues(o store.OIDCSettings) map[string]string {
 
 // updateWorkspace changes the workspace's name and key.
 func (p *pages) updateWorkspace(c echo.Context) error {
-	var in store.WorkspaceInput
-	if err := bind(c, &in); err != nil {
+	var posted nameKeyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.WorkspaceInput(posted)
 	_, err := p.store.UpdateWorkspace(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/workspace", "Workspace saved.", func() error {
@@ -97,10 +98,11 @@ func (p *pages) updateWorkspace(c echo.Context) error {
 
 // updateWorkspaceSSO stores the OIDC settings; an empty client secret keeps the stored one.
 func (p *pages) updateWorkspaceSSO(c echo.Context) error {
-	var in store.OIDCSettings
-	if err := bind(c, &in); err != nil {
+	var posted oidcForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := posted.input()
 	_, err := p.store.UpdateWorkspaceSSO(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/workspace", "Single sign-on saved.", func() error {

@@ -51,8 +51,8 @@ type TokenCreator struct {
 // AccessTokenInput creates a token (name, type, and for Service tokens their
 // statements) or updates one (name; permissions when given).
 type AccessTokenInput struct {
-	Name        string             `json:"name" form:"name"`
-	Type        string             `json:"type" form:"type"`
+	Name        string             `json:"name"`
+	Type        string             `json:"type"`
 	Permissions []access.Statement `json:"permissions"`
 }
 

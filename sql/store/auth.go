@@ -453,8 +453,8 @@ const (
 
 // LoginInput is the body of a sign-in by email and password.
 type LoginInput struct {
-	Email    string `json:"email" form:"email"`
-	Password string `json:"password" form:"password"`
+	Email    string `json:"email"`
+	Password string `json:"password"`
 }
 
 // Login checks an email and password and starts a session. A wrong email and
@@ -544,8 +544,8 @@ func (s *Store) hashPassword(password string) (string, error) {
 
 // ResetPasswordInput changes the caller's password.
 type ResetPasswordInput struct {
-	CurrentPassword string `json:"currentPassword" form:"currentPassword"`
-	NewPassword     string `json:"newPassword" form:"newPassword"`
+	CurrentPassword string `json:"currentPassword"`
+	NewPassword     string `json:"newPassword"`
 }
 
 // ResetPassword changes the signed-in user's password, which ends every

@@ -344,7 +344,7 @@ func utc(t *time.Time) *time.Time {
 
 // ReviewInput is a reviewer's decision with an optional comment.
 type ReviewInput struct {
-	Comment string `json:"comment" form:"comment"`
+	Comment string `json:"comment"`
 }
 
 // ApproveFlagChangeRequest records a reviewer's approval; the request is

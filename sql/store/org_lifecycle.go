@@ -15,8 +15,8 @@ import (
 
 // NewOrganizationInput creates an organization (FeatBit's CreateOrganization body).
 type NewOrganizationInput struct {
-	Name string `json:"name" form:"name"`
-	Key  string `json:"key" form:"key"`
+	Name string `json:"name"`
+	Key  string `json:"key"`
 }
 
 // GetOrganization returns an organization of the current workspace the
@@ -118,11 +118,11 @@ func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganiza
 // project (FeatBit's Onboarding body). Environments are names; each key is
 // the name in lower case, as FeatBit derives it.
 type OnboardingInput struct {
-	OrganizationName string   `json:"organizationName" form:"organizationName"`
-	OrganizationKey  string   `json:"organizationKey" form:"organizationKey"`
-	ProjectName      string   `json:"projectName" form:"projectName"`
-	ProjectKey       string   `json:"projectKey" form:"projectKey"`
-	Environments     []string `json:"environments" form:"environments"`
+	OrganizationName string   `json:"organizationName"`
+	OrganizationKey  string   `json:"organizationKey"`
+	ProjectName      string   `json:"projectName"`
+	ProjectKey       string   `json:"projectKey"`
+	Environments     []string `json:"environments"`
 }
 
 // maxOnboardingEnvironments bounds how many environments onboarding makes at once.

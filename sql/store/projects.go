@@ -56,8 +56,8 @@ const (
 
 // ProjectInput creates a project (name and key) or renames one (name).
 type ProjectInput struct {
-	Name string `json:"name" form:"name"`
-	Key  string `json:"key" form:"key"`
+	Name string `json:"name"`
+	Key  string `json:"key"`
 }
 
 // ProjectName is the answer to a rename.

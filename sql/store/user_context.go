@@ -15,9 +15,9 @@ import (
 // environments. uuid.Nil stands for "none chosen".
 type UserContext struct {
 	WorkspaceID    uuid.UUID `json:"workspaceId"`
-	OrganizationID uuid.UUID `json:"organizationId" form:"organizationId"`
-	ProjectID      uuid.UUID `json:"projectId" form:"projectId"`
-	EnvID          uuid.UUID `json:"envId" form:"envId"`
+	OrganizationID uuid.UUID `json:"organizationId"`
+	ProjectID      uuid.UUID `json:"projectId"`
+	EnvID          uuid.UUID `json:"envId"`
 }
 
 // UserContext returns where a user last worked: the remembered organization
