@@ -68,7 +68,7 @@ func (p *pages) endUsers(c echo.Context) error {
 		page, err := p.store.ListEndUsers(ctx, actor(c), w.id, f)
 		var invalid *store.ValidationError
 		if errors.As(err, &invalid) {
-			vm.List.Error = "Search for at most 128 characters."
+			vm.List.Error = fmt.Sprintf("Search for at most %d characters.", store.MaxNameLen)
 			status = http.StatusBadRequest
 		} else if err != nil {
 			return err

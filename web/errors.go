@@ -48,7 +48,7 @@ var fieldMessages = map[string]string{
 	"fallthrough_is_invalid":                "Choose a variation, or percentages that add up to 100.",
 	"included_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
 	"excluded_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
-	"environments_is_invalid":               "Give 1 to 20 different names, separated by commas; each name in lower case becomes its key (letters, digits, “.”, “_” and “-”).",
+	"environments_is_invalid":               fmt.Sprintf("Give 1 to %d different names, separated by commas; each name in lower case becomes its key (letters, digits, “.”, “_” and “-”).", store.MaxOnboardingEnvironments),
 	"scopes_is_invalid":                     "Use organization/ORG, optionally with :project/KEY and :env/KEY (or *), one per line, including this environment.",
 }
 

@@ -292,13 +292,16 @@ func targetingSummary(f store.Flag, names describe.Names, href string, may store
 	return out
 }
 
+// maxSegmentChoices bounds the segments the rule editor lists to choose from.
+const maxSegmentChoices = 1000
+
 // segmentChoices are the segments flag conditions may name: those of the
 // environment that are not archived, and those the rules already name.
 func (p *pages) segmentChoices(c echo.Context, w workEnv, rules []ruleForm) ([]views.Option, error) {
 	ctx := c.Request().Context()
 	a := actor(c)
 	var out []views.Option
-	for page := 0; page < 10; page++ { // at most 1,000 segments to choose from
+	for page := 0; page*store.MaxPageSize < maxSegmentChoices; page++ {
 		list, err := p.store.ListSegments(ctx, a, w.id, store.SegmentFilter{Page: store.Page{Index: page, Size: store.MaxPageSize}})
 		if err != nil {
 			return nil, err

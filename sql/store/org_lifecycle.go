@@ -125,8 +125,8 @@ type OnboardingInput struct {
 	Environments     []string `json:"environments"`
 }
 
-// maxOnboardingEnvironments bounds how many environments onboarding makes at once.
-const maxOnboardingEnvironments = 20
+// MaxOnboardingEnvironments bounds how many environments onboarding makes at once.
+const MaxOnboardingEnvironments = 20
 
 // Onboard names and keys the current organization, marks it initialized and
 // creates a project with the given environments, each with its two secrets,
@@ -147,7 +147,7 @@ func (s *Store) Onboard(ctx context.Context, a *Actor, in OnboardingInput) error
 	switch {
 	case len(in.Environments) == 0:
 		v.add("environments", "required")
-	case len(in.Environments) > maxOnboardingEnvironments:
+	case len(in.Environments) > MaxOnboardingEnvironments:
 		v.add("environments", "invalid")
 	default:
 		for _, name := range in.Environments {
