@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -230,51 +231,44 @@ func stillServed(err error) bool {
 	})
 }
 
-// renameFlag changes a flag's name.
-func (p *pages) renameFlag(c echo.Context) error {
-	var posted nameForm
-	if err := bind(c, &posted); err != nil {
+// changeFlagText changes text t of a flag with change, given the text as
+// typed.
+func (p *pages) changeFlagText(c echo.Context, t textField,
+	change func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error)) error {
+	text, ch, err := postedText(c, t)
+	if err != nil {
 		return err
 	}
-	in := store.FlagNameInput{Name: posted.Name, Change: posted.Change.input()}
-	return p.flagChange(c, tabSettings, "Name saved.", func(w workEnv, key string) (*store.Flag, error) {
-		return changed(p.store.RenameFlag(c.Request().Context(), actor(c), w.id, key, in))
+	return p.flagChange(c, tabSettings, t.saved, func(w workEnv, key string) (*store.Flag, error) {
+		return change(c.Request().Context(), actor(c), w.id, key, text, ch)
 	}, func(f *views.Form) flagState {
-		f.ID, f.Action = "flag-name", flagHref(c.Param("key"))+"/name"
-		f.Values = postedValues(in.Change, map[string]string{"name": in.Name})
-		return flagState{name: f}
-	}, "name")
+		var st flagState
+		st.texts.again(t, f, "flag", flagHref(c.Param("key")), text, ch)
+		return st
+	}, t.name)
+}
+
+// renameFlag changes a flag's name.
+func (p *pages) renameFlag(c echo.Context) error {
+	return p.changeFlagText(c, textName, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
+		return changed(p.store.RenameFlag(ctx, a, envID, key, store.FlagNameInput{Name: text, Change: ch}))
+	})
 }
 
 // describeFlag changes a flag's description.
 func (p *pages) describeFlag(c echo.Context) error {
-	in, err := postedDescription(c)
-	if err != nil {
-		return err
-	}
-	return p.flagChange(c, tabSettings, "Description saved.", func(w workEnv, key string) (*store.Flag, error) {
-		_, err := p.store.UpdateFlagDescription(c.Request().Context(), actor(c), w.id, key, in)
+	return p.changeFlagText(c, textDescription, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
+		_, err := p.store.UpdateFlagDescription(ctx, a, envID, key, store.DescriptionInput{Description: &text, Change: ch})
 		return nil, err
-	}, func(f *views.Form) flagState {
-		f.ID, f.Action = "flag-description", flagHref(c.Param("key"))+"/description"
-		f.Values = postedValues(in.Change, map[string]string{"description": *in.Description})
-		return flagState{description: f}
-	}, "description")
+	})
 }
 
-// tagFlag replaces a flag's tags.
+// tagFlag replaces a flag's tags, typed separated by commas.
 func (p *pages) tagFlag(c echo.Context) error {
-	in, err := postedTags(c)
-	if err != nil {
-		return err
-	}
-	return p.flagChange(c, tabSettings, "Tags saved.", func(w workEnv, key string) (*store.Flag, error) {
-		return changed(p.store.SetFlagTags(c.Request().Context(), actor(c), w.id, key, in))
-	}, func(f *views.Form) flagState {
-		f.ID, f.Action = "flag-tags", flagHref(c.Param("key"))+"/tags"
-		f.Values = postedValues(in.Change, map[string]string{"tags": c.FormValue("tags")})
-		return flagState{tags: f}
-	}, "tags")
+	return p.changeFlagText(c, textTags, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
+		tags := tagList(text)
+		return changed(p.store.SetFlagTags(ctx, a, envID, key, store.TagsInput{Tags: &tags, Change: ch}))
+	})
 }
 
 // cloneFlag copies a flag under a new name and key and opens the copy; the

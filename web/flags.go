@@ -27,15 +27,16 @@ func flagHref(key string) string { return "/flags/" + url.PathEscape(key) }
 type flagState struct {
 	status int
 	// flag is the flag as a change just left it; nil loads it.
-	flag                                 *store.Flag
-	toggle, off, name, description, tags *views.Form
-	clone                                *views.Form
-	targetingForm, variationsForm        *views.Form
-	targeting                            *targetingForm
-	pending                              *views.Form
-	variations                           []views.VariationEdit
-	variationType                        string
-	tester                               *views.FlagTester
+	flag                          *store.Flag
+	toggle, off                   *views.Form
+	texts                         postedTexts
+	clone                         *views.Form
+	targetingForm, variationsForm *views.Form
+	targeting                     *targetingForm
+	pending                       *views.Form
+	variations                    []views.VariationEdit
+	variationType                 string
+	tester                        *views.FlagTester
 	// trigger is the trigger form just posted; revealed is the URL of a
 	// trigger just made or reset, shown this once.
 	trigger  *views.Form
@@ -197,7 +198,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			{Label: "Created", Value: when(f.CreatedAt)}, {Label: "Updated", Value: when(f.UpdatedAt)}}}
 		s = settingsTab(s, "flag", href, settingsTexts{name: f.Name, description: f.Description, tags: strings.Join(f.Tags, ", "),
 			mayName: may.Name, mayDescription: may.Description, mayTags: may.Tags,
-			postedName: st.name, postedDescription: st.description, postedTags: st.tags},
+			posted: st.texts},
 			may.Archive, may.Restore, may.Delete, fresh)
 		if may.Clone {
 			s.Clone = postedOr(st.clone, func() *views.Form {

@@ -60,12 +60,6 @@ type variationsForm struct {
 	Change        changeForm
 }
 
-// nameForm renames a flag or a segment.
-type nameForm struct {
-	Name   string `form:"name"`
-	Change changeForm
-}
-
 // cloneForm names a flag's copy.
 type cloneForm struct {
 	Name   string `form:"name"`

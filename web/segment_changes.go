@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -21,11 +22,7 @@ import (
 // do makes the change and returns the segment it left.
 func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w workEnv, id uuid.UUID) (*store.Segment, error),
 	form func(f *views.Form) segmentState, fields ...string) error {
-	w, err := actingEnv(c)
-	if err != nil {
-		return err
-	}
-	id, err := api.PathID(c, "id")
+	w, id, err := pathSegment(c)
 	if err != nil {
 		return err
 	}
@@ -85,50 +82,43 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	}, state, "included", "excluded", "rules")
 }
 
-// renameSegment changes a segment's name.
-func (p *pages) renameSegment(c echo.Context) error {
-	var posted nameForm
-	if err := bind(c, &posted); err != nil {
+// changeSegmentText changes text t of a segment with change, given the
+// text as typed.
+func (p *pages) changeSegmentText(c echo.Context, t textField,
+	change func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error)) error {
+	text, ch, err := postedText(c, t)
+	if err != nil {
 		return err
 	}
-	in := store.SegmentNameInput{Name: posted.Name, Change: posted.Change.input()}
-	return p.segmentChange(c, tabSettings, "Name saved.", func(w workEnv, id uuid.UUID) (*store.Segment, error) {
-		return segmentChanged(p.store.RenameSegment(c.Request().Context(), actor(c), w.id, id, in))
+	return p.segmentChange(c, tabSettings, t.saved, func(w workEnv, id uuid.UUID) (*store.Segment, error) {
+		return segmentChanged(change(c.Request().Context(), actor(c), w.id, id, text, ch))
 	}, func(f *views.Form) segmentState {
-		f.ID, f.Action = "segment-name", segmentHref(c.Param("id"))+"/name"
-		f.Values = postedValues(in.Change, map[string]string{"name": in.Name})
-		return segmentState{name: f}
-	}, "name")
+		var st segmentState
+		st.texts.again(t, f, "segment", segmentHref(c.Param("id")), text, ch)
+		return st
+	}, t.name)
+}
+
+// renameSegment changes a segment's name.
+func (p *pages) renameSegment(c echo.Context) error {
+	return p.changeSegmentText(c, textName, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
+		return p.store.RenameSegment(ctx, a, envID, id, store.SegmentNameInput{Name: text, Change: ch})
+	})
 }
 
 // describeSegment changes a segment's description.
 func (p *pages) describeSegment(c echo.Context) error {
-	in, err := postedDescription(c)
-	if err != nil {
-		return err
-	}
-	return p.segmentChange(c, tabSettings, "Description saved.", func(w workEnv, id uuid.UUID) (*store.Segment, error) {
-		return segmentChanged(p.store.SetSegmentDescription(c.Request().Context(), actor(c), w.id, id, in))
-	}, func(f *views.Form) segmentState {
-		f.ID, f.Action = "segment-description", segmentHref(c.Param("id"))+"/description"
-		f.Values = postedValues(in.Change, map[string]string{"description": *in.Description})
-		return segmentState{description: f}
-	}, "description")
+	return p.changeSegmentText(c, textDescription, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
+		return p.store.SetSegmentDescription(ctx, a, envID, id, store.DescriptionInput{Description: &text, Change: ch})
+	})
 }
 
-// tagSegment replaces a segment's tags.
+// tagSegment replaces a segment's tags, typed separated by commas.
 func (p *pages) tagSegment(c echo.Context) error {
-	in, err := postedTags(c)
-	if err != nil {
-		return err
-	}
-	return p.segmentChange(c, tabSettings, "Tags saved.", func(w workEnv, id uuid.UUID) (*store.Segment, error) {
-		return segmentChanged(p.store.SetSegmentTags(c.Request().Context(), actor(c), w.id, id, in))
-	}, func(f *views.Form) segmentState {
-		f.ID, f.Action = "segment-tags", segmentHref(c.Param("id"))+"/tags"
-		f.Values = postedValues(in.Change, map[string]string{"tags": c.FormValue("tags")})
-		return segmentState{tags: f}
-	}, "tags")
+	return p.changeSegmentText(c, textTags, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
+		tags := tagList(text)
+		return p.store.SetSegmentTags(ctx, a, envID, id, store.TagsInput{Tags: &tags, Change: ch})
+	})
 }
 
 // segmentLifecycle is archiving, restoring or deleting a segment.
@@ -170,11 +160,7 @@ func (p *pages) confirmSegment(l segmentLifecycle) echo.HandlerFunc {
 func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status int, posted *views.Form) error {
 	ctx := c.Request().Context()
 	a := actor(c)
-	w, err := actingEnv(c)
-	if err != nil {
-		return err
-	}
-	id, err := api.PathID(c, "id")
+	w, id, err := pathSegment(c)
 	if err != nil {
 		return err
 	}
@@ -211,11 +197,7 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 // changeSegmentLifecycle archives, restores or deletes a segment, as confirmed.
 func (p *pages) changeSegmentLifecycle(l segmentLifecycle) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		w, err := actingEnv(c)
-		if err != nil {
-			return err
-		}
-		id, err := api.PathID(c, "id")
+		w, id, err := pathSegment(c)
 		if err != nil {
 			return err
 		}

@@ -155,14 +155,25 @@ func (p *pages) createSegment(c echo.Context) error {
 	return p.segmentsPage(c, status, segmentQuery{page: 1}, create)
 }
 
+// pathSegment reads the working environment and the segment id of a
+// segment's address.
+func pathSegment(c echo.Context) (workEnv, uuid.UUID, error) {
+	w, err := actingEnv(c)
+	if err != nil {
+		return w, uuid.Nil, err
+	}
+	id, err := api.PathID(c, "id")
+	return w, id, err
+}
+
 // segmentState carries the forms just posted on a segment's page.
 type segmentState struct {
 	status int
 	// segment is the segment as a change just left it; nil loads it.
-	segment                 *store.Segment
-	targeting               *views.Form
-	rules                   []ruleForm
-	name, description, tags *views.Form
+	segment   *store.Segment
+	targeting *views.Form
+	rules     []ruleForm
+	texts     postedTexts
 }
 
 func segmentTabs(href, active string) []views.Tab {
@@ -204,11 +215,7 @@ func segmentRules(rules []store.SegmentRule) []ruleForm {
 func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 	ctx := c.Request().Context()
 	a := actor(c)
-	w, err := actingEnv(c)
-	if err != nil {
-		return err
-	}
-	id, err := api.PathID(c, "id")
+	w, id, err := pathSegment(c)
 	if err != nil {
 		return err
 	}
@@ -266,7 +273,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			{Label: "Created", Value: when(sg.CreatedAt)}, {Label: "Updated", Value: when(sg.UpdatedAt)}}}
 		s = settingsTab(s, "segment", href, settingsTexts{name: sg.Name, description: sg.Description, tags: strings.Join(sg.Tags, ", "),
 			mayName: may.Name, mayDescription: may.Description, mayTags: may.Tags,
-			postedName: st.name, postedDescription: st.description, postedTags: st.tags},
+			posted: st.texts},
 			may.Archive, may.Restore, may.Delete, fresh)
 		if s.ArchiveHref != "" || s.DeleteHref != "" {
 			// The store refuses to archive or delete a segment that flags

@@ -61,33 +61,52 @@ func (p *pages) subjectChange(c echo.Context, href, message string, err error, f
 	return page(status, &f)
 }
 
-// postedDescription reads a description form: the form always has the
-// field, and empty clears the description.
-func postedDescription(c echo.Context) (store.DescriptionInput, error) {
+// textField is one of a flag's or a segment's texts on its settings tab,
+// each changed by its own form: its field, and what is said once it is saved.
+type textField struct{ name, saved string }
+
+var (
+	textName        = textField{"name", "Name saved."}
+	textDescription = textField{"description", "Description saved."}
+	textTags        = textField{"tags", "Tags saved."}
+)
+
+// postedText reads a text's form: the text as typed (the form always has
+// the field; an empty description clears it) and the change's comment and
+// revision.
+func postedText(c echo.Context, t textField) (string, store.Change, error) {
 	var posted changeForm
 	if err := bind(c, &posted); err != nil {
-		return store.DescriptionInput{}, err
+		return "", store.Change{}, err
 	}
-	description := c.FormValue("description")
-	return store.DescriptionInput{Description: &description, Change: posted.input()}, nil
+	return c.FormValue(t.name), posted.input(), nil
 }
 
-// postedTags reads a tags form: tags typed separated by commas.
-func postedTags(c echo.Context) (store.TagsInput, error) {
-	var posted changeForm
-	if err := bind(c, &posted); err != nil {
-		return store.TagsInput{}, err
+// postedTexts are a flag's or a segment's text forms just posted, to show
+// them again with what was typed and their problems; nil ones start fresh.
+type postedTexts struct{ name, description, tags *views.Form }
+
+// again keeps text t's form f, posted again as typed (value) under kind's
+// form names ("flag" gives "flag-name"), for the subject at href.
+func (pt *postedTexts) again(t textField, f *views.Form, kind, href, value string, ch store.Change) {
+	f.ID, f.Action = kind+"-"+t.name, href+"/"+t.name
+	f.Values = postedValues(ch, map[string]string{t.name: value})
+	switch t {
+	case textName:
+		pt.name = f
+	case textDescription:
+		pt.description = f
+	case textTags:
+		pt.tags = f
 	}
-	tags := tagList(c.FormValue("tags"))
-	return store.TagsInput{Tags: &tags, Change: posted.input()}, nil
 }
 
 // settingsTexts says which of a flag's or a segment's texts the person may
 // change and which forms were just posted, for settingsTab.
 type settingsTexts struct {
-	name, description, tags                   string
-	mayName, mayDescription, mayTags          bool
-	postedName, postedDescription, postedTags *views.Form
+	name, description, tags          string
+	mayName, mayDescription, mayTags bool
+	posted                           postedTexts
 }
 
 // settingsTab fills a flag's or a segment's settings tab: its name,
@@ -105,9 +124,9 @@ func settingsTab(s views.SettingsTab, kind, href string, t settingsTexts, archiv
 			return fresh(kind+"-"+field, href+"/"+field, map[string]string{field: value})
 		})
 	}
-	s.Name = form(t.mayName, t.postedName, "name", t.name)
-	s.Description = form(t.mayDescription, t.postedDescription, "description", t.description)
-	s.Tags = form(t.mayTags, t.postedTags, "tags", t.tags)
+	s.Name = form(t.mayName, t.posted.name, "name", t.name)
+	s.Description = form(t.mayDescription, t.posted.description, "description", t.description)
+	s.Tags = form(t.mayTags, t.posted.tags, "tags", t.tags)
 	if s.Name == nil {
 		s.Facts = append([]views.Fact{{Label: "Name", Value: t.name}}, s.Facts...)
 	}
