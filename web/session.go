@@ -154,9 +154,9 @@ func localPath(next string) string {
 func actor(c echo.Context) *store.Actor { return c.Get(actorKey).(*store.Actor) }
 
 // workplace is the frame of a signed-in page (profile, organizations,
-// projects, the working environment with its secrets). A GET changes nothing, so its frame is loaded once and shared
-// by the shell and the page; after a change the frame is loaded again, so it
-// shows what the change made.
+// projects, the working environment with its secrets). A GET changes
+// nothing, so its frame is loaded once and shared by the shell and the page;
+// after a change the frame is loaded again, so it shows what the change made.
 func (p *pages) workplace(c echo.Context) (store.Workplace, error) {
 	if w, ok := c.Get(workplaceKey).(store.Workplace); ok {
 		return w, nil
