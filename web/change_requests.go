@@ -17,9 +17,9 @@ import (
 
 // Change requests: where an environment's changes need approval, the flag
 // page's forms ask for a reason and reviewers and make a change request
-// (changeServing, as the store decides); these pages list the requests waiting for the person's
-// review and show one, with the forms to approve, decline, apply and
-// withdraw it. The store decides who may do each.
+// (changeServing, as the store decides); these pages list the requests
+// waiting for the person's review and show one, with the forms to approve,
+// decline, apply and withdraw it. The store decides who may do each.
 
 const navReviews = "reviews"
 

@@ -93,8 +93,8 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 		return err
 	}
 	vm := views.Guide{OrgName: org.Name, AskEnvironments: onboards(c, org)}
-	env, _ := workEnvOf(c)
-	if w.Env == nil {
+	env, ok := workEnvOf(c)
+	if !ok || w.Env == nil {
 		switch {
 		case len(w.Projects) > 0:
 			vm.NoProject = "Your projects have no environment you may open: add one on the Projects page, or ask an administrator for access."
