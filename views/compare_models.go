@@ -29,9 +29,6 @@ type ComparePart struct {
 	Differs bool
 }
 
-// ComparePartLabels are the columns of the comparison, in order.
-var ComparePartLabels = []string{"On/off", "Variations", "Targets", "Rules", "Default rule", "Off variation"}
-
 // FlagCompare shows one flag in two environments side by side, and copies
 // chosen settings to the target.
 type FlagCompare struct {

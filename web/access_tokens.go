@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -53,14 +54,7 @@ func (p *pages) tokenTypes(c echo.Context) []string {
 // editor, nil for a fresh one; created is the token just created, shown this once.
 func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form, editing *tokenEdit, created *views.CreatedToken) error {
 	a := actor(c)
-	number := 1
-	if s := c.FormValue("page"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			n = 0 // the store refuses it as pageIndex_is_invalid
-		}
-		number = n
-	}
+	number := pageNumber(c.FormValue("page"))
 	search := c.FormValue("q")
 	tokens, err := p.store.ListAccessTokens(c.Request().Context(), a,
 		store.AccessTokenFilter{Name: search, Page: store.Page{Index: number - 1, Size: tokenPageSize}})
@@ -86,14 +80,7 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		}
 		list.Rows = append(list.Rows, row)
 	}
-	last := max(1, int((tokens.TotalCount+tokenPageSize-1)/tokenPageSize))
-	list.Pager.Label = fmt.Sprintf("Page %d of %d · %d %s", number, last, tokens.TotalCount, plural(int(tokens.TotalCount), "token", "tokens"))
-	if number > 1 {
-		list.Pager.Prev = tokensHref(min(number-1, last), search)
-	}
-	if number < last {
-		list.Pager.Next = tokensHref(number+1, search)
-	}
+	list.Pager = pager(tokens.TotalCount, number, tokenPageSize, "token", "tokens", func(n int) string { return tokensHref(n, search) })
 
 	tc := views.TokenCreate{Form: create, Created: created}
 	if create != nil {
@@ -110,24 +97,20 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 			tc.Editor = &e
 		}
 	}
-	if isHTMX(c) {
-		return render(c, status, views.TokenCreateView(tc), views.TokenListView(list), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, "Access tokens", navAccessTokens)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.AccessTokensPage(views.AccessTokens{Shell: shell, Create: tc, List: list}))
+	return p.respond(c, status, "Access tokens", navAccessTokens, func(shell views.Shell) templ.Component {
+		return views.AccessTokensPage(views.AccessTokens{Shell: shell, Create: tc, List: list})
+	}, views.TokenCreateView(tc), views.TokenListView(list))
 }
 
 // createAccessToken creates a token and shows its value once. The answer is
 // the page itself, not a redirect, because the value must never be stored
 // for a later request.
 func (p *pages) createAccessToken(c echo.Context) error {
-	var in store.AccessTokenInput
-	if err := bind(c, &in); err != nil {
+	var posted tokenForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.AccessTokenInput{Name: posted.Name, Type: posted.Type}
 	raw := strings.TrimSpace(c.FormValue("permissions"))
 	values := map[string]string{"name": in.Name, "type": in.Type, "permissions": raw}
 	ds, err := postedDrafts(c)
@@ -273,13 +256,10 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 		}
 		vm.Editor = &e
 	}
-	if isHTMX(c) {
-		return render(c, status, views.AccessTokenHeading(vm), views.AccessTokenForm(vm), views.Flashes(p.flashes(c)))
-	}
-	if vm.Shell, err = p.shell(c, t.Name, navAccessTokens); err != nil {
-		return err
-	}
-	return render(c, status, views.AccessTokenPage(vm))
+	return p.respond(c, status, t.Name, navAccessTokens, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.AccessTokenPage(vm)
+	}, views.AccessTokenHeading(vm), views.AccessTokenForm(vm))
 }
 
 // updateAccessToken renames a token and, for a Service token edited by

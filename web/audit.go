@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -36,7 +37,7 @@ func (p *pages) history(c echo.Context, w workEnv, filter store.AuditFilter, bas
 		return views.History{}, err
 	}
 	h := views.History{Region: region, Empty: "No changes recorded yet.",
-		Pager: pager(list.TotalCount, number, "change", "changes", func(n int) string { return withPage(base, n) })}
+		Pager: pager(list.TotalCount, number, listPageSize, "change", "changes", func(n int) string { return withPage(base, n) })}
 	subjects := filter.RefID == "" // the audit log names what changed; a flag's history need not
 	var ids []string
 	for _, e := range list.Items {
@@ -147,10 +148,7 @@ func historyEntry(e store.AuditEntry, subject bool, segments describe.Names) vie
 // auditLog shows the working environment's history with filters: type,
 // text (part of a name, key or comment) and dates (whole days, UTC).
 func (p *pages) auditLog(c echo.Context) error {
-	w, ok, err := p.workEnvOf(c)
-	if err != nil {
-		return err
-	}
+	w, ok := workEnvOf(c)
 	q := c.QueryParams()
 	form := p.form(c, "audit", "/audit-log", map[string]string{"type": q.Get("type"), "q": q.Get("q"),
 		"from": q.Get("from"), "to": q.Get("to")})
@@ -191,6 +189,7 @@ func (p *pages) auditLog(c echo.Context) error {
 					base.Set(name, v)
 				}
 			}
+			var err error
 			if vm.History, err = p.history(c, w, filter, "/audit-log?"+base.Encode(), "history"); err != nil {
 				return err
 			}
@@ -199,13 +198,8 @@ func (p *pages) auditLog(c echo.Context) error {
 			}
 		}
 	}
-	if isHTMX(c) {
-		return render(c, status, views.HistoryView(vm.History), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, "Audit log", navAuditLog)
-	if err != nil {
-		return err
-	}
-	vm.Shell = shell
-	return render(c, status, views.AuditLogPage(vm))
+	return p.respond(c, status, "Audit log", navAuditLog, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.AuditLogPage(vm)
+	}, views.HistoryView(vm.History))
 }

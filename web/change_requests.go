@@ -17,9 +17,9 @@ import (
 
 // Change requests: where an environment's changes need approval, the flag
 // page's forms ask for a reason and reviewers and make a change request
-// (requestChange); these pages list the requests waiting for the person's
-// review and show one, with the forms to approve, decline, apply and
-// withdraw it. The store decides who may do each.
+// (changeServing, as the store decides); these pages list the requests
+// waiting for the person's review and show one, with the forms to approve,
+// decline, apply and withdraw it. The store decides who may do each.
 
 const navReviews = "reviews"
 
@@ -72,35 +72,13 @@ func (p *pages) withRequest(c echo.Context, w workEnv, f *views.Form) error {
 	return err
 }
 
-// requestChange makes, where changes need approval, a change request of
-// the posted reason and reviewers for the change in; elsewhere it makes the
-// change directly with direct.
-func (p *pages) requestChange(c echo.Context, w workEnv, key string, in store.FlagChangeRequestInput, direct func() error) error {
-	if w.approvals == 0 {
-		return direct()
-	}
-	reviewers, err := formIDs(c, "reviewers")
-	if err != nil {
-		return err
-	}
-	in.Reason, in.Reviewers = c.FormValue("reason"), reviewers
-	if rev, err := uuid.Parse(c.FormValue("revision")); err == nil {
-		in.Revision = &rev
-	}
-	if _, err := p.store.CreateFlagChangeRequest(c.Request().Context(), actor(c), w.id, key, in); err != nil {
-		return err
-	}
-	c.Set(requestedKey, true)
-	return nil
-}
-
 // requestedMessage is what the flag page says after a change was requested.
 const requestedMessage = "Change request sent to its reviewers: it applies once approved."
 
 // changeRequests lists the working environment's change requests waiting
 // for the person's review.
 func (p *pages) changeRequests(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
@@ -263,7 +241,7 @@ func requestStatus(status string) string {
 // pathChangeRequest reads the change request the path's id names, in the
 // working environment, as the caller may see it.
 func (p *pages) pathChangeRequest(c echo.Context) (workEnv, store.FlagChangeRequest, error) {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return workEnv{}, store.FlagChangeRequest{}, err
 	}

@@ -19,9 +19,9 @@ import (
 // fieldLabels name the members of flags and segments for people, in the
 // order they are shown; other members follow by name.
 var fieldLabels = []struct{ key, label string }{
-	{"name", "Name"}, {"key", "Key"}, {"description", "Description"}, {"isEnabled", "Status"},
-	{"variationType", "Variation type"}, {"variations", "Variations"}, {"disabledVariationId", "Off variation"},
-	{"targetUsers", "Individual targets"}, {"rules", "Rules"}, {"fallthrough", "Default rule"},
+	{"name", "Name"}, {"key", "Key"}, {"description", "Description"}, {"isEnabled", views.PartOnOff.Field},
+	{"variationType", "Variation type"}, {"variations", views.PartVariations.Field}, {"disabledVariationId", views.PartOff.Field},
+	{"targetUsers", views.PartTargets.Field}, {"rules", views.PartRules.Field}, {"fallthrough", views.PartDefault.Field},
 	{"exptIncludeAllTargets", "Experiments include all targets"}, {"type", "Type"}, {"scopes", "Scopes"},
 	{"included", "Included users"}, {"excluded", "Excluded users"}, {"tags", "Tags"}, {"isArchived", "Archived"},
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -43,10 +44,7 @@ func parseCursor(s, direction string) (*store.PageCursor, bool) {
 // first: a search by the start of the key or name, and Next and Previous
 // links that carry keyset cursors (after=…, before=…).
 func (p *pages) endUsers(c echo.Context) error {
-	w, ok, err := p.workEnvOf(c)
-	if err != nil {
-		return err
-	}
+	w, ok := workEnvOf(c)
 	q := strings.TrimSpace(c.QueryParam("q"))
 	vm := views.EndUsers{Env: w.view(ok), Search: q}
 	status := http.StatusOK
@@ -70,7 +68,7 @@ func (p *pages) endUsers(c echo.Context) error {
 		page, err := p.store.ListEndUsers(ctx, actor(c), w.id, f)
 		var invalid *store.ValidationError
 		if errors.As(err, &invalid) {
-			vm.List.Error = "Search for at most 128 characters."
+			vm.List.Error = fmt.Sprintf("Search for at most %d characters.", store.MaxNameLen)
 			status = http.StatusBadRequest
 		} else if err != nil {
 			return err
@@ -112,15 +110,10 @@ func (p *pages) endUsers(c echo.Context) error {
 			vm.List.Pager.Label = "Most recently seen first"
 		}
 	}
-	if isHTMX(c) {
-		return render(c, status, views.EndUserListView(vm.List), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, "End users", navEndUsers)
-	if err != nil {
-		return err
-	}
-	vm.Shell = shell
-	return render(c, status, views.EndUsersPage(vm))
+	return p.respond(c, status, "End users", navEndUsers, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.EndUsersPage(vm)
+	}, views.EndUserListView(vm.List))
 }
 
 // maxEndUserFlags is how many flags an end user's page lists.
@@ -129,7 +122,7 @@ const maxEndUserFlags = store.MaxPageSize
 // endUser shows one end user: properties, what every flag serves them now
 // and why, and the segments they are in.
 func (p *pages) endUser(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}

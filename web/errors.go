@@ -48,7 +48,7 @@ var fieldMessages = map[string]string{
 	"fallthrough_is_invalid":                "Choose a variation, or percentages that add up to 100.",
 	"included_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
 	"excluded_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
-	"environments_is_invalid":               "Give 1 to 20 different names, separated by commas; each name in lower case becomes its key (letters, digits, “.”, “_” and “-”).",
+	"environments_is_invalid":               fmt.Sprintf("Give 1 to %d different names, separated by commas; each name in lower case becomes its key (letters, digits, “.”, “_” and “-”).", store.MaxOnboardingEnvironments),
 	"scopes_is_invalid":                     "Use organization/ORG, optionally with :project/KEY and :env/KEY (or *), one per line, including this environment.",
 }
 
@@ -252,7 +252,7 @@ func (p *pages) writeError(c echo.Context, err error) {
 
 // placeNames are the parts of a problem's path in words.
 var placeNames = map[string]string{"rules": "Rule", "conditions": "condition", "variations": "Variation",
-	"targetUsers": "Individual targets", "keyIds": "user", "fallthrough": "Default rule", "value": "value",
+	"targetUsers": views.PartTargets.Label, "keyIds": "user", "fallthrough": views.PartDefault.Label, "value": "value",
 	"property": "attribute", "name": "name", "dispatchKey": "split attribute", "variationId": "variation", "id": "id",
 	"approvalsRequired": "Approvals needed", "approverMemberIds": "Approvers", "approverGroupIds": "Approver groups",
 	"reason": "Reason", "reviewers": "Reviewers"}

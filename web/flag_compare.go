@@ -54,7 +54,7 @@ func compareHref(key string, target uuid.UUID) string {
 // compareEnvs shows the working environment's flags against a target.
 func (p *pages) compareEnvs(c echo.Context) error {
 	ctx, a := c.Request().Context(), actor(c)
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (p *pages) compareEnvs(c echo.Context) error {
 			q := url.Values{"target": {vm.TargetID}, "q": {vm.Query}, "page": {strconv.Itoa(n)}}
 			return "/flags/compare?" + q.Encode()
 		}
-		vm.Pager = pager(list.TotalCount, page, "flag", "flags", href)
+		vm.Pager = pager(list.TotalCount, page, listPageSize, "flag", "flags", href)
 		vm.Empty = "No feature flags in this environment yet."
 		if vm.Query != "" {
 			vm.Empty = "No flags match."
@@ -86,7 +86,7 @@ func (p *pages) compareEnvs(c echo.Context) error {
 			if !row.Missing {
 				d := it.Diffs[0]
 				for i, differs := range []bool{d.OnOffState, d.Variations, d.IndividualTargeting, d.TargetingRule, d.DefaultRule, d.OffVariation} {
-					row.Parts = append(row.Parts, views.ComparePart{Label: views.ComparePartLabels[i], Differs: differs})
+					row.Parts = append(row.Parts, views.ComparePart{Label: views.ComparedParts[i].Short, Differs: differs})
 				}
 			}
 			vm.Rows = append(vm.Rows, row)
@@ -106,7 +106,7 @@ func (p *pages) flagCompare(c echo.Context) error { return p.flagComparePage(c, 
 // confirmed was refused.
 func (p *pages) flagComparePage(c echo.Context, status int, problem string) error {
 	ctx, a := c.Request().Context(), actor(c)
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
@@ -174,12 +174,12 @@ func compareSides(d store.CompareFlagDetail) []views.CompareSide {
 	}
 	o := d.Diff.Overview(uuid.Nil)
 	return []views.CompareSide{
-		{Part: "On/off", Source: []string{src.Status}, Target: []string{tgt.Status}, Differs: o.OnOffState},
-		{Part: "Variations", Source: variations(d.Source), Target: variations(d.Target), Differs: o.Variations},
-		{Part: "Targets", Source: parts(src.Targets), Target: parts(tgt.Targets), Differs: o.IndividualTargeting},
-		{Part: "Rules", Source: parts(src.Rules), Target: parts(tgt.Rules), Differs: o.TargetingRule},
-		{Part: "Default rule", Source: []string{src.Default}, Target: []string{tgt.Default}, Differs: o.DefaultRule},
-		{Part: "Off variation", Source: []string{src.Off}, Target: []string{tgt.Off}, Differs: o.OffVariation},
+		{Part: views.PartOnOff.Short, Source: []string{src.Status}, Target: []string{tgt.Status}, Differs: o.OnOffState},
+		{Part: views.PartVariations.Short, Source: variations(d.Source), Target: variations(d.Target), Differs: o.Variations},
+		{Part: views.PartTargets.Short, Source: parts(src.Targets), Target: parts(tgt.Targets), Differs: o.IndividualTargeting},
+		{Part: views.PartRules.Short, Source: parts(src.Rules), Target: parts(tgt.Rules), Differs: o.TargetingRule},
+		{Part: views.PartDefault.Short, Source: []string{src.Default}, Target: []string{tgt.Default}, Differs: o.DefaultRule},
+		{Part: views.PartOff.Short, Source: []string{src.Off}, Target: []string{tgt.Off}, Differs: o.OffVariation},
 	}
 }
 
@@ -207,11 +207,11 @@ func (p *pages) copySettingsForm(c echo.Context, w workEnv, d store.CompareFlagD
 	}
 	cs := &views.CopySettings{Action: flagHref(d.Source.Key) + "/compare",
 		Choices: []views.CopyChoice{
-			{Name: "onOffState", Label: "On/off", Checked: o.OnOffState},
-			{Name: "individualTargeting", Label: "Individual targets", Checked: o.IndividualTargeting.Copy},
-			{Name: "targetingRule", Label: "Rules", Checked: o.TargetingRule.Copy && d.IsRulesCopyable, Disabled: !d.IsRulesCopyable, Hint: rulesHint},
-			{Name: "defaultRule", Label: "Default rule", Checked: o.DefaultRule},
-			{Name: "offVariation", Label: "Off variation", Checked: o.OffVariation},
+			{Name: "onOffState", Label: views.PartOnOff.Label, Checked: o.OnOffState},
+			{Name: "individualTargeting", Label: views.PartTargets.Label, Checked: o.IndividualTargeting.Copy},
+			{Name: "targetingRule", Label: views.PartRules.Label, Checked: o.TargetingRule.Copy && d.IsRulesCopyable, Disabled: !d.IsRulesCopyable, Hint: rulesHint},
+			{Name: "defaultRule", Label: views.PartDefault.Label, Checked: o.DefaultRule},
+			{Name: "offVariation", Label: views.PartOff.Label, Checked: o.OffVariation},
 		},
 		TargetsMode: modeOptions(o.IndividualTargeting.Mode, "targets"),
 		RulesMode:   modeOptions(o.TargetingRule.Mode, "rules"),
@@ -270,7 +270,7 @@ func refusal(err error) (string, error) {
 
 // copyFlagSettings copies the confirmed settings to the target's flag.
 func (p *pages) copyFlagSettings(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
@@ -294,7 +294,7 @@ func (p *pages) copyFlags(c echo.Context) error {
 
 func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error {
 	ctx, a := c.Request().Context(), actor(c)
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
@@ -374,7 +374,7 @@ func copyChecks(checks []store.CopyToEnvPrecheckResult, target string) ([]views.
 
 // copyFlagsConfirm copies the confirmed flags.
 func (p *pages) copyFlagsConfirm(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}

@@ -63,10 +63,7 @@ type toggledRow struct {
 func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *views.FlagCreate, toggled *toggledRow) error {
 	ctx := c.Request().Context()
 	a := actor(c)
-	w, ok, err := p.workEnvOf(c)
-	if err != nil {
-		return err
-	}
+	w, ok := workEnvOf(c)
 	if !ok && c.Request().Method == http.MethodGet && !isHTMX(c) {
 		if greet, err := p.greeted(c); err != nil || greet {
 			return err
@@ -85,10 +82,6 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		if err != nil {
 			return err
 		}
-		rights, err := p.store.EnvRights(ctx, a, w.id)
-		if err != nil {
-			return err
-		}
 		tags, err := p.store.FlagTags(ctx, a, w.id)
 		if err != nil {
 			return err
@@ -100,9 +93,9 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		for _, t := range tags {
 			vm.Filter.Tags = append(vm.Filter.Tags, views.Option{Value: t, Label: t, Selected: t == fq.tag})
 		}
-		vm.List = views.FlagList{Archived: fq.archived, Pager: pager(list.TotalCount, fq.page, "flag", "flags", fq.href)}
+		vm.List = views.FlagList{Archived: fq.archived, Pager: pager(list.TotalCount, fq.page, listPageSize, "flag", "flags", fq.href)}
 		for _, f := range list.Items {
-			row := p.flagRow(c, w, rights, f, fq.href(fq.page))
+			row := p.flagRow(c, w, f, fq.href(fq.page))
 			if toggled != nil && toggled.key == f.Key && row.Toggle != nil {
 				row.Toggle.Form = toggled.form
 			}
@@ -117,28 +110,23 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 			vm.List.Empty = "No feature flags in this environment yet."
 		}
 		if create == nil {
-			create = p.flagCreate(c, w, rights, nil, nil, false)
+			create = p.flagCreate(c, w, nil, nil, false)
 		}
 		vm.Create = create
 	}
-	if isHTMX(c) {
-		regions := []templ.Component{views.FlagListView(vm.List), views.Flashes(p.flashes(c))}
-		if vm.Create != nil {
-			regions = append(regions, views.FlagCreateView(*vm.Create))
-		}
-		return render(c, status, regions...)
+	regions := []templ.Component{views.FlagListView(vm.List)}
+	if vm.Create != nil {
+		regions = append(regions, views.FlagCreateView(*vm.Create))
 	}
-	shell, err := p.shell(c, "Feature flags", navFlags)
-	if err != nil {
-		return err
-	}
-	vm.Shell = shell
-	return render(c, status, views.FlagsPage(vm))
+	return p.respond(c, status, "Feature flags", navFlags, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.FlagsPage(vm)
+	}, regions...)
 }
 
 // flagRow shows one flag of the list; next is the list's address, where a
 // toggle without script returns.
-func (p *pages) flagRow(c echo.Context, w workEnv, rights store.EnvRights, f store.FlagListItem, next string) views.FlagRow {
+func (p *pages) flagRow(c echo.Context, w workEnv, f store.FlagListItem, next string) views.FlagRow {
 	row := views.FlagRow{ID: f.ID.String(), Key: f.Key, Name: f.Name, Href: flagHref(f.Key), On: f.IsEnabled,
 		Archived: f.IsArchived, Serves: f.Serves.EnabledVariations, OffServes: f.Serves.DisabledVariation, Tags: f.Tags,
 		LastChange: when(f.UpdatedAt), LastEvaluated: evaluatedAgo(f.LastEvaluatedAt, time.Now())}
@@ -147,7 +135,7 @@ func (p *pages) flagRow(c echo.Context, w workEnv, rights store.EnvRights, f sto
 	}
 	// Where changes need approval, a flag is turned on or off from its page,
 	// with a reason and reviewers; the list shows its state.
-	if w.approvals == 0 && rights.Flag(f.Key, f.Tags, f.IsArchived).Toggle {
+	if w.approvals == 0 && w.rights.Flag(f.Key, f.Tags, f.IsArchived).Toggle {
 		row.Toggle = &views.FlagToggle{On: f.IsEnabled, CommentRequired: w.requireComment, Row: true,
 			Form: p.form(c, f.ID.String(), flagHref(f.Key)+"/toggle", map[string]string{"revision": f.Revision.String(), "next": next})}
 	}
@@ -156,8 +144,8 @@ func (p *pages) flagRow(c echo.Context, w workEnv, rights store.EnvRights, f sto
 
 // flagCreate is the creation form, nil when the person may not create flags;
 // values and variations carry a form just posted.
-func (p *pages) flagCreate(c echo.Context, w workEnv, rights store.EnvRights, values map[string]string, vars []views.VariationEdit, open bool) *views.FlagCreate {
-	if !rights.CreateFlag {
+func (p *pages) flagCreate(c echo.Context, w workEnv, values map[string]string, vars []views.VariationEdit, open bool) *views.FlagCreate {
+	if !w.rights.CreateFlag {
 		return nil
 	}
 	if values == nil {
@@ -173,18 +161,15 @@ func (p *pages) flagCreate(c echo.Context, w workEnv, rights store.EnvRights, va
 // createFlag creates a flag and opens its page. The form's edit buttons
 // (another type's variations, add or remove one) come back changed, unsaved.
 func (p *pages) createFlag(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
-	rights, err := p.store.EnvRights(c.Request().Context(), actor(c), w.id)
-	if err != nil {
+	var posted flagForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	var in store.FlagInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
+	in := posted.input()
 	form, err := c.FormParams()
 	if err != nil {
 		return err
@@ -198,7 +183,7 @@ func (p *pages) createFlag(c echo.Context) error {
 		} else {
 			vars = editVariations(vars, edit)
 		}
-		return p.flagsPage(c, http.StatusOK, flagQuery{page: 1}, p.flagCreate(c, w, rights, values, vars, true), nil)
+		return p.flagsPage(c, http.StatusOK, flagQuery{page: 1}, p.flagCreate(c, w, values, vars, true), nil)
 	}
 	in.Variations = storeVariations(vars)
 	f, err := p.store.CreateFlag(c.Request().Context(), actor(c), w.id, in)
@@ -206,7 +191,7 @@ func (p *pages) createFlag(c echo.Context) error {
 		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created.", f.Name))
 		return redirect(c, flagHref(f.Key))
 	}
-	create := p.flagCreate(c, w, rights, values, vars, true)
+	create := p.flagCreate(c, w, values, vars, true)
 	if create == nil {
 		return err
 	}
@@ -220,43 +205,50 @@ func (p *pages) createFlag(c echo.Context) error {
 // toggleFlag turns a flag on or off, from its row in the list (which htmx
 // replaces) or from its page.
 func (p *pages) toggleFlag(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
+	var posted changeForm
+	if err := bind(c, &posted); err != nil {
+		return err
+	}
+	in := posted.input()
+	on := c.FormValue("on") == "true"
+	if next := c.FormValue("next"); next != "" {
+		return p.toggleRow(c, w, on, in, next)
+	}
+	// From its page: where changes need approval, the toggle requests the change.
+	key := c.Param("key")
+	f, err := p.changeServing(c, w, key, store.FlagChangeRequestInput{IsEnabled: &on}, func() (store.Flag, error) {
+		return p.store.ToggleFlag(c.Request().Context(), actor(c), w.id, key, on, in)
+	})
+	var message string
+	if f != nil {
+		message = turned(*f)
+	}
+	return p.flagChanged(c, tabTargeting, message, f, err, func(form *views.Form) flagState {
+		form.ID, form.Action = "flag-toggle", flagHref(key)+"/toggle"
+		form.Values = postedValues(in, map[string]string{})
+		return flagState{toggle: form}
+	})
+}
+
+// turned says that a flag was turned on or off.
+func turned(f store.Flag) string {
+	return fmt.Sprintf("“%s” turned %s.", f.Name, strings.ToLower(onOffWord(f.IsEnabled)))
+}
+
+// toggleRow turns a flag on or off from its row in the list, which htmx
+// replaces; without script the list at next is shown again. Where changes
+// need approval the list offers no toggle (flagRow).
+func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in store.Change, next string) error {
 	ctx := c.Request().Context()
 	a := actor(c)
-	rights, err := p.store.EnvRights(ctx, a, w.id)
-	if err != nil {
-		return err
-	}
 	key := c.Param("key")
-	var in store.Change
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	on := c.FormValue("on") == "true"
-	next := c.FormValue("next")
-	fromList := next != ""
-	if w.approvals > 0 && !fromList {
-		// Where changes need approval the page's toggle requests the change.
-		err := p.requestChange(c, w, key, store.FlagChangeRequestInput{IsEnabled: &on}, nil)
-		if err == nil {
-			return p.changed(c, flagHref(key), requestedMessage, func() error { return p.flagPage(c, tabTargeting, flagState{}) })
-		}
-		form := p.form(c, "flag-toggle", flagHref(key)+"/toggle", map[string]string{"revision": c.FormValue("revision")})
-		status, err := changeProblems(err, &form, "reason", "reviewers")
-		if err != nil {
-			return err
-		}
-		return p.flagPage(c, tabTargeting, flagState{status: status, toggle: &form})
-	}
 	f, err := p.store.ToggleFlag(ctx, a, w.id, key, on, in)
 	if err == nil {
-		msg := fmt.Sprintf("“%s” turned %s.", f.Name, strings.ToLower(onOffWord(f.IsEnabled)))
-		if !fromList {
-			return p.changed(c, flagHref(key), msg, func() error { return p.flagPage(c, tabTargeting, flagState{}) })
-		}
+		msg := turned(f)
 		if !isHTMX(c) {
 			p.keepFlash(c, msg)
 			return c.Redirect(http.StatusSeeOther, localPath(next))
@@ -265,20 +257,9 @@ func (p *pages) toggleFlag(c echo.Context) error {
 			Serves: f.Serves(), Revision: f.Revision, UpdatedAt: f.UpdatedAt,
 			LastChange: &store.LastChange{Comment: in.Comment, ChangedAt: f.UpdatedAt}}
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: msg}})
-		return render(c, http.StatusOK, views.FlagRowView(p.flagRow(c, w, rights, item, next)), views.Flashes(p.flashes(c)))
+		return render(c, http.StatusOK, views.FlagRowView(p.flagRow(c, w, item, next)), views.Flashes(p.flashes(c)))
 	}
-	values := map[string]string{"comment": in.Comment, "next": next}
-	if in.Revision != nil {
-		values["revision"] = in.Revision.String()
-	}
-	if !fromList {
-		form := p.form(c, "flag-toggle", flagHref(key)+"/toggle", values)
-		status, err := changeProblems(err, &form)
-		if err != nil {
-			return err
-		}
-		return p.flagPage(c, tabTargeting, flagState{status: status, toggle: &form})
-	}
+	values := postedValues(in, map[string]string{"next": next})
 	cur, getErr := p.store.GetFlag(ctx, a, w.id, key)
 	if getErr != nil {
 		return getErr
@@ -300,7 +281,7 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	}
 	item := store.FlagListItem{ID: cur.ID, Name: cur.Name, Key: cur.Key, IsEnabled: cur.IsEnabled, Tags: cur.Tags,
 		Serves: cur.Serves(), Revision: cur.Revision, UpdatedAt: cur.UpdatedAt}
-	row := p.flagRow(c, w, rights, item, next)
+	row := p.flagRow(c, w, item, next)
 	if row.Toggle != nil {
 		row.Toggle.Form = form
 	}

@@ -32,22 +32,18 @@ func (p *pages) groupsPage(c echo.Context, status int, create views.Form) error 
 	for _, g := range gs.Items {
 		list.Rows = append(list.Rows, views.GroupRow{Name: g.Name, Description: g.Description, Href: groupHref(g.ID)})
 	}
-	if isHTMX(c) {
-		return render(c, status, views.GroupCreate(create), views.GroupListView(list), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, "Groups", navGroups)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.GroupsPage(views.Groups{Shell: shell, Create: create, List: list}))
+	return p.respond(c, status, "Groups", navGroups, func(shell views.Shell) templ.Component {
+		return views.GroupsPage(views.Groups{Shell: shell, Create: create, List: list})
+	}, views.GroupCreate(create), views.GroupListView(list))
 }
 
 // createGroup creates a group.
 func (p *pages) createGroup(c echo.Context) error {
-	var in store.GroupInput
-	if err := bind(c, &in); err != nil {
+	var posted describedForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.GroupInput(posted)
 	g, err := p.store.CreateGroup(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/groups", fmt.Sprintf("Group “%s” created.", g.Name), func() error {
@@ -113,16 +109,10 @@ func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) erro
 			Action: attachAction(href+"/policies/"+pol.ID.String(), pol.IsGroupPolicy)})
 	}
 
-	if isHTMX(c) {
-		return render(c, status, []templ.Component{views.GroupHeading(g.Name), views.GroupSettings(*settings),
-			views.IAMListView(ml), views.IAMListView(pl), views.Flashes(p.flashes(c))}...)
-	}
-	shell, err := p.shell(c, g.Name, navGroups)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.GroupPage(views.Group{Shell: shell, Crumbs: []views.Crumb{{Label: "Groups", Href: "/groups"}},
-		Name: g.Name, Settings: *settings, Members: ml, Policies: pl, DeleteHref: href + "/delete"}))
+	return p.respond(c, status, g.Name, navGroups, func(shell views.Shell) templ.Component {
+		return views.GroupPage(views.Group{Shell: shell, Crumbs: []views.Crumb{{Label: "Groups", Href: "/groups"}},
+			Name: g.Name, Settings: *settings, Members: ml, Policies: pl, DeleteHref: href + "/delete"})
+	}, views.GroupHeading(g.Name), views.GroupSettings(*settings), views.IAMListView(ml), views.IAMListView(pl))
 }
 
 // otherName is a person's name when it says more than their email.
@@ -139,10 +129,11 @@ func (p *pages) updateGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.GroupInput
-	if err := bind(c, &in); err != nil {
+	var posted describedForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.GroupInput(posted)
 	g, err := p.store.UpdateGroup(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, groupHref(id), fmt.Sprintf("Group “%s” saved.", g.Name), func() error { return p.groupPage(c, http.StatusOK, nil) })

@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -32,7 +31,7 @@ const (
 // Members who may not are left on their page, which says whom to ask.
 func (p *pages) greeted(c echo.Context) (bool, error) {
 	w, err := p.workplace(c)
-	if err != nil || len(w.Projects) > 0 || !actor(c).Can(access.CreateProject, store.ProjectRN("*")) ||
+	if err != nil || len(w.Projects) > 0 || !place(c).Org.CreateProject ||
 		slices.Contains(p.skippedGuides(c), actor(c).OrgID.String()) {
 		return false, err
 	}
@@ -77,8 +76,8 @@ func (p *pages) guide(c echo.Context) error {
 // onboards tells whether the guide's first step onboards the organization
 // (FeatBit's organizations/onboarding: a new organization, named
 // environments) rather than creating a project with Prod and Dev.
-func onboards(a *store.Actor, org store.Organization) bool {
-	return !org.Initialized && store.OrganizationRights(a, org.Key).Name
+func onboards(c echo.Context, org store.Organization) bool {
+	return !org.Initialized && place(c).Org.Name
 }
 
 // guidePage renders the guide; project and flag carry the state of the
@@ -93,12 +92,13 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 	if err != nil {
 		return err
 	}
-	vm := views.Guide{OrgName: org.Name, AskEnvironments: onboards(a, org)}
-	if w.Env == nil {
+	vm := views.Guide{OrgName: org.Name, AskEnvironments: onboards(c, org)}
+	env, ok := workEnvOf(c)
+	if !ok || w.Env == nil {
 		switch {
 		case len(w.Projects) > 0:
 			vm.NoProject = "Your projects have no environment you may open: add one on the Projects page, or ask an administrator for access."
-		case !a.Can(access.CreateProject, store.ProjectRN("*")):
+		case !place(c).Org.CreateProject:
 			vm.NoProject = "You may not create projects in this organization. Ask one of its owners to create the first one."
 		case project != nil:
 			vm.Project = project
@@ -107,12 +107,8 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 			vm.Project = &f
 		}
 	} else {
-		vm.Env = w.Project.Name + " / " + w.Env.Name
-		list, err := p.store.ListFlags(ctx, a, w.Env.ID, store.FlagFilter{Page: store.Page{Size: 1}})
-		if err != nil {
-			return err
-		}
-		rights, err := p.store.EnvRights(ctx, a, w.Env.ID)
+		vm.Env = env.projectName + " / " + env.name
+		list, err := p.store.ListFlags(ctx, a, env.id, store.FlagFilter{Page: store.Page{Size: 1}})
 		if err != nil {
 			return err
 		}
@@ -121,7 +117,7 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 		case len(list.Items) > 0:
 			vm.FlagKey = list.Items[0].Key
 			flagKey = vm.FlagKey
-		case !rights.CreateFlag:
+		case !env.rights.CreateFlag:
 			vm.NoFlag = "You may not create flags in this environment; the snippets below read the key my-first-flag."
 		case flag != nil:
 			vm.Flag = flag
@@ -129,7 +125,7 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 			f := p.form(c, "guide-flag", guidePath+"/flag", nil)
 			vm.Flag = &f
 		}
-		vm.Connect = p.connect(w.Env, flagKey)
+		vm.Connect = p.connect(w.Env, flagKey) // the frame's, with its secrets
 	}
 	shell, err := p.shell(c, "Get started", navFlags)
 	if err != nil {
@@ -248,7 +244,7 @@ func shellString(s string) string {
 // guideCheck answers the live check: waiting, or when the working
 // environment saw its first SDK request.
 func (p *pages) guideCheck(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}
@@ -273,7 +269,7 @@ func (p *pages) createFirstProject(c echo.Context) error {
 		return err
 	}
 	name, key, envs := c.FormValue("projectName"), c.FormValue("projectKey"), c.FormValue("environments")
-	if onboards(a, org) {
+	if onboards(c, org) {
 		in := store.OnboardingInput{OrganizationName: org.Name, OrganizationKey: org.Key, ProjectName: name, ProjectKey: key}
 		for _, e := range strings.Split(envs, ",") {
 			if e = strings.TrimSpace(e); e != "" {
@@ -306,7 +302,7 @@ func (p *pages) createFirstProject(c echo.Context) error {
 
 // createFirstFlag is step 2: a boolean flag in the working environment.
 func (p *pages) createFirstFlag(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}

@@ -50,20 +50,39 @@ type app struct {
 	wsID  uuid.UUID
 	// skew moves the store's clock ahead (single sign-on apps only).
 	skew *atomic.Int64
+	// statements counts the SQL statements of each request (counted apps only).
+	statements *statementLog
 }
 
 func newApp(t *testing.T) *app {
 	t.Helper()
-	return startApp(t, false)
+	return startApp(t, appOptions{})
 }
 
-// startApp starts Bunting; with selfAddressed its BUNTING_BASE_URL is the
-// test server's own address (as for a real deployment, so links and
-// snippets it prints lead back to it), otherwise http://bunting.test.
-func startApp(t *testing.T, selfAddressed bool) *app {
+// appOptions are what a test's app differs in.
+type appOptions struct {
+	// selfAddressed makes BUNTING_BASE_URL the test server's own address
+	// (as for a real deployment, so links and snippets it prints lead back
+	// to it), rather than http://bunting.test.
+	selfAddressed bool
+	// countStatements has the app count each request's SQL statements.
+	countStatements bool
+}
+
+// startApp starts Bunting as opts say.
+func startApp(t *testing.T, opts appOptions) *app {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t, store.ConfigurePool)
+	var statements *statementLog
+	configure := store.ConfigurePool
+	if opts.countStatements {
+		statements = &statementLog{}
+		configure = func(cfg *pgxpool.Config) {
+			store.ConfigurePool(cfg)
+			cfg.ConnConfig.Tracer = statementTracer{}
+		}
+	}
+	pool := dbtest.New(t, configure)
 	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
 	if err != nil {
 		t.Fatal(err)
@@ -76,12 +95,19 @@ func startApp(t *testing.T, selfAddressed bool) *app {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	base, _ := url.Parse("http://bunting.test")
-	if selfAddressed {
+	if opts.selfAddressed {
 		base, _ = url.Parse(srv.URL)
 	}
 	// Set before the first request: the handler needs the address it serves at.
-	srv.Config.Handler = newHandler(base, st, slog.New(slog.DiscardHandler))
-	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool)}
+	e := newHandler(base, st, slog.New(slog.DiscardHandler))
+	var handler http.Handler = e
+	if statements != nil {
+		// The statement budget compares a page with the API's same change.
+		mountAPI(e, st)
+		handler = statements.counting(e)
+	}
+	srv.Config.Handler = handler
+	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool), statements: statements}
 	u, err := a.q.GetUserByEmail(ctx, ownerEmail)
 	if err != nil {
 		t.Fatal(err)

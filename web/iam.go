@@ -2,7 +2,6 @@ package web
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -26,21 +24,19 @@ const (
 
 // iamNav is the IAM part of the navigation: members, groups and policies for
 // those who manage IAM, the organization's page for those who may change it.
-func iamNav(a *store.Actor, orgs []store.Organization, active string) []views.NavItem {
+func iamNav(may store.OrgRights, active string) []views.NavItem {
 	var nav []views.NavItem
-	if a.Can(access.CanManageIAM, store.IAMRN) {
+	if may.ManageIAM {
 		nav = append(nav,
 			views.NavItem{Label: "Members", Href: "/members", TestID: "nav-members", Active: active == navMembers},
 			views.NavItem{Label: "Groups", Href: "/groups", TestID: "nav-groups", Active: active == navGroups},
 			views.NavItem{Label: "Policies", Href: "/policies", TestID: "nav-policies", Active: active == navPolicies})
 	}
-	for _, org := range orgs {
-		if org.ID == a.OrgID && mayChangeOrganization(a, org.Key) {
-			nav = append(nav, views.NavItem{Label: "Organization", Href: "/organization", TestID: "nav-organization", Active: active == navOrganization})
-		}
-		if org.ID == a.OrgID && a.Can(store.WebhookAction, store.OrganizationRN(org.Key)) {
-			nav = append(nav, views.NavItem{Label: "Webhooks", Href: "/webhooks", TestID: "nav-webhooks", Active: active == navWebhooks})
-		}
+	if may.Settings() {
+		nav = append(nav, views.NavItem{Label: "Organization", Href: "/organization", TestID: "nav-organization", Active: active == navOrganization})
+	}
+	if may.Webhooks {
+		nav = append(nav, views.NavItem{Label: "Webhooks", Href: "/webhooks", TestID: "nav-webhooks", Active: active == navWebhooks})
 	}
 	return nav
 }
@@ -66,15 +62,8 @@ type listState struct {
 }
 
 func readList(c echo.Context, param string) listState {
-	s := listState{param: param, search: c.FormValue(param + "q"), page: 1}
+	s := listState{param: param, search: c.FormValue(param + "q"), page: pageNumber(c.FormValue(param + "page"))}
 	s.all, _ = strconv.ParseBool(c.FormValue(param + "all"))
-	if v := c.FormValue(param + "page"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			n = 0
-		}
-		s.page = n
-	}
 	return s
 }
 
@@ -124,24 +113,17 @@ func (s listState) href(base string, keep url.Values) string {
 	return base + "?" + v.Encode()
 }
 
-// pager moves between the pages of a list of total rows, size a page.
+// pager moves between the pages of a list of total rows, size a page; an
+// empty list has none.
 func (s listState) pager(base string, keep url.Values, total int64, size int, one, many string) views.Pager {
 	if total == 0 {
 		return views.Pager{}
 	}
-	last := max(1, int((total+int64(size)-1)/int64(size)))
-	out := views.Pager{Label: fmt.Sprintf("Page %d of %d · %d %s", s.page, last, total, plural(int(total), one, many))}
-	if s.page > 1 {
-		prev := s
-		prev.page = min(s.page-1, last)
-		out.Prev = prev.href(base, keep)
-	}
-	if s.page < last {
-		next := s
-		next.page = s.page + 1
-		out.Next = next.href(base, keep)
-	}
-	return out
+	return pager(total, s.page, size, one, many, func(n int) string {
+		at := s
+		at.page = n
+		return at.href(base, keep)
+	})
 }
 
 // iamList starts an IAM list of a page at base; keep are the page's other

@@ -27,9 +27,10 @@ func pageNumber(s string) int {
 	return n
 }
 
-// pager moves between pages of a list of total things.
-func pager(total int64, number int, noun, nouns string, href func(int) string) views.Pager {
-	last := max(1, int((total+listPageSize-1)/listPageSize))
+// pager moves between the pages of a list of total things, size a page,
+// from page number (from 1); href is a page's address.
+func pager(total int64, number, size int, noun, nouns string, href func(int) string) views.Pager {
+	last := max(1, int((total+int64(size)-1)/int64(size)))
 	pg := views.Pager{Label: fmt.Sprintf("Page %d of %d · %d %s", number, last, total, plural(int(total), noun, nouns))}
 	if number > 1 {
 		pg.Prev = href(min(number-1, last))

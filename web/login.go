@@ -41,10 +41,11 @@ func (p *pages) renderLogin(c echo.Context, status int, f views.Form, sso *views
 // login checks the email and password with the same store call, throttling
 // and answers as the API's sign-in, and starts a browser session.
 func (p *pages) login(c echo.Context) error {
-	var in store.LoginInput
-	if err := bind(c, &in); err != nil {
+	var posted loginForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.LoginInput(posted)
 	next := localPath(c.FormValue("next"))
 	session, err := p.store.Login(c.Request().Context(), in, c.RealIP())
 	if err == nil {
@@ -126,10 +127,11 @@ func (p *pages) updateProfile(c echo.Context) error {
 // changePassword changes the password, which ends every session of the
 // user, and keeps this browser signed in with a new one.
 func (p *pages) changePassword(c echo.Context) error {
-	var in store.ResetPasswordInput
-	if err := bind(c, &in); err != nil {
+	var posted passwordForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.ResetPasswordInput(posted)
 	// Typing the new password twice is the form's own check: a typo would
 	// lock the person out. The store never sees the second copy.
 	if confirm := c.FormValue("confirmPassword"); confirm != in.NewPassword {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -45,14 +46,9 @@ func (p *pages) membersPage(c echo.Context, status int, add views.Form, chosen s
 	if form.Policies, form.Groups, form.More, err = p.grantChoices(c, chosen.PolicyIDs, chosen.GroupIDs); err != nil {
 		return err
 	}
-	if isHTMX(c) {
-		return render(c, status, views.MemberAddView(form), views.MemberListView(list), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, "Members", navMembers)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.MembersPage(views.Members{Shell: shell, Add: form, List: list}))
+	return p.respond(c, status, "Members", navMembers, func(shell views.Shell) templ.Component {
+		return views.MembersPage(views.Members{Shell: shell, Add: form, List: list})
+	}, views.MemberAddView(form), views.MemberListView(list))
 }
 
 // grantChoices lists the organization's policies and groups as checkboxes,
@@ -152,10 +148,6 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 	}
 	ctx := c.Request().Context()
 	a := actor(c)
-	m, err := p.store.GetMember(ctx, a, id)
-	if err != nil {
-		return err
-	}
 	href := memberHref(id)
 
 	gs := readList(c, "g")
@@ -204,15 +196,17 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 				views.Badge{Label: "Through " + pol.GroupName, Kind: "gray", Href: groupHref(pol.GroupID)})})
 	}
 
-	if isHTMX(c) {
+	if isHTMX(c) { // the lists' regions; each list's query found the member
 		return render(c, status, views.IAMListView(gl), views.IAMListView(pl), views.IAMListView(il), views.Flashes(p.flashes(c)))
 	}
-	shell, err := p.shell(c, m.Email, navMembers)
+	m, err := p.store.GetMember(ctx, a, id)
 	if err != nil {
 		return err
 	}
-	return render(c, status, views.MemberPage(views.Member{Shell: shell, Crumbs: []views.Crumb{{Label: "Members", Href: "/members"}},
-		Name: m.Name, Email: m.Email, Groups: gl, Policies: pl, Inherited: il, RemoveHref: href + "/remove"}))
+	return p.respond(c, status, m.Email, navMembers, func(shell views.Shell) templ.Component {
+		return views.MemberPage(views.Member{Shell: shell, Crumbs: []views.Crumb{{Label: "Members", Href: "/members"}},
+			Name: m.Name, Email: m.Email, Groups: gl, Policies: pl, Inherited: il, RemoveHref: href + "/remove"})
+	})
 }
 
 // memberAttachment reads the member and the other id of an attachment route.

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -28,13 +28,6 @@ func (p *pages) currentOrganization(c echo.Context) (store.Organization, error) 
 	return store.Organization{}, store.ErrNotFound
 }
 
-// mayChangeOrganization tells whether the person may change any of the
-// settings the organization's page shows, and so sees it in the navigation.
-func mayChangeOrganization(a *store.Actor, key string) bool {
-	may := store.OrganizationRights(a, key)
-	return may.Name || may.DefaultPermissions
-}
-
 // organization shows the organization's settings.
 func (p *pages) organization(c echo.Context) error {
 	return p.organizationPage(c, http.StatusOK, nil, nil)
@@ -43,16 +36,16 @@ func (p *pages) organization(c echo.Context) error {
 // organizationPage renders the organization's page, or its region for htmx;
 // posted is the state of the form just posted and defaults what it ticked.
 func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form, defaults *store.DefaultPermissions) error {
-	a := actor(c)
 	org, err := p.currentOrganization(c)
 	if err != nil {
 		return err
 	}
-	vm := views.Organization{Key: org.Key, Editable: mayChangeOrganization(a, org.Key)}
-	if mayCreateOrganization(a) {
+	may := place(c).Org
+	vm := views.Organization{Key: org.Key, Editable: may.Settings()}
+	if may.CreateOrganization {
 		vm.NewHref = "/organizations/new"
 	}
-	if a.Can(access.DeleteOrg, store.OrganizationRN(org.Key)) {
+	if may.Delete {
 		vm.DeleteHref = "/organization/delete"
 	}
 	if posted != nil {
@@ -62,7 +55,7 @@ func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form,
 	}
 	// The defaults are listed from the policies and groups, which only those
 	// who manage IAM may read.
-	if store.OrganizationRights(a, org.Key).DefaultPermissions && a.Can(access.CanManageIAM, store.IAMRN) {
+	if may.DefaultPermissions && may.ManageIAM {
 		if defaults == nil {
 			defaults = &org.DefaultPermissions
 		}
@@ -74,17 +67,10 @@ func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form,
 		d.Keep = append(d.Keep, unlisted("groupIds", defaults.GroupIDs, d.Groups)...)
 		vm.Defaults = &d
 	}
-	if isHTMX(c) {
-		bar, err := p.switcherAgain(c)
-		if err != nil {
-			return err
-		}
-		return render(c, status, views.OrganizationSettings(vm), views.Flashes(p.flashes(c)), bar)
-	}
-	if vm.Shell, err = p.shell(c, "Organization", navOrganization); err != nil {
-		return err
-	}
-	return render(c, status, views.OrganizationPage(vm))
+	return p.respond(c, status, "Organization", navOrganization, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.OrganizationPage(vm)
+	}, views.OrganizationSettings(vm), p.switcherAgain(c))
 }
 
 // unlisted keeps the ids that the checkboxes do not show, as hidden fields.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -15,15 +14,10 @@ import (
 // Several organizations in the pages: creating one (its creator is its
 // owner, and works in it at once) and deleting the current one.
 
-// mayCreateOrganization tells whether the person may create organizations.
-func mayCreateOrganization(a *store.Actor) bool {
-	return a.Can(access.CreateOrg, store.OrganizationRN("*"))
-}
-
 // newOrganization shows the form that creates an organization.
 func (p *pages) newOrganization(c echo.Context) error {
 	var f *views.Form
-	if mayCreateOrganization(actor(c)) {
+	if place(c).Org.CreateOrganization {
 		form := p.form(c, "org-create", "/organizations", nil)
 		f = &form
 	}
@@ -41,10 +35,11 @@ func (p *pages) newOrganizationPage(c echo.Context, status int, f *views.Form) e
 // createOrganization creates an organization and switches to it, where the
 // first-run guide greets its creator.
 func (p *pages) createOrganization(c echo.Context) error {
-	var in store.NewOrganizationInput
-	if err := bind(c, &in); err != nil {
+	var posted nameKeyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.NewOrganizationInput(posted)
 	ctx, a := c.Request().Context(), actor(c)
 	org, err := p.store.CreateOrganization(ctx, a, in)
 	if err == nil {
@@ -135,7 +130,7 @@ func (p *pages) deleteOrganization(c echo.Context) error {
 		return err
 	}
 	a := actor(c)
-	if typed := c.FormValue("confirm"); typed != org.Key && a.Can(access.DeleteOrg, store.OrganizationRN(org.Key)) {
+	if typed := c.FormValue("confirm"); typed != org.Key && place(c).Org.Delete {
 		vm, err := p.organizationDeletion(c)
 		if err != nil {
 			return err

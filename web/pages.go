@@ -16,8 +16,8 @@ import (
 )
 
 // pages serves the admin application: server-rendered pages that decode forms
-// into the store's input types, call the same store methods as the API, and
-// render views.
+// into the store's input types (through web's form structs), call the same
+// store methods as the API, and render views.
 type pages struct {
 	store    *store.Store
 	log      *slog.Logger

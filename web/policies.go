@@ -45,22 +45,18 @@ func (p *pages) policiesPage(c echo.Context, status int, create views.Form) erro
 		list.Rows = append(list.Rows, views.PolicyRow{Name: pol.Name, Key: pol.Key, Description: pol.Description,
 			Href: policyHref(pol.ID), BuiltIn: builtIn(pol.Type)})
 	}
-	if isHTMX(c) {
-		return render(c, status, views.PolicyCreate(create), views.PolicyListView(list), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, "Policies", navPolicies)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.PoliciesPage(views.Policies{Shell: shell, Create: create, List: list}))
+	return p.respond(c, status, "Policies", navPolicies, func(shell views.Shell) templ.Component {
+		return views.PoliciesPage(views.Policies{Shell: shell, Create: create, List: list})
+	}, views.PolicyCreate(create), views.PolicyListView(list))
 }
 
 // createPolicy creates a policy and opens it, to add its statements.
 func (p *pages) createPolicy(c echo.Context) error {
-	var in store.PolicyInput
-	if err := bind(c, &in); err != nil {
+	var posted policyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.PolicyInput(posted)
 	pol, err := p.store.CreatePolicy(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.opened(c, policyHref(pol.ID), fmt.Sprintf("Policy “%s” created. Add its statements.", pol.Name))
@@ -77,11 +73,7 @@ func (p *pages) createPolicy(c echo.Context) error {
 // message; htmx is told to go there as well.
 func (p *pages) opened(c echo.Context, to, message string) error {
 	p.keepFlash(c, message)
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", to)
-		return c.NoContent(http.StatusNoContent)
-	}
-	return c.Redirect(http.StatusSeeOther, to)
+	return redirect(c, to)
 }
 
 // policyKeyCheck tells whether the key typed into a policy form is free.
@@ -210,15 +202,10 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 		vm.Statements, region = &s, views.PolicyStatementsView(s)
 	}
 
-	if isHTMX(c) {
-		return render(c, status, region, views.PolicyHeading(vm), views.Flashes(p.flashes(c)))
-	}
-	shell, err := p.shell(c, pol.Name, navPolicies)
-	if err != nil {
-		return err
-	}
-	vm.Shell = shell
-	return render(c, status, views.PolicyPage(vm))
+	return p.respond(c, status, pol.Name, navPolicies, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.PolicyPage(vm)
+	}, region, views.PolicyHeading(vm))
 }
 
 // savePolicyStatements edits the statements in the editor and, when the
@@ -272,10 +259,11 @@ func (p *pages) updatePolicySettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.PolicySettingsInput
-	if err := bind(c, &in); err != nil {
+	var posted describedForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.PolicySettingsInput(posted)
 	pol, err := p.store.UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, policyHref(id)+"?tab=settings", fmt.Sprintf("Policy “%s” saved.", pol.Name), func() error {
@@ -329,10 +317,11 @@ func (p *pages) clonePolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.PolicyInput
-	if err := bind(c, &in); err != nil {
+	var posted policyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.PolicyInput(posted)
 	clone, err := p.store.ClonePolicy(ctx, actor(c), pol.Key, in)
 	if err == nil {
 		return p.opened(c, policyHref(clone.ID), fmt.Sprintf("Policy “%s” created from “%s”.", clone.Name, pol.Name))

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -30,7 +29,7 @@ func (p *pages) projects(c echo.Context) error {
 
 // projectCreateForm is nil when the person may not create projects.
 func (p *pages) projectCreateForm(c echo.Context, values map[string]string) *views.Form {
-	if !actor(c).Can(access.CreateProject, store.ProjectRN("*")) {
+	if !place(c).Org.CreateProject {
 		return nil
 	}
 	f := p.form(c, "project-create", "/projects", values)
@@ -45,37 +44,30 @@ func (p *pages) projectsPage(c echo.Context, status int, create *views.Form) err
 		return err
 	}
 	var list views.ProjectList
+	env, _ := workEnvOf(c)
 	for _, pr := range wp.Projects {
 		row := views.ProjectRow{Name: pr.Name, Key: pr.Key, Href: projectHref(pr.ID)}
 		for _, e := range pr.Environments {
-			row.Envs = append(row.Envs, views.EnvLink{Name: e.Name, Href: envHref(pr.ID, e.ID), Current: wp.Env != nil && e.ID == wp.Env.ID})
+			row.Envs = append(row.Envs, views.EnvLink{Name: e.Name, Href: envHref(pr.ID, e.ID), Current: e.ID == env.id})
 		}
 		list.Rows = append(list.Rows, row)
 	}
-	if isHTMX(c) {
-		bar, err := p.switcherAgain(c)
-		if err != nil {
-			return err
-		}
-		regions := []templ.Component{views.ProjectListView(list), views.Flashes(p.flashes(c)), bar}
-		if create != nil {
-			regions = append(regions, views.ProjectCreate(*create))
-		}
-		return render(c, status, regions...)
+	regions := []templ.Component{views.ProjectListView(list), p.switcherAgain(c)}
+	if create != nil {
+		regions = append(regions, views.ProjectCreate(*create))
 	}
-	shell, err := p.shell(c, "Projects", navProjects)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.ProjectsPage(views.Projects{Shell: shell, List: list, Create: create}))
+	return p.respond(c, status, "Projects", navProjects, func(shell views.Shell) templ.Component {
+		return views.ProjectsPage(views.Projects{Shell: shell, List: list, Create: create})
+	}, regions...)
 }
 
 // createProject creates a project with its default environments.
 func (p *pages) createProject(c echo.Context) error {
-	var in store.ProjectInput
-	if err := bind(c, &in); err != nil {
+	var posted nameKeyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.ProjectInput(posted)
 	pr, err := p.store.CreateProject(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/projects", fmt.Sprintf("Project “%s” created.", pr.Name), func() error {
@@ -105,17 +97,17 @@ func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Fo
 	if err != nil {
 		return err
 	}
-	a := actor(c)
-	pr, err := p.store.GetProject(c.Request().Context(), a, id)
+	pr, err := p.store.GetProject(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
 	href := projectHref(pr.ID)
-	if rename == nil && a.Can(access.UpdateProjectSettings, store.ProjectRN(pr.Key)) {
+	may := place(c).Org.Project(pr.Key)
+	if rename == nil && may.Rename {
 		f := p.form(c, "project-rename", href, map[string]string{"name": pr.Name})
 		rename = &f
 	}
-	if create == nil && a.Can(access.CreateEnv, store.EnvRN(pr.Key, "*")) {
+	if create == nil && may.CreateEnv {
 		f := p.form(c, "env-create", href+"/envs", nil)
 		create = &f
 	}
@@ -123,31 +115,23 @@ func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Fo
 	for _, e := range pr.Environments {
 		row := views.EnvRow{Name: e.Name, Key: e.Key, Description: e.Description, Href: envHref(pr.ID, e.ID),
 			RequireComment: e.Settings.RequireChangeComment}
-		if a.Can(access.DeleteEnv, store.EnvRN(pr.Key, e.Key)) {
+		if may.Env(e.Key).Delete {
 			row.DeleteHref = row.Href + "/delete"
 		}
 		envs.Rows = append(envs.Rows, row)
 	}
-	if isHTMX(c) {
-		bar, err := p.switcherAgain(c)
-		if err != nil {
-			return err
-		}
-		regions := []templ.Component{views.ProjectHeading(pr.Name, pr.Key), views.EnvListView(envs), views.Flashes(p.flashes(c)), bar}
-		if rename != nil {
-			regions = append(regions, views.ProjectRename(*rename))
-		}
-		return render(c, status, regions...)
-	}
-	shell, err := p.shell(c, pr.Name, navProjects)
-	if err != nil {
-		return err
-	}
-	vm := views.Project{Shell: shell, Name: pr.Name, Key: pr.Key, Rename: rename, Envs: envs}
-	if a.Can(access.DeleteProject, store.ProjectRN(pr.Key)) {
+	vm := views.Project{Name: pr.Name, Key: pr.Key, Rename: rename, Envs: envs}
+	if may.Delete {
 		vm.DeleteHref = href + "/delete"
 	}
-	return render(c, status, views.ProjectPage(vm))
+	regions := []templ.Component{views.ProjectHeading(pr.Name, pr.Key), views.EnvListView(envs), p.switcherAgain(c)}
+	if rename != nil {
+		regions = append(regions, views.ProjectRename(*rename))
+	}
+	return p.respond(c, status, pr.Name, navProjects, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.ProjectPage(vm)
+	}, regions...)
 }
 
 // renameProject changes a project's name.
@@ -156,10 +140,11 @@ func (p *pages) renameProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.ProjectInput
-	if err := bind(c, &in); err != nil {
+	var posted nameKeyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.ProjectInput(posted)
 	renamed, err := p.store.RenameProject(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, projectHref(id), fmt.Sprintf("Project renamed to “%s”.", renamed.Name), func() error {
@@ -190,7 +175,6 @@ func (p *pages) confirmDeleteProject(c echo.Context) error {
 
 // projectDeletion is the confirmation of a project's deletion.
 func (p *pages) projectDeletion(c echo.Context, pr store.Project) views.Confirm {
-	a := actor(c)
 	names := make([]string, len(pr.Environments))
 	for i, e := range pr.Environments {
 		names[i] = "“" + e.Name + "”"
@@ -207,7 +191,7 @@ func (p *pages) projectDeletion(c echo.Context, pr store.Project) views.Confirm 
 		},
 		Button: "Delete project", CancelHref: href, TypeToConfirm: pr.Key,
 	}
-	if a.Can(access.DeleteProject, store.ProjectRN(pr.Key)) {
+	if place(c).Org.Project(pr.Key).Delete {
 		vm.Action = href + "/delete"
 	}
 	return vm
@@ -244,7 +228,7 @@ func (p *pages) deleteProject(c echo.Context) error {
 	// A whole project goes at once: its key must be typed, so a slip of
 	// the mouse or a guessed address deletes nothing.
 	// (Someone who may not delete it is refused by the store, as ever.)
-	if typed := c.FormValue("confirm"); typed != pr.Key && actor(c).Can(access.DeleteProject, store.ProjectRN(pr.Key)) {
+	if typed := c.FormValue("confirm"); typed != pr.Key && place(c).Org.Project(pr.Key).Delete {
 		vm := p.projectDeletion(c, pr)
 		vm.Typed, vm.Problem = typed, "Type the project's key, "+pr.Key+", exactly."
 		return p.confirmPage(c, http.StatusBadRequest, vm)
@@ -262,10 +246,11 @@ func (p *pages) createEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.EnvironmentInput
-	if err := bind(c, &in); err != nil {
+	var posted environmentForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := posted.input()
 	env, err := p.store.CreateEnvironment(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, projectHref(id), fmt.Sprintf("Environment “%s” added.", env.Name), func() error {
@@ -313,9 +298,9 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 		return err
 	}
 	href := envHref(pr.ID, env.ID)
-	rn := store.EnvRN(pr.Key, env.Key)
+	may := place(c).Org.Project(pr.Key).Env(env.Key)
 
-	view := views.EnvSettings{Editable: a.Can(access.UpdateEnvSettings, rn)}
+	view := views.EnvSettings{Editable: may.Settings}
 	if settings != nil {
 		view.Form = *settings
 	} else {
@@ -326,7 +311,7 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 	}
 
 	secrets := views.SecretList{CSRF: csrfToken(c), Types: options(store.SecretServer, store.SecretServer, store.SecretClient)}
-	if a.Can(access.CreateEnvSecret, rn) {
+	if may.CreateSecret {
 		if create == nil {
 			f := p.form(c, "secret-create", href+"/secrets", map[string]string{"type": store.SecretServer})
 			create = &f
@@ -337,37 +322,28 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 	for _, sec := range env.Secrets {
 		row := views.SecretRow{ID: sec.ID.String(), Name: sec.Name, Type: sec.Type, Value: sec.Value}
 		action := href + "/secrets/" + sec.ID.String()
-		if a.Can(access.UpdateEnvSecret, rn) {
+		if may.RenameSecret {
 			f := p.form(c, "secret-"+sec.ID.String(), action, map[string]string{"name": sec.Name})
 			if renamed != nil && renamed.id == sec.ID {
 				f = renamed.form
 			}
 			row.Rename = &f
 		}
-		if a.Can(access.DeleteEnvSecret, rn) {
+		if may.DeleteSecret {
 			row.DeleteAction = action + "/delete"
 		}
 		secrets.Rows = append(secrets.Rows, row)
 	}
 
-	if isHTMX(c) {
-		bar, err := p.switcherAgain(c)
-		if err != nil {
-			return err
-		}
-		return render(c, status, views.EnvHeading(env.Name, env.Key), views.EnvSettingsView(view),
-			views.SecretListView(secrets), views.Flashes(p.flashes(c)), bar)
-	}
-	shell, err := p.shell(c, env.Name+" · "+pr.Name, navProjects)
-	if err != nil {
-		return err
-	}
-	vm := views.Environment{Shell: shell, Name: env.Name, Key: env.Key, Settings: view, Secrets: secrets,
+	vm := views.Environment{Name: env.Name, Key: env.Key, Settings: view, Secrets: secrets,
 		Crumbs: []views.Crumb{{Label: "Projects", Href: "/projects"}, {Label: pr.Name, Href: projectHref(pr.ID)}}}
-	if a.Can(access.DeleteEnv, rn) {
+	if may.Delete {
 		vm.DeleteHref = href + "/delete"
 	}
-	return render(c, status, views.EnvironmentPage(vm))
+	return p.respond(c, status, env.Name+" · "+pr.Name, navProjects, func(shell views.Shell) templ.Component {
+		vm.Shell = shell
+		return views.EnvironmentPage(vm)
+	}, views.EnvHeading(env.Name, env.Key), views.EnvSettingsView(view), views.SecretListView(secrets), p.switcherAgain(c))
 }
 
 // renamedSecret is the state of one secret's rename form just posted.
@@ -382,10 +358,11 @@ func (p *pages) updateEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.EnvironmentInput
-	if err := bind(c, &in); err != nil {
+	var posted environmentForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := posted.input()
 	// An unticked checkbox sends nothing; this form always sets the settings.
 	cr := &store.ChangeRequestSettings{IsEnabled: c.FormValue("changeRequestEnabled") == "true"}
 	in.Settings = &store.EnvSettings{RequireChangeComment: c.FormValue("requireChangeComment") == "true", ChangeRequest: cr}
@@ -444,7 +421,7 @@ func (p *pages) confirmDeleteEnvironment(c echo.Context) error {
 		},
 		Button: "Delete environment", CancelHref: href,
 	}
-	if a.Can(access.DeleteEnv, store.EnvRN(pr.Key, env.Key)) {
+	if place(c).Org.Project(pr.Key).Env(env.Key).Delete {
 		vm.Action = href + "/delete"
 	}
 	return p.confirmPage(c, http.StatusOK, vm)
@@ -473,10 +450,11 @@ func (p *pages) createSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.SecretInput
-	if err := bind(c, &in); err != nil {
+	var posted secretForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.SecretInput(posted)
 	sec, err := p.store.CreateSecret(c.Request().Context(), actor(c), envID, in)
 	if err == nil {
 		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret “%s” added.", sec.Name), func() error {
@@ -501,10 +479,11 @@ func (p *pages) renameSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.SecretInput
-	if err := bind(c, &in); err != nil {
+	var posted secretForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.SecretInput(posted)
 	sec, err := p.store.UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
 	if err == nil {
 		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret renamed to “%s”.", sec.Name), func() error {

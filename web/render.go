@@ -27,8 +27,31 @@ func render(c echo.Context, status int, components ...templ.Component) error {
 // isHTMX tells a request htmx made, which wants regions rather than a page.
 func isHTMX(c echo.Context) bool { return c.Request().Header.Get("HX-Request") == "true" }
 
-// bind decodes a submitted form into one of the store's input types, the
-// same types the API decodes from JSON.
+// respond answers with a page: htmx gets the regions it swaps, with the
+// messages; anything else the whole page, made by whole in its shell (title,
+// under the navigation entry nav).
+func (p *pages) respond(c echo.Context, status int, title, nav string, whole func(views.Shell) templ.Component, regions ...templ.Component) error {
+	if isHTMX(c) {
+		return render(c, status, append(regions, views.Flashes(p.flashes(c)))...)
+	}
+	shell, err := p.shell(c, title, nav)
+	if err != nil {
+		return err
+	}
+	return render(c, status, whole(shell))
+}
+
+// statusOr is status, or 200 when none was set.
+func statusOr(status int) int {
+	if status == 0 {
+		return http.StatusOK
+	}
+	return status
+}
+
+// bind decodes a submitted form into one of web's form structs
+// (form_inputs.go), which make the store's input types: the same types the
+// API decodes from JSON.
 func bind(c echo.Context, v any) error {
 	return (&echo.DefaultBinder{}).BindBody(c, v)
 }

@@ -30,7 +30,7 @@ const (
 // Request-scoped values set by signedIn.
 const (
 	actorKey     = "actor"
-	contextKey   = "userContext"
+	placeKey     = "place"
 	workplaceKey = "workplace"
 	flashKey     = "flashes"
 )
@@ -81,7 +81,9 @@ func cookieToken(sess *sessions.Session) string {
 }
 
 // signedIn resolves the session to the store's Actor, in the organization the
-// user last chose, or sends the browser to sign in.
+// user last chose, and where they work there (place), or sends the browser to
+// sign in. Each is loaded once for the request, and the actor comes from the
+// store's cache as the API's does.
 func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -94,7 +96,8 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		a, err := p.store.SessionActor(ctx, token, idString(uc.WorkspaceID), idString(uc.OrganizationID))
+		a, err := p.store.Authenticate(ctx, store.Credentials{Authorization: token,
+			Workspace: idString(uc.WorkspaceID), Organization: idString(uc.OrganizationID)})
 		if errors.Is(err, store.ErrUnauthenticated) { // signed out, password changed, or user gone
 			if err := p.endSession(c); err != nil {
 				return err
@@ -107,8 +110,12 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		if a.OrgID == uuid.Nil {
 			return errNoOrganization
 		}
+		pl, err := p.store.Place(ctx, a, uc)
+		if err != nil {
+			return err
+		}
 		c.Set(actorKey, a)
-		c.Set(contextKey, uc)
+		c.Set(placeKey, pl)
 		return next(c)
 	}
 }
@@ -127,11 +134,7 @@ func (p *pages) toLogin(c echo.Context) error {
 	if r := c.Request(); r.Method == http.MethodGet && !isHTMX(c) && r.URL.Path != "/" {
 		to += "?next=" + url.QueryEscape(r.URL.RequestURI())
 	}
-	if isHTMX(c) {
-		c.Response().Header().Set("HX-Redirect", to)
-		return c.NoContent(http.StatusNoContent)
-	}
-	return c.Redirect(http.StatusSeeOther, to)
+	return redirect(c, to)
 }
 
 // localPath returns next when it is a path on this site, else "/": the sign-in
@@ -150,18 +153,15 @@ func localPath(next string) string {
 // actor is the signed-in user acting in their current organization.
 func actor(c echo.Context) *store.Actor { return c.Get(actorKey).(*store.Actor) }
 
-// userContext is where the signed-in user works, as remembered.
-func userContext(c echo.Context) store.UserContext { return c.Get(contextKey).(store.UserContext) }
-
 // workplace is the frame of a signed-in page (profile, organizations,
-// projects, working environment). A GET changes nothing, so its frame is
-// loaded once and shared by the shell and the page; after a change the
-// frame is loaded again, so it shows what the change made.
+// projects, the working environment with its secrets). A GET changes
+// nothing, so its frame is loaded once and shared by the shell and the page;
+// after a change the frame is loaded again, so it shows what the change made.
 func (p *pages) workplace(c echo.Context) (store.Workplace, error) {
 	if w, ok := c.Get(workplaceKey).(store.Workplace); ok {
 		return w, nil
 	}
-	w, err := p.store.Workplace(c.Request().Context(), actor(c), userContext(c))
+	w, err := p.store.Workplace(c.Request().Context(), actor(c), place(c).Context)
 	if err == nil && c.Request().Method == http.MethodGet {
 		c.Set(workplaceKey, w)
 	}

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -12,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -28,14 +29,13 @@ const (
 // shell builds the frame of a signed-in page: navigation limited to what the
 // person may use, the context switcher, and the messages to show.
 func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error) {
-	a := actor(c)
 	w, err := p.workplace(c)
 	if err != nil {
 		return views.Shell{}, err
 	}
-	orgs := w.Organizations
+	may := place(c).Org
 
-	reviews, err := p.reviewsNav(c, w, active)
+	reviews, err := p.reviewsNav(c, active)
 	if err != nil {
 		return views.Shell{}, err
 	}
@@ -46,10 +46,10 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 		views.NavItem{Label: "End users", Href: "/end-users", TestID: "nav-end-users", Active: active == navEndUsers},
 		views.NavItem{Label: "Audit log", Href: "/audit-log", TestID: "nav-audit-log", Active: active == navAuditLog},
 		views.NavItem{Label: "Projects", Href: "/projects", TestID: "nav-projects", Active: active == navProjects})
-	if a.Can(access.ListAccessTokens, store.AccessTokenRN) {
+	if may.ListAccessTokens {
 		nav = append(nav, views.NavItem{Label: "Access tokens", Href: "/access-tokens", TestID: "nav-access-tokens", Active: active == navAccessTokens})
 	}
-	nav = append(nav, iamNav(a, orgs, active)...)
+	nav = append(nav, iamNav(may, active)...)
 	nav = append(nav,
 		views.NavItem{Label: "Workspace", Href: "/workspace", TestID: "nav-workspace", Active: active == navWorkspace},
 		views.NavItem{Label: "Profile", Href: "/profile", TestID: "nav-profile", Active: active == navProfile})
@@ -74,7 +74,7 @@ func (p *pages) switcher(c echo.Context, w store.Workplace) views.Switcher {
 		next = u.RequestURI() // the page the change was made on, not the form's address
 	}
 	sw := views.Switcher{CSRF: csrfToken(c), Next: next}
-	if mayCreateOrganization(a) {
+	if place(c).Org.CreateOrganization {
 		sw.NewOrgHref = "/organizations/new"
 	}
 	if len(orgs) > 1 {
@@ -99,27 +99,28 @@ func (p *pages) switcher(c echo.Context, w store.Workplace) views.Switcher {
 }
 
 // switcherAgain is the top bar's switcher for an htmx answer to a change,
-// swapped in out of band.
-func (p *pages) switcherAgain(c echo.Context) (templ.Component, error) {
-	w, err := p.workplace(c)
-	if err != nil {
-		return nil, err
-	}
-	return views.SwitcherOOB(p.switcher(c, w)), nil
+// swapped in out of band. It loads what it shows when rendered, after the
+// change, and only when an htmx answer renders it.
+func (p *pages) switcherAgain(c echo.Context) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, out io.Writer) error {
+		w, err := p.workplace(c)
+		if err != nil {
+			return err
+		}
+		return views.SwitcherOOB(p.switcher(c, w)).Render(ctx, out)
+	})
 }
 
 // switchContext remembers the organization or environment chosen in the
 // switcher and goes back to the page it was chosen on.
 func (p *pages) switchContext(c echo.Context) error {
-	var in store.UserContext
-	if err := bind(c, &in); err != nil {
+	var posted contextForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := posted.input()
 	ctx := c.Request().Context()
-	was, _, err := p.workEnvOf(c) // read before the switch: where the page was
-	if err != nil {
-		return err
-	}
+	was, _ := workEnvOf(c) // where the page was, before the switch
 	now, err := p.store.SetUserContext(ctx, actor(c), in)
 	if err != nil {
 		return err
@@ -143,7 +144,7 @@ var (
 func (p *pages) samePlace(c echo.Context, was uuid.UUID, now store.UserContext, next string) (string, error) {
 	path, _, _ := strings.Cut(next, "?")
 	ctx, a := c.Request().Context(), actor(c)
-	w, err := p.store.Workplace(ctx, a, now)
+	w, err := p.store.Place(ctx, a, now)
 	if err != nil || w.Env == nil {
 		return next, err
 	}
@@ -188,11 +189,12 @@ func (p *pages) samePlace(c echo.Context, was uuid.UUID, now store.UserContext, 
 // reviewsNav is the entry "Reviews" with how many change requests wait for
 // the person's review, where the working environment's changes need
 // approval; none elsewhere.
-func (p *pages) reviewsNav(c echo.Context, w store.Workplace, active string) ([]views.NavItem, error) {
-	if w.Env == nil || approvalsOf(w.Env.Settings) == 0 {
+func (p *pages) reviewsNav(c echo.Context, active string) ([]views.NavItem, error) {
+	w, ok := workEnvOf(c)
+	if !ok || w.approvals == 0 {
 		return nil, nil
 	}
-	n, err := p.store.CountAwaitingReview(c.Request().Context(), actor(c), w.Env.ID)
+	n, err := p.store.CountAwaitingReview(c.Request().Context(), actor(c), w.id)
 	if err != nil {
 		return nil, err
 	}

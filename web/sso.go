@@ -96,10 +96,11 @@ func (p *pages) ssoOffer(c echo.Context, next string, posted *views.Form) (*view
 // startSSO begins an attempt in the named workspace and sends the browser to
 // the workspace's provider.
 func (p *pages) startSSO(c echo.Context) error {
-	var in store.SSOStartInput
-	if err := bind(c, &in); err != nil {
+	var posted ssoStartForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.SSOStartInput(posted)
 	in.Next = localPath(in.Next)
 	var login store.SSOLogin
 	var err error
@@ -493,10 +494,11 @@ func exchangeProblem(tokenURL string, err error) error {
 // testWorkspaceSSO checks the endpoints in the single sign-on form against
 // the provider: discovery, then its signing keys; nothing is saved.
 func (p *pages) testWorkspaceSSO(c echo.Context) error {
-	var in store.OIDCSettings
-	if err := bind(c, &in); err != nil {
+	var posted oidcForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := posted.input()
 	checked, err := p.store.CheckOIDCEndpoints(c.Request().Context(), actor(c), in)
 	f := p.form(c, "sso", "/workspace/sso", typedOIDCValues(in))
 	status, err := formProblems(err, &f, "authorizationEndpoint", "tokenEndpoint", "issuer")

@@ -81,7 +81,7 @@ func (p *pages) triggersTab(c echo.Context, f store.Flag, manage bool, st flagSt
 // answered directly rather than redirected to, since the token is nowhere
 // to be read again.
 func (p *pages) createTrigger(c echo.Context) error {
-	w, err := p.actingEnv(c)
+	w, err := actingEnv(c)
 	if err != nil {
 		return err
 	}

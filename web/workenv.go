@@ -8,48 +8,49 @@ import (
 	"github.com/bunting-flags/bunting/views"
 )
 
-// workEnv is the environment the flag and segment pages work in: the one the
-// context switcher has chosen.
+// place is where the signed-in person acts: their working environment and
+// what they may do in the organization and there, as the store loaded it
+// once for the request (signedIn), GET or POST.
+func place(c echo.Context) store.Place { return c.Get(placeKey).(store.Place) }
+
+// workEnv is the environment the flag and segment pages work in: the one
+// the context switcher has chosen, from the request's place.
 type workEnv struct {
 	id                      uuid.UUID
 	projectKey, projectName string
 	key, name               string
 	requireComment          bool
 	// approvals is how many approvals a change to what a flag serves
-	// needs; 0 when changes need none.
+	// needs; 0 when changes need none (the store's Place.Approvals).
 	approvals int
+	// rights are what the person may create in it and do to its flags.
+	rights store.EnvRights
+	// place is the request's place, which the store's page operations take.
+	place store.Place
 }
 
 func (w workEnv) view(ok bool) views.WorkEnv {
 	return views.WorkEnv{Project: w.projectName, Name: w.name, RequireComment: w.requireComment, Missing: !ok, ProjectsHref: "/projects"}
 }
 
-// workEnvOf finds the working environment; ok is false when the person can
+// workEnvOf is the working environment; ok is false when the person can
 // open no environment at all.
-func (p *pages) workEnvOf(c echo.Context) (w workEnv, ok bool, err error) {
-	wp, err := p.workplace(c)
-	if err != nil || wp.Env == nil {
-		return workEnv{}, false, err
+func workEnvOf(c echo.Context) (w workEnv, ok bool) {
+	pl := place(c)
+	if pl.Env == nil {
+		return workEnv{place: pl}, false
 	}
-	pr, e := wp.Project, wp.Env
+	pr, e := pl.Project, pl.Env
 	return workEnv{id: e.ID, projectKey: pr.Key, projectName: pr.Name, key: e.Key, name: e.Name,
-		requireComment: e.Settings.RequireChangeComment, approvals: approvalsOf(e.Settings)}, true, nil
+		requireComment: e.Settings.RequireChangeComment, approvals: pl.Approvals, rights: pl.EnvRights, place: pl}, true
 }
 
 // actingEnv is the working environment of a flag's or a segment's page or
 // change. Someone who can open no environment may change nothing: 403.
-func (p *pages) actingEnv(c echo.Context) (workEnv, error) {
-	w, ok, err := p.workEnvOf(c)
-	if err == nil && !ok {
-		err = store.ErrForbidden
+func actingEnv(c echo.Context) (workEnv, error) {
+	w, ok := workEnvOf(c)
+	if !ok {
+		return w, store.ErrForbidden
 	}
-	return w, err
-}
-
-// approvalsOf is how many approvals an environment's changes need, 0 for none.
-func approvalsOf(st store.EnvSettings) int {
-	if cr := st.ChangeRequest; cr != nil && cr.IsEnabled {
-		return cr.ApprovalsRequired
-	}
-	return 0
+	return w, nil
 }

@@ -47,18 +47,13 @@ func (p *pages) workspacePage(c echo.Context, status int, general, sso *views.Fo
 		v.Methods = options(v.Form.Values["clientAuthenticationMethod"], store.ClientSecretBasic, store.ClientSecretPost)
 		ssoView = &v
 	}
-	if isHTMX(c) {
-		regions := []templ.Component{views.WorkspaceGeneralView(g), views.Flashes(p.flashes(c))}
-		if ssoView != nil {
-			regions = append(regions, views.WorkspaceSSOView(*ssoView))
-		}
-		return render(c, status, regions...)
+	regions := []templ.Component{views.WorkspaceGeneralView(g)}
+	if ssoView != nil {
+		regions = append(regions, views.WorkspaceSSOView(*ssoView))
 	}
-	shell, err := p.shell(c, "Workspace", navWorkspace)
-	if err != nil {
-		return err
-	}
-	return render(c, status, views.WorkspacePage(views.Workspace{Shell: shell, General: g, SSO: ssoView}))
+	return p.respond(c, status, "Workspace", navWorkspace, func(shell views.Shell) templ.Component {
+		return views.WorkspacePage(views.Workspace{Shell: shell, General: g, SSO: ssoView})
+	}, regions...)
 }
 
 // oidcValues fills the single sign-on form; the client secret never goes back to the browser.
@@ -82,10 +77,11 @@ func typedOIDCValues(o store.OIDCSettings) map[string]string {
 
 // updateWorkspace changes the workspace's name and key.
 func (p *pages) updateWorkspace(c echo.Context) error {
-	var in store.WorkspaceInput
-	if err := bind(c, &in); err != nil {
+	var posted nameKeyForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := store.WorkspaceInput(posted)
 	_, err := p.store.UpdateWorkspace(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/workspace", "Workspace saved.", func() error {
@@ -102,10 +98,11 @@ func (p *pages) updateWorkspace(c echo.Context) error {
 
 // updateWorkspaceSSO stores the OIDC settings; an empty client secret keeps the stored one.
 func (p *pages) updateWorkspaceSSO(c echo.Context) error {
-	var in store.OIDCSettings
-	if err := bind(c, &in); err != nil {
+	var posted oidcForm
+	if err := bind(c, &posted); err != nil {
 		return err
 	}
+	in := posted.input()
 	_, err := p.store.UpdateWorkspaceSSO(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/workspace", "Single sign-on saved.", func() error {

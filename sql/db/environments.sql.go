@@ -231,6 +231,63 @@ func (q *Queries) ListEnvironments(ctx context.Context, projectIds []uuid.UUID) 
 	return items, nil
 }
 
+const ListEnvironmentsWithProjects = `-- name: ListEnvironmentsWithProjects :many
+SELECT e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, e.change_request_enabled, e.approvals_required, e.approver_member_ids, e.approver_group_ids, p.id, p.organization_id, p.name, p.key, p.created_at, p.updated_at
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $1
+ORDER BY p.created_at, p.id, e.created_at, e.id
+`
+
+type ListEnvironmentsWithProjectsRow struct {
+	Environment Environment
+	Project     Project
+}
+
+// ListEnvironmentsWithProjects returns every environment of an organization
+// with its project, in the order ListProjects and ListEnvironments give them
+// (projects, then their environments, in creation order): the pages choose
+// the one a person works in among them. The projects' unique key index
+// finds the organization's projects.
+func (q *Queries) ListEnvironmentsWithProjects(ctx context.Context, organizationID uuid.UUID) ([]ListEnvironmentsWithProjectsRow, error) {
+	rows, err := q.db.Query(ctx, ListEnvironmentsWithProjects, organizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListEnvironmentsWithProjectsRow{}
+	for rows.Next() {
+		var i ListEnvironmentsWithProjectsRow
+		if err := rows.Scan(
+			&i.Environment.ID,
+			&i.Environment.ProjectID,
+			&i.Environment.Name,
+			&i.Environment.Key,
+			&i.Environment.Description,
+			&i.Environment.RequireChangeComment,
+			&i.Environment.CreatedAt,
+			&i.Environment.UpdatedAt,
+			&i.Environment.ChangeRequestEnabled,
+			&i.Environment.ApprovalsRequired,
+			&i.Environment.ApproverMemberIds,
+			&i.Environment.ApproverGroupIds,
+			&i.Project.ID,
+			&i.Project.OrganizationID,
+			&i.Project.Name,
+			&i.Project.Key,
+			&i.Project.CreatedAt,
+			&i.Project.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ListSecrets = `-- name: ListSecrets :many
 SELECT id, env_id, name, type, value, created_at, updated_at FROM env_secrets WHERE env_id = ANY($1::uuid[]) ORDER BY created_at, id
 `

@@ -19,6 +19,18 @@ WHERE p.organization_id = $1 AND e.id = $2;
 -- ListEnvironments returns the environments of some projects in creation order.
 SELECT * FROM environments WHERE project_id = ANY(@project_ids::uuid[]) ORDER BY created_at, id;
 
+-- name: ListEnvironmentsWithProjects :many
+-- ListEnvironmentsWithProjects returns every environment of an organization
+-- with its project, in the order ListProjects and ListEnvironments give them
+-- (projects, then their environments, in creation order): the pages choose
+-- the one a person works in among them. The projects' unique key index
+-- finds the organization's projects.
+SELECT sqlc.embed(e), sqlc.embed(p)
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $1
+ORDER BY p.created_at, p.id, e.created_at, e.id;
+
 -- name: UpdateEnvironment :one
 -- UpdateEnvironment sets an environment's editable fields.
 UPDATE environments

@@ -51,8 +51,8 @@ type TokenCreator struct {
 // AccessTokenInput creates a token (name, type, and for Service tokens their
 // statements) or updates one (name; permissions when given).
 type AccessTokenInput struct {
-	Name        string             `json:"name" form:"name"`
-	Type        string             `json:"type" form:"type"`
+	Name        string             `json:"name"`
+	Type        string             `json:"type"`
 	Permissions []access.Statement `json:"permissions"`
 }
 
@@ -212,7 +212,7 @@ func (s *Store) ListAccessTokens(ctx context.Context, a *Actor, f AccessTokenFil
 	if err := v.err(); err != nil {
 		return Paged[AccessToken]{}, err
 	}
-	if err := a.require(access.ListAccessTokens, AccessTokenRN); err != nil {
+	if err := mayListAccessTokens(a); err != nil {
 		return Paged[AccessToken]{}, err
 	}
 	rows, err := s.q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name),

@@ -61,7 +61,7 @@ func (e *ApprovalError) Unwrap() error { return ErrChangeRequestRequired }
 // triggers; whoever must make such a change at once turns the setting off,
 // which the environment's history records.
 func approvalRequired(env envRow, before, after *Flag) error {
-	if !env.Environment.ChangeRequestEnabled {
+	if approvalsNeeded(env.Environment) == 0 {
 		return nil
 	}
 	e := &ApprovalError{Env: projectEnv(env)}
@@ -78,6 +78,52 @@ func approvalRequired(env envRow, before, after *Flag) error {
 		return nil
 	}
 	return e
+}
+
+// approvalsNeeded is how many approvals a change to what a flag serves
+// needs in an environment: 0 where its setting "changes need approval" is
+// off. Every decision between a direct change and a change request asks it.
+func approvalsNeeded(e db.Environment) int {
+	if !e.ChangeRequestEnabled {
+		return 0
+	}
+	return int(e.ApprovalsRequired)
+}
+
+// ChangeFlagServing makes a change to what a flag of the person's working
+// environment (pl.Env) serves, as the pages do: where its changes need no
+// approval at once, with direct (the change's own operation: ToggleFlag,
+// SetFlagTargeting…); where they do, as the change request in, with its
+// reason and reviewers. requested tells which; the flag is the changed one
+// when it was changed at once. This is where the pages' choice between the
+// two is made, on approvalsNeeded as it was when pl was loaded: a setting
+// changed since is still enforced by the operation chosen.
+func (s *Store) ChangeFlagServing(ctx context.Context, a *Actor, pl Place, key string, in FlagChangeRequestInput,
+	direct func() (Flag, error)) (f Flag, requested bool, err error) {
+	if pl.Env == nil {
+		return Flag{}, false, ErrForbidden
+	}
+	if pl.Approvals == 0 {
+		f, err = direct()
+		return f, false, err
+	}
+	_, err = s.CreateFlagChangeRequest(ctx, a, pl.Env.ID, key, in)
+	return Flag{}, err == nil, err
+}
+
+// ScheduleFlagChange schedules a change to a flag of the person's working
+// environment, as the pages do: where its changes need approval the schedule
+// waits for a change request of in's reason and reviewers, elsewhere these
+// are not asked for (see ChangeFlagServing).
+func (s *Store) ScheduleFlagChange(ctx context.Context, a *Actor, pl Place, key string, in ScheduleInput) (Schedule, error) {
+	if pl.Env == nil {
+		return Schedule{}, ErrForbidden
+	}
+	in.WithChangeRequest = pl.Approvals > 0
+	if !in.WithChangeRequest {
+		in.Reason, in.Reviewers = "", nil
+	}
+	return s.CreateFlagSchedule(ctx, a, pl.Env.ID, key, in)
 }
 
 // segmentServesDifferently tells whether a segment change changes who is
@@ -179,7 +225,7 @@ func (s *Store) settleChangeRequest(ctx context.Context, q *db.Queries, envID, i
 func (s *Store) draftApproval(ctx context.Context, q *db.Queries, env envRow, draftID uuid.UUID) error {
 	id, err := q.GetDraftChangeRequestID(ctx, draftID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		if env.Environment.ChangeRequestEnabled {
+		if approvalsNeeded(env.Environment) > 0 {
 			return ErrChangeRequestRequired
 		}
 		return nil

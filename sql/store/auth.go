@@ -37,6 +37,9 @@ type Actor struct {
 	// TriggerID is the flag trigger whose URL was called (RunTrigger), or uuid.Nil.
 	TriggerID  uuid.UUID
 	statements []access.Statement
+	// orgKey is OrgID's key, which names it in resource names (organization
+	// keys never change); "" when the request has no organization.
+	orgKey string
 	// serviceToken is set when a Service token authenticated the request: it
 	// acts on its own statements, not as the UserID who made it.
 	serviceToken bool
@@ -208,6 +211,11 @@ func (s *Store) userActor(ctx context.Context, user db.User, workspace, organiza
 	if err != nil || orgID == uuid.Nil {
 		return a, err
 	}
+	for _, o := range orgs {
+		if o.ID == orgID {
+			a.orgKey = o.Key
+		}
+	}
 	a.OrgID = orgID
 	a.statements, err = s.memberStatements(ctx, s.q, orgID, user.ID)
 	return a, err
@@ -271,7 +279,7 @@ func (s *Store) tokenActor(ctx context.Context, token string) (*Actor, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	a := &Actor{UserID: t.CreatorID, TokenID: t.ID, WorkspaceID: org.WorkspaceID, OrgID: org.ID, serviceToken: t.Type == TokenService}
+	a := &Actor{UserID: t.CreatorID, TokenID: t.ID, WorkspaceID: org.WorkspaceID, OrgID: org.ID, orgKey: org.Key, serviceToken: t.Type == TokenService}
 	if a.statements, err = s.tokenStatements(ctx, t); err != nil {
 		return nil, err
 	}
@@ -440,8 +448,8 @@ const (
 
 // LoginInput is the body of a sign-in by email and password.
 type LoginInput struct {
-	Email    string `json:"email" form:"email"`
-	Password string `json:"password" form:"password"`
+	Email    string `json:"email"`
+	Password string `json:"password"`
 }
 
 // Login checks an email and password and starts a session. A wrong email and
@@ -531,8 +539,8 @@ func (s *Store) hashPassword(password string) (string, error) {
 
 // ResetPasswordInput changes the caller's password.
 type ResetPasswordInput struct {
-	CurrentPassword string `json:"currentPassword" form:"currentPassword"`
-	NewPassword     string `json:"newPassword" form:"newPassword"`
+	CurrentPassword string `json:"currentPassword"`
+	NewPassword     string `json:"newPassword"`
 }
 
 // ResetPassword changes the signed-in user's password, which ends every

@@ -157,7 +157,7 @@ func (s *Store) CreateFlagChangeRequest(ctx context.Context, a *Actor, envID uui
 	if in.Targeting == nil && in.IsEnabled == nil && in.OffVariationID == nil && in.Variations == nil {
 		return FlagChangeRequest{}, Invalid("targeting_is_required")
 	}
-	if !env.Environment.ChangeRequestEnabled {
+	if approvalsNeeded(env.Environment) == 0 {
 		return FlagChangeRequest{}, ErrChangeRequestsOff
 	}
 	var v validator
@@ -298,6 +298,9 @@ type changeRequestRow db.GetFlagChangeRequestRow
 
 // withReviewers turns rows into requests with their reviewers.
 func withReviewers(ctx context.Context, q *db.Queries, rows []changeRequestRow) ([]FlagChangeRequest, error) {
+	if len(rows) == 0 { // nothing to ask the database about
+		return []FlagChangeRequest{}, nil
+	}
 	ids := make([]uuid.UUID, len(rows))
 	for i, r := range rows {
 		ids[i] = r.FlagChangeRequest.ID
@@ -341,7 +344,7 @@ func utc(t *time.Time) *time.Time {
 
 // ReviewInput is a reviewer's decision with an optional comment.
 type ReviewInput struct {
-	Comment string `json:"comment" form:"comment"`
+	Comment string `json:"comment"`
 }
 
 // ApproveFlagChangeRequest records a reviewer's approval; the request is

@@ -14,9 +14,9 @@ import (
 // EnvironmentInput creates or updates an environment. On update an empty key
 // keeps the current one, and a missing description or settings keeps theirs.
 type EnvironmentInput struct {
-	Name        string       `json:"name" form:"name"`
-	Key         string       `json:"key" form:"key"`
-	Description *string      `json:"description" form:"description"`
+	Name        string       `json:"name"`
+	Key         string       `json:"key"`
+	Description *string      `json:"description"`
 	Settings    *EnvSettings `json:"settings"`
 }
 
@@ -68,7 +68,7 @@ func (s *Store) CreateEnvironment(ctx context.Context, a *Actor, projectID uuid.
 	if err != nil {
 		return Environment{}, err
 	}
-	if err := a.require(access.CreateEnv, EnvRN(p.Key, "*")); err != nil {
+	if err := mayCreateEnvironment(a, p.Key); err != nil {
 		return Environment{}, err
 	}
 	var env Environment
@@ -200,8 +200,8 @@ func orNotFound(err error) error {
 
 // SecretInput creates a secret (name and type) or renames one (name).
 type SecretInput struct {
-	Name string `json:"name" form:"name"`
-	Type string `json:"type" form:"type"`
+	Name string `json:"name"`
+	Type string `json:"type"`
 }
 
 // CreateSecret adds a secret to an environment.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -54,7 +53,7 @@ func (s *Store) CurrentOrganizationContents(ctx context.Context, a *Actor) (Orga
 	if err != nil {
 		return OrganizationContents{}, translate(err)
 	}
-	if err := a.require(access.DeleteOrg, OrganizationRN(org.Key)); err != nil {
+	if err := mayDeleteOrganization(a, org.Key); err != nil {
 		return OrganizationContents{}, err
 	}
 	r, err := s.q.OrganizationContents(ctx, orgID)

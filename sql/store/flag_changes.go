@@ -100,7 +100,7 @@ func mayDeleteFlag(a *Actor, env envRow, f Flag) error {
 
 // FlagNameInput renames a flag.
 type FlagNameInput struct {
-	Name string `json:"name" form:"name"`
+	Name string `json:"name"`
 	Change
 }
 
@@ -125,7 +125,7 @@ func (s *Store) SetFlagTags(ctx context.Context, a *Actor, envID uuid.UUID, key 
 
 // VariationsInput replaces a flag's variations (and, when given, its type).
 type VariationsInput struct {
-	VariationType string      `json:"variationType" form:"variationType"`
+	VariationType string      `json:"variationType"`
 	Variations    []Variation `json:"variations"`
 	Change
 }
@@ -148,7 +148,7 @@ func (s *Store) SetFlagVariations(ctx context.Context, a *Actor, envID uuid.UUID
 // OffVariationInput chooses what a flag serves when it is off: FeatBit's
 // body {offVariationId, revision, comment}.
 type OffVariationInput struct {
-	OffVariationID string `json:"offVariationId" form:"disabledVariationId"`
+	OffVariationID string `json:"offVariationId"`
 	Change
 }
 
@@ -221,10 +221,10 @@ func (s *Store) PatchFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 
 // CloneFlagInput names the copy of a flag.
 type CloneFlagInput struct {
-	Name        string   `json:"name" form:"name"`
-	Key         string   `json:"key" form:"key"`
-	Description *string  `json:"description" form:"description"`
-	Tags        []string `json:"tags" form:"tags"`
+	Name        string   `json:"name"`
+	Key         string   `json:"key"`
+	Description *string  `json:"description"`
+	Tags        []string `json:"tags"`
 	Change
 }
 

@@ -106,10 +106,10 @@ func (s *Store) CreateFlagSchedule(ctx context.Context, a *Actor, envID uuid.UUI
 		v.at("scheduledTime", "invalid", "scheduledTime", "the time has passed: choose a time in the future")
 	}
 	// Where changes need approval a schedule waits for a change request.
-	switch {
-	case in.WithChangeRequest && !env.Environment.ChangeRequestEnabled:
+	switch needed := approvalsNeeded(env.Environment) > 0; {
+	case in.WithChangeRequest && !needed:
 		return Schedule{}, ErrChangeRequestsOff
-	case !in.WithChangeRequest && env.Environment.ChangeRequestEnabled:
+	case !in.WithChangeRequest && needed:
 		return Schedule{}, ErrChangeRequestRequired
 	case in.WithChangeRequest:
 		v.required("reason", in.Reason, MaxCommentLen)
@@ -263,17 +263,9 @@ func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUI
 	if err != nil {
 		return nil, translate(err)
 	}
-	ids := make([]uuid.UUID, len(rows))
-	for i, r := range rows {
-		ids[i] = r.FlagSchedule.CreatorID
-	}
-	named, err := s.q.ActorsByIDs(ctx, ids)
+	names, err := s.creatorNames(ctx, rows)
 	if err != nil {
-		return nil, translate(err)
-	}
-	names := make(map[uuid.UUID]string, len(named))
-	for _, n := range named {
-		names[n.ID] = n.Name
+		return nil, err
 	}
 	out := make([]PendingChange, len(rows))
 	for i, r := range rows {
@@ -296,6 +288,27 @@ func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUI
 			Comment: r.DraftComment, FailureReason: sch.FailureReason, Changed: OrEmpty(ChangedParts(base, target))}
 	}
 	return withChangeRequests(ctx, s.q, f.ID, out)
+}
+
+// creatorNames names the creators of schedules, asking the database only
+// when there are some.
+func (s *Store) creatorNames(ctx context.Context, rows []db.ListFlagSchedulesRow) (map[uuid.UUID]string, error) {
+	names := make(map[uuid.UUID]string, len(rows))
+	if len(rows) == 0 {
+		return names, nil
+	}
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.FlagSchedule.CreatorID
+	}
+	named, err := s.q.ActorsByIDs(ctx, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for _, n := range named {
+		names[n.ID] = n.Name
+	}
+	return names, nil
 }
 
 // ApplyDueSchedule claims the schedule due longest and applies its draft,

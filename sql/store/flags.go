@@ -19,8 +19,8 @@ import (
 // Change is what every flag and segment change may carry: a comment for the
 // history and, for flags, the revision the change was made from.
 type Change struct {
-	Comment  string     `json:"comment" form:"comment"`
-	Revision *uuid.UUID `json:"revision" form:"revision"`
+	Comment  string     `json:"comment"`
+	Revision *uuid.UUID `json:"revision"`
 }
 
 // check reports comment problems; environments may require one.
@@ -38,15 +38,15 @@ func (ch Change) check(v *validator, env envRow) {
 // to a boolean flag that is off, serving its first variation when on and its
 // second when off.
 type FlagInput struct {
-	Name                string      `json:"name" form:"name"`
-	Key                 string      `json:"key" form:"key"`
-	Description         string      `json:"description" form:"description"`
-	VariationType       string      `json:"variationType" form:"variationType"`
+	Name                string      `json:"name"`
+	Key                 string      `json:"key"`
+	Description         string      `json:"description"`
+	VariationType       string      `json:"variationType"`
 	Variations          []Variation `json:"variations"`
-	EnabledVariationID  string      `json:"enabledVariationId" form:"enabledVariationId"`
-	DisabledVariationID string      `json:"disabledVariationId" form:"disabledVariationId"`
-	IsEnabled           bool        `json:"isEnabled" form:"isEnabled"`
-	Tags                []string    `json:"tags" form:"tags"`
+	EnabledVariationID  string      `json:"enabledVariationId"`
+	DisabledVariationID string      `json:"disabledVariationId"`
+	IsEnabled           bool        `json:"isEnabled"`
+	Tags                []string    `json:"tags"`
 	Change
 }
 

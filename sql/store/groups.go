@@ -21,8 +21,8 @@ type Group struct {
 
 // GroupInput creates or updates a group.
 type GroupInput struct {
-	Name        string `json:"name" form:"name"`
-	Description string `json:"description" form:"description"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
 }
 
 func (in GroupInput) check(v *validator) {

@@ -60,9 +60,9 @@ type InheritedPolicy struct {
 // MemberInput adds a user to the organization by email, with policies and
 // groups; with neither, the organization's default permissions apply.
 type MemberInput struct {
-	Email     string      `json:"email" form:"email"`
-	PolicyIDs []uuid.UUID `json:"policyIds" form:"policyIds"`
-	GroupIDs  []uuid.UUID `json:"groupIds" form:"groupIds"`
+	Email     string      `json:"email"`
+	PolicyIDs []uuid.UUID `json:"policyIds"`
+	GroupIDs  []uuid.UUID `json:"groupIds"`
 }
 
 // initialPasswordLen is the length of a generated first password: 16

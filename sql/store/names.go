@@ -47,7 +47,7 @@ func (s *Store) IsOrganizationKeyUsed(ctx context.Context, a *Actor, key string)
 	if err := requiredQuery("key", key); err != nil {
 		return false, err
 	}
-	allowed := a.Can(access.CreateOrg, OrganizationRN("*"))
+	allowed := mayCreateOrganization(a) == nil
 	if !allowed && a.OrgID != uuid.Nil {
 		org, err := s.q.GetOrganization(ctx, a.OrgID)
 		if err != nil {
@@ -72,7 +72,7 @@ func (s *Store) IsProjectKeyUsed(ctx context.Context, a *Actor, key string) (boo
 	if err := requiredQuery("key", key); err != nil {
 		return false, err
 	}
-	if err := a.require(access.CreateProject, ProjectRN("*")); err != nil {
+	if err := mayCreateProject(a); err != nil {
 		return false, err
 	}
 	used, err := s.q.IsProjectKeyUsed(ctx, db.IsProjectKeyUsedParams{OrganizationID: orgID, Key: key})
@@ -89,7 +89,7 @@ func (s *Store) IsEnvironmentKeyUsed(ctx context.Context, a *Actor, projectID uu
 	if err := requiredQuery("key", key); err != nil {
 		return false, err
 	}
-	if err := a.require(access.CreateEnv, EnvRN(p.Key, "*")); err != nil {
+	if err := mayCreateEnvironment(a, p.Key); err != nil {
 		return false, err
 	}
 	used, err := s.q.IsEnvironmentKeyUsed(ctx, db.IsEnvironmentKeyUsedParams{ProjectID: projectID, Key: key})

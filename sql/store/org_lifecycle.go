@@ -15,8 +15,8 @@ import (
 
 // NewOrganizationInput creates an organization (FeatBit's CreateOrganization body).
 type NewOrganizationInput struct {
-	Name string `json:"name" form:"name"`
-	Key  string `json:"key" form:"key"`
+	Name string `json:"name"`
+	Key  string `json:"key"`
 }
 
 // GetOrganization returns an organization of the current workspace the
@@ -73,7 +73,7 @@ func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganiza
 	if err := v.err(); err != nil {
 		return Organization{}, err
 	}
-	if err := a.require(access.CreateOrg, OrganizationRN("*")); err != nil {
+	if err := mayCreateOrganization(a); err != nil {
 		return Organization{}, err
 	}
 	var out Organization
@@ -118,15 +118,15 @@ func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganiza
 // project (FeatBit's Onboarding body). Environments are names; each key is
 // the name in lower case, as FeatBit derives it.
 type OnboardingInput struct {
-	OrganizationName string   `json:"organizationName" form:"organizationName"`
-	OrganizationKey  string   `json:"organizationKey" form:"organizationKey"`
-	ProjectName      string   `json:"projectName" form:"projectName"`
-	ProjectKey       string   `json:"projectKey" form:"projectKey"`
-	Environments     []string `json:"environments" form:"environments"`
+	OrganizationName string   `json:"organizationName"`
+	OrganizationKey  string   `json:"organizationKey"`
+	ProjectName      string   `json:"projectName"`
+	ProjectKey       string   `json:"projectKey"`
+	Environments     []string `json:"environments"`
 }
 
-// maxOnboardingEnvironments bounds how many environments onboarding makes at once.
-const maxOnboardingEnvironments = 20
+// MaxOnboardingEnvironments bounds how many environments onboarding makes at once.
+const MaxOnboardingEnvironments = 20
 
 // Onboard names and keys the current organization, marks it initialized and
 // creates a project with the given environments, each with its two secrets,
@@ -147,7 +147,7 @@ func (s *Store) Onboard(ctx context.Context, a *Actor, in OnboardingInput) error
 	switch {
 	case len(in.Environments) == 0:
 		v.add("environments", "required")
-	case len(in.Environments) > maxOnboardingEnvironments:
+	case len(in.Environments) > MaxOnboardingEnvironments:
 		v.add("environments", "invalid")
 	default:
 		for _, name := range in.Environments {
@@ -174,7 +174,7 @@ func (s *Store) Onboard(ctx context.Context, a *Actor, in OnboardingInput) error
 	if err := a.require(access.UpdateOrgName, OrganizationRN(before.Key)); err != nil {
 		return err
 	}
-	if err := a.require(access.CreateProject, ProjectRN("*")); err != nil {
+	if err := mayCreateProject(a); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
@@ -218,7 +218,7 @@ func (s *Store) DeleteOrganization(ctx context.Context, a *Actor) error {
 	if err != nil {
 		return translate(err)
 	}
-	if err := a.require(access.DeleteOrg, OrganizationRN(before.Key)); err != nil {
+	if err := mayDeleteOrganization(a, before.Key); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {

@@ -13,7 +13,7 @@ import (
 // explicit policies or groups get, or the default order of flag lists
 // (FeatBit's UpdateOrganization body).
 type OrganizationInput struct {
-	Name               string                `json:"name" form:"name"`
+	Name               string                `json:"name"`
 	DefaultPermissions *DefaultPermissions   `json:"defaultPermissions"`
 	Settings           *OrganizationSettings `json:"settings"`
 }

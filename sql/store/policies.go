@@ -25,9 +25,9 @@ type Policy struct {
 
 // PolicyInput creates a policy or a clone of one; a clone's key is its own.
 type PolicyInput struct {
-	Name        string `json:"name" form:"name"`
-	Key         string `json:"key" form:"key"`
-	Description string `json:"description" form:"description"`
+	Name        string `json:"name"`
+	Key         string `json:"key"`
+	Description string `json:"description"`
 }
 
 func (in PolicyInput) check(v *validator) {
@@ -38,8 +38,8 @@ func (in PolicyInput) check(v *validator) {
 
 // PolicySettingsInput renames and describes a policy.
 type PolicySettingsInput struct {
-	Name        string `json:"name" form:"name"`
-	Description string `json:"description" form:"description"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
 }
 
 // PolicyMember is a member in a policy's member page.

@@ -11,8 +11,8 @@ import (
 // ProfileInput changes the caller's own name and email (FeatBit's
 // UpdateProfile body). An empty name becomes the part of the email before "@".
 type ProfileInput struct {
-	Name  string `json:"name" form:"name"`
-	Email string `json:"email" form:"email"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
 }
 
 func profile(u db.User) Profile {

@@ -56,8 +56,8 @@ const (
 
 // ProjectInput creates a project (name and key) or renames one (name).
 type ProjectInput struct {
-	Name string `json:"name" form:"name"`
-	Key  string `json:"key" form:"key"`
+	Name string `json:"name"`
+	Key  string `json:"key"`
 }
 
 // ProjectName is the answer to a rename.
@@ -82,7 +82,7 @@ func (s *Store) CreateProject(ctx context.Context, a *Actor, in ProjectInput) (P
 	if err := v.err(); err != nil {
 		return Project{}, err
 	}
-	if err := a.require(access.CreateProject, ProjectRN("*")); err != nil {
+	if err := mayCreateProject(a); err != nil {
 		return Project{}, err
 	}
 	var p Project
@@ -138,11 +138,19 @@ func (s *Store) ListProjects(ctx context.Context, a *Actor) ([]Project, error) {
 	}
 	var visible []db.Project
 	for _, r := range rows {
-		if a.Can(access.CanAccessProject, ProjectRN(r.Key)) {
+		if mayOpenProject(a, r.Key) {
 			visible = append(visible, r)
 		}
 	}
 	return s.withEnvironments(ctx, a, visible)
+}
+
+// mayOpenProject and mayOpenEnv tell the projects and environments a person
+// sees in lists and may work in.
+func mayOpenProject(a *Actor, key string) bool { return a.Can(access.CanAccessProject, ProjectRN(key)) }
+
+func mayOpenEnv(a *Actor, projectKey, key string) bool {
+	return a.Can(access.CanAccessEnv, EnvRN(projectKey, key))
 }
 
 // GetProject returns one project with the environments the caller may access.
@@ -187,7 +195,7 @@ func (s *Store) withEnvironments(ctx context.Context, a *Actor, rows []db.Projec
 	var envs []Environment
 	var envIDs []uuid.UUID
 	for _, e := range envRows {
-		if a.Can(access.CanAccessEnv, EnvRN(keys[e.ProjectID], e.Key)) {
+		if mayOpenEnv(a, keys[e.ProjectID], e.Key) {
 			envs = append(envs, environment(e))
 			envIDs = append(envIDs, e.ID)
 		}
@@ -228,7 +236,7 @@ func (s *Store) RenameProject(ctx context.Context, a *Actor, id uuid.UUID, in Pr
 	if err != nil {
 		return ProjectName{}, err
 	}
-	if err := a.require(access.UpdateProjectSettings, ProjectRN(before.Key)); err != nil {
+	if err := mayRenameProject(a, before.Key); err != nil {
 		return ProjectName{}, err
 	}
 	var out ProjectName
@@ -250,7 +258,7 @@ func (s *Store) DeleteProject(ctx context.Context, a *Actor, id uuid.UUID) error
 	if err != nil {
 		return err
 	}
-	if err := a.require(access.DeleteProject, ProjectRN(before.Key)); err != nil {
+	if err := mayDeleteProject(a, before.Key); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {

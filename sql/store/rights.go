@@ -54,7 +54,11 @@ func (s *Store) EnvRights(ctx context.Context, a *Actor, envID uuid.UUID) (EnvRi
 	if err != nil {
 		return EnvRights{}, err
 	}
-	return EnvRights{CreateFlag: mayCreateFlag(a, env) == nil, CreateSegment: mayCreateSegment(a, env) == nil, a: a, env: env}, nil
+	return envRights(a, env), nil
+}
+
+func envRights(a *Actor, env envRow) EnvRights {
+	return EnvRights{CreateFlag: mayCreateFlag(a, env) == nil, CreateSegment: mayCreateSegment(a, env) == nil, a: a, env: env}
 }
 
 // Flag answers what the person may do to the flag with this key, tags and
@@ -132,18 +136,95 @@ func AccessTokenRights(a *Actor, typ string) TokenRights {
 	return TokenRights{Create: mayCreateToken(a, typ) == nil, SetPermissions: maySetTokenPermissions(a) == nil}
 }
 
-// OrgRights tells which of an organization's settings a person may change;
-// a change is checked on the settings it changes.
+// OrgRights tells what a person may do in an organization: which of its
+// settings they may change (a change is checked on the settings it
+// changes), and what they may do there.
 type OrgRights struct {
 	Name               bool
 	DefaultPermissions bool
 	SortFlagsBy        bool
+	Delete             bool
+	// ManageIAM is managing its members, groups and policies.
+	ManageIAM bool
+	// Webhooks is managing its webhooks.
+	Webhooks         bool
+	ListAccessTokens bool
+	CreateProject    bool
+	// CreateOrganization is creating another organization in the workspace.
+	CreateOrganization bool
+
+	a *Actor
 }
 
-// OrganizationRights answers what a person may change in the organization
-// with this key.
+// Settings tells whether the person may change any of the settings the
+// organization's page shows: its name or its default permissions.
+func (r OrgRights) Settings() bool { return r.Name || r.DefaultPermissions }
+
+// OrganizationRights answers what a person may do in the organization with
+// this key.
 func OrganizationRights(a *Actor, key string) OrgRights {
 	rn := OrganizationRN(key)
 	return OrgRights{Name: a.Can(access.UpdateOrgName, rn), DefaultPermissions: a.Can(access.UpdateOrgDefaultUserPermissions, rn),
-		SortFlagsBy: a.Can(access.UpdateOrgSortFlagsBy, rn)}
+		SortFlagsBy: a.Can(access.UpdateOrgSortFlagsBy, rn), Delete: mayDeleteOrganization(a, key) == nil,
+		ManageIAM: a.requireIAM() == nil, Webhooks: a.Can(WebhookAction, rn), ListAccessTokens: mayListAccessTokens(a) == nil,
+		CreateProject: mayCreateProject(a) == nil, CreateOrganization: mayCreateOrganization(a) == nil, a: a}
+}
+
+// Project answers what the person may do to the project with this key.
+func (r OrgRights) Project(key string) ProjectRights {
+	return ProjectRights{Rename: mayRenameProject(r.a, key) == nil, Delete: mayDeleteProject(r.a, key) == nil,
+		CreateEnv: mayCreateEnvironment(r.a, key) == nil, a: r.a, key: key}
+}
+
+// ProjectRights tells what a person may do to a project.
+type ProjectRights struct {
+	Rename    bool
+	Delete    bool
+	CreateEnv bool
+
+	a   *Actor
+	key string
+}
+
+// Env answers what the person may do to the project's environment with this key.
+func (r ProjectRights) Env(key string) EnvironmentRights {
+	rn := EnvRN(r.key, key)
+	return EnvironmentRights{Settings: r.a.Can(access.UpdateEnvSettings, rn), Delete: r.a.Can(access.DeleteEnv, rn),
+		CreateSecret: r.a.Can(access.CreateEnvSecret, rn), RenameSecret: r.a.Can(access.UpdateEnvSecret, rn),
+		DeleteSecret: r.a.Can(access.DeleteEnvSecret, rn)}
+}
+
+// EnvironmentRights tells what a person may do to an environment itself:
+// its settings and secrets, and deleting it.
+type EnvironmentRights struct {
+	Settings     bool
+	Delete       bool
+	CreateSecret bool
+	RenameSecret bool
+	DeleteSecret bool
+}
+
+// The checks of the organization's and projects' operations that the rights
+// above answer too.
+
+func mayDeleteOrganization(a *Actor, key string) error {
+	return a.require(access.DeleteOrg, OrganizationRN(key))
+}
+
+func mayCreateOrganization(a *Actor) error { return a.require(access.CreateOrg, OrganizationRN("*")) }
+
+func mayListAccessTokens(a *Actor) error { return a.require(access.ListAccessTokens, AccessTokenRN) }
+
+func mayCreateProject(a *Actor) error { return a.require(access.CreateProject, ProjectRN("*")) }
+
+func mayRenameProject(a *Actor, key string) error {
+	return a.require(access.UpdateProjectSettings, ProjectRN(key))
+}
+
+func mayDeleteProject(a *Actor, key string) error {
+	return a.require(access.DeleteProject, ProjectRN(key))
+}
+
+func mayCreateEnvironment(a *Actor, projectKey string) error {
+	return a.require(access.CreateEnv, EnvRN(projectKey, "*"))
 }

@@ -27,6 +27,13 @@ func envScopes(env envRow) []string {
 	return scopes
 }
 
+// ProjectScope is the scope of a shared segment visible in every
+// environment of the project of r's environment, where the pages start a
+// new one.
+func (r EnvRights) ProjectScope() string {
+	return "organization/" + r.env.OrganizationKey + ":project/" + r.env.ProjectKey + ":env/*"
+}
+
 // visibleIn reports whether a segment applies in an environment.
 func visibleIn(sg Segment, env envRow) bool {
 	if sg.Type == SegmentEnvironmentSpecific {

@@ -22,15 +22,15 @@ const (
 
 // SegmentInput creates a segment.
 type SegmentInput struct {
-	Name        string        `json:"name" form:"name"`
-	Key         string        `json:"key" form:"key"`
-	Type        string        `json:"type" form:"type"`
-	Scopes      []string      `json:"scopes" form:"scopes"`
-	Description string        `json:"description" form:"description"`
+	Name        string        `json:"name"`
+	Key         string        `json:"key"`
+	Type        string        `json:"type"`
+	Scopes      []string      `json:"scopes"`
+	Description string        `json:"description"`
 	Included    []string      `json:"included"`
 	Excluded    []string      `json:"excluded"`
 	Rules       []SegmentRule `json:"rules"`
-	Tags        []string      `json:"tags" form:"tags"`
+	Tags        []string      `json:"tags"`
 	Change
 }
 
@@ -486,7 +486,7 @@ func (s *Store) RestoreSegment(ctx context.Context, a *Actor, envID, id uuid.UUI
 
 // SegmentNameInput renames a segment.
 type SegmentNameInput struct {
-	Name string `json:"name" form:"name"`
+	Name string `json:"name"`
 	Change
 }
 
@@ -501,7 +501,7 @@ func (s *Store) RenameSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 // DescriptionInput changes a description. Description is required (it may
 // be empty): a body without it names nothing to change.
 type DescriptionInput struct {
-	Description *string `json:"description" form:"-"`
+	Description *string `json:"description"`
 	Change
 }
 
@@ -518,7 +518,7 @@ func (s *Store) SetSegmentDescription(ctx context.Context, a *Actor, envID, id u
 
 // TagsInput replaces a tag list; Tags is required (it may be empty).
 type TagsInput struct {
-	Tags *[]string `json:"tags" form:"-"`
+	Tags *[]string `json:"tags"`
 	Change
 }
 

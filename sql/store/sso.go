@@ -94,8 +94,8 @@ type SSOLogin struct {
 // SSOStartInput begins a single sign-on: the workspace key (needed when
 // there are several workspaces) and the page to come back to.
 type SSOStartInput struct {
-	Workspace string `form:"workspace"`
-	Next      string `form:"next"`
+	Workspace string
+	Next      string
 }
 
 // BeginSSO starts a single sign-on attempt in the workspace named by in

@@ -55,10 +55,10 @@ type Trigger struct {
 
 // TriggerInput creates a trigger: FeatBit's CreateTrigger.
 type TriggerInput struct {
-	TargetID    uuid.UUID `json:"targetId" form:"targetId"`
-	Type        string    `json:"type" form:"type"`
-	Action      string    `json:"action" form:"action"`
-	Description string    `json:"description" form:"description"`
+	TargetID    uuid.UUID `json:"targetId"`
+	Type        string    `json:"type"`
+	Action      string    `json:"action"`
+	Description string    `json:"description"`
 }
 
 // TriggerStatusInput enables or disables a trigger: FeatBit's UpdateTrigger.

@@ -31,14 +31,14 @@ type SSO struct {
 // OIDCSettings configure sign-in through an OpenID Connect provider. In
 // answers ClientSecret is masked: MaskedSecret when one is stored.
 type OIDCSettings struct {
-	ClientID                   string `json:"clientId" form:"clientId"`
-	ClientSecret               string `json:"clientSecret" form:"clientSecret"`
-	TokenEndpoint              string `json:"tokenEndpoint" form:"tokenEndpoint"`
-	ClientAuthenticationMethod string `json:"clientAuthenticationMethod" form:"clientAuthenticationMethod"`
-	AuthorizationEndpoint      string `json:"authorizationEndpoint" form:"authorizationEndpoint"`
-	Scope                      string `json:"scope" form:"scope"`
-	UserEmailClaim             string `json:"userEmailClaim" form:"userEmailClaim"`
-	Issuer                     string `json:"issuer" form:"issuer"`
+	ClientID                   string `json:"clientId"`
+	ClientSecret               string `json:"clientSecret"`
+	TokenEndpoint              string `json:"tokenEndpoint"`
+	ClientAuthenticationMethod string `json:"clientAuthenticationMethod"`
+	AuthorizationEndpoint      string `json:"authorizationEndpoint"`
+	Scope                      string `json:"scope"`
+	UserEmailClaim             string `json:"userEmailClaim"`
+	Issuer                     string `json:"issuer"`
 }
 
 // MaskedSecret stands for a stored secret in answers; sent back, it keeps the secret.
@@ -67,7 +67,7 @@ type Organization struct {
 // OrganizationSetting).
 type OrganizationSettings struct {
 	// FlagSortedBy is the default order of flag lists: FlagsByCreatedAt or FlagsByKey.
-	FlagSortedBy string `json:"flagSortedBy" form:"flagSortedBy"`
+	FlagSortedBy string `json:"flagSortedBy"`
 }
 
 // Flag list orders an organization may prefer.
@@ -166,8 +166,8 @@ func (s *Store) workspace(ctx context.Context, a *Actor, row db.Workspace) (Work
 
 // WorkspaceInput updates a workspace's name and key.
 type WorkspaceInput struct {
-	Name string `json:"name" form:"name"`
-	Key  string `json:"key" form:"key"`
+	Name string `json:"name"`
+	Key  string `json:"key"`
 }
 
 // UpdateWorkspace changes the current workspace's name and key.

@@ -1,0 +1,298 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// The forms of a flag's page: each decodes its form, makes its change with
+// the store, and shows the tab again (flagPage).
+
+// flagChange is the part every flag change shares: do makes the change and
+// returns the flag it left (nil when it made none, as a change request);
+// the tab is shown again, with message, or with the form made by form, its
+// fields' problems and the change request's.
+func (p *pages) flagChange(c echo.Context, tab, message string, do func(w workEnv, key string) (*store.Flag, error),
+	form func(f *views.Form) flagState, fields ...string) error {
+	w, err := actingEnv(c)
+	if err != nil {
+		return err
+	}
+	changed, err := do(w, c.Param("key"))
+	return p.flagChanged(c, tab, message, changed, err, form, fields...)
+}
+
+// flagChanged ends a flag change that left the flag changed and err, as
+// flagChange says.
+func (p *pages) flagChanged(c echo.Context, tab, message string, changed *store.Flag, err error,
+	form func(f *views.Form) flagState, fields ...string) error {
+	if c.Get(requestedKey) != nil {
+		message = requestedMessage
+	}
+	failure := err
+	st := flagState{flag: changed}
+	return p.subjectChange(c, tabHref(flagHref(c.Param("key")), tab), message, err, func(f *views.Form) { st = form(f) },
+		func(status int, posted *views.Form) error {
+			if posted != nil && tab == tabVariations && stillServed(failure) {
+				posted.Error = "A variation you removed is still served by the targeting or as the off variation. Change those first, then remove it."
+			}
+			st.status = status
+			return p.flagPage(c, tab, st)
+		}, append(fields, "reason", "reviewers")...)
+}
+
+// changeServing makes a change to what a flag serves: at once with direct,
+// or, where the environment's changes need approval, as a change request of
+// the posted reason and reviewers. The store chooses (ChangeFlagServing);
+// the flag is nil when a change was requested.
+func (p *pages) changeServing(c echo.Context, w workEnv, key string, in store.FlagChangeRequestInput,
+	direct func() (store.Flag, error)) (*store.Flag, error) {
+	reviewers, err := formIDs(c, "reviewers")
+	if err != nil {
+		return nil, err
+	}
+	in.Reason, in.Reviewers = c.FormValue("reason"), reviewers
+	if rev, err := uuid.Parse(c.FormValue("revision")); err == nil {
+		in.Revision = &rev
+	}
+	f, requested, err := p.store.ChangeFlagServing(c.Request().Context(), actor(c), w.place, key, in, direct)
+	if requested {
+		c.Set(requestedKey, true)
+	}
+	if err != nil || requested {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// changed is the flag a change left, for flagChange.
+func changed(f store.Flag, err error) (*store.Flag, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// setFlagOffVariation chooses what the flag serves when off.
+func (p *pages) setFlagOffVariation(c echo.Context) error {
+	var posted offVariationForm
+	if err := bind(c, &posted); err != nil {
+		return err
+	}
+	in := posted.input()
+	return p.flagChange(c, tabTargeting, "Off variation saved.", func(w workEnv, key string) (*store.Flag, error) {
+		return p.changeServing(c, w, key, store.FlagChangeRequestInput{OffVariationID: &in.OffVariationID}, func() (store.Flag, error) {
+			return p.store.SetFlagOffVariation(c.Request().Context(), actor(c), w.id, key, in)
+		})
+	}, func(f *views.Form) flagState {
+		f.ID, f.Action = "off-variation", flagHref(c.Param("key"))+"/off-variation"
+		f.Values = postedValues(in.Change, map[string]string{"disabledVariationId": in.OffVariationID})
+		return flagState{off: f}
+	}, "disabledVariationId")
+}
+
+// setFlagTargeting saves the targeting editor, or applies one of its edit
+// buttons and shows it again unsaved.
+func (p *pages) setFlagTargeting(c echo.Context) error {
+	w, err := actingEnv(c)
+	if err != nil {
+		return err
+	}
+	var posted changeForm
+	if err := bind(c, &posted); err != nil {
+		return err
+	}
+	ch := posted.input()
+	f, err := p.store.GetFlag(c.Request().Context(), actor(c), w.id, c.Param("key"))
+	if err != nil {
+		return err
+	}
+	params, err := c.FormParams()
+	if err != nil {
+		return err
+	}
+	tf := parseTargeting(params, f.Variations)
+	href := flagHref(f.Key)
+	formState := func() *views.Form {
+		form := p.form(c, "targeting", href+"/targeting", postedValues(ch, map[string]string{
+			"title": c.FormValue("title"), "scheduledTime": c.FormValue("scheduledTime")}))
+		return &form
+	}
+	if edit := c.FormValue("edit"); edit != "" {
+		tf.rules = editRules(tf.rules, edit, f.Variations)
+		return p.flagPage(c, tabTargeting, flagState{flag: &f, targeting: &tf, targetingForm: formState()})
+	}
+	in, ok := tf.input(f)
+	in.Change = ch
+	if !ok {
+		form := formState()
+		form.Error = "Some rollouts cannot be saved; see below."
+		return p.flagPage(c, tabTargeting, flagState{status: http.StatusBadRequest, flag: &f, targeting: &tf, targetingForm: form})
+	}
+	shown := func(form *views.Form) flagState {
+		*form = *formState()
+		return flagState{targeting: &tf, targetingForm: form}
+	}
+	if c.FormValue("schedule") != "" {
+		return p.scheduleTargeting(c, in, shown)
+	}
+	return p.flagChange(c, tabTargeting, "Targeting saved.", func(w workEnv, key string) (*store.Flag, error) {
+		return p.changeServing(c, w, key, store.FlagChangeRequestInput{Targeting: in.Targeting}, func() (store.Flag, error) {
+			return p.store.SetFlagTargeting(c.Request().Context(), actor(c), w.id, key, in)
+		})
+	}, shown, "targetUsers", "rules", "fallthrough")
+}
+
+// scheduleTargeting schedules the targeting editor's change for the time
+// it names; where changes need approval the schedule waits for a change
+// request of the posted reason and reviewers (the store decides).
+func (p *pages) scheduleTargeting(c echo.Context, in store.TargetingInput, shown func(form *views.Form) flagState) error {
+	at := formTime(c.FormValue("scheduledTime"))
+	message := "Targeting change scheduled."
+	if at != nil {
+		message = "Targeting change scheduled for " + when(*at) + "."
+	}
+	sin := store.ScheduleInput{DraftInput: store.DraftInput{Targeting: in.Targeting, Change: in.Change},
+		Title: c.FormValue("title"), ScheduledTime: at, Reason: c.FormValue("reason")}
+	return p.flagChange(c, tabTargeting, message, func(w workEnv, key string) (*store.Flag, error) {
+		reviewers, err := formIDs(c, "reviewers")
+		if err != nil {
+			return nil, err
+		}
+		sin.Reviewers = reviewers
+		_, err = p.store.ScheduleFlagChange(c.Request().Context(), actor(c), w.place, key, sin)
+		return nil, err
+	}, shown, "targetUsers", "rules", "fallthrough", "title", "scheduledTime")
+}
+
+// formTime reads a datetime-local field as UTC ("2006-01-02T15:04", seconds
+// optional); nil when empty or not a time, which the store calls missing.
+func formTime(s string) *time.Time {
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05"} {
+		if t, err := time.ParseInLocation(layout, strings.TrimSpace(s), time.UTC); err == nil {
+			return &t
+		}
+	}
+	return nil
+}
+
+// setFlagVariations saves the variations editor, or applies one of its edit
+// buttons and shows it again unsaved.
+func (p *pages) setFlagVariations(c echo.Context) error {
+	var posted variationsForm
+	if err := bind(c, &posted); err != nil {
+		return err
+	}
+	params, err := c.FormParams()
+	if err != nil {
+		return err
+	}
+	vars := parseVariations(params)
+	in := store.VariationsInput{VariationType: posted.VariationType, Change: posted.Change.input()}
+	key := c.Param("key")
+	state := func(f *views.Form) flagState {
+		f.ID, f.Action = "variations", flagHref(key)+"/variations"
+		f.Values = postedValues(in.Change, map[string]string{})
+		return flagState{variationsForm: f, variations: vars, variationType: in.VariationType}
+	}
+	if edit := c.FormValue("edit"); edit != "" {
+		vars = editVariations(vars, edit)
+		f := p.form(c, "", "", nil)
+		return p.flagPage(c, tabVariations, state(&f))
+	}
+	in.Variations = storeVariations(vars)
+	return p.flagChange(c, tabVariations, "Variations saved.", func(w workEnv, key string) (*store.Flag, error) {
+		return p.changeServing(c, w, key, store.FlagChangeRequestInput{VariationType: in.VariationType, Variations: in.Variations}, func() (store.Flag, error) {
+			return p.store.SetFlagVariations(c.Request().Context(), actor(c), w.id, key, in)
+		})
+	}, state, "variationType", "variations")
+}
+
+// stillServed tells that a variations change left targeting or the off
+// variation naming a variation that is gone: the store reports those fields.
+func stillServed(err error) bool {
+	var verr *store.ValidationError
+	if !errors.As(err, &verr) {
+		return false
+	}
+	return slices.ContainsFunc(verr.Codes, func(code string) bool {
+		return slices.Contains([]string{"targetUsers_is_invalid", "rules_is_invalid", "fallthrough_is_invalid", "disabledVariationId_is_invalid"}, code)
+	})
+}
+
+// changeFlagText changes text t of a flag with change, given the text as
+// typed.
+func (p *pages) changeFlagText(c echo.Context, t textField,
+	change func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error)) error {
+	text, ch, err := postedText(c, t)
+	if err != nil {
+		return err
+	}
+	return p.flagChange(c, tabSettings, t.saved, func(w workEnv, key string) (*store.Flag, error) {
+		return change(c.Request().Context(), actor(c), w.id, key, text, ch)
+	}, func(f *views.Form) flagState {
+		var st flagState
+		st.texts.again(t, f, "flag", flagHref(c.Param("key")), text, ch)
+		return st
+	}, t.name)
+}
+
+// renameFlag changes a flag's name.
+func (p *pages) renameFlag(c echo.Context) error {
+	return p.changeFlagText(c, textName, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
+		return changed(p.store.RenameFlag(ctx, a, envID, key, store.FlagNameInput{Name: text, Change: ch}))
+	})
+}
+
+// describeFlag changes a flag's description.
+func (p *pages) describeFlag(c echo.Context) error {
+	return p.changeFlagText(c, textDescription, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
+		_, err := p.store.UpdateFlagDescription(ctx, a, envID, key, store.DescriptionInput{Description: &text, Change: ch})
+		return nil, err
+	})
+}
+
+// tagFlag replaces a flag's tags, typed separated by commas.
+func (p *pages) tagFlag(c echo.Context) error {
+	return p.changeFlagText(c, textTags, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
+		tags := tagList(text)
+		return changed(p.store.SetFlagTags(ctx, a, envID, key, store.TagsInput{Tags: &tags, Change: ch}))
+	})
+}
+
+// cloneFlag copies a flag under a new name and key and opens the copy; the
+// copy keeps the description and tags.
+func (p *pages) cloneFlag(c echo.Context) error {
+	w, err := actingEnv(c)
+	if err != nil {
+		return err
+	}
+	var posted cloneForm
+	if err := bind(c, &posted); err != nil {
+		return err
+	}
+	in := store.CloneFlagInput{Name: posted.Name, Key: posted.Key, Change: posted.Change.input()}
+	key := c.Param("key")
+	f, err := p.store.CloneFlag(c.Request().Context(), actor(c), w.id, key, in)
+	if err == nil {
+		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created as a copy.", f.Name))
+		return redirect(c, flagHref(f.Key))
+	}
+	form := p.form(c, "flag-clone", flagHref(key)+"/clone", postedValues(in.Change, map[string]string{"name": in.Name, "key": in.Key}))
+	status, err := changeProblems(err, &form, "name", "key")
+	if err != nil {
+		return err
+	}
+	return p.flagPage(c, tabSettings, flagState{status: status, clone: &form})
+}
