@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/api/actorcache"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/actorcache"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 	"github.com/bunting-flags/bunting/web/webhook"
@@ -28,12 +28,26 @@ type Handler struct {
 	actors *actorcache.Cache
 }
 
-// New returns the API handler over s, within limits (token minting and
-// trigger calls; the pages share them). Its actor cache needs the store's
-// change listener (feed.Listener) running; without it every request asks
-// the database.
-func New(s *store.Store, log *slog.Logger, limits *limit.Edge) *Handler {
-	return &Handler{store: s, log: log, limits: limits, webhooks: webhook.NewSender(s), actors: actorcache.New(s)}
+// Shared is what the API shares with the pages in one process; a nil field
+// gets one of its own.
+type Shared struct {
+	// Limits are the rate limits of token minting and trigger calls.
+	Limits *limit.Edge
+	// Actors keeps the actors credentials resolved to, while access holds.
+	// It needs the store's change listener (feed.Listener) running; without
+	// it every request asks the database.
+	Actors *actorcache.Cache
+}
+
+// New returns the API handler over s.
+func New(s *store.Store, log *slog.Logger, shared Shared) *Handler {
+	if shared.Limits == nil {
+		shared.Limits = limit.NewEdge()
+	}
+	if shared.Actors == nil {
+		shared.Actors = actorcache.New(s)
+	}
+	return &Handler{store: s, log: log, limits: shared.Limits, webhooks: webhook.NewSender(s), actors: shared.Actors}
 }
 
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.

@@ -24,7 +24,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/httpx"
-	"github.com/bunting-flags/bunting/web/limit"
 )
 
 const (
@@ -78,7 +77,7 @@ func newServer(t *testing.T) *server {
 func newHandler(st *store.Store, log *slog.Logger) *echo.Echo {
 	e := httpx.New(log, httpx.Options{})
 	e.HTTPErrorHandler = func(err error, c echo.Context) { api.WriteError(c, log, err) }
-	api.New(st, log, limit.NewEdge()).Register(e)
+	api.New(st, log, api.Shared{}).Register(e)
 	return e
 }
 

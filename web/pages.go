@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/static"
+	"github.com/bunting-flags/bunting/web/actorcache"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 	"github.com/bunting-flags/bunting/web/webhook"
@@ -26,6 +27,7 @@ type pages struct {
 	csrf     *csrfGuard
 	sso      *ssoClient
 	limits   *limit.Edge
+	actors   *actorcache.Cache
 	hooks    *webhook.Sender
 	// baseURL is this instance's public URL, which the first-run guide's
 	// snippets connect SDKs to.
@@ -41,7 +43,7 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 	return &pages{store: s, log: log, assets: as,
 		sessions: newSessionStore(s.Keys(), secure),
 		csrf:     newCSRFGuard(s.Keys().CSRF, secure),
-		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks()), limits: cfg.Limits, hooks: webhook.NewSender(s), baseURL: cfg.BaseURL}, nil
+		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks()), limits: cfg.Limits, actors: cfg.Actors, hooks: webhook.NewSender(s), baseURL: cfg.BaseURL}, nil
 }
 
 // register adds every page route to e. Every page but sign-in needs a

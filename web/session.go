@@ -83,7 +83,7 @@ func cookieToken(sess *sessions.Session) string {
 // signedIn resolves the session to the store's Actor, in the organization the
 // user last chose, and where they work there (place), or sends the browser to
 // sign in. Each is loaded once for the request, and the actor comes from the
-// store's cache as the API's does.
+// actor cache the API shares.
 func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -96,7 +96,7 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		a, err := p.store.Authenticate(ctx, store.Credentials{Authorization: token,
+		a, err := p.actors.Authenticate(ctx, store.Credentials{Authorization: token,
 			Workspace: idString(uc.WorkspaceID), Organization: idString(uc.OrganizationID)})
 		if errors.Is(err, store.ErrUnauthenticated) { // signed out, password changed, or user gone
 			if err := p.endSession(c); err != nil {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/web/limit"
 )
 
 // A change made from a page costs at most twice the SQL statements the same
@@ -96,7 +95,7 @@ func mountAPI(e *echo.Echo, st *store.Store) {
 		}
 		pages(err, c)
 	}
-	api.New(st, log, limit.NewEdge()).Register(e)
+	api.New(st, log, api.Shared{}).Register(e)
 }
 
 // apiCall sends a JSON request to the API with a session token, marked to

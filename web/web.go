@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/actorcache"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -25,6 +26,9 @@ type Config struct {
 	// Limits are the rate limits the pages share with the API (token
 	// minting, single sign-on starts); limit.NewEdge() when nil.
 	Limits *limit.Edge
+	// Actors keeps the actors sessions resolve to, while access holds (the
+	// API shares it); a cache of the pages' own when nil.
+	Actors *actorcache.Cache
 }
 
 // Pages is the admin application.
@@ -34,6 +38,9 @@ type Pages struct{ pages *pages }
 func New(cfg Config, s *store.Store, log *slog.Logger) *Pages {
 	if cfg.Limits == nil {
 		cfg.Limits = limit.NewEdge()
+	}
+	if cfg.Actors == nil {
+		cfg.Actors = actorcache.New(s)
 	}
 	p, err := newPages(cfg, s, log)
 	if err != nil {

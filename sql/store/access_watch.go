@@ -12,7 +12,7 @@ import (
 const authChannel = "bunting_auth"
 
 // accessWatch follows whether access may have changed, for caches of
-// resolved actors (api/actorcache) to know when to forget them: the store
+// resolved actors (web/actorcache) to know when to forget them: the store
 // knows when it changes access, and its listener hears of changes made
 // anywhere (authChannel).
 type accessWatch struct {

@@ -37,7 +37,7 @@ func TestClient(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	e := httpx.New(log, httpx.Options{})
 	e.HTTPErrorHandler = func(err error, c echo.Context) { api.WriteError(c, log, err) }
-	api.New(st, log).Register(e)
+	api.New(st, log, api.Shared{}).Register(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
+	"github.com/bunting-flags/bunting/web/actorcache"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 	"github.com/bunting-flags/bunting/web/sdk"
@@ -27,9 +28,10 @@ import (
 // which net/http no longer tracks once they are WebSockets.
 func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Options) (h *echo.Echo, closeStreams func(context.Context) error) {
 	e := httpx.New(log, httpx.Options{TrustProxy: cfg.TrustProxy, BodyBudget: cfg.BodyBudget, Unlogged: sdk.LoggedInSummary})
-	// The API and the pages share one allowance of each rate limit.
-	limits := limit.NewEdge()
-	pages := web.New(web.Config{BaseURL: cfg.BaseURL, Limits: limits}, st, log)
+	// The API and the pages share one allowance of each rate limit, and one
+	// cache of the actors credentials resolve to.
+	limits, actors := limit.NewEdge(), actorcache.New(st)
+	pages := web.New(web.Config{BaseURL: cfg.BaseURL, Limits: limits, Actors: actors}, st, log)
 	// Paths under /api/ answer in the API's JSON envelope; everything else is
 	// a page, or a region of one, and answers in HTML.
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
@@ -57,7 +59,7 @@ func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Optio
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 
-	api.New(st, log, limits).Register(e)
+	api.New(st, log, api.Shared{Limits: limits, Actors: actors}).Register(e)
 	sdks := sdk.New(st, log, sdkOpts)
 	sdks.Register(e)
 	pages.Register(e)

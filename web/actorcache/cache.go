@@ -1,9 +1,9 @@
-// Package actorcache keeps the actors the API resolved from credentials, so
-// that while nothing about access changes a request costs no database round
-// trip to authenticate and authorize. It trusts what it keeps only while the
-// store's listener listens for access changes (store.AccessVersion): any
-// change, made here or on another instance, and any lost connection, empties
-// it.
+// Package actorcache keeps the actors the API and the pages resolved from
+// credentials, so that while nothing about access changes a request costs no
+// database round trip to authenticate and authorize. It trusts what it keeps
+// only while the store's listener listens for access changes
+// (store.AccessVersion): any change, made here or on another instance, and
+// any lost connection, empties it.
 package actorcache
 
 import (
