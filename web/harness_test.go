@@ -26,6 +26,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -67,6 +68,9 @@ type appOptions struct {
 	selfAddressed bool
 	// countStatements has the app count each request's SQL statements.
 	countStatements bool
+	// listen runs the store's change listener, as the server does, so the
+	// actor cache is trusted: sessions resolve without the database.
+	listen bool
 }
 
 // startApp starts Bunting as opts say.
@@ -108,6 +112,19 @@ func startApp(t *testing.T, opts appOptions) *app {
 	}
 	srv.Config.Handler = handler
 	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool), statements: statements}
+	if opts.listen {
+		ctx, stop := context.WithCancel(context.Background())
+		listening := make(chan struct{})
+		go func() { defer close(listening); feed.NewListener(st.Feed(), feed.Options{}).Run(ctx) }()
+		t.Cleanup(func() { stop(); <-listening })
+		sub := st.Changes().Subscribe() // the listener starts with a reset, once it listens
+		t.Cleanup(sub.Close)
+		select {
+		case <-sub.Ready():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the change listener did not start")
+		}
+	}
 	u, err := a.q.GetUserByEmail(ctx, ownerEmail)
 	if err != nil {
 		t.Fatal(err)
