@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
 
@@ -59,6 +60,35 @@ func listen(t *testing.T, stores ...*store.Store) {
 		}
 		return true
 	})
+}
+
+// settle waits until every notification committed so far has reached s's
+// listener: PostgreSQL delivers them in commit order on its one
+// connection, so once a change marker recorded now is read, everything
+// before it has been heard.
+func settle(t *testing.T, s *store.Store, pool *pgxpool.Pool) {
+	t.Helper()
+	sub := s.Changes().Subscribe()
+	defer sub.Close()
+	marker := uuid.New()
+	_, err := pool.Exec(context.Background(), `INSERT INTO change_outbox (event) VALUES ($1::json)`,
+		`{"kind":"test-marker","id":"`+marker.String()+`"}`)
+	must(t, err)
+	_, err = pool.Exec(context.Background(), `SELECT pg_notify('bunting_changes', '')`)
+	must(t, err)
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case <-sub.Ready():
+			for _, ev := range sub.Take() {
+				if ev.ID == marker {
+					return
+				}
+			}
+		case <-deadline:
+			t.Fatal("the change marker never arrived")
+		}
+	}
 }
 
 // version is a store's access version.
@@ -194,7 +224,7 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 	if n := count(`SELECT count(*) FROM login_failures WHERE window_start < now() - interval '15 minutes'`); n != 0 {
 		t.Errorf("%d stale sign-in counts left after an attempt, want them swept", n)
 	}
-	time.Sleep(200 * time.Millisecond) // room for a notification that must not come
+	settle(t, b, pool) // a notification of the sweep, which must not come, would have arrived
 	hits := cb.Hits()
 	cached(live)
 	if cb.Hits() != hits+2 {
