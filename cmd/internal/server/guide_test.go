@@ -12,8 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,8 +21,6 @@ import (
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/feed"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -50,10 +48,7 @@ func TestGuideSnippetsRun(t *testing.T) {
 	}
 	t.Parallel()
 	s := newSite(t)
-	ctx, stop := context.WithCancel(context.Background())
-	var listening sync.WaitGroup
-	listening.Go(func() { feed.NewListener(s.st.Feed(), feed.Options{}).Run(ctx) })
-	t.Cleanup(func() { stop(); listening.Wait() })
+	s.listen()
 	// The snippets connect to the server's own address, as a deployment's do.
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()
@@ -109,9 +104,7 @@ func TestGuideSnippetsRun(t *testing.T) {
 func (s *site) guideFlag(t *testing.T, org, key, user string) eval.Evaluation {
 	t.Helper()
 	ctx := context.Background()
-	owner, err := s.st.Authenticate(ctx, store.Credentials{Authorization: s.owner})
-	must(t, err)
-	orgs, err := s.st.ListOrganizations(ctx, owner)
+	orgs, err := s.st.ListOrganizations(ctx, s.ownerActor())
 	must(t, err)
 	for _, o := range orgs {
 		if o.Key != org {
@@ -171,11 +164,27 @@ func (v *visitor) get(path string) *page {
 func (v *visitor) post(path string, form url.Values) *page {
 	v.t.Helper()
 	form.Set("_csrf", v.last.csrf())
-	res, err := v.client.PostForm(v.base+path, form)
+	return v.send(path, form, nil)
+}
+
+// send submits form as it is, with header besides: htmx sends its token
+// and what it asks for in headers.
+func (v *visitor) send(path string, form url.Values, header http.Header) *page {
+	v.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, v.base+path, strings.NewReader(form.Encode()))
+	must(v.t, err)
+	req.Header = header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	res, err := v.client.Do(req)
 	must(v.t, err)
 	return v.read(res)
 }
 
+// read parses an answer, which must be 200; a page, unlike the regions
+// htmx asks for, becomes the last page.
 func (v *visitor) read(res *http.Response) *page {
 	v.t.Helper()
 	defer res.Body.Close()
@@ -186,8 +195,11 @@ func (v *visitor) read(res *http.Response) *page {
 	}
 	doc, err := html.Parse(strings.NewReader(string(body)))
 	must(v.t, err)
-	v.last = &page{t: v.t, url: res.Request.URL, doc: doc}
-	return v.last
+	p := &page{t: v.t, url: res.Request.URL, doc: doc}
+	if res.Request.Header.Get("HX-Request") == "" {
+		v.last = p
+	}
+	return p
 }
 
 // at asserts where the browser ended up after redirects.
@@ -222,6 +234,38 @@ func (p *page) must(id string) *html.Node {
 	return n
 }
 
+// form is what the form marked id would post as it stands: its named
+// fields but submit buttons and disabled ones; of boxes, the checked; of
+// options, the selected.
+func (p *page) form(id string) url.Values {
+	p.t.Helper()
+	vals := url.Values{}
+	for n := range p.must(id).Descendants() {
+		name, typ := attr(n, "name"), attr(n, "type")
+		if n.Type != html.ElementNode || name == "" || hasAttr(n, "disabled") {
+			continue
+		}
+		switch {
+		case n.Data == "textarea":
+			vals.Add(name, preformatted(n))
+		case n.Data == "select":
+			for o := range n.Descendants() {
+				if o.Type == html.ElementNode && o.Data == "option" && hasAttr(o, "selected") {
+					vals.Add(name, attr(o, "value"))
+				}
+			}
+		case n.Data != "input" || typ == "submit":
+		case typ == "checkbox" || typ == "radio":
+			if hasAttr(n, "checked") {
+				vals.Add(name, attr(n, "value"))
+			}
+		default:
+			vals.Add(name, attr(n, "value"))
+		}
+	}
+	return vals
+}
+
 // text is the text of the element marked id, whitespace collapsed.
 func (p *page) text(id string) string {
 	n := find(p.doc, id)
@@ -254,6 +298,11 @@ func attr(n *html.Node, name string) string {
 		}
 	}
 	return ""
+}
+
+// hasAttr tells whether the element carries the attribute at all.
+func hasAttr(n *html.Node, name string) bool {
+	return slices.ContainsFunc(n.Attr, func(a html.Attribute) bool { return a.Key == name })
 }
 
 // preformatted is the text of a <pre> element as written, line breaks kept.

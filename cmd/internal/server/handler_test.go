@@ -9,13 +9,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -36,8 +39,13 @@ type site struct {
 
 func newSite(t *testing.T) *site {
 	t.Helper()
+	return newSiteOver(t, dbtest.New(t, store.ConfigurePool))
+}
+
+// newSiteOver is a site over pool, a fresh database's (dbtest.New).
+func newSiteOver(t *testing.T, pool *pgxpool.Pool) *site {
+	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t, store.ConfigurePool)
 	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
 	must(t, err)
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost})
@@ -59,14 +67,36 @@ func (s *site) handler(cfg server.Config, log *slog.Logger) *echo.Echo {
 	return e
 }
 
+// listen runs the store's change listener, as Serve does, until the test
+// ends, and returns once it listens.
+func (s *site) listen() {
+	s.t.Helper()
+	sub := s.st.Changes().Subscribe() // the listener starts with a reset, once it listens
+	defer sub.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	var listening sync.WaitGroup
+	listening.Go(func() { feed.NewListener(s.st.Feed(), feed.Options{}).Run(ctx) })
+	s.t.Cleanup(func() { stop(); listening.Wait() })
+	select {
+	case <-sub.Ready():
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("the change listener did not start")
+	}
+}
+
+// ownerActor is the owner as the store sees them, to set up data directly.
+func (s *site) ownerActor() *store.Actor {
+	s.t.Helper()
+	owner, err := s.st.Authenticate(context.Background(), store.Credentials{Authorization: s.owner})
+	must(s.t, err)
+	return owner
+}
+
 // project creates a project as the owner and returns its first
 // environment, with its secrets.
 func (s *site) project(key string) store.Environment {
 	s.t.Helper()
-	ctx := context.Background()
-	owner, err := s.st.Authenticate(ctx, store.Credentials{Authorization: s.owner})
-	must(s.t, err)
-	p, err := s.st.CreateProject(ctx, owner, store.ProjectInput{Name: key, Key: key})
+	p, err := s.st.CreateProject(context.Background(), s.ownerActor(), store.ProjectInput{Name: key, Key: key})
 	must(s.t, err)
 	return p.Environments[0]
 }

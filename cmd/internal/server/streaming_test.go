@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +13,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
-	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -30,10 +28,7 @@ func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
 	}
 	const n = 1000
 	s := newSite(t)
-	ctx, stop := context.WithCancel(context.Background())
-	var listening sync.WaitGroup
-	listening.Go(func() { feed.NewListener(s.st.Feed(), feed.Options{}).Run(ctx) })
-	t.Cleanup(func() { stop(); listening.Wait() })
+	s.listen()
 	base, _ := url.Parse("http://bunting.test")
 	h, _ := server.NewHandler(server.Config{BaseURL: base}, s.st, slog.New(slog.DiscardHandler),
 		sdk.Options{Connections: sdk.Connections{Total: n, PerSecret: 2 * n, PerAddress: 2 * n}})
