@@ -26,7 +26,6 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -51,8 +50,6 @@ type app struct {
 	wsID  uuid.UUID
 	// skew moves the store's clock ahead (single sign-on apps only).
 	skew *atomic.Int64
-	// statements counts the SQL statements of each request (counted apps only).
-	statements *statementLog
 }
 
 func newApp(t *testing.T) *app {
@@ -66,27 +63,13 @@ type appOptions struct {
 	// (as for a real deployment, so links and snippets it prints lead back
 	// to it), rather than http://bunting.test.
 	selfAddressed bool
-	// countStatements has the app count each request's SQL statements.
-	countStatements bool
-	// listen runs the store's change listener, as the server does, so the
-	// actor cache is trusted: sessions resolve without the database.
-	listen bool
 }
 
 // startApp starts Bunting as opts say.
 func startApp(t *testing.T, opts appOptions) *app {
 	t.Helper()
 	ctx := context.Background()
-	var statements *statementLog
-	configure := store.ConfigurePool
-	if opts.countStatements {
-		statements = &statementLog{}
-		configure = func(cfg *pgxpool.Config) {
-			store.ConfigurePool(cfg)
-			cfg.ConnConfig.Tracer = statementTracer{}
-		}
-	}
-	pool := dbtest.New(t, configure)
+	pool := dbtest.New(t, store.ConfigurePool)
 	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
 	if err != nil {
 		t.Fatal(err)
@@ -103,28 +86,8 @@ func startApp(t *testing.T, opts appOptions) *app {
 		base, _ = url.Parse(srv.URL)
 	}
 	// Set before the first request: the handler needs the address it serves at.
-	e := newHandler(base, st, slog.New(slog.DiscardHandler))
-	var handler http.Handler = e
-	if statements != nil {
-		// The statement budget compares a page with the API's same change.
-		mountAPI(e, st)
-		handler = statements.counting(e)
-	}
-	srv.Config.Handler = handler
-	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool), statements: statements}
-	if opts.listen {
-		ctx, stop := context.WithCancel(context.Background())
-		listening := make(chan struct{})
-		go func() { defer close(listening); feed.NewListener(st.Feed(), feed.Options{}).Run(ctx) }()
-		t.Cleanup(func() { stop(); <-listening })
-		sub := st.Changes().Subscribe() // the listener starts with a reset, once it listens
-		t.Cleanup(sub.Close)
-		select {
-		case <-sub.Ready():
-		case <-time.After(10 * time.Second):
-			t.Fatal("the change listener did not start")
-		}
-	}
+	srv.Config.Handler = newHandler(base, st, slog.New(slog.DiscardHandler))
+	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool)}
 	u, err := a.q.GetUserByEmail(ctx, ownerEmail)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package web_test
+package server_test
 
 import (
 	"bytes"
@@ -7,24 +7,27 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/labstack/echo/v4"
+	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/bunting-flags/bunting/api"
+	"github.com/bunting-flags/bunting/cmd/internal/server"
+	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
 // A change made from a page costs at most twice the SQL statements the same
 // change costs through the API: the page pays for who is acting and where,
-// and for what it shows afterwards, but loads each of those once.
+// and for what it shows afterwards, but loads each of those once. Both are
+// served by the assembled server, as Serve serves them.
 
 // statementCount is the context key of a request's statement counter.
 type statementCount struct{}
@@ -83,60 +86,30 @@ func (l *statementLog) take(requests int) []int64 {
 	return out
 }
 
-// mountAPI serves the JSON API beside the pages on e, as the server does
-// (cmd/internal/server), with its own errors in its envelope.
-func mountAPI(e *echo.Echo, st *store.Store) {
-	log := slog.New(slog.DiscardHandler)
-	pages := e.HTTPErrorHandler
-	e.HTTPErrorHandler = func(err error, c echo.Context) {
-		if strings.HasPrefix(c.Request().URL.Path, "/api/") {
-			api.WriteError(c, log, err)
-			return
-		}
-		pages(err, c)
-	}
-	api.New(st, log, api.Shared{}).Register(e)
-}
-
-// apiCall sends a JSON request to the API with a session token, marked to
-// be counted.
-func (a *app) apiCall(method, path, token string, body any) {
-	a.t.Helper()
+// apiCall sends a JSON request to the API at base with a session token,
+// marked to be counted.
+func apiCall(t *testing.T, base, method, path, token string, body any) {
+	t.Helper()
 	var buf bytes.Buffer
 	if body != nil {
-		must(a.t, json.NewEncoder(&buf).Encode(body))
+		must(t, json.NewEncoder(&buf).Encode(body))
 	}
-	req, err := http.NewRequest(method, a.srv.URL+path, &buf)
-	must(a.t, err)
+	req, err := http.NewRequest(method, base+path, &buf)
+	must(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", token)
 	req.Header.Set(countedHeader, "1")
 	resp, err := http.DefaultClient.Do(req)
-	must(a.t, err)
+	must(t, err)
 	defer resp.Body.Close()
 	var env struct {
 		Success bool     `json:"success"`
 		Errors  []string `json:"errors"`
 	}
-	must(a.t, json.NewDecoder(resp.Body).Decode(&env))
+	must(t, json.NewDecoder(resp.Body).Decode(&env))
 	if resp.StatusCode != http.StatusOK || !env.Success {
-		a.t.Fatalf("%s %s: status %d, errors %v", method, path, resp.StatusCode, env.Errors)
+		t.Fatalf("%s %s: status %d, errors %v", method, path, resp.StatusCode, env.Errors)
 	}
-}
-
-// apiLogin signs in through the API and returns the Authorization value.
-func (a *app) apiLogin(email, password string) string {
-	a.t.Helper()
-	body, err := json.Marshal(map[string]string{"email": email, "password": password})
-	must(a.t, err)
-	resp, err := http.Post(a.srv.URL+"/api/v1/identity/login-by-email", "application/json", bytes.NewReader(body))
-	must(a.t, err)
-	defer resp.Body.Close()
-	var s struct {
-		Data store.Session `json:"data"`
-	}
-	must(a.t, json.NewDecoder(resp.Body).Decode(&s))
-	return "Bearer " + s.Data.Token
 }
 
 // budgetRow is one change's statements through the API and from its page,
@@ -150,30 +123,37 @@ type budgetRow struct {
 
 // TestPageChangesCostAtMostTwiceTheAPI counts the SQL statements of a flag's
 // targeting, a segment's targeting and a member's policy changed through
-// the API and from their pages. The store's listener is not started, so
-// both surfaces authenticate from the database on every request and the
-// counts do not depend on when a notification empties the actor cache.
+// the API and from their pages.
 func TestPageChangesCostAtMostTwiceTheAPI(t *testing.T) {
 	t.Parallel()
 	// Cold: no listener, so both surfaces resolve every session from the
-	// database. Warm: as a server runs, with the actor cache they share.
+	// database and the counts do not depend on when a notification empties
+	// the actor cache. Warm: as a server runs, with the actor cache they share.
 	t.Run("cold", func(t *testing.T) { t.Parallel(); pageChangeBudget(t, false) })
 	t.Run("warm", func(t *testing.T) { t.Parallel(); pageChangeBudget(t, true) })
 }
 
 func pageChangeBudget(t *testing.T, warm bool) {
-	a := startApp(t, appOptions{countStatements: true, listen: warm})
-	ctx := t.Context()
-	_, err := a.st.CreateProject(ctx, a.ownerActor(), store.ProjectInput{Name: "Web", Key: "web"})
-	must(t, err)
-	env := a.project("web").Environments[0]
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
+	statements := &statementLog{}
+	s := newSiteOver(t, dbtest.New(t, func(cfg *pgxpool.Config) {
+		store.ConfigurePool(cfg)
+		cfg.ConnConfig.Tracer = statementTracer{}
+	}))
+	if warm {
+		s.listen()
+	}
+	srv := httptest.NewServer(statements.counting(s.handler(server.Config{}, slog.New(slog.DiscardHandler))))
+	t.Cleanup(srv.Close)
+	ctx, owner := t.Context(), s.ownerActor()
+	env := s.project("web")
+	_, err := s.st.CreateFlag(ctx, owner, env.ID, store.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
 		Variations: []store.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
-	sg := a.makeSegment(env, "Beta users", "beta")
-	member := a.addMember("ann@example.com")
-	policies := []uuid.UUID{a.readerPolicy(), store.DeveloperPolicyID, store.AdministratorPolicyID}
-	token := a.apiLogin(ownerEmail, ownerPassword)
-	b := a.signedIn(ownerEmail, ownerPassword)
+	must(t, err)
+	sg, err := s.st.CreateSegment(ctx, owner, env.ID, store.SegmentInput{Name: "Beta users", Key: "beta", Type: store.SegmentEnvironmentSpecific})
+	must(t, err)
+	member := addMember(t, s, "ann@example.com")
+	policies := []uuid.UUID{readerPolicy(t, s), store.DeveloperPolicyID, store.AdministratorPolicyID}
+	b := signIn(t, srv.URL)
 
 	var rows []budgetRow
 	// measure makes a change three times: through the API (apiChange), then
@@ -182,57 +162,65 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	measure := func(change string, apiChange func(n int), form func(n int) (path string, vals url.Values), target string) {
 		r := budgetRow{change: change}
 		apiChange(1)
-		r.api = a.statements.take(1)[0]
+		r.api = statements.take(1)[0]
 		path, vals := form(2)
-		b.send(path, vals, http.Header{countedHeader: {"1"}}).status(http.StatusOK)
-		posted := a.statements.take(2) // the post, and the page it redirects to
+		b.send(path, vals, http.Header{countedHeader: {"1"}})
+		posted := statements.take(2) // the post, and the page it redirects to
 		r.form, r.redirectedPageGET = posted[0], posted[1]
 		path, vals = form(3)
 		htmx := http.Header{countedHeader: {"1"}, "Hx-Request": {"true"}, "X-Csrf-Token": {b.last.csrf()}}
 		if target != "" {
 			htmx.Set("Hx-Target", target) // the region the form's hx-target names, as htmx sends it
 		}
-		b.send(path, vals, htmx).status(http.StatusOK)
-		r.htmx = a.statements.take(1)[0]
+		b.send(path, vals, htmx)
+		r.htmx = statements.take(1)[0]
 		rows = append(rows, r)
 	}
 
 	measure("flag targeting", func(n int) {
-		a.apiCall(http.MethodPut, "/api/v1/envs/"+env.ID.String()+"/feature-flags/checkout/targeting", token,
+		apiCall(t, srv.URL, http.MethodPut, "/api/v1/envs/"+env.ID.String()+"/feature-flags/checkout/targeting", s.owner,
 			map[string]any{"targeting": map[string]any{"targetUsers": []any{}, "rules": []any{},
 				"fallthrough": map[string]any{"variations": []any{map[string]any{"id": "b", "rollout": []float64{0, 1}}}}},
 				"comment": fmt.Sprint("change ", n)})
 	}, func(n int) (string, url.Values) {
-		vals := b.targetingForm("checkout")
+		vals := b.get("/flags/checkout?edit=targeting").form("targeting-form")
 		vals.Set("comment", fmt.Sprint("change ", n))
 		vals.Set("default.serve", []string{"a", "b"}[n%2])
 		vals.Set("_csrf", b.last.csrf())
 		return "/flags/checkout/targeting", vals
 	}, "")
+	segmentPath := "/segments/" + sg.ID.String()
 	measure("segment targeting", func(n int) {
-		a.apiCall(http.MethodPut, "/api/v1/envs/"+env.ID.String()+"/segments/"+sg.ID.String()+"/targeting", token,
+		apiCall(t, srv.URL, http.MethodPut, "/api/v1/envs/"+env.ID.String()+"/segments/"+sg.ID.String()+"/targeting", s.owner,
 			map[string]any{"included": []string{fmt.Sprint("user-", n)}, "excluded": []string{}, "rules": []any{}})
 	}, func(n int) (string, url.Values) {
-		vals := formValues(b.get(segmentPath(sg)).must("segment-targeting-form"))
+		vals := b.get(segmentPath).form("segment-targeting-form")
 		vals.Set("included", fmt.Sprint("user-", n))
 		vals.Set("_csrf", b.last.csrf())
-		return segmentPath(sg) + "/targeting", vals
+		return segmentPath + "/targeting", vals
 	}, "")
+	memberPath := "/members/" + member.String()
 	measure("member policy", func(n int) {
-		a.apiCall(http.MethodPut, "/api/v1/members/"+member.String()+"/add-policy/"+policies[n-1].String(), token, nil)
+		apiCall(t, srv.URL, http.MethodPut, "/api/v1/members/"+member.String()+"/add-policy/"+policies[n-1].String(), s.owner, nil)
 	}, func(n int) (string, url.Values) {
-		b.get(memberHrefOf(member))
-		return memberHrefOf(member) + "/policies/" + policies[n-1].String() + "/add", url.Values{"_csrf": {b.last.csrf()}}
+		b.get(memberPath)
+		return memberPath + "/policies/" + policies[n-1].String() + "/add", url.Values{"_csrf": {b.last.csrf()}}
 	}, "member-policies-body")
 
 	// Each change was made: the last one, from the page with htmx, stands.
-	if got := a.flag(env, "checkout").Fallthrough.Variations; len(got) != 1 || got[0].ID != "b" {
+	flag, err := s.st.GetFlag(ctx, owner, env.ID, "checkout")
+	must(t, err)
+	if got := flag.Fallthrough.Variations; len(got) != 1 || got[0].ID != "b" {
 		t.Errorf("flag serves %+v by default, want b", got)
 	}
-	if got := a.segment(env, sg).Included; !slices.Equal(got, []string{"user-3"}) {
+	segment, err := s.st.GetSegment(ctx, owner, env.ID, sg.ID)
+	must(t, err)
+	if got := segment.Included; !slices.Equal(got, []string{"user-3"}) {
 		t.Errorf("segment includes %v, want user-3", got)
 	}
-	if got := a.directPolicies(member.String()); len(got) != len(policies) {
+	direct, err := s.st.ListMemberDirectPolicies(ctx, owner, member, store.IAMFilter{Page: store.Page{Size: 100}})
+	must(t, err)
+	if got := direct.Items; len(got) != len(policies) {
 		t.Errorf("member's policies %v, want %d", got, len(policies))
 	}
 
@@ -246,4 +234,26 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	}
 }
 
-func memberHrefOf(id uuid.UUID) string { return "/members/" + id.String() }
+// addMember adds a user to the owner's organization without any direct
+// policy: the organization's default one is taken back.
+func addMember(t *testing.T, s *site, email string) uuid.UUID {
+	t.Helper()
+	m, err := s.st.AddMember(t.Context(), s.ownerActor(), store.MemberInput{Email: email})
+	must(t, err)
+	must(t, s.st.RemoveMemberPolicy(t.Context(), s.ownerActor(), m.ID, store.DeveloperPolicyID))
+	return m.ID
+}
+
+// readerPolicy is a policy that may open every project and environment and
+// change nothing.
+func readerPolicy(t *testing.T, s *site) uuid.UUID {
+	t.Helper()
+	p, err := s.st.CreatePolicy(t.Context(), s.ownerActor(), store.PolicyInput{Name: "Reader", Key: "reader"})
+	must(t, err)
+	_, err = s.st.UpdatePolicyStatements(t.Context(), s.ownerActor(), p.ID, []access.Statement{
+		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
+		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
+	})
+	must(t, err)
+	return p.ID
+}
