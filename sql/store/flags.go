@@ -199,18 +199,11 @@ func actorKind(a *Actor) string {
 
 // GetFlag returns a flag by its exact key.
 func (s *Store) GetFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Flag, error) {
-	orgID, err := a.org()
+	row, err := s.flagRowIn(ctx, a, envID, key)
 	if err != nil {
 		return Flag{}, err
 	}
-	row, err := s.q.GetFlagInOrganization(ctx, db.GetFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
-	if err != nil {
-		return Flag{}, translate(err)
-	}
-	if err := a.require(access.CanAccessEnv, EnvRN(row.ProjectKey, row.EnvKey)); err != nil {
-		return Flag{}, err
-	}
-	return flagFrom(row.FeatureFlag)
+	return flagFrom(row)
 }
 
 // readableEnv loads an environment the caller may read from.
