@@ -611,12 +611,14 @@ func (q *Queries) SearchMembers(ctx context.Context, arg SearchMembersParams) ([
 }
 
 const SearchPolicyMembers = `-- name: SearchPolicyMembers :many
-SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member
+SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member, count(*) OVER () AS total
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
 LEFT JOIN member_policies mp
        ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $1
 WHERE ou.organization_id = $2
+  AND EXISTS (SELECT 1 FROM policies p
+              WHERE p.id = $1 AND (p.organization_id = $2 OR p.organization_id IS NULL))
   AND lower(u.email) LIKE '%' || lower($3::text) || '%'
   AND ($4::boolean OR mp.user_id IS NOT NULL)
 ORDER BY ou.created_at DESC, ou.user_id
@@ -637,11 +639,15 @@ type SearchPolicyMembersRow struct {
 	Name           string
 	Email          string
 	IsPolicyMember bool
+	Total          int64
 }
 
 // SearchPolicyMembers pages the members whose email contains the escaped
 // text (users_email_trgm), newest first, each marked when holding the policy
-// directly; without get_all only those.
+// directly; without get_all only those. Each row counts them all: the few
+// a search matches are all read to be sorted anyway. It finds none unless
+// the policy is the organization's or built in (policies' primary key,
+// once).
 func (q *Queries) SearchPolicyMembers(ctx context.Context, arg SearchPolicyMembersParams) ([]SearchPolicyMembersRow, error) {
 	rows, err := q.db.Query(ctx, SearchPolicyMembers,
 		arg.PolicyID,
@@ -663,6 +669,7 @@ func (q *Queries) SearchPolicyMembers(ctx context.Context, arg SearchPolicyMembe
 			&i.Name,
 			&i.Email,
 			&i.IsPolicyMember,
+			&i.Total,
 		); err != nil {
 			return nil, err
 		}

@@ -90,13 +90,18 @@ LIMIT @page_size OFFSET @page_offset;
 -- name: SearchPolicyMembers :many
 -- SearchPolicyMembers pages the members whose email contains the escaped
 -- text (users_email_trgm), newest first, each marked when holding the policy
--- directly; without get_all only those.
-SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member
+-- directly; without get_all only those. Each row counts them all: the few
+-- a search matches are all read to be sorted anyway. It finds none unless
+-- the policy is the organization's or built in (policies' primary key,
+-- once).
+SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member, count(*) OVER () AS total
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
 LEFT JOIN member_policies mp
        ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id
 WHERE ou.organization_id = @organization_id
+  AND EXISTS (SELECT 1 FROM policies p
+              WHERE p.id = @policy_id AND (p.organization_id = @organization_id OR p.organization_id IS NULL))
   AND lower(u.email) LIKE '%' || lower(@search::text) || '%'
   AND (@get_all::boolean OR mp.user_id IS NOT NULL)
 ORDER BY ou.created_at DESC, ou.user_id

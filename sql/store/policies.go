@@ -304,25 +304,38 @@ func (s *Store) DeletePolicy(ctx context.Context, a *Actor, id uuid.UUID) error 
 // directly (not through a group), or with All every member, each marked;
 // Search is part of the email.
 func (s *Store) ListPolicyMembers(ctx context.Context, a *Actor, policyID uuid.UUID, f IAMFilter) (Paged[PolicyMember], error) {
-	if _, err := s.policyOf(ctx, a, policyID); err != nil {
-		return Paged[PolicyMember]{}, err
-	}
 	var v validator
 	f.check(&v, "searchText")
 	orgID, err := a.iamOrg(&v)
 	if err != nil {
+		// An unknown policy is not found, whatever else is wrong.
+		if _, missing := s.policyOf(ctx, a, policyID); missing != nil {
+			return Paged[PolicyMember]{}, missing
+		}
 		return Paged[PolicyMember]{}, err
 	}
 	limit, offset := f.Page.limit(), f.Page.offset()
-	switch {
-	case f.Search != "":
+	if f.Search != "" {
+		// One statement finds the policy, the page and the count, unless
+		// it finds nothing: then whether the policy exists and, past the
+		// first page, how many there are is asked apart.
 		search := escapeLike(f.Search)
 		rows, err := s.q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
 			Search: search, GetAll: f.All, PageSize: limit, PageOffset: offset})
-		return paged(rows, err, func(r db.SearchPolicyMembersRow) PolicyMember { return PolicyMember(r) }, func() (int64, error) {
+		return pagedCounted(rows, err, func(r db.SearchPolicyMembersRow) (PolicyMember, int64) {
+			return PolicyMember{ID: r.ID, Name: r.Name, Email: r.Email, IsPolicyMember: r.IsPolicyMember}, r.Total
+		}, func() (int64, error) {
+			if _, err := s.policyOf(ctx, a, policyID); err != nil || offset == 0 {
+				return 0, err
+			}
 			return s.q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: orgID,
 				PolicyID: policyID, Search: search, GetAll: f.All})
 		})
+	}
+	if _, err := s.policyOf(ctx, a, policyID); err != nil {
+		return Paged[PolicyMember]{}, err
+	}
+	switch {
 	case f.All:
 		rows, err := s.q.ListAllMembersForPolicy(ctx, db.ListAllMembersForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
