@@ -447,6 +447,73 @@ func (q *Queries) ListPolicyMembers(ctx context.Context, arg ListPolicyMembersPa
 	return items, nil
 }
 
+const PolicyMembersAmong = `-- name: PolicyMembersAmong :many
+SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member, count(*) OVER () AS total
+FROM organization_users ou
+JOIN users u ON u.id = ou.user_id
+LEFT JOIN member_policies mp
+       ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $1
+WHERE ou.organization_id = $2 AND ou.user_id = ANY($3::uuid[])
+  AND EXISTS (SELECT 1 FROM policies p
+              WHERE p.id = $1 AND (p.organization_id = $2 OR p.organization_id IS NULL))
+  AND ($4::boolean OR mp.user_id IS NOT NULL)
+ORDER BY ou.created_at DESC, ou.user_id
+LIMIT $6 OFFSET $5
+`
+
+type PolicyMembersAmongParams struct {
+	PolicyID       uuid.UUID
+	OrganizationID uuid.UUID
+	Ids            []uuid.UUID
+	GetAll         bool
+	PageOffset     int32
+	PageSize       int32
+}
+
+type PolicyMembersAmongRow struct {
+	ID             uuid.UUID
+	Name           string
+	Email          string
+	IsPolicyMember bool
+	Total          int64
+}
+
+// PolicyMembersAmong is SearchPolicyMembers among the users ids names
+// (organization_users' primary key), as UsersByEmailPart found them: the
+// statement keeps its plan, having no pattern.
+func (q *Queries) PolicyMembersAmong(ctx context.Context, arg PolicyMembersAmongParams) ([]PolicyMembersAmongRow, error) {
+	rows, err := q.db.Query(ctx, PolicyMembersAmong,
+		arg.PolicyID,
+		arg.OrganizationID,
+		arg.Ids,
+		arg.GetAll,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PolicyMembersAmongRow{}
+	for rows.Next() {
+		var i PolicyMembersAmongRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Email,
+			&i.IsPolicyMember,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const RemoveOrganizationUser = `-- name: RemoveOrganizationUser :execrows
 DELETE FROM organization_users WHERE organization_id = $1 AND user_id = $2
 `
@@ -674,6 +741,41 @@ func (q *Queries) SearchPolicyMembers(ctx context.Context, arg SearchPolicyMembe
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const UsersByEmailPart = `-- name: UsersByEmailPart :many
+SELECT u.id FROM users u
+WHERE lower(u.email) LIKE '%' || lower($1::text) || '%'
+LIMIT $2
+`
+
+type UsersByEmailPartParams struct {
+	Search string
+	Max    int32
+}
+
+// UsersByEmailPart finds the users (of every workspace) whose email contains
+// the escaped text, at most max of them (users_email_trgm): a search's first
+// step, planned with its pattern each time (searchPlans) and so kept to one
+// table. PolicyMembersAmong pages those of an organization.
+func (q *Queries) UsersByEmailPart(ctx context.Context, arg UsersByEmailPartParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, UsersByEmailPart, arg.Search, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -107,6 +107,31 @@ WHERE ou.organization_id = @organization_id
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT @page_size OFFSET @page_offset;
 
+-- name: UsersByEmailPart :many
+-- UsersByEmailPart finds the users (of every workspace) whose email contains
+-- the escaped text, at most max of them (users_email_trgm): a search's first
+-- step, planned with its pattern each time (searchPlans) and so kept to one
+-- table. PolicyMembersAmong pages those of an organization.
+SELECT u.id FROM users u
+WHERE lower(u.email) LIKE '%' || lower(@search::text) || '%'
+LIMIT @max;
+
+-- name: PolicyMembersAmong :many
+-- PolicyMembersAmong is SearchPolicyMembers among the users ids names
+-- (organization_users' primary key), as UsersByEmailPart found them: the
+-- statement keeps its plan, having no pattern.
+SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member, count(*) OVER () AS total
+FROM organization_users ou
+JOIN users u ON u.id = ou.user_id
+LEFT JOIN member_policies mp
+       ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id
+WHERE ou.organization_id = @organization_id AND ou.user_id = ANY(@ids::uuid[])
+  AND EXISTS (SELECT 1 FROM policies p
+              WHERE p.id = @policy_id AND (p.organization_id = @organization_id OR p.organization_id IS NULL))
+  AND (@get_all::boolean OR mp.user_id IS NOT NULL)
+ORDER BY ou.created_at DESC, ou.user_id
+LIMIT @page_size OFFSET @page_offset;
+
 -- name: CountPolicyMembers :one
 -- CountPolicyMembers counts the members who hold a policy directly
 -- (member_policies_org_policy).
