@@ -448,23 +448,25 @@ func (q *Queries) ListPolicyMembers(ctx context.Context, arg ListPolicyMembersPa
 }
 
 const PolicyMembersAmong = `-- name: PolicyMembersAmong :many
-SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member, count(*) OVER () AS total
-FROM organization_users ou
+SELECT u.id, u.name, u.email, held.policy AS is_policy_member, count(*) OVER () AS total
+FROM unnest($1::uuid[]) AS found(id)
+JOIN organization_users ou ON ou.organization_id = $2 AND ou.user_id = found.id
 JOIN users u ON u.id = ou.user_id
-LEFT JOIN member_policies mp
-       ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $1
-WHERE ou.organization_id = $2 AND ou.user_id = ANY($3::uuid[])
+CROSS JOIN LATERAL (
+    SELECT EXISTS (SELECT 1 FROM member_policies mp
+                   WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $3)::boolean AS policy
+) held
+WHERE ($4::boolean OR held.policy)
   AND EXISTS (SELECT 1 FROM policies p
-              WHERE p.id = $1 AND (p.organization_id = $2 OR p.organization_id IS NULL))
-  AND ($4::boolean OR mp.user_id IS NOT NULL)
+              WHERE p.id = $3 AND (p.organization_id = $2 OR p.organization_id IS NULL))
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT $6 OFFSET $5
 `
 
 type PolicyMembersAmongParams struct {
-	PolicyID       uuid.UUID
-	OrganizationID uuid.UUID
 	Ids            []uuid.UUID
+	OrganizationID uuid.UUID
+	PolicyID       uuid.UUID
 	GetAll         bool
 	PageOffset     int32
 	PageSize       int32
@@ -478,14 +480,17 @@ type PolicyMembersAmongRow struct {
 	Total          int64
 }
 
-// PolicyMembersAmong is SearchPolicyMembers among the users ids names
-// (organization_users' primary key), as UsersByEmailPart found them: the
-// statement keeps its plan, having no pattern.
+// PolicyMembersAmong is SearchPolicyMembers among the users ids names, as
+// UsersByEmailPart found them (organization_users_user, member_policies'
+// key). It has no pattern, and is written so that PostgreSQL keeps a
+// generic plan of it: with a join to member_policies filtered by get_all
+// it planned every call anew, expecting a plan for the ids at hand to be
+// cheaper.
 func (q *Queries) PolicyMembersAmong(ctx context.Context, arg PolicyMembersAmongParams) ([]PolicyMembersAmongRow, error) {
 	rows, err := q.db.Query(ctx, PolicyMembersAmong,
-		arg.PolicyID,
-		arg.OrganizationID,
 		arg.Ids,
+		arg.OrganizationID,
+		arg.PolicyID,
 		arg.GetAll,
 		arg.PageOffset,
 		arg.PageSize,

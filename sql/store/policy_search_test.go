@@ -2,8 +2,13 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"reflect"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/seed"
@@ -50,5 +55,40 @@ func TestPolicyMemberSearchesFindWhatOneStatementFinds(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%+v: got %d %v, want %d %v", f, got.TotalCount, got.Items, want.TotalCount, want.Items)
 		}
+	}
+}
+
+// TestPolicyMemberPagesKeepTheirPlan guards PolicyMembersAmong's shape: after
+// a few searches PostgreSQL runs it on a generic plan, instead of planning
+// each call (which cost more than the search it saved).
+func TestPolicyMemberPagesKeepTheirPlan(t *testing.T) {
+	s, a, pool := testStore(t)
+	ctx := context.Background()
+	p, err := s.CreatePolicy(ctx, a, PolicyInput{Name: "Team", Key: "team"})
+	must(t, err)
+	_, err = seed.InsertMembers(ctx, pool, seed.Organization{WorkspaceID: a.WorkspaceID, OrgID: a.OrgID, Members: 200,
+		Groups: 20, Domain: "acme", BasePolicy: DeveloperPolicyID, Policy: p.ID})
+	must(t, err)
+	_, err = pool.Exec(ctx, `ANALYZE`)
+	must(t, err)
+	// One connection, so what it has prepared is everything the store ran.
+	cfg := pool.Config().Copy()
+	cfg.MaxConns, cfg.MinConns = 1, 0
+	one, err := pgxpool.NewWithConfig(ctx, cfg)
+	must(t, err)
+	defer one.Close()
+	single := New(one, s.keys, slog.New(slog.DiscardHandler), Options{PasswordCost: 4})
+	for i := range 10 {
+		// ".0001" and the like: ten members each.
+		page, err := single.ListPolicyMembers(ctx, a, p.ID, IAMFilter{Search: fmt.Sprintf(".%04d", i+1), All: i%2 == 0, Page: Page{Size: 10}})
+		if err != nil || page.TotalCount == 0 {
+			t.Fatalf("search %d: %v, %d found", i, err, page.TotalCount)
+		}
+	}
+	var generic, custom int64
+	must(t, one.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%%PolicyMembersAmong%%'`,
+		pgx.QueryExecModeSimpleProtocol).Scan(&generic, &custom))
+	if generic == 0 {
+		t.Errorf("PolicyMembersAmong was planned for each of %d calls, never generically", custom)
 	}
 }
