@@ -20,6 +20,29 @@ import (
 // in the database's order rather than the structs', which JSON does not
 // distinguish.
 
+// listedFlag is what a list shows of a flag's stored JSON: its variations,
+// and which of them it serves (Flag.Serves), for which it decodes only the
+// targets' keys and variations and the rollouts of the rules and of the
+// default rule, skipping the rules' conditions and names.
+func listedFlag(r db.FeatureFlag) ([]Variation, Serves, error) {
+	f := Flag{DisabledVariationID: r.DisabledVariationID}
+	var rules []struct {
+		Variations []RolloutVariation `json:"variations"`
+	}
+	for _, part := range []struct {
+		src json.RawMessage
+		dst any
+	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.Rules, &rules}, {r.Fallthrough, &f.Fallthrough}} {
+		if err := json.Unmarshal(part.src, part.dst); err != nil {
+			return nil, Serves{}, err
+		}
+	}
+	for _, rule := range rules {
+		f.Rules = append(f.Rules, FlagRule{Variations: rule.Variations})
+	}
+	return f.Variations, f.Serves(), nil
+}
+
 // flagDocument has the members of Flag, with its targeting as stored.
 type flagDocument struct {
 	ID                    uuid.UUID       `json:"id"`

@@ -70,6 +70,14 @@ func TestDocumentsMatchTheirStructs(t *testing.T) {
 	must(t, err)
 	sameJSON(t, "segments", docs, segments)
 
+	// A list decodes only what says which variations a flag serves.
+	list, err := s.ListFlags(ctx, a, envID, FlagFilter{Page: Page{Size: 10}})
+	must(t, err)
+	if len(list.Items) != 1 || !reflect.DeepEqual(list.Items[0].Serves, flag.Serves()) ||
+		!reflect.DeepEqual(list.Items[0].Variations, flag.Variations) || !reflect.DeepEqual(list.Items[0].Tags, flag.Tags) {
+		t.Errorf("listed %+v, want the serves %+v, variations and tags of %+v", list.Items, flag.Serves(), flag)
+	}
+
 	if _, err := s.GetFlagJSON(ctx, a, envID, "missing"); err != ErrNotFound {
 		t.Errorf("a missing flag: got %v, want ErrNotFound", err)
 	}

@@ -320,13 +320,14 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 		out.TotalCount, out.TotalCountIsEstimate = MaxExactFlagCount, true
 	}
 	for i, r := range rows {
-		fl, err := flagFrom(r.FeatureFlag)
+		fl := r.FeatureFlag
+		variations, serves, err := listedFlag(fl)
 		if err != nil {
 			return Paged[FlagListItem]{}, err
 		}
 		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
-			Variations: fl.Variations, IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.Serves(),
-			Revision: fl.Revision, CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
+			Variations: variations, IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: OrEmpty(fl.Tags), Serves: serves,
+			Revision: fl.Revision, CreatedAt: fl.CreatedAt.UTC(), UpdatedAt: fl.UpdatedAt.UTC()}
 		if r.CreatorFound {
 			item.Creator = &Person{ID: fl.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
 		}
