@@ -17,8 +17,8 @@
 // struct field named twice, not two names of a map, of a skipped member or of
 // a raw value that differ only in case, which a later case-insensitive
 // decoding (a patch's values, a draft's target) would take for one; and its
-// check keeps every name of a wide object in a map, where the walk sorts
-// them in place.
+// check keeps every name of a wide object in a map (32 times the size of a
+// 1 MiB object of short names, where the walk sorts them in place).
 package jsonbody
 
 import (
