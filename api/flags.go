@@ -47,8 +47,8 @@ func (h *Handler) getFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := h.store.GetFlag(c.Request().Context(), actor(c), envID, c.Param("key"))
-	return respond(c, f, err)
+	f, err := h.store.GetFlagJSON(c.Request().Context(), actor(c), envID, c.Param("key"))
+	return respondJSON(c, f, err)
 }
 
 func (h *Handler) flagTags(c echo.Context) error {

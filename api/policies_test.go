@@ -295,6 +295,8 @@ func TestPolicyMembers(t *testing.T) {
 		{"?SearchText=%25", 0, nil, nil},
 		{"?SearchText=cat", 0, nil, nil}, // through a group only: not a policy member
 		{"?GetAllMembers=false&PageIndex=1", 2, nil, nil},
+		{"?SearchText=example.com&PageIndex=1&PageSize=1", 2, []string{"ann@example.com"}, []bool{true}},
+		{"?SearchText=example.com&PageIndex=3", 2, nil, nil}, // past the last match, still counted
 	}
 	for _, tt := range tests {
 		got := decode[store.Paged[store.PolicyMember]](t, s.do("GET", path+tt.query, s.owner, nil).ok(t))
@@ -359,7 +361,7 @@ func TestPolicyPagesOfUnknownPolicies(t *testing.T) {
 	s := newServer(t)
 	theirs := s.otherOrganizationIAM()
 	for _, id := range []string{uuid.NewString(), theirs.policy.String(), "not-a-uuid"} {
-		for _, sub := range []string{"", "/members", "/groups"} {
+		for _, sub := range []string{"", "/members", "/members?SearchText=example", "/groups"} {
 			s.do("GET", "/api/v1/policies/"+id+sub, s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 		}
 		s.do("PUT", "/api/v1/policies/"+id+"/settings", s.owner, map[string]string{"name": "x"}).fails(t, http.StatusNotFound, "ResourceNotFound")

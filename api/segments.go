@@ -40,8 +40,8 @@ func (h *Handler) segmentsByIDs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	segments, err := h.store.SegmentsByIDs(c.Request().Context(), actor(c), envID, queryList(c, "ids"))
-	return respond(c, segments, err)
+	segments, err := h.store.SegmentsByIDsJSON(c.Request().Context(), actor(c), envID, queryList(c, "ids"))
+	return respondJSON(c, segments, err)
 }
 
 func (h *Handler) segmentTags(c echo.Context) error {

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
 
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/views"
@@ -25,10 +28,6 @@ var fieldLabels = []struct{ key, label string }{
 	{"exptIncludeAllTargets", "Experiments include all targets"}, {"type", "Type"}, {"scopes", "Scopes"},
 	{"included", "Included users"}, {"excluded", "Excluded users"}, {"tags", "Tags"}, {"isArchived", "Archived"},
 }
-
-// maxDiffCells bounds the line diff's table; larger changes show as all
-// removed then all added.
-const maxDiffCells = 4_000_000
 
 // fieldChanges compares two snapshots (either may be null) member by member.
 func fieldChanges(previous, current json.RawMessage) []views.FieldChange {
@@ -180,10 +179,49 @@ func indented(raw json.RawMessage) []string {
 	return strings.Split(buf.String(), "\n")
 }
 
-// lineDiff is a longest-common-subsequence line diff; runs of more than six
-// unchanged lines keep two on each side and skip the rest.
+// Line diffs are the shortest there are (Myers' algorithm takes time in
+// proportion to the lines times the differences) while the part that
+// changed is at most exactDiffCells in lines before times lines after
+// (common first and last lines left out). A larger one is
+// diffed within diffTimeout: the library then splits it around long common
+// runs first, and past the deadline shows what is left as removed, then
+// added, rather than look further.
+const (
+	exactDiffCells = 4_000_000
+	diffTimeout    = 200 * time.Millisecond
+)
+
+// diffKinds names the diff library's operations as the pages show them.
+var diffKinds = map[diffmatchpatch.Operation]string{
+	diffmatchpatch.DiffEqual: "same", diffmatchpatch.DiffDelete: "removed", diffmatchpatch.DiffInsert: "added",
+}
+
+// lineDiff is a line diff by Myers' algorithm (diffmatchpatch, each line
+// taken as one symbol), removals before additions as diffs read; runs of
+// more than six unchanged lines keep two on each side and skip the rest.
+// Where several diffs are equally short, which one shows is the library's
+// choice.
 func lineDiff(a, b []string) []views.DiffLine {
-	// Common ends are unchanged; the table covers only the middle.
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0 // no deadline, and no shortcut that may make a diff longer
+	if changedA, changedB := changedMiddle(a, b); changedA*changedB > exactDiffCells {
+		dmp.DiffTimeout = diffTimeout
+	}
+	symbolsA, symbolsB, lines := dmp.DiffLinesToRunes(textOf(a), textOf(b))
+	var out []views.DiffLine
+	for _, d := range dmp.DiffCharsToLines(dmp.DiffMainRunes(symbolsA, symbolsB, false), lines) {
+		for _, l := range strings.SplitAfter(d.Text, "\n") {
+			if l != "" {
+				out = append(out, views.DiffLine{Kind: diffKinds[d.Type], Text: strings.TrimSuffix(l, "\n")})
+			}
+		}
+	}
+	return skipUnchanged(out)
+}
+
+// changedMiddle counts the lines of a and of b between their common first
+// and last lines, which the diff does not need to look at.
+func changedMiddle(a, b []string) (int, int) {
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
 		pre++
@@ -192,58 +230,17 @@ func lineDiff(a, b []string) []views.DiffLine {
 	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
-	var lines []views.DiffLine
-	for _, l := range a[:pre] {
-		lines = append(lines, views.DiffLine{Kind: "same", Text: l})
-	}
-	lines = append(lines, middleDiff(a[pre:len(a)-suf], b[pre:len(b)-suf])...)
-	for _, l := range a[len(a)-suf:] {
-		lines = append(lines, views.DiffLine{Kind: "same", Text: l})
-	}
-	return skipUnchanged(lines)
+	return len(a) - pre - suf, len(b) - pre - suf
 }
 
-func middleDiff(a, b []string) []views.DiffLine {
-	var out []views.DiffLine
-	if len(a)*len(b) > maxDiffCells {
-		for _, l := range a {
-			out = append(out, views.DiffLine{Kind: "removed", Text: l})
-		}
-		for _, l := range b {
-			out = append(out, views.DiffLine{Kind: "added", Text: l})
-		}
-		return out
+// textOf joins lines, each ending in a newline, as the diff library splits them.
+func textOf(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
 	}
-	// lcs[i][j] is the length of the longest common subsequence of a[i:] and b[j:].
-	lcs := make([][]int32, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			out = append(out, views.DiffLine{Kind: "same", Text: a[i]})
-			i++
-			j++
-		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
-			out = append(out, views.DiffLine{Kind: "removed", Text: a[i]}) // removals before additions, as diffs read
-			i++
-		default:
-			out = append(out, views.DiffLine{Kind: "added", Text: b[j]})
-			j++
-		}
-	}
-	return out
+	return b.String()
 }
 
 func skipUnchanged(lines []views.DiffLine) []views.DiffLine {

@@ -53,6 +53,8 @@ type ssoClient struct {
 	// allowed) lets discovered key sets be plain http, as in tests.
 	http      *http.Client
 	allowHTTP bool
+	// providers keeps what discovery and the key sets said (sso_providers.go).
+	providers *providerCache
 }
 
 func newSSOClient(base *url.URL, allowPrivate bool) *ssoClient {
@@ -61,6 +63,7 @@ func newSSOClient(base *url.URL, allowPrivate bool) *ssoClient {
 		secure:      base.Scheme == "https",
 		http:        outbound.NewClient(outbound.Options{AllowPrivate: allowPrivate, Timeout: ssoRequestTimeout}),
 		allowHTTP:   allowPrivate,
+		providers:   newProviderCache(),
 	}
 }
 
@@ -246,10 +249,7 @@ func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, err
 	}
 
 	ctx = oidc.ClientContext(ctx, p.sso.http) // oauth2's exchange uses it too
-	provider, err := p.sso.discover(ctx, login.Client.OIDCSettings)
-	if err == nil {
-		provider.keys, err = p.sso.signingKeys(ctx, provider.JWKSURI)
-	}
+	provider, kept, err := p.sso.provider(ctx, login.Client.OIDCSettings, false)
 	if err != nil {
 		return login, nil, ssoFail(ssoNoKeys, err)
 	}
@@ -263,6 +263,13 @@ func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, err
 	}
 	idToken, err := provider.verifier(login.Client.ClientID).Verify(ctx, raw)
 	var expired *oidc.TokenExpiredError
+	if err != nil && kept && !errors.As(err, &expired) {
+		// The kept keys may be from before the provider rotated them.
+		if provider, _, err = p.sso.provider(ctx, login.Client.OIDCSettings, true); err != nil {
+			return login, nil, ssoFail(ssoNoKeys, err)
+		}
+		idToken, err = provider.verifier(login.Client.ClientID).Verify(ctx, raw)
+	}
 	switch {
 	case errors.As(err, &expired):
 		return login, nil, ssoFail(ssoTokenExpired, err)

@@ -60,6 +60,9 @@ type oidcProvider struct {
 	tokenStatus    int
 	keysStatus     int
 	noDiscovery    bool
+	// discoveries and keyReads count the requests for the discovery
+	// document and for the key set.
+	discoveries, keyReads int
 }
 
 type grant struct{ nonce, challenge, redirectURI string }
@@ -126,6 +129,7 @@ func (p *oidcProvider) set(f func(p *oidcProvider)) {
 func (p *oidcProvider) discovery(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	off := p.noDiscovery
+	p.discoveries++
 	p.mu.Unlock()
 	if off {
 		http.NotFound(w, r)
@@ -142,14 +146,15 @@ func (p *oidcProvider) discovery(w http.ResponseWriter, r *http.Request) {
 
 func (p *oidcProvider) keys(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
-	status := p.keysStatus
+	status, key := p.keysStatus, p.key
+	p.keyReads++
 	p.mu.Unlock()
 	if status != 0 {
 		http.Error(w, "keys unavailable: "+providerDetail, status)
 		return
 	}
 	writeJSON(w, http.StatusOK, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
-		{Key: &p.key.PublicKey, KeyID: providerKeyID, Algorithm: string(jose.RS256), Use: "sig"}}})
+		{Key: &key.PublicKey, KeyID: providerKeyID, Algorithm: string(jose.RS256), Use: "sig"}}})
 }
 
 // authorize answers at once with a code (or the error knob) for the redirect URI.

@@ -267,6 +267,7 @@ func TestSSOFailures(t *testing.T) {
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
 	a.useProvider(prov, store.ClientSecretPost, true)
 	prov.set(func(p *oidcProvider) { p.method = store.ClientSecretPost })
+	outer := prov
 
 	// callback reaches Bunting's callback as each case says; by default as the provider sent it.
 	type callback func(t *testing.T, b *browser, back *url.URL) *page
@@ -285,6 +286,9 @@ func TestSSOFailures(t *testing.T) {
 		callback callback
 		status   int
 		reason   string
+		// cold cases need a provider Bunting has not read yet: one it has
+		// read is kept, discovery and keys (sso_providers.go).
+		cold bool
 	}{
 		{name: "provider error", knobs: func(p *oidcProvider) { p.authorizeError = "access_denied" },
 			status: http.StatusUnauthorized, reason: "provider_error"},
@@ -310,9 +314,9 @@ func TestSSOFailures(t *testing.T) {
 		{name: "token exchange refused", knobs: func(p *oidcProvider) { p.tokenStatus = http.StatusBadRequest },
 			status: http.StatusBadGateway, reason: "token_exchange_failed"},
 		{name: "no signing keys", knobs: func(p *oidcProvider) { p.keysStatus = http.StatusInternalServerError },
-			status: http.StatusBadGateway, reason: "no_keys"},
+			status: http.StatusBadGateway, reason: "no_keys", cold: true},
 		{name: "no discovery", knobs: func(p *oidcProvider) { p.noDiscovery = true },
-			status: http.StatusBadGateway, reason: "no_keys"},
+			status: http.StatusBadGateway, reason: "no_keys", cold: true},
 		{name: "signed by another key", knobs: func(p *oidcProvider) { p.signer = p.otherKey },
 			status: http.StatusUnauthorized, reason: "id_token_invalid"},
 		{name: "wrong audience", knobs: func(p *oidcProvider) {
@@ -347,6 +351,13 @@ func TestSSOFailures(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			prov := prov
+			if tc.cold {
+				prov = newOIDCProvider(t, "127.0.0.1", "/realms/cold")
+				prov.set(func(p *oidcProvider) { p.method = store.ClientSecretPost })
+				a.useProvider(prov, store.ClientSecretPost, true)
+				defer a.useProvider(outer, store.ClientSecretPost, true)
+			}
 			prov.reset()
 			email := fmt.Sprintf("failure-%d@example.com", i)
 			prov.set(func(p *oidcProvider) {

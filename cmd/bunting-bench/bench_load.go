@@ -51,6 +51,9 @@ type benchResult struct {
 	// ServerCPUSeconds is the CPU time the server process (which also runs
 	// the floor) used in the window, from /proc.
 	ServerCPUSeconds float64 `json:"serverCpuSeconds"`
+	// DatabaseCPUSeconds is the CPU time PostgreSQL spent on the
+	// benchmark's database in the window, when it runs on this machine.
+	DatabaseCPUSeconds float64 `json:"databaseCpuSeconds"`
 	// For scenarios that evaluate flags: evaluations per request, per
 	// second, and per second of the server's CPU time (per core).
 	EvaluationsPerRequest   float64 `json:"evaluationsPerRequest,omitempty"`
@@ -93,9 +96,10 @@ func (w *benchWorld) measure(ctx context.Context, sc benchScenario, target strin
 	if w.o.ProfileDir != "" && target == targetBunting {
 		profiled = w.profileWindow(ctx, w.o.ProfileDir, fmt.Sprintf("%s-%d", sc.name, w.flags), w.o.Duration)
 	}
-	cpuBefore := procCPUSeconds(w.childPID)
+	database := w.pool.Config().ConnConfig.Database
+	cpuBefore, dbCPUBefore := procCPUSeconds(w.childPID), databaseCPUSeconds(database)
 	elapsed := w.load(ctx, sc, target, clients, w.o.Duration)
-	cpu := procCPUSeconds(w.childPID) - cpuBefore
+	cpu, dbCPU := procCPUSeconds(w.childPID)-cpuBefore, databaseCPUSeconds(database)-dbCPUBefore
 	if err := profiled(); err != nil {
 		return benchResult{}, fmt.Errorf("profile: %w", err)
 	}
@@ -118,7 +122,8 @@ func (w *benchWorld) measure(ctx context.Context, sc benchScenario, target strin
 	}
 
 	r := benchResult{Scenario: sc.name, Kind: sc.kind, Flags: w.flags, Target: target, Seconds: round(elapsed.Seconds(), 3),
-		RSSMB: round(float64(rss)/1024, 1), Statements: map[string]float64{}, ErrorSamples: []string{}, ServerCPUSeconds: round(cpu, 2)}
+		RSSMB: round(float64(rss)/1024, 1), Statements: map[string]float64{}, ErrorSamples: []string{}, ServerCPUSeconds: round(cpu, 2),
+		DatabaseCPUSeconds: round(dbCPU, 2)}
 	var all []int64
 	for _, c := range clients {
 		all = append(all, c.latencies...)

@@ -79,6 +79,31 @@ func procCPUSeconds(pid int) float64 {
 	return (user + system) / clockTicks
 }
 
+// databaseCPUSeconds is the CPU time the PostgreSQL backends connected to
+// database have used, when PostgreSQL runs on this machine (its processes
+// in /proc, titled "postgres: … USER DATABASE ADDRESS state"); 0 where it
+// does not. The pools keep their connections through a window, so the
+// difference around one is what the database spent on its requests.
+func databaseCPUSeconds(database string) float64 {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var total float64
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		title, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !bytes.HasPrefix(title, []byte("postgres: ")) || !bytes.Contains(title, []byte(" "+database+" ")) {
+			continue
+		}
+		total += procCPUSeconds(pid)
+	}
+	return total
+}
+
 // cpuPerRequest is the server's CPU time per answer, in milliseconds: what
 // a request costs the process, which a busy machine disturbs far less than
 // it disturbs throughput.
@@ -87,4 +112,13 @@ func cpuPerRequest(res benchResult) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.3f", 1000*res.ServerCPUSeconds/float64(res.Requests))
+}
+
+// databaseCPUPerRequest is the database's CPU time per answer, in
+// milliseconds: on one machine, the other share of what a request costs.
+func databaseCPUPerRequest(res benchResult) string {
+	if res.Requests == 0 || res.DatabaseCPUSeconds == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f", 1000*res.DatabaseCPUSeconds/float64(res.Requests))
 }

@@ -161,7 +161,7 @@ func checkTargets(r benchReport) []benchCheck {
 
 // writeTable prints the results as a Markdown table, then the targets.
 func writeTable(out io.Writer, r benchReport) {
-	header := []string{"scenario", "flags", "target", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "× floor", "RSS MB", "queries/req", "round trips/req", "CPU ms/req"}
+	header := []string{"scenario", "flags", "target", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "× floor", "RSS MB", "queries/req", "round trips/req", "CPU ms/req", "DB CPU ms/req"}
 	rows := [][]string{header}
 	for _, res := range r.Results {
 		ratio := "—"
@@ -171,7 +171,8 @@ func writeTable(out io.Writer, r benchReport) {
 		rows = append(rows, []string{res.Scenario, thousands(res.Flags), res.Target, fmt.Sprintf("%.1f", res.RPS),
 			fmt.Sprintf("%.2f", res.P50Ms), fmt.Sprintf("%.2f", res.P95Ms), fmt.Sprintf("%.2f", res.P99Ms),
 			strconv.FormatInt(res.Errors, 10), ratio, fmt.Sprintf("%.1f", res.RSSMB),
-			fmt.Sprintf("%.2f", res.StatementsPerRequest), fmt.Sprintf("%.2f", res.RoundTripsPerRequest), cpuPerRequest(res)})
+			fmt.Sprintf("%.2f", res.StatementsPerRequest), fmt.Sprintf("%.2f", res.RoundTripsPerRequest), cpuPerRequest(res),
+			databaseCPUPerRequest(res)})
 	}
 	widths := make([]int, len(header))
 	for _, row := range rows {

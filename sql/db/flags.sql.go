@@ -470,76 +470,116 @@ func (q *Queries) FlagListItems(ctx context.Context, ids []uuid.UUID) ([]FlagLis
 	return items, nil
 }
 
-const FlagSearch = `-- name: FlagSearch :one
-SELECT p.key AS project_key, e.key AS env_key,
-    (SELECT count(*) FROM (
-        SELECT 1 FROM feature_flags f
-        WHERE f.env_id = e.id AND f.is_archived = $1
-          AND (lower(f.name) || ' ' || lower(f.key)) LIKE $2::text
-          AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
-          AND ($4::boolean IS NULL OR f.is_enabled = $4)
-        LIMIT $5
-    ) matched)::bigint AS total,
-    ARRAY(
-        SELECT f.id FROM feature_flags f
-        WHERE f.env_id = e.id AND f.is_archived = $1
-          AND (lower(f.name) || ' ' || lower(f.key)) LIKE $2::text
-          AND (cardinality($3::text[]) = 0 OR f.tags @> $3::text[])
-          AND ($4::boolean IS NULL OR f.is_enabled = $4)
-        ORDER BY CASE WHEN $6::boolean THEN f.key END, CASE WHEN NOT $6::boolean THEN f.created_at END DESC, f.id
-        LIMIT $8 OFFSET $7
-    )::uuid[] AS ids
-FROM environments e
-JOIN projects p ON p.id = e.project_id
-WHERE p.organization_id = $9 AND e.id = $10
+const FlagSearch = `-- name: FlagSearch :many
+SELECT m.id FROM (
+    SELECT f.id, f.created_at, f.key FROM feature_flags f
+    WHERE f.env_id = $1 AND f.is_archived = $2
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
+      AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
+      AND ($5::boolean IS NULL OR f.is_enabled = $5)
+    LIMIT $6
+) m
+ORDER BY CASE WHEN $7::boolean THEN m.key END, CASE WHEN NOT $7::boolean THEN m.created_at END DESC, m.id
 `
 
 type FlagSearchParams struct {
-	IsArchived     bool
-	Pattern        string
-	Tags           []string
-	IsEnabled      *bool
-	CountLimit     int32
-	ByKey          bool
-	PageOffset     int32
-	PageSize       int32
-	OrganizationID uuid.UUID
-	EnvID          uuid.UUID
+	EnvID      uuid.UUID
+	IsArchived bool
+	Pattern    string
+	Tags       []string
+	IsEnabled  *bool
+	CountLimit int32
+	ByKey      bool
 }
 
-type FlagSearchRow struct {
-	ProjectKey string
-	EnvKey     string
-	Total      int64
-	Ids        []uuid.UUID
-}
-
-// FlagSearch is FlagListByCreated of the flags whose name or key contains a
-// text, ordered by key when by_key, else newest first; pattern is an
-// escaped, lower-cased LIKE pattern (feature_flags_search). It is planned
-// with its pattern each time (searchPlans), so it holds no more than it
-// must: the matches are few or the count stops them.
-func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) (FlagSearchRow, error) {
-	row := q.db.QueryRow(ctx, FlagSearch,
+// FlagSearch finds the flags of an environment whose name or key contains a
+// text, at most count_limit of them (so a million flags cost no more than
+// ten thousand), in the list's order: by key when by_key, else newest first.
+// pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
+// It is planned with its pattern each time (searchPlans), so it is one scan
+// and a sort, cheap to plan; the caller pages what it finds and, when it
+// finds count_limit, asks FlagSearchPage for the page.
+func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, FlagSearch,
+		arg.EnvID,
 		arg.IsArchived,
 		arg.Pattern,
 		arg.Tags,
 		arg.IsEnabled,
 		arg.CountLimit,
 		arg.ByKey,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const FlagSearchPage = `-- name: FlagSearchPage :many
+SELECT f.id FROM feature_flags f
+WHERE f.env_id = $1 AND f.is_archived = $2
+  AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
+  AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
+  AND ($5::boolean IS NULL OR f.is_enabled = $5)
+ORDER BY CASE WHEN $6::boolean THEN f.key END, CASE WHEN NOT $6::boolean THEN f.created_at END DESC, f.id
+LIMIT $8 OFFSET $7
+`
+
+type FlagSearchPageParams struct {
+	EnvID      uuid.UUID
+	IsArchived bool
+	Pattern    string
+	Tags       []string
+	IsEnabled  *bool
+	ByKey      bool
+	PageOffset int32
+	PageSize   int32
+}
+
+// FlagSearchPage is the page of a search that matches more flags than a
+// list counts (FlagSearch found count_limit): the ids of the page among all
+// the matches, in the list's order, on the index the order has
+// (feature_flags_env_key or feature_flags_env_created) or the trigram one,
+// as the pattern makes cheaper.
+func (q *Queries) FlagSearchPage(ctx context.Context, arg FlagSearchPageParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, FlagSearchPage,
+		arg.EnvID,
+		arg.IsArchived,
+		arg.Pattern,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.ByKey,
 		arg.PageOffset,
 		arg.PageSize,
-		arg.OrganizationID,
-		arg.EnvID,
 	)
-	var i FlagSearchRow
-	err := row.Scan(
-		&i.ProjectKey,
-		&i.EnvKey,
-		&i.Total,
-		&i.Ids,
-	)
-	return i, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const FlagsByIDs = `-- name: FlagsByIDs :many

@@ -447,6 +447,78 @@ func (q *Queries) ListPolicyMembers(ctx context.Context, arg ListPolicyMembersPa
 	return items, nil
 }
 
+const PolicyMembersAmong = `-- name: PolicyMembersAmong :many
+SELECT u.id, u.name, u.email, held.policy AS is_policy_member, count(*) OVER () AS total
+FROM unnest($1::uuid[]) AS found(id)
+JOIN organization_users ou ON ou.organization_id = $2 AND ou.user_id = found.id
+JOIN users u ON u.id = ou.user_id
+CROSS JOIN LATERAL (
+    SELECT EXISTS (SELECT 1 FROM member_policies mp
+                   WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $3)::boolean AS policy
+) held
+WHERE ($4::boolean OR held.policy)
+  AND EXISTS (SELECT 1 FROM policies p
+              WHERE p.id = $3 AND (p.organization_id = $2 OR p.organization_id IS NULL))
+ORDER BY ou.created_at DESC, ou.user_id
+LIMIT $6 OFFSET $5
+`
+
+type PolicyMembersAmongParams struct {
+	Ids            []uuid.UUID
+	OrganizationID uuid.UUID
+	PolicyID       uuid.UUID
+	GetAll         bool
+	PageOffset     int32
+	PageSize       int32
+}
+
+type PolicyMembersAmongRow struct {
+	ID             uuid.UUID
+	Name           string
+	Email          string
+	IsPolicyMember bool
+	Total          int64
+}
+
+// PolicyMembersAmong is SearchPolicyMembers among the users ids names, as
+// UsersByEmailPart found them (organization_users_user, member_policies'
+// key). It has no pattern, and is written so that PostgreSQL keeps a
+// generic plan of it: with a join to member_policies filtered by get_all
+// it planned every call anew, expecting a plan for the ids at hand to be
+// cheaper.
+func (q *Queries) PolicyMembersAmong(ctx context.Context, arg PolicyMembersAmongParams) ([]PolicyMembersAmongRow, error) {
+	rows, err := q.db.Query(ctx, PolicyMembersAmong,
+		arg.Ids,
+		arg.OrganizationID,
+		arg.PolicyID,
+		arg.GetAll,
+		arg.PageOffset,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []PolicyMembersAmongRow{}
+	for rows.Next() {
+		var i PolicyMembersAmongRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.Email,
+			&i.IsPolicyMember,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const RemoveOrganizationUser = `-- name: RemoveOrganizationUser :execrows
 DELETE FROM organization_users WHERE organization_id = $1 AND user_id = $2
 `
@@ -611,12 +683,14 @@ func (q *Queries) SearchMembers(ctx context.Context, arg SearchMembersParams) ([
 }
 
 const SearchPolicyMembers = `-- name: SearchPolicyMembers :many
-SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member
+SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member, count(*) OVER () AS total
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
 LEFT JOIN member_policies mp
        ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = $1
 WHERE ou.organization_id = $2
+  AND EXISTS (SELECT 1 FROM policies p
+              WHERE p.id = $1 AND (p.organization_id = $2 OR p.organization_id IS NULL))
   AND lower(u.email) LIKE '%' || lower($3::text) || '%'
   AND ($4::boolean OR mp.user_id IS NOT NULL)
 ORDER BY ou.created_at DESC, ou.user_id
@@ -637,11 +711,15 @@ type SearchPolicyMembersRow struct {
 	Name           string
 	Email          string
 	IsPolicyMember bool
+	Total          int64
 }
 
 // SearchPolicyMembers pages the members whose email contains the escaped
 // text (users_email_trgm), newest first, each marked when holding the policy
-// directly; without get_all only those.
+// directly; without get_all only those. Each row counts them all: the few
+// a search matches are all read to be sorted anyway. It finds none unless
+// the policy is the organization's or built in (policies' primary key,
+// once).
 func (q *Queries) SearchPolicyMembers(ctx context.Context, arg SearchPolicyMembersParams) ([]SearchPolicyMembersRow, error) {
 	rows, err := q.db.Query(ctx, SearchPolicyMembers,
 		arg.PolicyID,
@@ -663,10 +741,46 @@ func (q *Queries) SearchPolicyMembers(ctx context.Context, arg SearchPolicyMembe
 			&i.Name,
 			&i.Email,
 			&i.IsPolicyMember,
+			&i.Total,
 		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const UsersByEmailPart = `-- name: UsersByEmailPart :many
+SELECT u.id FROM users u
+WHERE lower(u.email) LIKE '%' || lower($1::text) || '%'
+LIMIT $2
+`
+
+type UsersByEmailPartParams struct {
+	Search string
+	Max    int32
+}
+
+// UsersByEmailPart finds the users (of every workspace) whose email contains
+// the escaped text, at most max of them (users_email_trgm): a search's first
+// step, planned with its pattern each time (searchPlans) and so kept to one
+// table. PolicyMembersAmong pages those of an organization.
+func (q *Queries) UsersByEmailPart(ctx context.Context, arg UsersByEmailPartParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, UsersByEmailPart, arg.Search, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -1,11 +1,24 @@
 // Package jsonbody decodes request bodies strictly and at a bounded cost in
-// memory. encoding/json alone turns a small body into a large value: every
-// `{}` of `[{},{},…]` becomes a whole struct (a 1 MiB body of them, 100 MB
-// of statements), and nothing stops a body from naming a member twice.
-// Decode walks the body first, allocating next to nothing, to refuse what
-// encoding/json would accept silently and to price what decoding it would
-// allocate; only a body within its price is decoded, into slices sized
-// exactly beforehand so that growing them costs nothing either.
+// memory. Decoding alone turns a small body into a large value: every `{}`
+// of `[{},{},…]` becomes a whole struct (a 1 MiB body of them, 100 MB of
+// statements), and encoding/json lets a body name a member twice. Decode
+// walks the body first, allocating next to nothing, to refuse a member named
+// twice and to price what decoding it would allocate; only a body within its
+// price is decoded, into slices sized exactly beforehand so that growing
+// them costs nothing either.
+//
+// The syntax, UTF-8 and the types are encoding/json/v2's to check (its
+// module, github.com/go-json-experiment/json: the standard library has it
+// only under GOEXPERIMENT=jsonv2): jsontext validates the body, and v2
+// decodes it with encoding/json's (v1's) semantics, so a body decodes as
+// encoding/json decodes it, but stops at the first value of the wrong type
+// where encoding/json would go on and make an error of every one. The walk
+// keeps the check of member names: v2 refuses a name repeated exactly and a
+// struct field named twice, not two names of a map, of a skipped member or of
+// a raw value that differ only in case, which a later case-insensitive
+// decoding (a patch's values, a draft's target) would take for one; and its
+// check keeps every name of a wide object in a map (32 times the size of a
+// 1 MiB object of short names, where the walk sorts them in place).
 package jsonbody
 
 import (
@@ -13,8 +26,10 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
-	"strconv"
-	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Factor and Slack bound what decoding a body may allocate: Factor times
@@ -59,14 +74,15 @@ type Allowance struct {
 // Decode checks data and decodes it into v, a non-nil pointer, drawing the
 // price of decoding it from the allowance: ErrInvalid for a body that is
 // wrong, ErrTooCostly for one that would cost more than is left (refused
-// before it costs more), or encoding/json's error for a value of the wrong
+// before it costs more), or the decoder's error for a value of the wrong
 // type.
 func (a *Allowance) Decode(data []byte, v any) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &json.InvalidUnmarshalError{Type: reflect.TypeOf(v)}
 	}
-	if !utf8.Valid(data) || !json.Valid(data) {
+	// Names repeated are the walk's to refuse, at no cost in memory.
+	if !jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
 		return ErrInvalid
 	}
 	if a.types == nil {
@@ -77,20 +93,24 @@ func (a *Allowance) Decode(data []byte, v any) error {
 		return err
 	}
 	a.Bytes -= cost
-	return json.Unmarshal(data, v)
+	return jsonv2.Unmarshal(data, v, decodeOptions)
 }
+
+// decodeOptions decode as encoding/json does, but stop at the first error:
+// a body of wrongly typed values costs one error, not one each.
+var decodeOptions = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false))
 
 // prepare walks data as it will be decoded into v, checking it, sizing
 // v's slices and returning the price, or ErrTooCostly as soon as the price
 // is over limit. Its own memory is gone once it returns, before
-// encoding/json fills v.
+// the decoder fills v.
 func prepare(data []byte, v reflect.Value, limit int64, types map[reflect.Type]*typeInfo) (int64, error) {
 	w := walker{data: data, limit: limit, types: types}
 	err := w.walk(v)
 	return w.cost, err
 }
 
-// Sizes of what encoding/json allocates where the walk cannot size it
+// Sizes of what the decoder allocates where the walk cannot size it
 // beforehand: values decoded into interfaces, and maps (amd64).
 const (
 	anyString  = 16  // a string boxed in an interface
@@ -100,14 +120,14 @@ const (
 	anyMap     = 48  // a map's header
 	mapEntry   = 128 // an entry of a map, with the table's growth, besides its value's size
 	// A level of nesting decoded into an interface is a level of
-	// encoding/json's recursion, on the goroutine's stack.
+	// the decoder's recursion, on the goroutine's stack.
 	anyLevel = 512
 	// A slice the walk cannot size (a map's value, or one that has
-	// elements already) grows as encoding/json appends to it.
+	// elements already) grows as the decoder appends to it.
 	growth = 4
 )
 
-// field is a struct field encoding/json fills: its type and, when it is
+// field is a struct field the decoder fills: its type and, when it is
 // reached without a nil pointer on the way, its index.
 type field struct {
 	typ   reflect.Type
@@ -146,7 +166,6 @@ var (
 	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	rawMessageType      = reflect.TypeFor[json.RawMessage]()
-	numberType          = reflect.TypeFor[json.Number]()
 )
 
 // walk walks the body as it will be decoded into v.
@@ -171,7 +190,7 @@ func isStruct(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshalerType)
 }
 
-// deref follows pointers as encoding/json does, allocating what they point
+// deref follows pointers as the decoder does, allocating what they point
 // to. v is the settable place of a value of type t, or invalid where that
 // place cannot be reached before decoding (a map's values): then the value
 // is priced but not sized.
@@ -192,8 +211,8 @@ func (w *walker) deref(t reflect.Type, v reflect.Value) (reflect.Type, reflect.V
 }
 
 // value walks one value as decoded into v, of type t. A value of the
-// wrong type for t is refused here: encoding/json would make an error of
-// every one (keeping only the first), and a body of them costs that many.
+// wrong type for t is priced nothing: the decoder refuses it, and stops
+// there.
 func (w *walker) value(t reflect.Type, v reflect.Value) error {
 	w.space()
 	c := w.data[w.pos]
@@ -220,18 +239,21 @@ func (w *walker) value(t reflect.Type, v reflect.Value) error {
 		}
 		return w.skim(true)
 	case t.Kind() == reflect.Interface:
-		if t.NumMethod() > 0 {
-			return ErrInvalid // encoding/json cannot make one
-		}
-		return w.skim(true)
+		return w.skim(t.NumMethod() == 0) // into any; the decoder cannot make another interface
 	}
 	text := w.info(t).text
 	switch c {
 	case '{':
-		_, _, err := w.object(t, v)
-		return err
+		if k := t.Kind(); k == reflect.Struct || k == reflect.Map {
+			_, _, err := w.object(t, v)
+			return err
+		}
+		return w.skim(false)
 	case '[':
-		return w.array(t, v)
+		if k := t.Kind(); k == reflect.Slice || k == reflect.Array {
+			return w.array(t, v)
+		}
+		return w.skim(false)
 	case '"':
 		n := roundUp(w.str())
 		switch {
@@ -240,62 +262,31 @@ func (w *walker) value(t reflect.Type, v reflect.Value) error {
 		case t.Kind() == reflect.String, t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
 			return w.charge(n) // the string, or the bytes of base64
 		}
-	case 't', 'f':
-		w.literal()
-		if t.Kind() == reflect.Bool && !text {
-			return nil
-		}
-	default:
-		start := w.pos
-		w.literal()
-		if !text && fits(t, w.data[start:w.pos]) {
-			if t.Kind() == reflect.String { // a json.Number
-				return w.charge(roundUp(w.pos - start))
-			}
-			return nil
-		}
+		return nil
 	}
-	return ErrInvalid
+	start := w.pos
+	w.literal()
+	if t.Kind() == reflect.String { // a number kept as its text (json.Number)
+		return w.charge(roundUp(w.pos - start))
+	}
+	return nil
 }
 
-// failure is what encoding/json allocates for an error it saves.
+// failure is what the decoder allocates for the error it stops at.
 const failure = 128
 
-// fits reports whether encoding/json decodes the number into t without error.
-func fits(t reflect.Type, number []byte) bool {
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		_, err := strconv.ParseInt(string(number), 10, t.Bits())
-		return err == nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		_, err := strconv.ParseUint(string(number), 10, t.Bits())
-		return err == nil
-	case reflect.Float32, reflect.Float64:
-		_, err := strconv.ParseFloat(string(number), t.Bits())
-		return err == nil
-	case reflect.String:
-		return t == numberType
-	}
-	return false
-}
-
-// object walks an object as decoded into v: a struct's fields, a map's
-// entries, or refused when v is neither. It reports whether a member names
-// one of the struct's fields, and how many members there are.
+// object walks an object as decoded into v: a struct's fields or a map's
+// entries. It reports whether a member names one of the struct's fields,
+// and how many members there are.
 func (w *walker) object(t reflect.Type, v reflect.Value) (named bool, members int, err error) {
 	if t, v, err = w.deref(t, v); err != nil {
 		return false, 0, err
 	}
 	var fields map[string]field
-	switch t.Kind() {
-	case reflect.Struct:
+	if t.Kind() == reflect.Struct {
 		fields = w.info(t).fields
-	case reflect.Map:
-		if err := w.charge(anyMap); err != nil {
-			return false, 0, err
-		}
-	default:
-		return false, 0, ErrInvalid // encoding/json cannot put an object there
+	} else if err := w.charge(anyMap); err != nil { // a map
+		return false, 0, err
 	}
 	w.pos++ // {
 	first := len(w.names)
@@ -343,15 +334,12 @@ func (w *walker) object(t reflect.Type, v reflect.Value) (named bool, members in
 }
 
 // array walks an array as decoded into v: a slice, made here with exactly
-// its elements, a fixed array, or refused when v is neither.
+// its elements, or a fixed array.
 func (w *walker) array(t reflect.Type, v reflect.Value) error {
-	if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
-		return ErrInvalid // encoding/json cannot put an array there
-	}
 	if n := w.count(); t.Kind() == reflect.Slice && n > 0 {
-		// encoding/json decodes into the elements a slice has and appends
+		// the decoder decodes into the elements a slice has and appends
 		// past them: an empty slice made whole here never grows. One that
-		// has elements keeps them, for encoding/json to decode into.
+		// has elements keeps them, for the decoder to decode into.
 		size := int64(n) * int64(t.Elem().Size())
 		sized := v.IsValid() && v.Len() == 0
 		if !sized {

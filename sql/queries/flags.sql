@@ -116,33 +116,37 @@ FROM environments e
 JOIN projects p ON p.id = e.project_id
 WHERE p.organization_id = @organization_id AND e.id = @env_id;
 
--- name: FlagSearch :one
--- FlagSearch is FlagListByCreated of the flags whose name or key contains a
--- text, ordered by key when by_key, else newest first; pattern is an
--- escaped, lower-cased LIKE pattern (feature_flags_search). It is planned
--- with its pattern each time (searchPlans), so it holds no more than it
--- must: the matches are few or the count stops them.
-SELECT p.key AS project_key, e.key AS env_key,
-    (SELECT count(*) FROM (
-        SELECT 1 FROM feature_flags f
-        WHERE f.env_id = e.id AND f.is_archived = @is_archived
-          AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
-          AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
-          AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
-        LIMIT @count_limit
-    ) matched)::bigint AS total,
-    ARRAY(
-        SELECT f.id FROM feature_flags f
-        WHERE f.env_id = e.id AND f.is_archived = @is_archived
-          AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
-          AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
-          AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
-        ORDER BY CASE WHEN @by_key::boolean THEN f.key END, CASE WHEN NOT @by_key::boolean THEN f.created_at END DESC, f.id
-        LIMIT @page_size OFFSET @page_offset
-    )::uuid[] AS ids
-FROM environments e
-JOIN projects p ON p.id = e.project_id
-WHERE p.organization_id = @organization_id AND e.id = @env_id;
+-- name: FlagSearch :many
+-- FlagSearch finds the flags of an environment whose name or key contains a
+-- text, at most count_limit of them (so a million flags cost no more than
+-- ten thousand), in the list's order: by key when by_key, else newest first.
+-- pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
+-- It is planned with its pattern each time (searchPlans), so it is one scan
+-- and a sort, cheap to plan; the caller pages what it finds and, when it
+-- finds count_limit, asks FlagSearchPage for the page.
+SELECT m.id FROM (
+    SELECT f.id, f.created_at, f.key FROM feature_flags f
+    WHERE f.env_id = @env_id AND f.is_archived = @is_archived
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
+      AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+      AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+    LIMIT @count_limit
+) m
+ORDER BY CASE WHEN @by_key::boolean THEN m.key END, CASE WHEN NOT @by_key::boolean THEN m.created_at END DESC, m.id;
+
+-- name: FlagSearchPage :many
+-- FlagSearchPage is the page of a search that matches more flags than a
+-- list counts (FlagSearch found count_limit): the ids of the page among all
+-- the matches, in the list's order, on the index the order has
+-- (feature_flags_env_key or feature_flags_env_created) or the trigram one,
+-- as the pattern makes cheaper.
+SELECT f.id FROM feature_flags f
+WHERE f.env_id = @env_id AND f.is_archived = @is_archived
+  AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
+  AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+  AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+ORDER BY CASE WHEN @by_key::boolean THEN f.key END, CASE WHEN NOT @by_key::boolean THEN f.created_at END DESC, f.id
+LIMIT @page_size OFFSET @page_offset;
 
 -- name: FlagListItems :many
 -- FlagListItems is the second statement of a flag list: the flags of a page,

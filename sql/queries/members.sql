@@ -90,15 +90,50 @@ LIMIT @page_size OFFSET @page_offset;
 -- name: SearchPolicyMembers :many
 -- SearchPolicyMembers pages the members whose email contains the escaped
 -- text (users_email_trgm), newest first, each marked when holding the policy
--- directly; without get_all only those.
-SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member
+-- directly; without get_all only those. Each row counts them all: the few
+-- a search matches are all read to be sorted anyway. It finds none unless
+-- the policy is the organization's or built in (policies' primary key,
+-- once).
+SELECT u.id, u.name, u.email, (mp.user_id IS NOT NULL)::boolean AS is_policy_member, count(*) OVER () AS total
 FROM organization_users ou
 JOIN users u ON u.id = ou.user_id
 LEFT JOIN member_policies mp
        ON mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id
 WHERE ou.organization_id = @organization_id
+  AND EXISTS (SELECT 1 FROM policies p
+              WHERE p.id = @policy_id AND (p.organization_id = @organization_id OR p.organization_id IS NULL))
   AND lower(u.email) LIKE '%' || lower(@search::text) || '%'
   AND (@get_all::boolean OR mp.user_id IS NOT NULL)
+ORDER BY ou.created_at DESC, ou.user_id
+LIMIT @page_size OFFSET @page_offset;
+
+-- name: UsersByEmailPart :many
+-- UsersByEmailPart finds the users (of every workspace) whose email contains
+-- the escaped text, at most max of them (users_email_trgm): a search's first
+-- step, planned with its pattern each time (searchPlans) and so kept to one
+-- table. PolicyMembersAmong pages those of an organization.
+SELECT u.id FROM users u
+WHERE lower(u.email) LIKE '%' || lower(@search::text) || '%'
+LIMIT @max;
+
+-- name: PolicyMembersAmong :many
+-- PolicyMembersAmong is SearchPolicyMembers among the users ids names, as
+-- UsersByEmailPart found them (organization_users_user, member_policies'
+-- key). It has no pattern, and is written so that PostgreSQL keeps a
+-- generic plan of it: with a join to member_policies filtered by get_all
+-- it planned every call anew, expecting a plan for the ids at hand to be
+-- cheaper.
+SELECT u.id, u.name, u.email, held.policy AS is_policy_member, count(*) OVER () AS total
+FROM unnest(@ids::uuid[]) AS found(id)
+JOIN organization_users ou ON ou.organization_id = @organization_id AND ou.user_id = found.id
+JOIN users u ON u.id = ou.user_id
+CROSS JOIN LATERAL (
+    SELECT EXISTS (SELECT 1 FROM member_policies mp
+                   WHERE mp.organization_id = ou.organization_id AND mp.user_id = ou.user_id AND mp.policy_id = @policy_id)::boolean AS policy
+) held
+WHERE (@get_all::boolean OR held.policy)
+  AND EXISTS (SELECT 1 FROM policies p
+              WHERE p.id = @policy_id AND (p.organization_id = @organization_id OR p.organization_id IS NULL))
 ORDER BY ou.created_at DESC, ou.user_id
 LIMIT @page_size OFFSET @page_offset;
 

@@ -363,6 +363,8 @@ func utcPtr(t *time.Time) *time.Time {
 }
 
 // escapeLike makes user text literal inside an ILIKE pattern.
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
+func escapeLike(s string) string { return likeEscaper.Replace(s) }
+
+// likeEscaper is made once: a Replacer is safe to share, and making one
+// took a search a few percent of its CPU time.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

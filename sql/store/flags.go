@@ -200,18 +200,11 @@ func actorKind(a *Actor) string {
 
 // GetFlag returns a flag by its exact key.
 func (s *Store) GetFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Flag, error) {
-	orgID, err := a.org()
+	row, err := s.flagRowIn(ctx, a, envID, key)
 	if err != nil {
 		return Flag{}, err
 	}
-	row, err := s.q.GetFlagInOrganization(ctx, db.GetFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
-	if err != nil {
-		return Flag{}, translate(err)
-	}
-	if err := a.require(access.CanAccessEnv, EnvRN(row.ProjectKey, row.EnvKey)); err != nil {
-		return Flag{}, err
-	}
-	return flagFrom(row.FeatureFlag)
+	return flagFrom(row)
 }
 
 // readableEnv loads an environment the caller may read from.
@@ -290,7 +283,8 @@ const MaxExactFlagCount = 10_000
 // ListFlags pages an environment's flags in two statements, each on an
 // index: the environment's keys (for the permission check) with the count
 // of matches, then the page with each flag's last change, the names of its
-// creator and last changer, and its evaluation summary.
+// creator and last changer, and its evaluation summary. A search by name
+// takes three (see flagSearch).
 func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
 	var v validator
 	f.Page.check(&v)
@@ -311,7 +305,7 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	if err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	env, err := s.flagList(ctx, orgID, envID, f)
+	env, err := s.flagList(ctx, a, orgID, envID, f)
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}
@@ -327,13 +321,14 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 		out.TotalCount, out.TotalCountIsEstimate = MaxExactFlagCount, true
 	}
 	for i, r := range rows {
-		fl, err := flagFrom(r.FeatureFlag)
+		fl := r.FeatureFlag
+		variations, serves, err := listedFlag(fl)
 		if err != nil {
 			return Paged[FlagListItem]{}, err
 		}
 		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
-			Variations: fl.Variations, IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: fl.Tags, Serves: fl.Serves(),
-			Revision: fl.Revision, CreatedAt: fl.CreatedAt, UpdatedAt: fl.UpdatedAt}
+			Variations: variations, IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: OrEmpty(fl.Tags), Serves: serves,
+			Revision: fl.Revision, CreatedAt: fl.CreatedAt.UTC(), UpdatedAt: fl.UpdatedAt.UTC()}
 		if r.CreatorFound {
 			item.Creator = &Person{ID: fl.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
 		}
@@ -357,20 +352,44 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 // flagList runs the first statement of a list: the environment's keys, the
 // count and the page's ids, by the query whose index serves the filter and
 // the order.
-func (s *Store) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
+func (s *Store) flagList(ctx context.Context, a *Actor, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
 	list := db.FlagListByCreatedParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
 		IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
 	switch {
 	case f.Name != "":
-		row, err := s.q.FlagSearch(ctx, db.FlagSearchParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived,
-			Pattern: "%" + escapeLike(strings.ToLower(f.Name)) + "%", Tags: f.Tags, IsEnabled: f.IsEnabled,
-			CountLimit: list.CountLimit, ByKey: f.SortBy == "key", PageSize: list.PageSize, PageOffset: list.PageOffset})
-		return db.FlagListByCreatedRow(row), err
+		return s.flagSearch(ctx, a, envID, f, list)
 	case f.SortBy == "key":
 		row, err := s.q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
 		return db.FlagListByCreatedRow(row), err
 	}
 	return s.q.FlagListByCreated(ctx, list)
+}
+
+// flagSearch is flagList for a search by part of the name or key. The
+// search's statement is planned with its pattern on every call, so it is
+// kept to one scan (FlagSearch) whose matches are paged here; the keys of
+// the environment come before it, from a statement that keeps its plan.
+// Only a search matching more than a list counts asks for its page apart.
+func (s *Store) flagSearch(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter, list db.FlagListByCreatedParams) (db.FlagListByCreatedRow, error) {
+	env, err := s.readableEnv(ctx, a, envID)
+	if err != nil {
+		return db.FlagListByCreatedRow{}, err
+	}
+	search := db.FlagSearchParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: "%" + escapeLike(strings.ToLower(f.Name)) + "%",
+		Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: list.CountLimit, ByKey: f.SortBy == "key"}
+	found, err := s.q.FlagSearch(ctx, search)
+	if err != nil {
+		return db.FlagListByCreatedRow{}, err
+	}
+	out := db.FlagListByCreatedRow{ProjectKey: env.ProjectKey, EnvKey: env.Environment.Key, Total: int64(len(found))}
+	if len(found) < int(list.CountLimit) {
+		from := min(len(found), int(list.PageOffset))
+		out.Ids = found[from:min(len(found), from+int(list.PageSize))]
+		return out, nil
+	}
+	out.Ids, err = s.q.FlagSearchPage(ctx, db.FlagSearchPageParams{EnvID: envID, IsArchived: search.IsArchived, Pattern: search.Pattern,
+		Tags: search.Tags, IsEnabled: search.IsEnabled, ByKey: search.ByKey, PageOffset: list.PageOffset, PageSize: list.PageSize})
+	return out, err
 }
 
 // ErrFlagIsArchived refuses changing an archived flag; it can only be

@@ -68,8 +68,10 @@ func TestFlagQueriesAreIndexBacked(t *testing.T) {
 		{"list by key", db.FlagListByKey, []any{false, noTags, nil, MaxExactFlagCount + 1, 0, 10, a.OrgID, envID}},
 		{"list page 500", db.FlagListByCreated, []any{false, noTags, nil, MaxExactFlagCount + 1, 5000, 10, a.OrgID, envID}},
 		{"list by tag", db.FlagListByCreated, []any{false, []string{"team-7"}, nil, MaxExactFlagCount + 1, 0, 10, a.OrgID, envID}},
-		{"search newest first", db.FlagSearch, []any{false, "%experiment 4242%", noTags, nil, MaxExactFlagCount + 1, false, 0, 10, a.OrgID, envID}},
-		{"search by key", db.FlagSearch, []any{false, "%0042%", noTags, nil, MaxExactFlagCount + 1, true, 0, 10, a.OrgID, envID}},
+		{"search newest first", db.FlagSearch, []any{envID, false, "%experiment 4242%", noTags, nil, MaxExactFlagCount + 1, false}},
+		{"search by key", db.FlagSearch, []any{envID, false, "%0042%", noTags, nil, MaxExactFlagCount + 1, true}},
+		{"a broad search's page by key", db.FlagSearchPage, []any{envID, false, "%flag%", noTags, nil, true, 0, 10}},
+		{"a broad search's page newest first", db.FlagSearchPage, []any{envID, false, "%flag%", noTags, nil, false, 0, 10}},
 		{"a page's items", db.FlagListItems, []any{pageIDs}},
 		{"count by tag", db.CountFlags, []any{envID, false, []string{"team-7"}, nil}},
 	} {
@@ -112,6 +114,25 @@ func TestFlagListCountsUpToALimit(t *testing.T) {
 		}
 		if len(page.Items) != 10 && tc.filter.Page.Index < 1000 {
 			t.Errorf("%+v: %d items, want 10", tc.filter, len(page.Items))
+		}
+	}
+	// A search matching more than a list counts pages among all its
+	// matches: every flag here is an "experiment", so its pages are the
+	// list's, in either order.
+	for _, sortBy := range []string{"createdAt", "key"} {
+		for _, index := range []int{0, 1003} {
+			all, err := s.ListFlags(ctx, a, envID, FlagFilter{SortBy: sortBy, Page: Page{Index: index, Size: 10}})
+			must(t, err)
+			found, err := s.ListFlags(ctx, a, envID, FlagFilter{Name: "Experiment", SortBy: sortBy, Page: Page{Index: index, Size: 10}})
+			must(t, err)
+			if !found.TotalCountIsEstimate || found.TotalCount != MaxExactFlagCount || len(found.Items) != 10 {
+				t.Errorf("broad search by %s, page %d: total %d (estimate %v), %d items", sortBy, index, found.TotalCount, found.TotalCountIsEstimate, len(found.Items))
+			}
+			for i := range min(len(all.Items), len(found.Items)) {
+				if found.Items[i].ID != all.Items[i].ID {
+					t.Errorf("broad search by %s, page %d, item %d: got %s, want %s", sortBy, index, i, found.Items[i].Key, all.Items[i].Key)
+				}
+			}
 		}
 	}
 	// The last page past the count still answers the flags there are.

@@ -51,3 +51,24 @@ func paged[R, T any](rows []R, err error, item func(R) T, count func() (int64, e
 	}
 	return out, nil
 }
+
+// pagedCounted is paged for a statement whose every row carries the count
+// of all it matches (count(*) OVER ()): only an empty page, past the last
+// match or of none, leaves count to say how many there are.
+func pagedCounted[R, T any](rows []R, err error, item func(R) (T, int64), count func() (int64, error)) (Paged[T], error) {
+	if err != nil {
+		return Paged[T]{}, translate(err)
+	}
+	if len(rows) == 0 {
+		total, err := count()
+		if err != nil {
+			return Paged[T]{}, translate(err)
+		}
+		return Paged[T]{Items: []T{}, TotalCount: total}, nil
+	}
+	out := Paged[T]{Items: make([]T, len(rows))}
+	for i, r := range rows {
+		out.Items[i], out.TotalCount = item(r)
+	}
+	return out, nil
+}

@@ -304,25 +304,24 @@ func (s *Store) DeletePolicy(ctx context.Context, a *Actor, id uuid.UUID) error 
 // directly (not through a group), or with All every member, each marked;
 // Search is part of the email.
 func (s *Store) ListPolicyMembers(ctx context.Context, a *Actor, policyID uuid.UUID, f IAMFilter) (Paged[PolicyMember], error) {
-	if _, err := s.policyOf(ctx, a, policyID); err != nil {
-		return Paged[PolicyMember]{}, err
-	}
 	var v validator
 	f.check(&v, "searchText")
 	orgID, err := a.iamOrg(&v)
 	if err != nil {
+		// An unknown policy is not found, whatever else is wrong.
+		if _, missing := s.policyOf(ctx, a, policyID); missing != nil {
+			return Paged[PolicyMember]{}, missing
+		}
 		return Paged[PolicyMember]{}, err
 	}
 	limit, offset := f.Page.limit(), f.Page.offset()
+	if f.Search != "" {
+		return s.searchPolicyMembers(ctx, a, orgID, policyID, f.All, escapeLike(f.Search), limit, offset)
+	}
+	if _, err := s.policyOf(ctx, a, policyID); err != nil {
+		return Paged[PolicyMember]{}, err
+	}
 	switch {
-	case f.Search != "":
-		search := escapeLike(f.Search)
-		rows, err := s.q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
-			Search: search, GetAll: f.All, PageSize: limit, PageOffset: offset})
-		return paged(rows, err, func(r db.SearchPolicyMembersRow) PolicyMember { return PolicyMember(r) }, func() (int64, error) {
-			return s.q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: orgID,
-				PolicyID: policyID, Search: search, GetAll: f.All})
-		})
 	case f.All:
 		rows, err := s.q.ListAllMembersForPolicy(ctx, db.ListAllMembersForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
@@ -338,6 +337,48 @@ func (s *Store) ListPolicyMembers(ctx context.Context, a *Actor, policyID uuid.U
 			return s.q.CountPolicyMembers(ctx, db.CountPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID})
 		})
 	}
+}
+
+// maxEmailMatches is how many users a search by part of an email takes in
+// its first step; a text more of them share is searched in one statement.
+const maxEmailMatches = 1000
+
+// searchPolicyMembers pages the members whose email contains search. A
+// statement with a pattern is planned on every call (searchPlans), and
+// planning joins costs the database more than running them: so the users
+// matching are found first, on one table, and the policy's members among
+// them paged by a statement that keeps its plan (finding the policy, the page
+// and the count at once). A text too many users share is searched by
+// SearchPolicyMembers alone. When a page finds nobody, whether the policy
+// exists and, past the first page, how many there are is asked apart.
+func (s *Store) searchPolicyMembers(ctx context.Context, a *Actor, orgID, policyID uuid.UUID, all bool, search string, limit, offset int32) (Paged[PolicyMember], error) {
+	count := func() (int64, error) {
+		if _, err := s.policyOf(ctx, a, policyID); err != nil || offset == 0 {
+			return 0, err
+		}
+		return s.q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: orgID,
+			PolicyID: policyID, Search: search, GetAll: all})
+	}
+	ids, err := s.q.UsersByEmailPart(ctx, db.UsersByEmailPartParams{Search: search, Max: maxEmailMatches + 1})
+	if err != nil {
+		return Paged[PolicyMember]{}, translate(err)
+	}
+	if len(ids) <= maxEmailMatches {
+		rows, err := s.q.PolicyMembersAmong(ctx, db.PolicyMembersAmongParams{OrganizationID: orgID, PolicyID: policyID,
+			Ids: ids, GetAll: all, PageSize: limit, PageOffset: offset})
+		return pagedCounted(rows, err, func(r db.PolicyMembersAmongRow) (PolicyMember, int64) {
+			return policyMemberOf(db.SearchPolicyMembersRow(r))
+		}, count)
+	}
+	rows, err := s.q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
+		Search: search, GetAll: all, PageSize: limit, PageOffset: offset})
+	return pagedCounted(rows, err, policyMemberOf, count)
+}
+
+// policyMemberOf is a row of a search of a policy's members, with the count
+// of all it matches.
+func policyMemberOf(r db.SearchPolicyMembersRow) (PolicyMember, int64) {
+	return PolicyMember{ID: r.ID, Name: r.Name, Email: r.Email, IsPolicyMember: r.IsPolicyMember}, r.Total
 }
 
 // ListPolicyGroups pages the organization's groups a policy is attached to,

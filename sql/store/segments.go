@@ -173,6 +173,16 @@ const MaxSegmentIDs = 100
 // SegmentsByIDs returns those of the given segments visible in an environment;
 // unknown ids are left out.
 func (s *Store) SegmentsByIDs(ctx context.Context, a *Actor, envID uuid.UUID, ids []string) ([]Segment, error) {
+	rows, err := s.visibleSegmentsByIDs(ctx, a, envID, ids)
+	if err != nil {
+		return nil, err
+	}
+	return segmentsFrom(rows)
+}
+
+// visibleSegmentsByIDs reads those of the given segments visible in an
+// environment the caller may read.
+func (s *Store) visibleSegmentsByIDs(ctx context.Context, a *Actor, envID uuid.UUID, ids []string) ([]db.Segment, error) {
 	if len(ids) > MaxSegmentIDs {
 		return nil, Invalid("ids_is_invalid")
 	}
@@ -189,10 +199,7 @@ func (s *Store) SegmentsByIDs(ctx context.Context, a *Actor, envID uuid.UUID, id
 	}
 	rows, err := s.q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: parsed,
 		EnvID: envID, Scopes: envScopes(env)})
-	if err != nil {
-		return nil, translate(err)
-	}
-	return segmentsFrom(rows)
+	return rows, translate(err)
 }
 
 // SegmentFilter selects a page of the segments visible in an environment.
