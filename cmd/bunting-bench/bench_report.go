@@ -57,7 +57,7 @@ type benchCheck struct {
 const (
 	readRatio        = 0.7
 	readP99Ms        = 10
-	writeRatio       = 0.5
+	writeRatio       = 0.6
 	writeP99Ms       = 25
 	searchP99Ms      = 50
 	membersP99Ms     = 25
@@ -112,6 +112,7 @@ func checkTargets(r benchReport) []benchCheck {
 				p99(searchP99Ms)
 			}
 		case "policy-members":
+			ratio(readRatio)
 			p99(membersP99Ms)
 		case "create-flag", "flag-description", "flag-targeting", "segment-patch":
 			ratio(writeRatio)
