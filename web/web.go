@@ -1,7 +1,7 @@
 // Package web serves the admin application: server-rendered pages (templ
 // and htmx) with sessions, CSRF protection and single sign-on, which decode
-// forms into the store's input types, call the same store methods as the
-// API, and render views. It knows nothing of the API or the SDK endpoints:
+// forms into web's own form structs (form_inputs.go), turn them into the
+// store's inputs, call the same store methods as the API, and render views. It knows nothing of the API or the SDK endpoints:
 // the server (cmd/internal/server) mounts the pages beside them and sends
 // every failed request outside /api/ to the pages' error writer.
 package web
