@@ -51,9 +51,14 @@ func (q *Queries) CountEnvAuditLogs(ctx context.Context, arg CountEnvAuditLogsPa
 }
 
 const InsertAuditLog = `-- name: InsertAuditLog :exec
+WITH outbox AS (
+    INSERT INTO change_outbox (event)
+    SELECT CAST($13::text AS json) WHERE $13::text IS NOT NULL
+)
 INSERT INTO audit_logs (workspace_id, organization_id, env_id, ref_type, ref_id, keyword,
                         operation, previous, current, comment, creator_id, creator_kind)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+VALUES ($1, $2, $3, $4, $5, $6,
+        $7, $8, $9, $10, $11, $12)
 `
 
 type InsertAuditLogParams struct {
@@ -69,9 +74,13 @@ type InsertAuditLogParams struct {
 	Comment        string
 	CreatorID      uuid.UUID
 	CreatorKind    string
+	Event          *string
 }
 
-// InsertAuditLog records one change; callers run it in the change's transaction.
+// InsertAuditLog records one change; callers run it in the change's
+// transaction. Given an event (feed.Event as JSON, as RecordChange writes
+// it), the same statement writes it into the change outbox, saving a
+// change that SDKs and caches depend on a round trip.
 func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) error {
 	_, err := q.db.Exec(ctx, InsertAuditLog,
 		arg.WorkspaceID,
@@ -86,6 +95,7 @@ func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) 
 		arg.Comment,
 		arg.CreatorID,
 		arg.CreatorKind,
+		arg.Event,
 	)
 	return err
 }

@@ -253,7 +253,8 @@ func (q *Queries) ListSegments(ctx context.Context, arg ListSegmentsParams) ([]S
 }
 
 const LockSegment = `-- name: LockSegment :one
-SELECT id, workspace_id, organization_id, env_id, key, name, type, scopes, description, included, excluded, rules, tags, is_archived, created_at, updated_at FROM segments WHERE organization_id = $1 AND id = $2 FOR UPDATE
+SELECT s.id, s.workspace_id, s.organization_id, s.env_id, s.key, s.name, s.type, s.scopes, s.description, s.included, s.excluded, s.rules, s.tags, s.is_archived, s.created_at, s.updated_at, EXISTS (SELECT 1 FROM feature_flags f WHERE f.segment_refs @> ARRAY[s.id]) AS used
+FROM segments s WHERE s.organization_id = $1 AND s.id = $2 FOR UPDATE OF s
 `
 
 type LockSegmentParams struct {
@@ -261,27 +262,35 @@ type LockSegmentParams struct {
 	ID             uuid.UUID
 }
 
-// LockSegment returns a segment locked until the transaction ends.
-func (q *Queries) LockSegment(ctx context.Context, arg LockSegmentParams) (Segment, error) {
+type LockSegmentRow struct {
+	Segment Segment
+	Used    bool
+}
+
+// LockSegment returns a segment locked until the transaction ends, and
+// whether any flag's rules name it (feature_flags_segment_refs): a change
+// of a segment no flag uses, the usual one, then looks at flags no further.
+func (q *Queries) LockSegment(ctx context.Context, arg LockSegmentParams) (LockSegmentRow, error) {
 	row := q.db.QueryRow(ctx, LockSegment, arg.OrganizationID, arg.ID)
-	var i Segment
+	var i LockSegmentRow
 	err := row.Scan(
-		&i.ID,
-		&i.WorkspaceID,
-		&i.OrganizationID,
-		&i.EnvID,
-		&i.Key,
-		&i.Name,
-		&i.Type,
-		&i.Scopes,
-		&i.Description,
-		&i.Included,
-		&i.Excluded,
-		&i.Rules,
-		&i.Tags,
-		&i.IsArchived,
-		&i.CreatedAt,
-		&i.UpdatedAt,
+		&i.Segment.ID,
+		&i.Segment.WorkspaceID,
+		&i.Segment.OrganizationID,
+		&i.Segment.EnvID,
+		&i.Segment.Key,
+		&i.Segment.Name,
+		&i.Segment.Type,
+		&i.Segment.Scopes,
+		&i.Segment.Description,
+		&i.Segment.Included,
+		&i.Segment.Excluded,
+		&i.Segment.Rules,
+		&i.Segment.Tags,
+		&i.Segment.IsArchived,
+		&i.Segment.CreatedAt,
+		&i.Segment.UpdatedAt,
+		&i.Used,
 	)
 	return i, err
 }

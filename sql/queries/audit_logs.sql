@@ -1,8 +1,16 @@
 -- name: InsertAuditLog :exec
--- InsertAuditLog records one change; callers run it in the change's transaction.
+-- InsertAuditLog records one change; callers run it in the change's
+-- transaction. Given an event (feed.Event as JSON, as RecordChange writes
+-- it), the same statement writes it into the change outbox, saving a
+-- change that SDKs and caches depend on a round trip.
+WITH outbox AS (
+    INSERT INTO change_outbox (event)
+    SELECT CAST(sqlc.narg(event)::text AS json) WHERE sqlc.narg(event)::text IS NOT NULL
+)
 INSERT INTO audit_logs (workspace_id, organization_id, env_id, ref_type, ref_id, keyword,
                         operation, previous, current, comment, creator_id, creator_kind)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12);
+VALUES (@workspace_id, @organization_id, @env_id, @ref_type, @ref_id, @keyword,
+        @operation, @previous, @current, @comment, @creator_id, @creator_kind);
 
 -- name: ListOrganizationAuditLogs :many
 -- ListOrganizationAuditLogs returns the newest entries of an organization (audit_logs_org_created).

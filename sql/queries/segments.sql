@@ -11,8 +11,11 @@ RETURNING *;
 SELECT * FROM segments WHERE organization_id = @organization_id AND id = @id;
 
 -- name: LockSegment :one
--- LockSegment returns a segment locked until the transaction ends.
-SELECT * FROM segments WHERE organization_id = @organization_id AND id = @id FOR UPDATE;
+-- LockSegment returns a segment locked until the transaction ends, and
+-- whether any flag's rules name it (feature_flags_segment_refs): a change
+-- of a segment no flag uses, the usual one, then looks at flags no further.
+SELECT sqlc.embed(s), EXISTS (SELECT 1 FROM feature_flags f WHERE f.segment_refs @> ARRAY[s.id]) AS used
+FROM segments s WHERE s.organization_id = @organization_id AND s.id = @id FOR UPDATE OF s;
 
 -- name: UpdateSegment :one
 -- UpdateSegment stores a changed segment.
