@@ -252,27 +252,44 @@ func (q *Queries) ListSegments(ctx context.Context, arg ListSegmentsParams) ([]S
 	return items, nil
 }
 
-const LockSegment = `-- name: LockSegment :one
-SELECT s.id, s.workspace_id, s.organization_id, s.env_id, s.key, s.name, s.type, s.scopes, s.description, s.included, s.excluded, s.rules, s.tags, s.is_archived, s.created_at, s.updated_at, EXISTS (SELECT 1 FROM feature_flags f WHERE f.segment_refs @> ARRAY[s.id]) AS used
-FROM segments s WHERE s.organization_id = $1 AND s.id = $2 FOR UPDATE OF s
+const LockSegmentInOrganization = `-- name: LockSegmentInOrganization :one
+SELECT s.id, s.workspace_id, s.organization_id, s.env_id, s.key, s.name, s.type, s.scopes, s.description, s.included, s.excluded, s.rules, s.tags, s.is_archived, s.created_at, s.updated_at, e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, e.change_request_enabled, e.approvals_required, e.approver_member_ids, e.approver_group_ids, p.key AS project_key, p.name AS project_name, p.organization_id,
+    o.key AS organization_key, o.workspace_id,
+    EXISTS (SELECT 1 FROM feature_flags f WHERE f.segment_refs @> ARRAY[s.id]) AS used
+FROM segments s
+JOIN environments e ON e.id = $1
+JOIN projects p ON p.id = e.project_id
+JOIN organizations o ON o.id = p.organization_id
+WHERE s.organization_id = $2 AND s.id = $3 AND p.organization_id = $2
+FOR UPDATE OF s
 `
 
-type LockSegmentParams struct {
+type LockSegmentInOrganizationParams struct {
+	EnvID          uuid.UUID
 	OrganizationID uuid.UUID
 	ID             uuid.UUID
 }
 
-type LockSegmentRow struct {
-	Segment Segment
-	Used    bool
+type LockSegmentInOrganizationRow struct {
+	Segment         Segment
+	Environment     Environment
+	ProjectKey      string
+	ProjectName     string
+	OrganizationID  uuid.UUID
+	OrganizationKey string
+	WorkspaceID     uuid.UUID
+	Used            bool
 }
 
-// LockSegment returns a segment locked until the transaction ends, and
-// whether any flag's rules name it (feature_flags_segment_refs): a change
-// of a segment no flag uses, the usual one, then looks at flags no further.
-func (q *Queries) LockSegment(ctx context.Context, arg LockSegmentParams) (LockSegmentRow, error) {
-	row := q.db.QueryRow(ctx, LockSegment, arg.OrganizationID, arg.ID)
-	var i LockSegmentRow
+// LockSegmentInOrganization returns a segment of an organization locked
+// until the transaction ends, with the environment it is changed from
+// (GetEnvironment's columns) and whether any flag's rules name it
+// (feature_flags_segment_refs): one round trip for what a change reads
+// first, and a change of a segment no flag uses, the usual one, looks at
+// flags no further.
+func (q *Queries) LockSegmentInOrganization(ctx context.Context, arg LockSegmentInOrganizationParams) (LockSegmentInOrganizationRow, error) {
+	row := q.db.QueryRow(ctx, LockSegmentInOrganization, arg.EnvID, arg.OrganizationID, arg.ID)
+	var i LockSegmentInOrganizationRow
 	err := row.Scan(
 		&i.Segment.ID,
 		&i.Segment.WorkspaceID,
@@ -290,6 +307,23 @@ func (q *Queries) LockSegment(ctx context.Context, arg LockSegmentParams) (LockS
 		&i.Segment.IsArchived,
 		&i.Segment.CreatedAt,
 		&i.Segment.UpdatedAt,
+		&i.Environment.ID,
+		&i.Environment.ProjectID,
+		&i.Environment.Name,
+		&i.Environment.Key,
+		&i.Environment.Description,
+		&i.Environment.RequireChangeComment,
+		&i.Environment.CreatedAt,
+		&i.Environment.UpdatedAt,
+		&i.Environment.ChangeRequestEnabled,
+		&i.Environment.ApprovalsRequired,
+		&i.Environment.ApproverMemberIds,
+		&i.Environment.ApproverGroupIds,
+		&i.ProjectKey,
+		&i.ProjectName,
+		&i.OrganizationID,
+		&i.OrganizationKey,
+		&i.WorkspaceID,
 		&i.Used,
 	)
 	return i, err

@@ -10,12 +10,22 @@ RETURNING *;
 -- GetSegment returns one of an organization's segments.
 SELECT * FROM segments WHERE organization_id = @organization_id AND id = @id;
 
--- name: LockSegment :one
--- LockSegment returns a segment locked until the transaction ends, and
--- whether any flag's rules name it (feature_flags_segment_refs): a change
--- of a segment no flag uses, the usual one, then looks at flags no further.
-SELECT sqlc.embed(s), EXISTS (SELECT 1 FROM feature_flags f WHERE f.segment_refs @> ARRAY[s.id]) AS used
-FROM segments s WHERE s.organization_id = @organization_id AND s.id = @id FOR UPDATE OF s;
+-- name: LockSegmentInOrganization :one
+-- LockSegmentInOrganization returns a segment of an organization locked
+-- until the transaction ends, with the environment it is changed from
+-- (GetEnvironment's columns) and whether any flag's rules name it
+-- (feature_flags_segment_refs): one round trip for what a change reads
+-- first, and a change of a segment no flag uses, the usual one, looks at
+-- flags no further.
+SELECT sqlc.embed(s), sqlc.embed(e), p.key AS project_key, p.name AS project_name, p.organization_id,
+    o.key AS organization_key, o.workspace_id,
+    EXISTS (SELECT 1 FROM feature_flags f WHERE f.segment_refs @> ARRAY[s.id]) AS used
+FROM segments s
+JOIN environments e ON e.id = @env_id
+JOIN projects p ON p.id = e.project_id
+JOIN organizations o ON o.id = p.organization_id
+WHERE s.organization_id = @organization_id AND s.id = @id AND p.organization_id = @organization_id
+FOR UPDATE OF s;
 
 -- name: UpdateSegment :one
 -- UpdateSegment stores a changed segment.

@@ -306,16 +306,17 @@ func (s *Store) SegmentByKey(ctx context.Context, a *Actor, envID uuid.UUID, key
 // row lock, checked on what actually changed, validated whole, audited; when
 // who is in the segment changes, the flags that use it get a new revision.
 func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+	orgID, err := a.org()
 	if err != nil {
 		return Segment{}, err
 	}
 	var out Segment
 	err = s.inTx(ctx, func(q *db.Queries) error {
-		before, used, err := lockSegment(ctx, q, env, id)
+		locked, err := lockSegment(ctx, q, orgID, envID, id)
 		if err != nil {
 			return err
 		}
+		before, env := locked.Segment, locked.env
 		after, err := before.Clone()
 		if err != nil {
 			return err
@@ -350,7 +351,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 			out = before
 			return nil
 		}
-		users, err := guardReferences(ctx, q, before, after, used)
+		users, err := guardReferences(ctx, q, before, after, locked.used)
 		if err != nil {
 			return err
 		}
@@ -388,18 +389,32 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 	return out, err
 }
 
-// lockSegment loads and locks a segment visible in env, and tells whether
-// any flag's rules name it.
-func lockSegment(ctx context.Context, q *db.Queries, env envRow, id uuid.UUID) (Segment, bool, error) {
-	row, err := q.LockSegment(ctx, db.LockSegmentParams{OrganizationID: env.OrganizationID, ID: id})
+// lockedSegment is a segment locked for a change (lockSegment).
+type lockedSegment struct {
+	Segment
+	// env is the environment the change is made from, where it is visible.
+	env envRow
+	// used tells whether any flag's rules name the segment.
+	used bool
+}
+
+// lockSegment loads and locks a segment of organization orgID visible in
+// environment envID, with that environment.
+func lockSegment(ctx context.Context, q *db.Queries, orgID, envID, id uuid.UUID) (lockedSegment, error) {
+	row, err := q.LockSegmentInOrganization(ctx, db.LockSegmentInOrganizationParams{OrganizationID: orgID, EnvID: envID, ID: id})
 	if err != nil {
-		return Segment{}, false, err
+		return lockedSegment{}, err
 	}
 	sg, err := segmentFrom(row.Segment)
-	if err == nil && !visibleIn(sg, env) {
-		err = ErrNotFound
+	if err != nil {
+		return lockedSegment{}, err
 	}
-	return sg, row.Used, err
+	env := envRow{db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
+		OrganizationID: row.OrganizationID, OrganizationKey: row.OrganizationKey, WorkspaceID: row.WorkspaceID}}
+	if !visibleIn(sg, env) {
+		return lockedSegment{}, ErrNotFound
+	}
+	return lockedSegment{Segment: sg, env: env, used: row.Used}, nil
 }
 
 // segmentChangeActions names the action each changed part of a segment needs.
@@ -432,10 +447,11 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
-		before, _, err := lockSegment(ctx, q, env, id)
+		locked, err := lockSegment(ctx, q, env.OrganizationID, envID, id)
 		if err != nil {
 			return err
 		}
+		before := locked.Segment
 		if err := a.require(access.DeleteSegment, segmentRN(env, before.Key, before.Tags)); err != nil {
 			return err
 		}
