@@ -55,11 +55,6 @@ func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) e
 	if err != nil {
 		return err
 	}
-	// Every flag and segment change is audited here, so its webhook
-	// deliveries are queued here, in the same transaction.
-	if err := s.queueWebhooks(ctx, q, a, ch); err != nil {
-		return err
-	}
 	var event *string
 	if ch.event != nil {
 		encoded, err := feed.Encode(*ch.event)
@@ -69,7 +64,8 @@ func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) e
 		event = &encoded
 		s.changesRecorded.Add(1)
 	}
-	return q.InsertAuditLog(ctx, db.InsertAuditLogParams{
+	hookEvents := changeWebhookEvents(a, ch)
+	subscribed, err := q.InsertAuditLog(ctx, db.InsertAuditLogParams{
 		WorkspaceID:    a.WorkspaceID,
 		OrganizationID: orgID,
 		EnvID:          ch.envID,
@@ -83,7 +79,14 @@ func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) e
 		CreatorID:      actorID(a),
 		CreatorKind:    actorKind(a),
 		Event:          event,
+		WebhookEvents:  hookEvents,
 	})
+	if err != nil || !subscribed {
+		return err
+	}
+	// Every flag and segment change is audited here, so its webhook
+	// deliveries are queued here, in the same transaction.
+	return s.queueWebhooks(ctx, q, a, ch, hookEvents)
 }
 
 func snapshot(v any) (json.RawMessage, error) {
