@@ -352,6 +352,52 @@ func (q *Queries) SegmentIsReferenced(ctx context.Context, segmentID uuid.UUID) 
 	return exists, err
 }
 
+const SegmentStatesByIDs = `-- name: SegmentStatesByIDs :many
+SELECT id, is_archived FROM segments
+WHERE organization_id = $1 AND id = ANY($2::uuid[])
+  AND ((type = 'environment-specific' AND env_id = $3) OR (type = 'shared' AND scopes && $4::text[]))
+`
+
+type SegmentStatesByIDsParams struct {
+	OrganizationID uuid.UUID
+	Ids            []uuid.UUID
+	EnvID          uuid.UUID
+	Scopes         []string
+}
+
+type SegmentStatesByIDsRow struct {
+	ID         uuid.UUID
+	IsArchived bool
+}
+
+// SegmentStatesByIDs is SegmentsByIDs without the segments' contents:
+// which of some segments are visible in an environment and whether each is
+// archived, all a flag change needs to check the segments its rules name.
+func (q *Queries) SegmentStatesByIDs(ctx context.Context, arg SegmentStatesByIDsParams) ([]SegmentStatesByIDsRow, error) {
+	rows, err := q.db.Query(ctx, SegmentStatesByIDs,
+		arg.OrganizationID,
+		arg.Ids,
+		arg.EnvID,
+		arg.Scopes,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SegmentStatesByIDsRow{}
+	for rows.Next() {
+		var i SegmentStatesByIDsRow
+		if err := rows.Scan(&i.ID, &i.IsArchived); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const SegmentsByIDs = `-- name: SegmentsByIDs :many
 SELECT id, workspace_id, organization_id, env_id, key, name, type, scopes, description, included, excluded, rules, tags, is_archived, created_at, updated_at FROM segments
 WHERE organization_id = $1 AND id = ANY($2::uuid[])

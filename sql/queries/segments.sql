@@ -68,6 +68,14 @@ WHERE organization_id = @organization_id AND id = ANY(@ids::uuid[])
   AND ((type = 'environment-specific' AND env_id = @env_id) OR (type = 'shared' AND scopes && @scopes::text[]))
 ORDER BY created_at, id;
 
+-- name: SegmentStatesByIDs :many
+-- SegmentStatesByIDs is SegmentsByIDs without the segments' contents:
+-- which of some segments are visible in an environment and whether each is
+-- archived, all a flag change needs to check the segments its rules name.
+SELECT id, is_archived FROM segments
+WHERE organization_id = @organization_id AND id = ANY(@ids::uuid[])
+  AND ((type = 'environment-specific' AND env_id = @env_id) OR (type = 'shared' AND scopes && @scopes::text[]));
+
 -- name: ListSegmentTags :many
 -- ListSegmentTags returns every tag used by the segments visible in an environment.
 SELECT DISTINCT unnest(tags)::text AS tag FROM segments

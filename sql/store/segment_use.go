@@ -157,7 +157,7 @@ func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow,
 	if len(refs) == 0 {
 		return nil
 	}
-	rows, err := q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: refs,
+	rows, err := q.SegmentStatesByIDs(ctx, db.SegmentStatesByIDsParams{OrganizationID: env.OrganizationID, Ids: refs,
 		EnvID: env.Environment.ID, Scopes: envScopes(env)})
 	if err != nil {
 		return err
