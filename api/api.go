@@ -306,11 +306,15 @@ func (h *Handler) createsSegments(c echo.Context) error {
 	return h.inEnv(c, h.store.AuthorizeSegmentCreation)
 }
 
-// inEnv runs a check on the environment the path names.
+// inEnv runs a check on the environment the path names, and keeps that
+// environment for the route's operation (store.RememberEnvironment).
 func (h *Handler) inEnv(c echo.Context, check func(context.Context, *store.Actor, uuid.UUID) error) error {
 	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
-	return check(c.Request().Context(), actor(c), envID)
+	r := c.Request()
+	ctx := store.RememberEnvironment(r.Context())
+	c.SetRequest(r.WithContext(ctx))
+	return check(ctx, actor(c), envID)
 }

@@ -50,10 +50,17 @@ func (q *Queries) CountEnvAuditLogs(ctx context.Context, arg CountEnvAuditLogsPa
 	return count, err
 }
 
-const InsertAuditLog = `-- name: InsertAuditLog :exec
+const InsertAuditLog = `-- name: InsertAuditLog :one
+WITH outbox AS (
+    INSERT INTO change_outbox (event)
+    SELECT CAST($14::text AS json) WHERE $14::text IS NOT NULL
+)
 INSERT INTO audit_logs (workspace_id, organization_id, env_id, ref_type, ref_id, keyword,
                         operation, previous, current, comment, creator_id, creator_kind)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+VALUES ($1, $2, $3, $4, $5, $6,
+        $7, $8, $9, $10, $11, $12)
+RETURNING EXISTS (SELECT 1 FROM webhooks w WHERE w.organization_id = $2 AND w.is_active
+    AND w.events && $13::text[]) AS webhooks_subscribed
 `
 
 type InsertAuditLogParams struct {
@@ -69,11 +76,18 @@ type InsertAuditLogParams struct {
 	Comment        string
 	CreatorID      uuid.UUID
 	CreatorKind    string
+	WebhookEvents  []string
+	Event          *string
 }
 
-// InsertAuditLog records one change; callers run it in the change's transaction.
-func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) error {
-	_, err := q.db.Exec(ctx, InsertAuditLog,
+// InsertAuditLog records one change; callers run it in the change's
+// transaction. Given an event (feed.Event as JSON, as RecordChange writes
+// it), the same statement writes it into the change outbox, saving a
+// change that SDKs and caches depend on a round trip. It tells whether an
+// active webhook of the organization subscribes to any of the change's
+// webhook events, so a change no webhook hears of (most) looks for none.
+func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) (bool, error) {
+	row := q.db.QueryRow(ctx, InsertAuditLog,
 		arg.WorkspaceID,
 		arg.OrganizationID,
 		arg.EnvID,
@@ -86,8 +100,12 @@ func (q *Queries) InsertAuditLog(ctx context.Context, arg InsertAuditLogParams) 
 		arg.Comment,
 		arg.CreatorID,
 		arg.CreatorKind,
+		arg.WebhookEvents,
+		arg.Event,
 	)
-	return err
+	var webhooks_subscribed bool
+	err := row.Scan(&webhooks_subscribed)
+	return webhooks_subscribed, err
 }
 
 const ListEnvAuditLogs = `-- name: ListEnvAuditLogs :many

@@ -1093,22 +1093,26 @@ func (q *Queries) LockFlagsReferencingSegment(ctx context.Context, segmentID uui
 	return items, nil
 }
 
-const RecordFlagChange = `-- name: RecordFlagChange :exec
+const RecordFlagChange = `-- name: RecordFlagChange :one
 WITH revision AS (
     INSERT INTO flag_revisions (flag_id, revision, snapshot, comment, creator_id, creator_kind)
-    SELECT $2, $3, $4::jsonb, $5, $6, $7
-    WHERE $4::jsonb IS NOT NULL
+    SELECT $4, $5, $6::jsonb, $7, $8, $9
+    WHERE $6::jsonb IS NOT NULL
 ), audit AS (
     INSERT INTO audit_logs (workspace_id, organization_id, env_id, ref_type, ref_id, keyword,
                             operation, previous, current, comment, creator_id, creator_kind)
-    VALUES ($8, $9, $10, 'FeatureFlag', $2::text, $11,
-            $12, $13::jsonb, $4::jsonb, $5, $6, $7)
+    VALUES ($10, $2, $11, 'FeatureFlag', $4::text, $12,
+            $13, $14::jsonb, $6::jsonb, $7, $8, $9)
 )
 INSERT INTO change_outbox (event) VALUES (CAST($1::text AS json))
+RETURNING EXISTS (SELECT 1 FROM webhooks w WHERE w.organization_id = $2 AND w.is_active
+    AND w.events && $3::text[]) AS webhooks_subscribed
 `
 
 type RecordFlagChangeParams struct {
 	Event          string
+	OrganizationID *uuid.UUID
+	WebhookEvents  []string
 	FlagID         uuid.UUID
 	Revision       uuid.UUID
 	Current        json.RawMessage
@@ -1116,7 +1120,6 @@ type RecordFlagChangeParams struct {
 	CreatorID      uuid.UUID
 	CreatorKind    string
 	WorkspaceID    uuid.UUID
-	OrganizationID *uuid.UUID
 	EnvID          *uuid.UUID
 	Keyword        string
 	Operation      string
@@ -1126,10 +1129,13 @@ type RecordFlagChangeParams struct {
 // RecordFlagChange records a change of a flag in one statement of the
 // change's transaction: the new version (when there is one, current) with
 // the change's comment, the audit entry, and the change event (store.Event
-// as JSON, as RecordChange writes it).
-func (q *Queries) RecordFlagChange(ctx context.Context, arg RecordFlagChangeParams) error {
-	_, err := q.db.Exec(ctx, RecordFlagChange,
+// as JSON, as RecordChange writes it). Like InsertAuditLog, it tells whether
+// an active webhook subscribes to any of the change's webhook events.
+func (q *Queries) RecordFlagChange(ctx context.Context, arg RecordFlagChangeParams) (bool, error) {
+	row := q.db.QueryRow(ctx, RecordFlagChange,
 		arg.Event,
+		arg.OrganizationID,
+		arg.WebhookEvents,
 		arg.FlagID,
 		arg.Revision,
 		arg.Current,
@@ -1137,13 +1143,14 @@ func (q *Queries) RecordFlagChange(ctx context.Context, arg RecordFlagChangePara
 		arg.CreatorID,
 		arg.CreatorKind,
 		arg.WorkspaceID,
-		arg.OrganizationID,
 		arg.EnvID,
 		arg.Keyword,
 		arg.Operation,
 		arg.Previous,
 	)
-	return err
+	var webhooks_subscribed bool
+	err := row.Scan(&webhooks_subscribed)
+	return webhooks_subscribed, err
 }
 
 const UpdateFlag = `-- name: UpdateFlag :one

@@ -252,36 +252,79 @@ func (q *Queries) ListSegments(ctx context.Context, arg ListSegmentsParams) ([]S
 	return items, nil
 }
 
-const LockSegment = `-- name: LockSegment :one
-SELECT id, workspace_id, organization_id, env_id, key, name, type, scopes, description, included, excluded, rules, tags, is_archived, created_at, updated_at FROM segments WHERE organization_id = $1 AND id = $2 FOR UPDATE
+const LockSegmentInOrganization = `-- name: LockSegmentInOrganization :one
+SELECT s.id, s.workspace_id, s.organization_id, s.env_id, s.key, s.name, s.type, s.scopes, s.description, s.included, s.excluded, s.rules, s.tags, s.is_archived, s.created_at, s.updated_at, e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, e.change_request_enabled, e.approvals_required, e.approver_member_ids, e.approver_group_ids, p.key AS project_key, p.name AS project_name, p.organization_id,
+    o.key AS organization_key, o.workspace_id,
+    EXISTS (SELECT 1 FROM feature_flags f WHERE f.segment_refs @> ARRAY[s.id]) AS used
+FROM segments s
+JOIN environments e ON e.id = $1
+JOIN projects p ON p.id = e.project_id
+JOIN organizations o ON o.id = p.organization_id
+WHERE s.organization_id = $2 AND s.id = $3 AND p.organization_id = $2
+FOR UPDATE OF s
 `
 
-type LockSegmentParams struct {
+type LockSegmentInOrganizationParams struct {
+	EnvID          uuid.UUID
 	OrganizationID uuid.UUID
 	ID             uuid.UUID
 }
 
-// LockSegment returns a segment locked until the transaction ends.
-func (q *Queries) LockSegment(ctx context.Context, arg LockSegmentParams) (Segment, error) {
-	row := q.db.QueryRow(ctx, LockSegment, arg.OrganizationID, arg.ID)
-	var i Segment
+type LockSegmentInOrganizationRow struct {
+	Segment         Segment
+	Environment     Environment
+	ProjectKey      string
+	ProjectName     string
+	OrganizationID  uuid.UUID
+	OrganizationKey string
+	WorkspaceID     uuid.UUID
+	Used            bool
+}
+
+// LockSegmentInOrganization returns a segment of an organization locked
+// until the transaction ends, with the environment it is changed from
+// (GetEnvironment's columns) and whether any flag's rules name it
+// (feature_flags_segment_refs): one round trip for what a change reads
+// first, and a change of a segment no flag uses, the usual one, looks at
+// flags no further.
+func (q *Queries) LockSegmentInOrganization(ctx context.Context, arg LockSegmentInOrganizationParams) (LockSegmentInOrganizationRow, error) {
+	row := q.db.QueryRow(ctx, LockSegmentInOrganization, arg.EnvID, arg.OrganizationID, arg.ID)
+	var i LockSegmentInOrganizationRow
 	err := row.Scan(
-		&i.ID,
-		&i.WorkspaceID,
+		&i.Segment.ID,
+		&i.Segment.WorkspaceID,
+		&i.Segment.OrganizationID,
+		&i.Segment.EnvID,
+		&i.Segment.Key,
+		&i.Segment.Name,
+		&i.Segment.Type,
+		&i.Segment.Scopes,
+		&i.Segment.Description,
+		&i.Segment.Included,
+		&i.Segment.Excluded,
+		&i.Segment.Rules,
+		&i.Segment.Tags,
+		&i.Segment.IsArchived,
+		&i.Segment.CreatedAt,
+		&i.Segment.UpdatedAt,
+		&i.Environment.ID,
+		&i.Environment.ProjectID,
+		&i.Environment.Name,
+		&i.Environment.Key,
+		&i.Environment.Description,
+		&i.Environment.RequireChangeComment,
+		&i.Environment.CreatedAt,
+		&i.Environment.UpdatedAt,
+		&i.Environment.ChangeRequestEnabled,
+		&i.Environment.ApprovalsRequired,
+		&i.Environment.ApproverMemberIds,
+		&i.Environment.ApproverGroupIds,
+		&i.ProjectKey,
+		&i.ProjectName,
 		&i.OrganizationID,
-		&i.EnvID,
-		&i.Key,
-		&i.Name,
-		&i.Type,
-		&i.Scopes,
-		&i.Description,
-		&i.Included,
-		&i.Excluded,
-		&i.Rules,
-		&i.Tags,
-		&i.IsArchived,
-		&i.CreatedAt,
-		&i.UpdatedAt,
+		&i.OrganizationKey,
+		&i.WorkspaceID,
+		&i.Used,
 	)
 	return i, err
 }
@@ -307,6 +350,52 @@ func (q *Queries) SegmentIsReferenced(ctx context.Context, segmentID uuid.UUID) 
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const SegmentStatesByIDs = `-- name: SegmentStatesByIDs :many
+SELECT id, is_archived FROM segments
+WHERE organization_id = $1 AND id = ANY($2::uuid[])
+  AND ((type = 'environment-specific' AND env_id = $3) OR (type = 'shared' AND scopes && $4::text[]))
+`
+
+type SegmentStatesByIDsParams struct {
+	OrganizationID uuid.UUID
+	Ids            []uuid.UUID
+	EnvID          uuid.UUID
+	Scopes         []string
+}
+
+type SegmentStatesByIDsRow struct {
+	ID         uuid.UUID
+	IsArchived bool
+}
+
+// SegmentStatesByIDs is SegmentsByIDs without the segments' contents:
+// which of some segments are visible in an environment and whether each is
+// archived, all a flag change needs to check the segments its rules name.
+func (q *Queries) SegmentStatesByIDs(ctx context.Context, arg SegmentStatesByIDsParams) ([]SegmentStatesByIDsRow, error) {
+	rows, err := q.db.Query(ctx, SegmentStatesByIDs,
+		arg.OrganizationID,
+		arg.Ids,
+		arg.EnvID,
+		arg.Scopes,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []SegmentStatesByIDsRow{}
+	for rows.Next() {
+		var i SegmentStatesByIDsRow
+		if err := rows.Scan(&i.ID, &i.IsArchived); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const SegmentsByIDs = `-- name: SegmentsByIDs :many

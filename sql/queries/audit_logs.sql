@@ -1,8 +1,20 @@
--- name: InsertAuditLog :exec
--- InsertAuditLog records one change; callers run it in the change's transaction.
+-- name: InsertAuditLog :one
+-- InsertAuditLog records one change; callers run it in the change's
+-- transaction. Given an event (feed.Event as JSON, as RecordChange writes
+-- it), the same statement writes it into the change outbox, saving a
+-- change that SDKs and caches depend on a round trip. It tells whether an
+-- active webhook of the organization subscribes to any of the change's
+-- webhook events, so a change no webhook hears of (most) looks for none.
+WITH outbox AS (
+    INSERT INTO change_outbox (event)
+    SELECT CAST(sqlc.narg(event)::text AS json) WHERE sqlc.narg(event)::text IS NOT NULL
+)
 INSERT INTO audit_logs (workspace_id, organization_id, env_id, ref_type, ref_id, keyword,
                         operation, previous, current, comment, creator_id, creator_kind)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12);
+VALUES (@workspace_id, @organization_id, @env_id, @ref_type, @ref_id, @keyword,
+        @operation, @previous, @current, @comment, @creator_id, @creator_kind)
+RETURNING EXISTS (SELECT 1 FROM webhooks w WHERE w.organization_id = @organization_id AND w.is_active
+    AND w.events && @webhook_events::text[]) AS webhooks_subscribed;
 
 -- name: ListOrganizationAuditLogs :many
 -- ListOrganizationAuditLogs returns the newest entries of an organization (audit_logs_org_created).

@@ -32,11 +32,12 @@ WHERE p.organization_id = @organization_id AND f.env_id = @env_id
   AND lower(f.key) = lower(@key::text) AND f.key = @key::text
 FOR UPDATE OF f;
 
--- name: RecordFlagChange :exec
+-- name: RecordFlagChange :one
 -- RecordFlagChange records a change of a flag in one statement of the
 -- change's transaction: the new version (when there is one, current) with
 -- the change's comment, the audit entry, and the change event (store.Event
--- as JSON, as RecordChange writes it).
+-- as JSON, as RecordChange writes it). Like InsertAuditLog, it tells whether
+-- an active webhook subscribes to any of the change's webhook events.
 WITH revision AS (
     INSERT INTO flag_revisions (flag_id, revision, snapshot, comment, creator_id, creator_kind)
     SELECT @flag_id, @revision, sqlc.narg(current)::jsonb, @comment, @creator_id, @creator_kind
@@ -47,7 +48,9 @@ WITH revision AS (
     VALUES (@workspace_id, sqlc.narg(organization_id), @env_id, 'FeatureFlag', @flag_id::text, @keyword,
             @operation, sqlc.narg(previous)::jsonb, sqlc.narg(current)::jsonb, @comment, @creator_id, @creator_kind)
 )
-INSERT INTO change_outbox (event) VALUES (CAST(@event::text AS json));
+INSERT INTO change_outbox (event) VALUES (CAST(@event::text AS json))
+RETURNING EXISTS (SELECT 1 FROM webhooks w WHERE w.organization_id = sqlc.narg(organization_id) AND w.is_active
+    AND w.events && @webhook_events::text[]) AS webhooks_subscribed;
 
 -- name: UpdateFlag :one
 -- UpdateFlag stores a changed flag under a new revision, only if the revision

@@ -10,9 +10,22 @@ RETURNING *;
 -- GetSegment returns one of an organization's segments.
 SELECT * FROM segments WHERE organization_id = @organization_id AND id = @id;
 
--- name: LockSegment :one
--- LockSegment returns a segment locked until the transaction ends.
-SELECT * FROM segments WHERE organization_id = @organization_id AND id = @id FOR UPDATE;
+-- name: LockSegmentInOrganization :one
+-- LockSegmentInOrganization returns a segment of an organization locked
+-- until the transaction ends, with the environment it is changed from
+-- (GetEnvironment's columns) and whether any flag's rules name it
+-- (feature_flags_segment_refs): one round trip for what a change reads
+-- first, and a change of a segment no flag uses, the usual one, looks at
+-- flags no further.
+SELECT sqlc.embed(s), sqlc.embed(e), p.key AS project_key, p.name AS project_name, p.organization_id,
+    o.key AS organization_key, o.workspace_id,
+    EXISTS (SELECT 1 FROM feature_flags f WHERE f.segment_refs @> ARRAY[s.id]) AS used
+FROM segments s
+JOIN environments e ON e.id = @env_id
+JOIN projects p ON p.id = e.project_id
+JOIN organizations o ON o.id = p.organization_id
+WHERE s.organization_id = @organization_id AND s.id = @id AND p.organization_id = @organization_id
+FOR UPDATE OF s;
 
 -- name: UpdateSegment :one
 -- UpdateSegment stores a changed segment.
@@ -54,6 +67,14 @@ SELECT * FROM segments
 WHERE organization_id = @organization_id AND id = ANY(@ids::uuid[])
   AND ((type = 'environment-specific' AND env_id = @env_id) OR (type = 'shared' AND scopes && @scopes::text[]))
 ORDER BY created_at, id;
+
+-- name: SegmentStatesByIDs :many
+-- SegmentStatesByIDs is SegmentsByIDs without the segments' contents:
+-- which of some segments are visible in an environment and whether each is
+-- archived, all a flag change needs to check the segments its rules name.
+SELECT id, is_archived FROM segments
+WHERE organization_id = @organization_id AND id = ANY(@ids::uuid[])
+  AND ((type = 'environment-specific' AND env_id = @env_id) OR (type = 'shared' AND scopes && @scopes::text[]));
 
 -- name: ListSegmentTags :many
 -- ListSegmentTags returns every tag used by the segments visible in an environment.

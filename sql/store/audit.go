@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/feed"
 )
 
 // Audit operations: what an audit entry says was done to its subject.
@@ -31,6 +32,9 @@ type change struct {
 	previous  any // nil for a creation
 	current   any // nil for a removal
 	comment   string
+	// event, when set, tells SDKs and caches of the change: the audit
+	// entry's statement writes it into the change outbox (recordChange).
+	event *feed.Event
 }
 
 // audit records a change in the caller's transaction, so the entry exists
@@ -51,12 +55,17 @@ func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) e
 	if err != nil {
 		return err
 	}
-	// Every flag and segment change is audited here, so its webhook
-	// deliveries are queued here, in the same transaction.
-	if err := s.queueWebhooks(ctx, q, a, ch); err != nil {
-		return err
+	var event *string
+	if ch.event != nil {
+		encoded, err := feed.Encode(*ch.event)
+		if err != nil {
+			return err
+		}
+		event = &encoded
+		s.changesRecorded.Add(1)
 	}
-	return q.InsertAuditLog(ctx, db.InsertAuditLogParams{
+	hookEvents := changeWebhookEvents(a, ch)
+	subscribed, err := q.InsertAuditLog(ctx, db.InsertAuditLogParams{
 		WorkspaceID:    a.WorkspaceID,
 		OrganizationID: orgID,
 		EnvID:          ch.envID,
@@ -69,7 +78,15 @@ func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) e
 		Comment:        ch.comment,
 		CreatorID:      actorID(a),
 		CreatorKind:    actorKind(a),
+		Event:          event,
+		WebhookEvents:  hookEvents,
 	})
+	if err != nil || !subscribed {
+		return err
+	}
+	// Every flag and segment change is audited here, so its webhook
+	// deliveries are queued here, in the same transaction.
+	return s.queueWebhooks(ctx, q, a, ch, hookEvents)
 }
 
 func snapshot(v any) (json.RawMessage, error) {

@@ -36,14 +36,25 @@ func (in EnvironmentInput) check(v *validator, creating bool) {
 // envRow is an environment with the keys that name it.
 type envRow struct{ db.GetEnvironmentRow }
 
-// environmentOf loads an environment of the actor's organization.
+// environmentOf loads an environment of the actor's organization, once per
+// request whose context remembers it (RememberEnvironment).
 func (s *Store) environmentOf(ctx context.Context, a *Actor, envID uuid.UUID) (envRow, error) {
 	orgID, err := a.org()
 	if err != nil {
 		return envRow{}, err
 	}
+	memo, _ := ctx.Value(envMemoKey{}).(*envMemo)
+	if memo != nil && memo.loaded && memo.env.Environment.ID == envID && memo.env.OrganizationID == orgID {
+		return memo.env, nil
+	}
 	row, err := s.q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: orgID, ID: envID})
-	return envRow{row}, translate(err)
+	if err != nil {
+		return envRow{}, translate(err)
+	}
+	if memo != nil {
+		memo.env, memo.loaded = envRow{row}, true
+	}
+	return envRow{row}, nil
 }
 
 // projectEnvironment loads an environment and checks it belongs to the project.

@@ -579,8 +579,6 @@ func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, 
 		p.Current, p.Revision, changed = current, after.Revision, after
 	}
 	p.FlagID, p.Keyword = changed.ID, changed.Key+","+changed.Name
-	// The audit entry is written here rather than by audit, so its webhook
-	// deliveries are queued here, as audit queues them.
 	ch := change{refType: "FeatureFlag", refID: changed.ID.String(), keyword: p.Keyword, operation: op, envID: &envID,
 		comment: comment}
 	if before != nil {
@@ -589,16 +587,19 @@ func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, 
 	if after != nil {
 		ch.current = after
 	}
-	if err := s.queueWebhooks(ctx, q, a, ch); err != nil {
-		return err
-	}
 	event, err := feed.Encode(flagEvent(orgID, *changed))
 	if err != nil {
 		return err
 	}
-	p.Event = event
+	p.Event, p.WebhookEvents = event, changeWebhookEvents(a, ch)
 	s.changesRecorded.Add(1)
-	return q.RecordFlagChange(ctx, p)
+	subscribed, err := q.RecordFlagChange(ctx, p)
+	if err != nil || !subscribed {
+		return err
+	}
+	// The audit entry is written here rather than by audit, so its webhook
+	// deliveries are queued here, as audit queues them.
+	return s.queueWebhooks(ctx, q, a, ch, p.WebhookEvents)
 }
 
 // flagChangeActions names the action each changed part of a flag needs.

@@ -73,33 +73,48 @@ func (s *Store) SegmentUsageOf(ctx context.Context, a *Actor, envID, id uuid.UUI
 
 // guardReferences refuses to archive a segment flags use, to narrow its
 // scopes away from an environment where a flag uses it, or to change who is
-// in it where a flag that uses it needs approval to change.
-func guardReferences(ctx context.Context, q *db.Queries, before, after Segment) error {
+// in it where a flag that uses it needs approval to change. When who is in
+// it changes, it returns the flags that use it, locked, for
+// touchReferencingFlags: one lookup serves both. used (lockSegment) tells
+// whether any flag names the segment; when none does, the usual case, no
+// flag and no approval setting is read.
+func guardReferences(ctx context.Context, q *db.Queries, before, after Segment, used bool) ([]db.FeatureFlag, error) {
+	if !used {
+		return nil, nil
+	}
+	var users []db.FeatureFlag
 	if segmentServesDifferently(before, after) {
-		if err := segmentApproval(ctx, q, before.ID); err != nil {
-			return err
+		var err error
+		if users, err = q.LockFlagsReferencingSegment(ctx, before.ID); err != nil {
+			return nil, err
+		}
+		// Archived flags serve nothing, so they need no approval.
+		if slices.ContainsFunc(users, func(f db.FeatureFlag) bool { return !f.IsArchived }) {
+			if err := segmentApproval(ctx, q, before.ID); err != nil {
+				return nil, err
+			}
 		}
 	}
 	archiving := after.IsArchived && !before.IsArchived
 	rescoping := after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes)
 	if !archiving && !rescoping {
-		return nil
+		return users, nil
 	}
 	refs, err := q.ListFlagsReferencingSegment(ctx, before.ID)
 	if err != nil || len(refs) == 0 {
-		return err
+		return users, err
 	}
 	if archiving {
-		return ErrSegmentIsBeingUsed
+		return nil, ErrSegmentIsBeingUsed
 	}
 	for _, r := range refs {
 		env := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: r.EnvID, Key: r.EnvKey},
 			ProjectKey: r.ProjectKey, OrganizationKey: organizationKeyOf(after)}}
 		if !visibleIn(after, env) {
-			return ErrSegmentIsBeingUsed
+			return nil, ErrSegmentIsBeingUsed
 		}
 	}
-	return nil
+	return users, nil
 }
 
 // organizationKeyOf reads the organization key from a segment's scopes; every
@@ -109,14 +124,11 @@ func organizationKeyOf(sg Segment) string {
 	return strings.TrimPrefix(first, "organization/")
 }
 
-// touchReferencingFlags gives every flag that uses a segment a new revision
-// and a history entry, since who it serves changed with the segment.
-func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Actor, orgID uuid.UUID, sg Segment) error {
-	rows, err := q.LockFlagsReferencingSegment(ctx, sg.ID)
-	if err != nil {
-		return err
-	}
-	for _, row := range rows {
+// touchReferencingFlags gives every flag that uses a segment (users, locked
+// by guardReferences) a new revision and a history entry, since who it
+// serves changed with the segment.
+func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Actor, orgID uuid.UUID, sg Segment, users []db.FeatureFlag) error {
+	for _, row := range users {
 		before, err := flagFrom(row)
 		if err != nil {
 			return err
@@ -145,7 +157,7 @@ func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow,
 	if len(refs) == 0 {
 		return nil
 	}
-	rows, err := q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: refs,
+	rows, err := q.SegmentStatesByIDs(ctx, db.SegmentStatesByIDsParams{OrganizationID: env.OrganizationID, Ids: refs,
 		EnvID: env.Environment.ID, Scopes: envScopes(env)})
 	if err != nil {
 		return err

@@ -109,10 +109,7 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		if out, err = segmentFrom(row); err != nil {
 			return err
 		}
-		if err := s.recordSegmentChange(ctx, q, env.OrganizationID, out.ID, envs); err != nil {
-			return err
-		}
-		return s.audit(ctx, q, a, segmentChange(OpCreate, nil, &out, in.Comment))
+		return s.audit(ctx, q, a, segmentChange(OpCreate, nil, &out, in.Comment, env.OrganizationID, envs))
 	})
 	return out, err
 }
@@ -132,13 +129,19 @@ func OrEmpty[T any](s []T) []T {
 	return s
 }
 
-// segmentChange is the audit entry of a segment change; it is kept in the
-// environment the segment was created in, as FeatBit does.
-func segmentChange(op string, before, after *Segment, comment string) change {
-	ch := change{refType: "Segment", operation: op, comment: comment}
+// segmentChange is the audit entry of a segment change of orgID; it is kept
+// in the environment the segment was created in, as FeatBit does. Its event
+// tells SDKs and caches that the segment changed in envs: every environment
+// where it was or is visible.
+func segmentChange(op string, before, after *Segment, comment string, orgID uuid.UUID, envs []envRow) change {
+	ch := change{refType: "Segment", operation: op, comment: comment,
+		event: &feed.Event{Kind: feed.EventSegment, OrgID: orgID}}
+	for _, e := range envs {
+		ch.event.EnvIDs = append(ch.event.EnvIDs, e.Environment.ID)
+	}
 	for _, sg := range []*Segment{before, after} {
 		if sg != nil {
-			ch.refID, ch.keyword, ch.envID = sg.ID.String(), sg.Name, &sg.EnvID
+			ch.refID, ch.keyword, ch.envID, ch.event.ID = sg.ID.String(), sg.Name, &sg.EnvID, sg.ID
 		}
 	}
 	if before != nil {
@@ -303,16 +306,17 @@ func (s *Store) SegmentByKey(ctx context.Context, a *Actor, envID uuid.UUID, key
 // row lock, checked on what actually changed, validated whole, audited; when
 // who is in the segment changes, the flags that use it get a new revision.
 func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+	orgID, err := a.org()
 	if err != nil {
 		return Segment{}, err
 	}
 	var out Segment
 	err = s.inTx(ctx, func(q *db.Queries) error {
-		before, err := lockSegment(ctx, q, env, id)
+		locked, err := lockSegment(ctx, q, orgID, envID, id)
 		if err != nil {
 			return err
 		}
+		before, env := locked.Segment, locked.env
 		after, err := before.Clone()
 		if err != nil {
 			return err
@@ -347,7 +351,8 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 			out = before
 			return nil
 		}
-		if err := guardReferences(ctx, q, before, after); err != nil {
+		users, err := guardReferences(ctx, q, before, after, locked.used)
+		if err != nil {
 			return err
 		}
 		if after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes) {
@@ -376,41 +381,40 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		case !after.IsArchived && before.IsArchived:
 			op = OpRestore
 		}
-		if err := s.audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment)); err != nil {
+		if err := s.audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment, env.OrganizationID, envs)); err != nil {
 			return err
 		}
-		if err := s.recordSegmentChange(ctx, q, env.OrganizationID, out.ID, envs); err != nil {
-			return err
-		}
-		if segmentServesDifferently(before, after) {
-			return s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out)
-		}
-		return nil
+		return s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out, users)
 	})
 	return out, err
 }
 
-// recordSegmentChange tells SDKs and caches that a segment changed, in envs:
-// every environment where it was or is visible.
-func (s *Store) recordSegmentChange(ctx context.Context, q *db.Queries, orgID, id uuid.UUID, envs []envRow) error {
-	ev := feed.Event{Kind: feed.EventSegment, ID: id, OrgID: orgID}
-	for _, e := range envs {
-		ev.EnvIDs = append(ev.EnvIDs, e.Environment.ID)
-	}
-	return s.recordChange(ctx, q, ev)
+// lockedSegment is a segment locked for a change (lockSegment).
+type lockedSegment struct {
+	Segment
+	// env is the environment the change is made from, where it is visible.
+	env envRow
+	// used tells whether any flag's rules name the segment.
+	used bool
 }
 
-// lockSegment loads and locks a segment visible in env.
-func lockSegment(ctx context.Context, q *db.Queries, env envRow, id uuid.UUID) (Segment, error) {
-	row, err := q.LockSegment(ctx, db.LockSegmentParams{OrganizationID: env.OrganizationID, ID: id})
+// lockSegment loads and locks a segment of organization orgID visible in
+// environment envID, with that environment.
+func lockSegment(ctx context.Context, q *db.Queries, orgID, envID, id uuid.UUID) (lockedSegment, error) {
+	row, err := q.LockSegmentInOrganization(ctx, db.LockSegmentInOrganizationParams{OrganizationID: orgID, EnvID: envID, ID: id})
 	if err != nil {
-		return Segment{}, err
+		return lockedSegment{}, err
 	}
-	sg, err := segmentFrom(row)
-	if err == nil && !visibleIn(sg, env) {
-		err = ErrNotFound
+	sg, err := segmentFrom(row.Segment)
+	if err != nil {
+		return lockedSegment{}, err
 	}
-	return sg, err
+	env := envRow{db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
+		OrganizationID: row.OrganizationID, OrganizationKey: row.OrganizationKey, WorkspaceID: row.WorkspaceID}}
+	if !visibleIn(sg, env) {
+		return lockedSegment{}, ErrNotFound
+	}
+	return lockedSegment{Segment: sg, env: env, used: row.Used}, nil
 }
 
 // segmentChangeActions names the action each changed part of a segment needs.
@@ -443,10 +447,11 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		return err
 	}
 	return s.inTx(ctx, func(q *db.Queries) error {
-		before, err := lockSegment(ctx, q, env, id)
+		locked, err := lockSegment(ctx, q, env.OrganizationID, envID, id)
 		if err != nil {
 			return err
 		}
+		before := locked.Segment
 		if err := a.require(access.DeleteSegment, segmentRN(env, before.Key, before.Tags)); err != nil {
 			return err
 		}
@@ -467,10 +472,7 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if _, err := q.DeleteSegment(ctx, id); err != nil {
 			return err
 		}
-		if err := s.recordSegmentChange(ctx, q, env.OrganizationID, before.ID, envs); err != nil {
-			return err
-		}
-		return s.audit(ctx, q, a, segmentChange(OpRemove, &before, nil, ch.Comment))
+		return s.audit(ctx, q, a, segmentChange(OpRemove, &before, nil, ch.Comment, env.OrganizationID, envs))
 	})
 }
 

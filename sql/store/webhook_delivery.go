@@ -66,17 +66,25 @@ func webhookEvents(ch change) []string {
 	return out
 }
 
-// queueWebhooks writes, in the change's own transaction, one outbox row
-// per active webhook of the organization that subscribes to the change's
-// events and whose scopes cover its environment. It is called from audit,
-// the one place every flag and segment change passes through, so no change
-// on either surface is missed, and the row commits exactly when the change
-// does. Sending happens after commit, in the worker.
-func (s *Store) queueWebhooks(ctx context.Context, q *db.Queries, a *Actor, ch change) error {
+// changeWebhookEvents are the webhook events of a change made by a: none
+// for a change outside an organization or of something other than a flag
+// or a segment, which no webhook hears of.
+func changeWebhookEvents(a *Actor, ch change) []string {
 	if a.OrgID == uuid.Nil || (ch.refType != "FeatureFlag" && ch.refType != "Segment") {
 		return nil
 	}
-	events := webhookEvents(ch)
+	return webhookEvents(ch)
+}
+
+// queueWebhooks writes, in the change's own transaction, one outbox row
+// per active webhook of the organization that subscribes to the change's
+// events (changeWebhookEvents) and whose scopes cover its environment. It
+// is called from audit and recordFlag, which every flag and segment change
+// passes through, so no change on either surface is missed, and the row
+// commits exactly when the change does; they call it only when the
+// statement that wrote the audit entry found such a webhook. Sending
+// happens after commit, in the worker.
+func (s *Store) queueWebhooks(ctx context.Context, q *db.Queries, a *Actor, ch change, events []string) error {
 	if len(events) == 0 {
 		return nil
 	}
