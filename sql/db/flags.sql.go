@@ -470,37 +470,53 @@ func (q *Queries) FlagListItems(ctx context.Context, ids []uuid.UUID) ([]FlagLis
 	return items, nil
 }
 
-const FlagSearch = `-- name: FlagSearch :many
-SELECT m.id FROM (
-    SELECT f.id, f.created_at, f.key FROM feature_flags f
-    WHERE f.env_id = $1 AND f.is_archived = $2
-      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
-      AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
-      AND ($5::boolean IS NULL OR f.is_enabled = $5)
-    LIMIT $6
-) m
-ORDER BY CASE WHEN $7::boolean THEN m.key END, CASE WHEN NOT $7::boolean THEN m.created_at END DESC, m.id
+const FlagSearch = `-- name: FlagSearch :one
+SELECT p.key AS project_key, e.key AS env_key,
+    ARRAY(
+        SELECT m.id FROM (
+            SELECT f.id, f.created_at, f.key FROM feature_flags f
+            WHERE f.env_id = $1 AND f.is_archived = $2
+              AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
+              AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
+              AND ($5::boolean IS NULL OR f.is_enabled = $5)
+            LIMIT $6
+        ) m
+        ORDER BY CASE WHEN $7::boolean THEN m.key END, CASE WHEN NOT $7::boolean THEN m.created_at END DESC, m.id
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $8 AND e.id = $1
 `
 
 type FlagSearchParams struct {
-	EnvID      uuid.UUID
-	IsArchived bool
-	Pattern    string
-	Tags       []string
-	IsEnabled  *bool
-	CountLimit int32
-	ByKey      bool
+	EnvID          uuid.UUID
+	IsArchived     bool
+	Pattern        string
+	Tags           []string
+	IsEnabled      *bool
+	CountLimit     int32
+	ByKey          bool
+	OrganizationID uuid.UUID
 }
 
-// FlagSearch finds the flags of an environment whose name or key contains a
-// text, at most count_limit of them (so a million flags cost no more than
-// ten thousand), in the list's order: by key when by_key, else newest first.
-// pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
-// It is planned with its pattern each time (searchPlans), so it is one scan
-// and a sort, cheap to plan; the caller pages what it finds and, when it
-// finds count_limit, asks FlagSearchPage for the page.
-func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) ([]uuid.UUID, error) {
-	rows, err := q.db.Query(ctx, FlagSearch,
+type FlagSearchRow struct {
+	ProjectKey string
+	EnvKey     string
+	Ids        []uuid.UUID
+}
+
+// FlagSearch is the first statement of a search by part of the name or key,
+// in the shape of FlagListByCreated: the keys naming the environment (for
+// the permission check, scoped to an organization) and the ids of the flags
+// whose name or key contains a text, at most count_limit of them (so a
+// million flags cost no more than ten thousand), in the list's order: by key
+// when by_key, else newest first. pattern is an escaped, lower-cased LIKE
+// pattern (feature_flags_search). It is planned with its pattern each time
+// (searchPlans), so it is kept to two primary-key reads, one scan and a
+// sort, cheap to plan; the caller pages what it finds and, when it finds
+// count_limit, asks FlagSearchPage for the page.
+func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) (FlagSearchRow, error) {
+	row := q.db.QueryRow(ctx, FlagSearch,
 		arg.EnvID,
 		arg.IsArchived,
 		arg.Pattern,
@@ -508,23 +524,11 @@ func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) ([]uuid.
 		arg.IsEnabled,
 		arg.CountLimit,
 		arg.ByKey,
+		arg.OrganizationID,
 	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []uuid.UUID{}
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	var i FlagSearchRow
+	err := row.Scan(&i.ProjectKey, &i.EnvKey, &i.Ids)
+	return i, err
 }
 
 const FlagSearchPage = `-- name: FlagSearchPage :many

@@ -116,23 +116,32 @@ FROM environments e
 JOIN projects p ON p.id = e.project_id
 WHERE p.organization_id = @organization_id AND e.id = @env_id;
 
--- name: FlagSearch :many
--- FlagSearch finds the flags of an environment whose name or key contains a
--- text, at most count_limit of them (so a million flags cost no more than
--- ten thousand), in the list's order: by key when by_key, else newest first.
--- pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
--- It is planned with its pattern each time (searchPlans), so it is one scan
--- and a sort, cheap to plan; the caller pages what it finds and, when it
--- finds count_limit, asks FlagSearchPage for the page.
-SELECT m.id FROM (
-    SELECT f.id, f.created_at, f.key FROM feature_flags f
-    WHERE f.env_id = @env_id AND f.is_archived = @is_archived
-      AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
-      AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
-      AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
-    LIMIT @count_limit
-) m
-ORDER BY CASE WHEN @by_key::boolean THEN m.key END, CASE WHEN NOT @by_key::boolean THEN m.created_at END DESC, m.id;
+-- name: FlagSearch :one
+-- FlagSearch is the first statement of a search by part of the name or key,
+-- in the shape of FlagListByCreated: the keys naming the environment (for
+-- the permission check, scoped to an organization) and the ids of the flags
+-- whose name or key contains a text, at most count_limit of them (so a
+-- million flags cost no more than ten thousand), in the list's order: by key
+-- when by_key, else newest first. pattern is an escaped, lower-cased LIKE
+-- pattern (feature_flags_search). It is planned with its pattern each time
+-- (searchPlans), so it is kept to two primary-key reads, one scan and a
+-- sort, cheap to plan; the caller pages what it finds and, when it finds
+-- count_limit, asks FlagSearchPage for the page.
+SELECT p.key AS project_key, e.key AS env_key,
+    ARRAY(
+        SELECT m.id FROM (
+            SELECT f.id, f.created_at, f.key FROM feature_flags f
+            WHERE f.env_id = @env_id AND f.is_archived = @is_archived
+              AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
+              AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+              AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+            LIMIT @count_limit
+        ) m
+        ORDER BY CASE WHEN @by_key::boolean THEN m.key END, CASE WHEN NOT @by_key::boolean THEN m.created_at END DESC, m.id
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = @organization_id AND e.id = @env_id;
 
 -- name: FlagSearchPage :many
 -- FlagSearchPage is the page of a search that matches more flags than a

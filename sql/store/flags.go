@@ -284,7 +284,7 @@ const MaxExactFlagCount = 10_000
 // index: the environment's keys (for the permission check) with the count
 // of matches, then the page with each flag's last change, the names of its
 // creator and last changer, and its evaluation summary. A search by name
-// takes three (see flagSearch).
+// matching more flags than a list counts takes three (see flagSearch).
 func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
 	var v validator
 	f.Page.check(&v)
@@ -305,7 +305,7 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	if err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	env, err := s.flagList(ctx, a, orgID, envID, f)
+	env, err := s.flagList(ctx, orgID, envID, f)
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}
@@ -352,12 +352,12 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 // flagList runs the first statement of a list: the environment's keys, the
 // count and the page's ids, by the query whose index serves the filter and
 // the order.
-func (s *Store) flagList(ctx context.Context, a *Actor, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
+func (s *Store) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
 	list := db.FlagListByCreatedParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
 		IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
 	switch {
 	case f.Name != "":
-		return s.flagSearch(ctx, a, envID, f, list)
+		return s.flagSearch(ctx, orgID, envID, f, list)
 	case f.SortBy == "key":
 		row, err := s.q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
 		return db.FlagListByCreatedRow(row), err
@@ -367,24 +367,21 @@ func (s *Store) flagList(ctx context.Context, a *Actor, orgID, envID uuid.UUID, 
 
 // flagSearch is flagList for a search by part of the name or key. The
 // search's statement is planned with its pattern on every call, so it is
-// kept to one scan (FlagSearch) whose matches are paged here; the keys of
-// the environment come before it, from a statement that keeps its plan.
-// Only a search matching more than a list counts asks for its page apart.
-func (s *Store) flagSearch(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter, list db.FlagListByCreatedParams) (db.FlagListByCreatedRow, error) {
-	env, err := s.readableEnv(ctx, a, envID)
-	if err != nil {
-		return db.FlagListByCreatedRow{}, err
-	}
-	search := db.FlagSearchParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: "%" + escapeLike(strings.ToLower(f.Name)) + "%",
-		Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: list.CountLimit, ByKey: f.SortBy == "key"}
+// kept to the environment's keys and one scan (FlagSearch), whose matches are
+// paged here. Only a search matching more than a list counts asks for its
+// page apart.
+func (s *Store) flagSearch(ctx context.Context, orgID, envID uuid.UUID, f FlagFilter, list db.FlagListByCreatedParams) (db.FlagListByCreatedRow, error) {
+	search := db.FlagSearchParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived,
+		Pattern: "%" + escapeLike(strings.ToLower(f.Name)) + "%", Tags: f.Tags, IsEnabled: f.IsEnabled,
+		CountLimit: list.CountLimit, ByKey: f.SortBy == "key"}
 	found, err := s.q.FlagSearch(ctx, search)
 	if err != nil {
 		return db.FlagListByCreatedRow{}, err
 	}
-	out := db.FlagListByCreatedRow{ProjectKey: env.ProjectKey, EnvKey: env.Environment.Key, Total: int64(len(found))}
-	if len(found) < int(list.CountLimit) {
-		from := min(len(found), int(list.PageOffset))
-		out.Ids = found[from:min(len(found), from+int(list.PageSize))]
+	out := db.FlagListByCreatedRow{ProjectKey: found.ProjectKey, EnvKey: found.EnvKey, Total: int64(len(found.Ids))}
+	if len(found.Ids) < int(list.CountLimit) {
+		from := min(len(found.Ids), int(list.PageOffset))
+		out.Ids = found.Ids[from:min(len(found.Ids), from+int(list.PageSize))]
 		return out, nil
 	}
 	out.Ids, err = s.q.FlagSearchPage(ctx, db.FlagSearchPageParams{EnvID: envID, IsArchived: search.IsArchived, Pattern: search.Pattern,
