@@ -357,7 +357,7 @@ func (q *Queries) FlagListByKey(ctx context.Context, arg FlagListByKeyParams) (F
 }
 
 const FlagListItems = `-- name: FlagListItems :many
-SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
+SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at, p.key AS project_key, e.key AS env_key,
     (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
     coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
     (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
@@ -367,7 +367,9 @@ SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variati
     (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
     coalesce(evaluated.count, 0)::bigint AS evaluations
 FROM unnest($1::uuid[]) WITH ORDINALITY AS page(id, n)
-JOIN feature_flags f ON f.id = page.id
+JOIN feature_flags f ON f.id = page.id AND f.env_id = $2
+JOIN environments e ON e.id = f.env_id
+JOIN projects p ON p.id = e.project_id AND p.organization_id = $3
 LEFT JOIN LATERAL (
     SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
     WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
@@ -391,8 +393,16 @@ LEFT JOIN LATERAL (
 ORDER BY page.n
 `
 
+type FlagListItemsParams struct {
+	Ids            []uuid.UUID
+	EnvID          uuid.UUID
+	OrganizationID uuid.UUID
+}
+
 type FlagListItemsRow struct {
 	FeatureFlag     FeatureFlag
+	ProjectKey      string
+	EnvKey          string
 	Changed         bool
 	ChangedAt       time.Time
 	ChangeComment   string
@@ -408,15 +418,17 @@ type FlagListItemsRow struct {
 	Evaluations     int64
 }
 
-// FlagListItems is the second statement of a flag list: the flags of a page,
-// in the order of their ids, with what a list shows of each: the latest
+// FlagListItems is the second statement of a flag list: the flags of a page
+// that are in an environment of an organization, in the order of their ids,
+// with the keys naming the environment (which a search reads only here) and
+// what a list shows of each: the latest
 // revision (flag_revisions_flag_created), the names of the creator and of
 // the last changer (users, access tokens or flag triggers, by primary key)
 // and the evaluation summary
 // (flag_evaluations' primary key). Each is a lateral join by index on the
 // page's rows only, and the statement keeps one cached plan.
-func (q *Queries) FlagListItems(ctx context.Context, ids []uuid.UUID) ([]FlagListItemsRow, error) {
-	rows, err := q.db.Query(ctx, FlagListItems, ids)
+func (q *Queries) FlagListItems(ctx context.Context, arg FlagListItemsParams) ([]FlagListItemsRow, error) {
+	rows, err := q.db.Query(ctx, FlagListItems, arg.Ids, arg.EnvID, arg.OrganizationID)
 	if err != nil {
 		return nil, err
 	}
@@ -446,6 +458,8 @@ func (q *Queries) FlagListItems(ctx context.Context, ids []uuid.UUID) ([]FlagLis
 			&i.FeatureFlag.UpdatorID,
 			&i.FeatureFlag.CreatedAt,
 			&i.FeatureFlag.UpdatedAt,
+			&i.ProjectKey,
+			&i.EnvKey,
 			&i.Changed,
 			&i.ChangedAt,
 			&i.ChangeComment,
@@ -470,53 +484,39 @@ func (q *Queries) FlagListItems(ctx context.Context, ids []uuid.UUID) ([]FlagLis
 	return items, nil
 }
 
-const FlagSearch = `-- name: FlagSearch :one
-SELECT p.key AS project_key, e.key AS env_key,
-    ARRAY(
-        SELECT m.id FROM (
-            SELECT f.id, f.created_at, f.key FROM feature_flags f
-            WHERE f.env_id = $1 AND f.is_archived = $2
-              AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
-              AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
-              AND ($5::boolean IS NULL OR f.is_enabled = $5)
-            LIMIT $6
-        ) m
-        ORDER BY CASE WHEN $7::boolean THEN m.key END, CASE WHEN NOT $7::boolean THEN m.created_at END DESC, m.id
-    )::uuid[] AS ids
-FROM environments e
-JOIN projects p ON p.id = e.project_id
-WHERE p.organization_id = $8 AND e.id = $1
+const FlagSearch = `-- name: FlagSearch :many
+SELECT m.id FROM (
+    SELECT f.id, f.created_at, f.key FROM feature_flags f
+    WHERE f.env_id = $1 AND f.is_archived = $2
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
+      AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
+      AND ($5::boolean IS NULL OR f.is_enabled = $5)
+    LIMIT $6
+) m
+ORDER BY CASE WHEN $7::boolean THEN m.key END, CASE WHEN NOT $7::boolean THEN m.created_at END DESC, m.id
 `
 
 type FlagSearchParams struct {
-	EnvID          uuid.UUID
-	IsArchived     bool
-	Pattern        string
-	Tags           []string
-	IsEnabled      *bool
-	CountLimit     int32
-	ByKey          bool
-	OrganizationID uuid.UUID
+	EnvID      uuid.UUID
+	IsArchived bool
+	Pattern    string
+	Tags       []string
+	IsEnabled  *bool
+	CountLimit int32
+	ByKey      bool
 }
 
-type FlagSearchRow struct {
-	ProjectKey string
-	EnvKey     string
-	Ids        []uuid.UUID
-}
-
-// FlagSearch is the first statement of a search by part of the name or key,
-// in the shape of FlagListByCreated: the keys naming the environment (for
-// the permission check, scoped to an organization) and the ids of the flags
-// whose name or key contains a text, at most count_limit of them (so a
-// million flags cost no more than ten thousand), in the list's order: by key
-// when by_key, else newest first. pattern is an escaped, lower-cased LIKE
-// pattern (feature_flags_search). It is planned with its pattern each time
-// (searchPlans), so it is kept to two primary-key reads, one scan and a
-// sort, cheap to plan; the caller pages what it finds and, when it finds
-// count_limit, asks FlagSearchPage for the page.
-func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) (FlagSearchRow, error) {
-	row := q.db.QueryRow(ctx, FlagSearch,
+// FlagSearch finds the flags of an environment whose name or key contains a
+// text, at most count_limit of them (so a million flags cost no more than
+// ten thousand), in the list's order: by key when by_key, else newest first.
+// pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
+// It is planned with its pattern each time (searchPlans), so it is one scan
+// and a sort, cheap to plan: a join to the environment, or gathering the ids
+// into an array, would cost PostgreSQL more to plan than a round trip, so
+// FlagListItems names the environment, and the caller pages what it finds
+// and, when it finds count_limit, asks FlagSearchPage for the page.
+func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) ([]uuid.UUID, error) {
+	rows, err := q.db.Query(ctx, FlagSearch,
 		arg.EnvID,
 		arg.IsArchived,
 		arg.Pattern,
@@ -524,11 +524,23 @@ func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) (FlagSea
 		arg.IsEnabled,
 		arg.CountLimit,
 		arg.ByKey,
-		arg.OrganizationID,
 	)
-	var i FlagSearchRow
-	err := row.Scan(&i.ProjectKey, &i.EnvKey, &i.Ids)
-	return i, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const FlagSearchPage = `-- name: FlagSearchPage :many

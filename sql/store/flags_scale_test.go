@@ -68,11 +68,11 @@ func TestFlagQueriesAreIndexBacked(t *testing.T) {
 		{"list by key", db.FlagListByKey, []any{false, noTags, nil, MaxExactFlagCount + 1, 0, 10, a.OrgID, envID}},
 		{"list page 500", db.FlagListByCreated, []any{false, noTags, nil, MaxExactFlagCount + 1, 5000, 10, a.OrgID, envID}},
 		{"list by tag", db.FlagListByCreated, []any{false, []string{"team-7"}, nil, MaxExactFlagCount + 1, 0, 10, a.OrgID, envID}},
-		{"search newest first", db.FlagSearch, []any{envID, false, "%experiment 4242%", noTags, nil, MaxExactFlagCount + 1, false, a.OrgID}},
-		{"search by key", db.FlagSearch, []any{envID, false, "%0042%", noTags, nil, MaxExactFlagCount + 1, true, a.OrgID}},
+		{"search newest first", db.FlagSearch, []any{envID, false, "%experiment 4242%", noTags, nil, MaxExactFlagCount + 1, false}},
+		{"search by key", db.FlagSearch, []any{envID, false, "%0042%", noTags, nil, MaxExactFlagCount + 1, true}},
 		{"a broad search's page by key", db.FlagSearchPage, []any{envID, false, "%flag%", noTags, nil, true, 0, 10}},
 		{"a broad search's page newest first", db.FlagSearchPage, []any{envID, false, "%flag%", noTags, nil, false, 0, 10}},
-		{"a page's items", db.FlagListItems, []any{pageIDs}},
+		{"a page's items", db.FlagListItems, []any{pageIDs, envID, a.OrgID}},
 		{"count by tag", db.CountFlags, []any{envID, false, []string{"team-7"}, nil}},
 	} {
 		var raw []byte
