@@ -154,13 +154,17 @@ LIMIT @page_size OFFSET @page_offset;
 -- FlagListItems is the second statement of a flag list: the flags of a page
 -- that are in an environment of an organization, in the order of their ids,
 -- with the keys naming the environment (which a search reads only here) and
--- what a list shows of each: the latest
+-- what a list shows of each (of the rules, only their variations, as
+-- Serves reads them): the latest
 -- revision (flag_revisions_flag_created), the names of the creator and of
 -- the last changer (users, access tokens or flag triggers, by primary key)
 -- and the evaluation summary
 -- (flag_evaluations' primary key). Each is a lateral join by index on the
 -- page's rows only, and the statement keeps one cached plan.
-SELECT sqlc.embed(f), p.key AS project_key, e.key AS env_key,
+SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
+    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
+    jsonb_path_query_array(f.rules, '$[*].variations[*]') AS rule_variations,
+    p.key AS project_key, e.key AS env_key,
     (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
     coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
     (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,

@@ -318,16 +318,15 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 		out.TotalCount, out.TotalCountIsEstimate = MaxExactFlagCount, true
 	}
 	for i, r := range rows {
-		fl := r.FeatureFlag
-		variations, serves, err := listedFlag(fl)
+		variations, serves, err := listedFlag(r)
 		if err != nil {
 			return Paged[FlagListItem]{}, err
 		}
-		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
-			Variations: variations, IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: OrEmpty(fl.Tags), Serves: serves,
-			Revision: fl.Revision, CreatedAt: fl.CreatedAt.UTC(), UpdatedAt: fl.UpdatedAt.UTC()}
+		item := FlagListItem{ID: r.ID, Name: r.Name, Key: r.Key, Description: r.Description, VariationType: r.VariationType,
+			Variations: variations, IsEnabled: r.IsEnabled, IsArchived: r.IsArchived, Tags: OrEmpty(r.Tags), Serves: serves,
+			Revision: r.Revision, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 		if r.CreatorFound {
-			item.Creator = &Person{ID: fl.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
+			item.Creator = &Person{ID: r.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
 		}
 		if r.Changed {
 			operator := ghost
