@@ -284,8 +284,9 @@ const MaxExactFlagCount = 10_000
 // index: the environment's keys (for the permission check) with the count
 // of matches, then the page with each flag's last change, the names of its
 // creator and last changer, and its evaluation summary. A search by name
-// takes two as well: its matches, then the page with the environment's keys
-// (see flagPage and flagSearch).
+// takes two as well, its matches and then the page with the environment's
+// keys, and a third only when it matches more than a list counts (see
+// flagPage and flagSearch).
 func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
 	var v validator
 	f.Page.check(&v)
