@@ -357,7 +357,10 @@ func (q *Queries) FlagListByKey(ctx context.Context, arg FlagListByKeyParams) (F
 }
 
 const FlagListItems = `-- name: FlagListItems :many
-SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variations, f.target_users, f.rules, f.is_enabled, f.disabled_variation_id, f.fallthrough, f.expt_include_all_targets, f.tags, f.is_archived, f.segment_refs, f.revision, f.creator_id, f.updator_id, f.created_at, f.updated_at,
+SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
+    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
+    jsonb_path_query_array(f.rules, '$[*].variations[*]') AS rule_variations,
+    p.key AS project_key, e.key AS env_key,
     (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
     coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
     (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
@@ -367,7 +370,9 @@ SELECT f.id, f.env_id, f.key, f.name, f.description, f.variation_type, f.variati
     (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
     coalesce(evaluated.count, 0)::bigint AS evaluations
 FROM unnest($1::uuid[]) WITH ORDINALITY AS page(id, n)
-JOIN feature_flags f ON f.id = page.id
+JOIN feature_flags f ON f.id = page.id AND f.env_id = $2
+JOIN environments e ON e.id = f.env_id
+JOIN projects p ON p.id = e.project_id AND p.organization_id = $3
 LEFT JOIN LATERAL (
     SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
     WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
@@ -391,32 +396,59 @@ LEFT JOIN LATERAL (
 ORDER BY page.n
 `
 
-type FlagListItemsRow struct {
-	FeatureFlag     FeatureFlag
-	Changed         bool
-	ChangedAt       time.Time
-	ChangeComment   string
-	ChangedBy       uuid.UUID
-	CreatorFound    bool
-	CreatorName     string
-	CreatorEmail    string
-	ChangerFound    bool
-	ChangerName     string
-	ChangerEmail    string
-	Evaluated       bool
-	LastEvaluatedAt time.Time
-	Evaluations     int64
+type FlagListItemsParams struct {
+	Ids            []uuid.UUID
+	EnvID          uuid.UUID
+	OrganizationID uuid.UUID
 }
 
-// FlagListItems is the second statement of a flag list: the flags of a page,
-// in the order of their ids, with what a list shows of each: the latest
+type FlagListItemsRow struct {
+	ID                  uuid.UUID
+	Name                string
+	Key                 string
+	Description         string
+	VariationType       string
+	Variations          json.RawMessage
+	IsEnabled           bool
+	IsArchived          bool
+	Tags                []string
+	Revision            uuid.UUID
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	CreatorID           uuid.UUID
+	DisabledVariationID string
+	TargetUsers         json.RawMessage
+	Fallthrough         json.RawMessage
+	RuleVariations      json.RawMessage
+	ProjectKey          string
+	EnvKey              string
+	Changed             bool
+	ChangedAt           time.Time
+	ChangeComment       string
+	ChangedBy           uuid.UUID
+	CreatorFound        bool
+	CreatorName         string
+	CreatorEmail        string
+	ChangerFound        bool
+	ChangerName         string
+	ChangerEmail        string
+	Evaluated           bool
+	LastEvaluatedAt     time.Time
+	Evaluations         int64
+}
+
+// FlagListItems is the second statement of a flag list: the flags of a page
+// that are in an environment of an organization, in the order of their ids,
+// with the keys naming the environment (which a search reads only here) and
+// what a list shows of each (of the rules, only their variations, as
+// Serves reads them): the latest
 // revision (flag_revisions_flag_created), the names of the creator and of
 // the last changer (users, access tokens or flag triggers, by primary key)
 // and the evaluation summary
 // (flag_evaluations' primary key). Each is a lateral join by index on the
 // page's rows only, and the statement keeps one cached plan.
-func (q *Queries) FlagListItems(ctx context.Context, ids []uuid.UUID) ([]FlagListItemsRow, error) {
-	rows, err := q.db.Query(ctx, FlagListItems, ids)
+func (q *Queries) FlagListItems(ctx context.Context, arg FlagListItemsParams) ([]FlagListItemsRow, error) {
+	rows, err := q.db.Query(ctx, FlagListItems, arg.Ids, arg.EnvID, arg.OrganizationID)
 	if err != nil {
 		return nil, err
 	}
@@ -425,27 +457,25 @@ func (q *Queries) FlagListItems(ctx context.Context, ids []uuid.UUID) ([]FlagLis
 	for rows.Next() {
 		var i FlagListItemsRow
 		if err := rows.Scan(
-			&i.FeatureFlag.ID,
-			&i.FeatureFlag.EnvID,
-			&i.FeatureFlag.Key,
-			&i.FeatureFlag.Name,
-			&i.FeatureFlag.Description,
-			&i.FeatureFlag.VariationType,
-			&i.FeatureFlag.Variations,
-			&i.FeatureFlag.TargetUsers,
-			&i.FeatureFlag.Rules,
-			&i.FeatureFlag.IsEnabled,
-			&i.FeatureFlag.DisabledVariationID,
-			&i.FeatureFlag.Fallthrough,
-			&i.FeatureFlag.ExptIncludeAllTargets,
-			&i.FeatureFlag.Tags,
-			&i.FeatureFlag.IsArchived,
-			&i.FeatureFlag.SegmentRefs,
-			&i.FeatureFlag.Revision,
-			&i.FeatureFlag.CreatorID,
-			&i.FeatureFlag.UpdatorID,
-			&i.FeatureFlag.CreatedAt,
-			&i.FeatureFlag.UpdatedAt,
+			&i.ID,
+			&i.Name,
+			&i.Key,
+			&i.Description,
+			&i.VariationType,
+			&i.Variations,
+			&i.IsEnabled,
+			&i.IsArchived,
+			&i.Tags,
+			&i.Revision,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.CreatorID,
+			&i.DisabledVariationID,
+			&i.TargetUsers,
+			&i.Fallthrough,
+			&i.RuleVariations,
+			&i.ProjectKey,
+			&i.EnvKey,
 			&i.Changed,
 			&i.ChangedAt,
 			&i.ChangeComment,
@@ -497,8 +527,10 @@ type FlagSearchParams struct {
 // ten thousand), in the list's order: by key when by_key, else newest first.
 // pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
 // It is planned with its pattern each time (searchPlans), so it is one scan
-// and a sort, cheap to plan; the caller pages what it finds and, when it
-// finds count_limit, asks FlagSearchPage for the page.
+// and a sort, cheap to plan: a join to the environment, or gathering the ids
+// into an array, would cost PostgreSQL more to plan than a round trip, so
+// FlagListItems names the environment, and the caller pages what it finds
+// and, when it finds count_limit, asks FlagSearchPage for the page.
 func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, FlagSearch,
 		arg.EnvID,

@@ -125,8 +125,10 @@ WHERE p.organization_id = @organization_id AND e.id = @env_id;
 -- ten thousand), in the list's order: by key when by_key, else newest first.
 -- pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
 -- It is planned with its pattern each time (searchPlans), so it is one scan
--- and a sort, cheap to plan; the caller pages what it finds and, when it
--- finds count_limit, asks FlagSearchPage for the page.
+-- and a sort, cheap to plan: a join to the environment, or gathering the ids
+-- into an array, would cost PostgreSQL more to plan than a round trip, so
+-- FlagListItems names the environment, and the caller pages what it finds
+-- and, when it finds count_limit, asks FlagSearchPage for the page.
 SELECT m.id FROM (
     SELECT f.id, f.created_at, f.key FROM feature_flags f
     WHERE f.env_id = @env_id AND f.is_archived = @is_archived
@@ -152,14 +154,20 @@ ORDER BY CASE WHEN @by_key::boolean THEN f.key END, CASE WHEN NOT @by_key::boole
 LIMIT @page_size OFFSET @page_offset;
 
 -- name: FlagListItems :many
--- FlagListItems is the second statement of a flag list: the flags of a page,
--- in the order of their ids, with what a list shows of each: the latest
+-- FlagListItems is the second statement of a flag list: the flags of a page
+-- that are in an environment of an organization, in the order of their ids,
+-- with the keys naming the environment (which a search reads only here) and
+-- what a list shows of each (of the rules, only their variations, as
+-- Serves reads them): the latest
 -- revision (flag_revisions_flag_created), the names of the creator and of
 -- the last changer (users, access tokens or flag triggers, by primary key)
 -- and the evaluation summary
 -- (flag_evaluations' primary key). Each is a lateral join by index on the
 -- page's rows only, and the statement keeps one cached plan.
-SELECT sqlc.embed(f),
+SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
+    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
+    jsonb_path_query_array(f.rules, '$[*].variations[*]') AS rule_variations,
+    p.key AS project_key, e.key AS env_key,
     (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
     coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
     (creator.name IS NOT NULL)::boolean AS creator_found, coalesce(creator.name, '')::text AS creator_name,
@@ -169,7 +177,9 @@ SELECT sqlc.embed(f),
     (evaluated.count IS NOT NULL)::boolean AS evaluated, coalesce(evaluated.last_evaluated_at, f.created_at)::timestamptz AS last_evaluated_at,
     coalesce(evaluated.count, 0)::bigint AS evaluations
 FROM unnest(@ids::uuid[]) WITH ORDINALITY AS page(id, n)
-JOIN feature_flags f ON f.id = page.id
+JOIN feature_flags f ON f.id = page.id AND f.env_id = @env_id
+JOIN environments e ON e.id = f.env_id
+JOIN projects p ON p.id = e.project_id AND p.organization_id = @organization_id
 LEFT JOIN LATERAL (
     SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
     WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1

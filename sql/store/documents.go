@@ -22,24 +22,22 @@ import (
 
 // listedFlag is what a list shows of a flag's stored JSON: its variations,
 // and which of them it serves (Flag.Serves), for which it decodes only the
-// targets' keys and variations and the rollouts of the rules and of the
-// default rule, skipping the rules' conditions and names.
-func listedFlag(r db.FeatureFlag) ([]Variation, Serves, error) {
+// targets' keys and variations, the variations of its rules (which the page's
+// statement picks out of them, leaving their conditions and names behind)
+// and its default rule.
+func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, error) {
 	f := Flag{DisabledVariationID: r.DisabledVariationID}
-	var rules []struct {
-		Variations []RolloutVariation `json:"variations"`
-	}
+	var ruleVariations []RolloutVariation
 	for _, part := range []struct {
 		src json.RawMessage
 		dst any
-	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.Rules, &rules}, {r.Fallthrough, &f.Fallthrough}} {
+	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.RuleVariations, &ruleVariations}, {r.Fallthrough, &f.Fallthrough}} {
 		if err := json.Unmarshal(part.src, part.dst); err != nil {
 			return nil, Serves{}, err
 		}
 	}
-	for _, rule := range rules {
-		f.Rules = append(f.Rules, FlagRule{Variations: rule.Variations})
-	}
+	// Serves reads the rules' variations together, whichever rule holds them.
+	f.Rules = []FlagRule{{Variations: ruleVariations}}
 	return f.Variations, f.Serves(), nil
 }
 

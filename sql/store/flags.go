@@ -284,7 +284,9 @@ const MaxExactFlagCount = 10_000
 // index: the environment's keys (for the permission check) with the count
 // of matches, then the page with each flag's last change, the names of its
 // creator and last changer, and its evaluation summary. A search by name
-// takes three (see flagSearch).
+// takes two as well, its matches and then the page with the environment's
+// keys, and a third only when it matches more than a list counts (see
+// flagPage and flagSearch).
 func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
 	var v validator
 	f.Page.check(&v)
@@ -305,32 +307,27 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	if err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	env, err := s.flagList(ctx, a, orgID, envID, f)
+	env, rows, err := s.flagPage(ctx, a, orgID, envID, f)
 	if err != nil {
 		return Paged[FlagListItem]{}, translate(err)
 	}
 	if err := a.require(access.CanAccessEnv, EnvRN(env.ProjectKey, env.EnvKey)); err != nil {
 		return Paged[FlagListItem]{}, err
 	}
-	rows, err := s.q.FlagListItems(ctx, env.Ids)
-	if err != nil {
-		return Paged[FlagListItem]{}, translate(err)
-	}
 	out := Paged[FlagListItem]{TotalCount: env.Total, Items: make([]FlagListItem, len(rows))}
 	if env.Total > MaxExactFlagCount {
 		out.TotalCount, out.TotalCountIsEstimate = MaxExactFlagCount, true
 	}
 	for i, r := range rows {
-		fl := r.FeatureFlag
-		variations, serves, err := listedFlag(fl)
+		variations, serves, err := listedFlag(r)
 		if err != nil {
 			return Paged[FlagListItem]{}, err
 		}
-		item := FlagListItem{ID: fl.ID, Name: fl.Name, Key: fl.Key, Description: fl.Description, VariationType: fl.VariationType,
-			Variations: variations, IsEnabled: fl.IsEnabled, IsArchived: fl.IsArchived, Tags: OrEmpty(fl.Tags), Serves: serves,
-			Revision: fl.Revision, CreatedAt: fl.CreatedAt.UTC(), UpdatedAt: fl.UpdatedAt.UTC()}
+		item := FlagListItem{ID: r.ID, Name: r.Name, Key: r.Key, Description: r.Description, VariationType: r.VariationType,
+			Variations: variations, IsEnabled: r.IsEnabled, IsArchived: r.IsArchived, Tags: OrEmpty(r.Tags), Serves: serves,
+			Revision: r.Revision, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 		if r.CreatorFound {
-			item.Creator = &Person{ID: fl.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
+			item.Creator = &Person{ID: r.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
 		}
 		if r.Changed {
 			operator := ghost
@@ -349,15 +346,43 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 	return out, nil
 }
 
+// flagPage reads a list's page, with the environment's keys for the
+// permission check, which the caller makes before answering anything: a list
+// has them from its first statement, a search from its page (FlagListItems),
+// or, when it found nothing to show, from the environment itself.
+func (s *Store) flagPage(ctx context.Context, a *Actor, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, []db.FlagListItemsRow, error) {
+	env, err := s.flagList(ctx, orgID, envID, f)
+	if err != nil {
+		return env, nil, err
+	}
+	var rows []db.FlagListItemsRow
+	if len(env.Ids) > 0 {
+		rows, err = s.q.FlagListItems(ctx, db.FlagListItemsParams{Ids: env.Ids, EnvID: envID, OrganizationID: orgID})
+		if err != nil {
+			return env, nil, err
+		}
+	}
+	if env.ProjectKey != "" {
+		return env, rows, nil
+	}
+	if len(rows) > 0 {
+		env.ProjectKey, env.EnvKey = rows[0].ProjectKey, rows[0].EnvKey
+		return env, rows, nil
+	}
+	named, err := s.environmentOf(ctx, a, envID)
+	env.ProjectKey, env.EnvKey = named.ProjectKey, named.Environment.Key
+	return env, nil, err
+}
+
 // flagList runs the first statement of a list: the environment's keys, the
 // count and the page's ids, by the query whose index serves the filter and
 // the order.
-func (s *Store) flagList(ctx context.Context, a *Actor, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
+func (s *Store) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
 	list := db.FlagListByCreatedParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
 		IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
 	switch {
 	case f.Name != "":
-		return s.flagSearch(ctx, a, envID, f, list)
+		return s.flagSearch(ctx, envID, f, list)
 	case f.SortBy == "key":
 		row, err := s.q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
 		return db.FlagListByCreatedRow(row), err
@@ -365,23 +390,19 @@ func (s *Store) flagList(ctx context.Context, a *Actor, orgID, envID uuid.UUID, 
 	return s.q.FlagListByCreated(ctx, list)
 }
 
-// flagSearch is flagList for a search by part of the name or key. The
-// search's statement is planned with its pattern on every call, so it is
-// kept to one scan (FlagSearch) whose matches are paged here; the keys of
-// the environment come before it, from a statement that keeps its plan.
-// Only a search matching more than a list counts asks for its page apart.
-func (s *Store) flagSearch(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter, list db.FlagListByCreatedParams) (db.FlagListByCreatedRow, error) {
-	env, err := s.readableEnv(ctx, a, envID)
-	if err != nil {
-		return db.FlagListByCreatedRow{}, err
-	}
+// flagSearch is flagList for a search by part of the name or key, but for
+// the environment's keys, which its page names (flagPage). The search's
+// statement is planned with its pattern on every call, so it is kept to one
+// scan (FlagSearch) whose matches are paged here. Only a search matching more
+// than a list counts asks for its page apart.
+func (s *Store) flagSearch(ctx context.Context, envID uuid.UUID, f FlagFilter, list db.FlagListByCreatedParams) (db.FlagListByCreatedRow, error) {
 	search := db.FlagSearchParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: "%" + escapeLike(strings.ToLower(f.Name)) + "%",
 		Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: list.CountLimit, ByKey: f.SortBy == "key"}
 	found, err := s.q.FlagSearch(ctx, search)
 	if err != nil {
 		return db.FlagListByCreatedRow{}, err
 	}
-	out := db.FlagListByCreatedRow{ProjectKey: env.ProjectKey, EnvKey: env.Environment.Key, Total: int64(len(found))}
+	out := db.FlagListByCreatedRow{Total: int64(len(found))}
 	if len(found) < int(list.CountLimit) {
 		from := min(len(found), int(list.PageOffset))
 		out.Ids = found[from:min(len(found), from+int(list.PageSize))]

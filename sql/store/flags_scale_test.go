@@ -72,7 +72,7 @@ func TestFlagQueriesAreIndexBacked(t *testing.T) {
 		{"search by key", db.FlagSearch, []any{envID, false, "%0042%", noTags, nil, MaxExactFlagCount + 1, true}},
 		{"a broad search's page by key", db.FlagSearchPage, []any{envID, false, "%flag%", noTags, nil, true, 0, 10}},
 		{"a broad search's page newest first", db.FlagSearchPage, []any{envID, false, "%flag%", noTags, nil, false, 0, 10}},
-		{"a page's items", db.FlagListItems, []any{pageIDs}},
+		{"a page's items", db.FlagListItems, []any{pageIDs, envID, a.OrgID}},
 		{"count by tag", db.CountFlags, []any{envID, false, []string{"team-7"}, nil}},
 	} {
 		var raw []byte

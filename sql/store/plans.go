@@ -17,7 +17,9 @@ import (
 // a generic plan after a few executions; for a search by part of a name that
 // plan cannot know how rare the pattern is, ignores the trigram indexes and
 // reads every row. Planning every statement instead would cost a few tenths
-// of a millisecond of the database's CPU on each.
+// of a millisecond of the database's CPU on each. A search's description
+// (the types of its parameters and columns) is cached all the same, so it
+// takes one round trip and reads binary results, as a cached statement does.
 type searchPlans struct {
 	db.DBTX
 	searches sync.Map // statement → bool: does it search?
@@ -30,7 +32,7 @@ func (p *searchPlans) mode(sql string, args []any) []any {
 		p.searches.Store(sql, search)
 	}
 	if search.(bool) {
-		return append([]any{pgx.QueryExecModeExec}, args...)
+		return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 	}
 	return args
 }
