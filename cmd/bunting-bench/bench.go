@@ -199,6 +199,9 @@ func benchCommand(ctx context.Context, cfg server.Config, args []string, getenv 
 		return err
 	}
 	defer drop()
+	if u, err := url.Parse(dbURL); err == nil {
+		report.Database = strings.TrimPrefix(u.Path, "/")
+	}
 	if o.Keep {
 		fmt.Fprintf(stdout, "database kept: %s\n", dbURL)
 	}

@@ -12,14 +12,17 @@ import (
 // benchReport is everything a run measured, written as JSON. Version
 // changes when the shape does.
 type benchReport struct {
-	Version    int           `json:"version"`
-	StartedAt  time.Time     `json:"startedAt"`
-	FinishedAt time.Time     `json:"finishedAt"`
-	Command    string        `json:"command"`
-	Machine    benchMachine  `json:"machine"`
-	Options    benchOptions  `json:"options"`
-	Seeding    []seedTime    `json:"seeding"`
-	Results    []benchResult `json:"results"`
+	Version    int          `json:"version"`
+	StartedAt  time.Time    `json:"startedAt"`
+	FinishedAt time.Time    `json:"finishedAt"`
+	Command    string       `json:"command"`
+	Machine    benchMachine `json:"machine"`
+	Options    benchOptions `json:"options"`
+	// Database is the run's own database, dropped when the run ends unless
+	// -keep.
+	Database string        `json:"database"`
+	Seeding  []seedTime    `json:"seeding"`
+	Results  []benchResult `json:"results"`
 	// PeakRSSMB is the server process's highest resident memory (VmHWM).
 	PeakRSSMB float64      `json:"peakRssMB"`
 	Checks    []benchCheck `json:"checks"`
