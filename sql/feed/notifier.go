@@ -12,7 +12,11 @@ import (
 type Notifier struct {
 	live atomic.Bool
 
-	mu   sync.Mutex
+	// mu is held to publish an event to every subscription at once; Take
+	// reads under it, so a consumer that took an event knows every other
+	// subscription holds it too (the SDK endpoints' hub, having taken a
+	// change, reads the cache, which must have taken it as well).
+	mu   sync.RWMutex
 	subs map[*Subscription]struct{}
 }
 
@@ -89,6 +93,8 @@ func (s *Subscription) Ready() <-chan struct{} { return s.ready }
 
 // Take returns the waiting events, oldest first, and empties the queue.
 func (s *Subscription) Take() []Event {
+	s.n.mu.RLock() // not in the middle of an event's publication
+	defer s.n.mu.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.queue
