@@ -52,21 +52,8 @@ type app struct {
 	skew *atomic.Int64
 }
 
+// newApp starts Bunting's pages on a fresh database with its owner.
 func newApp(t *testing.T) *app {
-	t.Helper()
-	return startApp(t, appOptions{})
-}
-
-// appOptions are what a test's app differs in.
-type appOptions struct {
-	// selfAddressed makes BUNTING_BASE_URL the test server's own address
-	// (as for a real deployment, so links and snippets it prints lead back
-	// to it), rather than http://bunting.test.
-	selfAddressed bool
-}
-
-// startApp starts Bunting as opts say.
-func startApp(t *testing.T, opts appOptions) *app {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.New(t, store.ConfigurePool)
@@ -78,15 +65,9 @@ func startApp(t *testing.T, opts appOptions) *app {
 	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Start()
-	t.Cleanup(srv.Close)
 	base, _ := url.Parse("http://bunting.test")
-	if opts.selfAddressed {
-		base, _ = url.Parse(srv.URL)
-	}
-	// Set before the first request: the handler needs the address it serves at.
-	srv.Config.Handler = newHandler(base, st, slog.New(slog.DiscardHandler))
+	srv := httptest.NewServer(newHandler(base, st, slog.New(slog.DiscardHandler)))
+	t.Cleanup(srv.Close)
 	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool)}
 	u, err := a.q.GetUserByEmail(ctx, ownerEmail)
 	if err != nil {
