@@ -21,7 +21,7 @@ import (
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -61,10 +61,7 @@ func newServer(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	// Authorize from the cache as the server does, so every test runs through it.
-	watch, stop := context.WithCancel(context.Background())
-	listening := make(chan struct{})
-	go func() { defer close(listening); feed.NewListener(st.Feed(), feed.Options{}).Run(watch) }()
-	t.Cleanup(func() { stop(); <-listening })
+	feedtest.Run(t, st.Feed())
 	s := &server{t: t, st: st, pool: pool, q: db.New(pool), e: newHandler(st, slog.New(slog.DiscardHandler))}
 	s.owner = s.login(ownerEmail, ownerPassword)
 	org := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))

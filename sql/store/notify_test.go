@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 )
 
 // events reads a subscription one event at a time.
@@ -25,11 +25,7 @@ type events struct {
 // runs one.
 func runFeed(t *testing.T, s *Store) {
 	t.Helper()
-	l := feed.NewListener(s.Feed(), feed.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { l.Run(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	feedtest.Run(t, s.Feed())
 }
 
 // listen runs s's change listener until the test ends and subscribes to it.

@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
 )
 
@@ -47,10 +46,7 @@ func must(t *testing.T, err error) {
 func listen(t *testing.T, stores ...*store.Store) {
 	t.Helper()
 	for _, s := range stores {
-		watch, stop := context.WithCancel(context.Background())
-		listening := make(chan struct{})
-		go func() { defer close(listening); feed.NewListener(s.Feed(), feed.Options{}).Run(watch) }()
-		t.Cleanup(func() { stop(); <-listening })
+		feedtest.Run(t, s.Feed())
 	}
 	waitFor(t, "the listeners", func() bool {
 		for _, s := range stores {
@@ -68,27 +64,7 @@ func listen(t *testing.T, stores ...*store.Store) {
 // before it has been heard.
 func settle(t *testing.T, s *store.Store, pool *pgxpool.Pool) {
 	t.Helper()
-	sub := s.Changes().Subscribe()
-	defer sub.Close()
-	marker := uuid.New()
-	_, err := pool.Exec(context.Background(), `INSERT INTO change_outbox (event) VALUES ($1::json)`,
-		`{"kind":"test-marker","id":"`+marker.String()+`"}`)
-	must(t, err)
-	_, err = pool.Exec(context.Background(), `SELECT pg_notify('bunting_changes', '')`)
-	must(t, err)
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case <-sub.Ready():
-			for _, ev := range sub.Take() {
-				if ev.ID == marker {
-					return
-				}
-			}
-		case <-deadline:
-			t.Fatal("the change marker never arrived")
-		}
-	}
+	feedtest.Settle(t, pool, s.Changes())
 }
 
 // version is a store's access version.

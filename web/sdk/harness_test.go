@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +24,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
@@ -83,11 +82,7 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 	if _, err := st.Bootstrap(context.Background(), store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
-	changes := feed.NewListener(st.Feed(), feed.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { changes.Run(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	feedtest.Run(t, st.Feed())
 	waitFor(t, "the change listener", st.Changes().Live)
 
 	if opts.EndUsers == nil {
@@ -379,34 +374,12 @@ func seed(e *env) *fixture {
 // everything before it has.
 func (in *instance) settle() {
 	in.t.Helper()
-	sub := in.store.Changes().Subscribe()
-	defer sub.Close()
 	conn, err := pgx.Connect(context.Background(), in.dbURL)
 	if err != nil {
 		in.t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	marker := uuid.New()
-	if _, err := conn.Exec(context.Background(), `INSERT INTO change_outbox (event) VALUES ($1::json)`,
-		`{"kind":"test-marker","id":"`+marker.String()+`"}`); err != nil {
-		in.t.Fatal(err)
-	}
-	if _, err := conn.Exec(context.Background(), `SELECT pg_notify('bunting_changes', '')`); err != nil {
-		in.t.Fatal(err)
-	}
-	deadline := time.After(5 * time.Second)
-	for {
-		select {
-		case <-sub.Ready():
-			for _, ev := range sub.Take() {
-				if ev.ID == marker {
-					return
-				}
-			}
-		case <-deadline:
-			in.t.Fatal("the change events did not settle")
-		}
-	}
+	feedtest.Settle(in.t, conn, in.store.Changes())
 }
 
 // sdkConn is an SDK's WebSocket connection.

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,7 +17,7 @@ import (
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -71,17 +70,7 @@ func (s *site) handler(cfg server.Config, log *slog.Logger) *echo.Echo {
 // ends, and returns once it listens.
 func (s *site) listen() {
 	s.t.Helper()
-	sub := s.st.Changes().Subscribe() // the listener starts with a reset, once it listens
-	defer sub.Close()
-	ctx, stop := context.WithCancel(context.Background())
-	var listening sync.WaitGroup
-	listening.Go(func() { feed.NewListener(s.st.Feed(), feed.Options{}).Run(ctx) })
-	s.t.Cleanup(func() { stop(); listening.Wait() })
-	select {
-	case <-sub.Ready():
-	case <-time.After(10 * time.Second):
-		s.t.Fatal("the change listener did not start")
-	}
+	feedtest.Run(s.t, s.st.Feed())
 }
 
 // ownerActor is the owner as the store sees them, to set up data directly.
