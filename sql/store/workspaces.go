@@ -144,12 +144,13 @@ func (s *Store) GetWorkspace(ctx context.Context, a *Actor) (Workspace, error) {
 	return s.workspace(ctx, a, row)
 }
 
-// workspace shapes a workspace for the caller: the licence only for those
-// allowed to change it, the client secret masked.
+// workspace shapes a workspace for the caller: the licence (see license.go)
+// only for those allowed UpdateWorkspaceLicense, as FeatBit's workspace view,
+// the client secret masked.
 func (s *Store) workspace(ctx context.Context, a *Actor, row db.Workspace) (Workspace, error) {
 	w := Workspace{ID: row.ID, Name: row.Name, Key: row.Key}
 	if s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceLicense, row) == nil {
-		w.License = row.License
+		w.License = workspaceLicense(row)
 	}
 	if row.SsoOidc != nil {
 		var o OIDCSettings
