@@ -343,6 +343,11 @@ func TestCompareAndCopyNeedBothEnvironments(t *testing.T) {
 	prodOnly, _ := s.addMember("prod-only@example.com", policy("prod-only", []access.Statement{read("prod"), write("prod", "*")}))
 	readBoth, _ := s.addMember("read-both@example.com", policy("read-both", []access.Statement{read("prod"), read("dev"), write("prod", "*")}))
 	writer, _ := s.addMember("writer@example.com", policy("writer", []access.Statement{read("prod"), read("dev"), write("dev", access.CreateFlag, access.ToggleFlag)}))
+	// Copying a flag into another environment also needs FeatBit's CopyFlagTo
+	// on it where it is: FeatBit's UI offers the copy only to those allowed.
+	copier, _ := s.addMember("copier@example.com", policy("copier", []access.Statement{read("prod"), read("dev"),
+		write("dev", access.CreateFlag, access.ToggleFlag), {ID: "copy", ResourceType: access.TypeFlag, Effect: "allow",
+			Actions: []string{string(access.CopyFlagTo)}, Resources: []string{"project/web:env/prod:flag/*"}}}))
 
 	dev := e.dev.env.ID.String()
 	overview := map[string]any{"targetEnvIds": []string{dev}}
@@ -370,8 +375,18 @@ func TestCompareAndCopyNeedBothEnvironments(t *testing.T) {
 		t.Fatal("a refused settings copy turned Dev's flag on")
 	}
 	// The target's own actions are enough, each for what it changes: turning
-	// it on needs ToggleFlag; rules would need UpdateFlagTargetingRules.
-	s.do("POST", e.prod.flags+"/copy-to-env/"+dev, writer, copyB).ok(t)
+	// it on needs ToggleFlag; rules would need UpdateFlagTargetingRules. A
+	// copy of the flag also needs CopyFlagTo on the source.
+	res = decode[[]store.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, writer, []uuid.UUID{b.ID}).ok(t))
+	if res[0].PermissionCheck || res[0].Passed {
+		t.Errorf("pre-check without CopyFlagTo %+v, want the permission check failed", res[0])
+	}
+	s.do("POST", e.prod.flags+"/copy-to-env/"+dev, writer, copyB).fails(t, http.StatusForbidden, "Forbidden")
+	res = decode[[]store.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, copier, []uuid.UUID{b.ID}).ok(t))
+	if !res[0].PermissionCheck || !res[0].Passed {
+		t.Errorf("pre-check with CopyFlagTo %+v, want passed", res[0])
+	}
+	s.do("POST", e.prod.flags+"/copy-to-env/"+dev, copier, copyB).ok(t)
 	s.do("PUT", e.prod.flags+"/a/copy-settings-to/"+dev, writer, opts).ok(t)
 	e.prod.setTargeting(a, nil, []map[string]any{ruleOn(a, "NL", "NL")})
 	s.do("PUT", e.prod.flags+"/a/copy-settings-to/"+dev, writer, map[string]any{"options": map[string]any{"targetingRule": map[string]any{"copy": true, "mode": "overwrite"}}}).

@@ -227,8 +227,9 @@ func (m *matrix) cases() map[string]func() call {
 				grants: []grant{{access.CanAccessEnv, devRN}, {access.CanAccessEnv, envRN}}}
 		},
 		"POST /api/v1/envs/:envId/feature-flags/copy-to-env/:targetEnvId": func() call {
-			return call{path: m.flags() + "/copy-to-env/" + m.dev().ID.String(), body: map[string]any{"flagIds": []uuid.UUID{m.flagID(m.flag(false))}},
-				grants: []grant{{access.CreateFlag, devRN + ":flag/*"}, {access.CanAccessEnv, envRN}, {access.CanAccessEnv, devRN}}}
+			src := m.flag(false)
+			return call{path: m.flags() + "/copy-to-env/" + m.dev().ID.String(), body: map[string]any{"flagIds": []uuid.UUID{m.flagID(src)}},
+				grants: []grant{{access.CreateFlag, devRN + ":flag/*"}, {access.CopyFlagTo, flagRN(src)}, {access.CanAccessEnv, envRN}, {access.CanAccessEnv, devRN}}}
 		},
 		"PUT /api/v1/envs/:envId/feature-flags/:key/copy-settings-to/:targetEnvId": func() call {
 			key := m.flag(false)

@@ -74,6 +74,7 @@ const (
 	RestoreFlag                   Action = "RestoreFlag"
 	DeleteFlag                    Action = "DeleteFlag"
 	CloneFlag                     Action = "CloneFlag"
+	CopyFlagTo                    Action = "CopyFlagTo"
 	ToggleFlag                    Action = "ToggleFlag"
 	UpdateFlagName                Action = "UpdateFlagName"
 	UpdateFlagDescription         Action = "UpdateFlagDescription"
@@ -109,7 +110,7 @@ var Catalogue = []ActionGroup{
 	{TypeAccessToken, []Action{ListAccessTokens, ManagePersonalAccessTokens, ManageServiceAccessTokens}},
 	{TypeProject, []Action{CanAccessProject, CreateProject, DeleteProject, UpdateProjectSettings, CreateEnv}},
 	{TypeEnv, []Action{CanAccessEnv, DeleteEnv, UpdateEnvSettings, CreateEnvSecret, UpdateEnvSecret, DeleteEnvSecret}},
-	{TypeFlag, []Action{CreateFlag, ArchiveFlag, RestoreFlag, DeleteFlag, CloneFlag, ToggleFlag,
+	{TypeFlag, []Action{CreateFlag, ArchiveFlag, RestoreFlag, DeleteFlag, CloneFlag, CopyFlagTo, ToggleFlag,
 		UpdateFlagName, UpdateFlagDescription, UpdateFlagOffVariation, UpdateFlagVariations, UpdateFlagTags,
 		UpdateFlagDefaultRule, UpdateFlagIndividualTargeting, UpdateFlagTargetingRules}},
 	{TypeSegment, []Action{CreateSegment, ArchiveSegment, RestoreSegment, DeleteSegment, UpdateSegmentName,

@@ -176,15 +176,25 @@ func (s *Store) CopyToEnvPrecheck(ctx context.Context, a *Actor, sourceEnvID, ta
 	if err != nil {
 		return nil, err
 	}
-	_, tgtEnv, err := s.compareEnvs(ctx, a, sourceEnvID, targetEnvID)
+	srcEnv, tgtEnv, err := s.compareEnvs(ctx, a, sourceEnvID, targetEnvID)
 	if err != nil {
 		return nil, err
 	}
-	return s.precheck(ctx, s.q, a, sourceEnvID, tgtEnv, ids)
+	return s.precheck(ctx, s.q, a, srcEnv, tgtEnv, ids)
 }
 
-func (s *Store) precheck(ctx context.Context, q *db.Queries, a *Actor, sourceEnvID uuid.UUID, tgtEnv envRow, ids []uuid.UUID) ([]CopyToEnvPrecheckResult, error) {
-	flags, err := s.flagsByIDs(ctx, q, sourceEnvID, ids)
+// mayCopyFlagTo checks that a person may copy src from srcEnv into tgtEnv:
+// CopyFlagTo on it where it is (FeatBit's action, which its UI checks before
+// it offers the copy) and CreateFlag for it in the target.
+func mayCopyFlagTo(a *Actor, srcEnv, tgtEnv envRow, src Flag) error {
+	if err := a.require(access.CopyFlagTo, flagRN(srcEnv, src.Key, src.Tags)); err != nil {
+		return err
+	}
+	return a.require(access.CreateFlag, flagRN(tgtEnv, src.Key, src.Tags))
+}
+
+func (s *Store) precheck(ctx context.Context, q *db.Queries, a *Actor, srcEnv, tgtEnv envRow, ids []uuid.UUID) ([]CopyToEnvPrecheckResult, error) {
+	flags, err := s.flagsByIDs(ctx, q, srcEnv.Environment.ID, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +224,7 @@ func (s *Store) precheck(ctx context.Context, q *db.Queries, a *Actor, sourceEnv
 		r := CopyToEnvPrecheckResult{ID: f.ID, Key: f.Key, Name: f.Name,
 			KeyCheck:        !slices.ContainsFunc(taken, func(k string) bool { return strings.EqualFold(k, f.Key) }),
 			TargetUserCheck: !hasTargets(f), TargetRuleCheck: len(missing) == 0,
-			PermissionCheck: a.require(access.CreateFlag, flagRN(tgtEnv, f.Key, f.Tags)) == nil,
+			PermissionCheck: mayCopyFlagTo(a, srcEnv, tgtEnv, f) == nil,
 			NewProperties:   newProperties(f.Rules, known), SegmentsNotVisible: OrEmpty(missing)}
 		r.Passed = r.KeyCheck && r.TargetUserCheck && r.TargetRuleCheck && r.PermissionCheck
 		out[i] = r
@@ -260,7 +270,8 @@ type CopyToEnvResult struct {
 // key: all of them with their history entries, or none. As FeatBit copies,
 // a copy has no individual targets, and no rules when its rules use a
 // segment the target cannot; a key taken in the target refuses the whole
-// copy, naming each such flag. Each copy needs CreateFlag in the target.
+// copy, naming each such flag. Each copy needs CopyFlagTo on the flag and
+// CreateFlag in the target.
 func (s *Store) CopyToEnv(ctx context.Context, a *Actor, sourceEnvID, targetEnvID uuid.UUID, in CopyToEnvInput) (CopyToEnvResult, error) {
 	ids, err := copyIDs(in.FlagIDs)
 	if err != nil {
@@ -276,7 +287,7 @@ func (s *Store) CopyToEnv(ctx context.Context, a *Actor, sourceEnvID, targetEnvI
 	comment := fmt.Sprintf("Copied from %q", projectEnv(srcEnv))
 	var copied int
 	err = s.inTx(ctx, func(q *db.Queries) error {
-		checks, err := s.precheck(ctx, q, a, sourceEnvID, tgtEnv, ids)
+		checks, err := s.precheck(ctx, q, a, srcEnv, tgtEnv, ids)
 		if err != nil {
 			return err
 		}
@@ -297,7 +308,7 @@ func (s *Store) CopyToEnv(ctx context.Context, a *Actor, sourceEnvID, targetEnvI
 		}
 		for i, id := range ids {
 			src := flags[id]
-			if err := a.require(access.CreateFlag, flagRN(tgtEnv, src.Key, src.Tags)); err != nil {
+			if err := mayCopyFlagTo(a, srcEnv, tgtEnv, src); err != nil {
 				return err
 			}
 			f, err := src.Clone()
