@@ -65,7 +65,7 @@ type License struct {
 // workspaceLicense is the licence of a workspace: issued to its key when it
 // was created, for the features Bunting has, never expiring.
 func workspaceLicense(ws db.Workspace) string {
-	payload, err := json.Marshal(License{Plan: "bunting", Sub: ws.Key, WsID: ws.ID.String(),
+	payload, err := json.Marshal(License{Plan: "Bunting", Sub: ws.Key, WsID: ws.ID.String(),
 		Iat: ws.CreatedAt.UnixMilli(), Exp: LicenseNeverExpires, Issuer: "bunting", Features: LicenseFeatures})
 	if err != nil { // a struct of strings and numbers always encodes
 		panic(err)
