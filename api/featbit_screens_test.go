@@ -134,7 +134,7 @@ func TestFeatBitPendingChangesDrawer(t *testing.T) {
 	s.do("POST", e.flags+"/pay/schedules", s.owner, map[string]any{
 		"targeting": map[string]any{"targetUsers": []map[string]any{{"variationId": f.Variations[0].ID, "keyIds": []string{"alice"}}},
 			"rules": []any{}, "fallthrough": f.Fallthrough, "exptIncludeAllTargets": true},
-		"revision":  f.Revision, "scheduledTime": time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z"),
+		"revision": f.Revision, "scheduledTime": time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z"),
 		"title": "Later", "reviewers": []any{}, "reason": "", "withChangeRequest": false}).ok(t)
 	r := s.do("GET", e.flags+"/pay/pending-changes", s.owner, nil).ok(t)
 	var items []map[string]json.RawMessage
