@@ -102,8 +102,19 @@ func compareProblem(err error) string {
 	return "not a flag or segment as JSON text (a value of the wrong type, or a member named twice)"
 }
 
+// Instruction is one change of FeatBit's semantic patch (sql/instructions),
+// as audit entries and pending changes list them.
+type Instruction = instructions.Instruction
+
 // auditInstructions is an audit entry's instructions for FeatBit's history
 // lists, from its snapshots; an empty list for what has none.
-func auditInstructions(refType string, previous, current []byte) []instructions.Instruction {
+func auditInstructions(refType string, previous, current []byte) []Instruction {
 	return instructions.Compare(refType, previous, current)
+}
+
+// flagInstructions is a pending change's instructions (FeatBit's
+// GetPendingChanges compares the draft's flags alike): from the flag as the
+// change found it to what the change makes of it.
+func flagInstructions(base, target []byte) []Instruction {
+	return instructions.Compare(instructions.RefFlag, base, target)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/instructions"
 )
 
 // AuditEntry is one recorded change.
@@ -28,7 +27,7 @@ type AuditEntry struct {
 	CreatedAt    time.Time  `json:"createdAt"`
 	// Instructions are FeatBit's semantic patch of the change (from its
 	// snapshots, audit_compare.go): what FeatBit's history lists show.
-	Instructions []instructions.Instruction `json:"instructions"`
+	Instructions []Instruction `json:"instructions"`
 	// SubjectExists is false for a flag or segment since deleted.
 	SubjectExists bool `json:"-"`
 }
