@@ -116,6 +116,10 @@ func TestCompareChangeAsFeatBitsSaveDialog(t *testing.T) {
 	post(map[string]any{"refType": "FeatureFlag", "dataChange": map[string]any{"previous": json.RawMessage(flag), "current": json.RawMessage(flag)}}).
 		fails(t, http.StatusBadRequest, "body_is_invalid")
 	post(`{"refType":"Segment","dataChange":`).fails(t, http.StatusBadRequest, "body_is_invalid")
+	// Text that would cost far more than its size to decode (50,000 empty
+	// rules) is refused by name, not decoded.
+	costly := `{"name":"a","variations":[],"fallthrough":{},"rules":[` + strings.Repeat(`{},`, 50000) + `{}]}`
+	post(compareBody("FeatureFlag", string(flag), costly)).fails(t, http.StatusBadRequest, "dataChange.current_is_invalid")
 }
 
 func TestCompareChangeNeedsTheEnvironment(t *testing.T) {

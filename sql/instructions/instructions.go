@@ -124,7 +124,8 @@ const (
 
 // Errors of Decode: the text is not JSON of the expected shape, or it is the
 // other kind of thing (a segment where a flag was expected, or a flag where
-// a segment was).
+// a segment was). Text whose decoding would cost more than jsonbody allows
+// is jsonbody.ErrTooCostly.
 var (
 	ErrMalformed = errors.New("instructions: not a flag or segment as JSON")
 	ErrNotFlag   = errors.New("instructions: not a feature flag")

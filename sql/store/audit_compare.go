@@ -71,10 +71,7 @@ func (s *Store) CompareChange(ctx context.Context, a *Actor, envID uuid.UUID, in
 		} else {
 			segments[i], err = instructions.DecodeSegment([]byte(t.text))
 		}
-		switch {
-		case errors.Is(err, jsonbody.ErrTooCostly):
-			return nil, err
-		case err != nil:
+		if err != nil {
 			problems = append(problems, FieldProblem{Path: t.field, Code: t.field + "_is_invalid", Message: compareProblem(err)})
 		}
 	}
@@ -98,6 +95,10 @@ func compareProblem(err error) string {
 		return "not a feature flag: it has no variations or no default rule"
 	case errors.Is(err, instructions.ErrNotSeg):
 		return "not a segment: it has a flag's variations or default rule"
+	case errors.Is(err, jsonbody.ErrTooCostly):
+		// Text whose decoding would take many times its size: thousands
+		// of empty rules or conditions, which no real flag or segment has.
+		return "made of more tiny values than a flag or segment has"
 	}
 	return "not a flag or segment as JSON text (a value of the wrong type, or a member named twice)"
 }
