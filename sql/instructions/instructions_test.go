@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/instructions"
+	"github.com/bunting-flags/bunting/sql/jsonbody"
 )
 
 // The expected instructions below are written from FeatBit's source
@@ -344,6 +345,8 @@ func TestDecodeRefusesWhatIsNotOfItsType(t *testing.T) {
 		"a list":                     {`[]`, false, instructions.ErrMalformed},
 		"an object of no flag field": {`{"colour":"red"}`, false, instructions.ErrMalformed},
 		"a member named twice":       {`{"name":"a","Name":"b","variations":[],"fallthrough":{}}`, false, instructions.ErrMalformed},
+		"50,000 empty rules": {`{"name":"a","variations":[],"fallthrough":{},"rules":[` + strings.Repeat(`{},`, 50000) + `{}]}`,
+			false, jsonbody.ErrTooCostly},
 	} {
 		var err error
 		if c.segment {
