@@ -225,6 +225,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/envs/:envId/segments/:segmentId/flag-references", h.segmentFlagReferences)
 
 	g.GET("/envs/:envId/audit-logs", h.listAuditLogs)
+	g.With(before(h.comparesChanges)).POST("/envs/:envId/audit-logs/compare", h.compareChange)
 
 	g.GET("/envs/:envId/end-users/get-by-featureflag", h.flagEndUsers)
 	g.GET("/envs/:envId/end-users/:id", h.getEndUser)

@@ -150,7 +150,8 @@ func TestChangeRequestRoutes(t *testing.T) {
 
 	pending := decode[[]store.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t))
 	if len(pending) != 1 || pending[0].Type != "ChangeRequest" || pending[0].Status != "PendingReview" ||
-		pending[0].ChangeRequestReason != "VIPs first" || len(pending[0].Reviewers) != 2 || pending[0].CreatorID != aliceID {
+		pending[0].ChangeRequestReason != "VIPs first" || len(pending[0].Reviewers) != 2 || pending[0].CreatorID != aliceID ||
+		len(pending[0].Instructions) != 1 || pending[0].Instructions[0].Kind != "SetTargetUsers" {
 		t.Fatalf("pending changes: %+v", pending)
 	}
 	cr := flags + "/change-requests/" + pending[0].ID.String()

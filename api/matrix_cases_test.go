@@ -293,7 +293,12 @@ func (m *matrix) cases() map[string]func() call {
 			key, id := m.trigger()
 			return call{path: "/api/v1/triggers/" + id, grants: []grant{{access.ToggleFlag, flagRN(key)}}}
 		},
-		"GET /api/v1/envs/:envId/audit-logs":    readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
+		"GET /api/v1/envs/:envId/audit-logs": readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
+		"POST /api/v1/envs/:envId/audit-logs/compare": func() call {
+			flag := `{"name":"A","variations":[{"id":"v1","name":"On","value":"true"}],"fallthrough":{"variations":[]}}`
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/audit-logs/compare", body: compareBody("FeatureFlag", flag, flag),
+				grants: []grant{{access.CanAccessEnv, envRN}}}
+		},
 		"GET /api/v1/envs/:envId/flag-insights": readEnv("/api/v1/envs/" + m.env.ID.String() + "/flag-insights"),
 		"GET /api/v1/envs/:envId/feature-flags/:key/insights": func() call {
 			return readEnv(m.flags() + "/" + m.flag(false) + "/insights")()

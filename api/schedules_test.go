@@ -46,6 +46,11 @@ func TestFlagSchedulesAPI(t *testing.T) {
 		p.FlagID != f.ID || p.CreatorName == "" || p.Comment != "beta" || !slices.Equal(p.Changed, []string{"individual targets"}) {
 		t.Fatalf("pending change %+v", p)
 	}
+	// FeatBit's drawer lists the change's instructions: alice set as the
+	// first variation's target (FlagComparer).
+	if len(p.Instructions) != 1 || p.Instructions[0].Kind != "SetTargetUsers" {
+		t.Fatalf("pending change's instructions %+v, want SetTargetUsers", p.Instructions)
+	}
 	// FeatBit's dataChange carries each flag as a string of JSON text.
 	var text [2]string
 	var before, after store.Flag

@@ -631,8 +631,9 @@ func withChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID, pe
 		}
 		id := cr.ID
 		pending = append(pending, PendingChange{ID: cr.ID, FlagID: cr.FlagID, DataChange: cr.DataChange,
-			CreatorID: cr.CreatorID, CreatorName: cr.CreatorName, CreatedAt: cr.CreatedAt, Instructions: []any{},
-			Type: PendingChangeRequest, Status: cr.Status, ChangeRequestID: &id, ChangeRequestReason: cr.Reason,
+			CreatorID: cr.CreatorID, CreatorName: cr.CreatorName, CreatedAt: cr.CreatedAt,
+			Instructions: flagInstructions(cr.DataChange.Previous, cr.DataChange.Current), Type: PendingChangeRequest,
+			Status: cr.Status, ChangeRequestID: &id, ChangeRequestReason: cr.Reason,
 			Reviewers: reviewers, Comment: cr.Reason, Changed: OrEmpty(ChangedParts(base, target))})
 	}
 	return pending, nil

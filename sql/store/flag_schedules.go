@@ -221,17 +221,19 @@ func (s *Store) CancelFlagSchedule(ctx context.Context, a *Actor, envID, id uuid
 // PendingChange is one of a flag's changes waiting to be applied: FeatBit's
 // PendingChangesVm, with the schedule's note and why it failed besides.
 type PendingChange struct {
-	ID            uuid.UUID  `json:"id"`
-	FlagID        uuid.UUID  `json:"flagId"`
-	DataChange    DataChange `json:"dataChange"`
-	CreatorID     uuid.UUID  `json:"creatorId"`
-	CreatorName   string     `json:"creatorName"`
-	CreatedAt     time.Time  `json:"createdAt"`
-	Instructions  []any      `json:"instructions"`
-	Type          string     `json:"type"`
-	Status        string     `json:"status"`
-	ScheduleTitle string     `json:"scheduleTitle"`
-	ScheduledTime time.Time  `json:"scheduledTime"`
+	ID          uuid.UUID  `json:"id"`
+	FlagID      uuid.UUID  `json:"flagId"`
+	DataChange  DataChange `json:"dataChange"`
+	CreatorID   uuid.UUID  `json:"creatorId"`
+	CreatorName string     `json:"creatorName"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	// Instructions are FeatBit's semantic patch of the change, as its
+	// pending-changes drawer lists them (sql/instructions).
+	Instructions  []Instruction `json:"instructions"`
+	Type          string        `json:"type"`
+	Status        string        `json:"status"`
+	ScheduleTitle string        `json:"scheduleTitle"`
+	ScheduledTime time.Time     `json:"scheduledTime"`
 	// ChangeRequestID, ChangeRequestReason and Reviewers describe the change
 	// request a schedule waits for; empty when none.
 	ChangeRequestID     *uuid.UUID `json:"changeRequestId"`
@@ -282,7 +284,7 @@ func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUI
 			name = ghost.Name
 		}
 		out[i] = PendingChange{ID: sch.ID, FlagID: sch.FlagID, DataChange: DataChange{Previous: r.Base, Current: r.Target},
-			CreatorID: sch.CreatorID, CreatorName: name, CreatedAt: sch.CreatedAt.UTC(), Instructions: []any{},
+			CreatorID: sch.CreatorID, CreatorName: name, CreatedAt: sch.CreatedAt.UTC(), Instructions: flagInstructions(r.Base, r.Target),
 			Type: PendingSchedule, Status: ScheduleStatusName(sch.Status), ScheduleTitle: sch.Title,
 			ScheduledTime: sch.ScheduledAt.UTC(), ChangeRequestID: sch.ChangeRequestID, Note: sch.Note,
 			Comment: r.DraftComment, FailureReason: sch.FailureReason, Changed: OrEmpty(ChangedParts(base, target))}

@@ -25,6 +25,9 @@ type AuditEntry struct {
 	CreatorName  string     `json:"creatorName"`
 	CreatorEmail string     `json:"creatorEmail"`
 	CreatedAt    time.Time  `json:"createdAt"`
+	// Instructions are FeatBit's semantic patch of the change (from its
+	// snapshots, audit_compare.go): what FeatBit's history lists show.
+	Instructions []Instruction `json:"instructions"`
 	// SubjectExists is false for a flag or segment since deleted.
 	SubjectExists bool `json:"-"`
 }
@@ -120,7 +123,7 @@ func (s *Store) ListAuditLogs(ctx context.Context, a *Actor, envID uuid.UUID, f 
 		out.Items[i] = AuditEntry{ID: l.ID, RefID: l.RefID, RefType: l.RefType, Keyword: l.Keyword, Operation: l.Operation,
 			DataChange: DataChange{Previous: orNull(l.Previous), Current: orNull(l.Current)}, Comment: l.Comment,
 			CreatorID: l.CreatorID, CreatorName: r.CreatorName, CreatorEmail: r.CreatorEmail, CreatedAt: l.CreatedAt.UTC(),
-			SubjectExists: r.SubjectExists}
+			Instructions: auditInstructions(l.RefType, l.Previous, l.Current), SubjectExists: r.SubjectExists}
 	}
 	return out, nil
 }

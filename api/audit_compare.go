@@ -1,0 +1,30 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/web/httpx"
+)
+
+// comparesChanges checks, before the body is read, that the caller may read
+// the environment: comparing needs nothing more, whatever the body says.
+func (h *Handler) comparesChanges(c echo.Context) error {
+	return h.inEnv(c, h.store.AuthorizeAuditCompare)
+}
+
+// compareChange is FeatBit's POST audit-logs/compare: the instructions
+// between a flag or segment before and after an edit, which FeatBit's Save
+// dialog lists, enabling Save only when there are some.
+func (h *Handler) compareChange(c echo.Context) error {
+	envID, err := httpx.PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var in store.CompareInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	out, err := h.store.CompareChange(c.Request().Context(), actor(c), envID, in)
+	return respond(c, out, err)
+}
