@@ -33,9 +33,8 @@ func TestUpdateWorkspace(t *testing.T) {
 }
 
 // TestWorkspaceLicenseIsShownOnlyToThoseWhoMayChangeIt: the workspace view
-// shows the licence as FeatBit's does (decisions.md); the user's workspaces,
-// which FeatBit's UI reads its features from, show it to every member
-// (TestUserWorkspaces).
+// and the user's workspaces (TestUserWorkspaces) show the licence only to
+// callers allowed UpdateWorkspaceLicense (decisions.md).
 func TestWorkspaceLicenseIsShownOnlyToThoseWhoMayChangeIt(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)

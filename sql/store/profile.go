@@ -68,8 +68,10 @@ func (s *Store) UpdateProfile(ctx context.Context, a *Actor, in ProfileInput) (P
 }
 
 // ListUserWorkspaces returns the workspaces the caller belongs to (an access
-// token: its own). Client secrets are masked; the licence is shown to every
-// member.
+// token: its own). Client secrets are masked; the licence is shown only for
+// the current workspace and only to those allowed to change it (decisions.md),
+// so FeatBit's UI shows its licensed screens to them and its plain ones to
+// everyone else.
 func (s *Store) ListUserWorkspaces(ctx context.Context, a *Actor) ([]Workspace, error) {
 	var rows []db.Workspace
 	if a.IsToken() {
@@ -90,9 +92,9 @@ func (s *Store) ListUserWorkspaces(ctx context.Context, a *Actor) ([]Workspace, 
 		if err != nil {
 			return nil, err
 		}
-		// Every member, as FeatBit: its UI takes the features it shows from
-		// this list, and Bunting's licence is no secret (license.go).
-		w.License = workspaceLicense(row)
+		if row.ID != a.WorkspaceID {
+			w.License = "" // the caller's statements speak for the current workspace only
+		}
 		out = append(out, w)
 	}
 	return out, nil
