@@ -121,9 +121,10 @@ type FlagSearchItemsRow struct {
 // (at most count_limit, as FlagSearch), their page in the list's order, and
 // for each flag of the page what FlagListItems reads, with the number of
 // matches on every row. It keeps one cached plan, on the trigram index
-// (feature_flags_search) whatever the pattern: the caller uses it only for
-// patterns that cannot be broad (see searchIsNarrow); a search that finds
-// no row of its page, or count_limit matches, asks FlagSearch for the rest.
+// (feature_flags_search) whatever the pattern, so the store takes it only
+// while the table is small and the pattern has a trigram (searchPage); a
+// search that finds no row of a page past the first, or count_limit
+// matches, takes FlagSearch and FlagListItems instead.
 func (q *Queries) FlagSearchItems(ctx context.Context, arg FlagSearchItemsParams) ([]FlagSearchItemsRow, error) {
 	rows, err := q.db.Query(ctx, FlagSearchItems,
 		arg.OrganizationID,
