@@ -143,12 +143,16 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 
 // flagPage reads a list's page, with the environment's keys for the
 // permission check, which the caller makes before answering anything: a list
-// has them from its first statement, a search from its page (FlagListItems),
+// has them from its first statement, a search from its page (FlagListItems,
+// or FlagSearchItems, which is the whole search in a small table),
 // or, when it found nothing to show, from the environment itself.
 func (s *Store) flagPage(ctx context.Context, a *Actor, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, []db.FlagListItemsRow, error) {
-	var env db.FlagListByCreatedRow
-	var rows []db.FlagListItemsRow
-	found, err := false, error(nil)
+	var (
+		env   db.FlagListByCreatedRow
+		rows  []db.FlagListItemsRow
+		found bool
+		err   error
+	)
 	if f.Name != "" {
 		env, rows, found, err = s.searchPage(ctx, orgID, envID, f)
 	}
