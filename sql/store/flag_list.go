@@ -143,15 +143,26 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 
 // flagPage reads a list's page, with the environment's keys for the
 // permission check, which the caller makes before answering anything: a list
-// has them from its first statement, a search from its page (FlagListItems),
+// has them from its first statement, a search from its page (FlagListItems,
+// or FlagSearchItems, which is the whole search in a small table),
 // or, when it found nothing to show, from the environment itself.
 func (s *Store) flagPage(ctx context.Context, a *Actor, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, []db.FlagListItemsRow, error) {
-	env, err := s.flagList(ctx, orgID, envID, f)
+	var (
+		env   db.FlagListByCreatedRow
+		rows  []db.FlagListItemsRow
+		found bool
+		err   error
+	)
+	if f.Name != "" {
+		env, rows, found, err = s.searchPage(ctx, orgID, envID, f)
+	}
+	if !found && err == nil {
+		env, err = s.flagList(ctx, orgID, envID, f)
+	}
 	if err != nil {
 		return env, nil, err
 	}
-	var rows []db.FlagListItemsRow
-	if len(env.Ids) > 0 {
+	if !found && len(env.Ids) > 0 {
 		rows, err = s.q.FlagListItems(ctx, db.FlagListItemsParams{Ids: env.Ids, EnvID: envID, OrganizationID: orgID})
 		if err != nil {
 			return env, nil, err

@@ -28,7 +28,7 @@ type searchPlans struct {
 func (p *searchPlans) mode(sql string, args []any) []any {
 	search, ok := p.searches.Load(sql)
 	if !ok {
-		search = strings.Contains(sql, " LIKE ")
+		search = strings.Contains(sql, " LIKE ") && !cachedSearch(sql)
 		p.searches.Store(sql, search)
 	}
 	if search.(bool) {

@@ -59,6 +59,10 @@ type Store struct {
 	// queued some wakes this instance's worker after commit (outboxKick).
 	outboxWrites atomic.Int64
 	outboxKick   chan struct{}
+
+	// flagTable is the size of feature_flags, by which a search picks its
+	// statements (flag_search.go).
+	flagTable flagTableSize
 }
 
 // SessionLifetime is how long a sign-in lasts, from the moment it is made: an
