@@ -16,15 +16,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
-// Access token types and statuses.
-const (
-	TokenPersonal = "Personal"
-	TokenService  = "Service"
-
-	TokenActive   = "Active"
-	TokenInactive = "Inactive"
-)
-
 // AccessToken is an API credential. Token is set only in the answer to its
 // creation; afterwards only Preview identifies it.
 type AccessToken struct {
@@ -353,18 +344,3 @@ func accessToken(r db.AccessToken, creator TokenCreator) (AccessToken, error) {
 	}
 	return t, nil
 }
-
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
-}
-
-// escapeLike makes user text literal inside an ILIKE pattern.
-func escapeLike(s string) string { return likeEscaper.Replace(s) }
-
-// likeEscaper is made once: a Replacer is safe to share, and making one
-// took a search a few percent of its CPU time.
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

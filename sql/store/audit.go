@@ -64,7 +64,7 @@ func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) e
 		event = &encoded
 		s.changesRecorded.Add(1)
 	}
-	hookEvents := changeWebhookEvents(a, ch)
+	hookEvents := s.hookEvents(a, ch)
 	subscribed, err := q.InsertAuditLog(ctx, db.InsertAuditLogParams{
 		WorkspaceID:    a.WorkspaceID,
 		OrganizationID: orgID,
@@ -86,7 +86,7 @@ func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) e
 	}
 	// Every flag and segment change is audited here, so its webhook
 	// deliveries are queued here, in the same transaction.
-	return s.queueWebhooks(ctx, q, a, ch, hookEvents)
+	return s.hookQueue(ctx, q, a, ch, hookEvents)
 }
 
 func snapshot(v any) (json.RawMessage, error) {
@@ -94,4 +94,27 @@ func snapshot(v any) (json.RawMessage, error) {
 		return nil, nil
 	}
 	return json.Marshal(v)
+}
+
+// actorID is who a change is attributed to: the token when one was used,
+// the trigger when one was called.
+func actorID(a *Actor) uuid.UUID {
+	if a.TriggerID != uuid.Nil {
+		return a.TriggerID
+	}
+	if a.IsToken() {
+		return a.TokenID
+	}
+	return a.UserID
+}
+
+// actorKind says whether actorID is a user, an access token or a trigger (system).
+func actorKind(a *Actor) string {
+	if a.TriggerID != uuid.Nil {
+		return "system"
+	}
+	if a.IsToken() {
+		return "token"
+	}
+	return "user"
 }

@@ -8,7 +8,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -16,69 +15,8 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
-
-// Actor is who makes a request and the workspace and organization it is made in.
-type Actor struct {
-	UserID uuid.UUID
-	// TokenID is the access token that authenticated the request, or uuid.Nil
-	// for a signed-in user.
-	TokenID uuid.UUID
-	// SessionID is the session that authenticated the request, or uuid.Nil.
-	SessionID uuid.UUID
-	// WorkspaceID and OrgID are the request's context; uuid.Nil when the
-	// caller belongs to several and the request named none.
-	WorkspaceID uuid.UUID
-	OrgID       uuid.UUID
-	// Address is the client's network address, for rate limits; may be empty.
-	Address string
-	// TriggerID is the flag trigger whose URL was called (RunTrigger), or uuid.Nil.
-	TriggerID  uuid.UUID
-	statements []access.Statement
-	// orgKey is OrgID's key, which names it in resource names (organization
-	// keys never change); "" when the request has no organization.
-	orgKey string
-	// serviceToken is set when a Service token authenticated the request: it
-	// acts on its own statements, not as the UserID who made it.
-	serviceToken bool
-}
-
-// Can reports whether the actor may perform action on the resource named rn.
-func (a *Actor) Can(action access.Action, rn string) bool {
-	return access.Allows(a.statements, action, rn)
-}
-
-// Statements returns the statements the actor acts with.
-func (a *Actor) Statements() []access.Statement { return a.statements }
-
-// IsToken reports whether an access token authenticated the actor.
-func (a *Actor) IsToken() bool { return a.TokenID != uuid.Nil }
-
-// require returns ErrForbidden unless the actor may perform action on rn.
-func (a *Actor) require(action access.Action, rn string) error {
-	if !a.Can(action, rn) {
-		return ErrForbidden
-	}
-	return nil
-}
-
-// org returns the actor's organization, or a validation error when the
-// request must name one.
-func (a *Actor) org() (uuid.UUID, error) {
-	if a.OrgID == uuid.Nil {
-		return uuid.Nil, Invalid("organization_is_required")
-	}
-	return a.OrgID, nil
-}
-
-func (a *Actor) workspace() (uuid.UUID, error) {
-	if a.WorkspaceID == uuid.Nil {
-		return uuid.Nil, Invalid("workspace_is_required")
-	}
-	return a.WorkspaceID, nil
-}
 
 // Credentials are what a request presents: the Authorization header and the
 // optional Organization and Workspace headers.
@@ -243,24 +181,6 @@ func pick(header string, n int, id func(int) uuid.UUID) (uuid.UUID, error) {
 	return uuid.Nil, nil
 }
 
-// memberStatements returns a member's statements in an organization, from
-// direct policies and from groups.
-func (s *Store) memberStatements(ctx context.Context, q *db.Queries, orgID, userID uuid.UUID) ([]access.Statement, error) {
-	rows, err := q.ListMemberStatements(ctx, db.ListMemberStatementsParams{OrganizationID: orgID, UserID: userID})
-	if err != nil {
-		return nil, translate(err)
-	}
-	var all []access.Statement
-	for _, raw := range rows {
-		var sts []access.Statement
-		if err := json.Unmarshal(raw, &sts); err != nil {
-			return nil, err
-		}
-		all = append(all, sts...)
-	}
-	return all, nil
-}
-
 func (s *Store) tokenActor(ctx context.Context, token string) (*Actor, error) {
 	sum := sha256.Sum256([]byte(token))
 	t, err := s.q.GetAccessTokenByHash(ctx, sum[:])
@@ -287,31 +207,6 @@ func (s *Store) tokenActor(ctx context.Context, token string) (*Actor, error) {
 		return nil, translate(err)
 	}
 	return a, nil
-}
-
-// tokenStatements returns the statements an access token acts with: a
-// Service token's own, a Personal token's creator's. A token that is turned
-// off, or whose creator has left its organization, acts with nothing
-// (ErrUnauthenticated): a token dies with its creator's membership.
-func (s *Store) tokenStatements(ctx context.Context, t db.AccessToken) ([]access.Statement, error) {
-	if t.Status != TokenActive {
-		return nil, ErrUnauthenticated
-	}
-	member, err := s.q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: t.OrganizationID, UserID: t.CreatorID})
-	if err != nil {
-		return nil, translate(err)
-	}
-	if !member {
-		return nil, ErrUnauthenticated
-	}
-	if t.Type != TokenService {
-		return s.memberStatements(ctx, s.q, t.OrganizationID, t.CreatorID)
-	}
-	var sts []access.Statement
-	if err := json.Unmarshal(t.Permissions, &sts); err != nil {
-		return nil, err
-	}
-	return sts, nil
 }
 
 // Session tokens are base64url(session id | user id | expiry | HMAC-SHA256

@@ -21,11 +21,6 @@ const (
 	// EndUserBatch is how many end users one statement writes; the buffer
 	// asks for a write as soon as that many are pending.
 	EndUserBatch = 1_000
-	// DefaultMaxEndUsersPerEnv bounds the end users kept per environment
-	// (BUNTING_MAX_END_USERS_PER_ENV): past it new keys are dropped.
-	DefaultMaxEndUsersPerEnv = 1_000_000
-	// maxEndUserProperties bounds the property names kept per environment.
-	maxEndUserProperties = 1_000
 )
 
 // SeenEndUser is an end user the SDKs of an environment reported: the

@@ -310,3 +310,12 @@ func envSnapshot(e Environment) Environment {
 	e.Secrets = nil
 	return e
 }
+
+// readableEnv loads an environment the caller may read from.
+func (s *Store) readableEnv(ctx context.Context, a *Actor, envID uuid.UUID) (envRow, error) {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return envRow{}, err
+	}
+	return env, a.require(access.CanAccessEnv, env.rn())
+}

@@ -200,3 +200,22 @@ func translate(err error) error {
 	}
 	return err
 }
+
+// Single sign-on failures the store detects; web explains each on a page.
+var (
+	// ErrSSOState: the state is unknown, already used, altered, or was begun
+	// in another browser.
+	ErrSSOState = errors.New("sso: state unknown, already used, or begun in another browser")
+	// ErrSSOStateExpired: the attempt was begun more than SSOStateTTL ago.
+	ErrSSOStateExpired = errors.New("sso: state expired")
+	// ErrSSONotConfigured: the workspace has no OIDC settings (any more), or no organization.
+	ErrSSONotConfigured = errors.New("sso: workspace has no single sign-on settings")
+	// ErrSSOEmailMissing: the id token's email claim is missing or not an email address.
+	ErrSSOEmailMissing = errors.New("sso: id token carries no usable email")
+	// ErrSSOEmailUnverified: the id token says the email is not verified.
+	ErrSSOEmailUnverified = errors.New("sso: email not verified by the provider")
+)
+
+// ErrTriggerCreatorNotAllowed refuses to run a trigger whose creator may no
+// longer turn its flag on or off.
+var ErrTriggerCreatorNotAllowed = errors.New("trigger creator not allowed")

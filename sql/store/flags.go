@@ -174,29 +174,6 @@ func checkFlag(v *validator, f *Flag) []uuid.UUID {
 	return refs
 }
 
-// actorID is who a change is attributed to: the token when one was used,
-// the trigger when one was called.
-func actorID(a *Actor) uuid.UUID {
-	if a.TriggerID != uuid.Nil {
-		return a.TriggerID
-	}
-	if a.IsToken() {
-		return a.TokenID
-	}
-	return a.UserID
-}
-
-// actorKind says whether actorID is a user, an access token or a trigger (system).
-func actorKind(a *Actor) string {
-	if a.TriggerID != uuid.Nil {
-		return "system"
-	}
-	if a.IsToken() {
-		return "token"
-	}
-	return "user"
-}
-
 // GetFlag returns a flag by its exact key.
 func (s *Store) GetFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Flag, error) {
 	row, err := s.flagRowIn(ctx, a, envID, key)
@@ -204,15 +181,6 @@ func (s *Store) GetFlag(ctx context.Context, a *Actor, envID uuid.UUID, key stri
 		return Flag{}, err
 	}
 	return flagFrom(row)
-}
-
-// readableEnv loads an environment the caller may read from.
-func (s *Store) readableEnv(ctx context.Context, a *Actor, envID uuid.UUID) (envRow, error) {
-	env, err := s.environmentOf(ctx, a, envID)
-	if err != nil {
-		return envRow{}, err
-	}
-	return env, a.require(access.CanAccessEnv, env.rn())
 }
 
 // ErrFlagIsArchived refuses changing an archived flag; it can only be

@@ -38,23 +38,6 @@ func (f *IAMFilter) check(v *validator, param string) {
 	v.text(param, f.Search, maxSearchLen)
 }
 
-// requireIAM checks the one action every IAM read and write needs: who may
-// manage IAM may grant anything, so nobody else may change or read it.
-func (a *Actor) requireIAM() error { return a.require(access.CanManageIAM, IAMRN) }
-
-// iamOrg returns the actor's organization after checking the filter or
-// other input problems in v, then CanManageIAM.
-func (a *Actor) iamOrg(v *validator) (uuid.UUID, error) {
-	orgID, err := a.org()
-	if err != nil {
-		return uuid.Nil, err
-	}
-	if err := v.err(); err != nil {
-		return uuid.Nil, err
-	}
-	return orgID, a.requireIAM()
-}
-
 // keepOwner runs change with the organization locked against other such
 // changes, and fails it (so the transaction rolls back) when it leaves an
 // organization that had a member holding the built-in Owner policy, directly

@@ -120,15 +120,6 @@ func mayCreateSegment(a *Actor, env envRow) error {
 	return a.require(access.CreateSegment, env.rn()+":segment/*")
 }
 
-// OrEmpty is s, or an empty list for nil, so that JSON shows [] rather
-// than null; the API, the pages and the SDK payloads all answer so.
-func OrEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
 // segmentChange is the audit entry of a segment change of orgID; it is kept
 // in the environment the segment was created in, as FeatBit does. Its event
 // tells SDKs and caches that the segment changed in envs: every environment

@@ -27,21 +27,6 @@ import (
 // SSOStateTTL is how long a begun single sign-on attempt may be completed.
 const SSOStateTTL = 10 * time.Minute
 
-// Single sign-on failures the store detects; web explains each on a page.
-var (
-	// ErrSSOState: the state is unknown, already used, altered, or was begun
-	// in another browser.
-	ErrSSOState = errors.New("sso: state unknown, already used, or begun in another browser")
-	// ErrSSOStateExpired: the attempt was begun more than SSOStateTTL ago.
-	ErrSSOStateExpired = errors.New("sso: state expired")
-	// ErrSSONotConfigured: the workspace has no OIDC settings (any more), or no organization.
-	ErrSSONotConfigured = errors.New("sso: workspace has no single sign-on settings")
-	// ErrSSOEmailMissing: the id token's email claim is missing or not an email address.
-	ErrSSOEmailMissing = errors.New("sso: id token carries no usable email")
-	// ErrSSOEmailUnverified: the id token says the email is not verified.
-	ErrSSOEmailUnverified = errors.New("sso: email not verified by the provider")
-)
-
 // SSOOffer tells the sign-in page whether to offer single sign-on.
 type SSOOffer struct {
 	// Enabled: at least one workspace has OIDC settings.

@@ -59,7 +59,25 @@ type Store struct {
 	// queued some wakes this instance's worker after commit (outboxKick).
 	outboxWrites atomic.Int64
 	outboxKick   chan struct{}
+
+	// hookEvents and hookQueue are the webhooks' part of every audit entry:
+	// the webhook events a change raises, and the deliveries it queues in
+	// the change's transaction. The webhooks sit above the core, so the
+	// store that holds every seam passes them in (SetWebhooks); nil, a
+	// change raises none.
+	hookEvents func(a *Actor, ch change) []string
+	hookQueue  func(ctx context.Context, q *db.Queries, a *Actor, ch change, events []string) error
 }
+
+// End-user limits: the core holds them because Options sets the first and
+// copying a flag to another environment checks the second.
+const (
+	// DefaultMaxEndUsersPerEnv bounds the end users kept per environment
+	// (BUNTING_MAX_END_USERS_PER_ENV): past it new keys are dropped.
+	DefaultMaxEndUsersPerEnv = 1_000_000
+	// maxEndUserProperties bounds the property names kept per environment.
+	maxEndUserProperties = 1_000
+)
 
 // SessionLifetime is how long a sign-in lasts, from the moment it is made: an
 // API session token's and an admin page session's alike.
@@ -117,6 +135,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, access: &accessWatch{}, changes: feed.NewNotifier(),
 		maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
 		commits: make(chan struct{}, 1), outboxKick: make(chan struct{}, 1)}
+	s.hookEvents, s.hookQueue = changeWebhookEvents, s.queueWebhooks
 	return s
 }
 

@@ -338,10 +338,6 @@ func (s *Store) RunTrigger(ctx context.Context, token string, admit func(trigger
 	return run, err
 }
 
-// ErrTriggerCreatorNotAllowed refuses to run a trigger whose creator may no
-// longer turn its flag on or off.
-var ErrTriggerCreatorNotAllowed = errors.New("trigger creator not allowed")
-
 // triggerCreatorMay checks that whoever made a trigger may still turn its
 // flag on or off (ToggleFlag on the flag, tags included): the trigger acts
 // for them, so it stops as their access tokens do when they leave the

@@ -10,16 +10,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
-// UserContext is where a signed-in person works in the admin pages: an
-// organization (of a workspace) and, in it, optionally a project and one of its
-// environments. uuid.Nil stands for "none chosen".
-type UserContext struct {
-	WorkspaceID    uuid.UUID `json:"workspaceId"`
-	OrganizationID uuid.UUID `json:"organizationId"`
-	ProjectID      uuid.UUID `json:"projectId"`
-	EnvID          uuid.UUID `json:"envId"`
-}
-
 // UserContext returns where a user last worked: the remembered organization
 // while the user still belongs to it, otherwise their oldest membership with
 // no project or environment chosen. It is the zero UserContext for a user who
@@ -136,85 +126,4 @@ func (s *Store) Workplace(ctx context.Context, a *Actor, uc UserContext) (Workpl
 	w := Workplace{Profile: profile, Organizations: orgs, Projects: projects}
 	w.Project, w.Env = workingEnvironment(uc, projects)
 	return w, nil
-}
-
-// Place is where a signed-in person acts in the pages, which load it once a
-// request with who they are: the project and environment they work in, and
-// what they may do in the organization and there.
-type Place struct {
-	// Context is where the person last chose to work.
-	Context UserContext
-	// Project and Env are the working environment (without its secrets) and
-	// its project; nil when the person may open no environment at all.
-	Project *Project
-	Env     *Environment
-	// Approvals is how many approvals a change to what a flag serves needs
-	// in Env; 0 where its changes need none (see approvalsNeeded).
-	Approvals int
-	// Org is what the person may do in their organization, EnvRights what
-	// they may create in Env and do to its flags (nothing without Env).
-	Org       OrgRights
-	EnvRights EnvRights
-}
-
-// Place loads where a person acts in the pages, having last chosen uc, in
-// one query: the environments of the organization the person may open, among
-// which workingEnvironment chooses.
-func (s *Store) Place(ctx context.Context, a *Actor, uc UserContext) (Place, error) {
-	orgID, err := a.org()
-	if err != nil {
-		return Place{}, err
-	}
-	rows, err := s.q.ListEnvironmentsWithProjects(ctx, orgID)
-	if err != nil {
-		return Place{}, translate(err)
-	}
-	var projects []Project
-	envs := map[uuid.UUID]envRow{}
-	for _, r := range rows {
-		if !mayOpenProject(a, r.Project.Key) || !mayOpenEnv(a, r.Project.Key, r.Environment.Key) {
-			continue
-		}
-		if n := len(projects); n == 0 || projects[n-1].ID != r.Project.ID {
-			projects = append(projects, Project{ID: r.Project.ID, Name: r.Project.Name, Key: r.Project.Key})
-		}
-		pr := &projects[len(projects)-1]
-		pr.Environments = append(pr.Environments, environment(r.Environment))
-		envs[r.Environment.ID] = envRow{db.GetEnvironmentRow{Environment: r.Environment, ProjectKey: r.Project.Key,
-			ProjectName: r.Project.Name, OrganizationID: orgID, OrganizationKey: a.orgKey, WorkspaceID: a.WorkspaceID}}
-	}
-	pl := Place{Context: uc, Org: OrganizationRights(a, a.orgKey)}
-	pl.Project, pl.Env = workingEnvironment(uc, projects)
-	if pl.Env != nil {
-		env := envs[pl.Env.ID]
-		pl.Approvals, pl.EnvRights = approvalsNeeded(env.Environment), envRights(a, env)
-	}
-	return pl, nil
-}
-
-// workingEnvironment picks the environment the pages work in: the remembered
-// one while the person can still see it, else the first environment of the
-// remembered project, else the very first one.
-func workingEnvironment(uc UserContext, projects []Project) (*Project, *Environment) {
-	var project, first *Project
-	var env, firstEnv *Environment
-	for i := range projects {
-		pr := &projects[i]
-		for j := range pr.Environments {
-			e := &pr.Environments[j]
-			if e.ID == uc.EnvID {
-				return pr, e
-			}
-			if j == 0 && pr.ID == uc.ProjectID {
-				project, env = pr, e
-			}
-			if firstEnv == nil {
-				first, firstEnv = pr, e
-			}
-		}
-	}
-	if env != nil {
-		return project, env
-	}
-	return first, firstEnv
 }

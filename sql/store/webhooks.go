@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 )
 
@@ -143,14 +142,6 @@ type WebhookFilter struct {
 	EnvID     string
 	Page      Page
 }
-
-// WebhookAction is what managing webhooks takes. FeatBit's IAM has no
-// webhook action (its UI shows the page to every member): a webhook sends
-// flag data to any URL with the organization's name on it, so Bunting asks
-// for the organization-management permission, on the organization's RN.
-// A webhook's scopes and its delivery log also need CanAccessEnv on each
-// environment they name (requireScopes): what it sends is what is read there.
-const WebhookAction = access.UpdateOrgName
 
 // webhookOrg checks that a person may manage the organization's webhooks
 // and returns the organization.

@@ -302,55 +302,6 @@ func (s *Store) checkURL(v *validator, field, value string, required bool) {
 	}
 }
 
-// requireWorkspaceRight checks a workspace setting's permission. The
-// settings (single sign-on above all, which signs people in to all of them)
-// act on every organization of the workspace, so the owner of one must not
-// change them for the others: the permission is needed in every
-// organization. The workspace's owner needs it only in the organization
-// they act in, so organizations made without them (any member allowed
-// CreateOrg can make some) cannot lock them out of their own workspace. An
-// access token acts in its own organization only, so it may change them
-// only when that is the workspace's one organization, whoever made it.
-func (s *Store) requireWorkspaceRight(ctx context.Context, a *Actor, action access.Action, ws db.Workspace) error {
-	if err := a.require(action, WorkspaceRN(ws.Key)); err != nil {
-		return err
-	}
-	if !isWorkspaceOwner(a, ws) && !s.canInEveryOrg(ctx, a, action, ws) {
-		return ErrForbidden
-	}
-	return nil
-}
-
-// isWorkspaceOwner reports whether a signed-in person is the workspace's
-// owner (the account bootstrap created). Their access tokens are not: a
-// token acts in its own organization only.
-func isWorkspaceOwner(a *Actor, ws db.Workspace) bool {
-	return !a.IsToken() && ws.OwnerID != nil && *ws.OwnerID == a.UserID
-}
-
-// canInEveryOrg reports whether the actor holds action on the workspace in
-// each of its organizations other than the current one (checked by the
-// caller from the actor's statements).
-func (s *Store) canInEveryOrg(ctx context.Context, a *Actor, action access.Action, ws db.Workspace) bool {
-	orgs, err := s.q.ListWorkspaceOrganizationIDs(ctx, ws.ID)
-	if err != nil {
-		return false
-	}
-	for _, org := range orgs {
-		if org == a.OrgID {
-			continue
-		}
-		if a.IsToken() {
-			return false
-		}
-		sts, err := s.memberStatements(ctx, s.q, org, a.UserID)
-		if err != nil || !access.Allows(sts, action, WorkspaceRN(ws.Key)) {
-			return false
-		}
-	}
-	return true
-}
-
 // CanChangeWorkspace tells the pages whether to offer a workspace setting:
 // the same check the changes make.
 func (s *Store) CanChangeWorkspace(ctx context.Context, a *Actor, action access.Action) bool {

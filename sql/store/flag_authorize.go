@@ -1,0 +1,30 @@
+package store
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+)
+
+// What creating a flag or segment requires whatever its input says (see
+// AuthorizeIAM).
+
+// AuthorizeFlagCreation checks what creating a flag in an environment
+// requires before its key and tags are known.
+func (s *Store) AuthorizeFlagCreation(ctx context.Context, a *Actor, envID uuid.UUID) error {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return err
+	}
+	return mayCreateFlag(a, env)
+}
+
+// AuthorizeSegmentCreation checks what creating a segment in an
+// environment requires before its key and tags are known.
+func (s *Store) AuthorizeSegmentCreation(ctx context.Context, a *Actor, envID uuid.UUID) error {
+	env, err := s.environmentOf(ctx, a, envID)
+	if err != nil {
+		return err
+	}
+	return mayCreateSegment(a, env)
+}
