@@ -32,13 +32,6 @@ type AccessToken struct {
 	UpdatedAt   time.Time          `json:"updatedAt"`
 }
 
-// TokenCreator is the user who created a token.
-type TokenCreator struct {
-	ID    uuid.UUID `json:"id"`
-	Name  string    `json:"name"`
-	Email string    `json:"email"`
-}
-
 // AccessTokenInput creates a token (name, type, and for Service tokens their
 // statements) or updates one (name; permissions when given).
 type AccessTokenInput struct {

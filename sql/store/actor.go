@@ -189,3 +189,10 @@ func (s *Store) canInEveryOrg(ctx context.Context, a *Actor, action access.Actio
 	}
 	return true
 }
+
+// TokenCreator is the user who created a token.
+type TokenCreator struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Email string    `json:"email"`
+}

@@ -113,7 +113,7 @@ func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error
 	a := ssoAttempt{Workspace: ws.ID, State: rand.Text() + rand.Text(), Nonce: rand.Text() + rand.Text(),
 		Verifier: rand.Text() + rand.Text(), Next: in.Next, Expires: s.now().Add(SSOStateTTL).UnixMilli()}
 	return SSOLogin{State: a.State, Nonce: a.Nonce, Verifier: a.Verifier, Next: a.Next, Client: client,
-		Sealed: s.keys.sealAttempt(a)}, nil
+		Sealed: sealAttempt(s.keys, a)}, nil
 }
 
 // FinishSSO checks the attempt the browser kept (sealed) against the state
@@ -122,7 +122,7 @@ func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error
 // settings. Using an attempt once is the caller's part: it deletes what the
 // browser kept.
 func (s *Store) FinishSSO(ctx context.Context, state, sealed string) (SSOLogin, error) {
-	a, ok := s.keys.openAttempt(sealed)
+	a, ok := openAttempt(s.keys, sealed)
 	if state == "" || !ok || subtle.ConstantTimeCompare([]byte(a.State), []byte(state)) != 1 {
 		return SSOLogin{}, ErrSSOState
 	}

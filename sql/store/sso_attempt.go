@@ -39,7 +39,7 @@ const (
 
 // sealAttempt is the attempt as the browser keeps it: URL-safe base64, fit
 // for a cookie.
-func (k Keys) sealAttempt(a ssoAttempt) string {
+func sealAttempt(k Keys, a ssoAttempt) string {
 	plain := encodeAttempt(a)
 	if len(plain) > maxAttemptJSON {
 		a.Next = "/"
@@ -52,7 +52,7 @@ func (k Keys) sealAttempt(a ssoAttempt) string {
 
 // openAttempt reads what sealAttempt made; false for anything else: altered,
 // sealed under another server key, or not an attempt at all.
-func (k Keys) openAttempt(sealed string) (ssoAttempt, bool) {
+func openAttempt(k Keys, sealed string) (ssoAttempt, bool) {
 	if len(sealed) > maxSealedAttempt {
 		return ssoAttempt{}, false
 	}

@@ -46,7 +46,7 @@ func TestSSOStates(t *testing.T) {
 		"none":                      "",
 		"another attempt's":         other.Sealed,
 		"altered":                   string(flipped),
-		"sealed under another key":  otherKeys.sealAttempt(ssoAttempt{Workspace: a.WorkspaceID, State: login.State, Expires: time.Now().Add(time.Minute).UnixMilli()}),
+		"sealed under another key":  sealAttempt(otherKeys, ssoAttempt{Workspace: a.WorkspaceID, State: login.State, Expires: time.Now().Add(time.Minute).UnixMilli()}),
 		"sealed for something else": s.keys.Seal("{}"),
 		"longer than any attempt":   strings.Repeat("A", maxSealedAttempt+1),
 	} {
