@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -23,7 +24,7 @@ func (h *Handler) createAccessToken(c echo.Context) error {
 		return err
 	}
 	if !h.limits.AllowTokenMint(actor(c)) {
-		return store.ErrTooManyRequests
+		return core.ErrTooManyRequests
 	}
 	t, err := h.store.CreateAccessToken(c.Request().Context(), actor(c), in)
 	return respond(c, t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestApprovalCoversEverythingServed walks, as a Developer, the routes that
@@ -20,7 +21,7 @@ func TestApprovalCoversEverythingServed(t *testing.T) {
 	prod, dev := p.Environments[0], p.Environments[1]
 	prodFlags, devFlags := "/api/v1/envs/"+prod.ID.String()+"/feature-flags", "/api/v1/envs/"+dev.ID.String()+"/feature-flags"
 	devSegs := "/api/v1/envs/" + dev.ID.String() + "/segments"
-	dave, _ := s.addMember("dave@example.com", store.DeveloperPolicyID)
+	dave, _ := s.addMember("dave@example.com", core.DeveloperPolicyID)
 
 	// A shared segment managed from Dev; a flag in Prod serves true to its users.
 	sg := decode[store.Segment](t, s.do("POST", devSegs, s.owner, map[string]any{"name": "Staff", "key": "staff",

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // The tests here measure the process's heap: none is parallel, so each
@@ -195,7 +196,7 @@ func TestForbiddenBodiesAreNotRead(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	policy := decode[store.Policy](t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": "P", "key": "p"}).ok(t))
-	developer, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	developer, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	statements := fillBody("[", "{}", "]", 1<<20)
 	file, contentType := multipartUpload(t, fillBody(`{"users":[`, "{}", "]}", 32_000_000))
 	var reqs []*http.Request

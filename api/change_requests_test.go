@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // qaRN names the matrix's environment whose changes need approval.
@@ -25,7 +26,7 @@ func (s *server) userID(token string) uuid.UUID {
 }
 
 // requireApproval makes an environment need n approvals from members.
-func (s *server) requireApproval(env store.Environment, n int, members ...uuid.UUID) {
+func (s *server) requireApproval(env core.Environment, n int, members ...uuid.UUID) {
 	s.t.Helper()
 	s.do("PUT", "/api/v1/projects/"+env.ProjectID.String()+"/envs/"+env.ID.String(), s.owner, map[string]any{
 		"name": env.Name, "settings": map[string]any{"requireChangeComment": false, "changeRequest": map[string]any{
@@ -34,9 +35,9 @@ func (s *server) requireApproval(env store.Environment, n int, members ...uuid.U
 
 // approvalEnv is the matrix project's environment "qa", whose changes need
 // one approval from the owner or the member.
-func (m *matrix) approvalEnv() store.Environment {
+func (m *matrix) approvalEnv() core.Environment {
 	if m.qa.ID == uuid.Nil {
-		m.qa = decode[store.Environment](m.s.t, m.owner("POST", "/api/v1/projects/"+m.project.ID.String()+"/envs",
+		m.qa = decode[core.Environment](m.s.t, m.owner("POST", "/api/v1/projects/"+m.project.ID.String()+"/envs",
 			map[string]string{"name": "QA", "key": "qa"}))
 		m.s.requireApproval(m.qa, 1, m.s.userID(m.s.owner), m.memberID)
 	}
@@ -121,7 +122,7 @@ func TestChangeRequestRoutes(t *testing.T) {
 	s.do("POST", flags+"/pay/change-requests", alice, map[string]any{"isEnabled": true, "reason": "launch", "reviewers": []uuid.UUID{bobID}}).
 		fails(t, http.StatusUnprocessableEntity, "ChangeRequestNotEnabled")
 	s.requireApproval(prod, 2, aliceID, bobID, carolID)
-	env := decode[store.Environment](t, s.do("GET", "/api/v1/projects/"+p.ID.String()+"/envs/"+prod.ID.String(), s.owner, nil).ok(t))
+	env := decode[core.Environment](t, s.do("GET", "/api/v1/projects/"+p.ID.String()+"/envs/"+prod.ID.String(), s.owner, nil).ok(t))
 	if cr := env.Settings.ChangeRequest; cr == nil || !cr.IsEnabled || cr.ApprovalsRequired != 2 || len(cr.ApproverMemberIDs) != 3 {
 		t.Fatalf("environment settings: %+v", env.Settings.ChangeRequest)
 	}

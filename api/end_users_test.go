@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 func strp(s string) *string { return &s }
@@ -153,7 +154,7 @@ func TestEndUserRoutes(t *testing.T) {
 
 	// get-by-featureflag: users seen in the range with what the flag serves them.
 	from, to := strconv.FormatInt(t0.Add(-time.Minute).UnixMilli(), 10), strconv.FormatInt(time.Now().UnixMilli(), 10)
-	byFlag := decode[store.Paged[store.FlagEndUser]](t, s.do("GET", base+"/end-users/get-by-featureflag?featureFlagKey=pay&from="+from+"&to="+to+
+	byFlag := decode[core.Paged[store.FlagEndUser]](t, s.do("GET", base+"/end-users/get-by-featureflag?featureFlagKey=pay&from="+from+"&to="+to+
 		"&variationId="+f.Variations[0].ID+"&pageIndex=0&pageSize=10", s.owner, nil).ok(t))
 	served := map[string]bool{}
 	for _, it := range byFlag.Items {
@@ -223,7 +224,7 @@ func TestEndUsersBoundPerEnvironment(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	e := s.prodEnv()
-	bounded := store.New(s.pool, s.st.Keys(), slog.New(slog.DiscardHandler), store.Options{MaxEndUsersPerEnv: 3})
+	bounded := store.New(s.pool, s.st.Keys(), slog.New(slog.DiscardHandler), core.Options{MaxEndUsersPerEnv: 3})
 	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	var users []eval.EndUser
 	for i := range 5 {

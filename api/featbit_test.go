@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // FeatBit's clients send FeatBit's bodies and read FeatBit's answers: each
@@ -245,7 +246,7 @@ func TestSharedSegmentNeedsEveryEnvironment(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web", "web")
-	var prod, dev store.Environment
+	var prod, dev core.Environment
 	for _, env := range p.Environments {
 		if env.Key == "prod" {
 			prod = env
@@ -310,7 +311,7 @@ func TestSharedSegmentKeys(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web", "web")
-	var prod, dev store.Environment
+	var prod, dev core.Environment
 	for _, env := range p.Environments {
 		if env.Key == "prod" {
 			prod = env

@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // twoEnvs is a project's Prod (the source) and Dev (the target).
@@ -25,7 +26,7 @@ type twoEnvs struct {
 func (s *server) twoEnvs() twoEnvs {
 	s.t.Helper()
 	p := s.createProject("Web", "web")
-	fixture := func(env store.Environment) envFixture {
+	fixture := func(env core.Environment) envFixture {
 		base := "/api/v1/envs/" + env.ID.String()
 		return envFixture{s: s, env: env, flags: base + "/feature-flags", segs: base + "/segments"}
 	}
@@ -61,7 +62,7 @@ func TestCompareOverview(t *testing.T) {
 
 	path := e.prod.flags + "/compare-overview"
 	body := map[string]any{"targetEnvIds": []uuid.UUID{e.dev.env.ID}, "filter": map[string]any{"pageIndex": 0, "pageSize": 10, "sortBy": "key"}}
-	page := decode[store.Paged[store.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t))
+	page := decode[core.Paged[store.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t))
 	if page.TotalCount != 2 || len(page.Items) != 2 || page.Items[0].Key != "a" || page.Items[1].Key != "b" {
 		t.Fatalf("overview %+v, want a and b", page)
 	}
@@ -75,7 +76,7 @@ func TestCompareOverview(t *testing.T) {
 	}
 	// The filter is FeatBit's: a name narrows the page.
 	body["filter"] = map[string]any{"name": "b"}
-	if page := decode[store.Paged[store.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t)); len(page.Items) != 1 || page.Items[0].Key != "b" {
+	if page := decode[core.Paged[store.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t)); len(page.Items) != 1 || page.Items[0].Key != "b" {
 		t.Fatalf("filtered overview %+v, want b", page)
 	}
 
@@ -439,7 +440,7 @@ func TestCompareAndCopyAPageOf100(t *testing.T) {
 	}
 	// How fast these answer is bunting-bench's compare-overview scenario.
 	body := map[string]any{"targetEnvIds": []uuid.UUID{e.dev.env.ID}, "filter": map[string]any{"pageSize": 100}}
-	page := decode[store.Paged[store.CompareFlagOverview]](t, s.do("POST", e.prod.flags+"/compare-overview", s.owner, body).ok(t))
+	page := decode[core.Paged[store.CompareFlagOverview]](t, s.do("POST", e.prod.flags+"/compare-overview", s.owner, body).ok(t))
 	if len(page.Items) != 100 || len(page.Items[0].Diffs)+len(page.Items[1].Diffs) != 1 {
 		t.Fatalf("overview: %d items", len(page.Items))
 	}

@@ -13,12 +13,13 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // envFixture is a project's Prod environment with its API paths.
 type envFixture struct {
 	s     *server
-	env   store.Environment
+	env   core.Environment
 	flags string // /api/v1/envs/{id}/feature-flags
 	segs  string // /api/v1/envs/{id}/segments
 }
@@ -151,7 +152,7 @@ func TestFlagDescriptionRevisions(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM audit_logs WHERE ref_id = $1 AND operation = 'Update' AND comment = 'why'`, f.ID.String()); n != 1 {
 		t.Errorf("%d update audit entries with the comment, want exactly 1 (unchanged and refused changes record nothing)", n)
 	}
-	revs := decode[store.Paged[store.FlagRevision]](t, s.do("GET", e.flags+"/pay/revisions", s.owner, nil).ok(t))
+	revs := decode[core.Paged[store.FlagRevision]](t, s.do("GET", e.flags+"/pay/revisions", s.owner, nil).ok(t))
 	if revs.TotalCount != 2 || revs.Items[0].Revision != rev || revs.Items[0].Comment != "why" {
 		t.Fatalf("revisions %+v, want 2 with the newest first", revs)
 	}
@@ -227,11 +228,11 @@ func TestToggleArchiveRestoreDelete(t *testing.T) {
 	if archived := decode[store.Flag](t, s.do("GET", e.flags+"/beta", s.owner, nil).ok(t)); !archived.IsArchived {
 		t.Fatal("archive did not archive")
 	}
-	list := decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
+	list := decode[core.Paged[store.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
 	if list.TotalCount != 0 {
 		t.Fatalf("archived flag listed by default: %+v", list)
 	}
-	list = decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags+"?isArchived=true", s.owner, nil).ok(t))
+	list = decode[core.Paged[store.FlagListItem]](t, s.do("GET", e.flags+"?isArchived=true", s.owner, nil).ok(t))
 	if list.TotalCount != 1 {
 		t.Fatalf("archived view shows %d, want 1", list.TotalCount)
 	}
@@ -397,11 +398,11 @@ func TestFlagListFiltersAndServes(t *testing.T) {
 	e.createFlag(map[string]any{"name": "Payments", "key": "pay", "tags": []string{"backend"}})
 	s.do("PUT", e.flags+"/checkout-redesign/description", s.owner, map[string]string{"description": "d", "comment": "first draft"}).ok(t)
 
-	list := func(query string) store.Paged[store.FlagListItem] {
+	list := func(query string) core.Paged[store.FlagListItem] {
 		t.Helper()
-		return decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags+query, s.owner, nil).ok(t))
+		return decode[core.Paged[store.FlagListItem]](t, s.do("GET", e.flags+query, s.owner, nil).ok(t))
 	}
-	keys := func(p store.Paged[store.FlagListItem]) []string {
+	keys := func(p core.Paged[store.FlagListItem]) []string {
 		var k []string
 		for _, it := range p.Items {
 			k = append(k, it.Key)
@@ -558,9 +559,9 @@ func TestAuditLogList(t *testing.T) {
 	s.do("PUT", e.flags+"/pay/toggle/true", s.owner, map[string]string{"comment": "launch day"}).ok(t)
 	sg := decode[store.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Beta users", "key": "beta", "type": "environment-specific"}).ok(t))
 
-	list := func(q string) store.Paged[store.AuditEntry] {
+	list := func(q string) core.Paged[store.AuditEntry] {
 		t.Helper()
-		return decode[store.Paged[store.AuditEntry]](t, s.do("GET", "/api/v1/envs/"+e.env.ID.String()+"/audit-logs"+q, s.owner, nil).ok(t))
+		return decode[core.Paged[store.AuditEntry]](t, s.do("GET", "/api/v1/envs/"+e.env.ID.String()+"/audit-logs"+q, s.owner, nil).ok(t))
 	}
 	all := list("")
 	if all.TotalCount != 3 || all.Items[0].RefType != "Segment" || all.Items[0].RefID != sg.ID.String() {

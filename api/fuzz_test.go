@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -26,7 +27,7 @@ func FuzzBind(f *testing.F) {
 		c := e.NewContext(httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)), httptest.NewRecorder())
 		var in store.FlagInput
 		err := bind(c, &in)
-		var verr *store.ValidationError
+		var verr *core.ValidationError
 		switch {
 		case err == nil, errors.Is(err, httpx.ErrTooLarge):
 		case errors.As(err, &verr) && len(verr.Codes) == 1 && verr.Codes[0] == "body_is_invalid":

@@ -23,6 +23,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -51,12 +52,12 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t, store.ConfigurePool)
-	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
+	pool := dbtest.New(t, core.ConfigurePool)
+	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
 	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +84,10 @@ type reply struct {
 	t       *testing.T
 	Status  int
 	Header  http.Header
-	Success bool                 `json:"success"`
-	Errors  []string             `json:"errors"`
-	Data    json.RawMessage      `json:"data"`
-	Details []store.FieldProblem `json:"details"`
+	Success bool                `json:"success"`
+	Errors  []string            `json:"errors"`
+	Data    json.RawMessage     `json:"data"`
+	Details []core.FieldProblem `json:"details"`
 	raw     string
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Scale of the organization the IAM pages must serve quickly.
@@ -129,11 +130,11 @@ func newBenchEnv(b *testing.B) *benchEnv {
 		b.Fatal(err)
 	}
 	b.Cleanup(pool.Close)
-	keys, err := store.DeriveKeys(strings.Repeat("bench-secret-", 4))
+	keys, err := core.DeriveKeys(strings.Repeat("bench-secret-", 4))
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost})
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost})
 	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		b.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	if err := pool.QueryRow(ctx, `INSERT INTO organizations (workspace_id, name, key) VALUES ($1, 'Neighbour', 'neighbour') RETURNING id`, wsID).Scan(&neighbour); err != nil {
 		b.Fatal(err)
 	}
-	seedOrg(b, pool, wsID, neighbour, store.DeveloperPolicyID, "neighbour")
+	seedOrg(b, pool, wsID, neighbour, core.DeveloperPolicyID, "neighbour")
 	seedOrg(b, pool, wsID, orgID, p.ID, "acme")
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE`); err != nil {
 		b.Fatal(err)
@@ -173,7 +174,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 func seedOrg(b *testing.B, pool *pgxpool.Pool, wsID, orgID, policyID uuid.UUID, domain string) {
 	b.Helper()
 	_, err := seed.InsertMembers(context.Background(), pool, seed.Organization{WorkspaceID: wsID, OrgID: orgID,
-		Members: benchMembers, Groups: benchGroups, Domain: domain, BasePolicy: store.DeveloperPolicyID, Policy: policyID})
+		Members: benchMembers, Groups: benchGroups, Domain: domain, BasePolicy: core.DeveloperPolicyID, Policy: policyID})
 	if err != nil {
 		b.Fatal(err)
 	}

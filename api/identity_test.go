@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 func httptestGet(s *server, path string) *httptest.ResponseRecorder {
@@ -170,7 +171,7 @@ func TestAuthentication(t *testing.T) {
 	}
 
 	// A session issued with a lifetime already over is refused by the same keys.
-	expired := store.New(s.pool, s.st.Keys(), slog.New(slog.DiscardHandler), store.Options{SessionTTL: -time.Minute})
+	expired := store.New(s.pool, s.st.Keys(), slog.New(slog.DiscardHandler), core.Options{SessionTTL: -time.Minute})
 	session, err := expired.Login(context.Background(), store.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	must(t, err)
 	s.do("GET", "/api/v1/user/profile", bearer(session.Token), nil).fails(t, http.StatusUnauthorized, "Unauthorized")
@@ -231,7 +232,7 @@ func TestContextDiscovery(t *testing.T) {
 	if len(orgs) != 1 || orgs[0].Key != "default-organization" || orgs[0].Name != "Default Organization" {
 		t.Fatalf("organizations = %+v, want the default organization", orgs)
 	}
-	if len(orgs[0].DefaultPermissions.PolicyIDs) != 1 || orgs[0].DefaultPermissions.PolicyIDs[0] != store.DeveloperPolicyID {
+	if len(orgs[0].DefaultPermissions.PolicyIDs) != 1 || orgs[0].DefaultPermissions.PolicyIDs[0] != core.DeveloperPolicyID {
 		t.Errorf("default permissions = %+v, want the Developer policy", orgs[0].DefaultPermissions)
 	}
 	w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t))

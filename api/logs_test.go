@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // syncBuffer is a log sink safe for concurrent handlers.
@@ -42,7 +43,7 @@ func TestSecretsAreNeverLogged(t *testing.T) {
 	tok := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", session, map[string]string{"name": "ci", "type": "Personal"}).ok(t))
 	s.do("GET", "/api/v1/projects", tok.Token, nil).ok(t)
 	s.do("GET", "/api/v1/projects", "Bearer api-not-a-real-token-but-still-secret-0000000", nil)
-	env := decode[store.Project](t, s.do("POST", "/api/v1/projects", tok.Token, map[string]string{"name": "Web", "key": "web"}).ok(t)).Environments[0]
+	env := decode[core.Project](t, s.do("POST", "/api/v1/projects", tok.Token, map[string]string{"name": "Web", "key": "web"}).ok(t)).Environments[0]
 	s.do("PUT", "/api/v1/workspaces/sso-oidc", session, map[string]string{"clientId": "c", "clientSecret": "oidc-client-secret-value",
 		"authorizationEndpoint": "https://id.example.com/a", "tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_post"}).ok(t)
 	s.do("PUT", "/api/v1/identity/reset-password", session, map[string]string{"currentPassword": ownerPassword, "newPassword": "another-secret-password"}).ok(t)

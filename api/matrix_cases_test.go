@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // cases says, for every route, how to call it and what it needs.
@@ -79,18 +80,18 @@ func (m *matrix) cases() map[string]func() call {
 		},
 		"GET /api/v1/groups/is-name-used": func() call { return iam("/api/v1/groups/is-name-used?name=x", nil) },
 		"GET /api/v1/access-tokens/is-name-used": func() call {
-			return call{path: "/api/v1/access-tokens/is-name-used?name=x", grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens/is-name-used?name=x", grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 		"GET /api/v1/resources": func() call {
 			return call{path: "/api/v1/resources?type=project", grants: []grant{{access.CanAccessProject, "project/web"}},
 				listed: func(r *reply) bool {
-					return slices.ContainsFunc(decode[[]store.Resource](m.s.t, r), func(x store.Resource) bool { return x.RN == "project/web" })
+					return slices.ContainsFunc(decode[[]core.Resource](m.s.t, r), func(x core.Resource) bool { return x.RN == "project/web" })
 				}}
 		},
 		"GET /api/v2/resources": func() call {
 			return call{path: "/api/v2/resources?spaceLevel=organization&types=env", grants: []grant{{access.CanAccessEnv, envRN}},
 				listed: func(r *reply) bool {
-					return slices.ContainsFunc(decode[[]store.ResourceV2](m.s.t, r), func(x store.ResourceV2) bool {
+					return slices.ContainsFunc(decode[[]core.ResourceV2](m.s.t, r), func(x core.ResourceV2) bool {
 						return x.RN == "organization/default-organization:"+envRN
 					})
 				}}
@@ -101,21 +102,21 @@ func (m *matrix) cases() map[string]func() call {
 		},
 
 		"GET /api/v1/access-tokens": func() call {
-			return call{path: "/api/v1/access-tokens", grants: []grant{{access.ListAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens", grants: []grant{{access.ListAccessTokens, core.AccessTokenRN}}}
 		},
 		"POST /api/v1/access-tokens": func() call {
 			return call{path: "/api/v1/access-tokens", body: map[string]string{"name": fmt.Sprintf("t%d", m.next()), "type": "Personal"},
-				grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+				grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 		"PUT /api/v1/access-tokens/:id": func() call {
 			return call{path: "/api/v1/access-tokens/" + m.token(), body: map[string]string{"name": fmt.Sprintf("t%d", m.next())},
-				grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+				grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 		"PUT /api/v1/access-tokens/:id/toggle": func() call {
-			return call{path: "/api/v1/access-tokens/" + m.token() + "/toggle", grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens/" + m.token() + "/toggle", grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 		"DELETE /api/v1/access-tokens/:id": func() call {
-			return call{path: "/api/v1/access-tokens/" + m.token(), grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens/" + m.token(), grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 
 		"GET /api/v1/webhooks":              func() call { return orgCall("/api/v1/webhooks", nil) },
@@ -132,7 +133,7 @@ func (m *matrix) cases() map[string]func() call {
 
 		"GET /api/v1/projects": func() call {
 			return call{path: "/api/v1/projects", grants: []grant{{access.CanAccessProject, "project/web"}},
-				listed: func(r *reply) bool { return len(decode[[]store.Project](m.s.t, r)) > 0 }}
+				listed: func(r *reply) bool { return len(decode[[]core.Project](m.s.t, r)) > 0 }}
 		},
 		"POST /api/v1/projects": func() call {
 			key := fmt.Sprintf("p%d", m.next())
@@ -163,7 +164,7 @@ func (m *matrix) cases() map[string]func() call {
 		},
 		"DELETE /api/v1/projects/:projectId/envs/:id": func() call {
 			key := fmt.Sprintf("e%d", m.next())
-			env := decode[store.Environment](m.s.t, m.owner("POST", "/api/v1/projects/"+m.project.ID.String()+"/envs", map[string]string{"name": key, "key": key}))
+			env := decode[core.Environment](m.s.t, m.owner("POST", "/api/v1/projects/"+m.project.ID.String()+"/envs", map[string]string{"name": key, "key": key}))
 			return call{path: envPath + env.ID.String(), grants: []grant{{access.DeleteEnv, "project/web:env/" + key}}}
 		},
 		"POST /api/v1/envs/:envId/secrets": func() call {
@@ -171,12 +172,12 @@ func (m *matrix) cases() map[string]func() call {
 				grants: []grant{{access.CreateEnvSecret, envRN}}}
 		},
 		"PUT /api/v1/envs/:envId/secrets/:id": func() call {
-			sec := decode[store.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
+			sec := decode[core.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
 			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets/" + sec.ID.String(), body: map[string]string{"name": "renamed"},
 				grants: []grant{{access.UpdateEnvSecret, envRN}}}
 		},
 		"DELETE /api/v1/envs/:envId/secrets/:id": func() call {
-			sec := decode[store.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
+			sec := decode[core.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
 			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets/" + sec.ID.String(), grants: []grant{{access.DeleteEnvSecret, envRN}}}
 		},
 

@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // grant is one action on one resource name.
@@ -43,8 +44,8 @@ type call struct {
 type matrix struct {
 	s       *server
 	n       int
-	project store.Project
-	env     store.Environment
+	project core.Project
+	env     core.Environment
 	// nobody holds no statements; member holds the policy the test rewrites
 	// before each call; otherOwner owns another organization.
 	nobody, member, otherOwner string
@@ -52,7 +53,7 @@ type matrix struct {
 	// memberID is the member's user id; qa is the environment whose
 	// changes need approval, made on first use (approvalEnv).
 	memberID uuid.UUID
-	qa       store.Environment
+	qa       core.Environment
 }
 
 const envRN = "project/web:env/prod"
@@ -61,7 +62,7 @@ const envRN = "project/web:env/prod"
 const devRN = "project/web:env/dev"
 
 // dev is the project's other environment.
-func (m *matrix) dev() store.Environment { return m.project.Environments[1] }
+func (m *matrix) dev() core.Environment { return m.project.Environments[1] }
 
 // flagID reads a flag's id by key.
 func (m *matrix) flagID(key string) uuid.UUID {
@@ -114,9 +115,9 @@ func (m *matrix) segment(archived bool) (string, string) {
 	return sg.ID.String(), key
 }
 
-func (m *matrix) newProject() store.Project {
+func (m *matrix) newProject() core.Project {
 	key := fmt.Sprintf("p%d", m.next())
-	return decode[store.Project](m.s.t, m.owner("POST", "/api/v1/projects", map[string]string{"name": key, "key": key}))
+	return decode[core.Project](m.s.t, m.owner("POST", "/api/v1/projects", map[string]string{"name": key, "key": key}))
 }
 
 func (m *matrix) policy() store.Policy {
@@ -141,7 +142,7 @@ func (m *matrix) newMember() string {
 func (m *matrix) token() string {
 	n := m.next()
 	row, err := m.s.q.CreateAccessToken(context.Background(), db.CreateAccessTokenParams{OrganizationID: m.s.orgID, CreatorID: m.memberID,
-		Name: fmt.Sprintf("t%d", n), Type: store.TokenPersonal, TokenHash: []byte(fmt.Sprintf("fixture-%d", n)), Preview: "api-…", Permissions: []byte("[]")})
+		Name: fmt.Sprintf("t%d", n), Type: core.TokenPersonal, TokenHash: []byte(fmt.Sprintf("fixture-%d", n)), Preview: "api-…", Permissions: []byte("[]")})
 	must(m.s.t, err)
 	return row.ID.String()
 }
@@ -149,7 +150,7 @@ func (m *matrix) token() string {
 // orgCall is a call that needs the organization-management permission,
 // which webhooks ask for.
 func orgCall(path string, body any) call {
-	return call{path: path, body: body, grants: []grant{{store.WebhookAction, "organization/default-organization"}}}
+	return call{path: path, body: body, grants: []grant{{core.WebhookAction, "organization/default-organization"}}}
 }
 
 // scopedCall is an orgCall about what a webhook's scopes name: making or
@@ -170,7 +171,7 @@ func (m *matrix) webhook() string {
 }
 
 func iam(path string, body any) call {
-	return call{path: path, body: body, grants: []grant{{access.CanManageIAM, store.IAMRN}}}
+	return call{path: path, body: body, grants: []grant{{access.CanManageIAM, core.IAMRN}}}
 }
 
 // TestEveryRouteIsPermissionChecked walks every /api/ route the router has,
@@ -321,6 +322,6 @@ func (m *matrix) otherOrganizationOwner() string {
 	must(s.t, s.q.AddWorkspaceUser(ctx, db.AddWorkspaceUserParams{WorkspaceID: s.wsID, UserID: u.ID}))
 	_, err = s.q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: orgID, UserID: u.ID})
 	must(s.t, err)
-	must(s.t, s.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: orgID, UserID: u.ID, PolicyID: store.OwnerPolicyID}))
+	must(s.t, s.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: orgID, UserID: u.ID, PolicyID: core.OwnerPolicyID}))
 	return s.login("other@example.com", "other-password")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // createOrg creates an organization as the owner, with FeatBit's body.
@@ -26,7 +27,7 @@ func TestCreateOrganization(t *testing.T) {
 	s.createProject("Web", "web")
 	acme := s.createOrg(" Acme ", "acme")
 	if acme.Name != "Acme" || acme.Key != "acme" || acme.Initialized || acme.WorkspaceID != s.wsID ||
-		acme.Settings.FlagSortedBy != "created_at" || !slices.Equal(acme.DefaultPermissions.PolicyIDs, []uuid.UUID{store.DeveloperPolicyID}) ||
+		acme.Settings.FlagSortedBy != "created_at" || !slices.Equal(acme.DefaultPermissions.PolicyIDs, []uuid.UUID{core.DeveloperPolicyID}) ||
 		acme.DefaultPermissions.GroupIDs == nil || len(acme.DefaultPermissions.GroupIDs) != 0 {
 		t.Fatalf("created %+v, want uninitialized Acme with FeatBit's defaults", acme)
 	}
@@ -38,15 +39,15 @@ func TestCreateOrganization(t *testing.T) {
 	}
 	s.do("GET", "/api/v1/projects", s.owner, nil).fails(t, http.StatusBadRequest, "organization_is_required")
 	in := []string{"Organization", acme.ID.String()}
-	if ps := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t)); len(ps) != 0 {
+	if ps := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t)); len(ps) != 0 {
 		t.Fatalf("projects of the new organization %+v, want none", ps)
 	}
 	def := []string{"Organization", s.orgID.String()}
-	if ps := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, def...).ok(t)); len(ps) != 1 {
+	if ps := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, def...).ok(t)); len(ps) != 1 {
 		t.Fatalf("projects of the default organization %+v, want Web", ps)
 	}
 	// The creator owns it: everything is allowed there.
-	p := decode[store.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Api", "key": "web"}, in...).ok(t))
+	p := decode[core.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Api", "key": "web"}, in...).ok(t))
 	if len(p.Environments) != 2 {
 		t.Fatalf("project %+v", p)
 	}
@@ -59,8 +60,8 @@ func TestCreateOrganization(t *testing.T) {
 	s.do("POST", "/api/v1/organizations", s.owner, map[string]string{"name": "Bad", "key": "a b"}, def...).fails(t, http.StatusBadRequest, "key_is_invalid")
 
 	// CreateOrg: Administrator holds it, Developer does not.
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	s.do("POST", "/api/v1/organizations", dev, map[string]string{"name": "Devs", "key": "devs"}).fails(t, http.StatusForbidden, "Forbidden")
 	mine := decode[store.Organization](t, s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": "Admins", "key": "admins"}).ok(t))
 	if got := decode[store.Organization](t, s.do("GET", "/api/v1/organizations/"+mine.ID.String(), admin, nil).ok(t)); got.Key != "admins" {
@@ -85,7 +86,7 @@ func TestOnboarding(t *testing.T) {
 	if got.Name != "Acme" || got.Key != "acme" || !got.Initialized {
 		t.Fatalf("onboarded organization %+v", got)
 	}
-	ps := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t))
+	ps := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t))
 	if len(ps) != 1 || ps[0].Key != "web" || len(ps[0].Environments) != 2 ||
 		ps[0].Environments[0].Key != "dev" || ps[0].Environments[1].Name != "Prod" || len(ps[0].Environments[1].Secrets) != 2 {
 		t.Fatalf("projects after onboarding %+v", ps)
@@ -103,7 +104,7 @@ func TestOnboarding(t *testing.T) {
 	if got := decode[store.Organization](t, s.do("GET", "/api/v1/organizations/"+acme.ID.String(), s.owner, nil, in...).ok(t)); got.Name != "Acme" {
 		t.Errorf("organization %+v after a refused onboarding", got)
 	}
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	body = map[string]any{"organizationName": "Mine", "organizationKey": "default-organization", "projectName": "P", "projectKey": "p", "environments": []string{"Dev"}}
 	s.do("POST", "/api/v1/organizations/onboarding", dev, body).fails(t, http.StatusForbidden, "Forbidden")
 }
@@ -131,14 +132,14 @@ func TestDeleteOrganization(t *testing.T) {
 	acme := s.createOrg("Acme", "acme")
 	in := []string{"Organization", acme.ID.String()}
 	def := []string{"Organization", s.orgID.String()}
-	p := decode[store.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}, in...).ok(t))
+	p := decode[core.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}, in...).ok(t))
 	env := p.Environments[0].ID.String()
 	s.do("POST", "/api/v1/envs/"+env+"/feature-flags", s.owner, map[string]string{"name": "F", "key": "f"}, in...).ok(t)
 	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t)).Token
 	s.do("GET", "/api/v1/projects", token, nil).ok(t)
 
 	// Administrators may not delete an organization; only a policy with DeleteOrg may.
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	s.do("DELETE", "/api/v1/organizations", admin, nil).fails(t, http.StatusForbidden, "Forbidden")
 
 	if r := s.do("DELETE", "/api/v1/organizations", s.owner, nil, in...).ok(t); string(r.Data) != "true" {
@@ -173,7 +174,7 @@ func TestOrganizationSettings(t *testing.T) {
 	s := newServer(t)
 	// FeatBit's client sends the whole organization back with one part changed.
 	body := map[string]any{"name": "Default Organization", "settings": map[string]string{"flagSortedBy": "key"},
-		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{store.DeveloperPolicyID}, "groupIds": []uuid.UUID{}}}
+		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{core.DeveloperPolicyID}, "groupIds": []uuid.UUID{}}}
 	got := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, body).ok(t))
 	if got.Settings.FlagSortedBy != "key" || got.Name != "Default Organization" {
 		t.Fatalf("updated %+v", got)
@@ -198,7 +199,7 @@ func TestOrganizationSettings(t *testing.T) {
 	s.do("PUT", "/api/v1/organizations", st, map[string]any{"name": "Renamed", "settings": map[string]string{"flagSortedBy": "created_at"}}).ok(t)
 	s.do("PUT", "/api/v1/organizations", rt, map[string]any{"name": "Renamed", "settings": map[string]string{"flagSortedBy": "key"}}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/organizations", rt, map[string]any{"name": "Again", "settings": map[string]string{"flagSortedBy": "created_at"}}).ok(t)
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	s.do("PUT", "/api/v1/organizations", admin, map[string]any{"name": "Again", "settings": map[string]string{"flagSortedBy": "key"}}).ok(t)
 }
 
@@ -209,7 +210,7 @@ func TestOrganizationSettings(t *testing.T) {
 func TestOrganizationCreationIsBounded(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	admin, adminID := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	admin, adminID := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	const tries = store.MaxCreatedOrganizations + 8
 	statuses := make([]int, tries)
 	var wg sync.WaitGroup

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 func TestUpdateOrganization(t *testing.T) {
@@ -19,12 +20,12 @@ func TestUpdateOrganization(t *testing.T) {
 
 	renamed := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": " Acme "}).ok(t))
 	if renamed.Name != "Acme" || renamed.Key != "default-organization" ||
-		!slices.Equal(renamed.DefaultPermissions.PolicyIDs, []uuid.UUID{store.DeveloperPolicyID}) {
+		!slices.Equal(renamed.DefaultPermissions.PolicyIDs, []uuid.UUID{core.DeveloperPolicyID}) {
 		t.Fatalf("renamed %+v: defaults must stay when not given", renamed)
 	}
 	set := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Acme",
-		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{p.ID, store.DeveloperPolicyID, p.ID}, "groupIds": []uuid.UUID{g.ID}}}).ok(t))
-	if !slices.Equal(set.DefaultPermissions.PolicyIDs, []uuid.UUID{p.ID, store.DeveloperPolicyID}) || !slices.Equal(set.DefaultPermissions.GroupIDs, []uuid.UUID{g.ID}) {
+		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{p.ID, core.DeveloperPolicyID, p.ID}, "groupIds": []uuid.UUID{g.ID}}}).ok(t))
+	if !slices.Equal(set.DefaultPermissions.PolicyIDs, []uuid.UUID{p.ID, core.DeveloperPolicyID}) || !slices.Equal(set.DefaultPermissions.GroupIDs, []uuid.UUID{g.ID}) {
 		t.Fatalf("defaults %+v", set.DefaultPermissions)
 	}
 
@@ -41,7 +42,7 @@ func TestUpdateOrganization(t *testing.T) {
 		{"policyIds": []uuid.UUID{theirs.policy}},
 		{"policyIds": []uuid.UUID{uuid.New()}},
 		{"groupIds": []uuid.UUID{theirs.group}},
-		{"groupIds": []uuid.UUID{store.DeveloperPolicyID}},
+		{"groupIds": []uuid.UUID{core.DeveloperPolicyID}},
 	} {
 		s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Evil", "defaultPermissions": bad}).
 			fails(t, http.StatusBadRequest, "defaultPermissions_is_invalid")
@@ -66,8 +67,8 @@ func TestUpdateOrganization(t *testing.T) {
 
 func TestOrganizationSettingsPermissions(t *testing.T) {
 	s := newServer(t)
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	s.do("PUT", "/api/v1/organizations", dev, map[string]any{"name": "Mine"}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/organizations", dev, map[string]any{"name": "Default Organization"}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/organizations", admin, map[string]any{"name": "Admins' org"}).ok(t)
@@ -94,8 +95,8 @@ func TestIAMNeedsCanManageIAM(t *testing.T) {
 	s := newServer(t)
 	p := s.createPolicy("Mine", "mine")
 	g := s.createGroup("QA")
-	dev, devID := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	dev, devID := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	_, otherID := s.addMember("other@example.com")
 	pid, gid, mid, oid := p.ID.String(), g.ID.String(), devID.String(), otherID.String()
 	requests := []struct {
@@ -127,8 +128,8 @@ func TestIAMNeedsCanManageIAM(t *testing.T) {
 		{"GET", "/api/v1/members/" + mid + "/groups", nil},
 		{"GET", "/api/v1/members/" + mid + "/direct-policies", nil},
 		{"GET", "/api/v1/members/" + mid + "/inherited-policies", nil},
-		{"PUT", "/api/v1/members/" + mid + "/add-policy/" + store.OwnerPolicyID.String(), nil},
-		{"PUT", "/api/v1/members/" + mid + "/remove-policy/" + store.DeveloperPolicyID.String(), nil},
+		{"PUT", "/api/v1/members/" + mid + "/add-policy/" + core.OwnerPolicyID.String(), nil},
+		{"PUT", "/api/v1/members/" + mid + "/remove-policy/" + core.DeveloperPolicyID.String(), nil},
 		{"DELETE", "/api/v1/members/remove-from-org/" + oid, nil},
 		{"DELETE", "/api/v1/groups/" + gid, nil},
 		{"DELETE", "/api/v1/policies/" + pid, nil},
@@ -143,7 +144,7 @@ func TestIAMNeedsCanManageIAM(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM audit_logs`); n != audits {
 		t.Fatalf("%d audit entries after refused requests, want %d", n, audits)
 	}
-	if got := policyIDsOf(t, s, devID); !slices.Equal(got, []uuid.UUID{store.DeveloperPolicyID}) {
+	if got := policyIDsOf(t, s, devID); !slices.Equal(got, []uuid.UUID{core.DeveloperPolicyID}) {
 		t.Fatalf("the developer changed their own policies to %v", got)
 	}
 	for _, r := range requests {

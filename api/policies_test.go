@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 func (s *server) createPolicy(name, key string) store.Policy {
@@ -114,7 +115,7 @@ func TestPolicyListing(t *testing.T) {
 	for _, p := range []struct{ name, key string }{{"Zeta", "zeta"}, {"alpha testers", "alpha"}, {"Beta testers", "beta"}} {
 		s.createPolicy(p.name, p.key)
 	}
-	all := decode[store.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies?pageSize=100", s.owner, nil).ok(t))
+	all := decode[core.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies?pageSize=100", s.owner, nil).ok(t))
 	var names []string
 	for _, p := range all.Items {
 		names = append(names, p.Name)
@@ -126,11 +127,11 @@ func TestPolicyListing(t *testing.T) {
 	if all.Items[0].Type != "SysManaged" || len(all.Items[2].Statements) != 1 {
 		t.Fatalf("built-in %+v", all.Items[0])
 	}
-	found := decode[store.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies?NAME=TESTERS&pageIndex=1&pagesize=1", s.owner, nil).ok(t))
+	found := decode[core.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies?NAME=TESTERS&pageIndex=1&pagesize=1", s.owner, nil).ok(t))
 	if found.TotalCount != 2 || len(found.Items) != 1 || found.Items[0].Name != "Beta testers" {
 		t.Fatalf("second page of 'testers' = %+v", found)
 	}
-	if none := decode[store.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies?name=_", s.owner, nil).ok(t)); none.TotalCount != 0 {
+	if none := decode[core.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies?name=_", s.owner, nil).ok(t)); none.TotalCount != 0 {
 		t.Fatalf("'_' matched %d policies; it must be literal", none.TotalCount)
 	}
 	s.do("GET", "/api/v1/policies?PageSize=0&PageIndex=x", s.owner, nil).fails(t, http.StatusBadRequest, "pageIndex_is_invalid", "pageSize_is_invalid")
@@ -196,7 +197,7 @@ func TestPolicyValidation(t *testing.T) {
 
 func TestBuiltinPoliciesCannotBeModified(t *testing.T) {
 	s := newServer(t)
-	for _, id := range []uuid.UUID{store.OwnerPolicyID, store.AdministratorPolicyID, store.DeveloperPolicyID} {
+	for _, id := range []uuid.UUID{core.OwnerPolicyID, core.AdministratorPolicyID, core.DeveloperPolicyID} {
 		path := "/api/v1/policies/" + id.String()
 		s.do("PUT", path+"/settings", s.owner, map[string]string{"name": "Mine now"}).fails(t, http.StatusUnprocessableEntity, "CannotModifySysManagedPolicy")
 		s.do("PUT", path+"/statements", s.owner, []access.Statement{flagStatement}).fails(t, http.StatusUnprocessableEntity, "CannotModifySysManagedPolicy")
@@ -206,9 +207,9 @@ func TestBuiltinPoliciesCannotBeModified(t *testing.T) {
 		}
 	}
 	// A refused change is still checked for validity first, and for permission.
-	s.do("PUT", "/api/v1/policies/"+store.OwnerPolicyID.String()+"/settings", s.owner, map[string]string{}).fails(t, http.StatusBadRequest, "name_is_required")
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	s.do("DELETE", "/api/v1/policies/"+store.OwnerPolicyID.String(), dev, nil).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", "/api/v1/policies/"+core.OwnerPolicyID.String()+"/settings", s.owner, map[string]string{}).fails(t, http.StatusBadRequest, "name_is_required")
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	s.do("DELETE", "/api/v1/policies/"+core.OwnerPolicyID.String(), dev, nil).fails(t, http.StatusForbidden, "Forbidden")
 	if n := s.audits("Policy"); n != 0 {
 		t.Errorf("%d policy audit entries, want 0", n)
 	}
@@ -219,12 +220,12 @@ func TestClonePolicy(t *testing.T) {
 	clone := decode[store.Policy](t, s.do("POST", "/api/v1/policies/clone/developer", s.owner,
 		map[string]string{"name": "Developers plus", "key": "developers-plus", "description": "more"}).ok(t))
 	var developer store.Policy
-	for _, p := range decode[store.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies", s.owner, nil).ok(t)).Items {
-		if p.ID == store.DeveloperPolicyID {
+	for _, p := range decode[core.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies", s.owner, nil).ok(t)).Items {
+		if p.ID == core.DeveloperPolicyID {
 			developer = p
 		}
 	}
-	if clone.Type != "CustomerManaged" || clone.ID == store.DeveloperPolicyID || clone.Key != "developers-plus" || clone.Description != "more" ||
+	if clone.Type != "CustomerManaged" || clone.ID == core.DeveloperPolicyID || clone.Key != "developers-plus" || clone.Description != "more" ||
 		!slices.EqualFunc(clone.Statements, developer.Statements, func(a, b access.Statement) bool {
 			return a.ID == b.ID && a.ResourceType == b.ResourceType && slices.Equal(a.Actions, b.Actions) && slices.Equal(a.Resources, b.Resources)
 		}) {
@@ -240,7 +241,7 @@ func TestClonePolicy(t *testing.T) {
 	if len(again.Statements) != 1 || again.Statements[0].ID != "s1" || again.Description != "" {
 		t.Fatalf("clone of mine %+v", again)
 	}
-	if got := decode[store.Paged[store.PolicyMember]](t, s.do("GET", "/api/v1/policies/"+again.ID.String()+"/members", s.owner, nil).ok(t)); got.TotalCount != 0 {
+	if got := decode[core.Paged[store.PolicyMember]](t, s.do("GET", "/api/v1/policies/"+again.ID.String()+"/members", s.owner, nil).ok(t)); got.TotalCount != 0 {
 		t.Fatalf("the clone has members %+v", got)
 	}
 
@@ -299,7 +300,7 @@ func TestPolicyMembers(t *testing.T) {
 		{"?SearchText=example.com&PageIndex=3", 2, nil, nil}, // past the last match, still counted
 	}
 	for _, tt := range tests {
-		got := decode[store.Paged[store.PolicyMember]](t, s.do("GET", path+tt.query, s.owner, nil).ok(t))
+		got := decode[core.Paged[store.PolicyMember]](t, s.do("GET", path+tt.query, s.owner, nil).ok(t))
 		var emails []string
 		var flags []bool
 		for _, m := range got.Items {
@@ -318,7 +319,7 @@ func TestPolicyMembers(t *testing.T) {
 	s.do("GET", path+"?SearchText=%00", s.owner, nil).fails(t, http.StatusBadRequest, "searchText_is_invalid")
 
 	// A built-in policy lists its direct holders too.
-	owners := decode[store.Paged[store.PolicyMember]](t, s.do("GET", "/api/v1/policies/"+store.OwnerPolicyID.String()+"/members", s.owner, nil).ok(t))
+	owners := decode[core.Paged[store.PolicyMember]](t, s.do("GET", "/api/v1/policies/"+core.OwnerPolicyID.String()+"/members", s.owner, nil).ok(t))
 	if owners.TotalCount != 1 || owners.Items[0].Email != ownerEmail {
 		t.Errorf("owners %+v", owners)
 	}
@@ -342,7 +343,7 @@ func TestPolicyGroups(t *testing.T) {
 		{"?name=a", 1, []string{"QA"}, []bool{true}},
 	}
 	for _, tt := range tests {
-		got := decode[store.Paged[store.PolicyGroup]](t, s.do("GET", path+tt.query, s.owner, nil).ok(t))
+		got := decode[core.Paged[store.PolicyGroup]](t, s.do("GET", path+tt.query, s.owner, nil).ok(t))
 		var names []string
 		var flags []bool
 		for _, g := range got.Items {
@@ -369,7 +370,7 @@ func TestPolicyPagesOfUnknownPolicies(t *testing.T) {
 		s.do("DELETE", "/api/v1/policies/"+id, s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 	}
 	// Another organization's policies are neither listed nor their keys taken.
-	for _, p := range decode[store.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies", s.owner, nil).ok(t)).Items {
+	for _, p := range decode[core.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies", s.owner, nil).ok(t)).Items {
 		if p.ID == theirs.policy {
 			t.Fatal("another organization's policy is listed")
 		}
@@ -382,7 +383,7 @@ func TestPolicyPagesOfUnknownPolicies(t *testing.T) {
 
 func TestUserPoliciesAndActions(t *testing.T) {
 	s := newServer(t)
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	// FeatBit's PolicyVm[]: the policies held, with their statements.
 	held := decode[[]store.Policy](t, s.do("GET", "/api/v1/user/policies", dev, nil).ok(t))
 	var ids []string
@@ -391,11 +392,11 @@ func TestUserPoliciesAndActions(t *testing.T) {
 			ids = append(ids, st.ID)
 		}
 	}
-	if len(held) != 1 || held[0].ID != store.DeveloperPolicyID ||
+	if len(held) != 1 || held[0].ID != core.DeveloperPolicyID ||
 		!slices.Equal(ids, []string{"developer-access-token", "developer-project", "developer-env", "developer-flag", "developer-segment"}) {
 		t.Errorf("developer policies %+v", held)
 	}
-	if owner := decode[[]store.Policy](t, s.do("GET", "/api/v1/user/policies", s.owner, nil).ok(t)); len(owner) != 1 || owner[0].ID != store.OwnerPolicyID ||
+	if owner := decode[[]store.Policy](t, s.do("GET", "/api/v1/user/policies", s.owner, nil).ok(t)); len(owner) != 1 || owner[0].ID != core.OwnerPolicyID ||
 		len(owner[0].Statements) != 1 || owner[0].Statements[0].ResourceType != "*" {
 		t.Errorf("owner policies %+v", owner)
 	}

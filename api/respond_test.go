@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestBindRefusesAmbiguousAndEmptyBodies: a member named twice, in any case
@@ -42,7 +43,7 @@ func TestBindRefusesAmbiguousAndEmptyBodies(t *testing.T) {
 		c2 := e.NewContext(httptest.NewRequest(http.MethodPut, "/", bytes.NewReader([]byte(c.body))), httptest.NewRecorder())
 		var in store.FlagInput
 		err := bind(c2, &in)
-		var verr *store.ValidationError
+		var verr *core.ValidationError
 		switch {
 		case c.ok && err != nil:
 			t.Errorf("bind(%s) = %v, want accepted", c.body, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // pendingChanges reads a flag's pending changes as FeatBit's clients do.
@@ -109,7 +110,7 @@ func TestScheduleFailsWhenItsAuthorLostTheRight(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	dev, devID := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, devID := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	s.do("POST", e.flags+"/pay/schedules", dev, map[string]any{"title": "Launch", "scheduledTime": time.Now().Add(time.Hour).UTC(),
 		"targetFlag": map[string]any{"isEnabled": true}}).ok(t)
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 func (f envFixture) createSegment(body map[string]any) store.Segment {
@@ -46,7 +47,7 @@ func TestSharedSegmentsAndByIDs(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	e := s.prodEnv()
-	p := decode[store.Project](t, s.do("GET", "/api/v1/projects/"+e.env.ProjectID.String(), s.owner, nil).ok(t))
+	p := decode[core.Project](t, s.do("GET", "/api/v1/projects/"+e.env.ProjectID.String(), s.owner, nil).ok(t))
 	dev := p.Environments[1].ID // the Dev environment of the same project
 	devSegs := "/api/v1/envs/" + dev.String() + "/segments"
 
@@ -66,7 +67,7 @@ func TestSharedSegmentsAndByIDs(t *testing.T) {
 	}
 	s.do("GET", devSegs+"/"+shared.ID.String(), s.owner, nil).ok(t)
 	s.do("GET", devSegs+"/"+own.ID.String(), s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
-	if list := decode[store.Paged[store.Segment]](t, s.do("GET", devSegs, s.owner, nil).ok(t)); list.TotalCount != 1 {
+	if list := decode[core.Paged[store.Segment]](t, s.do("GET", devSegs, s.owner, nil).ok(t)); list.TotalCount != 1 {
 		t.Fatalf("dev lists %d segments, want the shared one", list.TotalCount)
 	}
 
@@ -161,7 +162,7 @@ func TestSegmentArchiveRestoreDelete(t *testing.T) {
 	if got := decode[store.Segment](t, s.do("GET", path, s.owner, nil).ok(t)); !got.IsArchived {
 		t.Fatal("not archived")
 	}
-	if l := decode[store.Paged[store.Segment]](t, s.do("GET", e.segs+"?isArchived=true", s.owner, nil).ok(t)); l.TotalCount != 1 {
+	if l := decode[core.Paged[store.Segment]](t, s.do("GET", e.segs+"?isArchived=true", s.owner, nil).ok(t)); l.TotalCount != 1 {
 		t.Fatalf("archived list: %d", l.TotalCount)
 	}
 	// An archived segment cannot be used by a flag.
@@ -223,11 +224,11 @@ func TestSegmentSettingsAndList(t *testing.T) {
 	s.do("PUT", path+"/name", s.owner, map[string]string{"name": " "}).fails(t, http.StatusBadRequest, "name_is_required")
 
 	// Most recently changed first; name search in part, case-insensitively; paging.
-	list := decode[store.Paged[store.Segment]](t, s.do("GET", e.segs, s.owner, nil).ok(t))
+	list := decode[core.Paged[store.Segment]](t, s.do("GET", e.segs, s.owner, nil).ok(t))
 	if list.TotalCount != 2 || list.Items[0].ID != a.ID {
 		t.Fatalf("list %+v, want the changed segment first", list.Items)
 	}
-	if got := decode[store.Paged[store.Segment]](t, s.do("GET", e.segs+"?name=BETA&pageSize=1", s.owner, nil).ok(t)); got.TotalCount != 1 || got.Items[0].Key != "beta" {
+	if got := decode[core.Paged[store.Segment]](t, s.do("GET", e.segs+"?name=BETA&pageSize=1", s.owner, nil).ok(t)); got.TotalCount != 1 || got.Items[0].Key != "beta" {
 		t.Fatalf("search %+v", got)
 	}
 	if tags := decode[[]string](t, s.do("GET", e.segs+"/all-tags", s.owner, nil).ok(t)); !slices.Equal(tags, []string{"early", "qa"}) {
@@ -244,7 +245,7 @@ func TestSegmentPermissions(t *testing.T) {
 	e := s.prodEnv()
 	sg := e.createSegment(map[string]any{"name": "Beta", "key": "beta", "type": "environment-specific"})
 	nobody, _ := s.addMember("nobody@example.com")
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	path := e.segs + "/" + sg.ID.String()
 	s.do("GET", path, nobody, nil).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PATCH", path, nobody, `[{"op":"replace","path":"/name","value":"x"}]`).fails(t, http.StatusForbidden, "Forbidden")

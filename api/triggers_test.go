@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -60,7 +61,7 @@ func TestTriggerRun(t *testing.T) {
 	if got.IsEnabled {
 		t.Fatal("the flag is still on after the turn-off trigger ran")
 	}
-	revs := decode[store.Paged[store.FlagRevision]](t, s.do("GET", e.flags+"/checkout-v2/revisions", s.owner, nil).ok(t))
+	revs := decode[core.Paged[store.FlagRevision]](t, s.do("GET", e.flags+"/checkout-v2/revisions", s.owner, nil).ok(t))
 	if revs.Items[0].Comment != "Turned off by trigger “PagerDuty checkout”" || revs.Items[0].CreatorID != tr.ID {
 		t.Errorf("newest revision %q by %s, want the trigger's", revs.Items[0].Comment, revs.Items[0].CreatorID)
 	}
@@ -70,12 +71,12 @@ func TestTriggerRun(t *testing.T) {
 		t.Errorf("%d history entries of the trigger turning the flag off, want 1", n)
 	}
 	// The environment's history names the trigger as who made the change.
-	audit := decode[store.Paged[store.AuditEntry]](t, s.do("GET", "/api/v1/envs/"+e.env.ID.String()+"/audit-logs?refType=FeatureFlag", s.owner, nil).ok(t))
+	audit := decode[core.Paged[store.AuditEntry]](t, s.do("GET", "/api/v1/envs/"+e.env.ID.String()+"/audit-logs?refType=FeatureFlag", s.owner, nil).ok(t))
 	if a := audit.Items[0]; a.CreatorName != "Trigger “PagerDuty checkout”" || a.CreatorEmail != "Trigger" || a.Comment != revs.Items[0].Comment {
 		t.Errorf("newest history entry by %q (%q): %q", a.CreatorName, a.CreatorEmail, a.Comment)
 	}
 	// The flag list says who changed it last: the trigger, by its description.
-	listed := decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
+	listed := decode[core.Paged[store.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
 	if lc := listed.Items[0].LastChange; lc == nil || lc.Operator.Name != "Trigger “PagerDuty checkout”" || lc.Comment != revs.Items[0].Comment {
 		t.Errorf("last change %+v, want the trigger's", lc)
 	}
@@ -112,7 +113,7 @@ func TestTriggerRun(t *testing.T) {
 	if got := decode[store.Flag](t, s.do("GET", e.flags+"/checkout-v2", s.owner, nil).ok(t)); !got.IsEnabled {
 		t.Error("the turn-on trigger left the flag off")
 	}
-	revs = decode[store.Paged[store.FlagRevision]](t, s.do("GET", e.flags+"/checkout-v2/revisions", s.owner, nil).ok(t))
+	revs = decode[core.Paged[store.FlagRevision]](t, s.do("GET", e.flags+"/checkout-v2/revisions", s.owner, nil).ok(t))
 	if want := "Turned on by trigger “" + on.Token[:5] + "…”"; revs.Items[0].Comment != want {
 		t.Errorf("comment %q, want %q (an undescribed trigger is named by its token's start)", revs.Items[0].Comment, want)
 	}
@@ -282,7 +283,7 @@ func TestTriggerActsWithItsCreatorsRights(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	dev, devID := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, devID := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	tr := decode[store.Trigger](t, s.do("POST", "/api/v1/triggers", dev,
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).ok(t))
 	s.run(tr.Token).ok(t)
@@ -312,7 +313,7 @@ func TestTriggerActsWithItsCreatorsRights(t *testing.T) {
 	s.run(tr.Token).fails(t, http.StatusForbidden, "TriggerCreatorNotAllowed")
 	unchanged(1)
 	// Allowed ToggleFlag on this flag again, it runs.
-	s.do("PUT", "/api/v1/members/"+devID.String()+"/add-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", "/api/v1/members/"+devID.String()+"/add-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
 	s.run(tr.Token).ok(t)
 	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); !got.IsEnabled {
 		t.Error("the trigger of a creator allowed again left the flag off")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -63,7 +64,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, maxUploadBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return store.Invalid("file_is_invalid")
+		return core.Invalid("file_is_invalid")
 	}
 	for {
 		part, err := mr.NextPart()
@@ -100,7 +101,7 @@ func readError(err error, code string) error {
 	if errors.As(err, &tooLarge) {
 		return httpx.ErrTooLarge
 	}
-	return store.Invalid(code)
+	return core.Invalid(code)
 }
 
 // userFile reads FeatBit's end-user file from a stream, one value at a time.
@@ -111,7 +112,7 @@ type userFile struct {
 }
 
 // errInvalidFile is a file that is not FeatBit's end-user file.
-var errInvalidFile = store.Invalid("file_is_invalid")
+var errInvalidFile = core.Invalid("file_is_invalid")
 
 // importUserSize is what a user takes in the list of users, itself grown
 // as append grows it.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 func TestUpdateProfile(t *testing.T) {
@@ -68,7 +69,7 @@ func TestUserWorkspaces(t *testing.T) {
 		ws[0].SSO == nil || ws[0].SSO.OIDC.ClientSecret != store.MaskedSecret {
 		t.Fatalf("owner's workspaces %+v", ws)
 	}
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	ws = decode[[]store.Workspace](t, s.do("GET", "/api/v1/user/workspaces", dev, nil).ok(t))
 	if len(ws) != 1 || ws[0].License != "" || ws[0].SSO.OIDC.ClientSecret != store.MaskedSecret {
 		t.Fatalf("developer's workspaces %+v: the licence is for those who may change it", ws)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // A webhook made with FeatBit's request shapes is listed, renamed, checked
@@ -14,7 +15,7 @@ import (
 func TestWebhookRoutes(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	p := decode[store.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}).ok(t))
+	p := decode[core.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}).ok(t))
 	env := p.Environments[0]
 	scope := p.ID.String() + "/" + env.ID.String()
 	// FeatBit's CreateWebhook, as its UI sends it.
@@ -37,7 +38,7 @@ func TestWebhookRoutes(t *testing.T) {
 	if !used {
 		t.Fatal("is-name-used: false for a used name")
 	}
-	page := decode[store.Paged[store.Webhook]](t, s.do("GET", "/api/v1/webhooks?pageIndex=0&pageSize=10&name=dep&envId="+env.ID.String(), s.owner, nil).ok(t))
+	page := decode[core.Paged[store.Webhook]](t, s.do("GET", "/api/v1/webhooks?pageIndex=0&pageSize=10&name=dep&envId="+env.ID.String(), s.owner, nil).ok(t))
 	if page.TotalCount != 1 || page.Items[0].ID != w.ID {
 		t.Fatalf("list %+v", page)
 	}
@@ -62,13 +63,13 @@ func TestWebhookRoutes(t *testing.T) {
 	}
 	s.do("POST", "/api/v1/webhooks/send", s.owner, map[string]any{"deliveryId": "x", "url": "https://h.example.com",
 		"events": "e", "payload": "{not json"}).fails(t, http.StatusBadRequest, "payload_is_invalid")
-	log := decode[store.Paged[store.WebhookDelivery]](t, s.do("GET", "/api/v1/webhooks/"+w.ID.String()+"/deliveries?success=false", s.owner, nil).ok(t))
+	log := decode[core.Paged[store.WebhookDelivery]](t, s.do("GET", "/api/v1/webhooks/"+w.ID.String()+"/deliveries?success=false", s.owner, nil).ok(t))
 	if log.TotalCount != 1 || log.Items[0].Events != "feature_flag.toggled" {
 		t.Fatalf("deliveries %+v", log)
 	}
 
 	// A developer may change flags but not see or change webhooks.
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	s.do("GET", "/api/v1/webhooks", dev, nil).fails(t, http.StatusForbidden, "Forbidden")
 
 	// A change in the scope queues a delivery in its own transaction, for
@@ -95,14 +96,14 @@ func TestWebhookRoutes(t *testing.T) {
 func TestWebhookRoutesNeedTheirEnvironments(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	p := decode[store.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}).ok(t))
+	p := decode[core.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}).ok(t))
 	prod, dev := p.Environments[0], p.Environments[1]
 	policy := s.policyFor("dev-webhooks", []access.Statement{
-		{ID: "o", ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(store.WebhookAction)}, Resources: []string{"organization/*"}},
+		{ID: "o", ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(core.WebhookAction)}, Resources: []string{"organization/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/web:env/" + dev.Key}},
 	})
 	member, _ := s.addMember("hooks@example.com", policy)
-	hook := func(env store.Environment) map[string]any {
+	hook := func(env core.Environment) map[string]any {
 		return map[string]any{"name": "To " + env.Name, "url": "https://hooks.example.com/x", "isActive": true,
 			"scopes": []string{p.ID.String() + "/" + env.ID.String()}, "events": []string{"feature_flag.toggled"}}
 	}

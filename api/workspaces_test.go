@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 func TestUpdateWorkspace(t *testing.T) {
@@ -37,7 +38,7 @@ func TestWorkspaceLicenseIsShownOnlyToThoseWhoMayChangeIt(t *testing.T) {
 	s := newServer(t)
 	_, err := s.pool.Exec(context.Background(), `UPDATE workspaces SET license = 'LICENSE-KEY'`)
 	must(t, err)
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t)); w.License != "LICENSE-KEY" {
 		t.Errorf("owner sees license %q", w.License)
 	}
@@ -104,7 +105,7 @@ func TestWorkspaceSSO(t *testing.T) {
 	settings["clientSecret"] = ""
 	fresh.do("PUT", "/api/v1/workspaces/sso-oidc", fresh.owner, settings).fails(t, http.StatusBadRequest, "clientSecret_is_required")
 
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	settings["clientSecret"] = "stolen"
 	put(dev, settings).fails(t, http.StatusForbidden, "Forbidden")
 }
@@ -122,7 +123,7 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 	_, err = s.pool.Exec(context.Background(), `UPDATE workspaces SET license = 'LICENSE-KEY'`)
 	must(t, err)
 	// An owner of this organization who does not own the workspace.
-	owner, ownerID := s.addMember("co-owner@example.com", store.OwnerPolicyID)
+	owner, ownerID := s.addMember("co-owner@example.com", core.OwnerPolicyID)
 	sso := map[string]string{"clientId": "mine", "clientSecret": "s", "authorizationEndpoint": "https://id.example.com/a",
 		"tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_basic", "issuer": "https://id.example.com"}
 	s.do("PUT", "/api/v1/workspaces", owner, map[string]string{"name": "Mine", "key": "mine"}).fails(t, http.StatusForbidden, "Forbidden")
@@ -139,7 +140,7 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 	// Owning both organizations, in either as the current one.
 	s.changeAccess(`INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, other.ID, ownerID)
 	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`,
-		other.ID, ownerID, store.OwnerPolicyID)
+		other.ID, ownerID, core.OwnerPolicyID)
 	if used := decode[bool](t, s.do("GET", "/api/v1/workspaces/is-key-used?key=theirs", owner, nil, "Organization", other.ID.String()).ok(t)); used {
 		t.Error("an unused workspace key is reported used")
 	}
@@ -160,7 +161,7 @@ func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	s := newServer(t)
 	_, err := s.pool.Exec(context.Background(), `UPDATE workspaces SET license = 'LICENSE-KEY'`)
 	must(t, err)
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	for i := range 3 {
 		s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": fmt.Sprintf("Theirs %d", i), "key": fmt.Sprintf("theirs-%d", i)},
 			"Organization", s.orgID.String()).ok(t)
@@ -184,7 +185,7 @@ func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	theirs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", admin, nil).ok(t))[1]
 	ownerID := s.ownerID()
 	s.changeAccess(`INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, theirs.ID, ownerID)
-	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, theirs.ID, ownerID, store.DeveloperPolicyID)
+	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, theirs.ID, ownerID, core.DeveloperPolicyID)
 	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, "Organization", theirs.ID.String()).
 		fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, in...).ok(t)
@@ -204,7 +205,7 @@ func TestExistingWorkspaceGetsItsOwner(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	ctx := context.Background()
-	s.addMember("later-owner@example.com", store.OwnerPolicyID)
+	s.addMember("later-owner@example.com", core.OwnerPolicyID)
 	_, err := s.pool.Exec(ctx, `UPDATE member_policies SET created_at = created_at - interval '1 day'
 		WHERE user_id = (SELECT id FROM users WHERE email = 'later-owner@example.com')`)
 	must(t, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestRefusedChangesWhereApprovalIsNeededSayWhy: in Prod, whose changes need
@@ -27,11 +28,11 @@ func TestRefusedChangesWhereApprovalIsNeededSayWhy(t *testing.T) {
 		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 	_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, "pay", store.TargetingInput{Targeting: &tg})
 	must(t, err)
-	_, err = a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, store.EnvironmentInput{Name: env.Name,
-		Settings: &store.EnvSettings{ChangeRequest: &store.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+	_, err = a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
 	must(t, err)
-	a.addMember("dave@example.com", store.DeveloperPolicyID)
+	a.addMember("dave@example.com", core.DeveloperPolicyID)
 	b := a.signedIn("dave@example.com", memberPassword)
 
 	vals := formValues(b.get(segmentPath(sg)).status(http.StatusOK).must("segment-targeting-form"))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -31,7 +32,7 @@ const dateLayout = "2006-01-02"
 // adds its page to; region the id of the element paging replaces.
 func (p *pages) history(c echo.Context, w workEnv, filter store.AuditFilter, base, region string) (views.History, error) {
 	number := pageNumber(c.QueryParam("page"))
-	filter.Page = store.Page{Index: number - 1, Size: listPageSize}
+	filter.Page = core.Page{Index: number - 1, Size: listPageSize}
 	list, err := p.store.ListAuditLogs(c.Request().Context(), actor(c), w.id, filter)
 	if err != nil {
 		return views.History{}, err
@@ -115,9 +116,9 @@ func historyEntry(e store.AuditEntry, subject bool, segments describe.Names) vie
 		names[i] = ch.Field
 	}
 	switch e.Operation {
-	case store.OpCreate:
+	case core.OpCreate:
 		h.Summary = "Show what was created (JSON)"
-	case store.OpRemove:
+	case core.OpRemove:
 		h.Summary = "Show what was deleted (JSON)"
 	default:
 		h.Summary = "Show JSON changes: " + strings.Join(names, ", ")

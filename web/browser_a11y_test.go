@@ -19,6 +19,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // axeScript is axe-core, the accessibility engine (testdata/axe/VERSION).
@@ -60,7 +61,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	a.makeFlag(prod, store.FlagInput{Name: "Old banner", Key: "old-banner"})
 	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", store.Change{})
 	must(t, err)
-	member := a.addMember("dev@example.com", store.DeveloperPolicyID)
+	member := a.addMember("dev@example.com", core.DeveloperPolicyID)
 	group, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Developers"})
 	must(t, err)
 	policy, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Flags", Key: "flags"})
@@ -68,7 +69,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{{ID: "f", ResourceType: access.TypeFlag,
 		Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/*:env/*:flag/*"}}})
 	must(t, err)
-	token, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "CI", Type: store.TokenService,
+	token, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "CI", Type: core.TokenService,
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 	hook, err := a.st.CreateWebhook(ctx, owner, store.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
@@ -83,8 +84,8 @@ func TestBrowserAccessibility(t *testing.T) {
 
 	// Prod's changes need approval: the flag pages ask for reviewers, and
 	// the member's request waits for the owner's review.
-	_, err = a.st.UpdateEnvironment(ctx, owner, web.ID, prod.ID, store.EnvironmentInput{Name: prod.Name, Settings: &store.EnvSettings{
-		ChangeRequest: &store.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{a.owner, member}}}})
+	_, err = a.st.UpdateEnvironment(ctx, owner, web.ID, prod.ID, core.EnvironmentInput{Name: prod.Name, Settings: &core.EnvSettings{
+		ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{a.owner, member}}}})
 	must(t, err)
 	dev1, err := a.st.UserActor(ctx, member, a.wsID.String(), a.orgID.String())
 	must(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestBrowserEndUsers pages through the end users SDKs reported, searches
@@ -103,10 +104,10 @@ func TestBrowserEndUsers(t *testing.T) {
 	}
 
 	// At the bound, the list says new users are not kept.
-	_, err = a.pool.Exec(ctx, `UPDATE end_user_counts SET users = $2 WHERE env_id = $1`, env.ID, store.DefaultMaxEndUsersPerEnv)
+	_, err = a.pool.Exec(ctx, `UPDATE end_user_counts SET users = $2 WHERE env_id = $1`, env.ID, core.DefaultMaxEndUsersPerEnv)
 	must(t, err)
 	ch.do("the bound", chromedp.Navigate(a.srv.URL+"/end-users"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=end-user-bound]`)))
-	if notice := ch.eval(`document.querySelector("[data-testid=end-user-bound]").textContent`); !strings.HasPrefix(notice, "This environment keeps the most end users it may ("+strconv.Itoa(store.DefaultMaxEndUsersPerEnv)+")") {
+	if notice := ch.eval(`document.querySelector("[data-testid=end-user-bound]").textContent`); !strings.HasPrefix(notice, "This environment keeps the most end users it may ("+strconv.Itoa(core.DefaultMaxEndUsersPerEnv)+")") {
 		t.Errorf("notice %q", notice)
 	}
 }

@@ -11,15 +11,16 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // approvalApp is a flag app whose Prod needs one approval, from Alice or
 // Bob, both owners; it has the flag "pay".
-func approvalApp(t *testing.T) (a *app, pr store.Project, env store.Environment, alice, bob uuid.UUID) {
+func approvalApp(t *testing.T) (a *app, pr core.Project, env core.Environment, alice, bob uuid.UUID) {
 	t.Helper()
 	a, pr, env = flagApp(t)
-	alice = a.addMember("alice@example.com", store.OwnerPolicyID)
-	bob = a.addMember("bob@example.com", store.OwnerPolicyID)
+	alice = a.addMember("alice@example.com", core.OwnerPolicyID)
+	bob = a.addMember("bob@example.com", core.OwnerPolicyID)
 	a.makeFlag(env, store.FlagInput{Name: "Pay", Key: "pay"})
 	// Set on the environment page, without script, as its editor would.
 	owner := a.signedIn(ownerEmail, ownerPassword)

@@ -12,11 +12,12 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // compareApp has Checkout in Prod (on, with a rule for NL) and in Dev (off,
 // no rules), and Banner in Prod only.
-func compareApp(t *testing.T) (*app, store.Environment, store.Environment) {
+func compareApp(t *testing.T) (*app, core.Environment, core.Environment) {
 	t.Helper()
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
@@ -72,7 +73,7 @@ func TestComparePagesNeedTheTargetsActions(t *testing.T) {
 		t.Fatalf("pre-check for a reader: %q", pg.text("copy-checks"))
 	}
 	b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {banner.ID.String()}}).status(http.StatusForbidden)
-	if _, err := a.st.GetFlag(ctx, owner, dev.ID, "banner"); err != store.ErrNotFound {
+	if _, err := a.st.GetFlag(ctx, owner, dev.ID, "banner"); err != core.ErrNotFound {
 		t.Fatalf("banner in Dev after a refused copy: %v", err)
 	}
 	// A copy naming the working environment as its target is refused.

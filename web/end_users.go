@@ -15,6 +15,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -34,7 +35,7 @@ func parseCursor(s, direction string) (*store.PageCursor, bool) {
 	n, err := strconv.ParseInt(micros, 10, 64)
 	u, err2 := uuid.Parse(id)
 	at := time.UnixMicro(n).UTC()
-	if !ok || err != nil || err2 != nil || !store.TimeInRange(at) {
+	if !ok || err != nil || err2 != nil || !core.TimeInRange(at) {
 		return nil, false
 	}
 	return &store.PageCursor{ID: u, UpdatedAt: at, Direction: direction}, true
@@ -66,9 +67,9 @@ func (p *pages) endUsers(c echo.Context) error {
 		}
 		ctx := c.Request().Context()
 		page, err := p.store.ListEndUsers(ctx, actor(c), w.id, f)
-		var invalid *store.ValidationError
+		var invalid *core.ValidationError
 		if errors.As(err, &invalid) {
-			vm.List.Error = fmt.Sprintf("Search for at most %d characters.", store.MaxNameLen)
+			vm.List.Error = fmt.Sprintf("Search for at most %d characters.", core.MaxNameLen)
 			status = http.StatusBadRequest
 		} else if err != nil {
 			return err
@@ -117,7 +118,7 @@ func (p *pages) endUsers(c echo.Context) error {
 }
 
 // maxEndUserFlags is how many flags an end user's page lists.
-const maxEndUserFlags = store.MaxPageSize
+const maxEndUserFlags = core.MaxPageSize
 
 // endUser shows one end user: properties, what every flag serves them now
 // and why, and the segments they are in.
@@ -128,14 +129,14 @@ func (p *pages) endUser(c echo.Context) error {
 	}
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return store.ErrNotFound
+		return core.ErrNotFound
 	}
 	ctx, a := c.Request().Context(), actor(c)
 	u, err := p.store.GetEndUser(ctx, a, w.id, id)
 	if err != nil {
 		return err
 	}
-	flags, err := p.store.EndUserFlags(ctx, a, w.id, id, store.EndUserFlagFilter{Page: store.Page{Size: maxEndUserFlags}})
+	flags, err := p.store.EndUserFlags(ctx, a, w.id, id, store.EndUserFlagFilter{Page: core.Page{Size: maxEndUserFlags}})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -21,10 +22,10 @@ import (
 var fieldMessages = map[string]string{
 	"email_is_required":                     "Enter your email.",
 	"password_is_required":                  "Enter your password.",
-	"name_is_invalid":                       fmt.Sprintf("Use at most %d characters.", store.MaxNameLen),
-	"key_is_invalid":                        fmt.Sprintf("Use at most %d letters, digits, “.”, “_” or “-”.", store.MaxKeyLen),
+	"name_is_invalid":                       fmt.Sprintf("Use at most %d characters.", core.MaxNameLen),
+	"key_is_invalid":                        fmt.Sprintf("Use at most %d letters, digits, “.”, “_” or “-”.", core.MaxKeyLen),
 	"key_is_immutable":                      "The key cannot change once created.",
-	"description_is_invalid":                fmt.Sprintf("Use at most %d characters.", store.MaxDescriptionLen),
+	"description_is_invalid":                fmt.Sprintf("Use at most %d characters.", core.MaxDescriptionLen),
 	"newPassword_is_invalid":                fmt.Sprintf("Use %d to %d characters.", store.MinPasswordLen, store.MaxPasswordLen),
 	"permissions_is_invalid":                "Enter a JSON array of valid statements; Personal tokens take none.",
 	"type_is_invalid":                       "Choose one of the types offered.",
@@ -37,7 +38,7 @@ var fieldMessages = map[string]string{
 	"groupIds_is_invalid":                   "Choose among this organization's groups.",
 	"defaultPermissions_is_invalid":         "Choose among this organization's policies and groups.",
 	"comment_is_required":                   "This environment requires a comment for every change.",
-	"comment_is_invalid":                    fmt.Sprintf("Use at most %d characters.", store.MaxCommentLen),
+	"comment_is_invalid":                    fmt.Sprintf("Use at most %d characters.", core.MaxCommentLen),
 	"variationType_is_invalid":              "Choose one of the types offered.",
 	"variations_is_invalid":                 fmt.Sprintf("Give every variation a name and a value of the flag's type (true or false, a number, JSON); at most %d.", targeting.MaxVariations),
 	"disabledVariationId_is_invalid":        "Choose one of the flag's variations.",
@@ -117,8 +118,8 @@ func codeMessage(code string) string {
 // status to answer with. Any other error (403, 404, 500…) is returned for the
 // error handler; nil err answers 200.
 func formProblems(err error, f *views.Form, fields ...string) (int, error) {
-	var verr *store.ValidationError
-	var rerr *store.RuleError
+	var verr *core.ValidationError
+	var rerr *core.RuleError
 	f.Errors = map[string]string{}
 	switch {
 	case err == nil:
@@ -174,7 +175,7 @@ var classWords = map[string][2]string{
 // classification decides the status, and this only chooses the words, or
 // for what the store does not know, the pages' own errors and HTTP's.
 func explain(err error) pageError {
-	class := store.Classify(err)
+	class := core.Classify(err)
 	switch class.Status {
 	case http.StatusBadRequest:
 		msgs := make([]string, len(class.Codes))
@@ -222,7 +223,7 @@ func (p *pages) writeError(c echo.Context, err error) {
 	if c.Response().Committed {
 		return
 	}
-	if errors.Is(err, store.ErrUnauthenticated) {
+	if errors.Is(err, core.ErrUnauthenticated) {
 		if err := p.toLogin(c); err != nil {
 			p.log.DebugContext(c.Request().Context(), "redirect to sign-in", "err", err)
 		}

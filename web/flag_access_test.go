@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Flag text from users renders as text everywhere: list, page and history.
@@ -69,7 +70,7 @@ func TestFlagPagesFollowPermissions(t *testing.T) {
 		return out
 	}
 
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	dev := a.signedIn("dev@example.com", memberPassword)
 	if got := seen(dev); !slices.Equal(got, controls) {
 		t.Errorf("a Developer sees %v, want %v", got, controls)

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -222,7 +223,7 @@ func (p *pages) setFlagVariations(c echo.Context) error {
 // stillServed tells that a variations change left targeting or the off
 // variation naming a variation that is gone: the store reports those fields.
 func stillServed(err error) bool {
-	var verr *store.ValidationError
+	var verr *core.ValidationError
 	if !errors.As(err, &verr) {
 		return false
 	}
@@ -234,7 +235,7 @@ func stillServed(err error) bool {
 // changeFlagText changes text t of a flag with change, given the text as
 // typed.
 func (p *pages) changeFlagText(c echo.Context, t textField,
-	change func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error)) error {
+	change func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error)) error {
 	text, ch, err := postedText(c, t)
 	if err != nil {
 		return err
@@ -250,14 +251,14 @@ func (p *pages) changeFlagText(c echo.Context, t textField,
 
 // renameFlag changes a flag's name.
 func (p *pages) renameFlag(c echo.Context) error {
-	return p.changeFlagText(c, textName, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
+	return p.changeFlagText(c, textName, func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
 		return changed(p.store.RenameFlag(ctx, a, envID, key, store.FlagNameInput{Name: text, Change: ch}))
 	})
 }
 
 // describeFlag changes a flag's description.
 func (p *pages) describeFlag(c echo.Context) error {
-	return p.changeFlagText(c, textDescription, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
+	return p.changeFlagText(c, textDescription, func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
 		_, err := p.store.UpdateFlagDescription(ctx, a, envID, key, store.DescriptionInput{Description: &text, Change: ch})
 		return nil, err
 	})
@@ -265,7 +266,7 @@ func (p *pages) describeFlag(c echo.Context) error {
 
 // tagFlag replaces a flag's tags, typed separated by commas.
 func (p *pages) tagFlag(c echo.Context) error {
-	return p.changeFlagText(c, textTags, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
+	return p.changeFlagText(c, textTags, func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
 		tags := tagList(text)
 		return changed(p.store.SetFlagTags(ctx, a, envID, key, store.TagsInput{Tags: &tags, Change: ch}))
 	})

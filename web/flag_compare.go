@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -258,7 +259,7 @@ func modeOptions(selected, what string) []views.Option {
 // refusal says in words why the store refused a request the person can fix
 // or must be told about; any other error is returned for the error page.
 func refusal(err error) (string, error) {
-	if errors.Is(err, store.ErrForbidden) {
+	if errors.Is(err, core.ErrForbidden) {
 		return "You may not make this change in that environment.", nil
 	}
 	var f views.Form
@@ -281,7 +282,7 @@ func (p *pages) copyFlagSettings(c echo.Context) error {
 		if rerr != nil {
 			return rerr
 		}
-		return p.flagComparePage(c, store.Classify(err).Status, msg)
+		return p.flagComparePage(c, core.Classify(err).Status, msg)
 	}
 	p.keepFlash(c, "Settings copied.")
 	return redirect(c, compareHref(key, target))
@@ -390,7 +391,7 @@ func (p *pages) copyFlagsConfirm(c echo.Context) error {
 		if rerr != nil {
 			return rerr
 		}
-		return p.copyFlagsPage(c, store.Classify(err).Status, msg)
+		return p.copyFlagsPage(c, core.Classify(err).Status, msg)
 	}
 	p.keepFlash(c, fmt.Sprintf("%d %s copied.", res.CopiedCount, plural(res.CopiedCount, "flag", "flags")))
 	return redirect(c, "/flags/compare?target="+target.String())

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -71,7 +72,7 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 	}
 	vm := views.Flags{Env: w.view(ok)}
 	if ok {
-		filter := store.FlagFilter{Name: fq.q, IsArchived: fq.archived, Page: store.Page{Index: fq.page - 1, Size: listPageSize}}
+		filter := store.FlagFilter{Name: fq.q, IsArchived: fq.archived, Page: core.Page{Index: fq.page - 1, Size: listPageSize}}
 		if fq.tag != "" {
 			filter.Tags = []string{fq.tag}
 		}

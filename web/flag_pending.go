@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -59,7 +60,7 @@ func (p *pages) pendingChanges(c echo.Context, w workEnv, f store.Flag, may stor
 func (p *pages) cancelSchedule(c echo.Context) error {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return store.ErrNotFound
+		return core.ErrNotFound
 	}
 	return p.flagChange(c, tabTargeting, "Scheduled change cancelled.", func(w workEnv, key string) (*store.Flag, error) {
 		return nil, p.store.CancelFlagSchedule(c.Request().Context(), actor(c), w.id, id)

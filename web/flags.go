@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -302,8 +303,8 @@ func (p *pages) segmentChoices(c echo.Context, w workEnv, rules []ruleForm) ([]v
 	ctx := c.Request().Context()
 	a := actor(c)
 	var out []views.Option
-	for page := 0; page*store.MaxPageSize < maxSegmentChoices; page++ {
-		list, err := p.store.ListSegments(ctx, a, w.id, store.SegmentFilter{Page: store.Page{Index: page, Size: store.MaxPageSize}})
+	for page := 0; page*core.MaxPageSize < maxSegmentChoices; page++ {
+		list, err := p.store.ListSegments(ctx, a, w.id, store.SegmentFilter{Page: core.Page{Index: page, Size: core.MaxPageSize}})
 		if err != nil {
 			return nil, err
 		}

@@ -11,21 +11,22 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // flagApp is an app with the project "web", whose first environment (Prod)
 // is where the owner's pages work.
-func flagApp(t *testing.T) (*app, store.Project, store.Environment) {
+func flagApp(t *testing.T) (*app, core.Project, core.Environment) {
 	t.Helper()
 	a := newApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), store.ProjectInput{Name: "Web", Key: "web"})
+	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	pr := a.project("web")
 	return a, pr, pr.Environments[0]
 }
 
 // makeFlag creates a flag as the owner.
-func (a *app) makeFlag(env store.Environment, in store.FlagInput) store.Flag {
+func (a *app) makeFlag(env core.Environment, in store.FlagInput) store.Flag {
 	a.t.Helper()
 	f, err := a.st.CreateFlag(a.t.Context(), a.ownerActor(), env.ID, in)
 	must(a.t, err)
@@ -33,7 +34,7 @@ func (a *app) makeFlag(env store.Environment, in store.FlagInput) store.Flag {
 }
 
 // flag reads a flag as the store has it.
-func (a *app) flag(env store.Environment, key string) store.Flag {
+func (a *app) flag(env core.Environment, key string) store.Flag {
 	a.t.Helper()
 	f, err := a.st.GetFlag(a.t.Context(), a.ownerActor(), env.ID, key)
 	must(a.t, err)
@@ -41,10 +42,10 @@ func (a *app) flag(env store.Environment, key string) store.Flag {
 }
 
 // requireComments makes the environment require change comments.
-func (a *app) requireComments(pr store.Project, env store.Environment) {
+func (a *app) requireComments(pr core.Project, env core.Environment) {
 	a.t.Helper()
-	_, err := a.st.UpdateEnvironment(a.t.Context(), a.ownerActor(), pr.ID, env.ID, store.EnvironmentInput{Name: env.Name,
-		Settings: &store.EnvSettings{RequireChangeComment: true}})
+	_, err := a.st.UpdateEnvironment(a.t.Context(), a.ownerActor(), pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{RequireChangeComment: true}})
 	must(a.t, err)
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // The forms the pages post, decoded by bind and turned into the store's
@@ -96,8 +97,8 @@ type environmentForm struct {
 	Description *string `form:"description"`
 }
 
-func (f environmentForm) input() store.EnvironmentInput {
-	return store.EnvironmentInput{Name: f.Name, Key: f.Key, Description: f.Description}
+func (f environmentForm) input() core.EnvironmentInput {
+	return core.EnvironmentInput{Name: f.Name, Key: f.Key, Description: f.Description}
 }
 
 // secretForm creates or renames an environment's secret.
@@ -164,6 +165,6 @@ type contextForm struct {
 	EnvID          uuid.UUID `form:"envId"`
 }
 
-func (f contextForm) input() store.UserContext {
-	return store.UserContext{OrganizationID: f.OrganizationID, ProjectID: f.ProjectID, EnvID: f.EnvID}
+func (f contextForm) input() core.UserContext {
+	return core.UserContext{OrganizationID: f.OrganizationID, ProjectID: f.ProjectID, EnvID: f.EnvID}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -108,7 +109,7 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 		}
 	} else {
 		vm.Env = env.projectName + " / " + env.name
-		list, err := p.store.ListFlags(ctx, a, env.id, store.FlagFilter{Page: store.Page{Size: 1}})
+		list, err := p.store.ListFlags(ctx, a, env.id, store.FlagFilter{Page: core.Page{Size: 1}})
 		if err != nil {
 			return err
 		}
@@ -140,13 +141,13 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 // server's URL and the environment's secrets. Those who may open an
 // environment are shown its secrets (as on its page); a missing secret is
 // a placeholder, with a note.
-func (p *pages) connect(env *store.Environment, flagKey string) *views.GuideConnect {
+func (p *pages) connect(env *core.Environment, flagKey string) *views.GuideConnect {
 	server, client := serverSecretPlaceholder, clientSecretPlaceholder
 	for _, s := range env.Secrets {
 		switch {
-		case s.Type == store.SecretServer && server == serverSecretPlaceholder:
+		case s.Type == core.SecretServer && server == serverSecretPlaceholder:
 			server = s.Value
-		case s.Type == store.SecretClient && client == clientSecretPlaceholder:
+		case s.Type == core.SecretClient && client == clientSecretPlaceholder:
 			client = s.Value
 		}
 	}
@@ -278,7 +279,7 @@ func (p *pages) createFirstProject(c echo.Context) error {
 		}
 		err = p.store.Onboard(ctx, a, in)
 	} else {
-		_, err = p.store.CreateProject(ctx, a, store.ProjectInput{Name: name, Key: key})
+		_, err = p.store.CreateProject(ctx, a, core.ProjectInput{Name: name, Key: key})
 	}
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Project “%s” created.", strings.TrimSpace(name)))

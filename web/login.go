@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -18,7 +19,7 @@ func (p *pages) loginPage(c echo.Context) error {
 	// an ended session's cookie would otherwise bounce between here and next.
 	if _, err := p.store.SessionActor(c.Request().Context(), cookieToken(p.session(c)), "", ""); err == nil {
 		return c.Redirect(http.StatusSeeOther, next)
-	} else if !errors.Is(err, store.ErrUnauthenticated) {
+	} else if !errors.Is(err, core.ErrUnauthenticated) {
 		return err
 	}
 	return p.renderLogin(c, http.StatusOK, p.form(c, "login", "/login", map[string]string{"next": next}), nil)
@@ -57,9 +58,9 @@ func (p *pages) login(c echo.Context) error {
 	f := p.form(c, "login", "/login", map[string]string{"next": next, "email": in.Email})
 	status, err := formProblems(err, &f, "email", "password")
 	switch {
-	case errors.Is(err, store.ErrBadCredentials):
+	case errors.Is(err, core.ErrBadCredentials):
 		status, f.Error = http.StatusUnauthorized, "The email or password is not correct."
-	case errors.Is(err, store.ErrTooManyRequests):
+	case errors.Is(err, core.ErrTooManyRequests):
 		status, f.Error = http.StatusTooManyRequests, "Too many failed attempts. Wait a few minutes and try again."
 	case err != nil:
 		return err

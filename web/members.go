@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -17,7 +18,7 @@ import (
 func memberHref(id uuid.UUID) string { return "/members/" + id.String() }
 
 // choicesSize is how many policies and groups the forms that grant them list.
-const choicesSize = store.MaxPageSize
+const choicesSize = core.MaxPageSize
 
 // members lists the organization's members with the form that adds one.
 func (p *pages) members(c echo.Context) error {
@@ -55,7 +56,7 @@ func (p *pages) membersPage(c echo.Context, status int, add views.Form, chosen s
 // ticking those chosen; more tells that some could not be listed.
 func (p *pages) grantChoices(c echo.Context, policyIDs, groupIDs []uuid.UUID) (policies, groups []views.Check, more bool, err error) {
 	ctx := c.Request().Context()
-	first := store.IAMFilter{Page: store.Page{Size: choicesSize}}
+	first := store.IAMFilter{Page: core.Page{Size: choicesSize}}
 	ps, err := p.store.ListPolicies(ctx, actor(c), first)
 	if err != nil {
 		return nil, nil, false, err
@@ -84,7 +85,7 @@ func formIDs(c echo.Context, name string) ([]uuid.UUID, error) {
 	for _, s := range params[name] {
 		id, err := uuid.Parse(s)
 		if err != nil {
-			return nil, store.Invalid(name + "_is_invalid")
+			return nil, core.Invalid(name + "_is_invalid")
 		}
 		out = append(out, id)
 	}

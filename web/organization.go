@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -25,7 +26,7 @@ func (p *pages) currentOrganization(c echo.Context) (store.Organization, error) 
 			return o, nil
 		}
 	}
-	return store.Organization{}, store.ErrNotFound
+	return store.Organization{}, core.ErrNotFound
 }
 
 // organization shows the organization's settings.

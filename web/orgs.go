@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -43,7 +44,7 @@ func (p *pages) createOrganization(c echo.Context) error {
 	ctx, a := c.Request().Context(), actor(c)
 	org, err := p.store.CreateOrganization(ctx, a, in)
 	if err == nil {
-		if _, err := p.store.SetUserContext(ctx, a, store.UserContext{OrganizationID: org.ID}); err != nil {
+		if _, err := p.store.SetUserContext(ctx, a, core.UserContext{OrganizationID: org.ID}); err != nil {
 			return err
 		}
 		p.keepFlash(c, fmt.Sprintf("Organization “%s” created; you are its owner and work in it now.", org.Name))
@@ -139,7 +140,7 @@ func (p *pages) deleteOrganization(c echo.Context) error {
 		return p.confirmPage(c, http.StatusBadRequest, vm)
 	}
 	err = p.store.DeleteOrganization(c.Request().Context(), a)
-	if errors.Is(err, store.ErrLastOrganization) {
+	if errors.Is(err, core.ErrLastOrganization) {
 		vm, verr := p.organizationDeletion(c)
 		if verr != nil {
 			return verr

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // switcherOrgs lists the organizations the top bar offers.
@@ -71,7 +72,7 @@ func TestCreateAndSwitchOrganization(t *testing.T) {
 	}
 	act, err := a.st.UserActor(t.Context(), a.owner, a.wsID.String(), acme.String())
 	must(t, err)
-	if !act.Can("DeleteOrg", store.OrganizationRN("acme-labs")) {
+	if !act.Can("DeleteOrg", core.OrganizationRN("acme-labs")) {
 		t.Error("the creator is not the owner")
 	}
 
@@ -141,7 +142,7 @@ func TestFirstRunGuide(t *testing.T) {
 	must(t, err)
 	var server, client string
 	for _, s := range wp.Env.Secrets {
-		if s.Type == store.SecretServer {
+		if s.Type == core.SecretServer {
 			server = s.Value
 		} else {
 			client = s.Value
@@ -263,7 +264,7 @@ func TestOrganizationLifecyclePermissions(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	createOrganization(t, a, "Other", "other", true) // so deleting is not refused for being the last
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	dev := a.signedIn("dev@example.com", memberPassword)
 	if dev.last.has("switch-new-org") {
 		t.Error("a Developer is offered to create an organization")
@@ -279,7 +280,7 @@ func TestOrganizationLifecyclePermissions(t *testing.T) {
 	}
 
 	// An Administrator may create organizations, not delete this one.
-	a.addMember("admin@example.com", store.AdministratorPolicyID)
+	a.addMember("admin@example.com", core.AdministratorPolicyID)
 	admin := a.signedIn("admin@example.com", memberPassword)
 	if !admin.last.has("switch-new-org") || admin.get("/organization").has("org-delete") {
 		t.Error("an Administrator's organization controls")
@@ -301,7 +302,7 @@ func TestOrganizationLifecyclePermissions(t *testing.T) {
 func TestWorkspaceOwnerKeepsTheWorkspacePage(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	a.addMember("admin@example.com", store.AdministratorPolicyID)
+	a.addMember("admin@example.com", core.AdministratorPolicyID)
 	admin := a.signedIn("admin@example.com", memberPassword)
 	for i := range store.MaxCreatedOrganizations {
 		admin.get("/organizations/new")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -242,7 +243,7 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 // refusedStatements explains statements the store refused as invalid, next
 // to the statements concerned; ok is false for other errors.
 func refusedStatements(err error, ds []draft, sts []access.Statement) (*policyEdit, int, bool) {
-	var verr *store.ValidationError
+	var verr *core.ValidationError
 	if !errors.As(err, &verr) {
 		return nil, 0, false
 	}

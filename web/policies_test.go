@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 func TestPolicies(t *testing.T) {
@@ -102,7 +103,7 @@ func TestPolicies(t *testing.T) {
 	}
 
 	// Built-ins are read-only, with a clone button instead of a save button.
-	developer := "/policies/" + store.DeveloperPolicyID.String()
+	developer := "/policies/" + core.DeveloperPolicyID.String()
 	b.get(developer).status(http.StatusOK)
 	if b.last.has("statements-save") || !b.last.has("builtin-notice") || !b.last.has("policy-clone") || len(b.last.findAll("statement")) != 5 {
 		t.Errorf("built-in page offers editing")
@@ -162,7 +163,7 @@ func TestPolicies(t *testing.T) {
 	}
 	b.get(href + "?tab=groups&gall=true")
 	b.post(attrOfForm(b.last.row("iam-row", "data-key", "Support")), url.Values{"tab": {"groups"}, "gall": {"true"}}).status(http.StatusOK)
-	gps, err := a.st.ListGroupPolicies(t.Context(), a.ownerActor(), g.ID, store.IAMFilter{Page: store.Page{Size: 10}})
+	gps, err := a.st.ListGroupPolicies(t.Context(), a.ownerActor(), g.ID, store.IAMFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(gps.Items) != 1 || gps.Items[0].Name != "Flag people" {
 		t.Errorf("group policies %+v", gps.Items)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -85,7 +86,7 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 // changeSegmentText changes text t of a segment with change, given the
 // text as typed.
 func (p *pages) changeSegmentText(c echo.Context, t textField,
-	change func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error)) error {
+	change func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error)) error {
 	text, ch, err := postedText(c, t)
 	if err != nil {
 		return err
@@ -101,21 +102,21 @@ func (p *pages) changeSegmentText(c echo.Context, t textField,
 
 // renameSegment changes a segment's name.
 func (p *pages) renameSegment(c echo.Context) error {
-	return p.changeSegmentText(c, textName, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
+	return p.changeSegmentText(c, textName, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
 		return p.store.RenameSegment(ctx, a, envID, id, store.SegmentNameInput{Name: text, Change: ch})
 	})
 }
 
 // describeSegment changes a segment's description.
 func (p *pages) describeSegment(c echo.Context) error {
-	return p.changeSegmentText(c, textDescription, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
+	return p.changeSegmentText(c, textDescription, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
 		return p.store.SetSegmentDescription(ctx, a, envID, id, store.DescriptionInput{Description: &text, Change: ch})
 	})
 }
 
 // tagSegment replaces a segment's tags, typed separated by commas.
 func (p *pages) tagSegment(c echo.Context) error {
-	return p.changeSegmentText(c, textTags, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
+	return p.changeSegmentText(c, textTags, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
 		tags := tagList(text)
 		return p.store.SetSegmentTags(ctx, a, envID, id, store.TagsInput{Tags: &tags, Change: ch})
 	})

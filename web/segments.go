@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -68,7 +69,7 @@ func (p *pages) segmentsPage(c echo.Context, status int, sq segmentQuery, create
 	vm := views.Segments{Env: w.view(ok)}
 	if ok {
 		list, err := p.store.ListSegments(ctx, a, w.id, store.SegmentFilter{Name: sq.q, IsArchived: sq.archived,
-			Page: store.Page{Index: sq.page - 1, Size: listPageSize}})
+			Page: core.Page{Index: sq.page - 1, Size: listPageSize}})
 		if err != nil {
 			return err
 		}

@@ -10,17 +10,18 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // makeSegment creates an environment-specific segment as the owner.
-func (a *app) makeSegment(env store.Environment, name, key string) store.Segment {
+func (a *app) makeSegment(env core.Environment, name, key string) store.Segment {
 	a.t.Helper()
 	sg, err := a.st.CreateSegment(a.t.Context(), a.ownerActor(), env.ID, store.SegmentInput{Name: name, Key: key, Type: store.SegmentEnvironmentSpecific})
 	must(a.t, err)
 	return sg
 }
 
-func (a *app) segment(env store.Environment, sg store.Segment) store.Segment {
+func (a *app) segment(env core.Environment, sg store.Segment) store.Segment {
 	a.t.Helper()
 	out, err := a.st.GetSegment(a.t.Context(), a.ownerActor(), env.ID, sg.ID)
 	must(a.t, err)
@@ -61,7 +62,7 @@ func TestSegmentListAndCreate(t *testing.T) {
 	b.get("/segments")
 	b.post("/segments", url.Values{"name": {"Everyone"}, "key": {"everyone"}, "type": {store.SegmentShared},
 		"scopes": {"organization/default-organization:project/web:env/*\norganization/default-organization:project/web:env/dev"}}).status(http.StatusOK)
-	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), env.ID, store.SegmentFilter{Name: "everyone", Page: store.Page{Size: 10}})
+	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), env.ID, store.SegmentFilter{Name: "everyone", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(list.Items) != 1 || len(list.Items[0].Scopes) != 2 || list.Items[0].Type != store.SegmentShared {
 		t.Errorf("shared segment %+v", list.Items)
@@ -238,7 +239,7 @@ func TestSegmentLifecycle(t *testing.T) {
 		}
 	}
 	b.get(segmentPath(sg)).status(http.StatusNotFound)
-	logs, err := a.st.ListAuditLogs(t.Context(), a.ownerActor(), env.ID, store.AuditFilter{RefType: "Segment", RefID: sg.ID.String(), Page: store.Page{Size: 10}})
+	logs, err := a.st.ListAuditLogs(t.Context(), a.ownerActor(), env.ID, store.AuditFilter{RefType: "Segment", RefID: sg.ID.String(), Page: core.Page{Size: 10}})
 	must(t, err)
 	var comments []string
 	for _, e := range logs.Items {
@@ -273,7 +274,7 @@ func TestSegmentPagesFollowPermissions(t *testing.T) {
 		}
 		return out
 	}
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	if got := seen(a.signedIn("dev@example.com", memberPassword)); !slices.Equal(got, controls) {
 		t.Errorf("a Developer sees %v, want %v", got, controls)
 	}
@@ -355,7 +356,7 @@ func TestSegmentUsageShowsOnlyReadableEnvironments(t *testing.T) {
 		Type: store.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}})
 	must(t, err)
 	for _, use := range []struct {
-		env store.Environment
+		env core.Environment
 		key string
 	}{{prod, "prod-secret-launch"}, {dev, "dev-tryout"}} {
 		env, key := use.env, use.key

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -38,10 +39,10 @@ const (
 // errNoOrganization: the signed-in user belongs to no organization.
 var errNoOrganization = errors.New("user belongs to no organization")
 
-func newSessionStore(keys store.Keys, secure bool) *sessions.CookieStore {
+func newSessionStore(keys core.Keys, secure bool) *sessions.CookieStore {
 	cs := sessions.NewCookieStore(keys.CookieHash, keys.CookieBlock)
 	cs.Options = &sessions.Options{Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}
-	cs.MaxAge(int(store.SessionLifetime.Seconds())) // the cookie's Max-Age and the codec's timestamp check
+	cs.MaxAge(int(core.SessionLifetime.Seconds())) // the cookie's Max-Age and the codec's timestamp check
 	return cs
 }
 
@@ -98,7 +99,7 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		a, err := p.actors.Authenticate(ctx, store.Credentials{Authorization: token,
 			Workspace: idString(uc.WorkspaceID), Organization: idString(uc.OrganizationID)})
-		if errors.Is(err, store.ErrUnauthenticated) { // signed out, password changed, or user gone
+		if errors.Is(err, core.ErrUnauthenticated) { // signed out, password changed, or user gone
 			if err := p.endSession(c); err != nil {
 				return err
 			}
@@ -151,7 +152,7 @@ func localPath(next string) string {
 }
 
 // actor is the signed-in user acting in their current organization.
-func actor(c echo.Context) *store.Actor { return c.Get(actorKey).(*store.Actor) }
+func actor(c echo.Context) *core.Actor { return c.Get(actorKey).(*core.Actor) }
 
 // workplace is the frame of a signed-in page (profile, organizations,
 // projects, the working environment with its secrets). A GET changes

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/outbound"
 )
@@ -110,7 +111,7 @@ func (p *pages) startSSO(c echo.Context) error {
 	if p.limits.AllowSSOStart(c.RealIP()) {
 		login, err = p.store.BeginSSO(c.Request().Context(), in)
 	} else {
-		err = store.ErrTooManyRequests
+		err = core.ErrTooManyRequests
 	}
 	if err != nil {
 		f := p.form(c, "sso", "/sso/start", map[string]string{"next": in.Next, "workspace": in.Workspace})
@@ -236,7 +237,7 @@ func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, err
 	sealed := p.takeSSOAttempt(c, q.Get("state"))
 	login, err := p.store.FinishSSO(ctx, q.Get("state"), sealed)
 	switch {
-	case errors.Is(err, store.ErrSSOState) && sealed == "":
+	case errors.Is(err, core.ErrSSOState) && sealed == "":
 		return login, nil, fmt.Errorf("no attempt cookie for this state: %w", err)
 	case err != nil:
 		return login, nil, err
@@ -292,7 +293,7 @@ func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, err
 func (p *pages) ssoFailed(c echo.Context, workspace string, err error) error {
 	reason := ssoInternal
 	var se *ssoError
-	class := store.Classify(err)
+	class := core.Classify(err)
 	if errors.As(err, &se) {
 		reason = se.reason
 	} else if _, ok := ssoFailures[class.Code()]; ok {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -317,7 +318,7 @@ func TestWorkspaceSettingsPagesNeedEveryOrganization(t *testing.T) {
 	a := newSSOApp(t, &logRecorder{})
 	prov := newOIDCProvider(t, "127.0.0.1", "")
 	other := createOrganization(t, a, "Other", "other", false)
-	coOwner := a.addMember("co-owner@example.com", store.OwnerPolicyID)
+	coOwner := a.addMember("co-owner@example.com", core.OwnerPolicyID)
 	b := a.signedIn("co-owner@example.com", memberPassword)
 	p := b.get("/workspace").status(http.StatusOK)
 	if p.has("sso-form") || p.has("workspace-form") {
@@ -339,7 +340,7 @@ func TestWorkspaceSettingsPagesNeedEveryOrganization(t *testing.T) {
 	_, err = a.pool.Exec(t.Context(), `INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, other, coOwner)
 	must(t, err)
 	_, err = a.pool.Exec(t.Context(), `INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`,
-		other, coOwner, store.OwnerPolicyID)
+		other, coOwner, core.OwnerPolicyID)
 	must(t, err)
 	p = b.get("/workspace").status(http.StatusOK)
 	if !p.has("sso-form") {

@@ -22,6 +22,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // newSSOApp is newApp served at its real loopback address, which is its
@@ -36,16 +37,16 @@ func newSSOAppWith(t *testing.T, logs *logRecorder, allowPrivate bool) *app {
 	t.Helper()
 	// The provider is on loopback: tests (and on-premises providers) need
 	// private networks allowed.
-	return newLoopbackApp(t, logs, store.Options{AllowPrivateNetworks: allowPrivate})
+	return newLoopbackApp(t, logs, core.Options{AllowPrivateNetworks: allowPrivate})
 }
 
 // newLoopbackApp is newSSOApp with the store's outbound settings as given
 // (the test's password cost and sign-in delay are set here).
-func newLoopbackApp(t *testing.T, logs *logRecorder, opts store.Options) *app {
+func newLoopbackApp(t *testing.T, logs *logRecorder, opts core.Options) *app {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t, store.ConfigurePool)
-	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
+	pool := dbtest.New(t, core.ConfigurePool)
+	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	must(t, err)
 	log := slog.New(logs)
 	opts.PasswordCost, opts.LoginDelayStep = bcrypt.MinCost, time.Millisecond
@@ -187,7 +188,7 @@ func TestSSOSignIn(t *testing.T) {
 	}
 	policies, err := a.q.ListMemberPolicyIDs(t.Context(), db.ListMemberPolicyIDsParams{OrganizationID: a.orgID, UserID: user.ID})
 	must(t, err)
-	if len(policies) != 1 || policies[0] != store.DeveloperPolicyID {
+	if len(policies) != 1 || policies[0] != core.DeveloperPolicyID {
 		t.Errorf("policies %v, want the organization's default (Developer)", policies)
 	}
 	var comment, creator string
@@ -429,7 +430,7 @@ func TestSSOMatchesExistingUsers(t *testing.T) {
 	a.useProvider(prov, store.ClientSecretBasic, false)
 	createOrganization(t, a, "Newer", "newer", true) // not the default: it is younger
 
-	alice := a.addMember("Alice@Example.COM", store.OwnerPolicyID)
+	alice := a.addMember("Alice@Example.COM", core.OwnerPolicyID)
 	prov.set(func(p *oidcProvider) { p.email = "alice@example.com" })
 	before := a.rows()
 	b := a.browser()
@@ -561,7 +562,7 @@ func TestSSOTestConnection(t *testing.T) {
 	}
 
 	// Someone who may not change single sign-on may not test it either.
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	dev := a.signedIn("dev@example.com", memberPassword)
 	dev.get("/workspace")
 	dev.post("/workspace/sso/test", form).status(http.StatusForbidden)

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Switching environment on a flag's or a segment's page opens the same key
@@ -25,7 +26,7 @@ func TestEnvironmentSwitchKeepsYourPlace(t *testing.T) {
 	devBeta := a.makeSegment(dev, "Beta", "beta")
 	lonely := a.makeSegment(prod, "Lonely", "lonely")
 	b := a.signedIn(ownerEmail, ownerPassword)
-	to := func(env store.Environment, next string) *page {
+	to := func(env core.Environment, next string) *page {
 		return b.post("/context", url.Values{"envId": {env.ID.String()}, "next": {next}}).status(http.StatusOK)
 	}
 

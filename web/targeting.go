@@ -15,6 +15,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -321,7 +322,7 @@ func (c condForm) condition() store.Condition {
 		if c.op == opSegmentNotIn {
 			property = store.SegmentNotIn
 		}
-		ids, _ := json.Marshal(store.OrEmpty(c.segments))
+		ids, _ := json.Marshal(core.OrEmpty(c.segments))
 		return store.Condition{ID: c.id, Property: property, Value: string(ids)}
 	case "IsOneOf", "NotOneOf":
 		return store.Condition{ID: c.id, Property: strings.TrimSpace(c.property), Op: c.op, Value: listValue(c.value)}
@@ -445,7 +446,7 @@ func (t *targetingForm) input(f store.Flag) (store.TargetingInput, bool) {
 	// The editor cannot show a target entry without keys (the API can make
 	// one): while the entries it shows are unchanged, the stored ones stay.
 	shown := slices.DeleteFunc(slices.Clone(f.TargetUsers), func(tu store.TargetUser) bool { return len(tu.KeyIDs) == 0 })
-	if !store.SameJSON(targets, store.OrEmpty(shown)) {
+	if !store.SameJSON(targets, core.OrEmpty(shown)) {
 		tg.TargetUsers = targets
 	}
 	return store.TargetingInput{Targeting: &tg}, ok

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -109,7 +110,7 @@ func (p *pages) createTrigger(c echo.Context) error {
 func triggerID(c echo.Context) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return uuid.Nil, store.ErrNotFound
+		return uuid.Nil, core.ErrNotFound
 	}
 	return id, nil
 }

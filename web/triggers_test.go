@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // callTrigger runs a trigger by its URL's token, as the API does when an
@@ -19,7 +20,7 @@ func (a *app) callTrigger(u string) int {
 	a.t.Helper()
 	token := u[strings.LastIndex(u, "/")+1:]
 	if _, err := a.st.RunTrigger(context.Background(), token, func(uuid.UUID) bool { return true }); err != nil {
-		return store.Classify(err).Status
+		return core.Classify(err).Status
 	}
 	return http.StatusOK
 }

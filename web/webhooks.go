@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -23,7 +24,7 @@ const (
 
 // webhooks lists the organization's webhooks.
 func (p *pages) webhooks(c echo.Context) error {
-	hooks, err := p.store.ListWebhooks(c.Request().Context(), actor(c), store.WebhookFilter{Page: store.Page{Size: store.MaxPageSize}})
+	hooks, err := p.store.ListWebhooks(c.Request().Context(), actor(c), store.WebhookFilter{Page: core.Page{Size: core.MaxPageSize}})
 	if err != nil {
 		return err
 	}
@@ -122,8 +123,8 @@ func (p *pages) deliveryLog(c echo.Context, id uuid.UUID) (views.WebhookLog, err
 		number = n
 	}
 	log, err := p.store.ListWebhookDeliveries(c.Request().Context(), actor(c), id,
-		store.WebhookDeliveryFilter{Page: store.Page{Index: number - 1, Size: deliveryLogPageSize}})
-	if errors.Is(err, store.ErrForbidden) {
+		store.WebhookDeliveryFilter{Page: core.Page{Index: number - 1, Size: deliveryLogPageSize}})
+	if errors.Is(err, core.ErrForbidden) {
 		return views.WebhookLog{Withheld: "Its deliveries carry changes in environments you may not read, so they are not shown."}, nil
 	}
 	if err != nil {

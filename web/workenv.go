@@ -5,6 +5,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -50,7 +51,7 @@ func workEnvOf(c echo.Context) (w workEnv, ok bool) {
 func actingEnv(c echo.Context) (workEnv, error) {
 	w, ok := workEnvOf(c)
 	if !ok {
-		return w, store.ErrForbidden
+		return w, core.ErrForbidden
 	}
 	return w, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // AccessToken is an API credential. Token is set only in the answer to its
@@ -26,7 +27,7 @@ type AccessToken struct {
 	Token       string             `json:"token,omitempty"`
 	Preview     string             `json:"preview"`
 	Permissions []access.Statement `json:"permissions"`
-	Creator     TokenCreator       `json:"creator"`
+	Creator     core.TokenCreator  `json:"creator"`
 	LastUsedAt  *time.Time         `json:"lastUsedAt"`
 	CreatedAt   time.Time          `json:"createdAt"`
 	UpdatedAt   time.Time          `json:"updatedAt"`
@@ -47,12 +48,12 @@ type AccessTokenFilter struct {
 	Type string
 	// CreatorID selects the tokens one user made; nil for all.
 	CreatorID *uuid.UUID
-	Page      Page
+	Page      core.Page
 }
 
 // TokenAction is the action that manages access tokens of a type.
 func TokenAction(typ string) access.Action {
-	if typ == TokenService {
+	if typ == core.TokenService {
 		return access.ManageServiceAccessTokens
 	}
 	return access.ManagePersonalAccessTokens
@@ -60,7 +61,9 @@ func TokenAction(typ string) access.Action {
 
 // mayManageToken checks that a person may create, rename, toggle or delete
 // tokens of a type; a Personal token of someone else's needs more (TokenAccess).
-func mayManageToken(a *Actor, typ string) error { return a.require(TokenAction(typ), AccessTokenRN) }
+func mayManageToken(a *core.Actor, typ string) error {
+	return a.Require(TokenAction(typ), core.AccessTokenRN)
+}
 
 // TokenAccess tells what a person may do with one token.
 type TokenAccess struct {
@@ -79,33 +82,33 @@ type TokenAccess struct {
 // it off. Turning it on again, renaming and deleting stay with its creator,
 // whose scripts it serves (FeatBit lets anyone allowed
 // ManagePersonalAccessTokens do all of it to anyone's).
-func AccessTokenAccess(a *Actor, t AccessToken) TokenAccess {
+func AccessTokenAccess(a *core.Actor, t AccessToken) TokenAccess {
 	manages := mayManageToken(a, t.Type) == nil
-	if t.Type == TokenService {
+	if t.Type == core.TokenService {
 		return TokenAccess{Edit: manages, Disable: manages, Enable: manages, Delete: manages}
 	}
 	own := manages && ownsToken(a, t)
-	return TokenAccess{Edit: own, Enable: own, Delete: own, Disable: own || a.Can(access.CanManageIAM, IAMRN)}
+	return TokenAccess{Edit: own, Enable: own, Delete: own, Disable: own || a.Can(access.CanManageIAM, core.IAMRN)}
 }
 
 // ownsToken reports whether the actor is the person who created a token: the
 // person signed in, or through one of their Personal tokens (which act as
 // them), never a Service token they made, which acts on its own statements.
-func ownsToken(a *Actor, t AccessToken) bool {
-	return a.UserID == t.Creator.ID && !a.serviceToken
+func ownsToken(a *core.Actor, t AccessToken) bool {
+	return a.UserID == t.Creator.ID && !a.ServiceToken
 }
 
 // maySetTokenPermissions checks that a person may give a Service token
 // permissions: only someone who manages IAM may grant them.
-func maySetTokenPermissions(a *Actor) error { return a.require(access.CanManageIAM, IAMRN) }
+func maySetTokenPermissions(a *core.Actor) error { return a.Require(access.CanManageIAM, core.IAMRN) }
 
 // mayCreateToken checks that a person may create a token of a type; a
 // Service token is created with permissions.
-func mayCreateToken(a *Actor, typ string) error {
+func mayCreateToken(a *core.Actor, typ string) error {
 	if err := mayManageToken(a, typ); err != nil {
 		return err
 	}
-	if typ == TokenService {
+	if typ == core.TokenService {
 		return maySetTokenPermissions(a)
 	}
 	return nil
@@ -113,34 +116,34 @@ func mayCreateToken(a *Actor, typ string) error {
 
 // checkPermissions validates statements given for a token: a Service token
 // needs valid ones, a Personal token acts with its creator's and takes none.
-func checkPermissions(v *validator, typ string, permissions []access.Statement) {
-	if typ != TokenService {
+func checkPermissions(v *core.Validator, typ string, permissions []access.Statement) {
+	if typ != core.TokenService {
 		if len(permissions) > 0 {
-			v.add("permissions", "invalid")
+			v.Add("permissions", "invalid")
 		}
 		return
 	}
 	if len(permissions) == 0 || !access.ValidStatements(permissions) {
-		v.add("permissions", "invalid")
+		v.Add("permissions", "invalid")
 	}
 }
 
 // CreateAccessToken creates a token and returns it with its value, shown
 // this once. How many one account or address may create is the surfaces'
 // limit (web/limit).
-func (s *Store) CreateAccessToken(ctx context.Context, a *Actor, in AccessTokenInput) (AccessToken, error) {
-	orgID, err := a.org()
+func (s *Store) CreateAccessToken(ctx context.Context, a *core.Actor, in AccessTokenInput) (AccessToken, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return AccessToken{}, err
 	}
 	if a.IsToken() { // an access token cannot mint access tokens
-		return AccessToken{}, ErrForbidden
+		return AccessToken{}, core.ErrForbidden
 	}
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
-	v.oneOf("type", in.Type, TokenPersonal, TokenService)
+	var v core.Validator
+	v.Required("name", in.Name, core.MaxNameLen)
+	v.OneOf("type", in.Type, core.TokenPersonal, core.TokenService)
 	checkPermissions(&v, in.Type, in.Permissions)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return AccessToken{}, err
 	}
 	if err := mayCreateToken(a, in.Type); err != nil {
@@ -160,7 +163,7 @@ func (s *Store) CreateAccessToken(ctx context.Context, a *Actor, in AccessTokenI
 	sum := sha256.Sum256([]byte(token))
 
 	var out AccessToken
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.CreateAccessToken(ctx, db.CreateAccessTokenParams{OrganizationID: orgID, CreatorID: a.UserID,
 			Name: strings.TrimSpace(in.Name), Type: in.Type, TokenHash: sum[:],
 			Preview: AccessTokenPrefix + body[:4] + "…" + body[len(body)-4:], Permissions: perms})
@@ -171,83 +174,83 @@ func (s *Store) CreateAccessToken(ctx context.Context, a *Actor, in AccessTokenI
 		if err != nil {
 			return err
 		}
-		if out, err = accessToken(row, TokenCreator{user.ID, user.Name, user.Email}); err != nil {
+		if out, err = accessToken(row, core.TokenCreator{ID: user.ID, Name: user.Name, Email: user.Email}); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "AccessToken", refID: row.ID.String(), keyword: row.Name,
-			operation: OpCreate, current: out})
+		return s.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: row.ID.String(), Keyword: row.Name,
+			Operation: core.OpCreate, Current: out})
 	})
 	out.Token = token
 	return out, err
 }
 
 // ListAccessTokens pages the organization's tokens, newest first.
-func (s *Store) ListAccessTokens(ctx context.Context, a *Actor, f AccessTokenFilter) (Paged[AccessToken], error) {
-	orgID, err := a.org()
+func (s *Store) ListAccessTokens(ctx context.Context, a *core.Actor, f AccessTokenFilter) (core.Paged[AccessToken], error) {
+	orgID, err := a.Org()
 	if err != nil {
-		return Paged[AccessToken]{}, err
+		return core.Paged[AccessToken]{}, err
 	}
-	var v validator
-	f.Page.check(&v)
-	v.text("name", f.Name, MaxNameLen)
-	if f.Type != "" && f.Type != TokenPersonal && f.Type != TokenService {
-		v.add("type", "invalid")
+	var v core.Validator
+	f.Page.Check(&v)
+	v.Text("name", f.Name, core.MaxNameLen)
+	if f.Type != "" && f.Type != core.TokenPersonal && f.Type != core.TokenService {
+		v.Add("type", "invalid")
 	}
-	if err := v.err(); err != nil {
-		return Paged[AccessToken]{}, err
+	if err := v.Err(); err != nil {
+		return core.Paged[AccessToken]{}, err
 	}
-	if err := mayListAccessTokens(a); err != nil {
-		return Paged[AccessToken]{}, err
+	if err := core.MayListAccessTokens(a); err != nil {
+		return core.Paged[AccessToken]{}, err
 	}
-	rows, err := s.q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name),
-		Type: f.Type, CreatorID: f.CreatorID, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	rows, err := s.Q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
+		Type: f.Type, CreatorID: f.CreatorID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
-		return Paged[AccessToken]{}, translate(err)
+		return core.Paged[AccessToken]{}, core.Translate(err)
 	}
-	total, err := s.q.CountAccessTokens(ctx, db.CountAccessTokensParams{OrganizationID: orgID, Name: escapeLike(f.Name),
+	total, err := s.Q.CountAccessTokens(ctx, db.CountAccessTokensParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
 		Type: f.Type, CreatorID: f.CreatorID})
 	if err != nil {
-		return Paged[AccessToken]{}, translate(err)
+		return core.Paged[AccessToken]{}, core.Translate(err)
 	}
-	out := Paged[AccessToken]{TotalCount: total, Items: make([]AccessToken, len(rows))}
+	out := core.Paged[AccessToken]{TotalCount: total, Items: make([]AccessToken, len(rows))}
 	for i, r := range rows {
-		if out.Items[i], err = accessToken(r.AccessToken, TokenCreator{r.AccessToken.CreatorID, r.CreatorName, r.CreatorEmail}); err != nil {
-			return Paged[AccessToken]{}, err
+		if out.Items[i], err = accessToken(r.AccessToken, core.TokenCreator{ID: r.AccessToken.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}); err != nil {
+			return core.Paged[AccessToken]{}, err
 		}
 	}
 	return out, nil
 }
 
 // GetAccessToken returns one of the organization's tokens.
-func (s *Store) GetAccessToken(ctx context.Context, a *Actor, id uuid.UUID) (AccessToken, error) {
-	orgID, err := a.org()
+func (s *Store) GetAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (AccessToken, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return AccessToken{}, err
 	}
-	row, err := s.q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: orgID, ID: id})
+	row, err := s.Q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: orgID, ID: id})
 	if err != nil {
-		return AccessToken{}, translate(err)
+		return AccessToken{}, core.Translate(err)
 	}
-	return accessToken(row.AccessToken, TokenCreator{row.AccessToken.CreatorID, row.CreatorName, row.CreatorEmail})
+	return accessToken(row.AccessToken, core.TokenCreator{ID: row.AccessToken.CreatorID, Name: row.CreatorName, Email: row.CreatorEmail})
 }
 
 // UpdateAccessToken renames a token and, for a Service token, replaces its statements.
-func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, in AccessTokenInput) (AccessToken, error) {
+func (s *Store) UpdateAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID, in AccessTokenInput) (AccessToken, error) {
 	before, err := s.GetAccessToken(ctx, a, id)
 	if err != nil {
 		return AccessToken{}, err
 	}
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
+	var v core.Validator
+	v.Required("name", in.Name, core.MaxNameLen)
 	changesPermissions := in.Permissions != nil && !slices.EqualFunc(in.Permissions, before.Permissions, sameStatement)
 	if changesPermissions {
 		checkPermissions(&v, before.Type, in.Permissions)
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return AccessToken{}, err
 	}
 	if !AccessTokenAccess(a, before).Edit {
-		return AccessToken{}, ErrForbidden
+		return AccessToken{}, core.ErrForbidden
 	}
 	if changesPermissions {
 		if err := maySetTokenPermissions(a); err != nil {
@@ -261,7 +264,7 @@ func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, i
 		return AccessToken{}, err
 	}
 	var out AccessToken
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.UpdateAccessToken(ctx, db.UpdateAccessTokenParams{OrganizationID: a.OrgID, ID: id,
 			Name: strings.TrimSpace(in.Name), Permissions: perms})
 		if err != nil {
@@ -270,8 +273,8 @@ func (s *Store) UpdateAccessToken(ctx context.Context, a *Actor, id uuid.UUID, i
 		if out, err = accessToken(row, before.Creator); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "AccessToken", refID: id.String(), keyword: row.Name,
-			operation: OpUpdate, previous: before, current: out})
+		return s.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: id.String(), Keyword: row.Name,
+			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
 }
@@ -283,21 +286,21 @@ func sameStatement(x, y access.Statement) bool {
 
 // ToggleAccessToken switches a token between Active and Inactive, as
 // AccessTokenAccess allows each way.
-func (s *Store) ToggleAccessToken(ctx context.Context, a *Actor, id uuid.UUID) (AccessToken, error) {
+func (s *Store) ToggleAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (AccessToken, error) {
 	before, err := s.GetAccessToken(ctx, a, id)
 	if err != nil {
 		return AccessToken{}, err
 	}
 	may := AccessTokenAccess(a, before)
-	status := TokenInactive
-	if before.Status == TokenInactive {
-		status = TokenActive
+	status := core.TokenInactive
+	if before.Status == core.TokenInactive {
+		status = core.TokenActive
 	}
-	if status == TokenInactive && !may.Disable || status == TokenActive && !may.Enable {
-		return AccessToken{}, ErrForbidden
+	if status == core.TokenInactive && !may.Disable || status == core.TokenActive && !may.Enable {
+		return AccessToken{}, core.ErrForbidden
 	}
 	var out AccessToken
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.SetAccessTokenStatus(ctx, db.SetAccessTokenStatusParams{OrganizationID: a.OrgID, ID: id, Status: status})
 		if err != nil {
 			return err
@@ -305,33 +308,33 @@ func (s *Store) ToggleAccessToken(ctx context.Context, a *Actor, id uuid.UUID) (
 		if out, err = accessToken(row, before.Creator); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "AccessToken", refID: id.String(), keyword: row.Name,
-			operation: OpUpdate, previous: before, current: out})
+		return s.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: id.String(), Keyword: row.Name,
+			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
 }
 
 // DeleteAccessToken removes a token for good.
-func (s *Store) DeleteAccessToken(ctx context.Context, a *Actor, id uuid.UUID) error {
+func (s *Store) DeleteAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	before, err := s.GetAccessToken(ctx, a, id)
 	if err != nil {
 		return err
 	}
 	if !AccessTokenAccess(a, before).Delete {
-		return ErrForbidden
+		return core.ErrForbidden
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		if n, err := q.DeleteAccessToken(ctx, db.DeleteAccessTokenParams{OrganizationID: a.OrgID, ID: id}); err != nil || n == 0 {
-			return orNotFound(err)
+			return core.OrNotFound(err)
 		}
-		return s.audit(ctx, q, a, change{refType: "AccessToken", refID: id.String(), keyword: before.Name,
-			operation: OpRemove, previous: before})
+		return s.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: id.String(), Keyword: before.Name,
+			Operation: core.OpRemove, Previous: before})
 	})
 }
 
-func accessToken(r db.AccessToken, creator TokenCreator) (AccessToken, error) {
+func accessToken(r db.AccessToken, creator core.TokenCreator) (AccessToken, error) {
 	t := AccessToken{ID: r.ID, Name: r.Name, Type: r.Type, Status: r.Status, Preview: r.Preview, Creator: creator,
-		LastUsedAt: utcPtr(r.LastUsedAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		LastUsedAt: core.UTCPtr(r.LastUsedAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if err := json.Unmarshal(r.Permissions, &t.Permissions); err != nil {
 		return AccessToken{}, err
 	}

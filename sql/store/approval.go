@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Where an environment's changes need approval, nothing that changes what
@@ -60,7 +61,7 @@ func (e *ApprovalError) Unwrap() error { return ErrChangeRequestRequired }
 // and tags need no approval. There is no way around it, for owners or
 // triggers; whoever must make such a change at once turns the setting off,
 // which the environment's history records.
-func approvalRequired(env envRow, before, after *Flag) error {
+func approvalRequired(env core.EnvRow, before, after *Flag) error {
 	if approvalsNeeded(env.Environment) == 0 {
 		return nil
 	}
@@ -98,10 +99,10 @@ func approvalsNeeded(e db.Environment) int {
 // when it was changed at once. This is where the pages' choice between the
 // two is made, on approvalsNeeded as it was when pl was loaded: a setting
 // changed since is still enforced by the operation chosen.
-func (s *Store) ChangeFlagServing(ctx context.Context, a *Actor, pl Place, key string, in FlagChangeRequestInput,
+func (s *Store) ChangeFlagServing(ctx context.Context, a *core.Actor, pl Place, key string, in FlagChangeRequestInput,
 	direct func() (Flag, error)) (f Flag, requested bool, err error) {
 	if pl.Env == nil {
-		return Flag{}, false, ErrForbidden
+		return Flag{}, false, core.ErrForbidden
 	}
 	if pl.Approvals == 0 {
 		f, err = direct()
@@ -115,9 +116,9 @@ func (s *Store) ChangeFlagServing(ctx context.Context, a *Actor, pl Place, key s
 // environment, as the pages do: where its changes need approval the schedule
 // waits for a change request of in's reason and reviewers, elsewhere these
 // are not asked for (see ChangeFlagServing).
-func (s *Store) ScheduleFlagChange(ctx context.Context, a *Actor, pl Place, key string, in ScheduleInput) (Schedule, error) {
+func (s *Store) ScheduleFlagChange(ctx context.Context, a *core.Actor, pl Place, key string, in ScheduleInput) (Schedule, error) {
 	if pl.Env == nil {
-		return Schedule{}, ErrForbidden
+		return Schedule{}, core.ErrForbidden
 	}
 	in.WithChangeRequest = pl.Approvals > 0
 	if !in.WithChangeRequest {
@@ -198,7 +199,7 @@ func (s *Store) settleChangeRequest(ctx context.Context, q *db.Queries, envID, i
 	if err != nil {
 		return FlagChangeRequest{}, nil, err
 	}
-	may, err := approvers(ctx, q, envRow{db.GetEnvironmentRow(er)})
+	may, err := approvers(ctx, q, core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow(er)})
 	if err != nil {
 		return FlagChangeRequest{}, nil, err
 	}
@@ -222,7 +223,7 @@ func (s *Store) settleChangeRequest(ctx context.Context, q *db.Queries, envID, i
 // now (ErrChangeRequestNotApproved otherwise), and where env's changes need
 // approval only such a draft applies, also one proposed before the
 // environment began to need it (ErrChangeRequestRequired otherwise).
-func (s *Store) draftApproval(ctx context.Context, q *db.Queries, env envRow, draftID uuid.UUID) error {
+func (s *Store) draftApproval(ctx context.Context, q *db.Queries, env core.EnvRow, draftID uuid.UUID) error {
 	id, err := q.GetDraftChangeRequestID(ctx, draftID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if approvalsNeeded(env.Environment) > 0 {
@@ -268,19 +269,19 @@ type Approver struct {
 // Approvers lists who may approve changes in an environment: its setting's
 // members and the members of its groups. A change's author picks reviewers
 // among them.
-func (s *Store) Approvers(ctx context.Context, a *Actor, envID uuid.UUID) ([]Approver, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) Approvers(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]Approver, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	return approvers(ctx, s.q, env)
+	return approvers(ctx, s.Q, env)
 }
 
-func approvers(ctx context.Context, q *db.Queries, env envRow) ([]Approver, error) {
+func approvers(ctx context.Context, q *db.Queries, env core.EnvRow) ([]Approver, error) {
 	rows, err := q.ListApprovers(ctx, db.ListApproversParams{OrganizationID: env.OrganizationID,
-		MemberIds: OrEmpty(env.Environment.ApproverMemberIds), GroupIds: OrEmpty(env.Environment.ApproverGroupIds)})
+		MemberIds: core.OrEmpty(env.Environment.ApproverMemberIds), GroupIds: core.OrEmpty(env.Environment.ApproverGroupIds)})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := make([]Approver, len(rows))
 	for i, r := range rows {
@@ -296,7 +297,7 @@ func mayApprove(may []Approver, id uuid.UUID) bool {
 
 // checkReviewers checks the reviewers an author names: each may approve in
 // the environment, none is the author, and there are enough to approve.
-func checkReviewers(ctx context.Context, q *db.Queries, a *Actor, env envRow, reviewers []uuid.UUID) error {
+func checkReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, reviewers []uuid.UUID) error {
 	may, err := approvers(ctx, q, env)
 	if err != nil {
 		return err
@@ -305,9 +306,9 @@ func checkReviewers(ctx context.Context, q *db.Queries, a *Actor, env envRow, re
 	problem := ""
 	switch {
 	case len(reviewers) == 0:
-		return &ValidationError{Codes: []string{"reviewers_is_required"}, Details: []FieldProblem{{Path: "reviewers",
+		return &core.ValidationError{Codes: []string{"reviewers_is_required"}, Details: []core.FieldProblem{{Path: "reviewers",
 			Code: "reviewers_is_required", Message: fmt.Sprintf("name at least %d reviewers", need)}}}
-	case len(reviewers) > maxApprovers || hasDuplicate(reviewers):
+	case len(reviewers) > core.MaxApprovers || core.HasDuplicate(reviewers):
 		problem = "each reviewer once"
 	case slices.Contains(reviewers, a.UserID):
 		problem = "you cannot review your own change"
@@ -322,7 +323,7 @@ func checkReviewers(ctx context.Context, q *db.Queries, a *Actor, env envRow, re
 		}
 	}
 	if problem != "" {
-		return &ValidationError{Codes: []string{"reviewers_is_invalid"}, Details: []FieldProblem{{Path: "reviewers",
+		return &core.ValidationError{Codes: []string{"reviewers_is_invalid"}, Details: []core.FieldProblem{{Path: "reviewers",
 			Code: "reviewers_is_invalid", Message: problem}}}
 	}
 	return nil

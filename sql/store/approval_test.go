@@ -10,18 +10,19 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // developer adds a member with the built-in Developer policy (every flag and
 // segment action in every project) and signs them in.
-func developer(t *testing.T, s *Store, owner *Actor, email string) *Actor {
+func developer(t *testing.T, s *Store, owner *core.Actor, email string) *core.Actor {
 	t.Helper()
-	return newMember(t, s, owner, email, DeveloperPolicyID)
+	return newMember(t, s, owner, email, core.DeveloperPolicyID)
 }
 
 // serves is what the flag key of env gives the end user keyID, as SDKs
 // evaluate it: its variation's value, "" when it gives nothing.
-func serves(t *testing.T, s *Store, a *Actor, envID uuid.UUID, key, keyID string) string {
+func serves(t *testing.T, s *Store, a *core.Actor, envID uuid.UUID, key, keyID string) string {
 	t.Helper()
 	ev, err := s.EvaluateFlag(context.Background(), a, envID, key, eval.EndUser{KeyID: keyID})
 	must(t, err)
@@ -33,7 +34,7 @@ func serves(t *testing.T, s *Store, a *Actor, envID uuid.UUID, key, keyID string
 
 // segmentFlag turns the flag key of env on with one rule: the users of
 // segment sg get true, everyone else false.
-func segmentFlag(t *testing.T, s *Store, a *Actor, envID uuid.UUID, key string, sg Segment) Flag {
+func segmentFlag(t *testing.T, s *Store, a *core.Actor, envID uuid.UUID, key string, sg Segment) Flag {
 	t.Helper()
 	ctx := context.Background()
 	f, err := s.CreateFlag(ctx, a, envID, FlagInput{Name: key, Key: key})
@@ -235,7 +236,7 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	approvalEnv(t, s, owner, prod, 1, bob)
 
 	eve := []string{"eve"}
-	for _, env := range []Environment{dev, prod} {
+	for _, env := range []core.Environment{dev, prod} {
 		_, err = s.SetSegmentTargeting(ctx, dave, env.ID, sg.ID, SegmentTargetingInput{Included: &eve})
 		wantRule(t, "add a user from "+env.Name, err, "ChangeRequestRequired")
 	}
@@ -254,7 +255,7 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 
 // requestCast is a store whose Prod has the flag pay, off, and alice, bob
 // and carol, owners.
-func requestCast(t *testing.T) (s *Store, owner *Actor, pool *pgxpool.Pool, prod Environment, alice, bob, carol *Actor) {
+func requestCast(t *testing.T) (s *Store, owner *core.Actor, pool *pgxpool.Pool, prod core.Environment, alice, bob, carol *core.Actor) {
 	t.Helper()
 	s, owner, pool = testStore(t)
 	prod, _ = prodAndDev(t, s, owner)
@@ -268,7 +269,7 @@ func requestCast(t *testing.T) (s *Store, owner *Actor, pool *pgxpool.Pool, prod
 
 // approvedRequest has alice request turning pay on in prod and reviewer
 // approve it; the request is approved.
-func approvedRequest(t *testing.T, s *Store, prod Environment, alice, reviewer *Actor) FlagChangeRequest {
+func approvedRequest(t *testing.T, s *Store, prod core.Environment, alice, reviewer *core.Actor) FlagChangeRequest {
 	t.Helper()
 	ctx := context.Background()
 	on := true
@@ -283,7 +284,7 @@ func approvedRequest(t *testing.T, s *Store, prod Environment, alice, reviewer *
 
 // wantNotAppliedAndUnderReview checks that applying cr is refused, the flag
 // is still off, and the request is back under review.
-func wantNotAppliedAndUnderReview(t *testing.T, s *Store, owner, alice *Actor, prod Environment, cr FlagChangeRequest) {
+func wantNotAppliedAndUnderReview(t *testing.T, s *Store, owner, alice *core.Actor, prod core.Environment, cr FlagChangeRequest) {
 	t.Helper()
 	ctx := context.Background()
 	_, err := s.ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
@@ -330,14 +331,14 @@ func TestApprovalOfAnApproverNoLongerNamedStopsCounting(t *testing.T) {
 	approvers, err := s.CreateGroup(ctx, owner, GroupInput{Name: "Approvers"})
 	must(t, err)
 	must(t, s.AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
-	setting := func(members ...*Actor) {
+	setting := func(members ...*core.Actor) {
 		t.Helper()
 		ids := []uuid.UUID{}
 		for _, m := range members {
 			ids = append(ids, m.UserID)
 		}
-		_, err := s.UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, EnvironmentInput{Name: prod.Name,
-			Settings: &EnvSettings{ChangeRequest: &ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+		_, err := s.UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: prod.Name,
+			Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 				ApproverMemberIDs: ids, ApproverGroupIDs: []uuid.UUID{approvers.ID}}}})
 		must(t, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Credentials are what a request presents: the Authorization header and the
@@ -42,12 +43,12 @@ func (s *Store) Bearer(c Credentials) (token string, accessToken bool, err error
 		token = strings.TrimSpace(rest)
 	}
 	if token == "" {
-		return "", false, ErrUnauthenticated
+		return "", false, core.ErrUnauthenticated
 	}
 	accessToken = strings.HasPrefix(token, AccessTokenPrefix)
 	if !accessToken {
 		if _, _, ok := s.verifySessionToken(token); !ok {
-			return "", false, ErrUnauthenticated
+			return "", false, core.ErrUnauthenticated
 		}
 	}
 	return token, accessToken, nil
@@ -57,12 +58,12 @@ func (s *Store) Bearer(c Credentials) (token string, accessToken bool, err error
 // tokens carry their own workspace and organization (headers are ignored); a
 // signed-in user's headers select the context, which must be one the user
 // belongs to.
-func (s *Store) Authenticate(ctx context.Context, c Credentials) (*Actor, error) {
+func (s *Store) Authenticate(ctx context.Context, c Credentials) (*core.Actor, error) {
 	token, accessToken, err := s.Bearer(c)
 	if err != nil {
 		return nil, err
 	}
-	var a *Actor
+	var a *core.Actor
 	if accessToken {
 		a, err = s.tokenActor(ctx, token)
 	} else {
@@ -86,15 +87,15 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 // the workspace and organization the (optional) headers name:
 // ErrUnauthenticated unless the session is live (signed, not expired, not
 // ended by signing out or a password change).
-func (s *Store) SessionActor(ctx context.Context, token, workspace, organization string) (*Actor, error) {
+func (s *Store) SessionActor(ctx context.Context, token, workspace, organization string) (*core.Actor, error) {
 	sessionID, userID, ok := s.verifySessionToken(token)
 	if !ok {
-		return nil, ErrUnauthenticated
+		return nil, core.ErrUnauthenticated
 	}
-	user, err := s.q.GetSessionUser(ctx, db.GetSessionUserParams{ID: sessionID, UserID: userID})
+	user, err := s.Q.GetSessionUser(ctx, db.GetSessionUserParams{ID: sessionID, UserID: userID})
 	if err != nil {
-		if err = translate(err); errors.Is(err, ErrNotFound) {
-			return nil, ErrUnauthenticated
+		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
+			return nil, core.ErrUnauthenticated
 		}
 		return nil, err
 	}
@@ -117,23 +118,23 @@ func (s *Store) SessionUser(token string) (uuid.UUID, bool) {
 // UserActor returns the Actor for a user, in the workspace and organization
 // the (optional) headers name, for callers that authenticated the user
 // already.
-func (s *Store) UserActor(ctx context.Context, userID uuid.UUID, workspace, organization string) (*Actor, error) {
-	user, err := s.q.GetUser(ctx, userID)
+func (s *Store) UserActor(ctx context.Context, userID uuid.UUID, workspace, organization string) (*core.Actor, error) {
+	user, err := s.Q.GetUser(ctx, userID)
 	if err != nil {
-		if err = translate(err); errors.Is(err, ErrNotFound) {
-			return nil, ErrUnauthenticated
+		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
+			return nil, core.ErrUnauthenticated
 		}
 		return nil, err
 	}
 	return s.userActor(ctx, user, workspace, organization)
 }
 
-func (s *Store) userActor(ctx context.Context, user db.User, workspace, organization string) (*Actor, error) {
-	a := &Actor{UserID: user.ID}
+func (s *Store) userActor(ctx context.Context, user db.User, workspace, organization string) (*core.Actor, error) {
+	a := &core.Actor{UserID: user.ID}
 
-	workspaces, err := s.q.ListUserWorkspaces(ctx, user.ID)
+	workspaces, err := s.Q.ListUserWorkspaces(ctx, user.ID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	wsID, err := pick(workspace, len(workspaces), func(i int) uuid.UUID { return workspaces[i].ID })
 	if err != nil || wsID == uuid.Nil {
@@ -141,9 +142,9 @@ func (s *Store) userActor(ctx context.Context, user db.User, workspace, organiza
 	}
 	a.WorkspaceID = wsID
 
-	orgs, err := s.q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: user.ID})
+	orgs, err := s.Q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: user.ID})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	orgID, err := pick(organization, len(orgs), func(i int) uuid.UUID { return orgs[i].ID })
 	if err != nil || orgID == uuid.Nil {
@@ -151,11 +152,11 @@ func (s *Store) userActor(ctx context.Context, user db.User, workspace, organiza
 	}
 	for _, o := range orgs {
 		if o.ID == orgID {
-			a.orgKey = o.Key
+			a.OrgKey = o.Key
 		}
 	}
 	a.OrgID = orgID
-	a.statements, err = s.memberStatements(ctx, s.q, orgID, user.ID)
+	a.Granted, err = s.MemberStatements(ctx, s.Q, orgID, user.ID)
 	return a, err
 }
 
@@ -166,14 +167,14 @@ func pick(header string, n int, id func(int) uuid.UUID) (uuid.UUID, error) {
 	if header = strings.TrimSpace(header); header != "" {
 		want, err := uuid.Parse(header)
 		if err != nil {
-			return uuid.Nil, ErrForbidden
+			return uuid.Nil, core.ErrForbidden
 		}
 		for i := range n {
 			if id(i) == want {
 				return want, nil
 			}
 		}
-		return uuid.Nil, ErrForbidden
+		return uuid.Nil, core.ErrForbidden
 	}
 	if n == 1 {
 		return id(0), nil
@@ -181,30 +182,30 @@ func pick(header string, n int, id func(int) uuid.UUID) (uuid.UUID, error) {
 	return uuid.Nil, nil
 }
 
-func (s *Store) tokenActor(ctx context.Context, token string) (*Actor, error) {
+func (s *Store) tokenActor(ctx context.Context, token string) (*core.Actor, error) {
 	sum := sha256.Sum256([]byte(token))
-	t, err := s.q.GetAccessTokenByHash(ctx, sum[:])
+	t, err := s.Q.GetAccessTokenByHash(ctx, sum[:])
 	if err != nil {
-		if err = translate(err); errors.Is(err, ErrNotFound) {
-			return nil, ErrUnauthenticated
+		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
+			return nil, core.ErrUnauthenticated
 		}
 		return nil, err
 	}
 	// The lookup is by hash; compare again in constant time so no timing of
 	// the index walk tells anything about near misses.
 	if subtle.ConstantTimeCompare(t.TokenHash, sum[:]) != 1 {
-		return nil, ErrUnauthenticated
+		return nil, core.ErrUnauthenticated
 	}
-	org, err := s.q.GetOrganization(ctx, t.OrganizationID)
+	org, err := s.Q.GetOrganization(ctx, t.OrganizationID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
-	a := &Actor{UserID: t.CreatorID, TokenID: t.ID, WorkspaceID: org.WorkspaceID, OrgID: org.ID, orgKey: org.Key, serviceToken: t.Type == TokenService}
-	if a.statements, err = s.tokenStatements(ctx, t); err != nil {
+	a := &core.Actor{UserID: t.CreatorID, TokenID: t.ID, WorkspaceID: org.WorkspaceID, OrgID: org.ID, OrgKey: org.Key, ServiceToken: t.Type == core.TokenService}
+	if a.Granted, err = s.TokenStatements(ctx, t); err != nil {
 		return nil, err
 	}
-	if err := s.q.TouchAccessToken(ctx, t.ID); err != nil {
-		return nil, translate(err)
+	if err := s.Q.TouchAccessToken(ctx, t.ID); err != nil {
+		return nil, core.Translate(err)
 	}
 	return a, nil
 }
@@ -221,7 +222,7 @@ func (s *Store) issueSessionToken(sessionID, userID uuid.UUID, expires time.Time
 	copy(buf, sessionID[:])
 	copy(buf[16:], userID[:])
 	binary.BigEndian.PutUint64(buf[32:], uint64(expires.Unix()))
-	mac := hmac.New(sha256.New, s.keys.Session)
+	mac := hmac.New(sha256.New, s.ServerKeys.Session)
 	mac.Write(buf)
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(buf))
 }
@@ -231,7 +232,7 @@ func (s *Store) verifySessionToken(token string) (sessionID, userID uuid.UUID, o
 	if err != nil || len(raw) != sessionPayloadLen+sha256.Size {
 		return uuid.Nil, uuid.Nil, false
 	}
-	mac := hmac.New(sha256.New, s.keys.Session)
+	mac := hmac.New(sha256.New, s.ServerKeys.Session)
 	mac.Write(raw[:sessionPayloadLen])
 	if !hmac.Equal(mac.Sum(nil), raw[sessionPayloadLen:]) {
 		return uuid.Nil, uuid.Nil, false
@@ -254,18 +255,18 @@ type Session struct {
 // the table stays the size of the live ones.
 func (s *Store) newSession(ctx context.Context, q *db.Queries, userID uuid.UUID) (Session, error) {
 	id := uuid.New() // version 4: 122 random bits, never guessed
-	expires := time.Now().Add(s.sessionTTL).Truncate(time.Second)
+	expires := time.Now().Add(s.SessionTTL).Truncate(time.Second)
 	if err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, UserID: userID, ExpiresAt: expires}); err != nil {
-		return Session{}, translate(err)
+		return Session{}, core.Translate(err)
 	}
 	return Session{Token: s.issueSessionToken(id, userID, expires), UserID: userID}, nil
 }
 
 // Logout ends the caller's session, on every instance at once. An access
 // token has no session to end: ErrForbidden.
-func (s *Store) Logout(ctx context.Context, a *Actor) error {
+func (s *Store) Logout(ctx context.Context, a *core.Actor) error {
 	if a.SessionID == uuid.Nil {
-		return ErrForbidden
+		return core.ErrForbidden
 	}
 	return s.endSession(ctx, a.SessionID, a.UserID)
 }
@@ -281,8 +282,8 @@ func (s *Store) EndSession(ctx context.Context, token string) error {
 }
 
 func (s *Store) endSession(ctx context.Context, sessionID, userID uuid.UUID) error {
-	return s.inTx(ctx, func(q *db.Queries) error {
-		s.accessChanged() // the trigger tells every other instance
+	return s.InTx(ctx, func(q *db.Queries) error {
+		s.AccessChanged() // the trigger tells every other instance
 		_, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: sessionID, UserID: userID})
 		return err
 	})
@@ -291,19 +292,19 @@ func (s *Store) endSession(ctx context.Context, sessionID, userID uuid.UUID) err
 // RefreshSession replaces the caller's session with a new one that lasts
 // the full lifetime again; the old token stops working, as FeatBit revokes
 // the refresh token it replaces. An access token has no session: ErrForbidden.
-func (s *Store) RefreshSession(ctx context.Context, a *Actor) (Session, error) {
+func (s *Store) RefreshSession(ctx context.Context, a *core.Actor) (Session, error) {
 	if a.SessionID == uuid.Nil {
-		return Session{}, ErrForbidden
+		return Session{}, core.ErrForbidden
 	}
 	var session Session
-	err := s.inTx(ctx, func(q *db.Queries) error {
-		s.accessChanged()
+	err := s.InTx(ctx, func(q *db.Queries) error {
+		s.AccessChanged()
 		n, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: a.SessionID, UserID: a.UserID})
 		if err != nil {
 			return err
 		}
 		if n == 0 { // ended meanwhile, by a sign-out or another refresh
-			return ErrUnauthenticated
+			return core.ErrUnauthenticated
 		}
 		session, err = s.newSession(ctx, q, a.UserID)
 		return err
@@ -350,39 +351,39 @@ type LoginInput struct {
 // Login checks an email and password and starts a session. A wrong email and
 // a wrong password answer the same, in the same time.
 func (s *Store) Login(ctx context.Context, in LoginInput, addr string) (Session, error) {
-	var v validator
+	var v core.Validator
 	if strings.TrimSpace(in.Email) == "" {
-		v.add("email", "required")
+		v.Add("email", "required")
 	}
 	if in.Password == "" {
-		v.add("password", "required")
+		v.Add("password", "required")
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Session{}, err
 	}
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	if err := s.reserveLogin(ctx, email, addr); err != nil {
 		return Session{}, err
 	}
-	user, err := s.q.GetUserByEmail(ctx, email)
-	if err != nil && !errors.Is(translate(err), ErrNotFound) {
-		return Session{}, translate(err)
+	user, err := s.Q.GetUserByEmail(ctx, email)
+	if err != nil && !errors.Is(core.Translate(err), core.ErrNotFound) {
+		return Session{}, core.Translate(err)
 	}
 	hash := s.dummyHash()
 	if err == nil && user.PasswordHash != nil {
 		hash = *user.PasswordHash
 	}
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(in.Password)) != nil || err != nil || user.PasswordHash == nil {
-		return Session{}, ErrBadCredentials // the attempt stays counted
+		return Session{}, core.ErrBadCredentials // the attempt stays counted
 	}
-	err = s.q.SettleLoginSuccess(ctx, db.SettleLoginSuccessParams{
+	err = s.Q.SettleLoginSuccess(ctx, db.SettleLoginSuccessParams{
 		Cleared:  []string{emailSubject + email, pairSubject + email + " " + addr},
 		Released: addrSubject + addr,
 	})
 	if err != nil {
-		return Session{}, translate(err)
+		return Session{}, core.Translate(err)
 	}
-	return s.newSession(ctx, s.q, user.ID)
+	return s.newSession(ctx, s.Q, user.ID)
 }
 
 // reserveLogin counts an attempt for the email, the address and the pair,
@@ -390,19 +391,19 @@ func (s *Store) Login(ctx context.Context, in LoginInput, addr string) (Session,
 // before it in the window.
 func (s *Store) reserveLogin(ctx context.Context, email, addr string) error {
 	since := time.Now().Add(-loginWindow)
-	rows, err := s.q.ReserveLoginAttempts(ctx, db.ReserveLoginAttemptsParams{
+	rows, err := s.Q.ReserveLoginAttempts(ctx, db.ReserveLoginAttemptsParams{
 		Subjects: []string{addrSubject + addr, emailSubject + email, pairSubject + email + " " + addr},
 		Since:    since,
 	})
 	if err != nil {
-		return translate(err)
+		return core.Translate(err)
 	}
 	earlier := int32(0)
 	for _, r := range rows {
 		switch {
 		case strings.HasPrefix(r.Subject, pairSubject) && r.Failures > loginPairLimit,
 			strings.HasPrefix(r.Subject, addrSubject) && r.Failures > loginAddrLimit:
-			return ErrTooManyRequests
+			return core.ErrTooManyRequests
 		case !strings.HasPrefix(r.Subject, addrSubject):
 			earlier = max(earlier, r.Failures-1)
 		}
@@ -410,7 +411,7 @@ func (s *Store) reserveLogin(ctx context.Context, email, addr string) error {
 	if earlier >= loginSlowAfter {
 		steps := min(earlier-loginSlowAfter+1, loginMaxDelay)
 		select {
-		case <-time.After(time.Duration(steps) * s.loginDelayStep):
+		case <-time.After(time.Duration(steps) * s.LoginDelayStep):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -420,15 +421,15 @@ func (s *Store) reserveLogin(ctx context.Context, email, addr string) error {
 
 // dummyHash is compared against when the email is unknown, so both failures take as long.
 func (s *Store) dummyHash() string {
-	s.dummyOnce.Do(func() {
-		h, _ := bcrypt.GenerateFromPassword([]byte(rand.Text()), s.passwordCost)
-		s.dummy = string(h)
+	s.DummyOnce.Do(func() {
+		h, _ := bcrypt.GenerateFromPassword([]byte(rand.Text()), s.PasswordCost)
+		s.Dummy = string(h)
 	})
-	return s.dummy
+	return s.Dummy
 }
 
 func (s *Store) hashPassword(password string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(password), s.PasswordCost)
 	return string(h), err
 }
 
@@ -440,28 +441,28 @@ type ResetPasswordInput struct {
 
 // ResetPassword changes the signed-in user's password, which ends every
 // session of the user, and returns a fresh session for the caller.
-func (s *Store) ResetPassword(ctx context.Context, a *Actor, in ResetPasswordInput) (Session, error) {
+func (s *Store) ResetPassword(ctx context.Context, a *core.Actor, in ResetPasswordInput) (Session, error) {
 	if a.IsToken() {
-		return Session{}, ErrForbidden
+		return Session{}, core.ErrForbidden
 	}
-	var v validator
+	var v core.Validator
 	if in.NewPassword == "" {
-		v.add("newPassword", "required")
+		v.Add("newPassword", "required")
 	} else if len([]rune(in.NewPassword)) < MinPasswordLen || len(in.NewPassword) > MaxPasswordLen {
-		v.add("newPassword", "invalid")
+		v.Add("newPassword", "invalid")
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Session{}, err
 	}
 	var session Session
-	err := s.inTx(ctx, func(q *db.Queries) error {
+	err := s.InTx(ctx, func(q *db.Queries) error {
 		user, err := q.GetUser(ctx, a.UserID)
 		if err != nil {
 			return err
 		}
 		// An SSO user without a password may set one; everyone else proves the current one.
 		if user.PasswordHash != nil && bcrypt.CompareHashAndPassword([]byte(*user.PasswordHash), []byte(in.CurrentPassword)) != nil {
-			return ErrEmailPasswordMismatch
+			return core.ErrEmailPasswordMismatch
 		}
 		hash, err := s.hashPassword(in.NewPassword)
 		if err != nil {
@@ -470,7 +471,7 @@ func (s *Store) ResetPassword(ctx context.Context, a *Actor, in ResetPasswordInp
 		if _, err = q.UpdateUserPassword(ctx, db.UpdateUserPasswordParams{ID: user.ID, PasswordHash: &hash}); err != nil {
 			return err
 		}
-		s.accessChanged() // every earlier session of the user ends now
+		s.AccessChanged() // every earlier session of the user ends now
 		if err := q.DeleteUserSessions(ctx, user.ID); err != nil {
 			return err
 		}

@@ -1,5 +1,9 @@
 package store
 
+import (
+	"github.com/bunting-flags/bunting/sql/store/core"
+)
+
 // What an operation requires whatever its input says, for the API to
 // refuse a caller before reading a body it would never act on: reading and
 // decoding a body costs memory, and a caller who may not make the request
@@ -8,7 +12,7 @@ package store
 
 // AuthorizeIAM checks what every identity and access management operation
 // requires: the caller's organization, and CanManageIAM.
-func (s *Store) AuthorizeIAM(a *Actor) error {
-	_, err := a.iamOrg(&validator{})
+func (s *Store) AuthorizeIAM(a *core.Actor) error {
+	_, err := a.IAMOrg(&core.Validator{})
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Owner is the first account, created on an empty database.
@@ -36,8 +37,8 @@ func (s *Store) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error
 	// Hash before the transaction when the database looks empty: bcrypt is
 	// slow on purpose, and the transaction holds the bootstrap lock.
 	var hash string
-	if n, err := s.q.CountWorkspaces(ctx); err != nil {
-		return out, translate(err)
+	if n, err := s.Q.CountWorkspaces(ctx); err != nil {
+		return out, core.Translate(err)
 	} else if n == 0 {
 		if owner.Password == "" {
 			owner.Password = rand.Text()
@@ -47,17 +48,17 @@ func (s *Store) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error
 			return out, err
 		}
 	}
-	err := s.inTx(ctx, func(q *db.Queries) error {
+	err := s.InTx(ctx, func(q *db.Queries) error {
 		if err := q.LockBootstrap(ctx); err != nil {
 			return err
 		}
-		for _, p := range builtinPolicies {
-			statements, err := json.Marshal(p.statements)
+		for _, p := range core.BuiltinPolicies {
+			statements, err := json.Marshal(p.Statements)
 			if err != nil {
 				return err
 			}
-			if err := q.UpsertBuiltinPolicy(ctx, db.UpsertBuiltinPolicyParams{ID: p.id, Name: p.name, Key: p.key,
-				Description: p.description, Statements: statements}); err != nil {
+			if err := q.UpsertBuiltinPolicy(ctx, db.UpsertBuiltinPolicyParams{ID: p.ID, Name: p.Name, Key: p.Key,
+				Description: p.Description, Statements: statements}); err != nil {
 				return err
 			}
 		}
@@ -88,7 +89,7 @@ func (s *Store) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error
 		}
 		org, err := q.CreateOrganization(ctx, db.CreateOrganizationParams{WorkspaceID: ws.ID,
 			Name: "Default Organization", Key: "default-organization",
-			DefaultPolicyIds: []uuid.UUID{DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}})
+			DefaultPolicyIds: []uuid.UUID{core.DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}})
 		if err != nil {
 			return err
 		}
@@ -98,7 +99,7 @@ func (s *Store) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error
 		if _, err := q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: org.ID, UserID: user.ID}); err != nil {
 			return err
 		}
-		return q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: org.ID, UserID: user.ID, PolicyID: OwnerPolicyID})
+		return q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: org.ID, UserID: user.ID, PolicyID: core.OwnerPolicyID})
 	})
 	return out, err
 }
@@ -113,20 +114,20 @@ func emailName(email string) string {
 // organization, for scripts (the `bunting token create` command). A Service
 // token gets a copy of the user's current statements.
 func (s *Store) MintAccessToken(ctx context.Context, email, name, typ string) (AccessToken, error) {
-	user, err := s.q.GetUserByEmail(ctx, email)
+	user, err := s.Q.GetUserByEmail(ctx, email)
 	if err != nil {
-		return AccessToken{}, fmt.Errorf("user %q: %w", email, translate(err))
+		return AccessToken{}, fmt.Errorf("user %q: %w", email, core.Translate(err))
 	}
 	a, err := s.UserActor(ctx, user.ID, "", "")
 	if err != nil {
 		return AccessToken{}, err
 	}
 	if a.OrgID == uuid.Nil { // several workspaces or organizations: take the oldest membership
-		workspaces, err := s.q.ListUserWorkspaces(ctx, user.ID)
+		workspaces, err := s.Q.ListUserWorkspaces(ctx, user.ID)
 		if err != nil || len(workspaces) == 0 {
 			return AccessToken{}, fmt.Errorf("user %q belongs to no workspace", email)
 		}
-		orgs, err := s.q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: workspaces[0].ID, UserID: user.ID})
+		orgs, err := s.Q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: workspaces[0].ID, UserID: user.ID})
 		if err != nil || len(orgs) == 0 {
 			return AccessToken{}, fmt.Errorf("user %q belongs to no organization", email)
 		}
@@ -135,8 +136,8 @@ func (s *Store) MintAccessToken(ctx context.Context, email, name, typ string) (A
 		}
 	}
 	in := AccessTokenInput{Name: name, Type: typ}
-	if typ == TokenService {
-		in.Permissions = a.statements
+	if typ == core.TokenService {
+		in.Permissions = a.Granted
 	}
 	return s.CreateAccessToken(ctx, a, in)
 }

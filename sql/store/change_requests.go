@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Change request statuses: FeatBit's FlagChangeRequestStatus.
@@ -33,27 +34,27 @@ const (
 var (
 	// ErrChangeRequestRequired refuses a direct change to what a flag serves
 	// in an environment whose changes need approval, for everyone.
-	ErrChangeRequestRequired = &RuleError{"ChangeRequestRequired"}
+	ErrChangeRequestRequired = &core.RuleError{Code: "ChangeRequestRequired"}
 	// ErrChangeRequestsOff refuses a change request in an environment whose
 	// changes need no approval: apply the change directly.
-	ErrChangeRequestsOff = &RuleError{"ChangeRequestNotEnabled"}
+	ErrChangeRequestsOff = &core.RuleError{Code: "ChangeRequestNotEnabled"}
 	// ErrChangeRequestChangesNothing refuses a request that would leave the
 	// flag as it is.
-	ErrChangeRequestChangesNothing = &RuleError{"ChangeRequestChangesNothing"}
+	ErrChangeRequestChangesNothing = &core.RuleError{Code: "ChangeRequestChangesNothing"}
 	// ErrCannotReviewOwnChangeRequest refuses an author's own approval or decline.
-	ErrCannotReviewOwnChangeRequest = &RuleError{"CannotReviewOwnChangeRequest"}
+	ErrCannotReviewOwnChangeRequest = &core.RuleError{Code: "CannotReviewOwnChangeRequest"}
 	// ErrNotAReviewer refuses a decision from someone the author did not name,
 	// or who may no longer approve in the environment.
-	ErrNotAReviewer = &RuleError{"NotAReviewerOfChangeRequest"}
+	ErrNotAReviewer = &core.RuleError{Code: "NotAReviewerOfChangeRequest"}
 	// ErrChangeRequestNotApproved refuses applying a request that lacks approvals.
-	ErrChangeRequestNotApproved = &RuleError{"ChangeRequestNotApproved"}
+	ErrChangeRequestNotApproved = &core.RuleError{Code: "ChangeRequestNotApproved"}
 	// ErrChangeRequestDeclined refuses applying a declined request.
-	ErrChangeRequestDeclined = &RuleError{"ChangeRequestDeclined"}
+	ErrChangeRequestDeclined = &core.RuleError{Code: "ChangeRequestDeclined"}
 	// ErrChangeRequestApplied refuses acting on a request already applied.
-	ErrChangeRequestApplied = &RuleError{"ChangeRequestAlreadyApplied"}
+	ErrChangeRequestApplied = &core.RuleError{Code: "ChangeRequestAlreadyApplied"}
 	// ErrChangeRequestScheduled refuses applying by hand a request whose
 	// schedule applies it at its time.
-	ErrChangeRequestScheduled = &RuleError{"ChangeRequestIsScheduled"}
+	ErrChangeRequestScheduled = &core.RuleError{Code: "ChangeRequestIsScheduled"}
 )
 
 // FlagChangeRequestInput proposes a change to a flag for review: FeatBit's
@@ -149,27 +150,27 @@ func (r FlagChangeRequest) Reviewer(id uuid.UUID) (Reviewer, bool) {
 // changes need approval. The author must be allowed the change itself; it is
 // stored as a draft with the reviewers named, and applied later through the
 // draft's path once enough of them approve.
-func (s *Store) CreateFlagChangeRequest(ctx context.Context, a *Actor, envID uuid.UUID, key string, in FlagChangeRequestInput) (FlagChangeRequest, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) CreateFlagChangeRequest(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in FlagChangeRequestInput) (FlagChangeRequest, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return FlagChangeRequest{}, err
 	}
 	if in.Targeting == nil && in.IsEnabled == nil && in.OffVariationID == nil && in.Variations == nil {
-		return FlagChangeRequest{}, Invalid("targeting_is_required")
+		return FlagChangeRequest{}, core.Invalid("targeting_is_required")
 	}
 	if approvalsNeeded(env.Environment) == 0 {
 		return FlagChangeRequest{}, ErrChangeRequestsOff
 	}
-	var v validator
-	v.required("reason", in.Reason, MaxCommentLen)
-	if err := v.err(); err != nil {
+	var v core.Validator
+	v.Required("reason", in.Reason, core.MaxCommentLen)
+	if err := v.Err(); err != nil {
 		return FlagChangeRequest{}, err
 	}
-	if err := checkReviewers(ctx, s.q, a, env, in.Reviewers); err != nil {
+	if err := checkReviewers(ctx, s.Q, a, env, in.Reviewers); err != nil {
 		return FlagChangeRequest{}, err
 	}
 	var out FlagChangeRequest
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		// The lock keeps the flag as read until the draft is stored.
 		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
 		if err != nil {
@@ -180,7 +181,7 @@ func (s *Store) CreateFlagChangeRequest(ctx context.Context, a *Actor, envID uui
 			return err
 		}
 		if in.Revision != nil && *in.Revision != before.Revision {
-			return ErrConflict
+			return core.ErrConflict
 		}
 		if before.IsArchived {
 			return ErrFlagIsArchived
@@ -212,7 +213,7 @@ func (s *Store) CreateFlagChangeRequest(ctx context.Context, a *Actor, envID uui
 
 // addChangeRequest stores a change request for a draft, with its reviewers
 // (checked by checkReviewers), and records it in the environment's history.
-func (s *Store) addChangeRequest(ctx context.Context, q *db.Queries, a *Actor, env envRow, d Draft, reason string, reviewers []uuid.UUID) (FlagChangeRequest, error) {
+func (s *Store) addChangeRequest(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, d Draft, reason string, reviewers []uuid.UUID) (FlagChangeRequest, error) {
 	row, err := q.CreateFlagChangeRequest(ctx, db.CreateFlagChangeRequestParams{DraftID: d.ID, EnvID: d.EnvID,
 		FlagID: d.FlagID, Reason: strings.TrimSpace(reason), ApprovalsRequired: env.Environment.ApprovalsRequired, CreatorID: a.UserID})
 	if err != nil {
@@ -225,7 +226,7 @@ func (s *Store) addChangeRequest(ctx context.Context, q *db.Queries, a *Actor, e
 	if err != nil {
 		return FlagChangeRequest{}, err
 	}
-	return cr, s.auditChangeRequest(ctx, q, a, OpCreate, nil, &cr)
+	return cr, s.auditChangeRequest(ctx, q, a, core.OpCreate, nil, &cr)
 }
 
 // changeRequestRecord is what history keeps of a change request at one
@@ -240,8 +241,8 @@ type changeRequestRecord struct {
 // auditChangeRequest records a step of a change request (made, reviewed,
 // withdrawn) in its environment's history; applying it is the flag's own
 // entry.
-func (s *Store) auditChangeRequest(ctx context.Context, q *db.Queries, a *Actor, op string, before, after *FlagChangeRequest) error {
-	ch := change{refType: "FlagChangeRequest", operation: op}
+func (s *Store) auditChangeRequest(ctx context.Context, q *db.Queries, a *core.Actor, op string, before, after *FlagChangeRequest) error {
+	ch := core.Change{RefType: "FlagChangeRequest", Operation: op}
 	record := func(cr *FlagChangeRequest) *changeRequestRecord {
 		r := &changeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: cr.Status, Reviews: []string{}}
 		for _, rv := range cr.Reviewers {
@@ -261,30 +262,30 @@ func (s *Store) auditChangeRequest(ctx context.Context, q *db.Queries, a *Actor,
 	}
 	for _, cr := range []*FlagChangeRequest{before, after} {
 		if cr != nil {
-			ch.refID, ch.keyword, ch.envID = cr.ID.String(), cr.FlagKey+","+cr.Reason, &cr.EnvID
+			ch.RefID, ch.Keyword, ch.EnvID = cr.ID.String(), cr.FlagKey+","+cr.Reason, &cr.EnvID
 		}
 	}
 	if before != nil {
-		ch.previous = record(before)
+		ch.Previous = record(before)
 	}
 	if after != nil {
-		ch.current = record(after)
+		ch.Current = record(after)
 	}
-	return s.audit(ctx, q, a, ch)
+	return s.Audit(ctx, q, a, ch)
 }
 
 // GetFlagChangeRequest returns a change request of an environment.
-func (s *Store) GetFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID) (FlagChangeRequest, error) {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+func (s *Store) GetFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (FlagChangeRequest, error) {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return FlagChangeRequest{}, err
 	}
-	return s.changeRequest(ctx, s.q, envID, id)
+	return s.changeRequest(ctx, s.Q, envID, id)
 }
 
 func (s *Store) changeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (FlagChangeRequest, error) {
 	row, err := q.GetFlagChangeRequest(ctx, db.GetFlagChangeRequestParams{EnvID: envID, ID: id})
 	if err != nil {
-		return FlagChangeRequest{}, translate(err)
+		return FlagChangeRequest{}, core.Translate(err)
 	}
 	out, err := withReviewers(ctx, q, []changeRequestRow{changeRequestRow(row)})
 	if err != nil {
@@ -307,7 +308,7 @@ func withReviewers(ctx context.Context, q *db.Queries, rows []changeRequestRow) 
 	}
 	reviews, err := q.ListChangeRequestReviewers(ctx, ids)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := make([]FlagChangeRequest, len(rows))
 	for i, r := range rows {
@@ -349,13 +350,13 @@ type ReviewInput struct {
 
 // ApproveFlagChangeRequest records a reviewer's approval; the request is
 // approved once it has as many approvals as it needs.
-func (s *Store) ApproveFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID, in ReviewInput) (FlagChangeRequest, error) {
+func (s *Store) ApproveFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in ReviewInput) (FlagChangeRequest, error) {
 	return s.reviewFlagChangeRequest(ctx, a, envID, id, ReviewApprove, in)
 }
 
 // DeclineFlagChangeRequest records a reviewer's decline; a declined request
 // cannot be applied (until its decliner approves after all).
-func (s *Store) DeclineFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID, in ReviewInput) (FlagChangeRequest, error) {
+func (s *Store) DeclineFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in ReviewInput) (FlagChangeRequest, error) {
 	return s.reviewFlagChangeRequest(ctx, a, envID, id, ReviewDecline, in)
 }
 
@@ -363,18 +364,18 @@ func (s *Store) DeclineFlagChangeRequest(ctx context.Context, a *Actor, envID, i
 // author named and still one who may approve in the environment; nobody
 // reviews their own request. As in FeatBit, a reviewer may change their
 // decision until the request is applied; one decline declines it.
-func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID, action string, in ReviewInput) (FlagChangeRequest, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID, action string, in ReviewInput) (FlagChangeRequest, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return FlagChangeRequest{}, err
 	}
-	var v validator
-	v.text("comment", in.Comment, MaxCommentLen)
-	if err := v.err(); err != nil {
+	var v core.Validator
+	v.Text("comment", in.Comment, core.MaxCommentLen)
+	if err := v.Err(); err != nil {
 		return FlagChangeRequest{}, err
 	}
 	var out FlagChangeRequest
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
 		if err != nil {
 			return err
@@ -411,7 +412,7 @@ func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *Actor, envID, id
 			return err
 		}
 		out = cr
-		return s.auditChangeRequest(ctx, q, a, OpUpdate, &before, &cr)
+		return s.auditChangeRequest(ctx, q, a, core.OpUpdate, &before, &cr)
 	})
 	return out, err
 }
@@ -421,13 +422,13 @@ func (s *Store) reviewFlagChangeRequest(ctx context.Context, a *Actor, envID, id
 // revision, one history entry and a push to SDKs; a flag changed meanwhile
 // gets only the parts the request changes, or the apply fails. Its author or
 // one of its reviewers may apply it.
-func (s *Store) ApplyFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID) (Flag, error) {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+func (s *Store) ApplyFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (Flag, error) {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return Flag{}, err
 	}
 	var out Flag
 	var refused error
-	err := s.inTx(ctx, func(q *db.Queries) error {
+	err := s.InTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
 		if err != nil {
 			return err
@@ -439,7 +440,7 @@ func (s *Store) ApplyFlagChangeRequest(ctx context.Context, a *Actor, envID, id 
 			return err
 		}
 		if _, reviewer := cr.Reviewer(a.UserID); !reviewer && locked.CreatorID != a.UserID {
-			return ErrForbidden
+			return core.ErrForbidden
 		}
 		switch {
 		case cr.Status == ChangeRequestApplied:
@@ -472,7 +473,7 @@ func (s *Store) ApplyFlagChangeRequest(ctx context.Context, a *Actor, envID, id 
 // appliedComment is the history comment of an applied request: its reason,
 // who approved it (the approvals that count, of those who may approve now),
 // and who applied it.
-func appliedComment(cr FlagChangeRequest, may []Approver, by *Actor) string {
+func appliedComment(cr FlagChangeRequest, may []Approver, by *core.Actor) string {
 	var approvers []string
 	applier := ""
 	for _, r := range cr.Reviewers {
@@ -491,18 +492,18 @@ func appliedComment(cr FlagChangeRequest, may []Approver, by *Actor) string {
 
 // DeleteFlagChangeRequest withdraws a request that is not applied: only its
 // author may. A schedule made with it goes too.
-func (s *Store) DeleteFlagChangeRequest(ctx context.Context, a *Actor, envID, id uuid.UUID) error {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+func (s *Store) DeleteFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
 		if err != nil {
 			return err
 		}
 		switch {
 		case locked.CreatorID != a.UserID:
-			return ErrForbidden
+			return core.ErrForbidden
 		case locked.Status == ChangeRequestApplied:
 			return ErrChangeRequestApplied
 		}
@@ -513,42 +514,42 @@ func (s *Store) DeleteFlagChangeRequest(ctx context.Context, a *Actor, envID, id
 		if _, err = q.DeleteChangeRequestDraft(ctx, locked.DraftID); err != nil {
 			return err
 		}
-		return s.auditChangeRequest(ctx, q, a, OpRemove, &cr, nil)
+		return s.auditChangeRequest(ctx, q, a, core.OpRemove, &cr, nil)
 	})
 }
 
 // ListAwaitingReview lists the requests of an environment waiting for the
 // caller's decision, oldest first, at most 100.
-func (s *Store) ListAwaitingReview(ctx context.Context, a *Actor, envID uuid.UUID) ([]FlagChangeRequest, error) {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+func (s *Store) ListAwaitingReview(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]FlagChangeRequest, error) {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
-	rows, err := s.q.ListAwaitingReview(ctx, db.ListAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
+	rows, err := s.Q.ListAwaitingReview(ctx, db.ListAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	list := make([]changeRequestRow, len(rows))
 	for i, r := range rows {
 		list[i] = changeRequestRow(r)
 	}
-	return withReviewers(ctx, s.q, list)
+	return withReviewers(ctx, s.Q, list)
 }
 
 // CountAwaitingReview counts the requests of an environment waiting for the
 // caller's decision, for the top bar; 0 when the caller may not read it.
-func (s *Store) CountAwaitingReview(ctx context.Context, a *Actor, envID uuid.UUID) (int, error) {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+func (s *Store) CountAwaitingReview(ctx context.Context, a *core.Actor, envID uuid.UUID) (int, error) {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return 0, err
 	}
-	n, err := s.q.CountAwaitingReview(ctx, db.CountAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
-	return int(n), translate(err)
+	n, err := s.Q.CountAwaitingReview(ctx, db.CountAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
+	return int(n), core.Translate(err)
 }
 
 // flagChangeRequests lists a flag's requests not yet applied, newest first.
 func flagChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID) ([]FlagChangeRequest, error) {
 	rows, err := q.ListFlagChangeRequests(ctx, flagID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	list := make([]changeRequestRow, len(rows))
 	for i, r := range rows {
@@ -565,24 +566,24 @@ type ApproverChoice struct {
 
 // ApproverChoices lists the organization's members and groups, for whoever
 // may edit an environment's settings to choose its approvers from.
-func (s *Store) ApproverChoices(ctx context.Context, a *Actor, projectID, envID uuid.UUID) (members, groups []ApproverChoice, err error) {
-	env, err := s.projectEnvironment(ctx, a, projectID, envID)
+func (s *Store) ApproverChoices(ctx context.Context, a *core.Actor, projectID, envID uuid.UUID) (members, groups []ApproverChoice, err error) {
+	env, err := s.ProjectEnvironment(ctx, a, projectID, envID)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := a.require(access.UpdateEnvSettings, env.rn()); err != nil {
+	if err := a.Require(access.UpdateEnvSettings, env.RN()); err != nil {
 		return nil, nil, err
 	}
-	people, err := s.q.ListOrganizationPeople(ctx, env.OrganizationID)
+	people, err := s.Q.ListOrganizationPeople(ctx, env.OrganizationID)
 	if err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, core.Translate(err)
 	}
 	for _, p := range people {
 		members = append(members, ApproverChoice{ID: p.ID, Name: personName(p.Name, p.Email)})
 	}
-	names, err := s.q.ListOrganizationGroupNames(ctx, env.OrganizationID)
+	names, err := s.Q.ListOrganizationGroupNames(ctx, env.OrganizationID)
 	if err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, core.Translate(err)
 	}
 	for _, g := range names {
 		groups = append(groups, ApproverChoice{ID: g.ID, Name: g.Name})
@@ -592,12 +593,12 @@ func (s *Store) ApproverChoices(ctx context.Context, a *Actor, projectID, envID 
 
 // FlagChangeRequests lists a flag's change requests not yet applied, newest
 // first, for the flag's page.
-func (s *Store) FlagChangeRequests(ctx context.Context, a *Actor, envID uuid.UUID, key string) ([]FlagChangeRequest, error) {
+func (s *Store) FlagChangeRequests(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) ([]FlagChangeRequest, error) {
 	f, err := s.GetFlag(ctx, a, envID, key)
 	if err != nil {
 		return nil, err
 	}
-	return flagChangeRequests(ctx, s.q, f.ID)
+	return flagChangeRequests(ctx, s.Q, f.ID)
 }
 
 // withChangeRequests completes a flag's pending changes with its change
@@ -633,7 +634,7 @@ func withChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID, pe
 		pending = append(pending, PendingChange{ID: cr.ID, FlagID: cr.FlagID, DataChange: cr.DataChange,
 			CreatorID: cr.CreatorID, CreatorName: cr.CreatorName, CreatedAt: cr.CreatedAt, Instructions: []any{},
 			Type: PendingChangeRequest, Status: cr.Status, ChangeRequestID: &id, ChangeRequestReason: cr.Reason,
-			Reviewers: reviewers, Comment: cr.Reason, Changed: OrEmpty(ChangedParts(base, target))})
+			Reviewers: reviewers, Comment: cr.Reason, Changed: core.OrEmpty(ChangedParts(base, target))})
 	}
 	return pending, nil
 }

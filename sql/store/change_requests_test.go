@@ -12,16 +12,17 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // ownerMember adds a member with the Owner policy and signs them in.
-func ownerMember(t *testing.T, s *Store, owner *Actor, pool *pgxpool.Pool, email string) *Actor {
+func ownerMember(t *testing.T, s *Store, owner *core.Actor, pool *pgxpool.Pool, email string) *core.Actor {
 	t.Helper()
-	return newMember(t, s, owner, email, OwnerPolicyID)
+	return newMember(t, s, owner, email, core.OwnerPolicyID)
 }
 
 // newMember adds a member with a built-in policy and signs them in.
-func newMember(t *testing.T, s *Store, owner *Actor, email string, policy uuid.UUID) *Actor {
+func newMember(t *testing.T, s *Store, owner *core.Actor, email string, policy uuid.UUID) *core.Actor {
 	t.Helper()
 	ctx := context.Background()
 	m, err := s.AddMember(ctx, owner, MemberInput{Email: email, PolicyIDs: []uuid.UUID{policy}})
@@ -36,7 +37,7 @@ func newMember(t *testing.T, s *Store, owner *Actor, email string, policy uuid.U
 // wantRule checks that err is the rule error code.
 func wantRule(t *testing.T, what string, err error, code string) {
 	t.Helper()
-	var rerr *RuleError
+	var rerr *core.RuleError
 	if !errors.As(err, &rerr) || rerr.Code != code {
 		t.Fatalf("%s: got %v, want %s", what, err, code)
 	}
@@ -45,21 +46,21 @@ func wantRule(t *testing.T, what string, err error, code string) {
 // wantInvalid checks that err is a validation error with code.
 func wantInvalid(t *testing.T, what string, err error, code string) {
 	t.Helper()
-	var verr *ValidationError
+	var verr *core.ValidationError
 	if !errors.As(err, &verr) || !strings.Contains(strings.Join(verr.Codes, " "), code) {
 		t.Fatalf("%s: got %v, want %s", what, err, code)
 	}
 }
 
 // approvalEnv makes prod need n approvals from the given members.
-func approvalEnv(t *testing.T, s *Store, owner *Actor, env Environment, n int, approvers ...*Actor) {
+func approvalEnv(t *testing.T, s *Store, owner *core.Actor, env core.Environment, n int, approvers ...*core.Actor) {
 	t.Helper()
 	ids := []uuid.UUID{}
 	for _, ap := range approvers {
 		ids = append(ids, ap.UserID)
 	}
-	_, err := s.UpdateEnvironment(context.Background(), owner, env.ProjectID, env.ID, EnvironmentInput{Name: env.Name,
-		Settings: &EnvSettings{ChangeRequest: &ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: n, ApproverMemberIDs: ids}}})
+	_, err := s.UpdateEnvironment(context.Background(), owner, env.ProjectID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: n, ApproverMemberIDs: ids}}})
 	must(t, err)
 }
 
@@ -90,7 +91,7 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 	}
 
 	on := true
-	request := func(reviewers ...*Actor) FlagChangeRequestInput {
+	request := func(reviewers ...*core.Actor) FlagChangeRequestInput {
 		in := FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch payments", Reviewers: []uuid.UUID{}}
 		for _, r := range reviewers {
 			in.Reviewers = append(in.Reviewers, r.UserID)
@@ -142,7 +143,7 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 	_, err = s.ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	wantRule(t, "apply with 1 of 2 approvals", err, "ChangeRequestNotApproved")
 	_, err = s.ApplyFlagChangeRequest(ctx, owner, prod.ID, cr.ID)
-	if !errors.Is(err, ErrForbidden) {
+	if !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("apply by someone neither author nor reviewer: got %v, want forbidden", err)
 	}
 
@@ -198,11 +199,11 @@ func TestDeclinedChangeRequestCannotBeAppliedAndIsWithdrawnByItsAuthor(t *testin
 	if got, err := s.GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); err != nil || got.Reviewers[0].Comment != "not before Monday" {
 		t.Fatalf("the decline's comment: %+v, %v", got, err)
 	}
-	if err := s.DeleteFlagChangeRequest(ctx, bob, prod.ID, cr.ID); !errors.Is(err, ErrForbidden) {
+	if err := s.DeleteFlagChangeRequest(ctx, bob, prod.ID, cr.ID); !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("withdrawn by a reviewer: got %v, want forbidden", err)
 	}
 	must(t, s.DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
-	if _, err := s.GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := s.GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("withdrawn request: got %v, want not found", err)
 	}
 	if n := count(t, pool, `SELECT count(*) FROM flag_drafts`); n != 0 {
@@ -222,7 +223,7 @@ func TestDeclinedChangeRequestCannotBeAppliedAndIsWithdrawnByItsAuthor(t *testin
 		must(t, rows.Scan(&op, &by, &status, &current))
 		who := map[uuid.UUID]string{alice.UserID: "alice", bob.UserID: "bob"}[by]
 		steps = append(steps, op+" "+status+" by "+who)
-		if op == OpUpdate && !strings.Contains(current, "declined (not before Monday)") {
+		if op == core.OpUpdate && !strings.Contains(current, "declined (not before Monday)") {
 			t.Errorf("the review's entry does not say the decision: %s", current)
 		}
 	}
@@ -276,15 +277,15 @@ func TestApprovalSettingIsChecked(t *testing.T) {
 	ctx := context.Background()
 	prod, _ := prodAndDev(t, s, owner)
 	bob := ownerMember(t, s, owner, pool, "bob@example.com")
-	set := func(cr ChangeRequestSettings) error {
-		_, err := s.UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, EnvironmentInput{Name: "Prod",
-			Settings: &EnvSettings{ChangeRequest: &cr}})
+	set := func(cr core.ChangeRequestSettings) error {
+		_, err := s.UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: "Prod",
+			Settings: &core.EnvSettings{ChangeRequest: &cr}})
 		return err
 	}
-	wantInvalid(t, "0 approvals", set(ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 0, ApproverMemberIDs: []uuid.UUID{bob.UserID}}), "approvalsRequired_is_invalid")
-	wantInvalid(t, "nobody may approve", set(ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1}), "approverMemberIds_is_required")
-	wantInvalid(t, "a stranger", set(ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{uuid.New()}}), "approverMemberIds_is_invalid")
-	wantInvalid(t, "more approvals than approvers", set(ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 2, ApproverMemberIDs: []uuid.UUID{bob.UserID}}), "approvalsRequired_is_invalid")
+	wantInvalid(t, "0 approvals", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 0, ApproverMemberIDs: []uuid.UUID{bob.UserID}}), "approvalsRequired_is_invalid")
+	wantInvalid(t, "nobody may approve", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1}), "approverMemberIds_is_required")
+	wantInvalid(t, "a stranger", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{uuid.New()}}), "approverMemberIds_is_invalid")
+	wantInvalid(t, "more approvals than approvers", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 2, ApproverMemberIDs: []uuid.UUID{bob.UserID}}), "approvalsRequired_is_invalid")
 	env, err := s.GetEnvironment(ctx, owner, prod.ProjectID, prod.ID)
 	must(t, err)
 	if env.Settings.ChangeRequest.IsEnabled {

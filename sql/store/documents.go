@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Documents: where an answer is a stored flag or segment itself, the API
@@ -49,7 +50,7 @@ func flagJSONOf(r db.FeatureFlag) (json.RawMessage, error) {
 		CreatorID: r.CreatorID, UpdatorID: r.UpdatorID, EnvID: r.EnvID, Revision: r.Revision, Name: r.Name,
 		Description: r.Description, Key: r.Key, VariationType: r.VariationType, Variations: r.Variations,
 		TargetUsers: r.TargetUsers, Rules: r.Rules, IsEnabled: r.IsEnabled, DisabledVariationID: r.DisabledVariationID,
-		Fallthrough: r.Fallthrough, ExptIncludeAllTargets: r.ExptIncludeAllTargets, Tags: OrEmpty(r.Tags),
+		Fallthrough: r.Fallthrough, ExptIncludeAllTargets: r.ExptIncludeAllTargets, Tags: core.OrEmpty(r.Tags),
 		IsArchived: r.IsArchived})
 }
 
@@ -77,13 +78,13 @@ type segmentDocument struct {
 func segmentDocumentOf(r db.Segment) segmentDocument {
 	return segmentDocument{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), WorkspaceID: r.WorkspaceID,
 		EnvID: r.EnvID, Name: r.Name, Key: r.Key, Type: r.Type, Scopes: r.Scopes, Description: r.Description,
-		Included: OrEmpty(r.Included), Excluded: OrEmpty(r.Excluded), Rules: r.Rules, Tags: OrEmpty(r.Tags),
+		Included: core.OrEmpty(r.Included), Excluded: core.OrEmpty(r.Excluded), Rules: r.Rules, Tags: core.OrEmpty(r.Tags),
 		IsArchived: r.IsArchived, IsEnvironmentSpecific: r.Type == SegmentEnvironmentSpecific}
 }
 
 // GetFlagJSON is GetFlag as the JSON of the Flag, for answers that are the
 // flag itself.
-func (s *Store) GetFlagJSON(ctx context.Context, a *Actor, envID uuid.UUID, key string) (json.RawMessage, error) {
+func (s *Store) GetFlagJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (json.RawMessage, error) {
 	row, err := s.flagRowIn(ctx, a, envID, key)
 	if err != nil {
 		return nil, err
@@ -92,7 +93,7 @@ func (s *Store) GetFlagJSON(ctx context.Context, a *Actor, envID uuid.UUID, key 
 }
 
 // SegmentsByIDsJSON is SegmentsByIDs as the JSON of the list of Segments.
-func (s *Store) SegmentsByIDsJSON(ctx context.Context, a *Actor, envID uuid.UUID, ids []string) (json.RawMessage, error) {
+func (s *Store) SegmentsByIDsJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) (json.RawMessage, error) {
 	rows, err := s.visibleSegmentsByIDs(ctx, a, envID, ids)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestDocumentsHaveTheMembersOfTheirTypes: a document type lists the JSON
@@ -38,7 +40,7 @@ func TestDocumentsHaveTheMembersOfTheirTypes(t *testing.T) {
 func TestDocumentsMatchTheirStructs(t *testing.T) {
 	s, a, _ := testStore(t)
 	ctx := context.Background()
-	p, err := s.CreateProject(ctx, a, ProjectInput{Name: "Web", Key: "web"})
+	p, err := s.CreateProject(ctx, a, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	envID := p.Environments[0].ID
 	sg, err := s.CreateSegment(ctx, a, envID, SegmentInput{Name: "Beta <testers>", Key: "beta", Type: SegmentEnvironmentSpecific,
@@ -71,14 +73,14 @@ func TestDocumentsMatchTheirStructs(t *testing.T) {
 	sameJSON(t, "segments", docs, segments)
 
 	// A list decodes only what says which variations a flag serves.
-	list, err := s.ListFlags(ctx, a, envID, FlagFilter{Page: Page{Size: 10}})
+	list, err := s.ListFlags(ctx, a, envID, FlagFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(list.Items) != 1 || !reflect.DeepEqual(list.Items[0].Serves, flag.Serves()) ||
 		!reflect.DeepEqual(list.Items[0].Variations, flag.Variations) || !reflect.DeepEqual(list.Items[0].Tags, flag.Tags) {
 		t.Errorf("listed %+v, want the serves %+v, variations and tags of %+v", list.Items, flag.Serves(), flag)
 	}
 
-	if _, err := s.GetFlagJSON(ctx, a, envID, "missing"); err != ErrNotFound {
+	if _, err := s.GetFlagJSON(ctx, a, envID, "missing"); err != core.ErrNotFound {
 		t.Errorf("a missing flag: got %v, want ErrNotFound", err)
 	}
 }

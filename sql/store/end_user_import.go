@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // ImportUser is one end user of an upload or a download (FeatBit's ImportUser).
@@ -31,7 +32,7 @@ const MaxEndUsersPerFile = 50_000
 
 // MaxPropertyNamesPerFile bounds the property names of an upload: no more
 // are kept per environment.
-const MaxPropertyNamesPerFile = maxEndUserProperties
+const MaxPropertyNamesPerFile = core.MaxEndUserProperties
 
 // exportPage is how many end users a download reads at a time.
 const exportPage = 1_000
@@ -39,21 +40,21 @@ const exportPage = 1_000
 // EachEndUser hands the end users whose key or name starts with search,
 // most recently seen first, to each, at most MaxEndUsersPerFile, reading
 // them a page at a time so a download holds one page in memory.
-func (s *Store) EachEndUser(ctx context.Context, a *Actor, envID uuid.UUID, search string, each func(ImportUser) error) error {
-	var v validator
-	v.text("searchText", search, MaxNameLen)
-	if err := v.err(); err != nil {
+func (s *Store) EachEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID, search string, each func(ImportUser) error) error {
+	var v core.Validator
+	v.Text("searchText", search, core.MaxNameLen)
+	if err := v.Err(); err != nil {
 		return err
 	}
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return err
 	}
 	cur, pattern := maxCursor, searchPattern(search)
 	for n := 0; n < MaxEndUsersPerFile; {
-		rows, err := s.q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID,
+		rows, err := s.Q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID,
 			Pattern: pattern, Lim: int32(min(exportPage, MaxEndUsersPerFile-n))})
 		if err != nil {
-			return translate(err)
+			return core.Translate(err)
 		}
 		for _, r := range rows {
 			u := endUserFrom(r)
@@ -75,28 +76,28 @@ func (s *Store) EachEndUser(ctx context.Context, a *Actor, envID uuid.UUID, sear
 // its property names, all or nothing: a user the SDK endpoints would
 // refuse, more than MaxEndUsersPerFile users, or new keys past the
 // environment's bound refuse the whole file.
-func (s *Store) ImportEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, in ImportUserData) (int, error) {
-	var v validator
+func (s *Store) ImportEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, in ImportUserData) (int, error) {
+	var v core.Validator
 	if len(in.Users) > MaxEndUsersPerFile {
-		v.add("users", "invalid")
+		v.Add("users", "invalid")
 	}
 	if len(in.UserProperties) > MaxPropertyNamesPerFile {
-		v.add("userProperties", "invalid")
+		v.Add("userProperties", "invalid")
 	}
 	seen := map[string]bool{}
 	for i, u := range in.Users {
 		if CheckEndUser(eval.EndUser{KeyID: u.KeyID, Name: u.Name, CustomizedProperties: u.CustomizedProperties}) != nil || seen[u.KeyID] {
-			v.at("users", "invalid", fmt.Sprintf("users[%d]", i), "a user whose key is missing, repeated or too long, or whose name or properties are invalid")
+			v.At("users", "invalid", fmt.Sprintf("users[%d]", i), "a user whose key is missing, repeated or too long, or whose name or properties are invalid")
 			break
 		}
 		seen[u.KeyID] = true
 	}
 	for _, n := range in.UserProperties {
-		if !v.text("userProperties", n, MaxNameLen) {
+		if !v.Text("userProperties", n, core.MaxNameLen) {
 			break
 		}
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return 0, err
 	}
 	env, err := s.writableEnv(ctx, a, envID)
@@ -104,7 +105,7 @@ func (s *Store) ImportEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, i
 		return 0, err
 	}
 	now := time.Now()
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		for rest := in.Users; len(rest) > 0; {
 			n := min(len(rest), EndUserBatch)
 			batch := make([]SeenEndUser, n)
@@ -117,17 +118,17 @@ func (s *Store) ImportEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, i
 				return err
 			}
 			if dropped > 0 {
-				return Invalid("end_users_limit_is_reached")
+				return core.Invalid("end_users_limit_is_reached")
 			}
 		}
 		if len(in.UserProperties) > 0 {
 			if err := q.AddEndUserPropertyNames(ctx, db.AddEndUserPropertyNamesParams{EnvID: envID, Names: in.UserProperties,
-				MaxProperties: maxEndUserProperties}); err != nil {
+				MaxProperties: core.MaxEndUserProperties}); err != nil {
 				return err
 			}
 		}
-		return s.audit(ctx, q, a, change{refType: "EndUser", refID: envID.String(), keyword: fmt.Sprintf("%d end users imported", len(in.Users)),
-			operation: OpUpdate, envID: &env.Environment.ID, current: map[string]int{"imported": len(in.Users)}})
+		return s.Audit(ctx, q, a, core.Change{RefType: "EndUser", RefID: envID.String(), Keyword: fmt.Sprintf("%d end users imported", len(in.Users)),
+			Operation: core.OpUpdate, EnvID: &env.Environment.ID, Current: map[string]int{"imported": len(in.Users)}})
 	})
 	if err != nil {
 		return 0, err

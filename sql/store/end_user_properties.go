@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // EndUserPresetValue is a value people may pick for a property.
@@ -35,7 +36,7 @@ type EndUserProperty struct {
 
 // builtInProperties are FeatBit's built-in end-user properties, with the
 // ids Bunting gives them: derived from the environment, so they are stable.
-func builtInProperties(env envRow) []EndUserProperty {
+func builtInProperties(env core.EnvRow) []EndUserProperty {
 	at := env.Environment.CreatedAt
 	return []EndUserProperty{
 		{ID: uuid.NewSHA1(env.Environment.ID, []byte("keyId")), EnvID: env.Environment.ID, Name: "keyId", PresetValues: []EndUserPresetValue{},
@@ -45,7 +46,7 @@ func builtInProperties(env envRow) []EndUserProperty {
 	}
 }
 
-func isBuiltIn(env envRow, id uuid.UUID) bool {
+func isBuiltIn(env core.EnvRow, id uuid.UUID) bool {
 	for _, p := range builtInProperties(env) {
 		if p.ID == id {
 			return true
@@ -65,14 +66,14 @@ func endUserPropertyFrom(r db.EndUserProperty) EndUserProperty {
 
 // ListEndUserProperties returns an environment's end-user properties: the
 // built-in ones, then the others by name.
-func (s *Store) ListEndUserProperties(ctx context.Context, a *Actor, envID uuid.UUID) ([]EndUserProperty, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) ListEndUserProperties(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]EndUserProperty, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.q.ListEndUserProperties(ctx, envID)
+	rows, err := s.Q.ListEndUserProperties(ctx, envID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := builtInProperties(env)
 	for _, r := range rows {
@@ -88,13 +89,13 @@ const maxSuggestedProperties = 500
 
 // EndUserPropertyNames returns the property names the rule editors suggest
 // for an environment: the built-in ones and those seen, by name.
-func (s *Store) EndUserPropertyNames(ctx context.Context, a *Actor, envID uuid.UUID) ([]string, error) {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+func (s *Store) EndUserPropertyNames(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]string, error) {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
-	names, err := s.q.EndUserPropertyNames(ctx, db.EndUserPropertyNamesParams{EnvID: envID, Lim: maxSuggestedProperties})
+	names, err := s.Q.EndUserPropertyNames(ctx, db.EndUserPropertyNamesParams{EnvID: envID, Lim: maxSuggestedProperties})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := []string{"keyId", "name"}
 	for _, n := range names {
@@ -120,34 +121,34 @@ const maxPresetValues = 100
 // UpsertEndUserProperty adds the property with the given id or changes it.
 // Built-in properties cannot be changed (property_is_builtIn); a name
 // another property has is ErrNameUsed.
-func (s *Store) UpsertEndUserProperty(ctx context.Context, a *Actor, envID, id uuid.UUID, in UpsertEndUserProperty) (EndUserProperty, error) {
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
-	v.text("remark", in.Remark, MaxDescriptionLen)
+func (s *Store) UpsertEndUserProperty(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in UpsertEndUserProperty) (EndUserProperty, error) {
+	var v core.Validator
+	v.Required("name", in.Name, core.MaxNameLen)
+	v.Text("remark", in.Remark, core.MaxDescriptionLen)
 	if in.Name == "keyId" || in.Name == "name" {
-		v.add("name", "builtIn")
+		v.Add("name", "builtIn")
 	}
 	if len(in.PresetValues) > maxPresetValues {
-		v.add("presetValues", "invalid")
+		v.Add("presetValues", "invalid")
 	}
 	for _, pv := range in.PresetValues {
-		if !v.text("presetValues", pv.Value, maxPropertyLen) || !v.text("presetValues", pv.Description, MaxDescriptionLen) ||
-			!v.text("presetValues", pv.ID, MaxKeyLen) {
+		if !v.Text("presetValues", pv.Value, maxPropertyLen) || !v.Text("presetValues", pv.Description, core.MaxDescriptionLen) ||
+			!v.Text("presetValues", pv.ID, core.MaxKeyLen) {
 			break
 		}
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return EndUserProperty{}, err
 	}
 	if id == uuid.Nil {
-		return EndUserProperty{}, Invalid("propertyId_is_invalid")
+		return EndUserProperty{}, core.Invalid("propertyId_is_invalid")
 	}
 	env, err := s.writableEnv(ctx, a, envID)
 	if err != nil {
 		return EndUserProperty{}, err
 	}
 	if isBuiltIn(env, id) {
-		return EndUserProperty{}, Invalid("property_is_builtIn")
+		return EndUserProperty{}, core.Invalid("property_is_builtIn")
 	}
 	if in.PresetValues == nil {
 		in.PresetValues = []EndUserPresetValue{}
@@ -157,10 +158,10 @@ func (s *Store) UpsertEndUserProperty(ctx context.Context, a *Actor, envID, id u
 		return EndUserProperty{}, err
 	}
 	var out EndUserProperty
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetEndUserProperty(ctx, db.GetEndUserPropertyParams{EnvID: envID, ID: id})
 		existed := err == nil
-		if err = translate(err); err != nil && err != ErrNotFound {
+		if err = core.Translate(err); err != nil && err != core.ErrNotFound {
 			return err
 		}
 		row, err := q.UpsertEndUserProperty(ctx, db.UpsertEndUserPropertyParams{ID: id, EnvID: envID, Name: in.Name,
@@ -169,27 +170,27 @@ func (s *Store) UpsertEndUserProperty(ctx context.Context, a *Actor, envID, id u
 			return err // a row of another environment with that id: no row, so ErrNotFound
 		}
 		out = endUserPropertyFrom(row)
-		ch := change{refType: "EndUserProperty", refID: id.String(), keyword: out.Name, operation: OpCreate,
-			envID: &env.Environment.ID, current: out}
+		ch := core.Change{RefType: "EndUserProperty", RefID: id.String(), Keyword: out.Name, Operation: core.OpCreate,
+			EnvID: &env.Environment.ID, Current: out}
 		if existed {
-			ch.operation, ch.previous = OpUpdate, endUserPropertyFrom(before)
+			ch.Operation, ch.Previous = core.OpUpdate, endUserPropertyFrom(before)
 		}
-		return s.audit(ctx, q, a, ch)
+		return s.Audit(ctx, q, a, ch)
 	})
 	return out, err
 }
 
 // DeleteEndUserProperty removes a property people added or SDKs reported;
 // one SDKs report again comes back.
-func (s *Store) DeleteEndUserProperty(ctx context.Context, a *Actor, envID, id uuid.UUID) error {
+func (s *Store) DeleteEndUserProperty(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
 	env, err := s.writableEnv(ctx, a, envID)
 	if err != nil {
 		return err
 	}
 	if isBuiltIn(env, id) {
-		return Invalid("property_is_builtIn")
+		return core.Invalid("property_is_builtIn")
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetEndUserProperty(ctx, db.GetEndUserPropertyParams{EnvID: envID, ID: id})
 		if err != nil {
 			return err
@@ -197,7 +198,7 @@ func (s *Store) DeleteEndUserProperty(ctx context.Context, a *Actor, envID, id u
 		if _, err := q.DeleteEndUserProperty(ctx, db.DeleteEndUserPropertyParams{EnvID: envID, ID: id}); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "EndUserProperty", refID: id.String(), keyword: before.Name,
-			operation: OpRemove, envID: &env.Environment.ID, previous: endUserPropertyFrom(before)})
+		return s.Audit(ctx, q, a, core.Change{RefType: "EndUserProperty", RefID: id.String(), Keyword: before.Name,
+			Operation: core.OpRemove, EnvID: &env.Environment.ID, Previous: endUserPropertyFrom(before)})
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // End users seen by the SDK endpoints are not written while the request
@@ -51,16 +52,16 @@ func (s *Store) WriteEndUsers(ctx context.Context, users []SeenEndUser) error {
 	var firstErr error
 	for len(users) > 0 {
 		n := min(len(users), EndUserBatch)
-		dropped, err := s.q.UpsertEndUsers(ctx, s.upsertEndUsers(users[:n]))
+		dropped, err := s.Q.UpsertEndUsers(ctx, s.upsertEndUsers(users[:n]))
 		users = users[n:]
 		if err != nil {
 			if firstErr == nil {
-				firstErr = translate(err)
+				firstErr = core.Translate(err)
 			}
 			continue
 		}
 		if dropped > 0 {
-			s.log.DebugContext(ctx, "new end users dropped: their environments keep the most allowed", "count", dropped)
+			s.Log.DebugContext(ctx, "new end users dropped: their environments keep the most allowed", "count", dropped)
 		}
 	}
 	return firstErr
@@ -70,7 +71,7 @@ func (s *Store) WriteEndUsers(ctx context.Context, users []SeenEndUser) error {
 // within the environments' bounds.
 func (s *Store) upsertEndUsers(batch []SeenEndUser) db.UpsertEndUsersParams {
 	n := len(batch)
-	p := db.UpsertEndUsersParams{MaxPerEnv: s.maxEndUsersPerEnv, MaxProperties: maxEndUserProperties,
+	p := db.UpsertEndUsersParams{MaxPerEnv: s.MaxEndUsersPerEnv, MaxProperties: core.MaxEndUserProperties,
 		EnvIds: make([]uuid.UUID, n), KeyIds: make([]string, n), Names: make([]string, n),
 		Properties: make([]json.RawMessage, n), FirstSeen: make([]time.Time, n), LastSeen: make([]time.Time, n)}
 	for i, u := range batch {

@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // EndUser is a user SDKs of an environment evaluated for (FeatBit's EndUser):
@@ -54,22 +55,22 @@ func endUsersFrom(rows []db.EndUser) []EndUser {
 // properties in. FeatBit checks no action for them; changing what an
 // environment knows about its users is an environment setting, so it takes
 // UpdateEnvSettings on the environment.
-func (s *Store) writableEnv(ctx context.Context, a *Actor, envID uuid.UUID) (envRow, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) writableEnv(ctx context.Context, a *core.Actor, envID uuid.UUID) (core.EnvRow, error) {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
-		return envRow{}, err
+		return core.EnvRow{}, err
 	}
-	return env, a.require(access.UpdateEnvSettings, env.rn())
+	return env, a.Require(access.UpdateEnvSettings, env.RN())
 }
 
 // GetEndUser returns one end user of an environment.
-func (s *Store) GetEndUser(ctx context.Context, a *Actor, envID, id uuid.UUID) (EndUser, error) {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+func (s *Store) GetEndUser(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (EndUser, error) {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return EndUser{}, err
 	}
-	row, err := s.q.GetEndUser(ctx, db.GetEndUserParams{EnvID: envID, ID: id})
+	row, err := s.Q.GetEndUser(ctx, db.GetEndUserParams{EnvID: envID, ID: id})
 	if err != nil {
-		return EndUser{}, translate(err)
+		return EndUser{}, core.Translate(err)
 	}
 	return endUserFrom(row), nil
 }
@@ -117,15 +118,15 @@ var maxCursor = PageCursor{ID: uuid.Max, UpdatedAt: time.Date(9999, 12, 31, 0, 0
 
 // ListEndUsers pages an environment's end users by keyset (the end_users_seen
 // index), so every page costs the same however many millions there are.
-func (s *Store) ListEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, f EndUserFilter) (CursorPaged[EndUser], error) {
-	var v validator
+func (s *Store) ListEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, f EndUserFilter) (CursorPaged[EndUser], error) {
+	var v core.Validator
 	if f.PageSize == 0 {
-		f.PageSize = DefaultPageSize
+		f.PageSize = core.DefaultPageSize
 	}
-	if f.PageSize < 1 || f.PageSize > MaxPageSize {
-		v.add("pageSize", "invalid")
+	if f.PageSize < 1 || f.PageSize > core.MaxPageSize {
+		v.Add("pageSize", "invalid")
 	}
-	v.text("searchText", f.SearchText, MaxNameLen)
+	v.Text("searchText", f.SearchText, core.MaxNameLen)
 	cur := maxCursor
 	if f.Cursor != nil {
 		cur = *f.Cursor
@@ -133,23 +134,23 @@ func (s *Store) ListEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, f E
 			cur.Direction = CursorForward
 		}
 		if cur.Direction != CursorForward && cur.Direction != CursorBackward || cur.UpdatedAt.IsZero() {
-			v.add("cursor", "invalid")
+			v.Add("cursor", "invalid")
 		} else {
-			v.when("cursor", &cur.UpdatedAt)
+			v.When("cursor", &cur.UpdatedAt)
 		}
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return CursorPaged[EndUser]{}, err
 	}
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return CursorPaged[EndUser]{}, err
 	}
 	pattern, lim := searchPattern(f.SearchText), int32(f.PageSize+1)
 	out := CursorPaged[EndUser]{Items: []EndUser{}}
 	if cur.Direction == CursorForward {
-		rows, err := s.q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID, Pattern: pattern, Lim: lim})
+		rows, err := s.Q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID, Pattern: pattern, Lim: lim})
 		if err != nil {
-			return CursorPaged[EndUser]{}, translate(err)
+			return CursorPaged[EndUser]{}, core.Translate(err)
 		}
 		more := len(rows) > f.PageSize
 		out.Items = endUsersFrom(rows[:min(len(rows), f.PageSize)])
@@ -161,9 +162,9 @@ func (s *Store) ListEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, f E
 		}
 		return out, nil
 	}
-	rows, err := s.q.EndUsersAfter(ctx, db.EndUsersAfterParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID, Pattern: pattern, Lim: lim})
+	rows, err := s.Q.EndUsersAfter(ctx, db.EndUsersAfterParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID, Pattern: pattern, Lim: lim})
 	if err != nil {
-		return CursorPaged[EndUser]{}, translate(err)
+		return CursorPaged[EndUser]{}, core.Translate(err)
 	}
 	more := len(rows) > f.PageSize
 	rows = rows[:min(len(rows), f.PageSize)]
@@ -196,31 +197,31 @@ type EndUserSearchFilter struct {
 const maxKeysPerRequest = 1_000
 
 // SearchEndUsers finds end users by the start of their key or name.
-func (s *Store) SearchEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, f EndUserSearchFilter) ([]EndUser, error) {
-	var v validator
+func (s *Store) SearchEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, f EndUserSearchFilter) ([]EndUser, error) {
+	var v core.Validator
 	if f.Limit == 0 {
-		f.Limit = DefaultPageSize
+		f.Limit = core.DefaultPageSize
 	}
-	if f.Limit < 1 || f.Limit > MaxPageSize {
-		v.add("limit", "invalid")
+	if f.Limit < 1 || f.Limit > core.MaxPageSize {
+		v.Add("limit", "invalid")
 	}
 	if len(f.ExcludedKeyIds) > maxKeysPerRequest {
-		v.add("excludedKeyIds", "invalid")
+		v.Add("excludedKeyIds", "invalid")
 	}
-	v.text("searchText", f.SearchText, MaxNameLen)
-	if err := v.err(); err != nil {
+	v.Text("searchText", f.SearchText, core.MaxNameLen)
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
 	if f.GlobalUserOnly {
 		return []EndUser{}, nil
 	}
-	rows, err := s.q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: maxCursor.UpdatedAt, ID: maxCursor.ID,
+	rows, err := s.Q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: maxCursor.UpdatedAt, ID: maxCursor.ID,
 		Pattern: searchPattern(f.SearchText), Lim: int32(f.Limit + len(f.ExcludedKeyIds))})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := []EndUser{}
 	for _, r := range rows {
@@ -232,19 +233,19 @@ func (s *Store) SearchEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, f
 }
 
 // EndUsersByKeys returns the end users with the given keys (at most 1,000).
-func (s *Store) EndUsersByKeys(ctx context.Context, a *Actor, envID uuid.UUID, keys []string) ([]EndUser, error) {
+func (s *Store) EndUsersByKeys(ctx context.Context, a *core.Actor, envID uuid.UUID, keys []string) ([]EndUser, error) {
 	if len(keys) > maxKeysPerRequest {
-		return nil, Invalid("keyIds_is_invalid")
+		return nil, core.Invalid("keyIds_is_invalid")
 	}
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
 	if keys == nil {
 		keys = []string{}
 	}
-	rows, err := s.q.EndUsersByKeys(ctx, db.EndUsersByKeysParams{EnvID: envID, KeyIds: keys})
+	rows, err := s.Q.EndUsersByKeys(ctx, db.EndUsersByKeysParams{EnvID: envID, KeyIds: keys})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	return endUsersFrom(rows), nil
 }
@@ -260,11 +261,11 @@ type UpsertEndUser struct {
 // UpsertEndUser adds an end user or replaces its name and properties, seen
 // now; a new key past the environment's bound is refused
 // (end_users_limit_is_reached).
-func (s *Store) UpsertEndUser(ctx context.Context, a *Actor, envID uuid.UUID, in UpsertEndUser) (EndUser, error) {
-	var v validator
-	v.required("keyId", in.KeyID, MaxNameLen)
-	v.required("name", in.Name, MaxNameLen)
-	if err := v.err(); err != nil {
+func (s *Store) UpsertEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID, in UpsertEndUser) (EndUser, error) {
+	var v core.Validator
+	v.Required("keyId", in.KeyID, core.MaxNameLen)
+	v.Required("name", in.Name, core.MaxNameLen)
+	if err := v.Err(); err != nil {
 		return EndUser{}, err
 	}
 	u := eval.EndUser{KeyID: in.KeyID, Name: &in.Name, CustomizedProperties: in.CustomizedProperties}
@@ -276,33 +277,33 @@ func (s *Store) UpsertEndUser(ctx context.Context, a *Actor, envID uuid.UUID, in
 		return EndUser{}, err
 	}
 	var out EndUser
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetEndUserByKey(ctx, db.GetEndUserByKeyParams{EnvID: envID, KeyID: in.KeyID})
-		if err = translate(err); err != nil && !errors.Is(err, ErrNotFound) {
+		if err = core.Translate(err); err != nil && !errors.Is(err, core.ErrNotFound) {
 			return err
 		}
 		now := time.Now()
 		dropped, err := q.UpsertEndUsers(ctx, db.UpsertEndUsersParams{EnvIds: []uuid.UUID{envID}, KeyIds: []string{in.KeyID},
 			Names: []string{in.Name}, Properties: []json.RawMessage{propertiesJSON(in.CustomizedProperties)},
-			FirstSeen: []time.Time{now}, LastSeen: []time.Time{now}, MaxPerEnv: s.maxEndUsersPerEnv, MaxProperties: maxEndUserProperties})
+			FirstSeen: []time.Time{now}, LastSeen: []time.Time{now}, MaxPerEnv: s.MaxEndUsersPerEnv, MaxProperties: core.MaxEndUserProperties})
 		if err != nil {
 			return err
 		}
 		if dropped > 0 {
-			return Invalid("end_users_limit_is_reached")
+			return core.Invalid("end_users_limit_is_reached")
 		}
 		row, err := q.GetEndUserByKey(ctx, db.GetEndUserByKeyParams{EnvID: envID, KeyID: in.KeyID})
 		if err != nil {
 			return err
 		}
 		out = endUserFrom(row)
-		ch := change{refType: "EndUser", refID: out.ID.String(), keyword: out.KeyID, operation: OpCreate,
-			envID: &env.Environment.ID, current: out}
+		ch := core.Change{RefType: "EndUser", RefID: out.ID.String(), Keyword: out.KeyID, Operation: core.OpCreate,
+			EnvID: &env.Environment.ID, Current: out}
 		if before.ID != uuid.Nil {
 			prev := endUserFrom(before)
-			ch.operation, ch.previous = OpUpdate, prev
+			ch.Operation, ch.Previous = core.OpUpdate, prev
 		}
-		return s.audit(ctx, q, a, ch)
+		return s.Audit(ctx, q, a, ch)
 	})
 	return out, err
 }
@@ -316,15 +317,15 @@ type EndUserStatus struct {
 
 // EndUserStatus says whether an environment reached its bound on end users,
 // past which new keys are dropped.
-func (s *Store) EndUserStatus(ctx context.Context, a *Actor, envID uuid.UUID) (EndUserStatus, error) {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+func (s *Store) EndUserStatus(ctx context.Context, a *core.Actor, envID uuid.UUID) (EndUserStatus, error) {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return EndUserStatus{}, err
 	}
-	n, err := s.q.CountEnvEndUsers(ctx, envID)
+	n, err := s.Q.CountEnvEndUsers(ctx, envID)
 	if err != nil {
-		return EndUserStatus{}, translate(err)
+		return EndUserStatus{}, core.Translate(err)
 	}
-	return EndUserStatus{Count: n, Max: s.maxEndUsersPerEnv, LimitReached: n >= s.maxEndUsersPerEnv}, nil
+	return EndUserStatus{Count: n, Max: s.MaxEndUsersPerEnv, LimitReached: n >= s.MaxEndUsersPerEnv}, nil
 }
 
 // EndUserFlag is what a flag serves an end user now (FeatBit's EndUserFlagVm)
@@ -347,19 +348,19 @@ type EndUserFlag struct {
 type EndUserFlagFilter struct {
 	Name       string
 	IsArchived bool
-	Page       Page
+	Page       core.Page
 }
 
 // endUserEnv reads an end user and everything its environment's SDKs
 // evaluate with.
-func (s *Store) endUserEnv(ctx context.Context, a *Actor, envID, id uuid.UUID) (EndUser, EnvData, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) endUserEnv(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (EndUser, EnvData, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return EndUser{}, EnvData{}, err
 	}
-	row, err := s.q.GetEndUser(ctx, db.GetEndUserParams{EnvID: envID, ID: id})
+	row, err := s.Q.GetEndUser(ctx, db.GetEndUserParams{EnvID: envID, ID: id})
 	if err != nil {
-		return EndUser{}, EnvData{}, translate(err)
+		return EndUser{}, EnvData{}, core.Translate(err)
 	}
 	data, err := s.SDKData(ctx, SDKEnv{EnvID: envID, OrgID: env.OrganizationID})
 	return endUserFrom(row), data, err
@@ -367,16 +368,16 @@ func (s *Store) endUserEnv(ctx context.Context, a *Actor, envID, id uuid.UUID) (
 
 // EndUserFlags evaluates every flag selected for an end user, as SDKs of its
 // environment would now, with the reason.
-func (s *Store) EndUserFlags(ctx context.Context, a *Actor, envID, id uuid.UUID, f EndUserFlagFilter) (Paged[EndUserFlag], error) {
-	var v validator
-	f.Page.check(&v)
-	v.text("name", f.Name, MaxNameLen)
-	if err := v.err(); err != nil {
-		return Paged[EndUserFlag]{}, err
+func (s *Store) EndUserFlags(ctx context.Context, a *core.Actor, envID, id uuid.UUID, f EndUserFlagFilter) (core.Paged[EndUserFlag], error) {
+	var v core.Validator
+	f.Page.Check(&v)
+	v.Text("name", f.Name, core.MaxNameLen)
+	if err := v.Err(); err != nil {
+		return core.Paged[EndUserFlag]{}, err
 	}
 	u, data, err := s.endUserEnv(ctx, a, envID, id)
 	if err != nil {
-		return Paged[EndUserFlag]{}, err
+		return core.Paged[EndUserFlag]{}, err
 	}
 	segments := eval.SegmentMap(data.Segments)
 	names := func(id string) (string, bool) {
@@ -404,8 +405,8 @@ func (s *Store) EndUserFlags(ctx context.Context, a *Actor, envID, id uuid.UUID,
 		all = append(all, item)
 	}
 	slices.SortFunc(all, func(x, y EndUserFlag) int { return strings.Compare(x.Key, y.Key) })
-	out := Paged[EndUserFlag]{TotalCount: int64(len(all)), Items: []EndUserFlag{}}
-	if lo := int(f.Page.offset()); lo < len(all) {
+	out := core.Paged[EndUserFlag]{TotalCount: int64(len(all)), Items: []EndUserFlag{}}
+	if lo := int(f.Page.Offset()); lo < len(all) {
 		out.Items = all[lo:min(len(all), lo+f.Page.Size)]
 	}
 	return out, nil
@@ -440,7 +441,7 @@ type EndUserSegment struct {
 
 // EndUserSegments returns the segments visible in the environment, archived
 // ones left out, that the end user is in.
-func (s *Store) EndUserSegments(ctx context.Context, a *Actor, envID, id uuid.UUID) ([]EndUserSegment, error) {
+func (s *Store) EndUserSegments(ctx context.Context, a *core.Actor, envID, id uuid.UUID) ([]EndUserSegment, error) {
 	u, data, err := s.endUserEnv(ctx, a, envID, id)
 	if err != nil {
 		return nil, err
@@ -466,7 +467,7 @@ type FlagEndUserFilter struct {
 	FeatureFlagKey string
 	VariationID    string
 	From, To       int64
-	Page           Page
+	Page           core.Page
 }
 
 // FlagEndUser is one user of a flag (FeatBit's FeatureFlagEndUserStatsVm):
@@ -486,44 +487,44 @@ const maxFlagEndUsersCounted = 100_000
 // is the flag evaluated now for each user last seen in the range, and
 // lastEvaluatedAt is when the user was last seen; VariationID filters the
 // page, and TotalCount counts the users seen (at most 100,000).
-func (s *Store) FlagEndUsers(ctx context.Context, a *Actor, envID uuid.UUID, f FlagEndUserFilter) (Paged[FlagEndUser], error) {
-	var v validator
-	f.Page.check(&v)
+func (s *Store) FlagEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, f FlagEndUserFilter) (core.Paged[FlagEndUser], error) {
+	var v core.Validator
+	f.Page.Check(&v)
 	if f.FeatureFlagKey == "" {
-		v.add("featureFlagKey", "required")
+		v.Add("featureFlagKey", "required")
 	}
-	v.millis("from", f.From)
-	v.millis("to", f.To)
-	v.text("query", f.Query, MaxNameLen)
-	if err := v.err(); err != nil {
-		return Paged[FlagEndUser]{}, err
+	v.Millis("from", f.From)
+	v.Millis("to", f.To)
+	v.Text("query", f.Query, core.MaxNameLen)
+	if err := v.Err(); err != nil {
+		return core.Paged[FlagEndUser]{}, err
 	}
-	env, err := s.readableEnv(ctx, a, envID)
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
-		return Paged[FlagEndUser]{}, err
+		return core.Paged[FlagEndUser]{}, err
 	}
 	data, err := s.SDKData(ctx, SDKEnv{EnvID: envID, OrgID: env.OrganizationID})
 	if err != nil {
-		return Paged[FlagEndUser]{}, err
+		return core.Paged[FlagEndUser]{}, err
 	}
 	i := slices.IndexFunc(data.Flags, func(fl Flag) bool { return fl.Key == f.FeatureFlagKey })
 	if i < 0 {
-		return Paged[FlagEndUser]{}, ErrNotFound
+		return core.Paged[FlagEndUser]{}, core.ErrNotFound
 	}
 	fl := &data.Flags[i]
 	from, to := time.UnixMilli(f.From), time.UnixMilli(f.To)
 	pattern := searchPattern(f.Query)
-	rows, err := s.q.EndUsersSeenBetween(ctx, db.EndUsersSeenBetweenParams{EnvID: envID, SeenFrom: from, SeenTo: to,
-		Pattern: pattern, Skip: f.Page.offset(), Lim: f.Page.limit()})
+	rows, err := s.Q.EndUsersSeenBetween(ctx, db.EndUsersSeenBetweenParams{EnvID: envID, SeenFrom: from, SeenTo: to,
+		Pattern: pattern, Skip: f.Page.Offset(), Lim: f.Page.Limit()})
 	if err != nil {
-		return Paged[FlagEndUser]{}, translate(err)
+		return core.Paged[FlagEndUser]{}, core.Translate(err)
 	}
-	total, err := s.q.CountEndUsersSeenBetween(ctx, db.CountEndUsersSeenBetweenParams{EnvID: envID, SeenFrom: from, SeenTo: to,
+	total, err := s.Q.CountEndUsersSeenBetween(ctx, db.CountEndUsersSeenBetweenParams{EnvID: envID, SeenFrom: from, SeenTo: to,
 		Pattern: pattern, Cap: maxFlagEndUsersCounted})
 	if err != nil {
-		return Paged[FlagEndUser]{}, translate(err)
+		return core.Paged[FlagEndUser]{}, core.Translate(err)
 	}
-	out := Paged[FlagEndUser]{TotalCount: total, Items: []FlagEndUser{}}
+	out := core.Paged[FlagEndUser]{TotalCount: total, Items: []FlagEndUser{}}
 	segments := eval.SegmentMap(data.Segments)
 	for _, r := range rows {
 		u := endUserFrom(r)

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // The first-run guide and the organization's deletion page read here: when
@@ -18,21 +20,21 @@ type OrganizationContents struct {
 // CurrentOrganizationContents counts what the current organization holds,
 // for the page that confirms its deletion; only those who may delete it
 // (DeleteOrg) are told.
-func (s *Store) CurrentOrganizationContents(ctx context.Context, a *Actor) (OrganizationContents, error) {
-	orgID, err := a.org()
+func (s *Store) CurrentOrganizationContents(ctx context.Context, a *core.Actor) (OrganizationContents, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return OrganizationContents{}, err
 	}
-	org, err := s.q.GetOrganization(ctx, orgID)
+	org, err := s.Q.GetOrganization(ctx, orgID)
 	if err != nil {
-		return OrganizationContents{}, translate(err)
+		return OrganizationContents{}, core.Translate(err)
 	}
-	if err := mayDeleteOrganization(a, org.Key); err != nil {
+	if err := core.MayDeleteOrganization(a, org.Key); err != nil {
 		return OrganizationContents{}, err
 	}
-	r, err := s.q.OrganizationContents(ctx, orgID)
+	r, err := s.Q.OrganizationContents(ctx, orgID)
 	if err != nil {
-		return OrganizationContents{}, translate(err)
+		return OrganizationContents{}, core.Translate(err)
 	}
 	return OrganizationContents{Projects: r.Projects, Environments: r.Environments, Flags: r.Flags, Segments: r.Segments,
 		Members: r.Members, Groups: r.Groups, Policies: r.Policies, AccessTokens: r.AccessTokens, InWorkspace: r.InWorkspace}, nil

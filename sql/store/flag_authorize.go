@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // What creating a flag or segment requires whatever its input says (see
@@ -11,8 +13,8 @@ import (
 
 // AuthorizeFlagCreation checks what creating a flag in an environment
 // requires before its key and tags are known.
-func (s *Store) AuthorizeFlagCreation(ctx context.Context, a *Actor, envID uuid.UUID) error {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) AuthorizeFlagCreation(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
@@ -21,8 +23,8 @@ func (s *Store) AuthorizeFlagCreation(ctx context.Context, a *Actor, envID uuid.
 
 // AuthorizeSegmentCreation checks what creating a segment in an
 // environment requires before its key and tags are known.
-func (s *Store) AuthorizeSegmentCreation(ctx context.Context, a *Actor, envID uuid.UUID) error {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) AuthorizeSegmentCreation(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}

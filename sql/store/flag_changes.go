@@ -9,13 +9,14 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // UpdateFlagDescription changes a flag's description and returns the flag's
 // revision: the new one, or the current one when nothing changed.
-func (s *Store) UpdateFlagDescription(ctx context.Context, a *Actor, envID uuid.UUID, key string, in DescriptionInput) (uuid.UUID, error) {
+func (s *Store) UpdateFlagDescription(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in DescriptionInput) (uuid.UUID, error) {
 	if in.Description == nil {
-		return uuid.Nil, Invalid("description_is_required")
+		return uuid.Nil, core.Invalid("description_is_required")
 	}
 	f, err := s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagDescription, func(f *Flag) error {
 		f.Description = *in.Description
@@ -25,7 +26,7 @@ func (s *Store) UpdateFlagDescription(ctx context.Context, a *Actor, envID uuid.
 }
 
 // ToggleFlag turns a flag on or off.
-func (s *Store) ToggleFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, on bool, ch Change) (Flag, error) {
+func (s *Store) ToggleFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, on bool, ch Change) (Flag, error) {
 	return s.changeFlag(ctx, a, envID, key, ch, access.ToggleFlag, func(f *Flag) error {
 		f.IsEnabled = on
 		return nil
@@ -33,7 +34,7 @@ func (s *Store) ToggleFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 }
 
 // ArchiveFlag archives a flag: SDKs no longer find it, and it can be deleted.
-func (s *Store) ArchiveFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
+func (s *Store) ArchiveFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
 	return s.changeFlag(ctx, a, envID, key, ch, access.ArchiveFlag, func(f *Flag) error {
 		f.IsArchived = true
 		return nil
@@ -41,7 +42,7 @@ func (s *Store) ArchiveFlag(ctx context.Context, a *Actor, envID uuid.UUID, key 
 }
 
 // RestoreFlag brings an archived flag back.
-func (s *Store) RestoreFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
+func (s *Store) RestoreFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
 	return s.changeFlag(ctx, a, envID, key, ch, access.RestoreFlag, func(f *Flag) error {
 		f.IsArchived = false
 		return nil
@@ -49,20 +50,20 @@ func (s *Store) RestoreFlag(ctx context.Context, a *Actor, envID uuid.UUID, key 
 }
 
 // ErrFlagNotArchived refuses deleting a flag that is still in use.
-var ErrFlagNotArchived = &RuleError{"CannotDeleteUnarchivedFeatureFlag"}
+var ErrFlagNotArchived = &core.RuleError{Code: "CannotDeleteUnarchivedFeatureFlag"}
 
 // DeleteFlag removes an archived flag for good.
-func (s *Store) DeleteFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change) error {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) DeleteFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ch Change) error {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
-	var v validator
+	var v core.Validator
 	ch.check(&v, env)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
 		if err != nil {
 			return err
@@ -78,18 +79,18 @@ func (s *Store) DeleteFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 			return err
 		}
 		if ch.Revision != nil && *ch.Revision != before.Revision {
-			return ErrConflict
+			return core.ErrConflict
 		}
 		if _, err := q.DeleteFlag(ctx, before.ID); err != nil {
 			return err
 		}
-		return s.recordFlag(ctx, q, a, env.OrganizationID, envID, OpRemove, &before, nil, ch.Comment)
+		return s.recordFlag(ctx, q, a, env.OrganizationID, envID, core.OpRemove, &before, nil, ch.Comment)
 	})
 }
 
 // mayDeleteFlag checks that a person may delete f, and that it is archived.
-func mayDeleteFlag(a *Actor, env envRow, f Flag) error {
-	if err := a.require(access.DeleteFlag, flagRN(env, f.Key, f.Tags)); err != nil {
+func mayDeleteFlag(a *core.Actor, env core.EnvRow, f Flag) error {
+	if err := a.Require(access.DeleteFlag, flagRN(env, f.Key, f.Tags)); err != nil {
 		return err
 	}
 	if !f.IsArchived {
@@ -105,7 +106,7 @@ type FlagNameInput struct {
 }
 
 // RenameFlag changes a flag's name.
-func (s *Store) RenameFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, in FlagNameInput) (Flag, error) {
+func (s *Store) RenameFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in FlagNameInput) (Flag, error) {
 	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagName, func(f *Flag) error {
 		f.Name = strings.TrimSpace(in.Name)
 		return nil
@@ -113,12 +114,12 @@ func (s *Store) RenameFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 }
 
 // SetFlagTags replaces a flag's tags.
-func (s *Store) SetFlagTags(ctx context.Context, a *Actor, envID uuid.UUID, key string, in TagsInput) (Flag, error) {
+func (s *Store) SetFlagTags(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in TagsInput) (Flag, error) {
 	if in.Tags == nil {
-		return Flag{}, Invalid("tags_is_required")
+		return Flag{}, core.Invalid("tags_is_required")
 	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTags, func(f *Flag) error {
-		f.Tags = OrEmpty(*in.Tags)
+		f.Tags = core.OrEmpty(*in.Tags)
 		return nil
 	})
 }
@@ -132,9 +133,9 @@ type VariationsInput struct {
 
 // SetFlagVariations replaces a flag's variations. Targeting must still name
 // only variations that exist, so remove a variation from it first.
-func (s *Store) SetFlagVariations(ctx context.Context, a *Actor, envID uuid.UUID, key string, in VariationsInput) (Flag, error) {
+func (s *Store) SetFlagVariations(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in VariationsInput) (Flag, error) {
 	if in.Variations == nil {
-		return Flag{}, Invalid("variations_is_required")
+		return Flag{}, core.Invalid("variations_is_required")
 	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagVariations, func(f *Flag) error {
 		if in.VariationType != "" {
@@ -153,9 +154,9 @@ type OffVariationInput struct {
 }
 
 // SetFlagOffVariation chooses what a flag serves when it is off.
-func (s *Store) SetFlagOffVariation(ctx context.Context, a *Actor, envID uuid.UUID, key string, in OffVariationInput) (Flag, error) {
+func (s *Store) SetFlagOffVariation(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in OffVariationInput) (Flag, error) {
 	if in.OffVariationID == "" {
-		return Flag{}, Invalid("offVariationId_is_required")
+		return Flag{}, core.Invalid("offVariationId_is_required")
 	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagOffVariation, func(f *Flag) error {
 		f.DisabledVariationID = in.OffVariationID
@@ -173,10 +174,10 @@ type TargetingInput struct {
 
 // SetFlagTargeting replaces a flag's individual targets, rules and default
 // rule; each part that changes needs its own action.
-func (s *Store) SetFlagTargeting(ctx context.Context, a *Actor, envID uuid.UUID, key string, in TargetingInput) (Flag, error) {
+func (s *Store) SetFlagTargeting(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in TargetingInput) (Flag, error) {
 	t := in.Targeting
 	if t == nil {
-		return Flag{}, Invalid("targeting_is_required")
+		return Flag{}, core.Invalid("targeting_is_required")
 	}
 	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTargetingRules, func(f *Flag) error {
 		setTargeting(f, *t)
@@ -204,7 +205,7 @@ var flagWritable = []string{"name", "description", "variationType", "variations"
 
 // PatchFlag applies an RFC 6902 JSON Patch to a flag, whole or not at all,
 // with the same checks as every other change.
-func (s *Store) PatchFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ops json.RawMessage) (Flag, error) {
+func (s *Store) PatchFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ops json.RawMessage) (Flag, error) {
 	f, err := s.changeFlag(ctx, a, envID, key, Change{Comment: "Updated via patch"}, access.UpdateFlagTargetingRules, func(f *Flag) error {
 		var patched Flag
 		if err := applyPatch(f, ops, flagWritable, &patched); err != nil {
@@ -212,7 +213,7 @@ func (s *Store) PatchFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 		}
 		patched.ID, patched.EnvID, patched.Key, patched.Revision = f.ID, f.EnvID, f.Key, f.Revision
 		patched.CreatedAt, patched.UpdatedAt, patched.CreatorID, patched.UpdatorID = f.CreatedAt, f.UpdatedAt, f.CreatorID, f.UpdatorID
-		patched.Tags = OrEmpty(patched.Tags)
+		patched.Tags = core.OrEmpty(patched.Tags)
 		*f = patched
 		return nil
 	})
@@ -229,14 +230,14 @@ type CloneFlagInput struct {
 }
 
 // CloneFlag copies a flag (variations, targeting, state) under a new name and key.
-func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, in CloneFlagInput) (Flag, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) CloneFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in CloneFlagInput) (Flag, error) {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return Flag{}, err
 	}
-	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: envID, Key: key})
+	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: envID, Key: key})
 	if err != nil {
-		return Flag{}, translate(err)
+		return Flag{}, core.Translate(err)
 	}
 	src, err := flagFrom(row)
 	if err != nil {
@@ -249,7 +250,7 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 	if err != nil {
 		return Flag{}, err
 	}
-	f.ID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), uuid.New(), actorID(a), actorID(a)
+	f.ID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), uuid.New(), core.ActorID(a), core.ActorID(a)
 	f.Name, f.Key, f.IsArchived = strings.TrimSpace(in.Name), in.Key, false
 	if in.Description != nil {
 		f.Description = *in.Description
@@ -257,14 +258,14 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 	if in.Tags != nil {
 		f.Tags = in.Tags
 	}
-	var v validator
+	var v core.Validator
 	refs := checkFlag(&v, &f)
 	in.Change.check(&v, env)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Flag{}, err
 	}
 	var out Flag
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		if err := s.checkSegmentRefs(ctx, q, env, f.Rules, refs); err != nil {
 			return err
 		}
@@ -276,27 +277,27 @@ func (s *Store) CloneFlag(ctx context.Context, a *Actor, envID uuid.UUID, key st
 
 // mayCloneFlag checks that a person may copy src: clone it, and create the
 // copy in its environment.
-func mayCloneFlag(a *Actor, env envRow, src Flag) error {
-	if err := a.require(access.CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
+func mayCloneFlag(a *core.Actor, env core.EnvRow, src Flag) error {
+	if err := a.Require(access.CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
 		return err
 	}
 	return mayCreateFlag(a, env)
 }
 
 // FlagTags lists every tag used by an environment's flags.
-func (s *Store) FlagTags(ctx context.Context, a *Actor, envID uuid.UUID) ([]string, error) {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+func (s *Store) FlagTags(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]string, error) {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
-	tags, err := s.q.ListFlagTags(ctx, envID)
-	return tags, translate(err)
+	tags, err := s.Q.ListFlagTags(ctx, envID)
+	return tags, core.Translate(err)
 }
 
 // FlagKeyUsed tells whether a flag key is taken in an environment.
-func (s *Store) FlagKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, key string) (bool, error) {
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
+func (s *Store) FlagKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (bool, error) {
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return false, err
 	}
-	used, err := s.q.FlagKeyUsed(ctx, db.FlagKeyUsedParams{EnvID: envID, Key: key})
-	return used, translate(err)
+	used, err := s.Q.FlagKeyUsed(ctx, db.FlagKeyUsedParams{EnvID: envID, Key: key})
+	return used, core.Translate(err)
 }

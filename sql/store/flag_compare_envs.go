@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Comparing flags between two environments (flag_copy.go says what every
@@ -50,48 +51,48 @@ type CompareFlagOverview struct {
 
 // CompareOverview pages the source environment's flags and says, for each
 // target environment, which parts of each differ.
-func (s *Store) CompareOverview(ctx context.Context, a *Actor, sourceEnvID uuid.UUID, in CompareOverviewInput) (Paged[CompareFlagOverview], error) {
+func (s *Store) CompareOverview(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, in CompareOverviewInput) (core.Paged[CompareFlagOverview], error) {
 	targets := slices.Compact(slices.Clone(in.TargetEnvIDs))
 	if len(targets) == 0 || len(targets) > MaxCompareTargets {
-		return Paged[CompareFlagOverview]{}, Invalid("targetEnvIds_is_invalid")
+		return core.Paged[CompareFlagOverview]{}, core.Invalid("targetEnvIds_is_invalid")
 	}
-	envs := map[uuid.UUID]envRow{}
-	var srcEnv envRow
+	envs := map[uuid.UUID]core.EnvRow{}
+	var srcEnv core.EnvRow
 	for _, t := range targets {
 		src, tgt, err := s.compareEnvs(ctx, a, sourceEnvID, t)
 		if err != nil {
-			return Paged[CompareFlagOverview]{}, err
+			return core.Paged[CompareFlagOverview]{}, err
 		}
 		srcEnv, envs[t] = src, tgt
 	}
 	if in.Filter.PageSize == 0 {
-		in.Filter.PageSize = DefaultPageSize
+		in.Filter.PageSize = core.DefaultPageSize
 	}
 	list, err := s.ListFlags(ctx, a, sourceEnvID, FlagFilter{Name: in.Filter.Name, Tags: in.Filter.Tags,
 		IsEnabled: in.Filter.IsEnabled, IsArchived: in.Filter.IsArchived, SortBy: in.Filter.SortBy,
-		Page: Page{Index: in.Filter.PageIndex, Size: in.Filter.PageSize}})
+		Page: core.Page{Index: in.Filter.PageIndex, Size: in.Filter.PageSize}})
 	if err != nil {
-		return Paged[CompareFlagOverview]{}, err
+		return core.Paged[CompareFlagOverview]{}, err
 	}
 	ids := make([]uuid.UUID, len(list.Items))
 	keys := make([]string, len(list.Items))
 	for i, it := range list.Items {
 		ids[i], keys[i] = it.ID, it.Key
 	}
-	sources, err := s.flagsByIDs(ctx, s.q, sourceEnvID, ids)
+	sources, err := s.flagsByIDs(ctx, s.Q, sourceEnvID, ids)
 	if err != nil {
-		return Paged[CompareFlagOverview]{}, err
+		return core.Paged[CompareFlagOverview]{}, err
 	}
-	rows, err := s.q.LiveFlagsByKeys(ctx, db.LiveFlagsByKeysParams{EnvIds: targets, Keys: keys})
+	rows, err := s.Q.LiveFlagsByKeys(ctx, db.LiveFlagsByKeysParams{EnvIds: targets, Keys: keys})
 	if err != nil {
-		return Paged[CompareFlagOverview]{}, translate(err)
+		return core.Paged[CompareFlagOverview]{}, core.Translate(err)
 	}
 	byEnvKey := map[[2]string]Flag{}
 	refs := map[uuid.UUID][]uuid.UUID{} // segments named, by the environment naming them
 	for _, r := range rows {
 		f, err := flagFrom(r)
 		if err != nil {
-			return Paged[CompareFlagOverview]{}, err
+			return core.Paged[CompareFlagOverview]{}, err
 		}
 		byEnvKey[[2]string{f.EnvID.String(), f.Key}] = f
 		refs[f.EnvID] = append(refs[f.EnvID], flagSegmentIDs(f)...)
@@ -106,15 +107,15 @@ func (s *Store) CompareOverview(ctx context.Context, a *Actor, sourceEnvID uuid.
 		if envID != sourceEnvID {
 			env = envs[envID]
 		}
-		segs, err := s.visibleSegments(ctx, s.q, env, slices.Compact(ids))
+		segs, err := s.visibleSegments(ctx, s.Q, env, slices.Compact(ids))
 		if err != nil {
-			return Paged[CompareFlagOverview]{}, err
+			return core.Paged[CompareFlagOverview]{}, err
 		}
 		for _, sg := range segs {
 			names[sg.ID.String()] = sg.Name
 		}
 	}
-	out := Paged[CompareFlagOverview]{TotalCount: list.TotalCount, TotalCountIsEstimate: list.TotalCountIsEstimate, Items: make([]CompareFlagOverview, 0, len(list.Items))}
+	out := core.Paged[CompareFlagOverview]{TotalCount: list.TotalCount, TotalCountIsEstimate: list.TotalCountIsEstimate, Items: make([]CompareFlagOverview, 0, len(list.Items))}
 	for _, it := range list.Items {
 		src, ok := sources[it.ID]
 		if !ok {
@@ -136,7 +137,7 @@ func (s *Store) CompareOverview(ctx context.Context, a *Actor, sourceEnvID uuid.
 
 // relatedSegmentNames names the segments each side's rules use, each as
 // seen from its own environment (the source's env is the flag's own).
-func (s *Store) relatedSegmentNames(ctx context.Context, target envRow, source, tgt Flag) (map[string]string, error) {
+func (s *Store) relatedSegmentNames(ctx context.Context, target core.EnvRow, source, tgt Flag) (map[string]string, error) {
 	names := map[string]string{}
 	for _, side := range []struct {
 		envID uuid.UUID
@@ -153,7 +154,7 @@ func (s *Store) relatedSegmentNames(ctx context.Context, target envRow, source, 
 				return nil, err
 			}
 		}
-		segs, err := s.visibleSegments(ctx, s.q, env, ids)
+		segs, err := s.visibleSegments(ctx, s.Q, env, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -194,14 +195,14 @@ func (d CompareFlagDetail) SegmentNames() map[string]string {
 }
 
 // projectEnv names an environment as FeatBit's history does: "Project/Env".
-func projectEnv(env envRow) string { return env.ProjectName + "/" + env.Environment.Name }
+func projectEnv(env core.EnvRow) string { return env.ProjectName + "/" + env.Environment.Name }
 
 // ErrNotInTarget: the target environment has no flag of the compared key.
-var ErrNotInTarget = fmt.Errorf("%w: no flag of this key in the target environment", ErrNotFound)
+var ErrNotInTarget = fmt.Errorf("%w: no flag of this key in the target environment", core.ErrNotFound)
 
 // CompareFlag compares a flag with the flag of the same key in the target
 // environment; ErrNotInTarget when the target has none.
-func (s *Store) CompareFlag(ctx context.Context, a *Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (*CompareFlagDetail, error) {
+func (s *Store) CompareFlag(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (*CompareFlagDetail, error) {
 	srcEnv, tgtEnv, err := s.compareEnvs(ctx, a, sourceEnvID, targetEnvID)
 	if err != nil {
 		return nil, err
@@ -210,8 +211,8 @@ func (s *Store) CompareFlag(ctx context.Context, a *Actor, sourceEnvID uuid.UUID
 	if err != nil {
 		return nil, err
 	}
-	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: targetEnvID, Key: key})
-	if err = translate(err); err == ErrNotFound {
+	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: targetEnvID, Key: key})
+	if err = core.Translate(err); err == core.ErrNotFound {
 		return nil, ErrNotInTarget
 	} else if err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ func (s *Store) CompareFlag(ctx context.Context, a *Actor, sourceEnvID uuid.UUID
 	if err != nil {
 		return nil, err
 	}
-	missing, err := s.segmentsNotVisible(ctx, s.q, tgtEnv, src)
+	missing, err := s.segmentsNotVisible(ctx, s.Q, tgtEnv, src)
 	if err != nil {
 		return nil, err
 	}

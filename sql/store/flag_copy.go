@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Comparing and copying flags between two environments of an organization
@@ -26,15 +27,15 @@ const MaxCopyFlags = 100
 
 // compareEnvs loads the source (readable) and a target (readable, and not
 // the source) of a comparison or copy.
-func (s *Store) compareEnvs(ctx context.Context, a *Actor, sourceID, targetID uuid.UUID) (envRow, envRow, error) {
+func (s *Store) compareEnvs(ctx context.Context, a *core.Actor, sourceID, targetID uuid.UUID) (core.EnvRow, core.EnvRow, error) {
 	if sourceID == targetID {
-		return envRow{}, envRow{}, Invalid("targetEnvId_is_invalid")
+		return core.EnvRow{}, core.EnvRow{}, core.Invalid("targetEnvId_is_invalid")
 	}
-	src, err := s.readableEnv(ctx, a, sourceID)
+	src, err := s.ReadableEnv(ctx, a, sourceID)
 	if err != nil {
-		return envRow{}, envRow{}, err
+		return core.EnvRow{}, core.EnvRow{}, err
 	}
-	tgt, err := s.readableEnv(ctx, a, targetID)
+	tgt, err := s.ReadableEnv(ctx, a, targetID)
 	return src, tgt, err
 }
 
@@ -42,7 +43,7 @@ func (s *Store) compareEnvs(ctx context.Context, a *Actor, sourceID, targetID uu
 func (s *Store) flagsByIDs(ctx context.Context, q *db.Queries, envID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]Flag, error) {
 	rows, err := q.FlagsByIDs(ctx, db.FlagsByIDsParams{EnvID: envID, Ids: ids})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := make(map[uuid.UUID]Flag, len(rows))
 	for _, r := range rows {
@@ -76,23 +77,23 @@ func flagSegmentIDs(f Flag) []uuid.UUID {
 }
 
 // visibleSegments returns those of some segments visible in env.
-func (s *Store) visibleSegments(ctx context.Context, q *db.Queries, env envRow, ids []uuid.UUID) ([]Segment, error) {
+func (s *Store) visibleSegments(ctx context.Context, q *db.Queries, env core.EnvRow, ids []uuid.UUID) ([]Segment, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	rows, err := q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: ids,
 		EnvID: env.Environment.ID, Scopes: envScopes(env)})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	return segmentsFrom(rows)
 }
 
 // environmentByID loads an environment of an organization, with no check:
 // for callers that checked it already.
-func (s *Store) environmentByID(ctx context.Context, orgID, envID uuid.UUID) (envRow, error) {
-	row, err := s.q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: orgID, ID: envID})
-	return envRow{row}, translate(err)
+func (s *Store) environmentByID(ctx context.Context, orgID, envID uuid.UUID) (core.EnvRow, error) {
+	row, err := s.Q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: orgID, ID: envID})
+	return core.EnvRow{GetEnvironmentRow: row}, core.Translate(err)
 }
 
 // NamedSegment names a segment a flag uses.
@@ -104,7 +105,7 @@ type NamedSegment struct {
 // segmentsNotVisible lists the segments f's rules use that target cannot
 // use: not visible there (an environment-specific segment of another
 // environment, a shared one whose scopes leave it out) or archived.
-func (s *Store) segmentsNotVisible(ctx context.Context, q *db.Queries, target envRow, f Flag) ([]NamedSegment, error) {
+func (s *Store) segmentsNotVisible(ctx context.Context, q *db.Queries, target core.EnvRow, f Flag) ([]NamedSegment, error) {
 	ids := flagSegmentIDs(f)
 	if len(ids) == 0 {
 		return nil, nil
@@ -164,14 +165,14 @@ func copyIDs(ids []uuid.UUID) ([]uuid.UUID, error) {
 		}
 	}
 	if len(out) == 0 || len(out) > MaxCopyFlags {
-		return nil, Invalid("flagIds_is_invalid")
+		return nil, core.Invalid("flagIds_is_invalid")
 	}
 	return out, nil
 }
 
 // CopyToEnvPrecheck says, for each flag, what copying it to the target
 // environment would run into. Every id must be a flag of the source.
-func (s *Store) CopyToEnvPrecheck(ctx context.Context, a *Actor, sourceEnvID, targetEnvID uuid.UUID, flagIDs []uuid.UUID) ([]CopyToEnvPrecheckResult, error) {
+func (s *Store) CopyToEnvPrecheck(ctx context.Context, a *core.Actor, sourceEnvID, targetEnvID uuid.UUID, flagIDs []uuid.UUID) ([]CopyToEnvPrecheckResult, error) {
 	ids, err := copyIDs(flagIDs)
 	if err != nil {
 		return nil, err
@@ -180,10 +181,10 @@ func (s *Store) CopyToEnvPrecheck(ctx context.Context, a *Actor, sourceEnvID, ta
 	if err != nil {
 		return nil, err
 	}
-	return s.precheck(ctx, s.q, a, sourceEnvID, tgtEnv, ids)
+	return s.precheck(ctx, s.Q, a, sourceEnvID, tgtEnv, ids)
 }
 
-func (s *Store) precheck(ctx context.Context, q *db.Queries, a *Actor, sourceEnvID uuid.UUID, tgtEnv envRow, ids []uuid.UUID) ([]CopyToEnvPrecheckResult, error) {
+func (s *Store) precheck(ctx context.Context, q *db.Queries, a *core.Actor, sourceEnvID uuid.UUID, tgtEnv core.EnvRow, ids []uuid.UUID) ([]CopyToEnvPrecheckResult, error) {
 	flags, err := s.flagsByIDs(ctx, q, sourceEnvID, ids)
 	if err != nil {
 		return nil, err
@@ -192,17 +193,17 @@ func (s *Store) precheck(ctx context.Context, q *db.Queries, a *Actor, sourceEnv
 	for _, id := range ids {
 		f, ok := flags[id]
 		if !ok {
-			return nil, ErrNotFound
+			return nil, core.ErrNotFound
 		}
 		keys = append(keys, strings.ToLower(f.Key))
 	}
 	taken, err := q.FlagKeysUsed(ctx, db.FlagKeysUsedParams{EnvID: tgtEnv.Environment.ID, Keys: keys})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
-	known, err := q.EndUserPropertyNames(ctx, db.EndUserPropertyNamesParams{EnvID: tgtEnv.Environment.ID, Lim: maxEndUserProperties})
+	known, err := q.EndUserPropertyNames(ctx, db.EndUserPropertyNamesParams{EnvID: tgtEnv.Environment.ID, Lim: core.MaxEndUserProperties})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := make([]CopyToEnvPrecheckResult, len(ids))
 	for i, id := range ids {
@@ -214,8 +215,8 @@ func (s *Store) precheck(ctx context.Context, q *db.Queries, a *Actor, sourceEnv
 		r := CopyToEnvPrecheckResult{ID: f.ID, Key: f.Key, Name: f.Name,
 			KeyCheck:        !slices.ContainsFunc(taken, func(k string) bool { return strings.EqualFold(k, f.Key) }),
 			TargetUserCheck: !hasTargets(f), TargetRuleCheck: len(missing) == 0,
-			PermissionCheck: a.require(access.CreateFlag, flagRN(tgtEnv, f.Key, f.Tags)) == nil,
-			NewProperties:   newProperties(f.Rules, known), SegmentsNotVisible: OrEmpty(missing)}
+			PermissionCheck: a.Require(access.CreateFlag, flagRN(tgtEnv, f.Key, f.Tags)) == nil,
+			NewProperties:   newProperties(f.Rules, known), SegmentsNotVisible: core.OrEmpty(missing)}
 		r.Passed = r.KeyCheck && r.TargetUserCheck && r.TargetRuleCheck && r.PermissionCheck
 		out[i] = r
 	}
@@ -261,7 +262,7 @@ type CopyToEnvResult struct {
 // a copy has no individual targets, and no rules when its rules use a
 // segment the target cannot; a key taken in the target refuses the whole
 // copy, naming each such flag. Each copy needs CreateFlag in the target.
-func (s *Store) CopyToEnv(ctx context.Context, a *Actor, sourceEnvID, targetEnvID uuid.UUID, in CopyToEnvInput) (CopyToEnvResult, error) {
+func (s *Store) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targetEnvID uuid.UUID, in CopyToEnvInput) (CopyToEnvResult, error) {
 	ids, err := copyIDs(in.FlagIDs)
 	if err != nil {
 		return CopyToEnvResult{}, err
@@ -275,7 +276,7 @@ func (s *Store) CopyToEnv(ctx context.Context, a *Actor, sourceEnvID, targetEnvI
 	}
 	comment := fmt.Sprintf("Copied from %q", projectEnv(srcEnv))
 	var copied int
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		checks, err := s.precheck(ctx, q, a, sourceEnvID, tgtEnv, ids)
 		if err != nil {
 			return err
@@ -284,10 +285,10 @@ func (s *Store) CopyToEnv(ctx context.Context, a *Actor, sourceEnvID, targetEnvI
 		if err != nil {
 			return err
 		}
-		verr := &ValidationError{}
+		verr := &core.ValidationError{}
 		for i, c := range checks {
 			if !c.KeyCheck {
-				verr.Details = append(verr.Details, FieldProblem{Path: fmt.Sprintf("flagIds[%d]", i), Code: "key_is_used",
+				verr.Details = append(verr.Details, core.FieldProblem{Path: fmt.Sprintf("flagIds[%d]", i), Code: "key_is_used",
 					Message: fmt.Sprintf("a flag with key %s already exists in %s", c.Key, projectEnv(tgtEnv))})
 			}
 		}
@@ -297,26 +298,26 @@ func (s *Store) CopyToEnv(ctx context.Context, a *Actor, sourceEnvID, targetEnvI
 		}
 		for i, id := range ids {
 			src := flags[id]
-			if err := a.require(access.CreateFlag, flagRN(tgtEnv, src.Key, src.Tags)); err != nil {
+			if err := a.Require(access.CreateFlag, flagRN(tgtEnv, src.Key, src.Tags)); err != nil {
 				return err
 			}
 			f, err := src.Clone()
 			if err != nil {
 				return err
 			}
-			f.ID, f.EnvID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), targetEnvID, uuid.New(), actorID(a), actorID(a)
+			f.ID, f.EnvID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), targetEnvID, uuid.New(), core.ActorID(a), core.ActorID(a)
 			f.IsArchived, f.TargetUsers = false, []TargetUser{}
 			if !checks[i].TargetRuleCheck {
 				f.Rules = []FlagRule{}
 			} else if len(checks[i].NewProperties) > 0 {
 				if err := q.AddEndUserPropertyNames(ctx, db.AddEndUserPropertyNamesParams{EnvID: targetEnvID,
-					Names: checks[i].NewProperties, MaxProperties: maxEndUserProperties}); err != nil {
-					return translate(err)
+					Names: checks[i].NewProperties, MaxProperties: core.MaxEndUserProperties}); err != nil {
+					return core.Translate(err)
 				}
 			}
-			var v validator
+			var v core.Validator
 			refs := checkFlag(&v, &f)
-			if err := v.err(); err != nil {
+			if err := v.Err(); err != nil {
 				return err
 			}
 			if _, err := s.insertFlag(ctx, q, a, tgtEnv, f, refs, comment); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Copying a flag's settings to its namesake in another environment
@@ -45,18 +46,18 @@ type CopyFlagSettingsInput struct {
 // names the action a copy that changes nothing is checked with.
 func (o *FlagSettingCopyOptions) check() (access.Action, error) {
 	if o == nil {
-		return "", Invalid("options_is_required")
+		return "", core.Invalid("options_is_required")
 	}
-	var v validator
+	var v core.Validator
 	for _, opt := range []struct {
 		field string
 		o     CopyOption
 	}{{"options.individualTargeting.mode", o.IndividualTargeting}, {"options.targetingRule.mode", o.TargetingRule}} {
 		if opt.o.Copy && opt.o.Mode != CopyOverwrite && opt.o.Mode != CopyAppend {
-			v.at("options", "invalid", opt.field, `mode is "overwrite" or "append"`)
+			v.At("options", "invalid", opt.field, `mode is "overwrite" or "append"`)
 		}
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return "", err
 	}
 	switch {
@@ -71,8 +72,8 @@ func (o *FlagSettingCopyOptions) check() (access.Action, error) {
 	case o.OffVariation:
 		return access.UpdateFlagOffVariation, nil
 	}
-	v.at("options", "required", "options", "choose at least one setting to copy")
-	return "", v.err()
+	v.At("options", "required", "options", "choose at least one setting to copy")
+	return "", v.Err()
 }
 
 // CopySettingsPlan is what copying settings would do to the target flag.
@@ -89,7 +90,7 @@ type CopySettingsPlan struct {
 // copySettingsFlags loads both sides of a settings copy: the environments,
 // the source flag, the target's flag of the same key, and the names of the
 // segments either side's rules use.
-func (s *Store) copySettingsFlags(ctx context.Context, a *Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (srcEnv, tgtEnv envRow, src, tgt Flag, names map[string]string, err error) {
+func (s *Store) copySettingsFlags(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (srcEnv, tgtEnv core.EnvRow, src, tgt Flag, names map[string]string, err error) {
 	if srcEnv, tgtEnv, src, names, err = s.copySettingsSource(ctx, a, sourceEnvID, key, targetEnvID); err != nil {
 		return
 	}
@@ -102,7 +103,7 @@ func (s *Store) copySettingsFlags(ctx context.Context, a *Actor, sourceEnvID uui
 
 // PreviewCopyFlagSettings says what copying settings would change in the
 // target flag, without changing it.
-func (s *Store) PreviewCopyFlagSettings(ctx context.Context, a *Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID, in CopyFlagSettingsInput) (CopySettingsPlan, error) {
+func (s *Store) PreviewCopyFlagSettings(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID, in CopyFlagSettingsInput) (CopySettingsPlan, error) {
 	if _, err := in.Options.check(); err != nil {
 		return CopySettingsPlan{}, err
 	}
@@ -121,40 +122,40 @@ func (s *Store) PreviewCopyFlagSettings(ctx context.Context, a *Actor, sourceEnv
 		plan.Refused = ErrFlagIsArchived
 	}
 	if plan.Refused == nil {
-		var v validator
+		var v core.Validator
 		refs := checkFlag(&v, &after)
-		if plan.Refused = v.err(); plan.Refused == nil {
-			plan.Refused = s.checkSegmentRefs(ctx, s.q, tgtEnv, after.Rules, refs)
+		if plan.Refused = v.Err(); plan.Refused == nil {
+			plan.Refused = s.checkSegmentRefs(ctx, s.Q, tgtEnv, after.Rules, refs)
 		}
 	}
 	return plan, nil
 }
 
-func copySettingsComment(src envRow) string {
+func copySettingsComment(src core.EnvRow) string {
 	return fmt.Sprintf("Copy flag settings from %q", projectEnv(src))
 }
 
 // copySettingsSource loads the environments and the source flag of a
 // settings copy, and the names of the segments the source uses.
-func (s *Store) copySettingsSource(ctx context.Context, a *Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (envRow, envRow, Flag, map[string]string, error) {
+func (s *Store) copySettingsSource(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (core.EnvRow, core.EnvRow, Flag, map[string]string, error) {
 	srcEnv, tgtEnv, err := s.compareEnvs(ctx, a, sourceEnvID, targetEnvID)
 	if err != nil {
-		return envRow{}, envRow{}, Flag{}, nil, err
+		return core.EnvRow{}, core.EnvRow{}, Flag{}, nil, err
 	}
 	src, err := s.GetFlag(ctx, a, sourceEnvID, key)
 	if err != nil {
-		return envRow{}, envRow{}, Flag{}, nil, err
+		return core.EnvRow{}, core.EnvRow{}, Flag{}, nil, err
 	}
 	names := map[string]string{}
 	if err := s.addSegmentNames(ctx, srcEnv, src, names); err != nil {
-		return envRow{}, envRow{}, Flag{}, nil, err
+		return core.EnvRow{}, core.EnvRow{}, Flag{}, nil, err
 	}
 	return srcEnv, tgtEnv, src, names, nil
 }
 
 // addSegmentNames adds the names of the segments f's rules use, as env sees them.
-func (s *Store) addSegmentNames(ctx context.Context, env envRow, f Flag, names map[string]string) error {
-	segs, err := s.visibleSegments(ctx, s.q, env, flagSegmentIDs(f))
+func (s *Store) addSegmentNames(ctx context.Context, env core.EnvRow, f Flag, names map[string]string) error {
+	segs, err := s.visibleSegments(ctx, s.Q, env, flagSegmentIDs(f))
 	for _, sg := range segs {
 		names[sg.ID.String()] = sg.Name
 	}
@@ -164,7 +165,7 @@ func (s *Store) addSegmentNames(ctx context.Context, env envRow, f Flag, names m
 // CopyFlagSettings copies the chosen settings of a flag to the flag of the
 // same key in the target environment: one change of that flag, checked,
 // validated, recorded in its history and sent to SDKs as any other.
-func (s *Store) CopyFlagSettings(ctx context.Context, a *Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID, in CopyFlagSettingsInput) (Flag, error) {
+func (s *Store) CopyFlagSettings(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID, in CopyFlagSettingsInput) (Flag, error) {
 	action, err := in.Options.check()
 	if err != nil {
 		return Flag{}, err
@@ -227,7 +228,7 @@ func copySettings(source Flag, target *Flag, names map[string]string, o FlagSett
 				users = append(users, TargetUser{VariationID: tv.ID, KeyIDs: keys})
 			}
 		}
-		target.TargetUsers = OrEmpty(users)
+		target.TargetUsers = core.OrEmpty(users)
 	}
 	if o.TargetingRule.Copy && diff.Overview(uuid.Nil).TargetingRule {
 		var rules []FlagRule
@@ -243,7 +244,7 @@ func copySettings(source Flag, target *Flag, names map[string]string, o FlagSett
 			r.Conditions = slices.Clone(r.Conditions)
 			rules = append(rules, r)
 		}
-		target.Rules = OrEmpty(rules)
+		target.Rules = core.OrEmpty(rules)
 	}
 	if o.DefaultRule && diff.DefaultRule.IsDifferent {
 		ft := source.Fallthrough

@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // History operations of changes that were proposed first and applied later,
@@ -54,10 +55,10 @@ type DraftInput struct {
 const MaxOpenFlagChanges = 100
 
 // ErrTooManyPendingChanges refuses a proposed change past MaxOpenFlagChanges.
-var ErrTooManyPendingChanges = &RuleError{"TooManyPendingChanges"}
+var ErrTooManyPendingChanges = &core.RuleError{Code: "TooManyPendingChanges"}
 
 // ErrDraftApplied refuses applying a draft a second time.
-var ErrDraftApplied = &RuleError{"FlagDraftIsApplied"}
+var ErrDraftApplied = &core.RuleError{Code: "FlagDraftIsApplied"}
 
 // DraftConflictError says which parts of a flag a draft changes that were
 // also changed by someone else since the draft was proposed. It is a
@@ -71,7 +72,7 @@ func (e *DraftConflictError) Error() string {
 }
 
 // Unwrap makes a draft conflict answer as ErrConflict.
-func (e *DraftConflictError) Unwrap() error { return ErrConflict }
+func (e *DraftConflictError) Unwrap() error { return core.ErrConflict }
 
 // flagPart is one part of a flag a draft changes as a whole.
 type flagPart struct {
@@ -151,14 +152,14 @@ func draftTarget(cur Flag, in DraftInput) (Flag, error) {
 		// At a cost bounded by its size, as the body it came in: a
 		// target of a million empty rules would be a million rules.
 		if err := jsonbody.Decode(in.TargetFlag, &into); err != nil {
-			return Flag{}, Invalid("targetFlag_is_invalid")
+			return Flag{}, core.Invalid("targetFlag_is_invalid")
 		}
 		// Only the parts a draft applies are taken; identity, key, revision
 		// and archiving stay as they are.
 		for _, p := range flagParts {
 			p.set(&target, &into)
 		}
-		target.Tags = OrEmpty(target.Tags)
+		target.Tags = core.OrEmpty(target.Tags)
 	case in.Targeting != nil:
 		t := in.Targeting
 		target.TargetUsers, target.Rules, target.Fallthrough = t.TargetUsers, t.Rules, t.Fallthrough
@@ -170,15 +171,15 @@ func draftTarget(cur Flag, in DraftInput) (Flag, error) {
 		}
 		target.ExptIncludeAllTargets = t.ExptIncludeAllTargets == nil || *t.ExptIncludeAllTargets
 	default:
-		return Flag{}, Invalid("targetFlag_is_required")
+		return Flag{}, core.Invalid("targetFlag_is_required")
 	}
 	if cur.IsArchived {
 		return Flag{}, ErrFlagIsArchived
 	}
 	if len(ChangedParts(cur, target)) == 0 {
-		var v validator
-		v.at("targetFlag", "invalid", "targetFlag", "the target flag changes nothing: it is the flag as it is now")
-		return Flag{}, v.err()
+		var v core.Validator
+		v.At("targetFlag", "invalid", "targetFlag", "the target flag changes nothing: it is the flag as it is now")
+		return Flag{}, v.Err()
 	}
 	return target, nil
 }
@@ -188,17 +189,17 @@ func draftTarget(cur Flag, in DraftInput) (Flag, error) {
 // revision (when given), the actions of every changed part for a (on the
 // flag as it is and as it would be), the target flag's validity and the
 // environment's comment rule. The flag itself is not changed.
-func (s *Store) createDraft(ctx context.Context, q *db.Queries, a *Actor, env envRow, key string, in DraftInput) (Draft, error) {
+func (s *Store) createDraft(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, key string, in DraftInput) (Draft, error) {
 	row, err := q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
-		return Draft{}, translate(err)
+		return Draft{}, core.Translate(err)
 	}
 	base, err := flagFrom(row)
 	if err != nil {
 		return Draft{}, err
 	}
 	if in.Revision != nil && *in.Revision != base.Revision {
-		return Draft{}, ErrConflict
+		return Draft{}, core.ErrConflict
 	}
 	target, err := draftTarget(base, in)
 	if err != nil {
@@ -214,10 +215,10 @@ func (s *Store) createDraft(ctx context.Context, q *db.Queries, a *Actor, env en
 	if open >= MaxOpenFlagChanges {
 		return Draft{}, ErrTooManyPendingChanges
 	}
-	var v validator
+	var v core.Validator
 	refs := checkFlag(&v, &target)
 	in.Change.check(&v, env)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Draft{}, err
 	}
 	if err := s.checkSegmentRefs(ctx, q, env, target.Rules, refs); err != nil {
@@ -233,9 +234,9 @@ func (s *Store) createDraft(ctx context.Context, q *db.Queries, a *Actor, env en
 	}
 	d, err := q.CreateFlagDraft(ctx, db.CreateFlagDraftParams{EnvID: env.Environment.ID, FlagID: base.ID,
 		Base: baseJSON, Target: targetJSON, Comment: strings.TrimSpace(in.Comment),
-		CreatorID: actorID(a), CreatorKind: actorKind(a)})
+		CreatorID: core.ActorID(a), CreatorKind: core.ActorKind(a)})
 	if err != nil {
-		return Draft{}, translate(err)
+		return Draft{}, core.Translate(err)
 	}
 	return draftFrom(d)
 }
@@ -263,7 +264,7 @@ type DraftApplication struct {
 	// By is who applies the draft; nil for the draft's author, with the
 	// rights the author has now (a member who left, or a token revoked,
 	// may apply nothing).
-	By *Actor
+	By *core.Actor
 }
 
 // applyDraft applies draft draftID to its flag as the flag is now, in the
@@ -307,7 +308,7 @@ func (s *Store) applyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID
 	if err != nil {
 		return Flag{}, err
 	}
-	env := envRow{db.GetEnvironmentRow(er)}
+	env := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow(er)}
 	if err := s.draftApproval(ctx, q, env, draftID); err != nil {
 		return Flag{}, err
 	}
@@ -326,8 +327,8 @@ func (s *Store) applyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID
 		action = acts[0]
 	}
 	comment := app.Comment
-	if r := []rune(comment); len(r) > MaxCommentLen {
-		comment = string(r[:MaxCommentLen])
+	if r := []rune(comment); len(r) > core.MaxCommentLen {
+		comment = string(r[:core.MaxCommentLen])
 	}
 	out, err := s.changeFlagIn(ctx, q, a, env, current.Key, Change{Comment: comment}, action, app.Operation, func(f *Flag) error {
 		return mergeDraft(f, d.Base, d.Target)
@@ -342,23 +343,23 @@ func (s *Store) applyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID
 // organization: a user who is still a member, with their current
 // statements, or an access token that is still active and whose creator is
 // still a member. Anyone else may do nothing: ErrForbidden.
-func (s *Store) authorActor(ctx context.Context, q *db.Queries, env envRow, id uuid.UUID, kind string) (*Actor, error) {
-	a := &Actor{UserID: id, WorkspaceID: env.WorkspaceID, OrgID: env.OrganizationID}
+func (s *Store) authorActor(ctx context.Context, q *db.Queries, env core.EnvRow, id uuid.UUID, kind string) (*core.Actor, error) {
+	a := &core.Actor{UserID: id, WorkspaceID: env.WorkspaceID, OrgID: env.OrganizationID}
 	service := false
 	if kind == "token" {
 		t, err := q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: env.OrganizationID, ID: id})
-		if errors.Is(translate(err), ErrNotFound) {
-			return nil, ErrForbidden
+		if errors.Is(core.Translate(err), core.ErrNotFound) {
+			return nil, core.ErrForbidden
 		}
 		if err != nil {
 			return nil, err
 		}
 		if t.AccessToken.Status != "Active" {
-			return nil, ErrForbidden
+			return nil, core.ErrForbidden
 		}
 		a.TokenID, a.UserID = id, t.AccessToken.CreatorID
-		if service = t.AccessToken.Type == TokenService; service {
-			if err := json.Unmarshal(t.AccessToken.Permissions, &a.statements); err != nil {
+		if service = t.AccessToken.Type == core.TokenService; service {
+			if err := json.Unmarshal(t.AccessToken.Permissions, &a.Granted); err != nil {
 				return nil, err
 			}
 		}
@@ -368,10 +369,10 @@ func (s *Store) authorActor(ctx context.Context, q *db.Queries, env envRow, id u
 		return nil, err
 	}
 	if !member {
-		return nil, ErrForbidden
+		return nil, core.ErrForbidden
 	}
 	if !service {
-		if a.statements, err = s.memberStatements(ctx, q, env.OrganizationID, a.UserID); err != nil {
+		if a.Granted, err = s.MemberStatements(ctx, q, env.OrganizationID, a.UserID); err != nil {
 			return nil, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // FlagFilter selects a page of an environment's flags.
@@ -22,7 +23,7 @@ type FlagFilter struct {
 	// SortBy is "created_at" (FeatBit's name) or "createdAt", newest first
 	// (the default), or "key".
 	SortBy string
-	Page   Page
+	Page   core.Page
 }
 
 // FlagListItem is a flag as lists show it: FeatBit's FeatureFlagVm and more.
@@ -82,44 +83,44 @@ const MaxExactFlagCount = 10_000
 // takes two as well, its matches and then the page with the environment's
 // keys, and a third only when it matches more than a list counts (see
 // flagPage and flagSearch).
-func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f FlagFilter) (Paged[FlagListItem], error) {
-	var v validator
-	f.Page.check(&v)
-	v.text("name", f.Name, MaxNameLen)
+func (s *Store) ListFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, f FlagFilter) (core.Paged[FlagListItem], error) {
+	var v core.Validator
+	f.Page.Check(&v)
+	v.Text("name", f.Name, core.MaxNameLen)
 	if f.SortBy == "" || f.SortBy == "created_at" {
 		f.SortBy = "createdAt"
 	}
 	if f.SortBy != "createdAt" && f.SortBy != "key" {
-		v.add("sortBy", "invalid")
+		v.Add("sortBy", "invalid")
 	}
 	if f.Tags == nil {
 		f.Tags = []string{}
 	}
-	if err := v.err(); err != nil {
-		return Paged[FlagListItem]{}, err
+	if err := v.Err(); err != nil {
+		return core.Paged[FlagListItem]{}, err
 	}
-	orgID, err := a.org()
+	orgID, err := a.Org()
 	if err != nil {
-		return Paged[FlagListItem]{}, err
+		return core.Paged[FlagListItem]{}, err
 	}
 	env, rows, err := s.flagPage(ctx, a, orgID, envID, f)
 	if err != nil {
-		return Paged[FlagListItem]{}, translate(err)
+		return core.Paged[FlagListItem]{}, core.Translate(err)
 	}
-	if err := a.require(access.CanAccessEnv, EnvRN(env.ProjectKey, env.EnvKey)); err != nil {
-		return Paged[FlagListItem]{}, err
+	if err := a.Require(access.CanAccessEnv, core.EnvRN(env.ProjectKey, env.EnvKey)); err != nil {
+		return core.Paged[FlagListItem]{}, err
 	}
-	out := Paged[FlagListItem]{TotalCount: env.Total, Items: make([]FlagListItem, len(rows))}
+	out := core.Paged[FlagListItem]{TotalCount: env.Total, Items: make([]FlagListItem, len(rows))}
 	if env.Total > MaxExactFlagCount {
 		out.TotalCount, out.TotalCountIsEstimate = MaxExactFlagCount, true
 	}
 	for i, r := range rows {
 		variations, serves, err := listedFlag(r)
 		if err != nil {
-			return Paged[FlagListItem]{}, err
+			return core.Paged[FlagListItem]{}, err
 		}
 		item := FlagListItem{ID: r.ID, Name: r.Name, Key: r.Key, Description: r.Description, VariationType: r.VariationType,
-			Variations: variations, IsEnabled: r.IsEnabled, IsArchived: r.IsArchived, Tags: OrEmpty(r.Tags), Serves: serves,
+			Variations: variations, IsEnabled: r.IsEnabled, IsArchived: r.IsArchived, Tags: core.OrEmpty(r.Tags), Serves: serves,
 			Revision: r.Revision, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 		if r.CreatorFound {
 			item.Creator = &Person{ID: r.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
@@ -145,14 +146,14 @@ func (s *Store) ListFlags(ctx context.Context, a *Actor, envID uuid.UUID, f Flag
 // permission check, which the caller makes before answering anything: a list
 // has them from its first statement, a search from its page (FlagListItems),
 // or, when it found nothing to show, from the environment itself.
-func (s *Store) flagPage(ctx context.Context, a *Actor, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, []db.FlagListItemsRow, error) {
+func (s *Store) flagPage(ctx context.Context, a *core.Actor, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, []db.FlagListItemsRow, error) {
 	env, err := s.flagList(ctx, orgID, envID, f)
 	if err != nil {
 		return env, nil, err
 	}
 	var rows []db.FlagListItemsRow
 	if len(env.Ids) > 0 {
-		rows, err = s.q.FlagListItems(ctx, db.FlagListItemsParams{Ids: env.Ids, EnvID: envID, OrganizationID: orgID})
+		rows, err = s.Q.FlagListItems(ctx, db.FlagListItemsParams{Ids: env.Ids, EnvID: envID, OrganizationID: orgID})
 		if err != nil {
 			return env, nil, err
 		}
@@ -164,7 +165,7 @@ func (s *Store) flagPage(ctx context.Context, a *Actor, orgID, envID uuid.UUID, 
 		env.ProjectKey, env.EnvKey = rows[0].ProjectKey, rows[0].EnvKey
 		return env, rows, nil
 	}
-	named, err := s.environmentOf(ctx, a, envID)
+	named, err := s.EnvironmentOf(ctx, a, envID)
 	env.ProjectKey, env.EnvKey = named.ProjectKey, named.Environment.Key
 	return env, nil, err
 }
@@ -174,15 +175,15 @@ func (s *Store) flagPage(ctx context.Context, a *Actor, orgID, envID uuid.UUID, 
 // the order.
 func (s *Store) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
 	list := db.FlagListByCreatedParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
-		IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1, PageSize: f.Page.limit(), PageOffset: f.Page.offset()}
+		IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()}
 	switch {
 	case f.Name != "":
 		return s.flagSearch(ctx, envID, f, list)
 	case f.SortBy == "key":
-		row, err := s.q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
+		row, err := s.Q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
 		return db.FlagListByCreatedRow(row), err
 	}
-	return s.q.FlagListByCreated(ctx, list)
+	return s.Q.FlagListByCreated(ctx, list)
 }
 
 // flagSearch is flagList for a search by part of the name or key, but for
@@ -191,9 +192,9 @@ func (s *Store) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilt
 // scan (FlagSearch) whose matches are paged here. Only a search matching more
 // than a list counts asks for its page apart.
 func (s *Store) flagSearch(ctx context.Context, envID uuid.UUID, f FlagFilter, list db.FlagListByCreatedParams) (db.FlagListByCreatedRow, error) {
-	search := db.FlagSearchParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: "%" + escapeLike(strings.ToLower(f.Name)) + "%",
+	search := db.FlagSearchParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: "%" + core.EscapeLike(strings.ToLower(f.Name)) + "%",
 		Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: list.CountLimit, ByKey: f.SortBy == "key"}
-	found, err := s.q.FlagSearch(ctx, search)
+	found, err := s.Q.FlagSearch(ctx, search)
 	if err != nil {
 		return db.FlagListByCreatedRow{}, err
 	}
@@ -203,7 +204,7 @@ func (s *Store) flagSearch(ctx context.Context, envID uuid.UUID, f FlagFilter, l
 		out.Ids = found[from:min(len(found), from+int(list.PageSize))]
 		return out, nil
 	}
-	out.Ids, err = s.q.FlagSearchPage(ctx, db.FlagSearchPageParams{EnvID: envID, IsArchived: search.IsArchived, Pattern: search.Pattern,
+	out.Ids, err = s.Q.FlagSearchPage(ctx, db.FlagSearchPageParams{EnvID: envID, IsArchived: search.IsArchived, Pattern: search.Pattern,
 		Tags: search.Tags, IsEnabled: search.IsEnabled, ByKey: search.ByKey, PageOffset: list.PageOffset, PageSize: list.PageSize})
 	return out, err
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // What a person may do in an environment and to its flags and segments,
@@ -16,8 +18,8 @@ type EnvRights struct {
 	CreateFlag    bool
 	CreateSegment bool
 
-	a   *Actor
-	env envRow
+	a   *core.Actor
+	env core.EnvRow
 }
 
 // Permits tells whether the person holds action on the flag, whatever the
@@ -47,15 +49,15 @@ type FlagRights struct {
 }
 
 // EnvRights answers what a person may do in an environment of their organization.
-func (s *Store) EnvRights(ctx context.Context, a *Actor, envID uuid.UUID) (EnvRights, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) EnvRights(ctx context.Context, a *core.Actor, envID uuid.UUID) (EnvRights, error) {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return EnvRights{}, err
 	}
 	return envRights(a, env), nil
 }
 
-func envRights(a *Actor, env envRow) EnvRights {
+func envRights(a *core.Actor, env core.EnvRow) EnvRights {
 	return EnvRights{CreateFlag: mayCreateFlag(a, env) == nil, CreateSegment: mayCreateSegment(a, env) == nil, a: a, env: env}
 }
 
@@ -100,12 +102,12 @@ type SegmentRights struct {
 func (r SegmentRights) Permits(action access.Action) bool { return r.permits(action) }
 
 // SegmentRights answers what a person may do to a segment.
-func (s *Store) SegmentRights(ctx context.Context, a *Actor, envID uuid.UUID, sg Segment) (SegmentRights, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) SegmentRights(ctx context.Context, a *core.Actor, envID uuid.UUID, sg Segment) (SegmentRights, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return SegmentRights{}, err
 	}
-	envs, err := visibleEnvs(ctx, s.q, env, sg)
+	envs, err := visibleEnvs(ctx, s.Q, env, sg)
 	if err != nil {
 		return SegmentRights{}, err
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // listedFlag is what a list shows of a flag's stored JSON: its variations,
@@ -33,16 +35,16 @@ func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, error) {
 // flagRowIn reads a flag by its exact key, with the keys that name its
 // environment, and checks the caller may read that environment: one
 // statement.
-func (s *Store) flagRowIn(ctx context.Context, a *Actor, envID uuid.UUID, key string) (db.FeatureFlag, error) {
-	orgID, err := a.org()
+func (s *Store) flagRowIn(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (db.FeatureFlag, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return db.FeatureFlag{}, err
 	}
-	row, err := s.q.GetFlagInOrganization(ctx, db.GetFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
+	row, err := s.Q.GetFlagInOrganization(ctx, db.GetFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
 	if err != nil {
-		return db.FeatureFlag{}, translate(err)
+		return db.FeatureFlag{}, core.Translate(err)
 	}
-	if err := a.require(access.CanAccessEnv, EnvRN(row.ProjectKey, row.EnvKey)); err != nil {
+	if err := a.Require(access.CanAccessEnv, core.EnvRN(row.ProjectKey, row.EnvKey)); err != nil {
 		return db.FeatureFlag{}, err
 	}
 	return row.FeatureFlag, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Schedule statuses as stored. The API names them as FeatBit does
@@ -90,20 +91,20 @@ func scheduleFrom(r db.FlagSchedule) Schedule {
 // in.ScheduledTime by the schedule worker of any instance. The caller must
 // be allowed the change itself now, and the change is checked as if made
 // now; at its time it is checked again, with its author's rights then.
-func (s *Store) CreateFlagSchedule(ctx context.Context, a *Actor, envID uuid.UUID, key string, in ScheduleInput) (Schedule, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in ScheduleInput) (Schedule, error) {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return Schedule{}, err
 	}
-	var v validator
+	var v core.Validator
 	in.Title = strings.TrimSpace(in.Title)
-	v.required("title", in.Title, MaxNameLen)
-	v.text("note", in.Note, MaxScheduleNoteLen)
+	v.Required("title", in.Title, core.MaxNameLen)
+	v.Text("note", in.Note, MaxScheduleNoteLen)
 	switch {
 	case in.ScheduledTime == nil:
-		v.add("scheduledTime", "required")
+		v.Add("scheduledTime", "required")
 	case !in.ScheduledTime.After(time.Now()):
-		v.at("scheduledTime", "invalid", "scheduledTime", "the time has passed: choose a time in the future")
+		v.At("scheduledTime", "invalid", "scheduledTime", "the time has passed: choose a time in the future")
 	}
 	// Where changes need approval a schedule waits for a change request.
 	switch needed := approvalsNeeded(env.Environment) > 0; {
@@ -112,28 +113,28 @@ func (s *Store) CreateFlagSchedule(ctx context.Context, a *Actor, envID uuid.UUI
 	case !in.WithChangeRequest && needed:
 		return Schedule{}, ErrChangeRequestRequired
 	case in.WithChangeRequest:
-		v.required("reason", in.Reason, MaxCommentLen)
+		v.Required("reason", in.Reason, core.MaxCommentLen)
 	}
 	if strings.TrimSpace(in.Comment) == "" {
 		in.Comment = in.Reason
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Schedule{}, err
 	}
 	if in.WithChangeRequest {
-		if err := checkReviewers(ctx, s.q, a, env, in.Reviewers); err != nil {
+		if err := checkReviewers(ctx, s.Q, a, env, in.Reviewers); err != nil {
 			return Schedule{}, err
 		}
 	}
 	var out Schedule
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		d, err := s.createDraft(ctx, q, a, env, key, in.DraftInput)
 		if err != nil {
 			return err
 		}
 		params := db.CreateFlagScheduleParams{DraftID: d.ID, EnvID: d.EnvID, FlagID: d.FlagID,
 			Title: in.Title, Note: in.Note, ScheduledAt: in.ScheduledTime.UTC(), Status: SchedulePending,
-			CreatorID: actorID(a), CreatorKind: actorKind(a)}
+			CreatorID: core.ActorID(a), CreatorKind: core.ActorKind(a)}
 		if in.WithChangeRequest {
 			cr, err := s.addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
 			if err != nil {
@@ -146,7 +147,7 @@ func (s *Store) CreateFlagSchedule(ctx context.Context, a *Actor, envID uuid.UUI
 			return err
 		}
 		out = scheduleFrom(row)
-		return s.auditSchedule(ctx, q, a, OpCreate, env.Environment.ID, key, nil, &out)
+		return s.auditSchedule(ctx, q, a, core.OpCreate, env.Environment.ID, key, nil, &out)
 	})
 	return out, err
 }
@@ -161,35 +162,35 @@ type scheduleRecord struct {
 
 // auditSchedule records a step of a schedule (made, cancelled) in its
 // environment's history; applying it is the flag's own entry.
-func (s *Store) auditSchedule(ctx context.Context, q *db.Queries, a *Actor, op string, envID uuid.UUID, flagKey string, before, after *Schedule) error {
-	ch := change{refType: "FlagSchedule", operation: op, envID: &envID}
+func (s *Store) auditSchedule(ctx context.Context, q *db.Queries, a *core.Actor, op string, envID uuid.UUID, flagKey string, before, after *Schedule) error {
+	ch := core.Change{RefType: "FlagSchedule", Operation: op, EnvID: &envID}
 	for _, sch := range []*Schedule{before, after} {
 		if sch != nil {
-			ch.refID, ch.keyword = sch.ID.String(), flagKey+","+sch.Title
+			ch.RefID, ch.Keyword = sch.ID.String(), flagKey+","+sch.Title
 		}
 	}
 	if before != nil {
-		ch.previous = scheduleRecord{Flag: flagKey, Title: before.Title, ScheduledTime: before.ScheduledTime, Status: before.Status}
+		ch.Previous = scheduleRecord{Flag: flagKey, Title: before.Title, ScheduledTime: before.ScheduledTime, Status: before.Status}
 	}
 	if after != nil {
-		ch.current = scheduleRecord{Flag: flagKey, Title: after.Title, ScheduledTime: after.ScheduledTime, Status: after.Status}
+		ch.Current = scheduleRecord{Flag: flagKey, Title: after.Title, ScheduledTime: after.ScheduledTime, Status: after.Status}
 	}
-	return s.audit(ctx, q, a, ch)
+	return s.Audit(ctx, q, a, ch)
 }
 
 // ErrScheduleNotPending refuses cancelling a schedule that was applied or
 // cancelled already.
-var ErrScheduleNotPending = &RuleError{"FlagScheduleIsNotPending"}
+var ErrScheduleNotPending = &core.RuleError{Code: "FlagScheduleIsNotPending"}
 
 // CancelFlagSchedule cancels a pending schedule, or dismisses a failed
 // one, so it never applies. The caller must be allowed the change it
 // would make.
-func (s *Store) CancelFlagSchedule(ctx context.Context, a *Actor, envID, id uuid.UUID) error {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) CancelFlagSchedule(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.LockFlagSchedule(ctx, db.LockFlagScheduleParams{ID: id, EnvID: envID})
 		if err != nil {
 			return err
@@ -214,7 +215,7 @@ func (s *Store) CancelFlagSchedule(ctx context.Context, a *Actor, envID, id uuid
 		before := scheduleFrom(row)
 		after := before
 		after.Status = ScheduleCancelled
-		return s.auditSchedule(ctx, q, a, OpUpdate, envID, d.Base.Key, &before, &after)
+		return s.auditSchedule(ctx, q, a, core.OpUpdate, envID, d.Base.Key, &before, &after)
 	})
 }
 
@@ -254,14 +255,14 @@ const (
 // applied or cancelled (failed ones stay, with their reason, until
 // dismissed), soonest first: the first 100; then its change requests not
 // yet applied, the first 100 (withChangeRequests).
-func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUID, key string) ([]PendingChange, error) {
+func (s *Store) FlagPendingChanges(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) ([]PendingChange, error) {
 	f, err := s.GetFlag(ctx, a, envID, key)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.q.ListFlagSchedules(ctx, f.ID)
+	rows, err := s.Q.ListFlagSchedules(ctx, f.ID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	names, err := s.creatorNames(ctx, rows)
 	if err != nil {
@@ -285,9 +286,9 @@ func (s *Store) FlagPendingChanges(ctx context.Context, a *Actor, envID uuid.UUI
 			CreatorID: sch.CreatorID, CreatorName: name, CreatedAt: sch.CreatedAt.UTC(), Instructions: []any{},
 			Type: PendingSchedule, Status: ScheduleStatusName(sch.Status), ScheduleTitle: sch.Title,
 			ScheduledTime: sch.ScheduledAt.UTC(), ChangeRequestID: sch.ChangeRequestID, Note: sch.Note,
-			Comment: r.DraftComment, FailureReason: sch.FailureReason, Changed: OrEmpty(ChangedParts(base, target))}
+			Comment: r.DraftComment, FailureReason: sch.FailureReason, Changed: core.OrEmpty(ChangedParts(base, target))}
 	}
-	return withChangeRequests(ctx, s.q, f.ID, out)
+	return withChangeRequests(ctx, s.Q, f.ID, out)
 }
 
 // creatorNames names the creators of schedules, asking the database only
@@ -301,9 +302,9 @@ func (s *Store) creatorNames(ctx context.Context, rows []db.ListFlagSchedulesRow
 	for i, r := range rows {
 		ids[i] = r.FlagSchedule.CreatorID
 	}
-	named, err := s.q.ActorsByIDs(ctx, ids)
+	named, err := s.Q.ActorsByIDs(ctx, ids)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	for _, n := range named {
 		names[n.ID] = n.Name
@@ -321,9 +322,9 @@ func (s *Store) creatorNames(ctx context.Context, rows []db.ListFlagSchedulesRow
 // and its history entry says so. It reports whether it claimed one.
 func (s *Store) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (bool, error) {
 	claimed := false
-	watch := s.watchCommit()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		q := queries(tx)
+	watch := s.WatchCommit()
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		q := core.Queries(tx)
 		sch, err := q.ClaimDueFlagSchedule(ctx)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
@@ -356,36 +357,36 @@ func (s *Store) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (b
 		}
 		// The draft is applied in a savepoint: when it fails, the failure is
 		// recorded in this same transaction, and nothing of it stays.
-		applyErr := translate(pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-			_, err := s.applyDraft(ctx, queries(sp), sch.DraftID, DraftApplication{Operation: OpApplyFlagSchedule,
+		applyErr := core.Translate(pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+			_, err := s.applyDraft(ctx, core.Queries(sp), sch.DraftID, DraftApplication{Operation: OpApplyFlagSchedule,
 				Comment: comment})
 			return err
 		}))
 		if applyErr == nil {
 			return q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: sch.ID, Status: ScheduleApplied})
 		}
-		if ctx.Err() != nil || errors.Is(applyErr, ErrUnavailable) {
+		if ctx.Err() != nil || errors.Is(applyErr, core.ErrUnavailable) {
 			return applyErr // not the schedule's fault: it stays pending
 		}
 		reason := ScheduleFailureReason(applyErr)
-		s.log.Warn("scheduled change failed", "schedule", sch.ID, "flag", sch.FlagID, "reason", reason, "err", applyErr)
+		s.Log.Warn("scheduled change failed", "schedule", sch.ID, "flag", sch.FlagID, "reason", reason, "err", applyErr)
 		return q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: sch.ID, Status: ScheduleFailed, FailureReason: reason})
 	})
 	if err == nil {
-		s.committed(watch)
+		s.Committed(watch)
 	}
-	return claimed, translate(err)
+	return claimed, core.Translate(err)
 }
 
 // ScheduleFailureReason says in words why a draft could not be applied, as
 // a failed schedule shows it; no internal error text.
 func ScheduleFailureReason(err error) string {
 	var conflict *DraftConflictError
-	var verr *ValidationError
+	var verr *core.ValidationError
 	switch {
 	case errors.As(err, &conflict):
 		return conflict.Error() + "; nothing was applied"
-	case errors.Is(err, ErrForbidden):
+	case errors.Is(err, core.ErrForbidden):
 		return "its author may no longer make this change; nothing was applied"
 	case errors.Is(err, ErrFlagIsArchived):
 		return "the flag is archived; nothing was applied"

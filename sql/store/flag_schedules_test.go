@@ -13,10 +13,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // scheduleSoon schedules in (a targetFlag body) on flag key, due after d.
-func scheduleSoon(t *testing.T, s *Store, a *Actor, envID uuid.UUID, key, targetFlag string, d time.Duration) Schedule {
+func scheduleSoon(t *testing.T, s *Store, a *core.Actor, envID uuid.UUID, key, targetFlag string, d time.Duration) Schedule {
 	t.Helper()
 	at := time.Now().Add(d)
 	sch, err := s.CreateFlagSchedule(context.Background(), a, envID, key, ScheduleInput{
@@ -45,9 +47,9 @@ func scheduleStatus(t *testing.T, pool *pgxpool.Pool, id uuid.UUID) (status, rea
 	return status, reason
 }
 
-func flagHistory(t *testing.T, s *Store, a *Actor, envID uuid.UUID, f Flag) []AuditEntry {
+func flagHistory(t *testing.T, s *Store, a *core.Actor, envID uuid.UUID, f Flag) []AuditEntry {
 	t.Helper()
-	page, err := s.ListAuditLogs(context.Background(), a, envID, AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: Page{Size: 100}})
+	page, err := s.ListAuditLogs(context.Background(), a, envID, AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: core.Page{Size: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 		other, err := pgxpool.NewWithConfig(ctx, pool.Config())
 		must(t, err)
 		t.Cleanup(other.Close)
-		stores = append(stores, New(other, s.Keys(), slog.New(slog.DiscardHandler), Options{}))
+		stores = append(stores, New(other, s.Keys(), slog.New(slog.DiscardHandler), core.Options{}))
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -231,7 +233,7 @@ func TestScheduleInputIsChecked(t *testing.T) {
 		{"nothing named", ScheduleInput{Title: "x", ScheduledTime: &future}, "targetFlag_is_required"},
 	} {
 		_, err := s.CreateFlagSchedule(ctx, a, prod.ID, "pay", tc.in)
-		if got := Classify(err); got.Status != 400 || !strings.Contains(strings.Join(got.Codes, ","), tc.code) {
+		if got := core.Classify(err); got.Status != 400 || !strings.Contains(strings.Join(got.Codes, ","), tc.code) {
 			t.Errorf("%s: got %d %v, want 400 %s", tc.name, got.Status, got.Codes, tc.code)
 		}
 	}
@@ -248,7 +250,7 @@ func TestScheduleByAccessToken(t *testing.T) {
 	must(t, err)
 	_, err = s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Ship", Key: "ship"})
 	must(t, err)
-	tok, err := s.CreateAccessToken(ctx, a, AccessTokenInput{Name: "deploy", Type: TokenPersonal})
+	tok, err := s.CreateAccessToken(ctx, a, AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	must(t, err)
 	ta, err := s.Authenticate(ctx, Credentials{Authorization: tok.Token})
 	must(t, err)
@@ -287,7 +289,7 @@ func TestScheduleReachesWebhooks(t *testing.T) {
 	_, err := s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
-	backdate(t, s.pool, sch.ID, 0)
+	backdate(t, s.Pool, sch.ID, 0)
 	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestFlagSearchNamesItsEnvironment: a search reads the environment's keys
@@ -19,16 +21,16 @@ func TestFlagSearchNamesItsEnvironment(t *testing.T) {
 	stranger.OrgID = uuid.New()
 	for _, tc := range []struct {
 		name  string
-		actor *Actor
+		actor *core.Actor
 		total int64
 		err   error
 	}{
 		{"experiment 4", a, 11, nil}, // 4 and 40-49
 		{"nothing like it", a, 0, nil},
-		{"experiment 4", &stranger, 0, ErrNotFound},
-		{"nothing like it", &stranger, 0, ErrNotFound},
+		{"experiment 4", &stranger, 0, core.ErrNotFound},
+		{"nothing like it", &stranger, 0, core.ErrNotFound},
 	} {
-		page, err := s.ListFlags(ctx, tc.actor, envID, FlagFilter{Name: tc.name, Page: Page{Size: 1}})
+		page, err := s.ListFlags(ctx, tc.actor, envID, FlagFilter{Name: tc.name, Page: core.Page{Size: 1}})
 		if !errors.Is(err, tc.err) {
 			t.Errorf("%q in organization %s: got %v, want %v", tc.name, tc.actor.OrgID, err, tc.err)
 			continue

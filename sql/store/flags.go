@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
@@ -23,14 +24,14 @@ type Change struct {
 }
 
 // check reports comment problems; environments may require one.
-func (ch Change) check(v *validator, env envRow) {
+func (ch Change) check(v *core.Validator, env core.EnvRow) {
 	if strings.TrimSpace(ch.Comment) == "" {
 		if env.Environment.RequireChangeComment {
-			v.add("comment", "required")
+			v.Add("comment", "required")
 		}
 		return
 	}
-	v.text("comment", ch.Comment, MaxCommentLen)
+	v.Text("comment", ch.Comment, core.MaxCommentLen)
 }
 
 // FlagInput creates a flag. Only name and key are required; the rest defaults
@@ -65,14 +66,14 @@ func DefaultVariations(typ string) []Variation {
 }
 
 // flagRN is the resource name permissions are checked on, tags included.
-func flagRN(env envRow, key string, tags []string) string {
+func flagRN(env core.EnvRow, key string, tags []string) string {
 	return FlagRN(env.ProjectKey, env.Environment.Key, key, tags)
 }
 
 // FlagRN names a flag with its tags, as permissions are checked on it, so the
 // admin pages can hide exactly what the store would refuse.
 func FlagRN(projectKey, envKey, flagKey string, tags []string) string {
-	return withTags(EnvRN(projectKey, envKey)+":flag/"+flagKey, tags)
+	return withTags(core.EnvRN(projectKey, envKey)+":flag/"+flagKey, tags)
 }
 
 // withTags adds a resource's tags to its name, as patterns with tags match them.
@@ -84,8 +85,8 @@ func withTags(rn string, tags []string) string {
 }
 
 // CreateFlag creates a flag in an environment.
-func (s *Store) CreateFlag(ctx context.Context, a *Actor, envID uuid.UUID, in FlagInput) (Flag, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) CreateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, in FlagInput) (Flag, error) {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return Flag{}, err
 	}
@@ -116,17 +117,17 @@ func (s *Store) CreateFlag(ctx context.Context, a *Actor, envID uuid.UUID, in Fl
 			{ID: in.EnabledVariationID, Rollout: []float64{0, 1}, ExptRollout: 1}}},
 		ExptIncludeAllTargets: true, Tags: in.Tags,
 	}
-	var v validator
+	var v core.Validator
 	checkFlag(&v, &f)
 	in.Change.check(&v, env)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Flag{}, err
 	}
-	if err := a.require(access.CreateFlag, flagRN(env, f.Key, f.Tags)); err != nil {
+	if err := a.Require(access.CreateFlag, flagRN(env, f.Key, f.Tags)); err != nil {
 		return Flag{}, err
 	}
 	var out Flag
-	err = s.inTx(ctx, func(q *db.Queries) (err error) {
+	err = s.InTx(ctx, func(q *db.Queries) (err error) {
 		out, err = s.insertFlag(ctx, q, a, env, f, nil, in.Comment)
 		return err
 	})
@@ -135,7 +136,7 @@ func (s *Store) CreateFlag(ctx context.Context, a *Actor, envID uuid.UUID, in Fl
 
 // insertFlag stores a new flag whose rules name refs, and records its
 // creation: the one way a flag comes to exist (created, cloned or copied).
-func (s *Store) insertFlag(ctx context.Context, q *db.Queries, a *Actor, env envRow, f Flag, refs []uuid.UUID, comment string) (Flag, error) {
+func (s *Store) insertFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, f Flag, refs []uuid.UUID, comment string) (Flag, error) {
 	if err := approvalRequired(env, nil, &f); err != nil {
 		return Flag{}, err
 	}
@@ -150,7 +151,7 @@ func (s *Store) insertFlag(ctx context.Context, q *db.Queries, a *Actor, env env
 		VariationType: f.VariationType, Variations: p.Variations, TargetUsers: p.TargetUsers, Rules: p.Rules,
 		IsEnabled: f.IsEnabled, DisabledVariationID: f.DisabledVariationID, Fallthrough: p.Fallthrough,
 		ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags, SegmentRefs: refs,
-		Revision: f.Revision, CreatorID: actorID(a)})
+		Revision: f.Revision, CreatorID: core.ActorID(a)})
 	if err != nil {
 		return Flag{}, err
 	}
@@ -158,24 +159,24 @@ func (s *Store) insertFlag(ctx context.Context, q *db.Queries, a *Actor, env env
 	if err != nil {
 		return Flag{}, err
 	}
-	return out, s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, OpCreate, nil, &out, comment)
+	return out, s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, core.OpCreate, nil, &out, comment)
 }
 
 // checkFlag validates a whole flag, as created or as a change leaves it, and
 // returns the segments its rules name.
-func checkFlag(v *validator, f *Flag) []uuid.UUID {
-	v.required("name", f.Name, MaxNameLen)
-	v.key("key", f.Key)
-	v.text("description", f.Description, MaxDescriptionLen)
+func checkFlag(v *core.Validator, f *Flag) []uuid.UUID {
+	v.Required("name", f.Name, core.MaxNameLen)
+	v.Key("key", f.Key)
+	v.Text("description", f.Description, core.MaxDescriptionLen)
 	problems, refs := targeting.CheckFlag(f)
 	for _, p := range problems {
-		v.at(p.Field, p.Problem, p.Path, p.Message)
+		v.At(p.Field, p.Problem, p.Path, p.Message)
 	}
 	return refs
 }
 
 // GetFlag returns a flag by its exact key.
-func (s *Store) GetFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Flag, error) {
+func (s *Store) GetFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (Flag, error) {
 	row, err := s.flagRowIn(ctx, a, envID, key)
 	if err != nil {
 		return Flag{}, err
@@ -185,7 +186,7 @@ func (s *Store) GetFlag(ctx context.Context, a *Actor, envID uuid.UUID, key stri
 
 // ErrFlagIsArchived refuses changing an archived flag; it can only be
 // restored or deleted.
-var ErrFlagIsArchived = &RuleError{"FlagIsArchived"}
+var ErrFlagIsArchived = &core.RuleError{Code: "FlagIsArchived"}
 
 // changeFlag is the one way a flag changes: under a row lock, edit is applied
 // to a copy, the actions for what actually changed are checked on the flag
@@ -194,18 +195,18 @@ var ErrFlagIsArchived = &RuleError{"FlagIsArchived"}
 // is validated whole, and it is stored under a new
 // revision with its history, all in one transaction. A change that changes
 // nothing records nothing. action is checked when nothing changed.
-func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, ch Change, action access.Action, edit func(*Flag) error) (Flag, error) {
-	orgID, err := a.org()
+func (s *Store) changeFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ch Change, action access.Action, edit func(*Flag) error) (Flag, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return Flag{}, err
 	}
 	var out Flag
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.LockFlagInOrganization(ctx, db.LockFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
 		if err != nil {
 			return err
 		}
-		env := envRow{db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
+		env := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
 			OrganizationID: row.OrganizationID, OrganizationKey: row.OrganizationKey, WorkspaceID: row.WorkspaceID}}
 		out, err = s.changeLockedFlag(ctx, q, a, env, row.FeatureFlag, ch, action, "", edit)
 		return err
@@ -217,7 +218,7 @@ func (s *Store) changeFlag(ctx context.Context, a *Actor, envID uuid.UUID, key s
 // that commits with something else (a trigger's run count, a schedule's
 // status); op names the history entry's operation ("" for what the change
 // did: Update, Archive, Restore).
-func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env envRow, key string, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
+func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, key string, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
 	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		return Flag{}, err
@@ -226,13 +227,13 @@ func (s *Store) changeFlagIn(ctx context.Context, q *db.Queries, a *Actor, env e
 }
 
 // changeLockedFlag is changeFlag's work on a flag row locked in q.
-func (s *Store) changeLockedFlag(ctx context.Context, q *db.Queries, a *Actor, env envRow, row db.FeatureFlag, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
+func (s *Store) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, row db.FeatureFlag, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
 	before, err := flagFrom(row)
 	if err != nil {
 		return Flag{}, err
 	}
 	if ch.Revision != nil && *ch.Revision != before.Revision {
-		return Flag{}, ErrConflict
+		return Flag{}, core.ErrConflict
 	}
 	after, err := before.Clone()
 	if err != nil {
@@ -265,10 +266,10 @@ func (s *Store) changeLockedFlag(ctx context.Context, q *db.Queries, a *Actor, e
 			return Flag{}, err
 		}
 	}
-	var v validator
+	var v core.Validator
 	refs := checkFlag(&v, &after)
 	ch.check(&v, env)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Flag{}, err
 	}
 	if sameFlag(before, after) {
@@ -277,7 +278,7 @@ func (s *Store) changeLockedFlag(ctx context.Context, q *db.Queries, a *Actor, e
 	if err := s.checkSegmentRefs(ctx, q, env, after.Rules, refs); err != nil {
 		return Flag{}, err
 	}
-	after.Revision, after.UpdatorID = uuid.New(), actorID(a)
+	after.Revision, after.UpdatorID = uuid.New(), core.ActorID(a)
 	out, err := storeFlag(ctx, q, after, before.Revision, refs)
 	if err != nil {
 		return Flag{}, err
@@ -285,11 +286,11 @@ func (s *Store) changeLockedFlag(ctx context.Context, q *db.Queries, a *Actor, e
 	switch {
 	case op != "":
 	case after.IsArchived && !before.IsArchived:
-		op = OpArchive
+		op = core.OpArchive
 	case !after.IsArchived && before.IsArchived:
-		op = OpRestore
+		op = core.OpRestore
 	default:
-		op = OpUpdate
+		op = core.OpUpdate
 	}
 	if err := s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, op, &before, &out, ch.Comment); err != nil {
 		return Flag{}, err
@@ -298,16 +299,16 @@ func (s *Store) changeLockedFlag(ctx context.Context, q *db.Queries, a *Actor, e
 }
 
 // mayCreateFlag checks that a person may create flags in env.
-func mayCreateFlag(a *Actor, env envRow) error {
-	return a.require(access.CreateFlag, env.rn()+":flag/*")
+func mayCreateFlag(a *core.Actor, env core.EnvRow) error {
+	return a.Require(access.CreateFlag, env.RN()+":flag/*")
 }
 
 // requireFlagActions checks each action on every version of a flag, so a
 // change cannot move a flag out of the caller's reach.
-func requireFlagActions(a *Actor, env envRow, actions []access.Action, versions ...Flag) error {
+func requireFlagActions(a *core.Actor, env core.EnvRow, actions []access.Action, versions ...Flag) error {
 	for _, act := range actions {
 		for _, f := range versions {
-			if err := a.require(act, flagRN(env, f.Key, f.Tags)); err != nil {
+			if err := a.Require(act, flagRN(env, f.Key, f.Tags)); err != nil {
 				return err
 			}
 		}
@@ -331,8 +332,8 @@ func storeFlag(ctx context.Context, q *db.Queries, f Flag, from uuid.UUID, refs 
 		Fallthrough: p.Fallthrough, ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags,
 		IsArchived: f.IsArchived, SegmentRefs: refs, UpdatorID: f.UpdatorID})
 	if err != nil {
-		if err = translate(err); err == ErrNotFound {
-			return Flag{}, ErrConflict
+		if err = core.Translate(err); err == core.ErrNotFound {
+			return Flag{}, core.ErrConflict
 		}
 		return Flag{}, err
 	}
@@ -348,9 +349,9 @@ func flagEvent(orgID uuid.UUID, f Flag) feed.Event {
 // (unless it was removed), its audit entry and its change event, which
 // readers of the change outbox see when the transaction commits. The flag
 // is encoded once, for both the revision and the audit entry.
-func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, envID uuid.UUID, op string, before, after *Flag, comment string) error {
+func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID uuid.UUID, op string, before, after *Flag, comment string) error {
 	p := db.RecordFlagChangeParams{EnvID: &envID, Operation: op, Comment: comment, WorkspaceID: a.WorkspaceID,
-		CreatorID: actorID(a), CreatorKind: actorKind(a)}
+		CreatorID: core.ActorID(a), CreatorKind: core.ActorKind(a)}
 	if a.OrgID != uuid.Nil {
 		p.OrganizationID = &a.OrgID
 	}
@@ -370,27 +371,27 @@ func (s *Store) recordFlag(ctx context.Context, q *db.Queries, a *Actor, orgID, 
 		p.Current, p.Revision, changed = current, after.Revision, after
 	}
 	p.FlagID, p.Keyword = changed.ID, changed.Key+","+changed.Name
-	ch := change{refType: "FeatureFlag", refID: changed.ID.String(), keyword: p.Keyword, operation: op, envID: &envID,
-		comment: comment}
+	ch := core.Change{RefType: "FeatureFlag", RefID: changed.ID.String(), Keyword: p.Keyword, Operation: op, EnvID: &envID,
+		Comment: comment}
 	if before != nil {
-		ch.previous = before
+		ch.Previous = before
 	}
 	if after != nil {
-		ch.current = after
+		ch.Current = after
 	}
 	event, err := feed.Encode(flagEvent(orgID, *changed))
 	if err != nil {
 		return err
 	}
-	p.Event, p.WebhookEvents = event, changeWebhookEvents(a, ch)
-	s.changesRecorded.Add(1)
+	p.Event, p.WebhookEvents = event, ChangeWebhookEvents(a, ch)
+	s.ChangesRecorded.Add(1)
 	subscribed, err := q.RecordFlagChange(ctx, p)
 	if err != nil || !subscribed {
 		return err
 	}
 	// The audit entry is written here rather than by audit, so its webhook
 	// deliveries are queued here, as audit queues them.
-	return s.queueWebhooks(ctx, q, a, ch, p.WebhookEvents)
+	return s.QueueWebhooks(ctx, q, a, ch, p.WebhookEvents)
 }
 
 // flagChangeActions names the action each changed part of a flag needs.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/seed"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // seedFlags inserts n flags with realistic targeting into an environment in
@@ -29,10 +30,10 @@ func seedFlags(t testing.TB, pool *pgxpool.Pool, envID, creator uuid.UUID, n int
 }
 
 // scaleFixture is an environment holding many flags.
-func scaleFixture(t testing.TB, n int) (*Store, *Actor, *pgxpool.Pool, uuid.UUID) {
+func scaleFixture(t testing.TB, n int) (*Store, *core.Actor, *pgxpool.Pool, uuid.UUID) {
 	t.Helper()
 	s, a, pool := testStore(t)
-	p, err := s.CreateProject(context.Background(), a, ProjectInput{Name: "Big", Key: "big"})
+	p, err := s.CreateProject(context.Background(), a, core.ProjectInput{Name: "Big", Key: "big"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +101,10 @@ func TestFlagListCountsUpToALimit(t *testing.T) {
 		total    int64
 		estimate bool
 	}{
-		{FlagFilter{Page: Page{Size: 10}}, MaxExactFlagCount, true},
-		{FlagFilter{Page: Page{Index: 1004, Size: 10}}, MaxExactFlagCount, true},
-		{FlagFilter{Name: "experiment 1000", Page: Page{Size: 10}}, 11, false}, // 1000 and 10000-10009
-		{FlagFilter{Tags: []string{"team-7"}, Page: Page{Size: 10}}, 503, false},
+		{FlagFilter{Page: core.Page{Size: 10}}, MaxExactFlagCount, true},
+		{FlagFilter{Page: core.Page{Index: 1004, Size: 10}}, MaxExactFlagCount, true},
+		{FlagFilter{Name: "experiment 1000", Page: core.Page{Size: 10}}, 11, false}, // 1000 and 10000-10009
+		{FlagFilter{Tags: []string{"team-7"}, Page: core.Page{Size: 10}}, 503, false},
 	} {
 		page, err := s.ListFlags(ctx, a, envID, tc.filter)
 		if err != nil {
@@ -121,9 +122,9 @@ func TestFlagListCountsUpToALimit(t *testing.T) {
 	// list's, in either order.
 	for _, sortBy := range []string{"createdAt", "key"} {
 		for _, index := range []int{0, 1003} {
-			all, err := s.ListFlags(ctx, a, envID, FlagFilter{SortBy: sortBy, Page: Page{Index: index, Size: 10}})
+			all, err := s.ListFlags(ctx, a, envID, FlagFilter{SortBy: sortBy, Page: core.Page{Index: index, Size: 10}})
 			must(t, err)
-			found, err := s.ListFlags(ctx, a, envID, FlagFilter{Name: "Experiment", SortBy: sortBy, Page: Page{Index: index, Size: 10}})
+			found, err := s.ListFlags(ctx, a, envID, FlagFilter{Name: "Experiment", SortBy: sortBy, Page: core.Page{Index: index, Size: 10}})
 			must(t, err)
 			if !found.TotalCountIsEstimate || found.TotalCount != MaxExactFlagCount || len(found.Items) != 10 {
 				t.Errorf("broad search by %s, page %d: total %d (estimate %v), %d items", sortBy, index, found.TotalCount, found.TotalCountIsEstimate, len(found.Items))
@@ -136,7 +137,7 @@ func TestFlagListCountsUpToALimit(t *testing.T) {
 		}
 	}
 	// The last page past the count still answers the flags there are.
-	page, err := s.ListFlags(ctx, a, envID, FlagFilter{SortBy: "key", Page: Page{Index: 1004, Size: 10}})
+	page, err := s.ListFlags(ctx, a, envID, FlagFilter{SortBy: "key", Page: core.Page{Index: 1004, Size: 10}})
 	if err != nil || len(page.Items) != 10 || page.Items[9].Key != seed.FlagKey(MaxExactFlagCount+50) {
 		t.Errorf("last page: %v, %d items", err, len(page.Items))
 	}
@@ -157,9 +158,9 @@ func TestSearchesArePlannedWithTheirPattern(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer one.Close()
-	s := New(one, big.keys, slog.New(slog.DiscardHandler), Options{PasswordCost: 4})
+	s := New(one, big.ServerKeys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
 	for i := range 12 {
-		page, err := s.ListFlags(ctx, a, envID, FlagFilter{Name: fmt.Sprintf("experiment %d", 1000+i), Page: Page{Size: 10}})
+		page, err := s.ListFlags(ctx, a, envID, FlagFilter{Name: fmt.Sprintf("experiment %d", 1000+i), Page: core.Page{Size: 10}})
 		if err != nil || page.TotalCount == 0 {
 			t.Fatalf("search %d: %v, %d found", i, err, page.TotalCount)
 		}
@@ -195,21 +196,21 @@ func BenchmarkFlags100k(b *testing.B) {
 	})
 	b.Run("ListFirstPage", func(b *testing.B) {
 		for range b.N {
-			if _, err := s.ListFlags(ctx, a, envID, FlagFilter{Page: Page{Size: 10}}); err != nil {
+			if _, err := s.ListFlags(ctx, a, envID, FlagFilter{Page: core.Page{Size: 10}}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("SearchPartOfName", func(b *testing.B) {
 		for i := range b.N {
-			if _, err := s.ListFlags(ctx, a, envID, FlagFilter{Name: "experiment " + pad7(1 + i%9000)[3:], Page: Page{Size: 10}}); err != nil {
+			if _, err := s.ListFlags(ctx, a, envID, FlagFilter{Name: "experiment " + pad7(1 + i%9000)[3:], Page: core.Page{Size: 10}}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("SearchByKeySorted", func(b *testing.B) {
 		for range b.N {
-			if _, err := s.ListFlags(ctx, a, envID, FlagFilter{Name: "payments", SortBy: "key", Page: Page{Size: 10}}); err != nil {
+			if _, err := s.ListFlags(ctx, a, envID, FlagFilter{Name: "payments", SortBy: "key", Page: core.Page{Size: 10}}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Group is a set of members that share the policies attached to it.
@@ -25,9 +26,9 @@ type GroupInput struct {
 	Description string `json:"description"`
 }
 
-func (in GroupInput) check(v *validator) {
-	v.required("name", in.Name, MaxNameLen)
-	v.text("description", in.Description, MaxDescriptionLen)
+func (in GroupInput) check(v *core.Validator) {
+	v.Required("name", in.Name, core.MaxNameLen)
+	v.Text("description", in.Description, core.MaxDescriptionLen)
 }
 
 // GroupMember is a member in a group's member page.
@@ -63,42 +64,42 @@ func groupAccessOf(ctx context.Context, q *db.Queries, g Group) (groupAccess, er
 }
 
 // groupOf loads one of the organization's groups.
-func (s *Store) groupOf(ctx context.Context, a *Actor, id uuid.UUID) (Group, error) {
-	orgID, err := a.org()
+func (s *Store) groupOf(ctx context.Context, a *core.Actor, id uuid.UUID) (Group, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return Group{}, err
 	}
-	row, err := s.q.GetGroup(ctx, db.GetGroupParams{OrganizationID: orgID, ID: id})
-	return group(row), translate(err)
+	row, err := s.Q.GetGroup(ctx, db.GetGroupParams{OrganizationID: orgID, ID: id})
+	return group(row), core.Translate(err)
 }
 
 // ListGroups pages the organization's groups by name; Search is part of the name.
-func (s *Store) ListGroups(ctx context.Context, a *Actor, f IAMFilter) (Paged[Group], error) {
-	var v validator
+func (s *Store) ListGroups(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Group], error) {
+	var v core.Validator
 	f.check(&v, "name")
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
-		return Paged[Group]{}, err
+		return core.Paged[Group]{}, err
 	}
 	var rows []db.Group
 	var total int64
 	if f.Search == "" {
-		rows, err = s.q.ListGroups(ctx, db.ListGroupsParams{OrganizationID: orgID, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		rows, err = s.Q.ListGroups(ctx, db.ListGroupsParams{OrganizationID: orgID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 		if err == nil {
-			total, err = s.q.CountGroups(ctx, orgID)
+			total, err = s.Q.CountGroups(ctx, orgID)
 		}
 	} else {
-		name := escapeLike(f.Search)
-		rows, err = s.q.SearchGroups(ctx, db.SearchGroupsParams{OrganizationID: orgID, Name: name,
-			PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		name := core.EscapeLike(f.Search)
+		rows, err = s.Q.SearchGroups(ctx, db.SearchGroupsParams{OrganizationID: orgID, Name: name,
+			PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 		if err == nil {
-			total, err = s.q.CountSearchGroups(ctx, db.CountSearchGroupsParams{OrganizationID: orgID, Name: name})
+			total, err = s.Q.CountSearchGroups(ctx, db.CountSearchGroupsParams{OrganizationID: orgID, Name: name})
 		}
 	}
 	if err != nil {
-		return Paged[Group]{}, translate(err)
+		return core.Paged[Group]{}, core.Translate(err)
 	}
-	out := Paged[Group]{TotalCount: total, Items: make([]Group, len(rows))}
+	out := core.Paged[Group]{TotalCount: total, Items: make([]Group, len(rows))}
 	for i, r := range rows {
 		out.Items[i] = group(r)
 	}
@@ -106,59 +107,59 @@ func (s *Store) ListGroups(ctx context.Context, a *Actor, f IAMFilter) (Paged[Gr
 }
 
 // GetGroup returns one of the organization's groups.
-func (s *Store) GetGroup(ctx context.Context, a *Actor, id uuid.UUID) (Group, error) {
+func (s *Store) GetGroup(ctx context.Context, a *core.Actor, id uuid.UUID) (Group, error) {
 	g, err := s.groupOf(ctx, a, id)
 	if err != nil {
 		return Group{}, err
 	}
-	if err := a.requireIAM(); err != nil {
+	if err := a.RequireIAM(); err != nil {
 		return Group{}, err
 	}
 	return g, nil
 }
 
 // CreateGroup creates a group; names are unique in the organization, case-insensitively.
-func (s *Store) CreateGroup(ctx context.Context, a *Actor, in GroupInput) (Group, error) {
-	var v validator
+func (s *Store) CreateGroup(ctx context.Context, a *core.Actor, in GroupInput) (Group, error) {
+	var v core.Validator
 	in.check(&v)
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
 		return Group{}, err
 	}
 	var out Group
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.CreateGroup(ctx, db.CreateGroupParams{OrganizationID: orgID, Name: strings.TrimSpace(in.Name), Description: in.Description})
 		if err != nil {
 			return err
 		}
 		out = group(row)
-		return s.audit(ctx, q, a, change{refType: "Group", refID: row.ID.String(), keyword: row.Name,
-			operation: OpCreate, current: groupAccess{Group: out, PolicyIDs: []uuid.UUID{}}})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: row.ID.String(), Keyword: row.Name,
+			Operation: core.OpCreate, Current: groupAccess{Group: out, PolicyIDs: []uuid.UUID{}}})
 	})
 	return out, err
 }
 
 // UpdateGroup renames and describes a group.
-func (s *Store) UpdateGroup(ctx context.Context, a *Actor, id uuid.UUID, in GroupInput) (Group, error) {
+func (s *Store) UpdateGroup(ctx context.Context, a *core.Actor, id uuid.UUID, in GroupInput) (Group, error) {
 	before, err := s.groupOf(ctx, a, id)
 	if err != nil {
 		return Group{}, err
 	}
-	var v validator
+	var v core.Validator
 	in.check(&v)
-	if _, err := a.iamOrg(&v); err != nil {
+	if _, err := a.IAMOrg(&v); err != nil {
 		return Group{}, err
 	}
 	var out Group
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.UpdateGroup(ctx, db.UpdateGroupParams{OrganizationID: a.OrgID, ID: id,
 			Name: strings.TrimSpace(in.Name), Description: in.Description})
 		if err != nil {
 			return err
 		}
 		out = group(row)
-		return s.audit(ctx, q, a, change{refType: "Group", refID: id.String(), keyword: row.Name,
-			operation: OpUpdate, previous: before, current: out})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: id.String(), Keyword: row.Name,
+			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
 }
@@ -166,75 +167,75 @@ func (s *Store) UpdateGroup(ctx context.Context, a *Actor, id uuid.UUID, in Grou
 // DeleteGroup removes a group with its memberships and policies, unless that
 // removes the organization's last owner, and drops it from the default
 // permissions of new members.
-func (s *Store) DeleteGroup(ctx context.Context, a *Actor, id uuid.UUID) error {
+func (s *Store) DeleteGroup(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	g, err := s.groupOf(ctx, a, id)
 	if err != nil {
 		return err
 	}
-	if err := a.requireIAM(); err != nil {
+	if err := a.RequireIAM(); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		before, err := groupAccessOf(ctx, q, g)
 		if err != nil {
 			return err
 		}
 		err = keepOwner(ctx, q, a.OrgID, func() error {
 			if n, err := q.DeleteGroup(ctx, db.DeleteGroupParams{OrganizationID: a.OrgID, ID: id}); err != nil || n == 0 {
-				return orNotFound(err)
+				return core.OrNotFound(err)
 			}
 			return q.RemoveDefaultGroup(ctx, db.RemoveDefaultGroupParams{ID: a.OrgID, GroupID: id})
 		})
 		if err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Group", refID: id.String(), keyword: g.Name,
-			operation: OpRemove, previous: before})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: id.String(), Keyword: g.Name,
+			Operation: core.OpRemove, Previous: before})
 	})
 }
 
 // ListGroupMembers pages a group's members, or with All every member of the
 // organization, each marked; Search is part of the email or name.
-func (s *Store) ListGroupMembers(ctx context.Context, a *Actor, groupID uuid.UUID, f IAMFilter) (Paged[GroupMember], error) {
+func (s *Store) ListGroupMembers(ctx context.Context, a *core.Actor, groupID uuid.UUID, f IAMFilter) (core.Paged[GroupMember], error) {
 	if _, err := s.groupOf(ctx, a, groupID); err != nil {
-		return Paged[GroupMember]{}, err
+		return core.Paged[GroupMember]{}, err
 	}
-	var v validator
+	var v core.Validator
 	f.check(&v, "searchText")
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
-		return Paged[GroupMember]{}, err
+		return core.Paged[GroupMember]{}, err
 	}
-	limit, offset := f.Page.limit(), f.Page.offset()
+	limit, offset := f.Page.Limit(), f.Page.Offset()
 	switch {
 	case f.Search != "":
-		search := escapeLike(f.Search)
-		rows, err := s.q.SearchGroupMembers(ctx, db.SearchGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
+		search := core.EscapeLike(f.Search)
+		rows, err := s.Q.SearchGroupMembers(ctx, db.SearchGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
 			Search: search, GetAll: f.All, PageSize: limit, PageOffset: offset})
-		return paged(rows, err, func(r db.SearchGroupMembersRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
-			return s.q.CountSearchGroupMembers(ctx, db.CountSearchGroupMembersParams{OrganizationID: orgID,
+		return core.PageOf(rows, err, func(r db.SearchGroupMembersRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
+			return s.Q.CountSearchGroupMembers(ctx, db.CountSearchGroupMembersParams{OrganizationID: orgID,
 				GroupID: groupID, Search: search, GetAll: f.All})
 		})
 	case f.All:
-		rows, err := s.q.ListAllMembersForGroup(ctx, db.ListAllMembersForGroupParams{OrganizationID: orgID, GroupID: groupID,
+		rows, err := s.Q.ListAllMembersForGroup(ctx, db.ListAllMembersForGroupParams{OrganizationID: orgID, GroupID: groupID,
 			PageSize: limit, PageOffset: offset})
-		return paged(rows, err, func(r db.ListAllMembersForGroupRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
-			return s.q.CountMembers(ctx, orgID)
+		return core.PageOf(rows, err, func(r db.ListAllMembersForGroupRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
+			return s.Q.CountMembers(ctx, orgID)
 		})
 	default:
-		rows, err := s.q.ListGroupMembers(ctx, db.ListGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
+		rows, err := s.Q.ListGroupMembers(ctx, db.ListGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
 			PageSize: limit, PageOffset: offset})
-		return paged(rows, err, func(r db.ListGroupMembersRow) GroupMember {
+		return core.PageOf(rows, err, func(r db.ListGroupMembersRow) GroupMember {
 			return GroupMember{ID: r.ID, Name: r.Name, Email: r.Email, IsGroupMember: true}
 		}, func() (int64, error) {
-			return s.q.CountGroupMembers(ctx, groupID)
+			return s.Q.CountGroupMembers(ctx, groupID)
 		})
 	}
 }
 
 // AddGroupMember puts a member of the organization in a group; adding twice
 // changes nothing.
-func (s *Store) AddGroupMember(ctx context.Context, a *Actor, groupID, memberID uuid.UUID) error {
+func (s *Store) AddGroupMember(ctx context.Context, a *core.Actor, groupID, memberID uuid.UUID) error {
 	g, m, err := s.groupAndMember(ctx, a, groupID, memberID)
 	if err != nil {
 		return err
@@ -246,7 +247,7 @@ func (s *Store) AddGroupMember(ctx context.Context, a *Actor, groupID, memberID 
 
 // RemoveGroupMember takes a member out of a group, unless that removes the
 // organization's last owner; removing twice changes nothing.
-func (s *Store) RemoveGroupMember(ctx context.Context, a *Actor, groupID, memberID uuid.UUID) error {
+func (s *Store) RemoveGroupMember(ctx context.Context, a *core.Actor, groupID, memberID uuid.UUID) error {
 	g, m, err := s.groupAndMember(ctx, a, groupID, memberID)
 	if err != nil {
 		return err
@@ -256,7 +257,7 @@ func (s *Store) RemoveGroupMember(ctx context.Context, a *Actor, groupID, member
 	})
 }
 
-func (s *Store) groupAndMember(ctx context.Context, a *Actor, groupID, memberID uuid.UUID) (Group, memberRow, error) {
+func (s *Store) groupAndMember(ctx context.Context, a *core.Actor, groupID, memberID uuid.UUID) (Group, memberRow, error) {
 	g, err := s.groupOf(ctx, a, groupID)
 	if err != nil {
 		return Group{}, memberRow{}, err
@@ -265,33 +266,33 @@ func (s *Store) groupAndMember(ctx context.Context, a *Actor, groupID, memberID 
 	if err != nil {
 		return Group{}, memberRow{}, err
 	}
-	return g, m, a.requireIAM()
+	return g, m, a.RequireIAM()
 }
 
 // ListGroupPolicies pages the policies attached to a group, or with All every
 // policy usable in the organization, each marked; Search is part of the name.
-func (s *Store) ListGroupPolicies(ctx context.Context, a *Actor, groupID uuid.UUID, f IAMFilter) (Paged[GroupPolicy], error) {
+func (s *Store) ListGroupPolicies(ctx context.Context, a *core.Actor, groupID uuid.UUID, f IAMFilter) (core.Paged[GroupPolicy], error) {
 	if _, err := s.groupOf(ctx, a, groupID); err != nil {
-		return Paged[GroupPolicy]{}, err
+		return core.Paged[GroupPolicy]{}, err
 	}
-	var v validator
+	var v core.Validator
 	f.check(&v, "name")
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
-		return Paged[GroupPolicy]{}, err
+		return core.Paged[GroupPolicy]{}, err
 	}
-	name := escapeLike(f.Search)
-	rows, err := s.q.ListGroupPolicies(ctx, db.ListGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
-		Name: name, GetAll: f.All, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	name := core.EscapeLike(f.Search)
+	rows, err := s.Q.ListGroupPolicies(ctx, db.ListGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
+		Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
-		return Paged[GroupPolicy]{}, translate(err)
+		return core.Paged[GroupPolicy]{}, core.Translate(err)
 	}
-	total, err := s.q.CountGroupPolicies(ctx, db.CountGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
+	total, err := s.Q.CountGroupPolicies(ctx, db.CountGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
 		Name: name, GetAll: f.All})
 	if err != nil {
-		return Paged[GroupPolicy]{}, translate(err)
+		return core.Paged[GroupPolicy]{}, core.Translate(err)
 	}
-	out := Paged[GroupPolicy]{TotalCount: total, Items: make([]GroupPolicy, len(rows))}
+	out := core.Paged[GroupPolicy]{TotalCount: total, Items: make([]GroupPolicy, len(rows))}
 	for i, r := range rows {
 		out.Items[i] = GroupPolicy(r)
 	}
@@ -299,7 +300,7 @@ func (s *Store) ListGroupPolicies(ctx context.Context, a *Actor, groupID uuid.UU
 }
 
 // AddGroupPolicy attaches a policy to a group; attaching twice changes nothing.
-func (s *Store) AddGroupPolicy(ctx context.Context, a *Actor, groupID, policyID uuid.UUID) error {
+func (s *Store) AddGroupPolicy(ctx context.Context, a *core.Actor, groupID, policyID uuid.UUID) error {
 	return s.changeGroupPolicies(ctx, a, groupID, policyID, false, func(q *db.Queries) error {
 		return q.AddGroupPolicy(ctx, db.AddGroupPolicyParams{GroupID: groupID, PolicyID: policyID})
 	})
@@ -307,7 +308,7 @@ func (s *Store) AddGroupPolicy(ctx context.Context, a *Actor, groupID, policyID 
 
 // RemoveGroupPolicy detaches a policy from a group, unless that removes the
 // organization's last owner; detaching twice changes nothing.
-func (s *Store) RemoveGroupPolicy(ctx context.Context, a *Actor, groupID, policyID uuid.UUID) error {
+func (s *Store) RemoveGroupPolicy(ctx context.Context, a *core.Actor, groupID, policyID uuid.UUID) error {
 	return s.changeGroupPolicies(ctx, a, groupID, policyID, true, func(q *db.Queries) error {
 		return q.RemoveGroupPolicy(ctx, db.RemoveGroupPolicyParams{GroupID: groupID, PolicyID: policyID})
 	})
@@ -315,7 +316,7 @@ func (s *Store) RemoveGroupPolicy(ctx context.Context, a *Actor, groupID, policy
 
 // changeGroupPolicies applies a change to a group's policies in one
 // transaction and records it unless it changed nothing.
-func (s *Store) changeGroupPolicies(ctx context.Context, a *Actor, groupID, policyID uuid.UUID, guard bool, apply func(q *db.Queries) error) error {
+func (s *Store) changeGroupPolicies(ctx context.Context, a *core.Actor, groupID, policyID uuid.UUID, guard bool, apply func(q *db.Queries) error) error {
 	g, err := s.groupOf(ctx, a, groupID)
 	if err != nil {
 		return err
@@ -323,10 +324,10 @@ func (s *Store) changeGroupPolicies(ctx context.Context, a *Actor, groupID, poli
 	if _, err := s.policyOf(ctx, a, policyID); err != nil {
 		return err
 	}
-	if err := a.requireIAM(); err != nil {
+	if err := a.RequireIAM(); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		var before, after groupAccess
 		run := func() error {
 			var err error
@@ -347,7 +348,7 @@ func (s *Store) changeGroupPolicies(ctx context.Context, a *Actor, groupID, poli
 		if err != nil || slices.Equal(before.PolicyIDs, after.PolicyIDs) {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Group", refID: g.ID.String(), keyword: g.Name,
-			operation: OpUpdate, previous: before, current: after})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: g.ID.String(), Keyword: g.Name,
+			Operation: core.OpUpdate, Previous: before, Current: after})
 	})
 }

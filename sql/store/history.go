@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // AuditEntry is one recorded change.
@@ -64,36 +65,36 @@ type AuditFilter struct {
 	// organization the caller may access, not only the route's (FeatBit
 	// uses it for a shared segment's history).
 	CrossEnvironment bool
-	Page             Page
+	Page             core.Page
 }
 
 // ListAuditLogs pages an environment's history, newest first.
-func (s *Store) ListAuditLogs(ctx context.Context, a *Actor, envID uuid.UUID, f AuditFilter) (Paged[AuditEntry], error) {
-	var v validator
-	f.Page.check(&v)
-	v.text("refType", f.RefType, MaxNameLen)
-	v.text("refId", f.RefID, MaxKeyLen)
-	v.text("query", f.Query, MaxNameLen)
-	v.when("from", f.From)
-	v.when("to", f.To)
-	if err := v.err(); err != nil {
-		return Paged[AuditEntry]{}, err
+func (s *Store) ListAuditLogs(ctx context.Context, a *core.Actor, envID uuid.UUID, f AuditFilter) (core.Paged[AuditEntry], error) {
+	var v core.Validator
+	f.Page.Check(&v)
+	v.Text("refType", f.RefType, core.MaxNameLen)
+	v.Text("refId", f.RefID, core.MaxKeyLen)
+	v.Text("query", f.Query, core.MaxNameLen)
+	v.When("from", f.From)
+	v.When("to", f.To)
+	if err := v.Err(); err != nil {
+		return core.Paged[AuditEntry]{}, err
 	}
-	if _, err := s.readableEnv(ctx, a, envID); err != nil {
-		return Paged[AuditEntry]{}, err
+	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+		return core.Paged[AuditEntry]{}, err
 	}
 	envIDs := []uuid.UUID{envID}
 	if f.CrossEnvironment {
 		// FeatBit drops the environment condition altogether, which would
 		// show other organizations' history; here it widens to the
 		// environments of the caller's organization the caller may read.
-		envs, err := s.q.ListOrganizationEnvironments(ctx, a.OrgID)
+		envs, err := s.Q.ListOrganizationEnvironments(ctx, a.OrgID)
 		if err != nil {
-			return Paged[AuditEntry]{}, translate(err)
+			return core.Paged[AuditEntry]{}, core.Translate(err)
 		}
 		envIDs = envIDs[:0]
 		for _, e := range envs {
-			if a.Can(access.CanAccessEnv, EnvRN(e.ProjectKey, e.Key)) {
+			if a.Can(access.CanAccessEnv, core.EnvRN(e.ProjectKey, e.Key)) {
 				envIDs = append(envIDs, e.ID)
 			}
 		}
@@ -103,18 +104,18 @@ func (s *Store) ListAuditLogs(ctx context.Context, a *Actor, envID uuid.UUID, f 
 		ids[i] = id.String()
 	}
 	envList := strings.Join(ids, ",")
-	pattern := "%" + escapeLike(strings.ToLower(f.Query)) + "%"
-	rows, err := s.q.ListEnvAuditLogs(ctx, db.ListEnvAuditLogsParams{EnvIds: envList, RefType: f.RefType, RefID: f.RefID,
-		Pattern: pattern, Since: f.From, Until: f.To, CreatorID: f.CreatorID, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	pattern := "%" + core.EscapeLike(strings.ToLower(f.Query)) + "%"
+	rows, err := s.Q.ListEnvAuditLogs(ctx, db.ListEnvAuditLogsParams{EnvIds: envList, RefType: f.RefType, RefID: f.RefID,
+		Pattern: pattern, Since: f.From, Until: f.To, CreatorID: f.CreatorID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
-		return Paged[AuditEntry]{}, translate(err)
+		return core.Paged[AuditEntry]{}, core.Translate(err)
 	}
-	total, err := s.q.CountEnvAuditLogs(ctx, db.CountEnvAuditLogsParams{EnvIds: envList, RefType: f.RefType, RefID: f.RefID,
+	total, err := s.Q.CountEnvAuditLogs(ctx, db.CountEnvAuditLogsParams{EnvIds: envList, RefType: f.RefType, RefID: f.RefID,
 		Pattern: pattern, Since: f.From, Until: f.To, CreatorID: f.CreatorID})
 	if err != nil {
-		return Paged[AuditEntry]{}, translate(err)
+		return core.Paged[AuditEntry]{}, core.Translate(err)
 	}
-	out := Paged[AuditEntry]{TotalCount: total, Items: make([]AuditEntry, len(rows))}
+	out := core.Paged[AuditEntry]{TotalCount: total, Items: make([]AuditEntry, len(rows))}
 	for i, r := range rows {
 		l := r.AuditLog
 		out.Items[i] = AuditEntry{ID: l.ID, RefID: l.RefID, RefType: l.RefType, Keyword: l.Keyword, Operation: l.Operation,
@@ -143,25 +144,25 @@ type FlagRevision struct {
 }
 
 // ListFlagRevisions pages a flag's versions, newest first.
-func (s *Store) ListFlagRevisions(ctx context.Context, a *Actor, envID uuid.UUID, key string, page Page) (Paged[FlagRevision], error) {
-	var v validator
-	page.check(&v)
-	if err := v.err(); err != nil {
-		return Paged[FlagRevision]{}, err
+func (s *Store) ListFlagRevisions(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, page core.Page) (core.Paged[FlagRevision], error) {
+	var v core.Validator
+	page.Check(&v)
+	if err := v.Err(); err != nil {
+		return core.Paged[FlagRevision]{}, err
 	}
 	f, err := s.GetFlag(ctx, a, envID, key)
 	if err != nil {
-		return Paged[FlagRevision]{}, err
+		return core.Paged[FlagRevision]{}, err
 	}
-	rows, err := s.q.ListFlagRevisions(ctx, db.ListFlagRevisionsParams{FlagID: f.ID, PageSize: page.limit(), PageOffset: page.offset()})
+	rows, err := s.Q.ListFlagRevisions(ctx, db.ListFlagRevisionsParams{FlagID: f.ID, PageSize: page.Limit(), PageOffset: page.Offset()})
 	if err != nil {
-		return Paged[FlagRevision]{}, translate(err)
+		return core.Paged[FlagRevision]{}, core.Translate(err)
 	}
-	total, err := s.q.CountFlagRevisions(ctx, f.ID)
+	total, err := s.Q.CountFlagRevisions(ctx, f.ID)
 	if err != nil {
-		return Paged[FlagRevision]{}, translate(err)
+		return core.Paged[FlagRevision]{}, core.Translate(err)
 	}
-	out := Paged[FlagRevision]{TotalCount: total, Items: make([]FlagRevision, len(rows))}
+	out := core.Paged[FlagRevision]{TotalCount: total, Items: make([]FlagRevision, len(rows))}
 	for i, r := range rows {
 		out.Items[i] = FlagRevision{ID: r.ID, Revision: r.Revision, Flag: r.Snapshot, Comment: r.Comment,
 			CreatorID: r.CreatorID, CreatedAt: r.CreatedAt.UTC()}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Policy types: the built-in policies are SysManaged (shared by every
@@ -28,14 +29,14 @@ const maxSearchLen = 256
 type IAMFilter struct {
 	Search string
 	All    bool
-	Page   Page
+	Page   core.Page
 }
 
 // check adds the filter's problems to v; param is the search's query name.
-func (f *IAMFilter) check(v *validator, param string) {
-	f.Page.check(v)
+func (f *IAMFilter) check(v *core.Validator, param string) {
+	f.Page.Check(v)
 	f.Search = strings.TrimSpace(f.Search)
-	v.text(param, f.Search, maxSearchLen)
+	v.Text(param, f.Search, maxSearchLen)
 }
 
 // keepOwner runs change with the organization locked against other such
@@ -47,7 +48,7 @@ func keepOwner(ctx context.Context, q *db.Queries, orgID uuid.UUID, change func(
 		return err
 	}
 	hasOwner := func() (bool, error) {
-		return q.OrganizationHasOwner(ctx, db.OrganizationHasOwnerParams{OrganizationID: orgID, OwnerPolicyID: OwnerPolicyID})
+		return q.OrganizationHasOwner(ctx, db.OrganizationHasOwnerParams{OrganizationID: orgID, OwnerPolicyID: core.OwnerPolicyID})
 	}
 	before, err := hasOwner()
 	if err != nil {
@@ -61,14 +62,16 @@ func keepOwner(ctx context.Context, q *db.Queries, orgID uuid.UUID, change func(
 		return err
 	}
 	if before && !after {
-		return ErrLastOwner
+		return core.ErrLastOwner
 	}
 	return nil
 }
 
 // Actions returns every action the server checks, by resource type, for
 // editors of statements.
-func (s *Store) Actions(ctx context.Context, a *Actor) []access.ActionGroup { return access.Catalogue }
+func (s *Store) Actions(ctx context.Context, a *core.Actor) []access.ActionGroup {
+	return access.Catalogue
+}
 
 // distinct returns ids without repeats, in their first order, never nil.
 func distinct(ids []uuid.UUID) []uuid.UUID {
@@ -110,8 +113,8 @@ func accessOf(ctx context.Context, q *db.Queries, orgID uuid.UUID, m memberRow) 
 // changeMemberAccess applies apply to a member's access in one transaction
 // and records it, unless it changed nothing (adding and removing are
 // idempotent). guard refuses a change that removes the last owner.
-func (s *Store) changeMemberAccess(ctx context.Context, a *Actor, m memberRow, guard bool, apply func(q *db.Queries) error) error {
-	return s.inTx(ctx, func(q *db.Queries) error {
+func (s *Store) changeMemberAccess(ctx context.Context, a *core.Actor, m memberRow, guard bool, apply func(q *db.Queries) error) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		var before, after memberAccess
 		run := func() error {
 			var err error
@@ -133,7 +136,7 @@ func (s *Store) changeMemberAccess(ctx context.Context, a *Actor, m memberRow, g
 		if err != nil || before.equal(after) {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Member", refID: m.ID.String(), keyword: m.Email,
-			operation: OpUpdate, previous: before, current: after})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: m.ID.String(), Keyword: m.Email,
+			Operation: core.OpUpdate, Previous: before, Current: after})
 	})
 }

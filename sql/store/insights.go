@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // EvaluationCount is how often SDKs reported serving one variation of a flag.
@@ -27,7 +28,7 @@ const maxCountsPerReport = 10_000
 func (s *Store) RecordEvaluations(ctx context.Context, env SDKEnv, counts []EvaluationCount, at time.Time) error {
 	sum := map[[2]string]int64{}
 	for _, c := range counts {
-		if c.Count > 0 && c.FlagKey != "" && c.VariationID != "" && len(c.FlagKey) <= MaxKeyLen && len(c.VariationID) <= MaxKeyLen {
+		if c.Count > 0 && c.FlagKey != "" && c.VariationID != "" && len(c.FlagKey) <= core.MaxKeyLen && len(c.VariationID) <= core.MaxKeyLen {
 			sum[[2]string{c.FlagKey, c.VariationID}] += c.Count
 		}
 	}
@@ -35,7 +36,7 @@ func (s *Store) RecordEvaluations(ctx context.Context, env SDKEnv, counts []Eval
 		return nil
 	}
 	if len(sum) > maxCountsPerReport {
-		return Invalid("body_is_invalid")
+		return core.Invalid("body_is_invalid")
 	}
 	pairs := make([][2]string, 0, len(sum))
 	for p := range sum {
@@ -52,7 +53,7 @@ func (s *Store) RecordEvaluations(ctx context.Context, env SDKEnv, counts []Eval
 	for i, pair := range pairs {
 		p.Keys[i], p.VariationIds[i], p.Counts[i] = pair[0], pair[1], sum[pair]
 	}
-	return translate(s.q.RecordEvaluations(ctx, p))
+	return core.Translate(s.Q.RecordEvaluations(ctx, p))
 }
 
 // VariationInsight is how often SDKs served one variation of a flag.
@@ -73,7 +74,7 @@ type FlagInsight struct {
 }
 
 // FlagInsights returns what SDKs reported about one flag.
-func (s *Store) FlagInsights(ctx context.Context, a *Actor, envID uuid.UUID, key string) (FlagInsight, error) {
+func (s *Store) FlagInsights(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (FlagInsight, error) {
 	f, err := s.readableFlag(ctx, a, envID, key)
 	if err != nil {
 		return FlagInsight{}, err
@@ -82,23 +83,23 @@ func (s *Store) FlagInsights(ctx context.Context, a *Actor, envID uuid.UUID, key
 }
 
 // readableFlag loads a flag of an environment the caller may read from.
-func (s *Store) readableFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Flag, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) readableFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (Flag, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return Flag{}, err
 	}
-	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
-		return Flag{}, translate(err)
+		return Flag{}, core.Translate(err)
 	}
 	return flagFrom(row)
 }
 
 // flagInsight sums what SDKs reported about a flag.
 func (s *Store) flagInsight(ctx context.Context, f Flag) (FlagInsight, error) {
-	rows, err := s.q.FlagEvaluations(ctx, f.ID)
+	rows, err := s.Q.FlagEvaluations(ctx, f.ID)
 	if err != nil {
-		return FlagInsight{}, translate(err)
+		return FlagInsight{}, core.Translate(err)
 	}
 	out := FlagInsight{Key: f.Key, Variations: []VariationInsight{}}
 	for _, r := range rows {
@@ -129,25 +130,25 @@ type StaleFlag struct {
 
 // StaleFlags pages an environment's flags that are not archived, those SDKs
 // never evaluated first, then those they evaluated longest ago.
-func (s *Store) StaleFlags(ctx context.Context, a *Actor, envID uuid.UUID, page Page) (Paged[StaleFlag], error) {
-	var v validator
-	page.check(&v)
-	if err := v.err(); err != nil {
-		return Paged[StaleFlag]{}, err
+func (s *Store) StaleFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, page core.Page) (core.Paged[StaleFlag], error) {
+	var v core.Validator
+	page.Check(&v)
+	if err := v.Err(); err != nil {
+		return core.Paged[StaleFlag]{}, err
 	}
-	env, err := s.readableEnv(ctx, a, envID)
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
-		return Paged[StaleFlag]{}, err
+		return core.Paged[StaleFlag]{}, err
 	}
-	rows, err := s.q.ListStaleFlags(ctx, db.ListStaleFlagsParams{EnvID: env.Environment.ID, PageSize: page.limit(), PageOffset: page.offset()})
+	rows, err := s.Q.ListStaleFlags(ctx, db.ListStaleFlagsParams{EnvID: env.Environment.ID, PageSize: page.Limit(), PageOffset: page.Offset()})
 	if err != nil {
-		return Paged[StaleFlag]{}, translate(err)
+		return core.Paged[StaleFlag]{}, core.Translate(err)
 	}
-	total, err := s.q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, Tags: []string{}})
+	total, err := s.Q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, Tags: []string{}})
 	if err != nil {
-		return Paged[StaleFlag]{}, translate(err)
+		return core.Paged[StaleFlag]{}, core.Translate(err)
 	}
-	out := Paged[StaleFlag]{TotalCount: total, Items: make([]StaleFlag, len(rows))}
+	out := core.Paged[StaleFlag]{TotalCount: total, Items: make([]StaleFlag, len(rows))}
 	for i, r := range rows {
 		out.Items[i] = StaleFlag{ID: r.ID, Key: r.Key, Name: r.Name, IsEnabled: r.IsEnabled, CreatedAt: r.CreatedAt.UTC(),
 			Evaluations: r.Count}
@@ -196,18 +197,18 @@ var intervals = map[string]func(time.Time) time.Time{
 // the answer has at most one point: when SDKs evaluated the flag within the
 // window, the totals of every variation (since it was first evaluated), at
 // the interval of its latest evaluation in the window.
-func (s *Store) FlagStatsByVariation(ctx context.Context, a *Actor, envID uuid.UUID, f InsightsFilter) ([]InsightsPoint, error) {
-	var v validator
+func (s *Store) FlagStatsByVariation(ctx context.Context, a *core.Actor, envID uuid.UUID, f InsightsFilter) ([]InsightsPoint, error) {
+	var v core.Validator
 	if f.FeatureFlagKey == "" {
-		v.add("featureFlagKey", "required")
+		v.Add("featureFlagKey", "required")
 	}
 	truncate, ok := intervals[f.IntervalType]
 	if !ok {
-		v.add("intervalType", "invalid")
+		v.Add("intervalType", "invalid")
 	}
-	v.millis("from", f.From)
-	v.millis("to", f.To)
-	if err := v.err(); err != nil {
+	v.Millis("from", f.From)
+	v.Millis("to", f.To)
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	flag, err := s.readableFlag(ctx, a, envID, f.FeatureFlagKey)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Member is a user of the organization. InitialPassword is the generated
@@ -76,28 +77,28 @@ const maxEmailLen = 254
 type memberRow db.GetMemberRow
 
 // memberOf loads a member of the organization; other users are not found.
-func (s *Store) memberOf(ctx context.Context, a *Actor, id uuid.UUID) (memberRow, error) {
-	orgID, err := a.org()
+func (s *Store) memberOf(ctx context.Context, a *core.Actor, id uuid.UUID) (memberRow, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return memberRow{}, err
 	}
-	row, err := s.q.GetMember(ctx, db.GetMemberParams{OrganizationID: orgID, UserID: id})
-	return memberRow(row), translate(err)
+	row, err := s.Q.GetMember(ctx, db.GetMemberParams{OrganizationID: orgID, UserID: id})
+	return memberRow(row), core.Translate(err)
 }
 
 // member shapes a member for the caller. The initial password is shown only
 // to the member's inviter, and only while the user belongs to this one
 // organization: a user is global, so an inviter in another organization must
 // not learn a password that also opens this one.
-func (s *Store) member(ctx context.Context, a *Actor, r memberRow, groups []MemberGroup) Member {
+func (s *Store) member(ctx context.Context, a *core.Actor, r memberRow, groups []MemberGroup) Member {
 	m := Member{ID: r.ID, Email: r.Email, Name: r.Name, InvitorID: r.InvitorID, Groups: groups}
 	if m.Groups == nil {
 		m.Groups = []MemberGroup{}
 	}
 	if r.InitialPassword != nil && r.InvitorID != nil && *r.InvitorID == a.UserID && r.OrganizationCount == 1 {
-		plain, err := s.keys.Open(*r.InitialPassword)
+		plain, err := s.ServerKeys.Open(*r.InitialPassword)
 		if err != nil { // sealed under another server key: it cannot be shown, and nothing else depends on it
-			s.log.WarnContext(ctx, "initial password does not open", "user", r.ID, "err", err)
+			s.Log.WarnContext(ctx, "initial password does not open", "user", r.ID, "err", err)
 			return m
 		}
 		m.InitialPassword = &plain
@@ -106,14 +107,14 @@ func (s *Store) member(ctx context.Context, a *Actor, r memberRow, groups []Memb
 }
 
 // members shapes member rows with their groups.
-func (s *Store) members(ctx context.Context, a *Actor, q *db.Queries, orgID uuid.UUID, rows []memberRow) ([]Member, error) {
+func (s *Store) members(ctx context.Context, a *core.Actor, q *db.Queries, orgID uuid.UUID, rows []memberRow) ([]Member, error) {
 	ids := make([]uuid.UUID, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
 	}
 	groupRows, err := q.ListGroupsOfMembers(ctx, db.ListGroupsOfMembersParams{OrganizationID: orgID, UserIds: ids})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	groups := map[uuid.UUID][]MemberGroup{}
 	for _, g := range groupRows {
@@ -129,53 +130,53 @@ func (s *Store) members(ctx context.Context, a *Actor, q *db.Queries, orgID uuid
 
 // ListMembers pages the organization's members, newest first; Search is
 // part of the email or name.
-func (s *Store) ListMembers(ctx context.Context, a *Actor, f IAMFilter) (Paged[Member], error) {
-	var v validator
+func (s *Store) ListMembers(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Member], error) {
+	var v core.Validator
 	f.check(&v, "searchText")
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
-		return Paged[Member]{}, err
+		return core.Paged[Member]{}, err
 	}
 	var rows []memberRow
 	var total int64
 	if f.Search == "" {
 		var found []db.ListMembersRow
-		found, err = s.q.ListMembers(ctx, db.ListMembersParams{OrganizationID: orgID, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		found, err = s.Q.ListMembers(ctx, db.ListMembersParams{OrganizationID: orgID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 		for _, r := range found {
 			rows = append(rows, memberRow(r))
 		}
 		if err == nil {
-			total, err = s.q.CountMembers(ctx, orgID)
+			total, err = s.Q.CountMembers(ctx, orgID)
 		}
 	} else {
-		search := escapeLike(f.Search)
+		search := core.EscapeLike(f.Search)
 		var found []db.SearchMembersRow
-		found, err = s.q.SearchMembers(ctx, db.SearchMembersParams{OrganizationID: orgID, Search: search,
-			PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		found, err = s.Q.SearchMembers(ctx, db.SearchMembersParams{OrganizationID: orgID, Search: search,
+			PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 		for _, r := range found {
 			rows = append(rows, memberRow(r))
 		}
 		if err == nil {
-			total, err = s.q.CountSearchMembers(ctx, db.CountSearchMembersParams{OrganizationID: orgID, Search: search})
+			total, err = s.Q.CountSearchMembers(ctx, db.CountSearchMembersParams{OrganizationID: orgID, Search: search})
 		}
 	}
 	if err != nil {
-		return Paged[Member]{}, translate(err)
+		return core.Paged[Member]{}, core.Translate(err)
 	}
-	items, err := s.members(ctx, a, s.q, orgID, rows)
-	return Paged[Member]{TotalCount: total, Items: items}, err
+	items, err := s.members(ctx, a, s.Q, orgID, rows)
+	return core.Paged[Member]{TotalCount: total, Items: items}, err
 }
 
 // GetMember returns a member of the organization with their groups.
-func (s *Store) GetMember(ctx context.Context, a *Actor, id uuid.UUID) (Member, error) {
+func (s *Store) GetMember(ctx context.Context, a *core.Actor, id uuid.UUID) (Member, error) {
 	r, err := s.memberOf(ctx, a, id)
 	if err != nil {
 		return Member{}, err
 	}
-	if err := a.requireIAM(); err != nil {
+	if err := a.RequireIAM(); err != nil {
 		return Member{}, err
 	}
-	ms, err := s.members(ctx, a, s.q, a.OrgID, []memberRow{r})
+	ms, err := s.members(ctx, a, s.Q, a.OrgID, []memberRow{r})
 	if err != nil {
 		return Member{}, err
 	}
@@ -183,14 +184,14 @@ func (s *Store) GetMember(ctx context.Context, a *Actor, id uuid.UUID) (Member, 
 }
 
 // checkEmail checks a required email address without a display name.
-func checkEmail(v *validator, field, email string) {
+func checkEmail(v *core.Validator, field, email string) {
 	if email == "" {
-		v.add(field, "required")
+		v.Add(field, "required")
 		return
 	}
 	addr, err := mail.ParseAddress(email)
 	if err != nil || addr.Address != email || len(email) > maxEmailLen {
-		v.add(field, "invalid")
+		v.Add(field, "invalid")
 	}
 }
 
@@ -210,15 +211,15 @@ func checkGrants(ctx context.Context, q *db.Queries, orgID uuid.UUID, policyIDs,
 // when both are empty. An unknown email becomes a new user with a generated
 // initial password, stored bcrypt-hashed and, sealed, for the inviter to
 // read. Adding a user who already is a member changes nothing.
-func (s *Store) AddMember(ctx context.Context, a *Actor, in MemberInput) (Member, error) {
-	var v validator
+func (s *Store) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Member, error) {
+	var v core.Validator
 	email := strings.TrimSpace(in.Email)
 	checkEmail(&v, "email", email)
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
 		return Member{}, err
 	}
-	wsID, err := a.workspace()
+	wsID, err := a.Workspace()
 	if err != nil {
 		return Member{}, err
 	}
@@ -226,18 +227,18 @@ func (s *Store) AddMember(ctx context.Context, a *Actor, in MemberInput) (Member
 
 	// bcrypt is slow on purpose: hash before the transaction, and only for a new user.
 	var password, hash string
-	if _, err := s.q.GetUserByEmail(ctx, email); errors.Is(translate(err), ErrNotFound) {
+	if _, err := s.Q.GetUserByEmail(ctx, email); errors.Is(core.Translate(err), core.ErrNotFound) {
 		password = rand.Text()[:initialPasswordLen]
 		if hash, err = s.hashPassword(password); err != nil {
 			return Member{}, err
 		}
 	} else if err != nil {
-		return Member{}, translate(err)
+		return Member{}, core.Translate(err)
 	}
 
 	var row memberRow
 	var already bool
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		if len(policyIDs) == 0 && len(groupIDs) == 0 {
 			org, err := q.GetOrganization(ctx, orgID)
 			if err != nil {
@@ -249,23 +250,23 @@ func (s *Store) AddMember(ctx context.Context, a *Actor, in MemberInput) (Member
 			if err != nil {
 				return err
 			}
-			var v validator
+			var v core.Validator
 			if !policiesOK {
-				v.add("policyIds", "invalid")
+				v.Add("policyIds", "invalid")
 			}
 			if !groupsOK {
-				v.add("groupIds", "invalid")
+				v.Add("groupIds", "invalid")
 			}
-			if err := v.err(); err != nil {
+			if err := v.Err(); err != nil {
 				return err
 			}
 		}
 		user, err := q.GetUserByEmail(ctx, email)
-		if errors.Is(translate(err), ErrNotFound) {
+		if errors.Is(core.Translate(err), core.ErrNotFound) {
 			if hash == "" { // the user we saw a moment ago is gone
-				return ErrConflict
+				return core.ErrConflict
 			}
-			sealed := s.keys.Seal(password)
+			sealed := s.ServerKeys.Seal(password)
 			user, err = q.CreateUser(ctx, db.CreateUserParams{Email: email, Name: emailName(email),
 				PasswordHash: &hash, InitialPassword: &sealed})
 		}
@@ -300,13 +301,13 @@ func (s *Store) AddMember(ctx context.Context, a *Actor, in MemberInput) (Member
 		if err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Member", refID: row.ID.String(), keyword: row.Email,
-			operation: OpCreate, current: access})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: row.ID.String(), Keyword: row.Email,
+			Operation: core.OpCreate, Current: access})
 	})
 	if err != nil {
 		return Member{}, err
 	}
-	ms, err := s.members(ctx, a, s.q, orgID, []memberRow{row})
+	ms, err := s.members(ctx, a, s.Q, orgID, []memberRow{row})
 	if err != nil {
 		return Member{}, err
 	}
@@ -318,19 +319,19 @@ func (s *Store) AddMember(ctx context.Context, a *Actor, in MemberInput) (Member
 // group memberships there, and out of the workspace when it was their last
 // organization in it; refused when it removes the last owner. The user
 // record stays: users are global and may belong elsewhere.
-func (s *Store) RemoveMember(ctx context.Context, a *Actor, id uuid.UUID) error {
+func (s *Store) RemoveMember(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	m, err := s.memberOf(ctx, a, id)
 	if err != nil {
 		return err
 	}
-	if err := a.requireIAM(); err != nil {
+	if err := a.RequireIAM(); err != nil {
 		return err
 	}
-	wsID, err := a.workspace()
+	wsID, err := a.Workspace()
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		var before memberAccess
 		err := keepOwner(ctx, q, a.OrgID, func() error {
 			var err error
@@ -338,83 +339,83 @@ func (s *Store) RemoveMember(ctx context.Context, a *Actor, id uuid.UUID) error 
 				return err
 			}
 			if n, err := q.RemoveOrganizationUser(ctx, db.RemoveOrganizationUserParams{OrganizationID: a.OrgID, UserID: id}); err != nil || n == 0 {
-				return orNotFound(err)
+				return core.OrNotFound(err)
 			}
 			return q.RemoveWorkspaceUserWithoutOrganizations(ctx, db.RemoveWorkspaceUserWithoutOrganizationsParams{WorkspaceID: wsID, UserID: id})
 		})
 		if err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Member", refID: id.String(), keyword: m.Email,
-			operation: OpRemove, previous: before})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: id.String(), Keyword: m.Email,
+			Operation: core.OpRemove, Previous: before})
 	})
 }
 
 // ListMemberGroups pages the groups a member belongs to, or with All every
 // group of the organization, each marked; Search is part of the group name.
-func (s *Store) ListMemberGroups(ctx context.Context, a *Actor, memberID uuid.UUID, f IAMFilter) (Paged[MemberGroup], error) {
+func (s *Store) ListMemberGroups(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[MemberGroup], error) {
 	if _, err := s.memberOf(ctx, a, memberID); err != nil {
-		return Paged[MemberGroup]{}, err
+		return core.Paged[MemberGroup]{}, err
 	}
-	var v validator
+	var v core.Validator
 	f.check(&v, "name")
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
-		return Paged[MemberGroup]{}, err
+		return core.Paged[MemberGroup]{}, err
 	}
-	name := escapeLike(f.Search)
-	rows, err := s.q.ListMemberGroups(ctx, db.ListMemberGroupsParams{OrganizationID: orgID, UserID: memberID,
-		Name: name, GetAll: f.All, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
-	return paged(rows, err, func(r db.ListMemberGroupsRow) MemberGroup {
+	name := core.EscapeLike(f.Search)
+	rows, err := s.Q.ListMemberGroups(ctx, db.ListMemberGroupsParams{OrganizationID: orgID, UserID: memberID,
+		Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+	return core.PageOf(rows, err, func(r db.ListMemberGroupsRow) MemberGroup {
 		return MemberGroup{ID: r.ID, Name: r.Name, Description: r.Description, MemberID: memberID, IsGroupMember: r.IsGroupMember}
 	}, func() (int64, error) {
-		return s.q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+		return s.Q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
 	})
 }
 
 // ListMemberDirectPolicies pages the policies a member holds directly, or
 // with All every policy usable in the organization, each marked; Search is
 // part of the policy name.
-func (s *Store) ListMemberDirectPolicies(ctx context.Context, a *Actor, memberID uuid.UUID, f IAMFilter) (Paged[MemberPolicy], error) {
+func (s *Store) ListMemberDirectPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[MemberPolicy], error) {
 	if _, err := s.memberOf(ctx, a, memberID); err != nil {
-		return Paged[MemberPolicy]{}, err
+		return core.Paged[MemberPolicy]{}, err
 	}
-	var v validator
+	var v core.Validator
 	f.check(&v, "name")
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
-		return Paged[MemberPolicy]{}, err
+		return core.Paged[MemberPolicy]{}, err
 	}
-	name := escapeLike(f.Search)
-	rows, err := s.q.ListMemberPolicies(ctx, db.ListMemberPoliciesParams{OrganizationID: orgID, UserID: memberID,
-		Name: name, GetAll: f.All, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
-	return paged(rows, err, func(r db.ListMemberPoliciesRow) MemberPolicy { return MemberPolicy(r) }, func() (int64, error) {
-		return s.q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+	name := core.EscapeLike(f.Search)
+	rows, err := s.Q.ListMemberPolicies(ctx, db.ListMemberPoliciesParams{OrganizationID: orgID, UserID: memberID,
+		Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+	return core.PageOf(rows, err, func(r db.ListMemberPoliciesRow) MemberPolicy { return MemberPolicy(r) }, func() (int64, error) {
+		return s.Q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
 	})
 }
 
 // ListMemberInheritedPolicies pages the policies a member holds through
 // groups, each with the group it comes from; Search is part of the policy name.
-func (s *Store) ListMemberInheritedPolicies(ctx context.Context, a *Actor, memberID uuid.UUID, f IAMFilter) (Paged[InheritedPolicy], error) {
+func (s *Store) ListMemberInheritedPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[InheritedPolicy], error) {
 	if _, err := s.memberOf(ctx, a, memberID); err != nil {
-		return Paged[InheritedPolicy]{}, err
+		return core.Paged[InheritedPolicy]{}, err
 	}
-	var v validator
+	var v core.Validator
 	f.check(&v, "name")
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
-		return Paged[InheritedPolicy]{}, err
+		return core.Paged[InheritedPolicy]{}, err
 	}
-	name := escapeLike(f.Search)
-	rows, err := s.q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
-		Name: name, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
-	return paged(rows, err, func(r db.ListInheritedPoliciesRow) InheritedPolicy { return InheritedPolicy(r) }, func() (int64, error) {
-		return s.q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
+	name := core.EscapeLike(f.Search)
+	rows, err := s.Q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
+		Name: name, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+	return core.PageOf(rows, err, func(r db.ListInheritedPoliciesRow) InheritedPolicy { return InheritedPolicy(r) }, func() (int64, error) {
+		return s.Q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
 	})
 }
 
 // AddMemberPolicy gives a member a policy directly; giving it twice changes nothing.
-func (s *Store) AddMemberPolicy(ctx context.Context, a *Actor, memberID, policyID uuid.UUID) error {
+func (s *Store) AddMemberPolicy(ctx context.Context, a *core.Actor, memberID, policyID uuid.UUID) error {
 	m, err := s.memberAndPolicy(ctx, a, memberID, policyID)
 	if err != nil {
 		return err
@@ -426,7 +427,7 @@ func (s *Store) AddMemberPolicy(ctx context.Context, a *Actor, memberID, policyI
 
 // RemoveMemberPolicy takes a directly held policy from a member, unless that
 // removes the organization's last owner; removing twice changes nothing.
-func (s *Store) RemoveMemberPolicy(ctx context.Context, a *Actor, memberID, policyID uuid.UUID) error {
+func (s *Store) RemoveMemberPolicy(ctx context.Context, a *core.Actor, memberID, policyID uuid.UUID) error {
 	m, err := s.memberAndPolicy(ctx, a, memberID, policyID)
 	if err != nil {
 		return err
@@ -436,7 +437,7 @@ func (s *Store) RemoveMemberPolicy(ctx context.Context, a *Actor, memberID, poli
 	})
 }
 
-func (s *Store) memberAndPolicy(ctx context.Context, a *Actor, memberID, policyID uuid.UUID) (memberRow, error) {
+func (s *Store) memberAndPolicy(ctx context.Context, a *core.Actor, memberID, policyID uuid.UUID) (memberRow, error) {
 	m, err := s.memberOf(ctx, a, memberID)
 	if err != nil {
 		return memberRow{}, err
@@ -444,16 +445,16 @@ func (s *Store) memberAndPolicy(ctx context.Context, a *Actor, memberID, policyI
 	if _, err := s.policyOf(ctx, a, policyID); err != nil {
 		return memberRow{}, err
 	}
-	return m, a.requireIAM()
+	return m, a.RequireIAM()
 }
 
 // MemberPolicies returns every policy a member holds in the organization,
 // directly or through a group, each once (FeatBit's GetMemberPolicy).
-func (s *Store) MemberPolicies(ctx context.Context, a *Actor, memberID uuid.UUID) ([]Policy, error) {
+func (s *Store) MemberPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID) ([]Policy, error) {
 	if _, err := s.memberOf(ctx, a, memberID); err != nil {
 		return nil, err
 	}
-	if err := a.requireIAM(); err != nil {
+	if err := a.RequireIAM(); err != nil {
 		return nil, err
 	}
 	return s.heldPolicies(ctx, a.OrgID, memberID)
@@ -463,17 +464,17 @@ func (s *Store) MemberPolicies(ctx context.Context, a *Actor, memberID uuid.UUID
 // which every signed-in caller may read. A Personal token answers its
 // creator's; a Service token holds no policy (it carries its own
 // statements, which GET /access-tokens shows), so it answers none.
-func (s *Store) UserPolicies(ctx context.Context, a *Actor) ([]Policy, error) {
-	orgID, err := a.org()
+func (s *Store) UserPolicies(ctx context.Context, a *core.Actor) ([]Policy, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return nil, err
 	}
 	if a.IsToken() {
-		t, err := s.q.GetAccessToken(ctx, db.GetAccessTokenParams{ID: a.TokenID, OrganizationID: orgID})
+		t, err := s.Q.GetAccessToken(ctx, db.GetAccessTokenParams{ID: a.TokenID, OrganizationID: orgID})
 		if err != nil {
-			return nil, translate(err)
+			return nil, core.Translate(err)
 		}
-		if t.AccessToken.Type == TokenService {
+		if t.AccessToken.Type == core.TokenService {
 			return []Policy{}, nil
 		}
 	}
@@ -481,9 +482,9 @@ func (s *Store) UserPolicies(ctx context.Context, a *Actor) ([]Policy, error) {
 }
 
 func (s *Store) heldPolicies(ctx context.Context, orgID, userID uuid.UUID) ([]Policy, error) {
-	rows, err := s.q.ListHeldPolicies(ctx, db.ListHeldPoliciesParams{OrganizationID: orgID, UserID: userID})
+	rows, err := s.Q.ListHeldPolicies(ctx, db.ListHeldPoliciesParams{OrganizationID: orgID, UserID: userID})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := make([]Policy, len(rows))
 	for i, r := range rows {
@@ -501,19 +502,19 @@ func (s *Store) heldPolicies(ctx context.Context, orgID, userID uuid.UUID) ([]Po
 // own organization only, so it may remove only a user who belongs to no
 // other. Refused as a whole when it removes an organization's last owner.
 // The user record stays, as with RemoveMember.
-func (s *Store) RemoveFromWorkspace(ctx context.Context, a *Actor, id uuid.UUID) error {
+func (s *Store) RemoveFromWorkspace(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	m, err := s.memberOf(ctx, a, id)
 	if err != nil {
 		return err
 	}
-	if err := a.requireIAM(); err != nil {
+	if err := a.RequireIAM(); err != nil {
 		return err
 	}
-	wsID, err := a.workspace()
+	wsID, err := a.Workspace()
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		orgs, err := q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: id})
 		if err != nil {
 			return err
@@ -524,14 +525,14 @@ func (s *Store) RemoveFromWorkspace(ctx context.Context, a *Actor, id uuid.UUID)
 		for _, o := range orgs {
 			if o.ID != a.OrgID {
 				if a.IsToken() {
-					return ErrForbidden
+					return core.ErrForbidden
 				}
-				sts, err := s.memberStatements(ctx, q, o.ID, a.UserID)
+				sts, err := s.MemberStatements(ctx, q, o.ID, a.UserID)
 				if err != nil {
 					return err
 				}
-				if !access.Allows(sts, access.CanManageIAM, IAMRN) {
-					return ErrForbidden
+				if !access.Allows(sts, access.CanManageIAM, core.IAMRN) {
+					return core.ErrForbidden
 				}
 			}
 			err := keepOwner(ctx, q, o.ID, func() error {
@@ -546,7 +547,7 @@ func (s *Store) RemoveFromWorkspace(ctx context.Context, a *Actor, id uuid.UUID)
 		if err := q.RemoveWorkspaceUserWithoutOrganizations(ctx, db.RemoveWorkspaceUserWithoutOrganizationsParams{WorkspaceID: wsID, UserID: id}); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Member", refID: id.String(), keyword: m.Email, operation: OpRemove,
-			previous: map[string]any{"id": m.ID, "email": m.Email, "name": m.Name, "organizations": keys}})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: id.String(), Keyword: m.Email, Operation: core.OpRemove,
+			Previous: map[string]any{"id": m.ID, "email": m.Email, "name": m.Name, "organizations": keys}})
 	})
 }

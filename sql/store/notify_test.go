@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/feed/feedtest"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // events reads a subscription one event at a time.
@@ -64,9 +65,9 @@ func next(t *testing.T, e *events) feed.Event {
 }
 
 // prodAndDev creates a project and returns its two environments.
-func prodAndDev(t *testing.T, s *Store, a *Actor) (Environment, Environment) {
+func prodAndDev(t *testing.T, s *Store, a *core.Actor) (core.Environment, core.Environment) {
 	t.Helper()
-	p, err := s.CreateProject(context.Background(), a, ProjectInput{Name: "Web", Key: "web"})
+	p, err := s.CreateProject(context.Background(), a, core.ProjectInput{Name: "Web", Key: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestChangeEvents(t *testing.T) {
 	// another arrive in that order, and either of these would have come
 	// first.
 	stale := uuid.New()
-	if _, err := s.ToggleFlag(ctx, a, prod.ID, "pay", false, Change{Revision: &stale}); err != ErrConflict {
+	if _, err := s.ToggleFlag(ctx, a, prod.ID, "pay", false, Change{Revision: &stale}); err != core.ErrConflict {
 		t.Fatalf("stale revision: %v", err)
 	}
 	if _, err := s.ToggleFlag(ctx, a, prod.ID, "pay", true, Change{}); err != nil {
@@ -155,7 +156,7 @@ func TestChangeEventsReachOtherInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(other.Close)
-	s2 := New(other, s.Keys(), slog.New(slog.DiscardHandler), Options{})
+	s2 := New(other, s.Keys(), slog.New(slog.DiscardHandler), core.Options{})
 	sub := listen(t, s2)
 	runFeed(t, s) // which announces s's changes
 	prod, _ := prodAndDev(t, s, a)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Several organizations per workspace: creating one,
@@ -21,24 +22,24 @@ type NewOrganizationInput struct {
 
 // GetOrganization returns an organization of the current workspace the
 // caller belongs to (an access token: only its own); any other id is unknown.
-func (s *Store) GetOrganization(ctx context.Context, a *Actor, id uuid.UUID) (Organization, error) {
-	wsID, err := a.workspace()
+func (s *Store) GetOrganization(ctx context.Context, a *core.Actor, id uuid.UUID) (Organization, error) {
+	wsID, err := a.Workspace()
 	if err != nil {
 		return Organization{}, err
 	}
-	row, err := s.q.GetOrganization(ctx, id)
+	row, err := s.Q.GetOrganization(ctx, id)
 	if err != nil {
-		return Organization{}, translate(err)
+		return Organization{}, core.Translate(err)
 	}
 	if row.WorkspaceID != wsID || a.IsToken() && id != a.OrgID {
-		return Organization{}, ErrNotFound
+		return Organization{}, core.ErrNotFound
 	}
-	member, err := s.q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: id, UserID: a.UserID})
+	member, err := s.Q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: id, UserID: a.UserID})
 	if err != nil {
-		return Organization{}, translate(err)
+		return Organization{}, core.Translate(err)
 	}
 	if !member {
-		return Organization{}, ErrNotFound
+		return Organization{}, core.ErrNotFound
 	}
 	return organization(row), nil
 }
@@ -55,29 +56,29 @@ const (
 )
 
 // ErrOrganizationLimit refuses an organization past either bound.
-var ErrOrganizationLimit = &RuleError{"TooManyOrganizations"}
+var ErrOrganizationLimit = &core.RuleError{Code: "TooManyOrganizations"}
 
 // CreateOrganization adds an organization to the current workspace (action
 // CreateOrg on organization/*), within the bounds above. The creator
 // becomes its member with the Owner policy; new members default to
 // Developer. It starts uninitialized, so FeatBit's clients take the
 // creator through onboarding.
-func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganizationInput) (Organization, error) {
-	wsID, err := a.workspace()
+func (s *Store) CreateOrganization(ctx context.Context, a *core.Actor, in NewOrganizationInput) (Organization, error) {
+	wsID, err := a.Workspace()
 	if err != nil {
 		return Organization{}, err
 	}
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
-	v.key("key", in.Key)
-	if err := v.err(); err != nil {
+	var v core.Validator
+	v.Required("name", in.Name, core.MaxNameLen)
+	v.Key("key", in.Key)
+	if err := v.Err(); err != nil {
 		return Organization{}, err
 	}
-	if err := mayCreateOrganization(a); err != nil {
+	if err := core.MayCreateOrganization(a); err != nil {
 		return Organization{}, err
 	}
 	var out Organization
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		if err := q.LockWorkspace(ctx, wsID); err != nil {
 			return err
 		}
@@ -89,12 +90,12 @@ func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganiza
 		if err != nil {
 			return err
 		}
-		if n.Total >= MaxWorkspaceOrganizations || n.Created >= MaxCreatedOrganizations && !isWorkspaceOwner(a, ws) {
+		if n.Total >= MaxWorkspaceOrganizations || n.Created >= MaxCreatedOrganizations && !core.IsWorkspaceOwner(a, ws) {
 			return ErrOrganizationLimit
 		}
 		creator := a.UserID
 		row, err := q.StartOrganization(ctx, db.StartOrganizationParams{WorkspaceID: wsID, Name: strings.TrimSpace(in.Name),
-			Key: in.Key, DefaultPolicyIds: []uuid.UUID{DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}, CreatorID: &creator})
+			Key: in.Key, DefaultPolicyIds: []uuid.UUID{core.DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}, CreatorID: &creator})
 		if err != nil {
 			return err
 		}
@@ -102,14 +103,14 @@ func (s *Store) CreateOrganization(ctx context.Context, a *Actor, in NewOrganiza
 		if _, err := q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: row.ID, UserID: a.UserID}); err != nil {
 			return err
 		}
-		if err := q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: row.ID, UserID: a.UserID, PolicyID: OwnerPolicyID}); err != nil {
+		if err := q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: row.ID, UserID: a.UserID, PolicyID: core.OwnerPolicyID}); err != nil {
 			return err
 		}
 		// The entry belongs to the new organization's history.
 		in := *a
 		in.OrgID = row.ID
-		return s.audit(ctx, q, &in, change{refType: "Organization", refID: row.ID.String(), keyword: row.Key,
-			operation: OpCreate, current: out})
+		return s.Audit(ctx, q, &in, core.Change{RefType: "Organization", RefID: row.ID.String(), Keyword: row.Key,
+			Operation: core.OpCreate, Current: out})
 	})
 	return out, err
 }
@@ -132,75 +133,75 @@ const MaxOnboardingEnvironments = 20
 // creates a project with the given environments, each with its two secrets,
 // in one transaction. It needs UpdateOrgName on the organization and
 // CreateProject.
-func (s *Store) Onboard(ctx context.Context, a *Actor, in OnboardingInput) error {
-	orgID, err := a.org()
+func (s *Store) Onboard(ctx context.Context, a *core.Actor, in OnboardingInput) error {
+	orgID, err := a.Org()
 	if err != nil {
 		return err
 	}
-	var v validator
-	v.required("organizationName", in.OrganizationName, MaxNameLen)
-	v.key("organizationKey", in.OrganizationKey)
-	v.required("projectName", in.ProjectName, MaxNameLen)
-	v.key("projectKey", in.ProjectKey)
-	envs := make([]EnvironmentInput, 0, len(in.Environments))
+	var v core.Validator
+	v.Required("organizationName", in.OrganizationName, core.MaxNameLen)
+	v.Key("organizationKey", in.OrganizationKey)
+	v.Required("projectName", in.ProjectName, core.MaxNameLen)
+	v.Key("projectKey", in.ProjectKey)
+	envs := make([]core.EnvironmentInput, 0, len(in.Environments))
 	keys := map[string]bool{}
 	switch {
 	case len(in.Environments) == 0:
-		v.add("environments", "required")
+		v.Add("environments", "required")
 	case len(in.Environments) > MaxOnboardingEnvironments:
-		v.add("environments", "invalid")
+		v.Add("environments", "invalid")
 	default:
 		for _, name := range in.Environments {
 			name = strings.TrimSpace(name)
 			key := strings.ToLower(name)
-			var ev validator
-			ev.required("name", name, MaxNameLen)
-			ev.key("key", key)
-			if ev.err() != nil || keys[key] {
-				v.add("environments", "invalid")
+			var ev core.Validator
+			ev.Required("name", name, core.MaxNameLen)
+			ev.Key("key", key)
+			if ev.Err() != nil || keys[key] {
+				v.Add("environments", "invalid")
 				break
 			}
 			keys[key] = true
-			envs = append(envs, EnvironmentInput{Name: name, Key: key})
+			envs = append(envs, core.EnvironmentInput{Name: name, Key: key})
 		}
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return err
 	}
-	before, err := s.q.GetOrganization(ctx, orgID)
+	before, err := s.Q.GetOrganization(ctx, orgID)
 	if err != nil {
-		return translate(err)
+		return core.Translate(err)
 	}
-	if err := a.require(access.UpdateOrgName, OrganizationRN(before.Key)); err != nil {
+	if err := a.Require(access.UpdateOrgName, core.OrganizationRN(before.Key)); err != nil {
 		return err
 	}
-	if err := mayCreateProject(a); err != nil {
+	if err := core.MayCreateProject(a); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.OnboardOrganization(ctx, db.OnboardOrganizationParams{ID: orgID,
 			Name: strings.TrimSpace(in.OrganizationName), Key: in.OrganizationKey})
 		if err != nil {
 			return err
 		}
-		if err := s.audit(ctx, q, a, change{refType: "Organization", refID: orgID.String(), keyword: row.Key,
-			operation: OpUpdate, previous: organization(before), current: organization(row)}); err != nil {
+		if err := s.Audit(ctx, q, a, core.Change{RefType: "Organization", RefID: orgID.String(), Keyword: row.Key,
+			Operation: core.OpUpdate, Previous: organization(before), Current: organization(row)}); err != nil {
 			return err
 		}
 		prow, err := q.CreateProject(ctx, db.CreateProjectParams{OrganizationID: orgID, Name: strings.TrimSpace(in.ProjectName), Key: in.ProjectKey})
 		if err != nil {
 			return err
 		}
-		p := Project{ID: prow.ID, Name: prow.Name, Key: prow.Key}
+		p := core.Project{ID: prow.ID, Name: prow.Name, Key: prow.Key}
 		for _, e := range envs {
-			env, err := createEnvironment(ctx, q, prow.ID, e)
+			env, err := core.CreateEnvironment(ctx, q, prow.ID, e)
 			if err != nil {
 				return err
 			}
 			p.Environments = append(p.Environments, env)
 		}
-		return s.audit(ctx, q, a, change{refType: "Project", refID: p.ID.String(), keyword: p.Key,
-			operation: OpCreate, current: projectSnapshot(p)})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Project", RefID: p.ID.String(), Keyword: p.Key,
+			Operation: core.OpCreate, Current: core.ProjectSnapshot(p)})
 	})
 }
 
@@ -209,19 +210,19 @@ func (s *Store) Onboard(ctx context.Context, a *Actor, in OnboardingInput) error
 // access tokens (action DeleteOrg). The last organization of a workspace
 // stays (CannotDeleteLastOrganization). The audit entry is the workspace's,
 // so it outlives the organization.
-func (s *Store) DeleteOrganization(ctx context.Context, a *Actor) error {
-	orgID, err := a.org()
+func (s *Store) DeleteOrganization(ctx context.Context, a *core.Actor) error {
+	orgID, err := a.Org()
 	if err != nil {
 		return err
 	}
-	before, err := s.q.GetOrganization(ctx, orgID)
+	before, err := s.Q.GetOrganization(ctx, orgID)
 	if err != nil {
-		return translate(err)
+		return core.Translate(err)
 	}
-	if err := mayDeleteOrganization(a, before.Key); err != nil {
+	if err := core.MayDeleteOrganization(a, before.Key); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		if err := q.LockWorkspace(ctx, before.WorkspaceID); err != nil {
 			return err
 		}
@@ -230,7 +231,7 @@ func (s *Store) DeleteOrganization(ctx context.Context, a *Actor) error {
 			return err
 		}
 		if n.Total <= 1 {
-			return ErrLastOrganization
+			return core.ErrLastOrganization
 		}
 		projects, err := q.ListProjects(ctx, orgID)
 		if err != nil {
@@ -245,17 +246,17 @@ func (s *Store) DeleteOrganization(ctx context.Context, a *Actor) error {
 			return err
 		}
 		if n, err := q.DeleteOrganization(ctx, orgID); err != nil || n == 0 {
-			return orNotFound(err)
+			return core.OrNotFound(err)
 		}
 		// SDK connections and caches of its environments must let go.
 		for _, e := range envs {
-			if err := s.recordChange(ctx, q, envEvent(orgID, e.ID)); err != nil {
+			if err := s.RecordChange(ctx, q, core.EnvEvent(orgID, e.ID)); err != nil {
 				return err
 			}
 		}
 		ws := *a
 		ws.OrgID = uuid.Nil
-		return s.audit(ctx, q, &ws, change{refType: "Organization", refID: orgID.String(), keyword: before.Key,
-			operation: OpRemove, previous: organization(before)})
+		return s.Audit(ctx, q, &ws, core.Change{RefType: "Organization", RefID: orgID.String(), Keyword: before.Key,
+			Operation: core.OpRemove, Previous: organization(before)})
 	})
 }

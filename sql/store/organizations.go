@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // OrganizationInput renames the current organization and, when
@@ -23,24 +24,24 @@ type OrganizationInput struct {
 // flag order (UpdateOrgSortFlagsBy); each action is checked only when its
 // part changes, as FeatBit does. Default policies must be the organization's
 // or built-in ones, default groups the organization's.
-func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in OrganizationInput) (Organization, error) {
-	orgID, err := a.org()
+func (s *Store) UpdateOrganization(ctx context.Context, a *core.Actor, in OrganizationInput) (Organization, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return Organization{}, err
 	}
-	row, err := s.q.GetOrganization(ctx, orgID)
+	row, err := s.Q.GetOrganization(ctx, orgID)
 	if err != nil {
-		return Organization{}, translate(err)
+		return Organization{}, core.Translate(err)
 	}
 	before := organization(row)
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
+	var v core.Validator
+	v.Required("name", in.Name, core.MaxNameLen)
 	settings := before.Settings
 	if in.Settings != nil {
 		settings = *in.Settings
-		v.oneOf("flagSortedBy", settings.FlagSortedBy, FlagsByCreatedAt, FlagsByKey)
+		v.OneOf("flagSortedBy", settings.FlagSortedBy, FlagsByCreatedAt, FlagsByKey)
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Organization{}, err
 	}
 	name := strings.TrimSpace(in.Name)
@@ -52,24 +53,24 @@ func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in Organizatio
 	redefines := !slices.Equal(defaults.PolicyIDs, before.DefaultPermissions.PolicyIDs) ||
 		!slices.Equal(defaults.GroupIDs, before.DefaultPermissions.GroupIDs)
 	resorts := settings != before.Settings
-	may := OrganizationRights(a, before.Key)
+	may := core.OrganizationRights(a, before.Key)
 	switch {
 	case renames && !may.Name, redefines && !may.DefaultPermissions, resorts && !may.SortFlagsBy:
-		return Organization{}, ErrForbidden
+		return Organization{}, core.ErrForbidden
 	case !renames && !redefines && !resorts && !may.Name && !may.DefaultPermissions && !may.SortFlagsBy:
-		return Organization{}, ErrForbidden
+		return Organization{}, core.ErrForbidden
 	case !renames && !redefines && !resorts:
 		return before, nil
 	}
 	var out Organization
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		if redefines {
 			policiesOK, groupsOK, err := checkGrants(ctx, q, orgID, defaults.PolicyIDs, defaults.GroupIDs)
 			if err != nil {
 				return err
 			}
 			if !policiesOK || !groupsOK {
-				return Invalid("defaultPermissions_is_invalid")
+				return core.Invalid("defaultPermissions_is_invalid")
 			}
 		}
 		row, err := q.UpdateOrganization(ctx, db.UpdateOrganizationParams{ID: orgID, Name: name,
@@ -78,8 +79,8 @@ func (s *Store) UpdateOrganization(ctx context.Context, a *Actor, in Organizatio
 			return err
 		}
 		out = organization(row)
-		return s.audit(ctx, q, a, change{refType: "Organization", refID: orgID.String(), keyword: row.Key,
-			operation: OpUpdate, previous: before, current: out})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Organization", RefID: orgID.String(), Keyword: row.Key,
+			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
 }

@@ -11,6 +11,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Bounds on what one patch may do. A "copy" duplicates a subtree without
@@ -39,7 +40,7 @@ type patchOp struct {
 // detail saying why.
 func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err error) {
 	refuse := func(format string, args ...any) error {
-		return Invalid("patch_is_invalid", fmt.Sprintf(format, args...))
+		return core.Invalid("patch_is_invalid", fmt.Sprintf(format, args...))
 	}
 	var parsed []patchOp
 	if !bytes.HasPrefix(bytes.TrimSpace(ops), []byte("[")) {
@@ -122,9 +123,9 @@ func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err e
 // asPatchError reports a patched result that fails validation as an invalid
 // patch, keeping the field problems as the detail.
 func asPatchError(err error) error {
-	var verr *ValidationError
+	var verr *core.ValidationError
 	if errors.As(err, &verr) && (len(verr.Codes) == 0 || verr.Codes[0] != "patch_is_invalid") {
-		return Invalid(append([]string{"patch_is_invalid"}, verr.Codes...)...)
+		return core.Invalid(append([]string{"patch_is_invalid"}, verr.Codes...)...)
 	}
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestRandomPatchesNeverStoreInvalid applies random JSON Patches, valid and
@@ -21,12 +22,12 @@ import (
 func TestRandomPatchesNeverStoreInvalid(t *testing.T) {
 	ctx := context.Background()
 	s, a, _ := testStore(t)
-	p, err := s.CreateProject(ctx, a, ProjectInput{Name: "Web", Key: "web"})
+	p, err := s.CreateProject(ctx, a, core.ProjectInput{Name: "Web", Key: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	envID := p.Environments[0].ID
-	env, err := s.environmentOf(ctx, a, envID)
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +63,8 @@ func TestRandomPatchesNeverStoreInvalid(t *testing.T) {
 		} else {
 			_, err = s.PatchSegment(ctx, a, envID, seg.ID, ops)
 		}
-		var verr *ValidationError
-		var rerr *RuleError
+		var verr *core.ValidationError
+		var rerr *core.RuleError
 		if err != nil && !errors.As(err, &verr) && !errors.As(err, &rerr) {
 			t.Fatalf("seed %d step %d: patch %s answered %v, want success or a client error", seed, i, ops, err)
 		}
@@ -83,13 +84,13 @@ func TestRandomPatchesNeverStoreInvalid(t *testing.T) {
 }
 
 // storedState is the stored flag and segment as text, to compare before and after.
-func storedState(t *testing.T, s *Store, env envRow, key string, segID uuid.UUID) string {
+func storedState(t *testing.T, s *Store, env core.EnvRow, key string, segID uuid.UUID) string {
 	t.Helper()
-	f, err := s.q.GetFlag(context.Background(), db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	f, err := s.Q.GetFlag(context.Background(), db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sg, err := s.q.GetSegment(context.Background(), db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})
+	sg, err := s.Q.GetSegment(context.Background(), db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +99,10 @@ func storedState(t *testing.T, s *Store, env envRow, key string, segID uuid.UUID
 }
 
 // assertValid re-validates the stored flag and segment from scratch.
-func assertValid(t *testing.T, s *Store, env envRow, key string, segID uuid.UUID, context_ string) {
+func assertValid(t *testing.T, s *Store, env core.EnvRow, key string, segID uuid.UUID, context_ string) {
 	t.Helper()
 	ctx := context.Background()
-	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,18 +110,18 @@ func assertValid(t *testing.T, s *Store, env envRow, key string, segID uuid.UUID
 	if err != nil {
 		t.Fatalf("%s: stored flag does not decode: %v", context_, err)
 	}
-	var v validator
+	var v core.Validator
 	refs := checkFlag(&v, &f)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		t.Fatalf("%s: stored flag is invalid: %v", context_, err)
 	}
 	if !slices.Equal(refs, row.SegmentRefs) && !(len(refs) == 0 && len(row.SegmentRefs) == 0) {
 		t.Fatalf("%s: stored segment references %v, rules name %v", context_, row.SegmentRefs, refs)
 	}
-	if err := s.checkSegmentRefs(ctx, s.q, env, f.Rules, refs); err != nil {
+	if err := s.checkSegmentRefs(ctx, s.Q, env, f.Rules, refs); err != nil {
 		t.Fatalf("%s: flag names unusable segments: %v", context_, err)
 	}
-	srow, err := s.q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})
+	srow, err := s.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,13 +129,13 @@ func assertValid(t *testing.T, s *Store, env envRow, key string, segID uuid.UUID
 	if err != nil {
 		t.Fatalf("%s: stored segment does not decode: %v", context_, err)
 	}
-	var sv validator
+	var sv core.Validator
 	checkSegment(&sv, &sg, env)
-	if err := sv.err(); err != nil {
+	if err := sv.Err(); err != nil {
 		t.Fatalf("%s: stored segment is invalid: %v", context_, err)
 	}
 	if sg.IsArchived {
-		used, _ := s.q.SegmentIsReferenced(ctx, segID)
+		used, _ := s.Q.SegmentIsReferenced(ctx, segID)
 		if used {
 			t.Fatalf("%s: an archived segment is used by a flag", context_)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Policy is a named set of statements granted to members and groups.
@@ -30,10 +31,10 @@ type PolicyInput struct {
 	Description string `json:"description"`
 }
 
-func (in PolicyInput) check(v *validator) {
-	v.required("name", in.Name, MaxNameLen)
-	v.key("key", in.Key)
-	v.text("description", in.Description, MaxDescriptionLen)
+func (in PolicyInput) check(v *core.Validator) {
+	v.Required("name", in.Name, core.MaxNameLen)
+	v.Key("key", in.Key)
+	v.Text("description", in.Description, core.MaxDescriptionLen)
 }
 
 // PolicySettingsInput renames and describes a policy.
@@ -73,50 +74,50 @@ func policy(r db.Policy) (Policy, error) {
 }
 
 // policyOf loads one of the organization's policies or a built-in one.
-func (s *Store) policyOf(ctx context.Context, a *Actor, id uuid.UUID) (db.Policy, error) {
-	orgID, err := a.org()
+func (s *Store) policyOf(ctx context.Context, a *core.Actor, id uuid.UUID) (db.Policy, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return db.Policy{}, err
 	}
-	row, err := s.q.GetPolicy(ctx, db.GetPolicyParams{ID: id, OrganizationID: orgID})
-	return row, translate(err)
+	row, err := s.Q.GetPolicy(ctx, db.GetPolicyParams{ID: id, OrganizationID: orgID})
+	return row, core.Translate(err)
 }
 
 // ListPolicies pages the built-in policies and the organization's, built-ins
 // first, then by name; Search is part of the name.
-func (s *Store) ListPolicies(ctx context.Context, a *Actor, f IAMFilter) (Paged[Policy], error) {
-	var v validator
+func (s *Store) ListPolicies(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Policy], error) {
+	var v core.Validator
 	f.check(&v, "name")
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
-		return Paged[Policy]{}, err
+		return core.Paged[Policy]{}, err
 	}
-	name := escapeLike(f.Search)
-	rows, err := s.q.ListPolicies(ctx, db.ListPoliciesParams{OrganizationID: orgID, Name: name,
-		PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	name := core.EscapeLike(f.Search)
+	rows, err := s.Q.ListPolicies(ctx, db.ListPoliciesParams{OrganizationID: orgID, Name: name,
+		PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
-		return Paged[Policy]{}, translate(err)
+		return core.Paged[Policy]{}, core.Translate(err)
 	}
-	total, err := s.q.CountPolicies(ctx, db.CountPoliciesParams{OrganizationID: orgID, Name: name})
+	total, err := s.Q.CountPolicies(ctx, db.CountPoliciesParams{OrganizationID: orgID, Name: name})
 	if err != nil {
-		return Paged[Policy]{}, translate(err)
+		return core.Paged[Policy]{}, core.Translate(err)
 	}
-	out := Paged[Policy]{TotalCount: total, Items: make([]Policy, len(rows))}
+	out := core.Paged[Policy]{TotalCount: total, Items: make([]Policy, len(rows))}
 	for i, r := range rows {
 		if out.Items[i], err = policy(r); err != nil {
-			return Paged[Policy]{}, err
+			return core.Paged[Policy]{}, err
 		}
 	}
 	return out, nil
 }
 
 // GetPolicy returns one of the organization's policies or a built-in one.
-func (s *Store) GetPolicy(ctx context.Context, a *Actor, id uuid.UUID) (Policy, error) {
+func (s *Store) GetPolicy(ctx context.Context, a *core.Actor, id uuid.UUID) (Policy, error) {
 	row, err := s.policyOf(ctx, a, id)
 	if err != nil {
 		return Policy{}, err
 	}
-	if err := a.requireIAM(); err != nil {
+	if err := a.RequireIAM(); err != nil {
 		return Policy{}, err
 	}
 	return policy(row)
@@ -124,22 +125,22 @@ func (s *Store) GetPolicy(ctx context.Context, a *Actor, id uuid.UUID) (Policy, 
 
 // IsPolicyKeyUsed tells whether a policy key is taken in the organization,
 // case-insensitively, built-in keys included.
-func (s *Store) IsPolicyKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
-	var v validator
-	v.required("key", key, MaxKeyLen)
-	orgID, err := a.iamOrg(&v)
+func (s *Store) IsPolicyKeyUsed(ctx context.Context, a *core.Actor, key string) (bool, error) {
+	var v core.Validator
+	v.Required("key", key, core.MaxKeyLen)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
 		return false, err
 	}
-	used, err := s.q.IsPolicyKeyUsed(ctx, db.IsPolicyKeyUsedParams{Key: key, OrganizationID: orgID})
-	return used, translate(err)
+	used, err := s.Q.IsPolicyKeyUsed(ctx, db.IsPolicyKeyUsedParams{Key: key, OrganizationID: orgID})
+	return used, core.Translate(err)
 }
 
 // CreatePolicy creates a CustomerManaged policy without statements.
-func (s *Store) CreatePolicy(ctx context.Context, a *Actor, in PolicyInput) (Policy, error) {
-	var v validator
+func (s *Store) CreatePolicy(ctx context.Context, a *core.Actor, in PolicyInput) (Policy, error) {
+	var v core.Validator
 	in.check(&v)
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
 		return Policy{}, err
 	}
@@ -149,18 +150,18 @@ func (s *Store) CreatePolicy(ctx context.Context, a *Actor, in PolicyInput) (Pol
 // ClonePolicy creates a CustomerManaged policy with the statements, ids
 // included, of the organization's or the built-in policy whose key is
 // exactly key. Members and groups of the original are not carried over.
-func (s *Store) ClonePolicy(ctx context.Context, a *Actor, key string, in PolicyInput) (Policy, error) {
-	orgID, err := a.org()
+func (s *Store) ClonePolicy(ctx context.Context, a *core.Actor, key string, in PolicyInput) (Policy, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return Policy{}, err
 	}
-	source, err := s.q.GetPolicyByKey(ctx, db.GetPolicyByKeyParams{Key: key, OrganizationID: orgID})
+	source, err := s.Q.GetPolicyByKey(ctx, db.GetPolicyByKeyParams{Key: key, OrganizationID: orgID})
 	if err != nil {
-		return Policy{}, translate(err)
+		return Policy{}, core.Translate(err)
 	}
-	var v validator
+	var v core.Validator
 	in.check(&v)
-	if _, err := a.iamOrg(&v); err != nil {
+	if _, err := a.IAMOrg(&v); err != nil {
 		return Policy{}, err
 	}
 	return s.insertPolicy(ctx, a, orgID, in, source.Statements)
@@ -168,15 +169,15 @@ func (s *Store) ClonePolicy(ctx context.Context, a *Actor, key string, in Policy
 
 // insertPolicy creates an organization's policy. Its key must differ from
 // the built-in keys too, so a key names one policy when cloning.
-func (s *Store) insertPolicy(ctx context.Context, a *Actor, orgID uuid.UUID, in PolicyInput, statements json.RawMessage) (Policy, error) {
+func (s *Store) insertPolicy(ctx context.Context, a *core.Actor, orgID uuid.UUID, in PolicyInput, statements json.RawMessage) (Policy, error) {
 	var out Policy
-	err := s.inTx(ctx, func(q *db.Queries) error {
+	err := s.InTx(ctx, func(q *db.Queries) error {
 		used, err := q.IsPolicyKeyUsed(ctx, db.IsPolicyKeyUsedParams{Key: in.Key, OrganizationID: orgID})
 		if err != nil {
 			return err
 		}
 		if used {
-			return ErrKeyUsed
+			return core.ErrKeyUsed
 		}
 		row, err := q.CreatePolicy(ctx, db.CreatePolicyParams{ID: uuid.New(), OrganizationID: &orgID,
 			Name: strings.TrimSpace(in.Name), Key: in.Key, Description: in.Description,
@@ -187,38 +188,38 @@ func (s *Store) insertPolicy(ctx context.Context, a *Actor, orgID uuid.UUID, in 
 		if out, err = policy(row); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Policy", refID: row.ID.String(), keyword: row.Key,
-			operation: OpCreate, current: out})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: row.ID.String(), Keyword: row.Key,
+			Operation: core.OpCreate, Current: out})
 	})
 	return out, err
 }
 
 // editablePolicy loads a policy for a change: the organization's own, not a built-in.
-func (s *Store) editablePolicy(ctx context.Context, a *Actor, id uuid.UUID, v *validator) (Policy, error) {
+func (s *Store) editablePolicy(ctx context.Context, a *core.Actor, id uuid.UUID, v *core.Validator) (Policy, error) {
 	row, err := s.policyOf(ctx, a, id)
 	if err != nil {
 		return Policy{}, err
 	}
-	if _, err := a.iamOrg(v); err != nil {
+	if _, err := a.IAMOrg(v); err != nil {
 		return Policy{}, err
 	}
 	if row.Type == PolicySysManaged {
-		return Policy{}, ErrSysManagedPolicy
+		return Policy{}, core.ErrSysManagedPolicy
 	}
 	return policy(row)
 }
 
 // UpdatePolicySettings renames and describes one of the organization's policies.
-func (s *Store) UpdatePolicySettings(ctx context.Context, a *Actor, id uuid.UUID, in PolicySettingsInput) (Policy, error) {
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
-	v.text("description", in.Description, MaxDescriptionLen)
+func (s *Store) UpdatePolicySettings(ctx context.Context, a *core.Actor, id uuid.UUID, in PolicySettingsInput) (Policy, error) {
+	var v core.Validator
+	v.Required("name", in.Name, core.MaxNameLen)
+	v.Text("description", in.Description, core.MaxDescriptionLen)
 	before, err := s.editablePolicy(ctx, a, id, &v)
 	if err != nil {
 		return Policy{}, err
 	}
 	var out Policy
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.UpdatePolicySettings(ctx, db.UpdatePolicySettingsParams{ID: id, OrganizationID: a.OrgID,
 			Name: strings.TrimSpace(in.Name), Description: in.Description})
 		if err != nil {
@@ -227,25 +228,25 @@ func (s *Store) UpdatePolicySettings(ctx context.Context, a *Actor, id uuid.UUID
 		if out, err = policy(row); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Policy", refID: id.String(), keyword: row.Key,
-			operation: OpUpdate, previous: before, current: out})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: id.String(), Keyword: row.Key,
+			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
 }
 
 // UpdatePolicyStatements replaces the statements of one of the
 // organization's policies. A statement without an id gets one.
-func (s *Store) UpdatePolicyStatements(ctx context.Context, a *Actor, id uuid.UUID, statements []access.Statement) (Policy, error) {
-	var v validator
+func (s *Store) UpdatePolicyStatements(ctx context.Context, a *core.Actor, id uuid.UUID, statements []access.Statement) (Policy, error) {
+	var v core.Validator
 	switch {
 	case statements == nil:
-		v.add("statements", "required")
+		v.Add("statements", "required")
 	case !access.ValidStatements(statements):
-		v.add("statements", "invalid")
+		v.Add("statements", "invalid")
 	default:
 		for i := range statements {
 			if len(statements[i].ID) > maxStatementIDLen {
-				v.add("statements", "invalid")
+				v.Add("statements", "invalid")
 				break
 			}
 			if statements[i].ID == "" {
@@ -262,7 +263,7 @@ func (s *Store) UpdatePolicyStatements(ctx context.Context, a *Actor, id uuid.UU
 		return Policy{}, err
 	}
 	var out Policy
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.UpdatePolicyStatements(ctx, db.UpdatePolicyStatementsParams{ID: id, OrganizationID: a.OrgID, Statements: raw})
 		if err != nil {
 			return err
@@ -270,71 +271,71 @@ func (s *Store) UpdatePolicyStatements(ctx context.Context, a *Actor, id uuid.UU
 		if out, err = policy(row); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Policy", refID: id.String(), keyword: row.Key,
-			operation: OpUpdate, previous: before, current: out})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: id.String(), Keyword: row.Key,
+			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
 }
 
 // DeletePolicy removes one of the organization's policies with its
 // attachments, and drops it from the default permissions of new members.
-func (s *Store) DeletePolicy(ctx context.Context, a *Actor, id uuid.UUID) error {
-	before, err := s.editablePolicy(ctx, a, id, &validator{})
+func (s *Store) DeletePolicy(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+	before, err := s.editablePolicy(ctx, a, id, &core.Validator{})
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		// Only the built-in Owner policy makes owners, and it cannot be
 		// deleted; the guard keeps that true should the rule ever widen.
 		err := keepOwner(ctx, q, a.OrgID, func() error {
 			if n, err := q.DeletePolicy(ctx, db.DeletePolicyParams{ID: id, OrganizationID: a.OrgID}); err != nil || n == 0 {
-				return orNotFound(err)
+				return core.OrNotFound(err)
 			}
 			return q.RemoveDefaultPolicy(ctx, db.RemoveDefaultPolicyParams{ID: a.OrgID, PolicyID: id})
 		})
 		if err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Policy", refID: id.String(), keyword: before.Key,
-			operation: OpRemove, previous: before})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: id.String(), Keyword: before.Key,
+			Operation: core.OpRemove, Previous: before})
 	})
 }
 
 // ListPolicyMembers pages the organization's members who hold a policy
 // directly (not through a group), or with All every member, each marked;
 // Search is part of the email.
-func (s *Store) ListPolicyMembers(ctx context.Context, a *Actor, policyID uuid.UUID, f IAMFilter) (Paged[PolicyMember], error) {
-	var v validator
+func (s *Store) ListPolicyMembers(ctx context.Context, a *core.Actor, policyID uuid.UUID, f IAMFilter) (core.Paged[PolicyMember], error) {
+	var v core.Validator
 	f.check(&v, "searchText")
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
 		// An unknown policy is not found, whatever else is wrong.
 		if _, missing := s.policyOf(ctx, a, policyID); missing != nil {
-			return Paged[PolicyMember]{}, missing
+			return core.Paged[PolicyMember]{}, missing
 		}
-		return Paged[PolicyMember]{}, err
+		return core.Paged[PolicyMember]{}, err
 	}
-	limit, offset := f.Page.limit(), f.Page.offset()
+	limit, offset := f.Page.Limit(), f.Page.Offset()
 	if f.Search != "" {
-		return s.searchPolicyMembers(ctx, a, orgID, policyID, f.All, escapeLike(f.Search), limit, offset)
+		return s.searchPolicyMembers(ctx, a, orgID, policyID, f.All, core.EscapeLike(f.Search), limit, offset)
 	}
 	if _, err := s.policyOf(ctx, a, policyID); err != nil {
-		return Paged[PolicyMember]{}, err
+		return core.Paged[PolicyMember]{}, err
 	}
 	switch {
 	case f.All:
-		rows, err := s.q.ListAllMembersForPolicy(ctx, db.ListAllMembersForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.Q.ListAllMembersForPolicy(ctx, db.ListAllMembersForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
-		return paged(rows, err, func(r db.ListAllMembersForPolicyRow) PolicyMember { return PolicyMember(r) }, func() (int64, error) {
-			return s.q.CountMembers(ctx, orgID)
+		return core.PageOf(rows, err, func(r db.ListAllMembersForPolicyRow) PolicyMember { return PolicyMember(r) }, func() (int64, error) {
+			return s.Q.CountMembers(ctx, orgID)
 		})
 	default:
-		rows, err := s.q.ListPolicyMembers(ctx, db.ListPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.Q.ListPolicyMembers(ctx, db.ListPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
-		return paged(rows, err, func(r db.ListPolicyMembersRow) PolicyMember {
+		return core.PageOf(rows, err, func(r db.ListPolicyMembersRow) PolicyMember {
 			return PolicyMember{ID: r.ID, Name: r.Name, Email: r.Email, IsPolicyMember: true}
 		}, func() (int64, error) {
-			return s.q.CountPolicyMembers(ctx, db.CountPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID})
+			return s.Q.CountPolicyMembers(ctx, db.CountPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID})
 		})
 	}
 }
@@ -351,28 +352,28 @@ const maxEmailMatches = 1000
 // and the count at once). A text too many users share is searched by
 // SearchPolicyMembers alone. When a page finds nobody, whether the policy
 // exists and, past the first page, how many there are is asked apart.
-func (s *Store) searchPolicyMembers(ctx context.Context, a *Actor, orgID, policyID uuid.UUID, all bool, search string, limit, offset int32) (Paged[PolicyMember], error) {
+func (s *Store) searchPolicyMembers(ctx context.Context, a *core.Actor, orgID, policyID uuid.UUID, all bool, search string, limit, offset int32) (core.Paged[PolicyMember], error) {
 	count := func() (int64, error) {
 		if _, err := s.policyOf(ctx, a, policyID); err != nil || offset == 0 {
 			return 0, err
 		}
-		return s.q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: orgID,
+		return s.Q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: orgID,
 			PolicyID: policyID, Search: search, GetAll: all})
 	}
-	ids, err := s.q.UsersByEmailPart(ctx, db.UsersByEmailPartParams{Search: search, Max: maxEmailMatches + 1})
+	ids, err := s.Q.UsersByEmailPart(ctx, db.UsersByEmailPartParams{Search: search, Max: maxEmailMatches + 1})
 	if err != nil {
-		return Paged[PolicyMember]{}, translate(err)
+		return core.Paged[PolicyMember]{}, core.Translate(err)
 	}
 	if len(ids) <= maxEmailMatches {
-		rows, err := s.q.PolicyMembersAmong(ctx, db.PolicyMembersAmongParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.Q.PolicyMembersAmong(ctx, db.PolicyMembersAmongParams{OrganizationID: orgID, PolicyID: policyID,
 			Ids: ids, GetAll: all, PageSize: limit, PageOffset: offset})
-		return pagedCounted(rows, err, func(r db.PolicyMembersAmongRow) (PolicyMember, int64) {
+		return core.PageOfCounted(rows, err, func(r db.PolicyMembersAmongRow) (PolicyMember, int64) {
 			return policyMemberOf(db.SearchPolicyMembersRow(r))
 		}, count)
 	}
-	rows, err := s.q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
+	rows, err := s.Q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
 		Search: search, GetAll: all, PageSize: limit, PageOffset: offset})
-	return pagedCounted(rows, err, policyMemberOf, count)
+	return core.PageOfCounted(rows, err, policyMemberOf, count)
 }
 
 // policyMemberOf is a row of a search of a policy's members, with the count
@@ -383,39 +384,39 @@ func policyMemberOf(r db.SearchPolicyMembersRow) (PolicyMember, int64) {
 
 // ListPolicyGroups pages the organization's groups a policy is attached to,
 // or with All every group, each marked; Search is part of the group name.
-func (s *Store) ListPolicyGroups(ctx context.Context, a *Actor, policyID uuid.UUID, f IAMFilter) (Paged[PolicyGroup], error) {
+func (s *Store) ListPolicyGroups(ctx context.Context, a *core.Actor, policyID uuid.UUID, f IAMFilter) (core.Paged[PolicyGroup], error) {
 	if _, err := s.policyOf(ctx, a, policyID); err != nil {
-		return Paged[PolicyGroup]{}, err
+		return core.Paged[PolicyGroup]{}, err
 	}
-	var v validator
+	var v core.Validator
 	f.check(&v, "name")
-	orgID, err := a.iamOrg(&v)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
-		return Paged[PolicyGroup]{}, err
+		return core.Paged[PolicyGroup]{}, err
 	}
-	limit, offset := f.Page.limit(), f.Page.offset()
+	limit, offset := f.Page.Limit(), f.Page.Offset()
 	switch {
 	case f.Search != "":
-		name := escapeLike(f.Search)
-		rows, err := s.q.SearchPolicyGroups(ctx, db.SearchPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
+		name := core.EscapeLike(f.Search)
+		rows, err := s.Q.SearchPolicyGroups(ctx, db.SearchPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
 			Name: name, GetAll: f.All, PageSize: limit, PageOffset: offset})
-		return paged(rows, err, func(r db.SearchPolicyGroupsRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
-			return s.q.CountSearchPolicyGroups(ctx, db.CountSearchPolicyGroupsParams{OrganizationID: orgID,
+		return core.PageOf(rows, err, func(r db.SearchPolicyGroupsRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
+			return s.Q.CountSearchPolicyGroups(ctx, db.CountSearchPolicyGroupsParams{OrganizationID: orgID,
 				PolicyID: policyID, Name: name, GetAll: f.All})
 		})
 	case f.All:
-		rows, err := s.q.ListAllGroupsForPolicy(ctx, db.ListAllGroupsForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.Q.ListAllGroupsForPolicy(ctx, db.ListAllGroupsForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
-		return paged(rows, err, func(r db.ListAllGroupsForPolicyRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
-			return s.q.CountGroups(ctx, orgID)
+		return core.PageOf(rows, err, func(r db.ListAllGroupsForPolicyRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
+			return s.Q.CountGroups(ctx, orgID)
 		})
 	default:
-		rows, err := s.q.ListPolicyGroups(ctx, db.ListPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.Q.ListPolicyGroups(ctx, db.ListPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
-		return paged(rows, err, func(r db.ListPolicyGroupsRow) PolicyGroup {
+		return core.PageOf(rows, err, func(r db.ListPolicyGroupsRow) PolicyGroup {
 			return PolicyGroup{ID: r.ID, Name: r.Name, Description: r.Description, IsPolicyGroup: true}
 		}, func() (int64, error) {
-			return s.q.CountPolicyGroups(ctx, db.CountPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID})
+			return s.Q.CountPolicyGroups(ctx, db.CountPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID})
 		})
 	}
 }

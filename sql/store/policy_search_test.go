@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/seed"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestPolicyMemberSearchesFindWhatOneStatementFinds: a search of a policy's
@@ -25,29 +26,29 @@ func TestPolicyMemberSearchesFindWhatOneStatementFinds(t *testing.T) {
 	must(t, err)
 	const members = maxEmailMatches + 200
 	_, err = seed.InsertMembers(ctx, pool, seed.Organization{WorkspaceID: a.WorkspaceID, OrgID: a.OrgID, Members: members,
-		Groups: 20, Domain: "acme", BasePolicy: DeveloperPolicyID, Policy: p.ID})
+		Groups: 20, Domain: "acme", BasePolicy: core.DeveloperPolicyID, Policy: p.ID})
 	must(t, err)
 	_, err = pool.Exec(ctx, `ANALYZE`)
 	must(t, err)
 	for _, f := range []IAMFilter{
-		{Search: ".0004", Page: Page{Size: 10}},           // ten members, one holding the policy
-		{Search: ".0004", All: true, Page: Page{Size: 4}}, // all ten, marked
-		{Search: ".0004", All: true, Page: Page{Index: 1, Size: 4}},
-		{Search: "acme", Page: Page{Index: 3, Size: 10}},  // every member's domain: more than the first step takes
-		{Search: "acme", All: true, Page: Page{Size: 10}}, //
-		{Search: ".0004", Page: Page{Index: 5, Size: 10}}, // past the last match
-		{Search: "nobody", Page: Page{Size: 10}},
+		{Search: ".0004", Page: core.Page{Size: 10}},           // ten members, one holding the policy
+		{Search: ".0004", All: true, Page: core.Page{Size: 4}}, // all ten, marked
+		{Search: ".0004", All: true, Page: core.Page{Index: 1, Size: 4}},
+		{Search: "acme", Page: core.Page{Index: 3, Size: 10}},  // every member's domain: more than the first step takes
+		{Search: "acme", All: true, Page: core.Page{Size: 10}}, //
+		{Search: ".0004", Page: core.Page{Index: 5, Size: 10}}, // past the last match
+		{Search: "nobody", Page: core.Page{Size: 10}},
 	} {
 		got, err := s.ListPolicyMembers(ctx, a, p.ID, f)
 		must(t, err)
-		search := escapeLike(f.Search)
-		rows, err := s.q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: a.OrgID, PolicyID: p.ID,
-			Search: search, GetAll: f.All, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+		search := core.EscapeLike(f.Search)
+		rows, err := s.Q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: a.OrgID, PolicyID: p.ID,
+			Search: search, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 		must(t, err)
-		total, err := s.q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: a.OrgID, PolicyID: p.ID,
+		total, err := s.Q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: a.OrgID, PolicyID: p.ID,
 			Search: search, GetAll: f.All})
 		must(t, err)
-		want := Paged[PolicyMember]{TotalCount: total, Items: []PolicyMember{}}
+		want := core.Paged[PolicyMember]{TotalCount: total, Items: []PolicyMember{}}
 		for _, r := range rows {
 			m, _ := policyMemberOf(r)
 			want.Items = append(want.Items, m)
@@ -67,7 +68,7 @@ func TestPolicyMemberPagesKeepTheirPlan(t *testing.T) {
 	p, err := s.CreatePolicy(ctx, a, PolicyInput{Name: "Team", Key: "team"})
 	must(t, err)
 	_, err = seed.InsertMembers(ctx, pool, seed.Organization{WorkspaceID: a.WorkspaceID, OrgID: a.OrgID, Members: 200,
-		Groups: 20, Domain: "acme", BasePolicy: DeveloperPolicyID, Policy: p.ID})
+		Groups: 20, Domain: "acme", BasePolicy: core.DeveloperPolicyID, Policy: p.ID})
 	must(t, err)
 	_, err = pool.Exec(ctx, `ANALYZE`)
 	must(t, err)
@@ -77,10 +78,10 @@ func TestPolicyMemberPagesKeepTheirPlan(t *testing.T) {
 	one, err := pgxpool.NewWithConfig(ctx, cfg)
 	must(t, err)
 	defer one.Close()
-	single := New(one, s.keys, slog.New(slog.DiscardHandler), Options{PasswordCost: 4})
+	single := New(one, s.ServerKeys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
 	for i := range 10 {
 		// ".0001" and the like: ten members each.
-		page, err := single.ListPolicyMembers(ctx, a, p.ID, IAMFilter{Search: fmt.Sprintf(".%04d", i+1), All: i%2 == 0, Page: Page{Size: 10}})
+		page, err := single.ListPolicyMembers(ctx, a, p.ID, IAMFilter{Search: fmt.Sprintf(".%04d", i+1), All: i%2 == 0, Page: core.Page{Size: 10}})
 		if err != nil || page.TotalCount == 0 {
 			t.Fatalf("search %d: %v, %d found", i, err, page.TotalCount)
 		}

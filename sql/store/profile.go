@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // ProfileInput changes the caller's own name and email (FeatBit's
@@ -22,22 +23,22 @@ func profile(u db.User) Profile {
 // UpdateProfile changes the signed-in user's name and email. Access tokens
 // may not: a profile is the person's, not an automation's. An email another
 // user has is refused with EmailHasBeenUsed.
-func (s *Store) UpdateProfile(ctx context.Context, a *Actor, in ProfileInput) (Profile, error) {
+func (s *Store) UpdateProfile(ctx context.Context, a *core.Actor, in ProfileInput) (Profile, error) {
 	if a.IsToken() {
-		return Profile{}, ErrForbidden
+		return Profile{}, core.ErrForbidden
 	}
 	email, name := strings.TrimSpace(in.Email), strings.TrimSpace(in.Name)
-	var v validator
+	var v core.Validator
 	checkEmail(&v, "email", email)
-	v.text("name", name, MaxNameLen)
-	if err := v.err(); err != nil {
+	v.Text("name", name, core.MaxNameLen)
+	if err := v.Err(); err != nil {
 		return Profile{}, err
 	}
 	if name == "" {
 		name = emailName(email)
 	}
 	var out Profile
-	err := s.inTx(ctx, func(q *db.Queries) error {
+	err := s.InTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetUser(ctx, a.UserID)
 		if err != nil {
 			return err
@@ -45,15 +46,15 @@ func (s *Store) UpdateProfile(ctx context.Context, a *Actor, in ProfileInput) (P
 		if !strings.EqualFold(before.Email, email) {
 			switch other, err := q.GetUserByEmail(ctx, email); {
 			case err == nil && other.ID != a.UserID:
-				return ErrEmailUsed
-			case err != nil && !errors.Is(translate(err), ErrNotFound):
+				return core.ErrEmailUsed
+			case err != nil && !errors.Is(core.Translate(err), core.ErrNotFound):
 				return err
 			}
 		}
 		row, err := q.UpdateUserProfile(ctx, db.UpdateUserProfileParams{ID: a.UserID, Name: name, Email: email})
 		if err != nil {
-			if errors.Is(translate(err), ErrKeyUsed) { // a concurrent taker of the same email
-				return ErrEmailUsed
+			if errors.Is(core.Translate(err), core.ErrKeyUsed) { // a concurrent taker of the same email
+				return core.ErrEmailUsed
 			}
 			return err
 		}
@@ -61,8 +62,8 @@ func (s *Store) UpdateProfile(ctx context.Context, a *Actor, in ProfileInput) (P
 		if out == profile(before) {
 			return nil
 		}
-		return s.audit(ctx, q, a, change{refType: "User", refID: a.UserID.String(), keyword: email, operation: OpUpdate,
-			previous: ProfileInput{Name: before.Name, Email: before.Email}, current: ProfileInput{Name: row.Name, Email: row.Email}})
+		return s.Audit(ctx, q, a, core.Change{RefType: "User", RefID: a.UserID.String(), Keyword: email, Operation: core.OpUpdate,
+			Previous: ProfileInput{Name: before.Name, Email: before.Email}, Current: ProfileInput{Name: row.Name, Email: row.Email}})
 	})
 	return out, err
 }
@@ -70,18 +71,18 @@ func (s *Store) UpdateProfile(ctx context.Context, a *Actor, in ProfileInput) (P
 // ListUserWorkspaces returns the workspaces the caller belongs to (an access
 // token: its own). Client secrets are masked; the licence is shown only for
 // the current workspace and only to those allowed to change it.
-func (s *Store) ListUserWorkspaces(ctx context.Context, a *Actor) ([]Workspace, error) {
+func (s *Store) ListUserWorkspaces(ctx context.Context, a *core.Actor) ([]Workspace, error) {
 	var rows []db.Workspace
 	if a.IsToken() {
-		row, err := s.q.GetWorkspace(ctx, a.WorkspaceID)
+		row, err := s.Q.GetWorkspace(ctx, a.WorkspaceID)
 		if err != nil {
-			return nil, translate(err)
+			return nil, core.Translate(err)
 		}
 		rows = []db.Workspace{row}
 	} else {
 		var err error
-		if rows, err = s.q.ListUserWorkspaces(ctx, a.UserID); err != nil {
-			return nil, translate(err)
+		if rows, err = s.Q.ListUserWorkspaces(ctx, a.UserID); err != nil {
+			return nil, core.Translate(err)
 		}
 	}
 	out := make([]Workspace, 0, len(rows))

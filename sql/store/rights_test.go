@@ -2,6 +2,7 @@ package store
 
 import (
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/core"
 
 	"errors"
 	"testing"
@@ -15,16 +16,16 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 	prod, _ := prodAndDev(t, s, owner)
 	_, err := s.CreateFlag(ctx, owner, prod.ID, FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	as := func(actions ...access.Action) *Actor {
+	as := func(actions ...access.Action) *core.Actor {
 		a := *owner
 		names := make([]string, len(actions))
 		for i, act := range actions {
 			names[i] = string(act)
 		}
-		a.statements = []access.Statement{{ResourceType: access.TypeFlag, Effect: "allow", Actions: names, Resources: []string{"project/*:env/*:flag/*"}}}
+		a.Granted = []access.Statement{{ResourceType: access.TypeFlag, Effect: "allow", Actions: names, Resources: []string{"project/*:env/*:flag/*"}}}
 		return &a
 	}
-	rightsOf := func(a *Actor, archived bool) FlagRights {
+	rightsOf := func(a *core.Actor, archived bool) FlagRights {
 		t.Helper()
 		r, err := s.EnvRights(ctx, a, prod.ID)
 		must(t, err)
@@ -35,7 +36,7 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 	if r := rightsOf(toggler, false); !r.Toggle || r.Name || r.Targeting || r.Clone || r.Archive || r.Delete {
 		t.Errorf("ToggleFlag alone gives %+v", r)
 	}
-	if _, err := s.RenameFlag(ctx, toggler, prod.ID, "pay", FlagNameInput{Name: "Other"}); !errors.Is(err, ErrForbidden) {
+	if _, err := s.RenameFlag(ctx, toggler, prod.ID, "pay", FlagNameInput{Name: "Other"}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("rename without UpdateFlagName: got %v, want ErrForbidden", err)
 	}
 
@@ -44,7 +45,7 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 	if rightsOf(cloner, false).Clone {
 		t.Errorf("CloneFlag without CreateFlag offers cloning")
 	}
-	if _, err := s.CloneFlag(ctx, cloner, prod.ID, "pay", CloneFlagInput{Name: "Copy", Key: "copy"}); !errors.Is(err, ErrForbidden) {
+	if _, err := s.CloneFlag(ctx, cloner, prod.ID, "pay", CloneFlagInput{Name: "Copy", Key: "copy"}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("clone without CreateFlag: got %v, want ErrForbidden", err)
 	}
 	if !rightsOf(as(access.CloneFlag, access.CreateFlag), false).Clone {
@@ -97,7 +98,7 @@ func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
 	must(t, err)
 
 	devOnly := *owner
-	devOnly.statements = []access.Statement{
+	devOnly.Granted = []access.Statement{
 		{ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
 		{ResourceType: access.TypeSegment, Effect: "allow", Actions: []string{string(access.UpdateSegmentName)}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
 	}
@@ -106,7 +107,7 @@ func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
 	if r.Name {
 		t.Errorf("renaming a segment shared with %s is offered to someone who may rename only in %s", prod.Key, dev.Key)
 	}
-	if _, err := s.RenameSegment(ctx, &devOnly, dev.ID, shared.ID, SegmentNameInput{Name: "Other"}); !errors.Is(err, ErrForbidden) {
+	if _, err := s.RenameSegment(ctx, &devOnly, dev.ID, shared.ID, SegmentNameInput{Name: "Other"}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("rename the shared segment: got %v, want ErrForbidden", err)
 	}
 	r, err = s.SegmentRights(ctx, &devOnly, dev.ID, local)
@@ -121,26 +122,26 @@ func TestAccessTokenRightsFollowTheOperations(t *testing.T) {
 	t.Parallel()
 	s, owner, _ := testStore(t)
 	dev := *owner
-	dev.statements = []access.Statement{{ResourceType: access.TypeAccessToken, Effect: "allow",
-		Actions: []string{string(access.ManagePersonalAccessTokens), string(access.ManageServiceAccessTokens)}, Resources: []string{AccessTokenRN}}}
-	if r := AccessTokenRights(&dev, TokenService); r.Create || r.SetPermissions {
+	dev.Granted = []access.Statement{{ResourceType: access.TypeAccessToken, Effect: "allow",
+		Actions: []string{string(access.ManagePersonalAccessTokens), string(access.ManageServiceAccessTokens)}, Resources: []string{core.AccessTokenRN}}}
+	if r := AccessTokenRights(&dev, core.TokenService); r.Create || r.SetPermissions {
 		t.Errorf("service tokens without IAM: %+v", r)
 	}
-	if r := AccessTokenAccess(&dev, AccessToken{Type: TokenService}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
+	if r := AccessTokenAccess(&dev, AccessToken{Type: core.TokenService}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
 		t.Errorf("a service token, managing service tokens: %+v", r)
 	}
-	if r := AccessTokenRights(&dev, TokenPersonal); !r.Create {
+	if r := AccessTokenRights(&dev, core.TokenPersonal); !r.Create {
 		t.Errorf("personal tokens: %+v", r)
 	}
-	if r := AccessTokenAccess(&dev, AccessToken{Type: TokenPersonal, Creator: TokenCreator{ID: dev.UserID}}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
+	if r := AccessTokenAccess(&dev, AccessToken{Type: core.TokenPersonal, Creator: core.TokenCreator{ID: dev.UserID}}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
 		t.Errorf("one's own personal token: %+v", r)
 	}
-	_, err := s.CreateAccessToken(t.Context(), &dev, AccessTokenInput{Name: "CI", Type: TokenService,
+	_, err := s.CreateAccessToken(t.Context(), &dev, AccessTokenInput{Name: "CI", Type: core.TokenService,
 		Permissions: []access.Statement{{ID: "t", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{string(access.ToggleFlag)}, Resources: []string{"project/*:env/*:flag/*"}}}})
-	if !errors.Is(err, ErrForbidden) {
+	if !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("create a Service token without IAM: got %v, want ErrForbidden", err)
 	}
-	if r := AccessTokenRights(owner, TokenService); !r.Create || !r.SetPermissions {
+	if r := AccessTokenRights(owner, core.TokenService); !r.Create || !r.SetPermissions {
 		t.Errorf("the owner: %+v", r)
 	}
 }

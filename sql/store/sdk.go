@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
@@ -26,13 +27,13 @@ type SDKEnv struct {
 // well formed (its second half names the environment) and stored. Anything
 // else is ErrUnauthenticated; ErrUnavailable means the database did not answer.
 func (s *Store) SDKEnvBySecret(ctx context.Context, secret string) (SDKEnv, error) {
-	envID, ok := SecretEnvID(secret)
+	envID, ok := core.SecretEnvID(secret)
 	if !ok || envID == uuid.Nil {
-		return SDKEnv{}, ErrUnauthenticated
+		return SDKEnv{}, core.ErrUnauthenticated
 	}
-	row, err := s.q.GetSecretByValue(ctx, secret)
-	if err = translate(err); errors.Is(err, ErrNotFound) || (err == nil && row.EnvID != envID) {
-		return SDKEnv{}, ErrUnauthenticated
+	row, err := s.Q.GetSecretByValue(ctx, secret)
+	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) || (err == nil && row.EnvID != envID) {
+		return SDKEnv{}, core.ErrUnauthenticated
 	}
 	if err != nil {
 		return SDKEnv{}, err
@@ -53,8 +54,8 @@ type EnvData struct {
 // SDKData reads an environment's flags and segments as one consistent snapshot.
 func (s *Store) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 	var out EnvData
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		q := queries(tx)
+	err := pgx.BeginTxFunc(ctx, s.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		q := core.Queries(tx)
 		e, err := q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
 		if err != nil {
 			return err
@@ -70,7 +71,7 @@ func (s *Store) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 			}
 		}
 		segments, err := q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrgID, EnvID: env.EnvID,
-			Scopes: envScopes(envRow{e})})
+			Scopes: envScopes(core.EnvRow{GetEnvironmentRow: e})})
 		if err != nil {
 			return err
 		}
@@ -82,14 +83,14 @@ func (s *Store) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 		}
 		return nil
 	})
-	return out, translate(err)
+	return out, core.Translate(err)
 }
 
 // SDKFlag returns one flag of an SDK's environment by id.
 func (s *Store) SDKFlag(ctx context.Context, env SDKEnv, id uuid.UUID) (Flag, error) {
-	row, err := s.q.GetFlagByID(ctx, db.GetFlagByIDParams{EnvID: env.EnvID, ID: id})
+	row, err := s.Q.GetFlagByID(ctx, db.GetFlagByIDParams{EnvID: env.EnvID, ID: id})
 	if err != nil {
-		return Flag{}, translate(err)
+		return Flag{}, core.Translate(err)
 	}
 	return flagFrom(row)
 }
@@ -97,20 +98,20 @@ func (s *Store) SDKFlag(ctx context.Context, env SDKEnv, id uuid.UUID) (Flag, er
 // SDKSegment returns a segment visible in an SDK's environment, with that
 // environment as its EnvID.
 func (s *Store) SDKSegment(ctx context.Context, env SDKEnv, id uuid.UUID) (Segment, error) {
-	e, err := s.q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
+	e, err := s.Q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
 	if err != nil {
-		return Segment{}, translate(err)
+		return Segment{}, core.Translate(err)
 	}
-	row, err := s.q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrgID, ID: id})
+	row, err := s.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrgID, ID: id})
 	if err != nil {
-		return Segment{}, translate(err)
+		return Segment{}, core.Translate(err)
 	}
 	sg, err := segmentFrom(row)
 	if err != nil {
 		return Segment{}, err
 	}
-	if !visibleIn(sg, envRow{e}) {
-		return Segment{}, ErrNotFound
+	if !visibleIn(sg, core.EnvRow{GetEnvironmentRow: e}) {
+		return Segment{}, core.ErrNotFound
 	}
 	sg.EnvID = env.EnvID
 	return sg, nil
@@ -125,43 +126,43 @@ const (
 // CheckEndUser reports what is wrong with an end user: a key is required,
 // and keys, names and properties have bounded sizes.
 func CheckEndUser(u eval.EndUser) error {
-	var v validator
+	var v core.Validator
 	switch {
 	case strings.TrimSpace(u.KeyID) == "":
-		v.add("keyId", "required")
+		v.Add("keyId", "required")
 	case !targeting.Storable(u.KeyID, targeting.MaxKeyIDLen):
-		v.add("keyId", "invalid")
+		v.Add("keyId", "invalid")
 	}
-	if u.Name != nil && !targeting.Storable(*u.Name, MaxNameLen) {
-		v.add("name", "invalid")
+	if u.Name != nil && !targeting.Storable(*u.Name, core.MaxNameLen) {
+		v.Add("name", "invalid")
 	}
 	if len(u.CustomizedProperties) > maxUserProperties {
-		v.add("customizedProperties", "invalid")
+		v.Add("customizedProperties", "invalid")
 	} else {
 		for _, p := range u.CustomizedProperties {
-			if strings.TrimSpace(p.Name) == "" || !targeting.Storable(p.Name, MaxNameLen) || !targeting.Storable(p.Value, maxPropertyLen) {
-				v.add("customizedProperties", "invalid")
+			if strings.TrimSpace(p.Name) == "" || !targeting.Storable(p.Name, core.MaxNameLen) || !targeting.Storable(p.Value, maxPropertyLen) {
+				v.Add("customizedProperties", "invalid")
 				break
 			}
 		}
 	}
-	return v.err()
+	return v.Err()
 }
 
 // EvaluateFlag evaluates a flag for an end user, as SDKs of the environment
 // would: the admin pages' "test a user". An archived flag evaluates to no
 // variation, as FeatBit's SDKs find nothing.
-func (s *Store) EvaluateFlag(ctx context.Context, a *Actor, envID uuid.UUID, key string, u eval.EndUser) (eval.Evaluation, error) {
+func (s *Store) EvaluateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, u eval.EndUser) (eval.Evaluation, error) {
 	if err := CheckEndUser(u); err != nil {
 		return eval.Evaluation{}, err
 	}
-	env, err := s.readableEnv(ctx, a, envID)
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return eval.Evaluation{}, err
 	}
-	row, err := s.q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
-		return eval.Evaluation{}, translate(err)
+		return eval.Evaluation{}, core.Translate(err)
 	}
 	f, err := flagFrom(row)
 	if err != nil {
@@ -169,10 +170,10 @@ func (s *Store) EvaluateFlag(ctx context.Context, a *Actor, envID uuid.UUID, key
 	}
 	var segments []Segment
 	if len(row.SegmentRefs) > 0 {
-		rows, err := s.q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: row.SegmentRefs,
+		rows, err := s.Q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: row.SegmentRefs,
 			EnvID: envID, Scopes: envScopes(env)})
 		if err != nil {
-			return eval.Evaluation{}, translate(err)
+			return eval.Evaluation{}, core.Translate(err)
 		}
 		if segments, err = segmentsFrom(rows); err != nil {
 			return eval.Evaluation{}, err

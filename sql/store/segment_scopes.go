@@ -7,6 +7,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
@@ -17,7 +18,7 @@ import (
 // envScopes are the scope names that select an environment: its own, its
 // project's and its organization's, with "*" standing for any project or
 // environment key.
-func envScopes(env envRow) []string {
+func envScopes(env core.EnvRow) []string {
 	org := "organization/" + env.OrganizationKey
 	scopes := []string{org}
 	for _, p := range []string{env.ProjectKey, "*"} {
@@ -35,7 +36,7 @@ func (r EnvRights) ProjectScope() string {
 }
 
 // visibleIn reports whether a segment applies in an environment.
-func visibleIn(sg Segment, env envRow) bool {
+func visibleIn(sg Segment, env core.EnvRow) bool {
 	if sg.Type == SegmentEnvironmentSpecific {
 		return sg.EnvID == env.Environment.ID
 	}
@@ -46,7 +47,7 @@ func visibleIn(sg Segment, env envRow) bool {
 // validScopes checks scope names: the segment's own organization, then
 // optionally a project and an environment (keys or "*"); an
 // environment-specific segment's only scope is its environment.
-func validScopes(sg *Segment, env envRow) bool {
+func validScopes(sg *Segment, env core.EnvRow) bool {
 	own := "organization/" + env.OrganizationKey + ":project/" + env.ProjectKey + ":env/" + env.Environment.Key
 	if sg.Type == SegmentEnvironmentSpecific {
 		return len(sg.Scopes) == 1 && sg.Scopes[0] == own
@@ -62,7 +63,7 @@ func validScopes(sg *Segment, env envRow) bool {
 		for i, prefix := range []string{"project/", "env/"} {
 			if len(parts) > i+1 {
 				key, ok := strings.CutPrefix(parts[i+1], prefix)
-				if !ok || (key != "*" && (len(key) > MaxKeyLen || !keyPattern.MatchString(key))) {
+				if !ok || (key != "*" && (len(key) > core.MaxKeyLen || !core.KeyPattern.MatchString(key))) {
 					return false
 				}
 			}
@@ -75,7 +76,7 @@ func validScopes(sg *Segment, env envRow) bool {
 // key that another segment visible in one of those environments has: a
 // shared segment's key is unique wherever it is visible.
 // It holds a lock on the key until the transaction ends.
-func checkSegmentKey(ctx context.Context, q *db.Queries, env envRow, envs []envRow, sg Segment) error {
+func checkSegmentKey(ctx context.Context, q *db.Queries, env core.EnvRow, envs []core.EnvRow, sg Segment) error {
 	if err := q.LockSegmentKey(ctx, sg.Key); err != nil {
 		return err
 	}
@@ -85,14 +86,14 @@ func checkSegmentKey(ctx context.Context, q *db.Queries, env envRow, envs []envR
 	}
 	clash, err := keyClash(rows, sg, envs)
 	if err == nil && clash {
-		err = ErrKeyUsed
+		err = core.ErrKeyUsed
 	}
 	return err
 }
 
 // keyClash reports whether a segment other than sg among rows (segments with
 // sg's key) is visible in one of envs where sg is.
-func keyClash(rows []db.Segment, sg Segment, envs []envRow) (bool, error) {
+func keyClash(rows []db.Segment, sg Segment, envs []core.EnvRow) (bool, error) {
 	for _, r := range rows {
 		if r.ID == sg.ID {
 			continue
@@ -101,7 +102,7 @@ func keyClash(rows []db.Segment, sg Segment, envs []envRow) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if slices.ContainsFunc(envs, func(e envRow) bool { return visibleIn(sg, e) && visibleIn(other, e) }) {
+		if slices.ContainsFunc(envs, func(e core.EnvRow) bool { return visibleIn(sg, e) && visibleIn(other, e) }) {
 			return true, nil
 		}
 	}
@@ -111,17 +112,17 @@ func keyClash(rows []db.Segment, sg Segment, envs []envRow) (bool, error) {
 // visibleEnvs lists the environments of env's organization where any of
 // versions is visible. Every version of an environment-specific segment is
 // visible only in env, the one it is managed from.
-func visibleEnvs(ctx context.Context, q *db.Queries, env envRow, versions ...Segment) ([]envRow, error) {
+func visibleEnvs(ctx context.Context, q *db.Queries, env core.EnvRow, versions ...Segment) ([]core.EnvRow, error) {
 	if !slices.ContainsFunc(versions, func(sg Segment) bool { return sg.Type == SegmentShared }) {
-		return []envRow{env}, nil
+		return []core.EnvRow{env}, nil
 	}
 	rows, err := q.ListOrganizationEnvironments(ctx, env.OrganizationID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
-	var out []envRow
+	var out []core.EnvRow
 	for _, e := range rows {
-		other := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: e.ID, Key: e.Key, ProjectID: e.ProjectID}, ProjectKey: e.ProjectKey,
+		other := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: db.Environment{ID: e.ID, Key: e.Key, ProjectID: e.ProjectID}, ProjectKey: e.ProjectKey,
 			OrganizationID: env.OrganizationID, OrganizationKey: env.OrganizationKey}}
 		if slices.ContainsFunc(versions, func(sg Segment) bool { return visibleIn(sg, other) }) {
 			out = append(out, other)
@@ -133,11 +134,11 @@ func visibleEnvs(ctx context.Context, q *db.Queries, env envRow, versions ...Seg
 // requireInEnvs checks the actions on every version of a segment in every
 // environment it is visible in: a shared segment changes what each of them
 // serves, so a caller allowed only some of them may not change it.
-func requireInEnvs(a *Actor, actions []access.Action, envs []envRow, versions ...Segment) error {
+func requireInEnvs(a *core.Actor, actions []access.Action, envs []core.EnvRow, versions ...Segment) error {
 	for _, act := range actions {
 		for _, e := range envs {
 			for _, sg := range versions {
-				if err := a.require(act, segmentRN(e, sg.Key, sg.Tags)); err != nil {
+				if err := a.Require(act, segmentRN(e, sg.Key, sg.Tags)); err != nil {
 					return err
 				}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // How flags use segments: which flags name a segment, the segments a flag's
@@ -18,7 +19,7 @@ import (
 // name it.
 
 // ErrSegmentIsBeingUsed refuses archiving or deleting a segment flags use.
-var ErrSegmentIsBeingUsed = &RuleError{"SegmentIsBeingUsed"}
+var ErrSegmentIsBeingUsed = &core.RuleError{Code: "SegmentIsBeingUsed"}
 
 // FlagReference is a flag whose rules name a segment.
 type FlagReference struct {
@@ -45,23 +46,23 @@ type SegmentUsage struct {
 
 // SegmentFlagReferences lists the flags whose rules name a segment, in every
 // environment the caller may access (FeatBit lists them in all).
-func (s *Store) SegmentFlagReferences(ctx context.Context, a *Actor, envID, id uuid.UUID) ([]FlagReference, error) {
+func (s *Store) SegmentFlagReferences(ctx context.Context, a *core.Actor, envID, id uuid.UUID) ([]FlagReference, error) {
 	u, err := s.SegmentUsageOf(ctx, a, envID, id)
 	return u.Flags, err
 }
 
 // SegmentUsageOf answers which flags use a segment the caller may read.
-func (s *Store) SegmentUsageOf(ctx context.Context, a *Actor, envID, id uuid.UUID) (SegmentUsage, error) {
+func (s *Store) SegmentUsageOf(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (SegmentUsage, error) {
 	if _, err := s.GetSegment(ctx, a, envID, id); err != nil {
 		return SegmentUsage{}, err
 	}
-	rows, err := s.q.ListFlagsReferencingSegment(ctx, id)
+	rows, err := s.Q.ListFlagsReferencingSegment(ctx, id)
 	if err != nil {
-		return SegmentUsage{}, translate(err)
+		return SegmentUsage{}, core.Translate(err)
 	}
 	u := SegmentUsage{Flags: []FlagReference{}}
 	for _, r := range rows {
-		if !a.Can(access.CanAccessEnv, EnvRN(r.ProjectKey, r.EnvKey)) {
+		if !a.Can(access.CanAccessEnv, core.EnvRN(r.ProjectKey, r.EnvKey)) {
 			u.Hidden++
 			continue
 		}
@@ -108,7 +109,7 @@ func guardReferences(ctx context.Context, q *db.Queries, before, after Segment, 
 		return nil, ErrSegmentIsBeingUsed
 	}
 	for _, r := range refs {
-		env := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: r.EnvID, Key: r.EnvKey},
+		env := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: db.Environment{ID: r.EnvID, Key: r.EnvKey},
 			ProjectKey: r.ProjectKey, OrganizationKey: organizationKeyOf(after)}}
 		if !visibleIn(after, env) {
 			return nil, ErrSegmentIsBeingUsed
@@ -127,7 +128,7 @@ func organizationKeyOf(sg Segment) string {
 // touchReferencingFlags gives every flag that uses a segment (users, locked
 // by guardReferences) a new revision and a history entry, since who it
 // serves changed with the segment.
-func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Actor, orgID uuid.UUID, sg Segment, users []db.FeatureFlag) error {
+func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *core.Actor, orgID uuid.UUID, sg Segment, users []db.FeatureFlag) error {
 	for _, row := range users {
 		before, err := flagFrom(row)
 		if err != nil {
@@ -137,12 +138,12 @@ func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Act
 		if err != nil {
 			return err
 		}
-		after.Revision, after.UpdatorID = uuid.New(), actorID(a)
+		after.Revision, after.UpdatorID = uuid.New(), core.ActorID(a)
 		stored, err := storeFlag(ctx, q, after, before.Revision, row.SegmentRefs)
 		if err != nil {
 			return err
 		}
-		if err := s.recordFlag(ctx, q, a, orgID, row.EnvID, OpUpdate, &before, &stored,
+		if err := s.recordFlag(ctx, q, a, orgID, row.EnvID, core.OpUpdate, &before, &stored,
 			"Referenced segment '"+sg.Name+"' has been updated."); err != nil {
 			return err
 		}
@@ -153,7 +154,7 @@ func (s *Store) touchReferencingFlags(ctx context.Context, q *db.Queries, a *Act
 // checkSegmentRefs checks that every segment a flag's rules name exists, is
 // visible in the flag's environment and is not archived; the problem points
 // at the first condition naming one that is not.
-func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow, rules []FlagRule, refs []uuid.UUID) error {
+func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env core.EnvRow, rules []FlagRule, refs []uuid.UUID) error {
 	if len(refs) == 0 {
 		return nil
 	}
@@ -175,10 +176,10 @@ func (s *Store) checkSegmentRefs(ctx context.Context, q *db.Queries, env envRow,
 			_ = json.Unmarshal([]byte(c.Value), &ids)
 			for _, id := range ids {
 				if parsed, err := uuid.Parse(id); err == nil && !usable[parsed.String()] {
-					var v validator
-					v.at("rules", "invalid", fmt.Sprintf("rules[%d].conditions[%d].value", i, j),
+					var v core.Validator
+					v.At("rules", "invalid", fmt.Sprintf("rules[%d].conditions[%d].value", i, j),
 						"segment "+id+" does not exist here or is archived")
-					return v.err()
+					return v.Err()
 				}
 			}
 		}

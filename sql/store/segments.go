@@ -11,6 +11,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
@@ -36,33 +37,33 @@ type SegmentInput struct {
 
 // checkSegment validates a whole segment as created or as a change leaves it,
 // managed from env: it must stay visible there.
-func checkSegment(v *validator, sg *Segment, env envRow) {
-	v.required("name", sg.Name, MaxNameLen)
-	v.key("key", sg.Key)
-	v.oneOf("type", sg.Type, SegmentEnvironmentSpecific, SegmentShared)
-	v.text("description", sg.Description, MaxDescriptionLen)
+func checkSegment(v *core.Validator, sg *Segment, env core.EnvRow) {
+	v.Required("name", sg.Name, core.MaxNameLen)
+	v.Key("key", sg.Key)
+	v.OneOf("type", sg.Type, SegmentEnvironmentSpecific, SegmentShared)
+	v.Text("description", sg.Description, core.MaxDescriptionLen)
 	if !validScopes(sg, env) {
-		v.add("scopes", "invalid")
+		v.Add("scopes", "invalid")
 	}
 	for _, p := range targeting.CheckSegment(sg) {
-		v.at(p.Field, p.Problem, p.Path, p.Message)
+		v.At(p.Field, p.Problem, p.Path, p.Message)
 	}
 }
 
 // segmentRN is the resource name permissions are checked on, tags included.
-func segmentRN(env envRow, key string, tags []string) string {
+func segmentRN(env core.EnvRow, key string, tags []string) string {
 	return SegmentRN(env.ProjectKey, env.Environment.Key, key, tags)
 }
 
 // SegmentRN names a segment with its tags, as permissions are checked on it
 // in the environment it is managed from.
 func SegmentRN(projectKey, envKey, segmentKey string, tags []string) string {
-	return withTags(EnvRN(projectKey, envKey)+":segment/"+segmentKey, tags)
+	return withTags(core.EnvRN(projectKey, envKey)+":segment/"+segmentKey, tags)
 }
 
 // CreateSegment creates a segment managed from an environment.
-func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in SegmentInput) (Segment, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUID, in SegmentInput) (Segment, error) {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return Segment{}, err
 	}
@@ -70,22 +71,22 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		return Segment{}, err
 	}
 	sg := Segment{WorkspaceID: env.WorkspaceID, EnvID: envID, Name: strings.TrimSpace(in.Name), Key: in.Key, Type: in.Type,
-		Scopes: in.Scopes, Description: in.Description, Included: OrEmpty(in.Included), Excluded: OrEmpty(in.Excluded),
-		Rules: in.Rules, Tags: OrEmpty(in.Tags), IsEnvironmentSpecific: in.Type == SegmentEnvironmentSpecific}
+		Scopes: in.Scopes, Description: in.Description, Included: core.OrEmpty(in.Included), Excluded: core.OrEmpty(in.Excluded),
+		Rules: in.Rules, Tags: core.OrEmpty(in.Tags), IsEnvironmentSpecific: in.Type == SegmentEnvironmentSpecific}
 	if sg.Rules == nil {
 		sg.Rules = []SegmentRule{}
 	}
 	if sg.Type == SegmentEnvironmentSpecific && len(sg.Scopes) == 0 {
 		sg.Scopes = []string{"organization/" + env.OrganizationKey + ":project/" + env.ProjectKey + ":env/" + env.Environment.Key}
 	}
-	var v validator
+	var v core.Validator
 	checkSegment(&v, &sg, env)
 	in.Change.check(&v, env)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Segment{}, err
 	}
 	var out Segment
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		envs, err := visibleEnvs(ctx, q, env, sg)
 		if err != nil {
 			return err
@@ -109,54 +110,54 @@ func (s *Store) CreateSegment(ctx context.Context, a *Actor, envID uuid.UUID, in
 		if out, err = segmentFrom(row); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, segmentChange(OpCreate, nil, &out, in.Comment, env.OrganizationID, envs))
+		return s.Audit(ctx, q, a, segmentChange(core.OpCreate, nil, &out, in.Comment, env.OrganizationID, envs))
 	})
 	return out, err
 }
 
 // mayCreateSegment checks that a person may create segments in env; a
 // shared one is then checked in every environment it will be visible in.
-func mayCreateSegment(a *Actor, env envRow) error {
-	return a.require(access.CreateSegment, env.rn()+":segment/*")
+func mayCreateSegment(a *core.Actor, env core.EnvRow) error {
+	return a.Require(access.CreateSegment, env.RN()+":segment/*")
 }
 
 // segmentChange is the audit entry of a segment change of orgID; it is kept
 // in the environment the segment was created in, as FeatBit does. Its event
 // tells SDKs and caches that the segment changed in envs: every environment
 // where it was or is visible.
-func segmentChange(op string, before, after *Segment, comment string, orgID uuid.UUID, envs []envRow) change {
-	ch := change{refType: "Segment", operation: op, comment: comment,
-		event: &feed.Event{Kind: feed.EventSegment, OrgID: orgID}}
+func segmentChange(op string, before, after *Segment, comment string, orgID uuid.UUID, envs []core.EnvRow) core.Change {
+	ch := core.Change{RefType: "Segment", Operation: op, Comment: comment,
+		Event: &feed.Event{Kind: feed.EventSegment, OrgID: orgID}}
 	for _, e := range envs {
-		ch.event.EnvIDs = append(ch.event.EnvIDs, e.Environment.ID)
+		ch.Event.EnvIDs = append(ch.Event.EnvIDs, e.Environment.ID)
 	}
 	for _, sg := range []*Segment{before, after} {
 		if sg != nil {
-			ch.refID, ch.keyword, ch.envID, ch.event.ID = sg.ID.String(), sg.Name, &sg.EnvID, sg.ID
+			ch.RefID, ch.Keyword, ch.EnvID, ch.Event.ID = sg.ID.String(), sg.Name, &sg.EnvID, sg.ID
 		}
 	}
 	if before != nil {
-		ch.previous = before
+		ch.Previous = before
 	}
 	if after != nil {
-		ch.current = after
+		ch.Current = after
 	}
 	return ch
 }
 
 // GetSegment returns a segment visible in an environment.
-func (s *Store) GetSegment(ctx context.Context, a *Actor, envID, id uuid.UUID) (Segment, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) GetSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (Segment, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return Segment{}, err
 	}
-	row, err := s.q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: id})
+	row, err := s.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: id})
 	if err != nil {
-		return Segment{}, translate(err)
+		return Segment{}, core.Translate(err)
 	}
 	sg, err := segmentFrom(row)
 	if err == nil && !visibleIn(sg, env) {
-		err = ErrNotFound
+		err = core.ErrNotFound
 	}
 	return sg, err
 }
@@ -166,7 +167,7 @@ const MaxSegmentIDs = 100
 
 // SegmentsByIDs returns those of the given segments visible in an environment;
 // unknown ids are left out.
-func (s *Store) SegmentsByIDs(ctx context.Context, a *Actor, envID uuid.UUID, ids []string) ([]Segment, error) {
+func (s *Store) SegmentsByIDs(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) ([]Segment, error) {
 	rows, err := s.visibleSegmentsByIDs(ctx, a, envID, ids)
 	if err != nil {
 		return nil, err
@@ -176,68 +177,68 @@ func (s *Store) SegmentsByIDs(ctx context.Context, a *Actor, envID uuid.UUID, id
 
 // visibleSegmentsByIDs reads those of the given segments visible in an
 // environment the caller may read.
-func (s *Store) visibleSegmentsByIDs(ctx context.Context, a *Actor, envID uuid.UUID, ids []string) ([]db.Segment, error) {
+func (s *Store) visibleSegmentsByIDs(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) ([]db.Segment, error) {
 	if len(ids) > MaxSegmentIDs {
-		return nil, Invalid("ids_is_invalid")
+		return nil, core.Invalid("ids_is_invalid")
 	}
 	parsed := make([]uuid.UUID, len(ids))
 	for i, id := range ids {
 		var err error
 		if parsed[i], err = uuid.Parse(id); err != nil {
-			return nil, Invalid("ids_is_invalid")
+			return nil, core.Invalid("ids_is_invalid")
 		}
 	}
-	env, err := s.readableEnv(ctx, a, envID)
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: parsed,
+	rows, err := s.Q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: parsed,
 		EnvID: envID, Scopes: envScopes(env)})
-	return rows, translate(err)
+	return rows, core.Translate(err)
 }
 
 // SegmentFilter selects a page of the segments visible in an environment.
 type SegmentFilter struct {
 	Name       string
 	IsArchived bool
-	Page       Page
+	Page       core.Page
 }
 
 // ListSegments pages the segments visible in an environment, most recently changed first.
-func (s *Store) ListSegments(ctx context.Context, a *Actor, envID uuid.UUID, f SegmentFilter) (Paged[Segment], error) {
-	var v validator
-	f.Page.check(&v)
-	v.text("name", f.Name, MaxNameLen)
-	if err := v.err(); err != nil {
-		return Paged[Segment]{}, err
+func (s *Store) ListSegments(ctx context.Context, a *core.Actor, envID uuid.UUID, f SegmentFilter) (core.Paged[Segment], error) {
+	var v core.Validator
+	f.Page.Check(&v)
+	v.Text("name", f.Name, core.MaxNameLen)
+	if err := v.Err(); err != nil {
+		return core.Paged[Segment]{}, err
 	}
-	env, err := s.readableEnv(ctx, a, envID)
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
-		return Paged[Segment]{}, err
+		return core.Paged[Segment]{}, err
 	}
-	pattern := "%" + escapeLike(strings.ToLower(f.Name)) + "%"
-	rows, err := s.q.ListSegments(ctx, db.ListSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
-		Scopes: envScopes(env), IsArchived: f.IsArchived, Pattern: pattern, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
+	pattern := "%" + core.EscapeLike(strings.ToLower(f.Name)) + "%"
+	rows, err := s.Q.ListSegments(ctx, db.ListSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
+		Scopes: envScopes(env), IsArchived: f.IsArchived, Pattern: pattern, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
-		return Paged[Segment]{}, translate(err)
+		return core.Paged[Segment]{}, core.Translate(err)
 	}
-	total, err := s.q.CountSegments(ctx, db.CountSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
+	total, err := s.Q.CountSegments(ctx, db.CountSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
 		Scopes: envScopes(env), IsArchived: f.IsArchived, Pattern: pattern})
 	if err != nil {
-		return Paged[Segment]{}, translate(err)
+		return core.Paged[Segment]{}, core.Translate(err)
 	}
 	items, err := segmentsFrom(rows)
-	return Paged[Segment]{TotalCount: total, Items: items}, err
+	return core.Paged[Segment]{TotalCount: total, Items: items}, err
 }
 
 // SegmentTags lists the tags of the segments visible in an environment.
-func (s *Store) SegmentTags(ctx context.Context, a *Actor, envID uuid.UUID) ([]string, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) SegmentTags(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]string, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	tags, err := s.q.ListSegmentTags(ctx, db.ListSegmentTagsParams{OrganizationID: env.OrganizationID, EnvID: envID, Scopes: envScopes(env)})
-	return tags, translate(err)
+	tags, err := s.Q.ListSegmentTags(ctx, db.ListSegmentTagsParams{OrganizationID: env.OrganizationID, EnvID: envID, Scopes: envScopes(env)})
+	return tags, core.Translate(err)
 }
 
 // SegmentKeyUsed tells whether a segment key is taken for a new segment of a
@@ -245,8 +246,8 @@ func (s *Store) SegmentTags(ctx context.Context, a *Actor, envID uuid.UUID) ([]s
 // for an environment-specific one, by a segment visible in the environment;
 // for a shared one, whose scopes are not chosen yet, by a segment visible in
 // any environment of the organization (the widest scope it may take).
-func (s *Store) SegmentKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, key, typ string) (bool, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) SegmentKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UUID, key, typ string) (bool, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return false, err
 	}
@@ -254,13 +255,13 @@ func (s *Store) SegmentKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, k
 	if typ == SegmentShared {
 		sg.Type, sg.Scopes = SegmentShared, []string{"organization/" + env.OrganizationKey}
 	}
-	envs, err := visibleEnvs(ctx, s.q, env, sg)
+	envs, err := visibleEnvs(ctx, s.Q, env, sg)
 	if err != nil {
 		return false, err
 	}
-	rows, err := s.q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
+	rows, err := s.Q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
 	if err != nil {
-		return false, translate(err)
+		return false, core.Translate(err)
 	}
 	clash, err := keyClash(rows, sg, envs)
 	return clash, err
@@ -269,14 +270,14 @@ func (s *Store) SegmentKeyUsed(ctx context.Context, a *Actor, envID uuid.UUID, k
 // SegmentByKey finds the segment with a key among those visible in an
 // environment (keys are unique there), for pages that follow a segment from
 // one environment to another.
-func (s *Store) SegmentByKey(ctx context.Context, a *Actor, envID uuid.UUID, key string) (Segment, error) {
-	env, err := s.readableEnv(ctx, a, envID)
+func (s *Store) SegmentByKey(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (Segment, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return Segment{}, err
 	}
-	rows, err := s.q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
+	rows, err := s.Q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
 	if err != nil {
-		return Segment{}, translate(err)
+		return Segment{}, core.Translate(err)
 	}
 	scopes := envScopes(env)
 	for _, r := range rows {
@@ -290,19 +291,19 @@ func (s *Store) SegmentByKey(ctx context.Context, a *Actor, envID uuid.UUID, key
 			return out[0], nil
 		}
 	}
-	return Segment{}, ErrNotFound
+	return Segment{}, core.ErrNotFound
 }
 
 // changeSegment is the one way a segment changes, like changeFlag: under a
 // row lock, checked on what actually changed, validated whole, audited; when
 // who is in the segment changes, the flags that use it get a new revision.
-func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
-	orgID, err := a.org()
+func (s *Store) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return Segment{}, err
 	}
 	var out Segment
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		locked, err := lockSegment(ctx, q, orgID, envID, id)
 		if err != nil {
 			return err
@@ -322,13 +323,13 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		}
 		// The route's environment first, so a caller with no rights there is
 		// refused before the organization's environments are read.
-		if err := requireInEnvs(a, actions, []envRow{env}, before, after); err != nil {
+		if err := requireInEnvs(a, actions, []core.EnvRow{env}, before, after); err != nil {
 			return err
 		}
-		var v validator
+		var v core.Validator
 		checkSegment(&v, &after, env)
 		ch.check(&v, env)
-		if err := v.err(); err != nil {
+		if err := v.Err(); err != nil {
 			return err
 		}
 		envs, err := visibleEnvs(ctx, q, env, before, after)
@@ -347,7 +348,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 			return err
 		}
 		if after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes) {
-			afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e envRow) bool { return !visibleIn(after, e) })
+			afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e core.EnvRow) bool { return !visibleIn(after, e) })
 			if err := checkSegmentKey(ctx, q, env, afterEnvs, after); err != nil {
 				return err
 			}
@@ -365,14 +366,14 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if out, err = segmentFrom(row); err != nil {
 			return err
 		}
-		op := OpUpdate
+		op := core.OpUpdate
 		switch {
 		case after.IsArchived && !before.IsArchived:
-			op = OpArchive
+			op = core.OpArchive
 		case !after.IsArchived && before.IsArchived:
-			op = OpRestore
+			op = core.OpRestore
 		}
-		if err := s.audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment, env.OrganizationID, envs)); err != nil {
+		if err := s.Audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment, env.OrganizationID, envs)); err != nil {
 			return err
 		}
 		return s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out, users)
@@ -384,7 +385,7 @@ func (s *Store) changeSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 type lockedSegment struct {
 	Segment
 	// env is the environment the change is made from, where it is visible.
-	env envRow
+	env core.EnvRow
 	// used tells whether any flag's rules name the segment.
 	used bool
 }
@@ -400,10 +401,10 @@ func lockSegment(ctx context.Context, q *db.Queries, orgID, envID, id uuid.UUID)
 	if err != nil {
 		return lockedSegment{}, err
 	}
-	env := envRow{db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
+	env := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
 		OrganizationID: row.OrganizationID, OrganizationKey: row.OrganizationKey, WorkspaceID: row.WorkspaceID}}
 	if !visibleIn(sg, env) {
-		return lockedSegment{}, ErrNotFound
+		return lockedSegment{}, core.ErrNotFound
 	}
 	return lockedSegment{Segment: sg, env: env, used: row.Used}, nil
 }
@@ -427,23 +428,23 @@ func segmentChangeActions(before, after Segment) []access.Action {
 }
 
 // DeleteSegment removes a segment for good, in any state, unless a flag uses it.
-func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change) error {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Store) DeleteSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch Change) error {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
-	var v validator
+	var v core.Validator
 	ch.check(&v, env)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		locked, err := lockSegment(ctx, q, env.OrganizationID, envID, id)
 		if err != nil {
 			return err
 		}
 		before := locked.Segment
-		if err := a.require(access.DeleteSegment, segmentRN(env, before.Key, before.Tags)); err != nil {
+		if err := a.Require(access.DeleteSegment, segmentRN(env, before.Key, before.Tags)); err != nil {
 			return err
 		}
 		envs, err := visibleEnvs(ctx, q, env, before)
@@ -463,12 +464,12 @@ func (s *Store) DeleteSegment(ctx context.Context, a *Actor, envID, id uuid.UUID
 		if _, err := q.DeleteSegment(ctx, id); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, segmentChange(OpRemove, &before, nil, ch.Comment, env.OrganizationID, envs))
+		return s.Audit(ctx, q, a, segmentChange(core.OpRemove, &before, nil, ch.Comment, env.OrganizationID, envs))
 	})
 }
 
 // ArchiveSegment archives a segment no flag uses.
-func (s *Store) ArchiveSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change) (Segment, error) {
+func (s *Store) ArchiveSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch Change) (Segment, error) {
 	return s.changeSegment(ctx, a, envID, id, ch, access.ArchiveSegment, func(sg *Segment) error {
 		sg.IsArchived = true
 		return nil
@@ -477,7 +478,7 @@ func (s *Store) ArchiveSegment(ctx context.Context, a *Actor, envID, id uuid.UUI
 
 // RestoreSegment makes an archived segment usable again; restoring one that is
 // not archived changes nothing.
-func (s *Store) RestoreSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ch Change) (Segment, error) {
+func (s *Store) RestoreSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch Change) (Segment, error) {
 	return s.changeSegment(ctx, a, envID, id, ch, access.RestoreSegment, func(sg *Segment) error {
 		sg.IsArchived = false
 		return nil
@@ -491,7 +492,7 @@ type SegmentNameInput struct {
 }
 
 // RenameSegment changes a segment's name.
-func (s *Store) RenameSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, in SegmentNameInput) (Segment, error) {
+func (s *Store) RenameSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in SegmentNameInput) (Segment, error) {
 	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentName, func(sg *Segment) error {
 		sg.Name = strings.TrimSpace(in.Name)
 		return nil
@@ -506,9 +507,9 @@ type DescriptionInput struct {
 }
 
 // SetSegmentDescription changes a segment's description.
-func (s *Store) SetSegmentDescription(ctx context.Context, a *Actor, envID, id uuid.UUID, in DescriptionInput) (Segment, error) {
+func (s *Store) SetSegmentDescription(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in DescriptionInput) (Segment, error) {
 	if in.Description == nil {
-		return Segment{}, Invalid("description_is_required")
+		return Segment{}, core.Invalid("description_is_required")
 	}
 	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentDescription, func(sg *Segment) error {
 		sg.Description = *in.Description
@@ -523,12 +524,12 @@ type TagsInput struct {
 }
 
 // SetSegmentTags replaces a segment's tags.
-func (s *Store) SetSegmentTags(ctx context.Context, a *Actor, envID, id uuid.UUID, in TagsInput) (Segment, error) {
+func (s *Store) SetSegmentTags(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in TagsInput) (Segment, error) {
 	if in.Tags == nil {
-		return Segment{}, Invalid("tags_is_required")
+		return Segment{}, core.Invalid("tags_is_required")
 	}
 	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentTags, func(sg *Segment) error {
-		sg.Tags = OrEmpty(*in.Tags)
+		sg.Tags = core.OrEmpty(*in.Tags)
 		return nil
 	})
 }
@@ -544,17 +545,17 @@ type SegmentTargetingInput struct {
 }
 
 // SetSegmentTargeting replaces a segment's included and excluded users and rules.
-func (s *Store) SetSegmentTargeting(ctx context.Context, a *Actor, envID, id uuid.UUID, in SegmentTargetingInput) (Segment, error) {
+func (s *Store) SetSegmentTargeting(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in SegmentTargetingInput) (Segment, error) {
 	if in.Included == nil && in.Excluded == nil && in.Rules == nil {
-		return Segment{}, Invalid("targeting_is_required")
+		return Segment{}, core.Invalid("targeting_is_required")
 	}
 	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentRules, func(sg *Segment) error {
 		sg.Included, sg.Excluded, sg.Rules = []string{}, []string{}, []SegmentRule{}
 		if in.Included != nil {
-			sg.Included = OrEmpty(*in.Included)
+			sg.Included = core.OrEmpty(*in.Included)
 		}
 		if in.Excluded != nil {
-			sg.Excluded = OrEmpty(*in.Excluded)
+			sg.Excluded = core.OrEmpty(*in.Excluded)
 		}
 		if in.Rules != nil && *in.Rules != nil {
 			sg.Rules = *in.Rules
@@ -569,7 +570,7 @@ func (s *Store) SetSegmentTargeting(ctx context.Context, a *Actor, envID, id uui
 var segmentWritable = []string{"name", "key", "type", "scopes", "description", "included", "excluded", "rules", "tags", "isArchived"}
 
 // PatchSegment applies an RFC 6902 JSON Patch to a segment, whole or not at all.
-func (s *Store) PatchSegment(ctx context.Context, a *Actor, envID, id uuid.UUID, ops json.RawMessage) (Segment, error) {
+func (s *Store) PatchSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ops json.RawMessage) (Segment, error) {
 	sg, err := s.changeSegment(ctx, a, envID, id, Change{Comment: "Updated via patch"}, access.UpdateSegmentRules, func(sg *Segment) error {
 		var patched Segment
 		if err := applyPatch(sg, ops, segmentWritable, &patched); err != nil {
@@ -577,9 +578,9 @@ func (s *Store) PatchSegment(ctx context.Context, a *Actor, envID, id uuid.UUID,
 		}
 		patched.ID, patched.WorkspaceID, patched.EnvID, patched.CreatedAt, patched.UpdatedAt = sg.ID, sg.WorkspaceID, sg.EnvID, sg.CreatedAt, sg.UpdatedAt
 		if patched.Key != sg.Key {
-			return Invalid("patch_is_invalid", "/key cannot change")
+			return core.Invalid("patch_is_invalid", "/key cannot change")
 		}
-		patched.Included, patched.Excluded, patched.Tags = OrEmpty(patched.Included), OrEmpty(patched.Excluded), OrEmpty(patched.Tags)
+		patched.Included, patched.Excluded, patched.Tags = core.OrEmpty(patched.Included), core.OrEmpty(patched.Excluded), core.OrEmpty(patched.Tags)
 		if patched.Rules == nil {
 			patched.Rules = []SegmentRule{}
 		}
@@ -592,7 +593,7 @@ func (s *Store) PatchSegment(ctx context.Context, a *Actor, envID, id uuid.UUID,
 func segmentFrom(r db.Segment) (Segment, error) {
 	sg := Segment{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), WorkspaceID: r.WorkspaceID,
 		EnvID: r.EnvID, Name: r.Name, Key: r.Key, Type: r.Type, Scopes: r.Scopes, Description: r.Description,
-		Included: OrEmpty(r.Included), Excluded: OrEmpty(r.Excluded), Tags: OrEmpty(r.Tags), IsArchived: r.IsArchived,
+		Included: core.OrEmpty(r.Included), Excluded: core.OrEmpty(r.Excluded), Tags: core.OrEmpty(r.Tags), IsArchived: r.IsArchived,
 		IsEnvironmentSpecific: r.Type == SegmentEnvironmentSpecific}
 	if err := json.Unmarshal(r.Rules, &sg.Rules); err != nil {
 		return Segment{}, err

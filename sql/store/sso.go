@@ -15,6 +15,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Single sign-on through OpenID Connect. The store makes each attempt
@@ -39,13 +40,13 @@ type SSOOffer struct {
 
 // SSOOffer reports whether and how the sign-in page offers single sign-on.
 func (s *Store) SSOOffer(ctx context.Context) (SSOOffer, error) {
-	n, err := s.q.CountWorkspacesWithSSO(ctx)
+	n, err := s.Q.CountWorkspacesWithSSO(ctx)
 	if err != nil || n.WithSso == 0 {
-		return SSOOffer{}, translate(err)
+		return SSOOffer{}, core.Translate(err)
 	}
-	endpoints, err := s.q.ListSSOAuthorizationEndpoints(ctx)
+	endpoints, err := s.Q.ListSSOAuthorizationEndpoints(ctx)
 	if err != nil {
-		return SSOOffer{}, translate(err)
+		return SSOOffer{}, core.Translate(err)
 	}
 	return SSOOffer{Enabled: true, AskWorkspace: n.Workspaces > 1, AuthorizationEndpoints: endpoints}, nil
 }
@@ -93,14 +94,14 @@ func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error
 	var ws db.Workspace
 	var err error
 	if key == "" {
-		if ws, err = s.q.GetOnlyWorkspace(ctx); errors.Is(translate(err), ErrNotFound) {
-			return SSOLogin{}, Invalid("workspace_is_required")
+		if ws, err = s.Q.GetOnlyWorkspace(ctx); errors.Is(core.Translate(err), core.ErrNotFound) {
+			return SSOLogin{}, core.Invalid("workspace_is_required")
 		}
 	} else {
-		ws, err = s.q.GetWorkspaceByKey(ctx, key)
+		ws, err = s.Q.GetWorkspaceByKey(ctx, key)
 	}
-	if err = translate(err); errors.Is(err, ErrNotFound) || (err == nil && ws.SsoOidc == nil) {
-		return SSOLogin{}, Invalid("workspace_is_invalid")
+	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) || (err == nil && ws.SsoOidc == nil) {
+		return SSOLogin{}, core.Invalid("workspace_is_invalid")
 	} else if err != nil {
 		return SSOLogin{}, err
 	}
@@ -111,9 +112,9 @@ func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error
 	// The PKCE verifier, 52 characters of 256 random bits, is within RFC
 	// 7636's 43 to 128 unreserved ones.
 	a := ssoAttempt{Workspace: ws.ID, State: rand.Text() + rand.Text(), Nonce: rand.Text() + rand.Text(),
-		Verifier: rand.Text() + rand.Text(), Next: in.Next, Expires: s.now().Add(SSOStateTTL).UnixMilli()}
+		Verifier: rand.Text() + rand.Text(), Next: in.Next, Expires: s.Now().Add(SSOStateTTL).UnixMilli()}
 	return SSOLogin{State: a.State, Nonce: a.Nonce, Verifier: a.Verifier, Next: a.Next, Client: client,
-		Sealed: sealAttempt(s.keys, a)}, nil
+		Sealed: sealAttempt(s.ServerKeys, a)}, nil
 }
 
 // FinishSSO checks the attempt the browser kept (sealed) against the state
@@ -122,16 +123,16 @@ func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error
 // settings. Using an attempt once is the caller's part: it deletes what the
 // browser kept.
 func (s *Store) FinishSSO(ctx context.Context, state, sealed string) (SSOLogin, error) {
-	a, ok := openAttempt(s.keys, sealed)
+	a, ok := openAttempt(s.ServerKeys, sealed)
 	if state == "" || !ok || subtle.ConstantTimeCompare([]byte(a.State), []byte(state)) != 1 {
-		return SSOLogin{}, ErrSSOState
+		return SSOLogin{}, core.ErrSSOState
 	}
-	if !s.now().Before(time.UnixMilli(a.Expires)) {
-		return SSOLogin{}, ErrSSOStateExpired
+	if !s.Now().Before(time.UnixMilli(a.Expires)) {
+		return SSOLogin{}, core.ErrSSOStateExpired
 	}
-	ws, err := s.q.GetWorkspace(ctx, a.Workspace)
-	if err = translate(err); errors.Is(err, ErrNotFound) {
-		return SSOLogin{}, ErrSSONotConfigured
+	ws, err := s.Q.GetWorkspace(ctx, a.Workspace)
+	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
+		return SSOLogin{}, core.ErrSSONotConfigured
 	} else if err != nil {
 		return SSOLogin{}, err
 	}
@@ -148,7 +149,7 @@ func (s *Store) ssoClient(ws db.Workspace) (SSOClient, error) {
 	if err != nil {
 		return SSOClient{}, err
 	}
-	secret, err := s.keys.Open(o.ClientSecret)
+	secret, err := s.ServerKeys.Open(o.ClientSecret)
 	if err != nil { // sealed under another server key
 		return SSOClient{}, fmt.Errorf("open the OIDC client secret of workspace %s: %w", ws.ID, err)
 	}
@@ -160,7 +161,7 @@ func (s *Store) ssoClient(ws db.Workspace) (SSOClient, error) {
 func oidcSettings(ws db.Workspace) (OIDCSettings, error) {
 	var o OIDCSettings
 	if ws.SsoOidc == nil {
-		return o, ErrSSONotConfigured
+		return o, core.ErrSSONotConfigured
 	}
 	if err := json.Unmarshal(ws.SsoOidc, &o); err != nil {
 		return o, err
@@ -179,9 +180,9 @@ func oidcSettings(ws db.Workspace) (OIDCSettings, error) {
 // (oldest) organization with that organization's default permissions. All of
 // it, with its audit entry, is one transaction; nothing is kept on failure.
 func (s *Store) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[string]any) (Session, error) {
-	ws, err := s.q.GetWorkspace(ctx, wsID)
+	ws, err := s.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
-		return Session{}, translate(err)
+		return Session{}, core.Translate(err)
 	}
 	settings, err := oidcSettings(ws)
 	if err != nil {
@@ -189,22 +190,22 @@ func (s *Store) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[st
 	}
 	email, _ := claims[settings.UserEmailClaim].(string)
 	email = strings.TrimSpace(email)
-	var v validator
-	if checkEmail(&v, "email", email); v.err() != nil {
-		return Session{}, ErrSSOEmailMissing
+	var v core.Validator
+	if checkEmail(&v, "email", email); v.Err() != nil {
+		return Session{}, core.ErrSSOEmailMissing
 	}
 	if !emailVerified(claims["email_verified"]) {
-		return Session{}, ErrSSOEmailUnverified
+		return Session{}, core.ErrSSOEmailUnverified
 	}
 	name, _ := claims["name"].(string)
-	if name = strings.TrimSpace(name); name == "" || len([]rune(name)) > MaxNameLen {
+	if name = strings.TrimSpace(name); name == "" || len([]rune(name)) > core.MaxNameLen {
 		name = emailName(email)
 	}
 	// Two first sign-ins of one new email at once: the loser of the insert
 	// race finds the winner's user on its second try.
 	for try := 0; ; try++ {
 		session, err := s.ssoSignIn(ctx, wsID, email, name)
-		if try == 0 && errors.Is(err, ErrKeyUsed) {
+		if try == 0 && errors.Is(err, core.ErrKeyUsed) {
 			continue
 		}
 		return session, err
@@ -225,10 +226,10 @@ func emailVerified(claim any) bool {
 
 func (s *Store) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name string) (Session, error) {
 	var session Session
-	err := s.inTx(ctx, func(q *db.Queries) error {
+	err := s.InTx(ctx, func(q *db.Queries) error {
 		user, err := q.GetUserByEmail(ctx, email)
 		created := false
-		if errors.Is(translate(err), ErrNotFound) {
+		if errors.Is(core.Translate(err), core.ErrNotFound) {
 			user, err = q.CreateUser(ctx, db.CreateUserParams{Email: email, Name: name})
 			created = true
 		}
@@ -247,7 +248,7 @@ func (s *Store) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name strin
 		}
 		// Land in the workspace signed in to, unless already working there.
 		uc, err := q.GetUserContext(ctx, user.ID)
-		if err = translate(err); errors.Is(err, ErrNotFound) || (err == nil && uc.WorkspaceID != wsID) {
+		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) || (err == nil && uc.WorkspaceID != wsID) {
 			err = q.SetUserContext(ctx, db.SetUserContextParams{UserID: user.ID, OrganizationID: orgID})
 		}
 		if err != nil {
@@ -265,8 +266,8 @@ func (s *Store) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name strin
 // records it as the user's own doing.
 func (s *Store) joinDefaultOrganization(ctx context.Context, q *db.Queries, wsID, userID uuid.UUID) (uuid.UUID, error) {
 	org, err := q.GetDefaultOrganization(ctx, wsID)
-	if err = translate(err); errors.Is(err, ErrNotFound) {
-		return uuid.Nil, ErrSSONotConfigured
+	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
+		return uuid.Nil, core.ErrSSONotConfigured
 	} else if err != nil {
 		return uuid.Nil, err
 	}
@@ -290,30 +291,30 @@ func (s *Store) joinDefaultOrganization(ctx context.Context, q *db.Queries, wsID
 	if err != nil {
 		return uuid.Nil, err
 	}
-	self := &Actor{UserID: userID, WorkspaceID: wsID, OrgID: org.ID}
-	err = s.audit(ctx, q, self, change{refType: "Member", refID: userID.String(), keyword: r.Email,
-		operation: OpCreate, current: access, comment: "Joined through single sign-on"})
+	self := &core.Actor{UserID: userID, WorkspaceID: wsID, OrgID: org.ID}
+	err = s.Audit(ctx, q, self, core.Change{RefType: "Member", RefID: userID.String(), Keyword: r.Email,
+		Operation: core.OpCreate, Current: access, Comment: "Joined through single sign-on"})
 	return org.ID, err
 }
 
 // CheckOIDCEndpoints checks the endpoints of OIDC settings about to be
 // tested from the workspace page, for those allowed to change them.
-func (s *Store) CheckOIDCEndpoints(ctx context.Context, a *Actor, in OIDCSettings) (OIDCSettings, error) {
-	wsID, err := a.workspace()
+func (s *Store) CheckOIDCEndpoints(ctx context.Context, a *core.Actor, in OIDCSettings) (OIDCSettings, error) {
+	wsID, err := a.Workspace()
 	if err != nil {
 		return OIDCSettings{}, err
 	}
-	ws, err := s.q.GetWorkspace(ctx, wsID)
+	ws, err := s.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
-		return OIDCSettings{}, translate(err)
+		return OIDCSettings{}, core.Translate(err)
 	}
-	if err := s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceSSOSettings, ws); err != nil {
+	if err := s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceSSOSettings, ws); err != nil {
 		return OIDCSettings{}, err
 	}
 	in.AuthorizationEndpoint = strings.TrimSpace(in.AuthorizationEndpoint)
 	in.TokenEndpoint = strings.TrimSpace(in.TokenEndpoint)
 	in.Issuer = strings.TrimSpace(in.Issuer)
-	var v validator
+	var v core.Validator
 	s.checkOIDCURLs(&v, in)
-	return in, v.err()
+	return in, v.Err()
 }

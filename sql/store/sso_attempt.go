@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 
 	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // A single sign-on attempt lives in the browser that began it, not in the
@@ -39,29 +41,29 @@ const (
 
 // sealAttempt is the attempt as the browser keeps it: URL-safe base64, fit
 // for a cookie.
-func sealAttempt(k Keys, a ssoAttempt) string {
+func sealAttempt(k core.Keys, a ssoAttempt) string {
 	plain := encodeAttempt(a)
 	if len(plain) > maxAttemptJSON {
 		a.Next = "/"
 		plain = encodeAttempt(a)
 	}
-	nonce := make([]byte, k.attempts.NonceSize())
+	nonce := make([]byte, k.Attempts.NonceSize())
 	rand.Read(nonce)
-	return base64.RawURLEncoding.EncodeToString(k.attempts.Seal(nonce, nonce, plain, nil))
+	return base64.RawURLEncoding.EncodeToString(k.Attempts.Seal(nonce, nonce, plain, nil))
 }
 
 // openAttempt reads what sealAttempt made; false for anything else: altered,
 // sealed under another server key, or not an attempt at all.
-func openAttempt(k Keys, sealed string) (ssoAttempt, bool) {
+func openAttempt(k core.Keys, sealed string) (ssoAttempt, bool) {
 	if len(sealed) > maxSealedAttempt {
 		return ssoAttempt{}, false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(sealed)
-	n := k.attempts.NonceSize()
+	n := k.Attempts.NonceSize()
 	if err != nil || len(raw) < n {
 		return ssoAttempt{}, false
 	}
-	plain, err := k.attempts.Open(nil, raw[:n], raw[n:], nil)
+	plain, err := k.Attempts.Open(nil, raw[:n], raw[n:], nil)
 	if err != nil {
 		return ssoAttempt{}, false
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestSSOStates: an attempt is sealed for the browser to keep, unreadable
@@ -36,7 +38,7 @@ func TestSSOStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherKeys, err := DeriveKeys(strings.Repeat("another-key-", 4))
+	otherKeys, err := core.DeriveKeys(strings.Repeat("another-key-", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +49,10 @@ func TestSSOStates(t *testing.T) {
 		"another attempt's":         other.Sealed,
 		"altered":                   string(flipped),
 		"sealed under another key":  sealAttempt(otherKeys, ssoAttempt{Workspace: a.WorkspaceID, State: login.State, Expires: time.Now().Add(time.Minute).UnixMilli()}),
-		"sealed for something else": s.keys.Seal("{}"),
+		"sealed for something else": s.ServerKeys.Seal("{}"),
 		"longer than any attempt":   strings.Repeat("A", maxSealedAttempt+1),
 	} {
-		if _, err := s.FinishSSO(ctx, login.State, sealed); !errors.Is(err, ErrSSOState) {
+		if _, err := s.FinishSSO(ctx, login.State, sealed); !errors.Is(err, core.ErrSSOState) {
 			t.Errorf("%s: got %v, want ErrSSOState", name, err)
 		}
 	}
@@ -73,8 +75,8 @@ func TestSSOStates(t *testing.T) {
 		}
 	}
 
-	s.now = func() time.Time { return time.Now().Add(SSOStateTTL) }
-	if _, err := s.FinishSSO(ctx, other.State, other.Sealed); !errors.Is(err, ErrSSOStateExpired) {
+	s.Now = func() time.Time { return time.Now().Add(SSOStateTTL) }
+	if _, err := s.FinishSSO(ctx, other.State, other.Sealed); !errors.Is(err, core.ErrSSOStateExpired) {
 		t.Errorf("expired: got %v, want ErrSSOStateExpired", err)
 	}
 	if _, err := s.BeginSSO(ctx, SSOStartInput{Workspace: "nope"}); err == nil || err.Error() != "invalid input: workspace_is_invalid" {

@@ -13,18 +13,19 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // testStore is a Store over a fresh database with its owner signed in.
-func testStore(t testing.TB) (*Store, *Actor, *pgxpool.Pool) {
+func testStore(t testing.TB) (*Store, *core.Actor, *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t, ConfigurePool)
-	keys, err := DeriveKeys(strings.Repeat("store-test-", 4))
+	pool := dbtest.New(t, core.ConfigurePool)
+	keys, err := core.DeriveKeys(strings.Repeat("store-test-", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(pool, keys, slog.New(slog.DiscardHandler), Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	s := New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
 	if _, err := s.Bootstrap(ctx, Owner{Email: "owner@example.com", Password: "owner-password"}); err != nil {
 		t.Fatal(err)
 	}

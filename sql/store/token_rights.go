@@ -1,5 +1,9 @@
 package store
 
+import (
+	"github.com/bunting-flags/bunting/sql/store/core"
+)
+
 // TokenRights tells what a person may do with access tokens of one type.
 type TokenRights struct {
 	// Create is creating one; a Service token also needs managing IAM, as
@@ -11,6 +15,6 @@ type TokenRights struct {
 
 // AccessTokenRights answers what a person may do with tokens of type typ;
 // AccessTokenAccess what they may do with one of them.
-func AccessTokenRights(a *Actor, typ string) TokenRights {
+func AccessTokenRights(a *core.Actor, typ string) TokenRights {
 	return TokenRights{Create: mayCreateToken(a, typ) == nil, SetPermissions: maySetTokenPermissions(a) == nil}
 }

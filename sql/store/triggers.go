@@ -16,6 +16,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Trigger types and actions, by FeatBit's names (Domain/Triggers).
@@ -67,13 +68,13 @@ type TriggerStatusInput struct {
 }
 
 // ErrTriggerLimit refuses a flag's trigger past MaxFlagTrigger.
-var ErrTriggerLimit = &RuleError{"TooManyTriggers"}
+var ErrTriggerLimit = &core.RuleError{Code: "TooManyTriggers"}
 
 func triggerFrom(r db.FlagTrigger) Trigger {
 	return Trigger{ID: r.ID, TargetID: r.FlagID, Type: r.Type, Action: r.Action,
 		Token:       r.TokenPreview + strings.Repeat("*", triggerTokenLen-triggerPreviewLen),
 		Description: r.Description, IsEnabled: r.IsEnabled, TriggeredTimes: int(r.TriggeredTimes),
-		LastTriggeredAt: utcPtr(r.LastTriggeredAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		LastTriggeredAt: core.UTCPtr(r.LastTriggeredAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 // newTriggerToken returns a fresh token and the hash that is stored of it.
@@ -86,34 +87,34 @@ func newTriggerToken() (string, []byte) {
 }
 
 // triggerTarget loads the flag a trigger is for, in the caller's organization.
-func (s *Store) triggerTarget(ctx context.Context, a *Actor, flagID uuid.UUID) (db.GetTriggerTargetRow, error) {
-	orgID, err := a.org()
+func (s *Store) triggerTarget(ctx context.Context, a *core.Actor, flagID uuid.UUID) (db.GetTriggerTargetRow, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return db.GetTriggerTargetRow{}, err
 	}
-	row, err := s.q.GetTriggerTarget(ctx, db.GetTriggerTargetParams{OrganizationID: orgID, ID: flagID})
-	return row, translate(err)
+	row, err := s.Q.GetTriggerTarget(ctx, db.GetTriggerTargetParams{OrganizationID: orgID, ID: flagID})
+	return row, core.Translate(err)
 }
 
 // mayManageTriggers checks that a person may make, change or remove the
 // triggers of a flag: a trigger turns the flag on or off, so it needs what
 // turning it on or off needs.
-func mayManageTriggers(a *Actor, projectKey, envKey, flagKey string, tags []string) error {
-	return a.require(access.ToggleFlag, FlagRN(projectKey, envKey, flagKey, tags))
+func mayManageTriggers(a *core.Actor, projectKey, envKey, flagKey string, tags []string) error {
+	return a.Require(access.ToggleFlag, FlagRN(projectKey, envKey, flagKey, tags))
 }
 
 // ListTriggers returns a flag's triggers, newest first, to anyone who may read its environment.
-func (s *Store) ListTriggers(ctx context.Context, a *Actor, flagID uuid.UUID) ([]Trigger, error) {
+func (s *Store) ListTriggers(ctx context.Context, a *core.Actor, flagID uuid.UUID) ([]Trigger, error) {
 	f, err := s.triggerTarget(ctx, a, flagID)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.require(access.CanAccessEnv, EnvRN(f.ProjectKey, f.EnvKey)); err != nil {
+	if err := a.Require(access.CanAccessEnv, core.EnvRN(f.ProjectKey, f.EnvKey)); err != nil {
 		return nil, err
 	}
-	rows, err := s.q.ListFlagTriggers(ctx, db.ListFlagTriggersParams{FlagID: flagID, Limit: MaxFlagTrigger})
+	rows, err := s.Q.ListFlagTriggers(ctx, db.ListFlagTriggersParams{FlagID: flagID, Limit: MaxFlagTrigger})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := make([]Trigger, len(rows))
 	for i, r := range rows {
@@ -124,15 +125,15 @@ func (s *Store) ListTriggers(ctx context.Context, a *Actor, flagID uuid.UUID) ([
 
 // CreateTrigger adds a trigger to a flag and returns it with its whole
 // token, shown this once.
-func (s *Store) CreateTrigger(ctx context.Context, a *Actor, in TriggerInput) (Trigger, error) {
-	var v validator
+func (s *Store) CreateTrigger(ctx context.Context, a *core.Actor, in TriggerInput) (Trigger, error) {
+	var v core.Validator
 	if in.TargetID == uuid.Nil {
-		v.add("targetId", "required")
+		v.Add("targetId", "required")
 	}
-	v.oneOf("type", in.Type, TriggerTypeFlagGeneral)
-	v.oneOf("action", in.Action, TriggerTurnOn, TriggerTurnOff)
-	v.text("description", in.Description, MaxDescriptionLen)
-	if err := v.err(); err != nil {
+	v.OneOf("type", in.Type, TriggerTypeFlagGeneral)
+	v.OneOf("action", in.Action, TriggerTurnOn, TriggerTurnOff)
+	v.Text("description", in.Description, core.MaxDescriptionLen)
+	if err := v.Err(); err != nil {
 		return Trigger{}, err
 	}
 	f, err := s.triggerTarget(ctx, a, in.TargetID)
@@ -144,7 +145,7 @@ func (s *Store) CreateTrigger(ctx context.Context, a *Actor, in TriggerInput) (T
 	}
 	token, hash := newTriggerToken()
 	var out Trigger
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		// Lock the flag so two creations cannot both pass the count.
 		if _, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: f.FeatureFlag.EnvID, Key: f.FeatureFlag.Key}); err != nil {
 			return err
@@ -158,12 +159,12 @@ func (s *Store) CreateTrigger(ctx context.Context, a *Actor, in TriggerInput) (T
 		}
 		row, err := q.CreateTrigger(ctx, db.CreateTriggerParams{ID: uuid.New(), FlagID: in.TargetID, Type: in.Type,
 			Action: in.Action, Description: strings.TrimSpace(in.Description), TokenHash: hash,
-			TokenPreview: token[:triggerPreviewLen], CreatorID: actorID(a)})
+			TokenPreview: token[:triggerPreviewLen], CreatorID: core.ActorID(a)})
 		if err != nil {
 			return err
 		}
 		out = triggerFrom(row)
-		return s.auditTrigger(ctx, q, a, f.FeatureFlag.EnvID, f.FeatureFlag.Key, OpCreate, nil, &out)
+		return s.auditTrigger(ctx, q, a, f.FeatureFlag.EnvID, f.FeatureFlag.Key, core.OpCreate, nil, &out)
 	})
 	if err != nil {
 		return Trigger{}, err
@@ -173,48 +174,48 @@ func (s *Store) CreateTrigger(ctx context.Context, a *Actor, in TriggerInput) (T
 }
 
 // auditTrigger records a change to a trigger in its flag's environment history.
-func (s *Store) auditTrigger(ctx context.Context, q *db.Queries, a *Actor, envID uuid.UUID, flagKey, op string, before, after *Trigger) error {
-	ch := change{refType: "FlagTrigger", operation: op, envID: &envID}
+func (s *Store) auditTrigger(ctx context.Context, q *db.Queries, a *core.Actor, envID uuid.UUID, flagKey, op string, before, after *Trigger) error {
+	ch := core.Change{RefType: "FlagTrigger", Operation: op, EnvID: &envID}
 	if before != nil {
-		ch.previous, ch.refID, ch.keyword = before, before.ID.String(), flagKey+","+before.Description
+		ch.Previous, ch.RefID, ch.Keyword = before, before.ID.String(), flagKey+","+before.Description
 	}
 	if after != nil {
-		ch.current, ch.refID, ch.keyword = after, after.ID.String(), flagKey+","+after.Description
+		ch.Current, ch.RefID, ch.Keyword = after, after.ID.String(), flagKey+","+after.Description
 	}
-	return s.audit(ctx, q, a, ch)
+	return s.Audit(ctx, q, a, ch)
 }
 
 // managedTrigger loads a trigger of the caller's organization and checks
 // that the caller may manage it.
-func (s *Store) managedTrigger(ctx context.Context, a *Actor, id uuid.UUID) (db.GetTriggerInOrganizationRow, error) {
-	orgID, err := a.org()
+func (s *Store) managedTrigger(ctx context.Context, a *core.Actor, id uuid.UUID) (db.GetTriggerInOrganizationRow, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return db.GetTriggerInOrganizationRow{}, err
 	}
-	row, err := s.q.GetTriggerInOrganization(ctx, db.GetTriggerInOrganizationParams{OrganizationID: orgID, ID: id})
+	row, err := s.Q.GetTriggerInOrganization(ctx, db.GetTriggerInOrganizationParams{OrganizationID: orgID, ID: id})
 	if err != nil {
-		return row, translate(err)
+		return row, core.Translate(err)
 	}
 	return row, mayManageTriggers(a, row.ProjectKey, row.EnvKey, row.FlagKey, row.FlagTags)
 }
 
 // ResetTriggerToken gives a trigger a new token and returns the trigger with
 // it, shown this once; the old URL stops working at once.
-func (s *Store) ResetTriggerToken(ctx context.Context, a *Actor, id uuid.UUID) (Trigger, error) {
+func (s *Store) ResetTriggerToken(ctx context.Context, a *core.Actor, id uuid.UUID) (Trigger, error) {
 	t, err := s.managedTrigger(ctx, a, id)
 	if err != nil {
 		return Trigger{}, err
 	}
 	token, hash := newTriggerToken()
 	var out Trigger
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.ResetTriggerToken(ctx, db.ResetTriggerTokenParams{ID: id, TokenHash: hash, TokenPreview: token[:triggerPreviewLen]})
 		if err != nil {
 			return err
 		}
 		before := triggerFrom(t.FlagTrigger)
 		out = triggerFrom(row)
-		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, OpUpdate, &before, &out)
+		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, core.OpUpdate, &before, &out)
 	})
 	if err != nil {
 		return Trigger{}, err
@@ -225,43 +226,43 @@ func (s *Store) ResetTriggerToken(ctx context.Context, a *Actor, id uuid.UUID) (
 
 // SetTriggerStatus enables or disables a trigger; a disabled trigger's URL
 // answers as an unknown one does.
-func (s *Store) SetTriggerStatus(ctx context.Context, a *Actor, id uuid.UUID, in TriggerStatusInput) (Trigger, error) {
+func (s *Store) SetTriggerStatus(ctx context.Context, a *core.Actor, id uuid.UUID, in TriggerStatusInput) (Trigger, error) {
 	if in.IsEnabled == nil {
-		return Trigger{}, Invalid("isEnabled_is_required")
+		return Trigger{}, core.Invalid("isEnabled_is_required")
 	}
 	t, err := s.managedTrigger(ctx, a, id)
 	if err != nil {
 		return Trigger{}, err
 	}
 	var out Trigger
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.SetTriggerEnabled(ctx, db.SetTriggerEnabledParams{ID: id, IsEnabled: *in.IsEnabled})
 		if err != nil {
 			return err
 		}
 		before := triggerFrom(t.FlagTrigger)
 		out = triggerFrom(row)
-		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, OpUpdate, &before, &out)
+		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, core.OpUpdate, &before, &out)
 	})
 	return out, err
 }
 
 // DeleteTrigger removes a trigger.
-func (s *Store) DeleteTrigger(ctx context.Context, a *Actor, id uuid.UUID) error {
+func (s *Store) DeleteTrigger(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	t, err := s.managedTrigger(ctx, a, id)
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		n, err := q.DeleteTrigger(ctx, id)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return ErrNotFound
+			return core.ErrNotFound
 		}
 		before := triggerFrom(t.FlagTrigger)
-		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, OpRemove, &before, nil)
+		return s.auditTrigger(ctx, q, a, t.EnvID, t.FlagKey, core.OpRemove, &before, nil)
 	})
 }
 
@@ -287,38 +288,38 @@ type TriggerRun struct {
 // the lookup is one indexed read of a hash.
 func (s *Store) RunTrigger(ctx context.Context, token string, admit func(triggerID uuid.UUID) bool) (TriggerRun, error) {
 	if len(token) != triggerTokenLen {
-		return TriggerRun{}, ErrNotFound
+		return TriggerRun{}, core.ErrNotFound
 	}
 	sum := sha256.Sum256([]byte(token))
-	row, err := s.q.GetTriggerByToken(ctx, sum[:])
+	row, err := s.Q.GetTriggerByToken(ctx, sum[:])
 	if errors.Is(err, pgx.ErrNoRows) {
-		return TriggerRun{}, ErrNotFound
+		return TriggerRun{}, core.ErrNotFound
 	}
 	if err != nil {
-		return TriggerRun{}, translate(err)
+		return TriggerRun{}, core.Translate(err)
 	}
 	t := row.FlagTrigger
 	if !t.IsEnabled {
-		return TriggerRun{}, ErrNotFound
+		return TriggerRun{}, core.ErrNotFound
 	}
 	if admit != nil && !admit(t.ID) {
-		return TriggerRun{}, ErrTooManyRequests
+		return TriggerRun{}, core.ErrTooManyRequests
 	}
 	if err := s.triggerCreatorMay(ctx, row); err != nil {
 		return TriggerRun{}, err
 	}
 	// The trigger acts as itself with one right, toggling its own flag: the
 	// token was its credential.
-	a := &Actor{WorkspaceID: row.WorkspaceID, OrgID: row.OrganizationID, TriggerID: t.ID,
-		statements: []access.Statement{{ResourceType: access.TypeFlag, Effect: "allow",
+	a := &core.Actor{WorkspaceID: row.WorkspaceID, OrgID: row.OrganizationID, TriggerID: t.ID,
+		Granted: []access.Statement{{ResourceType: access.TypeFlag, Effect: "allow",
 			Actions:   []string{string(access.ToggleFlag)},
 			Resources: []string{FlagRN(row.ProjectKey, row.EnvKey, row.FlagKey, nil)}}}}
-	env, err := s.environmentOf(ctx, a, row.EnvID)
+	env, err := s.EnvironmentOf(ctx, a, row.EnvID)
 	if err != nil {
 		return TriggerRun{}, err
 	}
 	var run TriggerRun
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		f, err := s.changeFlagIn(ctx, q, a, env, row.FlagKey, Change{Comment: triggerComment(t)}, access.ToggleFlag, "", func(f *Flag) error {
 			f.IsEnabled = t.Action == TriggerTurnOn
 			return nil
@@ -332,8 +333,8 @@ func (s *Store) RunTrigger(ctx context.Context, token string, admit func(trigger
 		run = TriggerRun{Trigger: triggerFrom(marked), Flag: f}
 		return err
 	})
-	if errors.Is(err, ErrNotFound) {
-		return TriggerRun{}, ErrNotFound // disabled, reset or deleted meanwhile: a miss
+	if errors.Is(err, core.ErrNotFound) {
+		return TriggerRun{}, core.ErrNotFound // disabled, reset or deleted meanwhile: a miss
 	}
 	return run, err
 }
@@ -346,21 +347,21 @@ func (s *Store) RunTrigger(ctx context.Context, token string, admit func(trigger
 func (s *Store) triggerCreatorMay(ctx context.Context, row db.GetTriggerByTokenRow) error {
 	creator := row.FlagTrigger.CreatorID
 	var sts []access.Statement
-	tok, err := s.q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: row.OrganizationID, ID: creator})
+	tok, err := s.Q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: row.OrganizationID, ID: creator})
 	switch {
 	case err == nil:
-		sts, err = s.tokenStatements(ctx, tok.AccessToken)
+		sts, err = s.TokenStatements(ctx, tok.AccessToken)
 	case errors.Is(err, pgx.ErrNoRows):
-		sts, err = s.memberStatements(ctx, s.q, row.OrganizationID, creator) // none once they left
+		sts, err = s.MemberStatements(ctx, s.Q, row.OrganizationID, creator) // none once they left
 	}
-	if errors.Is(err, ErrUnauthenticated) {
-		return ErrTriggerCreatorNotAllowed
+	if errors.Is(err, core.ErrUnauthenticated) {
+		return core.ErrTriggerCreatorNotAllowed
 	}
 	if err != nil {
-		return translate(err)
+		return core.Translate(err)
 	}
 	if !access.Allows(sts, access.ToggleFlag, FlagRN(row.ProjectKey, row.EnvKey, row.FlagKey, row.FlagTags)) {
-		return ErrTriggerCreatorNotAllowed
+		return core.ErrTriggerCreatorNotAllowed
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // A trigger's change reaches webhooks like any other toggle, with the
@@ -45,7 +47,7 @@ func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 	must(t, err)
 
 	// Someone disables the trigger; their transaction has not committed yet.
-	tx, err := s.pool.Begin(ctx)
+	tx, err := s.Pool.Begin(ctx)
 	must(t, err)
 	defer tx.Rollback(ctx)
 	_, err = tx.Exec(ctx, `UPDATE flag_triggers SET is_enabled = false WHERE id = $1`, tr.ID)
@@ -59,12 +61,12 @@ func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 	// The call has turned the flag on in its transaction and waits to count the run.
 	waitUntil(t, "the call to wait for the trigger's row", func() bool {
 		var waiting bool
-		must(t, s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+		must(t, s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE flag_triggers SET triggered_times%')`).Scan(&waiting))
 		return waiting
 	})
 	must(t, tx.Commit(ctx))
-	if err := <-done; err != ErrNotFound {
+	if err := <-done; err != core.ErrNotFound {
 		t.Fatalf("a call to a trigger disabled meanwhile: %v, want ErrNotFound", err)
 	}
 	got, err := s.GetFlag(ctx, a, prod.ID, "pay")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // UserContext returns where a user last worked: the remembered organization
@@ -15,58 +16,58 @@ import (
 // no project or environment chosen. It is the zero UserContext for a user who
 // belongs to no organization. The remembered project and environment are not
 // re-checked here: pages choose among what ListProjects returns anyway.
-func (s *Store) UserContext(ctx context.Context, userID uuid.UUID) (UserContext, error) {
-	row, err := s.q.GetUserContext(ctx, userID)
-	if err = translate(err); errors.Is(err, ErrNotFound) {
-		return UserContext{}, nil
+func (s *Store) UserContext(ctx context.Context, userID uuid.UUID) (core.UserContext, error) {
+	row, err := s.Q.GetUserContext(ctx, userID)
+	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
+		return core.UserContext{}, nil
 	} else if err != nil {
-		return UserContext{}, err
+		return core.UserContext{}, err
 	}
-	return UserContext{WorkspaceID: row.WorkspaceID, OrganizationID: row.OrganizationID,
-		ProjectID: deref(row.ProjectID), EnvID: deref(row.EnvID)}, nil
+	return core.UserContext{WorkspaceID: row.WorkspaceID, OrganizationID: row.OrganizationID,
+		ProjectID: core.Deref(row.ProjectID), EnvID: core.Deref(row.EnvID)}, nil
 }
 
 // SetUserContext remembers where the signed-in user works. A zero
 // OrganizationID keeps the actor's organization; an environment implies its
 // project. The user must belong to the organization (403) and be allowed to
 // access the project and environment, which must be in it (404).
-func (s *Store) SetUserContext(ctx context.Context, a *Actor, in UserContext) (UserContext, error) {
+func (s *Store) SetUserContext(ctx context.Context, a *core.Actor, in core.UserContext) (core.UserContext, error) {
 	if a.IsToken() {
-		return UserContext{}, ErrForbidden
+		return core.UserContext{}, core.ErrForbidden
 	}
 	if in.OrganizationID == uuid.Nil {
 		in.OrganizationID = a.OrgID
 	}
 	target, err := s.actorIn(ctx, a, in.OrganizationID)
 	if err != nil {
-		return UserContext{}, err
+		return core.UserContext{}, err
 	}
 	if in.EnvID != uuid.Nil {
-		row, err := s.environmentOf(ctx, target, in.EnvID)
+		row, err := s.EnvironmentOf(ctx, target, in.EnvID)
 		if err != nil {
-			return UserContext{}, err
+			return core.UserContext{}, err
 		}
 		if in.ProjectID != uuid.Nil && in.ProjectID != row.Environment.ProjectID {
-			return UserContext{}, ErrNotFound
+			return core.UserContext{}, core.ErrNotFound
 		}
-		if err := target.require(access.CanAccessEnv, row.rn()); err != nil {
-			return UserContext{}, err
+		if err := target.Require(access.CanAccessEnv, row.RN()); err != nil {
+			return core.UserContext{}, err
 		}
 		in.ProjectID = row.Environment.ProjectID
 	}
 	if in.ProjectID != uuid.Nil {
-		p, err := s.project(ctx, target, in.ProjectID)
+		p, err := s.Project(ctx, target, in.ProjectID)
 		if err != nil {
-			return UserContext{}, err
+			return core.UserContext{}, err
 		}
-		if err := target.require(access.CanAccessProject, ProjectRN(p.Key)); err != nil {
-			return UserContext{}, err
+		if err := target.Require(access.CanAccessProject, core.ProjectRN(p.Key)); err != nil {
+			return core.UserContext{}, err
 		}
 	}
-	err = s.q.SetUserContext(ctx, db.SetUserContextParams{UserID: a.UserID, OrganizationID: target.OrgID,
+	err = s.Q.SetUserContext(ctx, db.SetUserContextParams{UserID: a.UserID, OrganizationID: target.OrgID,
 		ProjectID: nilIfZero(in.ProjectID), EnvID: nilIfZero(in.EnvID)})
 	if err != nil {
-		return UserContext{}, translate(err)
+		return core.UserContext{}, core.Translate(err)
 	}
 	in.WorkspaceID = target.WorkspaceID
 	return in, nil
@@ -74,16 +75,16 @@ func (s *Store) SetUserContext(ctx context.Context, a *Actor, in UserContext) (U
 
 // actorIn is the signed-in user of a acting in another of their
 // organizations: ErrForbidden when they are not a member of it.
-func (s *Store) actorIn(ctx context.Context, a *Actor, orgID uuid.UUID) (*Actor, error) {
+func (s *Store) actorIn(ctx context.Context, a *core.Actor, orgID uuid.UUID) (*core.Actor, error) {
 	if orgID == a.OrgID {
-		if _, err := a.org(); err != nil {
+		if _, err := a.Org(); err != nil {
 			return nil, err
 		}
 		return a, nil
 	}
-	org, err := s.q.GetOrganization(ctx, orgID)
+	org, err := s.Q.GetOrganization(ctx, orgID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	return s.UserActor(ctx, a.UserID, org.WorkspaceID.String(), org.ID.String())
 }
@@ -101,16 +102,16 @@ func nilIfZero(id uuid.UUID) *uuid.UUID {
 type Workplace struct {
 	Profile       Profile
 	Organizations []Organization
-	Projects      []Project
+	Projects      []core.Project
 	// Project and Env are the working environment and its project, as Place
 	// has them (with the environment's secrets); nil when the person can
 	// open no environment at all.
-	Project *Project
-	Env     *Environment
+	Project *core.Project
+	Env     *core.Environment
 }
 
 // Workplace loads the frame of the pages for a person working at uc.
-func (s *Store) Workplace(ctx context.Context, a *Actor, uc UserContext) (Workplace, error) {
+func (s *Store) Workplace(ctx context.Context, a *core.Actor, uc core.UserContext) (Workplace, error) {
 	profile, err := s.GetProfile(ctx, a)
 	if err != nil {
 		return Workplace{}, err
@@ -124,6 +125,6 @@ func (s *Store) Workplace(ctx context.Context, a *Actor, uc UserContext) (Workpl
 		return Workplace{}, err
 	}
 	w := Workplace{Profile: profile, Organizations: orgs, Projects: projects}
-	w.Project, w.Env = workingEnvironment(uc, projects)
+	w.Project, w.Env = core.WorkingEnvironment(uc, projects)
 	return w, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/describe"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // WebhookLogDays is how long the delivery log keeps an attempt.
@@ -18,15 +19,15 @@ const WebhookLogDays = 30
 
 // webhookEvents says which FeatBit events a flag or segment change is, as
 // FeatBit's WebhookHandler does from its instruction kinds.
-func webhookEvents(ch change) []string {
+func webhookEvents(ch core.Change) []string {
 	var out []string
 	add := func(yes bool, e string) {
 		if yes && !slices.Contains(out, e) {
 			out = append(out, e)
 		}
 	}
-	switch before, after := ch.previous, ch.current; {
-	case ch.refType == "FeatureFlag":
+	switch before, after := ch.Previous, ch.Current; {
+	case ch.RefType == "FeatureFlag":
 		b, _ := before.(*Flag)
 		a, _ := after.(*Flag)
 		switch {
@@ -46,7 +47,7 @@ func webhookEvents(ch change) []string {
 		add(!SameJSON(b.TargetUsers, a.TargetUsers), EventFlagTargetUsersChanged)
 		add(!SameJSON(b.Rules, a.Rules), EventFlagTargetingRulesChanged)
 		add(b.Name != a.Name || b.Description != a.Description || !slices.Equal(b.Tags, a.Tags), EventFlagBasicInfoUpdated)
-	case ch.refType == "Segment":
+	case ch.RefType == "Segment":
 		b, _ := before.(*Segment)
 		a, _ := after.(*Segment)
 		switch {
@@ -69,8 +70,8 @@ func webhookEvents(ch change) []string {
 // changeWebhookEvents are the webhook events of a change made by a: none
 // for a change outside an organization or of something other than a flag
 // or a segment, which no webhook hears of.
-func changeWebhookEvents(a *Actor, ch change) []string {
-	if a.OrgID == uuid.Nil || (ch.refType != "FeatureFlag" && ch.refType != "Segment") {
+func ChangeWebhookEvents(a *core.Actor, ch core.Change) []string {
+	if a.OrgID == uuid.Nil || (ch.RefType != "FeatureFlag" && ch.RefType != "Segment") {
 		return nil
 	}
 	return webhookEvents(ch)
@@ -84,7 +85,7 @@ func changeWebhookEvents(a *Actor, ch change) []string {
 // commits exactly when the change does; they call it only when the
 // statement that wrote the audit entry found such a webhook. Sending
 // happens after commit, in the worker.
-func (s *Store) queueWebhooks(ctx context.Context, q *db.Queries, a *Actor, ch change, events []string) error {
+func (s *Store) QueueWebhooks(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, events []string) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -93,8 +94,8 @@ func (s *Store) queueWebhooks(ctx context.Context, q *db.Queries, a *Actor, ch c
 		return err
 	}
 	var res *db.WebhookResourceRow
-	if ch.envID != nil && *ch.envID != uuid.Nil {
-		r, err := q.WebhookResource(ctx, *ch.envID)
+	if ch.EnvID != nil && *ch.EnvID != uuid.Nil {
+		r, err := q.WebhookResource(ctx, *ch.EnvID)
 		if err != nil {
 			return err
 		}
@@ -132,32 +133,32 @@ func (s *Store) queueWebhooks(ctx context.Context, q *db.Queries, a *Actor, ch c
 			Events: strings.Join(events, ","), Payload: string(body), EnvIds: envIDs}); err != nil {
 			return err
 		}
-		s.outboxWrites.Add(1)
+		s.OutboxWrites.Add(1)
 	}
 	return nil
 }
 
 // changedEnvs are the environments a change applies in: its own, or for a
 // shared segment every one it is visible in before or after the change.
-func (s *Store) changedEnvs(ctx context.Context, q *db.Queries, a *Actor, ch change, res *db.WebhookResourceRow) ([]envRow, error) {
+func (s *Store) changedEnvs(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, res *db.WebhookResourceRow) ([]core.EnvRow, error) {
 	if res == nil {
 		return nil, nil
 	}
 	var versions []Segment
-	for _, v := range []any{ch.previous, ch.current} {
+	for _, v := range []any{ch.Previous, ch.Current} {
 		if sg, ok := v.(*Segment); ok && sg != nil {
 			versions = append(versions, *sg)
 		}
 	}
-	own := envRow{db.GetEnvironmentRow{Environment: db.Environment{ID: res.EnvID, ProjectID: res.ProjectID}}}
+	own := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: db.Environment{ID: res.EnvID, ProjectID: res.ProjectID}}}
 	if len(versions) == 0 {
-		return []envRow{own}, nil
+		return []core.EnvRow{own}, nil
 	}
 	env, err := q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: a.OrgID, ID: res.EnvID})
 	if err != nil {
 		return nil, err
 	}
-	return visibleEnvs(ctx, q, envRow{env}, versions...)
+	return visibleEnvs(ctx, q, core.EnvRow{GetEnvironmentRow: env}, versions...)
 }
 
 // idName is FeatBit's {id, name} of an organization, project or environment.
@@ -210,7 +211,7 @@ func (p *payload) within(covered map[uuid.UUID]bool) ([]byte, error) {
 // webhookPayload is FeatBit's default data object (DataObjectBuilder):
 // events, operator, time, where, the object as it is now (as it was, for a
 // deletion) and the change in words.
-func (s *Store) webhookPayload(ctx context.Context, q *db.Queries, a *Actor, ch change, events []string, res *db.WebhookResourceRow) (*payload, error) {
+func (s *Store) webhookPayload(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, events []string, res *db.WebhookResourceRow) (*payload, error) {
 	obj := map[string]any{
 		"events":     strings.Join(events, ","),
 		"operator":   operatorName(ctx, q, a),
@@ -230,10 +231,10 @@ func (s *Store) webhookPayload(ctx context.Context, q *db.Queries, a *Actor, ch 
 		}
 		return "false"
 	}
-	switch ch.refType {
+	switch ch.RefType {
 	case "FeatureFlag":
-		b, _ := ch.previous.(*Flag)
-		f, _ := ch.current.(*Flag)
+		b, _ := ch.Previous.(*Flag)
+		f, _ := ch.Current.(*Flag)
 		obj["changes"] = orEmpty(describe.FlagChange(b, f, noNames))
 		if f == nil {
 			f = b
@@ -245,8 +246,8 @@ func (s *Store) webhookPayload(ctx context.Context, q *db.Queries, a *Actor, ch 
 			"fallthrough": f.Fallthrough, "exptIncludeAllTargets": boolString(f.ExptIncludeAllTargets),
 			"tags": f.Tags, "isArchived": boolString(f.IsArchived)}}
 	case "Segment":
-		b, _ := ch.previous.(*Segment)
-		sg, _ := ch.current.(*Segment)
+		b, _ := ch.Previous.(*Segment)
+		sg, _ := ch.Current.(*Segment)
 		obj["changes"] = orEmpty(describe.SegmentChange(b, sg, noNames))
 		if sg == nil {
 			sg = b
@@ -318,7 +319,7 @@ func deliveryOut(r db.WebhookDelivery) WebhookDelivery {
 }
 
 // operatorName is FeatBit's "operator" of a payload: who made the change.
-func operatorName(ctx context.Context, q *db.Queries, a *Actor) string {
+func operatorName(ctx context.Context, q *db.Queries, a *core.Actor) string {
 	if a.IsToken() {
 		return "access token"
 	}
@@ -344,7 +345,7 @@ type WebhookDeliveryFilter struct {
 	Event     string
 	Success   *bool
 	NotBefore *time.Time
-	Page      Page
+	Page      core.Page
 }
 
 // ListWebhookDeliveries pages a webhook's delivery log, newest first. The
@@ -353,37 +354,37 @@ type WebhookDeliveryFilter struct {
 // entries are about (scopes may have been narrowed since): a caller lacking
 // any is refused the whole log rather than shown part of it, which would
 // say by its gaps what it leaves out.
-func (s *Store) ListWebhookDeliveries(ctx context.Context, a *Actor, id uuid.UUID, f WebhookDeliveryFilter) (Paged[WebhookDelivery], error) {
-	var v validator
-	f.Page.check(&v)
-	v.text("event", f.Event, MaxNameLen)
-	v.when("notBefore", f.NotBefore)
-	if err := v.err(); err != nil {
-		return Paged[WebhookDelivery]{}, err
+func (s *Store) ListWebhookDeliveries(ctx context.Context, a *core.Actor, id uuid.UUID, f WebhookDeliveryFilter) (core.Paged[WebhookDelivery], error) {
+	var v core.Validator
+	f.Page.Check(&v)
+	v.Text("event", f.Event, core.MaxNameLen)
+	v.When("notBefore", f.NotBefore)
+	if err := v.Err(); err != nil {
+		return core.Paged[WebhookDelivery]{}, err
 	}
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
-		return Paged[WebhookDelivery]{}, err
+		return core.Paged[WebhookDelivery]{}, err
 	}
-	hook, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
+	hook, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
 	if err != nil {
-		return Paged[WebhookDelivery]{}, translate(err)
+		return core.Paged[WebhookDelivery]{}, core.Translate(err)
 	}
-	envs, err := s.orgEnvs(ctx, s.q, orgID)
+	envs, err := s.orgEnvs(ctx, s.Q, orgID)
 	if err != nil {
-		return Paged[WebhookDelivery]{}, err
+		return core.Paged[WebhookDelivery]{}, err
 	}
-	logged, err := s.q.WebhookLogEnvironments(ctx, id)
+	logged, err := s.Q.WebhookLogEnvironments(ctx, id)
 	if err != nil {
-		return Paged[WebhookDelivery]{}, translate(err)
+		return core.Paged[WebhookDelivery]{}, core.Translate(err)
 	}
 	if err := envs.requireScopes(a, hook.Scopes, logged...); err != nil {
-		return Paged[WebhookDelivery]{}, err
+		return core.Paged[WebhookDelivery]{}, err
 	}
-	rows, err := s.q.ListWebhookDeliveries(ctx, db.ListWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
-		Success: f.Success, NotBefore: f.NotBefore, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
-	return paged(rows, err, deliveryOut, func() (int64, error) {
-		return s.q.CountWebhookDeliveries(ctx, db.CountWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
+	rows, err := s.Q.ListWebhookDeliveries(ctx, db.ListWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
+		Success: f.Success, NotBefore: f.NotBefore, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+	return core.PageOf(rows, err, deliveryOut, func() (int64, error) {
+		return s.Q.CountWebhookDeliveries(ctx, db.CountWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
 			Success: f.Success, NotBefore: f.NotBefore})
 	})
 }

@@ -11,24 +11,25 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/migrations"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // orgAdminOf is the owner acting with webhooks' own permission and
 // CanAccessEnv in the given environments only.
-func orgAdminOf(owner *Actor, envs ...Environment) *Actor {
+func orgAdminOf(owner *core.Actor, envs ...core.Environment) *core.Actor {
 	a := *owner
 	rns := []string{}
 	for _, e := range envs {
 		rns = append(rns, "project/web:env/"+e.Key)
 	}
-	a.statements = []access.Statement{
-		{ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(WebhookAction)}, Resources: []string{"organization/*"}},
+	a.Granted = []access.Statement{
+		{ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(core.WebhookAction)}, Resources: []string{"organization/*"}},
 		{ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: rns},
 	}
 	return &a
 }
 
-func scopeOf(envs ...Environment) []string {
+func scopeOf(envs ...core.Environment) []string {
 	var ids []string
 	for _, e := range envs {
 		ids = append(ids, e.ID.String())
@@ -49,11 +50,11 @@ func TestWebhookScopesNeedReadingEachEnvironment(t *testing.T) {
 	const url = "https://hooks.example.com/x"
 
 	in := WebhookInput{Name: "Prod changes", URL: url, Scopes: scopeOf(prod), Events: []string{EventFlagCreated}, IsActive: true}
-	if _, err := s.CreateWebhook(ctx, devAdmin, in); !errors.Is(err, ErrForbidden) {
+	if _, err := s.CreateWebhook(ctx, devAdmin, in); !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("a webhook on Prod made by a member who may not read Prod: %v, want ErrForbidden", err)
 	}
 	var n int
-	must(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM webhooks`).Scan(&n))
+	must(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM webhooks`).Scan(&n))
 	if n != 0 {
 		t.Fatalf("%d webhooks stored after the refusal", n)
 	}
@@ -73,19 +74,19 @@ func TestWebhookScopesNeedReadingEachEnvironment(t *testing.T) {
 		t.Fatalf("%d deliveries, want three", n)
 	}
 
-	page := WebhookDeliveryFilter{Page: Page{Size: 10}}
-	if _, err := s.ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, ErrForbidden) {
+	page := WebhookDeliveryFilter{Page: core.Page{Size: 10}}
+	if _, err := s.ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("reading a log of Prod's changes: %v, want ErrForbidden", err)
 	}
 	if _, err := s.UpdateWebhook(ctx, devAdmin, both.ID, WebhookInput{Name: "All changes", URL: "https://elsewhere.example.com/",
-		Scopes: both.Scopes, Events: both.Events, IsActive: true}); !errors.Is(err, ErrForbidden) {
+		Scopes: both.Scopes, Events: both.Events, IsActive: true}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("pointing a webhook on Prod elsewhere: %v, want ErrForbidden", err)
 	}
 	// Narrowed to Dev by the owner, its log still holds Prod's change.
 	_, err = s.UpdateWebhook(ctx, owner, both.ID, WebhookInput{Name: "All changes", URL: url, Scopes: scopeOf(dev),
 		Events: both.Events, IsActive: true})
 	must(t, err)
-	if _, err := s.ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, ErrForbidden) {
+	if _, err := s.ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("reading Prod's change in a log narrowed to Dev: %v, want ErrForbidden", err)
 	}
 	// Those who hold the rights read as before.
@@ -128,7 +129,7 @@ func TestWebhooksAreBoundedPerOrganization(t *testing.T) {
 		}
 	}
 	var n int
-	must(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM webhooks`).Scan(&n))
+	must(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM webhooks`).Scan(&n))
 	if n != limit || refused != 5 {
 		t.Fatalf("%d webhooks stored and %d refused, want %d and 5", n, refused, limit)
 	}
@@ -143,11 +144,11 @@ func TestWebhookMigrationMasksWhatWasShown(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	w := hookOn(t, s, a, prod, "https://hooks.example.com/x", "", EventFlagCreated)
-	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, latency_ms,
+	_, err := s.Pool.Exec(ctx, `INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, latency_ms,
 		request, started_at, ended_at) VALUES ($1, gen_random_uuid(), 'test', 1, true, 1,
 		'{"url": "x", "headers": {"Authorization": "Bearer tok-1", "X-Featbit-Event": "test"}, "payload": "{}"}', now(), now())`, w.ID)
 	must(t, err)
-	_, err = s.pool.Exec(ctx, `UPDATE audit_logs SET current = current || '{"secret": "Qz********Xw", "headers": [{"key": "X", "value": "tok-2"}]}'
+	_, err = s.Pool.Exec(ctx, `UPDATE audit_logs SET current = current || '{"secret": "Qz********Xw", "headers": [{"key": "X", "value": "tok-2"}]}'
 		WHERE ref_type = 'Webhook'`)
 	must(t, err)
 	body, err := fs.ReadFile(migrations.FS, "0025_webhook_reach.sql")
@@ -155,11 +156,11 @@ func TestWebhookMigrationMasksWhatWasShown(t *testing.T) {
 	// What follows the new columns, which the database has already (from
 	// within the comment that starts it).
 	_, masking, _ := strings.Cut(string(body), "-- A webhook's own header values")
-	_, err = s.pool.Exec(ctx, "--"+masking)
+	_, err = s.Pool.Exec(ctx, "--"+masking)
 	must(t, err)
 	var logged, audited string
-	must(t, s.pool.QueryRow(ctx, `SELECT request::text FROM webhook_deliveries`).Scan(&logged))
-	must(t, s.pool.QueryRow(ctx, `SELECT current::text FROM audit_logs WHERE ref_type = 'Webhook'`).Scan(&audited))
+	must(t, s.Pool.QueryRow(ctx, `SELECT request::text FROM webhook_deliveries`).Scan(&logged))
+	must(t, s.Pool.QueryRow(ctx, `SELECT current::text FROM audit_logs WHERE ref_type = 'Webhook'`).Scan(&audited))
 	if strings.Contains(logged+audited, "tok-") || strings.Contains(audited, "Qz") || !strings.Contains(logged, `"X-Featbit-Event": "test"`) ||
 		!strings.Contains(audited, `"secret": "********"`) {
 		t.Errorf("after the migration: logged %s, audited %s", logged, audited)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // A webhook's scopes are FeatBit's "{projectId}/{envId},{envId}" strings:
@@ -23,7 +24,7 @@ type scopeEnvs map[uuid.UUID]db.OrganizationEnvironmentsRow
 // a webhook sends what changes there, so making one, or reading what it
 // sent, is reading those environments. An environment deleted since is
 // passed over: nothing is left to read there.
-func (e scopeEnvs) requireScopes(a *Actor, scopes []string, more ...uuid.UUID) error {
+func (e scopeEnvs) requireScopes(a *core.Actor, scopes []string, more ...uuid.UUID) error {
 	ids := slices.Clone(more)
 	for _, sc := range scopes {
 		_, envs, _ := parseScope(sc)
@@ -31,7 +32,7 @@ func (e scopeEnvs) requireScopes(a *Actor, scopes []string, more ...uuid.UUID) e
 	}
 	for _, id := range ids {
 		if r, ok := e[id]; ok {
-			if err := a.require(access.CanAccessEnv, EnvRN(r.ProjectKey, r.EnvKey)); err != nil {
+			if err := a.Require(access.CanAccessEnv, core.EnvRN(r.ProjectKey, r.EnvKey)); err != nil {
 				return err
 			}
 		}
@@ -42,7 +43,7 @@ func (e scopeEnvs) requireScopes(a *Actor, scopes []string, more ...uuid.UUID) e
 func (s *Store) orgEnvs(ctx context.Context, q *db.Queries, orgID uuid.UUID) (scopeEnvs, error) {
 	rows, err := q.OrganizationEnvironments(ctx, orgID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := make(scopeEnvs, len(rows))
 	for _, r := range rows {
@@ -105,14 +106,14 @@ type WebhookScope struct {
 func (w WebhookScope) Scope() string { return w.ProjectID.String() + "/" + w.EnvID.String() }
 
 // WebhookScopes lists the environments a webhook can be scoped to, by project and name.
-func (s *Store) WebhookScopes(ctx context.Context, a *Actor) ([]WebhookScope, error) {
+func (s *Store) WebhookScopes(ctx context.Context, a *core.Actor) ([]WebhookScope, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.q.OrganizationEnvironments(ctx, orgID)
+	rows, err := s.Q.OrganizationEnvironments(ctx, orgID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := make([]WebhookScope, len(rows))
 	for i, r := range rows {

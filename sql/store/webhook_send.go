@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // WebhookRequest is FeatBit's SendWebhook body: a request to make now.
@@ -83,27 +84,27 @@ type WebhookAttempt struct {
 // trusting that secret accepts; to another URL an empty secret sends
 // unsigned, and the mask is refused (400 secret_is_invalid,
 // headers_is_invalid).
-func (s *Store) PrepareWebhookRequest(ctx context.Context, a *Actor, in WebhookRequest) (WebhookSend, error) {
+func (s *Store) PrepareWebhookRequest(ctx context.Context, a *core.Actor, in WebhookRequest) (WebhookSend, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return WebhookSend{}, err
 	}
-	var v validator
-	v.required("deliveryId", in.DeliveryID, MaxNameLen)
+	var v core.Validator
+	v.Required("deliveryId", in.DeliveryID, core.MaxNameLen)
 	if in.URL == "" {
-		v.add("url", "required")
+		v.Add("url", "required")
 	} else if !validWebhookURL(in.URL) {
-		v.add("url", "invalid")
+		v.Add("url", "invalid")
 	}
-	v.required("events", in.Events, 1024)
+	v.Required("events", in.Events, 1024)
 	if in.Payload == "" {
-		v.add("payload", "required")
+		v.Add("payload", "required")
 	} else if len(in.Payload) > MaxWebhookPayload || !json.Valid([]byte(in.Payload)) {
-		v.add("payload", "invalid")
+		v.Add("payload", "invalid")
 	}
-	v.text("secret", in.Secret, MaxWebhookSecretLen)
+	v.Text("secret", in.Secret, MaxWebhookSecretLen)
 	checkHeaders(&v, in.Headers)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return WebhookSend{}, err
 	}
 	deliveryID, err := uuid.Parse(in.DeliveryID)
@@ -112,9 +113,9 @@ func (s *Store) PrepareWebhookRequest(ctx context.Context, a *Actor, in WebhookR
 	}
 	var hook *db.Webhook
 	if in.ID != uuid.Nil {
-		row, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: in.ID})
+		row, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: in.ID})
 		if err != nil {
-			return WebhookSend{}, translate(err)
+			return WebhookSend{}, core.Translate(err)
 		}
 		hook = &row
 	}
@@ -125,10 +126,10 @@ func (s *Store) PrepareWebhookRequest(ctx context.Context, a *Actor, in WebhookR
 			in.Secret, _ = s.webhookSecret(*hook)
 		}
 	} else if in.Secret == SecretMask {
-		v.at("secret", "invalid", "secret", SecretMask+" "+storedOnlyForOwnURL)
+		v.At("secret", "invalid", "secret", SecretMask+" "+storedOnlyForOwnURL)
 	}
 	in.Headers = unmaskHeaders(&v, in.Headers, stored, storedOnlyForOwnURL)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return WebhookSend{}, err
 	}
 	send := WebhookSend{WebhookID: in.ID, OrganizationID: orgID, DeliveryID: deliveryID, URL: in.URL, Secret: in.Secret,
@@ -142,20 +143,20 @@ func (s *Store) PrepareWebhookRequest(ctx context.Context, a *Actor, in WebhookR
 // PrepareWebhookTest is a webhook's test delivery ("Send test" on its
 // page): FeatBit's data object with the event "test", signed and logged
 // like any delivery.
-func (s *Store) PrepareWebhookTest(ctx context.Context, a *Actor, id uuid.UUID) (WebhookSend, error) {
+func (s *Store) PrepareWebhookTest(ctx context.Context, a *core.Actor, id uuid.UUID) (WebhookSend, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return WebhookSend{}, err
 	}
-	row, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
+	row, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
 	if err != nil {
-		return WebhookSend{}, translate(err)
+		return WebhookSend{}, core.Translate(err)
 	}
-	org, err := s.q.GetOrganization(ctx, orgID)
+	org, err := s.Q.GetOrganization(ctx, orgID)
 	if err != nil {
-		return WebhookSend{}, translate(err)
+		return WebhookSend{}, core.Translate(err)
 	}
-	payload, err := json.Marshal(map[string]any{"events": EventTest, "operator": operatorName(ctx, s.q, a),
+	payload, err := json.Marshal(map[string]any{"events": EventTest, "operator": operatorName(ctx, s.Q, a),
 		"happenedAt": time.Now().UTC(), "organization": idName{org.ID, org.Name},
 		"data":    map[string]any{"kind": "test", "object": map[string]any{"webhook": idName{row.ID, row.Name}}},
 		"changes": []string{"A test delivery from Bunting"}})
@@ -186,19 +187,19 @@ func (s *Store) LogWebhookAttempt(ctx context.Context, send WebhookSend, at Webh
 	if row.EnvIds == nil {
 		row.EnvIds = []uuid.UUID{}
 	}
-	logged, err := s.q.InsertWebhookDelivery(ctx, db.InsertWebhookDeliveryParams{WebhookID: row.WebhookID,
+	logged, err := s.Q.InsertWebhookDelivery(ctx, db.InsertWebhookDeliveryParams{WebhookID: row.WebhookID,
 		DeliveryID: row.DeliveryID, Events: row.Events, Attempt: row.Attempt, Success: row.Success,
 		StatusCode: row.StatusCode, ReasonPhrase: row.ReasonPhrase, LatencyMs: row.LatencyMs, Request: row.Request,
 		Response: row.Response, Error: row.Error, StartedAt: row.StartedAt, EndedAt: row.EndedAt, EnvIds: row.EnvIds})
 	if err != nil {
-		return WebhookDelivery{}, translate(err)
+		return WebhookDelivery{}, core.Translate(err)
 	}
 	return deliveryOut(db.WebhookDelivery(logged)), nil
 }
 
 // WebhookAllowPrivateNetworks tells whether webhooks may be sent to
 // loopback and private addresses; the sender's client applies it.
-func (s *Store) WebhookAllowPrivateNetworks() bool { return s.webhookPrivateNetworks }
+func (s *Store) WebhookAllowPrivateNetworks() bool { return s.WebhookPrivateNetworks }
 
 func headersOf(row db.Webhook) []WebhookHeader {
 	var h []WebhookHeader

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // FeatBit's webhook events (Domain/Webhooks/WebhookEvents.cs).
@@ -72,7 +73,7 @@ const (
 )
 
 // ErrTooManyWebhooks refuses a webhook past MaxWebhooksPerOrg.
-var ErrTooManyWebhooks = &RuleError{"TooManyWebhooks"}
+var ErrTooManyWebhooks = &core.RuleError{Code: "TooManyWebhooks"}
 
 // SecretMask stands for a stored secret or header value in what Bunting
 // shows: the value itself is only ever sent, never shown again, not even
@@ -98,23 +99,23 @@ type LastDelivery struct {
 // SecretMask when set (HasSecret says whether a secret is): the values
 // themselves are only ever sent, never shown again after they are saved.
 type Webhook struct {
-	ID                   uuid.UUID       `json:"id"`
-	Name                 string          `json:"name"`
-	URL                  string          `json:"url"`
-	Scopes               []string        `json:"scopes"`
-	ScopeNames           []string        `json:"scopeNames"`
-	Events               []string        `json:"events"`
-	Headers              []WebhookHeader `json:"headers"`
-	PayloadTemplateType  string          `json:"payloadTemplateType"`
-	PayloadTemplate      string          `json:"payloadTemplate"`
-	Secret               string          `json:"secret"`
-	HasSecret            bool            `json:"hasSecret"`
-	IsActive             bool            `json:"isActive"`
-	PreventEmptyPayloads bool            `json:"preventEmptyPayloads"`
-	LastDelivery         *LastDelivery   `json:"lastDelivery"`
-	Creator              *TokenCreator   `json:"creator"`
-	CreatedAt            time.Time       `json:"createdAt"`
-	UpdatedAt            time.Time       `json:"updatedAt"`
+	ID                   uuid.UUID          `json:"id"`
+	Name                 string             `json:"name"`
+	URL                  string             `json:"url"`
+	Scopes               []string           `json:"scopes"`
+	ScopeNames           []string           `json:"scopeNames"`
+	Events               []string           `json:"events"`
+	Headers              []WebhookHeader    `json:"headers"`
+	PayloadTemplateType  string             `json:"payloadTemplateType"`
+	PayloadTemplate      string             `json:"payloadTemplate"`
+	Secret               string             `json:"secret"`
+	HasSecret            bool               `json:"hasSecret"`
+	IsActive             bool               `json:"isActive"`
+	PreventEmptyPayloads bool               `json:"preventEmptyPayloads"`
+	LastDelivery         *LastDelivery      `json:"lastDelivery"`
+	Creator              *core.TokenCreator `json:"creator"`
+	CreatedAt            time.Time          `json:"createdAt"`
+	UpdatedAt            time.Time          `json:"updatedAt"`
 }
 
 // WebhookInput creates or replaces a webhook (FeatBit's WebhookBase). A nil
@@ -140,25 +141,25 @@ type WebhookFilter struct {
 	Name      string
 	ProjectID string
 	EnvID     string
-	Page      Page
+	Page      core.Page
 }
 
 // webhookOrg checks that a person may manage the organization's webhooks
 // and returns the organization.
-func (s *Store) webhookOrg(ctx context.Context, a *Actor) (uuid.UUID, error) {
-	orgID, err := a.org()
+func (s *Store) webhookOrg(ctx context.Context, a *core.Actor) (uuid.UUID, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return uuid.Nil, err
 	}
-	row, err := s.q.GetOrganization(ctx, orgID)
+	row, err := s.Q.GetOrganization(ctx, orgID)
 	if err != nil {
-		return uuid.Nil, translate(err)
+		return uuid.Nil, core.Translate(err)
 	}
-	return orgID, a.require(WebhookAction, OrganizationRN(row.Key))
+	return orgID, a.Require(core.WebhookAction, core.OrganizationRN(row.Key))
 }
 
 // MayManageWebhooks tells the pages whether to show the webhooks.
-func (s *Store) MayManageWebhooks(ctx context.Context, a *Actor) bool {
+func (s *Store) MayManageWebhooks(ctx context.Context, a *core.Actor) bool {
 	_, err := s.webhookOrg(ctx, a)
 	return err == nil
 }
@@ -186,7 +187,7 @@ const noStoredHeader = "stands for the stored value of a header of that name, an
 // unmaskHeaders gives each header sent back with SecretMask the stored
 // value of the header of its name; a mask that names no stored header is
 // invalid (why says so), as it cannot mean what it says.
-func unmaskHeaders(v *validator, headers, stored []WebhookHeader, why string) []WebhookHeader {
+func unmaskHeaders(v *core.Validator, headers, stored []WebhookHeader, why string) []WebhookHeader {
 	out := slices.Clone(headers)
 	for i, h := range out {
 		if h.Value != SecretMask {
@@ -194,7 +195,7 @@ func unmaskHeaders(v *validator, headers, stored []WebhookHeader, why string) []
 		}
 		j := slices.IndexFunc(stored, func(s WebhookHeader) bool { return strings.EqualFold(s.Key, h.Key) })
 		if j < 0 {
-			v.at("headers", "invalid", fmt.Sprintf("headers[%d]", i), h.Key+": "+SecretMask+" "+why)
+			v.At("headers", "invalid", fmt.Sprintf("headers[%d]", i), h.Key+": "+SecretMask+" "+why)
 			return headers
 		}
 		out[i].Value = stored[j].Value
@@ -203,18 +204,18 @@ func unmaskHeaders(v *validator, headers, stored []WebhookHeader, why string) []
 }
 
 // checkWebhook validates an input against the organization's environments.
-func checkWebhook(v *validator, in *WebhookInput, envs scopeEnvs) {
-	v.required("name", in.Name, MaxNameLen)
+func checkWebhook(v *core.Validator, in *WebhookInput, envs scopeEnvs) {
+	v.Required("name", in.Name, core.MaxNameLen)
 	in.URL = strings.TrimSpace(in.URL)
 	if in.URL == "" {
-		v.add("url", "required")
+		v.Add("url", "required")
 	} else if !validWebhookURL(in.URL) {
-		v.add("url", "invalid")
+		v.Add("url", "invalid")
 	}
 	if len(in.Scopes) == 0 {
-		v.add("scopes", "required")
+		v.Add("scopes", "required")
 	} else if len(in.Scopes) > MaxWebhookScopes {
-		v.add("scopes", "invalid")
+		v.Add("scopes", "invalid")
 	} else {
 		for _, sc := range in.Scopes {
 			pid, ids, ok := parseScope(sc)
@@ -224,26 +225,26 @@ func checkWebhook(v *validator, in *WebhookInput, envs scopeEnvs) {
 				}
 			}
 			if !ok {
-				v.add("scopes", "invalid")
+				v.Add("scopes", "invalid")
 				break
 			}
 		}
 	}
 	if len(in.Events) == 0 {
-		v.add("events", "required")
+		v.Add("events", "required")
 	} else if slices.ContainsFunc(in.Events, func(e string) bool { return !slices.Contains(WebhookEvents, e) }) {
-		v.add("events", "invalid")
+		v.Add("events", "invalid")
 	}
 	if in.PayloadTemplateType == "" {
 		in.PayloadTemplateType = PayloadDefault
 	}
 	// Custom templates are FeatBit's Handlebars; Bunting sends the default
 	// data object only, and says so rather than sending something else.
-	v.oneOf("payloadTemplateType", in.PayloadTemplateType, PayloadDefault)
-	v.text("payloadTemplate", in.PayloadTemplate, MaxWebhookTemplate)
+	v.OneOf("payloadTemplateType", in.PayloadTemplateType, PayloadDefault)
+	v.Text("payloadTemplate", in.PayloadTemplate, MaxWebhookTemplate)
 	checkHeaders(v, in.Headers)
 	if in.Secret != nil {
-		v.text("secret", *in.Secret, MaxWebhookSecretLen)
+		v.Text("secret", *in.Secret, MaxWebhookSecretLen)
 	}
 	in.Events = distinctStrings(in.Events)
 	in.Scopes = distinctStrings(in.Scopes)
@@ -261,15 +262,15 @@ func validWebhookURL(raw string) bool {
 }
 
 // checkHeaders accepts at most MaxWebhookHeaders well-formed headers.
-func checkHeaders(v *validator, headers []WebhookHeader) {
+func checkHeaders(v *core.Validator, headers []WebhookHeader) {
 	if len(headers) > MaxWebhookHeaders {
-		v.add("headers", "invalid")
+		v.Add("headers", "invalid")
 		return
 	}
 	for _, h := range headers {
 		if !httpguts.ValidHeaderFieldName(h.Key) || !httpguts.ValidHeaderFieldValue(h.Value) ||
 			len(h.Key)+len(h.Value) > MaxWebhookHeaderLen {
-			v.add("headers", "invalid")
+			v.Add("headers", "invalid")
 			return
 		}
 	}
@@ -287,7 +288,7 @@ func distinctStrings(in []string) []string {
 
 // webhookOut turns a row into its view, with the secret and the headers'
 // values masked.
-func (s *Store) webhookOut(row db.Webhook, envs scopeEnvs, creator *TokenCreator) Webhook {
+func (s *Store) webhookOut(row db.Webhook, envs scopeEnvs, creator *core.TokenCreator) Webhook {
 	w := Webhook{ID: row.ID, Name: row.Name, URL: row.Url, Scopes: row.Scopes, Events: row.Events,
 		PayloadTemplateType: row.PayloadTemplateType, PayloadTemplate: row.PayloadTemplate, IsActive: row.IsActive,
 		PreventEmptyPayloads: row.PreventEmptyPayloads, Creator: creator, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
@@ -315,10 +316,10 @@ func (s *Store) webhookSecret(row db.Webhook) (string, error) {
 	if row.SealedSecret == "" {
 		return "", nil
 	}
-	return s.keys.Open(row.SealedSecret)
+	return s.ServerKeys.Open(row.SealedSecret)
 }
 
-func (s *Store) creatorOf(ctx context.Context, q *db.Queries, id *uuid.UUID) *TokenCreator {
+func (s *Store) creatorOf(ctx context.Context, q *db.Queries, id *uuid.UUID) *core.TokenCreator {
 	if id == nil {
 		return nil
 	}
@@ -326,27 +327,27 @@ func (s *Store) creatorOf(ctx context.Context, q *db.Queries, id *uuid.UUID) *To
 	if err != nil {
 		return nil
 	}
-	return &TokenCreator{u.ID, u.Name, u.Email}
+	return &core.TokenCreator{ID: u.ID, Name: u.Name, Email: u.Email}
 }
 
 // CreateWebhook adds a webhook to the current organization.
-func (s *Store) CreateWebhook(ctx context.Context, a *Actor, in WebhookInput) (Webhook, error) {
+func (s *Store) CreateWebhook(ctx context.Context, a *core.Actor, in WebhookInput) (Webhook, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return Webhook{}, err
 	}
-	envs, err := s.orgEnvs(ctx, s.q, orgID)
+	envs, err := s.orgEnvs(ctx, s.Q, orgID)
 	if err != nil {
 		return Webhook{}, err
 	}
-	var v validator
+	var v core.Validator
 	checkWebhook(&v, &in, envs)
 	// Nothing is stored yet for the mask to stand for.
 	if in.Secret != nil && *in.Secret == SecretMask {
-		v.add("secret", "invalid")
+		v.Add("secret", "invalid")
 	}
 	in.Headers = unmaskHeaders(&v, in.Headers, nil, noStoredHeader)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Webhook{}, err
 	}
 	if err := envs.requireScopes(a, in.Scopes); err != nil {
@@ -354,7 +355,7 @@ func (s *Store) CreateWebhook(ctx context.Context, a *Actor, in WebhookInput) (W
 	}
 	sealed := ""
 	if in.Secret != nil && *in.Secret != "" {
-		sealed = s.keys.Seal(*in.Secret)
+		sealed = s.ServerKeys.Seal(*in.Secret)
 	}
 	headers, err := json.Marshal(in.Headers)
 	if err != nil {
@@ -365,7 +366,7 @@ func (s *Store) CreateWebhook(ctx context.Context, a *Actor, in WebhookInput) (W
 		creator = &a.UserID
 	}
 	var out Webhook
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		if err := q.LockWebhooks(ctx, orgID); err != nil {
 			return err
 		}
@@ -379,7 +380,7 @@ func (s *Store) CreateWebhook(ctx context.Context, a *Actor, in WebhookInput) (W
 			return err
 		}
 		if used {
-			return ErrNameUsed
+			return core.ErrNameUsed
 		}
 		row, err := q.CreateWebhook(ctx, db.CreateWebhookParams{OrganizationID: orgID, Name: strings.TrimSpace(in.Name),
 			Url: in.URL, Scopes: in.Scopes, Events: in.Events, Headers: headers, PayloadTemplateType: in.PayloadTemplateType,
@@ -389,43 +390,43 @@ func (s *Store) CreateWebhook(ctx context.Context, a *Actor, in WebhookInput) (W
 			return err
 		}
 		out = s.webhookOut(row, envs, s.creatorOf(ctx, q, creator))
-		return s.audit(ctx, q, a, change{refType: "Webhook", refID: row.ID.String(), keyword: row.Name,
-			operation: OpCreate, current: out})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Webhook", RefID: row.ID.String(), Keyword: row.Name,
+			Operation: core.OpCreate, Current: out})
 	})
 	return out, err
 }
 
 // UpdateWebhook replaces a webhook's settings.
-func (s *Store) UpdateWebhook(ctx context.Context, a *Actor, id uuid.UUID, in WebhookInput) (Webhook, error) {
+func (s *Store) UpdateWebhook(ctx context.Context, a *core.Actor, id uuid.UUID, in WebhookInput) (Webhook, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return Webhook{}, err
 	}
 	// Another organization's webhook is not found, whatever the input.
-	if _, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id}); err != nil {
-		return Webhook{}, translate(err)
+	if _, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id}); err != nil {
+		return Webhook{}, core.Translate(err)
 	}
-	envs, err := s.orgEnvs(ctx, s.q, orgID)
+	envs, err := s.orgEnvs(ctx, s.Q, orgID)
 	if err != nil {
 		return Webhook{}, err
 	}
-	var v validator
+	var v core.Validator
 	checkWebhook(&v, &in, envs)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Webhook{}, err
 	}
 	if err := envs.requireScopes(a, in.Scopes); err != nil {
 		return Webhook{}, err
 	}
 	var out Webhook
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
 		if err != nil {
 			return err
 		}
-		var v validator
+		var v core.Validator
 		in.Headers = unmaskHeaders(&v, in.Headers, headersOf(before), noStoredHeader)
-		if err := v.err(); err != nil {
+		if err := v.Err(); err != nil {
 			return err
 		}
 		headers, err := json.Marshal(in.Headers)
@@ -439,7 +440,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, a *Actor, id uuid.UUID, in We
 				return err
 			}
 			if used {
-				return ErrNameUsed
+				return core.ErrNameUsed
 			}
 		}
 		sealed := before.SealedSecret
@@ -449,7 +450,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, a *Actor, id uuid.UUID, in We
 				sealed = ""
 			case SecretMask: // as shown: the stored one
 			default:
-				sealed = s.keys.Seal(*in.Secret)
+				sealed = s.ServerKeys.Seal(*in.Secret)
 			}
 		}
 		var updator *uuid.UUID
@@ -464,86 +465,86 @@ func (s *Store) UpdateWebhook(ctx context.Context, a *Actor, id uuid.UUID, in We
 			return err
 		}
 		out = s.webhookOut(row, envs, s.creatorOf(ctx, q, row.CreatorID))
-		return s.audit(ctx, q, a, change{refType: "Webhook", refID: row.ID.String(), keyword: row.Name,
-			operation: OpUpdate, previous: s.webhookOut(before, envs, nil), current: out})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Webhook", RefID: row.ID.String(), Keyword: row.Name,
+			Operation: core.OpUpdate, Previous: s.webhookOut(before, envs, nil), Current: out})
 	})
 	return out, err
 }
 
 // GetWebhook returns one of the organization's webhooks.
-func (s *Store) GetWebhook(ctx context.Context, a *Actor, id uuid.UUID) (Webhook, error) {
+func (s *Store) GetWebhook(ctx context.Context, a *core.Actor, id uuid.UUID) (Webhook, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return Webhook{}, err
 	}
-	row, err := s.q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
+	row, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
 	if err != nil {
-		return Webhook{}, translate(err)
+		return Webhook{}, core.Translate(err)
 	}
-	envs, err := s.orgEnvs(ctx, s.q, orgID)
+	envs, err := s.orgEnvs(ctx, s.Q, orgID)
 	if err != nil {
 		return Webhook{}, err
 	}
-	return s.webhookOut(row, envs, s.creatorOf(ctx, s.q, row.CreatorID)), nil
+	return s.webhookOut(row, envs, s.creatorOf(ctx, s.Q, row.CreatorID)), nil
 }
 
 // ListWebhooks pages the organization's webhooks by name.
-func (s *Store) ListWebhooks(ctx context.Context, a *Actor, f WebhookFilter) (Paged[Webhook], error) {
-	var v validator
-	f.Page.check(&v)
-	v.text("name", f.Name, MaxNameLen)
+func (s *Store) ListWebhooks(ctx context.Context, a *core.Actor, f WebhookFilter) (core.Paged[Webhook], error) {
+	var v core.Validator
+	f.Page.Check(&v)
+	v.Text("name", f.Name, core.MaxNameLen)
 	for field, id := range map[string]string{"projectId": f.ProjectID, "envId": f.EnvID} {
 		if _, err := uuid.Parse(id); id != "" && err != nil {
-			v.add(field, "invalid")
+			v.Add(field, "invalid")
 		}
 	}
-	if err := v.err(); err != nil {
-		return Paged[Webhook]{}, err
+	if err := v.Err(); err != nil {
+		return core.Paged[Webhook]{}, err
 	}
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
-		return Paged[Webhook]{}, err
+		return core.Paged[Webhook]{}, err
 	}
-	envs, err := s.orgEnvs(ctx, s.q, orgID)
+	envs, err := s.orgEnvs(ctx, s.Q, orgID)
 	if err != nil {
-		return Paged[Webhook]{}, err
+		return core.Paged[Webhook]{}, err
 	}
-	rows, err := s.q.ListWebhooks(ctx, db.ListWebhooksParams{OrganizationID: orgID, Name: escapeLike(f.Name),
-		ProjectID: f.ProjectID, EnvID: f.EnvID, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
-	return paged(rows, err, func(r db.Webhook) Webhook { return s.webhookOut(r, envs, s.creatorOf(ctx, s.q, r.CreatorID)) },
+	rows, err := s.Q.ListWebhooks(ctx, db.ListWebhooksParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
+		ProjectID: f.ProjectID, EnvID: f.EnvID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+	return core.PageOf(rows, err, func(r db.Webhook) Webhook { return s.webhookOut(r, envs, s.creatorOf(ctx, s.Q, r.CreatorID)) },
 		func() (int64, error) {
-			return s.q.CountWebhooks(ctx, db.CountWebhooksParams{OrganizationID: orgID, Name: escapeLike(f.Name),
+			return s.Q.CountWebhooks(ctx, db.CountWebhooksParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
 				ProjectID: f.ProjectID, EnvID: f.EnvID})
 		})
 }
 
 // IsWebhookNameUsed tells whether the organization has a webhook of a name.
-func (s *Store) IsWebhookNameUsed(ctx context.Context, a *Actor, name string) (bool, error) {
-	var v validator
-	v.required("name", name, MaxNameLen)
-	if err := v.err(); err != nil {
+func (s *Store) IsWebhookNameUsed(ctx context.Context, a *core.Actor, name string) (bool, error) {
+	var v core.Validator
+	v.Required("name", name, core.MaxNameLen)
+	if err := v.Err(); err != nil {
 		return false, err
 	}
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return false, err
 	}
-	used, err := s.q.WebhookNameUsed(ctx, db.WebhookNameUsedParams{OrganizationID: orgID, Name: strings.TrimSpace(name)})
-	return used, translate(err)
+	used, err := s.Q.WebhookNameUsed(ctx, db.WebhookNameUsedParams{OrganizationID: orgID, Name: strings.TrimSpace(name)})
+	return used, core.Translate(err)
 }
 
 // DeleteWebhook removes a webhook with its pending deliveries and its log.
-func (s *Store) DeleteWebhook(ctx context.Context, a *Actor, id uuid.UUID) error {
+func (s *Store) DeleteWebhook(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.DeleteWebhook(ctx, db.DeleteWebhookParams{OrganizationID: orgID, ID: id})
 		if err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Webhook", refID: row.ID.String(), keyword: row.Name,
-			operation: OpRemove, previous: s.webhookOut(row, nil, nil)})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Webhook", RefID: row.ID.String(), Keyword: row.Name,
+			Operation: core.OpRemove, Previous: s.webhookOut(row, nil, nil)})
 	})
 }

@@ -8,18 +8,20 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // loopbackStore is a test store whose webhooks may reach loopback, as
 // BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS allows in tests.
-func loopbackStore(t *testing.T) (*Store, *Actor, Environment) {
+func loopbackStore(t *testing.T) (*Store, *core.Actor, core.Environment) {
 	s, a, _ := testStore(t)
-	s.webhookPrivateNetworks = true
+	s.WebhookPrivateNetworks = true
 	prod, _ := prodAndDev(t, s, a)
 	return s, a, prod
 }
 
-func hookOn(t *testing.T, s *Store, a *Actor, env Environment, url, secret string, events ...string) Webhook {
+func hookOn(t *testing.T, s *Store, a *core.Actor, env core.Environment, url, secret string, events ...string) Webhook {
 	t.Helper()
 	w, err := s.CreateWebhook(context.Background(), a, WebhookInput{Name: "hook " + uuid.NewString()[:8], URL: url,
 		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: events, Secret: &secret, IsActive: true})
@@ -82,24 +84,24 @@ func TestWebhookInputAndPermission(t *testing.T) {
 	}
 	w := hookOn(t, s, a, prod, "https://example.com/hook", "first-secret-value", EventFlagCreated)
 	_, err := s.CreateWebhook(ctx, a, WebhookInput{Name: w.Name, URL: "https://example.com", Scopes: w.Scopes, Events: w.Events})
-	if err != ErrNameUsed {
+	if err != core.ErrNameUsed {
 		t.Fatalf("same name: %v", err)
 	}
 	// Updating with the masked secret keeps the secret.
 	in := WebhookInput{Name: "renamed", URL: w.URL, Scopes: w.Scopes, Events: w.Events, Secret: &w.Secret, IsActive: true}
 	u, err := s.UpdateWebhook(ctx, a, w.ID, in)
 	must(t, err)
-	row, err := s.q.GetWebhookByID(ctx, w.ID)
+	row, err := s.Q.GetWebhookByID(ctx, w.ID)
 	must(t, err)
 	if secret, _ := s.webhookSecret(row); secret != "first-secret-value" || u.Name != "renamed" {
 		t.Fatalf("secret %q name %q after an update with the mask", secret, u.Name)
 	}
 	developer := *a
-	developer.statements = nil
-	if _, err := s.ListWebhooks(ctx, &developer, WebhookFilter{Page: Page{Size: 10}}); err != ErrForbidden {
+	developer.Granted = nil
+	if _, err := s.ListWebhooks(ctx, &developer, WebhookFilter{Page: core.Page{Size: 10}}); err != core.ErrForbidden {
 		t.Fatalf("list without the permission: %v", err)
 	}
-	if _, err := s.CreateWebhook(ctx, &developer, in); err != ErrForbidden {
+	if _, err := s.CreateWebhook(ctx, &developer, in); err != core.ErrForbidden {
 		t.Fatalf("create without the permission: %v", err)
 	}
 }

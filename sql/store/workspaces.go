@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Workspace is the top of the tenancy tree.
@@ -92,30 +93,30 @@ type Profile struct {
 }
 
 // GetProfile returns the caller's user.
-func (s *Store) GetProfile(ctx context.Context, a *Actor) (Profile, error) {
-	u, err := s.q.GetUser(ctx, a.UserID)
+func (s *Store) GetProfile(ctx context.Context, a *core.Actor) (Profile, error) {
+	u, err := s.Q.GetUser(ctx, a.UserID)
 	if err != nil {
-		return Profile{}, translate(err)
+		return Profile{}, core.Translate(err)
 	}
 	return profile(u), nil
 }
 
 // ListOrganizations returns the caller's organizations in the current workspace.
-func (s *Store) ListOrganizations(ctx context.Context, a *Actor) ([]Organization, error) {
-	wsID, err := a.workspace()
+func (s *Store) ListOrganizations(ctx context.Context, a *core.Actor) ([]Organization, error) {
+	wsID, err := a.Workspace()
 	if err != nil {
 		return nil, err
 	}
 	if a.IsToken() { // a token knows only its own organization
-		o, err := s.q.GetOrganization(ctx, a.OrgID)
+		o, err := s.Q.GetOrganization(ctx, a.OrgID)
 		if err != nil {
-			return nil, translate(err)
+			return nil, core.Translate(err)
 		}
 		return []Organization{organization(o)}, nil
 	}
-	rows, err := s.q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: a.UserID})
+	rows, err := s.Q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: a.UserID})
 	if err != nil {
-		return nil, translate(err)
+		return nil, core.Translate(err)
 	}
 	out := make([]Organization, len(rows))
 	for i, r := range rows {
@@ -132,23 +133,23 @@ func organization(o db.Organization) Organization {
 }
 
 // GetWorkspace returns the current workspace.
-func (s *Store) GetWorkspace(ctx context.Context, a *Actor) (Workspace, error) {
-	wsID, err := a.workspace()
+func (s *Store) GetWorkspace(ctx context.Context, a *core.Actor) (Workspace, error) {
+	wsID, err := a.Workspace()
 	if err != nil {
 		return Workspace{}, err
 	}
-	row, err := s.q.GetWorkspace(ctx, wsID)
+	row, err := s.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
-		return Workspace{}, translate(err)
+		return Workspace{}, core.Translate(err)
 	}
 	return s.workspace(ctx, a, row)
 }
 
 // workspace shapes a workspace for the caller: the licence only for those
 // allowed to change it, the client secret masked.
-func (s *Store) workspace(ctx context.Context, a *Actor, row db.Workspace) (Workspace, error) {
+func (s *Store) workspace(ctx context.Context, a *core.Actor, row db.Workspace) (Workspace, error) {
 	w := Workspace{ID: row.ID, Name: row.Name, Key: row.Key}
-	if s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceLicense, row) == nil {
+	if s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceLicense, row) == nil {
 		w.License = row.License
 	}
 	if row.SsoOidc != nil {
@@ -171,31 +172,31 @@ type WorkspaceInput struct {
 }
 
 // UpdateWorkspace changes the current workspace's name and key.
-func (s *Store) UpdateWorkspace(ctx context.Context, a *Actor, in WorkspaceInput) (Workspace, error) {
-	wsID, err := a.workspace()
+func (s *Store) UpdateWorkspace(ctx context.Context, a *core.Actor, in WorkspaceInput) (Workspace, error) {
+	wsID, err := a.Workspace()
 	if err != nil {
 		return Workspace{}, err
 	}
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
-	v.key("key", in.Key)
-	if err := v.err(); err != nil {
+	var v core.Validator
+	v.Required("name", in.Name, core.MaxNameLen)
+	v.Key("key", in.Key)
+	if err := v.Err(); err != nil {
 		return Workspace{}, err
 	}
-	before, err := s.q.GetWorkspace(ctx, wsID)
+	before, err := s.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
-		return Workspace{}, translate(err)
+		return Workspace{}, core.Translate(err)
 	}
-	if err := s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceGeneralSettings, before); err != nil {
+	if err := s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceGeneralSettings, before); err != nil {
 		return Workspace{}, err
 	}
 	var row db.Workspace
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		if row, err = q.UpdateWorkspace(ctx, db.UpdateWorkspaceParams{ID: wsID, Name: strings.TrimSpace(in.Name), Key: in.Key}); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Workspace", refID: wsID.String(), keyword: row.Key, operation: OpUpdate,
-			previous: WorkspaceInput{before.Name, before.Key}, current: WorkspaceInput{row.Name, row.Key}})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Workspace", RefID: wsID.String(), Keyword: row.Key, Operation: core.OpUpdate,
+			Previous: WorkspaceInput{before.Name, before.Key}, Current: WorkspaceInput{row.Name, row.Key}})
 	})
 	if err != nil {
 		return Workspace{}, err
@@ -205,16 +206,16 @@ func (s *Store) UpdateWorkspace(ctx context.Context, a *Actor, in WorkspaceInput
 
 // UpdateWorkspaceSSO stores the workspace's OIDC settings. The client secret
 // is write-only: empty or MaskedSecret keeps the stored one.
-func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSettings) (Workspace, error) {
-	wsID, err := a.workspace()
+func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *core.Actor, in OIDCSettings) (Workspace, error) {
+	wsID, err := a.Workspace()
 	if err != nil {
 		return Workspace{}, err
 	}
-	before, err := s.q.GetWorkspace(ctx, wsID)
+	before, err := s.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
-		return Workspace{}, translate(err)
+		return Workspace{}, core.Translate(err)
 	}
-	if err := s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceSSOSettings, before); err != nil {
+	if err := s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceSSOSettings, before); err != nil {
 		return Workspace{}, err
 	}
 	var stored OIDCSettings
@@ -230,34 +231,34 @@ func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSetting
 	if in.UserEmailClaim == "" {
 		in.UserEmailClaim = "email"
 	}
-	var v validator
-	v.required("clientId", in.ClientID, 512)
+	var v core.Validator
+	v.Required("clientId", in.ClientID, 512)
 	keep := in.ClientSecret == "" || in.ClientSecret == MaskedSecret
 	if keep && stored.ClientSecret == "" {
-		v.add("clientSecret", "required")
+		v.Add("clientSecret", "required")
 	} else if !keep {
-		v.text("clientSecret", in.ClientSecret, 1024)
+		v.Text("clientSecret", in.ClientSecret, 1024)
 	}
 	s.checkOIDCURLs(&v, in)
-	v.oneOf("clientAuthenticationMethod", in.ClientAuthenticationMethod, ClientSecretBasic, ClientSecretPost)
-	if !slices.Contains(strings.Fields(in.Scope), "openid") || !v.text("scope", in.Scope, 512) {
-		v.add("scope", "invalid")
+	v.OneOf("clientAuthenticationMethod", in.ClientAuthenticationMethod, ClientSecretBasic, ClientSecretPost)
+	if !slices.Contains(strings.Fields(in.Scope), "openid") || !v.Text("scope", in.Scope, 512) {
+		v.Add("scope", "invalid")
 	}
-	v.text("userEmailClaim", in.UserEmailClaim, 128)
-	if err := v.err(); err != nil {
+	v.Text("userEmailClaim", in.UserEmailClaim, 128)
+	if err := v.Err(); err != nil {
 		return Workspace{}, err
 	}
 	if keep {
 		in.ClientSecret = stored.ClientSecret
 	} else {
-		in.ClientSecret = s.keys.Seal(in.ClientSecret)
+		in.ClientSecret = s.ServerKeys.Seal(in.ClientSecret)
 	}
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return Workspace{}, err
 	}
 	var row db.Workspace
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		if row, err = q.UpdateWorkspaceSSO(ctx, db.UpdateWorkspaceSSOParams{ID: wsID, SsoOidc: raw}); err != nil {
 			return err
 		}
@@ -268,8 +269,8 @@ func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSetting
 			stored.ClientSecret = MaskedSecret
 			previous = stored
 		}
-		return s.audit(ctx, q, a, change{refType: "Workspace", refID: wsID.String(), keyword: row.Key, operation: OpUpdate,
-			previous: previous, current: after})
+		return s.Audit(ctx, q, a, core.Change{RefType: "Workspace", RefID: wsID.String(), Keyword: row.Key, Operation: core.OpUpdate,
+			Previous: previous, Current: after})
 	})
 	if err != nil {
 		return Workspace{}, err
@@ -281,36 +282,36 @@ func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *Actor, in OIDCSetting
 // them from the server, so they are plain https URLs (http only where
 // private networks are allowed, as in tests): no user info, and no query or
 // fragment, which would turn the discovery suffix into something else.
-func (s *Store) checkOIDCURLs(v *validator, in OIDCSettings) {
+func (s *Store) checkOIDCURLs(v *core.Validator, in OIDCSettings) {
 	s.checkURL(v, "authorizationEndpoint", in.AuthorizationEndpoint, true)
 	s.checkURL(v, "tokenEndpoint", in.TokenEndpoint, true)
 	s.checkURL(v, "issuer", in.Issuer, false)
 }
 
-func (s *Store) checkURL(v *validator, field, value string, required bool) {
+func (s *Store) checkURL(v *core.Validator, field, value string, required bool) {
 	if value == "" {
 		if required {
-			v.add(field, "required")
+			v.Add(field, "required")
 		}
 		return
 	}
 	u, err := url.Parse(value)
 	if err != nil || u.Host == "" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery ||
 		u.Fragment != "" || strings.Contains(value, "#") || len(value) > 2048 ||
-		(u.Scheme != "https" && (u.Scheme != "http" || !s.allowPrivateNetworks)) {
-		v.add(field, "invalid")
+		(u.Scheme != "https" && (u.Scheme != "http" || !s.SSOPrivateNetworks)) {
+		v.Add(field, "invalid")
 	}
 }
 
 // CanChangeWorkspace tells the pages whether to offer a workspace setting:
 // the same check the changes make.
-func (s *Store) CanChangeWorkspace(ctx context.Context, a *Actor, action access.Action) bool {
+func (s *Store) CanChangeWorkspace(ctx context.Context, a *core.Actor, action access.Action) bool {
 	if a.WorkspaceID == uuid.Nil {
 		return false
 	}
-	ws, err := s.q.GetWorkspace(ctx, a.WorkspaceID)
+	ws, err := s.Q.GetWorkspace(ctx, a.WorkspaceID)
 	if err != nil {
 		return false
 	}
-	return s.requireWorkspaceRight(ctx, a, action, ws) == nil
+	return s.RequireWorkspaceRight(ctx, a, action, ws) == nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // snapshot is an environment's flags and segments as SDKs see them. It is
@@ -377,4 +378,4 @@ func (c *cache) evict() {
 	}
 }
 
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, core.ErrNotFound) }

@@ -28,6 +28,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -68,17 +69,17 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.ConfigurePool(poolCfg)
+	core.ConfigurePool(poolCfg)
 	pool, err := pgxpool.NewWithConfig(context.Background(), poolCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	keys, err := store.DeriveKeys(strings.Repeat("sdk-test-key-", 4))
+	keys, err := core.DeriveKeys(strings.Repeat("sdk-test-key-", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
 	if _, err := st.Bootstrap(context.Background(), store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 func newHandler(s *sdk.Server, log *slog.Logger) *echo.Echo {
 	e := httpx.New(log, httpx.Options{Unlogged: sdk.LoggedInSummary})
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
-		class := store.Classify(httpx.ClientGone(c, err))
+		class := core.Classify(httpx.ClientGone(c, err))
 		if own, ok := httpx.Classify(err); ok && class.Status == http.StatusInternalServerError {
 			class = own
 		}
@@ -177,7 +178,7 @@ func (in *instance) request(method, path string, body any, headers ...string) (*
 
 // actor is the owner, in the workspace's only organization or in the one
 // headers name ("Organization", its id), as the API authenticates them.
-func (in *instance) actor(headers ...string) *store.Actor {
+func (in *instance) actor(headers ...string) *core.Actor {
 	in.t.Helper()
 	cred := store.Credentials{Authorization: in.owner, Address: "192.0.2.1"}
 	for i := 0; i+1 < len(headers); i += 2 {
@@ -214,7 +215,7 @@ type env struct {
 	in      *instance
 	id      uuid.UUID
 	project uuid.UUID
-	owner   *store.Actor
+	owner   *core.Actor
 	server  string
 	client  string
 }
@@ -224,13 +225,13 @@ type env struct {
 func (in *instance) project(key string, headers ...string) (prod, dev *env) {
 	in.t.Helper()
 	owner := in.actor(headers...)
-	p, err := in.store.CreateProject(context.Background(), owner, store.ProjectInput{Name: key, Key: key})
+	p, err := in.store.CreateProject(context.Background(), owner, core.ProjectInput{Name: key, Key: key})
 	must(in.t, err)
 	envs := make([]*env, len(p.Environments))
 	for i, e := range p.Environments {
 		envs[i] = &env{in: in, id: e.ID, project: p.ID, owner: owner}
 		for _, s := range e.Secrets {
-			if s.Type == store.SecretServer {
+			if s.Type == core.SecretServer {
 				envs[i].server = s.Value
 			} else {
 				envs[i].client = s.Value

@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // hub knows the open streaming connections by environment and pushes
@@ -242,7 +243,7 @@ func (h *hub) recheck(ctx context.Context, envID uuid.UUID) {
 	for _, c := range h.connections(envID) {
 		env, err := h.srv.cache.secretEnv(ctx, c.place.secret)
 		switch {
-		case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.EnvID != c.env.EnvID):
+		case errors.Is(err, core.ErrUnauthenticated) || (err == nil && env.EnvID != c.env.EnvID):
 			c.close(closeInvalid, "invalid request, close by server")
 		case err != nil:
 			h.srv.log.Warn("streaming: checking a secret", "err", err)

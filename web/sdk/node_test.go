@@ -19,6 +19,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -60,7 +61,7 @@ func TestNodeClients(t *testing.T) {
 			cmd := exec.CommandContext(ctx, node, script+".js")
 			cmd.Dir = nodeDir
 			cmd.Env = append(os.Environ(), "BUNTING_URL="+in.url, "SERVER_SECRET="+prod.server, "CLIENT_SECRET="+prod.client,
-				"UNKNOWN_SECRET="+store.NewSecretValue(prod.id), "API_AUTH="+in.owner, "ENV_ID="+prod.id.String(),
+				"UNKNOWN_SECRET="+core.NewSecretValue(prod.id), "API_AUTH="+in.owner, "ENV_ID="+prod.id.String(),
 				"SPLIT_USERS="+strings.Join(splitUsers, ","))
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr

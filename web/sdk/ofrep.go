@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -52,7 +53,7 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 	case err != nil:
 		// OFREP's answers to the store's classes: a missing or unknown
 		// secret and a limit are the client's to fix; anything else is ours.
-		switch class := store.Classify(err); class.Code() {
+		switch class := core.Classify(err); class.Code() {
 		case "Unauthorized":
 			status, details = class.Status, "an environment secret is required"
 		case "TooManyRequests":
@@ -63,7 +64,7 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 			})
 			return env, false
 		}
-	case env.SecretType != store.SecretServer && !allowClient:
+	case env.SecretType != core.SecretServer && !allowClient:
 		status, details = http.StatusForbidden, "single-flag evaluation needs a server secret"
 	default:
 		return env, true
@@ -76,9 +77,9 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 // client went away meanwhile: that is no server failure, and is logged at
 // debug and answered 499 for the request log.
 func (s *Server) failed(c echo.Context, what string, err error, answer func() error) error {
-	if err = httpx.ClientGone(c, err); store.Classify(err).Status == store.StatusClientClosedRequest {
+	if err = httpx.ClientGone(c, err); core.Classify(err).Status == core.StatusClientClosedRequest {
 		s.log.DebugContext(c.Request().Context(), what, "err", err)
-		return c.NoContent(store.StatusClientClosedRequest)
+		return c.NoContent(core.StatusClientClosedRequest)
 	}
 	s.log.ErrorContext(c.Request().Context(), what, "err", err)
 	return answer()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Data-sync event types.
@@ -73,28 +74,28 @@ func version(t time.Time) int64 { return t.UnixMilli() }
 // shared, so what changes is copied first.
 func sdkFlag(f *store.Flag) store.Flag {
 	c := *f
-	c.Variations = store.OrEmpty(c.Variations)
+	c.Variations = core.OrEmpty(c.Variations)
 	c.TargetUsers = append([]store.TargetUser{}, c.TargetUsers...)
 	for i := range c.TargetUsers {
-		c.TargetUsers[i].KeyIDs = store.OrEmpty(c.TargetUsers[i].KeyIDs)
+		c.TargetUsers[i].KeyIDs = core.OrEmpty(c.TargetUsers[i].KeyIDs)
 	}
 	c.Rules = append([]store.FlagRule{}, c.Rules...)
 	for i := range c.Rules {
-		c.Rules[i].Conditions = store.OrEmpty(c.Rules[i].Conditions)
-		c.Rules[i].Variations = store.OrEmpty(c.Rules[i].Variations)
+		c.Rules[i].Conditions = core.OrEmpty(c.Rules[i].Conditions)
+		c.Rules[i].Variations = core.OrEmpty(c.Rules[i].Variations)
 	}
-	c.Fallthrough.Variations = store.OrEmpty(c.Fallthrough.Variations)
-	c.Tags = store.OrEmpty(c.Tags)
+	c.Fallthrough.Variations = core.OrEmpty(c.Fallthrough.Variations)
+	c.Tags = core.OrEmpty(c.Tags)
 	return c
 }
 
 func toSDKSegment(sg *store.Segment) sdkSegment {
 	rules := append([]store.SegmentRule{}, sg.Rules...)
 	for i := range rules {
-		rules[i].Conditions = store.OrEmpty(rules[i].Conditions)
+		rules[i].Conditions = core.OrEmpty(rules[i].Conditions)
 	}
 	return sdkSegment{ID: sg.ID, EnvID: sg.EnvID, Name: sg.Name, Key: sg.Key, Description: sg.Description,
-		Included: store.OrEmpty(sg.Included), Excluded: store.OrEmpty(sg.Excluded), Rules: rules, Tags: store.OrEmpty(sg.Tags),
+		Included: core.OrEmpty(sg.Included), Excluded: core.OrEmpty(sg.Excluded), Rules: rules, Tags: core.OrEmpty(sg.Tags),
 		IsArchived: sg.IsArchived, CreatedAt: sg.CreatedAt, UpdatedAt: sg.UpdatedAt}
 }
 

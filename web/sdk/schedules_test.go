@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/runner"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // runSchedules starts the instance's schedule worker, as serve does, until
@@ -41,7 +43,7 @@ func (e *env) scheduleTarget(key, title string, at time.Time, target map[string]
 func (e *env) appliedSchedules(f store.Flag) []store.AuditEntry {
 	e.in.t.Helper()
 	page, err := e.in.store.ListAuditLogs(context.Background(), e.owner, e.id,
-		store.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: store.Page{Size: 100}})
+		store.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: core.Page{Size: 100}})
 	must(e.in.t, err)
 	var out []store.AuditEntry
 	for _, it := range page.Items {

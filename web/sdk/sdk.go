@@ -18,6 +18,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Server serves the SDK endpoints.
@@ -118,11 +119,11 @@ func (s *Server) secretEnv(c echo.Context, secret string) (store.SDKEnv, error) 
 	if !known {
 		if s.limits.failures.Exhausted(addr) {
 			s.refuse(c, "unknown secrets per address", addr)
-			return store.SDKEnv{}, store.ErrTooManyRequests
+			return store.SDKEnv{}, core.ErrTooManyRequests
 		}
 		var err error
 		env, err = s.cache.secretEnv(c.Request().Context(), secret)
-		if errors.Is(err, store.ErrUnauthenticated) {
+		if errors.Is(err, core.ErrUnauthenticated) {
 			s.limits.failures.Allow(addr)
 		}
 		if err != nil {
@@ -131,7 +132,7 @@ func (s *Server) secretEnv(c echo.Context, secret string) (store.SDKEnv, error) 
 	}
 	if !s.limits.secret.Allow(env.SecretID.String()) {
 		s.refuse(c, "requests per secret", "secret "+env.SecretID.String())
-		return store.SDKEnv{}, store.ErrTooManyRequests
+		return store.SDKEnv{}, core.ErrTooManyRequests
 	}
 	s.markSeen(c.Request().Context(), env)
 	return env, nil

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Close codes FeatBit's SDKs understand: 4003 stops them for good, any
@@ -132,10 +133,10 @@ func (s *Server) streaming(c echo.Context) error {
 		return nil
 	}
 	switch {
-	case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.SecretType != typ):
+	case errors.Is(err, core.ErrUnauthenticated) || (err == nil && env.SecretType != typ):
 		closeNow(ws, closeInvalid, "invalid request, close by server")
 		return nil
-	case errors.Is(err, store.ErrTooManyRequests):
+	case errors.Is(err, core.ErrTooManyRequests):
 		closeNow(ws, closeTooSlow, "too many requests, close by server")
 		return nil
 	case err != nil:
@@ -189,7 +190,7 @@ func (s *Server) capKey(full string, at place) string {
 		if env, ok := s.cache.knownSecret(at.secret); ok {
 			return "secret " + env.SecretID.String()
 		}
-		if envID, ok := store.SecretEnvID(at.secret); ok {
+		if envID, ok := core.SecretEnvID(at.secret); ok {
 			return "a secret of environment " + envID.String()
 		}
 		return "a malformed secret"

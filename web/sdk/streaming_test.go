@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -23,7 +24,7 @@ func TestStreamingRefusesBadRequests(t *testing.T) {
 	t.Parallel()
 	in := newServer(t)
 	prod, _ := in.project("web")
-	unknown := store.NewSecretValue(prod.id) // well formed, never stored
+	unknown := core.NewSecretValue(prod.id) // well formed, never stored
 	tests := []struct {
 		name, typ, token string
 	}{

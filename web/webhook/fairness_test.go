@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // hangingReceivers are n webhook endpoints on loopback that take every
@@ -66,7 +67,7 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 	must(t, err)
 	b, err := s.UserActor(ctx, a.UserID, "", org.ID.String())
 	must(t, err)
-	p, err := s.CreateProject(ctx, b, store.ProjectInput{Name: "Api", Key: "api"})
+	p, err := s.CreateProject(ctx, b, core.ProjectInput{Name: "Api", Key: "api"})
 	must(t, err)
 	prodB := p.Environments[0]
 	fast := make(chan time.Time, 1)

@@ -23,6 +23,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/outbound"
 )
 
@@ -60,7 +61,7 @@ func NewSender(st *store.Store) *Sender {
 // Send makes a request now, as FeatBit's "send" does for the webhook
 // form's test (store.PrepareWebhookRequest says what may be sent), and
 // says how it went; an attempt for a stored webhook goes into its log.
-func (s *Sender) Send(ctx context.Context, a *store.Actor, in store.WebhookRequest) (store.WebhookDelivery, error) {
+func (s *Sender) Send(ctx context.Context, a *core.Actor, in store.WebhookRequest) (store.WebhookDelivery, error) {
 	d, err := s.store.PrepareWebhookRequest(ctx, a, in)
 	if err != nil {
 		return store.WebhookDelivery{}, err
@@ -74,7 +75,7 @@ func (s *Sender) Send(ctx context.Context, a *store.Actor, in store.WebhookReque
 
 // SendTest sends a webhook its test delivery ("Send test" on its page),
 // signed and logged like any delivery, and says how it went.
-func (s *Sender) SendTest(ctx context.Context, a *store.Actor, id uuid.UUID) (store.WebhookDelivery, error) {
+func (s *Sender) SendTest(ctx context.Context, a *core.Actor, id uuid.UUID) (store.WebhookDelivery, error) {
 	d, err := s.store.PrepareWebhookTest(ctx, a, id)
 	if err != nil {
 		return store.WebhookDelivery{}, err

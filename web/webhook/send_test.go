@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // The stored secret signs only requests to the stored URL: "send" to
@@ -67,9 +68,9 @@ func TestWebhookSecretsAreNeverShownAgain(t *testing.T) {
 	must(t, err)
 	got, err := s.GetWebhook(ctx, a, w.ID)
 	must(t, err)
-	list, err := s.ListWebhooks(ctx, a, store.WebhookFilter{Page: store.Page{Size: 10}})
+	list, err := s.ListWebhooks(ctx, a, store.WebhookFilter{Page: core.Page{Size: 10}})
 	must(t, err)
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: store.Page{Size: 10}})
+	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	var audit []string
 	rows, err := s.pool.Query(ctx, `SELECT coalesce(previous::text, '') || coalesce(current::text, '') FROM audit_logs WHERE ref_type = 'Webhook'`)
@@ -128,7 +129,7 @@ func TestWebhookPrivateNetworksHaveTheirOwnSetting(t *testing.T) {
 	byName := hookOn(t, s, a, prod, "http://localhost:"+port+"/internal", "", store.EventFlagCreated)
 	byAddress := hookOn(t, s, a, prod, r.URL+"/internal", "", store.EventFlagCreated)
 
-	ssoOnly := store.New(pool, s.Keys(), slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, AllowPrivateNetworks: true})
+	ssoOnly := store.New(pool, s.Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, AllowPrivateNetworks: true})
 	d, err := NewSender(ssoOnly).SendTest(ctx, a, byName.ID)
 	must(t, err)
 	if d.Error == nil || !strings.Contains(d.Error.Message, "localhost resolves to a private network address") ||
@@ -139,7 +140,7 @@ func TestWebhookPrivateNetworksHaveTheirOwnSetting(t *testing.T) {
 		t.Fatalf("the internal receiver was reached %d times with only single sign-on's setting on", len(r.received()))
 	}
 
-	webhooks := store.New(pool, s.Keys(), slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
+	webhooks := store.New(pool, s.Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
 	for _, w := range []store.Webhook{byName, byAddress} {
 		d, err := NewSender(webhooks).SendTest(ctx, a, w.ID)
 		must(t, err)
@@ -150,7 +151,7 @@ func TestWebhookPrivateNetworksHaveTheirOwnSetting(t *testing.T) {
 	if len(r.received()) != 2 {
 		t.Fatalf("the internal receiver got %d requests, want 2", len(r.received()))
 	}
-	log, err := webhooks.ListWebhookDeliveries(ctx, a, byName.ID, store.WebhookDeliveryFilter{Page: store.Page{Size: 10}})
+	log, err := webhooks.ListWebhookDeliveries(ctx, a, byName.ID, store.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	for _, d := range log.Items {
 		if d.Response != nil && strings.Contains(d.Response.Body, "answered") {

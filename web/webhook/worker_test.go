@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Each change reaches the receiver once, signed with the webhook's secret
@@ -85,7 +86,7 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	if !slices.Equal(events, want) {
 		t.Fatalf("events %v, want each of %v once", events, want)
 	}
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: store.Page{Size: 100}})
+	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: core.Page{Size: 100}})
 	must(t, err)
 	// The receiver is on loopback: its answer's body is not kept.
 	if log.TotalCount != int64(len(want)) || !log.Items[0].Success || log.Items[0].Response.StatusCode != 200 ||
@@ -133,7 +134,7 @@ func TestWebhookRetriesAfterFailure(t *testing.T) {
 	if len(got) != 3 || got[0].delivery != got[2].delivery || got[2].status != 200 {
 		t.Fatalf("got %+v, want 500, 500, then 200 of one delivery", got)
 	}
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: store.Page{Size: 10}})
+	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if log.TotalCount != 3 || !log.Items[0].Success || log.Items[0].Attempt != 3 || log.Items[2].Success ||
 		log.Items[2].Response.StatusCode != 500 {
@@ -169,7 +170,7 @@ func TestWebhookGivesUpAfterItsAttempts(t *testing.T) {
 	if n := len(r.received()); n != 3 {
 		t.Fatalf("%d attempts, want 3", n)
 	}
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: store.Page{Size: 10}})
+	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if log.TotalCount != 3 {
 		t.Fatalf("%d attempts in the log, want the 3 of the flag's creation", log.TotalCount)
@@ -181,7 +182,7 @@ func TestWebhookTwoWorkersSendOnce(t *testing.T) {
 	t.Parallel()
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
-	other := store.New(s.pool, s.Keys(), slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
+	other := store.New(s.pool, s.Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
 	r := newReceiver(t)
 	hookOn(t, s, a, prod, r.URL, "k", store.EventFlagCreated, store.EventFlagToggled)
 	hookOn(t, s, a, prod, r.URL, "k", store.EventFlagCreated)
@@ -299,7 +300,7 @@ func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 	s, a, _ := openStore(t, true)
 	prod, dev := prodAndDev(t, s, a)
 	ctx := context.Background()
-	other, err := s.CreateProject(ctx, a, store.ProjectInput{Name: "Api", Key: "api"})
+	other, err := s.CreateProject(ctx, a, core.ProjectInput{Name: "Api", Key: "api"})
 	must(t, err)
 	inDev, elsewhere := newReceiver(t), newReceiver(t)
 	hookOn(t, s, a, dev, inDev.URL, "", store.EventSegmentTargetUsersChanged)
@@ -309,7 +310,7 @@ func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 	sg, err := s.CreateSegment(ctx, a, prod.ID, store.SegmentInput{Name: "Beta", Key: "beta", Type: store.SegmentShared,
 		Scopes: []string{"organization/default-organization:project/web"}})
 	must(t, err)
-	for _, env := range []store.Environment{prod, dev} {
+	for _, env := range []core.Environment{prod, dev} {
 		f, err := s.CreateFlag(ctx, a, env.ID, store.FlagInput{Name: "Pay", Key: "pay"})
 		must(t, err)
 		tg := f.Targeting()

@@ -19,6 +19,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -38,16 +39,16 @@ type site struct {
 
 func newSite(t *testing.T) *site {
 	t.Helper()
-	return newSiteOver(t, dbtest.New(t, store.ConfigurePool))
+	return newSiteOver(t, dbtest.New(t, core.ConfigurePool))
 }
 
 // newSiteOver is a site over pool, a fresh database's (dbtest.New).
 func newSiteOver(t *testing.T, pool *pgxpool.Pool) *site {
 	t.Helper()
 	ctx := context.Background()
-	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
+	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	must(t, err)
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost})
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost})
 	_, err = st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword})
 	must(t, err)
 	session, err := st.Login(ctx, store.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
@@ -74,7 +75,7 @@ func (s *site) listen() {
 }
 
 // ownerActor is the owner as the store sees them, to set up data directly.
-func (s *site) ownerActor() *store.Actor {
+func (s *site) ownerActor() *core.Actor {
 	s.t.Helper()
 	owner, err := s.st.Authenticate(context.Background(), store.Credentials{Authorization: s.owner})
 	must(s.t, err)
@@ -83,16 +84,16 @@ func (s *site) ownerActor() *store.Actor {
 
 // project creates a project as the owner and returns its first
 // environment, with its secrets.
-func (s *site) project(key string) store.Environment {
+func (s *site) project(key string) core.Environment {
 	s.t.Helper()
-	p, err := s.st.CreateProject(context.Background(), s.ownerActor(), store.ProjectInput{Name: key, Key: key})
+	p, err := s.st.CreateProject(context.Background(), s.ownerActor(), core.ProjectInput{Name: key, Key: key})
 	must(s.t, err)
 	return p.Environments[0]
 }
 
 // secret is an environment's secret of a type (store.SecretServer or
 // store.SecretClient).
-func secret(env store.Environment, typ string) string {
+func secret(env core.Environment, typ string) string {
 	for _, s := range env.Secrets {
 		if s.Type == typ {
 			return s.Value
@@ -239,8 +240,8 @@ func TestCancelledRequestsAreNotErrors(t *testing.T) {
 	h := s.handler(server.Config{}, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	for _, r := range []struct{ method, path, auth, body string }{
 		{"GET", "/api/v1/projects/" + prod.ProjectID.String(), s.owner, ""},
-		{"GET", "/api/public/sdk/server/latest-all?timestamp=0", secret(prod, store.SecretServer), ""},
-		{"POST", "/ofrep/v1/evaluate/flags/ft-bool", secret(prod, store.SecretServer), `{"context":{"targetingKey":"u1"}}`},
+		{"GET", "/api/public/sdk/server/latest-all?timestamp=0", secret(prod, core.SecretServer), ""},
+		{"POST", "/ofrep/v1/evaluate/flags/ft-bool", secret(prod, core.SecretServer), `{"context":{"targetingKey":"u1"}}`},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // the client has gone

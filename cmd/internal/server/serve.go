@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/webhook"
 )
 
@@ -33,15 +34,15 @@ func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (*store.Store,
 	} else if n > 0 {
 		log.Info("migrations applied", "count", n)
 	}
-	secret, err := store.LoadSecretKey(ctx, pool, cfg.SecretKey)
+	secret, err := core.LoadSecretKey(ctx, pool, cfg.SecretKey)
 	if err != nil {
 		return fail(err)
 	}
-	keys, err := store.DeriveKeys(secret)
+	keys, err := core.DeriveKeys(secret)
 	if err != nil {
 		return fail(err)
 	}
-	return store.New(pool, keys, log, store.Options{PasswordCost: cfg.PasswordCost,
+	return store.New(pool, keys, log, core.Options{PasswordCost: cfg.PasswordCost,
 		AllowPrivateNetworks: cfg.SSOAllowPrivateNetworks, WebhookAllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
 		MaxEndUsersPerEnv: int64(cfg.MaxEndUsersPerEnv)}), pool, stopDB, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // A change made from a page costs at most twice the SQL statements the same
@@ -136,7 +137,7 @@ func TestPageChangesCostAtMostTwiceTheAPI(t *testing.T) {
 func pageChangeBudget(t *testing.T, warm bool) {
 	statements := &statementLog{}
 	s := newSiteOver(t, dbtest.New(t, func(cfg *pgxpool.Config) {
-		store.ConfigurePool(cfg)
+		core.ConfigurePool(cfg)
 		cfg.ConnConfig.Tracer = statementTracer{}
 	}))
 	if warm {
@@ -152,7 +153,7 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	sg, err := s.st.CreateSegment(ctx, owner, env.ID, store.SegmentInput{Name: "Beta users", Key: "beta", Type: store.SegmentEnvironmentSpecific})
 	must(t, err)
 	member := addMember(t, s, "ann@example.com")
-	policies := []uuid.UUID{readerPolicy(t, s), store.DeveloperPolicyID, store.AdministratorPolicyID}
+	policies := []uuid.UUID{readerPolicy(t, s), core.DeveloperPolicyID, core.AdministratorPolicyID}
 	b := signIn(t, srv.URL)
 
 	var rows []budgetRow
@@ -218,7 +219,7 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	if got := segment.Included; !slices.Equal(got, []string{"user-3"}) {
 		t.Errorf("segment includes %v, want user-3", got)
 	}
-	direct, err := s.st.ListMemberDirectPolicies(ctx, owner, member, store.IAMFilter{Page: store.Page{Size: 100}})
+	direct, err := s.st.ListMemberDirectPolicies(ctx, owner, member, store.IAMFilter{Page: core.Page{Size: 100}})
 	must(t, err)
 	if got := direct.Items; len(got) != len(policies) {
 		t.Errorf("member's policies %v, want %d", got, len(policies))
@@ -240,7 +241,7 @@ func addMember(t *testing.T, s *site, email string) uuid.UUID {
 	t.Helper()
 	m, err := s.st.AddMember(t.Context(), s.ownerActor(), store.MemberInput{Email: email})
 	must(t, err)
-	must(t, s.st.RemoveMemberPolicy(t.Context(), s.ownerActor(), m.ID, store.DeveloperPolicyID))
+	must(t, s.st.RemoveMemberPolicy(t.Context(), s.ownerActor(), m.ID, core.DeveloperPolicyID))
 	return m.ID
 }
 

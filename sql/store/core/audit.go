@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -23,65 +23,68 @@ const (
 var accessRefTypes = map[string]bool{"AccessToken": true, "Policy": true, "Group": true, "Member": true, "Organization": true}
 
 // change describes one audited change.
-type change struct {
-	refType   string
-	refID     string
-	keyword   string
-	operation string
-	envID     *uuid.UUID
-	previous  any // nil for a creation
-	current   any // nil for a removal
-	comment   string
+type Change struct {
+	RefType   string
+	RefID     string
+	Keyword   string
+	Operation string
+	EnvID     *uuid.UUID
+	Previous  any // nil for a creation
+	Current   any // nil for a removal
+	Comment   string
 	// event, when set, tells SDKs and caches of the change: the audit
 	// entry's statement writes it into the change outbox (recordChange).
-	event *feed.Event
+	Event *feed.Event
 }
 
 // audit records a change in the caller's transaction, so the entry exists
 // exactly when the change does.
-func (s *Store) audit(ctx context.Context, q *db.Queries, a *Actor, ch change) error {
-	if accessRefTypes[ch.refType] {
-		s.accessChanged()
+func (s *Core) Audit(ctx context.Context, q *db.Queries, a *Actor, ch Change) error {
+	if accessRefTypes[ch.RefType] {
+		s.AccessChanged()
 	}
 	var orgID *uuid.UUID
 	if a.OrgID != uuid.Nil {
 		orgID = &a.OrgID
 	}
-	previous, err := snapshot(ch.previous)
+	previous, err := snapshot(ch.Previous)
 	if err != nil {
 		return err
 	}
-	current, err := snapshot(ch.current)
+	current, err := snapshot(ch.Current)
 	if err != nil {
 		return err
 	}
 	var event *string
-	if ch.event != nil {
-		encoded, err := feed.Encode(*ch.event)
+	if ch.Event != nil {
+		encoded, err := feed.Encode(*ch.Event)
 		if err != nil {
 			return err
 		}
 		event = &encoded
-		s.changesRecorded.Add(1)
+		s.ChangesRecorded.Add(1)
 	}
-	hookEvents := s.hookEvents(a, ch)
+	var hookEvents []string
+	if s.hookEvents != nil {
+		hookEvents = s.hookEvents(a, ch)
+	}
 	subscribed, err := q.InsertAuditLog(ctx, db.InsertAuditLogParams{
 		WorkspaceID:    a.WorkspaceID,
 		OrganizationID: orgID,
-		EnvID:          ch.envID,
-		RefType:        ch.refType,
-		RefID:          ch.refID,
-		Keyword:        ch.keyword,
-		Operation:      ch.operation,
+		EnvID:          ch.EnvID,
+		RefType:        ch.RefType,
+		RefID:          ch.RefID,
+		Keyword:        ch.Keyword,
+		Operation:      ch.Operation,
 		Previous:       previous,
 		Current:        current,
-		Comment:        ch.comment,
-		CreatorID:      actorID(a),
-		CreatorKind:    actorKind(a),
+		Comment:        ch.Comment,
+		CreatorID:      ActorID(a),
+		CreatorKind:    ActorKind(a),
 		Event:          event,
 		WebhookEvents:  hookEvents,
 	})
-	if err != nil || !subscribed {
+	if err != nil || !subscribed || s.hookQueue == nil {
 		return err
 	}
 	// Every flag and segment change is audited here, so its webhook
@@ -98,7 +101,7 @@ func snapshot(v any) (json.RawMessage, error) {
 
 // actorID is who a change is attributed to: the token when one was used,
 // the trigger when one was called.
-func actorID(a *Actor) uuid.UUID {
+func ActorID(a *Actor) uuid.UUID {
 	if a.TriggerID != uuid.Nil {
 		return a.TriggerID
 	}
@@ -109,7 +112,7 @@ func actorID(a *Actor) uuid.UUID {
 }
 
 // actorKind says whether actorID is a user, an access token or a trigger (system).
-func actorKind(a *Actor) string {
+func ActorKind(a *Actor) string {
 	if a.TriggerID != uuid.Nil {
 		return "system"
 	}

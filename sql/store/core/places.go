@@ -1,4 +1,4 @@
-package store
+package core
 
 import "github.com/google/uuid"
 
@@ -15,7 +15,7 @@ type UserContext struct {
 // workingEnvironment picks the environment the pages work in: the remembered
 // one while the person can still see it, else the first environment of the
 // remembered project, else the very first one.
-func workingEnvironment(uc UserContext, projects []Project) (*Project, *Environment) {
+func WorkingEnvironment(uc UserContext, projects []Project) (*Project, *Environment) {
 	var project, first *Project
 	var env, firstEnv *Environment
 	for i := range projects {

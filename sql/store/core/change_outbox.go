@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -10,24 +10,24 @@ import (
 // recordChange writes an event into the change outbox in the transaction
 // of q: every instance reads it once the transaction commits (package feed
 // says how), and never for one that rolled back.
-func (s *Store) recordChange(ctx context.Context, q *db.Queries, ev feed.Event) error {
+func (s *Core) RecordChange(ctx context.Context, q *db.Queries, ev feed.Event) error {
 	event, err := feed.Encode(ev)
 	if err != nil {
 		return err
 	}
-	s.changesRecorded.Add(1)
+	s.ChangesRecorded.Add(1)
 	return q.RecordChange(ctx, event)
 }
 
 // Changes is the store's notifier. It delivers nothing until the listener
 // of Feed runs.
-func (s *Store) Changes() *feed.Notifier { return s.changes }
+func (s *Core) Changes() *feed.Notifier { return s.changes }
 
 // Feed is what this store's change listener serves (feed.NewListener): the
 // outbox and the notifier, the signal of this instance's commits, and the
 // channel of changes to access.
-func (s *Store) Feed() feed.Config {
-	return feed.Config{Pool: s.pool, Changes: s.changes, Committed: s.commits, Log: s.log,
+func (s *Core) Feed() feed.Config {
+	return feed.Config{Pool: s.Pool, Changes: s.changes, Committed: s.commits, Log: s.Log,
 		Channels: []feed.Channel{{Name: authChannel, Up: s.access.up, Notified: s.access.moved}}}
 }
 
@@ -37,23 +37,23 @@ func (s *Store) Feed() feed.Config {
 // worker once more.
 type commitWatch struct{ changes, deliveries int64 }
 
-func (s *Store) watchCommit() commitWatch {
-	return commitWatch{s.changesRecorded.Load(), s.outboxWrites.Load()}
+func (s *Core) WatchCommit() commitWatch {
+	return commitWatch{s.ChangesRecorded.Load(), s.OutboxWrites.Load()}
 }
 
 // committed wakes, after a transaction watched by w committed, the
 // announcer of its changes and the sender of its deliveries, rather than
 // leaving them to their next poll.
-func (s *Store) committed(w commitWatch) {
-	if s.changesRecorded.Load() != w.changes {
+func (s *Core) Committed(w commitWatch) {
+	if s.ChangesRecorded.Load() != w.changes {
 		select {
 		case s.commits <- struct{}{}:
 		default:
 		}
 	}
-	if s.outboxWrites.Load() != w.deliveries {
+	if s.OutboxWrites.Load() != w.deliveries {
 		select {
-		case s.outboxKick <- struct{}{}:
+		case s.OutboxKick <- struct{}{}:
 		default:
 		}
 	}

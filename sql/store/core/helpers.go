@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 
 // Small helpers every seam uses.
 
-func utcPtr(t *time.Time) *time.Time {
+func UTCPtr(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
 	}
@@ -16,7 +16,7 @@ func utcPtr(t *time.Time) *time.Time {
 }
 
 // escapeLike makes user text literal inside an ILIKE pattern.
-func escapeLike(s string) string { return likeEscaper.Replace(s) }
+func EscapeLike(s string) string { return likeEscaper.Replace(s) }
 
 // likeEscaper is made once: a Replacer is safe to share, and making one
 // took a search a few percent of its CPU time.

@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -20,13 +20,13 @@ type EnvironmentInput struct {
 	Settings    *EnvSettings `json:"settings"`
 }
 
-func (in EnvironmentInput) check(v *validator, creating bool) {
-	v.required("name", in.Name, MaxNameLen)
+func (in EnvironmentInput) check(v *Validator, creating bool) {
+	v.Required("name", in.Name, MaxNameLen)
 	if creating || in.Key != "" {
-		v.key("key", in.Key)
+		v.Key("key", in.Key)
 	}
 	if in.Description != nil {
-		v.text("description", *in.Description, MaxDescriptionLen)
+		v.Text("description", *in.Description, MaxDescriptionLen)
 	}
 	if in.Settings != nil && in.Settings.ChangeRequest != nil {
 		in.Settings.ChangeRequest.check(v)
@@ -34,48 +34,48 @@ func (in EnvironmentInput) check(v *validator, creating bool) {
 }
 
 // envRow is an environment with the keys that name it.
-type envRow struct{ db.GetEnvironmentRow }
+type EnvRow struct{ db.GetEnvironmentRow }
 
 // environmentOf loads an environment of the actor's organization, once per
 // request whose context remembers it (RememberEnvironment).
-func (s *Store) environmentOf(ctx context.Context, a *Actor, envID uuid.UUID) (envRow, error) {
-	orgID, err := a.org()
+func (s *Core) EnvironmentOf(ctx context.Context, a *Actor, envID uuid.UUID) (EnvRow, error) {
+	orgID, err := a.Org()
 	if err != nil {
-		return envRow{}, err
+		return EnvRow{}, err
 	}
 	memo, _ := ctx.Value(envMemoKey{}).(*envMemo)
 	if memo != nil && memo.loaded && memo.env.Environment.ID == envID && memo.env.OrganizationID == orgID {
 		return memo.env, nil
 	}
-	row, err := s.q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: orgID, ID: envID})
+	row, err := s.Q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: orgID, ID: envID})
 	if err != nil {
-		return envRow{}, translate(err)
+		return EnvRow{}, Translate(err)
 	}
 	if memo != nil {
-		memo.env, memo.loaded = envRow{row}, true
+		memo.env, memo.loaded = EnvRow{row}, true
 	}
-	return envRow{row}, nil
+	return EnvRow{row}, nil
 }
 
 // projectEnvironment loads an environment and checks it belongs to the project.
-func (s *Store) projectEnvironment(ctx context.Context, a *Actor, projectID, envID uuid.UUID) (envRow, error) {
-	row, err := s.environmentOf(ctx, a, envID)
+func (s *Core) ProjectEnvironment(ctx context.Context, a *Actor, projectID, envID uuid.UUID) (EnvRow, error) {
+	row, err := s.EnvironmentOf(ctx, a, envID)
 	if err == nil && row.Environment.ProjectID != projectID {
 		err = ErrNotFound
 	}
 	return row, err
 }
 
-func (r envRow) rn() string { return EnvRN(r.ProjectKey, r.Environment.Key) }
+func (r EnvRow) RN() string { return EnvRN(r.ProjectKey, r.Environment.Key) }
 
 // CreateEnvironment adds an environment, with a server and a client secret, to a project.
-func (s *Store) CreateEnvironment(ctx context.Context, a *Actor, projectID uuid.UUID, in EnvironmentInput) (Environment, error) {
-	var v validator
+func (s *Core) CreateEnvironment(ctx context.Context, a *Actor, projectID uuid.UUID, in EnvironmentInput) (Environment, error) {
+	var v Validator
 	in.check(&v, true)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Environment{}, err
 	}
-	p, err := s.project(ctx, a, projectID)
+	p, err := s.Project(ctx, a, projectID)
 	if err != nil {
 		return Environment{}, err
 	}
@@ -83,8 +83,8 @@ func (s *Store) CreateEnvironment(ctx context.Context, a *Actor, projectID uuid.
 		return Environment{}, err
 	}
 	var env Environment
-	err = s.inTx(ctx, func(q *db.Queries) error {
-		if env, err = createEnvironment(ctx, q, p.ID, in); err != nil {
+	err = s.InTx(ctx, func(q *db.Queries) error {
+		if env, err = CreateEnvironment(ctx, q, p.ID, in); err != nil {
 			return err
 		}
 		if in.Settings != nil && in.Settings.ChangeRequest != nil {
@@ -94,29 +94,29 @@ func (s *Store) CreateEnvironment(ctx context.Context, a *Actor, projectID uuid.
 			}
 			env.Settings.ChangeRequest = ptr(changeRequestSettings(row))
 		}
-		return s.audit(ctx, q, a, change{refType: "Environment", refID: env.ID.String(), keyword: p.Key + "/" + env.Key,
-			operation: OpCreate, current: envSnapshot(env)})
+		return s.Audit(ctx, q, a, Change{RefType: "Environment", RefID: env.ID.String(), Keyword: p.Key + "/" + env.Key,
+			Operation: OpCreate, Current: envSnapshot(env)})
 	})
 	return env, err
 }
 
 // GetEnvironment returns one environment of a project with its secrets.
-func (s *Store) GetEnvironment(ctx context.Context, a *Actor, projectID, envID uuid.UUID) (Environment, error) {
-	row, err := s.projectEnvironment(ctx, a, projectID, envID)
+func (s *Core) GetEnvironment(ctx context.Context, a *Actor, projectID, envID uuid.UUID) (Environment, error) {
+	row, err := s.ProjectEnvironment(ctx, a, projectID, envID)
 	if err != nil {
 		return Environment{}, err
 	}
-	if err := a.require(access.CanAccessEnv, row.rn()); err != nil {
+	if err := a.Require(access.CanAccessEnv, row.RN()); err != nil {
 		return Environment{}, err
 	}
 	return s.withSecrets(ctx, row.Environment)
 }
 
-func (s *Store) withSecrets(ctx context.Context, r db.Environment) (Environment, error) {
-	env := environment(r)
-	rows, err := s.q.ListSecrets(ctx, []uuid.UUID{r.ID})
+func (s *Core) withSecrets(ctx context.Context, r db.Environment) (Environment, error) {
+	env := EnvironmentFrom(r)
+	rows, err := s.Q.ListSecrets(ctx, []uuid.UUID{r.ID})
 	if err != nil {
-		return Environment{}, translate(err)
+		return Environment{}, Translate(err)
 	}
 	for _, sr := range rows {
 		env.Secrets = append(env.Secrets, secret(sr))
@@ -125,17 +125,17 @@ func (s *Store) withSecrets(ctx context.Context, r db.Environment) (Environment,
 }
 
 // UpdateEnvironment changes an environment's name, key, description and settings.
-func (s *Store) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envID uuid.UUID, in EnvironmentInput) (Environment, error) {
-	var v validator
+func (s *Core) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envID uuid.UUID, in EnvironmentInput) (Environment, error) {
+	var v Validator
 	in.check(&v, false)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return Environment{}, err
 	}
-	row, err := s.projectEnvironment(ctx, a, projectID, envID)
+	row, err := s.ProjectEnvironment(ctx, a, projectID, envID)
 	if err != nil {
 		return Environment{}, err
 	}
-	if err := a.require(access.UpdateEnvSettings, row.rn()); err != nil {
+	if err := a.Require(access.UpdateEnvSettings, row.RN()); err != nil {
 		return Environment{}, err
 	}
 	before := row.Environment
@@ -154,7 +154,7 @@ func (s *Store) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envI
 		params.RequireChangeComment = in.Settings.RequireChangeComment
 	}
 	var updated db.Environment
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		if updated, err = q.UpdateEnvironment(ctx, params); err != nil {
 			return err
 		}
@@ -165,8 +165,8 @@ func (s *Store) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envI
 				return err
 			}
 		}
-		return s.audit(ctx, q, a, change{refType: "Environment", refID: envID.String(), keyword: row.ProjectKey + "/" + updated.Key,
-			operation: OpUpdate, previous: envSnapshot(environment(before)), current: envSnapshot(environment(updated))})
+		return s.Audit(ctx, q, a, Change{RefType: "Environment", RefID: envID.String(), Keyword: row.ProjectKey + "/" + updated.Key,
+			Operation: OpUpdate, Previous: envSnapshot(EnvironmentFrom(before)), Current: envSnapshot(EnvironmentFrom(updated))})
 	})
 	if err != nil {
 		return Environment{}, err
@@ -175,34 +175,34 @@ func (s *Store) UpdateEnvironment(ctx context.Context, a *Actor, projectID, envI
 }
 
 // DeleteEnvironment removes an environment and everything in it.
-func (s *Store) DeleteEnvironment(ctx context.Context, a *Actor, projectID, envID uuid.UUID) error {
-	row, err := s.projectEnvironment(ctx, a, projectID, envID)
+func (s *Core) DeleteEnvironment(ctx context.Context, a *Actor, projectID, envID uuid.UUID) error {
+	row, err := s.ProjectEnvironment(ctx, a, projectID, envID)
 	if err != nil {
 		return err
 	}
-	if err := a.require(access.DeleteEnv, row.rn()); err != nil {
+	if err := a.Require(access.DeleteEnv, row.RN()); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		if n, err := q.DeleteEnvironment(ctx, envID); err != nil || n == 0 {
-			return orNotFound(err)
+			return OrNotFound(err)
 		}
-		if err := s.recordChange(ctx, q, envEvent(row.OrganizationID, envID)); err != nil {
+		if err := s.RecordChange(ctx, q, EnvEvent(row.OrganizationID, envID)); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "Environment", refID: envID.String(), keyword: row.ProjectKey + "/" + row.Environment.Key,
-			operation: OpRemove, previous: envSnapshot(environment(row.Environment))})
+		return s.Audit(ctx, q, a, Change{RefType: "Environment", RefID: envID.String(), Keyword: row.ProjectKey + "/" + row.Environment.Key,
+			Operation: OpRemove, Previous: envSnapshot(EnvironmentFrom(row.Environment))})
 	})
 }
 
 // envEvent tells SDK connections and caches that an environment's secrets,
 // key or existence changed.
-func envEvent(orgID, envID uuid.UUID) feed.Event {
+func EnvEvent(orgID, envID uuid.UUID) feed.Event {
 	return feed.Event{Kind: feed.EventEnv, ID: envID, OrgID: orgID, EnvIDs: []uuid.UUID{envID}}
 }
 
 // orNotFound is err, or ErrNotFound when a statement affected no row.
-func orNotFound(err error) error {
+func OrNotFound(err error) error {
 	if err != nil {
 		return err
 	}
@@ -216,86 +216,86 @@ type SecretInput struct {
 }
 
 // CreateSecret adds a secret to an environment.
-func (s *Store) CreateSecret(ctx context.Context, a *Actor, envID uuid.UUID, in SecretInput) (Secret, error) {
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
-	v.oneOf("type", in.Type, SecretServer, SecretClient)
-	if err := v.err(); err != nil {
+func (s *Core) CreateSecret(ctx context.Context, a *Actor, envID uuid.UUID, in SecretInput) (Secret, error) {
+	var v Validator
+	v.Required("name", in.Name, MaxNameLen)
+	v.OneOf("type", in.Type, SecretServer, SecretClient)
+	if err := v.Err(); err != nil {
 		return Secret{}, err
 	}
-	row, err := s.environmentOf(ctx, a, envID)
+	row, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return Secret{}, err
 	}
-	if err := a.require(access.CreateEnvSecret, row.rn()); err != nil {
+	if err := a.Require(access.CreateEnvSecret, row.RN()); err != nil {
 		return Secret{}, err
 	}
 	var out Secret
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		created, err := q.CreateSecret(ctx, db.CreateSecretParams{EnvID: envID, Name: strings.TrimSpace(in.Name), Type: in.Type, Value: NewSecretValue(envID)})
 		if err != nil {
 			return err
 		}
 		out = secret(created)
-		return s.audit(ctx, q, a, change{refType: "EnvSecret", refID: out.ID.String(), keyword: out.Name,
-			operation: OpCreate, current: masked(out)})
+		return s.Audit(ctx, q, a, Change{RefType: "EnvSecret", RefID: out.ID.String(), Keyword: out.Name,
+			Operation: OpCreate, Current: masked(out)})
 	})
 	return out, err
 }
 
 // UpdateSecret renames a secret; its value never changes.
-func (s *Store) UpdateSecret(ctx context.Context, a *Actor, envID, secretID uuid.UUID, in SecretInput) (Secret, error) {
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
-	if err := v.err(); err != nil {
+func (s *Core) UpdateSecret(ctx context.Context, a *Actor, envID, secretID uuid.UUID, in SecretInput) (Secret, error) {
+	var v Validator
+	v.Required("name", in.Name, MaxNameLen)
+	if err := v.Err(); err != nil {
 		return Secret{}, err
 	}
-	row, err := s.environmentOf(ctx, a, envID)
+	row, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return Secret{}, err
 	}
-	before, err := s.q.GetSecret(ctx, db.GetSecretParams{EnvID: envID, ID: secretID})
+	before, err := s.Q.GetSecret(ctx, db.GetSecretParams{EnvID: envID, ID: secretID})
 	if err != nil {
-		return Secret{}, translate(err)
+		return Secret{}, Translate(err)
 	}
-	if err := a.require(access.UpdateEnvSecret, row.rn()); err != nil {
+	if err := a.Require(access.UpdateEnvSecret, row.RN()); err != nil {
 		return Secret{}, err
 	}
 	var out Secret
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		updated, err := q.UpdateSecretName(ctx, db.UpdateSecretNameParams{EnvID: envID, ID: secretID, Name: strings.TrimSpace(in.Name)})
 		if err != nil {
 			return err
 		}
 		out = secret(updated)
-		return s.audit(ctx, q, a, change{refType: "EnvSecret", refID: out.ID.String(), keyword: out.Name,
-			operation: OpUpdate, previous: masked(secret(before)), current: masked(out)})
+		return s.Audit(ctx, q, a, Change{RefType: "EnvSecret", RefID: out.ID.String(), Keyword: out.Name,
+			Operation: OpUpdate, Previous: masked(secret(before)), Current: masked(out)})
 	})
 	return out, err
 }
 
 // DeleteSecret removes a secret; SDKs using it are refused from then on.
-func (s *Store) DeleteSecret(ctx context.Context, a *Actor, envID, secretID uuid.UUID) error {
-	row, err := s.environmentOf(ctx, a, envID)
+func (s *Core) DeleteSecret(ctx context.Context, a *Actor, envID, secretID uuid.UUID) error {
+	row, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
-	before, err := s.q.GetSecret(ctx, db.GetSecretParams{EnvID: envID, ID: secretID})
+	before, err := s.Q.GetSecret(ctx, db.GetSecretParams{EnvID: envID, ID: secretID})
 	if err != nil {
-		return translate(err)
+		return Translate(err)
 	}
-	if err := a.require(access.DeleteEnvSecret, row.rn()); err != nil {
+	if err := a.Require(access.DeleteEnvSecret, row.RN()); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		if n, err := q.DeleteSecret(ctx, db.DeleteSecretParams{EnvID: envID, ID: secretID}); err != nil || n == 0 {
-			return orNotFound(err)
+			return OrNotFound(err)
 		}
-		if err := s.recordChange(ctx, q, envEvent(row.OrganizationID, envID)); err != nil {
+		if err := s.RecordChange(ctx, q, EnvEvent(row.OrganizationID, envID)); err != nil {
 			return err
 		}
-		return s.audit(ctx, q, a, change{refType: "EnvSecret", refID: secretID.String(), keyword: before.Name,
-			operation: OpRemove, previous: masked(secret(before))})
+		return s.Audit(ctx, q, a, Change{RefType: "EnvSecret", RefID: secretID.String(), Keyword: before.Name,
+			Operation: OpRemove, Previous: masked(secret(before))})
 	})
 }
 
@@ -312,10 +312,10 @@ func envSnapshot(e Environment) Environment {
 }
 
 // readableEnv loads an environment the caller may read from.
-func (s *Store) readableEnv(ctx context.Context, a *Actor, envID uuid.UUID) (envRow, error) {
-	env, err := s.environmentOf(ctx, a, envID)
+func (s *Core) ReadableEnv(ctx context.Context, a *Actor, envID uuid.UUID) (EnvRow, error) {
+	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
-		return envRow{}, err
+		return EnvRow{}, err
 	}
-	return env, a.require(access.CanAccessEnv, env.rn())
+	return env, a.Require(access.CanAccessEnv, env.RN())
 }

@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -50,4 +50,4 @@ func (p *searchPlans) Exec(ctx context.Context, sql string, args ...any) (pgconn
 }
 
 // queries gives sqlc's queries over conn with search plans.
-func queries(conn db.DBTX) *db.Queries { return db.New(&searchPlans{DBTX: conn}) }
+func Queries(conn db.DBTX) *db.Queries { return db.New(&searchPlans{DBTX: conn}) }

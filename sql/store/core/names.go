@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -17,72 +17,72 @@ import (
 // IsWorkspaceKeyUsed tells whether another workspace has the key (needs
 // UpdateWorkspaceGeneralSettings as changing the key does, see
 // requireWorkspaceRight: only those who may change the key ask).
-func (s *Store) IsWorkspaceKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
-	wsID, err := a.workspace()
+func (s *Core) IsWorkspaceKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
+	wsID, err := a.Workspace()
 	if err != nil {
 		return false, err
 	}
 	if err := requiredQuery("key", key); err != nil {
 		return false, err
 	}
-	ws, err := s.q.GetWorkspace(ctx, wsID)
+	ws, err := s.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
-		return false, translate(err)
+		return false, Translate(err)
 	}
-	if err := s.requireWorkspaceRight(ctx, a, access.UpdateWorkspaceGeneralSettings, ws); err != nil {
+	if err := s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceGeneralSettings, ws); err != nil {
 		return false, err
 	}
-	used, err := s.q.IsWorkspaceKeyUsed(ctx, db.IsWorkspaceKeyUsedParams{ID: wsID, Key: key})
-	return used, translate(err)
+	used, err := s.Q.IsWorkspaceKeyUsed(ctx, db.IsWorkspaceKeyUsedParams{ID: wsID, Key: key})
+	return used, Translate(err)
 }
 
 // IsOrganizationKeyUsed tells whether an organization of the current
 // workspace has the key, the current one included (needs CreateOrg, or
 // UpdateOrgName for onboarding, which sets the current organization's key).
-func (s *Store) IsOrganizationKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
-	wsID, err := a.workspace()
+func (s *Core) IsOrganizationKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
+	wsID, err := a.Workspace()
 	if err != nil {
 		return false, err
 	}
 	if err := requiredQuery("key", key); err != nil {
 		return false, err
 	}
-	allowed := mayCreateOrganization(a) == nil
+	allowed := MayCreateOrganization(a) == nil
 	if !allowed && a.OrgID != uuid.Nil {
-		org, err := s.q.GetOrganization(ctx, a.OrgID)
+		org, err := s.Q.GetOrganization(ctx, a.OrgID)
 		if err != nil {
-			return false, translate(err)
+			return false, Translate(err)
 		}
 		allowed = a.Can(access.UpdateOrgName, OrganizationRN(org.Key))
 	}
 	if !allowed {
 		return false, ErrForbidden
 	}
-	used, err := s.q.IsOrganizationKeyUsed(ctx, db.IsOrganizationKeyUsedParams{WorkspaceID: wsID, Key: key})
-	return used, translate(err)
+	used, err := s.Q.IsOrganizationKeyUsed(ctx, db.IsOrganizationKeyUsedParams{WorkspaceID: wsID, Key: key})
+	return used, Translate(err)
 }
 
 // IsProjectKeyUsed tells whether the organization has a project with the key
 // (needs CreateProject).
-func (s *Store) IsProjectKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
-	orgID, err := a.org()
+func (s *Core) IsProjectKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return false, err
 	}
 	if err := requiredQuery("key", key); err != nil {
 		return false, err
 	}
-	if err := mayCreateProject(a); err != nil {
+	if err := MayCreateProject(a); err != nil {
 		return false, err
 	}
-	used, err := s.q.IsProjectKeyUsed(ctx, db.IsProjectKeyUsedParams{OrganizationID: orgID, Key: key})
-	return used, translate(err)
+	used, err := s.Q.IsProjectKeyUsed(ctx, db.IsProjectKeyUsedParams{OrganizationID: orgID, Key: key})
+	return used, Translate(err)
 }
 
 // IsEnvironmentKeyUsed tells whether a project of the organization has an
 // environment with the key (needs CreateEnv in the project).
-func (s *Store) IsEnvironmentKeyUsed(ctx context.Context, a *Actor, projectID uuid.UUID, key string) (bool, error) {
-	p, err := s.project(ctx, a, projectID)
+func (s *Core) IsEnvironmentKeyUsed(ctx context.Context, a *Actor, projectID uuid.UUID, key string) (bool, error) {
+	p, err := s.Project(ctx, a, projectID)
 	if err != nil {
 		return false, err
 	}
@@ -92,27 +92,27 @@ func (s *Store) IsEnvironmentKeyUsed(ctx context.Context, a *Actor, projectID uu
 	if err := mayCreateEnvironment(a, p.Key); err != nil {
 		return false, err
 	}
-	used, err := s.q.IsEnvironmentKeyUsed(ctx, db.IsEnvironmentKeyUsedParams{ProjectID: projectID, Key: key})
-	return used, translate(err)
+	used, err := s.Q.IsEnvironmentKeyUsed(ctx, db.IsEnvironmentKeyUsedParams{ProjectID: projectID, Key: key})
+	return used, Translate(err)
 }
 
 // IsGroupNameUsed tells whether the organization has a group with the name
 // (needs CanManageIAM).
-func (s *Store) IsGroupNameUsed(ctx context.Context, a *Actor, name string) (bool, error) {
-	var v validator
-	v.required("name", name, MaxNameLen)
-	orgID, err := a.iamOrg(&v)
+func (s *Core) IsGroupNameUsed(ctx context.Context, a *Actor, name string) (bool, error) {
+	var v Validator
+	v.Required("name", name, MaxNameLen)
+	orgID, err := a.IAMOrg(&v)
 	if err != nil {
 		return false, err
 	}
-	used, err := s.q.IsGroupNameUsed(ctx, db.IsGroupNameUsedParams{OrganizationID: orgID, Name: name})
-	return used, translate(err)
+	used, err := s.Q.IsGroupNameUsed(ctx, db.IsGroupNameUsedParams{OrganizationID: orgID, Name: name})
+	return used, Translate(err)
 }
 
 // IsAccessTokenNameUsed tells whether the organization has an access token
 // with the name (needs ManagePersonalAccessTokens or ManageServiceAccessTokens).
-func (s *Store) IsAccessTokenNameUsed(ctx context.Context, a *Actor, name string) (bool, error) {
-	orgID, err := a.org()
+func (s *Core) IsAccessTokenNameUsed(ctx context.Context, a *Actor, name string) (bool, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return false, err
 	}
@@ -122,13 +122,13 @@ func (s *Store) IsAccessTokenNameUsed(ctx context.Context, a *Actor, name string
 	if !a.Can(access.ManagePersonalAccessTokens, AccessTokenRN) && !a.Can(access.ManageServiceAccessTokens, AccessTokenRN) {
 		return false, ErrForbidden
 	}
-	used, err := s.q.IsAccessTokenNameUsed(ctx, db.IsAccessTokenNameUsedParams{OrganizationID: orgID, Name: name})
-	return used, translate(err)
+	used, err := s.Q.IsAccessTokenNameUsed(ctx, db.IsAccessTokenNameUsedParams{OrganizationID: orgID, Name: name})
+	return used, Translate(err)
 }
 
 // requiredQuery refuses a missing or overlong key or name to look up.
 func requiredQuery(field, value string) error {
-	var v validator
-	v.required(field, value, MaxNameLen)
-	return v.err()
+	var v Validator
+	v.Required(field, value, MaxNameLen)
+	return v.Err()
 }

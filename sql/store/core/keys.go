@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -48,7 +48,7 @@ type Keys struct {
 	CSRF []byte
 	seal cipher.AEAD
 	// attempts seals the single sign-on attempts browsers keep (sso_attempt.go).
-	attempts cipher.AEAD
+	Attempts cipher.AEAD
 }
 
 // DeriveKeys derives every key Bunting uses from the server secret with HKDF-SHA256.
@@ -80,7 +80,7 @@ func DeriveKeys(secret string) (Keys, error) {
 		CookieBlock: derive("cookie block", 32),
 		CSRF:        derive("csrf", 32),
 		seal:        aead("seal"),
-		attempts:    aead("sso attempt"),
+		Attempts:    aead("sso attempt"),
 	}, nil
 }
 

@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -27,29 +27,29 @@ type Actor struct {
 	// Address is the client's network address, for rate limits; may be empty.
 	Address string
 	// TriggerID is the flag trigger whose URL was called (RunTrigger), or uuid.Nil.
-	TriggerID  uuid.UUID
-	statements []access.Statement
+	TriggerID uuid.UUID
+	Granted   []access.Statement
 	// orgKey is OrgID's key, which names it in resource names (organization
 	// keys never change); "" when the request has no organization.
-	orgKey string
+	OrgKey string
 	// serviceToken is set when a Service token authenticated the request: it
 	// acts on its own statements, not as the UserID who made it.
-	serviceToken bool
+	ServiceToken bool
 }
 
 // Can reports whether the actor may perform action on the resource named rn.
 func (a *Actor) Can(action access.Action, rn string) bool {
-	return access.Allows(a.statements, action, rn)
+	return access.Allows(a.Granted, action, rn)
 }
 
 // Statements returns the statements the actor acts with.
-func (a *Actor) Statements() []access.Statement { return a.statements }
+func (a *Actor) Statements() []access.Statement { return a.Granted }
 
 // IsToken reports whether an access token authenticated the actor.
 func (a *Actor) IsToken() bool { return a.TokenID != uuid.Nil }
 
 // require returns ErrForbidden unless the actor may perform action on rn.
-func (a *Actor) require(action access.Action, rn string) error {
+func (a *Actor) Require(action access.Action, rn string) error {
 	if !a.Can(action, rn) {
 		return ErrForbidden
 	}
@@ -58,14 +58,14 @@ func (a *Actor) require(action access.Action, rn string) error {
 
 // org returns the actor's organization, or a validation error when the
 // request must name one.
-func (a *Actor) org() (uuid.UUID, error) {
+func (a *Actor) Org() (uuid.UUID, error) {
 	if a.OrgID == uuid.Nil {
 		return uuid.Nil, Invalid("organization_is_required")
 	}
 	return a.OrgID, nil
 }
 
-func (a *Actor) workspace() (uuid.UUID, error) {
+func (a *Actor) Workspace() (uuid.UUID, error) {
 	if a.WorkspaceID == uuid.Nil {
 		return uuid.Nil, Invalid("workspace_is_required")
 	}
@@ -74,10 +74,10 @@ func (a *Actor) workspace() (uuid.UUID, error) {
 
 // memberStatements returns a member's statements in an organization, from
 // direct policies and from groups.
-func (s *Store) memberStatements(ctx context.Context, q *db.Queries, orgID, userID uuid.UUID) ([]access.Statement, error) {
+func (s *Core) MemberStatements(ctx context.Context, q *db.Queries, orgID, userID uuid.UUID) ([]access.Statement, error) {
 	rows, err := q.ListMemberStatements(ctx, db.ListMemberStatementsParams{OrganizationID: orgID, UserID: userID})
 	if err != nil {
-		return nil, translate(err)
+		return nil, Translate(err)
 	}
 	var all []access.Statement
 	for _, raw := range rows {
@@ -94,19 +94,19 @@ func (s *Store) memberStatements(ctx context.Context, q *db.Queries, orgID, user
 // Service token's own, a Personal token's creator's. A token that is turned
 // off, or whose creator has left its organization, acts with nothing
 // (ErrUnauthenticated): a token dies with its creator's membership.
-func (s *Store) tokenStatements(ctx context.Context, t db.AccessToken) ([]access.Statement, error) {
+func (s *Core) TokenStatements(ctx context.Context, t db.AccessToken) ([]access.Statement, error) {
 	if t.Status != TokenActive {
 		return nil, ErrUnauthenticated
 	}
-	member, err := s.q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: t.OrganizationID, UserID: t.CreatorID})
+	member, err := s.Q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: t.OrganizationID, UserID: t.CreatorID})
 	if err != nil {
-		return nil, translate(err)
+		return nil, Translate(err)
 	}
 	if !member {
 		return nil, ErrUnauthenticated
 	}
 	if t.Type != TokenService {
-		return s.memberStatements(ctx, s.q, t.OrganizationID, t.CreatorID)
+		return s.MemberStatements(ctx, s.Q, t.OrganizationID, t.CreatorID)
 	}
 	var sts []access.Statement
 	if err := json.Unmarshal(t.Permissions, &sts); err != nil {
@@ -126,19 +126,19 @@ const (
 
 // requireIAM checks the one action every IAM read and write needs: who may
 // manage IAM may grant anything, so nobody else may change or read it.
-func (a *Actor) requireIAM() error { return a.require(access.CanManageIAM, IAMRN) }
+func (a *Actor) RequireIAM() error { return a.Require(access.CanManageIAM, IAMRN) }
 
 // iamOrg returns the actor's organization after checking the filter or
 // other input problems in v, then CanManageIAM.
-func (a *Actor) iamOrg(v *validator) (uuid.UUID, error) {
-	orgID, err := a.org()
+func (a *Actor) IAMOrg(v *Validator) (uuid.UUID, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return uuid.Nil, err
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return uuid.Nil, err
 	}
-	return orgID, a.requireIAM()
+	return orgID, a.RequireIAM()
 }
 
 // requireWorkspaceRight checks a workspace setting's permission. The
@@ -150,11 +150,11 @@ func (a *Actor) iamOrg(v *validator) (uuid.UUID, error) {
 // CreateOrg can make some) cannot lock them out of their own workspace. An
 // access token acts in its own organization only, so it may change them
 // only when that is the workspace's one organization, whoever made it.
-func (s *Store) requireWorkspaceRight(ctx context.Context, a *Actor, action access.Action, ws db.Workspace) error {
-	if err := a.require(action, WorkspaceRN(ws.Key)); err != nil {
+func (s *Core) RequireWorkspaceRight(ctx context.Context, a *Actor, action access.Action, ws db.Workspace) error {
+	if err := a.Require(action, WorkspaceRN(ws.Key)); err != nil {
 		return err
 	}
-	if !isWorkspaceOwner(a, ws) && !s.canInEveryOrg(ctx, a, action, ws) {
+	if !IsWorkspaceOwner(a, ws) && !s.canInEveryOrg(ctx, a, action, ws) {
 		return ErrForbidden
 	}
 	return nil
@@ -163,15 +163,15 @@ func (s *Store) requireWorkspaceRight(ctx context.Context, a *Actor, action acce
 // isWorkspaceOwner reports whether a signed-in person is the workspace's
 // owner (the account bootstrap created). Their access tokens are not: a
 // token acts in its own organization only.
-func isWorkspaceOwner(a *Actor, ws db.Workspace) bool {
+func IsWorkspaceOwner(a *Actor, ws db.Workspace) bool {
 	return !a.IsToken() && ws.OwnerID != nil && *ws.OwnerID == a.UserID
 }
 
 // canInEveryOrg reports whether the actor holds action on the workspace in
 // each of its organizations other than the current one (checked by the
 // caller from the actor's statements).
-func (s *Store) canInEveryOrg(ctx context.Context, a *Actor, action access.Action, ws db.Workspace) bool {
-	orgs, err := s.q.ListWorkspaceOrganizationIDs(ctx, ws.ID)
+func (s *Core) canInEveryOrg(ctx context.Context, a *Actor, action access.Action, ws db.Workspace) bool {
+	orgs, err := s.Q.ListWorkspaceOrganizationIDs(ctx, ws.ID)
 	if err != nil {
 		return false
 	}
@@ -182,7 +182,7 @@ func (s *Store) canInEveryOrg(ctx context.Context, a *Actor, action access.Actio
 		if a.IsToken() {
 			return false
 		}
-		sts, err := s.memberStatements(ctx, s.q, org, a.UserID)
+		sts, err := s.MemberStatements(ctx, s.Q, org, a.UserID)
 		if err != nil || !access.Allows(sts, action, WorkspaceRN(ws.Key)) {
 			return false
 		}

@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -163,7 +163,7 @@ func Invalid(codes ...string) error {
 
 // translate turns database errors into domain errors; it is the one place
 // that knows PostgreSQL error codes and constraint names.
-func translate(err error) error {
+func Translate(err error) error {
 	if err == nil {
 		return nil
 	}

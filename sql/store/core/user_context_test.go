@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"testing"
@@ -25,12 +25,12 @@ func TestWorkingEnvironment(t *testing.T) {
 		{"nothing remembered", UserContext{}, web.Environments[0].ID, web.ID},
 		{"remembered project gone", UserContext{ProjectID: id()}, web.Environments[0].ID, web.ID},
 	} {
-		pr, env := workingEnvironment(c.uc, projects)
+		pr, env := WorkingEnvironment(c.uc, projects)
 		if pr == nil || env == nil || env.ID != c.wantEnv || pr.ID != c.wantProjID {
 			t.Errorf("%s: got %v %v, want project %s environment %s", c.name, pr, env, c.wantProjID, c.wantEnv)
 		}
 	}
-	if pr, env := workingEnvironment(UserContext{}, []Project{{ID: id()}}); pr != nil || env != nil {
+	if pr, env := WorkingEnvironment(UserContext{}, []Project{{ID: id()}}); pr != nil || env != nil {
 		t.Errorf("no environment at all: got %v %v, want none", pr, env)
 	}
 }

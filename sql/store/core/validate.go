@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"regexp"
@@ -19,55 +19,55 @@ const (
 	MaxCommentLen     = 512
 )
 
-var keyPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+var KeyPattern = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
 
 // validator collects field problems so an input reports all of them at once.
-type validator struct {
+type Validator struct {
 	codes   []string
 	details []FieldProblem
 }
 
-func (v *validator) add(field, problem string) { v.at(field, problem, field, "") }
+func (v *Validator) Add(field, problem string) { v.At(field, problem, field, "") }
 
 // at adds a problem with the path of the part that is wrong and why.
-func (v *validator) at(field, problem, path, message string) {
+func (v *Validator) At(field, problem, path, message string) {
 	code := field + "_is_" + problem
 	v.codes = append(v.codes, code)
 	v.details = append(v.details, FieldProblem{Path: path, Code: code, Message: message})
 }
 
 // text checks that a free-text value is storable: valid UTF-8, no NUL, and at most max characters.
-func (v *validator) text(field, value string, max int) bool {
+func (v *Validator) Text(field, value string, max int) bool {
 	if !utf8.ValidString(value) || strings.ContainsRune(value, 0) || utf8.RuneCountInString(value) > max {
-		v.add(field, "invalid")
+		v.Add(field, "invalid")
 		return false
 	}
 	return true
 }
 
 // required checks a text value that may not be blank.
-func (v *validator) required(field, value string, max int) {
+func (v *Validator) Required(field, value string, max int) {
 	if strings.TrimSpace(value) == "" {
-		v.add(field, "required")
+		v.Add(field, "required")
 		return
 	}
-	v.text(field, value, max)
+	v.Text(field, value, max)
 }
 
 // key checks a key: required, at most 128 characters of [a-zA-Z0-9._-].
-func (v *validator) key(field, value string) {
+func (v *Validator) Key(field, value string) {
 	switch {
 	case value == "":
-		v.add(field, "required")
-	case len(value) > MaxKeyLen || !keyPattern.MatchString(value):
-		v.add(field, "invalid")
+		v.Add(field, "required")
+	case len(value) > MaxKeyLen || !KeyPattern.MatchString(value):
+		v.Add(field, "invalid")
 	}
 }
 
 // oneOf checks that value is one of allowed.
-func (v *validator) oneOf(field, value string, allowed ...string) {
+func (v *Validator) OneOf(field, value string, allowed ...string) {
 	if value == "" {
-		v.add(field, "required")
+		v.Add(field, "required")
 		return
 	}
 	for _, a := range allowed {
@@ -75,7 +75,7 @@ func (v *validator) oneOf(field, value string, allowed ...string) {
 			return
 		}
 	}
-	v.add(field, "invalid")
+	v.Add(field, "invalid")
 }
 
 // Times a client names (list filters, cursors) lie in the years 1 to 9999,
@@ -93,21 +93,21 @@ var (
 func TimeInRange(t time.Time) bool { return !t.Before(minClientTime) && !t.After(maxClientTime) }
 
 // when checks an optional time a client named.
-func (v *validator) when(field string, t *time.Time) {
+func (v *Validator) When(field string, t *time.Time) {
 	if t != nil && !TimeInRange(*t) {
-		v.add(field, "invalid")
+		v.Add(field, "invalid")
 	}
 }
 
 // millis checks a required time a client named in Unix milliseconds
 // (FeatBit's form): after 1970, and by the end of the year 9999.
-func (v *validator) millis(field string, ms int64) {
+func (v *Validator) Millis(field string, ms int64) {
 	if ms <= 0 || ms > maxClientTime.UnixMilli() {
-		v.add(field, "invalid")
+		v.Add(field, "invalid")
 	}
 }
 
-func (v *validator) err() error {
+func (v *Validator) Err() error {
 	if len(v.codes) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const (
 	MaxApprovalsRequired = 10
 	// maxApprovers bounds the members and groups named in a setting, and the
 	// reviewers of one request.
-	maxApprovers = 100
+	MaxApprovers = 100
 )
 
 // changeRequestSettings reads an environment's setting.
@@ -36,23 +36,23 @@ func changeRequestSettings(e db.Environment) ChangeRequestSettings {
 }
 
 // check reports the setting's problems that need no database.
-func (cr ChangeRequestSettings) check(v *validator) {
+func (cr ChangeRequestSettings) check(v *Validator) {
 	if cr.ApprovalsRequired < 1 || cr.ApprovalsRequired > MaxApprovalsRequired {
-		v.at("approvalsRequired", "invalid", "approvalsRequired",
+		v.At("approvalsRequired", "invalid", "approvalsRequired",
 			fmt.Sprintf("between 1 and %d", MaxApprovalsRequired))
 	}
-	if len(cr.ApproverMemberIDs) > maxApprovers || hasDuplicate(cr.ApproverMemberIDs) {
-		v.at("approverMemberIds", "invalid", "approverMemberIds", fmt.Sprintf("at most %d members, each once", maxApprovers))
+	if len(cr.ApproverMemberIDs) > MaxApprovers || HasDuplicate(cr.ApproverMemberIDs) {
+		v.At("approverMemberIds", "invalid", "approverMemberIds", fmt.Sprintf("at most %d members, each once", MaxApprovers))
 	}
-	if len(cr.ApproverGroupIDs) > maxApprovers || hasDuplicate(cr.ApproverGroupIDs) {
-		v.at("approverGroupIds", "invalid", "approverGroupIds", fmt.Sprintf("at most %d groups, each once", maxApprovers))
+	if len(cr.ApproverGroupIDs) > MaxApprovers || HasDuplicate(cr.ApproverGroupIDs) {
+		v.At("approverGroupIds", "invalid", "approverGroupIds", fmt.Sprintf("at most %d groups, each once", MaxApprovers))
 	}
 	if cr.IsEnabled && len(cr.ApproverMemberIDs) == 0 && len(cr.ApproverGroupIDs) == 0 {
-		v.at("approverMemberIds", "required", "approverMemberIds", "name the members or groups who may approve")
+		v.At("approverMemberIds", "required", "approverMemberIds", "name the members or groups who may approve")
 	}
 }
 
-func hasDuplicate(ids []uuid.UUID) bool {
+func HasDuplicate(ids []uuid.UUID) bool {
 	seen := map[uuid.UUID]bool{}
 	for _, id := range ids {
 		if seen[id] {
@@ -67,31 +67,31 @@ func hasDuplicate(ids []uuid.UUID) bool {
 // and groups are found in the organization and enough of them may approve.
 func setChangeRequestSettings(ctx context.Context, q *db.Queries, orgID, envID uuid.UUID, cr ChangeRequestSettings) (db.Environment, error) {
 	members, groups := OrEmpty(cr.ApproverMemberIDs), OrEmpty(cr.ApproverGroupIDs)
-	var v validator
+	var v Validator
 	n, err := q.CountOrganizationUsersIn(ctx, db.CountOrganizationUsersInParams{OrganizationID: orgID, UserIds: members})
 	if err != nil {
 		return db.Environment{}, err
 	}
 	if int(n) != len(members) {
-		v.at("approverMemberIds", "invalid", "approverMemberIds", "not all are members of the organization")
+		v.At("approverMemberIds", "invalid", "approverMemberIds", "not all are members of the organization")
 	}
 	if n, err = q.CountOrganizationGroupsIn(ctx, db.CountOrganizationGroupsInParams{OrganizationID: orgID, GroupIds: groups}); err != nil {
 		return db.Environment{}, err
 	}
 	if int(n) != len(groups) {
-		v.at("approverGroupIds", "invalid", "approverGroupIds", "not all are groups of the organization")
+		v.At("approverGroupIds", "invalid", "approverGroupIds", "not all are groups of the organization")
 	}
-	if v.err() == nil && cr.IsEnabled {
+	if v.Err() == nil && cr.IsEnabled {
 		approvers, err := q.ListApprovers(ctx, db.ListApproversParams{OrganizationID: orgID, MemberIds: members, GroupIds: groups})
 		if err != nil {
 			return db.Environment{}, err
 		}
 		if len(approvers) < cr.ApprovalsRequired {
-			v.at("approvalsRequired", "invalid", "approvalsRequired",
+			v.At("approvalsRequired", "invalid", "approvalsRequired",
 				fmt.Sprintf("only %d members may approve", len(approvers)))
 		}
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return db.Environment{}, err
 	}
 	return q.SetEnvChangeRequestSettings(ctx, db.SetEnvChangeRequestSettingsParams{ID: envID, Enabled: cr.IsEnabled,

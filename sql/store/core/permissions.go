@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"github.com/google/uuid"
@@ -16,9 +16,9 @@ var (
 // builtinPolicy is a SysManaged policy as code defines it; bootstrap keeps the
 // database copy equal to it.
 type builtinPolicy struct {
-	id                     uuid.UUID
-	name, key, description string
-	statements             []access.Statement
+	ID                     uuid.UUID
+	Name, Key, Description string
+	Statements             []access.Statement
 }
 
 func allow(id, rtype string, resources string, actions ...access.Action) access.Statement {
@@ -29,7 +29,7 @@ func allow(id, rtype string, resources string, actions ...access.Action) access.
 	return access.Statement{ID: id, ResourceType: rtype, Effect: "allow", Actions: names, Resources: []string{resources}}
 }
 
-var builtinPolicies = []builtinPolicy{
+var BuiltinPolicies = []builtinPolicy{
 	{OwnerPolicyID, "Owner", "owner", "Full access to everything in the organization.", []access.Statement{
 		allow("owner-all", access.TypeAll, "*", "*"),
 	}},

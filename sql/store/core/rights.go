@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"github.com/bunting-flags/bunting/sql/access"
@@ -37,9 +37,9 @@ func (r OrgRights) Settings() bool { return r.Name || r.DefaultPermissions }
 func OrganizationRights(a *Actor, key string) OrgRights {
 	rn := OrganizationRN(key)
 	return OrgRights{Name: a.Can(access.UpdateOrgName, rn), DefaultPermissions: a.Can(access.UpdateOrgDefaultUserPermissions, rn),
-		SortFlagsBy: a.Can(access.UpdateOrgSortFlagsBy, rn), Delete: mayDeleteOrganization(a, key) == nil,
-		ManageIAM: a.requireIAM() == nil, Webhooks: a.Can(WebhookAction, rn), ListAccessTokens: mayListAccessTokens(a) == nil,
-		CreateProject: mayCreateProject(a) == nil, CreateOrganization: mayCreateOrganization(a) == nil, a: a}
+		SortFlagsBy: a.Can(access.UpdateOrgSortFlagsBy, rn), Delete: MayDeleteOrganization(a, key) == nil,
+		ManageIAM: a.RequireIAM() == nil, Webhooks: a.Can(WebhookAction, rn), ListAccessTokens: MayListAccessTokens(a) == nil,
+		CreateProject: MayCreateProject(a) == nil, CreateOrganization: MayCreateOrganization(a) == nil, a: a}
 }
 
 // Project answers what the person may do to the project with this key.
@@ -79,26 +79,26 @@ type EnvironmentRights struct {
 // The checks of the organization's and projects' operations that the rights
 // above answer too.
 
-func mayDeleteOrganization(a *Actor, key string) error {
-	return a.require(access.DeleteOrg, OrganizationRN(key))
+func MayDeleteOrganization(a *Actor, key string) error {
+	return a.Require(access.DeleteOrg, OrganizationRN(key))
 }
 
-func mayCreateOrganization(a *Actor) error { return a.require(access.CreateOrg, OrganizationRN("*")) }
+func MayCreateOrganization(a *Actor) error { return a.Require(access.CreateOrg, OrganizationRN("*")) }
 
-func mayListAccessTokens(a *Actor) error { return a.require(access.ListAccessTokens, AccessTokenRN) }
+func MayListAccessTokens(a *Actor) error { return a.Require(access.ListAccessTokens, AccessTokenRN) }
 
-func mayCreateProject(a *Actor) error { return a.require(access.CreateProject, ProjectRN("*")) }
+func MayCreateProject(a *Actor) error { return a.Require(access.CreateProject, ProjectRN("*")) }
 
 func mayRenameProject(a *Actor, key string) error {
-	return a.require(access.UpdateProjectSettings, ProjectRN(key))
+	return a.Require(access.UpdateProjectSettings, ProjectRN(key))
 }
 
 func mayDeleteProject(a *Actor, key string) error {
-	return a.require(access.DeleteProject, ProjectRN(key))
+	return a.Require(access.DeleteProject, ProjectRN(key))
 }
 
 func mayCreateEnvironment(a *Actor, projectKey string) error {
-	return a.require(access.CreateEnv, EnvRN(projectKey, "*"))
+	return a.Require(access.CreateEnv, EnvRN(projectKey, "*"))
 }
 
 // WebhookAction is what managing webhooks takes. FeatBit's IAM has no

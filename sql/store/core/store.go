@@ -1,8 +1,12 @@
-// Package store is the one domain layer both surfaces stand on: input types and
-// their validation, permission checks, transactions, audit entries, and the
-// translation of database errors into domain errors. api/ and web/ only decode,
-// call the store and encode.
-package store
+// Package core is what every seam of the store stands on: the Actor and the
+// checks made of it, the transaction (InTx) and its audit entry (Audit), the
+// change outbox, validation, paging, the domain errors and their
+// translation from the database's, and the projects and environments every
+// seam acts in. The seams (iam, flagstore, sdkdata) are packages above it
+// and hold a *Core; it imports none of them. What it exports beyond the
+// domain's types is for the seams, not for the surfaces, which reach the
+// store through sql/store.Store.
+package core
 
 import (
 	"context"
@@ -22,51 +26,59 @@ import (
 	"github.com/bunting-flags/bunting/sql/feed"
 )
 
-// Store is the domain layer over one PostgreSQL database.
-type Store struct {
-	pool           *pgxpool.Pool
-	q              *db.Queries
-	keys           Keys
-	log            *slog.Logger
-	passwordCost   int
-	sessionTTL     time.Duration
-	loginDelayStep time.Duration
+// Core is the store's shared state over one PostgreSQL database, which every
+// seam holds.
+type Core struct {
+	Pool           *pgxpool.Pool
+	Q              *db.Queries
+	ServerKeys     Keys
+	Log            *slog.Logger
+	PasswordCost   int
+	SessionTTL     time.Duration
+	LoginDelayStep time.Duration
 	changes        *feed.Notifier
 
-	dummyOnce sync.Once
-	dummy     string
+	DummyOnce sync.Once
+	Dummy     string
 
 	// allowPrivateNetworks opens loopback and private addresses to single
 	// sign-on, webhookPrivateNetworks to webhooks: two settings, so trusting
 	// an identity provider inside the network does not let every webhook
 	// author reach it.
-	allowPrivateNetworks, webhookPrivateNetworks bool
+	SSOPrivateNetworks, WebhookPrivateNetworks bool
 	// now is the clock sign-in attempts expire by (Options.Now).
-	now func() time.Time
+	Now func() time.Time
 
 	// access follows changes to access, for caches of resolved actors.
 	access *accessWatch
 
 	// maxEndUsersPerEnv bounds the end users kept per environment.
-	maxEndUsersPerEnv int64
+	MaxEndUsersPerEnv int64
 
 	// changesRecorded counts changes written to the change outbox; a
 	// transaction that wrote some signals commits after it commits, for
 	// the listener to announce them.
-	changesRecorded atomic.Int64
+	ChangesRecorded atomic.Int64
 	commits         chan struct{}
 	// outboxWrites counts webhook deliveries queued; a transaction that
 	// queued some wakes this instance's worker after commit (outboxKick).
-	outboxWrites atomic.Int64
-	outboxKick   chan struct{}
+	OutboxWrites atomic.Int64
+	OutboxKick   chan struct{}
 
 	// hookEvents and hookQueue are the webhooks' part of every audit entry:
 	// the webhook events a change raises, and the deliveries it queues in
 	// the change's transaction. The webhooks sit above the core, so the
 	// store that holds every seam passes them in (SetWebhooks); nil, a
 	// change raises none.
-	hookEvents func(a *Actor, ch change) []string
-	hookQueue  func(ctx context.Context, q *db.Queries, a *Actor, ch change, events []string) error
+	hookEvents func(a *Actor, ch Change) []string
+	hookQueue  func(ctx context.Context, q *db.Queries, a *Actor, ch Change, events []string) error
+}
+
+// SetWebhooks connects the webhooks' part of every audit entry (see
+// hookEvents); sql/store.New calls it once, before the store is used.
+func (s *Core) SetWebhooks(events func(a *Actor, ch Change) []string,
+	queue func(ctx context.Context, q *db.Queries, a *Actor, ch Change, events []string) error) {
+	s.hookEvents, s.hookQueue = events, queue
 }
 
 // End-user limits: the core holds them because Options sets the first and
@@ -76,7 +88,7 @@ const (
 	// (BUNTING_MAX_END_USERS_PER_ENV): past it new keys are dropped.
 	DefaultMaxEndUsersPerEnv = 1_000_000
 	// maxEndUserProperties bounds the property names kept per environment.
-	maxEndUserProperties = 1_000
+	MaxEndUserProperties = 1_000
 )
 
 // SessionLifetime is how long a sign-in lasts, from the moment it is made: an
@@ -110,8 +122,9 @@ type Options struct {
 	Now func() time.Time
 }
 
-// New returns a Store over pool using keys derived from the server secret.
-func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
+// New returns a Core over pool using keys derived from the server secret;
+// sql/store.New builds the seams on it.
+func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Core {
 	if opts.PasswordCost == 0 {
 		opts.PasswordCost = 12
 	}
@@ -130,18 +143,17 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
-		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
-		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, access: &accessWatch{}, changes: feed.NewNotifier(),
-		maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
-		commits: make(chan struct{}, 1), outboxKick: make(chan struct{}, 1)}
-	s.hookEvents, s.hookQueue = changeWebhookEvents, s.queueWebhooks
+	s := &Core{Pool: pool, Q: Queries(pool), ServerKeys: keys, Log: log,
+		PasswordCost: opts.PasswordCost, SessionTTL: opts.SessionTTL, LoginDelayStep: opts.LoginDelayStep,
+		SSOPrivateNetworks: opts.AllowPrivateNetworks, WebhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, access: &accessWatch{}, changes: feed.NewNotifier(),
+		MaxEndUsersPerEnv: opts.MaxEndUsersPerEnv, Now: opts.Now,
+		commits: make(chan struct{}, 1), OutboxKick: make(chan struct{}, 1)}
 	return s
 }
 
 // AllowPrivateNetworks tells whether providers may be reached on loopback and
 // private addresses; the outbound HTTP client must apply the same setting.
-func (s *Store) AllowPrivateNetworks() bool { return s.allowPrivateNetworks }
+func (s *Core) AllowPrivateNetworks() bool { return s.SSOPrivateNetworks }
 
 // ConfigurePool sets what every connection to Bunting's database needs.
 // Connecting gives up after ten seconds, so an unreachable database answers
@@ -180,21 +192,21 @@ func readJSON(data []byte, v any) error {
 }
 
 // Keys returns the keys derived from the server secret.
-func (s *Store) Keys() Keys { return s.keys }
+func (s *Core) Keys() Keys { return s.ServerKeys }
 
 // Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(ctx)) }
+func (s *Core) Ping(ctx context.Context) error { return Translate(s.Pool.Ping(ctx)) }
 
 // inTx runs fn in one transaction: every mutation and its audit entry commit
 // together or not at all.
-func (s *Store) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
+func (s *Core) InTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	changes := s.access.localChanges()
-	watch := s.watchCommit()
-	err := translate(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(queries(tx))
+	watch := s.WatchCommit()
+	err := Translate(pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		return fn(Queries(tx))
 	}))
 	if err == nil {
-		s.committed(watch)
+		s.Committed(watch)
 	}
 	if s.access.localChanges() != changes {
 		// Access changed in this (or a concurrent) transaction: readers may

@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -71,50 +71,50 @@ var defaultEnvironments = []struct{ name, key string }{{"Prod", "prod"}, {"Dev",
 
 // CreateProject creates a project with environments Prod and Dev, each with a
 // server and a client secret.
-func (s *Store) CreateProject(ctx context.Context, a *Actor, in ProjectInput) (Project, error) {
-	orgID, err := a.org()
+func (s *Core) CreateProject(ctx context.Context, a *Actor, in ProjectInput) (Project, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return Project{}, err
 	}
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
-	v.key("key", in.Key)
-	if err := v.err(); err != nil {
+	var v Validator
+	v.Required("name", in.Name, MaxNameLen)
+	v.Key("key", in.Key)
+	if err := v.Err(); err != nil {
 		return Project{}, err
 	}
-	if err := mayCreateProject(a); err != nil {
+	if err := MayCreateProject(a); err != nil {
 		return Project{}, err
 	}
 	var p Project
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.CreateProject(ctx, db.CreateProjectParams{OrganizationID: orgID, Name: strings.TrimSpace(in.Name), Key: in.Key})
 		if err != nil {
 			return err
 		}
 		p = Project{ID: row.ID, Name: row.Name, Key: row.Key}
 		for _, de := range defaultEnvironments {
-			env, err := createEnvironment(ctx, q, row.ID, EnvironmentInput{Name: de.name, Key: de.key})
+			env, err := CreateEnvironment(ctx, q, row.ID, EnvironmentInput{Name: de.name, Key: de.key})
 			if err != nil {
 				return err
 			}
 			p.Environments = append(p.Environments, env)
 		}
-		return s.audit(ctx, q, a, change{refType: "Project", refID: p.ID.String(), keyword: p.Key,
-			operation: OpCreate, current: projectSnapshot(p)})
+		return s.Audit(ctx, q, a, Change{RefType: "Project", RefID: p.ID.String(), Keyword: p.Key,
+			Operation: OpCreate, Current: ProjectSnapshot(p)})
 	})
 	return p, err
 }
 
 // createEnvironment inserts an environment with the two standard secrets.
-func createEnvironment(ctx context.Context, q *db.Queries, projectID uuid.UUID, in EnvironmentInput) (Environment, error) {
+func CreateEnvironment(ctx context.Context, q *db.Queries, projectID uuid.UUID, in EnvironmentInput) (Environment, error) {
 	id := uuid.New()
 	row, err := q.CreateEnvironment(ctx, db.CreateEnvironmentParams{ID: id, ProjectID: projectID,
-		Name: strings.TrimSpace(in.Name), Key: in.Key, Description: deref(in.Description),
+		Name: strings.TrimSpace(in.Name), Key: in.Key, Description: Deref(in.Description),
 		RequireChangeComment: in.Settings != nil && in.Settings.RequireChangeComment})
 	if err != nil {
 		return Environment{}, err
 	}
-	env := environment(row)
+	env := EnvironmentFrom(row)
 	for _, sec := range []struct{ name, typ string }{{"Server Key", SecretServer}, {"Client Key", SecretClient}} {
 		srow, err := q.CreateSecret(ctx, db.CreateSecretParams{EnvID: id, Name: sec.name, Type: sec.typ, Value: NewSecretValue(id)})
 		if err != nil {
@@ -127,18 +127,18 @@ func createEnvironment(ctx context.Context, q *db.Queries, projectID uuid.UUID, 
 
 // ListProjects returns the organization's projects the caller may access,
 // each with the environments the caller may access.
-func (s *Store) ListProjects(ctx context.Context, a *Actor) ([]Project, error) {
-	orgID, err := a.org()
+func (s *Core) ListProjects(ctx context.Context, a *Actor) ([]Project, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.q.ListProjects(ctx, orgID)
+	rows, err := s.Q.ListProjects(ctx, orgID)
 	if err != nil {
-		return nil, translate(err)
+		return nil, Translate(err)
 	}
 	var visible []db.Project
 	for _, r := range rows {
-		if mayOpenProject(a, r.Key) {
+		if MayOpenProject(a, r.Key) {
 			visible = append(visible, r)
 		}
 	}
@@ -147,19 +147,19 @@ func (s *Store) ListProjects(ctx context.Context, a *Actor) ([]Project, error) {
 
 // mayOpenProject and mayOpenEnv tell the projects and environments a person
 // sees in lists and may work in.
-func mayOpenProject(a *Actor, key string) bool { return a.Can(access.CanAccessProject, ProjectRN(key)) }
+func MayOpenProject(a *Actor, key string) bool { return a.Can(access.CanAccessProject, ProjectRN(key)) }
 
-func mayOpenEnv(a *Actor, projectKey, key string) bool {
+func MayOpenEnv(a *Actor, projectKey, key string) bool {
 	return a.Can(access.CanAccessEnv, EnvRN(projectKey, key))
 }
 
 // GetProject returns one project with the environments the caller may access.
-func (s *Store) GetProject(ctx context.Context, a *Actor, id uuid.UUID) (Project, error) {
-	row, err := s.project(ctx, a, id)
+func (s *Core) GetProject(ctx context.Context, a *Actor, id uuid.UUID) (Project, error) {
+	row, err := s.Project(ctx, a, id)
 	if err != nil {
 		return Project{}, err
 	}
-	if err := a.require(access.CanAccessProject, ProjectRN(row.Key)); err != nil {
+	if err := a.Require(access.CanAccessProject, ProjectRN(row.Key)); err != nil {
 		return Project{}, err
 	}
 	ps, err := s.withEnvironments(ctx, a, []db.Project{row})
@@ -170,23 +170,23 @@ func (s *Store) GetProject(ctx context.Context, a *Actor, id uuid.UUID) (Project
 }
 
 // project loads one of the actor's organization's projects.
-func (s *Store) project(ctx context.Context, a *Actor, id uuid.UUID) (db.Project, error) {
-	orgID, err := a.org()
+func (s *Core) Project(ctx context.Context, a *Actor, id uuid.UUID) (db.Project, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return db.Project{}, err
 	}
-	row, err := s.q.GetProject(ctx, db.GetProjectParams{OrganizationID: orgID, ID: id})
-	return row, translate(err)
+	row, err := s.Q.GetProject(ctx, db.GetProjectParams{OrganizationID: orgID, ID: id})
+	return row, Translate(err)
 }
 
-func (s *Store) withEnvironments(ctx context.Context, a *Actor, rows []db.Project) ([]Project, error) {
+func (s *Core) withEnvironments(ctx context.Context, a *Actor, rows []db.Project) ([]Project, error) {
 	ids := make([]uuid.UUID, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
 	}
-	envRows, err := s.q.ListEnvironments(ctx, ids)
+	envRows, err := s.Q.ListEnvironments(ctx, ids)
 	if err != nil {
-		return nil, translate(err)
+		return nil, Translate(err)
 	}
 	keys := map[uuid.UUID]string{}
 	for _, r := range rows {
@@ -195,14 +195,14 @@ func (s *Store) withEnvironments(ctx context.Context, a *Actor, rows []db.Projec
 	var envs []Environment
 	var envIDs []uuid.UUID
 	for _, e := range envRows {
-		if mayOpenEnv(a, keys[e.ProjectID], e.Key) {
-			envs = append(envs, environment(e))
+		if MayOpenEnv(a, keys[e.ProjectID], e.Key) {
+			envs = append(envs, EnvironmentFrom(e))
 			envIDs = append(envIDs, e.ID)
 		}
 	}
-	secretRows, err := s.q.ListSecrets(ctx, envIDs)
+	secretRows, err := s.Q.ListSecrets(ctx, envIDs)
 	if err != nil {
-		return nil, translate(err)
+		return nil, Translate(err)
 	}
 	secrets := map[uuid.UUID][]Secret{}
 	for _, sr := range secretRows {
@@ -226,13 +226,13 @@ func (s *Store) withEnvironments(ctx context.Context, a *Actor, rows []db.Projec
 }
 
 // RenameProject updates a project's name.
-func (s *Store) RenameProject(ctx context.Context, a *Actor, id uuid.UUID, in ProjectInput) (ProjectName, error) {
-	var v validator
-	v.required("name", in.Name, MaxNameLen)
-	if err := v.err(); err != nil {
+func (s *Core) RenameProject(ctx context.Context, a *Actor, id uuid.UUID, in ProjectInput) (ProjectName, error) {
+	var v Validator
+	v.Required("name", in.Name, MaxNameLen)
+	if err := v.Err(); err != nil {
 		return ProjectName{}, err
 	}
-	before, err := s.project(ctx, a, id)
+	before, err := s.Project(ctx, a, id)
 	if err != nil {
 		return ProjectName{}, err
 	}
@@ -240,28 +240,28 @@ func (s *Store) RenameProject(ctx context.Context, a *Actor, id uuid.UUID, in Pr
 		return ProjectName{}, err
 	}
 	var out ProjectName
-	err = s.inTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.UpdateProjectName(ctx, db.UpdateProjectNameParams{OrganizationID: a.OrgID, ID: id, Name: strings.TrimSpace(in.Name)})
 		if err != nil {
 			return err
 		}
 		out = ProjectName{ID: row.ID, Name: row.Name}
-		return s.audit(ctx, q, a, change{refType: "Project", refID: id.String(), keyword: row.Key, operation: OpUpdate,
-			previous: ProjectName{ID: before.ID, Name: before.Name}, current: out})
+		return s.Audit(ctx, q, a, Change{RefType: "Project", RefID: id.String(), Keyword: row.Key, Operation: OpUpdate,
+			Previous: ProjectName{ID: before.ID, Name: before.Name}, Current: out})
 	})
 	return out, err
 }
 
 // DeleteProject removes a project with its environments and everything in them.
-func (s *Store) DeleteProject(ctx context.Context, a *Actor, id uuid.UUID) error {
-	before, err := s.project(ctx, a, id)
+func (s *Core) DeleteProject(ctx context.Context, a *Actor, id uuid.UUID) error {
+	before, err := s.Project(ctx, a, id)
 	if err != nil {
 		return err
 	}
 	if err := mayDeleteProject(a, before.Key); err != nil {
 		return err
 	}
-	return s.inTx(ctx, func(q *db.Queries) error {
+	return s.InTx(ctx, func(q *db.Queries) error {
 		envs, err := q.ListEnvironments(ctx, []uuid.UUID{id})
 		if err != nil {
 			return err
@@ -274,17 +274,17 @@ func (s *Store) DeleteProject(ctx context.Context, a *Actor, id uuid.UUID) error
 			return ErrNotFound
 		}
 		for _, e := range envs {
-			if err := s.recordChange(ctx, q, envEvent(a.OrgID, e.ID)); err != nil {
+			if err := s.RecordChange(ctx, q, EnvEvent(a.OrgID, e.ID)); err != nil {
 				return err
 			}
 		}
-		return s.audit(ctx, q, a, change{refType: "Project", refID: id.String(), keyword: before.Key, operation: OpRemove,
-			previous: ProjectInput{Name: before.Name, Key: before.Key}})
+		return s.Audit(ctx, q, a, Change{RefType: "Project", RefID: id.String(), Keyword: before.Key, Operation: OpRemove,
+			Previous: ProjectInput{Name: before.Name, Key: before.Key}})
 	})
 }
 
 // projectSnapshot is a project as the audit log keeps it: without secret values.
-func projectSnapshot(p Project) any {
+func ProjectSnapshot(p Project) any {
 	type env struct {
 		ID   uuid.UUID `json:"id"`
 		Name string    `json:"name"`
@@ -297,7 +297,7 @@ func projectSnapshot(p Project) any {
 	return map[string]any{"id": p.ID, "name": p.Name, "key": p.Key, "environments": envs}
 }
 
-func environment(r db.Environment) Environment {
+func EnvironmentFrom(r db.Environment) Environment {
 	return Environment{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ProjectID: r.ProjectID,
 		Name: r.Name, Key: r.Key, Description: r.Description, Secrets: []Secret{},
 		Settings: EnvSettings{RequireChangeComment: r.RequireChangeComment, ChangeRequest: ptr(changeRequestSettings(r))}}
@@ -305,7 +305,7 @@ func environment(r db.Environment) Environment {
 
 func ptr[T any](v T) *T { return &v }
 
-func deref[T any](p *T) T {
+func Deref[T any](p *T) T {
 	var zero T
 	if p == nil {
 		return zero

@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -79,8 +79,8 @@ var allResourcesV2 = map[string]ResourceV2{
 // ListResources lists the resources of one type in the current organization
 // by their permission names: for projects and environments the "all" entry
 // then each one the caller may see; for other types the "all" entry only.
-func (s *Store) ListResources(ctx context.Context, a *Actor, f ResourceFilter) ([]Resource, error) {
-	orgID, err := a.org()
+func (s *Core) ListResources(ctx context.Context, a *Actor, f ResourceFilter) ([]Resource, error) {
+	orgID, err := a.Org()
 	if err != nil {
 		return nil, err
 	}
@@ -95,24 +95,24 @@ func (s *Store) ListResources(ctx context.Context, a *Actor, f ResourceFilter) (
 	name := strings.ToLower(strings.TrimSpace(f.Name))
 	switch f.Type {
 	case access.TypeProject:
-		rows, err := s.q.ListResourceProjects(ctx, []uuid.UUID{orgID})
+		rows, err := s.Q.ListResourceProjects(ctx, []uuid.UUID{orgID})
 		if err != nil {
-			return nil, translate(err)
+			return nil, Translate(err)
 		}
 		for _, r := range rows {
 			rn := ProjectRN(r.Key)
-			if contains(r.Name, name) && seesResource(a.statements, access.CanAccessProject, rn) {
+			if contains(r.Name, name) && seesResource(a.Granted, access.CanAccessProject, rn) {
 				out = append(out, Resource{r.ID, r.Name, rn, access.TypeProject})
 			}
 		}
 	case access.TypeEnv:
-		rows, err := s.q.ListResourceEnvironments(ctx, []uuid.UUID{orgID})
+		rows, err := s.Q.ListResourceEnvironments(ctx, []uuid.UUID{orgID})
 		if err != nil {
-			return nil, translate(err)
+			return nil, Translate(err)
 		}
 		for _, r := range rows {
 			rn := EnvRN(r.ProjectKey, r.Key)
-			if contains(r.Name, name) && seesResource(a.statements, access.CanAccessEnv, rn) {
+			if contains(r.Name, name) && seesResource(a.Granted, access.CanAccessEnv, rn) {
 				out = append(out, Resource{r.ID, r.Name, rn, access.TypeEnv})
 			}
 		}
@@ -124,47 +124,47 @@ func (s *Store) ListResources(ctx context.Context, a *Actor, f ResourceFilter) (
 // organization-prefixed names, of the current organization or of every
 // organization of the workspace the caller belongs to (an access token: its
 // own). Without a name filter each type starts with its "all" entry.
-func (s *Store) ListResourcesV2(ctx context.Context, a *Actor, f ResourceFilterV2) ([]ResourceV2, error) {
-	var v validator
-	v.oneOf("spaceLevel", f.SpaceLevel, SpaceWorkspace, SpaceOrganization)
+func (s *Core) ListResourcesV2(ctx context.Context, a *Actor, f ResourceFilterV2) ([]ResourceV2, error) {
+	var v Validator
+	v.OneOf("spaceLevel", f.SpaceLevel, SpaceWorkspace, SpaceOrganization)
 	if len(f.Types) == 0 {
-		v.add("types", "required")
+		v.Add("types", "required")
 	}
 	for _, t := range f.Types {
 		if _, ok := allResourcesV2[t]; !ok {
-			v.add("types", "invalid")
+			v.Add("types", "invalid")
 			break
 		}
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	orgID, err := a.org()
+	orgID, err := a.Org()
 	if err != nil {
 		return nil, err
 	}
 	workspace := f.SpaceLevel == SpaceWorkspace
 	// The organizations in space and the caller's statements in each.
 	orgs := []uuid.UUID{orgID}
-	statements := map[uuid.UUID][]access.Statement{orgID: a.statements}
+	statements := map[uuid.UUID][]access.Statement{orgID: a.Granted}
 	var orgRows []db.Organization
 	if workspace && !a.IsToken() {
-		if orgRows, err = s.q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: a.WorkspaceID, UserID: a.UserID}); err != nil {
-			return nil, translate(err)
+		if orgRows, err = s.Q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: a.WorkspaceID, UserID: a.UserID}); err != nil {
+			return nil, Translate(err)
 		}
 		orgs = orgs[:0]
 		for _, o := range orgRows {
 			orgs = append(orgs, o.ID)
 			if o.ID != orgID {
-				if statements[o.ID], err = s.memberStatements(ctx, s.q, o.ID, a.UserID); err != nil {
+				if statements[o.ID], err = s.MemberStatements(ctx, s.Q, o.ID, a.UserID); err != nil {
 					return nil, err
 				}
 			}
 		}
 	} else if workspace {
-		o, err := s.q.GetOrganization(ctx, orgID)
+		o, err := s.Q.GetOrganization(ctx, orgID)
 		if err != nil {
-			return nil, translate(err)
+			return nil, Translate(err)
 		}
 		orgRows = []db.Organization{o}
 	}
@@ -185,9 +185,9 @@ func (s *Store) ListResourcesV2(ctx context.Context, a *Actor, f ResourceFilterV
 				}
 			}
 		case access.TypeProject:
-			rows, err := s.q.ListResourceProjects(ctx, orgs)
+			rows, err := s.Q.ListResourceProjects(ctx, orgs)
 			if err != nil {
-				return nil, translate(err)
+				return nil, Translate(err)
 			}
 			for _, r := range rows {
 				path := r.Name
@@ -199,9 +199,9 @@ func (s *Store) ListResourcesV2(ctx context.Context, a *Actor, f ResourceFilterV
 				}
 			}
 		case access.TypeEnv:
-			rows, err := s.q.ListResourceEnvironments(ctx, orgs)
+			rows, err := s.Q.ListResourceEnvironments(ctx, orgs)
 			if err != nil {
-				return nil, translate(err)
+				return nil, Translate(err)
 			}
 			for _, r := range rows {
 				path := r.ProjectName + "/" + r.Name

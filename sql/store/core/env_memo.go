@@ -1,4 +1,4 @@
-package store
+package core
 
 import "context"
 
@@ -8,7 +8,7 @@ type envMemoKey struct{}
 
 // envMemo is the environment a request loaded first, for environmentOf.
 type envMemo struct {
-	env    envRow
+	env    EnvRow
 	loaded bool
 }
 

@@ -1,4 +1,4 @@
-package store
+package core
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func (w *accessWatch) localChanges() int64 {
 // connection. watched is false while no listener hears other instances'
 // changes; then nothing resolved may be kept. Tests that change access
 // behind the store's back wait for version to move.
-func (s *Store) AccessVersion() (version int64, watched bool) {
+func (s *Core) AccessVersion() (version int64, watched bool) {
 	s.access.mu.Lock()
 	defer s.access.mu.Unlock()
 	return s.access.version, s.access.listening
@@ -65,7 +65,7 @@ func (s *Store) AccessVersion() (version int64, watched bool) {
 // forget at once and again when the transaction commits (inTx), before the
 // notification comes back, so the change's author sees it on the very next
 // request.
-func (s *Store) accessChanged() {
+func (s *Core) AccessChanged() {
 	s.access.mu.Lock()
 	defer s.access.mu.Unlock()
 	s.access.local++
@@ -74,6 +74,6 @@ func (s *Store) accessChanged() {
 
 // TouchAccessToken records that an access token was used now. Authenticate
 // does on every lookup; a cache of actors does at most once a minute.
-func (s *Store) TouchAccessToken(ctx context.Context, id uuid.UUID) error {
-	return translate(s.q.TouchAccessToken(ctx, id))
+func (s *Core) TouchAccessToken(ctx context.Context, id uuid.UUID) error {
+	return Translate(s.Q.TouchAccessToken(ctx, id))
 }
