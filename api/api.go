@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/actorcache"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
@@ -255,7 +256,7 @@ const actorKey = "actor"
 func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		a, err := h.actors.Authenticate(r.Context(), store.Credentials{
+		a, err := h.actors.Authenticate(r.Context(), iam.Credentials{
 			Authorization: r.Header.Get(echo.HeaderAuthorization),
 			Organization:  r.Header.Get("Organization"),
 			Workspace:     r.Header.Get("Workspace"),

@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func strp(s string) *string { return &s }
@@ -241,7 +242,7 @@ func TestEndUsersBoundPerEnvironment(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM end_users WHERE env_id = $1`, e.env.ID); n != 3 {
 		t.Fatalf("kept %d end users after the bound", n)
 	}
-	a, err := bounded.Authenticate(context.Background(), store.Credentials{Authorization: s.owner})
+	a, err := bounded.Authenticate(context.Background(), iam.Credentials{Authorization: s.owner})
 	must(t, err)
 	st, err := bounded.EndUserStatus(context.Background(), a, e.env.ID)
 	must(t, err)

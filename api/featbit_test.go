@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // FeatBit's clients send FeatBit's bodies and read FeatBit's answers: each
@@ -234,7 +235,7 @@ func TestArchivedFlagIsReadOnly(t *testing.T) {
 // policyFor creates a policy with statements and returns its id.
 func (s *server) policyFor(key string, statements []access.Statement) uuid.UUID {
 	s.t.Helper()
-	p := decode[store.Policy](s.t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": key, "key": key}).ok(s.t))
+	p := decode[iam.Policy](s.t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": key, "key": key}).ok(s.t))
 	s.do("PUT", "/api/v1/policies/"+p.ID.String()+"/statements", s.owner, statements).ok(s.t)
 	return p.ID
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // Scale of the organization the IAM pages must serve quickly.
@@ -135,14 +136,14 @@ func newBenchEnv(b *testing.B) *benchEnv {
 		b.Fatal(err)
 	}
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost})
-	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	if _, err := st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		b.Fatal(err)
 	}
 	e := &benchEnv{e: newHandler(st, slog.New(slog.DiscardHandler)), url: dbURL, rec: rec}
-	var s store.Session
+	var s iam.Session
 	e.call(b, "POST", "/api/v1/identity/login-by-email", "", fmt.Sprintf(`{"email":%q,"password":%q}`, ownerEmail, ownerPassword), &s)
 	e.owner = "Bearer " + s.Token
-	var p store.Policy
+	var p iam.Policy
 	e.call(b, "POST", "/api/v1/policies", e.owner, `{"name":"Testers","key":"testers"}`, &p)
 	e.policyID = p.ID
 

@@ -78,7 +78,7 @@ func (m *matrix) cases() map[string]func() call {
 		"GET /api/v1/projects/:projectId/envs/is-key-used": func() call {
 			return call{path: envPath + "is-key-used?key=x", grants: []grant{{access.CreateEnv, "project/web:env/*"}}}
 		},
-		"GET /api/v1/groups/is-name-used": func() call { return iam("/api/v1/groups/is-name-used?name=x", nil) },
+		"GET /api/v1/groups/is-name-used": func() call { return iamCall("/api/v1/groups/is-name-used?name=x", nil) },
 		"GET /api/v1/access-tokens/is-name-used": func() call {
 			return call{path: "/api/v1/access-tokens/is-name-used?name=x", grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
@@ -340,69 +340,69 @@ func (m *matrix) cases() map[string]func() call {
 			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/end-user-properties/" + id, grants: []grant{{access.UpdateEnvSettings, envRN}}}
 		},
 
-		"GET /api/v1/policies": func() call { return iam("/api/v1/policies", nil) },
+		"GET /api/v1/policies": func() call { return iamCall("/api/v1/policies", nil) },
 		"POST /api/v1/policies": func() call {
 			k := fmt.Sprintf("pol%d", m.next())
-			return iam("/api/v1/policies", map[string]string{"name": k, "key": k})
+			return iamCall("/api/v1/policies", map[string]string{"name": k, "key": k})
 		},
-		"GET /api/v1/policies/is-key-used": func() call { return iam("/api/v1/policies/is-key-used?key=x", nil) },
+		"GET /api/v1/policies/is-key-used": func() call { return iamCall("/api/v1/policies/is-key-used?key=x", nil) },
 		"POST /api/v1/policies/clone/:key": func() call {
 			k := fmt.Sprintf("pol%d", m.next())
-			return iam("/api/v1/policies/clone/"+m.policy().Key, map[string]string{"name": k, "key": k})
+			return iamCall("/api/v1/policies/clone/"+m.policy().Key, map[string]string{"name": k, "key": k})
 		},
-		"GET /api/v1/policies/:policyId": func() call { return iam("/api/v1/policies/"+m.policy().ID.String(), nil) },
+		"GET /api/v1/policies/:policyId": func() call { return iamCall("/api/v1/policies/"+m.policy().ID.String(), nil) },
 		"PUT /api/v1/policies/:policyId/settings": func() call {
-			return iam("/api/v1/policies/"+m.policy().ID.String()+"/settings", map[string]string{"name": "renamed"})
+			return iamCall("/api/v1/policies/"+m.policy().ID.String()+"/settings", map[string]string{"name": "renamed"})
 		},
-		"PUT /api/v1/policies/:policyId/statements": func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/statements", []any{}) },
-		"DELETE /api/v1/policies/:policyId":         func() call { return iam("/api/v1/policies/"+m.policy().ID.String(), nil) },
-		"GET /api/v1/policies/:policyId/members":    func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/members", nil) },
-		"GET /api/v1/policies/:policyId/groups":     func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/groups", nil) },
-		"GET /api/v1/groups":                        func() call { return iam("/api/v1/groups", nil) },
-		"POST /api/v1/groups":                       func() call { return iam("/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}) },
-		"GET /api/v1/groups/:groupId":               func() call { return iam("/api/v1/groups/"+m.group(), nil) },
+		"PUT /api/v1/policies/:policyId/statements": func() call { return iamCall("/api/v1/policies/"+m.policy().ID.String()+"/statements", []any{}) },
+		"DELETE /api/v1/policies/:policyId":         func() call { return iamCall("/api/v1/policies/"+m.policy().ID.String(), nil) },
+		"GET /api/v1/policies/:policyId/members":    func() call { return iamCall("/api/v1/policies/"+m.policy().ID.String()+"/members", nil) },
+		"GET /api/v1/policies/:policyId/groups":     func() call { return iamCall("/api/v1/policies/"+m.policy().ID.String()+"/groups", nil) },
+		"GET /api/v1/groups":                        func() call { return iamCall("/api/v1/groups", nil) },
+		"POST /api/v1/groups":                       func() call { return iamCall("/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}) },
+		"GET /api/v1/groups/:groupId":               func() call { return iamCall("/api/v1/groups/"+m.group(), nil) },
 		"PUT /api/v1/groups/:groupId": func() call {
-			return iam("/api/v1/groups/"+m.group(), map[string]string{"name": fmt.Sprintf("g%d", m.next())})
+			return iamCall("/api/v1/groups/"+m.group(), map[string]string{"name": fmt.Sprintf("g%d", m.next())})
 		},
-		"DELETE /api/v1/groups/:groupId":      func() call { return iam("/api/v1/groups/"+m.group(), nil) },
-		"GET /api/v1/groups/:groupId/members": func() call { return iam("/api/v1/groups/"+m.group()+"/members", nil) },
+		"DELETE /api/v1/groups/:groupId":      func() call { return iamCall("/api/v1/groups/"+m.group(), nil) },
+		"GET /api/v1/groups/:groupId/members": func() call { return iamCall("/api/v1/groups/"+m.group()+"/members", nil) },
 		"PUT /api/v1/groups/:groupId/add-member/:memberId": func() call {
-			return iam("/api/v1/groups/"+m.group()+"/add-member/"+m.newMember(), nil)
+			return iamCall("/api/v1/groups/"+m.group()+"/add-member/"+m.newMember(), nil)
 		},
 		"PUT /api/v1/groups/:groupId/remove-member/:memberId": func() call {
 			g, mem := m.group(), m.newMember()
 			m.owner("PUT", "/api/v1/groups/"+g+"/add-member/"+mem, nil)
-			return iam("/api/v1/groups/"+g+"/remove-member/"+mem, nil)
+			return iamCall("/api/v1/groups/"+g+"/remove-member/"+mem, nil)
 		},
-		"GET /api/v1/groups/:groupId/policies": func() call { return iam("/api/v1/groups/"+m.group()+"/policies", nil) },
+		"GET /api/v1/groups/:groupId/policies": func() call { return iamCall("/api/v1/groups/"+m.group()+"/policies", nil) },
 		"PUT /api/v1/groups/:groupId/add-policy/:policyId": func() call {
-			return iam("/api/v1/groups/"+m.group()+"/add-policy/"+m.policy().ID.String(), nil)
+			return iamCall("/api/v1/groups/"+m.group()+"/add-policy/"+m.policy().ID.String(), nil)
 		},
 		"PUT /api/v1/groups/:groupId/remove-policy/:policyId": func() call {
 			g, p := m.group(), m.policy().ID.String()
 			m.owner("PUT", "/api/v1/groups/"+g+"/add-policy/"+p, nil)
-			return iam("/api/v1/groups/"+g+"/remove-policy/"+p, nil)
+			return iamCall("/api/v1/groups/"+g+"/remove-policy/"+p, nil)
 		},
-		"GET /api/v1/members": func() call { return iam("/api/v1/members", nil) },
+		"GET /api/v1/members": func() call { return iamCall("/api/v1/members", nil) },
 		"POST /api/v1/members/add": func() call {
-			return iam("/api/v1/members/add", map[string]any{"email": fmt.Sprintf("new%d@example.com", m.next()), "policyIds": []string{}, "groupIds": []string{}})
+			return iamCall("/api/v1/members/add", map[string]any{"email": fmt.Sprintf("new%d@example.com", m.next()), "policyIds": []string{}, "groupIds": []string{}})
 		},
-		"GET /api/v1/members/:memberId":                    func() call { return iam("/api/v1/members/"+m.newMember(), nil) },
-		"DELETE /api/v1/members/remove-from-org/:memberId": func() call { return iam("/api/v1/members/remove-from-org/"+m.newMember(), nil) },
+		"GET /api/v1/members/:memberId":                    func() call { return iamCall("/api/v1/members/"+m.newMember(), nil) },
+		"DELETE /api/v1/members/remove-from-org/:memberId": func() call { return iamCall("/api/v1/members/remove-from-org/"+m.newMember(), nil) },
 		"DELETE /api/v1/members/remove-from-workspace/:memberId": func() call {
-			return iam("/api/v1/members/remove-from-workspace/"+m.newMember(), nil)
+			return iamCall("/api/v1/members/remove-from-workspace/"+m.newMember(), nil)
 		},
-		"GET /api/v1/members/:memberId/policies":           func() call { return iam("/api/v1/members/"+m.newMember()+"/policies", nil) },
-		"GET /api/v1/members/:memberId/groups":             func() call { return iam("/api/v1/members/"+m.newMember()+"/groups", nil) },
-		"GET /api/v1/members/:memberId/direct-policies":    func() call { return iam("/api/v1/members/"+m.newMember()+"/direct-policies", nil) },
-		"GET /api/v1/members/:memberId/inherited-policies": func() call { return iam("/api/v1/members/"+m.newMember()+"/inherited-policies", nil) },
+		"GET /api/v1/members/:memberId/policies":           func() call { return iamCall("/api/v1/members/"+m.newMember()+"/policies", nil) },
+		"GET /api/v1/members/:memberId/groups":             func() call { return iamCall("/api/v1/members/"+m.newMember()+"/groups", nil) },
+		"GET /api/v1/members/:memberId/direct-policies":    func() call { return iamCall("/api/v1/members/"+m.newMember()+"/direct-policies", nil) },
+		"GET /api/v1/members/:memberId/inherited-policies": func() call { return iamCall("/api/v1/members/"+m.newMember()+"/inherited-policies", nil) },
 		"PUT /api/v1/members/:memberId/add-policy/:policyId": func() call {
-			return iam("/api/v1/members/"+m.newMember()+"/add-policy/"+m.policy().ID.String(), nil)
+			return iamCall("/api/v1/members/"+m.newMember()+"/add-policy/"+m.policy().ID.String(), nil)
 		},
 		"PUT /api/v1/members/:memberId/remove-policy/:policyId": func() call {
 			mem, p := m.newMember(), m.policy().ID.String()
 			m.owner("PUT", "/api/v1/members/"+mem+"/add-policy/"+p, nil)
-			return iam("/api/v1/members/"+mem+"/remove-policy/"+p, nil)
+			return iamCall("/api/v1/members/"+mem+"/remove-policy/"+p, nil)
 		},
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // grant is one action on one resource name.
@@ -120,13 +121,13 @@ func (m *matrix) newProject() core.Project {
 	return decode[core.Project](m.s.t, m.owner("POST", "/api/v1/projects", map[string]string{"name": key, "key": key}))
 }
 
-func (m *matrix) policy() store.Policy {
+func (m *matrix) policy() iam.Policy {
 	key := fmt.Sprintf("pol%d", m.next())
-	return decode[store.Policy](m.s.t, m.owner("POST", "/api/v1/policies", map[string]string{"name": key, "key": key}))
+	return decode[iam.Policy](m.s.t, m.owner("POST", "/api/v1/policies", map[string]string{"name": key, "key": key}))
 }
 
 func (m *matrix) group() string {
-	g := decode[store.Group](m.s.t, m.owner("POST", "/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}))
+	g := decode[iam.Group](m.s.t, m.owner("POST", "/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}))
 	return g.ID.String()
 }
 
@@ -170,7 +171,7 @@ func (m *matrix) webhook() string {
 	return decode[store.Webhook](m.s.t, m.owner("POST", "/api/v1/webhooks", m.webhookBody())).ID.String()
 }
 
-func iam(path string, body any) call {
+func iamCall(path string, body any) call {
 	return call{path: path, body: body, grants: []grant{{access.CanManageIAM, core.IAMRN}}}
 }
 

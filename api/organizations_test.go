@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestUpdateOrganization(t *testing.T) {
@@ -18,12 +18,12 @@ func TestUpdateOrganization(t *testing.T) {
 	p := s.createPolicy("Readers", "readers")
 	theirs := s.otherOrganizationIAM()
 
-	renamed := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": " Acme "}).ok(t))
+	renamed := decode[iam.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": " Acme "}).ok(t))
 	if renamed.Name != "Acme" || renamed.Key != "default-organization" ||
 		!slices.Equal(renamed.DefaultPermissions.PolicyIDs, []uuid.UUID{core.DeveloperPolicyID}) {
 		t.Fatalf("renamed %+v: defaults must stay when not given", renamed)
 	}
-	set := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Acme",
+	set := decode[iam.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Acme",
 		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{p.ID, core.DeveloperPolicyID, p.ID}, "groupIds": []uuid.UUID{g.ID}}}).ok(t))
 	if !slices.Equal(set.DefaultPermissions.PolicyIDs, []uuid.UUID{p.ID, core.DeveloperPolicyID}) || !slices.Equal(set.DefaultPermissions.GroupIDs, []uuid.UUID{g.ID}) {
 		t.Fatalf("defaults %+v", set.DefaultPermissions)
@@ -51,12 +51,12 @@ func TestUpdateOrganization(t *testing.T) {
 	s.do("PUT", "/api/v1/organizations", s.owner, `{"defaultPermissions":[]}`).fails(t, http.StatusBadRequest, "body_is_invalid")
 
 	// Clearing the defaults is allowed.
-	cleared := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Acme",
+	cleared := decode[iam.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Acme",
 		"defaultPermissions": map[string]any{"policyIds": nil, "groupIds": []uuid.UUID{}}}).ok(t))
 	if len(cleared.DefaultPermissions.PolicyIDs) != 0 || cleared.DefaultPermissions.PolicyIDs == nil || len(cleared.DefaultPermissions.GroupIDs) != 0 {
 		t.Errorf("cleared defaults %+v", cleared.DefaultPermissions)
 	}
-	orgs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
+	orgs := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
 	if orgs[0].Name != "Acme" {
 		t.Errorf("organization %+v after refused changes", orgs[0])
 	}
@@ -75,12 +75,12 @@ func TestOrganizationSettingsPermissions(t *testing.T) {
 
 	// Each action is checked for the part it changes.
 	nameOnly := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgName"}, Resources: []string{"organization/*"}}}
-	renamer := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": nameOnly}).ok(t))
+	renamer := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": nameOnly}).ok(t))
 	s.do("PUT", "/api/v1/organizations", renamer.Token, map[string]any{"name": "Renamed"}).ok(t)
 	s.do("PUT", "/api/v1/organizations", renamer.Token, map[string]any{"name": "Renamed",
 		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{}}}).fails(t, http.StatusForbidden, "Forbidden")
 	otherOrg := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"*"}, Resources: []string{"organization/other"}}}
-	stranger := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "stranger", "type": "Service", "permissions": otherOrg}).ok(t))
+	stranger := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "stranger", "type": "Service", "permissions": otherOrg}).ok(t))
 	s.do("PUT", "/api/v1/organizations", stranger.Token, map[string]any{"name": "Nope"}).fails(t, http.StatusForbidden, "Forbidden")
 	if n := s.audits("Organization"); n != 2 {
 		t.Errorf("%d organization audit entries, want 2", n)

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -142,8 +142,8 @@ func queryBool(c echo.Context, name string) (bool, error) {
 
 // iamFilter reads an IAM list's search text, its "all" switch (none when
 // all is empty) and its page.
-func iamFilter(c echo.Context, search, all string) (store.IAMFilter, error) {
-	f := store.IAMFilter{Search: query(c, search), Page: page(c)}
+func iamFilter(c echo.Context, search, all string) (iam.IAMFilter, error) {
+	f := iam.IAMFilter{Search: query(c, search), Page: page(c)}
 	var err error
 	if all != "" {
 		f.All, err = queryBool(c, all)

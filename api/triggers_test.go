@@ -10,6 +10,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -321,7 +322,7 @@ func TestTriggerActsWithItsCreatorsRights(t *testing.T) {
 
 	// Made with a Personal token, it stops while the token is off.
 	s.do("PUT", e.flags+"/pay/toggle/false", s.owner, nil).ok(t)
-	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "alerts", "type": "Personal"}).ok(t))
+	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "alerts", "type": "Personal"}).ok(t))
 	byToken := decode[store.Trigger](t, s.do("POST", "/api/v1/triggers", token.Token,
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).ok(t))
 	s.do("PUT", "/api/v1/access-tokens/"+token.ID.String()+"/toggle", s.owner, nil).ok(t)

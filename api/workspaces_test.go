@@ -12,14 +12,14 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/migrations"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestUpdateWorkspace(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Acme", "key": "acme"}).ok(t))
+	w := decode[iam.Workspace](t, s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Acme", "key": "acme"}).ok(t))
 	if w.Name != "Acme" || w.Key != "acme" || w.ID != s.wsID {
 		t.Fatalf("updated %+v", w)
 	}
@@ -39,10 +39,10 @@ func TestWorkspaceLicenseIsShownOnlyToThoseWhoMayChangeIt(t *testing.T) {
 	_, err := s.pool.Exec(context.Background(), `UPDATE workspaces SET license = 'LICENSE-KEY'`)
 	must(t, err)
 	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
-	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t)); w.License != "LICENSE-KEY" {
+	if w := decode[iam.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t)); w.License != "LICENSE-KEY" {
 		t.Errorf("owner sees license %q", w.License)
 	}
-	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", dev, nil).ok(t)); w.License != "" {
+	if w := decode[iam.Workspace](t, s.do("GET", "/api/v1/workspaces", dev, nil).ok(t)); w.License != "" {
 		t.Errorf("developer sees license %q, want none", w.License)
 	}
 }
@@ -59,8 +59,8 @@ func TestWorkspaceSSO(t *testing.T) {
 		"clientAuthenticationMethod": "client_secret_post", "scope": "openid email", "userEmailClaim": "mail",
 		"issuer": "https://id.example.com",
 	}
-	w := decode[store.Workspace](t, put(s.owner, settings).ok(t))
-	if w.SSO == nil || w.SSO.OIDC.ClientSecret != store.MaskedSecret || w.SSO.OIDC.ClientID != "bunting" ||
+	w := decode[iam.Workspace](t, put(s.owner, settings).ok(t))
+	if w.SSO == nil || w.SSO.OIDC.ClientSecret != iam.MaskedSecret || w.SSO.OIDC.ClientID != "bunting" ||
 		w.SSO.OIDC.UserEmailClaim != "mail" || w.SSO.OIDC.Issuer != "https://id.example.com" {
 		t.Fatalf("answer %+v, want the settings with the secret masked", w.SSO)
 	}
@@ -74,11 +74,11 @@ func TestWorkspaceSSO(t *testing.T) {
 	}
 
 	// Empty or masked keeps the stored secret; defaults fill scope and claim.
-	for _, keep := range []string{"", store.MaskedSecret} {
+	for _, keep := range []string{"", iam.MaskedSecret} {
 		settings["clientSecret"] = keep
 		settings["scope"], settings["userEmailClaim"] = "", ""
-		w = decode[store.Workspace](t, put(s.owner, settings).ok(t))
-		if w.SSO.OIDC.ClientSecret != store.MaskedSecret || w.SSO.OIDC.Scope != "openid email profile" || w.SSO.OIDC.UserEmailClaim != "email" {
+		w = decode[iam.Workspace](t, put(s.owner, settings).ok(t))
+		if w.SSO.OIDC.ClientSecret != iam.MaskedSecret || w.SSO.OIDC.Scope != "openid email profile" || w.SSO.OIDC.UserEmailClaim != "email" {
 			t.Fatalf("after keeping the secret: %+v", w.SSO.OIDC)
 		}
 	}
@@ -129,7 +129,7 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 	s.do("PUT", "/api/v1/workspaces", owner, map[string]string{"name": "Mine", "key": "mine"}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/workspaces/sso-oidc", owner, sso).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("GET", "/api/v1/workspaces/is-key-used?key=theirs", owner, nil).fails(t, http.StatusForbidden, "Forbidden")
-	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", owner, nil).ok(t)); w.License != "" ||
+	if w := decode[iam.Workspace](t, s.do("GET", "/api/v1/workspaces", owner, nil).ok(t)); w.License != "" ||
 		w.Key != "default-workspace" || w.SSO != nil {
 		t.Errorf("the owner of one organization sees %+v, want the workspace unchanged and no license", w)
 	}
@@ -145,7 +145,7 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 		t.Error("an unused workspace key is reported used")
 	}
 	s.do("PUT", "/api/v1/workspaces", owner, map[string]string{"name": "Mine", "key": "mine"}, "Organization", other.ID.String()).ok(t)
-	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", owner, sso, "Organization", s.orgID.String()).ok(t))
+	w := decode[iam.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", owner, sso, "Organization", s.orgID.String()).ok(t))
 	if w.Key != "mine" || w.SSO == nil || w.SSO.OIDC.ClientID != "mine" || w.License != "LICENSE-KEY" {
 		t.Errorf("the owner of both: %+v", w)
 	}
@@ -170,7 +170,7 @@ func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	sso := map[string]string{"clientId": "owners", "clientSecret": "s", "authorizationEndpoint": "https://id.example.com/a",
 		"tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_basic", "issuer": "https://id.example.com"}
 	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, in...).ok(t)
-	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso, in...).ok(t))
+	w := decode[iam.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso, in...).ok(t))
 	if w.Key != "owned" || w.SSO == nil || w.SSO.OIDC.ClientID != "owners" || w.License != "LICENSE-KEY" {
 		t.Errorf("the workspace's owner: %+v, want the new settings and the license", w)
 	}
@@ -182,7 +182,7 @@ func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	s.do("PUT", "/api/v1/workspaces", admin, map[string]string{"name": "Taken", "key": "taken"}, in...).ok(t)
 	// In an organization where the owner is only a Developer, the owner
 	// acts with a Developer's rights.
-	theirs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", admin, nil).ok(t))[1]
+	theirs := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", admin, nil).ok(t))[1]
 	ownerID := s.ownerID()
 	s.changeAccess(`INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, theirs.ID, ownerID)
 	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, theirs.ID, ownerID, core.DeveloperPolicyID)
@@ -191,7 +191,7 @@ func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, in...).ok(t)
 
 	// The owner's access token acts in one of several organizations.
-	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t))
+	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t))
 	s.do("PUT", "/api/v1/workspaces", token.Token, map[string]string{"name": "Scripted", "key": "scripted"}).fails(t, http.StatusForbidden, "Forbidden")
 	if ws, err := s.q.GetWorkspace(context.Background(), s.wsID); err != nil || ws.Key != "owned" {
 		t.Errorf("workspace key %q (%v), want owned", ws.Key, err)

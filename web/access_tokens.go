@@ -14,8 +14,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -43,7 +43,7 @@ func (p *pages) tokenCreate(c echo.Context, values map[string]string) *views.For
 func (p *pages) tokenTypes(c echo.Context) []string {
 	var types []string
 	for _, typ := range []string{core.TokenPersonal, core.TokenService} {
-		if store.AccessTokenRights(actor(c), typ).Create {
+		if iam.AccessTokenRights(actor(c), typ).Create {
 			types = append(types, typ)
 		}
 	}
@@ -58,7 +58,7 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 	number := pageNumber(c.FormValue("page"))
 	search := c.FormValue("q")
 	tokens, err := p.store.ListAccessTokens(c.Request().Context(), a,
-		store.AccessTokenFilter{Name: search, Page: core.Page{Index: number - 1, Size: tokenPageSize}})
+		iam.AccessTokenFilter{Name: search, Page: core.Page{Index: number - 1, Size: tokenPageSize}})
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		if t.LastUsedAt != nil {
 			row.LastUsed = t.LastUsedAt.Format("2006-01-02 15:04 UTC")
 		}
-		may := store.AccessTokenAccess(a, t)
+		may := iam.AccessTokenAccess(a, t)
 		if row.Active && may.Disable || !row.Active && may.Enable {
 			row.ToggleAction = "/access-tokens/" + t.ID.String() + "/toggle"
 		}
@@ -111,7 +111,7 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.AccessTokenInput{Name: posted.Name, Type: posted.Type}
+	in := iam.AccessTokenInput{Name: posted.Name, Type: posted.Type}
 	raw := strings.TrimSpace(c.FormValue("permissions"))
 	values := map[string]string{"name": in.Name, "type": in.Type, "permissions": raw}
 	ds, err := postedDrafts(c)
@@ -131,7 +131,7 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	case in.Type == core.TokenService && c.FormValue("statements") == "edited":
 		in.Permissions = statements(ds)
 	}
-	var t store.AccessToken
+	var t iam.AccessToken
 	if err == nil && !p.limits.AllowTokenMint(actor(c)) {
 		err = core.ErrTooManyRequests
 	}
@@ -240,10 +240,10 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 	if err != nil {
 		return err
 	}
-	if !store.AccessTokenAccess(a, t).Edit {
+	if !iam.AccessTokenAccess(a, t).Edit {
 		return core.ErrForbidden // the page only edits; the list shows the token
 	}
-	may := store.AccessTokenRights(a, t.Type)
+	may := iam.AccessTokenRights(a, t.Type)
 	href := tokenHref(id)
 	if edited == nil {
 		edited = &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": t.Name}), drafts: drafts(t.Permissions)}
@@ -273,7 +273,7 @@ func (p *pages) updateAccessToken(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := actor(c)
 	href := tokenHref(id)
-	in := store.AccessTokenInput{Name: c.FormValue("name")}
+	in := iam.AccessTokenInput{Name: c.FormValue("name")}
 	edited := &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": in.Name})}
 	if edited.drafts, err = postedDrafts(c); err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // axeScript is axe-core, the accessibility engine (testdata/axe/VERSION).
@@ -62,14 +63,14 @@ func TestBrowserAccessibility(t *testing.T) {
 	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", store.Change{})
 	must(t, err)
 	member := a.addMember("dev@example.com", core.DeveloperPolicyID)
-	group, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Developers"})
+	group, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Developers"})
 	must(t, err)
-	policy, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Flags", Key: "flags"})
+	policy, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Flags", Key: "flags"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{{ID: "f", ResourceType: access.TypeFlag,
 		Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/*:env/*:flag/*"}}})
 	must(t, err)
-	token, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "CI", Type: core.TokenService,
+	token, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "CI", Type: core.TokenService,
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 	hook, err := a.st.CreateWebhook(ctx, owner, store.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",

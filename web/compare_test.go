@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // compareApp has Checkout in Prod (on, with a rule for NL) and in Dev (off,
@@ -41,7 +42,7 @@ func TestComparePagesNeedTheTargetsActions(t *testing.T) {
 	t.Parallel()
 	a, prod, dev := compareApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
-	policy, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Reader", Key: "reader"})
+	policy, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Reader", Key: "reader"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -26,7 +27,7 @@ var fieldMessages = map[string]string{
 	"key_is_invalid":                        fmt.Sprintf("Use at most %d letters, digits, “.”, “_” or “-”.", core.MaxKeyLen),
 	"key_is_immutable":                      "The key cannot change once created.",
 	"description_is_invalid":                fmt.Sprintf("Use at most %d characters.", core.MaxDescriptionLen),
-	"newPassword_is_invalid":                fmt.Sprintf("Use %d to %d characters.", store.MinPasswordLen, store.MaxPasswordLen),
+	"newPassword_is_invalid":                fmt.Sprintf("Use %d to %d characters.", iam.MinPasswordLen, iam.MaxPasswordLen),
 	"permissions_is_invalid":                "Enter a JSON array of valid statements; Personal tokens take none.",
 	"type_is_invalid":                       "Choose one of the types offered.",
 	"authorizationEndpoint_is_invalid":      "Enter an absolute http or https URL.",
@@ -49,7 +50,7 @@ var fieldMessages = map[string]string{
 	"fallthrough_is_invalid":                "Choose a variation, or percentages that add up to 100.",
 	"included_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
 	"excluded_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
-	"environments_is_invalid":               fmt.Sprintf("Give 1 to %d different names, separated by commas; each name in lower case becomes its key (letters, digits, “.”, “_” and “-”).", store.MaxOnboardingEnvironments),
+	"environments_is_invalid":               fmt.Sprintf("Give 1 to %d different names, separated by commas; each name in lower case becomes its key (letters, digits, “.”, “_” and “-”).", iam.MaxOnboardingEnvironments),
 	"scopes_is_invalid":                     "Use organization/ORG, optionally with :project/KEY and :env/KEY (or *), one per line, including this environment.",
 }
 
@@ -68,7 +69,7 @@ var ruleMessages = map[string]string{
 	// Rules of identity and access management.
 	"CannotDeleteLastOrganization": "A workspace keeps at least one organization. Create another before deleting this one.",
 	"TooManyOrganizations": fmt.Sprintf("No more organizations can be created: a workspace holds at most %d, and one person may create at most %d. Delete one you no longer need first.",
-		store.MaxWorkspaceOrganizations, store.MaxCreatedOrganizations),
+		iam.MaxWorkspaceOrganizations, iam.MaxCreatedOrganizations),
 	"EmailHasBeenUsed":                  "Another user already has this email.",
 	"CannotRemoveLastOwner":             "This would leave the organization without an owner. Give another member the Owner policy first.",
 	"CannotModifySysManagedPolicy":      "Built-in policies cannot be changed. Clone the policy to make your own version.",

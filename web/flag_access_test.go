@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // Flag text from users renders as text everywhere: list, page and history.
@@ -136,7 +137,7 @@ func TestFlagPagesFollowPermissions(t *testing.T) {
 // change nothing.
 func (a *app) readerPolicy() uuid.UUID {
 	a.t.Helper()
-	p, err := a.st.CreatePolicy(a.t.Context(), a.ownerActor(), store.PolicyInput{Name: "Reader", Key: "reader"})
+	p, err := a.st.CreatePolicy(a.t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Reader", Key: "reader"})
 	must(a.t, err)
 	_, err = a.st.UpdatePolicyStatements(a.t.Context(), a.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},

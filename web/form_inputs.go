@@ -5,6 +5,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // The forms the pages post, decoded by bind and turned into the store's
@@ -156,7 +157,7 @@ type oidcForm struct {
 	Issuer                     string `form:"issuer"`
 }
 
-func (f oidcForm) input() store.OIDCSettings { return store.OIDCSettings(f) }
+func (f oidcForm) input() iam.OIDCSettings { return iam.OIDCSettings(f) }
 
 // contextForm is the switcher's choice of organization or environment.
 type contextForm struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -77,7 +78,7 @@ func (p *pages) guide(c echo.Context) error {
 // onboards tells whether the guide's first step onboards the organization
 // (FeatBit's organizations/onboarding: a new organization, named
 // environments) rather than creating a project with Prod and Dev.
-func onboards(c echo.Context, org store.Organization) bool {
+func onboards(c echo.Context, org iam.Organization) bool {
 	return !org.Initialized && place(c).Org.Name
 }
 
@@ -271,7 +272,7 @@ func (p *pages) createFirstProject(c echo.Context) error {
 	}
 	name, key, envs := c.FormValue("projectName"), c.FormValue("projectKey"), c.FormValue("environments")
 	if onboards(c, org) {
-		in := store.OnboardingInput{OrganizationName: org.Name, OrganizationKey: org.Key, ProjectName: name, ProjectKey: key}
+		in := iam.OnboardingInput{OrganizationName: org.Name, OrganizationKey: org.Key, ProjectName: name, ProjectKey: key}
 		for _, e := range strings.Split(envs, ",") {
 			if e = strings.TrimSpace(e); e != "" {
 				in.Environments = append(in.Environments, e)

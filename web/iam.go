@@ -10,8 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -69,8 +69,8 @@ func readList(c echo.Context, param string) listState {
 }
 
 // filter is the store's filter for one page of size rows.
-func (s listState) filter(size int) store.IAMFilter {
-	return store.IAMFilter{Search: s.search, All: s.all, Page: core.Page{Index: s.page - 1, Size: size}}
+func (s listState) filter(size int) iam.IAMFilter {
+	return iam.IAMFilter{Search: s.search, All: s.all, Page: core.Page{Index: s.page - 1, Size: size}}
 }
 
 // values are the list's parameters that differ from their defaults.
@@ -170,7 +170,7 @@ func (p *pages) refusal(c echo.Context, err error) (int, bool) {
 }
 
 // builtIn tells a built-in (SysManaged) policy.
-func builtIn(typ string) bool { return typ == store.PolicySysManaged }
+func builtIn(typ string) bool { return typ == iam.PolicySysManaged }
 
 // policyBadges marks built-in policies in lists.
 func policyBadges(typ string) []views.Badge {

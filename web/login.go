@@ -7,8 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -46,7 +46,7 @@ func (p *pages) login(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.LoginInput(posted)
+	in := iam.LoginInput(posted)
 	next := localPath(c.FormValue("next"))
 	session, err := p.store.Login(c.Request().Context(), in, c.RealIP())
 	if err == nil {
@@ -112,7 +112,7 @@ func (p *pages) updateProfile(c echo.Context) error {
 		return err
 	}
 	name := c.FormValue("name")
-	updated, err := p.store.UpdateProfile(ctx, actor(c), store.ProfileInput{Name: name, Email: me.Email})
+	updated, err := p.store.UpdateProfile(ctx, actor(c), iam.ProfileInput{Name: name, Email: me.Email})
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Your name is “%s” now.", updated.Name))
 		return c.Redirect(http.StatusSeeOther, "/profile")
@@ -132,7 +132,7 @@ func (p *pages) changePassword(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.ResetPasswordInput(posted)
+	in := iam.ResetPasswordInput(posted)
 	// Typing the new password twice is the form's own check: a typo would
 	// lock the person out. The store never sees the second copy.
 	if confirm := c.FormValue("confirmPassword"); confirm != in.NewPassword {

@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/net/html"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestAddMember(t *testing.T) {
@@ -81,8 +81,8 @@ func TestAddMember(t *testing.T) {
 	}
 
 	// Without choices, the organization's default permissions apply.
-	_, err := a.st.UpdateOrganization(t.Context(), a.ownerActor(), store.OrganizationInput{Name: "Default Organization",
-		DefaultPermissions: &store.DefaultPermissions{PolicyIDs: []uuid.UUID{core.AdministratorPolicyID}, GroupIDs: []uuid.UUID{}}})
+	_, err := a.st.UpdateOrganization(t.Context(), a.ownerActor(), iam.OrganizationInput{Name: "Default Organization",
+		DefaultPermissions: &iam.DefaultPermissions{PolicyIDs: []uuid.UUID{core.AdministratorPolicyID}, GroupIDs: []uuid.UUID{}}})
 	must(t, err)
 	p := b.htmx("/members", url.Values{"email": {"ana@example.com"}}).status(http.StatusOK)
 	if p.has("switcher") || !p.has("initial-password") || p.row("member-row", "data-email", "ana@example.com") == nil {
@@ -128,7 +128,7 @@ func TestMemberPage(t *testing.T) {
 	ctx := t.Context()
 	owner := a.ownerActor()
 	id := a.addMember("dev@example.com", core.DeveloperPolicyID)
-	g, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Release team", Description: "Ships things."})
+	g, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Release team", Description: "Ships things."})
 	must(t, err)
 	must(t, a.st.AddGroupPolicy(ctx, owner, g.ID, core.AdministratorPolicyID))
 	b := a.signedIn(ownerEmail, ownerPassword)

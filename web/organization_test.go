@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/net/html"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestOrganizationPage(t *testing.T) {
@@ -25,7 +25,7 @@ func TestOrganizationPage(t *testing.T) {
 	if got := text(find(b.last.must("org-settings"), "error-name")); got != "Required." {
 		t.Errorf("name problem %q", got)
 	}
-	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), store.GroupInput{Name: "Support"})
+	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), iam.GroupInput{Name: "Support"})
 	must(t, err)
 	b.post("/organization", url.Values{"name": {"Acme"}, "defaults": {"true"},
 		"policyIds": {core.DeveloperPolicyID.String()}, "groupIds": {g.ID.String()}}).status(http.StatusOK).at("/organization")

@@ -7,8 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -40,7 +40,7 @@ func (p *pages) createOrganization(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.NewOrganizationInput(posted)
+	in := iam.NewOrganizationInput(posted)
 	ctx, a := c.Request().Context(), actor(c)
 	org, err := p.store.CreateOrganization(ctx, a, in)
 	if err == nil {
@@ -51,8 +51,8 @@ func (p *pages) createOrganization(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/get-started")
 	}
 	f := p.form(c, "org-create", "/organizations", map[string]string{"name": in.Name, "key": in.Key})
-	if errors.Is(err, store.ErrOrganizationLimit) { // no name or key helps: said above the form
-		f.Error = ruleMessages[store.ErrOrganizationLimit.Code]
+	if errors.Is(err, iam.ErrOrganizationLimit) { // no name or key helps: said above the form
+		f.Error = ruleMessages[iam.ErrOrganizationLimit.Code]
 		return p.newOrganizationPage(c, http.StatusUnprocessableEntity, &f)
 	}
 	status, err := formProblems(err, &f, "name", "key")

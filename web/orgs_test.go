@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // switcherOrgs lists the organizations the top bar offers.
@@ -186,7 +186,7 @@ func TestFirstRunGuide(t *testing.T) {
 }
 
 // organizationByKey reads an organization of the owner's workspace.
-func organizationByKey(t *testing.T, a *app, key string) store.Organization {
+func organizationByKey(t *testing.T, a *app, key string) iam.Organization {
 	t.Helper()
 	all, err := a.st.ListOrganizations(context.Background(), a.ownerActor())
 	must(t, err)
@@ -196,7 +196,7 @@ func organizationByKey(t *testing.T, a *app, key string) store.Organization {
 		}
 	}
 	t.Fatalf("no organization %q", key)
-	return store.Organization{}
+	return iam.Organization{}
 }
 
 // Deleting an organization names what goes with it, needs its key typed,
@@ -251,7 +251,7 @@ func TestDeleteOrganizationPage(t *testing.T) {
 	}
 }
 
-func organizations(t *testing.T, a *app) []store.Organization {
+func organizations(t *testing.T, a *app) []iam.Organization {
 	t.Helper()
 	all, err := a.st.ListOrganizations(context.Background(), a.ownerActor())
 	must(t, err)
@@ -304,7 +304,7 @@ func TestWorkspaceOwnerKeepsTheWorkspacePage(t *testing.T) {
 	a := newApp(t)
 	a.addMember("admin@example.com", core.AdministratorPolicyID)
 	admin := a.signedIn("admin@example.com", memberPassword)
-	for i := range store.MaxCreatedOrganizations {
+	for i := range iam.MaxCreatedOrganizations {
 		admin.get("/organizations/new")
 		admin.post("/organizations", url.Values{"name": {fmt.Sprintf("Theirs %d", i)}, "key": {fmt.Sprintf("theirs-%d", i)}}).
 			status(http.StatusOK).at("/get-started")
@@ -316,8 +316,8 @@ func TestWorkspaceOwnerKeepsTheWorkspacePage(t *testing.T) {
 	}
 	var n int
 	must(t, a.pool.QueryRow(t.Context(), `SELECT count(*) FROM organizations`).Scan(&n))
-	if n != 1+store.MaxCreatedOrganizations {
-		t.Errorf("%d organizations, want %d", n, 1+store.MaxCreatedOrganizations)
+	if n != 1+iam.MaxCreatedOrganizations {
+		t.Errorf("%d organizations, want %d", n, 1+iam.MaxCreatedOrganizations)
 	}
 
 	owner := a.signedIn(ownerEmail, ownerPassword)

@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // Each preset of the statement editor grants exactly what it says: a
@@ -33,7 +34,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	// then saved.
 	preset := func(key string, choice url.Values) uuid.UUID {
 		t.Helper()
-		pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: key, Key: key})
+		pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: key, Key: key})
 		must(t, err)
 		href := "/policies/" + pol.ID.String()
 		p := b.get(href).status(http.StatusOK)
@@ -128,7 +129,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 func TestStatementHintsAndAccessCheck(t *testing.T) {
 	t.Parallel()
 	a, _, _ := flagApp(t)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Flags", Key: "flags"})
+	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, []access.Statement{
 		{ID: "f", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/*:flag/*"}},

@@ -11,6 +11,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // makeSegment creates an environment-specific segment as the owner.
@@ -323,7 +324,7 @@ func TestSharedSegmentPageNeedsEveryEnvironment(t *testing.T) {
 	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), dev.ID, store.SegmentInput{Name: "Staff", Key: "staff",
 		Type: store.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}, Included: []string{"alice"}})
 	must(t, err)
-	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
+	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
@@ -367,7 +368,7 @@ func TestSegmentUsageShowsOnlyReadableEnvironments(t *testing.T) {
 		_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, key, store.TargetingInput{Targeting: &tg})
 		must(t, err)
 	}
-	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Dev only", Key: "dev-only"})
+	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Dev only", Key: "dev-only"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},

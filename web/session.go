@@ -10,8 +10,8 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -56,7 +56,7 @@ func (p *pages) session(c echo.Context) *sessions.Session {
 }
 
 // startSession signs the user in, dropping whatever the session held before.
-func (p *pages) startSession(c echo.Context, s store.Session) error {
+func (p *pages) startSession(c echo.Context, s iam.Session) error {
 	sess := p.session(c)
 	sess.Values = map[any]any{sessionToken: s.Token}
 	return sess.Save(c.Request(), c.Response())
@@ -97,7 +97,7 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		a, err := p.actors.Authenticate(ctx, store.Credentials{Authorization: token,
+		a, err := p.actors.Authenticate(ctx, iam.Credentials{Authorization: token,
 			Workspace: idString(uc.WorkspaceID), Organization: idString(uc.OrganizationID)})
 		if errors.Is(err, core.ErrUnauthenticated) { // signed out, password changed, or user gone
 			if err := p.endSession(c); err != nil {
@@ -158,8 +158,8 @@ func actor(c echo.Context) *core.Actor { return c.Get(actorKey).(*core.Actor) }
 // projects, the working environment with its secrets). A GET changes
 // nothing, so its frame is loaded once and shared by the shell and the page;
 // after a change the frame is loaded again, so it shows what the change made.
-func (p *pages) workplace(c echo.Context) (store.Workplace, error) {
-	if w, ok := c.Get(workplaceKey).(store.Workplace); ok {
+func (p *pages) workplace(c echo.Context) (iam.Workplace, error) {
+	if w, ok := c.Get(workplaceKey).(iam.Workplace); ok {
 		return w, nil
 	}
 	w, err := p.store.Workplace(c.Request().Context(), actor(c), place(c).Context)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestAccessTokens(t *testing.T) {
@@ -39,13 +39,13 @@ func TestAccessTokens(t *testing.T) {
 	// The value is shown once, in the answer to the creation.
 	b.post("/access-tokens", url.Values{"name": {"deploy"}, "type": {"Personal"}}).status(http.StatusOK)
 	value := attr(b.last.must("token-value"), "value")
-	if !strings.HasPrefix(value, store.AccessTokenPrefix) || len(value) < 36 {
+	if !strings.HasPrefix(value, iam.AccessTokenPrefix) || len(value) < 36 {
 		t.Fatalf("token value %q", value)
 	}
 	if row := b.last.row("token-row", "data-name", "deploy"); row == nil || text(find(row, "token-status")) != "Active" {
 		t.Errorf("new token not listed as Active")
 	}
-	if act, err := a.st.Authenticate(t.Context(), store.Credentials{Authorization: value}); err != nil || act.UserID != a.owner {
+	if act, err := a.st.Authenticate(t.Context(), iam.Credentials{Authorization: value}); err != nil || act.UserID != a.owner {
 		t.Errorf("the shown value does not authenticate: %v", err)
 	}
 	b.get("/access-tokens")
@@ -65,7 +65,7 @@ func TestAccessTokens(t *testing.T) {
 	if got := text(find(b.last.row("token-row", "data-name", "deploy"), "token-status")); got != "Inactive" {
 		t.Errorf("status after toggle %q", got)
 	}
-	if _, err := a.st.Authenticate(t.Context(), store.Credentials{Authorization: value}); err == nil {
+	if _, err := a.st.Authenticate(t.Context(), iam.Credentials{Authorization: value}); err == nil {
 		t.Errorf("an inactive token still authenticates")
 	}
 	p := b.htmx("/access-tokens/"+id+"/toggle", url.Values{"page": {"1"}}).status(http.StatusOK)
@@ -93,7 +93,7 @@ func tokenID(t *testing.T, a *app, name string) string {
 func TestPersonalTokenRowsFollowTheirCreator(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	tok, err := a.st.CreateAccessToken(t.Context(), a.ownerActor(), store.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
+	tok, err := a.st.CreateAccessToken(t.Context(), a.ownerActor(), iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	must(t, err)
 	id := tok.ID.String()
 	a.addMember("dev@example.com", core.DeveloperPolicyID)

@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -68,7 +68,7 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 // switcher is the top bar's choice of organization and environment. After
 // a change made with htmx it is sent again out of band (switcherAgain), so
 // the bar follows renamed and new projects and environments at once.
-func (p *pages) switcher(c echo.Context, w store.Workplace) views.Switcher {
+func (p *pages) switcher(c echo.Context, w iam.Workplace) views.Switcher {
 	a, orgs := actor(c), w.Organizations
 	next := c.Request().URL.RequestURI()
 	if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && u.Path != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // callTrigger runs a trigger by its URL's token, as the API does when an
@@ -120,7 +121,7 @@ func TestFlagTriggersFollowPermissions(t *testing.T) {
 	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
 	_, err := a.st.CreateTrigger(t.Context(), a.ownerActor(), store.TriggerInput{TargetID: f.ID, Type: store.TriggerTypeFlagGeneral, Action: store.TriggerTurnOn})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Readers", Key: "readers"})
+	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},

@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/webhook"
 )
 
@@ -220,7 +221,7 @@ func TestWebhookPageWithholdsTheLogOfUnreadableEnvironments(t *testing.T) {
 	hook, err := a.st.CreateWebhook(ctx, owner, store.WebhookInput{Name: "Prod changes", URL: "https://hooks.example.com/x",
 		Scopes: []string{p.ID.String() + "/" + prod.ID.String()}, Events: []string{store.EventFlagCreated}, IsActive: true})
 	must(t, err)
-	policy, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Dev hooks", Key: "dev-hooks"})
+	policy, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Dev hooks", Key: "dev-hooks"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{
 		{ID: "o", ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(core.WebhookAction)}, Resources: []string{"organization/*"}},

@@ -31,6 +31,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // benchOptions are the benchmark's flags.
@@ -375,7 +376,7 @@ func seedBench(ctx context.Context, pool *pgxpool.Pool, o benchOptions) (*benchW
 		return nil, err
 	}
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: o.BcryptCost})
-	if _, err := st.Bootstrap(ctx, store.Owner{Email: w.ownerEmail, Password: w.ownerSecret}); err != nil {
+	if _, err := st.Bootstrap(ctx, iam.Owner{Email: w.ownerEmail, Password: w.ownerSecret}); err != nil {
 		return nil, fmt.Errorf("bootstrap: %w", err)
 	}
 	token, err := st.MintAccessToken(ctx, w.ownerEmail, "bench", core.TokenPersonal)
@@ -383,7 +384,7 @@ func seedBench(ctx context.Context, pool *pgxpool.Pool, o benchOptions) (*benchW
 		return nil, err
 	}
 	w.auth = token.Token
-	a, err := st.Authenticate(ctx, store.Credentials{Authorization: token.Token})
+	a, err := st.Authenticate(ctx, iam.Credentials{Authorization: token.Token})
 	if err != nil {
 		return nil, err
 	}

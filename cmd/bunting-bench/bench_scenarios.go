@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // The two targets every scenario runs against.
@@ -251,7 +252,7 @@ var benchScenarios = slices.Concat([]benchScenario{
 	{
 		name: "sign-in", kind: "sign-in",
 		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
-			body := jsonBody(store.LoginInput{Email: seed.MemberEmail(benchDomain, c.rng.IntN(w.o.Members)), Password: w.memberPassword})
+			body := jsonBody(iam.LoginInput{Email: seed.MemberEmail(benchDomain, c.rng.IntN(w.o.Members)), Password: w.memberPassword})
 			if target == targetFloor {
 				return benchRequest{method: "POST", path: "/floor/login", body: body, noAuth: true}
 			}

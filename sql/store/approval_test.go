@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // developer adds a member with the built-in Developer policy (every flag and
@@ -328,7 +329,7 @@ func TestApprovalOfAnApproverNoLongerNamedStopsCounting(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, owner, pool, prod, alice, bob, carol := requestCast(t)
-	approvers, err := s.CreateGroup(ctx, owner, GroupInput{Name: "Approvers"})
+	approvers, err := s.CreateGroup(ctx, owner, iam.GroupInput{Name: "Approvers"})
 	must(t, err)
 	must(t, s.AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
 	setting := func(members ...*core.Actor) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // ownerMember adds a member with the Owner policy and signs them in.
@@ -25,11 +26,11 @@ func ownerMember(t *testing.T, s *Store, owner *core.Actor, pool *pgxpool.Pool, 
 func newMember(t *testing.T, s *Store, owner *core.Actor, email string, policy uuid.UUID) *core.Actor {
 	t.Helper()
 	ctx := context.Background()
-	m, err := s.AddMember(ctx, owner, MemberInput{Email: email, PolicyIDs: []uuid.UUID{policy}})
+	m, err := s.AddMember(ctx, owner, iam.MemberInput{Email: email, PolicyIDs: []uuid.UUID{policy}})
 	must(t, err)
-	session, err := s.Login(ctx, LoginInput{Email: email, Password: *m.InitialPassword}, "192.0.2.1")
+	session, err := s.Login(ctx, iam.LoginInput{Email: email, Password: *m.InitialPassword}, "192.0.2.1")
 	must(t, err)
-	a, err := s.Authenticate(ctx, Credentials{Authorization: "Bearer " + session.Token})
+	a, err := s.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
 	must(t, err)
 	return a
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // scheduleSoon schedules in (a targetFlag body) on flag key, due after d.
@@ -250,9 +251,9 @@ func TestScheduleByAccessToken(t *testing.T) {
 	must(t, err)
 	_, err = s.CreateFlag(ctx, a, prod.ID, FlagInput{Name: "Ship", Key: "ship"})
 	must(t, err)
-	tok, err := s.CreateAccessToken(ctx, a, AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
+	tok, err := s.CreateAccessToken(ctx, a, iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	must(t, err)
-	ta, err := s.Authenticate(ctx, Credentials{Authorization: tok.Token})
+	ta, err := s.Authenticate(ctx, iam.Credentials{Authorization: tok.Token})
 	must(t, err)
 
 	applies := scheduleSoon(t, s, ta, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)

@@ -11,17 +11,19 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // Store is the domain layer over one PostgreSQL database.
 type Store struct {
 	*core.Core
+	*iam.IAM
 }
 
 // New returns a Store over pool using keys derived from the server secret.
 func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options) *Store {
 	c := core.New(pool, keys, log, opts)
-	s := &Store{Core: c}
+	s := &Store{Core: c, IAM: iam.New(c)}
 	// Every flag and segment change is audited in the core, and its
 	// webhook deliveries queued there, in the same transaction: the core
 	// is below the webhooks, so it is handed them.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // testStore is a Store over a fresh database with its owner signed in.
@@ -26,14 +27,14 @@ func testStore(t testing.TB) (*Store, *core.Actor, *pgxpool.Pool) {
 		t.Fatal(err)
 	}
 	s := New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	if _, err := s.Bootstrap(ctx, Owner{Email: "owner@example.com", Password: "owner-password"}); err != nil {
+	if _, err := s.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"}); err != nil {
 		t.Fatal(err)
 	}
-	session, err := s.Login(ctx, LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+	session, err := s.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.Authenticate(ctx, Credentials{Authorization: "Bearer " + session.Token})
+	a, err := s.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
 	if err != nil {
 		t.Fatal(err)
 	}

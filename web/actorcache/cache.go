@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // Cache is one process's resolved actors.
@@ -43,7 +44,7 @@ func New(st *store.Store) *Cache {
 	return &Cache{store: st, entries: map[[32]byte]*cachedActor{}}
 }
 
-func cacheKey(c store.Credentials, token string) [32]byte {
+func cacheKey(c iam.Credentials, token string) [32]byte {
 	return sha256.Sum256([]byte(token + "\x00" + c.Workspace + "\x00" + c.Organization))
 }
 
@@ -51,7 +52,7 @@ func cacheKey(c store.Credentials, token string) [32]byte {
 // memory when access has not changed since it was resolved. A session
 // token's signature and expiry are checked every time, without the
 // database; whether the session has ended is in the cache or the database.
-func (c *Cache) Authenticate(ctx context.Context, creds store.Credentials) (*core.Actor, error) {
+func (c *Cache) Authenticate(ctx context.Context, creds iam.Credentials) (*core.Actor, error) {
 	token, accessToken, err := c.store.Bearer(creds)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // testStore is a store over a fresh database with its owner signed in, and
@@ -26,11 +27,11 @@ func testStore(t *testing.T) (*store.Store, *core.Actor, *pgxpool.Pool, core.Key
 	keys, err := core.DeriveKeys(strings.Repeat("cache-test-", 4))
 	must(t, err)
 	s := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	_, err = s.Bootstrap(ctx, store.Owner{Email: "owner@example.com", Password: "owner-password"})
+	_, err = s.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
 	must(t, err)
-	session, err := s.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+	session, err := s.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 	must(t, err)
-	a, err := s.Authenticate(ctx, store.Credentials{Authorization: "Bearer " + session.Token})
+	a, err := s.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
 	must(t, err)
 	return s, a, pool, keys
 }
@@ -85,11 +86,11 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 	listen(t, a, b)
 	ca, cb := New(a), New(b)
 
-	tok, err := a.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "ci", Type: core.TokenPersonal})
+	tok, err := a.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "ci", Type: core.TokenPersonal})
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds := store.Credentials{Authorization: tok.Token}
+	creds := iam.Credentials{Authorization: tok.Token}
 	for range 3 {
 		if _, err := cb.Authenticate(ctx, creds); err != nil {
 			t.Fatal(err)
@@ -142,13 +143,13 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 	listen(t, a, b)
 	ca, cb := New(a), New(b)
 
-	signIn := func() store.Credentials {
+	signIn := func() iam.Credentials {
 		t.Helper()
-		session, err := a.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+		session, err := a.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 		must(t, err)
-		return store.Credentials{Authorization: "Bearer " + session.Token}
+		return iam.Credentials{Authorization: "Bearer " + session.Token}
 	}
-	cached := func(creds store.Credentials) *core.Actor {
+	cached := func(creds iam.Credentials) *core.Actor {
 		t.Helper()
 		var actor *core.Actor
 		for range 2 {
@@ -185,7 +186,7 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 	cached(live)
 	short := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4, SessionTTL: -time.Minute})
 	for range 3 { // each sweeps the expired sessions made before it
-		_, err := short.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+		_, err := short.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 		must(t, err)
 	}
 	_, err := pool.Exec(ctx, `INSERT INTO login_failures (subject, failures, window_start) VALUES ('email:old@example.com', 5, now() - interval '1 hour')`)

@@ -29,6 +29,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -80,7 +81,7 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 		t.Fatal(err)
 	}
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	if _, err := st.Bootstrap(context.Background(), store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	if _, err := st.Bootstrap(context.Background(), iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
 	feedtest.Run(t, st.Feed())
@@ -94,7 +95,7 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 	srv := httptest.NewServer(in.echo)
 	t.Cleanup(srv.Close)
 	in.url = srv.URL
-	session, err := st.Login(context.Background(), store.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
+	session, err := st.Login(context.Background(), iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func (in *instance) request(method, path string, body any, headers ...string) (*
 // headers name ("Organization", its id), as the API authenticates them.
 func (in *instance) actor(headers ...string) *core.Actor {
 	in.t.Helper()
-	cred := store.Credentials{Authorization: in.owner, Address: "192.0.2.1"}
+	cred := iam.Credentials{Authorization: in.owner, Address: "192.0.2.1"}
 	for i := 0; i+1 < len(headers); i += 2 {
 		if headers[i] == "Organization" {
 			cred.Organization = headers[i+1]

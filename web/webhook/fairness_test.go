@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // hangingReceivers are n webhook endpoints on loopback that take every
@@ -63,7 +64,7 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 	}
 
 	// Organization B, with one receiver that answers at once.
-	org, err := s.CreateOrganization(ctx, a, store.NewOrganizationInput{Name: "Other", Key: "other"})
+	org, err := s.CreateOrganization(ctx, a, iam.NewOrganizationInput{Name: "Other", Key: "other"})
 	must(t, err)
 	b, err := s.UserActor(ctx, a.UserID, "", org.ID.String())
 	must(t, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // dbStore is a store on a fresh database, with the pool under it, which
@@ -41,11 +42,11 @@ func openStore(t *testing.T, private bool) (*dbStore, *core.Actor, *pgxpool.Pool
 	must(t, err)
 	s := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost,
 		LoginDelayStep: time.Millisecond, WebhookAllowPrivateNetworks: private})
-	_, err = s.Bootstrap(ctx, store.Owner{Email: "owner@example.com", Password: "owner-password"})
+	_, err = s.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
 	must(t, err)
-	session, err := s.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+	session, err := s.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 	must(t, err)
-	a, err := s.Authenticate(ctx, store.Credentials{Authorization: "Bearer " + session.Token})
+	a, err := s.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
 	must(t, err)
 	return &dbStore{s, pool}, a, pool
 }

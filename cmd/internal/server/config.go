@@ -22,8 +22,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -134,8 +134,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if a, err := mail.ParseAddress(cfg.AdminEmail); err != nil || a.Address != cfg.AdminEmail {
 		bad("ADMIN_EMAIL", "%q is not an email address", cfg.AdminEmail)
 	}
-	if p := cfg.AdminPassword; p != "" && (len([]rune(p)) < store.MinPasswordLen || len(p) > store.MaxPasswordLen) {
-		bad("ADMIN_PASSWORD", "must be %d to %d bytes long", store.MinPasswordLen, store.MaxPasswordLen)
+	if p := cfg.AdminPassword; p != "" && (len([]rune(p)) < iam.MinPasswordLen || len(p) > iam.MaxPasswordLen) {
+		bad("ADMIN_PASSWORD", "must be %d to %d bytes long", iam.MinPasswordLen, iam.MaxPasswordLen)
 	}
 	grace := env("SHUTDOWN_GRACE", "15s")
 	if cfg.ShutdownGrace, err = time.ParseDuration(grace); err != nil || cfg.ShutdownGrace <= 0 {

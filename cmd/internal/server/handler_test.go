@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -49,9 +50,9 @@ func newSiteOver(t *testing.T, pool *pgxpool.Pool) *site {
 	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	must(t, err)
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost})
-	_, err = st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword})
+	_, err = st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword})
 	must(t, err)
-	session, err := st.Login(ctx, store.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
+	session, err := st.Login(ctx, iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	must(t, err)
 	return &site{t: t, st: st, owner: "Bearer " + session.Token, ownerID: session.UserID}
 }
@@ -77,7 +78,7 @@ func (s *site) listen() {
 // ownerActor is the owner as the store sees them, to set up data directly.
 func (s *site) ownerActor() *core.Actor {
 	s.t.Helper()
-	owner, err := s.st.Authenticate(context.Background(), store.Credentials{Authorization: s.owner})
+	owner, err := s.st.Authenticate(context.Background(), iam.Credentials{Authorization: s.owner})
 	must(s.t, err)
 	return owner
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/webhook"
 )
 
@@ -55,7 +56,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer stopDB()
-	boot, err := st.Bootstrap(ctx, store.Owner{Email: cfg.AdminEmail, Password: cfg.AdminPassword})
+	boot, err := st.Bootstrap(ctx, iam.Owner{Email: cfg.AdminEmail, Password: cfg.AdminPassword})
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // A change made from a page costs at most twice the SQL statements the same
@@ -219,7 +220,7 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	if got := segment.Included; !slices.Equal(got, []string{"user-3"}) {
 		t.Errorf("segment includes %v, want user-3", got)
 	}
-	direct, err := s.st.ListMemberDirectPolicies(ctx, owner, member, store.IAMFilter{Page: core.Page{Size: 100}})
+	direct, err := s.st.ListMemberDirectPolicies(ctx, owner, member, iam.IAMFilter{Page: core.Page{Size: 100}})
 	must(t, err)
 	if got := direct.Items; len(got) != len(policies) {
 		t.Errorf("member's policies %v, want %d", got, len(policies))
@@ -239,7 +240,7 @@ func pageChangeBudget(t *testing.T, warm bool) {
 // policy: the organization's default one is taken back.
 func addMember(t *testing.T, s *site, email string) uuid.UUID {
 	t.Helper()
-	m, err := s.st.AddMember(t.Context(), s.ownerActor(), store.MemberInput{Email: email})
+	m, err := s.st.AddMember(t.Context(), s.ownerActor(), iam.MemberInput{Email: email})
 	must(t, err)
 	must(t, s.st.RemoveMemberPolicy(t.Context(), s.ownerActor(), m.ID, core.DeveloperPolicyID))
 	return m.ID
@@ -249,7 +250,7 @@ func addMember(t *testing.T, s *site, email string) uuid.UUID {
 // change nothing.
 func readerPolicy(t *testing.T, s *site) uuid.UUID {
 	t.Helper()
-	p, err := s.st.CreatePolicy(t.Context(), s.ownerActor(), store.PolicyInput{Name: "Reader", Key: "reader"})
+	p, err := s.st.CreatePolicy(t.Context(), s.ownerActor(), iam.PolicyInput{Name: "Reader", Key: "reader"})
 	must(t, err)
 	_, err = s.st.UpdatePolicyStatements(t.Context(), s.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},

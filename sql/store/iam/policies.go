@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -74,7 +74,7 @@ func policy(r db.Policy) (Policy, error) {
 }
 
 // policyOf loads one of the organization's policies or a built-in one.
-func (s *Store) policyOf(ctx context.Context, a *core.Actor, id uuid.UUID) (db.Policy, error) {
+func (s *IAM) policyOf(ctx context.Context, a *core.Actor, id uuid.UUID) (db.Policy, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return db.Policy{}, err
@@ -85,7 +85,7 @@ func (s *Store) policyOf(ctx context.Context, a *core.Actor, id uuid.UUID) (db.P
 
 // ListPolicies pages the built-in policies and the organization's, built-ins
 // first, then by name; Search is part of the name.
-func (s *Store) ListPolicies(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Policy], error) {
+func (s *IAM) ListPolicies(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Policy], error) {
 	var v core.Validator
 	f.check(&v, "name")
 	orgID, err := a.IAMOrg(&v)
@@ -112,7 +112,7 @@ func (s *Store) ListPolicies(ctx context.Context, a *core.Actor, f IAMFilter) (c
 }
 
 // GetPolicy returns one of the organization's policies or a built-in one.
-func (s *Store) GetPolicy(ctx context.Context, a *core.Actor, id uuid.UUID) (Policy, error) {
+func (s *IAM) GetPolicy(ctx context.Context, a *core.Actor, id uuid.UUID) (Policy, error) {
 	row, err := s.policyOf(ctx, a, id)
 	if err != nil {
 		return Policy{}, err
@@ -125,7 +125,7 @@ func (s *Store) GetPolicy(ctx context.Context, a *core.Actor, id uuid.UUID) (Pol
 
 // IsPolicyKeyUsed tells whether a policy key is taken in the organization,
 // case-insensitively, built-in keys included.
-func (s *Store) IsPolicyKeyUsed(ctx context.Context, a *core.Actor, key string) (bool, error) {
+func (s *IAM) IsPolicyKeyUsed(ctx context.Context, a *core.Actor, key string) (bool, error) {
 	var v core.Validator
 	v.Required("key", key, core.MaxKeyLen)
 	orgID, err := a.IAMOrg(&v)
@@ -137,7 +137,7 @@ func (s *Store) IsPolicyKeyUsed(ctx context.Context, a *core.Actor, key string) 
 }
 
 // CreatePolicy creates a CustomerManaged policy without statements.
-func (s *Store) CreatePolicy(ctx context.Context, a *core.Actor, in PolicyInput) (Policy, error) {
+func (s *IAM) CreatePolicy(ctx context.Context, a *core.Actor, in PolicyInput) (Policy, error) {
 	var v core.Validator
 	in.check(&v)
 	orgID, err := a.IAMOrg(&v)
@@ -150,7 +150,7 @@ func (s *Store) CreatePolicy(ctx context.Context, a *core.Actor, in PolicyInput)
 // ClonePolicy creates a CustomerManaged policy with the statements, ids
 // included, of the organization's or the built-in policy whose key is
 // exactly key. Members and groups of the original are not carried over.
-func (s *Store) ClonePolicy(ctx context.Context, a *core.Actor, key string, in PolicyInput) (Policy, error) {
+func (s *IAM) ClonePolicy(ctx context.Context, a *core.Actor, key string, in PolicyInput) (Policy, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return Policy{}, err
@@ -169,7 +169,7 @@ func (s *Store) ClonePolicy(ctx context.Context, a *core.Actor, key string, in P
 
 // insertPolicy creates an organization's policy. Its key must differ from
 // the built-in keys too, so a key names one policy when cloning.
-func (s *Store) insertPolicy(ctx context.Context, a *core.Actor, orgID uuid.UUID, in PolicyInput, statements json.RawMessage) (Policy, error) {
+func (s *IAM) insertPolicy(ctx context.Context, a *core.Actor, orgID uuid.UUID, in PolicyInput, statements json.RawMessage) (Policy, error) {
 	var out Policy
 	err := s.InTx(ctx, func(q *db.Queries) error {
 		used, err := q.IsPolicyKeyUsed(ctx, db.IsPolicyKeyUsedParams{Key: in.Key, OrganizationID: orgID})
@@ -195,7 +195,7 @@ func (s *Store) insertPolicy(ctx context.Context, a *core.Actor, orgID uuid.UUID
 }
 
 // editablePolicy loads a policy for a change: the organization's own, not a built-in.
-func (s *Store) editablePolicy(ctx context.Context, a *core.Actor, id uuid.UUID, v *core.Validator) (Policy, error) {
+func (s *IAM) editablePolicy(ctx context.Context, a *core.Actor, id uuid.UUID, v *core.Validator) (Policy, error) {
 	row, err := s.policyOf(ctx, a, id)
 	if err != nil {
 		return Policy{}, err
@@ -210,7 +210,7 @@ func (s *Store) editablePolicy(ctx context.Context, a *core.Actor, id uuid.UUID,
 }
 
 // UpdatePolicySettings renames and describes one of the organization's policies.
-func (s *Store) UpdatePolicySettings(ctx context.Context, a *core.Actor, id uuid.UUID, in PolicySettingsInput) (Policy, error) {
+func (s *IAM) UpdatePolicySettings(ctx context.Context, a *core.Actor, id uuid.UUID, in PolicySettingsInput) (Policy, error) {
 	var v core.Validator
 	v.Required("name", in.Name, core.MaxNameLen)
 	v.Text("description", in.Description, core.MaxDescriptionLen)
@@ -236,7 +236,7 @@ func (s *Store) UpdatePolicySettings(ctx context.Context, a *core.Actor, id uuid
 
 // UpdatePolicyStatements replaces the statements of one of the
 // organization's policies. A statement without an id gets one.
-func (s *Store) UpdatePolicyStatements(ctx context.Context, a *core.Actor, id uuid.UUID, statements []access.Statement) (Policy, error) {
+func (s *IAM) UpdatePolicyStatements(ctx context.Context, a *core.Actor, id uuid.UUID, statements []access.Statement) (Policy, error) {
 	var v core.Validator
 	switch {
 	case statements == nil:
@@ -279,7 +279,7 @@ func (s *Store) UpdatePolicyStatements(ctx context.Context, a *core.Actor, id uu
 
 // DeletePolicy removes one of the organization's policies with its
 // attachments, and drops it from the default permissions of new members.
-func (s *Store) DeletePolicy(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+func (s *IAM) DeletePolicy(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	before, err := s.editablePolicy(ctx, a, id, &core.Validator{})
 	if err != nil {
 		return err
@@ -304,7 +304,7 @@ func (s *Store) DeletePolicy(ctx context.Context, a *core.Actor, id uuid.UUID) e
 // ListPolicyMembers pages the organization's members who hold a policy
 // directly (not through a group), or with All every member, each marked;
 // Search is part of the email.
-func (s *Store) ListPolicyMembers(ctx context.Context, a *core.Actor, policyID uuid.UUID, f IAMFilter) (core.Paged[PolicyMember], error) {
+func (s *IAM) ListPolicyMembers(ctx context.Context, a *core.Actor, policyID uuid.UUID, f IAMFilter) (core.Paged[PolicyMember], error) {
 	var v core.Validator
 	f.check(&v, "searchText")
 	orgID, err := a.IAMOrg(&v)
@@ -352,7 +352,7 @@ const maxEmailMatches = 1000
 // and the count at once). A text too many users share is searched by
 // SearchPolicyMembers alone. When a page finds nobody, whether the policy
 // exists and, past the first page, how many there are is asked apart.
-func (s *Store) searchPolicyMembers(ctx context.Context, a *core.Actor, orgID, policyID uuid.UUID, all bool, search string, limit, offset int32) (core.Paged[PolicyMember], error) {
+func (s *IAM) searchPolicyMembers(ctx context.Context, a *core.Actor, orgID, policyID uuid.UUID, all bool, search string, limit, offset int32) (core.Paged[PolicyMember], error) {
 	count := func() (int64, error) {
 		if _, err := s.policyOf(ctx, a, policyID); err != nil || offset == 0 {
 			return 0, err
@@ -384,7 +384,7 @@ func policyMemberOf(r db.SearchPolicyMembersRow) (PolicyMember, int64) {
 
 // ListPolicyGroups pages the organization's groups a policy is attached to,
 // or with All every group, each marked; Search is part of the group name.
-func (s *Store) ListPolicyGroups(ctx context.Context, a *core.Actor, policyID uuid.UUID, f IAMFilter) (core.Paged[PolicyGroup], error) {
+func (s *IAM) ListPolicyGroups(ctx context.Context, a *core.Actor, policyID uuid.UUID, f IAMFilter) (core.Paged[PolicyGroup], error) {
 	if _, err := s.policyOf(ctx, a, policyID); err != nil {
 		return core.Paged[PolicyGroup]{}, err
 	}

@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -69,7 +69,7 @@ func keepOwner(ctx context.Context, q *db.Queries, orgID uuid.UUID, change func(
 
 // Actions returns every action the server checks, by resource type, for
 // editors of statements.
-func (s *Store) Actions(ctx context.Context, a *core.Actor) []access.ActionGroup {
+func (s *IAM) Actions(ctx context.Context, a *core.Actor) []access.ActionGroup {
 	return access.Catalogue
 }
 
@@ -113,7 +113,7 @@ func accessOf(ctx context.Context, q *db.Queries, orgID uuid.UUID, m memberRow) 
 // changeMemberAccess applies apply to a member's access in one transaction
 // and records it, unless it changed nothing (adding and removing are
 // idempotent). guard refuses a change that removes the last owner.
-func (s *Store) changeMemberAccess(ctx context.Context, a *core.Actor, m memberRow, guard bool, apply func(q *db.Queries) error) error {
+func (s *IAM) changeMemberAccess(ctx context.Context, a *core.Actor, m memberRow, guard bool, apply func(q *db.Queries) error) error {
 	return s.InTx(ctx, func(q *db.Queries) error {
 		var before, after memberAccess
 		run := func() error {

@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -37,7 +37,7 @@ const AccessTokenPrefix = "api-"
 // token's signature and expiry. Nothing usable is ErrUnauthenticated.
 // Whether a session has ended, or a token still acts, is the database's
 // (Authenticate) or a cache's answer.
-func (s *Store) Bearer(c Credentials) (token string, accessToken bool, err error) {
+func (s *IAM) Bearer(c Credentials) (token string, accessToken bool, err error) {
 	token = strings.TrimSpace(c.Authorization)
 	if rest, ok := cutPrefixFold(token, "Bearer "); ok {
 		token = strings.TrimSpace(rest)
@@ -58,7 +58,7 @@ func (s *Store) Bearer(c Credentials) (token string, accessToken bool, err error
 // tokens carry their own workspace and organization (headers are ignored); a
 // signed-in user's headers select the context, which must be one the user
 // belongs to.
-func (s *Store) Authenticate(ctx context.Context, c Credentials) (*core.Actor, error) {
+func (s *IAM) Authenticate(ctx context.Context, c Credentials) (*core.Actor, error) {
 	token, accessToken, err := s.Bearer(c)
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 // the workspace and organization the (optional) headers name:
 // ErrUnauthenticated unless the session is live (signed, not expired, not
 // ended by signing out or a password change).
-func (s *Store) SessionActor(ctx context.Context, token, workspace, organization string) (*core.Actor, error) {
+func (s *IAM) SessionActor(ctx context.Context, token, workspace, organization string) (*core.Actor, error) {
 	sessionID, userID, ok := s.verifySessionToken(token)
 	if !ok {
 		return nil, core.ErrUnauthenticated
@@ -110,7 +110,7 @@ func (s *Store) SessionActor(ctx context.Context, token, workspace, organization
 // SessionUser returns the user a session token names when its signature and
 // expiry hold, without asking the database whether it has ended: for reading
 // what to show before SessionActor decides.
-func (s *Store) SessionUser(token string) (uuid.UUID, bool) {
+func (s *IAM) SessionUser(token string) (uuid.UUID, bool) {
 	_, userID, ok := s.verifySessionToken(token)
 	return userID, ok
 }
@@ -118,7 +118,7 @@ func (s *Store) SessionUser(token string) (uuid.UUID, bool) {
 // UserActor returns the Actor for a user, in the workspace and organization
 // the (optional) headers name, for callers that authenticated the user
 // already.
-func (s *Store) UserActor(ctx context.Context, userID uuid.UUID, workspace, organization string) (*core.Actor, error) {
+func (s *IAM) UserActor(ctx context.Context, userID uuid.UUID, workspace, organization string) (*core.Actor, error) {
 	user, err := s.Q.GetUser(ctx, userID)
 	if err != nil {
 		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
@@ -129,7 +129,7 @@ func (s *Store) UserActor(ctx context.Context, userID uuid.UUID, workspace, orga
 	return s.userActor(ctx, user, workspace, organization)
 }
 
-func (s *Store) userActor(ctx context.Context, user db.User, workspace, organization string) (*core.Actor, error) {
+func (s *IAM) userActor(ctx context.Context, user db.User, workspace, organization string) (*core.Actor, error) {
 	a := &core.Actor{UserID: user.ID}
 
 	workspaces, err := s.Q.ListUserWorkspaces(ctx, user.ID)
@@ -182,7 +182,7 @@ func pick(header string, n int, id func(int) uuid.UUID) (uuid.UUID, error) {
 	return uuid.Nil, nil
 }
 
-func (s *Store) tokenActor(ctx context.Context, token string) (*core.Actor, error) {
+func (s *IAM) tokenActor(ctx context.Context, token string) (*core.Actor, error) {
 	sum := sha256.Sum256([]byte(token))
 	t, err := s.Q.GetAccessTokenByHash(ctx, sum[:])
 	if err != nil {
@@ -217,7 +217,7 @@ func (s *Store) tokenActor(ctx context.Context, token string) (*core.Actor, erro
 
 const sessionPayloadLen = 16 + 16 + 8
 
-func (s *Store) issueSessionToken(sessionID, userID uuid.UUID, expires time.Time) string {
+func (s *IAM) issueSessionToken(sessionID, userID uuid.UUID, expires time.Time) string {
 	buf := make([]byte, sessionPayloadLen, sessionPayloadLen+sha256.Size)
 	copy(buf, sessionID[:])
 	copy(buf[16:], userID[:])
@@ -227,7 +227,7 @@ func (s *Store) issueSessionToken(sessionID, userID uuid.UUID, expires time.Time
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(buf))
 }
 
-func (s *Store) verifySessionToken(token string) (sessionID, userID uuid.UUID, ok bool) {
+func (s *IAM) verifySessionToken(token string) (sessionID, userID uuid.UUID, ok bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil || len(raw) != sessionPayloadLen+sha256.Size {
 		return uuid.Nil, uuid.Nil, false
@@ -253,7 +253,7 @@ type Session struct {
 // newSession records a session of the user (in q's transaction, if any)
 // and returns its token; recording it also sweeps a few expired sessions, so
 // the table stays the size of the live ones.
-func (s *Store) newSession(ctx context.Context, q *db.Queries, userID uuid.UUID) (Session, error) {
+func (s *IAM) newSession(ctx context.Context, q *db.Queries, userID uuid.UUID) (Session, error) {
 	id := uuid.New() // version 4: 122 random bits, never guessed
 	expires := time.Now().Add(s.SessionTTL).Truncate(time.Second)
 	if err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, UserID: userID, ExpiresAt: expires}); err != nil {
@@ -264,7 +264,7 @@ func (s *Store) newSession(ctx context.Context, q *db.Queries, userID uuid.UUID)
 
 // Logout ends the caller's session, on every instance at once. An access
 // token has no session to end: ErrForbidden.
-func (s *Store) Logout(ctx context.Context, a *core.Actor) error {
+func (s *IAM) Logout(ctx context.Context, a *core.Actor) error {
 	if a.SessionID == uuid.Nil {
 		return core.ErrForbidden
 	}
@@ -273,7 +273,7 @@ func (s *Store) Logout(ctx context.Context, a *core.Actor) error {
 
 // EndSession ends the session of a token, whatever state it is in: signing
 // out of the pages works even when the session has already ended.
-func (s *Store) EndSession(ctx context.Context, token string) error {
+func (s *IAM) EndSession(ctx context.Context, token string) error {
 	sessionID, userID, ok := s.verifySessionToken(token)
 	if !ok {
 		return nil // expired or not ours: nothing can use it
@@ -281,7 +281,7 @@ func (s *Store) EndSession(ctx context.Context, token string) error {
 	return s.endSession(ctx, sessionID, userID)
 }
 
-func (s *Store) endSession(ctx context.Context, sessionID, userID uuid.UUID) error {
+func (s *IAM) endSession(ctx context.Context, sessionID, userID uuid.UUID) error {
 	return s.InTx(ctx, func(q *db.Queries) error {
 		s.AccessChanged() // the trigger tells every other instance
 		_, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: sessionID, UserID: userID})
@@ -292,7 +292,7 @@ func (s *Store) endSession(ctx context.Context, sessionID, userID uuid.UUID) err
 // RefreshSession replaces the caller's session with a new one that lasts
 // the full lifetime again; the old token stops working, as FeatBit revokes
 // the refresh token it replaces. An access token has no session: ErrForbidden.
-func (s *Store) RefreshSession(ctx context.Context, a *core.Actor) (Session, error) {
+func (s *IAM) RefreshSession(ctx context.Context, a *core.Actor) (Session, error) {
 	if a.SessionID == uuid.Nil {
 		return Session{}, core.ErrForbidden
 	}
@@ -350,7 +350,7 @@ type LoginInput struct {
 
 // Login checks an email and password and starts a session. A wrong email and
 // a wrong password answer the same, in the same time.
-func (s *Store) Login(ctx context.Context, in LoginInput, addr string) (Session, error) {
+func (s *IAM) Login(ctx context.Context, in LoginInput, addr string) (Session, error) {
 	var v core.Validator
 	if strings.TrimSpace(in.Email) == "" {
 		v.Add("email", "required")
@@ -389,7 +389,7 @@ func (s *Store) Login(ctx context.Context, in LoginInput, addr string) (Session,
 // reserveLogin counts an attempt for the email, the address and the pair,
 // refuses it past a hard limit, and otherwise delays it by how many came
 // before it in the window.
-func (s *Store) reserveLogin(ctx context.Context, email, addr string) error {
+func (s *IAM) reserveLogin(ctx context.Context, email, addr string) error {
 	since := time.Now().Add(-loginWindow)
 	rows, err := s.Q.ReserveLoginAttempts(ctx, db.ReserveLoginAttemptsParams{
 		Subjects: []string{addrSubject + addr, emailSubject + email, pairSubject + email + " " + addr},
@@ -420,7 +420,7 @@ func (s *Store) reserveLogin(ctx context.Context, email, addr string) error {
 }
 
 // dummyHash is compared against when the email is unknown, so both failures take as long.
-func (s *Store) dummyHash() string {
+func (s *IAM) dummyHash() string {
 	s.DummyOnce.Do(func() {
 		h, _ := bcrypt.GenerateFromPassword([]byte(rand.Text()), s.PasswordCost)
 		s.Dummy = string(h)
@@ -428,7 +428,7 @@ func (s *Store) dummyHash() string {
 	return s.Dummy
 }
 
-func (s *Store) hashPassword(password string) (string, error) {
+func (s *IAM) hashPassword(password string) (string, error) {
 	h, err := bcrypt.GenerateFromPassword([]byte(password), s.PasswordCost)
 	return string(h), err
 }
@@ -441,7 +441,7 @@ type ResetPasswordInput struct {
 
 // ResetPassword changes the signed-in user's password, which ends every
 // session of the user, and returns a fresh session for the caller.
-func (s *Store) ResetPassword(ctx context.Context, a *core.Actor, in ResetPasswordInput) (Session, error) {
+func (s *IAM) ResetPassword(ctx context.Context, a *core.Actor, in ResetPasswordInput) (Session, error) {
 	if a.IsToken() {
 		return Session{}, core.ErrForbidden
 	}

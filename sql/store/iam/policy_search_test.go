@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -78,7 +78,7 @@ func TestPolicyMemberPagesKeepTheirPlan(t *testing.T) {
 	one, err := pgxpool.NewWithConfig(ctx, cfg)
 	must(t, err)
 	defer one.Close()
-	single := New(one, s.ServerKeys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
+	single := New(core.New(one, s.ServerKeys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4}))
 	for i := range 10 {
 		// ".0001" and the like: ten members each.
 		page, err := single.ListPolicyMembers(ctx, a, p.ID, IAMFilter{Search: fmt.Sprintf(".%04d", i+1), All: i%2 == 0, Page: core.Page{Size: 10}})

@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func profile(u db.User) Profile {
 // UpdateProfile changes the signed-in user's name and email. Access tokens
 // may not: a profile is the person's, not an automation's. An email another
 // user has is refused with EmailHasBeenUsed.
-func (s *Store) UpdateProfile(ctx context.Context, a *core.Actor, in ProfileInput) (Profile, error) {
+func (s *IAM) UpdateProfile(ctx context.Context, a *core.Actor, in ProfileInput) (Profile, error) {
 	if a.IsToken() {
 		return Profile{}, core.ErrForbidden
 	}
@@ -71,7 +71,7 @@ func (s *Store) UpdateProfile(ctx context.Context, a *core.Actor, in ProfileInpu
 // ListUserWorkspaces returns the workspaces the caller belongs to (an access
 // token: its own). Client secrets are masked; the licence is shown only for
 // the current workspace and only to those allowed to change it.
-func (s *Store) ListUserWorkspaces(ctx context.Context, a *core.Actor) ([]Workspace, error) {
+func (s *IAM) ListUserWorkspaces(ctx context.Context, a *core.Actor) ([]Workspace, error) {
 	var rows []db.Workspace
 	if a.IsToken() {
 		row, err := s.Q.GetWorkspace(ctx, a.WorkspaceID)

@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"github.com/bunting-flags/bunting/sql/store/core"
@@ -12,7 +12,7 @@ import (
 
 // AuthorizeIAM checks what every identity and access management operation
 // requires: the caller's organization, and CanManageIAM.
-func (s *Store) AuthorizeIAM(a *core.Actor) error {
+func (s *IAM) AuthorizeIAM(a *core.Actor) error {
 	_, err := a.IAMOrg(&core.Validator{})
 	return err
 }

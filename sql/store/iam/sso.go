@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type SSOOffer struct {
 }
 
 // SSOOffer reports whether and how the sign-in page offers single sign-on.
-func (s *Store) SSOOffer(ctx context.Context) (SSOOffer, error) {
+func (s *IAM) SSOOffer(ctx context.Context) (SSOOffer, error) {
 	n, err := s.Q.CountWorkspacesWithSSO(ctx)
 	if err != nil || n.WithSso == 0 {
 		return SSOOffer{}, core.Translate(err)
@@ -89,7 +89,7 @@ type SSOStartInput struct {
 // cannot fill anything: the attempt is Sealed for the browser to keep, and
 // FinishSSO takes it back. How often one address may begin is the pages'
 // limit (web/limit).
-func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error) {
+func (s *IAM) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error) {
 	key := strings.TrimSpace(in.Workspace)
 	var ws db.Workspace
 	var err error
@@ -122,7 +122,7 @@ func (s *Store) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error
 // within SSOStateTTL. It returns the attempt with the workspace's current
 // settings. Using an attempt once is the caller's part: it deletes what the
 // browser kept.
-func (s *Store) FinishSSO(ctx context.Context, state, sealed string) (SSOLogin, error) {
+func (s *IAM) FinishSSO(ctx context.Context, state, sealed string) (SSOLogin, error) {
 	a, ok := openAttempt(s.ServerKeys, sealed)
 	if state == "" || !ok || subtle.ConstantTimeCompare([]byte(a.State), []byte(state)) != 1 {
 		return SSOLogin{}, core.ErrSSOState
@@ -144,7 +144,7 @@ func (s *Store) FinishSSO(ctx context.Context, state, sealed string) (SSOLogin, 
 }
 
 // ssoClient reads a workspace's OIDC settings and opens the client secret.
-func (s *Store) ssoClient(ws db.Workspace) (SSOClient, error) {
+func (s *IAM) ssoClient(ws db.Workspace) (SSOClient, error) {
 	o, err := oidcSettings(ws)
 	if err != nil {
 		return SSOClient{}, err
@@ -179,7 +179,7 @@ func oidcSettings(ws db.Workspace) (OIDCSettings, error) {
 // user with no organization in the workspace joins it and its default
 // (oldest) organization with that organization's default permissions. All of
 // it, with its audit entry, is one transaction; nothing is kept on failure.
-func (s *Store) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[string]any) (Session, error) {
+func (s *IAM) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[string]any) (Session, error) {
 	ws, err := s.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
 		return Session{}, core.Translate(err)
@@ -224,7 +224,7 @@ func emailVerified(claim any) bool {
 	return true
 }
 
-func (s *Store) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name string) (Session, error) {
+func (s *IAM) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name string) (Session, error) {
 	var session Session
 	err := s.InTx(ctx, func(q *db.Queries) error {
 		user, err := q.GetUserByEmail(ctx, email)
@@ -264,7 +264,7 @@ func (s *Store) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name strin
 // joinDefaultOrganization makes a user a member of the workspace and of its
 // default organization with that organization's default permissions, and
 // records it as the user's own doing.
-func (s *Store) joinDefaultOrganization(ctx context.Context, q *db.Queries, wsID, userID uuid.UUID) (uuid.UUID, error) {
+func (s *IAM) joinDefaultOrganization(ctx context.Context, q *db.Queries, wsID, userID uuid.UUID) (uuid.UUID, error) {
 	org, err := q.GetDefaultOrganization(ctx, wsID)
 	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
 		return uuid.Nil, core.ErrSSONotConfigured
@@ -299,7 +299,7 @@ func (s *Store) joinDefaultOrganization(ctx context.Context, q *db.Queries, wsID
 
 // CheckOIDCEndpoints checks the endpoints of OIDC settings about to be
 // tested from the workspace page, for those allowed to change them.
-func (s *Store) CheckOIDCEndpoints(ctx context.Context, a *core.Actor, in OIDCSettings) (OIDCSettings, error) {
+func (s *IAM) CheckOIDCEndpoints(ctx context.Context, a *core.Actor, in OIDCSettings) (OIDCSettings, error) {
 	wsID, err := a.Workspace()
 	if err != nil {
 		return OIDCSettings{}, err

@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"bytes"
@@ -77,7 +77,7 @@ const maxEmailLen = 254
 type memberRow db.GetMemberRow
 
 // memberOf loads a member of the organization; other users are not found.
-func (s *Store) memberOf(ctx context.Context, a *core.Actor, id uuid.UUID) (memberRow, error) {
+func (s *IAM) memberOf(ctx context.Context, a *core.Actor, id uuid.UUID) (memberRow, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return memberRow{}, err
@@ -90,7 +90,7 @@ func (s *Store) memberOf(ctx context.Context, a *core.Actor, id uuid.UUID) (memb
 // to the member's inviter, and only while the user belongs to this one
 // organization: a user is global, so an inviter in another organization must
 // not learn a password that also opens this one.
-func (s *Store) member(ctx context.Context, a *core.Actor, r memberRow, groups []MemberGroup) Member {
+func (s *IAM) member(ctx context.Context, a *core.Actor, r memberRow, groups []MemberGroup) Member {
 	m := Member{ID: r.ID, Email: r.Email, Name: r.Name, InvitorID: r.InvitorID, Groups: groups}
 	if m.Groups == nil {
 		m.Groups = []MemberGroup{}
@@ -107,7 +107,7 @@ func (s *Store) member(ctx context.Context, a *core.Actor, r memberRow, groups [
 }
 
 // members shapes member rows with their groups.
-func (s *Store) members(ctx context.Context, a *core.Actor, q *db.Queries, orgID uuid.UUID, rows []memberRow) ([]Member, error) {
+func (s *IAM) members(ctx context.Context, a *core.Actor, q *db.Queries, orgID uuid.UUID, rows []memberRow) ([]Member, error) {
 	ids := make([]uuid.UUID, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
@@ -130,7 +130,7 @@ func (s *Store) members(ctx context.Context, a *core.Actor, q *db.Queries, orgID
 
 // ListMembers pages the organization's members, newest first; Search is
 // part of the email or name.
-func (s *Store) ListMembers(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Member], error) {
+func (s *IAM) ListMembers(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Member], error) {
 	var v core.Validator
 	f.check(&v, "searchText")
 	orgID, err := a.IAMOrg(&v)
@@ -168,7 +168,7 @@ func (s *Store) ListMembers(ctx context.Context, a *core.Actor, f IAMFilter) (co
 }
 
 // GetMember returns a member of the organization with their groups.
-func (s *Store) GetMember(ctx context.Context, a *core.Actor, id uuid.UUID) (Member, error) {
+func (s *IAM) GetMember(ctx context.Context, a *core.Actor, id uuid.UUID) (Member, error) {
 	r, err := s.memberOf(ctx, a, id)
 	if err != nil {
 		return Member{}, err
@@ -211,7 +211,7 @@ func checkGrants(ctx context.Context, q *db.Queries, orgID uuid.UUID, policyIDs,
 // when both are empty. An unknown email becomes a new user with a generated
 // initial password, stored bcrypt-hashed and, sealed, for the inviter to
 // read. Adding a user who already is a member changes nothing.
-func (s *Store) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Member, error) {
+func (s *IAM) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Member, error) {
 	var v core.Validator
 	email := strings.TrimSpace(in.Email)
 	checkEmail(&v, "email", email)
@@ -319,7 +319,7 @@ func (s *Store) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (M
 // group memberships there, and out of the workspace when it was their last
 // organization in it; refused when it removes the last owner. The user
 // record stays: users are global and may belong elsewhere.
-func (s *Store) RemoveMember(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+func (s *IAM) RemoveMember(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	m, err := s.memberOf(ctx, a, id)
 	if err != nil {
 		return err
@@ -353,7 +353,7 @@ func (s *Store) RemoveMember(ctx context.Context, a *core.Actor, id uuid.UUID) e
 
 // ListMemberGroups pages the groups a member belongs to, or with All every
 // group of the organization, each marked; Search is part of the group name.
-func (s *Store) ListMemberGroups(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[MemberGroup], error) {
+func (s *IAM) ListMemberGroups(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[MemberGroup], error) {
 	if _, err := s.memberOf(ctx, a, memberID); err != nil {
 		return core.Paged[MemberGroup]{}, err
 	}
@@ -376,7 +376,7 @@ func (s *Store) ListMemberGroups(ctx context.Context, a *core.Actor, memberID uu
 // ListMemberDirectPolicies pages the policies a member holds directly, or
 // with All every policy usable in the organization, each marked; Search is
 // part of the policy name.
-func (s *Store) ListMemberDirectPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[MemberPolicy], error) {
+func (s *IAM) ListMemberDirectPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[MemberPolicy], error) {
 	if _, err := s.memberOf(ctx, a, memberID); err != nil {
 		return core.Paged[MemberPolicy]{}, err
 	}
@@ -396,7 +396,7 @@ func (s *Store) ListMemberDirectPolicies(ctx context.Context, a *core.Actor, mem
 
 // ListMemberInheritedPolicies pages the policies a member holds through
 // groups, each with the group it comes from; Search is part of the policy name.
-func (s *Store) ListMemberInheritedPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[InheritedPolicy], error) {
+func (s *IAM) ListMemberInheritedPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[InheritedPolicy], error) {
 	if _, err := s.memberOf(ctx, a, memberID); err != nil {
 		return core.Paged[InheritedPolicy]{}, err
 	}
@@ -415,7 +415,7 @@ func (s *Store) ListMemberInheritedPolicies(ctx context.Context, a *core.Actor, 
 }
 
 // AddMemberPolicy gives a member a policy directly; giving it twice changes nothing.
-func (s *Store) AddMemberPolicy(ctx context.Context, a *core.Actor, memberID, policyID uuid.UUID) error {
+func (s *IAM) AddMemberPolicy(ctx context.Context, a *core.Actor, memberID, policyID uuid.UUID) error {
 	m, err := s.memberAndPolicy(ctx, a, memberID, policyID)
 	if err != nil {
 		return err
@@ -427,7 +427,7 @@ func (s *Store) AddMemberPolicy(ctx context.Context, a *core.Actor, memberID, po
 
 // RemoveMemberPolicy takes a directly held policy from a member, unless that
 // removes the organization's last owner; removing twice changes nothing.
-func (s *Store) RemoveMemberPolicy(ctx context.Context, a *core.Actor, memberID, policyID uuid.UUID) error {
+func (s *IAM) RemoveMemberPolicy(ctx context.Context, a *core.Actor, memberID, policyID uuid.UUID) error {
 	m, err := s.memberAndPolicy(ctx, a, memberID, policyID)
 	if err != nil {
 		return err
@@ -437,7 +437,7 @@ func (s *Store) RemoveMemberPolicy(ctx context.Context, a *core.Actor, memberID,
 	})
 }
 
-func (s *Store) memberAndPolicy(ctx context.Context, a *core.Actor, memberID, policyID uuid.UUID) (memberRow, error) {
+func (s *IAM) memberAndPolicy(ctx context.Context, a *core.Actor, memberID, policyID uuid.UUID) (memberRow, error) {
 	m, err := s.memberOf(ctx, a, memberID)
 	if err != nil {
 		return memberRow{}, err
@@ -450,7 +450,7 @@ func (s *Store) memberAndPolicy(ctx context.Context, a *core.Actor, memberID, po
 
 // MemberPolicies returns every policy a member holds in the organization,
 // directly or through a group, each once (FeatBit's GetMemberPolicy).
-func (s *Store) MemberPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID) ([]Policy, error) {
+func (s *IAM) MemberPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID) ([]Policy, error) {
 	if _, err := s.memberOf(ctx, a, memberID); err != nil {
 		return nil, err
 	}
@@ -464,7 +464,7 @@ func (s *Store) MemberPolicies(ctx context.Context, a *core.Actor, memberID uuid
 // which every signed-in caller may read. A Personal token answers its
 // creator's; a Service token holds no policy (it carries its own
 // statements, which GET /access-tokens shows), so it answers none.
-func (s *Store) UserPolicies(ctx context.Context, a *core.Actor) ([]Policy, error) {
+func (s *IAM) UserPolicies(ctx context.Context, a *core.Actor) ([]Policy, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return nil, err
@@ -481,7 +481,7 @@ func (s *Store) UserPolicies(ctx context.Context, a *core.Actor) ([]Policy, erro
 	return s.heldPolicies(ctx, orgID, a.UserID)
 }
 
-func (s *Store) heldPolicies(ctx context.Context, orgID, userID uuid.UUID) ([]Policy, error) {
+func (s *IAM) heldPolicies(ctx context.Context, orgID, userID uuid.UUID) ([]Policy, error) {
 	rows, err := s.Q.ListHeldPolicies(ctx, db.ListHeldPoliciesParams{OrganizationID: orgID, UserID: userID})
 	if err != nil {
 		return nil, core.Translate(err)
@@ -502,7 +502,7 @@ func (s *Store) heldPolicies(ctx context.Context, orgID, userID uuid.UUID) ([]Po
 // own organization only, so it may remove only a user who belongs to no
 // other. Refused as a whole when it removes an organization's last owner.
 // The user record stays, as with RemoveMember.
-func (s *Store) RemoveFromWorkspace(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+func (s *IAM) RemoveFromWorkspace(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	m, err := s.memberOf(ctx, a, id)
 	if err != nil {
 		return err

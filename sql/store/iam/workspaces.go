@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -93,7 +93,7 @@ type Profile struct {
 }
 
 // GetProfile returns the caller's user.
-func (s *Store) GetProfile(ctx context.Context, a *core.Actor) (Profile, error) {
+func (s *IAM) GetProfile(ctx context.Context, a *core.Actor) (Profile, error) {
 	u, err := s.Q.GetUser(ctx, a.UserID)
 	if err != nil {
 		return Profile{}, core.Translate(err)
@@ -102,7 +102,7 @@ func (s *Store) GetProfile(ctx context.Context, a *core.Actor) (Profile, error) 
 }
 
 // ListOrganizations returns the caller's organizations in the current workspace.
-func (s *Store) ListOrganizations(ctx context.Context, a *core.Actor) ([]Organization, error) {
+func (s *IAM) ListOrganizations(ctx context.Context, a *core.Actor) ([]Organization, error) {
 	wsID, err := a.Workspace()
 	if err != nil {
 		return nil, err
@@ -133,7 +133,7 @@ func organization(o db.Organization) Organization {
 }
 
 // GetWorkspace returns the current workspace.
-func (s *Store) GetWorkspace(ctx context.Context, a *core.Actor) (Workspace, error) {
+func (s *IAM) GetWorkspace(ctx context.Context, a *core.Actor) (Workspace, error) {
 	wsID, err := a.Workspace()
 	if err != nil {
 		return Workspace{}, err
@@ -147,7 +147,7 @@ func (s *Store) GetWorkspace(ctx context.Context, a *core.Actor) (Workspace, err
 
 // workspace shapes a workspace for the caller: the licence only for those
 // allowed to change it, the client secret masked.
-func (s *Store) workspace(ctx context.Context, a *core.Actor, row db.Workspace) (Workspace, error) {
+func (s *IAM) workspace(ctx context.Context, a *core.Actor, row db.Workspace) (Workspace, error) {
 	w := Workspace{ID: row.ID, Name: row.Name, Key: row.Key}
 	if s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceLicense, row) == nil {
 		w.License = row.License
@@ -172,7 +172,7 @@ type WorkspaceInput struct {
 }
 
 // UpdateWorkspace changes the current workspace's name and key.
-func (s *Store) UpdateWorkspace(ctx context.Context, a *core.Actor, in WorkspaceInput) (Workspace, error) {
+func (s *IAM) UpdateWorkspace(ctx context.Context, a *core.Actor, in WorkspaceInput) (Workspace, error) {
 	wsID, err := a.Workspace()
 	if err != nil {
 		return Workspace{}, err
@@ -206,7 +206,7 @@ func (s *Store) UpdateWorkspace(ctx context.Context, a *core.Actor, in Workspace
 
 // UpdateWorkspaceSSO stores the workspace's OIDC settings. The client secret
 // is write-only: empty or MaskedSecret keeps the stored one.
-func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *core.Actor, in OIDCSettings) (Workspace, error) {
+func (s *IAM) UpdateWorkspaceSSO(ctx context.Context, a *core.Actor, in OIDCSettings) (Workspace, error) {
 	wsID, err := a.Workspace()
 	if err != nil {
 		return Workspace{}, err
@@ -282,13 +282,13 @@ func (s *Store) UpdateWorkspaceSSO(ctx context.Context, a *core.Actor, in OIDCSe
 // them from the server, so they are plain https URLs (http only where
 // private networks are allowed, as in tests): no user info, and no query or
 // fragment, which would turn the discovery suffix into something else.
-func (s *Store) checkOIDCURLs(v *core.Validator, in OIDCSettings) {
+func (s *IAM) checkOIDCURLs(v *core.Validator, in OIDCSettings) {
 	s.checkURL(v, "authorizationEndpoint", in.AuthorizationEndpoint, true)
 	s.checkURL(v, "tokenEndpoint", in.TokenEndpoint, true)
 	s.checkURL(v, "issuer", in.Issuer, false)
 }
 
-func (s *Store) checkURL(v *core.Validator, field, value string, required bool) {
+func (s *IAM) checkURL(v *core.Validator, field, value string, required bool) {
 	if value == "" {
 		if required {
 			v.Add(field, "required")
@@ -305,7 +305,7 @@ func (s *Store) checkURL(v *core.Validator, field, value string, required bool) 
 
 // CanChangeWorkspace tells the pages whether to offer a workspace setting:
 // the same check the changes make.
-func (s *Store) CanChangeWorkspace(ctx context.Context, a *core.Actor, action access.Action) bool {
+func (s *IAM) CanChangeWorkspace(ctx context.Context, a *core.Actor, action access.Action) bool {
 	if a.WorkspaceID == uuid.Nil {
 		return false
 	}

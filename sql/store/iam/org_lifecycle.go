@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type NewOrganizationInput struct {
 
 // GetOrganization returns an organization of the current workspace the
 // caller belongs to (an access token: only its own); any other id is unknown.
-func (s *Store) GetOrganization(ctx context.Context, a *core.Actor, id uuid.UUID) (Organization, error) {
+func (s *IAM) GetOrganization(ctx context.Context, a *core.Actor, id uuid.UUID) (Organization, error) {
 	wsID, err := a.Workspace()
 	if err != nil {
 		return Organization{}, err
@@ -63,7 +63,7 @@ var ErrOrganizationLimit = &core.RuleError{Code: "TooManyOrganizations"}
 // becomes its member with the Owner policy; new members default to
 // Developer. It starts uninitialized, so FeatBit's clients take the
 // creator through onboarding.
-func (s *Store) CreateOrganization(ctx context.Context, a *core.Actor, in NewOrganizationInput) (Organization, error) {
+func (s *IAM) CreateOrganization(ctx context.Context, a *core.Actor, in NewOrganizationInput) (Organization, error) {
 	wsID, err := a.Workspace()
 	if err != nil {
 		return Organization{}, err
@@ -133,7 +133,7 @@ const MaxOnboardingEnvironments = 20
 // creates a project with the given environments, each with its two secrets,
 // in one transaction. It needs UpdateOrgName on the organization and
 // CreateProject.
-func (s *Store) Onboard(ctx context.Context, a *core.Actor, in OnboardingInput) error {
+func (s *IAM) Onboard(ctx context.Context, a *core.Actor, in OnboardingInput) error {
 	orgID, err := a.Org()
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func (s *Store) Onboard(ctx context.Context, a *core.Actor, in OnboardingInput) 
 // access tokens (action DeleteOrg). The last organization of a workspace
 // stays (CannotDeleteLastOrganization). The audit entry is the workspace's,
 // so it outlives the organization.
-func (s *Store) DeleteOrganization(ctx context.Context, a *core.Actor) error {
+func (s *IAM) DeleteOrganization(ctx context.Context, a *core.Actor) error {
 	orgID, err := a.Org()
 	if err != nil {
 		return err

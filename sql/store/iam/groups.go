@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -64,7 +64,7 @@ func groupAccessOf(ctx context.Context, q *db.Queries, g Group) (groupAccess, er
 }
 
 // groupOf loads one of the organization's groups.
-func (s *Store) groupOf(ctx context.Context, a *core.Actor, id uuid.UUID) (Group, error) {
+func (s *IAM) groupOf(ctx context.Context, a *core.Actor, id uuid.UUID) (Group, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return Group{}, err
@@ -74,7 +74,7 @@ func (s *Store) groupOf(ctx context.Context, a *core.Actor, id uuid.UUID) (Group
 }
 
 // ListGroups pages the organization's groups by name; Search is part of the name.
-func (s *Store) ListGroups(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Group], error) {
+func (s *IAM) ListGroups(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Group], error) {
 	var v core.Validator
 	f.check(&v, "name")
 	orgID, err := a.IAMOrg(&v)
@@ -107,7 +107,7 @@ func (s *Store) ListGroups(ctx context.Context, a *core.Actor, f IAMFilter) (cor
 }
 
 // GetGroup returns one of the organization's groups.
-func (s *Store) GetGroup(ctx context.Context, a *core.Actor, id uuid.UUID) (Group, error) {
+func (s *IAM) GetGroup(ctx context.Context, a *core.Actor, id uuid.UUID) (Group, error) {
 	g, err := s.groupOf(ctx, a, id)
 	if err != nil {
 		return Group{}, err
@@ -119,7 +119,7 @@ func (s *Store) GetGroup(ctx context.Context, a *core.Actor, id uuid.UUID) (Grou
 }
 
 // CreateGroup creates a group; names are unique in the organization, case-insensitively.
-func (s *Store) CreateGroup(ctx context.Context, a *core.Actor, in GroupInput) (Group, error) {
+func (s *IAM) CreateGroup(ctx context.Context, a *core.Actor, in GroupInput) (Group, error) {
 	var v core.Validator
 	in.check(&v)
 	orgID, err := a.IAMOrg(&v)
@@ -140,7 +140,7 @@ func (s *Store) CreateGroup(ctx context.Context, a *core.Actor, in GroupInput) (
 }
 
 // UpdateGroup renames and describes a group.
-func (s *Store) UpdateGroup(ctx context.Context, a *core.Actor, id uuid.UUID, in GroupInput) (Group, error) {
+func (s *IAM) UpdateGroup(ctx context.Context, a *core.Actor, id uuid.UUID, in GroupInput) (Group, error) {
 	before, err := s.groupOf(ctx, a, id)
 	if err != nil {
 		return Group{}, err
@@ -167,7 +167,7 @@ func (s *Store) UpdateGroup(ctx context.Context, a *core.Actor, id uuid.UUID, in
 // DeleteGroup removes a group with its memberships and policies, unless that
 // removes the organization's last owner, and drops it from the default
 // permissions of new members.
-func (s *Store) DeleteGroup(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+func (s *IAM) DeleteGroup(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	g, err := s.groupOf(ctx, a, id)
 	if err != nil {
 		return err
@@ -196,7 +196,7 @@ func (s *Store) DeleteGroup(ctx context.Context, a *core.Actor, id uuid.UUID) er
 
 // ListGroupMembers pages a group's members, or with All every member of the
 // organization, each marked; Search is part of the email or name.
-func (s *Store) ListGroupMembers(ctx context.Context, a *core.Actor, groupID uuid.UUID, f IAMFilter) (core.Paged[GroupMember], error) {
+func (s *IAM) ListGroupMembers(ctx context.Context, a *core.Actor, groupID uuid.UUID, f IAMFilter) (core.Paged[GroupMember], error) {
 	if _, err := s.groupOf(ctx, a, groupID); err != nil {
 		return core.Paged[GroupMember]{}, err
 	}
@@ -235,7 +235,7 @@ func (s *Store) ListGroupMembers(ctx context.Context, a *core.Actor, groupID uui
 
 // AddGroupMember puts a member of the organization in a group; adding twice
 // changes nothing.
-func (s *Store) AddGroupMember(ctx context.Context, a *core.Actor, groupID, memberID uuid.UUID) error {
+func (s *IAM) AddGroupMember(ctx context.Context, a *core.Actor, groupID, memberID uuid.UUID) error {
 	g, m, err := s.groupAndMember(ctx, a, groupID, memberID)
 	if err != nil {
 		return err
@@ -247,7 +247,7 @@ func (s *Store) AddGroupMember(ctx context.Context, a *core.Actor, groupID, memb
 
 // RemoveGroupMember takes a member out of a group, unless that removes the
 // organization's last owner; removing twice changes nothing.
-func (s *Store) RemoveGroupMember(ctx context.Context, a *core.Actor, groupID, memberID uuid.UUID) error {
+func (s *IAM) RemoveGroupMember(ctx context.Context, a *core.Actor, groupID, memberID uuid.UUID) error {
 	g, m, err := s.groupAndMember(ctx, a, groupID, memberID)
 	if err != nil {
 		return err
@@ -257,7 +257,7 @@ func (s *Store) RemoveGroupMember(ctx context.Context, a *core.Actor, groupID, m
 	})
 }
 
-func (s *Store) groupAndMember(ctx context.Context, a *core.Actor, groupID, memberID uuid.UUID) (Group, memberRow, error) {
+func (s *IAM) groupAndMember(ctx context.Context, a *core.Actor, groupID, memberID uuid.UUID) (Group, memberRow, error) {
 	g, err := s.groupOf(ctx, a, groupID)
 	if err != nil {
 		return Group{}, memberRow{}, err
@@ -271,7 +271,7 @@ func (s *Store) groupAndMember(ctx context.Context, a *core.Actor, groupID, memb
 
 // ListGroupPolicies pages the policies attached to a group, or with All every
 // policy usable in the organization, each marked; Search is part of the name.
-func (s *Store) ListGroupPolicies(ctx context.Context, a *core.Actor, groupID uuid.UUID, f IAMFilter) (core.Paged[GroupPolicy], error) {
+func (s *IAM) ListGroupPolicies(ctx context.Context, a *core.Actor, groupID uuid.UUID, f IAMFilter) (core.Paged[GroupPolicy], error) {
 	if _, err := s.groupOf(ctx, a, groupID); err != nil {
 		return core.Paged[GroupPolicy]{}, err
 	}
@@ -300,7 +300,7 @@ func (s *Store) ListGroupPolicies(ctx context.Context, a *core.Actor, groupID uu
 }
 
 // AddGroupPolicy attaches a policy to a group; attaching twice changes nothing.
-func (s *Store) AddGroupPolicy(ctx context.Context, a *core.Actor, groupID, policyID uuid.UUID) error {
+func (s *IAM) AddGroupPolicy(ctx context.Context, a *core.Actor, groupID, policyID uuid.UUID) error {
 	return s.changeGroupPolicies(ctx, a, groupID, policyID, false, func(q *db.Queries) error {
 		return q.AddGroupPolicy(ctx, db.AddGroupPolicyParams{GroupID: groupID, PolicyID: policyID})
 	})
@@ -308,7 +308,7 @@ func (s *Store) AddGroupPolicy(ctx context.Context, a *core.Actor, groupID, poli
 
 // RemoveGroupPolicy detaches a policy from a group, unless that removes the
 // organization's last owner; detaching twice changes nothing.
-func (s *Store) RemoveGroupPolicy(ctx context.Context, a *core.Actor, groupID, policyID uuid.UUID) error {
+func (s *IAM) RemoveGroupPolicy(ctx context.Context, a *core.Actor, groupID, policyID uuid.UUID) error {
 	return s.changeGroupPolicies(ctx, a, groupID, policyID, true, func(q *db.Queries) error {
 		return q.RemoveGroupPolicy(ctx, db.RemoveGroupPolicyParams{GroupID: groupID, PolicyID: policyID})
 	})
@@ -316,7 +316,7 @@ func (s *Store) RemoveGroupPolicy(ctx context.Context, a *core.Actor, groupID, p
 
 // changeGroupPolicies applies a change to a group's policies in one
 // transaction and records it unless it changed nothing.
-func (s *Store) changeGroupPolicies(ctx context.Context, a *core.Actor, groupID, policyID uuid.UUID, guard bool, apply func(q *db.Queries) error) error {
+func (s *IAM) changeGroupPolicies(ctx context.Context, a *core.Actor, groupID, policyID uuid.UUID, guard bool, apply func(q *db.Queries) error) error {
 	g, err := s.groupOf(ctx, a, groupID)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -24,7 +24,7 @@ type OrganizationInput struct {
 // flag order (UpdateOrgSortFlagsBy); each action is checked only when its
 // part changes, as FeatBit does. Default policies must be the organization's
 // or built-in ones, default groups the organization's.
-func (s *Store) UpdateOrganization(ctx context.Context, a *core.Actor, in OrganizationInput) (Organization, error) {
+func (s *IAM) UpdateOrganization(ctx context.Context, a *core.Actor, in OrganizationInput) (Organization, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return Organization{}, err

@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // no project or environment chosen. It is the zero UserContext for a user who
 // belongs to no organization. The remembered project and environment are not
 // re-checked here: pages choose among what ListProjects returns anyway.
-func (s *Store) UserContext(ctx context.Context, userID uuid.UUID) (core.UserContext, error) {
+func (s *IAM) UserContext(ctx context.Context, userID uuid.UUID) (core.UserContext, error) {
 	row, err := s.Q.GetUserContext(ctx, userID)
 	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
 		return core.UserContext{}, nil
@@ -31,7 +31,7 @@ func (s *Store) UserContext(ctx context.Context, userID uuid.UUID) (core.UserCon
 // OrganizationID keeps the actor's organization; an environment implies its
 // project. The user must belong to the organization (403) and be allowed to
 // access the project and environment, which must be in it (404).
-func (s *Store) SetUserContext(ctx context.Context, a *core.Actor, in core.UserContext) (core.UserContext, error) {
+func (s *IAM) SetUserContext(ctx context.Context, a *core.Actor, in core.UserContext) (core.UserContext, error) {
 	if a.IsToken() {
 		return core.UserContext{}, core.ErrForbidden
 	}
@@ -75,7 +75,7 @@ func (s *Store) SetUserContext(ctx context.Context, a *core.Actor, in core.UserC
 
 // actorIn is the signed-in user of a acting in another of their
 // organizations: ErrForbidden when they are not a member of it.
-func (s *Store) actorIn(ctx context.Context, a *core.Actor, orgID uuid.UUID) (*core.Actor, error) {
+func (s *IAM) actorIn(ctx context.Context, a *core.Actor, orgID uuid.UUID) (*core.Actor, error) {
 	if orgID == a.OrgID {
 		if _, err := a.Org(); err != nil {
 			return nil, err
@@ -111,7 +111,7 @@ type Workplace struct {
 }
 
 // Workplace loads the frame of the pages for a person working at uc.
-func (s *Store) Workplace(ctx context.Context, a *core.Actor, uc core.UserContext) (Workplace, error) {
+func (s *IAM) Workplace(ctx context.Context, a *core.Actor, uc core.UserContext) (Workplace, error) {
 	profile, err := s.GetProfile(ctx, a)
 	if err != nil {
 		return Workplace{}, err

@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"github.com/bunting-flags/bunting/sql/store/core"

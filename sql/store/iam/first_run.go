@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -20,7 +20,7 @@ type OrganizationContents struct {
 // CurrentOrganizationContents counts what the current organization holds,
 // for the page that confirms its deletion; only those who may delete it
 // (DeleteOrg) are told.
-func (s *Store) CurrentOrganizationContents(ctx context.Context, a *core.Actor) (OrganizationContents, error) {
+func (s *IAM) CurrentOrganizationContents(ctx context.Context, a *core.Actor) (OrganizationContents, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return OrganizationContents{}, err

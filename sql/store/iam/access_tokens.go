@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -131,7 +131,7 @@ func checkPermissions(v *core.Validator, typ string, permissions []access.Statem
 // CreateAccessToken creates a token and returns it with its value, shown
 // this once. How many one account or address may create is the surfaces'
 // limit (web/limit).
-func (s *Store) CreateAccessToken(ctx context.Context, a *core.Actor, in AccessTokenInput) (AccessToken, error) {
+func (s *IAM) CreateAccessToken(ctx context.Context, a *core.Actor, in AccessTokenInput) (AccessToken, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return AccessToken{}, err
@@ -185,7 +185,7 @@ func (s *Store) CreateAccessToken(ctx context.Context, a *core.Actor, in AccessT
 }
 
 // ListAccessTokens pages the organization's tokens, newest first.
-func (s *Store) ListAccessTokens(ctx context.Context, a *core.Actor, f AccessTokenFilter) (core.Paged[AccessToken], error) {
+func (s *IAM) ListAccessTokens(ctx context.Context, a *core.Actor, f AccessTokenFilter) (core.Paged[AccessToken], error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return core.Paged[AccessToken]{}, err
@@ -222,7 +222,7 @@ func (s *Store) ListAccessTokens(ctx context.Context, a *core.Actor, f AccessTok
 }
 
 // GetAccessToken returns one of the organization's tokens.
-func (s *Store) GetAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (AccessToken, error) {
+func (s *IAM) GetAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (AccessToken, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return AccessToken{}, err
@@ -235,7 +235,7 @@ func (s *Store) GetAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID)
 }
 
 // UpdateAccessToken renames a token and, for a Service token, replaces its statements.
-func (s *Store) UpdateAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID, in AccessTokenInput) (AccessToken, error) {
+func (s *IAM) UpdateAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID, in AccessTokenInput) (AccessToken, error) {
 	before, err := s.GetAccessToken(ctx, a, id)
 	if err != nil {
 		return AccessToken{}, err
@@ -286,7 +286,7 @@ func sameStatement(x, y access.Statement) bool {
 
 // ToggleAccessToken switches a token between Active and Inactive, as
 // AccessTokenAccess allows each way.
-func (s *Store) ToggleAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (AccessToken, error) {
+func (s *IAM) ToggleAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (AccessToken, error) {
 	before, err := s.GetAccessToken(ctx, a, id)
 	if err != nil {
 		return AccessToken{}, err
@@ -315,7 +315,7 @@ func (s *Store) ToggleAccessToken(ctx context.Context, a *core.Actor, id uuid.UU
 }
 
 // DeleteAccessToken removes a token for good.
-func (s *Store) DeleteAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+func (s *IAM) DeleteAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	before, err := s.GetAccessToken(ctx, a, id)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package store
+package iam
 
 import (
 	"context"
@@ -32,7 +32,7 @@ type Bootstrapped struct {
 // Bootstrap keeps the built-in policies equal to their definitions and, on an
 // empty database, creates the default workspace and organization and the
 // owner account. Instances starting together do it once.
-func (s *Store) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error) {
+func (s *IAM) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error) {
 	var out Bootstrapped
 	// Hash before the transaction when the database looks empty: bcrypt is
 	// slow on purpose, and the transaction holds the bootstrap lock.
@@ -113,7 +113,7 @@ func emailName(email string) string {
 // MintAccessToken creates an access token for an existing user in their first
 // organization, for scripts (the `bunting token create` command). A Service
 // token gets a copy of the user's current statements.
-func (s *Store) MintAccessToken(ctx context.Context, email, name, typ string) (AccessToken, error) {
+func (s *IAM) MintAccessToken(ctx context.Context, email, name, typ string) (AccessToken, error) {
 	user, err := s.Q.GetUserByEmail(ctx, email)
 	if err != nil {
 		return AccessToken{}, fmt.Errorf("user %q: %w", email, core.Translate(err))
