@@ -6,8 +6,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -15,7 +15,7 @@ import (
 // of approve and decline may carry a comment, which FeatBit's does not.
 
 func (h *Handler) createFlagChangeRequest(c echo.Context) error {
-	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in store.FlagChangeRequestInput) (bool, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.FlagChangeRequestInput) (bool, error) {
 		return done(h.store.CreateFlagChangeRequest(c.Request().Context(), a, envID, key, in))
 	})
 }
@@ -34,9 +34,9 @@ func changeRequestAction(c echo.Context, do func(ctx context.Context, a *core.Ac
 }
 
 // review decides a change request with an optional {comment}.
-func (h *Handler) review(decide func(context.Context, *core.Actor, uuid.UUID, uuid.UUID, store.ReviewInput) (store.FlagChangeRequest, error)) echo.HandlerFunc {
+func (h *Handler) review(decide func(context.Context, *core.Actor, uuid.UUID, uuid.UUID, flagstore.ReviewInput) (flagstore.FlagChangeRequest, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		var in store.ReviewInput
+		var in flagstore.ReviewInput
 		if err := bind(c, &in); err != nil {
 			return err
 		}

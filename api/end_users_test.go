@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -51,7 +52,7 @@ func TestEndUserRoutes(t *testing.T) {
 	e := s.prodEnv()
 	base := "/api/v1/envs/" + e.env.ID.String()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	sg := decode[store.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Testers", "key": "testers", "type": "environment-specific"}).ok(t))
+	sg := decode[flagstore.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Testers", "key": "testers", "type": "environment-specific"}).ok(t))
 	s.do("PUT", e.segs+"/"+sg.ID.String()+"/targeting", s.owner, map[string]any{"included": []string{"bob"}}).ok(t)
 	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f, sg.ID))).ok(t)
 	s.do("PUT", e.flags+"/pay/toggle/true", s.owner, nil).ok(t)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -194,7 +194,7 @@ func TestAuditLogFeatBitFilters(t *testing.T) {
 	envFlags := func(envID uuid.UUID) string { return "/api/v1/envs/" + envID.String() + "/feature-flags" }
 	s.do("POST", envFlags(prod.ID), s.owner, map[string]any{"name": "Pay", "key": "pay"}).ok(t)
 	s.do("POST", envFlags(prod.ID), reader, map[string]any{"name": "Search", "key": "search"}).ok(t)
-	devFlag := decode[store.Flag](t, s.do("POST", envFlags(dev.ID), s.owner, map[string]any{"name": "Dark", "key": "dark"}).ok(t))
+	devFlag := decode[flagstore.Flag](t, s.do("POST", envFlags(dev.ID), s.owner, map[string]any{"name": "Dark", "key": "dark"}).ok(t))
 
 	list := func(token, q string) []auditLogVm {
 		t.Helper()

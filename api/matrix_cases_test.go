@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // cases says, for every route, how to call it and what it needs.
@@ -198,7 +198,7 @@ func (m *matrix) cases() map[string]func() call {
 			key := m.flag(false)
 			m.owner("POST", m.flags()+"/"+key+"/schedules", map[string]any{"title": "Launch",
 				"scheduledTime": time.Now().Add(time.Hour).UTC(), "targetFlag": map[string]any{"isEnabled": true}})
-			pending := decode[[]store.PendingChange](m.s.t, m.owner("GET", m.flags()+"/"+key+"/pending-changes", nil))
+			pending := decode[[]flagstore.PendingChange](m.s.t, m.owner("GET", m.flags()+"/"+key+"/pending-changes", nil))
 			return call{path: m.flags() + "/schedules/" + pending[0].ID.String(), grants: []grant{{access.ToggleFlag, flagRN(key)}}}
 		},
 		"GET /api/v1/envs/:envId/feature-flags/insights": func() call {
@@ -272,12 +272,12 @@ func (m *matrix) cases() map[string]func() call {
 		"PUT /api/v1/envs/:envId/segments/:segmentId/tags":        onSegment(access.UpdateSegmentTags, "/tags", map[string]any{"tags": []string{"t"}}),
 		"PUT /api/v1/envs/:envId/segments/:segmentId/targeting":   onSegment(access.UpdateSegmentTargetingUsers, "/targeting", map[string]any{"included": []string{"u"}}),
 		"GET /api/v1/triggers": func() call {
-			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+m.flag(false), nil))
+			f := decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+m.flag(false), nil))
 			return readEnv("/api/v1/triggers?targetId=" + f.ID.String())()
 		},
 		"POST /api/v1/triggers": func() call {
 			key := m.flag(false)
-			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+			f := decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
 			return call{path: "/api/v1/triggers", body: map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"},
 				grants: []grant{{access.ToggleFlag, flagRN(key)}}}
 		},
@@ -409,22 +409,22 @@ func (m *matrix) cases() map[string]func() call {
 
 // flagBodyCases are the flag routes whose body depends on the flag's variations.
 func (m *matrix) flagBodyCases(cases map[string]func() call) {
-	withFlag := func(action access.Action, suffix string, body func(store.Flag) any) func() call {
+	withFlag := func(action access.Action, suffix string, body func(flagstore.Flag) any) func() call {
 		return func() call {
 			key := m.flag(false)
-			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+			f := decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
 			return call{path: m.flags() + "/" + key + suffix, body: body(f), grants: []grant{{action, envRN + ":flag/" + key}}}
 		}
 	}
-	cases["PUT /api/v1/envs/:envId/feature-flags/:key/variations"] = withFlag(access.UpdateFlagVariations, "/variations", func(f store.Flag) any {
-		return map[string]any{"variations": []store.Variation{f.Variations[0], {ID: f.Variations[1].ID, Name: "No", Value: "false"}}}
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/variations"] = withFlag(access.UpdateFlagVariations, "/variations", func(f flagstore.Flag) any {
+		return map[string]any{"variations": []flagstore.Variation{f.Variations[0], {ID: f.Variations[1].ID, Name: "No", Value: "false"}}}
 	})
-	cases["PUT /api/v1/envs/:envId/feature-flags/:key/off-variation"] = withFlag(access.UpdateFlagOffVariation, "/off-variation", func(f store.Flag) any {
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/off-variation"] = withFlag(access.UpdateFlagOffVariation, "/off-variation", func(f flagstore.Flag) any {
 		return map[string]string{"offVariationId": f.Variations[0].ID}
 	})
-	cases["PUT /api/v1/envs/:envId/feature-flags/:key/targeting"] = withFlag(access.UpdateFlagIndividualTargeting, "/targeting", func(f store.Flag) any {
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/targeting"] = withFlag(access.UpdateFlagIndividualTargeting, "/targeting", func(f flagstore.Flag) any {
 		tg := f.Targeting()
-		tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"u"}, VariationID: f.Variations[0].ID}}
+		tg.TargetUsers = []flagstore.TargetUser{{KeyIDs: []string{"u"}, VariationID: f.Variations[0].ID}}
 		return map[string]any{"targeting": tg}
 	})
 }

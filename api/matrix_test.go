@@ -18,6 +18,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -67,7 +68,7 @@ func (m *matrix) dev() core.Environment { return m.project.Environments[1] }
 
 // flagID reads a flag's id by key.
 func (m *matrix) flagID(key string) uuid.UUID {
-	return decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil)).ID
+	return decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil)).ID
 }
 
 func (m *matrix) next() int { m.n++; return m.n }
@@ -101,15 +102,15 @@ func (m *matrix) flag(archived bool) string {
 // trigger makes a flag and a trigger on it, returning the flag's key and the trigger's id.
 func (m *matrix) trigger() (string, string) {
 	key := m.flag(false)
-	f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
-	t := decode[store.Trigger](m.s.t, m.owner("POST", "/api/v1/triggers",
+	f := decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+	t := decode[flagstore.Trigger](m.s.t, m.owner("POST", "/api/v1/triggers",
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-off"}))
 	return key, t.ID.String()
 }
 
 func (m *matrix) segment(archived bool) (string, string) {
 	key := fmt.Sprintf("s%d", m.next())
-	sg := decode[store.Segment](m.s.t, m.owner("POST", m.segs(), map[string]any{"name": key, "key": key, "type": "environment-specific"}))
+	sg := decode[flagstore.Segment](m.s.t, m.owner("POST", m.segs(), map[string]any{"name": key, "key": key, "type": "environment-specific"}))
 	if archived {
 		m.owner("PUT", m.segs()+"/"+sg.ID.String()+"/archive", nil)
 	}
@@ -168,7 +169,7 @@ func (m *matrix) webhookBody() map[string]any {
 }
 
 func (m *matrix) webhook() string {
-	return decode[store.Webhook](m.s.t, m.owner("POST", "/api/v1/webhooks", m.webhookBody())).ID.String()
+	return decode[flagstore.Webhook](m.s.t, m.owner("POST", "/api/v1/webhooks", m.webhookBody())).ID.String()
 }
 
 func iamCall(path string, body any) call {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 )
@@ -28,7 +28,7 @@ func (h *Handler) listTriggers(c echo.Context) error {
 }
 
 func (h *Handler) createTrigger(c echo.Context) error {
-	var in store.TriggerInput
+	var in flagstore.TriggerInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func (h *Handler) updateTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.TriggerStatusInput
+	var in flagstore.TriggerStatusInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // TestRefusedChangesWhereApprovalIsNeededSayWhy: in Prod, whose changes need
@@ -21,12 +21,12 @@ func TestRefusedChangesWhereApprovalIsNeededSayWhy(t *testing.T) {
 	a, pr, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	sg := a.makeSegment(env, "Beta", "beta")
-	f := a.makeFlag(env, store.FlagInput{Name: "Pay", Key: "pay"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	tg := f.Targeting()
-	tg.Rules = []store.FlagRule{{ID: "r", Name: "Beta",
-		Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-	_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, "pay", store.TargetingInput{Targeting: &tg})
+	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Beta",
+		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+	_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	_, err = a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
 		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,

@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -44,23 +45,23 @@ func TestBrowserAccessibility(t *testing.T) {
 	// An organization with one of everything, and flags with real content.
 	beta := a.makeSegment(prod, "Beta testers", "beta")
 	archivedSeg := a.makeSegment(prod, "Old testers", "old")
-	_, err := a.st.ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, store.Change{})
+	_, err := a.st.ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, flagstore.Change{})
 	must(t, err)
-	a.makeFlag(prod, store.FlagInput{Name: "Checkout", Key: "checkout", Tags: []string{"web"}, IsEnabled: true})
+	a.makeFlag(prod, flagstore.FlagInput{Name: "Checkout", Key: "checkout", Tags: []string{"web"}, IsEnabled: true})
 	tg := a.flag(prod, "checkout").Targeting()
 	on := a.flag(prod, "checkout").Variations[0].ID
-	tg.TargetUsers = []store.TargetUser{{VariationID: on, KeyIDs: []string{"vip-1"}}}
-	tg.Rules = []store.FlagRule{{ID: "r1", Name: "Beta", Variations: []store.RolloutVariation{{ID: on, Rollout: []float64{0, 1}}},
-		Conditions: []store.Condition{{ID: "c1", Property: store.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
-	_, err = a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.TargetUsers = []flagstore.TargetUser{{VariationID: on, KeyIDs: []string{"vip-1"}}}
+	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Beta", Variations: []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 1}}},
+		Conditions: []flagstore.Condition{{ID: "c1", Property: flagstore.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
+	_, err = a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	dev := web.Environments[1]
-	a.makeFlag(dev, store.FlagInput{Name: "Checkout", Key: "checkout"}) // compared with Prod's
-	_, err = a.st.CreateTrigger(ctx, owner, store.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
-		Type: store.TriggerTypeFlagGeneral, Action: store.TriggerTurnOff, Description: "Checkout alert"})
+	a.makeFlag(dev, flagstore.FlagInput{Name: "Checkout", Key: "checkout"}) // compared with Prod's
+	_, err = a.st.CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
+		Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOff, Description: "Checkout alert"})
 	must(t, err)
-	a.makeFlag(prod, store.FlagInput{Name: "Old banner", Key: "old-banner"})
-	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", store.Change{})
+	a.makeFlag(prod, flagstore.FlagInput{Name: "Old banner", Key: "old-banner"})
+	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", flagstore.Change{})
 	must(t, err)
 	member := a.addMember("dev@example.com", core.DeveloperPolicyID)
 	group, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Developers"})
@@ -73,8 +74,8 @@ func TestBrowserAccessibility(t *testing.T) {
 	token, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "CI", Type: core.TokenService,
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
-	hook, err := a.st.CreateWebhook(ctx, owner, store.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
-		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{store.EventFlagToggled}, IsActive: true})
+	hook, err := a.st.CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
+		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{flagstore.EventFlagToggled}, IsActive: true})
 	must(t, err)
 
 	buffer := runner.NewEndUsers(a.st, slog.New(slog.DiscardHandler))
@@ -91,7 +92,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	dev1, err := a.st.UserActor(ctx, member, a.wsID.String(), a.orgID.String())
 	must(t, err)
 	off := false
-	request, err := a.st.CreateFlagChangeRequest(ctx, dev1, prod.ID, "checkout", store.FlagChangeRequestInput{IsEnabled: &off,
+	request, err := a.st.CreateFlagChangeRequest(ctx, dev1, prod.ID, "checkout", flagstore.FlagChangeRequestInput{IsEnabled: &off,
 		Reason: "Checkout alerts", Reviewers: []uuid.UUID{a.owner}})
 	must(t, err)
 

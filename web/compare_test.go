@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -23,14 +23,14 @@ func compareApp(t *testing.T) (*app, core.Environment, core.Environment) {
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
 	ctx, owner := t.Context(), a.ownerActor()
-	f := a.makeFlag(prod, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	f := a.makeFlag(prod, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	tg := f.Targeting()
-	tg.Rules = []store.FlagRule{{ID: "r1", Name: "Dutch", Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}},
-		Conditions: []store.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}}}}
-	_, err := a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Dutch", Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}},
+		Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}}}}
+	_, err := a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	a.makeFlag(dev, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	a.makeFlag(prod, store.FlagInput{Name: "Banner", Key: "banner"})
+	a.makeFlag(dev, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	a.makeFlag(prod, flagstore.FlagInput{Name: "Banner", Key: "banner"})
 	return a, prod, dev
 }
 

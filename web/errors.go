@@ -10,8 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
@@ -93,12 +93,12 @@ var ruleMessages = map[string]string{
 // approvalWords say, by what needed approval, why a change was refused
 // where changes need approval (%s: the environment, "Web/Prod").
 var approvalWords = map[string]string{
-	store.ApprovalFlagChange: "Changes in %s need approval: request the change on the flag's page.",
-	store.ApprovalFlagLifecycle: "Changes in %s need approval, and archiving, restoring or deleting a flag changes what applications get " +
+	flagstore.ApprovalFlagChange: "Changes in %s need approval: request the change on the flag's page.",
+	flagstore.ApprovalFlagLifecycle: "Changes in %s need approval, and archiving, restoring or deleting a flag changes what applications get " +
 		"there. No change request covers it: whoever manages the environment's settings can turn approval off for it.",
-	store.ApprovalNewFlag: "Changes in %s need approval: a flag comes in there switched off. " +
+	flagstore.ApprovalNewFlag: "Changes in %s need approval: a flag comes in there switched off. " +
 		"Turn it on afterwards with a change request on its page.",
-	store.ApprovalSegment: "Flags in %s use this segment, and changes there need approval: who is in it cannot change while " +
+	flagstore.ApprovalSegment: "Flags in %s use this segment, and changes there need approval: who is in it cannot change while " +
 		"they use it. Remove it from their rules with a change request first, or ask whoever manages that environment's settings.",
 }
 
@@ -189,7 +189,7 @@ func explain(err error) pageError {
 		if !ok {
 			msg = "This breaks a rule: " + class.Code() + "."
 		}
-		var aerr *store.ApprovalError
+		var aerr *flagstore.ApprovalError
 		if errors.As(err, &aerr) && approvalWords[aerr.Of] != "" {
 			msg = fmt.Sprintf(approvalWords[aerr.Of], aerr.Env)
 		}

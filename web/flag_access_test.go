@@ -11,8 +11,8 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -21,8 +21,8 @@ func TestFlagNameIsEscaped(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
 	const evil = `<script>alert(1)</script>`
-	a.makeFlag(env, store.FlagInput{Name: "Safe", Key: "evil", Description: evil, Tags: []string{"<i>x</i>"}})
-	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "evil", store.FlagNameInput{Name: evil, Change: store.Change{Comment: evil}})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Safe", Key: "evil", Description: evil, Tags: []string{"<i>x</i>"}})
+	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "evil", flagstore.FlagNameInput{Name: evil, Change: flagstore.Change{Comment: evil}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	for _, path := range []string{"/flags", "/flags/evil", "/flags/evil/variations", "/flags/evil/settings", "/flags/evil/history", "/audit-log", "/flags/evil/archive"} {
@@ -53,7 +53,7 @@ func TestFlagNameIsEscaped(t *testing.T) {
 func TestFlagPagesFollowPermissions(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	controls := []string{"flag-create", "flag-toggle", "targeting-form", "off-variation-form", "variations-form",
 		"name-form", "description-form", "tags-form", "clone-form", "archive"}
 	pages := []string{"/flags", "/flags/checkout", "/flags/checkout?edit=targeting", "/flags/checkout?edit=off",
@@ -151,15 +151,15 @@ func (a *app) readerPolicy() uuid.UUID {
 func TestFlagPagesLabelEveryControl(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	tg := f.Targeting()
-	tg.Rules = []store.FlagRule{{ID: "r",
-		Conditions: []store.Condition{{ID: "c", Property: "country", Op: "Equal", Value: "nl"}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, .5}}, {ID: f.Variations[1].ID, Rollout: []float64{.5, 1}}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.Rules = []flagstore.FlagRule{{ID: "r",
+		Conditions: []flagstore.Condition{{ID: "c", Property: "country", Op: "Equal", Value: "nl"}},
+		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, .5}}, {ID: f.Variations[1].ID, Rollout: []float64{.5, 1}}}}}
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, store.SegmentInput{Name: "Beta", Key: "beta", Type: store.SegmentEnvironmentSpecific,
-		Rules: []store.SegmentRule{{ID: "r", Conditions: []store.Condition{{ID: "c", Property: "plan", Op: "Equal", Value: "gold"}}}}})
+	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+		Rules: []flagstore.SegmentRule{{ID: "r", Conditions: []flagstore.Condition{{ID: "c", Property: "plan", Op: "Equal", Value: "gold"}}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	for _, path := range []string{"/flags", "/flags/checkout", "/flags/checkout/variations", "/flags/checkout/settings",

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // TestFlagEvaluationsAreShown: the flag list and page say when SDKs last
@@ -14,7 +15,7 @@ import (
 func TestFlagEvaluationsAreShown(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	b := a.signedIn(ownerEmail, ownerPassword)
 	if got := b.get("/flags").status(http.StatusOK).text("flag-last-evaluated"); got != "Evaluated never" {
 		t.Fatalf("list says %q before any SDK report, want Evaluated never", got)
@@ -42,12 +43,12 @@ func TestFlagEvaluationsAreShown(t *testing.T) {
 func TestTestAUser(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	tg := f.Targeting()
-	tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"alice"}, VariationID: f.Variations[1].ID}}
-	tg.Rules = []store.FlagRule{{ID: "r1", Name: "Dutch users", Conditions: []store.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.TargetUsers = []flagstore.TargetUser{{KeyIDs: []string{"alice"}, VariationID: f.Variations[1].ID}}
+	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Dutch users", Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}},
+		Variations: []flagstore.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/flags/checkout").must("flag-tester")

@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // flagApp is an app with the project "web", whose first environment (Prod)
@@ -26,7 +26,7 @@ func flagApp(t *testing.T) (*app, core.Project, core.Environment) {
 }
 
 // makeFlag creates a flag as the owner.
-func (a *app) makeFlag(env core.Environment, in store.FlagInput) store.Flag {
+func (a *app) makeFlag(env core.Environment, in flagstore.FlagInput) flagstore.Flag {
 	a.t.Helper()
 	f, err := a.st.CreateFlag(a.t.Context(), a.ownerActor(), env.ID, in)
 	must(a.t, err)
@@ -34,7 +34,7 @@ func (a *app) makeFlag(env core.Environment, in store.FlagInput) store.Flag {
 }
 
 // flag reads a flag as the store has it.
-func (a *app) flag(env core.Environment, key string) store.Flag {
+func (a *app) flag(env core.Environment, key string) flagstore.Flag {
 	a.t.Helper()
 	f, err := a.st.GetFlag(a.t.Context(), a.ownerActor(), env.ID, key)
 	must(a.t, err)
@@ -207,14 +207,14 @@ func TestFlagListFilters(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
 	for i := range 23 {
-		in := store.FlagInput{Name: fmt.Sprintf("Flag %02d", i), Key: fmt.Sprintf("flag-%02d", i), IsEnabled: i%2 == 0}
+		in := flagstore.FlagInput{Name: fmt.Sprintf("Flag %02d", i), Key: fmt.Sprintf("flag-%02d", i), IsEnabled: i%2 == 0}
 		if i < 3 {
 			in.Tags = []string{"beta"}
 		}
 		a.makeFlag(env, in)
 	}
-	a.makeFlag(env, store.FlagInput{Name: "Checkout redesign", Key: "checkout"})
-	_, err := a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "flag-22", store.Change{})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout redesign", Key: "checkout"})
+	_, err := a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "flag-22", flagstore.Change{})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 
@@ -278,8 +278,8 @@ func TestFlagListFilters(t *testing.T) {
 func TestFlagToggle(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	other := a.makeFlag(env, store.FlagInput{Name: "Other", Key: "other"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	other := a.makeFlag(env, flagstore.FlagInput{Name: "Other", Key: "other"})
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/flags")
 	row := p.row("flag-row", "data-key", "checkout")
@@ -342,7 +342,7 @@ func TestFlagToggle(t *testing.T) {
 func TestFlagChangesNeedCommentsWhenRequired(t *testing.T) {
 	t.Parallel()
 	a, pr, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	a.requireComments(pr, env)
 	b := a.signedIn(ownerEmail, ownerPassword)
 

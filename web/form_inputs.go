@@ -3,8 +3,8 @@ package web
 import (
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -22,8 +22,8 @@ type changeForm struct {
 	Revision *uuid.UUID `form:"revision"`
 }
 
-func (f changeForm) input() store.Change {
-	return store.Change{Comment: f.Comment, Revision: f.Revision}
+func (f changeForm) input() flagstore.Change {
+	return flagstore.Change{Comment: f.Comment, Revision: f.Revision}
 }
 
 // flagForm creates a flag.
@@ -39,8 +39,8 @@ type flagForm struct {
 	Change              changeForm
 }
 
-func (f flagForm) input() store.FlagInput {
-	return store.FlagInput{Name: f.Name, Key: f.Key, Description: f.Description, VariationType: f.VariationType,
+func (f flagForm) input() flagstore.FlagInput {
+	return flagstore.FlagInput{Name: f.Name, Key: f.Key, Description: f.Description, VariationType: f.VariationType,
 		EnabledVariationID: f.EnabledVariationID, DisabledVariationID: f.DisabledVariationID, IsEnabled: f.IsEnabled,
 		Tags: f.Tags, Change: f.Change.input()}
 }
@@ -51,8 +51,8 @@ type offVariationForm struct {
 	Change         changeForm
 }
 
-func (f offVariationForm) input() store.OffVariationInput {
-	return store.OffVariationInput{OffVariationID: f.OffVariationID, Change: f.Change.input()}
+func (f offVariationForm) input() flagstore.OffVariationInput {
+	return flagstore.OffVariationInput{OffVariationID: f.OffVariationID, Change: f.Change.input()}
 }
 
 // variationsForm is the variations editor's type; its variations are read
@@ -79,8 +79,8 @@ type segmentForm struct {
 	Change      changeForm
 }
 
-func (f segmentForm) input() store.SegmentInput {
-	return store.SegmentInput{Name: f.Name, Key: f.Key, Type: f.Type, Description: f.Description, Tags: f.Tags,
+func (f segmentForm) input() flagstore.SegmentInput {
+	return flagstore.SegmentInput{Name: f.Name, Key: f.Key, Type: f.Type, Description: f.Description, Tags: f.Tags,
 		Change: f.Change.input()}
 }
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -50,7 +50,7 @@ func postedOr(posted *views.Form, fresh func() *views.Form) *views.Form {
 }
 
 // postedValues keeps a change's comment and revision for the form shown again.
-func postedValues(ch store.Change, values map[string]string) map[string]string {
+func postedValues(ch flagstore.Change, values map[string]string) map[string]string {
 	values["comment"] = ch.Comment
 	if ch.Revision != nil {
 		values["revision"] = ch.Revision.String()

@@ -10,8 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -110,7 +110,7 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 		}
 	} else {
 		vm.Env = env.projectName + " / " + env.name
-		list, err := p.store.ListFlags(ctx, a, env.id, store.FlagFilter{Page: core.Page{Size: 1}})
+		list, err := p.store.ListFlags(ctx, a, env.id, flagstore.FlagFilter{Page: core.Page{Size: 1}})
 		if err != nil {
 			return err
 		}
@@ -308,7 +308,7 @@ func (p *pages) createFirstFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := store.FlagInput{Name: c.FormValue("name"), Key: c.FormValue("key"), VariationType: store.VariationBoolean}
+	in := flagstore.FlagInput{Name: c.FormValue("name"), Key: c.FormValue("key"), VariationType: flagstore.VariationBoolean}
 	f, err := p.store.CreateFlag(c.Request().Context(), actor(c), w.id, in)
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created.", f.Name))

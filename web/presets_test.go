@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -26,7 +26,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	must(t, err)
 	shop := a.project("shop").Environments[0]
 	for _, env := range []core.Environment{prod, dev, shop} {
-		a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+		a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	}
 	b := a.signedIn(ownerEmail, ownerPassword)
 
@@ -59,7 +59,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	}
 	// can tells whether the member may toggle the flag of an environment.
 	toggles := func(m *core.Actor, env core.Environment) bool {
-		_, err := a.st.ToggleFlag(t.Context(), m, env.ID, "checkout", true, store.Change{})
+		_, err := a.st.ToggleFlag(t.Context(), m, env.ID, "checkout", true, flagstore.Change{})
 		if err != nil && !errors.Is(err, core.ErrForbidden) && !errors.Is(err, core.ErrNotFound) {
 			t.Fatalf("toggle: %v", err)
 		}
@@ -91,7 +91,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	if !toggles(m, prod) || toggles(m, dev) || toggles(m, shop) || !reads(m, prod) || reads(m, dev) {
 		t.Errorf("edit web/prod: toggles prod %v, dev %v, shop %v; reads dev %v", toggles(m, prod), toggles(m, dev), toggles(m, shop), reads(m, dev))
 	}
-	if _, err := a.st.CreateFlag(t.Context(), m, prod.ID, store.FlagInput{Name: "New", Key: "new"}); err != nil {
+	if _, err := a.st.CreateFlag(t.Context(), m, prod.ID, flagstore.FlagInput{Name: "New", Key: "new"}); err != nil {
 		t.Errorf("edit web/prod cannot create a flag there: %v", err)
 	}
 	if _, err := a.st.UpdateEnvironment(t.Context(), m, web.ID, prod.ID, core.EnvironmentInput{Name: "Renamed"}); !errors.Is(err, core.ErrForbidden) {

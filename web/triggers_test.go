@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -32,14 +32,14 @@ func (a *app) callTrigger(u string) int {
 func TestFlagTriggersPage(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/flags/checkout/triggers").status(http.StatusOK)
 	if !p.has("triggers-empty") || !p.has("trigger-create") || p.has("trigger-created") {
 		t.Fatalf("empty triggers tab: %s", p.body)
 	}
 	vals := formValues(p.must("trigger-create"))
-	if vals.Get("action") != store.TriggerTurnOff {
+	if vals.Get("action") != flagstore.TriggerTurnOff {
 		t.Errorf("the form offers %q first, want turn-off", vals.Get("action"))
 	}
 	vals.Set("description", "PagerDuty checkout")
@@ -118,8 +118,8 @@ func TestFlagTriggersPage(t *testing.T) {
 func TestFlagTriggersFollowPermissions(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	_, err := a.st.CreateTrigger(t.Context(), a.ownerActor(), store.TriggerInput{TargetID: f.ID, Type: store.TriggerTypeFlagGeneral, Action: store.TriggerTurnOn})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	_, err := a.st.CreateTrigger(t.Context(), a.ownerActor(), flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn})
 	must(t, err)
 	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
 	must(t, err)

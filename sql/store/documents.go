@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Documents: where an answer is a stored flag or segment itself, the API
@@ -79,13 +80,13 @@ func segmentDocumentOf(r db.Segment) segmentDocument {
 	return segmentDocument{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), WorkspaceID: r.WorkspaceID,
 		EnvID: r.EnvID, Name: r.Name, Key: r.Key, Type: r.Type, Scopes: r.Scopes, Description: r.Description,
 		Included: core.OrEmpty(r.Included), Excluded: core.OrEmpty(r.Excluded), Rules: r.Rules, Tags: core.OrEmpty(r.Tags),
-		IsArchived: r.IsArchived, IsEnvironmentSpecific: r.Type == SegmentEnvironmentSpecific}
+		IsArchived: r.IsArchived, IsEnvironmentSpecific: r.Type == flagstore.SegmentEnvironmentSpecific}
 }
 
 // GetFlagJSON is GetFlag as the JSON of the Flag, for answers that are the
 // flag itself.
 func (s *Store) GetFlagJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (json.RawMessage, error) {
-	row, err := s.flagRowIn(ctx, a, envID, key)
+	row, err := s.FlagRowIn(ctx, a, envID, key)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func (s *Store) GetFlagJSON(ctx context.Context, a *core.Actor, envID uuid.UUID,
 
 // SegmentsByIDsJSON is SegmentsByIDs as the JSON of the list of Segments.
 func (s *Store) SegmentsByIDsJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) (json.RawMessage, error) {
-	rows, err := s.visibleSegmentsByIDs(ctx, a, envID, ids)
+	rows, err := s.VisibleSegmentsByIDs(ctx, a, envID, ids)
 	if err != nil {
 		return nil, err
 	}

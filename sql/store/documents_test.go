@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // TestDocumentsHaveTheMembersOfTheirTypes: a document type lists the JSON
@@ -25,8 +26,8 @@ func TestDocumentsHaveTheMembersOfTheirTypes(t *testing.T) {
 		return out
 	}
 	for _, c := range []struct{ doc, of reflect.Type }{
-		{reflect.TypeFor[flagDocument](), reflect.TypeFor[Flag]()},
-		{reflect.TypeFor[segmentDocument](), reflect.TypeFor[Segment]()},
+		{reflect.TypeFor[flagDocument](), reflect.TypeFor[flagstore.Flag]()},
+		{reflect.TypeFor[segmentDocument](), reflect.TypeFor[flagstore.Segment]()},
 	} {
 		if got, want := names(c.doc), names(c.of); !reflect.DeepEqual(got, want) {
 			t.Errorf("%v has members %v, want those of %v: %v", c.doc, got, c.of, want)
@@ -43,19 +44,19 @@ func TestDocumentsMatchTheirStructs(t *testing.T) {
 	p, err := s.CreateProject(ctx, a, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	envID := p.Environments[0].ID
-	sg, err := s.CreateSegment(ctx, a, envID, SegmentInput{Name: "Beta <testers>", Key: "beta", Type: SegmentEnvironmentSpecific,
-		Included: []string{"alice"}, Rules: []SegmentRule{{ID: "r", Name: "Staff", Conditions: []Condition{
+	sg, err := s.CreateSegment(ctx, a, envID, flagstore.SegmentInput{Name: "Beta <testers>", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+		Included: []string{"alice"}, Rules: []flagstore.SegmentRule{{ID: "r", Name: "Staff", Conditions: []flagstore.Condition{
 			{ID: "c", Property: "email", Op: "EndsWith", Value: "@example.com"}}}}})
 	must(t, err)
-	created, err := s.CreateFlag(ctx, a, envID, FlagInput{Name: "Checkout & pay", Key: "checkout", Tags: []string{"web"}})
+	created, err := s.CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: "Checkout & pay", Key: "checkout", Tags: []string{"web"}})
 	must(t, err)
 	on, off := created.Variations[0].ID, created.Variations[1].ID
 	split := "keyId"
-	_, err = s.SetFlagTargeting(ctx, a, envID, "checkout", TargetingInput{Targeting: &FlagTargeting{
-		TargetUsers: []TargetUser{{KeyIDs: []string{"bob"}, VariationID: on}},
-		Rules: []FlagRule{{ID: "r1", Name: "In beta", DispatchKey: &split, IncludedInExpt: true,
-			Conditions: []Condition{{ID: "c1", Property: SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
-			Variations: []RolloutVariation{{ID: on, Rollout: []float64{0, 0.35}, ExptRollout: 1}, {ID: off, Rollout: []float64{0.35, 1}, ExptRollout: 1}}}},
+	_, err = s.SetFlagTargeting(ctx, a, envID, "checkout", flagstore.TargetingInput{Targeting: &flagstore.FlagTargeting{
+		TargetUsers: []flagstore.TargetUser{{KeyIDs: []string{"bob"}, VariationID: on}},
+		Rules: []flagstore.FlagRule{{ID: "r1", Name: "In beta", DispatchKey: &split, IncludedInExpt: true,
+			Conditions: []flagstore.Condition{{ID: "c1", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+			Variations: []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 0.35}, ExptRollout: 1}, {ID: off, Rollout: []float64{0.35, 1}, ExptRollout: 1}}}},
 		Fallthrough: created.Fallthrough,
 	}})
 	must(t, err)
@@ -73,7 +74,7 @@ func TestDocumentsMatchTheirStructs(t *testing.T) {
 	sameJSON(t, "segments", docs, segments)
 
 	// A list decodes only what says which variations a flag serves.
-	list, err := s.ListFlags(ctx, a, envID, FlagFilter{Page: core.Page{Size: 10}})
+	list, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(list.Items) != 1 || !reflect.DeepEqual(list.Items[0].Serves, flag.Serves()) ||
 		!reflect.DeepEqual(list.Items[0].Variations, flag.Variations) || !reflect.DeepEqual(list.Items[0].Tags, flag.Tags) {

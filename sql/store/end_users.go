@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // EndUser is a user SDKs of an environment evaluated for (FeatBit's EndUser):
@@ -332,15 +333,15 @@ func (s *Store) EndUserStatus(ctx context.Context, a *core.Actor, envID uuid.UUI
 // and, for people, why: ServedBy names what decided ("off", "targeted", the
 // rule's label, "default", "archived") and Why says it in sentences.
 type EndUserFlag struct {
-	Name           string      `json:"name"`
-	Key            string      `json:"key"`
-	Variations     []Variation `json:"variations"`
-	VariationType  string      `json:"variationType"`
-	MatchVariation *string     `json:"matchVariation"`
-	MatchReason    string      `json:"matchReason"`
-	VariationID    string      `json:"variationId,omitempty"`
-	ServedBy       string      `json:"servedBy"`
-	Why            []string    `json:"why"`
+	Name           string                `json:"name"`
+	Key            string                `json:"key"`
+	Variations     []flagstore.Variation `json:"variations"`
+	VariationType  string                `json:"variationType"`
+	MatchVariation *string               `json:"matchVariation"`
+	MatchReason    string                `json:"matchReason"`
+	VariationID    string                `json:"variationId,omitempty"`
+	ServedBy       string                `json:"servedBy"`
+	Why            []string              `json:"why"`
 }
 
 // EndUserFlagFilter selects flags to evaluate for an end user (FeatBit's
@@ -413,7 +414,7 @@ func (s *Store) EndUserFlags(ctx context.Context, a *core.Actor, envID, id uuid.
 }
 
 // servedBy names what decided an evaluation, as the user page shows it.
-func servedBy(f *Flag, ev eval.Evaluation) string {
+func servedBy(f *flagstore.Flag, ev eval.Evaluation) string {
 	switch ev.Kind {
 	case eval.MatchDisabled:
 		return "off"
@@ -507,7 +508,7 @@ func (s *Store) FlagEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID
 	if err != nil {
 		return core.Paged[FlagEndUser]{}, err
 	}
-	i := slices.IndexFunc(data.Flags, func(fl Flag) bool { return fl.Key == f.FeatureFlagKey })
+	i := slices.IndexFunc(data.Flags, func(fl flagstore.Flag) bool { return fl.Key == f.FeatureFlagKey })
 	if i < 0 {
 		return core.Paged[FlagEndUser]{}, core.ErrNotFound
 	}

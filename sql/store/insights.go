@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // EvaluationCount is how often SDKs reported serving one variation of a flag.
@@ -58,10 +59,10 @@ func (s *Store) RecordEvaluations(ctx context.Context, env SDKEnv, counts []Eval
 
 // VariationInsight is how often SDKs served one variation of a flag.
 type VariationInsight struct {
-	Variation        Variation `json:"variation"`
-	Count            int64     `json:"count"`
-	FirstEvaluatedAt time.Time `json:"firstEvaluatedAt"`
-	LastEvaluatedAt  time.Time `json:"lastEvaluatedAt"`
+	Variation        flagstore.Variation `json:"variation"`
+	Count            int64               `json:"count"`
+	FirstEvaluatedAt time.Time           `json:"firstEvaluatedAt"`
+	LastEvaluatedAt  time.Time           `json:"lastEvaluatedAt"`
 }
 
 // FlagInsight is what SDKs reported about a flag: when they last evaluated
@@ -83,27 +84,27 @@ func (s *Store) FlagInsights(ctx context.Context, a *core.Actor, envID uuid.UUID
 }
 
 // readableFlag loads a flag of an environment the caller may read from.
-func (s *Store) readableFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (Flag, error) {
+func (s *Store) readableFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (flagstore.Flag, error) {
 	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
-		return Flag{}, err
+		return flagstore.Flag{}, err
 	}
 	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
-		return Flag{}, core.Translate(err)
+		return flagstore.Flag{}, core.Translate(err)
 	}
-	return flagFrom(row)
+	return flagstore.FlagFrom(row)
 }
 
 // flagInsight sums what SDKs reported about a flag.
-func (s *Store) flagInsight(ctx context.Context, f Flag) (FlagInsight, error) {
+func (s *Store) flagInsight(ctx context.Context, f flagstore.Flag) (FlagInsight, error) {
 	rows, err := s.Q.FlagEvaluations(ctx, f.ID)
 	if err != nil {
 		return FlagInsight{}, core.Translate(err)
 	}
 	out := FlagInsight{Key: f.Key, Variations: []VariationInsight{}}
 	for _, r := range rows {
-		vr := Variation{ID: r.VariationID}
+		vr := flagstore.Variation{ID: r.VariationID}
 		if known := f.Variation(r.VariationID); known != nil {
 			vr = *known
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
@@ -44,11 +45,11 @@ func (s *Store) SDKEnvBySecret(ctx context.Context, secret string) (SDKEnv, erro
 // EnvData is what SDKs of an environment evaluate with.
 type EnvData struct {
 	// Flags are every flag of the environment, archived ones too, by key.
-	Flags []Flag
+	Flags []flagstore.Flag
 	// Segments are the segments visible in the environment, archived ones
 	// too. A shared segment carries this environment's id as its EnvID, as
 	// FeatBit sends it to SDKs.
-	Segments []Segment
+	Segments []flagstore.Segment
 }
 
 // SDKData reads an environment's flags and segments as one consistent snapshot.
@@ -64,18 +65,18 @@ func (s *Store) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 		if err != nil {
 			return err
 		}
-		out.Flags = make([]Flag, len(flags))
+		out.Flags = make([]flagstore.Flag, len(flags))
 		for i, r := range flags {
-			if out.Flags[i], err = flagFrom(r); err != nil {
+			if out.Flags[i], err = flagstore.FlagFrom(r); err != nil {
 				return err
 			}
 		}
 		segments, err := q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrgID, EnvID: env.EnvID,
-			Scopes: envScopes(core.EnvRow{GetEnvironmentRow: e})})
+			Scopes: flagstore.EnvScopes(core.EnvRow{GetEnvironmentRow: e})})
 		if err != nil {
 			return err
 		}
-		if out.Segments, err = segmentsFrom(segments); err != nil {
+		if out.Segments, err = flagstore.SegmentsFrom(segments); err != nil {
 			return err
 		}
 		for i := range out.Segments {
@@ -87,31 +88,31 @@ func (s *Store) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 }
 
 // SDKFlag returns one flag of an SDK's environment by id.
-func (s *Store) SDKFlag(ctx context.Context, env SDKEnv, id uuid.UUID) (Flag, error) {
+func (s *Store) SDKFlag(ctx context.Context, env SDKEnv, id uuid.UUID) (flagstore.Flag, error) {
 	row, err := s.Q.GetFlagByID(ctx, db.GetFlagByIDParams{EnvID: env.EnvID, ID: id})
 	if err != nil {
-		return Flag{}, core.Translate(err)
+		return flagstore.Flag{}, core.Translate(err)
 	}
-	return flagFrom(row)
+	return flagstore.FlagFrom(row)
 }
 
 // SDKSegment returns a segment visible in an SDK's environment, with that
 // environment as its EnvID.
-func (s *Store) SDKSegment(ctx context.Context, env SDKEnv, id uuid.UUID) (Segment, error) {
+func (s *Store) SDKSegment(ctx context.Context, env SDKEnv, id uuid.UUID) (flagstore.Segment, error) {
 	e, err := s.Q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
 	if err != nil {
-		return Segment{}, core.Translate(err)
+		return flagstore.Segment{}, core.Translate(err)
 	}
 	row, err := s.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrgID, ID: id})
 	if err != nil {
-		return Segment{}, core.Translate(err)
+		return flagstore.Segment{}, core.Translate(err)
 	}
-	sg, err := segmentFrom(row)
+	sg, err := flagstore.SegmentFrom(row)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
-	if !visibleIn(sg, core.EnvRow{GetEnvironmentRow: e}) {
-		return Segment{}, core.ErrNotFound
+	if !flagstore.VisibleIn(sg, core.EnvRow{GetEnvironmentRow: e}) {
+		return flagstore.Segment{}, core.ErrNotFound
 	}
 	sg.EnvID = env.EnvID
 	return sg, nil
@@ -164,18 +165,18 @@ func (s *Store) EvaluateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID
 	if err != nil {
 		return eval.Evaluation{}, core.Translate(err)
 	}
-	f, err := flagFrom(row)
+	f, err := flagstore.FlagFrom(row)
 	if err != nil {
 		return eval.Evaluation{}, err
 	}
-	var segments []Segment
+	var segments []flagstore.Segment
 	if len(row.SegmentRefs) > 0 {
 		rows, err := s.Q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: row.SegmentRefs,
-			EnvID: envID, Scopes: envScopes(env)})
+			EnvID: envID, Scopes: flagstore.EnvScopes(env)})
 		if err != nil {
 			return eval.Evaluation{}, core.Translate(err)
 		}
-		if segments, err = segmentsFrom(rows); err != nil {
+		if segments, err = flagstore.SegmentsFrom(rows); err != nil {
 			return eval.Evaluation{}, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -18,15 +19,17 @@ import (
 type Store struct {
 	*core.Core
 	*iam.IAM
+	*flagstore.Flags
 }
 
 // New returns a Store over pool using keys derived from the server secret.
 func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options) *Store {
 	c := core.New(pool, keys, log, opts)
-	s := &Store{Core: c, IAM: iam.New(c)}
+	f := flagstore.New(c)
+	s := &Store{Core: c, IAM: iam.New(c), Flags: f}
 	// Every flag and segment change is audited in the core, and its
 	// webhook deliveries queued there, in the same transaction: the core
 	// is below the webhooks, so it is handed them.
-	c.SetWebhooks(ChangeWebhookEvents, s.QueueWebhooks)
+	c.SetWebhooks(flagstore.ChangeWebhookEvents, f.QueueWebhooks)
 	return s
 }

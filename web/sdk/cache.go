@@ -16,15 +16,16 @@ import (
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // snapshot is an environment's flags and segments as SDKs see them. It is
 // never changed once built; a change makes a new one.
 type snapshot struct {
 	keys     []string // flag keys, sorted
-	flags    map[string]*store.Flag
-	byID     map[uuid.UUID]*store.Flag
-	segments map[uuid.UUID]*store.Segment
+	flags    map[string]*flagstore.Flag
+	byID     map[uuid.UUID]*flagstore.Flag
+	segments map[uuid.UUID]*flagstore.Segment
 	// ver is the newest item's version: what an SDK holding the whole
 	// snapshot reports as its timestamp.
 	ver int64
@@ -56,8 +57,8 @@ func (s *snapshot) serverFull() encodedMessage {
 }
 
 func newSnapshot(d store.EnvData) *snapshot {
-	s := &snapshot{flags: make(map[string]*store.Flag, len(d.Flags)), byID: make(map[uuid.UUID]*store.Flag, len(d.Flags)),
-		segments: make(map[uuid.UUID]*store.Segment, len(d.Segments))}
+	s := &snapshot{flags: make(map[string]*flagstore.Flag, len(d.Flags)), byID: make(map[uuid.UUID]*flagstore.Flag, len(d.Flags)),
+		segments: make(map[uuid.UUID]*flagstore.Segment, len(d.Segments))}
 	for i := range d.Flags {
 		s.putFlag(&d.Flags[i])
 	}
@@ -68,7 +69,7 @@ func newSnapshot(d store.EnvData) *snapshot {
 	return s
 }
 
-func (s *snapshot) putFlag(f *store.Flag) {
+func (s *snapshot) putFlag(f *flagstore.Flag) {
 	s.flags[f.Key] = f
 	s.byID[f.ID] = f
 }
@@ -87,17 +88,17 @@ func (s *snapshot) finish() {
 }
 
 // sortedSegments returns the segments in id order.
-func (s *snapshot) sortedSegments() []*store.Segment {
-	out := make([]*store.Segment, 0, len(s.segments))
+func (s *snapshot) sortedSegments() []*flagstore.Segment {
+	out := make([]*flagstore.Segment, 0, len(s.segments))
 	for _, sg := range s.segments {
 		out = append(out, sg)
 	}
-	slices.SortFunc(out, func(a, b *store.Segment) int { return strings.Compare(a.ID.String(), b.ID.String()) })
+	slices.SortFunc(out, func(a, b *flagstore.Segment) int { return strings.Compare(a.ID.String(), b.ID.String()) })
 	return out
 }
 
 // each calls fn for every flag in key order.
-func (s *snapshot) each(fn func(*store.Flag)) {
+func (s *snapshot) each(fn func(*flagstore.Flag)) {
 	for _, k := range s.keys {
 		fn(s.flags[k])
 	}
@@ -105,9 +106,9 @@ func (s *snapshot) each(fn func(*store.Flag)) {
 
 // patched returns a copy with some flags and segments replaced or, when
 // missing from the maps given (nil values), removed.
-func (s *snapshot) patched(flags map[uuid.UUID]*store.Flag, segments map[uuid.UUID]*store.Segment) *snapshot {
-	c := &snapshot{flags: make(map[string]*store.Flag, len(s.flags)), byID: make(map[uuid.UUID]*store.Flag, len(s.byID)),
-		segments: make(map[uuid.UUID]*store.Segment, len(s.segments))}
+func (s *snapshot) patched(flags map[uuid.UUID]*flagstore.Flag, segments map[uuid.UUID]*flagstore.Segment) *snapshot {
+	c := &snapshot{flags: make(map[string]*flagstore.Flag, len(s.flags)), byID: make(map[uuid.UUID]*flagstore.Flag, len(s.byID)),
+		segments: make(map[uuid.UUID]*flagstore.Segment, len(s.segments))}
 	for id, f := range s.byID {
 		if _, changed := flags[id]; !changed {
 			c.putFlag(f)
@@ -319,7 +320,7 @@ func (c *cache) patch(ctx context.Context, e *cacheEntry) (*snapshot, error) {
 	base := e.snap
 	c.mu.Unlock()
 
-	fresh := map[uuid.UUID]*store.Flag{}
+	fresh := map[uuid.UUID]*flagstore.Flag{}
 	for id := range flags {
 		f, err := c.store.SDKFlag(ctx, e.env, id)
 		switch {
@@ -331,7 +332,7 @@ func (c *cache) patch(ctx context.Context, e *cacheEntry) (*snapshot, error) {
 			return nil, err
 		}
 	}
-	freshSeg := map[uuid.UUID]*store.Segment{}
+	freshSeg := map[uuid.UUID]*flagstore.Segment{}
 	for id := range segments {
 		sg, err := c.store.SDKSegment(ctx, e.env, id)
 		switch {

@@ -29,6 +29,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/sdk"
@@ -243,15 +244,15 @@ func (in *instance) project(key string, headers ...string) (prod, dev *env) {
 }
 
 // flag creates a flag from body (a store.FlagInput as JSON).
-func (e *env) flag(body map[string]any) store.Flag {
+func (e *env) flag(body map[string]any) flagstore.Flag {
 	e.in.t.Helper()
-	f, err := e.in.store.CreateFlag(context.Background(), e.owner, e.id, input[store.FlagInput](e.in.t, body))
+	f, err := e.in.store.CreateFlag(context.Background(), e.owner, e.id, input[flagstore.FlagInput](e.in.t, body))
 	must(e.in.t, err)
 	return f
 }
 
 // get reads the flag key as instance in sees it.
-func (e *env) get(in *instance, key string) store.Flag {
+func (e *env) get(in *instance, key string) flagstore.Flag {
 	in.t.Helper()
 	f, err := in.store.GetFlag(context.Background(), e.owner, e.id, key)
 	must(in.t, err)
@@ -262,7 +263,7 @@ func (e *env) get(in *instance, key string) store.Flag {
 // with FeatBit's body, "/key/toggle/true") and returns it changed. A
 // targeting change names the parts it changes; the rest is kept as the flag
 // has it, since FeatBit's body carries the whole targeting.
-func (e *env) put(path string, body map[string]any) store.Flag {
+func (e *env) put(path string, body map[string]any) flagstore.Flag {
 	e.in.t.Helper()
 	ctx := context.Background()
 	key, route, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
@@ -273,9 +274,9 @@ func (e *env) put(path string, body map[string]any) store.Flag {
 		tg := map[string]any{"targetUsers": f.TargetUsers, "rules": f.Rules, "fallthrough": f.Fallthrough,
 			"exptIncludeAllTargets": f.ExptIncludeAllTargets}
 		maps.Copy(tg, body)
-		_, err = e.in.store.SetFlagTargeting(ctx, e.owner, e.id, key, input[store.TargetingInput](e.in.t, map[string]any{"targeting": tg}))
+		_, err = e.in.store.SetFlagTargeting(ctx, e.owner, e.id, key, input[flagstore.TargetingInput](e.in.t, map[string]any{"targeting": tg}))
 	case "toggle/true", "toggle/false":
-		_, err = e.in.store.ToggleFlag(ctx, e.owner, e.id, key, route == "toggle/true", store.Change{})
+		_, err = e.in.store.ToggleFlag(ctx, e.owner, e.id, key, route == "toggle/true", flagstore.Change{})
 	default:
 		e.in.t.Fatalf("put %s: no such change here", path)
 	}
@@ -286,14 +287,14 @@ func (e *env) put(path string, body map[string]any) store.Flag {
 // archive archives the flag key.
 func (e *env) archive(key string) {
 	e.in.t.Helper()
-	_, err := e.in.store.ArchiveFlag(context.Background(), e.owner, e.id, key, store.Change{})
+	_, err := e.in.store.ArchiveFlag(context.Background(), e.owner, e.id, key, flagstore.Change{})
 	must(e.in.t, err)
 }
 
 // segment creates a segment from body (a store.SegmentInput as JSON).
-func (e *env) segment(body map[string]any) store.Segment {
+func (e *env) segment(body map[string]any) flagstore.Segment {
 	e.in.t.Helper()
-	sg, err := e.in.store.CreateSegment(context.Background(), e.owner, e.id, input[store.SegmentInput](e.in.t, body))
+	sg, err := e.in.store.CreateSegment(context.Background(), e.owner, e.id, input[flagstore.SegmentInput](e.in.t, body))
 	must(e.in.t, err)
 	return sg
 }
@@ -301,11 +302,11 @@ func (e *env) segment(body map[string]any) store.Segment {
 // fixture is the flags of the protocol notes' test plan (§7.1).
 type fixture struct {
 	*env
-	flags   map[string]store.Flag
-	segment store.Segment
+	flags   map[string]flagstore.Flag
+	segment flagstore.Segment
 }
 
-func variationID(f store.Flag, value string) string {
+func variationID(f flagstore.Flag, value string) string {
 	for _, v := range f.Variations {
 		if v.Value == value {
 			return v.ID
@@ -323,11 +324,11 @@ func rollout(id string, lo, hi float64) map[string]any {
 func seed(e *env) *fixture {
 	t := e.in.t
 	t.Helper()
-	fx := &fixture{env: e, flags: map[string]store.Flag{}}
+	fx := &fixture{env: e, flags: map[string]flagstore.Flag{}}
 	fx.segment = e.segment(map[string]any{"name": "Seg", "key": "seg", "type": "environment-specific",
 		"included": []string{"u-seg"}})
 
-	on := func(key string, extra map[string]any) store.Flag {
+	on := func(key string, extra map[string]any) flagstore.Flag {
 		body := map[string]any{"name": key, "key": key, "isEnabled": true}
 		for k, v := range extra {
 			body[k] = v
@@ -350,7 +351,7 @@ func seed(e *env) *fixture {
 	f = on("ft-seg", nil)
 	fx.flags["ft-seg"] = e.put("/ft-seg/targeting", map[string]any{"rules": []map[string]any{{
 		"id": uuid.NewString(), "name": "In segment", "includedInExpt": true,
-		"conditions": []map[string]any{{"id": uuid.NewString(), "property": store.SegmentIn, "op": "",
+		"conditions": []map[string]any{{"id": uuid.NewString(), "property": flagstore.SegmentIn, "op": "",
 			"value": fmt.Sprintf(`[%q]`, fx.segment.ID)}},
 		"variations": []any{rollout(variationID(f, "false"), 0, 1)}}}})
 

@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // hub knows the open streaming connections by environment and pushes
@@ -261,14 +262,14 @@ func (h *hub) pushChanges(ctx context.Context, w *envWork) {
 		h.srv.log.Warn("streaming: reading changes", "env", w.env.EnvID, "err", err)
 		return
 	}
-	var flags []*store.Flag
+	var flags []*flagstore.Flag
 	seen := map[uuid.UUID]bool{}
 	for _, id := range w.flags {
 		if f := snap.byID[id]; f != nil && !seen[id] {
 			flags, seen[id] = append(flags, f), true
 		}
 	}
-	server := serverPayload{EventType: eventPatch, FeatureFlags: []store.Flag{}, Segments: []sdkSegment{}}
+	server := serverPayload{EventType: eventPatch, FeatureFlags: []flagstore.Flag{}, Segments: []sdkSegment{}}
 	for _, f := range flags {
 		server.FeatureFlags = append(server.FeatureFlags, sdkFlag(f))
 	}

@@ -12,12 +12,13 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // listFlags lists the flags whose names contain name, first page.
-func (e *env) listFlags(name string) core.Paged[store.FlagListItem] {
+func (e *env) listFlags(name string) core.Paged[flagstore.FlagListItem] {
 	e.in.t.Helper()
-	list, err := e.in.store.ListFlags(context.Background(), e.owner, e.id, store.FlagFilter{Name: name, Page: core.Page{Size: core.DefaultPageSize}})
+	list, err := e.in.store.ListFlags(context.Background(), e.owner, e.id, flagstore.FlagFilter{Name: name, Page: core.Page{Size: core.DefaultPageSize}})
 	must(e.in.t, err)
 	return list
 }

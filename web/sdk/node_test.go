@@ -18,8 +18,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -114,7 +114,7 @@ func (in *instance) serveManagement() {
 		if err != nil {
 			return err
 		}
-		f, err := in.store.ToggleFlag(c.Request().Context(), owner, envID, c.Param("key"), c.Param("status") == "true", store.Change{})
+		f, err := in.store.ToggleFlag(c.Request().Context(), owner, envID, c.Param("key"), c.Param("status") == "true", flagstore.Change{})
 		return answer(c, f.Revision, err)
 	})
 	flags.GET("/insights", func(c echo.Context) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -149,7 +150,7 @@ func ofrepBulkAnswer(c echo.Context, snap *snapshot) error {
 	buf := bulkBuffers.Get().(*[]byte)
 	body := append((*buf)[:0], `{"flags":[`...)
 	first := true
-	snap.each(func(f *store.Flag) {
+	snap.each(func(f *flagstore.Flag) {
 		if f.IsArchived {
 			return
 		}
@@ -171,7 +172,7 @@ func ofrepBulkAnswer(c echo.Context, snap *snapshot) error {
 // typedValue is a variation's value as the JSON of its type.
 func typedValue(typ, value string) (any, bool) {
 	switch typ {
-	case store.VariationBoolean:
+	case flagstore.VariationBoolean:
 		switch {
 		case strings.EqualFold(value, "true"):
 			return true, true
@@ -179,10 +180,10 @@ func typedValue(typ, value string) (any, bool) {
 			return false, true
 		}
 		return nil, false
-	case store.VariationNumber:
+	case flagstore.VariationNumber:
 		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 		return n, err == nil
-	case store.VariationJSON:
+	case flagstore.VariationJSON:
 		if !json.Valid([]byte(value)) {
 			return nil, false
 		}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -55,11 +55,11 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 	// created, so 24 deliveries are queued before B's.
 	urls, hanging, release := hangingReceivers(t, 8)
 	for _, u := range urls {
-		hookOn(t, s, a, prodA, u, "", store.EventFlagCreated)
+		hookOn(t, s, a, prodA, u, "", flagstore.EventFlagCreated)
 	}
 	for i := range 3 {
 		key := fmt.Sprintf("a%d", i)
-		_, err := s.CreateFlag(ctx, a, prodA.ID, store.FlagInput{Name: key, Key: key})
+		_, err := s.CreateFlag(ctx, a, prodA.ID, flagstore.FlagInput{Name: key, Key: key})
 		must(t, err)
 	}
 
@@ -79,7 +79,7 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	hookOn(t, s, b, prodB, srv.URL, "", store.EventFlagCreated)
+	hookOn(t, s, b, prodB, srv.URL, "", flagstore.EventFlagCreated)
 
 	// The hanging requests would time out after a minute; the worker has
 	// its default eight slots.
@@ -89,7 +89,7 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 	waitUntil(t, "A's receivers to be called", func() bool { return hanging.Load() >= 2 })
 
 	start := time.Now()
-	_, err = s.CreateFlag(ctx, b, prodB.ID, store.FlagInput{Name: "Pay", Key: "pay"})
+	_, err = s.CreateFlag(ctx, b, prodB.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	select {
 	case at := <-fast:

@@ -21,8 +21,8 @@ import (
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -148,10 +148,10 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	t.Cleanup(srv.Close)
 	ctx, owner := t.Context(), s.ownerActor()
 	env := s.project("web")
-	_, err := s.st.CreateFlag(ctx, owner, env.ID, store.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
-		Variations: []store.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
+	_, err := s.st.CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
+		Variations: []flagstore.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
 	must(t, err)
-	sg, err := s.st.CreateSegment(ctx, owner, env.ID, store.SegmentInput{Name: "Beta users", Key: "beta", Type: store.SegmentEnvironmentSpecific})
+	sg, err := s.st.CreateSegment(ctx, owner, env.ID, flagstore.SegmentInput{Name: "Beta users", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific})
 	must(t, err)
 	member := addMember(t, s, "ann@example.com")
 	policies := []uuid.UUID{readerPolicy(t, s), core.DeveloperPolicyID, core.AdministratorPolicyID}
