@@ -12,10 +12,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // FeatBit's clients send FeatBit's bodies and read FeatBit's answers: each
@@ -409,18 +409,18 @@ func TestFlagPendingChangesAndInsights(t *testing.T) {
 	s.do("GET", e.flags+"/nope/pending-changes", s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 
 	at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
-	must(t, s.st.RecordEvaluations(context.Background(), store.SDKEnv{EnvID: e.env.ID}, []store.EvaluationCount{
+	must(t, s.st.RecordEvaluations(context.Background(), sdkdata.SDKEnv{EnvID: e.env.ID}, []sdkdata.EvaluationCount{
 		{FlagKey: "pay", VariationID: f.Variations[0].ID, Count: 7}}, at))
 	ms := func(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 	insights := func(from, to time.Time) *reply {
 		return s.do("GET", e.flags+"/insights?featureFlagKey=pay&intervalType=HOUR&from="+ms(from)+"&to="+ms(to), s.owner, nil)
 	}
-	points := decode[[]store.InsightsPoint](t, insights(at.Add(-time.Hour), at.Add(time.Hour)).ok(t))
+	points := decode[[]sdkdata.InsightsPoint](t, insights(at.Add(-time.Hour), at.Add(time.Hour)).ok(t))
 	if len(points) != 1 || points[0].Time != "2026-11-20T10:00:00Z" || len(points[0].Variations) != 2 ||
-		points[0].Variations[0] != (store.VariationInsightsCount{Variation: "True", Count: 7}) || points[0].Variations[1].Count != 0 {
+		points[0].Variations[0] != (sdkdata.VariationInsightsCount{Variation: "True", Count: 7}) || points[0].Variations[1].Count != 0 {
 		t.Fatalf("insights %+v", points)
 	}
-	if points := decode[[]store.InsightsPoint](t, insights(at.Add(time.Hour), at.Add(2*time.Hour)).ok(t)); len(points) != 0 {
+	if points := decode[[]sdkdata.InsightsPoint](t, insights(at.Add(time.Hour), at.Add(2*time.Hour)).ok(t)); len(points) != 0 {
 		t.Fatalf("insights of a window without evaluations %+v", points)
 	}
 	s.do("GET", e.flags+"/insights?intervalType=WEEKS&from=0", s.owner, nil).

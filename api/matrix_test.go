@@ -16,10 +16,10 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // grant is one action on one resource name.
@@ -86,7 +86,7 @@ func (m *matrix) endUsers() string { return "/api/v1/envs/" + m.env.ID.String() 
 // endUser upserts an end user as the owner and returns its id.
 func (m *matrix) endUser() string {
 	key := fmt.Sprintf("u%d", m.next())
-	u := decode[store.EndUser](m.s.t, m.owner("PUT", m.endUsers(), map[string]string{"keyId": key, "name": key}))
+	u := decode[sdkdata.EndUser](m.s.t, m.owner("PUT", m.endUsers(), map[string]string{"keyId": key, "name": key}))
 	return u.ID.String()
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -43,7 +43,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 	r := c.Request()
 	// The file's JSON may also come as the body itself, for scripts.
 	if strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
-		var data store.ImportUserData
+		var data sdkdata.ImportUserData
 		if err := bind(c, &data); err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ const importUserSize = 3 * 48
 // it does not take. It stops after one user more than the store imports,
 // or one property name more: the store refuses that by its rule. empty is
 // a file of nothing but white space.
-func readUserFile(r io.Reader, left *jsonbody.Allowance) (data store.ImportUserData, empty bool, err error) {
+func readUserFile(r io.Reader, left *jsonbody.Allowance) (data sdkdata.ImportUserData, empty bool, err error) {
 	f := userFile{r: bufio.NewReader(r), left: left}
 	if end, err := f.atEnd(); end || err != nil {
 		return data, end, err
@@ -163,10 +163,10 @@ func readUserFile(r io.Reader, left *jsonbody.Allowance) (data store.ImportUserD
 		switch {
 		case strings.EqualFold(member, "users") && !seenUsers:
 			seenUsers = true
-			stop, err = list(&f, &data.Users, store.MaxEndUsersPerFile)
+			stop, err = list(&f, &data.Users, sdkdata.MaxEndUsersPerFile)
 		case strings.EqualFold(member, "userProperties") && !seenProperties:
 			seenProperties = true
-			stop, err = list(&f, &data.UserProperties, store.MaxPropertyNamesPerFile)
+			stop, err = list(&f, &data.UserProperties, sdkdata.MaxPropertyNamesPerFile)
 		case strings.EqualFold(member, "users"), strings.EqualFold(member, "userProperties"):
 			return data, false, errInvalidFile // named twice
 		default: // a member the file does not have: checked, and left

@@ -18,10 +18,10 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // axeScript is axe-core, the accessibility engine (testdata/axe/VERSION).
@@ -81,7 +81,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	buffer := runner.NewEndUsers(a.st, slog.New(slog.DiscardHandler))
 	buffer.Saw(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
 	must(t, buffer.Flush(ctx))
-	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, store.EndUserFilter{})
+	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, sdkdata.EndUserFilter{})
 	must(t, err)
 
 	// Prod's changes need approval: the flag pages ask for reviewers, and

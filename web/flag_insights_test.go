@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // TestFlagEvaluationsAreShown: the flag list and page say when SDKs last
@@ -28,7 +28,7 @@ func TestFlagEvaluationsAreShown(t *testing.T) {
 	secret := env.Secrets[0]
 	sdk, err := a.st.SDKEnvBySecret(t.Context(), secret.Value)
 	must(t, err)
-	must(t, a.st.RecordEvaluations(t.Context(), sdk, []store.EvaluationCount{{FlagKey: "checkout", VariationID: f.Variations[0].ID, Count: 7}},
+	must(t, a.st.RecordEvaluations(t.Context(), sdk, []sdkdata.EvaluationCount{{FlagKey: "checkout", VariationID: f.Variations[0].ID, Count: 7}},
 		time.Now().Add(-3*time.Minute)))
 	if got := b.get("/flags").text("flag-last-evaluated"); got != "Evaluated 3 minutes ago" {
 		t.Fatalf("list says %q, want Evaluated 3 minutes ago", got)

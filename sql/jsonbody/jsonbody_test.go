@@ -14,8 +14,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // kitchen has a field of every kind the walk treats apart.
@@ -187,7 +187,7 @@ func worstBodies() []struct {
 		{"deep nesting into any", strings.Repeat("[", 9000) + strings.Repeat("]", 9000), func() any { return new(any) }},
 		{"deep nesting, repeated", fill("[", strings.Repeat("[", 500)+strings.Repeat("]", 500), "]"), statements},
 		{"tiny rules into a segment", fill(`{"rules":[`, "{}", "]}"), func() any { return &flagstore.SegmentInput{} }},
-		{"tiny users into a file", fill(`{"users":[`, "{}", "]}"), func() any { return &store.ImportUserData{} }},
+		{"tiny users into a file", fill(`{"users":[`, "{}", "]}"), func() any { return &sdkdata.ImportUserData{} }},
 		{"tiny variations into a flag", fill(`{"variations":[`, "{}", "]}"), func() any { return &flagstore.FlagInput{} }},
 		{"tiny conditions", fill(`{"rules":[{"conditions":[`, "{}", "]}]}"), func() any { return &flagstore.SegmentInput{} }},
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // snapshot is an environment's flags and segments as SDKs see them. It is
@@ -56,7 +57,7 @@ func (s *snapshot) serverFull() encodedMessage {
 	return s.full
 }
 
-func newSnapshot(d store.EnvData) *snapshot {
+func newSnapshot(d sdkdata.EnvData) *snapshot {
 	s := &snapshot{flags: make(map[string]*flagstore.Flag, len(d.Flags)), byID: make(map[uuid.UUID]*flagstore.Flag, len(d.Flags)),
 		segments: make(map[uuid.UUID]*flagstore.Segment, len(d.Segments))}
 	for i := range d.Flags {
@@ -157,11 +158,11 @@ type cache struct {
 	envSeq  map[uuid.UUID]uint64 // the last event about an environment
 	orgSeq  map[uuid.UUID]uint64 // the last event about every environment of an organization
 	resetAt uint64               // the last reset
-	secrets map[string]store.SDKEnv
+	secrets map[string]sdkdata.SDKEnv
 }
 
 type cacheEntry struct {
-	env      store.SDKEnv
+	env      sdkdata.SDKEnv
 	snap     *snapshot
 	used     time.Time
 	dirtyF   map[uuid.UUID]uint64 // flag id → event seq
@@ -170,7 +171,7 @@ type cacheEntry struct {
 
 func newCache(s *store.Store) *cache {
 	return &cache{store: s, sub: s.Changes().Subscribe(), entries: map[uuid.UUID]*cacheEntry{},
-		envSeq: map[uuid.UUID]uint64{}, orgSeq: map[uuid.UUID]uint64{}, secrets: map[string]store.SDKEnv{}}
+		envSeq: map[uuid.UUID]uint64{}, orgSeq: map[uuid.UUID]uint64{}, secrets: map[string]sdkdata.SDKEnv{}}
 }
 
 // apply takes the waiting events; c.mu is held.
@@ -178,7 +179,7 @@ func (c *cache) apply() {
 	for _, ev := range c.sub.Take() {
 		c.seq++
 		if ev.Kind == feed.EventReset {
-			c.entries, c.resetAt, c.secrets = map[uuid.UUID]*cacheEntry{}, c.seq, map[string]store.SDKEnv{}
+			c.entries, c.resetAt, c.secrets = map[uuid.UUID]*cacheEntry{}, c.seq, map[string]sdkdata.SDKEnv{}
 			continue
 		}
 		if ev.Kind == feed.EventEnv {
@@ -215,7 +216,7 @@ func (c *cache) apply() {
 }
 
 // get returns an environment's current snapshot.
-func (c *cache) get(ctx context.Context, env store.SDKEnv) (*snapshot, error) {
+func (c *cache) get(ctx context.Context, env sdkdata.SDKEnv) (*snapshot, error) {
 	c.mu.Lock()
 	c.apply()
 	e := c.entries[env.EnvID]
@@ -271,7 +272,7 @@ func (c *cache) get(ctx context.Context, env store.SDKEnv) (*snapshot, error) {
 const maxCachedSecrets = 10_000
 
 // knownSecret returns a remembered secret's environment, without reading.
-func (c *cache) knownSecret(secret string) (store.SDKEnv, bool) {
+func (c *cache) knownSecret(secret string) (sdkdata.SDKEnv, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.apply()
@@ -281,7 +282,7 @@ func (c *cache) knownSecret(secret string) (store.SDKEnv, bool) {
 
 // secretEnv finds the environment of a secret, remembering secrets that
 // exist while events are live (removing a secret sends an EventEnv).
-func (c *cache) secretEnv(ctx context.Context, secret string) (store.SDKEnv, error) {
+func (c *cache) secretEnv(ctx context.Context, secret string) (sdkdata.SDKEnv, error) {
 	c.mu.Lock()
 	c.apply()
 	env, ok := c.secrets[secret]
@@ -300,7 +301,7 @@ func (c *cache) secretEnv(ctx context.Context, secret string) (store.SDKEnv, err
 	c.apply()
 	if live && c.store.Changes().Live() && c.resetAt <= seen && c.envSeq[env.EnvID] <= seen {
 		if len(c.secrets) >= maxCachedSecrets {
-			c.secrets = map[string]store.SDKEnv{}
+			c.secrets = map[string]sdkdata.SDKEnv{}
 		}
 		c.secrets[secret] = env
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/feed"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // hub knows the open streaming connections by environment and pushes
@@ -142,7 +142,7 @@ func (h *hub) run(sub *feed.Subscription) {
 
 // envWork is what changed in one environment with connections.
 type envWork struct {
-	env      store.SDKEnv
+	env      sdkdata.SDKEnv
 	flags    []uuid.UUID
 	segments []uuid.UUID
 	secrets  bool
@@ -161,7 +161,7 @@ func (h *hub) handle(events []feed.Event) {
 			continue
 		}
 		for envID, conns := range h.envs {
-			var env store.SDKEnv
+			var env sdkdata.SDKEnv
 			for c := range conns {
 				env = c.env
 				break

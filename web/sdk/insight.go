@@ -13,20 +13,20 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // authenticated resolves the request's secret, setting Retry-After when
 // the answer is "too many requests". A secret this instance knows counts
 // against its own limit only; anything else also against the address.
-func (s *Server) authenticated(c echo.Context) (store.SDKEnv, error) {
+func (s *Server) authenticated(c echo.Context) (sdkdata.SDKEnv, error) {
 	secret := credential(c.Request())
 	if _, known := s.cache.knownSecret(secret); !known {
 		if addr := c.RealIP(); !s.limits.address.Allow(addr) {
 			s.refuse(c, "requests per address", addr)
-			return store.SDKEnv{}, core.ErrTooManyRequests
+			return sdkdata.SDKEnv{}, core.ErrTooManyRequests
 		}
 	}
 	return s.secretEnv(c, secret)
@@ -86,7 +86,7 @@ func (s *Server) track(c echo.Context) error {
 	case err != nil:
 		return core.Invalid("body_is_invalid")
 	}
-	var counts []store.EvaluationCount
+	var counts []sdkdata.EvaluationCount
 	users := make([]eval.EndUser, 0, len(report))
 	for _, in := range report {
 		if in.User == nil || strings.TrimSpace(in.User.KeyID) == "" {
@@ -96,7 +96,7 @@ func (s *Server) track(c echo.Context) error {
 			users = append(users, u)
 		}
 		for _, v := range in.Variations {
-			counts = append(counts, store.EvaluationCount{FlagKey: v.FeatureFlagKey, VariationID: v.Variation.ID, Count: 1})
+			counts = append(counts, sdkdata.EvaluationCount{FlagKey: v.FeatureFlagKey, VariationID: v.Variation.ID, Count: 1})
 		}
 	}
 	now := s.now()

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // listFlags lists the flags whose names contain name, first page.
@@ -24,7 +24,7 @@ func (e *env) listFlags(name string) core.Paged[flagstore.FlagListItem] {
 }
 
 // insights reads a flag's evaluation counts.
-func (e *env) insights(key string) store.FlagInsight {
+func (e *env) insights(key string) sdkdata.FlagInsight {
 	e.in.t.Helper()
 	insight, err := e.in.store.FlagInsights(context.Background(), e.owner, e.id, key)
 	must(e.in.t, err)

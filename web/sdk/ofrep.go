@@ -12,9 +12,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -46,7 +46,7 @@ func ofrepError(c echo.Context, status int, key, code, details string) error {
 
 // ofrepAuth resolves the request's secret. When it cannot, it answers the
 // failure itself (401, 403, 429 with Retry-After, 500) and returns false.
-func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.SDKEnv, bool) {
+func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (sdkdata.SDKEnv, bool) {
 	env, err := s.authenticated(c)
 	var status int
 	var details string
@@ -239,7 +239,7 @@ func ofrepContext(c echo.Context) (eval.EndUser, string, string) {
 			u.CustomizedProperties = append(u.CustomizedProperties, eval.UserProperty{Name: name, Value: compact(raw)})
 		}
 	}
-	if err := store.CheckEndUser(u); err != nil {
+	if err := sdkdata.CheckEndUser(u); err != nil {
 		return eval.EndUser{}, errInvalidContext, err.Error()
 	}
 	return u, "", ""

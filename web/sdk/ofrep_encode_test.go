@@ -15,8 +15,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/ofrep_*.golden from the current encoder")
@@ -88,7 +88,7 @@ func ofrepFixture(n int) *snapshot {
 		flags[i].ID = uuid.NewSHA1(uuid.Nil, []byte(flags[i].Key))
 		flags[i].UpdatedAt = at
 	}
-	return newSnapshot(store.EnvData{Flags: flags, Segments: []flagstore.Segment{seg}})
+	return newSnapshot(sdkdata.EnvData{Flags: flags, Segments: []flagstore.Segment{seg}})
 }
 
 // ofrepContexts are the users the fixture is evaluated for.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // The shared full data-sync is byte for byte what encoding the snapshot's
@@ -24,7 +24,7 @@ func TestServerFullIsTheEncodedPayloadMadeOnce(t *testing.T) {
 			UpdatedAt:   at, CreatedAt: at}
 	}
 	segment := flagstore.Segment{ID: uuid.New(), EnvID: uuid.New(), Name: "Seg", Key: "seg", Included: []string{"u1"}, UpdatedAt: at, CreatedAt: at}
-	snap := newSnapshot(store.EnvData{Flags: []flagstore.Flag{flag("b", true), flag("a", false)}, Segments: []flagstore.Segment{segment}})
+	snap := newSnapshot(sdkdata.EnvData{Flags: []flagstore.Flag{flag("b", true), flag("a", false)}, Segments: []flagstore.Segment{segment}})
 
 	full := snap.serverFull()
 	if want := encode("data-sync", serverData(snap, eventFull, 0)); !bytes.Equal(full.bytes, want) {

@@ -61,8 +61,8 @@ func (s *Core) AccessVersion() (version int64, watched bool) {
 	return s.access.version, s.access.listening
 }
 
-// accessChanged marks a change to access made through this store: caches
-// forget at once and again when the transaction commits (inTx), before the
+// AccessChanged marks a change to access made through this store: caches
+// forget at once and again when the transaction commits (InTx), before the
 // notification comes back, so the change's author sees it on the very next
 // request.
 func (s *Core) AccessChanged() {

@@ -29,10 +29,10 @@ type Actor struct {
 	// TriggerID is the flag trigger whose URL was called (RunTrigger), or uuid.Nil.
 	TriggerID uuid.UUID
 	Granted   []access.Statement
-	// orgKey is OrgID's key, which names it in resource names (organization
+	// OrgKey is OrgID's key, which names it in resource names (organization
 	// keys never change); "" when the request has no organization.
 	OrgKey string
-	// serviceToken is set when a Service token authenticated the request: it
+	// ServiceToken is set when a Service token authenticated the request: it
 	// acts on its own statements, not as the UserID who made it.
 	ServiceToken bool
 }
@@ -72,7 +72,7 @@ func (a *Actor) Workspace() (uuid.UUID, error) {
 	return a.WorkspaceID, nil
 }
 
-// memberStatements returns a member's statements in an organization, from
+// MemberStatements returns a member's statements in an organization, from
 // direct policies and from groups.
 func (s *Core) MemberStatements(ctx context.Context, q *db.Queries, orgID, userID uuid.UUID) ([]access.Statement, error) {
 	rows, err := q.ListMemberStatements(ctx, db.ListMemberStatementsParams{OrganizationID: orgID, UserID: userID})
@@ -90,7 +90,7 @@ func (s *Core) MemberStatements(ctx context.Context, q *db.Queries, orgID, userI
 	return all, nil
 }
 
-// tokenStatements returns the statements an access token acts with: a
+// TokenStatements returns the statements an access token acts with: a
 // Service token's own, a Personal token's creator's. A token that is turned
 // off, or whose creator has left its organization, acts with nothing
 // (ErrUnauthenticated): a token dies with its creator's membership.
@@ -124,11 +124,11 @@ const (
 	TokenInactive = "Inactive"
 )
 
-// requireIAM checks the one action every IAM read and write needs: who may
+// RequireIAM checks the one action every IAM read and write needs: who may
 // manage IAM may grant anything, so nobody else may change or read it.
 func (a *Actor) RequireIAM() error { return a.Require(access.CanManageIAM, IAMRN) }
 
-// iamOrg returns the actor's organization after checking the filter or
+// IAMOrg returns the actor's organization after checking the filter or
 // other input problems in v, then CanManageIAM.
 func (a *Actor) IAMOrg(v *Validator) (uuid.UUID, error) {
 	orgID, err := a.Org()
@@ -141,7 +141,7 @@ func (a *Actor) IAMOrg(v *Validator) (uuid.UUID, error) {
 	return orgID, a.RequireIAM()
 }
 
-// requireWorkspaceRight checks a workspace setting's permission. The
+// RequireWorkspaceRight checks a workspace setting's permission. The
 // settings (single sign-on above all, which signs people in to all of them)
 // act on every organization of the workspace, so the owner of one must not
 // change them for the others: the permission is needed in every
@@ -160,7 +160,7 @@ func (s *Core) RequireWorkspaceRight(ctx context.Context, a *Actor, action acces
 	return nil
 }
 
-// isWorkspaceOwner reports whether a signed-in person is the workspace's
+// IsWorkspaceOwner reports whether a signed-in person is the workspace's
 // owner (the account bootstrap created). Their access tokens are not: a
 // token acts in its own organization only.
 func IsWorkspaceOwner(a *Actor, ws db.Workspace) bool {

@@ -33,7 +33,7 @@ type Change struct {
 	Current   any // nil for a removal
 	Comment   string
 	// event, when set, tells SDKs and caches of the change: the audit
-	// entry's statement writes it into the change outbox (recordChange).
+	// entry's statement writes it into the change outbox (RecordChange).
 	Event *feed.Event
 }
 
@@ -99,7 +99,7 @@ func snapshot(v any) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
-// actorID is who a change is attributed to: the token when one was used,
+// ActorID is who a change is attributed to: the token when one was used,
 // the trigger when one was called.
 func ActorID(a *Actor) uuid.UUID {
 	if a.TriggerID != uuid.Nil {
@@ -111,7 +111,7 @@ func ActorID(a *Actor) uuid.UUID {
 	return a.UserID
 }
 
-// actorKind says whether actorID is a user, an access token or a trigger (system).
+// ActorKind says whether ActorID is a user, an access token or a trigger (system).
 func ActorKind(a *Actor) string {
 	if a.TriggerID != uuid.Nil {
 		return "system"

@@ -7,7 +7,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/feed"
 )
 
-// recordChange writes an event into the change outbox in the transaction
+// RecordChange writes an event into the change outbox in the transaction
 // of q: every instance reads it once the transaction commits (package feed
 // says how), and never for one that rolled back.
 func (s *Core) RecordChange(ctx context.Context, q *db.Queries, ev feed.Event) error {

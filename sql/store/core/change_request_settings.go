@@ -24,7 +24,7 @@ type ChangeRequestSettings struct {
 // Change request limits.
 const (
 	MaxApprovalsRequired = 10
-	// maxApprovers bounds the members and groups named in a setting, and the
+	// MaxApprovers bounds the members and groups named in a setting, and the
 	// reviewers of one request.
 	MaxApprovers = 100
 )

@@ -6,7 +6,7 @@ import "context"
 // loaded (envMemo).
 type envMemoKey struct{}
 
-// envMemo is the environment a request loaded first, for environmentOf.
+// envMemo is the environment a request loaded first, for EnvironmentOf.
 type envMemo struct {
 	env    EnvRow
 	loaded bool

@@ -33,10 +33,10 @@ func (in EnvironmentInput) check(v *Validator, creating bool) {
 	}
 }
 
-// envRow is an environment with the keys that name it.
+// EnvRow is an environment with the keys that name it.
 type EnvRow struct{ db.GetEnvironmentRow }
 
-// environmentOf loads an environment of the actor's organization, once per
+// EnvironmentOf loads an environment of the actor's organization, once per
 // request whose context remembers it (RememberEnvironment).
 func (s *Core) EnvironmentOf(ctx context.Context, a *Actor, envID uuid.UUID) (EnvRow, error) {
 	orgID, err := a.Org()
@@ -57,7 +57,7 @@ func (s *Core) EnvironmentOf(ctx context.Context, a *Actor, envID uuid.UUID) (En
 	return EnvRow{row}, nil
 }
 
-// projectEnvironment loads an environment and checks it belongs to the project.
+// ProjectEnvironment loads an environment and checks it belongs to the project.
 func (s *Core) ProjectEnvironment(ctx context.Context, a *Actor, projectID, envID uuid.UUID) (EnvRow, error) {
 	row, err := s.EnvironmentOf(ctx, a, envID)
 	if err == nil && row.Environment.ProjectID != projectID {
@@ -195,13 +195,13 @@ func (s *Core) DeleteEnvironment(ctx context.Context, a *Actor, projectID, envID
 	})
 }
 
-// envEvent tells SDK connections and caches that an environment's secrets,
+// EnvEvent tells SDK connections and caches that an environment's secrets,
 // key or existence changed.
 func EnvEvent(orgID, envID uuid.UUID) feed.Event {
 	return feed.Event{Kind: feed.EventEnv, ID: envID, OrgID: orgID, EnvIDs: []uuid.UUID{envID}}
 }
 
-// orNotFound is err, or ErrNotFound when a statement affected no row.
+// OrNotFound is err, or ErrNotFound when a statement affected no row.
 func OrNotFound(err error) error {
 	if err != nil {
 		return err
@@ -311,7 +311,7 @@ func envSnapshot(e Environment) Environment {
 	return e
 }
 
-// readableEnv loads an environment the caller may read from.
+// ReadableEnv loads an environment the caller may read from.
 func (s *Core) ReadableEnv(ctx context.Context, a *Actor, envID uuid.UUID) (EnvRow, error) {
 	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {

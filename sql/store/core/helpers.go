@@ -15,7 +15,7 @@ func UTCPtr(t *time.Time) *time.Time {
 	return &u
 }
 
-// escapeLike makes user text literal inside an ILIKE pattern.
+// EscapeLike makes user text literal inside an ILIKE pattern.
 func EscapeLike(s string) string { return likeEscaper.Replace(s) }
 
 // likeEscaper is made once: a Replacer is safe to share, and making one

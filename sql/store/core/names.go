@@ -16,7 +16,7 @@ import (
 
 // IsWorkspaceKeyUsed tells whether another workspace has the key (needs
 // UpdateWorkspaceGeneralSettings as changing the key does, see
-// requireWorkspaceRight: only those who may change the key ask).
+// RequireWorkspaceRight: only those who may change the key ask).
 func (s *Core) IsWorkspaceKeyUsed(ctx context.Context, a *Actor, key string) (bool, error) {
 	wsID, err := a.Workspace()
 	if err != nil {

@@ -52,7 +52,7 @@ func PageOf[R, T any](rows []R, err error, item func(R) T, count func() (int64, 
 	return out, nil
 }
 
-// pagedCounted is paged for a statement whose every row carries the count
+// PageOfCounted is paged for a statement whose every row carries the count
 // of all it matches (count(*) OVER ()): only an empty page, past the last
 // match or of none, leaves count to say how many there are.
 func PageOfCounted[R, T any](rows []R, err error, item func(R) (T, int64), count func() (int64, error)) (Paged[T], error) {

@@ -12,7 +12,7 @@ type UserContext struct {
 	EnvID          uuid.UUID `json:"envId"`
 }
 
-// workingEnvironment picks the environment the pages work in: the remembered
+// WorkingEnvironment picks the environment the pages work in: the remembered
 // one while the person can still see it, else the first environment of the
 // remembered project, else the very first one.
 func WorkingEnvironment(uc UserContext, projects []Project) (*Project, *Environment) {

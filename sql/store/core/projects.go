@@ -105,7 +105,7 @@ func (s *Core) CreateProject(ctx context.Context, a *Actor, in ProjectInput) (Pr
 	return p, err
 }
 
-// createEnvironment inserts an environment with the two standard secrets.
+// CreateEnvironment inserts an environment with the two standard secrets.
 func CreateEnvironment(ctx context.Context, q *db.Queries, projectID uuid.UUID, in EnvironmentInput) (Environment, error) {
 	id := uuid.New()
 	row, err := q.CreateEnvironment(ctx, db.CreateEnvironmentParams{ID: id, ProjectID: projectID,
@@ -145,7 +145,7 @@ func (s *Core) ListProjects(ctx context.Context, a *Actor) ([]Project, error) {
 	return s.withEnvironments(ctx, a, visible)
 }
 
-// mayOpenProject and mayOpenEnv tell the projects and environments a person
+// MayOpenProject and MayOpenEnv tell the projects and environments a person
 // sees in lists and may work in.
 func MayOpenProject(a *Actor, key string) bool { return a.Can(access.CanAccessProject, ProjectRN(key)) }
 
@@ -283,7 +283,7 @@ func (s *Core) DeleteProject(ctx context.Context, a *Actor, id uuid.UUID) error 
 	})
 }
 
-// projectSnapshot is a project as the audit log keeps it: without secret values.
+// ProjectSnapshot is a project as the audit log keeps it: without secret values.
 func ProjectSnapshot(p Project) any {
 	type env struct {
 		ID   uuid.UUID `json:"id"`

@@ -41,8 +41,8 @@ type Core struct {
 	DummyOnce sync.Once
 	Dummy     string
 
-	// allowPrivateNetworks opens loopback and private addresses to single
-	// sign-on, webhookPrivateNetworks to webhooks: two settings, so trusting
+	// SSOPrivateNetworks opens loopback and private addresses to single
+	// sign-on, WebhookPrivateNetworks to webhooks: two settings, so trusting
 	// an identity provider inside the network does not let every webhook
 	// author reach it.
 	SSOPrivateNetworks, WebhookPrivateNetworks bool
@@ -52,16 +52,16 @@ type Core struct {
 	// access follows changes to access, for caches of resolved actors.
 	access *accessWatch
 
-	// maxEndUsersPerEnv bounds the end users kept per environment.
+	// MaxEndUsersPerEnv bounds the end users kept per environment.
 	MaxEndUsersPerEnv int64
 
-	// changesRecorded counts changes written to the change outbox; a
+	// ChangesRecorded counts changes written to the change outbox; a
 	// transaction that wrote some signals commits after it commits, for
 	// the listener to announce them.
 	ChangesRecorded atomic.Int64
 	commits         chan struct{}
-	// outboxWrites counts webhook deliveries queued; a transaction that
-	// queued some wakes this instance's worker after commit (outboxKick).
+	// OutboxWrites counts webhook deliveries queued; a transaction that
+	// queued some wakes this instance's worker after commit (OutboxKick).
 	OutboxWrites atomic.Int64
 	OutboxKick   chan struct{}
 
@@ -87,7 +87,7 @@ const (
 	// DefaultMaxEndUsersPerEnv bounds the end users kept per environment
 	// (BUNTING_MAX_END_USERS_PER_ENV): past it new keys are dropped.
 	DefaultMaxEndUsersPerEnv = 1_000_000
-	// maxEndUserProperties bounds the property names kept per environment.
+	// MaxEndUserProperties bounds the property names kept per environment.
 	MaxEndUserProperties = 1_000
 )
 
@@ -197,7 +197,7 @@ func (s *Core) Keys() Keys { return s.ServerKeys }
 // Ping checks that the database answers.
 func (s *Core) Ping(ctx context.Context) error { return Translate(s.Pool.Ping(ctx)) }
 
-// inTx runs fn in one transaction: every mutation and its audit entry commit
+// InTx runs fn in one transaction: every mutation and its audit entry commit
 // together or not at all.
 func (s *Core) InTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	changes := s.access.localChanges()

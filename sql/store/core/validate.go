@@ -10,7 +10,7 @@ import (
 )
 
 // Lengths of keys, names, descriptions and comments, in characters, checked
-// by every input (keys also match keyPattern), and named in the messages
+// by every input (keys also match KeyPattern), and named in the messages
 // that explain breaking them.
 const (
 	MaxKeyLen         = targeting.MaxKeyLen
@@ -64,7 +64,7 @@ func (v *Validator) Key(field, value string) {
 	}
 }
 
-// oneOf checks that value is one of allowed.
+// OneOf checks that value is one of allowed.
 func (v *Validator) OneOf(field, value string, allowed ...string) {
 	if value == "" {
 		v.Add(field, "required")

@@ -185,7 +185,7 @@ func approvalStatus(cr FlagChangeRequest, may []Approver) string {
 var scheduleStatusOf = map[string]string{ChangeRequestPendingReview: ScheduleReview,
 	ChangeRequestApproved: SchedulePending, ChangeRequestDeclined: ScheduleDeclined}
 
-// settleChangeRequest gives change request id of envID, in q, the status
+// settleChangeRequest gives change request id of EnvID, in q, the status
 // its reviews give it now, with the schedule that waits for it: after each
 // decision, and before it is applied, when an approval may have stopped
 // counting since. It returns the request as settled and who may approve

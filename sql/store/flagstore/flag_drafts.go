@@ -282,14 +282,14 @@ type DraftApplication struct {
 // Call it inside a transaction that also records the outcome of whatever
 // holds the draft (a schedule, a change request), for example:
 //
-//	err := s.inTx(ctx, func(q *db.Queries) error {
+//	err := s.InTx(ctx, func(q *db.Queries) error {
 //		if _, err := s.applyDraft(ctx, q, draftID, DraftApplication{Operation: OpApplyFlagChangeRequest, Comment: c, By: a}); err != nil {
 //			return err
 //		}
 //		return q.MarkChangeRequestApplied(ctx, id)
 //	})
 //
-// Errors are returned untranslated, as the queries give them; inTx
+// Errors are returned untranslated, as the queries give them; InTx
 // translates them. To record a failure in the same transaction, run it in a
 // savepoint (pgx.BeginFunc on the transaction), as runSchedule does.
 func (s *Flags) applyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID, app DraftApplication) (Flag, error) {

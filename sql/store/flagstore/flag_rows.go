@@ -32,7 +32,7 @@ func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, error) {
 	return f.Variations, f.Serves(), nil
 }
 
-// flagRowIn reads a flag by its exact key, with the keys that name its
+// FlagRowIn reads a flag by its exact key, with the keys that name its
 // environment, and checks the caller may read that environment: one
 // statement.
 func (s *Flags) FlagRowIn(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (db.FeatureFlag, error) {

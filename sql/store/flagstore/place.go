@@ -30,7 +30,7 @@ type Place struct {
 
 // Place loads where a person acts in the pages, having last chosen uc, in
 // one query: the environments of the organization the person may open, among
-// which workingEnvironment chooses.
+// which WorkingEnvironment chooses.
 func (s *Flags) Place(ctx context.Context, a *core.Actor, uc core.UserContext) (Place, error) {
 	orgID, err := a.Org()
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // is unique there, and whoever changes it needs the right in each of those
 // environments.
 
-// envScopes are the scope names that select an environment: its own, its
+// EnvScopes are the scope names that select an environment: its own, its
 // project's and its organization's, with "*" standing for any project or
 // environment key.
 func EnvScopes(env core.EnvRow) []string {
@@ -35,7 +35,7 @@ func (r EnvRights) ProjectScope() string {
 	return "organization/" + r.env.OrganizationKey + ":project/" + r.env.ProjectKey + ":env/*"
 }
 
-// visibleIn reports whether a segment applies in an environment.
+// VisibleIn reports whether a segment applies in an environment.
 func VisibleIn(sg Segment, env core.EnvRow) bool {
 	if sg.Type == SegmentEnvironmentSpecific {
 		return sg.EnvID == env.Environment.ID

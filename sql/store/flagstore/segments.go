@@ -175,7 +175,7 @@ func (s *Flags) SegmentsByIDs(ctx context.Context, a *core.Actor, envID uuid.UUI
 	return SegmentsFrom(rows)
 }
 
-// visibleSegmentsByIDs reads those of the given segments visible in an
+// VisibleSegmentsByIDs reads those of the given segments visible in an
 // environment the caller may read.
 func (s *Flags) VisibleSegmentsByIDs(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) ([]db.Segment, error) {
 	if len(ids) > MaxSegmentIDs {
@@ -391,7 +391,7 @@ type lockedSegment struct {
 }
 
 // lockSegment loads and locks a segment of organization orgID visible in
-// environment envID, with that environment.
+// environment EnvID, with that environment.
 func lockSegment(ctx context.Context, q *db.Queries, orgID, envID, id uuid.UUID) (lockedSegment, error) {
 	row, err := q.LockSegmentInOrganization(ctx, db.LockSegmentInOrganizationParams{OrganizationID: orgID, EnvID: envID, ID: id})
 	if err != nil {

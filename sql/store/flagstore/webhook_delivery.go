@@ -67,7 +67,7 @@ func webhookEvents(ch core.Change) []string {
 	return out
 }
 
-// changeWebhookEvents are the webhook events of a change made by a: none
+// ChangeWebhookEvents are the webhook events of a change made by a: none
 // for a change outside an organization or of something other than a flag
 // or a segment, which no webhook hears of.
 func ChangeWebhookEvents(a *core.Actor, ch core.Change) []string {
@@ -77,9 +77,9 @@ func ChangeWebhookEvents(a *core.Actor, ch core.Change) []string {
 	return webhookEvents(ch)
 }
 
-// queueWebhooks writes, in the change's own transaction, one outbox row
+// QueueWebhooks writes, in the change's own transaction, one outbox row
 // per active webhook of the organization that subscribes to the change's
-// events (changeWebhookEvents) and whose scopes cover its environment. It
+// events (ChangeWebhookEvents) and whose scopes cover its environment. It
 // is called from audit and recordFlag, which every flag and segment change
 // passes through, so no change on either surface is missed, and the row
 // commits exactly when the change does; they call it only when the

@@ -311,7 +311,7 @@ func (s *Flags) webhookOut(row db.Webhook, envs scopeEnvs, creator *core.TokenCr
 	return w
 }
 
-// webhookSecret opens a webhook's stored secret.
+// WebhookSecret opens a webhook's stored secret.
 func (s *Flags) WebhookSecret(row db.Webhook) (string, error) {
 	if row.SealedSecret == "" {
 		return "", nil

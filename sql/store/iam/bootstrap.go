@@ -78,7 +78,7 @@ func (s *IAM) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error) 
 		}
 		out.Created = true
 		// The owner account owns the workspace: its settings stay theirs
-		// whatever organizations others add (requireWorkspaceRight).
+		// whatever organizations others add (RequireWorkspaceRight).
 		user, err := q.CreateUser(ctx, db.CreateUserParams{Email: owner.Email, Name: emailName(owner.Email), PasswordHash: &hash})
 		if err != nil {
 			return err

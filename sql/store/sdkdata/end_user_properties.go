@@ -1,4 +1,4 @@
-package store
+package sdkdata
 
 import (
 	"context"
@@ -66,7 +66,7 @@ func endUserPropertyFrom(r db.EndUserProperty) EndUserProperty {
 
 // ListEndUserProperties returns an environment's end-user properties: the
 // built-in ones, then the others by name.
-func (s *Store) ListEndUserProperties(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]EndUserProperty, error) {
+func (s *SDK) ListEndUserProperties(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]EndUserProperty, error) {
 	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ const maxSuggestedProperties = 500
 
 // EndUserPropertyNames returns the property names the rule editors suggest
 // for an environment: the built-in ones and those seen, by name.
-func (s *Store) EndUserPropertyNames(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]string, error) {
+func (s *SDK) EndUserPropertyNames(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]string, error) {
 	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ const maxPresetValues = 100
 // UpsertEndUserProperty adds the property with the given id or changes it.
 // Built-in properties cannot be changed (property_is_builtIn); a name
 // another property has is ErrNameUsed.
-func (s *Store) UpsertEndUserProperty(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in UpsertEndUserProperty) (EndUserProperty, error) {
+func (s *SDK) UpsertEndUserProperty(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in UpsertEndUserProperty) (EndUserProperty, error) {
 	var v core.Validator
 	v.Required("name", in.Name, core.MaxNameLen)
 	v.Text("remark", in.Remark, core.MaxDescriptionLen)
@@ -182,7 +182,7 @@ func (s *Store) UpsertEndUserProperty(ctx context.Context, a *core.Actor, envID,
 
 // DeleteEndUserProperty removes a property people added or SDKs reported;
 // one SDKs report again comes back.
-func (s *Store) DeleteEndUserProperty(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
+func (s *SDK) DeleteEndUserProperty(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
 	env, err := s.writableEnv(ctx, a, envID)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package store
+package sdkdata
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // AuthorizeEndUserReads checks what reading an environment's end users
 // requires (searching, listing, looking up and downloading them,
 // evaluating a flag for one): reading the environment.
-func (s *Store) AuthorizeEndUserReads(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
+func (s *SDK) AuthorizeEndUserReads(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
 	_, err := s.ReadableEnv(ctx, a, envID)
 	return err
 }
@@ -22,7 +22,7 @@ func (s *Store) AuthorizeEndUserReads(ctx context.Context, a *core.Actor, envID 
 // AuthorizeEndUserChanges checks what changing an environment's end users
 // and their properties requires (upserting, uploading a file, setting a
 // property): see writableEnv.
-func (s *Store) AuthorizeEndUserChanges(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
+func (s *SDK) AuthorizeEndUserChanges(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
 	_, err := s.writableEnv(ctx, a, envID)
 	return err
 }

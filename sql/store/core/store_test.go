@@ -1,58 +1,20 @@
-package store
+package core_test
 
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/crypto/bcrypt"
 
-	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/storetest"
 )
-
-// testStore is a Store over a fresh database with its owner signed in.
-func testStore(t testing.TB) (*Store, *core.Actor, *pgxpool.Pool) {
-	t.Helper()
-	ctx := context.Background()
-	pool := dbtest.New(t, core.ConfigurePool)
-	keys, err := core.DeriveKeys(strings.Repeat("store-test-", 4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	if _, err := s.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"}); err != nil {
-		t.Fatal(err)
-	}
-	session, err := s.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, a, pool
-}
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestJSONColumnsReadAsSent reads json and jsonb through a configured pool:
 // into json.RawMessage as PostgreSQL wrote them (SQL NULL as nil), into
 // anything else decoded.
 func TestJSONColumnsReadAsSent(t *testing.T) {
-	_, _, pool := testStore(t)
+	_, _, pool := storetest.New(t)
 	ctx := context.Background()
 	var b, j, null json.RawMessage
 	var decoded map[string][]int
@@ -68,7 +30,7 @@ func TestJSONColumnsReadAsSent(t *testing.T) {
 // TestUUIDsReadAndSentAsUUIDs: through a configured pool uuid.UUID is
 // PostgreSQL's uuid both ways, alone, in arrays and as a nullable pointer.
 func TestUUIDsReadAndSentAsUUIDs(t *testing.T) {
-	_, _, pool := testStore(t)
+	_, _, pool := storetest.New(t)
 	ctx := context.Background()
 	id, other := uuid.New(), uuid.New()
 	var got uuid.UUID

@@ -1,4 +1,4 @@
-package store
+package sdkdata
 
 import (
 	"context"
@@ -13,14 +13,14 @@ import (
 // RecordSDKSeen notes that an environment's SDK secret was used, at at;
 // only the first time is kept. The SDK endpoints call it once per
 // environment and process, so it costs one statement per environment.
-func (s *Store) RecordSDKSeen(ctx context.Context, env SDKEnv, at time.Time) error {
+func (s *SDK) RecordSDKSeen(ctx context.Context, env SDKEnv, at time.Time) error {
 	return core.Translate(s.Q.RecordSDKSeen(ctx, db.RecordSDKSeenParams{EnvID: env.EnvID, At: at}))
 }
 
 // SDKFirstSeen returns when an environment first saw an SDK (a data-sync,
 // an evaluation report, an OFREP evaluation), or nil when none has come
 // yet. The caller must be able to open the environment.
-func (s *Store) SDKFirstSeen(ctx context.Context, a *core.Actor, envID uuid.UUID) (*time.Time, error) {
+func (s *SDK) SDKFirstSeen(ctx context.Context, a *core.Actor, envID uuid.UUID) (*time.Time, error) {
 	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}

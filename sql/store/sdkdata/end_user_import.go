@@ -1,4 +1,4 @@
-package store
+package sdkdata
 
 import (
 	"context"
@@ -40,7 +40,7 @@ const exportPage = 1_000
 // EachEndUser hands the end users whose key or name starts with search,
 // most recently seen first, to each, at most MaxEndUsersPerFile, reading
 // them a page at a time so a download holds one page in memory.
-func (s *Store) EachEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID, search string, each func(ImportUser) error) error {
+func (s *SDK) EachEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID, search string, each func(ImportUser) error) error {
 	var v core.Validator
 	v.Text("searchText", search, core.MaxNameLen)
 	if err := v.Err(); err != nil {
@@ -76,7 +76,7 @@ func (s *Store) EachEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID,
 // its property names, all or nothing: a user the SDK endpoints would
 // refuse, more than MaxEndUsersPerFile users, or new keys past the
 // environment's bound refuse the whole file.
-func (s *Store) ImportEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, in ImportUserData) (int, error) {
+func (s *SDK) ImportEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, in ImportUserData) (int, error) {
 	var v core.Validator
 	if len(in.Users) > MaxEndUsersPerFile {
 		v.Add("users", "invalid")

@@ -1,4 +1,4 @@
-package store
+package sdkdata
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const maxCountsPerReport = 10_000
 // RecordEvaluations adds an SDK report to its environment's evaluation
 // counts, as of at. Pairs of the same flag and variation are summed; unknown
 // flags and variations are skipped. One statement writes the whole report.
-func (s *Store) RecordEvaluations(ctx context.Context, env SDKEnv, counts []EvaluationCount, at time.Time) error {
+func (s *SDK) RecordEvaluations(ctx context.Context, env SDKEnv, counts []EvaluationCount, at time.Time) error {
 	sum := map[[2]string]int64{}
 	for _, c := range counts {
 		if c.Count > 0 && c.FlagKey != "" && c.VariationID != "" && len(c.FlagKey) <= core.MaxKeyLen && len(c.VariationID) <= core.MaxKeyLen {
@@ -75,7 +75,7 @@ type FlagInsight struct {
 }
 
 // FlagInsights returns what SDKs reported about one flag.
-func (s *Store) FlagInsights(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (FlagInsight, error) {
+func (s *SDK) FlagInsights(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (FlagInsight, error) {
 	f, err := s.readableFlag(ctx, a, envID, key)
 	if err != nil {
 		return FlagInsight{}, err
@@ -84,7 +84,7 @@ func (s *Store) FlagInsights(ctx context.Context, a *core.Actor, envID uuid.UUID
 }
 
 // readableFlag loads a flag of an environment the caller may read from.
-func (s *Store) readableFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (flagstore.Flag, error) {
+func (s *SDK) readableFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (flagstore.Flag, error) {
 	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return flagstore.Flag{}, err
@@ -97,7 +97,7 @@ func (s *Store) readableFlag(ctx context.Context, a *core.Actor, envID uuid.UUID
 }
 
 // flagInsight sums what SDKs reported about a flag.
-func (s *Store) flagInsight(ctx context.Context, f flagstore.Flag) (FlagInsight, error) {
+func (s *SDK) flagInsight(ctx context.Context, f flagstore.Flag) (FlagInsight, error) {
 	rows, err := s.Q.FlagEvaluations(ctx, f.ID)
 	if err != nil {
 		return FlagInsight{}, core.Translate(err)
@@ -131,7 +131,7 @@ type StaleFlag struct {
 
 // StaleFlags pages an environment's flags that are not archived, those SDKs
 // never evaluated first, then those they evaluated longest ago.
-func (s *Store) StaleFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, page core.Page) (core.Paged[StaleFlag], error) {
+func (s *SDK) StaleFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, page core.Page) (core.Paged[StaleFlag], error) {
 	var v core.Validator
 	page.Check(&v)
 	if err := v.Err(); err != nil {
@@ -198,7 +198,7 @@ var intervals = map[string]func(time.Time) time.Time{
 // the answer has at most one point: when SDKs evaluated the flag within the
 // window, the totals of every variation (since it was first evaluated), at
 // the interval of its latest evaluation in the window.
-func (s *Store) FlagStatsByVariation(ctx context.Context, a *core.Actor, envID uuid.UUID, f InsightsFilter) ([]InsightsPoint, error) {
+func (s *SDK) FlagStatsByVariation(ctx context.Context, a *core.Actor, envID uuid.UUID, f InsightsFilter) ([]InsightsPoint, error) {
 	var v core.Validator
 	if f.FeatureFlagKey == "" {
 		v.Add("featureFlagKey", "required")

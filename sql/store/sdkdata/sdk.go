@@ -1,4 +1,4 @@
-package store
+package sdkdata
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type SDKEnv struct {
 // SDKEnvBySecret finds the environment a secret opens: the secret must be
 // well formed (its second half names the environment) and stored. Anything
 // else is ErrUnauthenticated; ErrUnavailable means the database did not answer.
-func (s *Store) SDKEnvBySecret(ctx context.Context, secret string) (SDKEnv, error) {
+func (s *SDK) SDKEnvBySecret(ctx context.Context, secret string) (SDKEnv, error) {
 	envID, ok := core.SecretEnvID(secret)
 	if !ok || envID == uuid.Nil {
 		return SDKEnv{}, core.ErrUnauthenticated
@@ -53,7 +53,7 @@ type EnvData struct {
 }
 
 // SDKData reads an environment's flags and segments as one consistent snapshot.
-func (s *Store) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
+func (s *SDK) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 	var out EnvData
 	err := pgx.BeginTxFunc(ctx, s.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		q := core.Queries(tx)
@@ -88,7 +88,7 @@ func (s *Store) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 }
 
 // SDKFlag returns one flag of an SDK's environment by id.
-func (s *Store) SDKFlag(ctx context.Context, env SDKEnv, id uuid.UUID) (flagstore.Flag, error) {
+func (s *SDK) SDKFlag(ctx context.Context, env SDKEnv, id uuid.UUID) (flagstore.Flag, error) {
 	row, err := s.Q.GetFlagByID(ctx, db.GetFlagByIDParams{EnvID: env.EnvID, ID: id})
 	if err != nil {
 		return flagstore.Flag{}, core.Translate(err)
@@ -98,7 +98,7 @@ func (s *Store) SDKFlag(ctx context.Context, env SDKEnv, id uuid.UUID) (flagstor
 
 // SDKSegment returns a segment visible in an SDK's environment, with that
 // environment as its EnvID.
-func (s *Store) SDKSegment(ctx context.Context, env SDKEnv, id uuid.UUID) (flagstore.Segment, error) {
+func (s *SDK) SDKSegment(ctx context.Context, env SDKEnv, id uuid.UUID) (flagstore.Segment, error) {
 	e, err := s.Q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
 	if err != nil {
 		return flagstore.Segment{}, core.Translate(err)
@@ -153,7 +153,7 @@ func CheckEndUser(u eval.EndUser) error {
 // EvaluateFlag evaluates a flag for an end user, as SDKs of the environment
 // would: the admin pages' "test a user". An archived flag evaluates to no
 // variation, as FeatBit's SDKs find nothing.
-func (s *Store) EvaluateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, u eval.EndUser) (eval.Evaluation, error) {
+func (s *SDK) EvaluateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, u eval.EndUser) (eval.Evaluation, error) {
 	if err := CheckEndUser(u); err != nil {
 		return eval.Evaluation{}, err
 	}

@@ -1,4 +1,4 @@
-package store
+package sdkdata
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 // in the database's order rather than the structs', which JSON does not
 // distinguish.
 
-// flagDocument has the members of Flag, with its targeting as stored.
-type flagDocument struct {
+// FlagDocument has the members of Flag, with its targeting as stored.
+type FlagDocument struct {
 	ID                    uuid.UUID       `json:"id"`
 	CreatedAt             time.Time       `json:"createdAt"`
 	UpdatedAt             time.Time       `json:"updatedAt"`
@@ -47,7 +47,7 @@ type flagDocument struct {
 
 // flagJSONOf is a flag row as the JSON of its Flag.
 func flagJSONOf(r db.FeatureFlag) (json.RawMessage, error) {
-	return json.Marshal(flagDocument{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
+	return json.Marshal(FlagDocument{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(),
 		CreatorID: r.CreatorID, UpdatorID: r.UpdatorID, EnvID: r.EnvID, Revision: r.Revision, Name: r.Name,
 		Description: r.Description, Key: r.Key, VariationType: r.VariationType, Variations: r.Variations,
 		TargetUsers: r.TargetUsers, Rules: r.Rules, IsEnabled: r.IsEnabled, DisabledVariationID: r.DisabledVariationID,
@@ -55,8 +55,8 @@ func flagJSONOf(r db.FeatureFlag) (json.RawMessage, error) {
 		IsArchived: r.IsArchived})
 }
 
-// segmentDocument has the members of Segment, with its rules as stored.
-type segmentDocument struct {
+// SegmentDocument has the members of Segment, with its rules as stored.
+type SegmentDocument struct {
 	ID                    uuid.UUID       `json:"id"`
 	CreatedAt             time.Time       `json:"createdAt"`
 	UpdatedAt             time.Time       `json:"updatedAt"`
@@ -76,8 +76,8 @@ type segmentDocument struct {
 }
 
 // segmentDocumentOf is a segment row as its Segment, but for its rules.
-func segmentDocumentOf(r db.Segment) segmentDocument {
-	return segmentDocument{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), WorkspaceID: r.WorkspaceID,
+func segmentDocumentOf(r db.Segment) SegmentDocument {
+	return SegmentDocument{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), WorkspaceID: r.WorkspaceID,
 		EnvID: r.EnvID, Name: r.Name, Key: r.Key, Type: r.Type, Scopes: r.Scopes, Description: r.Description,
 		Included: core.OrEmpty(r.Included), Excluded: core.OrEmpty(r.Excluded), Rules: r.Rules, Tags: core.OrEmpty(r.Tags),
 		IsArchived: r.IsArchived, IsEnvironmentSpecific: r.Type == flagstore.SegmentEnvironmentSpecific}
@@ -85,7 +85,7 @@ func segmentDocumentOf(r db.Segment) segmentDocument {
 
 // GetFlagJSON is GetFlag as the JSON of the Flag, for answers that are the
 // flag itself.
-func (s *Store) GetFlagJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (json.RawMessage, error) {
+func (s *SDK) GetFlagJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (json.RawMessage, error) {
 	row, err := s.FlagRowIn(ctx, a, envID, key)
 	if err != nil {
 		return nil, err
@@ -94,12 +94,12 @@ func (s *Store) GetFlagJSON(ctx context.Context, a *core.Actor, envID uuid.UUID,
 }
 
 // SegmentsByIDsJSON is SegmentsByIDs as the JSON of the list of Segments.
-func (s *Store) SegmentsByIDsJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) (json.RawMessage, error) {
+func (s *SDK) SegmentsByIDsJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) (json.RawMessage, error) {
 	rows, err := s.VisibleSegmentsByIDs(ctx, a, envID, ids)
 	if err != nil {
 		return nil, err
 	}
-	docs := make([]segmentDocument, len(rows))
+	docs := make([]SegmentDocument, len(rows))
 	for i, r := range rows {
 		docs[i] = segmentDocumentOf(r)
 	}

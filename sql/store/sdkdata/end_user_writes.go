@@ -1,4 +1,4 @@
-package store
+package sdkdata
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ type SeenEndUser struct {
 // dropped, the rest still written, and the first error returned: end users
 // are a convenience, and keeping them would let memory grow while the
 // database is away.
-func (s *Store) WriteEndUsers(ctx context.Context, users []SeenEndUser) error {
+func (s *SDK) WriteEndUsers(ctx context.Context, users []SeenEndUser) error {
 	slices.SortFunc(users, func(a, b SeenEndUser) int {
 		if c := bytes.Compare(a.EnvID[:], b.EnvID[:]); c != 0 {
 			return c
@@ -69,7 +69,7 @@ func (s *Store) WriteEndUsers(ctx context.Context, users []SeenEndUser) error {
 
 // upsertEndUsers is one statement's parameters for a batch of end users,
 // within the environments' bounds.
-func (s *Store) upsertEndUsers(batch []SeenEndUser) db.UpsertEndUsersParams {
+func (s *SDK) upsertEndUsers(batch []SeenEndUser) db.UpsertEndUsersParams {
 	n := len(batch)
 	p := db.UpsertEndUsersParams{MaxPerEnv: s.MaxEndUsersPerEnv, MaxProperties: core.MaxEndUserProperties,
 		EnvIds: make([]uuid.UUID, n), KeyIds: make([]string, n), Names: make([]string, n),

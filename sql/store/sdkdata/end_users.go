@@ -1,4 +1,4 @@
-package store
+package sdkdata
 
 import (
 	"context"
@@ -56,7 +56,7 @@ func endUsersFrom(rows []db.EndUser) []EndUser {
 // properties in. FeatBit checks no action for them; changing what an
 // environment knows about its users is an environment setting, so it takes
 // UpdateEnvSettings on the environment.
-func (s *Store) writableEnv(ctx context.Context, a *core.Actor, envID uuid.UUID) (core.EnvRow, error) {
+func (s *SDK) writableEnv(ctx context.Context, a *core.Actor, envID uuid.UUID) (core.EnvRow, error) {
 	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return core.EnvRow{}, err
@@ -65,7 +65,7 @@ func (s *Store) writableEnv(ctx context.Context, a *core.Actor, envID uuid.UUID)
 }
 
 // GetEndUser returns one end user of an environment.
-func (s *Store) GetEndUser(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (EndUser, error) {
+func (s *SDK) GetEndUser(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (EndUser, error) {
 	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return EndUser{}, err
 	}
@@ -119,7 +119,7 @@ var maxCursor = PageCursor{ID: uuid.Max, UpdatedAt: time.Date(9999, 12, 31, 0, 0
 
 // ListEndUsers pages an environment's end users by keyset (the end_users_seen
 // index), so every page costs the same however many millions there are.
-func (s *Store) ListEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, f EndUserFilter) (CursorPaged[EndUser], error) {
+func (s *SDK) ListEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, f EndUserFilter) (CursorPaged[EndUser], error) {
 	var v core.Validator
 	if f.PageSize == 0 {
 		f.PageSize = core.DefaultPageSize
@@ -198,7 +198,7 @@ type EndUserSearchFilter struct {
 const maxKeysPerRequest = 1_000
 
 // SearchEndUsers finds end users by the start of their key or name.
-func (s *Store) SearchEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, f EndUserSearchFilter) ([]EndUser, error) {
+func (s *SDK) SearchEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, f EndUserSearchFilter) ([]EndUser, error) {
 	var v core.Validator
 	if f.Limit == 0 {
 		f.Limit = core.DefaultPageSize
@@ -234,7 +234,7 @@ func (s *Store) SearchEndUsers(ctx context.Context, a *core.Actor, envID uuid.UU
 }
 
 // EndUsersByKeys returns the end users with the given keys (at most 1,000).
-func (s *Store) EndUsersByKeys(ctx context.Context, a *core.Actor, envID uuid.UUID, keys []string) ([]EndUser, error) {
+func (s *SDK) EndUsersByKeys(ctx context.Context, a *core.Actor, envID uuid.UUID, keys []string) ([]EndUser, error) {
 	if len(keys) > maxKeysPerRequest {
 		return nil, core.Invalid("keyIds_is_invalid")
 	}
@@ -262,7 +262,7 @@ type UpsertEndUser struct {
 // UpsertEndUser adds an end user or replaces its name and properties, seen
 // now; a new key past the environment's bound is refused
 // (end_users_limit_is_reached).
-func (s *Store) UpsertEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID, in UpsertEndUser) (EndUser, error) {
+func (s *SDK) UpsertEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID, in UpsertEndUser) (EndUser, error) {
 	var v core.Validator
 	v.Required("keyId", in.KeyID, core.MaxNameLen)
 	v.Required("name", in.Name, core.MaxNameLen)
@@ -318,7 +318,7 @@ type EndUserStatus struct {
 
 // EndUserStatus says whether an environment reached its bound on end users,
 // past which new keys are dropped.
-func (s *Store) EndUserStatus(ctx context.Context, a *core.Actor, envID uuid.UUID) (EndUserStatus, error) {
+func (s *SDK) EndUserStatus(ctx context.Context, a *core.Actor, envID uuid.UUID) (EndUserStatus, error) {
 	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
 		return EndUserStatus{}, err
 	}
@@ -354,7 +354,7 @@ type EndUserFlagFilter struct {
 
 // endUserEnv reads an end user and everything its environment's SDKs
 // evaluate with.
-func (s *Store) endUserEnv(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (EndUser, EnvData, error) {
+func (s *SDK) endUserEnv(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (EndUser, EnvData, error) {
 	env, err := s.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return EndUser{}, EnvData{}, err
@@ -369,7 +369,7 @@ func (s *Store) endUserEnv(ctx context.Context, a *core.Actor, envID, id uuid.UU
 
 // EndUserFlags evaluates every flag selected for an end user, as SDKs of its
 // environment would now, with the reason.
-func (s *Store) EndUserFlags(ctx context.Context, a *core.Actor, envID, id uuid.UUID, f EndUserFlagFilter) (core.Paged[EndUserFlag], error) {
+func (s *SDK) EndUserFlags(ctx context.Context, a *core.Actor, envID, id uuid.UUID, f EndUserFlagFilter) (core.Paged[EndUserFlag], error) {
 	var v core.Validator
 	f.Page.Check(&v)
 	v.Text("name", f.Name, core.MaxNameLen)
@@ -442,7 +442,7 @@ type EndUserSegment struct {
 
 // EndUserSegments returns the segments visible in the environment, archived
 // ones left out, that the end user is in.
-func (s *Store) EndUserSegments(ctx context.Context, a *core.Actor, envID, id uuid.UUID) ([]EndUserSegment, error) {
+func (s *SDK) EndUserSegments(ctx context.Context, a *core.Actor, envID, id uuid.UUID) ([]EndUserSegment, error) {
 	u, data, err := s.endUserEnv(ctx, a, envID, id)
 	if err != nil {
 		return nil, err
@@ -488,7 +488,7 @@ const maxFlagEndUsersCounted = 100_000
 // is the flag evaluated now for each user last seen in the range, and
 // lastEvaluatedAt is when the user was last seen; VariationID filters the
 // page, and TotalCount counts the users seen (at most 100,000).
-func (s *Store) FlagEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, f FlagEndUserFilter) (core.Paged[FlagEndUser], error) {
+func (s *SDK) FlagEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, f FlagEndUserFilter) (core.Paged[FlagEndUser], error) {
 	var v core.Validator
 	f.Page.Check(&v)
 	if f.FeatureFlagKey == "" {

@@ -1,4 +1,4 @@
-package store
+package sdkdata_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/store/storetest"
 )
 
 // TestDocumentsHaveTheMembersOfTheirTypes: a document type lists the JSON
@@ -26,8 +28,8 @@ func TestDocumentsHaveTheMembersOfTheirTypes(t *testing.T) {
 		return out
 	}
 	for _, c := range []struct{ doc, of reflect.Type }{
-		{reflect.TypeFor[flagDocument](), reflect.TypeFor[flagstore.Flag]()},
-		{reflect.TypeFor[segmentDocument](), reflect.TypeFor[flagstore.Segment]()},
+		{reflect.TypeFor[sdkdata.FlagDocument](), reflect.TypeFor[flagstore.Flag]()},
+		{reflect.TypeFor[sdkdata.SegmentDocument](), reflect.TypeFor[flagstore.Segment]()},
 	} {
 		if got, want := names(c.doc), names(c.of); !reflect.DeepEqual(got, want) {
 			t.Errorf("%v has members %v, want those of %v: %v", c.doc, got, c.of, want)
@@ -39,17 +41,17 @@ func TestDocumentsHaveTheMembersOfTheirTypes(t *testing.T) {
 // documents are the JSON of the Flag and the Segments the store returns,
 // member for member, with targeting that has every part.
 func TestDocumentsMatchTheirStructs(t *testing.T) {
-	s, a, _ := testStore(t)
+	s, a, _ := storetest.New(t)
 	ctx := context.Background()
 	p, err := s.CreateProject(ctx, a, core.ProjectInput{Name: "Web", Key: "web"})
-	must(t, err)
+	storetest.Must(t, err)
 	envID := p.Environments[0].ID
 	sg, err := s.CreateSegment(ctx, a, envID, flagstore.SegmentInput{Name: "Beta <testers>", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"alice"}, Rules: []flagstore.SegmentRule{{ID: "r", Name: "Staff", Conditions: []flagstore.Condition{
 			{ID: "c", Property: "email", Op: "EndsWith", Value: "@example.com"}}}}})
-	must(t, err)
+	storetest.Must(t, err)
 	created, err := s.CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: "Checkout & pay", Key: "checkout", Tags: []string{"web"}})
-	must(t, err)
+	storetest.Must(t, err)
 	on, off := created.Variations[0].ID, created.Variations[1].ID
 	split := "keyId"
 	_, err = s.SetFlagTargeting(ctx, a, envID, "checkout", flagstore.TargetingInput{Targeting: &flagstore.FlagTargeting{
@@ -59,23 +61,23 @@ func TestDocumentsMatchTheirStructs(t *testing.T) {
 			Variations: []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 0.35}, ExptRollout: 1}, {ID: off, Rollout: []float64{0.35, 1}, ExptRollout: 1}}}},
 		Fallthrough: created.Fallthrough,
 	}})
-	must(t, err)
+	storetest.Must(t, err)
 
 	flag, err := s.GetFlag(ctx, a, envID, "checkout")
-	must(t, err)
+	storetest.Must(t, err)
 	doc, err := s.GetFlagJSON(ctx, a, envID, "checkout")
-	must(t, err)
+	storetest.Must(t, err)
 	sameJSON(t, "flag", doc, flag)
 
 	segments, err := s.SegmentsByIDs(ctx, a, envID, []string{sg.ID.String(), uuid.NewString()})
-	must(t, err)
+	storetest.Must(t, err)
 	docs, err := s.SegmentsByIDsJSON(ctx, a, envID, []string{sg.ID.String(), uuid.NewString()})
-	must(t, err)
+	storetest.Must(t, err)
 	sameJSON(t, "segments", docs, segments)
 
 	// A list decodes only what says which variations a flag serves.
 	list, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{Page: core.Page{Size: 10}})
-	must(t, err)
+	storetest.Must(t, err)
 	if len(list.Items) != 1 || !reflect.DeepEqual(list.Items[0].Serves, flag.Serves()) ||
 		!reflect.DeepEqual(list.Items[0].Variations, flag.Variations) || !reflect.DeepEqual(list.Items[0].Tags, flag.Tags) {
 		t.Errorf("listed %+v, want the serves %+v, variations and tags of %+v", list.Items, flag.Serves(), flag)
@@ -91,10 +93,10 @@ func TestDocumentsMatchTheirStructs(t *testing.T) {
 func sameJSON(t *testing.T, what string, doc json.RawMessage, v any) {
 	t.Helper()
 	want, err := json.Marshal(v)
-	must(t, err)
+	storetest.Must(t, err)
 	var got, wanted any
-	must(t, json.Unmarshal(doc, &got))
-	must(t, json.Unmarshal(want, &wanted))
+	storetest.Must(t, json.Unmarshal(doc, &got))
+	storetest.Must(t, json.Unmarshal(want, &wanted))
 	if !reflect.DeepEqual(got, wanted) {
 		t.Errorf("%s: got %s, want %s", what, doc, want)
 	}
@@ -121,10 +123,10 @@ func topLevelNames(t *testing.T, doc []byte) []string {
 	var names []string
 	for dec.More() {
 		name, err := dec.Token()
-		must(t, err)
+		storetest.Must(t, err)
 		names = append(names, name.(string))
 		var value json.RawMessage
-		must(t, dec.Decode(&value))
+		storetest.Must(t, dec.Decode(&value))
 	}
 	return names
 }
