@@ -53,7 +53,7 @@ test: sdk-clients
 FUZZTIME ?= 100000x
 fuzz:
 	go test -run '^$$' -fuzz '^FuzzMatchResource$$' -fuzztime $(FUZZTIME) ./sql/access
-	go test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./sql/store
+	go test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./sql/store/flagstore
 	go test -run '^$$' -fuzz '^FuzzTargetingValidation$$' -fuzztime $(FUZZTIME) ./sql/targeting
 	go test -run '^$$' -fuzz '^FuzzBind$$' -fuzztime $(FUZZTIME) ./api
 	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sql/jsonbody

@@ -3,7 +3,8 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -13,17 +14,17 @@ func (h *Handler) listAccessTokens(c echo.Context) error {
 		return err
 	}
 	tokens, err := h.store.ListAccessTokens(c.Request().Context(), actor(c),
-		store.AccessTokenFilter{Name: query(c, "name"), Type: query(c, "type"), CreatorID: creator, Page: page(c)})
+		iam.AccessTokenFilter{Name: query(c, "name"), Type: query(c, "type"), CreatorID: creator, Page: page(c)})
 	return respond(c, tokens, err)
 }
 
 func (h *Handler) createAccessToken(c echo.Context) error {
-	var in store.AccessTokenInput
+	var in iam.AccessTokenInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
 	if !h.limits.AllowTokenMint(actor(c)) {
-		return store.ErrTooManyRequests
+		return core.ErrTooManyRequests
 	}
 	t, err := h.store.CreateAccessToken(c.Request().Context(), actor(c), in)
 	return respond(c, t, err)
@@ -34,7 +35,7 @@ func (h *Handler) updateAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.AccessTokenInput
+	var in iam.AccessTokenInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}

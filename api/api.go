@@ -12,6 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/actorcache"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
@@ -255,7 +257,7 @@ const actorKey = "actor"
 func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		a, err := h.actors.Authenticate(r.Context(), store.Credentials{
+		a, err := h.actors.Authenticate(r.Context(), iam.Credentials{
 			Authorization: r.Header.Get(echo.HeaderAuthorization),
 			Organization:  r.Header.Get("Organization"),
 			Workspace:     r.Header.Get("Workspace"),
@@ -270,7 +272,7 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // actor is the caller, set by authenticate.
-func actor(c echo.Context) *store.Actor { return c.Get(actorKey).(*store.Actor) }
+func actor(c echo.Context) *core.Actor { return c.Get(actorKey).(*core.Actor) }
 
 // before runs check ahead of a route's handler: a route whose permission
 // does not depend on its body refuses a caller without it before the body
@@ -309,13 +311,13 @@ func (h *Handler) createsSegments(c echo.Context) error {
 
 // inEnv runs a check on the environment the path names, and keeps that
 // environment for the route's operation (store.RememberEnvironment).
-func (h *Handler) inEnv(c echo.Context, check func(context.Context, *store.Actor, uuid.UUID) error) error {
+func (h *Handler) inEnv(c echo.Context, check func(context.Context, *core.Actor, uuid.UUID) error) error {
 	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
 	}
 	r := c.Request()
-	ctx := store.RememberEnvironment(r.Context())
+	ctx := core.RememberEnvironment(r.Context())
 	c.SetRequest(r.WithContext(ctx))
 	return check(ctx, actor(c), envID)
 }

@@ -3,7 +3,7 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -21,7 +21,7 @@ func (h *Handler) compareChange(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.CompareInput
+	var in flagstore.CompareInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -46,7 +46,7 @@ func bindWithin(c echo.Context, v any, limit int64) error {
 	case errors.Is(err, jsonbody.ErrTooCostly):
 		return httpx.ErrTooLarge
 	case err != nil:
-		return store.Invalid("body_is_invalid")
+		return core.Invalid("body_is_invalid")
 	}
 	return nil
 }
@@ -63,7 +63,7 @@ func rawBody(c echo.Context) (json.RawMessage, error) {
 		return nil, err
 	}
 	if raw == nil {
-		return nil, store.Invalid("body_is_invalid")
+		return nil, core.Invalid("body_is_invalid")
 	}
 	return raw, nil
 }

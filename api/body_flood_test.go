@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // The tests here measure the process's heap: none is parallel, so each
@@ -128,7 +129,7 @@ func TestBodyFloodHoldsMemory(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	policy := decode[store.Policy](t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": "P", "key": "p"}).ok(t))
+	policy := decode[iam.Policy](t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": "P", "key": "p"}).ok(t))
 	users := "/api/v1/envs/" + e.env.ID.String() + "/end-users"
 	const size = 1 << 20
 	var members strings.Builder
@@ -194,8 +195,8 @@ func TestBodyFloodHoldsMemory(t *testing.T) {
 func TestForbiddenBodiesAreNotRead(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
-	policy := decode[store.Policy](t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": "P", "key": "p"}).ok(t))
-	developer, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	policy := decode[iam.Policy](t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": "P", "key": "p"}).ok(t))
+	developer, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	statements := fillBody("[", "{}", "]", 1<<20)
 	file, contentType := multipartUpload(t, fillBody(`{"users":[`, "{}", "]}", 32_000_000))
 	var reqs []*http.Request

@@ -6,7 +6,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -14,13 +15,13 @@ import (
 // of approve and decline may carry a comment, which FeatBit's does not.
 
 func (h *Handler) createFlagChangeRequest(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.FlagChangeRequestInput) (bool, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.FlagChangeRequestInput) (bool, error) {
 		return done(h.store.CreateFlagChangeRequest(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 // changeRequestAction runs an action on the change request named by the path.
-func changeRequestAction(c echo.Context, do func(ctx context.Context, a *store.Actor, envID, id uuid.UUID) error) error {
+func changeRequestAction(c echo.Context, do func(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error) error {
 	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
@@ -33,13 +34,13 @@ func changeRequestAction(c echo.Context, do func(ctx context.Context, a *store.A
 }
 
 // review decides a change request with an optional {comment}.
-func (h *Handler) review(decide func(context.Context, *store.Actor, uuid.UUID, uuid.UUID, store.ReviewInput) (store.FlagChangeRequest, error)) echo.HandlerFunc {
+func (h *Handler) review(decide func(context.Context, *core.Actor, uuid.UUID, uuid.UUID, flagstore.ReviewInput) (flagstore.FlagChangeRequest, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		var in store.ReviewInput
+		var in flagstore.ReviewInput
 		if err := bind(c, &in); err != nil {
 			return err
 		}
-		return changeRequestAction(c, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID) error {
+		return changeRequestAction(c, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
 			_, err := decide(ctx, a, envID, id, in)
 			return err
 		})
@@ -58,7 +59,7 @@ func (h *Handler) applyFlagChangeRequest(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return changeRequestAction(c, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID) error {
+	return changeRequestAction(c, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
 		_, err := h.store.ApplyFlagChangeRequest(ctx, a, envID, id)
 		return err
 	})

@@ -9,7 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // qaRN names the matrix's environment whose changes need approval.
@@ -25,7 +26,7 @@ func (s *server) userID(token string) uuid.UUID {
 }
 
 // requireApproval makes an environment need n approvals from members.
-func (s *server) requireApproval(env store.Environment, n int, members ...uuid.UUID) {
+func (s *server) requireApproval(env core.Environment, n int, members ...uuid.UUID) {
 	s.t.Helper()
 	s.do("PUT", "/api/v1/projects/"+env.ProjectID.String()+"/envs/"+env.ID.String(), s.owner, map[string]any{
 		"name": env.Name, "settings": map[string]any{"requireChangeComment": false, "changeRequest": map[string]any{
@@ -34,9 +35,9 @@ func (s *server) requireApproval(env store.Environment, n int, members ...uuid.U
 
 // approvalEnv is the matrix project's environment "qa", whose changes need
 // one approval from the owner or the member.
-func (m *matrix) approvalEnv() store.Environment {
+func (m *matrix) approvalEnv() core.Environment {
 	if m.qa.ID == uuid.Nil {
-		m.qa = decode[store.Environment](m.s.t, m.owner("POST", "/api/v1/projects/"+m.project.ID.String()+"/envs",
+		m.qa = decode[core.Environment](m.s.t, m.owner("POST", "/api/v1/projects/"+m.project.ID.String()+"/envs",
 			map[string]string{"name": "QA", "key": "qa"}))
 		m.s.requireApproval(m.qa, 1, m.s.userID(m.s.owner), m.memberID)
 	}
@@ -54,7 +55,7 @@ func (m *matrix) changeRequest(author string, reviewer uuid.UUID) (string, strin
 	m.owner("POST", m.qaFlags(), map[string]string{"name": key, "key": key})
 	m.s.do("POST", m.qaFlags()+"/"+key+"/change-requests", author, map[string]any{
 		"isEnabled": true, "reason": "launch", "reviewers": []uuid.UUID{reviewer}}).ok(m.s.t)
-	pending := decode[[]store.PendingChange](m.s.t, m.owner("GET", m.qaFlags()+"/"+key+"/pending-changes", nil))
+	pending := decode[[]flagstore.PendingChange](m.s.t, m.owner("GET", m.qaFlags()+"/"+key+"/pending-changes", nil))
 	return key, m.qaFlags() + "/change-requests/" + pending[len(pending)-1].ID.String()
 }
 
@@ -96,7 +97,7 @@ func (m *matrix) changeRequestCases(cases map[string]func() call) {
 		m.setStatements(statements([]grant{{access.CanAccessEnv, qaRN}, {access.ToggleFlag, qaFlag(key)}}, "allow"))
 		m.s.do("POST", m.qaFlags()+"/"+key+"/change-requests", m.member, map[string]any{
 			"isEnabled": true, "reason": "launch", "reviewers": []uuid.UUID{m.s.userID(m.s.owner)}}).ok(m.s.t)
-		pending := decode[[]store.PendingChange](m.s.t, m.owner("GET", m.qaFlags()+"/"+key+"/pending-changes", nil))
+		pending := decode[[]flagstore.PendingChange](m.s.t, m.owner("GET", m.qaFlags()+"/"+key+"/pending-changes", nil))
 		return call{path: m.qaFlags() + "/change-requests/" + pending[0].ID.String(), grants: []grant{{access.CanAccessEnv, qaRN}}}
 	}
 }
@@ -121,7 +122,7 @@ func TestChangeRequestRoutes(t *testing.T) {
 	s.do("POST", flags+"/pay/change-requests", alice, map[string]any{"isEnabled": true, "reason": "launch", "reviewers": []uuid.UUID{bobID}}).
 		fails(t, http.StatusUnprocessableEntity, "ChangeRequestNotEnabled")
 	s.requireApproval(prod, 2, aliceID, bobID, carolID)
-	env := decode[store.Environment](t, s.do("GET", "/api/v1/projects/"+p.ID.String()+"/envs/"+prod.ID.String(), s.owner, nil).ok(t))
+	env := decode[core.Environment](t, s.do("GET", "/api/v1/projects/"+p.ID.String()+"/envs/"+prod.ID.String(), s.owner, nil).ok(t))
 	if cr := env.Settings.ChangeRequest; cr == nil || !cr.IsEnabled || cr.ApprovalsRequired != 2 || len(cr.ApproverMemberIDs) != 3 {
 		t.Fatalf("environment settings: %+v", env.Settings.ChangeRequest)
 	}
@@ -131,7 +132,7 @@ func TestChangeRequestRoutes(t *testing.T) {
 
 	// Direct changes to what the flag serves are refused, the owner's too.
 	s.do("PUT", flags+"/pay/toggle/true", s.owner, nil).fails(t, http.StatusUnprocessableEntity, "ChangeRequestRequired")
-	f := decode[store.Flag](t, s.do("GET", flags+"/pay", s.owner, nil).ok(t))
+	f := decode[flagstore.Flag](t, s.do("GET", flags+"/pay", s.owner, nil).ok(t))
 	s.do("PUT", flags+"/pay/targeting", alice, map[string]any{"targeting": map[string]any{"targetUsers": []any{
 		map[string]any{"variationId": f.Variations[0].ID, "keyIds": []string{"vip"}}}, "rules": []any{}, "fallthrough": f.Fallthrough}}).
 		fails(t, http.StatusUnprocessableEntity, "ChangeRequestRequired")
@@ -148,7 +149,7 @@ func TestChangeRequestRoutes(t *testing.T) {
 	s.do("POST", flags+"/pay/change-requests", alice, map[string]any{"isEnabled": true, "reason": "x", "reviewers": []uuid.UUID{aliceID, bobID}}).
 		fails(t, http.StatusBadRequest, "reviewers_is_invalid")
 
-	pending := decode[[]store.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t))
+	pending := decode[[]flagstore.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t))
 	if len(pending) != 1 || pending[0].Type != "ChangeRequest" || pending[0].Status != "PendingReview" ||
 		pending[0].ChangeRequestReason != "VIPs first" || len(pending[0].Reviewers) != 2 || pending[0].CreatorID != aliceID ||
 		len(pending[0].Instructions) != 1 || pending[0].Instructions[0].Kind != "SetTargetUsers" {
@@ -166,7 +167,7 @@ func TestChangeRequestRoutes(t *testing.T) {
 	if ok := decode[bool](t, s.do("PUT", cr+"/apply", alice, nil).ok(t)); !ok {
 		t.Fatal("apply answered false")
 	}
-	after := decode[store.Flag](t, s.do("GET", flags+"/pay", s.owner, nil).ok(t))
+	after := decode[flagstore.Flag](t, s.do("GET", flags+"/pay", s.owner, nil).ok(t))
 	if after.Revision == f.Revision || len(after.TargetUsers) != 1 || after.TargetUsers[0].KeyIDs[0] != "vip" {
 		t.Fatalf("applied flag: revision %v (was %v), targets %+v", after.Revision, f.Revision, after.TargetUsers)
 	}
@@ -174,13 +175,13 @@ func TestChangeRequestRoutes(t *testing.T) {
 		t.Fatalf("history entries of the apply: %d", n)
 	}
 	s.do("PUT", cr+"/apply", alice, nil).fails(t, http.StatusUnprocessableEntity, "ChangeRequestAlreadyApplied")
-	if pending := decode[[]store.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t)); len(pending) != 0 {
+	if pending := decode[[]flagstore.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t)); len(pending) != 0 {
 		t.Fatalf("applied request still pending: %+v", pending)
 	}
 
 	// Declined: cannot be applied; withdrawn by its author only.
 	s.do("POST", flags+"/pay/change-requests", alice, map[string]any{"isEnabled": true, "reason": "launch", "reviewers": []uuid.UUID{bobID, carolID}}).ok(t)
-	pending = decode[[]store.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t))
+	pending = decode[[]flagstore.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t))
 	cr = flags + "/change-requests/" + pending[0].ID.String()
 	s.do("PUT", cr+"/decline", bob, map[string]string{"comment": "not today"}).ok(t)
 	s.do("PUT", cr+"/apply", alice, nil).fails(t, http.StatusUnprocessableEntity, "ChangeRequestDeclined")

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // A refused flag or segment says, beside its unchanged error codes, which
@@ -18,7 +18,7 @@ func TestValidationDetailsPointAtTheField(t *testing.T) {
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
 	on, off := f.Variations[0].ID, f.Variations[1].ID
-	seg := decode[store.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Beta", "key": "beta", "type": "environment-specific"}).ok(t))
+	seg := decode[flagstore.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Beta", "key": "beta", "type": "environment-specific"}).ok(t))
 	rule := func(conditions ...map[string]any) map[string]any {
 		return map[string]any{"targeting": map[string]any{"targetUsers": []any{}, "rules": []any{
 			map[string]any{"id": "r1", "name": "ok", "conditions": []any{map[string]any{"id": "c0", "property": "plan", "op": "Equal", "value": "pro"}},
@@ -38,7 +38,7 @@ func TestValidationDetailsPointAtTheField(t *testing.T) {
 			"rules_is_invalid", "rules[1].conditions[0].value", "not a number"},
 		{"empty list", "PUT", e.flags + "/pay/targeting", rule(map[string]any{"id": "c1", "property": "country", "op": "IsOneOf", "value": "[]"}),
 			"rules_is_invalid", "rules[1].conditions[0].value", "give at least one value"},
-		{"unknown segment", "PUT", e.flags + "/pay/targeting", rule(map[string]any{"id": "c1", "property": store.SegmentIn,
+		{"unknown segment", "PUT", e.flags + "/pay/targeting", rule(map[string]any{"id": "c1", "property": flagstore.SegmentIn,
 			"value": `["00000000-0000-4000-8000-000000000001"]`}),
 			"rules_is_invalid", "rules[1].conditions[0].value", "does not exist here"},
 		{"rollout", "PUT", e.flags + "/pay/targeting", map[string]any{"targeting": map[string]any{"targetUsers": []any{}, "rules": []any{},
@@ -69,7 +69,7 @@ func TestValidationDetailsPointAtTheField(t *testing.T) {
 			t.Errorf("%s: details %+v, want %s at %s saying %q", c.name, r.Details, c.code, c.where, c.why)
 		}
 	}
-	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.Revision != f.Revision {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.Revision != f.Revision {
 		t.Error("a refused change altered the flag")
 	}
 }

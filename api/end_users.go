@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -34,7 +34,7 @@ func (h *Handler) searchEndUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var f store.EndUserSearchFilter
+	var f sdkdata.EndUserSearchFilter
 	if err := bind(c, &f); err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (h *Handler) listEndUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var f store.EndUserFilter
+	var f sdkdata.EndUserFilter
 	if err := bind(c, &f); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func (h *Handler) upsertEndUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.UpsertEndUser
+	var in sdkdata.UpsertEndUser
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (h *Handler) endUserFlags(c echo.Context) error {
 		return err
 	}
 	flags, err := h.store.EndUserFlags(c.Request().Context(), actor(c), envID, id,
-		store.EndUserFlagFilter{Name: query(c, "name"), IsArchived: archived, Page: page(c)})
+		sdkdata.EndUserFlagFilter{Name: query(c, "name"), IsArchived: archived, Page: page(c)})
 	return respond(c, flags, err)
 }
 
@@ -124,7 +124,7 @@ func (h *Handler) flagEndUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := store.FlagEndUserFilter{Query: query(c, "query"), FeatureFlagKey: query(c, "featureFlagKey"),
+	f := sdkdata.FlagEndUserFilter{Query: query(c, "query"), FeatureFlagKey: query(c, "featureFlagKey"),
 		VariationID: query(c, "variationId"), From: queryMillis(c, "from"), To: queryMillis(c, "to"), Page: page(c)}
 	users, err := h.store.FlagEndUsers(c.Request().Context(), actor(c), envID, f)
 	return respond(c, users, err)
@@ -150,7 +150,7 @@ func (h *Handler) upsertEndUserProperty(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.UpsertEndUserProperty
+	var in sdkdata.UpsertEndUserProperty
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (h *Handler) downloadEndUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var f store.EndUserFilter
+	var f sdkdata.EndUserFilter
 	if err := bind(c, &f); err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (h *Handler) downloadEndUsers(c echo.Context) error {
 	w := c.Response()
 	started := false
 	n := 0
-	err = h.store.EachEndUser(ctx, a, envID, f.SearchText, func(u store.ImportUser) error {
+	err = h.store.EachEndUser(ctx, a, envID, f.SearchText, func(u sdkdata.ImportUser) error {
 		if !started {
 			w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 			w.WriteHeader(http.StatusOK)
@@ -220,7 +220,7 @@ func (h *Handler) downloadEndUsers(c echo.Context) error {
 		if err != nil {
 			return err // nothing written yet: the usual error answer
 		}
-		return respond(c, store.ImportUserData{Users: []store.ImportUser{}, UserProperties: props}, nil)
+		return respond(c, sdkdata.ImportUserData{Users: []sdkdata.ImportUser{}, UserProperties: props}, nil)
 	}
 	if err != nil {
 		// The status is sent; cutting the body short makes it invalid JSON

@@ -16,6 +16,10 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 func strp(s string) *string { return &s }
@@ -30,12 +34,12 @@ func seeEndUsers(t *testing.T, st *store.Store, envID uuid.UUID, at time.Time, u
 }
 
 type cursorPage struct {
-	Items          []store.EndUser   `json:"items"`
-	PreviousCursor *store.PageCursor `json:"previousCursor"`
-	NextCursor     *store.PageCursor `json:"nextCursor"`
+	Items          []sdkdata.EndUser   `json:"items"`
+	PreviousCursor *sdkdata.PageCursor `json:"previousCursor"`
+	NextCursor     *sdkdata.PageCursor `json:"nextCursor"`
 }
 
-func keysOf(users []store.EndUser) []string {
+func keysOf(users []sdkdata.EndUser) []string {
 	var out []string
 	for _, u := range users {
 		out = append(out, u.KeyID)
@@ -49,7 +53,7 @@ func TestEndUserRoutes(t *testing.T) {
 	e := s.prodEnv()
 	base := "/api/v1/envs/" + e.env.ID.String()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	sg := decode[store.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Testers", "key": "testers", "type": "environment-specific"}).ok(t))
+	sg := decode[flagstore.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Testers", "key": "testers", "type": "environment-specific"}).ok(t))
 	s.do("PUT", e.segs+"/"+sg.ID.String()+"/targeting", s.owner, map[string]any{"included": []string{"bob"}}).ok(t)
 	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f, sg.ID))).ok(t)
 	s.do("PUT", e.flags+"/pay/toggle/true", s.owner, nil).ok(t)
@@ -84,24 +88,24 @@ func TestEndUserRoutes(t *testing.T) {
 		fails(t, http.StatusBadRequest, "cursor_is_invalid")
 
 	// search by the start of the key or name, with exclusions.
-	found := decode[[]store.EndUser](t, s.do("POST", base+"/end-users/search", s.owner, map[string]any{"searchText": "AL", "excludedKeyIds": []string{}, "globalUserOnly": false, "limit": 10}).ok(t))
+	found := decode[[]sdkdata.EndUser](t, s.do("POST", base+"/end-users/search", s.owner, map[string]any{"searchText": "AL", "excludedKeyIds": []string{}, "globalUserOnly": false, "limit": 10}).ok(t))
 	if got := keysOf(found); len(got) != 1 || got[0] != "alice" {
 		t.Fatalf("search AL found %v", got)
 	}
-	found = decode[[]store.EndUser](t, s.do("POST", base+"/end-users/search", s.owner, map[string]any{"searchText": "", "excludedKeyIds": []string{"bob"}, "limit": 10}).ok(t))
+	found = decode[[]sdkdata.EndUser](t, s.do("POST", base+"/end-users/search", s.owner, map[string]any{"searchText": "", "excludedKeyIds": []string{"bob"}, "limit": 10}).ok(t))
 	if got := keysOf(found); len(got) != 2 {
 		t.Fatalf("search excluding bob found %v", got)
 	}
-	if found := decode[[]store.EndUser](t, s.do("POST", base+"/end-users/search", s.owner, map[string]any{"searchText": "%"}).ok(t)); len(found) != 0 {
+	if found := decode[[]sdkdata.EndUser](t, s.do("POST", base+"/end-users/search", s.owner, map[string]any{"searchText": "%"}).ok(t)); len(found) != 0 {
 		t.Fatalf("%% is no wildcard: found %v", keysOf(found))
 	}
 
 	// by keys; one user; unknown ids.
-	byKeys := decode[[]store.EndUser](t, s.do("POST", base+"/end-users/by-keyIds", s.owner, []string{"carol", "nobody"}).ok(t))
+	byKeys := decode[[]sdkdata.EndUser](t, s.do("POST", base+"/end-users/by-keyIds", s.owner, []string{"carol", "nobody"}).ok(t))
 	if got := keysOf(byKeys); len(got) != 1 || got[0] != "carol" {
 		t.Fatalf("by-keyIds found %v", got)
 	}
-	got := decode[store.EndUser](t, s.do("GET", base+"/end-users/"+bob.ID.String(), s.owner, nil).ok(t))
+	got := decode[sdkdata.EndUser](t, s.do("GET", base+"/end-users/"+bob.ID.String(), s.owner, nil).ok(t))
 	if got.KeyID != "bob" || got.EnvID != e.env.ID {
 		t.Fatalf("got %+v", got)
 	}
@@ -115,7 +119,7 @@ func TestEndUserRoutes(t *testing.T) {
 		ServedBy       string   `json:"servedBy"`
 		Why            []string `json:"why"`
 	}
-	flagsOf := func(u store.EndUser) flagVm {
+	flagsOf := func(u sdkdata.EndUser) flagVm {
 		t.Helper()
 		page := decode[struct {
 			TotalCount int64    `json:"totalCount"`
@@ -153,7 +157,7 @@ func TestEndUserRoutes(t *testing.T) {
 
 	// get-by-featureflag: users seen in the range with what the flag serves them.
 	from, to := strconv.FormatInt(t0.Add(-time.Minute).UnixMilli(), 10), strconv.FormatInt(time.Now().UnixMilli(), 10)
-	byFlag := decode[store.Paged[store.FlagEndUser]](t, s.do("GET", base+"/end-users/get-by-featureflag?featureFlagKey=pay&from="+from+"&to="+to+
+	byFlag := decode[core.Paged[sdkdata.FlagEndUser]](t, s.do("GET", base+"/end-users/get-by-featureflag?featureFlagKey=pay&from="+from+"&to="+to+
 		"&variationId="+f.Variations[0].ID+"&pageIndex=0&pageSize=10", s.owner, nil).ok(t))
 	served := map[string]bool{}
 	for _, it := range byFlag.Items {
@@ -166,7 +170,7 @@ func TestEndUserRoutes(t *testing.T) {
 	s.do("GET", base+"/end-users/get-by-featureflag?featureFlagKey=nope&from=1&to=2", s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 
 	// upsert replaces the name and properties; FeatBit requires both key and name.
-	up := decode[store.EndUser](t, s.do("PUT", base+"/end-users", s.owner, map[string]any{"keyId": "carol", "name": "Carol",
+	up := decode[sdkdata.EndUser](t, s.do("PUT", base+"/end-users", s.owner, map[string]any{"keyId": "carol", "name": "Carol",
 		"customizedProperties": []map[string]string{{"name": "plan", "value": "free"}}}).ok(t))
 	if up.ID != carol.ID || *up.Name != "Carol" || up.CustomizedProperties[0].Value != "free" || !up.CreatedAt.Equal(carol.CreatedAt) {
 		t.Fatalf("upserted %+v", up)
@@ -182,7 +186,7 @@ func TestEndUserRoutes(t *testing.T) {
 	}
 
 	// properties: the built-in ones, then those SDKs reported; add, rename, remove.
-	props := decode[[]store.EndUserProperty](t, s.do("GET", base+"/end-user-properties", s.owner, nil).ok(t))
+	props := decode[[]sdkdata.EndUserProperty](t, s.do("GET", base+"/end-user-properties", s.owner, nil).ok(t))
 	var names []string
 	for _, p := range props {
 		names = append(names, p.Name)
@@ -191,7 +195,7 @@ func TestEndUserRoutes(t *testing.T) {
 		t.Fatalf("properties %v", names)
 	}
 	id := uuid.NewString()
-	p := decode[store.EndUserProperty](t, s.do("PUT", base+"/end-user-properties/"+id+"/upsert", s.owner, map[string]any{
+	p := decode[sdkdata.EndUserProperty](t, s.do("PUT", base+"/end-user-properties/"+id+"/upsert", s.owner, map[string]any{
 		"name": "tier", "presetValues": []map[string]string{{"id": "1", "value": "gold", "description": "best"}}, "usePresetValuesOnly": true,
 		"isDigestField": false, "remark": "billing tier"}).ok(t))
 	if p.ID.String() != id || p.Name != "tier" || len(p.PresetValues) != 1 || !p.UsePresetValuesOnly {
@@ -207,9 +211,9 @@ func TestEndUserRoutes(t *testing.T) {
 	s.do("DELETE", base+"/end-user-properties/"+id, s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 }
 
-func byKey(t *testing.T, s *server, base, key string) store.EndUser {
+func byKey(t *testing.T, s *server, base, key string) sdkdata.EndUser {
 	t.Helper()
-	users := decode[[]store.EndUser](t, s.do("POST", base+"/end-users/by-keyIds", s.owner, []string{key}).ok(t))
+	users := decode[[]sdkdata.EndUser](t, s.do("POST", base+"/end-users/by-keyIds", s.owner, []string{key}).ok(t))
 	if len(users) != 1 {
 		t.Fatalf("no end user %s", key)
 	}
@@ -223,7 +227,7 @@ func TestEndUsersBoundPerEnvironment(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	e := s.prodEnv()
-	bounded := store.New(s.pool, s.st.Keys(), slog.New(slog.DiscardHandler), store.Options{MaxEndUsersPerEnv: 3})
+	bounded := store.New(s.pool, s.st.Keys(), slog.New(slog.DiscardHandler), core.Options{MaxEndUsersPerEnv: 3})
 	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	var users []eval.EndUser
 	for i := range 5 {
@@ -240,14 +244,14 @@ func TestEndUsersBoundPerEnvironment(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM end_users WHERE env_id = $1`, e.env.ID); n != 3 {
 		t.Fatalf("kept %d end users after the bound", n)
 	}
-	a, err := bounded.Authenticate(context.Background(), store.Credentials{Authorization: s.owner})
+	a, err := bounded.Authenticate(context.Background(), iam.Credentials{Authorization: s.owner})
 	must(t, err)
 	st, err := bounded.EndUserStatus(context.Background(), a, e.env.ID)
 	must(t, err)
 	if !st.LimitReached || st.Count != 3 || st.Max != 3 {
 		t.Fatalf("status %+v", st)
 	}
-	if _, err := bounded.UpsertEndUser(context.Background(), a, e.env.ID, store.UpsertEndUser{KeyID: "new", Name: "New"}); err == nil {
+	if _, err := bounded.UpsertEndUser(context.Background(), a, e.env.ID, sdkdata.UpsertEndUser{KeyID: "new", Name: "New"}); err == nil {
 		t.Fatal("a new key past the bound was upserted")
 	}
 	// Another environment has its own bound.
@@ -307,7 +311,7 @@ func TestEndUserUploadAndDownload(t *testing.T) {
 	body, ct := multipartFile(t, file)
 	s.do("POST", base+"/upload", nobody, body, "Content-Type", ct).fails(t, http.StatusForbidden, "Forbidden")
 
-	got := decode[store.ImportUserData](t, s.do("POST", base+"/download", s.owner, map[string]any{"searchText": "", "pageSize": 10}).ok(t))
+	got := decode[sdkdata.ImportUserData](t, s.do("POST", base+"/download", s.owner, map[string]any{"searchText": "", "pageSize": 10}).ok(t))
 	if len(got.Users) != 3 || strings.Join(got.UserProperties, ",") != "keyId,name,plan,region" {
 		t.Fatalf("download %+v", got)
 	}
@@ -316,7 +320,7 @@ func TestEndUserUploadAndDownload(t *testing.T) {
 			t.Fatalf("u1 downloaded as %+v", u)
 		}
 	}
-	got = decode[store.ImportUserData](t, s.do("POST", base+"/download", s.owner, map[string]any{"searchText": "nobody"}).ok(t))
+	got = decode[sdkdata.ImportUserData](t, s.do("POST", base+"/download", s.owner, map[string]any{"searchText": "nobody"}).ok(t))
 	if len(got.Users) != 0 || got.Users == nil {
 		t.Fatalf("download of nobody %+v", got)
 	}

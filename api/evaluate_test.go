@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // The admin's "test a user": the SDKs' engine, behind CanAccessEnv.
@@ -17,12 +17,12 @@ func TestEvaluateFlagForAUser(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	e := s.prodEnv()
-	seg := decode[store.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Seg", "key": "seg",
+	seg := decode[flagstore.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Seg", "key": "seg",
 		"type": "environment-specific", "included": []string{"u-seg"}}).ok(t))
 	// ft-rule serves false to China and the US, ft-seg to the segment's members.
 	for key, condition := range map[string]map[string]any{
 		"ft-rule": {"property": "country", "op": "IsOneOf", "value": `["cn","us"]`},
-		"ft-seg":  {"property": store.SegmentIn, "op": "", "value": fmt.Sprintf(`[%q]`, seg.ID)},
+		"ft-seg":  {"property": flagstore.SegmentIn, "op": "", "value": fmt.Sprintf(`[%q]`, seg.ID)},
 	} {
 		f := e.createFlag(map[string]any{"name": key, "key": key, "isEnabled": true})
 		name := map[string]string{"ft-rule": "China and US", "ft-seg": "In segment"}[key]

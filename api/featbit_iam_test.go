@@ -11,7 +11,9 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // policyVm is FeatBit's PolicyVm, decoded by its own field names.
@@ -34,8 +36,8 @@ func TestMemberPoliciesAnswerPolicyVms(t *testing.T) {
 	custom := s.createPolicy("Release managers", "release-managers")
 	g := s.createGroup("Releasers")
 	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/add-policy/"+custom.ID.String(), s.owner, nil).ok(t)
-	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/add-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
-	m := s.addByEmail(map[string]any{"email": "dev@example.com", "policyIds": []uuid.UUID{store.DeveloperPolicyID}, "groupIds": []uuid.UUID{g.ID}})
+	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/add-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	m := s.addByEmail(map[string]any{"email": "dev@example.com", "policyIds": []uuid.UUID{core.DeveloperPolicyID}, "groupIds": []uuid.UUID{g.ID}})
 
 	held := decode[[]policyVm](t, s.do("GET", "/api/v1/members/"+m.ID.String()+"/policies", s.owner, nil).ok(t))
 	var keys []string
@@ -52,10 +54,10 @@ func TestMemberPoliciesAnswerPolicyVms(t *testing.T) {
 
 	// The owner's own policies; a Service token holds none.
 	mine := decode[[]policyVm](t, s.do("GET", "/api/v1/user/policies", s.owner, nil).ok(t))
-	if len(mine) != 1 || mine[0].ID != store.OwnerPolicyID.String() || mine[0].Key != "owner" {
+	if len(mine) != 1 || mine[0].ID != core.OwnerPolicyID.String() || mine[0].Key != "owner" {
 		t.Fatalf("owner's policies %+v, want Owner", mine)
 	}
-	svc := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "svc", "type": "Service",
+	svc := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "svc", "type": "Service",
 		"permissions": []map[string]any{{"resourceType": "project", "effect": "allow", "actions": []string{"CanAccessProject"}, "resources": []string{"project/*"}}}}).ok(t))
 	if got := decode[[]policyVm](t, s.do("GET", "/api/v1/user/policies", svc.Token, nil).ok(t)); len(got) != 0 {
 		t.Fatalf("a Service token's policies %+v, want none", got)
@@ -73,7 +75,7 @@ func TestRemoveFromWorkspace(t *testing.T) {
 	second, err := s.q.CreateOrganization(ctx, db.CreateOrganizationParams{WorkspaceID: s.wsID, Name: "Second", Key: "second",
 		DefaultPolicyIds: []uuid.UUID{}, DefaultGroupIds: []uuid.UUID{}})
 	must(t, err)
-	m := s.addByEmail(map[string]any{"email": "ann@example.com", "policyIds": []uuid.UUID{store.DeveloperPolicyID}})
+	m := s.addByEmail(map[string]any{"email": "ann@example.com", "policyIds": []uuid.UUID{core.DeveloperPolicyID}})
 	_, err = s.q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: second.ID, UserID: m.ID})
 	must(t, err)
 	orgsOf := func(id uuid.UUID) int {
@@ -89,7 +91,7 @@ func TestRemoveFromWorkspace(t *testing.T) {
 	owner := s.ownerID()
 	_, err = s.q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: second.ID, UserID: owner})
 	must(t, err)
-	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, second.ID, owner, store.OwnerPolicyID)
+	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, second.ID, owner, core.OwnerPolicyID)
 	org := s.orgID.String() // the owner now belongs to two organizations
 
 	if r := s.do("DELETE", path, s.owner, nil, "Organization", org).ok(t); string(r.Data) != "true" {
@@ -119,7 +121,7 @@ func TestRemoveFromWorkspace(t *testing.T) {
 func TestAccessTokenListFilters(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	dev, devID := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, devID := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	create := func(token, name, typ string) {
 		body := map[string]any{"name": name, "type": typ}
 		if typ == "Service" {
@@ -133,7 +135,7 @@ func TestAccessTokenListFilters(t *testing.T) {
 	names := func(q string) []string {
 		t.Helper()
 		var out []string
-		for _, tok := range decode[store.Paged[store.AccessToken]](t, s.do("GET", "/api/v1/access-tokens"+q, s.owner, nil).ok(t)).Items {
+		for _, tok := range decode[core.Paged[iam.AccessToken]](t, s.do("GET", "/api/v1/access-tokens"+q, s.owner, nil).ok(t)).Items {
 			out = append(out, tok.Name)
 		}
 		slices.Sort(out)
@@ -192,11 +194,11 @@ func TestAuditLogFeatBitFilters(t *testing.T) {
 	envFlags := func(envID uuid.UUID) string { return "/api/v1/envs/" + envID.String() + "/feature-flags" }
 	s.do("POST", envFlags(prod.ID), s.owner, map[string]any{"name": "Pay", "key": "pay"}).ok(t)
 	s.do("POST", envFlags(prod.ID), reader, map[string]any{"name": "Search", "key": "search"}).ok(t)
-	devFlag := decode[store.Flag](t, s.do("POST", envFlags(dev.ID), s.owner, map[string]any{"name": "Dark", "key": "dark"}).ok(t))
+	devFlag := decode[flagstore.Flag](t, s.do("POST", envFlags(dev.ID), s.owner, map[string]any{"name": "Dark", "key": "dark"}).ok(t))
 
 	list := func(token, q string) []auditLogVm {
 		t.Helper()
-		return decode[store.Paged[auditLogVm]](t, s.do("GET", "/api/v1/envs/"+prod.ID.String()+"/audit-logs"+q, token, nil).ok(t)).Items
+		return decode[core.Paged[auditLogVm]](t, s.do("GET", "/api/v1/envs/"+prod.ID.String()+"/audit-logs"+q, token, nil).ok(t)).Items
 	}
 	all := list(s.owner, "")
 	if len(all) != 2 {

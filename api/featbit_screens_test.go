@@ -10,7 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // The screens FeatBit's admin UI shows once the licence grants them, driven
@@ -35,9 +36,9 @@ func members(t *testing.T, raw json.RawMessage) map[string]json.RawMessage {
 func TestFeatBitWorkspaceScreen(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 
-	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces", s.owner,
+	w := decode[iam.Workspace](t, s.do("PUT", "/api/v1/workspaces", s.owner,
 		map[string]any{"id": s.wsID, "name": "Acme", "key": "acme"}).ok(t))
 	if w.Name != "Acme" || w.Key != "acme" || !isBuntingLicense(t, w.License, s.wsID) {
 		t.Fatalf("general settings answered %+v, want the change and the licence", w)
@@ -55,11 +56,11 @@ func TestFeatBitWorkspaceScreen(t *testing.T) {
 			t.Errorf("sso.oidc.%s = %s, want %s", k, got[k], v)
 		}
 	}
-	if w := decode[store.Workspace](t, r); !isBuntingLicense(t, w.License, s.wsID) {
+	if w := decode[iam.Workspace](t, r); !isBuntingLicense(t, w.License, s.wsID) {
 		t.Errorf("SSO settings answered licence %q, want Bunting's", w.License)
 	}
 	// The form sends back the masked secret it was given: the secret stays.
-	oidc["clientSecret"], oidc["scope"] = store.MaskedSecret, "openid email profile"
+	oidc["clientSecret"], oidc["scope"] = iam.MaskedSecret, "openid email profile"
 	s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, oidc).ok(t)
 	if n := s.count(`SELECT count(*) FROM workspaces WHERE sso_oidc->>'clientSecret' NOT IN ('', '********', 'top-secret')`); n != 1 {
 		t.Error("sending the mask back lost the stored (sealed) secret")
@@ -80,7 +81,7 @@ func TestFeatBitWorkspaceScreen(t *testing.T) {
 func TestFeatBitOrganizationScreen(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 
 	// The UI always names the current organization; once the owner is in
 	// two, a request without it has no organization to act in.
@@ -92,23 +93,23 @@ func TestFeatBitOrganizationScreen(t *testing.T) {
 			t.Errorf("created organization %s lacks %q", r.Data, k)
 		}
 	}
-	created := decode[store.Organization](t, r)
+	created := decode[iam.Organization](t, r)
 	if created.Name != "Second" || created.Key != "second" || created.Initialized || created.Settings.FlagSortedBy == "" ||
 		created.DefaultPermissions.PolicyIDs == nil || created.DefaultPermissions.GroupIDs == nil {
 		t.Fatalf("created %+v", created)
 	}
-	orgs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations?isSsoFirstLogin=false", s.owner, nil, home...).ok(t))
+	orgs := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations?isSsoFirstLogin=false", s.owner, nil, home...).ok(t))
 	if len(orgs) != 2 {
 		t.Fatalf("organizations %+v, want both", orgs)
 	}
 	// Switching is the Organization header; the new one is onboarded.
 	in := []string{"Organization", created.ID.String()}
-	if ps := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t)); len(ps) != 0 {
+	if ps := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t)); len(ps) != 0 {
 		t.Errorf("a new organization has projects %+v", ps)
 	}
 	s.do("POST", "/api/v1/organizations/onboarding", s.owner, map[string]any{"organizationName": "Second", "organizationKey": "second",
 		"projectName": "Shop", "projectKey": "shop", "environments": []string{"Prod", "Dev"}}, in...).ok(t)
-	if ps := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t)); len(ps) != 1 || len(ps[0].Environments) != 2 {
+	if ps := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t)); len(ps) != 1 || len(ps[0].Environments) != 2 {
 		t.Errorf("after onboarding: %+v, want the project with two environments", ps)
 	}
 
@@ -166,10 +167,10 @@ func TestFeatBitPendingChangesDrawer(t *testing.T) {
 func TestFeatBitPolicyEditorFineGrainedActions(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	p := decode[store.Policy](t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": "Copier", "key": "copier"}).ok(t))
+	p := decode[iam.Policy](t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": "Copier", "key": "copier"}).ok(t))
 	st := []access.Statement{{ID: "copy", ResourceType: access.TypeFlag, Effect: "allow",
 		Actions: []string{"CopyFlagTo", "UpdateFlagName"}, Resources: []string{"project/*:env/*:flag/*"}}}
-	got := decode[store.Policy](t, s.do("PUT", "/api/v1/policies/"+p.ID.String()+"/statements", s.owner, st).ok(t))
+	got := decode[iam.Policy](t, s.do("PUT", "/api/v1/policies/"+p.ID.String()+"/statements", s.owner, st).ok(t))
 	if len(got.Statements) != 1 || strings.Join(got.Statements[0].Actions, ",") != "CopyFlagTo,UpdateFlagName" {
 		t.Errorf("statements %+v", got.Statements)
 	}

@@ -12,7 +12,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // FeatBit's clients send FeatBit's bodies and read FeatBit's answers: each
@@ -25,37 +28,39 @@ func TestFeatBitFlagChanges(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	get := func() store.Flag { return decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)) }
+	get := func() flagstore.Flag {
+		return decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
+	}
 	history := func() int { return s.count(`SELECT count(*) FROM audit_logs WHERE ref_id = $1`, f.ID.String()) }
 	on, off := f.Variations[0].ID, f.Variations[1].ID
 
 	for _, tc := range []struct {
 		name, method, path string
-		body               func(cur store.Flag) any
+		body               func(cur flagstore.Flag) any
 		answersRevision    bool
-		check              func(store.Flag) bool
+		check              func(flagstore.Flag) bool
 	}{
 		// ToggleFeatureFlag: the status in the path, in any letter case, a ResourceChangeRequest body.
-		{"toggle", "PUT", "/toggle/True", func(store.Flag) any { return map[string]any{"comment": "launch"} }, true,
-			func(f store.Flag) bool { return f.IsEnabled }},
-		{"toggle back", "PUT", "/toggle/FALSE", nil, true, func(f store.Flag) bool { return !f.IsEnabled }},
+		{"toggle", "PUT", "/toggle/True", func(flagstore.Flag) any { return map[string]any{"comment": "launch"} }, true,
+			func(f flagstore.Flag) bool { return f.IsEnabled }},
+		{"toggle back", "PUT", "/toggle/FALSE", nil, true, func(f flagstore.Flag) bool { return !f.IsEnabled }},
 		// UpdateName {name, comment}.
-		{"name", "PUT", "/name", func(store.Flag) any { return map[string]any{"name": "Payments", "comment": "clearer"} }, true,
-			func(f store.Flag) bool { return f.Name == "Payments" }},
+		{"name", "PUT", "/name", func(flagstore.Flag) any { return map[string]any{"name": "Payments", "comment": "clearer"} }, true,
+			func(f flagstore.Flag) bool { return f.Name == "Payments" }},
 		// UpdateDescription {description, comment}.
-		{"description", "PUT", "/description", func(store.Flag) any { return map[string]any{"description": "Card payments", "comment": "c"} }, true,
-			func(f store.Flag) bool { return f.Description == "Card payments" }},
+		{"description", "PUT", "/description", func(flagstore.Flag) any { return map[string]any{"description": "Card payments", "comment": "c"} }, true,
+			func(f flagstore.Flag) bool { return f.Description == "Card payments" }},
 		// UpdateVariations {revision, variations, comment}.
-		{"variations", "PUT", "/variations", func(cur store.Flag) any {
-			return map[string]any{"revision": cur.Revision, "comment": "c", "variations": []store.Variation{
+		{"variations", "PUT", "/variations", func(cur flagstore.Flag) any {
+			return map[string]any{"revision": cur.Revision, "comment": "c", "variations": []flagstore.Variation{
 				{ID: on, Name: "Yes", Value: "true"}, {ID: off, Name: "No", Value: "false"}}}
-		}, true, func(f store.Flag) bool { return f.Variations[0].Name == "Yes" }},
+		}, true, func(f flagstore.Flag) bool { return f.Variations[0].Name == "Yes" }},
 		// UpdateOffVariation {offVariationId, revision, comment}.
-		{"off variation", "PUT", "/off-variation", func(cur store.Flag) any {
+		{"off variation", "PUT", "/off-variation", func(cur flagstore.Flag) any {
 			return map[string]any{"offVariationId": on, "revision": cur.Revision, "comment": "c"}
-		}, true, func(f store.Flag) bool { return f.DisabledVariationID == on }},
+		}, true, func(f flagstore.Flag) bool { return f.DisabledVariationID == on }},
 		// UpdateTargetingPayload {revision, targeting: FlagTargeting, comment}.
-		{"targeting", "PUT", "/targeting", func(cur store.Flag) any {
+		{"targeting", "PUT", "/targeting", func(cur flagstore.Flag) any {
 			return map[string]any{"revision": cur.Revision, "comment": "c", "targeting": map[string]any{
 				"targetUsers": []map[string]any{{"keyIds": []string{"alice"}, "variationId": off}},
 				"rules": []map[string]any{{"id": "r1", "name": "NL", "dispatchKey": "keyId", "includedInExpt": true,
@@ -63,20 +68,20 @@ func TestFeatBitFlagChanges(t *testing.T) {
 					"variations": []map[string]any{{"id": off, "rollout": []float64{0, 1}, "exptRollout": 1}}}},
 				"fallthrough":           map[string]any{"dispatchKey": nil, "includedInExpt": true, "variations": []map[string]any{{"id": on, "rollout": []float64{0, 1}, "exptRollout": 1}}},
 				"exptIncludeAllTargets": false}}
-		}, true, func(f store.Flag) bool {
+		}, true, func(f flagstore.Flag) bool {
 			return len(f.TargetUsers) == 1 && len(f.Rules) == 1 && !f.ExptIncludeAllTargets && f.Fallthrough.Variations[0].ID == on
 		}},
 		// SetTags {tags, comment}: true.
-		{"tags", "PUT", "/tags", func(store.Flag) any { return map[string]any{"tags": []string{"money"}, "comment": "c"} }, false,
-			func(f store.Flag) bool { return slices.Equal(f.Tags, []string{"money"}) }},
+		{"tags", "PUT", "/tags", func(flagstore.Flag) any { return map[string]any{"tags": []string{"money"}, "comment": "c"} }, false,
+			func(f flagstore.Flag) bool { return slices.Equal(f.Tags, []string{"money"}) }},
 		// A JSON Patch of FeatureFlag: true.
-		{"patch", "PATCH", "", func(store.Flag) any { return `[{"op":"replace","path":"/description","value":"patched"}]` }, false,
-			func(f store.Flag) bool { return f.Description == "patched" }},
+		{"patch", "PATCH", "", func(flagstore.Flag) any { return `[{"op":"replace","path":"/description","value":"patched"}]` }, false,
+			func(f flagstore.Flag) bool { return f.Description == "patched" }},
 		// Archive and restore take a ResourceChangeRequest: true.
-		{"archive", "PUT", "/archive", func(store.Flag) any { return map[string]any{"comment": "done"} }, false,
-			func(f store.Flag) bool { return f.IsArchived }},
-		{"restore", "PUT", "/restore", func(store.Flag) any { return map[string]any{"comment": "back"} }, false,
-			func(f store.Flag) bool { return !f.IsArchived }},
+		{"archive", "PUT", "/archive", func(flagstore.Flag) any { return map[string]any{"comment": "done"} }, false,
+			func(f flagstore.Flag) bool { return f.IsArchived }},
+		{"restore", "PUT", "/restore", func(flagstore.Flag) any { return map[string]any{"comment": "back"} }, false,
+			func(f flagstore.Flag) bool { return !f.IsArchived }},
 	} {
 		before, entries := get(), history()
 		var body any
@@ -105,7 +110,7 @@ func TestFeatBitFlagChanges(t *testing.T) {
 	if string(r.Data) != "true" {
 		t.Errorf("clone answered %s, want true", r.Data)
 	}
-	if c := decode[store.Flag](t, s.do("GET", e.flags+"/pay-2", s.owner, nil).ok(t)); c.Description != "copy" || len(c.Rules) != 1 {
+	if c := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay-2", s.owner, nil).ok(t)); c.Description != "copy" || len(c.Rules) != 1 {
 		t.Errorf("clone %+v", c)
 	}
 	// Delete of an archived flag: true.
@@ -161,10 +166,10 @@ func TestChangesNamingNothingAreRefused(t *testing.T) {
 			}
 		}
 	}
-	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.Revision != f.Revision {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.Revision != f.Revision {
 		t.Error("a refused change altered the flag")
 	}
-	if got := decode[store.Segment](t, s.do("GET", seg, s.owner, nil).ok(t)); !got.UpdatedAt.Equal(sg.UpdatedAt) {
+	if got := decode[flagstore.Segment](t, s.do("GET", seg, s.owner, nil).ok(t)); !got.UpdatedAt.Equal(sg.UpdatedAt) {
 		t.Error("a refused change altered the segment")
 	}
 }
@@ -183,7 +188,7 @@ func TestSegmentTargetingReplacesAll(t *testing.T) {
 	if string(r.Data) != "true" {
 		t.Fatalf("answered %s, want true", r.Data)
 	}
-	got := decode[store.Segment](t, s.do("GET", path, s.owner, nil).ok(t))
+	got := decode[flagstore.Segment](t, s.do("GET", path, s.owner, nil).ok(t))
 	if !slices.Equal(got.Included, []string{"x", "y"}) || len(got.Excluded) != 0 || len(got.Rules) != 0 {
 		t.Fatalf("segment %+v, want included [x y] and nothing else", got)
 	}
@@ -200,9 +205,9 @@ func TestArchivedFlagIsReadOnly(t *testing.T) {
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
 	s.do("PUT", e.flags+"/pay/archive", s.owner, nil).ok(t)
-	archived := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
+	archived := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	tg := f.Targeting()
-	tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"a"}, VariationID: f.Variations[0].ID}}
+	tg.TargetUsers = []flagstore.TargetUser{{KeyIDs: []string{"a"}, VariationID: f.Variations[0].ID}}
 	for _, tc := range []struct {
 		method, path string
 		body         any
@@ -220,7 +225,7 @@ func TestArchivedFlagIsReadOnly(t *testing.T) {
 	} {
 		s.do(tc.method, e.flags+"/pay"+tc.path, s.owner, tc.body).fails(t, http.StatusUnprocessableEntity, "FlagIsArchived")
 	}
-	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.Revision != archived.Revision {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.Revision != archived.Revision {
 		t.Fatal("a refused change altered the archived flag")
 	}
 	s.do("PUT", e.flags+"/pay/restore", s.owner, nil).ok(t)
@@ -233,7 +238,7 @@ func TestArchivedFlagIsReadOnly(t *testing.T) {
 // policyFor creates a policy with statements and returns its id.
 func (s *server) policyFor(key string, statements []access.Statement) uuid.UUID {
 	s.t.Helper()
-	p := decode[store.Policy](s.t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": key, "key": key}).ok(s.t))
+	p := decode[iam.Policy](s.t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": key, "key": key}).ok(s.t))
 	s.do("PUT", "/api/v1/policies/"+p.ID.String()+"/statements", s.owner, statements).ok(s.t)
 	return p.ID
 }
@@ -245,7 +250,7 @@ func TestSharedSegmentNeedsEveryEnvironment(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web", "web")
-	var prod, dev store.Environment
+	var prod, dev core.Environment
 	for _, env := range p.Environments {
 		if env.Key == "prod" {
 			prod = env
@@ -265,30 +270,30 @@ func TestSharedSegmentNeedsEveryEnvironment(t *testing.T) {
 	devOnly, _ := s.addMember("dev-only@example.com", s.policyFor("dev-only", rights("dev")))
 	both, _ := s.addMember("both@example.com", s.policyFor("both", rights("*")))
 
-	shared := decode[store.Segment](t, s.do("POST", devSegs, s.owner, map[string]any{"name": "Staff", "key": "staff", "type": "shared",
+	shared := decode[flagstore.Segment](t, s.do("POST", devSegs, s.owner, map[string]any{"name": "Staff", "key": "staff", "type": "shared",
 		"scopes": []string{org + ":project/web"}, "included": []string{"alice"}}).ok(t))
-	f := decode[store.Flag](t, s.do("POST", prodFlags, s.owner, map[string]any{"name": "Pay", "key": "pay"}).ok(t))
+	f := decode[flagstore.Flag](t, s.do("POST", prodFlags, s.owner, map[string]any{"name": "Pay", "key": "pay"}).ok(t))
 	tg := f.Targeting()
-	tg.Rules = []store.FlagRule{{ID: "r", Name: "Staff", Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn, Value: `["` + shared.ID.String() + `"]`}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Staff", Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + shared.ID.String() + `"]`}},
+		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 	s.do("PUT", prodFlags+"/pay/targeting", s.owner, map[string]any{"targeting": tg}).ok(t)
-	prodFlag := decode[store.Flag](t, s.do("GET", prodFlags+"/pay", s.owner, nil).ok(t))
+	prodFlag := decode[flagstore.Flag](t, s.do("GET", prodFlags+"/pay", s.owner, nil).ok(t))
 	path := devSegs + "/" + shared.ID.String()
-	before := decode[store.Segment](t, s.do("GET", path, s.owner, nil).ok(t))
+	before := decode[flagstore.Segment](t, s.do("GET", path, s.owner, nil).ok(t))
 
 	s.do("PUT", path+"/targeting", devOnly, map[string]any{"included": []string{"mallory"}}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PATCH", path, devOnly, `[{"op":"add","path":"/included/-","value":"mallory"}]`).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", path+"/name", devOnly, map[string]string{"name": "Mine"}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("DELETE", path, devOnly, nil).fails(t, http.StatusForbidden, "Forbidden")
-	if got := decode[store.Segment](t, s.do("GET", path, s.owner, nil).ok(t)); !got.UpdatedAt.Equal(before.UpdatedAt) {
+	if got := decode[flagstore.Segment](t, s.do("GET", path, s.owner, nil).ok(t)); !got.UpdatedAt.Equal(before.UpdatedAt) {
 		t.Fatalf("a refused change altered the segment: %+v", got)
 	}
-	if got := decode[store.Flag](t, s.do("GET", prodFlags+"/pay", s.owner, nil).ok(t)); got.Revision != prodFlag.Revision {
+	if got := decode[flagstore.Flag](t, s.do("GET", prodFlags+"/pay", s.owner, nil).ok(t)); got.Revision != prodFlag.Revision {
 		t.Fatal("a refused segment change gave the prod flag a new revision")
 	}
 
 	// A dev-only shared segment: the dev member may change it, but not widen it to prod.
-	narrow := decode[store.Segment](t, s.do("POST", devSegs, devOnly, map[string]any{"name": "Testers", "key": "testers", "type": "shared",
+	narrow := decode[flagstore.Segment](t, s.do("POST", devSegs, devOnly, map[string]any{"name": "Testers", "key": "testers", "type": "shared",
 		"scopes": []string{org + ":project/web:env/dev"}}).ok(t))
 	s.do("PUT", devSegs+"/"+narrow.ID.String()+"/targeting", devOnly, map[string]any{"included": []string{"t1"}}).ok(t)
 	s.do("PATCH", devSegs+"/"+narrow.ID.String(), devOnly, `[{"op":"add","path":"/scopes/-","value":"`+org+`:project/web:env/prod"}]`).
@@ -298,7 +303,7 @@ func TestSharedSegmentNeedsEveryEnvironment(t *testing.T) {
 
 	// A member with rights in both environments may, and the prod flag changes with it.
 	s.do("PUT", path+"/targeting", both, map[string]any{"included": []string{"bob"}}).ok(t)
-	if got := decode[store.Flag](t, s.do("GET", prodFlags+"/pay", s.owner, nil).ok(t)); got.Revision == prodFlag.Revision {
+	if got := decode[flagstore.Flag](t, s.do("GET", prodFlags+"/pay", s.owner, nil).ok(t)); got.Revision == prodFlag.Revision {
 		t.Fatal("the prod flag using the segment kept its revision")
 	}
 	s.do("PATCH", devSegs+"/"+narrow.ID.String(), both, `[{"op":"add","path":"/scopes/-","value":"`+org+`:project/web:env/prod"}]`).ok(t)
@@ -310,7 +315,7 @@ func TestSharedSegmentKeys(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web", "web")
-	var prod, dev store.Environment
+	var prod, dev core.Environment
 	for _, env := range p.Environments {
 		if env.Key == "prod" {
 			prod = env
@@ -325,7 +330,7 @@ func TestSharedSegmentKeys(t *testing.T) {
 	s.do("POST", devSegs, s.owner, map[string]any{"name": "Beta", "key": "BETA", "type": "shared", "scopes": []string{org}}).
 		fails(t, http.StatusUnprocessableEntity, "KeyHasBeenUsed")
 	// Visible only in dev: no clash.
-	narrow := decode[store.Segment](t, s.do("POST", devSegs, s.owner, map[string]any{"name": "Beta", "key": "beta", "type": "shared",
+	narrow := decode[flagstore.Segment](t, s.do("POST", devSegs, s.owner, map[string]any{"name": "Beta", "key": "beta", "type": "shared",
 		"scopes": []string{org + ":project/web:env/dev"}}).ok(t))
 	// Widening it to prod clashes, and changes nothing.
 	s.do("PATCH", devSegs+"/"+narrow.ID.String(), s.owner, `[{"op":"replace","path":"/scopes","value":["`+org+`"]}]`).
@@ -365,13 +370,13 @@ func TestFlagListIsFeatBits(t *testing.T) {
 	var page struct {
 		TotalCount int64 `json:"totalCount"`
 		Items      []struct {
-			Key        string            `json:"key"`
-			Variations []store.Variation `json:"variations"`
-			Creator    *store.Person     `json:"creator"`
+			Key        string                `json:"key"`
+			Variations []flagstore.Variation `json:"variations"`
+			Creator    *flagstore.Person     `json:"creator"`
 			LastChange *struct {
-				Operator   store.Person `json:"operator"`
-				HappenedAt time.Time    `json:"happenedAt"`
-				Comment    string       `json:"comment"`
+				Operator   flagstore.Person `json:"operator"`
+				HappenedAt time.Time        `json:"happenedAt"`
+				Comment    string           `json:"comment"`
 			} `json:"lastChange"`
 		} `json:"items"`
 	}
@@ -404,18 +409,18 @@ func TestFlagPendingChangesAndInsights(t *testing.T) {
 	s.do("GET", e.flags+"/nope/pending-changes", s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 
 	at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
-	must(t, s.st.RecordEvaluations(context.Background(), store.SDKEnv{EnvID: e.env.ID}, []store.EvaluationCount{
+	must(t, s.st.RecordEvaluations(context.Background(), sdkdata.SDKEnv{EnvID: e.env.ID}, []sdkdata.EvaluationCount{
 		{FlagKey: "pay", VariationID: f.Variations[0].ID, Count: 7}}, at))
 	ms := func(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 	insights := func(from, to time.Time) *reply {
 		return s.do("GET", e.flags+"/insights?featureFlagKey=pay&intervalType=HOUR&from="+ms(from)+"&to="+ms(to), s.owner, nil)
 	}
-	points := decode[[]store.InsightsPoint](t, insights(at.Add(-time.Hour), at.Add(time.Hour)).ok(t))
+	points := decode[[]sdkdata.InsightsPoint](t, insights(at.Add(-time.Hour), at.Add(time.Hour)).ok(t))
 	if len(points) != 1 || points[0].Time != "2026-11-20T10:00:00Z" || len(points[0].Variations) != 2 ||
-		points[0].Variations[0] != (store.VariationInsightsCount{Variation: "True", Count: 7}) || points[0].Variations[1].Count != 0 {
+		points[0].Variations[0] != (sdkdata.VariationInsightsCount{Variation: "True", Count: 7}) || points[0].Variations[1].Count != 0 {
 		t.Fatalf("insights %+v", points)
 	}
-	if points := decode[[]store.InsightsPoint](t, insights(at.Add(time.Hour), at.Add(2*time.Hour)).ok(t)); len(points) != 0 {
+	if points := decode[[]sdkdata.InsightsPoint](t, insights(at.Add(time.Hour), at.Add(2*time.Hour)).ok(t)); len(points) != 0 {
 		t.Fatalf("insights of a window without evaluations %+v", points)
 	}
 	s.do("GET", e.flags+"/insights?intervalType=WEEKS&from=0", s.owner, nil).

@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -23,7 +23,7 @@ func (h *Handler) compareOverview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.CompareOverviewInput
+	var in flagstore.CompareOverviewInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (h *Handler) compareFlag(c echo.Context) error {
 		return err
 	}
 	out, err := h.store.CompareFlag(c.Request().Context(), actor(c), envID, c.Param("key"), targetID)
-	if errors.Is(err, store.ErrNotInTarget) {
+	if errors.Is(err, flagstore.ErrNotInTarget) {
 		return respond(c, out, nil) // FeatBit answers null
 	}
 	return respond(c, out, err)
@@ -61,7 +61,7 @@ func (h *Handler) copyToEnv(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.CopyToEnvInput
+	var in flagstore.CopyToEnvInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (h *Handler) copyFlagSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.CopyFlagSettingsInput
+	var in flagstore.CopyFlagSettingsInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}

@@ -14,7 +14,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/feed"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // twoEnvs is a project's Prod (the source) and Dev (the target).
@@ -25,7 +26,7 @@ type twoEnvs struct {
 func (s *server) twoEnvs() twoEnvs {
 	s.t.Helper()
 	p := s.createProject("Web", "web")
-	fixture := func(env store.Environment) envFixture {
+	fixture := func(env core.Environment) envFixture {
 		base := "/api/v1/envs/" + env.ID.String()
 		return envFixture{s: s, env: env, flags: base + "/feature-flags", segs: base + "/segments"}
 	}
@@ -33,21 +34,21 @@ func (s *server) twoEnvs() twoEnvs {
 }
 
 // ruleOn is a rule serving the flag's first variation to users of a country.
-func ruleOn(f store.Flag, name, country string) map[string]any {
+func ruleOn(f flagstore.Flag, name, country string) map[string]any {
 	return map[string]any{"id": uuid.NewString(), "name": name, "dispatchKey": nil, "includedInExpt": true,
 		"conditions": []map[string]string{{"id": uuid.NewString(), "property": "country", "op": "Equal", "value": country}},
 		"variations": []map[string]any{{"id": f.Variations[0].ID, "rollout": []float64{0, 1}, "exptRollout": 1}}}
 }
 
 // setTargeting replaces a flag's targeting as the owner.
-func (f envFixture) setTargeting(fl store.Flag, targets []store.TargetUser, rules []map[string]any) store.Flag {
+func (f envFixture) setTargeting(fl flagstore.Flag, targets []flagstore.TargetUser, rules []map[string]any) flagstore.Flag {
 	f.s.t.Helper()
 	if targets == nil {
-		targets = []store.TargetUser{}
+		targets = []flagstore.TargetUser{}
 	}
 	f.s.do("PUT", f.flags+"/"+fl.Key+"/targeting", f.s.owner, map[string]any{"targeting": map[string]any{
 		"targetUsers": targets, "rules": rules, "fallthrough": fl.Fallthrough}}).ok(f.s.t)
-	return decode[store.Flag](f.s.t, f.s.do("GET", f.flags+"/"+fl.Key, f.s.owner, nil).ok(f.s.t))
+	return decode[flagstore.Flag](f.s.t, f.s.do("GET", f.flags+"/"+fl.Key, f.s.owner, nil).ok(f.s.t))
 }
 
 func TestCompareOverview(t *testing.T) {
@@ -61,7 +62,7 @@ func TestCompareOverview(t *testing.T) {
 
 	path := e.prod.flags + "/compare-overview"
 	body := map[string]any{"targetEnvIds": []uuid.UUID{e.dev.env.ID}, "filter": map[string]any{"pageIndex": 0, "pageSize": 10, "sortBy": "key"}}
-	page := decode[store.Paged[store.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t))
+	page := decode[core.Paged[flagstore.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t))
 	if page.TotalCount != 2 || len(page.Items) != 2 || page.Items[0].Key != "a" || page.Items[1].Key != "b" {
 		t.Fatalf("overview %+v, want a and b", page)
 	}
@@ -75,7 +76,7 @@ func TestCompareOverview(t *testing.T) {
 	}
 	// The filter is FeatBit's: a name narrows the page.
 	body["filter"] = map[string]any{"name": "b"}
-	if page := decode[store.Paged[store.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t)); len(page.Items) != 1 || page.Items[0].Key != "b" {
+	if page := decode[core.Paged[flagstore.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t)); len(page.Items) != 1 || page.Items[0].Key != "b" {
 		t.Fatalf("filtered overview %+v, want b", page)
 	}
 
@@ -92,11 +93,11 @@ func TestCompareFlag(t *testing.T) {
 	e := s.twoEnvs()
 	a := e.prod.createFlag(map[string]any{"name": "A", "key": "a"})
 	b := e.dev.createFlag(map[string]any{"name": "A", "key": "a"})
-	e.prod.setTargeting(a, []store.TargetUser{{KeyIDs: []string{"alice"}, VariationID: a.Variations[0].ID}},
+	e.prod.setTargeting(a, []flagstore.TargetUser{{KeyIDs: []string{"alice"}, VariationID: a.Variations[0].ID}},
 		[]map[string]any{ruleOn(a, "NL", "NL"), ruleOn(a, "DE", "DE")})
 	e.dev.setTargeting(b, nil, []map[string]any{ruleOn(b, "Germany", "DE")})
 
-	d := decode[*store.CompareFlagDetail](t, s.do("GET", e.prod.flags+"/a/compare-with/"+e.dev.env.ID.String(), s.owner, nil).ok(t))
+	d := decode[*flagstore.CompareFlagDetail](t, s.do("GET", e.prod.flags+"/a/compare-with/"+e.dev.env.ID.String(), s.owner, nil).ok(t))
 	if d == nil || d.Source.EnvID != e.prod.env.ID || d.Target.EnvID != e.dev.env.ID || !d.IsRulesCopyable {
 		t.Fatalf("detail %+v", d)
 	}
@@ -108,7 +109,7 @@ func TestCompareFlag(t *testing.T) {
 	if len(rules) != 2 || !rules[0].IsDifferent || rules[0].Target != nil || rules[1].IsDifferent || rules[1].Target.Name != "Germany" {
 		t.Errorf("rule diffs %+v, want NL only in Prod and DE the same", rules)
 	}
-	if !slices.ContainsFunc(d.Diff.IndividualTargeting, func(x store.IndividualTargetingDiff) bool {
+	if !slices.ContainsFunc(d.Diff.IndividualTargeting, func(x flagstore.IndividualTargetingDiff) bool {
 		return x.IsDifferent && x.Source != nil && slices.Equal(x.Source.Users, []string{"alice"})
 	}) {
 		t.Errorf("individual targeting %+v, want alice to differ", d.Diff.IndividualTargeting)
@@ -135,11 +136,11 @@ func TestCopyToEnvPrecheck(t *testing.T) {
 	taken := e.prod.createFlag(map[string]any{"name": "Taken", "key": "taken"})
 	e.dev.createFlag(map[string]any{"name": "Taken", "key": "TAKEN"})
 	local := e.prod.createFlag(map[string]any{"name": "Local", "key": "local"})
-	e.prod.setTargeting(local, []store.TargetUser{{KeyIDs: []string{"bob"}, VariationID: local.Variations[0].ID}},
+	e.prod.setTargeting(local, []flagstore.TargetUser{{KeyIDs: []string{"bob"}, VariationID: local.Variations[0].ID}},
 		[]map[string]any{segmentRule(local, seg.ID)})
 
 	path := e.prod.flags + "/copy-to-env-precheck/" + e.dev.env.ID.String()
-	res := decode[[]store.CopyToEnvPrecheckResult](t, s.do("POST", path, s.owner, []uuid.UUID{free.ID, taken.ID, local.ID}).ok(t))
+	res := decode[[]flagstore.CopyToEnvPrecheckResult](t, s.do("POST", path, s.owner, []uuid.UUID{free.ID, taken.ID, local.ID}).ok(t))
 	if len(res) != 3 {
 		t.Fatalf("results %+v", res)
 	}
@@ -162,9 +163,9 @@ func TestCopyToEnvPrecheck(t *testing.T) {
 		fails(t, http.StatusBadRequest, "targetEnvId_is_invalid")
 }
 
-func segmentRule(f store.Flag, segmentID uuid.UUID) map[string]any {
+func segmentRule(f flagstore.Flag, segmentID uuid.UUID) map[string]any {
 	return map[string]any{"id": uuid.NewString(), "name": "In segment", "dispatchKey": nil, "includedInExpt": true,
-		"conditions": []map[string]string{{"id": uuid.NewString(), "property": store.SegmentIn, "op": "", "value": `["` + segmentID.String() + `"]`}},
+		"conditions": []map[string]string{{"id": uuid.NewString(), "property": flagstore.SegmentIn, "op": "", "value": `["` + segmentID.String() + `"]`}},
 		"variations": []map[string]any{{"id": f.Variations[0].ID, "rollout": []float64{0, 1}, "exptRollout": 1}}}
 }
 
@@ -174,13 +175,13 @@ func TestCopyToEnv(t *testing.T) {
 	e := s.twoEnvs()
 	seg := e.prod.createSegment(map[string]any{"name": "Beta", "key": "beta", "type": "environment-specific"})
 	one := e.prod.createFlag(map[string]any{"name": "One", "key": "one", "isEnabled": true, "tags": []string{"web"}})
-	one = e.prod.setTargeting(one, []store.TargetUser{{KeyIDs: []string{"bob"}, VariationID: one.Variations[0].ID}},
+	one = e.prod.setTargeting(one, []flagstore.TargetUser{{KeyIDs: []string{"bob"}, VariationID: one.Variations[0].ID}},
 		[]map[string]any{ruleOn(one, "NL", "NL")})
 	two := e.prod.createFlag(map[string]any{"name": "Two", "key": "two"})
 	e.prod.setTargeting(two, nil, []map[string]any{segmentRule(two, seg.ID)})
 
 	// One's rule tests country, which Dev has not seen: the pre-check names it.
-	check := decode[[]store.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+e.dev.env.ID.String(),
+	check := decode[[]flagstore.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+e.dev.env.ID.String(),
 		s.owner, []uuid.UUID{one.ID}).ok(t))
 	if len(check) != 1 || !slices.Equal(check[0].NewProperties, []string{"country"}) {
 		t.Fatalf("pre-check %+v, want newProperties [country]", check)
@@ -190,17 +191,17 @@ func TestCopyToEnv(t *testing.T) {
 	path := e.prod.flags + "/copy-to-env/" + e.dev.env.ID.String()
 	body := map[string]any{"flagIds": []uuid.UUID{one.ID, two.ID}, "precheckResults": []map[string]any{{"id": one.ID, "keyCheck": true}}}
 	l := listenChanges(t, s, e.dev.env.ID)
-	res := decode[store.CopyToEnvResult](t, s.do("POST", path, s.owner, body).ok(t))
+	res := decode[flagstore.CopyToEnvResult](t, s.do("POST", path, s.owner, body).ok(t))
 	if res.CopiedCount != 2 {
 		t.Fatalf("copied %d, want 2", res.CopiedCount)
 	}
 	l.wait(t, 2)
-	got := decode[store.Flag](t, s.do("GET", e.dev.flags+"/one", s.owner, nil).ok(t))
+	got := decode[flagstore.Flag](t, s.do("GET", e.dev.flags+"/one", s.owner, nil).ok(t))
 	if got.ID == one.ID || got.EnvID != e.dev.env.ID || !got.IsEnabled || got.Name != "One" || !slices.Equal(got.Tags, []string{"web"}) ||
-		len(got.Rules) != 1 || len(got.TargetUsers) != 0 || !store.SameJSON(got.Variations, one.Variations) {
+		len(got.Rules) != 1 || len(got.TargetUsers) != 0 || !flagstore.SameJSON(got.Variations, one.Variations) {
 		t.Fatalf("copy %+v, want One with its rule and no individual targets", got)
 	}
-	if got := decode[store.Flag](t, s.do("GET", e.dev.flags+"/two", s.owner, nil).ok(t)); len(got.Rules) != 0 {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.dev.flags+"/two", s.owner, nil).ok(t)); len(got.Rules) != 0 {
 		t.Fatalf("two kept rules naming a Prod-only segment: %+v", got.Rules)
 	}
 	if n := s.count(`SELECT count(*) FROM audit_logs WHERE env_id = $1 AND ref_type = 'FeatureFlag' AND operation = 'Create' AND comment = 'Copied from "Web/Prod"'`, e.dev.env.ID); n != 2 {
@@ -265,7 +266,7 @@ func TestCopyFlagSettings(t *testing.T) {
 	s := newServer(t)
 	e := s.twoEnvs()
 	src := e.prod.createFlag(map[string]any{"name": "Pay", "key": "pay", "isEnabled": true})
-	src = e.prod.setTargeting(src, []store.TargetUser{{KeyIDs: []string{"alice"}, VariationID: src.Variations[0].ID}},
+	src = e.prod.setTargeting(src, []flagstore.TargetUser{{KeyIDs: []string{"alice"}, VariationID: src.Variations[0].ID}},
 		[]map[string]any{ruleOn(src, "NL", "NL")})
 	tgt := e.dev.createFlag(map[string]any{"name": "Pay", "key": "pay"})
 	tgt = e.dev.setTargeting(tgt, nil, []map[string]any{ruleOn(tgt, "DE", "DE")})
@@ -278,7 +279,7 @@ func TestCopyFlagSettings(t *testing.T) {
 		t.Fatal("copy answered false")
 	}
 	l.wait(t, 1)
-	got := decode[store.Flag](t, s.do("GET", e.dev.flags+"/pay", s.owner, nil).ok(t))
+	got := decode[flagstore.Flag](t, s.do("GET", e.dev.flags+"/pay", s.owner, nil).ok(t))
 	if !got.IsEnabled || len(got.Rules) != 2 || got.Rules[0].Name != "DE" || got.Rules[1].Name != "NL" ||
 		len(got.TargetUsers) != 1 || got.TargetUsers[0].VariationID != tgt.Variations[0].ID || !slices.Equal(got.TargetUsers[0].KeyIDs, []string{"alice"}) {
 		t.Fatalf("target after the copy %+v", got)
@@ -308,7 +309,7 @@ func TestCopyFlagSettings(t *testing.T) {
 	e.prod.setTargeting(src, nil, []map[string]any{segmentRule(src, seg.ID)})
 	s.do("PUT", path, s.owner, map[string]any{"options": map[string]any{"targetingRule": map[string]any{"copy": true, "mode": "overwrite"}}}).
 		fails(t, http.StatusBadRequest, "rules_is_invalid")
-	if after := decode[store.Flag](t, s.do("GET", e.dev.flags+"/pay", s.owner, nil).ok(t)); after.Revision != got.Revision {
+	if after := decode[flagstore.Flag](t, s.do("GET", e.dev.flags+"/pay", s.owner, nil).ok(t)); after.Revision != got.Revision {
 		t.Fatal("a refused copy changed the target")
 	}
 }
@@ -362,7 +363,7 @@ func TestCompareAndCopyNeedBothEnvironments(t *testing.T) {
 	// Reading both compares, but writing needs the target's actions.
 	s.do("POST", e.prod.flags+"/compare-overview", readBoth, overview).ok(t)
 	s.do("GET", e.prod.flags+"/a/compare-with/"+dev, readBoth, nil).ok(t)
-	res := decode[[]store.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, readBoth, []uuid.UUID{b.ID}).ok(t))
+	res := decode[[]flagstore.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, readBoth, []uuid.UUID{b.ID}).ok(t))
 	if res[0].PermissionCheck || res[0].Passed {
 		t.Errorf("pre-check %+v, want the permission check failed", res[0])
 	}
@@ -377,12 +378,12 @@ func TestCompareAndCopyNeedBothEnvironments(t *testing.T) {
 	// The target's own actions are enough, each for what it changes: turning
 	// it on needs ToggleFlag; rules would need UpdateFlagTargetingRules. A
 	// copy of the flag also needs CopyFlagTo on the source.
-	res = decode[[]store.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, writer, []uuid.UUID{b.ID}).ok(t))
+	res = decode[[]flagstore.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, writer, []uuid.UUID{b.ID}).ok(t))
 	if res[0].PermissionCheck || res[0].Passed {
 		t.Errorf("pre-check without CopyFlagTo %+v, want the permission check failed", res[0])
 	}
 	s.do("POST", e.prod.flags+"/copy-to-env/"+dev, writer, copyB).fails(t, http.StatusForbidden, "Forbidden")
-	res = decode[[]store.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, copier, []uuid.UUID{b.ID}).ok(t))
+	res = decode[[]flagstore.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, copier, []uuid.UUID{b.ID}).ok(t))
 	if !res[0].PermissionCheck || !res[0].Passed {
 		t.Errorf("pre-check with CopyFlagTo %+v, want passed", res[0])
 	}
@@ -454,12 +455,12 @@ func TestCompareAndCopyAPageOf100(t *testing.T) {
 	}
 	// How fast these answer is bunting-bench's compare-overview scenario.
 	body := map[string]any{"targetEnvIds": []uuid.UUID{e.dev.env.ID}, "filter": map[string]any{"pageSize": 100}}
-	page := decode[store.Paged[store.CompareFlagOverview]](t, s.do("POST", e.prod.flags+"/compare-overview", s.owner, body).ok(t))
+	page := decode[core.Paged[flagstore.CompareFlagOverview]](t, s.do("POST", e.prod.flags+"/compare-overview", s.owner, body).ok(t))
 	if len(page.Items) != 100 || len(page.Items[0].Diffs)+len(page.Items[1].Diffs) != 1 {
 		t.Fatalf("overview: %d items", len(page.Items))
 	}
 	s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+e.dev.env.ID.String(), s.owner, ids).ok(t)
-	if r := decode[store.CopyToEnvResult](t, s.do("POST", e.prod.flags+"/copy-to-env/"+e.dev.env.ID.String(), s.owner,
+	if r := decode[flagstore.CopyToEnvResult](t, s.do("POST", e.prod.flags+"/copy-to-env/"+e.dev.env.ID.String(), s.owner,
 		map[string]any{"flagIds": ids}).ok(t)); r.CopiedCount != 50 {
 		t.Fatalf("copied %d", r.CopiedCount)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -53,7 +53,7 @@ func (h *Handler) flagStatsByVariation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := store.InsightsFilter{FeatureFlagKey: query(c, "featureFlagKey"), IntervalType: query(c, "intervalType"),
+	f := sdkdata.InsightsFilter{FeatureFlagKey: query(c, "featureFlagKey"), IntervalType: query(c, "intervalType"),
 		From: queryMillis(c, "from"), To: queryMillis(c, "to")}
 	points, err := h.store.FlagStatsByVariation(c.Request().Context(), actor(c), envID, f)
 	return respond(c, points, err)

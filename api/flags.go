@@ -6,7 +6,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -23,7 +24,7 @@ func (h *Handler) listFlags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	flags, err := h.store.ListFlags(c.Request().Context(), actor(c), envID, store.FlagFilter{
+	flags, err := h.store.ListFlags(c.Request().Context(), actor(c), envID, flagstore.FlagFilter{
 		Name: query(c, "name"), Tags: queryList(c, "tags"), IsEnabled: enabled, IsArchived: archived,
 		SortBy: query(c, "sortBy"), Page: page(c)})
 	return respond(c, flags, err)
@@ -34,7 +35,7 @@ func (h *Handler) createFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.FlagInput
+	var in flagstore.FlagInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func (h *Handler) flagRevisions(c echo.Context) error {
 }
 
 // flagChange decodes a flag change's body and applies it with do.
-func flagChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.UUID, string, In) (Out, error)) error {
+func flagChange[In any, Out any](c echo.Context, do func(*core.Actor, uuid.UUID, string, In) (Out, error)) error {
 	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
 		return err
@@ -98,13 +99,13 @@ func flagChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.UUID
 // clone and PATCH.
 
 // revision answers a changed flag's revision.
-func revision(f store.Flag, err error) (uuid.UUID, error) { return f.Revision, err }
+func revision(f flagstore.Flag, err error) (uuid.UUID, error) { return f.Revision, err }
 
 // done answers true for a change that succeeded.
 func done[T any](_ T, err error) (bool, error) { return true, err }
 
 func (h *Handler) updateFlagDescription(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.DescriptionInput) (uuid.UUID, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.DescriptionInput) (uuid.UUID, error) {
 		return h.store.UpdateFlagDescription(c.Request().Context(), a, envID, key, in)
 	})
 }
@@ -117,63 +118,63 @@ func (h *Handler) toggleFlag(c echo.Context) error {
 		on = true
 	case "false":
 	default:
-		return store.ErrNotFound
+		return core.ErrNotFound
 	}
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (uuid.UUID, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.Change) (uuid.UUID, error) {
 		return revision(h.store.ToggleFlag(c.Request().Context(), a, envID, key, on, in))
 	})
 }
 
 func (h *Handler) archiveFlag(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (bool, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.Change) (bool, error) {
 		return done(h.store.ArchiveFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) restoreFlag(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (bool, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.Change) (bool, error) {
 		return done(h.store.RestoreFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) deleteFlag(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.Change) (bool, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.Change) (bool, error) {
 		return true, h.store.DeleteFlag(c.Request().Context(), a, envID, key, in)
 	})
 }
 
 func (h *Handler) renameFlag(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.FlagNameInput) (uuid.UUID, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.FlagNameInput) (uuid.UUID, error) {
 		return revision(h.store.RenameFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagTags(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.TagsInput) (bool, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.TagsInput) (bool, error) {
 		return done(h.store.SetFlagTags(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagVariations(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.VariationsInput) (uuid.UUID, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.VariationsInput) (uuid.UUID, error) {
 		return revision(h.store.SetFlagVariations(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagOffVariation(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.OffVariationInput) (uuid.UUID, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.OffVariationInput) (uuid.UUID, error) {
 		return revision(h.store.SetFlagOffVariation(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagTargeting(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.TargetingInput) (uuid.UUID, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.TargetingInput) (uuid.UUID, error) {
 		return revision(h.store.SetFlagTargeting(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) cloneFlag(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.CloneFlagInput) (bool, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.CloneFlagInput) (bool, error) {
 		return done(h.store.CloneFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
@@ -204,7 +205,7 @@ func (h *Handler) flagPendingChanges(c echo.Context) error {
 
 // createFlagSchedule schedules a change to a flag: FeatBit answers true.
 func (h *Handler) createFlagSchedule(c echo.Context) error {
-	return flagChange(c, func(a *store.Actor, envID uuid.UUID, key string, in store.ScheduleInput) (bool, error) {
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.ScheduleInput) (bool, error) {
 		return done(h.store.CreateFlagSchedule(c.Request().Context(), a, envID, key, in))
 	})
 }

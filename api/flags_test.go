@@ -12,13 +12,15 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // envFixture is a project's Prod environment with its API paths.
 type envFixture struct {
 	s     *server
-	env   store.Environment
+	env   core.Environment
 	flags string // /api/v1/envs/{id}/feature-flags
 	segs  string // /api/v1/envs/{id}/segments
 }
@@ -30,9 +32,9 @@ func (s *server) prodEnv() envFixture {
 	return envFixture{s: s, env: env, flags: base + "/feature-flags", segs: base + "/segments"}
 }
 
-func (f envFixture) createFlag(body map[string]any) store.Flag {
+func (f envFixture) createFlag(body map[string]any) flagstore.Flag {
 	f.s.t.Helper()
-	return decode[store.Flag](f.s.t, f.s.do("POST", f.flags, f.s.owner, body).ok(f.s.t))
+	return decode[flagstore.Flag](f.s.t, f.s.do("POST", f.flags, f.s.owner, body).ok(f.s.t))
 }
 
 func TestCreateFlagDefaults(t *testing.T) {
@@ -144,14 +146,14 @@ func TestFlagDescriptionRevisions(t *testing.T) {
 		t.Fatalf("unchanged description answered %v, want the current revision %v", same, rev)
 	}
 	s.do("PUT", path, s.owner, map[string]any{"description": "stale", "revision": f.Revision}).fails(t, http.StatusConflict, "Conflict")
-	got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
+	got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	if got.Description != "new checkout" || got.Revision != rev {
 		t.Fatalf("stored %q at %v", got.Description, got.Revision)
 	}
 	if n := s.count(`SELECT count(*) FROM audit_logs WHERE ref_id = $1 AND operation = 'Update' AND comment = 'why'`, f.ID.String()); n != 1 {
 		t.Errorf("%d update audit entries with the comment, want exactly 1 (unchanged and refused changes record nothing)", n)
 	}
-	revs := decode[store.Paged[store.FlagRevision]](t, s.do("GET", e.flags+"/pay/revisions", s.owner, nil).ok(t))
+	revs := decode[core.Paged[flagstore.FlagRevision]](t, s.do("GET", e.flags+"/pay/revisions", s.owner, nil).ok(t))
 	if revs.TotalCount != 2 || revs.Items[0].Revision != rev || revs.Items[0].Comment != "why" {
 		t.Fatalf("revisions %+v, want 2 with the newest first", revs)
 	}
@@ -214,7 +216,7 @@ func TestToggleArchiveRestoreDelete(t *testing.T) {
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Beta", "key": "beta"})
 	rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/beta/toggle/true", s.owner, map[string]string{"comment": "launch"}).ok(t))
-	on := decode[store.Flag](t, s.do("GET", e.flags+"/beta", s.owner, nil).ok(t))
+	on := decode[flagstore.Flag](t, s.do("GET", e.flags+"/beta", s.owner, nil).ok(t))
 	if !on.IsEnabled || on.Revision == f.Revision || rev != on.Revision {
 		t.Fatalf("toggled on: %+v, answered revision %s", on, rev)
 	}
@@ -224,14 +226,14 @@ func TestToggleArchiveRestoreDelete(t *testing.T) {
 	if !decode[bool](t, s.do("PUT", e.flags+"/beta/archive", s.owner, nil).ok(t)) {
 		t.Fatal("archive answered false")
 	}
-	if archived := decode[store.Flag](t, s.do("GET", e.flags+"/beta", s.owner, nil).ok(t)); !archived.IsArchived {
+	if archived := decode[flagstore.Flag](t, s.do("GET", e.flags+"/beta", s.owner, nil).ok(t)); !archived.IsArchived {
 		t.Fatal("archive did not archive")
 	}
-	list := decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
+	list := decode[core.Paged[flagstore.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
 	if list.TotalCount != 0 {
 		t.Fatalf("archived flag listed by default: %+v", list)
 	}
-	list = decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags+"?isArchived=true", s.owner, nil).ok(t))
+	list = decode[core.Paged[flagstore.FlagListItem]](t, s.do("GET", e.flags+"?isArchived=true", s.owner, nil).ok(t))
 	if list.TotalCount != 1 {
 		t.Fatalf("archived view shows %d, want 1", list.TotalCount)
 	}
@@ -259,7 +261,9 @@ func TestFlagSettings(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Theme", "key": "theme", "variationType": "string"})
-	get := func() store.Flag { return decode[store.Flag](t, s.do("GET", e.flags+"/theme", s.owner, nil).ok(t)) }
+	get := func() flagstore.Flag {
+		return decode[flagstore.Flag](t, s.do("GET", e.flags+"/theme", s.owner, nil).ok(t))
+	}
 	if rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/theme/name", s.owner, map[string]string{"name": "Colour theme"}).ok(t)); get().Name != "Colour theme" || get().Revision != rev {
 		t.Fatalf("renamed to %q", get().Name)
 	}
@@ -269,7 +273,7 @@ func TestFlagSettings(t *testing.T) {
 	}
 	s.do("PUT", e.flags+"/theme/tags", s.owner, map[string]any{"tags": []string{"ui", "ui"}}).fails(t, http.StatusBadRequest, "tags_is_invalid")
 
-	vars := append(f.Variations, store.Variation{ID: "c", Name: "Variation C", Value: "variation-c"})
+	vars := append(f.Variations, flagstore.Variation{ID: "c", Name: "Variation C", Value: "variation-c"})
 	if rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/theme/variations", s.owner, map[string]any{"variations": vars}).ok(t)); len(get().Variations) != 3 || get().Revision != rev {
 		t.Fatalf("variations %+v", get().Variations)
 	}
@@ -296,11 +300,11 @@ func TestFlagSettings(t *testing.T) {
 
 // targeting is a valid targeting for a boolean flag: the targeting member of
 // FeatBit's body (see put).
-func targeting(f store.Flag, segmentIDs ...uuid.UUID) map[string]any {
+func targeting(f flagstore.Flag, segmentIDs ...uuid.UUID) map[string]any {
 	conditions := []map[string]string{{"id": "c1", "property": "country", "op": "IsOneOf", "value": `["NL","BE"]`}}
 	if len(segmentIDs) > 0 {
 		ids, _ := json.Marshal(segmentIDs)
-		conditions = append(conditions, map[string]string{"id": "c2", "property": store.SegmentIn, "op": "", "value": string(ids)})
+		conditions = append(conditions, map[string]string{"id": "c2", "property": flagstore.SegmentIn, "op": "", "value": string(ids)})
 	}
 	return map[string]any{
 		"targetUsers": []map[string]any{{"keyIds": []string{"alice"}, "variationId": f.Variations[0].ID}},
@@ -322,7 +326,7 @@ func TestFlagTargeting(t *testing.T) {
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
 	rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f))).ok(t))
-	got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
+	got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	if got.Revision != rev {
 		t.Fatalf("answered revision %s, the flag has %s", rev, got.Revision)
 	}
@@ -364,19 +368,19 @@ func TestFlagTargeting(t *testing.T) {
 		"IsOneOf not an array":      {func(b map[string]any) { cond(b)["value"] = "NL,BE" }, "rules_is_invalid"},
 		"numeric op not a number":   {func(b map[string]any) { cond(b)["op"], cond(b)["value"] = "BiggerThan", "ten" }, "rules_is_invalid"},
 		"unknown segment": {func(b map[string]any) {
-			cond(b)["property"], cond(b)["value"] = store.SegmentIn, `["`+uuid.NewString()+`"]`
+			cond(b)["property"], cond(b)["value"] = flagstore.SegmentIn, `["`+uuid.NewString()+`"]`
 		}, "rules_is_invalid"},
-		"segment value not ids":   {func(b map[string]any) { cond(b)["property"], cond(b)["value"] = store.SegmentNotIn, `["x"]` }, "rules_is_invalid"},
+		"segment value not ids":   {func(b map[string]any) { cond(b)["property"], cond(b)["value"] = flagstore.SegmentNotIn, `["x"]` }, "rules_is_invalid"},
 		"rule without conditions": {func(b map[string]any) { rule(b)["conditions"] = []map[string]string{} }, "rules_is_invalid"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) { bad(tc.mutate).fails(t, http.StatusBadRequest, tc.code) })
 	}
-	after := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
+	after := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	if after.Revision != got.Revision {
 		t.Fatal("a refused targeting change altered the flag")
 	}
-	for _, op := range store.Operators() {
+	for _, op := range flagstore.Operators() {
 		body := targeting(f)
 		value := map[string]string{"IsOneOf": `["a"]`, "NotOneOf": `["a"]`, "LessThan": "1", "BiggerThan": "1", "LessEqualThan": "1",
 			"BiggerEqualThan": "1", "MatchRegex": "^a+$", "NotMatchRegex": "^a+$"}[op]
@@ -397,11 +401,11 @@ func TestFlagListFiltersAndServes(t *testing.T) {
 	e.createFlag(map[string]any{"name": "Payments", "key": "pay", "tags": []string{"backend"}})
 	s.do("PUT", e.flags+"/checkout-redesign/description", s.owner, map[string]string{"description": "d", "comment": "first draft"}).ok(t)
 
-	list := func(query string) store.Paged[store.FlagListItem] {
+	list := func(query string) core.Paged[flagstore.FlagListItem] {
 		t.Helper()
-		return decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags+query, s.owner, nil).ok(t))
+		return decode[core.Paged[flagstore.FlagListItem]](t, s.do("GET", e.flags+query, s.owner, nil).ok(t))
 	}
-	keys := func(p store.Paged[store.FlagListItem]) []string {
+	keys := func(p core.Paged[flagstore.FlagListItem]) []string {
 		var k []string
 		for _, it := range p.Items {
 			k = append(k, it.Key)
@@ -455,7 +459,7 @@ func TestCloneAndPatchFlag(t *testing.T) {
 	if !decode[bool](t, s.do("POST", e.flags+"/clone/pay", s.owner, map[string]string{"name": "Pay copy", "key": "pay-copy"}).ok(t)) {
 		t.Fatal("clone answered false")
 	}
-	clone := decode[store.Flag](t, s.do("GET", e.flags+"/pay-copy", s.owner, nil).ok(t))
+	clone := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay-copy", s.owner, nil).ok(t))
 	if clone.ID == f.ID || clone.Key != "pay-copy" || len(clone.Rules) != 1 || !slices.Equal(clone.Tags, []string{"backend"}) {
 		t.Fatalf("clone %+v", clone)
 	}
@@ -466,7 +470,7 @@ func TestCloneAndPatchFlag(t *testing.T) {
 	if !decode[bool](t, patch(`[{"op":"replace","path":"/name","value":"Payments"},{"op":"add","path":"/tags/-","value":"money"},{"op":"replace","path":"/isEnabled","value":true}]`).ok(t)) {
 		t.Fatal("patch answered false")
 	}
-	patched := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
+	patched := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	if patched.Name != "Payments" || !slices.Equal(patched.Tags, []string{"backend", "money"}) || !patched.IsEnabled {
 		t.Fatalf("patched %+v", patched)
 	}
@@ -496,7 +500,7 @@ func TestCloneAndPatchFlag(t *testing.T) {
 	if stale.Status != http.StatusBadRequest || stale.Errors[0] != "patch_is_invalid" {
 		t.Fatalf("patch testing a stale revision: %d %v, want 400 patch_is_invalid", stale.Status, stale.Errors)
 	}
-	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.Revision != before || got.Name != "Payments" {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.Revision != before || got.Name != "Payments" {
 		t.Fatalf("refused patches changed the flag: %+v", got)
 	}
 }
@@ -526,10 +530,10 @@ func TestFlagPermissionsFollowWhatChanges(t *testing.T) {
 		{ID: "1", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/*:env/*"}},
 		{ID: "2", ResourceType: "flag", Effect: "allow", Actions: []string{"UpdateFlagIndividualTargeting"}, Resources: []string{"project/web:env/prod:flag/*;team-a"}},
 	}
-	tok := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "targeter", "type": "Service", "permissions": statements}).ok(t)).Token
+	tok := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "targeter", "type": "Service", "permissions": statements}).ok(t)).Token
 
 	tg := f.Targeting()
-	tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"carol"}, VariationID: f.Variations[0].ID}}
+	tg.TargetUsers = []flagstore.TargetUser{{KeyIDs: []string{"carol"}, VariationID: f.Variations[0].ID}}
 	users := map[string]any{"targeting": tg}
 	s.do("PUT", e.flags+"/pay/targeting", tok, users).ok(t)
 	s.do("PUT", e.flags+"/other/targeting", tok, users).fails(t, http.StatusForbidden, "Forbidden")
@@ -545,7 +549,7 @@ func TestFlagPermissionsFollowWhatChanges(t *testing.T) {
 		{ID: "1", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"*"}},
 		{ID: "2", ResourceType: "flag", Effect: "allow", Actions: []string{"UpdateFlagTags"}, Resources: []string{"project/*:env/*:flag/*;team-a"}},
 	}
-	tagTok := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "tagger", "type": "Service", "permissions": tagger}).ok(t)).Token
+	tagTok := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "tagger", "type": "Service", "permissions": tagger}).ok(t)).Token
 	s.do("PUT", e.flags+"/pay/tags", tagTok, map[string]any{"tags": []string{"team-a", "extra"}}).ok(t)
 	s.do("PUT", e.flags+"/pay/tags", tagTok, map[string]any{"tags": []string{"team-b"}}).fails(t, http.StatusForbidden, "Forbidden")
 }
@@ -556,11 +560,11 @@ func TestAuditLogList(t *testing.T) {
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
 	s.do("PUT", e.flags+"/pay/toggle/true", s.owner, map[string]string{"comment": "launch day"}).ok(t)
-	sg := decode[store.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Beta users", "key": "beta", "type": "environment-specific"}).ok(t))
+	sg := decode[flagstore.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Beta users", "key": "beta", "type": "environment-specific"}).ok(t))
 
-	list := func(q string) store.Paged[store.AuditEntry] {
+	list := func(q string) core.Paged[flagstore.AuditEntry] {
 		t.Helper()
-		return decode[store.Paged[store.AuditEntry]](t, s.do("GET", "/api/v1/envs/"+e.env.ID.String()+"/audit-logs"+q, s.owner, nil).ok(t))
+		return decode[core.Paged[flagstore.AuditEntry]](t, s.do("GET", "/api/v1/envs/"+e.env.ID.String()+"/audit-logs"+q, s.owner, nil).ok(t))
 	}
 	all := list("")
 	if all.TotalCount != 3 || all.Items[0].RefType != "Segment" || all.Items[0].RefID != sg.ID.String() {
@@ -628,8 +632,8 @@ func TestConcurrentPatchesLoseNothing(t *testing.T) {
 	if acked["segment"] != writers || acked["flag"] != writers {
 		t.Fatalf("acknowledged %v of %d each; serialized writers must all succeed", acked, writers)
 	}
-	gotSeg := decode[store.Segment](t, s.do("GET", e.segs+"/"+sg.ID.String(), s.owner, nil).ok(t))
-	gotFlag := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
+	gotSeg := decode[flagstore.Segment](t, s.do("GET", e.segs+"/"+sg.ID.String(), s.owner, nil).ok(t))
+	gotFlag := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	if len(gotSeg.Included) != writers || len(gotFlag.TargetUsers) != writers {
 		t.Fatalf("segment has %d users and flag %d targets, want %d each: an acknowledged update was lost", len(gotSeg.Included), len(gotFlag.TargetUsers), writers)
 	}

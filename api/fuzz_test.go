@@ -9,7 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -24,9 +25,9 @@ func FuzzBind(f *testing.F) {
 	e := echo.New()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		c := e.NewContext(httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body)), httptest.NewRecorder())
-		var in store.FlagInput
+		var in flagstore.FlagInput
 		err := bind(c, &in)
-		var verr *store.ValidationError
+		var verr *core.ValidationError
 		switch {
 		case err == nil, errors.Is(err, httpx.ErrTooLarge):
 		case errors.As(err, &verr) && len(verr.Codes) == 1 && verr.Codes[0] == "body_is_invalid":

@@ -3,7 +3,7 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -17,7 +17,7 @@ func (h *Handler) listGroups(c echo.Context) error {
 }
 
 func (h *Handler) createGroup(c echo.Context) error {
-	var in store.GroupInput
+	var in iam.GroupInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (h *Handler) updateGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.GroupInput
+	var in iam.GroupInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}

@@ -8,24 +8,25 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestGroupLifecycle(t *testing.T) {
 	s := newServer(t)
-	created := decode[store.Group](t, s.do("POST", "/api/v1/groups", s.owner, map[string]string{"name": " Release team ", "description": "ships"}).ok(t))
+	created := decode[iam.Group](t, s.do("POST", "/api/v1/groups", s.owner, map[string]string{"name": " Release team ", "description": "ships"}).ok(t))
 	if created.Name != "Release team" || created.Description != "ships" || created.ID == uuid.Nil || created.UpdatedAt.IsZero() {
 		t.Fatalf("created %+v", created)
 	}
 	path := "/api/v1/groups/" + created.ID.String()
-	if got := decode[store.Group](t, s.do("GET", path, s.owner, nil).ok(t)); got != created {
+	if got := decode[iam.Group](t, s.do("GET", path, s.owner, nil).ok(t)); got != created {
 		t.Fatalf("got %+v, want %+v", got, created)
 	}
 	s.do("POST", "/api/v1/groups", s.owner, map[string]string{"name": "RELEASE TEAM"}).fails(t, http.StatusUnprocessableEntity, "NameHasBeenUsed")
 	other := s.createGroup("Other")
 	s.do("PUT", "/api/v1/groups/"+other.ID.String(), s.owner, map[string]string{"name": "release team"}).fails(t, http.StatusUnprocessableEntity, "NameHasBeenUsed")
 
-	updated := decode[store.Group](t, s.do("PUT", path, s.owner, map[string]string{"name": "Releasers"}).ok(t))
+	updated := decode[iam.Group](t, s.do("PUT", path, s.owner, map[string]string{"name": "Releasers"}).ok(t))
 	if updated.Name != "Releasers" || updated.Description != "" || updated.ID != created.ID {
 		t.Fatalf("updated %+v", updated)
 	}
@@ -69,7 +70,7 @@ func TestGroupValidationAndListing(t *testing.T) {
 		{"?name=+ops+", 1, []string{"Ops"}},
 	}
 	for _, tt := range tests {
-		got := decode[store.Paged[store.Group]](t, s.do("GET", "/api/v1/groups"+tt.query, s.owner, nil).ok(t))
+		got := decode[core.Paged[iam.Group]](t, s.do("GET", "/api/v1/groups"+tt.query, s.owner, nil).ok(t))
 		var names []string
 		for _, g := range got.Items {
 			names = append(names, g.Name)
@@ -110,7 +111,7 @@ func TestGroupMembers(t *testing.T) {
 		{"?pageIndex=1&pageSize=1", 2, []string{"ann@example.com"}, []bool{true}},
 	}
 	for _, tt := range tests {
-		got := decode[store.Paged[store.GroupMember]](t, s.do("GET", path+"/members"+tt.query, s.owner, nil).ok(t))
+		got := decode[core.Paged[iam.GroupMember]](t, s.do("GET", path+"/members"+tt.query, s.owner, nil).ok(t))
 		var emails []string
 		var flags []bool
 		for _, m := range got.Items {
@@ -126,7 +127,7 @@ func TestGroupMembers(t *testing.T) {
 	s.do("PUT", path+"/remove-member/"+ids[0].String(), s.owner, nil).ok(t)
 	s.do("PUT", path+"/remove-member/"+ids[0].String(), s.owner, nil).ok(t) // idempotent
 	s.do("PUT", path+"/remove-member/"+ids[2].String(), s.owner, nil).ok(t) // never was in it
-	if got := decode[store.Paged[store.GroupMember]](t, s.do("GET", path+"/members", s.owner, nil).ok(t)); got.TotalCount != 1 {
+	if got := decode[core.Paged[iam.GroupMember]](t, s.do("GET", path+"/members", s.owner, nil).ok(t)); got.TotalCount != 1 {
 		t.Errorf("group has %d members after removal, want 1", got.TotalCount)
 	}
 	if n := s.audits("Member"); n != 3 {
@@ -147,7 +148,7 @@ func TestGroupMembers(t *testing.T) {
 		s.do("PUT", p, s.owner, map[string]string{"name": "x"}).fails(t, http.StatusNotFound, "ResourceNotFound")
 		s.do("DELETE", p, s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 		s.do("PUT", p+"/add-member/"+ids[0].String(), s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
-		s.do("PUT", p+"/add-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
+		s.do("PUT", p+"/add-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 	}
 	if n := s.count(`SELECT count(*) FROM group_members WHERE group_id = $1`, theirs.group); n != 0 {
 		t.Errorf("another organization's group got %d members", n)
@@ -164,8 +165,8 @@ func TestGroupPoliciesGrantPowers(t *testing.T) {
 	s.do("PUT", path+"/add-member/"+id.String(), s.owner, nil).ok(t)
 	s.do("GET", project, token, nil).fails(t, http.StatusForbidden, "Forbidden")
 
-	s.do("PUT", path+"/add-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
-	s.do("PUT", path+"/add-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t) // idempotent
+	s.do("PUT", path+"/add-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", path+"/add-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t) // idempotent
 	s.do("GET", project, token, nil).ok(t)
 	s.do("POST", "/api/v1/projects", token, map[string]string{"name": "No", "key": "no"}).fails(t, http.StatusForbidden, "Forbidden")
 
@@ -181,7 +182,7 @@ func TestGroupPoliciesGrantPowers(t *testing.T) {
 		{"?name=creat", 0, nil, nil},
 	}
 	for _, tt := range tests {
-		got := decode[store.Paged[store.GroupPolicy]](t, s.do("GET", path+"/policies"+tt.query, s.owner, nil).ok(t))
+		got := decode[core.Paged[iam.GroupPolicy]](t, s.do("GET", path+"/policies"+tt.query, s.owner, nil).ok(t))
 		var names []string
 		var flags []bool
 		for _, p := range got.Items {
@@ -192,17 +193,17 @@ func TestGroupPoliciesGrantPowers(t *testing.T) {
 			t.Errorf("%s: got %d %v %v, want %d %v %v", tt.query, got.TotalCount, names, flags, tt.total, tt.want, tt.flags)
 		}
 	}
-	if got := decode[store.Paged[store.GroupPolicy]](t, s.do("GET", path+"/policies", s.owner, nil).ok(t)); got.Items[0].Type != "SysManaged" {
+	if got := decode[core.Paged[iam.GroupPolicy]](t, s.do("GET", path+"/policies", s.owner, nil).ok(t)); got.Items[0].Type != "SysManaged" {
 		t.Errorf("group policy %+v lacks its type", got.Items[0])
 	}
 
-	inherited := decode[store.Paged[store.InheritedPolicy]](t, s.do("GET", "/api/v1/members/"+id.String()+"/inherited-policies", s.owner, nil).ok(t))
-	if inherited.TotalCount != 1 || inherited.Items[0].ID != store.DeveloperPolicyID || inherited.Items[0].GroupName != "Devs" || inherited.Items[0].GroupID != g.ID {
+	inherited := decode[core.Paged[iam.InheritedPolicy]](t, s.do("GET", "/api/v1/members/"+id.String()+"/inherited-policies", s.owner, nil).ok(t))
+	if inherited.TotalCount != 1 || inherited.Items[0].ID != core.DeveloperPolicyID || inherited.Items[0].GroupName != "Devs" || inherited.Items[0].GroupID != g.ID {
 		t.Errorf("inherited %+v", inherited)
 	}
 
-	s.do("PUT", path+"/remove-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
-	s.do("PUT", path+"/remove-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", path+"/remove-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", path+"/remove-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
 	s.do("PUT", path+"/remove-policy/"+mine.ID.String(), s.owner, nil).ok(t) // never attached
 	s.do("GET", project, token, nil).fails(t, http.StatusForbidden, "Forbidden")
 	if n := s.count(`SELECT count(*) FROM audit_logs WHERE ref_type = 'Group' AND operation = 'Update'`); n != 2 {
@@ -222,9 +223,9 @@ func TestDeleteGroupRemovesItsLinks(t *testing.T) {
 	project := "/api/v1/projects/" + s.createProject("Web", "web").ID.String()
 	token, id := s.addMember("ann@example.com")
 	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/add-member/"+id.String(), s.owner, nil).ok(t)
-	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/add-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/add-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
 	s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Default Organization",
-		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{store.DeveloperPolicyID}, "groupIds": []uuid.UUID{g.ID}}}).ok(t)
+		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{core.DeveloperPolicyID}, "groupIds": []uuid.UUID{g.ID}}}).ok(t)
 	s.do("GET", project, token, nil).ok(t)
 
 	s.do("DELETE", "/api/v1/groups/"+g.ID.String(), s.owner, nil).ok(t)
@@ -232,7 +233,7 @@ func TestDeleteGroupRemovesItsLinks(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM group_members WHERE group_id = $1`, g.ID) + s.count(`SELECT count(*) FROM group_policies WHERE group_id = $1`, g.ID); n != 0 {
 		t.Errorf("%d links of the deleted group remain", n)
 	}
-	orgs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
+	orgs := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
 	if len(orgs[0].DefaultPermissions.GroupIDs) != 0 || len(orgs[0].DefaultPermissions.PolicyIDs) != 1 {
 		t.Errorf("default permissions %+v still name the deleted group", orgs[0].DefaultPermissions)
 	}

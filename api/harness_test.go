@@ -23,6 +23,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -51,20 +53,20 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t, store.ConfigurePool)
-	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
+	pool := dbtest.New(t, core.ConfigurePool)
+	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	if _, err := st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
 	// Authorize from the cache as the server does, so every test runs through it.
 	feedtest.Run(t, st.Feed())
 	s := &server{t: t, st: st, pool: pool, q: db.New(pool), e: newHandler(st, slog.New(slog.DiscardHandler))}
 	s.owner = s.login(ownerEmail, ownerPassword)
-	org := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
+	org := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
 	s.orgID, s.wsID = org[0].ID, org[0].WorkspaceID
 	return s
 }
@@ -83,10 +85,10 @@ type reply struct {
 	t       *testing.T
 	Status  int
 	Header  http.Header
-	Success bool                 `json:"success"`
-	Errors  []string             `json:"errors"`
-	Data    json.RawMessage      `json:"data"`
-	Details []store.FieldProblem `json:"details"`
+	Success bool                `json:"success"`
+	Errors  []string            `json:"errors"`
+	Data    json.RawMessage     `json:"data"`
+	Details []core.FieldProblem `json:"details"`
 	raw     string
 }
 
@@ -180,7 +182,7 @@ func decode[T any](t *testing.T, r *reply) T {
 func (s *server) login(email, password string) string {
 	s.t.Helper()
 	r := s.do("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": email, "password": password}).ok(s.t)
-	return bearer(decode[store.Session](s.t, r).Token)
+	return bearer(decode[iam.Session](s.t, r).Token)
 }
 
 // addMember creates a user in the owner's organization holding the given

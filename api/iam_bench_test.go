@@ -22,6 +22,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // Scale of the organization the IAM pages must serve quickly.
@@ -129,19 +131,19 @@ func newBenchEnv(b *testing.B) *benchEnv {
 		b.Fatal(err)
 	}
 	b.Cleanup(pool.Close)
-	keys, err := store.DeriveKeys(strings.Repeat("bench-secret-", 4))
+	keys, err := core.DeriveKeys(strings.Repeat("bench-secret-", 4))
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost})
-	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost})
+	if _, err := st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		b.Fatal(err)
 	}
 	e := &benchEnv{e: newHandler(st, slog.New(slog.DiscardHandler)), url: dbURL, rec: rec}
-	var s store.Session
+	var s iam.Session
 	e.call(b, "POST", "/api/v1/identity/login-by-email", "", fmt.Sprintf(`{"email":%q,"password":%q}`, ownerEmail, ownerPassword), &s)
 	e.owner = "Bearer " + s.Token
-	var p store.Policy
+	var p iam.Policy
 	e.call(b, "POST", "/api/v1/policies", e.owner, `{"name":"Testers","key":"testers"}`, &p)
 	e.policyID = p.ID
 
@@ -156,7 +158,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	if err := pool.QueryRow(ctx, `INSERT INTO organizations (workspace_id, name, key) VALUES ($1, 'Neighbour', 'neighbour') RETURNING id`, wsID).Scan(&neighbour); err != nil {
 		b.Fatal(err)
 	}
-	seedOrg(b, pool, wsID, neighbour, store.DeveloperPolicyID, "neighbour")
+	seedOrg(b, pool, wsID, neighbour, core.DeveloperPolicyID, "neighbour")
 	seedOrg(b, pool, wsID, orgID, p.ID, "acme")
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE`); err != nil {
 		b.Fatal(err)
@@ -173,7 +175,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 func seedOrg(b *testing.B, pool *pgxpool.Pool, wsID, orgID, policyID uuid.UUID, domain string) {
 	b.Helper()
 	_, err := seed.InsertMembers(context.Background(), pool, seed.Organization{WorkspaceID: wsID, OrgID: orgID,
-		Members: benchMembers, Groups: benchGroups, Domain: domain, BasePolicy: store.DeveloperPolicyID, Policy: policyID})
+		Members: benchMembers, Groups: benchGroups, Domain: domain, BasePolicy: core.DeveloperPolicyID, Policy: policyID})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,11 +3,11 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func (h *Handler) login(c echo.Context) error {
-	var in store.LoginInput
+	var in iam.LoginInput
 	if err := bindWithin(c, &in, signInBodyBytes); err != nil {
 		return err
 	}
@@ -36,12 +36,12 @@ func (h *Handler) refreshToken(c echo.Context) error {
 // resetPassword answers FeatBit's {success, reason} with the caller's new
 // session token, since the change ends every earlier one.
 func (h *Handler) resetPassword(c echo.Context) error {
-	var in store.ResetPasswordInput
+	var in iam.ResetPasswordInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
 	s, err := h.store.ResetPassword(c.Request().Context(), actor(c), in)
-	return respond(c, store.PasswordReset{Success: true, Token: s.Token}, err)
+	return respond(c, iam.PasswordReset{Success: true, Token: s.Token}, err)
 }
 
 func (h *Handler) profile(c echo.Context) error {
@@ -60,7 +60,7 @@ func (h *Handler) getWorkspace(c echo.Context) error {
 }
 
 func (h *Handler) updateWorkspace(c echo.Context) error {
-	var in store.WorkspaceInput
+	var in iam.WorkspaceInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (h *Handler) updateWorkspace(c echo.Context) error {
 }
 
 func (h *Handler) updateWorkspaceSSO(c echo.Context) error {
-	var in store.OIDCSettings
+	var in iam.OIDCSettings
 	if err := bind(c, &in); err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func httptestGet(s *server, path string) *httptest.ResponseRecorder {
@@ -26,7 +28,7 @@ func TestLogin(t *testing.T) {
 	login := func(body any) *reply { return s.do("POST", "/api/v1/identity/login-by-email", "", body) }
 
 	r := login(map[string]string{"email": "OWNER@example.com", "password": ownerPassword}).ok(t)
-	session := decode[store.Session](t, r)
+	session := decode[iam.Session](t, r)
 	if session.Token == "" || session.IsSsoFirstLogin {
 		t.Fatalf("got %s, want a token and isSsoFirstLogin false", r.Data)
 	}
@@ -53,7 +55,7 @@ func TestLoginThrottling(t *testing.T) {
 	}
 	login(ownerEmail, ownerPassword, "198.51.100.1").fails(t, http.StatusTooManyRequests, "TooManyRequests")
 	// The email is only slowed: its owner signs in from another address.
-	session := decode[store.Session](t, login(ownerEmail, ownerPassword, "198.51.100.2").ok(t))
+	session := decode[iam.Session](t, login(ownerEmail, ownerPassword, "198.51.100.2").ok(t))
 	s.do("GET", "/api/v1/user/profile", bearer(session.Token), nil).ok(t)
 
 	// One address gets 100 attempts over any emails, then nothing more.
@@ -105,7 +107,7 @@ func TestConcurrentSignInAttempts(t *testing.T) {
 	}
 	r := s.do("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": ownerEmail, "password": ownerPassword},
 		remoteAddr, "198.51.100.2:1234").ok(t)
-	s.do("GET", "/api/v1/user/profile", bearer(decode[store.Session](t, r).Token), nil).ok(t)
+	s.do("GET", "/api/v1/user/profile", bearer(decode[iam.Session](t, r).Token), nil).ok(t)
 }
 
 // TestLogout: signing out ends the session on the server; a copy of its
@@ -124,7 +126,7 @@ func TestLogout(t *testing.T) {
 	s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t)
 
 	// An access token has no session to end.
-	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
+	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
 	s.do("POST", "/api/v1/identity/logout", token, nil).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("GET", "/api/v1/user/profile", token, nil).ok(t)
 	s.do("POST", "/api/v1/identity/logout", "", nil).fails(t, http.StatusUnauthorized, "Unauthorized")
@@ -137,7 +139,7 @@ func TestRefreshToken(t *testing.T) {
 	old := s.login(ownerEmail, ownerPassword)
 	s.do("GET", "/api/v1/user/profile", old, nil).ok(t)
 	r := s.do("POST", "/api/v1/identity/refresh-token", old, nil).ok(t)
-	fresh := decode[store.Session](t, r)
+	fresh := decode[iam.Session](t, r)
 	if fresh.Token == "" || fresh.IsSsoFirstLogin || bearer(fresh.Token) == old {
 		t.Fatalf("refresh answered %s, want a new token and isSsoFirstLogin false", r.Data)
 	}
@@ -148,7 +150,7 @@ func TestRefreshToken(t *testing.T) {
 	s.do("POST", "/api/v1/identity/logout", bearer(fresh.Token), nil).ok(t)
 	s.do("POST", "/api/v1/identity/refresh-token", bearer(fresh.Token), nil).fails(t, http.StatusUnauthorized, "Unauthorized")
 
-	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
+	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
 	s.do("POST", "/api/v1/identity/refresh-token", token, nil).fails(t, http.StatusForbidden, "Forbidden")
 }
 
@@ -170,8 +172,8 @@ func TestAuthentication(t *testing.T) {
 	}
 
 	// A session issued with a lifetime already over is refused by the same keys.
-	expired := store.New(s.pool, s.st.Keys(), slog.New(slog.DiscardHandler), store.Options{SessionTTL: -time.Minute})
-	session, err := expired.Login(context.Background(), store.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
+	expired := store.New(s.pool, s.st.Keys(), slog.New(slog.DiscardHandler), core.Options{SessionTTL: -time.Minute})
+	session, err := expired.Login(context.Background(), iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	must(t, err)
 	s.do("GET", "/api/v1/user/profile", bearer(session.Token), nil).fails(t, http.StatusUnauthorized, "Unauthorized")
 }
@@ -203,7 +205,7 @@ func TestResetPassword(t *testing.T) {
 	other := s.login(ownerEmail, ownerPassword)
 	s.do("GET", "/api/v1/user/profile", other, nil).ok(t)
 	r := reset(s.owner, map[string]string{"currentPassword": ownerPassword, "newPassword": "new-password-1"}).ok(t)
-	answer := decode[store.PasswordReset](t, r)
+	answer := decode[iam.PasswordReset](t, r)
 	if !answer.Success || answer.Reason != "" || answer.Token == "" {
 		t.Fatalf("reset answered %s, want FeatBit's {success: true, reason: \"\"} and a token", r.Data)
 	}
@@ -216,25 +218,25 @@ func TestResetPassword(t *testing.T) {
 		fails(t, http.StatusUnauthorized, "EmailPasswordMismatch")
 	s.login(ownerEmail, "new-password-1")
 
-	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", fresh, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
+	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", fresh, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
 	reset(token, map[string]string{"currentPassword": "new-password-1", "newPassword": "new-password-2"}).fails(t, http.StatusForbidden, "Forbidden")
 }
 
 func TestContextDiscovery(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	p := decode[store.Profile](t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t))
+	p := decode[iam.Profile](t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t))
 	if p.Email != ownerEmail || p.Name != "owner" {
 		t.Errorf("profile = %+v, want %s named owner", p, ownerEmail)
 	}
-	orgs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
+	orgs := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
 	if len(orgs) != 1 || orgs[0].Key != "default-organization" || orgs[0].Name != "Default Organization" {
 		t.Fatalf("organizations = %+v, want the default organization", orgs)
 	}
-	if len(orgs[0].DefaultPermissions.PolicyIDs) != 1 || orgs[0].DefaultPermissions.PolicyIDs[0] != store.DeveloperPolicyID {
+	if len(orgs[0].DefaultPermissions.PolicyIDs) != 1 || orgs[0].DefaultPermissions.PolicyIDs[0] != core.DeveloperPolicyID {
 		t.Errorf("default permissions = %+v, want the Developer policy", orgs[0].DefaultPermissions)
 	}
-	w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t))
+	w := decode[iam.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t))
 	if w.Key != "default-workspace" || w.Name != "Default Workspace" || w.SSO != nil {
 		t.Errorf("workspace = %+v, want the default workspace without SSO", w)
 	}

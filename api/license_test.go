@@ -9,29 +9,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/google/uuid"
-
-	"github.com/bunting-flags/bunting/sql/store"
 )
 
 // readLicense reads a licence as FeatBit's UI does (License in
 // shared/types.ts): JSON.parse(atob(license.split('.')[1])), no signature
 // check.
-func readLicense(t *testing.T, license string) (store.License, bool) {
+func readLicense(t *testing.T, license string) (iam.License, bool) {
 	t.Helper()
 	parts := strings.Split(license, ".")
 	if len(parts) != 2 {
-		return store.License{}, false
+		return iam.License{}, false
 	}
 	raw, err := base64.StdEncoding.DecodeString(parts[1])
 	if err != nil {
 		t.Errorf("licence payload %q is not base64: %v", parts[1], err)
-		return store.License{}, false
+		return iam.License{}, false
 	}
-	var l store.License
+	var l iam.License
 	if err := json.Unmarshal(raw, &l); err != nil {
 		t.Errorf("licence payload %s is not JSON: %v", raw, err)
-		return store.License{}, false
+		return iam.License{}, false
 	}
 	return l, true
 }
@@ -41,12 +40,12 @@ func readLicense(t *testing.T, license string) (store.License, bool) {
 func isBuntingLicense(t *testing.T, license string, wsID uuid.UUID) bool {
 	t.Helper()
 	l, ok := readLicense(t, license)
-	return ok && l.WsID == wsID.String() && slices.Equal(l.Features, store.LicenseFeatures)
+	return ok && l.WsID == wsID.String() && slices.Equal(l.Features, iam.LicenseFeatures)
 }
 
 // grants is License.isGranted of FeatBit's UI: not expired (exp in Unix
 // milliseconds), and the feature or "*" listed.
-func grants(l store.License, feature string, now time.Time) bool {
+func grants(l iam.License, feature string, now time.Time) bool {
 	if l.Exp < now.UnixMilli() {
 		return false
 	}
@@ -62,7 +61,7 @@ func grants(l store.License, feature string, now time.Time) bool {
 func TestLicenseGrantsWhatBuntingHas(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	ws := decode[[]store.Workspace](t, s.do("GET", "/api/v1/user/workspaces", s.owner, nil).ok(t))
+	ws := decode[[]iam.Workspace](t, s.do("GET", "/api/v1/user/workspaces", s.owner, nil).ok(t))
 	if len(ws) != 1 {
 		t.Fatalf("workspaces %+v", ws)
 	}
@@ -97,11 +96,11 @@ func TestLicenseIsNotStored(t *testing.T) {
 	s := newServer(t)
 	_, err := s.pool.Exec(context.Background(), `UPDATE workspaces SET license = 'sig.eyJmZWF0dXJlcyI6WyIqIl19'`)
 	must(t, err)
-	w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t))
+	w := decode[iam.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t))
 	if !isBuntingLicense(t, w.License, s.wsID) {
 		t.Errorf("workspace licence %q, want Bunting's", w.License)
 	}
-	ws := decode[[]store.Workspace](t, s.do("GET", "/api/v1/user/workspaces", s.owner, nil).ok(t))
+	ws := decode[[]iam.Workspace](t, s.do("GET", "/api/v1/user/workspaces", s.owner, nil).ok(t))
 	if len(ws) != 1 || !isBuntingLicense(t, ws[0].License, s.wsID) {
 		t.Errorf("user's workspaces %+v, want Bunting's licence", ws)
 	}

@@ -8,7 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // cases says, for every route, how to call it and what it needs.
@@ -77,20 +78,20 @@ func (m *matrix) cases() map[string]func() call {
 		"GET /api/v1/projects/:projectId/envs/is-key-used": func() call {
 			return call{path: envPath + "is-key-used?key=x", grants: []grant{{access.CreateEnv, "project/web:env/*"}}}
 		},
-		"GET /api/v1/groups/is-name-used": func() call { return iam("/api/v1/groups/is-name-used?name=x", nil) },
+		"GET /api/v1/groups/is-name-used": func() call { return iamCall("/api/v1/groups/is-name-used?name=x", nil) },
 		"GET /api/v1/access-tokens/is-name-used": func() call {
-			return call{path: "/api/v1/access-tokens/is-name-used?name=x", grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens/is-name-used?name=x", grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 		"GET /api/v1/resources": func() call {
 			return call{path: "/api/v1/resources?type=project", grants: []grant{{access.CanAccessProject, "project/web"}},
 				listed: func(r *reply) bool {
-					return slices.ContainsFunc(decode[[]store.Resource](m.s.t, r), func(x store.Resource) bool { return x.RN == "project/web" })
+					return slices.ContainsFunc(decode[[]core.Resource](m.s.t, r), func(x core.Resource) bool { return x.RN == "project/web" })
 				}}
 		},
 		"GET /api/v2/resources": func() call {
 			return call{path: "/api/v2/resources?spaceLevel=organization&types=env", grants: []grant{{access.CanAccessEnv, envRN}},
 				listed: func(r *reply) bool {
-					return slices.ContainsFunc(decode[[]store.ResourceV2](m.s.t, r), func(x store.ResourceV2) bool {
+					return slices.ContainsFunc(decode[[]core.ResourceV2](m.s.t, r), func(x core.ResourceV2) bool {
 						return x.RN == "organization/default-organization:"+envRN
 					})
 				}}
@@ -101,21 +102,21 @@ func (m *matrix) cases() map[string]func() call {
 		},
 
 		"GET /api/v1/access-tokens": func() call {
-			return call{path: "/api/v1/access-tokens", grants: []grant{{access.ListAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens", grants: []grant{{access.ListAccessTokens, core.AccessTokenRN}}}
 		},
 		"POST /api/v1/access-tokens": func() call {
 			return call{path: "/api/v1/access-tokens", body: map[string]string{"name": fmt.Sprintf("t%d", m.next()), "type": "Personal"},
-				grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+				grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 		"PUT /api/v1/access-tokens/:id": func() call {
 			return call{path: "/api/v1/access-tokens/" + m.token(), body: map[string]string{"name": fmt.Sprintf("t%d", m.next())},
-				grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+				grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 		"PUT /api/v1/access-tokens/:id/toggle": func() call {
-			return call{path: "/api/v1/access-tokens/" + m.token() + "/toggle", grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens/" + m.token() + "/toggle", grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 		"DELETE /api/v1/access-tokens/:id": func() call {
-			return call{path: "/api/v1/access-tokens/" + m.token(), grants: []grant{{access.ManagePersonalAccessTokens, store.AccessTokenRN}}}
+			return call{path: "/api/v1/access-tokens/" + m.token(), grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 
 		"GET /api/v1/webhooks":              func() call { return orgCall("/api/v1/webhooks", nil) },
@@ -132,7 +133,7 @@ func (m *matrix) cases() map[string]func() call {
 
 		"GET /api/v1/projects": func() call {
 			return call{path: "/api/v1/projects", grants: []grant{{access.CanAccessProject, "project/web"}},
-				listed: func(r *reply) bool { return len(decode[[]store.Project](m.s.t, r)) > 0 }}
+				listed: func(r *reply) bool { return len(decode[[]core.Project](m.s.t, r)) > 0 }}
 		},
 		"POST /api/v1/projects": func() call {
 			key := fmt.Sprintf("p%d", m.next())
@@ -163,7 +164,7 @@ func (m *matrix) cases() map[string]func() call {
 		},
 		"DELETE /api/v1/projects/:projectId/envs/:id": func() call {
 			key := fmt.Sprintf("e%d", m.next())
-			env := decode[store.Environment](m.s.t, m.owner("POST", "/api/v1/projects/"+m.project.ID.String()+"/envs", map[string]string{"name": key, "key": key}))
+			env := decode[core.Environment](m.s.t, m.owner("POST", "/api/v1/projects/"+m.project.ID.String()+"/envs", map[string]string{"name": key, "key": key}))
 			return call{path: envPath + env.ID.String(), grants: []grant{{access.DeleteEnv, "project/web:env/" + key}}}
 		},
 		"POST /api/v1/envs/:envId/secrets": func() call {
@@ -171,12 +172,12 @@ func (m *matrix) cases() map[string]func() call {
 				grants: []grant{{access.CreateEnvSecret, envRN}}}
 		},
 		"PUT /api/v1/envs/:envId/secrets/:id": func() call {
-			sec := decode[store.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
+			sec := decode[core.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
 			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets/" + sec.ID.String(), body: map[string]string{"name": "renamed"},
 				grants: []grant{{access.UpdateEnvSecret, envRN}}}
 		},
 		"DELETE /api/v1/envs/:envId/secrets/:id": func() call {
-			sec := decode[store.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
+			sec := decode[core.Secret](m.s.t, m.owner("POST", "/api/v1/envs/"+m.env.ID.String()+"/secrets", map[string]string{"name": "k", "type": "server"}))
 			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/secrets/" + sec.ID.String(), grants: []grant{{access.DeleteEnvSecret, envRN}}}
 		},
 
@@ -197,7 +198,7 @@ func (m *matrix) cases() map[string]func() call {
 			key := m.flag(false)
 			m.owner("POST", m.flags()+"/"+key+"/schedules", map[string]any{"title": "Launch",
 				"scheduledTime": time.Now().Add(time.Hour).UTC(), "targetFlag": map[string]any{"isEnabled": true}})
-			pending := decode[[]store.PendingChange](m.s.t, m.owner("GET", m.flags()+"/"+key+"/pending-changes", nil))
+			pending := decode[[]flagstore.PendingChange](m.s.t, m.owner("GET", m.flags()+"/"+key+"/pending-changes", nil))
 			return call{path: m.flags() + "/schedules/" + pending[0].ID.String(), grants: []grant{{access.ToggleFlag, flagRN(key)}}}
 		},
 		"GET /api/v1/envs/:envId/feature-flags/insights": func() call {
@@ -272,12 +273,12 @@ func (m *matrix) cases() map[string]func() call {
 		"PUT /api/v1/envs/:envId/segments/:segmentId/tags":        onSegment(access.UpdateSegmentTags, "/tags", map[string]any{"tags": []string{"t"}}),
 		"PUT /api/v1/envs/:envId/segments/:segmentId/targeting":   onSegment(access.UpdateSegmentTargetingUsers, "/targeting", map[string]any{"included": []string{"u"}}),
 		"GET /api/v1/triggers": func() call {
-			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+m.flag(false), nil))
+			f := decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+m.flag(false), nil))
 			return readEnv("/api/v1/triggers?targetId=" + f.ID.String())()
 		},
 		"POST /api/v1/triggers": func() call {
 			key := m.flag(false)
-			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+			f := decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
 			return call{path: "/api/v1/triggers", body: map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"},
 				grants: []grant{{access.ToggleFlag, flagRN(key)}}}
 		},
@@ -345,91 +346,91 @@ func (m *matrix) cases() map[string]func() call {
 			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/end-user-properties/" + id, grants: []grant{{access.UpdateEnvSettings, envRN}}}
 		},
 
-		"GET /api/v1/policies": func() call { return iam("/api/v1/policies", nil) },
+		"GET /api/v1/policies": func() call { return iamCall("/api/v1/policies", nil) },
 		"POST /api/v1/policies": func() call {
 			k := fmt.Sprintf("pol%d", m.next())
-			return iam("/api/v1/policies", map[string]string{"name": k, "key": k})
+			return iamCall("/api/v1/policies", map[string]string{"name": k, "key": k})
 		},
-		"GET /api/v1/policies/is-key-used": func() call { return iam("/api/v1/policies/is-key-used?key=x", nil) },
+		"GET /api/v1/policies/is-key-used": func() call { return iamCall("/api/v1/policies/is-key-used?key=x", nil) },
 		"POST /api/v1/policies/clone/:key": func() call {
 			k := fmt.Sprintf("pol%d", m.next())
-			return iam("/api/v1/policies/clone/"+m.policy().Key, map[string]string{"name": k, "key": k})
+			return iamCall("/api/v1/policies/clone/"+m.policy().Key, map[string]string{"name": k, "key": k})
 		},
-		"GET /api/v1/policies/:policyId": func() call { return iam("/api/v1/policies/"+m.policy().ID.String(), nil) },
+		"GET /api/v1/policies/:policyId": func() call { return iamCall("/api/v1/policies/"+m.policy().ID.String(), nil) },
 		"PUT /api/v1/policies/:policyId/settings": func() call {
-			return iam("/api/v1/policies/"+m.policy().ID.String()+"/settings", map[string]string{"name": "renamed"})
+			return iamCall("/api/v1/policies/"+m.policy().ID.String()+"/settings", map[string]string{"name": "renamed"})
 		},
-		"PUT /api/v1/policies/:policyId/statements": func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/statements", []any{}) },
-		"DELETE /api/v1/policies/:policyId":         func() call { return iam("/api/v1/policies/"+m.policy().ID.String(), nil) },
-		"GET /api/v1/policies/:policyId/members":    func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/members", nil) },
-		"GET /api/v1/policies/:policyId/groups":     func() call { return iam("/api/v1/policies/"+m.policy().ID.String()+"/groups", nil) },
-		"GET /api/v1/groups":                        func() call { return iam("/api/v1/groups", nil) },
-		"POST /api/v1/groups":                       func() call { return iam("/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}) },
-		"GET /api/v1/groups/:groupId":               func() call { return iam("/api/v1/groups/"+m.group(), nil) },
+		"PUT /api/v1/policies/:policyId/statements": func() call { return iamCall("/api/v1/policies/"+m.policy().ID.String()+"/statements", []any{}) },
+		"DELETE /api/v1/policies/:policyId":         func() call { return iamCall("/api/v1/policies/"+m.policy().ID.String(), nil) },
+		"GET /api/v1/policies/:policyId/members":    func() call { return iamCall("/api/v1/policies/"+m.policy().ID.String()+"/members", nil) },
+		"GET /api/v1/policies/:policyId/groups":     func() call { return iamCall("/api/v1/policies/"+m.policy().ID.String()+"/groups", nil) },
+		"GET /api/v1/groups":                        func() call { return iamCall("/api/v1/groups", nil) },
+		"POST /api/v1/groups":                       func() call { return iamCall("/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}) },
+		"GET /api/v1/groups/:groupId":               func() call { return iamCall("/api/v1/groups/"+m.group(), nil) },
 		"PUT /api/v1/groups/:groupId": func() call {
-			return iam("/api/v1/groups/"+m.group(), map[string]string{"name": fmt.Sprintf("g%d", m.next())})
+			return iamCall("/api/v1/groups/"+m.group(), map[string]string{"name": fmt.Sprintf("g%d", m.next())})
 		},
-		"DELETE /api/v1/groups/:groupId":      func() call { return iam("/api/v1/groups/"+m.group(), nil) },
-		"GET /api/v1/groups/:groupId/members": func() call { return iam("/api/v1/groups/"+m.group()+"/members", nil) },
+		"DELETE /api/v1/groups/:groupId":      func() call { return iamCall("/api/v1/groups/"+m.group(), nil) },
+		"GET /api/v1/groups/:groupId/members": func() call { return iamCall("/api/v1/groups/"+m.group()+"/members", nil) },
 		"PUT /api/v1/groups/:groupId/add-member/:memberId": func() call {
-			return iam("/api/v1/groups/"+m.group()+"/add-member/"+m.newMember(), nil)
+			return iamCall("/api/v1/groups/"+m.group()+"/add-member/"+m.newMember(), nil)
 		},
 		"PUT /api/v1/groups/:groupId/remove-member/:memberId": func() call {
 			g, mem := m.group(), m.newMember()
 			m.owner("PUT", "/api/v1/groups/"+g+"/add-member/"+mem, nil)
-			return iam("/api/v1/groups/"+g+"/remove-member/"+mem, nil)
+			return iamCall("/api/v1/groups/"+g+"/remove-member/"+mem, nil)
 		},
-		"GET /api/v1/groups/:groupId/policies": func() call { return iam("/api/v1/groups/"+m.group()+"/policies", nil) },
+		"GET /api/v1/groups/:groupId/policies": func() call { return iamCall("/api/v1/groups/"+m.group()+"/policies", nil) },
 		"PUT /api/v1/groups/:groupId/add-policy/:policyId": func() call {
-			return iam("/api/v1/groups/"+m.group()+"/add-policy/"+m.policy().ID.String(), nil)
+			return iamCall("/api/v1/groups/"+m.group()+"/add-policy/"+m.policy().ID.String(), nil)
 		},
 		"PUT /api/v1/groups/:groupId/remove-policy/:policyId": func() call {
 			g, p := m.group(), m.policy().ID.String()
 			m.owner("PUT", "/api/v1/groups/"+g+"/add-policy/"+p, nil)
-			return iam("/api/v1/groups/"+g+"/remove-policy/"+p, nil)
+			return iamCall("/api/v1/groups/"+g+"/remove-policy/"+p, nil)
 		},
-		"GET /api/v1/members": func() call { return iam("/api/v1/members", nil) },
+		"GET /api/v1/members": func() call { return iamCall("/api/v1/members", nil) },
 		"POST /api/v1/members/add": func() call {
-			return iam("/api/v1/members/add", map[string]any{"email": fmt.Sprintf("new%d@example.com", m.next()), "policyIds": []string{}, "groupIds": []string{}})
+			return iamCall("/api/v1/members/add", map[string]any{"email": fmt.Sprintf("new%d@example.com", m.next()), "policyIds": []string{}, "groupIds": []string{}})
 		},
-		"GET /api/v1/members/:memberId":                    func() call { return iam("/api/v1/members/"+m.newMember(), nil) },
-		"DELETE /api/v1/members/remove-from-org/:memberId": func() call { return iam("/api/v1/members/remove-from-org/"+m.newMember(), nil) },
+		"GET /api/v1/members/:memberId":                    func() call { return iamCall("/api/v1/members/"+m.newMember(), nil) },
+		"DELETE /api/v1/members/remove-from-org/:memberId": func() call { return iamCall("/api/v1/members/remove-from-org/"+m.newMember(), nil) },
 		"DELETE /api/v1/members/remove-from-workspace/:memberId": func() call {
-			return iam("/api/v1/members/remove-from-workspace/"+m.newMember(), nil)
+			return iamCall("/api/v1/members/remove-from-workspace/"+m.newMember(), nil)
 		},
-		"GET /api/v1/members/:memberId/policies":           func() call { return iam("/api/v1/members/"+m.newMember()+"/policies", nil) },
-		"GET /api/v1/members/:memberId/groups":             func() call { return iam("/api/v1/members/"+m.newMember()+"/groups", nil) },
-		"GET /api/v1/members/:memberId/direct-policies":    func() call { return iam("/api/v1/members/"+m.newMember()+"/direct-policies", nil) },
-		"GET /api/v1/members/:memberId/inherited-policies": func() call { return iam("/api/v1/members/"+m.newMember()+"/inherited-policies", nil) },
+		"GET /api/v1/members/:memberId/policies":           func() call { return iamCall("/api/v1/members/"+m.newMember()+"/policies", nil) },
+		"GET /api/v1/members/:memberId/groups":             func() call { return iamCall("/api/v1/members/"+m.newMember()+"/groups", nil) },
+		"GET /api/v1/members/:memberId/direct-policies":    func() call { return iamCall("/api/v1/members/"+m.newMember()+"/direct-policies", nil) },
+		"GET /api/v1/members/:memberId/inherited-policies": func() call { return iamCall("/api/v1/members/"+m.newMember()+"/inherited-policies", nil) },
 		"PUT /api/v1/members/:memberId/add-policy/:policyId": func() call {
-			return iam("/api/v1/members/"+m.newMember()+"/add-policy/"+m.policy().ID.String(), nil)
+			return iamCall("/api/v1/members/"+m.newMember()+"/add-policy/"+m.policy().ID.String(), nil)
 		},
 		"PUT /api/v1/members/:memberId/remove-policy/:policyId": func() call {
 			mem, p := m.newMember(), m.policy().ID.String()
 			m.owner("PUT", "/api/v1/members/"+mem+"/add-policy/"+p, nil)
-			return iam("/api/v1/members/"+mem+"/remove-policy/"+p, nil)
+			return iamCall("/api/v1/members/"+mem+"/remove-policy/"+p, nil)
 		},
 	}
 }
 
 // flagBodyCases are the flag routes whose body depends on the flag's variations.
 func (m *matrix) flagBodyCases(cases map[string]func() call) {
-	withFlag := func(action access.Action, suffix string, body func(store.Flag) any) func() call {
+	withFlag := func(action access.Action, suffix string, body func(flagstore.Flag) any) func() call {
 		return func() call {
 			key := m.flag(false)
-			f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+			f := decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
 			return call{path: m.flags() + "/" + key + suffix, body: body(f), grants: []grant{{action, envRN + ":flag/" + key}}}
 		}
 	}
-	cases["PUT /api/v1/envs/:envId/feature-flags/:key/variations"] = withFlag(access.UpdateFlagVariations, "/variations", func(f store.Flag) any {
-		return map[string]any{"variations": []store.Variation{f.Variations[0], {ID: f.Variations[1].ID, Name: "No", Value: "false"}}}
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/variations"] = withFlag(access.UpdateFlagVariations, "/variations", func(f flagstore.Flag) any {
+		return map[string]any{"variations": []flagstore.Variation{f.Variations[0], {ID: f.Variations[1].ID, Name: "No", Value: "false"}}}
 	})
-	cases["PUT /api/v1/envs/:envId/feature-flags/:key/off-variation"] = withFlag(access.UpdateFlagOffVariation, "/off-variation", func(f store.Flag) any {
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/off-variation"] = withFlag(access.UpdateFlagOffVariation, "/off-variation", func(f flagstore.Flag) any {
 		return map[string]string{"offVariationId": f.Variations[0].ID}
 	})
-	cases["PUT /api/v1/envs/:envId/feature-flags/:key/targeting"] = withFlag(access.UpdateFlagIndividualTargeting, "/targeting", func(f store.Flag) any {
+	cases["PUT /api/v1/envs/:envId/feature-flags/:key/targeting"] = withFlag(access.UpdateFlagIndividualTargeting, "/targeting", func(f flagstore.Flag) any {
 		tg := f.Targeting()
-		tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"u"}, VariationID: f.Variations[0].ID}}
+		tg.TargetUsers = []flagstore.TargetUser{{KeyIDs: []string{"u"}, VariationID: f.Variations[0].ID}}
 		return map[string]any{"targeting": tg}
 	})
 }

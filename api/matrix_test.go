@@ -16,7 +16,10 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // grant is one action on one resource name.
@@ -43,8 +46,8 @@ type call struct {
 type matrix struct {
 	s       *server
 	n       int
-	project store.Project
-	env     store.Environment
+	project core.Project
+	env     core.Environment
 	// nobody holds no statements; member holds the policy the test rewrites
 	// before each call; otherOwner owns another organization.
 	nobody, member, otherOwner string
@@ -52,7 +55,7 @@ type matrix struct {
 	// memberID is the member's user id; qa is the environment whose
 	// changes need approval, made on first use (approvalEnv).
 	memberID uuid.UUID
-	qa       store.Environment
+	qa       core.Environment
 }
 
 const envRN = "project/web:env/prod"
@@ -61,11 +64,11 @@ const envRN = "project/web:env/prod"
 const devRN = "project/web:env/dev"
 
 // dev is the project's other environment.
-func (m *matrix) dev() store.Environment { return m.project.Environments[1] }
+func (m *matrix) dev() core.Environment { return m.project.Environments[1] }
 
 // flagID reads a flag's id by key.
 func (m *matrix) flagID(key string) uuid.UUID {
-	return decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil)).ID
+	return decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil)).ID
 }
 
 func (m *matrix) next() int { m.n++; return m.n }
@@ -83,7 +86,7 @@ func (m *matrix) endUsers() string { return "/api/v1/envs/" + m.env.ID.String() 
 // endUser upserts an end user as the owner and returns its id.
 func (m *matrix) endUser() string {
 	key := fmt.Sprintf("u%d", m.next())
-	u := decode[store.EndUser](m.s.t, m.owner("PUT", m.endUsers(), map[string]string{"keyId": key, "name": key}))
+	u := decode[sdkdata.EndUser](m.s.t, m.owner("PUT", m.endUsers(), map[string]string{"keyId": key, "name": key}))
 	return u.ID.String()
 }
 
@@ -99,33 +102,33 @@ func (m *matrix) flag(archived bool) string {
 // trigger makes a flag and a trigger on it, returning the flag's key and the trigger's id.
 func (m *matrix) trigger() (string, string) {
 	key := m.flag(false)
-	f := decode[store.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
-	t := decode[store.Trigger](m.s.t, m.owner("POST", "/api/v1/triggers",
+	f := decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
+	t := decode[flagstore.Trigger](m.s.t, m.owner("POST", "/api/v1/triggers",
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-off"}))
 	return key, t.ID.String()
 }
 
 func (m *matrix) segment(archived bool) (string, string) {
 	key := fmt.Sprintf("s%d", m.next())
-	sg := decode[store.Segment](m.s.t, m.owner("POST", m.segs(), map[string]any{"name": key, "key": key, "type": "environment-specific"}))
+	sg := decode[flagstore.Segment](m.s.t, m.owner("POST", m.segs(), map[string]any{"name": key, "key": key, "type": "environment-specific"}))
 	if archived {
 		m.owner("PUT", m.segs()+"/"+sg.ID.String()+"/archive", nil)
 	}
 	return sg.ID.String(), key
 }
 
-func (m *matrix) newProject() store.Project {
+func (m *matrix) newProject() core.Project {
 	key := fmt.Sprintf("p%d", m.next())
-	return decode[store.Project](m.s.t, m.owner("POST", "/api/v1/projects", map[string]string{"name": key, "key": key}))
+	return decode[core.Project](m.s.t, m.owner("POST", "/api/v1/projects", map[string]string{"name": key, "key": key}))
 }
 
-func (m *matrix) policy() store.Policy {
+func (m *matrix) policy() iam.Policy {
 	key := fmt.Sprintf("pol%d", m.next())
-	return decode[store.Policy](m.s.t, m.owner("POST", "/api/v1/policies", map[string]string{"name": key, "key": key}))
+	return decode[iam.Policy](m.s.t, m.owner("POST", "/api/v1/policies", map[string]string{"name": key, "key": key}))
 }
 
 func (m *matrix) group() string {
-	g := decode[store.Group](m.s.t, m.owner("POST", "/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}))
+	g := decode[iam.Group](m.s.t, m.owner("POST", "/api/v1/groups", map[string]string{"name": fmt.Sprintf("g%d", m.next())}))
 	return g.ID.String()
 }
 
@@ -141,7 +144,7 @@ func (m *matrix) newMember() string {
 func (m *matrix) token() string {
 	n := m.next()
 	row, err := m.s.q.CreateAccessToken(context.Background(), db.CreateAccessTokenParams{OrganizationID: m.s.orgID, CreatorID: m.memberID,
-		Name: fmt.Sprintf("t%d", n), Type: store.TokenPersonal, TokenHash: []byte(fmt.Sprintf("fixture-%d", n)), Preview: "api-…", Permissions: []byte("[]")})
+		Name: fmt.Sprintf("t%d", n), Type: core.TokenPersonal, TokenHash: []byte(fmt.Sprintf("fixture-%d", n)), Preview: "api-…", Permissions: []byte("[]")})
 	must(m.s.t, err)
 	return row.ID.String()
 }
@@ -149,7 +152,7 @@ func (m *matrix) token() string {
 // orgCall is a call that needs the organization-management permission,
 // which webhooks ask for.
 func orgCall(path string, body any) call {
-	return call{path: path, body: body, grants: []grant{{store.WebhookAction, "organization/default-organization"}}}
+	return call{path: path, body: body, grants: []grant{{core.WebhookAction, "organization/default-organization"}}}
 }
 
 // scopedCall is an orgCall about what a webhook's scopes name: making or
@@ -166,11 +169,11 @@ func (m *matrix) webhookBody() map[string]any {
 }
 
 func (m *matrix) webhook() string {
-	return decode[store.Webhook](m.s.t, m.owner("POST", "/api/v1/webhooks", m.webhookBody())).ID.String()
+	return decode[flagstore.Webhook](m.s.t, m.owner("POST", "/api/v1/webhooks", m.webhookBody())).ID.String()
 }
 
-func iam(path string, body any) call {
-	return call{path: path, body: body, grants: []grant{{access.CanManageIAM, store.IAMRN}}}
+func iamCall(path string, body any) call {
+	return call{path: path, body: body, grants: []grant{{access.CanManageIAM, core.IAMRN}}}
 }
 
 // TestEveryRouteIsPermissionChecked walks every /api/ route the router has,
@@ -321,6 +324,6 @@ func (m *matrix) otherOrganizationOwner() string {
 	must(s.t, s.q.AddWorkspaceUser(ctx, db.AddWorkspaceUserParams{WorkspaceID: s.wsID, UserID: u.ID}))
 	_, err = s.q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: orgID, UserID: u.ID})
 	must(s.t, err)
-	must(s.t, s.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: orgID, UserID: u.ID, PolicyID: store.OwnerPolicyID}))
+	must(s.t, s.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: orgID, UserID: u.ID, PolicyID: core.OwnerPolicyID}))
 	return s.login("other@example.com", "other-password")
 }

@@ -3,7 +3,7 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -17,7 +17,7 @@ func (h *Handler) listMembers(c echo.Context) error {
 }
 
 func (h *Handler) addMember(c echo.Context) error {
-	var in store.MemberInput
+	var in iam.MemberInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}

@@ -10,12 +10,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // addByEmail adds a member as FeatBit's clients do: the answer is true, and
 // the member (with the initial password, for the inviter) is read back.
-func (s *server) addByEmail(body map[string]any) store.Member {
+func (s *server) addByEmail(body map[string]any) iam.Member {
 	s.t.Helper()
 	if r := s.do("POST", "/api/v1/members/add", s.owner, body).ok(s.t); string(r.Data) != "true" {
 		s.t.Fatalf("members/add answered %s, want true", r.Data)
@@ -24,22 +25,22 @@ func (s *server) addByEmail(body map[string]any) store.Member {
 }
 
 // memberByEmail finds a member of the owner's organization.
-func (s *server) memberByEmail(email string) store.Member {
+func (s *server) memberByEmail(email string) iam.Member {
 	s.t.Helper()
-	found := decode[store.Paged[store.Member]](s.t, s.do("GET", "/api/v1/members?searchText="+url.QueryEscape(email), s.owner, nil).ok(s.t))
+	found := decode[core.Paged[iam.Member]](s.t, s.do("GET", "/api/v1/members?searchText="+url.QueryEscape(email), s.owner, nil).ok(s.t))
 	for _, m := range found.Items {
 		if strings.EqualFold(m.Email, email) {
-			return decode[store.Member](s.t, s.do("GET", "/api/v1/members/"+m.ID.String(), s.owner, nil).ok(s.t))
+			return decode[iam.Member](s.t, s.do("GET", "/api/v1/members/"+m.ID.String(), s.owner, nil).ok(s.t))
 		}
 	}
 	s.t.Fatalf("no member %s in %+v", email, found.Items)
-	return store.Member{}
+	return iam.Member{}
 }
 
 func policyIDsOf(t *testing.T, s *server, memberID uuid.UUID) []uuid.UUID {
 	t.Helper()
 	var ids []uuid.UUID
-	for _, p := range decode[store.Paged[store.MemberPolicy]](t, s.do("GET", "/api/v1/members/"+memberID.String()+"/direct-policies", s.owner, nil).ok(t)).Items {
+	for _, p := range decode[core.Paged[iam.MemberPolicy]](t, s.do("GET", "/api/v1/members/"+memberID.String()+"/direct-policies", s.owner, nil).ok(t)).Items {
 		ids = append(ids, p.ID)
 	}
 	return ids
@@ -62,7 +63,7 @@ func TestAddMemberWithDefaultPermissions(t *testing.T) {
 		t.Fatal("the member was not added to the workspace")
 	}
 	if n := s.count(`SELECT count(*) FROM audit_logs WHERE ref_type = 'Member' AND operation = 'Create' AND ref_id = $1
-		AND current->'policyIds' = $2::jsonb AND position($3 in current::text) = 0`, m.ID.String(), `["`+store.DeveloperPolicyID.String()+`"]`, password); n != 1 {
+		AND current->'policyIds' = $2::jsonb AND position($3 in current::text) = 0`, m.ID.String(), `["`+core.DeveloperPolicyID.String()+`"]`, password); n != 1 {
 		t.Fatal("the addition is not recorded with the default policy, or the record holds the password")
 	}
 
@@ -72,32 +73,32 @@ func TestAddMemberWithDefaultPermissions(t *testing.T) {
 	s.do("POST", "/api/v1/projects", token, map[string]string{"name": "No", "key": "no"}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("GET", "/api/v1/members", token, nil).fails(t, http.StatusForbidden, "Forbidden")
 	// GET /user/policies answers FeatBit's PolicyVm[]: the policies held.
-	held := decode[[]store.Policy](t, s.do("GET", "/api/v1/user/policies", token, nil).ok(t))
-	if len(held) != 1 || held[0].ID != store.DeveloperPolicyID || held[0].Key != "developer" || held[0].Type != "SysManaged" ||
+	held := decode[[]iam.Policy](t, s.do("GET", "/api/v1/user/policies", token, nil).ok(t))
+	if len(held) != 1 || held[0].ID != core.DeveloperPolicyID || held[0].Key != "developer" || held[0].Type != "SysManaged" ||
 		len(held[0].Statements) != 5 || held[0].Statements[0].ID != "developer-access-token" {
 		t.Fatalf("user policies %+v, want the Developer policy with its statements", held)
 	}
-	if got := policyIDsOf(t, s, m.ID); !slices.Equal(got, []uuid.UUID{store.DeveloperPolicyID}) {
+	if got := policyIDsOf(t, s, m.ID); !slices.Equal(got, []uuid.UUID{core.DeveloperPolicyID}) {
 		t.Fatalf("direct policies %v, want Developer", got)
 	}
 
 	// Only the inviter is shown the initial password.
 	path := "/api/v1/members/" + m.ID.String()
-	if got := decode[store.Member](t, s.do("GET", path, s.owner, nil).ok(t)); got.InitialPassword == nil || *got.InitialPassword != password {
+	if got := decode[iam.Member](t, s.do("GET", path, s.owner, nil).ok(t)); got.InitialPassword == nil || *got.InitialPassword != password {
 		t.Fatalf("inviter sees %+v", got)
 	}
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	if got := s.do("GET", path, admin, nil).ok(t); !strings.Contains(got.raw, `"initialPassword":null`) {
 		t.Fatalf("another administrator sees %s", got.raw)
 	}
-	list := decode[store.Paged[store.Member]](t, s.do("GET", "/api/v1/members?searchText=new.person", s.owner, nil).ok(t))
+	list := decode[core.Paged[iam.Member]](t, s.do("GET", "/api/v1/members?searchText=new.person", s.owner, nil).ok(t))
 	if list.TotalCount != 1 || list.Items[0].InitialPassword == nil {
 		t.Fatalf("inviter's member list %+v", list)
 	}
 
 	// Setting a password clears it.
 	s.do("PUT", "/api/v1/identity/reset-password", token, map[string]string{"currentPassword": password, "newPassword": "a-new-password"}).ok(t)
-	if got := decode[store.Member](t, s.do("GET", path, s.owner, nil).ok(t)); got.InitialPassword != nil {
+	if got := decode[iam.Member](t, s.do("GET", path, s.owner, nil).ok(t)); got.InitialPassword != nil {
 		t.Fatalf("initial password %q still shown after a password change", *got.InitialPassword)
 	}
 }
@@ -125,7 +126,7 @@ func TestAddMemberWithPoliciesAndGroups(t *testing.T) {
 	}
 
 	m := s.addByEmail(map[string]any{"email": "ann@example.com", "policyIds": []uuid.UUID{p.ID, p.ID}, "groupIds": []uuid.UUID{g.ID}})
-	if len(m.Groups) != 1 || m.Groups[0] != (store.MemberGroup{ID: g.ID, Name: "QA", MemberID: m.ID, IsGroupMember: true}) {
+	if len(m.Groups) != 1 || m.Groups[0] != (iam.MemberGroup{ID: g.ID, Name: "QA", MemberID: m.ID, IsGroupMember: true}) {
 		t.Fatalf("groups %+v", m.Groups)
 	}
 	if got := policyIDsOf(t, s, m.ID); !slices.Equal(got, []uuid.UUID{p.ID}) {
@@ -134,7 +135,7 @@ func TestAddMemberWithPoliciesAndGroups(t *testing.T) {
 	audits := s.audits("Member")
 
 	// Adding an existing member again, in any case, changes nothing.
-	again := s.addByEmail(map[string]any{"email": "ANN@example.com", "policyIds": []uuid.UUID{store.OwnerPolicyID}})
+	again := s.addByEmail(map[string]any{"email": "ANN@example.com", "policyIds": []uuid.UUID{core.OwnerPolicyID}})
 	if again.ID != m.ID || len(again.Groups) != 1 {
 		t.Fatalf("re-added %+v", again)
 	}
@@ -159,7 +160,7 @@ func TestAddMemberWithPoliciesAndGroups(t *testing.T) {
 	_, err := s.pool.Exec(context.Background(), `INSERT INTO organization_users (organization_id, user_id)
 		SELECT id, $1 FROM organizations WHERE key = 'other'`, bob.ID)
 	must(t, err)
-	if got := decode[store.Member](t, s.do("GET", "/api/v1/members/"+bob.ID.String(), s.owner, nil).ok(t)); got.InitialPassword != nil {
+	if got := decode[iam.Member](t, s.do("GET", "/api/v1/members/"+bob.ID.String(), s.owner, nil).ok(t)); got.InitialPassword != nil {
 		t.Fatal("the initial password of a user in two organizations is shown")
 	}
 }
@@ -185,7 +186,7 @@ func TestMemberLists(t *testing.T) {
 		{"?searchText=%5C", 0, nil},
 	}
 	for _, tt := range tests {
-		got := decode[store.Paged[store.Member]](t, s.do("GET", "/api/v1/members"+tt.query, s.owner, nil).ok(t))
+		got := decode[core.Paged[iam.Member]](t, s.do("GET", "/api/v1/members"+tt.query, s.owner, nil).ok(t))
 		var emails []string
 		for _, m := range got.Items {
 			emails = append(emails, m.Email)
@@ -194,11 +195,11 @@ func TestMemberLists(t *testing.T) {
 			t.Errorf("%s: got %d %v, want %d %v", tt.query, got.TotalCount, emails, tt.total, tt.want)
 		}
 	}
-	list := decode[store.Paged[store.Member]](t, s.do("GET", "/api/v1/members?searchText=ann@", s.owner, nil).ok(t))
+	list := decode[core.Paged[iam.Member]](t, s.do("GET", "/api/v1/members?searchText=ann@", s.owner, nil).ok(t))
 	if len(list.Items) != 1 || len(list.Items[0].Groups) != 2 || list.Items[0].Groups[0].Name != "Ops" {
 		t.Errorf("listed member groups %+v, want Ops and QA", list.Items)
 	}
-	owner := decode[store.Member](t, s.do("GET", "/api/v1/members/"+s.ownerID().String(), s.owner, nil).ok(t))
+	owner := decode[iam.Member](t, s.do("GET", "/api/v1/members/"+s.ownerID().String(), s.owner, nil).ok(t))
 	if owner.InvitorID != nil || owner.InitialPassword != nil || owner.Name != "owner" || owner.Groups == nil {
 		t.Errorf("owner %+v", owner)
 	}
@@ -218,7 +219,7 @@ func TestMemberLists(t *testing.T) {
 		{"?getAllGroups=true&pageIndex=2&pageSize=1", 3, []string{"Quality"}, []bool{false}},
 	}
 	for _, tt := range groupTests {
-		got := decode[store.Paged[store.MemberGroup]](t, s.do("GET", groups+tt.query, s.owner, nil).ok(t))
+		got := decode[core.Paged[iam.MemberGroup]](t, s.do("GET", groups+tt.query, s.owner, nil).ok(t))
 		var names []string
 		var flags []bool
 		for _, g := range got.Items {
@@ -233,7 +234,7 @@ func TestMemberLists(t *testing.T) {
 		}
 	}
 
-	direct := decode[store.Paged[store.MemberPolicy]](t, s.do("GET", "/api/v1/members/"+ann.ID.String()+"/direct-policies?getAllPolicies=true&name=o", s.owner, nil).ok(t))
+	direct := decode[core.Paged[iam.MemberPolicy]](t, s.do("GET", "/api/v1/members/"+ann.ID.String()+"/direct-policies?getAllPolicies=true&name=o", s.owner, nil).ok(t))
 	var names []string
 	for _, p := range direct.Items {
 		names = append(names, p.Name)
@@ -265,7 +266,7 @@ func TestMembersOfOtherOrganizationsAreNotFound(t *testing.T) {
 		t.Error("the other organization's member was touched")
 	}
 	// Nor are they listed.
-	for _, m := range decode[store.Paged[store.Member]](t, s.do("GET", "/api/v1/members?pageSize=100", s.owner, nil).ok(t)).Items {
+	for _, m := range decode[core.Paged[iam.Member]](t, s.do("GET", "/api/v1/members?pageSize=100", s.owner, nil).ok(t)).Items {
 		if m.ID == theirs.member {
 			t.Error("another organization's member is listed")
 		}
@@ -278,16 +279,16 @@ func TestMemberPolicies(t *testing.T) {
 	token, id := s.addMember("ann@example.com")
 	path := "/api/v1/members/" + id.String()
 	s.do("GET", project, token, nil).fails(t, http.StatusForbidden, "Forbidden")
-	s.do("PUT", path+"/add-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
-	s.do("PUT", path+"/add-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", path+"/add-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", path+"/add-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
 	s.do("GET", project, token, nil).ok(t)
-	direct := decode[store.Paged[store.MemberPolicy]](t, s.do("GET", path+"/direct-policies", s.owner, nil).ok(t))
-	if direct.TotalCount != 1 || direct.Items[0] != (store.MemberPolicy{ID: store.DeveloperPolicyID, Name: "Developer", Type: "SysManaged",
+	direct := decode[core.Paged[iam.MemberPolicy]](t, s.do("GET", path+"/direct-policies", s.owner, nil).ok(t))
+	if direct.TotalCount != 1 || direct.Items[0] != (iam.MemberPolicy{ID: core.DeveloperPolicyID, Name: "Developer", Type: "SysManaged",
 		Description: direct.Items[0].Description, IsMemberPolicy: true}) {
 		t.Fatalf("direct policies %+v", direct)
 	}
-	s.do("PUT", path+"/remove-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
-	s.do("PUT", path+"/remove-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", path+"/remove-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", path+"/remove-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
 	s.do("GET", project, token, nil).fails(t, http.StatusForbidden, "Forbidden")
 	if n := s.count(`SELECT count(*) FROM audit_logs WHERE ref_type = 'Member' AND operation = 'Update' AND ref_id = $1`, id.String()); n != 2 {
 		t.Errorf("%d member updates recorded, want 2 (one add, one remove)", n)
@@ -301,9 +302,9 @@ func TestMemberPolicies(t *testing.T) {
 func TestRemoveMemberFromOrganization(t *testing.T) {
 	s := newServer(t)
 	g := s.createGroup("QA")
-	m := s.addByEmail(map[string]any{"email": "ann@example.com", "policyIds": []uuid.UUID{store.DeveloperPolicyID}, "groupIds": []uuid.UUID{g.ID}})
+	m := s.addByEmail(map[string]any{"email": "ann@example.com", "policyIds": []uuid.UUID{core.DeveloperPolicyID}, "groupIds": []uuid.UUID{g.ID}})
 	token := s.login("ann@example.com", *m.InitialPassword)
-	tok := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", token, map[string]string{"name": "mine", "type": "Personal"}).ok(t))
+	tok := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", token, map[string]string{"name": "mine", "type": "Personal"}).ok(t))
 
 	s.do("DELETE", "/api/v1/members/remove-from-org/"+m.ID.String(), s.owner, nil).ok(t)
 	s.do("GET", "/api/v1/members/"+m.ID.String(), s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
@@ -334,15 +335,15 @@ func TestLastOwnerCannotBeRemoved(t *testing.T) {
 		s.do(method, path, s.owner, nil).fails(t, http.StatusUnprocessableEntity, "CannotRemoveLastOwner")
 	}
 	refuse("DELETE", "/api/v1/members/remove-from-org/"+me.String())
-	refuse("PUT", "/api/v1/members/"+me.String()+"/remove-policy/"+store.OwnerPolicyID.String())
+	refuse("PUT", "/api/v1/members/"+me.String()+"/remove-policy/"+core.OwnerPolicyID.String())
 
 	// Owner through a group only.
 	g := s.createGroup("Owners")
-	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/add-policy/"+store.OwnerPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/add-policy/"+core.OwnerPolicyID.String(), s.owner, nil).ok(t)
 	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/add-member/"+me.String(), s.owner, nil).ok(t)
-	s.do("PUT", "/api/v1/members/"+me.String()+"/remove-policy/"+store.OwnerPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", "/api/v1/members/"+me.String()+"/remove-policy/"+core.OwnerPolicyID.String(), s.owner, nil).ok(t)
 	refuse("PUT", "/api/v1/groups/"+g.ID.String()+"/remove-member/"+me.String())
-	refuse("PUT", "/api/v1/groups/"+g.ID.String()+"/remove-policy/"+store.OwnerPolicyID.String())
+	refuse("PUT", "/api/v1/groups/"+g.ID.String()+"/remove-policy/"+core.OwnerPolicyID.String())
 	refuse("DELETE", "/api/v1/groups/"+g.ID.String())
 	refuse("DELETE", "/api/v1/members/remove-from-org/"+me.String())
 	audits := s.count(`SELECT count(*) FROM audit_logs`)
@@ -354,7 +355,7 @@ func TestLastOwnerCannotBeRemoved(t *testing.T) {
 	s.createProject("Still mine", "still-mine")
 
 	// Removing what does not make an owner is fine.
-	devToken, dev := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	devToken, dev := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/add-member/"+dev.String(), s.owner, nil).ok(t)
 	s.do("PUT", "/api/v1/groups/"+g.ID.String()+"/remove-member/"+dev.String(), s.owner, nil).ok(t)
 	if n := s.count(`SELECT count(*) FROM audit_logs`); n != audits+3 {
@@ -362,7 +363,7 @@ func TestLastOwnerCannotBeRemoved(t *testing.T) {
 	}
 
 	// With a second owner, the first may go.
-	s.do("PUT", "/api/v1/members/"+dev.String()+"/add-policy/"+store.OwnerPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", "/api/v1/members/"+dev.String()+"/add-policy/"+core.OwnerPolicyID.String(), s.owner, nil).ok(t)
 	s.do("DELETE", "/api/v1/groups/"+g.ID.String(), s.owner, nil).ok(t)
 	s.do("DELETE", "/api/v1/members/remove-from-org/"+me.String(), devToken, nil).ok(t)
 	s.do("DELETE", "/api/v1/members/remove-from-org/"+dev.String(), devToken, nil).fails(t, http.StatusUnprocessableEntity, "CannotRemoveLastOwner")

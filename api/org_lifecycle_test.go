@@ -11,13 +11,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // createOrg creates an organization as the owner, with FeatBit's body.
-func (s *server) createOrg(name, key string) store.Organization {
+func (s *server) createOrg(name, key string) iam.Organization {
 	s.t.Helper()
-	return decode[store.Organization](s.t, s.do("POST", "/api/v1/organizations", s.owner, map[string]string{"name": name, "key": key}).ok(s.t))
+	return decode[iam.Organization](s.t, s.do("POST", "/api/v1/organizations", s.owner, map[string]string{"name": name, "key": key}).ok(s.t))
 }
 
 func TestCreateOrganization(t *testing.T) {
@@ -26,27 +27,27 @@ func TestCreateOrganization(t *testing.T) {
 	s.createProject("Web", "web")
 	acme := s.createOrg(" Acme ", "acme")
 	if acme.Name != "Acme" || acme.Key != "acme" || acme.Initialized || acme.WorkspaceID != s.wsID ||
-		acme.Settings.FlagSortedBy != "created_at" || !slices.Equal(acme.DefaultPermissions.PolicyIDs, []uuid.UUID{store.DeveloperPolicyID}) ||
+		acme.Settings.FlagSortedBy != "created_at" || !slices.Equal(acme.DefaultPermissions.PolicyIDs, []uuid.UUID{core.DeveloperPolicyID}) ||
 		acme.DefaultPermissions.GroupIDs == nil || len(acme.DefaultPermissions.GroupIDs) != 0 {
 		t.Fatalf("created %+v, want uninitialized Acme with FeatBit's defaults", acme)
 	}
 
 	// The new organization is listed, and the creator now has to name one.
-	orgs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
+	orgs := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
 	if len(orgs) != 2 || orgs[1].ID != acme.ID {
 		t.Fatalf("organizations %+v, want the default one then Acme", orgs)
 	}
 	s.do("GET", "/api/v1/projects", s.owner, nil).fails(t, http.StatusBadRequest, "organization_is_required")
 	in := []string{"Organization", acme.ID.String()}
-	if ps := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t)); len(ps) != 0 {
+	if ps := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t)); len(ps) != 0 {
 		t.Fatalf("projects of the new organization %+v, want none", ps)
 	}
 	def := []string{"Organization", s.orgID.String()}
-	if ps := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, def...).ok(t)); len(ps) != 1 {
+	if ps := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, def...).ok(t)); len(ps) != 1 {
 		t.Fatalf("projects of the default organization %+v, want Web", ps)
 	}
 	// The creator owns it: everything is allowed there.
-	p := decode[store.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Api", "key": "web"}, in...).ok(t))
+	p := decode[core.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Api", "key": "web"}, in...).ok(t))
 	if len(p.Environments) != 2 {
 		t.Fatalf("project %+v", p)
 	}
@@ -59,11 +60,11 @@ func TestCreateOrganization(t *testing.T) {
 	s.do("POST", "/api/v1/organizations", s.owner, map[string]string{"name": "Bad", "key": "a b"}, def...).fails(t, http.StatusBadRequest, "key_is_invalid")
 
 	// CreateOrg: Administrator holds it, Developer does not.
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	s.do("POST", "/api/v1/organizations", dev, map[string]string{"name": "Devs", "key": "devs"}).fails(t, http.StatusForbidden, "Forbidden")
-	mine := decode[store.Organization](t, s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": "Admins", "key": "admins"}).ok(t))
-	if got := decode[store.Organization](t, s.do("GET", "/api/v1/organizations/"+mine.ID.String(), admin, nil).ok(t)); got.Key != "admins" {
+	mine := decode[iam.Organization](t, s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": "Admins", "key": "admins"}).ok(t))
+	if got := decode[iam.Organization](t, s.do("GET", "/api/v1/organizations/"+mine.ID.String(), admin, nil).ok(t)); got.Key != "admins" {
 		t.Errorf("admin's organization %+v", got)
 	}
 	if n := s.count(`SELECT count(*) FROM organizations`); n != 3 {
@@ -81,11 +82,11 @@ func TestOnboarding(t *testing.T) {
 	if r := s.do("POST", "/api/v1/organizations/onboarding", s.owner, body, in...).ok(t); string(r.Data) != "true" {
 		t.Fatalf("onboarding answered %s, want true", r.Data)
 	}
-	got := decode[store.Organization](t, s.do("GET", "/api/v1/organizations/"+acme.ID.String(), s.owner, nil, in...).ok(t))
+	got := decode[iam.Organization](t, s.do("GET", "/api/v1/organizations/"+acme.ID.String(), s.owner, nil, in...).ok(t))
 	if got.Name != "Acme" || got.Key != "acme" || !got.Initialized {
 		t.Fatalf("onboarded organization %+v", got)
 	}
-	ps := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t))
+	ps := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil, in...).ok(t))
 	if len(ps) != 1 || ps[0].Key != "web" || len(ps[0].Environments) != 2 ||
 		ps[0].Environments[0].Key != "dev" || ps[0].Environments[1].Name != "Prod" || len(ps[0].Environments[1].Secrets) != 2 {
 		t.Fatalf("projects after onboarding %+v", ps)
@@ -100,10 +101,10 @@ func TestOnboarding(t *testing.T) {
 	// A clash leaves nothing half-done: the organization keeps its name.
 	body["organizationName"], body["organizationKey"] = "Renamed", "default-organization"
 	s.do("POST", "/api/v1/organizations/onboarding", s.owner, body, in...).fails(t, http.StatusUnprocessableEntity, "KeyHasBeenUsed")
-	if got := decode[store.Organization](t, s.do("GET", "/api/v1/organizations/"+acme.ID.String(), s.owner, nil, in...).ok(t)); got.Name != "Acme" {
+	if got := decode[iam.Organization](t, s.do("GET", "/api/v1/organizations/"+acme.ID.String(), s.owner, nil, in...).ok(t)); got.Name != "Acme" {
 		t.Errorf("organization %+v after a refused onboarding", got)
 	}
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	body = map[string]any{"organizationName": "Mine", "organizationKey": "default-organization", "projectName": "P", "projectKey": "p", "environments": []string{"Dev"}}
 	s.do("POST", "/api/v1/organizations/onboarding", dev, body).fails(t, http.StatusForbidden, "Forbidden")
 }
@@ -111,7 +112,7 @@ func TestOnboarding(t *testing.T) {
 func TestGetOrganization(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	got := decode[store.Organization](t, s.do("GET", "/api/v1/organizations/"+s.orgID.String(), s.owner, nil).ok(t))
+	got := decode[iam.Organization](t, s.do("GET", "/api/v1/organizations/"+s.orgID.String(), s.owner, nil).ok(t))
 	if got.ID != s.orgID || got.Key != "default-organization" || !got.Initialized || got.Settings.FlagSortedBy != "created_at" {
 		t.Fatalf("organization %+v", got)
 	}
@@ -131,20 +132,20 @@ func TestDeleteOrganization(t *testing.T) {
 	acme := s.createOrg("Acme", "acme")
 	in := []string{"Organization", acme.ID.String()}
 	def := []string{"Organization", s.orgID.String()}
-	p := decode[store.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}, in...).ok(t))
+	p := decode[core.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}, in...).ok(t))
 	env := p.Environments[0].ID.String()
 	s.do("POST", "/api/v1/envs/"+env+"/feature-flags", s.owner, map[string]string{"name": "F", "key": "f"}, in...).ok(t)
-	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t)).Token
+	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t)).Token
 	s.do("GET", "/api/v1/projects", token, nil).ok(t)
 
 	// Administrators may not delete an organization; only a policy with DeleteOrg may.
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	s.do("DELETE", "/api/v1/organizations", admin, nil).fails(t, http.StatusForbidden, "Forbidden")
 
 	if r := s.do("DELETE", "/api/v1/organizations", s.owner, nil, in...).ok(t); string(r.Data) != "true" {
 		t.Fatalf("delete answered %s, want true", r.Data)
 	}
-	orgs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
+	orgs := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
 	if len(orgs) != 1 || orgs[0].ID != s.orgID {
 		t.Fatalf("organizations after the delete %+v", orgs)
 	}
@@ -173,16 +174,16 @@ func TestOrganizationSettings(t *testing.T) {
 	s := newServer(t)
 	// FeatBit's client sends the whole organization back with one part changed.
 	body := map[string]any{"name": "Default Organization", "settings": map[string]string{"flagSortedBy": "key"},
-		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{store.DeveloperPolicyID}, "groupIds": []uuid.UUID{}}}
-	got := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, body).ok(t))
+		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{core.DeveloperPolicyID}, "groupIds": []uuid.UUID{}}}
+	got := decode[iam.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, body).ok(t))
 	if got.Settings.FlagSortedBy != "key" || got.Name != "Default Organization" {
 		t.Fatalf("updated %+v", got)
 	}
-	if orgs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t)); orgs[0].Settings.FlagSortedBy != "key" {
+	if orgs := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t)); orgs[0].Settings.FlagSortedBy != "key" {
 		t.Fatalf("stored settings %+v", orgs[0].Settings)
 	}
 	// Left out, settings stay.
-	if got := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Renamed"}).ok(t)); got.Settings.FlagSortedBy != "key" {
+	if got := decode[iam.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Renamed"}).ok(t)); got.Settings.FlagSortedBy != "key" {
 		t.Fatalf("settings after a rename %+v", got.Settings)
 	}
 	s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Renamed", "settings": map[string]string{"flagSortedBy": "name"}}).
@@ -193,12 +194,12 @@ func TestOrganizationSettings(t *testing.T) {
 	// UpdateOrgSortFlagsBy is checked when, and only when, the order changes.
 	sorter := []access.Statement{{ID: "s", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgSortFlagsBy"}, Resources: []string{"organization/*"}}}
 	renamer := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgName"}, Resources: []string{"organization/*"}}}
-	st := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "sorter", "type": "Service", "permissions": sorter}).ok(t)).Token
-	rt := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": renamer}).ok(t)).Token
+	st := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "sorter", "type": "Service", "permissions": sorter}).ok(t)).Token
+	rt := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": renamer}).ok(t)).Token
 	s.do("PUT", "/api/v1/organizations", st, map[string]any{"name": "Renamed", "settings": map[string]string{"flagSortedBy": "created_at"}}).ok(t)
 	s.do("PUT", "/api/v1/organizations", rt, map[string]any{"name": "Renamed", "settings": map[string]string{"flagSortedBy": "key"}}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/organizations", rt, map[string]any{"name": "Again", "settings": map[string]string{"flagSortedBy": "created_at"}}).ok(t)
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	s.do("PUT", "/api/v1/organizations", admin, map[string]any{"name": "Again", "settings": map[string]string{"flagSortedBy": "key"}}).ok(t)
 }
 
@@ -209,8 +210,8 @@ func TestOrganizationSettings(t *testing.T) {
 func TestOrganizationCreationIsBounded(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	admin, adminID := s.addMember("admin@example.com", store.AdministratorPolicyID)
-	const tries = store.MaxCreatedOrganizations + 8
+	admin, adminID := s.addMember("admin@example.com", core.AdministratorPolicyID)
+	const tries = iam.MaxCreatedOrganizations + 8
 	statuses := make([]int, tries)
 	var wg sync.WaitGroup
 	for i := range tries {
@@ -230,32 +231,32 @@ func TestOrganizationCreationIsBounded(t *testing.T) {
 			created++
 		}
 	}
-	if created != store.MaxCreatedOrganizations {
-		t.Errorf("%d of %d concurrent creations succeeded, want %d", created, tries, store.MaxCreatedOrganizations)
+	if created != iam.MaxCreatedOrganizations {
+		t.Errorf("%d of %d concurrent creations succeeded, want %d", created, tries, iam.MaxCreatedOrganizations)
 	}
-	if n := s.count(`SELECT count(*) FROM organizations WHERE creator_id = $1`, adminID); n != store.MaxCreatedOrganizations {
-		t.Errorf("%d organizations stored for the administrator, want %d", n, store.MaxCreatedOrganizations)
+	if n := s.count(`SELECT count(*) FROM organizations WHERE creator_id = $1`, adminID); n != iam.MaxCreatedOrganizations {
+		t.Errorf("%d organizations stored for the administrator, want %d", n, iam.MaxCreatedOrganizations)
 	}
 	s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": "One more", "key": "one-more"}, "Organization", s.orgID.String()).
 		fails(t, http.StatusUnprocessableEntity, "TooManyOrganizations")
 
 	// Deleting one of them makes room for one.
-	mine := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", admin, nil).ok(t))
+	mine := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", admin, nil).ok(t))
 	s.do("DELETE", "/api/v1/organizations", admin, nil, "Organization", mine[1].ID.String()).ok(t)
 	s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": "One more", "key": "one-more"}, "Organization", s.orgID.String()).ok(t)
 
 	// The workspace's owner is held to the workspace's total only.
 	def := []string{"Organization", s.orgID.String()}
-	for i := range store.MaxCreatedOrganizations + 1 {
+	for i := range iam.MaxCreatedOrganizations + 1 {
 		s.do("POST", "/api/v1/organizations", s.owner, map[string]string{"name": fmt.Sprintf("Owned %d", i), "key": fmt.Sprintf("owned-%d", i)}, def...).ok(t)
 	}
 	_, err := s.pool.Exec(context.Background(), `INSERT INTO organizations (workspace_id, name, key)
 		SELECT $1, 'Filler ' || n, 'filler-' || n FROM generate_series(1, $2 - (SELECT count(*) FROM organizations WHERE workspace_id = $1)) n`,
-		s.wsID, store.MaxWorkspaceOrganizations)
+		s.wsID, iam.MaxWorkspaceOrganizations)
 	must(t, err)
 	s.do("POST", "/api/v1/organizations", s.owner, map[string]string{"name": "Past the total", "key": "past"}, def...).
 		fails(t, http.StatusUnprocessableEntity, "TooManyOrganizations")
-	if n := s.count(`SELECT count(*) FROM organizations WHERE workspace_id = $1`, s.wsID); n != store.MaxWorkspaceOrganizations {
-		t.Errorf("%d organizations in the workspace, want %d", n, store.MaxWorkspaceOrganizations)
+	if n := s.count(`SELECT count(*) FROM organizations WHERE workspace_id = $1`, s.wsID); n != iam.MaxWorkspaceOrganizations {
+		t.Errorf("%d organizations in the workspace, want %d", n, iam.MaxWorkspaceOrganizations)
 	}
 }

@@ -3,12 +3,12 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) updateOrganization(c echo.Context) error {
-	var in store.OrganizationInput
+	var in iam.OrganizationInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -26,7 +26,7 @@ func (h *Handler) getOrganization(c echo.Context) error {
 }
 
 func (h *Handler) createOrganization(c echo.Context) error {
-	var in store.NewOrganizationInput
+	var in iam.NewOrganizationInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (h *Handler) createOrganization(c echo.Context) error {
 }
 
 func (h *Handler) onboardOrganization(c echo.Context) error {
-	var in store.OnboardingInput
+	var in iam.OnboardingInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}

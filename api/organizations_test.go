@@ -8,7 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestUpdateOrganization(t *testing.T) {
@@ -17,14 +18,14 @@ func TestUpdateOrganization(t *testing.T) {
 	p := s.createPolicy("Readers", "readers")
 	theirs := s.otherOrganizationIAM()
 
-	renamed := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": " Acme "}).ok(t))
+	renamed := decode[iam.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": " Acme "}).ok(t))
 	if renamed.Name != "Acme" || renamed.Key != "default-organization" ||
-		!slices.Equal(renamed.DefaultPermissions.PolicyIDs, []uuid.UUID{store.DeveloperPolicyID}) {
+		!slices.Equal(renamed.DefaultPermissions.PolicyIDs, []uuid.UUID{core.DeveloperPolicyID}) {
 		t.Fatalf("renamed %+v: defaults must stay when not given", renamed)
 	}
-	set := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Acme",
-		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{p.ID, store.DeveloperPolicyID, p.ID}, "groupIds": []uuid.UUID{g.ID}}}).ok(t))
-	if !slices.Equal(set.DefaultPermissions.PolicyIDs, []uuid.UUID{p.ID, store.DeveloperPolicyID}) || !slices.Equal(set.DefaultPermissions.GroupIDs, []uuid.UUID{g.ID}) {
+	set := decode[iam.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Acme",
+		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{p.ID, core.DeveloperPolicyID, p.ID}, "groupIds": []uuid.UUID{g.ID}}}).ok(t))
+	if !slices.Equal(set.DefaultPermissions.PolicyIDs, []uuid.UUID{p.ID, core.DeveloperPolicyID}) || !slices.Equal(set.DefaultPermissions.GroupIDs, []uuid.UUID{g.ID}) {
 		t.Fatalf("defaults %+v", set.DefaultPermissions)
 	}
 
@@ -41,7 +42,7 @@ func TestUpdateOrganization(t *testing.T) {
 		{"policyIds": []uuid.UUID{theirs.policy}},
 		{"policyIds": []uuid.UUID{uuid.New()}},
 		{"groupIds": []uuid.UUID{theirs.group}},
-		{"groupIds": []uuid.UUID{store.DeveloperPolicyID}},
+		{"groupIds": []uuid.UUID{core.DeveloperPolicyID}},
 	} {
 		s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Evil", "defaultPermissions": bad}).
 			fails(t, http.StatusBadRequest, "defaultPermissions_is_invalid")
@@ -50,12 +51,12 @@ func TestUpdateOrganization(t *testing.T) {
 	s.do("PUT", "/api/v1/organizations", s.owner, `{"defaultPermissions":[]}`).fails(t, http.StatusBadRequest, "body_is_invalid")
 
 	// Clearing the defaults is allowed.
-	cleared := decode[store.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Acme",
+	cleared := decode[iam.Organization](t, s.do("PUT", "/api/v1/organizations", s.owner, map[string]any{"name": "Acme",
 		"defaultPermissions": map[string]any{"policyIds": nil, "groupIds": []uuid.UUID{}}}).ok(t))
 	if len(cleared.DefaultPermissions.PolicyIDs) != 0 || cleared.DefaultPermissions.PolicyIDs == nil || len(cleared.DefaultPermissions.GroupIDs) != 0 {
 		t.Errorf("cleared defaults %+v", cleared.DefaultPermissions)
 	}
-	orgs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
+	orgs := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
 	if orgs[0].Name != "Acme" {
 		t.Errorf("organization %+v after refused changes", orgs[0])
 	}
@@ -66,20 +67,20 @@ func TestUpdateOrganization(t *testing.T) {
 
 func TestOrganizationSettingsPermissions(t *testing.T) {
 	s := newServer(t)
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	s.do("PUT", "/api/v1/organizations", dev, map[string]any{"name": "Mine"}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/organizations", dev, map[string]any{"name": "Default Organization"}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/organizations", admin, map[string]any{"name": "Admins' org"}).ok(t)
 
 	// Each action is checked for the part it changes.
 	nameOnly := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgName"}, Resources: []string{"organization/*"}}}
-	renamer := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": nameOnly}).ok(t))
+	renamer := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": nameOnly}).ok(t))
 	s.do("PUT", "/api/v1/organizations", renamer.Token, map[string]any{"name": "Renamed"}).ok(t)
 	s.do("PUT", "/api/v1/organizations", renamer.Token, map[string]any{"name": "Renamed",
 		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{}}}).fails(t, http.StatusForbidden, "Forbidden")
 	otherOrg := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"*"}, Resources: []string{"organization/other"}}}
-	stranger := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "stranger", "type": "Service", "permissions": otherOrg}).ok(t))
+	stranger := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "stranger", "type": "Service", "permissions": otherOrg}).ok(t))
 	s.do("PUT", "/api/v1/organizations", stranger.Token, map[string]any{"name": "Nope"}).fails(t, http.StatusForbidden, "Forbidden")
 	if n := s.audits("Organization"); n != 2 {
 		t.Errorf("%d organization audit entries, want 2", n)
@@ -94,8 +95,8 @@ func TestIAMNeedsCanManageIAM(t *testing.T) {
 	s := newServer(t)
 	p := s.createPolicy("Mine", "mine")
 	g := s.createGroup("QA")
-	dev, devID := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	dev, devID := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	_, otherID := s.addMember("other@example.com")
 	pid, gid, mid, oid := p.ID.String(), g.ID.String(), devID.String(), otherID.String()
 	requests := []struct {
@@ -127,8 +128,8 @@ func TestIAMNeedsCanManageIAM(t *testing.T) {
 		{"GET", "/api/v1/members/" + mid + "/groups", nil},
 		{"GET", "/api/v1/members/" + mid + "/direct-policies", nil},
 		{"GET", "/api/v1/members/" + mid + "/inherited-policies", nil},
-		{"PUT", "/api/v1/members/" + mid + "/add-policy/" + store.OwnerPolicyID.String(), nil},
-		{"PUT", "/api/v1/members/" + mid + "/remove-policy/" + store.DeveloperPolicyID.String(), nil},
+		{"PUT", "/api/v1/members/" + mid + "/add-policy/" + core.OwnerPolicyID.String(), nil},
+		{"PUT", "/api/v1/members/" + mid + "/remove-policy/" + core.DeveloperPolicyID.String(), nil},
 		{"DELETE", "/api/v1/members/remove-from-org/" + oid, nil},
 		{"DELETE", "/api/v1/groups/" + gid, nil},
 		{"DELETE", "/api/v1/policies/" + pid, nil},
@@ -143,7 +144,7 @@ func TestIAMNeedsCanManageIAM(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM audit_logs`); n != audits {
 		t.Fatalf("%d audit entries after refused requests, want %d", n, audits)
 	}
-	if got := policyIDsOf(t, s, devID); !slices.Equal(got, []uuid.UUID{store.DeveloperPolicyID}) {
+	if got := policyIDsOf(t, s, devID); !slices.Equal(got, []uuid.UUID{core.DeveloperPolicyID}) {
 		t.Fatalf("the developer changed their own policies to %v", got)
 	}
 	for _, r := range requests {

@@ -4,7 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -18,7 +18,7 @@ func (h *Handler) listPolicies(c echo.Context) error {
 }
 
 func (h *Handler) createPolicy(c echo.Context) error {
-	var in store.PolicyInput
+	var in iam.PolicyInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (h *Handler) isPolicyKeyUsed(c echo.Context) error {
 }
 
 func (h *Handler) clonePolicy(c echo.Context) error {
-	var in store.PolicyInput
+	var in iam.PolicyInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (h *Handler) updatePolicySettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.PolicySettingsInput
+	var in iam.PolicySettingsInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}

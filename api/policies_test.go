@@ -11,23 +11,24 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
-func (s *server) createPolicy(name, key string) store.Policy {
+func (s *server) createPolicy(name, key string) iam.Policy {
 	s.t.Helper()
-	return decode[store.Policy](s.t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": name, "key": key}).ok(s.t))
+	return decode[iam.Policy](s.t, s.do("POST", "/api/v1/policies", s.owner, map[string]string{"name": name, "key": key}).ok(s.t))
 }
 
-func (s *server) createGroup(name string) store.Group {
+func (s *server) createGroup(name string) iam.Group {
 	s.t.Helper()
-	return decode[store.Group](s.t, s.do("POST", "/api/v1/groups", s.owner, map[string]string{"name": name}).ok(s.t))
+	return decode[iam.Group](s.t, s.do("POST", "/api/v1/groups", s.owner, map[string]string{"name": name}).ok(s.t))
 }
 
 // ownerID is the id of the bootstrapped owner.
 func (s *server) ownerID() uuid.UUID {
 	s.t.Helper()
-	return decode[store.Profile](s.t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(s.t)).ID
+	return decode[iam.Profile](s.t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(s.t)).ID
 }
 
 // foreign holds ids that exist in another organization of the workspace.
@@ -42,7 +43,7 @@ func (s *server) otherOrganizationIAM() foreign {
 	var orgID uuid.UUID
 	must(s.t, s.pool.QueryRow(ctx, `SELECT id FROM organizations WHERE key = 'other'`).Scan(&orgID))
 	p, err := s.q.CreatePolicy(ctx, db.CreatePolicyParams{ID: uuid.New(), OrganizationID: &orgID, Name: "Theirs", Key: "theirs",
-		Type: store.PolicyCustomerManaged, Statements: []byte(`[]`)})
+		Type: iam.PolicyCustomerManaged, Statements: []byte(`[]`)})
 	must(s.t, err)
 	g, err := s.q.CreateGroup(ctx, db.CreateGroupParams{OrganizationID: orgID, Name: "Theirs"})
 	must(s.t, err)
@@ -63,29 +64,29 @@ var flagStatement = access.Statement{ID: "s1", ResourceType: "flag", Effect: "al
 
 func TestPolicyLifecycle(t *testing.T) {
 	s := newServer(t)
-	created := decode[store.Policy](t, s.do("POST", "/api/v1/policies", s.owner,
+	created := decode[iam.Policy](t, s.do("POST", "/api/v1/policies", s.owner,
 		map[string]string{"name": " Release managers ", "key": "release-managers", "description": "ship it"}).ok(t))
 	if created.Name != "Release managers" || created.Key != "release-managers" || created.Type != "CustomerManaged" ||
 		created.Description != "ship it" || created.Statements == nil || len(created.Statements) != 0 || created.UpdatedAt.Location().String() != "UTC" {
 		t.Fatalf("created %+v", created)
 	}
 	path := "/api/v1/policies/" + created.ID.String()
-	if got := decode[store.Policy](t, s.do("GET", path, s.owner, nil).ok(t)); got.ID != created.ID || got.Key != created.Key {
+	if got := decode[iam.Policy](t, s.do("GET", path, s.owner, nil).ok(t)); got.ID != created.ID || got.Key != created.Key {
 		t.Fatalf("got %+v, want %+v", got, created)
 	}
 
-	renamed := decode[store.Policy](t, s.do("PUT", path+"/settings", s.owner, map[string]string{"name": "Releasers", "description": ""}).ok(t))
+	renamed := decode[iam.Policy](t, s.do("PUT", path+"/settings", s.owner, map[string]string{"name": "Releasers", "description": ""}).ok(t))
 	if renamed.Name != "Releasers" || renamed.Description != "" || renamed.Key != "release-managers" {
 		t.Fatalf("renamed %+v", renamed)
 	}
 
 	st := []map[string]any{{"resourceType": "flag", "effect": "allow", "actions": []string{"CreateFlag"}, "resources": []string{"project/*:env/*:flag/*"}},
 		{"id": "keep-me", "resourceType": "project", "effect": "deny", "actions": []string{"*"}, "resources": []string{"project/secret"}}}
-	updated := decode[store.Policy](t, s.do("PUT", path+"/statements", s.owner, st).ok(t))
+	updated := decode[iam.Policy](t, s.do("PUT", path+"/statements", s.owner, st).ok(t))
 	if len(updated.Statements) != 2 || updated.Statements[0].ID == "" || updated.Statements[1].ID != "keep-me" || updated.Statements[1].Effect != "deny" {
 		t.Fatalf("statements %+v, want two, the first given an id", updated.Statements)
 	}
-	cleared := decode[store.Policy](t, s.do("PUT", path+"/statements", s.owner, []any{}).ok(t))
+	cleared := decode[iam.Policy](t, s.do("PUT", path+"/statements", s.owner, []any{}).ok(t))
 	if len(cleared.Statements) != 0 {
 		t.Fatalf("statements %+v after setting none", cleared.Statements)
 	}
@@ -114,7 +115,7 @@ func TestPolicyListing(t *testing.T) {
 	for _, p := range []struct{ name, key string }{{"Zeta", "zeta"}, {"alpha testers", "alpha"}, {"Beta testers", "beta"}} {
 		s.createPolicy(p.name, p.key)
 	}
-	all := decode[store.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies?pageSize=100", s.owner, nil).ok(t))
+	all := decode[core.Paged[iam.Policy]](t, s.do("GET", "/api/v1/policies?pageSize=100", s.owner, nil).ok(t))
 	var names []string
 	for _, p := range all.Items {
 		names = append(names, p.Name)
@@ -126,11 +127,11 @@ func TestPolicyListing(t *testing.T) {
 	if all.Items[0].Type != "SysManaged" || len(all.Items[2].Statements) != 1 {
 		t.Fatalf("built-in %+v", all.Items[0])
 	}
-	found := decode[store.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies?NAME=TESTERS&pageIndex=1&pagesize=1", s.owner, nil).ok(t))
+	found := decode[core.Paged[iam.Policy]](t, s.do("GET", "/api/v1/policies?NAME=TESTERS&pageIndex=1&pagesize=1", s.owner, nil).ok(t))
 	if found.TotalCount != 2 || len(found.Items) != 1 || found.Items[0].Name != "Beta testers" {
 		t.Fatalf("second page of 'testers' = %+v", found)
 	}
-	if none := decode[store.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies?name=_", s.owner, nil).ok(t)); none.TotalCount != 0 {
+	if none := decode[core.Paged[iam.Policy]](t, s.do("GET", "/api/v1/policies?name=_", s.owner, nil).ok(t)); none.TotalCount != 0 {
 		t.Fatalf("'_' matched %d policies; it must be literal", none.TotalCount)
 	}
 	s.do("GET", "/api/v1/policies?PageSize=0&PageIndex=x", s.owner, nil).fails(t, http.StatusBadRequest, "pageIndex_is_invalid", "pageSize_is_invalid")
@@ -186,7 +187,7 @@ func TestPolicyValidation(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM policies WHERE organization_id IS NOT NULL`); n != 1 {
 		t.Errorf("%d organization policies stored, want 1: refusals store nothing", n)
 	}
-	if got := decode[store.Policy](t, s.do("GET", path, s.owner, nil).ok(t)); len(got.Statements) != 0 || got.Name != "Mine" {
+	if got := decode[iam.Policy](t, s.do("GET", path, s.owner, nil).ok(t)); len(got.Statements) != 0 || got.Name != "Mine" {
 		t.Errorf("policy changed by refused requests: %+v", got)
 	}
 	if n := s.audits("Policy"); n != 1 {
@@ -196,19 +197,19 @@ func TestPolicyValidation(t *testing.T) {
 
 func TestBuiltinPoliciesCannotBeModified(t *testing.T) {
 	s := newServer(t)
-	for _, id := range []uuid.UUID{store.OwnerPolicyID, store.AdministratorPolicyID, store.DeveloperPolicyID} {
+	for _, id := range []uuid.UUID{core.OwnerPolicyID, core.AdministratorPolicyID, core.DeveloperPolicyID} {
 		path := "/api/v1/policies/" + id.String()
 		s.do("PUT", path+"/settings", s.owner, map[string]string{"name": "Mine now"}).fails(t, http.StatusUnprocessableEntity, "CannotModifySysManagedPolicy")
 		s.do("PUT", path+"/statements", s.owner, []access.Statement{flagStatement}).fails(t, http.StatusUnprocessableEntity, "CannotModifySysManagedPolicy")
 		s.do("DELETE", path, s.owner, nil).fails(t, http.StatusUnprocessableEntity, "CannotModifySysManagedPolicy")
-		if got := decode[store.Policy](t, s.do("GET", path, s.owner, nil).ok(t)); got.Type != "SysManaged" || got.Name == "Mine now" {
+		if got := decode[iam.Policy](t, s.do("GET", path, s.owner, nil).ok(t)); got.Type != "SysManaged" || got.Name == "Mine now" {
 			t.Errorf("built-in %+v", got)
 		}
 	}
 	// A refused change is still checked for validity first, and for permission.
-	s.do("PUT", "/api/v1/policies/"+store.OwnerPolicyID.String()+"/settings", s.owner, map[string]string{}).fails(t, http.StatusBadRequest, "name_is_required")
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	s.do("DELETE", "/api/v1/policies/"+store.OwnerPolicyID.String(), dev, nil).fails(t, http.StatusForbidden, "Forbidden")
+	s.do("PUT", "/api/v1/policies/"+core.OwnerPolicyID.String()+"/settings", s.owner, map[string]string{}).fails(t, http.StatusBadRequest, "name_is_required")
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	s.do("DELETE", "/api/v1/policies/"+core.OwnerPolicyID.String(), dev, nil).fails(t, http.StatusForbidden, "Forbidden")
 	if n := s.audits("Policy"); n != 0 {
 		t.Errorf("%d policy audit entries, want 0", n)
 	}
@@ -216,15 +217,15 @@ func TestBuiltinPoliciesCannotBeModified(t *testing.T) {
 
 func TestClonePolicy(t *testing.T) {
 	s := newServer(t)
-	clone := decode[store.Policy](t, s.do("POST", "/api/v1/policies/clone/developer", s.owner,
+	clone := decode[iam.Policy](t, s.do("POST", "/api/v1/policies/clone/developer", s.owner,
 		map[string]string{"name": "Developers plus", "key": "developers-plus", "description": "more"}).ok(t))
-	var developer store.Policy
-	for _, p := range decode[store.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies", s.owner, nil).ok(t)).Items {
-		if p.ID == store.DeveloperPolicyID {
+	var developer iam.Policy
+	for _, p := range decode[core.Paged[iam.Policy]](t, s.do("GET", "/api/v1/policies", s.owner, nil).ok(t)).Items {
+		if p.ID == core.DeveloperPolicyID {
 			developer = p
 		}
 	}
-	if clone.Type != "CustomerManaged" || clone.ID == store.DeveloperPolicyID || clone.Key != "developers-plus" || clone.Description != "more" ||
+	if clone.Type != "CustomerManaged" || clone.ID == core.DeveloperPolicyID || clone.Key != "developers-plus" || clone.Description != "more" ||
 		!slices.EqualFunc(clone.Statements, developer.Statements, func(a, b access.Statement) bool {
 			return a.ID == b.ID && a.ResourceType == b.ResourceType && slices.Equal(a.Actions, b.Actions) && slices.Equal(a.Resources, b.Resources)
 		}) {
@@ -236,11 +237,11 @@ func TestClonePolicy(t *testing.T) {
 	s.do("PUT", "/api/v1/policies/"+mine.ID.String()+"/statements", s.owner, []access.Statement{flagStatement}).ok(t)
 	_, devID := s.addMember("dev@example.com")
 	s.do("PUT", "/api/v1/members/"+devID.String()+"/add-policy/"+mine.ID.String(), s.owner, nil).ok(t)
-	again := decode[store.Policy](t, s.do("POST", "/api/v1/policies/clone/Mine", s.owner, map[string]string{"name": "Mine 2", "key": "mine-2"}).ok(t))
+	again := decode[iam.Policy](t, s.do("POST", "/api/v1/policies/clone/Mine", s.owner, map[string]string{"name": "Mine 2", "key": "mine-2"}).ok(t))
 	if len(again.Statements) != 1 || again.Statements[0].ID != "s1" || again.Description != "" {
 		t.Fatalf("clone of mine %+v", again)
 	}
-	if got := decode[store.Paged[store.PolicyMember]](t, s.do("GET", "/api/v1/policies/"+again.ID.String()+"/members", s.owner, nil).ok(t)); got.TotalCount != 0 {
+	if got := decode[core.Paged[iam.PolicyMember]](t, s.do("GET", "/api/v1/policies/"+again.ID.String()+"/members", s.owner, nil).ok(t)); got.TotalCount != 0 {
 		t.Fatalf("the clone has members %+v", got)
 	}
 
@@ -257,7 +258,7 @@ func TestClonePolicy(t *testing.T) {
 
 // setupPolicyHolders makes a policy held directly by ann and bob, and by cat
 // only through a group; dan holds nothing.
-func setupPolicyHolders(s *server) (store.Policy, store.Group) {
+func setupPolicyHolders(s *server) (iam.Policy, iam.Group) {
 	s.t.Helper()
 	p := s.createPolicy("Testers", "testers")
 	g := s.createGroup("QA")
@@ -299,7 +300,7 @@ func TestPolicyMembers(t *testing.T) {
 		{"?SearchText=example.com&PageIndex=3", 2, nil, nil}, // past the last match, still counted
 	}
 	for _, tt := range tests {
-		got := decode[store.Paged[store.PolicyMember]](t, s.do("GET", path+tt.query, s.owner, nil).ok(t))
+		got := decode[core.Paged[iam.PolicyMember]](t, s.do("GET", path+tt.query, s.owner, nil).ok(t))
 		var emails []string
 		var flags []bool
 		for _, m := range got.Items {
@@ -318,7 +319,7 @@ func TestPolicyMembers(t *testing.T) {
 	s.do("GET", path+"?SearchText=%00", s.owner, nil).fails(t, http.StatusBadRequest, "searchText_is_invalid")
 
 	// A built-in policy lists its direct holders too.
-	owners := decode[store.Paged[store.PolicyMember]](t, s.do("GET", "/api/v1/policies/"+store.OwnerPolicyID.String()+"/members", s.owner, nil).ok(t))
+	owners := decode[core.Paged[iam.PolicyMember]](t, s.do("GET", "/api/v1/policies/"+core.OwnerPolicyID.String()+"/members", s.owner, nil).ok(t))
 	if owners.TotalCount != 1 || owners.Items[0].Email != ownerEmail {
 		t.Errorf("owners %+v", owners)
 	}
@@ -342,7 +343,7 @@ func TestPolicyGroups(t *testing.T) {
 		{"?name=a", 1, []string{"QA"}, []bool{true}},
 	}
 	for _, tt := range tests {
-		got := decode[store.Paged[store.PolicyGroup]](t, s.do("GET", path+tt.query, s.owner, nil).ok(t))
+		got := decode[core.Paged[iam.PolicyGroup]](t, s.do("GET", path+tt.query, s.owner, nil).ok(t))
 		var names []string
 		var flags []bool
 		for _, g := range got.Items {
@@ -369,7 +370,7 @@ func TestPolicyPagesOfUnknownPolicies(t *testing.T) {
 		s.do("DELETE", "/api/v1/policies/"+id, s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 	}
 	// Another organization's policies are neither listed nor their keys taken.
-	for _, p := range decode[store.Paged[store.Policy]](t, s.do("GET", "/api/v1/policies", s.owner, nil).ok(t)).Items {
+	for _, p := range decode[core.Paged[iam.Policy]](t, s.do("GET", "/api/v1/policies", s.owner, nil).ok(t)).Items {
 		if p.ID == theirs.policy {
 			t.Fatal("another organization's policy is listed")
 		}
@@ -382,20 +383,20 @@ func TestPolicyPagesOfUnknownPolicies(t *testing.T) {
 
 func TestUserPoliciesAndActions(t *testing.T) {
 	s := newServer(t)
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	// FeatBit's PolicyVm[]: the policies held, with their statements.
-	held := decode[[]store.Policy](t, s.do("GET", "/api/v1/user/policies", dev, nil).ok(t))
+	held := decode[[]iam.Policy](t, s.do("GET", "/api/v1/user/policies", dev, nil).ok(t))
 	var ids []string
 	for _, p := range held {
 		for _, st := range p.Statements {
 			ids = append(ids, st.ID)
 		}
 	}
-	if len(held) != 1 || held[0].ID != store.DeveloperPolicyID ||
+	if len(held) != 1 || held[0].ID != core.DeveloperPolicyID ||
 		!slices.Equal(ids, []string{"developer-access-token", "developer-project", "developer-env", "developer-flag", "developer-segment"}) {
 		t.Errorf("developer policies %+v", held)
 	}
-	if owner := decode[[]store.Policy](t, s.do("GET", "/api/v1/user/policies", s.owner, nil).ok(t)); len(owner) != 1 || owner[0].ID != store.OwnerPolicyID ||
+	if owner := decode[[]iam.Policy](t, s.do("GET", "/api/v1/user/policies", s.owner, nil).ok(t)); len(owner) != 1 || owner[0].ID != core.OwnerPolicyID ||
 		len(owner[0].Statements) != 1 || owner[0].Statements[0].ResourceType != "*" {
 		t.Errorf("owner policies %+v", owner)
 	}

@@ -3,7 +3,7 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -13,7 +13,7 @@ func (h *Handler) listProjects(c echo.Context) error {
 }
 
 func (h *Handler) createProject(c echo.Context) error {
-	var in store.ProjectInput
+	var in core.ProjectInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (h *Handler) renameProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.ProjectInput
+	var in core.ProjectInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (h *Handler) createEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.EnvironmentInput
+	var in core.EnvironmentInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (h *Handler) updateEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.EnvironmentInput
+	var in core.EnvironmentInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (h *Handler) createSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.SecretInput
+	var in core.SecretInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (h *Handler) updateSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.SecretInput
+	var in core.SecretInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}

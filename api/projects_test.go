@@ -7,12 +7,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
-func (s *server) createProject(name, key string) store.Project {
+func (s *server) createProject(name, key string) core.Project {
 	s.t.Helper()
-	return decode[store.Project](s.t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": name, "key": key}).ok(s.t))
+	return decode[core.Project](s.t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": name, "key": key}).ok(s.t))
 }
 
 func TestCreateProject(t *testing.T) {
@@ -32,7 +32,7 @@ func TestCreateProject(t *testing.T) {
 			t.Fatalf("secrets = %+v, want Server Key and Client Key", env.Secrets)
 		}
 		for _, sec := range env.Secrets {
-			if got, ok := store.SecretEnvID(sec.Value); !ok || got != env.ID {
+			if got, ok := core.SecretEnvID(sec.Value); !ok || got != env.ID {
 				t.Errorf("secret %q encodes %v, want environment %v", sec.Value, got, env.ID)
 			}
 		}
@@ -65,20 +65,20 @@ func TestGetListRenameDeleteProject(t *testing.T) {
 	p := s.createProject("Web", "web")
 	s.createProject("API", "api")
 
-	got := decode[store.Project](t, s.do("GET", "/api/v1/projects/"+p.ID.String(), s.owner, nil).ok(t))
+	got := decode[core.Project](t, s.do("GET", "/api/v1/projects/"+p.ID.String(), s.owner, nil).ok(t))
 	if got.ID != p.ID || len(got.Environments) != 2 || len(got.Environments[0].Secrets) != 2 {
 		t.Fatalf("got %+v, want the project with its environments and secrets", got)
 	}
-	list := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil).ok(t))
+	list := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil).ok(t))
 	if len(list) != 2 || list[0].Key != "web" || list[1].Key != "api" {
 		t.Fatalf("list = %+v, want web then api", list)
 	}
 
-	renamed := decode[store.ProjectName](t, s.do("PUT", "/api/v1/projects/"+p.ID.String(), s.owner, map[string]string{"name": "Storefront", "key": "ignored"}).ok(t))
+	renamed := decode[core.ProjectName](t, s.do("PUT", "/api/v1/projects/"+p.ID.String(), s.owner, map[string]string{"name": "Storefront", "key": "ignored"}).ok(t))
 	if renamed.ID != p.ID || renamed.Name != "Storefront" {
 		t.Fatalf("rename answered %+v", renamed)
 	}
-	if got := decode[store.Project](t, s.do("GET", "/api/v1/projects/"+p.ID.String(), s.owner, nil).ok(t)); got.Key != "web" || got.Name != "Storefront" {
+	if got := decode[core.Project](t, s.do("GET", "/api/v1/projects/"+p.ID.String(), s.owner, nil).ok(t)); got.Key != "web" || got.Name != "Storefront" {
 		t.Fatalf("after rename: %+v, want name Storefront and key web", got)
 	}
 	s.do("PUT", "/api/v1/projects/"+p.ID.String(), s.owner, map[string]string{}).fails(t, http.StatusBadRequest, "name_is_required")
@@ -112,7 +112,7 @@ func TestProjectsOfAnotherOrganizationAreNotFound(t *testing.T) {
 	s.do("PUT", "/api/v1/projects/"+other, s.owner, map[string]string{"name": "Mine"}).fails(t, http.StatusNotFound, "ResourceNotFound")
 	s.do("DELETE", "/api/v1/projects/"+other, s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 	s.do("POST", "/api/v1/projects/"+other+"/envs", s.owner, map[string]string{"name": "X", "key": "x"}).fails(t, http.StatusNotFound, "ResourceNotFound")
-	if list := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil).ok(t)); len(list) != 0 {
+	if list := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", s.owner, nil).ok(t)); len(list) != 0 {
 		t.Fatalf("list shows %d projects of another organization", len(list))
 	}
 }
@@ -121,11 +121,11 @@ func TestDeveloperPermissions(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	p := s.createProject("Web", "web")
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	nobody, _ := s.addMember("nobody@example.com")
 
 	// A developer sees projects and environments but may not change them.
-	if list := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", dev, nil).ok(t)); len(list) != 1 || len(list[0].Environments) != 2 {
+	if list := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", dev, nil).ok(t)); len(list) != 1 || len(list[0].Environments) != 2 {
 		t.Fatalf("developer sees %+v, want the project with both environments", list)
 	}
 	s.do("POST", "/api/v1/projects", dev, map[string]string{"name": "Mine", "key": "mine"}).fails(t, http.StatusForbidden, "Forbidden")
@@ -141,7 +141,7 @@ func TestDeveloperPermissions(t *testing.T) {
 	s.do("PUT", "/api/v1/workspaces", dev, map[string]string{"name": "Mine", "key": "mine"}).fails(t, http.StatusForbidden, "Forbidden")
 
 	// A member without policies sees nothing and can do nothing.
-	if list := decode[[]store.Project](t, s.do("GET", "/api/v1/projects", nobody, nil).ok(t)); len(list) != 0 {
+	if list := decode[[]core.Project](t, s.do("GET", "/api/v1/projects", nobody, nil).ok(t)); len(list) != 0 {
 		t.Fatalf("a member without policies sees %d projects", len(list))
 	}
 	s.do("GET", "/api/v1/projects/"+p.ID.String(), nobody, nil).fails(t, http.StatusForbidden, "Forbidden")
@@ -157,7 +157,7 @@ func TestEnvironments(t *testing.T) {
 	p := s.createProject("Web", "web")
 	base := "/api/v1/projects/" + p.ID.String() + "/envs"
 
-	env := decode[store.Environment](t, s.do("POST", base, s.owner, map[string]any{"name": "QA", "key": "qa", "description": "for testers"}).ok(t))
+	env := decode[core.Environment](t, s.do("POST", base, s.owner, map[string]any{"name": "QA", "key": "qa", "description": "for testers"}).ok(t))
 	if env.Name != "QA" || env.Key != "qa" || env.Description != "for testers" || env.ProjectID != p.ID || len(env.Secrets) != 2 {
 		t.Fatalf("created %+v", env)
 	}
@@ -166,18 +166,18 @@ func TestEnvironments(t *testing.T) {
 		fails(t, http.StatusBadRequest, "name_is_required", "key_is_invalid", "description_is_invalid")
 
 	path := base + "/" + env.ID.String()
-	updated := decode[store.Environment](t, s.do("PUT", path, s.owner, map[string]any{"name": "Staging", "settings": map[string]bool{"requireChangeComment": true}}).ok(t))
+	updated := decode[core.Environment](t, s.do("PUT", path, s.owner, map[string]any{"name": "Staging", "settings": map[string]bool{"requireChangeComment": true}}).ok(t))
 	if updated.Name != "Staging" || updated.Key != "qa" || updated.Description != "for testers" || !updated.Settings.RequireChangeComment || len(updated.Secrets) != 2 {
 		t.Fatalf("updated %+v, want Staging keeping key, description and secrets, requiring comments", updated)
 	}
-	got := decode[store.Environment](t, s.do("GET", path, s.owner, nil).ok(t))
+	got := decode[core.Environment](t, s.do("GET", path, s.owner, nil).ok(t))
 	if !got.Settings.RequireChangeComment || got.Name != "Staging" {
 		t.Fatalf("read back %+v", got)
 	}
 	// The key never changes; naming the current one, or none, is fine.
 	s.do("PUT", path, s.owner, map[string]any{"name": "Staging", "key": "prod"}).fails(t, http.StatusBadRequest, "key_is_immutable")
 	s.do("PUT", path, s.owner, map[string]any{"name": "Staging", "key": "QA"}).fails(t, http.StatusBadRequest, "key_is_immutable")
-	if got := decode[store.Environment](t, s.do("PUT", path, s.owner, map[string]any{"name": "Staging", "key": "qa"}).ok(t)); got.Key != "qa" {
+	if got := decode[core.Environment](t, s.do("PUT", path, s.owner, map[string]any{"name": "Staging", "key": "qa"}).ok(t)); got.Key != "qa" {
 		t.Fatalf("key %q after naming the same key, want qa", got.Key)
 	}
 
@@ -199,11 +199,11 @@ func TestSecrets(t *testing.T) {
 	env := s.createProject("Web", "web").Environments[0]
 	base := "/api/v1/envs/" + env.ID.String() + "/secrets"
 
-	sec := decode[store.Secret](t, s.do("POST", base, s.owner, map[string]string{"name": "Backend", "type": "server"}).ok(t))
+	sec := decode[core.Secret](t, s.do("POST", base, s.owner, map[string]string{"name": "Backend", "type": "server"}).ok(t))
 	if sec.Name != "Backend" || sec.Type != "server" || len(sec.Value) != 44 {
 		t.Fatalf("created %+v", sec)
 	}
-	if id, ok := store.SecretEnvID(sec.Value); !ok || id != env.ID {
+	if id, ok := core.SecretEnvID(sec.Value); !ok || id != env.ID {
 		t.Fatalf("secret encodes %v, want %v", id, env.ID)
 	}
 	s.do("POST", base, s.owner, map[string]string{"name": "X", "type": "admin"}).fails(t, http.StatusBadRequest, "type_is_invalid")
@@ -213,8 +213,8 @@ func TestSecrets(t *testing.T) {
 	if r := s.do("PUT", base+"/"+sec.ID.String(), s.owner, map[string]string{"name": "API server"}).ok(t); string(r.Data) != "true" {
 		t.Fatalf("secret update answered %s, want true", r.Data)
 	}
-	var renamed store.Secret
-	for _, x := range decode[store.Environment](t, s.do("GET", "/api/v1/projects/"+env.ProjectID.String()+"/envs/"+env.ID.String(), s.owner, nil).ok(t)).Secrets {
+	var renamed core.Secret
+	for _, x := range decode[core.Environment](t, s.do("GET", "/api/v1/projects/"+env.ProjectID.String()+"/envs/"+env.ID.String(), s.owner, nil).ok(t)).Secrets {
 		if x.ID == sec.ID {
 			renamed = x
 		}

@@ -3,13 +3,13 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // listResources is FeatBit's GET /api/v1/resources?type=&name=.
 func (h *Handler) listResources(c echo.Context) error {
 	rs, err := h.store.ListResources(c.Request().Context(), actor(c),
-		store.ResourceFilter{Type: query(c, "type"), Name: query(c, "name")})
+		core.ResourceFilter{Type: query(c, "type"), Name: query(c, "name")})
 	return respond(c, rs, err)
 }
 
@@ -17,6 +17,6 @@ func (h *Handler) listResources(c echo.Context) error {
 // types repeated or comma-separated.
 func (h *Handler) listResourcesV2(c echo.Context) error {
 	rs, err := h.store.ListResourcesV2(c.Request().Context(), actor(c),
-		store.ResourceFilterV2{SpaceLevel: query(c, "spaceLevel"), Name: query(c, "name"), Types: queryList(c, "types")})
+		core.ResourceFilterV2{SpaceLevel: query(c, "spaceLevel"), Name: query(c, "name"), Types: queryList(c, "types")})
 	return respond(c, rs, err)
 }

@@ -12,17 +12,18 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // envelope wraps every answer under /api/. Details, only on a validation
 // failure, say for each error code where exactly the input is wrong and why.
 type envelope struct {
-	Success bool                 `json:"success"`
-	Errors  []string             `json:"errors"`
-	Data    any                  `json:"data"`
-	Details []store.FieldProblem `json:"details,omitempty"`
+	Success bool                `json:"success"`
+	Errors  []string            `json:"errors"`
+	Data    any                 `json:"data"`
+	Details []core.FieldProblem `json:"details,omitempty"`
 }
 
 // respond writes data in a success envelope, or hands err to the error handler.
@@ -60,7 +61,7 @@ const (
 // classification, and for what it does not know, the errors of HTTP itself
 // (a body too large, a route or method that does not exist).
 func errorResponse(err error) (int, []string) {
-	class := store.Classify(err)
+	class := core.Classify(err)
 	if class.Status == http.StatusInternalServerError {
 		if c, ok := httpx.Classify(err); ok {
 			class = c
@@ -89,7 +90,7 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 		c.Response().Header().Set(echo.HeaderRetryAfter, httpx.BusyRetryAfter)
 	}
 	answer := envelope{Success: false, Errors: codes}
-	var verr *store.ValidationError
+	var verr *core.ValidationError
 	if errors.As(err, &verr) {
 		answer.Details = verr.Details
 	}
@@ -141,8 +142,8 @@ func queryBool(c echo.Context, name string) (bool, error) {
 
 // iamFilter reads an IAM list's search text, its "all" switch (none when
 // all is empty) and its page.
-func iamFilter(c echo.Context, search, all string) (store.IAMFilter, error) {
-	f := store.IAMFilter{Search: query(c, search), Page: page(c)}
+func iamFilter(c echo.Context, search, all string) (iam.IAMFilter, error) {
+	f := iam.IAMFilter{Search: query(c, search), Page: page(c)}
 	var err error
 	if all != "" {
 		f.All, err = queryBool(c, all)
@@ -151,8 +152,8 @@ func iamFilter(c echo.Context, search, all string) (store.IAMFilter, error) {
 }
 
 // page reads PageIndex and PageSize.
-func page(c echo.Context) store.Page {
-	return store.Page{Index: queryInt(c, "PageIndex", 0), Size: queryInt(c, "PageSize", store.DefaultPageSize)}
+func page(c echo.Context) core.Page {
+	return core.Page{Index: queryInt(c, "PageIndex", 0), Size: queryInt(c, "PageSize", core.DefaultPageSize)}
 }
 
 // queryOptionalBool reads a true/false query parameter; absent is nil.
@@ -163,7 +164,7 @@ func queryOptionalBool(c echo.Context, name string) (*bool, error) {
 	}
 	b, err := strconv.ParseBool(s)
 	if err != nil {
-		return nil, store.Invalid(name + "_is_invalid")
+		return nil, core.Invalid(name + "_is_invalid")
 	}
 	return &b, nil
 }
@@ -176,7 +177,7 @@ func queryUUID(c echo.Context, name string) (*uuid.UUID, error) {
 	}
 	id, err := uuid.Parse(s)
 	if err != nil {
-		return nil, store.Invalid(name + "_is_invalid")
+		return nil, core.Invalid(name + "_is_invalid")
 	}
 	return &id, nil
 }
@@ -211,7 +212,7 @@ func queryTime(c echo.Context, name string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return nil, store.Invalid(name + "_is_invalid")
+		return nil, core.Invalid(name + "_is_invalid")
 	}
 	return &t, nil
 }

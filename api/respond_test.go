@@ -9,7 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // TestBindRefusesAmbiguousAndEmptyBodies: a member named twice, in any case
@@ -40,9 +41,9 @@ func TestBindRefusesAmbiguousAndEmptyBodies(t *testing.T) {
 		{`{"-":1}`, false},
 	} {
 		c2 := e.NewContext(httptest.NewRequest(http.MethodPut, "/", bytes.NewReader([]byte(c.body))), httptest.NewRecorder())
-		var in store.FlagInput
+		var in flagstore.FlagInput
 		err := bind(c2, &in)
-		var verr *store.ValidationError
+		var verr *core.ValidationError
 		switch {
 		case c.ok && err != nil:
 			t.Errorf("bind(%s) = %v, want accepted", c.body, err)

@@ -13,13 +13,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/runner"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // pendingChanges reads a flag's pending changes as FeatBit's clients do.
-func (f envFixture) pendingChanges(key string) []store.PendingChange {
+func (f envFixture) pendingChanges(key string) []flagstore.PendingChange {
 	f.s.t.Helper()
-	return decode[[]store.PendingChange](f.s.t, f.s.do("GET", f.flags+"/"+key+"/pending-changes", f.s.owner, nil).ok(f.s.t))
+	return decode[[]flagstore.PendingChange](f.s.t, f.s.do("GET", f.flags+"/"+key+"/pending-changes", f.s.owner, nil).ok(f.s.t))
 }
 
 func TestFlagSchedulesAPI(t *testing.T) {
@@ -53,7 +54,7 @@ func TestFlagSchedulesAPI(t *testing.T) {
 	}
 	// FeatBit's dataChange carries each flag as a string of JSON text.
 	var text [2]string
-	var before, after store.Flag
+	var before, after flagstore.Flag
 	must(t, json.Unmarshal(p.DataChange.Previous, &text[0]))
 	must(t, json.Unmarshal(p.DataChange.Current, &text[1]))
 	must(t, json.Unmarshal([]byte(text[0]), &before))
@@ -61,7 +62,7 @@ func TestFlagSchedulesAPI(t *testing.T) {
 	if len(before.TargetUsers) != 0 || len(after.TargetUsers) != 1 || after.TargetUsers[0].KeyIDs[0] != "alice" {
 		t.Fatalf("dataChange %s → %s", p.DataChange.Previous, p.DataChange.Current)
 	}
-	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); len(got.TargetUsers) != 0 {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); len(got.TargetUsers) != 0 {
 		t.Fatal("scheduling changed the flag now")
 	}
 
@@ -114,7 +115,7 @@ func TestScheduleFailsWhenItsAuthorLostTheRight(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	dev, devID := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, devID := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	s.do("POST", e.flags+"/pay/schedules", dev, map[string]any{"title": "Launch", "scheduledTime": time.Now().Add(time.Hour).UTC(),
 		"targetFlag": map[string]any{"isEnabled": true}}).ok(t)
 	ctx := context.Background()
@@ -146,7 +147,7 @@ func TestScheduleFailsWhenItsAuthorLostTheRight(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if f := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); f.IsEnabled {
+	if f := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); f.IsEnabled {
 		t.Fatal("a schedule whose author lost the right turned the flag on")
 	}
 }

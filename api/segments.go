@@ -4,7 +4,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -17,7 +18,7 @@ func (h *Handler) listSegments(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	segments, err := h.store.ListSegments(c.Request().Context(), actor(c), envID, store.SegmentFilter{
+	segments, err := h.store.ListSegments(c.Request().Context(), actor(c), envID, flagstore.SegmentFilter{
 		Name: query(c, "name"), IsArchived: archived, Page: page(c)})
 	return respond(c, segments, err)
 }
@@ -27,7 +28,7 @@ func (h *Handler) createSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.SegmentInput
+	var in flagstore.SegmentInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -82,7 +83,7 @@ func (h *Handler) segmentFlagReferences(c echo.Context) error {
 
 // segmentChange decodes a segment change's body and applies it with do.
 // Every segment change answers true, as FeatBit's do.
-func segmentChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.UUID, uuid.UUID, In) (Out, error)) error {
+func segmentChange[In any, Out any](c echo.Context, do func(*core.Actor, uuid.UUID, uuid.UUID, In) (Out, error)) error {
 	envID, segmentID, err := pathIDs(c, "envId", "segmentId")
 	if err != nil {
 		return err
@@ -96,48 +97,48 @@ func segmentChange[In any, Out any](c echo.Context, do func(*store.Actor, uuid.U
 }
 
 func (h *Handler) archiveSegment(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.Change) (bool, error) {
+	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.Change) (bool, error) {
 		_, err := h.store.ArchiveSegment(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) restoreSegment(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.Change) (bool, error) {
+	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.Change) (bool, error) {
 		_, err := h.store.RestoreSegment(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) deleteSegment(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.Change) (bool, error) {
+	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.Change) (bool, error) {
 		return true, h.store.DeleteSegment(c.Request().Context(), a, envID, id, in)
 	})
 }
 
 func (h *Handler) renameSegment(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.SegmentNameInput) (bool, error) {
+	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.SegmentNameInput) (bool, error) {
 		_, err := h.store.RenameSegment(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) setSegmentDescription(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.DescriptionInput) (bool, error) {
+	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.DescriptionInput) (bool, error) {
 		_, err := h.store.SetSegmentDescription(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) setSegmentTags(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.TagsInput) (bool, error) {
+	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.TagsInput) (bool, error) {
 		_, err := h.store.SetSegmentTags(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) setSegmentTargeting(c echo.Context) error {
-	return segmentChange(c, func(a *store.Actor, envID, id uuid.UUID, in store.SegmentTargetingInput) (bool, error) {
+	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.SegmentTargetingInput) (bool, error) {
 		_, err := h.store.SetSegmentTargeting(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
@@ -177,7 +178,7 @@ func (h *Handler) listAuditLogs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	logs, err := h.store.ListAuditLogs(c.Request().Context(), actor(c), envID, store.AuditFilter{
+	logs, err := h.store.ListAuditLogs(c.Request().Context(), actor(c), envID, flagstore.AuditFilter{
 		RefType: query(c, "refType"), RefID: query(c, "refId"), Query: query(c, "query"), From: from, To: to,
 		CreatorID: creator, CrossEnvironment: cross, Page: page(c)})
 	return respond(c, logs, err)

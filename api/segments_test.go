@@ -9,12 +9,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
-func (f envFixture) createSegment(body map[string]any) store.Segment {
+func (f envFixture) createSegment(body map[string]any) flagstore.Segment {
 	f.s.t.Helper()
-	return decode[store.Segment](f.s.t, f.s.do("POST", f.segs, f.s.owner, body).ok(f.s.t))
+	return decode[flagstore.Segment](f.s.t, f.s.do("POST", f.segs, f.s.owner, body).ok(f.s.t))
 }
 
 func TestCreateSegment(t *testing.T) {
@@ -37,7 +38,7 @@ func TestCreateSegment(t *testing.T) {
 	post(map[string]any{"name": "x", "key": "x", "type": "shared", "scopes": []string{"organization/default-organization:project/api"}}).
 		fails(t, http.StatusBadRequest, "scopes_is_invalid") // does not reach the environment it is managed from
 	post(map[string]any{"name": "x", "key": "x", "type": "environment-specific", "rules": []map[string]any{{"id": "r", "name": "n",
-		"conditions": []map[string]string{{"id": "c", "property": store.SegmentIn, "value": `["` + sg.ID.String() + `"]`}}}}}).
+		"conditions": []map[string]string{{"id": "c", "property": flagstore.SegmentIn, "value": `["` + sg.ID.String() + `"]`}}}}}).
 		fails(t, http.StatusBadRequest, "rules_is_invalid")
 	post(map[string]any{"name": "x", "key": "x", "type": "environment-specific", "included": []string{""}}).fails(t, http.StatusBadRequest, "included_is_invalid")
 }
@@ -46,7 +47,7 @@ func TestSharedSegmentsAndByIDs(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	e := s.prodEnv()
-	p := decode[store.Project](t, s.do("GET", "/api/v1/projects/"+e.env.ProjectID.String(), s.owner, nil).ok(t))
+	p := decode[core.Project](t, s.do("GET", "/api/v1/projects/"+e.env.ProjectID.String(), s.owner, nil).ok(t))
 	dev := p.Environments[1].ID // the Dev environment of the same project
 	devSegs := "/api/v1/envs/" + dev.String() + "/segments"
 
@@ -56,17 +57,17 @@ func TestSharedSegmentsAndByIDs(t *testing.T) {
 	elsewhere := s.prodEnvOf("API", "api").createSegment(map[string]any{"name": "API", "key": "api", "type": "environment-specific"})
 
 	ids := "?ids=" + own.ID.String() + "&ids=" + shared.ID.String() + "," + elsewhere.ID.String() + "&ids=" + uuid.NewString()
-	inProd := decode[[]store.Segment](t, s.do("GET", e.segs+"/by-ids"+ids, s.owner, nil).ok(t))
+	inProd := decode[[]flagstore.Segment](t, s.do("GET", e.segs+"/by-ids"+ids, s.owner, nil).ok(t))
 	if len(inProd) != 2 || inProd[0].ID != own.ID || inProd[1].ID != shared.ID {
 		t.Fatalf("by-ids in prod = %d segments, want the env's own and the shared one", len(inProd))
 	}
-	inDev := decode[[]store.Segment](t, s.do("GET", devSegs+"/by-ids"+ids, s.owner, nil).ok(t))
+	inDev := decode[[]flagstore.Segment](t, s.do("GET", devSegs+"/by-ids"+ids, s.owner, nil).ok(t))
 	if len(inDev) != 1 || inDev[0].ID != shared.ID {
 		t.Fatalf("by-ids in dev = %+v, want only the shared segment", inDev)
 	}
 	s.do("GET", devSegs+"/"+shared.ID.String(), s.owner, nil).ok(t)
 	s.do("GET", devSegs+"/"+own.ID.String(), s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
-	if list := decode[store.Paged[store.Segment]](t, s.do("GET", devSegs, s.owner, nil).ok(t)); list.TotalCount != 1 {
+	if list := decode[core.Paged[flagstore.Segment]](t, s.do("GET", devSegs, s.owner, nil).ok(t)); list.TotalCount != 1 {
 		t.Fatalf("dev lists %d segments, want the shared one", list.TotalCount)
 	}
 
@@ -76,7 +77,7 @@ func TestSharedSegmentsAndByIDs(t *testing.T) {
 	}
 	s.do("GET", e.segs+"/by-ids?ids="+strings.Join(many, ","), s.owner, nil).fails(t, http.StatusBadRequest, "ids_is_invalid")
 	s.do("GET", e.segs+"/by-ids?ids=not-a-uuid", s.owner, nil).fails(t, http.StatusBadRequest, "ids_is_invalid")
-	if got := decode[[]store.Segment](t, s.do("GET", e.segs+"/by-ids", s.owner, nil).ok(t)); len(got) != 0 {
+	if got := decode[[]flagstore.Segment](t, s.do("GET", e.segs+"/by-ids", s.owner, nil).ok(t)); len(got) != 0 {
 		t.Fatalf("by-ids without ids = %d segments", len(got))
 	}
 }
@@ -88,19 +89,19 @@ func TestPatchSegment(t *testing.T) {
 	sg := e.createSegment(map[string]any{"name": "Beta", "key": "beta", "type": "environment-specific", "included": []string{"alice"}})
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
 	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f, sg.ID))).ok(t)
-	f = decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
+	f = decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	path := e.segs + "/" + sg.ID.String()
 
 	r := s.do("PATCH", path, s.owner, `[{"op":"add","path":"/included/-","value":"bob"},{"op":"replace","path":"/description","value":"testers"},{"op":"test","path":"/name","value":"Beta"}]`).ok(t)
 	if string(r.Data) != "true" {
 		t.Fatalf("patch answered %s, want true", r.Data)
 	}
-	got := decode[store.Segment](t, s.do("GET", path, s.owner, nil).ok(t))
+	got := decode[flagstore.Segment](t, s.do("GET", path, s.owner, nil).ok(t))
 	if !slices.Equal(got.Included, []string{"alice", "bob"}) || got.Description != "testers" {
 		t.Fatalf("patched %+v", got)
 	}
 	// Who is in the segment changed, so the flag using it has a new revision and says why.
-	after := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
+	after := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	if after.Revision == f.Revision {
 		t.Fatal("the referencing flag kept its revision")
 	}
@@ -134,13 +135,13 @@ func TestPatchSegment(t *testing.T) {
 			}
 		})
 	}
-	if unchanged := decode[store.Segment](t, s.do("GET", path, s.owner, nil).ok(t)); !sameSegment(unchanged, got) {
+	if unchanged := decode[flagstore.Segment](t, s.do("GET", path, s.owner, nil).ok(t)); !sameSegment(unchanged, got) {
 		t.Fatalf("refused patches changed the segment:\n%+v\n%+v", unchanged, got)
 	}
 	s.do("PATCH", e.segs+"/"+uuid.NewString(), s.owner, `[]`).fails(t, http.StatusNotFound, "ResourceNotFound")
 }
 
-func sameSegment(a, b store.Segment) bool {
+func sameSegment(a, b flagstore.Segment) bool {
 	return a.Name == b.Name && a.Description == b.Description && slices.Equal(a.Included, b.Included) &&
 		len(a.Rules) == len(b.Rules) && a.UpdatedAt.Equal(b.UpdatedAt)
 }
@@ -158,10 +159,10 @@ func TestSegmentArchiveRestoreDelete(t *testing.T) {
 		t.Fatalf("%d audit entries, want only the creation", n)
 	}
 	s.do("PUT", path+"/archive", s.owner, map[string]string{"comment": "season over"}).ok(t)
-	if got := decode[store.Segment](t, s.do("GET", path, s.owner, nil).ok(t)); !got.IsArchived {
+	if got := decode[flagstore.Segment](t, s.do("GET", path, s.owner, nil).ok(t)); !got.IsArchived {
 		t.Fatal("not archived")
 	}
-	if l := decode[store.Paged[store.Segment]](t, s.do("GET", e.segs+"?isArchived=true", s.owner, nil).ok(t)); l.TotalCount != 1 {
+	if l := decode[core.Paged[flagstore.Segment]](t, s.do("GET", e.segs+"?isArchived=true", s.owner, nil).ok(t)); l.TotalCount != 1 {
 		t.Fatalf("archived list: %d", l.TotalCount)
 	}
 	// An archived segment cannot be used by a flag.
@@ -173,7 +174,7 @@ func TestSegmentArchiveRestoreDelete(t *testing.T) {
 	// While a flag uses it, it can be neither archived nor deleted.
 	s.do("PUT", path+"/archive", s.owner, nil).fails(t, http.StatusUnprocessableEntity, "SegmentIsBeingUsed")
 	s.do("DELETE", path, s.owner, nil).fails(t, http.StatusUnprocessableEntity, "SegmentIsBeingUsed")
-	refs := decode[[]store.FlagReference](t, s.do("GET", path+"/flag-references", s.owner, nil).ok(t))
+	refs := decode[[]flagstore.FlagReference](t, s.do("GET", path+"/flag-references", s.owner, nil).ok(t))
 	if len(refs) != 1 || refs[0].Key != "pay" || refs[0].EnvKey != "prod" {
 		t.Fatalf("flag references %+v", refs)
 	}
@@ -204,7 +205,7 @@ func TestSegmentSettingsAndList(t *testing.T) {
 	e.createSegment(map[string]any{"name": "Beta testers", "key": "beta", "type": "environment-specific", "tags": []string{"qa"}})
 	path := e.segs + "/" + a.ID.String()
 
-	get := func() store.Segment { return decode[store.Segment](t, s.do("GET", path, s.owner, nil).ok(t)) }
+	get := func() flagstore.Segment { return decode[flagstore.Segment](t, s.do("GET", path, s.owner, nil).ok(t)) }
 	if done := decode[bool](t, s.do("PUT", path+"/name", s.owner, map[string]string{"name": "Alpha crew"}).ok(t)); !done || get().Name != "Alpha crew" {
 		t.Fatalf("renamed %q", get().Name)
 	}
@@ -223,11 +224,11 @@ func TestSegmentSettingsAndList(t *testing.T) {
 	s.do("PUT", path+"/name", s.owner, map[string]string{"name": " "}).fails(t, http.StatusBadRequest, "name_is_required")
 
 	// Most recently changed first; name search in part, case-insensitively; paging.
-	list := decode[store.Paged[store.Segment]](t, s.do("GET", e.segs, s.owner, nil).ok(t))
+	list := decode[core.Paged[flagstore.Segment]](t, s.do("GET", e.segs, s.owner, nil).ok(t))
 	if list.TotalCount != 2 || list.Items[0].ID != a.ID {
 		t.Fatalf("list %+v, want the changed segment first", list.Items)
 	}
-	if got := decode[store.Paged[store.Segment]](t, s.do("GET", e.segs+"?name=BETA&pageSize=1", s.owner, nil).ok(t)); got.TotalCount != 1 || got.Items[0].Key != "beta" {
+	if got := decode[core.Paged[flagstore.Segment]](t, s.do("GET", e.segs+"?name=BETA&pageSize=1", s.owner, nil).ok(t)); got.TotalCount != 1 || got.Items[0].Key != "beta" {
 		t.Fatalf("search %+v", got)
 	}
 	if tags := decode[[]string](t, s.do("GET", e.segs+"/all-tags", s.owner, nil).ok(t)); !slices.Equal(tags, []string{"early", "qa"}) {
@@ -244,7 +245,7 @@ func TestSegmentPermissions(t *testing.T) {
 	e := s.prodEnv()
 	sg := e.createSegment(map[string]any{"name": "Beta", "key": "beta", "type": "environment-specific"})
 	nobody, _ := s.addMember("nobody@example.com")
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	path := e.segs + "/" + sg.ID.String()
 	s.do("GET", path, nobody, nil).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PATCH", path, nobody, `[{"op":"replace","path":"/name","value":"x"}]`).fails(t, http.StatusForbidden, "Forbidden")
@@ -276,10 +277,10 @@ func TestFlagReferencesShowOnlyReadableEnvironments(t *testing.T) {
 	path := envs.dev.segs + "/" + shared.ID.String() + "/flag-references"
 
 	r := s.do("GET", path, devOnly, nil).ok(t)
-	if refs := decode[[]store.FlagReference](t, r); len(refs) != 1 || refs[0].Key != "dev-tryout" || strings.Contains(string(r.Data), "prod-secret") {
+	if refs := decode[[]flagstore.FlagReference](t, r); len(refs) != 1 || refs[0].Key != "dev-tryout" || strings.Contains(string(r.Data), "prod-secret") {
 		t.Errorf("a member who may access only dev sees %s, want only the dev flag", r.Data)
 	}
-	if refs := decode[[]store.FlagReference](t, s.do("GET", path, s.owner, nil).ok(t)); len(refs) != 2 {
+	if refs := decode[[]flagstore.FlagReference](t, s.do("GET", path, s.owner, nil).ok(t)); len(refs) != 2 {
 		t.Errorf("the owner sees %d references, want 2", len(refs))
 	}
 }

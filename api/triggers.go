@@ -6,7 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 )
@@ -20,14 +21,14 @@ func (h *Handler) listTriggers(c echo.Context) error {
 		return err
 	}
 	if target == nil {
-		return store.Invalid("targetId_is_required")
+		return core.Invalid("targetId_is_required")
 	}
 	triggers, err := h.store.ListTriggers(c.Request().Context(), actor(c), *target)
 	return respond(c, triggers, err)
 }
 
 func (h *Handler) createTrigger(c echo.Context) error {
-	var in store.TriggerInput
+	var in flagstore.TriggerInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -40,7 +41,7 @@ func (h *Handler) updateTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.TriggerStatusInput
+	var in flagstore.TriggerStatusInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -77,10 +78,10 @@ func (h *Handler) deleteTrigger(c echo.Context) error {
 // with Retry-After.
 func (h *Handler) runTrigger(c echo.Context) error {
 	_, err := h.store.RunTrigger(c.Request().Context(), c.Param("token"), h.limits.AllowTriggerRun)
-	if errors.Is(err, store.ErrNotFound) && !h.limits.AllowTriggerMiss(c.RealIP()) {
-		err = store.ErrTooManyRequests
+	if errors.Is(err, core.ErrNotFound) && !h.limits.AllowTriggerMiss(c.RealIP()) {
+		err = core.ErrTooManyRequests
 	}
-	if errors.Is(err, store.ErrTooManyRequests) {
+	if errors.Is(err, core.ErrTooManyRequests) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(limit.TriggerRefill.Seconds())))
 	}
 	return respond(c, true, err)

@@ -8,14 +8,16 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
 // createTrigger makes a trigger on flag f and returns it with its whole token.
-func (s *server) createTrigger(f store.Flag, action, description string) store.Trigger {
+func (s *server) createTrigger(f flagstore.Flag, action, description string) flagstore.Trigger {
 	s.t.Helper()
-	return decode[store.Trigger](s.t, s.do("POST", "/api/v1/triggers", s.owner,
+	return decode[flagstore.Trigger](s.t, s.do("POST", "/api/v1/triggers", s.owner,
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": action, "description": description}).ok(s.t))
 }
 
@@ -48,7 +50,7 @@ func TestTriggerRun(t *testing.T) {
 		t.Errorf("%d triggers stored with the token's hash and not the token, want 1", n)
 	}
 	// Lists show five characters, as FeatBit does.
-	list := decode[[]store.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
+	list := decode[[]flagstore.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
 	if len(list) != 1 || list[0].Token != tr.Token[:5]+strings.Repeat("*", 35) {
 		t.Fatalf("list %+v, want the trigger with its token hidden", list)
 	}
@@ -56,11 +58,11 @@ func TestTriggerRun(t *testing.T) {
 	if r := s.run(tr.Token).ok(t); string(r.Data) != "true" {
 		t.Fatalf("run answered %s, want true", r.Data)
 	}
-	got := decode[store.Flag](t, s.do("GET", e.flags+"/checkout-v2", s.owner, nil).ok(t))
+	got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/checkout-v2", s.owner, nil).ok(t))
 	if got.IsEnabled {
 		t.Fatal("the flag is still on after the turn-off trigger ran")
 	}
-	revs := decode[store.Paged[store.FlagRevision]](t, s.do("GET", e.flags+"/checkout-v2/revisions", s.owner, nil).ok(t))
+	revs := decode[core.Paged[flagstore.FlagRevision]](t, s.do("GET", e.flags+"/checkout-v2/revisions", s.owner, nil).ok(t))
 	if revs.Items[0].Comment != "Turned off by trigger “PagerDuty checkout”" || revs.Items[0].CreatorID != tr.ID {
 		t.Errorf("newest revision %q by %s, want the trigger's", revs.Items[0].Comment, revs.Items[0].CreatorID)
 	}
@@ -70,12 +72,12 @@ func TestTriggerRun(t *testing.T) {
 		t.Errorf("%d history entries of the trigger turning the flag off, want 1", n)
 	}
 	// The environment's history names the trigger as who made the change.
-	audit := decode[store.Paged[store.AuditEntry]](t, s.do("GET", "/api/v1/envs/"+e.env.ID.String()+"/audit-logs?refType=FeatureFlag", s.owner, nil).ok(t))
+	audit := decode[core.Paged[flagstore.AuditEntry]](t, s.do("GET", "/api/v1/envs/"+e.env.ID.String()+"/audit-logs?refType=FeatureFlag", s.owner, nil).ok(t))
 	if a := audit.Items[0]; a.CreatorName != "Trigger “PagerDuty checkout”" || a.CreatorEmail != "Trigger" || a.Comment != revs.Items[0].Comment {
 		t.Errorf("newest history entry by %q (%q): %q", a.CreatorName, a.CreatorEmail, a.Comment)
 	}
 	// The flag list says who changed it last: the trigger, by its description.
-	listed := decode[store.Paged[store.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
+	listed := decode[core.Paged[flagstore.FlagListItem]](t, s.do("GET", e.flags, s.owner, nil).ok(t))
 	if lc := listed.Items[0].LastChange; lc == nil || lc.Operator.Name != "Trigger “PagerDuty checkout”" || lc.Comment != revs.Items[0].Comment {
 		t.Errorf("last change %+v, want the trigger's", lc)
 	}
@@ -84,7 +86,7 @@ func TestTriggerRun(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM flag_revisions WHERE flag_id = $1`, f.ID); n != 3 {
 		t.Errorf("%d revisions, want 3 (create, on, off by trigger)", n)
 	}
-	list = decode[[]store.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
+	list = decode[[]flagstore.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
 	if list[0].TriggeredTimes != 2 || list[0].LastTriggeredAt == nil {
 		t.Errorf("after two calls: %+v", list[0])
 	}
@@ -109,10 +111,10 @@ func TestTriggerRun(t *testing.T) {
 	// A turn-on trigger turns it back on.
 	on := s.createTrigger(f, "turn-on", "")
 	s.run(on.Token).ok(t)
-	if got := decode[store.Flag](t, s.do("GET", e.flags+"/checkout-v2", s.owner, nil).ok(t)); !got.IsEnabled {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/checkout-v2", s.owner, nil).ok(t)); !got.IsEnabled {
 		t.Error("the turn-on trigger left the flag off")
 	}
-	revs = decode[store.Paged[store.FlagRevision]](t, s.do("GET", e.flags+"/checkout-v2/revisions", s.owner, nil).ok(t))
+	revs = decode[core.Paged[flagstore.FlagRevision]](t, s.do("GET", e.flags+"/checkout-v2/revisions", s.owner, nil).ok(t))
 	if want := "Turned on by trigger “" + on.Token[:5] + "…”"; revs.Items[0].Comment != want {
 		t.Errorf("comment %q, want %q (an undescribed trigger is named by its token's start)", revs.Items[0].Comment, want)
 	}
@@ -146,7 +148,7 @@ func TestTriggerInput(t *testing.T) {
 		t.Errorf("%d triggers stored from refused input", n)
 	}
 	// A flag holds at most 50.
-	for range store.MaxFlagTrigger {
+	for range flagstore.MaxFlagTrigger {
 		s.createTrigger(f, "turn-on", "")
 	}
 	s.do("POST", "/api/v1/triggers", s.owner, map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).
@@ -173,10 +175,10 @@ func TestTriggerRateLimit(t *testing.T) {
 	}
 	s.run(on.Token).ok(t)
 	// The refused call changed nothing: the flag is as the other trigger left it.
-	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); !got.IsEnabled {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); !got.IsEnabled {
 		t.Error("a refused turn-off call turned the flag off")
 	}
-	list := decode[[]store.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
+	list := decode[[]flagstore.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
 	for _, tr := range list {
 		if tr.ID == off.ID && tr.TriggeredTimes != limit.TriggerBurst {
 			t.Errorf("the limited trigger counted %d calls, want %d", tr.TriggeredTimes, limit.TriggerBurst)
@@ -197,7 +199,7 @@ func TestTriggerOnArchivedFlag(t *testing.T) {
 	if n := s.count(`SELECT triggered_times FROM flag_triggers WHERE id = $1`, tr.ID); n != 0 {
 		t.Errorf("a refused run counted: %d", n)
 	}
-	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.IsEnabled {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.IsEnabled {
 		t.Error("the archived flag was turned on")
 	}
 }
@@ -214,7 +216,7 @@ func TestTriggersNeedToggleFlag(t *testing.T) {
 	reader, _ := s.addMember("reader@example.com", s.policyFor("env-reader", []access.Statement{{
 		ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}}}))
 
-	if list := decode[[]store.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), reader, nil).ok(t)); len(list) != 1 {
+	if list := decode[[]flagstore.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), reader, nil).ok(t)); len(list) != 1 {
 		t.Errorf("reader sees %d triggers, want 1", len(list))
 	}
 	id := tr.ID.String()
@@ -255,7 +257,7 @@ func TestTriggerMissesAreLimitedPerAddress(t *testing.T) {
 	// The real token from the guessing address runs and turns the flag on.
 	refused := time.Now()
 	s.do("POST", "/api/v1/triggers/run/"+tr.Token, "", nil, remoteAddr, guesser).ok(t)
-	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); !got.IsEnabled {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); !got.IsEnabled {
 		t.Error("the trigger answered but the flag is still off")
 	}
 	// Guessing stays refused: past the misses refilled since the first 429
@@ -282,14 +284,14 @@ func TestTriggerActsWithItsCreatorsRights(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	dev, devID := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	tr := decode[store.Trigger](t, s.do("POST", "/api/v1/triggers", dev,
+	dev, devID := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	tr := decode[flagstore.Trigger](t, s.do("POST", "/api/v1/triggers", dev,
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).ok(t))
 	s.run(tr.Token).ok(t)
 	s.do("PUT", e.flags+"/pay/toggle/false", s.owner, nil).ok(t)
 	unchanged := func(runs int) {
 		t.Helper()
-		if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.IsEnabled {
+		if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); got.IsEnabled {
 			t.Error("a refused trigger turned the flag on")
 		}
 		if n := s.count(`SELECT triggered_times FROM flag_triggers WHERE id = $1`, tr.ID); n != runs {
@@ -312,16 +314,16 @@ func TestTriggerActsWithItsCreatorsRights(t *testing.T) {
 	s.run(tr.Token).fails(t, http.StatusForbidden, "TriggerCreatorNotAllowed")
 	unchanged(1)
 	// Allowed ToggleFlag on this flag again, it runs.
-	s.do("PUT", "/api/v1/members/"+devID.String()+"/add-policy/"+store.DeveloperPolicyID.String(), s.owner, nil).ok(t)
+	s.do("PUT", "/api/v1/members/"+devID.String()+"/add-policy/"+core.DeveloperPolicyID.String(), s.owner, nil).ok(t)
 	s.run(tr.Token).ok(t)
-	if got := decode[store.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); !got.IsEnabled {
+	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); !got.IsEnabled {
 		t.Error("the trigger of a creator allowed again left the flag off")
 	}
 
 	// Made with a Personal token, it stops while the token is off.
 	s.do("PUT", e.flags+"/pay/toggle/false", s.owner, nil).ok(t)
-	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "alerts", "type": "Personal"}).ok(t))
-	byToken := decode[store.Trigger](t, s.do("POST", "/api/v1/triggers", token.Token,
+	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "alerts", "type": "Personal"}).ok(t))
+	byToken := decode[flagstore.Trigger](t, s.do("POST", "/api/v1/triggers", token.Token,
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).ok(t))
 	s.do("PUT", "/api/v1/access-tokens/"+token.ID.String()+"/toggle", s.owner, nil).ok(t)
 	s.run(byToken.Token).fails(t, http.StatusForbidden, "TriggerCreatorNotAllowed")

@@ -11,7 +11,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -42,7 +43,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 	r := c.Request()
 	// The file's JSON may also come as the body itself, for scripts.
 	if strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
-		var data store.ImportUserData
+		var data sdkdata.ImportUserData
 		if err := bind(c, &data); err != nil {
 			return err
 		}
@@ -63,7 +64,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 	r.Body = http.MaxBytesReader(c.Response(), r.Body, maxUploadBytes)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return store.Invalid("file_is_invalid")
+		return core.Invalid("file_is_invalid")
 	}
 	for {
 		part, err := mr.NextPart()
@@ -100,7 +101,7 @@ func readError(err error, code string) error {
 	if errors.As(err, &tooLarge) {
 		return httpx.ErrTooLarge
 	}
-	return store.Invalid(code)
+	return core.Invalid(code)
 }
 
 // userFile reads FeatBit's end-user file from a stream, one value at a time.
@@ -111,7 +112,7 @@ type userFile struct {
 }
 
 // errInvalidFile is a file that is not FeatBit's end-user file.
-var errInvalidFile = store.Invalid("file_is_invalid")
+var errInvalidFile = core.Invalid("file_is_invalid")
 
 // importUserSize is what a user takes in the list of users, itself grown
 // as append grows it.
@@ -121,7 +122,7 @@ const importUserSize = 3 * 48
 // it does not take. It stops after one user more than the store imports,
 // or one property name more: the store refuses that by its rule. empty is
 // a file of nothing but white space.
-func readUserFile(r io.Reader, left *jsonbody.Allowance) (data store.ImportUserData, empty bool, err error) {
+func readUserFile(r io.Reader, left *jsonbody.Allowance) (data sdkdata.ImportUserData, empty bool, err error) {
 	f := userFile{r: bufio.NewReader(r), left: left}
 	if end, err := f.atEnd(); end || err != nil {
 		return data, end, err
@@ -162,10 +163,10 @@ func readUserFile(r io.Reader, left *jsonbody.Allowance) (data store.ImportUserD
 		switch {
 		case strings.EqualFold(member, "users") && !seenUsers:
 			seenUsers = true
-			stop, err = list(&f, &data.Users, store.MaxEndUsersPerFile)
+			stop, err = list(&f, &data.Users, sdkdata.MaxEndUsersPerFile)
 		case strings.EqualFold(member, "userProperties") && !seenProperties:
 			seenProperties = true
-			stop, err = list(&f, &data.UserProperties, store.MaxPropertyNamesPerFile)
+			stop, err = list(&f, &data.UserProperties, sdkdata.MaxPropertyNamesPerFile)
 		case strings.EqualFold(member, "users"), strings.EqualFold(member, "userProperties"):
 			return data, false, errInvalidFile // named twice
 		default: // a member the file does not have: checked, and left

@@ -3,11 +3,11 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func (h *Handler) updateProfile(c echo.Context) error {
-	var in store.ProfileInput
+	var in iam.ProfileInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}

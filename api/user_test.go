@@ -6,22 +6,23 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestUpdateProfile(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	p := decode[store.Profile](t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t))
+	p := decode[iam.Profile](t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t))
 	if p.Origin != "Local" || p.Email != ownerEmail {
 		t.Fatalf("profile %+v, want origin Local", p)
 	}
 	// FeatBit's body: {name, email}.
-	got := decode[store.Profile](t, s.do("PUT", "/api/v1/user/profile", s.owner, map[string]string{"name": " Olive ", "email": "olive@example.com"}).ok(t))
+	got := decode[iam.Profile](t, s.do("PUT", "/api/v1/user/profile", s.owner, map[string]string{"name": " Olive ", "email": "olive@example.com"}).ok(t))
 	if got.ID != p.ID || got.Name != "Olive" || got.Email != "olive@example.com" || got.Origin != "Local" {
 		t.Fatalf("updated %+v", got)
 	}
-	if again := decode[store.Profile](t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t)); again != got {
+	if again := decode[iam.Profile](t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t)); again != got {
 		t.Fatalf("read back %+v, want %+v", again, got)
 	}
 	s.login("olive@example.com", ownerPassword) // the new email signs in
@@ -29,7 +30,7 @@ func TestUpdateProfile(t *testing.T) {
 		t.Errorf("%d audit entries, want 1", n)
 	}
 	// An empty name becomes the email's local part; the same answer twice records nothing.
-	if got := decode[store.Profile](t, s.do("PUT", "/api/v1/user/profile", s.owner, map[string]string{"email": "olive@example.com"}).ok(t)); got.Name != "olive" {
+	if got := decode[iam.Profile](t, s.do("PUT", "/api/v1/user/profile", s.owner, map[string]string{"email": "olive@example.com"}).ok(t)); got.Name != "olive" {
 		t.Fatalf("name %q, want olive", got.Name)
 	}
 	s.do("PUT", "/api/v1/user/profile", s.owner, map[string]string{"email": "olive@example.com"}).ok(t)
@@ -43,7 +44,7 @@ func TestUpdateProfile(t *testing.T) {
 	s.do("PUT", "/api/v1/user/profile", s.owner, map[string]string{"email": "not an email"}).fails(t, http.StatusBadRequest, "email_is_invalid")
 	s.do("PUT", "/api/v1/user/profile", s.owner, `{"email":1}`).fails(t, http.StatusBadRequest, "body_is_invalid")
 
-	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
+	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
 	s.do("PUT", "/api/v1/user/profile", token, map[string]string{"email": "bot@example.com"}).fails(t, http.StatusForbidden, "Forbidden")
 
 	// Users made by single sign-on, without a password, are Sso.
@@ -61,14 +62,14 @@ func TestUserWorkspaces(t *testing.T) {
 		"tokenEndpoint":"https://id.example.com/t","clientAuthenticationMethod":"client_secret_basic","authorizationEndpoint":"https://id.example.com/a",
 		"scope":"openid email","userEmailClaim":"email","issuer":""}`)})
 	must(t, err)
-	ws := decode[[]store.Workspace](t, s.do("GET", "/api/v1/user/workspaces", s.owner, nil).ok(t))
+	ws := decode[[]iam.Workspace](t, s.do("GET", "/api/v1/user/workspaces", s.owner, nil).ok(t))
 	if len(ws) != 1 || ws[0].ID != s.wsID || ws[0].Key != "default-workspace" || !isBuntingLicense(t, ws[0].License, s.wsID) ||
-		ws[0].SSO == nil || ws[0].SSO.OIDC.ClientSecret != store.MaskedSecret {
+		ws[0].SSO == nil || ws[0].SSO.OIDC.ClientSecret != iam.MaskedSecret {
 		t.Fatalf("owner's workspaces %+v", ws)
 	}
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	ws = decode[[]store.Workspace](t, s.do("GET", "/api/v1/user/workspaces", dev, nil).ok(t))
-	if len(ws) != 1 || ws[0].License != "" || ws[0].SSO.OIDC.ClientSecret != store.MaskedSecret {
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	ws = decode[[]iam.Workspace](t, s.do("GET", "/api/v1/user/workspaces", dev, nil).ok(t))
+	if len(ws) != 1 || ws[0].License != "" || ws[0].SSO.OIDC.ClientSecret != iam.MaskedSecret {
 		t.Fatalf("developer's workspaces %+v: the licence is for those who may change it", ws)
 	}
 }

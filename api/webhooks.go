@@ -3,12 +3,12 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listWebhooks(c echo.Context) error {
-	hooks, err := h.store.ListWebhooks(c.Request().Context(), actor(c), store.WebhookFilter{Name: query(c, "name"),
+	hooks, err := h.store.ListWebhooks(c.Request().Context(), actor(c), flagstore.WebhookFilter{Name: query(c, "name"),
 		ProjectID: query(c, "projectId"), EnvID: query(c, "envId"), Page: page(c)})
 	return respond(c, hooks, err)
 }
@@ -28,7 +28,7 @@ func (h *Handler) getWebhook(c echo.Context) error {
 }
 
 func (h *Handler) createWebhook(c echo.Context) error {
-	var in store.WebhookInput
+	var in flagstore.WebhookInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func (h *Handler) updateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in store.WebhookInput
+	var in flagstore.WebhookInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (h *Handler) deleteWebhook(c echo.Context) error {
 }
 
 func (h *Handler) sendWebhook(c echo.Context) error {
-	var in store.WebhookRequest
+	var in flagstore.WebhookRequest
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -80,6 +80,6 @@ func (h *Handler) listWebhookDeliveries(c echo.Context) error {
 		return err
 	}
 	log, err := h.store.ListWebhookDeliveries(c.Request().Context(), actor(c), id,
-		store.WebhookDeliveryFilter{Event: query(c, "event"), Success: success, NotBefore: notBefore, Page: page(c)})
+		flagstore.WebhookDeliveryFilter{Event: query(c, "event"), Success: success, NotBefore: notBefore, Page: page(c)})
 	return respond(c, log, err)
 }

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // A webhook made with FeatBit's request shapes is listed, renamed, checked
@@ -14,7 +15,7 @@ import (
 func TestWebhookRoutes(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	p := decode[store.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}).ok(t))
+	p := decode[core.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}).ok(t))
 	env := p.Environments[0]
 	scope := p.ID.String() + "/" + env.ID.String()
 	// FeatBit's CreateWebhook, as its UI sends it.
@@ -23,7 +24,7 @@ func TestWebhookRoutes(t *testing.T) {
 		"headers":             []map[string]string{{"key": "X-Team", "value": "payments"}},
 		"payloadTemplateType": "default", "payloadTemplate": "{{{json this}}}", "secret": "a-long-random-secret",
 		"isActive": true, "preventEmptyPayloads": false}
-	w := decode[store.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, body).ok(t))
+	w := decode[flagstore.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, body).ok(t))
 	// Not even part of the secret or of a header's value is shown.
 	if w.Secret != "********" || !w.HasSecret || w.Headers[0].Key != "X-Team" || w.Headers[0].Value != "********" ||
 		len(w.ScopeNames) != 1 || w.ScopeNames[0] != "Web/"+env.Name {
@@ -37,14 +38,14 @@ func TestWebhookRoutes(t *testing.T) {
 	if !used {
 		t.Fatal("is-name-used: false for a used name")
 	}
-	page := decode[store.Paged[store.Webhook]](t, s.do("GET", "/api/v1/webhooks?pageIndex=0&pageSize=10&name=dep&envId="+env.ID.String(), s.owner, nil).ok(t))
+	page := decode[core.Paged[flagstore.Webhook]](t, s.do("GET", "/api/v1/webhooks?pageIndex=0&pageSize=10&name=dep&envId="+env.ID.String(), s.owner, nil).ok(t))
 	if page.TotalCount != 1 || page.Items[0].ID != w.ID {
 		t.Fatalf("list %+v", page)
 	}
 
 	// FeatBit's UpdateWebhook sends the whole webhook back, the masked secret and headers included.
 	body["name"], body["secret"], body["isActive"], body["headers"] = "Deploys 2", w.Secret, false, w.Headers
-	u := decode[store.Webhook](t, s.do("PUT", "/api/v1/webhooks/"+w.ID.String(), s.owner, body).ok(t))
+	u := decode[flagstore.Webhook](t, s.do("PUT", "/api/v1/webhooks/"+w.ID.String(), s.owner, body).ok(t))
 	if u.Name != "Deploys 2" || u.IsActive || u.Secret != w.Secret {
 		t.Fatalf("updated %+v", u)
 	}
@@ -53,7 +54,7 @@ func TestWebhookRoutes(t *testing.T) {
 	}
 
 	// FeatBit's SendWebhook: here loopback is not allowed, which the answer says.
-	d := decode[store.WebhookDelivery](t, s.do("POST", "/api/v1/webhooks/send", s.owner, map[string]any{
+	d := decode[flagstore.WebhookDelivery](t, s.do("POST", "/api/v1/webhooks/send", s.owner, map[string]any{
 		"id": w.ID, "deliveryId": "3b7f0c58-8f2c-4a8e-9d55-9e1f0f6c0a11", "url": "http://127.0.0.1:9/hook", "name": "Deploys 2",
 		"secret": "", "headers": []any{}, "events": "feature_flag.toggled", "payload": `{"events":"feature_flag.toggled"}`,
 		"preventEmptyPayloads": false}).ok(t))
@@ -62,18 +63,18 @@ func TestWebhookRoutes(t *testing.T) {
 	}
 	s.do("POST", "/api/v1/webhooks/send", s.owner, map[string]any{"deliveryId": "x", "url": "https://h.example.com",
 		"events": "e", "payload": "{not json"}).fails(t, http.StatusBadRequest, "payload_is_invalid")
-	log := decode[store.Paged[store.WebhookDelivery]](t, s.do("GET", "/api/v1/webhooks/"+w.ID.String()+"/deliveries?success=false", s.owner, nil).ok(t))
+	log := decode[core.Paged[flagstore.WebhookDelivery]](t, s.do("GET", "/api/v1/webhooks/"+w.ID.String()+"/deliveries?success=false", s.owner, nil).ok(t))
 	if log.TotalCount != 1 || log.Items[0].Events != "feature_flag.toggled" {
 		t.Fatalf("deliveries %+v", log)
 	}
 
 	// A developer may change flags but not see or change webhooks.
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	s.do("GET", "/api/v1/webhooks", dev, nil).fails(t, http.StatusForbidden, "Forbidden")
 
 	// A change in the scope queues a delivery in its own transaction, for
 	// active webhooks only.
-	u = decode[store.Webhook](t, s.do("PUT", "/api/v1/webhooks/"+w.ID.String(), s.owner, map[string]any{
+	u = decode[flagstore.Webhook](t, s.do("PUT", "/api/v1/webhooks/"+w.ID.String(), s.owner, map[string]any{
 		"name": "Deploys 2", "scopes": []string{scope}, "url": w.URL, "events": w.Events, "isActive": true}).ok(t))
 	flags := "/api/v1/envs/" + env.ID.String() + "/feature-flags"
 	s.do("POST", flags, dev, map[string]any{"name": "Pay", "key": "pay"}).ok(t)
@@ -95,21 +96,21 @@ func TestWebhookRoutes(t *testing.T) {
 func TestWebhookRoutesNeedTheirEnvironments(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	p := decode[store.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}).ok(t))
+	p := decode[core.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}).ok(t))
 	prod, dev := p.Environments[0], p.Environments[1]
 	policy := s.policyFor("dev-webhooks", []access.Statement{
-		{ID: "o", ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(store.WebhookAction)}, Resources: []string{"organization/*"}},
+		{ID: "o", ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(core.WebhookAction)}, Resources: []string{"organization/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/web:env/" + dev.Key}},
 	})
 	member, _ := s.addMember("hooks@example.com", policy)
-	hook := func(env store.Environment) map[string]any {
+	hook := func(env core.Environment) map[string]any {
 		return map[string]any{"name": "To " + env.Name, "url": "https://hooks.example.com/x", "isActive": true,
 			"scopes": []string{p.ID.String() + "/" + env.ID.String()}, "events": []string{"feature_flag.toggled"}}
 	}
 	s.do("POST", "/api/v1/webhooks", member, hook(prod)).fails(t, http.StatusForbidden, "Forbidden")
-	mine := decode[store.Webhook](t, s.do("POST", "/api/v1/webhooks", member, hook(dev)).ok(t))
+	mine := decode[flagstore.Webhook](t, s.do("POST", "/api/v1/webhooks", member, hook(dev)).ok(t))
 	s.do("GET", "/api/v1/webhooks/"+mine.ID.String()+"/deliveries", member, nil).ok(t)
-	owners := decode[store.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, hook(prod)).ok(t))
+	owners := decode[flagstore.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, hook(prod)).ok(t))
 	s.do("GET", "/api/v1/webhooks/"+owners.ID.String()+"/deliveries", member, nil).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/webhooks/"+owners.ID.String(), member, hook(prod)).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("GET", "/api/v1/webhooks/"+owners.ID.String()+"/deliveries", s.owner, nil).ok(t)

@@ -12,13 +12,14 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/migrations"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestUpdateWorkspace(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Acme", "key": "acme"}).ok(t))
+	w := decode[iam.Workspace](t, s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Acme", "key": "acme"}).ok(t))
 	if w.Name != "Acme" || w.Key != "acme" || w.ID != s.wsID {
 		t.Fatalf("updated %+v", w)
 	}
@@ -38,11 +39,11 @@ func TestUpdateWorkspace(t *testing.T) {
 func TestWorkspaceLicenseIsShownOnlyToThoseWhoMayChangeIt(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
-	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t)); !isBuntingLicense(t, w.License, s.wsID) {
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
+	if w := decode[iam.Workspace](t, s.do("GET", "/api/v1/workspaces", s.owner, nil).ok(t)); !isBuntingLicense(t, w.License, s.wsID) {
 		t.Errorf("owner sees license %q", w.License)
 	}
-	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", dev, nil).ok(t)); w.License != "" {
+	if w := decode[iam.Workspace](t, s.do("GET", "/api/v1/workspaces", dev, nil).ok(t)); w.License != "" {
 		t.Errorf("developer sees license %q, want none", w.License)
 	}
 }
@@ -59,8 +60,8 @@ func TestWorkspaceSSO(t *testing.T) {
 		"clientAuthenticationMethod": "client_secret_post", "scope": "openid email", "userEmailClaim": "mail",
 		"issuer": "https://id.example.com",
 	}
-	w := decode[store.Workspace](t, put(s.owner, settings).ok(t))
-	if w.SSO == nil || w.SSO.OIDC.ClientSecret != store.MaskedSecret || w.SSO.OIDC.ClientID != "bunting" ||
+	w := decode[iam.Workspace](t, put(s.owner, settings).ok(t))
+	if w.SSO == nil || w.SSO.OIDC.ClientSecret != iam.MaskedSecret || w.SSO.OIDC.ClientID != "bunting" ||
 		w.SSO.OIDC.UserEmailClaim != "mail" || w.SSO.OIDC.Issuer != "https://id.example.com" {
 		t.Fatalf("answer %+v, want the settings with the secret masked", w.SSO)
 	}
@@ -74,11 +75,11 @@ func TestWorkspaceSSO(t *testing.T) {
 	}
 
 	// Empty or masked keeps the stored secret; defaults fill scope and claim.
-	for _, keep := range []string{"", store.MaskedSecret} {
+	for _, keep := range []string{"", iam.MaskedSecret} {
 		settings["clientSecret"] = keep
 		settings["scope"], settings["userEmailClaim"] = "", ""
-		w = decode[store.Workspace](t, put(s.owner, settings).ok(t))
-		if w.SSO.OIDC.ClientSecret != store.MaskedSecret || w.SSO.OIDC.Scope != "openid email profile" || w.SSO.OIDC.UserEmailClaim != "email" {
+		w = decode[iam.Workspace](t, put(s.owner, settings).ok(t))
+		if w.SSO.OIDC.ClientSecret != iam.MaskedSecret || w.SSO.OIDC.Scope != "openid email profile" || w.SSO.OIDC.UserEmailClaim != "email" {
 			t.Fatalf("after keeping the secret: %+v", w.SSO.OIDC)
 		}
 	}
@@ -105,7 +106,7 @@ func TestWorkspaceSSO(t *testing.T) {
 	settings["clientSecret"] = ""
 	fresh.do("PUT", "/api/v1/workspaces/sso-oidc", fresh.owner, settings).fails(t, http.StatusBadRequest, "clientSecret_is_required")
 
-	dev, _ := s.addMember("dev@example.com", store.DeveloperPolicyID)
+	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	settings["clientSecret"] = "stolen"
 	put(dev, settings).fails(t, http.StatusForbidden, "Forbidden")
 }
@@ -121,13 +122,13 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 		Key: "other", DefaultPolicyIds: []uuid.UUID{}, DefaultGroupIds: []uuid.UUID{}})
 	must(t, err)
 	// An owner of this organization who does not own the workspace.
-	owner, ownerID := s.addMember("co-owner@example.com", store.OwnerPolicyID)
+	owner, ownerID := s.addMember("co-owner@example.com", core.OwnerPolicyID)
 	sso := map[string]string{"clientId": "mine", "clientSecret": "s", "authorizationEndpoint": "https://id.example.com/a",
 		"tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_basic", "issuer": "https://id.example.com"}
 	s.do("PUT", "/api/v1/workspaces", owner, map[string]string{"name": "Mine", "key": "mine"}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/workspaces/sso-oidc", owner, sso).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("GET", "/api/v1/workspaces/is-key-used?key=theirs", owner, nil).fails(t, http.StatusForbidden, "Forbidden")
-	if w := decode[store.Workspace](t, s.do("GET", "/api/v1/workspaces", owner, nil).ok(t)); w.License != "" ||
+	if w := decode[iam.Workspace](t, s.do("GET", "/api/v1/workspaces", owner, nil).ok(t)); w.License != "" ||
 		w.Key != "default-workspace" || w.SSO != nil {
 		t.Errorf("the owner of one organization sees %+v, want the workspace unchanged and no license", w)
 	}
@@ -138,12 +139,12 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 	// Owning both organizations, in either as the current one.
 	s.changeAccess(`INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, other.ID, ownerID)
 	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`,
-		other.ID, ownerID, store.OwnerPolicyID)
+		other.ID, ownerID, core.OwnerPolicyID)
 	if used := decode[bool](t, s.do("GET", "/api/v1/workspaces/is-key-used?key=theirs", owner, nil, "Organization", other.ID.String()).ok(t)); used {
 		t.Error("an unused workspace key is reported used")
 	}
 	s.do("PUT", "/api/v1/workspaces", owner, map[string]string{"name": "Mine", "key": "mine"}, "Organization", other.ID.String()).ok(t)
-	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", owner, sso, "Organization", s.orgID.String()).ok(t))
+	w := decode[iam.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", owner, sso, "Organization", s.orgID.String()).ok(t))
 	if w.Key != "mine" || w.SSO == nil || w.SSO.OIDC.ClientID != "mine" || !isBuntingLicense(t, w.License, s.wsID) {
 		t.Errorf("the owner of both: %+v", w)
 	}
@@ -157,7 +158,7 @@ func TestWorkspaceSettingsNeedEveryOrganization(t *testing.T) {
 func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	admin, _ := s.addMember("admin@example.com", store.AdministratorPolicyID)
+	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
 	for i := range 3 {
 		s.do("POST", "/api/v1/organizations", admin, map[string]string{"name": fmt.Sprintf("Theirs %d", i), "key": fmt.Sprintf("theirs-%d", i)},
 			"Organization", s.orgID.String()).ok(t)
@@ -166,7 +167,7 @@ func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	sso := map[string]string{"clientId": "owners", "clientSecret": "s", "authorizationEndpoint": "https://id.example.com/a",
 		"tokenEndpoint": "https://id.example.com/t", "clientAuthenticationMethod": "client_secret_basic", "issuer": "https://id.example.com"}
 	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, in...).ok(t)
-	w := decode[store.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso, in...).ok(t))
+	w := decode[iam.Workspace](t, s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, sso, in...).ok(t))
 	if w.Key != "owned" || w.SSO == nil || w.SSO.OIDC.ClientID != "owners" || !isBuntingLicense(t, w.License, s.wsID) {
 		t.Errorf("the workspace's owner: %+v, want the new settings and the license", w)
 	}
@@ -178,16 +179,16 @@ func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	s.do("PUT", "/api/v1/workspaces", admin, map[string]string{"name": "Taken", "key": "taken"}, in...).ok(t)
 	// In an organization where the owner is only a Developer, the owner
 	// acts with a Developer's rights.
-	theirs := decode[[]store.Organization](t, s.do("GET", "/api/v1/organizations", admin, nil).ok(t))[1]
+	theirs := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", admin, nil).ok(t))[1]
 	ownerID := s.ownerID()
 	s.changeAccess(`INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, theirs.ID, ownerID)
-	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, theirs.ID, ownerID, store.DeveloperPolicyID)
+	s.changeAccess(`INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`, theirs.ID, ownerID, core.DeveloperPolicyID)
 	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, "Organization", theirs.ID.String()).
 		fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, in...).ok(t)
 
 	// The owner's access token acts in one of several organizations.
-	token := decode[store.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t))
+	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t))
 	s.do("PUT", "/api/v1/workspaces", token.Token, map[string]string{"name": "Scripted", "key": "scripted"}).fails(t, http.StatusForbidden, "Forbidden")
 	if ws, err := s.q.GetWorkspace(context.Background(), s.wsID); err != nil || ws.Key != "owned" {
 		t.Errorf("workspace key %q (%v), want owned", ws.Key, err)
@@ -201,7 +202,7 @@ func TestExistingWorkspaceGetsItsOwner(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	ctx := context.Background()
-	s.addMember("later-owner@example.com", store.OwnerPolicyID)
+	s.addMember("later-owner@example.com", core.OwnerPolicyID)
 	_, err := s.pool.Exec(ctx, `UPDATE member_policies SET created_at = created_at - interval '1 day'
 		WHERE user_id = (SELECT id FROM users WHERE email = 'later-owner@example.com')`)
 	must(t, err)

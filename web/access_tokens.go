@@ -14,7 +14,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -33,7 +34,7 @@ func (p *pages) tokenCreate(c echo.Context, values map[string]string) *views.For
 		return nil
 	}
 	if values == nil {
-		values = map[string]string{"type": store.TokenPersonal}
+		values = map[string]string{"type": core.TokenPersonal}
 	}
 	f := p.form(c, "token-create", "/access-tokens", values)
 	return &f
@@ -41,8 +42,8 @@ func (p *pages) tokenCreate(c echo.Context, values map[string]string) *views.For
 
 func (p *pages) tokenTypes(c echo.Context) []string {
 	var types []string
-	for _, typ := range []string{store.TokenPersonal, store.TokenService} {
-		if store.AccessTokenRights(actor(c), typ).Create {
+	for _, typ := range []string{core.TokenPersonal, core.TokenService} {
+		if iam.AccessTokenRights(actor(c), typ).Create {
 			types = append(types, typ)
 		}
 	}
@@ -57,18 +58,18 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 	number := pageNumber(c.FormValue("page"))
 	search := c.FormValue("q")
 	tokens, err := p.store.ListAccessTokens(c.Request().Context(), a,
-		store.AccessTokenFilter{Name: search, Page: store.Page{Index: number - 1, Size: tokenPageSize}})
+		iam.AccessTokenFilter{Name: search, Page: core.Page{Index: number - 1, Size: tokenPageSize}})
 	if err != nil {
 		return err
 	}
 	list := views.TokenList{CSRF: csrfToken(c), Page: strconv.Itoa(number), Search: search}
 	for _, t := range tokens.Items {
 		row := views.TokenRow{ID: t.ID.String(), Name: t.Name, Type: t.Type, Status: t.Status, Preview: t.Preview,
-			Creator: t.Creator.Email, LastUsed: "Never", Active: t.Status == store.TokenActive}
+			Creator: t.Creator.Email, LastUsed: "Never", Active: t.Status == core.TokenActive}
 		if t.LastUsedAt != nil {
 			row.LastUsed = t.LastUsedAt.Format("2006-01-02 15:04 UTC")
 		}
-		may := store.AccessTokenAccess(a, t)
+		may := iam.AccessTokenAccess(a, t)
 		if row.Active && may.Disable || !row.Active && may.Enable {
 			row.ToggleAction = "/access-tokens/" + t.ID.String() + "/toggle"
 		}
@@ -85,7 +86,7 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 	tc := views.TokenCreate{Form: create, Created: created}
 	if create != nil {
 		tc.Types = options(create.Values["type"], p.tokenTypes(c)...)
-		if slices.Contains(p.tokenTypes(c), store.TokenService) {
+		if slices.Contains(p.tokenTypes(c), core.TokenService) {
 			if editing == nil { // a new Service token starts with one statement to fill in
 				editing = &tokenEdit{drafts: []draft{{st: access.Statement{ResourceType: access.TypeFlag, Effect: "allow",
 					Actions: []string{}, Resources: []string{}}}}}
@@ -110,7 +111,7 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.AccessTokenInput{Name: posted.Name, Type: posted.Type}
+	in := iam.AccessTokenInput{Name: posted.Name, Type: posted.Type}
 	raw := strings.TrimSpace(c.FormValue("permissions"))
 	values := map[string]string{"name": in.Name, "type": in.Type, "permissions": raw}
 	ds, err := postedDrafts(c)
@@ -125,14 +126,14 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	switch {
 	case raw != "":
 		if jsonbody.Decode([]byte(raw), &in.Permissions) != nil {
-			err = store.Invalid("permissions_is_invalid") // as the API's body_is_invalid: the store never sees it
+			err = core.Invalid("permissions_is_invalid") // as the API's body_is_invalid: the store never sees it
 		}
-	case in.Type == store.TokenService && c.FormValue("statements") == "edited":
+	case in.Type == core.TokenService && c.FormValue("statements") == "edited":
 		in.Permissions = statements(ds)
 	}
-	var t store.AccessToken
+	var t iam.AccessToken
 	if err == nil && !p.limits.AllowTokenMint(actor(c)) {
-		err = store.ErrTooManyRequests
+		err = core.ErrTooManyRequests
 	}
 	if err == nil {
 		t, err = p.store.CreateAccessToken(c.Request().Context(), actor(c), in)
@@ -177,7 +178,7 @@ func (p *pages) toggleAccessToken(c echo.Context) error {
 		return err
 	}
 	verb := "deactivated"
-	if t.Status == store.TokenActive {
+	if t.Status == core.TokenActive {
 		verb = "activated"
 	}
 	return p.changed(c, tokensHref(postedPage(c), c.FormValue("q")), fmt.Sprintf("Access token “%s” %s.", t.Name, verb), func() error {
@@ -239,17 +240,17 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 	if err != nil {
 		return err
 	}
-	if !store.AccessTokenAccess(a, t).Edit {
-		return store.ErrForbidden // the page only edits; the list shows the token
+	if !iam.AccessTokenAccess(a, t).Edit {
+		return core.ErrForbidden // the page only edits; the list shows the token
 	}
-	may := store.AccessTokenRights(a, t.Type)
+	may := iam.AccessTokenRights(a, t.Type)
 	href := tokenHref(id)
 	if edited == nil {
 		edited = &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": t.Name}), drafts: drafts(t.Permissions)}
 	}
 	vm := views.AccessToken{Name: t.Name, Type: t.Type, Status: t.Status, Preview: t.Preview, Form: edited.form,
 		Crumbs: []views.Crumb{{Label: "Access tokens", Href: "/access-tokens"}}}
-	if t.Type == store.TokenService {
+	if t.Type == core.TokenService {
 		e, err := p.editor(ctx, a, "token", edited.drafts, !may.SetPermissions, edited.problems, edited.refused)
 		if err != nil {
 			return err
@@ -272,7 +273,7 @@ func (p *pages) updateAccessToken(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := actor(c)
 	href := tokenHref(id)
-	in := store.AccessTokenInput{Name: c.FormValue("name")}
+	in := iam.AccessTokenInput{Name: c.FormValue("name")}
 	edited := &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": in.Name})}
 	if edited.drafts, err = postedDrafts(c); err != nil {
 		return err

@@ -7,16 +7,17 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestAccessTokenPage(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	owner := a.ownerActor()
-	personal, err := a.st.CreateAccessToken(t.Context(), owner, store.AccessTokenInput{Name: "laptop", Type: store.TokenPersonal})
+	personal, err := a.st.CreateAccessToken(t.Context(), owner, iam.AccessTokenInput{Name: "laptop", Type: core.TokenPersonal})
 	must(t, err)
-	service, err := a.st.CreateAccessToken(t.Context(), owner, store.AccessTokenInput{Name: "deploy", Type: store.TokenService,
+	service, err := a.st.CreateAccessToken(t.Context(), owner, iam.AccessTokenInput{Name: "deploy", Type: core.TokenService,
 		Permissions: []access.Statement{{ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -52,7 +53,7 @@ func TestAccessTokenPage(t *testing.T) {
 	if !p.has("token-value") {
 		t.Fatalf("Service token not created: %s", p.text("flash-error"))
 	}
-	ci, err := a.st.ListAccessTokens(t.Context(), owner, store.AccessTokenFilter{Name: "ci", Page: store.Page{Size: 10}})
+	ci, err := a.st.ListAccessTokens(t.Context(), owner, iam.AccessTokenFilter{Name: "ci", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(ci.Items) != 1 || len(ci.Items[0].Permissions) != 1 || ci.Items[0].Permissions[0].Resources[0] != "project/*" {
 		t.Errorf("created %+v", ci.Items)

@@ -8,7 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // TestRefusedChangesWhereApprovalIsNeededSayWhy: in Prod, whose changes need
@@ -20,18 +21,18 @@ func TestRefusedChangesWhereApprovalIsNeededSayWhy(t *testing.T) {
 	a, pr, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	sg := a.makeSegment(env, "Beta", "beta")
-	f := a.makeFlag(env, store.FlagInput{Name: "Pay", Key: "pay"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	tg := f.Targeting()
-	tg.Rules = []store.FlagRule{{ID: "r", Name: "Beta",
-		Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-	_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, "pay", store.TargetingInput{Targeting: &tg})
+	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Beta",
+		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+	_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	_, err = a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, store.EnvironmentInput{Name: env.Name,
-		Settings: &store.EnvSettings{ChangeRequest: &store.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+	_, err = a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
 	must(t, err)
-	a.addMember("dave@example.com", store.DeveloperPolicyID)
+	a.addMember("dave@example.com", core.DeveloperPolicyID)
 	b := a.signedIn("dave@example.com", memberPassword)
 
 	vals := formValues(b.get(segmentPath(sg)).status(http.StatusOK).must("segment-targeting-form"))

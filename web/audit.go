@@ -13,7 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/describe"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -29,9 +30,9 @@ const dateLayout = "2006-01-02"
 // history loads one page ("page" in the URL, from 1) of the working
 // environment's changes selected by filter. base is the address the pager
 // adds its page to; region the id of the element paging replaces.
-func (p *pages) history(c echo.Context, w workEnv, filter store.AuditFilter, base, region string) (views.History, error) {
+func (p *pages) history(c echo.Context, w workEnv, filter flagstore.AuditFilter, base, region string) (views.History, error) {
 	number := pageNumber(c.QueryParam("page"))
-	filter.Page = store.Page{Index: number - 1, Size: listPageSize}
+	filter.Page = core.Page{Index: number - 1, Size: listPageSize}
 	list, err := p.store.ListAuditLogs(c.Request().Context(), actor(c), w.id, filter)
 	if err != nil {
 		return views.History{}, err
@@ -58,7 +59,7 @@ func (p *pages) history(c echo.Context, w workEnv, filter store.AuditFilter, bas
 func (p *pages) segmentNames(c echo.Context, w workEnv, named []string) (describe.Names, error) {
 	var ids []string
 	for _, id := range named {
-		if _, err := uuid.Parse(id); err == nil && !slices.Contains(ids, id) && len(ids) < store.MaxSegmentIDs {
+		if _, err := uuid.Parse(id); err == nil && !slices.Contains(ids, id) && len(ids) < flagstore.MaxSegmentIDs {
 			ids = append(ids, id)
 		}
 	}
@@ -94,16 +95,16 @@ func withPage(base string, page int) string {
 // names for changes applied from a draft are run together.
 func operationWords(op string) string {
 	switch op {
-	case store.OpApplyFlagSchedule:
+	case flagstore.OpApplyFlagSchedule:
 		return "Scheduled update"
-	case store.OpApplyFlagChangeRequest:
+	case flagstore.OpApplyFlagChangeRequest:
 		return "Approved update"
 	}
 	return op
 }
 
 // historyEntry shows one recorded change, with how it changed field by field.
-func historyEntry(e store.AuditEntry, subject bool, segments describe.Names) views.HistoryEntry {
+func historyEntry(e flagstore.AuditEntry, subject bool, segments describe.Names) views.HistoryEntry {
 	h := views.HistoryEntry{When: when(e.CreatedAt), Who: e.CreatorName, Operation: operationWords(e.Operation), Comment: e.Comment,
 		Lines:   describe.Change(e.RefType, e.DataChange.Previous, e.DataChange.Current, segments),
 		Changes: fieldChanges(e.DataChange.Previous, e.DataChange.Current)}
@@ -115,9 +116,9 @@ func historyEntry(e store.AuditEntry, subject bool, segments describe.Names) vie
 		names[i] = ch.Field
 	}
 	switch e.Operation {
-	case store.OpCreate:
+	case core.OpCreate:
 		h.Summary = "Show what was created (JSON)"
-	case store.OpRemove:
+	case core.OpRemove:
 		h.Summary = "Show what was deleted (JSON)"
 	default:
 		h.Summary = "Show JSON changes: " + strings.Join(names, ", ")
@@ -159,7 +160,7 @@ func (p *pages) auditLog(c echo.Context) error {
 		{Value: refSegment, Label: "Segments", Selected: q.Get("type") == refSegment}}}
 	status := http.StatusOK
 	if ok {
-		filter := store.AuditFilter{RefType: q.Get("type"), Query: q.Get("q")}
+		filter := flagstore.AuditFilter{RefType: q.Get("type"), Query: q.Get("q")}
 		for _, d := range []struct {
 			name string
 			dst  **time.Time

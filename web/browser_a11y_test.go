@@ -18,7 +18,10 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // axeScript is axe-core, the accessibility engine (testdata/axe/VERSION).
@@ -42,54 +45,54 @@ func TestBrowserAccessibility(t *testing.T) {
 	// An organization with one of everything, and flags with real content.
 	beta := a.makeSegment(prod, "Beta testers", "beta")
 	archivedSeg := a.makeSegment(prod, "Old testers", "old")
-	_, err := a.st.ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, store.Change{})
+	_, err := a.st.ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, flagstore.Change{})
 	must(t, err)
-	a.makeFlag(prod, store.FlagInput{Name: "Checkout", Key: "checkout", Tags: []string{"web"}, IsEnabled: true})
+	a.makeFlag(prod, flagstore.FlagInput{Name: "Checkout", Key: "checkout", Tags: []string{"web"}, IsEnabled: true})
 	tg := a.flag(prod, "checkout").Targeting()
 	on := a.flag(prod, "checkout").Variations[0].ID
-	tg.TargetUsers = []store.TargetUser{{VariationID: on, KeyIDs: []string{"vip-1"}}}
-	tg.Rules = []store.FlagRule{{ID: "r1", Name: "Beta", Variations: []store.RolloutVariation{{ID: on, Rollout: []float64{0, 1}}},
-		Conditions: []store.Condition{{ID: "c1", Property: store.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
-	_, err = a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.TargetUsers = []flagstore.TargetUser{{VariationID: on, KeyIDs: []string{"vip-1"}}}
+	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Beta", Variations: []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 1}}},
+		Conditions: []flagstore.Condition{{ID: "c1", Property: flagstore.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
+	_, err = a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	dev := web.Environments[1]
-	a.makeFlag(dev, store.FlagInput{Name: "Checkout", Key: "checkout"}) // compared with Prod's
-	_, err = a.st.CreateTrigger(ctx, owner, store.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
-		Type: store.TriggerTypeFlagGeneral, Action: store.TriggerTurnOff, Description: "Checkout alert"})
+	a.makeFlag(dev, flagstore.FlagInput{Name: "Checkout", Key: "checkout"}) // compared with Prod's
+	_, err = a.st.CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
+		Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOff, Description: "Checkout alert"})
 	must(t, err)
-	a.makeFlag(prod, store.FlagInput{Name: "Old banner", Key: "old-banner"})
-	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", store.Change{})
+	a.makeFlag(prod, flagstore.FlagInput{Name: "Old banner", Key: "old-banner"})
+	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", flagstore.Change{})
 	must(t, err)
-	member := a.addMember("dev@example.com", store.DeveloperPolicyID)
-	group, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Developers"})
+	member := a.addMember("dev@example.com", core.DeveloperPolicyID)
+	group, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Developers"})
 	must(t, err)
-	policy, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Flags", Key: "flags"})
+	policy, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Flags", Key: "flags"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{{ID: "f", ResourceType: access.TypeFlag,
 		Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/*:env/*:flag/*"}}})
 	must(t, err)
-	token, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "CI", Type: store.TokenService,
+	token, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "CI", Type: core.TokenService,
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
-	hook, err := a.st.CreateWebhook(ctx, owner, store.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
-		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{store.EventFlagToggled}, IsActive: true})
+	hook, err := a.st.CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
+		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{flagstore.EventFlagToggled}, IsActive: true})
 	must(t, err)
 
 	buffer := runner.NewEndUsers(a.st, slog.New(slog.DiscardHandler))
 	buffer.Saw(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
 	must(t, buffer.Flush(ctx))
-	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, store.EndUserFilter{})
+	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, sdkdata.EndUserFilter{})
 	must(t, err)
 
 	// Prod's changes need approval: the flag pages ask for reviewers, and
 	// the member's request waits for the owner's review.
-	_, err = a.st.UpdateEnvironment(ctx, owner, web.ID, prod.ID, store.EnvironmentInput{Name: prod.Name, Settings: &store.EnvSettings{
-		ChangeRequest: &store.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{a.owner, member}}}})
+	_, err = a.st.UpdateEnvironment(ctx, owner, web.ID, prod.ID, core.EnvironmentInput{Name: prod.Name, Settings: &core.EnvSettings{
+		ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{a.owner, member}}}})
 	must(t, err)
 	dev1, err := a.st.UserActor(ctx, member, a.wsID.String(), a.orgID.String())
 	must(t, err)
 	off := false
-	request, err := a.st.CreateFlagChangeRequest(ctx, dev1, prod.ID, "checkout", store.FlagChangeRequestInput{IsEnabled: &off,
+	request, err := a.st.CreateFlagChangeRequest(ctx, dev1, prod.ID, "checkout", flagstore.FlagChangeRequestInput{IsEnabled: &off,
 		Reason: "Checkout alerts", Reviewers: []uuid.UUID{a.owner}})
 	must(t, err)
 

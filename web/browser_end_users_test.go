@@ -12,7 +12,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // TestBrowserEndUsers pages through the end users SDKs reported, searches
@@ -25,15 +26,15 @@ func TestBrowserEndUsers(t *testing.T) {
 	a, _, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	beta := a.makeSegment(env, "Beta testers", "beta")
-	_, err := a.st.SetSegmentTargeting(ctx, owner, env.ID, beta.ID, store.SegmentTargetingInput{Included: &[]string{"alice"}})
+	_, err := a.st.SetSegmentTargeting(ctx, owner, env.ID, beta.ID, flagstore.SegmentTargetingInput{Included: &[]string{"alice"}})
 	must(t, err)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	tg := f.Targeting()
-	tg.Rules = []store.FlagRule{{ID: "r1", Name: "Dutch", Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}},
-		Conditions: []store.Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL"]`}}}}
-	_, err = a.st.SetFlagTargeting(ctx, owner, env.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Dutch", Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}},
+		Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL"]`}}}}
+	_, err = a.st.SetFlagTargeting(ctx, owner, env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	a.makeFlag(env, store.FlagInput{Name: "Dark mode", Key: "dark-mode"})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Dark mode", Key: "dark-mode"})
 
 	// 30 users, alice last seen most recently.
 	t0 := time.Now().Add(-time.Hour)
@@ -103,10 +104,10 @@ func TestBrowserEndUsers(t *testing.T) {
 	}
 
 	// At the bound, the list says new users are not kept.
-	_, err = a.pool.Exec(ctx, `UPDATE end_user_counts SET users = $2 WHERE env_id = $1`, env.ID, store.DefaultMaxEndUsersPerEnv)
+	_, err = a.pool.Exec(ctx, `UPDATE end_user_counts SET users = $2 WHERE env_id = $1`, env.ID, core.DefaultMaxEndUsersPerEnv)
 	must(t, err)
 	ch.do("the bound", chromedp.Navigate(a.srv.URL+"/end-users"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=end-user-bound]`)))
-	if notice := ch.eval(`document.querySelector("[data-testid=end-user-bound]").textContent`); !strings.HasPrefix(notice, "This environment keeps the most end users it may ("+strconv.Itoa(store.DefaultMaxEndUsersPerEnv)+")") {
+	if notice := ch.eval(`document.querySelector("[data-testid=end-user-bound]").textContent`); !strings.HasPrefix(notice, "This environment keeps the most end users it may ("+strconv.Itoa(core.DefaultMaxEndUsersPerEnv)+")") {
 		t.Errorf("notice %q", notice)
 	}
 }

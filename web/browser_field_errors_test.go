@@ -7,7 +7,7 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // In Chromium, a refused save marks the very input that is wrong, says why
@@ -17,9 +17,9 @@ func TestBrowserFieldErrors(t *testing.T) {
 	t.Parallel()
 	ch := headless(t, 60*time.Second)
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	a.makeFlag(env, store.FlagInput{Name: "Theme", Key: "theme", VariationType: "json",
-		Variations: []store.Variation{{ID: "a", Name: "A", Value: `{"color": "blue"}`}, {ID: "b", Name: "B", Value: `{"color": "red"}`}}})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Theme", Key: "theme", VariationType: "json",
+		Variations: []flagstore.Variation{{ID: "a", Name: "A", Value: `{"color": "blue"}`}, {ID: "b", Name: "B", Value: `{"color": "red"}`}}})
 	ch.do("desktop", viewport(1280))
 	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // TestBrowserHistoryInWords makes one change of each kind to a flag and a
@@ -20,34 +20,34 @@ func TestBrowserHistoryInWords(t *testing.T) {
 	a, _, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	beta := a.makeSegment(env, "Beta testers", "beta")
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	on, off := f.Variations[0].ID, f.Variations[1].ID
-	change := func(edit func(*store.FlagTargeting)) {
+	change := func(edit func(*flagstore.FlagTargeting)) {
 		t.Helper()
 		tg := a.flag(env, "checkout").Targeting()
 		edit(&tg)
-		_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, "checkout", store.TargetingInput{Targeting: &tg})
+		_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 		must(t, err)
 	}
-	_, err := a.st.ToggleFlag(ctx, owner, env.ID, "checkout", true, store.Change{})
+	_, err := a.st.ToggleFlag(ctx, owner, env.ID, "checkout", true, flagstore.Change{})
 	must(t, err)
-	change(func(tg *store.FlagTargeting) {
-		tg.TargetUsers = []store.TargetUser{{VariationID: on, KeyIDs: []string{"vip-3"}}}
+	change(func(tg *flagstore.FlagTargeting) {
+		tg.TargetUsers = []flagstore.TargetUser{{VariationID: on, KeyIDs: []string{"vip-3"}}}
 	})
-	change(func(tg *store.FlagTargeting) {
-		tg.Rules = []store.FlagRule{{ID: "r1", Name: "EU beta pro", Variations: []store.RolloutVariation{{ID: on, Rollout: []float64{0, 1}}},
-			Conditions: []store.Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL","DE"]`},
-				{ID: "c2", Property: store.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
+	change(func(tg *flagstore.FlagTargeting) {
+		tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "EU beta pro", Variations: []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 1}}},
+			Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL","DE"]`},
+				{ID: "c2", Property: flagstore.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
 	})
-	change(func(tg *store.FlagTargeting) {
-		tg.Fallthrough.Variations = []store.RolloutVariation{{ID: on, Rollout: []float64{0, 0.3}}, {ID: off, Rollout: []float64{0.3, 1}}}
+	change(func(tg *flagstore.FlagTargeting) {
+		tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 0.3}}, {ID: off, Rollout: []float64{0.3, 1}}}
 	})
-	change(func(tg *store.FlagTargeting) {
-		tg.Fallthrough.Variations = []store.RolloutVariation{{ID: on, Rollout: []float64{0, 0.5}}, {ID: off, Rollout: []float64{0.5, 1}}}
+	change(func(tg *flagstore.FlagTargeting) {
+		tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 0.5}}, {ID: off, Rollout: []float64{0.5, 1}}}
 	})
-	_, err = a.st.RenameFlag(ctx, owner, env.ID, "checkout", store.FlagNameInput{Name: "New checkout"})
+	_, err = a.st.RenameFlag(ctx, owner, env.ID, "checkout", flagstore.FlagNameInput{Name: "New checkout"})
 	must(t, err)
-	_, err = a.st.SetSegmentTargeting(ctx, owner, env.ID, beta.ID, store.SegmentTargetingInput{Included: &[]string{"alice"}})
+	_, err = a.st.SetSegmentTargeting(ctx, owner, env.ID, beta.ID, flagstore.SegmentTargetingInput{Included: &[]string{"alice"}})
 	must(t, err)
 
 	lines := func(path string) []string {

@@ -13,7 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // chrome is a headless Chromium driven for one test, with the launch flags
@@ -158,9 +159,9 @@ func TestBrowserIAM(t *testing.T) {
 	a := newApp(t)
 	ctx := t.Context()
 	owner := a.ownerActor()
-	_, err := a.st.CreateProject(ctx, owner, store.ProjectInput{Name: "Web shop", Key: "web-shop"})
+	_, err := a.st.CreateProject(ctx, owner, core.ProjectInput{Name: "Web shop", Key: "web-shop"})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Flag editors", Key: "flag-editors", Description: "Edits flags in production."})
+	pol, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Flag editors", Key: "flag-editors", Description: "Edits flags in production."})
 	must(t, err)
 	b := headless(t, 120*time.Second)
 	base := a.srv.URL
@@ -268,7 +269,7 @@ func TestBrowserIAM(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=member-add]`)),
 		chromedp.SendKeys(chromedp.CSS(`#member-add-email`), "dev@example.com"),
 		chromedp.Click(chromedp.CSS(`[data-testid=member-add-access] summary`)),
-		chromedp.Click(chromedp.CSS(`[data-testid=member-add-policies] input[value="`+store.DeveloperPolicyID.String()+`"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=member-add-policies] input[value="`+core.DeveloperPolicyID.String()+`"]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid=member-add-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=initial-password]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=member-row][data-email="dev@example.com"]`)),
@@ -278,7 +279,7 @@ func TestBrowserIAM(t *testing.T) {
 		t.Fatalf("initial password %q", password)
 	}
 	for _, email := range []string{"ana@example.com", "bo@example.com", "chen@example.com"} {
-		_, err := a.st.AddMember(ctx, owner, store.MemberInput{Email: email})
+		_, err := a.st.AddMember(ctx, owner, iam.MemberInput{Email: email})
 		must(t, err)
 	}
 	b.shoot(base, "/members", "members", `[data-testid=member-list]`)
@@ -300,7 +301,7 @@ func TestBrowserIAM(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid=token-create-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=token-value]`)),
 	)
-	tokens, err := a.st.ListAccessTokens(ctx, owner, store.AccessTokenFilter{Name: "ci", Page: store.Page{Size: 10}})
+	tokens, err := a.st.ListAccessTokens(ctx, owner, iam.AccessTokenFilter{Name: "ci", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(tokens.Items) != 1 || len(tokens.Items[0].Permissions) != 1 ||
 		!slices.Equal(tokens.Items[0].Permissions[0].Resources, []string{"project/*:env/*:flag/*"}) {
@@ -308,15 +309,15 @@ func TestBrowserIAM(t *testing.T) {
 	}
 
 	// The other IAM pages fit a phone too.
-	g, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Release team", Description: "Ships the web shop."})
+	g, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Release team", Description: "Ships the web shop."})
 	must(t, err)
-	tok, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "deploy", Type: store.TokenService, Permissions: saved.Statements})
+	tok, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "deploy", Type: core.TokenService, Permissions: saved.Statements})
 	must(t, err)
 	for name, path := range map[string]string{
 		"groups":       "/groups",
 		"group":        "/groups/" + g.ID.String() + "?mall=true",
 		"policies":     "/policies",
-		"policy-owner": "/policies/" + store.OwnerPolicyID.String(),
+		"policy-owner": "/policies/" + core.OwnerPolicyID.String(),
 		"organization": "/organization",
 		"token":        "/access-tokens/" + tok.ID.String(),
 	} {

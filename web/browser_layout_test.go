@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Real data does not break the layout: a flag with a 128-character name and
@@ -17,9 +17,9 @@ func TestBrowserLongNamesKeepTheLayout(t *testing.T) {
 	a, _, env := flagApp(t)
 	long := strings.Repeat("checkout-experiment-", 7)[:128]
 	name := strings.Repeat("New checkout flow ", 8)[:128]
-	a.makeFlag(env, store.FlagInput{Name: name, Key: long, Description: strings.Repeat("A long description. ", 20),
-		Tags: []string{"team-" + strings.Repeat("x", 50)}, Change: store.Change{Comment: strings.Repeat("why ", 100)}})
-	a.makeFlag(env, store.FlagInput{Name: "Short", Key: "short"})
+	a.makeFlag(env, flagstore.FlagInput{Name: name, Key: long, Description: strings.Repeat("A long description. ", 20),
+		Tags: []string{"team-" + strings.Repeat("x", 50)}, Change: flagstore.Change{Comment: strings.Repeat("why ", 100)}})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Short", Key: "short"})
 	sg := a.makeSegment(env, strings.Repeat("Beta testers ", 10)[:128], strings.Repeat("beta-", 30)[:128])
 	ch.do("desktop", viewport(1440))
 	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestBrowserOrganizationsAndGuide drives, in headless Chromium: creating
@@ -20,7 +20,7 @@ func TestBrowserOrganizationsAndGuide(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	first := organizations(t, a)[0]
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	b := headless(t, 150*time.Second)
 	base := a.srv.URL
 	b.do("viewport", chromedp.EmulateViewport(1280, 900))
@@ -75,7 +75,7 @@ func TestBrowserOrganizationsAndGuide(t *testing.T) {
 	}
 	var server, client string
 	for _, s := range wp.Env.Secrets {
-		if s.Type == store.SecretServer {
+		if s.Type == core.SecretServer {
 			server = s.Value
 		} else {
 			client = s.Value

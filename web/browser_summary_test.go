@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // TestBrowserFlagSummary opens a typical flag (three variations, two target
@@ -25,26 +25,26 @@ func TestBrowserFlagSummary(t *testing.T) {
 	ch := headless(t, 90*time.Second)
 	a, _, env := flagApp(t)
 	beta := a.makeSegment(env, "Beta testers", "beta")
-	vars := []store.Variation{{ID: "red", Name: "Red", Value: "red"}, {ID: "green", Name: "Green", Value: "green"},
+	vars := []flagstore.Variation{{ID: "red", Name: "Red", Value: "red"}, {ID: "green", Name: "Green", Value: "green"},
 		{ID: "blue", Name: "Blue", Value: "blue"}}
-	a.makeFlag(env, store.FlagInput{Name: "Button colour", Key: "button", VariationType: "string", Variations: vars, IsEnabled: true})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Button colour", Key: "button", VariationType: "string", Variations: vars, IsEnabled: true})
 	tg := a.flag(env, "button").Targeting()
-	tg.TargetUsers = []store.TargetUser{{VariationID: "red", KeyIDs: []string{"vip-1", "vip-2"}},
+	tg.TargetUsers = []flagstore.TargetUser{{VariationID: "red", KeyIDs: []string{"vip-1", "vip-2"}},
 		{VariationID: "blue", KeyIDs: []string{"qa-1"}}}
 	email := "email"
-	tg.Rules = []store.FlagRule{
-		{ID: "eu", Name: "EU beta pro", Variations: []store.RolloutVariation{{ID: "green", Rollout: []float64{0, 1}}},
-			Conditions: []store.Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL","DE"]`},
+	tg.Rules = []flagstore.FlagRule{
+		{ID: "eu", Name: "EU beta pro", Variations: []flagstore.RolloutVariation{{ID: "green", Rollout: []float64{0, 1}}},
+			Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL","DE"]`},
 				{ID: "c2", Property: "plan", Op: "Equal", Value: "pro"},
-				{ID: "c3", Property: store.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}},
-		{ID: "mobile", Name: "Mobile rollout", DispatchKey: &email, Variations: []store.RolloutVariation{
+				{ID: "c3", Property: flagstore.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}},
+		{ID: "mobile", Name: "Mobile rollout", DispatchKey: &email, Variations: []flagstore.RolloutVariation{
 			{ID: "green", Rollout: []float64{0, 0.3}}, {ID: "red", Rollout: []float64{0.3, 1}}},
-			Conditions: []store.Condition{{ID: "c4", Property: "platform", Op: "IsOneOf", Value: `["ios","android"]`}}},
-		{ID: "old", Name: "Old browsers", Variations: []store.RolloutVariation{{ID: "blue", Rollout: []float64{0, 1}}},
-			Conditions: []store.Condition{{ID: "c5", Property: "version", Op: "LessThan", Value: "10"}}},
+			Conditions: []flagstore.Condition{{ID: "c4", Property: "platform", Op: "IsOneOf", Value: `["ios","android"]`}}},
+		{ID: "old", Name: "Old browsers", Variations: []flagstore.RolloutVariation{{ID: "blue", Rollout: []float64{0, 1}}},
+			Conditions: []flagstore.Condition{{ID: "c5", Property: "version", Op: "LessThan", Value: "10"}}},
 	}
-	tg.Fallthrough = store.Fallthrough{Variations: []store.RolloutVariation{{ID: "red", Rollout: []float64{0, 1}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "button", store.TargetingInput{Targeting: &tg})
+	tg.Fallthrough = flagstore.Fallthrough{Variations: []flagstore.RolloutVariation{{ID: "red", Rollout: []float64{0, 1}}}}
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "button", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 
 	ch.do("desktop", viewport(1440))

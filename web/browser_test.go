@@ -12,7 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // chromium finds the browser: /usr/bin/chromium (Debian's package), or
@@ -145,7 +146,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// Screenshots of a projects page with some content, at desktop and phone widths.
-	for _, p := range []store.ProjectInput{{Name: "Mobile app", Key: "mobile-app"}, {Name: "Payments API", Key: "payments-api"}} {
+	for _, p := range []core.ProjectInput{{Name: "Mobile app", Key: "mobile-app"}, {Name: "Payments API", Key: "payments-api"}} {
 		_, err := a.st.CreateProject(t.Context(), a.ownerActor(), p)
 		must(t, err)
 	}
@@ -269,7 +270,7 @@ func TestBrowserFlags(t *testing.T) {
 	t.Parallel()
 	ch := headless(t, 120*time.Second)
 	a := newApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), store.ProjectInput{Name: "Web shop", Key: "web-shop"})
+	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web shop", Key: "web-shop"})
 	must(t, err)
 	pr := a.project("web-shop")
 	env := pr.Environments[0]
@@ -367,8 +368,8 @@ func TestBrowserFlags(t *testing.T) {
 
 	// Screenshots of the flag list and the flag page, with some content.
 	for i, name := range []string{"Search bar", "Dark mode", "Pricing experiment", "Mobile onboarding"} {
-		in := store.FlagInput{Name: name, Key: fmt.Sprintf("flag-%d", i), IsEnabled: i%2 == 0, Description: "Shown to a share of users.",
-			Change: store.Change{Comment: "Created for the " + name + " launch"}}
+		in := flagstore.FlagInput{Name: name, Key: fmt.Sprintf("flag-%d", i), IsEnabled: i%2 == 0, Description: "Shown to a share of users.",
+			Change: flagstore.Change{Comment: "Created for the " + name + " launch"}}
 		if i < 2 {
 			in.Tags = []string{"web", "team-growth"}
 		}
@@ -429,7 +430,7 @@ func TestBrowserFlags(t *testing.T) {
 	if got := ch.eval(`location.pathname`); got != "/segments" {
 		t.Errorf("after deleting at %s", got)
 	}
-	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), env.ID, store.SegmentFilter{Page: store.Page{Size: 10}})
+	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if list.TotalCount != 0 {
 		t.Errorf("the segment was not deleted")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // TestBrowserTriggerURLShownOnce makes a trigger in Chromium (htmx swaps
@@ -19,7 +19,7 @@ func TestBrowserTriggerURLShownOnce(t *testing.T) {
 	t.Parallel()
 	ch := headless(t, 90*time.Second)
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	base := a.srv.URL
 	ch.do("desktop", viewport(1280))
 	ch.signIn(base, ownerEmail, ownerPassword)

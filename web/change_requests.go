@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/describe"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -102,7 +102,7 @@ func (p *pages) changeRequests(c echo.Context) error {
 }
 
 // changeLines says a request's change in words, as the history page does.
-func (p *pages) changeLines(c echo.Context, w workEnv, cr store.FlagChangeRequest) ([]string, error) {
+func (p *pages) changeLines(c echo.Context, w workEnv, cr flagstore.FlagChangeRequest) ([]string, error) {
 	names, err := p.segmentNames(c, w, describe.SegmentIDs(refFlag, cr.DataChange.Previous, cr.DataChange.Current))
 	if err != nil {
 		return nil, err
@@ -136,16 +136,16 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 		vm.Form = *posted
 	}
 	vm.Status, vm.StatusKind = map[string]string{
-		store.ChangeRequestPendingReview: "Waiting for review", store.ChangeRequestApproved: "Approved",
-		store.ChangeRequestDeclined: "Declined", store.ChangeRequestApplied: "Applied"}[cr.Status], map[string]string{
-		store.ChangeRequestPendingReview: "blue", store.ChangeRequestApproved: "green",
-		store.ChangeRequestDeclined: "amber", store.ChangeRequestApplied: "gray"}[cr.Status]
+		flagstore.ChangeRequestPendingReview: "Waiting for review", flagstore.ChangeRequestApproved: "Approved",
+		flagstore.ChangeRequestDeclined: "Declined", flagstore.ChangeRequestApplied: "Applied"}[cr.Status], map[string]string{
+		flagstore.ChangeRequestPendingReview: "blue", flagstore.ChangeRequestApproved: "green",
+		flagstore.ChangeRequestDeclined: "amber", flagstore.ChangeRequestApplied: "gray"}[cr.Status]
 	if cr.ScheduleID != nil {
 		vm.Scheduled = "Scheduled: it applies at its time once approved (see the flag's pending changes)."
 	}
 	for _, r := range cr.Reviewers {
 		item := views.ReviewerItem{Name: r.Name, Comment: r.Comment, Decision: map[string]string{
-			store.ReviewEmpty: "not decided yet", store.ReviewApprove: "approved", store.ReviewDecline: "declined"}[r.Action]}
+			flagstore.ReviewEmpty: "not decided yet", flagstore.ReviewApprove: "approved", flagstore.ReviewDecline: "declined"}[r.Action]}
 		if r.Timestamp != nil {
 			item.When = when(*r.Timestamp)
 		}
@@ -154,11 +154,11 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 	// Offer what the store would allow; it refuses the rest anyway.
 	_, reviewer := cr.Reviewer(a.UserID)
 	author := cr.CreatorID == a.UserID
-	if cr.Status != store.ChangeRequestApplied {
+	if cr.Status != flagstore.ChangeRequestApplied {
 		if reviewer && !author {
 			vm.ApproveAction, vm.DeclineAction = href+"/approve", href+"/decline"
 		}
-		if cr.Status == store.ChangeRequestApproved && cr.ScheduleID == nil && (reviewer || author) {
+		if cr.Status == flagstore.ChangeRequestApproved && cr.ScheduleID == nil && (reviewer || author) {
 			vm.ApplyAction = href + "/apply"
 		}
 		if author {
@@ -174,7 +174,7 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 // changeRequestAction runs an action on the change request of the path;
 // success goes to next with message, failure shows the request again with
 // the problem.
-func (p *pages) changeRequestAction(c echo.Context, message string, next func(store.FlagChangeRequest) string,
+func (p *pages) changeRequestAction(c echo.Context, message string, next func(flagstore.FlagChangeRequest) string,
 	do func(w workEnv, id uuid.UUID) error) error {
 	w, cr, err := p.pathChangeRequest(c)
 	if err != nil {
@@ -193,8 +193,8 @@ func (p *pages) changeRequestAction(c echo.Context, message string, next func(st
 	return p.changeRequestPage(c, status, &f)
 }
 
-func backToRequest(cr store.FlagChangeRequest) string { return changeRequestHref(cr.ID) }
-func toFlag(cr store.FlagChangeRequest) string        { return flagHref(cr.FlagKey) }
+func backToRequest(cr flagstore.FlagChangeRequest) string { return changeRequestHref(cr.ID) }
+func toFlag(cr flagstore.FlagChangeRequest) string        { return flagHref(cr.FlagKey) }
 
 // reviewChangeRequest approves or declines a change request with a comment.
 func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
@@ -204,7 +204,7 @@ func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
 	}
 	return func(c echo.Context) error {
 		return p.changeRequestAction(c, message, backToRequest, func(w workEnv, id uuid.UUID) error {
-			_, err := decide(c.Request().Context(), actor(c), w.id, id, store.ReviewInput{Comment: c.FormValue("comment")})
+			_, err := decide(c.Request().Context(), actor(c), w.id, id, flagstore.ReviewInput{Comment: c.FormValue("comment")})
 			return err
 		})
 	}
@@ -228,11 +228,11 @@ func (p *pages) withdrawChangeRequest(c echo.Context) error {
 // requestStatus names a change request's (or its schedule's) status.
 func requestStatus(status string) string {
 	switch status {
-	case store.ChangeRequestApproved, "PendingExecution":
+	case flagstore.ChangeRequestApproved, "PendingExecution":
 		return "Approved"
-	case store.ChangeRequestDeclined:
+	case flagstore.ChangeRequestDeclined:
 		return "Declined"
-	case store.ChangeRequestApplied:
+	case flagstore.ChangeRequestApplied:
 		return "Applied"
 	}
 	return "Waiting for review"
@@ -240,14 +240,14 @@ func requestStatus(status string) string {
 
 // pathChangeRequest reads the change request the path's id names, in the
 // working environment, as the caller may see it.
-func (p *pages) pathChangeRequest(c echo.Context) (workEnv, store.FlagChangeRequest, error) {
+func (p *pages) pathChangeRequest(c echo.Context) (workEnv, flagstore.FlagChangeRequest, error) {
 	w, err := actingEnv(c)
 	if err != nil {
-		return workEnv{}, store.FlagChangeRequest{}, err
+		return workEnv{}, flagstore.FlagChangeRequest{}, err
 	}
 	id, err := httpx.PathID(c, "id")
 	if err != nil {
-		return workEnv{}, store.FlagChangeRequest{}, err
+		return workEnv{}, flagstore.FlagChangeRequest{}, err
 	}
 	cr, err := p.store.GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 	return w, cr, err

@@ -10,17 +10,18 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // approvalApp is a flag app whose Prod needs one approval, from Alice or
 // Bob, both owners; it has the flag "pay".
-func approvalApp(t *testing.T) (a *app, pr store.Project, env store.Environment, alice, bob uuid.UUID) {
+func approvalApp(t *testing.T) (a *app, pr core.Project, env core.Environment, alice, bob uuid.UUID) {
 	t.Helper()
 	a, pr, env = flagApp(t)
-	alice = a.addMember("alice@example.com", store.OwnerPolicyID)
-	bob = a.addMember("bob@example.com", store.OwnerPolicyID)
-	a.makeFlag(env, store.FlagInput{Name: "Pay", Key: "pay"})
+	alice = a.addMember("alice@example.com", core.OwnerPolicyID)
+	bob = a.addMember("bob@example.com", core.OwnerPolicyID)
+	a.makeFlag(env, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	// Set on the environment page, without script, as its editor would.
 	owner := a.signedIn(ownerEmail, ownerPassword)
 	path := "/projects/" + pr.ID.String() + "/envs/" + env.ID.String()

@@ -11,24 +11,26 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // compareApp has Checkout in Prod (on, with a rule for NL) and in Dev (off,
 // no rules), and Banner in Prod only.
-func compareApp(t *testing.T) (*app, store.Environment, store.Environment) {
+func compareApp(t *testing.T) (*app, core.Environment, core.Environment) {
 	t.Helper()
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
 	ctx, owner := t.Context(), a.ownerActor()
-	f := a.makeFlag(prod, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	f := a.makeFlag(prod, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	tg := f.Targeting()
-	tg.Rules = []store.FlagRule{{ID: "r1", Name: "Dutch", Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}},
-		Conditions: []store.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}}}}
-	_, err := a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Dutch", Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}},
+		Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}}}}
+	_, err := a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	a.makeFlag(dev, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	a.makeFlag(prod, store.FlagInput{Name: "Banner", Key: "banner"})
+	a.makeFlag(dev, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	a.makeFlag(prod, flagstore.FlagInput{Name: "Banner", Key: "banner"})
 	return a, prod, dev
 }
 
@@ -40,7 +42,7 @@ func TestComparePagesNeedTheTargetsActions(t *testing.T) {
 	t.Parallel()
 	a, prod, dev := compareApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
-	policy, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Reader", Key: "reader"})
+	policy, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Reader", Key: "reader"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}},
@@ -72,7 +74,7 @@ func TestComparePagesNeedTheTargetsActions(t *testing.T) {
 		t.Fatalf("pre-check for a reader: %q", pg.text("copy-checks"))
 	}
 	b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {banner.ID.String()}}).status(http.StatusForbidden)
-	if _, err := a.st.GetFlag(ctx, owner, dev.ID, "banner"); err != store.ErrNotFound {
+	if _, err := a.st.GetFlag(ctx, owner, dev.ID, "banner"); err != core.ErrNotFound {
 		t.Fatalf("banner in Dev after a refused copy: %v", err)
 	}
 	// A copy naming the working environment as its target is refused.

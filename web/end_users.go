@@ -14,7 +14,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/describe"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -25,19 +26,19 @@ const endUserPageSize = 25
 
 // cursorParam spells a keyset cursor in a page address: the last-seen time
 // in Unix microseconds (PostgreSQL's precision) and the id.
-func cursorParam(c *store.PageCursor) string {
+func cursorParam(c *sdkdata.PageCursor) string {
 	return strconv.FormatInt(c.UpdatedAt.UnixMicro(), 10) + "_" + c.ID.String()
 }
 
-func parseCursor(s, direction string) (*store.PageCursor, bool) {
+func parseCursor(s, direction string) (*sdkdata.PageCursor, bool) {
 	micros, id, ok := strings.Cut(s, "_")
 	n, err := strconv.ParseInt(micros, 10, 64)
 	u, err2 := uuid.Parse(id)
 	at := time.UnixMicro(n).UTC()
-	if !ok || err != nil || err2 != nil || !store.TimeInRange(at) {
+	if !ok || err != nil || err2 != nil || !core.TimeInRange(at) {
 		return nil, false
 	}
-	return &store.PageCursor{ID: u, UpdatedAt: at, Direction: direction}, true
+	return &sdkdata.PageCursor{ID: u, UpdatedAt: at, Direction: direction}, true
 }
 
 // endUsers lists the working environment's end users, most recently seen
@@ -49,8 +50,8 @@ func (p *pages) endUsers(c echo.Context) error {
 	vm := views.EndUsers{Env: w.view(ok), Search: q}
 	status := http.StatusOK
 	if ok {
-		f := store.EndUserFilter{SearchText: q, PageSize: endUserPageSize}
-		for param, dir := range map[string]string{"after": store.CursorForward, "before": store.CursorBackward} {
+		f := sdkdata.EndUserFilter{SearchText: q, PageSize: endUserPageSize}
+		for param, dir := range map[string]string{"after": sdkdata.CursorForward, "before": sdkdata.CursorBackward} {
 			if v := c.QueryParam(param); v != "" {
 				cur, valid := parseCursor(v, dir)
 				if !valid {
@@ -66,9 +67,9 @@ func (p *pages) endUsers(c echo.Context) error {
 		}
 		ctx := c.Request().Context()
 		page, err := p.store.ListEndUsers(ctx, actor(c), w.id, f)
-		var invalid *store.ValidationError
+		var invalid *core.ValidationError
 		if errors.As(err, &invalid) {
-			vm.List.Error = fmt.Sprintf("Search for at most %d characters.", store.MaxNameLen)
+			vm.List.Error = fmt.Sprintf("Search for at most %d characters.", core.MaxNameLen)
 			status = http.StatusBadRequest
 		} else if err != nil {
 			return err
@@ -93,7 +94,7 @@ func (p *pages) endUsers(c echo.Context) error {
 			}
 			vm.List.Rows = append(vm.List.Rows, row)
 		}
-		link := func(param string, cur *store.PageCursor) string {
+		link := func(param string, cur *sdkdata.PageCursor) string {
 			v := url.Values{param: {cursorParam(cur)}}
 			if q != "" {
 				v.Set("q", q)
@@ -117,7 +118,7 @@ func (p *pages) endUsers(c echo.Context) error {
 }
 
 // maxEndUserFlags is how many flags an end user's page lists.
-const maxEndUserFlags = store.MaxPageSize
+const maxEndUserFlags = core.MaxPageSize
 
 // endUser shows one end user: properties, what every flag serves them now
 // and why, and the segments they are in.
@@ -128,14 +129,14 @@ func (p *pages) endUser(c echo.Context) error {
 	}
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return store.ErrNotFound
+		return core.ErrNotFound
 	}
 	ctx, a := c.Request().Context(), actor(c)
 	u, err := p.store.GetEndUser(ctx, a, w.id, id)
 	if err != nil {
 		return err
 	}
-	flags, err := p.store.EndUserFlags(ctx, a, w.id, id, store.EndUserFlagFilter{Page: store.Page{Size: maxEndUserFlags}})
+	flags, err := p.store.EndUserFlags(ctx, a, w.id, id, sdkdata.EndUserFlagFilter{Page: core.Page{Size: maxEndUserFlags}})
 	if err != nil {
 		return err
 	}

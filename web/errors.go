@@ -10,7 +10,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -21,11 +23,11 @@ import (
 var fieldMessages = map[string]string{
 	"email_is_required":                     "Enter your email.",
 	"password_is_required":                  "Enter your password.",
-	"name_is_invalid":                       fmt.Sprintf("Use at most %d characters.", store.MaxNameLen),
-	"key_is_invalid":                        fmt.Sprintf("Use at most %d letters, digits, “.”, “_” or “-”.", store.MaxKeyLen),
+	"name_is_invalid":                       fmt.Sprintf("Use at most %d characters.", core.MaxNameLen),
+	"key_is_invalid":                        fmt.Sprintf("Use at most %d letters, digits, “.”, “_” or “-”.", core.MaxKeyLen),
 	"key_is_immutable":                      "The key cannot change once created.",
-	"description_is_invalid":                fmt.Sprintf("Use at most %d characters.", store.MaxDescriptionLen),
-	"newPassword_is_invalid":                fmt.Sprintf("Use %d to %d characters.", store.MinPasswordLen, store.MaxPasswordLen),
+	"description_is_invalid":                fmt.Sprintf("Use at most %d characters.", core.MaxDescriptionLen),
+	"newPassword_is_invalid":                fmt.Sprintf("Use %d to %d characters.", iam.MinPasswordLen, iam.MaxPasswordLen),
 	"permissions_is_invalid":                "Enter a JSON array of valid statements; Personal tokens take none.",
 	"type_is_invalid":                       "Choose one of the types offered.",
 	"authorizationEndpoint_is_invalid":      "Enter an absolute http or https URL.",
@@ -37,7 +39,7 @@ var fieldMessages = map[string]string{
 	"groupIds_is_invalid":                   "Choose among this organization's groups.",
 	"defaultPermissions_is_invalid":         "Choose among this organization's policies and groups.",
 	"comment_is_required":                   "This environment requires a comment for every change.",
-	"comment_is_invalid":                    fmt.Sprintf("Use at most %d characters.", store.MaxCommentLen),
+	"comment_is_invalid":                    fmt.Sprintf("Use at most %d characters.", core.MaxCommentLen),
 	"variationType_is_invalid":              "Choose one of the types offered.",
 	"variations_is_invalid":                 fmt.Sprintf("Give every variation a name and a value of the flag's type (true or false, a number, JSON); at most %d.", targeting.MaxVariations),
 	"disabledVariationId_is_invalid":        "Choose one of the flag's variations.",
@@ -48,7 +50,7 @@ var fieldMessages = map[string]string{
 	"fallthrough_is_invalid":                "Choose a variation, or percentages that add up to 100.",
 	"included_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
 	"excluded_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
-	"environments_is_invalid":               fmt.Sprintf("Give 1 to %d different names, separated by commas; each name in lower case becomes its key (letters, digits, “.”, “_” and “-”).", store.MaxOnboardingEnvironments),
+	"environments_is_invalid":               fmt.Sprintf("Give 1 to %d different names, separated by commas; each name in lower case becomes its key (letters, digits, “.”, “_” and “-”).", iam.MaxOnboardingEnvironments),
 	"scopes_is_invalid":                     "Use organization/ORG, optionally with :project/KEY and :env/KEY (or *), one per line, including this environment.",
 }
 
@@ -67,7 +69,7 @@ var ruleMessages = map[string]string{
 	// Rules of identity and access management.
 	"CannotDeleteLastOrganization": "A workspace keeps at least one organization. Create another before deleting this one.",
 	"TooManyOrganizations": fmt.Sprintf("No more organizations can be created: a workspace holds at most %d, and one person may create at most %d. Delete one you no longer need first.",
-		store.MaxWorkspaceOrganizations, store.MaxCreatedOrganizations),
+		iam.MaxWorkspaceOrganizations, iam.MaxCreatedOrganizations),
 	"EmailHasBeenUsed":                  "Another user already has this email.",
 	"CannotRemoveLastOwner":             "This would leave the organization without an owner. Give another member the Owner policy first.",
 	"CannotModifySysManagedPolicy":      "Built-in policies cannot be changed. Clone the policy to make your own version.",
@@ -91,12 +93,12 @@ var ruleMessages = map[string]string{
 // approvalWords say, by what needed approval, why a change was refused
 // where changes need approval (%s: the environment, "Web/Prod").
 var approvalWords = map[string]string{
-	store.ApprovalFlagChange: "Changes in %s need approval: request the change on the flag's page.",
-	store.ApprovalFlagLifecycle: "Changes in %s need approval, and archiving, restoring or deleting a flag changes what applications get " +
+	flagstore.ApprovalFlagChange: "Changes in %s need approval: request the change on the flag's page.",
+	flagstore.ApprovalFlagLifecycle: "Changes in %s need approval, and archiving, restoring or deleting a flag changes what applications get " +
 		"there. No change request covers it: whoever manages the environment's settings can turn approval off for it.",
-	store.ApprovalNewFlag: "Changes in %s need approval: a flag comes in there switched off. " +
+	flagstore.ApprovalNewFlag: "Changes in %s need approval: a flag comes in there switched off. " +
 		"Turn it on afterwards with a change request on its page.",
-	store.ApprovalSegment: "Flags in %s use this segment, and changes there need approval: who is in it cannot change while " +
+	flagstore.ApprovalSegment: "Flags in %s use this segment, and changes there need approval: who is in it cannot change while " +
 		"they use it. Remove it from their rules with a change request first, or ask whoever manages that environment's settings.",
 }
 
@@ -117,8 +119,8 @@ func codeMessage(code string) string {
 // status to answer with. Any other error (403, 404, 500…) is returned for the
 // error handler; nil err answers 200.
 func formProblems(err error, f *views.Form, fields ...string) (int, error) {
-	var verr *store.ValidationError
-	var rerr *store.RuleError
+	var verr *core.ValidationError
+	var rerr *core.RuleError
 	f.Errors = map[string]string{}
 	switch {
 	case err == nil:
@@ -174,7 +176,7 @@ var classWords = map[string][2]string{
 // classification decides the status, and this only chooses the words, or
 // for what the store does not know, the pages' own errors and HTTP's.
 func explain(err error) pageError {
-	class := store.Classify(err)
+	class := core.Classify(err)
 	switch class.Status {
 	case http.StatusBadRequest:
 		msgs := make([]string, len(class.Codes))
@@ -187,7 +189,7 @@ func explain(err error) pageError {
 		if !ok {
 			msg = "This breaks a rule: " + class.Code() + "."
 		}
-		var aerr *store.ApprovalError
+		var aerr *flagstore.ApprovalError
 		if errors.As(err, &aerr) && approvalWords[aerr.Of] != "" {
 			msg = fmt.Sprintf(approvalWords[aerr.Of], aerr.Env)
 		}
@@ -222,7 +224,7 @@ func (p *pages) writeError(c echo.Context, err error) {
 	if c.Response().Committed {
 		return
 	}
-	if errors.Is(err, store.ErrUnauthenticated) {
+	if errors.Is(err, core.ErrUnauthenticated) {
 		if err := p.toLogin(c); err != nil {
 			p.log.DebugContext(c.Request().Context(), "redirect to sign-in", "err", err)
 		}

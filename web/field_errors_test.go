@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // A refused targeting, variation list or segment marks the very input that
@@ -13,9 +13,9 @@ import (
 func TestEditorsMarkTheWrongField(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	a.makeFlag(env, store.FlagInput{Name: "Theme", Key: "theme", VariationType: "json",
-		Variations: []store.Variation{{ID: "a", Name: "A", Value: `{"color": "blue"}`}, {ID: "b", Name: "B", Value: `{"color": "red"}`}}})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Theme", Key: "theme", VariationType: "json",
+		Variations: []flagstore.Variation{{ID: "a", Name: "A", Value: `{"color": "blue"}`}, {ID: "b", Name: "B", Value: `{"color": "red"}`}}})
 	sg := a.makeSegment(env, "Beta users", "beta")
 	b := a.signedIn(ownerEmail, ownerPassword)
 

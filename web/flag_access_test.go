@@ -11,7 +11,9 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // Flag text from users renders as text everywhere: list, page and history.
@@ -19,8 +21,8 @@ func TestFlagNameIsEscaped(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
 	const evil = `<script>alert(1)</script>`
-	a.makeFlag(env, store.FlagInput{Name: "Safe", Key: "evil", Description: evil, Tags: []string{"<i>x</i>"}})
-	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "evil", store.FlagNameInput{Name: evil, Change: store.Change{Comment: evil}})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Safe", Key: "evil", Description: evil, Tags: []string{"<i>x</i>"}})
+	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "evil", flagstore.FlagNameInput{Name: evil, Change: flagstore.Change{Comment: evil}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	for _, path := range []string{"/flags", "/flags/evil", "/flags/evil/variations", "/flags/evil/settings", "/flags/evil/history", "/audit-log", "/flags/evil/archive"} {
@@ -51,7 +53,7 @@ func TestFlagNameIsEscaped(t *testing.T) {
 func TestFlagPagesFollowPermissions(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	controls := []string{"flag-create", "flag-toggle", "targeting-form", "off-variation-form", "variations-form",
 		"name-form", "description-form", "tags-form", "clone-form", "archive"}
 	pages := []string{"/flags", "/flags/checkout", "/flags/checkout?edit=targeting", "/flags/checkout?edit=off",
@@ -69,7 +71,7 @@ func TestFlagPagesFollowPermissions(t *testing.T) {
 		return out
 	}
 
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	dev := a.signedIn("dev@example.com", memberPassword)
 	if got := seen(dev); !slices.Equal(got, controls) {
 		t.Errorf("a Developer sees %v, want %v", got, controls)
@@ -135,7 +137,7 @@ func TestFlagPagesFollowPermissions(t *testing.T) {
 // change nothing.
 func (a *app) readerPolicy() uuid.UUID {
 	a.t.Helper()
-	p, err := a.st.CreatePolicy(a.t.Context(), a.ownerActor(), store.PolicyInput{Name: "Reader", Key: "reader"})
+	p, err := a.st.CreatePolicy(a.t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Reader", Key: "reader"})
 	must(a.t, err)
 	_, err = a.st.UpdatePolicyStatements(a.t.Context(), a.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
@@ -149,15 +151,15 @@ func (a *app) readerPolicy() uuid.UUID {
 func TestFlagPagesLabelEveryControl(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	tg := f.Targeting()
-	tg.Rules = []store.FlagRule{{ID: "r",
-		Conditions: []store.Condition{{ID: "c", Property: "country", Op: "Equal", Value: "nl"}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, .5}}, {ID: f.Variations[1].ID, Rollout: []float64{.5, 1}}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.Rules = []flagstore.FlagRule{{ID: "r",
+		Conditions: []flagstore.Condition{{ID: "c", Property: "country", Op: "Equal", Value: "nl"}},
+		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, .5}}, {ID: f.Variations[1].ID, Rollout: []float64{.5, 1}}}}}
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, store.SegmentInput{Name: "Beta", Key: "beta", Type: store.SegmentEnvironmentSpecific,
-		Rules: []store.SegmentRule{{ID: "r", Conditions: []store.Condition{{ID: "c", Property: "plan", Op: "Equal", Value: "gold"}}}}})
+	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+		Rules: []flagstore.SegmentRule{{ID: "r", Conditions: []flagstore.Condition{{ID: "c", Property: "plan", Op: "Equal", Value: "gold"}}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	for _, path := range []string{"/flags", "/flags/checkout", "/flags/checkout/variations", "/flags/checkout/settings",

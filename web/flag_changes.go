@@ -12,7 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -23,7 +24,7 @@ import (
 // returns the flag it left (nil when it made none, as a change request);
 // the tab is shown again, with message, or with the form made by form, its
 // fields' problems and the change request's.
-func (p *pages) flagChange(c echo.Context, tab, message string, do func(w workEnv, key string) (*store.Flag, error),
+func (p *pages) flagChange(c echo.Context, tab, message string, do func(w workEnv, key string) (*flagstore.Flag, error),
 	form func(f *views.Form) flagState, fields ...string) error {
 	w, err := actingEnv(c)
 	if err != nil {
@@ -35,7 +36,7 @@ func (p *pages) flagChange(c echo.Context, tab, message string, do func(w workEn
 
 // flagChanged ends a flag change that left the flag changed and err, as
 // flagChange says.
-func (p *pages) flagChanged(c echo.Context, tab, message string, changed *store.Flag, err error,
+func (p *pages) flagChanged(c echo.Context, tab, message string, changed *flagstore.Flag, err error,
 	form func(f *views.Form) flagState, fields ...string) error {
 	if c.Get(requestedKey) != nil {
 		message = requestedMessage
@@ -56,8 +57,8 @@ func (p *pages) flagChanged(c echo.Context, tab, message string, changed *store.
 // or, where the environment's changes need approval, as a change request of
 // the posted reason and reviewers. The store chooses (ChangeFlagServing);
 // the flag is nil when a change was requested.
-func (p *pages) changeServing(c echo.Context, w workEnv, key string, in store.FlagChangeRequestInput,
-	direct func() (store.Flag, error)) (*store.Flag, error) {
+func (p *pages) changeServing(c echo.Context, w workEnv, key string, in flagstore.FlagChangeRequestInput,
+	direct func() (flagstore.Flag, error)) (*flagstore.Flag, error) {
 	reviewers, err := formIDs(c, "reviewers")
 	if err != nil {
 		return nil, err
@@ -77,7 +78,7 @@ func (p *pages) changeServing(c echo.Context, w workEnv, key string, in store.Fl
 }
 
 // changed is the flag a change left, for flagChange.
-func changed(f store.Flag, err error) (*store.Flag, error) {
+func changed(f flagstore.Flag, err error) (*flagstore.Flag, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +92,8 @@ func (p *pages) setFlagOffVariation(c echo.Context) error {
 		return err
 	}
 	in := posted.input()
-	return p.flagChange(c, tabTargeting, "Off variation saved.", func(w workEnv, key string) (*store.Flag, error) {
-		return p.changeServing(c, w, key, store.FlagChangeRequestInput{OffVariationID: &in.OffVariationID}, func() (store.Flag, error) {
+	return p.flagChange(c, tabTargeting, "Off variation saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
+		return p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{OffVariationID: &in.OffVariationID}, func() (flagstore.Flag, error) {
 			return p.store.SetFlagOffVariation(c.Request().Context(), actor(c), w.id, key, in)
 		})
 	}, func(f *views.Form) flagState {
@@ -147,8 +148,8 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 	if c.FormValue("schedule") != "" {
 		return p.scheduleTargeting(c, in, shown)
 	}
-	return p.flagChange(c, tabTargeting, "Targeting saved.", func(w workEnv, key string) (*store.Flag, error) {
-		return p.changeServing(c, w, key, store.FlagChangeRequestInput{Targeting: in.Targeting}, func() (store.Flag, error) {
+	return p.flagChange(c, tabTargeting, "Targeting saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
+		return p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{Targeting: in.Targeting}, func() (flagstore.Flag, error) {
 			return p.store.SetFlagTargeting(c.Request().Context(), actor(c), w.id, key, in)
 		})
 	}, shown, "targetUsers", "rules", "fallthrough")
@@ -157,15 +158,15 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 // scheduleTargeting schedules the targeting editor's change for the time
 // it names; where changes need approval the schedule waits for a change
 // request of the posted reason and reviewers (the store decides).
-func (p *pages) scheduleTargeting(c echo.Context, in store.TargetingInput, shown func(form *views.Form) flagState) error {
+func (p *pages) scheduleTargeting(c echo.Context, in flagstore.TargetingInput, shown func(form *views.Form) flagState) error {
 	at := formTime(c.FormValue("scheduledTime"))
 	message := "Targeting change scheduled."
 	if at != nil {
 		message = "Targeting change scheduled for " + when(*at) + "."
 	}
-	sin := store.ScheduleInput{DraftInput: store.DraftInput{Targeting: in.Targeting, Change: in.Change},
+	sin := flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{Targeting: in.Targeting, Change: in.Change},
 		Title: c.FormValue("title"), ScheduledTime: at, Reason: c.FormValue("reason")}
-	return p.flagChange(c, tabTargeting, message, func(w workEnv, key string) (*store.Flag, error) {
+	return p.flagChange(c, tabTargeting, message, func(w workEnv, key string) (*flagstore.Flag, error) {
 		reviewers, err := formIDs(c, "reviewers")
 		if err != nil {
 			return nil, err
@@ -199,7 +200,7 @@ func (p *pages) setFlagVariations(c echo.Context) error {
 		return err
 	}
 	vars := parseVariations(params)
-	in := store.VariationsInput{VariationType: posted.VariationType, Change: posted.Change.input()}
+	in := flagstore.VariationsInput{VariationType: posted.VariationType, Change: posted.Change.input()}
 	key := c.Param("key")
 	state := func(f *views.Form) flagState {
 		f.ID, f.Action = "variations", flagHref(key)+"/variations"
@@ -212,8 +213,8 @@ func (p *pages) setFlagVariations(c echo.Context) error {
 		return p.flagPage(c, tabVariations, state(&f))
 	}
 	in.Variations = storeVariations(vars)
-	return p.flagChange(c, tabVariations, "Variations saved.", func(w workEnv, key string) (*store.Flag, error) {
-		return p.changeServing(c, w, key, store.FlagChangeRequestInput{VariationType: in.VariationType, Variations: in.Variations}, func() (store.Flag, error) {
+	return p.flagChange(c, tabVariations, "Variations saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
+		return p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{VariationType: in.VariationType, Variations: in.Variations}, func() (flagstore.Flag, error) {
 			return p.store.SetFlagVariations(c.Request().Context(), actor(c), w.id, key, in)
 		})
 	}, state, "variationType", "variations")
@@ -222,7 +223,7 @@ func (p *pages) setFlagVariations(c echo.Context) error {
 // stillServed tells that a variations change left targeting or the off
 // variation naming a variation that is gone: the store reports those fields.
 func stillServed(err error) bool {
-	var verr *store.ValidationError
+	var verr *core.ValidationError
 	if !errors.As(err, &verr) {
 		return false
 	}
@@ -234,12 +235,12 @@ func stillServed(err error) bool {
 // changeFlagText changes text t of a flag with change, given the text as
 // typed.
 func (p *pages) changeFlagText(c echo.Context, t textField,
-	change func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error)) error {
+	change func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch flagstore.Change) (*flagstore.Flag, error)) error {
 	text, ch, err := postedText(c, t)
 	if err != nil {
 		return err
 	}
-	return p.flagChange(c, tabSettings, t.saved, func(w workEnv, key string) (*store.Flag, error) {
+	return p.flagChange(c, tabSettings, t.saved, func(w workEnv, key string) (*flagstore.Flag, error) {
 		return change(c.Request().Context(), actor(c), w.id, key, text, ch)
 	}, func(f *views.Form) flagState {
 		var st flagState
@@ -250,24 +251,24 @@ func (p *pages) changeFlagText(c echo.Context, t textField,
 
 // renameFlag changes a flag's name.
 func (p *pages) renameFlag(c echo.Context) error {
-	return p.changeFlagText(c, textName, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
-		return changed(p.store.RenameFlag(ctx, a, envID, key, store.FlagNameInput{Name: text, Change: ch}))
+	return p.changeFlagText(c, textName, func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch flagstore.Change) (*flagstore.Flag, error) {
+		return changed(p.store.RenameFlag(ctx, a, envID, key, flagstore.FlagNameInput{Name: text, Change: ch}))
 	})
 }
 
 // describeFlag changes a flag's description.
 func (p *pages) describeFlag(c echo.Context) error {
-	return p.changeFlagText(c, textDescription, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
-		_, err := p.store.UpdateFlagDescription(ctx, a, envID, key, store.DescriptionInput{Description: &text, Change: ch})
+	return p.changeFlagText(c, textDescription, func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch flagstore.Change) (*flagstore.Flag, error) {
+		_, err := p.store.UpdateFlagDescription(ctx, a, envID, key, flagstore.DescriptionInput{Description: &text, Change: ch})
 		return nil, err
 	})
 }
 
 // tagFlag replaces a flag's tags, typed separated by commas.
 func (p *pages) tagFlag(c echo.Context) error {
-	return p.changeFlagText(c, textTags, func(ctx context.Context, a *store.Actor, envID uuid.UUID, key, text string, ch store.Change) (*store.Flag, error) {
+	return p.changeFlagText(c, textTags, func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch flagstore.Change) (*flagstore.Flag, error) {
 		tags := tagList(text)
-		return changed(p.store.SetFlagTags(ctx, a, envID, key, store.TagsInput{Tags: &tags, Change: ch}))
+		return changed(p.store.SetFlagTags(ctx, a, envID, key, flagstore.TagsInput{Tags: &tags, Change: ch}))
 	})
 }
 
@@ -282,7 +283,7 @@ func (p *pages) cloneFlag(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.CloneFlagInput{Name: posted.Name, Key: posted.Key, Change: posted.Change.input()}
+	in := flagstore.CloneFlagInput{Name: posted.Name, Key: posted.Key, Change: posted.Change.input()}
 	key := c.Param("key")
 	f, err := p.store.CloneFlag(c.Request().Context(), actor(c), w.id, key, in)
 	if err == nil {

@@ -11,7 +11,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/describe"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -67,8 +68,8 @@ func (p *pages) compareEnvs(c echo.Context) error {
 	if targetName != "" {
 		vm.TargetID = target.String()
 		page := pageNumber(c.QueryParam("page"))
-		list, err := p.store.CompareOverview(ctx, a, w.id, store.CompareOverviewInput{TargetEnvIDs: []uuid.UUID{target},
-			Filter: store.CompareFilter{Name: vm.Query, SortBy: "key", PageIndex: page - 1, PageSize: listPageSize}})
+		list, err := p.store.CompareOverview(ctx, a, w.id, flagstore.CompareOverviewInput{TargetEnvIDs: []uuid.UUID{target},
+			Filter: flagstore.CompareFilter{Name: vm.Query, SortBy: "key", PageIndex: page - 1, PageSize: listPageSize}})
 		if err != nil {
 			return err
 		}
@@ -126,7 +127,7 @@ func (p *pages) flagComparePage(c echo.Context, status int, problem string) erro
 		vm.TargetID = target.String()
 		d, err := p.store.CompareFlag(ctx, a, w.id, key, target)
 		switch {
-		case errors.Is(err, store.ErrNotInTarget):
+		case errors.Is(err, flagstore.ErrNotInTarget):
 			vm.Missing = true
 			vm.CopyHref = "/flags/copy?" + url.Values{"target": {vm.TargetID}, "flag": {src.ID.String()}}.Encode()
 		case err != nil:
@@ -148,11 +149,11 @@ func (p *pages) flagComparePage(c echo.Context, status int, problem string) erro
 }
 
 // compareSides says each part of both flags in words, as the flag page does.
-func compareSides(d store.CompareFlagDetail) []views.CompareSide {
+func compareSides(d flagstore.CompareFlagDetail) []views.CompareSide {
 	names := d.SegmentNames()
 	lookup := func(id string) (string, bool) { n, ok := names[id]; return n, ok }
 	src, tgt := describe.FlagSummary(d.Source, lookup), describe.FlagSummary(d.Target, lookup)
-	variations := func(f store.Flag) []string {
+	variations := func(f flagstore.Flag) []string {
 		out := make([]string, len(f.Variations))
 		for i, v := range f.Variations {
 			out[i] = variationLabel(v) + " (" + v.Value + ")"
@@ -184,22 +185,22 @@ func compareSides(d store.CompareFlagDetail) []views.CompareSide {
 }
 
 // copyOptions reads the settings chosen on the page.
-func copyOptions(c echo.Context) store.FlagSettingCopyOptions {
+func copyOptions(c echo.Context) flagstore.FlagSettingCopyOptions {
 	on := func(name string) bool { return c.FormValue(name) == "on" }
-	return store.FlagSettingCopyOptions{OnOffState: on("onOffState"),
-		IndividualTargeting: store.CopyOption{Copy: on("individualTargeting"), Mode: c.FormValue("individualTargetingMode")},
-		TargetingRule:       store.CopyOption{Copy: on("targetingRule"), Mode: c.FormValue("targetingRuleMode")},
+	return flagstore.FlagSettingCopyOptions{OnOffState: on("onOffState"),
+		IndividualTargeting: flagstore.CopyOption{Copy: on("individualTargeting"), Mode: c.FormValue("individualTargetingMode")},
+		TargetingRule:       flagstore.CopyOption{Copy: on("targetingRule"), Mode: c.FormValue("targetingRuleMode")},
 		DefaultRule:         on("defaultRule"), OffVariation: on("offVariation")}
 }
 
 // copySettingsForm is the settings copy: the choices, and after Preview
 // what the target's history entry will say and the button that confirms it.
-func (p *pages) copySettingsForm(c echo.Context, w workEnv, d store.CompareFlagDetail, target uuid.UUID) (*views.CopySettings, error) {
+func (p *pages) copySettingsForm(c echo.Context, w workEnv, d flagstore.CompareFlagDetail, target uuid.UUID) (*views.CopySettings, error) {
 	previewing := c.QueryParam("preview") == "1"
 	o := copyOptions(c)
 	if !previewing {
-		o = store.FlagSettingCopyOptions{OnOffState: true, DefaultRule: true, OffVariation: true,
-			IndividualTargeting: store.CopyOption{Mode: store.CopyOverwrite}, TargetingRule: store.CopyOption{Copy: d.IsRulesCopyable, Mode: store.CopyOverwrite}}
+		o = flagstore.FlagSettingCopyOptions{OnOffState: true, DefaultRule: true, OffVariation: true,
+			IndividualTargeting: flagstore.CopyOption{Mode: flagstore.CopyOverwrite}, TargetingRule: flagstore.CopyOption{Copy: d.IsRulesCopyable, Mode: flagstore.CopyOverwrite}}
 	}
 	rulesHint := ""
 	if !d.IsRulesCopyable {
@@ -220,7 +221,7 @@ func (p *pages) copySettingsForm(c echo.Context, w workEnv, d store.CompareFlagD
 		return cs, nil
 	}
 	ctx := c.Request().Context()
-	plan, err := p.store.PreviewCopyFlagSettings(ctx, actor(c), w.id, d.Source.Key, target, store.CopyFlagSettingsInput{Options: &o})
+	plan, err := p.store.PreviewCopyFlagSettings(ctx, actor(c), w.id, d.Source.Key, target, flagstore.CopyFlagSettingsInput{Options: &o})
 	if err != nil {
 		if cs.Error, err = refusal(err); err != nil {
 			return nil, err
@@ -228,7 +229,7 @@ func (p *pages) copySettingsForm(c echo.Context, w workEnv, d store.CompareFlagD
 		return cs, nil
 	}
 	lookup := func(id string) (string, bool) { n, ok := plan.SegmentNames[id]; return n, ok }
-	pv := &views.CopyPreview{Comment: plan.Comment, NoChange: store.SameJSON(plan.Before, plan.After),
+	pv := &views.CopyPreview{Comment: plan.Comment, NoChange: flagstore.SameJSON(plan.Before, plan.After),
 		Lines: describe.FlagChange(&plan.Before, &plan.After, lookup)}
 	if plan.Refused != nil {
 		if pv.Refused, err = refusal(plan.Refused); err != nil {
@@ -250,15 +251,15 @@ func (p *pages) copySettingsForm(c echo.Context, w workEnv, d store.CompareFlagD
 
 func modeOptions(selected, what string) []views.Option {
 	return []views.Option{
-		{Value: store.CopyOverwrite, Label: "Replace the target's " + what, Selected: selected != store.CopyAppend},
-		{Value: store.CopyAppend, Label: "Add to the target's " + what, Selected: selected == store.CopyAppend},
+		{Value: flagstore.CopyOverwrite, Label: "Replace the target's " + what, Selected: selected != flagstore.CopyAppend},
+		{Value: flagstore.CopyAppend, Label: "Add to the target's " + what, Selected: selected == flagstore.CopyAppend},
 	}
 }
 
 // refusal says in words why the store refused a request the person can fix
 // or must be told about; any other error is returned for the error page.
 func refusal(err error) (string, error) {
-	if errors.Is(err, store.ErrForbidden) {
+	if errors.Is(err, core.ErrForbidden) {
 		return "You may not make this change in that environment.", nil
 	}
 	var f views.Form
@@ -275,13 +276,13 @@ func (p *pages) copyFlagSettings(c echo.Context) error {
 		return err
 	}
 	key, target, o := c.Param("key"), targetParam(c), copyOptions(c)
-	_, err = p.store.CopyFlagSettings(c.Request().Context(), actor(c), w.id, key, target, store.CopyFlagSettingsInput{Options: &o})
+	_, err = p.store.CopyFlagSettings(c.Request().Context(), actor(c), w.id, key, target, flagstore.CopyFlagSettingsInput{Options: &o})
 	if err != nil {
 		msg, rerr := refusal(err)
 		if rerr != nil {
 			return rerr
 		}
-		return p.flagComparePage(c, store.Classify(err).Status, msg)
+		return p.flagComparePage(c, core.Classify(err).Status, msg)
 	}
 	p.keepFlash(c, "Settings copied.")
 	return redirect(c, compareHref(key, target))
@@ -306,7 +307,7 @@ func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error 
 	vm := views.CopyFlags{Source: w.projectName + " / " + w.name, Error: problem,
 		Crumbs: []views.Crumb{{Label: "Feature flags", Href: "/flags"}, {Label: "Compare environments", Href: "/flags/compare"}}}
 	for _, id := range chosenFlags(form) {
-		if len(ids) < store.MaxCopyFlags {
+		if len(ids) < flagstore.MaxCopyFlags {
 			ids = append(ids, id)
 			vm.FlagIDs = append(vm.FlagIDs, id.String())
 		}
@@ -341,7 +342,7 @@ func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error 
 
 // copyChecks says each pre-check in words, and why the copy cannot go ahead
 // ("" when it can).
-func copyChecks(checks []store.CopyToEnvPrecheckResult, target string) ([]views.CopyCheck, string) {
+func copyChecks(checks []flagstore.CopyToEnvPrecheckResult, target string) ([]views.CopyCheck, string) {
 	var out []views.CopyCheck
 	blocked := ""
 	for _, r := range checks {
@@ -384,13 +385,13 @@ func (p *pages) copyFlagsConfirm(c echo.Context) error {
 	}
 	ids := chosenFlags(form)
 	target := targetParam(c)
-	res, err := p.store.CopyToEnv(c.Request().Context(), actor(c), w.id, target, store.CopyToEnvInput{FlagIDs: ids})
+	res, err := p.store.CopyToEnv(c.Request().Context(), actor(c), w.id, target, flagstore.CopyToEnvInput{FlagIDs: ids})
 	if err != nil {
 		msg, rerr := refusal(err)
 		if rerr != nil {
 			return rerr
 		}
-		return p.copyFlagsPage(c, store.Classify(err).Status, msg)
+		return p.copyFlagsPage(c, core.Classify(err).Status, msg)
 	}
 	p.keepFlash(c, fmt.Sprintf("%d %s copied.", res.CopiedCount, plural(res.CopiedCount, "flag", "flags")))
 	return redirect(c, "/flags/compare?target="+target.String())

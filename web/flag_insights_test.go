@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // TestFlagEvaluationsAreShown: the flag list and page say when SDKs last
@@ -14,7 +15,7 @@ import (
 func TestFlagEvaluationsAreShown(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	b := a.signedIn(ownerEmail, ownerPassword)
 	if got := b.get("/flags").status(http.StatusOK).text("flag-last-evaluated"); got != "Evaluated never" {
 		t.Fatalf("list says %q before any SDK report, want Evaluated never", got)
@@ -27,7 +28,7 @@ func TestFlagEvaluationsAreShown(t *testing.T) {
 	secret := env.Secrets[0]
 	sdk, err := a.st.SDKEnvBySecret(t.Context(), secret.Value)
 	must(t, err)
-	must(t, a.st.RecordEvaluations(t.Context(), sdk, []store.EvaluationCount{{FlagKey: "checkout", VariationID: f.Variations[0].ID, Count: 7}},
+	must(t, a.st.RecordEvaluations(t.Context(), sdk, []sdkdata.EvaluationCount{{FlagKey: "checkout", VariationID: f.Variations[0].ID, Count: 7}},
 		time.Now().Add(-3*time.Minute)))
 	if got := b.get("/flags").text("flag-last-evaluated"); got != "Evaluated 3 minutes ago" {
 		t.Fatalf("list says %q, want Evaluated 3 minutes ago", got)
@@ -42,12 +43,12 @@ func TestFlagEvaluationsAreShown(t *testing.T) {
 func TestTestAUser(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	tg := f.Targeting()
-	tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"alice"}, VariationID: f.Variations[1].ID}}
-	tg.Rules = []store.FlagRule{{ID: "r1", Name: "Dutch users", Conditions: []store.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.TargetUsers = []flagstore.TargetUser{{KeyIDs: []string{"alice"}, VariationID: f.Variations[1].ID}}
+	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Dutch users", Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}},
+		Variations: []flagstore.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/flags/checkout").must("flag-tester")

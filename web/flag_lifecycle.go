@@ -8,45 +8,45 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
 // flagLifecycle is archiving, restoring or deleting a flag.
 type flagLifecycle struct {
 	lifecycle
-	consequences func(f store.Flag) []string
-	do           func(p *pages, c echo.Context, w workEnv, key string, ch store.Change) error
+	consequences func(f flagstore.Flag) []string
+	do           func(p *pages, c echo.Context, w workEnv, key string, ch flagstore.Change) error
 	// to is where the browser goes after the change.
 	to func(key string) string
 }
 
 var (
 	archiveFlag = flagLifecycle{lifecycle: lifecycle{verb: "Archive", button: "Archive flag", danger: true, action: access.ArchiveFlag, done: "archived"},
-		consequences: func(f store.Flag) []string {
+		consequences: func(f flagstore.Flag) []string {
 			return []string{"SDKs no longer receive the flag: code asking for it gets its fallback value.",
 				"It leaves the list of active flags; you can restore it, or then delete it."}
 		},
-		do: func(p *pages, c echo.Context, w workEnv, key string, ch store.Change) error {
+		do: func(p *pages, c echo.Context, w workEnv, key string, ch flagstore.Change) error {
 			_, err := p.store.ArchiveFlag(c.Request().Context(), actor(c), w.id, key, ch)
 			return err
 		},
 		to: func(key string) string { return flagHref(key) + "/settings" }}
 	restoreFlag = flagLifecycle{lifecycle: lifecycle{verb: "Restore", button: "Restore flag", action: access.RestoreFlag, done: "restored"},
-		consequences: func(f store.Flag) []string {
+		consequences: func(f flagstore.Flag) []string {
 			return []string{fmt.Sprintf("SDKs receive the flag again; it is %s, as it was when archived.", strings.ToLower(onOffWord(f.IsEnabled)))}
 		},
-		do: func(p *pages, c echo.Context, w workEnv, key string, ch store.Change) error {
+		do: func(p *pages, c echo.Context, w workEnv, key string, ch flagstore.Change) error {
 			_, err := p.store.RestoreFlag(c.Request().Context(), actor(c), w.id, key, ch)
 			return err
 		},
 		to: func(key string) string { return flagHref(key) + "/settings" }}
 	deleteFlag = flagLifecycle{lifecycle: lifecycle{verb: "Delete", button: "Delete flag", danger: true, action: access.DeleteFlag, done: "deleted"},
-		consequences: func(f store.Flag) []string {
+		consequences: func(f flagstore.Flag) []string {
 			return []string{"The flag, its targeting and its revisions are deleted for good; this cannot be undone.",
 				"Its history stays in the environment's audit log."}
 		},
-		do: func(p *pages, c echo.Context, w workEnv, key string, ch store.Change) error {
+		do: func(p *pages, c echo.Context, w workEnv, key string, ch flagstore.Change) error {
 			return p.store.DeleteFlag(c.Request().Context(), actor(c), w.id, key, ch)
 		},
 		to: func(string) string { return "/flags?archived=1" }}
@@ -84,7 +84,7 @@ func (p *pages) changeFlagLifecycle(l flagLifecycle) echo.HandlerFunc {
 		key := c.Param("key")
 		return p.changeLifecycle(c, l.lifecycle, flagHref(key), fmt.Sprintf("Feature flag “%s” %s.", key, l.done),
 			func() string { return l.to(key) },
-			func(ch store.Change) error { return l.do(p, c, w, key, ch) },
+			func(ch flagstore.Change) error { return l.do(p, c, w, key, ch) },
 			func(status int, posted *views.Form) error { return p.confirmFlagPage(c, l, status, posted) })
 	}
 }

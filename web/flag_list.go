@@ -11,7 +11,8 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -71,7 +72,7 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 	}
 	vm := views.Flags{Env: w.view(ok)}
 	if ok {
-		filter := store.FlagFilter{Name: fq.q, IsArchived: fq.archived, Page: store.Page{Index: fq.page - 1, Size: listPageSize}}
+		filter := flagstore.FlagFilter{Name: fq.q, IsArchived: fq.archived, Page: core.Page{Index: fq.page - 1, Size: listPageSize}}
 		if fq.tag != "" {
 			filter.Tags = []string{fq.tag}
 		}
@@ -126,7 +127,7 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 
 // flagRow shows one flag of the list; next is the list's address, where a
 // toggle without script returns.
-func (p *pages) flagRow(c echo.Context, w workEnv, f store.FlagListItem, next string) views.FlagRow {
+func (p *pages) flagRow(c echo.Context, w workEnv, f flagstore.FlagListItem, next string) views.FlagRow {
 	row := views.FlagRow{ID: f.ID.String(), Key: f.Key, Name: f.Name, Href: flagHref(f.Key), On: f.IsEnabled,
 		Archived: f.IsArchived, Serves: f.Serves.EnabledVariations, OffServes: f.Serves.DisabledVariation, Tags: f.Tags,
 		LastChange: when(f.UpdatedAt), LastEvaluated: evaluatedAgo(f.LastEvaluatedAt, time.Now())}
@@ -149,10 +150,10 @@ func (p *pages) flagCreate(c echo.Context, w workEnv, values map[string]string, 
 		return nil
 	}
 	if values == nil {
-		values = map[string]string{"variationType": store.VariationBoolean}
+		values = map[string]string{"variationType": flagstore.VariationBoolean}
 	}
 	if vars == nil {
-		vars = variationEdits(store.DefaultVariations(values["variationType"]))
+		vars = variationEdits(flagstore.DefaultVariations(values["variationType"]))
 	}
 	return &views.FlagCreate{Form: p.form(c, "flag-create", "/flags", values), Types: variationTypes(values["variationType"]),
 		Variations: renumber(vars), CommentRequired: w.requireComment, Open: open}
@@ -179,7 +180,7 @@ func (p *pages) createFlag(c echo.Context) error {
 		"variationType": in.VariationType, "comment": in.Comment}
 	if edit := c.FormValue("edit"); edit != "" {
 		if edit == "defaults" {
-			vars = variationEdits(store.DefaultVariations(in.VariationType))
+			vars = variationEdits(flagstore.DefaultVariations(in.VariationType))
 		} else {
 			vars = editVariations(vars, edit)
 		}
@@ -220,7 +221,7 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	}
 	// From its page: where changes need approval, the toggle requests the change.
 	key := c.Param("key")
-	f, err := p.changeServing(c, w, key, store.FlagChangeRequestInput{IsEnabled: &on}, func() (store.Flag, error) {
+	f, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{IsEnabled: &on}, func() (flagstore.Flag, error) {
 		return p.store.ToggleFlag(c.Request().Context(), actor(c), w.id, key, on, in)
 	})
 	var message string
@@ -235,14 +236,14 @@ func (p *pages) toggleFlag(c echo.Context) error {
 }
 
 // turned says that a flag was turned on or off.
-func turned(f store.Flag) string {
+func turned(f flagstore.Flag) string {
 	return fmt.Sprintf("“%s” turned %s.", f.Name, strings.ToLower(onOffWord(f.IsEnabled)))
 }
 
 // toggleRow turns a flag on or off from its row in the list, which htmx
 // replaces; without script the list at next is shown again. Where changes
 // need approval the list offers no toggle (flagRow).
-func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in store.Change, next string) error {
+func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in flagstore.Change, next string) error {
 	ctx := c.Request().Context()
 	a := actor(c)
 	key := c.Param("key")
@@ -253,9 +254,9 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in store.Change, n
 			p.keepFlash(c, msg)
 			return c.Redirect(http.StatusSeeOther, localPath(next))
 		}
-		item := store.FlagListItem{ID: f.ID, Name: f.Name, Key: f.Key, IsEnabled: f.IsEnabled, Tags: f.Tags,
+		item := flagstore.FlagListItem{ID: f.ID, Name: f.Name, Key: f.Key, IsEnabled: f.IsEnabled, Tags: f.Tags,
 			Serves: f.Serves(), Revision: f.Revision, UpdatedAt: f.UpdatedAt,
-			LastChange: &store.LastChange{Comment: in.Comment, ChangedAt: f.UpdatedAt}}
+			LastChange: &flagstore.LastChange{Comment: in.Comment, ChangedAt: f.UpdatedAt}}
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: msg}})
 		return render(c, http.StatusOK, views.FlagRowView(p.flagRow(c, w, item, next)), views.Flashes(p.flashes(c)))
 	}
@@ -279,7 +280,7 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in store.Change, n
 		target, _ := url.Parse(localPath(next))
 		return p.flagsPage(c, status, flagQueryOf(target.Query()), nil, &toggledRow{key: key, form: form})
 	}
-	item := store.FlagListItem{ID: cur.ID, Name: cur.Name, Key: cur.Key, IsEnabled: cur.IsEnabled, Tags: cur.Tags,
+	item := flagstore.FlagListItem{ID: cur.ID, Name: cur.Name, Key: cur.Key, IsEnabled: cur.IsEnabled, Tags: cur.Tags,
 		Serves: cur.Serves(), Revision: cur.Revision, UpdatedAt: cur.UpdatedAt}
 	row := p.flagRow(c, w, item, next)
 	if row.Toggle != nil {

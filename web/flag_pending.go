@@ -11,13 +11,14 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/describe"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
 // pendingChanges shows a flag's scheduled changes in words, each with a
 // cancel button when the person may make the change it would make.
-func (p *pages) pendingChanges(c echo.Context, w workEnv, f store.Flag, may store.FlagRights, posted *views.Form) (*views.PendingChanges, error) {
+func (p *pages) pendingChanges(c echo.Context, w workEnv, f flagstore.Flag, may flagstore.FlagRights, posted *views.Form) (*views.PendingChanges, error) {
 	list, err := p.store.FlagPendingChanges(c.Request().Context(), actor(c), w.id, f.Key)
 	if err != nil {
 		return nil, err
@@ -37,16 +38,16 @@ func (p *pages) pendingChanges(c echo.Context, w workEnv, f store.Flag, may stor
 		if pc.ChangeRequestID != nil {
 			item.Href = changeRequestHref(*pc.ChangeRequestID)
 			item.Status = requestStatus(pc.Status)
-			if pc.Type == store.PendingChangeRequest {
+			if pc.Type == flagstore.PendingChangeRequest {
 				item.Title, item.When, item.Comment = "Change request: "+pc.ChangeRequestReason, "Requested "+when(pc.CreatedAt), ""
 				out.Items = append(out.Items, item)
 				continue // withdrawn on its own page, by its author
 			}
 			item.Status = "Scheduled · " + item.Status
 		}
-		var base, target store.Flag
+		var base, target flagstore.Flag
 		if json.Unmarshal(pc.DataChange.Previous, &base) == nil && json.Unmarshal(pc.DataChange.Current, &target) == nil &&
-			!f.IsArchived && pc.ChangeRequestID == nil && !slices.ContainsFunc(store.ChangeActions(base, target), func(a access.Action) bool { return !may.Permits(a) }) {
+			!f.IsArchived && pc.ChangeRequestID == nil && !slices.ContainsFunc(flagstore.ChangeActions(base, target), func(a access.Action) bool { return !may.Permits(a) }) {
 			item.CancelAction = flagHref(f.Key) + "/schedules/" + pc.ID.String() + "/cancel"
 		}
 		out.Items = append(out.Items, item)
@@ -59,9 +60,9 @@ func (p *pages) pendingChanges(c echo.Context, w workEnv, f store.Flag, may stor
 func (p *pages) cancelSchedule(c echo.Context) error {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return store.ErrNotFound
+		return core.ErrNotFound
 	}
-	return p.flagChange(c, tabTargeting, "Scheduled change cancelled.", func(w workEnv, key string) (*store.Flag, error) {
+	return p.flagChange(c, tabTargeting, "Scheduled change cancelled.", func(w workEnv, key string) (*flagstore.Flag, error) {
 		return nil, p.store.CancelFlagSchedule(c.Request().Context(), actor(c), w.id, id)
 	}, func(form *views.Form) flagState {
 		form.ID = "pending"

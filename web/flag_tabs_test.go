@@ -9,14 +9,14 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 func TestFlagVariationsEditor(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Banner", Key: "banner", VariationType: "string",
-		Variations: []store.Variation{{ID: "a", Name: "A", Value: "a"}, {ID: "b", Name: "B", Value: "b"}}})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Banner", Key: "banner", VariationType: "string",
+		Variations: []flagstore.Variation{{ID: "a", Name: "A", Value: "a"}, {ID: "b", Name: "B", Value: "b"}}})
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/flags/banner/variations").status(http.StatusOK)
 	vals := formValues(p.must("variations-form"))
@@ -57,7 +57,7 @@ func TestFlagVariationsEditor(t *testing.T) {
 	}
 	// A stale revision.
 	vals = formValues(b.get("/flags/banner/variations").must("variations-form"))
-	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "banner", store.FlagNameInput{Name: "Banner 2"})
+	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "banner", flagstore.FlagNameInput{Name: "Banner 2"})
 	must(t, err)
 	b.post("/flags/banner/variations", vals).status(http.StatusConflict)
 }
@@ -65,7 +65,7 @@ func TestFlagVariationsEditor(t *testing.T) {
 func TestFlagSettingsAndLifecycle(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	b := a.signedIn(ownerEmail, ownerPassword)
 	post := func(id string, set map[string]string) *page {
 		t.Helper()
@@ -163,7 +163,7 @@ func TestFlagSettingsAndLifecycle(t *testing.T) {
 	if got := b.last.text("form-error"); got != "Archive the flag before deleting it." {
 		t.Errorf("delete problem %q", got)
 	}
-	_, err := a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "checkout", store.Change{})
+	_, err := a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.Change{})
 	must(t, err)
 	p = b.get("/flags/checkout/delete")
 	b.post(p.formAction("confirm-form"), formValues(p.must("confirm-form"))).status(http.StatusOK).at("/flags?archived=1")
@@ -176,13 +176,13 @@ func TestFlagSettingsAndLifecycle(t *testing.T) {
 func TestFlagHistory(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", Change: store.Change{Comment: "first"}})
-	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "checkout", store.FlagNameInput{Name: "Checkout v2",
-		Change: store.Change{Comment: "renamed"}})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", Change: flagstore.Change{Comment: "first"}})
+	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.FlagNameInput{Name: "Checkout v2",
+		Change: flagstore.Change{Comment: "renamed"}})
 	must(t, err)
 	tg := a.flag(env, "checkout").Targeting()
-	tg.TargetUsers = []store.TargetUser{{KeyIDs: []string{"alice"}, VariationID: a.flag(env, "checkout").Variations[0].ID}}
-	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.TargetUsers = []flagstore.TargetUser{{KeyIDs: []string{"alice"}, VariationID: a.flag(env, "checkout").Variations[0].ID}}
+	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/flags/checkout/history").status(http.StatusOK)

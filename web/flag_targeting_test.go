@@ -12,7 +12,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // targetingForm loads the flag's page and returns the targeting form's
@@ -26,9 +26,9 @@ func (b *browser) targetingForm(key string) url.Values {
 func TestFlagTargetingEditor(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
-		Variations: []store.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
-	seg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, store.SegmentInput{Name: "Beta users", Key: "beta", Type: store.SegmentEnvironmentSpecific})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
+		Variations: []flagstore.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
+	seg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta users", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 
@@ -56,8 +56,8 @@ func TestFlagTargetingEditor(t *testing.T) {
 			t.Errorf("operator %q not offered: %s", op, ops)
 		}
 	}
-	if got := countOptions(p.must("condition-op")); got != len(store.Operators())+2 {
-		t.Errorf("%d operators offered, want %d", got, len(store.Operators())+2)
+	if got := countOptions(p.must("condition-op")); got != len(flagstore.Operators())+2 {
+		t.Errorf("%d operators offered, want %d", got, len(flagstore.Operators())+2)
 	}
 
 	// Percentages that do not add up are shown on the rule, nothing saved.
@@ -91,7 +91,7 @@ func TestFlagTargetingEditor(t *testing.T) {
 	r := got.Rules[0]
 	if r.Name != "Dutch users" || r.DispatchKey == nil || *r.DispatchKey != "email" ||
 		!slices.Equal(r.Variations[0].Rollout, []float64{0, 0.3}) || !slices.Equal(r.Variations[1].Rollout, []float64{0.3, 1}) ||
-		r.Conditions[0] != (store.Condition{ID: r.Conditions[0].ID, Property: "country", Op: "Equal", Value: "nl"}) {
+		r.Conditions[0] != (flagstore.Condition{ID: r.Conditions[0].ID, Property: "country", Op: "Equal", Value: "nl"}) {
 		t.Errorf("saved rule %+v", r)
 	}
 	// The page shows it back as 30 and 70.
@@ -126,7 +126,7 @@ func TestFlagTargetingEditor(t *testing.T) {
 		t.Fatalf("rules %+v", got.Rules)
 	}
 	segCond, listCond := got.Rules[1].Conditions[0], got.Rules[1].Conditions[1]
-	if segCond.Property != store.SegmentIn || segCond.Value != `["`+seg.ID.String()+`"]` || listCond.Value != `["gold","silver"]` {
+	if segCond.Property != flagstore.SegmentIn || segCond.Value != `["`+seg.ID.String()+`"]` || listCond.Value != `["gold","silver"]` {
 		t.Errorf("conditions %+v", got.Rules[1].Conditions)
 	}
 	if len(got.TargetUsers) != 1 || !slices.Equal(got.TargetUsers[0].KeyIDs, []string{"alice", "bob", "carol"}) {
@@ -178,7 +178,7 @@ func TestFlagTargetingEditor(t *testing.T) {
 
 	// A stale revision is a conflict, explained on the form with what was typed.
 	stale := b.targetingForm("checkout")
-	_, err = a.st.ToggleFlag(t.Context(), a.ownerActor(), env.ID, "checkout", true, store.Change{})
+	_, err = a.st.ToggleFlag(t.Context(), a.ownerActor(), env.ID, "checkout", true, flagstore.Change{})
 	must(t, err)
 	stale.Set("target.b", "dave")
 	p = b.post("/flags/checkout/targeting", stale).status(http.StatusConflict)
@@ -249,15 +249,15 @@ func countOptions(sel *html.Node) int {
 func TestFlagTargetingKeepsForeignRollouts(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	three := a.makeFlag(env, store.FlagInput{Name: "Three", Key: "three", VariationType: "string",
-		Variations: []store.Variation{{ID: "a", Name: "A", Value: "a"}, {ID: "b", Name: "B", Value: "b"}, {ID: "c", Name: "C", Value: "c"}}})
+	three := a.makeFlag(env, flagstore.FlagInput{Name: "Three", Key: "three", VariationType: "string",
+		Variations: []flagstore.Variation{{ID: "a", Name: "A", Value: "a"}, {ID: "b", Name: "B", Value: "b"}, {ID: "c", Name: "C", Value: "c"}}})
 	third := 1.0 / 3
-	rules := []store.FlagRule{{ID: "r", Conditions: []store.Condition{{ID: "c", Property: "p", Op: "Equal", Value: "v"}},
-		Variations: []store.RolloutVariation{{ID: "c", Rollout: []float64{0, third}, ExptRollout: 1},
+	rules := []flagstore.FlagRule{{ID: "r", Conditions: []flagstore.Condition{{ID: "c", Property: "p", Op: "Equal", Value: "v"}},
+		Variations: []flagstore.RolloutVariation{{ID: "c", Rollout: []float64{0, third}, ExptRollout: 1},
 			{ID: "a", Rollout: []float64{third, 2 * third}, ExptRollout: 1}, {ID: "b", Rollout: []float64{2 * third, 1}, ExptRollout: 1}}}}
 	tg := three.Targeting()
 	tg.Rules = rules
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "three", store.TargetingInput{Targeting: &tg})
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "three", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	before := a.flag(env, "three")
 	b := a.signedIn(ownerEmail, ownerPassword)

@@ -13,7 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/describe"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -27,7 +28,7 @@ func flagHref(key string) string { return "/flags/" + url.PathEscape(key) }
 type flagState struct {
 	status int
 	// flag is the flag as a change just left it; nil loads it.
-	flag                          *store.Flag
+	flag                          *flagstore.Flag
 	toggle, off                   *views.Form
 	texts                         postedTexts
 	clone                         *views.Form
@@ -215,7 +216,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		}
 		m.Triggers = &t
 	case tabHistory:
-		h, err := p.history(c, w, store.AuditFilter{RefType: refFlag, RefID: f.ID.String()}, href+"/history", "flag-history")
+		h, err := p.history(c, w, flagstore.AuditFilter{RefType: refFlag, RefID: f.ID.String()}, href+"/history", "flag-history")
 		if err != nil {
 			return err
 		}
@@ -229,7 +230,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 
 // pageFlag is the flag of the page's address: changed, as a change just
 // left it, else as the store has it.
-func (p *pages) pageFlag(c echo.Context, w workEnv, changed *store.Flag) (store.Flag, error) {
+func (p *pages) pageFlag(c echo.Context, w workEnv, changed *flagstore.Flag) (flagstore.Flag, error) {
 	if changed != nil && changed.Key == c.Param("key") {
 		return *changed, nil
 	}
@@ -240,7 +241,7 @@ func (p *pages) pageFlag(c echo.Context, w workEnv, changed *store.Flag) (store.
 // whose form was just posted, else the one the address asks for ("?edit="),
 // when the person may change it; "" shows the summary alone. An archived
 // flag is read-only, so it shows only the summary.
-func editing(c echo.Context, st flagState, may store.FlagRights, archived bool) string {
+func editing(c echo.Context, st flagState, may flagstore.FlagRights, archived bool) string {
 	part := c.QueryParam("edit")
 	switch {
 	case st.targeting != nil || st.targetingForm != nil:
@@ -259,7 +260,7 @@ func editing(c echo.Context, st flagState, may store.FlagRights, archived bool) 
 
 // targetingSummary says what a flag serves part by part, each part with the
 // address of its editor when the person may change it.
-func targetingSummary(f store.Flag, names describe.Names, href string, may store.FlagRights) views.TargetingSummary {
+func targetingSummary(f flagstore.Flag, names describe.Names, href string, may flagstore.FlagRights) views.TargetingSummary {
 	s := describe.FlagSummary(f, names)
 	edit := func(part string, allowed bool) string {
 		if !allowed || f.IsArchived {
@@ -302,8 +303,8 @@ func (p *pages) segmentChoices(c echo.Context, w workEnv, rules []ruleForm) ([]v
 	ctx := c.Request().Context()
 	a := actor(c)
 	var out []views.Option
-	for page := 0; page*store.MaxPageSize < maxSegmentChoices; page++ {
-		list, err := p.store.ListSegments(ctx, a, w.id, store.SegmentFilter{Page: store.Page{Index: page, Size: store.MaxPageSize}})
+	for page := 0; page*core.MaxPageSize < maxSegmentChoices; page++ {
+		list, err := p.store.ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Page: core.Page{Index: page, Size: core.MaxPageSize}})
 		if err != nil {
 			return nil, err
 		}
@@ -319,7 +320,7 @@ func (p *pages) segmentChoices(c echo.Context, w workEnv, rules []ruleForm) ([]v
 		for _, cnd := range r.conds {
 			for _, id := range cnd.segments {
 				if _, err := uuid.Parse(id); err == nil && !slices.ContainsFunc(out, func(o views.Option) bool { return o.Value == id }) &&
-					!slices.Contains(missing, id) && len(missing) < store.MaxSegmentIDs {
+					!slices.Contains(missing, id) && len(missing) < flagstore.MaxSegmentIDs {
 					missing = append(missing, id)
 				}
 			}

@@ -10,22 +10,23 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // flagApp is an app with the project "web", whose first environment (Prod)
 // is where the owner's pages work.
-func flagApp(t *testing.T) (*app, store.Project, store.Environment) {
+func flagApp(t *testing.T) (*app, core.Project, core.Environment) {
 	t.Helper()
 	a := newApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), store.ProjectInput{Name: "Web", Key: "web"})
+	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	pr := a.project("web")
 	return a, pr, pr.Environments[0]
 }
 
 // makeFlag creates a flag as the owner.
-func (a *app) makeFlag(env store.Environment, in store.FlagInput) store.Flag {
+func (a *app) makeFlag(env core.Environment, in flagstore.FlagInput) flagstore.Flag {
 	a.t.Helper()
 	f, err := a.st.CreateFlag(a.t.Context(), a.ownerActor(), env.ID, in)
 	must(a.t, err)
@@ -33,7 +34,7 @@ func (a *app) makeFlag(env store.Environment, in store.FlagInput) store.Flag {
 }
 
 // flag reads a flag as the store has it.
-func (a *app) flag(env store.Environment, key string) store.Flag {
+func (a *app) flag(env core.Environment, key string) flagstore.Flag {
 	a.t.Helper()
 	f, err := a.st.GetFlag(a.t.Context(), a.ownerActor(), env.ID, key)
 	must(a.t, err)
@@ -41,10 +42,10 @@ func (a *app) flag(env store.Environment, key string) store.Flag {
 }
 
 // requireComments makes the environment require change comments.
-func (a *app) requireComments(pr store.Project, env store.Environment) {
+func (a *app) requireComments(pr core.Project, env core.Environment) {
 	a.t.Helper()
-	_, err := a.st.UpdateEnvironment(a.t.Context(), a.ownerActor(), pr.ID, env.ID, store.EnvironmentInput{Name: env.Name,
-		Settings: &store.EnvSettings{RequireChangeComment: true}})
+	_, err := a.st.UpdateEnvironment(a.t.Context(), a.ownerActor(), pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{RequireChangeComment: true}})
 	must(a.t, err)
 }
 
@@ -206,14 +207,14 @@ func TestFlagListFilters(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
 	for i := range 23 {
-		in := store.FlagInput{Name: fmt.Sprintf("Flag %02d", i), Key: fmt.Sprintf("flag-%02d", i), IsEnabled: i%2 == 0}
+		in := flagstore.FlagInput{Name: fmt.Sprintf("Flag %02d", i), Key: fmt.Sprintf("flag-%02d", i), IsEnabled: i%2 == 0}
 		if i < 3 {
 			in.Tags = []string{"beta"}
 		}
 		a.makeFlag(env, in)
 	}
-	a.makeFlag(env, store.FlagInput{Name: "Checkout redesign", Key: "checkout"})
-	_, err := a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "flag-22", store.Change{})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout redesign", Key: "checkout"})
+	_, err := a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "flag-22", flagstore.Change{})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 
@@ -277,8 +278,8 @@ func TestFlagListFilters(t *testing.T) {
 func TestFlagToggle(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	other := a.makeFlag(env, store.FlagInput{Name: "Other", Key: "other"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	other := a.makeFlag(env, flagstore.FlagInput{Name: "Other", Key: "other"})
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/flags")
 	row := p.row("flag-row", "data-key", "checkout")
@@ -341,7 +342,7 @@ func TestFlagToggle(t *testing.T) {
 func TestFlagChangesNeedCommentsWhenRequired(t *testing.T) {
 	t.Parallel()
 	a, pr, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	a.requireComments(pr, env)
 	b := a.signedIn(ownerEmail, ownerPassword)
 

@@ -3,7 +3,9 @@ package web
 import (
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // The forms the pages post, decoded by bind and turned into the store's
@@ -20,8 +22,8 @@ type changeForm struct {
 	Revision *uuid.UUID `form:"revision"`
 }
 
-func (f changeForm) input() store.Change {
-	return store.Change{Comment: f.Comment, Revision: f.Revision}
+func (f changeForm) input() flagstore.Change {
+	return flagstore.Change{Comment: f.Comment, Revision: f.Revision}
 }
 
 // flagForm creates a flag.
@@ -37,8 +39,8 @@ type flagForm struct {
 	Change              changeForm
 }
 
-func (f flagForm) input() store.FlagInput {
-	return store.FlagInput{Name: f.Name, Key: f.Key, Description: f.Description, VariationType: f.VariationType,
+func (f flagForm) input() flagstore.FlagInput {
+	return flagstore.FlagInput{Name: f.Name, Key: f.Key, Description: f.Description, VariationType: f.VariationType,
 		EnabledVariationID: f.EnabledVariationID, DisabledVariationID: f.DisabledVariationID, IsEnabled: f.IsEnabled,
 		Tags: f.Tags, Change: f.Change.input()}
 }
@@ -49,8 +51,8 @@ type offVariationForm struct {
 	Change         changeForm
 }
 
-func (f offVariationForm) input() store.OffVariationInput {
-	return store.OffVariationInput{OffVariationID: f.OffVariationID, Change: f.Change.input()}
+func (f offVariationForm) input() flagstore.OffVariationInput {
+	return flagstore.OffVariationInput{OffVariationID: f.OffVariationID, Change: f.Change.input()}
 }
 
 // variationsForm is the variations editor's type; its variations are read
@@ -77,8 +79,8 @@ type segmentForm struct {
 	Change      changeForm
 }
 
-func (f segmentForm) input() store.SegmentInput {
-	return store.SegmentInput{Name: f.Name, Key: f.Key, Type: f.Type, Description: f.Description, Tags: f.Tags,
+func (f segmentForm) input() flagstore.SegmentInput {
+	return flagstore.SegmentInput{Name: f.Name, Key: f.Key, Type: f.Type, Description: f.Description, Tags: f.Tags,
 		Change: f.Change.input()}
 }
 
@@ -96,8 +98,8 @@ type environmentForm struct {
 	Description *string `form:"description"`
 }
 
-func (f environmentForm) input() store.EnvironmentInput {
-	return store.EnvironmentInput{Name: f.Name, Key: f.Key, Description: f.Description}
+func (f environmentForm) input() core.EnvironmentInput {
+	return core.EnvironmentInput{Name: f.Name, Key: f.Key, Description: f.Description}
 }
 
 // secretForm creates or renames an environment's secret.
@@ -155,7 +157,7 @@ type oidcForm struct {
 	Issuer                     string `form:"issuer"`
 }
 
-func (f oidcForm) input() store.OIDCSettings { return store.OIDCSettings(f) }
+func (f oidcForm) input() iam.OIDCSettings { return iam.OIDCSettings(f) }
 
 // contextForm is the switcher's choice of organization or environment.
 type contextForm struct {
@@ -164,6 +166,6 @@ type contextForm struct {
 	EnvID          uuid.UUID `form:"envId"`
 }
 
-func (f contextForm) input() store.UserContext {
-	return store.UserContext{OrganizationID: f.OrganizationID, ProjectID: f.ProjectID, EnvID: f.EnvID}
+func (f contextForm) input() core.UserContext {
+	return core.UserContext{OrganizationID: f.OrganizationID, ProjectID: f.ProjectID, EnvID: f.EnvID}
 }

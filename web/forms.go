@@ -8,7 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -19,9 +20,9 @@ const conflictMessage = "Someone else changed this since you opened the page. Re
 // is one of the fields, a lost race (409) and a broken rule (422) are
 // explained above the form, which keeps what was typed.
 func changeProblems(err error, f *views.Form, fields ...string) (int, error) {
-	var rerr *store.RuleError
+	var rerr *core.RuleError
 	switch {
-	case errors.Is(err, store.ErrConflict):
+	case errors.Is(err, core.ErrConflict):
 		f.Errors, f.Error = map[string]string{}, conflictMessage
 		return http.StatusConflict, nil
 	case errors.As(err, &rerr) && !slices.Contains(fields, ruleFields[rerr.Code]):
@@ -49,7 +50,7 @@ func postedOr(posted *views.Form, fresh func() *views.Form) *views.Form {
 }
 
 // postedValues keeps a change's comment and revision for the form shown again.
-func postedValues(ch store.Change, values map[string]string) map[string]string {
+func postedValues(ch flagstore.Change, values map[string]string) map[string]string {
 	values["comment"] = ch.Comment
 	if ch.Revision != nil {
 		values["revision"] = ch.Revision.String()

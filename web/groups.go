@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -43,7 +43,7 @@ func (p *pages) createGroup(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.GroupInput(posted)
+	in := iam.GroupInput(posted)
 	g, err := p.store.CreateGroup(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/groups", fmt.Sprintf("Group “%s” created.", g.Name), func() error {
@@ -133,7 +133,7 @@ func (p *pages) updateGroup(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.GroupInput(posted)
+	in := iam.GroupInput(posted)
 	g, err := p.store.UpdateGroup(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, groupHref(id), fmt.Sprintf("Group “%s” saved.", g.Name), func() error { return p.groupPage(c, http.StatusOK, nil) })

@@ -10,7 +10,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -76,7 +78,7 @@ func (p *pages) guide(c echo.Context) error {
 // onboards tells whether the guide's first step onboards the organization
 // (FeatBit's organizations/onboarding: a new organization, named
 // environments) rather than creating a project with Prod and Dev.
-func onboards(c echo.Context, org store.Organization) bool {
+func onboards(c echo.Context, org iam.Organization) bool {
 	return !org.Initialized && place(c).Org.Name
 }
 
@@ -108,7 +110,7 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 		}
 	} else {
 		vm.Env = env.projectName + " / " + env.name
-		list, err := p.store.ListFlags(ctx, a, env.id, store.FlagFilter{Page: store.Page{Size: 1}})
+		list, err := p.store.ListFlags(ctx, a, env.id, flagstore.FlagFilter{Page: core.Page{Size: 1}})
 		if err != nil {
 			return err
 		}
@@ -140,13 +142,13 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 // server's URL and the environment's secrets. Those who may open an
 // environment are shown its secrets (as on its page); a missing secret is
 // a placeholder, with a note.
-func (p *pages) connect(env *store.Environment, flagKey string) *views.GuideConnect {
+func (p *pages) connect(env *core.Environment, flagKey string) *views.GuideConnect {
 	server, client := serverSecretPlaceholder, clientSecretPlaceholder
 	for _, s := range env.Secrets {
 		switch {
-		case s.Type == store.SecretServer && server == serverSecretPlaceholder:
+		case s.Type == core.SecretServer && server == serverSecretPlaceholder:
 			server = s.Value
-		case s.Type == store.SecretClient && client == clientSecretPlaceholder:
+		case s.Type == core.SecretClient && client == clientSecretPlaceholder:
 			client = s.Value
 		}
 	}
@@ -270,7 +272,7 @@ func (p *pages) createFirstProject(c echo.Context) error {
 	}
 	name, key, envs := c.FormValue("projectName"), c.FormValue("projectKey"), c.FormValue("environments")
 	if onboards(c, org) {
-		in := store.OnboardingInput{OrganizationName: org.Name, OrganizationKey: org.Key, ProjectName: name, ProjectKey: key}
+		in := iam.OnboardingInput{OrganizationName: org.Name, OrganizationKey: org.Key, ProjectName: name, ProjectKey: key}
 		for _, e := range strings.Split(envs, ",") {
 			if e = strings.TrimSpace(e); e != "" {
 				in.Environments = append(in.Environments, e)
@@ -278,7 +280,7 @@ func (p *pages) createFirstProject(c echo.Context) error {
 		}
 		err = p.store.Onboard(ctx, a, in)
 	} else {
-		_, err = p.store.CreateProject(ctx, a, store.ProjectInput{Name: name, Key: key})
+		_, err = p.store.CreateProject(ctx, a, core.ProjectInput{Name: name, Key: key})
 	}
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Project “%s” created.", strings.TrimSpace(name)))
@@ -306,7 +308,7 @@ func (p *pages) createFirstFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := store.FlagInput{Name: c.FormValue("name"), Key: c.FormValue("key"), VariationType: store.VariationBoolean}
+	in := flagstore.FlagInput{Name: c.FormValue("name"), Key: c.FormValue("key"), VariationType: flagstore.VariationBoolean}
 	f, err := p.store.CreateFlag(c.Request().Context(), actor(c), w.id, in)
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created.", f.Name))

@@ -27,6 +27,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -56,13 +58,13 @@ type app struct {
 func newApp(t *testing.T) *app {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t, store.ConfigurePool)
-	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
+	pool := dbtest.New(t, core.ConfigurePool)
+	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	if _, err := st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
 	base, _ := url.Parse("http://bunting.test")
@@ -143,13 +145,13 @@ func createOrganization(t *testing.T, a *app, name, key string, member bool) uui
 	if member {
 		_, err = a.q.AddOrganizationUser(ctx, db.AddOrganizationUserParams{OrganizationID: org.ID, UserID: a.owner})
 		must(t, err)
-		must(t, a.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: org.ID, UserID: a.owner, PolicyID: store.OwnerPolicyID}))
+		must(t, a.q.AddMemberPolicy(ctx, db.AddMemberPolicyParams{OrganizationID: org.ID, UserID: a.owner, PolicyID: core.OwnerPolicyID}))
 	}
 	return org.ID
 }
 
 // ownerActor is the owner as the store sees them, to set up data directly.
-func (a *app) ownerActor() *store.Actor {
+func (a *app) ownerActor() *core.Actor {
 	a.t.Helper()
 	act, err := a.st.UserActor(context.Background(), a.owner, a.wsID.String(), a.orgID.String())
 	must(a.t, err)

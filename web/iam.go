@@ -10,7 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -24,7 +25,7 @@ const (
 
 // iamNav is the IAM part of the navigation: members, groups and policies for
 // those who manage IAM, the organization's page for those who may change it.
-func iamNav(may store.OrgRights, active string) []views.NavItem {
+func iamNav(may core.OrgRights, active string) []views.NavItem {
 	var nav []views.NavItem
 	if may.ManageIAM {
 		nav = append(nav,
@@ -68,8 +69,8 @@ func readList(c echo.Context, param string) listState {
 }
 
 // filter is the store's filter for one page of size rows.
-func (s listState) filter(size int) store.IAMFilter {
-	return store.IAMFilter{Search: s.search, All: s.all, Page: store.Page{Index: s.page - 1, Size: size}}
+func (s listState) filter(size int) iam.IAMFilter {
+	return iam.IAMFilter{Search: s.search, All: s.all, Page: core.Page{Index: s.page - 1, Size: size}}
 }
 
 // values are the list's parameters that differ from their defaults.
@@ -159,7 +160,7 @@ func (p *pages) attached(c echo.Context, err error, to, message string, page fun
 // refusal puts a broken business rule in the page's messages and returns its
 // status; it reports false for any other error.
 func (p *pages) refusal(c echo.Context, err error) (int, bool) {
-	var rerr *store.RuleError
+	var rerr *core.RuleError
 	if !errors.As(err, &rerr) {
 		return 0, false
 	}
@@ -169,7 +170,7 @@ func (p *pages) refusal(c echo.Context, err error) (int, bool) {
 }
 
 // builtIn tells a built-in (SysManaged) policy.
-func builtIn(typ string) bool { return typ == store.PolicySysManaged }
+func builtIn(typ string) bool { return typ == iam.PolicySysManaged }
 
 // policyBadges marks built-in policies in lists.
 func policyBadges(typ string) []views.Badge {

@@ -10,7 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // memberID is the id of the user with that email.
@@ -22,9 +23,9 @@ func memberID(t *testing.T, a *app, email string) string {
 }
 
 // policyByKey is the organization's or a built-in policy with that key.
-func (a *app) policyByKey(key string) store.Policy {
+func (a *app) policyByKey(key string) iam.Policy {
 	a.t.Helper()
-	ps, err := a.st.ListPolicies(a.t.Context(), a.ownerActor(), store.IAMFilter{Page: store.Page{Size: 100}})
+	ps, err := a.st.ListPolicies(a.t.Context(), a.ownerActor(), iam.IAMFilter{Page: core.Page{Size: 100}})
 	must(a.t, err)
 	for _, p := range ps.Items {
 		if p.Key == key {
@@ -32,13 +33,13 @@ func (a *app) policyByKey(key string) store.Policy {
 		}
 	}
 	a.t.Fatalf("no policy %q", key)
-	return store.Policy{}
+	return iam.Policy{}
 }
 
 // directPolicies are the names of a member's direct policies.
 func (a *app) directPolicies(member string) []string {
 	a.t.Helper()
-	ps, err := a.st.ListMemberDirectPolicies(a.t.Context(), a.ownerActor(), uuid.MustParse(member), store.IAMFilter{Page: store.Page{Size: 100}})
+	ps, err := a.st.ListMemberDirectPolicies(a.t.Context(), a.ownerActor(), uuid.MustParse(member), iam.IAMFilter{Page: core.Page{Size: 100}})
 	must(a.t, err)
 	var out []string
 	for _, p := range ps.Items {
@@ -53,12 +54,12 @@ func TestDeveloperCannotManageIAM(t *testing.T) {
 	a := newApp(t)
 	ctx := t.Context()
 	owner := a.ownerActor()
-	other := a.addMember("other@example.com", store.DeveloperPolicyID)
-	g, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Support"})
+	other := a.addMember("other@example.com", core.DeveloperPolicyID)
+	g, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Support"})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Mine", Key: "mine"})
+	pol, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Mine", Key: "mine"})
 	must(t, err)
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	b := a.signedIn("dev@example.com", memberPassword)
 	b.get("/projects").status(http.StatusOK)
 	for _, id := range []string{"nav-members", "nav-groups", "nav-policies", "nav-organization"} {
@@ -84,13 +85,13 @@ func TestDeveloperCannotManageIAM(t *testing.T) {
 	for path, form := range map[string]url.Values{
 		"/members":    {"email": {"new@example.com"}},
 		m + "/remove": {},
-		m + "/policies/" + store.OwnerPolicyID.String() + "/add": {},
-		m + "/groups/" + g.ID.String() + "/add":                  {},
-		"/groups":                                                {"name": {"Mine"}},
-		gp:                                                       {"name": {"Renamed"}},
-		gp + "/delete":                                           {},
-		gp + "/members/" + other.String() + "/add":                {},
-		gp + "/policies/" + store.OwnerPolicyID.String() + "/add": {},
+		m + "/policies/" + core.OwnerPolicyID.String() + "/add": {},
+		m + "/groups/" + g.ID.String() + "/add":                 {},
+		"/groups":                                               {"name": {"Mine"}},
+		gp:                                                      {"name": {"Renamed"}},
+		gp + "/delete":                                          {},
+		gp + "/members/" + other.String() + "/add":               {},
+		gp + "/policies/" + core.OwnerPolicyID.String() + "/add": {},
 		"/policies":        {"name": {"Own"}, "key": {"own"}},
 		pp + "/statements": statements,
 		pp + "/settings":   {"name": {"Renamed"}},
@@ -106,7 +107,7 @@ func TestDeveloperCannotManageIAM(t *testing.T) {
 		}
 	}
 	// A Service token's statements are read-only to them, and refused when posted.
-	tok, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "svc", Type: store.TokenService,
+	tok, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "svc", Type: core.TokenService,
 		Permissions: []access.Statement{{ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 	tp := "/access-tokens/" + tok.ID.String()
@@ -136,18 +137,18 @@ func TestEveryIAMPageRenders(t *testing.T) {
 	a := newApp(t)
 	ctx := t.Context()
 	owner := a.ownerActor()
-	_, err := a.st.CreateProject(ctx, owner, store.ProjectInput{Name: "Web", Key: "web"})
+	_, err := a.st.CreateProject(ctx, owner, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
-	dev := a.addMember("dev@example.com", store.DeveloperPolicyID)
-	g, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Support"})
+	dev := a.addMember("dev@example.com", core.DeveloperPolicyID)
+	g, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Support"})
 	must(t, err)
 	must(t, a.st.AddGroupMember(ctx, owner, g.ID, dev))
-	pol, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Mine", Key: "mine"})
+	pol, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Mine", Key: "mine"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(ctx, owner, pol.ID, []access.Statement{
 		{ResourceType: "flag", Effect: "allow", Actions: []string{"ToggleFlag"}, Resources: []string{"project/web:env/*:flag/*"}}})
 	must(t, err)
-	tok, err := a.st.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "svc", Type: store.TokenService,
+	tok, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "svc", Type: core.TokenService,
 		Permissions: []access.Statement{{ResourceType: "*", Effect: "allow", Actions: []string{"*"}, Resources: []string{"*"}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -166,7 +167,7 @@ func TestEveryIAMPageRenders(t *testing.T) {
 		pp + "?tab=settings":          "policy-settings",
 		pp + "/clone":                 "policy-clone-form",
 		pp + "/delete":                "delete-confirm",
-		"/policies/" + store.OwnerPolicyID.String(): "builtin-notice",
+		"/policies/" + core.OwnerPolicyID.String(): "builtin-notice",
 		"/organization":                     "org-form",
 		"/access-tokens/" + tok.ID.String(): "statement-editor",
 	} {
@@ -193,9 +194,9 @@ func TestIAMNamesAreEscaped(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	const evil = `<script>alert(1)</script>`
-	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), store.GroupInput{Name: evil, Description: evil})
+	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), iam.GroupInput{Name: evil, Description: evil})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: evil, Key: "evil", Description: evil})
+	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: evil, Key: "evil", Description: evil})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	for _, path := range []string{"/groups", "/groups/" + g.ID.String(), "/policies", "/policies/" + pol.ID.String(), "/members?gall=true"} {

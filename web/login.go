@@ -7,7 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -18,7 +19,7 @@ func (p *pages) loginPage(c echo.Context) error {
 	// an ended session's cookie would otherwise bounce between here and next.
 	if _, err := p.store.SessionActor(c.Request().Context(), cookieToken(p.session(c)), "", ""); err == nil {
 		return c.Redirect(http.StatusSeeOther, next)
-	} else if !errors.Is(err, store.ErrUnauthenticated) {
+	} else if !errors.Is(err, core.ErrUnauthenticated) {
 		return err
 	}
 	return p.renderLogin(c, http.StatusOK, p.form(c, "login", "/login", map[string]string{"next": next}), nil)
@@ -45,7 +46,7 @@ func (p *pages) login(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.LoginInput(posted)
+	in := iam.LoginInput(posted)
 	next := localPath(c.FormValue("next"))
 	session, err := p.store.Login(c.Request().Context(), in, c.RealIP())
 	if err == nil {
@@ -57,9 +58,9 @@ func (p *pages) login(c echo.Context) error {
 	f := p.form(c, "login", "/login", map[string]string{"next": next, "email": in.Email})
 	status, err := formProblems(err, &f, "email", "password")
 	switch {
-	case errors.Is(err, store.ErrBadCredentials):
+	case errors.Is(err, core.ErrBadCredentials):
 		status, f.Error = http.StatusUnauthorized, "The email or password is not correct."
-	case errors.Is(err, store.ErrTooManyRequests):
+	case errors.Is(err, core.ErrTooManyRequests):
 		status, f.Error = http.StatusTooManyRequests, "Too many failed attempts. Wait a few minutes and try again."
 	case err != nil:
 		return err
@@ -111,7 +112,7 @@ func (p *pages) updateProfile(c echo.Context) error {
 		return err
 	}
 	name := c.FormValue("name")
-	updated, err := p.store.UpdateProfile(ctx, actor(c), store.ProfileInput{Name: name, Email: me.Email})
+	updated, err := p.store.UpdateProfile(ctx, actor(c), iam.ProfileInput{Name: name, Email: me.Email})
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Your name is “%s” now.", updated.Name))
 		return c.Redirect(http.StatusSeeOther, "/profile")
@@ -131,7 +132,7 @@ func (p *pages) changePassword(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.ResetPasswordInput(posted)
+	in := iam.ResetPasswordInput(posted)
 	// Typing the new password twice is the form's own check: a typo would
 	// lock the person out. The store never sees the second copy.
 	if confirm := c.FormValue("confirmPassword"); confirm != in.NewPassword {

@@ -9,7 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -17,16 +18,16 @@ import (
 func memberHref(id uuid.UUID) string { return "/members/" + id.String() }
 
 // choicesSize is how many policies and groups the forms that grant them list.
-const choicesSize = store.MaxPageSize
+const choicesSize = core.MaxPageSize
 
 // members lists the organization's members with the form that adds one.
 func (p *pages) members(c echo.Context) error {
-	return p.membersPage(c, http.StatusOK, p.form(c, "member-add", "/members", nil), store.MemberInput{}, nil)
+	return p.membersPage(c, http.StatusOK, p.form(c, "member-add", "/members", nil), iam.MemberInput{}, nil)
 }
 
 // membersPage renders the members page, or its regions for htmx. add is the
 // state of the form, chosen what it had ticked, added the member just added.
-func (p *pages) membersPage(c echo.Context, status int, add views.Form, chosen store.MemberInput, added *views.AddedMember) error {
+func (p *pages) membersPage(c echo.Context, status int, add views.Form, chosen iam.MemberInput, added *views.AddedMember) error {
 	ctx := c.Request().Context()
 	a := actor(c)
 	s := readList(c, "")
@@ -55,7 +56,7 @@ func (p *pages) membersPage(c echo.Context, status int, add views.Form, chosen s
 // ticking those chosen; more tells that some could not be listed.
 func (p *pages) grantChoices(c echo.Context, policyIDs, groupIDs []uuid.UUID) (policies, groups []views.Check, more bool, err error) {
 	ctx := c.Request().Context()
-	first := store.IAMFilter{Page: store.Page{Size: choicesSize}}
+	first := iam.IAMFilter{Page: core.Page{Size: choicesSize}}
 	ps, err := p.store.ListPolicies(ctx, actor(c), first)
 	if err != nil {
 		return nil, nil, false, err
@@ -84,7 +85,7 @@ func formIDs(c echo.Context, name string) ([]uuid.UUID, error) {
 	for _, s := range params[name] {
 		id, err := uuid.Parse(s)
 		if err != nil {
-			return nil, store.Invalid(name + "_is_invalid")
+			return nil, core.Invalid(name + "_is_invalid")
 		}
 		out = append(out, id)
 	}
@@ -95,12 +96,12 @@ func formIDs(c echo.Context, name string) ([]uuid.UUID, error) {
 // The answer is the page itself, not a redirect, because the password must
 // never be kept for a later request.
 func (p *pages) addMember(c echo.Context) error {
-	in := store.MemberInput{Email: c.FormValue("email")}
+	in := iam.MemberInput{Email: c.FormValue("email")}
 	var err error
 	if in.PolicyIDs, err = formIDs(c, "policyIds"); err == nil {
 		in.GroupIDs, err = formIDs(c, "groupIds")
 	}
-	var m store.Member
+	var m iam.Member
 	if err == nil {
 		m, err = p.store.AddMember(c.Request().Context(), actor(c), in)
 	}
@@ -115,7 +116,7 @@ func (p *pages) addMember(c echo.Context) error {
 			added, text = nil, fmt.Sprintf("%s is already a member; nothing changed.", memberName(m))
 		}
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: text}})
-		return p.membersPage(c, http.StatusOK, p.form(c, "member-add", "/members", nil), store.MemberInput{}, added)
+		return p.membersPage(c, http.StatusOK, p.form(c, "member-add", "/members", nil), iam.MemberInput{}, added)
 	}
 	values := map[string]string{"email": in.Email}
 	if len(in.PolicyIDs)+len(in.GroupIDs) > 0 {
@@ -335,7 +336,7 @@ func (p *pages) removeMember(c echo.Context) error {
 }
 
 // memberName names a member as people know them: "Ann (ann@example.com)".
-func memberName(m store.Member) string {
+func memberName(m iam.Member) string {
 	if m.Name == "" || m.Name == m.Email {
 		return m.Email
 	}

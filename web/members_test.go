@@ -11,7 +11,8 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/net/html"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestAddMember(t *testing.T) {
@@ -47,7 +48,7 @@ func TestAddMember(t *testing.T) {
 	}
 
 	// The initial password is shown to the inviter once, in the answer.
-	dev := store.DeveloperPolicyID.String()
+	dev := core.DeveloperPolicyID.String()
 	b.post("/members", url.Values{"email": {"dev@example.com"}, "policyIds": {dev}}).status(http.StatusOK)
 	password := attr(b.last.must("initial-password"), "value")
 	if len(password) != 16 || b.last.text("flash-success") != "dev@example.com is a member now." {
@@ -73,15 +74,15 @@ func TestAddMember(t *testing.T) {
 	a.signedIn("dev@example.com", password) // the password works
 
 	// Another administrator never sees it.
-	a.addMember("admin@example.com", store.AdministratorPolicyID)
+	a.addMember("admin@example.com", core.AdministratorPolicyID)
 	admin := a.signedIn("admin@example.com", memberPassword)
 	if p := admin.get("/members"); strings.Contains(p.body, password) {
 		t.Errorf("another administrator sees the initial password")
 	}
 
 	// Without choices, the organization's default permissions apply.
-	_, err := a.st.UpdateOrganization(t.Context(), a.ownerActor(), store.OrganizationInput{Name: "Default Organization",
-		DefaultPermissions: &store.DefaultPermissions{PolicyIDs: []uuid.UUID{store.AdministratorPolicyID}, GroupIDs: []uuid.UUID{}}})
+	_, err := a.st.UpdateOrganization(t.Context(), a.ownerActor(), iam.OrganizationInput{Name: "Default Organization",
+		DefaultPermissions: &iam.DefaultPermissions{PolicyIDs: []uuid.UUID{core.AdministratorPolicyID}, GroupIDs: []uuid.UUID{}}})
 	must(t, err)
 	p := b.htmx("/members", url.Values{"email": {"ana@example.com"}}).status(http.StatusOK)
 	if p.has("switcher") || !p.has("initial-password") || p.row("member-row", "data-email", "ana@example.com") == nil {
@@ -126,10 +127,10 @@ func TestMemberPage(t *testing.T) {
 	a := newApp(t)
 	ctx := t.Context()
 	owner := a.ownerActor()
-	id := a.addMember("dev@example.com", store.DeveloperPolicyID)
-	g, err := a.st.CreateGroup(ctx, owner, store.GroupInput{Name: "Release team", Description: "Ships things."})
+	id := a.addMember("dev@example.com", core.DeveloperPolicyID)
+	g, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Release team", Description: "Ships things."})
 	must(t, err)
-	must(t, a.st.AddGroupPolicy(ctx, owner, g.ID, store.AdministratorPolicyID))
+	must(t, a.st.AddGroupPolicy(ctx, owner, g.ID, core.AdministratorPolicyID))
 	b := a.signedIn(ownerEmail, ownerPassword)
 	path := "/members/" + id.String()
 	b.get(path).status(http.StatusOK)

@@ -9,23 +9,24 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
 // currentOrganization is the organization the person works in.
-func (p *pages) currentOrganization(c echo.Context) (store.Organization, error) {
+func (p *pages) currentOrganization(c echo.Context) (iam.Organization, error) {
 	a := actor(c)
 	orgs, err := p.store.ListOrganizations(c.Request().Context(), a)
 	if err != nil {
-		return store.Organization{}, err
+		return iam.Organization{}, err
 	}
 	for _, o := range orgs {
 		if o.ID == a.OrgID {
 			return o, nil
 		}
 	}
-	return store.Organization{}, store.ErrNotFound
+	return iam.Organization{}, core.ErrNotFound
 }
 
 // organization shows the organization's settings.
@@ -35,7 +36,7 @@ func (p *pages) organization(c echo.Context) error {
 
 // organizationPage renders the organization's page, or its region for htmx;
 // posted is the state of the form just posted and defaults what it ticked.
-func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form, defaults *store.DefaultPermissions) error {
+func (p *pages) organizationPage(c echo.Context, status int, posted *views.Form, defaults *iam.DefaultPermissions) error {
 	org, err := p.currentOrganization(c)
 	if err != nil {
 		return err
@@ -87,10 +88,10 @@ func unlisted(name string, ids []uuid.UUID, shown []views.Check) []views.Hidden 
 // updateOrganization renames the organization and, when the form has them,
 // sets the default permissions of new members.
 func (p *pages) updateOrganization(c echo.Context) error {
-	in := store.OrganizationInput{Name: c.FormValue("name")}
+	in := iam.OrganizationInput{Name: c.FormValue("name")}
 	var err error
 	if c.FormValue("defaults") == "true" {
-		d := store.DefaultPermissions{}
+		d := iam.DefaultPermissions{}
 		if d.PolicyIDs, err = formIDs(c, "policyIds"); err == nil {
 			d.GroupIDs, err = formIDs(c, "groupIds")
 		}
@@ -103,7 +104,7 @@ func (p *pages) updateOrganization(c echo.Context) error {
 		in.DefaultPermissions = &d
 	}
 	if err == nil {
-		var org store.Organization
+		var org iam.Organization
 		if org, err = p.store.UpdateOrganization(c.Request().Context(), actor(c), in); err == nil {
 			in.Name = org.Name
 		}

@@ -9,7 +9,8 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/net/html"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestOrganizationPage(t *testing.T) {
@@ -24,21 +25,21 @@ func TestOrganizationPage(t *testing.T) {
 	if got := text(find(b.last.must("org-settings"), "error-name")); got != "Required." {
 		t.Errorf("name problem %q", got)
 	}
-	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), store.GroupInput{Name: "Support"})
+	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), iam.GroupInput{Name: "Support"})
 	must(t, err)
 	b.post("/organization", url.Values{"name": {"Acme"}, "defaults": {"true"},
-		"policyIds": {store.DeveloperPolicyID.String()}, "groupIds": {g.ID.String()}}).status(http.StatusOK).at("/organization")
+		"policyIds": {core.DeveloperPolicyID.String()}, "groupIds": {g.ID.String()}}).status(http.StatusOK).at("/organization")
 	if b.last.text("flash-success") != "Organization “Acme” saved." || b.last.text("org-name") != "" && b.last.text("org-name") != "Acme" {
 		t.Errorf("message %q", b.last.text("flash-success"))
 	}
 	orgs, err := a.st.ListOrganizations(t.Context(), a.ownerActor())
 	must(t, err)
-	if orgs[0].Name != "Acme" || !slices.Equal(orgs[0].DefaultPermissions.PolicyIDs, []uuid.UUID{store.DeveloperPolicyID}) ||
+	if orgs[0].Name != "Acme" || !slices.Equal(orgs[0].DefaultPermissions.PolicyIDs, []uuid.UUID{core.DeveloperPolicyID}) ||
 		!slices.Equal(orgs[0].DefaultPermissions.GroupIDs, []uuid.UUID{g.ID}) {
 		t.Errorf("organization %+v", orgs[0])
 	}
 	defaults := b.last.must("org-default-policies")
-	if !hasAttr(inputValued(defaults, store.DeveloperPolicyID.String()), "checked") {
+	if !hasAttr(inputValued(defaults, core.DeveloperPolicyID.String()), "checked") {
 		t.Errorf("Developer not ticked as a default")
 	}
 	// Untick everything.

@@ -7,7 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -39,19 +40,19 @@ func (p *pages) createOrganization(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.NewOrganizationInput(posted)
+	in := iam.NewOrganizationInput(posted)
 	ctx, a := c.Request().Context(), actor(c)
 	org, err := p.store.CreateOrganization(ctx, a, in)
 	if err == nil {
-		if _, err := p.store.SetUserContext(ctx, a, store.UserContext{OrganizationID: org.ID}); err != nil {
+		if _, err := p.store.SetUserContext(ctx, a, core.UserContext{OrganizationID: org.ID}); err != nil {
 			return err
 		}
 		p.keepFlash(c, fmt.Sprintf("Organization “%s” created; you are its owner and work in it now.", org.Name))
 		return c.Redirect(http.StatusSeeOther, "/get-started")
 	}
 	f := p.form(c, "org-create", "/organizations", map[string]string{"name": in.Name, "key": in.Key})
-	if errors.Is(err, store.ErrOrganizationLimit) { // no name or key helps: said above the form
-		f.Error = ruleMessages[store.ErrOrganizationLimit.Code]
+	if errors.Is(err, iam.ErrOrganizationLimit) { // no name or key helps: said above the form
+		f.Error = ruleMessages[iam.ErrOrganizationLimit.Code]
 		return p.newOrganizationPage(c, http.StatusUnprocessableEntity, &f)
 	}
 	status, err := formProblems(err, &f, "name", "key")
@@ -139,7 +140,7 @@ func (p *pages) deleteOrganization(c echo.Context) error {
 		return p.confirmPage(c, http.StatusBadRequest, vm)
 	}
 	err = p.store.DeleteOrganization(c.Request().Context(), a)
-	if errors.Is(err, store.ErrLastOrganization) {
+	if errors.Is(err, core.ErrLastOrganization) {
 		vm, verr := p.organizationDeletion(c)
 		if verr != nil {
 			return verr

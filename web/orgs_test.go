@@ -11,7 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // switcherOrgs lists the organizations the top bar offers.
@@ -71,7 +72,7 @@ func TestCreateAndSwitchOrganization(t *testing.T) {
 	}
 	act, err := a.st.UserActor(t.Context(), a.owner, a.wsID.String(), acme.String())
 	must(t, err)
-	if !act.Can("DeleteOrg", store.OrganizationRN("acme-labs")) {
+	if !act.Can("DeleteOrg", core.OrganizationRN("acme-labs")) {
 		t.Error("the creator is not the owner")
 	}
 
@@ -141,7 +142,7 @@ func TestFirstRunGuide(t *testing.T) {
 	must(t, err)
 	var server, client string
 	for _, s := range wp.Env.Secrets {
-		if s.Type == store.SecretServer {
+		if s.Type == core.SecretServer {
 			server = s.Value
 		} else {
 			client = s.Value
@@ -185,7 +186,7 @@ func TestFirstRunGuide(t *testing.T) {
 }
 
 // organizationByKey reads an organization of the owner's workspace.
-func organizationByKey(t *testing.T, a *app, key string) store.Organization {
+func organizationByKey(t *testing.T, a *app, key string) iam.Organization {
 	t.Helper()
 	all, err := a.st.ListOrganizations(context.Background(), a.ownerActor())
 	must(t, err)
@@ -195,7 +196,7 @@ func organizationByKey(t *testing.T, a *app, key string) store.Organization {
 		}
 	}
 	t.Fatalf("no organization %q", key)
-	return store.Organization{}
+	return iam.Organization{}
 }
 
 // Deleting an organization names what goes with it, needs its key typed,
@@ -250,7 +251,7 @@ func TestDeleteOrganizationPage(t *testing.T) {
 	}
 }
 
-func organizations(t *testing.T, a *app) []store.Organization {
+func organizations(t *testing.T, a *app) []iam.Organization {
 	t.Helper()
 	all, err := a.st.ListOrganizations(context.Background(), a.ownerActor())
 	must(t, err)
@@ -263,7 +264,7 @@ func TestOrganizationLifecyclePermissions(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	createOrganization(t, a, "Other", "other", true) // so deleting is not refused for being the last
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	dev := a.signedIn("dev@example.com", memberPassword)
 	if dev.last.has("switch-new-org") {
 		t.Error("a Developer is offered to create an organization")
@@ -279,7 +280,7 @@ func TestOrganizationLifecyclePermissions(t *testing.T) {
 	}
 
 	// An Administrator may create organizations, not delete this one.
-	a.addMember("admin@example.com", store.AdministratorPolicyID)
+	a.addMember("admin@example.com", core.AdministratorPolicyID)
 	admin := a.signedIn("admin@example.com", memberPassword)
 	if !admin.last.has("switch-new-org") || admin.get("/organization").has("org-delete") {
 		t.Error("an Administrator's organization controls")
@@ -301,9 +302,9 @@ func TestOrganizationLifecyclePermissions(t *testing.T) {
 func TestWorkspaceOwnerKeepsTheWorkspacePage(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	a.addMember("admin@example.com", store.AdministratorPolicyID)
+	a.addMember("admin@example.com", core.AdministratorPolicyID)
 	admin := a.signedIn("admin@example.com", memberPassword)
-	for i := range store.MaxCreatedOrganizations {
+	for i := range iam.MaxCreatedOrganizations {
 		admin.get("/organizations/new")
 		admin.post("/organizations", url.Values{"name": {fmt.Sprintf("Theirs %d", i)}, "key": {fmt.Sprintf("theirs-%d", i)}}).
 			status(http.StatusOK).at("/get-started")
@@ -315,8 +316,8 @@ func TestWorkspaceOwnerKeepsTheWorkspacePage(t *testing.T) {
 	}
 	var n int
 	must(t, a.pool.QueryRow(t.Context(), `SELECT count(*) FROM organizations`).Scan(&n))
-	if n != 1+store.MaxCreatedOrganizations {
-		t.Errorf("%d organizations, want %d", n, 1+store.MaxCreatedOrganizations)
+	if n != 1+iam.MaxCreatedOrganizations {
+		t.Errorf("%d organizations, want %d", n, 1+iam.MaxCreatedOrganizations)
 	}
 
 	owner := a.signedIn(ownerEmail, ownerPassword)

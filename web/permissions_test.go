@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // A Developer may see projects, environments and secrets and manage access
@@ -15,10 +15,10 @@ import (
 func TestDeveloperSeesOnlyWhatTheyMayDo(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), store.ProjectInput{Name: "Web", Key: "web"})
+	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	pr := a.project("web")
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	b := a.signedIn("dev@example.com", memberPassword)
 
 	hidden := map[string][]string{

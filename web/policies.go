@@ -12,7 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -56,7 +57,7 @@ func (p *pages) createPolicy(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.PolicyInput(posted)
+	in := iam.PolicyInput(posted)
 	pol, err := p.store.CreatePolicy(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.opened(c, policyHref(pol.ID), fmt.Sprintf("Policy “%s” created. Add its statements.", pol.Name))
@@ -242,7 +243,7 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 // refusedStatements explains statements the store refused as invalid, next
 // to the statements concerned; ok is false for other errors.
 func refusedStatements(err error, ds []draft, sts []access.Statement) (*policyEdit, int, bool) {
-	var verr *store.ValidationError
+	var verr *core.ValidationError
 	if !errors.As(err, &verr) {
 		return nil, 0, false
 	}
@@ -263,7 +264,7 @@ func (p *pages) updatePolicySettings(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.PolicySettingsInput(posted)
+	in := iam.PolicySettingsInput(posted)
 	pol, err := p.store.UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, policyHref(id)+"?tab=settings", fmt.Sprintf("Policy “%s” saved.", pol.Name), func() error {
@@ -296,7 +297,7 @@ func (p *pages) clonePolicyForm(c echo.Context) error {
 		"name": pol.Name + " (copy)", "key": pol.Key + "-copy", "description": pol.Description}))
 }
 
-func (p *pages) clonePage(c echo.Context, status int, pol store.Policy, f views.Form) error {
+func (p *pages) clonePage(c echo.Context, status int, pol iam.Policy, f views.Form) error {
 	shell, err := p.shell(c, "Clone "+pol.Name, navPolicies)
 	if err != nil {
 		return err
@@ -321,7 +322,7 @@ func (p *pages) clonePolicy(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.PolicyInput(posted)
+	in := iam.PolicyInput(posted)
 	clone, err := p.store.ClonePolicy(ctx, actor(c), pol.Key, in)
 	if err == nil {
 		return p.opened(c, policyHref(clone.ID), fmt.Sprintf("Policy “%s” created from “%s”.", clone.Name, pol.Name))

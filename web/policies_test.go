@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestPolicies(t *testing.T) {
@@ -102,7 +103,7 @@ func TestPolicies(t *testing.T) {
 	}
 
 	// Built-ins are read-only, with a clone button instead of a save button.
-	developer := "/policies/" + store.DeveloperPolicyID.String()
+	developer := "/policies/" + core.DeveloperPolicyID.String()
 	b.get(developer).status(http.StatusOK)
 	if b.last.has("statements-save") || !b.last.has("builtin-notice") || !b.last.has("policy-clone") || len(b.last.findAll("statement")) != 5 {
 		t.Errorf("built-in page offers editing")
@@ -132,7 +133,7 @@ func TestPolicies(t *testing.T) {
 	b.post(developer+"/clone", url.Values{"name": {"Dev 2"}, "key": {"dev-2"}, "description": {"Mine."}}).status(http.StatusOK)
 	clone := a.policyByKey("dev-2")
 	b.last.at("/policies/" + clone.ID.String())
-	if len(clone.Statements) != 5 || clone.Type != store.PolicyCustomerManaged || !b.last.has("statements-save") {
+	if len(clone.Statements) != 5 || clone.Type != iam.PolicyCustomerManaged || !b.last.has("statements-save") {
 		t.Errorf("clone %+v", clone)
 	}
 
@@ -149,7 +150,7 @@ func TestPolicies(t *testing.T) {
 
 	// Members and groups tabs: the switch lists all, to give and take.
 	dev := a.addMember("dev@example.com")
-	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), store.GroupInput{Name: "Support"})
+	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), iam.GroupInput{Name: "Support"})
 	must(t, err)
 	b.get(href + "?tab=members&mall=true&mq=dev")
 	row := b.last.row("iam-row", "data-key", "dev@example.com")
@@ -162,7 +163,7 @@ func TestPolicies(t *testing.T) {
 	}
 	b.get(href + "?tab=groups&gall=true")
 	b.post(attrOfForm(b.last.row("iam-row", "data-key", "Support")), url.Values{"tab": {"groups"}, "gall": {"true"}}).status(http.StatusOK)
-	gps, err := a.st.ListGroupPolicies(t.Context(), a.ownerActor(), g.ID, store.IAMFilter{Page: store.Page{Size: 10}})
+	gps, err := a.st.ListGroupPolicies(t.Context(), a.ownerActor(), g.ID, iam.IAMFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(gps.Items) != 1 || gps.Items[0].Name != "Flag people" {
 		t.Errorf("group policies %+v", gps.Items)

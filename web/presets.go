@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -56,11 +56,11 @@ func presetStatements(p presetChoice) []access.Statement {
 	}
 	switch {
 	case p.kind == "iam":
-		return []access.Statement{allow(access.TypeIAM, store.IAMRN, everything)}
+		return []access.Statement{allow(access.TypeIAM, core.IAMRN, everything)}
 	case project == "":
 		return nil
 	}
-	projectRN, envsRN := store.ProjectRN(project), store.EnvRN(project, "*")
+	projectRN, envsRN := core.ProjectRN(project), core.EnvRN(project, "*")
 	switch p.kind {
 	case "read-project":
 		return []access.Statement{
@@ -78,7 +78,7 @@ func presetStatements(p presetChoice) []access.Statement {
 		if env == "" {
 			return nil
 		}
-		envRN := store.EnvRN(project, env)
+		envRN := core.EnvRN(project, env)
 		return []access.Statement{
 			allow(access.TypeProject, projectRN, access.CanAccessProject),
 			allow(access.TypeEnv, envRN, access.CanAccessEnv),
@@ -91,7 +91,7 @@ func presetStatements(p presetChoice) []access.Statement {
 
 // presetPicker is the editor's preset form, with the projects and
 // environments to choose from.
-func presetPicker(p presetChoice, projects []store.Project) *views.PresetPicker {
+func presetPicker(p presetChoice, projects []core.Project) *views.PresetPicker {
 	out := &views.PresetPicker{}
 	for _, k := range presets {
 		out.Kinds = append(out.Kinds, views.Option{Value: k.kind, Label: k.label, Selected: k.kind == p.kind})
@@ -156,7 +156,7 @@ func containsAction(actions []string, a access.Action) bool {
 // accessCheck answers "what does this allow?" for the action and resource
 // in the address (?action=&resource=), from a policy's statements, and
 // offers the actions of the catalogue and the resources of the projects.
-func accessCheck(c echo.Context, sts []access.Statement, projects []store.Project) views.AccessCheck {
+func accessCheck(c echo.Context, sts []access.Statement, projects []core.Project) views.AccessCheck {
 	action, resource := c.QueryParam("action"), c.QueryParam("resource")
 	out := views.AccessCheck{}
 	for _, g := range access.Catalogue {
@@ -170,12 +170,12 @@ func accessCheck(c echo.Context, sts []access.Statement, projects []store.Projec
 		return views.Option{Value: value, Label: label, Selected: value == resource}
 	}
 	out.Resources = append(out.Resources, views.OptionGroup{Label: "Organization", Options: []views.Option{
-		opt(store.IAMRN, "Members, groups and policies"), opt(store.AccessTokenRN, "Access tokens"),
+		opt(core.IAMRN, "Members, groups and policies"), opt(core.AccessTokenRN, "Access tokens"),
 		opt("organization/*", "The organization"), opt("workspace/*", "The workspace")}})
 	for _, pr := range projects {
-		g := views.OptionGroup{Label: pr.Name, Options: []views.Option{opt(store.ProjectRN(pr.Key), "The project "+pr.Name)}}
+		g := views.OptionGroup{Label: pr.Name, Options: []views.Option{opt(core.ProjectRN(pr.Key), "The project "+pr.Name)}}
 		for _, e := range pr.Environments {
-			envRN := store.EnvRN(pr.Key, e.Key)
+			envRN := core.EnvRN(pr.Key, e.Key)
 			g.Options = append(g.Options, opt(envRN, e.Name), opt(envRN+":flag/*", "Any flag in "+e.Name),
 				opt(envRN+":segment/*", "Any segment in "+e.Name))
 		}

@@ -10,7 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // Each preset of the statement editor grants exactly what it says: a
@@ -20,11 +22,11 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	t.Parallel()
 	a, web, prod := flagApp(t)
 	dev := web.Environments[1]
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), store.ProjectInput{Name: "Shop", Key: "shop"})
+	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Shop", Key: "shop"})
 	must(t, err)
 	shop := a.project("shop").Environments[0]
-	for _, env := range []store.Environment{prod, dev, shop} {
-		a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	for _, env := range []core.Environment{prod, dev, shop} {
+		a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	}
 	b := a.signedIn(ownerEmail, ownerPassword)
 
@@ -32,7 +34,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	// then saved.
 	preset := func(key string, choice url.Values) uuid.UUID {
 		t.Helper()
-		pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: key, Key: key})
+		pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: key, Key: key})
 		must(t, err)
 		href := "/policies/" + pol.ID.String()
 		p := b.get(href).status(http.StatusOK)
@@ -56,18 +58,18 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 		return pol.ID
 	}
 	// can tells whether the member may toggle the flag of an environment.
-	toggles := func(m *store.Actor, env store.Environment) bool {
-		_, err := a.st.ToggleFlag(t.Context(), m, env.ID, "checkout", true, store.Change{})
-		if err != nil && !errors.Is(err, store.ErrForbidden) && !errors.Is(err, store.ErrNotFound) {
+	toggles := func(m *core.Actor, env core.Environment) bool {
+		_, err := a.st.ToggleFlag(t.Context(), m, env.ID, "checkout", true, flagstore.Change{})
+		if err != nil && !errors.Is(err, core.ErrForbidden) && !errors.Is(err, core.ErrNotFound) {
 			t.Fatalf("toggle: %v", err)
 		}
 		return err == nil
 	}
-	reads := func(m *store.Actor, env store.Environment) bool {
+	reads := func(m *core.Actor, env core.Environment) bool {
 		_, err := a.st.GetFlag(t.Context(), m, env.ID, "checkout")
 		return err == nil
 	}
-	member := func(email string, policy uuid.UUID) (*store.Actor, *browser) {
+	member := func(email string, policy uuid.UUID) (*core.Actor, *browser) {
 		id := a.addMember(email, policy)
 		act, err := a.st.UserActor(t.Context(), id, a.wsID.String(), a.orgID.String())
 		must(t, err)
@@ -89,10 +91,10 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	if !toggles(m, prod) || toggles(m, dev) || toggles(m, shop) || !reads(m, prod) || reads(m, dev) {
 		t.Errorf("edit web/prod: toggles prod %v, dev %v, shop %v; reads dev %v", toggles(m, prod), toggles(m, dev), toggles(m, shop), reads(m, dev))
 	}
-	if _, err := a.st.CreateFlag(t.Context(), m, prod.ID, store.FlagInput{Name: "New", Key: "new"}); err != nil {
+	if _, err := a.st.CreateFlag(t.Context(), m, prod.ID, flagstore.FlagInput{Name: "New", Key: "new"}); err != nil {
 		t.Errorf("edit web/prod cannot create a flag there: %v", err)
 	}
-	if _, err := a.st.UpdateEnvironment(t.Context(), m, web.ID, prod.ID, store.EnvironmentInput{Name: "Renamed"}); !errors.Is(err, store.ErrForbidden) {
+	if _, err := a.st.UpdateEnvironment(t.Context(), m, web.ID, prod.ID, core.EnvironmentInput{Name: "Renamed"}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("edit web/prod may change the environment's settings: %v", err)
 	}
 	if p := mb.get("/flags/checkout").status(http.StatusOK); !p.has("summary-edit") {
@@ -105,12 +107,12 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	if !toggles(m, prod) || !toggles(m, dev) || toggles(m, shop) {
 		t.Errorf("everything in web: toggles prod %v, dev %v, shop %v", toggles(m, prod), toggles(m, dev), toggles(m, shop))
 	}
-	if _, err := a.st.UpdateEnvironment(t.Context(), m, web.ID, dev.ID, store.EnvironmentInput{Name: "Development"}); err != nil {
+	if _, err := a.st.UpdateEnvironment(t.Context(), m, web.ID, dev.ID, core.EnvironmentInput{Name: "Development"}); err != nil {
 		t.Errorf("everything in web cannot rename its environment: %v", err)
 	}
-	if !m.Can(access.CreateEnv, store.ProjectRN("web")) || m.Can(access.CreateEnv, store.ProjectRN("shop")) || m.Can(access.CanManageIAM, store.IAMRN) {
-		t.Errorf("everything in web: create env in web %v, in shop %v; IAM %v", m.Can(access.CreateEnv, store.ProjectRN("web")),
-			m.Can(access.CreateEnv, store.ProjectRN("shop")), m.Can(access.CanManageIAM, store.IAMRN))
+	if !m.Can(access.CreateEnv, core.ProjectRN("web")) || m.Can(access.CreateEnv, core.ProjectRN("shop")) || m.Can(access.CanManageIAM, core.IAMRN) {
+		t.Errorf("everything in web: create env in web %v, in shop %v; IAM %v", m.Can(access.CreateEnv, core.ProjectRN("web")),
+			m.Can(access.CreateEnv, core.ProjectRN("shop")), m.Can(access.CanManageIAM, core.IAMRN))
 	}
 
 	iam := preset("iam", url.Values{"preset": {"iam"}})
@@ -127,7 +129,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 func TestStatementHintsAndAccessCheck(t *testing.T) {
 	t.Parallel()
 	a, _, _ := flagApp(t)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Flags", Key: "flags"})
+	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, []access.Statement{
 		{ID: "f", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/*:flag/*"}},

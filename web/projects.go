@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -67,7 +67,7 @@ func (p *pages) createProject(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.ProjectInput(posted)
+	in := core.ProjectInput(posted)
 	pr, err := p.store.CreateProject(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/projects", fmt.Sprintf("Project “%s” created.", pr.Name), func() error {
@@ -144,7 +144,7 @@ func (p *pages) renameProject(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.ProjectInput(posted)
+	in := core.ProjectInput(posted)
 	renamed, err := p.store.RenameProject(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, projectHref(id), fmt.Sprintf("Project renamed to “%s”.", renamed.Name), func() error {
@@ -174,7 +174,7 @@ func (p *pages) confirmDeleteProject(c echo.Context) error {
 }
 
 // projectDeletion is the confirmation of a project's deletion.
-func (p *pages) projectDeletion(c echo.Context, pr store.Project) views.Confirm {
+func (p *pages) projectDeletion(c echo.Context, pr core.Project) views.Confirm {
 	names := make([]string, len(pr.Environments))
 	for i, e := range pr.Environments {
 		names[i] = "“" + e.Name + "”"
@@ -310,14 +310,14 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 		return err
 	}
 
-	secrets := views.SecretList{CSRF: csrfToken(c), Types: options(store.SecretServer, store.SecretServer, store.SecretClient)}
+	secrets := views.SecretList{CSRF: csrfToken(c), Types: options(core.SecretServer, core.SecretServer, core.SecretClient)}
 	if may.CreateSecret {
 		if create == nil {
-			f := p.form(c, "secret-create", href+"/secrets", map[string]string{"type": store.SecretServer})
+			f := p.form(c, "secret-create", href+"/secrets", map[string]string{"type": core.SecretServer})
 			create = &f
 		}
 		secrets.Create = create
-		secrets.Types = options(create.Values["type"], store.SecretServer, store.SecretClient)
+		secrets.Types = options(create.Values["type"], core.SecretServer, core.SecretClient)
 	}
 	for _, sec := range env.Secrets {
 		row := views.SecretRow{ID: sec.ID.String(), Name: sec.Name, Type: sec.Type, Value: sec.Value}
@@ -364,8 +364,8 @@ func (p *pages) updateEnvironment(c echo.Context) error {
 	}
 	in := posted.input()
 	// An unticked checkbox sends nothing; this form always sets the settings.
-	cr := &store.ChangeRequestSettings{IsEnabled: c.FormValue("changeRequestEnabled") == "true"}
-	in.Settings = &store.EnvSettings{RequireChangeComment: c.FormValue("requireChangeComment") == "true", ChangeRequest: cr}
+	cr := &core.ChangeRequestSettings{IsEnabled: c.FormValue("changeRequestEnabled") == "true"}
+	in.Settings = &core.EnvSettings{RequireChangeComment: c.FormValue("requireChangeComment") == "true", ChangeRequest: cr}
 	// A number that does not parse is 0, which the store refuses by name;
 	// none at all is the least, 1.
 	cr.ApprovalsRequired = 1
@@ -376,7 +376,7 @@ func (p *pages) updateEnvironment(c echo.Context) error {
 	if err == nil {
 		cr.ApproverGroupIDs, err = formIDs(c, "approverGroupIds")
 	}
-	var env store.Environment
+	var env core.Environment
 	if err == nil {
 		env, err = p.store.UpdateEnvironment(c.Request().Context(), actor(c), projectID, envID, in)
 	}
@@ -454,7 +454,7 @@ func (p *pages) createSecret(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.SecretInput(posted)
+	in := core.SecretInput(posted)
 	sec, err := p.store.CreateSecret(c.Request().Context(), actor(c), envID, in)
 	if err == nil {
 		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret “%s” added.", sec.Name), func() error {
@@ -483,7 +483,7 @@ func (p *pages) renameSecret(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.SecretInput(posted)
+	in := core.SecretInput(posted)
 	sec, err := p.store.UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
 	if err == nil {
 		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret renamed to “%s”.", sec.Name), func() error {
@@ -525,7 +525,7 @@ func deref(s *string) string {
 
 // envSettingsValues are the settings form's values; the chosen approvers
 // are comma-separated ids.
-func envSettingsValues(name, key, description string, st store.EnvSettings) map[string]string {
+func envSettingsValues(name, key, description string, st core.EnvSettings) map[string]string {
 	v := map[string]string{"name": name, "key": key, "description": description,
 		"requireChangeComment": fmt.Sprint(st.RequireChangeComment), "approvalsRequired": "1"}
 	if cr := st.ChangeRequest; cr != nil {

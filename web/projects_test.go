@@ -8,11 +8,11 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // project returns the owner's project with that key, as the store has it.
-func (a *app) project(key string) store.Project {
+func (a *app) project(key string) core.Project {
 	a.t.Helper()
 	ps, err := a.st.ListProjects(a.t.Context(), a.ownerActor())
 	must(a.t, err)
@@ -22,12 +22,12 @@ func (a *app) project(key string) store.Project {
 		}
 	}
 	a.t.Fatalf("no project %q", key)
-	return store.Project{}
+	return core.Project{}
 }
 
-func projectPath(p store.Project) string { return "/projects/" + p.ID.String() }
+func projectPath(p core.Project) string { return "/projects/" + p.ID.String() }
 
-func envPath(p store.Project, i int) string {
+func envPath(p core.Project, i int) string {
 	return projectPath(p) + "/envs/" + p.Environments[i].ID.String()
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/sql/runner"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // datetimeLocal is a time as a datetime-local field holds it, in UTC.
@@ -24,8 +24,8 @@ func datetimeLocal(t time.Time) string { return t.UTC().Format("2006-01-02T15:04
 func TestScheduleTargetingWithoutScript(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
-		Variations: []store.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
+		Variations: []flagstore.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
 	b := a.signedIn(ownerEmail, ownerPassword)
 
 	vals := b.targetingForm("checkout")
@@ -121,8 +121,8 @@ func TestBrowserScheduleAndCancel(t *testing.T) {
 	t.Parallel()
 	ch := headless(t, 90*time.Second)
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
-		Variations: []store.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
+		Variations: []flagstore.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
 
 	ch.do("desktop", viewport(1440))
 	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)

@@ -10,7 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -20,7 +21,7 @@ import (
 
 // segmentChange is the part every segment change shares, as flagChange:
 // do makes the change and returns the segment it left.
-func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w workEnv, id uuid.UUID) (*store.Segment, error),
+func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w workEnv, id uuid.UUID) (*flagstore.Segment, error),
 	form func(f *views.Form) segmentState, fields ...string) error {
 	w, id, err := pathSegment(c)
 	if err != nil {
@@ -36,7 +37,7 @@ func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w wor
 }
 
 // segmentChanged is the segment a change left, for segmentChange.
-func segmentChanged(sg store.Segment, err error) (*store.Segment, error) {
+func segmentChanged(sg flagstore.Segment, err error) (*flagstore.Segment, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -72,12 +73,12 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 		return p.segmentPage(c, tabTargeting, state(&f))
 	}
 	included, excluded := userKeys(c.FormValue("included")), userKeys(c.FormValue("excluded"))
-	storeRules := make([]store.SegmentRule, len(rules))
+	storeRules := make([]flagstore.SegmentRule, len(rules))
 	for i, r := range rules {
-		storeRules[i] = store.SegmentRule{ID: r.id, Name: r.name, Conditions: conditions(r.conds)}
+		storeRules[i] = flagstore.SegmentRule{ID: r.id, Name: r.name, Conditions: conditions(r.conds)}
 	}
-	in := store.SegmentTargetingInput{Change: ch, Included: &included, Excluded: &excluded, Rules: &storeRules}
-	return p.segmentChange(c, tabTargeting, "Segment targeting saved.", func(w workEnv, id uuid.UUID) (*store.Segment, error) {
+	in := flagstore.SegmentTargetingInput{Change: ch, Included: &included, Excluded: &excluded, Rules: &storeRules}
+	return p.segmentChange(c, tabTargeting, "Segment targeting saved.", func(w workEnv, id uuid.UUID) (*flagstore.Segment, error) {
 		return segmentChanged(p.store.SetSegmentTargeting(c.Request().Context(), actor(c), w.id, id, in))
 	}, state, "included", "excluded", "rules")
 }
@@ -85,12 +86,12 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 // changeSegmentText changes text t of a segment with change, given the
 // text as typed.
 func (p *pages) changeSegmentText(c echo.Context, t textField,
-	change func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error)) error {
+	change func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch flagstore.Change) (flagstore.Segment, error)) error {
 	text, ch, err := postedText(c, t)
 	if err != nil {
 		return err
 	}
-	return p.segmentChange(c, tabSettings, t.saved, func(w workEnv, id uuid.UUID) (*store.Segment, error) {
+	return p.segmentChange(c, tabSettings, t.saved, func(w workEnv, id uuid.UUID) (*flagstore.Segment, error) {
 		return segmentChanged(change(c.Request().Context(), actor(c), w.id, id, text, ch))
 	}, func(f *views.Form) segmentState {
 		var st segmentState
@@ -101,23 +102,23 @@ func (p *pages) changeSegmentText(c echo.Context, t textField,
 
 // renameSegment changes a segment's name.
 func (p *pages) renameSegment(c echo.Context) error {
-	return p.changeSegmentText(c, textName, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
-		return p.store.RenameSegment(ctx, a, envID, id, store.SegmentNameInput{Name: text, Change: ch})
+	return p.changeSegmentText(c, textName, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch flagstore.Change) (flagstore.Segment, error) {
+		return p.store.RenameSegment(ctx, a, envID, id, flagstore.SegmentNameInput{Name: text, Change: ch})
 	})
 }
 
 // describeSegment changes a segment's description.
 func (p *pages) describeSegment(c echo.Context) error {
-	return p.changeSegmentText(c, textDescription, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
-		return p.store.SetSegmentDescription(ctx, a, envID, id, store.DescriptionInput{Description: &text, Change: ch})
+	return p.changeSegmentText(c, textDescription, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch flagstore.Change) (flagstore.Segment, error) {
+		return p.store.SetSegmentDescription(ctx, a, envID, id, flagstore.DescriptionInput{Description: &text, Change: ch})
 	})
 }
 
 // tagSegment replaces a segment's tags, typed separated by commas.
 func (p *pages) tagSegment(c echo.Context) error {
-	return p.changeSegmentText(c, textTags, func(ctx context.Context, a *store.Actor, envID, id uuid.UUID, text string, ch store.Change) (store.Segment, error) {
+	return p.changeSegmentText(c, textTags, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch flagstore.Change) (flagstore.Segment, error) {
 		tags := tagList(text)
-		return p.store.SetSegmentTags(ctx, a, envID, id, store.TagsInput{Tags: &tags, Change: ch})
+		return p.store.SetSegmentTags(ctx, a, envID, id, flagstore.TagsInput{Tags: &tags, Change: ch})
 	})
 }
 
@@ -125,28 +126,28 @@ func (p *pages) tagSegment(c echo.Context) error {
 type segmentLifecycle struct {
 	lifecycle
 	consequence string
-	do          func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error
+	do          func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch flagstore.Change) error
 	to          func(id uuid.UUID) string
 }
 
 var (
 	archiveSegment = segmentLifecycle{lifecycle: lifecycle{verb: "Archive", button: "Archive segment", action: access.ArchiveSegment, done: "archived", danger: true},
 		consequence: "Flag rules can no longer name it; you can restore it, or delete it.",
-		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error {
+		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch flagstore.Change) error {
 			_, err := p.store.ArchiveSegment(c.Request().Context(), actor(c), w.id, id, ch)
 			return err
 		},
 		to: func(id uuid.UUID) string { return segmentHref(id.String()) + "/settings" }}
 	restoreSegment = segmentLifecycle{lifecycle: lifecycle{verb: "Restore", button: "Restore segment", action: access.RestoreSegment, done: "restored"},
 		consequence: "Flag rules can name it again.",
-		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error {
+		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch flagstore.Change) error {
 			_, err := p.store.RestoreSegment(c.Request().Context(), actor(c), w.id, id, ch)
 			return err
 		},
 		to: func(id uuid.UUID) string { return segmentHref(id.String()) + "/settings" }}
 	deleteSegment = segmentLifecycle{lifecycle: lifecycle{verb: "Delete", button: "Delete segment", action: access.DeleteSegment, done: "deleted", danger: true},
 		consequence: "The segment and its users and rules are deleted for good; this cannot be undone. Its history stays in the audit log.",
-		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch store.Change) error {
+		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch flagstore.Change) error {
 			return p.store.DeleteSegment(c.Request().Context(), actor(c), w.id, id, ch)
 		},
 		to: func(uuid.UUID) string { return "/segments" }}
@@ -203,7 +204,7 @@ func (p *pages) changeSegmentLifecycle(l segmentLifecycle) echo.HandlerFunc {
 		}
 		return p.changeLifecycle(c, l.lifecycle, segmentHref(id.String()), "Segment "+l.done+".",
 			func() string { return l.to(id) },
-			func(ch store.Change) error { return l.do(p, c, w, id, ch) },
+			func(ch flagstore.Change) error { return l.do(p, c, w, id, ch) },
 			func(status int, posted *views.Form) error { return p.confirmSegmentPage(c, l, status, posted) })
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -20,7 +21,7 @@ func segmentHref(id string) string { return "/segments/" + url.PathEscape(id) }
 
 // segmentTypeLabel names a segment type for people.
 func segmentTypeLabel(typ string) string {
-	if typ == store.SegmentShared {
+	if typ == flagstore.SegmentShared {
 		return "Shared"
 	}
 	return "This environment"
@@ -67,8 +68,8 @@ func (p *pages) segmentsPage(c echo.Context, status int, sq segmentQuery, create
 	w, ok := workEnvOf(c)
 	vm := views.Segments{Env: w.view(ok)}
 	if ok {
-		list, err := p.store.ListSegments(ctx, a, w.id, store.SegmentFilter{Name: sq.q, IsArchived: sq.archived,
-			Page: store.Page{Index: sq.page - 1, Size: listPageSize}})
+		list, err := p.store.ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Name: sq.q, IsArchived: sq.archived,
+			Page: core.Page{Index: sq.page - 1, Size: listPageSize}})
 		if err != nil {
 			return err
 		}
@@ -112,12 +113,12 @@ func (p *pages) segmentCreate(c echo.Context, w workEnv, values map[string]strin
 		return nil
 	}
 	if values == nil {
-		values = map[string]string{"type": store.SegmentEnvironmentSpecific,
+		values = map[string]string{"type": flagstore.SegmentEnvironmentSpecific,
 			"scopes": w.rights.ProjectScope()}
 	}
 	types := []views.Option{
-		{Value: store.SegmentEnvironmentSpecific, Label: "Only this environment", Selected: values["type"] != store.SegmentShared},
-		{Value: store.SegmentShared, Label: "Shared with other environments", Selected: values["type"] == store.SegmentShared},
+		{Value: flagstore.SegmentEnvironmentSpecific, Label: "Only this environment", Selected: values["type"] != flagstore.SegmentShared},
+		{Value: flagstore.SegmentShared, Label: "Shared with other environments", Selected: values["type"] == flagstore.SegmentShared},
 	}
 	return &views.SegmentCreate{Form: p.form(c, "segment-create", "/segments", values), Types: types,
 		CommentRequired: w.requireComment, Open: open}
@@ -135,7 +136,7 @@ func (p *pages) createSegment(c echo.Context) error {
 	}
 	in := posted.input()
 	scopes := c.FormValue("scopes")
-	if in.Type == store.SegmentShared {
+	if in.Type == flagstore.SegmentShared {
 		in.Scopes = userKeys(scopes)
 	}
 	sg, err := p.store.CreateSegment(c.Request().Context(), actor(c), w.id, in)
@@ -170,7 +171,7 @@ func pathSegment(c echo.Context) (workEnv, uuid.UUID, error) {
 type segmentState struct {
 	status int
 	// segment is the segment as a change just left it; nil loads it.
-	segment   *store.Segment
+	segment   *flagstore.Segment
 	targeting *views.Form
 	rules     []ruleForm
 	texts     postedTexts
@@ -203,7 +204,7 @@ func (p *pages) segmentHistory(c echo.Context) error {
 }
 
 // segmentRules reads a segment's rules into the editor's state.
-func segmentRules(rules []store.SegmentRule) []ruleForm {
+func segmentRules(rules []flagstore.SegmentRule) []ruleForm {
 	out := make([]ruleForm, len(rules))
 	for i, r := range rules {
 		out[i] = ruleForm{index: strconv.Itoa(i), id: r.ID, name: r.Name, conds: condsFrom(r.Conditions)}
@@ -290,7 +291,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 		}
 		m.Settings = &s
 	case tabHistory:
-		h, err := p.history(c, w, store.AuditFilter{RefType: refSegment, RefID: sg.ID.String()}, href+"/history", "segment-history")
+		h, err := p.history(c, w, flagstore.AuditFilter{RefType: refSegment, RefID: sg.ID.String()}, href+"/history", "segment-history")
 		if err != nil {
 			return err
 		}
@@ -303,7 +304,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 
 // pageSegment is the segment of the page's address: changed, as a change
 // just left it, else as the store has it.
-func (p *pages) pageSegment(c echo.Context, w workEnv, id uuid.UUID, changed *store.Segment) (store.Segment, error) {
+func (p *pages) pageSegment(c echo.Context, w workEnv, id uuid.UUID, changed *flagstore.Segment) (flagstore.Segment, error) {
 	if changed != nil && changed.ID == id {
 		return *changed, nil
 	}

@@ -9,25 +9,27 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // makeSegment creates an environment-specific segment as the owner.
-func (a *app) makeSegment(env store.Environment, name, key string) store.Segment {
+func (a *app) makeSegment(env core.Environment, name, key string) flagstore.Segment {
 	a.t.Helper()
-	sg, err := a.st.CreateSegment(a.t.Context(), a.ownerActor(), env.ID, store.SegmentInput{Name: name, Key: key, Type: store.SegmentEnvironmentSpecific})
+	sg, err := a.st.CreateSegment(a.t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: name, Key: key, Type: flagstore.SegmentEnvironmentSpecific})
 	must(a.t, err)
 	return sg
 }
 
-func (a *app) segment(env store.Environment, sg store.Segment) store.Segment {
+func (a *app) segment(env core.Environment, sg flagstore.Segment) flagstore.Segment {
 	a.t.Helper()
 	out, err := a.st.GetSegment(a.t.Context(), a.ownerActor(), env.ID, sg.ID)
 	must(a.t, err)
 	return out
 }
 
-func segmentPath(sg store.Segment) string { return "/segments/" + sg.ID.String() }
+func segmentPath(sg flagstore.Segment) string { return "/segments/" + sg.ID.String() }
 
 func TestSegmentListAndCreate(t *testing.T) {
 	t.Parallel()
@@ -42,32 +44,32 @@ func TestSegmentListAndCreate(t *testing.T) {
 		t.Errorf("suggested scopes %q", got)
 	}
 
-	b.post("/segments", url.Values{"name": {""}, "key": {"beta"}, "type": {store.SegmentEnvironmentSpecific}}).status(http.StatusBadRequest)
+	b.post("/segments", url.Values{"name": {""}, "key": {"beta"}, "type": {flagstore.SegmentEnvironmentSpecific}}).status(http.StatusBadRequest)
 	if got := text(find(b.last.must("segment-create"), "error-name")); got != "Required." {
 		t.Errorf("name problem %q", got)
 	}
-	b.post("/segments", url.Values{"name": {"Beta"}, "key": {"beta"}, "type": {store.SegmentShared}, "scopes": {"organization/other"}}).status(http.StatusBadRequest)
+	b.post("/segments", url.Values{"name": {"Beta"}, "key": {"beta"}, "type": {flagstore.SegmentShared}, "scopes": {"organization/other"}}).status(http.StatusBadRequest)
 	if got := text(find(b.last.must("segment-create"), "error-scopes")); !strings.HasPrefix(got, "Use organization/ORG") {
 		t.Errorf("scopes problem %q", got)
 	}
-	if got := formValues(b.last.must("segment-create-form")).Get("type"); got != store.SegmentShared {
+	if got := formValues(b.last.must("segment-create-form")).Get("type"); got != flagstore.SegmentShared {
 		t.Errorf("type not kept: %q", got)
 	}
-	b.post("/segments", url.Values{"name": {"Beta users"}, "key": {"beta"}, "type": {store.SegmentEnvironmentSpecific},
+	b.post("/segments", url.Values{"name": {"Beta users"}, "key": {"beta"}, "type": {flagstore.SegmentEnvironmentSpecific},
 		"description": {"Early adopters"}}).status(http.StatusOK)
 	if got := b.last.text("segment-heading"); got != "Beta users" || b.last.text("flash-success") != "Segment “Beta users” created." {
 		t.Errorf("segment page %q", got)
 	}
 	b.get("/segments")
-	b.post("/segments", url.Values{"name": {"Everyone"}, "key": {"everyone"}, "type": {store.SegmentShared},
+	b.post("/segments", url.Values{"name": {"Everyone"}, "key": {"everyone"}, "type": {flagstore.SegmentShared},
 		"scopes": {"organization/default-organization:project/web:env/*\norganization/default-organization:project/web:env/dev"}}).status(http.StatusOK)
-	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), env.ID, store.SegmentFilter{Name: "everyone", Page: store.Page{Size: 10}})
+	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentFilter{Name: "everyone", Page: core.Page{Size: 10}})
 	must(t, err)
-	if len(list.Items) != 1 || len(list.Items[0].Scopes) != 2 || list.Items[0].Type != store.SegmentShared {
+	if len(list.Items) != 1 || len(list.Items[0].Scopes) != 2 || list.Items[0].Type != flagstore.SegmentShared {
 		t.Errorf("shared segment %+v", list.Items)
 	}
 	b.get("/segments")
-	b.post("/segments", url.Values{"name": {"Again"}, "key": {"beta"}, "type": {store.SegmentEnvironmentSpecific}}).status(http.StatusUnprocessableEntity)
+	b.post("/segments", url.Values{"name": {"Again"}, "key": {"beta"}, "type": {flagstore.SegmentEnvironmentSpecific}}).status(http.StatusUnprocessableEntity)
 	if got := text(find(b.last.must("segment-create"), "error-key")); got != "This key is already used." {
 		t.Errorf("duplicate key %q", got)
 	}
@@ -77,7 +79,7 @@ func TestSegmentListAndCreate(t *testing.T) {
 		a.makeSegment(env, fmt.Sprintf("Cohort %02d", i), fmt.Sprintf("cohort-%02d", i))
 	}
 	sg := a.makeSegment(env, "Old", "old")
-	_, err = a.st.ArchiveSegment(t.Context(), a.ownerActor(), env.ID, sg.ID, store.Change{})
+	_, err = a.st.ArchiveSegment(t.Context(), a.ownerActor(), env.ID, sg.ID, flagstore.Change{})
 	must(t, err)
 	p = b.get("/segments").status(http.StatusOK)
 	if n := len(p.findAll("segment-row")); n != 20 || p.text("pager-label") != "Page 1 of 2 · 22 segments" {
@@ -108,7 +110,7 @@ func TestSegmentTargeting(t *testing.T) {
 	vals.Set("edit", "add-rule")
 	p = b.post(segmentPath(sg)+"/targeting", vals).status(http.StatusOK)
 	ops := text(p.must("condition-op"))
-	if strings.Contains(ops, "segment") || countOptions(p.must("condition-op")) != len(store.Operators()) {
+	if strings.Contains(ops, "segment") || countOptions(p.must("condition-op")) != len(flagstore.Operators()) {
 		t.Errorf("segment rules offer %q", ops)
 	}
 	if p.has("condition-segments") || p.has("serve-choice") {
@@ -172,12 +174,12 @@ func TestSegmentLifecycle(t *testing.T) {
 	t.Parallel()
 	a, pr, env := flagApp(t)
 	sg := a.makeSegment(env, "Beta users", "beta")
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	tg := f.Targeting()
-	tg.Rules = []store.FlagRule{{ID: "r",
-		Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
-		Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg})
+	tg.Rules = []flagstore.FlagRule{{ID: "r",
+		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
+	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	a.requireComments(pr, env)
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -215,9 +217,9 @@ func TestSegmentLifecycle(t *testing.T) {
 	b.post(p.formAction("confirm-form"), vals).status(http.StatusUnprocessableEntity)
 
 	// Once no flag uses it: archive, restore, delete, each with its comment.
-	tg.Rules = []store.FlagRule{}
-	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", store.TargetingInput{Targeting: &tg,
-		Change: store.Change{Comment: "no segment"}})
+	tg.Rules = []flagstore.FlagRule{}
+	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg,
+		Change: flagstore.Change{Comment: "no segment"}})
 	must(t, err)
 	for _, step := range []struct{ action, to, message string }{
 		{"archive", segmentPath(sg) + "/settings", "Segment archived."},
@@ -238,7 +240,7 @@ func TestSegmentLifecycle(t *testing.T) {
 		}
 	}
 	b.get(segmentPath(sg)).status(http.StatusNotFound)
-	logs, err := a.st.ListAuditLogs(t.Context(), a.ownerActor(), env.ID, store.AuditFilter{RefType: "Segment", RefID: sg.ID.String(), Page: store.Page{Size: 10}})
+	logs, err := a.st.ListAuditLogs(t.Context(), a.ownerActor(), env.ID, flagstore.AuditFilter{RefType: "Segment", RefID: sg.ID.String(), Page: core.Page{Size: 10}})
 	must(t, err)
 	var comments []string
 	for _, e := range logs.Items {
@@ -273,7 +275,7 @@ func TestSegmentPagesFollowPermissions(t *testing.T) {
 		}
 		return out
 	}
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	if got := seen(a.signedIn("dev@example.com", memberPassword)); !slices.Equal(got, controls) {
 		t.Errorf("a Developer sees %v, want %v", got, controls)
 	}
@@ -291,7 +293,7 @@ func TestSegmentPagesFollowPermissions(t *testing.T) {
 		t.Errorf("a member without access sees segments")
 	}
 	posts := map[string]url.Values{
-		"/segments":                      {"name": {"Mine"}, "key": {"mine"}, "type": {store.SegmentEnvironmentSpecific}},
+		"/segments":                      {"name": {"Mine"}, "key": {"mine"}, "type": {flagstore.SegmentEnvironmentSpecific}},
 		segmentPath(sg) + "/targeting":   {"included": {"mallory"}},
 		segmentPath(sg) + "/name":        {"name": {"Mine"}},
 		segmentPath(sg) + "/description": {"description": {"Mine"}},
@@ -319,10 +321,10 @@ func TestSegmentPagesFollowPermissions(t *testing.T) {
 func TestSharedSegmentPageNeedsEveryEnvironment(t *testing.T) {
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
-	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), dev.ID, store.SegmentInput{Name: "Staff", Key: "staff",
-		Type: store.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}, Included: []string{"alice"}})
+	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff",
+		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}, Included: []string{"alice"}})
 	must(t, err)
-	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
+	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
@@ -351,22 +353,22 @@ func TestSegmentUsageShowsOnlyReadableEnvironments(t *testing.T) {
 	t.Parallel()
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
-	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), dev.ID, store.SegmentInput{Name: "Staff", Key: "staff",
-		Type: store.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}})
+	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff",
+		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}})
 	must(t, err)
 	for _, use := range []struct {
-		env store.Environment
+		env core.Environment
 		key string
 	}{{prod, "prod-secret-launch"}, {dev, "dev-tryout"}} {
 		env, key := use.env, use.key
-		f := a.makeFlag(env, store.FlagInput{Name: "Flag " + key, Key: key})
+		f := a.makeFlag(env, flagstore.FlagInput{Name: "Flag " + key, Key: key})
 		tg := f.Targeting()
-		tg.Rules = []store.FlagRule{{ID: "r", Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
-			Variations: []store.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
-		_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, key, store.TargetingInput{Targeting: &tg})
+		tg.Rules = []flagstore.FlagRule{{ID: "r", Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+			Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
+		_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, key, flagstore.TargetingInput{Targeting: &tg})
 		must(t, err)
 	}
-	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Dev only", Key: "dev-only"})
+	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Dev only", Key: "dev-only"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},

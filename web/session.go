@@ -10,7 +10,8 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -38,10 +39,10 @@ const (
 // errNoOrganization: the signed-in user belongs to no organization.
 var errNoOrganization = errors.New("user belongs to no organization")
 
-func newSessionStore(keys store.Keys, secure bool) *sessions.CookieStore {
+func newSessionStore(keys core.Keys, secure bool) *sessions.CookieStore {
 	cs := sessions.NewCookieStore(keys.CookieHash, keys.CookieBlock)
 	cs.Options = &sessions.Options{Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}
-	cs.MaxAge(int(store.SessionLifetime.Seconds())) // the cookie's Max-Age and the codec's timestamp check
+	cs.MaxAge(int(core.SessionLifetime.Seconds())) // the cookie's Max-Age and the codec's timestamp check
 	return cs
 }
 
@@ -55,7 +56,7 @@ func (p *pages) session(c echo.Context) *sessions.Session {
 }
 
 // startSession signs the user in, dropping whatever the session held before.
-func (p *pages) startSession(c echo.Context, s store.Session) error {
+func (p *pages) startSession(c echo.Context, s iam.Session) error {
 	sess := p.session(c)
 	sess.Values = map[any]any{sessionToken: s.Token}
 	return sess.Save(c.Request(), c.Response())
@@ -96,9 +97,9 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		a, err := p.actors.Authenticate(ctx, store.Credentials{Authorization: token,
+		a, err := p.actors.Authenticate(ctx, iam.Credentials{Authorization: token,
 			Workspace: idString(uc.WorkspaceID), Organization: idString(uc.OrganizationID)})
-		if errors.Is(err, store.ErrUnauthenticated) { // signed out, password changed, or user gone
+		if errors.Is(err, core.ErrUnauthenticated) { // signed out, password changed, or user gone
 			if err := p.endSession(c); err != nil {
 				return err
 			}
@@ -151,14 +152,14 @@ func localPath(next string) string {
 }
 
 // actor is the signed-in user acting in their current organization.
-func actor(c echo.Context) *store.Actor { return c.Get(actorKey).(*store.Actor) }
+func actor(c echo.Context) *core.Actor { return c.Get(actorKey).(*core.Actor) }
 
 // workplace is the frame of a signed-in page (profile, organizations,
 // projects, the working environment with its secrets). A GET changes
 // nothing, so its frame is loaded once and shared by the shell and the page;
 // after a change the frame is loaded again, so it shows what the change made.
-func (p *pages) workplace(c echo.Context) (store.Workplace, error) {
-	if w, ok := c.Get(workplaceKey).(store.Workplace); ok {
+func (p *pages) workplace(c echo.Context) (iam.Workplace, error) {
+	if w, ok := c.Get(workplaceKey).(iam.Workplace); ok {
 		return w, nil
 	}
 	w, err := p.store.Workplace(c.Request().Context(), actor(c), place(c).Context)

@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestAccessTokens(t *testing.T) {
@@ -38,13 +39,13 @@ func TestAccessTokens(t *testing.T) {
 	// The value is shown once, in the answer to the creation.
 	b.post("/access-tokens", url.Values{"name": {"deploy"}, "type": {"Personal"}}).status(http.StatusOK)
 	value := attr(b.last.must("token-value"), "value")
-	if !strings.HasPrefix(value, store.AccessTokenPrefix) || len(value) < 36 {
+	if !strings.HasPrefix(value, iam.AccessTokenPrefix) || len(value) < 36 {
 		t.Fatalf("token value %q", value)
 	}
 	if row := b.last.row("token-row", "data-name", "deploy"); row == nil || text(find(row, "token-status")) != "Active" {
 		t.Errorf("new token not listed as Active")
 	}
-	if act, err := a.st.Authenticate(t.Context(), store.Credentials{Authorization: value}); err != nil || act.UserID != a.owner {
+	if act, err := a.st.Authenticate(t.Context(), iam.Credentials{Authorization: value}); err != nil || act.UserID != a.owner {
 		t.Errorf("the shown value does not authenticate: %v", err)
 	}
 	b.get("/access-tokens")
@@ -64,7 +65,7 @@ func TestAccessTokens(t *testing.T) {
 	if got := text(find(b.last.row("token-row", "data-name", "deploy"), "token-status")); got != "Inactive" {
 		t.Errorf("status after toggle %q", got)
 	}
-	if _, err := a.st.Authenticate(t.Context(), store.Credentials{Authorization: value}); err == nil {
+	if _, err := a.st.Authenticate(t.Context(), iam.Credentials{Authorization: value}); err == nil {
 		t.Errorf("an inactive token still authenticates")
 	}
 	p := b.htmx("/access-tokens/"+id+"/toggle", url.Values{"page": {"1"}}).status(http.StatusOK)
@@ -92,11 +93,11 @@ func tokenID(t *testing.T, a *app, name string) string {
 func TestPersonalTokenRowsFollowTheirCreator(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	tok, err := a.st.CreateAccessToken(t.Context(), a.ownerActor(), store.AccessTokenInput{Name: "deploy", Type: store.TokenPersonal})
+	tok, err := a.st.CreateAccessToken(t.Context(), a.ownerActor(), iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	must(t, err)
 	id := tok.ID.String()
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
-	a.addMember("admin@example.com", store.AdministratorPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
+	a.addMember("admin@example.com", core.AdministratorPolicyID)
 	buttons := func(b *browser) []string {
 		t.Helper()
 		row := b.get("/access-tokens").status(http.StatusOK).row("token-row", "data-name", "deploy")
@@ -145,7 +146,7 @@ func TestAccessTokenPaging(t *testing.T) {
 	owner := a.ownerActor()
 	for i := range 12 {
 		_, err := db.New(a.pool).CreateAccessToken(t.Context(), db.CreateAccessTokenParams{OrganizationID: owner.OrgID,
-			CreatorID: owner.UserID, Name: fmt.Sprintf("token-%02d", i), Type: store.TokenPersonal,
+			CreatorID: owner.UserID, Name: fmt.Sprintf("token-%02d", i), Type: core.TokenPersonal,
 			TokenHash: []byte(fmt.Sprintf("fixture-%d", i)), Preview: "api-…", Permissions: []byte("[]")})
 		must(t, err)
 	}
@@ -249,7 +250,7 @@ func TestWorkspace(t *testing.T) {
 func TestContextSwitcher(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	for _, p := range []store.ProjectInput{{Name: "Web", Key: "web"}, {Name: "Mobile", Key: "mobile"}} {
+	for _, p := range []core.ProjectInput{{Name: "Web", Key: "web"}, {Name: "Mobile", Key: "mobile"}} {
 		_, err := a.st.CreateProject(t.Context(), a.ownerActor(), p)
 		must(t, err)
 	}
@@ -379,7 +380,7 @@ func TestStaticFiles(t *testing.T) {
 func TestEveryPageRenders(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), store.ProjectInput{Name: "Web", Key: "web"})
+	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	pr := a.project("web")
 	b := a.signedIn(ownerEmail, ownerPassword)

@@ -14,7 +14,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -67,7 +68,7 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 // switcher is the top bar's choice of organization and environment. After
 // a change made with htmx it is sent again out of band (switcherAgain), so
 // the bar follows renamed and new projects and environments at once.
-func (p *pages) switcher(c echo.Context, w store.Workplace) views.Switcher {
+func (p *pages) switcher(c echo.Context, w iam.Workplace) views.Switcher {
 	a, orgs := actor(c), w.Organizations
 	next := c.Request().URL.RequestURI()
 	if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && u.Path != "" {
@@ -141,7 +142,7 @@ var (
 // samePlace is where the environment switch leads from a page: a flag's or
 // a segment's page opens the same key in the new environment when it is
 // there, else that environment's list with a notice; other pages stay.
-func (p *pages) samePlace(c echo.Context, was uuid.UUID, now store.UserContext, next string) (string, error) {
+func (p *pages) samePlace(c echo.Context, was uuid.UUID, now core.UserContext, next string) (string, error) {
 	path, _, _ := strings.Cut(next, "?")
 	ctx, a := c.Request().Context(), actor(c)
 	w, err := p.store.Place(ctx, a, now)
@@ -155,7 +156,7 @@ func (p *pages) samePlace(c echo.Context, was uuid.UUID, now store.UserContext, 
 		switch {
 		case err == nil:
 			return path, nil
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, core.ErrNotFound):
 			p.keepFlash(c, fmt.Sprintf("There is no flag “%s” in %s; here are its flags.", key, envName))
 			return "/flags", nil
 		}
@@ -176,7 +177,7 @@ func (p *pages) samePlace(c echo.Context, was uuid.UUID, now store.UserContext, 
 			switch {
 			case err == nil:
 				return segmentHref(sg.ID.String()) + m[2], nil
-			case !errors.Is(err, store.ErrNotFound):
+			case !errors.Is(err, core.ErrNotFound):
 				return "", err
 			}
 			p.keepFlash(c, fmt.Sprintf("There is no segment “%s” in %s; here are its segments.", key, envName))

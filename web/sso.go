@@ -21,7 +21,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/oauth2"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/outbound"
 )
@@ -103,14 +104,14 @@ func (p *pages) startSSO(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.SSOStartInput(posted)
+	in := iam.SSOStartInput(posted)
 	in.Next = localPath(in.Next)
-	var login store.SSOLogin
+	var login iam.SSOLogin
 	var err error
 	if p.limits.AllowSSOStart(c.RealIP()) {
 		login, err = p.store.BeginSSO(c.Request().Context(), in)
 	} else {
-		err = store.ErrTooManyRequests
+		err = core.ErrTooManyRequests
 	}
 	if err != nil {
 		f := p.form(c, "sso", "/sso/start", map[string]string{"next": in.Next, "workspace": in.Workspace})
@@ -129,9 +130,9 @@ func (p *pages) startSSO(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, to)
 }
 
-func oauthConfig(c store.SSOClient, redirectURI string) *oauth2.Config {
+func oauthConfig(c iam.SSOClient, redirectURI string) *oauth2.Config {
 	style := oauth2.AuthStyleInHeader
-	if c.ClientAuthenticationMethod == store.ClientSecretPost {
+	if c.ClientAuthenticationMethod == iam.ClientSecretPost {
 		style = oauth2.AuthStyleInParams
 	}
 	return &oauth2.Config{
@@ -206,7 +207,7 @@ func ssoFail(reason string, err error) error { return &ssoError{reason: reason, 
 // attempt, exchanges the code, verifies the id token, and signs the person in.
 func (p *pages) ssoCallback(c echo.Context) error {
 	login, claims, err := p.ssoIdentity(c)
-	var session store.Session
+	var session iam.Session
 	if err == nil {
 		session, err = p.store.SignInWithSSO(c.Request().Context(), login.Client.WorkspaceID, claims)
 	}
@@ -226,17 +227,17 @@ func (p *pages) ssoCallback(c echo.Context) error {
 
 // ssoIdentity checks the provider's answer and returns the verified id
 // token's claims; every failure is an *ssoError or one of the store's.
-func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, error) {
+func (p *pages) ssoIdentity(c echo.Context) (iam.SSOLogin, map[string]any, error) {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), ssoFlowTimeout)
 	defer cancel()
 	q := c.QueryParams()
 	if q.Get("state") == "" {
-		return store.SSOLogin{}, nil, ssoFail(ssoStateMissing, errors.New("no state parameter"))
+		return iam.SSOLogin{}, nil, ssoFail(ssoStateMissing, errors.New("no state parameter"))
 	}
 	sealed := p.takeSSOAttempt(c, q.Get("state"))
 	login, err := p.store.FinishSSO(ctx, q.Get("state"), sealed)
 	switch {
-	case errors.Is(err, store.ErrSSOState) && sealed == "":
+	case errors.Is(err, core.ErrSSOState) && sealed == "":
 		return login, nil, fmt.Errorf("no attempt cookie for this state: %w", err)
 	case err != nil:
 		return login, nil, err
@@ -292,7 +293,7 @@ func (p *pages) ssoIdentity(c echo.Context) (store.SSOLogin, map[string]any, err
 func (p *pages) ssoFailed(c echo.Context, workspace string, err error) error {
 	reason := ssoInternal
 	var se *ssoError
-	class := store.Classify(err)
+	class := core.Classify(err)
 	if errors.As(err, &se) {
 		reason = se.reason
 	} else if _, ok := ssoFailures[class.Code()]; ok {
@@ -362,7 +363,7 @@ var signingAlgorithms = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256,
 // endpoints in turn, accepting the first document that names one of them.
 // No document, or one without a key set, and nobody can be verified. Every
 // error's text is safe to show: it never carries what a server answered.
-func (s *ssoClient) discover(ctx context.Context, o store.OIDCSettings) (provider, error) {
+func (s *ssoClient) discover(ctx context.Context, o iam.OIDCSettings) (provider, error) {
 	if o.Issuer != "" {
 		d, err := s.fetchDiscovery(ctx, strings.TrimSuffix(o.Issuer, "/")+wellKnown)
 		if err != nil {
@@ -535,7 +536,7 @@ var ssoFieldLabels = map[string]string{
 }
 
 // probeProvider reports what discovery and the key set say, as sign-in would find them.
-func (p *pages) probeProvider(ctx context.Context, o store.OIDCSettings) *views.SSOTest {
+func (p *pages) probeProvider(ctx context.Context, o iam.OIDCSettings) *views.SSOTest {
 	ctx, cancel := context.WithTimeout(ctx, ssoFlowTimeout)
 	defer cancel()
 	d, err := p.sso.discover(ctx, o)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // A single sign-on attempt is kept by the browser that began it, in a
@@ -33,7 +33,7 @@ func ssoAttemptCookie(state string) string {
 }
 
 // keepSSOAttempt gives the browser the attempt to keep until the callback.
-func (p *pages) keepSSOAttempt(c echo.Context, login store.SSOLogin) {
+func (p *pages) keepSSOAttempt(c echo.Context, login iam.SSOLogin) {
 	var kept []string
 	for _, ck := range c.Cookies() {
 		if strings.HasPrefix(ck.Name, ssoAttemptPrefix) {
@@ -45,7 +45,7 @@ func (p *pages) keepSSOAttempt(c echo.Context, login store.SSOLogin) {
 			p.setSSOCookie(c, name, "", -1)
 		}
 	}
-	p.setSSOCookie(c, ssoAttemptCookie(login.State), login.Sealed, int(store.SSOStateTTL.Seconds()))
+	p.setSSOCookie(c, ssoAttemptCookie(login.State), login.Sealed, int(iam.SSOStateTTL.Seconds()))
 }
 
 // takeSSOAttempt returns the sealed attempt the browser kept for state ("" when

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -47,7 +47,7 @@ func TestSSOStartFloodRefusesNoUser(t *testing.T) {
 	t.Parallel()
 	a := newSSOApp(t, &logRecorder{})
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
-	a.useProvider(prov, store.ClientSecretBasic, true)
+	a.useProvider(prov, iam.ClientSecretBasic, true)
 
 	const addresses = 36
 	flooders := make([]*browser, addresses)

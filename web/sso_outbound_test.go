@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -32,7 +33,7 @@ func (b *browser) testConnection(issuer string) *page {
 		b.get("/workspace").status(http.StatusOK)
 	}
 	form := url.Values{"clientId": {"x"}, "clientSecret": {""}, "authorizationEndpoint": {"https://id.example.com/auth"},
-		"tokenEndpoint": {"https://id.example.com/token"}, "clientAuthenticationMethod": {store.ClientSecretBasic},
+		"tokenEndpoint": {"https://id.example.com/token"}, "clientAuthenticationMethod": {iam.ClientSecretBasic},
 		"scope": {"openid"}, "userEmailClaim": {"email"}, "issuer": {issuer}}
 	return b.htmx("/workspace/sso/test", form)
 }
@@ -65,9 +66,9 @@ func TestSSOProviderURLsValidated(t *testing.T) {
 		if !p.has("sso-test-failed") || !strings.Contains(p.text("sso-test"), "Issuer") {
 			t.Errorf("issuer %q: test answered %q, want the issuer refused", issuer, p.text("sso-test"))
 		}
-		_, err := a.st.UpdateWorkspaceSSO(t.Context(), a.ownerActor(), store.OIDCSettings{ClientID: "x", ClientSecret: "s",
+		_, err := a.st.UpdateWorkspaceSSO(t.Context(), a.ownerActor(), iam.OIDCSettings{ClientID: "x", ClientSecret: "s",
 			AuthorizationEndpoint: "https://id.example.com/auth", TokenEndpoint: issuer, Issuer: issuer,
-			ClientAuthenticationMethod: store.ClientSecretBasic})
+			ClientAuthenticationMethod: iam.ClientSecretBasic})
 		if err == nil || !strings.Contains(err.Error(), "issuer_is_invalid") || !strings.Contains(err.Error(), "tokenEndpoint_is_invalid") {
 			t.Errorf("issuer %q saved: %v", issuer, err)
 		}
@@ -182,7 +183,7 @@ func TestSSOProviderAnswersNotShown(t *testing.T) {
 
 	// At sign-in: the key set and the token endpoint answer 500 with text.
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
-	a.useProvider(prov, store.ClientSecretBasic, true)
+	a.useProvider(prov, iam.ClientSecretBasic, true)
 	prov.set(func(p *oidcProvider) { p.keysStatus = http.StatusInternalServerError })
 	b2 := a.browser()
 	b2.ssoSignIn("/projects").status(http.StatusBadGateway)
@@ -286,7 +287,7 @@ func TestSSOOutboundAddresses(t *testing.T) {
 func TestSSOStartLimited(t *testing.T) {
 	a := newSSOApp(t, &logRecorder{})
 	prov := newOIDCProvider(t, "127.0.0.1", "")
-	a.useProvider(prov, store.ClientSecretBasic, true)
+	a.useProvider(prov, iam.ClientSecretBasic, true)
 	b := a.browser()
 	token := b.get("/login").status(http.StatusOK).csrf() // the refusal page carries none
 	b.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -317,14 +318,14 @@ func TestWorkspaceSettingsPagesNeedEveryOrganization(t *testing.T) {
 	a := newSSOApp(t, &logRecorder{})
 	prov := newOIDCProvider(t, "127.0.0.1", "")
 	other := createOrganization(t, a, "Other", "other", false)
-	coOwner := a.addMember("co-owner@example.com", store.OwnerPolicyID)
+	coOwner := a.addMember("co-owner@example.com", core.OwnerPolicyID)
 	b := a.signedIn("co-owner@example.com", memberPassword)
 	p := b.get("/workspace").status(http.StatusOK)
 	if p.has("sso-form") || p.has("workspace-form") {
 		t.Errorf("the owner of one organization is offered the workspace's settings")
 	}
 	sso := url.Values{"clientId": {prov.clientID}, "clientSecret": {prov.secret}, "authorizationEndpoint": {prov.authEndpoint()},
-		"tokenEndpoint": {prov.tokenEndpoint()}, "clientAuthenticationMethod": {store.ClientSecretBasic},
+		"tokenEndpoint": {prov.tokenEndpoint()}, "clientAuthenticationMethod": {iam.ClientSecretBasic},
 		"scope": {"openid"}, "userEmailClaim": {"email"}, "issuer": {prov.issuer}}
 	b.post("/workspace/sso", sso).status(http.StatusForbidden)
 	b.testConnection(prov.issuer).status(http.StatusForbidden)
@@ -339,7 +340,7 @@ func TestWorkspaceSettingsPagesNeedEveryOrganization(t *testing.T) {
 	_, err = a.pool.Exec(t.Context(), `INSERT INTO organization_users (organization_id, user_id) VALUES ($1, $2)`, other, coOwner)
 	must(t, err)
 	_, err = a.pool.Exec(t.Context(), `INSERT INTO member_policies (organization_id, user_id, policy_id) VALUES ($1, $2, $3)`,
-		other, coOwner, store.OwnerPolicyID)
+		other, coOwner, core.OwnerPolicyID)
 	must(t, err)
 	p = b.get("/workspace").status(http.StatusOK)
 	if !p.has("sso-form") {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 var (
@@ -77,7 +77,7 @@ func newOIDCProvider(t *testing.T, host, prefix string) *oidcProvider {
 	must(t, err)
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	p := &oidcProvider{t: t, issuer: "http://" + net.JoinHostPort(host, port) + prefix,
-		clientID: "bunting-client", secret: "provider-secret-" + rand.Text(), method: store.ClientSecretBasic,
+		clientID: "bunting-client", secret: "provider-secret-" + rand.Text(), method: iam.ClientSecretBasic,
 		key: rsaKey(t), otherKey: rsaKey(t), grants: map[string]grant{}, email: "sso.person@example.com", name: "SSO Person"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+prefix+"/.well-known/openid-configuration", p.discovery)
@@ -140,7 +140,7 @@ func (p *oidcProvider) discovery(w http.ResponseWriter, r *http.Request) {
 		"jwks_uri": p.issuer + "/keys", "response_types_supported": []string{"code"},
 		"subject_types_supported": []string{"public"}, "id_token_signing_alg_values_supported": []string{"RS256"},
 		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{store.ClientSecretBasic, store.ClientSecretPost},
+		"token_endpoint_auth_methods_supported": []string{iam.ClientSecretBasic, iam.ClientSecretPost},
 	})
 }
 
@@ -199,7 +199,7 @@ func (p *oidcProvider) token(w http.ResponseWriter, r *http.Request) {
 	p.tokenRequests++
 	var id, secret string
 	switch p.method {
-	case store.ClientSecretBasic:
+	case iam.ClientSecretBasic:
 		user, pass, ok := r.BasicAuth()
 		if !ok || r.PostForm.Has("client_secret") {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
@@ -207,7 +207,7 @@ func (p *oidcProvider) token(w http.ResponseWriter, r *http.Request) {
 		}
 		id, _ = url.QueryUnescape(user) // RFC 6749 §2.3.1: form-encoded, then Basic
 		secret, _ = url.QueryUnescape(pass)
-	case store.ClientSecretPost:
+	case iam.ClientSecretPost:
 		if r.Header.Get("Authorization") != "" {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 			return

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // Sign-ins reuse what discovery and the key set said of a provider rather
@@ -25,7 +25,7 @@ const (
 // providerKey is what finds a provider: the settings discovery reads.
 type providerKey struct{ issuer, authorizationEndpoint, tokenEndpoint string }
 
-func providerKeyOf(o store.OIDCSettings) providerKey {
+func providerKeyOf(o iam.OIDCSettings) providerKey {
 	return providerKey{o.Issuer, o.AuthorizationEndpoint, o.TokenEndpoint}
 }
 
@@ -88,7 +88,7 @@ func (c *providerCache) keep(key providerKey, p provider) {
 }
 
 // readProvider reads a provider's discovery document and key set.
-func (s *ssoClient) readProvider(o store.OIDCSettings) func(context.Context) (provider, error) {
+func (s *ssoClient) readProvider(o iam.OIDCSettings) func(context.Context) (provider, error) {
 	return func(ctx context.Context) (provider, error) {
 		p, err := s.discover(ctx, o)
 		if err == nil {
@@ -100,6 +100,6 @@ func (s *ssoClient) readProvider(o store.OIDCSettings) func(context.Context) (pr
 
 // provider is the provider of o, kept or read now (fresh: read now); it
 // reports whether it was kept.
-func (s *ssoClient) provider(ctx context.Context, o store.OIDCSettings, fresh bool) (provider, bool, error) {
+func (s *ssoClient) provider(ctx context.Context, o iam.OIDCSettings, fresh bool) (provider, bool, error) {
 	return s.providers.get(ctx, providerKeyOf(o), fresh, s.readProvider(o))
 }

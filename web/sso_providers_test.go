@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // reads is how often the provider was asked for its discovery document and
@@ -24,7 +24,7 @@ func TestSSOKeepsProviders(t *testing.T) {
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
-	a.useProvider(prov, store.ClientSecretBasic, true)
+	a.useProvider(prov, iam.ClientSecretBasic, true)
 
 	for range 2 {
 		b := a.browser()
@@ -47,7 +47,7 @@ func TestSSOKeepsProviders(t *testing.T) {
 
 	// Without the issuer Bunting finds discovery next to the endpoints:
 	// other settings, read afresh.
-	a.useProvider(prov, store.ClientSecretBasic, false)
+	a.useProvider(prov, iam.ClientSecretBasic, false)
 	a.browser().ssoSignIn("/projects").status(http.StatusOK).at("/projects")
 	if discoveries, keys := prov.reads(); discoveries <= 2 || keys != 3 {
 		t.Errorf("after the settings changed: discovery read %d and keys %d times in all, want more than 2 and 3", discoveries, keys)

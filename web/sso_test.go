@@ -22,6 +22,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // newSSOApp is newApp served at its real loopback address, which is its
@@ -36,16 +38,16 @@ func newSSOAppWith(t *testing.T, logs *logRecorder, allowPrivate bool) *app {
 	t.Helper()
 	// The provider is on loopback: tests (and on-premises providers) need
 	// private networks allowed.
-	return newLoopbackApp(t, logs, store.Options{AllowPrivateNetworks: allowPrivate})
+	return newLoopbackApp(t, logs, core.Options{AllowPrivateNetworks: allowPrivate})
 }
 
 // newLoopbackApp is newSSOApp with the store's outbound settings as given
 // (the test's password cost and sign-in delay are set here).
-func newLoopbackApp(t *testing.T, logs *logRecorder, opts store.Options) *app {
+func newLoopbackApp(t *testing.T, logs *logRecorder, opts core.Options) *app {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t, store.ConfigurePool)
-	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
+	pool := dbtest.New(t, core.ConfigurePool)
+	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	must(t, err)
 	log := slog.New(logs)
 	opts.PasswordCost, opts.LoginDelayStep = bcrypt.MinCost, time.Millisecond
@@ -53,7 +55,7 @@ func newLoopbackApp(t *testing.T, logs *logRecorder, opts store.Options) *app {
 	skew := &atomic.Int64{}
 	opts.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	st := store.New(pool, keys, log, opts)
-	_, err = st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword})
+	_, err = st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword})
 	must(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
@@ -74,7 +76,7 @@ func newLoopbackApp(t *testing.T, logs *logRecorder, opts store.Options) *app {
 // administrator would; with issuer false Bunting must find discovery itself.
 func (a *app) useProvider(p *oidcProvider, method string, issuer bool) {
 	a.t.Helper()
-	in := store.OIDCSettings{ClientID: p.clientID, ClientSecret: p.secret, AuthorizationEndpoint: p.authEndpoint(),
+	in := iam.OIDCSettings{ClientID: p.clientID, ClientSecret: p.secret, AuthorizationEndpoint: p.authEndpoint(),
 		TokenEndpoint: p.tokenEndpoint(), ClientAuthenticationMethod: method, Scope: "openid email profile"}
 	if issuer {
 		in.Issuer = p.issuer
@@ -154,7 +156,7 @@ func TestSSOSignIn(t *testing.T) {
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
-	a.useProvider(prov, store.ClientSecretBasic, true)
+	a.useProvider(prov, iam.ClientSecretBasic, true)
 	before := a.rows()
 
 	b := a.browser()
@@ -187,7 +189,7 @@ func TestSSOSignIn(t *testing.T) {
 	}
 	policies, err := a.q.ListMemberPolicyIDs(t.Context(), db.ListMemberPolicyIDsParams{OrganizationID: a.orgID, UserID: user.ID})
 	must(t, err)
-	if len(policies) != 1 || policies[0] != store.DeveloperPolicyID {
+	if len(policies) != 1 || policies[0] != core.DeveloperPolicyID {
 		t.Errorf("policies %v, want the organization's default (Developer)", policies)
 	}
 	var comment, creator string
@@ -232,16 +234,16 @@ func TestSSOClientAuthentication(t *testing.T) {
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "")
-	for _, method := range []string{store.ClientSecretBasic, store.ClientSecretPost} {
+	for _, method := range []string{iam.ClientSecretBasic, iam.ClientSecretPost} {
 		t.Run(method, func(t *testing.T) {
 			prov.set(func(p *oidcProvider) { p.method = method; p.email = "auth-" + method + "@example.com" })
 			a.useProvider(prov, method, false) // no issuer: discovery next to the endpoints
 			b := a.browser()
 			b.ssoSignIn("/profile").status(http.StatusOK).at("/profile")
 
-			other := store.ClientSecretPost
+			other := iam.ClientSecretPost
 			if method == other {
-				other = store.ClientSecretBasic
+				other = iam.ClientSecretBasic
 			}
 			prov.set(func(p *oidcProvider) { p.method = other; p.email = "refused-" + method + "@example.com" })
 			before := a.rows()
@@ -265,8 +267,8 @@ func TestSSOFailures(t *testing.T) {
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
-	a.useProvider(prov, store.ClientSecretPost, true)
-	prov.set(func(p *oidcProvider) { p.method = store.ClientSecretPost })
+	a.useProvider(prov, iam.ClientSecretPost, true)
+	prov.set(func(p *oidcProvider) { p.method = iam.ClientSecretPost })
 	outer := prov
 
 	// callback reaches Bunting's callback as each case says; by default as the provider sent it.
@@ -307,7 +309,7 @@ func TestSSOFailures(t *testing.T) {
 			return p
 		}, status: http.StatusBadRequest, reason: "state_invalid"},
 		{name: "state expired", callback: func(t *testing.T, b *browser, back *url.URL) *page {
-			b.app.skew.Store(int64(store.SSOStateTTL))
+			b.app.skew.Store(int64(iam.SSOStateTTL))
 			defer b.app.skew.Store(0)
 			return b.get(back.RequestURI())
 		}, status: http.StatusBadRequest, reason: "state_expired"},
@@ -354,9 +356,9 @@ func TestSSOFailures(t *testing.T) {
 			prov := prov
 			if tc.cold {
 				prov = newOIDCProvider(t, "127.0.0.1", "/realms/cold")
-				prov.set(func(p *oidcProvider) { p.method = store.ClientSecretPost })
-				a.useProvider(prov, store.ClientSecretPost, true)
-				defer a.useProvider(outer, store.ClientSecretPost, true)
+				prov.set(func(p *oidcProvider) { p.method = iam.ClientSecretPost })
+				a.useProvider(prov, iam.ClientSecretPost, true)
+				defer a.useProvider(outer, iam.ClientSecretPost, true)
 			}
 			prov.reset()
 			email := fmt.Sprintf("failure-%d@example.com", i)
@@ -426,10 +428,10 @@ func TestSSOMatchesExistingUsers(t *testing.T) {
 	logs := &logRecorder{}
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "")
-	a.useProvider(prov, store.ClientSecretBasic, false)
+	a.useProvider(prov, iam.ClientSecretBasic, false)
 	createOrganization(t, a, "Newer", "newer", true) // not the default: it is younger
 
-	alice := a.addMember("Alice@Example.COM", store.OwnerPolicyID)
+	alice := a.addMember("Alice@Example.COM", core.OwnerPolicyID)
 	prov.set(func(p *oidcProvider) { p.email = "alice@example.com" })
 	before := a.rows()
 	b := a.browser()
@@ -477,7 +479,7 @@ func TestSSOSignInPage(t *testing.T) {
 		t.Errorf("SSO offered with no settings")
 	}
 	prov := newOIDCProvider(t, "127.0.0.1", "")
-	a.useProvider(prov, store.ClientSecretBasic, true)
+	a.useProvider(prov, iam.ClientSecretBasic, true)
 	p := b.get("/login?next=%2Faccess-tokens").status(http.StatusOK)
 	form := p.must("sso-login-form")
 	if input(form, "workspace") != nil {
@@ -524,7 +526,7 @@ func TestSSOTestConnection(t *testing.T) {
 	}
 
 	form := url.Values{"clientId": {"x"}, "clientSecret": {""}, "authorizationEndpoint": {prov.authEndpoint()},
-		"tokenEndpoint": {prov.tokenEndpoint()}, "clientAuthenticationMethod": {store.ClientSecretBasic},
+		"tokenEndpoint": {prov.tokenEndpoint()}, "clientAuthenticationMethod": {iam.ClientSecretBasic},
 		"scope": {"openid"}, "userEmailClaim": {"email"}, "issuer": {""}}
 	p = b.post("/workspace/sso/test", form).status(http.StatusOK)
 	if !p.has("sso-test-ok") || !strings.Contains(p.text("sso-test-facts"), providerKeyID) ||
@@ -561,7 +563,7 @@ func TestSSOTestConnection(t *testing.T) {
 	}
 
 	// Someone who may not change single sign-on may not test it either.
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	dev := a.signedIn("dev@example.com", memberPassword)
 	dev.get("/workspace")
 	dev.post("/workspace/sso/test", form).status(http.StatusForbidden)
@@ -576,7 +578,7 @@ func TestSSOBrowser(t *testing.T) {
 	t.Parallel()
 	a := newSSOApp(t, &logRecorder{})
 	prov := newOIDCProvider(t, "localhost", "/realms/acme")
-	a.useProvider(prov, store.ClientSecretBasic, true)
+	a.useProvider(prov, iam.ClientSecretBasic, true)
 
 	// Launch flags and the console watch (CSP violations and script errors
 	// fail the test) are headless's.

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -156,7 +156,7 @@ func pattern(rtype, scope, tags string) string {
 
 // scopes are the patterns the helper offers for a type, built from the
 // projects and environments the person can see.
-func scopes(rtype, selected string, projects []store.Project) []views.OptionGroup {
+func scopes(rtype, selected string, projects []core.Project) []views.OptionGroup {
 	opt := func(value, label string) views.Option {
 		return views.Option{Value: value, Label: label, Selected: value == selected}
 	}
@@ -169,14 +169,14 @@ func scopes(rtype, selected string, projects []store.Project) []views.OptionGrou
 	case access.TypeOrganization:
 		return one("organization/*", "The organization (organization/*)")
 	case access.TypeIAM:
-		return one(store.IAMRN, "Members, groups and policies (iam/*)")
+		return one(core.IAMRN, "Members, groups and policies (iam/*)")
 	case access.TypeAccessToken:
-		return one(store.AccessTokenRN, "Every access token (access-token/*)")
+		return one(core.AccessTokenRN, "Every access token (access-token/*)")
 	case access.TypeProject:
-		out := one(store.ProjectRN("*"), "Every project")
+		out := one(core.ProjectRN("*"), "Every project")
 		g := views.OptionGroup{Label: "Projects"}
 		for _, pr := range projects {
-			g.Options = append(g.Options, opt(store.ProjectRN(pr.Key), pr.Name))
+			g.Options = append(g.Options, opt(core.ProjectRN(pr.Key), pr.Name))
 		}
 		if len(g.Options) > 0 {
 			out = append(out, g)
@@ -196,12 +196,12 @@ func scopes(rtype, selected string, projects []store.Project) []views.OptionGrou
 			}
 			return what + where
 		}
-		out := one(store.EnvRN("*", "*")+suffix, label("every environment of every project"))
+		out := one(core.EnvRN("*", "*")+suffix, label("every environment of every project"))
 		for _, pr := range projects {
 			g := views.OptionGroup{Label: pr.Name}
-			g.Options = append(g.Options, opt(store.EnvRN(pr.Key, "*")+suffix, label("every environment of "+pr.Name)))
+			g.Options = append(g.Options, opt(core.EnvRN(pr.Key, "*")+suffix, label("every environment of "+pr.Name)))
 			for _, e := range pr.Environments {
-				g.Options = append(g.Options, opt(store.EnvRN(pr.Key, e.Key)+suffix, label(pr.Name+" / "+e.Name)))
+				g.Options = append(g.Options, opt(core.EnvRN(pr.Key, e.Key)+suffix, label(pr.Name+" / "+e.Name)))
 			}
 			out = append(out, g)
 		}
@@ -222,9 +222,9 @@ var problemText = map[string]string{
 // editor builds the statement editor's view of drafts. problems marks the
 // statements the store refused, by position; refused explains a refusal
 // that concerns none of them.
-func (p *pages) editor(ctx context.Context, a *store.Actor, prefix string, ds []draft, readOnly bool, problems map[int]string, refused string) (views.StatementEditor, error) {
+func (p *pages) editor(ctx context.Context, a *core.Actor, prefix string, ds []draft, readOnly bool, problems map[int]string, refused string) (views.StatementEditor, error) {
 	e := views.StatementEditor{Prefix: prefix, ReadOnly: readOnly, Error: refused}
-	var projects []store.Project
+	var projects []core.Project
 	if !readOnly {
 		var err error
 		if projects, err = p.store.ListProjects(ctx, a); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -74,10 +74,10 @@ var (
 // postedText reads a text's form: the text as typed (the form always has
 // the field; an empty description clears it) and the change's comment and
 // revision.
-func postedText(c echo.Context, t textField) (string, store.Change, error) {
+func postedText(c echo.Context, t textField) (string, flagstore.Change, error) {
 	var posted changeForm
 	if err := bind(c, &posted); err != nil {
-		return "", store.Change{}, err
+		return "", flagstore.Change{}, err
 	}
 	return c.FormValue(t.name), posted.input(), nil
 }
@@ -88,7 +88,7 @@ type postedTexts struct{ name, description, tags *views.Form }
 
 // again keeps text t's form f, posted again as typed (value) under kind's
 // form names ("flag" gives "flag-name"), for the subject at href.
-func (pt *postedTexts) again(t textField, f *views.Form, kind, href, value string, ch store.Change) {
+func (pt *postedTexts) again(t textField, f *views.Form, kind, href, value string, ch flagstore.Change) {
 	f.ID, f.Action = kind+"-"+t.name, href+"/"+t.name
 	f.Values = postedValues(ch, map[string]string{t.name: value})
 	switch t {
@@ -198,7 +198,7 @@ func (p *pages) confirm(c echo.Context, w workEnv, cf confirmation, status int, 
 // href with do, as confirmed: success goes to the page at to with message;
 // failure shows the confirmation again (again) with the problem.
 func (p *pages) changeLifecycle(c echo.Context, l lifecycle, href, message string, to func() string,
-	do func(ch store.Change) error, again func(status int, posted *views.Form) error) error {
+	do func(ch flagstore.Change) error, again func(status int, posted *views.Form) error) error {
 	var posted changeForm
 	if err := bind(c, &posted); err != nil {
 		return err

@@ -8,7 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Switching environment on a flag's or a segment's page opens the same key
@@ -18,14 +19,14 @@ func TestEnvironmentSwitchKeepsYourPlace(t *testing.T) {
 	t.Parallel()
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
-	a.makeFlag(prod, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	a.makeFlag(dev, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	a.makeFlag(prod, store.FlagInput{Name: "Only in Prod", Key: "prod-only"})
+	a.makeFlag(prod, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	a.makeFlag(dev, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	a.makeFlag(prod, flagstore.FlagInput{Name: "Only in Prod", Key: "prod-only"})
 	prodBeta := a.makeSegment(prod, "Beta", "beta")
 	devBeta := a.makeSegment(dev, "Beta", "beta")
 	lonely := a.makeSegment(prod, "Lonely", "lonely")
 	b := a.signedIn(ownerEmail, ownerPassword)
-	to := func(env store.Environment, next string) *page {
+	to := func(env core.Environment, next string) *page {
 		return b.post("/context", url.Values{"envId": {env.ID.String()}, "next": {next}}).status(http.StatusOK)
 	}
 
@@ -55,8 +56,8 @@ func TestBrowserEnvironmentSwitch(t *testing.T) {
 	ch := headless(t, 60*time.Second)
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
-	a.makeFlag(prod, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	a.makeFlag(dev, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	a.makeFlag(prod, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	a.makeFlag(dev, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	ch.do("desktop", viewport(1280))
 	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
 	ch.do("flag page", chromedp.Navigate(a.srv.URL+"/flags/checkout"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-heading]`)))

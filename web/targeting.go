@@ -14,7 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -74,7 +75,7 @@ type serveForm struct {
 	err         string
 }
 
-func targetingFromFlag(f store.Flag) targetingForm {
+func targetingFromFlag(f flagstore.Flag) targetingForm {
 	t := targetingForm{targets: map[string]string{}, def: serveFrom(f.Variations, f.Fallthrough.Variations, f.Fallthrough.DispatchKey)}
 	for _, tu := range f.TargetUsers {
 		if len(tu.KeyIDs) > 0 {
@@ -89,14 +90,14 @@ func targetingFromFlag(f store.Flag) targetingForm {
 	return t
 }
 
-func condsFrom(cs []store.Condition) []condForm {
+func condsFrom(cs []flagstore.Condition) []condForm {
 	out := make([]condForm, len(cs))
 	for i, c := range cs {
 		cf := condForm{index: strconv.Itoa(i), id: c.ID, property: c.Property, op: c.Op, value: c.Value}
 		switch {
-		case c.Property == store.SegmentIn || c.Property == store.SegmentNotIn:
+		case c.Property == flagstore.SegmentIn || c.Property == flagstore.SegmentNotIn:
 			cf.op, cf.property, cf.value = opSegmentIn, "", ""
-			if c.Property == store.SegmentNotIn {
+			if c.Property == flagstore.SegmentNotIn {
 				cf.op = opSegmentNotIn
 			}
 			_ = json.Unmarshal([]byte(c.Value), &cf.segments)
@@ -109,7 +110,7 @@ func condsFrom(cs []store.Condition) []condForm {
 }
 
 // serveFrom reads a rollout: one variation over [0, 1], or whole percentages.
-func serveFrom(vars []store.Variation, rv []store.RolloutVariation, dispatchKey *string) serveForm {
+func serveFrom(vars []flagstore.Variation, rv []flagstore.RolloutVariation, dispatchKey *string) serveForm {
 	s := serveForm{percents: map[string]string{}}
 	if dispatchKey != nil {
 		s.dispatchKey = *dispatchKey
@@ -129,7 +130,7 @@ func serveFrom(vars []store.Variation, rv []store.RolloutVariation, dispatchKey 
 // percentsOf turns rollout ranges into whole percentages per variation that
 // add up to 100 (largest remainders round up), so ranges made elsewhere, such
 // as thirds, still show and save.
-func percentsOf(vars []store.Variation, rv []store.RolloutVariation) map[string]int {
+func percentsOf(vars []flagstore.Variation, rv []flagstore.RolloutVariation) map[string]int {
 	exact := map[string]float64{}
 	for _, r := range rv {
 		if len(r.Rollout) == 2 {
@@ -166,7 +167,7 @@ var (
 )
 
 // parseTargeting reads the posted targeting editor of a flag with these variations.
-func parseTargeting(form url.Values, vars []store.Variation) targetingForm {
+func parseTargeting(form url.Values, vars []flagstore.Variation) targetingForm {
 	t := targetingForm{targets: map[string]string{}, rules: parseRules(form, vars, true),
 		def: parseServe(form, "default", vars)}
 	for _, v := range vars {
@@ -176,7 +177,7 @@ func parseTargeting(form url.Values, vars []store.Variation) targetingForm {
 }
 
 // parseRules reads the posted rules in the order of their indexes.
-func parseRules(form url.Values, vars []store.Variation, serve bool) []ruleForm {
+func parseRules(form url.Values, vars []flagstore.Variation, serve bool) []ruleForm {
 	ruleIdx := map[int]bool{}
 	condIdx := map[int]map[int]bool{}
 	for name := range form {
@@ -226,7 +227,7 @@ func sortedKeys(m map[int]bool) []int {
 	return keys
 }
 
-func parseServe(form url.Values, prefix string, vars []store.Variation) serveForm {
+func parseServe(form url.Values, prefix string, vars []flagstore.Variation) serveForm {
 	s := serveForm{choice: form.Get(prefix + ".serve"), dispatchKey: form.Get(prefix + ".dispatchKey"), percents: map[string]string{}}
 	for _, v := range vars {
 		s.percents[v.ID] = form.Get(prefix + ".pct." + v.ID)
@@ -236,7 +237,7 @@ func parseServe(form url.Values, prefix string, vars []store.Variation) serveFor
 
 // newRule is a rule as "Add rule" makes it: one empty condition, serving the
 // first variation.
-func newRule(vars []store.Variation) ruleForm {
+func newRule(vars []flagstore.Variation) ruleForm {
 	r := ruleForm{id: uuid.NewString(), conds: []condForm{newCondition()}, serve: serveForm{percents: map[string]string{}}}
 	if len(vars) > 0 {
 		r.serve.choice = vars[0].ID
@@ -249,7 +250,7 @@ func newCondition() condForm { return condForm{id: uuid.NewString(), op: "Equal"
 // editRules applies one editor button ("add-rule", "remove-rule.2",
 // "rule-up.2", "rule-down.2", "add-cond.2", "remove-cond.2.0") to rules,
 // which it names by their posted indexes.
-func editRules(rules []ruleForm, edit string, vars []store.Variation) []ruleForm {
+func editRules(rules []ruleForm, edit string, vars []flagstore.Variation) []ruleForm {
 	op, arg, _ := strings.Cut(edit, ".")
 	ruleArg, condArg, _ := strings.Cut(arg, ".")
 	at := slices.IndexFunc(rules, func(r ruleForm) bool { return r.index == ruleArg })
@@ -314,23 +315,23 @@ func listValue(s string) string {
 	return string(b)
 }
 
-func (c condForm) condition() store.Condition {
+func (c condForm) condition() flagstore.Condition {
 	switch c.op {
 	case opSegmentIn, opSegmentNotIn:
-		property := store.SegmentIn
+		property := flagstore.SegmentIn
 		if c.op == opSegmentNotIn {
-			property = store.SegmentNotIn
+			property = flagstore.SegmentNotIn
 		}
-		ids, _ := json.Marshal(store.OrEmpty(c.segments))
-		return store.Condition{ID: c.id, Property: property, Value: string(ids)}
+		ids, _ := json.Marshal(core.OrEmpty(c.segments))
+		return flagstore.Condition{ID: c.id, Property: property, Value: string(ids)}
 	case "IsOneOf", "NotOneOf":
-		return store.Condition{ID: c.id, Property: strings.TrimSpace(c.property), Op: c.op, Value: listValue(c.value)}
+		return flagstore.Condition{ID: c.id, Property: strings.TrimSpace(c.property), Op: c.op, Value: listValue(c.value)}
 	}
-	return store.Condition{ID: c.id, Property: strings.TrimSpace(c.property), Op: c.op, Value: c.value}
+	return flagstore.Condition{ID: c.id, Property: strings.TrimSpace(c.property), Op: c.op, Value: c.value}
 }
 
-func conditions(cs []condForm) []store.Condition {
-	out := make([]store.Condition, len(cs))
+func conditions(cs []condForm) []flagstore.Condition {
+	out := make([]flagstore.Condition, len(cs))
 	for i, c := range cs {
 		out[i] = c.condition()
 	}
@@ -342,15 +343,15 @@ func conditions(cs []condForm) []store.Condition {
 // order of the variations. A rollout whose percentages are those of the
 // stored one keeps the stored ranges exactly. Percentages that are not whole
 // numbers adding up to 100 cannot become ranges; the problem is kept in s.err.
-func (s *serveForm) rollout(vars []store.Variation, stored []store.RolloutVariation) ([]store.RolloutVariation, bool) {
+func (s *serveForm) rollout(vars []flagstore.Variation, stored []flagstore.RolloutVariation) ([]flagstore.RolloutVariation, bool) {
 	expt := func(id string) float64 {
-		if i := slices.IndexFunc(stored, func(r store.RolloutVariation) bool { return r.ID == id }); i >= 0 {
+		if i := slices.IndexFunc(stored, func(r flagstore.RolloutVariation) bool { return r.ID == id }); i >= 0 {
 			return stored[i].ExptRollout
 		}
 		return 1
 	}
 	if s.choice != serveRollout {
-		return []store.RolloutVariation{{ID: s.choice, Rollout: []float64{0, 1}, ExptRollout: expt(s.choice)}}, true
+		return []flagstore.RolloutVariation{{ID: s.choice, Rollout: []float64{0, 1}, ExptRollout: expt(s.choice)}}, true
 	}
 	pct := map[string]int{}
 	total := 0
@@ -374,11 +375,11 @@ func (s *serveForm) rollout(vars []store.Variation, stored []store.RolloutVariat
 	if len(stored) > 0 && samePercents(percentsOf(vars, stored), pct) {
 		return stored, true
 	}
-	var out []store.RolloutVariation
+	var out []flagstore.RolloutVariation
 	at := 0
 	for _, v := range vars {
 		if n := pct[v.ID]; n > 0 {
-			out = append(out, store.RolloutVariation{ID: v.ID, Rollout: []float64{float64(at) / 100, float64(at+n) / 100}, ExptRollout: expt(v.ID)})
+			out = append(out, flagstore.RolloutVariation{ID: v.ID, Rollout: []float64{float64(at) / 100, float64(at+n) / 100}, ExptRollout: expt(v.ID)})
 			at += n
 		}
 	}
@@ -414,45 +415,45 @@ func (s serveForm) dispatch(stored *string) *string {
 // input turns the editor into the store's targeting input, whole: the store
 // checks only the parts that change. ok is false when a rollout could not be
 // read; the problems are in t.
-func (t *targetingForm) input(f store.Flag) (store.TargetingInput, bool) {
+func (t *targetingForm) input(f flagstore.Flag) (flagstore.TargetingInput, bool) {
 	ok := true
-	targets := []store.TargetUser{}
+	targets := []flagstore.TargetUser{}
 	for _, v := range f.Variations {
 		if keys := userKeys(t.targets[v.ID]); len(keys) > 0 {
-			targets = append(targets, store.TargetUser{KeyIDs: keys, VariationID: v.ID})
+			targets = append(targets, flagstore.TargetUser{KeyIDs: keys, VariationID: v.ID})
 		}
 	}
-	storedRules := map[string]store.FlagRule{}
+	storedRules := map[string]flagstore.FlagRule{}
 	for _, r := range f.Rules {
 		storedRules[r.ID] = r
 	}
-	rules := []store.FlagRule{}
+	rules := []flagstore.FlagRule{}
 	for i := range t.rules {
 		r := &t.rules[i]
 		stored, existed := storedRules[r.id]
 		vars, good := r.serve.rollout(f.Variations, stored.Variations)
 		ok = ok && good
-		rule := store.FlagRule{ID: r.id, Name: r.name, DispatchKey: r.serve.dispatch(stored.DispatchKey),
+		rule := flagstore.FlagRule{ID: r.id, Name: r.name, DispatchKey: r.serve.dispatch(stored.DispatchKey),
 			IncludedInExpt: !existed || stored.IncludedInExpt, Conditions: conditions(r.conds), Variations: vars}
 		rules = append(rules, rule)
 	}
 	fallVars, good := t.def.rollout(f.Variations, f.Fallthrough.Variations)
 	ok = ok && good
-	fall := store.Fallthrough{DispatchKey: t.def.dispatch(f.Fallthrough.DispatchKey), IncludedInExpt: f.Fallthrough.IncludedInExpt, Variations: fallVars}
+	fall := flagstore.Fallthrough{DispatchKey: t.def.dispatch(f.Fallthrough.DispatchKey), IncludedInExpt: f.Fallthrough.IncludedInExpt, Variations: fallVars}
 
 	tg := f.Targeting()
 	tg.Rules, tg.Fallthrough = rules, fall
 	// The editor cannot show a target entry without keys (the API can make
 	// one): while the entries it shows are unchanged, the stored ones stay.
-	shown := slices.DeleteFunc(slices.Clone(f.TargetUsers), func(tu store.TargetUser) bool { return len(tu.KeyIDs) == 0 })
-	if !store.SameJSON(targets, store.OrEmpty(shown)) {
+	shown := slices.DeleteFunc(slices.Clone(f.TargetUsers), func(tu flagstore.TargetUser) bool { return len(tu.KeyIDs) == 0 })
+	if !flagstore.SameJSON(targets, core.OrEmpty(shown)) {
 		tg.TargetUsers = targets
 	}
-	return store.TargetingInput{Targeting: &tg}, ok
+	return flagstore.TargetingInput{Targeting: &tg}, ok
 }
 
 // variationLabel names a variation in choices: its name, or its value.
-func variationLabel(v store.Variation) string {
+func variationLabel(v flagstore.Variation) string {
 	if strings.TrimSpace(v.Name) != "" {
 		return v.Name
 	}
@@ -461,7 +462,7 @@ func variationLabel(v store.Variation) string {
 
 // editorView shows the targeting editor. segments are the segments
 // conditions may name, by id.
-func (t targetingForm) editorView(f store.Flag, segments []views.Option) views.TargetingEditor {
+func (t targetingForm) editorView(f flagstore.Flag, segments []views.Option) views.TargetingEditor {
 	e := views.TargetingEditor{HasSegments: len(segments) > 0 || slices.ContainsFunc(t.rules, usesSegments)}
 	for _, v := range f.Variations {
 		e.Targets = append(e.Targets, views.TargetEdit{VariationID: v.ID, Label: variationLabel(v), Users: t.targets[v.ID]})
@@ -477,7 +478,7 @@ func usesSegments(r ruleForm) bool {
 
 // rulesView shows rules renumbered from 0; flag rules (serve) also show what
 // they serve and may use segment conditions.
-func rulesView(rules []ruleForm, vars []store.Variation, segments []views.Option, serve bool) []views.RuleEdit {
+func rulesView(rules []ruleForm, vars []flagstore.Variation, segments []views.Option, serve bool) []views.RuleEdit {
 	out := make([]views.RuleEdit, len(rules))
 	for i, r := range rules {
 		re := views.RuleEdit{Index: strconv.Itoa(i), ID: r.id, Name: r.name, First: i == 0, Last: i == len(rules)-1}
@@ -496,7 +497,7 @@ func rulesView(rules []ruleForm, vars []store.Variation, segments []views.Option
 
 // operatorOptions offers the store's operators and, for flag rules, segment membership.
 func operatorOptions(selected string, segments bool) []views.Option {
-	ops := store.Operators()
+	ops := flagstore.Operators()
 	if segments {
 		ops = append(ops, opSegmentIn, opSegmentNotIn)
 	}
@@ -530,7 +531,7 @@ func segmentOptions(all []views.Option, chosen []string) []views.Option {
 	return out
 }
 
-func serveView(prefix string, s serveForm, vars []store.Variation) views.ServeEdit {
+func serveView(prefix string, s serveForm, vars []flagstore.Variation) views.ServeEdit {
 	v := views.ServeEdit{Prefix: prefix, Rollout: s.choice == serveRollout, DispatchKey: s.dispatchKey, Error: s.err}
 	for _, vr := range vars {
 		v.Choices = append(v.Choices, views.Option{Value: vr.ID, Label: variationLabel(vr), Selected: s.choice == vr.ID})
@@ -588,7 +589,7 @@ func renumber(vs []views.VariationEdit) []views.VariationEdit {
 	return vs
 }
 
-func variationEdits(vs []store.Variation) []views.VariationEdit {
+func variationEdits(vs []flagstore.Variation) []views.VariationEdit {
 	out := make([]views.VariationEdit, len(vs))
 	for i, v := range vs {
 		out[i] = views.VariationEdit{Index: strconv.Itoa(i), ID: v.ID, Name: v.Name, Value: v.Value}
@@ -596,15 +597,15 @@ func variationEdits(vs []store.Variation) []views.VariationEdit {
 	return out
 }
 
-func storeVariations(vs []views.VariationEdit) []store.Variation {
-	out := make([]store.Variation, len(vs))
+func storeVariations(vs []views.VariationEdit) []flagstore.Variation {
+	out := make([]flagstore.Variation, len(vs))
 	for i, v := range vs {
-		out[i] = store.Variation{ID: v.ID, Name: v.Name, Value: v.Value}
+		out[i] = flagstore.Variation{ID: v.ID, Name: v.Name, Value: v.Value}
 	}
 	return out
 }
 
 // variationTypes offers the flag types.
 func variationTypes(selected string) []views.Option {
-	return options(selected, store.VariationBoolean, store.VariationString, store.VariationNumber, store.VariationJSON)
+	return options(selected, flagstore.VariationBoolean, flagstore.VariationString, flagstore.VariationNumber, flagstore.VariationJSON)
 }

@@ -4,22 +4,22 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
 func TestPercentsOf(t *testing.T) {
 	t.Parallel()
-	vars := []store.Variation{{ID: "a"}, {ID: "b"}, {ID: "c"}}
+	vars := []flagstore.Variation{{ID: "a"}, {ID: "b"}, {ID: "c"}}
 	third := 1.0 / 3
 	for _, tc := range []struct {
 		name    string
-		rollout []store.RolloutVariation
+		rollout []flagstore.RolloutVariation
 		want    [3]int
 	}{
-		{"one variation", []store.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}}}, [3]int{0, 100, 0}},
-		{"30/70", []store.RolloutVariation{{ID: "a", Rollout: []float64{0, .3}}, {ID: "c", Rollout: []float64{.3, 1}}}, [3]int{30, 0, 70}},
-		{"a variation twice", []store.RolloutVariation{{ID: "a", Rollout: []float64{0, .25}}, {ID: "b", Rollout: []float64{.25, .75}},
+		{"one variation", []flagstore.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}}}, [3]int{0, 100, 0}},
+		{"30/70", []flagstore.RolloutVariation{{ID: "a", Rollout: []float64{0, .3}}, {ID: "c", Rollout: []float64{.3, 1}}}, [3]int{30, 0, 70}},
+		{"a variation twice", []flagstore.RolloutVariation{{ID: "a", Rollout: []float64{0, .25}}, {ID: "b", Rollout: []float64{.25, .75}},
 			{ID: "a", Rollout: []float64{.75, 1}}}, [3]int{50, 50, 0}},
 	} {
 		got := percentsOf(vars, tc.rollout)
@@ -28,7 +28,7 @@ func TestPercentsOf(t *testing.T) {
 		}
 	}
 	// Thirds, in any order: one of them rounds up so they add up to 100.
-	got := percentsOf(vars, []store.RolloutVariation{{ID: "c", Rollout: []float64{0, third}},
+	got := percentsOf(vars, []flagstore.RolloutVariation{{ID: "c", Rollout: []float64{0, third}},
 		{ID: "a", Rollout: []float64{third, 2 * third}}, {ID: "b", Rollout: []float64{2 * third, 1}}})
 	sum := 0
 	for _, n := range got {
@@ -44,24 +44,24 @@ func TestPercentsOf(t *testing.T) {
 
 func TestServeRollout(t *testing.T) {
 	t.Parallel()
-	vars := []store.Variation{{ID: "a"}, {ID: "b"}}
+	vars := []flagstore.Variation{{ID: "a"}, {ID: "b"}}
 	for _, tc := range []struct {
 		name     string
 		serve    serveForm
-		stored   []store.RolloutVariation
-		want     []store.RolloutVariation
+		stored   []flagstore.RolloutVariation
+		want     []flagstore.RolloutVariation
 		problem  string
 		dispatch string
 	}{
 		{name: "one variation", serve: serveForm{choice: "b"},
-			want: []store.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}, ExptRollout: 1}}},
+			want: []flagstore.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}, ExptRollout: 1}}},
 		{name: "30/70", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "30", "b": "70"}},
-			want: []store.RolloutVariation{{ID: "a", Rollout: []float64{0, .3}, ExptRollout: 1}, {ID: "b", Rollout: []float64{.3, 1}, ExptRollout: 1}}},
+			want: []flagstore.RolloutVariation{{ID: "a", Rollout: []float64{0, .3}, ExptRollout: 1}, {ID: "b", Rollout: []float64{.3, 1}, ExptRollout: 1}}},
 		{name: "0% left out", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "0", "b": "100"}},
-			want: []store.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}, ExptRollout: 1}}},
+			want: []flagstore.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}, ExptRollout: 1}}},
 		{name: "unchanged keeps stored ranges", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "50", "b": "50"}},
-			stored: []store.RolloutVariation{{ID: "b", Rollout: []float64{0, .5}, ExptRollout: .2}, {ID: "a", Rollout: []float64{.5, 1}, ExptRollout: .4}},
-			want:   []store.RolloutVariation{{ID: "b", Rollout: []float64{0, .5}, ExptRollout: .2}, {ID: "a", Rollout: []float64{.5, 1}, ExptRollout: .4}}},
+			stored: []flagstore.RolloutVariation{{ID: "b", Rollout: []float64{0, .5}, ExptRollout: .2}, {ID: "a", Rollout: []float64{.5, 1}, ExptRollout: .4}},
+			want:   []flagstore.RolloutVariation{{ID: "b", Rollout: []float64{0, .5}, ExptRollout: .2}, {ID: "a", Rollout: []float64{.5, 1}, ExptRollout: .4}}},
 		{name: "too little", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "30", "b": "60"}},
 			problem: "The percentages add up to 90%; they must add up to 100%."},
 		{name: "not whole", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "30.5", "b": "69.5"}},
@@ -75,7 +75,7 @@ func TestServeRollout(t *testing.T) {
 			t.Errorf("%s: ok %v, problem %q; want %q", tc.name, ok, s.err, tc.problem)
 			continue
 		}
-		if ok && !store.SameJSON(got, tc.want) {
+		if ok && !flagstore.SameJSON(got, tc.want) {
 			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
@@ -83,7 +83,7 @@ func TestServeRollout(t *testing.T) {
 
 func TestEditRules(t *testing.T) {
 	t.Parallel()
-	vars := []store.Variation{{ID: "a"}}
+	vars := []flagstore.Variation{{ID: "a"}}
 	rules := []ruleForm{{index: "0", id: "x", conds: []condForm{{index: "0"}, {index: "1"}}}, {index: "3", id: "y"}}
 	ids := func(rs []ruleForm) []string {
 		var out []string

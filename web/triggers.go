@@ -7,7 +7,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -17,23 +18,23 @@ func (p *pages) flagTriggers(c echo.Context) error { return p.flagPage(c, tabTri
 // triggerActions are the choices of what a trigger does, in FeatBit's words.
 func triggerActions(selected string) []views.Option {
 	if selected == "" {
-		selected = store.TriggerTurnOff // what alerting systems mostly want
+		selected = flagstore.TriggerTurnOff // what alerting systems mostly want
 	}
 	return []views.Option{
-		{Value: store.TriggerTurnOff, Label: "Turn the flag off", Selected: selected == store.TriggerTurnOff},
-		{Value: store.TriggerTurnOn, Label: "Turn the flag on", Selected: selected == store.TriggerTurnOn},
+		{Value: flagstore.TriggerTurnOff, Label: "Turn the flag off", Selected: selected == flagstore.TriggerTurnOff},
+		{Value: flagstore.TriggerTurnOn, Label: "Turn the flag on", Selected: selected == flagstore.TriggerTurnOn},
 	}
 }
 
 func triggerActionWords(action string) string {
-	if action == store.TriggerTurnOn {
+	if action == flagstore.TriggerTurnOn {
 		return "Turns on"
 	}
 	return "Turns off"
 }
 
 // triggerName is how pages name a trigger: its description, else its token's start.
-func triggerName(t store.Trigger) string {
+func triggerName(t flagstore.Trigger) string {
 	if t.Description != "" {
 		return t.Description
 	}
@@ -48,7 +49,7 @@ func (p *pages) triggerURL(name, token string) *views.TriggerURL {
 
 // triggersTab fills the triggers tab; manage tells whether the person may
 // change the flag's triggers (toggle it).
-func (p *pages) triggersTab(c echo.Context, f store.Flag, manage bool, st flagState) (views.TriggersTab, error) {
+func (p *pages) triggersTab(c echo.Context, f flagstore.Flag, manage bool, st flagState) (views.TriggersTab, error) {
 	list, err := p.store.ListTriggers(c.Request().Context(), actor(c), f.ID)
 	if err != nil {
 		return views.TriggersTab{}, err
@@ -90,7 +91,7 @@ func (p *pages) createTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := store.TriggerInput{TargetID: f.ID, Type: store.TriggerTypeFlagGeneral,
+	in := flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral,
 		Action: c.FormValue("action"), Description: c.FormValue("description")}
 	t, err := p.store.CreateTrigger(ctx, actor(c), in)
 	if err == nil {
@@ -109,7 +110,7 @@ func (p *pages) createTrigger(c echo.Context) error {
 func triggerID(c echo.Context) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return uuid.Nil, store.ErrNotFound
+		return uuid.Nil, core.ErrNotFound
 	}
 	return id, nil
 }
@@ -135,7 +136,7 @@ func (p *pages) setTriggerStatus(c echo.Context) error {
 		return err
 	}
 	on := c.FormValue("isEnabled") == "true"
-	t, err := p.store.SetTriggerStatus(c.Request().Context(), actor(c), id, store.TriggerStatusInput{IsEnabled: &on})
+	t, err := p.store.SetTriggerStatus(c.Request().Context(), actor(c), id, flagstore.TriggerStatusInput{IsEnabled: &on})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // callTrigger runs a trigger by its URL's token, as the API does when an
@@ -19,7 +21,7 @@ func (a *app) callTrigger(u string) int {
 	a.t.Helper()
 	token := u[strings.LastIndex(u, "/")+1:]
 	if _, err := a.st.RunTrigger(context.Background(), token, func(uuid.UUID) bool { return true }); err != nil {
-		return store.Classify(err).Status
+		return core.Classify(err).Status
 	}
 	return http.StatusOK
 }
@@ -30,14 +32,14 @@ func (a *app) callTrigger(u string) int {
 func TestFlagTriggersPage(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/flags/checkout/triggers").status(http.StatusOK)
 	if !p.has("triggers-empty") || !p.has("trigger-create") || p.has("trigger-created") {
 		t.Fatalf("empty triggers tab: %s", p.body)
 	}
 	vals := formValues(p.must("trigger-create"))
-	if vals.Get("action") != store.TriggerTurnOff {
+	if vals.Get("action") != flagstore.TriggerTurnOff {
 		t.Errorf("the form offers %q first, want turn-off", vals.Get("action"))
 	}
 	vals.Set("description", "PagerDuty checkout")
@@ -116,10 +118,10 @@ func TestFlagTriggersPage(t *testing.T) {
 func TestFlagTriggersFollowPermissions(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
-	f := a.makeFlag(env, store.FlagInput{Name: "Checkout", Key: "checkout"})
-	_, err := a.st.CreateTrigger(t.Context(), a.ownerActor(), store.TriggerInput{TargetID: f.ID, Type: store.TriggerTypeFlagGeneral, Action: store.TriggerTurnOn})
+	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	_, err := a.st.CreateTrigger(t.Context(), a.ownerActor(), flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), store.PolicyInput{Name: "Readers", Key: "readers"})
+	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},

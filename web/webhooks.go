@@ -11,7 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -23,7 +24,7 @@ const (
 
 // webhooks lists the organization's webhooks.
 func (p *pages) webhooks(c echo.Context) error {
-	hooks, err := p.store.ListWebhooks(c.Request().Context(), actor(c), store.WebhookFilter{Page: store.Page{Size: store.MaxPageSize}})
+	hooks, err := p.store.ListWebhooks(c.Request().Context(), actor(c), flagstore.WebhookFilter{Page: core.Page{Size: core.MaxPageSize}})
 	if err != nil {
 		return err
 	}
@@ -66,7 +67,7 @@ func (p *pages) newWebhook(c echo.Context) error {
 
 // webhookPage renders the new webhook's form (w nil) or a webhook's page
 // with its delivery log; scopes and events are what the form checks.
-func (p *pages) webhookPage(c echo.Context, status int, w *store.Webhook, f views.Form, scopes, events []string) error {
+func (p *pages) webhookPage(c echo.Context, status int, w *flagstore.Webhook, f views.Form, scopes, events []string) error {
 	ctx := c.Request().Context()
 	a := actor(c)
 	choices, err := p.store.WebhookScopes(ctx, a)
@@ -81,7 +82,7 @@ func (p *pages) webhookPage(c echo.Context, status int, w *store.Webhook, f view
 	if events == nil && w != nil {
 		events = w.Events
 	}
-	for _, e := range store.WebhookEvents {
+	for _, e := range flagstore.WebhookEvents {
 		kind, what, _ := strings.Cut(e, ".")
 		ch := views.Check{Value: e, Label: upperFirst(strings.ReplaceAll(what, "_", " ")), Checked: slices.Contains(events, e)}
 		if kind == "segment" {
@@ -122,8 +123,8 @@ func (p *pages) deliveryLog(c echo.Context, id uuid.UUID) (views.WebhookLog, err
 		number = n
 	}
 	log, err := p.store.ListWebhookDeliveries(c.Request().Context(), actor(c), id,
-		store.WebhookDeliveryFilter{Page: store.Page{Index: number - 1, Size: deliveryLogPageSize}})
-	if errors.Is(err, store.ErrForbidden) {
+		flagstore.WebhookDeliveryFilter{Page: core.Page{Index: number - 1, Size: deliveryLogPageSize}})
+	if errors.Is(err, core.ErrForbidden) {
 		return views.WebhookLog{Withheld: "Its deliveries carry changes in environments you may not read, so they are not shown."}, nil
 	}
 	if err != nil {
@@ -157,13 +158,13 @@ func (p *pages) deliveryLog(c echo.Context, id uuid.UUID) (views.WebhookLog, err
 }
 
 // postedWebhook reads the webhook form; the values keep what was typed.
-func postedWebhook(c echo.Context) (store.WebhookInput, map[string]string, []string, []string, error) {
+func postedWebhook(c echo.Context) (flagstore.WebhookInput, map[string]string, []string, []string, error) {
 	form, err := c.FormParams()
 	if err != nil {
-		return store.WebhookInput{}, nil, nil, nil, err
+		return flagstore.WebhookInput{}, nil, nil, nil, err
 	}
-	in := store.WebhookInput{Name: form.Get("name"), URL: form.Get("url"), Scopes: form["scopes"], Events: form["events"],
-		IsActive: form.Get("isActive") == "true", PayloadTemplateType: store.PayloadDefault}
+	in := flagstore.WebhookInput{Name: form.Get("name"), URL: form.Get("url"), Scopes: form["scopes"], Events: form["events"],
+		IsActive: form.Get("isActive") == "true", PayloadTemplateType: flagstore.PayloadDefault}
 	values := map[string]string{"name": in.Name, "url": in.URL, "headers": form.Get("headers"), "isActive": form.Get("isActive")}
 	// A blank secret keeps the stored one; removing it is said with its own box.
 	if secret := form.Get("secret"); secret != "" {
@@ -171,7 +172,7 @@ func postedWebhook(c echo.Context) (store.WebhookInput, map[string]string, []str
 	} else if form.Get("removeSecret") == "true" {
 		in.Secret = new(string)
 	}
-	in.Headers = []store.WebhookHeader{}
+	in.Headers = []flagstore.WebhookHeader{}
 	for _, line := range strings.Split(form.Get("headers"), "\n") {
 		if line = strings.TrimSpace(line); line == "" {
 			continue
@@ -180,7 +181,7 @@ func postedWebhook(c echo.Context) (store.WebhookInput, map[string]string, []str
 		if !ok {
 			name, value = line, "\n" // not "Name: value": the store names the field
 		}
-		in.Headers = append(in.Headers, store.WebhookHeader{Key: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+		in.Headers = append(in.Headers, flagstore.WebhookHeader{Key: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
 	}
 	scopes, events := form["scopes"], form["events"]
 	if scopes == nil {
@@ -222,7 +223,7 @@ func (p *pages) webhook(c echo.Context) error {
 	return p.webhookPage(c, http.StatusOK, &w, f, nil, nil)
 }
 
-func headerLines(hs []store.WebhookHeader) string {
+func headerLines(hs []flagstore.WebhookHeader) string {
 	var b strings.Builder
 	for _, h := range hs {
 		b.WriteString(h.Key + ": " + h.Value + "\n")
@@ -312,10 +313,10 @@ func (p *pages) deleteWebhook(c echo.Context) error {
 }
 
 // pathWebhook reads the webhook the path's id names, as the caller may see it.
-func (p *pages) pathWebhook(c echo.Context) (store.Webhook, error) {
+func (p *pages) pathWebhook(c echo.Context) (flagstore.Webhook, error) {
 	id, err := httpx.PathID(c, "id")
 	if err != nil {
-		return store.Webhook{}, err
+		return flagstore.Webhook{}, err
 	}
 	return p.store.GetWebhook(c.Request().Context(), actor(c), id)
 }

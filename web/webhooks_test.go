@@ -18,7 +18,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/webhook"
 )
 
@@ -66,9 +68,9 @@ func TestBrowserWebhooks(t *testing.T) {
 	t.Parallel()
 	ch := headless(t, 90*time.Second)
 	// The receiver is on loopback: webhooks need private networks allowed.
-	a := newLoopbackApp(t, &logRecorder{}, store.Options{WebhookAllowPrivateNetworks: true})
+	a := newLoopbackApp(t, &logRecorder{}, core.Options{WebhookAllowPrivateNetworks: true})
 	ctx := context.Background()
-	p, err := a.st.CreateProject(ctx, a.ownerActor(), store.ProjectInput{Name: "Web", Key: "web"})
+	p, err := a.st.CreateProject(ctx, a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	const secret = "browser-test-secret"
 	r := newSignedReceiver(t, secret)
@@ -115,9 +117,9 @@ func TestBrowserWebhooks(t *testing.T) {
 		close(done)
 	}()
 	t.Cleanup(func() { stop(); <-done })
-	_, err = a.st.CreateFlag(ctx, a.ownerActor(), p.Environments[0].ID, store.FlagInput{Name: "Pay", Key: "pay"})
+	_, err = a.st.CreateFlag(ctx, a.ownerActor(), p.Environments[0].ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	_, err = a.st.ToggleFlag(ctx, a.ownerActor(), p.Environments[0].ID, "pay", true, store.Change{})
+	_, err = a.st.ToggleFlag(ctx, a.ownerActor(), p.Environments[0].ID, "pay", true, flagstore.Change{})
 	must(t, err)
 	for i := 0; ; i++ {
 		if valid, _ := r.counts(); valid == 2 {
@@ -148,7 +150,7 @@ func TestBrowserWebhooks(t *testing.T) {
 func TestWebhookFormWithoutScript(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	p, err := a.st.CreateProject(context.Background(), a.ownerActor(), store.ProjectInput{Name: "Web", Key: "web"})
+	p, err := a.st.CreateProject(context.Background(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/webhooks/new").status(http.StatusOK)
@@ -161,7 +163,7 @@ func TestWebhookFormWithoutScript(t *testing.T) {
 	b.post("/webhooks", url.Values{"name": {"Chat"}, "url": {"https://hooks.example.com/x"}, "secret": {"s3cret-s3cret"},
 		"scopes": {p.ID.String() + "/" + p.Environments[0].ID.String()}, "events": {"feature_flag.created"},
 		"headers": {"X-Team: team-7f3"}, "isActive": {"true"}}).status(http.StatusOK)
-	hooks, err := a.st.ListWebhooks(context.Background(), a.ownerActor(), store.WebhookFilter{Page: store.Page{Size: 10}})
+	hooks, err := a.st.ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	// Its header's value and its secret are not shown again, not even here.
 	if hooks.TotalCount != 1 || hooks.Items[0].Headers[0].Value != "********" || !hooks.Items[0].IsActive {
@@ -190,15 +192,15 @@ func TestWebhookFormWithoutScript(t *testing.T) {
 	if got := b.last.text("delete-consequences"); !strings.Contains(got, "delivery log is deleted") {
 		t.Errorf("the confirmation says %q", got)
 	}
-	if n, _ := a.st.ListWebhooks(context.Background(), a.ownerActor(), store.WebhookFilter{Page: store.Page{Size: 10}}); n.TotalCount != 1 {
+	if n, _ := a.st.ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}}); n.TotalCount != 1 {
 		t.Fatal("asking deleted the webhook")
 	}
 	b.post(page+"/delete", nil).status(http.StatusOK)
-	if n, _ := a.st.ListWebhooks(context.Background(), a.ownerActor(), store.WebhookFilter{Page: store.Page{Size: 10}}); n.TotalCount != 0 {
+	if n, _ := a.st.ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}}); n.TotalCount != 0 {
 		t.Error("the webhook is still there after confirming")
 	}
 
-	a.addMember("dev@example.com", store.DeveloperPolicyID)
+	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	dev := a.signedIn("dev@example.com", memberPassword)
 	dev.get("/projects").status(http.StatusOK)
 	if dev.last.has("nav-webhooks") {
@@ -213,16 +215,16 @@ func TestWebhookPageWithholdsTheLogOfUnreadableEnvironments(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
-	p, err := a.st.CreateProject(ctx, owner, store.ProjectInput{Name: "Web", Key: "web"})
+	p, err := a.st.CreateProject(ctx, owner, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	prod, dev := p.Environments[0], p.Environments[1]
-	hook, err := a.st.CreateWebhook(ctx, owner, store.WebhookInput{Name: "Prod changes", URL: "https://hooks.example.com/x",
-		Scopes: []string{p.ID.String() + "/" + prod.ID.String()}, Events: []string{store.EventFlagCreated}, IsActive: true})
+	hook, err := a.st.CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Prod changes", URL: "https://hooks.example.com/x",
+		Scopes: []string{p.ID.String() + "/" + prod.ID.String()}, Events: []string{flagstore.EventFlagCreated}, IsActive: true})
 	must(t, err)
-	policy, err := a.st.CreatePolicy(ctx, owner, store.PolicyInput{Name: "Dev hooks", Key: "dev-hooks"})
+	policy, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Dev hooks", Key: "dev-hooks"})
 	must(t, err)
 	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{
-		{ID: "o", ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(store.WebhookAction)}, Resources: []string{"organization/*"}},
+		{ID: "o", ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(core.WebhookAction)}, Resources: []string{"organization/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/web:env/" + dev.Key}}})
 	must(t, err)
 	a.addMember("hooks@example.com", policy.ID)

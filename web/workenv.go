@@ -4,14 +4,15 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
 
 // place is where the signed-in person acts: their working environment and
 // what they may do in the organization and there, as the store loaded it
 // once for the request (signedIn), GET or POST.
-func place(c echo.Context) store.Place { return c.Get(placeKey).(store.Place) }
+func place(c echo.Context) flagstore.Place { return c.Get(placeKey).(flagstore.Place) }
 
 // workEnv is the environment the flag and segment pages work in: the one
 // the context switcher has chosen, from the request's place.
@@ -24,9 +25,9 @@ type workEnv struct {
 	// needs; 0 when changes need none (the store's Place.Approvals).
 	approvals int
 	// rights are what the person may create in it and do to its flags.
-	rights store.EnvRights
+	rights flagstore.EnvRights
 	// place is the request's place, which the store's page operations take.
-	place store.Place
+	place flagstore.Place
 }
 
 func (w workEnv) view(ok bool) views.WorkEnv {
@@ -50,7 +51,7 @@ func workEnvOf(c echo.Context) (w workEnv, ok bool) {
 func actingEnv(c echo.Context) (workEnv, error) {
 	w, ok := workEnvOf(c)
 	if !ok {
-		return w, store.ErrForbidden
+		return w, core.ErrForbidden
 	}
 	return w, nil
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -38,13 +38,13 @@ func (p *pages) workspacePage(c echo.Context, status int, general, sso *views.Fo
 		if sso != nil {
 			v.Form = *sso
 		} else {
-			var o store.OIDCSettings
+			var o iam.OIDCSettings
 			if ws.SSO != nil {
 				o = ws.SSO.OIDC
 			}
 			v.Form = p.form(c, "sso", "/workspace/sso", oidcValues(o))
 		}
-		v.Methods = options(v.Form.Values["clientAuthenticationMethod"], store.ClientSecretBasic, store.ClientSecretPost)
+		v.Methods = options(v.Form.Values["clientAuthenticationMethod"], iam.ClientSecretBasic, iam.ClientSecretPost)
 		ssoView = &v
 	}
 	regions := []templ.Component{views.WorkspaceGeneralView(g)}
@@ -57,7 +57,7 @@ func (p *pages) workspacePage(c echo.Context, status int, general, sso *views.Fo
 }
 
 // oidcValues fills the single sign-on form; the client secret never goes back to the browser.
-func oidcValues(o store.OIDCSettings) map[string]string {
+func oidcValues(o iam.OIDCSettings) map[string]string {
 	return map[string]string{
 		"clientId": o.ClientID, "authorizationEndpoint": o.AuthorizationEndpoint, "tokenEndpoint": o.TokenEndpoint,
 		"clientAuthenticationMethod": o.ClientAuthenticationMethod, "scope": o.Scope,
@@ -69,7 +69,7 @@ func oidcValues(o store.OIDCSettings) map[string]string {
 // too: a refused save or a test shows the form again with the secret still
 // in its field (sent back only to whoever typed it; a stored secret is never
 // shown).
-func typedOIDCValues(o store.OIDCSettings) map[string]string {
+func typedOIDCValues(o iam.OIDCSettings) map[string]string {
 	v := oidcValues(o)
 	v["clientSecret"] = o.ClientSecret
 	return v
@@ -81,7 +81,7 @@ func (p *pages) updateWorkspace(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := store.WorkspaceInput(posted)
+	in := iam.WorkspaceInput(posted)
 	_, err := p.store.UpdateWorkspace(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/workspace", "Workspace saved.", func() error {

@@ -30,6 +30,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // benchOptions are the benchmark's flags.
@@ -209,7 +211,7 @@ func benchCommand(ctx context.Context, cfg server.Config, args []string, getenv 
 	if err != nil {
 		return err
 	}
-	store.ConfigurePool(poolCfg)
+	core.ConfigurePool(poolCfg)
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return err
@@ -369,20 +371,20 @@ func seedBench(ctx context.Context, pool *pgxpool.Pool, o benchOptions) (*benchW
 	}
 	w := &benchWorld{o: o, pool: pool, secret: rand.Text() + rand.Text(), ownerEmail: "bench-owner@example.com",
 		ownerSecret: rand.Text(), memberPassword: "bench-" + rand.Text()[:12]}
-	keys, err := store.DeriveKeys(w.secret)
+	keys, err := core.DeriveKeys(w.secret)
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: o.BcryptCost})
-	if _, err := st.Bootstrap(ctx, store.Owner{Email: w.ownerEmail, Password: w.ownerSecret}); err != nil {
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: o.BcryptCost})
+	if _, err := st.Bootstrap(ctx, iam.Owner{Email: w.ownerEmail, Password: w.ownerSecret}); err != nil {
 		return nil, fmt.Errorf("bootstrap: %w", err)
 	}
-	token, err := st.MintAccessToken(ctx, w.ownerEmail, "bench", store.TokenPersonal)
+	token, err := st.MintAccessToken(ctx, w.ownerEmail, "bench", core.TokenPersonal)
 	if err != nil {
 		return nil, err
 	}
 	w.auth = token.Token
-	a, err := st.Authenticate(ctx, store.Credentials{Authorization: token.Token})
+	a, err := st.Authenticate(ctx, iam.Credentials{Authorization: token.Token})
 	if err != nil {
 		return nil, err
 	}
@@ -394,13 +396,13 @@ func seedBench(ctx context.Context, pool *pgxpool.Pool, o benchOptions) (*benchW
 	}
 	var scope string
 	for i := range o.Projects {
-		p, err := st.CreateProject(ctx, a, store.ProjectInput{Name: fmt.Sprintf("Project %02d", i), Key: fmt.Sprintf("project-%02d", i)})
+		p, err := st.CreateProject(ctx, a, core.ProjectInput{Name: fmt.Sprintf("Project %02d", i), Key: fmt.Sprintf("project-%02d", i)})
 		if err != nil {
 			return nil, fmt.Errorf("create project: %w", err)
 		}
 		for j := len(p.Environments); j < o.EnvsPer; j++ {
 			key := fmt.Sprintf("env-%d", j)
-			if _, err := st.CreateEnvironment(ctx, a, p.ID, store.EnvironmentInput{Name: "Env " + key, Key: key}); err != nil {
+			if _, err := st.CreateEnvironment(ctx, a, p.ID, core.EnvironmentInput{Name: "Env " + key, Key: key}); err != nil {
 				return nil, fmt.Errorf("create environment: %w", err)
 			}
 		}
@@ -427,7 +429,7 @@ func seedBench(ctx context.Context, pool *pgxpool.Pool, o benchOptions) (*benchW
 		return nil, err
 	}
 	m, err := seed.InsertMembers(ctx, pool, seed.Organization{WorkspaceID: a.WorkspaceID, OrgID: a.OrgID,
-		Members: o.Members, Groups: o.Groups, Domain: benchDomain, BasePolicy: store.DeveloperPolicyID,
+		Members: o.Members, Groups: o.Groups, Domain: benchDomain, BasePolicy: core.DeveloperPolicyID,
 		Policy: w.policyID, PasswordHash: string(hash)})
 	if err != nil {
 		return nil, err

@@ -13,7 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/seed"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // The two targets every scenario runs against.
@@ -251,7 +252,7 @@ var benchScenarios = slices.Concat([]benchScenario{
 	{
 		name: "sign-in", kind: "sign-in",
 		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
-			body := jsonBody(store.LoginInput{Email: seed.MemberEmail(benchDomain, c.rng.IntN(w.o.Members)), Password: w.memberPassword})
+			body := jsonBody(iam.LoginInput{Email: seed.MemberEmail(benchDomain, c.rng.IntN(w.o.Members)), Password: w.memberPassword})
 			if target == targetFloor {
 				return benchRequest{method: "POST", path: "/floor/login", body: body, noAuth: true}
 			}
@@ -295,30 +296,30 @@ func loadRevisions(ctx context.Context, w *benchWorld, clients []*benchClient) e
 
 // targeting is a realistic targeting change: individual targets, three
 // rules (one naming a segment) and a percentage rollout that moves each time.
-func targeting(w *benchWorld, c *benchClient) store.TargetingInput {
+func targeting(w *benchWorld, c *benchClient) flagstore.TargetingInput {
 	split := []float64{0.1, 0.25, 0.5, 0.75}[c.seq%4]
 	segment := w.refSegments[(c.id+c.seq)%len(w.refSegments)]
 	keyID := "keyId"
-	return store.TargetingInput{Targeting: &store.FlagTargeting{
-		TargetUsers: []store.TargetUser{
+	return flagstore.TargetingInput{Targeting: &flagstore.FlagTargeting{
+		TargetUsers: []flagstore.TargetUser{
 			{KeyIDs: []string{"alice", fmt.Sprintf("user-%d-%d-%d", c.run, c.id, c.seq)}, VariationID: "on"},
 			{KeyIDs: []string{"mallory"}, VariationID: "off"},
 		},
-		Rules: []store.FlagRule{
+		Rules: []flagstore.FlagRule{
 			{ID: "r1", Name: "Beta", DispatchKey: &keyID, IncludedInExpt: true,
-				Conditions: []store.Condition{
+				Conditions: []flagstore.Condition{
 					{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL","BE","DE"]`},
 					{ID: "c2", Property: "plan", Op: "Equal", Value: "pro"},
 				},
-				Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, split}, ExptRollout: 1}, {ID: "off", Rollout: []float64{split, 1}, ExptRollout: 1}}},
+				Variations: []flagstore.RolloutVariation{{ID: "on", Rollout: []float64{0, split}, ExptRollout: 1}, {ID: "off", Rollout: []float64{split, 1}, ExptRollout: 1}}},
 			{ID: "r2", Name: "Staff", IncludedInExpt: false,
-				Conditions: []store.Condition{{ID: "c3", Property: "email", Op: "EndsWith", Value: "@example.com"}},
-				Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
+				Conditions: []flagstore.Condition{{ID: "c3", Property: "email", Op: "EndsWith", Value: "@example.com"}},
+				Variations: []flagstore.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
 			{ID: "r3", Name: "Segment", IncludedInExpt: true,
-				Conditions: []store.Condition{{ID: "c4", Property: store.SegmentIn, Value: `["` + segment.String() + `"]`}},
-				Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
+				Conditions: []flagstore.Condition{{ID: "c4", Property: flagstore.SegmentIn, Value: `["` + segment.String() + `"]`}},
+				Variations: []flagstore.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
 		},
-		Fallthrough: store.Fallthrough{IncludedInExpt: true, Variations: []store.RolloutVariation{
+		Fallthrough: flagstore.Fallthrough{IncludedInExpt: true, Variations: []flagstore.RolloutVariation{
 			{ID: "on", Rollout: []float64{0, split}, ExptRollout: 1}, {ID: "off", Rollout: []float64{split, 1}, ExptRollout: 1}}},
 	}}
 }
@@ -333,7 +334,7 @@ func describeFlag(w *benchWorld, target string, c *benchClient) benchRequest {
 		panic(fmt.Sprintf("no revision for %s", key)) // loadRevisions loaded every owned flag
 	}
 	description := fmt.Sprintf("Described in run %d by client %d, change %d", c.run, c.id, c.seq)
-	body := jsonBody(store.DescriptionInput{Description: &description, Change: store.Change{Revision: &rev}})
+	body := jsonBody(flagstore.DescriptionInput{Description: &description, Change: flagstore.Change{Revision: &rev}})
 	if target == targetFloor {
 		return benchRequest{method: "PUT", path: "/floor/envs/" + w.envID.String() + "/flags/" + key + "/description", body: body}
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/seed"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // stream-schedule: scheduled changes reaching SDKs. Bunting is given
@@ -56,8 +56,8 @@ func runSchedule(ctx context.Context, w *benchWorld, target string) (benchResult
 		if target != targetBunting {
 			continue
 		}
-		body := jsonBody(store.ScheduleInput{Title: marker(k), ScheduledTime: &due,
-			DraftInput: store.DraftInput{Targeting: markerTargeting(marker(k))}})
+		body := jsonBody(flagstore.ScheduleInput{Title: marker(k), ScheduledTime: &due,
+			DraftInput: flagstore.DraftInput{Targeting: markerTargeting(marker(k))}})
 		path := "/api/v1/envs/" + s.envID.String() + "/feature-flags/" + seed.FlagKey(k+2) + "/schedules"
 		if err := w.call(ctx, "POST", w.buntingURL+path, body, true, nil); err != nil {
 			m.clients.fail(fmt.Sprintf("schedule %d: %v", k, err))

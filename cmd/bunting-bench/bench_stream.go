@@ -16,7 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/seed"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -221,11 +221,11 @@ func (w *benchWorld) streamSetup(ctx context.Context) (*streamWorld, error) {
 }
 
 // markerTargeting is targeting whose only individual target is marker.
-func markerTargeting(marker string) *store.FlagTargeting {
-	return &store.FlagTargeting{
-		TargetUsers: []store.TargetUser{{KeyIDs: []string{marker}, VariationID: "on"}},
-		Rules:       []store.FlagRule{},
-		Fallthrough: store.Fallthrough{IncludedInExpt: true, Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
+func markerTargeting(marker string) *flagstore.FlagTargeting {
+	return &flagstore.FlagTargeting{
+		TargetUsers: []flagstore.TargetUser{{KeyIDs: []string{marker}, VariationID: "on"}},
+		Rules:       []flagstore.FlagRule{},
+		Fallthrough: flagstore.Fallthrough{IncludedInExpt: true, Variations: []flagstore.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
 	}
 }
 
@@ -233,7 +233,7 @@ func markerTargeting(marker string) *store.FlagTargeting {
 // API, or as the floor's write followed by its broadcast of the same bytes
 // Bunting sends (a change of the probed flag, marked).
 func (w *benchWorld) streamChange(ctx context.Context, s *streamWorld, target, key, marker string) error {
-	body := jsonBody(store.TargetingInput{Targeting: markerTargeting(marker)})
+	body := jsonBody(flagstore.TargetingInput{Targeting: markerTargeting(marker)})
 	if target == targetBunting {
 		return w.call(ctx, "PUT", w.buntingURL+"/api/v1/envs/"+s.envID.String()+"/feature-flags/"+key+"/targeting", body, true, nil)
 	}

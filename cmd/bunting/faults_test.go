@@ -21,7 +21,7 @@ import (
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -276,14 +276,14 @@ func openStream(t *testing.T, base, auth string) *websocket.Conn {
 	}
 	defer resp.Body.Close()
 	var p struct {
-		Data store.Project `json:"data"`
+		Data core.Project `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil || len(p.Data.Environments) == 0 {
 		t.Fatalf("creating a project: %d %v", resp.StatusCode, err)
 	}
 	var secret string
 	for _, s := range p.Data.Environments[0].Secrets {
-		if s.Type == store.SecretServer {
+		if s.Type == core.SecretServer {
 			secret = s.Value
 		}
 	}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/migrations"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 func main() {
@@ -86,7 +86,7 @@ func tokenCommand(ctx context.Context, cfg server.Config, log *slog.Logger, args
 	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
 	email := fs.String("email", "", "email of the user the token acts for")
 	name := fs.String("name", "", "name of the token")
-	typ := fs.String("type", store.TokenPersonal, "Personal or Service")
+	typ := fs.String("type", core.TokenPersonal, "Personal or Service")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -84,7 +84,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Addr != ":8080" || cfg.BaseURL.String() != "http://localhost:8080" || cfg.AdminEmail != "admin@example.com" || cfg.ShutdownGrace != 15*time.Second ||
-		cfg.SSOAllowPrivateNetworks || cfg.MaxEndUsersPerEnv != store.DefaultMaxEndUsersPerEnv || cfg.BodyBudget != httpx.DefaultBodyBudget {
+		cfg.SSOAllowPrivateNetworks || cfg.MaxEndUsersPerEnv != core.DefaultMaxEndUsersPerEnv || cfg.BodyBudget != httpx.DefaultBodyBudget {
 		t.Fatalf("defaults = %+v", cfg)
 	}
 }
@@ -367,14 +367,14 @@ func TestShutdownWritesTheLastEndUsers(t *testing.T) {
 	}
 	resp := post("/api/v1/projects", strings.TrimSpace(out.String()), `{"name":"Shop","key":"shop"}`)
 	var project struct {
-		Data store.Project `json:"data"`
+		Data core.Project `json:"data"`
 	}
 	json.NewDecoder(resp.Body).Decode(&project)
 	resp.Body.Close()
 	env := project.Data.Environments[0]
 	var client string
 	for _, s := range env.Secrets {
-		if s.Type == store.SecretClient {
+		if s.Type == core.SecretClient {
 			client = s.Value
 		}
 	}

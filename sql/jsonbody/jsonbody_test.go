@@ -14,7 +14,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // kitchen has a field of every kind the walk treats apart.
@@ -34,7 +35,7 @@ type kitchen struct {
 	At       *time.Time        `json:"at"`
 	Bytes    []byte            `json:"bytes"`
 	Children []*kitchen        `json:"children"`
-	store.Change
+	flagstore.Change
 }
 
 // TestDecodeMatchesEncodingJSON: whatever Decode accepts decodes to exactly
@@ -179,16 +180,16 @@ func worstBodies() []struct {
 		{"empty strings into keys", fill("[", `""`, "]"), func() any { return &[]string{} }},
 		{"numbers into ids", fill("[", `0`, "]"), func() any { return &[]uuid.UUID{} }},
 		{"tiny objects into raw patch operations", fill("[", "{}", "]"), func() any { return &json.RawMessage{} }},
-		{"many members into a struct", manyMembers("0"), func() any { return &store.FlagInput{} }},
+		{"many members into a struct", manyMembers("0"), func() any { return &flagstore.FlagInput{} }},
 		{"many members into a map", manyMembers("0"), func() any { return &map[string]string{} }},
 		{"many members into any", manyMembers("{}"), func() any { return new(any) }},
 		{"tiny arrays into any", fill("[", "[]", "]"), func() any { return new(any) }},
 		{"deep nesting into any", strings.Repeat("[", 9000) + strings.Repeat("]", 9000), func() any { return new(any) }},
 		{"deep nesting, repeated", fill("[", strings.Repeat("[", 500)+strings.Repeat("]", 500), "]"), statements},
-		{"tiny rules into a segment", fill(`{"rules":[`, "{}", "]}"), func() any { return &store.SegmentInput{} }},
-		{"tiny users into a file", fill(`{"users":[`, "{}", "]}"), func() any { return &store.ImportUserData{} }},
-		{"tiny variations into a flag", fill(`{"variations":[`, "{}", "]}"), func() any { return &store.FlagInput{} }},
-		{"tiny conditions", fill(`{"rules":[{"conditions":[`, "{}", "]}]}"), func() any { return &store.SegmentInput{} }},
+		{"tiny rules into a segment", fill(`{"rules":[`, "{}", "]}"), func() any { return &flagstore.SegmentInput{} }},
+		{"tiny users into a file", fill(`{"users":[`, "{}", "]}"), func() any { return &sdkdata.ImportUserData{} }},
+		{"tiny variations into a flag", fill(`{"variations":[`, "{}", "]}"), func() any { return &flagstore.FlagInput{} }},
+		{"tiny conditions", fill(`{"rules":[{"conditions":[`, "{}", "]}]}"), func() any { return &flagstore.SegmentInput{} }},
 	}
 }
 
@@ -235,8 +236,8 @@ func TestRealBodiesAreAccepted(t *testing.T) {
 		value  any
 		target func() any
 	}{
-		{"a segment of 100,000 keys of 4 characters", store.SegmentInput{Name: "big", Included: keys(100000, "%04x")}, func() any { return &store.SegmentInput{} }},
-		{"a segment of 40,000 user ids", store.SegmentInput{Name: "big", Included: keys(40000, "user-%08d")}, func() any { return &store.SegmentInput{} }},
+		{"a segment of 100,000 keys of 4 characters", flagstore.SegmentInput{Name: "big", Included: keys(100000, "%04x")}, func() any { return &flagstore.SegmentInput{} }},
+		{"a segment of 40,000 user ids", flagstore.SegmentInput{Name: "big", Included: keys(40000, "user-%08d")}, func() any { return &flagstore.SegmentInput{} }},
 		{"a thousand statements", func() []access.Statement {
 			out := make([]access.Statement, 1000)
 			for i := range out {

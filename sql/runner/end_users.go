@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // End users seen by the SDK endpoints are not written while the request
@@ -83,7 +84,7 @@ func (b *EndUsers) Saw(envID uuid.UUID, users []eval.EndUser, at time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, u := range users {
-		if store.CheckEndUser(u) != nil {
+		if sdkdata.CheckEndUser(u) != nil {
 			continue
 		}
 		k := endUserKey{envID, u.KeyID}
@@ -108,7 +109,7 @@ func (b *EndUsers) Saw(envID uuid.UUID, users []eval.EndUser, at time.Time) {
 		b.pending[k] = &seenUser{name: u.Name, props: u.CustomizedProperties, first: at, last: at, size: size}
 		b.bytes += size
 	}
-	if len(b.pending) >= store.EndUserBatch {
+	if len(b.pending) >= sdkdata.EndUserBatch {
 		select {
 		case b.kick <- struct{}{}:
 		default:
@@ -151,9 +152,9 @@ func (b *EndUsers) Flush(ctx context.Context) error {
 	if dropped > 0 {
 		b.log.WarnContext(ctx, "end users dropped: the buffer was full", "count", dropped)
 	}
-	users := make([]store.SeenEndUser, 0, len(pending))
+	users := make([]sdkdata.SeenEndUser, 0, len(pending))
 	for k, u := range pending {
-		users = append(users, store.SeenEndUser{EnvID: k.env, KeyID: k.key, Name: u.name, Properties: u.props,
+		users = append(users, sdkdata.SeenEndUser{EnvID: k.env, KeyID: k.key, Name: u.name, Properties: u.props,
 			FirstSeen: u.first, LastSeen: u.last})
 	}
 	return b.store.WriteEndUsers(ctx, users)

@@ -1,190 +1,44 @@
-// Package store is the one domain layer both surfaces stand on: input types and
-// their validation, permission checks, transactions, audit entries, and the
-// translation of database errors into domain errors. api/ and web/ only decode,
-// call the store and encode.
+// Package store is the one domain layer both surfaces stand on: input types
+// and their validation, permission checks, transactions, audit entries, and
+// the translation of database errors into domain errors. api/ and web/ only
+// decode, call the store and encode.
+//
+// The domain lives in packages along its seams, each holding the core:
+// core (the actor, transactions, audit, errors, projects and environments),
+// iam (identity and access), flagstore (flags, segments and governance) and
+// sdkdata (SDK data and end users). Store embeds one of each, so a surface
+// calls every operation on the one Store.
 package store
 
 import (
-	"context"
-	"encoding/json"
 	"log/slog"
-	"sync"
-	"sync/atomic"
-	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
-	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
-	"golang.org/x/crypto/bcrypt"
 
-	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
-// Store is the domain layer over one PostgreSQL database.
+// Store is the domain layer over one PostgreSQL database: every seam over
+// one core. The core is embedded too, for its own operations (projects,
+// environments, the change feed) and so that no method it shares with a
+// seam is ambiguous.
 type Store struct {
-	pool           *pgxpool.Pool
-	q              *db.Queries
-	keys           Keys
-	log            *slog.Logger
-	passwordCost   int
-	sessionTTL     time.Duration
-	loginDelayStep time.Duration
-	changes        *feed.Notifier
-
-	dummyOnce sync.Once
-	dummy     string
-
-	// allowPrivateNetworks opens loopback and private addresses to single
-	// sign-on, webhookPrivateNetworks to webhooks: two settings, so trusting
-	// an identity provider inside the network does not let every webhook
-	// author reach it.
-	allowPrivateNetworks, webhookPrivateNetworks bool
-	// now is the clock sign-in attempts expire by (Options.Now).
-	now func() time.Time
-
-	// access follows changes to access, for caches of resolved actors.
-	access *accessWatch
-
-	// maxEndUsersPerEnv bounds the end users kept per environment.
-	maxEndUsersPerEnv int64
-
-	// changesRecorded counts changes written to the change outbox; a
-	// transaction that wrote some signals commits after it commits, for
-	// the listener to announce them.
-	changesRecorded atomic.Int64
-	commits         chan struct{}
-	// outboxWrites counts webhook deliveries queued; a transaction that
-	// queued some wakes this instance's worker after commit (outboxKick).
-	outboxWrites atomic.Int64
-	outboxKick   chan struct{}
-
-	// flagTable is the size of feature_flags, by which a search picks its
-	// statements (flag_search.go).
-	flagTable flagTableSize
-}
-
-// SessionLifetime is how long a sign-in lasts, from the moment it is made: an
-// API session token's and an admin page session's alike.
-const SessionLifetime = 12 * time.Hour
-
-// Options tune a Store; the zero value is production-ready.
-type Options struct {
-	// PasswordCost is the bcrypt cost; tests lower it to keep the suite fast.
-	PasswordCost int
-	// SessionTTL is how long a session token lasts; SessionLifetime when zero.
-	SessionTTL time.Duration
-	// LoginDelayStep is how much each failed sign-in beyond the third delays
-	// the next attempt; 250ms when zero.
-	LoginDelayStep time.Duration
-	// AllowPrivateNetworks lets single sign-on settings name providers on
-	// loopback and private addresses, and over plain http
-	// (BUNTING_SSO_ALLOW_PRIVATE_NETWORKS): for tests and providers inside
-	// the network. Off, only https providers on public addresses are reached.
-	AllowPrivateNetworks bool
-	// WebhookAllowPrivateNetworks lets webhooks deliver to loopback and
-	// private addresses (BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS): for
-	// receivers inside the network, and tests. Off, they reach public
-	// addresses only.
-	WebhookAllowPrivateNetworks bool
-	// MaxEndUsersPerEnv bounds the end users kept per environment;
-	// DefaultMaxEndUsersPerEnv when zero.
-	MaxEndUsersPerEnv int64
-	// Now is the clock single sign-on attempts expire by; time.Now when
-	// nil. Tests move it to see an attempt expire.
-	Now func() time.Time
+	*core.Core
+	*iam.IAM
+	*flagstore.Flags
+	*sdkdata.SDK
 }
 
 // New returns a Store over pool using keys derived from the server secret.
-func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Store {
-	if opts.PasswordCost == 0 {
-		opts.PasswordCost = 12
-	}
-	if opts.PasswordCost < bcrypt.MinCost {
-		opts.PasswordCost = bcrypt.MinCost
-	}
-	if opts.SessionTTL == 0 {
-		opts.SessionTTL = SessionLifetime
-	}
-	if opts.LoginDelayStep == 0 {
-		opts.LoginDelayStep = 250 * time.Millisecond
-	}
-	if opts.MaxEndUsersPerEnv <= 0 {
-		opts.MaxEndUsersPerEnv = DefaultMaxEndUsersPerEnv
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	s := &Store{pool: pool, q: queries(pool), keys: keys, log: log,
-		passwordCost: opts.PasswordCost, sessionTTL: opts.SessionTTL, loginDelayStep: opts.LoginDelayStep,
-		allowPrivateNetworks: opts.AllowPrivateNetworks, webhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, access: &accessWatch{}, changes: feed.NewNotifier(),
-		maxEndUsersPerEnv: opts.MaxEndUsersPerEnv, now: opts.Now,
-		commits: make(chan struct{}, 1), outboxKick: make(chan struct{}, 1)}
-	return s
-}
-
-// AllowPrivateNetworks tells whether providers may be reached on loopback and
-// private addresses; the outbound HTTP client must apply the same setting.
-func (s *Store) AllowPrivateNetworks() bool { return s.allowPrivateNetworks }
-
-// ConfigurePool sets what every connection to Bunting's database needs.
-// Connecting gives up after ten seconds, so an unreachable database answers
-// 503 promptly instead of holding requests. JSON columns read into
-// json.RawMessage are copied as they come (readJSON).
-func ConfigurePool(cfg *pgxpool.Config) {
-	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > 10*time.Second {
-		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
-	}
-	next := cfg.AfterConnect
-	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
-		m := conn.TypeMap()
-		// uuid.UUID as PostgreSQL's uuid, both ways: without it pgx sends
-		// each one through its text form after a failed binary attempt, a
-		// tenth of a flag search's CPU time.
-		pgxuuid.Register(m)
-		m.RegisterType(&pgtype.Type{Name: "json", OID: pgtype.JSONOID, Codec: &pgtype.JSONCodec{Marshal: json.Marshal, Unmarshal: readJSON}})
-		m.RegisterType(&pgtype.Type{Name: "jsonb", OID: pgtype.JSONBOID, Codec: &pgtype.JSONBCodec{Marshal: json.Marshal, Unmarshal: readJSON}})
-		if next != nil {
-			return next(ctx, conn)
-		}
-		return nil
-	}
-}
-
-// readJSON decodes a JSON value PostgreSQL sent. The server only ever sends
-// valid JSON, so a json.RawMessage (every JSON column sqlc reads) takes a
-// copy of the bytes without the validation encoding/json would repeat: a
-// flag read spent a tenth of its CPU time there.
-func readJSON(data []byte, v any) error {
-	if raw, ok := v.(*json.RawMessage); ok {
-		*raw = append((*raw)[:0], data...)
-		return nil
-	}
-	return json.Unmarshal(data, v)
-}
-
-// Keys returns the keys derived from the server secret.
-func (s *Store) Keys() Keys { return s.keys }
-
-// Ping checks that the database answers.
-func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(ctx)) }
-
-// inTx runs fn in one transaction: every mutation and its audit entry commit
-// together or not at all.
-func (s *Store) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
-	changes := s.access.localChanges()
-	watch := s.watchCommit()
-	err := translate(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return fn(queries(tx))
-	}))
-	if err == nil {
-		s.committed(watch)
-	}
-	if s.access.localChanges() != changes {
-		// Access changed in this (or a concurrent) transaction: readers may
-		// have cached the old state between the change and its commit.
-		s.access.moved()
-	}
-	return err
+func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options) *Store {
+	c := core.New(pool, keys, log, opts)
+	f := flagstore.New(c)
+	// Every flag and segment change is audited in the core, and its
+	// webhook deliveries queued there, in the same transaction: the core
+	// is below the webhooks, so it is handed them.
+	c.SetWebhooks(flagstore.ChangeWebhookEvents, f.QueueWebhooks)
+	return &Store{Core: c, IAM: iam.New(c), Flags: f, SDK: sdkdata.New(c, f)}
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // Cache is one process's resolved actors.
@@ -27,7 +29,7 @@ type Cache struct {
 }
 
 type cachedActor struct {
-	actor store.Actor
+	actor core.Actor
 	// touched is when the token's last use was last written (tokens only).
 	touched time.Time
 }
@@ -42,7 +44,7 @@ func New(st *store.Store) *Cache {
 	return &Cache{store: st, entries: map[[32]byte]*cachedActor{}}
 }
 
-func cacheKey(c store.Credentials, token string) [32]byte {
+func cacheKey(c iam.Credentials, token string) [32]byte {
 	return sha256.Sum256([]byte(token + "\x00" + c.Workspace + "\x00" + c.Organization))
 }
 
@@ -50,7 +52,7 @@ func cacheKey(c store.Credentials, token string) [32]byte {
 // memory when access has not changed since it was resolved. A session
 // token's signature and expiry are checked every time, without the
 // database; whether the session has ended is in the cache or the database.
-func (c *Cache) Authenticate(ctx context.Context, creds store.Credentials) (*store.Actor, error) {
+func (c *Cache) Authenticate(ctx context.Context, creds iam.Credentials) (*core.Actor, error) {
 	token, accessToken, err := c.store.Bearer(creds)
 	if err != nil {
 		return nil, err
@@ -90,7 +92,7 @@ func (c *Cache) sync() bool {
 
 // get returns a copy of a cached actor, so callers cannot change the cache,
 // and whether an access token's use is due to be written.
-func (c *Cache) get(key [32]byte, accessToken bool) (a *store.Actor, touch, hit bool) {
+func (c *Cache) get(key [32]byte, accessToken bool) (a *core.Actor, touch, hit bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.sync() {
@@ -111,7 +113,7 @@ func (c *Cache) get(key [32]byte, accessToken bool) (a *store.Actor, touch, hit 
 // put caches an actor resolved from the database at the store's access
 // version; if the version moved since, the actor may predate the change
 // that moved it (a session ended, a membership removed) and is not kept.
-func (c *Cache) put(key [32]byte, a *store.Actor, version int64) {
+func (c *Cache) put(key [32]byte, a *core.Actor, version int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.sync() || c.version != version {

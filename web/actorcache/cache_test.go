@@ -14,22 +14,24 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // testStore is a store over a fresh database with its owner signed in, and
 // the keys another instance on that database needs.
-func testStore(t *testing.T) (*store.Store, *store.Actor, *pgxpool.Pool, store.Keys) {
+func testStore(t *testing.T) (*store.Store, *core.Actor, *pgxpool.Pool, core.Keys) {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t, store.ConfigurePool)
-	keys, err := store.DeriveKeys(strings.Repeat("cache-test-", 4))
+	pool := dbtest.New(t, core.ConfigurePool)
+	keys, err := core.DeriveKeys(strings.Repeat("cache-test-", 4))
 	must(t, err)
-	s := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	_, err = s.Bootstrap(ctx, store.Owner{Email: "owner@example.com", Password: "owner-password"})
+	s := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	_, err = s.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
 	must(t, err)
-	session, err := s.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+	session, err := s.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 	must(t, err)
-	a, err := s.Authenticate(ctx, store.Credentials{Authorization: "Bearer " + session.Token})
+	a, err := s.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
 	must(t, err)
 	return s, a, pool, keys
 }
@@ -80,15 +82,15 @@ func version(s *store.Store) int64 {
 func TestAccessChangesReachEveryInstance(t *testing.T) {
 	ctx := context.Background()
 	a, owner, pool, keys := testStore(t)
-	b := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: 4})
+	b := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
 	listen(t, a, b)
 	ca, cb := New(a), New(b)
 
-	tok, err := a.CreateAccessToken(ctx, owner, store.AccessTokenInput{Name: "ci", Type: store.TokenPersonal})
+	tok, err := a.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "ci", Type: core.TokenPersonal})
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds := store.Credentials{Authorization: tok.Token}
+	creds := iam.Credentials{Authorization: tok.Token}
 	for range 3 {
 		if _, err := cb.Authenticate(ctx, creds); err != nil {
 			t.Fatal(err)
@@ -104,7 +106,7 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the notification on b", func() bool { return version(b) > before })
-	if _, err := cb.Authenticate(ctx, creds); !errors.Is(err, store.ErrUnauthenticated) {
+	if _, err := cb.Authenticate(ctx, creds); !errors.Is(err, core.ErrUnauthenticated) {
 		t.Fatalf("revoked token on the other instance: %v, want ErrUnauthenticated", err)
 	}
 	// On the instance that made the change it is refused at once, with no wait.
@@ -117,7 +119,7 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 	if _, err := a.ToggleAccessToken(ctx, owner, tok.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ca.Authenticate(ctx, creds); !errors.Is(err, store.ErrUnauthenticated) {
+	if _, err := ca.Authenticate(ctx, creds); !errors.Is(err, core.ErrUnauthenticated) {
 		t.Fatalf("revoked token on the same instance: %v, want ErrUnauthenticated", err)
 	}
 }
@@ -137,19 +139,19 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 func TestSignOutReachesEveryInstance(t *testing.T) {
 	ctx := context.Background()
 	a, _, pool, keys := testStore(t)
-	b := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: 4})
+	b := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
 	listen(t, a, b)
 	ca, cb := New(a), New(b)
 
-	signIn := func() store.Credentials {
+	signIn := func() iam.Credentials {
 		t.Helper()
-		session, err := a.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+		session, err := a.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 		must(t, err)
-		return store.Credentials{Authorization: "Bearer " + session.Token}
+		return iam.Credentials{Authorization: "Bearer " + session.Token}
 	}
-	cached := func(creds store.Credentials) *store.Actor {
+	cached := func(creds iam.Credentials) *core.Actor {
 		t.Helper()
-		var actor *store.Actor
+		var actor *core.Actor
 		for range 2 {
 			var err error
 			actor, err = cb.Authenticate(ctx, creds)
@@ -157,9 +159,9 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 		}
 		return actor
 	}
-	for name, end := range map[string]func(*store.Actor) error{
-		"logout":  func(actor *store.Actor) error { return a.Logout(ctx, actor) },
-		"refresh": func(actor *store.Actor) error { _, err := a.RefreshSession(ctx, actor); return err },
+	for name, end := range map[string]func(*core.Actor) error{
+		"logout":  func(actor *core.Actor) error { return a.Logout(ctx, actor) },
+		"refresh": func(actor *core.Actor) error { _, err := a.RefreshSession(ctx, actor); return err },
 	} {
 		creds := signIn()
 		hits := cb.Hits()
@@ -170,10 +172,10 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 		before := version(b)
 		must(t, end(actor))
 		waitFor(t, "the notification on b", func() bool { return version(b) > before })
-		if _, err := cb.Authenticate(ctx, creds); !errors.Is(err, store.ErrUnauthenticated) {
+		if _, err := cb.Authenticate(ctx, creds); !errors.Is(err, core.ErrUnauthenticated) {
 			t.Fatalf("%s: the ended session on the other instance: %v, want ErrUnauthenticated", name, err)
 		}
-		if _, err := ca.Authenticate(ctx, creds); !errors.Is(err, store.ErrUnauthenticated) {
+		if _, err := ca.Authenticate(ctx, creds); !errors.Is(err, core.ErrUnauthenticated) {
 			t.Fatalf("%s: the ended session on the same instance: %v, want ErrUnauthenticated", name, err)
 		}
 	}
@@ -182,9 +184,9 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 	// anyone's live session (no notification for expired rows).
 	live := signIn()
 	cached(live)
-	short := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: 4, SessionTTL: -time.Minute})
+	short := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4, SessionTTL: -time.Minute})
 	for range 3 { // each sweeps the expired sessions made before it
-		_, err := short.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+		_, err := short.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 		must(t, err)
 	}
 	_, err := pool.Exec(ctx, `INSERT INTO login_failures (subject, failures, window_start) VALUES ('email:old@example.com', 5, now() - interval '1 hour')`)

@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // MaxBodyBytes is the largest request body accepted (1 MiB), by the API
@@ -56,7 +56,7 @@ func ReadBody(c echo.Context, limit int64) ([]byte, error) {
 		if errors.As(err, &tooLarge) {
 			return nil, ErrTooLarge
 		}
-		return nil, store.Invalid("body_is_invalid")
+		return nil, core.Invalid("body_is_invalid")
 	}
 	return body, nil
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Options tune the Echo that New returns; the zero value is the server's
@@ -80,30 +80,30 @@ func New(log *slog.Logger, opts Options) *echo.Echo {
 // and Echo's own (an unknown route, a wrong method). ok is false for any
 // other error. The API answers the class's codes in its envelope; the
 // pages choose their words by its code.
-func Classify(err error) (class store.Class, ok bool) {
+func Classify(err error) (class core.Class, ok bool) {
 	var herr *echo.HTTPError
 	switch {
 	case errors.Is(err, ErrTooLarge):
-		return store.Class{Status: http.StatusRequestEntityTooLarge, Codes: []string{"RequestTooLarge"}}, true
+		return core.Class{Status: http.StatusRequestEntityTooLarge, Codes: []string{"RequestTooLarge"}}, true
 	case errors.Is(err, ErrBusy):
-		return store.Class{Status: http.StatusServiceUnavailable, Codes: []string{"ServiceUnavailable"}}, true
+		return core.Class{Status: http.StatusServiceUnavailable, Codes: []string{"ServiceUnavailable"}}, true
 	case errors.As(err, &herr):
 		switch herr.Code {
 		case http.StatusNotFound:
-			return store.Class{Status: http.StatusNotFound, Codes: []string{"ResourceNotFound"}}, true
+			return core.Class{Status: http.StatusNotFound, Codes: []string{"ResourceNotFound"}}, true
 		case http.StatusMethodNotAllowed:
-			return store.Class{Status: http.StatusMethodNotAllowed, Codes: []string{"MethodNotAllowed"}}, true
+			return core.Class{Status: http.StatusMethodNotAllowed, Codes: []string{"MethodNotAllowed"}}, true
 		case http.StatusRequestEntityTooLarge:
-			return store.Class{Status: http.StatusRequestEntityTooLarge, Codes: []string{"RequestTooLarge"}}, true
+			return core.Class{Status: http.StatusRequestEntityTooLarge, Codes: []string{"RequestTooLarge"}}, true
 		case http.StatusUnauthorized:
-			return store.Class{Status: http.StatusUnauthorized, Codes: []string{"Unauthorized"}}, true
+			return core.Class{Status: http.StatusUnauthorized, Codes: []string{"Unauthorized"}}, true
 		}
 		// Any other refusal of Echo's is the request's fault, not the server's.
 		if herr.Code >= 400 && herr.Code < 500 {
-			return store.Class{Status: herr.Code, Codes: []string{"InvalidRequest"}}, true
+			return core.Class{Status: herr.Code, Codes: []string{"InvalidRequest"}}, true
 		}
 	}
-	return store.Class{}, false
+	return core.Class{}, false
 }
 
 // ClientGone marks err as the client's going away when the request's
@@ -121,7 +121,7 @@ func ClientGone(c echo.Context, err error) error {
 func PathID(c echo.Context, name string) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Param(name))
 	if err != nil {
-		return uuid.Nil, store.ErrNotFound
+		return uuid.Nil, core.ErrNotFound
 	}
 	return id, nil
 }

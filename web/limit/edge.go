@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/time/rate"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // Single sign-on starts. Beginning one stores nothing, so it cannot fill
@@ -62,7 +62,7 @@ func NewEdge() *Edge {
 // create one; anyone else is refused by the store (an access token cannot
 // mint tokens), and is not counted here, so an access token never spends
 // its creator's allowance and such requests keep the store's answer.
-func (e *Edge) AllowTokenMint(a *store.Actor) bool {
+func (e *Edge) AllowTokenMint(a *core.Actor) bool {
 	if a.IsToken() || a.OrgID == uuid.Nil {
 		return true
 	}

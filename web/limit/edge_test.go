@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // TestSSOStartsPerAddress: no number of starts from other addresses refuses
@@ -38,11 +38,11 @@ func TestTokenMintCountsOnlyWhoMayMint(t *testing.T) {
 	e := NewEdge()
 	user, org := uuid.New(), uuid.New()
 	for range tokenMintBurst {
-		if !e.AllowTokenMint(&store.Actor{UserID: user, TokenID: uuid.New(), OrgID: org, Address: "192.0.2.1"}) {
+		if !e.AllowTokenMint(&core.Actor{UserID: user, TokenID: uuid.New(), OrgID: org, Address: "192.0.2.1"}) {
 			t.Fatal("an access token's request was counted, want it left to the store")
 		}
 	}
-	member := &store.Actor{UserID: user, OrgID: org, Address: "192.0.2.1"}
+	member := &core.Actor{UserID: user, OrgID: org, Address: "192.0.2.1"}
 	for i := range tokenMintBurst {
 		if !e.AllowTokenMint(member) {
 			t.Fatalf("token %d of the member refused, want %d allowed at once", i, tokenMintBurst)
@@ -51,10 +51,10 @@ func TestTokenMintCountsOnlyWhoMayMint(t *testing.T) {
 	if e.AllowTokenMint(member) {
 		t.Error("token 11 of the member allowed, want refused")
 	}
-	if e.AllowTokenMint(&store.Actor{UserID: uuid.New(), OrgID: org, Address: "192.0.2.1"}) {
+	if e.AllowTokenMint(&core.Actor{UserID: uuid.New(), OrgID: org, Address: "192.0.2.1"}) {
 		t.Error("another member from the same address allowed, want refused (per address)")
 	}
-	if !e.AllowTokenMint(&store.Actor{UserID: uuid.New(), OrgID: org, Address: "192.0.2.2"}) {
+	if !e.AllowTokenMint(&core.Actor{UserID: uuid.New(), OrgID: org, Address: "192.0.2.2"}) {
 		t.Error("another member from another address refused, want allowed")
 	}
 }

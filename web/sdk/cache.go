@@ -15,15 +15,18 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // snapshot is an environment's flags and segments as SDKs see them. It is
 // never changed once built; a change makes a new one.
 type snapshot struct {
 	keys     []string // flag keys, sorted
-	flags    map[string]*store.Flag
-	byID     map[uuid.UUID]*store.Flag
-	segments map[uuid.UUID]*store.Segment
+	flags    map[string]*flagstore.Flag
+	byID     map[uuid.UUID]*flagstore.Flag
+	segments map[uuid.UUID]*flagstore.Segment
 	// ver is the newest item's version: what an SDK holding the whole
 	// snapshot reports as its timestamp.
 	ver int64
@@ -54,9 +57,9 @@ func (s *snapshot) serverFull() encodedMessage {
 	return s.full
 }
 
-func newSnapshot(d store.EnvData) *snapshot {
-	s := &snapshot{flags: make(map[string]*store.Flag, len(d.Flags)), byID: make(map[uuid.UUID]*store.Flag, len(d.Flags)),
-		segments: make(map[uuid.UUID]*store.Segment, len(d.Segments))}
+func newSnapshot(d sdkdata.EnvData) *snapshot {
+	s := &snapshot{flags: make(map[string]*flagstore.Flag, len(d.Flags)), byID: make(map[uuid.UUID]*flagstore.Flag, len(d.Flags)),
+		segments: make(map[uuid.UUID]*flagstore.Segment, len(d.Segments))}
 	for i := range d.Flags {
 		s.putFlag(&d.Flags[i])
 	}
@@ -67,7 +70,7 @@ func newSnapshot(d store.EnvData) *snapshot {
 	return s
 }
 
-func (s *snapshot) putFlag(f *store.Flag) {
+func (s *snapshot) putFlag(f *flagstore.Flag) {
 	s.flags[f.Key] = f
 	s.byID[f.ID] = f
 }
@@ -86,17 +89,17 @@ func (s *snapshot) finish() {
 }
 
 // sortedSegments returns the segments in id order.
-func (s *snapshot) sortedSegments() []*store.Segment {
-	out := make([]*store.Segment, 0, len(s.segments))
+func (s *snapshot) sortedSegments() []*flagstore.Segment {
+	out := make([]*flagstore.Segment, 0, len(s.segments))
 	for _, sg := range s.segments {
 		out = append(out, sg)
 	}
-	slices.SortFunc(out, func(a, b *store.Segment) int { return strings.Compare(a.ID.String(), b.ID.String()) })
+	slices.SortFunc(out, func(a, b *flagstore.Segment) int { return strings.Compare(a.ID.String(), b.ID.String()) })
 	return out
 }
 
 // each calls fn for every flag in key order.
-func (s *snapshot) each(fn func(*store.Flag)) {
+func (s *snapshot) each(fn func(*flagstore.Flag)) {
 	for _, k := range s.keys {
 		fn(s.flags[k])
 	}
@@ -104,9 +107,9 @@ func (s *snapshot) each(fn func(*store.Flag)) {
 
 // patched returns a copy with some flags and segments replaced or, when
 // missing from the maps given (nil values), removed.
-func (s *snapshot) patched(flags map[uuid.UUID]*store.Flag, segments map[uuid.UUID]*store.Segment) *snapshot {
-	c := &snapshot{flags: make(map[string]*store.Flag, len(s.flags)), byID: make(map[uuid.UUID]*store.Flag, len(s.byID)),
-		segments: make(map[uuid.UUID]*store.Segment, len(s.segments))}
+func (s *snapshot) patched(flags map[uuid.UUID]*flagstore.Flag, segments map[uuid.UUID]*flagstore.Segment) *snapshot {
+	c := &snapshot{flags: make(map[string]*flagstore.Flag, len(s.flags)), byID: make(map[uuid.UUID]*flagstore.Flag, len(s.byID)),
+		segments: make(map[uuid.UUID]*flagstore.Segment, len(s.segments))}
 	for id, f := range s.byID {
 		if _, changed := flags[id]; !changed {
 			c.putFlag(f)
@@ -155,11 +158,11 @@ type cache struct {
 	envSeq  map[uuid.UUID]uint64 // the last event about an environment
 	orgSeq  map[uuid.UUID]uint64 // the last event about every environment of an organization
 	resetAt uint64               // the last reset
-	secrets map[string]store.SDKEnv
+	secrets map[string]sdkdata.SDKEnv
 }
 
 type cacheEntry struct {
-	env      store.SDKEnv
+	env      sdkdata.SDKEnv
 	snap     *snapshot
 	used     time.Time
 	dirtyF   map[uuid.UUID]uint64 // flag id → event seq
@@ -168,7 +171,7 @@ type cacheEntry struct {
 
 func newCache(s *store.Store) *cache {
 	return &cache{store: s, sub: s.Changes().Subscribe(), entries: map[uuid.UUID]*cacheEntry{},
-		envSeq: map[uuid.UUID]uint64{}, orgSeq: map[uuid.UUID]uint64{}, secrets: map[string]store.SDKEnv{}}
+		envSeq: map[uuid.UUID]uint64{}, orgSeq: map[uuid.UUID]uint64{}, secrets: map[string]sdkdata.SDKEnv{}}
 }
 
 // apply takes the waiting events; c.mu is held.
@@ -176,7 +179,7 @@ func (c *cache) apply() {
 	for _, ev := range c.sub.Take() {
 		c.seq++
 		if ev.Kind == feed.EventReset {
-			c.entries, c.resetAt, c.secrets = map[uuid.UUID]*cacheEntry{}, c.seq, map[string]store.SDKEnv{}
+			c.entries, c.resetAt, c.secrets = map[uuid.UUID]*cacheEntry{}, c.seq, map[string]sdkdata.SDKEnv{}
 			continue
 		}
 		if ev.Kind == feed.EventEnv {
@@ -213,7 +216,7 @@ func (c *cache) apply() {
 }
 
 // get returns an environment's current snapshot.
-func (c *cache) get(ctx context.Context, env store.SDKEnv) (*snapshot, error) {
+func (c *cache) get(ctx context.Context, env sdkdata.SDKEnv) (*snapshot, error) {
 	c.mu.Lock()
 	c.apply()
 	e := c.entries[env.EnvID]
@@ -269,7 +272,7 @@ func (c *cache) get(ctx context.Context, env store.SDKEnv) (*snapshot, error) {
 const maxCachedSecrets = 10_000
 
 // knownSecret returns a remembered secret's environment, without reading.
-func (c *cache) knownSecret(secret string) (store.SDKEnv, bool) {
+func (c *cache) knownSecret(secret string) (sdkdata.SDKEnv, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.apply()
@@ -279,7 +282,7 @@ func (c *cache) knownSecret(secret string) (store.SDKEnv, bool) {
 
 // secretEnv finds the environment of a secret, remembering secrets that
 // exist while events are live (removing a secret sends an EventEnv).
-func (c *cache) secretEnv(ctx context.Context, secret string) (store.SDKEnv, error) {
+func (c *cache) secretEnv(ctx context.Context, secret string) (sdkdata.SDKEnv, error) {
 	c.mu.Lock()
 	c.apply()
 	env, ok := c.secrets[secret]
@@ -298,7 +301,7 @@ func (c *cache) secretEnv(ctx context.Context, secret string) (store.SDKEnv, err
 	c.apply()
 	if live && c.store.Changes().Live() && c.resetAt <= seen && c.envSeq[env.EnvID] <= seen {
 		if len(c.secrets) >= maxCachedSecrets {
-			c.secrets = map[string]store.SDKEnv{}
+			c.secrets = map[string]sdkdata.SDKEnv{}
 		}
 		c.secrets[secret] = env
 	}
@@ -318,7 +321,7 @@ func (c *cache) patch(ctx context.Context, e *cacheEntry) (*snapshot, error) {
 	base := e.snap
 	c.mu.Unlock()
 
-	fresh := map[uuid.UUID]*store.Flag{}
+	fresh := map[uuid.UUID]*flagstore.Flag{}
 	for id := range flags {
 		f, err := c.store.SDKFlag(ctx, e.env, id)
 		switch {
@@ -330,7 +333,7 @@ func (c *cache) patch(ctx context.Context, e *cacheEntry) (*snapshot, error) {
 			return nil, err
 		}
 	}
-	freshSeg := map[uuid.UUID]*store.Segment{}
+	freshSeg := map[uuid.UUID]*flagstore.Segment{}
 	for id := range segments {
 		sg, err := c.store.SDKSegment(ctx, e.env, id)
 		switch {
@@ -377,4 +380,4 @@ func (c *cache) evict() {
 	}
 }
 
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, core.ErrNotFound) }

@@ -28,6 +28,9 @@ import (
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -68,18 +71,18 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.ConfigurePool(poolCfg)
+	core.ConfigurePool(poolCfg)
 	pool, err := pgxpool.NewWithConfig(context.Background(), poolCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	keys, err := store.DeriveKeys(strings.Repeat("sdk-test-key-", 4))
+	keys, err := core.DeriveKeys(strings.Repeat("sdk-test-key-", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	if _, err := st.Bootstrap(context.Background(), store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	if _, err := st.Bootstrap(context.Background(), iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
 	feedtest.Run(t, st.Feed())
@@ -93,7 +96,7 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 	srv := httptest.NewServer(in.echo)
 	t.Cleanup(srv.Close)
 	in.url = srv.URL
-	session, err := st.Login(context.Background(), store.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
+	session, err := st.Login(context.Background(), iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +112,7 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 func newHandler(s *sdk.Server, log *slog.Logger) *echo.Echo {
 	e := httpx.New(log, httpx.Options{Unlogged: sdk.LoggedInSummary})
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
-		class := store.Classify(httpx.ClientGone(c, err))
+		class := core.Classify(httpx.ClientGone(c, err))
 		if own, ok := httpx.Classify(err); ok && class.Status == http.StatusInternalServerError {
 			class = own
 		}
@@ -177,9 +180,9 @@ func (in *instance) request(method, path string, body any, headers ...string) (*
 
 // actor is the owner, in the workspace's only organization or in the one
 // headers name ("Organization", its id), as the API authenticates them.
-func (in *instance) actor(headers ...string) *store.Actor {
+func (in *instance) actor(headers ...string) *core.Actor {
 	in.t.Helper()
-	cred := store.Credentials{Authorization: in.owner, Address: "192.0.2.1"}
+	cred := iam.Credentials{Authorization: in.owner, Address: "192.0.2.1"}
 	for i := 0; i+1 < len(headers); i += 2 {
 		if headers[i] == "Organization" {
 			cred.Organization = headers[i+1]
@@ -214,7 +217,7 @@ type env struct {
 	in      *instance
 	id      uuid.UUID
 	project uuid.UUID
-	owner   *store.Actor
+	owner   *core.Actor
 	server  string
 	client  string
 }
@@ -224,13 +227,13 @@ type env struct {
 func (in *instance) project(key string, headers ...string) (prod, dev *env) {
 	in.t.Helper()
 	owner := in.actor(headers...)
-	p, err := in.store.CreateProject(context.Background(), owner, store.ProjectInput{Name: key, Key: key})
+	p, err := in.store.CreateProject(context.Background(), owner, core.ProjectInput{Name: key, Key: key})
 	must(in.t, err)
 	envs := make([]*env, len(p.Environments))
 	for i, e := range p.Environments {
 		envs[i] = &env{in: in, id: e.ID, project: p.ID, owner: owner}
 		for _, s := range e.Secrets {
-			if s.Type == store.SecretServer {
+			if s.Type == core.SecretServer {
 				envs[i].server = s.Value
 			} else {
 				envs[i].client = s.Value
@@ -241,15 +244,15 @@ func (in *instance) project(key string, headers ...string) (prod, dev *env) {
 }
 
 // flag creates a flag from body (a store.FlagInput as JSON).
-func (e *env) flag(body map[string]any) store.Flag {
+func (e *env) flag(body map[string]any) flagstore.Flag {
 	e.in.t.Helper()
-	f, err := e.in.store.CreateFlag(context.Background(), e.owner, e.id, input[store.FlagInput](e.in.t, body))
+	f, err := e.in.store.CreateFlag(context.Background(), e.owner, e.id, input[flagstore.FlagInput](e.in.t, body))
 	must(e.in.t, err)
 	return f
 }
 
 // get reads the flag key as instance in sees it.
-func (e *env) get(in *instance, key string) store.Flag {
+func (e *env) get(in *instance, key string) flagstore.Flag {
 	in.t.Helper()
 	f, err := in.store.GetFlag(context.Background(), e.owner, e.id, key)
 	must(in.t, err)
@@ -260,7 +263,7 @@ func (e *env) get(in *instance, key string) store.Flag {
 // with FeatBit's body, "/key/toggle/true") and returns it changed. A
 // targeting change names the parts it changes; the rest is kept as the flag
 // has it, since FeatBit's body carries the whole targeting.
-func (e *env) put(path string, body map[string]any) store.Flag {
+func (e *env) put(path string, body map[string]any) flagstore.Flag {
 	e.in.t.Helper()
 	ctx := context.Background()
 	key, route, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
@@ -271,9 +274,9 @@ func (e *env) put(path string, body map[string]any) store.Flag {
 		tg := map[string]any{"targetUsers": f.TargetUsers, "rules": f.Rules, "fallthrough": f.Fallthrough,
 			"exptIncludeAllTargets": f.ExptIncludeAllTargets}
 		maps.Copy(tg, body)
-		_, err = e.in.store.SetFlagTargeting(ctx, e.owner, e.id, key, input[store.TargetingInput](e.in.t, map[string]any{"targeting": tg}))
+		_, err = e.in.store.SetFlagTargeting(ctx, e.owner, e.id, key, input[flagstore.TargetingInput](e.in.t, map[string]any{"targeting": tg}))
 	case "toggle/true", "toggle/false":
-		_, err = e.in.store.ToggleFlag(ctx, e.owner, e.id, key, route == "toggle/true", store.Change{})
+		_, err = e.in.store.ToggleFlag(ctx, e.owner, e.id, key, route == "toggle/true", flagstore.Change{})
 	default:
 		e.in.t.Fatalf("put %s: no such change here", path)
 	}
@@ -284,14 +287,14 @@ func (e *env) put(path string, body map[string]any) store.Flag {
 // archive archives the flag key.
 func (e *env) archive(key string) {
 	e.in.t.Helper()
-	_, err := e.in.store.ArchiveFlag(context.Background(), e.owner, e.id, key, store.Change{})
+	_, err := e.in.store.ArchiveFlag(context.Background(), e.owner, e.id, key, flagstore.Change{})
 	must(e.in.t, err)
 }
 
 // segment creates a segment from body (a store.SegmentInput as JSON).
-func (e *env) segment(body map[string]any) store.Segment {
+func (e *env) segment(body map[string]any) flagstore.Segment {
 	e.in.t.Helper()
-	sg, err := e.in.store.CreateSegment(context.Background(), e.owner, e.id, input[store.SegmentInput](e.in.t, body))
+	sg, err := e.in.store.CreateSegment(context.Background(), e.owner, e.id, input[flagstore.SegmentInput](e.in.t, body))
 	must(e.in.t, err)
 	return sg
 }
@@ -299,11 +302,11 @@ func (e *env) segment(body map[string]any) store.Segment {
 // fixture is the flags of the protocol notes' test plan (§7.1).
 type fixture struct {
 	*env
-	flags   map[string]store.Flag
-	segment store.Segment
+	flags   map[string]flagstore.Flag
+	segment flagstore.Segment
 }
 
-func variationID(f store.Flag, value string) string {
+func variationID(f flagstore.Flag, value string) string {
 	for _, v := range f.Variations {
 		if v.Value == value {
 			return v.ID
@@ -321,11 +324,11 @@ func rollout(id string, lo, hi float64) map[string]any {
 func seed(e *env) *fixture {
 	t := e.in.t
 	t.Helper()
-	fx := &fixture{env: e, flags: map[string]store.Flag{}}
+	fx := &fixture{env: e, flags: map[string]flagstore.Flag{}}
 	fx.segment = e.segment(map[string]any{"name": "Seg", "key": "seg", "type": "environment-specific",
 		"included": []string{"u-seg"}})
 
-	on := func(key string, extra map[string]any) store.Flag {
+	on := func(key string, extra map[string]any) flagstore.Flag {
 		body := map[string]any{"name": key, "key": key, "isEnabled": true}
 		for k, v := range extra {
 			body[k] = v
@@ -348,7 +351,7 @@ func seed(e *env) *fixture {
 	f = on("ft-seg", nil)
 	fx.flags["ft-seg"] = e.put("/ft-seg/targeting", map[string]any{"rules": []map[string]any{{
 		"id": uuid.NewString(), "name": "In segment", "includedInExpt": true,
-		"conditions": []map[string]any{{"id": uuid.NewString(), "property": store.SegmentIn, "op": "",
+		"conditions": []map[string]any{{"id": uuid.NewString(), "property": flagstore.SegmentIn, "op": "",
 			"value": fmt.Sprintf(`[%q]`, fx.segment.ID)}},
 		"variations": []any{rollout(variationID(f, "false"), 0, 1)}}}})
 

@@ -11,7 +11,9 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/feed"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // hub knows the open streaming connections by environment and pushes
@@ -140,7 +142,7 @@ func (h *hub) run(sub *feed.Subscription) {
 
 // envWork is what changed in one environment with connections.
 type envWork struct {
-	env      store.SDKEnv
+	env      sdkdata.SDKEnv
 	flags    []uuid.UUID
 	segments []uuid.UUID
 	secrets  bool
@@ -159,7 +161,7 @@ func (h *hub) handle(events []feed.Event) {
 			continue
 		}
 		for envID, conns := range h.envs {
-			var env store.SDKEnv
+			var env sdkdata.SDKEnv
 			for c := range conns {
 				env = c.env
 				break
@@ -242,7 +244,7 @@ func (h *hub) recheck(ctx context.Context, envID uuid.UUID) {
 	for _, c := range h.connections(envID) {
 		env, err := h.srv.cache.secretEnv(ctx, c.place.secret)
 		switch {
-		case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.EnvID != c.env.EnvID):
+		case errors.Is(err, core.ErrUnauthenticated) || (err == nil && env.EnvID != c.env.EnvID):
 			c.close(closeInvalid, "invalid request, close by server")
 		case err != nil:
 			h.srv.log.Warn("streaming: checking a secret", "err", err)
@@ -260,14 +262,14 @@ func (h *hub) pushChanges(ctx context.Context, w *envWork) {
 		h.srv.log.Warn("streaming: reading changes", "env", w.env.EnvID, "err", err)
 		return
 	}
-	var flags []*store.Flag
+	var flags []*flagstore.Flag
 	seen := map[uuid.UUID]bool{}
 	for _, id := range w.flags {
 		if f := snap.byID[id]; f != nil && !seen[id] {
 			flags, seen[id] = append(flags, f), true
 		}
 	}
-	server := serverPayload{EventType: eventPatch, FeatureFlags: []store.Flag{}, Segments: []sdkSegment{}}
+	server := serverPayload{EventType: eventPatch, FeatureFlags: []flagstore.Flag{}, Segments: []sdkSegment{}}
 	for _, f := range flags {
 		server.FeatureFlags = append(server.FeatureFlags, sdkFlag(f))
 	}

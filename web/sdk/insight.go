@@ -13,19 +13,20 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // authenticated resolves the request's secret, setting Retry-After when
 // the answer is "too many requests". A secret this instance knows counts
 // against its own limit only; anything else also against the address.
-func (s *Server) authenticated(c echo.Context) (store.SDKEnv, error) {
+func (s *Server) authenticated(c echo.Context) (sdkdata.SDKEnv, error) {
 	secret := credential(c.Request())
 	if _, known := s.cache.knownSecret(secret); !known {
 		if addr := c.RealIP(); !s.limits.address.Allow(addr) {
 			s.refuse(c, "requests per address", addr)
-			return store.SDKEnv{}, store.ErrTooManyRequests
+			return sdkdata.SDKEnv{}, core.ErrTooManyRequests
 		}
 	}
 	return s.secretEnv(c, secret)
@@ -83,9 +84,9 @@ func (s *Server) track(c echo.Context) error {
 	case errors.Is(err, jsonbody.ErrTooCostly):
 		return echo.ErrStatusRequestEntityTooLarge
 	case err != nil:
-		return store.Invalid("body_is_invalid")
+		return core.Invalid("body_is_invalid")
 	}
-	var counts []store.EvaluationCount
+	var counts []sdkdata.EvaluationCount
 	users := make([]eval.EndUser, 0, len(report))
 	for _, in := range report {
 		if in.User == nil || strings.TrimSpace(in.User.KeyID) == "" {
@@ -95,7 +96,7 @@ func (s *Server) track(c echo.Context) error {
 			users = append(users, u)
 		}
 		for _, v := range in.Variations {
-			counts = append(counts, store.EvaluationCount{FlagKey: v.FeatureFlagKey, VariationID: v.Variation.ID, Count: 1})
+			counts = append(counts, sdkdata.EvaluationCount{FlagKey: v.FeatureFlagKey, VariationID: v.Variation.ID, Count: 1})
 		}
 	}
 	now := s.now()
@@ -114,8 +115,8 @@ func (s *Server) serverLatest(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if env.SecretType != store.SecretServer {
-		return store.ErrForbidden
+	if env.SecretType != core.SecretServer {
+		return core.ErrForbidden
 	}
 	ts, err := queryTimestamp(c)
 	if err != nil {
@@ -152,11 +153,11 @@ func (s *Server) clientLatest(c echo.Context) error {
 	}
 	var cu clientUser
 	if jsonbody.Decode(body, &cu) != nil {
-		return store.Invalid("user_is_invalid")
+		return core.Invalid("user_is_invalid")
 	}
 	u, ok := cu.endUser()
 	if !ok {
-		return store.Invalid("user_is_invalid")
+		return core.Invalid("user_is_invalid")
 	}
 	s.sawEndUsers(env.EnvID, []eval.EndUser{u}, s.now())
 	snap, err := s.cache.get(c.Request().Context(), env)
@@ -184,7 +185,7 @@ func queryTimestamp(c echo.Context) (int64, error) {
 	}
 	ts, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, store.Invalid("timestamp_is_invalid")
+		return 0, core.Invalid("timestamp_is_invalid")
 	}
 	return ts, nil
 }

@@ -10,19 +10,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // listFlags lists the flags whose names contain name, first page.
-func (e *env) listFlags(name string) store.Paged[store.FlagListItem] {
+func (e *env) listFlags(name string) core.Paged[flagstore.FlagListItem] {
 	e.in.t.Helper()
-	list, err := e.in.store.ListFlags(context.Background(), e.owner, e.id, store.FlagFilter{Name: name, Page: store.Page{Size: store.DefaultPageSize}})
+	list, err := e.in.store.ListFlags(context.Background(), e.owner, e.id, flagstore.FlagFilter{Name: name, Page: core.Page{Size: core.DefaultPageSize}})
 	must(e.in.t, err)
 	return list
 }
 
 // insights reads a flag's evaluation counts.
-func (e *env) insights(key string) store.FlagInsight {
+func (e *env) insights(key string) sdkdata.FlagInsight {
 	e.in.t.Helper()
 	insight, err := e.in.store.FlagInsights(context.Background(), e.owner, e.id, key)
 	must(e.in.t, err)
@@ -77,7 +79,7 @@ func TestInsightsRecordEvaluations(t *testing.T) {
 	if it := list.Items[0]; it.LastEvaluatedAt == nil || it.Evaluations != 4 {
 		t.Errorf("list item: last evaluated %v, %d evaluations; want now and 4", it.LastEvaluatedAt, it.Evaluations)
 	}
-	stale, err := in.store.StaleFlags(context.Background(), prod.owner, prod.id, store.Page{Size: 100})
+	stale, err := in.store.StaleFlags(context.Background(), prod.owner, prod.id, core.Page{Size: 100})
 	must(t, err)
 	if n := len(stale.Items); n != len(fx.flags) || stale.Items[n-1].Key != "ft-bool" || stale.Items[0].LastEvaluatedAt != nil {
 		t.Errorf("stale flags: %+v, want never-evaluated first and ft-bool last", stale.Items)
@@ -95,7 +97,7 @@ func TestInsightsRecordEvaluations(t *testing.T) {
 		status       int
 	}{
 		{track("u1"), "", 401},
-		{track("u1"), store.NewSecretValue(prod.id), 401},
+		{track("u1"), core.NewSecretValue(prod.id), 401},
 		{`{"not":"an array"}`, prod.server, 400},
 	} {
 		if res, b := in.request("POST", "/api/public/insight/track", tt.body, "Authorization", tt.secret); res.StatusCode != tt.status {

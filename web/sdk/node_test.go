@@ -18,7 +18,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -60,7 +61,7 @@ func TestNodeClients(t *testing.T) {
 			cmd := exec.CommandContext(ctx, node, script+".js")
 			cmd.Dir = nodeDir
 			cmd.Env = append(os.Environ(), "BUNTING_URL="+in.url, "SERVER_SECRET="+prod.server, "CLIENT_SECRET="+prod.client,
-				"UNKNOWN_SECRET="+store.NewSecretValue(prod.id), "API_AUTH="+in.owner, "ENV_ID="+prod.id.String(),
+				"UNKNOWN_SECRET="+core.NewSecretValue(prod.id), "API_AUTH="+in.owner, "ENV_ID="+prod.id.String(),
 				"SPLIT_USERS="+strings.Join(splitUsers, ","))
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
@@ -113,7 +114,7 @@ func (in *instance) serveManagement() {
 		if err != nil {
 			return err
 		}
-		f, err := in.store.ToggleFlag(c.Request().Context(), owner, envID, c.Param("key"), c.Param("status") == "true", store.Change{})
+		f, err := in.store.ToggleFlag(c.Request().Context(), owner, envID, c.Param("key"), c.Param("status") == "true", flagstore.Change{})
 		return answer(c, f.Revision, err)
 	})
 	flags.GET("/insights", func(c echo.Context) error {

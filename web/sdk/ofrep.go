@@ -12,7 +12,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -44,7 +46,7 @@ func ofrepError(c echo.Context, status int, key, code, details string) error {
 
 // ofrepAuth resolves the request's secret. When it cannot, it answers the
 // failure itself (401, 403, 429 with Retry-After, 500) and returns false.
-func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.SDKEnv, bool) {
+func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (sdkdata.SDKEnv, bool) {
 	env, err := s.authenticated(c)
 	var status int
 	var details string
@@ -52,7 +54,7 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 	case err != nil:
 		// OFREP's answers to the store's classes: a missing or unknown
 		// secret and a limit are the client's to fix; anything else is ours.
-		switch class := store.Classify(err); class.Code() {
+		switch class := core.Classify(err); class.Code() {
 		case "Unauthorized":
 			status, details = class.Status, "an environment secret is required"
 		case "TooManyRequests":
@@ -63,7 +65,7 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 			})
 			return env, false
 		}
-	case env.SecretType != store.SecretServer && !allowClient:
+	case env.SecretType != core.SecretServer && !allowClient:
 		status, details = http.StatusForbidden, "single-flag evaluation needs a server secret"
 	default:
 		return env, true
@@ -76,9 +78,9 @@ func (s *Server) ofrepAuth(c echo.Context, key string, allowClient bool) (store.
 // client went away meanwhile: that is no server failure, and is logged at
 // debug and answered 499 for the request log.
 func (s *Server) failed(c echo.Context, what string, err error, answer func() error) error {
-	if err = httpx.ClientGone(c, err); store.Classify(err).Status == store.StatusClientClosedRequest {
+	if err = httpx.ClientGone(c, err); core.Classify(err).Status == core.StatusClientClosedRequest {
 		s.log.DebugContext(c.Request().Context(), what, "err", err)
-		return c.NoContent(store.StatusClientClosedRequest)
+		return c.NoContent(core.StatusClientClosedRequest)
 	}
 	s.log.ErrorContext(c.Request().Context(), what, "err", err)
 	return answer()
@@ -148,7 +150,7 @@ func ofrepBulkAnswer(c echo.Context, snap *snapshot) error {
 	buf := bulkBuffers.Get().(*[]byte)
 	body := append((*buf)[:0], `{"flags":[`...)
 	first := true
-	snap.each(func(f *store.Flag) {
+	snap.each(func(f *flagstore.Flag) {
 		if f.IsArchived {
 			return
 		}
@@ -170,7 +172,7 @@ func ofrepBulkAnswer(c echo.Context, snap *snapshot) error {
 // typedValue is a variation's value as the JSON of its type.
 func typedValue(typ, value string) (any, bool) {
 	switch typ {
-	case store.VariationBoolean:
+	case flagstore.VariationBoolean:
 		switch {
 		case strings.EqualFold(value, "true"):
 			return true, true
@@ -178,10 +180,10 @@ func typedValue(typ, value string) (any, bool) {
 			return false, true
 		}
 		return nil, false
-	case store.VariationNumber:
+	case flagstore.VariationNumber:
 		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 		return n, err == nil
-	case store.VariationJSON:
+	case flagstore.VariationJSON:
 		if !json.Valid([]byte(value)) {
 			return nil, false
 		}
@@ -237,7 +239,7 @@ func ofrepContext(c echo.Context) (eval.EndUser, string, string) {
 			u.CustomizedProperties = append(u.CustomizedProperties, eval.UserProperty{Name: name, Value: compact(raw)})
 		}
 	}
-	if err := store.CheckEndUser(u); err != nil {
+	if err := sdkdata.CheckEndUser(u); err != nil {
 		return eval.EndUser{}, errInvalidContext, err.Error()
 	}
 	return u, "", ""

@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // compiledFlag is a flag ready for evaluating many users: its conditions
@@ -42,7 +42,7 @@ type ofrepVariation struct {
 }
 
 // compile prepares a flag and encodes its answers' parts.
-func compile(f *store.Flag) *compiledFlag {
+func compile(f *flagstore.Flag) *compiledFlag {
 	c := &compiledFlag{prepared: eval.Prepare(f), key: append([]byte(`{"key":`), jsonString(f.Key)...),
 		variations: make([]ofrepVariation, len(f.Variations)), ruleNames: make([]string, len(f.Rules))}
 	for i, v := range f.Variations {
@@ -137,7 +137,7 @@ func mustJSON(v any) []byte {
 
 // compiled returns a snapshot flag's compiled form, compiling it on first
 // use: a snapshot never changes, and a change makes a new snapshot.
-func (s *snapshot) compiled(f *store.Flag) *compiledFlag {
+func (s *snapshot) compiled(f *flagstore.Flag) *compiledFlag {
 	if c, ok := s.compiledFlags.Load(f); ok {
 		return c.(*compiledFlag)
 	}

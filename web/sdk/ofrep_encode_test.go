@@ -15,7 +15,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/ofrep_*.golden from the current encoder")
@@ -26,68 +27,68 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/ofrep_*.golden f
 // an archived flag, and names and keys that JSON must escape.
 func ofrepFixture(n int) *snapshot {
 	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	seg := store.Segment{ID: uuid.MustParse("00000000-0000-0000-0000-0000000000a1"), Name: "Beta", Key: "beta",
+	seg := flagstore.Segment{ID: uuid.MustParse("00000000-0000-0000-0000-0000000000a1"), Name: "Beta", Key: "beta",
 		Included: []string{"u-seg"}, Excluded: []string{"u-out"}, UpdatedAt: at,
-		Rules: []store.SegmentRule{{ID: "s1", Name: "Pro", Conditions: []store.Condition{{Property: "plan", Op: "IsOneOf", Value: `["pro","team"]`}}}}}
-	boolean := []store.Variation{{ID: "on", Name: "True", Value: "true"}, {ID: "off", Name: "False <off>", Value: "false"}}
-	all := func(id string) []store.RolloutVariation {
-		return []store.RolloutVariation{{ID: id, Rollout: []float64{0, 1}, ExptRollout: 1}}
+		Rules: []flagstore.SegmentRule{{ID: "s1", Name: "Pro", Conditions: []flagstore.Condition{{Property: "plan", Op: "IsOneOf", Value: `["pro","team"]`}}}}}
+	boolean := []flagstore.Variation{{ID: "on", Name: "True", Value: "true"}, {ID: "off", Name: "False <off>", Value: "false"}}
+	all := func(id string) []flagstore.RolloutVariation {
+		return []flagstore.RolloutVariation{{ID: id, Rollout: []float64{0, 1}, ExptRollout: 1}}
 	}
-	split := []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 0.3}, ExptRollout: 1}, {ID: "off", Rollout: []float64{0.3, 1}, ExptRollout: 1}}
+	split := []flagstore.RolloutVariation{{ID: "on", Rollout: []float64{0, 0.3}, ExptRollout: 1}, {ID: "off", Rollout: []float64{0.3, 1}, ExptRollout: 1}}
 	keyID := "keyId"
-	flags := []store.Flag{
+	flags := []flagstore.Flag{
 		{Key: "bool", VariationType: "boolean", Variations: boolean, IsEnabled: true, DisabledVariationID: "off",
-			Fallthrough: store.Fallthrough{Variations: all("on")}},
-		{Key: "off", VariationType: "boolean", Variations: boolean, DisabledVariationID: "off", Fallthrough: store.Fallthrough{Variations: all("on")}},
-		{Key: "archived", VariationType: "boolean", Variations: boolean, IsEnabled: true, IsArchived: true, Fallthrough: store.Fallthrough{Variations: all("on")}},
+			Fallthrough: flagstore.Fallthrough{Variations: all("on")}},
+		{Key: "off", VariationType: "boolean", Variations: boolean, DisabledVariationID: "off", Fallthrough: flagstore.Fallthrough{Variations: all("on")}},
+		{Key: "archived", VariationType: "boolean", Variations: boolean, IsEnabled: true, IsArchived: true, Fallthrough: flagstore.Fallthrough{Variations: all("on")}},
 		{Key: "targeted", VariationType: "boolean", Variations: boolean, IsEnabled: true,
-			TargetUsers: []store.TargetUser{{KeyIDs: []string{"alice", "u1"}, VariationID: "off"}}, Fallthrough: store.Fallthrough{Variations: all("on")}},
+			TargetUsers: []flagstore.TargetUser{{KeyIDs: []string{"alice", "u1"}, VariationID: "off"}}, Fallthrough: flagstore.Fallthrough{Variations: all("on")}},
 		{Key: "rules", VariationType: "boolean", Variations: boolean, IsEnabled: true,
-			Rules: []store.FlagRule{
-				{ID: "r1", Name: "Dutch \"pro\" <users> & co", DispatchKey: &keyID, IncludedInExpt: true, Conditions: []store.Condition{
+			Rules: []flagstore.FlagRule{
+				{ID: "r1", Name: "Dutch \"pro\" <users> & co", DispatchKey: &keyID, IncludedInExpt: true, Conditions: []flagstore.Condition{
 					{Property: "country", Op: "IsOneOf", Value: `["NL","BE"]`}, {Property: "plan", Op: "Equal", Value: "pro"}}, Variations: split},
-				{ID: "r2", Name: "Staff", Conditions: []store.Condition{{Property: "email", Op: "MatchRegex", Value: `@example\.com$`}}, Variations: all("off")},
-				{ID: "r3", Name: "Old", Conditions: []store.Condition{{Property: "age", Op: "BiggerEqualThan", Value: "1,000"}}, Variations: all("off")},
-				{ID: "r4", Name: "Segment", Conditions: []store.Condition{{Property: store.SegmentIn, Value: `["` + seg.ID.String() + `"]`}}, Variations: all("off")},
-				{ID: "r5", Name: "Not listed", Conditions: []store.Condition{{Property: "tier", Op: "NotOneOf", Value: `["gold"]`}, {Property: "tier", Op: "IsTrue"}}, Variations: all("off")},
+				{ID: "r2", Name: "Staff", Conditions: []flagstore.Condition{{Property: "email", Op: "MatchRegex", Value: `@example\.com$`}}, Variations: all("off")},
+				{ID: "r3", Name: "Old", Conditions: []flagstore.Condition{{Property: "age", Op: "BiggerEqualThan", Value: "1,000"}}, Variations: all("off")},
+				{ID: "r4", Name: "Segment", Conditions: []flagstore.Condition{{Property: flagstore.SegmentIn, Value: `["` + seg.ID.String() + `"]`}}, Variations: all("off")},
+				{ID: "r5", Name: "Not listed", Conditions: []flagstore.Condition{{Property: "tier", Op: "NotOneOf", Value: `["gold"]`}, {Property: "tier", Op: "IsTrue"}}, Variations: all("off")},
 			},
-			Fallthrough: store.Fallthrough{Variations: split, IncludedInExpt: true}},
+			Fallthrough: flagstore.Fallthrough{Variations: split, IncludedInExpt: true}},
 		{Key: "string", VariationType: "string", IsEnabled: true,
-			Variations:  []store.Variation{{ID: "b", Name: "Blue", Value: "blue </script>"}, {ID: "e", Name: "", Value: ""}, {ID: "", Name: "No id", Value: "é\u2028x"}},
-			Fallthrough: store.Fallthrough{Variations: []store.RolloutVariation{{ID: "b", Rollout: []float64{0, 0.4}}, {ID: "e", Rollout: []float64{0.4, 0.7}}, {ID: "", Rollout: []float64{0.7, 1}}}}},
+			Variations:  []flagstore.Variation{{ID: "b", Name: "Blue", Value: "blue </script>"}, {ID: "e", Name: "", Value: ""}, {ID: "", Name: "No id", Value: "é\u2028x"}},
+			Fallthrough: flagstore.Fallthrough{Variations: []flagstore.RolloutVariation{{ID: "b", Rollout: []float64{0, 0.4}}, {ID: "e", Rollout: []float64{0.4, 0.7}}, {ID: "", Rollout: []float64{0.7, 1}}}}},
 		{Key: "number", VariationType: "number", IsEnabled: true,
-			Variations:  []store.Variation{{ID: "n1", Name: "Ten", Value: " 10 "}, {ID: "n2", Name: "Tiny", Value: "1e-7"}, {ID: "n3", Name: "Big", Value: "123456789012345678901"}},
-			Fallthrough: store.Fallthrough{Variations: []store.RolloutVariation{{ID: "n1", Rollout: []float64{0, 0.3}}, {ID: "n2", Rollout: []float64{0.3, 0.6}}, {ID: "n3", Rollout: []float64{0.6, 1}}}}},
+			Variations:  []flagstore.Variation{{ID: "n1", Name: "Ten", Value: " 10 "}, {ID: "n2", Name: "Tiny", Value: "1e-7"}, {ID: "n3", Name: "Big", Value: "123456789012345678901"}},
+			Fallthrough: flagstore.Fallthrough{Variations: []flagstore.RolloutVariation{{ID: "n1", Rollout: []float64{0, 0.3}}, {ID: "n2", Rollout: []float64{0.3, 0.6}}, {ID: "n3", Rollout: []float64{0.6, 1}}}}},
 		{Key: "json", VariationType: "json", IsEnabled: true,
-			Variations:  []store.Variation{{ID: "j1", Name: "Config", Value: "{ \"limit\": 5,\n \"html\": \"<b>&</b>\" }"}},
-			Fallthrough: store.Fallthrough{Variations: all("j1")}},
-		{Key: "bad-number", VariationType: "number", IsEnabled: true, Variations: []store.Variation{{ID: "x", Name: "X", Value: "ten"}},
-			Fallthrough: store.Fallthrough{Variations: all("x")}},
-		{Key: "bad-json", VariationType: "json", IsEnabled: true, Variations: []store.Variation{{ID: "x", Name: "X", Value: "{"}},
-			Fallthrough: store.Fallthrough{Variations: all("x")}},
-		{Key: "bad-bool", VariationType: "boolean", IsEnabled: true, Variations: []store.Variation{{ID: "x", Name: "X", Value: "yes"}},
-			Fallthrough: store.Fallthrough{Variations: all("x")}},
+			Variations:  []flagstore.Variation{{ID: "j1", Name: "Config", Value: "{ \"limit\": 5,\n \"html\": \"<b>&</b>\" }"}},
+			Fallthrough: flagstore.Fallthrough{Variations: all("j1")}},
+		{Key: "bad-number", VariationType: "number", IsEnabled: true, Variations: []flagstore.Variation{{ID: "x", Name: "X", Value: "ten"}},
+			Fallthrough: flagstore.Fallthrough{Variations: all("x")}},
+		{Key: "bad-json", VariationType: "json", IsEnabled: true, Variations: []flagstore.Variation{{ID: "x", Name: "X", Value: "{"}},
+			Fallthrough: flagstore.Fallthrough{Variations: all("x")}},
+		{Key: "bad-bool", VariationType: "boolean", IsEnabled: true, Variations: []flagstore.Variation{{ID: "x", Name: "X", Value: "yes"}},
+			Fallthrough: flagstore.Fallthrough{Variations: all("x")}},
 		{Key: "serves-no-one", VariationType: "boolean", Variations: boolean, IsEnabled: true,
-			Fallthrough: store.Fallthrough{Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 0}}}}},
-		{Key: "k\"ey<&>é", VariationType: "string", IsEnabled: true, Variations: []store.Variation{{ID: "v\"1", Name: "N\\1", Value: "\x01\t"}},
-			Fallthrough: store.Fallthrough{Variations: all("v\"1")}},
+			Fallthrough: flagstore.Fallthrough{Variations: []flagstore.RolloutVariation{{ID: "on", Rollout: []float64{0, 0}}}}},
+		{Key: "k\"ey<&>é", VariationType: "string", IsEnabled: true, Variations: []flagstore.Variation{{ID: "v\"1", Name: "N\\1", Value: "\x01\t"}},
+			Fallthrough: flagstore.Fallthrough{Variations: all("v\"1")}},
 	}
 	for i := range n { // seeded-like flags, as bunting-bench seeds them
-		flags = append(flags, store.Flag{Key: fmt.Sprintf("flag-%07d", i), VariationType: "boolean", Variations: boolean, IsEnabled: i%2 == 0,
-			DisabledVariationID: "off", TargetUsers: []store.TargetUser{{KeyIDs: []string{"alice", "bob"}, VariationID: "on"}},
-			Rules: []store.FlagRule{
-				{ID: "r1", Name: "Beta", DispatchKey: &keyID, IncludedInExpt: true, Conditions: []store.Condition{
+		flags = append(flags, flagstore.Flag{Key: fmt.Sprintf("flag-%07d", i), VariationType: "boolean", Variations: boolean, IsEnabled: i%2 == 0,
+			DisabledVariationID: "off", TargetUsers: []flagstore.TargetUser{{KeyIDs: []string{"alice", "bob"}, VariationID: "on"}},
+			Rules: []flagstore.FlagRule{
+				{ID: "r1", Name: "Beta", DispatchKey: &keyID, IncludedInExpt: true, Conditions: []flagstore.Condition{
 					{Property: "country", Op: "IsOneOf", Value: `["NL","BE"]`}, {Property: "plan", Op: "Equal", Value: "pro"}}, Variations: split},
-				{ID: "r2", Name: "Staff", Conditions: []store.Condition{{Property: "email", Op: "EndsWith", Value: "@example.com"}}, Variations: all("on")},
-				{ID: "r3", Name: "Segment", Conditions: []store.Condition{{Property: store.SegmentIn, Value: `["` + seg.ID.String() + `"]`}}, Variations: split},
+				{ID: "r2", Name: "Staff", Conditions: []flagstore.Condition{{Property: "email", Op: "EndsWith", Value: "@example.com"}}, Variations: all("on")},
+				{ID: "r3", Name: "Segment", Conditions: []flagstore.Condition{{Property: flagstore.SegmentIn, Value: `["` + seg.ID.String() + `"]`}}, Variations: split},
 			},
-			Fallthrough: store.Fallthrough{IncludedInExpt: true, Variations: split}})
+			Fallthrough: flagstore.Fallthrough{IncludedInExpt: true, Variations: split}})
 	}
 	for i := range flags {
 		flags[i].ID = uuid.NewSHA1(uuid.Nil, []byte(flags[i].Key))
 		flags[i].UpdatedAt = at
 	}
-	return newSnapshot(store.EnvData{Flags: flags, Segments: []store.Segment{seg}})
+	return newSnapshot(sdkdata.EnvData{Flags: flags, Segments: []flagstore.Segment{seg}})
 }
 
 // ofrepContexts are the users the fixture is evaluated for.

@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -130,7 +130,7 @@ func TestOFREPSingleFlag(t *testing.T) {
 		status  int
 	}{
 		{[]string{"Authorization", prod.client}, 403},
-		{[]string{"Authorization", store.NewSecretValue(prod.id)}, 401},
+		{[]string{"Authorization", core.NewSecretValue(prod.id)}, 401},
 		{[]string{"X-Other", "x"}, 401},
 	} {
 		if status, _, _ := prod.evaluate("ft-off", ctx("u1", ""), tt.headers...); status != tt.status {
@@ -211,11 +211,11 @@ func TestPublicEndpointLimits(t *testing.T) {
 	// those it knows still work (one misconfigured client behind a NAT must
 	// not lock out the others).
 	for range 2 {
-		if res, _ := limited.request("POST", "/ofrep/v1/evaluate/flags", ctx, "Authorization", store.NewSecretValue(prod.id)); res.StatusCode != 401 {
+		if res, _ := limited.request("POST", "/ofrep/v1/evaluate/flags", ctx, "Authorization", core.NewSecretValue(prod.id)); res.StatusCode != 401 {
 			t.Errorf("wrong secret: %d, want 401", res.StatusCode)
 		}
 	}
-	for _, secret := range []string{store.NewSecretValue(prod.id), dev.client} {
+	for _, secret := range []string{core.NewSecretValue(prod.id), dev.client} {
 		if res, _ := limited.request("POST", "/ofrep/v1/evaluate/flags", ctx, "Authorization", secret); res.StatusCode != 429 {
 			t.Errorf("an unseen secret after failures: %d, want 429", res.StatusCode)
 		}

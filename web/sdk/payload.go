@@ -8,7 +8,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Data-sync event types.
@@ -43,26 +44,26 @@ func prepare(msg []byte) *websocket.PreparedMessage {
 
 // serverPayload is a server SDK's data: flags and segments to evaluate with.
 type serverPayload struct {
-	EventType    string       `json:"eventType"`
-	FeatureFlags []store.Flag `json:"featureFlags"`
-	Segments     []sdkSegment `json:"segments"`
+	EventType    string           `json:"eventType"`
+	FeatureFlags []flagstore.Flag `json:"featureFlags"`
+	Segments     []sdkSegment     `json:"segments"`
 }
 
 // sdkSegment is a segment as FeatBit sends it to SDKs: without its type,
 // scopes and workspace, with the receiving environment as envId.
 type sdkSegment struct {
-	ID          uuid.UUID           `json:"id"`
-	EnvID       uuid.UUID           `json:"envId"`
-	Name        string              `json:"name"`
-	Key         string              `json:"key"`
-	Description string              `json:"description"`
-	Included    []string            `json:"included"`
-	Excluded    []string            `json:"excluded"`
-	Rules       []store.SegmentRule `json:"rules"`
-	Tags        []string            `json:"tags"`
-	IsArchived  bool                `json:"isArchived"`
-	CreatedAt   time.Time           `json:"createdAt"`
-	UpdatedAt   time.Time           `json:"updatedAt"`
+	ID          uuid.UUID               `json:"id"`
+	EnvID       uuid.UUID               `json:"envId"`
+	Name        string                  `json:"name"`
+	Key         string                  `json:"key"`
+	Description string                  `json:"description"`
+	Included    []string                `json:"included"`
+	Excluded    []string                `json:"excluded"`
+	Rules       []flagstore.SegmentRule `json:"rules"`
+	Tags        []string                `json:"tags"`
+	IsArchived  bool                    `json:"isArchived"`
+	CreatedAt   time.Time               `json:"createdAt"`
+	UpdatedAt   time.Time               `json:"updatedAt"`
 }
 
 // version is what SDKs version an item by: its updatedAt in milliseconds.
@@ -71,38 +72,38 @@ func version(t time.Time) int64 { return t.UnixMilli() }
 // sdkFlag is a flag in the management shape SDKs read, with every array
 // present: the node SDK throws on a null array. The snapshot's flag is
 // shared, so what changes is copied first.
-func sdkFlag(f *store.Flag) store.Flag {
+func sdkFlag(f *flagstore.Flag) flagstore.Flag {
 	c := *f
-	c.Variations = store.OrEmpty(c.Variations)
-	c.TargetUsers = append([]store.TargetUser{}, c.TargetUsers...)
+	c.Variations = core.OrEmpty(c.Variations)
+	c.TargetUsers = append([]flagstore.TargetUser{}, c.TargetUsers...)
 	for i := range c.TargetUsers {
-		c.TargetUsers[i].KeyIDs = store.OrEmpty(c.TargetUsers[i].KeyIDs)
+		c.TargetUsers[i].KeyIDs = core.OrEmpty(c.TargetUsers[i].KeyIDs)
 	}
-	c.Rules = append([]store.FlagRule{}, c.Rules...)
+	c.Rules = append([]flagstore.FlagRule{}, c.Rules...)
 	for i := range c.Rules {
-		c.Rules[i].Conditions = store.OrEmpty(c.Rules[i].Conditions)
-		c.Rules[i].Variations = store.OrEmpty(c.Rules[i].Variations)
+		c.Rules[i].Conditions = core.OrEmpty(c.Rules[i].Conditions)
+		c.Rules[i].Variations = core.OrEmpty(c.Rules[i].Variations)
 	}
-	c.Fallthrough.Variations = store.OrEmpty(c.Fallthrough.Variations)
-	c.Tags = store.OrEmpty(c.Tags)
+	c.Fallthrough.Variations = core.OrEmpty(c.Fallthrough.Variations)
+	c.Tags = core.OrEmpty(c.Tags)
 	return c
 }
 
-func toSDKSegment(sg *store.Segment) sdkSegment {
-	rules := append([]store.SegmentRule{}, sg.Rules...)
+func toSDKSegment(sg *flagstore.Segment) sdkSegment {
+	rules := append([]flagstore.SegmentRule{}, sg.Rules...)
 	for i := range rules {
-		rules[i].Conditions = store.OrEmpty(rules[i].Conditions)
+		rules[i].Conditions = core.OrEmpty(rules[i].Conditions)
 	}
 	return sdkSegment{ID: sg.ID, EnvID: sg.EnvID, Name: sg.Name, Key: sg.Key, Description: sg.Description,
-		Included: store.OrEmpty(sg.Included), Excluded: store.OrEmpty(sg.Excluded), Rules: rules, Tags: store.OrEmpty(sg.Tags),
+		Included: core.OrEmpty(sg.Included), Excluded: core.OrEmpty(sg.Excluded), Rules: rules, Tags: core.OrEmpty(sg.Tags),
 		IsArchived: sg.IsArchived, CreatedAt: sg.CreatedAt, UpdatedAt: sg.UpdatedAt}
 }
 
 // serverData is a server SDK's data-sync answer: everything when full,
 // otherwise the items changed after since (in milliseconds, as SDKs count).
 func serverData(snap *snapshot, eventType string, since int64) serverPayload {
-	p := serverPayload{EventType: eventType, FeatureFlags: []store.Flag{}, Segments: []sdkSegment{}}
-	snap.each(func(f *store.Flag) {
+	p := serverPayload{EventType: eventType, FeatureFlags: []flagstore.Flag{}, Segments: []sdkSegment{}}
+	snap.each(func(f *flagstore.Flag) {
 		if eventType == eventFull || version(f.UpdatedAt) > since {
 			p.FeatureFlags = append(p.FeatureFlags, sdkFlag(f))
 		}
@@ -142,7 +143,7 @@ type variationOption struct {
 // evaluateForClient evaluates a flag for a client SDK's user as FeatBit's
 // server does: an archived flag has no variation; a rollout that holds no
 // one serves FeatBit's empty variation.
-func evaluateForClient(snap *snapshot, f *store.Flag, u eval.EndUser) clientFlag {
+func evaluateForClient(snap *snapshot, f *flagstore.Flag, u eval.EndUser) clientFlag {
 	ev := snap.compiled(f).prepared.Evaluate(u, snap.preparedSegment)
 	cf := clientFlag{ID: f.Key, VariationType: f.VariationType, MatchReason: ev.Reason, SendToExperiment: ev.SendToExperiment,
 		Timestamp: version(f.UpdatedAt), VariationOptions: make([]variationOption, len(f.Variations))}
@@ -162,7 +163,7 @@ func evaluateForClient(snap *snapshot, f *store.Flag, u eval.EndUser) clientFlag
 // clientData is a client SDK's data-sync answer for its user.
 func clientData(snap *snapshot, eventType string, since int64, u eval.EndUser) clientPayload {
 	p := clientPayload{EventType: eventType, UserKeyID: u.KeyID, FeatureFlags: []clientFlag{}}
-	snap.each(func(f *store.Flag) {
+	snap.each(func(f *flagstore.Flag) {
 		if eventType == eventFull || version(f.UpdatedAt) > since {
 			p.FeatureFlags = append(p.FeatureFlags, evaluateForClient(snap, f, u))
 		}

@@ -8,7 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // The shared full data-sync is byte for byte what encoding the snapshot's
@@ -16,14 +17,14 @@ import (
 // snapshot has its own.
 func TestServerFullIsTheEncodedPayloadMadeOnce(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	flag := func(key string, enabled bool) store.Flag {
-		return store.Flag{ID: uuid.New(), Key: key, Name: key, VariationType: "boolean", IsEnabled: enabled,
-			Variations:  []store.Variation{{ID: "on", Value: "true"}, {ID: "off", Value: "false"}},
-			Fallthrough: store.Fallthrough{Variations: []store.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
+	flag := func(key string, enabled bool) flagstore.Flag {
+		return flagstore.Flag{ID: uuid.New(), Key: key, Name: key, VariationType: "boolean", IsEnabled: enabled,
+			Variations:  []flagstore.Variation{{ID: "on", Value: "true"}, {ID: "off", Value: "false"}},
+			Fallthrough: flagstore.Fallthrough{Variations: []flagstore.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
 			UpdatedAt:   at, CreatedAt: at}
 	}
-	segment := store.Segment{ID: uuid.New(), EnvID: uuid.New(), Name: "Seg", Key: "seg", Included: []string{"u1"}, UpdatedAt: at, CreatedAt: at}
-	snap := newSnapshot(store.EnvData{Flags: []store.Flag{flag("b", true), flag("a", false)}, Segments: []store.Segment{segment}})
+	segment := flagstore.Segment{ID: uuid.New(), EnvID: uuid.New(), Name: "Seg", Key: "seg", Included: []string{"u1"}, UpdatedAt: at, CreatedAt: at}
+	snap := newSnapshot(sdkdata.EnvData{Flags: []flagstore.Flag{flag("b", true), flag("a", false)}, Segments: []flagstore.Segment{segment}})
 
 	full := snap.serverFull()
 	if want := encode("data-sync", serverData(snap, eventFull, 0)); !bytes.Equal(full.bytes, want) {
@@ -48,7 +49,7 @@ func TestServerFullIsTheEncodedPayloadMadeOnce(t *testing.T) {
 	changed := flag("a", true)
 	changed.ID = snap.flags["a"].ID
 	changed.UpdatedAt = at.Add(time.Second)
-	next := snap.patched(map[uuid.UUID]*store.Flag{changed.ID: &changed}, nil)
+	next := snap.patched(map[uuid.UUID]*flagstore.Flag{changed.ID: &changed}, nil)
 	if bytes.Equal(next.serverFull().bytes, full.bytes) || !bytes.Equal(next.serverFull().bytes, encode("data-sync", serverData(next, eventFull, 0))) {
 		t.Errorf("the patched snapshot's full data-sync: %s", next.serverFull().bytes)
 	}

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/runner"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // runSchedules starts the instance's schedule worker, as serve does, until
@@ -32,20 +34,20 @@ func (e *env) schedule(key, title string, at time.Time) {
 // scheduleTarget schedules changing flag key to target at at.
 func (e *env) scheduleTarget(key, title string, at time.Time, target map[string]any) {
 	e.in.t.Helper()
-	_, err := e.in.store.CreateFlagSchedule(context.Background(), e.owner, e.id, key, input[store.ScheduleInput](e.in.t,
+	_, err := e.in.store.CreateFlagSchedule(context.Background(), e.owner, e.id, key, input[flagstore.ScheduleInput](e.in.t,
 		map[string]any{"title": title, "scheduledTime": at.UTC(), "targetFlag": target}))
 	must(e.in.t, err)
 }
 
 // appliedSchedules are the history entries of the flag's applied schedules.
-func (e *env) appliedSchedules(f store.Flag) []store.AuditEntry {
+func (e *env) appliedSchedules(f flagstore.Flag) []flagstore.AuditEntry {
 	e.in.t.Helper()
 	page, err := e.in.store.ListAuditLogs(context.Background(), e.owner, e.id,
-		store.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: store.Page{Size: 100}})
+		flagstore.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: core.Page{Size: 100}})
 	must(e.in.t, err)
-	var out []store.AuditEntry
+	var out []flagstore.AuditEntry
 	for _, it := range page.Items {
-		if it.Operation == store.OpApplyFlagSchedule {
+		if it.Operation == flagstore.OpApplyFlagSchedule {
 			out = append(out, it)
 		}
 	}
@@ -76,7 +78,7 @@ func TestScheduleAppliesOnceAcrossTwoInstances(t *testing.T) {
 	prod.schedule("launch", "Launch day", due)
 	for i, c := range conns {
 		p := c.readUntil(due.Add(pushWait), "launch")
-		var got store.Flag
+		var got flagstore.Flag
 		if err := json.Unmarshal(p.Data.FeatureFlags[0], &got); err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +97,7 @@ func TestScheduleAppliesOnceAcrossTwoInstances(t *testing.T) {
 	prod.scheduleTarget("launch", "Launch over", time.Now().Add(2*time.Second), map[string]any{"isEnabled": false})
 	for _, c := range conns {
 		for on := true; on; {
-			var got store.Flag
+			var got flagstore.Flag
 			if err := json.Unmarshal(c.readUntil(time.Now().Add(pushWait), "launch").Data.FeatureFlags[0], &got); err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +147,7 @@ func TestMissedScheduleAppliesAtStart(t *testing.T) {
 	c.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
 	c.readSync(5 * time.Second)
 	b.runSchedules()
-	var got store.Flag
+	var got flagstore.Flag
 	if err := json.Unmarshal(c.readUntil(time.Now().Add(pushWait), "launch").Data.FeatureFlags[0], &got); err != nil || !got.IsEnabled {
 		t.Fatalf("pushed %+v (%v), want the missed schedule's flag on", got, err)
 	}

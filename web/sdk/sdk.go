@@ -18,6 +18,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // Server serves the SDK endpoints.
@@ -112,26 +114,26 @@ func (s *Server) Register(e *echo.Echo) {
 // secret from an address that presented too many. Known secrets are served
 // even then, so one misconfigured client cannot lock out its neighbours
 // behind the same NAT. Refusals are counted for the summary log.
-func (s *Server) secretEnv(c echo.Context, secret string) (store.SDKEnv, error) {
+func (s *Server) secretEnv(c echo.Context, secret string) (sdkdata.SDKEnv, error) {
 	addr := c.RealIP()
 	env, known := s.cache.knownSecret(secret)
 	if !known {
 		if s.limits.failures.Exhausted(addr) {
 			s.refuse(c, "unknown secrets per address", addr)
-			return store.SDKEnv{}, store.ErrTooManyRequests
+			return sdkdata.SDKEnv{}, core.ErrTooManyRequests
 		}
 		var err error
 		env, err = s.cache.secretEnv(c.Request().Context(), secret)
-		if errors.Is(err, store.ErrUnauthenticated) {
+		if errors.Is(err, core.ErrUnauthenticated) {
 			s.limits.failures.Allow(addr)
 		}
 		if err != nil {
-			return store.SDKEnv{}, err
+			return sdkdata.SDKEnv{}, err
 		}
 	}
 	if !s.limits.secret.Allow(env.SecretID.String()) {
 		s.refuse(c, "requests per secret", "secret "+env.SecretID.String())
-		return store.SDKEnv{}, store.ErrTooManyRequests
+		return sdkdata.SDKEnv{}, core.ErrTooManyRequests
 	}
 	s.markSeen(c.Request().Context(), env)
 	return env, nil
@@ -140,7 +142,7 @@ func (s *Server) secretEnv(c echo.Context, secret string) (store.SDKEnv, error) 
 // markSeen records an environment's first SDK request, for the first-run
 // guide's live check. A failure is logged and tried again on the next
 // request; it never refuses the SDK.
-func (s *Server) markSeen(ctx context.Context, env store.SDKEnv) {
+func (s *Server) markSeen(ctx context.Context, env sdkdata.SDKEnv) {
 	if _, done := s.seen.LoadOrStore(env.EnvID, true); done {
 		return
 	}

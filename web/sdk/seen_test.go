@@ -5,7 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // An environment's first SDK request of any kind is recorded once (the
@@ -32,7 +32,7 @@ func TestFirstSDKRequestIsRecorded(t *testing.T) {
 	if seen(prod) != 0 || seen(dev) != 0 {
 		t.Fatal("seen before any request")
 	}
-	in.request("GET", "/api/public/sdk/server/latest-all?timestamp=0", nil, "Authorization", store.NewSecretValue(prod.id))
+	in.request("GET", "/api/public/sdk/server/latest-all?timestamp=0", nil, "Authorization", core.NewSecretValue(prod.id))
 	if seen(prod) != 0 {
 		t.Error("an unknown secret was recorded")
 	}

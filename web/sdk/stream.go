@@ -20,7 +20,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/bunting-flags/bunting/sql/eval"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // Close codes FeatBit's SDKs understand: 4003 stops them for good, any
@@ -100,7 +101,7 @@ func (s *Server) streaming(c echo.Context) error {
 	// against its environment's and organization's budgets, and against the
 	// server or the client share by what the secret is, not what the
 	// request claims.
-	var env store.SDKEnv
+	var env sdkdata.SDKEnv
 	var err error
 	if !invalid {
 		env, err = s.secretEnv(c, secret)
@@ -132,10 +133,10 @@ func (s *Server) streaming(c echo.Context) error {
 		return nil
 	}
 	switch {
-	case errors.Is(err, store.ErrUnauthenticated) || (err == nil && env.SecretType != typ):
+	case errors.Is(err, core.ErrUnauthenticated) || (err == nil && env.SecretType != typ):
 		closeNow(ws, closeInvalid, "invalid request, close by server")
 		return nil
-	case errors.Is(err, store.ErrTooManyRequests):
+	case errors.Is(err, core.ErrTooManyRequests):
 		closeNow(ws, closeTooSlow, "too many requests, close by server")
 		return nil
 	case err != nil:
@@ -189,7 +190,7 @@ func (s *Server) capKey(full string, at place) string {
 		if env, ok := s.cache.knownSecret(at.secret); ok {
 			return "secret " + env.SecretID.String()
 		}
-		if envID, ok := store.SecretEnvID(at.secret); ok {
+		if envID, ok := core.SecretEnvID(at.secret); ok {
 			return "a secret of environment " + envID.String()
 		}
 		return "a malformed secret"
@@ -213,7 +214,7 @@ type conn struct {
 	srv      *Server
 	ws       *websocket.Conn
 	typ      string
-	env      store.SDKEnv
+	env      sdkdata.SDKEnv
 	place    place // what it counts against, secret included
 	messages *rate.Limiter
 	once     sync.Once
@@ -621,7 +622,7 @@ func (cu *clientUser) endUser() (eval.EndUser, bool) {
 	for _, p := range cu.CustomizedProperties {
 		u.CustomizedProperties = append(u.CustomizedProperties, eval.UserProperty{Name: p.Name, Value: text(p.Value)})
 	}
-	return u, store.CheckEndUser(u) == nil
+	return u, sdkdata.CheckEndUser(u) == nil
 }
 
 // text is a JSON value as FeatBit compares it: a string as is, anything

@@ -13,7 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/feed"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -23,7 +24,7 @@ func TestStreamingRefusesBadRequests(t *testing.T) {
 	t.Parallel()
 	in := newServer(t)
 	prod, _ := in.project("web")
-	unknown := store.NewSecretValue(prod.id) // well formed, never stored
+	unknown := core.NewSecretValue(prod.id) // well formed, never stored
 	tests := []struct {
 		name, typ, token string
 	}{
@@ -71,7 +72,7 @@ func TestServerDataSync(t *testing.T) {
 				t.Errorf("flag has %s: %s", field, raw)
 			}
 		}
-		var f store.Flag
+		var f flagstore.Flag
 		json.Unmarshal(raw, &f)
 		if !strings.Contains(string(raw), `"updatedAt":"`+f.UpdatedAt.Format(time.RFC3339Nano)+`"`) || !strings.HasSuffix(f.UpdatedAt.Format(time.RFC3339Nano), "Z") {
 			t.Errorf("flag %s updatedAt is not RFC 3339 UTC: %s", f.Key, raw)
@@ -244,7 +245,7 @@ func TestChangesArePushed(t *testing.T) {
 	if p.Data.EventType != "patch" || !slices.Equal(keys(p.Data.FeatureFlags, "key"), []string{"ft-bool"}) || len(p.Data.Segments) != 0 {
 		t.Fatalf("server push: %s %v %v", p.Data.EventType, keys(p.Data.FeatureFlags, "key"), p.Data.Segments)
 	}
-	var pushed store.Flag
+	var pushed flagstore.Flag
 	json.Unmarshal(p.Data.FeatureFlags[0], &pushed)
 	if pushed.IsEnabled || pushed.Revision != toggled.Revision || !pushed.UpdatedAt.After(fx.flags["ft-bool"].UpdatedAt) {
 		t.Errorf("pushed flag %+v, want the toggled one with a later updatedAt", pushed)
@@ -260,7 +261,7 @@ func TestChangesArePushed(t *testing.T) {
 	// A segment's targeting change pushes the segment, and the flag that
 	// uses it with a new updatedAt.
 	_, err := in.store.SetSegmentTargeting(context.Background(), prod.owner, prod.id, fx.segment.ID,
-		input[store.SegmentTargetingInput](t, map[string]any{"included": []string{"u-seg", "u1"}}))
+		input[flagstore.SegmentTargetingInput](t, map[string]any{"included": []string{"u-seg", "u1"}}))
 	must(t, err)
 	deadline := time.Now().Add(pushWait)
 	sawSegment, sawFlag := false, false
@@ -299,7 +300,7 @@ func TestChangesReachOtherInstances(t *testing.T) {
 	start := time.Now()
 	prod.put("/ft-bool/toggle/false", map[string]any{})
 	p := c.readUntil(time.Now().Add(pushWait), "ft-bool")
-	var f store.Flag
+	var f flagstore.Flag
 	json.Unmarshal(p.Data.FeatureFlags[0], &f)
 	if f.IsEnabled {
 		t.Errorf("instance b pushed %+v, want ft-bool off", f)
@@ -376,7 +377,7 @@ func TestChangesMissedWhileNotListeningAreCaughtUp(t *testing.T) {
 		p := c.readUntil(deadline, "ft-bool")
 		t.Logf("patch keys %v", keys(p.Data.FeatureFlags, "key"))
 		for _, raw := range p.Data.FeatureFlags {
-			var f store.Flag
+			var f flagstore.Flag
 			if json.Unmarshal(raw, &f) == nil && f.Key == "ft-bool" && !f.IsEnabled {
 				off = true
 			}

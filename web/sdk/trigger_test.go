@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -23,7 +23,7 @@ func TestTriggerTurnsFlagOffForSDKs(t *testing.T) {
 		t.Fatal("ft-bool is not on")
 	}
 	ctx := context.Background()
-	tr, err := in.store.CreateTrigger(ctx, prod.owner, input[store.TriggerInput](t, map[string]any{"targetId": fx.flags["ft-bool"].ID,
+	tr, err := in.store.CreateTrigger(ctx, prod.owner, input[flagstore.TriggerInput](t, map[string]any{"targetId": fx.flags["ft-bool"].ID,
 		"type": "feature-flag-general", "action": "turn-off", "description": "Checkout alert"}))
 	must(t, err)
 	in.settle()
@@ -41,7 +41,7 @@ func TestTriggerTurnsFlagOffForSDKs(t *testing.T) {
 	if p.Data.EventType != "patch" || !slices.Equal(keys(p.Data.FeatureFlags, "key"), []string{"ft-bool"}) {
 		t.Fatalf("push: %s %v", p.Data.EventType, keys(p.Data.FeatureFlags, "key"))
 	}
-	var pushed store.Flag
+	var pushed flagstore.Flag
 	json.Unmarshal(p.Data.FeatureFlags[0], &pushed)
 	if pushed.IsEnabled || pushed.Revision == on.Revision {
 		t.Errorf("pushed %+v, want ft-bool off under a new revision", pushed)

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // hangingReceivers are n webhook endpoints on loopback that take every
@@ -53,20 +55,20 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 	// created, so 24 deliveries are queued before B's.
 	urls, hanging, release := hangingReceivers(t, 8)
 	for _, u := range urls {
-		hookOn(t, s, a, prodA, u, "", store.EventFlagCreated)
+		hookOn(t, s, a, prodA, u, "", flagstore.EventFlagCreated)
 	}
 	for i := range 3 {
 		key := fmt.Sprintf("a%d", i)
-		_, err := s.CreateFlag(ctx, a, prodA.ID, store.FlagInput{Name: key, Key: key})
+		_, err := s.CreateFlag(ctx, a, prodA.ID, flagstore.FlagInput{Name: key, Key: key})
 		must(t, err)
 	}
 
 	// Organization B, with one receiver that answers at once.
-	org, err := s.CreateOrganization(ctx, a, store.NewOrganizationInput{Name: "Other", Key: "other"})
+	org, err := s.CreateOrganization(ctx, a, iam.NewOrganizationInput{Name: "Other", Key: "other"})
 	must(t, err)
 	b, err := s.UserActor(ctx, a.UserID, "", org.ID.String())
 	must(t, err)
-	p, err := s.CreateProject(ctx, b, store.ProjectInput{Name: "Api", Key: "api"})
+	p, err := s.CreateProject(ctx, b, core.ProjectInput{Name: "Api", Key: "api"})
 	must(t, err)
 	prodB := p.Environments[0]
 	fast := make(chan time.Time, 1)
@@ -77,7 +79,7 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	hookOn(t, s, b, prodB, srv.URL, "", store.EventFlagCreated)
+	hookOn(t, s, b, prodB, srv.URL, "", flagstore.EventFlagCreated)
 
 	// The hanging requests would time out after a minute; the worker has
 	// its default eight slots.
@@ -87,7 +89,7 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 	waitUntil(t, "A's receivers to be called", func() bool { return hanging.Load() >= 2 })
 
 	start := time.Now()
-	_, err = s.CreateFlag(ctx, b, prodB.ID, store.FlagInput{Name: "Pay", Key: "pay"})
+	_, err = s.CreateFlag(ctx, b, prodB.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	select {
 	case at := <-fast:

@@ -20,6 +20,9 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // dbStore is a store on a fresh database, with the pool under it, which
@@ -32,50 +35,50 @@ type dbStore struct {
 // openStore returns a store signed in as its owner; private lets its
 // webhooks reach loopback, as BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS allows
 // in tests.
-func openStore(t *testing.T, private bool) (*dbStore, *store.Actor, *pgxpool.Pool) {
+func openStore(t *testing.T, private bool) (*dbStore, *core.Actor, *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
-	pool := dbtest.New(t, store.ConfigurePool)
-	keys, err := store.DeriveKeys(strings.Repeat("webhook-test-", 4))
+	pool := dbtest.New(t, core.ConfigurePool)
+	keys, err := core.DeriveKeys(strings.Repeat("webhook-test-", 4))
 	must(t, err)
-	s := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost,
+	s := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost,
 		LoginDelayStep: time.Millisecond, WebhookAllowPrivateNetworks: private})
-	_, err = s.Bootstrap(ctx, store.Owner{Email: "owner@example.com", Password: "owner-password"})
+	_, err = s.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
 	must(t, err)
-	session, err := s.Login(ctx, store.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+	session, err := s.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 	must(t, err)
-	a, err := s.Authenticate(ctx, store.Credentials{Authorization: "Bearer " + session.Token})
+	a, err := s.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
 	must(t, err)
 	return &dbStore{s, pool}, a, pool
 }
 
-func testStore(t *testing.T) (*dbStore, *store.Actor, *pgxpool.Pool) { return openStore(t, false) }
+func testStore(t *testing.T) (*dbStore, *core.Actor, *pgxpool.Pool) { return openStore(t, false) }
 
 // loopbackStore is a store whose webhooks may reach loopback, with its
 // Prod environment.
-func loopbackStore(t *testing.T) (*dbStore, *store.Actor, store.Environment) {
+func loopbackStore(t *testing.T) (*dbStore, *core.Actor, core.Environment) {
 	s, a, _ := openStore(t, true)
 	prod, _ := prodAndDev(t, s, a)
 	return s, a, prod
 }
 
 // prodAndDev creates a project and returns its two environments.
-func prodAndDev(t *testing.T, s *dbStore, a *store.Actor) (store.Environment, store.Environment) {
+func prodAndDev(t *testing.T, s *dbStore, a *core.Actor) (core.Environment, core.Environment) {
 	t.Helper()
-	p, err := s.CreateProject(context.Background(), a, store.ProjectInput{Name: "Web", Key: "web"})
+	p, err := s.CreateProject(context.Background(), a, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	return p.Environments[0], p.Environments[1]
 }
 
-func hookOn(t *testing.T, s *dbStore, a *store.Actor, env store.Environment, url, secret string, events ...string) store.Webhook {
+func hookOn(t *testing.T, s *dbStore, a *core.Actor, env core.Environment, url, secret string, events ...string) flagstore.Webhook {
 	t.Helper()
-	w, err := s.CreateWebhook(context.Background(), a, store.WebhookInput{Name: "hook " + uuid.NewString()[:8], URL: url,
+	w, err := s.CreateWebhook(context.Background(), a, flagstore.WebhookInput{Name: "hook " + uuid.NewString()[:8], URL: url,
 		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: events, Secret: &secret, IsActive: true})
 	must(t, err)
 	return w
 }
 
-func scopeOf(envs ...store.Environment) []string {
+func scopeOf(envs ...core.Environment) []string {
 	var ids []string
 	for _, e := range envs {
 		ids = append(ids, e.ID.String())
@@ -103,7 +106,7 @@ func must(t testing.TB, err error) {
 
 func wantInvalid(t *testing.T, what string, err error, code string) {
 	t.Helper()
-	var verr *store.ValidationError
+	var verr *core.ValidationError
 	if !errors.As(err, &verr) || !strings.Contains(strings.Join(verr.Codes, " "), code) {
 		t.Fatalf("%s: got %v, want %s", what, err, code)
 	}

@@ -23,6 +23,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/outbound"
 )
 
@@ -60,13 +62,13 @@ func NewSender(st *store.Store) *Sender {
 // Send makes a request now, as FeatBit's "send" does for the webhook
 // form's test (store.PrepareWebhookRequest says what may be sent), and
 // says how it went; an attempt for a stored webhook goes into its log.
-func (s *Sender) Send(ctx context.Context, a *store.Actor, in store.WebhookRequest) (store.WebhookDelivery, error) {
+func (s *Sender) Send(ctx context.Context, a *core.Actor, in flagstore.WebhookRequest) (flagstore.WebhookDelivery, error) {
 	d, err := s.store.PrepareWebhookRequest(ctx, a, in)
 	if err != nil {
-		return store.WebhookDelivery{}, err
+		return flagstore.WebhookDelivery{}, err
 	}
 	if d.Refused != "" {
-		return store.WebhookDelivery{WebhookID: d.WebhookID, Error: &store.DeliveryErrorInfo{Message: d.Refused},
+		return flagstore.WebhookDelivery{WebhookID: d.WebhookID, Error: &flagstore.DeliveryErrorInfo{Message: d.Refused},
 			Request: recordRequest(d.URL, http.Header{}, nil, d.Payload)}, nil
 	}
 	return s.store.LogWebhookAttempt(ctx, d, send(ctx, s.client, d))
@@ -74,10 +76,10 @@ func (s *Sender) Send(ctx context.Context, a *store.Actor, in store.WebhookReque
 
 // SendTest sends a webhook its test delivery ("Send test" on its page),
 // signed and logged like any delivery, and says how it went.
-func (s *Sender) SendTest(ctx context.Context, a *store.Actor, id uuid.UUID) (store.WebhookDelivery, error) {
+func (s *Sender) SendTest(ctx context.Context, a *core.Actor, id uuid.UUID) (flagstore.WebhookDelivery, error) {
 	d, err := s.store.PrepareWebhookTest(ctx, a, id)
 	if err != nil {
-		return store.WebhookDelivery{}, err
+		return flagstore.WebhookDelivery{}, err
 	}
 	return s.store.LogWebhookAttempt(ctx, d, send(ctx, s.client, d))
 }
@@ -88,7 +90,7 @@ func (s *Sender) SendTest(ctx context.Context, a *store.Actor, id uuid.UUID) (st
 // allows it) keeps its status but not its body: that is the inside of the
 // server's network, and whoever may manage webhooks must not read it
 // through them.
-func send(ctx context.Context, client *http.Client, d store.WebhookSend) (at store.WebhookAttempt) {
+func send(ctx context.Context, client *http.Client, d flagstore.WebhookSend) (at flagstore.WebhookAttempt) {
 	at.Started = time.Now()
 	defer func() { at.Ended = time.Now() }() // the named result: every return has its end
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Payload))
@@ -143,14 +145,14 @@ func send(ctx context.Context, client *http.Client, d store.WebhookSend) (at sto
 
 // recordRequest is the request as the log shows it, the webhook's own
 // header values masked: they are not shown again once saved.
-func recordRequest(target string, h http.Header, own []store.WebhookHeader, payload []byte) json.RawMessage {
+func recordRequest(target string, h http.Header, own []flagstore.WebhookHeader, payload []byte) json.RawMessage {
 	headers := map[string]string{}
 	for k, v := range h {
 		headers[k] = strings.Join(v, "; ")
 	}
 	for _, o := range own {
 		if _, ok := headers[http.CanonicalHeaderKey(o.Key)]; ok {
-			headers[http.CanonicalHeaderKey(o.Key)] = store.MaskSecret(o.Value)
+			headers[http.CanonicalHeaderKey(o.Key)] = flagstore.MaskSecret(o.Value)
 		}
 	}
 	raw, _ := json.Marshal(map[string]any{"url": target, "headers": headers, "payload": string(payload)})

@@ -10,6 +10,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // The stored secret signs only requests to the stored URL: "send" to
@@ -21,11 +23,11 @@ func TestWebhookSendSignsOnlyTheStoredURL(t *testing.T) {
 	ctx := context.Background()
 	own, other := newReceiver(t), newReceiver(t)
 	secret := "the-stored-secret"
-	w, err := s.CreateWebhook(ctx, a, store.WebhookInput{Name: "Chat", URL: own.URL, Scopes: scopeOf(prod), Events: []string{store.EventFlagCreated},
-		Headers: []store.WebhookHeader{{Key: "X-Token", Value: "stored-token"}}, Secret: &secret, IsActive: true})
+	w, err := s.CreateWebhook(ctx, a, flagstore.WebhookInput{Name: "Chat", URL: own.URL, Scopes: scopeOf(prod), Events: []string{flagstore.EventFlagCreated},
+		Headers: []flagstore.WebhookHeader{{Key: "X-Token", Value: "stored-token"}}, Secret: &secret, IsActive: true})
 	must(t, err)
-	send := func(url, secret string, headers ...store.WebhookHeader) error {
-		_, err := NewSender(s.Store).Send(ctx, a, store.WebhookRequest{ID: w.ID, DeliveryID: "d", URL: url, Secret: secret, Headers: headers,
+	send := func(url, secret string, headers ...flagstore.WebhookHeader) error {
+		_, err := NewSender(s.Store).Send(ctx, a, flagstore.WebhookRequest{ID: w.ID, DeliveryID: "d", URL: url, Secret: secret, Headers: headers,
 			Events: "test", Payload: `{"forged":true}`})
 		return err
 	}
@@ -60,16 +62,16 @@ func TestWebhookSecretsAreNeverShownAgain(t *testing.T) {
 	ctx := context.Background()
 	r := newReceiver(t)
 	secret := "Qz#a-long-random-secret#Xw"
-	w, err := s.CreateWebhook(ctx, a, store.WebhookInput{Name: "Chat", URL: r.URL, Scopes: scopeOf(prod), Events: []string{store.EventFlagCreated},
-		Headers: []store.WebhookHeader{{Key: "Authorization", Value: "Bearer tok-123456789"}}, Secret: &secret, IsActive: true})
+	w, err := s.CreateWebhook(ctx, a, flagstore.WebhookInput{Name: "Chat", URL: r.URL, Scopes: scopeOf(prod), Events: []string{flagstore.EventFlagCreated},
+		Headers: []flagstore.WebhookHeader{{Key: "Authorization", Value: "Bearer tok-123456789"}}, Secret: &secret, IsActive: true})
 	must(t, err)
 	_, err = NewSender(s.Store).SendTest(ctx, a, w.ID)
 	must(t, err)
 	got, err := s.GetWebhook(ctx, a, w.ID)
 	must(t, err)
-	list, err := s.ListWebhooks(ctx, a, store.WebhookFilter{Page: store.Page{Size: 10}})
+	list, err := s.ListWebhooks(ctx, a, flagstore.WebhookFilter{Page: core.Page{Size: 10}})
 	must(t, err)
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: store.Page{Size: 10}})
+	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	var audit []string
 	rows, err := s.pool.Query(ctx, `SELECT coalesce(previous::text, '') || coalesce(current::text, '') FROM audit_logs WHERE ref_type = 'Webhook'`)
@@ -98,7 +100,7 @@ func TestWebhookSecretsAreNeverShownAgain(t *testing.T) {
 	}
 
 	// Sent back masked, as FeatBit's UI does on update, they are kept.
-	_, err = s.UpdateWebhook(ctx, a, w.ID, store.WebhookInput{Name: "Renamed", URL: w.URL, Scopes: w.Scopes, Events: w.Events,
+	_, err = s.UpdateWebhook(ctx, a, w.ID, flagstore.WebhookInput{Name: "Renamed", URL: w.URL, Scopes: w.Scopes, Events: w.Events,
 		Headers: got.Headers, Secret: &got.Secret, IsActive: true})
 	must(t, err)
 	stored, err := s.PrepareWebhookTest(ctx, a, w.ID)
@@ -108,10 +110,10 @@ func TestWebhookSecretsAreNeverShownAgain(t *testing.T) {
 	}
 	// The mask is no value of its own.
 	mask := got.Secret
-	_, err = s.CreateWebhook(ctx, a, store.WebhookInput{Name: "Other", URL: w.URL, Scopes: w.Scopes, Events: w.Events, Secret: &mask})
+	_, err = s.CreateWebhook(ctx, a, flagstore.WebhookInput{Name: "Other", URL: w.URL, Scopes: w.Scopes, Events: w.Events, Secret: &mask})
 	wantInvalid(t, "a new webhook with the mask as its secret", err, "secret_is_invalid")
-	_, err = s.UpdateWebhook(ctx, a, w.ID, store.WebhookInput{Name: "Renamed", URL: w.URL, Scopes: w.Scopes, Events: w.Events,
-		Headers: []store.WebhookHeader{{Key: "X-Other", Value: mask}}})
+	_, err = s.UpdateWebhook(ctx, a, w.ID, flagstore.WebhookInput{Name: "Renamed", URL: w.URL, Scopes: w.Scopes, Events: w.Events,
+		Headers: []flagstore.WebhookHeader{{Key: "X-Other", Value: mask}}})
 	wantInvalid(t, "a masked header that is not stored", err, "headers_is_invalid")
 }
 
@@ -125,10 +127,10 @@ func TestWebhookPrivateNetworksHaveTheirOwnSetting(t *testing.T) {
 	ctx := context.Background()
 	r := newReceiver(t)
 	port := r.URL[strings.LastIndex(r.URL, ":")+1:]
-	byName := hookOn(t, s, a, prod, "http://localhost:"+port+"/internal", "", store.EventFlagCreated)
-	byAddress := hookOn(t, s, a, prod, r.URL+"/internal", "", store.EventFlagCreated)
+	byName := hookOn(t, s, a, prod, "http://localhost:"+port+"/internal", "", flagstore.EventFlagCreated)
+	byAddress := hookOn(t, s, a, prod, r.URL+"/internal", "", flagstore.EventFlagCreated)
 
-	ssoOnly := store.New(pool, s.Keys(), slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, AllowPrivateNetworks: true})
+	ssoOnly := store.New(pool, s.Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, AllowPrivateNetworks: true})
 	d, err := NewSender(ssoOnly).SendTest(ctx, a, byName.ID)
 	must(t, err)
 	if d.Error == nil || !strings.Contains(d.Error.Message, "localhost resolves to a private network address") ||
@@ -139,8 +141,8 @@ func TestWebhookPrivateNetworksHaveTheirOwnSetting(t *testing.T) {
 		t.Fatalf("the internal receiver was reached %d times with only single sign-on's setting on", len(r.received()))
 	}
 
-	webhooks := store.New(pool, s.Keys(), slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
-	for _, w := range []store.Webhook{byName, byAddress} {
+	webhooks := store.New(pool, s.Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
+	for _, w := range []flagstore.Webhook{byName, byAddress} {
 		d, err := NewSender(webhooks).SendTest(ctx, a, w.ID)
 		must(t, err)
 		if d.Response == nil || d.Response.StatusCode != 200 || d.Response.Body != "" {
@@ -150,7 +152,7 @@ func TestWebhookPrivateNetworksHaveTheirOwnSetting(t *testing.T) {
 	if len(r.received()) != 2 {
 		t.Fatalf("the internal receiver got %d requests, want 2", len(r.received()))
 	}
-	log, err := webhooks.ListWebhookDeliveries(ctx, a, byName.ID, store.WebhookDeliveryFilter{Page: store.Page{Size: 10}})
+	log, err := webhooks.ListWebhookDeliveries(ctx, a, byName.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	for _, d := range log.Items {
 		if d.Response != nil && strings.Contains(d.Response.Body, "answered") {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/outbound"
 )
 
@@ -113,7 +114,7 @@ func Run(ctx context.Context, st *store.Store, log *slog.Logger, o Options) {
 		}
 		total, busy := flight.busy()
 		if free := o.Concurrency - total; free > 0 {
-			sends, err := st.ClaimWebhookDeliveries(ctx, store.WebhookClaim{Max: free, PerOrganization: o.PerOrganization,
+			sends, err := st.ClaimWebhookDeliveries(ctx, flagstore.WebhookClaim{Max: free, PerOrganization: o.PerOrganization,
 				Busy: busy, LeaseUntil: time.Now().Add(lease)})
 			if err != nil && ctx.Err() == nil {
 				log.Warn("webhooks: claiming deliveries failed", "err", err)
@@ -158,7 +159,7 @@ type worker struct {
 // deliver makes one attempt of a claimed delivery and records it; the
 // delivery leaves the outbox when it succeeded or has no attempt left, and
 // otherwise comes due again after the next wait of the schedule.
-func (w *worker) deliver(ctx context.Context, d store.WebhookSend) {
+func (w *worker) deliver(ctx context.Context, d flagstore.WebhookSend) {
 	at := send(ctx, w.client, d)
 	if _, err := w.store.LogWebhookAttempt(ctx, d, at); err != nil {
 		w.log.Warn("webhooks: recording a delivery failed", "webhook", d.WebhookID, "err", err)

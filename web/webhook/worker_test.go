@@ -18,6 +18,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Each change reaches the receiver once, signed with the webhook's secret
@@ -29,28 +31,28 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	ctx := context.Background()
 	r := newReceiver(t)
 	const secret = "a-webhook-secret"
-	w := hookOn(t, s, a, prod, r.URL, secret, store.EventFlagCreated, store.EventFlagToggled, store.EventFlagArchived,
-		store.EventFlagRestored, store.EventFlagDeleted, store.EventSegmentCreated, store.EventSegmentArchived)
+	w := hookOn(t, s, a, prod, r.URL, secret, flagstore.EventFlagCreated, flagstore.EventFlagToggled, flagstore.EventFlagArchived,
+		flagstore.EventFlagRestored, flagstore.EventFlagDeleted, flagstore.EventSegmentCreated, flagstore.EventSegmentArchived)
 	if w.Secret == secret || !strings.Contains(w.Secret, "****") {
 		t.Fatalf("secret shown as %q, want it masked", w.Secret)
 	}
 	runWorker(t, s.Store, fast)
 
-	_, err := s.CreateFlag(ctx, a, prod.ID, store.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	_, err = s.ToggleFlag(ctx, a, prod.ID, "pay", true, store.Change{})
+	_, err = s.ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{})
 	must(t, err)
-	_, err = s.ArchiveFlag(ctx, a, prod.ID, "pay", store.Change{})
+	_, err = s.ArchiveFlag(ctx, a, prod.ID, "pay", flagstore.Change{})
 	must(t, err)
-	_, err = s.RestoreFlag(ctx, a, prod.ID, "pay", store.Change{})
+	_, err = s.RestoreFlag(ctx, a, prod.ID, "pay", flagstore.Change{})
 	must(t, err)
-	_, err = s.ArchiveFlag(ctx, a, prod.ID, "pay", store.Change{})
+	_, err = s.ArchiveFlag(ctx, a, prod.ID, "pay", flagstore.Change{})
 	must(t, err)
-	must(t, s.DeleteFlag(ctx, a, prod.ID, "pay", store.Change{}))
-	_, err = s.CreateSegment(ctx, a, prod.ID, store.SegmentInput{Name: "Beta", Key: "beta", Type: "environment-specific"})
+	must(t, s.DeleteFlag(ctx, a, prod.ID, "pay", flagstore.Change{}))
+	_, err = s.CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: "environment-specific"})
 	must(t, err)
-	want := []string{store.EventFlagCreated, store.EventFlagToggled, store.EventFlagArchived, store.EventFlagRestored, store.EventFlagArchived,
-		store.EventFlagDeleted, store.EventSegmentCreated}
+	want := []string{flagstore.EventFlagCreated, flagstore.EventFlagToggled, flagstore.EventFlagArchived, flagstore.EventFlagRestored, flagstore.EventFlagArchived,
+		flagstore.EventFlagDeleted, flagstore.EventSegmentCreated}
 	drained(t, s.pool)
 	got := r.received()
 	var events []string
@@ -85,7 +87,7 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	if !slices.Equal(events, want) {
 		t.Fatalf("events %v, want each of %v once", events, want)
 	}
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: store.Page{Size: 100}})
+	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 100}})
 	must(t, err)
 	// The receiver is on loopback: its answer's body is not kept.
 	if log.TotalCount != int64(len(want)) || !log.Items[0].Success || log.Items[0].Response.StatusCode != 200 ||
@@ -101,18 +103,18 @@ func TestWebhookFollowsScopesAndEvents(t *testing.T) {
 	prod, dev := prodAndDev(t, s, a)
 	ctx := context.Background()
 	r := newReceiver(t)
-	hookOn(t, s, a, prod, r.URL, "", store.EventFlagToggled)
+	hookOn(t, s, a, prod, r.URL, "", flagstore.EventFlagToggled)
 	runWorker(t, s.Store, fast)
-	_, err := s.CreateFlag(ctx, a, dev.ID, store.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.CreateFlag(ctx, a, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	_, err = s.ToggleFlag(ctx, a, dev.ID, "pay", true, store.Change{}) // another environment
+	_, err = s.ToggleFlag(ctx, a, dev.ID, "pay", true, flagstore.Change{}) // another environment
 	must(t, err)
-	_, err = s.CreateFlag(ctx, a, prod.ID, store.FlagInput{Name: "Pay", Key: "pay"}) // another event
+	_, err = s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"}) // another event
 	must(t, err)
-	_, err = s.ToggleFlag(ctx, a, prod.ID, "pay", true, store.Change{})
+	_, err = s.ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{})
 	must(t, err)
 	drained(t, s.pool)
-	if got := r.received(); len(got) != 1 || got[0].event != store.EventFlagToggled || got[0].signature != "" {
+	if got := r.received(); len(got) != 1 || got[0].event != flagstore.EventFlagToggled || got[0].signature != "" {
 		t.Fatalf("got %+v, want one unsigned toggle", got)
 	}
 }
@@ -124,16 +126,16 @@ func TestWebhookRetriesAfterFailure(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	r := newReceiver(t, 500, 500)
-	w := hookOn(t, s, a, prod, r.URL, "s3cret-value", store.EventFlagCreated)
+	w := hookOn(t, s, a, prod, r.URL, "s3cret-value", flagstore.EventFlagCreated)
 	runWorker(t, s.Store, Options{Poll: 20 * time.Millisecond, Retries: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}})
-	_, err := s.CreateFlag(ctx, a, prod.ID, store.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	drained(t, s.pool)
 	got := r.received()
 	if len(got) != 3 || got[0].delivery != got[2].delivery || got[2].status != 200 {
 		t.Fatalf("got %+v, want 500, 500, then 200 of one delivery", got)
 	}
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: store.Page{Size: 10}})
+	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if log.TotalCount != 3 || !log.Items[0].Success || log.Items[0].Attempt != 3 || log.Items[2].Success ||
 		log.Items[2].Response.StatusCode != 500 {
@@ -157,19 +159,19 @@ func TestWebhookGivesUpAfterItsAttempts(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	r := newReceiver(t, 503, 503, 503, 503, 503)
-	w := hookOn(t, s, a, prod, r.URL, "", store.EventFlagCreated)
+	w := hookOn(t, s, a, prod, r.URL, "", flagstore.EventFlagCreated)
 	// An attempt older than the log keeps is forgotten when the worker starts.
 	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, latency_ms,
 		request, started_at, ended_at) VALUES ($1, gen_random_uuid(), 'test', 1, true, 1, '{}', now() - interval '31 days', now() - interval '31 days')`, w.ID)
 	must(t, err)
 	runWorker(t, s.Store, fast) // three attempts
-	_, err = s.CreateFlag(ctx, a, prod.ID, store.FlagInput{Name: "Pay", Key: "pay"})
+	_, err = s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	drained(t, s.pool)
 	if n := len(r.received()); n != 3 {
 		t.Fatalf("%d attempts, want 3", n)
 	}
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, store.WebhookDeliveryFilter{Page: store.Page{Size: 10}})
+	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if log.TotalCount != 3 {
 		t.Fatalf("%d attempts in the log, want the 3 of the flag's creation", log.TotalCount)
@@ -181,19 +183,19 @@ func TestWebhookTwoWorkersSendOnce(t *testing.T) {
 	t.Parallel()
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
-	other := store.New(s.pool, s.Keys(), slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
+	other := store.New(s.pool, s.Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
 	r := newReceiver(t)
-	hookOn(t, s, a, prod, r.URL, "k", store.EventFlagCreated, store.EventFlagToggled)
-	hookOn(t, s, a, prod, r.URL, "k", store.EventFlagCreated)
+	hookOn(t, s, a, prod, r.URL, "k", flagstore.EventFlagCreated, flagstore.EventFlagToggled)
+	hookOn(t, s, a, prod, r.URL, "k", flagstore.EventFlagCreated)
 	opts := Options{Poll: 5 * time.Millisecond, Retries: []time.Duration{time.Second}}
 	runWorker(t, s.Store, opts)
 	runWorker(t, other, opts)
 	const flags = 30
 	for i := range flags {
 		key := fmt.Sprintf("f%d", i)
-		_, err := s.CreateFlag(ctx, a, prod.ID, store.FlagInput{Name: key, Key: key})
+		_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: key, Key: key})
 		must(t, err)
-		_, err = s.ToggleFlag(ctx, a, prod.ID, key, true, store.Change{})
+		_, err = s.ToggleFlag(ctx, a, prod.ID, key, true, flagstore.Change{})
 		must(t, err)
 	}
 	const want = flags * 3 // two creations and one toggle each
@@ -223,13 +225,13 @@ func TestWebhookHangingReceiverDoesNotSlowChanges(t *testing.T) {
 	}))
 	release := sync.OnceFunc(func() { close(hang) })
 	t.Cleanup(func() { release(); slow.Close() })
-	_, err := s.CreateFlag(ctx, a, prod.ID, store.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	toggles := func(n int) time.Duration {
 		var times []time.Duration
 		for i := range n {
 			start := time.Now()
-			_, err := s.ToggleFlag(ctx, a, prod.ID, "pay", i%2 == 0, store.Change{})
+			_, err := s.ToggleFlag(ctx, a, prod.ID, "pay", i%2 == 0, flagstore.Change{})
 			must(t, err)
 			times = append(times, time.Since(start))
 		}
@@ -238,7 +240,7 @@ func TestWebhookHangingReceiverDoesNotSlowChanges(t *testing.T) {
 	}
 	toggles(5) // warm up
 	without := toggles(30)
-	hookOn(t, s, a, prod, slow.URL, "k", store.EventFlagToggled)
+	hookOn(t, s, a, prod, slow.URL, "k", flagstore.EventFlagToggled)
 	runWorker(t, s.Store, Options{Poll: 10 * time.Millisecond, Timeout: 30 * time.Second, Concurrency: 4})
 	t.Cleanup(release) // before the worker stops, which waits for its requests
 	with := toggles(30)
@@ -260,7 +262,7 @@ func TestWebhookOutboundRules(t *testing.T) {
 	s, a, _ := testStore(t)
 	prod, _ := prodAndDev(t, s, a)
 	r := newReceiver(t)
-	w := hookOn(t, s, a, prod, r.URL, "", store.EventFlagCreated)
+	w := hookOn(t, s, a, prod, r.URL, "", flagstore.EventFlagCreated)
 	d, err := NewSender(s.Store).SendTest(context.Background(), a, w.ID)
 	must(t, err)
 	if d.Success || d.Error == nil || !strings.Contains(d.Error.Message, "private network address 127.0.0.1 not allowed") || len(r.received()) != 0 {
@@ -274,10 +276,10 @@ func TestWebhookDeactivatedIsSentNothing(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	r := newReceiver(t)
-	w := hookOn(t, s, a, prod, r.URL, "", store.EventFlagCreated)
-	_, err := s.CreateFlag(ctx, a, prod.ID, store.FlagInput{Name: "Pay", Key: "pay"})
+	w := hookOn(t, s, a, prod, r.URL, "", flagstore.EventFlagCreated)
+	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	_, err = s.UpdateWebhook(ctx, a, w.ID, store.WebhookInput{Name: w.Name, URL: w.URL, Scopes: w.Scopes, Events: w.Events})
+	_, err = s.UpdateWebhook(ctx, a, w.ID, flagstore.WebhookInput{Name: w.Name, URL: w.URL, Scopes: w.Scopes, Events: w.Events})
 	must(t, err)
 	runWorker(t, s.Store, fast)
 	waitUntil(t, "the outbox to empty", func() bool {
@@ -299,28 +301,28 @@ func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 	s, a, _ := openStore(t, true)
 	prod, dev := prodAndDev(t, s, a)
 	ctx := context.Background()
-	other, err := s.CreateProject(ctx, a, store.ProjectInput{Name: "Api", Key: "api"})
+	other, err := s.CreateProject(ctx, a, core.ProjectInput{Name: "Api", Key: "api"})
 	must(t, err)
 	inDev, elsewhere := newReceiver(t), newReceiver(t)
-	hookOn(t, s, a, dev, inDev.URL, "", store.EventSegmentTargetUsersChanged)
-	hookOn(t, s, a, other.Environments[0], elsewhere.URL, "", store.EventSegmentTargetUsersChanged)
+	hookOn(t, s, a, dev, inDev.URL, "", flagstore.EventSegmentTargetUsersChanged)
+	hookOn(t, s, a, other.Environments[0], elsewhere.URL, "", flagstore.EventSegmentTargetUsersChanged)
 	runWorker(t, s.Store, fast)
 
-	sg, err := s.CreateSegment(ctx, a, prod.ID, store.SegmentInput{Name: "Beta", Key: "beta", Type: store.SegmentShared,
+	sg, err := s.CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentShared,
 		Scopes: []string{"organization/default-organization:project/web"}})
 	must(t, err)
-	for _, env := range []store.Environment{prod, dev} {
-		f, err := s.CreateFlag(ctx, a, env.ID, store.FlagInput{Name: "Pay", Key: "pay"})
+	for _, env := range []core.Environment{prod, dev} {
+		f, err := s.CreateFlag(ctx, a, env.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 		must(t, err)
 		tg := f.Targeting()
-		tg.Rules = []store.FlagRule{{ID: "r", Name: "Beta",
-			Conditions: []store.Condition{{ID: "c", Property: store.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
-			Variations: []store.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-		_, err = s.SetFlagTargeting(ctx, a, env.ID, "pay", store.TargetingInput{Targeting: &tg})
+		tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Beta",
+			Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+			Variations: []flagstore.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
+		_, err = s.SetFlagTargeting(ctx, a, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 		must(t, err)
 	}
 	users := []string{"u1"}
-	_, err = s.SetSegmentTargeting(ctx, a, prod.ID, sg.ID, store.SegmentTargetingInput{Included: &users})
+	_, err = s.SetSegmentTargeting(ctx, a, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &users})
 	must(t, err)
 
 	waitUntil(t, "the segment's change in Dev", func() bool { return len(inDev.received()) == 1 })

@@ -22,7 +22,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -127,14 +128,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad("DATABASE_URL", "is not a postgres:// URL")
 		}
 	}
-	if cfg.SecretKey != "" && len(cfg.SecretKey) < store.MinSecretKeyLen {
-		bad("SECRET_KEY", "must be at least %d characters (it is %d)", store.MinSecretKeyLen, len(cfg.SecretKey))
+	if cfg.SecretKey != "" && len(cfg.SecretKey) < core.MinSecretKeyLen {
+		bad("SECRET_KEY", "must be at least %d characters (it is %d)", core.MinSecretKeyLen, len(cfg.SecretKey))
 	}
 	if a, err := mail.ParseAddress(cfg.AdminEmail); err != nil || a.Address != cfg.AdminEmail {
 		bad("ADMIN_EMAIL", "%q is not an email address", cfg.AdminEmail)
 	}
-	if p := cfg.AdminPassword; p != "" && (len([]rune(p)) < store.MinPasswordLen || len(p) > store.MaxPasswordLen) {
-		bad("ADMIN_PASSWORD", "must be %d to %d bytes long", store.MinPasswordLen, store.MaxPasswordLen)
+	if p := cfg.AdminPassword; p != "" && (len([]rune(p)) < iam.MinPasswordLen || len(p) > iam.MaxPasswordLen) {
+		bad("ADMIN_PASSWORD", "must be %d to %d bytes long", iam.MinPasswordLen, iam.MaxPasswordLen)
 	}
 	grace := env("SHUTDOWN_GRACE", "15s")
 	if cfg.ShutdownGrace, err = time.ParseDuration(grace); err != nil || cfg.ShutdownGrace <= 0 {
@@ -175,7 +176,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	cfg.SDKRatePerSecret = positive("SDK_RATE_PER_SECRET", int(sdk.DefaultLimits.PerSecret))
 	cfg.SDKRatePerAddr = positive("SDK_RATE_PER_ADDRESS", int(sdk.DefaultLimits.PerAddress))
-	cfg.MaxEndUsersPerEnv = positive("MAX_END_USERS_PER_ENV", store.DefaultMaxEndUsersPerEnv)
+	cfg.MaxEndUsersPerEnv = positive("MAX_END_USERS_PER_ENV", core.DefaultMaxEndUsersPerEnv)
 	budget := env("BODY_BUDGET", "64MiB")
 	if cfg.BodyBudget, err = parseSize(budget); err != nil || cfg.BodyBudget < minBodyBudget {
 		bad("BODY_BUDGET", "%q is not a size of at least 16MiB (a number of bytes, or of KiB, MiB or GiB such as 64MiB)", budget)

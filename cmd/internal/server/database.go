@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // LocalServer is where a PostgreSQL is looked for when no URL is configured.
@@ -43,7 +43,7 @@ func Connect(ctx context.Context, url string, tracer pgx.QueryTracer) (*pgxpool.
 	if err != nil {
 		return nil, fmt.Errorf("database URL: %w", err)
 	}
-	store.ConfigurePool(cfg)
+	core.ConfigurePool(cfg)
 	if tracer != nil {
 		cfg.ConnConfig.Tracer = tracer
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -38,19 +40,19 @@ type site struct {
 
 func newSite(t *testing.T) *site {
 	t.Helper()
-	return newSiteOver(t, dbtest.New(t, store.ConfigurePool))
+	return newSiteOver(t, dbtest.New(t, core.ConfigurePool))
 }
 
 // newSiteOver is a site over pool, a fresh database's (dbtest.New).
 func newSiteOver(t *testing.T, pool *pgxpool.Pool) *site {
 	t.Helper()
 	ctx := context.Background()
-	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
+	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	must(t, err)
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost})
-	_, err = st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword})
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost})
+	_, err = st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword})
 	must(t, err)
-	session, err := st.Login(ctx, store.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
+	session, err := st.Login(ctx, iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	must(t, err)
 	return &site{t: t, st: st, owner: "Bearer " + session.Token, ownerID: session.UserID}
 }
@@ -74,25 +76,25 @@ func (s *site) listen() {
 }
 
 // ownerActor is the owner as the store sees them, to set up data directly.
-func (s *site) ownerActor() *store.Actor {
+func (s *site) ownerActor() *core.Actor {
 	s.t.Helper()
-	owner, err := s.st.Authenticate(context.Background(), store.Credentials{Authorization: s.owner})
+	owner, err := s.st.Authenticate(context.Background(), iam.Credentials{Authorization: s.owner})
 	must(s.t, err)
 	return owner
 }
 
 // project creates a project as the owner and returns its first
 // environment, with its secrets.
-func (s *site) project(key string) store.Environment {
+func (s *site) project(key string) core.Environment {
 	s.t.Helper()
-	p, err := s.st.CreateProject(context.Background(), s.ownerActor(), store.ProjectInput{Name: key, Key: key})
+	p, err := s.st.CreateProject(context.Background(), s.ownerActor(), core.ProjectInput{Name: key, Key: key})
 	must(s.t, err)
 	return p.Environments[0]
 }
 
 // secret is an environment's secret of a type (store.SecretServer or
 // store.SecretClient).
-func secret(env store.Environment, typ string) string {
+func secret(env core.Environment, typ string) string {
 	for _, s := range env.Secrets {
 		if s.Type == typ {
 			return s.Value
@@ -239,8 +241,8 @@ func TestCancelledRequestsAreNotErrors(t *testing.T) {
 	h := s.handler(server.Config{}, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	for _, r := range []struct{ method, path, auth, body string }{
 		{"GET", "/api/v1/projects/" + prod.ProjectID.String(), s.owner, ""},
-		{"GET", "/api/public/sdk/server/latest-all?timestamp=0", secret(prod, store.SecretServer), ""},
-		{"POST", "/ofrep/v1/evaluate/flags/ft-bool", secret(prod, store.SecretServer), `{"context":{"targetingKey":"u1"}}`},
+		{"GET", "/api/public/sdk/server/latest-all?timestamp=0", secret(prod, core.SecretServer), ""},
+		{"POST", "/ofrep/v1/evaluate/flags/ft-bool", secret(prod, core.SecretServer), `{"context":{"targetingKey":"u1"}}`},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // the client has gone

@@ -14,6 +14,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/webhook"
 )
 
@@ -33,15 +35,15 @@ func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (*store.Store,
 	} else if n > 0 {
 		log.Info("migrations applied", "count", n)
 	}
-	secret, err := store.LoadSecretKey(ctx, pool, cfg.SecretKey)
+	secret, err := core.LoadSecretKey(ctx, pool, cfg.SecretKey)
 	if err != nil {
 		return fail(err)
 	}
-	keys, err := store.DeriveKeys(secret)
+	keys, err := core.DeriveKeys(secret)
 	if err != nil {
 		return fail(err)
 	}
-	return store.New(pool, keys, log, store.Options{PasswordCost: cfg.PasswordCost,
+	return store.New(pool, keys, log, core.Options{PasswordCost: cfg.PasswordCost,
 		AllowPrivateNetworks: cfg.SSOAllowPrivateNetworks, WebhookAllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
 		MaxEndUsersPerEnv: int64(cfg.MaxEndUsersPerEnv)}), pool, stopDB, nil
 }
@@ -54,7 +56,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	defer stopDB()
-	boot, err := st.Bootstrap(ctx, store.Owner{Email: cfg.AdminEmail, Password: cfg.AdminPassword})
+	boot, err := st.Bootstrap(ctx, iam.Owner{Email: cfg.AdminEmail, Password: cfg.AdminPassword})
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}

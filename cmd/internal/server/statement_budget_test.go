@@ -21,7 +21,9 @@ import (
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/dbtest"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // A change made from a page costs at most twice the SQL statements the same
@@ -136,7 +138,7 @@ func TestPageChangesCostAtMostTwiceTheAPI(t *testing.T) {
 func pageChangeBudget(t *testing.T, warm bool) {
 	statements := &statementLog{}
 	s := newSiteOver(t, dbtest.New(t, func(cfg *pgxpool.Config) {
-		store.ConfigurePool(cfg)
+		core.ConfigurePool(cfg)
 		cfg.ConnConfig.Tracer = statementTracer{}
 	}))
 	if warm {
@@ -146,13 +148,13 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	t.Cleanup(srv.Close)
 	ctx, owner := t.Context(), s.ownerActor()
 	env := s.project("web")
-	_, err := s.st.CreateFlag(ctx, owner, env.ID, store.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
-		Variations: []store.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
+	_, err := s.st.CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
+		Variations: []flagstore.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
 	must(t, err)
-	sg, err := s.st.CreateSegment(ctx, owner, env.ID, store.SegmentInput{Name: "Beta users", Key: "beta", Type: store.SegmentEnvironmentSpecific})
+	sg, err := s.st.CreateSegment(ctx, owner, env.ID, flagstore.SegmentInput{Name: "Beta users", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific})
 	must(t, err)
 	member := addMember(t, s, "ann@example.com")
-	policies := []uuid.UUID{readerPolicy(t, s), store.DeveloperPolicyID, store.AdministratorPolicyID}
+	policies := []uuid.UUID{readerPolicy(t, s), core.DeveloperPolicyID, core.AdministratorPolicyID}
 	b := signIn(t, srv.URL)
 
 	var rows []budgetRow
@@ -218,7 +220,7 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	if got := segment.Included; !slices.Equal(got, []string{"user-3"}) {
 		t.Errorf("segment includes %v, want user-3", got)
 	}
-	direct, err := s.st.ListMemberDirectPolicies(ctx, owner, member, store.IAMFilter{Page: store.Page{Size: 100}})
+	direct, err := s.st.ListMemberDirectPolicies(ctx, owner, member, iam.IAMFilter{Page: core.Page{Size: 100}})
 	must(t, err)
 	if got := direct.Items; len(got) != len(policies) {
 		t.Errorf("member's policies %v, want %d", got, len(policies))
@@ -238,9 +240,9 @@ func pageChangeBudget(t *testing.T, warm bool) {
 // policy: the organization's default one is taken back.
 func addMember(t *testing.T, s *site, email string) uuid.UUID {
 	t.Helper()
-	m, err := s.st.AddMember(t.Context(), s.ownerActor(), store.MemberInput{Email: email})
+	m, err := s.st.AddMember(t.Context(), s.ownerActor(), iam.MemberInput{Email: email})
 	must(t, err)
-	must(t, s.st.RemoveMemberPolicy(t.Context(), s.ownerActor(), m.ID, store.DeveloperPolicyID))
+	must(t, s.st.RemoveMemberPolicy(t.Context(), s.ownerActor(), m.ID, core.DeveloperPolicyID))
 	return m.ID
 }
 
@@ -248,7 +250,7 @@ func addMember(t *testing.T, s *site, email string) uuid.UUID {
 // change nothing.
 func readerPolicy(t *testing.T, s *site) uuid.UUID {
 	t.Helper()
-	p, err := s.st.CreatePolicy(t.Context(), s.ownerActor(), store.PolicyInput{Name: "Reader", Key: "reader"})
+	p, err := s.st.CreatePolicy(t.Context(), s.ownerActor(), iam.PolicyInput{Name: "Reader", Key: "reader"})
 	must(t, err)
 	_, err = s.st.UpdatePolicyStatements(t.Context(), s.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},

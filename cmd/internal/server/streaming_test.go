@@ -13,7 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
-	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -34,7 +34,7 @@ func TestStreamingCapKeepsTheAPIAnswering(t *testing.T) {
 		sdk.Options{Connections: sdk.Connections{Total: n, PerSecret: 2 * n, PerAddress: 2 * n}})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	prod := secret(s.project("web"), store.SecretServer)
+	prod := secret(s.project("web"), core.SecretServer)
 	dial := func() (*websocket.Conn, int) {
 		u := "ws" + strings.TrimPrefix(srv.URL, "http") + "/streaming?type=server&token=" + url.QueryEscape(sdk.Token(prod, time.Now(), 10))
 		dialer := websocket.Dialer{HandshakeTimeout: 5 * time.Second}

@@ -1,0 +1,330 @@
+package flagstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
+)
+
+// Where an environment's changes need approval, nothing that changes what
+// its SDKs get happens outside an approved change request: this file holds
+// that rule, for flags and for the segments their rules name, and how
+// approvals are counted. Every path that writes a flag or a segment asks it.
+
+// What needed approval, as ApprovalError.Of says it.
+const (
+	// ApprovalFlagChange is a change to what an existing flag serves (on/off,
+	// variations, off variation, targets, rules, default rule): a change
+	// request makes it.
+	ApprovalFlagChange = "FlagChange"
+	// ApprovalFlagLifecycle is archiving, restoring or deleting a flag:
+	// SDKs find nothing of an archived flag, and deleting one frees its key
+	// for a flag that serves something else.
+	ApprovalFlagLifecycle = "FlagLifecycle"
+	// ApprovalNewFlag is a flag created, cloned or copied in switched on.
+	ApprovalNewFlag = "NewFlag"
+	// ApprovalSegment is a change to who is in a segment that flags of the
+	// environment use.
+	ApprovalSegment = "Segment"
+)
+
+// ApprovalError refuses a change made outside a change request where
+// changes need approval. It is ErrChangeRequestRequired (422
+// ChangeRequestRequired) to every client; Of and Env say what needed
+// approval and where ("Web/Prod"), so the pages can say it in words.
+type ApprovalError struct {
+	Of  string
+	Env string
+}
+
+func (e *ApprovalError) Error() string {
+	return ErrChangeRequestRequired.Code + ": " + e.Of + " in " + e.Env
+}
+
+// Unwrap makes an ApprovalError answer as ErrChangeRequestRequired.
+func (e *ApprovalError) Unwrap() error { return ErrChangeRequestRequired }
+
+// approvalRequired refuses, where env's changes need approval, a change of
+// a flag made outside a change request that changes what SDKs get: before
+// nil is a flag coming into being (created, cloned, copied in), refused
+// when it is on; after nil is a flag deleted, always refused (only an
+// archived flag is deleted, and its key, which applications may still ask
+// for, would be free for a flag serving something else); otherwise
+// archiving, restoring, or a change of what it serves. Name, description
+// and tags need no approval. There is no way around it, for owners or
+// triggers; whoever must make such a change at once turns the setting off,
+// which the environment's history records.
+func approvalRequired(env core.EnvRow, before, after *Flag) error {
+	if approvalsNeeded(env.Environment) == 0 {
+		return nil
+	}
+	e := &ApprovalError{Env: projectEnv(env)}
+	switch {
+	case before == nil && !after.IsEnabled:
+		return nil // off, it serves its off variation until a request turns it on
+	case before == nil:
+		e.Of = ApprovalNewFlag
+	case after == nil || before.IsArchived != after.IsArchived:
+		e.Of = ApprovalFlagLifecycle
+	case servesDifferently(*before, *after):
+		e.Of = ApprovalFlagChange
+	default:
+		return nil
+	}
+	return e
+}
+
+// approvalsNeeded is how many approvals a change to what a flag serves
+// needs in an environment: 0 where its setting "changes need approval" is
+// off. Every decision between a direct change and a change request asks it.
+func approvalsNeeded(e db.Environment) int {
+	if !e.ChangeRequestEnabled {
+		return 0
+	}
+	return int(e.ApprovalsRequired)
+}
+
+// ChangeFlagServing makes a change to what a flag of the person's working
+// environment (pl.Env) serves, as the pages do: where its changes need no
+// approval at once, with direct (the change's own operation: ToggleFlag,
+// SetFlagTargeting…); where they do, as the change request in, with its
+// reason and reviewers. requested tells which; the flag is the changed one
+// when it was changed at once. This is where the pages' choice between the
+// two is made, on approvalsNeeded as it was when pl was loaded: a setting
+// changed since is still enforced by the operation chosen.
+func (s *Flags) ChangeFlagServing(ctx context.Context, a *core.Actor, pl Place, key string, in FlagChangeRequestInput,
+	direct func() (Flag, error)) (f Flag, requested bool, err error) {
+	if pl.Env == nil {
+		return Flag{}, false, core.ErrForbidden
+	}
+	if pl.Approvals == 0 {
+		f, err = direct()
+		return f, false, err
+	}
+	_, err = s.CreateFlagChangeRequest(ctx, a, pl.Env.ID, key, in)
+	return Flag{}, err == nil, err
+}
+
+// ScheduleFlagChange schedules a change to a flag of the person's working
+// environment, as the pages do: where its changes need approval the schedule
+// waits for a change request of in's reason and reviewers, elsewhere these
+// are not asked for (see ChangeFlagServing).
+func (s *Flags) ScheduleFlagChange(ctx context.Context, a *core.Actor, pl Place, key string, in ScheduleInput) (Schedule, error) {
+	if pl.Env == nil {
+		return Schedule{}, core.ErrForbidden
+	}
+	in.WithChangeRequest = pl.Approvals > 0
+	if !in.WithChangeRequest {
+		in.Reason, in.Reviewers = "", nil
+	}
+	return s.CreateFlagSchedule(ctx, a, pl.Env.ID, key, in)
+}
+
+// segmentServesDifferently tells whether a segment change changes who is
+// in it (its users and rules), and so what the flags that use it serve.
+// Archiving it and moving it away from their environments are refused
+// while flags use it (guardReferences); name, description and tags change
+// nothing served.
+func segmentServesDifferently(before, after Segment) bool {
+	return !SameJSON(before.Included, after.Included) || !SameJSON(before.Excluded, after.Excluded) ||
+		!SameJSON(before.Rules, after.Rules)
+}
+
+// segmentApproval refuses a change of who is in segment id while a flag
+// that is not archived names it in an environment whose changes need
+// approval: an environment-specific segment's own, or any a shared one
+// reaches, whichever environment it is changed from. No change request
+// covers a segment, so it is refused until the flags stop using it (a
+// change request) or that environment's setting is turned off.
+func segmentApproval(ctx context.Context, q *db.Queries, id uuid.UUID) error {
+	envs, err := q.EnvsNeedingApprovalUsingSegment(ctx, id)
+	if err != nil || len(envs) == 0 {
+		return err
+	}
+	return &ApprovalError{Of: ApprovalSegment, Env: envs[0].ProjectName + "/" + envs[0].EnvName}
+}
+
+// countedApprovals counts the approvals of cr that count now: those of
+// reviewers who may approve in its environment at this moment (may, from
+// approvers), so an approval stops counting when its approver leaves the
+// organization, is no longer named in the setting, or leaves the group
+// that named them.
+func countedApprovals(cr FlagChangeRequest, may []Approver) int {
+	n := 0
+	for _, r := range cr.Reviewers {
+		if r.Action == ReviewApprove && mayApprove(may, r.MemberID) {
+			n++
+		}
+	}
+	return n
+}
+
+// approvalStatus is the status cr's reviews give it now: one decline
+// declines it; enough approvals that count approve it.
+func approvalStatus(cr FlagChangeRequest, may []Approver) string {
+	switch {
+	case cr.Status == ChangeRequestApplied:
+		return ChangeRequestApplied
+	case slices.ContainsFunc(cr.Reviewers, func(r Reviewer) bool { return r.Action == ReviewDecline }):
+		return ChangeRequestDeclined
+	case countedApprovals(cr, may) >= cr.ApprovalsRequired:
+		return ChangeRequestApproved
+	}
+	return ChangeRequestPendingReview
+}
+
+// scheduleStatusOf is the status of a schedule that waits for a request of
+// status: it applies at its time once the request is approved.
+var scheduleStatusOf = map[string]string{ChangeRequestPendingReview: ScheduleReview,
+	ChangeRequestApproved: SchedulePending, ChangeRequestDeclined: ScheduleDeclined}
+
+// settleChangeRequest gives change request id of EnvID, in q, the status
+// its reviews give it now, with the schedule that waits for it: after each
+// decision, and before it is applied, when an approval may have stopped
+// counting since. It returns the request as settled and who may approve
+// now.
+func (s *Flags) settleChangeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (FlagChangeRequest, []Approver, error) {
+	er, err := q.GetEnvironmentByID(ctx, envID)
+	if err != nil {
+		return FlagChangeRequest{}, nil, err
+	}
+	cr, err := s.changeRequest(ctx, q, envID, id)
+	if err != nil {
+		return FlagChangeRequest{}, nil, err
+	}
+	may, err := approvers(ctx, q, core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow(er)})
+	if err != nil {
+		return FlagChangeRequest{}, nil, err
+	}
+	status := approvalStatus(cr, may)
+	if status == ChangeRequestApplied {
+		return cr, may, nil
+	}
+	if _, err := q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: status}); err != nil {
+		return FlagChangeRequest{}, nil, err
+	}
+	if err := q.SetChangeRequestScheduleStatus(ctx, db.SetChangeRequestScheduleStatusParams{ChangeRequestID: &id,
+		Status: scheduleStatusOf[status]}); err != nil {
+		return FlagChangeRequest{}, nil, err
+	}
+	cr.Status = status
+	return cr, may, nil
+}
+
+// draftApproval is applyDraft's check, at the moment a draft applies: a
+// draft a change request holds applies only with the approvals that count
+// now (ErrChangeRequestNotApproved otherwise), and where env's changes need
+// approval only such a draft applies, also one proposed before the
+// environment began to need it (ErrChangeRequestRequired otherwise).
+func (s *Flags) draftApproval(ctx context.Context, q *db.Queries, env core.EnvRow, draftID uuid.UUID) error {
+	id, err := q.GetDraftChangeRequestID(ctx, draftID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if approvalsNeeded(env.Environment) > 0 {
+			return ErrChangeRequestRequired
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cr, err := s.changeRequest(ctx, q, env.Environment.ID, id)
+	if err != nil {
+		return err
+	}
+	may, err := approvers(ctx, q, env)
+	if err != nil {
+		return err
+	}
+	if approvalStatus(cr, may) != ChangeRequestApproved {
+		return ErrChangeRequestNotApproved
+	}
+	return nil
+}
+
+// servesDifferently tells whether a change alters what the flag serves
+// while it stays as archived as it was: the parts a change request changes.
+// Name, description and tags have their own permissions and need no
+// approval; archiving and restoring are approvalRequired's.
+func servesDifferently(before, after Flag) bool {
+	return before.IsEnabled != after.IsEnabled || before.VariationType != after.VariationType ||
+		!SameJSON(before.Variations, after.Variations) || before.DisabledVariationID != after.DisabledVariationID ||
+		!SameJSON(before.TargetUsers, after.TargetUsers) || !SameJSON(before.Rules, after.Rules) ||
+		!SameJSON(before.Fallthrough, after.Fallthrough) || before.ExptIncludeAllTargets != after.ExptIncludeAllTargets
+}
+
+// Approver is a member who may approve changes in an environment.
+type Approver struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Email string    `json:"email"`
+}
+
+// Approvers lists who may approve changes in an environment: its setting's
+// members and the members of its groups. A change's author picks reviewers
+// among them.
+func (s *Flags) Approvers(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]Approver, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
+	if err != nil {
+		return nil, err
+	}
+	return approvers(ctx, s.Q, env)
+}
+
+func approvers(ctx context.Context, q *db.Queries, env core.EnvRow) ([]Approver, error) {
+	rows, err := q.ListApprovers(ctx, db.ListApproversParams{OrganizationID: env.OrganizationID,
+		MemberIds: core.OrEmpty(env.Environment.ApproverMemberIds), GroupIds: core.OrEmpty(env.Environment.ApproverGroupIds)})
+	if err != nil {
+		return nil, core.Translate(err)
+	}
+	out := make([]Approver, len(rows))
+	for i, r := range rows {
+		out[i] = Approver{ID: r.ID, Name: r.Name, Email: r.Email}
+	}
+	return out, nil
+}
+
+// mayApprove tells whether member id is among may, those who may approve.
+func mayApprove(may []Approver, id uuid.UUID) bool {
+	return slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == id })
+}
+
+// checkReviewers checks the reviewers an author names: each may approve in
+// the environment, none is the author, and there are enough to approve.
+func checkReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, reviewers []uuid.UUID) error {
+	may, err := approvers(ctx, q, env)
+	if err != nil {
+		return err
+	}
+	need := int(env.Environment.ApprovalsRequired)
+	problem := ""
+	switch {
+	case len(reviewers) == 0:
+		return &core.ValidationError{Codes: []string{"reviewers_is_required"}, Details: []core.FieldProblem{{Path: "reviewers",
+			Code: "reviewers_is_required", Message: fmt.Sprintf("name at least %d reviewers", need)}}}
+	case len(reviewers) > core.MaxApprovers || core.HasDuplicate(reviewers):
+		problem = "each reviewer once"
+	case slices.Contains(reviewers, a.UserID):
+		problem = "you cannot review your own change"
+	case len(reviewers) < need:
+		problem = fmt.Sprintf("this environment needs %d approvals: name at least %d reviewers", need, need)
+	default:
+		for _, r := range reviewers {
+			if !mayApprove(may, r) {
+				problem = "a reviewer may not approve changes in this environment"
+				break
+			}
+		}
+	}
+	if problem != "" {
+		return &core.ValidationError{Codes: []string{"reviewers_is_invalid"}, Details: []core.FieldProblem{{Path: "reviewers",
+			Code: "reviewers_is_invalid", Message: problem}}}
+	}
+	return nil
+}

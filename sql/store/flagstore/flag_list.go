@@ -1,0 +1,221 @@
+package flagstore
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
+)
+
+// FlagFilter selects a page of an environment's flags.
+type FlagFilter struct {
+	// Name matches part of the name or key, case-insensitively.
+	Name string
+	// Tags must all be on a flag.
+	Tags       []string
+	IsEnabled  *bool
+	IsArchived bool
+	// SortBy is "created_at" (FeatBit's name) or "createdAt", newest first
+	// (the default), or "key".
+	SortBy string
+	Page   core.Page
+}
+
+// FlagListItem is a flag as lists show it: FeatBit's FeatureFlagVm and more.
+type FlagListItem struct {
+	ID            uuid.UUID   `json:"id"`
+	Name          string      `json:"name"`
+	Key           string      `json:"key"`
+	Description   string      `json:"description"`
+	VariationType string      `json:"variationType"`
+	Variations    []Variation `json:"variations"`
+	// Creator is who created the flag; nil when they no longer exist.
+	Creator    *Person     `json:"creator"`
+	IsEnabled  bool        `json:"isEnabled"`
+	IsArchived bool        `json:"isArchived"`
+	Tags       []string    `json:"tags"`
+	Serves     Serves      `json:"serves"`
+	Revision   uuid.UUID   `json:"revision"`
+	CreatedAt  time.Time   `json:"createdAt"`
+	UpdatedAt  time.Time   `json:"updatedAt"`
+	LastChange *LastChange `json:"lastChange"`
+	// LastEvaluatedAt is when SDKs last reported evaluating the flag; nil
+	// when they never did. Evaluations counts their reports in all.
+	LastEvaluatedAt *time.Time `json:"lastEvaluatedAt"`
+	Evaluations     int64      `json:"evaluations"`
+}
+
+// LastChange is a flag's most recent change: FeatBit's LastChangeVm
+// (operator, happenedAt, comment), plus changedAt and changedBy.
+type LastChange struct {
+	Operator   Person    `json:"operator"`
+	HappenedAt time.Time `json:"happenedAt"`
+	Comment    string    `json:"comment"`
+	ChangedAt  time.Time `json:"changedAt"`
+	ChangedBy  uuid.UUID `json:"changedBy"`
+}
+
+// Person names a user or an access token, as FeatBit's UserVm; an access
+// token's email is "Access token".
+type Person struct {
+	ID    uuid.UUID `json:"id"`
+	Name  string    `json:"name"`
+	Email string    `json:"email"`
+}
+
+// ghost stands for whoever made a change and no longer exists, as FeatBit says.
+var ghost = Person{Name: "Ghost", Email: "Ghost"}
+
+// MaxExactFlagCount is how many matches a flag list counts exactly; past
+// it the count stops and the page says its total is an estimate (a lower
+// bound), so a list costs the same at a million flags as at ten thousand.
+const MaxExactFlagCount = 10_000
+
+// ListFlags pages an environment's flags in two statements, each on an
+// index: the environment's keys (for the permission check) with the count
+// of matches, then the page with each flag's last change, the names of its
+// creator and last changer, and its evaluation summary. A search by name
+// takes two as well, its matches and then the page with the environment's
+// keys, and a third only when it matches more than a list counts (see
+// flagPage and flagSearch).
+func (s *Flags) ListFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, f FlagFilter) (core.Paged[FlagListItem], error) {
+	var v core.Validator
+	f.Page.Check(&v)
+	v.Text("name", f.Name, core.MaxNameLen)
+	if f.SortBy == "" || f.SortBy == "created_at" {
+		f.SortBy = "createdAt"
+	}
+	if f.SortBy != "createdAt" && f.SortBy != "key" {
+		v.Add("sortBy", "invalid")
+	}
+	if f.Tags == nil {
+		f.Tags = []string{}
+	}
+	if err := v.Err(); err != nil {
+		return core.Paged[FlagListItem]{}, err
+	}
+	orgID, err := a.Org()
+	if err != nil {
+		return core.Paged[FlagListItem]{}, err
+	}
+	env, rows, err := s.flagPage(ctx, a, orgID, envID, f)
+	if err != nil {
+		return core.Paged[FlagListItem]{}, core.Translate(err)
+	}
+	if err := a.Require(access.CanAccessEnv, core.EnvRN(env.ProjectKey, env.EnvKey)); err != nil {
+		return core.Paged[FlagListItem]{}, err
+	}
+	out := core.Paged[FlagListItem]{TotalCount: env.Total, Items: make([]FlagListItem, len(rows))}
+	if env.Total > MaxExactFlagCount {
+		out.TotalCount, out.TotalCountIsEstimate = MaxExactFlagCount, true
+	}
+	for i, r := range rows {
+		variations, serves, err := listedFlag(r)
+		if err != nil {
+			return core.Paged[FlagListItem]{}, err
+		}
+		item := FlagListItem{ID: r.ID, Name: r.Name, Key: r.Key, Description: r.Description, VariationType: r.VariationType,
+			Variations: variations, IsEnabled: r.IsEnabled, IsArchived: r.IsArchived, Tags: core.OrEmpty(r.Tags), Serves: serves,
+			Revision: r.Revision, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		if r.CreatorFound {
+			item.Creator = &Person{ID: r.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
+		}
+		if r.Changed {
+			operator := ghost
+			if r.ChangerFound {
+				operator = Person{ID: r.ChangedBy, Name: r.ChangerName, Email: r.ChangerEmail}
+			}
+			at := r.ChangedAt.UTC()
+			item.LastChange = &LastChange{Operator: operator, HappenedAt: at, Comment: r.ChangeComment, ChangedAt: at, ChangedBy: r.ChangedBy}
+		}
+		if r.Evaluated {
+			at := r.LastEvaluatedAt.UTC()
+			item.LastEvaluatedAt, item.Evaluations = &at, r.Evaluations
+		}
+		out.Items[i] = item
+	}
+	return out, nil
+}
+
+// flagPage reads a list's page, with the environment's keys for the
+// permission check, which the caller makes before answering anything: a list
+// has them from its first statement, a search from its page (FlagListItems,
+// or FlagSearchItems, which is the whole search in a small table),
+// or, when it found nothing to show, from the environment itself.
+func (s *Flags) flagPage(ctx context.Context, a *core.Actor, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, []db.FlagListItemsRow, error) {
+	var (
+		env   db.FlagListByCreatedRow
+		rows  []db.FlagListItemsRow
+		found bool
+		err   error
+	)
+	if f.Name != "" {
+		env, rows, found, err = s.searchPage(ctx, orgID, envID, f)
+	}
+	if !found && err == nil {
+		env, err = s.flagList(ctx, orgID, envID, f)
+	}
+	if err != nil {
+		return env, nil, err
+	}
+	if !found && len(env.Ids) > 0 {
+		rows, err = s.Q.FlagListItems(ctx, db.FlagListItemsParams{Ids: env.Ids, EnvID: envID, OrganizationID: orgID})
+		if err != nil {
+			return env, nil, err
+		}
+	}
+	if env.ProjectKey != "" {
+		return env, rows, nil
+	}
+	if len(rows) > 0 {
+		env.ProjectKey, env.EnvKey = rows[0].ProjectKey, rows[0].EnvKey
+		return env, rows, nil
+	}
+	named, err := s.EnvironmentOf(ctx, a, envID)
+	env.ProjectKey, env.EnvKey = named.ProjectKey, named.Environment.Key
+	return env, nil, err
+}
+
+// flagList runs the first statement of a list: the environment's keys, the
+// count and the page's ids, by the query whose index serves the filter and
+// the order.
+func (s *Flags) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
+	list := db.FlagListByCreatedParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
+		IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()}
+	switch {
+	case f.Name != "":
+		return s.flagSearch(ctx, envID, f, list)
+	case f.SortBy == "key":
+		row, err := s.Q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
+		return db.FlagListByCreatedRow(row), err
+	}
+	return s.Q.FlagListByCreated(ctx, list)
+}
+
+// flagSearch is flagList for a search by part of the name or key, but for
+// the environment's keys, which its page names (flagPage). The search's
+// statement is planned with its pattern on every call, so it is kept to one
+// scan (FlagSearch) whose matches are paged here. Only a search matching more
+// than a list counts asks for its page apart.
+func (s *Flags) flagSearch(ctx context.Context, envID uuid.UUID, f FlagFilter, list db.FlagListByCreatedParams) (db.FlagListByCreatedRow, error) {
+	search := db.FlagSearchParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: "%" + core.EscapeLike(strings.ToLower(f.Name)) + "%",
+		Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: list.CountLimit, ByKey: f.SortBy == "key"}
+	found, err := s.Q.FlagSearch(ctx, search)
+	if err != nil {
+		return db.FlagListByCreatedRow{}, err
+	}
+	out := db.FlagListByCreatedRow{Total: int64(len(found))}
+	if len(found) < int(list.CountLimit) {
+		from := min(len(found), int(list.PageOffset))
+		out.Ids = found[from:min(len(found), from+int(list.PageSize))]
+		return out, nil
+	}
+	out.Ids, err = s.Q.FlagSearchPage(ctx, db.FlagSearchPageParams{EnvID: envID, IsArchived: search.IsArchived, Pattern: search.Pattern,
+		Tags: search.Tags, IsEnabled: search.IsEnabled, ByKey: search.ByKey, PageOffset: list.PageOffset, PageSize: list.PageSize})
+	return out, err
+}

@@ -1,0 +1,472 @@
+package flagstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/targeting"
+)
+
+// Change is what every flag and segment change may carry: a comment for the
+// history and, for flags, the revision the change was made from.
+type Change struct {
+	Comment  string     `json:"comment"`
+	Revision *uuid.UUID `json:"revision"`
+}
+
+// check reports comment problems; environments may require one.
+func (ch Change) check(v *core.Validator, env core.EnvRow) {
+	if strings.TrimSpace(ch.Comment) == "" {
+		if env.Environment.RequireChangeComment {
+			v.Add("comment", "required")
+		}
+		return
+	}
+	v.Text("comment", ch.Comment, core.MaxCommentLen)
+}
+
+// FlagInput creates a flag. Only name and key are required; the rest defaults
+// to a boolean flag that is off, serving its first variation when on and its
+// second when off.
+type FlagInput struct {
+	Name                string      `json:"name"`
+	Key                 string      `json:"key"`
+	Description         string      `json:"description"`
+	VariationType       string      `json:"variationType"`
+	Variations          []Variation `json:"variations"`
+	EnabledVariationID  string      `json:"enabledVariationId"`
+	DisabledVariationID string      `json:"disabledVariationId"`
+	IsEnabled           bool        `json:"isEnabled"`
+	Tags                []string    `json:"tags"`
+	Change
+}
+
+// DefaultVariations are the variations a new flag of a type starts with, as
+// FeatBit's editor makes them.
+func DefaultVariations(typ string) []Variation {
+	pair := map[string][2][2]string{
+		VariationBoolean: {{"True", "true"}, {"False", "false"}},
+		VariationString:  {{"Variation A", "variation-a"}, {"Variation B", "variation-b"}},
+		VariationNumber:  {{"Variation 1", "1"}, {"Variation 2", "2"}},
+		VariationJSON:    {{"Variation A", "{}"}, {"Variation B", "{}"}},
+	}[typ]
+	return []Variation{
+		{ID: uuid.NewString(), Name: pair[0][0], Value: pair[0][1]},
+		{ID: uuid.NewString(), Name: pair[1][0], Value: pair[1][1]},
+	}
+}
+
+// flagRN is the resource name permissions are checked on, tags included.
+func flagRN(env core.EnvRow, key string, tags []string) string {
+	return FlagRN(env.ProjectKey, env.Environment.Key, key, tags)
+}
+
+// FlagRN names a flag with its tags, as permissions are checked on it, so the
+// admin pages can hide exactly what the store would refuse.
+func FlagRN(projectKey, envKey, flagKey string, tags []string) string {
+	return withTags(core.EnvRN(projectKey, envKey)+":flag/"+flagKey, tags)
+}
+
+// withTags adds a resource's tags to its name, as patterns with tags match them.
+func withTags(rn string, tags []string) string {
+	if len(tags) > 0 {
+		rn += ";" + strings.Join(tags, ",")
+	}
+	return rn
+}
+
+// CreateFlag creates a flag in an environment.
+func (s *Flags) CreateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, in FlagInput) (Flag, error) {
+	env, err := s.EnvironmentOf(ctx, a, envID)
+	if err != nil {
+		return Flag{}, err
+	}
+	if err := mayCreateFlag(a, env); err != nil {
+		return Flag{}, err
+	}
+	if in.VariationType == "" && len(in.Variations) == 0 {
+		in.VariationType = VariationBoolean
+	}
+	if len(in.Variations) == 0 {
+		in.Variations = DefaultVariations(in.VariationType)
+	}
+	if in.EnabledVariationID == "" && len(in.Variations) > 0 {
+		in.EnabledVariationID = in.Variations[0].ID
+	}
+	if in.DisabledVariationID == "" && len(in.Variations) > 0 {
+		in.DisabledVariationID = in.Variations[min(1, len(in.Variations)-1)].ID
+	}
+	if in.Tags == nil {
+		in.Tags = []string{}
+	}
+	f := Flag{
+		ID: uuid.New(), EnvID: envID, Revision: uuid.New(), CreatorID: a.UserID, UpdatorID: a.UserID,
+		Name: strings.TrimSpace(in.Name), Key: in.Key, Description: in.Description,
+		VariationType: in.VariationType, Variations: in.Variations, TargetUsers: []TargetUser{}, Rules: []FlagRule{},
+		IsEnabled: in.IsEnabled, DisabledVariationID: in.DisabledVariationID,
+		Fallthrough: Fallthrough{IncludedInExpt: true, Variations: []RolloutVariation{
+			{ID: in.EnabledVariationID, Rollout: []float64{0, 1}, ExptRollout: 1}}},
+		ExptIncludeAllTargets: true, Tags: in.Tags,
+	}
+	var v core.Validator
+	checkFlag(&v, &f)
+	in.Change.check(&v, env)
+	if err := v.Err(); err != nil {
+		return Flag{}, err
+	}
+	if err := a.Require(access.CreateFlag, flagRN(env, f.Key, f.Tags)); err != nil {
+		return Flag{}, err
+	}
+	var out Flag
+	err = s.InTx(ctx, func(q *db.Queries) (err error) {
+		out, err = s.insertFlag(ctx, q, a, env, f, nil, in.Comment)
+		return err
+	})
+	return out, err
+}
+
+// insertFlag stores a new flag whose rules name refs, and records its
+// creation: the one way a flag comes to exist (created, cloned or copied).
+func (s *Flags) insertFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, f Flag, refs []uuid.UUID, comment string) (Flag, error) {
+	if err := approvalRequired(env, nil, &f); err != nil {
+		return Flag{}, err
+	}
+	p, err := flagParams(f)
+	if err != nil {
+		return Flag{}, err
+	}
+	if refs == nil {
+		refs = []uuid.UUID{}
+	}
+	row, err := q.CreateFlag(ctx, db.CreateFlagParams{EnvID: env.Environment.ID, Key: f.Key, Name: f.Name, Description: f.Description,
+		VariationType: f.VariationType, Variations: p.Variations, TargetUsers: p.TargetUsers, Rules: p.Rules,
+		IsEnabled: f.IsEnabled, DisabledVariationID: f.DisabledVariationID, Fallthrough: p.Fallthrough,
+		ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags, SegmentRefs: refs,
+		Revision: f.Revision, CreatorID: core.ActorID(a)})
+	if err != nil {
+		return Flag{}, err
+	}
+	out, err := FlagFrom(row)
+	if err != nil {
+		return Flag{}, err
+	}
+	return out, s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, core.OpCreate, nil, &out, comment)
+}
+
+// checkFlag validates a whole flag, as created or as a change leaves it, and
+// returns the segments its rules name.
+func checkFlag(v *core.Validator, f *Flag) []uuid.UUID {
+	v.Required("name", f.Name, core.MaxNameLen)
+	v.Key("key", f.Key)
+	v.Text("description", f.Description, core.MaxDescriptionLen)
+	problems, refs := targeting.CheckFlag(f)
+	for _, p := range problems {
+		v.At(p.Field, p.Problem, p.Path, p.Message)
+	}
+	return refs
+}
+
+// GetFlag returns a flag by its exact key.
+func (s *Flags) GetFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (Flag, error) {
+	row, err := s.FlagRowIn(ctx, a, envID, key)
+	if err != nil {
+		return Flag{}, err
+	}
+	return FlagFrom(row)
+}
+
+// ErrFlagIsArchived refuses changing an archived flag; it can only be
+// restored or deleted.
+var ErrFlagIsArchived = &core.RuleError{Code: "FlagIsArchived"}
+
+// changeFlag is the one way a flag changes: under a row lock, edit is applied
+// to a copy, the actions for what actually changed are checked on the flag
+// before and after (so a change cannot move a flag out of the caller's
+// reach), an archived flag is refused anything but its restoring, the result
+// is validated whole, and it is stored under a new
+// revision with its history, all in one transaction. A change that changes
+// nothing records nothing. action is checked when nothing changed.
+func (s *Flags) changeFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ch Change, action access.Action, edit func(*Flag) error) (Flag, error) {
+	orgID, err := a.Org()
+	if err != nil {
+		return Flag{}, err
+	}
+	var out Flag
+	err = s.InTx(ctx, func(q *db.Queries) error {
+		row, err := q.LockFlagInOrganization(ctx, db.LockFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
+		if err != nil {
+			return err
+		}
+		env := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
+			OrganizationID: row.OrganizationID, OrganizationKey: row.OrganizationKey, WorkspaceID: row.WorkspaceID}}
+		out, err = s.changeLockedFlag(ctx, q, a, env, row.FeatureFlag, ch, action, "", edit)
+		return err
+	})
+	return out, err
+}
+
+// changeFlagIn is changeFlag in the caller's transaction q, for a change
+// that commits with something else (a trigger's run count, a schedule's
+// status); op names the history entry's operation ("" for what the change
+// did: Update, Archive, Restore).
+func (s *Flags) changeFlagIn(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, key string, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
+	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: env.Environment.ID, Key: key})
+	if err != nil {
+		return Flag{}, err
+	}
+	return s.changeLockedFlag(ctx, q, a, env, row, ch, action, op, edit)
+}
+
+// changeLockedFlag is changeFlag's work on a flag row locked in q.
+func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, row db.FeatureFlag, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
+	before, err := FlagFrom(row)
+	if err != nil {
+		return Flag{}, err
+	}
+	if ch.Revision != nil && *ch.Revision != before.Revision {
+		return Flag{}, core.ErrConflict
+	}
+	after, err := before.Clone()
+	if err != nil {
+		return Flag{}, err
+	}
+	if err := edit(&after); err != nil {
+		return Flag{}, err
+	}
+	actions := flagChangeActions(before, after)
+	if len(actions) == 0 {
+		actions = []access.Action{action}
+	}
+	if err := requireFlagActions(a, env, actions, before, after); err != nil {
+		return Flag{}, err
+	}
+	if before.IsArchived {
+		// Archived is read-only: the one change left is restoring it as it was.
+		restored, err := before.Clone()
+		if err != nil {
+			return Flag{}, err
+		}
+		restored.IsArchived = false
+		if after.IsArchived || !sameFlag(restored, after) {
+			return Flag{}, ErrFlagIsArchived
+		}
+	}
+	// A draft's change (an op names it) was approved, where it had to be, in applyDraft.
+	if op == "" {
+		if err := approvalRequired(env, &before, &after); err != nil {
+			return Flag{}, err
+		}
+	}
+	var v core.Validator
+	refs := checkFlag(&v, &after)
+	ch.check(&v, env)
+	if err := v.Err(); err != nil {
+		return Flag{}, err
+	}
+	if sameFlag(before, after) {
+		return before, nil
+	}
+	if err := s.checkSegmentRefs(ctx, q, env, after.Rules, refs); err != nil {
+		return Flag{}, err
+	}
+	after.Revision, after.UpdatorID = uuid.New(), core.ActorID(a)
+	out, err := storeFlag(ctx, q, after, before.Revision, refs)
+	if err != nil {
+		return Flag{}, err
+	}
+	switch {
+	case op != "":
+	case after.IsArchived && !before.IsArchived:
+		op = core.OpArchive
+	case !after.IsArchived && before.IsArchived:
+		op = core.OpRestore
+	default:
+		op = core.OpUpdate
+	}
+	if err := s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, op, &before, &out, ch.Comment); err != nil {
+		return Flag{}, err
+	}
+	return out, nil
+}
+
+// mayCreateFlag checks that a person may create flags in env.
+func mayCreateFlag(a *core.Actor, env core.EnvRow) error {
+	return a.Require(access.CreateFlag, env.RN()+":flag/*")
+}
+
+// requireFlagActions checks each action on every version of a flag, so a
+// change cannot move a flag out of the caller's reach.
+func requireFlagActions(a *core.Actor, env core.EnvRow, actions []access.Action, versions ...Flag) error {
+	for _, act := range actions {
+		for _, f := range versions {
+			if err := a.Require(act, flagRN(env, f.Key, f.Tags)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// storeFlag writes a changed flag if its revision is still from; a lost race
+// is a conflict, never a silent overwrite.
+func storeFlag(ctx context.Context, q *db.Queries, f Flag, from uuid.UUID, refs []uuid.UUID) (Flag, error) {
+	p, err := flagParams(f)
+	if err != nil {
+		return Flag{}, err
+	}
+	if refs == nil {
+		refs = []uuid.UUID{}
+	}
+	row, err := q.UpdateFlag(ctx, db.UpdateFlagParams{ID: f.ID, Revision: from, NewRevision: f.Revision,
+		Name: f.Name, Description: f.Description, VariationType: f.VariationType, Variations: p.Variations,
+		TargetUsers: p.TargetUsers, Rules: p.Rules, IsEnabled: f.IsEnabled, DisabledVariationID: f.DisabledVariationID,
+		Fallthrough: p.Fallthrough, ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags,
+		IsArchived: f.IsArchived, SegmentRefs: refs, UpdatorID: f.UpdatorID})
+	if err != nil {
+		if err = core.Translate(err); err == core.ErrNotFound {
+			return Flag{}, core.ErrConflict
+		}
+		return Flag{}, err
+	}
+	return FlagFrom(row)
+}
+
+// flagEvent tells SDKs and caches that a flag changed.
+func flagEvent(orgID uuid.UUID, f Flag) feed.Event {
+	return feed.Event{Kind: feed.EventFlag, ID: f.ID, OrgID: orgID, EnvIDs: []uuid.UUID{f.EnvID}}
+}
+
+// recordFlag records a change of a flag in one statement: its revision
+// (unless it was removed), its audit entry and its change event, which
+// readers of the change outbox see when the transaction commits. The flag
+// is encoded once, for both the revision and the audit entry.
+func (s *Flags) recordFlag(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID uuid.UUID, op string, before, after *Flag, comment string) error {
+	p := db.RecordFlagChangeParams{EnvID: &envID, Operation: op, Comment: comment, WorkspaceID: a.WorkspaceID,
+		CreatorID: core.ActorID(a), CreatorKind: core.ActorKind(a)}
+	if a.OrgID != uuid.Nil {
+		p.OrganizationID = &a.OrgID
+	}
+	changed := after
+	if before != nil {
+		previous, err := json.Marshal(before)
+		if err != nil {
+			return err
+		}
+		p.Previous, changed = previous, before
+	}
+	if after != nil {
+		current, err := json.Marshal(after)
+		if err != nil {
+			return err
+		}
+		p.Current, p.Revision, changed = current, after.Revision, after
+	}
+	p.FlagID, p.Keyword = changed.ID, changed.Key+","+changed.Name
+	ch := core.Change{RefType: "FeatureFlag", RefID: changed.ID.String(), Keyword: p.Keyword, Operation: op, EnvID: &envID,
+		Comment: comment}
+	if before != nil {
+		ch.Previous = before
+	}
+	if after != nil {
+		ch.Current = after
+	}
+	event, err := feed.Encode(flagEvent(orgID, *changed))
+	if err != nil {
+		return err
+	}
+	p.Event, p.WebhookEvents = event, ChangeWebhookEvents(a, ch)
+	s.ChangesRecorded.Add(1)
+	subscribed, err := q.RecordFlagChange(ctx, p)
+	if err != nil || !subscribed {
+		return err
+	}
+	// The audit entry is written here rather than by audit, so its webhook
+	// deliveries are queued here, as audit queues them.
+	return s.QueueWebhooks(ctx, q, a, ch, p.WebhookEvents)
+}
+
+// flagChangeActions names the action each changed part of a flag needs.
+func flagChangeActions(before, after Flag) []access.Action {
+	var actions []access.Action
+	add := func(changed bool, action access.Action) {
+		if changed {
+			actions = append(actions, action)
+		}
+	}
+	add(before.Name != after.Name, access.UpdateFlagName)
+	add(before.Description != after.Description, access.UpdateFlagDescription)
+	add(before.IsEnabled != after.IsEnabled, access.ToggleFlag)
+	add(before.VariationType != after.VariationType || !SameJSON(before.Variations, after.Variations), access.UpdateFlagVariations)
+	add(before.DisabledVariationID != after.DisabledVariationID, access.UpdateFlagOffVariation)
+	add(!slices.Equal(before.Tags, after.Tags), access.UpdateFlagTags)
+	add(!SameJSON(before.TargetUsers, after.TargetUsers), access.UpdateFlagIndividualTargeting)
+	add(!SameJSON(before.Rules, after.Rules), access.UpdateFlagTargetingRules)
+	add(before.ExptIncludeAllTargets != after.ExptIncludeAllTargets || !SameJSON(before.Fallthrough, after.Fallthrough), access.UpdateFlagDefaultRule)
+	add(!before.IsArchived && after.IsArchived, access.ArchiveFlag)
+	add(before.IsArchived && !after.IsArchived, access.RestoreFlag)
+	if before.Key != after.Key {
+		actions = append(actions, access.UpdateFlagName)
+	}
+	return actions
+}
+
+// sameFlag reports whether a change left every stored part of the flag as it was.
+func sameFlag(before, after Flag) bool {
+	after.Revision, after.UpdatorID, after.UpdatedAt = before.Revision, before.UpdatorID, before.UpdatedAt
+	return SameJSON(before, after)
+}
+
+// SameJSON reports whether x and y encode to the same JSON: whether an
+// edit changed anything that is stored.
+func SameJSON(x, y any) bool {
+	a, errA := json.Marshal(x)
+	b, errB := json.Marshal(y)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// flagJSON holds a flag's JSON columns.
+type flagJSON struct {
+	Variations, TargetUsers, Rules, Fallthrough json.RawMessage
+}
+
+func flagParams(f Flag) (flagJSON, error) {
+	var p flagJSON
+	var err error
+	for _, part := range []struct {
+		dst *json.RawMessage
+		src any
+	}{{&p.Variations, f.Variations}, {&p.TargetUsers, f.TargetUsers}, {&p.Rules, f.Rules}, {&p.Fallthrough, f.Fallthrough}} {
+		if *part.dst, err = json.Marshal(part.src); err != nil {
+			return flagJSON{}, err
+		}
+	}
+	return p, nil
+}
+
+func FlagFrom(r db.FeatureFlag) (Flag, error) {
+	f := Flag{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), CreatorID: r.CreatorID,
+		UpdatorID: r.UpdatorID, EnvID: r.EnvID, Revision: r.Revision, Name: r.Name, Description: r.Description,
+		Key: r.Key, VariationType: r.VariationType, IsEnabled: r.IsEnabled, DisabledVariationID: r.DisabledVariationID,
+		ExptIncludeAllTargets: r.ExptIncludeAllTargets, Tags: r.Tags, IsArchived: r.IsArchived}
+	for _, part := range []struct {
+		src json.RawMessage
+		dst any
+	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.Rules, &f.Rules}, {r.Fallthrough, &f.Fallthrough}} {
+		if err := json.Unmarshal(part.src, part.dst); err != nil {
+			return Flag{}, err
+		}
+	}
+	if f.Tags == nil {
+		f.Tags = []string{}
+	}
+	return f, nil
+}

@@ -1,0 +1,21 @@
+// Package flagstore is the store's seam of flags, segments and their
+// governance: flags and their changes, drafts, schedules, comparison and
+// copying, segments, triggers, approvals and change requests, history, and
+// webhooks (whose deliveries every flag and segment change queues through
+// the core's audit entry, see core.SetWebhooks). It stands on the core and
+// on no other seam.
+package flagstore
+
+import "github.com/bunting-flags/bunting/sql/store/core"
+
+// Flags is the flags, segments and governance seam over the core.
+type Flags struct {
+	*core.Core
+
+	// flagTable is the size of feature_flags, by which a search picks its
+	// statements (flag_search.go).
+	flagTable flagTableSize
+}
+
+// New returns the seam over c.
+func New(c *core.Core) *Flags { return &Flags{Core: c} }

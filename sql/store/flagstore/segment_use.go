@@ -1,0 +1,188 @@
+package flagstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
+)
+
+// How flags use segments: which flags name a segment, the segments a flag's
+// rules may name, and what a change of a segment may do to the flags that
+// name it.
+
+// ErrSegmentIsBeingUsed refuses archiving or deleting a segment flags use.
+var ErrSegmentIsBeingUsed = &core.RuleError{Code: "SegmentIsBeingUsed"}
+
+// FlagReference is a flag whose rules name a segment.
+type FlagReference struct {
+	ID         uuid.UUID `json:"id"`
+	Key        string    `json:"key"`
+	Name       string    `json:"name"`
+	EnvID      uuid.UUID `json:"envId"`
+	EnvKey     string    `json:"envKey"`
+	EnvName    string    `json:"envName"`
+	ProjectKey string    `json:"projectKey"`
+	IsArchived bool      `json:"isArchived"`
+}
+
+// SegmentUsage is which flags use a segment, as the caller may see them: a
+// shared segment is used in several environments, and those the caller may
+// not access (CanAccessEnv) must not show their flags' keys and names, only
+// how many there are, since they still keep the segment from being archived
+// or deleted.
+type SegmentUsage struct {
+	Flags []FlagReference
+	// Hidden counts the flags in environments the caller may not access.
+	Hidden int
+}
+
+// SegmentFlagReferences lists the flags whose rules name a segment, in every
+// environment the caller may access (FeatBit lists them in all).
+func (s *Flags) SegmentFlagReferences(ctx context.Context, a *core.Actor, envID, id uuid.UUID) ([]FlagReference, error) {
+	u, err := s.SegmentUsageOf(ctx, a, envID, id)
+	return u.Flags, err
+}
+
+// SegmentUsageOf answers which flags use a segment the caller may read.
+func (s *Flags) SegmentUsageOf(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (SegmentUsage, error) {
+	if _, err := s.GetSegment(ctx, a, envID, id); err != nil {
+		return SegmentUsage{}, err
+	}
+	rows, err := s.Q.ListFlagsReferencingSegment(ctx, id)
+	if err != nil {
+		return SegmentUsage{}, core.Translate(err)
+	}
+	u := SegmentUsage{Flags: []FlagReference{}}
+	for _, r := range rows {
+		if !a.Can(access.CanAccessEnv, core.EnvRN(r.ProjectKey, r.EnvKey)) {
+			u.Hidden++
+			continue
+		}
+		u.Flags = append(u.Flags, FlagReference{ID: r.ID, Key: r.Key, Name: r.Name, EnvID: r.EnvID, EnvKey: r.EnvKey,
+			EnvName: r.EnvName, ProjectKey: r.ProjectKey, IsArchived: r.IsArchived})
+	}
+	return u, nil
+}
+
+// guardReferences refuses to archive a segment flags use, to narrow its
+// scopes away from an environment where a flag uses it, or to change who is
+// in it where a flag that uses it needs approval to change. When who is in
+// it changes, it returns the flags that use it, locked, for
+// touchReferencingFlags: one lookup serves both. used (lockSegment) tells
+// whether any flag names the segment; when none does, the usual case, no
+// flag and no approval setting is read.
+func guardReferences(ctx context.Context, q *db.Queries, before, after Segment, used bool) ([]db.FeatureFlag, error) {
+	if !used {
+		return nil, nil
+	}
+	var users []db.FeatureFlag
+	if segmentServesDifferently(before, after) {
+		var err error
+		if users, err = q.LockFlagsReferencingSegment(ctx, before.ID); err != nil {
+			return nil, err
+		}
+		// Archived flags serve nothing, so they need no approval.
+		if slices.ContainsFunc(users, func(f db.FeatureFlag) bool { return !f.IsArchived }) {
+			if err := segmentApproval(ctx, q, before.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	archiving := after.IsArchived && !before.IsArchived
+	rescoping := after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes)
+	if !archiving && !rescoping {
+		return users, nil
+	}
+	refs, err := q.ListFlagsReferencingSegment(ctx, before.ID)
+	if err != nil || len(refs) == 0 {
+		return users, err
+	}
+	if archiving {
+		return nil, ErrSegmentIsBeingUsed
+	}
+	for _, r := range refs {
+		env := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: db.Environment{ID: r.EnvID, Key: r.EnvKey},
+			ProjectKey: r.ProjectKey, OrganizationKey: organizationKeyOf(after)}}
+		if !VisibleIn(after, env) {
+			return nil, ErrSegmentIsBeingUsed
+		}
+	}
+	return users, nil
+}
+
+// organizationKeyOf reads the organization key from a segment's scopes; every
+// scope starts with it (validScopes).
+func organizationKeyOf(sg Segment) string {
+	first, _, _ := strings.Cut(sg.Scopes[0], ":")
+	return strings.TrimPrefix(first, "organization/")
+}
+
+// touchReferencingFlags gives every flag that uses a segment (users, locked
+// by guardReferences) a new revision and a history entry, since who it
+// serves changed with the segment.
+func (s *Flags) touchReferencingFlags(ctx context.Context, q *db.Queries, a *core.Actor, orgID uuid.UUID, sg Segment, users []db.FeatureFlag) error {
+	for _, row := range users {
+		before, err := FlagFrom(row)
+		if err != nil {
+			return err
+		}
+		after, err := before.Clone()
+		if err != nil {
+			return err
+		}
+		after.Revision, after.UpdatorID = uuid.New(), core.ActorID(a)
+		stored, err := storeFlag(ctx, q, after, before.Revision, row.SegmentRefs)
+		if err != nil {
+			return err
+		}
+		if err := s.recordFlag(ctx, q, a, orgID, row.EnvID, core.OpUpdate, &before, &stored,
+			"Referenced segment '"+sg.Name+"' has been updated."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSegmentRefs checks that every segment a flag's rules name exists, is
+// visible in the flag's environment and is not archived; the problem points
+// at the first condition naming one that is not.
+func (s *Flags) checkSegmentRefs(ctx context.Context, q *db.Queries, env core.EnvRow, rules []FlagRule, refs []uuid.UUID) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	rows, err := q.SegmentStatesByIDs(ctx, db.SegmentStatesByIDsParams{OrganizationID: env.OrganizationID, Ids: refs,
+		EnvID: env.Environment.ID, Scopes: EnvScopes(env)})
+	if err != nil {
+		return err
+	}
+	usable := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		usable[r.ID.String()] = !r.IsArchived
+	}
+	for i, r := range rules {
+		for j, c := range r.Conditions {
+			if c.Property != SegmentIn && c.Property != SegmentNotIn {
+				continue
+			}
+			var ids []string
+			_ = json.Unmarshal([]byte(c.Value), &ids)
+			for _, id := range ids {
+				if parsed, err := uuid.Parse(id); err == nil && !usable[parsed.String()] {
+					var v core.Validator
+					v.At("rules", "invalid", fmt.Sprintf("rules[%d].conditions[%d].value", i, j),
+						"segment "+id+" does not exist here or is archived")
+					return v.Err()
+				}
+			}
+		}
+	}
+	return nil
+}

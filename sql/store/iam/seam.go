@@ -1,0 +1,15 @@
+// Package iam is the store's identity and access seam: signing in (password,
+// access tokens, single sign-on), sessions, workspaces and organizations,
+// members, groups and policies, profiles and where a person works. It
+// stands on the core and on no other seam.
+package iam
+
+import "github.com/bunting-flags/bunting/sql/store/core"
+
+// IAM is the identity and access seam over the core.
+type IAM struct {
+	*core.Core
+}
+
+// New returns the seam over c.
+func New(c *core.Core) *IAM { return &IAM{Core: c} }

@@ -1,0 +1,130 @@
+package iam
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
+)
+
+// UserContext returns where a user last worked: the remembered organization
+// while the user still belongs to it, otherwise their oldest membership with
+// no project or environment chosen. It is the zero UserContext for a user who
+// belongs to no organization. The remembered project and environment are not
+// re-checked here: pages choose among what ListProjects returns anyway.
+func (s *IAM) UserContext(ctx context.Context, userID uuid.UUID) (core.UserContext, error) {
+	row, err := s.Q.GetUserContext(ctx, userID)
+	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
+		return core.UserContext{}, nil
+	} else if err != nil {
+		return core.UserContext{}, err
+	}
+	return core.UserContext{WorkspaceID: row.WorkspaceID, OrganizationID: row.OrganizationID,
+		ProjectID: core.Deref(row.ProjectID), EnvID: core.Deref(row.EnvID)}, nil
+}
+
+// SetUserContext remembers where the signed-in user works. A zero
+// OrganizationID keeps the actor's organization; an environment implies its
+// project. The user must belong to the organization (403) and be allowed to
+// access the project and environment, which must be in it (404).
+func (s *IAM) SetUserContext(ctx context.Context, a *core.Actor, in core.UserContext) (core.UserContext, error) {
+	if a.IsToken() {
+		return core.UserContext{}, core.ErrForbidden
+	}
+	if in.OrganizationID == uuid.Nil {
+		in.OrganizationID = a.OrgID
+	}
+	target, err := s.actorIn(ctx, a, in.OrganizationID)
+	if err != nil {
+		return core.UserContext{}, err
+	}
+	if in.EnvID != uuid.Nil {
+		row, err := s.EnvironmentOf(ctx, target, in.EnvID)
+		if err != nil {
+			return core.UserContext{}, err
+		}
+		if in.ProjectID != uuid.Nil && in.ProjectID != row.Environment.ProjectID {
+			return core.UserContext{}, core.ErrNotFound
+		}
+		if err := target.Require(access.CanAccessEnv, row.RN()); err != nil {
+			return core.UserContext{}, err
+		}
+		in.ProjectID = row.Environment.ProjectID
+	}
+	if in.ProjectID != uuid.Nil {
+		p, err := s.Project(ctx, target, in.ProjectID)
+		if err != nil {
+			return core.UserContext{}, err
+		}
+		if err := target.Require(access.CanAccessProject, core.ProjectRN(p.Key)); err != nil {
+			return core.UserContext{}, err
+		}
+	}
+	err = s.Q.SetUserContext(ctx, db.SetUserContextParams{UserID: a.UserID, OrganizationID: target.OrgID,
+		ProjectID: nilIfZero(in.ProjectID), EnvID: nilIfZero(in.EnvID)})
+	if err != nil {
+		return core.UserContext{}, core.Translate(err)
+	}
+	in.WorkspaceID = target.WorkspaceID
+	return in, nil
+}
+
+// actorIn is the signed-in user of a acting in another of their
+// organizations: ErrForbidden when they are not a member of it.
+func (s *IAM) actorIn(ctx context.Context, a *core.Actor, orgID uuid.UUID) (*core.Actor, error) {
+	if orgID == a.OrgID {
+		if _, err := a.Org(); err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+	org, err := s.Q.GetOrganization(ctx, orgID)
+	if err != nil {
+		return nil, core.Translate(err)
+	}
+	return s.UserActor(ctx, a.UserID, org.WorkspaceID.String(), org.ID.String())
+}
+
+func nilIfZero(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
+}
+
+// Workplace is what frames every signed-in page: who is signed in, the
+// organizations and projects they may switch between, and the environment
+// they work in.
+type Workplace struct {
+	Profile       Profile
+	Organizations []Organization
+	Projects      []core.Project
+	// Project and Env are the working environment and its project, as Place
+	// has them (with the environment's secrets); nil when the person can
+	// open no environment at all.
+	Project *core.Project
+	Env     *core.Environment
+}
+
+// Workplace loads the frame of the pages for a person working at uc.
+func (s *IAM) Workplace(ctx context.Context, a *core.Actor, uc core.UserContext) (Workplace, error) {
+	profile, err := s.GetProfile(ctx, a)
+	if err != nil {
+		return Workplace{}, err
+	}
+	orgs, err := s.ListOrganizations(ctx, a)
+	if err != nil {
+		return Workplace{}, err
+	}
+	projects, err := s.ListProjects(ctx, a)
+	if err != nil {
+		return Workplace{}, err
+	}
+	w := Workplace{Profile: profile, Organizations: orgs, Projects: projects}
+	w.Project, w.Env = core.WorkingEnvironment(uc, projects)
+	return w, nil
+}

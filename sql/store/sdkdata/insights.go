@@ -1,0 +1,247 @@
+package sdkdata
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+)
+
+// EvaluationCount is how often SDKs reported serving one variation of a flag.
+type EvaluationCount struct {
+	FlagKey     string
+	VariationID string
+	Count       int64
+}
+
+// maxCountsPerReport bounds one report; SDKs send at most 50 events a request.
+const maxCountsPerReport = 10_000
+
+// RecordEvaluations adds an SDK report to its environment's evaluation
+// counts, as of at. Pairs of the same flag and variation are summed; unknown
+// flags and variations are skipped. One statement writes the whole report.
+func (s *SDK) RecordEvaluations(ctx context.Context, env SDKEnv, counts []EvaluationCount, at time.Time) error {
+	sum := map[[2]string]int64{}
+	for _, c := range counts {
+		if c.Count > 0 && c.FlagKey != "" && c.VariationID != "" && len(c.FlagKey) <= core.MaxKeyLen && len(c.VariationID) <= core.MaxKeyLen {
+			sum[[2]string{c.FlagKey, c.VariationID}] += c.Count
+		}
+	}
+	if len(sum) == 0 {
+		return nil
+	}
+	if len(sum) > maxCountsPerReport {
+		return core.Invalid("body_is_invalid")
+	}
+	pairs := make([][2]string, 0, len(sum))
+	for p := range sum {
+		pairs = append(pairs, p)
+	}
+	slices.SortFunc(pairs, func(a, b [2]string) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	p := db.RecordEvaluationsParams{At: at, EnvID: env.EnvID, Keys: make([]string, len(pairs)),
+		VariationIds: make([]string, len(pairs)), Counts: make([]int64, len(pairs))}
+	for i, pair := range pairs {
+		p.Keys[i], p.VariationIds[i], p.Counts[i] = pair[0], pair[1], sum[pair]
+	}
+	return core.Translate(s.Q.RecordEvaluations(ctx, p))
+}
+
+// VariationInsight is how often SDKs served one variation of a flag.
+type VariationInsight struct {
+	Variation        flagstore.Variation `json:"variation"`
+	Count            int64               `json:"count"`
+	FirstEvaluatedAt time.Time           `json:"firstEvaluatedAt"`
+	LastEvaluatedAt  time.Time           `json:"lastEvaluatedAt"`
+}
+
+// FlagInsight is what SDKs reported about a flag: when they last evaluated
+// it (nil when never) and how often they served each variation.
+type FlagInsight struct {
+	Key             string             `json:"key"`
+	LastEvaluatedAt *time.Time         `json:"lastEvaluatedAt"`
+	Evaluations     int64              `json:"evaluations"`
+	Variations      []VariationInsight `json:"variations"`
+}
+
+// FlagInsights returns what SDKs reported about one flag.
+func (s *SDK) FlagInsights(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (FlagInsight, error) {
+	f, err := s.readableFlag(ctx, a, envID, key)
+	if err != nil {
+		return FlagInsight{}, err
+	}
+	return s.flagInsight(ctx, f)
+}
+
+// readableFlag loads a flag of an environment the caller may read from.
+func (s *SDK) readableFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (flagstore.Flag, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
+	if err != nil {
+		return flagstore.Flag{}, err
+	}
+	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	if err != nil {
+		return flagstore.Flag{}, core.Translate(err)
+	}
+	return flagstore.FlagFrom(row)
+}
+
+// flagInsight sums what SDKs reported about a flag.
+func (s *SDK) flagInsight(ctx context.Context, f flagstore.Flag) (FlagInsight, error) {
+	rows, err := s.Q.FlagEvaluations(ctx, f.ID)
+	if err != nil {
+		return FlagInsight{}, core.Translate(err)
+	}
+	out := FlagInsight{Key: f.Key, Variations: []VariationInsight{}}
+	for _, r := range rows {
+		vr := flagstore.Variation{ID: r.VariationID}
+		if known := f.Variation(r.VariationID); known != nil {
+			vr = *known
+		}
+		out.Variations = append(out.Variations, VariationInsight{Variation: vr, Count: r.Count,
+			FirstEvaluatedAt: r.FirstEvaluatedAt.UTC(), LastEvaluatedAt: r.LastEvaluatedAt.UTC()})
+		out.Evaluations += r.Count
+		if last := r.LastEvaluatedAt.UTC(); out.LastEvaluatedAt == nil || last.After(*out.LastEvaluatedAt) {
+			out.LastEvaluatedAt = &last
+		}
+	}
+	return out, nil
+}
+
+// StaleFlag is a flag with when SDKs last evaluated it.
+type StaleFlag struct {
+	ID              uuid.UUID  `json:"id"`
+	Key             string     `json:"key"`
+	Name            string     `json:"name"`
+	IsEnabled       bool       `json:"isEnabled"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	LastEvaluatedAt *time.Time `json:"lastEvaluatedAt"`
+	Evaluations     int64      `json:"evaluations"`
+}
+
+// StaleFlags pages an environment's flags that are not archived, those SDKs
+// never evaluated first, then those they evaluated longest ago.
+func (s *SDK) StaleFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, page core.Page) (core.Paged[StaleFlag], error) {
+	var v core.Validator
+	page.Check(&v)
+	if err := v.Err(); err != nil {
+		return core.Paged[StaleFlag]{}, err
+	}
+	env, err := s.ReadableEnv(ctx, a, envID)
+	if err != nil {
+		return core.Paged[StaleFlag]{}, err
+	}
+	rows, err := s.Q.ListStaleFlags(ctx, db.ListStaleFlagsParams{EnvID: env.Environment.ID, PageSize: page.Limit(), PageOffset: page.Offset()})
+	if err != nil {
+		return core.Paged[StaleFlag]{}, core.Translate(err)
+	}
+	total, err := s.Q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, Tags: []string{}})
+	if err != nil {
+		return core.Paged[StaleFlag]{}, core.Translate(err)
+	}
+	out := core.Paged[StaleFlag]{TotalCount: total, Items: make([]StaleFlag, len(rows))}
+	for i, r := range rows {
+		out.Items[i] = StaleFlag{ID: r.ID, Key: r.Key, Name: r.Name, IsEnabled: r.IsEnabled, CreatedAt: r.CreatedAt.UTC(),
+			Evaluations: r.Count}
+		if r.Evaluated {
+			last := r.LastEvaluatedAt.UTC()
+			out.Items[i].LastEvaluatedAt = &last
+		}
+	}
+	return out, nil
+}
+
+// InsightsFilter is FeatBit's insights query: a flag, an interval type
+// (MONTH, WEEK, DAY, HOUR or MINUTE) and a window in Unix milliseconds.
+type InsightsFilter struct {
+	FeatureFlagKey string
+	IntervalType   string
+	From, To       int64
+}
+
+// InsightsPoint is FeatBit's InsightsVm: what each variation was served in an interval.
+type InsightsPoint struct {
+	Time       string                   `json:"time"`
+	Variations []VariationInsightsCount `json:"variations"`
+}
+
+// VariationInsightsCount is FeatBit's VariationInsightsVm: a variation's name and count.
+type VariationInsightsCount struct {
+	Variation string `json:"variation"`
+	Count     int64  `json:"count"`
+}
+
+// intervals truncate a time to the start of FeatBit's interval types.
+var intervals = map[string]func(time.Time) time.Time{
+	"MONTH": func(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC) },
+	"WEEK": func(t time.Time) time.Time {
+		d := t.Truncate(24 * time.Hour)
+		return d.AddDate(0, 0, -int(d.Weekday()))
+	},
+	"DAY":    func(t time.Time) time.Time { return t.Truncate(24 * time.Hour) },
+	"HOUR":   func(t time.Time) time.Time { return t.Truncate(time.Hour) },
+	"MINUTE": func(t time.Time) time.Time { return t.Truncate(time.Minute) },
+}
+
+// FlagStatsByVariation answers FeatBit's insights query from the running
+// totals Bunting keeps per flag and variation. It keeps no time series, so
+// the answer has at most one point: when SDKs evaluated the flag within the
+// window, the totals of every variation (since it was first evaluated), at
+// the interval of its latest evaluation in the window.
+func (s *SDK) FlagStatsByVariation(ctx context.Context, a *core.Actor, envID uuid.UUID, f InsightsFilter) ([]InsightsPoint, error) {
+	var v core.Validator
+	if f.FeatureFlagKey == "" {
+		v.Add("featureFlagKey", "required")
+	}
+	truncate, ok := intervals[f.IntervalType]
+	if !ok {
+		v.Add("intervalType", "invalid")
+	}
+	v.Millis("from", f.From)
+	v.Millis("to", f.To)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	flag, err := s.readableFlag(ctx, a, envID, f.FeatureFlagKey)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.flagInsight(ctx, flag)
+	if err != nil {
+		return nil, err
+	}
+	from, to := time.UnixMilli(f.From).UTC(), time.UnixMilli(f.To).UTC()
+	var first time.Time
+	for _, vi := range in.Variations {
+		if first.IsZero() || vi.FirstEvaluatedAt.Before(first) {
+			first = vi.FirstEvaluatedAt
+		}
+	}
+	if in.LastEvaluatedAt == nil || in.LastEvaluatedAt.Before(from) || first.After(to) {
+		return []InsightsPoint{}, nil
+	}
+	at := *in.LastEvaluatedAt
+	if at.After(to) {
+		at = to
+	}
+	point := InsightsPoint{Time: truncate(at).Format(time.RFC3339), Variations: make([]VariationInsightsCount, len(flag.Variations))}
+	for i, vr := range flag.Variations {
+		point.Variations[i].Variation = vr.Name
+		for _, vi := range in.Variations {
+			if vi.Variation.ID == vr.ID {
+				point.Variations[i].Count = vi.Count
+			}
+		}
+	}
+	return []InsightsPoint{point}, nil
+}

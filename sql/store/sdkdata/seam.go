@@ -1,0 +1,20 @@
+// Package sdkdata is the store's seam of what SDKs read and report: the
+// payloads SDKs sync, evaluations, insights, end users and their
+// properties, and the flag and segment documents. It stands on the core and
+// on flagstore, since an SDK payload is built from flag and segment
+// internals.
+package sdkdata
+
+import (
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+)
+
+// SDK is the SDK data and end users seam over the core and the flags seam.
+type SDK struct {
+	*core.Core
+	*flagstore.Flags
+}
+
+// New returns the seam over c and the flags seam f (built over the same c).
+func New(c *core.Core, f *flagstore.Flags) *SDK { return &SDK{Core: c, Flags: f} }
