@@ -50,13 +50,21 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	t.Helper()
+	return newServerWith(t, store.Options{})
+}
+
+// newServerWith is newServer with the store's options as given (the test's
+// password cost and sign-in delay are set here).
+func newServerWith(t *testing.T, opts store.Options) *server {
+	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.New(t, store.ConfigurePool)
 	keys, err := store.DeriveKeys(strings.Repeat("test-secret-", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), store.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	opts.PasswordCost, opts.LoginDelayStep = bcrypt.MinCost, time.Millisecond
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), opts)
 	if _, err := st.Bootstrap(ctx, store.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/httpx"
+	"github.com/bunting-flags/bunting/web/oidcflow"
 )
 
 // envelope wraps every answer under /api/. Details, only on a validation
@@ -63,6 +64,8 @@ func errorResponse(err error) (int, []string) {
 	class := store.Classify(err)
 	if class.Status == http.StatusInternalServerError {
 		if c, ok := httpx.Classify(err); ok {
+			class = c
+		} else if c, ok := oidcflow.Classify(err); ok {
 			class = c
 		}
 	}

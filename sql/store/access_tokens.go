@@ -25,8 +25,9 @@ const (
 	TokenInactive = "Inactive"
 )
 
-// AccessToken is an API credential. Token is set only in the answer to its
-// creation; afterwards only Preview identifies it.
+// AccessToken is an API credential. Token is whole only in the answer to its
+// creation; afterwards it is masked as FeatBit lists it (maskedToken) and
+// Preview identifies it.
 type AccessToken struct {
 	ID          uuid.UUID          `json:"id"`
 	Name        string             `json:"name"`
@@ -346,7 +347,7 @@ func (s *Store) DeleteAccessToken(ctx context.Context, a *Actor, id uuid.UUID) e
 }
 
 func accessToken(r db.AccessToken, creator TokenCreator) (AccessToken, error) {
-	t := AccessToken{ID: r.ID, Name: r.Name, Type: r.Type, Status: r.Status, Preview: r.Preview, Creator: creator,
+	t := AccessToken{ID: r.ID, Name: r.Name, Type: r.Type, Status: r.Status, Token: maskedToken(r.Preview), Preview: r.Preview, Creator: creator,
 		LastUsedAt: utcPtr(r.LastUsedAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if err := json.Unmarshal(r.Permissions, &t.Permissions); err != nil {
 		return AccessToken{}, err

@@ -352,6 +352,8 @@ type Session struct {
 	Token           string    `json:"token"`
 	IsSsoFirstLogin bool      `json:"isSsoFirstLogin"`
 	UserID          uuid.UUID `json:"-"`
+	// ID is the session's row, which a refresh token issued with it ends.
+	ID uuid.UUID `json:"-"`
 }
 
 // newSession records a session of the user (in q's transaction, if any)
@@ -363,7 +365,7 @@ func (s *Store) newSession(ctx context.Context, q *db.Queries, userID uuid.UUID)
 	if err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, UserID: userID, ExpiresAt: expires}); err != nil {
 		return Session{}, translate(err)
 	}
-	return Session{Token: s.issueSessionToken(id, userID, expires), UserID: userID}, nil
+	return Session{Token: s.issueSessionToken(id, userID, expires), UserID: userID, ID: id}, nil
 }
 
 // Logout ends the caller's session, on every instance at once. An access
@@ -455,6 +457,16 @@ type LoginInput struct {
 // Login checks an email and password and starts a session. A wrong email and
 // a wrong password answer the same, in the same time.
 func (s *Store) Login(ctx context.Context, in LoginInput, addr string) (Session, error) {
+	userID, err := s.checkLogin(ctx, in, addr)
+	if err != nil {
+		return Session{}, err
+	}
+	return s.newSession(ctx, s.q, userID)
+}
+
+// checkLogin checks an email and password, throttled, and returns the user
+// they sign in.
+func (s *Store) checkLogin(ctx context.Context, in LoginInput, addr string) (uuid.UUID, error) {
 	var v validator
 	if strings.TrimSpace(in.Email) == "" {
 		v.add("email", "required")
@@ -463,31 +475,31 @@ func (s *Store) Login(ctx context.Context, in LoginInput, addr string) (Session,
 		v.add("password", "required")
 	}
 	if err := v.err(); err != nil {
-		return Session{}, err
+		return uuid.Nil, err
 	}
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	if err := s.reserveLogin(ctx, email, addr); err != nil {
-		return Session{}, err
+		return uuid.Nil, err
 	}
 	user, err := s.q.GetUserByEmail(ctx, email)
 	if err != nil && !errors.Is(translate(err), ErrNotFound) {
-		return Session{}, translate(err)
+		return uuid.Nil, translate(err)
 	}
 	hash := s.dummyHash()
 	if err == nil && user.PasswordHash != nil {
 		hash = *user.PasswordHash
 	}
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(in.Password)) != nil || err != nil || user.PasswordHash == nil {
-		return Session{}, ErrBadCredentials // the attempt stays counted
+		return uuid.Nil, ErrBadCredentials // the attempt stays counted
 	}
 	err = s.q.SettleLoginSuccess(ctx, db.SettleLoginSuccessParams{
 		Cleared:  []string{emailSubject + email, pairSubject + email + " " + addr},
 		Released: addrSubject + addr,
 	})
 	if err != nil {
-		return Session{}, translate(err)
+		return uuid.Nil, translate(err)
 	}
-	return s.newSession(ctx, s.q, user.ID)
+	return user.ID, nil
 }
 
 // reserveLogin counts an attempt for the email, the address and the pair,
@@ -577,6 +589,9 @@ func (s *Store) ResetPassword(ctx context.Context, a *Actor, in ResetPasswordInp
 		}
 		s.accessChanged() // every earlier session of the user ends now
 		if err := q.DeleteUserSessions(ctx, user.ID); err != nil {
+			return err
+		}
+		if err := q.DeleteUserRefreshTokens(ctx, user.ID); err != nil {
 			return err
 		}
 		session, err = s.newSession(ctx, q, user.ID)

@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -47,14 +48,22 @@ type MemberPolicy struct {
 	IsMemberPolicy bool      `json:"isMemberPolicy"`
 }
 
-// InheritedPolicy is a policy a member holds through a group.
+// InheritedPolicy is a policy a member holds through a group (FeatBit's
+// InheritedMemberPolicy, with the group's id besides its name).
 type InheritedPolicy struct {
 	ID          uuid.UUID `json:"id"`
 	Name        string    `json:"name"`
 	Type        string    `json:"type"`
 	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"createdAt"`
 	GroupID     uuid.UUID `json:"groupId"`
 	GroupName   string    `json:"groupName"`
+}
+
+func inheritedPolicy(r db.ListInheritedPoliciesRow) InheritedPolicy {
+	p := InheritedPolicy(r)
+	p.CreatedAt = p.CreatedAt.UTC()
+	return p
 }
 
 // MemberInput adds a user to the organization by email, with policies and
@@ -136,8 +145,14 @@ func (s *Store) ListMembers(ctx context.Context, a *Actor, f IAMFilter) (Paged[M
 	if err != nil {
 		return Paged[Member]{}, err
 	}
+	return s.listMembers(ctx, a, orgID, f)
+}
+
+// listMembers pages the members of an organization the caller may list.
+func (s *Store) listMembers(ctx context.Context, a *Actor, orgID uuid.UUID, f IAMFilter) (Paged[Member], error) {
 	var rows []memberRow
 	var total int64
+	var err error
 	if f.Search == "" {
 		var found []db.ListMembersRow
 		found, err = s.q.ListMembers(ctx, db.ListMembersParams{OrganizationID: orgID, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
@@ -408,7 +423,7 @@ func (s *Store) ListMemberInheritedPolicies(ctx context.Context, a *Actor, membe
 	name := escapeLike(f.Search)
 	rows, err := s.q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
 		Name: name, PageSize: f.Page.limit(), PageOffset: f.Page.offset()})
-	return paged(rows, err, func(r db.ListInheritedPoliciesRow) InheritedPolicy { return InheritedPolicy(r) }, func() (int64, error) {
+	return paged(rows, err, inheritedPolicy, func() (int64, error) {
 		return s.q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
 	})
 }

@@ -194,6 +194,12 @@ func oidcSettings(ws db.Workspace) (OIDCSettings, error) {
 // (oldest) organization with that organization's default permissions. All of
 // it, with its audit entry, is one transaction; nothing is kept on failure.
 func (s *Store) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[string]any) (Session, error) {
+	return s.signInWithSSO(ctx, wsID, claims, nil)
+}
+
+// signInWithSSO is SignInWithSSO; also, when given, in the sign-in's
+// transaction, with the session made.
+func (s *Store) signInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[string]any, also func(*db.Queries, Session) error) (Session, error) {
 	ws, err := s.q.GetWorkspace(ctx, wsID)
 	if err != nil {
 		return Session{}, translate(err)
@@ -218,7 +224,7 @@ func (s *Store) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[st
 	// Two first sign-ins of one new email at once: the loser of the insert
 	// race finds the winner's user on its second try.
 	for try := 0; ; try++ {
-		session, err := s.ssoSignIn(ctx, wsID, email, name)
+		session, err := s.ssoSignIn(ctx, wsID, email, name, also)
 		if try == 0 && errors.Is(err, ErrKeyUsed) {
 			continue
 		}
@@ -238,7 +244,7 @@ func emailVerified(claim any) bool {
 	return true
 }
 
-func (s *Store) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name string) (Session, error) {
+func (s *Store) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name string, also func(*db.Queries, Session) error) (Session, error) {
 	var session Session
 	err := s.inTx(ctx, func(q *db.Queries) error {
 		user, err := q.GetUserByEmail(ctx, email)
@@ -270,7 +276,10 @@ func (s *Store) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name strin
 		}
 		session, err = s.newSession(ctx, q, user.ID)
 		session.IsSsoFirstLogin = created
-		return err
+		if err != nil || also == nil {
+			return err
+		}
+		return also(q, session)
 	})
 	return session, err
 }

@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+)
+
+// Single sign-on begun from FeatBit's admin UI (the API's /sso/ routes). It is
+// the pages' single sign-on (BeginSSO, FinishSSO, SignInWithSSO): the same
+// sealed attempt kept by the browser, state, nonce and PKCE, the same
+// settings and the same sign-in rule. What differs is where the provider
+// sends the browser back: the UI's own sign-in page, whose address the UI
+// names (FeatBit's redirect_uri), instead of the pages' /sso/callback; the UI
+// then posts the code and the state back (the state in FeatBit's
+// workspaceKey field, which FeatBit's own state carries).
+
+// maxRedirectURILen bounds the redirect URI an attempt keeps; the attempt
+// must fit in a cookie (maxAttemptJSON).
+const maxRedirectURILen = 2000
+
+// BeginAppSSO starts a single sign-on attempt for FeatBit's UI in the
+// workspace with this key (or the only one, when empty), coming back to
+// redirectURI: an absolute http or https URL, without credentials or a
+// fragment, which the provider must have registered for the client (it
+// refuses any other). The attempt keeps it, so the code is exchanged for
+// the same one.
+func (s *Store) BeginAppSSO(ctx context.Context, workspaceKey, redirectURI string) (SSOLogin, error) {
+	var v validator
+	if redirectURI == "" {
+		v.add("redirect_uri", "required")
+	} else if !appRedirectURI(redirectURI) {
+		v.add("redirect_uri", "invalid")
+	}
+	if err := v.err(); err != nil {
+		return SSOLogin{}, err
+	}
+	login, err := s.BeginSSO(ctx, SSOStartInput{Workspace: workspaceKey, Next: redirectURI})
+	var verr *ValidationError
+	if errors.As(err, &verr) {
+		// BeginSSO names the pages' field; FeatBit's query names it workspace_key.
+		codes := make([]string, len(verr.Codes))
+		for i, c := range verr.Codes {
+			codes[i] = strings.Replace(c, "workspace_", "workspace_key_", 1)
+		}
+		return SSOLogin{}, Invalid(codes...)
+	}
+	if err == nil && login.Next != redirectURI { // too long to keep: the provider would send the code elsewhere
+		return SSOLogin{}, Invalid("redirect_uri_is_invalid")
+	}
+	return login, err
+}
+
+// AppSSOInput is FeatBit's LoginByOidcCode: the code the provider sent to the
+// UI, the UI's redirect URI, and in WorkspaceKey the state the provider sent
+// back (FeatBit uses the workspace key as its state; Bunting's state is the
+// attempt's, and the workspace is in the attempt).
+type AppSSOInput struct {
+	Code         string `json:"code"`
+	RedirectURI  string `json:"redirectUri"`
+	WorkspaceKey string `json:"workspaceKey"`
+}
+
+// FinishAppSSO checks FeatBit's UI's answer against the attempt its browser
+// kept (sealed): the state must be the attempt's (FinishSSO), and the
+// redirect URI the one the attempt began with.
+func (s *Store) FinishAppSSO(ctx context.Context, in AppSSOInput, sealed string) (SSOLogin, error) {
+	var v validator
+	if strings.TrimSpace(in.Code) == "" {
+		v.add("code", "required")
+	}
+	if in.RedirectURI == "" {
+		v.add("redirectUri", "required")
+	}
+	if in.WorkspaceKey == "" {
+		v.add("workspaceKey", "required")
+	}
+	if err := v.err(); err != nil {
+		return SSOLogin{}, err
+	}
+	login, err := s.FinishSSO(ctx, in.WorkspaceKey, sealed)
+	if err != nil {
+		return SSOLogin{}, err
+	}
+	if login.Next != in.RedirectURI {
+		return SSOLogin{}, Invalid("redirectUri_is_invalid")
+	}
+	return login, nil
+}
+
+// appRedirectURI tells whether a redirect URI may be kept: where the UI's
+// sign-in page is.
+func appRedirectURI(raw string) bool {
+	if len(raw) > maxRedirectURILen {
+		return false
+	}
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" && u.User == nil && u.Fragment == "" &&
+		!strings.ContainsAny(raw, " \t\r\n")
+}
