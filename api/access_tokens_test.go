@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -36,14 +37,16 @@ func TestAccessTokenLifecycle(t *testing.T) {
 	// It cannot mint tokens.
 	s.do("POST", "/api/v1/access-tokens", created.Token, map[string]string{"name": "child", "type": "Personal"}).fails(t, http.StatusForbidden, "Forbidden")
 
+	// Listed, the value is masked as FeatBit masks it: its start and asterisks.
+	masked := created.Token[:8] + strings.Repeat("*", 19)
 	list := decode[core.Paged[iam.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", s.owner, nil).ok(t))
-	if list.TotalCount != 1 || len(list.Items) != 1 || list.Items[0].Token != "" || list.Items[0].Preview != created.Preview || list.Items[0].LastUsedAt == nil {
-		t.Fatalf("list %+v, want the token without its value, marked used", list)
+	if list.TotalCount != 1 || len(list.Items) != 1 || list.Items[0].Token != masked || list.Items[0].Preview != created.Preview || list.Items[0].LastUsedAt == nil {
+		t.Fatalf("list %+v, want the token masked, marked used", list)
 	}
 
 	path := "/api/v1/access-tokens/" + created.ID.String()
 	renamed := decode[iam.AccessToken](t, s.do("PUT", path, s.owner, map[string]string{"name": "release"}).ok(t))
-	if renamed.Name != "release" || renamed.Token != "" {
+	if renamed.Name != "release" || renamed.Token != masked {
 		t.Fatalf("renamed %+v", renamed)
 	}
 	// Toggle and delete answer true, as FeatBit's ApiResponse<bool>.

@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/web/actorcache"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
+	"github.com/bunting-flags/bunting/web/oidcflow"
 	"github.com/bunting-flags/bunting/web/webhook"
 )
 
@@ -28,6 +29,8 @@ type Handler struct {
 	webhooks *webhook.Sender
 	// actors keeps the actors credentials resolved to, while access holds.
 	actors *actorcache.Cache
+	// sso calls OIDC providers for single sign-on from FeatBit's UI.
+	sso *oidcflow.Client
 }
 
 // Shared is what the API shares with the pages in one process; a nil field
@@ -49,12 +52,13 @@ func New(s *store.Store, log *slog.Logger, shared Shared) *Handler {
 	if shared.Actors == nil {
 		shared.Actors = actorcache.New(s)
 	}
-	return &Handler{store: s, log: log, limits: shared.Limits, webhooks: webhook.NewSender(s), actors: shared.Actors}
+	return &Handler{store: s, log: log, limits: shared.Limits, webhooks: webhook.NewSender(s), actors: shared.Actors,
+		sso: oidcflow.New(s.AllowPrivateNetworks())}
 }
 
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.
-// Every route but sign-in, the OpenAPI document and a trigger's run URL
-// requires credentials, given to the group; the store checks each
+// Every route but sign-in (with FeatBit's sign-in page's and the refresh
+// cookie's), the OpenAPI document and a trigger's run URL requires credentials, given to the group; the store checks each
 // operation's permission. Where a route needs a permission whatever its
 // body says, its group checks it first (with the store's check), so a
 // caller without it is refused before the body is read. Every
@@ -65,21 +69,31 @@ func (h *Handler) Register(e *echo.Echo) {
 	// The document describing every route here (openapi.yaml), and sign-in.
 	public.GET("/openapi.json", h.openAPI)
 	public.POST("/identity/login-by-email", h.login)
+	// FeatBit's UI: a new session token from the refresh-token cookie (or,
+	// without one, in place of the bearer token, which it then requires).
+	public.POST("/identity/refresh-token", h.refreshToken)
+	// FeatBit's sign-in page: whether to offer SSO, its social providers,
+	// and single sign-on through the workspace's OIDC provider.
+	public.GET("/sso/pre-check", h.ssoPreCheck)
+	public.GET("/sso/oidc-authorize-url", h.oidcAuthorizeURL)
+	public.POST("/sso/oidc/login", h.oidcLogin)
+	public.GET("/social/providers", h.socialProviders)
 	// A flag trigger's URL: its token is the credential (alerting systems call it).
 	public.POST("/triggers/run/:token", h.runTrigger)
 
 	// Every other route needs credentials.
 	g := httpx.Guarded(public, h.authenticate)
 	g.POST("/identity/logout", h.logout)
-	g.POST("/identity/refresh-token", h.refreshToken)
 	g.PUT("/identity/reset-password", h.resetPassword)
 
 	g.GET("/user/profile", h.profile)
 	g.PUT("/user/profile", h.updateProfile)
 	g.GET("/user/workspaces", h.userWorkspaces)
+	g.POST("/user/join-organization", h.joinOrganization)
 	g.GET("/organizations", h.listOrganizations)
 	g.GET("/workspaces", h.getWorkspace)
 	g.GET("/workspaces/is-key-used", h.isWorkspaceKeyUsed)
+	g.GET("/workspaces/usages", h.workspaceUsages)
 	g.PUT("/workspaces", h.updateWorkspace)
 	g.PUT("/workspaces/sso-oidc", h.updateWorkspaceSSO)
 
@@ -141,6 +155,7 @@ func (h *Handler) Register(e *echo.Echo) {
 
 	// Organizations of the workspace: several are an ordinary feature.
 	g.GET("/organizations/is-key-used", h.isOrganizationKeyUsed)
+	g.GET("/organizations/members", h.listOrganizationMembers)
 	g.GET("/organizations/:id", h.getOrganization)
 	g.POST("/organizations", h.createOrganization)
 	g.POST("/organizations/onboarding", h.onboardOrganization)
@@ -310,7 +325,7 @@ func (h *Handler) createsSegments(c echo.Context) error {
 }
 
 // inEnv runs a check on the environment the path names, and keeps that
-// environment for the route's operation (store.RememberEnvironment).
+// environment for the route's operation (core.RememberEnvironment).
 func (h *Handler) inEnv(c echo.Context, check func(context.Context, *core.Actor, uuid.UUID) error) error {
 	envID, err := httpx.PathID(c, "envId")
 	if err != nil {

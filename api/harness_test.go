@@ -52,13 +52,21 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	t.Helper()
+	return newServerWith(t, core.Options{})
+}
+
+// newServerWith is newServer with the store's options as given (the test's
+// password cost and sign-in delay are set here).
+func newServerWith(t *testing.T, opts core.Options) *server {
+	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.New(t, core.ConfigurePool)
 	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
+	opts.PasswordCost, opts.LoginDelayStep = bcrypt.MinCost, time.Millisecond
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), opts)
 	if _, err := st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,31 +6,38 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
+// login signs in by email and password, answering the session token and,
+// as FeatBit does, setting the refresh-token cookie (featbit_entry.go).
 func (h *Handler) login(c echo.Context) error {
 	var in iam.LoginInput
 	if err := bindWithin(c, &in, signInBodyBytes); err != nil {
 		return err
 	}
-	s, err := h.store.Login(c.Request().Context(), in, c.RealIP())
-	return respond(c, s, err)
+	s, err := h.store.LoginWithRefresh(c.Request().Context(), in, c.RealIP())
+	if err != nil {
+		return err
+	}
+	setRefreshCookie(c, s.Refresh)
+	return respond(c, s.Session, nil)
 }
 
-// logout ends the caller's session on the server; FeatBit answers true.
+// logout ends the caller's session on the server, and revokes and deletes
+// the refresh-token cookie when the browser sends one; FeatBit answers true.
 func (h *Handler) logout(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Logout(c.Request().Context(), actor(c)))
-}
-
-// refreshToken answers a new session token in place of the caller's, in
-// FeatBit's LoginToken shape.
-func (h *Handler) refreshToken(c echo.Context) error {
-	if err := noBody(c); err != nil {
+	ctx := c.Request().Context()
+	if err := h.store.Logout(ctx, actor(c)); err != nil {
 		return err
 	}
-	s, err := h.store.RefreshSession(c.Request().Context(), actor(c))
-	return respond(c, s, err)
+	if refresh := refreshCookieValue(c); refresh != "" {
+		if err := h.store.RevokeRefreshToken(ctx, refresh, c.RealIP()); err != nil {
+			return err
+		}
+		deleteRefreshCookie(c)
+	}
+	return respond(c, true, nil)
 }
 
 // resetPassword answers FeatBit's {success, reason} with the caller's new

@@ -41,11 +41,24 @@ func (m *matrix) cases() map[string]func() call {
 		// The caller's own session, needing no statement: TestLogout, TestRefreshToken.
 		"POST /api/v1/identity/logout":        nil,
 		"POST /api/v1/identity/refresh-token": nil,
-		"GET /api/v1/user/profile":            func() call { return call{path: "/api/v1/user/profile", open: true} },
-		"GET /api/v1/user/policies":           func() call { return call{path: "/api/v1/user/policies", open: true} },
-		"GET /api/v1/iam/actions":             func() call { return call{path: "/api/v1/iam/actions", open: true} },
-		"GET /api/v1/organizations":           func() call { return call{path: "/api/v1/organizations", open: true} },
-		"GET /api/v1/workspaces":              func() call { return call{path: "/api/v1/workspaces", open: true} },
+		// FeatBit's sign-in page, before any credentials: TestSSOPreCheckAndSocialProviders, TestAppSSO.
+		"GET /api/v1/sso/pre-check":          nil,
+		"GET /api/v1/sso/oidc-authorize-url": nil,
+		"POST /api/v1/sso/oidc/login":        nil,
+		"GET /api/v1/social/providers":       nil,
+		"POST /api/v1/user/join-organization": func() call { // the caller's own organization: TestJoinOrganization
+			return call{path: "/api/v1/user/join-organization", body: map[string]any{}, open: true}
+		},
+		"GET /api/v1/organizations/members": func() call { // also CanManageIAM or CanAccessEnv: TestOrganizationMembers
+			return call{path: "/api/v1/organizations/members", grants: []grant{{access.ListAccessTokens, core.AccessTokenRN}}}
+		},
+		// Needs the permission in every organization, as PUT /workspaces: TestWorkspaceUsages.
+		"GET /api/v1/workspaces/usages": nil,
+		"GET /api/v1/user/profile":      func() call { return call{path: "/api/v1/user/profile", open: true} },
+		"GET /api/v1/user/policies":     func() call { return call{path: "/api/v1/user/policies", open: true} },
+		"GET /api/v1/iam/actions":       func() call { return call{path: "/api/v1/iam/actions", open: true} },
+		"GET /api/v1/organizations":     func() call { return call{path: "/api/v1/organizations", open: true} },
+		"GET /api/v1/workspaces":        func() call { return call{path: "/api/v1/workspaces", open: true} },
 		// The matrix has a second organization, and workspace settings need
 		// the permission in every one: TestWorkspaceSettingsNeedEveryOrganization,
 		// TestWorkspaceSSO (a developer is refused).

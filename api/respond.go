@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
+	"github.com/bunting-flags/bunting/web/oidcflow"
 )
 
 // envelope wraps every answer under /api/. Details, only on a validation
@@ -64,6 +65,8 @@ func errorResponse(err error) (int, []string) {
 	class := core.Classify(err)
 	if class.Status == http.StatusInternalServerError {
 		if c, ok := httpx.Classify(err); ok {
+			class = c
+		} else if c, ok := oidcflow.Classify(err); ok {
 			class = c
 		}
 	}

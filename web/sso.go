@@ -5,66 +5,49 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
-	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/labstack/echo/v4"
-	"golang.org/x/oauth2"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/oidcflow"
 	"github.com/bunting-flags/bunting/web/outbound"
 )
 
 // Single sign-on through OpenID Connect, the authorization-code flow with
 // PKCE. The store makes each attempt's state, nonce and verifier, sealed for
 // the browser to keep (ten minutes, once; sso_attempt.go), and turns a
-// verified identity into a session; this file speaks the protocol:
-// redirect, code exchange (golang.org/x/oauth2), discovery and id-token
-// verification (go-oidc).
+// verified identity into a session; web/oidcflow speaks the protocol
+// (redirect, code exchange, discovery, id-token verification), shared with
+// the API's FeatBit sign-in; this file is the pages around it.
 
 const (
 	ssoCallbackPath = "/sso/callback"
-	// ssoRequestTimeout bounds each call to the provider, ssoFlowTimeout all
-	// of them for one callback or connection test.
-	ssoRequestTimeout = 10 * time.Second
-	ssoFlowTimeout    = 30 * time.Second
-	wellKnown         = "/.well-known/openid-configuration"
 	// ssoTestKey carries a connection test's result to the workspace page.
 	ssoTestKey = "ssoTest"
 )
 
 // ssoClient is what the single sign-on pages share: the redirect URI
-// registered at providers and the HTTP client for calls to them.
+// registered at providers and the client that calls them.
 type ssoClient struct {
 	redirectURI string
 	secure      bool
-	// http is the outbound client; allowHTTP (with private networks
-	// allowed) lets discovered key sets be plain http, as in tests.
-	http      *http.Client
-	allowHTTP bool
-	// providers keeps what discovery and the key sets said (sso_providers.go).
-	providers *providerCache
+	flow        *oidcflow.Client
 }
 
 func newSSOClient(base *url.URL, allowPrivate bool) *ssoClient {
 	return &ssoClient{
 		redirectURI: strings.TrimSuffix(base.String(), "/") + ssoCallbackPath,
 		secure:      base.Scheme == "https",
-		http:        outbound.NewClient(outbound.Options{AllowPrivate: allowPrivate, Timeout: ssoRequestTimeout}),
-		allowHTTP:   allowPrivate,
-		providers:   newProviderCache(),
+		flow:        oidcflow.New(allowPrivate),
 	}
 }
 
@@ -125,23 +108,7 @@ func (p *pages) startSSO(c echo.Context) error {
 		return p.renderLogin(c, status, p.form(c, "login", "/login", map[string]string{"next": in.Next}), &f)
 	}
 	p.keepSSOAttempt(c, login)
-	to := oauthConfig(login.Client, p.sso.redirectURI).AuthCodeURL(login.State,
-		oidc.Nonce(login.Nonce), oauth2.S256ChallengeOption(login.Verifier))
-	return c.Redirect(http.StatusSeeOther, to)
-}
-
-func oauthConfig(c iam.SSOClient, redirectURI string) *oauth2.Config {
-	style := oauth2.AuthStyleInHeader
-	if c.ClientAuthenticationMethod == iam.ClientSecretPost {
-		style = oauth2.AuthStyleInParams
-	}
-	return &oauth2.Config{
-		ClientID:     c.ClientID,
-		ClientSecret: c.ClientSecret,
-		Endpoint:     oauth2.Endpoint{AuthURL: c.AuthorizationEndpoint, TokenURL: c.TokenEndpoint, AuthStyle: style},
-		RedirectURL:  redirectURI,
-		Scopes:       strings.Fields(c.Scope),
-	}
+	return c.Redirect(http.StatusSeeOther, oidcflow.AuthCodeURL(login, p.sso.redirectURI))
 }
 
 // Why a single sign-on failed: each reason is logged and explained.
@@ -151,11 +118,11 @@ const (
 	ssoStateInvalid    = "state_invalid"
 	ssoStateExpired    = "state_expired"
 	ssoNotConfigured   = "not_configured"
-	ssoNoKeys          = "no_keys"
-	ssoExchangeFailed  = "token_exchange_failed"
-	ssoTokenInvalid    = "id_token_invalid"
-	ssoTokenExpired    = "id_token_expired"
-	ssoNonceMismatch   = "nonce_mismatch"
+	ssoNoKeys          = oidcflow.ReasonNoKeys
+	ssoExchangeFailed  = oidcflow.ReasonExchangeFailed
+	ssoTokenInvalid    = oidcflow.ReasonTokenInvalid
+	ssoTokenExpired    = oidcflow.ReasonTokenExpired
+	ssoNonceMismatch   = oidcflow.ReasonNonceMismatch
 	ssoEmailMissing    = "email_missing"
 	ssoEmailUnverified = "email_unverified"
 	ssoInternal        = "internal"
@@ -228,7 +195,7 @@ func (p *pages) ssoCallback(c echo.Context) error {
 // ssoIdentity checks the provider's answer and returns the verified id
 // token's claims; every failure is an *ssoError or one of the store's.
 func (p *pages) ssoIdentity(c echo.Context) (iam.SSOLogin, map[string]any, error) {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), ssoFlowTimeout)
+	ctx, cancel := context.WithTimeout(c.Request().Context(), oidcflow.FlowTimeout)
 	defer cancel()
 	q := c.QueryParams()
 	if q.Get("state") == "" {
@@ -249,42 +216,8 @@ func (p *pages) ssoIdentity(c echo.Context) (iam.SSOLogin, map[string]any, error
 		return login, nil, ssoFail(ssoExchangeFailed, errors.New("no code parameter"))
 	}
 
-	ctx = oidc.ClientContext(ctx, p.sso.http) // oauth2's exchange uses it too
-	provider, kept, err := p.sso.provider(ctx, login.Client.OIDCSettings, false)
-	if err != nil {
-		return login, nil, ssoFail(ssoNoKeys, err)
-	}
-	token, err := oauthConfig(login.Client, p.sso.redirectURI).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(login.Verifier))
-	if err != nil {
-		return login, nil, ssoFail(ssoExchangeFailed, exchangeProblem(login.Client.TokenEndpoint, err))
-	}
-	raw, _ := token.Extra("id_token").(string)
-	if raw == "" {
-		return login, nil, ssoFail(ssoExchangeFailed, errors.New("the token answer has no id_token"))
-	}
-	idToken, err := provider.verifier(login.Client.ClientID).Verify(ctx, raw)
-	var expired *oidc.TokenExpiredError
-	if err != nil && kept && !errors.As(err, &expired) {
-		// The kept keys may be from before the provider rotated them.
-		if provider, _, err = p.sso.provider(ctx, login.Client.OIDCSettings, true); err != nil {
-			return login, nil, ssoFail(ssoNoKeys, err)
-		}
-		idToken, err = provider.verifier(login.Client.ClientID).Verify(ctx, raw)
-	}
-	switch {
-	case errors.As(err, &expired):
-		return login, nil, ssoFail(ssoTokenExpired, err)
-	case err != nil:
-		return login, nil, ssoFail(ssoTokenInvalid, err)
-	}
-	if subtle.ConstantTimeCompare([]byte(idToken.Nonce), []byte(login.Nonce)) != 1 {
-		return login, nil, ssoFail(ssoNonceMismatch, errors.New("the id token's nonce is not this attempt's"))
-	}
-	var claims map[string]any
-	if err := idToken.Claims(&claims); err != nil {
-		return login, nil, ssoFail(ssoTokenInvalid, err)
-	}
-	return login, claims, nil
+	claims, err := p.sso.flow.Identity(ctx, login, p.sso.redirectURI, q.Get("code"))
+	return login, claims, err
 }
 
 // ssoFailed logs why a sign-in failed and explains it on a page that leads
@@ -294,8 +227,11 @@ func (p *pages) ssoFailed(c echo.Context, workspace string, err error) error {
 	reason := ssoInternal
 	var se *ssoError
 	class := core.Classify(err)
+	var fe *oidcflow.Failure
 	if errors.As(err, &se) {
 		reason = se.reason
+	} else if errors.As(err, &fe) {
+		reason = fe.Reason
 	} else if _, ok := ssoFailures[class.Code()]; ok {
 		reason = class.Code()
 	}
@@ -314,189 +250,6 @@ func (p *pages) ssoFailed(c echo.Context, workspace string, err error) error {
 		Status: e.status, Heading: e.heading, Text: e.text + " (Reference " + requestID + ")",
 		HomeHref: "/login", Home: "Back to sign in",
 	}))
-}
-
-// discovery is what a provider's discovery document says.
-type discovery struct {
-	// URL is where the document was found.
-	URL                   string   `json:"-"`
-	Issuer                string   `json:"issuer"`
-	AuthorizationEndpoint string   `json:"authorization_endpoint"`
-	TokenEndpoint         string   `json:"token_endpoint"`
-	JWKSURI               string   `json:"jwks_uri"`
-	Algorithms            []string `json:"id_token_signing_alg_values_supported"`
-	CodeChallengeMethods  []string `json:"code_challenge_methods_supported"`
-}
-
-// provider is what verifying a sign-in needs: the discovery document and
-// the signing keys, both read through the outbound client. Keys are read
-// here rather than by go-oidc, whose errors carry the answer's body.
-type provider struct {
-	discovery
-	keys []jose.JSONWebKey
-}
-
-// verifier checks id tokens against the keys read, with the asymmetric
-// algorithms the provider advertises (RS256 when it names none).
-func (p provider) verifier(clientID string) *oidc.IDTokenVerifier {
-	var algs []string
-	for _, a := range p.Algorithms {
-		if slices.Contains(signingAlgorithms, a) {
-			algs = append(algs, a)
-		}
-	}
-	keys := &oidc.StaticKeySet{}
-	for _, k := range p.keys {
-		keys.PublicKeys = append(keys.PublicKeys, k.Key)
-	}
-	return oidc.NewVerifier(p.Issuer, keys, &oidc.Config{ClientID: clientID, SupportedSigningAlgs: algs})
-}
-
-// signingAlgorithms are the asymmetric algorithms id tokens may be signed
-// with; a shared-secret or "none" algorithm a provider advertises is ignored.
-var signingAlgorithms = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512,
-	oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
-
-// discover finds the provider's discovery document: at the issuer when one is
-// set (the document must name that same issuer); otherwise next to the
-// configured endpoints, at each parent path of the authorization and token
-// endpoints in turn, accepting the first document that names one of them.
-// No document, or one without a key set, and nobody can be verified. Every
-// error's text is safe to show: it never carries what a server answered.
-func (s *ssoClient) discover(ctx context.Context, o iam.OIDCSettings) (provider, error) {
-	if o.Issuer != "" {
-		d, err := s.fetchDiscovery(ctx, strings.TrimSuffix(o.Issuer, "/")+wellKnown)
-		if err != nil {
-			return provider{}, err
-		}
-		if d.Issuer != o.Issuer {
-			return provider{}, fmt.Errorf("the discovery document at %s names another issuer (%s)", outbound.Where(d.URL), clip(d.Issuer))
-		}
-		return s.checkKeySet(d)
-	}
-	var problems []string
-	for _, candidate := range discoveryCandidates(o.AuthorizationEndpoint, o.TokenEndpoint) {
-		d, err := s.fetchDiscovery(ctx, candidate)
-		if err != nil {
-			problems = append(problems, err.Error())
-			if ctx.Err() != nil {
-				break
-			}
-			continue
-		}
-		if d.AuthorizationEndpoint != o.AuthorizationEndpoint && d.TokenEndpoint != o.TokenEndpoint {
-			problems = append(problems, outbound.Where(candidate)+" names other endpoints")
-			continue
-		}
-		if d.Issuer == "" {
-			return provider{}, fmt.Errorf("the discovery document at %s names no issuer", outbound.Where(candidate))
-		}
-		return s.checkKeySet(d)
-	}
-	return provider{}, fmt.Errorf("no discovery document next to the endpoints (set the issuer): %s", strings.Join(problems, "; "))
-}
-
-// checkKeySet refuses a document whose key set Bunting would not fetch.
-func (s *ssoClient) checkKeySet(d discovery) (provider, error) {
-	if d.JWKSURI == "" {
-		return provider{}, fmt.Errorf("the discovery document at %s names no jwks_uri", outbound.Where(d.URL))
-	}
-	if u, err := url.Parse(d.JWKSURI); err != nil || u.Host == "" || u.User != nil ||
-		(u.Scheme != "https" && (u.Scheme != "http" || !s.allowHTTP)) {
-		return provider{}, fmt.Errorf("the discovery document at %s names a jwks_uri that is not an https URL", outbound.Where(d.URL))
-	}
-	return provider{discovery: d}, nil
-}
-
-// clip shortens a value a provider sent before it is shown or logged.
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
-	}
-	return s
-}
-
-// discoveryCandidates lists the discovery URLs under each parent path of the
-// endpoints, nearest first: for https://id.example.com/realms/a/protocol/openid-connect/auth
-// that reaches https://id.example.com/realms/a/.well-known/openid-configuration.
-func discoveryCandidates(endpoints ...string) []string {
-	var out []string
-	for _, e := range endpoints {
-		u, err := url.Parse(e)
-		if err != nil || u.Host == "" {
-			continue
-		}
-		path := strings.TrimSuffix(u.Path, "/")
-		for {
-			i := strings.LastIndex(path, "/")
-			if i < 0 {
-				break
-			}
-			path = path[:i]
-			if c := u.Scheme + "://" + u.Host + path + wellKnown; !slices.Contains(out, c) {
-				out = append(out, c)
-			}
-		}
-	}
-	return out[:min(len(out), 8)]
-}
-
-func (s *ssoClient) fetchDiscovery(ctx context.Context, u string) (discovery, error) {
-	var d discovery
-	body, err := s.fetchJSON(ctx, u)
-	if err != nil {
-		return d, err
-	}
-	if err := json.Unmarshal(body, &d); err != nil {
-		return d, fmt.Errorf("%s did not answer a discovery document", outbound.Where(u))
-	}
-	d.URL = u
-	return d, nil
-}
-
-// fetchJSON reads a JSON document through the outbound client, which bounds
-// its size; an error says what went wrong, never what was answered.
-func (s *ssoClient) fetchJSON(ctx context.Context, u string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s is not a URL Bunting can request", outbound.Where(u))
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := s.http.Do(req)
-	if err != nil {
-		return nil, errors.New(outbound.Describe(u, err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, errors.New(outbound.Describe(u, &outbound.StatusError{URL: u, Code: resp.StatusCode}))
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, errors.New(outbound.Describe(u, err))
-	}
-	return body, nil
-}
-
-// oauthErrorCodes are the token endpoint's error codes (RFC 6749 §5.2): the
-// one part of its answer worth logging, and only when it is one of these.
-var oauthErrorCodes = []string{"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
-	"unsupported_grant_type", "invalid_scope"}
-
-// exchangeProblem describes a failed token exchange without the answer's text.
-func exchangeProblem(tokenURL string, err error) error {
-	var re *oauth2.RetrieveError
-	if errors.As(err, &re) && re.Response != nil {
-		msg := outbound.Describe(tokenURL, &outbound.StatusError{URL: tokenURL, Code: re.Response.StatusCode})
-		if slices.Contains(oauthErrorCodes, re.ErrorCode) {
-			msg += " (" + re.ErrorCode + ")"
-		}
-		return errors.New(msg)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return errors.New(outbound.Describe(tokenURL, err))
-	}
-	return fmt.Errorf("%s did not answer a usable token", outbound.Where(tokenURL))
 }
 
 // testWorkspaceSSO checks the endpoints in the single sign-on form against
@@ -537,26 +290,26 @@ var ssoFieldLabels = map[string]string{
 
 // probeProvider reports what discovery and the key set say, as sign-in would find them.
 func (p *pages) probeProvider(ctx context.Context, o iam.OIDCSettings) *views.SSOTest {
-	ctx, cancel := context.WithTimeout(ctx, ssoFlowTimeout)
+	ctx, cancel := context.WithTimeout(ctx, oidcflow.FlowTimeout)
 	defer cancel()
-	d, err := p.sso.discover(ctx, o)
+	d, err := p.sso.flow.Discover(ctx, o)
 	if err != nil {
 		p.log.InfoContext(ctx, "single sign-on connection test failed", "err", err)
 		return &views.SSOTest{Summary: "Discovery failed: " + err.Error()}
 	}
 	t := &views.SSOTest{Facts: []views.SSOFact{
 		{Label: "Discovery document", Value: outbound.Where(d.URL)},
-		{Label: "Issuer", Value: clip(d.Issuer)},
+		{Label: "Issuer", Value: oidcflow.Clip(d.Issuer)},
 		endpointFact("Authorization endpoint", o.AuthorizationEndpoint, d.AuthorizationEndpoint),
 		endpointFact("Token endpoint", o.TokenEndpoint, d.TokenEndpoint),
-		{Label: "Key set", Value: clip(d.JWKSURI)},
+		{Label: "Key set", Value: oidcflow.Clip(d.JWKSURI)},
 	}}
 	if slices.Contains(d.CodeChallengeMethods, "S256") {
 		t.Facts = append(t.Facts, views.SSOFact{Label: "PKCE", Value: "S256 supported"})
 	} else {
 		t.Facts = append(t.Facts, views.SSOFact{Label: "PKCE", Value: "S256 not advertised; Bunting sends it anyway", Warn: true})
 	}
-	found, err := p.sso.signingKeys(ctx, d.JWKSURI)
+	found, err := p.sso.flow.SigningKeys(ctx, d.JWKSURI)
 	if err != nil {
 		p.log.InfoContext(ctx, "single sign-on connection test failed", "err", err)
 		t.Summary = "Discovery works, but the signing keys could not be read: " + err.Error()
@@ -568,7 +321,7 @@ func (p *pages) probeProvider(ctx context.Context, o iam.OIDCSettings) *views.SS
 	}
 	var keys []string
 	for _, k := range found {
-		keys = append(keys, clip(orNone(k.KeyID, "(no kid)")+" ("+orNone(k.Algorithm, keyType(k))+")"))
+		keys = append(keys, oidcflow.Clip(orNone(k.KeyID, "(no kid)")+" ("+orNone(k.Algorithm, keyType(k))+")"))
 	}
 	t.Facts = append(t.Facts, views.SSOFact{Label: "Signing keys", Value: strings.Join(keys, ", ")})
 	t.OK = true
@@ -580,7 +333,7 @@ func endpointFact(label, configured, discovered string) views.SSOFact {
 	if configured == discovered {
 		return views.SSOFact{Label: label, Value: "matches discovery"}
 	}
-	return views.SSOFact{Label: label, Value: "discovery names " + orNone(clip(discovered), "none") + "; Bunting uses the one configured", Warn: true}
+	return views.SSOFact{Label: label, Value: "discovery names " + orNone(oidcflow.Clip(discovered), "none") + "; Bunting uses the one configured", Warn: true}
 }
 
 // keyType names a key's kind when it names no algorithm.
@@ -601,29 +354,4 @@ func orNone(s, empty string) string {
 		return empty
 	}
 	return s
-}
-
-// signingKeys reads a key set and keeps its signing keys: the public keys
-// Go can verify with, not those marked for encryption.
-func (s *ssoClient) signingKeys(ctx context.Context, jwksURI string) ([]jose.JSONWebKey, error) {
-	body, err := s.fetchJSON(ctx, jwksURI)
-	if err != nil {
-		return nil, err
-	}
-	// Key by key, so one key of a kind go-jose does not know spoils nothing.
-	var set struct {
-		Keys []json.RawMessage `json:"keys"`
-	}
-	if err := json.Unmarshal(body, &set); err != nil {
-		return nil, fmt.Errorf("%s did not answer a key set", outbound.Where(jwksURI))
-	}
-	var out []jose.JSONWebKey
-	for _, raw := range set.Keys {
-		var k jose.JSONWebKey
-		if json.Unmarshal(raw, &k) != nil || k.Use == "enc" || !k.IsPublic() {
-			continue
-		}
-		out = append(out, k)
-	}
-	return out, nil
 }

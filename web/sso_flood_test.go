@@ -96,7 +96,7 @@ func TestSSOStartFloodRefusesNoUser(t *testing.T) {
 	thief.get(back.RequestURI()).status(http.StatusBadRequest)
 	thief.signedOut()
 	person.get(back.RequestURI()).status(http.StatusOK).at("/projects")
-	if _, err := a.q.GetUserByEmail(t.Context(), prov.email); err != nil {
+	if _, err := a.q.GetUserByEmail(t.Context(), prov.Email); err != nil {
 		t.Errorf("the person was not signed in: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/limit"
+	"github.com/bunting-flags/bunting/web/oidcflow/oidctest"
 )
 
 // Single sign-on makes the server fetch URLs a workspace admin chooses. These
@@ -151,7 +152,7 @@ func TestSSOHugeDiscovery(t *testing.T) {
 
 // providerDetail stands for whatever an internal service answers: it must
 // reach neither the page nor the log.
-const providerDetail = "internal-detail-7f3a"
+const providerDetail = oidctest.Detail
 
 // TestSSOProviderAnswersNotShown: a provider (or any service) answering
 // 500 with text is described by its status only, on the connection test's
@@ -184,10 +185,10 @@ func TestSSOProviderAnswersNotShown(t *testing.T) {
 	// At sign-in: the key set and the token endpoint answer 500 with text.
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
 	a.useProvider(prov, iam.ClientSecretBasic, true)
-	prov.set(func(p *oidcProvider) { p.keysStatus = http.StatusInternalServerError })
+	prov.Set(func(p *oidcProvider) { p.KeysStatus = http.StatusInternalServerError })
 	b2 := a.browser()
 	b2.ssoSignIn("/projects").status(http.StatusBadGateway)
-	prov.set(func(p *oidcProvider) { p.keysStatus, p.tokenStatus = 0, http.StatusInternalServerError })
+	prov.Set(func(p *oidcProvider) { p.KeysStatus, p.TokenStatus = 0, http.StatusInternalServerError })
 	b2.ssoSignIn("/projects").status(http.StatusBadGateway)
 	if got := logs.reasons(); len(got) != 2 || got[0] != "no_keys" || got[1] != "token_exchange_failed" {
 		t.Errorf("logged reasons %v", got)
@@ -210,12 +211,12 @@ func TestSSOProviderAnswersNotShown(t *testing.T) {
 // resolve to them; a redirect to another host is not followed.
 func TestSSOOutboundAddresses(t *testing.T) {
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
-	_, port, _ := net.SplitHostPort(prov.srv.Listener.Addr().String())
+	_, port, _ := net.SplitHostPort(prov.Srv.Listener.Addr().String())
 
 	t.Run("allowed", func(t *testing.T) {
 		a := newSSOApp(t, &logRecorder{})
 		b := a.signedIn(ownerEmail, ownerPassword)
-		if p := b.testConnection(prov.issuer).status(http.StatusOK); !p.has("sso-test-ok") {
+		if p := b.testConnection(prov.Issuer).status(http.StatusOK); !p.has("sso-test-ok") {
 			t.Errorf("the loopback provider failed with the setting on: %q", p.text("sso-test"))
 		}
 		for _, c := range []struct{ issuer, says string }{
@@ -247,7 +248,7 @@ func TestSSOOutboundAddresses(t *testing.T) {
 		b := a.signedIn(ownerEmail, ownerPassword)
 		// Plain http is refused as a URL; https to loopback when dialing,
 		// by address and by a name that resolves to it.
-		if p := b.testConnection(prov.issuer).status(http.StatusBadRequest); !p.has("sso-test-failed") {
+		if p := b.testConnection(prov.Issuer).status(http.StatusBadRequest); !p.has("sso-test-failed") {
 			t.Errorf("an http issuer passed with the setting off: %q", p.text("sso-test"))
 		}
 		for _, c := range []struct{ issuer, says string }{
@@ -270,14 +271,14 @@ func TestSSOOutboundAddresses(t *testing.T) {
 		// provider (stored before, say) reach nothing.
 		_, err := a.pool.Exec(context.Background(), `UPDATE workspaces SET sso_oidc = $1`, fmt.Sprintf(
 			`{"clientId":"bunting-client","clientSecret":%q,"authorizationEndpoint":%q,"tokenEndpoint":%q,"issuer":"https://127.0.0.1:%s/realms/acme","clientAuthenticationMethod":"client_secret_basic","scope":"openid"}`,
-			a.st.Keys().Seal(prov.secret), prov.authEndpoint(), prov.tokenEndpoint(), port))
+			a.st.Keys().Seal(prov.Secret), prov.AuthEndpoint(), prov.TokenEndpoint(), port))
 		must(t, err)
 		b2 := a.browser()
 		b2.ssoSignIn("/projects").status(http.StatusBadGateway)
-		prov.mu.Lock()
-		defer prov.mu.Unlock()
-		if prov.tokenRequests != 0 {
-			t.Errorf("the token endpoint was called %d times", prov.tokenRequests)
+		prov.Mu.Lock()
+		defer prov.Mu.Unlock()
+		if prov.TokenRequests != 0 {
+			t.Errorf("the token endpoint was called %d times", prov.TokenRequests)
 		}
 	})
 }
@@ -324,11 +325,11 @@ func TestWorkspaceSettingsPagesNeedEveryOrganization(t *testing.T) {
 	if p.has("sso-form") || p.has("workspace-form") {
 		t.Errorf("the owner of one organization is offered the workspace's settings")
 	}
-	sso := url.Values{"clientId": {prov.clientID}, "clientSecret": {prov.secret}, "authorizationEndpoint": {prov.authEndpoint()},
-		"tokenEndpoint": {prov.tokenEndpoint()}, "clientAuthenticationMethod": {iam.ClientSecretBasic},
-		"scope": {"openid"}, "userEmailClaim": {"email"}, "issuer": {prov.issuer}}
+	sso := url.Values{"clientId": {prov.ClientID}, "clientSecret": {prov.Secret}, "authorizationEndpoint": {prov.AuthEndpoint()},
+		"tokenEndpoint": {prov.TokenEndpoint()}, "clientAuthenticationMethod": {iam.ClientSecretBasic},
+		"scope": {"openid"}, "userEmailClaim": {"email"}, "issuer": {prov.Issuer}}
 	b.post("/workspace/sso", sso).status(http.StatusForbidden)
-	b.testConnection(prov.issuer).status(http.StatusForbidden)
+	b.testConnection(prov.Issuer).status(http.StatusForbidden)
 	b.get("/workspace")
 	b.post("/workspace", url.Values{"name": {"Taken"}, "key": {"taken"}}).status(http.StatusForbidden)
 	ws, err := a.q.GetWorkspace(t.Context(), a.wsID)

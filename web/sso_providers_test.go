@@ -7,14 +7,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
-// reads is how often the provider was asked for its discovery document and
-// its key set.
-func (p *oidcProvider) reads() (discoveries, keyReads int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.discoveries, p.keyReads
-}
-
 // TestSSOKeepsProviders: sign-ins read a provider's discovery document and
 // key set once, not on every sign-in; a provider that rotated its key is read
 // again when the kept key does not verify its token; and changing the
@@ -30,18 +22,18 @@ func TestSSOKeepsProviders(t *testing.T) {
 		b := a.browser()
 		b.ssoSignIn("/projects").status(http.StatusOK).at("/projects")
 	}
-	if discoveries, keys := prov.reads(); discoveries != 1 || keys != 1 {
+	if discoveries, keys := prov.Reads(); discoveries != 1 || keys != 1 {
 		t.Errorf("two sign-ins read discovery %d and the key set %d times, want once each", discoveries, keys)
 	}
 
 	// The provider signs with a new key, which only its key set knows.
-	prov.set(func(p *oidcProvider) { p.key = p.otherKey })
+	prov.Set(func(p *oidcProvider) { p.Key = p.OtherKey })
 	a.browser().ssoSignIn("/projects").status(http.StatusOK).at("/projects")
-	if _, keys := prov.reads(); keys != 2 {
+	if _, keys := prov.Reads(); keys != 2 {
 		t.Errorf("after the key changed the key set was read %d times in all, want 2", keys)
 	}
 	a.browser().ssoSignIn("/projects").status(http.StatusOK).at("/projects")
-	if discoveries, keys := prov.reads(); discoveries != 2 || keys != 2 {
+	if discoveries, keys := prov.Reads(); discoveries != 2 || keys != 2 {
 		t.Errorf("the sign-in after reading the new key read discovery %d and keys %d times in all, want 2 and 2", discoveries, keys)
 	}
 
@@ -49,7 +41,7 @@ func TestSSOKeepsProviders(t *testing.T) {
 	// other settings, read afresh.
 	a.useProvider(prov, iam.ClientSecretBasic, false)
 	a.browser().ssoSignIn("/projects").status(http.StatusOK).at("/projects")
-	if discoveries, keys := prov.reads(); discoveries <= 2 || keys != 3 {
+	if discoveries, keys := prov.Reads(); discoveries <= 2 || keys != 3 {
 		t.Errorf("after the settings changed: discovery read %d and keys %d times in all, want more than 2 and 3", discoveries, keys)
 	}
 	if got := logs.reasons(); len(got) != 0 {

@@ -24,6 +24,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/web/oidcflow/oidctest"
 )
 
 // newSSOApp is newApp served at its real loopback address, which is its
@@ -76,10 +77,10 @@ func newLoopbackApp(t *testing.T, logs *logRecorder, opts core.Options) *app {
 // administrator would; with issuer false Bunting must find discovery itself.
 func (a *app) useProvider(p *oidcProvider, method string, issuer bool) {
 	a.t.Helper()
-	in := iam.OIDCSettings{ClientID: p.clientID, ClientSecret: p.secret, AuthorizationEndpoint: p.authEndpoint(),
-		TokenEndpoint: p.tokenEndpoint(), ClientAuthenticationMethod: method, Scope: "openid email profile"}
+	in := iam.OIDCSettings{ClientID: p.ClientID, ClientSecret: p.Secret, AuthorizationEndpoint: p.AuthEndpoint(),
+		TokenEndpoint: p.TokenEndpoint(), ClientAuthenticationMethod: method, Scope: "openid email profile"}
 	if issuer {
-		in.Issuer = p.issuer
+		in.Issuer = p.Issuer
 	}
 	_, err := a.st.UpdateWorkspaceSSO(context.Background(), a.ownerActor(), in)
 	must(a.t, err)
@@ -167,9 +168,9 @@ func TestSSOSignIn(t *testing.T) {
 
 	// The authorization request: code flow with PKCE S256, state, nonce, the
 	// documented redirect URI and the configured scope.
-	prov.mu.Lock()
-	auth := prov.authorizations[0]
-	prov.mu.Unlock()
+	prov.Mu.Lock()
+	auth := prov.Authorizations[0]
+	prov.Mu.Unlock()
 	if got, want := auth.Get("redirect_uri"), a.srv.URL+"/sso/callback"; got != want {
 		t.Errorf("redirect_uri %q, want %q", got, want)
 	}
@@ -177,9 +178,9 @@ func TestSSOSignIn(t *testing.T) {
 		t.Errorf("authorization request %v", auth)
 	}
 
-	user, err := a.q.GetUserByEmail(t.Context(), prov.email)
+	user, err := a.q.GetUserByEmail(t.Context(), prov.Email)
 	must(t, err)
-	if user.PasswordHash != nil || user.InitialPassword != nil || user.Name != prov.name {
+	if user.PasswordHash != nil || user.InitialPassword != nil || user.Name != prov.Name {
 		t.Errorf("new user %+v, want no password and the provider's name", user)
 	}
 	member, err := a.q.GetMember(t.Context(), db.GetMemberParams{OrganizationID: a.orgID, UserID: user.ID})
@@ -201,7 +202,7 @@ func TestSSOSignIn(t *testing.T) {
 	if left := b.ssoAttempts(); len(left) != 0 {
 		t.Errorf("the browser keeps %v after the callback, want its attempt consumed", left)
 	}
-	if logs.mentions(prov.secret) {
+	if logs.mentions(prov.Secret) {
 		t.Errorf("the client secret reached the log")
 	}
 
@@ -236,7 +237,7 @@ func TestSSOClientAuthentication(t *testing.T) {
 	prov := newOIDCProvider(t, "127.0.0.1", "")
 	for _, method := range []string{iam.ClientSecretBasic, iam.ClientSecretPost} {
 		t.Run(method, func(t *testing.T) {
-			prov.set(func(p *oidcProvider) { p.method = method; p.email = "auth-" + method + "@example.com" })
+			prov.Set(func(p *oidcProvider) { p.Method = method; p.Email = "auth-" + method + "@example.com" })
 			a.useProvider(prov, method, false) // no issuer: discovery next to the endpoints
 			b := a.browser()
 			b.ssoSignIn("/profile").status(http.StatusOK).at("/profile")
@@ -245,7 +246,7 @@ func TestSSOClientAuthentication(t *testing.T) {
 			if method == other {
 				other = iam.ClientSecretBasic
 			}
-			prov.set(func(p *oidcProvider) { p.method = other; p.email = "refused-" + method + "@example.com" })
+			prov.Set(func(p *oidcProvider) { p.Method = other; p.Email = "refused-" + method + "@example.com" })
 			before := a.rows()
 			b2 := a.browser()
 			b2.ssoSignIn("/profile").status(http.StatusBadGateway)
@@ -268,7 +269,7 @@ func TestSSOFailures(t *testing.T) {
 	a := newSSOApp(t, logs)
 	prov := newOIDCProvider(t, "127.0.0.1", "/realms/acme")
 	a.useProvider(prov, iam.ClientSecretPost, true)
-	prov.set(func(p *oidcProvider) { p.method = iam.ClientSecretPost })
+	prov.Set(func(p *oidcProvider) { p.Method = iam.ClientSecretPost })
 	outer := prov
 
 	// callback reaches Bunting's callback as each case says; by default as the provider sent it.
@@ -292,7 +293,7 @@ func TestSSOFailures(t *testing.T) {
 		// read is kept, discovery and keys (sso_providers.go).
 		cold bool
 	}{
-		{name: "provider error", knobs: func(p *oidcProvider) { p.authorizeError = "access_denied" },
+		{name: "provider error", knobs: func(p *oidcProvider) { p.AuthorizeError = "access_denied" },
 			status: http.StatusUnauthorized, reason: "provider_error"},
 		{name: "state missing", callback: withQuery(func(q url.Values) { q.Del("state") }),
 			status: http.StatusBadRequest, reason: "state_missing"},
@@ -313,42 +314,42 @@ func TestSSOFailures(t *testing.T) {
 			defer b.app.skew.Store(0)
 			return b.get(back.RequestURI())
 		}, status: http.StatusBadRequest, reason: "state_expired"},
-		{name: "token exchange refused", knobs: func(p *oidcProvider) { p.tokenStatus = http.StatusBadRequest },
+		{name: "token exchange refused", knobs: func(p *oidcProvider) { p.TokenStatus = http.StatusBadRequest },
 			status: http.StatusBadGateway, reason: "token_exchange_failed"},
-		{name: "no signing keys", knobs: func(p *oidcProvider) { p.keysStatus = http.StatusInternalServerError },
+		{name: "no signing keys", knobs: func(p *oidcProvider) { p.KeysStatus = http.StatusInternalServerError },
 			status: http.StatusBadGateway, reason: "no_keys", cold: true},
-		{name: "no discovery", knobs: func(p *oidcProvider) { p.noDiscovery = true },
+		{name: "no discovery", knobs: func(p *oidcProvider) { p.NoDiscovery = true },
 			status: http.StatusBadGateway, reason: "no_keys", cold: true},
-		{name: "signed by another key", knobs: func(p *oidcProvider) { p.signer = p.otherKey },
+		{name: "signed by another key", knobs: func(p *oidcProvider) { p.Signer = p.OtherKey },
 			status: http.StatusUnauthorized, reason: "id_token_invalid"},
 		{name: "wrong audience", knobs: func(p *oidcProvider) {
-			p.tweak = func(c map[string]any) { c["aud"] = "another-client" }
+			p.Tweak = func(c map[string]any) { c["aud"] = "another-client" }
 		}, status: http.StatusUnauthorized, reason: "id_token_invalid"},
 		{name: "wrong issuer", knobs: func(p *oidcProvider) {
-			p.tweak = func(c map[string]any) { c["iss"] = "https://impostor.example.com" }
+			p.Tweak = func(c map[string]any) { c["iss"] = "https://impostor.example.com" }
 		}, status: http.StatusUnauthorized, reason: "id_token_invalid"},
 		{name: "expired id token", knobs: func(p *oidcProvider) {
-			p.tweak = func(c map[string]any) {
+			p.Tweak = func(c map[string]any) {
 				c["iat"], c["exp"] = time.Now().Add(-time.Hour).Unix(), time.Now().Add(-time.Minute).Unix()
 			}
 		}, status: http.StatusUnauthorized, reason: "id_token_expired"},
 		{name: "wrong nonce", knobs: func(p *oidcProvider) {
-			p.tweak = func(c map[string]any) { c["nonce"] = "not-this-sign-in" }
+			p.Tweak = func(c map[string]any) { c["nonce"] = "not-this-sign-in" }
 		}, status: http.StatusUnauthorized, reason: "nonce_mismatch"},
 		{name: "no nonce", knobs: func(p *oidcProvider) {
-			p.tweak = func(c map[string]any) { delete(c, "nonce") }
+			p.Tweak = func(c map[string]any) { delete(c, "nonce") }
 		}, status: http.StatusUnauthorized, reason: "nonce_mismatch"},
 		{name: "email unverified", knobs: func(p *oidcProvider) {
-			p.tweak = func(c map[string]any) { c["email_verified"] = false }
+			p.Tweak = func(c map[string]any) { c["email_verified"] = false }
 		}, status: http.StatusForbidden, reason: "email_unverified"},
 		{name: "email unverified as text", knobs: func(p *oidcProvider) {
-			p.tweak = func(c map[string]any) { c["email_verified"] = "false" }
+			p.Tweak = func(c map[string]any) { c["email_verified"] = "false" }
 		}, status: http.StatusForbidden, reason: "email_unverified"},
 		{name: "email missing", knobs: func(p *oidcProvider) {
-			p.tweak = func(c map[string]any) { delete(c, "email") }
+			p.Tweak = func(c map[string]any) { delete(c, "email") }
 		}, status: http.StatusForbidden, reason: "email_missing"},
 		{name: "email not an address", knobs: func(p *oidcProvider) {
-			p.tweak = func(c map[string]any) { c["email"] = "not an email" }
+			p.Tweak = func(c map[string]any) { c["email"] = "not an email" }
 		}, status: http.StatusForbidden, reason: "email_missing"},
 	}
 	for i, tc := range cases {
@@ -356,14 +357,14 @@ func TestSSOFailures(t *testing.T) {
 			prov := prov
 			if tc.cold {
 				prov = newOIDCProvider(t, "127.0.0.1", "/realms/cold")
-				prov.set(func(p *oidcProvider) { p.method = iam.ClientSecretPost })
+				prov.Set(func(p *oidcProvider) { p.Method = iam.ClientSecretPost })
 				a.useProvider(prov, iam.ClientSecretPost, true)
 				defer a.useProvider(outer, iam.ClientSecretPost, true)
 			}
-			prov.reset()
+			prov.Reset()
 			email := fmt.Sprintf("failure-%d@example.com", i)
-			prov.set(func(p *oidcProvider) {
-				p.email = email
+			prov.Set(func(p *oidcProvider) {
+				p.Email = email
 				if tc.knobs != nil {
 					tc.knobs(p)
 				}
@@ -392,13 +393,13 @@ func TestSSOFailures(t *testing.T) {
 			}
 		})
 	}
-	if logs.mentions(prov.secret) {
+	if logs.mentions(prov.Secret) {
 		t.Errorf("the client secret reached the log")
 	}
 
 	t.Run("state replayed", func(t *testing.T) {
-		prov.reset()
-		prov.set(func(p *oidcProvider) { p.email = "replay@example.com" })
+		prov.Reset()
+		prov.Set(func(p *oidcProvider) { p.Email = "replay@example.com" })
 		b := a.browser()
 		back := b.startSSO("", "/projects")
 		b.get(back.RequestURI()).status(http.StatusOK).at("/projects")
@@ -412,9 +413,9 @@ func TestSSOFailures(t *testing.T) {
 		if got := a.rows(); got != before {
 			t.Errorf("a replayed state changed %s into %s", before, got)
 		}
-		prov.mu.Lock()
-		defer prov.mu.Unlock()
-		if prov.tokenRequests == 0 {
+		prov.Mu.Lock()
+		defer prov.Mu.Unlock()
+		if prov.TokenRequests == 0 {
 			t.Errorf("the provider was never asked for a token")
 		}
 	})
@@ -432,7 +433,7 @@ func TestSSOMatchesExistingUsers(t *testing.T) {
 	createOrganization(t, a, "Newer", "newer", true) // not the default: it is younger
 
 	alice := a.addMember("Alice@Example.COM", core.OwnerPolicyID)
-	prov.set(func(p *oidcProvider) { p.email = "alice@example.com" })
+	prov.Set(func(p *oidcProvider) { p.Email = "alice@example.com" })
 	before := a.rows()
 	b := a.browser()
 	b.ssoSignIn("/projects").status(http.StatusOK).at("/projects")
@@ -454,7 +455,7 @@ func TestSSOMatchesExistingUsers(t *testing.T) {
 	hash := "x"
 	loner, err := a.q.CreateUser(t.Context(), db.CreateUserParams{Email: "loner@example.com", Name: "Loner", PasswordHash: &hash})
 	must(t, err)
-	prov.set(func(p *oidcProvider) { p.email = "LONER@example.com" })
+	prov.Set(func(p *oidcProvider) { p.Email = "LONER@example.com" })
 	b = a.browser()
 	b.ssoSignIn("/projects").status(http.StatusOK).at("/projects")
 	orgs, err := a.q.ListUserOrganizations(t.Context(), db.ListUserOrganizationsParams{WorkspaceID: a.wsID, UserID: loner.ID})
@@ -488,8 +489,8 @@ func TestSSOSignInPage(t *testing.T) {
 	if got := attr(input(form, "next"), "value"); got != "/access-tokens" {
 		t.Errorf("next %q", got)
 	}
-	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' "+prov.srv.URL+";") {
-		t.Errorf("CSP %q does not let the form lead to %s", csp, prov.srv.URL)
+	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' "+prov.Srv.URL+";") {
+		t.Errorf("CSP %q does not let the form lead to %s", csp, prov.Srv.URL)
 	}
 
 	// Several workspaces: the person names theirs.
@@ -525,15 +526,15 @@ func TestSSOTestConnection(t *testing.T) {
 		t.Errorf("redirect URI shown %q", got)
 	}
 
-	form := url.Values{"clientId": {"x"}, "clientSecret": {""}, "authorizationEndpoint": {prov.authEndpoint()},
-		"tokenEndpoint": {prov.tokenEndpoint()}, "clientAuthenticationMethod": {iam.ClientSecretBasic},
+	form := url.Values{"clientId": {"x"}, "clientSecret": {""}, "authorizationEndpoint": {prov.AuthEndpoint()},
+		"tokenEndpoint": {prov.TokenEndpoint()}, "clientAuthenticationMethod": {iam.ClientSecretBasic},
 		"scope": {"openid"}, "userEmailClaim": {"email"}, "issuer": {""}}
 	p = b.post("/workspace/sso/test", form).status(http.StatusOK)
-	if !p.has("sso-test-ok") || !strings.Contains(p.text("sso-test-facts"), providerKeyID) ||
-		!strings.Contains(p.text("sso-test-facts"), prov.issuer+"/.well-known/openid-configuration") {
+	if !p.has("sso-test-ok") || !strings.Contains(p.text("sso-test-facts"), oidctest.KeyID) ||
+		!strings.Contains(p.text("sso-test-facts"), prov.Issuer+"/.well-known/openid-configuration") {
 		t.Errorf("test result %q / %q", p.text("sso-test"), p.text("sso-test-facts"))
 	}
-	if got := attr(input(p.must("sso-form"), "authorizationEndpoint"), "value"); got != prov.authEndpoint() {
+	if got := attr(input(p.must("sso-form"), "authorizationEndpoint"), "value"); got != prov.AuthEndpoint() {
 		t.Errorf("the form lost what was typed: %q", got)
 	}
 	if ws, err := a.st.GetWorkspace(t.Context(), a.ownerActor()); err != nil || ws.SSO != nil {
@@ -541,18 +542,18 @@ func TestSSOTestConnection(t *testing.T) {
 	}
 
 	// htmx asks for the result region alone.
-	form.Set("issuer", prov.issuer)
+	form.Set("issuer", prov.Issuer)
 	p = b.htmx("/workspace/sso/test", form).status(http.StatusOK)
 	if !p.has("sso-test-ok") || p.has("sso-form") {
 		t.Errorf("htmx answer %s", p.body)
 	}
-	prov.set(func(p *oidcProvider) { p.keysStatus = http.StatusNotFound })
+	prov.Set(func(p *oidcProvider) { p.KeysStatus = http.StatusNotFound })
 	p = b.htmx("/workspace/sso/test", form).status(http.StatusOK)
 	if !p.has("sso-test-failed") || !strings.Contains(p.text("sso-test"), "signing keys could not be read") {
 		t.Errorf("answer without keys %q", p.text("sso-test"))
 	}
-	prov.reset()
-	form.Set("issuer", prov.issuer+"/elsewhere")
+	prov.Reset()
+	form.Set("issuer", prov.Issuer+"/elsewhere")
 	if p = b.htmx("/workspace/sso/test", form); !p.has("sso-test-failed") {
 		t.Errorf("a wrong issuer passed: %q", p.text("sso-test"))
 	}
@@ -625,8 +626,8 @@ func TestSSOBrowser(t *testing.T) {
 	if got := eval(`location.href`); got != a.srv.URL+"/projects" {
 		t.Errorf("landed on %s, want %s/projects", got, a.srv.URL)
 	}
-	if got := eval(`document.querySelector('[data-testid=user-email]').textContent`); got != prov.email {
-		t.Errorf("signed in as %q, want %q", got, prov.email)
+	if got := eval(`document.querySelector('[data-testid=user-email]').textContent`); got != prov.Email {
+		t.Errorf("signed in as %q, want %q", got, prov.Email)
 	}
 
 	do("sign out and in as the owner",

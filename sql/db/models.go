@@ -303,6 +303,18 @@ type Project struct {
 	UpdatedAt      time.Time
 }
 
+type RefreshToken struct {
+	TokenHash   []byte
+	UserID      uuid.UUID
+	SessionID   uuid.UUID
+	CreatedByIp string
+	ExpiresAt   time.Time
+	RevokedAt   *time.Time
+	RevokedByIp *string
+	ReplacedBy  []byte
+	CreatedAt   time.Time
+}
+
 type Segment struct {
 	ID             uuid.UUID
 	WorkspaceID    uuid.UUID

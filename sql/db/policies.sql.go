@@ -8,6 +8,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -465,7 +466,7 @@ func (q *Queries) ListHeldPolicies(ctx context.Context, arg ListHeldPoliciesPara
 }
 
 const ListInheritedPolicies = `-- name: ListInheritedPolicies :many
-SELECT p.id, p.name, p.type, p.description, g.id AS group_id, g.name AS group_name
+SELECT p.id, p.name, p.type, p.description, p.created_at, g.id AS group_id, g.name AS group_name
 FROM group_members gm
 JOIN groups g ON g.id = gm.group_id
 JOIN group_policies gp ON gp.group_id = g.id
@@ -489,6 +490,7 @@ type ListInheritedPoliciesRow struct {
 	Name        string
 	Type        string
 	Description string
+	CreatedAt   time.Time
 	GroupID     uuid.UUID
 	GroupName   string
 }
@@ -515,6 +517,7 @@ func (q *Queries) ListInheritedPolicies(ctx context.Context, arg ListInheritedPo
 			&i.Name,
 			&i.Type,
 			&i.Description,
+			&i.CreatedAt,
 			&i.GroupID,
 			&i.GroupName,
 		); err != nil {

@@ -137,7 +137,7 @@ WHERE (p.organization_id = @organization_id::uuid OR p.organization_id IS NULL)
 -- name: ListInheritedPolicies :many
 -- ListInheritedPolicies pages the policies a member holds through groups,
 -- one row per policy and group (group_members_user).
-SELECT p.id, p.name, p.type, p.description, g.id AS group_id, g.name AS group_name
+SELECT p.id, p.name, p.type, p.description, p.created_at, g.id AS group_id, g.name AS group_name
 FROM group_members gm
 JOIN groups g ON g.id = gm.group_id
 JOIN group_policies gp ON gp.group_id = g.id

@@ -17,8 +17,9 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
-// AccessToken is an API credential. Token is set only in the answer to its
-// creation; afterwards only Preview identifies it.
+// AccessToken is an API credential. Token is whole only in the answer to its
+// creation; afterwards it is masked as FeatBit lists it (maskedToken) and
+// Preview identifies it.
 type AccessToken struct {
 	ID          uuid.UUID          `json:"id"`
 	Name        string             `json:"name"`
@@ -333,7 +334,7 @@ func (s *IAM) DeleteAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID
 }
 
 func accessToken(r db.AccessToken, creator core.TokenCreator) (AccessToken, error) {
-	t := AccessToken{ID: r.ID, Name: r.Name, Type: r.Type, Status: r.Status, Preview: r.Preview, Creator: creator,
+	t := AccessToken{ID: r.ID, Name: r.Name, Type: r.Type, Status: r.Status, Token: maskedToken(r.Preview), Preview: r.Preview, Creator: creator,
 		LastUsedAt: core.UTCPtr(r.LastUsedAt), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if err := json.Unmarshal(r.Permissions, &t.Permissions); err != nil {
 		return AccessToken{}, err

@@ -248,6 +248,8 @@ type Session struct {
 	Token           string    `json:"token"`
 	IsSsoFirstLogin bool      `json:"isSsoFirstLogin"`
 	UserID          uuid.UUID `json:"-"`
+	// ID is the session's row, which a refresh token issued with it ends.
+	ID uuid.UUID `json:"-"`
 }
 
 // newSession records a session of the user (in q's transaction, if any)
@@ -259,7 +261,7 @@ func (s *IAM) newSession(ctx context.Context, q *db.Queries, userID uuid.UUID) (
 	if err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, UserID: userID, ExpiresAt: expires}); err != nil {
 		return Session{}, core.Translate(err)
 	}
-	return Session{Token: s.issueSessionToken(id, userID, expires), UserID: userID}, nil
+	return Session{Token: s.issueSessionToken(id, userID, expires), UserID: userID, ID: id}, nil
 }
 
 // Logout ends the caller's session, on every instance at once. An access
@@ -351,6 +353,16 @@ type LoginInput struct {
 // Login checks an email and password and starts a session. A wrong email and
 // a wrong password answer the same, in the same time.
 func (s *IAM) Login(ctx context.Context, in LoginInput, addr string) (Session, error) {
+	userID, err := s.checkLogin(ctx, in, addr)
+	if err != nil {
+		return Session{}, err
+	}
+	return s.newSession(ctx, s.Q, userID)
+}
+
+// checkLogin checks an email and password, throttled, and returns the user
+// they sign in.
+func (s *IAM) checkLogin(ctx context.Context, in LoginInput, addr string) (uuid.UUID, error) {
 	var v core.Validator
 	if strings.TrimSpace(in.Email) == "" {
 		v.Add("email", "required")
@@ -359,31 +371,31 @@ func (s *IAM) Login(ctx context.Context, in LoginInput, addr string) (Session, e
 		v.Add("password", "required")
 	}
 	if err := v.Err(); err != nil {
-		return Session{}, err
+		return uuid.Nil, err
 	}
 	email := strings.ToLower(strings.TrimSpace(in.Email))
 	if err := s.reserveLogin(ctx, email, addr); err != nil {
-		return Session{}, err
+		return uuid.Nil, err
 	}
 	user, err := s.Q.GetUserByEmail(ctx, email)
 	if err != nil && !errors.Is(core.Translate(err), core.ErrNotFound) {
-		return Session{}, core.Translate(err)
+		return uuid.Nil, core.Translate(err)
 	}
 	hash := s.dummyHash()
 	if err == nil && user.PasswordHash != nil {
 		hash = *user.PasswordHash
 	}
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(in.Password)) != nil || err != nil || user.PasswordHash == nil {
-		return Session{}, core.ErrBadCredentials // the attempt stays counted
+		return uuid.Nil, core.ErrBadCredentials // the attempt stays counted
 	}
 	err = s.Q.SettleLoginSuccess(ctx, db.SettleLoginSuccessParams{
 		Cleared:  []string{emailSubject + email, pairSubject + email + " " + addr},
 		Released: addrSubject + addr,
 	})
 	if err != nil {
-		return Session{}, core.Translate(err)
+		return uuid.Nil, core.Translate(err)
 	}
-	return s.newSession(ctx, s.Q, user.ID)
+	return user.ID, nil
 }
 
 // reserveLogin counts an attempt for the email, the address and the pair,
@@ -473,6 +485,9 @@ func (s *IAM) ResetPassword(ctx context.Context, a *core.Actor, in ResetPassword
 		}
 		s.AccessChanged() // every earlier session of the user ends now
 		if err := q.DeleteUserSessions(ctx, user.ID); err != nil {
+			return err
+		}
+		if err := q.DeleteUserRefreshTokens(ctx, user.ID); err != nil {
 			return err
 		}
 		session, err = s.newSession(ctx, q, user.ID)

@@ -87,7 +87,10 @@ func (s *IAM) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error) 
 		if err != nil {
 			return err
 		}
-		org, err := q.CreateOrganization(ctx, db.CreateOrganizationParams{WorkspaceID: ws.ID,
+		// It awaits onboarding (FeatBit's, or the pages' first-run guide)
+		// until it has a project: FeatBit's admin UI sends a member of an
+		// initialized organization without projects to "Permission Denied".
+		org, err := q.StartOrganization(ctx, db.StartOrganizationParams{WorkspaceID: ws.ID,
 			Name: "Default Organization", Key: "default-organization",
 			DefaultPolicyIds: []uuid.UUID{core.DeveloperPolicyID}, DefaultGroupIds: []uuid.UUID{}})
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/mail"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -48,14 +49,22 @@ type MemberPolicy struct {
 	IsMemberPolicy bool      `json:"isMemberPolicy"`
 }
 
-// InheritedPolicy is a policy a member holds through a group.
+// InheritedPolicy is a policy a member holds through a group (FeatBit's
+// InheritedMemberPolicy, with the group's id besides its name).
 type InheritedPolicy struct {
 	ID          uuid.UUID `json:"id"`
 	Name        string    `json:"name"`
 	Type        string    `json:"type"`
 	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"createdAt"`
 	GroupID     uuid.UUID `json:"groupId"`
 	GroupName   string    `json:"groupName"`
+}
+
+func inheritedPolicy(r db.ListInheritedPoliciesRow) InheritedPolicy {
+	p := InheritedPolicy(r)
+	p.CreatedAt = p.CreatedAt.UTC()
+	return p
 }
 
 // MemberInput adds a user to the organization by email, with policies and
@@ -137,8 +146,14 @@ func (s *IAM) ListMembers(ctx context.Context, a *core.Actor, f IAMFilter) (core
 	if err != nil {
 		return core.Paged[Member]{}, err
 	}
+	return s.listMembers(ctx, a, orgID, f)
+}
+
+// listMembers pages the members of an organization the caller may list.
+func (s *IAM) listMembers(ctx context.Context, a *core.Actor, orgID uuid.UUID, f IAMFilter) (core.Paged[Member], error) {
 	var rows []memberRow
 	var total int64
+	var err error
 	if f.Search == "" {
 		var found []db.ListMembersRow
 		found, err = s.Q.ListMembers(ctx, db.ListMembersParams{OrganizationID: orgID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
@@ -409,7 +424,7 @@ func (s *IAM) ListMemberInheritedPolicies(ctx context.Context, a *core.Actor, me
 	name := core.EscapeLike(f.Search)
 	rows, err := s.Q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
 		Name: name, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-	return core.PageOf(rows, err, func(r db.ListInheritedPoliciesRow) InheritedPolicy { return InheritedPolicy(r) }, func() (int64, error) {
+	return core.PageOf(rows, err, inheritedPolicy, func() (int64, error) {
 		return s.Q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
 	})
 }

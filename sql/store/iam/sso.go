@@ -180,6 +180,12 @@ func oidcSettings(ws db.Workspace) (OIDCSettings, error) {
 // (oldest) organization with that organization's default permissions. All of
 // it, with its audit entry, is one transaction; nothing is kept on failure.
 func (s *IAM) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[string]any) (Session, error) {
+	return s.signInWithSSO(ctx, wsID, claims, nil)
+}
+
+// signInWithSSO is SignInWithSSO; also, when given, in the sign-in's
+// transaction, with the session made.
+func (s *IAM) signInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[string]any, also func(*db.Queries, Session) error) (Session, error) {
 	ws, err := s.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
 		return Session{}, core.Translate(err)
@@ -204,7 +210,7 @@ func (s *IAM) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[stri
 	// Two first sign-ins of one new email at once: the loser of the insert
 	// race finds the winner's user on its second try.
 	for try := 0; ; try++ {
-		session, err := s.ssoSignIn(ctx, wsID, email, name)
+		session, err := s.ssoSignIn(ctx, wsID, email, name, also)
 		if try == 0 && errors.Is(err, core.ErrKeyUsed) {
 			continue
 		}
@@ -224,7 +230,7 @@ func emailVerified(claim any) bool {
 	return true
 }
 
-func (s *IAM) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name string) (Session, error) {
+func (s *IAM) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name string, also func(*db.Queries, Session) error) (Session, error) {
 	var session Session
 	err := s.InTx(ctx, func(q *db.Queries) error {
 		user, err := q.GetUserByEmail(ctx, email)
@@ -256,7 +262,10 @@ func (s *IAM) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name string)
 		}
 		session, err = s.newSession(ctx, q, user.ID)
 		session.IsSsoFirstLogin = created
-		return err
+		if err != nil || also == nil {
+			return err
+		}
+		return also(q, session)
 	})
 	return session, err
 }

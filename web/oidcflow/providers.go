@@ -1,4 +1,4 @@
-package web
+package oidcflow
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // find it (issuer, or the endpoints discovery starts from), so changing a
 // workspace's settings reads it afresh, and for providerTTL at most, for up to
 // maxProviders providers. A token the kept keys do not verify makes the
-// callback read the provider again once (ssoIdentity): providers rotate their
+// callback read the provider again once (Identity): providers rotate their
 // keys, and the new key is unknown until the key set is read.
 const (
 	providerTTL  = time.Hour
@@ -88,11 +88,11 @@ func (c *providerCache) keep(key providerKey, p provider) {
 }
 
 // readProvider reads a provider's discovery document and key set.
-func (s *ssoClient) readProvider(o iam.OIDCSettings) func(context.Context) (provider, error) {
+func (s *Client) readProvider(o iam.OIDCSettings) func(context.Context) (provider, error) {
 	return func(ctx context.Context) (provider, error) {
 		p, err := s.discover(ctx, o)
 		if err == nil {
-			p.keys, err = s.signingKeys(ctx, p.JWKSURI)
+			p.keys, err = s.SigningKeys(ctx, p.JWKSURI)
 		}
 		return p, err
 	}
@@ -100,6 +100,6 @@ func (s *ssoClient) readProvider(o iam.OIDCSettings) func(context.Context) (prov
 
 // provider is the provider of o, kept or read now (fresh: read now); it
 // reports whether it was kept.
-func (s *ssoClient) provider(ctx context.Context, o iam.OIDCSettings, fresh bool) (provider, bool, error) {
+func (s *Client) provider(ctx context.Context, o iam.OIDCSettings, fresh bool) (provider, bool, error) {
 	return s.providers.get(ctx, providerKeyOf(o), fresh, s.readProvider(o))
 }

@@ -1,4 +1,4 @@
-package web
+package oidcflow
 
 import (
 	"context"
@@ -18,7 +18,7 @@ func TestProviderCacheIsBounded(t *testing.T) {
 	get := func(key providerKey) bool {
 		_, kept, err := c.get(context.Background(), key, false, func(context.Context) (provider, error) {
 			reads[key]++
-			return provider{discovery: discovery{Issuer: key.issuer}}, nil
+			return provider{Discovery: Discovery{Issuer: key.issuer}}, nil
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,144 @@
+package iam
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
+)
+
+// Refresh tokens, as FeatBit's admin UI uses them: signing in gives the
+// browser a session token (which the UI keeps and sends as a bearer token)
+// and a refresh token in an HttpOnly cookie (the API's part), which the UI
+// trades for a new session token once its own is refused. A refresh token is
+// 32 random bytes; only its SHA-256 hash is kept (table refresh_tokens). It
+// works once: the refresh revokes it, names its successor, and ends the
+// session issued with it, as RefreshSession ends the session it replaces. A
+// password change deletes every refresh token of the user with the sessions.
+
+// RefreshTokenTTL is how long a refresh token may be used: FeatBit's
+// RefreshTokenConsts.ExpiryDays, and its cookie's max age.
+const RefreshTokenTTL = 30 * 24 * time.Hour
+
+// SignIn is a session begun for FeatBit's admin UI with the refresh token its
+// cookie keeps; it answers as Session does.
+type SignIn struct {
+	Session
+	// Refresh is the refresh token in clear, for the cookie only.
+	Refresh string `json:"-"`
+}
+
+// LoginWithRefresh is Login that also issues a refresh token, in the same
+// transaction as the session.
+func (s *IAM) LoginWithRefresh(ctx context.Context, in LoginInput, addr string) (SignIn, error) {
+	userID, err := s.checkLogin(ctx, in, addr)
+	if err != nil {
+		return SignIn{}, err
+	}
+	var out SignIn
+	err = s.InTx(ctx, func(q *db.Queries) error {
+		session, err := s.newSession(ctx, q, userID)
+		if err != nil {
+			return err
+		}
+		out, err = s.withRefreshToken(ctx, q, session, addr)
+		return err
+	})
+	return out, err
+}
+
+// SignInWithSSOAndRefresh is SignInWithSSO that also issues a refresh token,
+// in the sign-in's transaction.
+func (s *IAM) SignInWithSSOAndRefresh(ctx context.Context, wsID uuid.UUID, claims map[string]any, addr string) (SignIn, error) {
+	var out SignIn
+	_, err := s.signInWithSSO(ctx, wsID, claims, func(q *db.Queries, session Session) error {
+		var err error
+		out, err = s.withRefreshToken(ctx, q, session, addr)
+		return err
+	})
+	return out, err
+}
+
+// RefreshWithToken trades a refresh token for a new session and refresh
+// token: the one presented is revoked (and names its successor), and the
+// session issued with it ends. An unknown, used, revoked or expired token,
+// or one whose user is gone (its rows go with the user), is
+// ErrUnauthenticated; nothing changes then.
+func (s *IAM) RefreshWithToken(ctx context.Context, refresh, addr string) (SignIn, error) {
+	if refresh == "" {
+		return SignIn{}, core.ErrUnauthenticated
+	}
+	next := newRefreshToken()
+	var out SignIn
+	err := s.InTx(ctx, func(q *db.Queries) error {
+		nextHash := refreshHash(next)
+		old, err := q.RevokeRefreshToken(ctx, db.RevokeRefreshTokenParams{TokenHash: refreshHash(refresh),
+			RevokedByIp: &addr, ReplacedBy: nextHash})
+		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
+			return core.ErrUnauthenticated
+		} else if err != nil {
+			return err
+		}
+		s.AccessChanged() // the replaced session ends on every instance
+		if _, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: old.SessionID, UserID: old.UserID}); err != nil {
+			return err
+		}
+		session, err := s.newSession(ctx, q, old.UserID)
+		if err != nil {
+			return err
+		}
+		out = SignIn{Session: session, Refresh: next}
+		return q.CreateRefreshToken(ctx, db.CreateRefreshTokenParams{TokenHash: nextHash, UserID: old.UserID,
+			SessionID: session.ID, CreatedByIp: addr, ExpiresAt: time.Now().Add(RefreshTokenTTL)})
+	})
+	return out, err
+}
+
+// RevokeRefreshToken revokes a refresh token at sign-out, and ends the
+// session issued with it; an unknown or already revoked one changes nothing.
+func (s *IAM) RevokeRefreshToken(ctx context.Context, refresh, addr string) error {
+	if refresh == "" {
+		return nil
+	}
+	return s.InTx(ctx, func(q *db.Queries) error {
+		old, err := q.RevokeRefreshToken(ctx, db.RevokeRefreshTokenParams{TokenHash: refreshHash(refresh), RevokedByIp: &addr})
+		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		s.AccessChanged()
+		_, err = q.DeleteSession(ctx, db.DeleteSessionParams{ID: old.SessionID, UserID: old.UserID})
+		return err
+	})
+}
+
+// withRefreshToken issues a refresh token with a session, in q's transaction.
+func (s *IAM) withRefreshToken(ctx context.Context, q *db.Queries, session Session, addr string) (SignIn, error) {
+	raw := newRefreshToken()
+	err := q.CreateRefreshToken(ctx, db.CreateRefreshTokenParams{TokenHash: refreshHash(raw), UserID: session.UserID,
+		SessionID: session.ID, CreatedByIp: addr, ExpiresAt: time.Now().Add(RefreshTokenTTL)})
+	if err != nil {
+		return SignIn{}, core.Translate(err)
+	}
+	return SignIn{Session: session, Refresh: raw}, nil
+}
+
+// newRefreshToken is 256 random bits, URL-safe (a cookie value needs no quoting).
+func newRefreshToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func refreshHash(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
