@@ -6,7 +6,7 @@ export BUNTING_ADMIN_EMAIL ?= admin@example.com
 # elsewhere.
 export BUNTING_ADMIN_PASSWORD ?= bunting-admin
 
-.PHONY: run test fuzz sdk-clients generate generate-check build
+.PHONY: run test fuzz sdk-clients generate generate-check build featbit-ui
 
 # run serves. With no BUNTING_DATABASE_URL and no server on 127.0.0.1:5432,
 # Bunting starts a private PostgreSQL from the machine's binaries (see
@@ -57,6 +57,15 @@ fuzz:
 	go test -run '^$$' -fuzz '^FuzzTargetingValidation$$' -fuzztime $(FUZZTIME) ./sql/targeting
 	go test -run '^$$' -fuzz '^FuzzBind$$' -fuzztime $(FUZZTIME) ./api
 	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sql/jsonbody
+
+# featbit-ui builds FeatBit's own Angular admin UI from a FeatBit checkout
+# (FEATBIT_SRC, unchanged, at the pinned commit; the build is cached outside
+# the repository), points it at a Bunting on a fresh database and walks it in
+# headless Chromium; FEATBIT_UI_FLAGS passes flags such as -record or -log.
+# See cmd/featbit-ui/README.md.
+featbit-ui:
+	@if [ -z "$(FEATBIT_SRC)" ]; then echo "usage: make featbit-ui FEATBIT_SRC=/path/to/featbit"; exit 2; fi
+	go run ./cmd/featbit-ui -featbit-src "$(FEATBIT_SRC)" $(FEATBIT_UI_FLAGS)
 
 # generate regenerates sqlc and templ output with the tool versions pinned in
 # go.mod. The client generated from api/openapi.yaml is not committed: its

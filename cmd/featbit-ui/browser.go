@@ -1,0 +1,327 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// browser is headless Chromium on the UI, with what it has logged.
+type browser struct {
+	ctx   context.Context
+	ui    string // the UI's origin
+	rec   *recorder
+	limit time.Duration // how long a step waits for the page or a request
+
+	mu      sync.Mutex
+	console []consoleError
+	step    string
+}
+
+// consoleError is an error the page logged or threw.
+type consoleError struct {
+	Step string `json:"step"`
+	Text string `json:"text"`
+}
+
+func newBrowser(parent context.Context, bin, ui string, rec *recorder) (*browser, context.CancelFunc) {
+	alloc, cancelAlloc := chromedp.NewExecAllocator(parent,
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.WindowSize(1440, 1000),
+	)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	b := &browser{ctx: ctx, ui: ui, rec: rec, limit: 20 * time.Second}
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() {
+				text := m.Text
+				if m.IsException() {
+					text = "uncaught: " + text
+				}
+				b.logError(text)
+			}
+		}
+	}()
+	return b, func() { cancelCtx(); cancelAlloc() }
+}
+
+func (b *browser) logError(text string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// The first lines say what and where; a stack trace's tail does not.
+	if lines := strings.SplitN(text, "\n", 4); len(lines) > 3 {
+		text = strings.Join(lines[:3], "\n") + " …"
+	}
+	b.console = append(b.console, consoleError{Step: b.step, Text: text})
+}
+
+func (b *browser) setStep(name string) {
+	b.mu.Lock()
+	b.step = name
+	b.mu.Unlock()
+	b.rec.setStep(name)
+}
+
+func (b *browser) errors() []consoleError {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]consoleError(nil), b.console...)
+}
+
+// helpers are the page-side functions the walk calls: they find what a
+// person would look for (a button's label, an input's placeholder, a
+// select's placeholder) among the visible elements, the last one first, as
+// modals and drawers are appended to the end of the page.
+const helpers = `(() => {
+  if (window.__walk) return;
+  const visible = e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden'; };
+  const text = e => (e.innerText || e.textContent || '').trim().replace(/\s+/g, ' ');
+  let n = 0;
+  const mark = e => { if (!e) return ''; n++; e.setAttribute('data-walk', n); return '[data-walk="' + n + '"]'; };
+  const scope = s => s ? [...document.querySelectorAll(s)].filter(visible).pop() : document;
+  window.__walk = {
+    has: t => document.body && document.body.innerText.includes(t),
+    // byText marks the last visible element matching sel whose text is t
+    // (or, when partial, contains it), preferring the innermost.
+    byText: (t, sel, partial, within) => {
+      const root = scope(within); if (!root) return '';
+      const all = [...root.querySelectorAll(sel || 'button, a, li, span, div, label, nz-option-item, .ant-select-item-option')]
+        .filter(e => visible(e) && (partial ? text(e).includes(t) : text(e) === t));
+      const inner = all.filter(e => !all.some(o => o !== e && e.contains(o)));
+      return mark(inner.pop());
+    },
+    input: (ph, within) => {
+      const root = scope(within); if (!root) return '';
+      return mark([...root.querySelectorAll('input, textarea')].filter(e => visible(e) && e.placeholder === ph).pop());
+    },
+    clear: s => { const e = document.querySelector(s); if (!e) return false; e.focus(); e.select && e.select(); return true; },
+    // select marks the visible nz-select whose placeholder (or current
+    // label) reads t: its selector box, to open it.
+    select: (t, within, nth) => {
+      const root = scope(within); if (!root) return '';
+      const all = [...root.querySelectorAll('nz-select')].filter(e => visible(e) &&
+        [...e.querySelectorAll('.ant-select-selection-placeholder, .ant-select-selection-item')].some(p => text(p) === t));
+      return mark(all[nth || 0] && all[nth || 0].querySelector('.ant-select-selector'));
+    },
+    selectInput: s => { const e = document.querySelector(s); const sel = e && e.closest('nz-select'); return mark(sel && sel.querySelector('input')); },
+    css: (s, within) => { const root = scope(within); return mark(root && [...root.querySelectorAll(s)].filter(visible).pop()); },
+    enabled: s => { const e = document.querySelector(s); return !!e && !e.disabled && !e.closest('[disabled]'); },
+    path: () => location.pathname + location.search,
+  };
+})()`
+
+// do runs actions, each call bounded by the step limit: an action whose
+// element went away would otherwise wait for ever.
+func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) error {
+	ctx, cancel := context.WithTimeout(b.ctx, b.limit)
+	defer cancel()
+	return chromedp.Do(ctx, actions...)
+}
+
+// eval runs expr after the helpers, into out.
+func (b *browser) eval(expr string, out any) error {
+	ctx, cancel := context.WithTimeout(b.ctx, b.limit)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](helpers)); err != nil {
+		return err
+	}
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](expr))
+	if err != nil {
+		return err
+	}
+	if len(v) == 0 || out == nil {
+		return nil
+	}
+	return json.Unmarshal(v, out)
+}
+
+// js quotes values for an expression.
+func js(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// poll evaluates expr until it gives a non-empty string or true, for the
+// step's limit; what names the wait in the error.
+func (b *browser) poll(what, expr string) (string, error) {
+	deadline := time.Now().Add(b.limit)
+	for {
+		var v any
+		err := b.eval(expr, &v)
+		if err == nil {
+			switch v := v.(type) {
+			case string:
+				if v != "" {
+					return v, nil
+				}
+			case bool:
+				if v {
+					return "", nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			var path string
+			b.eval(`window.__walk.path()`, &path)
+			if err != nil {
+				return "", fmt.Errorf("%s: %v (page %s)", what, err, path)
+			}
+			return "", fmt.Errorf("%s: not there after %s (page %s)", what, b.limit, path)
+		}
+		select {
+		case <-b.ctx.Done():
+			return "", b.ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (b *browser) open(path string) error {
+	return b.do(chromedp.Navigate(b.ui + path))
+}
+
+func (b *browser) waitText(t string) error {
+	_, err := b.poll(fmt.Sprintf("text %q", t), `window.__walk.has(`+js(t)+`)`)
+	return err
+}
+
+func (b *browser) waitPath(prefix string) error {
+	_, err := b.poll("page "+prefix, `window.__walk.path().startsWith(`+js(prefix)+`)`)
+	return err
+}
+
+// click clicks, with the mouse, the element the page-side expression marks.
+func (b *browser) clickMarked(what, expr string) error {
+	sel, err := b.poll(what, expr)
+	if err != nil {
+		return err
+	}
+	return b.do(chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+}
+
+// click clicks the last visible button (or, with sel, element) labelled t.
+func (b *browser) click(t string, sel ...string) error {
+	s := "button"
+	if len(sel) > 0 {
+		s = sel[0]
+	}
+	return b.clickMarked(fmt.Sprintf("%s %q", s, t), `window.__walk.byText(`+js(t)+`, `+js(s)+`)`)
+}
+
+// clickWhenEnabled waits for the button labelled t to be enabled, then clicks it.
+func (b *browser) clickWhenEnabled(t string) error {
+	sel, err := b.poll(fmt.Sprintf("button %q", t), `window.__walk.byText(`+js(t)+`, "button")`)
+	if err != nil {
+		return err
+	}
+	if _, err := b.poll(fmt.Sprintf("button %q enabled", t), `window.__walk.enabled(`+js(sel)+`)`); err != nil {
+		return err
+	}
+	return b.do(chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+}
+
+// typeInto types v, with the keyboard, into the input whose placeholder is ph,
+// replacing what it held.
+func (b *browser) typeInto(ph, v string) error {
+	sel, err := b.poll(fmt.Sprintf("input %q", ph), `window.__walk.input(`+js(ph)+`)`)
+	if err != nil {
+		return err
+	}
+	return b.typeAt(sel, v)
+}
+
+func (b *browser) typeAt(sel, v string) error {
+	var ok bool
+	if err := b.eval(`window.__walk.clear(`+js(sel)+`)`, &ok); err != nil {
+		return err
+	}
+	// Select-all then type: the keyboard replaces the selection, as a person's would.
+	return b.do(chromedp.SendKeys(chromedp.CSS(sel), "\b"), chromedp.SendKeys(chromedp.CSS(sel), v))
+}
+
+// choose opens the select showing placeholder (the nth such, from 0),
+// types search into it when given, and picks the option reading option
+// (partial: containing it).
+func (b *browser) choose(placeholder string, nth int, search, option string, partial bool) error {
+	box, err := b.poll(fmt.Sprintf("select %q", placeholder), `window.__walk.select(`+js(placeholder)+`, "", `+js(nth)+`)`)
+	if err != nil {
+		return err
+	}
+	if err := b.do(chromedp.Click(chromedp.CSS(box))); err != nil {
+		return err
+	}
+	if search != "" {
+		in, err := b.poll("the select's search box", `window.__walk.selectInput(`+js(box)+`)`)
+		if err != nil {
+			return err
+		}
+		if err := b.do(chromedp.SendKeys(chromedp.CSS(in), search)); err != nil {
+			return err
+		}
+	}
+	return b.clickMarked(fmt.Sprintf("option %q", option),
+		`window.__walk.byText(`+js(option)+`, "nz-option-item, .ant-select-item-option", `+js(partial)+`)`)
+}
+
+// expect waits for the UI to send a request matching method and the path
+// pattern (after mark, the number of exchanges seen before the action) and
+// returns its exchange; a 4xx or 5xx answer is an error naming it.
+func (b *browser) expect(mark int, method, pattern string) (*exchange, error) {
+	re := regexp.MustCompile(`^/api/v[12]` + pattern + `$`)
+	deadline := time.After(b.limit)
+	for {
+		seen, changed := b.rec.since(mark)
+		for _, e := range seen {
+			if e.Method == method && re.MatchString(e.Path) {
+				if e.Status >= 400 {
+					return e, fmt.Errorf("%s %s answered %d %s", e.Method, e.Path, e.Status, errorCodes(e.Answer))
+				}
+				return e, nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			return nil, fmt.Errorf("the UI sent no %s %s within %s", method, pattern, b.limit)
+		case <-b.ctx.Done():
+			return nil, b.ctx.Err()
+		}
+	}
+}
+
+// errorCodes gives the envelope's error codes of an answer, for messages.
+func errorCodes(answer json.RawMessage) string {
+	var env struct {
+		Errors []string `json:"errors"`
+	}
+	if json.Unmarshal(answer, &env) == nil && len(env.Errors) > 0 {
+		return strings.Join(env.Errors, ", ")
+	}
+	return ""
+}
+
+// field reads a dotted path (data.items.0.id) from an exchange's answer.
+func field(answer json.RawMessage, path string) (any, bool) {
+	var v any
+	if json.Unmarshal(answer, &v) != nil {
+		return nil, false
+	}
+	return lookup(v, path)
+}
