@@ -99,15 +99,16 @@ func (c *compiledFlag) matchReason(ev eval.Evaluation) string {
 const noVariation = `,"errorCode":"GENERAL","errorDetails":"the flag's rollout serves no variation to this user"}`
 
 // appendAnswer evaluates the flag for a user and appends its OFREP answer,
-// reporting its error code ("" on success).
-func (c *compiledFlag) appendAnswer(b []byte, u eval.EndUser, segments eval.PreparedSegments) ([]byte, string) {
+// reporting its error code ("" on success) and the id of the variation
+// served (only on success: an error serves none).
+func (c *compiledFlag) appendAnswer(b []byte, u eval.EndUser, segments eval.PreparedSegments) ([]byte, string, string) {
 	ev := c.prepared.Evaluate(u, segments)
 	if ev.Variation == nil {
-		return append(append(b, c.key...), noVariation...), errGeneral
+		return append(append(b, c.key...), noVariation...), errGeneral, ""
 	}
 	v := c.variation(ev.Variation.ID)
 	if v.value == nil {
-		return append(b, v.parseError...), errParse
+		return append(b, v.parseError...), errParse, ""
 	}
 	reason := `,"reason":"STATIC"`
 	switch {
@@ -120,7 +121,7 @@ func (c *compiledFlag) appendAnswer(b []byte, u eval.EndUser, segments eval.Prep
 	}
 	b = append(append(append(append(b, c.key...), v.value...), reason...), v.variant...)
 	b = append(b, c.matchReason(ev)...)
-	return append(b, v.name...), ""
+	return append(b, v.name...), "", ev.Variation.ID
 }
 
 // jsonString is s as encoding/json writes it.
