@@ -3,6 +3,7 @@ package sdkdata_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -96,6 +97,7 @@ func TestEvaluationSeriesRollsUpAndPrunes(t *testing.T) {
 		"minute 01-10T10:05 " + on.ID + "=3", "minute 01-10T10:59 " + on.ID + "=2", "minute 01-10T11:30 " + off.ID + "=5",
 		"minute 01-11T03:00 " + on.ID + "=5",
 	}
+	slices.Sort(want) // as the rows are read: by resolution, bucket and variation id
 	if got := seriesRows(t, pool); !r.Ran || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after the first roll-up (%+v):\n%v\nwant\n%v", r, got, want)
 	}
