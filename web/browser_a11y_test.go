@@ -84,8 +84,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	// Evaluations of both variations, so the chart and the list's trend are drawn.
 	tally := runner.NewEvaluations(a.st, slog.New(slog.DiscardHandler))
 	checkout := a.flag(prod, "checkout")
-	tally.Served([]runner.Served{{FlagID: checkout.ID, VariationID: on}, {FlagID: checkout.ID, VariationID: on},
-		{FlagID: checkout.ID, VariationID: checkout.Variations[1].ID}}, time.Now())
+	tally.Served([]runner.Served{{Flag: &checkout, Variation: 0}, {Flag: &checkout, Variation: 0}, {Flag: &checkout, Variation: 1}}, time.Now())
 	must(t, tally.Flush(ctx))
 	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, sdkdata.EndUserFilter{})
 	must(t, err)

@@ -23,12 +23,13 @@ func TestBrowserEvaluationsChart(t *testing.T) {
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	a.makeFlag(env, flagstore.FlagInput{Name: "Dark mode", Key: "dark-mode"})
 	on, off := f.Variations[0], f.Variations[1]
+	index := map[string]int{on.ID: 0, off.ID: 1}
 
 	tally := runner.NewEvaluations(a.st, slog.New(slog.DiscardHandler))
 	served := func(v flagstore.Variation, n int, at time.Time) {
 		list := make([]runner.Served, n)
 		for i := range list {
-			list[i] = runner.Served{FlagID: f.ID, VariationID: v.ID}
+			list[i] = runner.Served{Flag: &f, Variation: index[v.ID]}
 		}
 		tally.Served(list, at)
 	}

@@ -125,7 +125,7 @@ func ofrepFlagAnswer(c echo.Context, snap *snapshot, key string, served *[]runne
 	}
 	body, code, variation := snap.compiled(f).appendAnswer(make([]byte, 0, 256), u, snap.preparedSegment)
 	if code == "" && served != nil {
-		*served = append(*served, runner.Served{FlagID: f.ID, VariationID: variation})
+		*served = append(*served, runner.Served{Flag: f, Variation: variation})
 	}
 	return ofrepJSON(c, ofrepStatus(code), append(body, '\n'))
 }
@@ -171,10 +171,11 @@ func ofrepBulkAnswer(c echo.Context, snap *snapshot, served *[]runner.Served) er
 			body = append(body, ',')
 		}
 		first = false
-		var code, variation string
+		var code string
+		var variation int
 		body, code, variation = snap.compiled(f).appendAnswer(body, u, snap.preparedSegment)
 		if code == "" && served != nil {
-			*served = append(*served, runner.Served{FlagID: f.ID, VariationID: variation})
+			*served = append(*served, runner.Served{Flag: f, Variation: variation})
 		}
 	})
 	body = append(body, "]}"...)

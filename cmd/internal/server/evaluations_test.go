@@ -124,3 +124,31 @@ func TestEveryEvaluationIsCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluationRetentionConfig: the series' retentions are read as Go
+// durations or days, and refused when too short or out of order.
+func TestEvaluationRetentionConfig(t *testing.T) {
+	t.Parallel()
+	load := func(vars map[string]string) (server.Config, error) {
+		return server.LoadConfig(func(name string) string { return vars[name] })
+	}
+	cfg, err := load(nil)
+	if err != nil || cfg.EvaluationSeries != sdkdata.DefaultSeriesRetention {
+		t.Fatalf("defaults: %+v %v", cfg.EvaluationSeries, err)
+	}
+	cfg, err = load(map[string]string{"BUNTING_EVALUATIONS_KEEP_MINUTES": "6h", "BUNTING_EVALUATIONS_KEEP_HOURS": "30d",
+		"BUNTING_EVALUATIONS_KEEP_DAYS": "365d"})
+	if err != nil || cfg.EvaluationSeries != (sdkdata.SeriesRetention{Minutes: 6 * time.Hour, Hours: 30 * 24 * time.Hour, Days: 365 * 24 * time.Hour}) {
+		t.Fatalf("set: %+v %v", cfg.EvaluationSeries, err)
+	}
+	for _, bad := range []map[string]string{
+		{"BUNTING_EVALUATIONS_KEEP_MINUTES": "1h"},
+		{"BUNTING_EVALUATIONS_KEEP_HOURS": "forever"},
+		{"BUNTING_EVALUATIONS_KEEP_HOURS": "3d", "BUNTING_EVALUATIONS_KEEP_MINUTES": "4d"},
+		{"BUNTING_EVALUATIONS_KEEP_DAYS": "30d"},
+	} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "BUNTING_EVALUATIONS_KEEP_") {
+			t.Errorf("%v: %v, want a refusal naming the variable", bad, err)
+		}
+	}
+}
