@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,6 +66,21 @@ func TestEveryEvaluationIsCounted(t *testing.T) {
 			t.Fatalf("bulk evaluation: %d %s", rec.Code, rec.Body)
 		}
 	}
+	// Concurrent evaluations are all counted.
+	const workers, each = 8, 10
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				rec := send(h, "POST", "/ofrep/v1/evaluate/flags/legacy", fmt.Sprintf(`{"context":{"targetingKey":"w%d-%d"}}`, w, i),
+					"Authorization", serverSecret, "Content-Type", "application/json")
+				if rec.Code != 200 {
+					t.Errorf("concurrent evaluation: %d %s", rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+	wg.Wait()
 	// Answers that serve nothing count nothing.
 	send(h, "POST", "/ofrep/v1/evaluate/flags/nope", `{"context":{"targetingKey":"u"}}`, "Authorization", serverSecret)
 	send(h, "POST", "/ofrep/v1/evaluate/flags/checkout", `{"context":{}}`, "Authorization", serverSecret)
@@ -92,8 +108,8 @@ func TestEveryEvaluationIsCounted(t *testing.T) {
 			t.Errorf("%s counted %d times, want %d", v.Variation.Name, v.Count, want[v.Variation.Name])
 		}
 	}
-	if in, err = s.st.FlagInsights(ctx, owner, env.ID, "legacy"); err != nil || in.Evaluations != bulks {
-		t.Errorf("legacy (off, in every bulk answer): %+v %v, want %d", in, err, bulks)
+	if in, err = s.st.FlagInsights(ctx, owner, env.ID, "legacy"); err != nil || in.Evaluations != bulks+workers*each {
+		t.Errorf("legacy (off, in every bulk answer, and evaluated concurrently): %+v %v, want %d", in, err, bulks+workers*each)
 	}
 
 	// FeatBit's insights route, by minute and by day, from the series.
