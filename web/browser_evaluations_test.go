@@ -67,6 +67,13 @@ func TestBrowserEvaluationsChart(t *testing.T) {
 		t.Errorf("the chart's description %q", got)
 	}
 
+	// Neither page scrolls sideways on a phone.
+	for _, width := range []int64{1280, 390} {
+		ch.shootAt(a.srv.URL, "/flags/checkout/insights", "flag-insights", width, `[data-testid=evaluations-chart] svg`)
+		ch.shootAt(a.srv.URL, "/flags", "flag-list-trend", width, `[data-testid=flag-trend]`)
+	}
+	ch.do("desktop again", viewport(1280))
+
 	ch.do("the list", chromedp.Navigate(a.srv.URL+"/flags"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-trend]`)))
 	if got := ch.eval(`document.querySelector("[data-testid=flag-trend]").getAttribute("aria-label")`); got != "10 evaluations in the last 24 hours" {
 		t.Errorf("the trend says %q", got)
