@@ -56,6 +56,8 @@ type FlagRow struct {
 	LastChange, LastComment string
 	// LastEvaluated says when SDKs last reported evaluating it ("never" when none has).
 	LastEvaluated string
+	// Trend is its evaluations of the last day, hour by hour; nil when none.
+	Trend *Sparkline
 	// Toggle is nil when the person may not turn the flag on or off.
 	Toggle *FlagToggle
 }
@@ -108,6 +110,7 @@ type FlagMain struct {
 	Settings               *SettingsTab
 	History                *History
 	Triggers               *TriggersTab
+	Evaluations            *EvaluationsTab
 	// Evaluated says when SDKs last reported evaluating the flag and how often.
 	Evaluated string
 	// Tester is the "test a user" panel of the targeting tab; nil elsewhere.

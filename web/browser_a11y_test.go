@@ -81,6 +81,11 @@ func TestBrowserAccessibility(t *testing.T) {
 	buffer := runner.NewEndUsers(a.st, slog.New(slog.DiscardHandler))
 	buffer.Saw(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
 	must(t, buffer.Flush(ctx))
+	// Evaluations of both variations, so the chart and the list's trend are drawn.
+	tally := runner.NewEvaluations(a.st, slog.New(slog.DiscardHandler))
+	checkout := a.flag(prod, "checkout")
+	tally.Served([]runner.Served{{Flag: &checkout, Variation: 0}, {Flag: &checkout, Variation: 0}, {Flag: &checkout, Variation: 1}}, time.Now())
+	must(t, tally.Flush(ctx))
 	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, sdkdata.EndUserFilter{})
 	must(t, err)
 
@@ -121,6 +126,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/flags/:key/restore":              "/flags/old-banner/restore",
 		"/flags/:key/delete":               "/flags/old-banner/delete",
 		"/flags/:key/history":              "/flags/checkout/history",
+		"/flags/:key/insights":             "/flags/checkout/insights",
 		"/flags/:key/compare":              "/flags/checkout/compare?target=" + dev.ID.String(),
 		"/flags/:key/triggers":             "/flags/checkout/triggers",
 		"/segments/:id":                    "/segments/" + beta.ID.String(),
@@ -137,7 +143,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/streaming": true, "/health/liveness": true, "/health/readiness": true}
 	// Extra states of pages worth checking on their own.
 	extra := []string{"/flags/compare?target=" + dev.ID.String(), "/flags/checkout/compare?target=" + dev.ID.String() + "&preview=1&onOffState=on&targetingRule=on",
-		"/flags/copy?target=" + dev.ID.String() + "&flag=" + a.flag(prod, "checkout").ID.String(), "/flags/checkout?edit=targeting", "/flags/checkout?edit=off", "/flags?archived=1",
+		"/flags/copy?target=" + dev.ID.String() + "&flag=" + a.flag(prod, "checkout").ID.String(), "/flags/checkout?edit=targeting", "/flags/checkout?edit=off", "/flags?archived=1", "/flags/checkout/insights?span=hour",
 		"/policies/" + policy.ID.String() + "?tab=statements&action=ToggleFlag&resource=project/web:env/prod:flag/*"}
 
 	// Each page is named by its route, so screenshots keep their names

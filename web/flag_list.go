@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -95,8 +97,20 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 			vm.Filter.Tags = append(vm.Filter.Tags, views.Option{Value: t, Label: t, Selected: t == fq.tag})
 		}
 		vm.List = views.FlagList{Archived: fq.archived, Pager: pager(list.TotalCount, fq.page, listPageSize, "flag", "flags", fq.href)}
+		// Only flags evaluated within the trend's day have a trend to read.
+		var recent []uuid.UUID
+		for _, f := range list.Items {
+			if f.LastEvaluatedAt != nil && time.Since(*f.LastEvaluatedAt) < sdkdata.TrendHours*time.Hour {
+				recent = append(recent, f.ID)
+			}
+		}
+		trends, err := p.flagTrends(c, w, recent)
+		if err != nil {
+			return err
+		}
 		for _, f := range list.Items {
 			row := p.flagRow(c, w, f, fq.href(fq.page))
+			row.Trend = trends[f.ID]
 			if toggled != nil && toggled.key == f.Key && row.Toggle != nil {
 				row.Toggle.Form = toggled.form
 			}

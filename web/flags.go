@@ -61,6 +61,7 @@ func (p *pages) flagHistory(c echo.Context) error { return p.flagPage(c, tabHist
 func flagTabs(href, active string) []views.Tab {
 	tabs := []views.Tab{
 		{Label: "Targeting", Href: href, TestID: "tab-targeting"},
+		{Label: "Insights", Href: href + "/insights", TestID: "tab-insights"},
 		{Label: "Variations", Href: href + "/variations", TestID: "tab-variations"},
 		{Label: "Triggers", Href: href + "/triggers", TestID: "tab-triggers"},
 		{Label: "Settings", Href: href + "/settings", TestID: "tab-settings"},
@@ -221,6 +222,12 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			return err
 		}
 		m.History = &h
+	case tabInsights:
+		ev, err := p.evaluationsTab(c, w, f, href)
+		if err != nil {
+			return err
+		}
+		m.Evaluations = &ev
 	}
 
 	return p.respond(c, statusOr(st.status), f.Name, navFlags, func(shell views.Shell) templ.Component {

@@ -12,6 +12,70 @@ import (
 	"github.com/google/uuid"
 )
 
+const EvaluationSeries = `-- name: EvaluationSeries :many
+SELECT s.flag_id, s.resolution, date_trunc($1::text, s.bucket, 'UTC')::timestamptz AS bucket, s.variation_id,
+    sum(s.count)::bigint AS count
+FROM flag_evaluation_series s
+WHERE s.flag_id = ANY(ARRAY(SELECT f.id FROM feature_flags f WHERE f.env_id = $2 AND f.id = ANY($3::uuid[])))
+    AND s.resolution = ANY('{minute,hour,day}'::text[])
+    AND s.bucket >= $4::timestamptz AND s.bucket < $5::timestamptz
+GROUP BY s.flag_id, s.resolution, 3, s.variation_id
+ORDER BY s.flag_id, 3, s.variation_id
+`
+
+type EvaluationSeriesParams struct {
+	Unit    string
+	EnvID   uuid.UUID
+	FlagIds []uuid.UUID
+	FromAt  time.Time
+	ToAt    time.Time
+}
+
+type EvaluationSeriesRow struct {
+	FlagID      uuid.UUID
+	Resolution  string
+	Bucket      time.Time
+	VariationID string
+	Count       int64
+}
+
+// EvaluationSeries reads the series of some flags of an environment in
+// [from_at, to_at) at every resolution kept, each row's bucket truncated to
+// unit ('minute' or 'hour', UTC) and summed, so a day's worth of minutes comes back as at most
+// 24 rows a variation when read by hour. The caller picks, per hour and per
+// day, the finest resolution present.
+func (q *Queries) EvaluationSeries(ctx context.Context, arg EvaluationSeriesParams) ([]EvaluationSeriesRow, error) {
+	rows, err := q.db.Query(ctx, EvaluationSeries,
+		arg.Unit,
+		arg.EnvID,
+		arg.FlagIds,
+		arg.FromAt,
+		arg.ToAt,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EvaluationSeriesRow{}
+	for rows.Next() {
+		var i EvaluationSeriesRow
+		if err := rows.Scan(
+			&i.FlagID,
+			&i.Resolution,
+			&i.Bucket,
+			&i.VariationID,
+			&i.Count,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const FlagEvaluations = `-- name: FlagEvaluations :many
 SELECT flag_id, variation_id, count, first_evaluated_at, last_evaluated_at FROM flag_evaluations WHERE flag_id = $1 ORDER BY variation_id
 `
@@ -108,17 +172,50 @@ func (q *Queries) ListStaleFlags(ctx context.Context, arg ListStaleFlagsParams) 
 	return items, nil
 }
 
+const PruneEvaluationSeries = `-- name: PruneEvaluationSeries :execrows
+DELETE FROM flag_evaluation_series
+WHERE ctid IN (SELECT p.ctid FROM flag_evaluation_series p
+    WHERE p.resolution = $1::text AND p.bucket < $2::timestamptz LIMIT $3::int)
+`
+
+type PruneEvaluationSeriesParams struct {
+	Resolution string
+	Before     time.Time
+	RowLimit   int32
+}
+
+// PruneEvaluationSeries deletes up to row_limit rows of a resolution older
+// than before; the runner repeats it until fewer are deleted, so no one
+// statement holds many locks.
+func (q *Queries) PruneEvaluationSeries(ctx context.Context, arg PruneEvaluationSeriesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, PruneEvaluationSeries, arg.Resolution, arg.Before, arg.RowLimit)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const RecordEvaluations = `-- name: RecordEvaluations :exec
-INSERT INTO flag_evaluations (flag_id, variation_id, count, first_evaluated_at, last_evaluated_at)
-SELECT f.id, u.variation_id, u.count, $1::timestamptz, $1::timestamptz
-FROM (SELECT unnest($2::text[]) AS key, unnest($3::text[]) AS variation_id,
-        unnest($4::bigint[]) AS count) u
-JOIN feature_flags f ON f.env_id = $5 AND lower(f.key) = lower(u.key) AND f.key = u.key
-WHERE f.variations @> jsonb_build_array(jsonb_build_object('id', u.variation_id))
-ORDER BY f.id, u.variation_id
-ON CONFLICT (flag_id, variation_id) DO UPDATE
-SET count = flag_evaluations.count + excluded.count,
-    last_evaluated_at = greatest(flag_evaluations.last_evaluated_at, excluded.last_evaluated_at)
+WITH counted AS (
+    SELECT f.id AS flag_id, u.variation_id, u.count
+    FROM (SELECT unnest($2::text[]) AS key, unnest($3::text[]) AS variation_id,
+            unnest($4::bigint[]) AS count) u
+    JOIN feature_flags f ON f.env_id = $5 AND lower(f.key) = lower(u.key) AND f.key = u.key
+    WHERE f.variations @> jsonb_build_array(jsonb_build_object('id', u.variation_id))
+),
+totals AS (
+    INSERT INTO flag_evaluations (flag_id, variation_id, count, first_evaluated_at, last_evaluated_at)
+    SELECT c.flag_id, c.variation_id, c.count, $1::timestamptz, $1::timestamptz FROM counted c
+    ORDER BY c.flag_id, c.variation_id
+    ON CONFLICT (flag_id, variation_id) DO UPDATE
+    SET count = flag_evaluations.count + excluded.count,
+        last_evaluated_at = greatest(flag_evaluations.last_evaluated_at, excluded.last_evaluated_at)
+)
+INSERT INTO flag_evaluation_series (flag_id, resolution, bucket, variation_id, count)
+SELECT c.flag_id, 'minute', date_trunc('minute', $1::timestamptz, 'UTC'), c.variation_id, c.count FROM counted c
+ORDER BY c.flag_id, c.variation_id
+ON CONFLICT (flag_id, resolution, bucket, variation_id) DO UPDATE
+SET count = flag_evaluation_series.count + excluded.count
 `
 
 type RecordEvaluationsParams struct {
@@ -131,7 +228,8 @@ type RecordEvaluationsParams struct {
 
 // RecordEvaluations adds SDK-reported evaluation counts, given as parallel
 // arrays of flag keys, variation ids and counts (each pair once), to an
-// environment's flags. Unknown flags and variations are skipped; rows are
+// environment's flags: to their running totals and to the minute of at in
+// their time series. Unknown flags and variations are skipped; rows are
 // written in one order so concurrent reports never deadlock.
 func (q *Queries) RecordEvaluations(ctx context.Context, arg RecordEvaluationsParams) error {
 	_, err := q.db.Exec(ctx, RecordEvaluations,
@@ -140,6 +238,152 @@ func (q *Queries) RecordEvaluations(ctx context.Context, arg RecordEvaluationsPa
 		arg.VariationIds,
 		arg.Counts,
 		arg.EnvID,
+	)
+	return err
+}
+
+const RollUpDays = `-- name: RollUpDays :execrows
+INSERT INTO flag_evaluation_series AS s (flag_id, resolution, bucket, variation_id, count)
+SELECT h.flag_id, 'day', date_trunc('day', h.bucket, 'UTC'), h.variation_id, sum(h.count)::bigint
+FROM flag_evaluation_series h
+WHERE h.resolution = 'hour' AND h.bucket >= $1::timestamptz AND h.bucket < $2::timestamptz
+GROUP BY h.flag_id, date_trunc('day', h.bucket, 'UTC'), h.variation_id
+ORDER BY 1, 3, 4
+ON CONFLICT (flag_id, resolution, bucket, variation_id) DO UPDATE SET count = excluded.count
+`
+
+type RollUpDaysParams struct {
+	FromAt time.Time
+	ToAt   time.Time
+}
+
+// RollUpDays sets the day rows of [from_at, to_at) to the sums of their
+// hours, as RollUpHours does for hours.
+func (q *Queries) RollUpDays(ctx context.Context, arg RollUpDaysParams) (int64, error) {
+	result, err := q.db.Exec(ctx, RollUpDays, arg.FromAt, arg.ToAt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const RollUpHours = `-- name: RollUpHours :execrows
+INSERT INTO flag_evaluation_series AS s (flag_id, resolution, bucket, variation_id, count)
+SELECT m.flag_id, 'hour', date_trunc('hour', m.bucket, 'UTC'), m.variation_id, sum(m.count)::bigint
+FROM flag_evaluation_series m
+WHERE m.resolution = 'minute' AND m.bucket >= $1::timestamptz AND m.bucket < $2::timestamptz
+GROUP BY m.flag_id, date_trunc('hour', m.bucket, 'UTC'), m.variation_id
+ORDER BY 1, 3, 4
+ON CONFLICT (flag_id, resolution, bucket, variation_id) DO UPDATE SET count = excluded.count
+`
+
+type RollUpHoursParams struct {
+	FromAt time.Time
+	ToAt   time.Time
+}
+
+// RollUpHours sets the hour rows of [from_at, to_at) to the sums of their
+// minutes. It sets rather than adds, so running it again, or on two
+// instances, gives the same rows.
+func (q *Queries) RollUpHours(ctx context.Context, arg RollUpHoursParams) (int64, error) {
+	result, err := q.db.Exec(ctx, RollUpHours, arg.FromAt, arg.ToAt)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const RollupMark = `-- name: RollupMark :one
+SELECT coalesce((SELECT done_until FROM flag_evaluation_rollups WHERE resolution = $1::text),
+    '0001-01-01T00:00:00Z'::timestamptz)::timestamptz AS done_until
+`
+
+// RollupMark is up to when a resolution has been summed from the finer one;
+// the zero time when never.
+func (q *Queries) RollupMark(ctx context.Context, resolution string) (time.Time, error) {
+	row := q.db.QueryRow(ctx, RollupMark, resolution)
+	var done_until time.Time
+	err := row.Scan(&done_until)
+	return done_until, err
+}
+
+const SetRollupMark = `-- name: SetRollupMark :exec
+INSERT INTO flag_evaluation_rollups (resolution, done_until) VALUES ($1::text, $2::timestamptz)
+ON CONFLICT (resolution) DO UPDATE
+SET done_until = greatest(flag_evaluation_rollups.done_until, excluded.done_until)
+`
+
+type SetRollupMarkParams struct {
+	Resolution string
+	DoneUntil  time.Time
+}
+
+// SetRollupMark moves a resolution's mark forward, never back (another
+// instance may have rolled further).
+func (q *Queries) SetRollupMark(ctx context.Context, arg SetRollupMarkParams) error {
+	_, err := q.db.Exec(ctx, SetRollupMark, arg.Resolution, arg.DoneUntil)
+	return err
+}
+
+const TryRollupLock = `-- name: TryRollupLock :one
+SELECT pg_try_advisory_xact_lock(7146350123)::boolean AS locked
+`
+
+// TryRollupLock takes the roll-up's advisory lock for the transaction, when
+// no other instance holds it.
+func (q *Queries) TryRollupLock(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, TryRollupLock)
+	var locked bool
+	err := row.Scan(&locked)
+	return locked, err
+}
+
+const WriteEvaluationTallies = `-- name: WriteEvaluationTallies :exec
+WITH input AS (
+    SELECT t.flag_id, t.variation_id, t.minute, t.count, t.first, t.last FROM (SELECT unnest($1::uuid[]) AS flag_id, unnest($2::text[]) AS variation_id,
+            unnest($3::timestamptz[]) AS minute, unnest($4::bigint[]) AS count,
+            unnest($5::timestamptz[]) AS first, unnest($6::timestamptz[]) AS last) t
+    JOIN feature_flags f ON f.id = t.flag_id
+),
+totals AS (
+    INSERT INTO flag_evaluations AS e (flag_id, variation_id, count, first_evaluated_at, last_evaluated_at)
+    SELECT i.flag_id, i.variation_id, sum(i.count)::bigint, min(i.first), max(i.last) FROM input i
+    GROUP BY i.flag_id, i.variation_id
+    ORDER BY i.flag_id, i.variation_id
+    ON CONFLICT (flag_id, variation_id) DO UPDATE
+    SET count = e.count + excluded.count,
+        first_evaluated_at = least(e.first_evaluated_at, excluded.first_evaluated_at),
+        last_evaluated_at = greatest(e.last_evaluated_at, excluded.last_evaluated_at)
+)
+INSERT INTO flag_evaluation_series AS s (flag_id, resolution, bucket, variation_id, count)
+SELECT i.flag_id, 'minute', i.minute, i.variation_id, i.count FROM input i
+ORDER BY i.flag_id, i.minute, i.variation_id
+ON CONFLICT (flag_id, resolution, bucket, variation_id) DO UPDATE
+SET count = s.count + excluded.count
+`
+
+type WriteEvaluationTalliesParams struct {
+	FlagIds      []uuid.UUID
+	VariationIds []string
+	Minutes      []time.Time
+	Counts       []int64
+	Firsts       []time.Time
+	Lasts        []time.Time
+}
+
+// WriteEvaluationTallies adds a batch of counted evaluations, given as
+// parallel arrays with each (flag, variation, minute) once, to the flags'
+// running totals and minute series in one statement. Flags deleted since
+// they were evaluated are skipped; rows are written in one order so
+// concurrent batches (of two instances) never deadlock.
+func (q *Queries) WriteEvaluationTallies(ctx context.Context, arg WriteEvaluationTalliesParams) error {
+	_, err := q.db.Exec(ctx, WriteEvaluationTallies,
+		arg.FlagIds,
+		arg.VariationIds,
+		arg.Minutes,
+		arg.Counts,
+		arg.Firsts,
+		arg.Lasts,
 	)
 	return err
 }

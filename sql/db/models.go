@@ -181,6 +181,19 @@ type FlagEvaluation struct {
 	LastEvaluatedAt  time.Time
 }
 
+type FlagEvaluationRollup struct {
+	Resolution string
+	DoneUntil  time.Time
+}
+
+type FlagEvaluationSeries struct {
+	FlagID      uuid.UUID
+	Resolution  string
+	Bucket      time.Time
+	VariationID string
+	Count       int64
+}
+
 type FlagRevision struct {
 	ID          uuid.UUID
 	FlagID      uuid.UUID

@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
@@ -104,12 +106,15 @@ func (s *Server) ofrepFlag(c echo.Context) error {
 			return ofrepError(c, http.StatusInternalServerError, key, errGeneral, "service unavailable")
 		})
 	}
-	return ofrepFlagAnswer(c, snap, key)
+	served := servedBuffers.Get().(*[]runner.Served)
+	err = ofrepFlagAnswer(c, snap, key, served)
+	s.served(served)
+	return err
 }
 
 // ofrepFlagAnswer evaluates one flag of a snapshot for the request's context
-// and answers it.
-func ofrepFlagAnswer(c echo.Context, snap *snapshot, key string) error {
+// and answers it, appending the variation it served to served (when not nil).
+func ofrepFlagAnswer(c echo.Context, snap *snapshot, key string, served *[]runner.Served) error {
 	u, code, details := ofrepContext(c)
 	if code != "" {
 		return ofrepError(c, http.StatusBadRequest, key, code, details)
@@ -118,7 +123,10 @@ func ofrepFlagAnswer(c echo.Context, snap *snapshot, key string) error {
 	if f == nil || f.IsArchived {
 		return ofrepError(c, http.StatusNotFound, key, errFlagNotFound, "flag not found")
 	}
-	body, code := snap.compiled(f).appendAnswer(make([]byte, 0, 256), u, snap.preparedSegment)
+	body, code, variation := snap.compiled(f).appendAnswer(make([]byte, 0, 256), u, snap.preparedSegment)
+	if code == "" && served != nil {
+		*served = append(*served, runner.Served{Flag: f, Variation: variation})
+	}
 	return ofrepJSON(c, ofrepStatus(code), append(body, '\n'))
 }
 
@@ -137,12 +145,17 @@ func (s *Server) ofrepBulk(c echo.Context) error {
 			return ofrepDetails(c, http.StatusInternalServerError, "service unavailable")
 		})
 	}
-	return ofrepBulkAnswer(c, snap)
+	served := servedBuffers.Get().(*[]runner.Served)
+	err = ofrepBulkAnswer(c, snap, served)
+	s.served(served)
+	return err
 }
 
 // ofrepBulkAnswer evaluates a snapshot's flags for the request's context and
-// answers them.
-func ofrepBulkAnswer(c echo.Context, snap *snapshot) error {
+// answers them, appending the variations served to served (when not nil).
+// An answer of 304 (the client has it) was evaluated all the same, so it
+// counts.
+func ofrepBulkAnswer(c echo.Context, snap *snapshot, served *[]runner.Served) error {
 	u, code, details := ofrepContext(c)
 	if code != "" {
 		return c.JSON(http.StatusBadRequest, map[string]string{"errorCode": code, "errorDetails": details})
@@ -158,7 +171,12 @@ func ofrepBulkAnswer(c echo.Context, snap *snapshot) error {
 			body = append(body, ',')
 		}
 		first = false
-		body, _ = snap.compiled(f).appendAnswer(body, u, snap.preparedSegment)
+		var code string
+		var variation int
+		body, code, variation = snap.compiled(f).appendAnswer(body, u, snap.preparedSegment)
+		if code == "" && served != nil {
+			*served = append(*served, runner.Served{Flag: f, Variation: variation})
+		}
 	})
 	body = append(body, "]}"...)
 	err := writeTagged(c, body)
@@ -281,3 +299,23 @@ func plainJSON(raw json.RawMessage) (string, bool) {
 	}
 	return string(raw), true
 }
+
+// servedBuffers keep the lists of variations a request served, which are
+// handed to the evaluation tally, between requests.
+var servedBuffers = sync.Pool{New: func() any { return new([]runner.Served) }}
+
+// served hands the variations a request served to the evaluation tally,
+// when there is one, and keeps the list for the next request. It never
+// waits for the database.
+func (s *Server) served(list *[]runner.Served) {
+	if s.evaluations != nil {
+		s.evaluations.Served(*list, s.now())
+	}
+	if cap(*list) <= maxPooledServed {
+		*list = (*list)[:0]
+		servedBuffers.Put(list)
+	}
+}
+
+// maxPooledServed is the longest list kept for the next request.
+const maxPooledServed = 1 << 16

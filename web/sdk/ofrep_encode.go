@@ -66,15 +66,15 @@ func compile(f *flagstore.Flag) *compiledFlag {
 	return c
 }
 
-// variation is the answer parts of the variation an evaluation served: the
-// first of its id, as evaluation finds it.
-func (c *compiledFlag) variation(id string) *ofrepVariation {
+// variation is the index of the variation an evaluation served: the first
+// of its id, as evaluation finds it.
+func (c *compiledFlag) variation(id string) int {
 	for i, v := range c.prepared.Flag.Variations {
 		if v.ID == id {
-			return &c.variations[i]
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // matchReason is an evaluation's match reason, encoded.
@@ -99,15 +99,17 @@ func (c *compiledFlag) matchReason(ev eval.Evaluation) string {
 const noVariation = `,"errorCode":"GENERAL","errorDetails":"the flag's rollout serves no variation to this user"}`
 
 // appendAnswer evaluates the flag for a user and appends its OFREP answer,
-// reporting its error code ("" on success).
-func (c *compiledFlag) appendAnswer(b []byte, u eval.EndUser, segments eval.PreparedSegments) ([]byte, string) {
+// reporting its error code ("" on success) and the index of the variation
+// served (-1 on an error: it serves none).
+func (c *compiledFlag) appendAnswer(b []byte, u eval.EndUser, segments eval.PreparedSegments) ([]byte, string, int) {
 	ev := c.prepared.Evaluate(u, segments)
 	if ev.Variation == nil {
-		return append(append(b, c.key...), noVariation...), errGeneral
+		return append(append(b, c.key...), noVariation...), errGeneral, -1
 	}
-	v := c.variation(ev.Variation.ID)
+	vi := c.variation(ev.Variation.ID)
+	v := &c.variations[vi]
 	if v.value == nil {
-		return append(b, v.parseError...), errParse
+		return append(b, v.parseError...), errParse, -1
 	}
 	reason := `,"reason":"STATIC"`
 	switch {
@@ -120,7 +122,7 @@ func (c *compiledFlag) appendAnswer(b []byte, u eval.EndUser, segments eval.Prep
 	}
 	b = append(append(append(append(b, c.key...), v.value...), reason...), v.variant...)
 	b = append(b, c.matchReason(ev)...)
-	return append(b, v.name...), ""
+	return append(b, v.name...), "", vi
 }
 
 // jsonString is s as encoding/json writes it.

@@ -122,17 +122,17 @@ func TestOFREPAnswersByteForByte(t *testing.T) {
 	snap, e := ofrepFixture(3), echo.New()
 	var got bytes.Buffer
 	for _, ctx := range ofrepContexts {
-		rec := ofrepCall(t, e, func(c echo.Context) error { return ofrepBulkAnswer(c, snap) }, "/ofrep/v1/evaluate/flags", ctx)
+		rec := ofrepCall(t, e, func(c echo.Context) error { return ofrepBulkAnswer(c, snap, nil) }, "/ofrep/v1/evaluate/flags", ctx)
 		fmt.Fprintf(&got, "bulk %s\n%d %s %s\n", ctx, rec.Code, rec.Header().Get("ETag"), rec.Body.String())
 		for _, key := range append(snap.keys, "missing") {
-			rec := ofrepCall(t, e, func(c echo.Context) error { return ofrepFlagAnswer(c, snap, key) }, "/ofrep/v1/evaluate/flags/x", ctx)
+			rec := ofrepCall(t, e, func(c echo.Context) error { return ofrepFlagAnswer(c, snap, key, nil) }, "/ofrep/v1/evaluate/flags/x", ctx)
 			fmt.Fprintf(&got, "single %s %s\n%d %s", key, ctx, rec.Code, rec.Body.String())
 		}
 	}
 	for _, bad := range []string{`{"context":{}}`, `{"context":{"targetingKey":5}}`, `[]`} {
-		rec := ofrepCall(t, e, func(c echo.Context) error { return ofrepBulkAnswer(c, snap) }, "/ofrep/v1/evaluate/flags", bad)
+		rec := ofrepCall(t, e, func(c echo.Context) error { return ofrepBulkAnswer(c, snap, nil) }, "/ofrep/v1/evaluate/flags", bad)
 		fmt.Fprintf(&got, "bulk %s\n%d %s", bad, rec.Code, rec.Body.String())
-		rec = ofrepCall(t, e, func(c echo.Context) error { return ofrepFlagAnswer(c, snap, "bool") }, "/ofrep/v1/evaluate/flags/bool", bad)
+		rec = ofrepCall(t, e, func(c echo.Context) error { return ofrepFlagAnswer(c, snap, "bool", nil) }, "/ofrep/v1/evaluate/flags/bool", bad)
 		fmt.Fprintf(&got, "single %s\n%d %s", bad, rec.Code, rec.Body.String())
 	}
 	path := filepath.Join("testdata", "ofrep_answers.golden")
@@ -164,7 +164,7 @@ func BenchmarkOFREPSingle(b *testing.B) {
 	body := `{"context":{"targetingKey":"user-42","country":"NL","plan":"free","email":"u42@example.org"}}`
 	b.ReportAllocs()
 	for b.Loop() {
-		rec := ofrepCall(b, e, func(c echo.Context) error { return ofrepFlagAnswer(c, snap, "flag-0000500") }, "/ofrep/v1/evaluate/flags/flag-0000500", body)
+		rec := ofrepCall(b, e, func(c echo.Context) error { return ofrepFlagAnswer(c, snap, "flag-0000500", nil) }, "/ofrep/v1/evaluate/flags/flag-0000500", body)
 		if rec.Code != http.StatusOK {
 			b.Fatal(rec.Code, rec.Body.String())
 		}
@@ -178,7 +178,7 @@ func BenchmarkOFREPBulk(b *testing.B) {
 	body := `{"context":{"targetingKey":"user-42","country":"NL","plan":"free","email":"u42@example.org"}}`
 	b.ReportAllocs()
 	for b.Loop() {
-		rec := ofrepCall(b, e, func(c echo.Context) error { return ofrepBulkAnswer(c, snap) }, "/ofrep/v1/evaluate/flags", body)
+		rec := ofrepCall(b, e, func(c echo.Context) error { return ofrepBulkAnswer(c, snap, nil) }, "/ofrep/v1/evaluate/flags", body)
 		if rec.Code != http.StatusOK {
 			b.Fatal(rec.Code)
 		}

@@ -33,7 +33,9 @@ type Server struct {
 	conns    *connCounter
 	refusals *refusals
 	endUsers *runner.EndUsers
-	now      func() time.Time
+	// evaluations counts the evaluations OFREP answers; nil counts none.
+	evaluations *runner.Evaluations
+	now         func() time.Time
 	// seen holds the environments whose first SDK request this process has
 	// recorded (bounded by the environments there are), so each costs the
 	// database one statement per process.
@@ -53,6 +55,9 @@ type Options struct {
 	// EndUsers keeps the end users SDKs report until it writes them; the
 	// process runs it. When nil none are kept (tests that do not look).
 	EndUsers *runner.EndUsers
+	// Evaluations counts the evaluations OFREP answers until it writes
+	// them; the process runs it. When nil none are counted.
+	Evaluations *runner.Evaluations
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
@@ -69,7 +74,7 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 	}
 	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits),
 		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog},
-		endUsers: opts.EndUsers, now: time.Now}
+		endUsers: opts.EndUsers, evaluations: opts.Evaluations, now: time.Now}
 	srv.hub = newHub(srv)
 	return srv
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -66,6 +67,9 @@ type Config struct {
 	// BodyBudget is the memory request bodies may take at once, read and
 	// decoded, in bytes.
 	BodyBudget int64
+	// EvaluationSeries is how long the evaluation series keeps its minutes,
+	// hours and days.
+	EvaluationSeries sdkdata.SeriesRetention
 
 	// Tracer, when set, sees every statement the server sends to the
 	// database; only the benchmark's server sets it, to count queries.
@@ -181,6 +185,28 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if cfg.BodyBudget, err = parseSize(budget); err != nil || cfg.BodyBudget < minBodyBudget {
 		bad("BODY_BUDGET", "%q is not a size of at least 16MiB (a number of bytes, or of KiB, MiB or GiB such as 64MiB)", budget)
 	}
+	keep := sdkdata.DefaultSeriesRetention
+	for _, r := range []struct {
+		name string
+		into *time.Duration
+		min  time.Duration
+	}{{"EVALUATIONS_KEEP_MINUTES", &keep.Minutes, 2 * time.Hour}, {"EVALUATIONS_KEEP_HOURS", &keep.Hours, 2 * 24 * time.Hour},
+		{"EVALUATIONS_KEEP_DAYS", &keep.Days, 2 * 24 * time.Hour}} {
+		v := env(r.name, "")
+		if v == "" {
+			continue
+		}
+		d, err := parseRetention(v)
+		if err != nil || d < r.min {
+			bad(r.name, "%q is not a duration of at least %s (such as 48h or 90d)", v, r.min)
+			continue
+		}
+		*r.into = d
+	}
+	if keep.Hours < keep.Minutes || keep.Days < keep.Hours {
+		bad("EVALUATIONS_KEEP_HOURS", "hours must be kept at least as long as minutes, and days as long as hours")
+	}
+	cfg.EvaluationSeries = keep
 	level := env("LOG_LEVEL", "info")
 	if err := cfg.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		bad("LOG_LEVEL", "%q is not debug, info, warn or error", level)
@@ -202,6 +228,19 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("invalid configuration:\n%w", errors.Join(problems...))
 	}
 	return cfg, nil
+}
+
+// parseRetention reads a retention: a Go duration ("48h") or a whole
+// number of days ("90d").
+func parseRetention(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil || days <= 0 || days > 100*365 {
+			return 0, fmt.Errorf("%q is not a number of days", s)
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
 }
 
 // minBodyBudget is the smallest body budget: one body of the largest size,

@@ -72,6 +72,13 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	endUsersCtx, stopEndUsers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopEndUsers()
 	go endUsers.Run(endUsersCtx)
+	// Evaluations OFREP answers are counted in memory and written every
+	// second, like the end users; the last count is written below.
+	evaluations := runner.NewEvaluations(st, log)
+	go evaluations.Run(endUsersCtx)
+	// The evaluation series is rolled up to hours and days and pruned
+	// every minute, by one instance at a time.
+	go runner.NewSeries(st, log, cfg.EvaluationSeries).Run(ctx, runner.SeriesTick)
 	// Scheduled changes are applied by one instance each, when due; a
 	// change being applied at shutdown finishes or rolls back whole.
 	schedulesDone := make(chan struct{})
@@ -92,6 +99,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	files := RaiseFileLimit(log)
 	sdkOptions := SDKOptions(cfg, files, log)
 	sdkOptions.EndUsers = endUsers
+	sdkOptions.Evaluations = evaluations
 	handler, closeStreams := NewHandler(cfg, st, log, sdkOptions)
 	srv := &http.Server{
 		Addr:              cfg.Addr,
@@ -129,6 +137,9 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	stopEndUsers()
 	if err := endUsers.Flush(shutdownCtx); err != nil {
 		log.Warn("shutdown: writing the last end users", "err", err)
+	}
+	if err := evaluations.Flush(shutdownCtx); err != nil {
+		log.Warn("shutdown: writing the last evaluation counts", "err", err)
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err

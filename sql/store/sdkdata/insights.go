@@ -193,11 +193,13 @@ var intervals = map[string]func(time.Time) time.Time{
 	"MINUTE": func(t time.Time) time.Time { return t.Truncate(time.Minute) },
 }
 
-// FlagStatsByVariation answers FeatBit's insights query from the running
-// totals Bunting keeps per flag and variation. It keeps no time series, so
-// the answer has at most one point: when SDKs evaluated the flag within the
-// window, the totals of every variation (since it was first evaluated), at
-// the interval of its latest evaluation in the window.
+// FlagStatsByVariation answers FeatBit's insights query from the
+// evaluation series: what each variation was served per interval in
+// [from, to] (both included, as FeatBit's front end sends them), one point
+// per interval with any evaluation, every variation of the flag named in
+// each. Intervals are UTC; the finest resolution kept for a time is used
+// (minutes for 48 hours by default, then hours, then days), and a coarser
+// row counts in the interval it starts in.
 func (s *SDK) FlagStatsByVariation(ctx context.Context, a *core.Actor, envID uuid.UUID, f InsightsFilter) ([]InsightsPoint, error) {
 	var v core.Validator
 	if f.FeatureFlagKey == "" {
@@ -216,32 +218,42 @@ func (s *SDK) FlagStatsByVariation(ctx context.Context, a *core.Actor, envID uui
 	if err != nil {
 		return nil, err
 	}
-	in, err := s.flagInsight(ctx, flag)
+	from, to := time.UnixMilli(f.From).UTC(), time.UnixMilli(f.To).UTC()
+	if to.Before(from) {
+		return []InsightsPoint{}, nil
+	}
+	unit := resHour
+	if f.IntervalType == "MINUTE" {
+		unit = resMinute
+	}
+	// to is included: the row of its minute (or hour) starts at or before it.
+	series, err := s.series(ctx, flag.EnvID, []uuid.UUID{flag.ID}, from, to.Add(time.Millisecond), unit)
 	if err != nil {
 		return nil, err
 	}
-	from, to := time.UnixMilli(f.From).UTC(), time.UnixMilli(f.To).UTC()
-	var first time.Time
-	for _, vi := range in.Variations {
-		if first.IsZero() || vi.FirstEvaluatedAt.Before(first) {
-			first = vi.FirstEvaluatedAt
+	start := truncate(from)
+	sums := map[time.Time]map[string]int64{}
+	for _, c := range series[flag.ID] {
+		at := truncate(c.at)
+		if at.Before(start) {
+			continue
+		}
+		if sums[at] == nil {
+			sums[at] = map[string]int64{}
+		}
+		sums[at][c.variation] += c.count
+	}
+	times := make([]time.Time, 0, len(sums))
+	for at := range sums {
+		times = append(times, at)
+	}
+	slices.SortFunc(times, time.Time.Compare)
+	points := make([]InsightsPoint, len(times))
+	for i, at := range times {
+		points[i] = InsightsPoint{Time: at.Format(time.RFC3339), Variations: make([]VariationInsightsCount, len(flag.Variations))}
+		for j, vr := range flag.Variations {
+			points[i].Variations[j] = VariationInsightsCount{Variation: vr.Name, Count: sums[at][vr.ID]}
 		}
 	}
-	if in.LastEvaluatedAt == nil || in.LastEvaluatedAt.Before(from) || first.After(to) {
-		return []InsightsPoint{}, nil
-	}
-	at := *in.LastEvaluatedAt
-	if at.After(to) {
-		at = to
-	}
-	point := InsightsPoint{Time: truncate(at).Format(time.RFC3339), Variations: make([]VariationInsightsCount, len(flag.Variations))}
-	for i, vr := range flag.Variations {
-		point.Variations[i].Variation = vr.Name
-		for _, vi := range in.Variations {
-			if vi.Variation.ID == vr.ID {
-				point.Variations[i].Count = vi.Count
-			}
-		}
-	}
-	return []InsightsPoint{point}, nil
+	return points, nil
 }
