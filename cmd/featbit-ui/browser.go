@@ -226,6 +226,11 @@ func (b *browser) clickMarked(what, expr string) error {
 func (b *browser) onMarked(what, expr, sel string, act func(sel string) chromedp.Action[chromedp.Void]) error {
 	deadline := time.Now().Add(b.limit)
 	for {
+		// A dialog zooming in or a panel unfolding moves what is under the
+		// pointer: act once Angular's animations are over.
+		if _, err := b.poll("the page's animations to end", `!document.querySelector(".ng-animating")`); err != nil {
+			return err
+		}
 		ctx, cancel := context.WithDeadline(b.ctx, deadline)
 		done := make(chan error, 1)
 		go func() { done <- chromedp.Do(ctx, act(sel)) }()

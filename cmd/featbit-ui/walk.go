@@ -192,6 +192,11 @@ func saveThroughDialog(w *walker, comment string) error {
 	}
 	_, err := w.expect(mark, "POST", "/envs/[^/]+/audit-logs/compare")
 	w.note(err)
+	// The dialog draws the list of changes from the answer (and may ask
+	// for the segments it names): let it finish before acting in it.
+	if err := w.settle(); err != nil {
+		return err
+	}
 	if err := w.typeInto("Please describe your changes for auditing and change tracking purposes...", comment); err != nil {
 		return err
 	}
