@@ -507,6 +507,12 @@ func requestChange(w *walker) error {
 
 func approveChange(w *walker) error {
 	// Sign out, and in as the reviewer with the password the inviter saw.
+	// The author's page reloads the flag after the request: let it finish
+	// first, or its late callbacks find no environment in the cleared
+	// storage (TypeErrors of the walk's making).
+	if err := w.settle(); err != nil {
+		return err
+	}
 	if err := w.do(chromedp.Evaluate[chromedp.Void](`localStorage.clear()`)); err != nil {
 		return err
 	}
