@@ -213,7 +213,62 @@ func (b *browser) clickMarked(what, expr string) error {
 	if err != nil {
 		return err
 	}
-	return b.do(chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+	return b.onMarked(what, expr, sel, func(sel string) chromedp.Action[chromedp.Void] {
+		return chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)
+	})
+}
+
+// onMarked runs act on the element sel, which expr marked. Angular may
+// re-render the element between the mark and the action (a component
+// re-created when its input changes); the action would then wait for ever
+// on a node that is gone. A person would act on the new element: so when
+// the marked node leaves the page, onMarked marks it again and retries.
+func (b *browser) onMarked(what, expr, sel string, act func(sel string) chromedp.Action[chromedp.Void]) error {
+	deadline := time.Now().Add(b.limit)
+	for {
+		// A dialog zooming in or a panel unfolding moves what is under the
+		// pointer: act once Angular's animations are over.
+		if _, err := b.poll("the page's animations to end", `!document.querySelector(".ng-animating")`); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithDeadline(b.ctx, deadline)
+		done := make(chan error, 1)
+		go func() { done <- chromedp.Do(ctx, act(sel)) }()
+		gone := false
+	wait:
+		for {
+			select {
+			case err := <-done:
+				cancel()
+				if err != nil && !gone {
+					// The node may have left while the action ran ("Could not
+					// find node"): that is the same re-render.
+					var there bool
+					gone = b.eval(`!!document.querySelector(`+js(sel)+`)`, &there) == nil && !there
+				}
+				if err != nil && gone {
+					break wait
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", what, err)
+				}
+				return nil
+			case <-time.After(300 * time.Millisecond):
+				var there bool
+				if b.eval(`!!document.querySelector(`+js(sel)+`)`, &there) == nil && !there {
+					gone = true
+					cancel()
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: the element kept going away for %s", what, b.limit)
+		}
+		var err error
+		if sel, err = b.poll(what, expr); err != nil {
+			return err
+		}
+	}
 }
 
 // click clicks the last visible button (or, with sel, element) labelled t.
@@ -234,37 +289,43 @@ func (b *browser) clickWhenEnabled(t string) error {
 	if _, err := b.poll(fmt.Sprintf("button %q enabled", t), `window.__walk.enabled(`+js(sel)+`)`); err != nil {
 		return err
 	}
-	return b.do(chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible))
+	return b.onMarked(fmt.Sprintf("button %q", t), `window.__walk.byText(`+js(t)+`, "button")`, sel, func(sel string) chromedp.Action[chromedp.Void] {
+		return chromedp.Click(chromedp.CSS(sel), chromedp.NodeVisible)
+	})
 }
 
 // typeInto types v, with the keyboard, into the input whose placeholder is ph,
 // replacing what it held.
 func (b *browser) typeInto(ph, v string) error {
-	sel, err := b.poll(fmt.Sprintf("input %q", ph), `window.__walk.input(`+js(ph)+`)`)
+	what, expr := fmt.Sprintf("input %q", ph), `window.__walk.input(`+js(ph)+`)`
+	sel, err := b.poll(what, expr)
 	if err != nil {
 		return err
 	}
-	return b.typeAt(sel, v)
-}
-
-func (b *browser) typeAt(sel, v string) error {
-	var ok bool
-	if err := b.eval(`window.__walk.clear(`+js(sel)+`)`, &ok); err != nil {
-		return err
-	}
-	// Select-all then type: the keyboard replaces the selection, as a person's would.
-	return b.do(chromedp.SendKeys(chromedp.CSS(sel), "\b"), chromedp.SendKeys(chromedp.CSS(sel), v))
+	return b.onMarked(what, expr, sel, func(sel string) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+			// Select-all then type: the keyboard replaces the selection, as a person's would.
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`window.__walk.clear(`+js(sel)+`)`)); err != nil {
+				return chromedp.Void{}, err
+			}
+			return chromedp.Void{}, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(sel), "\b"), chromedp.SendKeys(chromedp.CSS(sel), v))
+		}
+	})
 }
 
 // choose opens the select showing placeholder (the nth such, from 0),
 // types search into it when given, and picks the option reading option
 // (partial: containing it).
 func (b *browser) choose(placeholder string, nth int, search, option string, partial bool) error {
-	box, err := b.poll(fmt.Sprintf("select %q", placeholder), `window.__walk.select(`+js(placeholder)+`, "", `+js(nth)+`)`)
+	what, expr := fmt.Sprintf("select %q", placeholder), `window.__walk.select(`+js(placeholder)+`, "", `+js(nth)+`)`
+	box, err := b.poll(what, expr)
 	if err != nil {
 		return err
 	}
-	if err := b.do(chromedp.Click(chromedp.CSS(box))); err != nil {
+	if err := b.onMarked(what, expr, box, func(sel string) chromedp.Action[chromedp.Void] {
+		box = sel
+		return chromedp.Click(chromedp.CSS(sel))
+	}); err != nil {
 		return err
 	}
 	if search != "" {
@@ -276,8 +337,31 @@ func (b *browser) choose(placeholder string, nth int, search, option string, par
 			return err
 		}
 	}
-	return b.clickMarked(fmt.Sprintf("option %q", option),
-		`window.__walk.byText(`+js(option)+`, "nz-option-item, .ant-select-item-option", `+js(partial)+`)`)
+	if err := b.clickMarked(fmt.Sprintf("option %q", option),
+		`window.__walk.byText(`+js(option)+`, "nz-option-item, .ant-select-item-option", `+js(partial)+`)`); err != nil {
+		return err
+	}
+	return b.settle()
+}
+
+// settle waits until Angular has nothing pending: no timer (a component's
+// debounce after a choice) and no request. A person's pace gives the page
+// that time between two actions; a walk faster than the page sees it undo
+// a choice (FeatBit's rule re-emits its condition 500ms after a property is
+// chosen, as it was then) or close a dialog opened during a late start-up.
+func (b *browser) settle() error {
+	ctx, cancel := context.WithTimeout(b.ctx, b.limit)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise(done => {
+		const ts = window.getAllAngularTestabilities ? window.getAllAngularTestabilities() : [];
+		let n = ts.length;
+		if (!n) return done(true);
+		ts.forEach(t => t.whenStable(() => { if (--n === 0) done(true); }));
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil && ctx.Err() != nil && b.ctx.Err() == nil {
+		return fmt.Errorf("the page kept working for %s (Angular never stable)", b.limit)
+	}
+	return err
 }
 
 // expect waits for the UI to send a request matching method and the path

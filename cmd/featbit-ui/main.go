@@ -106,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 
 	b, closeBrowser := newBrowser(runCtx, *chromium, uiOrigin, rec)
 	defer closeBrowser()
-	w := &walker{browser: b, shots: *shots}
+	w := &walker{browser: b, shots: *shots, api: "http://" + apiAddr}
 	results := walk(w, rec, stdout)
 
 	exchanges := rec.all()

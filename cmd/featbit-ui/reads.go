@@ -48,8 +48,9 @@ var reads = map[string][]string{
 	"POST /api/v1/identity/login-by-email": {"success", "data.token"},
 	// IProfile.
 	"GET /api/v1/user/profile": {"data.id", "data.email", "data.name", "data.origin"},
-	// IWorkspace, auth.guard.
-	"GET /api/v1/user/workspaces": {"data.0.id", "data.0.key", "data.0.name"},
+	// IWorkspace, auth.guard; the licence (a signed token, new each
+	// answer) decides whether the review dialog offers a change request.
+	"GET /api/v1/user/workspaces": {"data.0.id", "data.0.key", "data.0.name", "data.0.license=<string>"},
 	// IOrganization, auth.guard (initialized decides onboarding).
 	"GET /api/v1/organizations": {"data.0.id", "data.0.name", "data.0.key", "data.0.initialized=<bool>",
 		"data.0.settings.flagSortedBy", "data.0.defaultPermissions.policyIds=<array>",
@@ -80,9 +81,23 @@ var reads = map[string][]string{
 	"GET /api/v1/envs/{envId}/feature-flags/is-key-used": {"data"},
 	// targeting save: the new revision's flag.
 	"PUT /api/v1/envs/{envId}/feature-flags/{key}/targeting": {"success", "data"},
-	// history: IAuditLog list.
+	// history: IAuditLog list; its change list draws the instructions.
 	"GET /api/v1/envs/{envId}/audit-logs": {"data.totalCount", "data.items.0.refType", "data.items.0.operation",
-		"data.items.0.creator.name", "data.items.0.createdAt"},
+		"data.items.0.creatorName", "data.items.0.createdAt", "data.items.0.dataChange=<object>", "data.items.0.instructions"},
+	// the review dialog's list of changes (IInstruction: kind and value).
+	"POST /api/v1/envs/{envId}/audit-logs/compare": {"success", "data"},
+	// the targeting page's pending changes (IPendingChanges): the drawer
+	// offers Approve to a named reviewer and Apply once approved.
+	"GET /api/v1/envs/{envId}/feature-flags/{key}/pending-changes": {"data.0.id", "data.0.type", "data.0.status",
+		"data.0.creatorId", "data.0.changeRequestId", "data.0.changeRequestReason", "data.0.reviewers.0.memberId",
+		"data.0.reviewers.0.action", "data.0.instructions"},
+	"POST /api/v1/envs/{envId}/feature-flags/{key}/change-requests": {"success", "data"},
+	// the review dialog's reviewer choice: name || email, not the caller.
+	"GET /api/v1/organizations/members": {"data.totalCount", "data.items.0.id", "data.items.0.name",
+		"data.items.0.email"},
+	// Bunting's own setting, which the walk turns on (FeatBit has none).
+	"PUT /api/v1/projects/{projectId}/envs/{id}": {"success", "data.settings.changeRequest.isEnabled",
+		"data.settings.changeRequest.approverMemberIds"},
 	// end users: the target-user search.
 	"POST /api/v1/envs/{envId}/end-users/search":   {"data.totalCount", "data.items"},
 	"GET /api/v1/envs/{envId}/end-user-properties": {"data.0.name"},

@@ -130,6 +130,7 @@ type exchange struct {
 	Route    string          `json:"route"`   // the OpenAPI path it matches, "" for none
 	Claimed  bool            `json:"claimed"` // the route and method are in Bunting's OpenAPI document
 	Auth     string          `json:"-"`       // the Authorization header, to tell the two members apart
+	Org, WS  string          `json:"-"`       // the Organization and Workspace headers the UI sent
 	Received time.Time       `json:"-"`
 }
 
@@ -203,7 +204,8 @@ func recordingProxy(bunting string, rec *recorder) http.Handler {
 		}
 		res.Body = io.NopCloser(bytes.NewReader(answer))
 		e := &exchange{Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery,
-			Status: res.StatusCode, Auth: req.Header.Get("Authorization"), Received: time.Now()}
+			Status: res.StatusCode, Auth: req.Header.Get("Authorization"), Received: time.Now(),
+			Org: req.Header.Get("Organization"), WS: req.Header.Get("Workspace")}
 		if b, ok := req.Context().Value(bodyKey{}).([]byte); ok && len(b) > 0 {
 			e.Body = jsonOrString(b)
 		}

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/chromedp/chromedp"
@@ -31,6 +36,7 @@ type walker struct {
 	// not skip the steps after it.
 	soft  []error
 	shots string // the directory for screenshots of failing steps, or ""
+	api   string // the UI's API URL (the recording proxy)
 }
 
 // screenshot saves the page as it is, named after the step.
@@ -73,7 +79,8 @@ var steps = []step{
 	{name: "create a segment", needs: []string{"onboarding"}, run: createSegment},
 	{name: "use the segment in a flag rule", needs: []string{"create a segment", "flag details"}, run: segmentRule},
 	{name: "add a second member", needs: []string{"onboarding"}, run: addMember},
-	{name: "request a change", needs: []string{"add a second member", "flag details"}, run: requestChange},
+	{name: "require approval in the environment", needs: []string{"add a second member"}, run: requireApproval},
+	{name: "request a change", needs: []string{"require approval in the environment", "flag details"}, run: requestChange},
 	{name: "approve and apply as the second member", needs: []string{"request a change"}, run: approveChange},
 }
 
@@ -169,7 +176,10 @@ func flagDetails(w *walker) error {
 	if _, err := w.expect(mark, "GET", "/envs/[^/]+/feature-flags/"+w.flagKey); err != nil {
 		return err
 	}
-	return w.waitText("Individual targeting")
+	if err := w.waitText("Individual targeting"); err != nil {
+		return err
+	}
+	return w.settle()
 }
 
 // saveThroughDialog clicks the targeting page's Save, waits for the review
@@ -182,6 +192,11 @@ func saveThroughDialog(w *walker, comment string) error {
 	}
 	_, err := w.expect(mark, "POST", "/envs/[^/]+/audit-logs/compare")
 	w.note(err)
+	// The dialog draws the list of changes from the answer (and may ask
+	// for the segments it names): let it finish before acting in it.
+	if err := w.settle(); err != nil {
+		return err
+	}
 	if err := w.typeInto("Please describe your changes for auditing and change tracking purposes...", comment); err != nil {
 		return err
 	}
@@ -208,6 +223,15 @@ func expandTargets(w *walker) error {
 	return w.do(chromedp.Click(chromedp.CSS(arrow)))
 }
 
+// waitTargeted waits for key to show among a variation's targeted users, as
+// a person sees it added before saving: a key nobody had is created first
+// (PUT end-users), and the flag holds it only once that is answered.
+func waitTargeted(w *walker, key string) error {
+	_, err := w.poll(fmt.Sprintf("targeted user %q", key),
+		`[...document.querySelectorAll(".selected-target-users .inner-box")].some(e => e.innerText.trim() === `+js(key)+`)`)
+	return err
+}
+
 func saveTargets(w *walker) error {
 	if err := flagDetails(w); err != nil {
 		return err
@@ -221,6 +245,9 @@ func saveTargets(w *walker) error {
 		return err
 	}
 	if _, err := w.expect(mark, "POST", "/envs/[^/]+/end-users/search"); err != nil {
+		return err
+	}
+	if err := waitTargeted(w, "alice"); err != nil {
 		return err
 	}
 	return saveThroughDialog(w, "target alice")
@@ -285,6 +312,9 @@ func createSegment(w *walker) error {
 		return err
 	}
 	if _, err := w.expect(mark, "GET", "/envs/[^/]+/segments"); err != nil {
+		return err
+	}
+	if err := w.settle(); err != nil {
 		return err
 	}
 	if err := w.click("Add"); err != nil {
@@ -369,6 +399,63 @@ func addMember(w *walker) error {
 	return w.waitText(w.reviewerPassword)
 }
 
+// envPath is the UI's read of the current environment.
+var envPath = regexp.MustCompile(`^/api/v1/projects/[^/]+/envs/[^/]+$`)
+
+// requireApproval turns on, for the walk's environment, Bunting's setting
+// "changes need approval" with the second member as approver. FeatBit has
+// no such setting: its UI offers change requests wherever the licence
+// grants them, while Bunting takes a change request only where the
+// environment asks for approval (web/README.md, Change requests), set on
+// Bunting's environment page or, as here, by the owner through the
+// documented PUT /api/v1/projects/{projectId}/envs/{id}, with the
+// headers the UI sends.
+func requireApproval(w *walker) error {
+	var env *exchange
+	for _, e := range w.rec.all() {
+		if e.Method == "GET" && e.Status == 200 && envPath.MatchString(e.Path) {
+			env = e
+		}
+	}
+	if env == nil {
+		return fmt.Errorf("the UI read no environment to change")
+	}
+	data, _ := field(env.Answer, "data")
+	cur, _ := data.(map[string]any)
+	settings, _ := cur["settings"].(map[string]any)
+	body, _ := json.Marshal(map[string]any{
+		"name": cur["name"], "key": cur["key"], "description": cur["description"],
+		"settings": map[string]any{
+			"requireChangeComment": settings["requireChangeComment"],
+			"changeRequest": map[string]any{"isEnabled": true, "approvalsRequired": 1,
+				"approverMemberIds": []string{w.reviewerID}, "approverGroupIds": []string{}},
+		},
+	})
+	ctx, cancel := context.WithTimeout(w.ctx, w.limit)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "PUT", w.api+env.Path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", env.Auth)
+	req.Header.Set("Organization", env.Org)
+	req.Header.Set("Workspace", env.WS)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	answer, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("PUT %s answered %d %s", env.Path, res.StatusCode, errorCodes(answer))
+	}
+	if on, _ := field(answer, "data.settings.changeRequest.isEnabled"); on != true {
+		return fmt.Errorf("PUT %s left changeRequest.isEnabled %v", env.Path, on)
+	}
+	return nil
+}
+
 func requestChange(w *walker) error {
 	if err := flagDetails(w); err != nil {
 		return err
@@ -377,6 +464,9 @@ func requestChange(w *walker) error {
 		return err
 	}
 	if err := w.choose("Select targeting users", 1, "carol", "carol", true); err != nil {
+		return err
+	}
+	if err := waitTargeted(w, "carol"); err != nil {
 		return err
 	}
 	mark := w.rec.count()
@@ -393,7 +483,19 @@ func requestChange(w *walker) error {
 	if err := w.typeInto("Describe why this change is needed", "carol needs it"); err != nil {
 		return err
 	}
-	if err := w.choose("Select reviewers to approve", 0, "reviewer", reviewerEmail, true); err != nil {
+	// The option reads the member's name (name || email): FeatBit names a
+	// member added by email after the part before "@", as Bunting does.
+	reviewerName, _, _ := strings.Cut(reviewerEmail, "@")
+	if err := w.choose("Select reviewers to approve", 0, reviewerName, reviewerName, false); err != nil {
+		return err
+	}
+	// The reviewers select takes several, so its list stays open over the
+	// dialog's buttons; a person clicks beside it to close it first.
+	if err := w.click("Reviewers", "label"); err != nil {
+		return err
+	}
+	if _, err := w.poll("the reviewers list closed", `![...document.querySelectorAll("nz-option-item")]
+		.some(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; })`); err != nil {
 		return err
 	}
 	if err := w.clickWhenEnabled("Submit request"); err != nil {
@@ -405,6 +507,12 @@ func requestChange(w *walker) error {
 
 func approveChange(w *walker) error {
 	// Sign out, and in as the reviewer with the password the inviter saw.
+	// The author's page reloads the flag after the request: let it finish
+	// first, or its late callbacks find no environment in the cleared
+	// storage (TypeErrors of the walk's making).
+	if err := w.settle(); err != nil {
+		return err
+	}
 	if err := w.do(chromedp.Evaluate[chromedp.Void](`localStorage.clear()`)); err != nil {
 		return err
 	}
@@ -428,21 +536,34 @@ func approveChange(w *walker) error {
 	if tok, ok := field(e.Answer, "data.token"); ok {
 		w.reviewerAuth = fmt.Sprint("Bearer ", tok)
 	}
+	// The UI keeps the session and leaves the sign-in page once it has the
+	// profile; a person waits for that before going anywhere.
+	if _, err := w.poll("leaving the sign-in page", `!window.__walk.path().startsWith("/login")`); err != nil {
+		return err
+	}
+	if err := w.settle(); err != nil {
+		return err
+	}
 	if err := flagDetails(w); err != nil {
 		return err
 	}
 	if err := w.clickMarked("the pending changes button", `window.__walk.css("button.pending-changes")`); err != nil {
 		return err
 	}
+	// The drawer lists the request; its actions (Decline, Approve, Apply)
+	// are in the menu under its ellipsis, which stays open after a click.
+	if err := w.clickMarked("the pending change's actions", `window.__walk.css("i.more-actions")`); err != nil {
+		return err
+	}
 	mark = w.rec.count()
-	if err := w.click("Approve", "button"); err != nil {
+	if err := w.click("Approve", "li"); err != nil {
 		return err
 	}
 	if _, err := w.expect(mark, "PUT", "/envs/[^/]+/feature-flags/change-requests/[^/]+/approve"); err != nil {
 		return err
 	}
 	mark = w.rec.count()
-	if err := w.clickWhenEnabled("Apply"); err != nil {
+	if err := w.click("Apply", "li"); err != nil {
 		return err
 	}
 	_, err = w.expect(mark, "PUT", "/envs/[^/]+/feature-flags/change-requests/[^/]+/apply")
