@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -22,10 +21,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/bunting-flags/bunting/cmd/internal/scratchdb"
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/seed"
@@ -196,14 +195,16 @@ func benchCommand(ctx context.Context, cfg server.Config, args []string, getenv 
 	report := benchReport{Version: 1, StartedAt: time.Now().UTC(), Command: strings.Join(append([]string{"bunting-bench"}, args...), " "),
 		Options: o, Machine: machineInfo()}
 
-	dbURL, drop, err := createBenchDatabase(ctx, cfg.DatabaseURL, o.Keep)
+	serverURL := cfg.DatabaseURL
+	if serverURL == "" {
+		serverURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	dbURL, dbName, drop, err := scratchdb.Create(ctx, serverURL, "bunting_bench_", o.Keep)
 	if err != nil {
 		return err
 	}
 	defer drop()
-	if u, err := url.Parse(dbURL); err == nil {
-		report.Database = strings.TrimPrefix(u.Path, "/")
-	}
+	report.Database = dbName
 	if o.Keep {
 		fmt.Fprintf(stdout, "database kept: %s\n", dbURL)
 	}
@@ -295,42 +296,6 @@ func benchCommand(ctx context.Context, cfg server.Config, args []string, getenv 
 	}
 	fmt.Fprintf(stdout, "\nresults written to %s\n", o.JSONPath)
 	return nil
-}
-
-// createBenchDatabase creates a fresh database on the server of serverURL
-// (the local server when empty) and returns its URL and a function that
-// drops it unless keep.
-func createBenchDatabase(ctx context.Context, serverURL string, keep bool) (string, func(), error) {
-	if serverURL == "" {
-		serverURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("database URL: %w", err)
-	}
-	name := "bunting_bench_" + strings.ToLower(rand.Text()[:10])
-	admin, err := pgx.Connect(ctx, serverURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("connect to %s: %w", u.Redacted(), err)
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("create database %s: %w", name, err)
-	}
-	drop := func() {
-		if keep {
-			return
-		}
-		// The run's context may be cancelled already (Ctrl-C); dropping must still happen.
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if c, err := pgx.Connect(ctx, serverURL); err == nil {
-			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(ctx)
-		}
-	}
-	u.Path = "/" + name
-	return u.String(), drop, nil
 }
 
 // benchWorld is the seeded data and the means to reach the server and the

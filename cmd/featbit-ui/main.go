@@ -24,6 +24,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bunting-flags/bunting/cmd/internal/scratchdb"
 	"github.com/bunting-flags/bunting/sql/dbtest"
 )
 
@@ -78,11 +79,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	}
 	buntingAddr, apiAddr, uiAddr := addrs[0], addrs[1], addrs[2]
 	uiOrigin := "http://" + uiAddr
-	dbURL, drop, err := freshDatabase(ctx, *dbServer, *keepDB)
+	dbURL, dbName, drop, err := scratchdb.Create(ctx, *dbServer, "bunting_featbit_ui_", *keepDB)
 	if err != nil {
 		return 2, err
 	}
 	defer drop()
+	if *keepDB {
+		fmt.Fprintln(stderr, "featbit-ui: keeping database", dbName)
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 )
 
@@ -33,39 +30,6 @@ const (
 	reviewerEmail  = "reviewer@featbit-ui.test"
 	reviewerPasswd = "featbit-ui-reviewer"
 )
-
-// freshDatabase creates an empty database on serverURL's PostgreSQL (Bunting
-// migrates it on start) and returns its URL and the function that drops it.
-func freshDatabase(ctx context.Context, serverURL string, keep bool) (string, func(), error) {
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("database URL: %w", err)
-	}
-	name := "bunting_featbit_ui_" + strings.ToLower(rand.Text()[:10])
-	admin, err := pgx.Connect(ctx, serverURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("connect to %s: %w", u.Redacted(), err)
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("create database %s: %w", name, err)
-	}
-	drop := func() {
-		if keep {
-			fmt.Fprintln(os.Stderr, "featbit-ui: kept database", name)
-			return
-		}
-		// The run's context may be cancelled already (Ctrl-C); dropping must still happen.
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if c, err := pgx.Connect(ctx, serverURL); err == nil {
-			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(ctx)
-		}
-	}
-	u.Path = "/" + name
-	return u.String(), drop, nil
-}
 
 // freeAddr returns a loopback address nothing listens on.
 func freeAddr() (string, error) {

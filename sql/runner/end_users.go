@@ -121,23 +121,7 @@ func (b *EndUsers) Saw(envID uuid.UUID, users []eval.EndUser, at time.Time) {
 // batch is pending, until ctx ends. The last write is the caller's: Flush
 // after the SDK endpoints stopped taking requests.
 func (b *EndUsers) Run(ctx context.Context) {
-	t := time.NewTicker(EndUserFlushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-b.kick:
-		}
-		// A write under way finishes when ctx ends (within 10 s), so stopping
-		// never loses a batch already taken from the buffer.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		if err := b.Flush(wctx); err != nil {
-			b.log.WarnContext(ctx, "writing end users", "err", err)
-		}
-		cancel()
-	}
+	flushLoop(ctx, EndUserFlushEvery, b.kick, b.Flush, b.log, "end users")
 }
 
 // Flush writes every pending end user now (store.WriteEndUsers). A batch

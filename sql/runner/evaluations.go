@@ -116,23 +116,7 @@ func (e *Evaluations) Dropped() int64 {
 // are pending, until ctx ends. The last write is the caller's: Flush after
 // the SDK endpoints stopped taking requests.
 func (e *Evaluations) Run(ctx context.Context) {
-	t := time.NewTicker(EvaluationFlushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-e.kick:
-		}
-		// A write under way finishes when ctx ends (within 10 s), so stopping
-		// never loses a batch already taken from the tally.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		if err := e.Flush(wctx); err != nil {
-			e.log.WarnContext(ctx, "writing evaluation counts", "err", err)
-		}
-		cancel()
-	}
+	flushLoop(ctx, EvaluationFlushEvery, e.kick, e.Flush, e.log, "evaluation counts")
 }
 
 // Flush writes every pending count now. A batch the database refuses is
