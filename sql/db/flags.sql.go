@@ -1195,7 +1195,7 @@ UPDATE feature_flags SET
     -- SDKs keep a changed flag only when its updatedAt, in milliseconds, grew.
     updated_at = greatest(clock_timestamp(), date_trunc('milliseconds', updated_at) + interval '1 millisecond')
 WHERE id = $16 AND revision = $17
-RETURNING id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at
+RETURNING updated_at
 `
 
 type UpdateFlagParams struct {
@@ -1219,8 +1219,9 @@ type UpdateFlagParams struct {
 }
 
 // UpdateFlag stores a changed flag under a new revision, only if the revision
-// is still the one the change was made from.
-func (q *Queries) UpdateFlag(ctx context.Context, arg UpdateFlagParams) (FeatureFlag, error) {
+// is still the one the change was made from, and answers its new updated_at:
+// the rest of the row is what the caller wrote.
+func (q *Queries) UpdateFlag(ctx context.Context, arg UpdateFlagParams) (time.Time, error) {
 	row := q.db.QueryRow(ctx, UpdateFlag,
 		arg.Name,
 		arg.Description,
@@ -1240,29 +1241,7 @@ func (q *Queries) UpdateFlag(ctx context.Context, arg UpdateFlagParams) (Feature
 		arg.ID,
 		arg.Revision,
 	)
-	var i FeatureFlag
-	err := row.Scan(
-		&i.ID,
-		&i.EnvID,
-		&i.Key,
-		&i.Name,
-		&i.Description,
-		&i.VariationType,
-		&i.Variations,
-		&i.TargetUsers,
-		&i.Rules,
-		&i.IsEnabled,
-		&i.DisabledVariationID,
-		&i.Fallthrough,
-		&i.ExptIncludeAllTargets,
-		&i.Tags,
-		&i.IsArchived,
-		&i.SegmentRefs,
-		&i.Revision,
-		&i.CreatorID,
-		&i.UpdatorID,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-	)
-	return i, err
+	var updated_at time.Time
+	err := row.Scan(&updated_at)
+	return updated_at, err
 }

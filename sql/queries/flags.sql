@@ -54,7 +54,8 @@ RETURNING EXISTS (SELECT 1 FROM webhooks w WHERE w.organization_id = sqlc.narg(o
 
 -- name: UpdateFlag :one
 -- UpdateFlag stores a changed flag under a new revision, only if the revision
--- is still the one the change was made from.
+-- is still the one the change was made from, and answers its new updated_at:
+-- the rest of the row is what the caller wrote.
 UPDATE feature_flags SET
     name = @name, description = @description, variation_type = @variation_type, variations = @variations,
     target_users = @target_users, rules = @rules, is_enabled = @is_enabled,
@@ -64,7 +65,7 @@ UPDATE feature_flags SET
     -- SDKs keep a changed flag only when its updatedAt, in milliseconds, grew.
     updated_at = greatest(clock_timestamp(), date_trunc('milliseconds', updated_at) + interval '1 millisecond')
 WHERE id = @id AND revision = @revision
-RETURNING *;
+RETURNING updated_at;
 
 -- name: DeleteFlag :execrows
 -- DeleteFlag removes an archived flag for good.

@@ -1,8 +1,6 @@
 package targeting
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
 )
 
@@ -67,37 +65,69 @@ type FlagTargeting struct {
 // Targeting is the flag's current targeting, to change a part of and send
 // back whole.
 func (f Flag) Targeting() FlagTargeting {
-	c, err := f.Clone()
-	if err != nil {
-		// A Flag holds only what JSON decoded into it, so it encodes again.
-		panic(fmt.Sprintf("copy flag %s: %v", f.Key, err))
-	}
+	c := f.Clone()
 	return FlagTargeting{TargetUsers: c.TargetUsers, Rules: c.Rules, Fallthrough: c.Fallthrough,
 		ExptIncludeAllTargets: &c.ExptIncludeAllTargets}
 }
 
-// Clone is a deep copy, so edits cannot reach the original through shared slices.
-func (f Flag) Clone() (Flag, error) {
-	c, err := deepCopy(f)
-	c.CreatedAt, c.UpdatedAt = f.CreatedAt, f.UpdatedAt
-	return c, err
+// Clone is a deep copy, so edits cannot reach the original through shared
+// slices or pointers. It copies field by field rather than through JSON: a
+// change copies its flag once, and the JSON round trip was a tenth of a
+// write's CPU. TestCloneSharesNothing fails when a new field is not copied.
+func (f Flag) Clone() Flag {
+	c := f
+	c.Variations = slices.Clone(f.Variations)
+	c.TargetUsers = cloneEach(f.TargetUsers, func(t TargetUser) TargetUser {
+		t.KeyIDs = slices.Clone(t.KeyIDs)
+		return t
+	})
+	c.Rules = cloneEach(f.Rules, func(r FlagRule) FlagRule {
+		r.DispatchKey = clonePointer(r.DispatchKey)
+		r.Conditions = slices.Clone(r.Conditions)
+		r.Variations = cloneRollouts(r.Variations)
+		return r
+	})
+	c.Fallthrough.DispatchKey = clonePointer(f.Fallthrough.DispatchKey)
+	c.Fallthrough.Variations = cloneRollouts(f.Fallthrough.Variations)
+	c.Tags = slices.Clone(f.Tags)
+	return c
 }
 
-// deepCopy copies v through its JSON, which shares nothing with v; what JSON
-// does not keep of a time (its monotonic reading) the caller restores.
-func deepCopy[T any](v T) (T, error) {
-	var c T
-	b, err := json.Marshal(v)
-	if err != nil {
-		return c, err
+// Clone is a deep copy, so edits cannot reach the original through shared slices.
+func (sg Segment) Clone() Segment {
+	c := sg
+	c.Scopes = slices.Clone(sg.Scopes)
+	c.Included = slices.Clone(sg.Included)
+	c.Excluded = slices.Clone(sg.Excluded)
+	c.Rules = cloneEach(sg.Rules, func(r SegmentRule) SegmentRule {
+		r.Conditions = slices.Clone(r.Conditions)
+		return r
+	})
+	c.Tags = slices.Clone(sg.Tags)
+	return c
+}
+
+func cloneRollouts(vs []RolloutVariation) []RolloutVariation {
+	return cloneEach(vs, func(v RolloutVariation) RolloutVariation {
+		v.Rollout = slices.Clone(v.Rollout)
+		return v
+	})
+}
+
+// cloneEach copies a slice and each element with clone, keeping nil nil and
+// empty empty, as slices.Clone does.
+func cloneEach[T any](s []T, clone func(T) T) []T {
+	c := slices.Clone(s)
+	for i := range c {
+		c[i] = clone(c[i])
 	}
-	err = json.Unmarshal(b, &c)
-	return c, err
+	return c
 }
 
-// Clone is a deep copy, so edits cannot reach the original through shared slices.
-func (sg Segment) Clone() (Segment, error) {
-	c, err := deepCopy(sg)
-	c.CreatedAt, c.UpdatedAt = sg.CreatedAt, sg.UpdatedAt
-	return c, err
+func clonePointer[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

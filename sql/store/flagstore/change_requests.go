@@ -186,10 +186,7 @@ func (s *Flags) CreateFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 		if before.IsArchived {
 			return ErrFlagIsArchived
 		}
-		after, err := before.Clone()
-		if err != nil {
-			return err
-		}
+		after := before.Clone()
 		in.edit(&after)
 		if !servesDifferently(before, after) {
 			return ErrChangeRequestChangesNothing

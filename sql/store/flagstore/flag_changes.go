@@ -246,10 +246,7 @@ func (s *Flags) CloneFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, k
 	if err := mayCloneFlag(a, env, src); err != nil {
 		return Flag{}, err
 	}
-	f, err := src.Clone()
-	if err != nil {
-		return Flag{}, err
-	}
+	f := src.Clone()
 	f.ID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), uuid.New(), core.ActorID(a), core.ActorID(a)
 	f.Name, f.Key, f.IsArchived = strings.TrimSpace(in.Name), in.Key, false
 	if in.Description != nil {

@@ -312,10 +312,7 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 			if err := mayCopyFlagTo(a, srcEnv, tgtEnv, src); err != nil {
 				return err
 			}
-			f, err := src.Clone()
-			if err != nil {
-				return err
-			}
+			f := src.Clone()
 			f.ID, f.EnvID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), targetEnvID, uuid.New(), core.ActorID(a), core.ActorID(a)
 			f.IsArchived, f.TargetUsers = false, []TargetUser{}
 			if !checks[i].TargetRuleCheck {

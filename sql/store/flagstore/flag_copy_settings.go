@@ -111,10 +111,7 @@ func (s *Flags) PreviewCopyFlagSettings(ctx context.Context, a *core.Actor, sour
 	if err != nil {
 		return CopySettingsPlan{}, err
 	}
-	after, err := tgt.Clone()
-	if err != nil {
-		return CopySettingsPlan{}, err
-	}
+	after := tgt.Clone()
 	copySettings(src, &after, names, *in.Options)
 	plan := CopySettingsPlan{Before: tgt, After: after, Comment: copySettingsComment(srcEnv), SegmentNames: names}
 	plan.Refused = requireFlagActions(a, tgtEnv, flagChangeActions(tgt, after), tgt, after)

@@ -139,16 +139,10 @@ func mergeDraft(cur *Flag, base, target Flag) error {
 // draftTarget is the flag as in leaves cur, checked as any change: a
 // target that changes nothing, or a flag archived, is refused.
 func draftTarget(cur Flag, in DraftInput) (Flag, error) {
-	target, err := cur.Clone()
-	if err != nil {
-		return Flag{}, err
-	}
+	target := cur.Clone()
 	switch {
 	case len(in.TargetFlag) > 0 && string(in.TargetFlag) != "null":
-		var into Flag
-		if into, err = cur.Clone(); err != nil {
-			return Flag{}, err
-		}
+		into := cur.Clone()
 		// At a cost bounded by its size, as the body it came in: a
 		// target of a million empty rules would be a million rules.
 		if err := jsonbody.Decode(in.TargetFlag, &into); err != nil {

@@ -134,10 +134,7 @@ func (s *Flags) touchReferencingFlags(ctx context.Context, q *db.Queries, a *cor
 		if err != nil {
 			return err
 		}
-		after, err := before.Clone()
-		if err != nil {
-			return err
-		}
+		after := before.Clone()
 		after.Revision, after.UpdatorID = uuid.New(), core.ActorID(a)
 		stored, err := storeFlag(ctx, q, after, before.Revision, row.SegmentRefs)
 		if err != nil {

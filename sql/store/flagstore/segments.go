@@ -309,10 +309,7 @@ func (s *Flags) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid
 			return err
 		}
 		before, env := locked.Segment, locked.env
-		after, err := before.Clone()
-		if err != nil {
-			return err
-		}
+		after := before.Clone()
 		if err := edit(&after); err != nil {
 			return err
 		}
