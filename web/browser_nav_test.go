@@ -144,6 +144,8 @@ func TestBrowserNavigation(t *testing.T) {
 	ch.do("phone", viewport(390), chromedp.Navigate(a.srv.URL+"/flags/checkout"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=targeting-summary]`)))
 	if top := ch.eval(`String(Math.round(document.querySelector("main h1").getBoundingClientRect().top))`); ch.eval(`String(`+top+` < 200)`) != "true" {
 		t.Errorf("the page's heading starts %s px down on a phone, want under 200", top)
+	} else {
+		t.Logf("at 390 px the page's heading starts %s px down", top)
 	}
 	ch.shotNow("flag-phone-390")
 	if got := ch.eval(`String(document.getElementById("sidebar").offsetParent === null)`); got != "true" {
