@@ -190,3 +190,121 @@
     document.addEventListener("DOMContentLoaded", function () { enhance(document); });
   }
 })();
+
+// ---- Navigation: the search dialog (Ctrl+K / ⌘K) and the phone menu ------
+// Kept apart from the behaviours above. Without script the top bar's Search
+// and Menu are links: to the search page, and to the navigation below the
+// content.
+(function () {
+  "use strict";
+
+  var opener = null; // what had focus before the dialog opened; it gets it back
+
+  function dialog() { return document.getElementById("search-dialog"); }
+  function input() { return document.getElementById("search-dialog-q"); }
+  function hits(d) { return Array.prototype.slice.call(d.querySelectorAll("#search-results a[data-search-hit]")); }
+
+  function openSearch() {
+    var d = dialog();
+    if (!d) return;
+    if (!d.open) {
+      opener = document.activeElement;
+      d.showModal();
+    }
+    input().focus();
+    input().select();
+  }
+
+  document.addEventListener("keydown", function (e) {
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && (e.key === "k" || e.key === "K")) {
+      e.preventDefault();
+      openSearch();
+    }
+  });
+
+  document.addEventListener("click", function (e) {
+    if (e.target.closest && e.target.closest("[data-search-open]")) openSearch();
+    // Close, or a click on the backdrop (the dialog itself, outside its
+    // box), closes it.
+    var d = dialog();
+    if (d && d.open && (e.target === d || (e.target.closest && e.target.closest("[data-search-close]")))) d.close();
+  });
+
+  // In the dialog: the arrows move between the input and the results (Enter
+  // on one follows its link), typing on a result goes on in the input, and
+  // Escape closes (also a search input's Escape, which would only clear it).
+  document.addEventListener("keydown", function (e) {
+    var d = dialog();
+    if (!d || !d.open || !d.contains(e.target)) return;
+    var list = hits(d), at = list.indexOf(document.activeElement), field = input();
+    if (e.key === "Escape") {
+      e.preventDefault();
+      d.close();
+    } else if (e.key === "ArrowDown" && list.length) {
+      e.preventDefault();
+      list[Math.min(at + 1, list.length - 1)].focus();
+    } else if (e.key === "ArrowUp" && at >= 0) {
+      e.preventDefault();
+      (at === 0 ? field : list[at - 1]).focus();
+    } else if (at >= 0 && e.key.length === 1 && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      field.focus(); // the key lands in the input
+    }
+  });
+
+  // Enter in the input submits its form: to the first result of the search
+  // as typed now, or, with none answered yet, to the search page.
+  document.addEventListener("submit", function (e) {
+    var d = dialog();
+    if (!d || !d.contains(e.target)) return;
+    var list = hits(d), answer = d.querySelector("#search-results [data-search-answer]");
+    if (list.length && answer && answer.getAttribute("data-q") === input().value.trim()) {
+      e.preventDefault();
+      window.location.assign(list[0].href);
+    }
+  });
+
+  document.addEventListener("close", function (e) {
+    if (e.target !== dialog()) return;
+    if (opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
+    opener = null;
+  }, true); // close does not bubble
+
+  // The shortcut as this keyboard says it.
+  function shortcutLabels(root) {
+    if (!/Mac|iPhone|iPad/.test(navigator.platform || "")) return;
+    root.querySelectorAll("[data-search-shortcut]").forEach(function (k) { k.textContent = "⌘K"; });
+  }
+
+  // The phone menu: the navigation folds behind the Menu button (the
+  // stylesheet hides it at phone widths once the body is marked), and
+  // Escape folds it again, back on the button.
+  function setMenu(button, open) {
+    var nav = document.getElementById(button.getAttribute("aria-controls"));
+    if (!nav) return;
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    nav.classList.toggle("open", open);
+  }
+  document.addEventListener("click", function (e) {
+    var button = e.target.closest && e.target.closest("[data-menu-toggle]");
+    if (button) setMenu(button, button.getAttribute("aria-expanded") !== "true");
+  });
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== "Escape") return;
+    var button = document.querySelector('[data-menu-toggle][aria-expanded="true"]');
+    var nav = button && document.getElementById(button.getAttribute("aria-controls"));
+    if (nav && nav.contains(e.target)) {
+      setMenu(button, false);
+      button.focus();
+    }
+  });
+
+  function start() {
+    document.body.classList.add("nav-folds");
+    shortcutLabels(document);
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

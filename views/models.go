@@ -9,6 +9,9 @@ import "strconv"
 // Assets are the content-hashed URLs of the static files every page loads.
 type Assets struct {
 	CSS, HTMX, JS, Icon string
+	// NavCSS styles the navigation around signed-in pages (nav.css), kept
+	// apart from CSS by subject.
+	NavCSS string
 }
 
 // Doc is what the HTML document around any content needs.
@@ -30,10 +33,19 @@ const htmxConfig = `{"includeIndicatorStyles":false,"allowEval":false,"allowScri
 // Shell is the frame of every signed-in page.
 type Shell struct {
 	Doc
-	Nav       []NavItem
+	// Nav is the main navigation, in groups: daily work apart from
+	// administration.
+	Nav       []NavGroup
 	UserEmail string
 	Switcher  Switcher
 	Flashes   []Flash
+}
+
+// NavGroup is one headed group of the main navigation; ID names its heading,
+// which labels the group's list.
+type NavGroup struct {
+	ID, Heading string
+	Items       []NavItem
 }
 
 // NavItem is one entry of the main navigation.

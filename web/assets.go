@@ -72,7 +72,8 @@ func gzipped(body []byte) []byte {
 
 // views returns the URLs every page loads.
 func (as *assets) views() views.Assets {
-	return views.Assets{CSS: as.urls["app.css"], HTMX: as.urls["htmx.min.js"], JS: as.urls["app.js"], Icon: as.urls["favicon.svg"]}
+	return views.Assets{CSS: as.urls["app.css"], HTMX: as.urls["htmx.min.js"], JS: as.urls["app.js"], Icon: as.urls["favicon.svg"],
+		NavCSS: as.urls["nav.css"]}
 }
 
 // serve answers GET /static/:name.

@@ -67,6 +67,7 @@ func (p *pages) register(e *echo.Echo) {
 	g := httpx.Guarded(root, p.signedIn, p.csrf.protect(httpx.MaxBodyBytes))
 
 	g.GET("/", p.home)
+	g.GET("/search", p.search) // flags, segments and pages by name; the search dialog asks it too
 	g.POST("/context", p.switchContext)
 	g.GET("/profile", p.profile)
 	g.POST("/profile", p.updateProfile)

@@ -34,27 +34,10 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 	if err != nil {
 		return views.Shell{}, err
 	}
-	may := place(c).Org
-
-	reviews, err := p.reviewsNav(c, active)
+	nav, err := p.navGroups(c, active)
 	if err != nil {
 		return views.Shell{}, err
 	}
-	nav := []views.NavItem{{Label: "Feature flags", Href: "/flags", TestID: "nav-flags", Active: active == navFlags}}
-	nav = append(nav, reviews...)
-	nav = append(nav,
-		views.NavItem{Label: "Segments", Href: "/segments", TestID: "nav-segments", Active: active == navSegments},
-		views.NavItem{Label: "End users", Href: "/end-users", TestID: "nav-end-users", Active: active == navEndUsers},
-		views.NavItem{Label: "Audit log", Href: "/audit-log", TestID: "nav-audit-log", Active: active == navAuditLog},
-		views.NavItem{Label: "Projects", Href: "/projects", TestID: "nav-projects", Active: active == navProjects})
-	if may.ListAccessTokens {
-		nav = append(nav, views.NavItem{Label: "Access tokens", Href: "/access-tokens", TestID: "nav-access-tokens", Active: active == navAccessTokens})
-	}
-	nav = append(nav, iamNav(may, active)...)
-	nav = append(nav,
-		views.NavItem{Label: "Workspace", Href: "/workspace", TestID: "nav-workspace", Active: active == navWorkspace},
-		views.NavItem{Label: "Profile", Href: "/profile", TestID: "nav-profile", Active: active == navProfile})
-
 	token := csrfToken(c)
 	return views.Shell{
 		Doc:       views.Doc{Title: title, Assets: p.assets.views(), CSRF: token},
@@ -62,6 +45,41 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 		UserEmail: w.Profile.Email,
 		Switcher:  p.switcher(c, w),
 		Flashes:   p.flashes(c),
+	}, nil
+}
+
+// navGroups is the main navigation, limited to what the person may use: the
+// daily work on flags and segments apart from the administration of the
+// organization, and the person's own pages. The search finds pages among
+// these, so it offers no page the navigation hides.
+func (p *pages) navGroups(c echo.Context, active string) ([]views.NavGroup, error) {
+	may := place(c).Org
+	reviews, err := p.reviewsNav(c, active)
+	if err != nil {
+		return nil, err
+	}
+	work := []views.NavItem{{Label: "Feature flags", Href: "/flags", TestID: "nav-flags", Active: active == navFlags}}
+	work = append(work, reviews...)
+	work = append(work,
+		views.NavItem{Label: "Segments", Href: "/segments", TestID: "nav-segments", Active: active == navSegments},
+		views.NavItem{Label: "End users", Href: "/end-users", TestID: "nav-end-users", Active: active == navEndUsers},
+		views.NavItem{Label: "Audit log", Href: "/audit-log", TestID: "nav-audit-log", Active: active == navAuditLog})
+
+	admin := []views.NavItem{{Label: "Projects", Href: "/projects", TestID: "nav-projects", Active: active == navProjects}}
+	if may.ListAccessTokens {
+		admin = append(admin, views.NavItem{Label: "Access tokens", Href: "/access-tokens", TestID: "nav-access-tokens", Active: active == navAccessTokens})
+	}
+	admin = append(admin, iamNav(may, active)...)
+	admin = append(admin, views.NavItem{Label: "Workspace", Href: "/workspace", TestID: "nav-workspace", Active: active == navWorkspace})
+
+	you := []views.NavItem{
+		{Label: "Profile", Href: "/profile", TestID: "nav-profile", Active: active == navProfile},
+		{Label: "API reference", Href: "/docs", TestID: "nav-api-reference"},
+	}
+	return []views.NavGroup{
+		{ID: "nav-work", Heading: "Daily work", Items: work},
+		{ID: "nav-admin", Heading: "Administration", Items: admin},
+		{ID: "nav-you", Heading: "Account and help", Items: you},
 	}, nil
 }
 

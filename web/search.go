@@ -1,0 +1,173 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/views"
+)
+
+// searchHits bounds each kind of result: the search is for going somewhere,
+// and the lists it links to page through the rest.
+const searchHits = 6
+
+// pageWords are other words people use for the navigation's pages, by
+// address, so "settings" finds the organization and "sso" the workspace.
+var pageWords = map[string]string{
+	"/flags":           "feature flags toggles switches",
+	"/change-requests": "reviews change requests approvals",
+	"/segments":        "segments audiences",
+	"/end-users":       "end users contexts",
+	"/audit-log":       "audit log history changes",
+	"/projects":        "projects environments secrets sdk keys",
+	"/access-tokens":   "access tokens api keys",
+	"/members":         "members people users invite team",
+	"/groups":          "groups teams",
+	"/policies":        "policies permissions roles access",
+	"/organization":    "organization settings default permissions",
+	"/webhooks":        "webhooks integrations notifications",
+	"/workspace":       "workspace settings sso oidc single sign-on",
+	"/profile":         "profile account password",
+	"/docs":            "api reference documentation openapi",
+}
+
+// search finds flags and segments of the working environment by name or
+// key, and pages by name: the search dialog's answer for htmx (its results
+// and a status line), the search page otherwise.
+func (p *pages) search(c echo.Context) error {
+	q := strings.TrimSpace(c.QueryParam("q"))
+	nav, err := p.navGroups(c, "")
+	if err != nil {
+		return err
+	}
+	r, err := p.searchResults(c, q, nav)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if r.Error != "" {
+		status = http.StatusBadRequest
+	}
+	if isHTMX(c) {
+		return render(c, status, views.SearchResultsView(r), views.SearchStatus(r))
+	}
+	shell, err := p.shell(c, "Search", "")
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.SearchPage(views.Search{Shell: shell, Results: r}))
+}
+
+// searchResults runs a search through the store's own list searches, which
+// check that the person may read the environment; pages come from their
+// navigation, which holds only what they may open.
+func (p *pages) searchResults(c echo.Context, q string, nav []views.NavGroup) (views.SearchResults, error) {
+	r := views.SearchResults{Query: q}
+	if q == "" {
+		return r, nil
+	}
+	if w, ok := workEnvOf(c); ok {
+		r.Env = w.projectName + " / " + w.name
+		var err error
+		if r.Flags, err = p.searchFlags(c, w, q); err != nil {
+			return searchRefused(r, err)
+		}
+		if r.Segments, err = p.searchSegments(c, w, q); err != nil {
+			return searchRefused(r, err)
+		}
+	}
+	lq := strings.ToLower(q)
+	for _, g := range nav {
+		for _, item := range g.Items {
+			if strings.Contains(strings.ToLower(item.Label)+" "+pageWords[item.Href], lq) {
+				r.Pages.Hits = append(r.Pages.Hits, views.SearchHit{Label: item.Label, Detail: g.Heading, Href: item.Href})
+			}
+		}
+	}
+	return r, nil
+}
+
+// searchRefused shows a search the store refuses as input (too long) as a
+// message in the results; anything else is the error page's.
+func searchRefused(r views.SearchResults, err error) (views.SearchResults, error) {
+	if ve := (*core.ValidationError)(nil); errors.As(err, &ve) {
+		r.Error = fmt.Sprintf("Search for at most %d characters.", core.MaxNameLen)
+		r.Flags, r.Segments = views.SearchGroup{}, views.SearchGroup{}
+		return r, nil
+	}
+	return r, err
+}
+
+// searchFlags finds the environment's flags whose name or key holds q; a
+// flag whose key is q comes first, found even when many others match.
+func (p *pages) searchFlags(c echo.Context, w workEnv, q string) (views.SearchGroup, error) {
+	ctx, a := c.Request().Context(), actor(c)
+	list, err := p.store.ListFlags(ctx, a, w.id, flagstore.FlagFilter{Name: q, Page: core.Page{Size: searchHits}})
+	if errors.Is(err, core.ErrForbidden) {
+		return views.SearchGroup{}, nil
+	}
+	if err != nil {
+		return views.SearchGroup{}, err
+	}
+	var g views.SearchGroup
+	if core.KeyPattern.MatchString(q) {
+		f, err := p.store.GetFlag(ctx, a, w.id, q)
+		switch {
+		case err == nil && !f.IsArchived:
+			g.Hits = append(g.Hits, views.SearchHit{Label: f.Name, Detail: f.Key, Href: flagHref(f.Key)})
+		case err != nil && !errors.Is(err, core.ErrNotFound) && !errors.Is(err, core.ErrForbidden):
+			return views.SearchGroup{}, err
+		}
+	}
+	for _, f := range list.Items {
+		if len(g.Hits) < searchHits && !slices.ContainsFunc(g.Hits, func(h views.SearchHit) bool { return h.Detail == f.Key }) {
+			g.Hits = append(g.Hits, views.SearchHit{Label: f.Name, Detail: f.Key, Href: flagHref(f.Key)})
+		}
+	}
+	if list.TotalCount > int64(len(g.Hits)) {
+		g.More = "/flags?" + url.Values{"q": {q}}.Encode()
+		g.MoreLabel = fmt.Sprintf("All flags matching “%s”", q)
+	}
+	return g, nil
+}
+
+// searchSegments finds the segments visible in the environment whose name
+// holds q, and the one whose key is q, first.
+func (p *pages) searchSegments(c echo.Context, w workEnv, q string) (views.SearchGroup, error) {
+	ctx, a := c.Request().Context(), actor(c)
+	list, err := p.store.ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Name: q, Page: core.Page{Size: searchHits}})
+	if errors.Is(err, core.ErrForbidden) {
+		return views.SearchGroup{}, nil
+	}
+	if err != nil {
+		return views.SearchGroup{}, err
+	}
+	var g views.SearchGroup
+	if core.KeyPattern.MatchString(q) {
+		sg, err := p.store.SegmentByKey(ctx, a, w.id, q)
+		switch {
+		case err == nil && !sg.IsArchived:
+			g.Hits = append(g.Hits, views.SearchHit{Label: sg.Name, Detail: sg.Key, Href: segmentHref(sg.ID.String())})
+		case err != nil && !errors.Is(err, core.ErrNotFound) && !errors.Is(err, core.ErrForbidden):
+			return views.SearchGroup{}, err
+		}
+	}
+	for _, sg := range list.Items {
+		if len(g.Hits) < searchHits && !slices.ContainsFunc(g.Hits, func(h views.SearchHit) bool { return h.Detail == sg.Key }) {
+			g.Hits = append(g.Hits, views.SearchHit{Label: sg.Name, Detail: sg.Key, Href: segmentHref(sg.ID.String())})
+		}
+	}
+	if list.TotalCount > int64(len(g.Hits)) {
+		g.More = "/segments?" + url.Values{"q": {q}}.Encode()
+		g.MoreLabel = fmt.Sprintf("All segments matching “%s”", q)
+	}
+	return g, nil
+}
