@@ -54,6 +54,10 @@ type benchOptions struct {
 	Keep       bool          `json:"-"`
 	Stream     streamOptions `json:"stream"`
 	ProfileDir string        `json:"-"`
+	// Metrics runs the server with its Prometheus metrics on (on a free
+	// loopback port, scraped by nobody: what counting costs the requests),
+	// or off (BUNTING_METRICS_ADDR=off).
+	Metrics bool `json:"metrics"`
 }
 
 // MarshalJSON writes durations as Go duration strings.
@@ -98,6 +102,7 @@ func parseBenchOptions(args []string, out io.Writer) (benchOptions, error) {
 	fs.StringVar(&o.JSONPath, "json", "bench.json", "where to write the results as JSON")
 	fs.StringVar(&o.ServerLog, "server-log", "", "file for the server's log (default: discarded)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the benchmark database")
+	fs.BoolVar(&o.Metrics, "metrics", true, "run the server with its Prometheus metrics on (-metrics=false: BUNTING_METRICS_ADDR=off), to measure what they cost")
 	finishStream := streamFlags(fs, &o.Stream)
 	fs.StringVar(&o.ProfileDir, "profile", "", "directory for the server's CPU profile of each measured Bunting window (SCENARIO-FLAGS.pprof, for go tool pprof)")
 	if err := fs.Parse(args); err != nil {
@@ -518,6 +523,13 @@ func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchO
 		// flag-hanging-webhook's receiver listens on loopback.
 		"BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS=true")
 	env = append(env, o.Stream.serverEnv()...)
+	metricsAddr := server.MetricsOff
+	if o.Metrics {
+		if metricsAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	env = append(env, "BUNTING_METRICS_ADDR="+metricsAddr)
 
 	logPath := o.ServerLog
 	if logPath == "" {

@@ -78,6 +78,10 @@ type Event struct {
 	AllEnvs bool `json:"allEnvs,omitempty"`
 	// Since is set on EventReset.
 	Since time.Time `json:"since,omitzero"`
+	// At is when the change was written, in its transaction just before it
+	// commits (Encode sets it): where the delay to SDKs, which the metrics
+	// report, starts.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Affects reports whether the event may concern the environment envID of
@@ -95,9 +99,13 @@ func (e Event) Affects(orgID, envID uuid.UUID) bool {
 // maxEventSize keeps an outbox row, read by every instance, small.
 const maxEventSize = 7000
 
-// Encode is an event as the outbox keeps it: past the size limit it names
-// every environment of the organization instead of some.
+// Encode is an event as the outbox keeps it, stamped with the time it is
+// written unless it has one: past the size limit it names every
+// environment of the organization instead of some.
 func Encode(ev Event) (string, error) {
+	if ev.At.IsZero() && ev.Kind != EventReset {
+		ev.At = time.Now()
+	}
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return "", err

@@ -24,6 +24,10 @@ const (
 type Schedules struct {
 	store *store.Store
 	log   *slog.Logger
+	// Ran, when set, is told of every schedule this runner applied or
+	// failed to ("applied", "failed"); looks that found nothing due are
+	// not runs. The server wires it to its metrics.
+	Ran func(result string)
 }
 
 // NewSchedules returns a runner that applies st's due schedules.
@@ -47,6 +51,14 @@ func (r *Schedules) Run(ctx context.Context, tick time.Duration) {
 		}
 		if err == nil && !claimed {
 			missedBefore = time.Time{}
+		}
+		if r.Ran != nil && ctx.Err() == nil {
+			switch {
+			case err != nil:
+				r.Ran("failed")
+			case claimed:
+				r.Ran("applied")
+			}
 		}
 		return claimed && err == nil
 	}

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -35,6 +36,11 @@ type Options struct {
 	// log: the SDK endpoints' refusals past a limit, which their own summary
 	// counts instead.
 	Unlogged func(echo.Context) bool
+	// Observe, when set, sees every answered request with its final status
+	// (after the error handler) and latency, from the request logger that
+	// measures both anyway, refused and unlogged requests included: the
+	// metrics' request counts and durations.
+	Observe func(c echo.Context, status int, latency time.Duration)
 }
 
 // New returns an Echo with what every surface relies on: request ids, a
@@ -53,6 +59,9 @@ func New(log *slog.Logger, opts Options) *echo.Echo {
 		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogRequestID: true, LogRemoteIP: true,
 		HandleError: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			if opts.Observe != nil {
+				opts.Observe(c, v.Status, v.Latency)
+			}
 			if opts.Unlogged != nil && opts.Unlogged(c) {
 				return nil
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/web/metrics"
 )
 
 // hub knows the open streaming connections by environment and pushes
@@ -45,6 +47,7 @@ func (h *hub) add(c *conn) bool {
 	}
 	conns[c] = struct{}{}
 	h.count++
+	h.srv.metrics.SDKConnectionOpened(c.typ == typeServer)
 	if h.sub == nil {
 		h.sub = h.srv.store.Changes().Subscribe()
 		go h.run(h.sub)
@@ -84,6 +87,7 @@ func (h *hub) remove(c *conn) {
 		return
 	}
 	delete(conns, c)
+	h.srv.metrics.SDKConnectionClosed(c.typ == typeServer)
 	if len(conns) == 0 {
 		delete(h.envs, c.env.EnvID)
 	}
@@ -146,6 +150,9 @@ type envWork struct {
 	flags    []uuid.UUID
 	segments []uuid.UUID
 	secrets  bool
+	// written is when the oldest of the changes was written, where the
+	// notification delay starts.
+	written time.Time
 }
 
 // handle pushes a batch of events to the connections they concern.
@@ -173,6 +180,9 @@ func (h *hub) handle(events []feed.Event) {
 			if w == nil {
 				w = &envWork{env: env}
 				work[envID] = w
+			}
+			if !ev.At.IsZero() && (w.written.IsZero() || ev.At.Before(w.written)) {
+				w.written = ev.At
 			}
 			switch ev.Kind {
 			case feed.EventFlag:
@@ -284,17 +294,28 @@ func (h *hub) pushChanges(ctx context.Context, w *envWork) {
 	if len(server.FeatureFlags)+len(server.Segments) > 0 {
 		serverMsg = prepare(encode("data-sync", server))
 	}
-	for _, c := range h.connections(w.env.EnvID) {
+	conns := h.connections(w.env.EnvID)
+	// The push is done when its last message is written (or dropped with
+	// its connection); the extra one is this loop's, so the push cannot be
+	// done before every connection had its message queued.
+	var tr *pushTracker
+	if h.srv.metrics != nil {
+		tr = &pushTracker{m: h.srv.metrics, written: w.written}
+		tr.left.Store(int32(len(conns)) + 1)
+		defer tr.done()
+	}
+	for _, c := range conns {
 		if c.typ == typeServer {
-			if serverMsg != nil {
-				c.push(func(*eval.EndUser) (outgoing, bool) { return outgoing{shared: serverMsg}, true })
+			if serverMsg == nil || !c.push(func(*eval.EndUser) (outgoing, bool) { return outgoing{shared: serverMsg, pushed: tr}, true }) {
+				tr.done()
 			}
 			continue
 		}
 		if len(flags) == 0 {
+			tr.done()
 			continue // a segment's targeting change also changes the flags that use it
 		}
-		c.push(func(u *eval.EndUser) (outgoing, bool) {
+		sent := c.push(func(u *eval.EndUser) (outgoing, bool) {
 			if u == nil {
 				return outgoing{}, false
 			}
@@ -302,8 +323,26 @@ func (h *hub) pushChanges(ctx context.Context, w *envWork) {
 			for i, f := range flags {
 				p.FeatureFlags[i] = evaluateForClient(snap, f, *u)
 			}
-			return outgoing{data: encode("data-sync", p)}, true
+			return outgoing{data: encode("data-sync", p), pushed: tr}, true
 		})
+		if !sent {
+			tr.done()
+		}
+	}
+}
+
+// pushTracker reports a change's push to the metrics once every
+// connection of the environment has been written its message.
+type pushTracker struct {
+	m       *metrics.Metrics
+	written time.Time
+	left    atomic.Int32
+}
+
+// done counts one connection done; nil tracks nothing.
+func (t *pushTracker) done() {
+	if t != nil && t.left.Add(-1) == 0 {
+		t.m.ChangePushed(t.written)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
+	"github.com/bunting-flags/bunting/web/metrics"
 )
 
 // authenticated resolves the request's secret, setting Retry-After when
@@ -104,6 +105,7 @@ func (s *Server) track(c echo.Context) error {
 		return err
 	}
 	s.sawEndUsers(env.EnvID, users, now)
+	s.metrics.Evaluated(metrics.Insight, metrics.Served, len(counts))
 	return c.NoContent(http.StatusOK)
 }
 

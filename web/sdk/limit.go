@@ -11,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/bunting-flags/bunting/web/limit"
+	"github.com/bunting-flags/bunting/web/metrics"
 )
 
 // Limits bound the public SDK endpoints. A request with a secret this
@@ -65,6 +66,19 @@ func (s *Server) refuse(c echo.Context, limit, key string) {
 	c.Response().Header().Set("Retry-After", "1")
 	c.Set(summarizedKey, true)
 	s.refusals.add(limit, key)
+	s.metrics.SDKRefused(refusalKind(c), strings.ReplaceAll(limit, " ", "_")) // limit is one of a few constants
+}
+
+// refusalKind is the metrics' kind of a refused request: the SDK kind a
+// streaming upgrade asked for, or a request to the HTTP endpoints.
+func refusalKind(c echo.Context) string {
+	if c.Path() != "/streaming" {
+		return metrics.KindRequest
+	}
+	if c.QueryParam("type") == typeServer {
+		return metrics.KindServer
+	}
+	return metrics.KindClient
 }
 
 const summarizedKey = "sdk.refusal"

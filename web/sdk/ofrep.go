@@ -18,6 +18,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
+	"github.com/bunting-flags/bunting/web/metrics"
 )
 
 // OFREP error codes (open-feature/protocol, service/openapi.yaml).
@@ -108,8 +109,24 @@ func (s *Server) ofrepFlag(c echo.Context) error {
 	}
 	served := servedBuffers.Get().(*[]runner.Served)
 	err = ofrepFlagAnswer(c, snap, key, served)
+	if s.metrics != nil {
+		s.metrics.Evaluated(metrics.OFREPSingle, singleOutcome(len(*served), c.Response().Status), 1)
+	}
 	s.served(served)
 	return err
+}
+
+// singleOutcome is the metrics' kind of a single evaluation's answer.
+func singleOutcome(served, status int) metrics.Outcome {
+	switch {
+	case served > 0:
+		return metrics.Served
+	case status == http.StatusNotFound:
+		return metrics.FlagNotFound
+	case status == http.StatusBadRequest:
+		return metrics.InvalidContext
+	}
+	return metrics.Failed
 }
 
 // ofrepFlagAnswer evaluates one flag of a snapshot for the request's context
@@ -146,7 +163,16 @@ func (s *Server) ofrepBulk(c echo.Context) error {
 		})
 	}
 	served := servedBuffers.Get().(*[]runner.Served)
-	err = ofrepBulkAnswer(c, snap, served)
+	failed, err := ofrepBulkAnswer(c, snap, served)
+	if s.metrics != nil {
+		// One count per outcome and request: a bulk answer is counted
+		// together, never flag by flag.
+		if c.Response().Status == http.StatusBadRequest {
+			s.metrics.Evaluated(metrics.OFREPBulk, metrics.InvalidContext, 1)
+		}
+		s.metrics.Evaluated(metrics.OFREPBulk, metrics.Served, len(*served))
+		s.metrics.Evaluated(metrics.OFREPBulk, metrics.Failed, failed)
+	}
 	s.served(served)
 	return err
 }
@@ -154,11 +180,11 @@ func (s *Server) ofrepBulk(c echo.Context) error {
 // ofrepBulkAnswer evaluates a snapshot's flags for the request's context and
 // answers them, appending the variations served to served (when not nil).
 // An answer of 304 (the client has it) was evaluated all the same, so it
-// counts.
-func ofrepBulkAnswer(c echo.Context, snap *snapshot, served *[]runner.Served) error {
+// counts. failed is how many flags could not be served.
+func ofrepBulkAnswer(c echo.Context, snap *snapshot, served *[]runner.Served) (failed int, err error) {
 	u, code, details := ofrepContext(c)
 	if code != "" {
-		return c.JSON(http.StatusBadRequest, map[string]string{"errorCode": code, "errorDetails": details})
+		return 0, c.JSON(http.StatusBadRequest, map[string]string{"errorCode": code, "errorDetails": details})
 	}
 	buf := bulkBuffers.Get().(*[]byte)
 	body := append((*buf)[:0], `{"flags":[`...)
@@ -174,17 +200,19 @@ func ofrepBulkAnswer(c echo.Context, snap *snapshot, served *[]runner.Served) er
 		var code string
 		var variation int
 		body, code, variation = snap.compiled(f).appendAnswer(body, u, snap.preparedSegment)
-		if code == "" && served != nil {
+		if code != "" {
+			failed++
+		} else if served != nil {
 			*served = append(*served, runner.Served{Flag: f, Variation: variation})
 		}
 	})
 	body = append(body, "]}"...)
-	err := writeTagged(c, body)
+	err = writeTagged(c, body)
 	if cap(body) <= maxPooledBuffer {
 		*buf = body
 		bulkBuffers.Put(buf)
 	}
-	return err
+	return failed, err
 }
 
 // typedValue is a variation's value as the JSON of its type.

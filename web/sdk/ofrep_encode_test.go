@@ -122,7 +122,7 @@ func TestOFREPAnswersByteForByte(t *testing.T) {
 	snap, e := ofrepFixture(3), echo.New()
 	var got bytes.Buffer
 	for _, ctx := range ofrepContexts {
-		rec := ofrepCall(t, e, func(c echo.Context) error { return ofrepBulkAnswer(c, snap, nil) }, "/ofrep/v1/evaluate/flags", ctx)
+		rec := ofrepCall(t, e, func(c echo.Context) error { _, err := ofrepBulkAnswer(c, snap, nil); return err }, "/ofrep/v1/evaluate/flags", ctx)
 		fmt.Fprintf(&got, "bulk %s\n%d %s %s\n", ctx, rec.Code, rec.Header().Get("ETag"), rec.Body.String())
 		for _, key := range append(snap.keys, "missing") {
 			rec := ofrepCall(t, e, func(c echo.Context) error { return ofrepFlagAnswer(c, snap, key, nil) }, "/ofrep/v1/evaluate/flags/x", ctx)
@@ -130,7 +130,7 @@ func TestOFREPAnswersByteForByte(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"context":{}}`, `{"context":{"targetingKey":5}}`, `[]`} {
-		rec := ofrepCall(t, e, func(c echo.Context) error { return ofrepBulkAnswer(c, snap, nil) }, "/ofrep/v1/evaluate/flags", bad)
+		rec := ofrepCall(t, e, func(c echo.Context) error { _, err := ofrepBulkAnswer(c, snap, nil); return err }, "/ofrep/v1/evaluate/flags", bad)
 		fmt.Fprintf(&got, "bulk %s\n%d %s", bad, rec.Code, rec.Body.String())
 		rec = ofrepCall(t, e, func(c echo.Context) error { return ofrepFlagAnswer(c, snap, "bool", nil) }, "/ofrep/v1/evaluate/flags/bool", bad)
 		fmt.Fprintf(&got, "single %s\n%d %s", bad, rec.Code, rec.Body.String())
@@ -178,7 +178,7 @@ func BenchmarkOFREPBulk(b *testing.B) {
 	body := `{"context":{"targetingKey":"user-42","country":"NL","plan":"free","email":"u42@example.org"}}`
 	b.ReportAllocs()
 	for b.Loop() {
-		rec := ofrepCall(b, e, func(c echo.Context) error { return ofrepBulkAnswer(c, snap, nil) }, "/ofrep/v1/evaluate/flags", body)
+		rec := ofrepCall(b, e, func(c echo.Context) error { _, err := ofrepBulkAnswer(c, snap, nil); return err }, "/ofrep/v1/evaluate/flags", body)
 		if rec.Code != http.StatusOK {
 			b.Fatal(rec.Code)
 		}

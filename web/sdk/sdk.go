@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/web/metrics"
 )
 
 // Server serves the SDK endpoints.
@@ -35,7 +36,10 @@ type Server struct {
 	endUsers *runner.EndUsers
 	// evaluations counts the evaluations OFREP answers; nil counts none.
 	evaluations *runner.Evaluations
-	now         func() time.Time
+	// metrics counts connections, refusals, evaluations and pushes; nil
+	// counts nothing.
+	metrics *metrics.Metrics
+	now     func() time.Time
 	// seen holds the environments whose first SDK request this process has
 	// recorded (bounded by the environments there are), so each costs the
 	// database one statement per process.
@@ -58,6 +62,9 @@ type Options struct {
 	// Evaluations counts the evaluations OFREP answers until it writes
 	// them; the process runs it. When nil none are counted.
 	Evaluations *runner.Evaluations
+	// Metrics, when set, is told of connections, refusals, evaluations and
+	// pushes.
+	Metrics *metrics.Metrics
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
@@ -74,7 +81,7 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 	}
 	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits),
 		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog},
-		endUsers: opts.EndUsers, evaluations: opts.Evaluations, now: time.Now}
+		endUsers: opts.EndUsers, evaluations: opts.Evaluations, metrics: opts.Metrics, now: time.Now}
 	srv.hub = newHub(srv)
 	return srv
 }

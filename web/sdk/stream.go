@@ -83,6 +83,7 @@ func (s *Server) streaming(c echo.Context) error {
 	// loop must not pile up idle keep-alive connections, which hold
 	// descriptors just as WebSockets do.
 	if s.hub.isClosing() {
+		s.metrics.SDKRefused(refusalKind(c), "shutting_down")
 		c.Response().Header().Set("Retry-After", "1")
 		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return c.NoContent(http.StatusServiceUnavailable)
@@ -239,6 +240,15 @@ type outgoing struct {
 	data   []byte
 	ping   bool
 	close  []byte // a close frame's payload
+	// pushed, when set, is told once the message is written or dropped.
+	pushed *pushTracker
+}
+
+// dropped tells the trackers of messages that will never be written.
+func dropped(q []outgoing) {
+	for _, m := range q {
+		m.pushed.done()
+	}
 }
 
 // syncRequest is a data-sync answer to make: full, or a patch of what
@@ -384,10 +394,12 @@ func (c *conn) send(m outgoing) {
 	c.qmu.Lock()
 	if c.closed.Load() {
 		c.qmu.Unlock()
+		m.pushed.done()
 		return
 	}
 	if len(c.queue) >= sendQueue {
 		c.qmu.Unlock()
+		m.pushed.done()
 		c.close(closeTooSlow, "too slow, close by server")
 		return
 	}
@@ -413,6 +425,7 @@ func (c *conn) close(code int, reason string) {
 	c.once.Do(func() {
 		c.qmu.Lock()
 		c.closed.Store(true)
+		dropped(c.queue)
 		c.queue = nil
 		c.enqueue(outgoing{close: websocket.FormatCloseMessage(code, reason)})
 		time.AfterFunc(closeWait, func() { c.ws.Close() })
@@ -432,8 +445,11 @@ func (c *conn) flush() {
 		c.queue[0] = outgoing{}
 		c.queue = c.queue[1:]
 		c.qmu.Unlock()
-		if err := c.write(m); err != nil {
+		err := c.write(m)
+		m.pushed.done()
+		if err != nil {
 			c.qmu.Lock()
+			dropped(c.queue)
 			c.queue, c.writing = nil, false
 			c.qmu.Unlock()
 			if errors.Is(err, websocket.ErrCloseSent) {
@@ -587,20 +603,23 @@ func (c *conn) answer(snap *snapshot, user *eval.EndUser, full bool, since int64
 }
 
 // push sends a change, unless an answer is being made: then the change
-// follows that answer as a patch.
-func (c *conn) push(msg func(u *eval.EndUser) (outgoing, bool)) {
+// follows that answer as a patch. It reports whether it queued msg's
+// message (send tells its tracker if it drops it).
+func (c *conn) push(msg func(u *eval.EndUser) (outgoing, bool)) bool {
 	if c.closed.Load() {
-		return
+		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.syncing {
 		c.pending = c.pending.merge(syncRequest{want: true, since: math.MaxInt64})
-		return
+		return false
 	}
 	if m, ok := msg(c.user); ok {
 		c.send(m)
+		return true
 	}
+	return false
 }
 
 // clientUser is a client SDK's user as it sends it; property values may be

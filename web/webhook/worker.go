@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/web/metrics"
 	"github.com/bunting-flags/bunting/web/outbound"
 )
 
@@ -31,6 +32,9 @@ type Options struct {
 	// may hold, so its receivers that hang leave the others to everyone
 	// else; a quarter of Concurrency (at least one) when zero.
 	PerOrganization int
+	// Metrics, when set, counts the attempts by result and how long new
+	// deliveries waited.
+	Metrics *metrics.Metrics
 }
 
 // inFlight counts the deliveries this instance is sending, in all and by
@@ -120,6 +124,9 @@ func Run(ctx context.Context, st *store.Store, log *slog.Logger, o Options) {
 				log.Warn("webhooks: claiming deliveries failed", "err", err)
 			}
 			for _, d := range sends {
+				if d.Attempt == 1 {
+					o.Metrics.WebhookQueued(time.Since(d.QueuedAt))
+				}
 				flight.add(d.OrganizationID)
 				wg.Go(func() {
 					defer func() {
@@ -161,6 +168,14 @@ type worker struct {
 // otherwise comes due again after the next wait of the schedule.
 func (w *worker) deliver(ctx context.Context, d flagstore.WebhookSend) {
 	at := send(ctx, w.client, d)
+	switch {
+	case d.Refused != "":
+		w.opts.Metrics.WebhookDelivered("refused")
+	case at.Succeeded:
+		w.opts.Metrics.WebhookDelivered("success")
+	default:
+		w.opts.Metrics.WebhookDelivered("failure")
+	}
 	if _, err := w.store.LogWebhookAttempt(ctx, d, at); err != nil {
 		w.log.Warn("webhooks: recording a delivery failed", "webhook", d.WebhookID, "err", err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/web/metrics"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -71,10 +72,34 @@ type Config struct {
 	// hours and days.
 	EvaluationSeries sdkdata.SeriesRetention
 
+	// MetricsAddr is where /metrics is served: a host:port of its own
+	// (loopback by default), MetricsMain for the main listener behind
+	// MetricsToken, or MetricsOff.
+	MetricsAddr string
+	// metricsOptional: MetricsAddr is the default, not the operator's
+	// choice, so a port already taken there is warned about, not fatal.
+	metricsOptional bool
+	// MetricsToken is the bearer token /metrics asks for on the main
+	// listener.
+	MetricsToken string
+	// Metrics is what the handler and the runners report to; Serve makes
+	// it unless MetricsAddr is MetricsOff, and nil records nothing.
+	Metrics *metrics.Metrics
+
 	// Tracer, when set, sees every statement the server sends to the
 	// database; only the benchmark's server sets it, to count queries.
 	Tracer pgx.QueryTracer
 }
+
+// Values of BUNTING_METRICS_ADDR besides a host:port.
+const (
+	MetricsOff  = "off"
+	MetricsMain = "main"
+	// DefaultMetricsAddr is loopback: nothing that names tenants' traffic
+	// is public unless an operator says so.
+	DefaultMetricsAddr = "127.0.0.1:9464"
+	minMetricsToken    = 16
+)
 
 // defaultDataDir is where a private PostgreSQL lives unless BUNTING_DATA_DIR
 // says otherwise: for root, the system's state directory, which the
@@ -222,6 +247,21 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 				continue
 			}
 			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
+		}
+	}
+	cfg.MetricsAddr, cfg.MetricsToken = env("METRICS_ADDR", DefaultMetricsAddr), env("METRICS_TOKEN", "")
+	cfg.metricsOptional = env("METRICS_ADDR", "") == ""
+	switch cfg.MetricsAddr {
+	case MetricsOff:
+	case MetricsMain:
+		if len(cfg.MetricsToken) < minMetricsToken {
+			bad("METRICS_TOKEN", "must be set, at least %d characters, to serve /metrics on the main listener", minMetricsToken)
+		}
+	default:
+		if _, port, err := net.SplitHostPort(cfg.MetricsAddr); err != nil {
+			bad("METRICS_ADDR", "%q is not host:port (such as 127.0.0.1:9464 or :9464), main or off", cfg.MetricsAddr)
+		} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			bad("METRICS_ADDR", "port %q is not a number from 0 to 65535", port)
 		}
 	}
 	if len(problems) > 0 {

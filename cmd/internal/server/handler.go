@@ -27,7 +27,11 @@ import (
 // http.Server.Shutdown: closing the SDK streaming connections with 1001,
 // which net/http no longer tracks once they are WebSockets.
 func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Options) (h *echo.Echo, closeStreams func(context.Context) error) {
-	e := httpx.New(log, httpx.Options{TrustProxy: cfg.TrustProxy, BodyBudget: cfg.BodyBudget, Unlogged: sdk.LoggedInSummary})
+	e := httpx.New(log, httpx.Options{TrustProxy: cfg.TrustProxy, BodyBudget: cfg.BodyBudget, Unlogged: sdk.LoggedInSummary,
+		Observe: requestObserver(cfg.Metrics)})
+	if sdkOpts.Metrics == nil {
+		sdkOpts.Metrics = cfg.Metrics
+	}
 	// The API and the pages share one allowance of each rate limit, and one
 	// cache of the actors credentials resolve to.
 	limits, actors := limit.NewEdge(), actorcache.New(st)
@@ -59,6 +63,7 @@ func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Optio
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 
+	mountMetrics(e, cfg)
 	api.New(st, log, api.Shared{Limits: limits, Actors: actors}).Register(e)
 	sdks := sdk.New(st, log, sdkOpts)
 	sdks.Register(e)

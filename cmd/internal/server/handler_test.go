@@ -46,10 +46,18 @@ func newSite(t *testing.T) *site {
 // newSiteOver is a site over pool, a fresh database's (dbtest.New).
 func newSiteOver(t *testing.T, pool *pgxpool.Pool) *site {
 	t.Helper()
+	return newSiteWith(t, pool, core.Options{})
+}
+
+// newSiteWith is a site over pool whose store has opts (bcrypt's cheapest
+// cost always).
+func newSiteWith(t *testing.T, pool *pgxpool.Pool, opts core.Options) *site {
+	t.Helper()
 	ctx := context.Background()
 	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	must(t, err)
-	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost})
+	opts.PasswordCost = bcrypt.MinCost
+	st := store.New(pool, keys, slog.New(slog.DiscardHandler), opts)
 	_, err = st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword})
 	must(t, err)
 	session, err := st.Login(ctx, iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")

@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/web/metrics"
 	"github.com/bunting-flags/bunting/web/webhook"
 )
 
@@ -51,11 +52,25 @@ func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (*store.Store,
 // Serve bootstraps the database when it is empty and serves Bunting until ctx
 // ends, then stops gracefully within cfg.ShutdownGrace.
 func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
-	st, _, stopDB, err := OpenStore(ctx, cfg, log)
+	if cfg.MetricsAddr != MetricsOff && cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
+	if cfg.Metrics != nil {
+		cfg.Tracer = Tracers{cfg.Tracer, cfg.Metrics.StatementTracer()}.Tracer()
+	}
+	st, pool, stopDB, err := OpenStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer stopDB()
+	cfg.Metrics.WatchPool(pool)
+	metricsSrv := metricsServer(cfg)
+	if err := listenMetrics(metricsSrv, cfg.metricsOptional, log); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	if metricsSrv != nil {
+		defer metricsSrv.Close()
+	}
 	boot, err := st.Bootstrap(ctx, iam.Owner{Email: cfg.AdminEmail, Password: cfg.AdminPassword})
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
@@ -82,7 +97,11 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// Scheduled changes are applied by one instance each, when due; a
 	// change being applied at shutdown finishes or rolls back whole.
 	schedulesDone := make(chan struct{})
-	go func() { defer close(schedulesDone); runner.NewSchedules(st, log).Run(ctx, runner.ScheduleTick) }()
+	schedules := runner.NewSchedules(st, log)
+	if cfg.Metrics != nil {
+		schedules.Ran = cfg.Metrics.ScheduleRan
+	}
+	go func() { defer close(schedulesDone); schedules.Run(ctx, runner.ScheduleTick) }()
 	if boot.GeneratedPassword != "" {
 		// Shown this once: the database keeps only its hash.
 		log.Warn("generated the owner's password; sign in and change it", "email", cfg.AdminEmail, "password", boot.GeneratedPassword)
@@ -93,7 +112,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// requests under way end (each within the outbound timeout).
 	webhooks, stopWebhooks := context.WithCancel(context.WithoutCancel(ctx))
 	webhooksDone := make(chan struct{})
-	go func() { webhook.Run(webhooks, st, log, webhook.Options{}); close(webhooksDone) }()
+	go func() { webhook.Run(webhooks, st, log, webhook.Options{Metrics: cfg.Metrics}); close(webhooksDone) }()
 	defer func() { stopWebhooks(); <-webhooksDone }()
 
 	files := RaiseFileLimit(log)

@@ -57,7 +57,7 @@ func (s *Flags) ClaimWebhookDeliveries(ctx context.Context, c WebhookClaim) ([]W
 		}
 		sends = append(sends, WebhookSend{WebhookID: hook.ID, OrganizationID: row.OrganizationID, DeliveryID: row.ID,
 			URL: hook.Url, Secret: secret, Headers: headersOf(hook), Events: row.Events, Payload: []byte(row.Payload),
-			Attempt: int(row.Attempts), EnvIDs: row.EnvIds})
+			Attempt: int(row.Attempts), EnvIDs: row.EnvIds, QueuedAt: row.CreatedAt})
 	}
 	return sends, nil
 }

@@ -51,6 +51,8 @@ type WebhookSend struct {
 	Attempt int
 	// EnvIDs are the environments a queued delivery's change is about.
 	EnvIDs []uuid.UUID
+	// QueuedAt is when a queued delivery's change queued it.
+	QueuedAt time.Time
 	// Refused, when set, says why the request is not to be made: the
 	// sender answers it as a failed delivery, and logs nothing.
 	Refused string
