@@ -86,33 +86,42 @@ func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUI
 		return Segment{}, err
 	}
 	var out Segment
-	err = s.InTx(ctx, func(q *db.Queries) error {
-		envs, err := visibleEnvs(ctx, q, env, sg)
-		if err != nil {
-			return err
-		}
-		if err := requireInEnvs(a, []access.Action{access.CreateSegment}, envs, sg); err != nil {
-			return err
-		}
-		if err := checkSegmentKey(ctx, q, env, envs, sg); err != nil {
-			return err
-		}
-		rules, err := json.Marshal(sg.Rules)
-		if err != nil {
-			return err
-		}
-		row, err := q.CreateSegment(ctx, db.CreateSegmentParams{WorkspaceID: sg.WorkspaceID, OrganizationID: env.OrganizationID,
-			EnvID: envID, Key: sg.Key, Name: sg.Name, Type: sg.Type, Scopes: sg.Scopes, Description: sg.Description,
-			Included: sg.Included, Excluded: sg.Excluded, Rules: rules, Tags: sg.Tags})
-		if err != nil {
-			return err
-		}
-		if out, err = SegmentFrom(row); err != nil {
-			return err
-		}
-		return s.Audit(ctx, q, a, segmentChange(core.OpCreate, nil, &out, in.Comment, env.OrganizationID, envs))
+	err = s.InTx(ctx, func(q *db.Queries) (err error) {
+		out, err = s.insertSegment(ctx, q, a, env, sg, in.Comment)
+		return err
 	})
 	return out, err
+}
+
+// insertSegment stores a new segment, checked and validated, managed from
+// env, and records its creation in q: the one way a segment comes to exist
+// (created, or imported with a file).
+func (s *Flags) insertSegment(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, sg Segment, comment string) (Segment, error) {
+	envs, err := visibleEnvs(ctx, q, env, sg)
+	if err != nil {
+		return Segment{}, err
+	}
+	if err := requireInEnvs(a, []access.Action{access.CreateSegment}, envs, sg); err != nil {
+		return Segment{}, err
+	}
+	if err := checkSegmentKey(ctx, q, env, envs, sg); err != nil {
+		return Segment{}, err
+	}
+	rules, err := json.Marshal(sg.Rules)
+	if err != nil {
+		return Segment{}, err
+	}
+	row, err := q.CreateSegment(ctx, db.CreateSegmentParams{WorkspaceID: sg.WorkspaceID, OrganizationID: env.OrganizationID,
+		EnvID: env.Environment.ID, Key: sg.Key, Name: sg.Name, Type: sg.Type, Scopes: sg.Scopes, Description: sg.Description,
+		Included: sg.Included, Excluded: sg.Excluded, Rules: rules, Tags: sg.Tags})
+	if err != nil {
+		return Segment{}, err
+	}
+	out, err := SegmentFrom(row)
+	if err != nil {
+		return Segment{}, err
+	}
+	return out, s.Audit(ctx, q, a, segmentChange(core.OpCreate, nil, &out, comment, env.OrganizationID, envs))
 }
 
 // mayCreateSegment checks that a person may create segments in env; a
@@ -303,7 +312,18 @@ func (s *Flags) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid
 		return Segment{}, err
 	}
 	var out Segment
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.InTx(ctx, func(q *db.Queries) (err error) {
+		out, err = s.changeSegmentIn(ctx, q, a, orgID, envID, id, ch, action, edit)
+		return err
+	})
+	return out, err
+}
+
+// changeSegmentIn is changeSegment in the caller's transaction q, for
+// changes that commit with others (an imported file).
+func (s *Flags) changeSegmentIn(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
+	var out Segment
+	err := func() error {
 		locked, err := lockSegment(ctx, q, orgID, envID, id)
 		if err != nil {
 			return err
@@ -377,7 +397,7 @@ func (s *Flags) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid
 			return err
 		}
 		return s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out, users)
-	})
+	}()
 	return out, err
 }
 
