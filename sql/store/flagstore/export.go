@@ -65,20 +65,20 @@ type DocEnv struct {
 // the reader: an import matches flags by key, and a flag it creates gets
 // an id of its own (ids are unique across environments).
 type DocFlag struct {
-	Key                 string            `json:"key" yaml:"key"`
-	ID                  string            `json:"id,omitempty" yaml:"id,omitempty"`
-	Name                string            `json:"name" yaml:"name"`
-	Description         string            `json:"description,omitempty" yaml:"description,omitempty"`
-	Tags                []string          `json:"tags,omitempty" yaml:"tags,omitempty"`
-	IsEnabled           bool              `json:"isEnabled" yaml:"isEnabled"`
-	IsArchived          bool              `json:"isArchived,omitempty" yaml:"isArchived,omitempty"`
-	VariationType       string            `json:"variationType" yaml:"variationType"`
-	Variations          []DocVariation    `json:"variations" yaml:"variations"`
-	DisabledVariationID string            `json:"disabledVariationId" yaml:"disabledVariationId"`
-	TargetUsers         []DocTargetUser   `json:"targetUsers,omitempty" yaml:"targetUsers,omitempty"`
-	Rules               []DocRule         `json:"rules,omitempty" yaml:"rules,omitempty"`
-	Fallthrough         DocFallthrough    `json:"fallthrough" yaml:"fallthrough"`
-	ExptIncludeAll      *bool             `json:"exptIncludeAllTargets,omitempty" yaml:"exptIncludeAllTargets,omitempty"`
+	Key                 string          `json:"key" yaml:"key"`
+	ID                  string          `json:"id,omitempty" yaml:"id,omitempty"`
+	Name                string          `json:"name" yaml:"name"`
+	Description         string          `json:"description,omitempty" yaml:"description,omitempty"`
+	Tags                []string        `json:"tags,omitempty" yaml:"tags,omitempty"`
+	IsEnabled           bool            `json:"isEnabled" yaml:"isEnabled"`
+	IsArchived          bool            `json:"isArchived,omitempty" yaml:"isArchived,omitempty"`
+	VariationType       string          `json:"variationType" yaml:"variationType"`
+	Variations          []DocVariation  `json:"variations" yaml:"variations"`
+	DisabledVariationID string          `json:"disabledVariationId" yaml:"disabledVariationId"`
+	TargetUsers         []DocTargetUser `json:"targetUsers,omitempty" yaml:"targetUsers,omitempty"`
+	Rules               []DocRule       `json:"rules,omitempty" yaml:"rules,omitempty"`
+	Fallthrough         DocFallthrough  `json:"fallthrough" yaml:"fallthrough"`
+	ExptIncludeAll      *bool           `json:"exptIncludeAllTargets,omitempty" yaml:"exptIncludeAllTargets,omitempty"`
 }
 
 // DocVariation is a value a flag serves.

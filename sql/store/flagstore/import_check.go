@@ -126,7 +126,6 @@ func duplicateKey(prefix string) error {
 		Code: "key_is_invalid", Message: "the file names this key twice"}}}
 }
 
-
 // segmentFromDoc is a segment of the file as it would be stored, managed
 // from env.
 func segmentFromDoc(d DocSegment, env core.EnvRow) Segment {
@@ -205,4 +204,3 @@ func conditionsFromDoc(cs []DocCondition, ids map[string]uuid.UUID, missing *cor
 	}
 	return out
 }
-

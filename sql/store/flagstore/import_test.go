@@ -282,16 +282,20 @@ func TestImportDryRunChangesNothing(t *testing.T) {
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	f, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
+	_, err = s.CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+		Included: []string{"u1"}})
+	storetest.Must(t, err)
 	doc, err := s.ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	doc.Flags[0].IsEnabled, doc.Flags[0].Name = true, "Payments"
+	doc.Segments[0].Included = append(doc.Segments[0].Included, "u2")
 	history, err := s.ListFlagRevisions(ctx, owner, prod.ID, "pay", core.Page{Size: 50})
 	storetest.Must(t, err)
 
 	plan, err := s.Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, DryRun: true})
 	storetest.Must(t, err)
 	want := []string{"Turned the flag on", "Renamed Pay → Payments"}
-	if plan.Applied || len(plan.Changes) != 1 || plan.Changes[0].Action != flagstore.ImportUpdate || !slices.Equal(plan.Changes[0].Words, want) {
+	if plan.Applied || len(plan.Changes) != 2 || plan.Changes[1].Action != flagstore.ImportUpdate || !slices.Equal(plan.Changes[1].Words, want) {
 		t.Fatalf("dry run: %+v, want an update saying %q", plan, want)
 	}
 	after, err := s.GetFlag(ctx, owner, prod.ID, "pay")
@@ -305,6 +309,14 @@ func TestImportDryRunChangesNothing(t *testing.T) {
 
 	plan, err = s.Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, Comment: "from git"})
 	storetest.Must(t, err)
+	if seg := plan.Changes[0]; seg.Kind != "segment" || seg.Action != flagstore.ImportUpdate || len(seg.Words) == 0 {
+		t.Errorf("segment change %+v, want an update in words", seg)
+	}
+	beta, err := s.SegmentByKey(ctx, owner, prod.ID, "beta")
+	storetest.Must(t, err)
+	if !slices.Equal(beta.Included, []string{"u1", "u2"}) {
+		t.Errorf("segment includes %q, want u1 and u2", beta.Included)
+	}
 	after, err = s.GetFlag(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
 	historyAfter, err = s.ListFlagRevisions(ctx, owner, prod.ID, "pay", core.Page{Size: 50})
