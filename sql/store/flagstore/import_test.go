@@ -40,6 +40,13 @@ func fixture(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, seed 
 		storetest.Must(t, err)
 		segs = append(segs, sg)
 	}
+	// A shared segment, visible in every environment of the organization:
+	// the file names it by key and does not carry it.
+	shared, err := s.CreateSegment(ctx, a, envID, flagstore.SegmentInput{Name: "VIP", Key: fmt.Sprintf("vip-%d", seed),
+		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization"},
+		Included: []string{"u3", "u7", "u11", "u13"}})
+	storetest.Must(t, err)
+	segs = append(segs, shared)
 	types := []string{flagstore.VariationBoolean, flagstore.VariationString, flagstore.VariationNumber, flagstore.VariationJSON}
 	ops := targeting.Operators()
 	opAt := 0
@@ -257,6 +264,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 
 			again, err := s.ExportEnv(ctx, owner, dstEnv)
 			storetest.Must(t, err)
+			if !strings.Contains(string(text), fmt.Sprintf("- vip-%d\n", seed)) || strings.Contains(string(text), fmt.Sprintf("key: vip-%d\n", seed)) {
+				t.Errorf("the export should name the shared segment in rules and not carry it:\n%s", text)
+			}
 			if a, b := withoutIDs(t, doc), withoutIDs(t, again); a != b {
 				t.Fatalf("export of the imported environment differs:\n%s\nwant\n%s", b, a)
 			}
