@@ -106,6 +106,7 @@ func TestExportImportThroughTheAPI(t *testing.T) {
 	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"path":"flags[0].variationType"`) {
 		t.Fatalf("broken file: got %d %s, want 400 naming flags[0].variationType", rec.Code, rec.Body)
 	}
+	s.do("POST", "/api/v1/envs/"+dev.ID.String()+"/import?reviewers=someone", full.Token, doc).fails(t, http.StatusBadRequest, "reviewers_is_invalid")
 	misspelt := bytes.Replace(text, []byte("isEnabled:"), []byte("enabled:"), 1)
 	rec = s.send("POST", "/api/v1/envs/"+dev.ID.String()+"/import", full.Token, "application/yaml", misspelt)
 	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "body_is_invalid") {
