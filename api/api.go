@@ -241,6 +241,11 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/envs/:envId/segments/:segmentId/targeting", h.setSegmentTargeting)
 	g.GET("/envs/:envId/segments/:segmentId/flag-references", h.segmentFlagReferences)
 
+	// Flags as code: export and import (flags_as_code.go).
+	g.GET("/envs/:envId/export", h.exportEnv)
+	g.GET("/projects/:projectId/export", h.exportProject)
+	g.With(before(h.importsFlags)).POST("/envs/:envId/import", h.importEnv)
+
 	g.GET("/envs/:envId/audit-logs", h.listAuditLogs)
 	g.With(before(h.comparesChanges)).POST("/envs/:envId/audit-logs/compare", h.compareChange)
 

@@ -307,6 +307,20 @@ func (m *matrix) cases() map[string]func() call {
 			key, id := m.trigger()
 			return call{path: "/api/v1/triggers/" + id, grants: []grant{{access.ToggleFlag, flagRN(key)}}}
 		},
+		"GET /api/v1/envs/:envId/export": readEnv("/api/v1/envs/" + m.env.ID.String() + "/export"),
+		"GET /api/v1/projects/:projectId/export": func() call {
+			return call{path: "/api/v1/projects/" + m.project.ID.String() + "/export", grants: []grant{{access.CanAccessProject, "project/web"}}}
+		},
+		// An import needs CanAccessEnv, then each change's own action: here creating one flag.
+		"POST /api/v1/envs/:envId/import": func() call {
+			key := fmt.Sprintf("imported-%d", m.next())
+			flag := map[string]any{"key": key, "name": key, "isEnabled": false, "variationType": "boolean",
+				"variations":          []map[string]string{{"id": "on", "name": "On", "value": "true"}, {"id": "off", "name": "Off", "value": "false"}},
+				"disabledVariationId": "off", "fallthrough": map[string]any{"variations": []map[string]any{{"id": "on", "rollout": []float64{0, 1}}}}}
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/import",
+				body:   map[string]any{"version": 1, "environment": map[string]string{"key": "prod"}, "segments": []any{}, "flags": []any{flag}},
+				grants: []grant{{access.CreateFlag, envRN + ":flag/*"}, {access.CanAccessEnv, envRN}}}
+		},
 		"GET /api/v1/envs/:envId/audit-logs": readEnv("/api/v1/envs/" + m.env.ID.String() + "/audit-logs"),
 		"POST /api/v1/envs/:envId/audit-logs/compare": func() call {
 			flag := `{"name":"A","variations":[{"id":"v1","name":"On","value":"true"}],"fallthrough":{"variations":[]}}`

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/labstack/echo/v4"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // OpenAPIYAML is the API's OpenAPI 3.1 document, written by hand beside the

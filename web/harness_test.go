@@ -20,9 +20,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/net/html"
-	"gopkg.in/yaml.v3"
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/dbtest"

@@ -4,6 +4,12 @@
 //	bunting migrate                                   apply database migrations and exit
 //	bunting token create --email E --name N [--type Personal|Service]
 //	                                                  print a new access token for a user
+//	bunting export (--env ID | --project ID) [--format yaml|json] [--out FILE]
+//	                                                  write flags and segments as a file
+//	bunting import --env ID [--dry-run] FILE          apply such a file to an environment
+//
+// export and import call a running Bunting's API (BUNTING_URL, with the
+// access token BUNTING_TOKEN) rather than the database.
 //
 // Configuration comes from BUNTING_ environment variables; see the README.
 // The benchmark is its own command, cmd/bunting-bench.
@@ -37,7 +43,9 @@ func main() {
 const usage = `usage:
   bunting [serve]
   bunting migrate
-  bunting token create --email EMAIL --name NAME [--type Personal|Service]`
+  bunting token create --email EMAIL --name NAME [--type Personal|Service]
+  bunting export (--env ENV_ID | --project PROJECT_ID) [--format yaml|json] [--out FILE]
+  bunting import --env ENV_ID [--dry-run] [--comment TEXT] [--reason TEXT] [--reviewers ID,ID] FILE`
 
 // run is the whole program, with its environment passed in so tests can drive it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -47,6 +55,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	switch command {
 	case "serve", "migrate", "token":
+	case "export":
+		return exportCommand(ctx, args, getenv, stdout)
+	case "import":
+		return importCommand(ctx, args, getenv, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -86,33 +86,42 @@ func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUI
 		return Segment{}, err
 	}
 	var out Segment
-	err = s.InTx(ctx, func(q *db.Queries) error {
-		envs, err := visibleEnvs(ctx, q, env, sg)
-		if err != nil {
-			return err
-		}
-		if err := requireInEnvs(a, []access.Action{access.CreateSegment}, envs, sg); err != nil {
-			return err
-		}
-		if err := checkSegmentKey(ctx, q, env, envs, sg); err != nil {
-			return err
-		}
-		rules, err := json.Marshal(sg.Rules)
-		if err != nil {
-			return err
-		}
-		row, err := q.CreateSegment(ctx, db.CreateSegmentParams{WorkspaceID: sg.WorkspaceID, OrganizationID: env.OrganizationID,
-			EnvID: envID, Key: sg.Key, Name: sg.Name, Type: sg.Type, Scopes: sg.Scopes, Description: sg.Description,
-			Included: sg.Included, Excluded: sg.Excluded, Rules: rules, Tags: sg.Tags})
-		if err != nil {
-			return err
-		}
-		if out, err = SegmentFrom(row); err != nil {
-			return err
-		}
-		return s.Audit(ctx, q, a, segmentChange(core.OpCreate, nil, &out, in.Comment, env.OrganizationID, envs))
+	err = s.InTx(ctx, func(q *db.Queries) (err error) {
+		out, err = s.insertSegment(ctx, q, a, env, sg, in.Comment)
+		return err
 	})
 	return out, err
+}
+
+// insertSegment stores a new segment, checked and validated, managed from
+// env, and records its creation in q: the one way a segment comes to exist
+// (created, or imported with a file).
+func (s *Flags) insertSegment(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, sg Segment, comment string) (Segment, error) {
+	envs, err := visibleEnvs(ctx, q, env, sg)
+	if err != nil {
+		return Segment{}, err
+	}
+	if err := requireInEnvs(a, []access.Action{access.CreateSegment}, envs, sg); err != nil {
+		return Segment{}, err
+	}
+	if err := checkSegmentKey(ctx, q, env, envs, sg); err != nil {
+		return Segment{}, err
+	}
+	rules, err := json.Marshal(sg.Rules)
+	if err != nil {
+		return Segment{}, err
+	}
+	row, err := q.CreateSegment(ctx, db.CreateSegmentParams{WorkspaceID: sg.WorkspaceID, OrganizationID: env.OrganizationID,
+		EnvID: env.Environment.ID, Key: sg.Key, Name: sg.Name, Type: sg.Type, Scopes: sg.Scopes, Description: sg.Description,
+		Included: sg.Included, Excluded: sg.Excluded, Rules: rules, Tags: sg.Tags})
+	if err != nil {
+		return Segment{}, err
+	}
+	out, err := SegmentFrom(row)
+	if err != nil {
+		return Segment{}, err
+	}
+	return out, s.Audit(ctx, q, a, segmentChange(core.OpCreate, nil, &out, comment, env.OrganizationID, envs))
 }
 
 // mayCreateSegment checks that a person may create segments in env; a
@@ -303,79 +312,86 @@ func (s *Flags) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid
 		return Segment{}, err
 	}
 	var out Segment
-	err = s.InTx(ctx, func(q *db.Queries) error {
-		locked, err := lockSegment(ctx, q, orgID, envID, id)
-		if err != nil {
-			return err
-		}
-		before, env := locked.Segment, locked.env
-		after := before.Clone()
-		if err := edit(&after); err != nil {
-			return err
-		}
-		after.IsEnvironmentSpecific = after.Type == SegmentEnvironmentSpecific
-		actions := segmentChangeActions(before, after)
-		if len(actions) == 0 {
-			actions = []access.Action{action}
-		}
-		// The route's environment first, so a caller with no rights there is
-		// refused before the organization's environments are read.
-		if err := requireInEnvs(a, actions, []core.EnvRow{env}, before, after); err != nil {
-			return err
-		}
-		var v core.Validator
-		checkSegment(&v, &after, env)
-		ch.check(&v, env)
-		if err := v.Err(); err != nil {
-			return err
-		}
-		envs, err := visibleEnvs(ctx, q, env, before, after)
-		if err != nil {
-			return err
-		}
-		if err := requireInEnvs(a, actions, envs, before, after); err != nil {
-			return err
-		}
-		if SameJSON(before, after) {
-			out = before
-			return nil
-		}
-		users, err := guardReferences(ctx, q, before, after, locked.used)
-		if err != nil {
-			return err
-		}
-		if after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes) {
-			afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e core.EnvRow) bool { return !VisibleIn(after, e) })
-			if err := checkSegmentKey(ctx, q, env, afterEnvs, after); err != nil {
-				return err
-			}
-		}
-		rules, err := json.Marshal(after.Rules)
-		if err != nil {
-			return err
-		}
-		row, err := q.UpdateSegment(ctx, db.UpdateSegmentParams{ID: id, Name: after.Name, Type: after.Type, Scopes: after.Scopes,
-			Description: after.Description, Included: after.Included, Excluded: after.Excluded, Rules: rules,
-			Tags: after.Tags, IsArchived: after.IsArchived})
-		if err != nil {
-			return err
-		}
-		if out, err = SegmentFrom(row); err != nil {
-			return err
-		}
-		op := core.OpUpdate
-		switch {
-		case after.IsArchived && !before.IsArchived:
-			op = core.OpArchive
-		case !after.IsArchived && before.IsArchived:
-			op = core.OpRestore
-		}
-		if err := s.Audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment, env.OrganizationID, envs)); err != nil {
-			return err
-		}
-		return s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out, users)
+	err = s.InTx(ctx, func(q *db.Queries) (err error) {
+		out, err = s.changeSegmentIn(ctx, q, a, orgID, envID, id, ch, action, edit)
+		return err
 	})
 	return out, err
+}
+
+// changeSegmentIn is changeSegment in the caller's transaction q, for
+// changes that commit with others (an imported file).
+func (s *Flags) changeSegmentIn(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
+	locked, err := lockSegment(ctx, q, orgID, envID, id)
+	if err != nil {
+		return Segment{}, err
+	}
+	before, env := locked.Segment, locked.env
+	after := before.Clone()
+	if err := edit(&after); err != nil {
+		return Segment{}, err
+	}
+	after.IsEnvironmentSpecific = after.Type == SegmentEnvironmentSpecific
+	actions := segmentChangeActions(before, after)
+	if len(actions) == 0 {
+		actions = []access.Action{action}
+	}
+	// The route's environment first, so a caller with no rights there is
+	// refused before the organization's environments are read.
+	if err := requireInEnvs(a, actions, []core.EnvRow{env}, before, after); err != nil {
+		return Segment{}, err
+	}
+	var v core.Validator
+	checkSegment(&v, &after, env)
+	ch.check(&v, env)
+	if err := v.Err(); err != nil {
+		return Segment{}, err
+	}
+	envs, err := visibleEnvs(ctx, q, env, before, after)
+	if err != nil {
+		return Segment{}, err
+	}
+	if err := requireInEnvs(a, actions, envs, before, after); err != nil {
+		return Segment{}, err
+	}
+	if SameJSON(before, after) {
+		return before, nil
+	}
+	users, err := guardReferences(ctx, q, before, after, locked.used)
+	if err != nil {
+		return Segment{}, err
+	}
+	if after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes) {
+		afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e core.EnvRow) bool { return !VisibleIn(after, e) })
+		if err := checkSegmentKey(ctx, q, env, afterEnvs, after); err != nil {
+			return Segment{}, err
+		}
+	}
+	rules, err := json.Marshal(after.Rules)
+	if err != nil {
+		return Segment{}, err
+	}
+	row, err := q.UpdateSegment(ctx, db.UpdateSegmentParams{ID: id, Name: after.Name, Type: after.Type, Scopes: after.Scopes,
+		Description: after.Description, Included: after.Included, Excluded: after.Excluded, Rules: rules,
+		Tags: after.Tags, IsArchived: after.IsArchived})
+	if err != nil {
+		return Segment{}, err
+	}
+	out, err := SegmentFrom(row)
+	if err != nil {
+		return Segment{}, err
+	}
+	op := core.OpUpdate
+	switch {
+	case after.IsArchived && !before.IsArchived:
+		op = core.OpArchive
+	case !after.IsArchived && before.IsArchived:
+		op = core.OpRestore
+	}
+	if err := s.Audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment, env.OrganizationID, envs)); err != nil {
+		return Segment{}, err
+	}
+	return out, s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out, users)
 }
 
 // lockedSegment is a segment locked for a change (lockSegment).

@@ -1,0 +1,127 @@
+package api
+
+import (
+	"mime"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/web/httpx"
+)
+
+// Flags as code: an environment's (or a project's) flags and segments as
+// one document, and a document applied to an environment (the store's
+// export.go and import.go say what they hold and do).
+
+// maxImportBytes bounds an imported file: an environment of a couple of
+// thousand flags.
+const maxImportBytes = 4 << 20
+
+// mimeYAML is the media type of a YAML document (RFC 9512).
+const mimeYAML = "application/yaml"
+
+// exportFormat reads ?format: json (the default: the API's envelope around
+// the document) or yaml (the document alone, as a file).
+func exportFormat(c echo.Context) (string, error) {
+	switch f := query(c, "format"); f {
+	case "", flagstore.FormatJSON:
+		return flagstore.FormatJSON, nil
+	case flagstore.FormatYAML:
+		return f, nil
+	}
+	return "", core.Invalid("format_is_invalid")
+}
+
+// writeDocument answers an export: in the envelope as JSON, or as YAML text.
+func writeDocument(c echo.Context, format string, doc any) error {
+	if format == flagstore.FormatJSON {
+		return respond(c, doc, nil)
+	}
+	text, err := flagstore.EncodeDocument(doc, format)
+	if err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, mimeYAML+"; charset=utf-8", text)
+}
+
+func (h *Handler) exportEnv(c echo.Context) error {
+	envID, err := httpx.PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	format, err := exportFormat(c)
+	if err != nil {
+		return err
+	}
+	doc, err := h.store.ExportEnv(c.Request().Context(), actor(c), envID)
+	if err != nil {
+		return err
+	}
+	return writeDocument(c, format, doc)
+}
+
+func (h *Handler) exportProject(c echo.Context) error {
+	projectID, err := httpx.PathID(c, "projectId")
+	if err != nil {
+		return err
+	}
+	format, err := exportFormat(c)
+	if err != nil {
+		return err
+	}
+	doc, err := h.store.ExportProject(c.Request().Context(), actor(c), projectID)
+	if err != nil {
+		return err
+	}
+	return writeDocument(c, format, doc)
+}
+
+// importEnv applies a document, sent as the body in YAML (application/yaml,
+// also application/x-yaml and text/yaml) or JSON, to an environment; with
+// ?dryRun=true it says what would change and changes nothing. ?comment
+// is the history entries' comment; where changes need approval, ?reason
+// and ?reviewers (member ids) make the change requests.
+func (h *Handler) importEnv(c echo.Context) error {
+	envID, err := httpx.PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	dryRun, err := queryBool(c, "dryRun")
+	if err != nil {
+		return err
+	}
+	in := flagstore.ImportInput{DryRun: dryRun, Comment: query(c, "comment"), Reason: query(c, "reason"), Reviewers: []uuid.UUID{}}
+	for _, r := range queryList(c, "reviewers") {
+		id, err := uuid.Parse(r)
+		if err != nil {
+			return core.Invalid("reviewers_is_invalid")
+		}
+		in.Reviewers = append(in.Reviewers, id)
+	}
+	format := flagstore.FormatJSON
+	switch media, _, _ := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType)); media {
+	case mimeYAML, "application/x-yaml", "text/yaml", "text/x-yaml":
+		format = flagstore.FormatYAML
+	}
+	body, err := httpx.ReadBody(c, maxImportBytes)
+	if err != nil {
+		return err
+	}
+	if len(body) == 0 {
+		return core.Invalid("body_is_required")
+	}
+	if in.Document, err = flagstore.DecodeDocument(body, format); err != nil {
+		return err
+	}
+	plan, err := h.store.Import(c.Request().Context(), actor(c), envID, in)
+	return respond(c, plan, err)
+}
+
+// importsFlags checks that the caller may read the environment an import
+// names before its body is read; each change is checked by the store.
+func (h *Handler) importsFlags(c echo.Context) error {
+	return h.inEnv(c, h.store.AuthorizeImport)
+}
