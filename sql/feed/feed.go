@@ -40,6 +40,7 @@
 package feed
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"time"
@@ -78,6 +79,10 @@ type Event struct {
 	AllEnvs bool `json:"allEnvs,omitempty"`
 	// Since is set on EventReset.
 	Since time.Time `json:"since,omitzero"`
+	// Trace is the W3C trace context of the request that made the change
+	// (TraceParent), when it was traced: whoever handles the change ties
+	// its own span to it.
+	Trace string `json:"trace,omitempty"`
 }
 
 // Affects reports whether the event may concern the environment envID of
@@ -95,9 +100,11 @@ func (e Event) Affects(orgID, envID uuid.UUID) bool {
 // maxEventSize keeps an outbox row, read by every instance, small.
 const maxEventSize = 7000
 
-// Encode is an event as the outbox keeps it: past the size limit it names
-// every environment of the organization instead of some.
-func Encode(ev Event) (string, error) {
+// Encode is an event as the outbox keeps it, with the trace context of the
+// request ctx belongs to: past the size limit it names every environment of
+// the organization instead of some.
+func Encode(ctx context.Context, ev Event) (string, error) {
+	ev.Trace = TraceParent(ctx)
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return "", err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
@@ -35,7 +36,9 @@ type Server struct {
 	endUsers *runner.EndUsers
 	// evaluations counts the evaluations OFREP answers; nil counts none.
 	evaluations *runner.Evaluations
-	now         func() time.Time
+	// tracer traces pushes of changes; nil when tracing is off.
+	tracer trace.Tracer
+	now    func() time.Time
 	// seen holds the environments whose first SDK request this process has
 	// recorded (bounded by the environments there are), so each costs the
 	// database one statement per process.
@@ -58,6 +61,9 @@ type Options struct {
 	// Evaluations counts the evaluations OFREP answers until it writes
 	// them; the process runs it. When nil none are counted.
 	Evaluations *runner.Evaluations
+	// Tracer, when set, traces the pushes of changes to streaming SDKs
+	// (span change.notify); nil when tracing is off.
+	Tracer trace.TracerProvider
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
@@ -75,6 +81,9 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits),
 		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog},
 		endUsers: opts.EndUsers, evaluations: opts.Evaluations, now: time.Now}
+	if opts.Tracer != nil {
+		srv.tracer = opts.Tracer.Tracer("github.com/bunting-flags/bunting/web/sdk")
+	}
 	srv.hub = newHub(srv)
 	return srv
 }

@@ -28,6 +28,9 @@ import (
 // which net/http no longer tracks once they are WebSockets.
 func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Options) (h *echo.Echo, closeStreams func(context.Context) error) {
 	e := httpx.New(log, httpx.Options{TrustProxy: cfg.TrustProxy, BodyBudget: cfg.BodyBudget, Unlogged: sdk.LoggedInSummary})
+	if cfg.TracerProvider != nil {
+		e.Use(traceRequests(cfg.TracerProvider))
+	}
 	// The API and the pages share one allowance of each rate limit, and one
 	// cache of the actors credentials resolve to.
 	limits, actors := limit.NewEdge(), actorcache.New(st)

@@ -51,6 +51,9 @@ type WebhookSend struct {
 	Attempt int
 	// EnvIDs are the environments a queued delivery's change is about.
 	EnvIDs []uuid.UUID
+	// Trace is the W3C trace context of the request whose change queued
+	// the delivery (feed.TraceParent); "" when it was not traced.
+	Trace string
 	// Refused, when set, says why the request is not to be made: the
 	// sender answers it as a failed delivery, and logs nothing.
 	Refused string
