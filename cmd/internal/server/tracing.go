@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -165,6 +166,9 @@ func StartTracing(ctx context.Context, t Tracing, log *slog.Logger) (trace.Trace
 		// A malformed attribute is left out; the rest still describe us.
 		log.Warn("tracing: some resource attributes were left out", "err", err)
 	}
+	// The SDK reports failed exports (a collector down) through its one
+	// process-wide handler, which would print them with the log package.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing: sending spans failed", "err", err) }))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res), sdktrace.WithSampler(t.sampler()))
 	log.Info("tracing on", "protocol", t.Protocol, "sampler", t.Sampler)
 	return tp, tp.Shutdown, nil
