@@ -58,6 +58,9 @@ type benchOptions struct {
 	// loopback port, scraped by nobody: what counting costs the requests),
 	// or off (BUNTING_METRICS_ADDR=off).
 	Metrics bool `json:"metrics"`
+	// OTLP runs the server with tracing on, every span sent to a sink in
+	// this process (bench_otlp.go).
+	OTLP bool `json:"otlp"`
 }
 
 // MarshalJSON writes durations as Go duration strings.
@@ -105,6 +108,7 @@ func parseBenchOptions(args []string, out io.Writer) (benchOptions, error) {
 	fs.BoolVar(&o.Metrics, "metrics", true, "run the server with its Prometheus metrics on (-metrics=false: BUNTING_METRICS_ADDR=off), to measure what they cost")
 	finishStream := streamFlags(fs, &o.Stream)
 	fs.StringVar(&o.ProfileDir, "profile", "", "directory for the server's CPU profile of each measured Bunting window (SCENARIO-FLAGS.pprof, for go tool pprof)")
+	fs.BoolVar(&o.OTLP, "otlp", false, "trace every request of the server over OTLP/HTTP to a receiver that drops the spans (tracing's cost)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -239,7 +243,14 @@ func benchCommand(ctx context.Context, cfg server.Config, args []string, getenv 
 	fmt.Fprintf(stdout, "seeded %d flags, %d segments, %d members, %d groups, %d policies in %.1fs\n",
 		o.FlagCounts[0], o.Segments, o.Members, o.Groups, o.Policies, time.Since(start).Seconds())
 
-	child, err := startBenchServer(ctx, dbURL, w, o, getenv)
+	var sink *otlpSink
+	if o.OTLP {
+		if sink, err = startOTLPSink(); err != nil {
+			return err
+		}
+		defer sink.close()
+	}
+	child, err := startBenchServer(ctx, dbURL, w, o, getenv, sink)
 	if err != nil {
 		return err
 	}
@@ -286,6 +297,10 @@ func benchCommand(ctx context.Context, cfg server.Config, args []string, getenv 
 		}
 	}
 	report.PeakRSSMB = round(float64(procStatusKB(w.childPID, "VmHWM"))/1024, 1)
+	if sink != nil {
+		report.OTLP = sink.stats()
+		fmt.Fprintf(stdout, "the OTLP receiver was sent %d exports, %d bytes\n", report.OTLP.Exports, report.OTLP.Bytes)
+	}
 	report.Machine.LoadAfter = loadAverage()
 	report.Checks = checkTargets(report)
 	report.FinishedAt = time.Now().UTC()
@@ -492,7 +507,7 @@ type benchChild struct {
 
 // startBenchServer starts this executable as `bench-server` on two free
 // loopback ports and waits until both answer.
-func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchOptions, getenv func(string) string) (*benchChild, error) {
+func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchOptions, getenv func(string) string, sink *otlpSink) (*benchChild, error) {
 	buntingAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -511,9 +526,13 @@ func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchO
 	}
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "BUNTING_") {
+		// Tracing is on only with -otlp, so runs without it measure none.
+		if !strings.HasPrefix(kv, "BUNTING_") && !strings.HasPrefix(kv, "OTEL_") {
 			env = append(env, kv)
 		}
+	}
+	if sink != nil {
+		env = append(env, sink.env()...)
 	}
 	env = append(env, "BUNTING_ADDR="+buntingAddr, "BUNTING_DATABASE_URL="+dbURL, "BUNTING_SECRET_KEY="+w.secret,
 		"BUNTING_ADMIN_EMAIL="+w.ownerEmail, "BUNTING_ADMIN_PASSWORD="+w.ownerSecret, "BUNTING_LOG_LEVEL="+logLevel,

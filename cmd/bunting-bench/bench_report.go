@@ -26,6 +26,8 @@ type benchReport struct {
 	// PeakRSSMB is the server process's highest resident memory (VmHWM).
 	PeakRSSMB float64      `json:"peakRssMB"`
 	Checks    []benchCheck `json:"checks"`
+	// OTLP is what -otlp's receiver was sent.
+	OTLP *otlpStats `json:"otlp,omitempty"`
 }
 
 // benchMachine says where the run happened; the load averages tell a busy

@@ -437,6 +437,7 @@ type WebhookOutbox struct {
 	DueAt     time.Time
 	CreatedAt time.Time
 	EnvIds    []uuid.UUID
+	Trace     *string
 }
 
 type Workspace struct {

@@ -78,7 +78,7 @@ WITH due AS (
 UPDATE webhook_outbox o SET due_at = $1, attempts = o.attempts + 1
 FROM webhooks w
 WHERE o.id IN (SELECT id FROM claimed) AND w.id = o.webhook_id
-RETURNING o.id, o.webhook_id, o.events, o.payload, o.attempts, o.due_at, o.created_at, o.env_ids, w.organization_id
+RETURNING o.id, o.webhook_id, o.events, o.payload, o.attempts, o.due_at, o.created_at, o.env_ids, o.trace, w.organization_id
 `
 
 type ClaimWebhookOutboxParams struct {
@@ -98,6 +98,7 @@ type ClaimWebhookOutboxRow struct {
 	DueAt          time.Time
 	CreatedAt      time.Time
 	EnvIds         []uuid.UUID
+	Trace          *string
 	OrganizationID uuid.UUID
 }
 
@@ -135,6 +136,7 @@ func (q *Queries) ClaimWebhookOutbox(ctx context.Context, arg ClaimWebhookOutbox
 			&i.DueAt,
 			&i.CreatedAt,
 			&i.EnvIds,
+			&i.Trace,
 			&i.OrganizationID,
 		); err != nil {
 			return nil, err
@@ -478,7 +480,8 @@ func (q *Queries) InsertWebhookDelivery(ctx context.Context, arg InsertWebhookDe
 }
 
 const InsertWebhookOutbox = `-- name: InsertWebhookOutbox :exec
-INSERT INTO webhook_outbox (webhook_id, events, payload, env_ids) VALUES ($1, $2, $3, $4)
+INSERT INTO webhook_outbox (webhook_id, events, payload, env_ids, trace)
+VALUES ($1, $2, $3, $4, $5)
 `
 
 type InsertWebhookOutboxParams struct {
@@ -486,16 +489,19 @@ type InsertWebhookOutboxParams struct {
 	Events    string
 	Payload   string
 	EnvIds    []uuid.UUID
+	Trace     *string
 }
 
 // InsertWebhookOutbox queues a delivery in the transaction of its change,
-// with the environments it is about.
+// with the environments it is about and the trace context of the request
+// that made the change (NULL when it was not traced).
 func (q *Queries) InsertWebhookOutbox(ctx context.Context, arg InsertWebhookOutboxParams) error {
 	_, err := q.db.Exec(ctx, InsertWebhookOutbox,
 		arg.WebhookID,
 		arg.Events,
 		arg.Payload,
 		arg.EnvIds,
+		arg.Trace,
 	)
 	return err
 }

@@ -40,6 +40,7 @@
 package feed
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"time"
@@ -82,6 +83,10 @@ type Event struct {
 	// commits (Encode sets it): where the delay to SDKs, which the metrics
 	// report, starts.
 	At time.Time `json:"at,omitzero"`
+	// Trace is the W3C trace context of the request that made the change
+	// (TraceParent), when it was traced: whoever handles the change ties
+	// its own span to it.
+	Trace string `json:"trace,omitempty"`
 }
 
 // Affects reports whether the event may concern the environment envID of
@@ -100,12 +105,14 @@ func (e Event) Affects(orgID, envID uuid.UUID) bool {
 const maxEventSize = 7000
 
 // Encode is an event as the outbox keeps it, stamped with the time it is
-// written unless it has one: past the size limit it names every
-// environment of the organization instead of some.
-func Encode(ev Event) (string, error) {
+// written unless it has one, and with the trace context of the request ctx
+// belongs to: past the size limit it names every environment of the
+// organization instead of some.
+func Encode(ctx context.Context, ev Event) (string, error) {
 	if ev.At.IsZero() && ev.Kind != EventReset {
 		ev.At = time.Now()
 	}
+	ev.Trace = TraceParent(ctx)
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return "", err

@@ -87,7 +87,7 @@ func flagChange(id uuid.UUID, n int) Event {
 
 func record(t *testing.T, ctx context.Context, q db.DBTX, ev Event) {
 	t.Helper()
-	event, err := Encode(ev)
+	event, err := Encode(ctx, ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestConcurrentChangesAreReadOnceInOrderPerFlag(t *testing.T) {
 					if err := tx.QueryRow(ctx, `UPDATE test_flags SET changes = changes + 1 WHERE id = $1 RETURNING changes`, id).Scan(&n); err != nil {
 						return err
 					}
-					event, err := Encode(flagChange(id, n))
+					event, err := Encode(ctx, flagChange(id, n))
 					if err != nil {
 						return err
 					}

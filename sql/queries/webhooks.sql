@@ -75,8 +75,10 @@ WHERE organization_id = @organization_id AND is_active AND events && @events::te
 
 -- name: InsertWebhookOutbox :exec
 -- InsertWebhookOutbox queues a delivery in the transaction of its change,
--- with the environments it is about.
-INSERT INTO webhook_outbox (webhook_id, events, payload, env_ids) VALUES ($1, $2, $3, $4);
+-- with the environments it is about and the trace context of the request
+-- that made the change (NULL when it was not traced).
+INSERT INTO webhook_outbox (webhook_id, events, payload, env_ids, trace)
+VALUES (@webhook_id, @events, @payload, @env_ids, sqlc.narg(trace));
 
 -- name: ClaimWebhookOutbox :many
 -- ClaimWebhookOutbox takes up to @max due deliveries for this instance,

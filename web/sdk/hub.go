@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/feed"
@@ -198,6 +199,11 @@ func (h *hub) handle(events []feed.Event) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), hubTimeout)
 	defer cancel()
+	if h.srv.tracer != nil && len(work) > 0 {
+		var span trace.Span
+		ctx, span = notifySpan(ctx, h.srv.tracer, events, len(work))
+		defer span.End()
+	}
 	if reset != nil {
 		h.catchUp(*reset)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
@@ -39,7 +40,9 @@ type Server struct {
 	// metrics counts connections, refusals, evaluations and pushes; nil
 	// counts nothing.
 	metrics *metrics.Metrics
-	now     func() time.Time
+	// tracer traces pushes of changes; nil when tracing is off.
+	tracer trace.Tracer
+	now    func() time.Time
 	// seen holds the environments whose first SDK request this process has
 	// recorded (bounded by the environments there are), so each costs the
 	// database one statement per process.
@@ -65,6 +68,9 @@ type Options struct {
 	// Metrics, when set, is told of connections, refusals, evaluations and
 	// pushes.
 	Metrics *metrics.Metrics
+	// Tracer, when set, traces the pushes of changes to streaming SDKs
+	// (span change.notify); nil when tracing is off.
+	Tracer trace.TracerProvider
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
@@ -82,6 +88,9 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits),
 		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog},
 		endUsers: opts.EndUsers, evaluations: opts.Evaluations, metrics: opts.Metrics, now: time.Now}
+	if opts.Tracer != nil {
+		srv.tracer = opts.Tracer.Tracer("github.com/bunting-flags/bunting/web/sdk")
+	}
 	srv.hub = newHub(srv)
 	return srv
 }

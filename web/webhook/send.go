@@ -112,6 +112,8 @@ func send(ctx context.Context, client *http.Client, d flagstore.WebhookSend) (at
 		req.Header.Set(h.Key, h.Value)
 	}
 	at.Request = recordRequest(d.URL, req.Header, d.Headers, d.Payload)
+	// After recording: the log shows the delivery, not this attempt's trace.
+	injectTrace(ctx, req.Header)
 	var mu sync.Mutex
 	var remote netip.Addr
 	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(c httptrace.GotConnInfo) {

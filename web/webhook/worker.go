@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
@@ -35,6 +36,9 @@ type Options struct {
 	// Metrics, when set, counts the attempts by result and how long new
 	// deliveries waited.
 	Metrics *metrics.Metrics
+	// Tracer, when set, traces each delivery (span webhook.deliver) under
+	// the request whose change queued it; nil when tracing is off.
+	Tracer trace.TracerProvider
 }
 
 // inFlight counts the deliveries this instance is sending, in all and by
@@ -96,6 +100,9 @@ func Run(ctx context.Context, st *store.Store, log *slog.Logger, o Options) {
 	}
 	w := &worker{store: st, log: log, opts: o,
 		client: outbound.NewClient(outbound.Options{AllowPrivate: st.WebhookAllowPrivateNetworks(), Timeout: o.Timeout})}
+	if o.Tracer != nil {
+		w.tracer = o.Tracer.Tracer("github.com/bunting-flags/bunting/web/webhook")
+	}
 	// A claimed delivery is not due again for the lease: longer than a
 	// request can take, so another instance cannot send it meanwhile.
 	lease := o.Timeout + 30*time.Second
@@ -161,12 +168,18 @@ type worker struct {
 	log    *slog.Logger
 	opts   Options
 	client *http.Client
+	tracer trace.Tracer // nil when tracing is off
 }
 
 // deliver makes one attempt of a claimed delivery and records it; the
 // delivery leaves the outbox when it succeeded or has no attempt left, and
 // otherwise comes due again after the next wait of the schedule.
 func (w *worker) deliver(ctx context.Context, d flagstore.WebhookSend) {
+	span := trace.SpanFromContext(ctx) // not recording, unless traced below
+	if w.tracer != nil {
+		ctx, span = deliverSpan(ctx, w.tracer, d)
+		defer span.End()
+	}
 	at := send(ctx, w.client, d)
 	switch {
 	case d.Refused != "":
@@ -176,6 +189,7 @@ func (w *worker) deliver(ctx context.Context, d flagstore.WebhookSend) {
 	default:
 		w.opts.Metrics.WebhookDelivered("failure")
 	}
+	recordAttempt(span, at)
 	if _, err := w.store.LogWebhookAttempt(ctx, d, at); err != nil {
 		w.log.Warn("webhooks: recording a delivery failed", "webhook", d.WebhookID, "err", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
@@ -89,6 +90,12 @@ type Config struct {
 	// Tracer, when set, sees every statement the server sends to the
 	// database; only the benchmark's server sets it, to count queries.
 	Tracer pgx.QueryTracer
+
+	// Tracing is the OpenTelemetry tracing the OTEL_ variables ask for.
+	Tracing Tracing
+	// TracerProvider, when set, traces requests (NewHandler); Serve sets it
+	// when Tracing is on.
+	TracerProvider trace.TracerProvider
 }
 
 // Values of BUNTING_METRICS_ADDR besides a host:port.
@@ -264,6 +271,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			bad("METRICS_ADDR", "port %q is not a number from 0 to 65535", port)
 		}
 	}
+	tracing, tracingProblems := loadTracing(getenv)
+	cfg.Tracing, problems = tracing, append(problems, tracingProblems...)
 	if len(problems) > 0 {
 		return Config{}, fmt.Errorf("invalid configuration:\n%w", errors.Join(problems...))
 	}

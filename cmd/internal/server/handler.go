@@ -32,6 +32,9 @@ func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Optio
 	if sdkOpts.Metrics == nil {
 		sdkOpts.Metrics = cfg.Metrics
 	}
+	if cfg.TracerProvider != nil {
+		e.Use(traceRequests(cfg.TracerProvider))
+	}
 	// The API and the pages share one allowance of each rate limit, and one
 	// cache of the actors credentials resolve to.
 	limits, actors := limit.NewEdge(), actorcache.New(st)

@@ -52,6 +52,23 @@ func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (*store.Store,
 // Serve bootstraps the database when it is empty and serves Bunting until ctx
 // ends, then stops gracefully within cfg.ShutdownGrace.
 func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
+	tp, stopTracing, err := StartTracing(ctx, cfg.Tracing, log)
+	if err != nil {
+		return err
+	}
+	// Deferred first, so it runs last: the spans of everything that stops
+	// below, the last requests and deliveries, are sent before the exit.
+	defer func() {
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(flushCtx); err != nil {
+			log.Warn("shutdown: sending the last spans", "err", err)
+		}
+	}()
+	if tp != nil {
+		cfg.TracerProvider = tp
+		cfg.Tracer = Tracers{cfg.Tracer, newDBTracer(tp)}.Tracer()
+	}
 	if cfg.MetricsAddr != MetricsOff && cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}
@@ -112,13 +129,17 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	// requests under way end (each within the outbound timeout).
 	webhooks, stopWebhooks := context.WithCancel(context.WithoutCancel(ctx))
 	webhooksDone := make(chan struct{})
-	go func() { webhook.Run(webhooks, st, log, webhook.Options{Metrics: cfg.Metrics}); close(webhooksDone) }()
+	go func() {
+		webhook.Run(webhooks, st, log, webhook.Options{Metrics: cfg.Metrics, Tracer: tp})
+		close(webhooksDone)
+	}()
 	defer func() { stopWebhooks(); <-webhooksDone }()
 
 	files := RaiseFileLimit(log)
 	sdkOptions := SDKOptions(cfg, files, log)
 	sdkOptions.EndUsers = endUsers
 	sdkOptions.Evaluations = evaluations
+	sdkOptions.Tracer = tp
 	handler, closeStreams := NewHandler(cfg, st, log, sdkOptions)
 	srv := &http.Server{
 		Addr:              cfg.Addr,

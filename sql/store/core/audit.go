@@ -57,7 +57,7 @@ func (s *Core) Audit(ctx context.Context, q *db.Queries, a *Actor, ch Change) er
 	}
 	var event *string
 	if ch.Event != nil {
-		encoded, err := feed.Encode(*ch.Event)
+		encoded, err := feed.Encode(ctx, *ch.Event)
 		if err != nil {
 			return err
 		}

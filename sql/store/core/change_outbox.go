@@ -11,7 +11,7 @@ import (
 // of q: every instance reads it once the transaction commits (package feed
 // says how), and never for one that rolled back.
 func (s *Core) RecordChange(ctx context.Context, q *db.Queries, ev feed.Event) error {
-	event, err := feed.Encode(ev)
+	event, err := feed.Encode(ctx, ev)
 	if err != nil {
 		return err
 	}

@@ -376,7 +376,7 @@ func (s *Flags) recordFlag(ctx context.Context, q *db.Queries, a *core.Actor, or
 	if after != nil {
 		ch.Current = after
 	}
-	event, err := feed.Encode(flagEvent(orgID, *changed))
+	event, err := feed.Encode(ctx, flagEvent(orgID, *changed))
 	if err != nil {
 		return err
 	}

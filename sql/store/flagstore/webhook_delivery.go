@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/describe"
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
@@ -105,6 +106,10 @@ func (s *Flags) QueueWebhooks(ctx context.Context, q *db.Queries, a *core.Actor,
 	if err != nil {
 		return err
 	}
+	var trace *string
+	if tp := feed.TraceParent(ctx); tp != "" {
+		trace = &tp
+	}
 	var p *payload
 	for _, h := range hooks {
 		// The environments of the change this webhook's scopes reach: what
@@ -130,7 +135,7 @@ func (s *Flags) QueueWebhooks(ctx context.Context, q *db.Queries, a *core.Actor,
 			return err
 		}
 		if err := q.InsertWebhookOutbox(ctx, db.InsertWebhookOutboxParams{WebhookID: h.ID,
-			Events: strings.Join(events, ","), Payload: string(body), EnvIds: envIDs}); err != nil {
+			Events: strings.Join(events, ","), Payload: string(body), EnvIds: envIDs, Trace: trace}); err != nil {
 			return err
 		}
 		s.OutboxWrites.Add(1)

@@ -57,7 +57,7 @@ func (s *Flags) ClaimWebhookDeliveries(ctx context.Context, c WebhookClaim) ([]W
 		}
 		sends = append(sends, WebhookSend{WebhookID: hook.ID, OrganizationID: row.OrganizationID, DeliveryID: row.ID,
 			URL: hook.Url, Secret: secret, Headers: headersOf(hook), Events: row.Events, Payload: []byte(row.Payload),
-			Attempt: int(row.Attempts), EnvIDs: row.EnvIds, QueuedAt: row.CreatedAt})
+			Attempt: int(row.Attempts), EnvIDs: row.EnvIds, QueuedAt: row.CreatedAt, Trace: traceOf(row.Trace)})
 	}
 	return sends, nil
 }
@@ -83,3 +83,11 @@ func (s *Flags) PruneWebhookLog(ctx context.Context) error {
 // deliveries commits on this instance, so its worker sends them now
 // rather than at its next poll.
 func (s *Flags) WebhooksQueued() <-chan struct{} { return s.OutboxKick }
+
+// traceOf is a queued delivery's trace context, "" when it has none.
+func traceOf(trace *string) string {
+	if trace == nil {
+		return ""
+	}
+	return *trace
+}

@@ -53,6 +53,9 @@ type WebhookSend struct {
 	EnvIDs []uuid.UUID
 	// QueuedAt is when a queued delivery's change queued it.
 	QueuedAt time.Time
+	// Trace is the W3C trace context of the request whose change queued
+	// the delivery (feed.TraceParent); "" when it was not traced.
+	Trace string
 	// Refused, when set, says why the request is not to be made: the
 	// sender answers it as a failed delivery, and logs nothing.
 	Refused string
