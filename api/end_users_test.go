@@ -87,7 +87,10 @@ func TestEndUserRoutes(t *testing.T) {
 	s.do("POST", base+"/end-users/list", s.owner, map[string]any{"cursor": map[string]any{"id": bob.ID, "updatedAt": bob.UpdatedAt, "direction": "sideways"}}).
 		fails(t, http.StatusBadRequest, "cursor_is_invalid")
 
-	// search by the start of the key or name, with exclusions.
+	// search by any part of the key or name (FeatBit's Contains), with exclusions.
+	if got := keysOf(decode[[]sdkdata.EndUser](t, s.do("POST", base+"/end-users/search", s.owner, map[string]any{"searchText": "LIC"}).ok(t))); len(got) != 1 || got[0] != "alice" {
+		t.Fatalf("search LIC found %v", got)
+	}
 	found := decode[[]sdkdata.EndUser](t, s.do("POST", base+"/end-users/search", s.owner, map[string]any{"searchText": "AL", "excludedKeyIds": []string{}, "globalUserOnly": false, "limit": 10}).ok(t))
 	if got := keysOf(found); len(got) != 1 || got[0] != "alice" {
 		t.Fatalf("search AL found %v", got)

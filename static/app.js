@@ -18,7 +18,31 @@
     root.querySelectorAll("[data-show-when]").forEach(applyShowWhen);
     root.querySelectorAll("[data-show-for], [data-hide-for]").forEach(applyShowFor);
     root.querySelectorAll("[data-rollout]").forEach(sumRollout);
+    root.querySelectorAll("[data-select-all]").forEach(showSelection);
   }
+
+  // data-select-all="name" on a checkbox checks or clears every checkbox of
+  // that name in its form, and shows whether all, some (indeterminate) or
+  // none of them are checked.
+  function selectAllBoxes(all) {
+    return all.form ? all.form.querySelectorAll('input[type="checkbox"][name="' + all.getAttribute("data-select-all") + '"]') : [];
+  }
+  function showSelection(all) {
+    var boxes = selectAllBoxes(all), checked = 0;
+    boxes.forEach(function (b) { if (b.checked) checked++; });
+    all.checked = boxes.length > 0 && checked === boxes.length;
+    all.indeterminate = checked > 0 && checked < boxes.length;
+  }
+  document.addEventListener("change", function (e) {
+    var t = e.target;
+    if (!t.form || t.type !== "checkbox") return;
+    if (t.hasAttribute("data-select-all")) {
+      selectAllBoxes(t).forEach(function (b) { b.checked = t.checked; });
+      t.indeterminate = false;
+      return;
+    }
+    t.form.querySelectorAll('[data-select-all="' + t.name + '"]').forEach(showSelection);
+  });
 
   // data-show-when="type=Service" shows an element (and enables its fields)
   // only while the form's field "type" has that value.

@@ -74,7 +74,7 @@ func EndUsersPage(p EndUsers) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" maxlength=\"128\" placeholder=\"Start of the key or name\" spellcheck=\"false\" data-testid=\"end-user-search\"></div><button class=\"btn\" type=\"submit\" data-testid=\"end-user-search-submit\">Search</button></form></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" maxlength=\"128\" placeholder=\"Part of the key or name\" spellcheck=\"false\" data-testid=\"end-user-search\"></div><button class=\"btn\" type=\"submit\" data-testid=\"end-user-search-submit\">Search</button></form></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

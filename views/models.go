@@ -215,6 +215,9 @@ type Environment struct {
 type EnvSettings struct {
 	Form     Form
 	Editable bool
+	// Key is the environment's key, shown but never edited: resource
+	// names, policies and shared segments' scopes name it.
+	Key string
 	// Approval is the setting "changes need approval": Form.Values carry
 	// changeRequestEnabled ("true") and approvalsRequired; Members and
 	// Groups are the choices of approvers, selected when chosen.

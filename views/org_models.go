@@ -33,6 +33,8 @@ type Guide struct {
 // GuideConnect is step 3: snippets filled with the environment's URL and
 // secrets, and the live check.
 type GuideConnect struct {
+	// SDKs choose the snippet shown; Snippets holds the chosen one.
+	SDKs     []Tab
 	Snippets []Snippet
 	// SecretNote explains a placeholder used where no secret could be filled in.
 	SecretNote string
@@ -41,7 +43,8 @@ type GuideConnect struct {
 
 // Snippet is one ready piece of code.
 type Snippet struct {
-	ID, Title, Install, Code string
+	// Choice names the snippet in the SDK picker.
+	ID, Choice, Title, Install, Code string
 }
 
 // GuideCheck is the live check: waiting until the environment sees its

@@ -127,17 +127,24 @@ func historyEntry(e flagstore.AuditEntry, subject bool, segments describe.Names)
 		switch e.RefType {
 		case refFlag:
 			key, name, _ := strings.Cut(e.Keyword, ",")
-			h.Kind, h.Name = "Feature flag", name
+			h.Kind, h.Name = views.RefKindOf(refFlag).Label, name
 			if e.SubjectExists {
 				h.Href = flagHref(key)
 			}
 		case refSegment:
-			h.Kind, h.Name = "Segment", e.Keyword
+			h.Kind, h.Name = views.RefKindOf(refSegment).Label, e.Keyword
 			if e.SubjectExists {
 				h.Href = segmentHref(e.RefID)
 			}
+		case "FlagChangeRequest", "FlagSchedule", "FlagTrigger":
+			// Recorded as "flag key,title": what it is about, on which flag.
+			key, title, _ := strings.Cut(e.Keyword, ",")
+			h.Kind, h.Name = views.RefKindOf(e.RefType).Label, key
+			if title != "" {
+				h.Name = "“" + title + "” on " + key
+			}
 		default:
-			h.Kind, h.Name = e.RefType, e.Keyword
+			h.Kind, h.Name = views.RefKindOf(e.RefType).Label, e.Keyword
 		}
 		if !e.SubjectExists {
 			h.Name += " (deleted)"
@@ -154,10 +161,10 @@ func (p *pages) auditLog(c echo.Context) error {
 	form := p.form(c, "audit", "/audit-log", map[string]string{"type": q.Get("type"), "q": q.Get("q"),
 		"from": q.Get("from"), "to": q.Get("to")})
 	form.Errors = map[string]string{}
-	vm := views.AuditLog{Env: w.view(ok), Filter: form, Types: []views.Option{
-		{Value: "", Label: "All changes", Selected: q.Get("type") == ""},
-		{Value: refFlag, Label: "Feature flags", Selected: q.Get("type") == refFlag},
-		{Value: refSegment, Label: "Segments", Selected: q.Get("type") == refSegment}}}
+	vm := views.AuditLog{Env: w.view(ok), Filter: form, Types: []views.Option{{Value: "", Label: "All changes", Selected: q.Get("type") == ""}}}
+	for _, t := range flagstore.EnvAuditRefTypes {
+		vm.Types = append(vm.Types, views.Option{Value: t, Label: views.RefKindOf(t).Plural, Selected: q.Get("type") == t})
+	}
 	status := http.StatusOK
 	if ok {
 		filter := flagstore.AuditFilter{RefType: q.Get("type"), Query: q.Get("q")}

@@ -87,6 +87,16 @@ func TestBrowserOrganizationsAndGuide(t *testing.T) {
 			t.Errorf("Node snippet lacks %s:\n%s", want, node)
 		}
 	}
+	// The SDK picker shows one snippet at a time: choosing Browser swaps in
+	// the client SDK's.
+	b.do("choose the browser SDK", chromedp.Click(chromedp.CSS(`[data-testid=guide-sdk-js]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=snippet-js]`)))
+	if got := b.eval(`String(document.querySelectorAll('[data-testid^=snippet-]:not([data-testid=snippet-code])').length)`); got != "1" {
+		t.Errorf("%s snippets shown, want 1", got)
+	}
+	if got := b.eval(`document.querySelector('[data-testid=guide-sdk-js]').getAttribute('aria-current')`); got != "page" {
+		t.Errorf("the chosen SDK is marked %q", got)
+	}
 	if js := b.eval(`document.querySelector('[data-testid=snippet-js] [data-testid=snippet-code]').textContent`); !strings.Contains(js, ".sdkKey('"+client+"')") {
 		t.Errorf("JS snippet:\n%s", js)
 	}

@@ -83,7 +83,8 @@ func TestComparePagesNeedTheTargetsActions(t *testing.T) {
 }
 
 // TestFlagPageLinksToCompareAndCopy: the flag page leads to the side-by-side
-// comparison and to copying the flag, where the target is chosen first.
+// comparison and to copying the flag; with one other environment, that is
+// the target, and with more the target is chosen first.
 func TestFlagPageLinksToCompareAndCopy(t *testing.T) {
 	t.Parallel()
 	a, prod, dev := compareApp(t)
@@ -93,9 +94,20 @@ func TestFlagPageLinksToCompareAndCopy(t *testing.T) {
 	if compare != "/flags/banner/compare" {
 		t.Errorf("compare link %q", compare)
 	}
+	// Dev is the only other environment: the copy page checks against it
+	// without asking.
 	pg = b.get(copyTo).status(http.StatusOK)
-	if !pg.has("target-select") || pg.has("copy-checks") {
-		t.Fatalf("copy page before a target is chosen: %q", pg.text("copy-target-form"))
+	if pg.has("target-select") || pg.text("target-name") != "Web / Dev" || !pg.has("copy-checks") {
+		t.Fatalf("copy page with one possible target: %q", pg.text("copy-target-form"))
+	}
+	_, err := a.st.CreateEnvironment(t.Context(), a.ownerActor(), a.project("web").ID, core.EnvironmentInput{Name: "Staging", Key: "staging"})
+	must(t, err)
+	pg = b.get(copyTo).status(http.StatusOK)
+	if !pg.has("target-select") || pg.has("copy-checks") || pg.has("target-name") {
+		t.Fatalf("copy page before a target is chosen among two: %q", pg.text("copy-target-form"))
+	}
+	if pg = b.get("/flags/compare").status(http.StatusOK); !pg.has("target-select") || pg.has("compare-list") {
+		t.Fatalf("comparison before a target is chosen among two: %q", pg.text("compare-target-form"))
 	}
 	pg = b.get(copyTo + "&target=" + dev.ID.String()).status(http.StatusOK)
 	if row := pg.row("copy-check-row", "data-key", "banner"); row == nil || attr(row, "data-ok") != "true" || !pg.has("copy-confirm") {
@@ -127,13 +139,38 @@ func TestBrowserCompareAndCopy(t *testing.T) {
 	ch.do("desktop", viewport(1280))
 	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
 
+	// Dev is the project's only other environment: the comparison opens
+	// with it, naming it rather than asking.
 	ch.do("open the comparison from the flag list",
 		chromedp.Navigate(a.srv.URL+"/flags"),
 		chromedp.Click(chromedp.CSS(`[data-testid=compare-link]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=compare-target-form]`)),
-		chromedp.SetValue(chromedp.CSS(`[data-testid=target-select]`), dev.ID.String()),
-		chromedp.Click(chromedp.CSS(`[data-testid=compare-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=compare-list]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=target-name]").textContent + "|" + String(document.querySelector("[data-testid=target-select]"))`); got != "Web / Dev|null" {
+		t.Errorf("the target shown: %q, want Web / Dev and no choice", got)
+	}
+
+	// "Select all" checks every row and shows a partial choice as mixed.
+	state := func() string {
+		return ch.eval(`(function(){var all=document.querySelector("[data-testid=compare-pick-all]");` +
+			`var n=[...document.querySelectorAll("[data-testid=compare-pick]")].filter(b=>b.checked).length;` +
+			`return (all.indeterminate?"mixed":String(all.checked))+" "+n})()`)
+	}
+	ch.do("select all", chromedp.WaitVisible(chromedp.CSS(`[data-testid=compare-pick-all]`)), chromedp.Click(chromedp.CSS(`[data-testid=compare-pick-all]`)))
+	if got := state(); got != "true 2" {
+		t.Errorf("after Select all: %q, want true 2", got)
+	}
+	ch.do("clear one", chromedp.Click(chromedp.CSS(`[data-key=checkout] [data-testid=compare-pick]`)))
+	if got := state(); got != "mixed 1" {
+		t.Errorf("with one of two chosen: %q, want mixed 1", got)
+	}
+	ch.do("clear all", chromedp.Click(chromedp.CSS(`[data-testid=compare-pick-all]`)))
+	if got := state(); got != "true 2" {
+		t.Errorf("a mixed Select all, clicked, selects all: %q", got)
+	}
+	ch.do("clear all", chromedp.Click(chromedp.CSS(`[data-testid=compare-pick-all]`)))
+	if got := state(); got != "false 0" {
+		t.Errorf("after clearing all: %q, want false 0", got)
+	}
 	differs := ch.eval(`[...document.querySelectorAll("[data-key=checkout] [data-differs=true]")].map(e => e.dataset.part).join(",")`)
 	if differs != "On/off,Rules" {
 		t.Errorf("checkout differs in %q, want On/off,Rules", differs)

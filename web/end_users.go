@@ -42,7 +42,7 @@ func parseCursor(s, direction string) (*sdkdata.PageCursor, bool) {
 }
 
 // endUsers lists the working environment's end users, most recently seen
-// first: a search by the start of the key or name, and Next and Previous
+// first: a search by any part of the key or name, and Next and Previous
 // links that carry keyset cursors (after=…, before=…).
 func (p *pages) endUsers(c echo.Context) error {
 	w, ok := workEnvOf(c)

@@ -21,12 +21,15 @@ import (
 
 // compareTargets lists the environments the person can open, other than
 // the working one, as "Project / Env", with target selected; name is the
-// chosen one's label ("" when none is chosen or it is not listed).
-func (p *pages) compareTargets(c echo.Context, w workEnv, target uuid.UUID) (opts []views.Option, name string, err error) {
+// chosen one's label ("" when none is chosen or it is not listed). When
+// there is only one other environment it is the target whatever was asked,
+// so the pages need not ask; chosen is the target in effect.
+func (p *pages) compareTargets(c echo.Context, w workEnv, target uuid.UUID) (opts []views.Option, name string, chosen uuid.UUID, err error) {
 	wp, err := p.workplace(c)
 	if err != nil {
-		return nil, "", err
+		return nil, "", uuid.Nil, err
 	}
+	var ids []uuid.UUID
 	for _, pr := range wp.Projects {
 		for _, e := range pr.Environments {
 			if e.ID == w.id {
@@ -37,9 +40,14 @@ func (p *pages) compareTargets(c echo.Context, w workEnv, target uuid.UUID) (opt
 				name = o.Label
 			}
 			opts = append(opts, o)
+			ids = append(ids, e.ID)
 		}
 	}
-	return opts, name, nil
+	if len(opts) == 1 {
+		opts[0].Selected = true
+		return opts, opts[0].Label, ids[0], nil
+	}
+	return opts, name, target, nil
 }
 
 // targetParam reads the chosen target environment; uuid.Nil when none.
@@ -59,8 +67,7 @@ func (p *pages) compareEnvs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	target := targetParam(c)
-	targets, targetName, err := p.compareTargets(c, w, target)
+	targets, targetName, target, err := p.compareTargets(c, w, targetParam(c))
 	if err != nil {
 		return err
 	}
@@ -116,8 +123,7 @@ func (p *pages) flagComparePage(c echo.Context, status int, problem string) erro
 	if err != nil {
 		return err
 	}
-	target := targetParam(c)
-	targets, targetName, err := p.compareTargets(c, w, target)
+	targets, targetName, target, err := p.compareTargets(c, w, targetParam(c))
 	if err != nil {
 		return err
 	}
@@ -312,8 +318,8 @@ func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error 
 			vm.FlagIDs = append(vm.FlagIDs, id.String())
 		}
 	}
-	target := targetParam(c)
-	if vm.Targets, vm.Target, err = p.compareTargets(c, w, target); err != nil {
+	var target uuid.UUID
+	if vm.Targets, vm.Target, target, err = p.compareTargets(c, w, targetParam(c)); err != nil {
 		return err
 	}
 	switch {

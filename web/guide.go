@@ -127,7 +127,7 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 			f := p.form(c, "guide-flag", guidePath+"/flag", nil)
 			vm.Flag = &f
 		}
-		vm.Connect = p.connect(w.Env, flagKey) // the frame's, with its secrets
+		vm.Connect = p.connect(w.Env, flagKey, c.QueryParam("sdk")) // the frame's, with its secrets
 	}
 	shell, err := p.shell(c, "Get started", navFlags)
 	if err != nil {
@@ -137,12 +137,14 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 	return render(c, status, views.GuidePage(vm))
 }
 
-// connect is step 3: snippets for FeatBit's Node server SDK, its
-// JavaScript client SDK and OpenFeature's OFREP provider, filled with this
-// server's URL and the environment's secrets. Those who may open an
-// environment are shown its secrets (as on its page); a missing secret is
-// a placeholder, with a note.
-func (p *pages) connect(env *core.Environment, flagKey string) *views.GuideConnect {
+// connect is step 3: a snippet for FeatBit's Node server SDK, its
+// JavaScript client SDK, OpenFeature's OFREP provider or curl, filled with
+// this server's URL and the environment's secrets. One is shown at a time,
+// chosen by links (?sdk=, so the choice works without script); the Node
+// server SDK is the default, as most first flags are evaluated on a server.
+// Those who may open an environment are shown its secrets (as on its page);
+// a missing secret is a placeholder, with a note.
+func (p *pages) connect(env *core.Environment, flagKey, sdk string) *views.GuideConnect {
 	server, client := serverSecretPlaceholder, clientSecretPlaceholder
 	for _, s := range env.Secrets {
 		switch {
@@ -162,7 +164,7 @@ func (p *pages) connect(env *core.Environment, flagKey string) *views.GuideConne
 	key := jsString(flagKey)
 	out := &views.GuideConnect{Check: views.GuideCheck{Href: guidePath + "/check"}}
 	out.Snippets = []views.Snippet{
-		{ID: "node", Title: "Node.js server (FeatBit's @featbit/node-server-sdk, server secret)",
+		{ID: "node", Choice: "Node.js server", Title: "Node.js server (FeatBit's @featbit/node-server-sdk, server secret)",
 			Install: "npm install @featbit/node-server-sdk",
 			Code: fmt.Sprintf(`const { FbClientBuilder, UserBuilder } = require('@featbit/node-server-sdk');
 
@@ -181,7 +183,7 @@ const client = new FbClientBuilder()
   await client.close();
 })();`, jsString(server), jsString(base), jsString(base), key, jsString(flagKey+" is")),
 		},
-		{ID: "js", Title: "Browser (FeatBit's @featbit/js-client-sdk, client secret)",
+		{ID: "js", Choice: "Browser", Title: "Browser (FeatBit's @featbit/js-client-sdk, client secret)",
 			Install: "npm install @featbit/js-client-sdk",
 			Code: fmt.Sprintf(`import { FbClientBuilder, UserBuilder } from '@featbit/js-client-sdk';
 
@@ -197,7 +199,7 @@ await client.waitForInitialization();
 const on = client.boolVariation(%s, false);
 console.log(%s, on);`, jsString(client), jsString(streaming), jsString(base), key, jsString(flagKey+" is")),
 		},
-		{ID: "ofrep", Title: "OpenFeature (OFREP provider, server secret)",
+		{ID: "ofrep", Choice: "OpenFeature", Title: "OpenFeature (OFREP provider, server secret)",
 			Install: "npm install @openfeature/server-sdk @openfeature/ofrep-provider",
 			Code: fmt.Sprintf(`const { OpenFeature } = require('@openfeature/server-sdk');
 const { OFREPProvider } = require('@openfeature/ofrep-provider');
@@ -211,13 +213,22 @@ const { OFREPProvider } = require('@openfeature/ofrep-provider');
   console.log(%s, on);
 })();`, jsString(base), jsString(server), key, jsString(flagKey+" is")),
 		},
-		{ID: "curl", Title: "Any HTTP client (OFREP, server secret)",
+		{ID: "curl", Choice: "curl", Title: "Any HTTP client (OFREP, server secret)",
 			Code: fmt.Sprintf(`curl -s %s \
   -H %s -H 'Content-Type: application/json' \
   -d '{"context":{"targetingKey":"user-1"}}'`,
 				shellString(base+"/ofrep/v1/evaluate/flags/"+url.PathEscape(flagKey)), shellString("Authorization: "+server)),
 		},
 	}
+	chosen := slices.IndexFunc(out.Snippets, func(s views.Snippet) bool { return s.ID == sdk })
+	if chosen < 0 {
+		chosen = 0
+	}
+	for i, sn := range out.Snippets {
+		out.SDKs = append(out.SDKs, views.Tab{Label: sn.Choice, Href: guidePath + "?sdk=" + sn.ID + "#connect",
+			TestID: "guide-sdk-" + sn.ID, Active: i == chosen})
+	}
+	out.Snippets = out.Snippets[chosen : chosen+1]
 	var missing []string
 	if server == serverSecretPlaceholder {
 		missing = append(missing, "a server secret ("+serverSecretPlaceholder+")")

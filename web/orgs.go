@@ -102,8 +102,8 @@ func (p *pages) organizationDeletion(c echo.Context) (views.Confirm, error) {
 			count(in.Projects, "project", "projects"), count(in.Environments, "environment", "environments")),
 		fmt.Sprintf("%s and %s are deleted with them; their SDK secrets stop working.",
 			upperFirst(count(in.Flags, "feature flag", "feature flags")), count(in.Segments, "segment", "segments")),
-		fmt.Sprintf("Its %s lose access to it; its %s, %s and %s are deleted.",
-			count(in.Members, "member", "members"), count(in.Groups, "group", "groups"),
+		fmt.Sprintf("Its %s access to it; its %s, %s and %s are deleted.",
+			count(in.Members, "member loses", "members lose"), count(in.Groups, "group", "groups"),
 			count(in.Policies, "custom policy", "custom policies"), count(in.AccessTokens, "access token", "access tokens")),
 	}
 	if len(w.Organizations) > 1 {

@@ -148,9 +148,14 @@ func TestFirstRunGuide(t *testing.T) {
 			client = s.Value
 		}
 	}
+	// One SDK's snippet at a time: the Node server SDK's first, the others
+	// by their links (?sdk=).
+	if b.last.has("snippet-js") || b.last.has("snippet-ofrep") {
+		t.Error("the guide shows more than the chosen SDK's snippet")
+	}
 	node := text(b.last.must("snippet-node"))
-	js := text(b.last.must("snippet-js"))
-	ofrep := text(b.last.must("snippet-ofrep"))
+	js := text(b.get("/get-started?sdk=js").must("snippet-js"))
+	ofrep := text(b.get("/get-started?sdk=ofrep").must("snippet-ofrep"))
 	for name, want := range map[string][]string{
 		node:  {"@featbit/node-server-sdk", "'" + server + "'", "'http://bunting.test'", "'new-checkout'"},
 		js:    {"@featbit/js-client-sdk", "'" + client + "'", "'ws://bunting.test'", "'new-checkout'"},
@@ -165,7 +170,7 @@ func TestFirstRunGuide(t *testing.T) {
 	if strings.Contains(js, server) {
 		t.Error("the browser snippet carries the server secret")
 	}
-	if !strings.Contains(text(b.last.must("snippet-curl")), "http://bunting.test/ofrep/v1/evaluate/flags/new-checkout") {
+	if !strings.Contains(text(b.get("/get-started?sdk=curl").must("snippet-curl")), "http://bunting.test/ofrep/v1/evaluate/flags/new-checkout") {
 		t.Error("curl snippet")
 	}
 

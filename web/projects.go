@@ -300,7 +300,7 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 	href := envHref(pr.ID, env.ID)
 	may := place(c).Org.Project(pr.Key).Env(env.Key)
 
-	view := views.EnvSettings{Editable: may.Settings}
+	view := views.EnvSettings{Editable: may.Settings, Key: env.Key}
 	if settings != nil {
 		view.Form = *settings
 	} else {

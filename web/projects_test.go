@@ -201,7 +201,11 @@ func TestEnvironmentPage(t *testing.T) {
 		}
 	}
 
-	// Settings, with a problem first.
+	// The form shows the key and sends none; a key posted anyway is checked
+	// by the store, and its problem shown beside the key.
+	if input(b.last.must("env-settings-form"), "key") != nil {
+		t.Error("the settings form has a key field")
+	}
 	settings := url.Values{"name": {"Production"}, "key": {"bad key"}, "description": {"live"}, "requireChangeComment": {"true"}}
 	b.post(path, settings).status(http.StatusBadRequest)
 	form := b.last.must("env-settings-form")

@@ -270,15 +270,34 @@ func (p *pages) editor(ctx context.Context, a *core.Actor, prefix string, ds []d
 }
 
 // actionLabel spells an action's name in words: "UpdateFlagName" is
-// "Update flag name".
+// "Update flag name". A run of capitals is one word and stays as written
+// ("UpdateWorkspaceSSOSettings" is "Update workspace SSO settings"), and
+// the usual acronyms keep their capitals however the name spells them.
 func actionLabel(action string) string {
-	var sb strings.Builder
-	for i, r := range action {
-		if i > 0 && unicode.IsUpper(r) {
-			sb.WriteByte(' ')
-			r = unicode.ToLower(r)
+	rs := []rune(action)
+	var words []string
+	start := 0
+	for i := 1; i < len(rs); i++ {
+		// A word starts at a capital after a small letter or digit, or at
+		// the last capital of a run followed by a small letter ("SSOSettings").
+		if unicode.IsUpper(rs[i]) && (!unicode.IsUpper(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
+			words = append(words, string(rs[start:i]))
+			start = i
 		}
-		sb.WriteRune(r)
 	}
-	return strings.Replace(sb.String(), "i a m", "IAM", 1) // the one acronym of the catalogue
+	if len(rs) > 0 {
+		words = append(words, string(rs[start:]))
+	}
+	for i, w := range words {
+		switch upper := strings.ToUpper(w); {
+		case acronyms[upper], len([]rune(w)) > 1 && w == upper:
+			words[i] = upper
+		case i > 0:
+			words[i] = strings.ToLower(w)
+		}
+	}
+	return strings.Join(words, " ")
 }
+
+// acronyms are written in capitals in labels, whichever way a name spells them.
+var acronyms = map[string]bool{"SSO": true, "OIDC": true, "API": true, "SDK": true, "URL": true, "ID": true, "IAM": true, "JSON": true}

@@ -195,8 +195,9 @@ type EndUsersBeforeParams struct {
 
 // EndUsersBefore pages an environment's end users, most recently seen first,
 // after the cursor (updated_at, id) in that order, through end_users_seen.
-// pattern is a LIKE pattern matching the start of the lower-cased key or name
-// ('%' for all).
+// pattern is a LIKE pattern matching part of the lower-cased key or name
+// ('%' for all; end_users_key_trgm and end_users_name_trgm find the matches
+// of a selective search).
 func (q *Queries) EndUsersBefore(ctx context.Context, arg EndUsersBeforeParams) ([]EndUser, error) {
 	rows, err := q.db.Query(ctx, EndUsersBefore,
 		arg.EnvID,
@@ -287,7 +288,7 @@ type EndUsersSeenBetweenParams struct {
 }
 
 // EndUsersSeenBetween pages the end users last seen in [from, to], most
-// recently seen first, whose key or name starts with the pattern.
+// recently seen first, whose key or name matches the pattern.
 func (q *Queries) EndUsersSeenBetween(ctx context.Context, arg EndUsersSeenBetweenParams) ([]EndUser, error) {
 	rows, err := q.db.Query(ctx, EndUsersSeenBetween,
 		arg.EnvID,

@@ -64,8 +64,9 @@ SELECT * FROM end_users WHERE env_id = @env_id AND key_id = ANY(@key_ids::text[]
 -- name: EndUsersBefore :many
 -- EndUsersBefore pages an environment's end users, most recently seen first,
 -- after the cursor (updated_at, id) in that order, through end_users_seen.
--- pattern is a LIKE pattern matching the start of the lower-cased key or name
--- ('%' for all).
+-- pattern is a LIKE pattern matching part of the lower-cased key or name
+-- ('%' for all; end_users_key_trgm and end_users_name_trgm find the matches
+-- of a selective search).
 SELECT * FROM end_users
 WHERE env_id = @env_id AND (updated_at, id) < (@updated_at::timestamptz, @id::uuid)
   AND (lower(key_id) LIKE @pattern::text OR lower(name) LIKE @pattern::text)
@@ -83,7 +84,7 @@ LIMIT @lim;
 
 -- name: EndUsersSeenBetween :many
 -- EndUsersSeenBetween pages the end users last seen in [from, to], most
--- recently seen first, whose key or name starts with the pattern.
+-- recently seen first, whose key or name matches the pattern.
 SELECT * FROM end_users
 WHERE env_id = @env_id AND updated_at >= @seen_from::timestamptz AND updated_at <= @seen_to::timestamptz
   AND (lower(key_id) LIKE @pattern::text OR lower(name) LIKE @pattern::text)

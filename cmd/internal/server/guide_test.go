@@ -59,7 +59,7 @@ func TestGuideSnippetsRun(t *testing.T) {
 	b := signIn(t, srv.URL)
 	b.post("/organizations", url.Values{"name": {"Acme"}, "key": {"acme"}}).at("/get-started")
 	b.post("/get-started/project", url.Values{"projectName": {"Shop"}, "projectKey": {"shop"}, "environments": {"Dev, Prod"}}).at("/get-started")
-	guide := b.post("/get-started/flag", url.Values{"name": {"New checkout"}, "key": {"new-checkout"}}).at("/get-started")
+	b.post("/get-started/flag", url.Values{"name": {"New checkout"}, "key": {"new-checkout"}}).at("/get-started")
 	if got := b.get("/get-started/check").text("guide-check-state"); got != "Waiting for the first evaluation…" {
 		t.Fatalf("check before any snippet ran: %q", got)
 	}
@@ -70,7 +70,8 @@ func TestGuideSnippetsRun(t *testing.T) {
 
 	for _, sn := range []struct{ id, file string }{{"node", "guide-node.cjs"}, {"ofrep", "guide-ofrep.cjs"}, {"js", "guide-js.cjs"}} {
 		t.Run(sn.id, func(t *testing.T) {
-			code := preformatted(find(guide.must("snippet-"+sn.id), "snippet-code"))
+			// The guide shows one SDK's snippet at a time, chosen by ?sdk=.
+			code := preformatted(find(b.get("/get-started?sdk="+sn.id).must("snippet-"+sn.id), "snippet-code"))
 			script := code
 			if sn.id == "js" {
 				script = asNodeScript(t, code)

@@ -37,7 +37,7 @@ const MaxPropertyNamesPerFile = core.MaxEndUserProperties
 // exportPage is how many end users a download reads at a time.
 const exportPage = 1_000
 
-// EachEndUser hands the end users whose key or name starts with search,
+// EachEndUser hands the end users whose key or name contains search,
 // most recently seen first, to each, at most MaxEndUsersPerFile, reading
 // them a page at a time so a download holds one page in memory.
 func (s *SDK) EachEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID, search string, each func(ImportUser) error) error {

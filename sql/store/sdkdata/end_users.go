@@ -91,7 +91,7 @@ type PageCursor struct {
 }
 
 // EndUserFilter selects a page of end users (FeatBit's EndUserFilter): those
-// whose key or name starts with SearchText (case-insensitively), most
+// whose key or name contains SearchText (case-insensitively), most
 // recently seen first, from Cursor, PageSize at a time.
 type EndUserFilter struct {
 	SearchText string      `json:"searchText"`
@@ -107,11 +107,15 @@ type CursorPaged[T any] struct {
 	NextCursor     *PageCursor `json:"nextCursor"`
 }
 
-// searchPattern is a LIKE pattern matching text that starts with search,
-// lower-cased; "%" for no search.
+// searchPattern is a LIKE pattern matching text that contains search
+// (FeatBit's EndUserService: Contains, ignoring case), lower-cased; "%" for
+// no search. The trigram indexes of the key and the name serve it.
 func searchPattern(search string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(strings.ToLower(strings.TrimSpace(search))) + "%"
+	search = strings.ToLower(strings.TrimSpace(search))
+	if search == "" {
+		return "%"
+	}
+	return "%" + core.EscapeLike(search) + "%"
 }
 
 // maxCursor is before every row: the first page's cursor.
@@ -185,7 +189,7 @@ func cursorAt(u EndUser, direction string) *PageCursor {
 }
 
 // EndUserSearchFilter is FeatBit's search body: end users whose key or name
-// starts with SearchText, but not those in ExcludedKeyIds, at most Limit
+// contains SearchText, but not those in ExcludedKeyIds, at most Limit
 // (10 when 0, at most 100). There are no global users: GlobalUserOnly finds none.
 type EndUserSearchFilter struct {
 	SearchText     string   `json:"searchText"`
@@ -197,7 +201,7 @@ type EndUserSearchFilter struct {
 // maxKeysPerRequest bounds lists of keys in one request.
 const maxKeysPerRequest = 1_000
 
-// SearchEndUsers finds end users by the start of their key or name.
+// SearchEndUsers finds end users by part of their key or name.
 func (s *SDK) SearchEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, f EndUserSearchFilter) ([]EndUser, error) {
 	var v core.Validator
 	if f.Limit == 0 {
@@ -461,8 +465,8 @@ func (s *SDK) EndUserSegments(ctx context.Context, a *core.Actor, envID, id uuid
 }
 
 // FlagEndUserFilter is FeatBit's FeatureFlagEndUserFilter: the users of a
-// flag seen from From to To (Unix milliseconds), whose key or name starts
-// with Query, optionally only those served VariationID.
+// flag seen from From to To (Unix milliseconds), whose key or name contains
+// Query, optionally only those served VariationID.
 type FlagEndUserFilter struct {
 	Query          string
 	FeatureFlagKey string
