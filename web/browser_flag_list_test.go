@@ -199,7 +199,7 @@ func TestBrowserFlagList(t *testing.T) {
 	// Several tags: flags having all of them, still by name; the address
 	// carries both.
 	ch.do("by name", chromedp.Navigate(a.srv.URL+"/flags?sort=name"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-row]`)),
-		chromedp.Click(chromedp.CSS(`[data-testid=flag-tag-filter] summary`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=flag-tag-summary]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-tag-option][value=web]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid=flag-tag-option][value=web]`)))
 	var web, both []string
@@ -217,6 +217,9 @@ func TestBrowserFlagList(t *testing.T) {
 	waitRows("tagged web and mobile", equal(both))
 	if q := query(); !slices.Equal(q["tag"], []string{"mobile", "web"}) && !slices.Equal(q["tag"], []string{"web", "mobile"}) || q.Get("sort") != "name" {
 		t.Errorf("filtered by two tags at ?%s", q.Encode())
+	}
+	if got := ch.eval(`document.querySelector("[data-testid=flag-tag-summary]").textContent.trim()`); got != "web, mobile" && got != "mobile, web" {
+		t.Errorf("the tag menu says %q", got)
 	}
 	if got := ch.eval(`document.querySelector("[data-testid=flag-list-filtered]").textContent`); !strings.Contains(got, "all of: web, mobile") &&
 		!strings.Contains(got, "all of: mobile, web") {

@@ -177,6 +177,9 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		vm.Create = create
 	}
 	regions := []templ.Component{views.FlagListView(vm.List)}
+	if ok {
+		regions = append(regions, views.FlagTagSummary(vm.Filter))
+	}
 	if vm.Create != nil {
 		regions = append(regions, views.FlagCreateView(*vm.Create))
 	}
