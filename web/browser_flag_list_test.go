@@ -181,6 +181,9 @@ func TestBrowserFlagList(t *testing.T) {
 		ch.do("next page by "+tc.sort, chromedp.Click(chromedp.CSS(`[data-testid=pager-next]`)))
 		waitQuery("page 2 by "+tc.sort, "page", "2")
 		waitRows("page 2 by "+tc.sort, tc.pages[1])
+		if q := query(); q.Has("q") || q.Has("status") {
+			t.Errorf("sorted by %q, the address keeps empty fields: ?%s", tc.sort, q.Encode())
+		}
 		if q := query(); q.Get("sort") != tc.sort || q.Get("page") != "2" || q.Get("size") != "10" {
 			t.Errorf("page 2 by %q at ?%s", tc.sort, q.Encode())
 		}
@@ -295,6 +298,14 @@ func TestBrowserFlagList(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(row+` summary.switch-on`)))
 	if !a.flag(env, "k19").IsEnabled {
 		t.Errorf("k19 is not on")
+	}
+	// On a phone, the last card's pop-up as well.
+	row = `[data-testid=flag-row][data-key=k09]`
+	ch.do("phone with comments", viewport(390), chromedp.Navigate(a.srv.URL+"/flags?sort=key&size=10"),
+		chromedp.WaitVisible(chromedp.CSS(row)), chromedp.Click(chromedp.CSS(row+` [data-testid=flag-toggle]`)),
+		chromedp.WaitVisible(chromedp.CSS(row+` [data-testid=comment]`)))
+	if problems := ch.eval(popProblems(row)); problems != "" {
+		t.Errorf("the last card's pop-up at 390 px: %s", problems)
 	}
 }
 
