@@ -441,7 +441,14 @@ func TestFlagListFiltersAndServes(t *testing.T) {
 	if !slices.Equal(item.Serves.EnabledVariations, []string{"true"}) || item.Serves.DisabledVariation != "false" {
 		t.Errorf("serves %+v", item.Serves)
 	}
-	s.do("GET", e.flags+"?sortBy=name", s.owner, nil).fails(t, http.StatusBadRequest, "sortBy_is_invalid")
+	if got := keys(list("?sortBy=name&sortOrder=desc")); !slices.Equal(got, []string{"search-v2", "pay", "checkout-redesign"}) {
+		t.Errorf("by name, Z to A: %v", got)
+	}
+	if got := keys(list("?sortBy=created_at&sortOrder=asc")); !slices.Equal(got, []string{"checkout-redesign", "search-v2", "pay"}) {
+		t.Errorf("oldest first: %v", got)
+	}
+	s.do("GET", e.flags+"?sortBy=evaluations", s.owner, nil).fails(t, http.StatusBadRequest, "sortBy_is_invalid")
+	s.do("GET", e.flags+"?sortBy=name&sortOrder=up", s.owner, nil).fails(t, http.StatusBadRequest, "sortOrder_is_invalid")
 	s.do("GET", e.flags+"?isEnabled=perhaps", s.owner, nil).fails(t, http.StatusBadRequest, "isEnabled_is_invalid")
 	s.do("GET", e.flags+"?pageSize=0", s.owner, nil).fails(t, http.StatusBadRequest, "pageSize_is_invalid")
 	if got := list("?name=%25"); got.TotalCount != 0 {

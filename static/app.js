@@ -11,6 +11,17 @@
     if (meta) e.detail.headers["X-CSRF-Token"] = meta.content;
   });
 
+  // A form marked data-drop-empty leaves its empty fields out of a GET, so
+  // the address htmx pushes says only what narrows a list (?sort=name, not
+  // ?q=&status=&sort=name).
+  document.addEventListener("htmx:configRequest", function (e) {
+    if (e.detail.verb !== "get" || !e.detail.elt.closest("[data-drop-empty]")) return;
+    var data = e.detail.formData;
+    Array.from(new Set(data.keys())).forEach(function (name) {
+      if (data.getAll(name).every(function (v) { return v === ""; })) data.delete(name);
+    });
+  });
+
   // Controls that only work with script are rendered hidden and shown here.
   function enhance(root) {
     root.querySelectorAll("[data-js-only]").forEach(function (el) { el.hidden = false; });

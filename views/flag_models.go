@@ -26,11 +26,17 @@ type Flags struct {
 
 // FlagFilter is the search form over the flag list; the archived view is a tab.
 type FlagFilter struct {
-	Action   string
-	Query    string
-	Tags     []Option
-	Statuses []Option
-	Archived bool
+	Action string
+	Query  string
+	// Tags are every tag of the environment's flags; those Selected must
+	// all be on a flag. TagsChosen counts them, TagsSummary names them.
+	Tags        []Option
+	TagsChosen  int
+	TagsSummary string
+	Statuses    []Option
+	// Sorts are the list's orders, Sizes its page sizes.
+	Sorts, Sizes []Option
+	Archived     bool
 	// ActiveHref and ArchivedHref switch between the two views.
 	ActiveHref, ArchivedHref string
 }
@@ -40,16 +46,26 @@ type FlagList struct {
 	Rows     []FlagRow
 	Pager    Pager
 	Archived bool
-	// Empty explains an empty page.
-	Empty string
+	// Empty explains an empty page; LastPageHref, set past the end of a list,
+	// leads to its last page.
+	Empty, LastPageHref string
+	// Filtered says which tags narrow the list; empty when none do.
+	Filtered string
+}
+
+// ServingLine is what a flag serves to its targets, one rule or everyone
+// else (Label, empty when the default rule is all there is), as in
+// "30% true · 70% false".
+type ServingLine struct {
+	Label, Text string
 }
 
 // FlagRow is one flag of the list.
 type FlagRow struct {
 	ID, Key, Name, Href string
 	On, Archived        bool
-	// Serves are the values served when on; OffServes the value served when off.
-	Serves    []string
+	// Serving is what it serves when on; OffServes the value served when off.
+	Serving   []ServingLine
 	OffServes string
 	Tags      []string
 	// LastChange is when the flag last changed, LastComment that change's comment.

@@ -296,6 +296,8 @@ type TokenRow struct {
 type Pager struct {
 	Label      string
 	Prev, Next string
+	// First and Last, where set, jump to the ends of a long list.
+	First, Last string
 }
 
 // Workspace is the workspace settings page.

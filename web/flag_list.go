@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,28 +19,76 @@ import (
 	"github.com/bunting-flags/bunting/views"
 )
 
-// flagQuery is the flag list's search, filters and page, as in its URL.
+// flagQuery is the flag list's search, filters, order and page, as in its
+// URL, so that a list can be bookmarked and shared.
 type flagQuery struct {
-	q, tag, status string
-	archived       bool
-	page           int
+	q, status string
+	tags      []string
+	archived  bool
+	// sort is a key of flagstore.SortKeys, "-" before it for descending;
+	// empty is the default, newest first.
+	sort       string
+	page, size int
+}
+
+// flagPageSizes are the page sizes the list offers; others fall back to
+// listPageSize, so a hand-made URL cannot ask for a huge page.
+var flagPageSizes = []int{10, 20, 50, 100}
+
+// flagSorts are the list's orders as its sort menu names them, the default first.
+var flagSorts = []struct{ value, label string }{
+	{"", "Newest first"}, {"createdAt", "Oldest first"},
+	{"name", "Name A–Z"}, {"-name", "Name Z–A"}, {"key", "Key A–Z"}, {"-key", "Key Z–A"},
+	{"-updatedAt", "Changed most recently"}, {"updatedAt", "Changed least recently"},
+	{"-lastEvaluatedAt", "Evaluated most recently"}, {"lastEvaluatedAt", "Evaluated least recently"},
 }
 
 func flagQueryOf(q url.Values) flagQuery {
-	return flagQuery{q: q.Get("q"), tag: q.Get("tag"), status: q.Get("status"), archived: q.Get("archived") == "1",
-		page: pageNumber(q.Get("page"))}
+	fq := flagQuery{q: q.Get("q"), status: q.Get("status"), archived: q.Get("archived") == "1",
+		page: pageNumber(q.Get("page")), size: listPageSize}
+	for _, t := range q["tag"] {
+		if t != "" && !slices.Contains(fq.tags, t) {
+			fq.tags = append(fq.tags, t)
+		}
+	}
+	if n, err := strconv.Atoi(q.Get("size")); err == nil && slices.Contains(flagPageSizes, n) {
+		fq.size = n
+	}
+	for _, o := range flagSorts {
+		if o.value == q.Get("sort") {
+			fq.sort = o.value
+		}
+	}
+	return fq
+}
+
+// order is the store's sort key and direction for the list's sort.
+func (fq flagQuery) order() (sortBy, order string) {
+	if fq.sort == "" {
+		return "createdAt", "desc"
+	}
+	if key, ok := strings.CutPrefix(fq.sort, "-"); ok {
+		return key, "desc"
+	}
+	return fq.sort, "asc"
 }
 
 // href is the list's address at a page.
 func (fq flagQuery) href(page int) string {
 	v := url.Values{}
-	for name, value := range map[string]string{"q": fq.q, "tag": fq.tag, "status": fq.status} {
+	for name, value := range map[string]string{"q": fq.q, "status": fq.status, "sort": fq.sort} {
 		if value != "" {
 			v.Set(name, value)
 		}
 	}
+	if len(fq.tags) > 0 {
+		v["tag"] = fq.tags
+	}
 	if fq.archived {
 		v.Set("archived", "1")
+	}
+	if fq.size != listPageSize && fq.size != 0 {
+		v.Set("size", strconv.Itoa(fq.size))
 	}
 	if page > 1 {
 		v.Set("page", strconv.Itoa(page))
@@ -74,10 +123,9 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 	}
 	vm := views.Flags{Env: w.view(ok)}
 	if ok {
-		filter := flagstore.FlagFilter{Name: fq.q, IsArchived: fq.archived, Page: core.Page{Index: fq.page - 1, Size: listPageSize}}
-		if fq.tag != "" {
-			filter.Tags = []string{fq.tag}
-		}
+		sortBy, order := fq.order()
+		filter := flagstore.FlagFilter{Name: fq.q, Tags: fq.tags, IsArchived: fq.archived, SortBy: sortBy, Order: order,
+			Page: core.Page{Index: fq.page - 1, Size: fq.size}}
 		if on, off := fq.status == "on", fq.status == "off"; on || off {
 			filter.IsEnabled = &on
 		}
@@ -89,14 +137,8 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		if err != nil {
 			return err
 		}
-		vm.Filter = views.FlagFilter{Action: "/flags", Query: fq.q, Archived: fq.archived,
-			ActiveHref: "/flags", ArchivedHref: "/flags?archived=1",
-			Statuses: []views.Option{{Value: "", Label: "On or off", Selected: fq.status == ""},
-				{Value: "on", Label: "On", Selected: fq.status == "on"}, {Value: "off", Label: "Off", Selected: fq.status == "off"}}}
-		for _, t := range tags {
-			vm.Filter.Tags = append(vm.Filter.Tags, views.Option{Value: t, Label: t, Selected: t == fq.tag})
-		}
-		vm.List = views.FlagList{Archived: fq.archived, Pager: pager(list.TotalCount, fq.page, listPageSize, "flag", "flags", fq.href)}
+		vm.Filter = flagFilterOf(fq, tags)
+		vm.List = views.FlagList{Archived: fq.archived, Pager: flagPager(list.TotalCount, fq), Filtered: tagsNote(fq.tags)}
 		// Only flags evaluated within the trend's day have a trend to read.
 		var recent []uuid.UUID
 		for _, f := range list.Items {
@@ -116,8 +158,13 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 			}
 			vm.List.Rows = append(vm.List.Rows, row)
 		}
-		switch {
-		case fq.q != "" || fq.tag != "" || fq.status != "":
+		switch last := lastPage(list.TotalCount, fq.size); {
+		case len(list.Items) == 0 && fq.page > last && list.TotalCount > 0:
+			// Past the end of a list that has flags: say so, and where it ends.
+			vm.List.Empty = fmt.Sprintf("There is no page %d: the list has %d %s, on %d %s.", fq.page,
+				list.TotalCount, plural(int(list.TotalCount), "flag", "flags"), last, plural(last, "page", "pages"))
+			vm.List.LastPageHref = fq.href(last)
+		case fq.q != "" || len(fq.tags) > 0 || fq.status != "":
 			vm.List.Empty = "No flags match."
 		case fq.archived:
 			vm.List.Empty = "No archived flags."
@@ -130,6 +177,9 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		vm.Create = create
 	}
 	regions := []templ.Component{views.FlagListView(vm.List)}
+	if ok {
+		regions = append(regions, views.FlagTagSummary(vm.Filter))
+	}
 	if vm.Create != nil {
 		regions = append(regions, views.FlagCreateView(*vm.Create))
 	}
@@ -143,7 +193,7 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 // toggle without script returns.
 func (p *pages) flagRow(c echo.Context, w workEnv, f flagstore.FlagListItem, next string) views.FlagRow {
 	row := views.FlagRow{ID: f.ID.String(), Key: f.Key, Name: f.Name, Href: flagHref(f.Key), On: f.IsEnabled,
-		Archived: f.IsArchived, Serves: f.Serves.EnabledVariations, OffServes: f.Serves.DisabledVariation, Tags: f.Tags,
+		Archived: f.IsArchived, Serving: servingLines(f.Serving), OffServes: f.Serves.DisabledVariation, Tags: f.Tags,
 		LastChange: when(f.UpdatedAt), LastEvaluated: evaluatedAgo(f.LastEvaluatedAt, time.Now())}
 	if f.LastChange != nil {
 		row.LastChange, row.LastComment = when(f.LastChange.ChangedAt), f.LastChange.Comment
@@ -198,7 +248,7 @@ func (p *pages) createFlag(c echo.Context) error {
 		} else {
 			vars = editVariations(vars, edit)
 		}
-		return p.flagsPage(c, http.StatusOK, flagQuery{page: 1}, p.flagCreate(c, w, values, vars, true), nil)
+		return p.flagsPage(c, http.StatusOK, flagQuery{page: 1, size: listPageSize}, p.flagCreate(c, w, values, vars, true), nil)
 	}
 	in.Variations = storeVariations(vars)
 	f, err := p.store.CreateFlag(c.Request().Context(), actor(c), w.id, in)
@@ -214,7 +264,7 @@ func (p *pages) createFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return p.flagsPage(c, status, flagQuery{page: 1}, create, nil)
+	return p.flagsPage(c, status, flagQuery{page: 1, size: listPageSize}, create, nil)
 }
 
 // toggleFlag turns a flag on or off, from its row in the list (which htmx
@@ -269,7 +319,7 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in flagstore.Chang
 			return c.Redirect(http.StatusSeeOther, localPath(next))
 		}
 		item := flagstore.FlagListItem{ID: f.ID, Name: f.Name, Key: f.Key, IsEnabled: f.IsEnabled, Tags: f.Tags,
-			Serves: f.Serves(), Revision: f.Revision, UpdatedAt: f.UpdatedAt,
+			Serves: f.Serves(), Serving: flagstore.ServingOf(f), Revision: f.Revision, UpdatedAt: f.UpdatedAt,
 			LastChange: &flagstore.LastChange{Comment: in.Comment, ChangedAt: f.UpdatedAt}}
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: msg}})
 		return render(c, http.StatusOK, views.FlagRowView(p.flagRow(c, w, item, next)), views.Flashes(p.flashes(c)))
@@ -295,7 +345,7 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in flagstore.Chang
 		return p.flagsPage(c, status, flagQueryOf(target.Query()), nil, &toggledRow{key: key, form: form})
 	}
 	item := flagstore.FlagListItem{ID: cur.ID, Name: cur.Name, Key: cur.Key, IsEnabled: cur.IsEnabled, Tags: cur.Tags,
-		Serves: cur.Serves(), Revision: cur.Revision, UpdatedAt: cur.UpdatedAt}
+		Serves: cur.Serves(), Serving: flagstore.ServingOf(cur), Revision: cur.Revision, UpdatedAt: cur.UpdatedAt}
 	row := p.flagRow(c, w, item, next)
 	if row.Toggle != nil {
 		row.Toggle.Form = form

@@ -16,20 +16,27 @@ import (
 const FlagSearchItems = `-- name: FlagSearchItems :many
 
 WITH found AS MATERIALIZED (
-    SELECT f.id, f.created_at, f.key FROM feature_flags f
-    WHERE f.env_id = $3 AND f.is_archived = $4
-      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $5::text
-      AND (cardinality($6::text[]) = 0 OR f.tags @> $6::text[])
-      AND ($7::boolean IS NULL OR f.is_enabled = $7)
-    LIMIT $8
+    SELECT f.id,
+        CASE $3::text WHEN 'name' THEN lower(f.name) WHEN 'key' THEN f.key END AS sort_text,
+        CASE $3::text WHEN 'createdAt' THEN f.created_at WHEN 'updatedAt' THEN f.updated_at END AS sort_time,
+        CASE WHEN $3::text = 'lastEvaluatedAt' THEN (SELECT max(v.last_evaluated_at) FROM flag_evaluations v WHERE v.flag_id = f.id) END AS sort_evaluated
+    FROM feature_flags f
+    WHERE f.env_id = $4 AND f.is_archived = $5
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $6::text
+      AND (cardinality($7::text[]) = 0 OR f.tags @> $7::text[])
+      AND ($8::boolean IS NULL OR f.is_enabled = $8)
+    LIMIT $9
 ), page AS (
-    SELECT m.id FROM found m
-    ORDER BY CASE WHEN $2::boolean THEN m.key END, CASE WHEN NOT $2::boolean THEN m.created_at END DESC, m.id
-    LIMIT $10 OFFSET $9
+    SELECT m.id, m.sort_text, m.sort_time, m.sort_evaluated FROM found m
+    ORDER BY CASE WHEN NOT $2::boolean THEN m.sort_text END, CASE WHEN $2::boolean THEN m.sort_text END DESC,
+        CASE WHEN NOT $2::boolean THEN m.sort_time END, CASE WHEN $2::boolean THEN m.sort_time END DESC,
+        CASE WHEN NOT $2::boolean THEN m.sort_evaluated END NULLS FIRST, CASE WHEN $2::boolean THEN m.sort_evaluated END DESC NULLS LAST, m.id
+    LIMIT $11 OFFSET $10
 )
 SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
     f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
-    jsonb_path_query_array(f.rules, '$[*].variations[*]') AS rule_variations,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('name', r.rule->'name', 'variations', r.rule->'variations') ORDER BY r.n), '[]')
+        FROM jsonb_array_elements(f.rules) WITH ORDINALITY AS r(rule, n))::jsonb AS rule_variations,
     p.key AS project_key, e.key AS env_key,
     (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
     coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
@@ -64,12 +71,15 @@ LEFT JOIN LATERAL (
     SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
     FROM flag_evaluations e WHERE e.flag_id = f.id
 ) evaluated ON true
-ORDER BY CASE WHEN $2::boolean THEN f.key END, CASE WHEN NOT $2::boolean THEN f.created_at END DESC, f.id
+ORDER BY CASE WHEN NOT $2::boolean THEN page.sort_text END, CASE WHEN $2::boolean THEN page.sort_text END DESC,
+    CASE WHEN NOT $2::boolean THEN page.sort_time END, CASE WHEN $2::boolean THEN page.sort_time END DESC,
+    CASE WHEN NOT $2::boolean THEN page.sort_evaluated END NULLS FIRST, CASE WHEN $2::boolean THEN page.sort_evaluated END DESC NULLS LAST, page.id
 `
 
 type FlagSearchItemsParams struct {
 	OrganizationID uuid.UUID
-	ByKey          bool
+	Descending     bool
+	SortBy         string
 	EnvID          uuid.UUID
 	IsArchived     bool
 	Pattern        string
@@ -128,7 +138,8 @@ type FlagSearchItemsRow struct {
 func (q *Queries) FlagSearchItems(ctx context.Context, arg FlagSearchItemsParams) ([]FlagSearchItemsRow, error) {
 	rows, err := q.db.Query(ctx, FlagSearchItems,
 		arg.OrganizationID,
-		arg.ByKey,
+		arg.Descending,
+		arg.SortBy,
 		arg.EnvID,
 		arg.IsArchived,
 		arg.Pattern,

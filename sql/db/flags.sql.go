@@ -359,7 +359,8 @@ func (q *Queries) FlagListByKey(ctx context.Context, arg FlagListByKeyParams) (F
 const FlagListItems = `-- name: FlagListItems :many
 SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
     f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
-    jsonb_path_query_array(f.rules, '$[*].variations[*]') AS rule_variations,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('name', r.rule->'name', 'variations', r.rule->'variations') ORDER BY r.n), '[]')
+        FROM jsonb_array_elements(f.rules) WITH ORDINALITY AS r(rule, n))::jsonb AS rule_variations,
     p.key AS project_key, e.key AS env_key,
     (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
     coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
@@ -440,8 +441,8 @@ type FlagListItemsRow struct {
 // FlagListItems is the second statement of a flag list: the flags of a page
 // that are in an environment of an organization, in the order of their ids,
 // with the keys naming the environment (which a search reads only here) and
-// what a list shows of each (of the rules, only their variations, as
-// Serves reads them): the latest
+// what a list shows of each (of the rules, only their names and
+// variations, as Serves and the list's serving read them): the latest
 // revision (flag_revisions_flag_created), the names of the creator and of
 // the last changer (users, access tokens or flag triggers, by primary key)
 // and the evaluation summary
@@ -500,31 +501,121 @@ func (q *Queries) FlagListItems(ctx context.Context, arg FlagListItemsParams) ([
 	return items, nil
 }
 
+const FlagListSorted = `-- name: FlagListSorted :one
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = $1
+          AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+          AND ($3::boolean IS NULL OR f.is_enabled = $3)
+        LIMIT $4
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT m.id FROM (
+            SELECT f.id,
+                CASE $5::text WHEN 'name' THEN lower(f.name) WHEN 'key' THEN f.key END AS sort_text,
+                CASE $5::text WHEN 'createdAt' THEN f.created_at WHEN 'updatedAt' THEN f.updated_at END AS sort_time,
+                CASE WHEN $5::text = 'lastEvaluatedAt' THEN (SELECT max(v.last_evaluated_at) FROM flag_evaluations v WHERE v.flag_id = f.id) END AS sort_evaluated
+            FROM feature_flags f
+            WHERE f.env_id = e.id AND f.is_archived = $1
+              AND (cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+              AND ($3::boolean IS NULL OR f.is_enabled = $3)
+        ) m
+        ORDER BY CASE WHEN NOT $6::boolean THEN m.sort_text END, CASE WHEN $6::boolean THEN m.sort_text END DESC,
+            CASE WHEN NOT $6::boolean THEN m.sort_time END, CASE WHEN $6::boolean THEN m.sort_time END DESC,
+            CASE WHEN NOT $6::boolean THEN m.sort_evaluated END NULLS FIRST, CASE WHEN $6::boolean THEN m.sort_evaluated END DESC NULLS LAST, m.id
+        LIMIT $8 OFFSET $7
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = $9 AND e.id = $10
+`
+
+type FlagListSortedParams struct {
+	IsArchived     bool
+	Tags           []string
+	IsEnabled      *bool
+	CountLimit     int32
+	SortBy         string
+	Descending     bool
+	PageOffset     int32
+	PageSize       int32
+	OrganizationID uuid.UUID
+	EnvID          uuid.UUID
+}
+
+type FlagListSortedRow struct {
+	ProjectKey string
+	EnvKey     string
+	Total      int64
+	Ids        []uuid.UUID
+}
+
+// FlagListSorted is FlagListByCreated in any of the list's orders (sort_by,
+// checked by the store against its list of sort keys, and descending): by
+// name, key, creation, last change or last evaluation. Only newest first
+// and by key have an index in their order (FlagListByCreated, FlagListByKey,
+// which the store takes for them); these read the environment's matches on
+// feature_flags_env_created's leading columns and keep the page's top rows
+// while sorting (a top-N sort), the last evaluation read per flag from
+// flag_evaluations' primary key only for that order. Flags never evaluated
+// come first oldest first and last newest first; ties go by id.
+func (q *Queries) FlagListSorted(ctx context.Context, arg FlagListSortedParams) (FlagListSortedRow, error) {
+	row := q.db.QueryRow(ctx, FlagListSorted,
+		arg.IsArchived,
+		arg.Tags,
+		arg.IsEnabled,
+		arg.CountLimit,
+		arg.SortBy,
+		arg.Descending,
+		arg.PageOffset,
+		arg.PageSize,
+		arg.OrganizationID,
+		arg.EnvID,
+	)
+	var i FlagListSortedRow
+	err := row.Scan(
+		&i.ProjectKey,
+		&i.EnvKey,
+		&i.Total,
+		&i.Ids,
+	)
+	return i, err
+}
+
 const FlagSearch = `-- name: FlagSearch :many
 SELECT m.id FROM (
-    SELECT f.id, f.created_at, f.key FROM feature_flags f
-    WHERE f.env_id = $1 AND f.is_archived = $2
-      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
-      AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
-      AND ($5::boolean IS NULL OR f.is_enabled = $5)
-    LIMIT $6
+    SELECT f.id,
+        CASE $1::text WHEN 'name' THEN lower(f.name) WHEN 'key' THEN f.key END AS sort_text,
+        CASE $1::text WHEN 'createdAt' THEN f.created_at WHEN 'updatedAt' THEN f.updated_at END AS sort_time,
+        CASE WHEN $1::text = 'lastEvaluatedAt' THEN (SELECT max(v.last_evaluated_at) FROM flag_evaluations v WHERE v.flag_id = f.id) END AS sort_evaluated
+    FROM feature_flags f
+    WHERE f.env_id = $2 AND f.is_archived = $3
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $4::text
+      AND (cardinality($5::text[]) = 0 OR f.tags @> $5::text[])
+      AND ($6::boolean IS NULL OR f.is_enabled = $6)
+    LIMIT $7
 ) m
-ORDER BY CASE WHEN $7::boolean THEN m.key END, CASE WHEN NOT $7::boolean THEN m.created_at END DESC, m.id
+ORDER BY CASE WHEN NOT $8::boolean THEN m.sort_text END, CASE WHEN $8::boolean THEN m.sort_text END DESC,
+    CASE WHEN NOT $8::boolean THEN m.sort_time END, CASE WHEN $8::boolean THEN m.sort_time END DESC,
+    CASE WHEN NOT $8::boolean THEN m.sort_evaluated END NULLS FIRST, CASE WHEN $8::boolean THEN m.sort_evaluated END DESC NULLS LAST, m.id
 `
 
 type FlagSearchParams struct {
+	SortBy     string
 	EnvID      uuid.UUID
 	IsArchived bool
 	Pattern    string
 	Tags       []string
 	IsEnabled  *bool
 	CountLimit int32
-	ByKey      bool
+	Descending bool
 }
 
 // FlagSearch finds the flags of an environment whose name or key contains a
 // text, at most count_limit of them (so a million flags cost no more than
-// ten thousand), in the list's order: by key when by_key, else newest first.
+// ten thousand), in the list's order (sort_by and descending, as
+// FlagListSorted).
 // pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
 // It is planned with its pattern each time (searchPlans), so it is one scan
 // and a sort, cheap to plan: a join to the environment, or gathering the ids
@@ -533,13 +624,14 @@ type FlagSearchParams struct {
 // and, when it finds count_limit, asks FlagSearchPage for the page.
 func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, FlagSearch,
+		arg.SortBy,
 		arg.EnvID,
 		arg.IsArchived,
 		arg.Pattern,
 		arg.Tags,
 		arg.IsEnabled,
 		arg.CountLimit,
-		arg.ByKey,
+		arg.Descending,
 	)
 	if err != nil {
 		return nil, err
@@ -560,39 +652,49 @@ func (q *Queries) FlagSearch(ctx context.Context, arg FlagSearchParams) ([]uuid.
 }
 
 const FlagSearchPage = `-- name: FlagSearchPage :many
-SELECT f.id FROM feature_flags f
-WHERE f.env_id = $1 AND f.is_archived = $2
-  AND (lower(f.name) || ' ' || lower(f.key)) LIKE $3::text
-  AND (cardinality($4::text[]) = 0 OR f.tags @> $4::text[])
-  AND ($5::boolean IS NULL OR f.is_enabled = $5)
-ORDER BY CASE WHEN $6::boolean THEN f.key END, CASE WHEN NOT $6::boolean THEN f.created_at END DESC, f.id
-LIMIT $8 OFFSET $7
+SELECT m.id FROM (
+    SELECT f.id,
+        CASE $1::text WHEN 'name' THEN lower(f.name) WHEN 'key' THEN f.key END AS sort_text,
+        CASE $1::text WHEN 'createdAt' THEN f.created_at WHEN 'updatedAt' THEN f.updated_at END AS sort_time,
+        CASE WHEN $1::text = 'lastEvaluatedAt' THEN (SELECT max(v.last_evaluated_at) FROM flag_evaluations v WHERE v.flag_id = f.id) END AS sort_evaluated
+    FROM feature_flags f
+    WHERE f.env_id = $2 AND f.is_archived = $3
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE $4::text
+      AND (cardinality($5::text[]) = 0 OR f.tags @> $5::text[])
+      AND ($6::boolean IS NULL OR f.is_enabled = $6)
+) m
+ORDER BY CASE WHEN NOT $7::boolean THEN m.sort_text END, CASE WHEN $7::boolean THEN m.sort_text END DESC,
+    CASE WHEN NOT $7::boolean THEN m.sort_time END, CASE WHEN $7::boolean THEN m.sort_time END DESC,
+    CASE WHEN NOT $7::boolean THEN m.sort_evaluated END NULLS FIRST, CASE WHEN $7::boolean THEN m.sort_evaluated END DESC NULLS LAST, m.id
+LIMIT $9 OFFSET $8
 `
 
 type FlagSearchPageParams struct {
+	SortBy     string
 	EnvID      uuid.UUID
 	IsArchived bool
 	Pattern    string
 	Tags       []string
 	IsEnabled  *bool
-	ByKey      bool
+	Descending bool
 	PageOffset int32
 	PageSize   int32
 }
 
 // FlagSearchPage is the page of a search that matches more flags than a
 // list counts (FlagSearch found count_limit): the ids of the page among all
-// the matches, in the list's order, on the index the order has
-// (feature_flags_env_key or feature_flags_env_created) or the trigram one,
-// as the pattern makes cheaper.
+// the matches, in the list's order (as FlagListSorted), on the trigram
+// index or the environment's (feature_flags_env_created), as the pattern
+// makes cheaper, sorted keeping the page's top rows.
 func (q *Queries) FlagSearchPage(ctx context.Context, arg FlagSearchPageParams) ([]uuid.UUID, error) {
 	rows, err := q.db.Query(ctx, FlagSearchPage,
+		arg.SortBy,
 		arg.EnvID,
 		arg.IsArchived,
 		arg.Pattern,
 		arg.Tags,
 		arg.IsEnabled,
-		arg.ByKey,
+		arg.Descending,
 		arg.PageOffset,
 		arg.PageSize,
 	)

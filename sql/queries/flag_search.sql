@@ -10,20 +10,27 @@
 -- search that finds no row of a page past the first, or count_limit
 -- matches, takes FlagSearch and FlagListItems instead.
 WITH found AS MATERIALIZED (
-    SELECT f.id, f.created_at, f.key FROM feature_flags f
+    SELECT f.id,
+        CASE @sort_by::text WHEN 'name' THEN lower(f.name) WHEN 'key' THEN f.key END AS sort_text,
+        CASE @sort_by::text WHEN 'createdAt' THEN f.created_at WHEN 'updatedAt' THEN f.updated_at END AS sort_time,
+        CASE WHEN @sort_by::text = 'lastEvaluatedAt' THEN (SELECT max(v.last_evaluated_at) FROM flag_evaluations v WHERE v.flag_id = f.id) END AS sort_evaluated
+    FROM feature_flags f
     WHERE f.env_id = @env_id AND f.is_archived = @is_archived
       AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
       AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
       AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
     LIMIT @count_limit
 ), page AS (
-    SELECT m.id FROM found m
-    ORDER BY CASE WHEN @by_key::boolean THEN m.key END, CASE WHEN NOT @by_key::boolean THEN m.created_at END DESC, m.id
+    SELECT m.id, m.sort_text, m.sort_time, m.sort_evaluated FROM found m
+    ORDER BY CASE WHEN NOT @descending::boolean THEN m.sort_text END, CASE WHEN @descending::boolean THEN m.sort_text END DESC,
+        CASE WHEN NOT @descending::boolean THEN m.sort_time END, CASE WHEN @descending::boolean THEN m.sort_time END DESC,
+        CASE WHEN NOT @descending::boolean THEN m.sort_evaluated END NULLS FIRST, CASE WHEN @descending::boolean THEN m.sort_evaluated END DESC NULLS LAST, m.id
     LIMIT @page_size OFFSET @page_offset
 )
 SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
     f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
-    jsonb_path_query_array(f.rules, '$[*].variations[*]') AS rule_variations,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('name', r.rule->'name', 'variations', r.rule->'variations') ORDER BY r.n), '[]')
+        FROM jsonb_array_elements(f.rules) WITH ORDINALITY AS r(rule, n))::jsonb AS rule_variations,
     p.key AS project_key, e.key AS env_key,
     (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
     coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,
@@ -58,7 +65,9 @@ LEFT JOIN LATERAL (
     SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
     FROM flag_evaluations e WHERE e.flag_id = f.id
 ) evaluated ON true
-ORDER BY CASE WHEN @by_key::boolean THEN f.key END, CASE WHEN NOT @by_key::boolean THEN f.created_at END DESC, f.id;
+ORDER BY CASE WHEN NOT @descending::boolean THEN page.sort_text END, CASE WHEN @descending::boolean THEN page.sort_text END DESC,
+    CASE WHEN NOT @descending::boolean THEN page.sort_time END, CASE WHEN @descending::boolean THEN page.sort_time END DESC,
+    CASE WHEN NOT @descending::boolean THEN page.sort_evaluated END NULLS FIRST, CASE WHEN @descending::boolean THEN page.sort_evaluated END DESC NULLS LAST, page.id;
 
 -- name: FlagTableRows :one
 -- FlagTableRows is the planner's estimate of the rows of feature_flags, in

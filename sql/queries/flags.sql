@@ -120,10 +120,49 @@ FROM environments e
 JOIN projects p ON p.id = e.project_id
 WHERE p.organization_id = @organization_id AND e.id = @env_id;
 
+-- name: FlagListSorted :one
+-- FlagListSorted is FlagListByCreated in any of the list's orders (sort_by,
+-- checked by the store against its list of sort keys, and descending): by
+-- name, key, creation, last change or last evaluation. Only newest first
+-- and by key have an index in their order (FlagListByCreated, FlagListByKey,
+-- which the store takes for them); these read the environment's matches on
+-- feature_flags_env_created's leading columns and keep the page's top rows
+-- while sorting (a top-N sort), the last evaluation read per flag from
+-- flag_evaluations' primary key only for that order. Flags never evaluated
+-- come first oldest first and last newest first; ties go by id.
+SELECT p.key AS project_key, e.key AS env_key,
+    (SELECT count(*) FROM (
+        SELECT 1 FROM feature_flags f
+        WHERE f.env_id = e.id AND f.is_archived = @is_archived
+          AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+          AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+        LIMIT @count_limit
+    ) matched)::bigint AS total,
+    ARRAY(
+        SELECT m.id FROM (
+            SELECT f.id,
+                CASE @sort_by::text WHEN 'name' THEN lower(f.name) WHEN 'key' THEN f.key END AS sort_text,
+                CASE @sort_by::text WHEN 'createdAt' THEN f.created_at WHEN 'updatedAt' THEN f.updated_at END AS sort_time,
+                CASE WHEN @sort_by::text = 'lastEvaluatedAt' THEN (SELECT max(v.last_evaluated_at) FROM flag_evaluations v WHERE v.flag_id = f.id) END AS sort_evaluated
+            FROM feature_flags f
+            WHERE f.env_id = e.id AND f.is_archived = @is_archived
+              AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+              AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+        ) m
+        ORDER BY CASE WHEN NOT @descending::boolean THEN m.sort_text END, CASE WHEN @descending::boolean THEN m.sort_text END DESC,
+            CASE WHEN NOT @descending::boolean THEN m.sort_time END, CASE WHEN @descending::boolean THEN m.sort_time END DESC,
+            CASE WHEN NOT @descending::boolean THEN m.sort_evaluated END NULLS FIRST, CASE WHEN @descending::boolean THEN m.sort_evaluated END DESC NULLS LAST, m.id
+        LIMIT @page_size OFFSET @page_offset
+    )::uuid[] AS ids
+FROM environments e
+JOIN projects p ON p.id = e.project_id
+WHERE p.organization_id = @organization_id AND e.id = @env_id;
+
 -- name: FlagSearch :many
 -- FlagSearch finds the flags of an environment whose name or key contains a
 -- text, at most count_limit of them (so a million flags cost no more than
--- ten thousand), in the list's order: by key when by_key, else newest first.
+-- ten thousand), in the list's order (sort_by and descending, as
+-- FlagListSorted).
 -- pattern is an escaped, lower-cased LIKE pattern (feature_flags_search).
 -- It is planned with its pattern each time (searchPlans), so it is one scan
 -- and a sort, cheap to plan: a join to the environment, or gathering the ids
@@ -131,35 +170,49 @@ WHERE p.organization_id = @organization_id AND e.id = @env_id;
 -- FlagListItems names the environment, and the caller pages what it finds
 -- and, when it finds count_limit, asks FlagSearchPage for the page.
 SELECT m.id FROM (
-    SELECT f.id, f.created_at, f.key FROM feature_flags f
+    SELECT f.id,
+        CASE @sort_by::text WHEN 'name' THEN lower(f.name) WHEN 'key' THEN f.key END AS sort_text,
+        CASE @sort_by::text WHEN 'createdAt' THEN f.created_at WHEN 'updatedAt' THEN f.updated_at END AS sort_time,
+        CASE WHEN @sort_by::text = 'lastEvaluatedAt' THEN (SELECT max(v.last_evaluated_at) FROM flag_evaluations v WHERE v.flag_id = f.id) END AS sort_evaluated
+    FROM feature_flags f
     WHERE f.env_id = @env_id AND f.is_archived = @is_archived
       AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
       AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
       AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
     LIMIT @count_limit
 ) m
-ORDER BY CASE WHEN @by_key::boolean THEN m.key END, CASE WHEN NOT @by_key::boolean THEN m.created_at END DESC, m.id;
+ORDER BY CASE WHEN NOT @descending::boolean THEN m.sort_text END, CASE WHEN @descending::boolean THEN m.sort_text END DESC,
+    CASE WHEN NOT @descending::boolean THEN m.sort_time END, CASE WHEN @descending::boolean THEN m.sort_time END DESC,
+    CASE WHEN NOT @descending::boolean THEN m.sort_evaluated END NULLS FIRST, CASE WHEN @descending::boolean THEN m.sort_evaluated END DESC NULLS LAST, m.id;
 
 -- name: FlagSearchPage :many
 -- FlagSearchPage is the page of a search that matches more flags than a
 -- list counts (FlagSearch found count_limit): the ids of the page among all
--- the matches, in the list's order, on the index the order has
--- (feature_flags_env_key or feature_flags_env_created) or the trigram one,
--- as the pattern makes cheaper.
-SELECT f.id FROM feature_flags f
-WHERE f.env_id = @env_id AND f.is_archived = @is_archived
-  AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
-  AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
-  AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
-ORDER BY CASE WHEN @by_key::boolean THEN f.key END, CASE WHEN NOT @by_key::boolean THEN f.created_at END DESC, f.id
+-- the matches, in the list's order (as FlagListSorted), on the trigram
+-- index or the environment's (feature_flags_env_created), as the pattern
+-- makes cheaper, sorted keeping the page's top rows.
+SELECT m.id FROM (
+    SELECT f.id,
+        CASE @sort_by::text WHEN 'name' THEN lower(f.name) WHEN 'key' THEN f.key END AS sort_text,
+        CASE @sort_by::text WHEN 'createdAt' THEN f.created_at WHEN 'updatedAt' THEN f.updated_at END AS sort_time,
+        CASE WHEN @sort_by::text = 'lastEvaluatedAt' THEN (SELECT max(v.last_evaluated_at) FROM flag_evaluations v WHERE v.flag_id = f.id) END AS sort_evaluated
+    FROM feature_flags f
+    WHERE f.env_id = @env_id AND f.is_archived = @is_archived
+      AND (lower(f.name) || ' ' || lower(f.key)) LIKE @pattern::text
+      AND (cardinality(@tags::text[]) = 0 OR f.tags @> @tags::text[])
+      AND (sqlc.narg(is_enabled)::boolean IS NULL OR f.is_enabled = sqlc.narg(is_enabled))
+) m
+ORDER BY CASE WHEN NOT @descending::boolean THEN m.sort_text END, CASE WHEN @descending::boolean THEN m.sort_text END DESC,
+    CASE WHEN NOT @descending::boolean THEN m.sort_time END, CASE WHEN @descending::boolean THEN m.sort_time END DESC,
+    CASE WHEN NOT @descending::boolean THEN m.sort_evaluated END NULLS FIRST, CASE WHEN @descending::boolean THEN m.sort_evaluated END DESC NULLS LAST, m.id
 LIMIT @page_size OFFSET @page_offset;
 
 -- name: FlagListItems :many
 -- FlagListItems is the second statement of a flag list: the flags of a page
 -- that are in an environment of an organization, in the order of their ids,
 -- with the keys naming the environment (which a search reads only here) and
--- what a list shows of each (of the rules, only their variations, as
--- Serves reads them): the latest
+-- what a list shows of each (of the rules, only their names and
+-- variations, as Serves and the list's serving read them): the latest
 -- revision (flag_revisions_flag_created), the names of the creator and of
 -- the last changer (users, access tokens or flag triggers, by primary key)
 -- and the evaluation summary
@@ -167,7 +220,8 @@ LIMIT @page_size OFFSET @page_offset;
 -- page's rows only, and the statement keeps one cached plan.
 SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
     f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
-    jsonb_path_query_array(f.rules, '$[*].variations[*]') AS rule_variations,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('name', r.rule->'name', 'variations', r.rule->'variations') ORDER BY r.n), '[]')
+        FROM jsonb_array_elements(f.rules) WITH ORDINALITY AS r(rule, n))::jsonb AS rule_variations,
     p.key AS project_key, e.key AS env_key,
     (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
     coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,

@@ -28,7 +28,7 @@ type searchPlans struct {
 func (p *searchPlans) mode(sql string, args []any) []any {
 	search, ok := p.searches.Load(sql)
 	if !ok {
-		search = strings.Contains(sql, " LIKE ") && !cachedSearch(sql)
+		search = strings.Contains(sql, " LIKE ") && !cachedSearch(sql) || orderedBy(sql)
 		p.searches.Store(sql, search)
 	}
 	if search.(bool) {
@@ -57,4 +57,13 @@ func Queries(conn db.DBTX) *db.Queries { return db.New(&searchPlans{DBTX: conn})
 // every search it is given needs (searchPage).
 func cachedSearch(sql string) bool {
 	return strings.HasPrefix(sql, "-- name: FlagSearchItems ")
+}
+
+// orderedBy tells searchPlans which statements take their order as a
+// parameter and are planned with it, as a search is with its pattern:
+// FlagListSorted, whose generic plan would sort every flag of an environment
+// where its planned one reads the index in that order (feature_flags_env_name,
+// feature_flags_env_updated).
+func orderedBy(sql string) bool {
+	return strings.HasPrefix(sql, "-- name: FlagListSorted ")
 }

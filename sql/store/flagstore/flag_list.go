@@ -20,10 +20,49 @@ type FlagFilter struct {
 	Tags       []string
 	IsEnabled  *bool
 	IsArchived bool
-	// SortBy is "created_at" (FeatBit's name) or "createdAt", newest first
-	// (the default), or "key".
+	// SortBy is one of SortKeys (FeatBit's "created_at" and "updated_at"
+	// too); empty is "createdAt".
 	SortBy string
-	Page   core.Page
+	// Order is "asc" or "desc"; empty is the sort key's own (SortKeys).
+	Order string
+	Page  core.Page
+
+	descending bool // read from Order by checkSort
+}
+
+// SortKeys are the orders a flag list takes, each with its own direction:
+// names and keys A to Z, times newest first. Flags never evaluated count as
+// evaluated longest ago.
+var SortKeys = []struct {
+	Key        string
+	Descending bool
+}{{"name", false}, {"key", false}, {"createdAt", true}, {"updatedAt", true}, {"lastEvaluatedAt", true}}
+
+// checkSort checks a filter's order against SortKeys and reads its direction.
+func (f *FlagFilter) checkSort(v *core.Validator) (descending bool) {
+	switch f.SortBy {
+	case "", "created_at":
+		f.SortBy = "createdAt"
+	case "updated_at":
+		f.SortBy = "updatedAt"
+	}
+	known := false
+	for _, k := range SortKeys {
+		if k.Key == f.SortBy {
+			known, descending = true, k.Descending
+		}
+	}
+	if !known {
+		v.Add("sortBy", "invalid")
+	}
+	switch f.Order {
+	case "":
+	case "asc", "desc":
+		descending = f.Order == "desc"
+	default:
+		v.Add("sortOrder", "invalid")
+	}
+	return descending
 }
 
 // FlagListItem is a flag as lists show it: FeatBit's FeatureFlagVm and more.
@@ -35,11 +74,14 @@ type FlagListItem struct {
 	VariationType string      `json:"variationType"`
 	Variations    []Variation `json:"variations"`
 	// Creator is who created the flag; nil when they no longer exist.
-	Creator    *Person     `json:"creator"`
-	IsEnabled  bool        `json:"isEnabled"`
-	IsArchived bool        `json:"isArchived"`
-	Tags       []string    `json:"tags"`
-	Serves     Serves      `json:"serves"`
+	Creator    *Person  `json:"creator"`
+	IsEnabled  bool     `json:"isEnabled"`
+	IsArchived bool     `json:"isArchived"`
+	Tags       []string `json:"tags"`
+	Serves     Serves   `json:"serves"`
+	// Serving is what the admin list shows of its targeting, shares and
+	// all; FeatBit's list has no such field.
+	Serving    Serving     `json:"-"`
 	Revision   uuid.UUID   `json:"revision"`
 	CreatedAt  time.Time   `json:"createdAt"`
 	UpdatedAt  time.Time   `json:"updatedAt"`
@@ -87,12 +129,7 @@ func (s *Flags) ListFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, f
 	var v core.Validator
 	f.Page.Check(&v)
 	v.Text("name", f.Name, core.MaxNameLen)
-	if f.SortBy == "" || f.SortBy == "created_at" {
-		f.SortBy = "createdAt"
-	}
-	if f.SortBy != "createdAt" && f.SortBy != "key" {
-		v.Add("sortBy", "invalid")
-	}
+	f.descending = f.checkSort(&v)
 	if f.Tags == nil {
 		f.Tags = []string{}
 	}
@@ -115,13 +152,13 @@ func (s *Flags) ListFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, f
 		out.TotalCount, out.TotalCountIsEstimate = MaxExactFlagCount, true
 	}
 	for i, r := range rows {
-		variations, serves, err := listedFlag(r)
+		variations, serves, serving, err := listedFlag(r)
 		if err != nil {
 			return core.Paged[FlagListItem]{}, err
 		}
 		item := FlagListItem{ID: r.ID, Name: r.Name, Key: r.Key, Description: r.Description, VariationType: r.VariationType,
 			Variations: variations, IsEnabled: r.IsEnabled, IsArchived: r.IsArchived, Tags: core.OrEmpty(r.Tags), Serves: serves,
-			Revision: r.Revision, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+			Serving: serving, Revision: r.Revision, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 		if r.CreatorFound {
 			item.Creator = &Person{ID: r.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
 		}
@@ -183,18 +220,24 @@ func (s *Flags) flagPage(ctx context.Context, a *core.Actor, orgID, envID uuid.U
 
 // flagList runs the first statement of a list: the environment's keys, the
 // count and the page's ids, by the query whose index serves the filter and
-// the order.
+// the order, where one does (newest first, by key); other orders sort the
+// matches (FlagListSorted).
 func (s *Flags) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilter) (db.FlagListByCreatedRow, error) {
 	list := db.FlagListByCreatedParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived, Tags: f.Tags,
 		IsEnabled: f.IsEnabled, CountLimit: MaxExactFlagCount + 1, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()}
 	switch {
 	case f.Name != "":
 		return s.flagSearch(ctx, envID, f, list)
-	case f.SortBy == "key":
+	case f.SortBy == "key" && !f.descending:
 		row, err := s.Q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
 		return db.FlagListByCreatedRow(row), err
+	case f.SortBy == "createdAt" && f.descending:
+		return s.Q.FlagListByCreated(ctx, list)
 	}
-	return s.Q.FlagListByCreated(ctx, list)
+	row, err := s.Q.FlagListSorted(ctx, db.FlagListSortedParams{IsArchived: list.IsArchived, Tags: list.Tags, IsEnabled: list.IsEnabled,
+		CountLimit: list.CountLimit, SortBy: f.SortBy, Descending: f.descending, PageOffset: list.PageOffset, PageSize: list.PageSize,
+		OrganizationID: orgID, EnvID: envID})
+	return db.FlagListByCreatedRow(row), err
 }
 
 // flagSearch is flagList for a search by part of the name or key, but for
@@ -204,7 +247,7 @@ func (s *Flags) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilt
 // than a list counts asks for its page apart.
 func (s *Flags) flagSearch(ctx context.Context, envID uuid.UUID, f FlagFilter, list db.FlagListByCreatedParams) (db.FlagListByCreatedRow, error) {
 	search := db.FlagSearchParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: "%" + core.EscapeLike(strings.ToLower(f.Name)) + "%",
-		Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: list.CountLimit, ByKey: f.SortBy == "key"}
+		Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: list.CountLimit, SortBy: f.SortBy, Descending: f.descending}
 	found, err := s.Q.FlagSearch(ctx, search)
 	if err != nil {
 		return db.FlagListByCreatedRow{}, err
@@ -216,6 +259,6 @@ func (s *Flags) flagSearch(ctx context.Context, envID uuid.UUID, f FlagFilter, l
 		return out, nil
 	}
 	out.Ids, err = s.Q.FlagSearchPage(ctx, db.FlagSearchPageParams{EnvID: envID, IsArchived: search.IsArchived, Pattern: search.Pattern,
-		Tags: search.Tags, IsEnabled: search.IsEnabled, ByKey: search.ByKey, PageOffset: list.PageOffset, PageSize: list.PageSize})
+		Tags: search.Tags, IsEnabled: search.IsEnabled, SortBy: search.SortBy, Descending: search.Descending, PageOffset: list.PageOffset, PageSize: list.PageSize})
 	return out, err
 }

@@ -13,23 +13,20 @@ import (
 
 // listedFlag is what a list shows of a flag's stored JSON: its variations,
 // and which of them it serves (Flag.Serves), for which it decodes only the
-// targets' keys and variations, the variations of its rules (which the page's
-// statement picks out of them, leaving their conditions and names behind)
+// targets' keys and variations, the names and variations of its rules (which
+// the page's statement picks out of them, leaving their conditions behind)
 // and its default rule.
-func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, error) {
+func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, Serving, error) {
 	f := Flag{DisabledVariationID: r.DisabledVariationID}
-	var ruleVariations []RolloutVariation
 	for _, part := range []struct {
 		src json.RawMessage
 		dst any
-	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.RuleVariations, &ruleVariations}, {r.Fallthrough, &f.Fallthrough}} {
+	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.RuleVariations, &f.Rules}, {r.Fallthrough, &f.Fallthrough}} {
 		if err := json.Unmarshal(part.src, part.dst); err != nil {
-			return nil, Serves{}, err
+			return nil, Serves{}, Serving{}, err
 		}
 	}
-	// Serves reads the rules' variations together, whichever rule holds them.
-	f.Rules = []FlagRule{{Variations: ruleVariations}}
-	return f.Variations, f.Serves(), nil
+	return f.Variations, f.Serves(), ServingOf(f), nil
 }
 
 // FlagRowIn reads a flag by its exact key, with the keys that name its

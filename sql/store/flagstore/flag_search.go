@@ -72,7 +72,7 @@ func (s *Flags) searchPage(ctx context.Context, orgID, envID uuid.UUID, f FlagFi
 		return env, nil, false, nil
 	}
 	page, err := s.Q.FlagSearchItems(ctx, db.FlagSearchItemsParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived,
-		Pattern: "%" + core.EscapeLike(strings.ToLower(f.Name)) + "%", Tags: f.Tags, IsEnabled: f.IsEnabled, ByKey: f.SortBy == "key",
+		Pattern: "%" + core.EscapeLike(strings.ToLower(f.Name)) + "%", Tags: f.Tags, IsEnabled: f.IsEnabled, SortBy: f.SortBy, Descending: f.descending,
 		CountLimit: MaxExactFlagCount + 1, PageOffset: f.Page.Offset(), PageSize: f.Page.Limit()})
 	if err != nil || len(page) == 0 && f.Page.Offset() > 0 || len(page) > 0 && page[0].Total > MaxExactFlagCount {
 		return env, nil, false, err

@@ -36,9 +36,9 @@ func TestSmallTableSearchIsOneCachedStatement(t *testing.T) {
 	twoStatements := store.New(pool, big.ServerKeys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
 	twoStatements.Flags.PretendFlagTableIsBig()
 	for _, name := range []string{"experiment 4", "experiment 1999", "EXPERIMENT", "payments", "flag-00001", "nothing like it", "xp", "4"} {
-		for _, sortBy := range []string{"createdAt", "key"} {
+		for _, sort := range [][2]string{{"createdAt", ""}, {"key", ""}, {"name", "desc"}, {"updatedAt", "asc"}, {"lastEvaluatedAt", ""}} {
 			for _, page := range []core.Page{{Size: 10}, {Index: 1, Size: 10}, {Index: 500, Size: 10}} {
-				f := flagstore.FlagFilter{Name: name, SortBy: sortBy, Page: page}
+				f := flagstore.FlagFilter{Name: name, SortBy: sort[0], Order: sort[1], Page: page}
 				got, err := s.ListFlags(ctx, a, envID, f)
 				if err != nil {
 					t.Fatalf("%+v: %v", f, err)
@@ -69,7 +69,7 @@ func TestSmallTableSearchIsOneCachedStatement(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := conn.Query(ctx, fmt.Sprintf(`EXPLAIN EXECUTE %s('%s', false, '%s', false, '%%experiment 1999%%', '{}', NULL, 10001, 0, 10)`,
+	rows, err := conn.Query(ctx, fmt.Sprintf(`EXPLAIN EXECUTE %s('%s', true, 'createdAt', '%s', false, '%%experiment 1999%%', '{}', NULL, 10001, 0, 10)`,
 		pgx.Identifier{name}.Sanitize(), org, env), pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
 		t.Fatal(err)
