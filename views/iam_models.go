@@ -185,6 +185,8 @@ type Policy struct {
 // PolicyStatements is the statements tab: the editor, in a form unless the
 // policy is built-in.
 type PolicyStatements struct {
+	// FormID is the editor's form, which the check's controls belong to.
+	FormID string
 	Form   Form
 	Editor StatementEditor
 	Check  AccessCheck
@@ -291,6 +293,12 @@ type AccessCheck struct {
 	// Answered tells a pair was checked; Allowed and Why are its answer.
 	Answered, Allowed bool
 	Why               string
+	// Unsaved tells the answer is for statements in the editor that differ
+	// from the saved ones.
+	Unsaved bool
+	// FormID is the statement editor's form, whose statements a check
+	// posts; empty for a read-only policy, checked by its saved statements.
+	FormID string
 }
 
 // AccessToken is one access token's page: rename it and, for a Service

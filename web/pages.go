@@ -127,6 +127,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.GET("/policies/key-check", p.policyKeyCheck)
 	g.GET("/policies/:id", p.policy)
 	g.POST("/policies/:id/statements", p.savePolicyStatements)
+	g.POST("/policies/:id/check", p.checkPolicy)
 	g.POST("/policies/:id/settings", p.updatePolicySettings)
 	g.GET("/policies/:id/clone", p.clonePolicyForm)
 	g.POST("/policies/:id/clone", p.clonePolicy)
