@@ -392,8 +392,37 @@ type SegmentRow struct {
 type SegmentCreate struct {
 	Form            Form
 	Types           []Option
+	Scopes          ScopePicker
 	CommentRequired bool
 	Open            bool
+}
+
+// ScopePicker chooses where a shared segment applies, from the
+// organization's projects and environments: checkboxes named "scopes" whose
+// values are the scope names the store takes.
+type ScopePicker struct {
+	// Everywhere is every environment of every project.
+	Everywhere Check
+	Projects   []ScopeProject
+	// Others are scopes the segment has that no checkbox above stands for
+	// (a project the person cannot see, "every env called prod"), checked,
+	// so that saving keeps them unless unchecked.
+	Others []Check
+}
+
+// ScopeProject is one project in a ScopePicker: all its environments, or
+// some of them.
+type ScopeProject struct {
+	Name string
+	All  Check
+	Envs []Check
+}
+
+// SegmentScopes changes where a shared segment applies, on its settings tab.
+type SegmentScopes struct {
+	Form            Form
+	Picker          ScopePicker
+	CommentRequired bool
 }
 
 // SegmentPage is one segment's page.
@@ -413,7 +442,10 @@ type SegmentMain struct {
 	Targeting              *SegmentTargeting
 	Usage                  *SegmentUsage
 	Settings               *SettingsTab
-	History                *History
+	// ScopesEdit is the settings tab's form of a shared segment's scopes; nil
+	// for other segments and for those who may not change them.
+	ScopesEdit *SegmentScopes
+	History    *History
 }
 
 // SegmentTargeting edits who is in a segment: listed users and rules.

@@ -212,6 +212,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/segments/:id/name", p.renameSegment)
 	g.POST("/segments/:id/description", p.describeSegment)
 	g.POST("/segments/:id/tags", p.tagSegment)
+	g.POST("/segments/:id/scopes", p.setSegmentScopes)
 	g.GET("/segments/:id/archive", p.confirmSegment(archiveSegment))
 	g.POST("/segments/:id/archive", p.changeSegmentLifecycle(archiveSegment))
 	g.GET("/segments/:id/restore", p.confirmSegment(restoreSegment))
