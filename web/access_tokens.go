@@ -126,7 +126,10 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	switch {
 	case raw != "":
 		if jsonbody.Decode([]byte(raw), &in.Permissions) != nil {
-			err = core.Invalid("permissions_is_invalid") // as the API's body_is_invalid: the store never sees it
+			// JSON that does not parse is sent on as a statement that is
+			// never valid: the store then refuses it with every other
+			// problem of the form at once, and creates nothing.
+			in.Permissions = []access.Statement{{}}
 		}
 	case in.Type == core.TokenService && c.FormValue("statements") == "edited":
 		in.Permissions = statements(ds)
