@@ -296,6 +296,9 @@ type SettingsTab struct {
 	// Blocked says why archiving or deleting is not offered where the
 	// person may otherwise do it (a segment that flags use).
 	Blocked string
+	// Scopes changes where a shared segment applies; nil for flags, other
+	// segments and those who may not change them.
+	Scopes *SegmentScopes
 }
 
 // Fact is one labelled value shown read-only.
@@ -408,6 +411,8 @@ type ScopePicker struct {
 	// (a project the person cannot see, "every env called prod"), checked,
 	// so that saving keeps them unless unchecked.
 	Others []Check
+	// Here names the working environment, which the choice must include.
+	Here string
 }
 
 // ScopeProject is one project in a ScopePicker: all its environments, or
@@ -442,10 +447,7 @@ type SegmentMain struct {
 	Targeting              *SegmentTargeting
 	Usage                  *SegmentUsage
 	Settings               *SettingsTab
-	// ScopesEdit is the settings tab's form of a shared segment's scopes; nil
-	// for other segments and for those who may not change them.
-	ScopesEdit *SegmentScopes
-	History    *History
+	History                *History
 }
 
 // SegmentTargeting edits who is in a segment: listed users and rules.

@@ -22,7 +22,8 @@ const scopesMessage = "Choose where it can be used, including the environment yo
 // environments or each one, checking those selected names (or an
 // equivalent name: "…:project/web" is all of web's environments). Selected
 // scopes no checkbox stands for are offered checked as they are.
-func scopePicker(orgKey string, projects []core.Project, selected []string) views.ScopePicker {
+func scopePicker(w workEnv, projects []core.Project, selected []string) views.ScopePicker {
+	orgKey := w.rights.OrganizationKey()
 	used := make([]bool, len(selected))
 	check := func(label, scope string) views.Check {
 		c := views.Check{Value: scope, Label: label}
@@ -32,7 +33,8 @@ func scopePicker(orgKey string, projects []core.Project, selected []string) view
 		}
 		return c
 	}
-	out := views.ScopePicker{Everywhere: check("Every environment of every project", flagstore.Scope(orgKey, "", ""))}
+	out := views.ScopePicker{Here: w.projectName + " / " + w.name,
+		Everywhere: check("Every environment of every project", flagstore.Scope(orgKey, "", ""))}
 	for _, pr := range projects {
 		sp := views.ScopeProject{Name: pr.Name, All: check("All environments of "+pr.Name, flagstore.Scope(orgKey, pr.Key, ""))}
 		for _, e := range pr.Environments {
@@ -85,7 +87,7 @@ func (p *pages) segmentScopesForm(c echo.Context, w workEnv, sg flagstore.Segmen
 		fresh := p.form(c, "segment-scopes", segmentHref(sg.ID.String())+"/scopes", nil)
 		f, picked = &fresh, sg.Scopes
 	}
-	return &views.SegmentScopes{Form: *f, Picker: scopePicker(w.rights.OrganizationKey(), projects, picked),
+	return &views.SegmentScopes{Form: *f, Picker: scopePicker(w, projects, picked),
 		CommentRequired: w.requireComment}, nil
 }
 

@@ -127,7 +127,7 @@ func (p *pages) segmentCreate(c echo.Context, w workEnv, values map[string]strin
 		{Value: flagstore.SegmentShared, Label: "Shared with other environments", Selected: values["type"] == flagstore.SegmentShared},
 	}
 	return &views.SegmentCreate{Form: p.form(c, "segment-create", "/segments", values), Types: types,
-		Scopes: scopePicker(w.rights.OrganizationKey(), projects, scopes), CommentRequired: w.requireComment, Open: open}, nil
+		Scopes: scopePicker(w, projects, scopes), CommentRequired: w.requireComment, Open: open}, nil
 }
 
 // createSegment creates a segment and opens its page.
@@ -305,12 +305,12 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 					plural(n, "One flag uses", fmt.Sprintf("%d flags use", n)))
 			}
 		}
-		m.Settings = &s
 		if sg.Type == flagstore.SegmentShared && may.Targeting && !sg.IsArchived {
-			if m.ScopesEdit, err = p.segmentScopesForm(c, w, sg, st); err != nil {
+			if s.Scopes, err = p.segmentScopesForm(c, w, sg, st); err != nil {
 				return err
 			}
 		}
+		m.Settings = &s
 	case tabHistory:
 		h, err := p.history(c, w, flagstore.AuditFilter{RefType: refSegment, RefID: sg.ID.String()}, href+"/history", "segment-history")
 		if err != nil {
