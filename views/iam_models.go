@@ -271,8 +271,9 @@ type StatementForm struct {
 	// Tagged shows the tags field of the helper (flags and segments).
 	Tagged bool
 	Tags   string
-	// Problem is what is wrong with this statement, when it was refused.
-	Problem string
+	// Problems say what is wrong with this statement, when it was refused,
+	// by field: "effect", "resourceType", "actions", "resources".
+	Problems map[string]string
 	// Hint says what else the statement needs to be usable.
 	Hint string
 }

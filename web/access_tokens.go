@@ -162,7 +162,7 @@ func (p *pages) createAccessToken(c echo.Context) error {
 }
 
 // statementRefusal explains statements a Service token was refused.
-func statementRefusal(sts []access.Statement) (map[int]string, string) {
+func statementRefusal(sts []access.Statement) (map[int][]string, string) {
 	problems := access.StatementProblems(sts)
 	if len(problems) == 0 {
 		return nil, "A Service token needs at least one statement."
@@ -227,7 +227,7 @@ func (p *pages) accessToken(c echo.Context) error {
 type tokenEdit struct {
 	form     views.Form
 	drafts   []draft
-	problems map[int]string
+	problems map[int][]string
 	refused  string
 }
 

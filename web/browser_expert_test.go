@@ -88,6 +88,15 @@ func TestBrowserExpertScreens(t *testing.T) {
 		t.Errorf("the check saved the statements (%v)", err)
 	}
 	ch.axe("policy check of unsaved statements")
+	// An empty statement is refused with each wrong field marked.
+	ch.do("refuse an empty statement", chromedp.Click(chromedp.CSS(`[data-testid=statement-add]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=statement][data-index="1"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=statements-save]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=statement][data-index="1"] [data-testid=statement-problem]`)))
+	if got := ch.eval(`String(document.querySelectorAll('[data-testid=statement][data-index="1"] [aria-invalid=true]').length > 1)`); got != "true" {
+		t.Errorf("the refused statement's fields are not marked")
+	}
+	ch.axe("a refused statement")
 
 	// A shared segment for Web's two environments, picked rather than typed.
 	const org = "organization/default-organization"

@@ -186,3 +186,47 @@ func TestFormsMarkEveryInvalidField(t *testing.T) {
 		everyFieldMarked(t, c.name, p, c.action, c.fields...)
 	}
 }
+
+// A refused statement marks every field wrong with it, each beside its
+// controls: here its actions and its resources.
+func TestStatementMarksEveryWrongField(t *testing.T) {
+	t.Parallel()
+	a, _, _ := flagApp(t)
+	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
+	must(t, err)
+	b := a.signedIn(ownerEmail, ownerPassword)
+	href := "/policies/" + pol.ID.String()
+	b.get(href)
+	p := b.post(href+"/statements", url.Values{"st": {"0"}, "op": {"save"}, "st-0-type": {"flag"}, "st-0-effect": {"allow"}}).
+		status(http.StatusBadRequest)
+	st := p.row("statement", "data-index", "0")
+	var said []string
+	for _, n := range findAll(st, "statement-problem") {
+		said = append(said, text(n))
+	}
+	if want := []string{"Choose at least one action of this resource type.", "Add at least one resource pattern, such as project/web:env/prod:flag/*."}; strings.Join(said, "|") != strings.Join(want, "|") {
+		t.Errorf("problems %q, want %q", said, want)
+	}
+	for _, testID := range []string{"statement-action", "statement-resource-new"} {
+		n := find(st, testID)
+		if n == nil || attr(n, "aria-invalid") != "true" {
+			t.Fatalf("%s is not marked invalid", testID)
+		}
+		if msg := byID(p.doc, attr(n, "aria-describedby")); msg == nil || attr(msg, "data-testid") != "statement-problem" {
+			t.Errorf("%s is not described by its problem", testID)
+		}
+	}
+	if n := find(st, "statement-type"); attr(n, "aria-invalid") != "" {
+		t.Errorf("the valid type is marked invalid")
+	}
+}
+
+// byID finds the element with an id.
+func byID(root *html.Node, id string) *html.Node {
+	for n := range root.Descendants() {
+		if n.Type == html.ElementNode && attr(n, "id") == id {
+			return n
+		}
+	}
+	return nil
+}

@@ -106,7 +106,7 @@ func (p *pages) policy(c echo.Context) error {
 // edited and what was wrong with them, or the settings form.
 type policyEdit struct {
 	drafts   []draft
-	problems map[int]string
+	problems map[int][]string
 	error    string
 	settings *views.Form
 	// asked is the question the editor posted with its statements, which
