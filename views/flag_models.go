@@ -312,6 +312,9 @@ type SettingsTab struct {
 	// Blocked says why archiving or deleting is not offered where the
 	// person may otherwise do it (a segment that flags use).
 	Blocked string
+	// Scopes changes where a shared segment applies; nil for flags, other
+	// segments and those who may not change them.
+	Scopes *SegmentScopes
 }
 
 // Fact is one labelled value shown read-only.
@@ -408,8 +411,39 @@ type SegmentRow struct {
 type SegmentCreate struct {
 	Form            Form
 	Types           []Option
+	Scopes          ScopePicker
 	CommentRequired bool
 	Open            bool
+}
+
+// ScopePicker chooses where a shared segment applies, from the
+// organization's projects and environments: checkboxes named "scopes" whose
+// values are the scope names the store takes.
+type ScopePicker struct {
+	// Everywhere is every environment of every project.
+	Everywhere Check
+	Projects   []ScopeProject
+	// Others are scopes the segment has that no checkbox above stands for
+	// (a project the person cannot see, "every env called prod"), checked,
+	// so that saving keeps them unless unchecked.
+	Others []Check
+	// Here names the working environment, which the choice must include.
+	Here string
+}
+
+// ScopeProject is one project in a ScopePicker: all its environments, or
+// some of them.
+type ScopeProject struct {
+	Name string
+	All  Check
+	Envs []Check
+}
+
+// SegmentScopes changes where a shared segment applies, on its settings tab.
+type SegmentScopes struct {
+	Form            Form
+	Picker          ScopePicker
+	CommentRequired bool
 }
 
 // SegmentPage is one segment's page.

@@ -870,7 +870,7 @@ func badge(b Badge) templ.Component {
 }
 
 // checkList is a labelled group of checkboxes named name.
-func checkList(idPrefix, name, legend, hint string, checks []Check, testID string) templ.Component {
+func checkList(idPrefix, name, legend, hint string, checks []Check, testID string, invalid templ.Attributes) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -993,6 +993,10 @@ func checkList(idPrefix, name, legend, hint string, checks []Check, testID strin
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
+			}
+			templ_7745c5c3_Err = templ.RenderAttributes(ctx, templ_7745c5c3_Buffer, invalid)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
 			}
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, "> <label for=\"")
 			if templ_7745c5c3_Err != nil {

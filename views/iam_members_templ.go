@@ -218,7 +218,7 @@ func MemberAddView(m MemberAdd) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if m.Form.Values["custom"] != "" {
+		if m.Form.Values["custom"] != "" || m.Form.Errors["policyIds"] != "" || m.Form.Errors["groupIds"] != "" {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, " open")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -228,7 +228,7 @@ func MemberAddView(m MemberAdd) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = checkList(m.Form.ID+"-policy", "policyIds", "Policies", "", m.Policies, "member-add-policies").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = checkList(m.Form.ID+"-policy", "policyIds", "Policies", "", m.Policies, "member-add-policies", invalid(m.Form, "policyIds")).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -245,7 +245,7 @@ func MemberAddView(m MemberAdd) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = checkList(m.Form.ID+"-group", "groupIds", "Groups", "", m.Groups, "member-add-groups").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = checkList(m.Form.ID+"-group", "groupIds", "Groups", "", m.Groups, "member-add-groups", invalid(m.Form, "groupIds")).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -185,6 +185,8 @@ type Policy struct {
 // PolicyStatements is the statements tab: the editor, in a form unless the
 // policy is built-in.
 type PolicyStatements struct {
+	// FormID is the editor's form, which the check's controls belong to.
+	FormID string
 	Form   Form
 	Editor StatementEditor
 	Check  AccessCheck
@@ -269,8 +271,9 @@ type StatementForm struct {
 	// Tagged shows the tags field of the helper (flags and segments).
 	Tagged bool
 	Tags   string
-	// Problem is what is wrong with this statement, when it was refused.
-	Problem string
+	// Problems say what is wrong with this statement, when it was refused,
+	// by field: "effect", "resourceType", "actions", "resources".
+	Problems map[string]string
 	// Hint says what else the statement needs to be usable.
 	Hint string
 }
@@ -291,6 +294,12 @@ type AccessCheck struct {
 	// Answered tells a pair was checked; Allowed and Why are its answer.
 	Answered, Allowed bool
 	Why               string
+	// Unsaved tells the answer is for statements in the editor that differ
+	// from the saved ones.
+	Unsaved bool
+	// FormID is the statement editor's form, whose statements a check
+	// posts; empty for a read-only policy, checked by its saved statements.
+	FormID string
 }
 
 // AccessToken is one access token's page: rename it and, for a Service

@@ -208,7 +208,7 @@ func OrganizationSettings(p Organization) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = checkList(p.Form.ID+"-policy", "policyIds", "Policies", "", p.Defaults.Policies, "org-default-policies").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = checkList(p.Form.ID+"-policy", "policyIds", "Policies", "", p.Defaults.Policies, "org-default-policies", invalid(p.Form, "defaultPermissions")).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -222,7 +222,7 @@ func OrganizationSettings(p Organization) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				} else {
-					templ_7745c5c3_Err = checkList(p.Form.ID+"-group", "groupIds", "Groups", "", p.Defaults.Groups, "org-default-groups").Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = checkList(p.Form.ID+"-group", "groupIds", "Groups", "", p.Defaults.Groups, "org-default-groups", invalid(p.Form, "defaultPermissions")).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

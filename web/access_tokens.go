@@ -126,7 +126,10 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	switch {
 	case raw != "":
 		if jsonbody.Decode([]byte(raw), &in.Permissions) != nil {
-			err = core.Invalid("permissions_is_invalid") // as the API's body_is_invalid: the store never sees it
+			// JSON that does not parse is sent on as a statement that is
+			// never valid: the store then refuses it with every other
+			// problem of the form at once, and creates nothing.
+			in.Permissions = []access.Statement{{}}
 		}
 	case in.Type == core.TokenService && c.FormValue("statements") == "edited":
 		in.Permissions = statements(ds)
@@ -159,7 +162,7 @@ func (p *pages) createAccessToken(c echo.Context) error {
 }
 
 // statementRefusal explains statements a Service token was refused.
-func statementRefusal(sts []access.Statement) (map[int]string, string) {
+func statementRefusal(sts []access.Statement) (map[int][]string, string) {
 	problems := access.StatementProblems(sts)
 	if len(problems) == 0 {
 		return nil, "A Service token needs at least one statement."
@@ -224,7 +227,7 @@ func (p *pages) accessToken(c echo.Context) error {
 type tokenEdit struct {
 	form     views.Form
 	drafts   []draft
-	problems map[int]string
+	problems map[int][]string
 	refused  string
 }
 

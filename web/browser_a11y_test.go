@@ -45,7 +45,10 @@ func TestBrowserAccessibility(t *testing.T) {
 	// An organization with one of everything, and flags with real content.
 	beta := a.makeSegment(prod, "Beta testers", "beta")
 	archivedSeg := a.makeSegment(prod, "Old testers", "old")
-	_, err := a.st.ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, flagstore.Change{})
+	shared, err := a.st.CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Everyone in Web", Key: "everyone",
+		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization:project/web:env/*"}})
+	must(t, err)
+	_, err = a.st.ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, flagstore.Change{})
 	must(t, err)
 	a.makeFlag(prod, flagstore.FlagInput{Name: "Checkout", Key: "checkout", Tags: []string{"web"}, IsEnabled: true})
 	tg := a.flag(prod, "checkout").Targeting()
@@ -145,8 +148,9 @@ func TestBrowserAccessibility(t *testing.T) {
 	extra := []string{"/flags/compare?target=" + dev.ID.String(), "/flags/checkout/compare?target=" + dev.ID.String() + "&preview=1&onOffState=on&targetingRule=on",
 		"/flags/copy?target=" + dev.ID.String() + "&flag=" + a.flag(prod, "checkout").ID.String(), "/flags/checkout?edit=targeting", "/flags/checkout?edit=off", "/flags?archived=1", "/flags/checkout/insights?span=hour", "/search?q=checkout",
 		"/flags?sort=-lastEvaluatedAt&tag=web&size=10", "/flags?page=99",
-		"/policies/" + policy.ID.String() + "?tab=statements&action=ToggleFlag&resource=project/web:env/prod:flag/*",
-		"/get-started?sdk=js", "/audit-log?type=FlagTrigger"}
+		"/policies/" + policy.ID.String() + "?tab=statements&check-action=ToggleFlag&check-resource=project/web:env/prod:flag/*",
+		"/get-started?sdk=js", "/audit-log?type=FlagTrigger",
+		"/segments/" + shared.ID.String() + "/settings?shared=1"}
 
 	// Each page is named by its route, so screenshots keep their names
 	// from run to run.
@@ -173,6 +177,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	}
 	for i := range paths {
 		paths[i].name = strings.ReplaceAll(paths[i].name, policy.ID.String(), ":id")
+		paths[i].name = strings.ReplaceAll(paths[i].name, shared.ID.String(), ":id")
 	}
 
 	script, err := json.Marshal(axeScript)

@@ -51,7 +51,7 @@ var fieldMessages = map[string]string{
 	"included_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
 	"excluded_is_invalid":                   fmt.Sprintf("User keys may not be empty or longer than %d characters.", targeting.MaxKeyIDLen),
 	"environments_is_invalid":               fmt.Sprintf("Give 1 to %d different names, separated by commas; each name in lower case becomes its key (letters, digits, “.”, “_” and “-”).", iam.MaxOnboardingEnvironments),
-	"scopes_is_invalid":                     "Use organization/ORG, optionally with :project/KEY and :env/KEY (or *), one per line, including this environment.",
+	"scopes_is_invalid":                     "Choose among the environments offered.",
 }
 
 // Business rules that concern one field of the form that broke them.

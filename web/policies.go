@@ -106,9 +106,12 @@ func (p *pages) policy(c echo.Context) error {
 // edited and what was wrong with them, or the settings form.
 type policyEdit struct {
 	drafts   []draft
-	problems map[int]string
+	problems map[int][]string
 	error    string
 	settings *views.Form
+	// asked is the question the editor posted with its statements, which
+	// answer it; without one, the question in the address is answered.
+	asked question
 }
 
 // policyPage renders a policy's page at one tab, or that tab's regions for
@@ -198,8 +201,20 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 		if err != nil {
 			return err
 		}
+		q := edited.asked
+		if !q.asked() {
+			q = askedInAddress(c)
+		}
+		check, err := p.checkStatements(c, id, statements(edited.drafts), q, projects)
+		if err != nil {
+			return err
+		}
 		s := views.PolicyStatements{Form: p.form(c, "policy-statements", href+"/statements", nil), Editor: e,
-			Check: accessCheck(c, pol.Statements, projects), CheckAction: href}
+			Check: check, CheckAction: href}
+		if !readOnly {
+			// The check asks about the statements in the editor, unsaved ones too.
+			s.FormID, s.Check.FormID, s.CheckAction = "policy-statements-form", "policy-statements-form", href+"/check"
+		}
 		vm.Statements, region = &s, views.PolicyStatementsView(s)
 	}
 
@@ -220,6 +235,9 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.FormValue("op") == "check" { // the check's button, without script
+		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds, asked: askedInForm(c)})
+	}
 	ds, editing := edit(ds, c.FormValue("op"), postedPreset(c))
 	if editing {
 		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds})
@@ -238,6 +256,50 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 		return p.policyPage(c, status, tabStatements, &policyEdit{drafts: ds})
 	}
 	return err
+}
+
+// checkPolicy answers "what does this allow?" for the statements in the
+// editor, saved or not, which it posts with the question; htmx swaps only
+// the answer, and without script the page comes back with the editor as
+// posted. Nothing is saved.
+func (p *pages) checkPolicy(c echo.Context) error {
+	id, err := httpx.PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ds, err := postedDrafts(c)
+	if err != nil {
+		return err
+	}
+	q := askedInForm(c)
+	if !isHTMX(c) {
+		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds, asked: q})
+	}
+	check, err := p.checkStatements(c, id, statements(ds), q, nil)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.AccessAnswerView(check))
+}
+
+// checkStatements builds the check's panel, answering q (when asked) for
+// sts with the store's decision; a question the store refuses (an action
+// or a resource not from the lists) is said in the panel.
+func (p *pages) checkStatements(c echo.Context, id uuid.UUID, sts []access.Statement, q question, projects []core.Project) (views.AccessCheck, error) {
+	if !q.asked() {
+		return accessCheck(q, nil, projects), nil
+	}
+	answer, err := p.store.CheckPolicyStatements(c.Request().Context(), actor(c), id, sts, access.Action(q.action), q.resource)
+	var verr *core.ValidationError
+	if errors.As(err, &verr) {
+		check := accessCheck(q, nil, projects)
+		check.Answered, check.Why = true, "Choose an action and a resource from the lists."
+		return check, nil
+	}
+	if err != nil {
+		return views.AccessCheck{}, err
+	}
+	return accessCheck(q, &answer, projects), nil
 }
 
 // refusedStatements explains statements the store refused as invalid, next

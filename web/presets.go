@@ -8,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -153,21 +154,38 @@ func containsAction(actions []string, a access.Action) bool {
 	return false
 }
 
-// accessCheck answers "what does this allow?" for the action and resource
-// in the address (?action=&resource=), from a policy's statements, and
-// offers the actions of the catalogue and the resources of the projects.
-func accessCheck(c echo.Context, sts []access.Statement, projects []core.Project) views.AccessCheck {
-	action, resource := c.QueryParam("action"), c.QueryParam("resource")
+// question is what "what does this allow?" asks: an action and a resource
+// name, both empty until asked.
+type question struct{ action, resource string }
+
+// askedInAddress is the question of a read-only policy's check, asked in
+// the address; askedInForm the one the editor's form posted with its
+// statements.
+func askedInAddress(c echo.Context) question {
+	return question{c.QueryParam("check-action"), c.QueryParam("check-resource")}
+}
+
+func askedInForm(c echo.Context) question {
+	return question{c.FormValue("check-action"), c.FormValue("check-resource")}
+}
+
+func (q question) asked() bool { return q.action != "" && q.resource != "" }
+
+// accessCheck is the "what does this allow?" panel: the actions of the
+// catalogue and the resources of the projects to pick from, and, when a
+// question was answered, the store's answer in words, naming the statement
+// that decided by its number in the editor.
+func accessCheck(q question, answer *iam.PolicyCheck, projects []core.Project) views.AccessCheck {
 	out := views.AccessCheck{}
 	for _, g := range access.Catalogue {
 		og := views.OptionGroup{Label: resourceTypeLabel(g.ResourceType)}
 		for _, a := range g.Actions {
-			og.Options = append(og.Options, views.Option{Value: string(a), Label: actionLabel(string(a)), Selected: string(a) == action})
+			og.Options = append(og.Options, views.Option{Value: string(a), Label: actionLabel(string(a)), Selected: string(a) == q.action})
 		}
 		out.Actions = append(out.Actions, og)
 	}
 	opt := func(value, label string) views.Option {
-		return views.Option{Value: value, Label: label, Selected: value == resource}
+		return views.Option{Value: value, Label: label, Selected: value == q.resource}
 	}
 	out.Resources = append(out.Resources, views.OptionGroup{Label: "Organization", Options: []views.Option{
 		opt(core.IAMRN, "Members, groups and policies"), opt(core.AccessTokenRN, "Access tokens"),
@@ -181,17 +199,15 @@ func accessCheck(c echo.Context, sts []access.Statement, projects []core.Project
 		}
 		out.Resources = append(out.Resources, g)
 	}
-	if action == "" || resource == "" {
+	if answer == nil {
 		return out
 	}
-	out.Answered = true
-	allowed, by := access.Decide(sts, access.Action(action), resource)
-	out.Allowed = allowed
-	what := actionLabel(action) + " on " + resource
-	switch {
+	out.Answered, out.Allowed, out.Unsaved = true, answer.Allowed, answer.Unsaved
+	what := actionLabel(q.action) + " on " + q.resource
+	switch by := answer.By; {
 	case by < 0:
 		out.Why = "Denied: " + what + ". No statement speaks about it, and what is not allowed is denied."
-	case allowed:
+	case answer.Allowed:
 		out.Why = "Allowed: " + what + ", by statement " + itoa(by+1) + "."
 	default:
 		out.Why = "Denied: " + what + ", by statement " + itoa(by+1) + ", which denies it (a deny wins over any allow)."

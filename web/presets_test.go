@@ -143,12 +143,72 @@ func TestStatementHintsAndAccessCheck(t *testing.T) {
 		t.Errorf("hint %q", got)
 	}
 	for q, want := range map[string]string{
-		"ToggleFlag&resource=project/web:env/dev:flag/*":  "Allowed: Toggle flag on project/web:env/dev:flag/*, by statement 1.",
-		"DeleteFlag&resource=project/web:env/prod:flag/*": "Denied: Delete flag on project/web:env/prod:flag/*, by statement 2, which denies it (a deny wins over any allow).",
-		"CanManageIAM&resource=iam/*":                     "Denied: Can manage IAM on iam/*. No statement speaks about it, and what is not allowed is denied.",
+		"ToggleFlag&check-resource=project/web:env/dev:flag/*":  "Allowed: Toggle flag on project/web:env/dev:flag/*, by statement 1.",
+		"DeleteFlag&check-resource=project/web:env/prod:flag/*": "Denied: Delete flag on project/web:env/prod:flag/*, by statement 2, which denies it (a deny wins over any allow).",
+		"CanManageIAM&check-resource=iam/*":                     "Denied: Can manage IAM on iam/*. No statement speaks about it, and what is not allowed is denied.",
+		"NoSuchAction&check-resource=iam/*":                     "Choose an action and a resource from the lists.",
 	} {
-		if got := b.get(href + "?tab=statements&action=" + q).status(http.StatusOK).text("check-answer"); got != want {
+		if got := b.get(href + "?tab=statements&check-action=" + q).status(http.StatusOK).text("check-answer"); got != want {
 			t.Errorf("%s: %q, want %q", q, got, want)
 		}
 	}
+}
+
+// "What does this allow?" answers for the statements in the editor, saved
+// or not, says when they are unsaved, and saves nothing; with script only
+// the answer comes back, without it the editor as it was posted.
+func TestAccessCheckAnswersForTheEditor(t *testing.T) {
+	t.Parallel()
+	a, _, _ := flagApp(t)
+	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
+	must(t, err)
+	saved := []access.Statement{{ID: "f", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{"ToggleFlag"}, Resources: []string{"project/web:env/*:flag/*"}}}
+	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, saved)
+	must(t, err)
+	b := a.signedIn(ownerEmail, ownerPassword)
+	href := "/policies/" + pol.ID.String()
+	p := b.get(href).status(http.StatusOK)
+	vals := formValues(p.must("statements-form"))
+	vals.Set("check-action", "ToggleFlag")
+	vals.Set("check-resource", "project/web:env/dev:flag/*")
+
+	// As saved: allowed, and nothing is unsaved.
+	ans := b.htmx(href+"/check", vals).status(http.StatusOK)
+	if got, want := ans.text("check-answer"), "Allowed: Toggle flag on project/web:env/dev:flag/*, by statement 1."; got != want {
+		t.Errorf("saved statements: %q, want %q", got, want)
+	}
+	if ans.has("check-unsaved") || ans.has("statement-editor") {
+		t.Errorf("the answer for saved statements says they are unsaved, or carries the editor")
+	}
+
+	// The editor's statement now denies: its answer, marked unsaved.
+	vals.Set("st-0-effect", "deny")
+	ans = b.htmx(href+"/check", vals).status(http.StatusOK)
+	if got, want := ans.text("check-answer"), "Denied: Toggle flag on project/web:env/dev:flag/*, by statement 1, which denies it (a deny wins over any allow)."; got != want {
+		t.Errorf("unsaved statements: %q, want %q", got, want)
+	}
+	if !ans.has("check-unsaved") {
+		t.Errorf("the answer does not say the statements are unsaved")
+	}
+	// Without script: the page again, the editor as posted, with the answer.
+	vals.Set("op", "check")
+	page := b.post(href+"/statements", vals).status(http.StatusOK)
+	if n := input(page.must("statements-form"), "st-0-effect"); n == nil || !strings.Contains(page.body, `value="deny" checked`) {
+		t.Errorf("the editor lost the unsaved effect")
+	}
+	if !page.has("check-unsaved") || !strings.HasPrefix(page.text("check-answer"), "Denied:") {
+		t.Errorf("no answer for the unsaved statements: %q", page.text("check-answer"))
+	}
+	got, err := a.st.GetPolicy(t.Context(), a.ownerActor(), pol.ID)
+	must(t, err)
+	if got.Statements[0].Effect != "allow" {
+		t.Errorf("a check saved the statements")
+	}
+
+	// Whoever may not read the policy may not ask.
+	a.addMember("dev@example.com")
+	m := a.signedIn("dev@example.com", memberPassword)
+	m.get("/profile")
+	vals.Del("op")
+	m.htmx(href+"/check", vals).status(http.StatusForbidden)
 }

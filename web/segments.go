@@ -91,7 +91,9 @@ func (p *pages) segmentsPage(c echo.Context, status int, sq segmentQuery, create
 			vm.List.Empty = "No segments in this environment yet."
 		}
 		if create == nil {
-			create = p.segmentCreate(c, w, nil, false)
+			if create, err = p.segmentCreate(c, w, nil, nil, false); err != nil {
+				return err
+			}
 		}
 		vm.Create = create
 	}
@@ -106,22 +108,26 @@ func (p *pages) segmentsPage(c echo.Context, status int, sq segmentQuery, create
 }
 
 // segmentCreate is the creation form, nil when the person may not create
-// segments; values carry a form just posted. A shared segment's scopes start
-// as every environment of the working project.
-func (p *pages) segmentCreate(c echo.Context, w workEnv, values map[string]string, open bool) *views.SegmentCreate {
+// segments; values and scopes carry a form just posted. A shared segment's
+// scopes start as every environment of the working project.
+func (p *pages) segmentCreate(c echo.Context, w workEnv, values map[string]string, scopes []string, open bool) (*views.SegmentCreate, error) {
 	if !w.rights.CreateSegment {
-		return nil
+		return nil, nil
 	}
 	if values == nil {
-		values = map[string]string{"type": flagstore.SegmentEnvironmentSpecific,
-			"scopes": w.rights.ProjectScope()}
+		values = map[string]string{"type": flagstore.SegmentEnvironmentSpecific}
+		scopes = []string{w.rights.ProjectScope()}
+	}
+	projects, err := p.store.ListProjects(c.Request().Context(), actor(c))
+	if err != nil {
+		return nil, err
 	}
 	types := []views.Option{
 		{Value: flagstore.SegmentEnvironmentSpecific, Label: "Only this environment", Selected: values["type"] != flagstore.SegmentShared},
 		{Value: flagstore.SegmentShared, Label: "Shared with other environments", Selected: values["type"] == flagstore.SegmentShared},
 	}
 	return &views.SegmentCreate{Form: p.form(c, "segment-create", "/segments", values), Types: types,
-		CommentRequired: w.requireComment, Open: open}
+		Scopes: scopePicker(w, projects, scopes), CommentRequired: w.requireComment, Open: open}, nil
 }
 
 // createSegment creates a segment and opens its page.
@@ -135,17 +141,23 @@ func (p *pages) createSegment(c echo.Context) error {
 		return err
 	}
 	in := posted.input()
-	scopes := c.FormValue("scopes")
+	scopes, err := postedScopes(c)
+	if err != nil {
+		return err
+	}
 	if in.Type == flagstore.SegmentShared {
-		in.Scopes = userKeys(scopes)
+		in.Scopes = scopes
 	}
 	sg, err := p.store.CreateSegment(c.Request().Context(), actor(c), w.id, in)
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Segment “%s” created.", sg.Name))
 		return redirect(c, segmentHref(sg.ID.String()))
 	}
-	create := p.segmentCreate(c, w, map[string]string{"name": in.Name, "key": in.Key, "type": in.Type,
-		"description": in.Description, "scopes": scopes, "comment": in.Comment}, true)
+	create, cerr := p.segmentCreate(c, w, map[string]string{"name": in.Name, "key": in.Key, "type": in.Type,
+		"description": in.Description, "comment": in.Comment}, scopes, true)
+	if cerr != nil {
+		return cerr
+	}
 	if create == nil {
 		return err
 	}
@@ -153,6 +165,7 @@ func (p *pages) createSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	scopesProblem(&create.Form)
 	return p.segmentsPage(c, status, segmentQuery{page: 1}, create)
 }
 
@@ -175,6 +188,9 @@ type segmentState struct {
 	targeting *views.Form
 	rules     []ruleForm
 	texts     postedTexts
+	// scopes is the scopes form just posted, with the scopes it chose.
+	scopes       *views.Form
+	scopesPicked []string
 }
 
 func segmentTabs(href, active string) []views.Tab {
@@ -287,6 +303,11 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 				s.ArchiveHref, s.DeleteHref = "", ""
 				s.Blocked = fmt.Sprintf("%s this segment, so it cannot be archived or deleted: take it out of their rules first (see the Flags tab).",
 					plural(n, "One flag uses", fmt.Sprintf("%d flags use", n)))
+			}
+		}
+		if sg.Type == flagstore.SegmentShared && may.Targeting && !sg.IsArchived {
+			if s.Scopes, err = p.segmentScopesForm(c, w, sg, st); err != nil {
+				return err
 			}
 		}
 		m.Settings = &s

@@ -49,7 +49,7 @@ func TestSegmentListAndCreate(t *testing.T) {
 		t.Errorf("name problem %q", got)
 	}
 	b.post("/segments", url.Values{"name": {"Beta"}, "key": {"beta"}, "type": {flagstore.SegmentShared}, "scopes": {"organization/other"}}).status(http.StatusBadRequest)
-	if got := text(find(b.last.must("segment-create"), "error-scopes")); !strings.HasPrefix(got, "Use organization/ORG") {
+	if got := text(find(b.last.must("segment-create"), "error-scopes")); got != "Choose where it can be used, including the environment you work in." {
 		t.Errorf("scopes problem %q", got)
 	}
 	if got := formValues(b.last.must("segment-create-form")).Get("type"); got != flagstore.SegmentShared {
@@ -62,7 +62,7 @@ func TestSegmentListAndCreate(t *testing.T) {
 	}
 	b.get("/segments")
 	b.post("/segments", url.Values{"name": {"Everyone"}, "key": {"everyone"}, "type": {flagstore.SegmentShared},
-		"scopes": {"organization/default-organization:project/web:env/*\norganization/default-organization:project/web:env/dev"}}).status(http.StatusOK)
+		"scopes": {"organization/default-organization:project/web:env/*", "organization/default-organization:project/web:env/dev"}}).status(http.StatusOK)
 	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentFilter{Name: "everyone", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(list.Items) != 1 || len(list.Items[0].Scopes) != 2 || list.Items[0].Type != flagstore.SegmentShared {

@@ -210,8 +210,8 @@ func scopes(rtype, selected string, projects []core.Project) []views.OptionGroup
 	return one("*", "Everything (*)")
 }
 
-// problemText explains what is wrong with a statement, by the field that
-// store.StatementProblems names.
+// problemText explains what is wrong with a statement, by the fields that
+// access.StatementProblems names.
 var problemText = map[string]string{
 	"effect":       "Choose Allow or Deny.",
 	"resourceType": "Choose a resource type.",
@@ -222,7 +222,7 @@ var problemText = map[string]string{
 // editor builds the statement editor's view of drafts. problems marks the
 // statements the store refused, by position; refused explains a refusal
 // that concerns none of them.
-func (p *pages) editor(ctx context.Context, a *core.Actor, prefix string, ds []draft, readOnly bool, problems map[int]string, refused string) (views.StatementEditor, error) {
+func (p *pages) editor(ctx context.Context, a *core.Actor, prefix string, ds []draft, readOnly bool, problems map[int][]string, refused string) (views.StatementEditor, error) {
 	e := views.StatementEditor{Prefix: prefix, ReadOnly: readOnly, Error: refused}
 	var projects []core.Project
 	if !readOnly {
@@ -241,11 +241,17 @@ func (p *pages) editor(ctx context.Context, a *core.Actor, prefix string, ds []d
 	for i, d := range ds {
 		st := d.st
 		f := views.StatementForm{Index: strconv.Itoa(i), Number: strconv.Itoa(i + 1), ID: st.ID, Allow: st.Effect == "allow",
-			TypeLabel: st.ResourceType, Resources: st.Resources, Tags: d.tags, Problem: problemText[problems[i]],
+			TypeLabel: st.ResourceType, Resources: st.Resources, Tags: d.tags,
 			Hint:    accessHint(st, all),
 			Tagged:  st.ResourceType == access.TypeFlag || st.ResourceType == access.TypeSegment,
 			Effects: options(st.Effect, "allow", "deny")}
 		f.Effects[0].Label, f.Effects[1].Label = "Allow", "Deny"
+		for _, field := range problems[i] {
+			if f.Problems == nil {
+				f.Problems = map[string]string{}
+			}
+			f.Problems[field] = problemText[field]
+		}
 		for _, t := range resourceTypes {
 			f.Types = append(f.Types, views.Option{Value: t.value, Label: t.label, Selected: t.value == st.ResourceType})
 			if t.value == st.ResourceType {

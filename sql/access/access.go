@@ -242,43 +242,38 @@ func ValidStatements(statements []Statement) bool {
 }
 
 // StatementProblems tells editors of statements which of them are invalid
-// and why, so a page can point at the statement behind statements_is_invalid:
-// by index, the first field found wrong ("effect", "resourceType", "actions"
-// or "resources"). Valid statements are absent.
-func StatementProblems(statements []Statement) map[int]string {
-	out := map[int]string{}
+// and why, so a page can point at what is behind statements_is_invalid: by
+// index, every field found wrong, in the order "effect", "resourceType",
+// "actions", "resources". Valid statements are absent.
+func StatementProblems(statements []Statement) map[int][]string {
+	out := map[int][]string{}
 	for i, st := range statements {
-		if field := statementProblem(st); field != "" {
-			out[i] = field
+		if fields := statementProblems(st); len(fields) > 0 {
+			out[i] = fields
 		}
 	}
 	return out
 }
 
-func statementProblem(st Statement) string {
+func statementProblems(st Statement) []string {
+	var fields []string
 	if st.Effect != "allow" && st.Effect != "deny" {
-		return "effect"
+		fields = append(fields, "effect")
 	}
-	if st.ResourceType != TypeAll && !slices.ContainsFunc(Catalogue, func(g ActionGroup) bool { return g.ResourceType == st.ResourceType }) {
-		return "resourceType"
+	knownType := st.ResourceType == TypeAll || slices.ContainsFunc(Catalogue, func(g ActionGroup) bool { return g.ResourceType == st.ResourceType })
+	if !knownType {
+		fields = append(fields, "resourceType")
 	}
-	if len(st.Actions) == 0 {
-		return "actions"
+	// Actions are judged by a known type; under an unknown one only their absence is.
+	if len(st.Actions) == 0 || knownType && slices.ContainsFunc(st.Actions, func(a string) bool {
+		return a != "*" && (st.ResourceType != TypeAll && actionType[Action(a)] != st.ResourceType || st.ResourceType == TypeAll && actionType[Action(a)] == "")
+	}) {
+		fields = append(fields, "actions")
 	}
-	for _, a := range st.Actions {
-		if a != "*" && (st.ResourceType != TypeAll && actionType[Action(a)] != st.ResourceType || st.ResourceType == TypeAll && actionType[Action(a)] == "") {
-			return "actions"
-		}
+	if len(st.Resources) == 0 || slices.ContainsFunc(st.Resources, func(r string) bool { return !wellFormedPattern(r) }) {
+		fields = append(fields, "resources")
 	}
-	if len(st.Resources) == 0 {
-		return "resources"
-	}
-	for _, r := range st.Resources {
-		if !wellFormedPattern(r) {
-			return "resources"
-		}
-	}
-	return ""
+	return fields
 }
 
 // wellFormedPattern accepts "*" or ":"-separated "type/key[;tags]" parts of

@@ -32,7 +32,35 @@ func EnvScopes(env core.EnvRow) []string {
 // environment of the project of r's environment, where the pages start a
 // new one.
 func (r EnvRights) ProjectScope() string {
-	return "organization/" + r.env.OrganizationKey + ":project/" + r.env.ProjectKey + ":env/*"
+	return Scope(r.env.OrganizationKey, r.env.ProjectKey, "")
+}
+
+// OrganizationKey is the key of the organization of r's environment, which
+// every scope of a segment managed there names.
+func (r EnvRights) OrganizationKey() string { return r.env.OrganizationKey }
+
+// Scope names where a shared segment applies, as the store takes it: the
+// whole organization (projectKey ""), every environment of a project
+// (envKey ""), or one environment.
+func Scope(orgKey, projectKey, envKey string) string {
+	s := "organization/" + orgKey
+	if projectKey == "" {
+		return s
+	}
+	if envKey == "" {
+		envKey = "*"
+	}
+	return s + ":project/" + projectKey + ":env/" + envKey
+}
+
+// SameScope reports whether two scope names select the same environments:
+// a part left out is "*", so "organization/o:project/web" is
+// "organization/o:project/web:env/*".
+func SameScope(a, b string) bool { return fullScope(a) == fullScope(b) }
+
+func fullScope(s string) string {
+	s = strings.TrimSuffix(s, ":env/*")
+	return strings.TrimSuffix(s, ":project/*")
 }
 
 // VisibleIn reports whether a segment applies in an environment.

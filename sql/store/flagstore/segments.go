@@ -547,6 +547,25 @@ func (s *Flags) SetSegmentTags(ctx context.Context, a *core.Actor, envID, id uui
 	})
 }
 
+// SegmentScopesInput replaces where a shared segment applies.
+type SegmentScopesInput struct {
+	Scopes []string `json:"scopes"`
+	Change
+}
+
+// SetSegmentScopes replaces where a shared segment applies: the same change
+// as a patch of its scopes, needing the right to change its rules wherever
+// it applies, before and after.
+func (s *Flags) SetSegmentScopes(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in SegmentScopesInput) (Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentRules, func(sg *Segment) error {
+		if sg.Type != SegmentShared {
+			return core.Invalid("scopes_is_invalid")
+		}
+		sg.Scopes = core.OrEmpty(in.Scopes)
+		return nil
+	})
+}
+
 // SegmentTargetingInput replaces who is in a segment: FeatBit's body
 // {included, excluded, rules, comment}. The three replace the segment's; one
 // left out becomes empty, as in FeatBit. A body naming none of them is refused.

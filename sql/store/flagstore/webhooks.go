@@ -403,7 +403,8 @@ func (s *Flags) UpdateWebhook(ctx context.Context, a *core.Actor, id uuid.UUID, 
 		return Webhook{}, err
 	}
 	// Another organization's webhook is not found, whatever the input.
-	if _, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id}); err != nil {
+	current, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
+	if err != nil {
 		return Webhook{}, core.Translate(err)
 	}
 	envs, err := s.orgEnvs(ctx, s.Q, orgID)
@@ -412,6 +413,9 @@ func (s *Flags) UpdateWebhook(ctx context.Context, a *core.Actor, id uuid.UUID, 
 	}
 	var v core.Validator
 	checkWebhook(&v, &in, envs)
+	// A masked header with no stored value is said with the other problems
+	// (the transaction checks again against the row it locks).
+	unmaskHeaders(&v, in.Headers, headersOf(current), noStoredHeader)
 	if err := v.Err(); err != nil {
 		return Webhook{}, err
 	}

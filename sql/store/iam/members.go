@@ -221,6 +221,22 @@ func checkGrants(ctx context.Context, q *db.Queries, orgID uuid.UUID, policyIDs,
 	return n == int64(len(policyIDs)), m == int64(len(groupIDs)), err
 }
 
+// grantProblems adds to v what is wrong with the policies and groups a new
+// member is to get: some are not the organization's.
+func grantProblems(ctx context.Context, q *db.Queries, v *core.Validator, orgID uuid.UUID, policyIDs, groupIDs []uuid.UUID) error {
+	policiesOK, groupsOK, err := checkGrants(ctx, q, orgID, policyIDs, groupIDs)
+	if err != nil {
+		return err
+	}
+	if !policiesOK {
+		v.Add("policyIds", "invalid")
+	}
+	if !groupsOK {
+		v.Add("groupIds", "invalid")
+	}
+	return nil
+}
+
 // AddMember adds a user to the organization and the current workspace with
 // the given policies and groups, or the organization's default permissions
 // when both are empty. An unknown email becomes a new user with a generated
@@ -230,6 +246,14 @@ func (s *IAM) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Mem
 	var v core.Validator
 	email := strings.TrimSpace(in.Email)
 	checkEmail(&v, "email", email)
+	policyIDs, groupIDs := distinct(in.PolicyIDs), distinct(in.GroupIDs)
+	if v.Err() != nil && len(policyIDs)+len(groupIDs) > 0 && a.RequireIAM() == nil {
+		// Say what is wrong with the grants too, so that the form marks
+		// every problem at once; the transaction checks them again.
+		if err := grantProblems(ctx, s.Q, &v, a.OrgID, policyIDs, groupIDs); err != nil {
+			return Member{}, err
+		}
+	}
 	orgID, err := a.IAMOrg(&v)
 	if err != nil {
 		return Member{}, err
@@ -238,7 +262,6 @@ func (s *IAM) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Mem
 	if err != nil {
 		return Member{}, err
 	}
-	policyIDs, groupIDs := distinct(in.PolicyIDs), distinct(in.GroupIDs)
 
 	// bcrypt is slow on purpose: hash before the transaction, and only for a new user.
 	var password, hash string
@@ -261,16 +284,9 @@ func (s *IAM) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Mem
 			}
 			policyIDs, groupIDs = org.DefaultPolicyIds, org.DefaultGroupIds
 		} else {
-			policiesOK, groupsOK, err := checkGrants(ctx, q, orgID, policyIDs, groupIDs)
-			if err != nil {
-				return err
-			}
 			var v core.Validator
-			if !policiesOK {
-				v.Add("policyIds", "invalid")
-			}
-			if !groupsOK {
-				v.Add("groupIds", "invalid")
+			if err := grantProblems(ctx, q, &v, orgID, policyIDs, groupIDs); err != nil {
+				return err
 			}
 			if err := v.Err(); err != nil {
 				return err
