@@ -139,7 +139,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	}
 	// Not pages: assets, the SSO callback (a redirect), fragments, the home
 	// redirect, and the SDK and health endpoints.
-	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/": true, "/get-started/check": true,
+	skip := map[string]bool{"/static/:name": true, "/sso/callback": true, "/policies/key-check": true, "/end-users/suggest": true, "/": true, "/get-started/check": true,
 		"/streaming": true, "/health/liveness": true, "/health/readiness": true}
 	// Extra states of pages worth checking on their own.
 	extra := []string{"/flags/compare?target=" + dev.ID.String(), "/flags/checkout/compare?target=" + dev.ID.String() + "&preview=1&onOffState=on&targetingRule=on",
