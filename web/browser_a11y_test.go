@@ -143,7 +143,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/streaming": true, "/health/liveness": true, "/health/readiness": true}
 	// Extra states of pages worth checking on their own.
 	extra := []string{"/flags/compare?target=" + dev.ID.String(), "/flags/checkout/compare?target=" + dev.ID.String() + "&preview=1&onOffState=on&targetingRule=on",
-		"/flags/copy?target=" + dev.ID.String() + "&flag=" + a.flag(prod, "checkout").ID.String(), "/flags/checkout?edit=targeting", "/flags/checkout?edit=off", "/flags?archived=1", "/flags/checkout/insights?span=hour",
+		"/flags/copy?target=" + dev.ID.String() + "&flag=" + a.flag(prod, "checkout").ID.String(), "/flags/checkout?edit=targeting", "/flags/checkout?edit=targeting&part=targets", "/flags/checkout?edit=off", "/flags?archived=1", "/flags/checkout/insights?span=hour",
 		"/policies/" + policy.ID.String() + "?tab=statements&action=ToggleFlag&resource=project/web:env/prod:flag/*"}
 
 	// Each page is named by its route, so screenshots keep their names

@@ -211,6 +211,12 @@ func TestBrowserKeyboardKeepsItsPlace(t *testing.T) {
 	ch.do("focus Remove condition", chromedp.Focus(chromedp.CSS(`#edit-rule-1 [aria-label="Remove condition 2"]`)))
 	k.press(kb.Enter)
 	ch.waitFocus("segment condition removed", `#segment-targeting-rule-0-cond-0-property`)
+	// A refused save leaves the keyboard where it was, the problem marked.
+	ch.do("focus Save", chromedp.Focus(chromedp.CSS(`#segment-targeting-save`)))
+	k.press(kb.Enter)
+	ch.do("refused", chromedp.WaitVisible(chromedp.CSS(`#segment-targeting [data-testid=form-error], #segment-main .field-error`)))
+	ch.waitFocus("refused", `#segment-targeting-save`)
+	ch.do("focus property", chromedp.Focus(chromedp.CSS(`#segment-targeting-rule-0-cond-0-property`)))
 	k.typeText("country")
 	ch.do("focus value", chromedp.Focus(chromedp.CSS(`#segment-targeting-rule-0-cond-0-value`)))
 	k.typeText("NL")
