@@ -187,8 +187,8 @@
   // The keyboard keeps its place across htmx answers. What should have the
   // focus next is named by the element that asked (data-focus-after="id"),
   // or by the answer (HX-Trigger "bunting:focus", which wins: only the
-  // answer knows whether a save went through); it gets it once the new part
-  // has settled. Messages the answer names ("bunting:announce") are said
+  // answer knows whether a save went through); it gets it as the new part
+  // is swapped in. Messages the answer names ("bunting:announce") are said
   // through the layout's polite live region.
   var nextFocus = null;
   function giveFocus(id) {
@@ -209,12 +209,13 @@
   }
   document.addEventListener("htmx:beforeRequest", function (e) {
     var elt = e.detail.elt;
-    if (elt && elt.hasAttribute && elt.hasAttribute("data-suggest-users")) return;
     nextFocus = elt && elt.getAttribute && elt.getAttribute("data-focus-after") || null;
   });
   document.addEventListener("bunting:focus", function (e) { nextFocus = e.detail.value; });
   document.addEventListener("bunting:announce", function (e) { say(e.detail.value); });
-  document.addEventListener("htmx:afterSettle", function () {
+  // At the swap, in the same task that puts the new part in: nothing typed
+  // after it appears can land before the focus moves.
+  document.addEventListener("htmx:afterSwap", function () {
     if (!nextFocus) return;
     var id = nextFocus;
     nextFocus = null;

@@ -77,7 +77,7 @@ func (ch *chrome) activeElement() string {
 }
 
 // waitFocus waits until the element sel has the focus: htmx answers give it
-// once they have settled.
+// as they are swapped in.
 func (ch *chrome) waitFocus(step, sel string) {
 	ch.t.Helper()
 	for range 200 {

@@ -16,8 +16,8 @@ import (
 // The keyboard keeps its place. An htmx answer that replaces the part of the
 // page holding the focus names, in its HX-Trigger header, the element that
 // should have it next (bunting:focus, an element id) and what a screen reader
-// should hear (bunting:announce); static/app.js moves the focus once the new
-// part has settled and speaks through the layout's live region. Links and
+// should hear (bunting:announce); static/app.js moves the focus as the new
+// part is swapped in and speaks through the layout's live region. Links and
 // buttons whose next place is known when the page is drawn say it
 // themselves (data-focus-after); the header is for what only the answer
 // knows, such as whether a save went through.
