@@ -1,6 +1,7 @@
 // Bunting admin pages: small behaviours on top of server-rendered HTML and htmx.
 // Every page works without this file; it adds the CSRF header to htmx requests,
-// copy and reveal buttons, key suggestions, and auto-submitting switchers.
+// copy and reveal buttons, key suggestions, auto-submitting switchers, keeps
+// the keyboard's place across htmx answers, and suggests end users.
 // Behaviour is declared with data- attributes, so no page needs inline script.
 (function () {
   "use strict";
@@ -218,12 +219,154 @@
     button.setAttribute("aria-pressed", shown ? "true" : "false");
   });
 
+  // The keyboard keeps its place across htmx answers. What should have the
+  // focus next is named by the element that asked (data-focus-after="id"),
+  // or by the answer (HX-Trigger "bunting:focus", which wins: only the
+  // answer knows whether a save went through); it gets it as the new part
+  // is swapped in. Messages the answer names ("bunting:announce") are said
+  // through the layout's polite live region.
+  var nextFocus = null;
+  function giveFocus(id) {
+    var el = document.getElementById(id);
+    if (!el) return;
+    for (var d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+    if (el.tabIndex < 0 && !el.hasAttribute("tabindex")) el.setAttribute("tabindex", "-1"); // a heading
+    el.focus();
+  }
+  var sayTimer;
+  function say(text) {
+    var region = document.getElementById("announcer");
+    if (!region || !text) return;
+    // Emptied first, so the same message twice is said twice.
+    region.textContent = "";
+    clearTimeout(sayTimer);
+    sayTimer = setTimeout(function () { region.textContent = text; }, 100);
+  }
+  document.addEventListener("htmx:beforeRequest", function (e) {
+    var elt = e.detail.elt;
+    nextFocus = elt && elt.getAttribute && elt.getAttribute("data-focus-after") || null;
+  });
+  document.addEventListener("bunting:focus", function (e) { nextFocus = e.detail.value; });
+  document.addEventListener("bunting:announce", function (e) { say(e.detail.value); });
+  // At the swap, in the same task that puts the new part in: nothing typed
+  // after it appears can land before the focus moves.
+  document.addEventListener("htmx:afterSwap", function () {
+    if (!nextFocus) return;
+    var id = nextFocus;
+    nextFocus = null;
+    giveFocus(id);
+  });
+  // A page shown after a change that went elsewhere (creating a flag opens
+  // it) starts the keyboard at its heading, and says the message above it.
+  function afterChange() {
+    var kept = document.querySelector("#flash [data-testid=flash-success]");
+    var heading = document.querySelector("main h1");
+    if (!kept || !heading || document.activeElement !== document.body) return;
+    heading.setAttribute("tabindex", "-1");
+    heading.focus();
+    say(kept.textContent);
+  }
+
+  // A user-key field marked data-suggest-users="/end-users/suggest" suggests
+  // the end users SDKs have seen whose key or name matches the word being
+  // typed (the text since the last line break or comma), in the listbox it
+  // controls: the arrow keys move through them, Enter or a click takes one
+  // (its key replaces the word, and a new line starts), Escape closes.
+  function suggestList(field) { return document.getElementById(field.getAttribute("aria-controls")); }
+  function currentWord(field) {
+    var upto = field.value.slice(0, field.selectionStart);
+    var start = Math.max(upto.lastIndexOf("\n"), upto.lastIndexOf(",")) + 1;
+    while (start < upto.length && /\s/.test(upto.charAt(start))) start++;
+    return { start: start, text: upto.slice(start).trim() };
+  }
+  function closeSuggestions(field) {
+    var list = suggestList(field);
+    if (list) { list.hidden = true; list.innerHTML = ""; }
+    field.removeAttribute("aria-activedescendant");
+  }
+  var suggestTimer, suggestAsked = 0;
+  function askSuggestions(field) {
+    var list = suggestList(field), word = currentWord(field).text, asked = ++suggestAsked;
+    if (!list || !word) { if (list) closeSuggestions(field); return; }
+    fetch(field.getAttribute("data-suggest-users") + "?q=" + encodeURIComponent(word), { credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : ""; })
+      .then(function (html) {
+        if (asked !== suggestAsked || document.activeElement !== field) return; // a later word, or gone
+        var had = list.hidden ? 0 : list.children.length;
+        list.innerHTML = html; // the server's escaped options
+        var options = list.querySelectorAll("[role=option]");
+        options.forEach(function (o, i) { o.id = list.id + "-" + i; });
+        field.removeAttribute("aria-activedescendant");
+        list.hidden = options.length === 0;
+        if (options.length && options.length !== had) {
+          say(options.length + (options.length === 1 ? " end user" : " end users") + " suggested: arrow keys to choose, Enter to take.");
+        }
+      }, function () {});
+  }
+  function activeOption(field) {
+    var id = field.getAttribute("aria-activedescendant");
+    return id ? document.getElementById(id) : null;
+  }
+  function moveSuggestion(field, step) {
+    var options = Array.prototype.slice.call(suggestList(field).querySelectorAll("[role=option]"));
+    var at = options.indexOf(activeOption(field));
+    at = at < 0 ? (step > 0 ? 0 : options.length - 1) : (at + step + options.length) % options.length;
+    options.forEach(function (o, i) { o.setAttribute("aria-selected", i === at ? "true" : "false"); });
+    field.setAttribute("aria-activedescendant", options[at].id);
+    options[at].scrollIntoView({ block: "nearest" });
+  }
+  function takeSuggestion(field, option) {
+    var key = option.getAttribute("data-value"), word = currentWord(field), v = field.value;
+    var rest = v.slice(field.selectionStart), stop = rest.search(/[\n,]/);
+    var after = stop < 0 ? "" : rest.slice(stop);
+    var typed = key + (after === "" ? "\n" : "");
+    field.value = v.slice(0, word.start) + typed + after;
+    field.setSelectionRange(word.start + typed.length, word.start + typed.length);
+    closeSuggestions(field);
+    field.dispatchEvent(new Event("input", { bubbles: true })); // unsaved now
+    say(key + " added.");
+  }
+  document.addEventListener("input", function (e) {
+    var field = e.target;
+    if (!field.hasAttribute || !field.hasAttribute("data-suggest-users")) return;
+    clearTimeout(suggestTimer);
+    suggestTimer = setTimeout(function () { askSuggestions(field); }, 150);
+  });
+  document.addEventListener("keydown", function (e) {
+    var field = e.target;
+    if (!field.hasAttribute || !field.hasAttribute("data-suggest-users")) return;
+    var list = suggestList(field);
+    if (!list || list.hidden) return;
+    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+      e.preventDefault();
+      moveSuggestion(field, e.key === "ArrowDown" ? 1 : -1);
+    } else if (e.key === "Enter" && activeOption(field)) {
+      e.preventDefault();
+      takeSuggestion(field, activeOption(field));
+    } else if (e.key === "Escape" || e.key === "Tab") {
+      if (e.key === "Escape") e.preventDefault();
+      closeSuggestions(field);
+    }
+  });
+  // A click takes an option; pressing it keeps the focus in the field.
+  document.addEventListener("mousedown", function (e) {
+    var option = e.target.closest && e.target.closest(".suggestions [role=option]");
+    if (!option) return;
+    e.preventDefault();
+    var field = document.querySelector('[aria-controls="' + option.parentElement.id + '"]');
+    if (field) takeSuggestion(field, option);
+  });
+  document.addEventListener("focusout", function (e) {
+    if (e.target.hasAttribute && e.target.hasAttribute("data-suggest-users")) closeSuggestions(e.target);
+  });
+
   // htmx.onLoad runs for the first page and for every piece of HTML htmx swaps in.
   if (window.htmx) {
     htmx.onLoad(enhance);
   } else {
     document.addEventListener("DOMContentLoaded", function () { enhance(document); });
   }
+  afterChange(); // deferred: the page is parsed
 })();
 
 // ---- Navigation: the search dialog (Ctrl+K / ⌘K) and the phone menu ------

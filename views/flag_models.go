@@ -210,6 +210,9 @@ type SummaryPart struct {
 	// EditHref opens the editor (a page without script); Show is the element
 	// of the editor scrolled to.
 	EditHref, Show string
+	// ID names the Edit link, so the keyboard can come back to it after the
+	// editor closes; FocusAfter is the field it opens, given the keyboard.
+	ID, FocusAfter string
 }
 
 // OffVariation chooses what the flag serves when off.
@@ -232,7 +235,13 @@ type TargetingEditor struct {
 	Unsaved bool
 	// Focus is the part opened for editing ("targets", "rules", "default");
 	// the others are folded, still part of the form. "" opens them all.
-	Focus           string
+	Focus string
+	// Part is the part opened, kept through the editor's buttons, and
+	// CancelFocus the Edit link that Cancel gives the keyboard back to.
+	Part, CancelFocus string
+	// SuggestHref answers the end users whose key or name starts with ?q=,
+	// which the individual targets suggest.
+	SuggestHref     string
 	Editable        bool
 	CommentRequired bool
 	Targets         []TargetEdit
@@ -474,6 +483,8 @@ type SegmentTargeting struct {
 	Rules           []RuleEdit
 	// Attributes are the user properties the conditions suggest.
 	Attributes []string
+	// SuggestHref answers the end users the user-key fields suggest.
+	SuggestHref string
 }
 
 // SegmentUsage lists the flags whose rules name the segment; Hidden says how
@@ -514,4 +525,9 @@ func requestToggleLabel(on bool) string {
 		return "Request to turn off"
 	}
 	return "Request to turn on"
+}
+
+// EndUserSuggestion is an end user a user-key field suggests.
+type EndUserSuggestion struct {
+	Key, Name string
 }

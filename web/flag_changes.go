@@ -93,9 +93,13 @@ func (p *pages) setFlagOffVariation(c echo.Context) error {
 	}
 	in := posted.input()
 	return p.flagChange(c, tabTargeting, "Off variation saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
-		return p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{OffVariationID: &in.OffVariationID}, func() (flagstore.Flag, error) {
+		saved, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{OffVariationID: &in.OffVariationID}, func() (flagstore.Flag, error) {
 			return p.store.SetFlagOffVariation(c.Request().Context(), actor(c), w.id, key, in)
 		})
+		if err == nil {
+			focusOn(c, summaryFocus(views.EditOff, saved))
+		}
+		return saved, err
 	}, func(f *views.Form) flagState {
 		f.ID, f.Action = "off-variation", flagHref(c.Param("key"))+"/off-variation"
 		f.Values = postedValues(in.Change, map[string]string{"disabledVariationId": in.OffVariationID})
@@ -131,7 +135,10 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 		return &form
 	}
 	if edit := c.FormValue("edit"); edit != "" {
-		tf.rules = editRules(tf.rules, edit, f.Variations)
+		var focus, message string
+		tf.rules, focus, message = editRulesFocused("targeting", tf.rules, edit, f.Variations)
+		focusOn(c, focus)
+		announce(c, message)
 		return p.flagPage(c, tabTargeting, flagState{flag: &f, targeting: &tf, targetingForm: formState()})
 	}
 	in, ok := tf.input(f)
@@ -149,9 +156,13 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 		return p.scheduleTargeting(c, in, shown)
 	}
 	return p.flagChange(c, tabTargeting, "Targeting saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
-		return p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{Targeting: in.Targeting}, func() (flagstore.Flag, error) {
+		saved, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{Targeting: in.Targeting}, func() (flagstore.Flag, error) {
 			return p.store.SetFlagTargeting(c.Request().Context(), actor(c), w.id, key, in)
 		})
+		if err == nil {
+			focusOn(c, summaryFocus(c.FormValue("part"), saved))
+		}
+		return saved, err
 	}, shown, "targetUsers", "rules", "fallthrough")
 }
 

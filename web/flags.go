@@ -170,9 +170,12 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			t.Editor.CommentRequired = w.requireComment
 			t.Editor.Editable = may.Targeting
 			t.Editor.Unsaved = st.targeting != nil
+			t.Editor.Part = c.FormValue("part") // the query's on opening, the form's after its buttons
 			if !posted {
-				t.Editor.Focus = c.QueryParam("part") // a part's Edit folds the others
+				t.Editor.Focus = t.Editor.Part // a part's Edit folds the others
 			}
+			t.Editor.CancelFocus = summaryFocus(t.Editor.Part, &f)
+			t.Editor.SuggestHref = suggestHref
 		}
 		m.Targeting = &t
 		if t.Editing != "" {
@@ -281,24 +284,70 @@ func targetingSummary(f flagstore.Flag, names describe.Names, href string, may f
 		}
 		return ""
 	}
+	// Each Edit gives the keyboard to the first field of what it opens.
+	firstTarget := ""
+	if len(f.Variations) > 0 {
+		firstTarget = "target-" + f.Variations[0].ID
+	}
 	out := views.TargetingSummary{
-		Off:         views.SummaryPart{Label: views.PartOff.Summary, Sentence: s.Off, EditHref: edit(views.EditOff, may.OffVariation), Show: "#edit-off"},
-		Default:     views.SummaryPart{Label: views.PartDefault.Summary, Sentence: s.Default, EditHref: targeting("default"), Show: "#edit-default"},
+		Off: views.SummaryPart{Label: views.PartOff.Summary, Sentence: s.Off, EditHref: edit(views.EditOff, may.OffVariation), Show: "#edit-off",
+			ID: summaryEditOff, FocusAfter: "off-variation"},
+		Default: views.SummaryPart{Label: views.PartDefault.Summary, Sentence: s.Default, EditHref: targeting("default"), Show: "#edit-default",
+			ID: summaryEditDefault, FocusAfter: "serve-default"},
 		AddRuleHref: targeting("rules"),
 	}
-	for _, t := range s.Targets {
-		out.Targets = append(out.Targets, views.SummaryPart{Label: views.PartTargets.Summary, Sentence: t.Sentence,
-			EditHref: targeting("targets"), Show: "#edit-targets"})
+	for i, t := range s.Targets {
+		part := views.SummaryPart{Label: views.PartTargets.Summary, Sentence: t.Sentence, EditHref: targeting("targets"), Show: "#edit-targets",
+			FocusAfter: firstTarget}
+		if i == 0 {
+			part.ID = summaryEditTargets
+		}
+		out.Targets = append(out.Targets, part)
 	}
 	if len(out.Targets) == 0 {
 		out.Targets = []views.SummaryPart{{Label: views.PartTargets.Summary, Sentence: "No individual targets",
-			EditHref: targeting("targets"), Show: "#edit-targets"}}
+			EditHref: targeting("targets"), Show: "#edit-targets", ID: summaryEditTargets, FocusAfter: firstTarget}}
 	}
 	for i, r := range s.Rules {
 		out.Rules = append(out.Rules, views.SummaryPart{Label: describe.RuleLabel(r.Name, i), Sentence: r.Sentence, EditHref: targeting("rules"),
-			Show: "#edit-rule-" + strconv.Itoa(i+1)})
+			Show: "#edit-rule-" + strconv.Itoa(i+1), ID: summaryEditRule(i), FocusAfter: ruleFieldID("targeting", i, "name")})
 	}
 	return out
+}
+
+// Ids of the summary's Edit links, which the keyboard returns to when an
+// editor closes.
+const (
+	summaryEditTargets = "summary-edit-targets"
+	summaryEditDefault = "summary-edit-default"
+	summaryEditOff     = "summary-edit-off"
+	summaryAddRule     = "summary-add-rule"
+	targetingHeading   = "targeting-heading"
+)
+
+func summaryEditRule(i int) string { return "summary-edit-rule-" + strconv.Itoa(i+1) }
+
+// summaryFocus is where the keyboard goes when the editor of part closes
+// and the summary of flag f shows again: the part's Edit link (for the
+// rules, the last rule's, the one added most recently; with none, "Add a
+// rule…"), else the summary's heading. A nil f (a change requested, not
+// made) or an unknown part gives the heading.
+func summaryFocus(part string, f *flagstore.Flag) string {
+	switch {
+	case f == nil:
+		return targetingHeading
+	case part == "targets":
+		return summaryEditTargets
+	case part == "default":
+		return summaryEditDefault
+	case part == views.EditOff:
+		return summaryEditOff
+	case part == "rules" && len(f.Rules) > 0:
+		return summaryEditRule(len(f.Rules) - 1)
+	case part == "rules":
+		return summaryAddRule
+	}
+	return targetingHeading
 }
 
 // maxSegmentChoices bounds the segments the rule editor lists to choose from.

@@ -202,6 +202,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/change-requests/:id/withdraw", p.withdrawChangeRequest)
 
 	g.GET("/end-users", p.endUsers)
+	g.GET("/end-users/suggest", p.suggestEndUsers)
 	g.GET("/end-users/:id", p.endUser)
 
 	g.GET("/segments", p.segments)

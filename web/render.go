@@ -58,13 +58,15 @@ func bind(c echo.Context, v any) error {
 
 // changed ends a successful change. A plain form post is redirected
 // (post/redirect/get) and the message shown on the next page; htmx gets the
-// regions it swaps, which show the message in place.
+// regions it swaps, which show the message in place, and screen readers
+// hear it.
 func (p *pages) changed(c echo.Context, to, message string, regions func() error) error {
 	if !isHTMX(c) {
 		p.keepFlash(c, message)
 		return c.Redirect(http.StatusSeeOther, to)
 	}
 	c.Set(flashKey, []views.Flash{{Kind: "success", Text: message}})
+	announce(c, message) // the message region is replaced, which screen readers do not read out
 	return regions()
 }
 

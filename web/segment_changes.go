@@ -68,7 +68,10 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 		return segmentState{targeting: f, rules: rules}
 	}
 	if edit := c.FormValue("edit"); edit != "" {
-		rules = editRules(rules, edit, nil)
+		var focus, message string
+		rules, focus, message = editRulesFocused("segment-targeting", rules, edit, nil)
+		focusOn(c, focus)
+		announce(c, message)
 		f := p.form(c, "", "", nil)
 		return p.segmentPage(c, tabTargeting, state(&f))
 	}
@@ -79,7 +82,11 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	}
 	in := flagstore.SegmentTargetingInput{Change: ch, Included: &included, Excluded: &excluded, Rules: &storeRules}
 	return p.segmentChange(c, tabTargeting, "Segment targeting saved.", func(w workEnv, id uuid.UUID) (*flagstore.Segment, error) {
-		return segmentChanged(p.store.SetSegmentTargeting(c.Request().Context(), actor(c), w.id, id, in))
+		sg, err := p.store.SetSegmentTargeting(c.Request().Context(), actor(c), w.id, id, in)
+		if err == nil {
+			focusOn(c, "segment-targeting-heading") // the editor stays; its heading is where the keyboard starts again
+		}
+		return segmentChanged(sg, err)
 	}, state, "included", "excluded", "rules")
 }
 

@@ -264,7 +264,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			return err
 		}
 		m.Targeting = &views.SegmentTargeting{Form: *st.targeting, CommentRequired: w.requireComment,
-			Editable: may.Targeting, Attributes: attrs,
+			Editable: may.Targeting, Attributes: attrs, SuggestHref: suggestHref,
 			Rules: rulesView(st.rules, nil, nil, false)}
 	case tabUsage:
 		usage, err := p.store.SegmentUsageOf(ctx, a, w.id, sg.ID)
