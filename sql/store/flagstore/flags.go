@@ -458,7 +458,7 @@ func FlagFrom(r db.FeatureFlag) (Flag, error) {
 		src json.RawMessage
 		dst any
 	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.Rules, &f.Rules}, {r.Fallthrough, &f.Fallthrough}} {
-		if err := json.Unmarshal(part.src, part.dst); err != nil {
+		if err := decodeStored(part.src, part.dst); err != nil {
 			return Flag{}, err
 		}
 	}
