@@ -44,10 +44,3 @@ func testStore(t testing.TB) (*Flags, *core.Actor, *pgxpool.Pool) {
 	c.SetWebhooks(ChangeWebhookEvents, f.QueueWebhooks) // as sql/store.New does
 	return f, a, pool
 }
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
