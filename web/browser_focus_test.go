@@ -82,6 +82,9 @@ func (ch *chrome) waitFocus(step, sel string) {
 	ch.t.Helper()
 	for range 200 {
 		if ch.focused(sel) {
+			// The focus moves at the swap; the next key waits for the
+			// settle, when htmx has processed what it swapped in.
+			ch.settled()
 			return
 		}
 		time.Sleep(50 * time.Millisecond)

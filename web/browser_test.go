@@ -204,6 +204,20 @@ func (ch *chrome) choose(sel, value string) {
 	ch.eval(fmt.Sprintf(`(function(){var s=document.querySelector(%q);s.value=%q;s.dispatchEvent(new Event("change",{bubbles:true}));return s.value})()`, sel, value))
 }
 
+// settled waits until htmx has finished its requests, swaps and settling.
+// What htmx swaps in answers as htmx only once htmx has processed it, at the
+// settle: a form submitted before then is sent as a plain form.
+func (ch *chrome) settled() {
+	ch.t.Helper()
+	for range 400 {
+		if ch.eval(`String(document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added") === null)`) == "true" {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	ch.t.Fatalf("htmx did not settle: %s", ch.eval(`String(Array.from(document.querySelectorAll(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")).map(e => e.id || e.tagName))`))
+}
+
 // waitPath waits until the browser has loaded a page whose path matches
 // pattern: a query started on a page being replaced may never answer.
 func (ch *chrome) waitPath(pattern string) {
@@ -297,6 +311,7 @@ func TestBrowserFlags(t *testing.T) {
 	}
 	ch.choose(`#flag-create-variationType`, "string")
 	ch.do("string variations", chromedp.WaitVisible(chromedp.CSS(`#flag-create input[value="variation-a"]`)))
+	ch.settled()
 	if got := ch.eval(`document.querySelector("#flag-create-name").value`); got != "New checkout" {
 		t.Errorf("name lost when the type changed: %q", got)
 	}
