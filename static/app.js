@@ -405,8 +405,18 @@
     // Close, or a click on the backdrop (the dialog itself, outside its
     // box), closes it.
     var d = dialog();
-    if (d && d.open && (e.target === d || (e.target.closest && e.target.closest("[data-search-close]")))) d.close();
+    if (d && d.open && (e.target === d || (e.target.closest && e.target.closest("[data-search-close]")))) closeSearch(d);
   });
+
+  // closeSearch closes the dialog and gives the focus back to what had it.
+  // Here, not in a close listener: the close event comes a task later, after
+  // a click that may already have opened the dialog again.
+  function closeSearch(d) {
+    var back = opener;
+    opener = null;
+    d.close();
+    if (back && back.isConnected && typeof back.focus === "function") back.focus();
+  }
 
   // In the dialog: the arrows move between the input and the results (Enter
   // on one follows its link), typing on a result goes on in the input, and
@@ -417,7 +427,7 @@
     var list = hits(d), at = list.indexOf(document.activeElement), field = input();
     if (e.key === "Escape") {
       e.preventDefault();
-      d.close();
+      closeSearch(d);
     } else if (e.key === "ArrowDown" && list.length) {
       e.preventDefault();
       list[Math.min(at + 1, list.length - 1)].focus();
@@ -440,12 +450,6 @@
       window.location.assign(list[0].href);
     }
   });
-
-  document.addEventListener("close", function (e) {
-    if (e.target !== dialog()) return;
-    if (opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
-    opener = null;
-  }, true); // close does not bubble
 
   // The shortcut as this keyboard says it.
   function shortcutLabels(root) {
