@@ -29,8 +29,8 @@ WITH found AS MATERIALIZED (
 )
 SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
     f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
-    (SELECT coalesce(jsonb_agg(jsonb_build_object('name', r.rule->'name', 'variations', r.rule->'variations') ORDER BY r.n), '[]')
-        FROM jsonb_array_elements(f.rules) WITH ORDINALITY AS r(rule, n))::jsonb AS rule_variations,
+    jsonb_path_query_array(f.rules, '$[*].name') AS rule_names,
+    jsonb_path_query_array(f.rules, '$[*].variations') AS rule_variations,
     p.key AS project_key, e.key AS env_key,
     (last.created_at IS NOT NULL)::boolean AS changed, coalesce(last.created_at, f.created_at)::timestamptz AS changed_at,
     coalesce(last.comment, '')::text AS change_comment, coalesce(last.creator_id, f.creator_id)::uuid AS changed_by,

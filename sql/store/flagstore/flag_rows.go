@@ -31,13 +31,26 @@ func decodeStored(data []byte, v any) error {
 // and its default rule.
 func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, Serving, error) {
 	f := Flag{DisabledVariationID: r.DisabledVariationID}
+	var names []string
+	var variations [][]RolloutVariation
 	for _, part := range []struct {
 		src json.RawMessage
 		dst any
-	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.RuleVariations, &f.Rules}, {r.Fallthrough, &f.Fallthrough}} {
+	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.RuleNames, &names}, {r.RuleVariations, &variations},
+		{r.Fallthrough, &f.Fallthrough}} {
 		if err := decodeStored(part.src, part.dst); err != nil {
 			return nil, Serves{}, Serving{}, err
 		}
+	}
+	if len(names) != len(variations) {
+		// A rule stored without a name (jsonpath passes over a missing
+		// member) leaves the names unpaired: the list shows the rules
+		// unnamed rather than under each other's names.
+		names = make([]string, len(variations))
+	}
+	f.Rules = make([]FlagRule, len(names))
+	for i := range names {
+		f.Rules[i] = FlagRule{Name: names[i], Variations: variations[i]}
 	}
 	return f.Variations, f.Serves(), ServingOf(f), nil
 }
