@@ -117,26 +117,19 @@ func (p *pages) searchFlags(c echo.Context, w workEnv, q string) (views.SearchGr
 	if err != nil {
 		return views.SearchGroup{}, err
 	}
-	var g views.SearchGroup
+	var hits []views.SearchHit
 	if core.KeyPattern.MatchString(q) {
 		f, err := p.store.GetFlag(ctx, a, w.id, q)
-		switch {
-		case err == nil && !f.IsArchived:
-			g.Hits = append(g.Hits, views.SearchHit{Label: f.Name, Detail: f.Key, Href: flagHref(f.Key)})
-		case err != nil && !errors.Is(err, core.ErrNotFound) && !errors.Is(err, core.ErrForbidden):
+		if ok, err := exactHit(err); err != nil {
 			return views.SearchGroup{}, err
+		} else if ok && !f.IsArchived {
+			hits = append(hits, views.SearchHit{Label: f.Name, Detail: f.Key, Href: flagHref(f.Key)})
 		}
 	}
 	for _, f := range list.Items {
-		if len(g.Hits) < searchHits && !slices.ContainsFunc(g.Hits, func(h views.SearchHit) bool { return h.Detail == f.Key }) {
-			g.Hits = append(g.Hits, views.SearchHit{Label: f.Name, Detail: f.Key, Href: flagHref(f.Key)})
-		}
+		hits = append(hits, views.SearchHit{Label: f.Name, Detail: f.Key, Href: flagHref(f.Key)})
 	}
-	if list.TotalCount > int64(len(g.Hits)) {
-		g.More = "/flags?" + url.Values{"q": {q}}.Encode()
-		g.MoreLabel = fmt.Sprintf("All flags matching “%s”", q)
-	}
-	return g, nil
+	return searchGroup(hits, list.TotalCount, "flags", q), nil
 }
 
 // searchSegments finds the segments visible in the environment whose name
@@ -150,24 +143,46 @@ func (p *pages) searchSegments(c echo.Context, w workEnv, q string) (views.Searc
 	if err != nil {
 		return views.SearchGroup{}, err
 	}
-	var g views.SearchGroup
+	var hits []views.SearchHit
 	if core.KeyPattern.MatchString(q) {
 		sg, err := p.store.SegmentByKey(ctx, a, w.id, q)
-		switch {
-		case err == nil && !sg.IsArchived:
-			g.Hits = append(g.Hits, views.SearchHit{Label: sg.Name, Detail: sg.Key, Href: segmentHref(sg.ID.String())})
-		case err != nil && !errors.Is(err, core.ErrNotFound) && !errors.Is(err, core.ErrForbidden):
+		if ok, err := exactHit(err); err != nil {
 			return views.SearchGroup{}, err
+		} else if ok && !sg.IsArchived {
+			hits = append(hits, views.SearchHit{Label: sg.Name, Detail: sg.Key, Href: segmentHref(sg.ID.String())})
 		}
 	}
 	for _, sg := range list.Items {
-		if len(g.Hits) < searchHits && !slices.ContainsFunc(g.Hits, func(h views.SearchHit) bool { return h.Detail == sg.Key }) {
-			g.Hits = append(g.Hits, views.SearchHit{Label: sg.Name, Detail: sg.Key, Href: segmentHref(sg.ID.String())})
+		hits = append(hits, views.SearchHit{Label: sg.Name, Detail: sg.Key, Href: segmentHref(sg.ID.String())})
+	}
+	return searchGroup(hits, list.TotalCount, "segments", q), nil
+}
+
+// exactHit reads a lookup by the exact key searched for: found, or not a
+// hit (no such key, or one the person may not read), or an error.
+func exactHit(err error) (bool, error) {
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, core.ErrNotFound), errors.Is(err, core.ErrForbidden):
+		return false, nil
+	}
+	return false, err
+}
+
+// searchGroup is one kind's hits, the exact key's first: each key once, at
+// most searchHits, and a link to the whole list (/flags or /segments) when
+// the list matched more.
+func searchGroup(hits []views.SearchHit, total int64, kind, q string) views.SearchGroup {
+	var g views.SearchGroup
+	for _, h := range hits {
+		if len(g.Hits) < searchHits && !slices.ContainsFunc(g.Hits, func(k views.SearchHit) bool { return k.Detail == h.Detail }) {
+			g.Hits = append(g.Hits, h)
 		}
 	}
-	if list.TotalCount > int64(len(g.Hits)) {
-		g.More = "/segments?" + url.Values{"q": {q}}.Encode()
-		g.MoreLabel = fmt.Sprintf("All segments matching “%s”", q)
+	if total > int64(len(g.Hits)) {
+		g.More = "/" + kind + "?" + url.Values{"q": {q}}.Encode()
+		g.MoreLabel = fmt.Sprintf("All %s matching “%s”", kind, q)
 	}
-	return g, nil
+	return g
 }
