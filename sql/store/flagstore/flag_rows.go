@@ -20,8 +20,19 @@ import (
 // What it would refuse that encoding/json reads (a member named twice,
 // invalid UTF-8) the store never writes. Request bodies go through
 // sql/jsonbody instead.
-func decodeStored(data []byte, v any) error {
-	return jsonv2.Unmarshal(data, v)
+func decodeStored(parts ...storedPart) error {
+	for _, p := range parts {
+		if err := jsonv2.Unmarshal(p.json, p.into); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storedPart is a JSON column of a row and what it decodes into.
+type storedPart struct {
+	json json.RawMessage
+	into any
 }
 
 // listedFlag is what a list shows of a flag's stored JSON: its variations,
@@ -33,14 +44,9 @@ func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, Serving, error) {
 	f := Flag{DisabledVariationID: r.DisabledVariationID}
 	var names []string
 	var variations [][]RolloutVariation
-	for _, part := range []struct {
-		src json.RawMessage
-		dst any
-	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.RuleNames, &names}, {r.RuleVariations, &variations},
-		{r.Fallthrough, &f.Fallthrough}} {
-		if err := decodeStored(part.src, part.dst); err != nil {
-			return nil, Serves{}, Serving{}, err
-		}
+	if err := decodeStored(storedPart{r.Variations, &f.Variations}, storedPart{r.TargetUsers, &f.TargetUsers},
+		storedPart{r.RuleNames, &names}, storedPart{r.RuleVariations, &variations}, storedPart{r.Fallthrough, &f.Fallthrough}); err != nil {
+		return nil, Serves{}, Serving{}, err
 	}
 	if len(names) != len(variations) {
 		// A rule stored without a name (jsonpath passes over a missing

@@ -454,13 +454,9 @@ func FlagFrom(r db.FeatureFlag) (Flag, error) {
 		UpdatorID: r.UpdatorID, EnvID: r.EnvID, Revision: r.Revision, Name: r.Name, Description: r.Description,
 		Key: r.Key, VariationType: r.VariationType, IsEnabled: r.IsEnabled, DisabledVariationID: r.DisabledVariationID,
 		ExptIncludeAllTargets: r.ExptIncludeAllTargets, Tags: r.Tags, IsArchived: r.IsArchived}
-	for _, part := range []struct {
-		src json.RawMessage
-		dst any
-	}{{r.Variations, &f.Variations}, {r.TargetUsers, &f.TargetUsers}, {r.Rules, &f.Rules}, {r.Fallthrough, &f.Fallthrough}} {
-		if err := decodeStored(part.src, part.dst); err != nil {
-			return Flag{}, err
-		}
+	if err := decodeStored(storedPart{r.Variations, &f.Variations}, storedPart{r.TargetUsers, &f.TargetUsers},
+		storedPart{r.Rules, &f.Rules}, storedPart{r.Fallthrough, &f.Fallthrough}); err != nil {
+		return Flag{}, err
 	}
 	if f.Tags == nil {
 		f.Tags = []string{}

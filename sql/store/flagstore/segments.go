@@ -627,7 +627,7 @@ func SegmentFrom(r db.Segment) (Segment, error) {
 		EnvID: r.EnvID, Name: r.Name, Key: r.Key, Type: r.Type, Scopes: r.Scopes, Description: r.Description,
 		Included: core.OrEmpty(r.Included), Excluded: core.OrEmpty(r.Excluded), Tags: core.OrEmpty(r.Tags), IsArchived: r.IsArchived,
 		IsEnvironmentSpecific: r.Type == SegmentEnvironmentSpecific}
-	if err := decodeStored(r.Rules, &sg.Rules); err != nil {
+	if err := decodeStored(storedPart{r.Rules, &sg.Rules}); err != nil {
 		return Segment{}, err
 	}
 	return sg, nil
