@@ -242,19 +242,25 @@
     clearTimeout(sayTimer);
     sayTimer = setTimeout(function () { region.textContent = text; }, 100);
   }
+  // What had the focus when the request left: a button the request disables
+  // meanwhile can lose it before the answer comes, so htmx's own keeping of
+  // the focused element's id would find nothing to keep.
+  var hadFocus = null;
   document.addEventListener("htmx:beforeRequest", function (e) {
     var elt = e.detail.elt;
     nextFocus = elt && elt.getAttribute && elt.getAttribute("data-focus-after") || null;
+    hadFocus = document.activeElement;
   });
   document.addEventListener("bunting:focus", function (e) { nextFocus = e.detail.value; });
   document.addEventListener("bunting:announce", function (e) { say(e.detail.value); });
   // At the swap, in the same task that puts the new part in: nothing typed
   // after it appears can land before the focus moves.
+  // With nothing named, an element the answer replaced gets the focus back
+  // in its new form (the same id): a refused save stays on its Save button.
   document.addEventListener("htmx:afterSwap", function () {
-    if (!nextFocus) return;
-    var id = nextFocus;
-    nextFocus = null;
-    giveFocus(id);
+    var id = nextFocus || (hadFocus && !hadFocus.isConnected && hadFocus.id) || null;
+    nextFocus = hadFocus = null;
+    if (id) giveFocus(id);
   });
   // A page shown after a change that went elsewhere (creating a flag opens
   // it) starts the keyboard at its heading, and says the message above it.

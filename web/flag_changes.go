@@ -161,8 +161,6 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 		})
 		if err == nil {
 			focusOn(c, summaryFocus(c.FormValue("part"), saved))
-		} else {
-			focusOn(c, "targeting-save") // refused: the keyboard stays on Save (as on the segment page)
 		}
 		return saved, err
 	}, shown, "targetUsers", "rules", "fallthrough")

@@ -85,12 +85,6 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 		sg, err := p.store.SetSegmentTargeting(c.Request().Context(), actor(c), w.id, id, in)
 		if err == nil {
 			focusOn(c, "segment-targeting-heading") // the editor stays; its heading is where the keyboard starts again
-		} else {
-			// Refused, the editor comes back marked; the keyboard stays on
-			// Save. Named here, not left to htmx's keeping of a focused id:
-			// the button, disabled while the request runs, can lose the focus
-			// before the answer arrives.
-			focusOn(c, "segment-targeting-save")
 		}
 		return segmentChanged(sg, err)
 	}, state, "included", "excluded", "rules")
