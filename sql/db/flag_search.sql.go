@@ -55,18 +55,8 @@ LEFT JOIN LATERAL (
     SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
     WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
 ) last ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
-    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = f.creator_id
-    LIMIT 1
-) creator ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
-    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = last.creator_id
-    LIMIT 1
-) changer ON true
+LEFT JOIN people creator ON creator.id = f.creator_id
+LEFT JOIN people changer ON changer.id = last.creator_id
 LEFT JOIN LATERAL (
     SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
     FROM flag_evaluations e WHERE e.flag_id = f.id

@@ -14,32 +14,20 @@ import (
 )
 
 const ActorsByIDs = `-- name: ActorsByIDs :many
-SELECT id, name, email FROM users WHERE id = ANY($1::uuid[])
-UNION ALL
-SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY($1::uuid[])
-UNION ALL
-SELECT id, (CASE WHEN description = '' THEN 'Trigger ' || token_preview || '…' ELSE 'Trigger “' || description || '”' END)::text AS name,
-    'Trigger'::text AS email
-FROM flag_triggers WHERE id = ANY($1::uuid[])
+SELECT id, name, email FROM people WHERE id = ANY($1::uuid[])
 `
 
-type ActorsByIDsRow struct {
-	ID    uuid.UUID
-	Name  string
-	Email string
-}
-
-// ActorsByIDs names the users, access tokens and flag triggers among some ids
+// ActorsByIDs names the people (users, access tokens and flag triggers) among some ids
 // (who scheduled changes, for example), by primary key.
-func (q *Queries) ActorsByIDs(ctx context.Context, ids []uuid.UUID) ([]ActorsByIDsRow, error) {
+func (q *Queries) ActorsByIDs(ctx context.Context, ids []uuid.UUID) ([]Person, error) {
 	rows, err := q.db.Query(ctx, ActorsByIDs, ids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ActorsByIDsRow{}
+	items := []Person{}
 	for rows.Next() {
-		var i ActorsByIDsRow
+		var i Person
 		if err := rows.Scan(&i.ID, &i.Name, &i.Email); err != nil {
 			return nil, err
 		}
@@ -378,18 +366,8 @@ LEFT JOIN LATERAL (
     SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
     WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
 ) last ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
-    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = f.creator_id
-    LIMIT 1
-) creator ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
-    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = last.creator_id
-    LIMIT 1
-) changer ON true
+LEFT JOIN people creator ON creator.id = f.creator_id
+LEFT JOIN people changer ON changer.id = last.creator_id
 LEFT JOIN LATERAL (
     SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
     FROM flag_evaluations e WHERE e.flag_id = f.id
@@ -446,10 +424,10 @@ type FlagListItemsRow struct {
 // variations, as Serves and the list's serving read them: two jsonpath
 // arrays, which cost PostgreSQL less than rebuilding each rule as an object): the latest
 // revision (flag_revisions_flag_created), the names of the creator and of
-// the last changer (users, access tokens or flag triggers, by primary key)
-// and the evaluation summary
-// (flag_evaluations' primary key). Each is a lateral join by index on the
-// page's rows only, and the statement keeps one cached plan.
+// the last changer (from people, which names users, access tokens and flag
+// triggers alike, by primary key) and the evaluation summary
+// (flag_evaluations' primary key). Each is a join by index on the page's
+// rows only, and the statement keeps one cached plan.
 func (q *Queries) FlagListItems(ctx context.Context, arg FlagListItemsParams) ([]FlagListItemsRow, error) {
 	rows, err := q.db.Query(ctx, FlagListItems, arg.Ids, arg.EnvID, arg.OrganizationID)
 	if err != nil {

@@ -295,6 +295,12 @@ type OrganizationUser struct {
 	CreatedAt      time.Time
 }
 
+type Person struct {
+	ID    uuid.UUID
+	Name  string
+	Email string
+}
+
 type Policy struct {
 	ID             uuid.UUID
 	OrganizationID *uuid.UUID

