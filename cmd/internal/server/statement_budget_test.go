@@ -34,17 +34,32 @@ import (
 // statementCount is the context key of a request's statement counter.
 type statementCount struct{}
 
-// statementTracer counts each statement a request's context runs.
+// statementTracer counts each statement a request's context runs, alone or
+// in a batch (a transaction's BEGIN goes with its first statement).
 type statementTracer struct{}
 
-func (statementTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func countStatement(ctx context.Context) {
 	if n, ok := ctx.Value(statementCount{}).(*atomic.Int64); ok {
 		n.Add(1)
 	}
+}
+
+func (statementTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	countStatement(ctx)
 	return ctx
 }
 
 func (statementTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (statementTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (statementTracer) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchQueryData) {
+	countStatement(ctx)
+}
+
+func (statementTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // countedHeader marks the requests whose statements a test counts; Go's
 // client sends it again when it follows a redirect.

@@ -70,12 +70,22 @@ func (t dbTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQue
 	t.end(ctx, d.Err)
 }
 
+// TraceBatchStart opens one span for a batch, named by its statements
+// ("BEGIN + LockFlagInOrganization": a transaction's BEGIN goes with its
+// first statement), with their texts.
 func (t dbTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
-	n := 0
+	var names, texts []string
 	if d.Batch != nil {
-		n = d.Batch.Len()
+		for _, q := range d.Batch.QueuedQueries {
+			names, texts = append(names, statementName(q.SQL)), append(texts, q.SQL)
+		}
 	}
-	return t.start(ctx, conn, "batch", attribute.Int("db.operation.batch.size", n))
+	name := "batch"
+	if len(names) > 0 {
+		name = strings.Join(names, " + ")
+	}
+	return t.start(ctx, conn, name, attribute.Int("db.operation.batch.size", len(names)),
+		attribute.String("db.query.text", strings.Join(texts, ";\n")))
 }
 
 // TraceBatchQuery notes each statement of a batch on the batch's span: they

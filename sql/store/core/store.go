@@ -202,9 +202,7 @@ func (s *Core) Ping(ctx context.Context) error { return Translate(s.Pool.Ping(ct
 func (s *Core) InTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	changes := s.access.localChanges()
 	watch := s.WatchCommit()
-	err := Translate(pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
-		return fn(Queries(tx))
-	}))
+	err := Translate(runTx(ctx, s.Pool, func(tx db.DBTX) error { return fn(Queries(tx)) }))
 	if err == nil {
 		s.Committed(watch)
 	}
