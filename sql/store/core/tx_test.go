@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -45,14 +46,7 @@ func (r *roundTrips) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.Trace
 func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	joined := ""
-	for i, s := range r.batch {
-		if i > 0 {
-			joined += " + "
-		}
-		joined += s
-	}
-	r.trips, r.batch = append(r.trips, joined), nil
+	r.trips, r.batch = append(r.trips, strings.Join(r.batch, " + ")), nil
 }
 
 func (r *roundTrips) take() []string {
@@ -64,12 +58,8 @@ func (r *roundTrips) take() []string {
 }
 
 func statementWord(sql string) string {
-	for i, c := range sql {
-		if c == ' ' {
-			return sql[:i]
-		}
-	}
-	return sql
+	word, _, _ := strings.Cut(sql, " ")
+	return word
 }
 
 // TestTransactionsBeginWithTheirFirstStatement: InTx's transaction sends
