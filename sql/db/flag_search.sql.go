@@ -34,7 +34,8 @@ WITH found AS MATERIALIZED (
     LIMIT $11 OFFSET $10
 )
 SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
-    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
+    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id,
+    jsonb_path_query_array(f.target_users, '$[*] ? (@.keyIds.size() > 0).variationId') AS targeted_variations, f.fallthrough,
     jsonb_path_query_array(f.rules, '$[*].name') AS rule_names,
     jsonb_path_query_array(f.rules, '$[*].variations') AS rule_variations,
     p.key AS project_key, e.key AS env_key,
@@ -95,7 +96,7 @@ type FlagSearchItemsRow struct {
 	UpdatedAt           time.Time
 	CreatorID           uuid.UUID
 	DisabledVariationID string
-	TargetUsers         json.RawMessage
+	TargetedVariations  json.RawMessage
 	Fallthrough         json.RawMessage
 	RuleNames           json.RawMessage
 	RuleVariations      json.RawMessage
@@ -162,7 +163,7 @@ func (q *Queries) FlagSearchItems(ctx context.Context, arg FlagSearchItemsParams
 			&i.UpdatedAt,
 			&i.CreatorID,
 			&i.DisabledVariationID,
-			&i.TargetUsers,
+			&i.TargetedVariations,
 			&i.Fallthrough,
 			&i.RuleNames,
 			&i.RuleVariations,

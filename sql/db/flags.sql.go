@@ -346,7 +346,8 @@ func (q *Queries) FlagListByKey(ctx context.Context, arg FlagListByKeyParams) (F
 
 const FlagListItems = `-- name: FlagListItems :many
 SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
-    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
+    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id,
+    jsonb_path_query_array(f.target_users, '$[*] ? (@.keyIds.size() > 0).variationId') AS targeted_variations, f.fallthrough,
     jsonb_path_query_array(f.rules, '$[*].name') AS rule_names,
     jsonb_path_query_array(f.rules, '$[*].variations') AS rule_variations,
     p.key AS project_key, e.key AS env_key,
@@ -396,7 +397,7 @@ type FlagListItemsRow struct {
 	UpdatedAt           time.Time
 	CreatorID           uuid.UUID
 	DisabledVariationID string
-	TargetUsers         json.RawMessage
+	TargetedVariations  json.RawMessage
 	Fallthrough         json.RawMessage
 	RuleNames           json.RawMessage
 	RuleVariations      json.RawMessage
@@ -420,9 +421,11 @@ type FlagListItemsRow struct {
 // FlagListItems is the second statement of a flag list: the flags of a page
 // that are in an environment of an organization, in the order of their ids,
 // with the keys naming the environment (which a search reads only here) and
-// what a list shows of each (of the rules, only their names and
-// variations, as Serves and the list's serving read them: two jsonpath
-// arrays, which cost PostgreSQL less than rebuilding each rule as an object): the latest
+// what a list shows of each (of the individual targets, only the
+// variations served to a group with keys, and of the rules, only their
+// names and variations, as Serves and the list's serving read them: jsonpath
+// arrays, which cost PostgreSQL less than rebuilding each rule as an object,
+// and the server less than decoding every targeted key): the latest
 // revision (flag_revisions_flag_created), the names of the creator and of
 // the last changer (from people, which names users, access tokens and flag
 // triggers alike, by primary key) and the evaluation summary
@@ -452,7 +455,7 @@ func (q *Queries) FlagListItems(ctx context.Context, arg FlagListItemsParams) ([
 			&i.UpdatedAt,
 			&i.CreatorID,
 			&i.DisabledVariationID,
-			&i.TargetUsers,
+			&i.TargetedVariations,
 			&i.Fallthrough,
 			&i.RuleNames,
 			&i.RuleVariations,

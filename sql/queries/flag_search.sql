@@ -28,7 +28,8 @@ WITH found AS MATERIALIZED (
     LIMIT @page_size OFFSET @page_offset
 )
 SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
-    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
+    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id,
+    jsonb_path_query_array(f.target_users, '$[*] ? (@.keyIds.size() > 0).variationId') AS targeted_variations, f.fallthrough,
     jsonb_path_query_array(f.rules, '$[*].name') AS rule_names,
     jsonb_path_query_array(f.rules, '$[*].variations') AS rule_variations,
     p.key AS project_key, e.key AS env_key,

@@ -211,16 +211,19 @@ LIMIT @page_size OFFSET @page_offset;
 -- FlagListItems is the second statement of a flag list: the flags of a page
 -- that are in an environment of an organization, in the order of their ids,
 -- with the keys naming the environment (which a search reads only here) and
--- what a list shows of each (of the rules, only their names and
--- variations, as Serves and the list's serving read them: two jsonpath
--- arrays, which cost PostgreSQL less than rebuilding each rule as an object): the latest
+-- what a list shows of each (of the individual targets, only the
+-- variations served to a group with keys, and of the rules, only their
+-- names and variations, as Serves and the list's serving read them: jsonpath
+-- arrays, which cost PostgreSQL less than rebuilding each rule as an object,
+-- and the server less than decoding every targeted key): the latest
 -- revision (flag_revisions_flag_created), the names of the creator and of
 -- the last changer (from people, which names users, access tokens and flag
 -- triggers alike, by primary key) and the evaluation summary
 -- (flag_evaluations' primary key). Each is a join by index on the page's
 -- rows only, and the statement keeps one cached plan.
 SELECT f.id, f.name, f.key, f.description, f.variation_type, f.variations, f.is_enabled, f.is_archived, f.tags,
-    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id, f.target_users, f.fallthrough,
+    f.revision, f.created_at, f.updated_at, f.creator_id, f.disabled_variation_id,
+    jsonb_path_query_array(f.target_users, '$[*] ? (@.keyIds.size() > 0).variationId') AS targeted_variations, f.fallthrough,
     jsonb_path_query_array(f.rules, '$[*].name') AS rule_names,
     jsonb_path_query_array(f.rules, '$[*].variations') AS rule_variations,
     p.key AS project_key, e.key AS env_key,

@@ -36,17 +36,23 @@ type storedPart struct {
 }
 
 // listedFlag is what a list shows of a flag's stored JSON: its variations,
-// and which of them it serves (Flag.Serves), for which it decodes only the
-// targets' keys and variations, the names and variations of its rules (which
-// the page's statement picks out of them, leaving their conditions behind)
-// and its default rule.
+// and which of them it serves (Flag.Serves), for which it decodes only what
+// the page's statement picks out: the variations its individual targets get,
+// the names and variations of its rules (leaving who is targeted and the
+// rules' conditions behind), and its default rule.
 func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, Serving, error) {
 	f := Flag{DisabledVariationID: r.DisabledVariationID}
-	var names []string
+	var targeted, names []string
 	var variations [][]RolloutVariation
-	if err := decodeStored(storedPart{r.Variations, &f.Variations}, storedPart{r.TargetUsers, &f.TargetUsers},
+	if err := decodeStored(storedPart{r.Variations, &f.Variations}, storedPart{r.TargetedVariations, &targeted},
 		storedPart{r.RuleNames, &names}, storedPart{r.RuleVariations, &variations}, storedPart{r.Fallthrough, &f.Fallthrough}); err != nil {
 		return nil, Serves{}, Serving{}, err
+	}
+	// Serves and ServingOf count a group of targets only when it has keys,
+	// and only groups with keys were picked: one key stands for them all.
+	f.TargetUsers = make([]TargetUser, len(targeted))
+	for i, id := range targeted {
+		f.TargetUsers[i] = TargetUser{KeyIDs: someTargetedKey, VariationID: id}
 	}
 	if len(names) != len(variations) {
 		// A rule stored without a name (jsonpath passes over a missing
@@ -60,6 +66,9 @@ func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, Serving, error) {
 	}
 	return f.Variations, f.Serves(), ServingOf(f), nil
 }
+
+// someTargetedKey stands for the keys of a listed flag's group of targets.
+var someTargetedKey = []string{"…"}
 
 // FlagRowIn reads a flag by its exact key, with the keys that name its
 // environment, and checks the caller may read that environment: one

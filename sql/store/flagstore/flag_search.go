@@ -109,7 +109,7 @@ func listItemOf(r db.FlagSearchItemsRow) db.FlagListItemsRow {
 	return db.FlagListItemsRow{ID: r.ID, Name: r.Name, Key: r.Key, Description: r.Description, VariationType: r.VariationType,
 		Variations: r.Variations, IsEnabled: r.IsEnabled, IsArchived: r.IsArchived, Tags: r.Tags, Revision: r.Revision,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, CreatorID: r.CreatorID, DisabledVariationID: r.DisabledVariationID,
-		TargetUsers: r.TargetUsers, Fallthrough: r.Fallthrough, RuleNames: r.RuleNames, RuleVariations: r.RuleVariations, ProjectKey: r.ProjectKey,
+		TargetedVariations: r.TargetedVariations, Fallthrough: r.Fallthrough, RuleNames: r.RuleNames, RuleVariations: r.RuleVariations, ProjectKey: r.ProjectKey,
 		EnvKey: r.EnvKey, Changed: r.Changed, ChangedAt: r.ChangedAt, ChangeComment: r.ChangeComment, ChangedBy: r.ChangedBy,
 		CreatorFound: r.CreatorFound, CreatorName: r.CreatorName, CreatorEmail: r.CreatorEmail, ChangerFound: r.ChangerFound,
 		ChangerName: r.ChangerName, ChangerEmail: r.ChangerEmail, Evaluated: r.Evaluated, LastEvaluatedAt: r.LastEvaluatedAt,
