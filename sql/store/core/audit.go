@@ -97,7 +97,7 @@ func snapshot(v any) (json.RawMessage, error) {
 	if v == nil {
 		return nil, nil
 	}
-	return jsonv1.Marshal(v) // encoding/json's output, in half its time
+	return jsonv1.Marshal(v) // encoding/json's output, in less time
 }
 
 // ActorID is who a change is attributed to: the token when one was used,

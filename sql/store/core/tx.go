@@ -14,8 +14,8 @@ import (
 // runTx runs fn in a transaction on a connection of pool whose BEGIN goes to
 // PostgreSQL with fn's first statement, in one round trip (a pipeline pgx
 // sends as a batch), rather than in a round trip of its own: a change of a
-// flag or a segment is BEGIN, three statements and COMMIT, and BEGIN's own
-// round trip was a fifth of its wait on the database. A transaction that
+// flag or a segment is BEGIN, three statements and COMMIT: five round trips
+// become four. A transaction that
 // sends nothing (a change refused before it read anything) never begins.
 // It commits when fn returns nil and rolls back otherwise, or when fn panics.
 func runTx(ctx context.Context, pool *pgxpool.Pool, fn func(db.DBTX) error) (err error) {

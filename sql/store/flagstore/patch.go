@@ -92,7 +92,8 @@ func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err e
 	}
 	// The document goes out and comes back with encoding/json's semantics
 	// on encoding/json/v2's engine (jsonv1): the same JSON and the same
-	// decoding, in half the time, which was a tenth of a patch's CPU.
+	// decoding, in less time (a segment's patch 33.5 µs against 36.5 µs,
+	// most of the rest being json-patch's own parsing).
 	current, err := jsonv1.Marshal(doc)
 	if err != nil {
 		return err

@@ -17,8 +17,8 @@ import (
 // serves it as the JSON its row keeps, without decoding the targeting the
 // database holds as JSON into structs and encoding it again (half of the
 // CPU time of reading one flag), and encodes the rest with encoding/json's
-// semantics on encoding/json/v2's encoder (jsonv1), in half encoding/json's
-// time. The members are those of Flag and Segment,
+// semantics on encoding/json/v2's encoder (jsonv1), in 60% of encoding/json's
+// time (2.8 µs against 4.9 µs for a flag). The members are those of Flag and Segment,
 // in the same order (documents_test.go holds them to it); the JSON columns
 // are spliced in as the database returns them, so within them members come
 // in the database's order rather than the structs', which JSON does not
