@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -170,6 +171,7 @@ func ConfigurePool(cfg *pgxpool.Config) {
 		// each one through its text form after a failed binary attempt, a
 		// tenth of a flag search's CPU time.
 		pgxuuid.Register(m)
+		m.RegisterType(&pgtype.Type{Name: "uuid", OID: pgtype.UUIDOID, Codec: uuidCodec{}})
 		m.RegisterType(&pgtype.Type{Name: "json", OID: pgtype.JSONOID, Codec: &pgtype.JSONCodec{Marshal: json.Marshal, Unmarshal: readJSON}})
 		m.RegisterType(&pgtype.Type{Name: "jsonb", OID: pgtype.JSONBOID, Codec: &pgtype.JSONBCodec{Marshal: json.Marshal, Unmarshal: readJSON}})
 		if next != nil {
@@ -177,6 +179,33 @@ func ConfigurePool(cfg *pgxpool.Config) {
 		}
 		return nil
 	}
+}
+
+// uuidCodec is pgxuuid's codec, which also reads a uuid column straight into
+// a uuid.UUID: pgx tries a target's sql.Scanner before the wrapping pgxuuid
+// registers for reading, and uuid.UUID's Scanner parses the text pgx makes
+// of the 16 bytes first, two allocations and a parse a column, a tenth of
+// what reading a flag allocated.
+type uuidCodec struct{ pgxuuid.UUIDCodec }
+
+func (c uuidCodec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) pgtype.ScanPlan {
+	if _, ok := target.(*uuid.UUID); ok {
+		if next := c.UUIDCodec.PlanScan(m, oid, format, (*pgxuuid.UUID)(nil)); next != nil {
+			return scanUUID{next}
+		}
+	}
+	return c.UUIDCodec.PlanScan(m, oid, format, target)
+}
+
+// scanUUID reads into a uuid.UUID as into pgxuuid's UUID, the same 16 bytes.
+// A NULL leaves it as it was, as uuid.UUID's Scanner does.
+type scanUUID struct{ next pgtype.ScanPlan }
+
+func (p scanUUID) Scan(src []byte, dst any) error {
+	if src == nil {
+		return nil
+	}
+	return p.next.Scan(src, (*pgxuuid.UUID)(dst.(*uuid.UUID)))
 }
 
 // readJSON decodes a JSON value PostgreSQL sent. The server only ever sends

@@ -45,4 +45,10 @@ func TestUUIDsReadAndSentAsUUIDs(t *testing.T) {
 	if got != id || len(list) != 2 || list[1] != other || null != nil || some == nil || *some != other || text != id.String() {
 		t.Errorf("got %v, %v, %v, %v, %s; want %v, [%v %v], nil, %v, %s", got, list, null, some, text, id, id, other, other, id)
 	}
+	// A NULL read into a uuid.UUID leaves it as it was, as its Scanner did
+	// before the pool read uuids without their text.
+	var left uuid.UUID
+	if err := pool.QueryRow(ctx, `SELECT NULL::uuid`).Scan(&left); err != nil || left != uuid.Nil {
+		t.Errorf("NULL into a uuid.UUID: %v, %v; want the zero uuid", left, err)
+	}
 }
