@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -85,7 +84,7 @@ func newQueryCounter() *queryCounter {
 }
 
 func (q *queryCounter) count(sql string, roundTrips int64) {
-	name := statementName(sql)
+	name := server.StatementName(sql)
 	q.mu.Lock()
 	q.stats.Statements++
 	q.stats.RoundTrips += roundTrips
@@ -102,21 +101,6 @@ func (q *queryCounter) snapshot() queryStats {
 		s.ByName[k] = v
 	}
 	return s
-}
-
-// statementName names a statement for the per-query breakdown.
-func statementName(sql string) string {
-	sql = strings.TrimSpace(sql)
-	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
-		name, _, _ := strings.Cut(rest, " ")
-		name, _, _ = strings.Cut(name, "\n")
-		return name
-	}
-	words := strings.Fields(sql)
-	if len(words) > 3 {
-		words = words[:3]
-	}
-	return strings.ToUpper(strings.Join(words, " "))
 }
 
 func (q *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {

@@ -3,9 +3,8 @@ package httpx
 import (
 	"errors"
 
-	"github.com/labstack/echo/v4"
-
 	jsonv1 "github.com/go-json-experiment/json/v1"
+	"github.com/labstack/echo/v4"
 )
 
 // jsonSerializer writes every surface's JSON answers (c.JSON) with

@@ -63,7 +63,7 @@ func (t dbTracer) end(ctx context.Context, err error) {
 }
 
 func (t dbTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	return t.start(ctx, conn, statementName(d.SQL), attribute.String("db.query.text", d.SQL))
+	return t.start(ctx, conn, StatementName(d.SQL), attribute.String("db.query.text", d.SQL))
 }
 
 func (t dbTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
@@ -77,7 +77,7 @@ func (t dbTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.Tra
 	var names, texts []string
 	if d.Batch != nil {
 		for _, q := range d.Batch.QueuedQueries {
-			names, texts = append(names, statementName(q.SQL)), append(texts, q.SQL)
+			names, texts = append(names, StatementName(q.SQL)), append(texts, q.SQL)
 		}
 	}
 	name := "batch"
@@ -97,7 +97,7 @@ func (t dbTracer) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, d pgx.TraceB
 		if errors.As(d.Err, &pgErr) {
 			attrs = append(attrs, attribute.String("db.response.status_code", pgErr.Code))
 		}
-		span.AddEvent(statementName(d.SQL), trace.WithAttributes(attrs...))
+		span.AddEvent(StatementName(d.SQL), trace.WithAttributes(attrs...))
 	}
 }
 
@@ -105,9 +105,10 @@ func (t dbTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceBat
 	t.end(ctx, d.Err)
 }
 
-// statementName is sqlc's name of a statement ("-- name: GetFlag :one"),
-// or its first word, upper case.
-func statementName(sql string) string {
+// StatementName is sqlc's name of a statement ("-- name: GetFlag :one"),
+// or its first word, upper case: what traces and bunting-bench's
+// per-statement counts call it.
+func StatementName(sql string) string {
 	sql = strings.TrimSpace(sql)
 	if rest, ok := strings.CutPrefix(sql, "-- name: "); ok {
 		name, _, _ := strings.Cut(rest, " ")
