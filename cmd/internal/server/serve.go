@@ -65,16 +65,18 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 			log.Warn("shutdown: sending the last spans", "err", err)
 		}
 	}()
+	tracers := Tracers{cfg.Tracer}
 	if tp != nil {
 		cfg.TracerProvider = tp
-		cfg.Tracer = Tracers{cfg.Tracer, newDBTracer(tp)}.Tracer()
+		tracers = append(tracers, newDBTracer(tp))
 	}
 	if cfg.MetricsAddr != MetricsOff && cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}
 	if cfg.Metrics != nil {
-		cfg.Tracer = Tracers{cfg.Tracer, cfg.Metrics.StatementTracer()}.Tracer()
+		tracers = append(tracers, cfg.Metrics.StatementTracer())
 	}
+	cfg.Tracer = tracers.Tracer()
 	st, pool, stopDB, err := OpenStore(ctx, cfg, log)
 	if err != nil {
 		return err

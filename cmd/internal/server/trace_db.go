@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,9 +20,21 @@ import (
 // no values (they are sent apart, as arguments, and never recorded).
 // Statements outside any traced operation, those of the runners and
 // pollers that work every second, make no span.
-type dbTracer struct{ tracer trace.Tracer }
+type dbTracer struct {
+	tracer trace.Tracer
+	// database is the name every connection of the pool connects to, read
+	// from the first traced statement's connection: pgx hands out its
+	// configuration only as a copy.
+	database *atomic.Pointer[string]
+}
 
-func newDBTracer(tp trace.TracerProvider) dbTracer { return dbTracer{tp.Tracer(instrumentation)} }
+func newDBTracer(tp trace.TracerProvider) dbTracer {
+	return dbTracer{tracer: tp.Tracer(instrumentation), database: new(atomic.Pointer[string])}
+}
+
+// traced tells whether a statement sent under ctx is part of a traced
+// operation, before anything is spent on its span.
+func traced(ctx context.Context) bool { return trace.SpanContextFromContext(ctx).IsValid() }
 
 // dbSpanKey keeps this tracer's span in the statement's context, so its end
 // ends this span and no other.
@@ -29,13 +42,17 @@ type dbSpanKey struct{}
 
 var postgresql = attribute.String("db.system.name", "postgresql")
 
+// start opens a statement's or a batch's span, for a ctx its caller found
+// traced.
 func (t dbTracer) start(ctx context.Context, conn *pgx.Conn, name string, attrs ...attribute.KeyValue) context.Context {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
-		return ctx
-	}
 	attrs = append(attrs, postgresql)
 	if conn != nil {
-		attrs = append(attrs, attribute.String("db.namespace", conn.Config().Database))
+		database := t.database.Load()
+		if database == nil {
+			database = &conn.Config().Database
+			t.database.Store(database)
+		}
+		attrs = append(attrs, attribute.String("db.namespace", *database))
 	}
 	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	return context.WithValue(ctx, dbSpanKey{}, span)
@@ -63,6 +80,9 @@ func (t dbTracer) end(ctx context.Context, err error) {
 }
 
 func (t dbTracer) TraceQueryStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if !traced(ctx) {
+		return ctx
+	}
 	return t.start(ctx, conn, StatementName(d.SQL), attribute.String("db.query.text", d.SQL))
 }
 
@@ -74,6 +94,9 @@ func (t dbTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQue
 // ("BEGIN + LockFlagInOrganization": a transaction's BEGIN goes with its
 // first statement), with their texts.
 func (t dbTracer) TraceBatchStart(ctx context.Context, conn *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	if !traced(ctx) {
+		return ctx
+	}
 	var names, texts []string
 	if d.Batch != nil {
 		for _, q := range d.Batch.QueuedQueries {
