@@ -16,9 +16,9 @@ import (
 // one document, and a document applied to an environment (the store's
 // export.go and import.go say what they hold and do).
 
-// maxImportBytes bounds an imported file: an environment of a couple of
-// thousand flags.
-const maxImportBytes = 4 << 20
+// MaxImportBytes bounds an imported file: an environment of a couple of
+// thousand flags. bunting import refuses a larger file before sending it.
+const MaxImportBytes = 4 << 20
 
 // mimeYAML is the media type of a YAML document (RFC 9512).
 const mimeYAML = "application/yaml"
@@ -106,7 +106,7 @@ func (h *Handler) importEnv(c echo.Context) error {
 	case mimeYAML, "application/x-yaml", "text/yaml", "text/x-yaml":
 		format = flagstore.FormatYAML
 	}
-	body, err := httpx.ReadBody(c, maxImportBytes)
+	body, err := httpx.ReadBody(c, MaxImportBytes)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/bunting-flags/bunting/api"
 )
 
 // bunting export and bunting import talk to a running Bunting through its
@@ -61,8 +63,22 @@ type envelope struct {
 	} `json:"details"`
 }
 
+// maxAnswerBytes bounds an answer the commands read: an export of a
+// project of many environments.
+const maxAnswerBytes = 64 << 20
+
+// refusal is an answer of the server's other than success: what it
+// refused, or the failure it reported.
+type refusal struct {
+	status int
+	text   string
+}
+
+func (r *refusal) Error() string { return r.text }
+
 // do sends a request and returns the answer's body when it succeeded, or
-// an error saying what the server refused and where in the file.
+// an error saying what the server refused and where in the file (a
+// *refusal), or that no whole answer came.
 func (c *apiClient) do(ctx context.Context, method, path string, query url.Values, contentType string, body []byte) ([]byte, error) {
 	target := c.base + path
 	if len(query) > 0 {
@@ -81,16 +97,19 @@ func (c *apiClient) do(ctx context.Context, method, path string, query url.Value
 		return nil, err
 	}
 	defer resp.Body.Close()
-	out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	out, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err != nil {
 		return nil, err
+	}
+	if len(out) > maxAnswerBytes {
+		return nil, fmt.Errorf("%s %s: the answer is over %d MiB", method, path, maxAnswerBytes>>20)
 	}
 	if resp.StatusCode == http.StatusOK {
 		return out, nil
 	}
 	var env envelope
 	if json.Unmarshal(out, &env) != nil || len(env.Errors) == 0 {
-		return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
+		return nil, &refusal{resp.StatusCode, fmt.Sprintf("%s %s: %s", method, path, resp.Status)}
 	}
 	lines := []string{fmt.Sprintf("%s: %s", resp.Status, strings.Join(env.Errors, ", "))}
 	for _, d := range env.Details {
@@ -100,7 +119,7 @@ func (c *apiClient) do(ctx context.Context, method, path string, query url.Value
 		}
 		lines = append(lines, line)
 	}
-	return nil, errors.New(strings.Join(lines, "\n"))
+	return nil, &refusal{resp.StatusCode, strings.Join(lines, "\n")}
 }
 
 const exportUsage = "usage: bunting export (--env ENV_ID | --project PROJECT_ID) [--format yaml|json] [--out FILE]"
@@ -187,7 +206,7 @@ func importCommand(ctx context.Context, args []string, getenv func(string) strin
 		return errors.New(importUsage)
 	}
 	file := fs.Arg(0)
-	text, err := os.ReadFile(file)
+	text, err := readImport(file)
 	if err != nil {
 		return err
 	}
@@ -209,8 +228,14 @@ func importCommand(ctx context.Context, args []string, getenv func(string) strin
 		}
 	}
 	body, err := c.do(ctx, http.MethodPost, "/api/v1/envs/"+url.PathEscape(*envID)+"/import", q, contentType, text)
-	if err != nil {
+	var refused *refusal
+	switch {
+	case errors.As(err, &refused) && refused.status < http.StatusInternalServerError:
 		return fmt.Errorf("import refused, nothing changed: %w", err)
+	case err != nil:
+		// The import is one transaction, but an answer that did not come
+		// (or a proxy's 5xx) may have followed its commit.
+		return fmt.Errorf("import: %w\nwhether it changed anything is not known: export the environment, or import again with --dry-run", err)
 	}
 	var answer struct {
 		Data importPlan `json:"data"`
@@ -220,6 +245,24 @@ func importCommand(ctx context.Context, args []string, getenv func(string) strin
 	}
 	writePlan(stdout, answer.Data)
 	return nil
+}
+
+// readImport reads a file to import, refusing one larger than the server
+// takes before sending it.
+func readImport(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	text, err := io.ReadAll(io.LimitReader(f, api.MaxImportBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(text) > api.MaxImportBytes {
+		return nil, fmt.Errorf("%s: an import takes at most %d MiB", file, api.MaxImportBytes>>20)
+	}
+	return text, nil
 }
 
 // writePlan says what an import did, in the history page's words.

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
@@ -80,5 +83,34 @@ func TestExportImportCommands(t *testing.T) {
 	err = run(ctx, []string{"import", "--env", dev.ID.String(), broken}, vars, &out)
 	if err == nil || !strings.Contains(err.Error(), "flags[0].variationType: variationType_is_invalid") {
 		t.Fatalf("broken file: got %v, want its path named", err)
+	}
+}
+
+// TestImportCommandBounds: a file larger than the server takes is refused
+// before it is sent, and an import whose answer never came does not claim
+// that nothing changed.
+func TestImportCommandBounds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		panic(http.ErrAbortHandler) // the connection drops without an answer
+	}))
+	t.Cleanup(srv.Close)
+	vars := env(map[string]string{"BUNTING_URL": srv.URL, "BUNTING_TOKEN": "token"})
+
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	storetest.Must(t, os.WriteFile(big, bytes.Repeat([]byte("#"), api.MaxImportBytes+1), 0o644))
+	err := run(ctx, []string{"import", "--env", "e", big}, vars, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "an import takes at most 4 MiB") || calls.Load() != 0 {
+		t.Fatalf("a file over the bound: %v after %d requests, want it refused before sending", err, calls.Load())
+	}
+
+	small := filepath.Join(t.TempDir(), "small.yaml")
+	storetest.Must(t, os.WriteFile(small, []byte("version: 1\n"), 0o644))
+	err = run(ctx, []string{"import", "--env", "e", small}, vars, &bytes.Buffer{})
+	if err == nil || strings.Contains(err.Error(), "nothing changed") || !strings.Contains(err.Error(), "not known") {
+		t.Fatalf("an import without an answer: %v, want its outcome unknown", err)
 	}
 }
