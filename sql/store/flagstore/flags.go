@@ -417,6 +417,25 @@ func flagChangeActions(before, after Flag) []access.Action {
 	return actions
 }
 
+// createdShape is f as CreateFlag makes a flag of its name, key,
+// description, variations, off variation, tags and state: no individual
+// targets, no rules, and a default rule serving one variation (f's first
+// there) to everyone, with f's experiment settings. What f serves beyond
+// that takes the actions of changing it by hand (flagChangeActions).
+// Emptied with [:0], a list encodes as f's would when empty: null for
+// none, [] for an empty one.
+func createdShape(f Flag) Flag {
+	all := RolloutVariation{Rollout: []float64{0, 1}}
+	if len(f.Fallthrough.Variations) > 0 {
+		all.ID, all.ExptRollout = f.Fallthrough.Variations[0].ID, f.Fallthrough.Variations[0].ExptRollout
+	} else if len(f.Variations) > 0 {
+		all.ID = f.Variations[0].ID
+	}
+	f.TargetUsers, f.Rules = f.TargetUsers[:0], f.Rules[:0]
+	f.Fallthrough.Variations = []RolloutVariation{all}
+	return f
+}
+
 // sameFlag reports whether a change left every stored part of the flag as it was.
 func sameFlag(before, after Flag) bool {
 	after.Revision, after.UpdatorID, after.UpdatedAt = before.Revision, before.UpdatorID, before.UpdatedAt

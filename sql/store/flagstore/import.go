@@ -252,13 +252,7 @@ func (im *importer) create(ctx context.Context, want Flag) error {
 	f := want
 	f.ID, f.EnvID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), env.Environment.ID, uuid.New(), a.UserID, a.UserID
 	f.IsArchived = false
-	actions := []access.Action{access.CreateFlag}
-	if len(f.TargetUsers) > 0 {
-		actions = append(actions, access.UpdateFlagIndividualTargeting)
-	}
-	if len(f.Rules) > 0 {
-		actions = append(actions, access.UpdateFlagTargetingRules)
-	}
+	actions := append([]access.Action{access.CreateFlag}, flagChangeActions(createdShape(f), f)...)
 	if f.IsEnabled {
 		actions = append(actions, access.ToggleFlag)
 	}

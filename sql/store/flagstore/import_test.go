@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
@@ -446,5 +447,52 @@ func TestDecodeDocumentIsStrict(t *testing.T) {
 	}
 	if doc, err := flagstore.DecodeDocument([]byte(`{"version":1}`), flagstore.FormatJSON); err != nil || doc.Version != 1 {
 		t.Errorf("a plain document: %+v, %v", doc, err)
+	}
+}
+
+// TestImportCreatesWithTheRightsOfCreatingByHand: a flag an import creates
+// takes CreateFlag for what creating it by hand sets, and the action of
+// each part it sets beyond that: a rollout in its default rule takes
+// UpdateFlagDefaultRule, as changing it by hand would.
+func TestImportCreatesWithTheRightsOfCreatingByHand(t *testing.T) {
+	t.Parallel()
+	s, owner, _ := storetest.New(t)
+	ctx := context.Background()
+	prod, dev := storetest.ProdAndDev(t, s, owner)
+	f, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	storetest.Must(t, err)
+	_, err = s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
+	storetest.Must(t, err)
+	plain, err := s.ExportEnv(ctx, owner, prod.ID) // both as created
+	storetest.Must(t, err)
+	tg := f.Targeting()
+	tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 0.5}, ExptRollout: 1},
+		{ID: f.Variations[1].ID, Rollout: []float64{0.5, 1}, ExptRollout: 1}}
+	_, err = s.SetFlagTargeting(ctx, owner, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
+	storetest.Must(t, err)
+	rollout, err := s.ExportEnv(ctx, owner, prod.ID)
+	storetest.Must(t, err)
+
+	as := func(actions ...access.Action) *core.Actor {
+		a := *owner
+		names := make([]string, len(actions))
+		for i, act := range actions {
+			names[i] = string(act)
+		}
+		a.Granted = []access.Statement{
+			{ResourceType: access.TypeFlag, Effect: "allow", Actions: names, Resources: []string{"project/*:env/*:flag/*"}},
+			{ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
+		}
+		return &a
+	}
+	creator := as(access.CreateFlag)
+	if _, err := s.Import(ctx, creator, dev.ID, flagstore.ImportInput{Document: rollout, DryRun: true}); !errors.Is(err, core.ErrForbidden) {
+		t.Errorf("a 50/50 default rule with CreateFlag alone: got %v, want ErrForbidden", err)
+	}
+	if _, err := s.Import(ctx, creator, dev.ID, flagstore.ImportInput{Document: plain, DryRun: true}); err != nil {
+		t.Errorf("flags as created, with CreateFlag: %v", err)
+	}
+	if _, err := s.Import(ctx, as(access.CreateFlag, access.UpdateFlagDefaultRule), dev.ID, flagstore.ImportInput{Document: rollout, DryRun: true}); err != nil {
+		t.Errorf("a 50/50 default rule with CreateFlag and UpdateFlagDefaultRule: %v", err)
 	}
 }
