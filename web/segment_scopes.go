@@ -8,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -51,7 +52,9 @@ func scopePicker(w workEnv, projects []core.Project, selected []string) views.Sc
 	return out
 }
 
-// postedScopes are the scopes checked in a picker, each once.
+// postedScopes are the scopes checked in a picker, each once, and at most
+// one more than a segment may have: enough for the store to refuse too
+// many, while a body of a hundred thousand costs no more than that.
 func postedScopes(c echo.Context) ([]string, error) {
 	form, err := c.FormParams()
 	if err != nil {
@@ -59,7 +62,7 @@ func postedScopes(c echo.Context) ([]string, error) {
 	}
 	out := []string{}
 	for _, s := range form["scopes"] {
-		if s != "" && !slices.Contains(out, s) {
+		if s != "" && !slices.Contains(out, s) && len(out) <= targeting.MaxTags {
 			out = append(out, s)
 		}
 	}

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // checkedScopes are the scope checkboxes checked inside root.
@@ -75,5 +77,19 @@ func TestSegmentScopesPicker(t *testing.T) {
 	}
 	if got := a.segment(env, sg).Scopes; !slices.Equal(got, want) {
 		t.Errorf("a refused choice changed the scopes to %q", got)
+	}
+
+	// Five thousand distinct scopes are refused, shown as a page of at
+	// most one more than a segment may have.
+	many := make([]string, 5000)
+	for i := range many {
+		many[i] = fmt.Sprintf("s%d", i)
+	}
+	p = b.post(segmentPath(sg)+"/scopes", url.Values{"scopes": many}).status(http.StatusBadRequest)
+	if n := len(p.findAll("scope-other")); n > targeting.MaxTags+1 {
+		t.Errorf("a refusal of %d scopes offers %d of them back, want at most %d", len(many), n, targeting.MaxTags+1)
+	}
+	if got := a.segment(env, sg).Scopes; !slices.Equal(got, want) {
+		t.Errorf("too many scopes changed them to %d scopes", len(got))
 	}
 }
