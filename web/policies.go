@@ -227,6 +227,9 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 // savePolicyStatements edits the statements in the editor and, when the
 // person saves, stores them.
 func (p *pages) savePolicyStatements(c echo.Context) error {
+	if c.FormValue("op") == "check" { // the check's button, without script
+		return p.checkPolicy(c)
+	}
 	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
@@ -234,9 +237,6 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 	ds, err := postedDrafts(c)
 	if err != nil {
 		return err
-	}
-	if c.FormValue("op") == "check" { // the check's button, without script
-		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds, asked: askedInForm(c)})
 	}
 	ds, editing := edit(ds, c.FormValue("op"), postedPreset(c))
 	if editing {
