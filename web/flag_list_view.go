@@ -46,11 +46,6 @@ func tagsNote(tags []string) string {
 	return "Flags tagged with all of: " + strings.Join(tags, ", ") + "."
 }
 
-// lastPage is the number of a list's last page, 1 when it is empty.
-func lastPage(total int64, size int) int {
-	return max(1, int((total+int64(size)-1)/int64(size)))
-}
-
 // flagPager moves between the list's pages, with jumps to its first and last.
 func flagPager(total int64, fq flagQuery) views.Pager {
 	pg := pager(total, fq.page, fq.size, "flag", "flags", fq.href)

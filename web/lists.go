@@ -27,10 +27,15 @@ func pageNumber(s string) int {
 	return n
 }
 
+// lastPage is the number of a list's last page, 1 when it is empty.
+func lastPage(total int64, size int) int {
+	return max(1, int((total+int64(size)-1)/int64(size)))
+}
+
 // pager moves between the pages of a list of total things, size a page,
 // from page number (from 1); href is a page's address.
 func pager(total int64, number, size int, noun, nouns string, href func(int) string) views.Pager {
-	last := max(1, int((total+int64(size)-1)/int64(size)))
+	last := lastPage(total, size)
 	pg := views.Pager{Label: fmt.Sprintf("Page %d of %d · %d %s", number, last, total, plural(int(total), noun, nouns))}
 	if number > 1 {
 		pg.Prev = href(min(number-1, last))

@@ -44,11 +44,19 @@ var pageWords = map[string]string{
 // and a status line), the search page otherwise.
 func (p *pages) search(c echo.Context) error {
 	q := strings.TrimSpace(c.QueryParam("q"))
-	nav, err := p.navGroups(c, "")
+	// The pages found are the navigation's: the page's shell has it, the
+	// dialog's answer asks for it alone.
+	var shell views.Shell
+	var err error
+	if isHTMX(c) {
+		shell.Nav, err = p.navGroups(c, "")
+	} else {
+		shell, err = p.shell(c, "Search", "")
+	}
 	if err != nil {
 		return err
 	}
-	r, err := p.searchResults(c, q, nav)
+	r, err := p.searchResults(c, q, shell.Nav)
 	if err != nil {
 		return err
 	}
@@ -58,10 +66,6 @@ func (p *pages) search(c echo.Context) error {
 	}
 	if isHTMX(c) {
 		return render(c, status, views.SearchResultsView(r), views.SearchStatus(r))
-	}
-	shell, err := p.shell(c, "Search", "")
-	if err != nil {
-		return err
 	}
 	return render(c, status, views.SearchPage(views.Search{Shell: shell, Results: r}))
 }
