@@ -69,7 +69,7 @@ func (p *pages) endUsers(c echo.Context) error {
 		page, err := p.store.ListEndUsers(ctx, actor(c), w.id, f)
 		var invalid *core.ValidationError
 		if errors.As(err, &invalid) {
-			vm.List.Error = fmt.Sprintf("Search for at most %d characters.", core.MaxNameLen)
+			vm.List.Error = searchTooLong
 			status = http.StatusBadRequest
 		} else if err != nil {
 			return err

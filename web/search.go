@@ -103,12 +103,15 @@ func (p *pages) searchResults(c echo.Context, q string, nav []views.NavGroup) (v
 // message in the results; anything else is the error page's.
 func searchRefused(r views.SearchResults, err error) (views.SearchResults, error) {
 	if ve := (*core.ValidationError)(nil); errors.As(err, &ve) {
-		r.Error = fmt.Sprintf("Search for at most %d characters.", core.MaxNameLen)
+		r.Error = searchTooLong
 		r.Flags, r.Segments = views.SearchGroup{}, views.SearchGroup{}
 		return r, nil
 	}
 	return r, err
 }
+
+// searchTooLong is what a search longer than the store takes is told.
+var searchTooLong = fmt.Sprintf("Search for at most %d characters.", core.MaxNameLen)
 
 // searchFlags finds the environment's flags whose name or key holds q; a
 // flag whose key is q comes first, found even when many others match.
