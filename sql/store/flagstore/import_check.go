@@ -137,7 +137,7 @@ func duplicateKey(prefix string) error {
 func segmentFromDoc(d DocSegment, env core.EnvRow) Segment {
 	sg := Segment{WorkspaceID: env.WorkspaceID, EnvID: env.Environment.ID, Key: d.Key, Name: strings.TrimSpace(d.Name),
 		Type: SegmentEnvironmentSpecific, IsEnvironmentSpecific: true,
-		Scopes:      []string{"organization/" + env.OrganizationKey + ":project/" + env.ProjectKey + ":env/" + env.Environment.Key},
+		Scopes:      []string{Scope(env.OrganizationKey, env.ProjectKey, env.Environment.Key)},
 		Description: d.Description, Included: core.OrEmpty(d.Included), Excluded: core.OrEmpty(d.Excluded),
 		Tags: core.OrEmpty(sortedTags(d.Tags)), IsArchived: d.IsArchived, Rules: []SegmentRule{}}
 	for _, r := range d.Rules {

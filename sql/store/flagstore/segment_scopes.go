@@ -76,7 +76,7 @@ func VisibleIn(sg Segment, env core.EnvRow) bool {
 // optionally a project and an environment (keys or "*"); an
 // environment-specific segment's only scope is its environment.
 func validScopes(sg *Segment, env core.EnvRow) bool {
-	own := "organization/" + env.OrganizationKey + ":project/" + env.ProjectKey + ":env/" + env.Environment.Key
+	own := Scope(env.OrganizationKey, env.ProjectKey, env.Environment.Key)
 	if sg.Type == SegmentEnvironmentSpecific {
 		return len(sg.Scopes) == 1 && sg.Scopes[0] == own
 	}

@@ -78,7 +78,7 @@ func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUI
 		sg.Rules = []SegmentRule{}
 	}
 	if sg.Type == SegmentEnvironmentSpecific && len(sg.Scopes) == 0 {
-		sg.Scopes = []string{"organization/" + env.OrganizationKey + ":project/" + env.ProjectKey + ":env/" + env.Environment.Key}
+		sg.Scopes = []string{Scope(env.OrganizationKey, env.ProjectKey, env.Environment.Key)}
 	}
 	var v core.Validator
 	checkSegment(&v, &sg, env)
@@ -263,7 +263,7 @@ func (s *Flags) SegmentKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UU
 	}
 	sg := Segment{ID: uuid.Nil, EnvID: envID, Key: key, Type: SegmentEnvironmentSpecific}
 	if typ == SegmentShared {
-		sg.Type, sg.Scopes = SegmentShared, []string{"organization/" + env.OrganizationKey}
+		sg.Type, sg.Scopes = SegmentShared, []string{Scope(env.OrganizationKey, "", "")}
 	}
 	envs, err := visibleEnvs(ctx, s.Q, env, sg)
 	if err != nil {
