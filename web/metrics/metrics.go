@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -56,49 +57,49 @@ type Metrics struct {
 func New() *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	f := families{reg}
+	f := promauto.With(reg)
 	m := &Metrics{reg: reg}
 
-	m.httpRequests = f.counterVec("bunting_http_requests_total",
-		"HTTP requests answered, by surface, Echo route pattern, method and status class.",
-		"surface", "route", "method", "status_class")
-	m.httpDuration = f.histogramVec("bunting_http_request_duration_seconds",
-		"Time from a request's arrival to its answer, by surface, route pattern, method and status class.",
-		prometheus.DefBuckets, "surface", "route", "method", "status_class")
+	m.httpRequests = f.NewCounterVec(prometheus.CounterOpts{Name: "bunting_http_requests_total",
+		Help: "HTTP requests answered, by surface, Echo route pattern, method and status class."},
+		[]string{"surface", "route", "method", "status_class"})
+	m.httpDuration = f.NewHistogramVec(prometheus.HistogramOpts{Name: "bunting_http_request_duration_seconds",
+		Help:    "Time from a request's arrival to its answer, by surface, route pattern, method and status class.",
+		Buckets: prometheus.DefBuckets}, []string{"surface", "route", "method", "status_class"})
 
-	m.sdkOpen = f.gaugeVec("bunting_sdk_connections_open",
-		"SDK streaming connections open on this instance, by kind (server or client SDK).", "kind")
+	m.sdkOpen = f.NewGaugeVec(prometheus.GaugeOpts{Name: "bunting_sdk_connections_open",
+		Help: "SDK streaming connections open on this instance, by kind (server or client SDK)."}, []string{"kind"})
 	m.sdkServer, m.sdkClient = m.sdkOpen.WithLabelValues(KindServer), m.sdkOpen.WithLabelValues(KindClient)
-	m.sdkRefusals = f.counterVec("bunting_sdk_connection_refusals_total",
-		"SDK streaming upgrades and requests refused past a limit or while shutting down, by kind "+
-			"(server, client, or request for the SDK's HTTP endpoints) and the limit that refused them.", "kind", "reason")
+	m.sdkRefusals = f.NewCounterVec(prometheus.CounterOpts{Name: "bunting_sdk_connection_refusals_total",
+		Help: "SDK streaming upgrades and requests refused past a limit or while shutting down, by kind " +
+			"(server, client, or request for the SDK's HTTP endpoints) and the limit that refused them."}, []string{"kind", "reason"})
 
-	ev := f.counterVec("bunting_evaluations_total",
-		"Flag evaluations, by source (ofrep_single, ofrep_bulk, insight) and outcome kind.", "source", "kind")
+	ev := f.NewCounterVec(prometheus.CounterOpts{Name: "bunting_evaluations_total",
+		Help: "Flag evaluations, by source (ofrep_single, ofrep_bulk, insight) and outcome kind."}, []string{"source", "kind"})
 	for s := range numSources {
 		for o := range numOutcomes {
 			m.evaluations[s][o] = ev.WithLabelValues(Source(s).String(), Outcome(o).String())
 		}
 	}
 
-	m.notifications = f.counter("bunting_change_notifications_total",
-		"Changes pushed to the streaming SDKs of an environment.")
-	m.notificationDelay = f.histogram("bunting_change_notification_delay_seconds",
-		"Time from a change's write, in its transaction, to its push to the last streaming SDK of the environment.",
-		[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30})
+	m.notifications = f.NewCounter(prometheus.CounterOpts{Name: "bunting_change_notifications_total",
+		Help: "Changes pushed to the streaming SDKs of an environment."})
+	m.notificationDelay = f.NewHistogram(prometheus.HistogramOpts{Name: "bunting_change_notification_delay_seconds",
+		Help:    "Time from a change's write, in its transaction, to its push to the last streaming SDK of the environment.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}})
 
-	m.webhookDeliveries = f.counterVec("bunting_webhook_deliveries_total",
-		"Webhook delivery attempts, by result (success, failure, refused).", "result")
-	m.webhookQueueAge = f.histogram("bunting_webhook_queue_age_seconds",
-		"Time a new webhook delivery waited in the outbox before its first attempt.",
-		[]float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300})
+	m.webhookDeliveries = f.NewCounterVec(prometheus.CounterOpts{Name: "bunting_webhook_deliveries_total",
+		Help: "Webhook delivery attempts, by result (success, failure, refused)."}, []string{"result"})
+	m.webhookQueueAge = f.NewHistogram(prometheus.HistogramOpts{Name: "bunting_webhook_queue_age_seconds",
+		Help:    "Time a new webhook delivery waited in the outbox before its first attempt.",
+		Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}})
 
-	m.scheduleRuns = f.counterVec("bunting_schedule_runs_total",
-		"Scheduled flag changes applied by this instance, by result (applied, failed).", "result")
+	m.scheduleRuns = f.NewCounterVec(prometheus.CounterOpts{Name: "bunting_schedule_runs_total",
+		Help: "Scheduled flag changes applied by this instance, by result (applied, failed)."}, []string{"result"})
 
-	m.statementErrors = f.counterVec("bunting_db_statement_errors_total",
-		"Database statements that failed, by SQLSTATE class (23 for integrity, 40 for serialization, ...), "+
-			"canceled for those cut short by their context, connection for those that never got an answer.", "class")
+	m.statementErrors = f.NewCounterVec(prometheus.CounterOpts{Name: "bunting_db_statement_errors_total",
+		Help: "Database statements that failed, by SQLSTATE class (23 for integrity, 40 for serialization, ...), " +
+			"canceled for those cut short by their context, connection for those that never got an answer."}, []string{"class"})
 	for _, class := range []string{ClassCanceled, ClassConnection} {
 		m.statementErrors.WithLabelValues(class)
 	}
