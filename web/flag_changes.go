@@ -136,7 +136,7 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 	}
 	if edit := c.FormValue("edit"); edit != "" {
 		var focus, message string
-		tf.rules, focus, message = editRulesFocused("targeting", tf.rules, edit, f.Variations)
+		tf.rules, focus, message = editRules("targeting", tf.rules, edit, f.Variations)
 		focusOn(c, focus)
 		announce(c, message)
 		return p.flagPage(c, tabTargeting, flagState{flag: &f, targeting: &tf, targetingForm: formState()})

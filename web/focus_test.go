@@ -64,7 +64,7 @@ func TestEditRulesFocused(t *testing.T) {
 		{rules(1), "rule-up.0", "", ""},
 		{rules(1), "remove-rule.7", "", ""},
 	} {
-		_, focus, saying := editRulesFocused("f", tc.rules, tc.edit, nil)
+		_, focus, saying := editRules("f", tc.rules, tc.edit, nil)
 		if focus != tc.focus || saying != tc.saying {
 			t.Errorf("%s: got %q, %q; want %q, %q", tc.edit, focus, saying, tc.focus, tc.saying)
 		}

@@ -69,7 +69,7 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	}
 	if edit := c.FormValue("edit"); edit != "" {
 		var focus, message string
-		rules, focus, message = editRulesFocused("segment-targeting", rules, edit, nil)
+		rules, focus, message = editRules("segment-targeting", rules, edit, nil)
 		focusOn(c, focus)
 		announce(c, message)
 		f := p.form(c, "", "", nil)

@@ -247,30 +247,74 @@ func newRule(vars []flagstore.Variation) ruleForm {
 
 func newCondition() condForm { return condForm{id: uuid.NewString(), op: "Equal"} }
 
-// editRules applies one editor button ("add-rule", "remove-rule.2",
+// editRules applies one rule editor button ("add-rule", "remove-rule.2",
 // "rule-up.2", "rule-down.2", "add-cond.2", "remove-cond.2.0") to rules,
-// which it names by their posted indexes.
-func editRules(rules []ruleForm, edit string, vars []flagstore.Variation) []ruleForm {
+// which it names by their posted indexes, and says where the keyboard goes
+// next in the form formID and what is announced: the first field of a rule
+// or a condition just added; after a removal, what took its place, else the
+// button that adds another; after a move, the same button on the rule in
+// its new place (or its other move button at the end), so pressing again
+// moves it on.
+func editRules(formID string, rules []ruleForm, edit string, vars []flagstore.Variation) (edited []ruleForm, focus, message string) {
 	op, arg, _ := strings.Cut(edit, ".")
 	ruleArg, condArg, _ := strings.Cut(arg, ".")
 	at := slices.IndexFunc(rules, func(r ruleForm) bool { return r.index == ruleArg })
+	condField := func(r, j int) string {
+		c := rules[r].conds[j]
+		if c.op == opSegmentIn || c.op == opSegmentNotIn { // its attribute is hidden
+			return ruleFieldID(formID, r, "cond-"+strconv.Itoa(j)+"-op")
+		}
+		return ruleFieldID(formID, r, "cond-"+strconv.Itoa(j)+"-property")
+	}
 	switch {
 	case op == "add-rule":
-		return append(rules, newRule(vars))
+		rules = append(rules, newRule(vars))
+		return rules, ruleFieldID(formID, len(rules)-1, "name"), fmt.Sprintf("Rule %d added.", len(rules))
 	case at < 0:
-		return rules
+		return rules, "", ""
 	case op == "remove-rule":
-		return slices.Delete(rules, at, at+1)
+		rules = slices.Delete(rules, at, at+1)
+		msg := fmt.Sprintf("Rule %d removed.", at+1)
+		switch {
+		case at < len(rules):
+			return rules, ruleFieldID(formID, at, "name"), msg
+		case len(rules) > 0:
+			return rules, ruleFieldID(formID, len(rules)-1, "name"), msg
+		}
+		return rules, formID + "-rule-add", msg
 	case op == "rule-up" && at > 0:
-		rules[at-1], rules[at] = rules[at], rules[at-1]
+		to, button := at-1, "up"
+		if to == 0 {
+			button = "down"
+		}
+		rules[to], rules[at] = rules[at], rules[to]
+		return rules, ruleFieldID(formID, to, button), fmt.Sprintf("Rule %d moved up to %d.", at+1, to+1)
 	case op == "rule-down" && at < len(rules)-1:
-		rules[at+1], rules[at] = rules[at], rules[at+1]
+		to, button := at+1, "down"
+		if to == len(rules)-1 {
+			button = "up"
+		}
+		rules[to], rules[at] = rules[at], rules[to]
+		return rules, ruleFieldID(formID, to, button), fmt.Sprintf("Rule %d moved down to %d.", at+1, to+1)
 	case op == "add-cond":
 		rules[at].conds = append(rules[at].conds, newCondition())
+		return rules, condField(at, len(rules[at].conds)-1), fmt.Sprintf("Condition %d added to rule %d.", len(rules[at].conds), at+1)
 	case op == "remove-cond":
-		rules[at].conds = slices.DeleteFunc(rules[at].conds, func(c condForm) bool { return c.index == condArg })
+		cond := slices.IndexFunc(rules[at].conds, func(c condForm) bool { return c.index == condArg })
+		if cond < 0 {
+			return rules, "", ""
+		}
+		rules[at].conds = slices.Delete(rules[at].conds, cond, cond+1)
+		msg := fmt.Sprintf("Condition %d removed from rule %d.", cond+1, at+1)
+		switch left := len(rules[at].conds); {
+		case cond < left:
+			return rules, condField(at, cond), msg
+		case left > 0:
+			return rules, condField(at, left-1), msg
+		}
+		return rules, ruleFieldID(formID, at, "cond-add"), msg
 	}
-	return rules
+	return rules, "", ""
 }
 
 // userKeys splits user keys typed one per line or separated by commas.

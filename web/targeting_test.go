@@ -92,26 +92,30 @@ func TestEditRules(t *testing.T) {
 		}
 		return out
 	}
-	if got := ids(editRules(slices.Clone(rules), "rule-down.0", vars)); !slices.Equal(got, []string{"y", "x"}) {
+	edited := func(rs []ruleForm, edit string, vars []flagstore.Variation) []ruleForm {
+		out, _, _ := editRules("targeting", rs, edit, vars)
+		return out
+	}
+	if got := ids(edited(slices.Clone(rules), "rule-down.0", vars)); !slices.Equal(got, []string{"y", "x"}) {
 		t.Errorf("down: %v", got)
 	}
-	if got := ids(editRules(slices.Clone(rules), "rule-up.3", vars)); !slices.Equal(got, []string{"y", "x"}) {
+	if got := ids(edited(slices.Clone(rules), "rule-up.3", vars)); !slices.Equal(got, []string{"y", "x"}) {
 		t.Errorf("up: %v", got)
 	}
-	if got := ids(editRules(slices.Clone(rules), "rule-up.0", vars)); !slices.Equal(got, []string{"x", "y"}) {
+	if got := ids(edited(slices.Clone(rules), "rule-up.0", vars)); !slices.Equal(got, []string{"x", "y"}) {
 		t.Errorf("up at the top: %v", got)
 	}
-	if got := ids(editRules(slices.Clone(rules), "remove-rule.3", vars)); !slices.Equal(got, []string{"x"}) {
+	if got := ids(edited(slices.Clone(rules), "remove-rule.3", vars)); !slices.Equal(got, []string{"x"}) {
 		t.Errorf("remove: %v", got)
 	}
-	added := editRules(slices.Clone(rules), "add-rule", vars)
+	added := edited(slices.Clone(rules), "add-rule", vars)
 	if len(added) != 3 || added[2].serve.choice != "a" || len(added[2].conds) != 1 {
 		t.Errorf("add: %+v", added[2])
 	}
-	if got := editRules(slices.Clone(rules), "remove-cond.0.1", vars); len(got[0].conds) != 1 || got[0].conds[0].index != "0" {
+	if got := edited(slices.Clone(rules), "remove-cond.0.1", vars); len(got[0].conds) != 1 || got[0].conds[0].index != "0" {
 		t.Errorf("remove condition: %+v", got[0].conds)
 	}
-	if got := ids(editRules(slices.Clone(rules), "remove-rule.9", vars)); !slices.Equal(got, []string{"x", "y"}) {
+	if got := ids(edited(slices.Clone(rules), "remove-rule.9", vars)); !slices.Equal(got, []string{"x", "y"}) {
 		t.Errorf("unknown rule: %v", got)
 	}
 }
