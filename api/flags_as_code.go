@@ -3,6 +3,8 @@ package api
 import (
 	"mime"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -19,6 +21,9 @@ import (
 // MaxImportBytes bounds an imported file: an environment of a couple of
 // thousand flags. bunting import refuses a larger file before sending it.
 const MaxImportBytes = 4 << 20
+
+// importParams are the query parameters an import reads.
+var importParams = []string{"dryRun", "comment", "reason", "reviewers"}
 
 // mimeYAML is the media type of a YAML document (RFC 9512).
 const mimeYAML = "application/yaml"
@@ -83,10 +88,21 @@ func (h *Handler) exportProject(c echo.Context) error {
 // also application/x-yaml and text/yaml) or JSON, to an environment; with
 // ?dryRun=true it says what would change and changes nothing. ?comment
 // is the history entries' comment; where changes need approval, ?reason
-// and ?reviewers (member ids) make the change requests.
+// and ?reviewers (member ids) make the change requests. Any other
+// parameter is refused: ignoring a misspelt ?dry_run would apply what the
+// caller meant to try.
 func (h *Handler) importEnv(c echo.Context) error {
 	envID, err := httpx.PathID(c, "envId")
 	if err != nil {
+		return err
+	}
+	var v core.Validator
+	for name := range c.QueryParams() {
+		if !slices.ContainsFunc(importParams, func(p string) bool { return strings.EqualFold(p, name) }) {
+			v.At("parameter", "unknown", name, "an import reads dryRun, comment, reason and reviewers")
+		}
+	}
+	if err := v.Err(); err != nil {
 		return err
 	}
 	dryRun, err := queryBool(c, "dryRun")

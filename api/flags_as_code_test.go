@@ -107,6 +107,10 @@ func TestExportImportThroughTheAPI(t *testing.T) {
 		t.Fatalf("broken file: got %d %s, want 400 naming flags[0].variationType", rec.Code, rec.Body)
 	}
 	s.do("POST", "/api/v1/envs/"+dev.ID.String()+"/import?reviewers=someone", full.Token, doc).fails(t, http.StatusBadRequest, "reviewers_is_invalid")
+	rec = s.send("POST", "/api/v1/envs/"+dev.ID.String()+"/import?dry_run=true", full.Token, "application/yaml", text)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"path":"dry_run"`) || !strings.Contains(rec.Body.String(), "parameter_is_unknown") {
+		t.Fatalf("a misspelt dryRun: got %d %s, want 400 parameter_is_unknown naming dry_run", rec.Code, rec.Body)
+	}
 	misspelt := bytes.Replace(text, []byte("isEnabled:"), []byte("enabled:"), 1)
 	rec = s.send("POST", "/api/v1/envs/"+dev.ID.String()+"/import", full.Token, "application/yaml", misspelt)
 	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "body_is_invalid") {
