@@ -22,6 +22,11 @@ import (
 // thousand flags. bunting import refuses a larger file before sending it.
 const MaxImportBytes = 4 << 20
 
+// MaxYAMLImportBytes bounds an imported file in YAML, whose decoding costs
+// up to flagstore.YAMLFactor times its size (a thousand flags or so);
+// bunting import sends YAML files as JSON, so its files may be larger.
+const MaxYAMLImportBytes = 1 << 20
+
 // importParams are the query parameters an import reads.
 var importParams = []string{"dryRun", "comment", "reason", "reviewers"}
 
@@ -117,17 +122,22 @@ func (h *Handler) importEnv(c echo.Context) error {
 		}
 		in.Reviewers = append(in.Reviewers, id)
 	}
-	format := flagstore.FormatJSON
+	format, limit := flagstore.FormatJSON, int64(MaxImportBytes)
 	switch media, _, _ := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType)); media {
 	case mimeYAML, "application/x-yaml", "text/yaml", "text/x-yaml":
-		format = flagstore.FormatYAML
+		format, limit = flagstore.FormatYAML, MaxYAMLImportBytes
 	}
-	body, err := httpx.ReadBody(c, MaxImportBytes)
+	body, err := httpx.ReadBody(c, limit)
 	if err != nil {
 		return err
 	}
 	if len(body) == 0 {
 		return core.Invalid("body_is_required")
+	}
+	if format == flagstore.FormatYAML {
+		if _, err := httpx.Reserve(c, flagstore.YAMLFactor*int64(len(body))); err != nil {
+			return err
+		}
 	}
 	if in.Document, err = flagstore.DecodeDocument(body, format); err != nil {
 		return err

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -115,5 +117,31 @@ func TestExportImportThroughTheAPI(t *testing.T) {
 	rec = s.send("POST", "/api/v1/envs/"+dev.ID.String()+"/import", full.Token, "application/yaml", misspelt)
 	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "body_is_invalid") {
 		t.Fatalf("misspelt field: got %d %s, want 400 body_is_invalid", rec.Code, rec.Body)
+	}
+}
+
+// TestImportYAMLBound: a YAML import over api.MaxYAMLImportBytes is refused
+// 413 unread, though JSON may be larger; one within it holding more flags
+// than an import takes is refused 400 by their count, none of them decoded.
+func TestImportYAMLBound(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	env := s.createProject("Web", "web").Environments[0]
+	path := "/api/v1/envs/" + env.ID.String() + "/import"
+
+	big := append([]byte("version: 1\n"), bytes.Repeat([]byte("#"), api.MaxYAMLImportBytes)...)
+	if rec := s.send("POST", path, s.owner, "application/yaml", big); rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "RequestTooLarge") {
+		t.Fatalf("YAML over its bound: got %d %s, want 413 RequestTooLarge", rec.Code, rec.Body)
+	}
+	if rec := s.send("POST", path, s.owner, "application/json", big); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "body_is_invalid") {
+		t.Fatalf("the same size as JSON: got %d %s, want it read (400 body_is_invalid: it is not JSON)", rec.Code, rec.Body)
+	}
+	items := "version: 1\nflags: [" + strings.Repeat("{},", (api.MaxYAMLImportBytes-40)/3) + "{}]\n"
+	rec := s.send("POST", path, s.owner, "application/yaml", []byte(items))
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "at most 2000 flags and segments") {
+		t.Fatalf("a YAML file of empty flags: got %d %.300s, want 400 for their number", rec.Code, rec.Body)
+	}
+	if list := decode[core.Paged[flagstore.FlagListItem]](t, s.do("GET", "/api/v1/envs/"+env.ID.String()+"/feature-flags", s.owner, nil).ok(t)); list.TotalCount != 0 {
+		t.Fatalf("the refused import wrote flags: %+v", list)
 	}
 }

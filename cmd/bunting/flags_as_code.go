@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/api"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // bunting export and bunting import talk to a running Bunting through its
@@ -214,10 +216,6 @@ func importCommand(ctx context.Context, args []string, getenv func(string) strin
 	if err != nil {
 		return err
 	}
-	contentType := "application/yaml"
-	if strings.EqualFold(filepath.Ext(file), ".json") {
-		contentType = "application/json"
-	}
 	q := url.Values{}
 	if *dryRun {
 		q.Set("dryRun", "true")
@@ -227,7 +225,7 @@ func importCommand(ctx context.Context, args []string, getenv func(string) strin
 			q.Set(name, v)
 		}
 	}
-	body, err := c.do(ctx, http.MethodPost, "/api/v1/envs/"+url.PathEscape(*envID)+"/import", q, contentType, text)
+	body, err := c.do(ctx, http.MethodPost, "/api/v1/envs/"+url.PathEscape(*envID)+"/import", q, "application/json", text)
 	var refused *refusal
 	switch {
 	case errors.As(err, &refused) && refused.status < http.StatusInternalServerError:
@@ -247,8 +245,11 @@ func importCommand(ctx context.Context, args []string, getenv func(string) strin
 	return nil
 }
 
-// readImport reads a file to import, refusing one larger than the server
-// takes before sending it.
+// readImport reads a file to import as the JSON document the server
+// takes, refusing one larger than the server takes before sending it. A
+// YAML file is read here: the server takes YAML only up to
+// api.MaxYAMLImportBytes, as decoding it costs many times its size, and a
+// file that cannot be read is named with its line.
 func readImport(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -261,6 +262,23 @@ func readImport(file string) ([]byte, error) {
 	}
 	if len(text) > api.MaxImportBytes {
 		return nil, fmt.Errorf("%s: an import takes at most %d MiB", file, api.MaxImportBytes>>20)
+	}
+	if strings.EqualFold(filepath.Ext(file), ".json") {
+		return text, nil
+	}
+	doc, err := flagstore.DecodeDocument(text, flagstore.FormatYAML)
+	var verr *core.ValidationError
+	if errors.As(err, &verr) && len(verr.Details) > 0 {
+		return nil, fmt.Errorf("%s: %s", file, verr.Details[0].Message)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if text, err = json.Marshal(doc); err != nil {
+		return nil, err
+	}
+	if len(text) > api.MaxImportBytes {
+		return nil, fmt.Errorf("%s: an import takes at most %d MiB, and this file is larger as JSON", file, api.MaxImportBytes>>20)
 	}
 	return text, nil
 }

@@ -87,14 +87,18 @@ func TestExportImportCommands(t *testing.T) {
 }
 
 // TestImportCommandBounds: a file larger than the server takes is refused
-// before it is sent, and an import whose answer never came does not claim
-// that nothing changed.
+// before it is sent, a YAML file is read by the command (a broken one named
+// with its line, unsent) and sent as JSON, which the server takes larger
+// than YAML, and an import whose answer never came does not claim that
+// nothing changed.
 func TestImportCommandBounds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	var sent atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
+		sent.Store(r.Header.Get("Content-Type"))
 		panic(http.ErrAbortHandler) // the connection drops without an answer
 	}))
 	t.Cleanup(srv.Close)
@@ -107,10 +111,22 @@ func TestImportCommandBounds(t *testing.T) {
 		t.Fatalf("a file over the bound: %v after %d requests, want it refused before sending", err, calls.Load())
 	}
 
-	small := filepath.Join(t.TempDir(), "small.yaml")
-	storetest.Must(t, os.WriteFile(small, []byte("version: 1\n"), 0o644))
-	err = run(ctx, []string{"import", "--env", "e", small}, vars, &bytes.Buffer{})
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	storetest.Must(t, os.WriteFile(broken, []byte("version: 1\nflags: [\n"), 0o644))
+	err = run(ctx, []string{"import", "--env", "e", broken}, vars, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "broken.yaml: yaml: line") || calls.Load() != 0 {
+		t.Fatalf("a broken YAML file: %v after %d requests, want its line named before sending", err, calls.Load())
+	}
+
+	// Larger than the server takes YAML, within what it takes as JSON.
+	large := filepath.Join(t.TempDir(), "large.yaml")
+	text := "version: 1\nsegments: [{key: big, name: Big, included: [" + strings.Repeat("user-00000,", api.MaxYAMLImportBytes/11) + "user-00000]}]\n"
+	storetest.Must(t, os.WriteFile(large, []byte(text), 0o644))
+	err = run(ctx, []string{"import", "--env", "e", large}, vars, &bytes.Buffer{})
 	if err == nil || strings.Contains(err.Error(), "nothing changed") || !strings.Contains(err.Error(), "not known") {
 		t.Fatalf("an import without an answer: %v, want its outcome unknown", err)
+	}
+	if got := sent.Load(); got != "application/json" {
+		t.Fatalf("a YAML file was sent as %v, want application/json", got)
 	}
 }

@@ -36,9 +36,9 @@ func DecodeDocument(body []byte, format string) (Document, error) {
 			err = dec.Decode(&Document{})
 		}
 	case FormatYAML:
-		dec := yaml.NewDecoder(bytes.NewReader(body))
-		dec.KnownFields(true)
-		err = dec.Decode(&doc)
+		if err = decodeYAML(body, &doc); errors.Is(err, errTooManyItems) {
+			return Document{}, tooManyItems()
+		}
 	default:
 		return Document{}, core.Invalid("format_is_invalid")
 	}
@@ -47,6 +47,88 @@ func DecodeDocument(body []byte, format string) (Document, error) {
 			Details: []core.FieldProblem{{Path: "body", Code: "body_is_invalid", Message: decodeMessage(err)}}}
 	}
 	return doc, nil
+}
+
+// YAMLFactor bounds what decoding a YAML document holds at once, per byte
+// of it: yaml.v3 builds a node of about 250 bytes for every value before it
+// decodes any, and a file of one-letter values has one every two bytes
+// (`[a,a,…]`: 120 times its size, and what they decode into); an export of
+// 2,000 flags takes about 25 times its size. Decoding is two such passes,
+// one after the other (decodeYAML). The API reserves it from the body
+// budget, and so takes YAML of at most api.MaxYAMLImportBytes: JSON, priced
+// value by value as it is walked (jsonbody), is the format for larger files.
+const YAMLFactor = 144
+
+// decodeYAML decodes a YAML document into doc, refusing a field the
+// document does not have. It counts the flags and segments in the file's
+// nodes first: decoding makes a whole DocFlag of every item, so a file of
+// thousands of empty ones (`flags: [{},{},…]`) would cost many times its
+// nodes before the count in checkDocument could refuse it.
+func decodeYAML(body []byte, doc *Document) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(body, &root); err != nil {
+		return err
+	}
+	if yamlItems(&root) > MaxImportItems {
+		return errTooManyItems
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	dec.KnownFields(true)
+	return dec.Decode(doc)
+}
+
+var errTooManyItems = errors.New("too many flags and segments")
+
+// yamlItems counts the items of a document's flags and segments, as
+// decoding would find them: through aliases and merged mappings, each
+// mapping once (an anchor may be merged into itself, which decoding
+// refuses).
+func yamlItems(root *yaml.Node) int {
+	seen := map[*yaml.Node]bool{}
+	var count func(n *yaml.Node) int
+	count = func(n *yaml.Node) int {
+		for n.Kind == yaml.AliasNode || n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+			if n.Kind == yaml.AliasNode {
+				n = n.Alias
+			} else {
+				n = n.Content[0]
+			}
+		}
+		if seen[n] {
+			return 0
+		}
+		seen[n] = true
+		items := 0
+		switch n.Kind {
+		case yaml.SequenceNode: // merged mappings
+			for _, m := range n.Content {
+				items += count(m)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				value := n.Content[i+1]
+				for value.Kind == yaml.AliasNode {
+					value = value.Alias
+				}
+				switch n.Content[i].Value {
+				case "flags", "segments":
+					items += len(value.Content)
+				case "<<":
+					items += count(value)
+				}
+			}
+		}
+		return items
+	}
+	return count(root)
+}
+
+// tooManyItems refuses a file of more than MaxImportItems flags and
+// segments.
+func tooManyItems() error {
+	var v core.Validator
+	v.At("document", "invalid", "flags", fmt.Sprintf("at most %d flags and segments in one file", MaxImportItems))
+	return v.Err()
 }
 
 // decodeMessage says why a file could not be read, in the decoder's words
@@ -83,7 +165,7 @@ func (s *Flags) checkDocument(env core.EnvRow, in ImportInput, visible []Segment
 		v.At("version", "invalid", "version", fmt.Sprintf("this server reads version %d", DocumentVersion))
 	}
 	if len(doc.Flags)+len(doc.Segments) > MaxImportItems {
-		v.At("document", "invalid", "flags", fmt.Sprintf("at most %d flags and segments in one file", MaxImportItems))
+		add("", tooManyItems())
 	}
 	Change{Comment: in.Comment}.check(&v, env)
 	add("", v.Err())
