@@ -1,7 +1,10 @@
 package httpx
 
 import (
+	"bytes"
 	"errors"
+	"strconv"
+	"sync"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/labstack/echo/v4"
@@ -11,7 +14,10 @@ import (
 // encoding/json's semantics on encoding/json/v2's encoder (its module's v1
 // package): the same bytes as Echo's default serializer, with a fifth less
 // CPU and half the allocations (a page of ten listed flags: 17 µs against
-// 21 µs).
+// 21 µs). An answer is encoded whole before any of it is sent, so it goes
+// out with its Content-Length in one write, where one written as it was
+// encoded went out in chunks, past net/http's 2 KiB buffer, a write to the
+// connection each; and an answer that fails to encode is not half sent.
 type jsonSerializer struct{}
 
 // errBodyNotBound is what c.Bind answers for a JSON body: request bodies
@@ -19,12 +25,30 @@ type jsonSerializer struct{}
 // decoded any other way would not be.
 var errBodyNotBound = errors.New("httpx: JSON bodies are decoded by sql/jsonbody, not c.Bind")
 
+// answers are the buffers answers are encoded into; one grown past
+// maxPooledAnswer (a long export) is left to the garbage collector.
+var answers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledAnswer = 64 << 10
+
 func (jsonSerializer) Serialize(c echo.Context, v any, indent string) error {
-	enc := jsonv1.NewEncoder(c.Response())
+	buf := answers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledAnswer {
+			buf.Reset()
+			answers.Put(buf)
+		}
+	}()
+	enc := jsonv1.NewEncoder(buf)
 	if indent != "" {
 		enc.SetIndent("", indent)
 	}
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(buf.Len()))
+	_, err := c.Response().Write(buf.Bytes())
+	return err
 }
 
 func (jsonSerializer) Deserialize(echo.Context, any) error {
