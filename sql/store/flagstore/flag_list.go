@@ -153,13 +153,13 @@ func (s *Flags) ListFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, f
 		out.TotalCount, out.TotalCountIsEstimate = MaxExactFlagCount, true
 	}
 	for i, r := range rows {
-		variations, serves, serving, err := listedFlag(r)
+		parts, err := s.listedFlag(r)
 		if err != nil {
 			return core.Paged[FlagListItem]{}, err
 		}
 		item := FlagListItem{ID: r.ID, Name: r.Name, Key: r.Key, Description: r.Description, VariationType: r.VariationType,
-			Variations: variations, IsEnabled: r.IsEnabled, IsArchived: r.IsArchived, Tags: core.OrEmpty(r.Tags), Serves: serves,
-			Serving: serving, Revision: r.Revision, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+			Variations: parts.variations, IsEnabled: r.IsEnabled, IsArchived: r.IsArchived, Tags: core.OrEmpty(r.Tags), Serves: parts.serves,
+			Serving: parts.serving, Revision: r.Revision, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 		if r.CreatorFound {
 			item.Creator = &Person{ID: r.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
 		}

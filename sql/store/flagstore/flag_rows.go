@@ -35,18 +35,43 @@ type storedPart struct {
 	into any
 }
 
-// listedFlag is what a list shows of a flag's stored JSON: its variations,
-// and which of them it serves (Flag.Serves), for which it decodes only what
-// the page's statement picks out: the variations its individual targets get,
-// the names and variations of its rules (leaving who is targeted and the
-// rules' conditions behind), and its default rule.
-func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, Serving, error) {
+// listedParts is what a list shows of a flag's stored JSON: its
+// variations, which of them it serves (Flag.Serves), and to whom (for the
+// admin list, ServingOf).
+type listedParts struct {
+	variations []Variation
+	serves     Serves
+	serving    Serving
+}
+
+// Lists keep the listed parts of up to maxListedParts flags, each of whose
+// stored parts take at most maxListedJSON bytes (a few MiB in all), by
+// flag and revision: a revision's JSON never changes, so an entry is never stale,
+// and each server keeps its own. Decoding them was the largest part of a
+// search's own work (the list reads a page of up to 100 flags, a search
+// usually a few, and their owners read them again and again).
+const (
+	maxListedParts = 4096
+	maxListedJSON  = 2 << 10
+)
+
+// listedFlag is what a list shows of a flag's stored JSON (listedParts),
+// for which it decodes only what the page's statement picks out: the
+// variations its individual targets get, the names and variations of its
+// rules (leaving who is targeted and the rules' conditions behind), and
+// its default rule. The parts are shared with other lists of the same
+// revision: their readers only read them.
+func (s *Flags) listedFlag(r db.FlagListItemsRow) (listedParts, error) {
+	version := [2]uuid.UUID{r.ID, r.Revision}
+	if parts, ok := s.listed.Get(version); ok {
+		return parts, nil
+	}
 	f := Flag{DisabledVariationID: r.DisabledVariationID}
 	var targeted, names []string
 	var variations [][]RolloutVariation
 	if err := decodeStored(storedPart{r.Variations, &f.Variations}, storedPart{r.TargetedVariations, &targeted},
 		storedPart{r.RuleNames, &names}, storedPart{r.RuleVariations, &variations}, storedPart{r.Fallthrough, &f.Fallthrough}); err != nil {
-		return nil, Serves{}, Serving{}, err
+		return listedParts{}, err
 	}
 	// Serves and ServingOf count a group of targets only when it has keys,
 	// and only groups with keys were picked: one key stands for them all.
@@ -64,7 +89,11 @@ func listedFlag(r db.FlagListItemsRow) ([]Variation, Serves, Serving, error) {
 	for i := range names {
 		f.Rules[i] = FlagRule{Name: names[i], Variations: variations[i]}
 	}
-	return f.Variations, f.Serves(), ServingOf(f), nil
+	parts := listedParts{variations: f.Variations, serves: f.Serves(), serving: ServingOf(f)}
+	if len(r.Variations)+len(r.TargetedVariations)+len(r.RuleNames)+len(r.RuleVariations)+len(r.Fallthrough) <= maxListedJSON {
+		s.listed.Add(version, parts)
+	}
+	return parts, nil
 }
 
 // someTargetedKey stands for the keys of a listed flag's group of targets.

@@ -53,3 +53,32 @@ func TestFlagListServesTargetsWithKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagListFollowsEveryChange: what a list shows of a flag's targeting
+// (kept by revision between lists) is its latest: listed, changed, listed
+// again, through the list and the search, it serves what it now serves.
+func TestFlagListFollowsEveryChange(t *testing.T) {
+	t.Parallel()
+	s, a, _ := storetest.New(t)
+	ctx := context.Background()
+	prod, _ := storetest.ProdAndDev(t, s, a)
+	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	storetest.Must(t, err)
+	for _, v := range f.Variations {
+		tg := f.Targeting()
+		tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: v.ID, Rollout: []float64{0, 1}, ExptRollout: 1}}
+		_, err = s.SetFlagTargeting(ctx, a, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
+		storetest.Must(t, err)
+		for _, search := range []string{"", "pay"} {
+			page, err := s.ListFlags(ctx, a, prod.ID, flagstore.FlagFilter{Name: search, Page: core.Page{Size: 10}})
+			storetest.Must(t, err)
+			if len(page.Items) != 1 || !slices.Equal(page.Items[0].Serves.EnabledVariations, []string{v.Value}) ||
+				!slices.Equal(page.Items[0].Serving.Default, []flagstore.Share{{Value: v.Value, Percent: 100}}) {
+				t.Fatalf("%q after serving %s by default: %+v", search, v.Value, page.Items)
+			}
+		}
+		if f, err = s.GetFlag(ctx, a, prod.ID, "pay"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -6,7 +6,12 @@
 // on no other seam.
 package flagstore
 
-import "github.com/bunting-flags/bunting/sql/store/core"
+import (
+	"github.com/google/uuid"
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
+)
 
 // Flags is the flags, segments and governance seam over the core.
 type Flags struct {
@@ -15,7 +20,17 @@ type Flags struct {
 	// flagTable is the size of feature_flags, by which a search picks its
 	// statements (flag_search.go).
 	flagTable flagTableSize
+
+	// listed keeps what lists show of each flag's stored JSON, by flag and
+	// revision (listedFlag).
+	listed *lru.Cache[[2]uuid.UUID, listedParts]
 }
 
 // New returns the seam over c.
-func New(c *core.Core) *Flags { return &Flags{Core: c} }
+func New(c *core.Core) *Flags {
+	listed, err := lru.New[[2]uuid.UUID, listedParts](maxListedParts)
+	if err != nil {
+		panic(err) // only for a size below one
+	}
+	return &Flags{Core: c, listed: listed}
+}
