@@ -940,6 +940,61 @@ func (q *Queries) ListFlagTags(ctx context.Context, envID uuid.UUID) ([]string, 
 	return items, nil
 }
 
+const ListFlagsByKeys = `-- name: ListFlagsByKeys :many
+SELECT id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at FROM feature_flags
+WHERE env_id = $1 AND lower(key) = ANY (SELECT lower(k) FROM unnest($2::text[]) AS k)
+  AND key = ANY ($2::text[])
+`
+
+type ListFlagsByKeysParams struct {
+	EnvID uuid.UUID
+	Keys  []string
+}
+
+// ListFlagsByKeys returns the flags of an environment whose keys are among
+// keys, exactly (feature_flags_key_unique narrows, the key test is exact).
+func (q *Queries) ListFlagsByKeys(ctx context.Context, arg ListFlagsByKeysParams) ([]FeatureFlag, error) {
+	rows, err := q.db.Query(ctx, ListFlagsByKeys, arg.EnvID, arg.Keys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []FeatureFlag{}
+	for rows.Next() {
+		var i FeatureFlag
+		if err := rows.Scan(
+			&i.ID,
+			&i.EnvID,
+			&i.Key,
+			&i.Name,
+			&i.Description,
+			&i.VariationType,
+			&i.Variations,
+			&i.TargetUsers,
+			&i.Rules,
+			&i.IsEnabled,
+			&i.DisabledVariationID,
+			&i.Fallthrough,
+			&i.ExptIncludeAllTargets,
+			&i.Tags,
+			&i.IsArchived,
+			&i.SegmentRefs,
+			&i.Revision,
+			&i.CreatorID,
+			&i.UpdatorID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ListFlagsReferencingSegment = `-- name: ListFlagsReferencingSegment :many
 SELECT f.id, f.key, f.name, f.env_id, f.is_archived, e.key AS env_key, e.name AS env_name, p.key AS project_key
 FROM feature_flags f

@@ -12,6 +12,13 @@ RETURNING *;
 -- GetFlag returns a flag by its exact key (feature_flags_key_unique narrows, the key test is exact).
 SELECT * FROM feature_flags WHERE env_id = @env_id AND lower(key) = lower(@key::text) AND key = @key::text;
 
+-- name: ListFlagsByKeys :many
+-- ListFlagsByKeys returns the flags of an environment whose keys are among
+-- keys, exactly (feature_flags_key_unique narrows, the key test is exact).
+SELECT * FROM feature_flags
+WHERE env_id = @env_id AND lower(key) = ANY (SELECT lower(k) FROM unnest(@keys::text[]) AS k)
+  AND key = ANY (@keys::text[]);
+
 -- name: LockFlag :one
 -- LockFlag returns a flag by its exact key and locks it until the transaction
 -- ends, so concurrent changes to one flag happen one after another.

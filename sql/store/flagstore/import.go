@@ -212,7 +212,11 @@ func (im *importer) segments(ctx context.Context, visible []Segment) error {
 
 // flags creates or changes the file's flags.
 func (im *importer) flags(ctx context.Context) error {
-	rows, err := im.q.ListEnvFlags(ctx, im.env.Environment.ID)
+	keys := make([]string, len(im.in.Document.Flags))
+	for i, d := range im.in.Document.Flags {
+		keys[i] = d.Key
+	}
+	rows, err := im.q.ListFlagsByKeys(ctx, db.ListFlagsByKeysParams{EnvID: im.env.Environment.ID, Keys: keys})
 	if err != nil {
 		return err
 	}

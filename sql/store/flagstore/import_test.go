@@ -496,3 +496,38 @@ func TestImportCreatesWithTheRightsOfCreatingByHand(t *testing.T) {
 		t.Errorf("a 50/50 default rule with CreateFlag and UpdateFlagDefaultRule: %v", err)
 	}
 }
+
+// TestImportMatchesTheFileFlagsOnly: an import reads the environment's
+// flags the file names, by exact key: of three flags, a file naming one
+// changes it and leaves the others alone, and a key differing from a
+// flag's only in case is refused as a key in use, as creating it by hand is.
+func TestImportMatchesTheFileFlagsOnly(t *testing.T) {
+	t.Parallel()
+	s, owner, _ := storetest.New(t)
+	ctx := context.Background()
+	prod, _ := storetest.ProdAndDev(t, s, owner)
+	for _, key := range []string{"alpha", "beta", "gamma"} {
+		_, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: key, Key: key})
+		storetest.Must(t, err)
+	}
+	doc, err := s.ExportEnv(ctx, owner, prod.ID)
+	storetest.Must(t, err)
+	beta := doc.Flags[1]
+	beta.Name = "Beta"
+	plan, err := s.Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: flagstore.Document{Version: 1, Environment: doc.Environment, Flags: []flagstore.DocFlag{beta}}})
+	storetest.Must(t, err)
+	if len(plan.Changes) != 1 || plan.Changes[0].Key != "beta" || plan.Changes[0].Action != flagstore.ImportUpdate {
+		t.Fatalf("importing one of three flags: %+v, want beta updated", plan.Changes)
+	}
+	after, err := s.ExportEnv(ctx, owner, prod.ID)
+	storetest.Must(t, err)
+	if len(after.Flags) != 3 || after.Flags[0].Name != "alpha" || after.Flags[1].Name != "Beta" || after.Flags[2].Name != "gamma" {
+		t.Fatalf("after importing beta: %+v", after.Flags)
+	}
+	upper := doc.Flags[0]
+	upper.Key = "ALPHA"
+	_, err = s.Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: flagstore.Document{Version: 1, Environment: doc.Environment, Flags: []flagstore.DocFlag{upper}}})
+	if !errors.Is(err, core.ErrKeyUsed) {
+		t.Fatalf("importing ALPHA beside alpha: %v, want KeyHasBeenUsed", err)
+	}
+}
