@@ -44,15 +44,16 @@ type listedParts struct {
 	serving    Serving
 }
 
-// Lists keep the listed parts of up to maxListedParts flags, each of whose
-// stored parts take at most maxListedJSON bytes (a few MiB in all), by
-// flag and revision: a revision's JSON never changes, so an entry is never stale,
-// and each server keeps its own. Decoding them was the largest part of a
-// search's own work (the list reads a page of up to 100 flags, a search
-// usually a few, and their owners read them again and again).
+// Lists keep the listed parts of up to maxListedParts flags whose stored
+// parts take at most maxListedJSON bytes, by flag and revision: a
+// revision's JSON never changes, so an entry is never stale, and each
+// server keeps its own. An entry holds about twice the JSON it came from,
+// so the whole is at most about 5 MiB. Decoding the parts was the largest
+// part of a search's own work (a list reads a page of up to 100 flags, a
+// search usually a few, and their owners read them again and again).
 const (
-	maxListedParts = 4096
-	maxListedJSON  = 2 << 10
+	maxListedParts = 2048
+	maxListedJSON  = 1 << 10
 )
 
 // listedFlag is what a list shows of a flag's stored JSON (listedParts),
