@@ -15,8 +15,8 @@ import (
 // PostgreSQL with fn's first statement, in one round trip (a pipeline pgx
 // sends as a batch), rather than in a round trip of its own: a change of a
 // flag or a segment is BEGIN, three statements and COMMIT: five round trips
-// become four. A transaction that
-// sends nothing (a change refused before it read anything) never begins.
+// become four. A transaction that sends nothing (a change refused before it
+// read anything) never begins.
 // It commits when fn returns nil and rolls back otherwise, or when fn panics.
 func runTx(ctx context.Context, pool *pgxpool.Pool, fn func(db.DBTX) error) (err error) {
 	pooled, err := pool.Acquire(ctx)
@@ -127,11 +127,7 @@ func (t *pipelinedTx) Query(ctx context.Context, sql string, args ...any) (pgx.R
 }
 
 func (t *pipelinedTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	first, err := t.begin(ctx, args)
-	if err != nil {
-		return errRow{err}
-	}
-	if !first {
+	if t.begun {
 		return t.conn.QueryRow(ctx, sql, args...)
 	}
 	rows, err := t.Query(ctx, sql, args...)

@@ -149,11 +149,10 @@ func (s *Flags) checkDocument(env core.EnvRow, in ImportInput, visible []Segment
 	var all core.ValidationError
 	add := func(prefix string, err error) {
 		var verr *core.ValidationError
-		if !errors.As(err, &verr) {
+		if !errors.As(at(prefix, err), &verr) {
 			return
 		}
 		for _, d := range verr.Details {
-			d.Path = prefix + d.Path
 			all.Details = append(all.Details, d)
 			if !slices.Contains(all.Codes, d.Code) {
 				all.Codes = append(all.Codes, d.Code)
