@@ -58,7 +58,9 @@ func TestRulesAccessTokenAccess(t *testing.T) {
 		return AccessToken{Type: "Personal", Creator: core.TokenCreator{ID: creator}}
 	}
 	service := AccessToken{Type: "Service", Creator: core.TokenCreator{ID: bob}}
-	as := func(user uuid.UUID, st ...access.Statement) *core.Actor { return &core.Actor{UserID: user, Granted: st} }
+	as := func(user uuid.UUID, st ...access.Statement) *core.Actor {
+		return &core.Actor{UserID: user, Granted: st}
+	}
 	viaService := &core.Actor{UserID: ann, TokenID: uuid.New(), ServiceToken: true, Granted: []access.Statement{managePersonal, manageService, manageIAM}}
 	viaPersonal := &core.Actor{UserID: ann, TokenID: uuid.New(), Granted: []access.Statement{managePersonal}}
 	all := TokenAccess{Edit: true, Disable: true, Enable: true, Delete: true}
