@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// readLicense reads a licence as FeatBit's UI does (License in
-// shared/types.ts): JSON.parse(atob(license.split('.')[1])), no signature
+// readLicense reads a licence as FeatBit's UI does (its License type
+// in FeatBit's front end): JSON.parse(atob(license.split('.')[1])), no signature
 // check.
 func readLicense(t *testing.T, license string) (iam.License, bool) {
 	t.Helper()

@@ -35,7 +35,7 @@ func TestUpdateWorkspace(t *testing.T) {
 
 // TestWorkspaceLicenseIsShownOnlyToThoseWhoMayChangeIt: the workspace view
 // and the user's workspaces (TestUserWorkspaces) show the licence only to
-// callers allowed UpdateWorkspaceLicense (decisions.md).
+// callers allowed UpdateWorkspaceLicense, as api/README.md (The license) promises.
 func TestWorkspaceLicenseIsShownOnlyToThoseWhoMayChangeIt(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)

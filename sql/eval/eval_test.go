@@ -10,8 +10,8 @@ import (
 )
 
 // FeatBit's dispatch test vectors (featbit-node-server-sdk
-// tests/evaluation/DispatchAlgorithm.test.ts), and two keys of the protocol
-// notes' parity check between the .NET and Node evaluators.
+// tests/evaluation/DispatchAlgorithm.test.ts), and two keys checked for
+// parity between FeatBit's .NET and Node evaluators.
 func TestBucketMatchesFeatBit(t *testing.T) {
 	tests := []struct {
 		key  string
@@ -128,7 +128,7 @@ func TestEvaluateOrder(t *testing.T) {
 		{"in segment: by segment rule", rules, user("u9", "plan", "gold"), "false", MatchRule, false},
 		{"not in segment", excluded, user("u9"), "false", MatchRule, false},
 		{"not in segment fails for members", excluded, user("u-seg"), "true", MatchFallthrough, false},
-		// The node SDK gave true,true,false,false,true,false for a…f (protocol notes §7.1).
+		// FeatBit's node SDK gives true,true,false,false,true,false for a…f.
 		{"split a", split, user("a"), "true", MatchFallthrough, true},
 		{"split b", split, user("b"), "true", MatchFallthrough, true},
 		{"split c", split, user("c"), "false", MatchFallthrough, true},

@@ -299,7 +299,7 @@ func (e *env) segment(body map[string]any) flagstore.Segment {
 	return sg
 }
 
-// fixture is the flags of the protocol notes' test plan (§7.1).
+// fixture is the flags the SDK tests run FeatBit's and OpenFeature's clients against.
 type fixture struct {
 	*env
 	flags   map[string]flagstore.Flag

@@ -19,7 +19,7 @@ import (
 )
 
 // FeatBit's SDKs stop for good on 4003 and retry on anything else, so every
-// bad request must be 4003 (protocol notes §1.4).
+// bad request must be 4003 (FeatBit's evaluation server closes them so).
 func TestStreamingRefusesBadRequests(t *testing.T) {
 	t.Parallel()
 	in := newServer(t)

@@ -70,7 +70,7 @@ func (s *IAM) UpdateProfile(ctx context.Context, a *core.Actor, in ProfileInput)
 
 // ListUserWorkspaces returns the workspaces the caller belongs to (an access
 // token: its own). Client secrets are masked; the licence is shown only for
-// the current workspace and only to those allowed to change it (decisions.md),
+// the current workspace and only to those allowed to change it (api/README.md, The license),
 // so FeatBit's UI shows its licensed screens to them and its plain ones to
 // everyone else.
 func (s *IAM) ListUserWorkspaces(ctx context.Context, a *core.Actor) ([]Workspace, error) {
