@@ -14,7 +14,7 @@ func valid() Flag {
 	key := "country"
 	return Flag{
 		Key: "checkout", VariationType: VariationString, DisabledVariationID: "c",
-		Variations: []Variation{{ID: "a", Name: "A", Value: "red"}, {ID: "b", Name: "B", Value: "green"}, {ID: "c", Name: "C", Value: "off"}},
+		Variations:  []Variation{{ID: "a", Name: "A", Value: "red"}, {ID: "b", Name: "B", Value: "green"}, {ID: "c", Name: "C", Value: "off"}},
 		TargetUsers: []TargetUser{{KeyIDs: []string{"u1", "u2"}, VariationID: "a"}},
 		Rules: []FlagRule{{ID: "r1", Name: "EU", DispatchKey: &key,
 			Conditions: []Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["fr","de"]`},
@@ -213,7 +213,9 @@ func TestCheckSegment(t *testing.T) {
 		}, problem{"rules", "rules[0].conditions[0].property", "a segment's rules cannot name segments"}},
 		{"two rules with one id", func(sg *Segment) { sg.Rules = append(sg.Rules, sg.Rules[0]) }, problem{"rules", "rules[1].id", "each rule needs an id of its own"}},
 		{"rule without conditions", func(sg *Segment) { sg.Rules[0].Conditions = nil }, problem{"rules", "rules[0].conditions", "a rule needs at least one condition"}},
-		{"bad regular expression", func(sg *Segment) { sg.Rules[0].Conditions[0].Op, sg.Rules[0].Conditions[0].Value = "NotMatchRegex", "[" }, problem{"rules", "rules[0].conditions[0].value", "not a regular expression: missing closing ]: `[`"}},
+		{"bad regular expression", func(sg *Segment) {
+			sg.Rules[0].Conditions[0].Op, sg.Rules[0].Conditions[0].Value = "NotMatchRegex", "["
+		}, problem{"rules", "rules[0].conditions[0].value", "not a regular expression: missing closing ]: `[`"}},
 		{"tag with a comma", func(sg *Segment) { sg.Tags = []string{"a,b"} }, problem{"tags", "tags", ""}},
 	}
 	for _, tt := range tests {
@@ -266,7 +268,7 @@ func TestServes(t *testing.T) {
 	if got := f.Serves(); !slices.Equal(got.EnabledVariations, []string{"red", "green"}) || got.DisabledVariation != "off" {
 		t.Errorf("got %+v, want [red green] and off", got)
 	}
-	f.TargetUsers = []TargetUser{{KeyIDs: nil, VariationID: "c"}}                                                          // a target without users serves nothing
+	f.TargetUsers = []TargetUser{{KeyIDs: nil, VariationID: "c"}}                                                           // a target without users serves nothing
 	f.Fallthrough.Variations = []RolloutVariation{{ID: "a", Rollout: []float64{0, 0}}, {ID: "c", Rollout: []float64{0, 1}}} // a 0% range serves nothing
 	f.Rules = nil
 	if got := f.Serves(); !slices.Equal(got.EnabledVariations, []string{"off"}) {
