@@ -89,7 +89,7 @@ func TestRuleSentences(t *testing.T) {
 func TestExplain(t *testing.T) {
 	f := targeting.Flag{Key: "checkout", IsEnabled: true, DisabledVariationID: "v-off", Variations: []targeting.Variation{on, off},
 		TargetUsers: []targeting.TargetUser{{KeyIDs: []string{"ann"}, VariationID: "v-off"}},
-		Rules: []targeting.FlagRule{{ID: "r1", Conditions: []targeting.Condition{{Property: "plan", Op: "Equal", Value: "gold"}}, Variations: all("v-off")}},
+		Rules:       []targeting.FlagRule{{ID: "r1", Conditions: []targeting.Condition{{Property: "plan", Op: "Equal", Value: "gold"}}, Variations: all("v-off")}},
 		Fallthrough: targeting.Fallthrough{Variations: []targeting.RolloutVariation{
 			{ID: "v-on", Rollout: []float64{0, 0.35}}, {ID: "v-off", Rollout: []float64{0.35, 1}}}}}
 	explain := func(f targeting.Flag, u eval.EndUser) string {
