@@ -119,7 +119,7 @@ func (s *IAM) RefreshWithToken(ctx context.Context, refresh, addr string) (SignI
 	}
 	if out.Token == "" {
 		if reused {
-			s.Log.WarnContext(ctx, "a spent refresh token was presented again: its chain is revoked", "addr", addr)
+			s.Log.WarnContext(ctx, "a used or revoked refresh token was presented again: its chain is revoked", "addr", addr)
 		}
 		return SignIn{}, core.ErrUnauthenticated
 	}
