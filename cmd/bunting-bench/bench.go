@@ -539,6 +539,9 @@ func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchO
 		// OFREP providers ask once per evaluation; the default 10,000 a second
 		// per secret would measure the limit.
 		"BUNTING_SDK_RATE_PER_SECRET=100000000",
+		// The insight scenarios send every report through one secret; the
+		// per-secret write limits would measure themselves, not the writes.
+		"BUNTING_SDK_END_USERS_PER_SECRET=100000000", "BUNTING_SDK_EVALUATIONS_PER_SECRET=100000000",
 		// flag-hanging-webhook's receiver listens on loopback.
 		"BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS=true")
 	env = append(env, o.Stream.serverEnv()...)

@@ -332,6 +332,7 @@ type RefreshToken struct {
 	RevokedByIp *string
 	ReplacedBy  []byte
 	CreatedAt   time.Time
+	FamilyID    uuid.UUID
 }
 
 type Segment struct {

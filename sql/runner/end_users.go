@@ -7,6 +7,7 @@ package runner
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,7 +44,14 @@ type seenUser struct {
 	props       []eval.UserProperty
 	first, last time.Time
 	size        int
+	// via is the secret that first reported the key while pending (uuid.Nil
+	// when unknown), which a new end user counts against.
+	via uuid.UUID
 }
+
+// LimitNew is how many of n new end users a secret may add now; it answers
+// at most n and takes what it grants from the secret's allowance.
+type LimitNew func(secretID uuid.UUID, n int) int
 
 // EndUsers holds the end users the SDK endpoints saw until they are written
 // (Run, Flush).
@@ -59,6 +67,19 @@ type EndUsers struct {
 	kick chan struct{}
 	// writing serialises writes, so rows are never written out of order.
 	writing sync.Mutex
+	// limitNew, when set, bounds the new end users each secret adds.
+	limitNew LimitNew
+}
+
+// LimitNewPerSecret bounds, from the next write on, the end users each
+// secret adds: client secrets are in every browser, so without it one
+// secret could fill its environment with made-up users. Pending keys are
+// checked against the database when written (UnknownEndUsers); those the
+// secret may not add are dropped; known ones are never held back.
+func (b *EndUsers) LimitNewPerSecret(limit LimitNew) {
+	b.writing.Lock()
+	defer b.writing.Unlock()
+	b.limitNew = limit
 }
 
 // NewEndUsers returns an empty buffer that writes to st.
@@ -81,6 +102,12 @@ func userSize(u eval.EndUser) int {
 // It never waits for the database; users store.CheckEndUser refuses are
 // skipped.
 func (b *EndUsers) Saw(envID uuid.UUID, users []eval.EndUser, at time.Time) {
+	b.SawVia(envID, uuid.Nil, users, at)
+}
+
+// SawVia is Saw for users a secret reported: the new ones among them count
+// against the secret's limit when written (LimitNewPerSecret).
+func (b *EndUsers) SawVia(envID, secretID uuid.UUID, users []eval.EndUser, at time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, u := range users {
@@ -106,7 +133,7 @@ func (b *EndUsers) Saw(envID uuid.UUID, users []eval.EndUser, at time.Time) {
 			b.dropped++
 			continue
 		}
-		b.pending[k] = &seenUser{name: u.Name, props: u.CustomizedProperties, first: at, last: at, size: size}
+		b.pending[k] = &seenUser{name: u.Name, props: u.CustomizedProperties, first: at, last: at, size: size, via: secretID}
 		b.bytes += size
 	}
 	if len(b.pending) >= sdkdata.EndUserBatch {
@@ -137,9 +164,65 @@ func (b *EndUsers) Flush(ctx context.Context) error {
 		b.log.WarnContext(ctx, "end users dropped: the buffer was full", "count", dropped)
 	}
 	users := make([]sdkdata.SeenEndUser, 0, len(pending))
+	via := make([]uuid.UUID, 0, len(pending))
 	for k, u := range pending {
 		users = append(users, sdkdata.SeenEndUser{EnvID: k.env, KeyID: k.key, Name: u.name, Properties: u.props,
 			FirstSeen: u.first, LastSeen: u.last})
+		via = append(via, u.via)
+	}
+	users, err := b.limitNewUsers(ctx, users, via)
+	if err != nil {
+		return err
 	}
 	return b.store.WriteEndUsers(ctx, users)
+}
+
+// limitNewUsers drops the new end users (unknown to the database) past
+// their secret's limit, the latest first seen first; users no secret
+// reported, and known ones, always pass. Without a limit it changes nothing.
+func (b *EndUsers) limitNewUsers(ctx context.Context, users []sdkdata.SeenEndUser, via []uuid.UUID) ([]sdkdata.SeenEndUser, error) {
+	if b.limitNew == nil {
+		return users, nil
+	}
+	var idx []int // the users a secret reported: only they may be held back
+	for i := range users {
+		if via[i] != uuid.Nil {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return users, nil
+	}
+	asked := make([]sdkdata.SeenEndUser, len(idx))
+	for j, i := range idx {
+		asked[j] = users[i]
+	}
+	unknown, err := b.store.UnknownEndUsers(ctx, asked)
+	if err != nil {
+		return nil, err // the buffer is already empty: they are lost, as a batch the database refuses
+	}
+	bySecret := map[uuid.UUID][]int{}
+	for j, i := range idx {
+		if unknown[j] {
+			bySecret[via[i]] = append(bySecret[via[i]], i)
+		}
+	}
+	drop := make([]bool, len(users))
+	for secret, news := range bySecret {
+		granted := b.limitNew(secret, len(news))
+		if granted >= len(news) {
+			continue
+		}
+		slices.SortFunc(news, func(x, y int) int { return users[x].FirstSeen.Compare(users[y].FirstSeen) })
+		for _, i := range news[granted:] {
+			drop[i] = true
+		}
+	}
+	kept := users[:0]
+	for i, u := range users {
+		if !drop[i] {
+			kept = append(kept, u)
+		}
+	}
+	return kept, nil
 }

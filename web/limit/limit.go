@@ -92,3 +92,21 @@ func (l *Limiter) Exhausted(key string) bool {
 	now := time.Now()
 	return l.get(key, now).l.TokensAt(now) < 1
 }
+
+// AllowUpTo takes as many of n tokens as key's bucket holds, and answers
+// how many it took: a batch (a report's evaluations, a write's new end
+// users) keeps what fits and drops the rest, where Allow would refuse all.
+func (l *Limiter) AllowUpTo(key string, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	b := l.get(key, now).l
+	take := min(n, int(b.TokensAt(now)))
+	if take <= 0 || !b.AllowN(now, take) {
+		return 0
+	}
+	return take
+}

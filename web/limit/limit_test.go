@@ -29,3 +29,25 @@ func TestLimiter(t *testing.T) {
 		t.Fatal("user a with no token left reads as not exhausted")
 	}
 }
+
+// TestAllowUpTo: a batch takes what the bucket holds, never more, and
+// nothing once it is empty; other keys keep their own.
+func TestAllowUpTo(t *testing.T) {
+	t.Parallel()
+	l := New(rate.Every(1<<40), 5) // no refill within the test
+	if got := l.AllowUpTo("secret:a", 3); got != 3 {
+		t.Fatalf("3 of a full bucket of 5: granted %d", got)
+	}
+	if got := l.AllowUpTo("secret:a", 50); got != 2 {
+		t.Fatalf("50 with 2 left: granted %d, want 2", got)
+	}
+	if got := l.AllowUpTo("secret:a", 1); got != 0 {
+		t.Fatalf("1 from an empty bucket: granted %d, want 0", got)
+	}
+	if got := l.AllowUpTo("secret:b", 50); got != 5 {
+		t.Fatalf("another key's burst: granted %d, want 5", got)
+	}
+	if got := l.AllowUpTo("secret:c", 0); got != 0 || l.Exhausted("secret:c") {
+		t.Fatalf("asking for nothing took %d or emptied the bucket", got)
+	}
+}

@@ -38,6 +38,7 @@ type Metrics struct {
 	sdkServer   prometheus.Gauge
 	sdkClient   prometheus.Gauge
 	sdkRefusals *prometheus.CounterVec
+	sdkDropped  [numDropped]prometheus.Counter
 
 	evaluations [numSources][numOutcomes]prometheus.Counter
 
@@ -73,6 +74,13 @@ func New() *Metrics {
 	m.sdkRefusals = f.NewCounterVec(prometheus.CounterOpts{Name: "bunting_sdk_connection_refusals_total",
 		Help: "SDK streaming upgrades and requests refused past a limit or while shutting down, by kind " +
 			"(server, client, or request for the SDK's HTTP endpoints) and the limit that refused them."}, []string{"kind", "reason"})
+
+	dropped := f.NewCounterVec(prometheus.CounterOpts{Name: "bunting_sdk_writes_dropped_total",
+		Help: "End users and reported evaluations an SDK secret sent past its own limit, dropped while the request " +
+			"was answered as usual, by what (end_users, evaluations)."}, []string{"what"})
+	for d := range numDropped {
+		m.sdkDropped[d] = dropped.WithLabelValues(Dropped(d).String())
+	}
 
 	ev := f.NewCounterVec(prometheus.CounterOpts{Name: "bunting_evaluations_total",
 		Help: "Flag evaluations, by source (ofrep_single, ofrep_bulk, insight) and outcome kind."}, []string{"source", "kind"})
@@ -156,6 +164,25 @@ func (m *Metrics) sdkGauge(server bool) prometheus.Gauge {
 func (m *Metrics) SDKRefused(kind, reason string) {
 	if m != nil {
 		m.sdkRefusals.WithLabelValues(kind, reason).Inc()
+	}
+}
+
+// Dropped is what an SDK secret sent past its own limit.
+type Dropped uint8
+
+// What is dropped past a secret's limits.
+const (
+	DroppedEndUsers    Dropped = iota // new end users past BUNTING_SDK_END_USERS_PER_SECRET
+	DroppedEvaluations                // reported evaluations past BUNTING_SDK_EVALUATIONS_PER_SECRET
+	numDropped
+)
+
+func (d Dropped) String() string { return [...]string{"end_users", "evaluations"}[d] }
+
+// SDKDropped counts n end users or evaluations a secret sent past its limit.
+func (m *Metrics) SDKDropped(d Dropped, n int) {
+	if m != nil && n > 0 {
+		m.sdkDropped[d].Add(float64(n))
 	}
 }
 

@@ -52,6 +52,7 @@ func TestNilRecordsNothing(t *testing.T) {
 	m.Evaluated(metrics.OFREPBulk, metrics.Served, 10)
 	m.SDKConnectionOpened(true)
 	m.SDKRefused(metrics.KindServer, "connections")
+	m.SDKDropped(metrics.DroppedEndUsers, 3)
 	m.ChangePushed(time.Now())
 	m.WebhookDelivered("success")
 	m.WebhookQueued(time.Second)

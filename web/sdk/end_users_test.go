@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/web/sdk"
 )
 
 // report is an insight report of n evaluations of one flag variation, by
@@ -73,7 +77,12 @@ func sendReports(t *testing.T, in *instance, secret string, reports [][]byte, wo
 // insight endpoint answers a flood of new users, against one known user,
 // is bunting-bench's insight-new-users and insight-known-user scenarios.
 func TestInsightFloodOfNewUsers(t *testing.T) {
-	in := newServer(t)
+	// Every report goes through one secret: its write limits are lifted
+	// here (TestWritesLimitedPerSecret holds them).
+	dbURL, _ := dbtest.NewDatabase(t)
+	limits := sdk.DefaultLimits
+	limits.EndUsersPerSecret, limits.EvaluationsPerSecret = 1<<30, 1<<30
+	in := newInstanceWith(t, dbURL, sdk.Options{Limits: limits}, slog.New(slog.DiscardHandler))
 	prod, _ := in.project("web")
 	fx := seed(prod)
 	on := variationID(fx.flags["ft-bool"], "true")

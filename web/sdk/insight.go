@@ -101,10 +101,11 @@ func (s *Server) track(c echo.Context) error {
 		}
 	}
 	now := s.now()
+	counts = s.admitEvaluations(env.SecretID, counts)
 	if err := s.store.RecordEvaluations(c.Request().Context(), env, counts, now); err != nil {
 		return err
 	}
-	s.sawEndUsers(env.EnvID, users, now)
+	s.sawEndUsers(env, users, now)
 	s.metrics.Evaluated(metrics.Insight, metrics.Served, len(counts))
 	return c.NoContent(http.StatusOK)
 }
@@ -161,7 +162,7 @@ func (s *Server) clientLatest(c echo.Context) error {
 	if !ok {
 		return core.Invalid("user_is_invalid")
 	}
-	s.sawEndUsers(env.EnvID, []eval.EndUser{u}, s.now())
+	s.sawEndUsers(env, []eval.EndUser{u}, s.now())
 	snap, err := s.cache.get(c.Request().Context(), env)
 	if err != nil {
 		return err

@@ -7,9 +7,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 
+	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/limit"
 	"github.com/bunting-flags/bunting/web/metrics"
 )
@@ -27,17 +29,29 @@ type Limits struct {
 	SecretBurst  int
 	Failures     rate.Limit
 	FailureBurst int
+	// EndUsersPerSecret is how many new end users (keys their environment
+	// does not keep yet) one secret may add a minute; past it they are
+	// dropped when written. EvaluationsPerSecret is how many reported
+	// evaluations one secret may have counted a second (bursts of twice
+	// that); past it a report's rest is dropped. Both are answered as if
+	// kept, since an SDK does not retry. Zero takes the default.
+	EndUsersPerSecret    int
+	EvaluationsPerSecret int
 }
 
 // DefaultLimits: a secret may ask 10,000 times a second (bursts of 20,000),
 // which is more than one instance evaluates on two cores, so the limit only
 // keeps one environment's runaway fleet from taking all of it; an address
 // without a known secret 1,000 times a second; unknown secrets one a second
-// after 20.
+// after 20. A secret adds at most 10,000 new end users a minute (14 million
+// a day, more than most sites see; the environment's cap, 1,000,000 by
+// default, is then reached in 100 minutes, not a second) and has 10,000
+// evaluations a second counted (a report of a thousand browsers' batches).
 var DefaultLimits = Limits{
 	PerAddress: 1000, AddressBurst: 2000,
 	PerSecret: 10_000, SecretBurst: 20_000,
 	Failures: 1, FailureBurst: 20,
+	EndUsersPerSecret: 10_000, EvaluationsPerSecret: 10_000,
 }
 
 // Size limits of what SDKs send.
@@ -51,11 +65,40 @@ const (
 // limits are the limiters of one server.
 type limits struct {
 	address, secret, failures *limit.Limiter
+	// endUsers and evaluations bound what one secret writes: a client
+	// secret is in every browser, so the per-environment bounds alone would
+	// let anyone fill an environment from one.
+	endUsers, evaluations *limit.Limiter
 }
 
 func newLimits(l Limits) *limits {
+	if l.EndUsersPerSecret <= 0 {
+		l.EndUsersPerSecret = DefaultLimits.EndUsersPerSecret
+	}
+	if l.EvaluationsPerSecret <= 0 {
+		l.EvaluationsPerSecret = DefaultLimits.EvaluationsPerSecret
+	}
 	return &limits{address: limit.New(l.PerAddress, l.AddressBurst), secret: limit.New(l.PerSecret, l.SecretBurst),
-		failures: limit.New(l.Failures, l.FailureBurst)}
+		failures:    limit.New(l.Failures, l.FailureBurst),
+		endUsers:    limit.New(rate.Limit(float64(l.EndUsersPerSecret)/60), l.EndUsersPerSecret),
+		evaluations: limit.New(rate.Limit(l.EvaluationsPerSecret), 2*l.EvaluationsPerSecret)}
+}
+
+// admitNewEndUsers is the end-user buffer's limit (runner.LimitNew): how
+// many of n new end users the secret may add now; the rest are counted as
+// dropped.
+func (s *Server) admitNewEndUsers(secretID uuid.UUID, n int) int {
+	granted := s.limits.endUsers.AllowUpTo(secretID.String(), n)
+	s.metrics.SDKDropped(metrics.DroppedEndUsers, n-granted)
+	return granted
+}
+
+// admitEvaluations keeps as many of a report's evaluations as the secret
+// may have counted now, counting the rest as dropped.
+func (s *Server) admitEvaluations(secretID uuid.UUID, counts []sdkdata.EvaluationCount) []sdkdata.EvaluationCount {
+	granted := s.limits.evaluations.AllowUpTo(secretID.String(), len(counts))
+	s.metrics.SDKDropped(metrics.DroppedEvaluations, len(counts)-granted)
+	return counts[:granted]
 }
 
 // refuse answers nothing yet but prepares a refusal past a limit: it asks

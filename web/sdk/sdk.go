@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/trace"
 
@@ -92,6 +91,9 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 		srv.tracer = opts.Tracer.Tracer("github.com/bunting-flags/bunting/web/sdk")
 	}
 	srv.hub = newHub(srv)
+	if opts.EndUsers != nil {
+		opts.EndUsers.LimitNewPerSecret(srv.admitNewEndUsers)
+	}
 	return srv
 }
 
@@ -173,10 +175,11 @@ func (s *Server) markSeen(ctx context.Context, env sdkdata.SDKEnv) {
 	}
 }
 
-// sawEndUsers hands the users an environment's SDK evaluated for at at to
-// the end-user buffer, when there is one; it never waits for the database.
-func (s *Server) sawEndUsers(envID uuid.UUID, users []eval.EndUser, at time.Time) {
+// sawEndUsers hands the users a secret's SDK evaluated for at at to the
+// end-user buffer, when there is one; it never waits for the database. The
+// new ones count against the secret when written (admitNewEndUsers).
+func (s *Server) sawEndUsers(env sdkdata.SDKEnv, users []eval.EndUser, at time.Time) {
 	if s.endUsers != nil {
-		s.endUsers.Saw(envID, users, at)
+		s.endUsers.SawVia(env.EnvID, env.SecretID, users, at)
 	}
 }

@@ -521,7 +521,7 @@ func (c *conn) dataSync(ctx context.Context, data json.RawMessage) {
 		c.mu.Lock()
 		c.user = &u
 		c.mu.Unlock()
-		c.srv.sawEndUsers(c.env.EnvID, []eval.EndUser{u}, c.srv.now())
+		c.srv.sawEndUsers(c.env, []eval.EndUser{u}, c.srv.now())
 	}
 	c.sync(ctx, syncRequest{want: true, full: ts == 0, since: ts})
 }

@@ -63,6 +63,10 @@ type Config struct {
 	SDKClientShare          int // percent of each connection budget client SDKs may take; server SDKs keep the rest
 	SDKRatePerSecret        int
 	SDKRatePerAddr          int
+	// What one secret may write: new end users a minute, reported
+	// evaluations a second; past them the rest is dropped.
+	SDKEndUsersPerSecret    int
+	SDKEvaluationsPerSecret int
 	// MaxEndUsersPerEnv bounds the end users kept per environment; past it
 	// SDKs' new user keys are dropped.
 	MaxEndUsersPerEnv int
@@ -212,6 +216,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	cfg.SDKRatePerSecret = positive("SDK_RATE_PER_SECRET", int(sdk.DefaultLimits.PerSecret))
 	cfg.SDKRatePerAddr = positive("SDK_RATE_PER_ADDRESS", int(sdk.DefaultLimits.PerAddress))
+	cfg.SDKEndUsersPerSecret = positive("SDK_END_USERS_PER_SECRET", sdk.DefaultLimits.EndUsersPerSecret)
+	cfg.SDKEvaluationsPerSecret = positive("SDK_EVALUATIONS_PER_SECRET", sdk.DefaultLimits.EvaluationsPerSecret)
 	cfg.MaxEndUsersPerEnv = positive("MAX_END_USERS_PER_ENV", core.DefaultMaxEndUsersPerEnv)
 	budget := env("BODY_BUDGET", "64MiB")
 	if cfg.BodyBudget, err = parseSize(budget); err != nil || cfg.BodyBudget < minBodyBudget {

@@ -283,11 +283,16 @@ func (s *IAM) EndSession(ctx context.Context, token string) error {
 	return s.endSession(ctx, sessionID, userID)
 }
 
+// endSession ends a session and revokes the refresh tokens issued with it,
+// so a refresh-token cookie kept beside a bearer token signed out without it
+// stops working too.
 func (s *IAM) endSession(ctx context.Context, sessionID, userID uuid.UUID) error {
 	return s.InTx(ctx, func(q *db.Queries) error {
 		s.AccessChanged() // the trigger tells every other instance
-		_, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: sessionID, UserID: userID})
-		return err
+		if _, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: sessionID, UserID: userID}); err != nil {
+			return err
+		}
+		return q.RevokeSessionRefreshTokens(ctx, db.RevokeSessionRefreshTokensParams{SessionID: sessionID, UserID: userID})
 	})
 }
 
@@ -308,8 +313,13 @@ func (s *IAM) RefreshSession(ctx context.Context, a *core.Actor) (Session, error
 		if n == 0 { // ended meanwhile, by a sign-out or another refresh
 			return core.ErrUnauthenticated
 		}
-		session, err = s.newSession(ctx, q, a.UserID)
-		return err
+		if session, err = s.newSession(ctx, q, a.UserID); err != nil {
+			return err
+		}
+		// The refresh token issued with the old session belongs to the new
+		// one, so signing out with the new bearer token revokes it.
+		return q.MoveSessionRefreshTokens(ctx, db.MoveSessionRefreshTokensParams{NewSessionID: session.ID,
+			SessionID: a.SessionID, UserID: a.UserID})
 	})
 	return session, err
 }

@@ -20,8 +20,19 @@ import (
 // trades for a new session token once its own is refused. A refresh token is
 // 32 random bytes; only its SHA-256 hash is kept (table refresh_tokens). It
 // works once: the refresh revokes it, names its successor, and ends the
-// session issued with it, as RefreshSession ends the session it replaces. A
-// password change deletes every refresh token of the user with the sessions.
+// session issued with it, as RefreshSession ends the session it replaces.
+//
+// A refresh token belongs to its session: ending the session (a sign-out by
+// the bearer token alone, with the cookie, or the pages' sign-out) revokes
+// it, and a password change deletes every refresh token of the user with the
+// sessions. Every token descended from one sign-in shares a family; a spent
+// token presented again means two holders of one chain (a copy taken from
+// the browser), and nobody can tell which is rightful, so the whole family is
+// revoked and its sessions end: both must sign in again. Two refreshes with
+// one token at once are the same case: the row lock lets exactly one succeed,
+// and the other, finding the token spent, revokes the chain, the winner's
+// new token and session included. FeatBit's UI refreshes once at a time, so
+// it never does this by itself.
 
 // RefreshTokenTTL is how long a refresh token may be used: FeatBit's
 // RefreshTokenConsts.ExpiryDays, and its cookie's max age.
@@ -70,19 +81,24 @@ func (s *IAM) SignInWithSSOAndRefresh(ctx context.Context, wsID uuid.UUID, claim
 // token: the one presented is revoked (and names its successor), and the
 // session issued with it ends. An unknown, used, revoked or expired token,
 // or one whose user is gone (its rows go with the user), is
-// ErrUnauthenticated; nothing changes then.
+// ErrUnauthenticated. A used or revoked one also revokes its whole family
+// and ends its sessions, committed before the refusal.
 func (s *IAM) RefreshWithToken(ctx context.Context, refresh, addr string) (SignIn, error) {
 	if refresh == "" {
 		return SignIn{}, core.ErrUnauthenticated
 	}
 	next := newRefreshToken()
 	var out SignIn
+	reused := false
 	err := s.InTx(ctx, func(q *db.Queries) error {
 		nextHash := refreshHash(next)
 		old, err := q.RevokeRefreshToken(ctx, db.RevokeRefreshTokenParams{TokenHash: refreshHash(refresh),
 			RevokedByIp: &addr, ReplacedBy: nextHash})
 		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
-			return core.ErrUnauthenticated
+			// Not live: when it was spent, the chain is revoked in this
+			// transaction, which then commits, and the caller is refused.
+			reused, err = s.revokeSpentFamily(ctx, q, refresh, addr)
+			return err
 		} else if err != nil {
 			return err
 		}
@@ -96,13 +112,37 @@ func (s *IAM) RefreshWithToken(ctx context.Context, refresh, addr string) (SignI
 		}
 		out = SignIn{Session: session, Refresh: next}
 		return q.CreateRefreshToken(ctx, db.CreateRefreshTokenParams{TokenHash: nextHash, UserID: old.UserID,
-			SessionID: session.ID, CreatedByIp: addr, ExpiresAt: time.Now().Add(RefreshTokenTTL)})
+			SessionID: session.ID, FamilyID: old.FamilyID, CreatedByIp: addr, ExpiresAt: time.Now().Add(RefreshTokenTTL)})
 	})
-	return out, err
+	if err != nil {
+		return SignIn{}, err
+	}
+	if out.Token == "" {
+		if reused {
+			s.Log.WarnContext(ctx, "a used or revoked refresh token was presented again: its chain is revoked", "addr", addr)
+		}
+		return SignIn{}, core.ErrUnauthenticated
+	}
+	return out, nil
 }
 
-// RevokeRefreshToken revokes a refresh token at sign-out, and ends the
-// session issued with it; an unknown or already revoked one changes nothing.
+// revokeSpentFamily revokes the family of a refresh token already revoked,
+// and ends its sessions, in q's transaction; it answers whether the token was
+// one (an unknown or expired token changes nothing).
+func (s *IAM) revokeSpentFamily(ctx context.Context, q *db.Queries, refresh, addr string) (bool, error) {
+	spent, err := q.GetSpentRefreshToken(ctx, refreshHash(refresh))
+	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	s.AccessChanged() // the chain's sessions end on every instance
+	_, err = q.RevokeRefreshFamily(ctx, db.RevokeRefreshFamilyParams{UserID: spent.UserID, FamilyID: spent.FamilyID, RevokedByIp: &addr})
+	return true, err
+}
+
+// RevokeRefreshToken revokes a refresh token at sign-out, with every token of
+// its family, and ends their sessions; an unknown one changes nothing.
 func (s *IAM) RevokeRefreshToken(ctx context.Context, refresh, addr string) error {
 	if refresh == "" {
 		return nil
@@ -110,21 +150,23 @@ func (s *IAM) RevokeRefreshToken(ctx context.Context, refresh, addr string) erro
 	return s.InTx(ctx, func(q *db.Queries) error {
 		old, err := q.RevokeRefreshToken(ctx, db.RevokeRefreshTokenParams{TokenHash: refreshHash(refresh), RevokedByIp: &addr})
 		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
-			return nil
+			_, err = s.revokeSpentFamily(ctx, q, refresh, addr)
+			return err
 		} else if err != nil {
 			return err
 		}
 		s.AccessChanged()
-		_, err = q.DeleteSession(ctx, db.DeleteSessionParams{ID: old.SessionID, UserID: old.UserID})
+		_, err = q.RevokeRefreshFamily(ctx, db.RevokeRefreshFamilyParams{UserID: old.UserID, FamilyID: old.FamilyID, RevokedByIp: &addr})
 		return err
 	})
 }
 
-// withRefreshToken issues a refresh token with a session, in q's transaction.
+// withRefreshToken issues a refresh token with a session, the first of a
+// new family, in q's transaction.
 func (s *IAM) withRefreshToken(ctx context.Context, q *db.Queries, session Session, addr string) (SignIn, error) {
 	raw := newRefreshToken()
 	err := q.CreateRefreshToken(ctx, db.CreateRefreshTokenParams{TokenHash: refreshHash(raw), UserID: session.UserID,
-		SessionID: session.ID, CreatedByIp: addr, ExpiresAt: time.Now().Add(RefreshTokenTTL)})
+		SessionID: session.ID, FamilyID: uuid.New(), CreatedByIp: addr, ExpiresAt: time.Now().Add(RefreshTokenTTL)})
 	if err != nil {
 		return SignIn{}, core.Translate(err)
 	}

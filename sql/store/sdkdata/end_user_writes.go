@@ -92,3 +92,27 @@ func propertiesJSON(props []eval.UserProperty) json.RawMessage {
 	b, _ := json.Marshal(props)
 	return b
 }
+
+// UnknownEndUsers reports, for each of users, whether its environment keeps
+// no end user of its key yet: writing it would add one. It reads only (one
+// statement through the (env_id, key_id) index), so the caller may hold new
+// ones back, as a secret's limit of new end users does.
+func (s *SDK) UnknownEndUsers(ctx context.Context, users []SeenEndUser) ([]bool, error) {
+	p := db.KnownEndUserKeysParams{EnvIds: make([]uuid.UUID, len(users)), KeyIds: make([]string, len(users))}
+	for i, u := range users {
+		p.EnvIds[i], p.KeyIds[i] = u.EnvID, u.KeyID
+	}
+	rows, err := s.Q.KnownEndUserKeys(ctx, p)
+	if err != nil {
+		return nil, core.Translate(err)
+	}
+	known := make(map[db.KnownEndUserKeysRow]bool, len(rows))
+	for _, r := range rows {
+		known[r] = true
+	}
+	out := make([]bool, len(users))
+	for i, u := range users {
+		out[i] = !known[db.KnownEndUserKeysRow{EnvID: u.EnvID, KeyID: u.KeyID}]
+	}
+	return out, nil
+}
