@@ -44,6 +44,14 @@ func (p *pages) editsAccessToken(c echo.Context) error {
 	return p.withID(c, "id", p.store.AuthorizeAccessTokenUpdate)
 }
 
+func (p *pages) togglesAccessToken(c echo.Context) error {
+	return p.withID(c, "id", p.store.AuthorizeAccessTokenToggle)
+}
+
+func (p *pages) deletesAccessToken(c echo.Context) error {
+	return p.withID(c, "id", p.store.AuthorizeAccessTokenDeletion)
+}
+
 func (p *pages) changesWorkspace(c echo.Context) error {
 	return p.store.AuthorizeWorkspaceUpdate(c.Request().Context(), actor(c))
 }

@@ -67,6 +67,8 @@ func TestFormsWithoutTheRightAreNotRead(t *testing.T) {
 		{developer, secret, large},
 		{developer, secret + "/delete", large},
 		{developer, "/access-tokens/" + token.ID.String(), large},
+		{developer, "/access-tokens/" + token.ID.String() + "/delete", large},
+		{plain, "/access-tokens/" + token.ID.String() + "/toggle", large},
 		{plain, "/access-tokens", large},
 		{plain, "/flags", large},
 		{plain, "/segments", large},

@@ -121,14 +121,14 @@ func (p *pages) register(e *echo.Echo) {
 	webhooks.POST("/webhooks/:id/delete", p.deleteWebhook)
 
 	// Access tokens: any member may list them; creating one needs managing
-	// tokens of some type (which type is in the form), renaming one editing
-	// it. Turning one off or deleting it posts nothing to read.
+	// tokens of some type (which type is in the form); renaming, turning
+	// off or on, and deleting one what the person may do with it.
 	g.GET("/access-tokens", p.accessTokens)
 	needs(p.createsAccessTokens).POST("/access-tokens", p.createAccessToken)
 	g.GET("/access-tokens/:id", p.accessToken)
 	needs(p.editsAccessToken).POST("/access-tokens/:id", p.updateAccessToken)
-	g.POST("/access-tokens/:id/toggle", p.toggleAccessToken)
-	g.POST("/access-tokens/:id/delete", p.deleteAccessToken)
+	needs(p.togglesAccessToken).POST("/access-tokens/:id/toggle", p.toggleAccessToken)
+	needs(p.deletesAccessToken).POST("/access-tokens/:id/delete", p.deleteAccessToken)
 
 	// IAM: members, groups and policies. Every page needs CanManageIAM.
 	iam := needs(p.managesIAM)

@@ -160,8 +160,6 @@ GET /segments/:id/settings
 GET /workspace
 PATCH /api/v1/envs/:envId/feature-flags/:key
 PATCH /api/v1/envs/:envId/segments/:segmentId
-POST /access-tokens/:id/delete
-POST /access-tokens/:id/toggle
 POST /api/v1/access-tokens
 POST /api/v1/envs/:envId/feature-flags/:key/change-requests
 POST /api/v1/envs/:envId/feature-flags/:key/schedules
@@ -248,6 +246,8 @@ PUT /api/v1/workspaces
 PUT /api/v1/workspaces/sso-oidc
 `,
 	needsRight: `
+POST /access-tokens/:id/toggle
+POST /access-tokens/:id/delete
 DELETE /api/v1/envs/:envId/end-user-properties/:id
 DELETE /api/v1/groups/:groupId
 DELETE /api/v1/members/remove-from-org/:memberId

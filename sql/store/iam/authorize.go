@@ -112,3 +112,29 @@ func (s *IAM) AuthorizeAccessTokenUpdate(ctx context.Context, a *core.Actor, id 
 	}
 	return nil
 }
+
+// AuthorizeAccessTokenToggle checks what turning a token off, or on again,
+// requires (ToggleAccessToken): which way is the token's status.
+func (s *IAM) AuthorizeAccessTokenToggle(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+	t, err := s.GetAccessToken(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	may := AccessTokenAccess(a, t)
+	if t.Status == core.TokenInactive && !may.Enable || t.Status != core.TokenInactive && !may.Disable {
+		return core.ErrForbidden
+	}
+	return nil
+}
+
+// AuthorizeAccessTokenDeletion checks what deleting a token requires.
+func (s *IAM) AuthorizeAccessTokenDeletion(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+	t, err := s.GetAccessToken(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if !AccessTokenAccess(a, t).Delete {
+		return core.ErrForbidden
+	}
+	return nil
+}
