@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
@@ -29,6 +30,7 @@ var fieldMessages = map[string]string{
 	"description_is_invalid":                fmt.Sprintf("Use at most %d characters.", core.MaxDescriptionLen),
 	"newPassword_is_invalid":                fmt.Sprintf("Use %d to %d characters.", iam.MinPasswordLen, iam.MaxPasswordLen),
 	"permissions_is_invalid":                "Enter a JSON array of valid statements; Personal tokens take none.",
+	"statements_is_invalid":                 fmt.Sprintf("A policy holds at most %d valid statements, each naming an action at most once.", access.MaxStatements),
 	"type_is_invalid":                       "Choose one of the types offered.",
 	"authorizationEndpoint_is_invalid":      "Enter an absolute http or https URL.",
 	"tokenEndpoint_is_invalid":              "Enter an absolute http or https URL.",

@@ -50,6 +50,11 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 // session, given to the group; every page checks the CSRF token of
 // state-changing requests. Forms post to POST routes (HTML forms know no other methods), so each
 // action works with and without script.
+//
+// A route whose right does not depend on its form declares that right
+// here, in the group it is registered with: the right is checked after the
+// session and before the CSRF guard reads the form (authorize.go), so a
+// caller without it costs one query and no byte of the body.
 func (p *pages) register(e *echo.Echo) {
 	root := e.Group("")
 	root.GET("/static/:name", p.assets.serve)
@@ -63,8 +68,20 @@ func (p *pages) register(e *echo.Echo) {
 	public.POST("/sso/start", p.startSSO)
 
 	// Every other page needs a session, checked before a posted form is
-	// read: a stranger's form takes nothing of the body budget.
-	g := httpx.Guarded(root, p.signedIn, p.csrf.protect(httpx.MaxBodyBytes))
+	// read: a stranger's form takes nothing of the body budget. Then the
+	// route's right, when it has one, then the CSRF guard.
+	session := httpx.Guarded(root, p.signedIn)
+	needs := func(checks ...func(echo.Context) error) httpx.Routes {
+		var mw []echo.MiddlewareFunc
+		for _, check := range checks {
+			mw = append(mw, before(check))
+		}
+		return session.With(append(mw, p.csrf.protect(httpx.MaxBodyBytes))...)
+	}
+	// g is the routes whose right depends on what they are asked (a flag's
+	// tags, a token's type) or that any member may use; the store checks
+	// each operation.
+	g := needs()
 
 	g.GET("/", p.home)
 	g.GET("/search", p.search) // flags, segments and pages by name; the search dialog asks it too
@@ -73,96 +90,111 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/profile", p.updateProfile)
 	g.POST("/profile/password", p.changePassword)
 
+	// Projects, environments and secrets: each change needs its right on
+	// the project or environment the path names.
 	g.GET("/projects", p.projects)
-	g.POST("/projects", p.createProject)
+	needs(p.createsProjects).POST("/projects", p.createProject)
 	g.GET("/projects/:id", p.project)
-	g.POST("/projects/:id", p.renameProject)
+	needs(p.renamesProject).POST("/projects/:id", p.renameProject)
 	g.GET("/projects/:id/delete", p.confirmDeleteProject)
-	g.POST("/projects/:id/delete", p.deleteProject)
+	needs(p.deletesProject).POST("/projects/:id/delete", p.deleteProject)
 
-	g.POST("/projects/:id/envs", p.createEnvironment)
+	needs(p.createsEnvironments).POST("/projects/:id/envs", p.createEnvironment)
 	g.GET("/projects/:id/envs/:envId", p.environment)
-	g.POST("/projects/:id/envs/:envId", p.updateEnvironment)
+	needs(p.updatesEnvironment).POST("/projects/:id/envs/:envId", p.updateEnvironment)
 	g.GET("/projects/:id/envs/:envId/delete", p.confirmDeleteEnvironment)
-	g.POST("/projects/:id/envs/:envId/delete", p.deleteEnvironment)
+	needs(p.deletesEnvironment).POST("/projects/:id/envs/:envId/delete", p.deleteEnvironment)
 
-	g.POST("/projects/:id/envs/:envId/secrets", p.createSecret)
-	g.POST("/projects/:id/envs/:envId/secrets/:secretId", p.renameSecret)
-	g.POST("/projects/:id/envs/:envId/secrets/:secretId/delete", p.deleteSecret)
+	needs(p.createsSecrets).POST("/projects/:id/envs/:envId/secrets", p.createSecret)
+	needs(p.renamesSecrets).POST("/projects/:id/envs/:envId/secrets/:secretId", p.renameSecret)
+	needs(p.deletesSecrets).POST("/projects/:id/envs/:envId/secrets/:secretId/delete", p.deleteSecret)
 
-	g.GET("/webhooks", p.webhooks)
-	g.GET("/webhooks/new", p.newWebhook)
-	g.POST("/webhooks", p.createWebhook)
-	g.GET("/webhooks/:id", p.webhook)
-	g.POST("/webhooks/:id", p.updateWebhook)
-	g.POST("/webhooks/:id/test", p.testWebhook)
-	g.GET("/webhooks/:id/delete", p.confirmDeleteWebhook)
-	g.POST("/webhooks/:id/delete", p.deleteWebhook)
+	// Webhooks: every page needs managing the organization's webhooks.
+	webhooks := needs(p.managesWebhooks)
+	webhooks.GET("/webhooks", p.webhooks)
+	webhooks.GET("/webhooks/new", p.newWebhook)
+	webhooks.POST("/webhooks", p.createWebhook)
+	webhooks.GET("/webhooks/:id", p.webhook)
+	webhooks.POST("/webhooks/:id", p.updateWebhook)
+	webhooks.POST("/webhooks/:id/test", p.testWebhook)
+	webhooks.GET("/webhooks/:id/delete", p.confirmDeleteWebhook)
+	webhooks.POST("/webhooks/:id/delete", p.deleteWebhook)
+
+	// Access tokens: any member may list them; creating one needs managing
+	// tokens of some type (which type is in the form); renaming, turning
+	// off or on, and deleting one what the person may do with it.
 	g.GET("/access-tokens", p.accessTokens)
-	g.POST("/access-tokens", p.createAccessToken)
-	g.POST("/access-tokens/:id/toggle", p.toggleAccessToken)
-	g.POST("/access-tokens/:id/delete", p.deleteAccessToken)
+	needs(p.createsAccessTokens).POST("/access-tokens", p.createAccessToken)
+	g.GET("/access-tokens/:id", p.accessToken)
+	needs(p.editsAccessToken).POST("/access-tokens/:id", p.updateAccessToken)
+	needs(p.togglesAccessToken).POST("/access-tokens/:id/toggle", p.toggleAccessToken)
+	needs(p.deletesAccessToken).POST("/access-tokens/:id/delete", p.deleteAccessToken)
 
-	// IAM: members, groups and policies.
-	g.GET("/members", p.members)
-	g.POST("/members", p.addMember)
-	g.GET("/members/:id", p.member)
-	g.GET("/members/:id/remove", p.confirmRemoveMember)
-	g.POST("/members/:id/remove", p.removeMember)
-	g.POST("/members/:id/groups/:groupId/add", p.addMemberGroup)
-	g.POST("/members/:id/groups/:groupId/remove", p.removeMemberGroup)
-	g.POST("/members/:id/policies/:policyId/add", p.addMemberPolicy)
-	g.POST("/members/:id/policies/:policyId/remove", p.removeMemberPolicy)
-	g.GET("/groups", p.groups)
-	g.POST("/groups", p.createGroup)
-	g.GET("/groups/:id", p.group)
-	g.POST("/groups/:id", p.updateGroup)
-	g.GET("/groups/:id/delete", p.confirmDeleteGroup)
-	g.POST("/groups/:id/delete", p.deleteGroup)
-	g.POST("/groups/:id/members/:memberId/add", p.addGroupMember)
-	g.POST("/groups/:id/members/:memberId/remove", p.removeGroupMember)
-	g.POST("/groups/:id/policies/:policyId/add", p.addGroupPolicy)
-	g.POST("/groups/:id/policies/:policyId/remove", p.removeGroupPolicy)
-	g.GET("/policies", p.policies)
-	g.POST("/policies", p.createPolicy)
-	g.GET("/policies/key-check", p.policyKeyCheck)
-	g.GET("/policies/:id", p.policy)
-	g.POST("/policies/:id/statements", p.savePolicyStatements)
-	g.POST("/policies/:id/check", p.checkPolicy)
-	g.POST("/policies/:id/settings", p.updatePolicySettings)
-	g.GET("/policies/:id/clone", p.clonePolicyForm)
-	g.POST("/policies/:id/clone", p.clonePolicy)
-	g.GET("/policies/:id/delete", p.confirmDeletePolicy)
-	g.POST("/policies/:id/delete", p.deletePolicy)
-	g.POST("/policies/:id/members/:memberId/add", p.addPolicyMember)
-	g.POST("/policies/:id/members/:memberId/remove", p.removePolicyMember)
-	g.POST("/policies/:id/groups/:groupId/add", p.addPolicyGroup)
-	g.POST("/policies/:id/groups/:groupId/remove", p.removePolicyGroup)
+	// IAM: members, groups and policies. Every page needs CanManageIAM.
+	iam := needs(p.managesIAM)
+	iam.GET("/members", p.members)
+	iam.POST("/members", p.addMember)
+	iam.GET("/members/:id", p.member)
+	iam.GET("/members/:id/remove", p.confirmRemoveMember)
+	iam.POST("/members/:id/remove", p.removeMember)
+	iam.POST("/members/:id/groups/:groupId/add", p.addMemberGroup)
+	iam.POST("/members/:id/groups/:groupId/remove", p.removeMemberGroup)
+	iam.POST("/members/:id/policies/:policyId/add", p.addMemberPolicy)
+	iam.POST("/members/:id/policies/:policyId/remove", p.removeMemberPolicy)
+	iam.GET("/groups", p.groups)
+	iam.POST("/groups", p.createGroup)
+	iam.GET("/groups/:id", p.group)
+	iam.POST("/groups/:id", p.updateGroup)
+	iam.GET("/groups/:id/delete", p.confirmDeleteGroup)
+	iam.POST("/groups/:id/delete", p.deleteGroup)
+	iam.POST("/groups/:id/members/:memberId/add", p.addGroupMember)
+	iam.POST("/groups/:id/members/:memberId/remove", p.removeGroupMember)
+	iam.POST("/groups/:id/policies/:policyId/add", p.addGroupPolicy)
+	iam.POST("/groups/:id/policies/:policyId/remove", p.removeGroupPolicy)
+	iam.GET("/policies", p.policies)
+	iam.POST("/policies", p.createPolicy)
+	iam.GET("/policies/key-check", p.policyKeyCheck)
+	iam.GET("/policies/:id", p.policy)
+	iam.POST("/policies/:id/statements", p.savePolicyStatements)
+	iam.POST("/policies/:id/check", p.checkPolicy)
+	iam.POST("/policies/:id/settings", p.updatePolicySettings)
+	iam.GET("/policies/:id/clone", p.clonePolicyForm)
+	iam.POST("/policies/:id/clone", p.clonePolicy)
+	iam.GET("/policies/:id/delete", p.confirmDeletePolicy)
+	iam.POST("/policies/:id/delete", p.deletePolicy)
+	iam.POST("/policies/:id/members/:memberId/add", p.addPolicyMember)
+	iam.POST("/policies/:id/members/:memberId/remove", p.removePolicyMember)
+	iam.POST("/policies/:id/groups/:groupId/add", p.addPolicyGroup)
+	iam.POST("/policies/:id/groups/:groupId/remove", p.removePolicyGroup)
+
+	// The organization: its settings need one of the rights to change
+	// them (which one is checked on what the form changes).
 	g.GET("/organization", p.organization)
-	g.POST("/organization", p.updateOrganization)
+	needs(p.changesOrganization).POST("/organization", p.updateOrganization)
 	g.GET("/organization/delete", p.confirmDeleteOrganization)
-	g.POST("/organization/delete", p.deleteOrganization)
+	needs(p.deletesOrganization).POST("/organization/delete", p.deleteOrganization)
 	g.GET("/organizations/new", p.newOrganization)
-	g.POST("/organizations", p.createOrganization)
+	needs(p.createsOrganizations).POST("/organizations", p.createOrganization)
 
-	// The first-run guide.
+	// The first-run guide: its first project and its first flag.
 	g.GET(guidePath, p.guide)
-	g.POST(guidePath+"/project", p.createFirstProject)
-	g.POST(guidePath+"/flag", p.createFirstFlag)
+	needs(p.createsProjects).POST(guidePath+"/project", p.createFirstProject)
+	needs(p.createsFlags).POST(guidePath+"/flag", p.createFirstFlag)
 	g.GET(guidePath+"/check", p.guideCheck)
 	g.POST(guidePath+"/skip", p.skipGuide)
-	g.GET("/access-tokens/:id", p.accessToken)
-	g.POST("/access-tokens/:id", p.updateAccessToken)
 
+	// The workspace: its general and its single sign-on settings.
 	g.GET("/workspace", p.workspace)
-	g.POST("/workspace", p.updateWorkspace)
-	g.POST("/workspace/sso", p.updateWorkspaceSSO)
-	g.POST("/workspace/sso/test", p.testWorkspaceSSO)
+	needs(p.changesWorkspace).POST("/workspace", p.updateWorkspace)
+	sso := needs(p.changesSSO)
+	sso.POST("/workspace/sso", p.updateWorkspaceSSO)
+	sso.POST("/workspace/sso/test", p.testWorkspaceSSO)
 
 	// Feature flags, segments and history.
-	// They work in the environment chosen in the context switcher.
+	// They work in the environment chosen in the context switcher; creating
+	// one needs the right to there.
 	g.GET("/flags", p.flags)
-	g.POST("/flags", p.createFlag)
+	needs(p.createsFlags).POST("/flags", p.createFlag)
 	g.GET("/flags/compare", p.compareEnvs)
 	g.GET("/flags/copy", p.copyFlags)
 	g.POST("/flags/copy", p.copyFlagsConfirm)
@@ -206,7 +238,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.GET("/end-users/:id", p.endUser)
 
 	g.GET("/segments", p.segments)
-	g.POST("/segments", p.createSegment)
+	needs(p.createsSegments).POST("/segments", p.createSegment)
 	g.GET("/segments/:id", p.segment)
 	g.POST("/segments/:id/targeting", p.setSegmentTargeting)
 	g.GET("/segments/:id/flags", p.segmentUsage)

@@ -49,14 +49,28 @@ func drafts(sts []access.Statement) []draft {
 }
 
 // postedDrafts reads the statements the editor posted, in their order.
+// Every field belongs to one statement, named once, and a policy holds at
+// most access.MaxStatements of at most access.MaxActions actions each: a
+// form naming more, or one statement twice (whose fields every copy would
+// read again), is refused before anything is built of it, so the work is
+// bounded by what a policy may hold, not by the fields posted.
 func postedDrafts(c echo.Context) ([]draft, error) {
 	form, err := c.FormParams()
 	if err != nil {
 		return nil, err
 	}
-	var out []draft
-	for _, i := range form["st"] {
+	indexes := form["st"]
+	if len(indexes) > access.MaxStatements {
+		return nil, core.Invalid("statements_is_invalid")
+	}
+	seen := make(map[string]bool, len(indexes))
+	out := make([]draft, 0, len(indexes))
+	for _, i := range indexes {
 		f := "st-" + i + "-"
+		if seen[i] || len(form[f+"actions"]) > access.MaxActions {
+			return nil, core.Invalid("statements_is_invalid")
+		}
+		seen[i] = true
 		d := draft{st: access.Statement{ID: form.Get(f + "id"), ResourceType: form.Get(f + "type"), Effect: form.Get(f + "effect"),
 			Actions: append([]string{}, form[f+"actions"]...), Resources: []string{}},
 			index: i, scope: form.Get(f + "scope"), tags: form.Get(f + "tags")}

@@ -117,6 +117,15 @@ var Catalogue = []ActionGroup{
 		UpdateSegmentDescription, UpdateSegmentTags, UpdateSegmentTargetingUsers, UpdateSegmentRules}},
 }
 
+// MaxStatements is the most statements a policy or a Service token may
+// hold: far more than anyone writes (the built-in policies hold a few), and
+// few enough that reading, checking and storing them costs little.
+const MaxStatements = 1000
+
+// MaxActions is the most actions one statement may name: every action of
+// the catalogue once, and "*". A longer list repeats itself.
+var MaxActions = len(actionType) + 1
+
 // actionType maps each action to its resource type.
 var actionType = func() map[Action]string {
 	m := map[Action]string{}
@@ -238,7 +247,7 @@ func glob(pattern, name string) bool {
 // resource type and effect, actions that exist for the type (or "*"), and
 // non-empty well-formed resource patterns.
 func ValidStatements(statements []Statement) bool {
-	return len(StatementProblems(statements)) == 0
+	return len(statements) <= MaxStatements && len(StatementProblems(statements)) == 0
 }
 
 // StatementProblems tells editors of statements which of them are invalid
@@ -265,7 +274,7 @@ func statementProblems(st Statement) []string {
 		fields = append(fields, "resourceType")
 	}
 	// Actions are judged by a known type; under an unknown one only their absence is.
-	if len(st.Actions) == 0 || knownType && slices.ContainsFunc(st.Actions, func(a string) bool {
+	if len(st.Actions) == 0 || len(st.Actions) > MaxActions || knownType && slices.ContainsFunc(st.Actions, func(a string) bool {
 		return a != "*" && (st.ResourceType != TypeAll && actionType[Action(a)] != st.ResourceType || st.ResourceType == TypeAll && actionType[Action(a)] == "")
 	}) {
 		fields = append(fields, "actions")

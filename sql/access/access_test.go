@@ -92,3 +92,32 @@ func TestValidateStatements(t *testing.T) {
 		}
 	}
 }
+
+// TestStatementsHoldWhatAPolicyMay: a policy (or a Service token) holds
+// at most MaxStatements statements, each naming at most MaxActions actions.
+func TestStatementsHoldWhatAPolicyMay(t *testing.T) {
+	st := Statement{ResourceType: TypeFlag, Effect: "allow", Actions: []string{string(CreateFlag)}, Resources: []string{"*"}}
+	many := make([]Statement, MaxStatements)
+	for i := range many {
+		many[i] = st
+	}
+	if !ValidStatements(many) {
+		t.Errorf("%d statements refused, want them taken", MaxStatements)
+	}
+	if ValidStatements(append(many, st)) {
+		t.Errorf("%d statements taken, want them refused", MaxStatements+1)
+	}
+	all := Statement{ResourceType: TypeAll, Effect: "allow", Actions: []string{"*"}, Resources: []string{"*"}}
+	for _, g := range Catalogue {
+		for _, a := range g.Actions {
+			all.Actions = append(all.Actions, string(a))
+		}
+	}
+	if len(all.Actions) != MaxActions || !ValidStatements([]Statement{all}) {
+		t.Errorf("every action once and * (%d) refused, want it taken (MaxActions %d)", len(all.Actions), MaxActions)
+	}
+	all.Actions = append(all.Actions, "*")
+	if ValidStatements([]Statement{all}) {
+		t.Errorf("%d actions taken, want them refused", len(all.Actions))
+	}
+}

@@ -1,6 +1,11 @@
 package iam
 
 import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
@@ -15,4 +20,121 @@ import (
 func (s *IAM) AuthorizeIAM(a *core.Actor) error {
 	_, err := a.IAMOrg(&core.Validator{})
 	return err
+}
+
+// AuthorizeWorkspaceUpdate checks what changing the workspace's name and
+// key requires (UpdateWorkspace).
+func (s *IAM) AuthorizeWorkspaceUpdate(ctx context.Context, a *core.Actor) error {
+	return s.authorizeWorkspace(ctx, a, access.UpdateWorkspaceGeneralSettings)
+}
+
+// AuthorizeWorkspaceSSO checks what changing or testing the workspace's
+// single sign-on settings requires (UpdateWorkspaceSSO, CheckOIDCEndpoints).
+func (s *IAM) AuthorizeWorkspaceSSO(ctx context.Context, a *core.Actor) error {
+	return s.authorizeWorkspace(ctx, a, access.UpdateWorkspaceSSOSettings)
+}
+
+func (s *IAM) authorizeWorkspace(ctx context.Context, a *core.Actor, action access.Action) error {
+	wsID, err := a.Workspace()
+	if err != nil {
+		return err
+	}
+	ws, err := s.Q.GetWorkspace(ctx, wsID)
+	if err != nil {
+		return core.Translate(err)
+	}
+	return s.RequireWorkspaceRight(ctx, a, action, ws)
+}
+
+// AuthorizeOrganizationUpdate checks what changing the organization's
+// settings requires: UpdateOrganization refuses whoever may change none of
+// them, whatever they send.
+func (s *IAM) AuthorizeOrganizationUpdate(ctx context.Context, a *core.Actor) error {
+	key, err := s.orgKey(ctx, a)
+	if err != nil {
+		return err
+	}
+	if may := core.OrganizationRights(a, key); !may.Name && !may.DefaultPermissions && !may.SortFlagsBy {
+		return core.ErrForbidden
+	}
+	return nil
+}
+
+// AuthorizeOrganizationDeletion checks what deleting the organization requires.
+func (s *IAM) AuthorizeOrganizationDeletion(ctx context.Context, a *core.Actor) error {
+	key, err := s.orgKey(ctx, a)
+	if err != nil {
+		return err
+	}
+	return core.MayDeleteOrganization(a, key)
+}
+
+// AuthorizeOrganizationCreation checks what creating another organization
+// in the workspace requires.
+func (s *IAM) AuthorizeOrganizationCreation(a *core.Actor) error {
+	return core.MayCreateOrganization(a)
+}
+
+func (s *IAM) orgKey(ctx context.Context, a *core.Actor) (string, error) {
+	orgID, err := a.Org()
+	if err != nil {
+		return "", err
+	}
+	row, err := s.Q.GetOrganization(ctx, orgID)
+	if err != nil {
+		return "", core.Translate(err)
+	}
+	return row.Key, nil
+}
+
+// AuthorizeAccessTokenCreation checks what creating an access token of
+// either type requires: managing tokens of that type. Which type is in the
+// body; whoever may manage neither is refused whatever it says.
+func (s *IAM) AuthorizeAccessTokenCreation(a *core.Actor) error {
+	if _, err := a.Org(); err != nil {
+		return err
+	}
+	if mayManageToken(a, core.TokenPersonal) != nil && mayManageToken(a, core.TokenService) != nil {
+		return core.ErrForbidden
+	}
+	return nil
+}
+
+// AuthorizeAccessTokenUpdate checks what renaming a token requires
+// (UpdateAccessToken): editing it (AccessTokenAccess).
+func (s *IAM) AuthorizeAccessTokenUpdate(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+	t, err := s.GetAccessToken(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if !AccessTokenAccess(a, t).Edit {
+		return core.ErrForbidden
+	}
+	return nil
+}
+
+// AuthorizeAccessTokenToggle checks what turning a token off, or on again,
+// requires (ToggleAccessToken): which way is the token's status.
+func (s *IAM) AuthorizeAccessTokenToggle(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+	t, err := s.GetAccessToken(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	may := AccessTokenAccess(a, t)
+	if t.Status == core.TokenInactive && !may.Enable || t.Status != core.TokenInactive && !may.Disable {
+		return core.ErrForbidden
+	}
+	return nil
+}
+
+// AuthorizeAccessTokenDeletion checks what deleting a token requires.
+func (s *IAM) AuthorizeAccessTokenDeletion(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+	t, err := s.GetAccessToken(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	if !AccessTokenAccess(a, t).Delete {
+		return core.ErrForbidden
+	}
+	return nil
 }
