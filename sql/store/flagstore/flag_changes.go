@@ -267,6 +267,7 @@ func (s *Flags) CloneFlagRequesting(ctx context.Context, a *core.Actor, envID uu
 	if in.Tags != nil {
 		f.Tags = in.Tags
 	}
+	in.Change = commentOr(env, in.Change, in.NewFlagRequest)
 	var v core.Validator
 	refs := checkFlag(&v, &f)
 	in.Change.check(&v, env)

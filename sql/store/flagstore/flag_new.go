@@ -48,6 +48,16 @@ type CreatedFlag struct {
 	PendingApproval *RequestedChange `json:"pendingApproval,omitempty"`
 }
 
+// commentOr is a new flag's history comment where env's changes need
+// approval: the comment given, else the request's reason, which the pages
+// ask for there instead of a comment.
+func commentOr(env core.EnvRow, ch Change, req NewFlagRequest) Change {
+	if approvalsNeeded(env.Environment) > 0 && strings.TrimSpace(ch.Comment) == "" {
+		ch.Comment = strings.TrimSpace(req.Reason)
+	}
+	return ch
+}
+
 // pendingFlag stores f, where env's changes need approval, as a pending
 // flag with the change request req that brings it in as f is; the flag as
 // stored and the request are returned. It is insertFlag's work there.
@@ -126,4 +136,20 @@ func NewFlagWords(f Flag, names describe.Names) []string {
 		names = func(string) (string, bool) { return "", false }
 	}
 	return append(words, describe.FlagChange(&blank, &f, names)...)
+}
+
+// NewFlagApprovers tells the pages' forms that bring flags into envID (a
+// copy's target, which is not the person's working environment) how many
+// approvals a change there needs, 0 when none, and who may approve there.
+func (s *Flags) NewFlagApprovers(ctx context.Context, a *core.Actor, envID uuid.UUID) (int, []Approver, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
+	if err != nil {
+		return 0, nil, err
+	}
+	n := approvalsNeeded(env.Environment)
+	if n == 0 {
+		return 0, nil, nil
+	}
+	may, err := approvers(ctx, s.Q, env)
+	return n, may, err
 }

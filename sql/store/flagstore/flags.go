@@ -129,6 +129,7 @@ func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID u
 			{ID: in.EnabledVariationID, Rollout: []float64{0, 1}, ExptRollout: 1}}},
 		ExptIncludeAllTargets: true, Tags: in.Tags,
 	}
+	in.Change = commentOr(env, in.Change, in.NewFlagRequest)
 	var v core.Validator
 	checkFlag(&v, &f)
 	in.Change.check(&v, env)

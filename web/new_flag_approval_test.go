@@ -1,0 +1,77 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+)
+
+// TestCreatingAFlagWhereApprovalIsNeeded: in Prod, whose changes need the
+// owner's approval, the create form asks a Developer for a change request's
+// reason and reviewers. Without them the flag is refused on the page, with
+// words, nothing stored; with them the Developer lands on the change
+// request, which says the flag waits for approval and what it will serve,
+// and the flag waits archived until the owner approves and applies it.
+func TestCreatingAFlagWhereApprovalIsNeeded(t *testing.T) {
+	t.Parallel()
+	a, pr, env := flagApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+	_, err := a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
+	must(t, err)
+	a.addMember("dave@example.com", core.DeveloperPolicyID)
+	b := a.signedIn("dave@example.com", memberPassword)
+
+	form := b.get("/flags").status(http.StatusOK).must("flag-create-form")
+	if find(form, "request-fields") == nil || find(form, "request-reviewers") == nil {
+		t.Fatal("the create form does not ask for a change request where changes need approval")
+	}
+	vals := formValues(form)
+	vals.Set("name", "Pay")
+	vals.Set("key", "pay")
+	b.post("/flags", vals).status(http.StatusUnprocessableEntity)
+	if got := b.last.text("form-error"); !strings.Contains(got, "a new flag is one even switched off") {
+		t.Errorf("a flag created without a change request is refused saying %q", got)
+	}
+	if used, err := a.st.FlagKeyUsed(ctx, owner, env.ID, "pay"); err != nil || used {
+		t.Fatalf("the refused flag was stored: %v, %v", used, err)
+	}
+
+	vals = formValues(b.last.must("flag-create-form"))
+	vals.Set("name", "Pay")
+	vals.Set("key", "pay")
+	vals.Set("reason", "new checkout")
+	vals.Set("reviewers", owner.UserID.String())
+	p := b.post("/flags", vals).status(http.StatusOK)
+	if !strings.HasPrefix(p.url.Path, "/change-requests/") {
+		t.Fatalf("created with a change request, the page went to %s, not the change request", p.url)
+	}
+	if got := p.text("flash-success"); !strings.Contains(got, "“Pay” created, waiting for approval") {
+		t.Errorf("the change request's page says %q", got)
+	}
+	if got := p.text("cr-lines"); !strings.Contains(got, "Created the flag Pay (pay)") || !strings.Contains(got, "Off variation: False (false)") {
+		t.Errorf("the change request does not say what the flag will serve: %q", got)
+	}
+	if got := p.text("cr-reviewers"); got == "" {
+		t.Error("the change request names no reviewer")
+	}
+	if f := a.flag(env, "pay"); !f.IsArchived {
+		t.Fatalf("the flag is served before approval: %+v", f)
+	}
+
+	id, err := uuid.Parse(strings.TrimPrefix(p.url.Path, "/change-requests/"))
+	must(t, err)
+	_, err = a.st.ApproveFlagChangeRequest(ctx, owner, env.ID, id, flagstore.ReviewInput{})
+	must(t, err)
+	_, err = a.st.ApplyFlagChangeRequest(ctx, owner, env.ID, id)
+	must(t, err)
+	if f := a.flag(env, "pay"); f.IsArchived || f.IsEnabled {
+		t.Fatalf("approved and applied, the flag is %+v; want it in, off", f)
+	}
+}
