@@ -76,6 +76,14 @@ func (s *Flags) pendingFlag(ctx context.Context, q *db.Queries, a *core.Actor, e
 	}
 	held := f
 	held.IsArchived, held.IsEnabled = true, false
+	// The request applies with its author's rights (applyDraft): one who
+	// could not restore the flag, or turn it on, is refused now rather than
+	// left with a request that can never apply.
+	want := held
+	want.IsArchived, want.IsEnabled = false, f.IsEnabled
+	if err := requireFlagActions(a, env, flagChangeActions(held, want), held, want); err != nil {
+		return Flag{}, nil, err
+	}
 	out, err := s.storeNewFlag(ctx, q, a, env, held, refs, comment)
 	if err != nil {
 		return Flag{}, nil, err
