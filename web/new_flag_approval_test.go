@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
@@ -73,5 +75,51 @@ func TestCreatingAFlagWhereApprovalIsNeeded(t *testing.T) {
 	must(t, err)
 	if f := a.flag(env, "pay"); f.IsArchived || f.IsEnabled {
 		t.Fatalf("approved and applied, the flag is %+v; want it in, off", f)
+	}
+}
+
+// TestBrowserNewFlagWaitsForApproval: in Chromium, a Developer creates a
+// flag in Prod, whose changes need the owner's approval: the form asks for
+// a reason and reviewers, and the page that follows is the change request,
+// saying the flag waits for approval and what it will serve.
+func TestBrowserNewFlagWaitsForApproval(t *testing.T) {
+	t.Parallel()
+	ch := headless(t, 90*time.Second)
+	a, pr, env := flagApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+	_, err := a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
+	must(t, err)
+	a.addMember("dave@example.com", core.DeveloperPolicyID)
+
+	ch.do("sign in",
+		viewport(1280),
+		chromedp.Navigate(a.srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
+		chromedp.SendKeys(chromedp.CSS(`#login-email`), "dave@example.com"),
+		chromedp.SendKeys(chromedp.CSS(`#login-password`), memberPassword),
+		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid=login-form]`)),
+		chromedp.Navigate(a.srv.URL+"/flags"),
+		chromedp.WaitVisible(chromedp.CSS(`#flag-create > summary`)),
+	)
+	ch.do("open the form", chromedp.Click(chromedp.CSS(`#flag-create > summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#flag-create-name`)),
+		chromedp.SendKeys(chromedp.CSS(`#flag-create-name`), "Pay"),
+		chromedp.WaitVisible(chromedp.CSS(`#flag-create [data-testid=request-fields]`)))
+	ch.do("the reason", chromedp.SendKeys(chromedp.CSS(`#flag-create-reason`), "New checkout"))
+	ch.do("choose the owner", chromedp.Click(chromedp.CSS(`#flag-create-reviewer-`+owner.UserID.String())),
+		chromedp.Click(chromedp.CSS(`[data-testid=flag-create-submit]`)))
+	ch.waitPath("^/change-requests/")
+	ch.do("the change request", chromedp.WaitVisible(chromedp.CSS(`[data-testid=cr-lines]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=flash-success]").textContent`); !strings.Contains(got, "waiting for approval") {
+		t.Errorf("the page says %q", got)
+	}
+	if got := ch.eval(`document.querySelector("[data-testid=cr-lines]").textContent`); !strings.Contains(got, "Off variation: False (false)") {
+		t.Errorf("the change request says %q", got)
+	}
+	if f := a.flag(env, "pay"); !f.IsArchived {
+		t.Fatalf("the flag is served before approval: %+v", f)
 	}
 }
