@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +122,43 @@ func TestBrowserNewFlagWaitsForApproval(t *testing.T) {
 	}
 	if f := a.flag(env, "pay"); !f.IsArchived {
 		t.Fatalf("the flag is served before approval: %+v", f)
+	}
+}
+
+// TestCopyingFlagsWhereTheTargetNeedsApproval: copying a flag from Prod to
+// Dev, whose changes need bob's approval, the confirm form asks for a
+// change request's reason and reviewers among Dev's approvers. Without them
+// the copy is refused with words, nothing copied; with them the flag comes
+// into Dev archived, and the page says it waits for approval.
+func TestCopyingFlagsWhereTheTargetNeedsApproval(t *testing.T) {
+	t.Parallel()
+	a, prod, dev := compareApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+	bob := a.addMember("bob@example.com", core.OwnerPolicyID)
+	_, err := a.st.UpdateEnvironment(ctx, owner, dev.ProjectID, dev.ID, core.EnvironmentInput{Name: dev.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+			ApproverMemberIDs: []uuid.UUID{bob}}}})
+	must(t, err)
+	b := a.signedIn(ownerEmail, ownerPassword)
+	copyTo := attr(b.get("/flags/banner").status(http.StatusOK).must("copy-link"), "href")
+	form := b.get(copyTo + "&target=" + dev.ID.String()).status(http.StatusOK).must("copy-confirm-form")
+	if find(form, "request-fields") == nil || find(form, "request-reviewers") == nil {
+		t.Fatal("the copy's form does not ask for a change request where the target needs approval")
+	}
+	banner := a.flag(prod, "banner").ID.String()
+	pg := b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {banner}}).status(http.StatusUnprocessableEntity)
+	if got := pg.text("form-error"); !strings.Contains(got, "a new flag is one even switched off") {
+		t.Errorf("the copy without a change request is refused saying %q", got)
+	}
+	if used, err := a.st.FlagKeyUsed(ctx, owner, dev.ID, "banner"); err != nil || used {
+		t.Fatalf("the refused copy stored banner: %v, %v", used, err)
+	}
+	pg = b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {banner}, "reason": {"bring banner"},
+		"reviewers": {bob.String()}}).status(http.StatusOK)
+	if got := pg.text("flash-success"); !strings.Contains(got, "1 flag copied, waiting for approval there") {
+		t.Errorf("after the copy the page says %q", got)
+	}
+	if f := a.flag(dev, "banner"); !f.IsArchived {
+		t.Fatalf("the copy is served in Dev before approval: %+v", f)
 	}
 }
