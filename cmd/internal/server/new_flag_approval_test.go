@@ -74,7 +74,8 @@ func (as *approvalSite) api(h *echo.Echo, who, method, path string, body any, wa
 
 // served is what a fresh SDK of env gets for key: OFREP's answer (status,
 // value, reason) and the flag in the server SDK's data-sync (nil when it is
-// not there). A new server each time, so nothing cached decides.
+// not there); a client SDK's data-sync must give the value OFREP gives. A
+// new server each time, so nothing cached decides.
 func (as *approvalSite) served(env core.Environment, key string) (status int, value, reason string, inPayload *flagstore.Flag) {
 	as.t.Helper()
 	h := as.handler(server.Config{}, slog.New(slog.DiscardHandler))
@@ -101,6 +102,30 @@ func (as *approvalSite) served(env core.Environment, key string) (status int, va
 		if f.Key == key {
 			inPayload = &sync.Data.FeatureFlags[i]
 		}
+	}
+	// A client SDK is given no variation of a flag it may not have, as of
+	// an archived one; otherwise what OFREP answers.
+	client := send(h, "POST", "/api/public/sdk/client/latest-all?timestamp=0", `{"keyId":"u1"}`,
+		"Authorization", secret(env, core.SecretClient), "Content-Type", "application/json")
+	var csync struct {
+		Data struct {
+			FeatureFlags []struct {
+				ID        string  `json:"id"`
+				Variation *string `json:"variation"`
+			} `json:"featureFlags"`
+		} `json:"data"`
+	}
+	if client.Code != http.StatusOK || json.Unmarshal(client.Body.Bytes(), &csync) != nil {
+		as.t.Fatalf("client data-sync: %d %s", client.Code, client.Body)
+	}
+	gets := ""
+	for _, f := range csync.Data.FeatureFlags {
+		if f.ID == key && f.Variation != nil {
+			gets = *f.Variation
+		}
+	}
+	if gets != value {
+		as.t.Fatalf("%s: the client SDK gets %q, OFREP %q", key, gets, value)
 	}
 	return rec.Code, value, ans.Reason, inPayload
 }
@@ -166,8 +191,8 @@ func (as *approvalSite) checkRequest(h *echo.Echo, env core.Environment, id uuid
 // environment whose changes need approval: a flag created, cloned, copied
 // in or imported switched off, its off variation set to what they want
 // served. Without a change request each is refused (422
-// ChangeRequestRequired); with one, the flag is not served by OFREP nor
-// live in the server data-sync until bob approves it, then it serves its
+// ChangeRequestRequired); with one, the flag is not served by OFREP, the
+// client data-sync nor live in the server data-sync until bob approves it, then it serves its
 // off variation. In Dev, which needs no approval, it is served at once.
 func TestNewFlagsWaitForApprovalEverywhere(t *testing.T) {
 	t.Parallel()
