@@ -48,11 +48,24 @@ func (m *matrix) qaFlags() string {
 	return "/api/v1/envs/" + m.approvalEnv().ID.String() + "/feature-flags"
 }
 
+// qaFlag makes a flag in qa, which needs approval: created by the owner
+// with a change request the member reviews, approved behind the API (the
+// member's rights change from case to case) and applied by the owner.
+func (m *matrix) qaFlag(key string) {
+	created := decode[flagstore.CreatedFlag](m.s.t, m.owner("POST", m.qaFlags(), map[string]any{"name": key, "key": key,
+		"reason": "new flag", "reviewers": []uuid.UUID{m.memberID}}))
+	id := created.PendingApproval.ChangeRequestID
+	ctx := context.Background()
+	must(m.s.t, m.s.pool.QueryRow(ctx, `UPDATE flag_change_request_reviewers SET action = 'Approve', decided_at = now()
+		WHERE change_request_id = $1 RETURNING member_id`, id).Scan(new(uuid.UUID)))
+	m.owner("PUT", m.qaFlags()+"/change-requests/"+id.String()+"/apply", nil)
+}
+
 // changeRequest makes a flag in qa and a request to turn it on by author,
 // reviewed by reviewer, and returns the flag's key and the request's path.
 func (m *matrix) changeRequest(author string, reviewer uuid.UUID) (string, string) {
 	key := fmt.Sprintf("cr%d", m.next())
-	m.owner("POST", m.qaFlags(), map[string]string{"name": key, "key": key})
+	m.qaFlag(key)
 	m.s.do("POST", m.qaFlags()+"/"+key+"/change-requests", author, map[string]any{
 		"isEnabled": true, "reason": "launch", "reviewers": []uuid.UUID{reviewer}}).ok(m.s.t)
 	pending := decode[[]flagstore.PendingChange](m.s.t, m.owner("GET", m.qaFlags()+"/"+key+"/pending-changes", nil))
@@ -72,7 +85,7 @@ func (m *matrix) changeRequestCases(cases map[string]func() call) {
 	}
 	cases["POST /api/v1/envs/:envId/feature-flags/:key/change-requests"] = func() call {
 		key := fmt.Sprintf("cr%d", m.next())
-		m.owner("POST", m.qaFlags(), map[string]string{"name": key, "key": key})
+		m.qaFlag(key)
 		return call{path: m.qaFlags() + "/" + key + "/change-requests",
 			body:   map[string]any{"isEnabled": true, "reason": "launch", "reviewers": []uuid.UUID{m.s.userID(m.s.owner)}},
 			grants: []grant{{access.CanAccessEnv, qaRN}, {access.ToggleFlag, qaFlag(key)}}}
@@ -92,7 +105,7 @@ func (m *matrix) changeRequestCases(cases map[string]func() call) {
 	}
 	cases["DELETE /api/v1/envs/:envId/feature-flags/change-requests/:id"] = func() call {
 		key := fmt.Sprintf("cr%d", m.next())
-		m.owner("POST", m.qaFlags(), map[string]string{"name": key, "key": key})
+		m.qaFlag(key)
 		// The member is the author: allowed to request it for this once.
 		m.setStatements(statements([]grant{{access.CanAccessEnv, qaRN}, {access.ToggleFlag, qaFlag(key)}}, "allow"))
 		m.s.do("POST", m.qaFlags()+"/"+key+"/change-requests", m.member, map[string]any{

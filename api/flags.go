@@ -39,7 +39,9 @@ func (h *Handler) createFlag(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	f, err := h.store.CreateFlag(c.Request().Context(), actor(c), envID, in)
+	// Where the environment's changes need approval, the flag comes in
+	// pending and the answer names its change request (pendingApproval).
+	f, err := h.store.CreateFlagRequesting(c.Request().Context(), actor(c), envID, in)
 	return respond(c, f, err)
 }
 
@@ -173,9 +175,16 @@ func (h *Handler) setFlagTargeting(c echo.Context) error {
 	})
 }
 
+// cloneFlag answers true, as FeatBit does; where the environment's changes
+// need approval, the clone comes in pending and the answer is the clone
+// with its change request (pendingApproval), as creating a flag answers.
 func (h *Handler) cloneFlag(c echo.Context) error {
-	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.CloneFlagInput) (bool, error) {
-		return done(h.store.CloneFlag(c.Request().Context(), a, envID, key, in))
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.CloneFlagInput) (any, error) {
+		out, err := h.store.CloneFlagRequesting(c.Request().Context(), a, envID, key, in)
+		if err != nil || out.PendingApproval == nil {
+			return done(out, err)
+		}
+		return out, nil
 	})
 }
 

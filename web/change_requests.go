@@ -40,15 +40,22 @@ func (p *pages) requestFields(c echo.Context, w workEnv, values map[string]strin
 	if err != nil {
 		return nil, err
 	}
+	return reviewerChoice(c, w.approvals, approvers, values), nil
+}
+
+// reviewerChoice offers approvers, but the person, as a request's
+// reviewers, the chosen ones (values' "reviewers", comma-separated)
+// selected, where a change needs approvals.
+func reviewerChoice(c echo.Context, approvals int, approvers []flagstore.Approver, values map[string]string) *views.ChangeRequestFields {
 	chosen := strings.Split(values["reviewers"], ",")
-	out := &views.ChangeRequestFields{Approvals: w.approvals}
+	out := &views.ChangeRequestFields{Approvals: approvals}
 	for _, ap := range approvers {
 		if ap.ID == actor(c).UserID {
 			continue
 		}
 		out.Reviewers = append(out.Reviewers, views.Option{Value: ap.ID.String(), Label: ap.Name, Selected: slices.Contains(chosen, ap.ID.String())})
 	}
-	return out, nil
+	return out
 }
 
 // withRequest gives a flag change's form its request fields where changes
@@ -71,6 +78,33 @@ func (p *pages) withRequest(c echo.Context, w workEnv, f *views.Form) error {
 	f.Request, err = p.requestFields(c, w, f.Values)
 	return err
 }
+
+// newFlagRequest reads the change request a new flag comes in with where
+// the environment's changes need approval (the store asks for it there,
+// and ignores it elsewhere): the posted reason and reviewers.
+func newFlagRequest(c echo.Context) (flagstore.NewFlagRequest, error) {
+	reviewers, err := formIDs(c, "reviewers")
+	return flagstore.NewFlagRequest{Reason: c.FormValue("reason"), Reviewers: reviewers}, err
+}
+
+// flagCreated opens what a flag created, cloned or copied in leads to: the
+// flag's page (or next, when given) with message; where the flag came in
+// pending, the change request that brings it in, saying so.
+func (p *pages) flagCreated(c echo.Context, f flagstore.CreatedFlag, message, next string) error {
+	if f.PendingApproval != nil {
+		p.keepFlash(c, fmt.Sprintf(pendingFlagMessage, f.Name))
+		return redirect(c, changeRequestHref(f.PendingApproval.ChangeRequestID))
+	}
+	p.keepFlash(c, message)
+	if next == "" {
+		next = flagHref(f.Key)
+	}
+	return redirect(c, next)
+}
+
+// pendingFlagMessage is what the change request's page says to the author
+// of a flag created where changes need approval.
+const pendingFlagMessage = "Feature flag “%s” created, waiting for approval: SDKs get nothing of it until this change request is approved and applied."
 
 // requestedMessage is what the flag page says after a change was requested.
 const requestedMessage = "Change request sent to its reviewers: it applies once approved."
@@ -101,13 +135,14 @@ func (p *pages) changeRequests(c echo.Context) error {
 	return render(c, http.StatusOK, views.ChangeRequestsPage(vm))
 }
 
-// changeLines says a request's change in words, as the history page does.
+// changeLines says a request's change in words, as the history page does;
+// a new flag's request, everything the flag will serve.
 func (p *pages) changeLines(c echo.Context, w workEnv, cr flagstore.FlagChangeRequest) ([]string, error) {
 	names, err := p.segmentNames(c, w, describe.SegmentIDs(refFlag, cr.DataChange.Previous, cr.DataChange.Current))
 	if err != nil {
 		return nil, err
 	}
-	return describe.Change(refFlag, cr.DataChange.Previous, cr.DataChange.Current, names), nil
+	return cr.Lines(names), nil
 }
 
 // changeRequest shows one change request of the working environment.

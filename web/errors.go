@@ -98,8 +98,8 @@ var approvalWords = map[string]string{
 	flagstore.ApprovalFlagChange: "Changes in %s need approval: request the change on the flag's page.",
 	flagstore.ApprovalFlagLifecycle: "Changes in %s need approval, and archiving, restoring or deleting a flag changes what applications get " +
 		"there. No change request covers it: whoever manages the environment's settings can turn approval off for it.",
-	flagstore.ApprovalNewFlag: "Changes in %s need approval: a flag comes in there switched off. " +
-		"Turn it on afterwards with a change request on its page.",
+	flagstore.ApprovalNewFlag: "Changes in %s need approval, and a new flag is one even switched off: applications would get its " +
+		"off variation at once. Give a reason and choose reviewers: the flag comes in once they approve it.",
 	flagstore.ApprovalSegment: "Flags in %s use this segment, and changes there need approval: who is in it cannot change while " +
 		"they use it. Remove it from their rules with a change request first, or ask whoever manages that environment's settings.",
 }

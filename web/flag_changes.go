@@ -295,14 +295,16 @@ func (p *pages) cloneFlag(c echo.Context) error {
 		return err
 	}
 	in := flagstore.CloneFlagInput{Name: posted.Name, Key: posted.Key, Change: posted.Change.input()}
+	if in.NewFlagRequest, err = newFlagRequest(c); err != nil {
+		return err
+	}
 	key := c.Param("key")
-	f, err := p.store.CloneFlag(c.Request().Context(), actor(c), w.id, key, in)
+	f, err := p.store.CloneFlagRequesting(c.Request().Context(), actor(c), w.id, key, in)
 	if err == nil {
-		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created as a copy.", f.Name))
-		return redirect(c, flagHref(f.Key))
+		return p.flagCreated(c, f, fmt.Sprintf("Feature flag “%s” created as a copy.", f.Name), "")
 	}
 	form := p.form(c, "flag-clone", flagHref(key)+"/clone", postedValues(in.Change, map[string]string{"name": in.Name, "key": in.Key}))
-	status, err := changeProblems(err, &form, "name", "key")
+	status, err := changeProblems(err, &form, "name", "key", "reason", "reviewers")
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -336,7 +337,17 @@ func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error 
 		}
 		vm.Checks, vm.Blocked = copyChecks(checks, vm.Target)
 		if vm.Blocked == "" {
-			f := p.form(c, "copy-flags", "/flags/copy", nil)
+			f := p.form(c, "copy-flags", "/flags/copy", map[string]string{"reason": c.FormValue("reason"),
+				"reviewers": strings.Join(form["reviewers"], ",")})
+			// Where the target's changes need approval, the copies come in
+			// with change requests: the form asks for their reason and reviewers.
+			n, may, err := p.store.NewFlagApprovers(ctx, a, target)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				f.Request = reviewerChoice(c, n, may, f.Values)
+			}
 			vm.Form = &f
 		}
 	}
@@ -391,13 +402,22 @@ func (p *pages) copyFlagsConfirm(c echo.Context) error {
 	}
 	ids := chosenFlags(form)
 	target := targetParam(c)
-	res, err := p.store.CopyToEnv(c.Request().Context(), actor(c), w.id, target, flagstore.CopyToEnvInput{FlagIDs: ids})
+	req, err := newFlagRequest(c)
+	if err != nil {
+		return err
+	}
+	res, err := p.store.CopyToEnv(c.Request().Context(), actor(c), w.id, target, flagstore.CopyToEnvInput{FlagIDs: ids, NewFlagRequest: req})
 	if err != nil {
 		msg, rerr := refusal(err)
 		if rerr != nil {
 			return rerr
 		}
 		return p.copyFlagsPage(c, core.Classify(err).Status, msg)
+	}
+	if n := len(res.PendingApproval); n > 0 {
+		p.keepFlash(c, fmt.Sprintf("%d %s copied, waiting for approval there: SDKs get nothing of %s until %s approved and applied.",
+			n, plural(n, "flag", "flags"), plural(n, "it", "them"), plural(n, "its change request is", "their change requests are")))
+		return redirect(c, "/flags/compare?target="+target.String())
 	}
 	p.keepFlash(c, fmt.Sprintf("%d %s copied.", res.CopiedCount, plural(res.CopiedCount, "flag", "flags")))
 	return redirect(c, "/flags/compare?target="+target.String())

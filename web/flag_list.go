@@ -219,8 +219,14 @@ func (p *pages) flagCreate(c echo.Context, w workEnv, values map[string]string, 
 	if vars == nil {
 		vars = variationEdits(flagstore.DefaultVariations(values["variationType"]))
 	}
-	return &views.FlagCreate{Form: p.form(c, "flag-create", "/flags", values), Types: variationTypes(values["variationType"]),
+	create := &views.FlagCreate{Form: p.form(c, "flag-create", "/flags", values), Types: variationTypes(values["variationType"]),
 		Variations: renumber(vars), CommentRequired: w.requireComment, Open: open}
+	// Where changes need approval a new flag comes in with a change request:
+	// the form asks for its reason and reviewers. Without the choice of
+	// reviewers (the store could not list them) it asks for nothing, and
+	// the store refuses the flag, saying why.
+	_ = p.withRequest(c, w, &create.Form)
+	return create
 }
 
 // createFlag creates a flag and opens its page. The form's edit buttons
@@ -251,16 +257,18 @@ func (p *pages) createFlag(c echo.Context) error {
 		return p.flagsPage(c, http.StatusOK, flagQuery{page: 1, size: listPageSize}, p.flagCreate(c, w, values, vars, true), nil)
 	}
 	in.Variations = storeVariations(vars)
-	f, err := p.store.CreateFlag(c.Request().Context(), actor(c), w.id, in)
+	if in.NewFlagRequest, err = newFlagRequest(c); err != nil {
+		return err
+	}
+	f, err := p.store.CreateFlagRequesting(c.Request().Context(), actor(c), w.id, in)
 	if err == nil {
-		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created.", f.Name))
-		return redirect(c, flagHref(f.Key))
+		return p.flagCreated(c, f, fmt.Sprintf("Feature flag “%s” created.", f.Name), "")
 	}
 	create := p.flagCreate(c, w, values, vars, true)
 	if create == nil {
 		return err
 	}
-	status, err := changeProblems(err, &create.Form, "name", "key", "description", "variationType", "variations")
+	status, err := changeProblems(err, &create.Form, "name", "key", "description", "variationType", "variations", "reason", "reviewers")
 	if err != nil {
 		return err
 	}

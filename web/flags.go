@@ -210,6 +210,10 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 				form := p.form(c, "flag-clone", href+"/clone", map[string]string{"name": f.Name + " (copy)", "key": f.Key + "-copy"})
 				return &form
 			})
+			// Where changes need approval the copy comes in with a change request.
+			if err := p.withRequest(c, w, s.Clone); err != nil {
+				return err
+			}
 		}
 		m.Settings = &s
 	case tabTriggers:

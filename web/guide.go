@@ -127,6 +127,9 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 			f := p.form(c, "guide-flag", guidePath+"/flag", nil)
 			vm.Flag = &f
 		}
+		if err := p.withRequest(c, env, vm.Flag); err != nil {
+			return err
+		}
 		vm.Connect = p.connect(w.Env, flagKey, c.QueryParam("sdk")) // the frame's, with its secrets
 	}
 	shell, err := p.shell(c, "Get started", navFlags)
@@ -320,13 +323,15 @@ func (p *pages) createFirstFlag(c echo.Context) error {
 		return err
 	}
 	in := flagstore.FlagInput{Name: c.FormValue("name"), Key: c.FormValue("key"), VariationType: flagstore.VariationBoolean}
-	f, err := p.store.CreateFlag(c.Request().Context(), actor(c), w.id, in)
+	if in.NewFlagRequest, err = newFlagRequest(c); err != nil {
+		return err
+	}
+	f, err := p.store.CreateFlagRequesting(c.Request().Context(), actor(c), w.id, in)
 	if err == nil {
-		p.keepFlash(c, fmt.Sprintf("Feature flag “%s” created.", f.Name))
-		return c.Redirect(http.StatusSeeOther, guidePath)
+		return p.flagCreated(c, f, fmt.Sprintf("Feature flag “%s” created.", f.Name), guidePath)
 	}
 	form := p.form(c, "guide-flag", guidePath+"/flag", map[string]string{"name": in.Name, "key": in.Key})
-	status, err := formProblems(err, &form, "name", "key")
+	status, err := formProblems(err, &form, "name", "key", "reason", "reviewers")
 	if err != nil {
 		return err
 	}

@@ -81,10 +81,10 @@ func (q *Queries) CountFlags(ctx context.Context, arg CountFlagsParams) (int64, 
 const CreateFlag = `-- name: CreateFlag :one
 INSERT INTO feature_flags (env_id, key, name, description, variation_type, variations, target_users, rules,
     is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, segment_refs,
-    revision, creator_id, updator_id)
+    revision, creator_id, updator_id, is_archived)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
     $9, $10, $11, $12, $13, $14,
-    $15, $16, $16)
+    $15, $16, $16, $17)
 RETURNING id, env_id, key, name, description, variation_type, variations, target_users, rules, is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, is_archived, segment_refs, revision, creator_id, updator_id, created_at, updated_at
 `
 
@@ -105,9 +105,11 @@ type CreateFlagParams struct {
 	SegmentRefs           []uuid.UUID
 	Revision              uuid.UUID
 	CreatorID             uuid.UUID
+	IsArchived            bool
 }
 
-// CreateFlag inserts a feature flag.
+// CreateFlag inserts a feature flag; archived where it waits for the change
+// request that brings it in (insertFlag).
 func (q *Queries) CreateFlag(ctx context.Context, arg CreateFlagParams) (FeatureFlag, error) {
 	row := q.db.QueryRow(ctx, CreateFlag,
 		arg.EnvID,
@@ -126,6 +128,7 @@ func (q *Queries) CreateFlag(ctx context.Context, arg CreateFlagParams) (Feature
 		arg.SegmentRefs,
 		arg.Revision,
 		arg.CreatorID,
+		arg.IsArchived,
 	)
 	var i FeatureFlag
 	err := row.Scan(

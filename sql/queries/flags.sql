@@ -1,11 +1,12 @@
 -- name: CreateFlag :one
--- CreateFlag inserts a feature flag.
+-- CreateFlag inserts a feature flag; archived where it waits for the change
+-- request that brings it in (insertFlag).
 INSERT INTO feature_flags (env_id, key, name, description, variation_type, variations, target_users, rules,
     is_enabled, disabled_variation_id, fallthrough, expt_include_all_targets, tags, segment_refs,
-    revision, creator_id, updator_id)
+    revision, creator_id, updator_id, is_archived)
 VALUES (@env_id, @key, @name, @description, @variation_type, @variations, @target_users, @rules,
     @is_enabled, @disabled_variation_id, @fallthrough, @expt_include_all_targets, @tags, @segment_refs,
-    @revision, @creator_id, @creator_id)
+    @revision, @creator_id, @creator_id, @is_archived)
 RETURNING *;
 
 -- name: GetFlag :one

@@ -28,7 +28,8 @@ const (
 	// SDKs find nothing of an archived flag, and deleting one frees its key
 	// for a flag that serves something else.
 	ApprovalFlagLifecycle = "FlagLifecycle"
-	// ApprovalNewFlag is a flag created, cloned or copied in switched on.
+	// ApprovalNewFlag is a flag created, cloned, copied in or imported, on
+	// or off, without the change request it comes in with (insertFlag).
 	ApprovalNewFlag = "NewFlag"
 	// ApprovalSegment is a change to who is in a segment that flags of the
 	// environment use.
@@ -52,9 +53,9 @@ func (e *ApprovalError) Error() string {
 func (e *ApprovalError) Unwrap() error { return ErrChangeRequestRequired }
 
 // approvalRequired refuses, where env's changes need approval, a change of
-// a flag made outside a change request that changes what SDKs get: before
-// nil is a flag coming into being (created, cloned, copied in), refused
-// when it is on; after nil is a flag deleted, always refused (only an
+// an existing flag (before) made outside a change request that changes what
+// SDKs get (a flag coming into being is insertFlag's: it waits for its own
+// change request); after nil is a flag deleted, always refused (only an
 // archived flag is deleted, and its key, which applications may still ask
 // for, would be free for a flag serving something else); otherwise
 // archiving, restoring, or a change of what it serves. Name, description
@@ -67,10 +68,6 @@ func approvalRequired(env core.EnvRow, before, after *Flag) error {
 	}
 	e := &ApprovalError{Env: projectEnv(env)}
 	switch {
-	case before == nil && !after.IsEnabled:
-		return nil // off, it serves its off variation until a request turns it on
-	case before == nil:
-		e.Of = ApprovalNewFlag
 	case after == nil || before.IsArchived != after.IsArchived:
 		e.Of = ApprovalFlagLifecycle
 	case servesDifferently(*before, *after):

@@ -101,9 +101,14 @@ func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 	if used, err := s.FlagKeyUsed(ctx, owner, prod.ID, "pay-again"); err != nil || used {
 		t.Fatalf("a refused creation stored its flag: %v, %v", used, err)
 	}
-	// A flag switched off may come in; turning it on is a change request.
-	if _, err := s.CreateFlag(ctx, dave, prod.ID, flagstore.FlagInput{Name: "New", Key: "new"}); err != nil {
-		t.Fatalf("create a flag that is off: %v", err)
+	// Switched off, its off variation would be served at once: it too needs
+	// a change request, and comes in pending with one.
+	_, err = s.CreateFlag(ctx, dave, prod.ID, flagstore.FlagInput{Name: "New", Key: "new"})
+	wantRule(t, "create a flag that is off", err, "ChangeRequestRequired")
+	created, err := s.CreateFlagRequesting(ctx, dave, prod.ID, flagstore.FlagInput{Name: "New", Key: "new",
+		NewFlagRequest: flagstore.NewFlagRequest{Reason: "new", Reviewers: []uuid.UUID{bob.UserID}}})
+	if err != nil || created.PendingApproval == nil || !created.IsArchived {
+		t.Fatalf("create a flag that is off with a change request: %+v, %v", created, err)
 	}
 
 	// Where changes need no approval, the Developer does all of it.
@@ -154,15 +159,22 @@ func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 		t.Fatalf("quiet after a refused settings copy: %+v, %v", q, err)
 	}
 
-	// Off, a flag comes in: by copy and by clone.
+	// Off, a flag comes in only with a change request: by copy and by clone.
 	if _, err := s.ToggleFlag(ctx, dave, dev.ID, "banner", false, flagstore.Change{}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}}); err != nil || got.CopiedCount != 1 {
-		t.Fatalf("copy a flag that is off: %+v, %v", got, err)
+	_, err = s.CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
+	wantRule(t, "copy a flag that is off", err, "ChangeRequestRequired")
+	_, err = s.CloneFlag(ctx, dave, prod.ID, "quiet", flagstore.CloneFlagInput{Name: "Quiet 2", Key: "quiet-2"})
+	wantRule(t, "clone a flag that is off", err, "ChangeRequestRequired")
+	req := flagstore.NewFlagRequest{Reason: "bring it in", Reviewers: []uuid.UUID{bob.UserID}}
+	if got, err := s.CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID},
+		NewFlagRequest: req}); err != nil || got.CopiedCount != 1 || len(got.PendingApproval) != 1 {
+		t.Fatalf("copy a flag that is off with a change request: %+v, %v", got, err)
 	}
-	if _, err := s.CloneFlag(ctx, dave, prod.ID, "quiet", flagstore.CloneFlagInput{Name: "Quiet 2", Key: "quiet-2"}); err != nil {
-		t.Fatalf("clone a flag that is off: %v", err)
+	if got, err := s.CloneFlagRequesting(ctx, dave, prod.ID, "quiet", flagstore.CloneFlagInput{Name: "Quiet 2", Key: "quiet-2",
+		NewFlagRequest: req}); err != nil || got.PendingApproval == nil {
+		t.Fatalf("clone a flag that is off with a change request: %+v, %v", got, err)
 	}
 }
 

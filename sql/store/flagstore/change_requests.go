@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
@@ -108,11 +109,14 @@ type FlagChangeRequest struct {
 	// approved; nil when it is applied by hand.
 	ScheduleID *uuid.UUID `json:"scheduleId"`
 	// DataChange is the flag as the request found it and as it would leave it.
-	DataChange  DataChange `json:"dataChange"`
-	CreatorID   uuid.UUID  `json:"creatorId"`
-	CreatorName string     `json:"creatorName"`
-	CreatedAt   time.Time  `json:"createdAt"`
-	UpdatedAt   time.Time  `json:"updatedAt"`
+	DataChange DataChange `json:"dataChange"`
+	// NewFlag tells that the request brings in a flag created where
+	// changes need approval (pendingFlag): the flag waits archived for it.
+	NewFlag     bool      `json:"newFlag"`
+	CreatorID   uuid.UUID `json:"creatorId"`
+	CreatorName string    `json:"creatorName"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
 // Reviewer is a member named to review a request, with the decision:
@@ -314,6 +318,12 @@ func withReviewers(ctx context.Context, q *db.Queries, rows []changeRequestRow) 
 			Status: cr.Status, Reason: cr.Reason, ApprovalsRequired: int(cr.ApprovalsRequired), Reviewers: []Reviewer{},
 			ScheduleID: r.ScheduleID, DataChange: DataChange{Previous: r.Base, Current: r.Target}, CreatorID: cr.CreatorID, CreatorName: personName(r.CreatorName, r.CreatorEmail),
 			CreatedAt: cr.CreatedAt.UTC(), UpdatedAt: cr.UpdatedAt.UTC()}
+		var base, target struct {
+			IsArchived bool `json:"isArchived"`
+		}
+		if json.Unmarshal(r.Base, &base) == nil && json.Unmarshal(r.Target, &target) == nil {
+			out[i].NewFlag = base.IsArchived && !target.IsArchived
+		}
 		for _, rv := range reviews {
 			if rv.ChangeRequestID == cr.ID {
 				out[i].Reviewers = append(out[i].Reviewers, Reviewer{MemberID: rv.MemberID, Name: personName(rv.Name, rv.Email),
@@ -322,6 +332,18 @@ func withReviewers(ctx context.Context, q *db.Queries, rows []changeRequestRow) 
 		}
 	}
 	return out, nil
+}
+
+// Lines says the request's change in words, as the history page does; a
+// new flag's request says everything the flag will serve (NewFlagWords).
+func (r FlagChangeRequest) Lines(names describe.Names) []string {
+	if r.NewFlag {
+		var target Flag
+		if json.Unmarshal(r.DataChange.Current, &target) == nil {
+			return NewFlagWords(target, names)
+		}
+	}
+	return describe.Change("FeatureFlag", r.DataChange.Previous, r.DataChange.Current, names)
 }
 
 // personName is how a person is named: by name, else by email.

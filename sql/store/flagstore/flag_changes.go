@@ -227,24 +227,36 @@ type CloneFlagInput struct {
 	Description *string  `json:"description"`
 	Tags        []string `json:"tags"`
 	Change
+	// NewFlagRequest is the change request the copy comes in with where
+	// the environment's changes need approval.
+	NewFlagRequest
 }
 
-// CloneFlag copies a flag (variations, targeting, state) under a new name and key.
+// CloneFlag copies a flag (variations, targeting, state) under a new name
+// and key: CloneFlagRequesting's flag.
 func (s *Flags) CloneFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in CloneFlagInput) (Flag, error) {
+	out, err := s.CloneFlagRequesting(ctx, a, envID, key, in)
+	return out.Flag, err
+}
+
+// CloneFlagRequesting clones a flag; where the environment's changes need
+// approval the copy comes in pending, with a change request of in's reason
+// and reviewers (insertFlag), which the answer names.
+func (s *Flags) CloneFlagRequesting(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in CloneFlagInput) (CreatedFlag, error) {
 	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
-		return Flag{}, err
+		return CreatedFlag{}, err
 	}
 	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: envID, Key: key})
 	if err != nil {
-		return Flag{}, core.Translate(err)
+		return CreatedFlag{}, core.Translate(err)
 	}
 	src, err := FlagFrom(row)
 	if err != nil {
-		return Flag{}, err
+		return CreatedFlag{}, err
 	}
 	if err := mayCloneFlag(a, env, src); err != nil {
-		return Flag{}, err
+		return CreatedFlag{}, err
 	}
 	f := src.Clone()
 	f.ID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), uuid.New(), core.ActorID(a), core.ActorID(a)
@@ -255,18 +267,19 @@ func (s *Flags) CloneFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, k
 	if in.Tags != nil {
 		f.Tags = in.Tags
 	}
+	in.Change = commentOr(env, in.Change, in.NewFlagRequest)
 	var v core.Validator
 	refs := checkFlag(&v, &f)
 	in.Change.check(&v, env)
 	if err := v.Err(); err != nil {
-		return Flag{}, err
+		return CreatedFlag{}, err
 	}
-	var out Flag
+	var out CreatedFlag
 	err = s.InTx(ctx, func(q *db.Queries) error {
 		if err := s.checkSegmentRefs(ctx, q, env, f.Rules, refs); err != nil {
 			return err
 		}
-		out, err = s.insertFlag(ctx, q, a, env, f, refs, in.Comment)
+		out.Flag, out.PendingApproval, err = s.insertFlag(ctx, q, a, env, f, refs, in.Comment, in.NewFlagRequest)
 		return err
 	})
 	return out, err

@@ -260,11 +260,16 @@ func hasTargets(f Flag) bool {
 type CopyToEnvInput struct {
 	FlagIDs         []uuid.UUID       `json:"flagIds"`
 	PrecheckResults []json.RawMessage `json:"precheckResults"`
+	// NewFlagRequest is the change request each copy comes in with where
+	// the target environment's changes need approval: one per flag.
+	NewFlagRequest
 }
 
-// CopyToEnvResult is FeatBit's CopyToEnvResult.
+// CopyToEnvResult is FeatBit's CopyToEnvResult, with the change requests
+// the copies came in with where the target's changes need approval.
 type CopyToEnvResult struct {
-	CopiedCount int `json:"copiedCount"`
+	CopiedCount     int               `json:"copiedCount"`
+	PendingApproval []RequestedChange `json:"pendingApproval,omitempty"`
 }
 
 // CopyToEnv copies flags to another environment as new flags of the same
@@ -287,6 +292,7 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 	}
 	comment := fmt.Sprintf("Copied from %q", projectEnv(srcEnv))
 	var copied int
+	var requested []RequestedChange
 	err = s.InTx(ctx, func(q *db.Queries) error {
 		checks, err := s.precheck(ctx, q, a, srcEnv, tgtEnv, ids)
 		if err != nil {
@@ -328,8 +334,12 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 			if err := v.Err(); err != nil {
 				return err
 			}
-			if _, err := s.insertFlag(ctx, q, a, tgtEnv, f, refs, comment); err != nil {
+			_, cr, err := s.insertFlag(ctx, q, a, tgtEnv, f, refs, comment, in.NewFlagRequest)
+			if err != nil {
 				return err
+			}
+			if cr != nil {
+				requested = append(requested, *cr)
 			}
 			copied++
 		}
@@ -338,5 +348,5 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 	if err != nil {
 		return CopyToEnvResult{}, err
 	}
-	return CopyToEnvResult{CopiedCount: copied}, nil
+	return CopyToEnvResult{CopiedCount: copied, PendingApproval: requested}, nil
 }

@@ -94,6 +94,9 @@ var flagParts = []flagPart{
 	{"name", func(f *Flag) any { return f.Name }, func(d, s *Flag) { d.Name = s.Name }},
 	{"description", func(f *Flag) any { return f.Description }, func(d, s *Flag) { d.Description = s.Description }},
 	{"tags", func(f *Flag) any { return f.Tags }, func(d, s *Flag) { d.Tags = s.Tags }},
+	// Only a new flag's request (pendingFlag) changes it: draftTarget keeps
+	// every other draft's as the flag has it.
+	{"archived state", func(f *Flag) any { return f.IsArchived }, func(d, s *Flag) { d.IsArchived = s.IsArchived }},
 }
 
 // ChangedParts names the parts of a flag that differ between base and target.
@@ -153,7 +156,7 @@ func draftTarget(cur Flag, in DraftInput) (Flag, error) {
 		for _, p := range flagParts {
 			p.set(&target, &into)
 		}
-		target.Tags = core.OrEmpty(target.Tags)
+		target.Tags, target.IsArchived = core.OrEmpty(target.Tags), cur.IsArchived
 	case in.Targeting != nil:
 		t := in.Targeting
 		target.TargetUsers, target.Rules, target.Fallthrough = t.TargetUsers, t.Rules, t.Fallthrough

@@ -49,6 +49,9 @@ type FlagInput struct {
 	IsEnabled           bool        `json:"isEnabled"`
 	Tags                []string    `json:"tags"`
 	Change
+	// NewFlagRequest is the change request the flag comes in with where
+	// the environment's changes need approval.
+	NewFlagRequest
 }
 
 // DefaultVariations are the variations a new flag of a type starts with, as
@@ -85,14 +88,22 @@ func withTags(rn string, tags []string) string {
 	return rn
 }
 
-// CreateFlag creates a flag in an environment.
+// CreateFlag creates a flag in an environment: CreateFlagRequesting's flag.
 func (s *Flags) CreateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, in FlagInput) (Flag, error) {
+	out, err := s.CreateFlagRequesting(ctx, a, envID, in)
+	return out.Flag, err
+}
+
+// CreateFlagRequesting creates a flag in an environment; where its changes
+// need approval the flag comes in pending, with a change request of in's
+// reason and reviewers (insertFlag), which the answer names.
+func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID uuid.UUID, in FlagInput) (CreatedFlag, error) {
 	env, err := s.EnvironmentOf(ctx, a, envID)
 	if err != nil {
-		return Flag{}, err
+		return CreatedFlag{}, err
 	}
 	if err := mayCreateFlag(a, env); err != nil {
-		return Flag{}, err
+		return CreatedFlag{}, err
 	}
 	if in.VariationType == "" && len(in.Variations) == 0 {
 		in.VariationType = VariationBoolean
@@ -118,29 +129,40 @@ func (s *Flags) CreateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 			{ID: in.EnabledVariationID, Rollout: []float64{0, 1}, ExptRollout: 1}}},
 		ExptIncludeAllTargets: true, Tags: in.Tags,
 	}
+	in.Change = commentOr(env, in.Change, in.NewFlagRequest)
 	var v core.Validator
 	checkFlag(&v, &f)
 	in.Change.check(&v, env)
 	if err := v.Err(); err != nil {
-		return Flag{}, err
+		return CreatedFlag{}, err
 	}
 	if err := a.Require(access.CreateFlag, flagRN(env, f.Key, f.Tags)); err != nil {
-		return Flag{}, err
+		return CreatedFlag{}, err
 	}
-	var out Flag
+	var out CreatedFlag
 	err = s.InTx(ctx, func(q *db.Queries) (err error) {
-		out, err = s.insertFlag(ctx, q, a, env, f, nil, in.Comment)
+		out.Flag, out.PendingApproval, err = s.insertFlag(ctx, q, a, env, f, nil, in.Comment, in.NewFlagRequest)
 		return err
 	})
 	return out, err
 }
 
 // insertFlag stores a new flag whose rules name refs, and records its
-// creation: the one way a flag comes to exist (created, cloned or copied).
-func (s *Flags) insertFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, f Flag, refs []uuid.UUID, comment string) (Flag, error) {
-	if err := approvalRequired(env, nil, &f); err != nil {
-		return Flag{}, err
+// creation: the one way a flag comes to exist (created, cloned, copied or
+// imported). Where env's changes need approval, a flag that is not
+// archived comes in pending, with the change request req (pendingFlag):
+// SDKs see it only once that is approved and applied.
+func (s *Flags) insertFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, f Flag, refs []uuid.UUID,
+	comment string, req NewFlagRequest) (Flag, *RequestedChange, error) {
+	if approvalsNeeded(env.Environment) > 0 && !f.IsArchived {
+		return s.pendingFlag(ctx, q, a, env, f, refs, comment, req)
 	}
+	out, err := s.storeNewFlag(ctx, q, a, env, f, refs, comment)
+	return out, nil, err
+}
+
+// storeNewFlag is insertFlag's writing: the row and its history entry.
+func (s *Flags) storeNewFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, f Flag, refs []uuid.UUID, comment string) (Flag, error) {
 	p, err := flagParams(f)
 	if err != nil {
 		return Flag{}, err
@@ -152,7 +174,7 @@ func (s *Flags) insertFlag(ctx context.Context, q *db.Queries, a *core.Actor, en
 		VariationType: f.VariationType, Variations: p.Variations, TargetUsers: p.TargetUsers, Rules: p.Rules,
 		IsEnabled: f.IsEnabled, DisabledVariationID: f.DisabledVariationID, Fallthrough: p.Fallthrough,
 		ExptIncludeAllTargets: f.ExptIncludeAllTargets, Tags: f.Tags, SegmentRefs: refs,
-		Revision: f.Revision, CreatorID: core.ActorID(a)})
+		Revision: f.Revision, CreatorID: core.ActorID(a), IsArchived: f.IsArchived})
 	if err != nil {
 		return Flag{}, err
 	}
@@ -248,10 +270,12 @@ func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Act
 		return Flag{}, err
 	}
 	if before.IsArchived {
-		// Archived is read-only: the one change left is restoring it as it was.
+		// Archived is read-only: the one change left is restoring it as it
+		// was, or, for a new flag's approved change request (op names a
+		// draft's change), as the request brings it in (pendingFlag).
 		restored := before.Clone()
 		restored.IsArchived = false
-		if after.IsArchived || !sameFlag(restored, after) {
+		if after.IsArchived || (op == "" && !sameFlag(restored, after)) {
 			return Flag{}, ErrFlagIsArchived
 		}
 	}

@@ -92,8 +92,8 @@ var errDryRun = errors.New("dry run")
 // each created, changed, or left as it is, all in one transaction. Where
 // the environment's changes need approval, a change to what an existing
 // flag serves becomes a change request (one per flag, with in's reason and
-// reviewers), and a new flag that is on is created off with a change
-// request to turn it on. Each change needs the permission it needs made by
+// reviewers), and a new flag, on or off, comes in pending with a change
+// request that brings it in (insertFlag). Each change needs the permission it needs made by
 // hand.
 func (s *Flags) Import(ctx context.Context, a *core.Actor, envID uuid.UUID, in ImportInput) (ImportPlan, error) {
 	env, err := s.ReadableEnv(ctx, a, envID)
@@ -246,8 +246,9 @@ func (im *importer) flags(ctx context.Context) error {
 
 // create makes a new flag as the file has it, as creating and then
 // changing it by hand would: CreateFlag, and the actions for the parts it
-// sets. Where changes need approval, a flag that is on is created off, and
-// a change request turns it on.
+// sets. Where changes need approval, the flag comes in pending with a
+// change request of the import's reason and reviewers (insertFlag), and a
+// flag the file has archived comes in archived, which needs none.
 func (im *importer) create(ctx context.Context, want Flag) error {
 	a, env := im.a, im.env
 	if err := mayCreateFlag(a, env); err != nil {
@@ -260,12 +261,13 @@ func (im *importer) create(ctx context.Context, want Flag) error {
 	if f.IsEnabled {
 		actions = append(actions, access.ToggleFlag)
 	}
+	archiveNow := want.IsArchived && approvalsNeeded(env.Environment) > 0
+	if archiveNow {
+		actions = append(actions, access.ArchiveFlag)
+		f.IsArchived = true
+	}
 	if err := requireFlagActions(a, env, actions, f); err != nil {
 		return err
-	}
-	requested := approvalsNeeded(env.Environment) > 0 && f.IsEnabled
-	if requested {
-		f.IsEnabled = false
 	}
 	var v core.Validator
 	refs := checkFlag(&v, &f)
@@ -275,25 +277,24 @@ func (im *importer) create(ctx context.Context, want Flag) error {
 	if err := im.s.checkSegmentRefs(ctx, im.q, env, f.Rules, refs); err != nil {
 		return err
 	}
-	out, err := im.s.insertFlag(ctx, im.q, a, env, f, refs, im.in.Comment)
+	out, cr, err := im.s.insertFlag(ctx, im.q, a, env, f, refs, im.in.Comment, NewFlagRequest{Reason: im.in.Reason, Reviewers: im.in.Reviewers})
 	if err != nil {
 		return err
 	}
 	pc := PlannedChange{Kind: "flag", Key: f.Key, Action: ImportCreate, Words: describe.FlagChange(nil, &out, im.segmentNames)}
-	if requested {
-		on := out
-		on.IsEnabled = true
-		if err := im.request(ctx, out, on); err != nil {
-			return err
-		}
+	if cr != nil {
+		cr.Words = NewFlagWords(f, im.segmentNames)
+		im.plan.PendingApproval = append(im.plan.PendingApproval, *cr)
 	}
-	if want.IsArchived {
+	if want.IsArchived && !archiveNow {
 		if _, err := im.s.changeFlagIn(ctx, im.q, a, env, f.Key, im.change(), access.ArchiveFlag, "", func(f *Flag) error {
 			f.IsArchived = true
 			return nil
 		}); err != nil {
 			return err
 		}
+	}
+	if want.IsArchived {
 		pc.Words = append(pc.Words, "Archived the flag")
 	}
 	im.plan.Changes = append(im.plan.Changes, pc)

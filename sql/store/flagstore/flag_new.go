@@ -1,0 +1,163 @@
+package flagstore
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/describe"
+	"github.com/bunting-flags/bunting/sql/store/core"
+)
+
+// A flag coming into being (created, cloned, copied in, imported) is a
+// change to what SDKs get even when it is off: its off variation is served
+// from the moment it exists. So where an environment's changes need
+// approval, insertFlag stores a new flag as a pending one: archived (SDKs
+// find nothing of an archived flag: the server payload marks it archived,
+// client payloads give no variation, OFREP answers FLAG_NOT_FOUND) and
+// off, with a change request that restores it as it was asked for, on or
+// off. Nothing else is needed for the SDK endpoints: archived is the one
+// state they already never serve. Approved and applied, the flag is served;
+// declined or withdrawn, it stays archived and is never served (deleting
+// it, as deleting any flag there, is refused outside a change request, so
+// its key stays taken until the environment's setting is turned off).
+
+// NewFlagRequest is the change request a new flag comes in with where the
+// environment's changes need approval: its reason and reviewers. Where
+// they need none it is not asked for, and ignored.
+type NewFlagRequest struct {
+	Reason    string      `json:"reason"`
+	Reviewers []uuid.UUID `json:"reviewers"`
+}
+
+// none tells whether the caller named no change request at all: such a
+// creation is refused as every change made outside one is, 422
+// ChangeRequestRequired, rather than with a question about its fields.
+func (r NewFlagRequest) none() bool {
+	return strings.TrimSpace(r.Reason) == "" && len(r.Reviewers) == 0
+}
+
+// CreatedFlag is a flag created, cloned or copied in: the flag as stored
+// and, where the environment's changes need approval, the change request
+// that brings it in (the flag waits archived until it is applied).
+type CreatedFlag struct {
+	Flag
+	PendingApproval *RequestedChange `json:"pendingApproval,omitempty"`
+}
+
+// commentOr is a new flag's history comment where env's changes need
+// approval: the comment given, else the request's reason, which the pages
+// ask for there instead of a comment.
+func commentOr(env core.EnvRow, ch Change, req NewFlagRequest) Change {
+	if approvalsNeeded(env.Environment) > 0 && strings.TrimSpace(ch.Comment) == "" {
+		ch.Comment = strings.TrimSpace(req.Reason)
+	}
+	return ch
+}
+
+// pendingFlag stores f, where env's changes need approval, as a pending
+// flag with the change request req that brings it in as f is; the flag as
+// stored and the request are returned. It is insertFlag's work there.
+func (s *Flags) pendingFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, f Flag, refs []uuid.UUID,
+	comment string, req NewFlagRequest) (Flag, *RequestedChange, error) {
+	if req.none() {
+		return Flag{}, nil, &ApprovalError{Of: ApprovalNewFlag, Env: projectEnv(env)}
+	}
+	var v core.Validator
+	v.Required("reason", req.Reason, core.MaxCommentLen)
+	if err := v.Err(); err != nil {
+		return Flag{}, nil, err
+	}
+	if err := checkReviewers(ctx, q, a, env, req.Reviewers); err != nil {
+		return Flag{}, nil, err
+	}
+	held := f
+	held.IsArchived, held.IsEnabled = true, false
+	// The request applies with its author's rights (applyDraft): one who
+	// could not restore the flag, or turn it on, is refused now rather than
+	// left with a request that can never apply.
+	want := held
+	want.IsArchived, want.IsEnabled = false, f.IsEnabled
+	if err := requireFlagActions(a, env, flagChangeActions(held, want), held, want); err != nil {
+		return Flag{}, nil, err
+	}
+	out, err := s.storeNewFlag(ctx, q, a, env, held, refs, comment)
+	if err != nil {
+		return Flag{}, nil, err
+	}
+	target := out.Clone()
+	target.IsArchived, target.IsEnabled = false, f.IsEnabled
+	baseJSON, err := json.Marshal(out)
+	if err != nil {
+		return Flag{}, nil, err
+	}
+	targetJSON, err := json.Marshal(target)
+	if err != nil {
+		return Flag{}, nil, err
+	}
+	reason := strings.TrimSpace(req.Reason)
+	row, err := q.CreateFlagDraft(ctx, db.CreateFlagDraftParams{EnvID: env.Environment.ID, FlagID: out.ID,
+		Base: baseJSON, Target: targetJSON, Comment: reason, CreatorID: core.ActorID(a), CreatorKind: core.ActorKind(a)})
+	if err != nil {
+		return Flag{}, nil, err
+	}
+	d, err := draftFrom(row)
+	if err != nil {
+		return Flag{}, nil, err
+	}
+	cr, err := s.addChangeRequest(ctx, q, a, env, d, reason, req.Reviewers)
+	if err != nil {
+		return Flag{}, nil, err
+	}
+	return out, &RequestedChange{Key: out.Key, ChangeRequestID: cr.ID, Words: NewFlagWords(target, nil)}, nil
+}
+
+// NewFlagWords says what a new flag will serve, for whoever approves it:
+// its creation, each variation with its value, what it serves while off,
+// whether it comes in on, and its targets and rules as changes from a flag
+// that has none. names names the segments its rules use.
+func NewFlagWords(f Flag, names describe.Names) []string {
+	words := []string{"Created the flag " + f.Name + " (" + f.Key + ")"}
+	value := func(id string) string {
+		for _, v := range f.Variations {
+			if v.ID == id {
+				return describe.VariationName(id, f.Variations) + " (" + v.Value + ")"
+			}
+		}
+		return describe.VariationName(id, f.Variations)
+	}
+	for _, v := range f.Variations {
+		words = append(words, "Variation "+value(v.ID))
+	}
+	words = append(words, "Off variation: "+value(f.DisabledVariationID))
+	if f.IsEnabled {
+		words = append(words, "Comes in switched on")
+	} else {
+		words = append(words, "Comes in switched off")
+	}
+	blank := f.Clone()
+	blank.TargetUsers, blank.Rules, blank.Fallthrough = nil, nil, Fallthrough{}
+	if names == nil {
+		names = func(string) (string, bool) { return "", false }
+	}
+	return append(words, describe.FlagChange(&blank, &f, names)...)
+}
+
+// NewFlagApprovers tells the pages' forms that bring flags into envID (a
+// copy's target, which is not the person's working environment) how many
+// approvals a change there needs, 0 when none, and who may approve there.
+func (s *Flags) NewFlagApprovers(ctx context.Context, a *core.Actor, envID uuid.UUID) (int, []Approver, error) {
+	env, err := s.ReadableEnv(ctx, a, envID)
+	if err != nil {
+		return 0, nil, err
+	}
+	n := approvalsNeeded(env.Environment)
+	if n == 0 {
+		return 0, nil, nil
+	}
+	may, err := approvers(ctx, s.Q, env)
+	return n, may, err
+}

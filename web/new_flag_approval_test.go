@@ -1,0 +1,164 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+)
+
+// TestCreatingAFlagWhereApprovalIsNeeded: in Prod, whose changes need the
+// owner's approval, the create form asks a Developer for a change request's
+// reason and reviewers. Without them the flag is refused on the page, with
+// words, nothing stored; with them the Developer lands on the change
+// request, which says the flag waits for approval and what it will serve,
+// and the flag waits archived until the owner approves and applies it.
+func TestCreatingAFlagWhereApprovalIsNeeded(t *testing.T) {
+	t.Parallel()
+	a, pr, env := flagApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+	_, err := a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
+	must(t, err)
+	a.addMember("dave@example.com", core.DeveloperPolicyID)
+	b := a.signedIn("dave@example.com", memberPassword)
+
+	form := b.get("/flags").status(http.StatusOK).must("flag-create-form")
+	if find(form, "request-fields") == nil || find(form, "request-reviewers") == nil {
+		t.Fatal("the create form does not ask for a change request where changes need approval")
+	}
+	vals := formValues(form)
+	vals.Set("name", "Pay")
+	vals.Set("key", "pay")
+	b.post("/flags", vals).status(http.StatusUnprocessableEntity)
+	if got := b.last.text("form-error"); !strings.Contains(got, "a new flag is one even switched off") {
+		t.Errorf("a flag created without a change request is refused saying %q", got)
+	}
+	if used, err := a.st.FlagKeyUsed(ctx, owner, env.ID, "pay"); err != nil || used {
+		t.Fatalf("the refused flag was stored: %v, %v", used, err)
+	}
+
+	vals = formValues(b.last.must("flag-create-form"))
+	vals.Set("name", "Pay")
+	vals.Set("key", "pay")
+	vals.Set("reason", "new checkout")
+	vals.Set("reviewers", owner.UserID.String())
+	p := b.post("/flags", vals).status(http.StatusOK)
+	if !strings.HasPrefix(p.url.Path, "/change-requests/") {
+		t.Fatalf("created with a change request, the page went to %s, not the change request", p.url)
+	}
+	if got := p.text("flash-success"); !strings.Contains(got, "“Pay” created, waiting for approval") {
+		t.Errorf("the change request's page says %q", got)
+	}
+	if got := p.text("cr-lines"); !strings.Contains(got, "Created the flag Pay (pay)") || !strings.Contains(got, "Off variation: False (false)") {
+		t.Errorf("the change request does not say what the flag will serve: %q", got)
+	}
+	if got := p.text("cr-reviewers"); got == "" {
+		t.Error("the change request names no reviewer")
+	}
+	if f := a.flag(env, "pay"); !f.IsArchived {
+		t.Fatalf("the flag is served before approval: %+v", f)
+	}
+
+	id, err := uuid.Parse(strings.TrimPrefix(p.url.Path, "/change-requests/"))
+	must(t, err)
+	_, err = a.st.ApproveFlagChangeRequest(ctx, owner, env.ID, id, flagstore.ReviewInput{})
+	must(t, err)
+	_, err = a.st.ApplyFlagChangeRequest(ctx, owner, env.ID, id)
+	must(t, err)
+	if f := a.flag(env, "pay"); f.IsArchived || f.IsEnabled {
+		t.Fatalf("approved and applied, the flag is %+v; want it in, off", f)
+	}
+}
+
+// TestBrowserNewFlagWaitsForApproval: in Chromium, a Developer creates a
+// flag in Prod, whose changes need the owner's approval: the form asks for
+// a reason and reviewers, and the page that follows is the change request,
+// saying the flag waits for approval and what it will serve.
+func TestBrowserNewFlagWaitsForApproval(t *testing.T) {
+	t.Parallel()
+	ch := headless(t, 90*time.Second)
+	a, pr, env := flagApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+	_, err := a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
+	must(t, err)
+	a.addMember("dave@example.com", core.DeveloperPolicyID)
+
+	ch.do("sign in",
+		viewport(1280),
+		chromedp.Navigate(a.srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)),
+		chromedp.SendKeys(chromedp.CSS(`#login-email`), "dave@example.com"),
+		chromedp.SendKeys(chromedp.CSS(`#login-password`), memberPassword),
+		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid=login-form]`)),
+		chromedp.Navigate(a.srv.URL+"/flags"),
+		chromedp.WaitVisible(chromedp.CSS(`#flag-create > summary`)),
+	)
+	ch.do("open the form", chromedp.Click(chromedp.CSS(`#flag-create > summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#flag-create-name`)),
+		chromedp.SendKeys(chromedp.CSS(`#flag-create-name`), "Pay"),
+		chromedp.WaitVisible(chromedp.CSS(`#flag-create [data-testid=request-fields]`)))
+	ch.do("the reason", chromedp.SendKeys(chromedp.CSS(`#flag-create-reason`), "New checkout"))
+	ch.do("choose the owner", chromedp.Click(chromedp.CSS(`#flag-create-reviewer-`+owner.UserID.String())),
+		chromedp.Click(chromedp.CSS(`[data-testid=flag-create-submit]`)))
+	ch.waitPath("^/change-requests/")
+	ch.do("the change request", chromedp.WaitVisible(chromedp.CSS(`[data-testid=cr-lines]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=flash-success]").textContent`); !strings.Contains(got, "waiting for approval") {
+		t.Errorf("the page says %q", got)
+	}
+	if got := ch.eval(`document.querySelector("[data-testid=cr-lines]").textContent`); !strings.Contains(got, "Off variation: False (false)") {
+		t.Errorf("the change request says %q", got)
+	}
+	if f := a.flag(env, "pay"); !f.IsArchived {
+		t.Fatalf("the flag is served before approval: %+v", f)
+	}
+}
+
+// TestCopyingFlagsWhereTheTargetNeedsApproval: copying a flag from Prod to
+// Dev, whose changes need bob's approval, the confirm form asks for a
+// change request's reason and reviewers among Dev's approvers. Without them
+// the copy is refused with words, nothing copied; with them the flag comes
+// into Dev archived, and the page says it waits for approval.
+func TestCopyingFlagsWhereTheTargetNeedsApproval(t *testing.T) {
+	t.Parallel()
+	a, prod, dev := compareApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+	bob := a.addMember("bob@example.com", core.OwnerPolicyID)
+	_, err := a.st.UpdateEnvironment(ctx, owner, dev.ProjectID, dev.ID, core.EnvironmentInput{Name: dev.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+			ApproverMemberIDs: []uuid.UUID{bob}}}})
+	must(t, err)
+	b := a.signedIn(ownerEmail, ownerPassword)
+	copyTo := attr(b.get("/flags/banner").status(http.StatusOK).must("copy-link"), "href")
+	form := b.get(copyTo + "&target=" + dev.ID.String()).status(http.StatusOK).must("copy-confirm-form")
+	if find(form, "request-fields") == nil || find(form, "request-reviewers") == nil {
+		t.Fatal("the copy's form does not ask for a change request where the target needs approval")
+	}
+	banner := a.flag(prod, "banner").ID.String()
+	pg := b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {banner}}).status(http.StatusUnprocessableEntity)
+	if got := pg.text("form-error"); !strings.Contains(got, "a new flag is one even switched off") {
+		t.Errorf("the copy without a change request is refused saying %q", got)
+	}
+	if used, err := a.st.FlagKeyUsed(ctx, owner, dev.ID, "banner"); err != nil || used {
+		t.Fatalf("the refused copy stored banner: %v, %v", used, err)
+	}
+	pg = b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {banner}, "reason": {"bring banner"},
+		"reviewers": {bob.String()}}).status(http.StatusOK)
+	if got := pg.text("flash-success"); !strings.Contains(got, "1 flag copied, waiting for approval there") {
+		t.Errorf("after the copy the page says %q", got)
+	}
+	if f := a.flag(dev, "banner"); !f.IsArchived {
+		t.Fatalf("the copy is served in Dev before approval: %+v", f)
+	}
+}
