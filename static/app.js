@@ -84,18 +84,20 @@
     el.hidden = hide ? match : !match;
   }
 
-  // A rollout's total, as the percentages are typed (the server checks it too).
+  // A rollout's total, as the percentages are typed (the server checks it
+  // too): summed in hundredths of a percent, so 33.33 + 33.33 + 33.34 is 100.
   function sumRollout(box) {
-    var total = 0, whole = true;
+    var total = 0, fine = true;
     box.querySelectorAll('input[type="number"]').forEach(function (input) {
-      var n = input.value === "" ? 0 : Number(input.value);
-      if (!Number.isInteger(n)) whole = false;
-      total += n;
+      var v = input.value.trim();
+      if (v === "") return;
+      if (!/^\d+(\.\d{0,2})?$/.test(v) && !/^\.\d{1,2}$/.test(v)) { fine = false; return; }
+      total += Math.round(Number(v) * 100);
     });
     var out = box.querySelector("[data-rollout-total]");
     if (!out) return;
-    out.textContent = whole ? "Total " + total + "%" + (total === 100 ? "" : ": the percentages must add up to 100%.") : "Use whole percentages.";
-    out.classList.toggle("field-error", !whole || total !== 100);
+    out.textContent = fine ? "Total " + (total / 100) + "%" + (total === 10000 ? "" : ": the percentages must add up to 100%.") : "Use percentages with at most two decimals, such as 12.34.";
+    out.classList.toggle("field-error", !fine || total !== 10000);
   }
 
   // A suggested key: lower case, runs of other characters become "-".

@@ -293,9 +293,11 @@ type ServeEdit struct {
 	Error       string
 }
 
-// PercentEdit is one variation's share of a rollout, in whole percent.
+// PercentEdit is one variation's share of a rollout, in percent with up to
+// two decimals; Invalid when the serve's Error is about it.
 type PercentEdit struct {
 	VariationID, Label, Value string
+	Invalid                   bool
 }
 
 // VariationsEditor edits a flag's type and variations.
