@@ -31,6 +31,29 @@
     root.querySelectorAll("[data-show-for], [data-hide-for]").forEach(applyShowFor);
     root.querySelectorAll("[data-rollout]").forEach(sumRollout);
     root.querySelectorAll("[data-select-all]").forEach(showSelection);
+    localTimes(root);
+  }
+
+  // Times the server wrote in UTC (<time datetime> with data-local-format,
+  // or an SVG tspan with data-local-time) are shown in the viewer's time
+  // zone, and the labels that named UTC ([data-local-zone]) name that zone.
+  // Without script the page keeps UTC, and says so.
+  var localFormats = {
+    time: { hour: "2-digit", minute: "2-digit", hourCycle: "h23" },
+    datetime: { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short" },
+    row: { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }
+  };
+  function localTimes(root) {
+    var zone = "";
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { return; }
+    if (!zone || /^(Etc\/)?(UTC|GMT|UCT|Zulu)$/.test(zone)) return; // already what the server wrote
+    root.querySelectorAll("time[datetime][data-local-format], [data-local-time]").forEach(function (el) {
+      var at = new Date(el.getAttribute("data-local-time") || el.getAttribute("datetime"));
+      var opts = localFormats[el.getAttribute("data-local-format")];
+      if (isNaN(at) || !opts) return;
+      el.textContent = new Intl.DateTimeFormat(undefined, opts).format(at);
+    });
+    root.querySelectorAll("[data-local-zone]").forEach(function (el) { el.textContent = zone; });
   }
 
   // data-select-all="name" on a checkbox checks or clears every checkbox of
