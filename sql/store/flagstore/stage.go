@@ -116,9 +116,14 @@ func (s Serving) Split(enabled bool) bool {
 	return len(values) > 1
 }
 
-// StageFactsOf are a listed flag's stage facts.
+// StageFacts are a listed flag's stage facts; its latest revision is its
+// last change, when the list has it.
 func (f FlagListItem) StageFacts() StageFacts {
-	return StageFacts{CreatedAt: f.CreatedAt, IsArchived: f.IsArchived, ChangedAt: f.UpdatedAt,
+	changed := f.UpdatedAt
+	if f.LastChange != nil {
+		changed = f.LastChange.ChangedAt
+	}
+	return StageFacts{CreatedAt: f.CreatedAt, IsArchived: f.IsArchived, ChangedAt: changed,
 		Split: f.Serving.Split(f.IsEnabled), LastEvaluatedAt: f.LastEvaluatedAt}
 }
 
