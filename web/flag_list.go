@@ -24,9 +24,9 @@ import (
 type flagQuery struct {
 	q, status string
 	// stage is a lifecycle stage, or "ready" for the flags ready to remove.
-	stage     string
-	tags      []string
-	archived  bool
+	stage    string
+	tags     []string
+	archived bool
 	// sort is a key of flagstore.SortKeys, "-" before it for descending;
 	// empty is the default, newest first.
 	sort       string
