@@ -35,7 +35,7 @@ func (s *Flags) listByStage(ctx context.Context, a *core.Actor, envID uuid.UUID,
 		archived = []bool{false, true}
 	}
 	var (
-		matched []FlagListItem
+		matched = []FlagListItem{} // an empty page is an empty list, not null
 		read    int
 		out     core.Paged[FlagListItem]
 	)
