@@ -35,6 +35,9 @@ type EvaluationChart struct {
 	// Comparison says this span's total against PreviousTotal in words.
 	PreviousPoints, PreviousLabel, Comparison string
 	PreviousTotal                             int64
+	// TotalPoints is this span's line of all evaluations, drawn to compare
+	// with the span before when there are several variations; "" otherwise.
+	TotalPoints string
 	// Buckets are each step's hover and focus target with its tooltip.
 	Buckets []ChartBucket
 	// Markers are the flag's changes within the span, on the time axis;

@@ -18,7 +18,7 @@ import (
 // Tooltip geometry, in SVG units: a line's height, a character's width
 // (an estimate, as the server cannot measure text) and the box's padding.
 const (
-	tipLine, tipChar, tipPad = 15, 6.4, 8
+	tipLine, tipChar, tipPad = 15, 7.0, 8
 	// markerWhatLen is how much of a change's description a marker's
 	// tooltip shows; the list under the chart has it whole.
 	markerWhatLen = 60
@@ -71,11 +71,16 @@ func drawChart(ch sdkdata.EvaluationChart, words chartWords, changes []chartChan
 		Total: ch.Total, PreviousLabel: capitalize(words.previous), PreviousTotal: ch.PreviousTotal,
 		Comparison: comparison(ch.Total, ch.PreviousTotal, words.previous)}
 	n := len(ch.Steps)
-	var most int64
+	// All variations together, to set against the span before.
+	totals := make([]int64, n)
 	for _, v := range ch.Variations {
-		for _, c := range v.Counts {
-			most = max(most, c)
+		for j, c := range v.Counts {
+			totals[j] += c
 		}
+	}
+	var most int64
+	for _, c := range totals {
+		most = max(most, c)
 	}
 	for _, c := range ch.Previous {
 		most = max(most, c)
@@ -119,6 +124,9 @@ func drawChart(ch sdkdata.EvaluationChart, words chartWords, changes []chartChan
 	}
 	if ch.PreviousTotal > 0 {
 		out.PreviousPoints = points(ch.Previous, x, y)
+		if len(ch.Variations) > 1 {
+			out.TotalPoints = points(totals, x, y)
+		}
 	}
 	out.Summary = fmt.Sprintf("%d evaluations", ch.Total)
 	if len(summary) > 0 {
