@@ -18,7 +18,7 @@ import (
 // (new, rolling out, launched, unused) and which are ready to remove; its
 // stage filter and its "Ready to remove" view keep those flags, with
 // script (htmx swaps the list, the address follows) and from the address
-// alone; the flag's page says its stage. With BUNTING_DOCS_IMAGES naming a
+// alone; the flag's page says its stage and what it means. With BUNTING_DOCS_IMAGES naming a
 // directory (web/docs) it keeps the ready view there as flag-lifecycle.png.
 func TestBrowserFlagLifecycle(t *testing.T) {
 	t.Parallel()
@@ -100,8 +100,11 @@ func TestBrowserFlagLifecycle(t *testing.T) {
 
 	// The flag's page says its stage and what it means.
 	ch.do("dark mode's page", chromedp.Navigate(a.srv.URL+"/flags/dark-mode"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-stage]`)))
-	if got := ch.eval(`document.querySelector("[data-testid=flag-stage-means]").textContent`); got != "Stage: Launched. Has served one variation to everyone, unchanged, for 7 days or more." {
+	if got := ch.eval(`document.querySelector("[data-testid=flag-stage]").textContent`); got != "Launched: Has served one variation to everyone, unchanged, for 7 days or more." {
 		t.Errorf("dark mode's page says %q", got)
+	}
+	if got := ch.eval(`document.querySelector("[data-testid=flag-stage]").title`); !strings.HasPrefix(got, "Has served one variation") {
+		t.Errorf("dark mode's stage badge's title %q", got)
 	}
 	if got := ch.eval(`String(!!document.querySelector("[data-testid=flag-ready]"))`); got != "true" {
 		t.Errorf("dark mode's page does not say it is ready to remove")
