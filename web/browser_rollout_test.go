@@ -65,4 +65,3 @@ func TestBrowserFineRollout(t *testing.T) {
 		t.Errorf("the summary says %q, want it to say %q", got, want)
 	}
 }
-
