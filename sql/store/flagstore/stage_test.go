@@ -123,3 +123,21 @@ func TestListFlagsByStage(t *testing.T) {
 		t.Errorf("an unknown stage: %v, want a validation error", err)
 	}
 }
+
+// A list filtered by stage reads at most MaxStageScan flags: past them it
+// says its total is an estimate. Measured here: the time it takes over
+// 2,500 flags, all new.
+func TestListFlagsByStageStopsAtItsBound(t *testing.T) {
+	t.Parallel()
+	s, a, _, envID := scaleFixture(t, flagstore.MaxStageScan+500)
+	ctx := context.Background()
+	start := time.Now()
+	got, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{Stage: "new", Page: core.Page{Size: 20}})
+	storetest.Must(t, err)
+	took := time.Since(start)
+	if got.TotalCount != flagstore.MaxStageScan || !got.TotalCountIsEstimate || len(got.Items) != 20 {
+		t.Errorf("over %d flags: total %d (estimate %v), %d items; want %d, an estimate, 20",
+			flagstore.MaxStageScan+500, got.TotalCount, got.TotalCountIsEstimate, len(got.Items), flagstore.MaxStageScan)
+	}
+	t.Logf("a stage-filtered list over %d flags read %d in %v", flagstore.MaxStageScan+500, flagstore.MaxStageScan, took)
+}
