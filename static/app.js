@@ -123,6 +123,21 @@
     out.classList.toggle("field-error", !fine || total !== 10000);
   }
 
+  // With script, the arrow keys move between a chart's steps, the empty
+  // ones too (Tab stops only at steps with evaluations); Home and End go to
+  // the first and the last.
+  document.addEventListener("keydown", function (e) {
+    var step = e.target.closest && e.target.closest(".chart .bucket");
+    if (!step || ["ArrowLeft", "ArrowRight", "Home", "End"].indexOf(e.key) < 0) return;
+    var steps = Array.prototype.slice.call(step.parentNode.querySelectorAll(".bucket"));
+    var i = steps.indexOf(step);
+    var to = { ArrowLeft: i - 1, ArrowRight: i + 1, Home: 0, End: steps.length - 1 }[e.key];
+    if (to < 0 || to >= steps.length) return;
+    e.preventDefault();
+    if (!steps[to].hasAttribute("tabindex")) steps[to].setAttribute("tabindex", "-1");
+    steps[to].focus();
+  });
+
   // A suggested key: lower case, runs of other characters become "-".
   function keyFrom(name) {
     return name.toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "")

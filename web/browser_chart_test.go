@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	cdpinput "github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
@@ -89,8 +90,19 @@ func TestBrowserChartDetails(t *testing.T) {
 	if want := fmt.Sprintf("%s: 5 %s: 2 Total: 7", on.Name, off.Name); !visible || !strings.Contains(text, want) || !strings.Contains(text, stamp(hour)) {
 		t.Errorf("the last step focused (visible %v) says %q; want %q at %s", visible, text, want, stamp(hour))
 	}
-	if got := ch.eval(`String(document.querySelectorAll("[data-testid=evaluations-bucket]:not([tabindex])").length)`); got != "22" {
-		t.Errorf("%s steps left out of the Tab order, want the 22 without evaluations", got)
+	// The arrows reach the empty steps too, with script.
+	k.press(kb.ArrowLeft)
+	k.press(kb.ArrowLeft)
+	text, visible = tipOf(focused)
+	if !visible || !strings.Contains(text, "Total: 0") || !strings.Contains(text, "Previous day: 0") || !strings.Contains(text, stamp(hour.Add(-2*time.Hour))) {
+		t.Errorf("two steps left of the last (visible %v) says %q; want an empty step at %s", visible, text, stamp(hour.Add(-2*time.Hour)))
+	}
+	k.press(kb.End)
+	if text, _ = tipOf(focused); !strings.Contains(text, "Total: 7") {
+		t.Errorf("End reached %q, want the last step", text)
+	}
+	if got := ch.eval(`String(document.querySelectorAll("[data-testid=evaluations-bucket][tabindex='0']").length)`); got != "2" {
+		t.Errorf("%s steps in the Tab order, want the 2 with evaluations", got)
 	}
 
 	// The flag's changes are markers on the axis, reachable by keyboard,
