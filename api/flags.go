@@ -26,7 +26,7 @@ func (h *Handler) listFlags(c echo.Context) error {
 	}
 	flags, err := h.store.ListFlags(c.Request().Context(), actor(c), envID, flagstore.FlagFilter{
 		Name: query(c, "name"), Tags: queryList(c, "tags"), IsEnabled: enabled, IsArchived: archived,
-		SortBy: query(c, "sortBy"), Order: query(c, "sortOrder"), Page: page(c)})
+		SortBy: query(c, "sortBy"), Order: query(c, "sortOrder"), Page: page(c), Stage: query(c, "stage")})
 	return respond(c, flags, err)
 }
 

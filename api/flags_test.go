@@ -427,6 +427,20 @@ func TestFlagListFiltersAndServes(t *testing.T) {
 	if got := keys(list("?tags=ui&tags=web")); !slices.Equal(got, []string{"checkout-redesign"}) {
 		t.Errorf("tags ui+web %v", got)
 	}
+	// Every item says its lifecycle stage: all three are new; a stage
+	// keeps its flags, and an unknown one is named.
+	for _, it := range list("").Items {
+		if it.Stage != flagstore.StageNew {
+			t.Errorf("%s: stage %q, want new", it.Key, it.Stage)
+		}
+	}
+	if got := keys(list("?stage=new&sortBy=key")); !slices.Equal(got, []string{"checkout-redesign", "pay", "search-v2"}) {
+		t.Errorf("stage=new %v", got)
+	}
+	if got := keys(list("?stage=launched")); len(got) != 0 {
+		t.Errorf("stage=launched %v, want none", got)
+	}
+	s.do("GET", e.flags+"?stage=stale", s.owner, nil).fails(t, http.StatusBadRequest, "stage_is_invalid")
 	if got := keys(list("?isEnabled=true")); !slices.Equal(got, []string{"search-v2"}) {
 		t.Errorf("enabled %v", got)
 	}

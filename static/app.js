@@ -31,6 +31,29 @@
     root.querySelectorAll("[data-show-for], [data-hide-for]").forEach(applyShowFor);
     root.querySelectorAll("[data-rollout]").forEach(sumRollout);
     root.querySelectorAll("[data-select-all]").forEach(showSelection);
+    localTimes(root);
+  }
+
+  // Times the server wrote in UTC (<time datetime> with data-local-format,
+  // or an SVG tspan with data-local-time) are shown in the viewer's time
+  // zone, and the labels that named UTC ([data-local-zone]) name that zone.
+  // Without script the page keeps UTC, and says so.
+  var localFormats = {
+    time: { hour: "2-digit", minute: "2-digit", hourCycle: "h23" },
+    datetime: { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short" },
+    row: { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }
+  };
+  function localTimes(root) {
+    var zone = "";
+    try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { return; }
+    if (!zone || /^(Etc\/)?(UTC|GMT|UCT|Zulu)$/.test(zone)) return; // already what the server wrote
+    root.querySelectorAll("time[datetime][data-local-format], [data-local-time]").forEach(function (el) {
+      var at = new Date(el.getAttribute("data-local-time") || el.getAttribute("datetime"));
+      var opts = localFormats[el.getAttribute("data-local-format")];
+      if (isNaN(at) || !opts) return;
+      el.textContent = new Intl.DateTimeFormat(undefined, opts).format(at);
+    });
+    root.querySelectorAll("[data-local-zone]").forEach(function (el) { el.textContent = zone; });
   }
 
   // data-select-all="name" on a checkbox checks or clears every checkbox of
@@ -84,19 +107,36 @@
     el.hidden = hide ? match : !match;
   }
 
-  // A rollout's total, as the percentages are typed (the server checks it too).
+  // A rollout's total, as the percentages are typed (the server checks it
+  // too): summed in hundredths of a percent, so 33.33 + 33.33 + 33.34 is 100.
   function sumRollout(box) {
-    var total = 0, whole = true;
+    var total = 0, fine = true;
     box.querySelectorAll('input[type="number"]').forEach(function (input) {
-      var n = input.value === "" ? 0 : Number(input.value);
-      if (!Number.isInteger(n)) whole = false;
-      total += n;
+      var v = input.value.trim();
+      if (v === "") return;
+      if (!/^\d+(\.\d{0,2})?$/.test(v) && !/^\.\d{1,2}$/.test(v)) { fine = false; return; }
+      total += Math.round(Number(v) * 100);
     });
     var out = box.querySelector("[data-rollout-total]");
     if (!out) return;
-    out.textContent = whole ? "Total " + total + "%" + (total === 100 ? "" : ": the percentages must add up to 100%.") : "Use whole percentages.";
-    out.classList.toggle("field-error", !whole || total !== 100);
+    out.textContent = fine ? "Total " + (total / 100) + "%" + (total === 10000 ? "" : ": the percentages must add up to 100%.") : "Use percentages with at most two decimals, such as 12.34.";
+    out.classList.toggle("field-error", !fine || total !== 10000);
   }
+
+  // With script, the arrow keys move between a chart's steps, the empty
+  // ones too (Tab stops only at steps with evaluations); Home and End go to
+  // the first and the last.
+  document.addEventListener("keydown", function (e) {
+    var step = e.target.closest && e.target.closest(".chart .bucket");
+    if (!step || ["ArrowLeft", "ArrowRight", "Home", "End"].indexOf(e.key) < 0) return;
+    var steps = Array.prototype.slice.call(step.parentNode.querySelectorAll(".bucket"));
+    var i = steps.indexOf(step);
+    var to = { ArrowLeft: i - 1, ArrowRight: i + 1, Home: 0, End: steps.length - 1 }[e.key];
+    if (to < 0 || to >= steps.length) return;
+    e.preventDefault();
+    if (!steps[to].hasAttribute("tabindex")) steps[to].setAttribute("tabindex", "-1");
+    steps[to].focus();
+  });
 
   // A suggested key: lower case, runs of other characters become "-".
   function keyFrom(name) {

@@ -37,8 +37,12 @@ type FlagFilter struct {
 	// Sorts are the list's orders, Sizes its page sizes.
 	Sorts, Sizes []Option
 	Archived     bool
-	// ActiveHref and ArchivedHref switch between the two views.
-	ActiveHref, ArchivedHref string
+	// ActiveHref, ReadyHref and ArchivedHref switch between the views:
+	// active flags, those ready to remove (Ready), archived flags.
+	ActiveHref, ReadyHref, ArchivedHref string
+	Ready                               bool
+	// Stages filter by lifecycle stage.
+	Stages []Option
 }
 
 // FlagList is one page of flags.
@@ -51,6 +55,8 @@ type FlagList struct {
 	Empty, LastPageHref string
 	// Filtered says which tags narrow the list; empty when none do.
 	Filtered string
+	// StageNote says what the stage filter keeps; empty when none is set.
+	StageNote string
 }
 
 // ServingLine is what a flag serves to its targets, one rule or everyone
@@ -76,6 +82,16 @@ type FlagRow struct {
 	Trend *Sparkline
 	// Toggle is nil when the person may not turn the flag on or off.
 	Toggle *FlagToggle
+	// Stage is where the flag is in its life; nil when not known.
+	Stage *FlagStage
+}
+
+// FlagStage is a flag's lifecycle stage: Stage (its value in addresses),
+// Label and what it Means, the badge's Class, and whether the flag is
+// ready to remove from the code.
+type FlagStage struct {
+	Stage, Label, Means, Class string
+	ReadyToRemove              bool
 }
 
 // FlagToggle turns a flag on or off, with a comment when the environment
@@ -120,6 +136,7 @@ type FlagMain struct {
 	Name, Key, Description string
 	Type                   string
 	On, Archived           bool
+	Stage                  *FlagStage
 	Tabs                   []Tab
 	Targeting              *FlagTargeting
 	Variations             *VariationsEditor
@@ -293,9 +310,11 @@ type ServeEdit struct {
 	Error       string
 }
 
-// PercentEdit is one variation's share of a rollout, in whole percent.
+// PercentEdit is one variation's share of a rollout, in percent with up to
+// two decimals; Invalid when the serve's Error is about it.
 type PercentEdit struct {
 	VariationID, Label, Value string
+	Invalid                   bool
 }
 
 // VariationsEditor edits a flag's type and variations.

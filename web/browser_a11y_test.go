@@ -146,7 +146,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/streaming": true, "/health/liveness": true, "/health/readiness": true}
 	// Extra states of pages worth checking on their own.
 	extra := []string{"/flags/compare?target=" + dev.ID.String(), "/flags/checkout/compare?target=" + dev.ID.String() + "&preview=1&onOffState=on&targetingRule=on",
-		"/flags/copy?target=" + dev.ID.String() + "&flag=" + a.flag(prod, "checkout").ID.String(), "/flags/checkout?edit=targeting", "/flags/checkout?edit=targeting&part=targets", "/flags/checkout?edit=off", "/flags?archived=1", "/flags/checkout/insights?span=hour", "/search?q=checkout",
+		"/flags/copy?target=" + dev.ID.String() + "&flag=" + a.flag(prod, "checkout").ID.String(), "/flags/checkout?edit=targeting", "/flags/checkout?edit=targeting&part=targets", "/flags/checkout?edit=off", "/flags?archived=1", "/flags?stage=ready", "/flags/checkout/insights?span=hour", "/search?q=checkout",
 		"/flags?sort=-lastEvaluatedAt&tag=web&size=10", "/flags?page=99",
 		"/policies/" + policy.ID.String() + "?tab=statements&check-action=ToggleFlag&check-resource=project/web:env/prod:flag/*",
 		"/get-started?sdk=js", "/audit-log?type=FlagTrigger",

@@ -63,7 +63,7 @@ func TestBrowserEvaluationsChart(t *testing.T) {
 	if got := total(); got != "Total 5 2 7" {
 		t.Errorf("the last hour's totals %q, want Total 5 2 7", got)
 	}
-	if got := ch.eval(`document.querySelector("#evaluations-chart-desc").textContent`); got != "7 evaluations: "+on.Name+" 5, "+off.Name+" 2" {
+	if got := ch.eval(`document.querySelector("#evaluations-chart-desc").textContent`); got != "7 evaluations: "+on.Name+" 5, "+off.Name+" 2; none in the previous hour." {
 		t.Errorf("the chart's description %q", got)
 	}
 

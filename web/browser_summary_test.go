@@ -137,7 +137,7 @@ func TestBrowserFlagSummary(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=tester-why]`)))
 	why := ch.eval(`[...document.querySelectorAll("[data-testid=tester-why]")].map(e => e.textContent).join("\n")`)
 	if !strings.Contains(why, "the first rule that matches is Mobile rollout: "+wantRules[1]) ||
-		!strings.Contains(why, fmt.Sprintf("the user's bucket is %.1f%%", bucket)) {
+		!strings.Contains(why, fmt.Sprintf("the user's bucket is %.2f%%", bucket)) {
 		t.Errorf("explanation %q (bucket %.1f%%)", why, bucket)
 	}
 	ch.do("properties", chromedp.SetValue(chromedp.CSS(`#tester-properties`), "platform=ios\nnot a property line"))

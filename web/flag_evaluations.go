@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -44,9 +43,28 @@ func (p *pages) evaluationsTab(c echo.Context, w workEnv, f flagstore.Flag, href
 	for _, s := range evaluationSpans {
 		t.Spans = append(t.Spans, views.Tab{Label: s.label, Href: href + "/insights?span=" + s.span, TestID: "span-" + s.span, Active: s.span == span})
 	}
-	label := map[string]string{sdkdata.SpanHour: "last hour, by minute", sdkdata.SpanDay: "last day, by hour", sdkdata.SpanMonth: "last 30 days, by day"}[span]
-	t.Chart = drawChart(chart, "Evaluations per variation, "+label+" (UTC)")
+	changes, err := p.chartChanges(c, w, f, chart)
+	if err != nil {
+		return views.EvaluationsTab{}, err
+	}
+	t.Chart = drawChart(chart, spanWords[span], changes)
+	t.Chart.HistoryHref = href + "/history"
 	return t, nil
+}
+
+// spanWords name each span's chart, its steps and the span before it.
+var spanWords = map[string]chartWords{
+	sdkdata.SpanHour:  {title: "last hour, by minute", previous: "previous hour", local: true},
+	sdkdata.SpanDay:   {title: "last day, by hour", previous: "previous day", local: true},
+	sdkdata.SpanMonth: {title: "last 30 days, by day", previous: "previous 30 days"},
+}
+
+// chartWords is how a chart names its span. local is whether its steps
+// are shown in the viewer's time zone: hours and minutes are, while days
+// stay the UTC days they were counted in, which a zone would shift.
+type chartWords struct {
+	title, previous string
+	local           bool
 }
 
 // Chart geometry, in SVG units.
@@ -61,6 +79,8 @@ const (
 	chartStepTimeHour           = "15:04"
 	chartStepDay                = "Jan 2"
 	chartRowMinute, chartRowDay = "2006-01-02 15:04", "2006-01-02"
+	chartTipDay                 = "Jan 2, 2006"
+	chartTipTime                = "Jan 2, 15:04 UTC"
 )
 
 // niceCeiling is the smallest of 1, 2, 5 × 10ⁿ at least n, so the axis's
@@ -76,70 +96,6 @@ func niceCeiling(n int64) int64 {
 			}
 		}
 	}
-}
-
-// drawChart lays a chart out as an SVG's lines and labels, and a table.
-func drawChart(ch sdkdata.EvaluationChart, title string) views.EvaluationChart {
-	out := views.EvaluationChart{Title: title, Width: chartWidth, Height: chartHeight,
-		Left: chartLeft, Right: chartRight, Top: chartTop, Bottom: chartBottom, Total: ch.Total}
-	n := len(ch.Steps)
-	var most int64
-	for _, v := range ch.Variations {
-		for _, c := range v.Counts {
-			most = max(most, c)
-		}
-	}
-	top := niceCeiling(most)
-	x := func(i int) int {
-		if n < 2 {
-			return chartLeft
-		}
-		return chartLeft + (chartRight-chartLeft)*i/(n-1)
-	}
-	y := func(v int64) int { return chartBottom - int(int64(chartBottom-chartTop)*v/top) }
-	for _, v := range []int64{0, top / 2, top} {
-		if v == top/2 && top%2 != 0 {
-			continue
-		}
-		out.YLabels = append(out.YLabels, views.ChartLabel{X: chartLeft, Y: y(v), Text: strconv.FormatInt(v, 10)})
-	}
-	stepLabel, rowLabel := chartStepTimeHour, chartRowMinute
-	if ch.Step >= 24*time.Hour {
-		stepLabel, rowLabel = chartStepDay, chartRowDay
-	}
-	for i := 0; i < n; i += max(1, (n+chartXLabels-1)/chartXLabels) {
-		out.XLabels = append(out.XLabels, views.ChartLabel{X: x(i), Y: chartBottom, Text: ch.Steps[i].Format(stepLabel)})
-	}
-	var summary []string
-	for i, v := range ch.Variations {
-		var pts strings.Builder
-		for j, c := range v.Counts {
-			if j > 0 {
-				pts.WriteByte(' ')
-			}
-			fmt.Fprintf(&pts, "%d,%d", x(j), y(c))
-		}
-		out.Lines = append(out.Lines, views.ChartLine{Name: v.Name, Class: "series-" + strconv.Itoa(i%chartSeriesClasses),
-			Points: pts.String(), Total: v.Total})
-		out.Columns = append(out.Columns, v.Name)
-		out.Totals = append(out.Totals, v.Total)
-		summary = append(summary, fmt.Sprintf("%s %d", v.Name, v.Total))
-	}
-	out.Summary = fmt.Sprintf("%d evaluations", ch.Total)
-	if len(summary) > 0 {
-		out.Summary += ": " + strings.Join(summary, ", ")
-	}
-	for j, at := range ch.Steps {
-		row := views.ChartRow{When: at.Format(rowLabel), Counts: make([]int64, len(ch.Variations))}
-		for i, v := range ch.Variations {
-			row.Counts[i] = v.Counts[j]
-			row.Total += v.Counts[j]
-		}
-		if row.Total > 0 {
-			out.Rows = append(out.Rows, row)
-		}
-	}
-	return out
 }
 
 // flagTrends are the sparklines of a list's flags evaluated in the last day.

@@ -23,8 +23,10 @@ import (
 // URL, so that a list can be bookmarked and shared.
 type flagQuery struct {
 	q, status string
-	tags      []string
-	archived  bool
+	// stage is a lifecycle stage, or "ready" for the flags ready to remove.
+	stage    string
+	tags     []string
+	archived bool
 	// sort is a key of flagstore.SortKeys, "-" before it for descending;
 	// empty is the default, newest first.
 	sort       string
@@ -59,6 +61,9 @@ func flagQueryOf(q url.Values) flagQuery {
 			fq.sort = o.value
 		}
 	}
+	if s := q.Get("stage"); knownStage(s) && !fq.archived {
+		fq.stage = s
+	}
 	return fq
 }
 
@@ -76,7 +81,7 @@ func (fq flagQuery) order() (sortBy, order string) {
 // href is the list's address at a page.
 func (fq flagQuery) href(page int) string {
 	v := url.Values{}
-	for name, value := range map[string]string{"q": fq.q, "status": fq.status, "sort": fq.sort} {
+	for name, value := range map[string]string{"q": fq.q, "status": fq.status, "sort": fq.sort, "stage": fq.stage} {
 		if value != "" {
 			v.Set(name, value)
 		}
@@ -125,7 +130,7 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 	if ok {
 		sortBy, order := fq.order()
 		filter := flagstore.FlagFilter{Name: fq.q, Tags: fq.tags, IsArchived: fq.archived, SortBy: sortBy, Order: order,
-			Page: core.Page{Index: fq.page - 1, Size: fq.size}}
+			Page: core.Page{Index: fq.page - 1, Size: fq.size}, Stage: fq.stage}
 		if on, off := fq.status == "on", fq.status == "off"; on || off {
 			filter.IsEnabled = &on
 		}
@@ -138,7 +143,8 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 			return err
 		}
 		vm.Filter = flagFilterOf(fq, tags)
-		vm.List = views.FlagList{Archived: fq.archived, Pager: flagPager(list.TotalCount, fq), Filtered: tagsNote(fq.tags)}
+		vm.List = views.FlagList{Archived: fq.archived, Pager: flagPager(list.TotalCount, fq), Filtered: tagsNote(fq.tags),
+			StageNote: stageNote(fq.stage)}
 		// Only flags evaluated within the trend's day have a trend to read.
 		var recent []uuid.UUID
 		for _, f := range list.Items {
@@ -164,7 +170,9 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 			vm.List.Empty = fmt.Sprintf("There is no page %d: the list has %d %s, on %d %s.", fq.page,
 				list.TotalCount, plural(int(list.TotalCount), "flag", "flags"), last, plural(last, "page", "pages"))
 			vm.List.LastPageHref = fq.href(last)
-		case fq.q != "" || len(fq.tags) > 0 || fq.status != "":
+		case fq.stage == flagstore.ReadyToRemoveFilter:
+			vm.List.Empty = "No flag is ready to remove."
+		case fq.q != "" || len(fq.tags) > 0 || fq.status != "" || fq.stage != "":
 			vm.List.Empty = "No flags match."
 		case fq.archived:
 			vm.List.Empty = "No archived flags."
@@ -194,7 +202,7 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 func (p *pages) flagRow(c echo.Context, w workEnv, f flagstore.FlagListItem, next string) views.FlagRow {
 	row := views.FlagRow{ID: f.ID.String(), Key: f.Key, Name: f.Name, Href: flagHref(f.Key), On: f.IsEnabled,
 		Archived: f.IsArchived, Serving: servingLines(f.Serving), OffServes: f.Serves.DisabledVariation, Tags: f.Tags,
-		LastChange: when(f.UpdatedAt), LastEvaluated: evaluatedAgo(f.LastEvaluatedAt, time.Now())}
+		LastChange: when(f.UpdatedAt), LastEvaluated: evaluatedAgo(f.LastEvaluatedAt, time.Now()), Stage: stageView(f.Stage, f.ReadyToRemove)}
 	if f.LastChange != nil {
 		row.LastChange, row.LastComment = when(f.LastChange.ChangedAt), f.LastChange.Comment
 	}

@@ -18,7 +18,8 @@ const maxServingRules = 3
 // tag of the environment's flags.
 func flagFilterOf(fq flagQuery, tags []string) views.FlagFilter {
 	f := views.FlagFilter{Action: "/flags", Query: fq.q, Archived: fq.archived,
-		ActiveHref: "/flags", ArchivedHref: "/flags?archived=1",
+		ActiveHref: "/flags", ArchivedHref: "/flags?archived=1", ReadyHref: "/flags?stage=" + flagstore.ReadyToRemoveFilter,
+		Ready: fq.stage == flagstore.ReadyToRemoveFilter, Stages: stageOptions(fq.stage),
 		Statuses: []views.Option{{Value: "", Label: "On or off", Selected: fq.status == ""},
 			{Value: "on", Label: "On", Selected: fq.status == "on"}, {Value: "off", Label: "Off", Selected: fq.status == "off"}}}
 	for _, t := range tags {
@@ -33,6 +34,19 @@ func flagFilterOf(fq flagQuery, tags []string) views.FlagFilter {
 		f.Sizes = append(f.Sizes, views.Option{Value: strconv.Itoa(n), Label: strconv.Itoa(n), Selected: n == fq.size})
 	}
 	return f
+}
+
+// stageNote says what a stage filter keeps.
+func stageNote(stage string) string {
+	switch {
+	case stage == "":
+		return ""
+	case stage == flagstore.ReadyToRemoveFilter:
+		return "Flags whose code can go: launched (one variation to everyone, unchanged, for 7 days), " +
+			"unused (no evaluation for 30 days), or archived and not evaluated since."
+	}
+	w := stageWords[flagstore.Stage(stage)]
+	return w.label + ": " + strings.ToLower(w.means[:1]) + w.means[1:]
 }
 
 // tagsNote says which tags narrow a list: all of them must be on a flag.

@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // targetingForm loads the flag's page and returns the targeting form's
@@ -99,6 +99,35 @@ func TestFlagTargetingEditor(t *testing.T) {
 	if vals.Get("rule.0.serve") != "rollout" || vals.Get("rule.0.pct.a") != "30" || vals.Get("rule.0.pct.b") != "70" {
 		t.Errorf("shown back as %v", vals)
 	}
+
+	// A third decimal is refused on its field, by the variation's name;
+	// two decimals save exactly and show back as typed.
+	vals.Set("rule.0.pct.a", "12.345")
+	vals.Set("rule.0.pct.b", "87.655")
+	p = b.post("/flags/checkout/targeting", vals).status(http.StatusBadRequest)
+	if got := text(find(p.must("rule"), "serve-error")); !strings.HasSuffix(got, ": use at most two decimals, such as 12.34.") {
+		t.Errorf("three decimals: problem %q", got)
+	}
+	if got := attr(input(p.must("rule"), "rule.0.pct.a"), "aria-invalid"); got != "true" {
+		t.Errorf("three decimals: field's aria-invalid %q, want true", got)
+	}
+	if got := a.flag(env, "checkout").Rules[0].Variations[0].Rollout; !slices.Equal(got, []float64{0, 0.3}) {
+		t.Errorf("three decimals saved: %v", got)
+	}
+	vals.Set("rule.0.pct.a", "12.34")
+	vals.Set("rule.0.pct.b", "87.66")
+	b.post("/flags/checkout/targeting", vals).status(http.StatusOK)
+	if got := a.flag(env, "checkout").Rules[0].Variations; !slices.Equal(got[0].Rollout, []float64{0, 0.1234}) || !slices.Equal(got[1].Rollout, []float64{0.1234, 1}) {
+		t.Errorf("12.34/87.66 saved as %+v", got)
+	}
+	vals = b.targetingForm("checkout")
+	if vals.Get("rule.0.pct.a") != "12.34" || vals.Get("rule.0.pct.b") != "87.66" {
+		t.Errorf("12.34/87.66 shown back as %q/%q", vals.Get("rule.0.pct.a"), vals.Get("rule.0.pct.b"))
+	}
+	vals.Set("rule.0.pct.a", "30")
+	vals.Set("rule.0.pct.b", "70")
+	b.post("/flags/checkout/targeting", vals).status(http.StatusOK)
+	vals = b.targetingForm("checkout")
 
 	// A second rule with a segment condition, a list condition, individual
 	// targets and the default rule.
@@ -244,7 +273,7 @@ func countOptions(sel *html.Node) int {
 	return n
 }
 
-// A rollout made elsewhere (thirds) shows as whole percentages that add up,
+// A rollout made elsewhere (thirds) shows as percentages to a hundredth that add up,
 // and saving the editor unchanged keeps its exact ranges.
 func TestFlagTargetingKeepsForeignRollouts(t *testing.T) {
 	t.Parallel()
@@ -264,11 +293,11 @@ func TestFlagTargetingKeepsForeignRollouts(t *testing.T) {
 	vals := b.targetingForm("three")
 	sum := 0
 	for _, id := range []string{"a", "b", "c"} {
-		var n int
-		fmt.Sscan(vals.Get("rule.0.pct."+id), &n)
+		n, err := targeting.ParsePercent(vals.Get("rule.0.pct." + id))
+		must(t, err)
 		sum += n
 	}
-	if sum != 100 {
+	if sum != targeting.WholeRollout {
 		t.Errorf("thirds shown as %v", vals)
 	}
 	b.post("/flags/three/targeting", vals).status(http.StatusOK)

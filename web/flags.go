@@ -102,6 +102,9 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	if err != nil {
 		return err
 	}
+	facts := flagstore.FlagStageFacts(f, insight.LastEvaluatedAt)
+	stage := flagstore.StageOf(facts, time.Now())
+	m.Stage = stageView(stage, flagstore.ReadyToRemove(stage, facts))
 	m.Evaluated = "Never evaluated by an SDK"
 	if insight.LastEvaluatedAt != nil {
 		m.Evaluated = fmt.Sprintf("Evaluated %s, %d times", evaluatedAgo(insight.LastEvaluatedAt, time.Now()), insight.Evaluations)

@@ -3,6 +3,7 @@ package web
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -67,12 +69,14 @@ type condForm struct {
 }
 
 // serveForm is what a rule serves: one variation (choice is its id) or a
-// rollout in whole percentages (choice "rollout").
+// rollout in percentages with up to two decimals (choice "rollout").
 type serveForm struct {
 	choice      string
 	percents    map[string]string
 	dispatchKey string
 	err         string
+	// errField is the variation whose percentage err is about, if one.
+	errField string
 }
 
 func targetingFromFlag(f flagstore.Flag) targetingForm {
@@ -109,7 +113,8 @@ func condsFrom(cs []flagstore.Condition) []condForm {
 	return out
 }
 
-// serveFrom reads a rollout: one variation over [0, 1], or whole percentages.
+// serveFrom reads a rollout: one variation over [0, 1], or percentages
+// with up to two decimals.
 func serveFrom(vars []flagstore.Variation, rv []flagstore.RolloutVariation, dispatchKey *string) serveForm {
 	s := serveForm{percents: map[string]string{}}
 	if dispatchKey != nil {
@@ -122,19 +127,19 @@ func serveFrom(vars []flagstore.Variation, rv []flagstore.RolloutVariation, disp
 		s.choice = serveRollout
 	}
 	for id, n := range pct {
-		s.percents[id] = strconv.Itoa(n)
+		s.percents[id] = targeting.FormatPercent(n)
 	}
 	return s
 }
 
-// percentsOf turns rollout ranges into whole percentages per variation that
-// add up to 100 (largest remainders round up), so ranges made elsewhere, such
-// as thirds, still show and save.
+// percentsOf turns rollout ranges into basis points (hundredths of a
+// percent) per variation that add up to 100% (largest remainders round up),
+// so ranges made elsewhere, such as thirds, still show and save.
 func percentsOf(vars []flagstore.Variation, rv []flagstore.RolloutVariation) map[string]int {
 	exact := map[string]float64{}
 	for _, r := range rv {
 		if len(r.Rollout) == 2 {
-			exact[r.ID] += (r.Rollout[1] - r.Rollout[0]) * 100
+			exact[r.ID] += (r.Rollout[1] - r.Rollout[0]) * targeting.WholeRollout
 		}
 	}
 	out := map[string]int{}
@@ -145,14 +150,14 @@ func percentsOf(vars []flagstore.Variation, rv []flagstore.RolloutVariation) map
 	}
 	var rests []rest
 	for _, v := range vars {
-		n := math.Floor(exact[v.ID] + 1e-9)
+		n := math.Floor(exact[v.ID] + 1e-6)
 		out[v.ID] = int(n)
 		total += int(n)
 		rests = append(rests, rest{v.ID, exact[v.ID] - n})
 	}
 	slices.SortStableFunc(rests, func(a, b rest) int { return cmp.Compare(b.frac, a.frac) })
-	for i := 0; total < 100 && i < len(rests); i++ {
-		if rests[i].frac > 1e-9 {
+	for i := 0; total < targeting.WholeRollout && i < len(rests); i++ {
+		if rests[i].frac > 1e-6 {
 			out[rests[i].id]++
 			total++
 		}
@@ -385,8 +390,8 @@ func conditions(cs []condForm) []flagstore.Condition {
 // rollout turns what a rule serves into the store's ranges over [0, 1]:
 // [0, 1] for one variation, or consecutive ranges of the percentages in the
 // order of the variations. A rollout whose percentages are those of the
-// stored one keeps the stored ranges exactly. Percentages that are not whole
-// numbers adding up to 100 cannot become ranges; the problem is kept in s.err.
+// stored one keeps the stored ranges exactly. Percentages with more than two
+// decimals, or not adding up to 100 cannot become ranges; the problem is kept in s.err.
 func (s *serveForm) rollout(vars []flagstore.Variation, stored []flagstore.RolloutVariation) ([]flagstore.RolloutVariation, bool) {
 	expt := func(id string) float64 {
 		if i := slices.IndexFunc(stored, func(r flagstore.RolloutVariation) bool { return r.ID == id }); i >= 0 {
@@ -404,16 +409,16 @@ func (s *serveForm) rollout(vars []flagstore.Variation, stored []flagstore.Rollo
 		if raw == "" {
 			continue
 		}
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 0 || n > 100 {
-			s.err = "Enter whole percentages from 0 to 100."
+		n, err := targeting.ParsePercent(raw)
+		if err != nil {
+			s.err, s.errField = percentProblem(variationLabel(v), err), v.ID
 			return nil, false
 		}
 		pct[v.ID] = n
 		total += n
 	}
-	if total != 100 {
-		s.err = fmt.Sprintf("The percentages add up to %d%%; they must add up to 100%%.", total)
+	if total != targeting.WholeRollout {
+		s.err = fmt.Sprintf("The percentages add up to %s%%; they must add up to 100%%.", targeting.FormatPercent(total))
 		return nil, false
 	}
 	if len(stored) > 0 && samePercents(percentsOf(vars, stored), pct) {
@@ -423,11 +428,22 @@ func (s *serveForm) rollout(vars []flagstore.Variation, stored []flagstore.Rollo
 	at := 0
 	for _, v := range vars {
 		if n := pct[v.ID]; n > 0 {
-			out = append(out, flagstore.RolloutVariation{ID: v.ID, Rollout: []float64{float64(at) / 100, float64(at+n) / 100}, ExptRollout: expt(v.ID)})
+			out = append(out, flagstore.RolloutVariation{ID: v.ID, Rollout: targeting.RolloutRange(at, n), ExptRollout: expt(v.ID)})
 			at += n
 		}
 	}
 	return out, true
+}
+
+// percentProblem names what is wrong with a variation's percentage.
+func percentProblem(label string, err error) string {
+	switch {
+	case errors.Is(err, targeting.ErrPercentTooPrecise):
+		return label + ": use at most two decimals, such as 12.34."
+	case errors.Is(err, targeting.ErrPercentOutOfRange):
+		return label + ": enter a percentage from 0 to 100."
+	}
+	return label + ": enter a percentage from 0 to 100, such as 12.34."
 }
 
 func samePercents(a, b map[string]int) bool {
@@ -586,7 +602,11 @@ func serveView(prefix string, s serveForm, vars []flagstore.Variation) views.Ser
 				pct = "100"
 			}
 		}
-		v.Percents = append(v.Percents, views.PercentEdit{VariationID: vr.ID, Label: variationLabel(vr), Value: pct})
+		pe := views.PercentEdit{VariationID: vr.ID, Label: variationLabel(vr), Value: pct}
+		if s.errField == vr.ID {
+			pe.Invalid = true
+		}
+		v.Percents = append(v.Percents, pe)
 	}
 	v.Choices = append(v.Choices, views.Option{Value: serveRollout, Label: "Percentage rollout", Selected: v.Rollout})
 	return v

@@ -17,37 +17,40 @@ func TestPercentsOf(t *testing.T) {
 		rollout []flagstore.RolloutVariation
 		want    [3]int
 	}{
-		{"one variation", []flagstore.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}}}, [3]int{0, 100, 0}},
-		{"30/70", []flagstore.RolloutVariation{{ID: "a", Rollout: []float64{0, .3}}, {ID: "c", Rollout: []float64{.3, 1}}}, [3]int{30, 0, 70}},
+		{"one variation", []flagstore.RolloutVariation{{ID: "b", Rollout: []float64{0, 1}}}, [3]int{0, 10000, 0}},
+		{"30/70", []flagstore.RolloutVariation{{ID: "a", Rollout: []float64{0, .3}}, {ID: "c", Rollout: []float64{.3, 1}}}, [3]int{3000, 0, 7000}},
 		{"a variation twice", []flagstore.RolloutVariation{{ID: "a", Rollout: []float64{0, .25}}, {ID: "b", Rollout: []float64{.25, .75}},
-			{ID: "a", Rollout: []float64{.75, 1}}}, [3]int{50, 50, 0}},
+			{ID: "a", Rollout: []float64{.75, 1}}}, [3]int{5000, 5000, 0}},
+		{"hundredths", []flagstore.RolloutVariation{{ID: "a", Rollout: []float64{0, .1234}}, {ID: "b", Rollout: []float64{.1234, .1235}},
+			{ID: "c", Rollout: []float64{.1235, 1}}}, [3]int{1234, 1, 8765}},
 	} {
 		got := percentsOf(vars, tc.rollout)
 		if [3]int{got["a"], got["b"], got["c"]} != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	// Thirds, in any order: one of them rounds up so they add up to 100.
+	// Thirds, in any order: one of them rounds up so they add up to 100%.
 	got := percentsOf(vars, []flagstore.RolloutVariation{{ID: "c", Rollout: []float64{0, third}},
 		{ID: "a", Rollout: []float64{third, 2 * third}}, {ID: "b", Rollout: []float64{2 * third, 1}}})
 	sum := 0
 	for _, n := range got {
 		sum += n
-		if n != 33 && n != 34 {
+		if n != 3333 && n != 3334 {
 			t.Errorf("thirds: got %v", got)
 		}
 	}
-	if sum != 100 {
+	if sum != 10000 {
 		t.Errorf("thirds add up to %d: %v", sum, got)
 	}
 }
 
 func TestServeRollout(t *testing.T) {
 	t.Parallel()
-	vars := []flagstore.Variation{{ID: "a"}, {ID: "b"}}
+	vars := []flagstore.Variation{{ID: "a", Name: "Blue"}, {ID: "b", Name: "Green"}}
 	for _, tc := range []struct {
 		name     string
 		serve    serveForm
+		field    string
 		stored   []flagstore.RolloutVariation
 		want     []flagstore.RolloutVariation
 		problem  string
@@ -64,15 +67,23 @@ func TestServeRollout(t *testing.T) {
 			want:   []flagstore.RolloutVariation{{ID: "b", Rollout: []float64{0, .5}, ExptRollout: .2}, {ID: "a", Rollout: []float64{.5, 1}, ExptRollout: .4}}},
 		{name: "too little", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "30", "b": "60"}},
 			problem: "The percentages add up to 90%; they must add up to 100%."},
-		{name: "not whole", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "30.5", "b": "69.5"}},
-			problem: "Enter whole percentages from 0 to 100."},
-		{name: "negative", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "-10", "b": "110"}},
-			problem: "Enter whole percentages from 0 to 100."},
+		{name: "hundredths", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "12.34", "b": "87.66"}},
+			want: []flagstore.RolloutVariation{{ID: "a", Rollout: []float64{0, .1234}, ExptRollout: 1}, {ID: "b", Rollout: []float64{.1234, 1}, ExptRollout: 1}}},
+		{name: "one hundredth", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "0.01", "b": "99.99"}},
+			want: []flagstore.RolloutVariation{{ID: "a", Rollout: []float64{0, .0001}, ExptRollout: 1}, {ID: "b", Rollout: []float64{.0001, 1}, ExptRollout: 1}}},
+		{name: "a hundredth short", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "12.34", "b": "87.65"}},
+			problem: "The percentages add up to 99.99%; they must add up to 100%."},
+		{name: "three decimals", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "12.345", "b": "87.655"}},
+			problem: "Blue: use at most two decimals, such as 12.34.", field: "a"},
+		{name: "negative", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "30", "b": "-10"}},
+			problem: "Green: enter a percentage from 0 to 100, such as 12.34.", field: "b"},
+		{name: "over 100", serve: serveForm{choice: "rollout", percents: map[string]string{"a": "100.01", "b": "0"}},
+			problem: "Blue: enter a percentage from 0 to 100.", field: "a"},
 	} {
 		s := tc.serve
 		got, ok := s.rollout(vars, tc.stored)
-		if ok != (tc.problem == "") || s.err != tc.problem {
-			t.Errorf("%s: ok %v, problem %q; want %q", tc.name, ok, s.err, tc.problem)
+		if ok != (tc.problem == "") || s.err != tc.problem || s.errField != tc.field {
+			t.Errorf("%s: ok %v, problem %q on %q; want %q on %q", tc.name, ok, s.err, s.errField, tc.problem, tc.field)
 			continue
 		}
 		if ok && !flagstore.SameJSON(got, tc.want) {

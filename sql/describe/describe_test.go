@@ -96,8 +96,13 @@ func TestFlagSummary(t *testing.T) {
 	}
 	f.Fallthrough = targeting.Fallthrough{Variations: []targeting.RolloutVariation{{ID: "v-on", Rollout: []float64{0, 1.0 / 3}},
 		{ID: "v-off", Rollout: []float64{1.0 / 3, 1}}}}
-	if got := FlagSummary(f, nil).Default; got != "Otherwise serve 33.3% True, 66.7% False by user key" {
+	if got := FlagSummary(f, nil).Default; got != "Otherwise serve 33.33% True, 66.67% False by user key" {
 		t.Errorf("thirds: %q", got)
+	}
+	f.Fallthrough = targeting.Fallthrough{Variations: []targeting.RolloutVariation{{ID: "v-on", Rollout: targeting.RolloutRange(0, 1234)},
+		{ID: "v-off", Rollout: targeting.RolloutRange(1234, targeting.WholeRollout-1234)}}}
+	if got := FlagSummary(f, nil).Default; got != "Otherwise serve 12.34% True, 87.66% False by user key" {
+		t.Errorf("hundredths: %q", got)
 	}
 	many := make([]string, 12)
 	for i := range many {

@@ -52,7 +52,7 @@ func Explain(f targeting.Flag, u eval.EndUser, ev eval.Evaluation, segments Name
 		bucket := eval.Bucket(eval.DispatchKey(f.Key, by, u)) * 100
 		for _, rv := range serve {
 			if rv.ID == ev.Variation.ID && len(rv.Rollout) == 2 {
-				why = append(why, fmt.Sprintf("Split by %s: the user's bucket is %.1f%%, in %s–%s, which serves %s.",
+				why = append(why, fmt.Sprintf("Split by %s: the user's bucket is %.2f%%, in %s–%s, which serves %s.",
 					dispatchAttribute(by), bucket, percent(rv.Rollout[0]*100), percent(rv.Rollout[1]*100), served))
 			}
 		}

@@ -142,9 +142,10 @@ func dispatchAttribute(key *string) string {
 	return *key
 }
 
-// percent writes a share with at most one decimal: "30%", "33.3%".
+// percent writes a share with at most two decimals, the finest a rollout
+// is written in (targeting.ParsePercent): "30%", "12.34%", "33.33%".
 func percent(p float64) string {
-	return strconv.FormatFloat(math.Round(p*10)/10, 'f', -1, 64) + "%"
+	return strconv.FormatFloat(math.Round(p*100)/100, 'f', -1, 64) + "%"
 }
 
 // VariationName is a variation's name (its value when unnamed), or "a

@@ -2,6 +2,7 @@ package flagstore
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,9 +27,20 @@ type FlagFilter struct {
 	// Order is "asc" or "desc"; empty is the sort key's own (SortKeys).
 	Order string
 	Page  core.Page
+	// Stage keeps the flags at one stage (a Stage), or ReadyToRemoveFilter
+	// those ReadyToRemove; empty for all. A stage is read from what the
+	// list shows of each flag, so a filtered list reads the matches of the
+	// other filters whole (see listByStage).
+	Stage string
+	// Now is when stages are read at; the zero time is the present.
+	Now time.Time
 
 	descending bool // read from Order by checkSort
 }
+
+// ReadyToRemoveFilter is FlagFilter.Stage for the flags ReadyToRemove:
+// launched, unused, or archived and not evaluated since.
+const ReadyToRemoveFilter = "ready"
 
 // SortKeys are the orders a flag list takes, each with its own direction:
 // names and keys A to Z, times newest first. Flags never evaluated count as
@@ -90,6 +102,10 @@ type FlagListItem struct {
 	// when they never did. Evaluations counts their reports in all.
 	LastEvaluatedAt *time.Time `json:"lastEvaluatedAt"`
 	Evaluations     int64      `json:"evaluations"`
+	// Stage is where the flag is in its life (StageOf), and ReadyToRemove
+	// whether it can come out of the code; FeatBit's list has neither.
+	Stage         Stage `json:"stage"`
+	ReadyToRemove bool  `json:"-"`
 }
 
 // LastChange is a flag's most recent change: FeatBit's LastChangeVm
@@ -131,11 +147,20 @@ func (s *Flags) ListFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, f
 	f.Page.Check(&v)
 	v.Text("name", f.Name, core.MaxNameLen)
 	f.descending = f.checkSort(&v)
+	if f.Stage != "" && f.Stage != ReadyToRemoveFilter && !slices.Contains(Stages, Stage(f.Stage)) {
+		v.Add("stage", "invalid")
+	}
+	if f.Now.IsZero() {
+		f.Now = time.Now()
+	}
 	if f.Tags == nil {
 		f.Tags = []string{}
 	}
 	if err := v.Err(); err != nil {
 		return core.Paged[FlagListItem]{}, err
+	}
+	if f.Stage != "" {
+		return s.listByStage(ctx, a, envID, f)
 	}
 	orgID, err := a.Org()
 	if err != nil {
@@ -175,6 +200,9 @@ func (s *Flags) ListFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, f
 			at := r.LastEvaluatedAt.UTC()
 			item.LastEvaluatedAt, item.Evaluations = &at, r.Evaluations
 		}
+		facts := item.StageFacts()
+		item.Stage = StageOf(facts, f.Now)
+		item.ReadyToRemove = ReadyToRemove(item.Stage, facts)
 		out.Items[i] = item
 	}
 	return out, nil

@@ -1,6 +1,6 @@
 package flagstore
 
-import "math"
+import "github.com/bunting-flags/bunting/sql/targeting"
 
 // Serving is what a flag's targeting hands out when on, as the flag list
 // shows it: the values served to individual targets, and each rule's and the
@@ -18,7 +18,7 @@ type RuleServing struct {
 }
 
 // Share is a variation's value and the percentage of users a rule serves it
-// to, rounded to a tenth.
+// to, to a hundredth (targeting.BasisPoints), the finest an editor writes.
 type Share struct {
 	Value   string
 	Percent float64
@@ -53,7 +53,7 @@ func shares(rollout []RolloutVariation, values map[string]string) []Share {
 		if !ok || len(rv.Rollout) != 2 || rv.Rollout[1] <= rv.Rollout[0] {
 			continue
 		}
-		out = append(out, Share{Value: value, Percent: math.Round((rv.Rollout[1]-rv.Rollout[0])*1000) / 10})
+		out = append(out, Share{Value: value, Percent: float64(targeting.BasisPoints(rv.Rollout[0], rv.Rollout[1])) / 100})
 	}
 	return out
 }

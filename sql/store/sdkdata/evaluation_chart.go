@@ -45,10 +45,19 @@ type EvaluationChart struct {
 	Steps      []time.Time
 	Variations []ChartVariation
 	Total      int64
+	// Previous is the span before, for comparison: its evaluations of all
+	// variations in each step (Previous[i] is Steps[i] one span earlier),
+	// and PreviousTotal their sum.
+	Previous      []int64
+	PreviousTotal int64
 }
 
+// Length is how long the chart's span is: its steps end to end.
+func (c EvaluationChart) Length() time.Duration { return c.Step * time.Duration(len(c.Steps)) }
+
 // FlagEvaluationChart charts a flag's evaluations over a span (SpanHour,
-// SpanDay or SpanMonth) ending at now, from the evaluation series.
+// SpanDay or SpanMonth) ending at now, and the span before it for
+// comparison, from the evaluation series in one read.
 func (s *SDK) FlagEvaluationChart(ctx context.Context, a *core.Actor, envID uuid.UUID, key, span string, now time.Time) (EvaluationChart, error) {
 	sp, ok := spans[span]
 	if !ok {
@@ -60,11 +69,12 @@ func (s *SDK) FlagEvaluationChart(ctx context.Context, a *core.Actor, envID uuid
 	}
 	last := now.UTC().Truncate(sp.step)
 	first := last.Add(-time.Duration(sp.steps-1) * sp.step)
-	series, err := s.series(ctx, f.EnvID, []uuid.UUID{f.ID}, first, last.Add(sp.step), sp.unit)
+	length := time.Duration(sp.steps) * sp.step
+	series, err := s.series(ctx, f.EnvID, []uuid.UUID{f.ID}, first.Add(-length), last.Add(sp.step), sp.unit)
 	if err != nil {
 		return EvaluationChart{}, err
 	}
-	out := EvaluationChart{Span: span, Step: sp.step, Steps: make([]time.Time, sp.steps)}
+	out := EvaluationChart{Span: span, Step: sp.step, Steps: make([]time.Time, sp.steps), Previous: make([]int64, sp.steps)}
 	for i := range out.Steps {
 		out.Steps[i] = first.Add(time.Duration(i) * sp.step)
 	}
@@ -79,6 +89,12 @@ func (s *SDK) FlagEvaluationChart(ctx context.Context, a *core.Actor, envID uuid
 	for _, c := range series[f.ID] {
 		i, ok := index[c.variation]
 		step := int(c.at.Truncate(sp.step).Sub(first) / sp.step)
+		if before := step + sp.steps; step < 0 && before >= 0 {
+			// The span before counts every variation, even one since removed.
+			out.Previous[before] += c.count
+			out.PreviousTotal += c.count
+			continue
+		}
 		if !ok || step < 0 || step >= sp.steps {
 			continue
 		}
