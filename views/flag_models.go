@@ -76,6 +76,9 @@ type FlagRow struct {
 	Trend *Sparkline
 	// Toggle is nil when the person may not turn the flag on or off.
 	Toggle *FlagToggle
+	// InCode marks an archived flag whose key code still uses ("Archived
+	// but still in code: 3 references"); empty otherwise.
+	InCode string
 }
 
 // FlagToggle turns a flag on or off, with a comment when the environment
@@ -133,6 +136,31 @@ type FlagMain struct {
 	Tester *FlagTester
 	// Pending lists the flag's scheduled changes on the targeting tab.
 	Pending *PendingChanges
+	// CodeRefs is how many places in code use the flag's key; an archived
+	// flag still used is marked. Code lists them on the code tab.
+	// CodeRefs is their number in words ("3 references"); empty for none.
+	CodeRefs string
+	Code     *CodeRefsTab
+}
+
+// CodeRefsTab lists where a flag's key is used in code, as bunting
+// coderefs found it, by repository and branch.
+type CodeRefsTab struct {
+	Groups []CodeRefGroup
+}
+
+// CodeRefGroup is one repository's branch: the commit scanned and when it
+// was sent, and the places found there.
+type CodeRefGroup struct {
+	Repository, Branch, Commit, When string
+	Places                           []CodeRefPlace
+}
+
+// CodeRefPlace is one use: the file and line ("src/a.ts:12"), and the
+// lines around it.
+type CodeRefPlace struct {
+	Place   string
+	Snippet string
 }
 
 // PendingChanges are a flag's scheduled changes, soonest first.

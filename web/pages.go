@@ -189,6 +189,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/flags/:key/delete", p.changeFlagLifecycle(deleteFlag))
 	g.GET("/flags/:key/history", p.flagHistory)
 	g.GET("/flags/:key/insights", p.flagInsights)
+	g.GET("/flags/:key/code", p.flagCode)
 	g.GET("/flags/:key/triggers", p.flagTriggers)
 	g.POST("/flags/:key/triggers", p.createTrigger)
 	g.POST("/flags/:key/triggers/:id/status", p.setTriggerStatus)
