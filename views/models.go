@@ -374,6 +374,7 @@ type WebhookEdit struct {
 	Scopes                   []Check
 	FlagEvents               []Check
 	SegmentEvents            []Check
+	RequestEvents            []Check
 	SecretSet                bool
 	SecretHint               string
 	TestAction, DeleteAction string
