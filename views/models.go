@@ -408,3 +408,9 @@ type ReviewItem struct {
 	Flag, Reason, Env, Who, Age, When string
 	Href, EnvID, Next                 string
 }
+
+// ReviewElsewhere offers to open a change request in its environment.
+type ReviewElsewhere struct {
+	Shell
+	Env, EnvID, Next string
+}

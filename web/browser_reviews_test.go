@@ -73,21 +73,34 @@ func TestBrowserReviewsInbox(t *testing.T) {
 	}
 }
 
-// TestReviewsInboxReadable: the inbox and the count leave out a request in
-// an environment the reviewer may no longer read.
+// TestReviewsInboxReadable: a link to a request by its id alone (as a
+// Slack message has it) opens it in the working environment and offers to
+// switch from another; the inbox, the count and the link leave out a
+// request in an environment the reviewer may no longer read.
 func TestReviewsInboxReadable(t *testing.T) {
 	t.Parallel()
-	a, _, prod, alice, bob := approvalApp(t)
+	a, pr, prod, alice, bob := approvalApp(t)
 	ctx := t.Context()
 	aliceActor, err := a.st.UserActor(ctx, alice, a.wsID.String(), a.orgID.String())
 	must(t, err)
 	on := true
-	_, err = a.st.CreateFlagChangeRequest(ctx, aliceActor, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on,
+	cr, err := a.st.CreateFlagChangeRequest(ctx, aliceActor, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on,
 		Reason: "Launch payments", Reviewers: []uuid.UUID{bob}})
 	must(t, err)
 	b := a.signedIn("bob@example.com", memberPassword)
 	if got := b.get("/reviews").status(http.StatusOK).text("topbar-reviews-count"); got != "1" {
 		t.Fatalf("Bob's count: %q, want 1", got)
+	}
+	// A message's link names the request alone: in the working environment
+	// it opens, elsewhere it offers to switch there.
+	link := "/reviews/" + cr.ID.String()
+	b.get(link).status(http.StatusOK).at("/change-requests/" + cr.ID.String())
+	bobActor, err := a.st.UserActor(ctx, bob, a.wsID.String(), a.orgID.String())
+	must(t, err)
+	_, err = a.st.SetUserContext(ctx, bobActor, core.UserContext{OrganizationID: a.orgID, ProjectID: pr.ID, EnvID: pr.Environments[1].ID})
+	must(t, err)
+	if got := b.get(link).status(http.StatusOK).at(link).text("review-elsewhere-open"); got != "Open it in Web / Prod" {
+		t.Fatalf("the link from Dev offers %q", got)
 	}
 	// Bob keeps only a policy that reads Dev.
 	owner := a.ownerActor()
@@ -104,4 +117,5 @@ func TestReviewsInboxReadable(t *testing.T) {
 	if page.has("reviews-item") || page.has("topbar-reviews") {
 		t.Fatal("a request in an environment Bob may not read is listed")
 	}
+	a.signedIn("bob@example.com", memberPassword).get(link).status(http.StatusNotFound)
 }

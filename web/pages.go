@@ -196,6 +196,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.POST("/flags/:key/triggers/:id/reset", p.resetTrigger)
 	g.POST("/flags/:key/triggers/:id/delete", p.deleteTrigger)
 	g.GET("/reviews", p.reviews)
+	g.GET("/reviews/:id", p.review)
 	g.GET("/change-requests", p.changeRequests)
 	g.GET("/change-requests/:id", p.changeRequest)
 	g.POST("/change-requests/:id/approve", p.reviewChangeRequest(true))

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // reviews is the reviews inbox: the change requests waiting for the
@@ -40,4 +41,26 @@ func (p *pages) reviews(c echo.Context) error {
 		return err
 	}
 	return render(c, http.StatusOK, views.ReviewsPage(vm))
+}
+
+// review opens the change request a link names by its id alone (a
+// webhook's message): directly when it is in the working environment,
+// else through a button that switches to its environment.
+func (p *pages) review(c echo.Context) error {
+	id, err := httpx.PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	at, err := p.store.ChangeRequestPlace(c.Request().Context(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	if w, ok := workEnvOf(c); ok && w.id == at.EnvID {
+		return c.Redirect(http.StatusSeeOther, changeRequestHref(id))
+	}
+	vm := views.ReviewElsewhere{Env: at.ProjectName + " / " + at.EnvName, EnvID: at.EnvID.String(), Next: changeRequestHref(id)}
+	if vm.Shell, err = p.shell(c, "Change request", navReviews); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.ReviewElsewherePage(vm))
 }

@@ -294,6 +294,42 @@ func (q *Queries) GetFlagChangeRequest(ctx context.Context, arg GetFlagChangeReq
 	return i, err
 }
 
+const GetOrganizationChangeRequestPlace = `-- name: GetOrganizationChangeRequestPlace :one
+SELECT cr.env_id, e.key AS env_key, e.name AS env_name, p.key AS project_key, p.name AS project_name
+FROM flag_change_requests cr
+JOIN environments e ON e.id = cr.env_id
+JOIN projects p ON p.id = e.project_id
+WHERE cr.id = $1 AND p.organization_id = $2
+`
+
+type GetOrganizationChangeRequestPlaceParams struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+type GetOrganizationChangeRequestPlaceRow struct {
+	EnvID       uuid.UUID
+	EnvKey      string
+	EnvName     string
+	ProjectKey  string
+	ProjectName string
+}
+
+// GetOrganizationChangeRequestPlace finds where a change request of an
+// organization is: a link to it names only its id.
+func (q *Queries) GetOrganizationChangeRequestPlace(ctx context.Context, arg GetOrganizationChangeRequestPlaceParams) (GetOrganizationChangeRequestPlaceRow, error) {
+	row := q.db.QueryRow(ctx, GetOrganizationChangeRequestPlace, arg.ID, arg.OrganizationID)
+	var i GetOrganizationChangeRequestPlaceRow
+	err := row.Scan(
+		&i.EnvID,
+		&i.EnvKey,
+		&i.EnvName,
+		&i.ProjectKey,
+		&i.ProjectName,
+	)
+	return i, err
+}
+
 const ListApprovers = `-- name: ListApprovers :many
 SELECT u.id, u.name, u.email
 FROM organization_users ou

@@ -197,3 +197,12 @@ JOIN projects p ON p.id = e.project_id
 WHERE r.member_id = @member_id AND r.action = 'Empty' AND cr.status = 'PendingReview'
   AND p.organization_id = @organization_id
 GROUP BY p.key, e.key;
+
+-- name: GetOrganizationChangeRequestPlace :one
+-- GetOrganizationChangeRequestPlace finds where a change request of an
+-- organization is: a link to it names only its id.
+SELECT cr.env_id, e.key AS env_key, e.name AS env_name, p.key AS project_key, p.name AS project_name
+FROM flag_change_requests cr
+JOIN environments e ON e.id = cr.env_id
+JOIN projects p ON p.id = e.project_id
+WHERE cr.id = @id AND p.organization_id = @organization_id;

@@ -70,3 +70,28 @@ func (s *Flags) CountReviewsWaiting(ctx context.Context, a *core.Actor) (int, er
 	}
 	return n, nil
 }
+
+// ChangeRequestPlace is the environment a change request is in.
+type ChangeRequestPlace struct {
+	EnvID                uuid.UUID
+	ProjectName, EnvName string
+}
+
+// ChangeRequestPlace finds the environment of a change request of the
+// caller's organization, for a link that names only the request (a
+// webhook's message); a request in an environment the caller may not read
+// is not found.
+func (s *Flags) ChangeRequestPlace(ctx context.Context, a *core.Actor, id uuid.UUID) (ChangeRequestPlace, error) {
+	orgID, err := a.Org()
+	if err != nil {
+		return ChangeRequestPlace{}, err
+	}
+	r, err := s.Q.GetOrganizationChangeRequestPlace(ctx, db.GetOrganizationChangeRequestPlaceParams{ID: id, OrganizationID: orgID})
+	if err != nil {
+		return ChangeRequestPlace{}, core.Translate(err)
+	}
+	if !a.Can(access.CanAccessEnv, core.EnvRN(r.ProjectKey, r.EnvKey)) {
+		return ChangeRequestPlace{}, core.ErrNotFound
+	}
+	return ChangeRequestPlace{EnvID: r.EnvID, ProjectName: r.ProjectName, EnvName: r.EnvName}, nil
+}
