@@ -136,9 +136,9 @@ type FlagMain struct {
 	Tester *FlagTester
 	// Pending lists the flag's scheduled changes on the targeting tab.
 	Pending *PendingChanges
-	// CodeRefs is how many places in code use the flag's key; an archived
-	// flag still used is marked. Code lists them on the code tab.
-	// CodeRefs is their number in words ("3 references"); empty for none.
+	// CodeRefs is how many places in code use the flag's key, in words ("3
+	// references"), on an archived flag's page (which marks it still in
+	// code) and on the Code tab, which lists them; empty otherwise.
 	CodeRefs string
 	Code     *CodeRefsTab
 }
@@ -147,6 +147,8 @@ type FlagMain struct {
 // coderefs found it, by repository and branch.
 type CodeRefsTab struct {
 	Groups []CodeRefGroup
+	// Count is how many places there are in all.
+	Count int
 }
 
 // CodeRefGroup is one repository's branch: the commit scanned and when it

@@ -12,7 +12,7 @@ import (
 
 // TestBrowserCodeRefs: references uploaded as bunting coderefs sends them
 // are listed on the flag's Code tab (file:line, the lines around it, the
-// repository, branch and commit), the flag's heading counts them, and once
+// repository, branch and commit), whose heading counts them, and once
 // the flag is archived its page and the archived list say it is still in
 // code.
 func TestBrowserCodeRefs(t *testing.T) {
@@ -32,7 +32,7 @@ func TestBrowserCodeRefs(t *testing.T) {
 	ch.signIn(base, ownerEmail, ownerPassword)
 	ch.do("open the code tab",
 		chromedp.Navigate(base+"/flags/checkout"),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-code-refs]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=tab-code]`)),
 		chromedp.Click(chromedp.CSS(`[data-testid=tab-code]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=code-ref]`)),
 	)

@@ -32,6 +32,7 @@ func (p *pages) codeRefsTab(c echo.Context, w workEnv, key string) (views.CodeRe
 				Commit: shortCommit(r.Commit), When: when(r.UploadedAt)})
 			n++
 		}
+		t.Count++
 		t.Groups[n-1].Places = append(t.Groups[n-1].Places, views.CodeRefPlace{Place: fmt.Sprintf("%s:%d", r.Path, r.Line), Snippet: r.Snippet})
 	}
 	return t, nil

@@ -107,8 +107,12 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	if insight.LastEvaluatedAt != nil {
 		m.Evaluated = fmt.Sprintf("Evaluated %s, %d times", evaluatedAgo(insight.LastEvaluatedAt, time.Now()), insight.Evaluations)
 	}
-	if m.CodeRefs, err = p.codeRefsCount(c, w, f.Key); err != nil {
-		return err
+	// An archived flag still used in code says so; the count costs a query,
+	// so a live flag's page counts only on its Code tab.
+	if f.IsArchived {
+		if m.CodeRefs, err = p.codeRefsCount(c, w, f.Key); err != nil {
+			return err
+		}
 	}
 
 	switch tab {
@@ -235,6 +239,9 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			return err
 		}
 		m.Code = &code
+		if n := code.Count; n > 0 {
+			m.CodeRefs = fmt.Sprintf("%d %s", n, plural(n, "reference", "references"))
+		}
 	case tabInsights:
 		ev, err := p.evaluationsTab(c, w, f, href)
 		if err != nil {
