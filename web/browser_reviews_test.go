@@ -65,8 +65,8 @@ func TestBrowserReviewsInbox(t *testing.T) {
 	if got := ch.eval(`document.querySelector("#switch-env option:checked").textContent`); got != "Web / Prod" {
 		t.Errorf("reviewing works in %q, want Web / Prod", got)
 	}
-	ch.do("approve", chromedp.Click(chromedp.CSS(`[data-testid=cr-approve]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=cr-status]`)))
+	ch.do("approve", chromedp.Click(chromedp.CSS(`[data-testid=cr-approve]`)))
+	ch.waitTrue("the request approved", `(document.querySelector("[data-testid=cr-status]") || {}).textContent === "Approved"`)
 	ch.do("the inbox again", chromedp.Navigate(base+"/reviews"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=reviews-empty]`)))
 	if ch.eval(`String(document.querySelector("[data-testid=topbar-reviews]") === null)`) != "true" {
 		t.Error("the top bar still counts a review after approving it")
