@@ -135,3 +135,36 @@ func TestCodeRefsCommand(t *testing.T) {
 		t.Fatalf("after refused uploads: got %d references of new-checkout, want the 1 stored before", len(refs))
 	}
 }
+
+// TestCodeRefsOutsideGit: outside a git checkout the files the root
+// .gitignore names (a file, a glob, a directory) are left out, and .git
+// is never read.
+func TestCodeRefsOutsideGit(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for name, text := range map[string]string{
+		".gitignore":         "# generated\n*.log\ndist/\n/local.env\n",
+		"main.go":            `flags.Bool("pay")`,
+		"debug.log":          `"pay"`,
+		"dist/app.js":        `"pay"`,
+		"local.env":          `"pay"`,
+		"pkg/local.env":      `'pay'`,
+		".git/config":        `"pay"`,
+		"pkg/sub/handler.ts": "const x = `pay`",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		storetest.Must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		storetest.Must(t, os.WriteFile(p, []byte(text), 0o644))
+	}
+	files, err := listFiles(context.Background(), root, false)
+	storetest.Must(t, err)
+	refs, _, err := scanFiles(root, files, map[string]bool{"pay": true})
+	storetest.Must(t, err)
+	var places []string
+	for _, r := range refs {
+		places = append(places, r.Path)
+	}
+	if got := strings.Join(places, ","); got != "main.go,pkg/local.env,pkg/sub/handler.ts" {
+		t.Fatalf("found %q, want main.go,pkg/local.env,pkg/sub/handler.ts", got)
+	}
+}
