@@ -246,6 +246,10 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/projects/:projectId/export", h.exportProject)
 	g.With(before(h.importsFlags)).POST("/envs/:envId/import", h.importEnv)
 
+	// Code references (code_refs.go): bunting coderefs uploads them.
+	g.With(before(h.uploadsCodeRefs)).PUT("/envs/:envId/code-references", h.uploadCodeRefs)
+	g.GET("/envs/:envId/feature-flags/:key/code-references", h.flagCodeRefs)
+
 	g.GET("/envs/:envId/audit-logs", h.listAuditLogs)
 	g.With(before(h.comparesChanges)).POST("/envs/:envId/audit-logs/compare", h.compareChange)
 

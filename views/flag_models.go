@@ -84,6 +84,9 @@ type FlagRow struct {
 	Toggle *FlagToggle
 	// Stage is where the flag is in its life; nil when not known.
 	Stage *FlagStage
+	// InCode marks an archived flag whose key code still uses ("Archived
+	// but still in code: 3 references"); empty otherwise.
+	InCode string
 }
 
 // FlagStage is a flag's lifecycle stage: Stage (its value in addresses),
@@ -150,6 +153,33 @@ type FlagMain struct {
 	Tester *FlagTester
 	// Pending lists the flag's scheduled changes on the targeting tab.
 	Pending *PendingChanges
+	// CodeRefs is how many places in code use the flag's key, in words ("3
+	// references"), on an archived flag's page (which marks it still in
+	// code) and on the Code tab, which lists them; empty otherwise.
+	CodeRefs string
+	Code     *CodeRefsTab
+}
+
+// CodeRefsTab lists where a flag's key is used in code, as bunting
+// coderefs found it, by repository and branch.
+type CodeRefsTab struct {
+	Groups []CodeRefGroup
+	// Count is how many places there are in all.
+	Count int
+}
+
+// CodeRefGroup is one repository's branch: the commit scanned and when it
+// was sent, and the places found there.
+type CodeRefGroup struct {
+	Repository, Branch, Commit, When string
+	Places                           []CodeRefPlace
+}
+
+// CodeRefPlace is one use: the file and line ("src/a.ts:12"), and the
+// lines around it.
+type CodeRefPlace struct {
+	Place   string
+	Snippet string
 }
 
 // PendingChanges are a flag's scheduled changes, soonest first.

@@ -39,6 +39,9 @@ type Shell struct {
 	UserEmail string
 	Switcher  Switcher
 	Flashes   []Flash
+	// Reviews is how many change requests wait for the person's review
+	// across the organization; the top bar links to them when any do.
+	Reviews int
 }
 
 // NavGroup is one headed group of the main navigation; ID names its heading,
@@ -371,6 +374,7 @@ type WebhookEdit struct {
 	Scopes                   []Check
 	FlagEvents               []Check
 	SegmentEvents            []Check
+	RequestEvents            []Check
 	SecretSet                bool
 	SecretHint               string
 	TestAction, DeleteAction string
@@ -389,4 +393,24 @@ type WebhookLog struct {
 type DeliveryRow struct {
 	Time, Event, Latency, Excerpt string
 	Status                        Badge
+}
+
+// Reviews is the reviews inbox.
+type Reviews struct {
+	Shell
+	Items []ReviewItem
+}
+
+// ReviewItem is a change request waiting for the person's review. Href
+// opens it when it is in the working environment; elsewhere the Review
+// button makes its environment the working one (EnvID) and opens Next.
+type ReviewItem struct {
+	Flag, Reason, Env, Who, Age, When string
+	Href, EnvID, Next                 string
+}
+
+// ReviewElsewhere offers to open a change request in its environment.
+type ReviewElsewhere struct {
+	Shell
+	Env, EnvID, Next string
 }

@@ -18,6 +18,7 @@ var RefKinds = []RefKind{
 	{RefType: "FlagChangeRequest", Label: "Change request", Plural: "Change requests"},
 	{RefType: "FlagSchedule", Label: "Scheduled change", Plural: "Scheduled changes"},
 	{RefType: "FlagTrigger", Label: "Trigger", Plural: "Triggers"},
+	{RefType: "CodeReferences", Label: "Code references", Plural: "Code references"},
 	{RefType: "EndUser", Label: "End user", Plural: "End users"},
 	{RefType: "EndUserProperty", Label: "End-user property", Plural: "End-user properties"},
 	{RefType: "Environment", Label: "Environment", Plural: "Environments"},

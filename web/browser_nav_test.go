@@ -152,7 +152,7 @@ func TestBrowserNavigation(t *testing.T) {
 		t.Errorf("the navigation shows on a phone before Menu is pressed")
 	}
 	tabs := `[...document.querySelectorAll(".tabs a")]`
-	if got := ch.eval(`String(` + tabs + `.length === 6 && ` + tabs + `.every(a => { const r = a.getBoundingClientRect(); return r.left >= 0 && r.right <= document.documentElement.clientWidth })
+	if got := ch.eval(`String(` + tabs + `.length === 7 && ` + tabs + `.every(a => { const r = a.getBoundingClientRect(); return r.left >= 0 && r.right <= document.documentElement.clientWidth })
 		&& document.querySelector(".tabs").scrollWidth <= document.querySelector(".tabs").clientWidth)`); got != "true" {
 		t.Errorf("a flag tab is off screen at 390 px: %s", ch.eval(tabs+`.map(a => a.textContent + " " + Math.round(a.getBoundingClientRect().right)).join(", ")`))
 	}

@@ -134,7 +134,7 @@ func TestBrowserChangeRequest(t *testing.T) {
 
 	ch.signIn(a.srv.URL, "bob@example.com", memberPassword)
 	ch.do("open the review", chromedp.Navigate(a.srv.URL+"/flags"), chromedp.Click(chromedp.CSS(`[data-testid=nav-reviews]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid=review-link]`)), chromedp.Click(chromedp.CSS(`[data-testid=review-link]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=reviews-open]`)), chromedp.Click(chromedp.CSS(`[data-testid=reviews-open]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=cr-lines]`)))
 	if got := ch.eval(`document.querySelector("[data-testid=cr-lines]").textContent.trim()`); got != "Turned the flag on" {
 		t.Fatalf("Bob reads the change as %q", got)

@@ -156,9 +156,16 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		if err != nil {
 			return err
 		}
+		inCode, err := p.archivedInCode(c, w, list.Items)
+		if err != nil {
+			return err
+		}
 		for _, f := range list.Items {
 			row := p.flagRow(c, w, f, fq.href(fq.page))
 			row.Trend = trends[f.ID]
+			if n := inCode[f.Key]; n > 0 {
+				row.InCode = fmt.Sprintf("Archived but still in code: %d %s", n, plural(n, "reference", "references"))
+			}
 			if toggled != nil && toggled.key == f.Key && row.Toggle != nil {
 				row.Toggle.Form = toggled.form
 			}

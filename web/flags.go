@@ -66,6 +66,7 @@ func flagTabs(href, active string) []views.Tab {
 		{Label: "Triggers", Href: href + "/triggers", TestID: "tab-triggers"},
 		{Label: "Settings", Href: href + "/settings", TestID: "tab-settings"},
 		{Label: "History", Href: href + "/history", TestID: "tab-history"},
+		{Label: "Code", Href: href + "/code", TestID: "tab-code"},
 	}
 	for i := range tabs {
 		tabs[i].Active = strings.ToLower(tabs[i].Label) == active
@@ -108,6 +109,13 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	m.Evaluated = "Never evaluated by an SDK"
 	if insight.LastEvaluatedAt != nil {
 		m.Evaluated = fmt.Sprintf("Evaluated %s, %d times", evaluatedAgo(insight.LastEvaluatedAt, time.Now()), insight.Evaluations)
+	}
+	// An archived flag still used in code says so; the count costs a query,
+	// so a live flag's page counts only on its Code tab.
+	if f.IsArchived {
+		if m.CodeRefs, err = p.codeRefsCount(c, w, f.Key); err != nil {
+			return err
+		}
 	}
 
 	switch tab {
@@ -232,6 +240,15 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			return err
 		}
 		m.History = &h
+	case tabCode:
+		code, err := p.codeRefsTab(c, w, f.Key)
+		if err != nil {
+			return err
+		}
+		m.Code = &code
+		if n := code.Count; n > 0 {
+			m.CodeRefs = fmt.Sprintf("%d %s", n, plural(n, "reference", "references"))
+		}
 	case tabInsights:
 		ev, err := p.evaluationsTab(c, w, f, href)
 		if err != nil {

@@ -38,10 +38,15 @@ func (p *pages) shell(c echo.Context, title, active string) (views.Shell, error)
 	if err != nil {
 		return views.Shell{}, err
 	}
+	reviews, err := p.reviewsWaiting(c)
+	if err != nil {
+		return views.Shell{}, err
+	}
 	token := csrfToken(c)
 	return views.Shell{
 		Doc:       views.Doc{Title: title, Assets: p.assets.views(), CSRF: token},
 		Nav:       nav,
+		Reviews:   reviews,
 		UserEmail: w.Profile.Email,
 		Switcher:  p.switcher(c, w),
 		Flashes:   p.flashes(c),
@@ -206,16 +211,34 @@ func (p *pages) samePlace(c echo.Context, was uuid.UUID, now core.UserContext, n
 }
 
 // reviewsNav is the entry "Reviews" with how many change requests wait for
-// the person's review, where the working environment's changes need
-// approval; none elsewhere.
+// the person's review in every environment of the organization: shown when
+// some do, or where the working environment's changes need approval.
 func (p *pages) reviewsNav(c echo.Context, active string) ([]views.NavItem, error) {
-	w, ok := workEnvOf(c)
-	if !ok || w.approvals == 0 {
-		return nil, nil
-	}
-	n, err := p.store.CountAwaitingReview(c.Request().Context(), actor(c), w.id)
+	n, err := p.reviewsWaiting(c)
 	if err != nil {
 		return nil, err
 	}
-	return []views.NavItem{{Label: fmt.Sprintf("Reviews (%d)", n), Href: "/change-requests", TestID: "nav-reviews", Active: active == navReviews}}, nil
+	if w, ok := workEnvOf(c); n == 0 && (!ok || w.approvals == 0) {
+		return nil, nil
+	}
+	return []views.NavItem{{Label: fmt.Sprintf("Reviews (%d)", n), Href: "/reviews", TestID: "nav-reviews", Active: active == navReviews}}, nil
+}
+
+// reviewsWaitingKey keeps the count of a request's reviews waiting, which
+// the navigation and the top bar both show: one query per page.
+const reviewsWaitingKey = "reviewsWaiting"
+
+// reviewsWaiting counts the change requests waiting for the person's
+// review across the organization (the store's CountReviewsWaiting), once
+// per request.
+func (p *pages) reviewsWaiting(c echo.Context) (int, error) {
+	if n, ok := c.Get(reviewsWaitingKey).(int); ok {
+		return n, nil
+	}
+	n, err := p.store.CountReviewsWaiting(c.Request().Context(), actor(c))
+	if err != nil {
+		return 0, err
+	}
+	c.Set(reviewsWaitingKey, n)
+	return n, nil
 }

@@ -85,9 +85,12 @@ func (p *pages) webhookPage(c echo.Context, status int, w *flagstore.Webhook, f 
 	for _, e := range flagstore.WebhookEvents {
 		kind, what, _ := strings.Cut(e, ".")
 		ch := views.Check{Value: e, Label: upperFirst(strings.ReplaceAll(what, "_", " ")), Checked: slices.Contains(events, e)}
-		if kind == "segment" {
+		switch kind {
+		case "segment":
 			vm.SegmentEvents = append(vm.SegmentEvents, ch)
-		} else {
+		case "change_request":
+			vm.RequestEvents = append(vm.RequestEvents, ch)
+		default:
 			vm.FlagEvents = append(vm.FlagEvents, ch)
 		}
 	}
@@ -164,8 +167,9 @@ func postedWebhook(c echo.Context) (flagstore.WebhookInput, map[string]string, [
 		return flagstore.WebhookInput{}, nil, nil, nil, err
 	}
 	in := flagstore.WebhookInput{Name: form.Get("name"), URL: form.Get("url"), Scopes: form["scopes"], Events: form["events"],
-		IsActive: form.Get("isActive") == "true", PayloadTemplateType: flagstore.PayloadDefault}
-	values := map[string]string{"name": in.Name, "url": in.URL, "headers": form.Get("headers"), "isActive": form.Get("isActive")}
+		IsActive: form.Get("isActive") == "true", PayloadTemplateType: form.Get("payloadTemplateType")}
+	values := map[string]string{"name": in.Name, "url": in.URL, "headers": form.Get("headers"), "isActive": form.Get("isActive"),
+		"payloadTemplateType": in.PayloadTemplateType}
 	// A blank secret keeps the stored one; removing it is said with its own box.
 	if secret := form.Get("secret"); secret != "" {
 		in.Secret = &secret
@@ -205,7 +209,7 @@ func (p *pages) createWebhook(c echo.Context) error {
 		return redirect(c, "/webhooks/"+w.ID.String())
 	}
 	f := p.form(c, "webhook", "/webhooks", values)
-	status, err := formProblems(err, &f, "name", "url", "secret", "scopes", "events", "headers")
+	status, err := formProblems(err, &f, "name", "url", "payloadTemplateType", "secret", "scopes", "events", "headers")
 	if err != nil {
 		return err
 	}
@@ -219,7 +223,7 @@ func (p *pages) webhook(c echo.Context) error {
 		return err
 	}
 	f := p.form(c, "webhook", "/webhooks/"+w.ID.String(), map[string]string{"name": w.Name, "url": w.URL,
-		"headers": headerLines(w.Headers), "isActive": strconv.FormatBool(w.IsActive)})
+		"headers": headerLines(w.Headers), "isActive": strconv.FormatBool(w.IsActive), "payloadTemplateType": w.PayloadTemplateType})
 	return p.webhookPage(c, http.StatusOK, &w, f, nil, nil)
 }
 
@@ -247,7 +251,7 @@ func (p *pages) updateWebhook(c echo.Context) error {
 		return redirect(c, "/webhooks/"+w.ID.String())
 	}
 	f := p.form(c, "webhook", "/webhooks/"+id.String(), values)
-	status, err := formProblems(err, &f, "name", "url", "secret", "scopes", "events", "headers")
+	status, err := formProblems(err, &f, "name", "url", "payloadTemplateType", "secret", "scopes", "events", "headers")
 	if err != nil {
 		return err
 	}

@@ -239,3 +239,35 @@ func TestWebhookPageWithholdsTheLogOfUnreadableEnvironments(t *testing.T) {
 		t.Error("the owner is not shown the log")
 	}
 }
+
+// TestWebhookFormSlackFormat: the form's Slack format and change request
+// events are saved, and the webhook's page shows them chosen.
+func TestWebhookFormSlackFormat(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	p, err := a.st.CreateProject(context.Background(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
+	must(t, err)
+	b := a.signedIn(ownerEmail, ownerPassword)
+	b.get("/webhooks/new").status(http.StatusOK)
+	if !b.last.has("webhook-request-events") || !b.last.has("webhook-format") {
+		t.Fatal("the form offers no format or change request events")
+	}
+	b.post("/webhooks", url.Values{"name": {"Team chat"}, "url": {"https://hooks.slack.example/T1"}, "payloadTemplateType": {"slack"},
+		"scopes": {p.ID.String() + "/" + p.Environments[0].ID.String()}, "events": {"change_request.created", "feature_flag.toggled"},
+		"isActive": {"true"}}).status(http.StatusOK)
+	hooks, err := a.st.ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}})
+	must(t, err)
+	if hooks.TotalCount != 1 || hooks.Items[0].PayloadTemplateType != flagstore.PayloadSlack ||
+		strings.Join(hooks.Items[0].Events, ",") != "change_request.created,feature_flag.toggled" {
+		t.Fatalf("saved %+v", hooks.Items)
+	}
+	b.get("/webhooks/" + hooks.Items[0].ID.String()).status(http.StatusOK)
+	if !strings.Contains(b.last.body, `<option value="slack" selected`) {
+		t.Error("the webhook's page does not show the Slack format chosen")
+	}
+	b.post("/webhooks", url.Values{"name": {"Other"}, "url": {"https://hooks.example.com/y"}, "payloadTemplateType": {"teams"},
+		"scopes": {p.ID.String() + "/" + p.Environments[0].ID.String()}, "events": {"feature_flag.toggled"}}).status(http.StatusBadRequest)
+	if !b.last.has("error-payloadTemplateType") {
+		t.Error("an unknown format is not named on the form")
+	}
+}

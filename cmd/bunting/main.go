@@ -7,8 +7,9 @@
 //	bunting export (--env ID | --project ID) [--format yaml|json] [--out FILE]
 //	                                                  write flags and segments as a file
 //	bunting import --env ID [--dry-run] FILE          apply such a file to an environment
+//	bunting coderefs --env ID [--dir DIR]             send where flag keys are used in code
 //
-// export and import call a running Bunting's API (BUNTING_URL, with the
+// export, import and coderefs call a running Bunting's API (BUNTING_URL, with the
 // access token BUNTING_TOKEN) rather than the database.
 //
 // Configuration comes from BUNTING_ environment variables; see the README.
@@ -45,7 +46,8 @@ const usage = `usage:
   bunting migrate
   bunting token create --email EMAIL --name NAME [--type Personal|Service]
   bunting export (--env ENV_ID | --project PROJECT_ID) [--format yaml|json] [--out FILE]
-  bunting import --env ENV_ID [--dry-run] [--comment TEXT] [--reason TEXT] [--reviewers ID,ID] FILE`
+  bunting import --env ENV_ID [--dry-run] [--comment TEXT] [--reason TEXT] [--reviewers ID,ID] FILE
+  bunting coderefs --env ENV_ID [--dir DIR] [--repo NAME] [--branch BRANCH] [--commit SHA] [--dry-run]`
 
 // run is the whole program, with its environment passed in so tests can drive it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -59,6 +61,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return exportCommand(ctx, args, getenv, stdout)
 	case "import":
 		return importCommand(ctx, args, getenv, stdout)
+	case "coderefs":
+		return codeRefsCommand(ctx, args, getenv, stdout)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -51,6 +51,51 @@ func (q *Queries) CountAwaitingReview(ctx context.Context, arg CountAwaitingRevi
 	return count, err
 }
 
+const CountOrganizationAwaitingReview = `-- name: CountOrganizationAwaitingReview :many
+SELECT p.key AS project_key, e.key AS env_key, count(*) AS waiting
+FROM flag_change_request_reviewers r
+JOIN flag_change_requests cr ON cr.id = r.change_request_id
+JOIN environments e ON e.id = cr.env_id
+JOIN projects p ON p.id = e.project_id
+WHERE r.member_id = $1 AND r.action = 'Empty' AND cr.status = 'PendingReview'
+  AND p.organization_id = $2
+GROUP BY p.key, e.key
+`
+
+type CountOrganizationAwaitingReviewParams struct {
+	MemberID       uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+type CountOrganizationAwaitingReviewRow struct {
+	ProjectKey string
+	EnvKey     string
+	Waiting    int64
+}
+
+// CountOrganizationAwaitingReview counts the requests waiting for a
+// member's decision per environment of an organization, for the top bar
+// (flag_change_request_reviewers_undecided): one query on every page.
+func (q *Queries) CountOrganizationAwaitingReview(ctx context.Context, arg CountOrganizationAwaitingReviewParams) ([]CountOrganizationAwaitingReviewRow, error) {
+	rows, err := q.db.Query(ctx, CountOrganizationAwaitingReview, arg.MemberID, arg.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CountOrganizationAwaitingReviewRow{}
+	for rows.Next() {
+		var i CountOrganizationAwaitingReviewRow
+		if err := rows.Scan(&i.ProjectKey, &i.EnvKey, &i.Waiting); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const CountOrganizationGroupsIn = `-- name: CountOrganizationGroupsIn :one
 SELECT count(*) FROM groups
 WHERE organization_id = $1 AND id = ANY($2::uuid[])
@@ -245,6 +290,42 @@ func (q *Queries) GetFlagChangeRequest(ctx context.Context, arg GetFlagChangeReq
 		&i.ScheduleID,
 		&i.Base,
 		&i.Target,
+	)
+	return i, err
+}
+
+const GetOrganizationChangeRequestPlace = `-- name: GetOrganizationChangeRequestPlace :one
+SELECT cr.env_id, e.key AS env_key, e.name AS env_name, p.key AS project_key, p.name AS project_name
+FROM flag_change_requests cr
+JOIN environments e ON e.id = cr.env_id
+JOIN projects p ON p.id = e.project_id
+WHERE cr.id = $1 AND p.organization_id = $2
+`
+
+type GetOrganizationChangeRequestPlaceParams struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+type GetOrganizationChangeRequestPlaceRow struct {
+	EnvID       uuid.UUID
+	EnvKey      string
+	EnvName     string
+	ProjectKey  string
+	ProjectName string
+}
+
+// GetOrganizationChangeRequestPlace finds where a change request of an
+// organization is: a link to it names only its id.
+func (q *Queries) GetOrganizationChangeRequestPlace(ctx context.Context, arg GetOrganizationChangeRequestPlaceParams) (GetOrganizationChangeRequestPlaceRow, error) {
+	row := q.db.QueryRow(ctx, GetOrganizationChangeRequestPlace, arg.ID, arg.OrganizationID)
+	var i GetOrganizationChangeRequestPlaceRow
+	err := row.Scan(
+		&i.EnvID,
+		&i.EnvKey,
+		&i.EnvName,
+		&i.ProjectKey,
+		&i.ProjectName,
 	)
 	return i, err
 }
@@ -467,6 +548,79 @@ func (q *Queries) ListFlagChangeRequests(ctx context.Context, flagID uuid.UUID) 
 			&i.ScheduleID,
 			&i.Base,
 			&i.Target,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ListOrganizationAwaitingReview = `-- name: ListOrganizationAwaitingReview :many
+SELECT cr.id, cr.env_id, cr.reason, cr.created_at, f.key AS flag_key, f.name AS flag_name,
+       e.key AS env_key, e.name AS env_name, p.key AS project_key, p.name AS project_name,
+       u.name AS creator_name, u.email AS creator_email
+FROM flag_change_request_reviewers r
+JOIN flag_change_requests cr ON cr.id = r.change_request_id
+JOIN feature_flags f ON f.id = cr.flag_id
+JOIN environments e ON e.id = cr.env_id
+JOIN projects p ON p.id = e.project_id
+JOIN users u ON u.id = cr.creator_id
+WHERE r.member_id = $1 AND r.action = 'Empty' AND cr.status = 'PendingReview'
+  AND p.organization_id = $2
+ORDER BY cr.created_at, cr.id
+LIMIT 200
+`
+
+type ListOrganizationAwaitingReviewParams struct {
+	MemberID       uuid.UUID
+	OrganizationID uuid.UUID
+}
+
+type ListOrganizationAwaitingReviewRow struct {
+	ID           uuid.UUID
+	EnvID        uuid.UUID
+	Reason       string
+	CreatedAt    time.Time
+	FlagKey      string
+	FlagName     string
+	EnvKey       string
+	EnvName      string
+	ProjectKey   string
+	ProjectName  string
+	CreatorName  string
+	CreatorEmail string
+}
+
+// ListOrganizationAwaitingReview lists the requests waiting for a member's
+// decision in every environment of an organization, oldest first
+// (flag_change_request_reviewers_undecided); the caller keeps those of
+// environments the member may read.
+func (q *Queries) ListOrganizationAwaitingReview(ctx context.Context, arg ListOrganizationAwaitingReviewParams) ([]ListOrganizationAwaitingReviewRow, error) {
+	rows, err := q.db.Query(ctx, ListOrganizationAwaitingReview, arg.MemberID, arg.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListOrganizationAwaitingReviewRow{}
+	for rows.Next() {
+		var i ListOrganizationAwaitingReviewRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EnvID,
+			&i.Reason,
+			&i.CreatedAt,
+			&i.FlagKey,
+			&i.FlagName,
+			&i.EnvKey,
+			&i.EnvName,
+			&i.ProjectKey,
+			&i.ProjectName,
+			&i.CreatorName,
+			&i.CreatorEmail,
 		); err != nil {
 			return nil, err
 		}

@@ -56,6 +56,24 @@ type ChangeOutboxPruned struct {
 	MaxXid    pgtype.Uint64
 }
 
+type CodeReference struct {
+	UploadID  uuid.UUID
+	ProjectID uuid.UUID
+	FlagKey   string
+	Path      string
+	Line      int32
+	Snippet   string
+}
+
+type CodeReferenceUpload struct {
+	ID         uuid.UUID
+	ProjectID  uuid.UUID
+	Repository string
+	Branch     string
+	CommitSha  string
+	UploadedAt time.Time
+}
+
 type EndUser struct {
 	ID         uuid.UUID
 	EnvID      uuid.UUID

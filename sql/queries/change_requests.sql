@@ -165,3 +165,44 @@ JOIN projects p ON p.id = e.project_id
 WHERE f.segment_refs @> ARRAY[@segment_id::uuid] AND NOT f.is_archived AND e.change_request_enabled
 ORDER BY p.name, e.name
 LIMIT 1;
+
+-- name: ListOrganizationAwaitingReview :many
+-- ListOrganizationAwaitingReview lists the requests waiting for a member's
+-- decision in every environment of an organization, oldest first
+-- (flag_change_request_reviewers_undecided); the caller keeps those of
+-- environments the member may read.
+SELECT cr.id, cr.env_id, cr.reason, cr.created_at, f.key AS flag_key, f.name AS flag_name,
+       e.key AS env_key, e.name AS env_name, p.key AS project_key, p.name AS project_name,
+       u.name AS creator_name, u.email AS creator_email
+FROM flag_change_request_reviewers r
+JOIN flag_change_requests cr ON cr.id = r.change_request_id
+JOIN feature_flags f ON f.id = cr.flag_id
+JOIN environments e ON e.id = cr.env_id
+JOIN projects p ON p.id = e.project_id
+JOIN users u ON u.id = cr.creator_id
+WHERE r.member_id = @member_id AND r.action = 'Empty' AND cr.status = 'PendingReview'
+  AND p.organization_id = @organization_id
+ORDER BY cr.created_at, cr.id
+LIMIT 200;
+
+-- name: CountOrganizationAwaitingReview :many
+-- CountOrganizationAwaitingReview counts the requests waiting for a
+-- member's decision per environment of an organization, for the top bar
+-- (flag_change_request_reviewers_undecided): one query on every page.
+SELECT p.key AS project_key, e.key AS env_key, count(*) AS waiting
+FROM flag_change_request_reviewers r
+JOIN flag_change_requests cr ON cr.id = r.change_request_id
+JOIN environments e ON e.id = cr.env_id
+JOIN projects p ON p.id = e.project_id
+WHERE r.member_id = @member_id AND r.action = 'Empty' AND cr.status = 'PendingReview'
+  AND p.organization_id = @organization_id
+GROUP BY p.key, e.key;
+
+-- name: GetOrganizationChangeRequestPlace :one
+-- GetOrganizationChangeRequestPlace finds where a change request of an
+-- organization is: a link to it names only its id.
+SELECT cr.env_id, e.key AS env_key, e.name AS env_name, p.key AS project_key, p.name AS project_name
+FROM flag_change_requests cr
+JOIN environments e ON e.id = cr.env_id
+JOIN projects p ON p.id = e.project_id
+WHERE cr.id = @id AND p.organization_id = @organization_id;

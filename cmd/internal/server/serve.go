@@ -46,7 +46,7 @@ func OpenStore(ctx context.Context, cfg Config, log *slog.Logger) (*store.Store,
 	}
 	return store.New(pool, keys, log, core.Options{PasswordCost: cfg.PasswordCost,
 		AllowPrivateNetworks: cfg.SSOAllowPrivateNetworks, WebhookAllowPrivateNetworks: cfg.WebhookAllowPrivateNetworks,
-		MaxEndUsersPerEnv: int64(cfg.MaxEndUsersPerEnv)}), pool, stopDB, nil
+		MaxEndUsersPerEnv: int64(cfg.MaxEndUsersPerEnv), BaseURL: baseURL(cfg)}), pool, stopDB, nil
 }
 
 // Serve bootstraps the database when it is empty and serves Bunting until ctx
@@ -187,4 +187,12 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 		return err
 	}
 	return nil
+}
+
+// baseURL is the public URL the store's messages link to; empty when unset.
+func baseURL(cfg Config) string {
+	if cfg.BaseURL == nil {
+		return ""
+	}
+	return cfg.BaseURL.String()
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,8 @@ type Core struct {
 	SessionTTL     time.Duration
 	LoginDelayStep time.Duration
 	changes        *feed.Notifier
+	// BaseURL is Options.BaseURL, without a trailing slash.
+	BaseURL string
 
 	DummyOnce sync.Once
 	Dummy     string
@@ -121,6 +124,10 @@ type Options struct {
 	// Now is the clock single sign-on attempts expire by; time.Now when
 	// nil. Tests move it to see an attempt expire.
 	Now func() time.Time
+	// BaseURL is the pages' public address (BUNTING_BASE_URL), for the
+	// links in messages sent elsewhere (a Slack webhook's text); empty,
+	// they are paths.
+	BaseURL string
 }
 
 // New returns a Core over pool using keys derived from the server secret;
@@ -147,7 +154,7 @@ func New(pool *pgxpool.Pool, keys Keys, log *slog.Logger, opts Options) *Core {
 	s := &Core{Pool: pool, Q: Queries(pool), ServerKeys: keys, Log: log,
 		PasswordCost: opts.PasswordCost, SessionTTL: opts.SessionTTL, LoginDelayStep: opts.LoginDelayStep,
 		SSOPrivateNetworks: opts.AllowPrivateNetworks, WebhookPrivateNetworks: opts.WebhookAllowPrivateNetworks, access: &accessWatch{}, changes: feed.NewNotifier(),
-		MaxEndUsersPerEnv: opts.MaxEndUsersPerEnv, Now: opts.Now,
+		MaxEndUsersPerEnv: opts.MaxEndUsersPerEnv, Now: opts.Now, BaseURL: strings.TrimRight(opts.BaseURL, "/"),
 		commits: make(chan struct{}, 1), OutboxKick: make(chan struct{}, 1)}
 	return s
 }

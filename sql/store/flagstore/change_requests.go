@@ -480,8 +480,10 @@ func (s *Flags) ApplyFlagChangeRequest(ctx context.Context, a *core.Actor, envID
 			Comment: appliedComment(cr, may, a)}); err != nil {
 			return err
 		}
-		_, err = q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: ChangeRequestApplied, AppliedBy: &a.UserID})
-		return err
+		if _, err = q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: ChangeRequestApplied, AppliedBy: &a.UserID}); err != nil {
+			return err
+		}
+		return s.queueChangeRequestApplied(ctx, q, a, cr)
 	})
 	if err == nil {
 		err = refused

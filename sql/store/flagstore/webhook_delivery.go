@@ -72,7 +72,12 @@ func webhookEvents(ch core.Change) []string {
 // for a change outside an organization or of something other than a flag
 // or a segment, which no webhook hears of.
 func ChangeWebhookEvents(a *core.Actor, ch core.Change) []string {
-	if a.OrgID == uuid.Nil || (ch.RefType != "FeatureFlag" && ch.RefType != "Segment") {
+	switch {
+	case a.OrgID == uuid.Nil:
+		return nil
+	case ch.RefType == "FlagChangeRequest":
+		return changeRequestEvents(ch)
+	case ch.RefType != "FeatureFlag" && ch.RefType != "Segment":
 		return nil
 	}
 	return webhookEvents(ch)
@@ -111,6 +116,7 @@ func (s *Flags) QueueWebhooks(ctx context.Context, q *db.Queries, a *core.Actor,
 		trace = &tp
 	}
 	var p *payload
+	var slack []byte
 	for _, h := range hooks {
 		// The environments of the change this webhook's scopes reach: what
 		// its log is about, and where the flags its payload names may be.
@@ -125,14 +131,23 @@ func (s *Flags) QueueWebhooks(ctx context.Context, q *db.Queries, a *core.Actor,
 		if len(envIDs) == 0 {
 			continue
 		}
-		if p == nil {
-			if p, err = s.webhookPayload(ctx, q, a, ch, events, res); err != nil {
+		var body []byte
+		if h.PayloadTemplateType == PayloadSlack {
+			if slack == nil {
+				if slack, err = s.slackBody(ctx, q, a, ch, res); err != nil {
+					return err
+				}
+			}
+			body = slack
+		} else {
+			if p == nil {
+				if p, err = s.webhookPayload(ctx, q, a, ch, events, res); err != nil {
+					return err
+				}
+			}
+			if body, err = p.within(covered); err != nil {
 				return err
 			}
-		}
-		body, err := p.within(covered)
-		if err != nil {
-			return err
 		}
 		if err := q.InsertWebhookOutbox(ctx, db.InsertWebhookOutboxParams{WebhookID: h.ID,
 			Events: strings.Join(events, ","), Payload: string(body), EnvIds: envIDs, Trace: trace}); err != nil {
@@ -270,6 +285,18 @@ func (s *Flags) webhookPayload(ctx context.Context, q *db.Queries, a *core.Actor
 		}
 		obj["data"] = map[string]any{"kind": "segment", "object": p.segment}
 		return p, nil
+	case "FlagChangeRequest":
+		// Not FeatBit's (it has no such events): the request's step, as
+		// its audit record says it.
+		r, _ := ch.Current.(*changeRequestRecord)
+		if r == nil {
+			r, _ = ch.Previous.(*changeRequestRecord)
+		}
+		if r != nil {
+			obj["changes"] = []string{}
+			obj["data"] = map[string]any{"kind": "change request", "object": map[string]any{
+				"id": ch.RefID, "flagKey": r.Flag, "reason": r.Reason, "status": r.Status, "reviews": orEmpty(r.Reviews)}}
+		}
 	}
 	return &payload{obj: obj}, nil
 }

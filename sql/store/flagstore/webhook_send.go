@@ -161,6 +161,15 @@ func (s *Flags) PrepareWebhookTest(ctx context.Context, a *core.Actor, id uuid.U
 	if err != nil {
 		return WebhookSend{}, core.Translate(err)
 	}
+	if row.PayloadTemplateType == PayloadSlack {
+		payload, err := json.Marshal(map[string]string{"text": "A test message from Bunting's webhook " + row.Name + " (" + org.Name + ")"})
+		if err != nil {
+			return WebhookSend{}, err
+		}
+		secret, _ := s.WebhookSecret(row)
+		return WebhookSend{WebhookID: row.ID, OrganizationID: orgID, DeliveryID: uuid.New(), URL: row.Url, Secret: secret,
+			Headers: headersOf(row), Events: EventTest, Payload: payload, Attempt: 1}, nil
+	}
 	payload, err := json.Marshal(map[string]any{"events": EventTest, "operator": operatorName(ctx, s.Q, a),
 		"happenedAt": time.Now().UTC(), "organization": idName{org.ID, org.Name},
 		"data":    map[string]any{"kind": "test", "object": map[string]any{"webhook": idName{row.ID, row.Name}}},

@@ -49,13 +49,16 @@ var WebhookEvents = []string{
 	EventFlagTargetingRulesChanged, EventFlagBasicInfoUpdated, EventFlagDeleted,
 	EventSegmentCreated, EventSegmentArchived, EventSegmentRestored, EventSegmentRulesChanged,
 	EventSegmentTargetUsersChanged, EventSegmentBasicInfoUpdated, EventSegmentDeleted,
+	EventChangeRequestCreated, EventChangeRequestApproved, EventChangeRequestDeclined, EventChangeRequestApplied,
 }
 
 // Webhook payload template types; Bunting sends FeatBit's default data
-// object and does not render custom (Handlebars) templates.
+// object, or a Slack incoming webhook's {"text": ...} (webhook_slack.go),
+// and does not render custom (Handlebars) templates.
 const (
 	PayloadDefault = "default"
 	PayloadCustom  = "custom"
+	PayloadSlack   = "slack"
 )
 
 // Webhook bounds.
@@ -240,7 +243,7 @@ func checkWebhook(v *core.Validator, in *WebhookInput, envs scopeEnvs) {
 	}
 	// Custom templates are FeatBit's Handlebars; Bunting sends the default
 	// data object only, and says so rather than sending something else.
-	v.OneOf("payloadTemplateType", in.PayloadTemplateType, PayloadDefault)
+	v.OneOf("payloadTemplateType", in.PayloadTemplateType, PayloadDefault, PayloadSlack)
 	v.Text("payloadTemplate", in.PayloadTemplate, MaxWebhookTemplate)
 	checkHeaders(v, in.Headers)
 	if in.Secret != nil {

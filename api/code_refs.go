@@ -1,0 +1,39 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/web/httpx"
+)
+
+// Code references: bunting coderefs uploads where a project's flag keys are
+// used in a repository (flagstore.UploadCodeRefs); the flag pages list them.
+
+// uploadsCodeRefs checks that the caller may describe every flag of the
+// environment before the upload, up to 4 MiB, is read.
+func (h *Handler) uploadsCodeRefs(c echo.Context) error {
+	return h.inEnv(c, h.store.AuthorizeCodeRefs)
+}
+
+func (h *Handler) uploadCodeRefs(c echo.Context) error {
+	envID, err := httpx.PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var in flagstore.CodeRefsInput
+	if err := bindWithin(c, &in, flagstore.CodeRefsBodyBytes); err != nil {
+		return err
+	}
+	out, err := h.store.UploadCodeRefs(c.Request().Context(), actor(c), envID, in)
+	return respond(c, out, err)
+}
+
+func (h *Handler) flagCodeRefs(c echo.Context) error {
+	envID, err := httpx.PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	refs, err := h.store.FlagCodeRefs(c.Request().Context(), actor(c), envID, c.Param("key"))
+	return respond(c, refs, err)
+}
