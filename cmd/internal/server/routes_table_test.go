@@ -82,6 +82,7 @@ GET /api/v1/envs/:envId/feature-flags
 GET /api/v1/envs/:envId/feature-flags/:key
 GET /api/v1/envs/:envId/feature-flags/:key/compare-with/:targetEnvId
 GET /api/v1/envs/:envId/feature-flags/:key/insights
+GET /api/v1/envs/:envId/feature-flags/:key/code-references
 GET /api/v1/envs/:envId/feature-flags/:key/pending-changes
 GET /api/v1/envs/:envId/feature-flags/:key/revisions
 GET /api/v1/envs/:envId/feature-flags/all-tags
@@ -131,6 +132,7 @@ GET /flags/:key/compare
 GET /flags/:key/delete
 GET /flags/:key/history
 GET /flags/:key/insights
+GET /flags/:key/code
 GET /flags/:key/restore
 GET /flags/:key/settings
 GET /flags/:key/triggers
@@ -148,6 +150,8 @@ GET /projects/:id
 GET /projects/:id/delete
 GET /projects/:id/envs/:envId
 GET /projects/:id/envs/:envId/delete
+GET /reviews
+GET /reviews/:id
 GET /search
 GET /segments
 GET /segments/:id
@@ -295,6 +299,7 @@ POST /api/v1/envs/:envId/end-users/upload
 POST /api/v1/envs/:envId/feature-flags
 POST /api/v1/envs/:envId/feature-flags/:key/evaluate
 POST /api/v1/envs/:envId/import
+PUT /api/v1/envs/:envId/code-references
 POST /api/v1/envs/:envId/segments
 POST /api/v1/groups
 POST /api/v1/members/add
