@@ -13,7 +13,7 @@ func (h *Handler) listAccessTokens(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tokens, err := h.store.ListAccessTokens(c.Request().Context(), actor(c),
+	tokens, err := h.store.IAM().ListAccessTokens(c.Request().Context(), actor(c),
 		iam.AccessTokenFilter{Name: query(c, "name"), Type: query(c, "type"), CreatorID: creator, Page: page(c)})
 	return respond(c, tokens, err)
 }
@@ -26,7 +26,7 @@ func (h *Handler) createAccessToken(c echo.Context) error {
 	if !h.limits.AllowTokenMint(actor(c)) {
 		return core.ErrTooManyRequests
 	}
-	t, err := h.store.CreateAccessToken(c.Request().Context(), actor(c), in)
+	t, err := h.store.IAM().CreateAccessToken(c.Request().Context(), actor(c), in)
 	return respond(c, t, err)
 }
 
@@ -39,7 +39,7 @@ func (h *Handler) updateAccessToken(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	t, err := h.store.UpdateAccessToken(c.Request().Context(), actor(c), id, in)
+	t, err := h.store.IAM().UpdateAccessToken(c.Request().Context(), actor(c), id, in)
 	return respond(c, t, err)
 }
 
@@ -52,7 +52,7 @@ func (h *Handler) toggleAccessToken(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers true (ApiResponse<bool>); the new status is in the list.
-	_, err = h.store.ToggleAccessToken(c.Request().Context(), actor(c), id)
+	_, err = h.store.IAM().ToggleAccessToken(c.Request().Context(), actor(c), id)
 	return respond(c, true, err)
 }
 
@@ -61,5 +61,5 @@ func (h *Handler) deleteAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.DeleteAccessToken(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.IAM().DeleteAccessToken(c.Request().Context(), actor(c), id))
 }

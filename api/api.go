@@ -53,7 +53,7 @@ func New(s *store.Store, log *slog.Logger, shared Shared) *Handler {
 		shared.Actors = actorcache.New(s)
 	}
 	return &Handler{store: s, log: log, limits: shared.Limits, webhooks: webhook.NewSender(s), actors: shared.Actors,
-		sso: oidcflow.New(s.AllowPrivateNetworks())}
+		sso: oidcflow.New(s.Projects().AllowPrivateNetworks())}
 }
 
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.
@@ -315,22 +315,22 @@ func before(check func(c echo.Context) error) echo.MiddlewareFunc {
 // The checks before: each asks the store for what the route's operation
 // requires whatever its body says.
 
-func (h *Handler) managesIAM(c echo.Context) error { return h.store.AuthorizeIAM(actor(c)) }
+func (h *Handler) managesIAM(c echo.Context) error { return h.store.IAM().AuthorizeIAM(actor(c)) }
 
 func (h *Handler) readsEndUsers(c echo.Context) error {
-	return h.inEnv(c, h.store.AuthorizeEndUserReads)
+	return h.inEnv(c, h.store.SDK().AuthorizeEndUserReads)
 }
 
 func (h *Handler) changesEndUsers(c echo.Context) error {
-	return h.inEnv(c, h.store.AuthorizeEndUserChanges)
+	return h.inEnv(c, h.store.SDK().AuthorizeEndUserChanges)
 }
 
 func (h *Handler) createsFlags(c echo.Context) error {
-	return h.inEnv(c, h.store.AuthorizeFlagCreation)
+	return h.inEnv(c, h.store.Flags().AuthorizeFlagCreation)
 }
 
 func (h *Handler) createsSegments(c echo.Context) error {
-	return h.inEnv(c, h.store.AuthorizeSegmentCreation)
+	return h.inEnv(c, h.store.Flags().AuthorizeSegmentCreation)
 }
 
 // inEnv runs a check on the environment the path names, and keeps that

@@ -10,7 +10,7 @@ import (
 // comparesChanges checks, before the body is read, that the caller may read
 // the environment: comparing needs nothing more, whatever the body says.
 func (h *Handler) comparesChanges(c echo.Context) error {
-	return h.inEnv(c, h.store.AuthorizeAuditCompare)
+	return h.inEnv(c, h.store.Flags().AuthorizeAuditCompare)
 }
 
 // compareChange is FeatBit's POST audit-logs/compare: the instructions
@@ -25,6 +25,6 @@ func (h *Handler) compareChange(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	out, err := h.store.CompareChange(c.Request().Context(), actor(c), envID, in)
+	out, err := h.store.Flags().CompareChange(c.Request().Context(), actor(c), envID, in)
 	return respond(c, out, err)
 }

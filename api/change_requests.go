@@ -16,7 +16,7 @@ import (
 
 func (h *Handler) createFlagChangeRequest(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.FlagChangeRequestInput) (bool, error) {
-		return done(h.store.CreateFlagChangeRequest(c.Request().Context(), a, envID, key, in))
+		return done(h.store.Flags().CreateFlagChangeRequest(c.Request().Context(), a, envID, key, in))
 	})
 }
 
@@ -48,11 +48,11 @@ func (h *Handler) review(decide func(context.Context, *core.Actor, uuid.UUID, uu
 }
 
 func (h *Handler) approveFlagChangeRequest(c echo.Context) error {
-	return h.review(h.store.ApproveFlagChangeRequest)(c)
+	return h.review(h.store.Flags().ApproveFlagChangeRequest)(c)
 }
 
 func (h *Handler) declineFlagChangeRequest(c echo.Context) error {
-	return h.review(h.store.DeclineFlagChangeRequest)(c)
+	return h.review(h.store.Flags().DeclineFlagChangeRequest)(c)
 }
 
 func (h *Handler) applyFlagChangeRequest(c echo.Context) error {
@@ -60,7 +60,7 @@ func (h *Handler) applyFlagChangeRequest(c echo.Context) error {
 		return err
 	}
 	return changeRequestAction(c, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
-		_, err := h.store.ApplyFlagChangeRequest(ctx, a, envID, id)
+		_, err := h.store.Flags().ApplyFlagChangeRequest(ctx, a, envID, id)
 		return err
 	})
 }
@@ -69,5 +69,5 @@ func (h *Handler) deleteFlagChangeRequest(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return changeRequestAction(c, h.store.DeleteFlagChangeRequest)
+	return changeRequestAction(c, h.store.Flags().DeleteFlagChangeRequest)
 }

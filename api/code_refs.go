@@ -13,7 +13,7 @@ import (
 // uploadsCodeRefs checks that the caller may describe every flag of the
 // environment before the upload, up to 4 MiB, is read.
 func (h *Handler) uploadsCodeRefs(c echo.Context) error {
-	return h.inEnv(c, h.store.AuthorizeCodeRefs)
+	return h.inEnv(c, h.store.Flags().AuthorizeCodeRefs)
 }
 
 func (h *Handler) uploadCodeRefs(c echo.Context) error {
@@ -25,7 +25,7 @@ func (h *Handler) uploadCodeRefs(c echo.Context) error {
 	if err := bindWithin(c, &in, flagstore.CodeRefsBodyBytes); err != nil {
 		return err
 	}
-	out, err := h.store.UploadCodeRefs(c.Request().Context(), actor(c), envID, in)
+	out, err := h.store.Flags().UploadCodeRefs(c.Request().Context(), actor(c), envID, in)
 	return respond(c, out, err)
 }
 
@@ -34,6 +34,6 @@ func (h *Handler) flagCodeRefs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	refs, err := h.store.FlagCodeRefs(c.Request().Context(), actor(c), envID, c.Param("key"))
+	refs, err := h.store.Flags().FlagCodeRefs(c.Request().Context(), actor(c), envID, c.Param("key"))
 	return respond(c, refs, err)
 }

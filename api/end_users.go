@@ -24,7 +24,7 @@ func (h *Handler) getEndUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, err := h.store.GetEndUser(c.Request().Context(), actor(c), envID, id)
+	u, err := h.store.SDK().GetEndUser(c.Request().Context(), actor(c), envID, id)
 	return respond(c, u, err)
 }
 
@@ -38,7 +38,7 @@ func (h *Handler) searchEndUsers(c echo.Context) error {
 	if err := bind(c, &f); err != nil {
 		return err
 	}
-	users, err := h.store.SearchEndUsers(c.Request().Context(), actor(c), envID, f)
+	users, err := h.store.SDK().SearchEndUsers(c.Request().Context(), actor(c), envID, f)
 	return respond(c, users, err)
 }
 
@@ -52,7 +52,7 @@ func (h *Handler) listEndUsers(c echo.Context) error {
 	if err := bind(c, &f); err != nil {
 		return err
 	}
-	users, err := h.store.ListEndUsers(c.Request().Context(), actor(c), envID, f)
+	users, err := h.store.SDK().ListEndUsers(c.Request().Context(), actor(c), envID, f)
 	return respond(c, users, err)
 }
 
@@ -66,7 +66,7 @@ func (h *Handler) upsertEndUser(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	u, err := h.store.UpsertEndUser(c.Request().Context(), actor(c), envID, in)
+	u, err := h.store.SDK().UpsertEndUser(c.Request().Context(), actor(c), envID, in)
 	return respond(c, u, err)
 }
 
@@ -80,7 +80,7 @@ func (h *Handler) endUsersByKeys(c echo.Context) error {
 	if err := bind(c, &keys); err != nil {
 		return err
 	}
-	users, err := h.store.EndUsersByKeys(c.Request().Context(), actor(c), envID, keys)
+	users, err := h.store.SDK().EndUsersByKeys(c.Request().Context(), actor(c), envID, keys)
 	return respond(c, users, err)
 }
 
@@ -98,7 +98,7 @@ func (h *Handler) endUserFlags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	flags, err := h.store.EndUserFlags(c.Request().Context(), actor(c), envID, id,
+	flags, err := h.store.SDK().EndUserFlags(c.Request().Context(), actor(c), envID, id,
 		sdkdata.EndUserFlagFilter{Name: query(c, "name"), IsArchived: archived, Page: page(c)})
 	return respond(c, flags, err)
 }
@@ -113,7 +113,7 @@ func (h *Handler) endUserSegments(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	segments, err := h.store.EndUserSegments(c.Request().Context(), actor(c), envID, id)
+	segments, err := h.store.SDK().EndUserSegments(c.Request().Context(), actor(c), envID, id)
 	return respond(c, segments, err)
 }
 
@@ -126,7 +126,7 @@ func (h *Handler) flagEndUsers(c echo.Context) error {
 	}
 	f := sdkdata.FlagEndUserFilter{Query: query(c, "query"), FeatureFlagKey: query(c, "featureFlagKey"),
 		VariationID: query(c, "variationId"), From: queryMillis(c, "from"), To: queryMillis(c, "to"), Page: page(c)}
-	users, err := h.store.FlagEndUsers(c.Request().Context(), actor(c), envID, f)
+	users, err := h.store.SDK().FlagEndUsers(c.Request().Context(), actor(c), envID, f)
 	return respond(c, users, err)
 }
 
@@ -136,7 +136,7 @@ func (h *Handler) listEndUserProperties(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	props, err := h.store.ListEndUserProperties(c.Request().Context(), actor(c), envID)
+	props, err := h.store.SDK().ListEndUserProperties(c.Request().Context(), actor(c), envID)
 	return respond(c, props, err)
 }
 
@@ -154,7 +154,7 @@ func (h *Handler) upsertEndUserProperty(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.store.UpsertEndUserProperty(c.Request().Context(), actor(c), envID, id, in)
+	p, err := h.store.SDK().UpsertEndUserProperty(c.Request().Context(), actor(c), envID, id, in)
 	return respond(c, p, err)
 }
 
@@ -168,7 +168,7 @@ func (h *Handler) deleteEndUserProperty(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = h.store.DeleteEndUserProperty(c.Request().Context(), actor(c), envID, id)
+	err = h.store.SDK().DeleteEndUserProperty(c.Request().Context(), actor(c), envID, id)
 	return respond(c, true, err)
 }
 
@@ -185,7 +185,7 @@ func (h *Handler) downloadEndUsers(c echo.Context) error {
 		return err
 	}
 	ctx, a := c.Request().Context(), actor(c)
-	props, err := h.store.EndUserPropertyNames(ctx, a, envID)
+	props, err := h.store.SDK().EndUserPropertyNames(ctx, a, envID)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (h *Handler) downloadEndUsers(c echo.Context) error {
 	w := c.Response()
 	started := false
 	n := 0
-	err = h.store.EachEndUser(ctx, a, envID, f.SearchText, func(u sdkdata.ImportUser) error {
+	err = h.store.SDK().EachEndUser(ctx, a, envID, f.SearchText, func(u sdkdata.ImportUser) error {
 		if !started {
 			w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 			w.WriteHeader(http.StatusOK)

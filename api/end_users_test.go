@@ -230,7 +230,7 @@ func TestEndUsersBoundPerEnvironment(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	e := s.prodEnv()
-	bounded := store.New(s.pool, s.st.Keys(), slog.New(slog.DiscardHandler), core.Options{MaxEndUsersPerEnv: 3})
+	bounded := store.New(s.pool, s.st.Projects().Keys(), slog.New(slog.DiscardHandler), core.Options{MaxEndUsersPerEnv: 3})
 	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	var users []eval.EndUser
 	for i := range 5 {
@@ -247,14 +247,14 @@ func TestEndUsersBoundPerEnvironment(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM end_users WHERE env_id = $1`, e.env.ID); n != 3 {
 		t.Fatalf("kept %d end users after the bound", n)
 	}
-	a, err := bounded.Authenticate(context.Background(), iam.Credentials{Authorization: s.owner})
+	a, err := bounded.IAM().Authenticate(context.Background(), iam.Credentials{Authorization: s.owner})
 	must(t, err)
-	st, err := bounded.EndUserStatus(context.Background(), a, e.env.ID)
+	st, err := bounded.SDK().EndUserStatus(context.Background(), a, e.env.ID)
 	must(t, err)
 	if !st.LimitReached || st.Count != 3 || st.Max != 3 {
 		t.Fatalf("status %+v", st)
 	}
-	if _, err := bounded.UpsertEndUser(context.Background(), a, e.env.ID, sdkdata.UpsertEndUser{KeyID: "new", Name: "New"}); err == nil {
+	if _, err := bounded.SDK().UpsertEndUser(context.Background(), a, e.env.ID, sdkdata.UpsertEndUser{KeyID: "new", Name: "New"}); err == nil {
 		t.Fatal("a new key past the bound was upserted")
 	}
 	// Another environment has its own bound.

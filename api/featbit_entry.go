@@ -72,7 +72,7 @@ func (h *Handler) refreshToken(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	in, err := h.store.RefreshWithToken(c.Request().Context(), refresh, c.RealIP())
+	in, err := h.store.IAM().RefreshWithToken(c.Request().Context(), refresh, c.RealIP())
 	if errors.Is(err, core.ErrUnauthenticated) {
 		deleteRefreshCookie(c)
 	}
@@ -89,13 +89,13 @@ func (h *Handler) refreshSession(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	s, err := h.store.RefreshSession(c.Request().Context(), actor(c))
+	s, err := h.store.IAM().RefreshSession(c.Request().Context(), actor(c))
 	return respond(c, s, err)
 }
 
 // ssoPreCheck answers FeatBit's SsoPreCheck.
 func (h *Handler) ssoPreCheck(c echo.Context) error {
-	p, err := h.store.SSOPreCheck(c.Request().Context())
+	p, err := h.store.IAM().SSOPreCheck(c.Request().Context())
 	return respond(c, p, err)
 }
 
@@ -113,7 +113,7 @@ func (h *Handler) oidcAuthorizeURL(c echo.Context) error {
 		return core.ErrTooManyRequests
 	}
 	redirectURI := query(c, "redirect_uri")
-	login, err := h.store.BeginAppSSO(c.Request().Context(), query(c, "workspace_key"), redirectURI)
+	login, err := h.store.IAM().BeginAppSSO(c.Request().Context(), query(c, "workspace_key"), redirectURI)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (h *Handler) oidcLogin(c echo.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), oidcflow.FlowTimeout)
 	defer cancel()
-	login, err := h.store.FinishAppSSO(ctx, in, sealed)
+	login, err := h.store.IAM().FinishAppSSO(ctx, in, sealed)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func (h *Handler) oidcLogin(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	signIn, err := h.store.SignInWithSSOAndRefresh(ctx, login.Client.WorkspaceID, claims, c.RealIP())
+	signIn, err := h.store.IAM().SignInWithSSOAndRefresh(ctx, login.Client.WorkspaceID, claims, c.RealIP())
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (h *Handler) joinOrganization(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.JoinOrganization(c.Request().Context(), actor(c)))
+	return respond(c, true, h.store.IAM().JoinOrganization(c.Request().Context(), actor(c)))
 }
 
 // listOrganizationMembers answers FeatBit's GET /organizations/members:
@@ -196,13 +196,13 @@ func (h *Handler) listOrganizationMembers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.store.ListOrganizationMembers(c.Request().Context(), actor(c), f)
+	p, err := h.store.IAM().ListOrganizationMembers(c.Request().Context(), actor(c), f)
 	return respond(c, p, err)
 }
 
 // workspaceUsages answers FeatBit's WorkspaceUsageVm for its filter.
 func (h *Handler) workspaceUsages(c echo.Context) error {
-	u, err := h.store.WorkspaceUsage(c.Request().Context(), actor(c), iam.UsageFilter{
+	u, err := h.store.IAM().WorkspaceUsage(c.Request().Context(), actor(c), iam.UsageFilter{
 		StartDate: query(c, "startDate"), EndDate: query(c, "endDate"),
 		PrevStartDate: query(c, "prevStartDate"), PrevEndDate: query(c, "prevEndDate")})
 	return respond(c, u, err)

@@ -80,11 +80,11 @@ func TestJoinOrganization(t *testing.T) {
 		t.Fatal("join answered false")
 	}
 	owner := s.userID(s.owner)
-	if uc, err := s.st.UserContext(t.Context(), owner); err != nil || uc.OrganizationID != second.ID {
+	if uc, err := s.st.IAM().UserContext(t.Context(), owner); err != nil || uc.OrganizationID != second.ID {
 		t.Fatalf("after joining Second the owner works in %+v (%v)", uc, err)
 	}
 	s.do("POST", "/api/v1/user/join-organization", s.owner, nil, "Organization", s.orgID.String()).ok(t)
-	if uc, _ := s.st.UserContext(t.Context(), owner); uc.OrganizationID != s.orgID {
+	if uc, _ := s.st.IAM().UserContext(t.Context(), owner); uc.OrganizationID != s.orgID {
 		t.Fatalf("after joining the default organization the owner works in %v", uc.OrganizationID)
 	}
 

@@ -409,7 +409,7 @@ func TestFlagPendingChangesAndInsights(t *testing.T) {
 	s.do("GET", e.flags+"/nope/pending-changes", s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 
 	at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
-	must(t, s.st.RecordEvaluations(context.Background(), sdkdata.SDKEnv{EnvID: e.env.ID}, []sdkdata.EvaluationCount{
+	must(t, s.st.SDK().RecordEvaluations(context.Background(), sdkdata.SDKEnv{EnvID: e.env.ID}, []sdkdata.EvaluationCount{
 		{FlagKey: "pay", VariationID: f.Variations[0].ID, Count: 7}}, at))
 	ms := func(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 	insights := func(from, to time.Time) *reply {

@@ -27,7 +27,7 @@ func (h *Handler) compareOverview(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	out, err := h.store.CompareOverview(c.Request().Context(), actor(c), envID, in)
+	out, err := h.store.Flags().CompareOverview(c.Request().Context(), actor(c), envID, in)
 	return respond(c, out, err)
 }
 
@@ -36,7 +36,7 @@ func (h *Handler) compareFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.store.CompareFlag(c.Request().Context(), actor(c), envID, c.Param("key"), targetID)
+	out, err := h.store.Flags().CompareFlag(c.Request().Context(), actor(c), envID, c.Param("key"), targetID)
 	if errors.Is(err, flagstore.ErrNotInTarget) {
 		return respond(c, out, nil) // FeatBit answers null
 	}
@@ -52,7 +52,7 @@ func (h *Handler) copyToEnvPrecheck(c echo.Context) error {
 	if err := bind(c, &ids); err != nil {
 		return err
 	}
-	out, err := h.store.CopyToEnvPrecheck(c.Request().Context(), actor(c), envID, targetID, ids)
+	out, err := h.store.Flags().CopyToEnvPrecheck(c.Request().Context(), actor(c), envID, targetID, ids)
 	return respond(c, out, err)
 }
 
@@ -65,7 +65,7 @@ func (h *Handler) copyToEnv(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	out, err := h.store.CopyToEnv(c.Request().Context(), actor(c), envID, targetID, in)
+	out, err := h.store.Flags().CopyToEnv(c.Request().Context(), actor(c), envID, targetID, in)
 	return respond(c, out, err)
 }
 
@@ -79,6 +79,6 @@ func (h *Handler) copyFlagSettings(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers true.
-	out, err := done(h.store.CopyFlagSettings(c.Request().Context(), actor(c), envID, c.Param("key"), targetID, in))
+	out, err := done(h.store.Flags().CopyFlagSettings(c.Request().Context(), actor(c), envID, c.Param("key"), targetID, in))
 	return respond(c, out, err)
 }

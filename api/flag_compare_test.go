@@ -400,10 +400,10 @@ type changes struct{ n chan struct{} }
 
 func listenChanges(t *testing.T, s *server, envID uuid.UUID) *changes {
 	t.Helper()
-	sub := s.st.Changes().Subscribe()
+	sub := s.st.Projects().Changes().Subscribe()
 	t.Cleanup(sub.Close)
 	// Changes made before the listener first read are not its to tell.
-	for deadline := time.Now().Add(10 * time.Second); !s.st.Changes().Live(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !s.st.Projects().Changes().Live(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the change listener never listened")
 		}

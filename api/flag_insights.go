@@ -21,7 +21,7 @@ func (h *Handler) evaluateFlag(c echo.Context) error {
 	if err := bind(c, &u); err != nil {
 		return err
 	}
-	ev, err := h.store.EvaluateFlag(c.Request().Context(), actor(c), envID, c.Param("key"), u)
+	ev, err := h.store.SDK().EvaluateFlag(c.Request().Context(), actor(c), envID, c.Param("key"), u)
 	return respond(c, ev, err)
 }
 
@@ -31,7 +31,7 @@ func (h *Handler) flagInsights(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in, err := h.store.FlagInsights(c.Request().Context(), actor(c), envID, c.Param("key"))
+	in, err := h.store.SDK().FlagInsights(c.Request().Context(), actor(c), envID, c.Param("key"))
 	return respond(c, in, err)
 }
 
@@ -42,7 +42,7 @@ func (h *Handler) staleFlags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	flags, err := h.store.StaleFlags(c.Request().Context(), actor(c), envID, page(c))
+	flags, err := h.store.SDK().StaleFlags(c.Request().Context(), actor(c), envID, page(c))
 	return respond(c, flags, err)
 }
 
@@ -55,7 +55,7 @@ func (h *Handler) flagStatsByVariation(c echo.Context) error {
 	}
 	f := sdkdata.InsightsFilter{FeatureFlagKey: query(c, "featureFlagKey"), IntervalType: query(c, "intervalType"),
 		From: queryMillis(c, "from"), To: queryMillis(c, "to")}
-	points, err := h.store.FlagStatsByVariation(c.Request().Context(), actor(c), envID, f)
+	points, err := h.store.SDK().FlagStatsByVariation(c.Request().Context(), actor(c), envID, f)
 	return respond(c, points, err)
 }
 

@@ -24,7 +24,7 @@ func (h *Handler) listFlags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	flags, err := h.store.ListFlags(c.Request().Context(), actor(c), envID, flagstore.FlagFilter{
+	flags, err := h.store.Flags().ListFlags(c.Request().Context(), actor(c), envID, flagstore.FlagFilter{
 		Name: query(c, "name"), Tags: queryList(c, "tags"), IsEnabled: enabled, IsArchived: archived,
 		SortBy: query(c, "sortBy"), Order: query(c, "sortOrder"), Page: page(c), Stage: query(c, "stage")})
 	return respond(c, flags, err)
@@ -41,7 +41,7 @@ func (h *Handler) createFlag(c echo.Context) error {
 	}
 	// Where the environment's changes need approval, the flag comes in
 	// pending and the answer names its change request (pendingApproval).
-	f, err := h.store.CreateFlagRequesting(c.Request().Context(), actor(c), envID, in)
+	f, err := h.store.Flags().CreateFlagRequesting(c.Request().Context(), actor(c), envID, in)
 	return respond(c, f, err)
 }
 
@@ -50,7 +50,7 @@ func (h *Handler) getFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f, err := h.store.GetFlagJSON(c.Request().Context(), actor(c), envID, c.Param("key"))
+	f, err := h.store.SDK().GetFlagJSON(c.Request().Context(), actor(c), envID, c.Param("key"))
 	return respondJSON(c, f, err)
 }
 
@@ -59,7 +59,7 @@ func (h *Handler) flagTags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tags, err := h.store.FlagTags(c.Request().Context(), actor(c), envID)
+	tags, err := h.store.Flags().FlagTags(c.Request().Context(), actor(c), envID)
 	return respond(c, tags, err)
 }
 
@@ -68,7 +68,7 @@ func (h *Handler) flagKeyUsed(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	used, err := h.store.FlagKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"))
+	used, err := h.store.Flags().FlagKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"))
 	return respond(c, used, err)
 }
 
@@ -77,7 +77,7 @@ func (h *Handler) flagRevisions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	revs, err := h.store.ListFlagRevisions(c.Request().Context(), actor(c), envID, c.Param("key"), page(c))
+	revs, err := h.store.Flags().ListFlagRevisions(c.Request().Context(), actor(c), envID, c.Param("key"), page(c))
 	return respond(c, revs, err)
 }
 
@@ -108,7 +108,7 @@ func done[T any](_ T, err error) (bool, error) { return true, err }
 
 func (h *Handler) updateFlagDescription(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.DescriptionInput) (uuid.UUID, error) {
-		return h.store.UpdateFlagDescription(c.Request().Context(), a, envID, key, in)
+		return h.store.Flags().UpdateFlagDescription(c.Request().Context(), a, envID, key, in)
 	})
 }
 
@@ -123,55 +123,55 @@ func (h *Handler) toggleFlag(c echo.Context) error {
 		return core.ErrNotFound
 	}
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.Change) (uuid.UUID, error) {
-		return revision(h.store.ToggleFlag(c.Request().Context(), a, envID, key, on, in))
+		return revision(h.store.Flags().ToggleFlag(c.Request().Context(), a, envID, key, on, in))
 	})
 }
 
 func (h *Handler) archiveFlag(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.Change) (bool, error) {
-		return done(h.store.ArchiveFlag(c.Request().Context(), a, envID, key, in))
+		return done(h.store.Flags().ArchiveFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) restoreFlag(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.Change) (bool, error) {
-		return done(h.store.RestoreFlag(c.Request().Context(), a, envID, key, in))
+		return done(h.store.Flags().RestoreFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) deleteFlag(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.Change) (bool, error) {
-		return true, h.store.DeleteFlag(c.Request().Context(), a, envID, key, in)
+		return true, h.store.Flags().DeleteFlag(c.Request().Context(), a, envID, key, in)
 	})
 }
 
 func (h *Handler) renameFlag(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.FlagNameInput) (uuid.UUID, error) {
-		return revision(h.store.RenameFlag(c.Request().Context(), a, envID, key, in))
+		return revision(h.store.Flags().RenameFlag(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagTags(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.TagsInput) (bool, error) {
-		return done(h.store.SetFlagTags(c.Request().Context(), a, envID, key, in))
+		return done(h.store.Flags().SetFlagTags(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagVariations(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.VariationsInput) (uuid.UUID, error) {
-		return revision(h.store.SetFlagVariations(c.Request().Context(), a, envID, key, in))
+		return revision(h.store.Flags().SetFlagVariations(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagOffVariation(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.OffVariationInput) (uuid.UUID, error) {
-		return revision(h.store.SetFlagOffVariation(c.Request().Context(), a, envID, key, in))
+		return revision(h.store.Flags().SetFlagOffVariation(c.Request().Context(), a, envID, key, in))
 	})
 }
 
 func (h *Handler) setFlagTargeting(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.TargetingInput) (uuid.UUID, error) {
-		return revision(h.store.SetFlagTargeting(c.Request().Context(), a, envID, key, in))
+		return revision(h.store.Flags().SetFlagTargeting(c.Request().Context(), a, envID, key, in))
 	})
 }
 
@@ -180,7 +180,7 @@ func (h *Handler) setFlagTargeting(c echo.Context) error {
 // with its change request (pendingApproval), as creating a flag answers.
 func (h *Handler) cloneFlag(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.CloneFlagInput) (any, error) {
-		out, err := h.store.CloneFlagRequesting(c.Request().Context(), a, envID, key, in)
+		out, err := h.store.Flags().CloneFlagRequesting(c.Request().Context(), a, envID, key, in)
 		if err != nil || out.PendingApproval == nil {
 			return done(out, err)
 		}
@@ -197,7 +197,7 @@ func (h *Handler) patchFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.store.PatchFlag(c.Request().Context(), actor(c), envID, c.Param("key"), ops)
+	_, err = h.store.Flags().PatchFlag(c.Request().Context(), actor(c), envID, c.Param("key"), ops)
 	return respond(c, true, err)
 }
 
@@ -208,14 +208,14 @@ func (h *Handler) flagPendingChanges(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	pending, err := h.store.FlagPendingChanges(c.Request().Context(), actor(c), envID, c.Param("key"))
+	pending, err := h.store.Flags().FlagPendingChanges(c.Request().Context(), actor(c), envID, c.Param("key"))
 	return respond(c, pending, err)
 }
 
 // createFlagSchedule schedules a change to a flag: FeatBit answers true.
 func (h *Handler) createFlagSchedule(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.ScheduleInput) (bool, error) {
-		return done(h.store.CreateFlagSchedule(c.Request().Context(), a, envID, key, in))
+		return done(h.store.Flags().CreateFlagSchedule(c.Request().Context(), a, envID, key, in))
 	})
 }
 
@@ -225,5 +225,5 @@ func (h *Handler) deleteFlagSchedule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.CancelFlagSchedule(c.Request().Context(), actor(c), envID, id))
+	return respond(c, true, h.store.Flags().CancelFlagSchedule(c.Request().Context(), actor(c), envID, id))
 }

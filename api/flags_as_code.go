@@ -66,7 +66,7 @@ func (h *Handler) exportEnv(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	doc, err := h.store.ExportEnv(c.Request().Context(), actor(c), envID)
+	doc, err := h.store.Flags().ExportEnv(c.Request().Context(), actor(c), envID)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (h *Handler) exportProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	doc, err := h.store.ExportProject(c.Request().Context(), actor(c), projectID)
+	doc, err := h.store.Flags().ExportProject(c.Request().Context(), actor(c), projectID)
 	if err != nil {
 		return err
 	}
@@ -142,12 +142,12 @@ func (h *Handler) importEnv(c echo.Context) error {
 	if in.Document, err = flagstore.DecodeDocument(body, format); err != nil {
 		return err
 	}
-	plan, err := h.store.Import(c.Request().Context(), actor(c), envID, in)
+	plan, err := h.store.Flags().Import(c.Request().Context(), actor(c), envID, in)
 	return respond(c, plan, err)
 }
 
 // importsFlags checks that the caller may read the environment an import
 // names before its body is read; each change is checked by the store.
 func (h *Handler) importsFlags(c echo.Context) error {
-	return h.inEnv(c, h.store.AuthorizeImport)
+	return h.inEnv(c, h.store.Flags().AuthorizeImport)
 }

@@ -12,7 +12,7 @@ func (h *Handler) listGroups(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	gs, err := h.store.ListGroups(c.Request().Context(), actor(c), f)
+	gs, err := h.store.IAM().ListGroups(c.Request().Context(), actor(c), f)
 	return respond(c, gs, err)
 }
 
@@ -21,7 +21,7 @@ func (h *Handler) createGroup(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	g, err := h.store.CreateGroup(c.Request().Context(), actor(c), in)
+	g, err := h.store.IAM().CreateGroup(c.Request().Context(), actor(c), in)
 	return respond(c, g, err)
 }
 
@@ -30,7 +30,7 @@ func (h *Handler) getGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.store.GetGroup(c.Request().Context(), actor(c), id)
+	g, err := h.store.IAM().GetGroup(c.Request().Context(), actor(c), id)
 	return respond(c, g, err)
 }
 
@@ -43,7 +43,7 @@ func (h *Handler) updateGroup(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	g, err := h.store.UpdateGroup(c.Request().Context(), actor(c), id, in)
+	g, err := h.store.IAM().UpdateGroup(c.Request().Context(), actor(c), id, in)
 	return respond(c, g, err)
 }
 
@@ -52,7 +52,7 @@ func (h *Handler) deleteGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.DeleteGroup(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.IAM().DeleteGroup(c.Request().Context(), actor(c), id))
 }
 
 func (h *Handler) listGroupMembers(c echo.Context) error {
@@ -64,7 +64,7 @@ func (h *Handler) listGroupMembers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ms, err := h.store.ListGroupMembers(c.Request().Context(), actor(c), id, f)
+	ms, err := h.store.IAM().ListGroupMembers(c.Request().Context(), actor(c), id, f)
 	return respond(c, ms, err)
 }
 
@@ -76,7 +76,7 @@ func (h *Handler) addGroupMember(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.AddGroupMember(c.Request().Context(), actor(c), groupID, memberID))
+	return respond(c, true, h.store.IAM().AddGroupMember(c.Request().Context(), actor(c), groupID, memberID))
 }
 
 func (h *Handler) removeGroupMember(c echo.Context) error {
@@ -87,7 +87,7 @@ func (h *Handler) removeGroupMember(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.RemoveGroupMember(c.Request().Context(), actor(c), groupID, memberID))
+	return respond(c, true, h.store.IAM().RemoveGroupMember(c.Request().Context(), actor(c), groupID, memberID))
 }
 
 func (h *Handler) listGroupPolicies(c echo.Context) error {
@@ -99,7 +99,7 @@ func (h *Handler) listGroupPolicies(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.ListGroupPolicies(c.Request().Context(), actor(c), id, f)
+	ps, err := h.store.IAM().ListGroupPolicies(c.Request().Context(), actor(c), id, f)
 	return respond(c, ps, err)
 }
 
@@ -111,7 +111,7 @@ func (h *Handler) addGroupPolicy(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.AddGroupPolicy(c.Request().Context(), actor(c), groupID, policyID))
+	return respond(c, true, h.store.IAM().AddGroupPolicy(c.Request().Context(), actor(c), groupID, policyID))
 }
 
 func (h *Handler) removeGroupPolicy(c echo.Context) error {
@@ -122,5 +122,5 @@ func (h *Handler) removeGroupPolicy(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.RemoveGroupPolicy(c.Request().Context(), actor(c), groupID, policyID))
+	return respond(c, true, h.store.IAM().RemoveGroupPolicy(c.Request().Context(), actor(c), groupID, policyID))
 }

@@ -67,11 +67,11 @@ func newServerWith(t *testing.T, opts core.Options) *server {
 	}
 	opts.PasswordCost, opts.LoginDelayStep = bcrypt.MinCost, time.Millisecond
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), opts)
-	if _, err := st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	if _, err := st.IAM().Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
 	// Authorize from the cache as the server does, so every test runs through it.
-	feedtest.Run(t, st.Feed())
+	feedtest.Run(t, st.Projects().Feed())
 	s := &server{t: t, st: st, pool: pool, q: db.New(pool), e: newHandler(st, slog.New(slog.DiscardHandler))}
 	s.owner = s.login(ownerEmail, ownerPassword)
 	org := decode[[]iam.Organization](t, s.do("GET", "/api/v1/organizations", s.owner, nil).ok(t))
@@ -236,7 +236,7 @@ func (s *server) otherOrganization() uuid.UUID {
 // version, which empties the actor cache.
 func (s *server) changeAccess(sql string, args ...any) {
 	s.t.Helper()
-	version := func() int64 { v, _ := s.st.AccessVersion(); return v }
+	version := func() int64 { v, _ := s.st.Projects().AccessVersion(); return v }
 	before := version()
 	if _, err := s.pool.Exec(context.Background(), sql, args...); err != nil {
 		s.t.Fatal(err)

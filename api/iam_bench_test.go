@@ -136,7 +136,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 		b.Fatal(err)
 	}
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost})
-	if _, err := st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	if _, err := st.IAM().Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		b.Fatal(err)
 	}
 	e := &benchEnv{e: newHandler(st, slog.New(slog.DiscardHandler)), url: dbURL, rec: rec}

@@ -13,7 +13,7 @@ func (h *Handler) login(c echo.Context) error {
 	if err := bindWithin(c, &in, signInBodyBytes); err != nil {
 		return err
 	}
-	s, err := h.store.LoginWithRefresh(c.Request().Context(), in, c.RealIP())
+	s, err := h.store.IAM().LoginWithRefresh(c.Request().Context(), in, c.RealIP())
 	if err != nil {
 		return err
 	}
@@ -28,11 +28,11 @@ func (h *Handler) logout(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := h.store.Logout(ctx, actor(c)); err != nil {
+	if err := h.store.IAM().Logout(ctx, actor(c)); err != nil {
 		return err
 	}
 	if refresh := refreshCookieValue(c); refresh != "" {
-		if err := h.store.RevokeRefreshToken(ctx, refresh, c.RealIP()); err != nil {
+		if err := h.store.IAM().RevokeRefreshToken(ctx, refresh, c.RealIP()); err != nil {
 			return err
 		}
 		deleteRefreshCookie(c)
@@ -47,22 +47,22 @@ func (h *Handler) resetPassword(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	s, err := h.store.ResetPassword(c.Request().Context(), actor(c), in)
+	s, err := h.store.IAM().ResetPassword(c.Request().Context(), actor(c), in)
 	return respond(c, iam.PasswordReset{Success: true, Token: s.Token}, err)
 }
 
 func (h *Handler) profile(c echo.Context) error {
-	p, err := h.store.GetProfile(c.Request().Context(), actor(c))
+	p, err := h.store.IAM().GetProfile(c.Request().Context(), actor(c))
 	return respond(c, p, err)
 }
 
 func (h *Handler) listOrganizations(c echo.Context) error {
-	orgs, err := h.store.ListOrganizations(c.Request().Context(), actor(c))
+	orgs, err := h.store.IAM().ListOrganizations(c.Request().Context(), actor(c))
 	return respond(c, orgs, err)
 }
 
 func (h *Handler) getWorkspace(c echo.Context) error {
-	w, err := h.store.GetWorkspace(c.Request().Context(), actor(c))
+	w, err := h.store.IAM().GetWorkspace(c.Request().Context(), actor(c))
 	return respond(c, w, err)
 }
 
@@ -71,7 +71,7 @@ func (h *Handler) updateWorkspace(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	w, err := h.store.UpdateWorkspace(c.Request().Context(), actor(c), in)
+	w, err := h.store.IAM().UpdateWorkspace(c.Request().Context(), actor(c), in)
 	return respond(c, w, err)
 }
 
@@ -80,6 +80,6 @@ func (h *Handler) updateWorkspaceSSO(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	w, err := h.store.UpdateWorkspaceSSO(c.Request().Context(), actor(c), in)
+	w, err := h.store.IAM().UpdateWorkspaceSSO(c.Request().Context(), actor(c), in)
 	return respond(c, w, err)
 }

@@ -172,8 +172,8 @@ func TestAuthentication(t *testing.T) {
 	}
 
 	// A session issued with a lifetime already over is refused by the same keys.
-	expired := store.New(s.pool, s.st.Keys(), slog.New(slog.DiscardHandler), core.Options{SessionTTL: -time.Minute})
-	session, err := expired.Login(context.Background(), iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
+	expired := store.New(s.pool, s.st.Projects().Keys(), slog.New(slog.DiscardHandler), core.Options{SessionTTL: -time.Minute})
+	session, err := expired.IAM().Login(context.Background(), iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	must(t, err)
 	s.do("GET", "/api/v1/user/profile", bearer(session.Token), nil).fails(t, http.StatusUnauthorized, "Unauthorized")
 }

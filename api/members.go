@@ -12,7 +12,7 @@ func (h *Handler) listMembers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ms, err := h.store.ListMembers(c.Request().Context(), actor(c), f)
+	ms, err := h.store.IAM().ListMembers(c.Request().Context(), actor(c), f)
 	return respond(c, ms, err)
 }
 
@@ -23,7 +23,7 @@ func (h *Handler) addMember(c echo.Context) error {
 	}
 	// FeatBit answers true (ApiResponse<bool>); the inviter reads the new
 	// member, with the initial password, from GET /members/{id}.
-	_, err := h.store.AddMember(c.Request().Context(), actor(c), in)
+	_, err := h.store.IAM().AddMember(c.Request().Context(), actor(c), in)
 	return respond(c, true, err)
 }
 
@@ -32,7 +32,7 @@ func (h *Handler) getMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.store.GetMember(c.Request().Context(), actor(c), id)
+	m, err := h.store.IAM().GetMember(c.Request().Context(), actor(c), id)
 	return respond(c, m, err)
 }
 
@@ -41,7 +41,7 @@ func (h *Handler) removeMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.RemoveMember(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.IAM().RemoveMember(c.Request().Context(), actor(c), id))
 }
 
 func (h *Handler) removeFromWorkspace(c echo.Context) error {
@@ -49,7 +49,7 @@ func (h *Handler) removeFromWorkspace(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.RemoveFromWorkspace(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.IAM().RemoveFromWorkspace(c.Request().Context(), actor(c), id))
 }
 
 func (h *Handler) listMemberPolicies(c echo.Context) error {
@@ -57,7 +57,7 @@ func (h *Handler) listMemberPolicies(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.MemberPolicies(c.Request().Context(), actor(c), id)
+	ps, err := h.store.IAM().MemberPolicies(c.Request().Context(), actor(c), id)
 	return respond(c, ps, err)
 }
 
@@ -70,7 +70,7 @@ func (h *Handler) listMemberGroups(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	gs, err := h.store.ListMemberGroups(c.Request().Context(), actor(c), id, f)
+	gs, err := h.store.IAM().ListMemberGroups(c.Request().Context(), actor(c), id, f)
 	return respond(c, gs, err)
 }
 
@@ -83,7 +83,7 @@ func (h *Handler) listMemberDirectPolicies(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.ListMemberDirectPolicies(c.Request().Context(), actor(c), id, f)
+	ps, err := h.store.IAM().ListMemberDirectPolicies(c.Request().Context(), actor(c), id, f)
 	return respond(c, ps, err)
 }
 
@@ -96,7 +96,7 @@ func (h *Handler) listMemberInheritedPolicies(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.ListMemberInheritedPolicies(c.Request().Context(), actor(c), id, f)
+	ps, err := h.store.IAM().ListMemberInheritedPolicies(c.Request().Context(), actor(c), id, f)
 	return respond(c, ps, err)
 }
 
@@ -108,7 +108,7 @@ func (h *Handler) addMemberPolicy(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.AddMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
+	return respond(c, true, h.store.IAM().AddMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
 }
 
 func (h *Handler) removeMemberPolicy(c echo.Context) error {
@@ -119,5 +119,5 @@ func (h *Handler) removeMemberPolicy(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.RemoveMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
+	return respond(c, true, h.store.IAM().RemoveMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
 }

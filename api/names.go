@@ -9,17 +9,17 @@ import (
 // The is-key-used and is-name-used checks, with FeatBit's query names.
 
 func (h *Handler) isWorkspaceKeyUsed(c echo.Context) error {
-	used, err := h.store.IsWorkspaceKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
+	used, err := h.store.Projects().IsWorkspaceKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
 	return respond(c, used, err)
 }
 
 func (h *Handler) isOrganizationKeyUsed(c echo.Context) error {
-	used, err := h.store.IsOrganizationKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
+	used, err := h.store.Projects().IsOrganizationKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
 	return respond(c, used, err)
 }
 
 func (h *Handler) isProjectKeyUsed(c echo.Context) error {
-	used, err := h.store.IsProjectKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
+	used, err := h.store.Projects().IsProjectKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
 	return respond(c, used, err)
 }
 
@@ -28,16 +28,16 @@ func (h *Handler) isEnvironmentKeyUsed(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	used, err := h.store.IsEnvironmentKeyUsed(c.Request().Context(), actor(c), projectID, query(c, "key"))
+	used, err := h.store.Projects().IsEnvironmentKeyUsed(c.Request().Context(), actor(c), projectID, query(c, "key"))
 	return respond(c, used, err)
 }
 
 func (h *Handler) isGroupNameUsed(c echo.Context) error {
-	used, err := h.store.IsGroupNameUsed(c.Request().Context(), actor(c), query(c, "name"))
+	used, err := h.store.Projects().IsGroupNameUsed(c.Request().Context(), actor(c), query(c, "name"))
 	return respond(c, used, err)
 }
 
 func (h *Handler) isAccessTokenNameUsed(c echo.Context) error {
-	used, err := h.store.IsAccessTokenNameUsed(c.Request().Context(), actor(c), query(c, "name"))
+	used, err := h.store.Projects().IsAccessTokenNameUsed(c.Request().Context(), actor(c), query(c, "name"))
 	return respond(c, used, err)
 }

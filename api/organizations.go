@@ -12,7 +12,7 @@ func (h *Handler) updateOrganization(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	o, err := h.store.UpdateOrganization(c.Request().Context(), actor(c), in)
+	o, err := h.store.IAM().UpdateOrganization(c.Request().Context(), actor(c), in)
 	return respond(c, o, err)
 }
 
@@ -21,7 +21,7 @@ func (h *Handler) getOrganization(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := h.store.GetOrganization(c.Request().Context(), actor(c), id)
+	o, err := h.store.IAM().GetOrganization(c.Request().Context(), actor(c), id)
 	return respond(c, o, err)
 }
 
@@ -30,7 +30,7 @@ func (h *Handler) createOrganization(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	o, err := h.store.CreateOrganization(c.Request().Context(), actor(c), in)
+	o, err := h.store.IAM().CreateOrganization(c.Request().Context(), actor(c), in)
 	return respond(c, o, err)
 }
 
@@ -39,11 +39,11 @@ func (h *Handler) onboardOrganization(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	err := h.store.Onboard(c.Request().Context(), actor(c), in)
+	err := h.store.IAM().Onboard(c.Request().Context(), actor(c), in)
 	return respond(c, true, err)
 }
 
 func (h *Handler) deleteOrganization(c echo.Context) error {
-	err := h.store.DeleteOrganization(c.Request().Context(), actor(c))
+	err := h.store.IAM().DeleteOrganization(c.Request().Context(), actor(c))
 	return respond(c, true, err)
 }

@@ -13,7 +13,7 @@ func (h *Handler) listPolicies(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.ListPolicies(c.Request().Context(), actor(c), f)
+	ps, err := h.store.IAM().ListPolicies(c.Request().Context(), actor(c), f)
 	return respond(c, ps, err)
 }
 
@@ -22,12 +22,12 @@ func (h *Handler) createPolicy(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.store.CreatePolicy(c.Request().Context(), actor(c), in)
+	p, err := h.store.IAM().CreatePolicy(c.Request().Context(), actor(c), in)
 	return respond(c, p, err)
 }
 
 func (h *Handler) isPolicyKeyUsed(c echo.Context) error {
-	used, err := h.store.IsPolicyKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
+	used, err := h.store.IAM().IsPolicyKeyUsed(c.Request().Context(), actor(c), query(c, "key"))
 	return respond(c, used, err)
 }
 
@@ -36,7 +36,7 @@ func (h *Handler) clonePolicy(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.store.ClonePolicy(c.Request().Context(), actor(c), c.Param("key"), in)
+	p, err := h.store.IAM().ClonePolicy(c.Request().Context(), actor(c), c.Param("key"), in)
 	return respond(c, p, err)
 }
 
@@ -45,7 +45,7 @@ func (h *Handler) getPolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.store.GetPolicy(c.Request().Context(), actor(c), id)
+	p, err := h.store.IAM().GetPolicy(c.Request().Context(), actor(c), id)
 	return respond(c, p, err)
 }
 
@@ -58,7 +58,7 @@ func (h *Handler) updatePolicySettings(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.store.UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
+	p, err := h.store.IAM().UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
 	return respond(c, p, err)
 }
 
@@ -71,7 +71,7 @@ func (h *Handler) updatePolicyStatements(c echo.Context) error {
 	if err := bind(c, &statements); err != nil {
 		return err
 	}
-	p, err := h.store.UpdatePolicyStatements(c.Request().Context(), actor(c), id, statements)
+	p, err := h.store.IAM().UpdatePolicyStatements(c.Request().Context(), actor(c), id, statements)
 	return respond(c, p, err)
 }
 
@@ -80,7 +80,7 @@ func (h *Handler) deletePolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.DeletePolicy(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.IAM().DeletePolicy(c.Request().Context(), actor(c), id))
 }
 
 func (h *Handler) listPolicyMembers(c echo.Context) error {
@@ -92,7 +92,7 @@ func (h *Handler) listPolicyMembers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ms, err := h.store.ListPolicyMembers(c.Request().Context(), actor(c), id, f)
+	ms, err := h.store.IAM().ListPolicyMembers(c.Request().Context(), actor(c), id, f)
 	return respond(c, ms, err)
 }
 
@@ -105,15 +105,15 @@ func (h *Handler) listPolicyGroups(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	gs, err := h.store.ListPolicyGroups(c.Request().Context(), actor(c), id, f)
+	gs, err := h.store.IAM().ListPolicyGroups(c.Request().Context(), actor(c), id, f)
 	return respond(c, gs, err)
 }
 
 func (h *Handler) userPolicies(c echo.Context) error {
-	ps, err := h.store.UserPolicies(c.Request().Context(), actor(c))
+	ps, err := h.store.IAM().UserPolicies(c.Request().Context(), actor(c))
 	return respond(c, ps, err)
 }
 
 func (h *Handler) iamActions(c echo.Context) error {
-	return respond(c, h.store.Actions(c.Request().Context(), actor(c)), nil)
+	return respond(c, h.store.IAM().Actions(c.Request().Context(), actor(c)), nil)
 }

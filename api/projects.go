@@ -8,7 +8,7 @@ import (
 )
 
 func (h *Handler) listProjects(c echo.Context) error {
-	ps, err := h.store.ListProjects(c.Request().Context(), actor(c))
+	ps, err := h.store.Projects().ListProjects(c.Request().Context(), actor(c))
 	return respond(c, ps, err)
 }
 
@@ -17,7 +17,7 @@ func (h *Handler) createProject(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.store.CreateProject(c.Request().Context(), actor(c), in)
+	p, err := h.store.Projects().CreateProject(c.Request().Context(), actor(c), in)
 	return respond(c, p, err)
 }
 
@@ -26,7 +26,7 @@ func (h *Handler) getProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.store.GetProject(c.Request().Context(), actor(c), id)
+	p, err := h.store.Projects().GetProject(c.Request().Context(), actor(c), id)
 	return respond(c, p, err)
 }
 
@@ -39,7 +39,7 @@ func (h *Handler) renameProject(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.store.RenameProject(c.Request().Context(), actor(c), id, in)
+	p, err := h.store.Projects().RenameProject(c.Request().Context(), actor(c), id, in)
 	return respond(c, p, err)
 }
 
@@ -48,7 +48,7 @@ func (h *Handler) deleteProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.DeleteProject(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.Projects().DeleteProject(c.Request().Context(), actor(c), id))
 }
 
 func (h *Handler) createEnvironment(c echo.Context) error {
@@ -60,7 +60,7 @@ func (h *Handler) createEnvironment(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	env, err := h.store.CreateEnvironment(c.Request().Context(), actor(c), projectID, in)
+	env, err := h.store.Projects().CreateEnvironment(c.Request().Context(), actor(c), projectID, in)
 	return respond(c, env, err)
 }
 
@@ -69,7 +69,7 @@ func (h *Handler) getEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	env, err := h.store.GetEnvironment(c.Request().Context(), actor(c), projectID, envID)
+	env, err := h.store.Projects().GetEnvironment(c.Request().Context(), actor(c), projectID, envID)
 	return respond(c, env, err)
 }
 
@@ -82,7 +82,7 @@ func (h *Handler) updateEnvironment(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	env, err := h.store.UpdateEnvironment(c.Request().Context(), actor(c), projectID, envID, in)
+	env, err := h.store.Projects().UpdateEnvironment(c.Request().Context(), actor(c), projectID, envID, in)
 	return respond(c, env, err)
 }
 
@@ -91,7 +91,7 @@ func (h *Handler) deleteEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.DeleteEnvironment(c.Request().Context(), actor(c), projectID, envID))
+	return respond(c, true, h.store.Projects().DeleteEnvironment(c.Request().Context(), actor(c), projectID, envID))
 }
 
 func (h *Handler) createSecret(c echo.Context) error {
@@ -103,7 +103,7 @@ func (h *Handler) createSecret(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	sec, err := h.store.CreateSecret(c.Request().Context(), actor(c), envID, in)
+	sec, err := h.store.Projects().CreateSecret(c.Request().Context(), actor(c), envID, in)
 	return respond(c, sec, err)
 }
 
@@ -117,7 +117,7 @@ func (h *Handler) updateSecret(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers true (ApiResponse<bool>).
-	_, err = h.store.UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
+	_, err = h.store.Projects().UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
 	return respond(c, true, err)
 }
 
@@ -126,5 +126,5 @@ func (h *Handler) deleteSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.DeleteSecret(c.Request().Context(), actor(c), envID, secretID))
+	return respond(c, true, h.store.Projects().DeleteSecret(c.Request().Context(), actor(c), envID, secretID))
 }

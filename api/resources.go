@@ -8,7 +8,7 @@ import (
 
 // listResources is FeatBit's GET /api/v1/resources?type=&name=.
 func (h *Handler) listResources(c echo.Context) error {
-	rs, err := h.store.ListResources(c.Request().Context(), actor(c),
+	rs, err := h.store.Projects().ListResources(c.Request().Context(), actor(c),
 		core.ResourceFilter{Type: query(c, "type"), Name: query(c, "name")})
 	return respond(c, rs, err)
 }
@@ -16,7 +16,7 @@ func (h *Handler) listResources(c echo.Context) error {
 // listResourcesV2 is FeatBit's GET /api/v2/resources?spaceLevel=&name=&types=,
 // types repeated or comma-separated.
 func (h *Handler) listResourcesV2(c echo.Context) error {
-	rs, err := h.store.ListResourcesV2(c.Request().Context(), actor(c),
+	rs, err := h.store.Projects().ListResourcesV2(c.Request().Context(), actor(c),
 		core.ResourceFilterV2{SpaceLevel: query(c, "spaceLevel"), Name: query(c, "name"), Types: queryList(c, "types")})
 	return respond(c, rs, err)
 }

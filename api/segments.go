@@ -18,7 +18,7 @@ func (h *Handler) listSegments(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	segments, err := h.store.ListSegments(c.Request().Context(), actor(c), envID, flagstore.SegmentFilter{
+	segments, err := h.store.Flags().ListSegments(c.Request().Context(), actor(c), envID, flagstore.SegmentFilter{
 		Name: query(c, "name"), IsArchived: archived, Page: page(c)})
 	return respond(c, segments, err)
 }
@@ -32,7 +32,7 @@ func (h *Handler) createSegment(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	sg, err := h.store.CreateSegment(c.Request().Context(), actor(c), envID, in)
+	sg, err := h.store.Flags().CreateSegment(c.Request().Context(), actor(c), envID, in)
 	return respond(c, sg, err)
 }
 
@@ -41,7 +41,7 @@ func (h *Handler) segmentsByIDs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	segments, err := h.store.SegmentsByIDsJSON(c.Request().Context(), actor(c), envID, queryList(c, "ids"))
+	segments, err := h.store.SDK().SegmentsByIDsJSON(c.Request().Context(), actor(c), envID, queryList(c, "ids"))
 	return respondJSON(c, segments, err)
 }
 
@@ -50,7 +50,7 @@ func (h *Handler) segmentTags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tags, err := h.store.SegmentTags(c.Request().Context(), actor(c), envID)
+	tags, err := h.store.Flags().SegmentTags(c.Request().Context(), actor(c), envID)
 	return respond(c, tags, err)
 }
 
@@ -59,7 +59,7 @@ func (h *Handler) segmentKeyUsed(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	used, err := h.store.SegmentKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"), query(c, "type"))
+	used, err := h.store.Flags().SegmentKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"), query(c, "type"))
 	return respond(c, used, err)
 }
 
@@ -68,7 +68,7 @@ func (h *Handler) getSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sg, err := h.store.GetSegment(c.Request().Context(), actor(c), envID, segmentID)
+	sg, err := h.store.Flags().GetSegment(c.Request().Context(), actor(c), envID, segmentID)
 	return respond(c, sg, err)
 }
 
@@ -77,7 +77,7 @@ func (h *Handler) segmentFlagReferences(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	refs, err := h.store.SegmentFlagReferences(c.Request().Context(), actor(c), envID, segmentID)
+	refs, err := h.store.Flags().SegmentFlagReferences(c.Request().Context(), actor(c), envID, segmentID)
 	return respond(c, refs, err)
 }
 
@@ -98,48 +98,48 @@ func segmentChange[In any, Out any](c echo.Context, do func(*core.Actor, uuid.UU
 
 func (h *Handler) archiveSegment(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.Change) (bool, error) {
-		_, err := h.store.ArchiveSegment(c.Request().Context(), a, envID, id, in)
+		_, err := h.store.Flags().ArchiveSegment(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) restoreSegment(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.Change) (bool, error) {
-		_, err := h.store.RestoreSegment(c.Request().Context(), a, envID, id, in)
+		_, err := h.store.Flags().RestoreSegment(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) deleteSegment(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.Change) (bool, error) {
-		return true, h.store.DeleteSegment(c.Request().Context(), a, envID, id, in)
+		return true, h.store.Flags().DeleteSegment(c.Request().Context(), a, envID, id, in)
 	})
 }
 
 func (h *Handler) renameSegment(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.SegmentNameInput) (bool, error) {
-		_, err := h.store.RenameSegment(c.Request().Context(), a, envID, id, in)
+		_, err := h.store.Flags().RenameSegment(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) setSegmentDescription(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.DescriptionInput) (bool, error) {
-		_, err := h.store.SetSegmentDescription(c.Request().Context(), a, envID, id, in)
+		_, err := h.store.Flags().SetSegmentDescription(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) setSegmentTags(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.TagsInput) (bool, error) {
-		_, err := h.store.SetSegmentTags(c.Request().Context(), a, envID, id, in)
+		_, err := h.store.Flags().SetSegmentTags(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) setSegmentTargeting(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.SegmentTargetingInput) (bool, error) {
-		_, err := h.store.SetSegmentTargeting(c.Request().Context(), a, envID, id, in)
+		_, err := h.store.Flags().SetSegmentTargeting(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
@@ -153,7 +153,7 @@ func (h *Handler) patchSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.store.PatchSegment(c.Request().Context(), actor(c), envID, segmentID, ops)
+	_, err = h.store.Flags().PatchSegment(c.Request().Context(), actor(c), envID, segmentID, ops)
 	return respond(c, true, err)
 }
 
@@ -178,7 +178,7 @@ func (h *Handler) listAuditLogs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	logs, err := h.store.ListAuditLogs(c.Request().Context(), actor(c), envID, flagstore.AuditFilter{
+	logs, err := h.store.Flags().ListAuditLogs(c.Request().Context(), actor(c), envID, flagstore.AuditFilter{
 		RefType: query(c, "refType"), RefID: query(c, "refId"), Query: query(c, "query"), From: from, To: to,
 		CreatorID: creator, CrossEnvironment: cross, Page: page(c)})
 	return respond(c, logs, err)

@@ -23,7 +23,7 @@ func (h *Handler) listTriggers(c echo.Context) error {
 	if target == nil {
 		return core.Invalid("targetId_is_required")
 	}
-	triggers, err := h.store.ListTriggers(c.Request().Context(), actor(c), *target)
+	triggers, err := h.store.Flags().ListTriggers(c.Request().Context(), actor(c), *target)
 	return respond(c, triggers, err)
 }
 
@@ -32,7 +32,7 @@ func (h *Handler) createTrigger(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	t, err := h.store.CreateTrigger(c.Request().Context(), actor(c), in)
+	t, err := h.store.Flags().CreateTrigger(c.Request().Context(), actor(c), in)
 	return respond(c, t, err)
 }
 
@@ -46,7 +46,7 @@ func (h *Handler) updateTrigger(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers true (ApiResponse<bool>).
-	_, err = h.store.SetTriggerStatus(c.Request().Context(), actor(c), id, in)
+	_, err = h.store.Flags().SetTriggerStatus(c.Request().Context(), actor(c), id, in)
 	return respond(c, true, err)
 }
 
@@ -59,7 +59,7 @@ func (h *Handler) resetTriggerToken(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers the new token (ApiResponse<string>), shown this once.
-	t, err := h.store.ResetTriggerToken(c.Request().Context(), actor(c), id)
+	t, err := h.store.Flags().ResetTriggerToken(c.Request().Context(), actor(c), id)
 	return respond(c, t.Token, err)
 }
 
@@ -68,7 +68,7 @@ func (h *Handler) deleteTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.DeleteTrigger(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.Flags().DeleteTrigger(c.Request().Context(), actor(c), id))
 }
 
 // runTrigger is the URL alerting systems call. It needs no sign-in: the
@@ -77,7 +77,7 @@ func (h *Handler) deleteTrigger(c echo.Context) error {
 // 404; past the trigger's rate (or too many misses from one address), 429
 // with Retry-After.
 func (h *Handler) runTrigger(c echo.Context) error {
-	_, err := h.store.RunTrigger(c.Request().Context(), c.Param("token"), h.limits.AllowTriggerRun)
+	_, err := h.store.Flags().RunTrigger(c.Request().Context(), c.Param("token"), h.limits.AllowTriggerRun)
 	if errors.Is(err, core.ErrNotFound) && !h.limits.AllowTriggerMiss(c.RealIP()) {
 		err = core.ErrTooManyRequests
 	}

@@ -47,7 +47,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 		if err := bind(c, &data); err != nil {
 			return err
 		}
-		_, err = h.store.ImportEndUsers(r.Context(), actor(c), envID, data)
+		_, err = h.store.SDK().ImportEndUsers(r.Context(), actor(c), envID, data)
 		return respond(c, true, err)
 	}
 	size := r.ContentLength
@@ -89,7 +89,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 		}
 		// Importing takes time; only what the users hold stays reserved.
 		httpx.Release(c, granted-(allowed-left.Bytes))
-		_, err = h.store.ImportEndUsers(r.Context(), actor(c), envID, data)
+		_, err = h.store.SDK().ImportEndUsers(r.Context(), actor(c), envID, data)
 		return respond(c, true, err)
 	}
 }

@@ -11,11 +11,11 @@ func (h *Handler) updateProfile(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.store.UpdateProfile(c.Request().Context(), actor(c), in)
+	p, err := h.store.IAM().UpdateProfile(c.Request().Context(), actor(c), in)
 	return respond(c, p, err)
 }
 
 func (h *Handler) userWorkspaces(c echo.Context) error {
-	ws, err := h.store.ListUserWorkspaces(c.Request().Context(), actor(c))
+	ws, err := h.store.IAM().ListUserWorkspaces(c.Request().Context(), actor(c))
 	return respond(c, ws, err)
 }

@@ -8,13 +8,13 @@ import (
 )
 
 func (h *Handler) listWebhooks(c echo.Context) error {
-	hooks, err := h.store.ListWebhooks(c.Request().Context(), actor(c), flagstore.WebhookFilter{Name: query(c, "name"),
+	hooks, err := h.store.Flags().ListWebhooks(c.Request().Context(), actor(c), flagstore.WebhookFilter{Name: query(c, "name"),
 		ProjectID: query(c, "projectId"), EnvID: query(c, "envId"), Page: page(c)})
 	return respond(c, hooks, err)
 }
 
 func (h *Handler) isWebhookNameUsed(c echo.Context) error {
-	used, err := h.store.IsWebhookNameUsed(c.Request().Context(), actor(c), query(c, "name"))
+	used, err := h.store.Flags().IsWebhookNameUsed(c.Request().Context(), actor(c), query(c, "name"))
 	return respond(c, used, err)
 }
 
@@ -23,7 +23,7 @@ func (h *Handler) getWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w, err := h.store.GetWebhook(c.Request().Context(), actor(c), id)
+	w, err := h.store.Flags().GetWebhook(c.Request().Context(), actor(c), id)
 	return respond(c, w, err)
 }
 
@@ -32,7 +32,7 @@ func (h *Handler) createWebhook(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	w, err := h.store.CreateWebhook(c.Request().Context(), actor(c), in)
+	w, err := h.store.Flags().CreateWebhook(c.Request().Context(), actor(c), in)
 	return respond(c, w, err)
 }
 
@@ -45,7 +45,7 @@ func (h *Handler) updateWebhook(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	w, err := h.store.UpdateWebhook(c.Request().Context(), actor(c), id, in)
+	w, err := h.store.Flags().UpdateWebhook(c.Request().Context(), actor(c), id, in)
 	return respond(c, w, err)
 }
 
@@ -54,7 +54,7 @@ func (h *Handler) deleteWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.DeleteWebhook(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.Flags().DeleteWebhook(c.Request().Context(), actor(c), id))
 }
 
 func (h *Handler) sendWebhook(c echo.Context) error {
@@ -79,7 +79,7 @@ func (h *Handler) listWebhookDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	log, err := h.store.ListWebhookDeliveries(c.Request().Context(), actor(c), id,
+	log, err := h.store.Flags().ListWebhookDeliveries(c.Request().Context(), actor(c), id,
 		flagstore.WebhookDeliveryFilter{Event: query(c, "event"), Success: success, NotBefore: notBefore, Page: page(c)})
 	return respond(c, log, err)
 }

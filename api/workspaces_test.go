@@ -85,7 +85,7 @@ func TestWorkspaceSSO(t *testing.T) {
 	}
 	var sealed string
 	must(t, s.pool.QueryRow(context.Background(), `SELECT sso_oidc->>'clientSecret' FROM workspaces`).Scan(&sealed))
-	if plain, err := s.st.Keys().Open(sealed); err != nil || plain != "top-secret-value" {
+	if plain, err := s.st.Projects().Keys().Open(sealed); err != nil || plain != "top-secret-value" {
 		t.Fatalf("stored secret opens to %q, %v; want the original", plain, err)
 	}
 

@@ -57,7 +57,7 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 	a := actor(c)
 	number := pageNumber(c.FormValue("page"))
 	search := c.FormValue("q")
-	tokens, err := p.store.ListAccessTokens(c.Request().Context(), a,
+	tokens, err := p.store.IAM().ListAccessTokens(c.Request().Context(), a,
 		iam.AccessTokenFilter{Name: search, Page: core.Page{Index: number - 1, Size: tokenPageSize}})
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func (p *pages) createAccessToken(c echo.Context) error {
 		err = core.ErrTooManyRequests
 	}
 	if err == nil {
-		t, err = p.store.CreateAccessToken(c.Request().Context(), actor(c), in)
+		t, err = p.store.IAM().CreateAccessToken(c.Request().Context(), actor(c), in)
 	}
 	if err == nil {
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: fmt.Sprintf("Access token “%s” created.", t.Name)}})
@@ -176,7 +176,7 @@ func (p *pages) toggleAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := p.store.ToggleAccessToken(c.Request().Context(), actor(c), id)
+	t, err := p.store.IAM().ToggleAccessToken(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (p *pages) deleteAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.store.DeleteAccessToken(c.Request().Context(), actor(c), id); err != nil {
+	if err := p.store.IAM().DeleteAccessToken(c.Request().Context(), actor(c), id); err != nil {
 		return err
 	}
 	return p.changed(c, tokensHref(postedPage(c), c.FormValue("q")), "Access token deleted.", func() error {
@@ -239,7 +239,7 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 	}
 	ctx := c.Request().Context()
 	a := actor(c)
-	t, err := p.store.GetAccessToken(ctx, a, id)
+	t, err := p.store.IAM().GetAccessToken(ctx, a, id)
 	if err != nil {
 		return err
 	}
@@ -289,7 +289,7 @@ func (p *pages) updateAccessToken(c echo.Context) error {
 	if c.FormValue("statements") == "edited" {
 		in.Permissions = statements(edited.drafts)
 	}
-	tok, err := p.store.UpdateAccessToken(ctx, a, id, in)
+	tok, err := p.store.IAM().UpdateAccessToken(ctx, a, id, in)
 	if err == nil {
 		return p.changed(c, href, fmt.Sprintf("Access token “%s” saved.", tok.Name), func() error { return p.accessTokenPage(c, http.StatusOK, nil) })
 	}

@@ -26,9 +26,9 @@ func TestRefusedChangesWhereApprovalIsNeededSayWhy(t *testing.T) {
 	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Beta",
 		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-	_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
+	_, err := a.st.Flags().SetFlagTargeting(ctx, owner, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	_, err = a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+	_, err = a.st.Projects().UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
 		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
 	must(t, err)

@@ -33,7 +33,7 @@ const dateLayout = "2006-01-02"
 func (p *pages) history(c echo.Context, w workEnv, filter flagstore.AuditFilter, base, region string) (views.History, error) {
 	number := pageNumber(c.QueryParam("page"))
 	filter.Page = core.Page{Index: number - 1, Size: listPageSize}
-	list, err := p.store.ListAuditLogs(c.Request().Context(), actor(c), w.id, filter)
+	list, err := p.store.Flags().ListAuditLogs(c.Request().Context(), actor(c), w.id, filter)
 	if err != nil {
 		return views.History{}, err
 	}
@@ -65,7 +65,7 @@ func (p *pages) segmentNames(c echo.Context, w workEnv, named []string) (describ
 	}
 	names := map[string]string{}
 	if len(ids) > 0 {
-		segments, err := p.store.SegmentsByIDs(c.Request().Context(), actor(c), w.id, ids)
+		segments, err := p.store.Flags().SegmentsByIDs(c.Request().Context(), actor(c), w.id, ids)
 		if err != nil {
 			return nil, err
 		}

@@ -17,7 +17,7 @@ func TestAuditLog(t *testing.T) {
 		a.makeFlag(env, flagstore.FlagInput{Name: fmt.Sprintf("Flag %02d", i), Key: fmt.Sprintf("flag-%02d", i),
 			Change: flagstore.Change{Comment: fmt.Sprintf("batch %02d", i)}})
 	}
-	_, err := a.st.ToggleFlag(t.Context(), a.ownerActor(), env.ID, "flag-03", true, flagstore.Change{Comment: "launch day"})
+	_, err := a.st.Flags().ToggleFlag(t.Context(), a.ownerActor(), env.ID, "flag-03", true, flagstore.Change{Comment: "launch day"})
 	must(t, err)
 	sg := a.makeSegment(env, "Beta users", "beta")
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -97,9 +97,9 @@ func TestAuditLogNamesDeletedFlags(t *testing.T) {
 	a, _, env := flagApp(t)
 	a.makeFlag(env, flagstore.FlagInput{Name: "Gone", Key: "gone"})
 	a.makeFlag(env, flagstore.FlagInput{Name: "Kept", Key: "kept"})
-	_, err := a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "gone", flagstore.Change{})
+	_, err := a.st.Flags().ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "gone", flagstore.Change{})
 	must(t, err)
-	must(t, a.st.DeleteFlag(t.Context(), a.ownerActor(), env.ID, "gone", flagstore.Change{}))
+	must(t, a.st.Flags().DeleteFlag(t.Context(), a.ownerActor(), env.ID, "gone", flagstore.Change{}))
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/audit-log").status(http.StatusOK)
 	for _, e := range p.findAll("history-entry") {

@@ -30,93 +30,93 @@ func before(check func(c echo.Context) error) echo.MiddlewareFunc {
 	}
 }
 
-func (p *pages) managesIAM(c echo.Context) error { return p.store.AuthorizeIAM(actor(c)) }
+func (p *pages) managesIAM(c echo.Context) error { return p.store.IAM().AuthorizeIAM(actor(c)) }
 
 func (p *pages) managesWebhooks(c echo.Context) error {
-	return p.store.AuthorizeWebhooks(c.Request().Context(), actor(c))
+	return p.store.Flags().AuthorizeWebhooks(c.Request().Context(), actor(c))
 }
 
 func (p *pages) createsAccessTokens(c echo.Context) error {
-	return p.store.AuthorizeAccessTokenCreation(actor(c))
+	return p.store.IAM().AuthorizeAccessTokenCreation(actor(c))
 }
 
 func (p *pages) editsAccessToken(c echo.Context) error {
-	return p.withID(c, "id", p.store.AuthorizeAccessTokenUpdate)
+	return p.withID(c, "id", p.store.IAM().AuthorizeAccessTokenUpdate)
 }
 
 func (p *pages) togglesAccessToken(c echo.Context) error {
-	return p.withID(c, "id", p.store.AuthorizeAccessTokenToggle)
+	return p.withID(c, "id", p.store.IAM().AuthorizeAccessTokenToggle)
 }
 
 func (p *pages) deletesAccessToken(c echo.Context) error {
-	return p.withID(c, "id", p.store.AuthorizeAccessTokenDeletion)
+	return p.withID(c, "id", p.store.IAM().AuthorizeAccessTokenDeletion)
 }
 
 func (p *pages) changesWorkspace(c echo.Context) error {
-	return p.store.AuthorizeWorkspaceUpdate(c.Request().Context(), actor(c))
+	return p.store.IAM().AuthorizeWorkspaceUpdate(c.Request().Context(), actor(c))
 }
 
 func (p *pages) changesSSO(c echo.Context) error {
-	return p.store.AuthorizeWorkspaceSSO(c.Request().Context(), actor(c))
+	return p.store.IAM().AuthorizeWorkspaceSSO(c.Request().Context(), actor(c))
 }
 
 func (p *pages) changesOrganization(c echo.Context) error {
-	return p.store.AuthorizeOrganizationUpdate(c.Request().Context(), actor(c))
+	return p.store.IAM().AuthorizeOrganizationUpdate(c.Request().Context(), actor(c))
 }
 
 func (p *pages) deletesOrganization(c echo.Context) error {
-	return p.store.AuthorizeOrganizationDeletion(c.Request().Context(), actor(c))
+	return p.store.IAM().AuthorizeOrganizationDeletion(c.Request().Context(), actor(c))
 }
 
 func (p *pages) createsOrganizations(c echo.Context) error {
-	return p.store.AuthorizeOrganizationCreation(actor(c))
+	return p.store.IAM().AuthorizeOrganizationCreation(actor(c))
 }
 
 func (p *pages) createsProjects(c echo.Context) error {
-	return p.store.AuthorizeProjectCreation(actor(c))
+	return p.store.Projects().AuthorizeProjectCreation(actor(c))
 }
 
 func (p *pages) renamesProject(c echo.Context) error {
-	return p.withID(c, "id", p.store.AuthorizeProjectRename)
+	return p.withID(c, "id", p.store.Projects().AuthorizeProjectRename)
 }
 
 func (p *pages) deletesProject(c echo.Context) error {
-	return p.withID(c, "id", p.store.AuthorizeProjectDeletion)
+	return p.withID(c, "id", p.store.Projects().AuthorizeProjectDeletion)
 }
 
 func (p *pages) createsEnvironments(c echo.Context) error {
-	return p.withID(c, "id", p.store.AuthorizeEnvironmentCreation)
+	return p.withID(c, "id", p.store.Projects().AuthorizeEnvironmentCreation)
 }
 
 func (p *pages) updatesEnvironment(c echo.Context) error {
-	return p.inProjectEnv(c, p.store.AuthorizeEnvironmentUpdate)
+	return p.inProjectEnv(c, p.store.Projects().AuthorizeEnvironmentUpdate)
 }
 
 func (p *pages) deletesEnvironment(c echo.Context) error {
-	return p.inProjectEnv(c, p.store.AuthorizeEnvironmentDeletion)
+	return p.inProjectEnv(c, p.store.Projects().AuthorizeEnvironmentDeletion)
 }
 
 func (p *pages) createsSecrets(c echo.Context) error {
-	return p.withID(c, "envId", p.store.AuthorizeSecretCreation)
+	return p.withID(c, "envId", p.store.Projects().AuthorizeSecretCreation)
 }
 
 func (p *pages) renamesSecrets(c echo.Context) error {
-	return p.withID(c, "envId", p.store.AuthorizeSecretRename)
+	return p.withID(c, "envId", p.store.Projects().AuthorizeSecretRename)
 }
 
 func (p *pages) deletesSecrets(c echo.Context) error {
-	return p.withID(c, "envId", p.store.AuthorizeSecretDeletion)
+	return p.withID(c, "envId", p.store.Projects().AuthorizeSecretDeletion)
 }
 
 // The flag and segment pages work in the working environment (workenv.go),
 // which the session chose before the form is read.
 
 func (p *pages) createsFlags(c echo.Context) error {
-	return p.inWorkEnv(c, p.store.AuthorizeFlagCreation)
+	return p.inWorkEnv(c, p.store.Flags().AuthorizeFlagCreation)
 }
 
 func (p *pages) createsSegments(c echo.Context) error {
-	return p.inWorkEnv(c, p.store.AuthorizeSegmentCreation)
+	return p.inWorkEnv(c, p.store.Flags().AuthorizeSegmentCreation)
 }
 
 // withID runs a check on the id the path names under name.

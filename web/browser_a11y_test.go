@@ -45,10 +45,10 @@ func TestBrowserAccessibility(t *testing.T) {
 	// An organization with one of everything, and flags with real content.
 	beta := a.makeSegment(prod, "Beta testers", "beta")
 	archivedSeg := a.makeSegment(prod, "Old testers", "old")
-	shared, err := a.st.CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Everyone in Web", Key: "everyone",
+	shared, err := a.st.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Everyone in Web", Key: "everyone",
 		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization:project/web:env/*"}})
 	must(t, err)
-	_, err = a.st.ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, flagstore.Change{})
+	_, err = a.st.Flags().ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, flagstore.Change{})
 	must(t, err)
 	a.makeFlag(prod, flagstore.FlagInput{Name: "Checkout", Key: "checkout", Tags: []string{"web"}, IsEnabled: true})
 	tg := a.flag(prod, "checkout").Targeting()
@@ -56,28 +56,28 @@ func TestBrowserAccessibility(t *testing.T) {
 	tg.TargetUsers = []flagstore.TargetUser{{VariationID: on, KeyIDs: []string{"vip-1"}}}
 	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Beta", Variations: []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 1}}},
 		Conditions: []flagstore.Condition{{ID: "c1", Property: flagstore.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
-	_, err = a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
+	_, err = a.st.Flags().SetFlagTargeting(ctx, owner, prod.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	dev := web.Environments[1]
 	a.makeFlag(dev, flagstore.FlagInput{Name: "Checkout", Key: "checkout"}) // compared with Prod's
-	_, err = a.st.CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
+	_, err = a.st.Flags().CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
 		Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOff, Description: "Checkout alert"})
 	must(t, err)
 	a.makeFlag(prod, flagstore.FlagInput{Name: "Old banner", Key: "old-banner"})
-	_, err = a.st.ArchiveFlag(ctx, owner, prod.ID, "old-banner", flagstore.Change{})
+	_, err = a.st.Flags().ArchiveFlag(ctx, owner, prod.ID, "old-banner", flagstore.Change{})
 	must(t, err)
 	member := a.addMember("dev@example.com", core.DeveloperPolicyID)
-	group, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Developers"})
+	group, err := a.st.IAM().CreateGroup(ctx, owner, iam.GroupInput{Name: "Developers"})
 	must(t, err)
-	policy, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Flags", Key: "flags"})
+	policy, err := a.st.IAM().CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Flags", Key: "flags"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{{ID: "f", ResourceType: access.TypeFlag,
+	_, err = a.st.IAM().UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{{ID: "f", ResourceType: access.TypeFlag,
 		Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/*:env/*:flag/*"}}})
 	must(t, err)
-	token, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "CI", Type: core.TokenService,
+	token, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "CI", Type: core.TokenService,
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
-	hook, err := a.st.CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
+	hook, err := a.st.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
 		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{flagstore.EventFlagToggled}, IsActive: true})
 	must(t, err)
 
@@ -89,18 +89,18 @@ func TestBrowserAccessibility(t *testing.T) {
 	checkout := a.flag(prod, "checkout")
 	tally.Served([]runner.Served{{Flag: &checkout, Variation: 0}, {Flag: &checkout, Variation: 0}, {Flag: &checkout, Variation: 1}}, time.Now())
 	must(t, tally.Flush(ctx))
-	endUsers, err := a.st.ListEndUsers(ctx, owner, prod.ID, sdkdata.EndUserFilter{})
+	endUsers, err := a.st.SDK().ListEndUsers(ctx, owner, prod.ID, sdkdata.EndUserFilter{})
 	must(t, err)
 
 	// Prod's changes need approval: the flag pages ask for reviewers, and
 	// the member's request waits for the owner's review.
-	_, err = a.st.UpdateEnvironment(ctx, owner, web.ID, prod.ID, core.EnvironmentInput{Name: prod.Name, Settings: &core.EnvSettings{
+	_, err = a.st.Projects().UpdateEnvironment(ctx, owner, web.ID, prod.ID, core.EnvironmentInput{Name: prod.Name, Settings: &core.EnvSettings{
 		ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{a.owner, member}}}})
 	must(t, err)
-	dev1, err := a.st.UserActor(ctx, member, a.wsID.String(), a.orgID.String())
+	dev1, err := a.st.IAM().UserActor(ctx, member, a.wsID.String(), a.orgID.String())
 	must(t, err)
 	off := false
-	request, err := a.st.CreateFlagChangeRequest(ctx, dev1, prod.ID, "checkout", flagstore.FlagChangeRequestInput{IsEnabled: &off,
+	request, err := a.st.Flags().CreateFlagChangeRequest(ctx, dev1, prod.ID, "checkout", flagstore.FlagChangeRequestInput{IsEnabled: &off,
 		Reason: "Checkout alerts", Reviewers: []uuid.UUID{a.owner}})
 	must(t, err)
 

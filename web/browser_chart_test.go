@@ -28,7 +28,7 @@ func TestBrowserChartDetails(t *testing.T) {
 	ch := headless(t, 90*time.Second)
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
-	_, err := a.st.ToggleFlag(t.Context(), a.ownerActor(), env.ID, "checkout", true, flagstore.Change{Comment: "launch day"})
+	_, err := a.st.Flags().ToggleFlag(t.Context(), a.ownerActor(), env.ID, "checkout", true, flagstore.Change{Comment: "launch day"})
 	must(t, err)
 	on, off := f.Variations[0], f.Variations[1]
 	tally := runner.NewEvaluations(a.st, slog.New(slog.DiscardHandler))

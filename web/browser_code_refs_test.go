@@ -21,7 +21,7 @@ func TestBrowserCodeRefs(t *testing.T) {
 	a, _, env := flagApp(t)
 	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	a.makeFlag(env, flagstore.FlagInput{Name: "Banner", Key: "banner"})
-	_, err := a.st.UploadCodeRefs(t.Context(), a.ownerActor(), env.ID, flagstore.CodeRefsInput{Repository: "shop-web", Branch: "main",
+	_, err := a.st.Flags().UploadCodeRefs(t.Context(), a.ownerActor(), env.ID, flagstore.CodeRefsInput{Repository: "shop-web", Branch: "main",
 		Commit: "0123456789abcdef0123", References: []flagstore.CodeRef{
 			{FlagKey: "checkout", Path: "src/checkout.ts", Line: 12, Snippet: "// the new flow\nif (flags.bool(\"checkout\")) {\n  render()"},
 			{FlagKey: "checkout", Path: "src/cart.ts", Line: 3, Snippet: "flags.bool('checkout')"},
@@ -53,9 +53,9 @@ func TestBrowserCodeRefs(t *testing.T) {
 	ch.do("a flag without references", chromedp.Navigate(base+"/flags/banner/code"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=code-refs-empty]`)))
 
-	_, err = a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.Change{})
+	_, err = a.st.Flags().ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.Change{})
 	must(t, err)
-	_, err = a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "banner", flagstore.Change{})
+	_, err = a.st.Flags().ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "banner", flagstore.Change{})
 	must(t, err)
 	ch.do("the archived flag's page", chromedp.Navigate(base+"/flags/checkout"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-archived-in-code]`)))

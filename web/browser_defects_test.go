@@ -23,7 +23,7 @@ func TestBrowserTriggersTableFits(t *testing.T) {
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	long := "PagerDuty-checkout-latency-alert-for-the-eu-west-1-region-payment-service-primary-and-secondary-" + strings.Repeat("x", 120)
 	for _, d := range []string{"Checkout alert", long, ""} {
-		_, err := a.st.CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral,
+		_, err := a.st.Flags().CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral,
 			Action: flagstore.TriggerTurnOff, Description: d})
 		must(t, err)
 	}
@@ -84,7 +84,7 @@ func TestBrowserAuditLogNamesKinds(t *testing.T) {
 	ctx, owner := t.Context(), a.ownerActor()
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	a.makeSegment(env, "Beta testers", "beta")
-	_, err := a.st.CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral,
+	_, err := a.st.Flags().CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral,
 		Action: flagstore.TriggerTurnOff, Description: "Checkout alert"})
 	must(t, err)
 
@@ -124,7 +124,7 @@ func TestBrowserWordsAndFields(t *testing.T) {
 	a, _, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
-	policy, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Flags", Key: "flags"})
+	policy, err := a.st.IAM().CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Flags", Key: "flags"})
 	must(t, err)
 	createOrganization(t, a, "Second", "second", true) // so this one may be deleted
 

@@ -43,7 +43,7 @@ func TestBrowserInsightsPicture(t *testing.T) {
 		bp := share * 100
 		tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: targeting.RolloutRange(0, bp), ExptRollout: 1},
 			{ID: f.Variations[1].ID, Rollout: targeting.RolloutRange(bp, targeting.WholeRollout-bp), ExptRollout: 1}}
-		_, err := a.st.SetFlagTargeting(ctx, a.ownerActor(), env.ID, "new-checkout", flagstore.TargetingInput{Targeting: &tg,
+		_, err := a.st.Flags().SetFlagTargeting(ctx, a.ownerActor(), env.ID, "new-checkout", flagstore.TargetingInput{Targeting: &tg,
 			Change: flagstore.Change{Comment: fmt.Sprintf("rollout to %d%%", share)}})
 		must(t, err)
 		backdate(time.Duration(h) * time.Hour)

@@ -26,13 +26,13 @@ func TestBrowserEndUsers(t *testing.T) {
 	a, _, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	beta := a.makeSegment(env, "Beta testers", "beta")
-	_, err := a.st.SetSegmentTargeting(ctx, owner, env.ID, beta.ID, flagstore.SegmentTargetingInput{Included: &[]string{"alice"}})
+	_, err := a.st.Flags().SetSegmentTargeting(ctx, owner, env.ID, beta.ID, flagstore.SegmentTargetingInput{Included: &[]string{"alice"}})
 	must(t, err)
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	tg := f.Targeting()
 	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Dutch", Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}},
 		Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL"]`}}}}
-	_, err = a.st.SetFlagTargeting(ctx, owner, env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
+	_, err = a.st.Flags().SetFlagTargeting(ctx, owner, env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	a.makeFlag(env, flagstore.FlagInput{Name: "Dark mode", Key: "dark-mode"})
 

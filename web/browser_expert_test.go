@@ -57,11 +57,11 @@ func TestBrowserExpertScreens(t *testing.T) {
 	t.Parallel()
 	ch := headless(t, 120*time.Second)
 	a, web, prod := flagApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Mobile", Key: "mobile"})
+	_, err := a.st.Projects().CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Mobile", Key: "mobile"})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
+	pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, []access.Statement{{ID: "f", ResourceType: access.TypeFlag,
+	_, err = a.st.IAM().UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, []access.Statement{{ID: "f", ResourceType: access.TypeFlag,
 		Effect: "allow", Actions: []string{"ToggleFlag"}, Resources: []string{"project/web:env/*:flag/*"}}})
 	must(t, err)
 	ch.do("desktop", viewport(1280))
@@ -84,7 +84,7 @@ func TestBrowserExpertScreens(t *testing.T) {
 	if got := ch.eval(`String(window.notReloaded) + " " + String(document.querySelector("[data-testid=statement-effect-deny]").checked)`); got != "yes true" {
 		t.Errorf("the page reloaded, or the editor lost the unsaved deny: %s", got)
 	}
-	if got, err := a.st.GetPolicy(t.Context(), a.ownerActor(), pol.ID); err != nil || got.Statements[0].Effect != "allow" {
+	if got, err := a.st.IAM().GetPolicy(t.Context(), a.ownerActor(), pol.ID); err != nil || got.Statements[0].Effect != "allow" {
 		t.Errorf("the check saved the statements (%v)", err)
 	}
 	ch.axe("policy check of unsaved statements")
@@ -114,7 +114,7 @@ func TestBrowserExpertScreens(t *testing.T) {
 		box(org+":project/web:env/*"), box(want[0]), box(want[1])))
 	ch.do("create segment", chromedp.Click(chromedp.CSS(`[data-testid=segment-create-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=segment-heading]`)))
-	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), prod.ID, flagstore.SegmentFilter{Name: "web beta", Page: core.Page{Size: 10}})
+	list, err := a.st.Flags().ListSegments(t.Context(), a.ownerActor(), prod.ID, flagstore.SegmentFilter{Name: "web beta", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(list.Items) != 1 || list.Items[0].Type != flagstore.SegmentShared || !slices.Equal(list.Items[0].Scopes, want) {
 		t.Fatalf("the segment saved: %+v, want shared in %q", list.Items, want)

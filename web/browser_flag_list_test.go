@@ -72,14 +72,14 @@ func TestBrowserFlagList(t *testing.T) {
 		} else {
 			tg.Fallthrough.Variations = split
 		}
-		_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, key, flagstore.TargetingInput{Targeting: &tg})
+		_, err := a.st.Flags().SetFlagTargeting(ctx, owner, env.ID, key, flagstore.TargetingInput{Targeting: &tg})
 		must(t, err)
 		changed = append(changed, key)
 	}
 	rollout("k01", false)
 	rollout("k03", true)
 	for _, key := range []string{"k05", "k17", "k02"} {
-		_, err := a.st.ToggleFlag(ctx, owner, env.ID, key, true, flagstore.Change{})
+		_, err := a.st.Flags().ToggleFlag(ctx, owner, env.ID, key, true, flagstore.Change{})
 		must(t, err)
 		changed = append(changed, key)
 	}

@@ -26,10 +26,10 @@ func TestBrowserHistoryInWords(t *testing.T) {
 		t.Helper()
 		tg := a.flag(env, "checkout").Targeting()
 		edit(&tg)
-		_, err := a.st.SetFlagTargeting(ctx, owner, env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
+		_, err := a.st.Flags().SetFlagTargeting(ctx, owner, env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 		must(t, err)
 	}
-	_, err := a.st.ToggleFlag(ctx, owner, env.ID, "checkout", true, flagstore.Change{})
+	_, err := a.st.Flags().ToggleFlag(ctx, owner, env.ID, "checkout", true, flagstore.Change{})
 	must(t, err)
 	change(func(tg *flagstore.FlagTargeting) {
 		tg.TargetUsers = []flagstore.TargetUser{{VariationID: on, KeyIDs: []string{"vip-3"}}}
@@ -45,9 +45,9 @@ func TestBrowserHistoryInWords(t *testing.T) {
 	change(func(tg *flagstore.FlagTargeting) {
 		tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 0.5}}, {ID: off, Rollout: []float64{0.5, 1}}}
 	})
-	_, err = a.st.RenameFlag(ctx, owner, env.ID, "checkout", flagstore.FlagNameInput{Name: "New checkout"})
+	_, err = a.st.Flags().RenameFlag(ctx, owner, env.ID, "checkout", flagstore.FlagNameInput{Name: "New checkout"})
 	must(t, err)
-	_, err = a.st.SetSegmentTargeting(ctx, owner, env.ID, beta.ID, flagstore.SegmentTargetingInput{Included: &[]string{"alice"}})
+	_, err = a.st.Flags().SetSegmentTargeting(ctx, owner, env.ID, beta.ID, flagstore.SegmentTargetingInput{Included: &[]string{"alice"}})
 	must(t, err)
 
 	lines := func(path string) []string {

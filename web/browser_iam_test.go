@@ -159,9 +159,9 @@ func TestBrowserIAM(t *testing.T) {
 	a := newApp(t)
 	ctx := t.Context()
 	owner := a.ownerActor()
-	_, err := a.st.CreateProject(ctx, owner, core.ProjectInput{Name: "Web shop", Key: "web-shop"})
+	_, err := a.st.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: "Web shop", Key: "web-shop"})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Flag editors", Key: "flag-editors", Description: "Edits flags in production."})
+	pol, err := a.st.IAM().CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Flag editors", Key: "flag-editors", Description: "Edits flags in production."})
 	must(t, err)
 	b := headless(t, 120*time.Second)
 	base := a.srv.URL
@@ -218,7 +218,7 @@ func TestBrowserIAM(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid=statements-save]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash-success]`)),
 	)
-	saved, err := a.st.GetPolicy(ctx, owner, pol.ID)
+	saved, err := a.st.IAM().GetPolicy(ctx, owner, pol.ID)
 	must(t, err)
 	if len(saved.Statements) != 1 {
 		t.Fatalf("saved %d statements, want 1: %+v", len(saved.Statements), saved.Statements)
@@ -279,7 +279,7 @@ func TestBrowserIAM(t *testing.T) {
 		t.Fatalf("initial password %q", password)
 	}
 	for _, email := range []string{"ana@example.com", "bo@example.com", "chen@example.com"} {
-		_, err := a.st.AddMember(ctx, owner, iam.MemberInput{Email: email})
+		_, err := a.st.IAM().AddMember(ctx, owner, iam.MemberInput{Email: email})
 		must(t, err)
 	}
 	b.shoot(base, "/members", "members", `[data-testid=member-list]`)
@@ -301,7 +301,7 @@ func TestBrowserIAM(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid=token-create-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=token-value]`)),
 	)
-	tokens, err := a.st.ListAccessTokens(ctx, owner, iam.AccessTokenFilter{Name: "ci", Page: core.Page{Size: 10}})
+	tokens, err := a.st.IAM().ListAccessTokens(ctx, owner, iam.AccessTokenFilter{Name: "ci", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(tokens.Items) != 1 || len(tokens.Items[0].Permissions) != 1 ||
 		!slices.Equal(tokens.Items[0].Permissions[0].Resources, []string{"project/*:env/*:flag/*"}) {
@@ -309,9 +309,9 @@ func TestBrowserIAM(t *testing.T) {
 	}
 
 	// The other IAM pages fit a phone too.
-	g, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Release team", Description: "Ships the web shop."})
+	g, err := a.st.IAM().CreateGroup(ctx, owner, iam.GroupInput{Name: "Release team", Description: "Ships the web shop."})
 	must(t, err)
-	tok, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "deploy", Type: core.TokenService, Permissions: saved.Statements})
+	tok, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "deploy", Type: core.TokenService, Permissions: saved.Statements})
 	must(t, err)
 	for name, path := range map[string]string{
 		"groups":       "/groups",

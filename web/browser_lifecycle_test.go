@@ -33,9 +33,9 @@ func TestBrowserFlagLifecycle(t *testing.T) {
 	tg := split.Targeting()
 	tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: split.Variations[0].ID, Rollout: []float64{0, .1234}, ExptRollout: 1},
 		{ID: split.Variations[1].ID, Rollout: []float64{.1234, 1}, ExptRollout: 1}}
-	_, err := a.st.SetFlagTargeting(ctx, a.ownerActor(), env.ID, "checkout-v2", flagstore.TargetingInput{Targeting: &tg})
+	_, err := a.st.Flags().SetFlagTargeting(ctx, a.ownerActor(), env.ID, "checkout-v2", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	_, err = a.st.ArchiveFlag(ctx, a.ownerActor(), env.ID, "winter-promo", flagstore.Change{})
+	_, err = a.st.Flags().ArchiveFlag(ctx, a.ownerActor(), env.ID, "winter-promo", flagstore.Change{})
 	must(t, err)
 	// Dark mode has served one variation for ten days; legacy search was
 	// made two months ago and last evaluated 45 days ago.

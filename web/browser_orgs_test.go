@@ -64,11 +64,11 @@ func TestBrowserOrganizationsAndGuide(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid=guide-flag-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=guide-flag-done]`)),
 	)
-	act, err := a.st.UserActor(t.Context(), a.owner, a.wsID.String(), acme.ID.String())
+	act, err := a.st.IAM().UserActor(t.Context(), a.owner, a.wsID.String(), acme.ID.String())
 	must(t, err)
-	uc, err := a.st.UserContext(t.Context(), a.owner)
+	uc, err := a.st.IAM().UserContext(t.Context(), a.owner)
 	must(t, err)
-	wp, err := a.st.Workplace(t.Context(), act, uc)
+	wp, err := a.st.IAM().Workplace(t.Context(), act, uc)
 	must(t, err)
 	if wp.Env == nil || wp.Project.Name != "Web shop" {
 		t.Fatalf("working environment %+v", wp.Env)

@@ -26,15 +26,15 @@ func TestBrowserReviewsInbox(t *testing.T) {
 	a, pr, prod, alice, bob := approvalApp(t)
 	dev := pr.Environments[1]
 	ctx := t.Context()
-	aliceActor, err := a.st.UserActor(ctx, alice, a.wsID.String(), a.orgID.String())
+	aliceActor, err := a.st.IAM().UserActor(ctx, alice, a.wsID.String(), a.orgID.String())
 	must(t, err)
 	on := true
-	cr, err := a.st.CreateFlagChangeRequest(ctx, aliceActor, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on,
+	cr, err := a.st.Flags().CreateFlagChangeRequest(ctx, aliceActor, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on,
 		Reason: "Launch payments", Reviewers: []uuid.UUID{bob}})
 	must(t, err)
-	bobActor, err := a.st.UserActor(ctx, bob, a.wsID.String(), a.orgID.String())
+	bobActor, err := a.st.IAM().UserActor(ctx, bob, a.wsID.String(), a.orgID.String())
 	must(t, err)
-	_, err = a.st.SetUserContext(ctx, bobActor, core.UserContext{OrganizationID: a.orgID, ProjectID: pr.ID, EnvID: dev.ID})
+	_, err = a.st.IAM().SetUserContext(ctx, bobActor, core.UserContext{OrganizationID: a.orgID, ProjectID: pr.ID, EnvID: dev.ID})
 	must(t, err)
 
 	base := a.srv.URL
@@ -81,10 +81,10 @@ func TestReviewsInboxReadable(t *testing.T) {
 	t.Parallel()
 	a, pr, prod, alice, bob := approvalApp(t)
 	ctx := t.Context()
-	aliceActor, err := a.st.UserActor(ctx, alice, a.wsID.String(), a.orgID.String())
+	aliceActor, err := a.st.IAM().UserActor(ctx, alice, a.wsID.String(), a.orgID.String())
 	must(t, err)
 	on := true
-	cr, err := a.st.CreateFlagChangeRequest(ctx, aliceActor, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on,
+	cr, err := a.st.Flags().CreateFlagChangeRequest(ctx, aliceActor, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on,
 		Reason: "Launch payments", Reviewers: []uuid.UUID{bob}})
 	must(t, err)
 	b := a.signedIn("bob@example.com", memberPassword)
@@ -95,24 +95,24 @@ func TestReviewsInboxReadable(t *testing.T) {
 	// it opens, elsewhere it offers to switch there.
 	link := "/reviews/" + cr.ID.String()
 	b.get(link).status(http.StatusOK).at("/change-requests/" + cr.ID.String())
-	bobActor, err := a.st.UserActor(ctx, bob, a.wsID.String(), a.orgID.String())
+	bobActor, err := a.st.IAM().UserActor(ctx, bob, a.wsID.String(), a.orgID.String())
 	must(t, err)
-	_, err = a.st.SetUserContext(ctx, bobActor, core.UserContext{OrganizationID: a.orgID, ProjectID: pr.ID, EnvID: pr.Environments[1].ID})
+	_, err = a.st.IAM().SetUserContext(ctx, bobActor, core.UserContext{OrganizationID: a.orgID, ProjectID: pr.ID, EnvID: pr.Environments[1].ID})
 	must(t, err)
 	if got := b.get(link).status(http.StatusOK).at(link).text("review-elsewhere-open"); got != "Open it in Web / Prod" {
 		t.Fatalf("the link from Dev offers %q", got)
 	}
 	// Bob keeps only a policy that reads Dev.
 	owner := a.ownerActor()
-	devOnly, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Dev reader", Key: "dev-reader"})
+	devOnly, err := a.st.IAM().CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Dev reader", Key: "dev-reader"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(ctx, owner, devOnly.ID, []access.Statement{
+	_, err = a.st.IAM().UpdatePolicyStatements(ctx, owner, devOnly.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/dev"}},
 	})
 	must(t, err)
-	must(t, a.st.AddMemberPolicy(ctx, owner, bob, devOnly.ID))
-	must(t, a.st.RemoveMemberPolicy(ctx, owner, bob, core.OwnerPolicyID))
+	must(t, a.st.IAM().AddMemberPolicy(ctx, owner, bob, devOnly.ID))
+	must(t, a.st.IAM().RemoveMemberPolicy(ctx, owner, bob, core.OwnerPolicyID))
 	page := a.signedIn("bob@example.com", memberPassword).get("/reviews").status(http.StatusOK)
 	if page.has("reviews-item") || page.has("topbar-reviews") {
 		t.Fatal("a request in an environment Bob may not read is listed")

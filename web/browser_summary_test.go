@@ -44,7 +44,7 @@ func TestBrowserFlagSummary(t *testing.T) {
 			Conditions: []flagstore.Condition{{ID: "c5", Property: "version", Op: "LessThan", Value: "10"}}},
 	}
 	tg.Fallthrough = flagstore.Fallthrough{Variations: []flagstore.RolloutVariation{{ID: "red", Rollout: []float64{0, 1}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "button", flagstore.TargetingInput{Targeting: &tg})
+	_, err := a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "button", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 
 	ch.do("desktop", viewport(1440))

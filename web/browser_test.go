@@ -139,7 +139,7 @@ func TestBrowser(t *testing.T) {
 	if got := eval(`document.querySelector('[data-testid=secret-value]').type`); got != "text" {
 		t.Errorf("secret shown as %q after reveal, want text", got)
 	}
-	projects, err := a.st.ListProjects(t.Context(), a.ownerActor())
+	projects, err := a.st.Projects().ListProjects(t.Context(), a.ownerActor())
 	must(t, err)
 	if want := projects[0].Environments[0].Secrets[0].Value; value(`[data-testid=secret-value]`) != want {
 		t.Errorf("revealed %q, want the stored secret %q", value(`[data-testid=secret-value]`), want)
@@ -147,7 +147,7 @@ func TestBrowser(t *testing.T) {
 
 	// Screenshots of a projects page with some content, at desktop and phone widths.
 	for _, p := range []core.ProjectInput{{Name: "Mobile app", Key: "mobile-app"}, {Name: "Payments API", Key: "payments-api"}} {
-		_, err := a.st.CreateProject(t.Context(), a.ownerActor(), p)
+		_, err := a.st.Projects().CreateProject(t.Context(), a.ownerActor(), p)
 		must(t, err)
 	}
 	dir := os.Getenv("BUNTING_SCREENSHOTS")
@@ -284,7 +284,7 @@ func TestBrowserFlags(t *testing.T) {
 	t.Parallel()
 	ch := headless(t, 120*time.Second)
 	a := newApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web shop", Key: "web-shop"})
+	_, err := a.st.Projects().CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web shop", Key: "web-shop"})
 	must(t, err)
 	pr := a.project("web-shop")
 	env := pr.Environments[0]
@@ -445,7 +445,7 @@ func TestBrowserFlags(t *testing.T) {
 	if got := ch.eval(`location.pathname`); got != "/segments" {
 		t.Errorf("after deleting at %s", got)
 	}
-	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentFilter{Page: core.Page{Size: 10}})
+	list, err := a.st.Flags().ListSegments(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if list.TotalCount != 0 {
 		t.Errorf("the segment was not deleted")

@@ -36,7 +36,7 @@ func (p *pages) requestFields(c echo.Context, w workEnv, values map[string]strin
 	if w.approvals == 0 {
 		return nil, nil
 	}
-	approvers, err := p.store.Approvers(c.Request().Context(), actor(c), w.id)
+	approvers, err := p.store.Flags().Approvers(c.Request().Context(), actor(c), w.id)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (p *pages) changeRequests(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := p.store.ListAwaitingReview(c.Request().Context(), actor(c), w.id)
+	list, err := p.store.Flags().ListAwaitingReview(c.Request().Context(), actor(c), w.id)
 	if err != nil {
 		return err
 	}
@@ -233,9 +233,9 @@ func toFlag(cr flagstore.FlagChangeRequest) string        { return flagHref(cr.F
 
 // reviewChangeRequest approves or declines a change request with a comment.
 func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
-	decide, message := p.store.DeclineFlagChangeRequest, "Change request declined."
+	decide, message := p.store.Flags().DeclineFlagChangeRequest, "Change request declined."
 	if approve {
-		decide, message = p.store.ApproveFlagChangeRequest, "Change request approved."
+		decide, message = p.store.Flags().ApproveFlagChangeRequest, "Change request approved."
 	}
 	return func(c echo.Context) error {
 		return p.changeRequestAction(c, message, backToRequest, func(w workEnv, id uuid.UUID) error {
@@ -248,7 +248,7 @@ func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
 // applyChangeRequest applies an approved change request.
 func (p *pages) applyChangeRequest(c echo.Context) error {
 	return p.changeRequestAction(c, "Change request applied.", toFlag, func(w workEnv, id uuid.UUID) error {
-		_, err := p.store.ApplyFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
+		_, err := p.store.Flags().ApplyFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 		return err
 	})
 }
@@ -256,7 +256,7 @@ func (p *pages) applyChangeRequest(c echo.Context) error {
 // withdrawChangeRequest withdraws the person's own change request.
 func (p *pages) withdrawChangeRequest(c echo.Context) error {
 	return p.changeRequestAction(c, "Change request withdrawn.", toFlag, func(w workEnv, id uuid.UUID) error {
-		return p.store.DeleteFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
+		return p.store.Flags().DeleteFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 	})
 }
 
@@ -284,6 +284,6 @@ func (p *pages) pathChangeRequest(c echo.Context) (workEnv, flagstore.FlagChange
 	if err != nil {
 		return workEnv{}, flagstore.FlagChangeRequest{}, err
 	}
-	cr, err := p.store.GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
+	cr, err := p.store.Flags().GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 	return w, cr, err
 }

@@ -27,7 +27,7 @@ func compareApp(t *testing.T) (*app, core.Environment, core.Environment) {
 	tg := f.Targeting()
 	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Dutch", Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}},
 		Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}}}}
-	_, err := a.st.SetFlagTargeting(ctx, owner, prod.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
+	_, err := a.st.Flags().SetFlagTargeting(ctx, owner, prod.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	a.makeFlag(dev, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	a.makeFlag(prod, flagstore.FlagInput{Name: "Banner", Key: "banner"})
@@ -42,9 +42,9 @@ func TestComparePagesNeedTheTargetsActions(t *testing.T) {
 	t.Parallel()
 	a, prod, dev := compareApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
-	policy, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Reader", Key: "reader"})
+	policy, err := a.st.IAM().CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Reader", Key: "reader"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{
+	_, err = a.st.IAM().UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/web:env/*"}},
 		{ID: "f", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/prod:flag/*"}}})
@@ -74,7 +74,7 @@ func TestComparePagesNeedTheTargetsActions(t *testing.T) {
 		t.Fatalf("pre-check for a reader: %q", pg.text("copy-checks"))
 	}
 	b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {banner.ID.String()}}).status(http.StatusForbidden)
-	if _, err := a.st.GetFlag(ctx, owner, dev.ID, "banner"); err != core.ErrNotFound {
+	if _, err := a.st.Flags().GetFlag(ctx, owner, dev.ID, "banner"); err != core.ErrNotFound {
 		t.Fatalf("banner in Dev after a refused copy: %v", err)
 	}
 	// A copy naming the working environment as its target is refused.
@@ -100,7 +100,7 @@ func TestFlagPageLinksToCompareAndCopy(t *testing.T) {
 	if pg.has("target-select") || pg.text("target-name") != "Web / Dev" || !pg.has("copy-checks") {
 		t.Fatalf("copy page with one possible target: %q", pg.text("copy-target-form"))
 	}
-	_, err := a.st.CreateEnvironment(t.Context(), a.ownerActor(), a.project("web").ID, core.EnvironmentInput{Name: "Staging", Key: "staging"})
+	_, err := a.st.Projects().CreateEnvironment(t.Context(), a.ownerActor(), a.project("web").ID, core.EnvironmentInput{Name: "Staging", Key: "staging"})
 	must(t, err)
 	pg = b.get(copyTo).status(http.StatusOK)
 	if !pg.has("target-select") || pg.has("copy-checks") || pg.has("target-name") {

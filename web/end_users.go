@@ -66,7 +66,7 @@ func (p *pages) endUsers(c echo.Context) error {
 			f.Cursor = nil
 		}
 		ctx := c.Request().Context()
-		page, err := p.store.ListEndUsers(ctx, actor(c), w.id, f)
+		page, err := p.store.SDK().ListEndUsers(ctx, actor(c), w.id, f)
 		var invalid *core.ValidationError
 		if errors.As(err, &invalid) {
 			vm.List.Error = searchTooLong
@@ -74,7 +74,7 @@ func (p *pages) endUsers(c echo.Context) error {
 		} else if err != nil {
 			return err
 		}
-		bound, err := p.store.EndUserStatus(ctx, actor(c), w.id)
+		bound, err := p.store.SDK().EndUserStatus(ctx, actor(c), w.id)
 		if err != nil {
 			return err
 		}
@@ -132,15 +132,15 @@ func (p *pages) endUser(c echo.Context) error {
 		return core.ErrNotFound
 	}
 	ctx, a := c.Request().Context(), actor(c)
-	u, err := p.store.GetEndUser(ctx, a, w.id, id)
+	u, err := p.store.SDK().GetEndUser(ctx, a, w.id, id)
 	if err != nil {
 		return err
 	}
-	flags, err := p.store.EndUserFlags(ctx, a, w.id, id, sdkdata.EndUserFlagFilter{Page: core.Page{Size: maxEndUserFlags}})
+	flags, err := p.store.SDK().EndUserFlags(ctx, a, w.id, id, sdkdata.EndUserFlagFilter{Page: core.Page{Size: maxEndUserFlags}})
 	if err != nil {
 		return err
 	}
-	segments, err := p.store.EndUserSegments(ctx, a, w.id, id)
+	segments, err := p.store.SDK().EndUserSegments(ctx, a, w.id, id)
 	if err != nil {
 		return err
 	}

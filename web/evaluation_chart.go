@@ -38,7 +38,7 @@ func (p *pages) chartChanges(c echo.Context, w workEnv, f flagstore.Flag, ch sdk
 	}
 	from := ch.Steps[0]
 	to := from.Add(ch.Length())
-	logs, err := p.store.ListAuditLogs(c.Request().Context(), actor(c), w.id, flagstore.AuditFilter{RefType: refFlag,
+	logs, err := p.store.Flags().ListAuditLogs(c.Request().Context(), actor(c), w.id, flagstore.AuditFilter{RefType: refFlag,
 		RefID: f.ID.String(), From: &from, To: &to, Page: core.Page{Size: core.MaxPageSize}})
 	if err != nil {
 		return nil, err

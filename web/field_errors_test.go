@@ -139,10 +139,10 @@ func TestFormsMarkEveryInvalidField(t *testing.T) {
 	a, pr, env := flagApp(t)
 	a.requireComments(pr, env)
 	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", Change: flagstore.Change{Comment: "new"}})
-	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta",
+	sg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta",
 		Type: flagstore.SegmentEnvironmentSpecific, Change: flagstore.Change{Comment: "new"}})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
+	pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	long := strings.Repeat("x", 600)
@@ -192,7 +192,7 @@ func TestFormsMarkEveryInvalidField(t *testing.T) {
 func TestStatementMarksEveryWrongField(t *testing.T) {
 	t.Parallel()
 	a, _, _ := flagApp(t)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
+	pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	href := "/policies/" + pol.ID.String()

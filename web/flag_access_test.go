@@ -22,7 +22,7 @@ func TestFlagNameIsEscaped(t *testing.T) {
 	a, _, env := flagApp(t)
 	const evil = `<script>alert(1)</script>`
 	a.makeFlag(env, flagstore.FlagInput{Name: "Safe", Key: "evil", Description: evil, Tags: []string{"<i>x</i>"}})
-	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "evil", flagstore.FlagNameInput{Name: evil, Change: flagstore.Change{Comment: evil}})
+	_, err := a.st.Flags().RenameFlag(t.Context(), a.ownerActor(), env.ID, "evil", flagstore.FlagNameInput{Name: evil, Change: flagstore.Change{Comment: evil}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	for _, path := range []string{"/flags", "/flags/evil", "/flags/evil/variations", "/flags/evil/settings", "/flags/evil/history", "/audit-log", "/flags/evil/archive"} {
@@ -137,9 +137,9 @@ func TestFlagPagesFollowPermissions(t *testing.T) {
 // change nothing.
 func (a *app) readerPolicy() uuid.UUID {
 	a.t.Helper()
-	p, err := a.st.CreatePolicy(a.t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Reader", Key: "reader"})
+	p, err := a.st.IAM().CreatePolicy(a.t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Reader", Key: "reader"})
 	must(a.t, err)
-	_, err = a.st.UpdatePolicyStatements(a.t.Context(), a.ownerActor(), p.ID, []access.Statement{
+	_, err = a.st.IAM().UpdatePolicyStatements(a.t.Context(), a.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
 	})
@@ -156,9 +156,9 @@ func TestFlagPagesLabelEveryControl(t *testing.T) {
 	tg.Rules = []flagstore.FlagRule{{ID: "r",
 		Conditions: []flagstore.Condition{{ID: "c", Property: "country", Op: "Equal", Value: "nl"}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, .5}}, {ID: f.Variations[1].ID, Rollout: []float64{.5, 1}}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
+	_, err := a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+	sg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Rules: []flagstore.SegmentRule{{ID: "r", Conditions: []flagstore.Condition{{ID: "c", Property: "plan", Op: "Equal", Value: "gold"}}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)

@@ -67,7 +67,7 @@ func (p *pages) changeServing(c echo.Context, w workEnv, key string, in flagstor
 	if rev, err := uuid.Parse(c.FormValue("revision")); err == nil {
 		in.Revision = &rev
 	}
-	f, requested, err := p.store.ChangeFlagServing(c.Request().Context(), actor(c), w.place, key, in, direct)
+	f, requested, err := p.store.Flags().ChangeFlagServing(c.Request().Context(), actor(c), w.place, key, in, direct)
 	if requested {
 		c.Set(requestedKey, true)
 	}
@@ -94,7 +94,7 @@ func (p *pages) setFlagOffVariation(c echo.Context) error {
 	in := posted.input()
 	return p.flagChange(c, tabTargeting, "Off variation saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
 		saved, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{OffVariationID: &in.OffVariationID}, func() (flagstore.Flag, error) {
-			return p.store.SetFlagOffVariation(c.Request().Context(), actor(c), w.id, key, in)
+			return p.store.Flags().SetFlagOffVariation(c.Request().Context(), actor(c), w.id, key, in)
 		})
 		if err == nil {
 			focusOn(c, summaryFocus(views.EditOff, saved))
@@ -119,7 +119,7 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 		return err
 	}
 	ch := posted.input()
-	f, err := p.store.GetFlag(c.Request().Context(), actor(c), w.id, c.Param("key"))
+	f, err := p.store.Flags().GetFlag(c.Request().Context(), actor(c), w.id, c.Param("key"))
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 	}
 	return p.flagChange(c, tabTargeting, "Targeting saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
 		saved, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{Targeting: in.Targeting}, func() (flagstore.Flag, error) {
-			return p.store.SetFlagTargeting(c.Request().Context(), actor(c), w.id, key, in)
+			return p.store.Flags().SetFlagTargeting(c.Request().Context(), actor(c), w.id, key, in)
 		})
 		if err == nil {
 			focusOn(c, summaryFocus(c.FormValue("part"), saved))
@@ -183,7 +183,7 @@ func (p *pages) scheduleTargeting(c echo.Context, in flagstore.TargetingInput, s
 			return nil, err
 		}
 		sin.Reviewers = reviewers
-		_, err = p.store.ScheduleFlagChange(c.Request().Context(), actor(c), w.place, key, sin)
+		_, err = p.store.Flags().ScheduleFlagChange(c.Request().Context(), actor(c), w.place, key, sin)
 		return nil, err
 	}, shown, "targetUsers", "rules", "fallthrough", "title", "scheduledTime")
 }
@@ -226,7 +226,7 @@ func (p *pages) setFlagVariations(c echo.Context) error {
 	in.Variations = storeVariations(vars)
 	return p.flagChange(c, tabVariations, "Variations saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
 		return p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{VariationType: in.VariationType, Variations: in.Variations}, func() (flagstore.Flag, error) {
-			return p.store.SetFlagVariations(c.Request().Context(), actor(c), w.id, key, in)
+			return p.store.Flags().SetFlagVariations(c.Request().Context(), actor(c), w.id, key, in)
 		})
 	}, state, "variationType", "variations")
 }
@@ -263,14 +263,14 @@ func (p *pages) changeFlagText(c echo.Context, t textField,
 // renameFlag changes a flag's name.
 func (p *pages) renameFlag(c echo.Context) error {
 	return p.changeFlagText(c, textName, func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch flagstore.Change) (*flagstore.Flag, error) {
-		return changed(p.store.RenameFlag(ctx, a, envID, key, flagstore.FlagNameInput{Name: text, Change: ch}))
+		return changed(p.store.Flags().RenameFlag(ctx, a, envID, key, flagstore.FlagNameInput{Name: text, Change: ch}))
 	})
 }
 
 // describeFlag changes a flag's description.
 func (p *pages) describeFlag(c echo.Context) error {
 	return p.changeFlagText(c, textDescription, func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch flagstore.Change) (*flagstore.Flag, error) {
-		_, err := p.store.UpdateFlagDescription(ctx, a, envID, key, flagstore.DescriptionInput{Description: &text, Change: ch})
+		_, err := p.store.Flags().UpdateFlagDescription(ctx, a, envID, key, flagstore.DescriptionInput{Description: &text, Change: ch})
 		return nil, err
 	})
 }
@@ -279,7 +279,7 @@ func (p *pages) describeFlag(c echo.Context) error {
 func (p *pages) tagFlag(c echo.Context) error {
 	return p.changeFlagText(c, textTags, func(ctx context.Context, a *core.Actor, envID uuid.UUID, key, text string, ch flagstore.Change) (*flagstore.Flag, error) {
 		tags := tagList(text)
-		return changed(p.store.SetFlagTags(ctx, a, envID, key, flagstore.TagsInput{Tags: &tags, Change: ch}))
+		return changed(p.store.Flags().SetFlagTags(ctx, a, envID, key, flagstore.TagsInput{Tags: &tags, Change: ch}))
 	})
 }
 
@@ -299,7 +299,7 @@ func (p *pages) cloneFlag(c echo.Context) error {
 		return err
 	}
 	key := c.Param("key")
-	f, err := p.store.CloneFlagRequesting(c.Request().Context(), actor(c), w.id, key, in)
+	f, err := p.store.Flags().CloneFlagRequesting(c.Request().Context(), actor(c), w.id, key, in)
 	if err == nil {
 		return p.flagCreated(c, f, fmt.Sprintf("Feature flag “%s” created as a copy.", f.Name), "")
 	}

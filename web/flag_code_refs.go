@@ -20,7 +20,7 @@ func (p *pages) flagCode(c echo.Context) error { return p.flagPage(c, tabCode, f
 // codeRefsTab groups a flag's references by repository and branch, in
 // the store's order.
 func (p *pages) codeRefsTab(c echo.Context, w workEnv, key string) (views.CodeRefsTab, error) {
-	refs, err := p.store.FlagCodeRefs(c.Request().Context(), actor(c), w.id, key)
+	refs, err := p.store.Flags().FlagCodeRefs(c.Request().Context(), actor(c), w.id, key)
 	if err != nil {
 		return views.CodeRefsTab{}, err
 	}
@@ -40,7 +40,7 @@ func (p *pages) codeRefsTab(c echo.Context, w workEnv, key string) (views.CodeRe
 
 // codeRefsCount says how many places in code use a flag's key, "" for none.
 func (p *pages) codeRefsCount(c echo.Context, w workEnv, key string) (string, error) {
-	counts, err := p.store.CodeRefCounts(c.Request().Context(), actor(c), w.id, []string{key})
+	counts, err := p.store.Flags().CodeRefCounts(c.Request().Context(), actor(c), w.id, []string{key})
 	if err != nil || counts[key] == 0 {
 		return "", err
 	}
@@ -64,5 +64,5 @@ func (p *pages) archivedInCode(c echo.Context, w workEnv, items []flagstore.Flag
 			keys = append(keys, f.Key)
 		}
 	}
-	return p.store.CodeRefCounts(c.Request().Context(), actor(c), w.id, keys)
+	return p.store.Flags().CodeRefCounts(c.Request().Context(), actor(c), w.id, keys)
 }

@@ -76,7 +76,7 @@ func (p *pages) compareEnvs(c echo.Context) error {
 	if targetName != "" {
 		vm.TargetID = target.String()
 		page := pageNumber(c.QueryParam("page"))
-		list, err := p.store.CompareOverview(ctx, a, w.id, flagstore.CompareOverviewInput{TargetEnvIDs: []uuid.UUID{target},
+		list, err := p.store.Flags().CompareOverview(ctx, a, w.id, flagstore.CompareOverviewInput{TargetEnvIDs: []uuid.UUID{target},
 			Filter: flagstore.CompareFilter{Name: vm.Query, SortBy: "key", PageIndex: page - 1, PageSize: listPageSize}})
 		if err != nil {
 			return err
@@ -120,7 +120,7 @@ func (p *pages) flagComparePage(c echo.Context, status int, problem string) erro
 		return err
 	}
 	key := c.Param("key")
-	src, err := p.store.GetFlag(ctx, a, w.id, key)
+	src, err := p.store.Flags().GetFlag(ctx, a, w.id, key)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (p *pages) flagComparePage(c echo.Context, status int, problem string) erro
 		Crumbs: []views.Crumb{{Label: "Feature flags", Href: "/flags"}, {Label: src.Name, Href: flagHref(src.Key)}}}
 	if targetName != "" {
 		vm.TargetID = target.String()
-		d, err := p.store.CompareFlag(ctx, a, w.id, key, target)
+		d, err := p.store.Flags().CompareFlag(ctx, a, w.id, key, target)
 		switch {
 		case errors.Is(err, flagstore.ErrNotInTarget):
 			vm.Missing = true
@@ -228,7 +228,7 @@ func (p *pages) copySettingsForm(c echo.Context, w workEnv, d flagstore.CompareF
 		return cs, nil
 	}
 	ctx := c.Request().Context()
-	plan, err := p.store.PreviewCopyFlagSettings(ctx, actor(c), w.id, d.Source.Key, target, flagstore.CopyFlagSettingsInput{Options: &o})
+	plan, err := p.store.Flags().PreviewCopyFlagSettings(ctx, actor(c), w.id, d.Source.Key, target, flagstore.CopyFlagSettingsInput{Options: &o})
 	if err != nil {
 		if cs.Error, err = refusal(err); err != nil {
 			return nil, err
@@ -283,7 +283,7 @@ func (p *pages) copyFlagSettings(c echo.Context) error {
 		return err
 	}
 	key, target, o := c.Param("key"), targetParam(c), copyOptions(c)
-	_, err = p.store.CopyFlagSettings(c.Request().Context(), actor(c), w.id, key, target, flagstore.CopyFlagSettingsInput{Options: &o})
+	_, err = p.store.Flags().CopyFlagSettings(c.Request().Context(), actor(c), w.id, key, target, flagstore.CopyFlagSettingsInput{Options: &o})
 	if err != nil {
 		msg, rerr := refusal(err)
 		if rerr != nil {
@@ -328,7 +328,7 @@ func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error 
 		vm.Error = "Choose the flags to copy on the comparison page first."
 	case vm.Target != "":
 		vm.TargetID = target.String()
-		checks, err := p.store.CopyToEnvPrecheck(ctx, a, w.id, target, ids)
+		checks, err := p.store.Flags().CopyToEnvPrecheck(ctx, a, w.id, target, ids)
 		if err != nil {
 			if vm.Error, err = refusal(err); err != nil {
 				return err
@@ -341,7 +341,7 @@ func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error 
 				"reviewers": strings.Join(form["reviewers"], ",")})
 			// Where the target's changes need approval, the copies come in
 			// with change requests: the form asks for their reason and reviewers.
-			n, may, err := p.store.NewFlagApprovers(ctx, a, target)
+			n, may, err := p.store.Flags().NewFlagApprovers(ctx, a, target)
 			if err != nil {
 				return err
 			}
@@ -406,7 +406,7 @@ func (p *pages) copyFlagsConfirm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := p.store.CopyToEnv(c.Request().Context(), actor(c), w.id, target, flagstore.CopyToEnvInput{FlagIDs: ids, NewFlagRequest: req})
+	res, err := p.store.Flags().CopyToEnv(c.Request().Context(), actor(c), w.id, target, flagstore.CopyToEnvInput{FlagIDs: ids, NewFlagRequest: req})
 	if err != nil {
 		msg, rerr := refusal(err)
 		if rerr != nil {

@@ -35,7 +35,7 @@ func (p *pages) evaluationsTab(c echo.Context, w workEnv, f flagstore.Flag, href
 	if !known {
 		span = sdkdata.SpanDay
 	}
-	chart, err := p.store.FlagEvaluationChart(c.Request().Context(), actor(c), w.id, f.Key, span, time.Now())
+	chart, err := p.store.SDK().FlagEvaluationChart(c.Request().Context(), actor(c), w.id, f.Key, span, time.Now())
 	if err != nil {
 		return views.EvaluationsTab{}, err
 	}
@@ -103,7 +103,7 @@ func (p *pages) flagTrends(c echo.Context, w workEnv, ids []uuid.UUID) (map[uuid
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	trends, err := p.store.FlagEvaluationTrends(c.Request().Context(), actor(c), w.id, ids, time.Now())
+	trends, err := p.store.SDK().FlagEvaluationTrends(c.Request().Context(), actor(c), w.id, ids, time.Now())
 	if err != nil {
 		return nil, err
 	}

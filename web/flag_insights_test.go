@@ -26,9 +26,9 @@ func TestFlagEvaluationsAreShown(t *testing.T) {
 
 	// An SDK of the environment reports 7 evaluations three minutes ago.
 	secret := env.Secrets[0]
-	sdk, err := a.st.SDKEnvBySecret(t.Context(), secret.Value)
+	sdk, err := a.st.SDK().SDKEnvBySecret(t.Context(), secret.Value)
 	must(t, err)
-	must(t, a.st.RecordEvaluations(t.Context(), sdk, []sdkdata.EvaluationCount{{FlagKey: "checkout", VariationID: f.Variations[0].ID, Count: 7}},
+	must(t, a.st.SDK().RecordEvaluations(t.Context(), sdk, []sdkdata.EvaluationCount{{FlagKey: "checkout", VariationID: f.Variations[0].ID, Count: 7}},
 		time.Now().Add(-3*time.Minute)))
 	if got := b.get("/flags").text("flag-last-evaluated"); got != "Evaluated 3 minutes ago" {
 		t.Fatalf("list says %q, want Evaluated 3 minutes ago", got)
@@ -48,7 +48,7 @@ func TestTestAUser(t *testing.T) {
 	tg.TargetUsers = []flagstore.TargetUser{{KeyIDs: []string{"alice"}, VariationID: f.Variations[1].ID}}
 	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Dutch users", Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "Equal", Value: "NL"}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
+	_, err := a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/flags/checkout").must("flag-tester")

@@ -28,7 +28,7 @@ var (
 				"It leaves the list of active flags; you can restore it, or then delete it."}
 		},
 		do: func(p *pages, c echo.Context, w workEnv, key string, ch flagstore.Change) error {
-			_, err := p.store.ArchiveFlag(c.Request().Context(), actor(c), w.id, key, ch)
+			_, err := p.store.Flags().ArchiveFlag(c.Request().Context(), actor(c), w.id, key, ch)
 			return err
 		},
 		to: func(key string) string { return flagHref(key) + "/settings" }}
@@ -37,7 +37,7 @@ var (
 			return []string{fmt.Sprintf("SDKs receive the flag again; it is %s, as it was when archived.", strings.ToLower(onOffWord(f.IsEnabled)))}
 		},
 		do: func(p *pages, c echo.Context, w workEnv, key string, ch flagstore.Change) error {
-			_, err := p.store.RestoreFlag(c.Request().Context(), actor(c), w.id, key, ch)
+			_, err := p.store.Flags().RestoreFlag(c.Request().Context(), actor(c), w.id, key, ch)
 			return err
 		},
 		to: func(key string) string { return flagHref(key) + "/settings" }}
@@ -47,7 +47,7 @@ var (
 				"Its history stays in the environment's audit log."}
 		},
 		do: func(p *pages, c echo.Context, w workEnv, key string, ch flagstore.Change) error {
-			return p.store.DeleteFlag(c.Request().Context(), actor(c), w.id, key, ch)
+			return p.store.Flags().DeleteFlag(c.Request().Context(), actor(c), w.id, key, ch)
 		},
 		to: func(string) string { return "/flags?archived=1" }}
 )
@@ -62,7 +62,7 @@ func (p *pages) confirmFlagPage(c echo.Context, l flagLifecycle, status int, pos
 	if err != nil {
 		return err
 	}
-	f, err := p.store.GetFlag(c.Request().Context(), actor(c), w.id, c.Param("key"))
+	f, err := p.store.Flags().GetFlag(c.Request().Context(), actor(c), w.id, c.Param("key"))
 	if err != nil {
 		return err
 	}

@@ -134,11 +134,11 @@ func (p *pages) flagsPage(c echo.Context, status int, fq flagQuery, create *view
 		if on, off := fq.status == "on", fq.status == "off"; on || off {
 			filter.IsEnabled = &on
 		}
-		list, err := p.store.ListFlags(ctx, a, w.id, filter)
+		list, err := p.store.Flags().ListFlags(ctx, a, w.id, filter)
 		if err != nil {
 			return err
 		}
-		tags, err := p.store.FlagTags(ctx, a, w.id)
+		tags, err := p.store.Flags().FlagTags(ctx, a, w.id)
 		if err != nil {
 			return err
 		}
@@ -275,7 +275,7 @@ func (p *pages) createFlag(c echo.Context) error {
 	if in.NewFlagRequest, err = newFlagRequest(c); err != nil {
 		return err
 	}
-	f, err := p.store.CreateFlagRequesting(c.Request().Context(), actor(c), w.id, in)
+	f, err := p.store.Flags().CreateFlagRequesting(c.Request().Context(), actor(c), w.id, in)
 	if err == nil {
 		return p.flagCreated(c, f, fmt.Sprintf("Feature flag “%s” created.", f.Name), "")
 	}
@@ -309,7 +309,7 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	// From its page: where changes need approval, the toggle requests the change.
 	key := c.Param("key")
 	f, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{IsEnabled: &on}, func() (flagstore.Flag, error) {
-		return p.store.ToggleFlag(c.Request().Context(), actor(c), w.id, key, on, in)
+		return p.store.Flags().ToggleFlag(c.Request().Context(), actor(c), w.id, key, on, in)
 	})
 	var message string
 	if f != nil {
@@ -334,7 +334,7 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in flagstore.Chang
 	ctx := c.Request().Context()
 	a := actor(c)
 	key := c.Param("key")
-	f, err := p.store.ToggleFlag(ctx, a, w.id, key, on, in)
+	f, err := p.store.Flags().ToggleFlag(ctx, a, w.id, key, on, in)
 	if err == nil {
 		msg := turned(f)
 		if !isHTMX(c) {
@@ -348,7 +348,7 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in flagstore.Chang
 		return render(c, http.StatusOK, views.FlagRowView(p.flagRow(c, w, item, next)), views.Flashes(p.flashes(c)))
 	}
 	values := postedValues(in, map[string]string{"next": next})
-	cur, getErr := p.store.GetFlag(ctx, a, w.id, key)
+	cur, getErr := p.store.Flags().GetFlag(ctx, a, w.id, key)
 	if getErr != nil {
 		return getErr
 	}

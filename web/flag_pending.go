@@ -19,7 +19,7 @@ import (
 // pendingChanges shows a flag's scheduled changes in words, each with a
 // cancel button when the person may make the change it would make.
 func (p *pages) pendingChanges(c echo.Context, w workEnv, f flagstore.Flag, may flagstore.FlagRights, posted *views.Form) (*views.PendingChanges, error) {
-	list, err := p.store.FlagPendingChanges(c.Request().Context(), actor(c), w.id, f.Key)
+	list, err := p.store.Flags().FlagPendingChanges(c.Request().Context(), actor(c), w.id, f.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (p *pages) cancelSchedule(c echo.Context) error {
 		return core.ErrNotFound
 	}
 	return p.flagChange(c, tabTargeting, "Scheduled change cancelled.", func(w workEnv, key string) (*flagstore.Flag, error) {
-		return nil, p.store.CancelFlagSchedule(c.Request().Context(), actor(c), w.id, id)
+		return nil, p.store.Flags().CancelFlagSchedule(c.Request().Context(), actor(c), w.id, id)
 	}, func(form *views.Form) flagState {
 		form.ID = "pending"
 		return flagState{pending: form}

@@ -57,7 +57,7 @@ func TestFlagVariationsEditor(t *testing.T) {
 	}
 	// A stale revision.
 	vals = formValues(b.get("/flags/banner/variations").must("variations-form"))
-	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "banner", flagstore.FlagNameInput{Name: "Banner 2"})
+	_, err := a.st.Flags().RenameFlag(t.Context(), a.ownerActor(), env.ID, "banner", flagstore.FlagNameInput{Name: "Banner 2"})
 	must(t, err)
 	b.post("/flags/banner/variations", vals).status(http.StatusConflict)
 }
@@ -163,7 +163,7 @@ func TestFlagSettingsAndLifecycle(t *testing.T) {
 	if got := b.last.text("form-error"); got != "Archive the flag before deleting it." {
 		t.Errorf("delete problem %q", got)
 	}
-	_, err := a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.Change{})
+	_, err := a.st.Flags().ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.Change{})
 	must(t, err)
 	p = b.get("/flags/checkout/delete")
 	b.post(p.formAction("confirm-form"), formValues(p.must("confirm-form"))).status(http.StatusOK).at("/flags?archived=1")
@@ -177,12 +177,12 @@ func TestFlagHistory(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
 	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", Change: flagstore.Change{Comment: "first"}})
-	_, err := a.st.RenameFlag(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.FlagNameInput{Name: "Checkout v2",
+	_, err := a.st.Flags().RenameFlag(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.FlagNameInput{Name: "Checkout v2",
 		Change: flagstore.Change{Comment: "renamed"}})
 	must(t, err)
 	tg := a.flag(env, "checkout").Targeting()
 	tg.TargetUsers = []flagstore.TargetUser{{KeyIDs: []string{"alice"}, VariationID: a.flag(env, "checkout").Variations[0].ID}}
-	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
+	_, err = a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	p := b.get("/flags/checkout/history").status(http.StatusOK)

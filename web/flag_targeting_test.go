@@ -28,7 +28,7 @@ func TestFlagTargetingEditor(t *testing.T) {
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
 		Variations: []flagstore.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
-	seg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta users", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific})
+	seg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta users", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 
@@ -207,7 +207,7 @@ func TestFlagTargetingEditor(t *testing.T) {
 
 	// A stale revision is a conflict, explained on the form with what was typed.
 	stale := b.targetingForm("checkout")
-	_, err = a.st.ToggleFlag(t.Context(), a.ownerActor(), env.ID, "checkout", true, flagstore.Change{})
+	_, err = a.st.Flags().ToggleFlag(t.Context(), a.ownerActor(), env.ID, "checkout", true, flagstore.Change{})
 	must(t, err)
 	stale.Set("target.b", "dave")
 	p = b.post("/flags/checkout/targeting", stale).status(http.StatusConflict)
@@ -286,7 +286,7 @@ func TestFlagTargetingKeepsForeignRollouts(t *testing.T) {
 			{ID: "a", Rollout: []float64{third, 2 * third}, ExptRollout: 1}, {ID: "b", Rollout: []float64{2 * third, 1}, ExptRollout: 1}}}}
 	tg := three.Targeting()
 	tg.Rules = rules
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "three", flagstore.TargetingInput{Targeting: &tg})
+	_, err := a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "three", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	before := a.flag(env, "three")
 	b := a.signedIn(ownerEmail, ownerPassword)

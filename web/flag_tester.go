@@ -66,13 +66,13 @@ func (p *pages) testFlag(c echo.Context) error {
 		u.CustomizedProperties = append(u.CustomizedProperties, eval.UserProperty{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
 	}
 	ctx := c.Request().Context()
-	ev, err := p.store.EvaluateFlag(ctx, actor(c), w.id, key, u)
+	ev, err := p.store.SDK().EvaluateFlag(ctx, actor(c), w.id, key, u)
 	status, err := formProblems(err, &t.Form, "keyId")
 	if err != nil {
 		return err
 	}
 	if status == http.StatusOK {
-		f, err := p.store.GetFlag(ctx, actor(c), w.id, key)
+		f, err := p.store.Flags().GetFlag(ctx, actor(c), w.id, key)
 		if err != nil {
 			return err
 		}

@@ -99,7 +99,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	m := views.FlagMain{Crumbs: []views.Crumb{{Label: "Feature flags", Href: "/flags"}}, Name: f.Name, Key: f.Key,
 		Description: f.Description, Type: f.VariationType, On: f.IsEnabled, Archived: f.IsArchived, Tabs: flagTabs(href, tab),
 		CompareHref: href + "/compare", CopyHref: "/flags/copy?flag=" + f.ID.String()}
-	insight, err := p.store.FlagInsights(ctx, a, w.id, f.Key)
+	insight, err := p.store.SDK().FlagInsights(ctx, a, w.id, f.Key)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 				return err
 			}
 			t.Editor = tf.editorView(f, segments)
-			if t.Editor.Attributes, err = p.store.EndUserPropertyNames(c.Request().Context(), actor(c), w.id); err != nil {
+			if t.Editor.Attributes, err = p.store.SDK().EndUserPropertyNames(c.Request().Context(), actor(c), w.id); err != nil {
 				return err
 			}
 			if st.targetingForm == nil {
@@ -268,7 +268,7 @@ func (p *pages) pageFlag(c echo.Context, w workEnv, changed *flagstore.Flag) (fl
 	if changed != nil && changed.Key == c.Param("key") {
 		return *changed, nil
 	}
-	return p.store.GetFlag(c.Request().Context(), actor(c), w.id, c.Param("key"))
+	return p.store.Flags().GetFlag(c.Request().Context(), actor(c), w.id, c.Param("key"))
 }
 
 // editing is the part of a flag's targeting whose editor is open: the one
@@ -384,7 +384,7 @@ func (p *pages) segmentChoices(c echo.Context, w workEnv, rules []ruleForm) ([]v
 	a := actor(c)
 	var out []views.Option
 	for page := 0; page*core.MaxPageSize < maxSegmentChoices; page++ {
-		list, err := p.store.ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Page: core.Page{Index: page, Size: core.MaxPageSize}})
+		list, err := p.store.Flags().ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Page: core.Page{Index: page, Size: core.MaxPageSize}})
 		if err != nil {
 			return nil, err
 		}
@@ -407,7 +407,7 @@ func (p *pages) segmentChoices(c echo.Context, w workEnv, rules []ruleForm) ([]v
 		}
 	}
 	if len(missing) > 0 {
-		named, err := p.store.SegmentsByIDs(ctx, a, w.id, missing)
+		named, err := p.store.Flags().SegmentsByIDs(ctx, a, w.id, missing)
 		if err != nil {
 			return nil, err
 		}

@@ -19,7 +19,7 @@ import (
 func flagApp(t *testing.T) (*app, core.Project, core.Environment) {
 	t.Helper()
 	a := newApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
+	_, err := a.st.Projects().CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	pr := a.project("web")
 	return a, pr, pr.Environments[0]
@@ -28,7 +28,7 @@ func flagApp(t *testing.T) (*app, core.Project, core.Environment) {
 // makeFlag creates a flag as the owner.
 func (a *app) makeFlag(env core.Environment, in flagstore.FlagInput) flagstore.Flag {
 	a.t.Helper()
-	f, err := a.st.CreateFlag(a.t.Context(), a.ownerActor(), env.ID, in)
+	f, err := a.st.Flags().CreateFlag(a.t.Context(), a.ownerActor(), env.ID, in)
 	must(a.t, err)
 	return f
 }
@@ -36,7 +36,7 @@ func (a *app) makeFlag(env core.Environment, in flagstore.FlagInput) flagstore.F
 // flag reads a flag as the store has it.
 func (a *app) flag(env core.Environment, key string) flagstore.Flag {
 	a.t.Helper()
-	f, err := a.st.GetFlag(a.t.Context(), a.ownerActor(), env.ID, key)
+	f, err := a.st.Flags().GetFlag(a.t.Context(), a.ownerActor(), env.ID, key)
 	must(a.t, err)
 	return f
 }
@@ -44,7 +44,7 @@ func (a *app) flag(env core.Environment, key string) flagstore.Flag {
 // requireComments makes the environment require change comments.
 func (a *app) requireComments(pr core.Project, env core.Environment) {
 	a.t.Helper()
-	_, err := a.st.UpdateEnvironment(a.t.Context(), a.ownerActor(), pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+	_, err := a.st.Projects().UpdateEnvironment(a.t.Context(), a.ownerActor(), pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
 		Settings: &core.EnvSettings{RequireChangeComment: true}})
 	must(a.t, err)
 }
@@ -214,7 +214,7 @@ func TestFlagListFilters(t *testing.T) {
 		a.makeFlag(env, in)
 	}
 	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout redesign", Key: "checkout"})
-	_, err := a.st.ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "flag-22", flagstore.Change{})
+	_, err := a.st.Flags().ArchiveFlag(t.Context(), a.ownerActor(), env.ID, "flag-22", flagstore.Change{})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 

@@ -24,7 +24,7 @@ func (p *pages) groups(c echo.Context) error {
 // state of the creation form.
 func (p *pages) groupsPage(c echo.Context, status int, create views.Form) error {
 	s := readList(c, "")
-	gs, err := p.store.ListGroups(c.Request().Context(), actor(c), s.filter(iamPageSize))
+	gs, err := p.store.IAM().ListGroups(c.Request().Context(), actor(c), s.filter(iamPageSize))
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func (p *pages) createGroup(c echo.Context) error {
 		return err
 	}
 	in := iam.GroupInput(posted)
-	g, err := p.store.CreateGroup(c.Request().Context(), actor(c), in)
+	g, err := p.store.IAM().CreateGroup(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/groups", fmt.Sprintf("Group “%s” created.", g.Name), func() error {
 			return p.groupsPage(c, http.StatusOK, p.form(c, "group-create", "/groups", nil))
@@ -71,7 +71,7 @@ func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) erro
 	}
 	ctx := c.Request().Context()
 	a := actor(c)
-	g, err := p.store.GetGroup(ctx, a, id)
+	g, err := p.store.IAM().GetGroup(ctx, a, id)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) erro
 	}
 
 	ms := readList(c, "m")
-	members, err := p.store.ListGroupMembers(ctx, a, id, ms.filter(innerPageSize))
+	members, err := p.store.IAM().ListGroupMembers(ctx, a, id, ms.filter(innerPageSize))
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) erro
 	}
 
 	ps := readList(c, "p")
-	policies, err := p.store.ListGroupPolicies(ctx, a, id, ps.filter(innerPageSize))
+	policies, err := p.store.IAM().ListGroupPolicies(ctx, a, id, ps.filter(innerPageSize))
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (p *pages) updateGroup(c echo.Context) error {
 		return err
 	}
 	in := iam.GroupInput(posted)
-	g, err := p.store.UpdateGroup(c.Request().Context(), actor(c), id, in)
+	g, err := p.store.IAM().UpdateGroup(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, groupHref(id), fmt.Sprintf("Group “%s” saved.", g.Name), func() error { return p.groupPage(c, http.StatusOK, nil) })
 	}
@@ -156,7 +156,7 @@ func (p *pages) confirmDeleteGroupPage(c echo.Context, status int) error {
 	if err != nil {
 		return err
 	}
-	g, err := p.store.GetGroup(c.Request().Context(), actor(c), id)
+	g, err := p.store.IAM().GetGroup(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -179,9 +179,9 @@ func (p *pages) deleteGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := p.store.GetGroup(c.Request().Context(), actor(c), id)
+	g, err := p.store.IAM().GetGroup(c.Request().Context(), actor(c), id)
 	if err == nil {
-		err = p.store.DeleteGroup(c.Request().Context(), actor(c), id)
+		err = p.store.IAM().DeleteGroup(c.Request().Context(), actor(c), id)
 	}
 	if status, ok := p.refusal(c, err); ok {
 		return p.confirmDeleteGroupPage(c, status)
@@ -209,7 +209,7 @@ func (p *pages) addGroupMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.AddGroupMember(c.Request().Context(), actor(c), id, memberID)
+	err = p.store.IAM().AddGroupMember(c.Request().Context(), actor(c), id, memberID)
 	return p.groupChanged(c, err, id, "m", "Member added.")
 }
 
@@ -218,7 +218,7 @@ func (p *pages) removeGroupMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.RemoveGroupMember(c.Request().Context(), actor(c), id, memberID)
+	err = p.store.IAM().RemoveGroupMember(c.Request().Context(), actor(c), id, memberID)
 	return p.groupChanged(c, err, id, "m", "Member removed from the group.")
 }
 
@@ -227,7 +227,7 @@ func (p *pages) addGroupPolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.AddGroupPolicy(c.Request().Context(), actor(c), id, policyID)
+	err = p.store.IAM().AddGroupPolicy(c.Request().Context(), actor(c), id, policyID)
 	return p.groupChanged(c, err, id, "p", "Policy given to the group.")
 }
 
@@ -236,7 +236,7 @@ func (p *pages) removeGroupPolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.RemoveGroupPolicy(c.Request().Context(), actor(c), id, policyID)
+	err = p.store.IAM().RemoveGroupPolicy(c.Request().Context(), actor(c), id, policyID)
 	return p.groupChanged(c, err, id, "p", "Policy taken from the group.")
 }
 

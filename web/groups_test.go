@@ -67,7 +67,7 @@ func TestGroups(t *testing.T) {
 	// Policies: give Developer, which the member then inherits.
 	b.get(href + "?pall=true")
 	b.post(attrOfForm(b.last.row("iam-row", "data-key", "Developer")), url.Values{"pall": {"true"}}).status(http.StatusOK)
-	inherited, err := a.st.ListMemberInheritedPolicies(t.Context(), a.ownerActor(), dev, iam.IAMFilter{Page: core.Page{Size: 10}})
+	inherited, err := a.st.IAM().ListMemberInheritedPolicies(t.Context(), a.ownerActor(), dev, iam.IAMFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(inherited.Items) != 1 || inherited.Items[0].Name != "Developer" {
 		t.Errorf("inherited %+v", inherited.Items)

@@ -110,7 +110,7 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 		}
 	} else {
 		vm.Env = env.projectName + " / " + env.name
-		list, err := p.store.ListFlags(ctx, a, env.id, flagstore.FlagFilter{Page: core.Page{Size: 1}})
+		list, err := p.store.Flags().ListFlags(ctx, a, env.id, flagstore.FlagFilter{Page: core.Page{Size: 1}})
 		if err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (p *pages) guideCheck(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	at, err := p.store.SDKFirstSeen(c.Request().Context(), actor(c), w.id)
+	at, err := p.store.SDK().SDKFirstSeen(c.Request().Context(), actor(c), w.id)
 	if err != nil {
 		return err
 	}
@@ -292,9 +292,9 @@ func (p *pages) createFirstProject(c echo.Context) error {
 				in.Environments = append(in.Environments, e)
 			}
 		}
-		err = p.store.Onboard(ctx, a, in)
+		err = p.store.IAM().Onboard(ctx, a, in)
 	} else {
-		_, err = p.store.CreateProject(ctx, a, core.ProjectInput{Name: name, Key: key})
+		_, err = p.store.Projects().CreateProject(ctx, a, core.ProjectInput{Name: name, Key: key})
 	}
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Project “%s” created.", strings.TrimSpace(name)))
@@ -326,7 +326,7 @@ func (p *pages) createFirstFlag(c echo.Context) error {
 	if in.NewFlagRequest, err = newFlagRequest(c); err != nil {
 		return err
 	}
-	f, err := p.store.CreateFlagRequesting(c.Request().Context(), actor(c), w.id, in)
+	f, err := p.store.Flags().CreateFlagRequesting(c.Request().Context(), actor(c), w.id, in)
 	if err == nil {
 		return p.flagCreated(c, f, fmt.Sprintf("Feature flag “%s” created.", f.Name), guidePath)
 	}

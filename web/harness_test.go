@@ -64,7 +64,7 @@ func newApp(t *testing.T) *app {
 		t.Fatal(err)
 	}
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	if _, err := st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	if _, err := st.IAM().Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
 	base, _ := url.Parse("http://bunting.test")
@@ -75,7 +75,7 @@ func newApp(t *testing.T) *app {
 	if err != nil {
 		t.Fatal(err)
 	}
-	uc, err := st.UserContext(ctx, u.ID)
+	uc, err := st.IAM().UserContext(ctx, u.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func createOrganization(t *testing.T, a *app, name, key string, member bool) uui
 // ownerActor is the owner as the store sees them, to set up data directly.
 func (a *app) ownerActor() *core.Actor {
 	a.t.Helper()
-	act, err := a.st.UserActor(context.Background(), a.owner, a.wsID.String(), a.orgID.String())
+	act, err := a.st.IAM().UserActor(context.Background(), a.owner, a.wsID.String(), a.orgID.String())
 	must(a.t, err)
 	return act
 }
@@ -162,9 +162,9 @@ func (a *app) ownerActor() *core.Actor {
 // (which these tests do not serve): the first-run guide's live check sees it.
 func (a *app) sdkRequest(secret string) {
 	a.t.Helper()
-	env, err := a.st.SDKEnvBySecret(context.Background(), secret)
+	env, err := a.st.SDK().SDKEnvBySecret(context.Background(), secret)
 	must(a.t, err)
-	must(a.t, a.st.RecordSDKSeen(context.Background(), env, time.Now()))
+	must(a.t, a.st.SDK().RecordSDKSeen(context.Background(), env, time.Now()))
 }
 
 // browser is one person's browser: a cookie jar and the last page it showed,

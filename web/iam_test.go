@@ -25,7 +25,7 @@ func memberID(t *testing.T, a *app, email string) string {
 // policyByKey is the organization's or a built-in policy with that key.
 func (a *app) policyByKey(key string) iam.Policy {
 	a.t.Helper()
-	ps, err := a.st.ListPolicies(a.t.Context(), a.ownerActor(), iam.IAMFilter{Page: core.Page{Size: 100}})
+	ps, err := a.st.IAM().ListPolicies(a.t.Context(), a.ownerActor(), iam.IAMFilter{Page: core.Page{Size: 100}})
 	must(a.t, err)
 	for _, p := range ps.Items {
 		if p.Key == key {
@@ -39,7 +39,7 @@ func (a *app) policyByKey(key string) iam.Policy {
 // directPolicies are the names of a member's direct policies.
 func (a *app) directPolicies(member string) []string {
 	a.t.Helper()
-	ps, err := a.st.ListMemberDirectPolicies(a.t.Context(), a.ownerActor(), uuid.MustParse(member), iam.IAMFilter{Page: core.Page{Size: 100}})
+	ps, err := a.st.IAM().ListMemberDirectPolicies(a.t.Context(), a.ownerActor(), uuid.MustParse(member), iam.IAMFilter{Page: core.Page{Size: 100}})
 	must(a.t, err)
 	var out []string
 	for _, p := range ps.Items {
@@ -55,9 +55,9 @@ func TestDeveloperCannotManageIAM(t *testing.T) {
 	ctx := t.Context()
 	owner := a.ownerActor()
 	other := a.addMember("other@example.com", core.DeveloperPolicyID)
-	g, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Support"})
+	g, err := a.st.IAM().CreateGroup(ctx, owner, iam.GroupInput{Name: "Support"})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Mine", Key: "mine"})
+	pol, err := a.st.IAM().CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Mine", Key: "mine"})
 	must(t, err)
 	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	b := a.signedIn("dev@example.com", memberPassword)
@@ -107,7 +107,7 @@ func TestDeveloperCannotManageIAM(t *testing.T) {
 		}
 	}
 	// A Service token's statements are read-only to them, and refused when posted.
-	tok, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "svc", Type: core.TokenService,
+	tok, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "svc", Type: core.TokenService,
 		Permissions: []access.Statement{{ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 	tp := "/access-tokens/" + tok.ID.String()
@@ -122,7 +122,7 @@ func TestDeveloperCannotManageIAM(t *testing.T) {
 	b.get(tp)
 	b.post(tp, url.Values{"name": {"renamed"}, "op": {"save"}}).status(http.StatusOK) // renaming is theirs to do
 
-	after, err := a.st.GetPolicy(ctx, owner, pol.ID)
+	after, err := a.st.IAM().GetPolicy(ctx, owner, pol.ID)
 	must(t, err)
 	if after.Name != "Mine" || len(after.Statements) != 0 {
 		t.Errorf("a Developer changed the policy: %+v", after)
@@ -137,18 +137,18 @@ func TestEveryIAMPageRenders(t *testing.T) {
 	a := newApp(t)
 	ctx := t.Context()
 	owner := a.ownerActor()
-	_, err := a.st.CreateProject(ctx, owner, core.ProjectInput{Name: "Web", Key: "web"})
+	_, err := a.st.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	dev := a.addMember("dev@example.com", core.DeveloperPolicyID)
-	g, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Support"})
+	g, err := a.st.IAM().CreateGroup(ctx, owner, iam.GroupInput{Name: "Support"})
 	must(t, err)
-	must(t, a.st.AddGroupMember(ctx, owner, g.ID, dev))
-	pol, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Mine", Key: "mine"})
+	must(t, a.st.IAM().AddGroupMember(ctx, owner, g.ID, dev))
+	pol, err := a.st.IAM().CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Mine", Key: "mine"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(ctx, owner, pol.ID, []access.Statement{
+	_, err = a.st.IAM().UpdatePolicyStatements(ctx, owner, pol.ID, []access.Statement{
 		{ResourceType: "flag", Effect: "allow", Actions: []string{"ToggleFlag"}, Resources: []string{"project/web:env/*:flag/*"}}})
 	must(t, err)
-	tok, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "svc", Type: core.TokenService,
+	tok, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "svc", Type: core.TokenService,
 		Permissions: []access.Statement{{ResourceType: "*", Effect: "allow", Actions: []string{"*"}, Resources: []string{"*"}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -194,9 +194,9 @@ func TestIAMNamesAreEscaped(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	const evil = `<script>alert(1)</script>`
-	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), iam.GroupInput{Name: evil, Description: evil})
+	g, err := a.st.IAM().CreateGroup(t.Context(), a.ownerActor(), iam.GroupInput{Name: evil, Description: evil})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: evil, Key: "evil", Description: evil})
+	pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: evil, Key: "evil", Description: evil})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	for _, path := range []string{"/groups", "/groups/" + g.ID.String(), "/policies", "/policies/" + pol.ID.String(), "/members?gall=true"} {

@@ -17,7 +17,7 @@ func (p *pages) loginPage(c echo.Context) error {
 	next := localPath(c.QueryParam("next"))
 	// Asking the server, not only the cookie, whether the session is live:
 	// an ended session's cookie would otherwise bounce between here and next.
-	if _, err := p.store.SessionActor(c.Request().Context(), cookieToken(p.session(c)), "", ""); err == nil {
+	if _, err := p.store.IAM().SessionActor(c.Request().Context(), cookieToken(p.session(c)), "", ""); err == nil {
 		return c.Redirect(http.StatusSeeOther, next)
 	} else if !errors.Is(err, core.ErrUnauthenticated) {
 		return err
@@ -48,7 +48,7 @@ func (p *pages) login(c echo.Context) error {
 	}
 	in := iam.LoginInput(posted)
 	next := localPath(c.FormValue("next"))
-	session, err := p.store.Login(c.Request().Context(), in, c.RealIP())
+	session, err := p.store.IAM().Login(c.Request().Context(), in, c.RealIP())
 	if err == nil {
 		if err := p.startSession(c, session); err != nil {
 			return err
@@ -88,7 +88,7 @@ func (p *pages) profilePage(c echo.Context, status int, account *views.Form, pas
 	if isHTMX(c) && account == nil {
 		return render(c, status, views.PasswordForm(password), views.Flashes(p.flashes(c)))
 	}
-	me, err := p.store.GetProfile(c.Request().Context(), actor(c))
+	me, err := p.store.IAM().GetProfile(c.Request().Context(), actor(c))
 	if err != nil {
 		return err
 	}
@@ -107,12 +107,12 @@ func (p *pages) profilePage(c echo.Context, status int, account *views.Form, pas
 // updateProfile changes the signed-in person's name; their email stays.
 func (p *pages) updateProfile(c echo.Context) error {
 	ctx := c.Request().Context()
-	me, err := p.store.GetProfile(ctx, actor(c))
+	me, err := p.store.IAM().GetProfile(ctx, actor(c))
 	if err != nil {
 		return err
 	}
 	name := c.FormValue("name")
-	updated, err := p.store.UpdateProfile(ctx, actor(c), iam.ProfileInput{Name: name, Email: me.Email})
+	updated, err := p.store.IAM().UpdateProfile(ctx, actor(c), iam.ProfileInput{Name: name, Email: me.Email})
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Your name is “%s” now.", updated.Name))
 		return c.Redirect(http.StatusSeeOther, "/profile")
@@ -140,7 +140,7 @@ func (p *pages) changePassword(c echo.Context) error {
 		f.Errors = map[string]string{"confirmPassword": "The two new passwords differ; type the same one twice."}
 		return p.profilePage(c, http.StatusBadRequest, nil, f)
 	}
-	session, err := p.store.ResetPassword(c.Request().Context(), actor(c), in)
+	session, err := p.store.IAM().ResetPassword(c.Request().Context(), actor(c), in)
 	if err == nil {
 		if err := p.startSession(c, session); err != nil {
 			return err

@@ -31,7 +31,7 @@ func (p *pages) membersPage(c echo.Context, status int, add views.Form, chosen i
 	ctx := c.Request().Context()
 	a := actor(c)
 	s := readList(c, "")
-	ms, err := p.store.ListMembers(ctx, a, s.filter(iamPageSize))
+	ms, err := p.store.IAM().ListMembers(ctx, a, s.filter(iamPageSize))
 	if err != nil {
 		return err
 	}
@@ -57,11 +57,11 @@ func (p *pages) membersPage(c echo.Context, status int, add views.Form, chosen i
 func (p *pages) grantChoices(c echo.Context, policyIDs, groupIDs []uuid.UUID) (policies, groups []views.Check, more bool, err error) {
 	ctx := c.Request().Context()
 	first := iam.IAMFilter{Page: core.Page{Size: choicesSize}}
-	ps, err := p.store.ListPolicies(ctx, actor(c), first)
+	ps, err := p.store.IAM().ListPolicies(ctx, actor(c), first)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	gs, err := p.store.ListGroups(ctx, actor(c), first)
+	gs, err := p.store.IAM().ListGroups(ctx, actor(c), first)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -103,7 +103,7 @@ func (p *pages) addMember(c echo.Context) error {
 	}
 	var m iam.Member
 	if err == nil {
-		m, err = p.store.AddMember(c.Request().Context(), actor(c), in)
+		m, err = p.store.IAM().AddMember(c.Request().Context(), actor(c), in)
 	}
 	if err == nil {
 		added := &views.AddedMember{Email: m.Email, Href: memberHref(m.ID)}
@@ -165,7 +165,7 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 	var gl views.IAMList
 	if want("member-groups") {
 		gs := readList(c, "g")
-		groups, err := p.store.ListMemberGroups(ctx, a, id, gs.filter(innerPageSize))
+		groups, err := p.store.IAM().ListMemberGroups(ctx, a, id, gs.filter(innerPageSize))
 		if err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 	var pl views.IAMList
 	if want("member-policies") {
 		ps := readList(c, "p")
-		policies, err := p.store.ListMemberDirectPolicies(ctx, a, id, ps.filter(innerPageSize))
+		policies, err := p.store.IAM().ListMemberDirectPolicies(ctx, a, id, ps.filter(innerPageSize))
 		if err != nil {
 			return err
 		}
@@ -204,7 +204,7 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 	var il views.IAMList
 	if want("member-inherited") {
 		is := readList(c, "i")
-		inherited, err := p.store.ListMemberInheritedPolicies(ctx, a, id, is.filter(innerPageSize))
+		inherited, err := p.store.IAM().ListMemberInheritedPolicies(ctx, a, id, is.filter(innerPageSize))
 		if err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 	if isHTMX(c) { // the lists' regions; each list's query found the member
 		return render(c, status, append(regions, views.Flashes(p.flashes(c)))...)
 	}
-	m, err := p.store.GetMember(ctx, a, id)
+	m, err := p.store.IAM().GetMember(ctx, a, id)
 	if err != nil {
 		return err
 	}
@@ -249,7 +249,7 @@ func (p *pages) addMemberGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.AddGroupMember(c.Request().Context(), actor(c), groupID, id)
+	err = p.store.IAM().AddGroupMember(c.Request().Context(), actor(c), groupID, id)
 	return p.memberChanged(c, err, id, "g", "Added to the group.")
 }
 
@@ -258,7 +258,7 @@ func (p *pages) removeMemberGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.RemoveGroupMember(c.Request().Context(), actor(c), groupID, id)
+	err = p.store.IAM().RemoveGroupMember(c.Request().Context(), actor(c), groupID, id)
 	return p.memberChanged(c, err, id, "g", "Removed from the group.")
 }
 
@@ -267,7 +267,7 @@ func (p *pages) addMemberPolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.AddMemberPolicy(c.Request().Context(), actor(c), id, policyID)
+	err = p.store.IAM().AddMemberPolicy(c.Request().Context(), actor(c), id, policyID)
 	return p.memberChanged(c, err, id, "p", "Policy given.")
 }
 
@@ -276,7 +276,7 @@ func (p *pages) removeMemberPolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.RemoveMemberPolicy(c.Request().Context(), actor(c), id, policyID)
+	err = p.store.IAM().RemoveMemberPolicy(c.Request().Context(), actor(c), id, policyID)
 	return p.memberChanged(c, err, id, "p", "Policy taken away.")
 }
 
@@ -297,7 +297,7 @@ func (p *pages) confirmRemoveMemberPage(c echo.Context, status int) error {
 	if err != nil {
 		return err
 	}
-	m, err := p.store.GetMember(c.Request().Context(), actor(c), id)
+	m, err := p.store.IAM().GetMember(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -321,9 +321,9 @@ func (p *pages) removeMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := p.store.GetMember(c.Request().Context(), actor(c), id)
+	m, err := p.store.IAM().GetMember(c.Request().Context(), actor(c), id)
 	if err == nil {
-		err = p.store.RemoveMember(c.Request().Context(), actor(c), id)
+		err = p.store.IAM().RemoveMember(c.Request().Context(), actor(c), id)
 	}
 	if status, ok := p.refusal(c, err); ok {
 		return p.confirmRemoveMemberPage(c, status)

@@ -81,7 +81,7 @@ func TestAddMember(t *testing.T) {
 	}
 
 	// Without choices, the organization's default permissions apply.
-	_, err := a.st.UpdateOrganization(t.Context(), a.ownerActor(), iam.OrganizationInput{Name: "Default Organization",
+	_, err := a.st.IAM().UpdateOrganization(t.Context(), a.ownerActor(), iam.OrganizationInput{Name: "Default Organization",
 		DefaultPermissions: &iam.DefaultPermissions{PolicyIDs: []uuid.UUID{core.AdministratorPolicyID}, GroupIDs: []uuid.UUID{}}})
 	must(t, err)
 	p := b.htmx("/members", url.Values{"email": {"ana@example.com"}}).status(http.StatusOK)
@@ -128,9 +128,9 @@ func TestMemberPage(t *testing.T) {
 	ctx := t.Context()
 	owner := a.ownerActor()
 	id := a.addMember("dev@example.com", core.DeveloperPolicyID)
-	g, err := a.st.CreateGroup(ctx, owner, iam.GroupInput{Name: "Release team", Description: "Ships things."})
+	g, err := a.st.IAM().CreateGroup(ctx, owner, iam.GroupInput{Name: "Release team", Description: "Ships things."})
 	must(t, err)
-	must(t, a.st.AddGroupPolicy(ctx, owner, g.ID, core.AdministratorPolicyID))
+	must(t, a.st.IAM().AddGroupPolicy(ctx, owner, g.ID, core.AdministratorPolicyID))
 	b := a.signedIn(ownerEmail, ownerPassword)
 	path := "/members/" + id.String()
 	b.get(path).status(http.StatusOK)

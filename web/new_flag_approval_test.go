@@ -24,7 +24,7 @@ func TestCreatingAFlagWhereApprovalIsNeeded(t *testing.T) {
 	t.Parallel()
 	a, pr, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
-	_, err := a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+	_, err := a.st.Projects().UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
 		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
 	must(t, err)
@@ -42,7 +42,7 @@ func TestCreatingAFlagWhereApprovalIsNeeded(t *testing.T) {
 	if got := b.last.text("form-error"); !strings.Contains(got, "a new flag is one even switched off") {
 		t.Errorf("a flag created without a change request is refused saying %q", got)
 	}
-	if used, err := a.st.FlagKeyUsed(ctx, owner, env.ID, "pay"); err != nil || used {
+	if used, err := a.st.Flags().FlagKeyUsed(ctx, owner, env.ID, "pay"); err != nil || used {
 		t.Fatalf("the refused flag was stored: %v, %v", used, err)
 	}
 
@@ -70,9 +70,9 @@ func TestCreatingAFlagWhereApprovalIsNeeded(t *testing.T) {
 
 	id, err := uuid.Parse(strings.TrimPrefix(p.url.Path, "/change-requests/"))
 	must(t, err)
-	_, err = a.st.ApproveFlagChangeRequest(ctx, owner, env.ID, id, flagstore.ReviewInput{})
+	_, err = a.st.Flags().ApproveFlagChangeRequest(ctx, owner, env.ID, id, flagstore.ReviewInput{})
 	must(t, err)
-	_, err = a.st.ApplyFlagChangeRequest(ctx, owner, env.ID, id)
+	_, err = a.st.Flags().ApplyFlagChangeRequest(ctx, owner, env.ID, id)
 	must(t, err)
 	if f := a.flag(env, "pay"); f.IsArchived || f.IsEnabled {
 		t.Fatalf("approved and applied, the flag is %+v; want it in, off", f)
@@ -88,7 +88,7 @@ func TestBrowserNewFlagWaitsForApproval(t *testing.T) {
 	ch := headless(t, 90*time.Second)
 	a, pr, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
-	_, err := a.st.UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+	_, err := a.st.Projects().UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
 		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
 	must(t, err)
@@ -135,7 +135,7 @@ func TestCopyingFlagsWhereTheTargetNeedsApproval(t *testing.T) {
 	a, prod, dev := compareApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	bob := a.addMember("bob@example.com", core.OwnerPolicyID)
-	_, err := a.st.UpdateEnvironment(ctx, owner, dev.ProjectID, dev.ID, core.EnvironmentInput{Name: dev.Name,
+	_, err := a.st.Projects().UpdateEnvironment(ctx, owner, dev.ProjectID, dev.ID, core.EnvironmentInput{Name: dev.Name,
 		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 			ApproverMemberIDs: []uuid.UUID{bob}}}})
 	must(t, err)
@@ -150,7 +150,7 @@ func TestCopyingFlagsWhereTheTargetNeedsApproval(t *testing.T) {
 	if got := pg.text("form-error"); !strings.Contains(got, "a new flag is one even switched off") {
 		t.Errorf("the copy without a change request is refused saying %q", got)
 	}
-	if used, err := a.st.FlagKeyUsed(ctx, owner, dev.ID, "banner"); err != nil || used {
+	if used, err := a.st.Flags().FlagKeyUsed(ctx, owner, dev.ID, "banner"); err != nil || used {
 		t.Fatalf("the refused copy stored banner: %v, %v", used, err)
 	}
 	pg = b.post("/flags/copy", url.Values{"target": {dev.ID.String()}, "flag": {banner}, "reason": {"bring banner"},

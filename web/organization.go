@@ -17,7 +17,7 @@ import (
 // currentOrganization is the organization the person works in.
 func (p *pages) currentOrganization(c echo.Context) (iam.Organization, error) {
 	a := actor(c)
-	orgs, err := p.store.ListOrganizations(c.Request().Context(), a)
+	orgs, err := p.store.IAM().ListOrganizations(c.Request().Context(), a)
 	if err != nil {
 		return iam.Organization{}, err
 	}
@@ -105,7 +105,7 @@ func (p *pages) updateOrganization(c echo.Context) error {
 	}
 	if err == nil {
 		var org iam.Organization
-		if org, err = p.store.UpdateOrganization(c.Request().Context(), actor(c), in); err == nil {
+		if org, err = p.store.IAM().UpdateOrganization(c.Request().Context(), actor(c), in); err == nil {
 			in.Name = org.Name
 		}
 	}

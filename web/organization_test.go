@@ -25,14 +25,14 @@ func TestOrganizationPage(t *testing.T) {
 	if got := text(find(b.last.must("org-settings"), "error-name")); got != "Required." {
 		t.Errorf("name problem %q", got)
 	}
-	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), iam.GroupInput{Name: "Support"})
+	g, err := a.st.IAM().CreateGroup(t.Context(), a.ownerActor(), iam.GroupInput{Name: "Support"})
 	must(t, err)
 	b.post("/organization", url.Values{"name": {"Acme"}, "defaults": {"true"},
 		"policyIds": {core.DeveloperPolicyID.String()}, "groupIds": {g.ID.String()}}).status(http.StatusOK).at("/organization")
 	if b.last.text("flash-success") != "Organization “Acme” saved." || b.last.text("org-name") != "" && b.last.text("org-name") != "Acme" {
 		t.Errorf("message %q", b.last.text("flash-success"))
 	}
-	orgs, err := a.st.ListOrganizations(t.Context(), a.ownerActor())
+	orgs, err := a.st.IAM().ListOrganizations(t.Context(), a.ownerActor())
 	must(t, err)
 	if orgs[0].Name != "Acme" || !slices.Equal(orgs[0].DefaultPermissions.PolicyIDs, []uuid.UUID{core.DeveloperPolicyID}) ||
 		!slices.Equal(orgs[0].DefaultPermissions.GroupIDs, []uuid.UUID{g.ID}) {
@@ -44,7 +44,7 @@ func TestOrganizationPage(t *testing.T) {
 	}
 	// Untick everything.
 	b.post("/organization", url.Values{"name": {"Acme"}, "defaults": {"true"}}).status(http.StatusOK)
-	orgs, _ = a.st.ListOrganizations(t.Context(), a.ownerActor())
+	orgs, _ = a.st.IAM().ListOrganizations(t.Context(), a.ownerActor())
 	if len(orgs[0].DefaultPermissions.PolicyIDs)+len(orgs[0].DefaultPermissions.GroupIDs) != 0 {
 		t.Errorf("defaults not cleared: %+v", orgs[0].DefaultPermissions)
 	}

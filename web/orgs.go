@@ -42,9 +42,9 @@ func (p *pages) createOrganization(c echo.Context) error {
 	}
 	in := iam.NewOrganizationInput(posted)
 	ctx, a := c.Request().Context(), actor(c)
-	org, err := p.store.CreateOrganization(ctx, a, in)
+	org, err := p.store.IAM().CreateOrganization(ctx, a, in)
 	if err == nil {
-		if _, err := p.store.SetUserContext(ctx, a, core.UserContext{OrganizationID: org.ID}); err != nil {
+		if _, err := p.store.IAM().SetUserContext(ctx, a, core.UserContext{OrganizationID: org.ID}); err != nil {
 			return err
 		}
 		p.keepFlash(c, fmt.Sprintf("Organization “%s” created; you are its owner and work in it now.", org.Name))
@@ -78,7 +78,7 @@ func (p *pages) organizationDeletion(c echo.Context) (views.Confirm, error) {
 	if err != nil {
 		return views.Confirm{}, err
 	}
-	in, err := p.store.CurrentOrganizationContents(c.Request().Context(), actor(c))
+	in, err := p.store.IAM().CurrentOrganizationContents(c.Request().Context(), actor(c))
 	if err != nil {
 		return views.Confirm{}, err
 	}
@@ -139,7 +139,7 @@ func (p *pages) deleteOrganization(c echo.Context) error {
 		vm.Typed, vm.Problem = typed, "Type the organization's key, "+org.Key+", exactly."
 		return p.confirmPage(c, http.StatusBadRequest, vm)
 	}
-	err = p.store.DeleteOrganization(c.Request().Context(), a)
+	err = p.store.IAM().DeleteOrganization(c.Request().Context(), a)
 	if errors.Is(err, core.ErrLastOrganization) {
 		vm, verr := p.organizationDeletion(c)
 		if verr != nil {

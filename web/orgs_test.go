@@ -63,14 +63,14 @@ func TestCreateAndSwitchOrganization(t *testing.T) {
 	}
 	// The creator is its owner.
 	var acme uuid.UUID
-	all, err := a.st.ListOrganizations(t.Context(), a.ownerActor())
+	all, err := a.st.IAM().ListOrganizations(t.Context(), a.ownerActor())
 	must(t, err)
 	for _, o := range all {
 		if o.Key == "acme-labs" {
 			acme = o.ID
 		}
 	}
-	act, err := a.st.UserActor(t.Context(), a.owner, a.wsID.String(), acme.String())
+	act, err := a.st.IAM().UserActor(t.Context(), a.owner, a.wsID.String(), acme.String())
 	must(t, err)
 	if !act.Can("DeleteOrg", core.OrganizationRN("acme-labs")) {
 		t.Error("the creator is not the owner")
@@ -120,9 +120,9 @@ func TestFirstRunGuide(t *testing.T) {
 	if !org.Initialized {
 		t.Error("the organization is not initialized")
 	}
-	act, err := a.st.UserActor(t.Context(), a.owner, a.wsID.String(), org.ID.String())
+	act, err := a.st.IAM().UserActor(t.Context(), a.owner, a.wsID.String(), org.ID.String())
 	must(t, err)
-	projects, err := a.st.ListProjects(t.Context(), act)
+	projects, err := a.st.Projects().ListProjects(t.Context(), act)
 	must(t, err)
 	if len(projects) != 1 || len(projects[0].Environments) != 3 {
 		t.Fatalf("projects %+v", projects)
@@ -136,9 +136,9 @@ func TestFirstRunGuide(t *testing.T) {
 	}
 
 	// Step 3: the working environment's secrets and the server's URL.
-	uc, err := a.st.UserContext(t.Context(), a.owner)
+	uc, err := a.st.IAM().UserContext(t.Context(), a.owner)
 	must(t, err)
-	wp, err := a.st.Workplace(t.Context(), act, uc)
+	wp, err := a.st.IAM().Workplace(t.Context(), act, uc)
 	must(t, err)
 	var server, client string
 	for _, s := range wp.Env.Secrets {
@@ -193,7 +193,7 @@ func TestFirstRunGuide(t *testing.T) {
 // organizationByKey reads an organization of the owner's workspace.
 func organizationByKey(t *testing.T, a *app, key string) iam.Organization {
 	t.Helper()
-	all, err := a.st.ListOrganizations(context.Background(), a.ownerActor())
+	all, err := a.st.IAM().ListOrganizations(context.Background(), a.ownerActor())
 	must(t, err)
 	for _, o := range all {
 		if o.Key == key {
@@ -258,7 +258,7 @@ func TestDeleteOrganizationPage(t *testing.T) {
 
 func organizations(t *testing.T, a *app) []iam.Organization {
 	t.Helper()
-	all, err := a.st.ListOrganizations(context.Background(), a.ownerActor())
+	all, err := a.st.IAM().ListOrganizations(context.Background(), a.ownerActor())
 	must(t, err)
 	return all
 }

@@ -25,10 +25,10 @@ func TestFormsWithoutTheRightAreNotRead(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
-	_, err := a.st.CreateProject(ctx, owner, core.ProjectInput{Name: "Web", Key: "web"})
+	_, err := a.st.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	pr := a.project("web")
-	token, err := a.st.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "laptop", Type: core.TokenPersonal})
+	token, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "laptop", Type: core.TokenPersonal})
 	must(t, err)
 	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	a.addMember("plain@example.com")
@@ -91,7 +91,7 @@ func TestPolicyEditorReadsWhatAPolicyMayHold(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	b := a.signedIn(ownerEmail, ownerPassword)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
+	pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
 	must(t, err)
 	path := "/policies/" + pol.ID.String()
 	var many strings.Builder
@@ -115,7 +115,7 @@ func TestPolicyEditorReadsWhatAPolicyMayHold(t *testing.T) {
 			t.Errorf("%s: %d %q, want 400 Invalid request", name, code, heading)
 		}
 	}
-	got, err := a.st.GetPolicy(t.Context(), a.ownerActor(), pol.ID)
+	got, err := a.st.IAM().GetPolicy(t.Context(), a.ownerActor(), pol.ID)
 	must(t, err)
 	if len(got.Statements) != 0 {
 		t.Errorf("the policy holds %d statements after refused saves, want none", len(got.Statements))

@@ -41,9 +41,9 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 	}
 	secure := cfg.BaseURL.Scheme == "https"
 	return &pages{store: s, log: log, assets: as,
-		sessions: newSessionStore(s.Keys(), secure),
-		csrf:     newCSRFGuard(s.Keys().CSRF, secure),
-		sso:      newSSOClient(cfg.BaseURL, s.AllowPrivateNetworks()), limits: cfg.Limits, actors: cfg.Actors, hooks: webhook.NewSender(s), baseURL: cfg.BaseURL}, nil
+		sessions: newSessionStore(s.Projects().Keys(), secure),
+		csrf:     newCSRFGuard(s.Projects().Keys().CSRF, secure),
+		sso:      newSSOClient(cfg.BaseURL, s.Projects().AllowPrivateNetworks()), limits: cfg.Limits, actors: cfg.Actors, hooks: webhook.NewSender(s), baseURL: cfg.BaseURL}, nil
 }
 
 // register adds every page route to e. Every page but sign-in needs a

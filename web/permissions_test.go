@@ -15,7 +15,7 @@ import (
 func TestDeveloperSeesOnlyWhatTheyMayDo(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
+	_, err := a.st.Projects().CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	pr := a.project("web")
 	a.addMember("dev@example.com", core.DeveloperPolicyID)

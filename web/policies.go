@@ -37,7 +37,7 @@ func (p *pages) policies(c echo.Context) error {
 // the state of the creation form.
 func (p *pages) policiesPage(c echo.Context, status int, create views.Form) error {
 	s := readList(c, "")
-	ps, err := p.store.ListPolicies(c.Request().Context(), actor(c), s.filter(iamPageSize))
+	ps, err := p.store.IAM().ListPolicies(c.Request().Context(), actor(c), s.filter(iamPageSize))
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (p *pages) createPolicy(c echo.Context) error {
 		return err
 	}
 	in := iam.PolicyInput(posted)
-	pol, err := p.store.CreatePolicy(c.Request().Context(), actor(c), in)
+	pol, err := p.store.IAM().CreatePolicy(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.opened(c, policyHref(pol.ID), fmt.Sprintf("Policy “%s” created. Add its statements.", pol.Name))
 	}
@@ -84,7 +84,7 @@ func (p *pages) policyKeyCheck(c echo.Context) error {
 		k.ID = "policy-clone"
 	}
 	if key := strings.TrimSpace(c.QueryParam("key")); key != "" {
-		used, err := p.store.IsPolicyKeyUsed(c.Request().Context(), actor(c), key)
+		used, err := p.store.IAM().IsPolicyKeyUsed(c.Request().Context(), actor(c), key)
 		if err != nil {
 			return err
 		}
@@ -123,7 +123,7 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 	}
 	ctx := c.Request().Context()
 	a := actor(c)
-	pol, err := p.store.GetPolicy(ctx, a, id)
+	pol, err := p.store.IAM().GetPolicy(ctx, a, id)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 	switch tab {
 	case tabMembers:
 		s := readList(c, "m")
-		ms, err := p.store.ListPolicyMembers(ctx, a, id, s.filter(innerPageSize))
+		ms, err := p.store.IAM().ListPolicyMembers(ctx, a, id, s.filter(innerPageSize))
 		if err != nil {
 			return err
 		}
@@ -168,7 +168,7 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 		vm.Members, region = &l, views.IAMListView(l)
 	case tabGroups:
 		s := readList(c, "g")
-		gs, err := p.store.ListPolicyGroups(ctx, a, id, s.filter(innerPageSize))
+		gs, err := p.store.IAM().ListPolicyGroups(ctx, a, id, s.filter(innerPageSize))
 		if err != nil {
 			return err
 		}
@@ -197,7 +197,7 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 		if err != nil {
 			return err
 		}
-		projects, err := p.store.ListProjects(ctx, a)
+		projects, err := p.store.Projects().ListProjects(ctx, a)
 		if err != nil {
 			return err
 		}
@@ -243,7 +243,7 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds})
 	}
 	sts := statements(ds)
-	pol, err := p.store.UpdatePolicyStatements(c.Request().Context(), actor(c), id, sts)
+	pol, err := p.store.IAM().UpdatePolicyStatements(c.Request().Context(), actor(c), id, sts)
 	if err == nil {
 		return p.changed(c, policyHref(id), fmt.Sprintf("Statements of “%s” saved.", pol.Name), func() error {
 			return p.policyPage(c, http.StatusOK, tabStatements, nil)
@@ -289,7 +289,7 @@ func (p *pages) checkStatements(c echo.Context, id uuid.UUID, sts []access.State
 	if !q.asked() {
 		return accessCheck(q, nil, projects), nil
 	}
-	answer, err := p.store.CheckPolicyStatements(c.Request().Context(), actor(c), id, sts, access.Action(q.action), q.resource)
+	answer, err := p.store.IAM().CheckPolicyStatements(c.Request().Context(), actor(c), id, sts, access.Action(q.action), q.resource)
 	var verr *core.ValidationError
 	if errors.As(err, &verr) {
 		check := accessCheck(q, nil, projects)
@@ -327,7 +327,7 @@ func (p *pages) updatePolicySettings(c echo.Context) error {
 		return err
 	}
 	in := iam.PolicySettingsInput(posted)
-	pol, err := p.store.UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
+	pol, err := p.store.IAM().UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, policyHref(id)+"?tab=settings", fmt.Sprintf("Policy “%s” saved.", pol.Name), func() error {
 			return p.policyPage(c, http.StatusOK, tabSettings, nil)
@@ -351,7 +351,7 @@ func (p *pages) clonePolicyForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	pol, err := p.store.GetPolicy(c.Request().Context(), actor(c), id)
+	pol, err := p.store.IAM().GetPolicy(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -376,7 +376,7 @@ func (p *pages) clonePolicy(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	pol, err := p.store.GetPolicy(ctx, actor(c), id)
+	pol, err := p.store.IAM().GetPolicy(ctx, actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -385,7 +385,7 @@ func (p *pages) clonePolicy(c echo.Context) error {
 		return err
 	}
 	in := iam.PolicyInput(posted)
-	clone, err := p.store.ClonePolicy(ctx, actor(c), pol.Key, in)
+	clone, err := p.store.IAM().ClonePolicy(ctx, actor(c), pol.Key, in)
 	if err == nil {
 		return p.opened(c, policyHref(clone.ID), fmt.Sprintf("Policy “%s” created from “%s”.", clone.Name, pol.Name))
 	}
@@ -407,7 +407,7 @@ func (p *pages) confirmDeletePolicyPage(c echo.Context, status int) error {
 	if err != nil {
 		return err
 	}
-	pol, err := p.store.GetPolicy(c.Request().Context(), actor(c), id)
+	pol, err := p.store.IAM().GetPolicy(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -433,9 +433,9 @@ func (p *pages) deletePolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	pol, err := p.store.GetPolicy(c.Request().Context(), actor(c), id)
+	pol, err := p.store.IAM().GetPolicy(c.Request().Context(), actor(c), id)
 	if err == nil {
-		err = p.store.DeletePolicy(c.Request().Context(), actor(c), id)
+		err = p.store.IAM().DeletePolicy(c.Request().Context(), actor(c), id)
 	}
 	if status, ok := p.refusal(c, err); ok {
 		return p.confirmDeletePolicyPage(c, status)
@@ -463,7 +463,7 @@ func (p *pages) addPolicyMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.AddMemberPolicy(c.Request().Context(), actor(c), memberID, id)
+	err = p.store.IAM().AddMemberPolicy(c.Request().Context(), actor(c), memberID, id)
 	return p.policyChanged(c, err, id, tabMembers, "m", "Policy given to the member.")
 }
 
@@ -472,7 +472,7 @@ func (p *pages) removePolicyMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.RemoveMemberPolicy(c.Request().Context(), actor(c), memberID, id)
+	err = p.store.IAM().RemoveMemberPolicy(c.Request().Context(), actor(c), memberID, id)
 	return p.policyChanged(c, err, id, tabMembers, "m", "Policy taken from the member.")
 }
 
@@ -481,7 +481,7 @@ func (p *pages) addPolicyGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.AddGroupPolicy(c.Request().Context(), actor(c), groupID, id)
+	err = p.store.IAM().AddGroupPolicy(c.Request().Context(), actor(c), groupID, id)
 	return p.policyChanged(c, err, id, tabGroups, "g", "Policy given to the group.")
 }
 
@@ -490,7 +490,7 @@ func (p *pages) removePolicyGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	err = p.store.RemoveGroupPolicy(c.Request().Context(), actor(c), groupID, id)
+	err = p.store.IAM().RemoveGroupPolicy(c.Request().Context(), actor(c), groupID, id)
 	return p.policyChanged(c, err, id, tabGroups, "g", "Policy taken from the group.")
 }
 

@@ -150,7 +150,7 @@ func TestPolicies(t *testing.T) {
 
 	// Members and groups tabs: the switch lists all, to give and take.
 	dev := a.addMember("dev@example.com")
-	g, err := a.st.CreateGroup(t.Context(), a.ownerActor(), iam.GroupInput{Name: "Support"})
+	g, err := a.st.IAM().CreateGroup(t.Context(), a.ownerActor(), iam.GroupInput{Name: "Support"})
 	must(t, err)
 	b.get(href + "?tab=members&mall=true&mq=dev")
 	row := b.last.row("iam-row", "data-key", "dev@example.com")
@@ -163,7 +163,7 @@ func TestPolicies(t *testing.T) {
 	}
 	b.get(href + "?tab=groups&gall=true")
 	b.post(attrOfForm(b.last.row("iam-row", "data-key", "Support")), url.Values{"tab": {"groups"}, "gall": {"true"}}).status(http.StatusOK)
-	gps, err := a.st.ListGroupPolicies(t.Context(), a.ownerActor(), g.ID, iam.IAMFilter{Page: core.Page{Size: 10}})
+	gps, err := a.st.IAM().ListGroupPolicies(t.Context(), a.ownerActor(), g.ID, iam.IAMFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(gps.Items) != 1 || gps.Items[0].Name != "Flag people" {
 		t.Errorf("group policies %+v", gps.Items)

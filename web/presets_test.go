@@ -22,7 +22,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	t.Parallel()
 	a, web, prod := flagApp(t)
 	dev := web.Environments[1]
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Shop", Key: "shop"})
+	_, err := a.st.Projects().CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Shop", Key: "shop"})
 	must(t, err)
 	shop := a.project("shop").Environments[0]
 	for _, env := range []core.Environment{prod, dev, shop} {
@@ -34,7 +34,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	// then saved.
 	preset := func(key string, choice url.Values) uuid.UUID {
 		t.Helper()
-		pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: key, Key: key})
+		pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: key, Key: key})
 		must(t, err)
 		href := "/policies/" + pol.ID.String()
 		p := b.get(href).status(http.StatusOK)
@@ -50,7 +50,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 		vals = formValues(p.must("statements-form"))
 		vals.Set("op", "save")
 		b.post(href+"/statements", vals).status(http.StatusOK)
-		saved, err := a.st.GetPolicy(t.Context(), a.ownerActor(), pol.ID)
+		saved, err := a.st.IAM().GetPolicy(t.Context(), a.ownerActor(), pol.ID)
 		must(t, err)
 		if len(saved.Statements) == 0 {
 			t.Fatalf("%s: no statements saved", key)
@@ -59,19 +59,19 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	}
 	// can tells whether the member may toggle the flag of an environment.
 	toggles := func(m *core.Actor, env core.Environment) bool {
-		_, err := a.st.ToggleFlag(t.Context(), m, env.ID, "checkout", true, flagstore.Change{})
+		_, err := a.st.Flags().ToggleFlag(t.Context(), m, env.ID, "checkout", true, flagstore.Change{})
 		if err != nil && !errors.Is(err, core.ErrForbidden) && !errors.Is(err, core.ErrNotFound) {
 			t.Fatalf("toggle: %v", err)
 		}
 		return err == nil
 	}
 	reads := func(m *core.Actor, env core.Environment) bool {
-		_, err := a.st.GetFlag(t.Context(), m, env.ID, "checkout")
+		_, err := a.st.Flags().GetFlag(t.Context(), m, env.ID, "checkout")
 		return err == nil
 	}
 	member := func(email string, policy uuid.UUID) (*core.Actor, *browser) {
 		id := a.addMember(email, policy)
-		act, err := a.st.UserActor(t.Context(), id, a.wsID.String(), a.orgID.String())
+		act, err := a.st.IAM().UserActor(t.Context(), id, a.wsID.String(), a.orgID.String())
 		must(t, err)
 		return act, a.signedIn(email, memberPassword)
 	}
@@ -91,10 +91,10 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	if !toggles(m, prod) || toggles(m, dev) || toggles(m, shop) || !reads(m, prod) || reads(m, dev) {
 		t.Errorf("edit web/prod: toggles prod %v, dev %v, shop %v; reads dev %v", toggles(m, prod), toggles(m, dev), toggles(m, shop), reads(m, dev))
 	}
-	if _, err := a.st.CreateFlag(t.Context(), m, prod.ID, flagstore.FlagInput{Name: "New", Key: "new"}); err != nil {
+	if _, err := a.st.Flags().CreateFlag(t.Context(), m, prod.ID, flagstore.FlagInput{Name: "New", Key: "new"}); err != nil {
 		t.Errorf("edit web/prod cannot create a flag there: %v", err)
 	}
-	if _, err := a.st.UpdateEnvironment(t.Context(), m, web.ID, prod.ID, core.EnvironmentInput{Name: "Renamed"}); !errors.Is(err, core.ErrForbidden) {
+	if _, err := a.st.Projects().UpdateEnvironment(t.Context(), m, web.ID, prod.ID, core.EnvironmentInput{Name: "Renamed"}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("edit web/prod may change the environment's settings: %v", err)
 	}
 	if p := mb.get("/flags/checkout").status(http.StatusOK); !p.has("summary-edit") {
@@ -107,7 +107,7 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 	if !toggles(m, prod) || !toggles(m, dev) || toggles(m, shop) {
 		t.Errorf("everything in web: toggles prod %v, dev %v, shop %v", toggles(m, prod), toggles(m, dev), toggles(m, shop))
 	}
-	if _, err := a.st.UpdateEnvironment(t.Context(), m, web.ID, dev.ID, core.EnvironmentInput{Name: "Development"}); err != nil {
+	if _, err := a.st.Projects().UpdateEnvironment(t.Context(), m, web.ID, dev.ID, core.EnvironmentInput{Name: "Development"}); err != nil {
 		t.Errorf("everything in web cannot rename its environment: %v", err)
 	}
 	if !m.Can(access.CreateEnv, core.ProjectRN("web")) || m.Can(access.CreateEnv, core.ProjectRN("shop")) || m.Can(access.CanManageIAM, core.IAMRN) {
@@ -129,9 +129,9 @@ func TestPolicyPresetsGrantWhatTheySay(t *testing.T) {
 func TestStatementHintsAndAccessCheck(t *testing.T) {
 	t.Parallel()
 	a, _, _ := flagApp(t)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
+	pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, []access.Statement{
+	_, err = a.st.IAM().UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, []access.Statement{
 		{ID: "f", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/*:flag/*"}},
 		{ID: "d", ResourceType: access.TypeFlag, Effect: "deny", Actions: []string{"DeleteFlag"}, Resources: []string{"project/web:env/prod:flag/*"}},
 	})
@@ -160,10 +160,10 @@ func TestStatementHintsAndAccessCheck(t *testing.T) {
 func TestAccessCheckAnswersForTheEditor(t *testing.T) {
 	t.Parallel()
 	a, _, _ := flagApp(t)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
+	pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Flags", Key: "flags"})
 	must(t, err)
 	saved := []access.Statement{{ID: "f", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{"ToggleFlag"}, Resources: []string{"project/web:env/*:flag/*"}}}
-	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, saved)
+	_, err = a.st.IAM().UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, saved)
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	href := "/policies/" + pol.ID.String()
@@ -199,7 +199,7 @@ func TestAccessCheckAnswersForTheEditor(t *testing.T) {
 	if !page.has("check-unsaved") || !strings.HasPrefix(page.text("check-answer"), "Denied:") {
 		t.Errorf("no answer for the unsaved statements: %q", page.text("check-answer"))
 	}
-	got, err := a.st.GetPolicy(t.Context(), a.ownerActor(), pol.ID)
+	got, err := a.st.IAM().GetPolicy(t.Context(), a.ownerActor(), pol.ID)
 	must(t, err)
 	if got.Statements[0].Effect != "allow" {
 		t.Errorf("a check saved the statements")

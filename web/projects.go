@@ -68,7 +68,7 @@ func (p *pages) createProject(c echo.Context) error {
 		return err
 	}
 	in := core.ProjectInput(posted)
-	pr, err := p.store.CreateProject(c.Request().Context(), actor(c), in)
+	pr, err := p.store.Projects().CreateProject(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/projects", fmt.Sprintf("Project “%s” created.", pr.Name), func() error {
 			return p.projectsPage(c, http.StatusOK, p.projectCreateForm(c, nil))
@@ -97,7 +97,7 @@ func (p *pages) projectPage(c echo.Context, status int, rename, create *views.Fo
 	if err != nil {
 		return err
 	}
-	pr, err := p.store.GetProject(c.Request().Context(), actor(c), id)
+	pr, err := p.store.Projects().GetProject(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (p *pages) renameProject(c echo.Context) error {
 		return err
 	}
 	in := core.ProjectInput(posted)
-	renamed, err := p.store.RenameProject(c.Request().Context(), actor(c), id, in)
+	renamed, err := p.store.Projects().RenameProject(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, projectHref(id), fmt.Sprintf("Project renamed to “%s”.", renamed.Name), func() error {
 			return p.projectPage(c, http.StatusOK, nil, nil)
@@ -166,7 +166,7 @@ func (p *pages) confirmDeleteProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	pr, err := p.store.GetProject(c.Request().Context(), actor(c), id)
+	pr, err := p.store.Projects().GetProject(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (p *pages) deleteProject(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	pr, err := p.store.GetProject(ctx, actor(c), id)
+	pr, err := p.store.Projects().GetProject(ctx, actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func (p *pages) deleteProject(c echo.Context) error {
 		vm.Typed, vm.Problem = typed, "Type the project's key, "+pr.Key+", exactly."
 		return p.confirmPage(c, http.StatusBadRequest, vm)
 	}
-	if err := p.store.DeleteProject(ctx, actor(c), id); err != nil {
+	if err := p.store.Projects().DeleteProject(ctx, actor(c), id); err != nil {
 		return err
 	}
 	p.keepFlash(c, fmt.Sprintf("Project “%s” deleted.", pr.Name))
@@ -251,7 +251,7 @@ func (p *pages) createEnvironment(c echo.Context) error {
 		return err
 	}
 	in := posted.input()
-	env, err := p.store.CreateEnvironment(c.Request().Context(), actor(c), id, in)
+	env, err := p.store.Projects().CreateEnvironment(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		return p.changed(c, projectHref(id), fmt.Sprintf("Environment “%s” added.", env.Name), func() error {
 			return p.projectPage(c, http.StatusOK, nil, nil)
@@ -289,11 +289,11 @@ func (p *pages) environmentPage(c echo.Context, status int, settings, create *vi
 	}
 	ctx := c.Request().Context()
 	a := actor(c)
-	pr, err := p.store.GetProject(ctx, a, projectID)
+	pr, err := p.store.Projects().GetProject(ctx, a, projectID)
 	if err != nil {
 		return err
 	}
-	env, err := p.store.GetEnvironment(ctx, a, projectID, envID)
+	env, err := p.store.Projects().GetEnvironment(ctx, a, projectID, envID)
 	if err != nil {
 		return err
 	}
@@ -378,7 +378,7 @@ func (p *pages) updateEnvironment(c echo.Context) error {
 	}
 	var env core.Environment
 	if err == nil {
-		env, err = p.store.UpdateEnvironment(c.Request().Context(), actor(c), projectID, envID, in)
+		env, err = p.store.Projects().UpdateEnvironment(c.Request().Context(), actor(c), projectID, envID, in)
 	}
 	href := envHref(projectID, envID)
 	if err == nil {
@@ -403,11 +403,11 @@ func (p *pages) confirmDeleteEnvironment(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	a := actor(c)
-	pr, err := p.store.GetProject(ctx, a, projectID)
+	pr, err := p.store.Projects().GetProject(ctx, a, projectID)
 	if err != nil {
 		return err
 	}
-	env, err := p.store.GetEnvironment(ctx, a, projectID, envID)
+	env, err := p.store.Projects().GetEnvironment(ctx, a, projectID, envID)
 	if err != nil {
 		return err
 	}
@@ -433,11 +433,11 @@ func (p *pages) deleteEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	env, err := p.store.GetEnvironment(c.Request().Context(), actor(c), projectID, envID)
+	env, err := p.store.Projects().GetEnvironment(c.Request().Context(), actor(c), projectID, envID)
 	if err != nil {
 		return err
 	}
-	if err := p.store.DeleteEnvironment(c.Request().Context(), actor(c), projectID, envID); err != nil {
+	if err := p.store.Projects().DeleteEnvironment(c.Request().Context(), actor(c), projectID, envID); err != nil {
 		return err
 	}
 	p.keepFlash(c, fmt.Sprintf("Environment “%s” deleted.", env.Name))
@@ -455,7 +455,7 @@ func (p *pages) createSecret(c echo.Context) error {
 		return err
 	}
 	in := core.SecretInput(posted)
-	sec, err := p.store.CreateSecret(c.Request().Context(), actor(c), envID, in)
+	sec, err := p.store.Projects().CreateSecret(c.Request().Context(), actor(c), envID, in)
 	if err == nil {
 		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret “%s” added.", sec.Name), func() error {
 			return p.environmentPage(c, http.StatusOK, nil, nil, nil)
@@ -484,7 +484,7 @@ func (p *pages) renameSecret(c echo.Context) error {
 		return err
 	}
 	in := core.SecretInput(posted)
-	sec, err := p.store.UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
+	sec, err := p.store.Projects().UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
 	if err == nil {
 		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret renamed to “%s”.", sec.Name), func() error {
 			return p.environmentPage(c, http.StatusOK, nil, nil, nil)
@@ -508,7 +508,7 @@ func (p *pages) deleteSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.store.DeleteSecret(c.Request().Context(), actor(c), envID, secretID); err != nil {
+	if err := p.store.Projects().DeleteSecret(c.Request().Context(), actor(c), envID, secretID); err != nil {
 		return err
 	}
 	return p.changed(c, envHref(projectID, envID), "Secret deleted.", func() error {
@@ -553,7 +553,7 @@ func (p *pages) approverChoices(c echo.Context, view *views.EnvSettings, project
 		if view.Form.Values["changeRequestEnabled"] != "true" {
 			return nil
 		}
-		names, err := p.store.Approvers(c.Request().Context(), actor(c), envID)
+		names, err := p.store.Flags().Approvers(c.Request().Context(), actor(c), envID)
 		if err != nil {
 			return err
 		}
@@ -564,7 +564,7 @@ func (p *pages) approverChoices(c echo.Context, view *views.EnvSettings, project
 		view.Approvers = strings.Join(list, ", ")
 		return nil
 	}
-	members, groups, err := p.store.ApproverChoices(c.Request().Context(), actor(c), projectID, envID)
+	members, groups, err := p.store.Flags().ApproverChoices(c.Request().Context(), actor(c), projectID, envID)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 // project returns the owner's project with that key, as the store has it.
 func (a *app) project(key string) core.Project {
 	a.t.Helper()
-	ps, err := a.st.ListProjects(a.t.Context(), a.ownerActor())
+	ps, err := a.st.Projects().ListProjects(a.t.Context(), a.ownerActor())
 	must(a.t, err)
 	for _, p := range ps {
 		if p.Key == key {

@@ -117,7 +117,7 @@ var searchTooLong = fmt.Sprintf("Search for at most %d characters.", core.MaxNam
 // flag whose key is q comes first, found even when many others match.
 func (p *pages) searchFlags(c echo.Context, w workEnv, q string) (views.SearchGroup, error) {
 	ctx, a := c.Request().Context(), actor(c)
-	list, err := p.store.ListFlags(ctx, a, w.id, flagstore.FlagFilter{Name: q, Page: core.Page{Size: searchHits}})
+	list, err := p.store.Flags().ListFlags(ctx, a, w.id, flagstore.FlagFilter{Name: q, Page: core.Page{Size: searchHits}})
 	if errors.Is(err, core.ErrForbidden) {
 		return views.SearchGroup{}, nil
 	}
@@ -126,7 +126,7 @@ func (p *pages) searchFlags(c echo.Context, w workEnv, q string) (views.SearchGr
 	}
 	var hits []views.SearchHit
 	if core.KeyPattern.MatchString(q) {
-		f, err := p.store.GetFlag(ctx, a, w.id, q)
+		f, err := p.store.Flags().GetFlag(ctx, a, w.id, q)
 		if ok, err := exactHit(err); err != nil {
 			return views.SearchGroup{}, err
 		} else if ok && !f.IsArchived {
@@ -143,7 +143,7 @@ func (p *pages) searchFlags(c echo.Context, w workEnv, q string) (views.SearchGr
 // holds q, and the one whose key is q, first.
 func (p *pages) searchSegments(c echo.Context, w workEnv, q string) (views.SearchGroup, error) {
 	ctx, a := c.Request().Context(), actor(c)
-	list, err := p.store.ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Name: q, Page: core.Page{Size: searchHits}})
+	list, err := p.store.Flags().ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Name: q, Page: core.Page{Size: searchHits}})
 	if errors.Is(err, core.ErrForbidden) {
 		return views.SearchGroup{}, nil
 	}
@@ -152,7 +152,7 @@ func (p *pages) searchSegments(c echo.Context, w workEnv, q string) (views.Searc
 	}
 	var hits []views.SearchHit
 	if core.KeyPattern.MatchString(q) {
-		sg, err := p.store.SegmentByKey(ctx, a, w.id, q)
+		sg, err := p.store.Flags().SegmentByKey(ctx, a, w.id, q)
 		if ok, err := exactHit(err); err != nil {
 			return views.SearchGroup{}, err
 		} else if ok && !sg.IsArchived {

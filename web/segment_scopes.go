@@ -79,7 +79,7 @@ func scopesProblem(f *views.Form) {
 // segmentScopesForm is the settings tab's form of a shared segment's scopes,
 // its own checked, or as just posted.
 func (p *pages) segmentScopesForm(c echo.Context, w workEnv, sg flagstore.Segment, st segmentState) (*views.SegmentScopes, error) {
-	projects, err := p.store.ListProjects(c.Request().Context(), actor(c))
+	projects, err := p.store.Projects().ListProjects(c.Request().Context(), actor(c))
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func (p *pages) setSegmentScopes(c echo.Context) error {
 	}
 	in := flagstore.SegmentScopesInput{Scopes: scopes, Change: ch}
 	return p.segmentChange(c, tabSettings, "Where it can be used saved.", func(w workEnv, id uuid.UUID) (*flagstore.Segment, error) {
-		return segmentChanged(p.store.SetSegmentScopes(c.Request().Context(), actor(c), w.id, id, in))
+		return segmentChanged(p.store.Flags().SetSegmentScopes(c.Request().Context(), actor(c), w.id, id, in))
 	}, func(f *views.Form) segmentState {
 		f.ID, f.Action, f.Values = "segment-scopes", segmentHref(c.Param("id"))+"/scopes", postedValues(ch, map[string]string{})
 		return segmentState{scopes: f, scopesPicked: scopes}

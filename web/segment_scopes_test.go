@@ -33,11 +33,11 @@ func checkedScopes(root *html.Node) []string {
 func TestSegmentScopesPicker(t *testing.T) {
 	t.Parallel()
 	a, web, env := flagApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Mobile", Key: "mobile"})
+	_, err := a.st.Projects().CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Mobile", Key: "mobile"})
 	must(t, err)
 	mobile := a.project("mobile")
 	const org = "organization/default-organization"
-	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta",
+	sg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta",
 		Type: flagstore.SegmentShared, Scopes: []string{org + ":project/web", org + ":project/*:env/qa"}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)

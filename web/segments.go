@@ -68,7 +68,7 @@ func (p *pages) segmentsPage(c echo.Context, status int, sq segmentQuery, create
 	w, ok := workEnvOf(c)
 	vm := views.Segments{Env: w.view(ok)}
 	if ok {
-		list, err := p.store.ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Name: sq.q, IsArchived: sq.archived,
+		list, err := p.store.Flags().ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Name: sq.q, IsArchived: sq.archived,
 			Page: core.Page{Index: sq.page - 1, Size: listPageSize}})
 		if err != nil {
 			return err
@@ -118,7 +118,7 @@ func (p *pages) segmentCreate(c echo.Context, w workEnv, values map[string]strin
 		values = map[string]string{"type": flagstore.SegmentEnvironmentSpecific}
 		scopes = []string{w.rights.ProjectScope()}
 	}
-	projects, err := p.store.ListProjects(c.Request().Context(), actor(c))
+	projects, err := p.store.Projects().ListProjects(c.Request().Context(), actor(c))
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (p *pages) createSegment(c echo.Context) error {
 	if in.Type == flagstore.SegmentShared {
 		in.Scopes = scopes
 	}
-	sg, err := p.store.CreateSegment(c.Request().Context(), actor(c), w.id, in)
+	sg, err := p.store.Flags().CreateSegment(c.Request().Context(), actor(c), w.id, in)
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Segment “%s” created.", sg.Name))
 		return redirect(c, segmentHref(sg.ID.String()))
@@ -240,7 +240,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 	if err != nil {
 		return err
 	}
-	may, err := p.store.SegmentRights(ctx, a, w.id, sg)
+	may, err := p.store.Flags().SegmentRights(ctx, a, w.id, sg)
 	if err != nil {
 		return err
 	}
@@ -259,7 +259,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 				"included": strings.Join(sg.Included, "\n"), "excluded": strings.Join(sg.Excluded, "\n")})
 			st.rules = segmentRules(sg.Rules)
 		}
-		attrs, err := p.store.EndUserPropertyNames(c.Request().Context(), actor(c), w.id)
+		attrs, err := p.store.SDK().EndUserPropertyNames(c.Request().Context(), actor(c), w.id)
 		if err != nil {
 			return err
 		}
@@ -267,7 +267,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			Editable: may.Targeting, Attributes: attrs, SuggestHref: suggestHref,
 			Rules: rulesView(st.rules, nil, nil, false)}
 	case tabUsage:
-		usage, err := p.store.SegmentUsageOf(ctx, a, w.id, sg.ID)
+		usage, err := p.store.Flags().SegmentUsageOf(ctx, a, w.id, sg.ID)
 		if err != nil {
 			return err
 		}
@@ -295,7 +295,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 		if s.ArchiveHref != "" || s.DeleteHref != "" {
 			// The store refuses to archive or delete a segment that flags
 			// use; say so here rather than offer a button that fails.
-			usage, err := p.store.SegmentUsageOf(ctx, a, w.id, sg.ID)
+			usage, err := p.store.Flags().SegmentUsageOf(ctx, a, w.id, sg.ID)
 			if err != nil {
 				return err
 			}
@@ -329,7 +329,7 @@ func (p *pages) pageSegment(c echo.Context, w workEnv, id uuid.UUID, changed *fl
 	if changed != nil && changed.ID == id {
 		return *changed, nil
 	}
-	return p.store.GetSegment(c.Request().Context(), actor(c), w.id, id)
+	return p.store.Flags().GetSegment(c.Request().Context(), actor(c), w.id, id)
 }
 
 // hiddenFlags names, without naming them, the flags that use a segment in

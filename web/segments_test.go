@@ -17,14 +17,14 @@ import (
 // makeSegment creates an environment-specific segment as the owner.
 func (a *app) makeSegment(env core.Environment, name, key string) flagstore.Segment {
 	a.t.Helper()
-	sg, err := a.st.CreateSegment(a.t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: name, Key: key, Type: flagstore.SegmentEnvironmentSpecific})
+	sg, err := a.st.Flags().CreateSegment(a.t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: name, Key: key, Type: flagstore.SegmentEnvironmentSpecific})
 	must(a.t, err)
 	return sg
 }
 
 func (a *app) segment(env core.Environment, sg flagstore.Segment) flagstore.Segment {
 	a.t.Helper()
-	out, err := a.st.GetSegment(a.t.Context(), a.ownerActor(), env.ID, sg.ID)
+	out, err := a.st.Flags().GetSegment(a.t.Context(), a.ownerActor(), env.ID, sg.ID)
 	must(a.t, err)
 	return out
 }
@@ -63,7 +63,7 @@ func TestSegmentListAndCreate(t *testing.T) {
 	b.get("/segments")
 	b.post("/segments", url.Values{"name": {"Everyone"}, "key": {"everyone"}, "type": {flagstore.SegmentShared},
 		"scopes": {"organization/default-organization:project/web:env/*", "organization/default-organization:project/web:env/dev"}}).status(http.StatusOK)
-	list, err := a.st.ListSegments(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentFilter{Name: "everyone", Page: core.Page{Size: 10}})
+	list, err := a.st.Flags().ListSegments(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentFilter{Name: "everyone", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(list.Items) != 1 || len(list.Items[0].Scopes) != 2 || list.Items[0].Type != flagstore.SegmentShared {
 		t.Errorf("shared segment %+v", list.Items)
@@ -79,7 +79,7 @@ func TestSegmentListAndCreate(t *testing.T) {
 		a.makeSegment(env, fmt.Sprintf("Cohort %02d", i), fmt.Sprintf("cohort-%02d", i))
 	}
 	sg := a.makeSegment(env, "Old", "old")
-	_, err = a.st.ArchiveSegment(t.Context(), a.ownerActor(), env.ID, sg.ID, flagstore.Change{})
+	_, err = a.st.Flags().ArchiveSegment(t.Context(), a.ownerActor(), env.ID, sg.ID, flagstore.Change{})
 	must(t, err)
 	p = b.get("/segments").status(http.StatusOK)
 	if n := len(p.findAll("segment-row")); n != 20 || p.text("pager-label") != "Page 1 of 2 · 22 segments" {
@@ -179,7 +179,7 @@ func TestSegmentLifecycle(t *testing.T) {
 	tg.Rules = []flagstore.FlagRule{{ID: "r",
 		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
-	_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
+	_, err := a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	a.requireComments(pr, env)
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -218,7 +218,7 @@ func TestSegmentLifecycle(t *testing.T) {
 
 	// Once no flag uses it: archive, restore, delete, each with its comment.
 	tg.Rules = []flagstore.FlagRule{}
-	_, err = a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg,
+	_, err = a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg,
 		Change: flagstore.Change{Comment: "no segment"}})
 	must(t, err)
 	for _, step := range []struct{ action, to, message string }{
@@ -240,7 +240,7 @@ func TestSegmentLifecycle(t *testing.T) {
 		}
 	}
 	b.get(segmentPath(sg)).status(http.StatusNotFound)
-	logs, err := a.st.ListAuditLogs(t.Context(), a.ownerActor(), env.ID, flagstore.AuditFilter{RefType: "Segment", RefID: sg.ID.String(), Page: core.Page{Size: 10}})
+	logs, err := a.st.Flags().ListAuditLogs(t.Context(), a.ownerActor(), env.ID, flagstore.AuditFilter{RefType: "Segment", RefID: sg.ID.String(), Page: core.Page{Size: 10}})
 	must(t, err)
 	var comments []string
 	for _, e := range logs.Items {
@@ -321,12 +321,12 @@ func TestSegmentPagesFollowPermissions(t *testing.T) {
 func TestSharedSegmentPageNeedsEveryEnvironment(t *testing.T) {
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
-	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff",
+	sg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff",
 		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}, Included: []string{"alice"}})
 	must(t, err)
-	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
+	p, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []access.Statement{
+	_, err = a.st.IAM().UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
 		{ID: "s", ResourceType: "segment", Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
@@ -353,7 +353,7 @@ func TestSegmentUsageShowsOnlyReadableEnvironments(t *testing.T) {
 	t.Parallel()
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
-	sg, err := a.st.CreateSegment(t.Context(), a.ownerActor(), dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff",
+	sg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff",
 		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}})
 	must(t, err)
 	for _, use := range []struct {
@@ -365,12 +365,12 @@ func TestSegmentUsageShowsOnlyReadableEnvironments(t *testing.T) {
 		tg := f.Targeting()
 		tg.Rules = []flagstore.FlagRule{{ID: "r", Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 			Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
-		_, err := a.st.SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, key, flagstore.TargetingInput{Targeting: &tg})
+		_, err := a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, key, flagstore.TargetingInput{Targeting: &tg})
 		must(t, err)
 	}
-	p, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Dev only", Key: "dev-only"})
+	p, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Dev only", Key: "dev-only"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []access.Statement{
+	_, err = a.st.IAM().UpdatePolicyStatements(t.Context(), a.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/web:env/" + dev.Key}},
 		{ID: "s", ResourceType: "segment", Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/web:env/*:segment/*"}},

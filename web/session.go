@@ -66,7 +66,7 @@ func (p *pages) startSession(c echo.Context, s iam.Session) error {
 func (p *pages) endSession(c echo.Context) error {
 	sess := p.session(c)
 	if token := cookieToken(sess); token != "" {
-		if err := p.store.EndSession(c.Request().Context(), token); err != nil {
+		if err := p.store.IAM().EndSession(c.Request().Context(), token); err != nil {
 			return err
 		}
 	}
@@ -89,11 +89,11 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		token := cookieToken(p.session(c))
-		userID, ok := p.store.SessionUser(token)
+		userID, ok := p.store.IAM().SessionUser(token)
 		if !ok {
 			return p.toLogin(c)
 		}
-		uc, err := p.store.UserContext(ctx, userID)
+		uc, err := p.store.IAM().UserContext(ctx, userID)
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		if a.OrgID == uuid.Nil {
 			return errNoOrganization
 		}
-		pl, err := p.store.Place(ctx, a, uc)
+		pl, err := p.store.Flags().Place(ctx, a, uc)
 		if err != nil {
 			return err
 		}
@@ -162,7 +162,7 @@ func (p *pages) workplace(c echo.Context) (iam.Workplace, error) {
 	if w, ok := c.Get(workplaceKey).(iam.Workplace); ok {
 		return w, nil
 	}
-	w, err := p.store.Workplace(c.Request().Context(), actor(c), place(c).Context)
+	w, err := p.store.IAM().Workplace(c.Request().Context(), actor(c), place(c).Context)
 	if err == nil && c.Request().Method == http.MethodGet {
 		c.Set(workplaceKey, w)
 	}

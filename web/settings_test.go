@@ -45,7 +45,7 @@ func TestAccessTokens(t *testing.T) {
 	if row := b.last.row("token-row", "data-name", "deploy"); row == nil || text(find(row, "token-status")) != "Active" {
 		t.Errorf("new token not listed as Active")
 	}
-	if act, err := a.st.Authenticate(t.Context(), iam.Credentials{Authorization: value}); err != nil || act.UserID != a.owner {
+	if act, err := a.st.IAM().Authenticate(t.Context(), iam.Credentials{Authorization: value}); err != nil || act.UserID != a.owner {
 		t.Errorf("the shown value does not authenticate: %v", err)
 	}
 	b.get("/access-tokens")
@@ -65,7 +65,7 @@ func TestAccessTokens(t *testing.T) {
 	if got := text(find(b.last.row("token-row", "data-name", "deploy"), "token-status")); got != "Inactive" {
 		t.Errorf("status after toggle %q", got)
 	}
-	if _, err := a.st.Authenticate(t.Context(), iam.Credentials{Authorization: value}); err == nil {
+	if _, err := a.st.IAM().Authenticate(t.Context(), iam.Credentials{Authorization: value}); err == nil {
 		t.Errorf("an inactive token still authenticates")
 	}
 	p := b.htmx("/access-tokens/"+id+"/toggle", url.Values{"page": {"1"}}).status(http.StatusOK)
@@ -93,7 +93,7 @@ func tokenID(t *testing.T, a *app, name string) string {
 func TestPersonalTokenRowsFollowTheirCreator(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	tok, err := a.st.CreateAccessToken(t.Context(), a.ownerActor(), iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
+	tok, err := a.st.IAM().CreateAccessToken(t.Context(), a.ownerActor(), iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	must(t, err)
 	id := tok.ID.String()
 	a.addMember("dev@example.com", core.DeveloperPolicyID)
@@ -234,10 +234,10 @@ func TestWorkspace(t *testing.T) {
 	b.post("/workspace/sso", sso).status(http.StatusOK)
 	var sealed string
 	must(t, a.pool.QueryRow(t.Context(), `SELECT sso_oidc->>'clientSecret' FROM workspaces`).Scan(&sealed))
-	if plain, err := a.st.Keys().Open(sealed); err != nil || plain != "s3cret-value" {
+	if plain, err := a.st.Projects().Keys().Open(sealed); err != nil || plain != "s3cret-value" {
 		t.Errorf("stored secret %q (%v), want it kept", plain, err)
 	}
-	ws, err := a.st.GetWorkspace(t.Context(), a.ownerActor())
+	ws, err := a.st.IAM().GetWorkspace(t.Context(), a.ownerActor())
 	must(t, err)
 	if ws.SSO.OIDC.ClientID != "bunting-2" || ws.SSO.OIDC.ClientAuthenticationMethod != "client_secret_post" {
 		t.Errorf("stored %+v", ws.SSO.OIDC)
@@ -251,7 +251,7 @@ func TestContextSwitcher(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	for _, p := range []core.ProjectInput{{Name: "Web", Key: "web"}, {Name: "Mobile", Key: "mobile"}} {
-		_, err := a.st.CreateProject(t.Context(), a.ownerActor(), p)
+		_, err := a.st.Projects().CreateProject(t.Context(), a.ownerActor(), p)
 		must(t, err)
 	}
 	mobile := a.project("mobile")
@@ -381,7 +381,7 @@ func TestStaticFiles(t *testing.T) {
 func TestEveryPageRenders(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	_, err := a.st.CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
+	_, err := a.st.Projects().CreateProject(t.Context(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	pr := a.project("web")
 	b := a.signedIn(ownerEmail, ownerPassword)

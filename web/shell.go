@@ -145,7 +145,7 @@ func (p *pages) switchContext(c echo.Context) error {
 	in := posted.input()
 	ctx := c.Request().Context()
 	was, _ := workEnvOf(c) // where the page was, before the switch
-	now, err := p.store.SetUserContext(ctx, actor(c), in)
+	now, err := p.store.IAM().SetUserContext(ctx, actor(c), in)
 	if err != nil {
 		return err
 	}
@@ -168,14 +168,14 @@ var (
 func (p *pages) samePlace(c echo.Context, was uuid.UUID, now core.UserContext, next string) (string, error) {
 	path, _, _ := strings.Cut(next, "?")
 	ctx, a := c.Request().Context(), actor(c)
-	w, err := p.store.Place(ctx, a, now)
+	w, err := p.store.Flags().Place(ctx, a, now)
 	if err != nil || w.Env == nil {
 		return next, err
 	}
 	envName := w.Project.Name + " / " + w.Env.Name
 	if m := flagPlace.FindStringSubmatch(path); m != nil {
 		key, _ := url.PathUnescape(m[1])
-		_, err := p.store.GetFlag(ctx, a, w.Env.ID, key)
+		_, err := p.store.Flags().GetFlag(ctx, a, w.Env.ID, key)
 		switch {
 		case err == nil:
 			return path, nil
@@ -191,12 +191,12 @@ func (p *pages) samePlace(c echo.Context, was uuid.UUID, now core.UserContext, n
 		id, perr := uuid.Parse(m[1])
 		var key string
 		if perr == nil && was != uuid.Nil {
-			if sg, err := p.store.GetSegment(ctx, a, was, id); err == nil {
+			if sg, err := p.store.Flags().GetSegment(ctx, a, was, id); err == nil {
 				key = sg.Key
 			}
 		}
 		if key != "" {
-			sg, err := p.store.SegmentByKey(ctx, a, w.Env.ID, key)
+			sg, err := p.store.Flags().SegmentByKey(ctx, a, w.Env.ID, key)
 			switch {
 			case err == nil:
 				return segmentHref(sg.ID.String()) + m[2], nil
@@ -235,7 +235,7 @@ func (p *pages) reviewsWaiting(c echo.Context) (int, error) {
 	if n, ok := c.Get(reviewsWaitingKey).(int); ok {
 		return n, nil
 	}
-	n, err := p.store.CountReviewsWaiting(c.Request().Context(), actor(c))
+	n, err := p.store.Flags().CountReviewsWaiting(c.Request().Context(), actor(c))
 	if err != nil {
 		return 0, err
 	}

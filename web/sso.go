@@ -56,7 +56,7 @@ func newSSOClient(base *url.URL, allowPrivate bool) *ssoClient {
 // its forms lead to the providers' authorization endpoints: browsers apply
 // form-action to the redirect that follows the form's post.
 func (p *pages) ssoOffer(c echo.Context, next string, posted *views.Form) (*views.LoginSSO, error) {
-	offer, err := p.store.SSOOffer(c.Request().Context())
+	offer, err := p.store.IAM().SSOOffer(c.Request().Context())
 	if err != nil || !offer.Enabled {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (p *pages) startSSO(c echo.Context) error {
 	var login iam.SSOLogin
 	var err error
 	if p.limits.AllowSSOStart(c.RealIP()) {
-		login, err = p.store.BeginSSO(c.Request().Context(), in)
+		login, err = p.store.IAM().BeginSSO(c.Request().Context(), in)
 	} else {
 		err = core.ErrTooManyRequests
 	}
@@ -176,7 +176,7 @@ func (p *pages) ssoCallback(c echo.Context) error {
 	login, claims, err := p.ssoIdentity(c)
 	var session iam.Session
 	if err == nil {
-		session, err = p.store.SignInWithSSO(c.Request().Context(), login.Client.WorkspaceID, claims)
+		session, err = p.store.IAM().SignInWithSSO(c.Request().Context(), login.Client.WorkspaceID, claims)
 	}
 	if err != nil {
 		return p.ssoFailed(c, idString(login.Client.WorkspaceID), err)
@@ -202,7 +202,7 @@ func (p *pages) ssoIdentity(c echo.Context) (iam.SSOLogin, map[string]any, error
 		return iam.SSOLogin{}, nil, ssoFail(ssoStateMissing, errors.New("no state parameter"))
 	}
 	sealed := p.takeSSOAttempt(c, q.Get("state"))
-	login, err := p.store.FinishSSO(ctx, q.Get("state"), sealed)
+	login, err := p.store.IAM().FinishSSO(ctx, q.Get("state"), sealed)
 	switch {
 	case errors.Is(err, core.ErrSSOState) && sealed == "":
 		return login, nil, fmt.Errorf("no attempt cookie for this state: %w", err)
@@ -260,7 +260,7 @@ func (p *pages) testWorkspaceSSO(c echo.Context) error {
 		return err
 	}
 	in := posted.input()
-	checked, err := p.store.CheckOIDCEndpoints(c.Request().Context(), actor(c), in)
+	checked, err := p.store.IAM().CheckOIDCEndpoints(c.Request().Context(), actor(c), in)
 	f := p.form(c, "sso", "/workspace/sso", typedOIDCValues(in))
 	status, err := formProblems(err, &f, "authorizationEndpoint", "tokenEndpoint", "issuer")
 	if err != nil {

@@ -67,7 +67,7 @@ func TestSSOProviderURLsValidated(t *testing.T) {
 		if !p.has("sso-test-failed") || !strings.Contains(p.text("sso-test"), "Issuer") {
 			t.Errorf("issuer %q: test answered %q, want the issuer refused", issuer, p.text("sso-test"))
 		}
-		_, err := a.st.UpdateWorkspaceSSO(t.Context(), a.ownerActor(), iam.OIDCSettings{ClientID: "x", ClientSecret: "s",
+		_, err := a.st.IAM().UpdateWorkspaceSSO(t.Context(), a.ownerActor(), iam.OIDCSettings{ClientID: "x", ClientSecret: "s",
 			AuthorizationEndpoint: "https://id.example.com/auth", TokenEndpoint: issuer, Issuer: issuer,
 			ClientAuthenticationMethod: iam.ClientSecretBasic})
 		if err == nil || !strings.Contains(err.Error(), "issuer_is_invalid") || !strings.Contains(err.Error(), "tokenEndpoint_is_invalid") {
@@ -271,7 +271,7 @@ func TestSSOOutboundAddresses(t *testing.T) {
 		// provider (stored before, say) reach nothing.
 		_, err := a.pool.Exec(context.Background(), `UPDATE workspaces SET sso_oidc = $1`, fmt.Sprintf(
 			`{"clientId":"bunting-client","clientSecret":%q,"authorizationEndpoint":%q,"tokenEndpoint":%q,"issuer":"https://127.0.0.1:%s/realms/acme","clientAuthenticationMethod":"client_secret_basic","scope":"openid"}`,
-			a.st.Keys().Seal(prov.Secret), prov.AuthEndpoint(), prov.TokenEndpoint(), port))
+			a.st.Projects().Keys().Seal(prov.Secret), prov.AuthEndpoint(), prov.TokenEndpoint(), port))
 		must(t, err)
 		b2 := a.browser()
 		b2.ssoSignIn("/projects").status(http.StatusBadGateway)

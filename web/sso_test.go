@@ -56,7 +56,7 @@ func newLoopbackApp(t *testing.T, logs *logRecorder, opts core.Options) *app {
 	skew := &atomic.Int64{}
 	opts.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	st := store.New(pool, keys, log, opts)
-	_, err = st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword})
+	_, err = st.IAM().Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword})
 	must(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
@@ -67,7 +67,7 @@ func newLoopbackApp(t *testing.T, logs *logRecorder, opts core.Options) *app {
 	a := &app{t: t, srv: srv, st: st, pool: pool, q: db.New(pool), skew: skew}
 	u, err := a.q.GetUserByEmail(ctx, ownerEmail)
 	must(t, err)
-	uc, err := st.UserContext(ctx, u.ID)
+	uc, err := st.IAM().UserContext(ctx, u.ID)
 	must(t, err)
 	a.owner, a.orgID, a.wsID = u.ID, uc.OrganizationID, uc.WorkspaceID
 	return a
@@ -82,7 +82,7 @@ func (a *app) useProvider(p *oidcProvider, method string, issuer bool) {
 	if issuer {
 		in.Issuer = p.Issuer
 	}
-	_, err := a.st.UpdateWorkspaceSSO(context.Background(), a.ownerActor(), in)
+	_, err := a.st.IAM().UpdateWorkspaceSSO(context.Background(), a.ownerActor(), in)
 	must(a.t, err)
 }
 
@@ -463,7 +463,7 @@ func TestSSOMatchesExistingUsers(t *testing.T) {
 	if len(orgs) != 1 || orgs[0].ID != a.orgID {
 		t.Errorf("joined %v, want only the default organization %s", orgs, a.orgID)
 	}
-	if uc, err := a.st.UserContext(t.Context(), loner.ID); err != nil || uc.OrganizationID != a.orgID {
+	if uc, err := a.st.IAM().UserContext(t.Context(), loner.ID); err != nil || uc.OrganizationID != a.orgID {
 		t.Errorf("lands in %+v (%v), want the default organization", uc, err)
 	}
 }
@@ -537,7 +537,7 @@ func TestSSOTestConnection(t *testing.T) {
 	if got := attr(input(p.must("sso-form"), "authorizationEndpoint"), "value"); got != prov.AuthEndpoint() {
 		t.Errorf("the form lost what was typed: %q", got)
 	}
-	if ws, err := a.st.GetWorkspace(t.Context(), a.ownerActor()); err != nil || ws.SSO != nil {
+	if ws, err := a.st.IAM().GetWorkspace(t.Context(), a.ownerActor()); err != nil || ws.SSO != nil {
 		t.Errorf("testing saved the settings: %+v %v", ws.SSO, err)
 	}
 

@@ -241,7 +241,7 @@ func (p *pages) editor(ctx context.Context, a *core.Actor, prefix string, ds []d
 	var projects []core.Project
 	if !readOnly {
 		var err error
-		if projects, err = p.store.ListProjects(ctx, a); err != nil {
+		if projects, err = p.store.Projects().ListProjects(ctx, a); err != nil {
 			return e, err
 		}
 	}

@@ -50,7 +50,7 @@ func (p *pages) triggerURL(name, token string) *views.TriggerURL {
 // triggersTab fills the triggers tab; manage tells whether the person may
 // change the flag's triggers (toggle it).
 func (p *pages) triggersTab(c echo.Context, f flagstore.Flag, manage bool, st flagState) (views.TriggersTab, error) {
-	list, err := p.store.ListTriggers(c.Request().Context(), actor(c), f.ID)
+	list, err := p.store.Flags().ListTriggers(c.Request().Context(), actor(c), f.ID)
 	if err != nil {
 		return views.TriggersTab{}, err
 	}
@@ -87,13 +87,13 @@ func (p *pages) createTrigger(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	f, err := p.store.GetFlag(ctx, actor(c), w.id, c.Param("key"))
+	f, err := p.store.Flags().GetFlag(ctx, actor(c), w.id, c.Param("key"))
 	if err != nil {
 		return err
 	}
 	in := flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral,
 		Action: c.FormValue("action"), Description: c.FormValue("description")}
-	t, err := p.store.CreateTrigger(ctx, actor(c), in)
+	t, err := p.store.Flags().CreateTrigger(ctx, actor(c), in)
 	if err == nil {
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: fmt.Sprintf("Trigger “%s” created.", triggerName(t))}})
 		return p.flagPage(c, tabTriggers, flagState{revealed: p.triggerURL(triggerName(t), t.Token)})
@@ -121,7 +121,7 @@ func (p *pages) resetTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := p.store.ResetTriggerToken(c.Request().Context(), actor(c), id)
+	t, err := p.store.Flags().ResetTriggerToken(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (p *pages) setTriggerStatus(c echo.Context) error {
 		return err
 	}
 	on := c.FormValue("isEnabled") == "true"
-	t, err := p.store.SetTriggerStatus(c.Request().Context(), actor(c), id, flagstore.TriggerStatusInput{IsEnabled: &on})
+	t, err := p.store.Flags().SetTriggerStatus(c.Request().Context(), actor(c), id, flagstore.TriggerStatusInput{IsEnabled: &on})
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (p *pages) deleteTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.store.DeleteTrigger(c.Request().Context(), actor(c), id); err != nil {
+	if err := p.store.Flags().DeleteTrigger(c.Request().Context(), actor(c), id); err != nil {
 		return err
 	}
 	return p.changed(c, flagHref(c.Param("key"))+"/triggers", "Trigger deleted.", func() error {

@@ -20,7 +20,7 @@ import (
 func (a *app) callTrigger(u string) int {
 	a.t.Helper()
 	token := u[strings.LastIndex(u, "/")+1:]
-	if _, err := a.st.RunTrigger(context.Background(), token, func(uuid.UUID) bool { return true }); err != nil {
+	if _, err := a.st.Flags().RunTrigger(context.Background(), token, func(uuid.UUID) bool { return true }); err != nil {
 		return core.Classify(err).Status
 	}
 	return http.StatusOK
@@ -119,11 +119,11 @@ func TestFlagTriggersFollowPermissions(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
-	_, err := a.st.CreateTrigger(t.Context(), a.ownerActor(), flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn})
+	_, err := a.st.Flags().CreateTrigger(t.Context(), a.ownerActor(), flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn})
 	must(t, err)
-	pol, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
+	pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, []access.Statement{
+	_, err = a.st.IAM().UpdatePolicyStatements(t.Context(), a.ownerActor(), pol.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}}})
 	must(t, err)

@@ -30,7 +30,7 @@ func (p *pages) suggestEndUsers(c echo.Context) error {
 	if !ok || q == "" {
 		return render(c, http.StatusOK, views.EndUserSuggestions(nil))
 	}
-	users, err := p.store.SearchEndUsers(c.Request().Context(), actor(c), w.id,
+	users, err := p.store.SDK().SearchEndUsers(c.Request().Context(), actor(c), w.id,
 		sdkdata.EndUserSearchFilter{SearchText: q, Limit: maxUserSuggestions})
 	var invalid *core.ValidationError
 	if errors.As(err, &invalid) {

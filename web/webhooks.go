@@ -24,7 +24,7 @@ const (
 
 // webhooks lists the organization's webhooks.
 func (p *pages) webhooks(c echo.Context) error {
-	hooks, err := p.store.ListWebhooks(c.Request().Context(), actor(c), flagstore.WebhookFilter{Page: core.Page{Size: core.MaxPageSize}})
+	hooks, err := p.store.Flags().ListWebhooks(c.Request().Context(), actor(c), flagstore.WebhookFilter{Page: core.Page{Size: core.MaxPageSize}})
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (p *pages) newWebhook(c echo.Context) error {
 func (p *pages) webhookPage(c echo.Context, status int, w *flagstore.Webhook, f views.Form, scopes, events []string) error {
 	ctx := c.Request().Context()
 	a := actor(c)
-	choices, err := p.store.WebhookScopes(ctx, a)
+	choices, err := p.store.Flags().WebhookScopes(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (p *pages) deliveryLog(c echo.Context, id uuid.UUID) (views.WebhookLog, err
 	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 0 {
 		number = n
 	}
-	log, err := p.store.ListWebhookDeliveries(c.Request().Context(), actor(c), id,
+	log, err := p.store.Flags().ListWebhookDeliveries(c.Request().Context(), actor(c), id,
 		flagstore.WebhookDeliveryFilter{Page: core.Page{Index: number - 1, Size: deliveryLogPageSize}})
 	if errors.Is(err, core.ErrForbidden) {
 		return views.WebhookLog{Withheld: "Its deliveries carry changes in environments you may not read, so they are not shown."}, nil
@@ -203,7 +203,7 @@ func (p *pages) createWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w, err := p.store.CreateWebhook(c.Request().Context(), actor(c), in)
+	w, err := p.store.Flags().CreateWebhook(c.Request().Context(), actor(c), in)
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Webhook “%s” created.", w.Name))
 		return redirect(c, "/webhooks/"+w.ID.String())
@@ -245,7 +245,7 @@ func (p *pages) updateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w, err := p.store.UpdateWebhook(c.Request().Context(), actor(c), id, in)
+	w, err := p.store.Flags().UpdateWebhook(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Webhook “%s” saved.", w.Name))
 		return redirect(c, "/webhooks/"+w.ID.String())
@@ -255,7 +255,7 @@ func (p *pages) updateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	before, gerr := p.store.GetWebhook(c.Request().Context(), actor(c), id)
+	before, gerr := p.store.Flags().GetWebhook(c.Request().Context(), actor(c), id)
 	if gerr != nil {
 		return gerr
 	}
@@ -309,7 +309,7 @@ func (p *pages) deleteWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.store.DeleteWebhook(c.Request().Context(), actor(c), w.ID); err != nil {
+	if err := p.store.Flags().DeleteWebhook(c.Request().Context(), actor(c), w.ID); err != nil {
 		return err
 	}
 	p.keepFlash(c, fmt.Sprintf("Webhook “%s” deleted.", w.Name))
@@ -322,5 +322,5 @@ func (p *pages) pathWebhook(c echo.Context) (flagstore.Webhook, error) {
 	if err != nil {
 		return flagstore.Webhook{}, err
 	}
-	return p.store.GetWebhook(c.Request().Context(), actor(c), id)
+	return p.store.Flags().GetWebhook(c.Request().Context(), actor(c), id)
 }

@@ -70,7 +70,7 @@ func TestBrowserWebhooks(t *testing.T) {
 	// The receiver is on loopback: webhooks need private networks allowed.
 	a := newLoopbackApp(t, &logRecorder{}, core.Options{WebhookAllowPrivateNetworks: true})
 	ctx := context.Background()
-	p, err := a.st.CreateProject(ctx, a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
+	p, err := a.st.Projects().CreateProject(ctx, a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	const secret = "browser-test-secret"
 	r := newSignedReceiver(t, secret)
@@ -117,9 +117,9 @@ func TestBrowserWebhooks(t *testing.T) {
 		close(done)
 	}()
 	t.Cleanup(func() { stop(); <-done })
-	_, err = a.st.CreateFlag(ctx, a.ownerActor(), p.Environments[0].ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err = a.st.Flags().CreateFlag(ctx, a.ownerActor(), p.Environments[0].ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	_, err = a.st.ToggleFlag(ctx, a.ownerActor(), p.Environments[0].ID, "pay", true, flagstore.Change{})
+	_, err = a.st.Flags().ToggleFlag(ctx, a.ownerActor(), p.Environments[0].ID, "pay", true, flagstore.Change{})
 	must(t, err)
 	for i := 0; ; i++ {
 		if valid, _ := r.counts(); valid == 2 {
@@ -150,7 +150,7 @@ func TestBrowserWebhooks(t *testing.T) {
 func TestWebhookFormWithoutScript(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	p, err := a.st.CreateProject(context.Background(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
+	p, err := a.st.Projects().CreateProject(context.Background(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/webhooks/new").status(http.StatusOK)
@@ -163,7 +163,7 @@ func TestWebhookFormWithoutScript(t *testing.T) {
 	b.post("/webhooks", url.Values{"name": {"Chat"}, "url": {"https://hooks.example.com/x"}, "secret": {"s3cret-s3cret"},
 		"scopes": {p.ID.String() + "/" + p.Environments[0].ID.String()}, "events": {"feature_flag.created"},
 		"headers": {"X-Team: team-7f3"}, "isActive": {"true"}}).status(http.StatusOK)
-	hooks, err := a.st.ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}})
+	hooks, err := a.st.Flags().ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	// Its header's value and its secret are not shown again, not even here.
 	if hooks.TotalCount != 1 || hooks.Items[0].Headers[0].Value != "********" || !hooks.Items[0].IsActive {
@@ -192,11 +192,11 @@ func TestWebhookFormWithoutScript(t *testing.T) {
 	if got := b.last.text("delete-consequences"); !strings.Contains(got, "delivery log is deleted") {
 		t.Errorf("the confirmation says %q", got)
 	}
-	if n, _ := a.st.ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}}); n.TotalCount != 1 {
+	if n, _ := a.st.Flags().ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}}); n.TotalCount != 1 {
 		t.Fatal("asking deleted the webhook")
 	}
 	b.post(page+"/delete", nil).status(http.StatusOK)
-	if n, _ := a.st.ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}}); n.TotalCount != 0 {
+	if n, _ := a.st.Flags().ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}}); n.TotalCount != 0 {
 		t.Error("the webhook is still there after confirming")
 	}
 
@@ -215,15 +215,15 @@ func TestWebhookPageWithholdsTheLogOfUnreadableEnvironments(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
-	p, err := a.st.CreateProject(ctx, owner, core.ProjectInput{Name: "Web", Key: "web"})
+	p, err := a.st.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	prod, dev := p.Environments[0], p.Environments[1]
-	hook, err := a.st.CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Prod changes", URL: "https://hooks.example.com/x",
+	hook, err := a.st.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Prod changes", URL: "https://hooks.example.com/x",
 		Scopes: []string{p.ID.String() + "/" + prod.ID.String()}, Events: []string{flagstore.EventFlagCreated}, IsActive: true})
 	must(t, err)
-	policy, err := a.st.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Dev hooks", Key: "dev-hooks"})
+	policy, err := a.st.IAM().CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Dev hooks", Key: "dev-hooks"})
 	must(t, err)
-	_, err = a.st.UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{
+	_, err = a.st.IAM().UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{
 		{ID: "o", ResourceType: access.TypeOrganization, Effect: "allow", Actions: []string{string(core.WebhookAction)}, Resources: []string{"organization/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/web:env/" + dev.Key}}})
 	must(t, err)
@@ -245,7 +245,7 @@ func TestWebhookPageWithholdsTheLogOfUnreadableEnvironments(t *testing.T) {
 func TestWebhookFormSlackFormat(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	p, err := a.st.CreateProject(context.Background(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
+	p, err := a.st.Projects().CreateProject(context.Background(), a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	b.get("/webhooks/new").status(http.StatusOK)
@@ -255,7 +255,7 @@ func TestWebhookFormSlackFormat(t *testing.T) {
 	b.post("/webhooks", url.Values{"name": {"Team chat"}, "url": {"https://hooks.slack.example/T1"}, "payloadTemplateType": {"slack"},
 		"scopes": {p.ID.String() + "/" + p.Environments[0].ID.String()}, "events": {"change_request.created", "feature_flag.toggled"},
 		"isActive": {"true"}}).status(http.StatusOK)
-	hooks, err := a.st.ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}})
+	hooks, err := a.st.Flags().ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if hooks.TotalCount != 1 || hooks.Items[0].PayloadTemplateType != flagstore.PayloadSlack ||
 		strings.Join(hooks.Items[0].Events, ",") != "change_request.created,feature_flag.toggled" {

@@ -20,19 +20,19 @@ func (p *pages) workspace(c echo.Context) error {
 // of a form just posted, nil for forms filled from the stored settings.
 func (p *pages) workspacePage(c echo.Context, status int, general, sso *views.Form) error {
 	a := actor(c)
-	ws, err := p.store.GetWorkspace(c.Request().Context(), a)
+	ws, err := p.store.IAM().GetWorkspace(c.Request().Context(), a)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	g := views.WorkspaceGeneral{Editable: p.store.CanChangeWorkspace(ctx, a, access.UpdateWorkspaceGeneralSettings)}
+	g := views.WorkspaceGeneral{Editable: p.store.IAM().CanChangeWorkspace(ctx, a, access.UpdateWorkspaceGeneralSettings)}
 	if general != nil {
 		g.Form = *general
 	} else {
 		g.Form = p.form(c, "workspace", "/workspace", map[string]string{"name": ws.Name, "key": ws.Key})
 	}
 	var ssoView *views.WorkspaceSSO
-	if p.store.CanChangeWorkspace(ctx, a, access.UpdateWorkspaceSSOSettings) {
+	if p.store.IAM().CanChangeWorkspace(ctx, a, access.UpdateWorkspaceSSOSettings) {
 		v := views.WorkspaceSSO{SecretStored: ws.SSO != nil && ws.SSO.OIDC.ClientSecret != "", RedirectURI: p.sso.redirectURI}
 		v.Test, _ = c.Get(ssoTestKey).(*views.SSOTest)
 		if sso != nil {
@@ -82,7 +82,7 @@ func (p *pages) updateWorkspace(c echo.Context) error {
 		return err
 	}
 	in := iam.WorkspaceInput(posted)
-	_, err := p.store.UpdateWorkspace(c.Request().Context(), actor(c), in)
+	_, err := p.store.IAM().UpdateWorkspace(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/workspace", "Workspace saved.", func() error {
 			return p.workspacePage(c, http.StatusOK, nil, nil)
@@ -103,7 +103,7 @@ func (p *pages) updateWorkspaceSSO(c echo.Context) error {
 		return err
 	}
 	in := posted.input()
-	_, err := p.store.UpdateWorkspaceSSO(c.Request().Context(), actor(c), in)
+	_, err := p.store.IAM().UpdateWorkspaceSSO(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/workspace", "Single sign-on saved.", func() error {
 			return p.workspacePage(c, http.StatusOK, nil, nil)

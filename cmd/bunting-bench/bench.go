@@ -361,15 +361,15 @@ func seedBench(ctx context.Context, pool *pgxpool.Pool, o benchOptions) (*benchW
 		return nil, err
 	}
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: o.BcryptCost})
-	if _, err := st.Bootstrap(ctx, iam.Owner{Email: w.ownerEmail, Password: w.ownerSecret}); err != nil {
+	if _, err := st.IAM().Bootstrap(ctx, iam.Owner{Email: w.ownerEmail, Password: w.ownerSecret}); err != nil {
 		return nil, fmt.Errorf("bootstrap: %w", err)
 	}
-	token, err := st.MintAccessToken(ctx, w.ownerEmail, "bench", core.TokenPersonal)
+	token, err := st.IAM().MintAccessToken(ctx, w.ownerEmail, "bench", core.TokenPersonal)
 	if err != nil {
 		return nil, err
 	}
 	w.auth = token.Token
-	a, err := st.Authenticate(ctx, iam.Credentials{Authorization: token.Token})
+	a, err := st.IAM().Authenticate(ctx, iam.Credentials{Authorization: token.Token})
 	if err != nil {
 		return nil, err
 	}
@@ -381,13 +381,13 @@ func seedBench(ctx context.Context, pool *pgxpool.Pool, o benchOptions) (*benchW
 	}
 	var scope string
 	for i := range o.Projects {
-		p, err := st.CreateProject(ctx, a, core.ProjectInput{Name: fmt.Sprintf("Project %02d", i), Key: fmt.Sprintf("project-%02d", i)})
+		p, err := st.Projects().CreateProject(ctx, a, core.ProjectInput{Name: fmt.Sprintf("Project %02d", i), Key: fmt.Sprintf("project-%02d", i)})
 		if err != nil {
 			return nil, fmt.Errorf("create project: %w", err)
 		}
 		for j := len(p.Environments); j < o.EnvsPer; j++ {
 			key := fmt.Sprintf("env-%d", j)
-			if _, err := st.CreateEnvironment(ctx, a, p.ID, core.EnvironmentInput{Name: "Env " + key, Key: key}); err != nil {
+			if _, err := st.Projects().CreateEnvironment(ctx, a, p.ID, core.EnvironmentInput{Name: "Env " + key, Key: key}); err != nil {
 				return nil, fmt.Errorf("create environment: %w", err)
 			}
 		}

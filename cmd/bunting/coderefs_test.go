@@ -37,10 +37,10 @@ func TestCodeRefsCommand(t *testing.T) {
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, st, owner)
 	for _, key := range []string{"new-checkout", "beta"} {
-		_, err := st.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: key, Key: key})
+		_, err := st.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: key, Key: key})
 		storetest.Must(t, err)
 	}
-	token, err := st.MintAccessToken(ctx, "owner@example.com", "ci", core.TokenService)
+	token, err := st.IAM().MintAccessToken(ctx, "owner@example.com", "ci", core.TokenService)
 	storetest.Must(t, err)
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()
@@ -82,7 +82,7 @@ func TestCodeRefsCommand(t *testing.T) {
 	if !strings.Contains(out.String(), "Sent 2 references to 2 flags") || !strings.Contains(out.String(), "shop-web (main at "+head[:12]+")") {
 		t.Fatalf("coderefs said:\n%s", out.String())
 	}
-	refs, err := st.FlagCodeRefs(ctx, owner, prod.ID, "new-checkout")
+	refs, err := st.Flags().FlagCodeRefs(ctx, owner, prod.ID, "new-checkout")
 	storetest.Must(t, err)
 	if len(refs) != 1 {
 		t.Fatalf("new-checkout: got %d references %+v, want 1 (secrets.env is ignored)", len(refs), refs)
@@ -92,7 +92,7 @@ func TestCodeRefsCommand(t *testing.T) {
 		!strings.Contains(r.Snippet, "import { client }") || !strings.Contains(r.Snippet, "render()") {
 		t.Fatalf("new-checkout's reference: got %+v", r)
 	}
-	beta, err := st.FlagCodeRefs(ctx, owner, prod.ID, "beta")
+	beta, err := st.Flags().FlagCodeRefs(ctx, owner, prod.ID, "beta")
 	storetest.Must(t, err)
 	if len(beta) != 1 || beta[0].Path != "src/new.go" {
 		t.Fatalf("beta: got %+v, want only src/new.go (build/ is ignored, logo.bin is binary, betamax is another word)", beta)
@@ -102,7 +102,7 @@ func TestCodeRefsCommand(t *testing.T) {
 	storetest.Must(t, os.Remove(filepath.Join(repo, "src", "new.go")))
 	out.Reset()
 	storetest.Must(t, run(ctx, []string{"coderefs", "--env", prod.ID.String(), "--dir", repo}, vars, &out))
-	if beta, _ = st.FlagCodeRefs(ctx, owner, prod.ID, "beta"); len(beta) != 0 {
+	if beta, _ = st.Flags().FlagCodeRefs(ctx, owner, prod.ID, "beta"); len(beta) != 0 {
 		t.Fatalf("beta after its use was removed: got %+v, want none", beta)
 	}
 
@@ -131,7 +131,7 @@ func TestCodeRefsCommand(t *testing.T) {
 	if !errors.As(err, &refused) || refused.status != http.StatusBadRequest || !strings.Contains(err.Error(), "references/0/flagKey: flagKey_is_invalid") {
 		t.Fatalf("a reference with a wrong key: got %v, want 400 naming references/0/flagKey", err)
 	}
-	if refs, _ = st.FlagCodeRefs(ctx, owner, prod.ID, "new-checkout"); len(refs) != 1 {
+	if refs, _ = st.Flags().FlagCodeRefs(ctx, owner, prod.ID, "new-checkout"); len(refs) != 1 {
 		t.Fatalf("after refused uploads: got %d references of new-checkout, want the 1 stored before", len(refs))
 	}
 }

@@ -31,9 +31,9 @@ func TestExportImportCommands(t *testing.T) {
 	st, owner, _ := storetest.New(t)
 	ctx := context.Background()
 	prod, dev := storetest.ProdAndDev(t, st, owner)
-	_, err := st.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true, Tags: []string{"web"}})
+	_, err := st.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true, Tags: []string{"web"}})
 	storetest.Must(t, err)
-	token, err := st.MintAccessToken(ctx, "owner@example.com", "ci", core.TokenService)
+	token, err := st.IAM().MintAccessToken(ctx, "owner@example.com", "ci", core.TokenService)
 	storetest.Must(t, err)
 
 	srv := httptest.NewUnstartedServer(nil)
@@ -64,7 +64,7 @@ func TestExportImportCommands(t *testing.T) {
 	if !strings.Contains(out.String(), "flag checkout: create\n  Created the flag Checkout\n") || !strings.Contains(out.String(), "Dry run, nothing changed") {
 		t.Fatalf("dry run said:\n%s", out.String())
 	}
-	if _, err := st.GetFlag(ctx, owner, dev.ID, "checkout"); err == nil {
+	if _, err := st.Flags().GetFlag(ctx, owner, dev.ID, "checkout"); err == nil {
 		t.Fatal("a dry run created the flag")
 	}
 	out.Reset()
@@ -72,7 +72,7 @@ func TestExportImportCommands(t *testing.T) {
 	if !strings.Contains(out.String(), "Applied: 1 created") {
 		t.Fatalf("import said:\n%s", out.String())
 	}
-	f, err := st.GetFlag(ctx, owner, dev.ID, "checkout")
+	f, err := st.Flags().GetFlag(ctx, owner, dev.ID, "checkout")
 	storetest.Must(t, err)
 	if !f.IsEnabled {
 		t.Fatal("the imported flag is off")

@@ -174,7 +174,7 @@ func (b *EndUsers) Flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return b.store.WriteEndUsers(ctx, users)
+	return b.store.SDK().WriteEndUsers(ctx, users)
 }
 
 // limitNewUsers drops the new end users (unknown to the database) past
@@ -197,7 +197,7 @@ func (b *EndUsers) limitNewUsers(ctx context.Context, users []sdkdata.SeenEndUse
 	for j, i := range idx {
 		asked[j] = users[i]
 	}
-	unknown, err := b.store.UnknownEndUsers(ctx, asked)
+	unknown, err := b.store.SDK().UnknownEndUsers(ctx, asked)
 	if err != nil {
 		return nil, err // the buffer is already empty: they are lost, as a batch the database refuses
 	}

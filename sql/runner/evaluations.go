@@ -134,7 +134,7 @@ func (e *Evaluations) Flush(ctx context.Context) error {
 	if len(pending) == 0 {
 		return nil
 	}
-	return e.store.WriteEvaluationTallies(ctx, tallies(pending))
+	return e.store.SDK().WriteEvaluationTallies(ctx, tallies(pending))
 }
 
 // tallies are the pending counts as rows: one flag's keys from several
@@ -187,7 +187,7 @@ func NewSeries(st *store.Store, log *slog.Logger, keep sdkdata.SeriesRetention) 
 
 // Once rolls up and prunes as of now.
 func (r *Series) Once(ctx context.Context, now time.Time) (sdkdata.RollUp, error) {
-	return r.store.RollUpEvaluations(ctx, now, r.keep)
+	return r.store.SDK().RollUpEvaluations(ctx, now, r.keep)
 }
 
 // Run rolls up and prunes at start and every tick until ctx ends.

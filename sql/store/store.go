@@ -3,18 +3,24 @@
 // the translation of database errors into domain errors. api/ and web/ only
 // decode, call the store and encode.
 //
-// The domain lives in packages along its seams, each holding the core:
-// core (the actor, transactions, audit, errors, projects and environments),
-// iam (identity and access), flagstore (flags, segments and governance) and
-// sdkdata (SDK data and end users). Store embeds one of each, so a surface
-// calls every operation on the one Store.
+// The domain lives in packages along its seams, each over the core: core
+// (the actor, transactions, audit, errors, projects and environments), iam
+// (identity and access), flagstore (flags, segments and governance) and
+// sdkdata (SDK data and end users). Store holds one of each and hands a
+// surface one seam at a time through an accessor (s.Flags(), s.IAM(), ...).
+// The core's primitives (its transactions, statements, pool, audit writer
+// and keys) are no accessor's: a surface cannot reach them, so it cannot
+// step around the store's rules.
 package store
 
 import (
+	"context"
 	"log/slog"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
@@ -22,14 +28,12 @@ import (
 )
 
 // Store is the domain layer over one PostgreSQL database: every seam over
-// one core. The core is embedded too, for its own operations (projects,
-// environments, the change feed) and so that no method it shares with a
-// seam is ambiguous.
+// one core, each reached through its accessor.
 type Store struct {
-	*core.Core
-	*iam.IAM
-	*flagstore.Flags
-	*sdkdata.SDK
+	core  *core.Core
+	iam   *iam.IAM
+	flags *flagstore.Flags
+	sdk   *sdkdata.SDK
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -40,5 +44,63 @@ func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options
 	// webhook deliveries queued there, in the same transaction: the core
 	// is below the webhooks, so it is handed them.
 	c.SetWebhooks(flagstore.ChangeWebhookEvents, f.QueueWebhooks)
-	return &Store{Core: c, IAM: iam.New(c), Flags: f, SDK: sdkdata.New(c, f)}
+	return &Store{core: c, iam: iam.New(c), flags: f, sdk: sdkdata.New(c, f)}
 }
+
+// Projects is the core's own operations a surface calls: projects,
+// environments and their secrets, the resources and name checks, the
+// change feed, and the server's health, keys and settings. It names no
+// primitive: no transaction, statement, pool or audit writer.
+type Projects interface {
+	AccessVersion() (version int64, watched bool)
+	AllowPrivateNetworks() bool
+	AuthorizeEnvironmentCreation(ctx context.Context, a *core.Actor, projectID uuid.UUID) error
+	AuthorizeEnvironmentDeletion(ctx context.Context, a *core.Actor, projectID, envID uuid.UUID) error
+	AuthorizeEnvironmentUpdate(ctx context.Context, a *core.Actor, projectID, envID uuid.UUID) error
+	AuthorizeProjectCreation(a *core.Actor) error
+	AuthorizeProjectDeletion(ctx context.Context, a *core.Actor, projectID uuid.UUID) error
+	AuthorizeProjectRename(ctx context.Context, a *core.Actor, projectID uuid.UUID) error
+	AuthorizeSecretCreation(ctx context.Context, a *core.Actor, envID uuid.UUID) error
+	AuthorizeSecretDeletion(ctx context.Context, a *core.Actor, envID uuid.UUID) error
+	AuthorizeSecretRename(ctx context.Context, a *core.Actor, envID uuid.UUID) error
+	Changes() *feed.Notifier
+	CreateEnvironment(ctx context.Context, a *core.Actor, projectID uuid.UUID, in core.EnvironmentInput) (core.Environment, error)
+	CreateProject(ctx context.Context, a *core.Actor, in core.ProjectInput) (core.Project, error)
+	CreateSecret(ctx context.Context, a *core.Actor, envID uuid.UUID, in core.SecretInput) (core.Secret, error)
+	DeleteEnvironment(ctx context.Context, a *core.Actor, projectID, envID uuid.UUID) error
+	DeleteProject(ctx context.Context, a *core.Actor, id uuid.UUID) error
+	DeleteSecret(ctx context.Context, a *core.Actor, envID, secretID uuid.UUID) error
+	Feed() feed.Config
+	GetEnvironment(ctx context.Context, a *core.Actor, projectID, envID uuid.UUID) (core.Environment, error)
+	GetProject(ctx context.Context, a *core.Actor, id uuid.UUID) (core.Project, error)
+	IsAccessTokenNameUsed(ctx context.Context, a *core.Actor, name string) (bool, error)
+	IsEnvironmentKeyUsed(ctx context.Context, a *core.Actor, projectID uuid.UUID, key string) (bool, error)
+	IsGroupNameUsed(ctx context.Context, a *core.Actor, name string) (bool, error)
+	IsOrganizationKeyUsed(ctx context.Context, a *core.Actor, key string) (bool, error)
+	IsProjectKeyUsed(ctx context.Context, a *core.Actor, key string) (bool, error)
+	IsWorkspaceKeyUsed(ctx context.Context, a *core.Actor, key string) (bool, error)
+	Keys() core.Keys
+	ListProjects(ctx context.Context, a *core.Actor) ([]core.Project, error)
+	ListResources(ctx context.Context, a *core.Actor, f core.ResourceFilter) ([]core.Resource, error)
+	ListResourcesV2(ctx context.Context, a *core.Actor, f core.ResourceFilterV2) ([]core.ResourceV2, error)
+	Ping(ctx context.Context) error
+	RenameProject(ctx context.Context, a *core.Actor, id uuid.UUID, in core.ProjectInput) (core.ProjectName, error)
+	TouchAccessToken(ctx context.Context, id uuid.UUID) error
+	UpdateEnvironment(ctx context.Context, a *core.Actor, projectID, envID uuid.UUID, in core.EnvironmentInput) (core.Environment, error)
+	UpdateSecret(ctx context.Context, a *core.Actor, envID, secretID uuid.UUID, in core.SecretInput) (core.Secret, error)
+}
+
+var _ Projects = (*core.Core)(nil)
+
+// Projects is the core's own operations.
+func (s *Store) Projects() Projects { return s.core }
+
+// IAM is identity and access: accounts, sessions, organizations,
+// workspaces, members, groups, policies and access tokens.
+func (s *Store) IAM() *iam.IAM { return s.iam }
+
+// Flags is flags, segments and their governance.
+func (s *Store) Flags() *flagstore.Flags { return s.flags }
+
+// SDK is the SDK data and end users.
+func (s *Store) SDK() *sdkdata.SDK { return s.sdk }

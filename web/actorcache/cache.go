@@ -53,7 +53,7 @@ func cacheKey(c iam.Credentials, token string) [32]byte {
 // token's signature and expiry are checked every time, without the
 // database; whether the session has ended is in the cache or the database.
 func (c *Cache) Authenticate(ctx context.Context, creds iam.Credentials) (*core.Actor, error) {
-	token, accessToken, err := c.store.Bearer(creds)
+	token, accessToken, err := c.store.IAM().Bearer(creds)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (c *Cache) Authenticate(ctx context.Context, creds iam.Credentials) (*core.
 	if a, touch, hit := c.get(key, accessToken); hit {
 		a.Address = creds.Address
 		if touch {
-			if err := c.store.TouchAccessToken(ctx, a.TokenID); err != nil {
+			if err := c.store.Projects().TouchAccessToken(ctx, a.TokenID); err != nil {
 				return nil, err
 			}
 		}
@@ -69,8 +69,8 @@ func (c *Cache) Authenticate(ctx context.Context, creds iam.Credentials) (*core.
 	}
 	// An access change made while this actor is resolved must not be
 	// cached over: put drops the actor when the version moved meanwhile.
-	version, _ := c.store.AccessVersion()
-	a, err := c.store.Authenticate(ctx, creds)
+	version, _ := c.store.Projects().AccessVersion()
+	a, err := c.store.IAM().Authenticate(ctx, creds)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (c *Cache) Authenticate(ctx context.Context, creds iam.Credentials) (*core.
 // entries were resolved, and reports whether the store watches for changes
 // at all. c.mu is held.
 func (c *Cache) sync() bool {
-	version, watched := c.store.AccessVersion()
+	version, watched := c.store.Projects().AccessVersion()
 	if version != c.version {
 		clear(c.entries)
 		c.version = version

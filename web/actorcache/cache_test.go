@@ -27,11 +27,11 @@ func testStore(t *testing.T) (*store.Store, *core.Actor, *pgxpool.Pool, core.Key
 	keys, err := core.DeriveKeys(strings.Repeat("cache-test-", 4))
 	must(t, err)
 	s := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	_, err = s.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
+	_, err = s.IAM().Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
 	must(t, err)
-	session, err := s.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+	session, err := s.IAM().Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 	must(t, err)
-	a, err := s.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
+	a, err := s.IAM().Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
 	must(t, err)
 	return s, a, pool, keys
 }
@@ -48,11 +48,11 @@ func must(t *testing.T, err error) {
 func listen(t *testing.T, stores ...*store.Store) {
 	t.Helper()
 	for _, s := range stores {
-		feedtest.Run(t, s.Feed())
+		feedtest.Run(t, s.Projects().Feed())
 	}
 	waitFor(t, "the listeners", func() bool {
 		for _, s := range stores {
-			if _, watched := s.AccessVersion(); !watched {
+			if _, watched := s.Projects().AccessVersion(); !watched {
 				return false
 			}
 		}
@@ -66,12 +66,12 @@ func listen(t *testing.T, stores ...*store.Store) {
 // before it has been heard.
 func settle(t *testing.T, s *store.Store, pool *pgxpool.Pool) {
 	t.Helper()
-	feedtest.Settle(t, pool, s.Changes())
+	feedtest.Settle(t, pool, s.Projects().Changes())
 }
 
 // version is a store's access version.
 func version(s *store.Store) int64 {
-	v, _ := s.AccessVersion()
+	v, _ := s.Projects().AccessVersion()
 	return v
 }
 
@@ -86,7 +86,7 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 	listen(t, a, b)
 	ca, cb := New(a), New(b)
 
-	tok, err := a.CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "ci", Type: core.TokenPersonal})
+	tok, err := a.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "ci", Type: core.TokenPersonal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 
 	// Revoked on instance a, refused on instance b.
 	before := version(b)
-	if _, err := a.ToggleAccessToken(ctx, owner, tok.ID); err != nil {
+	if _, err := a.IAM().ToggleAccessToken(ctx, owner, tok.ID); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the notification on b", func() bool { return version(b) > before })
@@ -110,13 +110,13 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 		t.Fatalf("revoked token on the other instance: %v, want ErrUnauthenticated", err)
 	}
 	// On the instance that made the change it is refused at once, with no wait.
-	if _, err := a.ToggleAccessToken(ctx, owner, tok.ID); err != nil {
+	if _, err := a.IAM().ToggleAccessToken(ctx, owner, tok.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ca.Authenticate(ctx, creds); err != nil {
 		t.Fatalf("reactivated token on the same instance: %v", err)
 	}
-	if _, err := a.ToggleAccessToken(ctx, owner, tok.ID); err != nil {
+	if _, err := a.IAM().ToggleAccessToken(ctx, owner, tok.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ca.Authenticate(ctx, creds); !errors.Is(err, core.ErrUnauthenticated) {
@@ -145,7 +145,7 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 
 	signIn := func() iam.Credentials {
 		t.Helper()
-		session, err := a.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+		session, err := a.IAM().Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 		must(t, err)
 		return iam.Credentials{Authorization: "Bearer " + session.Token}
 	}
@@ -160,8 +160,8 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 		return actor
 	}
 	for name, end := range map[string]func(*core.Actor) error{
-		"logout":  func(actor *core.Actor) error { return a.Logout(ctx, actor) },
-		"refresh": func(actor *core.Actor) error { _, err := a.RefreshSession(ctx, actor); return err },
+		"logout":  func(actor *core.Actor) error { return a.IAM().Logout(ctx, actor) },
+		"refresh": func(actor *core.Actor) error { _, err := a.IAM().RefreshSession(ctx, actor); return err },
 	} {
 		creds := signIn()
 		hits := cb.Hits()
@@ -186,7 +186,7 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 	cached(live)
 	short := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4, SessionTTL: -time.Minute})
 	for range 3 { // each sweeps the expired sessions made before it
-		_, err := short.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+		_, err := short.IAM().Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 		must(t, err)
 	}
 	_, err := pool.Exec(ctx, `INSERT INTO login_failures (subject, failures, window_start) VALUES ('email:old@example.com', 5, now() - interval '1 hour')`)

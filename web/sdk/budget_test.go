@@ -24,7 +24,7 @@ func budgetInstance(t *testing.T, caps sdk.Connections, logs *syncBuffer) (in *i
 	in = newInstanceWith(t, dbURL, sdk.Options{Connections: caps, RefusalLog: 50 * time.Millisecond},
 		slog.New(slog.NewTextHandler(logs, nil)))
 	webProd, webDev = in.project("web") // before there are two organizations to choose from
-	other, err := in.store.CreateOrganization(context.Background(), in.actor(), iam.NewOrganizationInput{Name: "Other", Key: "other"})
+	other, err := in.store.IAM().CreateOrganization(context.Background(), in.actor(), iam.NewOrganizationInput{Name: "Other", Key: "other"})
 	must(t, err)
 	apiProd, _ = in.project("api", "Organization", other.ID.String())
 	return in, webProd, webDev, apiProd

@@ -82,11 +82,11 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 		t.Fatal(err)
 	}
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	if _, err := st.Bootstrap(context.Background(), iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
+	if _, err := st.IAM().Bootstrap(context.Background(), iam.Owner{Email: ownerEmail, Password: ownerPassword}); err != nil {
 		t.Fatal(err)
 	}
-	feedtest.Run(t, st.Feed())
-	waitFor(t, "the change listener", st.Changes().Live)
+	feedtest.Run(t, st.Projects().Feed())
+	waitFor(t, "the change listener", st.Projects().Changes().Live)
 
 	if opts.EndUsers == nil {
 		opts.EndUsers = runner.NewEndUsers(st, slog.New(slog.DiscardHandler))
@@ -96,7 +96,7 @@ func newInstanceWith(t *testing.T, dbURL string, opts sdk.Options, log *slog.Log
 	srv := httptest.NewServer(in.echo)
 	t.Cleanup(srv.Close)
 	in.url = srv.URL
-	session, err := st.Login(context.Background(), iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
+	session, err := st.IAM().Login(context.Background(), iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func (in *instance) actor(headers ...string) *core.Actor {
 			cred.Organization = headers[i+1]
 		}
 	}
-	a, err := in.store.Authenticate(context.Background(), cred)
+	a, err := in.store.IAM().Authenticate(context.Background(), cred)
 	must(in.t, err)
 	return a
 }
@@ -227,7 +227,7 @@ type env struct {
 func (in *instance) project(key string, headers ...string) (prod, dev *env) {
 	in.t.Helper()
 	owner := in.actor(headers...)
-	p, err := in.store.CreateProject(context.Background(), owner, core.ProjectInput{Name: key, Key: key})
+	p, err := in.store.Projects().CreateProject(context.Background(), owner, core.ProjectInput{Name: key, Key: key})
 	must(in.t, err)
 	envs := make([]*env, len(p.Environments))
 	for i, e := range p.Environments {
@@ -246,7 +246,7 @@ func (in *instance) project(key string, headers ...string) (prod, dev *env) {
 // flag creates a flag from body (a store.FlagInput as JSON).
 func (e *env) flag(body map[string]any) flagstore.Flag {
 	e.in.t.Helper()
-	f, err := e.in.store.CreateFlag(context.Background(), e.owner, e.id, input[flagstore.FlagInput](e.in.t, body))
+	f, err := e.in.store.Flags().CreateFlag(context.Background(), e.owner, e.id, input[flagstore.FlagInput](e.in.t, body))
 	must(e.in.t, err)
 	return f
 }
@@ -254,7 +254,7 @@ func (e *env) flag(body map[string]any) flagstore.Flag {
 // get reads the flag key as instance in sees it.
 func (e *env) get(in *instance, key string) flagstore.Flag {
 	in.t.Helper()
-	f, err := in.store.GetFlag(context.Background(), e.owner, e.id, key)
+	f, err := in.store.Flags().GetFlag(context.Background(), e.owner, e.id, key)
 	must(in.t, err)
 	return f
 }
@@ -274,9 +274,9 @@ func (e *env) put(path string, body map[string]any) flagstore.Flag {
 		tg := map[string]any{"targetUsers": f.TargetUsers, "rules": f.Rules, "fallthrough": f.Fallthrough,
 			"exptIncludeAllTargets": f.ExptIncludeAllTargets}
 		maps.Copy(tg, body)
-		_, err = e.in.store.SetFlagTargeting(ctx, e.owner, e.id, key, input[flagstore.TargetingInput](e.in.t, map[string]any{"targeting": tg}))
+		_, err = e.in.store.Flags().SetFlagTargeting(ctx, e.owner, e.id, key, input[flagstore.TargetingInput](e.in.t, map[string]any{"targeting": tg}))
 	case "toggle/true", "toggle/false":
-		_, err = e.in.store.ToggleFlag(ctx, e.owner, e.id, key, route == "toggle/true", flagstore.Change{})
+		_, err = e.in.store.Flags().ToggleFlag(ctx, e.owner, e.id, key, route == "toggle/true", flagstore.Change{})
 	default:
 		e.in.t.Fatalf("put %s: no such change here", path)
 	}
@@ -287,14 +287,14 @@ func (e *env) put(path string, body map[string]any) flagstore.Flag {
 // archive archives the flag key.
 func (e *env) archive(key string) {
 	e.in.t.Helper()
-	_, err := e.in.store.ArchiveFlag(context.Background(), e.owner, e.id, key, flagstore.Change{})
+	_, err := e.in.store.Flags().ArchiveFlag(context.Background(), e.owner, e.id, key, flagstore.Change{})
 	must(e.in.t, err)
 }
 
 // segment creates a segment from body (a store.SegmentInput as JSON).
 func (e *env) segment(body map[string]any) flagstore.Segment {
 	e.in.t.Helper()
-	sg, err := e.in.store.CreateSegment(context.Background(), e.owner, e.id, input[flagstore.SegmentInput](e.in.t, body))
+	sg, err := e.in.store.Flags().CreateSegment(context.Background(), e.owner, e.id, input[flagstore.SegmentInput](e.in.t, body))
 	must(e.in.t, err)
 	return sg
 }
@@ -382,7 +382,7 @@ func (in *instance) settle() {
 		in.t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	feedtest.Settle(in.t, conn, in.store.Changes())
+	feedtest.Settle(in.t, conn, in.store.Projects().Changes())
 }
 
 // sdkConn is an SDK's WebSocket connection.

@@ -102,7 +102,7 @@ func (s *Server) track(c echo.Context) error {
 	}
 	now := s.now()
 	counts = s.admitEvaluations(env.SecretID, counts)
-	if err := s.store.RecordEvaluations(c.Request().Context(), env, counts, now); err != nil {
+	if err := s.store.SDK().RecordEvaluations(c.Request().Context(), env, counts, now); err != nil {
 		return err
 	}
 	s.sawEndUsers(env, users, now)

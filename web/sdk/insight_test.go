@@ -18,7 +18,7 @@ import (
 // listFlags lists the flags whose names contain name, first page.
 func (e *env) listFlags(name string) core.Paged[flagstore.FlagListItem] {
 	e.in.t.Helper()
-	list, err := e.in.store.ListFlags(context.Background(), e.owner, e.id, flagstore.FlagFilter{Name: name, Page: core.Page{Size: core.DefaultPageSize}})
+	list, err := e.in.store.Flags().ListFlags(context.Background(), e.owner, e.id, flagstore.FlagFilter{Name: name, Page: core.Page{Size: core.DefaultPageSize}})
 	must(e.in.t, err)
 	return list
 }
@@ -26,7 +26,7 @@ func (e *env) listFlags(name string) core.Paged[flagstore.FlagListItem] {
 // insights reads a flag's evaluation counts.
 func (e *env) insights(key string) sdkdata.FlagInsight {
 	e.in.t.Helper()
-	insight, err := e.in.store.FlagInsights(context.Background(), e.owner, e.id, key)
+	insight, err := e.in.store.SDK().FlagInsights(context.Background(), e.owner, e.id, key)
 	must(e.in.t, err)
 	return insight
 }
@@ -79,7 +79,7 @@ func TestInsightsRecordEvaluations(t *testing.T) {
 	if it := list.Items[0]; it.LastEvaluatedAt == nil || it.Evaluations != 4 {
 		t.Errorf("list item: last evaluated %v, %d evaluations; want now and 4", it.LastEvaluatedAt, it.Evaluations)
 	}
-	stale, err := in.store.StaleFlags(context.Background(), prod.owner, prod.id, core.Page{Size: 100})
+	stale, err := in.store.SDK().StaleFlags(context.Background(), prod.owner, prod.id, core.Page{Size: 100})
 	must(t, err)
 	if n := len(stale.Items); n != len(fx.flags) || stale.Items[n-1].Key != "ft-bool" || stale.Items[0].LastEvaluatedAt != nil {
 		t.Errorf("stale flags: %+v, want never-evaluated first and ft-bool last", stale.Items)

@@ -114,7 +114,7 @@ func (in *instance) serveManagement() {
 		if err != nil {
 			return err
 		}
-		f, err := in.store.ToggleFlag(c.Request().Context(), owner, envID, c.Param("key"), c.Param("status") == "true", flagstore.Change{})
+		f, err := in.store.Flags().ToggleFlag(c.Request().Context(), owner, envID, c.Param("key"), c.Param("status") == "true", flagstore.Change{})
 		return answer(c, f.Revision, err)
 	})
 	flags.GET("/insights", func(c echo.Context) error {
@@ -122,7 +122,7 @@ func (in *instance) serveManagement() {
 		if err != nil {
 			return err
 		}
-		insight, err := in.store.FlagInsights(c.Request().Context(), owner, envID, c.Param("key"))
+		insight, err := in.store.SDK().FlagInsights(c.Request().Context(), owner, envID, c.Param("key"))
 		return answer(c, insight, err)
 	})
 }

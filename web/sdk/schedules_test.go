@@ -34,7 +34,7 @@ func (e *env) schedule(key, title string, at time.Time) {
 // scheduleTarget schedules changing flag key to target at at.
 func (e *env) scheduleTarget(key, title string, at time.Time, target map[string]any) {
 	e.in.t.Helper()
-	_, err := e.in.store.CreateFlagSchedule(context.Background(), e.owner, e.id, key, input[flagstore.ScheduleInput](e.in.t,
+	_, err := e.in.store.Flags().CreateFlagSchedule(context.Background(), e.owner, e.id, key, input[flagstore.ScheduleInput](e.in.t,
 		map[string]any{"title": title, "scheduledTime": at.UTC(), "targetFlag": target}))
 	must(e.in.t, err)
 }
@@ -42,7 +42,7 @@ func (e *env) scheduleTarget(key, title string, at time.Time, target map[string]
 // appliedSchedules are the history entries of the flag's applied schedules.
 func (e *env) appliedSchedules(f flagstore.Flag) []flagstore.AuditEntry {
 	e.in.t.Helper()
-	page, err := e.in.store.ListAuditLogs(context.Background(), e.owner, e.id,
+	page, err := e.in.store.Flags().ListAuditLogs(context.Background(), e.owner, e.id,
 		flagstore.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: core.Page{Size: 100}})
 	must(e.in.t, err)
 	var out []flagstore.AuditEntry
@@ -112,7 +112,7 @@ func TestScheduleAppliesOnceAcrossTwoInstances(t *testing.T) {
 	if !strings.Contains(applied[0].Comment, `Scheduled change "Launch day"`) || strings.Contains(applied[0].Comment, "at start") {
 		t.Errorf("history comment %q", applied[0].Comment)
 	}
-	pending, err := a.store.FlagPendingChanges(context.Background(), prod.owner, prod.id, "launch")
+	pending, err := a.store.Flags().FlagPendingChanges(context.Background(), prod.owner, prod.id, "launch")
 	must(t, err)
 	if len(pending) != 0 {
 		t.Errorf("pending changes after applying: %+v", pending)

@@ -169,7 +169,7 @@ func (s *Server) markSeen(ctx context.Context, env sdkdata.SDKEnv) {
 	if _, done := s.seen.LoadOrStore(env.EnvID, true); done {
 		return
 	}
-	if err := s.store.RecordSDKSeen(ctx, env, s.now()); err != nil {
+	if err := s.store.SDK().RecordSDKSeen(ctx, env, s.now()); err != nil {
 		s.seen.Delete(env.EnvID)
 		s.log.WarnContext(ctx, "record an environment's first SDK request", "env", env.EnvID, "err", err)
 	}

@@ -260,7 +260,7 @@ func TestChangesArePushed(t *testing.T) {
 
 	// A segment's targeting change pushes the segment, and the flag that
 	// uses it with a new updatedAt.
-	_, err := in.store.SetSegmentTargeting(context.Background(), prod.owner, prod.id, fx.segment.ID,
+	_, err := in.store.Flags().SetSegmentTargeting(context.Background(), prod.owner, prod.id, fx.segment.ID,
 		input[flagstore.SegmentTargetingInput](t, map[string]any{"included": []string{"u-seg", "u1"}}))
 	must(t, err)
 	deadline := time.Now().Add(pushWait)
@@ -322,11 +322,11 @@ func TestRemovedSecretsAreDisconnected(t *testing.T) {
 	c.send(`{"messageType":"data-sync","data":{"timestamp":0}}`)
 	c.readSync(5 * time.Second)
 	ctx := context.Background()
-	e, err := in.store.GetEnvironment(ctx, prod.owner, prod.project, prod.id)
+	e, err := in.store.Projects().GetEnvironment(ctx, prod.owner, prod.project, prod.id)
 	must(t, err)
 	for _, s := range e.Secrets {
 		if s.Value == prod.server {
-			must(t, in.store.DeleteSecret(ctx, prod.owner, prod.id, s.ID))
+			must(t, in.store.Projects().DeleteSecret(ctx, prod.owner, prod.id, s.ID))
 		}
 	}
 	if code := c.closed(); code != 4003 {
@@ -383,5 +383,5 @@ func TestChangesMissedWhileNotListeningAreCaughtUp(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, "the listener to come back", in.store.Changes().Live)
+	waitFor(t, "the listener to come back", in.store.Projects().Changes().Live)
 }

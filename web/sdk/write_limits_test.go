@@ -31,7 +31,7 @@ func TestWritesLimitedPerSecret(t *testing.T) {
 	fx := seed(prod)
 	on := variationID(fx.flags["ft-bool"], "true")
 	ctx := context.Background()
-	second, err := in.store.CreateSecret(ctx, prod.owner, prod.id, core.SecretInput{Name: "Second", Type: core.SecretClient})
+	second, err := in.store.Projects().CreateSecret(ctx, prod.owner, prod.id, core.SecretInput{Name: "Second", Type: core.SecretClient})
 	must(t, err)
 
 	db, err := pgx.Connect(ctx, in.dbURL)

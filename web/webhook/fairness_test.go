@@ -59,16 +59,16 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 	}
 	for i := range 3 {
 		key := fmt.Sprintf("a%d", i)
-		_, err := s.CreateFlag(ctx, a, prodA.ID, flagstore.FlagInput{Name: key, Key: key})
+		_, err := s.Flags().CreateFlag(ctx, a, prodA.ID, flagstore.FlagInput{Name: key, Key: key})
 		must(t, err)
 	}
 
 	// Organization B, with one receiver that answers at once.
-	org, err := s.CreateOrganization(ctx, a, iam.NewOrganizationInput{Name: "Other", Key: "other"})
+	org, err := s.IAM().CreateOrganization(ctx, a, iam.NewOrganizationInput{Name: "Other", Key: "other"})
 	must(t, err)
-	b, err := s.UserActor(ctx, a.UserID, "", org.ID.String())
+	b, err := s.IAM().UserActor(ctx, a.UserID, "", org.ID.String())
 	must(t, err)
-	p, err := s.CreateProject(ctx, b, core.ProjectInput{Name: "Api", Key: "api"})
+	p, err := s.Projects().CreateProject(ctx, b, core.ProjectInput{Name: "Api", Key: "api"})
 	must(t, err)
 	prodB := p.Environments[0]
 	fast := make(chan time.Time, 1)
@@ -89,7 +89,7 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 	waitUntil(t, "A's receivers to be called", func() bool { return hanging.Load() >= 2 })
 
 	start := time.Now()
-	_, err = s.CreateFlag(ctx, b, prodB.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err = s.Flags().CreateFlag(ctx, b, prodB.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	select {
 	case at := <-fast:

@@ -43,11 +43,11 @@ func openStore(t *testing.T, private bool) (*dbStore, *core.Actor, *pgxpool.Pool
 	must(t, err)
 	s := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost,
 		LoginDelayStep: time.Millisecond, WebhookAllowPrivateNetworks: private})
-	_, err = s.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
+	_, err = s.IAM().Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
 	must(t, err)
-	session, err := s.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+	session, err := s.IAM().Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
 	must(t, err)
-	a, err := s.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
+	a, err := s.IAM().Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
 	must(t, err)
 	return &dbStore{s, pool}, a, pool
 }
@@ -65,14 +65,14 @@ func loopbackStore(t *testing.T) (*dbStore, *core.Actor, core.Environment) {
 // prodAndDev creates a project and returns its two environments.
 func prodAndDev(t *testing.T, s *dbStore, a *core.Actor) (core.Environment, core.Environment) {
 	t.Helper()
-	p, err := s.CreateProject(context.Background(), a, core.ProjectInput{Name: "Web", Key: "web"})
+	p, err := s.Projects().CreateProject(context.Background(), a, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	return p.Environments[0], p.Environments[1]
 }
 
 func hookOn(t *testing.T, s *dbStore, a *core.Actor, env core.Environment, url, secret string, events ...string) flagstore.Webhook {
 	t.Helper()
-	w, err := s.CreateWebhook(context.Background(), a, flagstore.WebhookInput{Name: "hook " + uuid.NewString()[:8], URL: url,
+	w, err := s.Flags().CreateWebhook(context.Background(), a, flagstore.WebhookInput{Name: "hook " + uuid.NewString()[:8], URL: url,
 		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: events, Secret: &secret, IsActive: true})
 	must(t, err)
 	return w

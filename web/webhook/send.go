@@ -56,14 +56,14 @@ type Sender struct {
 // NewSender returns a sender over st, whose client reaches private
 // networks only where st's webhook setting allows.
 func NewSender(st *store.Store) *Sender {
-	return &Sender{store: st, client: outbound.NewClient(outbound.Options{AllowPrivate: st.WebhookAllowPrivateNetworks()})}
+	return &Sender{store: st, client: outbound.NewClient(outbound.Options{AllowPrivate: st.Flags().WebhookAllowPrivateNetworks()})}
 }
 
 // Send makes a request now, as FeatBit's "send" does for the webhook
 // form's test (store.PrepareWebhookRequest says what may be sent), and
 // says how it went; an attempt for a stored webhook goes into its log.
 func (s *Sender) Send(ctx context.Context, a *core.Actor, in flagstore.WebhookRequest) (flagstore.WebhookDelivery, error) {
-	d, err := s.store.PrepareWebhookRequest(ctx, a, in)
+	d, err := s.store.Flags().PrepareWebhookRequest(ctx, a, in)
 	if err != nil {
 		return flagstore.WebhookDelivery{}, err
 	}
@@ -71,17 +71,17 @@ func (s *Sender) Send(ctx context.Context, a *core.Actor, in flagstore.WebhookRe
 		return flagstore.WebhookDelivery{WebhookID: d.WebhookID, Error: &flagstore.DeliveryErrorInfo{Message: d.Refused},
 			Request: recordRequest(d.URL, http.Header{}, nil, d.Payload)}, nil
 	}
-	return s.store.LogWebhookAttempt(ctx, d, send(ctx, s.client, d))
+	return s.store.Flags().LogWebhookAttempt(ctx, d, send(ctx, s.client, d))
 }
 
 // SendTest sends a webhook its test delivery ("Send test" on its page),
 // signed and logged like any delivery, and says how it went.
 func (s *Sender) SendTest(ctx context.Context, a *core.Actor, id uuid.UUID) (flagstore.WebhookDelivery, error) {
-	d, err := s.store.PrepareWebhookTest(ctx, a, id)
+	d, err := s.store.Flags().PrepareWebhookTest(ctx, a, id)
 	if err != nil {
 		return flagstore.WebhookDelivery{}, err
 	}
-	return s.store.LogWebhookAttempt(ctx, d, send(ctx, s.client, d))
+	return s.store.Flags().LogWebhookAttempt(ctx, d, send(ctx, s.client, d))
 }
 
 // send makes one signed request. A failure is part of the attempt, in

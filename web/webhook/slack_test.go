@@ -31,12 +31,12 @@ func TestSlackWebhookSaysChangesInWords(t *testing.T) {
 	must(t, err)
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost,
 		LoginDelayStep: time.Millisecond, WebhookAllowPrivateNetworks: true, BaseURL: "https://flags.example.com/"})
-	_, err = st.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
+	_, err = st.IAM().Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
 	must(t, err)
 	signIn := func(email, password string) *core.Actor {
-		session, err := st.Login(ctx, iam.LoginInput{Email: email, Password: password}, "192.0.2.1")
+		session, err := st.IAM().Login(ctx, iam.LoginInput{Email: email, Password: password}, "192.0.2.1")
 		must(t, err)
-		a, err := st.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
+		a, err := st.IAM().Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
 		must(t, err)
 		return a
 	}
@@ -44,23 +44,23 @@ func TestSlackWebhookSaysChangesInWords(t *testing.T) {
 	s := &dbStore{st, pool}
 	prod, _ := prodAndDev(t, s, owner)
 	member := func(email, name string) *core.Actor {
-		m, err := st.AddMember(ctx, owner, iam.MemberInput{Email: email, PolicyIDs: []uuid.UUID{core.OwnerPolicyID}})
+		m, err := st.IAM().AddMember(ctx, owner, iam.MemberInput{Email: email, PolicyIDs: []uuid.UUID{core.OwnerPolicyID}})
 		must(t, err)
 		a := signIn(email, *m.InitialPassword)
-		_, err = st.UpdateProfile(ctx, a, iam.ProfileInput{Name: name, Email: email})
+		_, err = st.IAM().UpdateProfile(ctx, a, iam.ProfileInput{Name: name, Email: email})
 		must(t, err)
 		return a
 	}
 	ana, ben := member("ana@example.com", "Ana"), member("ben@example.com", "Ben")
-	_, err = st.UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: "Production",
+	_, err = st.Projects().UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: "Production",
 		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 			ApproverMemberIDs: []uuid.UUID{ben.UserID}}}})
 	must(t, err)
-	_, err = st.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "New checkout", Key: "new-checkout"})
+	_, err = st.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "New checkout", Key: "new-checkout"})
 	must(t, err)
 
 	slack, featbit := newReceiver(t), newReceiver(t)
-	sl, err := st.CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Slack", URL: slack.URL, PayloadTemplateType: flagstore.PayloadSlack,
+	sl, err := st.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Slack", URL: slack.URL, PayloadTemplateType: flagstore.PayloadSlack,
 		Scopes: []string{prod.ProjectID.String() + "/" + prod.ID.String()}, IsActive: true,
 		Events: []string{flagstore.EventChangeRequestCreated, flagstore.EventChangeRequestApproved, flagstore.EventChangeRequestApplied,
 			flagstore.EventFlagToggled, flagstore.EventFlagBasicInfoUpdated}})
@@ -72,15 +72,15 @@ func TestSlackWebhookSaysChangesInWords(t *testing.T) {
 	runWorker(t, st, fast)
 
 	on := true
-	cr, err := st.CreateFlagChangeRequest(ctx, ana, prod.ID, "new-checkout", flagstore.FlagChangeRequestInput{IsEnabled: &on,
+	cr, err := st.Flags().CreateFlagChangeRequest(ctx, ana, prod.ID, "new-checkout", flagstore.FlagChangeRequestInput{IsEnabled: &on,
 		Reason: "Launch day", Reviewers: []uuid.UUID{ben.UserID}})
 	must(t, err)
-	_, err = st.ApproveFlagChangeRequest(ctx, ben, prod.ID, cr.ID, flagstore.ReviewInput{})
+	_, err = st.Flags().ApproveFlagChangeRequest(ctx, ben, prod.ID, cr.ID, flagstore.ReviewInput{})
 	must(t, err)
-	_, err = st.ApplyFlagChangeRequest(ctx, ana, prod.ID, cr.ID)
+	_, err = st.Flags().ApplyFlagChangeRequest(ctx, ana, prod.ID, cr.ID)
 	must(t, err)
 	description := "The one-page checkout"
-	_, err = st.UpdateFlagDescription(ctx, ana, prod.ID, "new-checkout", flagstore.DescriptionInput{Description: &description})
+	_, err = st.Flags().UpdateFlagDescription(ctx, ana, prod.ID, "new-checkout", flagstore.DescriptionInput{Description: &description})
 	must(t, err)
 	drained(t, pool)
 

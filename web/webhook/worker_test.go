@@ -38,18 +38,18 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	}
 	runWorker(t, s.Store, fast)
 
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	_, err = s.ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{})
+	_, err = s.Flags().ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{})
 	must(t, err)
-	_, err = s.ArchiveFlag(ctx, a, prod.ID, "pay", flagstore.Change{})
+	_, err = s.Flags().ArchiveFlag(ctx, a, prod.ID, "pay", flagstore.Change{})
 	must(t, err)
-	_, err = s.RestoreFlag(ctx, a, prod.ID, "pay", flagstore.Change{})
+	_, err = s.Flags().RestoreFlag(ctx, a, prod.ID, "pay", flagstore.Change{})
 	must(t, err)
-	_, err = s.ArchiveFlag(ctx, a, prod.ID, "pay", flagstore.Change{})
+	_, err = s.Flags().ArchiveFlag(ctx, a, prod.ID, "pay", flagstore.Change{})
 	must(t, err)
-	must(t, s.DeleteFlag(ctx, a, prod.ID, "pay", flagstore.Change{}))
-	_, err = s.CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: "environment-specific"})
+	must(t, s.Flags().DeleteFlag(ctx, a, prod.ID, "pay", flagstore.Change{}))
+	_, err = s.Flags().CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: "environment-specific"})
 	must(t, err)
 	want := []string{flagstore.EventFlagCreated, flagstore.EventFlagToggled, flagstore.EventFlagArchived, flagstore.EventFlagRestored, flagstore.EventFlagArchived,
 		flagstore.EventFlagDeleted, flagstore.EventSegmentCreated}
@@ -87,7 +87,7 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	if !slices.Equal(events, want) {
 		t.Fatalf("events %v, want each of %v once", events, want)
 	}
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 100}})
+	log, err := s.Flags().ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 100}})
 	must(t, err)
 	// The receiver is on loopback: its answer's body is not kept.
 	if log.TotalCount != int64(len(want)) || !log.Items[0].Success || log.Items[0].Response.StatusCode != 200 ||
@@ -105,13 +105,13 @@ func TestWebhookFollowsScopesAndEvents(t *testing.T) {
 	r := newReceiver(t)
 	hookOn(t, s, a, prod, r.URL, "", flagstore.EventFlagToggled)
 	runWorker(t, s.Store, fast)
-	_, err := s.CreateFlag(ctx, a, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	_, err = s.ToggleFlag(ctx, a, dev.ID, "pay", true, flagstore.Change{}) // another environment
+	_, err = s.Flags().ToggleFlag(ctx, a, dev.ID, "pay", true, flagstore.Change{}) // another environment
 	must(t, err)
-	_, err = s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"}) // another event
+	_, err = s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"}) // another event
 	must(t, err)
-	_, err = s.ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{})
+	_, err = s.Flags().ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{})
 	must(t, err)
 	drained(t, s.pool)
 	if got := r.received(); len(got) != 1 || got[0].event != flagstore.EventFlagToggled || got[0].signature != "" {
@@ -128,20 +128,20 @@ func TestWebhookRetriesAfterFailure(t *testing.T) {
 	r := newReceiver(t, 500, 500)
 	w := hookOn(t, s, a, prod, r.URL, "s3cret-value", flagstore.EventFlagCreated)
 	runWorker(t, s.Store, Options{Poll: 20 * time.Millisecond, Retries: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}})
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	drained(t, s.pool)
 	got := r.received()
 	if len(got) != 3 || got[0].delivery != got[2].delivery || got[2].status != 200 {
 		t.Fatalf("got %+v, want 500, 500, then 200 of one delivery", got)
 	}
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
+	log, err := s.Flags().ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if log.TotalCount != 3 || !log.Items[0].Success || log.Items[0].Attempt != 3 || log.Items[2].Success ||
 		log.Items[2].Response.StatusCode != 500 {
 		t.Fatalf("log %+v", log.Items)
 	}
-	hook, err := s.GetWebhook(ctx, a, w.ID)
+	hook, err := s.Flags().GetWebhook(ctx, a, w.ID)
 	must(t, err)
 	if hook.LastDelivery == nil || !hook.LastDelivery.Success || *hook.LastDelivery.Response != 200 {
 		t.Fatalf("last delivery %+v", hook.LastDelivery)
@@ -165,13 +165,13 @@ func TestWebhookGivesUpAfterItsAttempts(t *testing.T) {
 		request, started_at, ended_at) VALUES ($1, gen_random_uuid(), 'test', 1, true, 1, '{}', now() - interval '31 days', now() - interval '31 days')`, w.ID)
 	must(t, err)
 	runWorker(t, s.Store, fast) // three attempts
-	_, err = s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err = s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	drained(t, s.pool)
 	if n := len(r.received()); n != 3 {
 		t.Fatalf("%d attempts, want 3", n)
 	}
-	log, err := s.ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
+	log, err := s.Flags().ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if log.TotalCount != 3 {
 		t.Fatalf("%d attempts in the log, want the 3 of the flag's creation", log.TotalCount)
@@ -183,7 +183,7 @@ func TestWebhookTwoWorkersSendOnce(t *testing.T) {
 	t.Parallel()
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
-	other := store.New(s.pool, s.Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
+	other := store.New(s.pool, s.Projects().Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
 	r := newReceiver(t)
 	hookOn(t, s, a, prod, r.URL, "k", flagstore.EventFlagCreated, flagstore.EventFlagToggled)
 	hookOn(t, s, a, prod, r.URL, "k", flagstore.EventFlagCreated)
@@ -193,9 +193,9 @@ func TestWebhookTwoWorkersSendOnce(t *testing.T) {
 	const flags = 30
 	for i := range flags {
 		key := fmt.Sprintf("f%d", i)
-		_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: key, Key: key})
+		_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: key, Key: key})
 		must(t, err)
-		_, err = s.ToggleFlag(ctx, a, prod.ID, key, true, flagstore.Change{})
+		_, err = s.Flags().ToggleFlag(ctx, a, prod.ID, key, true, flagstore.Change{})
 		must(t, err)
 	}
 	const want = flags * 3 // two creations and one toggle each
@@ -225,13 +225,13 @@ func TestWebhookHangingReceiverDoesNotSlowChanges(t *testing.T) {
 	}))
 	release := sync.OnceFunc(func() { close(hang) })
 	t.Cleanup(func() { release(); slow.Close() })
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 	toggles := func(n int) time.Duration {
 		var times []time.Duration
 		for i := range n {
 			start := time.Now()
-			_, err := s.ToggleFlag(ctx, a, prod.ID, "pay", i%2 == 0, flagstore.Change{})
+			_, err := s.Flags().ToggleFlag(ctx, a, prod.ID, "pay", i%2 == 0, flagstore.Change{})
 			must(t, err)
 			times = append(times, time.Since(start))
 		}
@@ -277,9 +277,9 @@ func TestWebhookDeactivatedIsSentNothing(t *testing.T) {
 	ctx := context.Background()
 	r := newReceiver(t)
 	w := hookOn(t, s, a, prod, r.URL, "", flagstore.EventFlagCreated)
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	_, err = s.UpdateWebhook(ctx, a, w.ID, flagstore.WebhookInput{Name: w.Name, URL: w.URL, Scopes: w.Scopes, Events: w.Events})
+	_, err = s.Flags().UpdateWebhook(ctx, a, w.ID, flagstore.WebhookInput{Name: w.Name, URL: w.URL, Scopes: w.Scopes, Events: w.Events})
 	must(t, err)
 	runWorker(t, s.Store, fast)
 	waitUntil(t, "the outbox to empty", func() bool {
@@ -301,28 +301,28 @@ func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 	s, a, _ := openStore(t, true)
 	prod, dev := prodAndDev(t, s, a)
 	ctx := context.Background()
-	other, err := s.CreateProject(ctx, a, core.ProjectInput{Name: "Api", Key: "api"})
+	other, err := s.Projects().CreateProject(ctx, a, core.ProjectInput{Name: "Api", Key: "api"})
 	must(t, err)
 	inDev, elsewhere := newReceiver(t), newReceiver(t)
 	hookOn(t, s, a, dev, inDev.URL, "", flagstore.EventSegmentTargetUsersChanged)
 	hookOn(t, s, a, other.Environments[0], elsewhere.URL, "", flagstore.EventSegmentTargetUsersChanged)
 	runWorker(t, s.Store, fast)
 
-	sg, err := s.CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentShared,
+	sg, err := s.Flags().CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentShared,
 		Scopes: []string{"organization/default-organization:project/web"}})
 	must(t, err)
 	for _, env := range []core.Environment{prod, dev} {
-		f, err := s.CreateFlag(ctx, a, env.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+		f, err := s.Flags().CreateFlag(ctx, a, env.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 		must(t, err)
 		tg := f.Targeting()
 		tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Beta",
 			Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 			Variations: []flagstore.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-		_, err = s.SetFlagTargeting(ctx, a, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
+		_, err = s.Flags().SetFlagTargeting(ctx, a, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 		must(t, err)
 	}
 	users := []string{"u1"}
-	_, err = s.SetSegmentTargeting(ctx, a, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &users})
+	_, err = s.Flags().SetSegmentTargeting(ctx, a, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &users})
 	must(t, err)
 
 	waitUntil(t, "the segment's change in Dev", func() bool { return len(inDev.received()) == 1 })

@@ -31,9 +31,9 @@ func TestEveryEvaluationIsCounted(t *testing.T) {
 	ctx := context.Background()
 	owner := s.ownerActor()
 	env := s.project("shop")
-	checkout, err := s.st.CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
+	checkout, err := s.st.Flags().CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	must(t, err)
-	_, err = s.st.CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Legacy", Key: "legacy"})
+	_, err = s.st.Flags().CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Legacy", Key: "legacy"})
 	must(t, err)
 	var on, off flagstore.Variation // what an enabled and a disabled flag serve
 	for _, v := range checkout.Variations {
@@ -90,14 +90,14 @@ func TestEveryEvaluationIsCounted(t *testing.T) {
 		t.Fatalf("track: %d %s", rec.Code, rec.Body)
 	}
 
-	in, err := s.st.FlagInsights(ctx, owner, env.ID, "legacy")
+	in, err := s.st.SDK().FlagInsights(ctx, owner, env.ID, "legacy")
 	must(t, err)
 	if in.LastEvaluatedAt != nil {
 		t.Fatalf("OFREP evaluations were written on the request path: %+v", in)
 	}
 	must(t, tally.Flush(ctx))
 
-	in, err = s.st.FlagInsights(ctx, owner, env.ID, "checkout")
+	in, err = s.st.SDK().FlagInsights(ctx, owner, env.ID, "checkout")
 	must(t, err)
 	want := map[string]int64{on.Name: singles + bulks, off.Name: 2}
 	if in.Evaluations != singles+bulks+2 || in.LastEvaluatedAt == nil || in.LastEvaluatedAt.Before(start.Add(-time.Second)) {
@@ -108,7 +108,7 @@ func TestEveryEvaluationIsCounted(t *testing.T) {
 			t.Errorf("%s counted %d times, want %d", v.Variation.Name, v.Count, want[v.Variation.Name])
 		}
 	}
-	if in, err = s.st.FlagInsights(ctx, owner, env.ID, "legacy"); err != nil || in.Evaluations != bulks+workers*each {
+	if in, err = s.st.SDK().FlagInsights(ctx, owner, env.ID, "legacy"); err != nil || in.Evaluations != bulks+workers*each {
 		t.Errorf("legacy (off, in every bulk answer, and evaluated concurrently): %+v %v, want %d", in, err, bulks+workers*each)
 	}
 

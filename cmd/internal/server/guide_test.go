@@ -105,19 +105,19 @@ func TestGuideSnippetsRun(t *testing.T) {
 func (s *site) guideFlag(t *testing.T, org, key, user string) eval.Evaluation {
 	t.Helper()
 	ctx := context.Background()
-	orgs, err := s.st.ListOrganizations(ctx, s.ownerActor())
+	orgs, err := s.st.IAM().ListOrganizations(ctx, s.ownerActor())
 	must(t, err)
 	for _, o := range orgs {
 		if o.Key != org {
 			continue
 		}
-		act, err := s.st.UserActor(ctx, s.ownerID, o.WorkspaceID.String(), o.ID.String())
+		act, err := s.st.IAM().UserActor(ctx, s.ownerID, o.WorkspaceID.String(), o.ID.String())
 		must(t, err)
-		uc, err := s.st.UserContext(ctx, s.ownerID)
+		uc, err := s.st.IAM().UserContext(ctx, s.ownerID)
 		must(t, err)
-		wp, err := s.st.Workplace(ctx, act, uc)
+		wp, err := s.st.IAM().Workplace(ctx, act, uc)
 		must(t, err)
-		served, err := s.st.EvaluateFlag(ctx, act, wp.Env.ID, key, eval.EndUser{KeyID: user})
+		served, err := s.st.SDK().EvaluateFlag(ctx, act, wp.Env.ID, key, eval.EndUser{KeyID: user})
 		must(t, err)
 		return served
 	}

@@ -60,7 +60,7 @@ func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Optio
 	e.GET("/health/readiness", func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
-		if err := st.Ping(ctx); err != nil {
+		if err := st.Projects().Ping(ctx); err != nil {
 			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
 		}
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})

@@ -58,9 +58,9 @@ func newSiteWith(t *testing.T, pool *pgxpool.Pool, opts core.Options) *site {
 	must(t, err)
 	opts.PasswordCost = bcrypt.MinCost
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), opts)
-	_, err = st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword})
+	_, err = st.IAM().Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword})
 	must(t, err)
-	session, err := st.Login(ctx, iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
+	session, err := st.IAM().Login(ctx, iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	must(t, err)
 	return &site{t: t, st: st, owner: "Bearer " + session.Token, ownerID: session.UserID}
 }
@@ -80,13 +80,13 @@ func (s *site) handler(cfg server.Config, log *slog.Logger) *echo.Echo {
 // ends, and returns once it listens.
 func (s *site) listen() {
 	s.t.Helper()
-	feedtest.Run(s.t, s.st.Feed())
+	feedtest.Run(s.t, s.st.Projects().Feed())
 }
 
 // ownerActor is the owner as the store sees them, to set up data directly.
 func (s *site) ownerActor() *core.Actor {
 	s.t.Helper()
-	owner, err := s.st.Authenticate(context.Background(), iam.Credentials{Authorization: s.owner})
+	owner, err := s.st.IAM().Authenticate(context.Background(), iam.Credentials{Authorization: s.owner})
 	must(s.t, err)
 	return owner
 }
@@ -95,7 +95,7 @@ func (s *site) ownerActor() *core.Actor {
 // environment, with its secrets.
 func (s *site) project(key string) core.Environment {
 	s.t.Helper()
-	p, err := s.st.CreateProject(context.Background(), s.ownerActor(), core.ProjectInput{Name: key, Key: key})
+	p, err := s.st.Projects().CreateProject(context.Background(), s.ownerActor(), core.ProjectInput{Name: key, Key: key})
 	must(s.t, err)
 	return p.Environments[0]
 }

@@ -49,7 +49,7 @@ func TestMetricsFollowEveryKindOfTraffic(t *testing.T) {
 	ctx := context.Background()
 	owner := s.ownerActor()
 	env := s.project("shop")
-	_, err = s.st.CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	_, err = s.st.Flags().CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	must(t, err)
 	delivered := make(chan struct{}, 16)
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +61,7 @@ func TestMetricsFollowEveryKindOfTraffic(t *testing.T) {
 	}))
 	t.Cleanup(receiver.Close)
 	hookSecret := "metrics-webhook-secret"
-	_, err = s.st.CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "metrics hook", URL: receiver.URL,
+	_, err = s.st.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "metrics hook", URL: receiver.URL,
 		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: []string{flagstore.EventFlagToggled},
 		Secret: &hookSecret, IsActive: true})
 	must(t, err)
@@ -168,9 +168,9 @@ func TestMetricsFollowEveryKindOfTraffic(t *testing.T) {
 
 	// A change pushed to the SDK and delivered to the webhook, and a
 	// schedule that turns the flag back off.
-	_, err = s.st.ToggleFlag(ctx, owner, env.ID, "checkout", true, flagstore.Change{})
+	_, err = s.st.Flags().ToggleFlag(ctx, owner, env.ID, "checkout", true, flagstore.Change{})
 	must(t, err)
-	_, err = s.st.CreateFlagSchedule(ctx, owner, env.ID, "checkout", scheduleInput(t, time.Now().Add(time.Second)))
+	_, err = s.st.Flags().CreateFlagSchedule(ctx, owner, env.ID, "checkout", scheduleInput(t, time.Now().Add(time.Second)))
 	must(t, err)
 	for what, ch := range map[string]chan struct{}{"the push to the SDK": pushed, "the webhook delivery": delivered} {
 		select {

@@ -36,19 +36,19 @@ func newApprovalSite(t *testing.T) *approvalSite {
 	s.listen()
 	ctx := context.Background()
 	owner := s.ownerActor()
-	p, err := s.st.CreateProject(ctx, owner, core.ProjectInput{Name: "Shop", Key: "shop"})
+	p, err := s.st.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: "Shop", Key: "shop"})
 	must(t, err)
 	as := &approvalSite{site: s, prod: p.Environments[0], dev: p.Environments[1]}
 	member := func(email string, policy uuid.UUID) (string, uuid.UUID) {
-		m, err := s.st.AddMember(ctx, owner, iam.MemberInput{Email: email, PolicyIDs: []uuid.UUID{policy}})
+		m, err := s.st.IAM().AddMember(ctx, owner, iam.MemberInput{Email: email, PolicyIDs: []uuid.UUID{policy}})
 		must(t, err)
-		session, err := s.st.Login(ctx, iam.LoginInput{Email: email, Password: *m.InitialPassword}, "192.0.2.1")
+		session, err := s.st.IAM().Login(ctx, iam.LoginInput{Email: email, Password: *m.InitialPassword}, "192.0.2.1")
 		must(t, err)
 		return "Bearer " + session.Token, session.UserID
 	}
 	as.dave, _ = member("dave@example.com", core.DeveloperPolicyID)
 	as.bob, as.bobID = member("bob@example.com", core.OwnerPolicyID)
-	_, err = s.st.UpdateEnvironment(ctx, owner, as.prod.ProjectID, as.prod.ID, core.EnvironmentInput{Name: as.prod.Name,
+	_, err = s.st.Projects().UpdateEnvironment(ctx, owner, as.prod.ProjectID, as.prod.ID, core.EnvironmentInput{Name: as.prod.Name,
 		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 			ApproverMemberIDs: []uuid.UUID{as.bobID}}}})
 	must(t, err)

@@ -253,7 +253,7 @@ var csrfField = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 // to the pages.
 func signInPages(t *testing.T, s *site, e *echo.Echo, m member, email string) *caller {
 	t.Helper()
-	session, err := s.st.Login(t.Context(), iam.LoginInput{Email: email, Password: m.password}, "192.0.2.9")
+	session, err := s.st.IAM().Login(t.Context(), iam.LoginInput{Email: email, Password: m.password}, "192.0.2.9")
 	must(t, err)
 	c := &caller{name: email, bearer: "Bearer " + session.Token}
 	rec := send(e, "GET", "/login", "")
@@ -289,9 +289,9 @@ type member struct {
 func otherOrgMember(t *testing.T, s *site, email string) member {
 	t.Helper()
 	ctx := t.Context()
-	org, err := s.st.CreateOrganization(ctx, s.ownerActor(), iam.NewOrganizationInput{Name: "Other", Key: "other"})
+	org, err := s.st.IAM().CreateOrganization(ctx, s.ownerActor(), iam.NewOrganizationInput{Name: "Other", Key: "other"})
 	must(t, err)
-	owner, err := s.st.UserActor(ctx, s.ownerID, org.WorkspaceID.String(), org.ID.String())
+	owner, err := s.st.IAM().UserActor(ctx, s.ownerID, org.WorkspaceID.String(), org.ID.String())
 	must(t, err)
 	return addPlainMember(t, s, owner, email)
 }
@@ -300,9 +300,9 @@ func otherOrgMember(t *testing.T, s *site, email string) member {
 // the default policy it gives them.
 func addPlainMember(t *testing.T, s *site, a *core.Actor, email string) member {
 	t.Helper()
-	m, err := s.st.AddMember(t.Context(), a, iam.MemberInput{Email: email})
+	m, err := s.st.IAM().AddMember(t.Context(), a, iam.MemberInput{Email: email})
 	must(t, err)
-	must(t, s.st.RemoveMemberPolicy(t.Context(), a, m.ID, core.DeveloperPolicyID))
+	must(t, s.st.IAM().RemoveMemberPolicy(t.Context(), a, m.ID, core.DeveloperPolicyID))
 	if m.InitialPassword == nil {
 		t.Fatalf("%s was added without a first password", email)
 	}

@@ -90,7 +90,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	if metricsSrv != nil {
 		defer metricsSrv.Close()
 	}
-	boot, err := st.Bootstrap(ctx, iam.Owner{Email: cfg.AdminEmail, Password: cfg.AdminPassword})
+	boot, err := st.IAM().Bootstrap(ctx, iam.Owner{Email: cfg.AdminEmail, Password: cfg.AdminPassword})
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
@@ -99,7 +99,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger) error {
 	}
 	// Changes made on any instance reach this one's SDK connections and
 	// caches, and changes to access its actor cache, through one listener.
-	go feed.NewListener(st.Feed(), feed.Options{}).Run(ctx)
+	go feed.NewListener(st.Projects().Feed(), feed.Options{}).Run(ctx)
 	// End users the SDK endpoints see are written in batches every second;
 	// the last batch is written below, once no request can add to it.
 	endUsers := runner.NewEndUsers(st, log)

@@ -163,10 +163,10 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	t.Cleanup(srv.Close)
 	ctx, owner := t.Context(), s.ownerActor()
 	env := s.project("web")
-	_, err := s.st.CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
+	_, err := s.st.Flags().CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
 		Variations: []flagstore.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
 	must(t, err)
-	sg, err := s.st.CreateSegment(ctx, owner, env.ID, flagstore.SegmentInput{Name: "Beta users", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific})
+	sg, err := s.st.Flags().CreateSegment(ctx, owner, env.ID, flagstore.SegmentInput{Name: "Beta users", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific})
 	must(t, err)
 	member := addMember(t, s, "ann@example.com")
 	policies := []uuid.UUID{readerPolicy(t, s), core.DeveloperPolicyID, core.AdministratorPolicyID}
@@ -225,17 +225,17 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	}, "member-policies-body")
 
 	// Each change was made: the last one, from the page with htmx, stands.
-	flag, err := s.st.GetFlag(ctx, owner, env.ID, "checkout")
+	flag, err := s.st.Flags().GetFlag(ctx, owner, env.ID, "checkout")
 	must(t, err)
 	if got := flag.Fallthrough.Variations; len(got) != 1 || got[0].ID != "b" {
 		t.Errorf("flag serves %+v by default, want b", got)
 	}
-	segment, err := s.st.GetSegment(ctx, owner, env.ID, sg.ID)
+	segment, err := s.st.Flags().GetSegment(ctx, owner, env.ID, sg.ID)
 	must(t, err)
 	if got := segment.Included; !slices.Equal(got, []string{"user-3"}) {
 		t.Errorf("segment includes %v, want user-3", got)
 	}
-	direct, err := s.st.ListMemberDirectPolicies(ctx, owner, member, iam.IAMFilter{Page: core.Page{Size: 100}})
+	direct, err := s.st.IAM().ListMemberDirectPolicies(ctx, owner, member, iam.IAMFilter{Page: core.Page{Size: 100}})
 	must(t, err)
 	if got := direct.Items; len(got) != len(policies) {
 		t.Errorf("member's policies %v, want %d", got, len(policies))
@@ -255,9 +255,9 @@ func pageChangeBudget(t *testing.T, warm bool) {
 // policy: the organization's default one is taken back.
 func addMember(t *testing.T, s *site, email string) uuid.UUID {
 	t.Helper()
-	m, err := s.st.AddMember(t.Context(), s.ownerActor(), iam.MemberInput{Email: email})
+	m, err := s.st.IAM().AddMember(t.Context(), s.ownerActor(), iam.MemberInput{Email: email})
 	must(t, err)
-	must(t, s.st.RemoveMemberPolicy(t.Context(), s.ownerActor(), m.ID, core.DeveloperPolicyID))
+	must(t, s.st.IAM().RemoveMemberPolicy(t.Context(), s.ownerActor(), m.ID, core.DeveloperPolicyID))
 	return m.ID
 }
 
@@ -265,9 +265,9 @@ func addMember(t *testing.T, s *site, email string) uuid.UUID {
 // change nothing.
 func readerPolicy(t *testing.T, s *site) uuid.UUID {
 	t.Helper()
-	p, err := s.st.CreatePolicy(t.Context(), s.ownerActor(), iam.PolicyInput{Name: "Reader", Key: "reader"})
+	p, err := s.st.IAM().CreatePolicy(t.Context(), s.ownerActor(), iam.PolicyInput{Name: "Reader", Key: "reader"})
 	must(t, err)
-	_, err = s.st.UpdatePolicyStatements(t.Context(), s.ownerActor(), p.ID, []access.Statement{
+	_, err = s.st.IAM().UpdatePolicyStatements(t.Context(), s.ownerActor(), p.ID, []access.Statement{
 		{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{string(access.CanAccessProject)}, Resources: []string{"project/*"}},
 		{ID: "e", ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
 	})

@@ -154,9 +154,9 @@ func startTracedServer(t *testing.T, otel map[string]string) *tracedServer {
 	must(t, err)
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
 	ctx := context.Background()
-	_, err = st.Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword})
+	_, err = st.IAM().Bootstrap(ctx, iam.Owner{Email: ownerEmail, Password: ownerPassword})
 	must(t, err)
-	session, err := st.Login(ctx, iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
+	session, err := st.IAM().Login(ctx, iam.LoginInput{Email: ownerEmail, Password: ownerPassword}, "192.0.2.1")
 	must(t, err)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -224,7 +224,7 @@ func TestTracingFollowsAChangeToItsNotificationAndWebhook(t *testing.T) {
 	ctx := context.Background()
 	env := ts.project("web")
 	owner := ts.ownerActor()
-	_, err := ts.st.CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := ts.st.Flags().CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
 
 	var hookMu sync.Mutex
@@ -236,7 +236,7 @@ func TestTracingFollowsAChangeToItsNotificationAndWebhook(t *testing.T) {
 	}))
 	t.Cleanup(hook.Close)
 	hookSecret := "a-webhook-secret"
-	_, err = ts.st.CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Chat", URL: hook.URL,
+	_, err = ts.st.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Chat", URL: hook.URL,
 		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: []string{flagstore.EventFlagToggled},
 		Secret: &hookSecret, IsActive: true})
 	must(t, err)

@@ -28,7 +28,7 @@ func developer(t *testing.T, s *store.Store, owner *core.Actor, email string) *c
 // evaluate it: its variation's value, "" when it gives nothing.
 func serves(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, key, keyID string) string {
 	t.Helper()
-	ev, err := s.EvaluateFlag(context.Background(), a, envID, key, eval.EndUser{KeyID: keyID})
+	ev, err := s.SDK().EvaluateFlag(context.Background(), a, envID, key, eval.EndUser{KeyID: keyID})
 	storetest.Must(t, err)
 	if ev.Variation == nil {
 		return ""
@@ -41,16 +41,16 @@ func serves(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, key, k
 func segmentFlag(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, key string, sg flagstore.Segment) flagstore.Flag {
 	t.Helper()
 	ctx := context.Background()
-	f, err := s.CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: key, Key: key})
+	f, err := s.Flags().CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: key, Key: key})
 	storetest.Must(t, err)
 	tg := f.Targeting()
 	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Segment",
 		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 	tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}
-	_, err = s.SetFlagTargeting(ctx, a, envID, key, flagstore.TargetingInput{Targeting: &tg})
+	_, err = s.Flags().SetFlagTargeting(ctx, a, envID, key, flagstore.TargetingInput{Targeting: &tg})
 	storetest.Must(t, err)
-	f, err = s.ToggleFlag(ctx, a, envID, key, true, flagstore.Change{})
+	f, err = s.Flags().ToggleFlag(ctx, a, envID, key, true, flagstore.Change{})
 	storetest.Must(t, err)
 	return f
 }
@@ -66,58 +66,58 @@ func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 	prod, dev := storetest.ProdAndDev(t, s, owner)
 	bob := ownerMember(t, s, owner, pool, "bob@example.com")
 	dave := developer(t, s, owner, "dave@example.com")
-	_, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
+	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
 	storetest.Must(t, err)
-	_, err = s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Old", Key: "old"})
+	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Old", Key: "old"})
 	storetest.Must(t, err)
-	_, err = s.ArchiveFlag(ctx, owner, prod.ID, "old", flagstore.Change{})
+	_, err = s.Flags().ArchiveFlag(ctx, owner, prod.ID, "old", flagstore.Change{})
 	storetest.Must(t, err)
 	approvalEnv(t, s, owner, prod, 1, bob)
 	before := serves(t, s, owner, prod.ID, "pay", "u1")
 
-	_, err = s.ArchiveFlag(ctx, dave, prod.ID, "pay", flagstore.Change{})
+	_, err = s.Flags().ArchiveFlag(ctx, dave, prod.ID, "pay", flagstore.Change{})
 	wantRule(t, "archive a flag where changes need approval", err, "ChangeRequestRequired")
-	_, err = s.PatchFlag(ctx, dave, prod.ID, "pay", []byte(`[{"op":"replace","path":"/isArchived","value":true}]`))
+	_, err = s.Flags().PatchFlag(ctx, dave, prod.ID, "pay", []byte(`[{"op":"replace","path":"/isArchived","value":true}]`))
 	wantRule(t, "archive by patch", err, "ChangeRequestRequired")
-	_, err = s.RestoreFlag(ctx, dave, prod.ID, "old", flagstore.Change{})
+	_, err = s.Flags().RestoreFlag(ctx, dave, prod.ID, "old", flagstore.Change{})
 	wantRule(t, "restore", err, "ChangeRequestRequired")
-	err = s.DeleteFlag(ctx, dave, prod.ID, "old", flagstore.Change{})
+	err = s.Flags().DeleteFlag(ctx, dave, prod.ID, "old", flagstore.Change{})
 	wantRule(t, "delete an archived flag, freeing its key", err, "ChangeRequestRequired")
-	_, err = s.CreateFlag(ctx, dave, prod.ID, flagstore.FlagInput{Name: "Pay again", Key: "pay-again", IsEnabled: true})
+	_, err = s.Flags().CreateFlag(ctx, dave, prod.ID, flagstore.FlagInput{Name: "Pay again", Key: "pay-again", IsEnabled: true})
 	wantRule(t, "create a flag that is on", err, "ChangeRequestRequired")
 	var aerr *flagstore.ApprovalError
 	if !errors.As(err, &aerr) || aerr.Of != flagstore.ApprovalNewFlag || aerr.Env != "Web/Prod" {
 		t.Fatalf("the refusal says what needed approval, where: %#v", err)
 	}
 
-	f, err := s.GetFlag(ctx, owner, prod.ID, "pay")
+	f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
 	if f.IsArchived || serves(t, s, owner, prod.ID, "pay", "u1") != before {
 		t.Fatalf("after the refusals pay is archived %v, serves %q (was %q)", f.IsArchived, serves(t, s, owner, prod.ID, "pay", "u1"), before)
 	}
-	if old, err := s.GetFlag(ctx, owner, prod.ID, "old"); err != nil || !old.IsArchived {
+	if old, err := s.Flags().GetFlag(ctx, owner, prod.ID, "old"); err != nil || !old.IsArchived {
 		t.Fatalf("old after the refusals: %+v, %v", old, err)
 	}
-	if used, err := s.FlagKeyUsed(ctx, owner, prod.ID, "pay-again"); err != nil || used {
+	if used, err := s.Flags().FlagKeyUsed(ctx, owner, prod.ID, "pay-again"); err != nil || used {
 		t.Fatalf("a refused creation stored its flag: %v, %v", used, err)
 	}
 	// Switched off, its off variation would be served at once: it too needs
 	// a change request, and comes in pending with one.
-	_, err = s.CreateFlag(ctx, dave, prod.ID, flagstore.FlagInput{Name: "New", Key: "new"})
+	_, err = s.Flags().CreateFlag(ctx, dave, prod.ID, flagstore.FlagInput{Name: "New", Key: "new"})
 	wantRule(t, "create a flag that is off", err, "ChangeRequestRequired")
-	created, err := s.CreateFlagRequesting(ctx, dave, prod.ID, flagstore.FlagInput{Name: "New", Key: "new",
+	created, err := s.Flags().CreateFlagRequesting(ctx, dave, prod.ID, flagstore.FlagInput{Name: "New", Key: "new",
 		NewFlagRequest: flagstore.NewFlagRequest{Reason: "new", Reviewers: []uuid.UUID{bob.UserID}}})
 	if err != nil || created.PendingApproval == nil || !created.IsArchived {
 		t.Fatalf("create a flag that is off with a change request: %+v, %v", created, err)
 	}
 
 	// Where changes need no approval, the Developer does all of it.
-	_, err = s.CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
+	_, err = s.Flags().CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
 	storetest.Must(t, err)
-	_, err = s.ArchiveFlag(ctx, dave, dev.ID, "pay", flagstore.Change{})
+	_, err = s.Flags().ArchiveFlag(ctx, dave, dev.ID, "pay", flagstore.Change{})
 	storetest.Must(t, err)
-	storetest.Must(t, s.DeleteFlag(ctx, dave, dev.ID, "pay", flagstore.Change{}))
-	_, err = s.CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
+	storetest.Must(t, s.Flags().DeleteFlag(ctx, dave, dev.ID, "pay", flagstore.Change{}))
+	_, err = s.Flags().CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
 	storetest.Must(t, err)
 }
 
@@ -131,48 +131,48 @@ func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 	prod, dev := storetest.ProdAndDev(t, s, owner)
 	bob := ownerMember(t, s, owner, pool, "bob@example.com")
 	dave := developer(t, s, owner, "dave@example.com")
-	on, err := s.CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Banner", Key: "banner", IsEnabled: true})
+	on, err := s.Flags().CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Banner", Key: "banner", IsEnabled: true})
 	storetest.Must(t, err)
-	_, err = s.CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Quiet", Key: "quiet"})
+	_, err = s.Flags().CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Quiet", Key: "quiet"})
 	storetest.Must(t, err)
-	_, err = s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
+	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
 	storetest.Must(t, err)
-	_, err = s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Quiet", Key: "quiet"})
+	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Quiet", Key: "quiet"})
 	storetest.Must(t, err)
 	approvalEnv(t, s, owner, prod, 1, bob)
 
-	_, err = s.CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
+	_, err = s.Flags().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
 	wantRule(t, "copy a flag that is on", err, "ChangeRequestRequired")
-	_, err = s.CloneFlag(ctx, dave, prod.ID, "pay", flagstore.CloneFlagInput{Name: "Pay 2", Key: "pay-2"})
+	_, err = s.Flags().CloneFlag(ctx, dave, prod.ID, "pay", flagstore.CloneFlagInput{Name: "Pay 2", Key: "pay-2"})
 	wantRule(t, "clone a flag that is on", err, "ChangeRequestRequired")
-	if _, err := s.ToggleFlag(ctx, dave, dev.ID, "quiet", true, flagstore.Change{}); err != nil {
+	if _, err := s.Flags().ToggleFlag(ctx, dave, dev.ID, "quiet", true, flagstore.Change{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.CopyFlagSettings(ctx, dave, dev.ID, "quiet", prod.ID, flagstore.CopyFlagSettingsInput{Options: &flagstore.FlagSettingCopyOptions{OnOffState: true}})
+	_, err = s.Flags().CopyFlagSettings(ctx, dave, dev.ID, "quiet", prod.ID, flagstore.CopyFlagSettingsInput{Options: &flagstore.FlagSettingCopyOptions{OnOffState: true}})
 	wantRule(t, "copy settings that turn a flag on", err, "ChangeRequestRequired")
 	for _, key := range []string{"banner", "pay-2"} {
-		if used, err := s.FlagKeyUsed(ctx, owner, prod.ID, key); err != nil || used {
+		if used, err := s.Flags().FlagKeyUsed(ctx, owner, prod.ID, key); err != nil || used {
 			t.Fatalf("a refused copy stored %s: %v, %v", key, used, err)
 		}
 	}
-	if q, err := s.GetFlag(ctx, owner, prod.ID, "quiet"); err != nil || q.IsEnabled {
+	if q, err := s.Flags().GetFlag(ctx, owner, prod.ID, "quiet"); err != nil || q.IsEnabled {
 		t.Fatalf("quiet after a refused settings copy: %+v, %v", q, err)
 	}
 
 	// Off, a flag comes in only with a change request: by copy and by clone.
-	if _, err := s.ToggleFlag(ctx, dave, dev.ID, "banner", false, flagstore.Change{}); err != nil {
+	if _, err := s.Flags().ToggleFlag(ctx, dave, dev.ID, "banner", false, flagstore.Change{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
+	_, err = s.Flags().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
 	wantRule(t, "copy a flag that is off", err, "ChangeRequestRequired")
-	_, err = s.CloneFlag(ctx, dave, prod.ID, "quiet", flagstore.CloneFlagInput{Name: "Quiet 2", Key: "quiet-2"})
+	_, err = s.Flags().CloneFlag(ctx, dave, prod.ID, "quiet", flagstore.CloneFlagInput{Name: "Quiet 2", Key: "quiet-2"})
 	wantRule(t, "clone a flag that is off", err, "ChangeRequestRequired")
 	req := flagstore.NewFlagRequest{Reason: "bring it in", Reviewers: []uuid.UUID{bob.UserID}}
-	if got, err := s.CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID},
+	if got, err := s.Flags().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID},
 		NewFlagRequest: req}); err != nil || got.CopiedCount != 1 || len(got.PendingApproval) != 1 {
 		t.Fatalf("copy a flag that is off with a change request: %+v, %v", got, err)
 	}
-	if got, err := s.CloneFlagRequesting(ctx, dave, prod.ID, "quiet", flagstore.CloneFlagInput{Name: "Quiet 2", Key: "quiet-2",
+	if got, err := s.Flags().CloneFlagRequesting(ctx, dave, prod.ID, "quiet", flagstore.CloneFlagInput{Name: "Quiet 2", Key: "quiet-2",
 		NewFlagRequest: req}); err != nil || got.PendingApproval == nil {
 		t.Fatalf("clone a flag that is off with a change request: %+v, %v", got, err)
 	}
@@ -188,11 +188,11 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	bob := ownerMember(t, s, owner, pool, "bob@example.com")
 	dave := developer(t, s, owner, "dave@example.com")
-	sg, err := s.CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+	sg, err := s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"ann"}})
 	storetest.Must(t, err)
 	segmentFlag(t, s, owner, prod.ID, "pay", sg)
-	unused, err := s.CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Unused", Key: "unused", Type: flagstore.SegmentEnvironmentSpecific})
+	unused, err := s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Unused", Key: "unused", Type: flagstore.SegmentEnvironmentSpecific})
 	storetest.Must(t, err)
 	approvalEnv(t, s, owner, prod, 1, bob)
 	if got := serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
@@ -200,34 +200,34 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 	}
 
 	eve := []string{"ann", "eve"}
-	_, err = s.SetSegmentTargeting(ctx, dave, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &eve})
+	_, err = s.Flags().SetSegmentTargeting(ctx, dave, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &eve})
 	wantRule(t, "add a user", err, "ChangeRequestRequired")
 	var aerr *flagstore.ApprovalError
 	if !errors.As(err, &aerr) || aerr.Of != flagstore.ApprovalSegment || aerr.Env != "Web/Prod" {
 		t.Fatalf("the refusal says what needed approval, where: %#v", err)
 	}
-	_, err = s.PatchSegment(ctx, dave, prod.ID, sg.ID, []byte(`[{"op":"add","path":"/included/-","value":"eve"}]`))
+	_, err = s.Flags().PatchSegment(ctx, dave, prod.ID, sg.ID, []byte(`[{"op":"add","path":"/included/-","value":"eve"}]`))
 	wantRule(t, "add a user by patch", err, "ChangeRequestRequired")
 	rules := []flagstore.SegmentRule{{ID: "r", Name: "Everyone", Conditions: []flagstore.Condition{{ID: "c", Property: "keyId", Op: "IsOneOf", Value: `["eve"]`}}}}
-	_, err = s.SetSegmentTargeting(ctx, dave, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &[]string{"ann"}, Rules: &rules})
+	_, err = s.Flags().SetSegmentTargeting(ctx, dave, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &[]string{"ann"}, Rules: &rules})
 	wantRule(t, "add a rule", err, "ChangeRequestRequired")
-	_, err = s.ArchiveSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
+	_, err = s.Flags().ArchiveSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
 	wantRule(t, "archive", err, "SegmentIsBeingUsed")
-	err = s.DeleteSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
+	err = s.Flags().DeleteSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
 	wantRule(t, "delete", err, "SegmentIsBeingUsed")
 	if got := serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
 		t.Fatalf("eve gets %q after the refusals, want false", got)
 	}
-	if got, err := s.GetSegment(ctx, owner, prod.ID, sg.ID); err != nil || len(got.Included) != 1 || len(got.Rules) != 0 {
+	if got, err := s.Flags().GetSegment(ctx, owner, prod.ID, sg.ID); err != nil || len(got.Included) != 1 || len(got.Rules) != 0 {
 		t.Fatalf("segment after the refusals: %+v, %v", got, err)
 	}
 
 	// Its name is no change to what is served; a segment no flag uses
 	// changes freely.
-	if _, err := s.RenameSegment(ctx, dave, prod.ID, sg.ID, flagstore.SegmentNameInput{Name: "Beta testers"}); err != nil {
+	if _, err := s.Flags().RenameSegment(ctx, dave, prod.ID, sg.ID, flagstore.SegmentNameInput{Name: "Beta testers"}); err != nil {
 		t.Fatalf("rename: %v", err)
 	}
-	if _, err := s.SetSegmentTargeting(ctx, dave, prod.ID, unused.ID, flagstore.SegmentTargetingInput{Included: &eve}); err != nil {
+	if _, err := s.Flags().SetSegmentTargeting(ctx, dave, prod.ID, unused.ID, flagstore.SegmentTargetingInput{Included: &eve}); err != nil {
 		t.Fatalf("a segment no flag uses: %v", err)
 	}
 }
@@ -243,25 +243,25 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	bob := ownerMember(t, s, owner, pool, "bob@example.com")
 	dave := developer(t, s, owner, "dave@example.com")
 	everywhere := []string{"organization/default-organization:project/web"}
-	sg, err := s.CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff", Type: flagstore.SegmentShared, Scopes: everywhere})
+	sg, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff", Type: flagstore.SegmentShared, Scopes: everywhere})
 	storetest.Must(t, err)
 	segmentFlag(t, s, owner, prod.ID, "pay", sg)
-	devOnly, err := s.CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Testers", Key: "testers", Type: flagstore.SegmentShared, Scopes: everywhere})
+	devOnly, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Testers", Key: "testers", Type: flagstore.SegmentShared, Scopes: everywhere})
 	storetest.Must(t, err)
 	segmentFlag(t, s, owner, dev.ID, "pay", devOnly)
 	approvalEnv(t, s, owner, prod, 1, bob)
 
 	eve := []string{"eve"}
 	for _, env := range []core.Environment{dev, prod} {
-		_, err = s.SetSegmentTargeting(ctx, dave, env.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &eve})
+		_, err = s.Flags().SetSegmentTargeting(ctx, dave, env.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &eve})
 		wantRule(t, "add a user from "+env.Name, err, "ChangeRequestRequired")
 	}
-	_, err = s.PatchSegment(ctx, dave, dev.ID, sg.ID, []byte(`[{"op":"add","path":"/excluded/-","value":"ann"}]`))
+	_, err = s.Flags().PatchSegment(ctx, dave, dev.ID, sg.ID, []byte(`[{"op":"add","path":"/excluded/-","value":"ann"}]`))
 	wantRule(t, "exclude a user by patch", err, "ChangeRequestRequired")
 	if got := serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
 		t.Fatalf("eve gets %q in Prod after the refusals, want false", got)
 	}
-	if _, err := s.SetSegmentTargeting(ctx, dave, dev.ID, devOnly.ID, flagstore.SegmentTargetingInput{Included: &eve}); err != nil {
+	if _, err := s.Flags().SetSegmentTargeting(ctx, dave, dev.ID, devOnly.ID, flagstore.SegmentTargetingInput{Included: &eve}); err != nil {
 		t.Fatalf("a shared segment only Dev's flags use: %v", err)
 	}
 	if got := serves(t, s, owner, dev.ID, "pay", "eve"); got != "true" {
@@ -278,7 +278,7 @@ func requestCast(t *testing.T) (s *store.Store, owner *core.Actor, pool *pgxpool
 	alice = ownerMember(t, s, owner, pool, "alice@example.com")
 	bob = ownerMember(t, s, owner, pool, "bob@example.com")
 	carol = ownerMember(t, s, owner, pool, "carol@example.com")
-	_, err := s.CreateFlag(context.Background(), owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(context.Background(), owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	return s, owner, pool, prod, alice, bob, carol
 }
@@ -289,10 +289,10 @@ func approvedRequest(t *testing.T, s *store.Store, prod core.Environment, alice,
 	t.Helper()
 	ctx := context.Background()
 	on := true
-	cr, err := s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch",
+	cr, err := s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch",
 		Reviewers: []uuid.UUID{reviewer.UserID}})
 	storetest.Must(t, err)
-	if cr, err = s.ApproveFlagChangeRequest(ctx, reviewer, prod.ID, cr.ID, flagstore.ReviewInput{}); err != nil || cr.Status != flagstore.ChangeRequestApproved {
+	if cr, err = s.Flags().ApproveFlagChangeRequest(ctx, reviewer, prod.ID, cr.ID, flagstore.ReviewInput{}); err != nil || cr.Status != flagstore.ChangeRequestApproved {
 		t.Fatalf("approve: %+v, %v", cr, err)
 	}
 	return cr
@@ -303,12 +303,12 @@ func approvedRequest(t *testing.T, s *store.Store, prod core.Environment, alice,
 func wantNotAppliedAndUnderReview(t *testing.T, s *store.Store, owner, alice *core.Actor, prod core.Environment, cr flagstore.FlagChangeRequest) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := s.ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	_, err := s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	wantRule(t, "apply with an approval that no longer counts", err, "ChangeRequestNotApproved")
-	if f, err := s.GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
+	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
 		t.Fatalf("flag after the refused apply: %+v, %v", f, err)
 	}
-	if got, err := s.GetFlagChangeRequest(ctx, owner, prod.ID, cr.ID); err != nil || got.Status != flagstore.ChangeRequestPendingReview {
+	if got, err := s.Flags().GetFlagChangeRequest(ctx, owner, prod.ID, cr.ID); err != nil || got.Status != flagstore.ChangeRequestPendingReview {
 		t.Fatalf("request after the refused apply: %+v, %v", got, err)
 	}
 }
@@ -322,17 +322,17 @@ func TestApprovalOfAMemberWhoLeftStopsCounting(t *testing.T) {
 	approvalEnv(t, s, owner, prod, 1, bob, carol)
 	cr := approvedRequest(t, s, prod, alice, bob)
 
-	storetest.Must(t, s.RemoveMember(ctx, owner, bob.UserID))
+	storetest.Must(t, s.IAM().RemoveMember(ctx, owner, bob.UserID))
 	wantNotAppliedAndUnderReview(t, s, owner, alice, prod, cr)
 
 	// An approval from an approver still there applies it.
 	on := true
-	cr2, err := s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch",
+	cr2, err := s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch",
 		Reviewers: []uuid.UUID{carol.UserID}})
 	storetest.Must(t, err)
-	_, err = s.ApproveFlagChangeRequest(ctx, carol, prod.ID, cr2.ID, flagstore.ReviewInput{})
+	_, err = s.Flags().ApproveFlagChangeRequest(ctx, carol, prod.ID, cr2.ID, flagstore.ReviewInput{})
 	storetest.Must(t, err)
-	if f, err := s.ApplyFlagChangeRequest(ctx, alice, prod.ID, cr2.ID); err != nil || !f.IsEnabled {
+	if f, err := s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr2.ID); err != nil || !f.IsEnabled {
 		t.Fatalf("apply with carol's approval: %+v, %v", f, err)
 	}
 }
@@ -344,16 +344,16 @@ func TestApprovalOfAnApproverNoLongerNamedStopsCounting(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, owner, pool, prod, alice, bob, carol := requestCast(t)
-	approvers, err := s.CreateGroup(ctx, owner, iam.GroupInput{Name: "Approvers"})
+	approvers, err := s.IAM().CreateGroup(ctx, owner, iam.GroupInput{Name: "Approvers"})
 	storetest.Must(t, err)
-	storetest.Must(t, s.AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
+	storetest.Must(t, s.IAM().AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
 	setting := func(members ...*core.Actor) {
 		t.Helper()
 		ids := []uuid.UUID{}
 		for _, m := range members {
 			ids = append(ids, m.UserID)
 		}
-		_, err := s.UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: prod.Name,
+		_, err := s.Projects().UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: prod.Name,
 			Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 				ApproverMemberIDs: ids, ApproverGroupIDs: []uuid.UUID{approvers.ID}}}})
 		storetest.Must(t, err)
@@ -364,43 +364,43 @@ func TestApprovalOfAnApproverNoLongerNamedStopsCounting(t *testing.T) {
 	cr := approvedRequest(t, s, prod, alice, bob)
 	setting(owner)
 	wantNotAppliedAndUnderReview(t, s, owner, alice, prod, cr)
-	storetest.Must(t, s.DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
+	storetest.Must(t, s.Flags().DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
 
 	// Named through a group, then out of the group.
 	cr = approvedRequest(t, s, prod, alice, carol)
-	storetest.Must(t, s.RemoveGroupMember(ctx, owner, approvers.ID, carol.UserID))
+	storetest.Must(t, s.IAM().RemoveGroupMember(ctx, owner, approvers.ID, carol.UserID))
 	wantNotAppliedAndUnderReview(t, s, owner, alice, prod, cr)
-	storetest.Must(t, s.DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
+	storetest.Must(t, s.Flags().DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
 
 	// A schedule whose approval stops counting waits for review again.
-	storetest.Must(t, s.AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
+	storetest.Must(t, s.IAM().AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
 	at := time.Now().Add(time.Hour)
-	sch, err := s.CreateFlagSchedule(ctx, alice, prod.ID, "pay", flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)},
+	sch, err := s.Flags().CreateFlagSchedule(ctx, alice, prod.ID, "pay", flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)},
 		Title: "Launch", ScheduledTime: &at, WithChangeRequest: true, Reason: "Launch on time", Reviewers: []uuid.UUID{carol.UserID}})
 	storetest.Must(t, err)
-	pending, err := s.FlagChangeRequests(ctx, owner, prod.ID, "pay")
+	pending, err := s.Flags().FlagChangeRequests(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
-	_, err = s.ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, flagstore.ReviewInput{})
+	_, err = s.Flags().ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, flagstore.ReviewInput{})
 	storetest.Must(t, err)
-	storetest.Must(t, s.RemoveGroupMember(ctx, owner, approvers.ID, carol.UserID))
+	storetest.Must(t, s.IAM().RemoveGroupMember(ctx, owner, approvers.ID, carol.UserID))
 	backdate(t, pool, sch.ID, time.Minute)
-	if claimed, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
+	if claimed, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
 		t.Fatalf("run the due schedule: claimed %v, %v", claimed, err)
 	}
 	if status, reason := scheduleStatus(t, pool, sch.ID); status != flagstore.ScheduleReview {
 		t.Fatalf("schedule after its approval stopped counting: %s (%s), want %s", status, reason, flagstore.ScheduleReview)
 	}
-	if f, err := s.GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
+	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
 		t.Fatalf("the schedule applied: %+v, %v", f, err)
 	}
 	// Approved again by someone who counts, it applies.
-	storetest.Must(t, s.AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
-	_, err = s.ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, flagstore.ReviewInput{})
+	storetest.Must(t, s.IAM().AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
+	_, err = s.Flags().ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, flagstore.ReviewInput{})
 	storetest.Must(t, err)
-	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := s.GetFlag(ctx, owner, prod.ID, "pay"); err != nil || !f.IsEnabled {
+	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay"); err != nil || !f.IsEnabled {
 		t.Fatalf("the schedule approved again did not apply: %+v, %v", f, err)
 	}
 }

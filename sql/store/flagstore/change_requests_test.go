@@ -29,11 +29,11 @@ func ownerMember(t *testing.T, s *store.Store, owner *core.Actor, pool *pgxpool.
 func newMember(t *testing.T, s *store.Store, owner *core.Actor, email string, policy uuid.UUID) *core.Actor {
 	t.Helper()
 	ctx := context.Background()
-	m, err := s.AddMember(ctx, owner, iam.MemberInput{Email: email, PolicyIDs: []uuid.UUID{policy}})
+	m, err := s.IAM().AddMember(ctx, owner, iam.MemberInput{Email: email, PolicyIDs: []uuid.UUID{policy}})
 	storetest.Must(t, err)
-	session, err := s.Login(ctx, iam.LoginInput{Email: email, Password: *m.InitialPassword}, "192.0.2.1")
+	session, err := s.IAM().Login(ctx, iam.LoginInput{Email: email, Password: *m.InitialPassword}, "192.0.2.1")
 	storetest.Must(t, err)
-	a, err := s.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
+	a, err := s.IAM().Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
 	storetest.Must(t, err)
 	return a
 }
@@ -63,7 +63,7 @@ func approvalEnv(t *testing.T, s *store.Store, owner *core.Actor, env core.Envir
 	for _, ap := range approvers {
 		ids = append(ids, ap.UserID)
 	}
-	_, err := s.UpdateEnvironment(context.Background(), owner, env.ProjectID, env.ID, core.EnvironmentInput{Name: env.Name,
+	_, err := s.Projects().UpdateEnvironment(context.Background(), owner, env.ProjectID, env.ID, core.EnvironmentInput{Name: env.Name,
 		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: n, ApproverMemberIDs: ids}}})
 	storetest.Must(t, err)
 }
@@ -76,21 +76,21 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 	alice := ownerMember(t, s, owner, pool, "alice@example.com")
 	bob := ownerMember(t, s, owner, pool, "bob@example.com")
 	carol := ownerMember(t, s, owner, pool, "carol@example.com")
-	f, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	approvalEnv(t, s, owner, prod, 2, alice, bob, carol)
 
 	// Nobody changes what the flag serves directly, owners included; its
 	// name is no such change.
-	_, err = s.ToggleFlag(ctx, owner, prod.ID, "pay", true, flagstore.Change{})
+	_, err = s.Flags().ToggleFlag(ctx, owner, prod.ID, "pay", true, flagstore.Change{})
 	wantRule(t, "owner's direct toggle", err, "ChangeRequestRequired")
-	trigger, err := s.CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn})
+	trigger, err := s.Flags().CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn})
 	storetest.Must(t, err)
-	_, err = s.RunTrigger(ctx, trigger.Token, nil)
+	_, err = s.Flags().RunTrigger(ctx, trigger.Token, nil)
 	wantRule(t, "a trigger's call", err, "ChangeRequestRequired")
-	_, err = s.SetFlagOffVariation(ctx, alice, prod.ID, "pay", flagstore.OffVariationInput{OffVariationID: f.Variations[0].ID})
+	_, err = s.Flags().SetFlagOffVariation(ctx, alice, prod.ID, "pay", flagstore.OffVariationInput{OffVariationID: f.Variations[0].ID})
 	wantRule(t, "direct off variation", err, "ChangeRequestRequired")
-	if _, err := s.RenameFlag(ctx, owner, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"}); err != nil {
+	if _, err := s.Flags().RenameFlag(ctx, owner, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"}); err != nil {
 		t.Fatalf("rename: %v", err)
 	}
 
@@ -102,63 +102,63 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 		}
 		return in
 	}
-	_, err = s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(alice, bob))
+	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(alice, bob))
 	wantInvalid(t, "author as reviewer", err, "reviewers_is_invalid")
-	_, err = s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob))
+	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob))
 	wantInvalid(t, "too few reviewers", err, "reviewers_is_invalid")
-	_, err = s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob, owner))
+	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob, owner))
 	wantInvalid(t, "a reviewer who may not approve", err, "reviewers_is_invalid")
 	noReason := request(bob, carol)
 	noReason.Reason = " "
-	_, err = s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", noReason)
+	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", noReason)
 	wantInvalid(t, "no reason", err, "reason_is_required")
 	off := false
 	same := request(bob, carol)
 	same.IsEnabled = &off
-	_, err = s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", same)
+	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", same)
 	wantRule(t, "a request changing nothing", err, "ChangeRequestChangesNothing")
 	if n := count(t, pool, `SELECT count(*) FROM flag_drafts`); n != 0 {
 		t.Fatalf("refused requests left %d drafts", n)
 	}
 
-	cr, err := s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob, carol))
+	cr, err := s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob, carol))
 	storetest.Must(t, err)
 	if cr.Status != flagstore.ChangeRequestPendingReview || cr.ApprovalsRequired != 2 || len(cr.Reviewers) != 2 || cr.CreatorID != alice.UserID {
 		t.Fatalf("created request: %+v", cr)
 	}
-	if got, err := s.GetFlag(ctx, owner, prod.ID, "pay"); err != nil || got.IsEnabled {
+	if got, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay"); err != nil || got.IsEnabled {
 		t.Fatalf("a request changed the flag: %+v, %v", got, err)
 	}
-	waiting, err := s.ListAwaitingReview(ctx, bob, prod.ID)
+	waiting, err := s.Flags().ListAwaitingReview(ctx, bob, prod.ID)
 	if err != nil || len(waiting) != 1 || waiting[0].ID != cr.ID {
 		t.Fatalf("bob's reviews: %+v, %v", waiting, err)
 	}
 
-	_, err = s.ApproveFlagChangeRequest(ctx, alice, prod.ID, cr.ID, flagstore.ReviewInput{})
+	_, err = s.Flags().ApproveFlagChangeRequest(ctx, alice, prod.ID, cr.ID, flagstore.ReviewInput{})
 	wantRule(t, "author approves", err, "CannotReviewOwnChangeRequest")
-	_, err = s.ApproveFlagChangeRequest(ctx, owner, prod.ID, cr.ID, flagstore.ReviewInput{})
+	_, err = s.Flags().ApproveFlagChangeRequest(ctx, owner, prod.ID, cr.ID, flagstore.ReviewInput{})
 	wantRule(t, "not a reviewer approves", err, "NotAReviewerOfChangeRequest")
 
-	got, err := s.ApproveFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{Comment: "fine by me"})
+	got, err := s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{Comment: "fine by me"})
 	storetest.Must(t, err)
 	if got.Status != flagstore.ChangeRequestPendingReview || got.Approvals() != 1 {
 		t.Fatalf("after one of two approvals: %+v", got)
 	}
-	_, err = s.ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	wantRule(t, "apply with 1 of 2 approvals", err, "ChangeRequestNotApproved")
-	_, err = s.ApplyFlagChangeRequest(ctx, owner, prod.ID, cr.ID)
+	_, err = s.Flags().ApplyFlagChangeRequest(ctx, owner, prod.ID, cr.ID)
 	if !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("apply by someone neither author nor reviewer: got %v, want forbidden", err)
 	}
 
-	if got, err = s.ApproveFlagChangeRequest(ctx, carol, prod.ID, cr.ID, flagstore.ReviewInput{}); err != nil || got.Status != flagstore.ChangeRequestApproved {
+	if got, err = s.Flags().ApproveFlagChangeRequest(ctx, carol, prod.ID, cr.ID, flagstore.ReviewInput{}); err != nil || got.Status != flagstore.ChangeRequestApproved {
 		t.Fatalf("after two approvals: %+v, %v", got, err)
 	}
-	before, err := s.GetFlag(ctx, owner, prod.ID, "pay")
+	before, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
 	history := len(flagHistory(t, s, owner, prod.ID, before))
 	sub := storetest.Listen(t, s)
-	applied, err := s.ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	applied, err := s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	storetest.Must(t, err)
 	if !applied.IsEnabled || applied.Revision == before.Revision || applied.Name != "Payments" {
 		t.Fatalf("applied flag: on %v, revision %v (was %v), name %q", applied.IsEnabled, applied.Revision, before.Revision, applied.Name)
@@ -174,9 +174,9 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 			break // pushed to SDKs
 		}
 	}
-	_, err = s.ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	wantRule(t, "apply twice", err, "ChangeRequestAlreadyApplied")
-	if pending, err := s.FlagChangeRequests(ctx, owner, prod.ID, "pay"); err != nil || len(pending) != 0 {
+	if pending, err := s.Flags().FlagChangeRequests(ctx, owner, prod.ID, "pay"); err != nil || len(pending) != 0 {
 		t.Fatalf("an applied request is still pending: %+v, %v", pending, err)
 	}
 }
@@ -188,32 +188,32 @@ func TestDeclinedChangeRequestCannotBeAppliedAndIsWithdrawnByItsAuthor(t *testin
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	alice := ownerMember(t, s, owner, pool, "alice@example.com")
 	bob := ownerMember(t, s, owner, pool, "bob@example.com")
-	_, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	approvalEnv(t, s, owner, prod, 1, bob)
 
 	on := true
-	cr, err := s.CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch", Reviewers: []uuid.UUID{bob.UserID}})
+	cr, err := s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch", Reviewers: []uuid.UUID{bob.UserID}})
 	storetest.Must(t, err)
-	if got, err := s.DeclineFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{Comment: "not before Monday"}); err != nil || got.Status != flagstore.ChangeRequestDeclined {
+	if got, err := s.Flags().DeclineFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{Comment: "not before Monday"}); err != nil || got.Status != flagstore.ChangeRequestDeclined {
 		t.Fatalf("declined: %+v, %v", got, err)
 	}
-	_, err = s.ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	wantRule(t, "apply declined", err, "ChangeRequestDeclined")
-	if got, err := s.GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); err != nil || got.Reviewers[0].Comment != "not before Monday" {
+	if got, err := s.Flags().GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); err != nil || got.Reviewers[0].Comment != "not before Monday" {
 		t.Fatalf("the decline's comment: %+v, %v", got, err)
 	}
-	if err := s.DeleteFlagChangeRequest(ctx, bob, prod.ID, cr.ID); !errors.Is(err, core.ErrForbidden) {
+	if err := s.Flags().DeleteFlagChangeRequest(ctx, bob, prod.ID, cr.ID); !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("withdrawn by a reviewer: got %v, want forbidden", err)
 	}
-	storetest.Must(t, s.DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
-	if _, err := s.GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); !errors.Is(err, core.ErrNotFound) {
+	storetest.Must(t, s.Flags().DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
+	if _, err := s.Flags().GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("withdrawn request: got %v, want not found", err)
 	}
 	if n := count(t, pool, `SELECT count(*) FROM flag_drafts`); n != 0 {
 		t.Fatalf("withdrawing left %d drafts", n)
 	}
-	if f, err := s.GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
+	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
 		t.Fatalf("flag after a declined request: %+v, %v", f, err)
 	}
 	// Each step is in the environment's history, by whoever took it.
@@ -245,33 +245,33 @@ func TestScheduleWithChangeRequestWaitsForApproval(t *testing.T) {
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	alice := ownerMember(t, s, owner, pool, "alice@example.com")
 	bob := ownerMember(t, s, owner, pool, "bob@example.com")
-	_, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	approvalEnv(t, s, owner, prod, 1, bob)
 
 	at := time.Now().Add(time.Hour)
 	in := flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)}, Title: "Launch", ScheduledTime: &at}
-	_, err = s.CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
+	_, err = s.Flags().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
 	wantRule(t, "schedule without a change request", err, "ChangeRequestRequired")
 	in.WithChangeRequest, in.Reason, in.Reviewers = true, "Launch on time", []uuid.UUID{bob.UserID}
-	sch, err := s.CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
+	sch, err := s.Flags().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
 	storetest.Must(t, err)
 	if status, _ := scheduleStatus(t, pool, sch.ID); status != flagstore.ScheduleReview {
 		t.Fatalf("schedule status before approval: %s", status)
 	}
-	pending, err := s.FlagChangeRequests(ctx, owner, prod.ID, "pay")
+	pending, err := s.Flags().FlagChangeRequests(ctx, owner, prod.ID, "pay")
 	if err != nil || len(pending) != 1 || pending[0].ScheduleID == nil || *pending[0].ScheduleID != sch.ID {
 		t.Fatalf("the schedule's request: %+v, %v", pending, err)
 	}
-	_, err = s.ApplyFlagChangeRequest(ctx, alice, prod.ID, pending[0].ID)
+	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, pending[0].ID)
 	wantRule(t, "apply a scheduled request by hand", err, "ChangeRequestNotApproved")
-	if _, err := s.ApproveFlagChangeRequest(ctx, bob, prod.ID, pending[0].ID, flagstore.ReviewInput{}); err != nil {
+	if _, err := s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, pending[0].ID, flagstore.ReviewInput{}); err != nil {
 		t.Fatal(err)
 	}
 	if status, _ := scheduleStatus(t, pool, sch.ID); status != flagstore.SchedulePending {
 		t.Fatalf("schedule status after approval: %s", status)
 	}
-	_, err = s.ApplyFlagChangeRequest(ctx, alice, prod.ID, pending[0].ID)
+	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, pending[0].ID)
 	wantRule(t, "apply a scheduled request by hand", err, "ChangeRequestIsScheduled")
 }
 
@@ -282,7 +282,7 @@ func TestApprovalSettingIsChecked(t *testing.T) {
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	bob := ownerMember(t, s, owner, pool, "bob@example.com")
 	set := func(cr core.ChangeRequestSettings) error {
-		_, err := s.UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: "Prod",
+		_, err := s.Projects().UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: "Prod",
 			Settings: &core.EnvSettings{ChangeRequest: &cr}})
 		return err
 	}
@@ -290,7 +290,7 @@ func TestApprovalSettingIsChecked(t *testing.T) {
 	wantInvalid(t, "nobody may approve", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1}), "approverMemberIds_is_required")
 	wantInvalid(t, "a stranger", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{uuid.New()}}), "approverMemberIds_is_invalid")
 	wantInvalid(t, "more approvals than approvers", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 2, ApproverMemberIDs: []uuid.UUID{bob.UserID}}), "approvalsRequired_is_invalid")
-	env, err := s.GetEnvironment(ctx, owner, prod.ProjectID, prod.ID)
+	env, err := s.Projects().GetEnvironment(ctx, owner, prod.ProjectID, prod.ID)
 	storetest.Must(t, err)
 	if env.Settings.ChangeRequest.IsEnabled {
 		t.Fatalf("a refused setting was stored: %+v", env.Settings.ChangeRequest)

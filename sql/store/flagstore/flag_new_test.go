@@ -28,7 +28,7 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 	req := flagstore.NewFlagRequest{Reason: "new checkout", Reviewers: []uuid.UUID{bob.UserID}}
 	evil := []flagstore.Variation{{ID: "a", Name: "Safe", Value: "https://pay.example/"}, {ID: "b", Name: "Evil", Value: "https://evil.example/pay"}}
 
-	created, err := s.CreateFlagRequesting(ctx, dave, prod.ID, flagstore.FlagInput{Name: "Pay URL", Key: "pay-url",
+	created, err := s.Flags().CreateFlagRequesting(ctx, dave, prod.ID, flagstore.FlagInput{Name: "Pay URL", Key: "pay-url",
 		VariationType: flagstore.VariationString, Variations: evil, EnabledVariationID: "a", DisabledVariationID: "b", NewFlagRequest: req})
 	storetest.Must(t, err)
 	if created.PendingApproval == nil || !created.IsArchived || created.IsEnabled {
@@ -37,7 +37,7 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 	if got := serves(t, s, owner, prod.ID, "pay-url", "u1"); got != "" {
 		t.Fatalf("the new flag serves %q before approval", got)
 	}
-	cr, err := s.GetFlagChangeRequest(ctx, owner, prod.ID, created.PendingApproval.ChangeRequestID)
+	cr, err := s.Flags().GetFlagChangeRequest(ctx, owner, prod.ID, created.PendingApproval.ChangeRequestID)
 	storetest.Must(t, err)
 	if !cr.NewFlag || cr.FlagKey != "pay-url" || len(cr.Reviewers) != 1 || cr.Reviewers[0].MemberID != bob.UserID ||
 		cr.Status != flagstore.ChangeRequestPendingReview {
@@ -47,37 +47,37 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 		t.Fatalf("the approver is not told what the flag serves:\n%s", lines)
 	}
 	// The author cannot apply it alone, nor edit the pending flag around it.
-	_, err = s.ApplyFlagChangeRequest(ctx, dave, prod.ID, cr.ID)
+	_, err = s.Flags().ApplyFlagChangeRequest(ctx, dave, prod.ID, cr.ID)
 	wantRule(t, "apply before approval", err, "ChangeRequestNotApproved")
-	_, err = s.RestoreFlag(ctx, dave, prod.ID, "pay-url", flagstore.Change{})
+	_, err = s.Flags().RestoreFlag(ctx, dave, prod.ID, "pay-url", flagstore.Change{})
 	wantRule(t, "restore the pending flag", err, "ChangeRequestRequired")
 
-	_, err = s.ApproveFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{})
+	_, err = s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{})
 	storetest.Must(t, err)
-	_, err = s.ApplyFlagChangeRequest(ctx, bob, prod.ID, cr.ID)
+	_, err = s.Flags().ApplyFlagChangeRequest(ctx, bob, prod.ID, cr.ID)
 	storetest.Must(t, err)
 	if got := serves(t, s, owner, prod.ID, "pay-url", "u1"); got != "https://evil.example/pay" {
 		t.Fatalf("approved, the flag serves %q", got)
 	}
 
 	// Declined: never served, left archived.
-	declined, err := s.CloneFlagRequesting(ctx, dave, prod.ID, "pay-url", flagstore.CloneFlagInput{Name: "Pay URL 2", Key: "pay-url-2",
+	declined, err := s.Flags().CloneFlagRequesting(ctx, dave, prod.ID, "pay-url", flagstore.CloneFlagInput{Name: "Pay URL 2", Key: "pay-url-2",
 		NewFlagRequest: req})
 	storetest.Must(t, err)
-	_, err = s.DeclineFlagChangeRequest(ctx, bob, prod.ID, declined.PendingApproval.ChangeRequestID, flagstore.ReviewInput{Comment: "no"})
+	_, err = s.Flags().DeclineFlagChangeRequest(ctx, bob, prod.ID, declined.PendingApproval.ChangeRequestID, flagstore.ReviewInput{Comment: "no"})
 	storetest.Must(t, err)
-	_, err = s.ApplyFlagChangeRequest(ctx, dave, prod.ID, declined.PendingApproval.ChangeRequestID)
+	_, err = s.Flags().ApplyFlagChangeRequest(ctx, dave, prod.ID, declined.PendingApproval.ChangeRequestID)
 	wantRule(t, "apply a declined request", err, "ChangeRequestDeclined")
-	if f, err := s.GetFlag(ctx, owner, prod.ID, "pay-url-2"); err != nil || !f.IsArchived || serves(t, s, owner, prod.ID, "pay-url-2", "u1") != "" {
+	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay-url-2"); err != nil || !f.IsArchived || serves(t, s, owner, prod.ID, "pay-url-2", "u1") != "" {
 		t.Fatalf("declined clone: %+v, %v", f, err)
 	}
 
 	// Asked for on, it comes in on once approved.
-	on, err := s.CreateFlagRequesting(ctx, dave, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship", IsEnabled: true, NewFlagRequest: req})
+	on, err := s.Flags().CreateFlagRequesting(ctx, dave, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship", IsEnabled: true, NewFlagRequest: req})
 	storetest.Must(t, err)
-	_, err = s.ApproveFlagChangeRequest(ctx, bob, prod.ID, on.PendingApproval.ChangeRequestID, flagstore.ReviewInput{})
+	_, err = s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, on.PendingApproval.ChangeRequestID, flagstore.ReviewInput{})
 	storetest.Must(t, err)
-	applied, err := s.ApplyFlagChangeRequest(ctx, dave, prod.ID, on.PendingApproval.ChangeRequestID)
+	applied, err := s.Flags().ApplyFlagChangeRequest(ctx, dave, prod.ID, on.PendingApproval.ChangeRequestID)
 	storetest.Must(t, err)
 	if !applied.IsEnabled || applied.IsArchived || serves(t, s, owner, prod.ID, "ship", "u1") != "true" {
 		t.Fatalf("approved flag switched on: %+v serves %q", applied, serves(t, s, owner, prod.ID, "ship", "u1"))

@@ -25,7 +25,7 @@ import (
 func scheduleSoon(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, key, targetFlag string, d time.Duration) flagstore.Schedule {
 	t.Helper()
 	at := time.Now().Add(d)
-	sch, err := s.CreateFlagSchedule(context.Background(), a, envID, key, flagstore.ScheduleInput{
+	sch, err := s.Flags().CreateFlagSchedule(context.Background(), a, envID, key, flagstore.ScheduleInput{
 		DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(targetFlag)}, Title: "Launch", ScheduledTime: &at})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func scheduleStatus(t *testing.T, pool *pgxpool.Pool, id uuid.UUID) (status, rea
 
 func flagHistory(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, f flagstore.Flag) []flagstore.AuditEntry {
 	t.Helper()
-	page, err := s.ListAuditLogs(context.Background(), a, envID, flagstore.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: core.Page{Size: 100}})
+	page, err := s.Flags().ListAuditLogs(context.Background(), a, envID, flagstore.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: core.Page{Size: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 	s, a, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	backdate(t, pool, sch.ID, 0)
@@ -76,7 +76,7 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 		other, err := pgxpool.NewWithConfig(ctx, pool.Config())
 		storetest.Must(t, err)
 		t.Cleanup(other.Close)
-		stores = append(stores, store.New(other, s.Keys(), slog.New(slog.DiscardHandler), core.Options{}))
+		stores = append(stores, store.New(other, s.Projects().Keys(), slog.New(slog.DiscardHandler), core.Options{}))
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -85,7 +85,7 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			claimed, err := st.ApplyDueSchedule(ctx, time.Time{})
+			claimed, err := st.Flags().ApplyDueSchedule(ctx, time.Time{})
 			if err != nil {
 				t.Error(err)
 			}
@@ -100,7 +100,7 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 	if claims != 1 {
 		t.Fatalf("claimed %d times, want 1", claims)
 	}
-	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
+	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if !got.IsEnabled {
 		st, r := scheduleStatus(t, pool, sch.ID)
@@ -121,7 +121,7 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 	if applied != 1 {
 		t.Fatalf("history has %d applied schedules, want 1", applied)
 	}
-	pending, err := s.FlagPendingChanges(ctx, a, prod.ID, "pay")
+	pending, err := s.Flags().FlagPendingChanges(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if len(pending) != 0 {
 		t.Fatalf("pending after applying: %+v", pending)
@@ -133,17 +133,17 @@ func TestScheduleAppliesOnlyItsParts(t *testing.T) {
 	s, a, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	// Someone renames the flag meanwhile: another part, so the schedule applies.
-	_, err = s.RenameFlag(ctx, a, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"})
+	_, err = s.Flags().RenameFlag(ctx, a, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"})
 	storetest.Must(t, err)
 	backdate(t, pool, sch.ID, 0)
-	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
+	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if !got.IsEnabled || got.Name != "Payments" {
 		t.Fatalf("got on=%v name=%q, want on and the new name kept", got.IsEnabled, got.Name)
@@ -155,16 +155,16 @@ func TestScheduleConflictFailsVisibly(t *testing.T) {
 	s, a, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true,"name":"Pay v2"}`, time.Hour)
-	_, err = s.RenameFlag(ctx, a, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"})
+	_, err = s.Flags().RenameFlag(ctx, a, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"})
 	storetest.Must(t, err)
 	backdate(t, pool, sch.ID, 0)
-	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
+	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if got.IsEnabled || got.Name != "Payments" {
 		t.Fatalf("half applied: on=%v name=%q", got.IsEnabled, got.Name)
@@ -173,7 +173,7 @@ func TestScheduleConflictFailsVisibly(t *testing.T) {
 	if status != flagstore.ScheduleFailed || !strings.Contains(reason, "name changed") {
 		t.Fatalf("status %q reason %q, want failed naming the name", status, reason)
 	}
-	pending, err := s.FlagPendingChanges(ctx, a, prod.ID, "pay")
+	pending, err := s.Flags().FlagPendingChanges(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if len(pending) != 1 || pending[0].Status != "Failed" || pending[0].FailureReason != reason {
 		t.Fatalf("pending changes %+v, want the failed one with its reason", pending)
@@ -185,20 +185,20 @@ func TestCancelledScheduleNeverApplies(t *testing.T) {
 	s, a, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
-	storetest.Must(t, s.CancelFlagSchedule(ctx, a, prod.ID, sch.ID))
+	storetest.Must(t, s.Flags().CancelFlagSchedule(ctx, a, prod.ID, sch.ID))
 	backdate(t, pool, sch.ID, 0)
-	if claimed, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil || claimed {
+	if claimed, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil || claimed {
 		t.Fatalf("claimed=%v err=%v, want nothing to claim", claimed, err)
 	}
-	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
+	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if got.IsEnabled {
 		t.Fatal("a cancelled schedule applied")
 	}
-	if err := s.CancelFlagSchedule(ctx, a, prod.ID, sch.ID); !errors.Is(err, flagstore.ErrScheduleNotPending) {
+	if err := s.Flags().CancelFlagSchedule(ctx, a, prod.ID, sch.ID); !errors.Is(err, flagstore.ErrScheduleNotPending) {
 		t.Fatalf("cancelling twice: got %v, want %v", err, flagstore.ErrScheduleNotPending)
 	}
 	// Making and cancelling it are in the environment's history.
@@ -222,7 +222,7 @@ func TestScheduleInputIsChecked(t *testing.T) {
 	s, a, _ := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	past, future := time.Now().Add(-time.Minute), time.Now().Add(time.Hour)
 	for _, tc := range []struct {
@@ -236,7 +236,7 @@ func TestScheduleInputIsChecked(t *testing.T) {
 		{"no change", flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":false}`)}, Title: "x", ScheduledTime: &future}, "targetFlag_is_invalid"},
 		{"nothing named", flagstore.ScheduleInput{Title: "x", ScheduledTime: &future}, "targetFlag_is_required"},
 	} {
-		_, err := s.CreateFlagSchedule(ctx, a, prod.ID, "pay", tc.in)
+		_, err := s.Flags().CreateFlagSchedule(ctx, a, prod.ID, "pay", tc.in)
 		if got := core.Classify(err); got.Status != 400 || !strings.Contains(strings.Join(got.Codes, ","), tc.code) {
 			t.Errorf("%s: got %d %v, want 400 %s", tc.name, got.Status, got.Codes, tc.code)
 		}
@@ -250,18 +250,18 @@ func TestScheduleByAccessToken(t *testing.T) {
 	s, a, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	_, err = s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
+	_, err = s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
 	storetest.Must(t, err)
-	tok, err := s.CreateAccessToken(ctx, a, iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
+	tok, err := s.IAM().CreateAccessToken(ctx, a, iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	storetest.Must(t, err)
-	ta, err := s.Authenticate(ctx, iam.Credentials{Authorization: tok.Token})
+	ta, err := s.IAM().Authenticate(ctx, iam.Credentials{Authorization: tok.Token})
 	storetest.Must(t, err)
 
 	applies := scheduleSoon(t, s, ta, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	backdate(t, pool, applies.ID, 0)
-	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if status, reason := scheduleStatus(t, pool, applies.ID); status != flagstore.ScheduleApplied {
@@ -273,10 +273,10 @@ func TestScheduleByAccessToken(t *testing.T) {
 	}
 
 	fails := scheduleSoon(t, s, ta, prod.ID, "ship", `{"isEnabled":true}`, time.Hour)
-	_, err = s.ToggleAccessToken(ctx, a, tok.ID)
+	_, err = s.IAM().ToggleAccessToken(ctx, a, tok.ID)
 	storetest.Must(t, err)
 	backdate(t, pool, fails.ID, 0)
-	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if status, reason := scheduleStatus(t, pool, fails.ID); status != flagstore.ScheduleFailed || !strings.Contains(reason, "may no longer") {
@@ -290,11 +290,11 @@ func TestScheduleReachesWebhooks(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	hookOn(t, s, a, prod, "https://hooks.example.com/x", "a-webhook-secret", flagstore.EventFlagToggled)
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
-	backdate(t, s.Pool, sch.ID, 0)
-	if _, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	backdate(t, storetest.Pool(t, s), sch.ID, 0)
+	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := deliverQueued(t, s); len(got) != 1 || got[0].Events != flagstore.EventFlagToggled {
@@ -309,7 +309,7 @@ func TestOpenFlagChangesAreBounded(t *testing.T) {
 	s, a, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	var first flagstore.Schedule
 	for i := range flagstore.MaxOpenFlagChanges {
@@ -319,7 +319,7 @@ func TestOpenFlagChangesAreBounded(t *testing.T) {
 		}
 	}
 	at := time.Now().Add(time.Hour)
-	_, err = s.CreateFlagSchedule(ctx, a, prod.ID, "pay", flagstore.ScheduleInput{
+	_, err = s.Flags().CreateFlagSchedule(ctx, a, prod.ID, "pay", flagstore.ScheduleInput{
 		DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, Title: "One more", ScheduledTime: &at})
 	if !errors.Is(err, flagstore.ErrTooManyPendingChanges) {
 		t.Fatalf("schedule %d: got %v, want %v", flagstore.MaxOpenFlagChanges+1, err, flagstore.ErrTooManyPendingChanges)
@@ -329,7 +329,7 @@ func TestOpenFlagChangesAreBounded(t *testing.T) {
 	if drafts != flagstore.MaxOpenFlagChanges {
 		t.Errorf("%d drafts stored, want %d: the refused one left one behind", drafts, flagstore.MaxOpenFlagChanges)
 	}
-	storetest.Must(t, s.CancelFlagSchedule(ctx, a, prod.ID, first.ID))
+	storetest.Must(t, s.Flags().CancelFlagSchedule(ctx, a, prod.ID, first.ID))
 	scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, 2*time.Hour)
 }
 
@@ -340,19 +340,19 @@ func TestScheduleRespectsApprovalTurnedOnLater(t *testing.T) {
 	s, a, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	_, err = pool.Exec(ctx, `UPDATE environments SET change_request_enabled = true WHERE id = $1`, prod.ID)
 	storetest.Must(t, err)
 	backdate(t, pool, sch.ID, 0)
-	if claimed, err := s.ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
+	if claimed, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
 		t.Fatalf("claimed=%v err=%v", claimed, err)
 	}
 	if status, reason := scheduleStatus(t, pool, sch.ID); status != flagstore.ScheduleFailed || !strings.Contains(reason, "need approval") {
 		t.Errorf("status %q, reason %q: want failed, needing approval", status, reason)
 	}
-	if got, _ := s.GetFlag(ctx, a, prod.ID, "pay"); got.IsEnabled {
+	if got, _ := s.Flags().GetFlag(ctx, a, prod.ID, "pay"); got.IsEnabled {
 		t.Error("the schedule turned the flag on without approval")
 	}
 }

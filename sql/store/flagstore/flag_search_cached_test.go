@@ -23,7 +23,7 @@ import (
 // table takes, for rare, broad and short patterns, both orders and past the
 // last page; and the plan it keeps reads the trigram index.
 func TestSmallTableSearchIsOneCachedStatement(t *testing.T) {
-	big, a, pool, envID := scaleFixture(t, 2_000)
+	_, a, pool, envID := scaleFixture(t, 2_000)
 	ctx := context.Background()
 	cfg := pool.Config().Copy()
 	cfg.MaxConns, cfg.MinConns = 1, 0
@@ -32,18 +32,18 @@ func TestSmallTableSearchIsOneCachedStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer one.Close()
-	s := store.New(one, big.ServerKeys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
-	twoStatements := store.New(pool, big.ServerKeys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
-	twoStatements.Flags.PretendFlagTableIsBig()
+	s := store.New(one, storetest.Keys(t), slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
+	twoStatements := store.New(pool, storetest.Keys(t), slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
+	twoStatements.Flags().PretendFlagTableIsBig()
 	for _, name := range []string{"experiment 4", "experiment 1999", "EXPERIMENT", "payments", "flag-00001", "nothing like it", "xp", "4"} {
 		for _, sort := range [][2]string{{"createdAt", ""}, {"key", ""}, {"name", "desc"}, {"updatedAt", "asc"}, {"lastEvaluatedAt", ""}} {
 			for _, page := range []core.Page{{Size: 10}, {Index: 1, Size: 10}, {Index: 500, Size: 10}} {
 				f := flagstore.FlagFilter{Name: name, SortBy: sort[0], Order: sort[1], Page: page}
-				got, err := s.ListFlags(ctx, a, envID, f)
+				got, err := s.Flags().ListFlags(ctx, a, envID, f)
 				if err != nil {
 					t.Fatalf("%+v: %v", f, err)
 				}
-				want, err := twoStatements.ListFlags(ctx, a, envID, f)
+				want, err := twoStatements.Flags().ListFlags(ctx, a, envID, f)
 				if err != nil {
 					t.Fatalf("%+v: %v", f, err)
 				}

@@ -31,7 +31,7 @@ func TestFlagSearchNamesItsEnvironment(t *testing.T) {
 		{"experiment 4", &stranger, 0, core.ErrNotFound},
 		{"nothing like it", &stranger, 0, core.ErrNotFound},
 	} {
-		page, err := s.ListFlags(ctx, tc.actor, envID, flagstore.FlagFilter{Name: tc.name, Page: core.Page{Size: 1}})
+		page, err := s.Flags().ListFlags(ctx, tc.actor, envID, flagstore.FlagFilter{Name: tc.name, Page: core.Page{Size: 1}})
 		if !errors.Is(err, tc.err) {
 			t.Errorf("%q in organization %s: got %v, want %v", tc.name, tc.actor.OrgID, err, tc.err)
 			continue

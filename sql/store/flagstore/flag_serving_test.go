@@ -20,7 +20,7 @@ func TestFlagListServesTargetsWithKeys(t *testing.T) {
 	s, a, _ := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	on, off := f.Variations[0], f.Variations[1]
 	many := make([]string, 5000)
@@ -32,11 +32,11 @@ func TestFlagListServesTargetsWithKeys(t *testing.T) {
 	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Beta", Conditions: []flagstore.Condition{{ID: "c", Property: "plan", Op: "Equal", Value: "beta"}},
 		Variations: []flagstore.RolloutVariation{{ID: on.ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 	tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: on.ID, Rollout: []float64{0, 1}, ExptRollout: 1}}
-	_, err = s.SetFlagTargeting(ctx, a, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
+	_, err = s.Flags().SetFlagTargeting(ctx, a, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 	storetest.Must(t, err)
 
 	for _, search := range []string{"", "pay"} { // the list, and a search
-		page, err := s.ListFlags(ctx, a, prod.ID, flagstore.FlagFilter{Name: search, Page: core.Page{Size: 10}})
+		page, err := s.Flags().ListFlags(ctx, a, prod.ID, flagstore.FlagFilter{Name: search, Page: core.Page{Size: 10}})
 		storetest.Must(t, err)
 		if len(page.Items) != 1 {
 			t.Fatalf("%q: %d flags listed, want 1", search, len(page.Items))
@@ -62,22 +62,22 @@ func TestFlagListFollowsEveryChange(t *testing.T) {
 	s, a, _ := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	for _, v := range f.Variations {
 		tg := f.Targeting()
 		tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: v.ID, Rollout: []float64{0, 1}, ExptRollout: 1}}
-		_, err = s.SetFlagTargeting(ctx, a, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
+		_, err = s.Flags().SetFlagTargeting(ctx, a, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 		storetest.Must(t, err)
 		for _, search := range []string{"", "pay"} {
-			page, err := s.ListFlags(ctx, a, prod.ID, flagstore.FlagFilter{Name: search, Page: core.Page{Size: 10}})
+			page, err := s.Flags().ListFlags(ctx, a, prod.ID, flagstore.FlagFilter{Name: search, Page: core.Page{Size: 10}})
 			storetest.Must(t, err)
 			if len(page.Items) != 1 || !slices.Equal(page.Items[0].Serves.EnabledVariations, []string{v.Value}) ||
 				!slices.Equal(page.Items[0].Serving.Default, []flagstore.Share{{Value: v.Value, Percent: 100}}) {
 				t.Fatalf("%q after serving %s by default: %+v", search, v.Value, page.Items)
 			}
 		}
-		if f, err = s.GetFlag(ctx, a, prod.ID, "pay"); err != nil {
+		if f, err = s.Flags().GetFlag(ctx, a, prod.ID, "pay"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -111,7 +111,7 @@ func TestFlagListSorts(t *testing.T) {
 				for index := 0; ; index++ {
 					f := tc.filter
 					f.SortBy, f.Order, f.Page = k.Key, order, core.Page{Index: index, Size: 5}
-					page, err := s.ListFlags(ctx, a, envID, f)
+					page, err := s.Flags().ListFlags(ctx, a, envID, f)
 					storetest.Must(t, err)
 					if page.TotalCount != int64(len(want)) {
 						t.Fatalf("%s by %s %s: total %d, want %d", tc.name, k.Key, order, page.TotalCount, len(want))
@@ -135,14 +135,14 @@ func TestFlagListSorts(t *testing.T) {
 	}
 	// The default is each key's own direction; an unknown key or direction
 	// is refused.
-	first, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{SortBy: "name", Page: core.Page{Size: 1}})
+	first, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{SortBy: "name", Page: core.Page{Size: 1}})
 	storetest.Must(t, err)
 	if first.Items[0].Name != "dup" && first.Items[0].Name != "DUP" {
 		t.Errorf("by name: first %q, want A to Z", first.Items[0].Name)
 	}
 	for _, f := range []flagstore.FlagFilter{{SortBy: "evaluations"}, {SortBy: "name", Order: "up"}} {
 		f.Page.Size = 5
-		if _, err := s.ListFlags(ctx, a, envID, f); err == nil {
+		if _, err := s.Flags().ListFlags(ctx, a, envID, f); err == nil {
 			t.Errorf("%+v: no error, want a validation error", f)
 		}
 	}

@@ -36,7 +36,7 @@ func seedFlags(t testing.TB, pool *pgxpool.Pool, envID, creator uuid.UUID, n int
 func scaleFixture(t testing.TB, n int) (*store.Store, *core.Actor, *pgxpool.Pool, uuid.UUID) {
 	t.Helper()
 	s, a, pool := storetest.New(t)
-	p, err := s.CreateProject(context.Background(), a, core.ProjectInput{Name: "Big", Key: "big"})
+	p, err := s.Projects().CreateProject(context.Background(), a, core.ProjectInput{Name: "Big", Key: "big"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestFlagListCountsUpToALimit(t *testing.T) {
 		{flagstore.FlagFilter{Name: "experiment 1000", Page: core.Page{Size: 10}}, 11, false}, // 1000 and 10000-10009
 		{flagstore.FlagFilter{Tags: []string{"team-7"}, Page: core.Page{Size: 10}}, 503, false},
 	} {
-		page, err := s.ListFlags(ctx, a, envID, tc.filter)
+		page, err := s.Flags().ListFlags(ctx, a, envID, tc.filter)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,9 +132,9 @@ func TestFlagListCountsUpToALimit(t *testing.T) {
 	// list's, in either order.
 	for _, sortBy := range []string{"createdAt", "key"} {
 		for _, index := range []int{0, 1003} {
-			all, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{SortBy: sortBy, Page: core.Page{Index: index, Size: 10}})
+			all, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{SortBy: sortBy, Page: core.Page{Index: index, Size: 10}})
 			storetest.Must(t, err)
-			found, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{Name: "Experiment", SortBy: sortBy, Page: core.Page{Index: index, Size: 10}})
+			found, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{Name: "Experiment", SortBy: sortBy, Page: core.Page{Index: index, Size: 10}})
 			storetest.Must(t, err)
 			if !found.TotalCountIsEstimate || found.TotalCount != flagstore.MaxExactFlagCount || len(found.Items) != 10 {
 				t.Errorf("broad search by %s, page %d: total %d (estimate %v), %d items", sortBy, index, found.TotalCount, found.TotalCountIsEstimate, len(found.Items))
@@ -147,7 +147,7 @@ func TestFlagListCountsUpToALimit(t *testing.T) {
 		}
 	}
 	// The last page past the count still answers the flags there are.
-	page, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{SortBy: "key", Page: core.Page{Index: 1004, Size: 10}})
+	page, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{SortBy: "key", Page: core.Page{Index: 1004, Size: 10}})
 	if err != nil || len(page.Items) != 10 || page.Items[9].Key != seed.FlagKey(flagstore.MaxExactFlagCount+50) {
 		t.Errorf("last page: %v, %d items", err, len(page.Items))
 	}
@@ -158,7 +158,7 @@ func TestFlagListCountsUpToALimit(t *testing.T) {
 // trigram index. A search's own statement is never cached (it runs unnamed),
 // so PostgreSQL never holds a generic plan for it.
 func TestSearchesArePlannedWithTheirPattern(t *testing.T) {
-	big, a, pool, envID := scaleFixture(t, 20_000)
+	_, a, pool, envID := scaleFixture(t, 20_000)
 	ctx := context.Background()
 	// One connection, so what it has prepared is everything the store ran.
 	cfg := pool.Config().Copy()
@@ -168,13 +168,13 @@ func TestSearchesArePlannedWithTheirPattern(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer one.Close()
-	s := store.New(one, big.ServerKeys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
+	s := store.New(one, storetest.Keys(t), slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
 	for i := range 12 {
-		page, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{Name: fmt.Sprintf("experiment %d", 1000+i), Page: core.Page{Size: 10}})
+		page, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{Name: fmt.Sprintf("experiment %d", 1000+i), Page: core.Page{Size: 10}})
 		if err != nil || page.TotalCount == 0 {
 			t.Fatalf("search %d: %v, %d found", i, err, page.TotalCount)
 		}
-		if _, err := s.GetFlag(ctx, a, envID, fmt.Sprintf("flag-%07d", 1000+i)); err != nil {
+		if _, err := s.Flags().GetFlag(ctx, a, envID, fmt.Sprintf("flag-%07d", 1000+i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -199,21 +199,21 @@ func BenchmarkFlags100k(b *testing.B) {
 	ctx := context.Background()
 	b.Run("GetByKey", func(b *testing.B) {
 		for i := range b.N {
-			if _, err := s.GetFlag(ctx, a, envID, "flag-"+pad7(1+i%100_000)); err != nil {
+			if _, err := s.Flags().GetFlag(ctx, a, envID, "flag-"+pad7(1+i%100_000)); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("ListFirstPage", func(b *testing.B) {
 		for range b.N {
-			if _, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{Page: core.Page{Size: 10}}); err != nil {
+			if _, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{Page: core.Page{Size: 10}}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("SearchPartOfName", func(b *testing.B) {
 		for i := range b.N {
-			if _, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{Name: "experiment " + pad7(1 + i%9000)[3:], Page: core.Page{Size: 10}}); err != nil {
+			if _, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{Name: "experiment " + pad7(1 + i%9000)[3:], Page: core.Page{Size: 10}}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -221,7 +221,7 @@ func BenchmarkFlags100k(b *testing.B) {
 	for _, sortBy := range []string{"name", "updatedAt", "lastEvaluatedAt"} {
 		b.Run("ListBy_"+sortBy, func(b *testing.B) {
 			for range b.N {
-				if _, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{SortBy: sortBy, Page: core.Page{Size: 20}}); err != nil {
+				if _, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{SortBy: sortBy, Page: core.Page{Size: 20}}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -229,7 +229,7 @@ func BenchmarkFlags100k(b *testing.B) {
 	}
 	b.Run("SearchByKeySorted", func(b *testing.B) {
 		for range b.N {
-			if _, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{Name: "payments", SortBy: "key", Page: core.Page{Size: 10}}); err != nil {
+			if _, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{Name: "payments", SortBy: "key", Page: core.Page{Size: 10}}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -37,13 +37,13 @@ func fixture(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, seed 
 			Excluded: []string{fmt.Sprintf("u%d", 50+rng.IntN(50))},
 			Rules: []flagstore.SegmentRule{{ID: uuid.NewString(), Name: "Country",
 				Conditions: []flagstore.Condition{randomCondition(rng, i)}}}}
-		sg, err := s.CreateSegment(ctx, a, envID, in)
+		sg, err := s.Flags().CreateSegment(ctx, a, envID, in)
 		storetest.Must(t, err)
 		segs = append(segs, sg)
 	}
 	// A shared segment, visible in every environment of the organization:
 	// the file names it by key and does not carry it.
-	shared, err := s.CreateSegment(ctx, a, envID, flagstore.SegmentInput{Name: "VIP", Key: fmt.Sprintf("vip-%d", seed),
+	shared, err := s.Flags().CreateSegment(ctx, a, envID, flagstore.SegmentInput{Name: "VIP", Key: fmt.Sprintf("vip-%d", seed),
 		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization"},
 		Included: []string{"u3", "u7", "u11", "u13"}})
 	storetest.Must(t, err)
@@ -60,7 +60,7 @@ func fixture(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, seed 
 				flagstore.VariationJSON: `{"c":1}`}[typ]
 			variations = append(variations, flagstore.Variation{ID: uuid.NewString(), Name: "Third", Value: third})
 		}
-		f, err := s.CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: "Flag " + key, Key: key, VariationType: typ,
+		f, err := s.Flags().CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: "Flag " + key, Key: key, VariationType: typ,
 			Variations: variations, Tags: []string{"t" + strconv.Itoa(i%3), "common"}, Description: "about " + key})
 		storetest.Must(t, err)
 		pick := func() string { return f.Variations[rng.IntN(len(f.Variations))].ID }
@@ -87,14 +87,14 @@ func fixture(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, seed 
 				Conditions: conds, Variations: randomServe(rng, f.Variations)})
 		}
 		tg.Fallthrough.Variations = randomServe(rng, f.Variations)
-		_, err = s.SetFlagTargeting(ctx, a, envID, key, flagstore.TargetingInput{Targeting: &tg})
+		_, err = s.Flags().SetFlagTargeting(ctx, a, envID, key, flagstore.TargetingInput{Targeting: &tg})
 		storetest.Must(t, err)
 		if rng.IntN(4) != 0 {
-			_, err = s.ToggleFlag(ctx, a, envID, key, true, flagstore.Change{})
+			_, err = s.Flags().ToggleFlag(ctx, a, envID, key, true, flagstore.Change{})
 			storetest.Must(t, err)
 		}
 		if i%9 == 8 {
-			_, err = s.ArchiveFlag(ctx, a, envID, key, flagstore.Change{})
+			_, err = s.Flags().ArchiveFlag(ctx, a, envID, key, flagstore.Change{})
 			storetest.Must(t, err)
 		}
 	}
@@ -162,13 +162,13 @@ func evaluations(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, d
 	ctx := context.Background()
 	var segs []flagstore.Segment
 	for _, archived := range []bool{false, true} {
-		page, err := s.ListSegments(ctx, a, envID, flagstore.SegmentFilter{IsArchived: archived, Page: core.Page{Size: 100}})
+		page, err := s.Flags().ListSegments(ctx, a, envID, flagstore.SegmentFilter{IsArchived: archived, Page: core.Page{Size: 100}})
 		storetest.Must(t, err)
 		segs = append(segs, page.Items...)
 	}
 	var out []string
 	for _, df := range doc.Flags {
-		f, err := s.GetFlag(ctx, a, envID, df.Key)
+		f, err := s.Flags().GetFlag(ctx, a, envID, df.Key)
 		storetest.Must(t, err)
 		for _, u := range users {
 			ev := eval.Evaluate(&f, u, eval.SegmentMap(segs))
@@ -211,11 +211,11 @@ func TestExportImportRoundTrip(t *testing.T) {
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			src, err := s.CreateProject(ctx, owner, core.ProjectInput{Name: fmt.Sprint("Source ", seed), Key: fmt.Sprint("source-", seed)})
+			src, err := s.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: fmt.Sprint("Source ", seed), Key: fmt.Sprint("source-", seed)})
 			storetest.Must(t, err)
 			srcEnv := src.Environments[0].ID
 			fixture(t, s, owner, srcEnv, seed)
-			doc, err := s.ExportEnv(ctx, owner, srcEnv)
+			doc, err := s.Flags().ExportEnv(ctx, owner, srcEnv)
 			storetest.Must(t, err)
 			text, err := flagstore.EncodeDocument(doc, flagstore.FormatYAML)
 			storetest.Must(t, err)
@@ -225,21 +225,21 @@ func TestExportImportRoundTrip(t *testing.T) {
 			read, err := flagstore.DecodeDocument(text, flagstore.FormatYAML)
 			storetest.Must(t, err)
 
-			dst, err := s.CreateProject(ctx, owner, core.ProjectInput{Name: fmt.Sprint("Copy ", seed), Key: fmt.Sprint("copy-", seed)})
+			dst, err := s.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: fmt.Sprint("Copy ", seed), Key: fmt.Sprint("copy-", seed)})
 			storetest.Must(t, err)
 			dstEnv := dst.Environments[0].ID
-			dry, err := s.Import(ctx, owner, dstEnv, flagstore.ImportInput{Document: read, DryRun: true})
+			dry, err := s.Flags().Import(ctx, owner, dstEnv, flagstore.ImportInput{Document: read, DryRun: true})
 			storetest.Must(t, err)
 			if dry.Applied || len(dry.Changes) != len(doc.Flags)+len(doc.Segments) {
 				t.Fatalf("dry run: applied %v, %d changes, want false and %d", dry.Applied, len(dry.Changes), len(doc.Flags)+len(doc.Segments))
 			}
-			empty, err := s.ExportEnv(ctx, owner, dstEnv)
+			empty, err := s.Flags().ExportEnv(ctx, owner, dstEnv)
 			storetest.Must(t, err)
 			if len(empty.Flags) != 0 || len(empty.Segments) != 0 {
 				t.Fatalf("a dry run left %d flags and %d segments", len(empty.Flags), len(empty.Segments))
 			}
 
-			plan, err := s.Import(ctx, owner, dstEnv, flagstore.ImportInput{Document: read})
+			plan, err := s.Flags().Import(ctx, owner, dstEnv, flagstore.ImportInput{Document: read})
 			storetest.Must(t, err)
 			if !plan.Applied {
 				t.Fatal("the import was not applied")
@@ -263,7 +263,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 				t.Fatalf("%d of %d evaluations differ", diffs, len(want))
 			}
 
-			again, err := s.ExportEnv(ctx, owner, dstEnv)
+			again, err := s.Flags().ExportEnv(ctx, owner, dstEnv)
 			storetest.Must(t, err)
 			if !strings.Contains(string(text), fmt.Sprintf("- vip-%d\n", seed)) || strings.Contains(string(text), fmt.Sprintf("key: vip-%d\n", seed)) {
 				t.Errorf("the export should name the shared segment in rules and not carry it:\n%s", text)
@@ -271,7 +271,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			if a, b := withoutIDs(t, doc), withoutIDs(t, again); a != b {
 				t.Fatalf("export of the imported environment differs:\n%s\nwant\n%s", b, a)
 			}
-			same, err := s.Import(ctx, owner, dstEnv, flagstore.ImportInput{Document: again})
+			same, err := s.Flags().Import(ctx, owner, dstEnv, flagstore.ImportInput{Document: again})
 			storetest.Must(t, err)
 			for _, c := range same.Changes {
 				if c.Action != flagstore.ImportUnchanged {
@@ -291,46 +291,46 @@ func TestImportDryRunChangesNothing(t *testing.T) {
 	s, owner, _ := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
-	f, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	_, err = s.CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+	_, err = s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"u1"}})
 	storetest.Must(t, err)
-	doc, err := s.ExportEnv(ctx, owner, prod.ID)
+	doc, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	doc.Flags[0].IsEnabled, doc.Flags[0].Name = true, "Payments"
 	doc.Segments[0].Included = append(doc.Segments[0].Included, "u2")
-	history, err := s.ListFlagRevisions(ctx, owner, prod.ID, "pay", core.Page{Size: 50})
+	history, err := s.Flags().ListFlagRevisions(ctx, owner, prod.ID, "pay", core.Page{Size: 50})
 	storetest.Must(t, err)
 
-	plan, err := s.Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, DryRun: true})
+	plan, err := s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, DryRun: true})
 	storetest.Must(t, err)
 	want := []string{"Turned the flag on", "Renamed Pay → Payments"}
 	if plan.Applied || len(plan.Changes) != 2 || plan.Changes[1].Action != flagstore.ImportUpdate || !slices.Equal(plan.Changes[1].Words, want) {
 		t.Fatalf("dry run: %+v, want an update saying %q", plan, want)
 	}
-	after, err := s.GetFlag(ctx, owner, prod.ID, "pay")
+	after, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
-	historyAfter, err := s.ListFlagRevisions(ctx, owner, prod.ID, "pay", core.Page{Size: 50})
+	historyAfter, err := s.Flags().ListFlagRevisions(ctx, owner, prod.ID, "pay", core.Page{Size: 50})
 	storetest.Must(t, err)
 	if after.Revision != f.Revision || after.IsEnabled || historyAfter.TotalCount != history.TotalCount {
 		t.Fatalf("dry run changed the flag: revision %v (was %v), on %v, %d history entries (was %d)",
 			after.Revision, f.Revision, after.IsEnabled, historyAfter.TotalCount, history.TotalCount)
 	}
 
-	plan, err = s.Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, Comment: "from git"})
+	plan, err = s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, Comment: "from git"})
 	storetest.Must(t, err)
 	if seg := plan.Changes[0]; seg.Kind != "segment" || seg.Action != flagstore.ImportUpdate || len(seg.Words) == 0 {
 		t.Errorf("segment change %+v, want an update in words", seg)
 	}
-	beta, err := s.SegmentByKey(ctx, owner, prod.ID, "beta")
+	beta, err := s.Flags().SegmentByKey(ctx, owner, prod.ID, "beta")
 	storetest.Must(t, err)
 	if !slices.Equal(beta.Included, []string{"u1", "u2"}) {
 		t.Errorf("segment includes %q, want u1 and u2", beta.Included)
 	}
-	after, err = s.GetFlag(ctx, owner, prod.ID, "pay")
+	after, err = s.Flags().GetFlag(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
-	historyAfter, err = s.ListFlagRevisions(ctx, owner, prod.ID, "pay", core.Page{Size: 50})
+	historyAfter, err = s.Flags().ListFlagRevisions(ctx, owner, prod.ID, "pay", core.Page{Size: 50})
 	storetest.Must(t, err)
 	if !plan.Applied || !after.IsEnabled || after.Name != "Payments" || historyAfter.TotalCount != history.TotalCount+1 {
 		t.Fatalf("import: applied %v, on %v, name %q, %d history entries (was %d); want one change",
@@ -347,14 +347,14 @@ func TestImportRefusesABrokenFileWhole(t *testing.T) {
 	ctx := context.Background()
 	prod, dev := storetest.ProdAndDev(t, s, owner)
 	fixture(t, s, owner, prod.ID, 3)
-	doc, err := s.ExportEnv(ctx, owner, prod.ID)
+	doc, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	doc.Flags[3].Rules[0].Conditions[0].Op = "Bogus"
 	doc.Flags[1].Rules[0].Conditions = append(doc.Flags[1].Rules[0].Conditions,
 		flagstore.DocCondition{ID: "c9", Property: flagstore.SegmentIn, Segments: []string{"no-such-segment"}})
 	doc.Flags[5].DisabledVariationID = "nope"
 
-	_, err = s.Import(ctx, owner, dev.ID, flagstore.ImportInput{Document: doc})
+	_, err = s.Flags().Import(ctx, owner, dev.ID, flagstore.ImportInput{Document: doc})
 	var verr *core.ValidationError
 	if !errors.As(err, &verr) {
 		t.Fatalf("got %v, want a validation error", err)
@@ -369,7 +369,7 @@ func TestImportRefusesABrokenFileWhole(t *testing.T) {
 			t.Errorf("problems at %q, want one at %s", paths, want)
 		}
 	}
-	left, err := s.ExportEnv(ctx, owner, dev.ID)
+	left, err := s.Flags().ExportEnv(ctx, owner, dev.ID)
 	storetest.Must(t, err)
 	if len(left.Flags) != 0 || len(left.Segments) != 0 {
 		t.Fatalf("a refused file left %d flags and %d segments", len(left.Flags), len(left.Segments))
@@ -386,41 +386,41 @@ func TestImportWhereChangesNeedApproval(t *testing.T) {
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	bob := ownerMember(t, s, owner, pool, "bob@example.com")
-	_, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	approvalEnv(t, s, owner, prod, 1, bob)
-	doc, err := s.ExportEnv(ctx, owner, prod.ID)
+	doc, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	doc.Flags[0].IsEnabled, doc.Flags[0].Description = true, "Checkout payments"
 	newFlag := doc.Flags[0]
 	newFlag.Key, newFlag.Name, newFlag.ID = "ship", "Ship", ""
 	doc.Flags = append(doc.Flags, newFlag)
 
-	_, err = s.Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc})
+	_, err = s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc})
 	wantInvalid(t, "import without reviewers", err, "reviewers_is_required")
-	if _, err := s.GetFlag(ctx, owner, prod.ID, "ship"); !errors.Is(err, core.ErrNotFound) {
+	if _, err := s.Flags().GetFlag(ctx, owner, prod.ID, "ship"); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("a refused import created a flag: %v", err)
 	}
 
-	plan, err := s.Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, Reason: "release", Reviewers: []uuid.UUID{bob.UserID}})
+	plan, err := s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, Reason: "release", Reviewers: []uuid.UUID{bob.UserID}})
 	storetest.Must(t, err)
 	if len(plan.PendingApproval) != 2 || plan.Changes[0].Action != flagstore.ImportRequested || plan.Changes[1].Action != flagstore.ImportCreate {
 		t.Fatalf("plan %+v, want pay pending approval and ship created with a request", plan)
 	}
 	for _, key := range []string{"pay", "ship"} {
-		f, err := s.GetFlag(ctx, owner, prod.ID, key)
+		f, err := s.Flags().GetFlag(ctx, owner, prod.ID, key)
 		storetest.Must(t, err)
 		if f.IsEnabled {
 			t.Errorf("%s was turned on without approval", key)
 		}
 	}
-	pay, err := s.GetFlag(ctx, owner, prod.ID, "pay")
+	pay, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
 	if pay.Description != "Checkout payments" {
 		t.Errorf("description %q: a change needing no approval was not made", pay.Description)
 	}
 	for _, p := range plan.PendingApproval {
-		cr, err := s.GetFlagChangeRequest(ctx, owner, prod.ID, p.ChangeRequestID)
+		cr, err := s.Flags().GetFlagChangeRequest(ctx, owner, prod.ID, p.ChangeRequestID)
 		storetest.Must(t, err)
 		if cr.FlagKey != p.Key || cr.Status != flagstore.ChangeRequestPendingReview {
 			t.Errorf("change request %+v, want %s pending review", cr, p.Key)
@@ -459,18 +459,18 @@ func TestImportCreatesWithTheRightsOfCreatingByHand(t *testing.T) {
 	s, owner, _ := storetest.New(t)
 	ctx := context.Background()
 	prod, dev := storetest.ProdAndDev(t, s, owner)
-	f, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	_, err = s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
+	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
 	storetest.Must(t, err)
-	plain, err := s.ExportEnv(ctx, owner, prod.ID) // both as created
+	plain, err := s.Flags().ExportEnv(ctx, owner, prod.ID) // both as created
 	storetest.Must(t, err)
 	tg := f.Targeting()
 	tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 0.5}, ExptRollout: 1},
 		{ID: f.Variations[1].ID, Rollout: []float64{0.5, 1}, ExptRollout: 1}}
-	_, err = s.SetFlagTargeting(ctx, owner, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
+	_, err = s.Flags().SetFlagTargeting(ctx, owner, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 	storetest.Must(t, err)
-	rollout, err := s.ExportEnv(ctx, owner, prod.ID)
+	rollout, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 
 	as := func(actions ...access.Action) *core.Actor {
@@ -486,13 +486,13 @@ func TestImportCreatesWithTheRightsOfCreatingByHand(t *testing.T) {
 		return &a
 	}
 	creator := as(access.CreateFlag)
-	if _, err := s.Import(ctx, creator, dev.ID, flagstore.ImportInput{Document: rollout, DryRun: true}); !errors.Is(err, core.ErrForbidden) {
+	if _, err := s.Flags().Import(ctx, creator, dev.ID, flagstore.ImportInput{Document: rollout, DryRun: true}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("a 50/50 default rule with CreateFlag alone: got %v, want ErrForbidden", err)
 	}
-	if _, err := s.Import(ctx, creator, dev.ID, flagstore.ImportInput{Document: plain, DryRun: true}); err != nil {
+	if _, err := s.Flags().Import(ctx, creator, dev.ID, flagstore.ImportInput{Document: plain, DryRun: true}); err != nil {
 		t.Errorf("flags as created, with CreateFlag: %v", err)
 	}
-	if _, err := s.Import(ctx, as(access.CreateFlag, access.UpdateFlagDefaultRule), dev.ID, flagstore.ImportInput{Document: rollout, DryRun: true}); err != nil {
+	if _, err := s.Flags().Import(ctx, as(access.CreateFlag, access.UpdateFlagDefaultRule), dev.ID, flagstore.ImportInput{Document: rollout, DryRun: true}); err != nil {
 		t.Errorf("a 50/50 default rule with CreateFlag and UpdateFlagDefaultRule: %v", err)
 	}
 }
@@ -507,26 +507,26 @@ func TestImportMatchesTheFileFlagsOnly(t *testing.T) {
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	for _, key := range []string{"alpha", "beta", "gamma"} {
-		_, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: key, Key: key})
+		_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: key, Key: key})
 		storetest.Must(t, err)
 	}
-	doc, err := s.ExportEnv(ctx, owner, prod.ID)
+	doc, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	beta := doc.Flags[1]
 	beta.Name = "Beta"
-	plan, err := s.Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: flagstore.Document{Version: 1, Environment: doc.Environment, Flags: []flagstore.DocFlag{beta}}})
+	plan, err := s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: flagstore.Document{Version: 1, Environment: doc.Environment, Flags: []flagstore.DocFlag{beta}}})
 	storetest.Must(t, err)
 	if len(plan.Changes) != 1 || plan.Changes[0].Key != "beta" || plan.Changes[0].Action != flagstore.ImportUpdate {
 		t.Fatalf("importing one of three flags: %+v, want beta updated", plan.Changes)
 	}
-	after, err := s.ExportEnv(ctx, owner, prod.ID)
+	after, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	if len(after.Flags) != 3 || after.Flags[0].Name != "alpha" || after.Flags[1].Name != "Beta" || after.Flags[2].Name != "gamma" {
 		t.Fatalf("after importing beta: %+v", after.Flags)
 	}
 	upper := doc.Flags[0]
 	upper.Key = "ALPHA"
-	_, err = s.Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: flagstore.Document{Version: 1, Environment: doc.Environment, Flags: []flagstore.DocFlag{upper}}})
+	_, err = s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: flagstore.Document{Version: 1, Environment: doc.Environment, Flags: []flagstore.DocFlag{upper}}})
 	if !errors.Is(err, core.ErrKeyUsed) {
 		t.Fatalf("importing ALPHA beside alpha: %v, want KeyHasBeenUsed", err)
 	}

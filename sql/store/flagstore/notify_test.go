@@ -24,14 +24,14 @@ func TestChangeEvents(t *testing.T) {
 	sub := storetest.Listen(t, s)
 	prod, dev := storetest.ProdAndDev(t, s, a)
 
-	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ev := storetest.Next(t, sub); ev.Kind != feed.EventFlag || ev.ID != f.ID || ev.OrgID != a.OrgID || !slices.Equal(ev.EnvIDs, []uuid.UUID{prod.ID}) {
 		t.Fatalf("create: %+v", ev)
 	}
-	if _, err := s.ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{}); err != nil {
+	if _, err := s.Flags().ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{}); err != nil {
 		t.Fatal(err)
 	}
 	if ev := storetest.Next(t, sub); ev.Kind != feed.EventFlag || ev.ID != f.ID {
@@ -42,15 +42,15 @@ func TestChangeEvents(t *testing.T) {
 	// another arrive in that order, and either of these would have come
 	// first.
 	stale := uuid.New()
-	if _, err := s.ToggleFlag(ctx, a, prod.ID, "pay", false, flagstore.Change{Revision: &stale}); err != core.ErrConflict {
+	if _, err := s.Flags().ToggleFlag(ctx, a, prod.ID, "pay", false, flagstore.Change{Revision: &stale}); err != core.ErrConflict {
 		t.Fatalf("stale revision: %v", err)
 	}
-	if _, err := s.ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{}); err != nil {
+	if _, err := s.Flags().ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{}); err != nil {
 		t.Fatal(err)
 	}
 
 	// A shared segment concerns every environment its scopes select.
-	sg, err := s.CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "All", Key: "all", Type: flagstore.SegmentShared,
+	sg, err := s.Flags().CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "All", Key: "all", Type: flagstore.SegmentShared,
 		Scopes: []string{"organization/default-organization:project/web"}})
 	if err != nil {
 		t.Fatal(err)
@@ -67,12 +67,12 @@ func TestChangeEvents(t *testing.T) {
 	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "All",
 		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
-	if _, err := s.SetFlagTargeting(ctx, a, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg}); err != nil {
+	if _, err := s.Flags().SetFlagTargeting(ctx, a, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg}); err != nil {
 		t.Fatal(err)
 	}
 	storetest.Next(t, sub)
 	users := []string{"u1"}
-	if _, err := s.SetSegmentTargeting(ctx, a, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &users}); err != nil {
+	if _, err := s.Flags().SetSegmentTargeting(ctx, a, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &users}); err != nil {
 		t.Fatal(err)
 	}
 	kinds := []string{storetest.Next(t, sub).Kind, storetest.Next(t, sub).Kind}
@@ -82,7 +82,7 @@ func TestChangeEvents(t *testing.T) {
 	}
 
 	// Removing a secret concerns its environment.
-	if err := s.DeleteSecret(ctx, a, dev.ID, dev.Secrets[0].ID); err != nil {
+	if err := s.Projects().DeleteSecret(ctx, a, dev.ID, dev.Secrets[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if ev := storetest.Next(t, sub); ev.Kind != feed.EventEnv || ev.ID != dev.ID {
@@ -99,11 +99,11 @@ func TestChangeEventsReachOtherInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(other.Close)
-	s2 := store.New(other, s.Keys(), slog.New(slog.DiscardHandler), core.Options{})
+	s2 := store.New(other, s.Projects().Keys(), slog.New(slog.DiscardHandler), core.Options{})
 	sub := storetest.Listen(t, s2)
 	storetest.RunFeed(t, s) // which announces s's changes
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.CreateFlag(context.Background(), a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(context.Background(), a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,13 +118,13 @@ func TestUpdatedAtGrowsByMilliseconds(t *testing.T) {
 	s, a, _ := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := f.UpdatedAt.UnixMilli()
 	for i := range 20 {
-		f, err = s.ToggleFlag(ctx, a, prod.ID, "pay", i%2 == 0, flagstore.Change{})
+		f, err = s.Flags().ToggleFlag(ctx, a, prod.ID, "pay", i%2 == 0, flagstore.Change{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,18 +26,18 @@ func TestFlagListNamesPeople(t *testing.T) {
 	}
 	exec(`UPDATE users SET name = 'Olive Owner' WHERE id = $1`, a.UserID)
 
-	byOwner, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	byOwner, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	tr, err := s.CreateTrigger(ctx, a, flagstore.TriggerInput{TargetID: byOwner.ID, Type: flagstore.TriggerTypeFlagGeneral,
+	tr, err := s.Flags().CreateTrigger(ctx, a, flagstore.TriggerInput{TargetID: byOwner.ID, Type: flagstore.TriggerTypeFlagGeneral,
 		Action: flagstore.TriggerTurnOn, Description: "Recovery"})
 	storetest.Must(t, err)
-	_, err = s.RunTrigger(ctx, tr.Token, nil)
+	_, err = s.Flags().RunTrigger(ctx, tr.Token, nil)
 	storetest.Must(t, err)
-	tok, err := s.CreateAccessToken(ctx, a, iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
+	tok, err := s.IAM().CreateAccessToken(ctx, a, iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	storetest.Must(t, err)
-	ta, err := s.Authenticate(ctx, iam.Credentials{Authorization: tok.Token})
+	ta, err := s.IAM().Authenticate(ctx, iam.Credentials{Authorization: tok.Token})
 	storetest.Must(t, err)
-	_, err = s.CreateFlag(ctx, ta, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
+	_, err = s.Flags().CreateFlag(ctx, ta, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
 	storetest.Must(t, err)
 
 	type names struct{ creator, creatorEmail, changer, changerEmail string }
@@ -45,7 +45,7 @@ func TestFlagListNamesPeople(t *testing.T) {
 		t.Helper()
 		out := map[string]names{}
 		for _, search := range []string{"", "pay"} { // the list, and a search by name
-			page, err := s.ListFlags(ctx, a, prod.ID, flagstore.FlagFilter{Name: search, Page: core.Page{Size: 10}})
+			page, err := s.Flags().ListFlags(ctx, a, prod.ID, flagstore.FlagFilter{Name: search, Page: core.Page{Size: 10}})
 			storetest.Must(t, err)
 			for _, f := range page.Items {
 				var n names
@@ -84,7 +84,7 @@ func TestFlagListNamesPeople(t *testing.T) {
 		t.Fatalf("after renaming, listed %+v, want %+v", got, want)
 	}
 
-	storetest.Must(t, s.DeleteAccessToken(ctx, a, tok.ID))
+	storetest.Must(t, s.IAM().DeleteAccessToken(ctx, a, tok.ID))
 	if got := listed()["ship"]; got != (names{changer: "Ghost", changerEmail: "Ghost"}) {
 		t.Fatalf("after deleting the token, ship is listed as %+v, want no creator and a Ghost as its changer", got)
 	}

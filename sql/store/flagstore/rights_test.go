@@ -17,7 +17,7 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 	s, owner, _ := storetest.New(t)
 	ctx := t.Context()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
-	_, err := s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	as := func(actions ...access.Action) *core.Actor {
 		a := *owner
@@ -30,7 +30,7 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 	}
 	rightsOf := func(a *core.Actor, archived bool) flagstore.FlagRights {
 		t.Helper()
-		r, err := s.EnvRights(ctx, a, prod.ID)
+		r, err := s.Flags().EnvRights(ctx, a, prod.ID)
 		storetest.Must(t, err)
 		return r.Flag("pay", nil, archived)
 	}
@@ -39,7 +39,7 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 	if r := rightsOf(toggler, false); !r.Toggle || r.Name || r.Targeting || r.Clone || r.Archive || r.Delete {
 		t.Errorf("ToggleFlag alone gives %+v", r)
 	}
-	if _, err := s.RenameFlag(ctx, toggler, prod.ID, "pay", flagstore.FlagNameInput{Name: "Other"}); !errors.Is(err, core.ErrForbidden) {
+	if _, err := s.Flags().RenameFlag(ctx, toggler, prod.ID, "pay", flagstore.FlagNameInput{Name: "Other"}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("rename without UpdateFlagName: got %v, want ErrForbidden", err)
 	}
 
@@ -48,7 +48,7 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 	if rightsOf(cloner, false).Clone {
 		t.Errorf("CloneFlag without CreateFlag offers cloning")
 	}
-	if _, err := s.CloneFlag(ctx, cloner, prod.ID, "pay", flagstore.CloneFlagInput{Name: "Copy", Key: "copy"}); !errors.Is(err, core.ErrForbidden) {
+	if _, err := s.Flags().CloneFlag(ctx, cloner, prod.ID, "pay", flagstore.CloneFlagInput{Name: "Copy", Key: "copy"}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("clone without CreateFlag: got %v, want ErrForbidden", err)
 	}
 	if !rightsOf(as(access.CloneFlag, access.CreateFlag), false).Clone {
@@ -66,15 +66,15 @@ func TestFlagRightsFollowTheOperations(t *testing.T) {
 	if r := rightsOf(keeper, false); !r.Archive || r.Restore || r.Delete || !r.Name || !r.Permits(access.DeleteFlag) {
 		t.Errorf("live flag: %+v", r)
 	}
-	if err := s.DeleteFlag(ctx, keeper, prod.ID, "pay", flagstore.Change{}); !errors.Is(err, flagstore.ErrFlagNotArchived) {
+	if err := s.Flags().DeleteFlag(ctx, keeper, prod.ID, "pay", flagstore.Change{}); !errors.Is(err, flagstore.ErrFlagNotArchived) {
 		t.Errorf("delete a live flag: got %v, want ErrFlagNotArchived", err)
 	}
-	_, err = s.ArchiveFlag(ctx, keeper, prod.ID, "pay", flagstore.Change{})
+	_, err = s.Flags().ArchiveFlag(ctx, keeper, prod.ID, "pay", flagstore.Change{})
 	storetest.Must(t, err)
 	if r := rightsOf(keeper, true); r.Archive || !r.Restore || !r.Delete || r.Name {
 		t.Errorf("archived flag: %+v", r)
 	}
-	if _, err := s.RenameFlag(ctx, keeper, prod.ID, "pay", flagstore.FlagNameInput{Name: "Other"}); !errors.Is(err, flagstore.ErrFlagIsArchived) {
+	if _, err := s.Flags().RenameFlag(ctx, keeper, prod.ID, "pay", flagstore.FlagNameInput{Name: "Other"}); !errors.Is(err, flagstore.ErrFlagIsArchived) {
 		t.Errorf("rename an archived flag: got %v, want ErrFlagIsArchived", err)
 	}
 }
@@ -86,7 +86,7 @@ func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
 	s, owner, _ := storetest.New(t)
 	ctx := t.Context()
 	prod, dev := storetest.ProdAndDev(t, s, owner)
-	orgs, err := s.ListOrganizations(ctx, owner)
+	orgs, err := s.IAM().ListOrganizations(ctx, owner)
 	storetest.Must(t, err)
 	var orgKey string
 	for _, o := range orgs {
@@ -94,10 +94,10 @@ func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
 			orgKey = o.Key
 		}
 	}
-	shared, err := s.CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentShared,
+	shared, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentShared,
 		Scopes: []string{"organization/" + orgKey + ":project/web:env/*"}})
 	storetest.Must(t, err)
-	local, err := s.CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Local", Key: "local", Type: flagstore.SegmentEnvironmentSpecific})
+	local, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Local", Key: "local", Type: flagstore.SegmentEnvironmentSpecific})
 	storetest.Must(t, err)
 
 	devOnly := *owner
@@ -105,15 +105,15 @@ func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
 		{ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}},
 		{ResourceType: access.TypeSegment, Effect: "allow", Actions: []string{string(access.UpdateSegmentName)}, Resources: []string{"project/web:env/" + dev.Key + ":segment/*"}},
 	}
-	r, err := s.SegmentRights(ctx, &devOnly, dev.ID, shared)
+	r, err := s.Flags().SegmentRights(ctx, &devOnly, dev.ID, shared)
 	storetest.Must(t, err)
 	if r.Name {
 		t.Errorf("renaming a segment shared with %s is offered to someone who may rename only in %s", prod.Key, dev.Key)
 	}
-	if _, err := s.RenameSegment(ctx, &devOnly, dev.ID, shared.ID, flagstore.SegmentNameInput{Name: "Other"}); !errors.Is(err, core.ErrForbidden) {
+	if _, err := s.Flags().RenameSegment(ctx, &devOnly, dev.ID, shared.ID, flagstore.SegmentNameInput{Name: "Other"}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("rename the shared segment: got %v, want ErrForbidden", err)
 	}
-	r, err = s.SegmentRights(ctx, &devOnly, dev.ID, local)
+	r, err = s.Flags().SegmentRights(ctx, &devOnly, dev.ID, local)
 	storetest.Must(t, err)
 	if !r.Name || r.Tags || r.Delete {
 		t.Errorf("environment-specific segment: %+v", r)
@@ -139,7 +139,7 @@ func TestAccessTokenRightsFollowTheOperations(t *testing.T) {
 	if r := iam.AccessTokenAccess(&dev, iam.AccessToken{Type: core.TokenPersonal, Creator: core.TokenCreator{ID: dev.UserID}}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
 		t.Errorf("one's own personal token: %+v", r)
 	}
-	_, err := s.CreateAccessToken(t.Context(), &dev, iam.AccessTokenInput{Name: "CI", Type: core.TokenService,
+	_, err := s.IAM().CreateAccessToken(t.Context(), &dev, iam.AccessTokenInput{Name: "CI", Type: core.TokenService,
 		Permissions: []access.Statement{{ID: "t", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{string(access.ToggleFlag)}, Resources: []string{"project/*:env/*:flag/*"}}}})
 	if !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("create a Service token without IAM: got %v, want ErrForbidden", err)

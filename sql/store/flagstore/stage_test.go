@@ -54,7 +54,7 @@ func TestListFlagsByStage(t *testing.T) {
 	ctx := context.Background()
 	env, _ := storetest.ProdAndDev(t, s, a)
 	mk := func(key string, enabled bool) flagstore.Flag {
-		f, err := s.CreateFlag(ctx, a, env.ID, flagstore.FlagInput{Name: key, Key: key, IsEnabled: enabled})
+		f, err := s.Flags().CreateFlag(ctx, a, env.ID, flagstore.FlagInput{Name: key, Key: key, IsEnabled: enabled})
 		storetest.Must(t, err)
 		return f
 	}
@@ -65,20 +65,20 @@ func TestListFlagsByStage(t *testing.T) {
 	tg := split.Targeting()
 	tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: split.Variations[0].ID, Rollout: []float64{0, .1234}, ExptRollout: 1},
 		{ID: split.Variations[1].ID, Rollout: []float64{.1234, 1}, ExptRollout: 1}}
-	_, err := s.SetFlagTargeting(ctx, a, env.ID, "split", flagstore.TargetingInput{Targeting: &tg})
+	_, err := s.Flags().SetFlagTargeting(ctx, a, env.ID, "split", flagstore.TargetingInput{Targeting: &tg})
 	storetest.Must(t, err)
-	_, err = s.ArchiveFlag(ctx, a, env.ID, "old", flagstore.Change{})
+	_, err = s.Flags().ArchiveFlag(ctx, a, env.ID, "old", flagstore.Change{})
 	storetest.Must(t, err)
 	now := time.Now().UTC()
 	var tallies []sdkdata.EvaluationTally
 	for _, f := range []flagstore.Flag{split, done} {
 		tallies = append(tallies, sdkdata.EvaluationTally{FlagID: f.ID, VariationID: f.Variations[0].ID, Minute: now.Truncate(time.Minute), Count: 1, First: now, Last: now})
 	}
-	storetest.Must(t, s.WriteEvaluationTallies(ctx, tallies))
+	storetest.Must(t, s.SDK().WriteEvaluationTallies(ctx, tallies))
 
 	list := func(at time.Time, stage string, archived bool) map[string]flagstore.Stage {
 		t.Helper()
-		got, err := s.ListFlags(ctx, a, env.ID, flagstore.FlagFilter{Stage: stage, Now: at, IsArchived: archived, Page: core.Page{Size: 10}})
+		got, err := s.Flags().ListFlags(ctx, a, env.ID, flagstore.FlagFilter{Stage: stage, Now: at, IsArchived: archived, Page: core.Page{Size: 10}})
 		storetest.Must(t, err)
 		out := map[string]flagstore.Stage{}
 		for _, it := range got.Items {
@@ -117,7 +117,7 @@ func TestListFlagsByStage(t *testing.T) {
 	if got := keys(list(month, "unused", false)); !slices.Equal(got, []string{"done", "split", "young"}) {
 		t.Errorf("a month on, unused: %v", got)
 	}
-	_, err = s.ListFlags(ctx, a, env.ID, flagstore.FlagFilter{Stage: "stale", Page: core.Page{Size: 10}})
+	_, err = s.Flags().ListFlags(ctx, a, env.ID, flagstore.FlagFilter{Stage: "stale", Page: core.Page{Size: 10}})
 	var ve *core.ValidationError
 	if !errors.As(err, &ve) {
 		t.Errorf("an unknown stage: %v, want a validation error", err)
@@ -132,7 +132,7 @@ func TestListFlagsByStageStopsAtItsBound(t *testing.T) {
 	s, a, _, envID := scaleFixture(t, flagstore.MaxStageScan+500)
 	ctx := context.Background()
 	start := time.Now()
-	got, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{Stage: "new", Page: core.Page{Size: 20}})
+	got, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{Stage: "new", Page: core.Page{Size: 20}})
 	storetest.Must(t, err)
 	took := time.Since(start)
 	if got.TotalCount != flagstore.MaxStageScan || !got.TotalCountIsEstimate || len(got.Items) != 20 {

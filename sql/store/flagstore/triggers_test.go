@@ -17,11 +17,11 @@ func TestTriggerChangeIsSentToWebhooks(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	hookOn(t, s, a, prod, "https://hooks.example.com/x", "", flagstore.EventFlagToggled)
-	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	tr, err := s.CreateTrigger(ctx, a, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn, Description: "Recovery"})
+	tr, err := s.Flags().CreateTrigger(ctx, a, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn, Description: "Recovery"})
 	storetest.Must(t, err)
-	if _, err := s.RunTrigger(ctx, tr.Token, nil); err != nil {
+	if _, err := s.Flags().RunTrigger(ctx, tr.Token, nil); err != nil {
 		t.Fatal(err)
 	}
 	queued := deliverQueued(t, s)
@@ -43,13 +43,13 @@ func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 	t.Parallel()
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
-	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	tr, err := s.CreateTrigger(ctx, a, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn, Description: "Recovery"})
+	tr, err := s.Flags().CreateTrigger(ctx, a, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn, Description: "Recovery"})
 	storetest.Must(t, err)
 
 	// Someone disables the trigger; their transaction has not committed yet.
-	tx, err := s.Pool.Begin(ctx)
+	tx, err := storetest.Pool(t, s).Begin(ctx)
 	storetest.Must(t, err)
 	defer tx.Rollback(ctx)
 	_, err = tx.Exec(ctx, `UPDATE flag_triggers SET is_enabled = false WHERE id = $1`, tr.ID)
@@ -57,13 +57,13 @@ func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.RunTrigger(ctx, tr.Token, nil)
+		_, err := s.Flags().RunTrigger(ctx, tr.Token, nil)
 		done <- err
 	}()
 	// The call has turned the flag on in its transaction and waits to count the run.
 	waitUntil(t, "the call to wait for the trigger's row", func() bool {
 		var waiting bool
-		storetest.Must(t, s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+		storetest.Must(t, storetest.Pool(t, s).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE flag_triggers SET triggered_times%')`).Scan(&waiting))
 		return waiting
 	})
@@ -71,12 +71,12 @@ func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 	if err := <-done; err != core.ErrNotFound {
 		t.Fatalf("a call to a trigger disabled meanwhile: %v, want ErrNotFound", err)
 	}
-	got, err := s.GetFlag(ctx, a, prod.ID, "pay")
+	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if got.IsEnabled || got.Revision != f.Revision {
 		t.Errorf("the flag changed: on=%v, revision %s → %s", got.IsEnabled, f.Revision, got.Revision)
 	}
-	list, err := s.ListTriggers(ctx, a, f.ID)
+	list, err := s.Flags().ListTriggers(ctx, a, f.ID)
 	storetest.Must(t, err)
 	if len(list) != 1 || list[0].TriggeredTimes != 0 {
 		t.Errorf("the call was counted: %+v", list)

@@ -52,50 +52,50 @@ func TestWebhookScopesNeedReadingEachEnvironment(t *testing.T) {
 	const url = "https://hooks.example.com/x"
 
 	in := flagstore.WebhookInput{Name: "Prod changes", URL: url, Scopes: scopeOf(prod), Events: []string{flagstore.EventFlagCreated}, IsActive: true}
-	if _, err := s.CreateWebhook(ctx, devAdmin, in); !errors.Is(err, core.ErrForbidden) {
+	if _, err := s.Flags().CreateWebhook(ctx, devAdmin, in); !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("a webhook on Prod made by a member who may not read Prod: %v, want ErrForbidden", err)
 	}
 	var n int
-	storetest.Must(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM webhooks`).Scan(&n))
+	storetest.Must(t, storetest.Pool(t, s).QueryRow(ctx, `SELECT count(*) FROM webhooks`).Scan(&n))
 	if n != 0 {
 		t.Fatalf("%d webhooks stored after the refusal", n)
 	}
-	mine, err := s.CreateWebhook(ctx, devAdmin, flagstore.WebhookInput{Name: "Dev changes", URL: url, Scopes: scopeOf(dev),
+	mine, err := s.Flags().CreateWebhook(ctx, devAdmin, flagstore.WebhookInput{Name: "Dev changes", URL: url, Scopes: scopeOf(dev),
 		Events: []string{flagstore.EventFlagCreated}, IsActive: true})
 	storetest.Must(t, err)
 
 	// The owner's webhook on both; a change in each reaches its log.
-	both, err := s.CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "All changes", URL: url, Scopes: scopeOf(prod, dev),
+	both, err := s.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "All changes", URL: url, Scopes: scopeOf(prod, dev),
 		Events: []string{flagstore.EventFlagCreated}, IsActive: true})
 	storetest.Must(t, err)
-	_, err = s.CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Secret plan", Key: "secret-plan"})
+	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Secret plan", Key: "secret-plan"})
 	storetest.Must(t, err)
-	_, err = s.CreateFlag(ctx, owner, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	_, err = s.Flags().CreateFlag(ctx, owner, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	if n := len(deliverQueued(t, s)); n != 3 {
 		t.Fatalf("%d deliveries, want three", n)
 	}
 
 	page := flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}}
-	if _, err := s.ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, core.ErrForbidden) {
+	if _, err := s.Flags().ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("reading a log of Prod's changes: %v, want ErrForbidden", err)
 	}
-	if _, err := s.UpdateWebhook(ctx, devAdmin, both.ID, flagstore.WebhookInput{Name: "All changes", URL: "https://elsewhere.example.com/",
+	if _, err := s.Flags().UpdateWebhook(ctx, devAdmin, both.ID, flagstore.WebhookInput{Name: "All changes", URL: "https://elsewhere.example.com/",
 		Scopes: both.Scopes, Events: both.Events, IsActive: true}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("pointing a webhook on Prod elsewhere: %v, want ErrForbidden", err)
 	}
 	// Narrowed to Dev by the owner, its log still holds Prod's change.
-	_, err = s.UpdateWebhook(ctx, owner, both.ID, flagstore.WebhookInput{Name: "All changes", URL: url, Scopes: scopeOf(dev),
+	_, err = s.Flags().UpdateWebhook(ctx, owner, both.ID, flagstore.WebhookInput{Name: "All changes", URL: url, Scopes: scopeOf(dev),
 		Events: both.Events, IsActive: true})
 	storetest.Must(t, err)
-	if _, err := s.ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, core.ErrForbidden) {
+	if _, err := s.Flags().ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("reading Prod's change in a log narrowed to Dev: %v, want ErrForbidden", err)
 	}
 	// Those who hold the rights read as before.
-	if log, err := s.ListWebhookDeliveries(ctx, owner, both.ID, page); err != nil || log.TotalCount != 2 {
+	if log, err := s.Flags().ListWebhookDeliveries(ctx, owner, both.ID, page); err != nil || log.TotalCount != 2 {
 		t.Errorf("the owner reads %+v, %v; want both deliveries", log, err)
 	}
-	if log, err := s.ListWebhookDeliveries(ctx, devAdmin, mine.ID, page); err != nil || log.TotalCount != 1 {
+	if log, err := s.Flags().ListWebhookDeliveries(ctx, devAdmin, mine.ID, page); err != nil || log.TotalCount != 1 {
 		t.Errorf("the Dev member reads their own webhook's log: %+v, %v", log, err)
 	}
 }
@@ -109,7 +109,7 @@ func TestWebhooksAreBoundedPerOrganization(t *testing.T) {
 	ctx := context.Background()
 	const limit = 100
 	create := func(i int) error {
-		_, err := s.CreateWebhook(ctx, a, flagstore.WebhookInput{Name: fmt.Sprintf("hook %d", i), URL: "https://hooks.example.com/x",
+		_, err := s.Flags().CreateWebhook(ctx, a, flagstore.WebhookInput{Name: fmt.Sprintf("hook %d", i), URL: "https://hooks.example.com/x",
 			Scopes: scopeOf(prod), Events: []string{flagstore.EventFlagCreated}})
 		return err
 	}
@@ -131,7 +131,7 @@ func TestWebhooksAreBoundedPerOrganization(t *testing.T) {
 		}
 	}
 	var n int
-	storetest.Must(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM webhooks`).Scan(&n))
+	storetest.Must(t, storetest.Pool(t, s).QueryRow(ctx, `SELECT count(*) FROM webhooks`).Scan(&n))
 	if n != limit || refused != 5 {
 		t.Fatalf("%d webhooks stored and %d refused, want %d and 5", n, refused, limit)
 	}
@@ -146,11 +146,11 @@ func TestWebhookMigrationMasksWhatWasShown(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	w := hookOn(t, s, a, prod, "https://hooks.example.com/x", "", flagstore.EventFlagCreated)
-	_, err := s.Pool.Exec(ctx, `INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, latency_ms,
+	_, err := storetest.Pool(t, s).Exec(ctx, `INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, latency_ms,
 		request, started_at, ended_at) VALUES ($1, gen_random_uuid(), 'test', 1, true, 1,
 		'{"url": "x", "headers": {"Authorization": "Bearer tok-1", "X-Featbit-Event": "test"}, "payload": "{}"}', now(), now())`, w.ID)
 	storetest.Must(t, err)
-	_, err = s.Pool.Exec(ctx, `UPDATE audit_logs SET current = current || '{"secret": "Qz********Xw", "headers": [{"key": "X", "value": "tok-2"}]}'
+	_, err = storetest.Pool(t, s).Exec(ctx, `UPDATE audit_logs SET current = current || '{"secret": "Qz********Xw", "headers": [{"key": "X", "value": "tok-2"}]}'
 		WHERE ref_type = 'Webhook'`)
 	storetest.Must(t, err)
 	body, err := fs.ReadFile(migrations.FS, "0025_webhook_reach.sql")
@@ -158,11 +158,11 @@ func TestWebhookMigrationMasksWhatWasShown(t *testing.T) {
 	// What follows the new columns, which the database has already (from
 	// within the comment that starts it).
 	_, masking, _ := strings.Cut(string(body), "-- A webhook's own header values")
-	_, err = s.Pool.Exec(ctx, "--"+masking)
+	_, err = storetest.Pool(t, s).Exec(ctx, "--"+masking)
 	storetest.Must(t, err)
 	var logged, audited string
-	storetest.Must(t, s.Pool.QueryRow(ctx, `SELECT request::text FROM webhook_deliveries`).Scan(&logged))
-	storetest.Must(t, s.Pool.QueryRow(ctx, `SELECT current::text FROM audit_logs WHERE ref_type = 'Webhook'`).Scan(&audited))
+	storetest.Must(t, storetest.Pool(t, s).QueryRow(ctx, `SELECT request::text FROM webhook_deliveries`).Scan(&logged))
+	storetest.Must(t, storetest.Pool(t, s).QueryRow(ctx, `SELECT current::text FROM audit_logs WHERE ref_type = 'Webhook'`).Scan(&audited))
 	if strings.Contains(logged+audited, "tok-") || strings.Contains(audited, "Qz") || !strings.Contains(logged, `"X-Featbit-Event": "test"`) ||
 		!strings.Contains(audited, `"secret": "********"`) {
 		t.Errorf("after the migration: logged %s, audited %s", logged, audited)

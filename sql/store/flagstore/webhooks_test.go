@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
@@ -18,15 +19,16 @@ import (
 // loopbackStore is a test store whose webhooks may reach loopback, as
 // BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS allows in tests.
 func loopbackStore(t *testing.T) (*store.Store, *core.Actor, core.Environment) {
-	s, a, _ := storetest.New(t)
-	s.WebhookPrivateNetworks = true
+	opts := storetest.Options
+	opts.WebhookAllowPrivateNetworks = true
+	s, a, _ := storetest.NewWith(t, opts)
 	prod, _ := storetest.ProdAndDev(t, s, a)
 	return s, a, prod
 }
 
 func hookOn(t *testing.T, s *store.Store, a *core.Actor, env core.Environment, url, secret string, events ...string) flagstore.Webhook {
 	t.Helper()
-	w, err := s.CreateWebhook(context.Background(), a, flagstore.WebhookInput{Name: "hook " + uuid.NewString()[:8], URL: url,
+	w, err := s.Flags().CreateWebhook(context.Background(), a, flagstore.WebhookInput{Name: "hook " + uuid.NewString()[:8], URL: url,
 		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: events, Secret: &secret, IsActive: true})
 	storetest.Must(t, err)
 	return w
@@ -37,13 +39,13 @@ func hookOn(t *testing.T, s *store.Store, a *core.Actor, env core.Environment, u
 func deliverQueued(t *testing.T, s *store.Store) []flagstore.WebhookSend {
 	t.Helper()
 	ctx := context.Background()
-	sends, err := s.ClaimWebhookDeliveries(ctx, flagstore.WebhookClaim{Max: 100, PerOrganization: 100, LeaseUntil: time.Now().Add(time.Minute)})
+	sends, err := s.Flags().ClaimWebhookDeliveries(ctx, flagstore.WebhookClaim{Max: 100, PerOrganization: 100, LeaseUntil: time.Now().Add(time.Minute)})
 	storetest.Must(t, err)
 	for _, d := range sends {
-		_, err := s.LogWebhookAttempt(ctx, d, flagstore.WebhookAttempt{Request: json.RawMessage(`{}`), StatusCode: 200, ReasonPhrase: "OK",
+		_, err := s.Flags().LogWebhookAttempt(ctx, d, flagstore.WebhookAttempt{Request: json.RawMessage(`{}`), StatusCode: 200, ReasonPhrase: "OK",
 			Started: time.Now(), Ended: time.Now(), Succeeded: true})
 		storetest.Must(t, err)
-		storetest.Must(t, s.FinishWebhookDelivery(ctx, d, time.Time{}))
+		storetest.Must(t, s.Flags().FinishWebhookDelivery(ctx, d, time.Time{}))
 	}
 	return sends
 }
@@ -80,31 +82,31 @@ func TestWebhookInputAndPermission(t *testing.T) {
 			PayloadTemplateType: flagstore.PayloadCustom}, "payloadTemplateType_is_invalid"},
 	}
 	for _, b := range bad {
-		_, err := s.CreateWebhook(ctx, a, b.in)
+		_, err := s.Flags().CreateWebhook(ctx, a, b.in)
 		if err == nil || !strings.Contains(err.Error(), b.code) {
 			t.Errorf("%+v: %v, want %s", b.in, err, b.code)
 		}
 	}
 	w := hookOn(t, s, a, prod, "https://example.com/hook", "first-secret-value", flagstore.EventFlagCreated)
-	_, err := s.CreateWebhook(ctx, a, flagstore.WebhookInput{Name: w.Name, URL: "https://example.com", Scopes: w.Scopes, Events: w.Events})
+	_, err := s.Flags().CreateWebhook(ctx, a, flagstore.WebhookInput{Name: w.Name, URL: "https://example.com", Scopes: w.Scopes, Events: w.Events})
 	if err != core.ErrNameUsed {
 		t.Fatalf("same name: %v", err)
 	}
 	// Updating with the masked secret keeps the secret.
 	in := flagstore.WebhookInput{Name: "renamed", URL: w.URL, Scopes: w.Scopes, Events: w.Events, Secret: &w.Secret, IsActive: true}
-	u, err := s.UpdateWebhook(ctx, a, w.ID, in)
+	u, err := s.Flags().UpdateWebhook(ctx, a, w.ID, in)
 	storetest.Must(t, err)
-	row, err := s.Q.GetWebhookByID(ctx, w.ID)
+	row, err := db.New(storetest.Pool(t, s)).GetWebhookByID(ctx, w.ID)
 	storetest.Must(t, err)
-	if secret, _ := s.WebhookSecret(row); secret != "first-secret-value" || u.Name != "renamed" {
+	if secret, _ := s.Flags().WebhookSecret(row); secret != "first-secret-value" || u.Name != "renamed" {
 		t.Fatalf("secret %q name %q after an update with the mask", secret, u.Name)
 	}
 	developer := *a
 	developer.Granted = nil
-	if _, err := s.ListWebhooks(ctx, &developer, flagstore.WebhookFilter{Page: core.Page{Size: 10}}); err != core.ErrForbidden {
+	if _, err := s.Flags().ListWebhooks(ctx, &developer, flagstore.WebhookFilter{Page: core.Page{Size: 10}}); err != core.ErrForbidden {
 		t.Fatalf("list without the permission: %v", err)
 	}
-	if _, err := s.CreateWebhook(ctx, &developer, in); err != core.ErrForbidden {
+	if _, err := s.Flags().CreateWebhook(ctx, &developer, in); err != core.ErrForbidden {
 		t.Fatalf("create without the permission: %v", err)
 	}
 }

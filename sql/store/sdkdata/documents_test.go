@@ -43,18 +43,18 @@ func TestDocumentsHaveTheMembersOfTheirTypes(t *testing.T) {
 func TestDocumentsMatchTheirStructs(t *testing.T) {
 	s, a, _ := storetest.New(t)
 	ctx := context.Background()
-	p, err := s.CreateProject(ctx, a, core.ProjectInput{Name: "Web", Key: "web"})
+	p, err := s.Projects().CreateProject(ctx, a, core.ProjectInput{Name: "Web", Key: "web"})
 	storetest.Must(t, err)
 	envID := p.Environments[0].ID
-	sg, err := s.CreateSegment(ctx, a, envID, flagstore.SegmentInput{Name: "Beta <testers>", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+	sg, err := s.Flags().CreateSegment(ctx, a, envID, flagstore.SegmentInput{Name: "Beta <testers>", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"alice"}, Rules: []flagstore.SegmentRule{{ID: "r", Name: "Staff", Conditions: []flagstore.Condition{
 			{ID: "c", Property: "email", Op: "EndsWith", Value: "@example.com"}}}}})
 	storetest.Must(t, err)
-	created, err := s.CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: "Checkout & pay", Key: "checkout", Tags: []string{"web"}})
+	created, err := s.Flags().CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: "Checkout & pay", Key: "checkout", Tags: []string{"web"}})
 	storetest.Must(t, err)
 	on, off := created.Variations[0].ID, created.Variations[1].ID
 	split := "keyId"
-	_, err = s.SetFlagTargeting(ctx, a, envID, "checkout", flagstore.TargetingInput{Targeting: &flagstore.FlagTargeting{
+	_, err = s.Flags().SetFlagTargeting(ctx, a, envID, "checkout", flagstore.TargetingInput{Targeting: &flagstore.FlagTargeting{
 		TargetUsers: []flagstore.TargetUser{{KeyIDs: []string{"bob"}, VariationID: on}},
 		Rules: []flagstore.FlagRule{{ID: "r1", Name: "In beta", DispatchKey: &split, IncludedInExpt: true,
 			Conditions: []flagstore.Condition{{ID: "c1", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
@@ -63,27 +63,27 @@ func TestDocumentsMatchTheirStructs(t *testing.T) {
 	}})
 	storetest.Must(t, err)
 
-	flag, err := s.GetFlag(ctx, a, envID, "checkout")
+	flag, err := s.Flags().GetFlag(ctx, a, envID, "checkout")
 	storetest.Must(t, err)
-	doc, err := s.GetFlagJSON(ctx, a, envID, "checkout")
+	doc, err := s.SDK().GetFlagJSON(ctx, a, envID, "checkout")
 	storetest.Must(t, err)
 	sameJSON(t, "flag", doc, flag)
 
-	segments, err := s.SegmentsByIDs(ctx, a, envID, []string{sg.ID.String(), uuid.NewString()})
+	segments, err := s.Flags().SegmentsByIDs(ctx, a, envID, []string{sg.ID.String(), uuid.NewString()})
 	storetest.Must(t, err)
-	docs, err := s.SegmentsByIDsJSON(ctx, a, envID, []string{sg.ID.String(), uuid.NewString()})
+	docs, err := s.SDK().SegmentsByIDsJSON(ctx, a, envID, []string{sg.ID.String(), uuid.NewString()})
 	storetest.Must(t, err)
 	sameJSON(t, "segments", docs, segments)
 
 	// A list decodes only what says which variations a flag serves.
-	list, err := s.ListFlags(ctx, a, envID, flagstore.FlagFilter{Page: core.Page{Size: 10}})
+	list, err := s.Flags().ListFlags(ctx, a, envID, flagstore.FlagFilter{Page: core.Page{Size: 10}})
 	storetest.Must(t, err)
 	if len(list.Items) != 1 || !reflect.DeepEqual(list.Items[0].Serves, flag.Serves()) ||
 		!reflect.DeepEqual(list.Items[0].Variations, flag.Variations) || !reflect.DeepEqual(list.Items[0].Tags, flag.Tags) {
 		t.Errorf("listed %+v, want the serves %+v, variations and tags of %+v", list.Items, flag.Serves(), flag)
 	}
 
-	if _, err := s.GetFlagJSON(ctx, a, envID, "missing"); err != core.ErrNotFound {
+	if _, err := s.SDK().GetFlagJSON(ctx, a, envID, "missing"); err != core.ErrNotFound {
 		t.Errorf("a missing flag: got %v, want ErrNotFound", err)
 	}
 }

@@ -24,7 +24,7 @@ func TestEndUserSearchMatchesAnyPart(t *testing.T) {
 	t.Parallel()
 	s, a, pool := storetest.New(t)
 	ctx := context.Background()
-	p, err := s.CreateProject(ctx, a, core.ProjectInput{Name: "Big", Key: "big"})
+	p, err := s.Projects().CreateProject(ctx, a, core.ProjectInput{Name: "Big", Key: "big"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestEndUserSearchMatchesAnyPart(t *testing.T) {
 
 	keys := func(text string, size int) []string {
 		t.Helper()
-		page, err := s.ListEndUsers(ctx, a, envID, sdkdata.EndUserFilter{SearchText: text, PageSize: size})
+		page, err := s.SDK().ListEndUsers(ctx, a, envID, sdkdata.EndUserFilter{SearchText: text, PageSize: size})
 		if err != nil {
 			t.Fatal(err)
 		}

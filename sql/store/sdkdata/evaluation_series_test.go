@@ -46,7 +46,7 @@ func countRows(t *testing.T, pool *pgxpool.Pool, resolution string) int {
 // statsByVariation sums FeatBit's insights answer per variation name.
 func statsByVariation(t *testing.T, s *store.Store, a *core.Actor, env core.Environment, interval string, from, to time.Time) map[string]int64 {
 	t.Helper()
-	points, err := s.FlagStatsByVariation(context.Background(), a, env.ID, sdkdata.InsightsFilter{FeatureFlagKey: "pay",
+	points, err := s.SDK().FlagStatsByVariation(context.Background(), a, env.ID, sdkdata.InsightsFilter{FeatureFlagKey: "pay",
 		IntervalType: interval, From: from.UnixMilli(), To: to.UnixMilli()})
 	storetest.Must(t, err)
 	out := map[string]int64{}
@@ -68,7 +68,7 @@ func TestEvaluationSeriesRollsUpAndPrunes(t *testing.T) {
 	s, a, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	on, off := f.Variations[0], f.Variations[1]
 
@@ -76,20 +76,20 @@ func TestEvaluationSeriesRollsUpAndPrunes(t *testing.T) {
 	tally := func(v flagstore.Variation, at time.Time, n int64) sdkdata.EvaluationTally {
 		return sdkdata.EvaluationTally{FlagID: f.ID, VariationID: v.ID, Minute: at, Count: n, First: at, Last: at}
 	}
-	storetest.Must(t, s.WriteEvaluationTallies(ctx, []sdkdata.EvaluationTally{
+	storetest.Must(t, s.SDK().WriteEvaluationTallies(ctx, []sdkdata.EvaluationTally{
 		tally(on, base.Add(10*time.Hour+5*time.Minute), 3),
 		tally(on, base.Add(10*time.Hour+59*time.Minute), 2),
 		tally(off, base.Add(11*time.Hour+30*time.Minute), 4),
 		tally(on, base.Add(27*time.Hour), 5),
 	}))
 	// The same minute again adds to it.
-	storetest.Must(t, s.WriteEvaluationTallies(ctx, []sdkdata.EvaluationTally{tally(off, base.Add(11*time.Hour+30*time.Minute), 1)}))
+	storetest.Must(t, s.SDK().WriteEvaluationTallies(ctx, []sdkdata.EvaluationTally{tally(off, base.Add(11*time.Hour+30*time.Minute), 1)}))
 	all := map[string]int64{on.Name: 10, off.Name: 5}
 	window := func() (time.Time, time.Time) { return base, base.Add(3 * 24 * time.Hour) }
 
 	keep := sdkdata.DefaultSeriesRetention
 	now := base.Add(48*time.Hour + 30*time.Minute)
-	r, err := s.RollUpEvaluations(ctx, now, keep)
+	r, err := s.SDK().RollUpEvaluations(ctx, now, keep)
 	storetest.Must(t, err)
 	want := []string{
 		"day 01-10T00:00 " + on.ID + "=5", "day 01-10T00:00 " + off.ID + "=5", "day 01-11T00:00 " + on.ID + "=5",
@@ -111,7 +111,7 @@ func TestEvaluationSeriesRollsUpAndPrunes(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {
-			if _, err := s.RollUpEvaluations(ctx, now, keep); err != nil {
+			if _, err := s.SDK().RollUpEvaluations(ctx, now, keep); err != nil {
 				t.Error(err)
 			}
 		})
@@ -122,7 +122,7 @@ func TestEvaluationSeriesRollsUpAndPrunes(t *testing.T) {
 	}
 
 	// Three days on, the minutes are gone; the hours answer.
-	_, err = s.RollUpEvaluations(ctx, base.Add(5*24*time.Hour), keep)
+	_, err = s.SDK().RollUpEvaluations(ctx, base.Add(5*24*time.Hour), keep)
 	storetest.Must(t, err)
 	if n := countRows(t, pool, "minute"); n != 0 {
 		t.Errorf("%d minute rows past their 48 hours", n)
@@ -132,7 +132,7 @@ func TestEvaluationSeriesRollsUpAndPrunes(t *testing.T) {
 		t.Errorf("by hour from the hours: %v, want %v", got, all)
 	}
 	// A hundred days on, the hours are gone; the days answer.
-	_, err = s.RollUpEvaluations(ctx, base.Add(100*24*time.Hour), keep)
+	_, err = s.SDK().RollUpEvaluations(ctx, base.Add(100*24*time.Hour), keep)
 	storetest.Must(t, err)
 	if n := countRows(t, pool, "hour"); n != 0 || countRows(t, pool, "day") != 3 {
 		t.Errorf("%d hour rows past their 90 days; %d day rows", n, countRows(t, pool, "day"))
@@ -141,12 +141,12 @@ func TestEvaluationSeriesRollsUpAndPrunes(t *testing.T) {
 		t.Errorf("by day from the days: %v, want %v", got, all)
 	}
 	// Past two years, nothing is left; the running totals keep counting.
-	_, err = s.RollUpEvaluations(ctx, base.Add(800*24*time.Hour), keep)
+	_, err = s.SDK().RollUpEvaluations(ctx, base.Add(800*24*time.Hour), keep)
 	storetest.Must(t, err)
 	if got := seriesRows(t, pool); len(got) != 0 {
 		t.Errorf("rows past every retention: %v", got)
 	}
-	in, err := s.FlagInsights(ctx, a, prod.ID, "pay")
+	in, err := s.SDK().FlagInsights(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if in.Evaluations != 15 {
 		t.Errorf("running total %d, want 15", in.Evaluations)
@@ -161,18 +161,18 @@ func TestEvaluationSeriesReadsTheFinestKept(t *testing.T) {
 	s, a, _ := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	now := time.Now().UTC()
 	at := now.Add(-2 * time.Hour)
-	storetest.Must(t, s.WriteEvaluationTallies(ctx, []sdkdata.EvaluationTally{
+	storetest.Must(t, s.SDK().WriteEvaluationTallies(ctx, []sdkdata.EvaluationTally{
 		{FlagID: f.ID, VariationID: f.Variations[0].ID, Minute: at, Count: 4, First: at, Last: at},
 		{FlagID: f.ID, VariationID: f.Variations[1].ID, Minute: now, Count: 2, First: now, Last: now},
 	}))
 	check := func(when string) {
 		t.Helper()
 		for _, span := range []string{sdkdata.SpanHour, sdkdata.SpanDay, sdkdata.SpanMonth} {
-			c, err := s.FlagEvaluationChart(ctx, a, prod.ID, "pay", span, now)
+			c, err := s.SDK().FlagEvaluationChart(ctx, a, prod.ID, "pay", span, now)
 			storetest.Must(t, err)
 			want := int64(6)
 			if span == sdkdata.SpanHour {
@@ -182,7 +182,7 @@ func TestEvaluationSeriesReadsTheFinestKept(t *testing.T) {
 				t.Errorf("%s: the %s chart counts %d, want %d", when, span, c.Total, want)
 			}
 		}
-		trends, err := s.FlagEvaluationTrends(ctx, a, prod.ID, []uuid.UUID{f.ID}, now)
+		trends, err := s.SDK().FlagEvaluationTrends(ctx, a, prod.ID, []uuid.UUID{f.ID}, now)
 		storetest.Must(t, err)
 		var sum int64
 		for _, n := range trends[f.ID] {
@@ -193,7 +193,7 @@ func TestEvaluationSeriesReadsTheFinestKept(t *testing.T) {
 		}
 	}
 	check("before a roll-up")
-	_, err = s.RollUpEvaluations(ctx, now, sdkdata.DefaultSeriesRetention)
+	_, err = s.SDK().RollUpEvaluations(ctx, now, sdkdata.DefaultSeriesRetention)
 	storetest.Must(t, err)
 	check("after a roll-up")
 }

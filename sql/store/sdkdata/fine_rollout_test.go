@@ -23,13 +23,13 @@ func TestFineRolloutIsStoredAndServedExactly(t *testing.T) {
 	s, a, _ := storetest.New(t)
 	ctx := context.Background()
 	env, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.CreateFlag(ctx, a, env.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
+	f, err := s.Flags().CreateFlag(ctx, a, env.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
 	storetest.Must(t, err)
 	set := func(bp, total int) error {
 		tg := f.Targeting()
 		tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: targeting.RolloutRange(0, bp), ExptRollout: 1},
 			{ID: f.Variations[1].ID, Rollout: targeting.RolloutRange(bp, total-bp), ExptRollout: 1}}
-		_, err := s.SetFlagTargeting(ctx, a, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
+		_, err := s.Flags().SetFlagTargeting(ctx, a, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 		return err
 	}
 	var ve *core.ValidationError
@@ -37,7 +37,7 @@ func TestFineRolloutIsStoredAndServedExactly(t *testing.T) {
 		t.Errorf("shares adding up to 99.99%%: %v, want a validation error", err)
 	}
 	storetest.Must(t, set(1, targeting.WholeRollout))
-	got, err := s.GetFlag(ctx, a, env.ID, "pay")
+	got, err := s.Flags().GetFlag(ctx, a, env.ID, "pay")
 	storetest.Must(t, err)
 	if r := got.Fallthrough.Variations; !slices.Equal(r[0].Rollout, []float64{0, 0.0001}) || !slices.Equal(r[1].Rollout, []float64{0.0001, 1}) {
 		t.Fatalf("stored %+v", r)
@@ -54,7 +54,7 @@ func TestFineRolloutIsStoredAndServedExactly(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]string{inside: f.Variations[0].ID, outside: f.Variations[1].ID} {
-		ev, err := s.EvaluateFlag(ctx, a, env.ID, "pay", eval.EndUser{KeyID: key})
+		ev, err := s.SDK().EvaluateFlag(ctx, a, env.ID, "pay", eval.EndUser{KeyID: key})
 		storetest.Must(t, err)
 		if ev.Variation == nil || ev.Variation.ID != want {
 			t.Errorf("%s (bucket %v): served %+v, want %s", key, eval.Bucket("pay"+key), ev.Variation, want)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,9 +40,31 @@ func Keys(t testing.TB) core.Keys {
 // New is a Store over a fresh database with its owner signed in.
 func New(t testing.TB) (*store.Store, *core.Actor, *pgxpool.Pool) {
 	t.Helper()
+	return NewWith(t, Options)
+}
+
+// NewWith is New with the store's options opts (a setting a test turns on).
+func NewWith(t testing.TB, opts core.Options) (*store.Store, *core.Actor, *pgxpool.Pool) {
+	t.Helper()
 	pool := dbtest.New(t, core.ConfigurePool)
-	s := store.New(pool, Keys(t), slog.New(slog.DiscardHandler), Options)
-	return s, Owner(t, s.IAM), pool
+	s := store.New(pool, Keys(t), slog.New(slog.DiscardHandler), opts)
+	pools.Store(s, pool)
+	t.Cleanup(func() { pools.Delete(s) })
+	return s, Owner(t, s.IAM()), pool
+}
+
+// pools is the pool under each store New made, for Pool.
+var pools sync.Map
+
+// Pool is the pool under s, which New made: a test reads and writes the
+// database behind the store's back with it (no surface can reach it).
+func Pool(t testing.TB, s *store.Store) *pgxpool.Pool {
+	t.Helper()
+	p, ok := pools.Load(s)
+	if !ok {
+		t.Fatal("storetest.Pool: the store was not made by storetest.New")
+	}
+	return p.(*pgxpool.Pool)
 }
 
 // Owner bootstraps the workspace of a fresh database through the identity
@@ -74,7 +97,7 @@ func Must(t testing.TB, err error) {
 // ProdAndDev creates a project and returns its two environments.
 func ProdAndDev(t *testing.T, s *store.Store, a *core.Actor) (core.Environment, core.Environment) {
 	t.Helper()
-	p, err := s.CreateProject(context.Background(), a, core.ProjectInput{Name: "Web", Key: "web"})
+	p, err := s.Projects().CreateProject(context.Background(), a, core.ProjectInput{Name: "Web", Key: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +114,7 @@ type Events struct {
 // runs one.
 func RunFeed(t *testing.T, s *store.Store) {
 	t.Helper()
-	feedtest.Run(t, s.Feed())
+	feedtest.Run(t, s.Projects().Feed())
 }
 
 // Listen runs s's change listener until the test ends and subscribes to it.
@@ -99,7 +122,7 @@ func Listen(t *testing.T, s *store.Store) *Events {
 	t.Helper()
 	// Subscribe before the listener reads: the reset it sends on starting
 	// would otherwise go out before anyone listens.
-	sub := s.Changes().Subscribe()
+	sub := s.Projects().Changes().Subscribe()
 	t.Cleanup(sub.Close)
 	RunFeed(t, s)
 	// Listening begins with a reset, once every channel is listened on.
