@@ -267,11 +267,11 @@ type Approver struct {
 // members and the members of its groups. A change's author picks reviewers
 // among them.
 func (s *Flags) Approvers(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]Approver, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	return approvers(ctx, s.Q, env)
+	return approvers(ctx, s.core.Q, env)
 }
 
 func approvers(ctx context.Context, q *db.Queries, env core.EnvRow) ([]Approver, error) {

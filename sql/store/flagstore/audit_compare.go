@@ -29,7 +29,7 @@ type CompareTexts struct {
 // requires before its body is read: reading the environment, as FeatBit's
 // audit-log routes require.
 func (s *Flags) AuthorizeAuditCompare(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
-	_, err := s.ReadableEnv(ctx, a, envID)
+	_, err := s.core.ReadableEnv(ctx, a, envID)
 	return err
 }
 
@@ -46,7 +46,7 @@ func (s *Flags) AuthorizeAuditCompare(ctx context.Context, a *core.Actor, envID 
 // dataChange.previous_is_invalid or dataChange.current_is_invalid, with
 // why in the problem's message.
 func (s *Flags) CompareChange(ctx context.Context, a *core.Actor, envID uuid.UUID, in CompareInput) ([]instructions.Instruction, error) {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
 	switch {

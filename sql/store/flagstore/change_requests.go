@@ -155,7 +155,7 @@ func (r FlagChangeRequest) Reviewer(id uuid.UUID) (Reviewer, bool) {
 // stored as a draft with the reviewers named, and applied later through the
 // draft's path once enough of them approve.
 func (s *Flags) CreateFlagChangeRequest(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in FlagChangeRequestInput) (FlagChangeRequest, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return FlagChangeRequest{}, err
 	}
@@ -170,11 +170,11 @@ func (s *Flags) CreateFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 	if err := v.Err(); err != nil {
 		return FlagChangeRequest{}, err
 	}
-	if err := checkReviewers(ctx, s.Q, a, env, in.Reviewers); err != nil {
+	if err := checkReviewers(ctx, s.core.Q, a, env, in.Reviewers); err != nil {
 		return FlagChangeRequest{}, err
 	}
 	var out FlagChangeRequest
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		// The lock keeps the flag as read until the draft is stored.
 		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
 		if err != nil {
@@ -272,15 +272,15 @@ func (s *Flags) auditChangeRequest(ctx context.Context, q *db.Queries, a *core.A
 	if after != nil {
 		ch.Current = record(after)
 	}
-	return s.Audit(ctx, q, a, ch)
+	return s.core.Audit(ctx, q, a, ch)
 }
 
 // GetFlagChangeRequest returns a change request of an environment.
 func (s *Flags) GetFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (FlagChangeRequest, error) {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return FlagChangeRequest{}, err
 	}
-	return s.changeRequest(ctx, s.Q, envID, id)
+	return s.changeRequest(ctx, s.core.Q, envID, id)
 }
 
 func (s *Flags) changeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (FlagChangeRequest, error) {
@@ -384,7 +384,7 @@ func (s *Flags) DeclineFlagChangeRequest(ctx context.Context, a *core.Actor, env
 // reviews their own request. As in FeatBit, a reviewer may change their
 // decision until the request is applied; one decline declines it.
 func (s *Flags) reviewFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID, action string, in ReviewInput) (FlagChangeRequest, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return FlagChangeRequest{}, err
 	}
@@ -394,7 +394,7 @@ func (s *Flags) reviewFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 		return FlagChangeRequest{}, err
 	}
 	var out FlagChangeRequest
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
 		if err != nil {
 			return err
@@ -442,12 +442,12 @@ func (s *Flags) reviewFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 // gets only the parts the request changes, or the apply fails. Its author or
 // one of its reviewers may apply it.
 func (s *Flags) ApplyFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (Flag, error) {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return Flag{}, err
 	}
 	var out Flag
 	var refused error
-	err := s.InTx(ctx, func(q *db.Queries) error {
+	err := s.core.InTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
 		if err != nil {
 			return err
@@ -514,10 +514,10 @@ func appliedComment(cr FlagChangeRequest, may []Approver, by *core.Actor) string
 // DeleteFlagChangeRequest withdraws a request that is not applied: only its
 // author may. A schedule made with it goes too.
 func (s *Flags) DeleteFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
 		if err != nil {
 			return err
@@ -542,10 +542,10 @@ func (s *Flags) DeleteFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 // ListAwaitingReview lists the requests of an environment waiting for the
 // caller's decision, oldest first, at most 100.
 func (s *Flags) ListAwaitingReview(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]FlagChangeRequest, error) {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
-	rows, err := s.Q.ListAwaitingReview(ctx, db.ListAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
+	rows, err := s.core.Q.ListAwaitingReview(ctx, db.ListAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -553,16 +553,16 @@ func (s *Flags) ListAwaitingReview(ctx context.Context, a *core.Actor, envID uui
 	for i, r := range rows {
 		list[i] = changeRequestRow(r)
 	}
-	return withReviewers(ctx, s.Q, list)
+	return withReviewers(ctx, s.core.Q, list)
 }
 
 // CountAwaitingReview counts the requests of an environment waiting for the
 // caller's decision, for the top bar; 0 when the caller may not read it.
 func (s *Flags) CountAwaitingReview(ctx context.Context, a *core.Actor, envID uuid.UUID) (int, error) {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return 0, err
 	}
-	n, err := s.Q.CountAwaitingReview(ctx, db.CountAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
+	n, err := s.core.Q.CountAwaitingReview(ctx, db.CountAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
 	return int(n), core.Translate(err)
 }
 
@@ -588,21 +588,21 @@ type ApproverChoice struct {
 // ApproverChoices lists the organization's members and groups, for whoever
 // may edit an environment's settings to choose its approvers from.
 func (s *Flags) ApproverChoices(ctx context.Context, a *core.Actor, projectID, envID uuid.UUID) (members, groups []ApproverChoice, err error) {
-	env, err := s.ProjectEnvironment(ctx, a, projectID, envID)
+	env, err := s.core.ProjectEnvironment(ctx, a, projectID, envID)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := a.Require(access.UpdateEnvSettings, env.RN()); err != nil {
 		return nil, nil, err
 	}
-	people, err := s.Q.ListOrganizationPeople(ctx, env.OrganizationID)
+	people, err := s.core.Q.ListOrganizationPeople(ctx, env.OrganizationID)
 	if err != nil {
 		return nil, nil, core.Translate(err)
 	}
 	for _, p := range people {
 		members = append(members, ApproverChoice{ID: p.ID, Name: personName(p.Name, p.Email)})
 	}
-	names, err := s.Q.ListOrganizationGroupNames(ctx, env.OrganizationID)
+	names, err := s.core.Q.ListOrganizationGroupNames(ctx, env.OrganizationID)
 	if err != nil {
 		return nil, nil, core.Translate(err)
 	}
@@ -619,7 +619,7 @@ func (s *Flags) FlagChangeRequests(ctx context.Context, a *core.Actor, envID uui
 	if err != nil {
 		return nil, err
 	}
-	return flagChangeRequests(ctx, s.Q, f.ID)
+	return flagChangeRequests(ctx, s.core.Q, f.ID)
 }
 
 // withChangeRequests completes a flag's pending changes with its change

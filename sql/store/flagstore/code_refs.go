@@ -88,7 +88,7 @@ const codeRefsAction = access.UpdateFlagDescription
 // environment requires, before the upload is read: describing every flag
 // of the environment.
 func (s *Flags) AuthorizeCodeRefs(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func validText(s string, max int) bool {
 // environment's project with the ones given, in one transaction with its
 // audit entry. It needs describing every flag of the environment.
 func (s *Flags) UploadCodeRefs(ctx context.Context, a *core.Actor, envID uuid.UUID, in CodeRefsInput) (CodeRefsResult, error) {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return CodeRefsResult{}, err
 	}
@@ -155,7 +155,7 @@ func (s *Flags) UploadCodeRefs(ctx context.Context, a *core.Actor, envID uuid.UU
 	}
 	projectID := env.Environment.ProjectID
 	out := CodeRefsResult{Repository: in.Repository, Branch: in.Branch, Commit: in.Commit, References: n, Flags: len(perFlag)}
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		up, err := q.UpsertCodeReferenceUpload(ctx, db.UpsertCodeReferenceUploadParams{ProjectID: projectID,
 			Repository: in.Repository, Branch: in.Branch, CommitSha: in.Commit})
 		if err != nil {
@@ -178,7 +178,7 @@ func (s *Flags) UploadCodeRefs(ctx context.Context, a *core.Actor, envID uuid.UU
 			References int64  `json:"references"`
 			Flags      int    `json:"flags,omitempty"`
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "CodeReferences", RefID: up.ID.String(),
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "CodeReferences", RefID: up.ID.String(),
 			Keyword: in.Repository + "," + in.Branch, Operation: core.OpUpdate, EnvID: &envID,
 			Previous: summary{Repository: in.Repository, Branch: in.Branch, References: before},
 			Current:  summary{Repository: in.Repository, Branch: in.Branch, Commit: in.Commit, References: int64(n), Flags: len(perFlag)}})
@@ -192,11 +192,11 @@ func (s *Flags) FlagCodeRefs(ctx context.Context, a *core.Actor, envID uuid.UUID
 	if _, err := s.GetFlag(ctx, a, envID, key); err != nil {
 		return nil, err
 	}
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.Q.ListFlagCodeReferences(ctx, db.ListFlagCodeReferencesParams{ProjectID: env.Environment.ProjectID,
+	rows, err := s.core.Q.ListFlagCodeReferences(ctx, db.ListFlagCodeReferencesParams{ProjectID: env.Environment.ProjectID,
 		FlagKey: key, Max: MaxCodeRefsPerFlag * 10})
 	if err != nil {
 		return nil, core.Translate(err)
@@ -218,11 +218,11 @@ func (s *Flags) CodeRefCounts(ctx context.Context, a *core.Actor, envID uuid.UUI
 	if len(keys) == 0 {
 		return out, nil
 	}
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.Q.CountCodeReferencesByKey(ctx, db.CountCodeReferencesByKeyParams{ProjectID: env.Environment.ProjectID, FlagKeys: keys})
+	rows, err := s.core.Q.CountCodeReferencesByKey(ctx, db.CountCodeReferencesByKeyParams{ProjectID: env.Environment.ProjectID, FlagKeys: keys})
 	if err != nil {
 		return nil, core.Translate(err)
 	}

@@ -153,7 +153,7 @@ type DocSegmentRule struct {
 // ExportEnv writes an environment's flags (archived ones too) and its own
 // segments as a Document. It needs CanAccessEnv, as reading each does.
 func (s *Flags) ExportEnv(ctx context.Context, a *core.Actor, envID uuid.UUID) (Document, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return Document{}, err
 	}
@@ -168,13 +168,13 @@ func (s *Flags) ExportEnv(ctx context.Context, a *core.Actor, envID uuid.UUID) (
 // ExportProject writes every environment of a project that the caller may
 // read, in the project's order.
 func (s *Flags) ExportProject(ctx context.Context, a *core.Actor, projectID uuid.UUID) (ProjectDocument, error) {
-	p, err := s.GetProject(ctx, a, projectID)
+	p, err := s.core.GetProject(ctx, a, projectID)
 	if err != nil {
 		return ProjectDocument{}, err
 	}
 	out := ProjectDocument{Version: DocumentVersion, Project: DocProject{Key: p.Key, Name: p.Name}, Environments: []Document{}}
 	for _, e := range p.Environments {
-		env, err := s.ReadableEnv(ctx, a, e.ID)
+		env, err := s.core.ReadableEnv(ctx, a, e.ID)
 		if err != nil {
 			return ProjectDocument{}, err
 		}
@@ -190,11 +190,11 @@ func (s *Flags) ExportProject(ctx context.Context, a *core.Actor, projectID uuid
 }
 
 func (s *Flags) exportEnv(ctx context.Context, env core.EnvRow) (Document, error) {
-	flagRows, err := s.Q.ListEnvFlags(ctx, env.Environment.ID)
+	flagRows, err := s.core.Q.ListEnvFlags(ctx, env.Environment.ID)
 	if err != nil {
 		return Document{}, core.Translate(err)
 	}
-	segRows, err := s.Q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrganizationID,
+	segRows, err := s.core.Q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrganizationID,
 		EnvID: env.Environment.ID, Scopes: EnvScopes(env)})
 	if err != nil {
 		return Document{}, core.Translate(err)

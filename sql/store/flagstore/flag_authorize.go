@@ -14,7 +14,7 @@ import (
 // AuthorizeFlagCreation checks what creating a flag in an environment
 // requires before its key and tags are known.
 func (s *Flags) AuthorizeFlagCreation(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
@@ -24,7 +24,7 @@ func (s *Flags) AuthorizeFlagCreation(ctx context.Context, a *core.Actor, envID 
 // AuthorizeSegmentCreation checks what creating a segment in an
 // environment requires before its key and tags are known.
 func (s *Flags) AuthorizeSegmentCreation(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}

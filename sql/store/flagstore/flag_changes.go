@@ -54,7 +54,7 @@ var ErrFlagNotArchived = &core.RuleError{Code: "CannotDeleteUnarchivedFeatureFla
 
 // DeleteFlag removes an archived flag for good.
 func (s *Flags) DeleteFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ch Change) error {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (s *Flags) DeleteFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 	if err := v.Err(); err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
 		if err != nil {
 			return err
@@ -243,11 +243,11 @@ func (s *Flags) CloneFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, k
 // approval the copy comes in pending, with a change request of in's reason
 // and reviewers (insertFlag), which the answer names.
 func (s *Flags) CloneFlagRequesting(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in CloneFlagInput) (CreatedFlag, error) {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return CreatedFlag{}, err
 	}
-	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: envID, Key: key})
+	row, err := s.core.Q.GetFlag(ctx, db.GetFlagParams{EnvID: envID, Key: key})
 	if err != nil {
 		return CreatedFlag{}, core.Translate(err)
 	}
@@ -275,7 +275,7 @@ func (s *Flags) CloneFlagRequesting(ctx context.Context, a *core.Actor, envID uu
 		return CreatedFlag{}, err
 	}
 	var out CreatedFlag
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		if err := s.checkSegmentRefs(ctx, q, env, f.Rules, refs); err != nil {
 			return err
 		}
@@ -296,18 +296,18 @@ func mayCloneFlag(a *core.Actor, env core.EnvRow, src Flag) error {
 
 // FlagTags lists every tag used by an environment's flags.
 func (s *Flags) FlagTags(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]string, error) {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
-	tags, err := s.Q.ListFlagTags(ctx, envID)
+	tags, err := s.core.Q.ListFlagTags(ctx, envID)
 	return tags, core.Translate(err)
 }
 
 // FlagKeyUsed tells whether a flag key is taken in an environment.
 func (s *Flags) FlagKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (bool, error) {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return false, err
 	}
-	used, err := s.Q.FlagKeyUsed(ctx, db.FlagKeyUsedParams{EnvID: envID, Key: key})
+	used, err := s.core.Q.FlagKeyUsed(ctx, db.FlagKeyUsedParams{EnvID: envID, Key: key})
 	return used, core.Translate(err)
 }

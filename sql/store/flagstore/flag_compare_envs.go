@@ -79,11 +79,11 @@ func (s *Flags) CompareOverview(ctx context.Context, a *core.Actor, sourceEnvID 
 	for i, it := range list.Items {
 		ids[i], keys[i] = it.ID, it.Key
 	}
-	sources, err := s.flagsByIDs(ctx, s.Q, sourceEnvID, ids)
+	sources, err := s.flagsByIDs(ctx, s.core.Q, sourceEnvID, ids)
 	if err != nil {
 		return core.Paged[CompareFlagOverview]{}, err
 	}
-	rows, err := s.Q.LiveFlagsByKeys(ctx, db.LiveFlagsByKeysParams{EnvIds: targets, Keys: keys})
+	rows, err := s.core.Q.LiveFlagsByKeys(ctx, db.LiveFlagsByKeysParams{EnvIds: targets, Keys: keys})
 	if err != nil {
 		return core.Paged[CompareFlagOverview]{}, core.Translate(err)
 	}
@@ -107,7 +107,7 @@ func (s *Flags) CompareOverview(ctx context.Context, a *core.Actor, sourceEnvID 
 		if envID != sourceEnvID {
 			env = envs[envID]
 		}
-		segs, err := s.visibleSegments(ctx, s.Q, env, slices.Compact(ids))
+		segs, err := s.visibleSegments(ctx, s.core.Q, env, slices.Compact(ids))
 		if err != nil {
 			return core.Paged[CompareFlagOverview]{}, err
 		}
@@ -154,7 +154,7 @@ func (s *Flags) relatedSegmentNames(ctx context.Context, target core.EnvRow, sou
 				return nil, err
 			}
 		}
-		segs, err := s.visibleSegments(ctx, s.Q, env, ids)
+		segs, err := s.visibleSegments(ctx, s.core.Q, env, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +211,7 @@ func (s *Flags) CompareFlag(ctx context.Context, a *core.Actor, sourceEnvID uuid
 	if err != nil {
 		return nil, err
 	}
-	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: targetEnvID, Key: key})
+	row, err := s.core.Q.GetFlag(ctx, db.GetFlagParams{EnvID: targetEnvID, Key: key})
 	if err = core.Translate(err); err == core.ErrNotFound {
 		return nil, ErrNotInTarget
 	} else if err != nil {
@@ -225,7 +225,7 @@ func (s *Flags) CompareFlag(ctx context.Context, a *core.Actor, sourceEnvID uuid
 	if err != nil {
 		return nil, err
 	}
-	missing, err := s.segmentsNotVisible(ctx, s.Q, tgtEnv, src)
+	missing, err := s.segmentsNotVisible(ctx, s.core.Q, tgtEnv, src)
 	if err != nil {
 		return nil, err
 	}

@@ -31,11 +31,11 @@ func (s *Flags) compareEnvs(ctx context.Context, a *core.Actor, sourceID, target
 	if sourceID == targetID {
 		return core.EnvRow{}, core.EnvRow{}, core.Invalid("targetEnvId_is_invalid")
 	}
-	src, err := s.ReadableEnv(ctx, a, sourceID)
+	src, err := s.core.ReadableEnv(ctx, a, sourceID)
 	if err != nil {
 		return core.EnvRow{}, core.EnvRow{}, err
 	}
-	tgt, err := s.ReadableEnv(ctx, a, targetID)
+	tgt, err := s.core.ReadableEnv(ctx, a, targetID)
 	return src, tgt, err
 }
 
@@ -92,7 +92,7 @@ func (s *Flags) visibleSegments(ctx context.Context, q *db.Queries, env core.Env
 // environmentByID loads an environment of an organization, with no check:
 // for callers that checked it already.
 func (s *Flags) environmentByID(ctx context.Context, orgID, envID uuid.UUID) (core.EnvRow, error) {
-	row, err := s.Q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: orgID, ID: envID})
+	row, err := s.core.Q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: orgID, ID: envID})
 	return core.EnvRow{GetEnvironmentRow: row}, core.Translate(err)
 }
 
@@ -181,7 +181,7 @@ func (s *Flags) CopyToEnvPrecheck(ctx context.Context, a *core.Actor, sourceEnvI
 	if err != nil {
 		return nil, err
 	}
-	return s.precheck(ctx, s.Q, a, srcEnv, tgtEnv, ids)
+	return s.precheck(ctx, s.core.Q, a, srcEnv, tgtEnv, ids)
 }
 
 // mayCopyFlagTo checks that a person may copy src from srcEnv into tgtEnv:
@@ -293,7 +293,7 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 	comment := fmt.Sprintf("Copied from %q", projectEnv(srcEnv))
 	var copied int
 	var requested []RequestedChange
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		checks, err := s.precheck(ctx, q, a, srcEnv, tgtEnv, ids)
 		if err != nil {
 			return err

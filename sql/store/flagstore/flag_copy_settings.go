@@ -122,7 +122,7 @@ func (s *Flags) PreviewCopyFlagSettings(ctx context.Context, a *core.Actor, sour
 		var v core.Validator
 		refs := checkFlag(&v, &after)
 		if plan.Refused = v.Err(); plan.Refused == nil {
-			plan.Refused = s.checkSegmentRefs(ctx, s.Q, tgtEnv, after.Rules, refs)
+			plan.Refused = s.checkSegmentRefs(ctx, s.core.Q, tgtEnv, after.Rules, refs)
 		}
 	}
 	return plan, nil
@@ -152,7 +152,7 @@ func (s *Flags) copySettingsSource(ctx context.Context, a *core.Actor, sourceEnv
 
 // addSegmentNames adds the names of the segments f's rules use, as env sees them.
 func (s *Flags) addSegmentNames(ctx context.Context, env core.EnvRow, f Flag, names map[string]string) error {
-	segs, err := s.visibleSegments(ctx, s.Q, env, flagSegmentIDs(f))
+	segs, err := s.visibleSegments(ctx, s.core.Q, env, flagSegmentIDs(f))
 	for _, sg := range segs {
 		names[sg.ID.String()] = sg.Name
 	}

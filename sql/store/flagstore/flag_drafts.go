@@ -369,7 +369,7 @@ func (s *Flags) authorActor(ctx context.Context, q *db.Queries, env core.EnvRow,
 		return nil, core.ErrForbidden
 	}
 	if !service {
-		if a.Granted, err = s.MemberStatements(ctx, q, env.OrganizationID, a.UserID); err != nil {
+		if a.Granted, err = s.core.MemberStatements(ctx, q, env.OrganizationID, a.UserID); err != nil {
 			return nil, err
 		}
 	}

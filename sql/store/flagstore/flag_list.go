@@ -230,7 +230,7 @@ func (s *Flags) flagPage(ctx context.Context, a *core.Actor, orgID, envID uuid.U
 		return env, nil, err
 	}
 	if !found && len(env.Ids) > 0 {
-		rows, err = s.Q.FlagListItems(ctx, db.FlagListItemsParams{Ids: env.Ids, EnvID: envID, OrganizationID: orgID})
+		rows, err = s.core.Q.FlagListItems(ctx, db.FlagListItemsParams{Ids: env.Ids, EnvID: envID, OrganizationID: orgID})
 		if err != nil {
 			return env, nil, err
 		}
@@ -242,7 +242,7 @@ func (s *Flags) flagPage(ctx context.Context, a *core.Actor, orgID, envID uuid.U
 		env.ProjectKey, env.EnvKey = rows[0].ProjectKey, rows[0].EnvKey
 		return env, rows, nil
 	}
-	named, err := s.EnvironmentOf(ctx, a, envID)
+	named, err := s.core.EnvironmentOf(ctx, a, envID)
 	env.ProjectKey, env.EnvKey = named.ProjectKey, named.Environment.Key
 	return env, nil, err
 }
@@ -258,12 +258,12 @@ func (s *Flags) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilt
 	case f.Name != "":
 		return s.flagSearch(ctx, envID, f, list)
 	case f.SortBy == "key" && !f.descending:
-		row, err := s.Q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
+		row, err := s.core.Q.FlagListByKey(ctx, db.FlagListByKeyParams(list))
 		return db.FlagListByCreatedRow(row), err
 	case f.SortBy == "createdAt" && f.descending:
-		return s.Q.FlagListByCreated(ctx, list)
+		return s.core.Q.FlagListByCreated(ctx, list)
 	}
-	row, err := s.Q.FlagListSorted(ctx, db.FlagListSortedParams{IsArchived: list.IsArchived, Tags: list.Tags, IsEnabled: list.IsEnabled,
+	row, err := s.core.Q.FlagListSorted(ctx, db.FlagListSortedParams{IsArchived: list.IsArchived, Tags: list.Tags, IsEnabled: list.IsEnabled,
 		CountLimit: list.CountLimit, SortBy: f.SortBy, Descending: f.descending, PageOffset: list.PageOffset, PageSize: list.PageSize,
 		OrganizationID: orgID, EnvID: envID})
 	return db.FlagListByCreatedRow(row), err
@@ -277,7 +277,7 @@ func (s *Flags) flagList(ctx context.Context, orgID, envID uuid.UUID, f FlagFilt
 func (s *Flags) flagSearch(ctx context.Context, envID uuid.UUID, f FlagFilter, list db.FlagListByCreatedParams) (db.FlagListByCreatedRow, error) {
 	search := db.FlagSearchParams{EnvID: envID, IsArchived: f.IsArchived, Pattern: "%" + core.EscapeLike(strings.ToLower(f.Name)) + "%",
 		Tags: f.Tags, IsEnabled: f.IsEnabled, CountLimit: list.CountLimit, SortBy: f.SortBy, Descending: f.descending}
-	found, err := s.Q.FlagSearch(ctx, search)
+	found, err := s.core.Q.FlagSearch(ctx, search)
 	if err != nil {
 		return db.FlagListByCreatedRow{}, err
 	}
@@ -287,7 +287,7 @@ func (s *Flags) flagSearch(ctx context.Context, envID uuid.UUID, f FlagFilter, l
 		out.Ids = found[from:min(len(found), from+int(list.PageSize))]
 		return out, nil
 	}
-	out.Ids, err = s.Q.FlagSearchPage(ctx, db.FlagSearchPageParams{EnvID: envID, IsArchived: search.IsArchived, Pattern: search.Pattern,
+	out.Ids, err = s.core.Q.FlagSearchPage(ctx, db.FlagSearchPageParams{EnvID: envID, IsArchived: search.IsArchived, Pattern: search.Pattern,
 		Tags: search.Tags, IsEnabled: search.IsEnabled, SortBy: search.SortBy, Descending: search.Descending, PageOffset: list.PageOffset, PageSize: list.PageSize})
 	return out, err
 }

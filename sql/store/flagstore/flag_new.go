@@ -150,7 +150,7 @@ func NewFlagWords(f Flag, names describe.Names) []string {
 // copy's target, which is not the person's working environment) how many
 // approvals a change there needs, 0 when none, and who may approve there.
 func (s *Flags) NewFlagApprovers(ctx context.Context, a *core.Actor, envID uuid.UUID) (int, []Approver, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -158,6 +158,6 @@ func (s *Flags) NewFlagApprovers(ctx context.Context, a *core.Actor, envID uuid.
 	if n == 0 {
 		return 0, nil, nil
 	}
-	may, err := approvers(ctx, s.Q, env)
+	may, err := approvers(ctx, s.core.Q, env)
 	return n, may, err
 }

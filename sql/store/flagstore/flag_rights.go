@@ -50,7 +50,7 @@ type FlagRights struct {
 
 // EnvRights answers what a person may do in an environment of their organization.
 func (s *Flags) EnvRights(ctx context.Context, a *core.Actor, envID uuid.UUID) (EnvRights, error) {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return EnvRights{}, err
 	}
@@ -103,11 +103,11 @@ func (r SegmentRights) Permits(action access.Action) bool { return r.permits(act
 
 // SegmentRights answers what a person may do to a segment.
 func (s *Flags) SegmentRights(ctx context.Context, a *core.Actor, envID uuid.UUID, sg Segment) (SegmentRights, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return SegmentRights{}, err
 	}
-	envs, err := visibleEnvs(ctx, s.Q, env, sg)
+	envs, err := visibleEnvs(ctx, s.core.Q, env, sg)
 	if err != nil {
 		return SegmentRights{}, err
 	}

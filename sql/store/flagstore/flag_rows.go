@@ -108,7 +108,7 @@ func (s *Flags) FlagRowIn(ctx context.Context, a *core.Actor, envID uuid.UUID, k
 	if err != nil {
 		return db.FeatureFlag{}, err
 	}
-	row, err := s.Q.GetFlagInOrganization(ctx, db.GetFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
+	row, err := s.core.Q.GetFlagInOrganization(ctx, db.GetFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
 	if err != nil {
 		return db.FeatureFlag{}, core.Translate(err)
 	}

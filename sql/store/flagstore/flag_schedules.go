@@ -94,7 +94,7 @@ func scheduleFrom(r db.FlagSchedule) Schedule {
 // be allowed the change itself now, and the change is checked as if made
 // now; at its time it is checked again, with its author's rights then.
 func (s *Flags) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in ScheduleInput) (Schedule, error) {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return Schedule{}, err
 	}
@@ -124,12 +124,12 @@ func (s *Flags) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uui
 		return Schedule{}, err
 	}
 	if in.WithChangeRequest {
-		if err := checkReviewers(ctx, s.Q, a, env, in.Reviewers); err != nil {
+		if err := checkReviewers(ctx, s.core.Q, a, env, in.Reviewers); err != nil {
 			return Schedule{}, err
 		}
 	}
 	var out Schedule
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		d, err := s.createDraft(ctx, q, a, env, key, in.DraftInput)
 		if err != nil {
 			return err
@@ -177,7 +177,7 @@ func (s *Flags) auditSchedule(ctx context.Context, q *db.Queries, a *core.Actor,
 	if after != nil {
 		ch.Current = scheduleRecord{Flag: flagKey, Title: after.Title, ScheduledTime: after.ScheduledTime, Status: after.Status}
 	}
-	return s.Audit(ctx, q, a, ch)
+	return s.core.Audit(ctx, q, a, ch)
 }
 
 // ErrScheduleNotPending refuses cancelling a schedule that was applied or
@@ -188,11 +188,11 @@ var ErrScheduleNotPending = &core.RuleError{Code: "FlagScheduleIsNotPending"}
 // one, so it never applies. The caller must be allowed the change it
 // would make.
 func (s *Flags) CancelFlagSchedule(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.LockFlagSchedule(ctx, db.LockFlagScheduleParams{ID: id, EnvID: envID})
 		if err != nil {
 			return err
@@ -264,7 +264,7 @@ func (s *Flags) FlagPendingChanges(ctx context.Context, a *core.Actor, envID uui
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.Q.ListFlagSchedules(ctx, f.ID)
+	rows, err := s.core.Q.ListFlagSchedules(ctx, f.ID)
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -292,7 +292,7 @@ func (s *Flags) FlagPendingChanges(ctx context.Context, a *core.Actor, envID uui
 			ScheduledTime: sch.ScheduledAt.UTC(), ChangeRequestID: sch.ChangeRequestID, Note: sch.Note,
 			Comment: r.DraftComment, FailureReason: sch.FailureReason, Changed: core.OrEmpty(ChangedParts(base, target))}
 	}
-	return withChangeRequests(ctx, s.Q, f.ID, out)
+	return withChangeRequests(ctx, s.core.Q, f.ID, out)
 }
 
 // creatorNames names the creators of schedules, asking the database only
@@ -306,7 +306,7 @@ func (s *Flags) creatorNames(ctx context.Context, rows []db.ListFlagSchedulesRow
 	for i, r := range rows {
 		ids[i] = r.FlagSchedule.CreatorID
 	}
-	named, err := s.Q.ActorsByIDs(ctx, ids)
+	named, err := s.core.Q.ActorsByIDs(ctx, ids)
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -326,8 +326,8 @@ func (s *Flags) creatorNames(ctx context.Context, rows []db.ListFlagSchedulesRow
 // and its history entry says so. It reports whether it claimed one.
 func (s *Flags) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (bool, error) {
 	claimed := false
-	watch := s.WatchCommit()
-	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	watch := s.core.WatchCommit()
+	err := pgx.BeginFunc(ctx, s.core.Pool, func(tx pgx.Tx) error {
 		q := core.Queries(tx)
 		sch, err := q.ClaimDueFlagSchedule(ctx)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -373,11 +373,11 @@ func (s *Flags) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (b
 			return applyErr // not the schedule's fault: it stays pending
 		}
 		reason := ScheduleFailureReason(applyErr)
-		s.Log.Warn("scheduled change failed", "schedule", sch.ID, "flag", sch.FlagID, "reason", reason, "err", applyErr)
+		s.core.Log.Warn("scheduled change failed", "schedule", sch.ID, "flag", sch.FlagID, "reason", reason, "err", applyErr)
 		return q.FinishFlagSchedule(ctx, db.FinishFlagScheduleParams{ID: sch.ID, Status: ScheduleFailed, FailureReason: reason})
 	})
 	if err == nil {
-		s.Committed(watch)
+		s.core.Committed(watch)
 	}
 	return claimed, core.Translate(err)
 }

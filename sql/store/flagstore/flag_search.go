@@ -68,10 +68,10 @@ func (t *flagTableSize) small(ctx context.Context, q *db.Queries) bool {
 // (the page then needs FlagSearchPage); the caller then takes flagPage's
 // two statements.
 func (s *Flags) searchPage(ctx context.Context, orgID, envID uuid.UUID, f FlagFilter) (env db.FlagListByCreatedRow, rows []db.FlagListItemsRow, found bool, err error) {
-	if !hasTrigram(f.Name) || !s.flagTable.small(ctx, s.Q) {
+	if !hasTrigram(f.Name) || !s.flagTable.small(ctx, s.core.Q) {
 		return env, nil, false, nil
 	}
-	page, err := s.Q.FlagSearchItems(ctx, db.FlagSearchItemsParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived,
+	page, err := s.core.Q.FlagSearchItems(ctx, db.FlagSearchItemsParams{OrganizationID: orgID, EnvID: envID, IsArchived: f.IsArchived,
 		Pattern: "%" + core.EscapeLike(strings.ToLower(f.Name)) + "%", Tags: f.Tags, IsEnabled: f.IsEnabled, SortBy: f.SortBy, Descending: f.descending,
 		CountLimit: MaxExactFlagCount + 1, PageOffset: f.Page.Offset(), PageSize: f.Page.Limit()})
 	if err != nil || len(page) == 0 && f.Page.Offset() > 0 || len(page) > 0 && page[0].Total > MaxExactFlagCount {

@@ -98,7 +98,7 @@ func (s *Flags) CreateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 // need approval the flag comes in pending, with a change request of in's
 // reason and reviewers (insertFlag), which the answer names.
 func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID uuid.UUID, in FlagInput) (CreatedFlag, error) {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return CreatedFlag{}, err
 	}
@@ -140,7 +140,7 @@ func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID u
 		return CreatedFlag{}, err
 	}
 	var out CreatedFlag
-	err = s.InTx(ctx, func(q *db.Queries) (err error) {
+	err = s.core.InTx(ctx, func(q *db.Queries) (err error) {
 		out.Flag, out.PendingApproval, err = s.insertFlag(ctx, q, a, env, f, nil, in.Comment, in.NewFlagRequest)
 		return err
 	})
@@ -224,7 +224,7 @@ func (s *Flags) changeFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 		return Flag{}, err
 	}
 	var out Flag
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.LockFlagInOrganization(ctx, db.LockFlagInOrganizationParams{OrganizationID: orgID, EnvID: envID, Key: key})
 		if err != nil {
 			return err
@@ -406,7 +406,7 @@ func (s *Flags) recordFlag(ctx context.Context, q *db.Queries, a *core.Actor, or
 		return err
 	}
 	p.Event, p.WebhookEvents = event, ChangeWebhookEvents(a, ch)
-	s.ChangesRecorded.Add(1)
+	s.core.ChangesRecorded.Add(1)
 	subscribed, err := q.RecordFlagChange(ctx, p)
 	if err != nil || !subscribed {
 		return err

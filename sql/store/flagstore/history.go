@@ -90,7 +90,7 @@ func (s *Flags) ListAuditLogs(ctx context.Context, a *core.Actor, envID uuid.UUI
 	if err := v.Err(); err != nil {
 		return core.Paged[AuditEntry]{}, err
 	}
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return core.Paged[AuditEntry]{}, err
 	}
 	envIDs := []uuid.UUID{envID}
@@ -98,7 +98,7 @@ func (s *Flags) ListAuditLogs(ctx context.Context, a *core.Actor, envID uuid.UUI
 		// FeatBit drops the environment condition altogether, which would
 		// show other organizations' history; here it widens to the
 		// environments of the caller's organization the caller may read.
-		envs, err := s.Q.ListOrganizationEnvironments(ctx, a.OrgID)
+		envs, err := s.core.Q.ListOrganizationEnvironments(ctx, a.OrgID)
 		if err != nil {
 			return core.Paged[AuditEntry]{}, core.Translate(err)
 		}
@@ -115,12 +115,12 @@ func (s *Flags) ListAuditLogs(ctx context.Context, a *core.Actor, envID uuid.UUI
 	}
 	envList := strings.Join(ids, ",")
 	pattern := "%" + core.EscapeLike(strings.ToLower(f.Query)) + "%"
-	rows, err := s.Q.ListEnvAuditLogs(ctx, db.ListEnvAuditLogsParams{EnvIds: envList, RefType: f.RefType, RefID: f.RefID,
+	rows, err := s.core.Q.ListEnvAuditLogs(ctx, db.ListEnvAuditLogsParams{EnvIds: envList, RefType: f.RefType, RefID: f.RefID,
 		Pattern: pattern, Since: f.From, Until: f.To, CreatorID: f.CreatorID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
 		return core.Paged[AuditEntry]{}, core.Translate(err)
 	}
-	total, err := s.Q.CountEnvAuditLogs(ctx, db.CountEnvAuditLogsParams{EnvIds: envList, RefType: f.RefType, RefID: f.RefID,
+	total, err := s.core.Q.CountEnvAuditLogs(ctx, db.CountEnvAuditLogsParams{EnvIds: envList, RefType: f.RefType, RefID: f.RefID,
 		Pattern: pattern, Since: f.From, Until: f.To, CreatorID: f.CreatorID})
 	if err != nil {
 		return core.Paged[AuditEntry]{}, core.Translate(err)
@@ -164,11 +164,11 @@ func (s *Flags) ListFlagRevisions(ctx context.Context, a *core.Actor, envID uuid
 	if err != nil {
 		return core.Paged[FlagRevision]{}, err
 	}
-	rows, err := s.Q.ListFlagRevisions(ctx, db.ListFlagRevisionsParams{FlagID: f.ID, PageSize: page.Limit(), PageOffset: page.Offset()})
+	rows, err := s.core.Q.ListFlagRevisions(ctx, db.ListFlagRevisionsParams{FlagID: f.ID, PageSize: page.Limit(), PageOffset: page.Offset()})
 	if err != nil {
 		return core.Paged[FlagRevision]{}, core.Translate(err)
 	}
-	total, err := s.Q.CountFlagRevisions(ctx, f.ID)
+	total, err := s.core.Q.CountFlagRevisions(ctx, f.ID)
 	if err != nil {
 		return core.Paged[FlagRevision]{}, core.Translate(err)
 	}

@@ -96,13 +96,13 @@ var errDryRun = errors.New("dry run")
 // request that brings it in (insertFlag). Each change needs the permission it needs made by
 // hand.
 func (s *Flags) Import(ctx context.Context, a *core.Actor, envID uuid.UUID, in ImportInput) (ImportPlan, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return ImportPlan{}, err
 	}
 	in.Comment = cmp.Or(strings.TrimSpace(in.Comment), "Imported from a file")
 	in.Reason = cmp.Or(strings.TrimSpace(in.Reason), in.Comment)
-	visible, err := s.Q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrganizationID,
+	visible, err := s.core.Q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrganizationID,
 		EnvID: envID, Scopes: EnvScopes(env)})
 	if err != nil {
 		return ImportPlan{}, core.Translate(err)
@@ -115,7 +115,7 @@ func (s *Flags) Import(ctx context.Context, a *core.Actor, envID uuid.UUID, in I
 		return ImportPlan{}, err
 	}
 	var plan ImportPlan
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		plan = ImportPlan{Changes: []PlannedChange{}, PendingApproval: []RequestedChange{}}
 		im := importer{s: s, q: q, a: a, env: env, in: in, plan: &plan, ids: map[string]uuid.UUID{}, names: map[string]string{}}
 		if err := im.segments(ctx, segs); err != nil {
@@ -435,6 +435,6 @@ func at(prefix string, err error) error {
 // AuthorizeImport checks what an import needs whatever its file holds:
 // reading the environment. Each change it makes is checked as it is made.
 func (s *Flags) AuthorizeImport(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
-	_, err := s.ReadableEnv(ctx, a, envID)
+	_, err := s.core.ReadableEnv(ctx, a, envID)
 	return err
 }

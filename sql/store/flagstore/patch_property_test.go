@@ -22,12 +22,12 @@ import (
 func TestRandomPatchesNeverStoreInvalid(t *testing.T) {
 	ctx := context.Background()
 	s, a, _ := testStore(t)
-	p, err := s.CreateProject(ctx, a, core.ProjectInput{Name: "Web", Key: "web"})
+	p, err := s.core.CreateProject(ctx, a, core.ProjectInput{Name: "Web", Key: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	envID := p.Environments[0].ID
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +86,11 @@ func TestRandomPatchesNeverStoreInvalid(t *testing.T) {
 // storedState is the stored flag and segment as text, to compare before and after.
 func storedState(t *testing.T, s *Flags, env core.EnvRow, key string, segID uuid.UUID) string {
 	t.Helper()
-	f, err := s.Q.GetFlag(context.Background(), db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	f, err := s.core.Q.GetFlag(context.Background(), db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sg, err := s.Q.GetSegment(context.Background(), db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})
+	sg, err := s.core.Q.GetSegment(context.Background(), db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func storedState(t *testing.T, s *Flags, env core.EnvRow, key string, segID uuid
 func assertValid(t *testing.T, s *Flags, env core.EnvRow, key string, segID uuid.UUID, context_ string) {
 	t.Helper()
 	ctx := context.Background()
-	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	row, err := s.core.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,10 +118,10 @@ func assertValid(t *testing.T, s *Flags, env core.EnvRow, key string, segID uuid
 	if !slices.Equal(refs, row.SegmentRefs) && !(len(refs) == 0 && len(row.SegmentRefs) == 0) {
 		t.Fatalf("%s: stored segment references %v, rules name %v", context_, row.SegmentRefs, refs)
 	}
-	if err := s.checkSegmentRefs(ctx, s.Q, env, f.Rules, refs); err != nil {
+	if err := s.checkSegmentRefs(ctx, s.core.Q, env, f.Rules, refs); err != nil {
 		t.Fatalf("%s: flag names unusable segments: %v", context_, err)
 	}
-	srow, err := s.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})
+	srow, err := s.core.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func assertValid(t *testing.T, s *Flags, env core.EnvRow, key string, segID uuid
 		t.Fatalf("%s: stored segment is invalid: %v", context_, err)
 	}
 	if sg.IsArchived {
-		used, _ := s.Q.SegmentIsReferenced(ctx, segID)
+		used, _ := s.core.Q.SegmentIsReferenced(ctx, segID)
 		if used {
 			t.Fatalf("%s: an archived segment is used by a flag", context_)
 		}

@@ -36,7 +36,7 @@ func (s *Flags) Place(ctx context.Context, a *core.Actor, uc core.UserContext) (
 	if err != nil {
 		return Place{}, err
 	}
-	rows, err := s.Q.ListEnvironmentsWithProjects(ctx, orgID)
+	rows, err := s.core.Q.ListEnvironmentsWithProjects(ctx, orgID)
 	if err != nil {
 		return Place{}, core.Translate(err)
 	}

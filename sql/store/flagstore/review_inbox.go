@@ -35,7 +35,7 @@ func (s *Flags) ReviewsWaiting(ctx context.Context, a *core.Actor) ([]ReviewWait
 	if a.OrgID == uuid.Nil || a.IsToken() || a.UserID == uuid.Nil {
 		return nil, nil
 	}
-	rows, err := s.Q.ListOrganizationAwaitingReview(ctx, db.ListOrganizationAwaitingReviewParams{MemberID: a.UserID, OrganizationID: a.OrgID})
+	rows, err := s.core.Q.ListOrganizationAwaitingReview(ctx, db.ListOrganizationAwaitingReviewParams{MemberID: a.UserID, OrganizationID: a.OrgID})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -58,7 +58,7 @@ func (s *Flags) CountReviewsWaiting(ctx context.Context, a *core.Actor) (int, er
 	if a.OrgID == uuid.Nil || a.IsToken() || a.UserID == uuid.Nil {
 		return 0, nil
 	}
-	rows, err := s.Q.CountOrganizationAwaitingReview(ctx, db.CountOrganizationAwaitingReviewParams{MemberID: a.UserID, OrganizationID: a.OrgID})
+	rows, err := s.core.Q.CountOrganizationAwaitingReview(ctx, db.CountOrganizationAwaitingReviewParams{MemberID: a.UserID, OrganizationID: a.OrgID})
 	if err != nil {
 		return 0, core.Translate(err)
 	}
@@ -86,7 +86,7 @@ func (s *Flags) ChangeRequestPlace(ctx context.Context, a *core.Actor, id uuid.U
 	if err != nil {
 		return ChangeRequestPlace{}, err
 	}
-	r, err := s.Q.GetOrganizationChangeRequestPlace(ctx, db.GetOrganizationChangeRequestPlaceParams{ID: id, OrganizationID: orgID})
+	r, err := s.core.Q.GetOrganizationChangeRequestPlace(ctx, db.GetOrganizationChangeRequestPlaceParams{ID: id, OrganizationID: orgID})
 	if err != nil {
 		return ChangeRequestPlace{}, core.Translate(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 // Flags is the flags, segments and governance seam over the core.
 type Flags struct {
-	*core.Core
+	core *core.Core
 
 	// flagTable is the size of feature_flags, by which a search picks its
 	// statements (flag_search.go).
@@ -32,5 +32,5 @@ func New(c *core.Core) *Flags {
 	if err != nil {
 		panic(err) // only for a size below one
 	}
-	return &Flags{Core: c, listed: listed}
+	return &Flags{core: c, listed: listed}
 }

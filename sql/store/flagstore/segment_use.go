@@ -56,7 +56,7 @@ func (s *Flags) SegmentUsageOf(ctx context.Context, a *core.Actor, envID, id uui
 	if _, err := s.GetSegment(ctx, a, envID, id); err != nil {
 		return SegmentUsage{}, err
 	}
-	rows, err := s.Q.ListFlagsReferencingSegment(ctx, id)
+	rows, err := s.core.Q.ListFlagsReferencingSegment(ctx, id)
 	if err != nil {
 		return SegmentUsage{}, core.Translate(err)
 	}

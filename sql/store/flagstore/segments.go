@@ -64,7 +64,7 @@ func SegmentRN(projectKey, envKey, segmentKey string, tags []string) string {
 
 // CreateSegment creates a segment managed from an environment.
 func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUID, in SegmentInput) (Segment, error) {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return Segment{}, err
 	}
@@ -87,7 +87,7 @@ func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUI
 		return Segment{}, err
 	}
 	var out Segment
-	err = s.InTx(ctx, func(q *db.Queries) (err error) {
+	err = s.core.InTx(ctx, func(q *db.Queries) (err error) {
 		out, err = s.insertSegment(ctx, q, a, env, sg, in.Comment)
 		return err
 	})
@@ -122,7 +122,7 @@ func (s *Flags) insertSegment(ctx context.Context, q *db.Queries, a *core.Actor,
 	if err != nil {
 		return Segment{}, err
 	}
-	return out, s.Audit(ctx, q, a, segmentChange(core.OpCreate, nil, &out, comment, env.OrganizationID, envs))
+	return out, s.core.Audit(ctx, q, a, segmentChange(core.OpCreate, nil, &out, comment, env.OrganizationID, envs))
 }
 
 // mayCreateSegment checks that a person may create segments in env; a
@@ -157,11 +157,11 @@ func segmentChange(op string, before, after *Segment, comment string, orgID uuid
 
 // GetSegment returns a segment visible in an environment.
 func (s *Flags) GetSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (Segment, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return Segment{}, err
 	}
-	row, err := s.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: id})
+	row, err := s.core.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: id})
 	if err != nil {
 		return Segment{}, core.Translate(err)
 	}
@@ -198,11 +198,11 @@ func (s *Flags) VisibleSegmentsByIDs(ctx context.Context, a *core.Actor, envID u
 			return nil, core.Invalid("ids_is_invalid")
 		}
 	}
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.Q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: parsed,
+	rows, err := s.core.Q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: parsed,
 		EnvID: envID, Scopes: EnvScopes(env)})
 	return rows, core.Translate(err)
 }
@@ -222,17 +222,17 @@ func (s *Flags) ListSegments(ctx context.Context, a *core.Actor, envID uuid.UUID
 	if err := v.Err(); err != nil {
 		return core.Paged[Segment]{}, err
 	}
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return core.Paged[Segment]{}, err
 	}
 	pattern := "%" + core.EscapeLike(strings.ToLower(f.Name)) + "%"
-	rows, err := s.Q.ListSegments(ctx, db.ListSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
+	rows, err := s.core.Q.ListSegments(ctx, db.ListSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
 		Scopes: EnvScopes(env), IsArchived: f.IsArchived, Pattern: pattern, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
 		return core.Paged[Segment]{}, core.Translate(err)
 	}
-	total, err := s.Q.CountSegments(ctx, db.CountSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
+	total, err := s.core.Q.CountSegments(ctx, db.CountSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
 		Scopes: EnvScopes(env), IsArchived: f.IsArchived, Pattern: pattern})
 	if err != nil {
 		return core.Paged[Segment]{}, core.Translate(err)
@@ -243,11 +243,11 @@ func (s *Flags) ListSegments(ctx context.Context, a *core.Actor, envID uuid.UUID
 
 // SegmentTags lists the tags of the segments visible in an environment.
 func (s *Flags) SegmentTags(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]string, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	tags, err := s.Q.ListSegmentTags(ctx, db.ListSegmentTagsParams{OrganizationID: env.OrganizationID, EnvID: envID, Scopes: EnvScopes(env)})
+	tags, err := s.core.Q.ListSegmentTags(ctx, db.ListSegmentTagsParams{OrganizationID: env.OrganizationID, EnvID: envID, Scopes: EnvScopes(env)})
 	return tags, core.Translate(err)
 }
 
@@ -257,7 +257,7 @@ func (s *Flags) SegmentTags(ctx context.Context, a *core.Actor, envID uuid.UUID)
 // for a shared one, whose scopes are not chosen yet, by a segment visible in
 // any environment of the organization (the widest scope it may take).
 func (s *Flags) SegmentKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UUID, key, typ string) (bool, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return false, err
 	}
@@ -265,11 +265,11 @@ func (s *Flags) SegmentKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UU
 	if typ == SegmentShared {
 		sg.Type, sg.Scopes = SegmentShared, []string{Scope(env.OrganizationKey, "", "")}
 	}
-	envs, err := visibleEnvs(ctx, s.Q, env, sg)
+	envs, err := visibleEnvs(ctx, s.core.Q, env, sg)
 	if err != nil {
 		return false, err
 	}
-	rows, err := s.Q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
+	rows, err := s.core.Q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
 	if err != nil {
 		return false, core.Translate(err)
 	}
@@ -281,11 +281,11 @@ func (s *Flags) SegmentKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UU
 // environment (keys are unique there), for pages that follow a segment from
 // one environment to another.
 func (s *Flags) SegmentByKey(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (Segment, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return Segment{}, err
 	}
-	rows, err := s.Q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
+	rows, err := s.core.Q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
 	if err != nil {
 		return Segment{}, core.Translate(err)
 	}
@@ -313,7 +313,7 @@ func (s *Flags) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid
 		return Segment{}, err
 	}
 	var out Segment
-	err = s.InTx(ctx, func(q *db.Queries) (err error) {
+	err = s.core.InTx(ctx, func(q *db.Queries) (err error) {
 		out, err = s.changeSegmentIn(ctx, q, a, orgID, envID, id, ch, action, edit)
 		return err
 	})
@@ -389,7 +389,7 @@ func (s *Flags) changeSegmentIn(ctx context.Context, q *db.Queries, a *core.Acto
 	case !after.IsArchived && before.IsArchived:
 		op = core.OpRestore
 	}
-	if err := s.Audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment, env.OrganizationID, envs)); err != nil {
+	if err := s.core.Audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment, env.OrganizationID, envs)); err != nil {
 		return Segment{}, err
 	}
 	return out, s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out, users)
@@ -443,7 +443,7 @@ func segmentChangeActions(before, after Segment) []access.Action {
 
 // DeleteSegment removes a segment for good, in any state, unless a flag uses it.
 func (s *Flags) DeleteSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch Change) error {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
@@ -452,7 +452,7 @@ func (s *Flags) DeleteSegment(ctx context.Context, a *core.Actor, envID, id uuid
 	if err := v.Err(); err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		locked, err := lockSegment(ctx, q, env.OrganizationID, envID, id)
 		if err != nil {
 			return err
@@ -478,7 +478,7 @@ func (s *Flags) DeleteSegment(ctx context.Context, a *core.Actor, envID, id uuid
 		if _, err := q.DeleteSegment(ctx, id); err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, segmentChange(core.OpRemove, &before, nil, ch.Comment, env.OrganizationID, envs))
+		return s.core.Audit(ctx, q, a, segmentChange(core.OpRemove, &before, nil, ch.Comment, env.OrganizationID, envs))
 	})
 }
 

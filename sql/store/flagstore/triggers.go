@@ -92,7 +92,7 @@ func (s *Flags) triggerTarget(ctx context.Context, a *core.Actor, flagID uuid.UU
 	if err != nil {
 		return db.GetTriggerTargetRow{}, err
 	}
-	row, err := s.Q.GetTriggerTarget(ctx, db.GetTriggerTargetParams{OrganizationID: orgID, ID: flagID})
+	row, err := s.core.Q.GetTriggerTarget(ctx, db.GetTriggerTargetParams{OrganizationID: orgID, ID: flagID})
 	return row, core.Translate(err)
 }
 
@@ -112,7 +112,7 @@ func (s *Flags) ListTriggers(ctx context.Context, a *core.Actor, flagID uuid.UUI
 	if err := a.Require(access.CanAccessEnv, core.EnvRN(f.ProjectKey, f.EnvKey)); err != nil {
 		return nil, err
 	}
-	rows, err := s.Q.ListFlagTriggers(ctx, db.ListFlagTriggersParams{FlagID: flagID, Limit: MaxFlagTrigger})
+	rows, err := s.core.Q.ListFlagTriggers(ctx, db.ListFlagTriggersParams{FlagID: flagID, Limit: MaxFlagTrigger})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -145,7 +145,7 @@ func (s *Flags) CreateTrigger(ctx context.Context, a *core.Actor, in TriggerInpu
 	}
 	token, hash := newTriggerToken()
 	var out Trigger
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		// Lock the flag so two creations cannot both pass the count.
 		if _, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: f.FeatureFlag.EnvID, Key: f.FeatureFlag.Key}); err != nil {
 			return err
@@ -182,7 +182,7 @@ func (s *Flags) auditTrigger(ctx context.Context, q *db.Queries, a *core.Actor, 
 	if after != nil {
 		ch.Current, ch.RefID, ch.Keyword = after, after.ID.String(), flagKey+","+after.Description
 	}
-	return s.Audit(ctx, q, a, ch)
+	return s.core.Audit(ctx, q, a, ch)
 }
 
 // managedTrigger loads a trigger of the caller's organization and checks
@@ -192,7 +192,7 @@ func (s *Flags) managedTrigger(ctx context.Context, a *core.Actor, id uuid.UUID)
 	if err != nil {
 		return db.GetTriggerInOrganizationRow{}, err
 	}
-	row, err := s.Q.GetTriggerInOrganization(ctx, db.GetTriggerInOrganizationParams{OrganizationID: orgID, ID: id})
+	row, err := s.core.Q.GetTriggerInOrganization(ctx, db.GetTriggerInOrganizationParams{OrganizationID: orgID, ID: id})
 	if err != nil {
 		return row, core.Translate(err)
 	}
@@ -208,7 +208,7 @@ func (s *Flags) ResetTriggerToken(ctx context.Context, a *core.Actor, id uuid.UU
 	}
 	token, hash := newTriggerToken()
 	var out Trigger
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.ResetTriggerToken(ctx, db.ResetTriggerTokenParams{ID: id, TokenHash: hash, TokenPreview: token[:triggerPreviewLen]})
 		if err != nil {
 			return err
@@ -235,7 +235,7 @@ func (s *Flags) SetTriggerStatus(ctx context.Context, a *core.Actor, id uuid.UUI
 		return Trigger{}, err
 	}
 	var out Trigger
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.SetTriggerEnabled(ctx, db.SetTriggerEnabledParams{ID: id, IsEnabled: *in.IsEnabled})
 		if err != nil {
 			return err
@@ -253,7 +253,7 @@ func (s *Flags) DeleteTrigger(ctx context.Context, a *core.Actor, id uuid.UUID) 
 	if err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		n, err := q.DeleteTrigger(ctx, id)
 		if err != nil {
 			return err
@@ -291,7 +291,7 @@ func (s *Flags) RunTrigger(ctx context.Context, token string, admit func(trigger
 		return TriggerRun{}, core.ErrNotFound
 	}
 	sum := sha256.Sum256([]byte(token))
-	row, err := s.Q.GetTriggerByToken(ctx, sum[:])
+	row, err := s.core.Q.GetTriggerByToken(ctx, sum[:])
 	if errors.Is(err, pgx.ErrNoRows) {
 		return TriggerRun{}, core.ErrNotFound
 	}
@@ -314,12 +314,12 @@ func (s *Flags) RunTrigger(ctx context.Context, token string, admit func(trigger
 		Granted: []access.Statement{{ResourceType: access.TypeFlag, Effect: "allow",
 			Actions:   []string{string(access.ToggleFlag)},
 			Resources: []string{FlagRN(row.ProjectKey, row.EnvKey, row.FlagKey, nil)}}}}
-	env, err := s.EnvironmentOf(ctx, a, row.EnvID)
+	env, err := s.core.EnvironmentOf(ctx, a, row.EnvID)
 	if err != nil {
 		return TriggerRun{}, err
 	}
 	var run TriggerRun
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		f, err := s.changeFlagIn(ctx, q, a, env, row.FlagKey, Change{Comment: triggerComment(t)}, access.ToggleFlag, "", func(f *Flag) error {
 			f.IsEnabled = t.Action == TriggerTurnOn
 			return nil
@@ -347,12 +347,12 @@ func (s *Flags) RunTrigger(ctx context.Context, token string, admit func(trigger
 func (s *Flags) triggerCreatorMay(ctx context.Context, row db.GetTriggerByTokenRow) error {
 	creator := row.FlagTrigger.CreatorID
 	var sts []access.Statement
-	tok, err := s.Q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: row.OrganizationID, ID: creator})
+	tok, err := s.core.Q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: row.OrganizationID, ID: creator})
 	switch {
 	case err == nil:
-		sts, err = s.TokenStatements(ctx, tok.AccessToken)
+		sts, err = s.core.TokenStatements(ctx, tok.AccessToken)
 	case errors.Is(err, pgx.ErrNoRows):
-		sts, err = s.MemberStatements(ctx, s.Q, row.OrganizationID, creator) // none once they left
+		sts, err = s.core.MemberStatements(ctx, s.core.Q, row.OrganizationID, creator) // none once they left
 	}
 	if errors.Is(err, core.ErrUnauthenticated) {
 		return core.ErrTriggerCreatorNotAllowed

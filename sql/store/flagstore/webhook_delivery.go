@@ -153,7 +153,7 @@ func (s *Flags) QueueWebhooks(ctx context.Context, q *db.Queries, a *core.Actor,
 			Events: strings.Join(events, ","), Payload: string(body), EnvIds: envIDs, Trace: trace}); err != nil {
 			return err
 		}
-		s.OutboxWrites.Add(1)
+		s.core.OutboxWrites.Add(1)
 	}
 	return nil
 }
@@ -398,25 +398,25 @@ func (s *Flags) ListWebhookDeliveries(ctx context.Context, a *core.Actor, id uui
 	if err != nil {
 		return core.Paged[WebhookDelivery]{}, err
 	}
-	hook, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
+	hook, err := s.core.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
 	if err != nil {
 		return core.Paged[WebhookDelivery]{}, core.Translate(err)
 	}
-	envs, err := s.orgEnvs(ctx, s.Q, orgID)
+	envs, err := s.orgEnvs(ctx, s.core.Q, orgID)
 	if err != nil {
 		return core.Paged[WebhookDelivery]{}, err
 	}
-	logged, err := s.Q.WebhookLogEnvironments(ctx, id)
+	logged, err := s.core.Q.WebhookLogEnvironments(ctx, id)
 	if err != nil {
 		return core.Paged[WebhookDelivery]{}, core.Translate(err)
 	}
 	if err := envs.requireScopes(a, hook.Scopes, logged...); err != nil {
 		return core.Paged[WebhookDelivery]{}, err
 	}
-	rows, err := s.Q.ListWebhookDeliveries(ctx, db.ListWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
+	rows, err := s.core.Q.ListWebhookDeliveries(ctx, db.ListWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
 		Success: f.Success, NotBefore: f.NotBefore, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	return core.PageOf(rows, err, deliveryOut, func() (int64, error) {
-		return s.Q.CountWebhookDeliveries(ctx, db.CountWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
+		return s.core.Q.CountWebhookDeliveries(ctx, db.CountWebhookDeliveriesParams{WebhookID: id, Event: f.Event,
 			Success: f.Success, NotBefore: f.NotBefore})
 	})
 }

@@ -34,26 +34,26 @@ func (s *Flags) ClaimWebhookDeliveries(ctx context.Context, c WebhookClaim) ([]W
 		orgs = append(orgs, org)
 		counts = append(counts, int32(n))
 	}
-	rows, err := s.Q.ClaimWebhookOutbox(ctx, db.ClaimWebhookOutboxParams{LeaseUntil: c.LeaseUntil,
+	rows, err := s.core.Q.ClaimWebhookOutbox(ctx, db.ClaimWebhookOutboxParams{LeaseUntil: c.LeaseUntil,
 		BusyOrgs: orgs, BusyCounts: counts, PerOrganization: int32(c.PerOrganization), Max: int32(c.Max)})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
 	sends := make([]WebhookSend, 0, len(rows))
 	for _, row := range rows {
-		hook, err := s.Q.GetWebhookByID(ctx, row.WebhookID)
+		hook, err := s.core.Q.GetWebhookByID(ctx, row.WebhookID)
 		if err != nil { // deleted meanwhile: its outbox rows went with it
 			continue
 		}
 		if !hook.IsActive {
-			if err := s.Q.DeleteWebhookOutbox(ctx, row.ID); err != nil {
-				s.Log.Warn("webhooks: updating the outbox failed", "webhook", hook.ID, "err", err)
+			if err := s.core.Q.DeleteWebhookOutbox(ctx, row.ID); err != nil {
+				s.core.Log.Warn("webhooks: updating the outbox failed", "webhook", hook.ID, "err", err)
 			}
 			continue
 		}
 		secret, err := s.WebhookSecret(hook)
 		if err != nil {
-			s.Log.Warn("webhooks: the secret does not open with this server key", "webhook", hook.ID)
+			s.core.Log.Warn("webhooks: the secret does not open with this server key", "webhook", hook.ID)
 		}
 		sends = append(sends, WebhookSend{WebhookID: hook.ID, OrganizationID: row.OrganizationID, DeliveryID: row.ID,
 			URL: hook.Url, Secret: secret, Headers: headersOf(hook), Events: row.Events, Payload: []byte(row.Payload),
@@ -67,22 +67,22 @@ func (s *Flags) ClaimWebhookDeliveries(ctx context.Context, c WebhookClaim) ([]W
 // at retryAt.
 func (s *Flags) FinishWebhookDelivery(ctx context.Context, d WebhookSend, retryAt time.Time) error {
 	if retryAt.IsZero() {
-		return core.Translate(s.Q.DeleteWebhookOutbox(ctx, d.DeliveryID))
+		return core.Translate(s.core.Q.DeleteWebhookOutbox(ctx, d.DeliveryID))
 	}
-	return core.Translate(s.Q.RescheduleWebhookOutbox(ctx, db.RescheduleWebhookOutboxParams{ID: d.DeliveryID, DueAt: retryAt}))
+	return core.Translate(s.core.Q.RescheduleWebhookOutbox(ctx, db.RescheduleWebhookOutboxParams{ID: d.DeliveryID, DueAt: retryAt}))
 }
 
 // PruneWebhookLog forgets attempts older than WebhookLogDays; any
 // instance may.
 func (s *Flags) PruneWebhookLog(ctx context.Context) error {
-	_, err := s.Q.PruneWebhookDeliveries(ctx, time.Now().AddDate(0, 0, -WebhookLogDays))
+	_, err := s.core.Q.PruneWebhookDeliveries(ctx, time.Now().AddDate(0, 0, -WebhookLogDays))
 	return core.Translate(err)
 }
 
 // WebhooksQueued is signalled after a transaction that queued webhook
 // deliveries commits on this instance, so its worker sends them now
 // rather than at its next poll.
-func (s *Flags) WebhooksQueued() <-chan struct{} { return s.OutboxKick }
+func (s *Flags) WebhooksQueued() <-chan struct{} { return s.core.OutboxKick }
 
 // traceOf is a queued delivery's trace context, "" when it has none.
 func traceOf(trace *string) string {

@@ -111,7 +111,7 @@ func (s *Flags) WebhookScopes(ctx context.Context, a *core.Actor) ([]WebhookScop
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.Q.OrganizationEnvironments(ctx, orgID)
+	rows, err := s.core.Q.OrganizationEnvironments(ctx, orgID)
 	if err != nil {
 		return nil, core.Translate(err)
 	}

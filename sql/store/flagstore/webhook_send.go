@@ -118,7 +118,7 @@ func (s *Flags) PrepareWebhookRequest(ctx context.Context, a *core.Actor, in Web
 	}
 	var hook *db.Webhook
 	if in.ID != uuid.Nil {
-		row, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: in.ID})
+		row, err := s.core.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: in.ID})
 		if err != nil {
 			return WebhookSend{}, core.Translate(err)
 		}
@@ -153,11 +153,11 @@ func (s *Flags) PrepareWebhookTest(ctx context.Context, a *core.Actor, id uuid.U
 	if err != nil {
 		return WebhookSend{}, err
 	}
-	row, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
+	row, err := s.core.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
 	if err != nil {
 		return WebhookSend{}, core.Translate(err)
 	}
-	org, err := s.Q.GetOrganization(ctx, orgID)
+	org, err := s.core.Q.GetOrganization(ctx, orgID)
 	if err != nil {
 		return WebhookSend{}, core.Translate(err)
 	}
@@ -170,7 +170,7 @@ func (s *Flags) PrepareWebhookTest(ctx context.Context, a *core.Actor, id uuid.U
 		return WebhookSend{WebhookID: row.ID, OrganizationID: orgID, DeliveryID: uuid.New(), URL: row.Url, Secret: secret,
 			Headers: headersOf(row), Events: EventTest, Payload: payload, Attempt: 1}, nil
 	}
-	payload, err := json.Marshal(map[string]any{"events": EventTest, "operator": operatorName(ctx, s.Q, a),
+	payload, err := json.Marshal(map[string]any{"events": EventTest, "operator": operatorName(ctx, s.core.Q, a),
 		"happenedAt": time.Now().UTC(), "organization": idName{org.ID, org.Name},
 		"data":    map[string]any{"kind": "test", "object": map[string]any{"webhook": idName{row.ID, row.Name}}},
 		"changes": []string{"A test delivery from Bunting"}})
@@ -201,7 +201,7 @@ func (s *Flags) LogWebhookAttempt(ctx context.Context, send WebhookSend, at Webh
 	if row.EnvIds == nil {
 		row.EnvIds = []uuid.UUID{}
 	}
-	logged, err := s.Q.InsertWebhookDelivery(ctx, db.InsertWebhookDeliveryParams{WebhookID: row.WebhookID,
+	logged, err := s.core.Q.InsertWebhookDelivery(ctx, db.InsertWebhookDeliveryParams{WebhookID: row.WebhookID,
 		DeliveryID: row.DeliveryID, Events: row.Events, Attempt: row.Attempt, Success: row.Success,
 		StatusCode: row.StatusCode, ReasonPhrase: row.ReasonPhrase, LatencyMs: row.LatencyMs, Request: row.Request,
 		Response: row.Response, Error: row.Error, StartedAt: row.StartedAt, EndedAt: row.EndedAt, EnvIds: row.EnvIds})
@@ -213,7 +213,7 @@ func (s *Flags) LogWebhookAttempt(ctx context.Context, send WebhookSend, at Webh
 
 // WebhookAllowPrivateNetworks tells whether webhooks may be sent to
 // loopback and private addresses; the sender's client applies it.
-func (s *Flags) WebhookAllowPrivateNetworks() bool { return s.WebhookPrivateNetworks }
+func (s *Flags) WebhookAllowPrivateNetworks() bool { return s.core.WebhookPrivateNetworks }
 
 func headersOf(row db.Webhook) []WebhookHeader {
 	var h []WebhookHeader

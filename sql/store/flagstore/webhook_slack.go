@@ -177,4 +177,4 @@ func sentences(lines []string) string {
 }
 
 // link is a page's address: absolute when the base URL is known.
-func (s *Flags) link(path string) string { return s.BaseURL + path }
+func (s *Flags) link(path string) string { return s.core.BaseURL + path }

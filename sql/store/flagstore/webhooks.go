@@ -154,7 +154,7 @@ func (s *Flags) webhookOrg(ctx context.Context, a *core.Actor) (uuid.UUID, error
 	if err != nil {
 		return uuid.Nil, err
 	}
-	row, err := s.Q.GetOrganization(ctx, orgID)
+	row, err := s.core.Q.GetOrganization(ctx, orgID)
 	if err != nil {
 		return uuid.Nil, core.Translate(err)
 	}
@@ -319,7 +319,7 @@ func (s *Flags) WebhookSecret(row db.Webhook) (string, error) {
 	if row.SealedSecret == "" {
 		return "", nil
 	}
-	return s.ServerKeys.Open(row.SealedSecret)
+	return s.core.ServerKeys.Open(row.SealedSecret)
 }
 
 func (s *Flags) creatorOf(ctx context.Context, q *db.Queries, id *uuid.UUID) *core.TokenCreator {
@@ -339,7 +339,7 @@ func (s *Flags) CreateWebhook(ctx context.Context, a *core.Actor, in WebhookInpu
 	if err != nil {
 		return Webhook{}, err
 	}
-	envs, err := s.orgEnvs(ctx, s.Q, orgID)
+	envs, err := s.orgEnvs(ctx, s.core.Q, orgID)
 	if err != nil {
 		return Webhook{}, err
 	}
@@ -358,7 +358,7 @@ func (s *Flags) CreateWebhook(ctx context.Context, a *core.Actor, in WebhookInpu
 	}
 	sealed := ""
 	if in.Secret != nil && *in.Secret != "" {
-		sealed = s.ServerKeys.Seal(*in.Secret)
+		sealed = s.core.ServerKeys.Seal(*in.Secret)
 	}
 	headers, err := json.Marshal(in.Headers)
 	if err != nil {
@@ -369,7 +369,7 @@ func (s *Flags) CreateWebhook(ctx context.Context, a *core.Actor, in WebhookInpu
 		creator = &a.UserID
 	}
 	var out Webhook
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		if err := q.LockWebhooks(ctx, orgID); err != nil {
 			return err
 		}
@@ -393,7 +393,7 @@ func (s *Flags) CreateWebhook(ctx context.Context, a *core.Actor, in WebhookInpu
 			return err
 		}
 		out = s.webhookOut(row, envs, s.creatorOf(ctx, q, creator))
-		return s.Audit(ctx, q, a, core.Change{RefType: "Webhook", RefID: row.ID.String(), Keyword: row.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Webhook", RefID: row.ID.String(), Keyword: row.Name,
 			Operation: core.OpCreate, Current: out})
 	})
 	return out, err
@@ -406,11 +406,11 @@ func (s *Flags) UpdateWebhook(ctx context.Context, a *core.Actor, id uuid.UUID, 
 		return Webhook{}, err
 	}
 	// Another organization's webhook is not found, whatever the input.
-	current, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
+	current, err := s.core.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
 	if err != nil {
 		return Webhook{}, core.Translate(err)
 	}
-	envs, err := s.orgEnvs(ctx, s.Q, orgID)
+	envs, err := s.orgEnvs(ctx, s.core.Q, orgID)
 	if err != nil {
 		return Webhook{}, err
 	}
@@ -426,7 +426,7 @@ func (s *Flags) UpdateWebhook(ctx context.Context, a *core.Actor, id uuid.UUID, 
 		return Webhook{}, err
 	}
 	var out Webhook
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
 		if err != nil {
 			return err
@@ -457,7 +457,7 @@ func (s *Flags) UpdateWebhook(ctx context.Context, a *core.Actor, id uuid.UUID, 
 				sealed = ""
 			case SecretMask: // as shown: the stored one
 			default:
-				sealed = s.ServerKeys.Seal(*in.Secret)
+				sealed = s.core.ServerKeys.Seal(*in.Secret)
 			}
 		}
 		var updator *uuid.UUID
@@ -472,7 +472,7 @@ func (s *Flags) UpdateWebhook(ctx context.Context, a *core.Actor, id uuid.UUID, 
 			return err
 		}
 		out = s.webhookOut(row, envs, s.creatorOf(ctx, q, row.CreatorID))
-		return s.Audit(ctx, q, a, core.Change{RefType: "Webhook", RefID: row.ID.String(), Keyword: row.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Webhook", RefID: row.ID.String(), Keyword: row.Name,
 			Operation: core.OpUpdate, Previous: s.webhookOut(before, envs, nil), Current: out})
 	})
 	return out, err
@@ -484,15 +484,15 @@ func (s *Flags) GetWebhook(ctx context.Context, a *core.Actor, id uuid.UUID) (We
 	if err != nil {
 		return Webhook{}, err
 	}
-	row, err := s.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
+	row, err := s.core.Q.GetWebhook(ctx, db.GetWebhookParams{OrganizationID: orgID, ID: id})
 	if err != nil {
 		return Webhook{}, core.Translate(err)
 	}
-	envs, err := s.orgEnvs(ctx, s.Q, orgID)
+	envs, err := s.orgEnvs(ctx, s.core.Q, orgID)
 	if err != nil {
 		return Webhook{}, err
 	}
-	return s.webhookOut(row, envs, s.creatorOf(ctx, s.Q, row.CreatorID)), nil
+	return s.webhookOut(row, envs, s.creatorOf(ctx, s.core.Q, row.CreatorID)), nil
 }
 
 // ListWebhooks pages the organization's webhooks by name.
@@ -512,15 +512,15 @@ func (s *Flags) ListWebhooks(ctx context.Context, a *core.Actor, f WebhookFilter
 	if err != nil {
 		return core.Paged[Webhook]{}, err
 	}
-	envs, err := s.orgEnvs(ctx, s.Q, orgID)
+	envs, err := s.orgEnvs(ctx, s.core.Q, orgID)
 	if err != nil {
 		return core.Paged[Webhook]{}, err
 	}
-	rows, err := s.Q.ListWebhooks(ctx, db.ListWebhooksParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
+	rows, err := s.core.Q.ListWebhooks(ctx, db.ListWebhooksParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
 		ProjectID: f.ProjectID, EnvID: f.EnvID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-	return core.PageOf(rows, err, func(r db.Webhook) Webhook { return s.webhookOut(r, envs, s.creatorOf(ctx, s.Q, r.CreatorID)) },
+	return core.PageOf(rows, err, func(r db.Webhook) Webhook { return s.webhookOut(r, envs, s.creatorOf(ctx, s.core.Q, r.CreatorID)) },
 		func() (int64, error) {
-			return s.Q.CountWebhooks(ctx, db.CountWebhooksParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
+			return s.core.Q.CountWebhooks(ctx, db.CountWebhooksParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
 				ProjectID: f.ProjectID, EnvID: f.EnvID})
 		})
 }
@@ -536,7 +536,7 @@ func (s *Flags) IsWebhookNameUsed(ctx context.Context, a *core.Actor, name strin
 	if err != nil {
 		return false, err
 	}
-	used, err := s.Q.WebhookNameUsed(ctx, db.WebhookNameUsedParams{OrganizationID: orgID, Name: strings.TrimSpace(name)})
+	used, err := s.core.Q.WebhookNameUsed(ctx, db.WebhookNameUsedParams{OrganizationID: orgID, Name: strings.TrimSpace(name)})
 	return used, core.Translate(err)
 }
 
@@ -546,12 +546,12 @@ func (s *Flags) DeleteWebhook(ctx context.Context, a *core.Actor, id uuid.UUID) 
 	if err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.DeleteWebhook(ctx, db.DeleteWebhookParams{OrganizationID: orgID, ID: id})
 		if err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Webhook", RefID: row.ID.String(), Keyword: row.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Webhook", RefID: row.ID.String(), Keyword: row.Name,
 			Operation: core.OpRemove, Previous: s.webhookOut(row, nil, nil)})
 	})
 }

@@ -164,7 +164,7 @@ func (s *IAM) CreateAccessToken(ctx context.Context, a *core.Actor, in AccessTok
 	sum := sha256.Sum256([]byte(token))
 
 	var out AccessToken
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.CreateAccessToken(ctx, db.CreateAccessTokenParams{OrganizationID: orgID, CreatorID: a.UserID,
 			Name: strings.TrimSpace(in.Name), Type: in.Type, TokenHash: sum[:],
 			Preview: AccessTokenPrefix + body[:4] + "…" + body[len(body)-4:], Permissions: perms})
@@ -178,7 +178,7 @@ func (s *IAM) CreateAccessToken(ctx context.Context, a *core.Actor, in AccessTok
 		if out, err = accessToken(row, core.TokenCreator{ID: user.ID, Name: user.Name, Email: user.Email}); err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: row.ID.String(), Keyword: row.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: row.ID.String(), Keyword: row.Name,
 			Operation: core.OpCreate, Current: out})
 	})
 	out.Token = token
@@ -203,12 +203,12 @@ func (s *IAM) ListAccessTokens(ctx context.Context, a *core.Actor, f AccessToken
 	if err := core.MayListAccessTokens(a); err != nil {
 		return core.Paged[AccessToken]{}, err
 	}
-	rows, err := s.Q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
+	rows, err := s.core.Q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
 		Type: f.Type, CreatorID: f.CreatorID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
 		return core.Paged[AccessToken]{}, core.Translate(err)
 	}
-	total, err := s.Q.CountAccessTokens(ctx, db.CountAccessTokensParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
+	total, err := s.core.Q.CountAccessTokens(ctx, db.CountAccessTokensParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
 		Type: f.Type, CreatorID: f.CreatorID})
 	if err != nil {
 		return core.Paged[AccessToken]{}, core.Translate(err)
@@ -228,7 +228,7 @@ func (s *IAM) GetAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (
 	if err != nil {
 		return AccessToken{}, err
 	}
-	row, err := s.Q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: orgID, ID: id})
+	row, err := s.core.Q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: orgID, ID: id})
 	if err != nil {
 		return AccessToken{}, core.Translate(err)
 	}
@@ -265,7 +265,7 @@ func (s *IAM) UpdateAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID
 		return AccessToken{}, err
 	}
 	var out AccessToken
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.UpdateAccessToken(ctx, db.UpdateAccessTokenParams{OrganizationID: a.OrgID, ID: id,
 			Name: strings.TrimSpace(in.Name), Permissions: perms})
 		if err != nil {
@@ -274,7 +274,7 @@ func (s *IAM) UpdateAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID
 		if out, err = accessToken(row, before.Creator); err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: id.String(), Keyword: row.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: id.String(), Keyword: row.Name,
 			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
@@ -301,7 +301,7 @@ func (s *IAM) ToggleAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID
 		return AccessToken{}, core.ErrForbidden
 	}
 	var out AccessToken
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.SetAccessTokenStatus(ctx, db.SetAccessTokenStatusParams{OrganizationID: a.OrgID, ID: id, Status: status})
 		if err != nil {
 			return err
@@ -309,7 +309,7 @@ func (s *IAM) ToggleAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID
 		if out, err = accessToken(row, before.Creator); err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: id.String(), Keyword: row.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: id.String(), Keyword: row.Name,
 			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
@@ -324,11 +324,11 @@ func (s *IAM) DeleteAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID
 	if !AccessTokenAccess(a, before).Delete {
 		return core.ErrForbidden
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		if n, err := q.DeleteAccessToken(ctx, db.DeleteAccessTokenParams{OrganizationID: a.OrgID, ID: id}); err != nil || n == 0 {
 			return core.OrNotFound(err)
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: id.String(), Keyword: before.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "AccessToken", RefID: id.String(), Keyword: before.Name,
 			Operation: core.OpRemove, Previous: before})
 	})
 }

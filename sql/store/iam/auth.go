@@ -92,7 +92,7 @@ func (s *IAM) SessionActor(ctx context.Context, token, workspace, organization s
 	if !ok {
 		return nil, core.ErrUnauthenticated
 	}
-	user, err := s.Q.GetSessionUser(ctx, db.GetSessionUserParams{ID: sessionID, UserID: userID})
+	user, err := s.core.Q.GetSessionUser(ctx, db.GetSessionUserParams{ID: sessionID, UserID: userID})
 	if err != nil {
 		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
 			return nil, core.ErrUnauthenticated
@@ -119,7 +119,7 @@ func (s *IAM) SessionUser(token string) (uuid.UUID, bool) {
 // the (optional) headers name, for callers that authenticated the user
 // already.
 func (s *IAM) UserActor(ctx context.Context, userID uuid.UUID, workspace, organization string) (*core.Actor, error) {
-	user, err := s.Q.GetUser(ctx, userID)
+	user, err := s.core.Q.GetUser(ctx, userID)
 	if err != nil {
 		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
 			return nil, core.ErrUnauthenticated
@@ -132,7 +132,7 @@ func (s *IAM) UserActor(ctx context.Context, userID uuid.UUID, workspace, organi
 func (s *IAM) userActor(ctx context.Context, user db.User, workspace, organization string) (*core.Actor, error) {
 	a := &core.Actor{UserID: user.ID}
 
-	workspaces, err := s.Q.ListUserWorkspaces(ctx, user.ID)
+	workspaces, err := s.core.Q.ListUserWorkspaces(ctx, user.ID)
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -142,7 +142,7 @@ func (s *IAM) userActor(ctx context.Context, user db.User, workspace, organizati
 	}
 	a.WorkspaceID = wsID
 
-	orgs, err := s.Q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: user.ID})
+	orgs, err := s.core.Q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: user.ID})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -156,7 +156,7 @@ func (s *IAM) userActor(ctx context.Context, user db.User, workspace, organizati
 		}
 	}
 	a.OrgID = orgID
-	a.Granted, err = s.MemberStatements(ctx, s.Q, orgID, user.ID)
+	a.Granted, err = s.core.MemberStatements(ctx, s.core.Q, orgID, user.ID)
 	return a, err
 }
 
@@ -184,7 +184,7 @@ func pick(header string, n int, id func(int) uuid.UUID) (uuid.UUID, error) {
 
 func (s *IAM) tokenActor(ctx context.Context, token string) (*core.Actor, error) {
 	sum := sha256.Sum256([]byte(token))
-	t, err := s.Q.GetAccessTokenByHash(ctx, sum[:])
+	t, err := s.core.Q.GetAccessTokenByHash(ctx, sum[:])
 	if err != nil {
 		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
 			return nil, core.ErrUnauthenticated
@@ -196,15 +196,15 @@ func (s *IAM) tokenActor(ctx context.Context, token string) (*core.Actor, error)
 	if subtle.ConstantTimeCompare(t.TokenHash, sum[:]) != 1 {
 		return nil, core.ErrUnauthenticated
 	}
-	org, err := s.Q.GetOrganization(ctx, t.OrganizationID)
+	org, err := s.core.Q.GetOrganization(ctx, t.OrganizationID)
 	if err != nil {
 		return nil, core.Translate(err)
 	}
 	a := &core.Actor{UserID: t.CreatorID, TokenID: t.ID, WorkspaceID: org.WorkspaceID, OrgID: org.ID, OrgKey: org.Key, ServiceToken: t.Type == core.TokenService}
-	if a.Granted, err = s.TokenStatements(ctx, t); err != nil {
+	if a.Granted, err = s.core.TokenStatements(ctx, t); err != nil {
 		return nil, err
 	}
-	if err := s.Q.TouchAccessToken(ctx, t.ID); err != nil {
+	if err := s.core.Q.TouchAccessToken(ctx, t.ID); err != nil {
 		return nil, core.Translate(err)
 	}
 	return a, nil
@@ -222,7 +222,7 @@ func (s *IAM) issueSessionToken(sessionID, userID uuid.UUID, expires time.Time) 
 	copy(buf, sessionID[:])
 	copy(buf[16:], userID[:])
 	binary.BigEndian.PutUint64(buf[32:], uint64(expires.Unix()))
-	mac := hmac.New(sha256.New, s.ServerKeys.Session)
+	mac := hmac.New(sha256.New, s.core.ServerKeys.Session)
 	mac.Write(buf)
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(buf))
 }
@@ -232,7 +232,7 @@ func (s *IAM) verifySessionToken(token string) (sessionID, userID uuid.UUID, ok 
 	if err != nil || len(raw) != sessionPayloadLen+sha256.Size {
 		return uuid.Nil, uuid.Nil, false
 	}
-	mac := hmac.New(sha256.New, s.ServerKeys.Session)
+	mac := hmac.New(sha256.New, s.core.ServerKeys.Session)
 	mac.Write(raw[:sessionPayloadLen])
 	if !hmac.Equal(mac.Sum(nil), raw[sessionPayloadLen:]) {
 		return uuid.Nil, uuid.Nil, false
@@ -257,7 +257,7 @@ type Session struct {
 // the table stays the size of the live ones.
 func (s *IAM) newSession(ctx context.Context, q *db.Queries, userID uuid.UUID) (Session, error) {
 	id := uuid.New() // version 4: 122 random bits, never guessed
-	expires := time.Now().Add(s.SessionTTL).Truncate(time.Second)
+	expires := time.Now().Add(s.core.SessionTTL).Truncate(time.Second)
 	if err := q.CreateSession(ctx, db.CreateSessionParams{ID: id, UserID: userID, ExpiresAt: expires}); err != nil {
 		return Session{}, core.Translate(err)
 	}
@@ -287,8 +287,8 @@ func (s *IAM) EndSession(ctx context.Context, token string) error {
 // so a refresh-token cookie kept beside a bearer token signed out without it
 // stops working too.
 func (s *IAM) endSession(ctx context.Context, sessionID, userID uuid.UUID) error {
-	return s.InTx(ctx, func(q *db.Queries) error {
-		s.AccessChanged() // the trigger tells every other instance
+	return s.core.InTx(ctx, func(q *db.Queries) error {
+		s.core.AccessChanged() // the trigger tells every other instance
 		if _, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: sessionID, UserID: userID}); err != nil {
 			return err
 		}
@@ -304,8 +304,8 @@ func (s *IAM) RefreshSession(ctx context.Context, a *core.Actor) (Session, error
 		return Session{}, core.ErrForbidden
 	}
 	var session Session
-	err := s.InTx(ctx, func(q *db.Queries) error {
-		s.AccessChanged()
+	err := s.core.InTx(ctx, func(q *db.Queries) error {
+		s.core.AccessChanged()
 		n, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: a.SessionID, UserID: a.UserID})
 		if err != nil {
 			return err
@@ -367,7 +367,7 @@ func (s *IAM) Login(ctx context.Context, in LoginInput, addr string) (Session, e
 	if err != nil {
 		return Session{}, err
 	}
-	return s.newSession(ctx, s.Q, userID)
+	return s.newSession(ctx, s.core.Q, userID)
 }
 
 // checkLogin checks an email and password, throttled, and returns the user
@@ -387,7 +387,7 @@ func (s *IAM) checkLogin(ctx context.Context, in LoginInput, addr string) (uuid.
 	if err := s.reserveLogin(ctx, email, addr); err != nil {
 		return uuid.Nil, err
 	}
-	user, err := s.Q.GetUserByEmail(ctx, email)
+	user, err := s.core.Q.GetUserByEmail(ctx, email)
 	if err != nil && !errors.Is(core.Translate(err), core.ErrNotFound) {
 		return uuid.Nil, core.Translate(err)
 	}
@@ -398,7 +398,7 @@ func (s *IAM) checkLogin(ctx context.Context, in LoginInput, addr string) (uuid.
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(in.Password)) != nil || err != nil || user.PasswordHash == nil {
 		return uuid.Nil, core.ErrBadCredentials // the attempt stays counted
 	}
-	err = s.Q.SettleLoginSuccess(ctx, db.SettleLoginSuccessParams{
+	err = s.core.Q.SettleLoginSuccess(ctx, db.SettleLoginSuccessParams{
 		Cleared:  []string{emailSubject + email, pairSubject + email + " " + addr},
 		Released: addrSubject + addr,
 	})
@@ -413,7 +413,7 @@ func (s *IAM) checkLogin(ctx context.Context, in LoginInput, addr string) (uuid.
 // before it in the window.
 func (s *IAM) reserveLogin(ctx context.Context, email, addr string) error {
 	since := time.Now().Add(-loginWindow)
-	rows, err := s.Q.ReserveLoginAttempts(ctx, db.ReserveLoginAttemptsParams{
+	rows, err := s.core.Q.ReserveLoginAttempts(ctx, db.ReserveLoginAttemptsParams{
 		Subjects: []string{addrSubject + addr, emailSubject + email, pairSubject + email + " " + addr},
 		Since:    since,
 	})
@@ -433,7 +433,7 @@ func (s *IAM) reserveLogin(ctx context.Context, email, addr string) error {
 	if earlier >= loginSlowAfter {
 		steps := min(earlier-loginSlowAfter+1, loginMaxDelay)
 		select {
-		case <-time.After(time.Duration(steps) * s.LoginDelayStep):
+		case <-time.After(time.Duration(steps) * s.core.LoginDelayStep):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -443,15 +443,15 @@ func (s *IAM) reserveLogin(ctx context.Context, email, addr string) error {
 
 // dummyHash is compared against when the email is unknown, so both failures take as long.
 func (s *IAM) dummyHash() string {
-	s.DummyOnce.Do(func() {
-		h, _ := bcrypt.GenerateFromPassword([]byte(rand.Text()), s.PasswordCost)
-		s.Dummy = string(h)
+	s.core.DummyOnce.Do(func() {
+		h, _ := bcrypt.GenerateFromPassword([]byte(rand.Text()), s.core.PasswordCost)
+		s.core.Dummy = string(h)
 	})
-	return s.Dummy
+	return s.core.Dummy
 }
 
 func (s *IAM) hashPassword(password string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(password), s.PasswordCost)
+	h, err := bcrypt.GenerateFromPassword([]byte(password), s.core.PasswordCost)
 	return string(h), err
 }
 
@@ -477,7 +477,7 @@ func (s *IAM) ResetPassword(ctx context.Context, a *core.Actor, in ResetPassword
 		return Session{}, err
 	}
 	var session Session
-	err := s.InTx(ctx, func(q *db.Queries) error {
+	err := s.core.InTx(ctx, func(q *db.Queries) error {
 		user, err := q.GetUser(ctx, a.UserID)
 		if err != nil {
 			return err
@@ -493,7 +493,7 @@ func (s *IAM) ResetPassword(ctx context.Context, a *core.Actor, in ResetPassword
 		if _, err = q.UpdateUserPassword(ctx, db.UpdateUserPasswordParams{ID: user.ID, PasswordHash: &hash}); err != nil {
 			return err
 		}
-		s.AccessChanged() // every earlier session of the user ends now
+		s.core.AccessChanged() // every earlier session of the user ends now
 		if err := q.DeleteUserSessions(ctx, user.ID); err != nil {
 			return err
 		}

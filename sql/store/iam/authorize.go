@@ -39,11 +39,11 @@ func (s *IAM) authorizeWorkspace(ctx context.Context, a *core.Actor, action acce
 	if err != nil {
 		return err
 	}
-	ws, err := s.Q.GetWorkspace(ctx, wsID)
+	ws, err := s.core.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
 		return core.Translate(err)
 	}
-	return s.RequireWorkspaceRight(ctx, a, action, ws)
+	return s.core.RequireWorkspaceRight(ctx, a, action, ws)
 }
 
 // AuthorizeOrganizationUpdate checks what changing the organization's
@@ -80,7 +80,7 @@ func (s *IAM) orgKey(ctx context.Context, a *core.Actor) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	row, err := s.Q.GetOrganization(ctx, orgID)
+	row, err := s.core.Q.GetOrganization(ctx, orgID)
 	if err != nil {
 		return "", core.Translate(err)
 	}

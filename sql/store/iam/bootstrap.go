@@ -37,7 +37,7 @@ func (s *IAM) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error) 
 	// Hash before the transaction when the database looks empty: bcrypt is
 	// slow on purpose, and the transaction holds the bootstrap lock.
 	var hash string
-	if n, err := s.Q.CountWorkspaces(ctx); err != nil {
+	if n, err := s.core.Q.CountWorkspaces(ctx); err != nil {
 		return out, core.Translate(err)
 	} else if n == 0 {
 		if owner.Password == "" {
@@ -48,7 +48,7 @@ func (s *IAM) Bootstrap(ctx context.Context, owner Owner) (Bootstrapped, error) 
 			return out, err
 		}
 	}
-	err := s.InTx(ctx, func(q *db.Queries) error {
+	err := s.core.InTx(ctx, func(q *db.Queries) error {
 		if err := q.LockBootstrap(ctx); err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func emailName(email string) string {
 // organization, for scripts (the `bunting token create` command). A Service
 // token gets a copy of the user's current statements.
 func (s *IAM) MintAccessToken(ctx context.Context, email, name, typ string) (AccessToken, error) {
-	user, err := s.Q.GetUserByEmail(ctx, email)
+	user, err := s.core.Q.GetUserByEmail(ctx, email)
 	if err != nil {
 		return AccessToken{}, fmt.Errorf("user %q: %w", email, core.Translate(err))
 	}
@@ -126,11 +126,11 @@ func (s *IAM) MintAccessToken(ctx context.Context, email, name, typ string) (Acc
 		return AccessToken{}, err
 	}
 	if a.OrgID == uuid.Nil { // several workspaces or organizations: take the oldest membership
-		workspaces, err := s.Q.ListUserWorkspaces(ctx, user.ID)
+		workspaces, err := s.core.Q.ListUserWorkspaces(ctx, user.ID)
 		if err != nil || len(workspaces) == 0 {
 			return AccessToken{}, fmt.Errorf("user %q belongs to no workspace", email)
 		}
-		orgs, err := s.Q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: workspaces[0].ID, UserID: user.ID})
+		orgs, err := s.core.Q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: workspaces[0].ID, UserID: user.ID})
 		if err != nil || len(orgs) == 0 {
 			return AccessToken{}, fmt.Errorf("user %q belongs to no organization", email)
 		}

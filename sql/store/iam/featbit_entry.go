@@ -33,7 +33,7 @@ func (s *IAM) SSOPreCheck(ctx context.Context) (SSOPreCheck, error) {
 		return SSOPreCheck{}, err
 	}
 	out := SSOPreCheck{IsEnabled: offer.Enabled}
-	ws, err := s.Q.GetOnlyWorkspace(ctx)
+	ws, err := s.core.Q.GetOnlyWorkspace(ctx)
 	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
 		return out, nil
 	} else if err != nil {
@@ -89,7 +89,7 @@ func (s *IAM) mayListOrganizationMembers(ctx context.Context, a *core.Actor) err
 	if a.Can(access.CanManageIAM, core.IAMRN) || a.Can(access.ListAccessTokens, core.AccessTokenRN) {
 		return nil
 	}
-	envs, err := s.Q.ListResourceEnvironments(ctx, []uuid.UUID{orgID})
+	envs, err := s.core.Q.ListResourceEnvironments(ctx, []uuid.UUID{orgID})
 	if err != nil {
 		return core.Translate(err)
 	}

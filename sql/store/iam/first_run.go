@@ -25,14 +25,14 @@ func (s *IAM) CurrentOrganizationContents(ctx context.Context, a *core.Actor) (O
 	if err != nil {
 		return OrganizationContents{}, err
 	}
-	org, err := s.Q.GetOrganization(ctx, orgID)
+	org, err := s.core.Q.GetOrganization(ctx, orgID)
 	if err != nil {
 		return OrganizationContents{}, core.Translate(err)
 	}
 	if err := core.MayDeleteOrganization(a, org.Key); err != nil {
 		return OrganizationContents{}, err
 	}
-	r, err := s.Q.OrganizationContents(ctx, orgID)
+	r, err := s.core.Q.OrganizationContents(ctx, orgID)
 	if err != nil {
 		return OrganizationContents{}, core.Translate(err)
 	}

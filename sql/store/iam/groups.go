@@ -69,7 +69,7 @@ func (s *IAM) groupOf(ctx context.Context, a *core.Actor, id uuid.UUID) (Group, 
 	if err != nil {
 		return Group{}, err
 	}
-	row, err := s.Q.GetGroup(ctx, db.GetGroupParams{OrganizationID: orgID, ID: id})
+	row, err := s.core.Q.GetGroup(ctx, db.GetGroupParams{OrganizationID: orgID, ID: id})
 	return group(row), core.Translate(err)
 }
 
@@ -84,16 +84,16 @@ func (s *IAM) ListGroups(ctx context.Context, a *core.Actor, f IAMFilter) (core.
 	var rows []db.Group
 	var total int64
 	if f.Search == "" {
-		rows, err = s.Q.ListGroups(ctx, db.ListGroupsParams{OrganizationID: orgID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+		rows, err = s.core.Q.ListGroups(ctx, db.ListGroupsParams{OrganizationID: orgID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 		if err == nil {
-			total, err = s.Q.CountGroups(ctx, orgID)
+			total, err = s.core.Q.CountGroups(ctx, orgID)
 		}
 	} else {
 		name := core.EscapeLike(f.Search)
-		rows, err = s.Q.SearchGroups(ctx, db.SearchGroupsParams{OrganizationID: orgID, Name: name,
+		rows, err = s.core.Q.SearchGroups(ctx, db.SearchGroupsParams{OrganizationID: orgID, Name: name,
 			PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 		if err == nil {
-			total, err = s.Q.CountSearchGroups(ctx, db.CountSearchGroupsParams{OrganizationID: orgID, Name: name})
+			total, err = s.core.Q.CountSearchGroups(ctx, db.CountSearchGroupsParams{OrganizationID: orgID, Name: name})
 		}
 	}
 	if err != nil {
@@ -127,13 +127,13 @@ func (s *IAM) CreateGroup(ctx context.Context, a *core.Actor, in GroupInput) (Gr
 		return Group{}, err
 	}
 	var out Group
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.CreateGroup(ctx, db.CreateGroupParams{OrganizationID: orgID, Name: strings.TrimSpace(in.Name), Description: in.Description})
 		if err != nil {
 			return err
 		}
 		out = group(row)
-		return s.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: row.ID.String(), Keyword: row.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: row.ID.String(), Keyword: row.Name,
 			Operation: core.OpCreate, Current: groupAccess{Group: out, PolicyIDs: []uuid.UUID{}}})
 	})
 	return out, err
@@ -151,14 +151,14 @@ func (s *IAM) UpdateGroup(ctx context.Context, a *core.Actor, id uuid.UUID, in G
 		return Group{}, err
 	}
 	var out Group
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.UpdateGroup(ctx, db.UpdateGroupParams{OrganizationID: a.OrgID, ID: id,
 			Name: strings.TrimSpace(in.Name), Description: in.Description})
 		if err != nil {
 			return err
 		}
 		out = group(row)
-		return s.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: id.String(), Keyword: row.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: id.String(), Keyword: row.Name,
 			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
@@ -175,7 +175,7 @@ func (s *IAM) DeleteGroup(ctx context.Context, a *core.Actor, id uuid.UUID) erro
 	if err := a.RequireIAM(); err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		before, err := groupAccessOf(ctx, q, g)
 		if err != nil {
 			return err
@@ -189,7 +189,7 @@ func (s *IAM) DeleteGroup(ctx context.Context, a *core.Actor, id uuid.UUID) erro
 		if err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: id.String(), Keyword: g.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: id.String(), Keyword: g.Name,
 			Operation: core.OpRemove, Previous: before})
 	})
 }
@@ -210,25 +210,25 @@ func (s *IAM) ListGroupMembers(ctx context.Context, a *core.Actor, groupID uuid.
 	switch {
 	case f.Search != "":
 		search := core.EscapeLike(f.Search)
-		rows, err := s.Q.SearchGroupMembers(ctx, db.SearchGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
+		rows, err := s.core.Q.SearchGroupMembers(ctx, db.SearchGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
 			Search: search, GetAll: f.All, PageSize: limit, PageOffset: offset})
 		return core.PageOf(rows, err, func(r db.SearchGroupMembersRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
-			return s.Q.CountSearchGroupMembers(ctx, db.CountSearchGroupMembersParams{OrganizationID: orgID,
+			return s.core.Q.CountSearchGroupMembers(ctx, db.CountSearchGroupMembersParams{OrganizationID: orgID,
 				GroupID: groupID, Search: search, GetAll: f.All})
 		})
 	case f.All:
-		rows, err := s.Q.ListAllMembersForGroup(ctx, db.ListAllMembersForGroupParams{OrganizationID: orgID, GroupID: groupID,
+		rows, err := s.core.Q.ListAllMembersForGroup(ctx, db.ListAllMembersForGroupParams{OrganizationID: orgID, GroupID: groupID,
 			PageSize: limit, PageOffset: offset})
 		return core.PageOf(rows, err, func(r db.ListAllMembersForGroupRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
-			return s.Q.CountMembers(ctx, orgID)
+			return s.core.Q.CountMembers(ctx, orgID)
 		})
 	default:
-		rows, err := s.Q.ListGroupMembers(ctx, db.ListGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
+		rows, err := s.core.Q.ListGroupMembers(ctx, db.ListGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
 			PageSize: limit, PageOffset: offset})
 		return core.PageOf(rows, err, func(r db.ListGroupMembersRow) GroupMember {
 			return GroupMember{ID: r.ID, Name: r.Name, Email: r.Email, IsGroupMember: true}
 		}, func() (int64, error) {
-			return s.Q.CountGroupMembers(ctx, groupID)
+			return s.core.Q.CountGroupMembers(ctx, groupID)
 		})
 	}
 }
@@ -282,12 +282,12 @@ func (s *IAM) ListGroupPolicies(ctx context.Context, a *core.Actor, groupID uuid
 		return core.Paged[GroupPolicy]{}, err
 	}
 	name := core.EscapeLike(f.Search)
-	rows, err := s.Q.ListGroupPolicies(ctx, db.ListGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
+	rows, err := s.core.Q.ListGroupPolicies(ctx, db.ListGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
 		Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
 		return core.Paged[GroupPolicy]{}, core.Translate(err)
 	}
-	total, err := s.Q.CountGroupPolicies(ctx, db.CountGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
+	total, err := s.core.Q.CountGroupPolicies(ctx, db.CountGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
 		Name: name, GetAll: f.All})
 	if err != nil {
 		return core.Paged[GroupPolicy]{}, core.Translate(err)
@@ -327,7 +327,7 @@ func (s *IAM) changeGroupPolicies(ctx context.Context, a *core.Actor, groupID, p
 	if err := a.RequireIAM(); err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		var before, after groupAccess
 		run := func() error {
 			var err error
@@ -348,7 +348,7 @@ func (s *IAM) changeGroupPolicies(ctx context.Context, a *core.Actor, groupID, p
 		if err != nil || slices.Equal(before.PolicyIDs, after.PolicyIDs) {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: g.ID.String(), Keyword: g.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Group", RefID: g.ID.String(), Keyword: g.Name,
 			Operation: core.OpUpdate, Previous: before, Current: after})
 	})
 }

@@ -114,7 +114,7 @@ func accessOf(ctx context.Context, q *db.Queries, orgID uuid.UUID, m memberRow) 
 // and records it, unless it changed nothing (adding and removing are
 // idempotent). guard refuses a change that removes the last owner.
 func (s *IAM) changeMemberAccess(ctx context.Context, a *core.Actor, m memberRow, guard bool, apply func(q *db.Queries) error) error {
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		var before, after memberAccess
 		run := func() error {
 			var err error
@@ -136,7 +136,7 @@ func (s *IAM) changeMemberAccess(ctx context.Context, a *core.Actor, m memberRow
 		if err != nil || before.equal(after) {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: m.ID.String(), Keyword: m.Email,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: m.ID.String(), Keyword: m.Email,
 			Operation: core.OpUpdate, Previous: before, Current: after})
 	})
 }

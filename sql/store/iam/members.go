@@ -91,7 +91,7 @@ func (s *IAM) memberOf(ctx context.Context, a *core.Actor, id uuid.UUID) (member
 	if err != nil {
 		return memberRow{}, err
 	}
-	row, err := s.Q.GetMember(ctx, db.GetMemberParams{OrganizationID: orgID, UserID: id})
+	row, err := s.core.Q.GetMember(ctx, db.GetMemberParams{OrganizationID: orgID, UserID: id})
 	return memberRow(row), core.Translate(err)
 }
 
@@ -105,9 +105,9 @@ func (s *IAM) member(ctx context.Context, a *core.Actor, r memberRow, groups []M
 		m.Groups = []MemberGroup{}
 	}
 	if r.InitialPassword != nil && r.InvitorID != nil && *r.InvitorID == a.UserID && r.OrganizationCount == 1 {
-		plain, err := s.ServerKeys.Open(*r.InitialPassword)
+		plain, err := s.core.ServerKeys.Open(*r.InitialPassword)
 		if err != nil { // sealed under another server key: it cannot be shown, and nothing else depends on it
-			s.Log.WarnContext(ctx, "initial password does not open", "user", r.ID, "err", err)
+			s.core.Log.WarnContext(ctx, "initial password does not open", "user", r.ID, "err", err)
 			return m
 		}
 		m.InitialPassword = &plain
@@ -156,29 +156,29 @@ func (s *IAM) listMembers(ctx context.Context, a *core.Actor, orgID uuid.UUID, f
 	var err error
 	if f.Search == "" {
 		var found []db.ListMembersRow
-		found, err = s.Q.ListMembers(ctx, db.ListMembersParams{OrganizationID: orgID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+		found, err = s.core.Q.ListMembers(ctx, db.ListMembersParams{OrganizationID: orgID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 		for _, r := range found {
 			rows = append(rows, memberRow(r))
 		}
 		if err == nil {
-			total, err = s.Q.CountMembers(ctx, orgID)
+			total, err = s.core.Q.CountMembers(ctx, orgID)
 		}
 	} else {
 		search := core.EscapeLike(f.Search)
 		var found []db.SearchMembersRow
-		found, err = s.Q.SearchMembers(ctx, db.SearchMembersParams{OrganizationID: orgID, Search: search,
+		found, err = s.core.Q.SearchMembers(ctx, db.SearchMembersParams{OrganizationID: orgID, Search: search,
 			PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 		for _, r := range found {
 			rows = append(rows, memberRow(r))
 		}
 		if err == nil {
-			total, err = s.Q.CountSearchMembers(ctx, db.CountSearchMembersParams{OrganizationID: orgID, Search: search})
+			total, err = s.core.Q.CountSearchMembers(ctx, db.CountSearchMembersParams{OrganizationID: orgID, Search: search})
 		}
 	}
 	if err != nil {
 		return core.Paged[Member]{}, core.Translate(err)
 	}
-	items, err := s.members(ctx, a, s.Q, orgID, rows)
+	items, err := s.members(ctx, a, s.core.Q, orgID, rows)
 	return core.Paged[Member]{TotalCount: total, Items: items}, err
 }
 
@@ -191,7 +191,7 @@ func (s *IAM) GetMember(ctx context.Context, a *core.Actor, id uuid.UUID) (Membe
 	if err := a.RequireIAM(); err != nil {
 		return Member{}, err
 	}
-	ms, err := s.members(ctx, a, s.Q, a.OrgID, []memberRow{r})
+	ms, err := s.members(ctx, a, s.core.Q, a.OrgID, []memberRow{r})
 	if err != nil {
 		return Member{}, err
 	}
@@ -250,7 +250,7 @@ func (s *IAM) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Mem
 	if v.Err() != nil && len(policyIDs)+len(groupIDs) > 0 && a.RequireIAM() == nil {
 		// Say what is wrong with the grants too, so that the form marks
 		// every problem at once; the transaction checks them again.
-		if err := grantProblems(ctx, s.Q, &v, a.OrgID, policyIDs, groupIDs); err != nil {
+		if err := grantProblems(ctx, s.core.Q, &v, a.OrgID, policyIDs, groupIDs); err != nil {
 			return Member{}, err
 		}
 	}
@@ -265,7 +265,7 @@ func (s *IAM) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Mem
 
 	// bcrypt is slow on purpose: hash before the transaction, and only for a new user.
 	var password, hash string
-	if _, err := s.Q.GetUserByEmail(ctx, email); errors.Is(core.Translate(err), core.ErrNotFound) {
+	if _, err := s.core.Q.GetUserByEmail(ctx, email); errors.Is(core.Translate(err), core.ErrNotFound) {
 		password = rand.Text()[:initialPasswordLen]
 		if hash, err = s.hashPassword(password); err != nil {
 			return Member{}, err
@@ -276,7 +276,7 @@ func (s *IAM) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Mem
 
 	var row memberRow
 	var already bool
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		if len(policyIDs) == 0 && len(groupIDs) == 0 {
 			org, err := q.GetOrganization(ctx, orgID)
 			if err != nil {
@@ -297,7 +297,7 @@ func (s *IAM) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Mem
 			if hash == "" { // the user we saw a moment ago is gone
 				return core.ErrConflict
 			}
-			sealed := s.ServerKeys.Seal(password)
+			sealed := s.core.ServerKeys.Seal(password)
 			user, err = q.CreateUser(ctx, db.CreateUserParams{Email: email, Name: emailName(email),
 				PasswordHash: &hash, InitialPassword: &sealed})
 		}
@@ -332,13 +332,13 @@ func (s *IAM) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Mem
 		if err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: row.ID.String(), Keyword: row.Email,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: row.ID.String(), Keyword: row.Email,
 			Operation: core.OpCreate, Current: access})
 	})
 	if err != nil {
 		return Member{}, err
 	}
-	ms, err := s.members(ctx, a, s.Q, orgID, []memberRow{row})
+	ms, err := s.members(ctx, a, s.core.Q, orgID, []memberRow{row})
 	if err != nil {
 		return Member{}, err
 	}
@@ -362,7 +362,7 @@ func (s *IAM) RemoveMember(ctx context.Context, a *core.Actor, id uuid.UUID) err
 	if err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		var before memberAccess
 		err := keepOwner(ctx, q, a.OrgID, func() error {
 			var err error
@@ -377,7 +377,7 @@ func (s *IAM) RemoveMember(ctx context.Context, a *core.Actor, id uuid.UUID) err
 		if err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: id.String(), Keyword: m.Email,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: id.String(), Keyword: m.Email,
 			Operation: core.OpRemove, Previous: before})
 	})
 }
@@ -395,12 +395,12 @@ func (s *IAM) ListMemberGroups(ctx context.Context, a *core.Actor, memberID uuid
 		return core.Paged[MemberGroup]{}, err
 	}
 	name := core.EscapeLike(f.Search)
-	rows, err := s.Q.ListMemberGroups(ctx, db.ListMemberGroupsParams{OrganizationID: orgID, UserID: memberID,
+	rows, err := s.core.Q.ListMemberGroups(ctx, db.ListMemberGroupsParams{OrganizationID: orgID, UserID: memberID,
 		Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	return core.PageOf(rows, err, func(r db.ListMemberGroupsRow) MemberGroup {
 		return MemberGroup{ID: r.ID, Name: r.Name, Description: r.Description, MemberID: memberID, IsGroupMember: r.IsGroupMember}
 	}, func() (int64, error) {
-		return s.Q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+		return s.core.Q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
 	})
 }
 
@@ -418,10 +418,10 @@ func (s *IAM) ListMemberDirectPolicies(ctx context.Context, a *core.Actor, membe
 		return core.Paged[MemberPolicy]{}, err
 	}
 	name := core.EscapeLike(f.Search)
-	rows, err := s.Q.ListMemberPolicies(ctx, db.ListMemberPoliciesParams{OrganizationID: orgID, UserID: memberID,
+	rows, err := s.core.Q.ListMemberPolicies(ctx, db.ListMemberPoliciesParams{OrganizationID: orgID, UserID: memberID,
 		Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	return core.PageOf(rows, err, func(r db.ListMemberPoliciesRow) MemberPolicy { return MemberPolicy(r) }, func() (int64, error) {
-		return s.Q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+		return s.core.Q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
 	})
 }
 
@@ -438,10 +438,10 @@ func (s *IAM) ListMemberInheritedPolicies(ctx context.Context, a *core.Actor, me
 		return core.Paged[InheritedPolicy]{}, err
 	}
 	name := core.EscapeLike(f.Search)
-	rows, err := s.Q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
+	rows, err := s.core.Q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
 		Name: name, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	return core.PageOf(rows, err, inheritedPolicy, func() (int64, error) {
-		return s.Q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
+		return s.core.Q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
 	})
 }
 
@@ -501,7 +501,7 @@ func (s *IAM) UserPolicies(ctx context.Context, a *core.Actor) ([]Policy, error)
 		return nil, err
 	}
 	if a.IsToken() {
-		t, err := s.Q.GetAccessToken(ctx, db.GetAccessTokenParams{ID: a.TokenID, OrganizationID: orgID})
+		t, err := s.core.Q.GetAccessToken(ctx, db.GetAccessTokenParams{ID: a.TokenID, OrganizationID: orgID})
 		if err != nil {
 			return nil, core.Translate(err)
 		}
@@ -513,7 +513,7 @@ func (s *IAM) UserPolicies(ctx context.Context, a *core.Actor) ([]Policy, error)
 }
 
 func (s *IAM) heldPolicies(ctx context.Context, orgID, userID uuid.UUID) ([]Policy, error) {
-	rows, err := s.Q.ListHeldPolicies(ctx, db.ListHeldPoliciesParams{OrganizationID: orgID, UserID: userID})
+	rows, err := s.core.Q.ListHeldPolicies(ctx, db.ListHeldPoliciesParams{OrganizationID: orgID, UserID: userID})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -545,7 +545,7 @@ func (s *IAM) RemoveFromWorkspace(ctx context.Context, a *core.Actor, id uuid.UU
 	if err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		orgs, err := q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: id})
 		if err != nil {
 			return err
@@ -558,7 +558,7 @@ func (s *IAM) RemoveFromWorkspace(ctx context.Context, a *core.Actor, id uuid.UU
 				if a.IsToken() {
 					return core.ErrForbidden
 				}
-				sts, err := s.MemberStatements(ctx, q, o.ID, a.UserID)
+				sts, err := s.core.MemberStatements(ctx, q, o.ID, a.UserID)
 				if err != nil {
 					return err
 				}
@@ -578,7 +578,7 @@ func (s *IAM) RemoveFromWorkspace(ctx context.Context, a *core.Actor, id uuid.UU
 		if err := q.RemoveWorkspaceUserWithoutOrganizations(ctx, db.RemoveWorkspaceUserWithoutOrganizationsParams{WorkspaceID: wsID, UserID: id}); err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: id.String(), Keyword: m.Email, Operation: core.OpRemove,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Member", RefID: id.String(), Keyword: m.Email, Operation: core.OpRemove,
 			Previous: map[string]any{"id": m.ID, "email": m.Email, "name": m.Name, "organizations": keys}})
 	})
 }

@@ -27,14 +27,14 @@ func (s *IAM) GetOrganization(ctx context.Context, a *core.Actor, id uuid.UUID) 
 	if err != nil {
 		return Organization{}, err
 	}
-	row, err := s.Q.GetOrganization(ctx, id)
+	row, err := s.core.Q.GetOrganization(ctx, id)
 	if err != nil {
 		return Organization{}, core.Translate(err)
 	}
 	if row.WorkspaceID != wsID || a.IsToken() && id != a.OrgID {
 		return Organization{}, core.ErrNotFound
 	}
-	member, err := s.Q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: id, UserID: a.UserID})
+	member, err := s.core.Q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: id, UserID: a.UserID})
 	if err != nil {
 		return Organization{}, core.Translate(err)
 	}
@@ -78,7 +78,7 @@ func (s *IAM) CreateOrganization(ctx context.Context, a *core.Actor, in NewOrgan
 		return Organization{}, err
 	}
 	var out Organization
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		if err := q.LockWorkspace(ctx, wsID); err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func (s *IAM) CreateOrganization(ctx context.Context, a *core.Actor, in NewOrgan
 		// The entry belongs to the new organization's history.
 		in := *a
 		in.OrgID = row.ID
-		return s.Audit(ctx, q, &in, core.Change{RefType: "Organization", RefID: row.ID.String(), Keyword: row.Key,
+		return s.core.Audit(ctx, q, &in, core.Change{RefType: "Organization", RefID: row.ID.String(), Keyword: row.Key,
 			Operation: core.OpCreate, Current: out})
 	})
 	return out, err
@@ -168,7 +168,7 @@ func (s *IAM) Onboard(ctx context.Context, a *core.Actor, in OnboardingInput) er
 	if err := v.Err(); err != nil {
 		return err
 	}
-	before, err := s.Q.GetOrganization(ctx, orgID)
+	before, err := s.core.Q.GetOrganization(ctx, orgID)
 	if err != nil {
 		return core.Translate(err)
 	}
@@ -178,13 +178,13 @@ func (s *IAM) Onboard(ctx context.Context, a *core.Actor, in OnboardingInput) er
 	if err := core.MayCreateProject(a); err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.OnboardOrganization(ctx, db.OnboardOrganizationParams{ID: orgID,
 			Name: strings.TrimSpace(in.OrganizationName), Key: in.OrganizationKey})
 		if err != nil {
 			return err
 		}
-		if err := s.Audit(ctx, q, a, core.Change{RefType: "Organization", RefID: orgID.String(), Keyword: row.Key,
+		if err := s.core.Audit(ctx, q, a, core.Change{RefType: "Organization", RefID: orgID.String(), Keyword: row.Key,
 			Operation: core.OpUpdate, Previous: organization(before), Current: organization(row)}); err != nil {
 			return err
 		}
@@ -200,7 +200,7 @@ func (s *IAM) Onboard(ctx context.Context, a *core.Actor, in OnboardingInput) er
 			}
 			p.Environments = append(p.Environments, env)
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Project", RefID: p.ID.String(), Keyword: p.Key,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Project", RefID: p.ID.String(), Keyword: p.Key,
 			Operation: core.OpCreate, Current: core.ProjectSnapshot(p)})
 	})
 }
@@ -215,14 +215,14 @@ func (s *IAM) DeleteOrganization(ctx context.Context, a *core.Actor) error {
 	if err != nil {
 		return err
 	}
-	before, err := s.Q.GetOrganization(ctx, orgID)
+	before, err := s.core.Q.GetOrganization(ctx, orgID)
 	if err != nil {
 		return core.Translate(err)
 	}
 	if err := core.MayDeleteOrganization(a, before.Key); err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		if err := q.LockWorkspace(ctx, before.WorkspaceID); err != nil {
 			return err
 		}
@@ -250,13 +250,13 @@ func (s *IAM) DeleteOrganization(ctx context.Context, a *core.Actor) error {
 		}
 		// SDK connections and caches of its environments must let go.
 		for _, e := range envs {
-			if err := s.RecordChange(ctx, q, core.EnvEvent(orgID, e.ID)); err != nil {
+			if err := s.core.RecordChange(ctx, q, core.EnvEvent(orgID, e.ID)); err != nil {
 				return err
 			}
 		}
 		ws := *a
 		ws.OrgID = uuid.Nil
-		return s.Audit(ctx, q, &ws, core.Change{RefType: "Organization", RefID: orgID.String(), Keyword: before.Key,
+		return s.core.Audit(ctx, q, &ws, core.Change{RefType: "Organization", RefID: orgID.String(), Keyword: before.Key,
 			Operation: core.OpRemove, Previous: organization(before)})
 	})
 }

@@ -29,7 +29,7 @@ func (s *IAM) UpdateOrganization(ctx context.Context, a *core.Actor, in Organiza
 	if err != nil {
 		return Organization{}, err
 	}
-	row, err := s.Q.GetOrganization(ctx, orgID)
+	row, err := s.core.Q.GetOrganization(ctx, orgID)
 	if err != nil {
 		return Organization{}, core.Translate(err)
 	}
@@ -63,7 +63,7 @@ func (s *IAM) UpdateOrganization(ctx context.Context, a *core.Actor, in Organiza
 		return before, nil
 	}
 	var out Organization
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		if redefines {
 			policiesOK, groupsOK, err := checkGrants(ctx, q, orgID, defaults.PolicyIDs, defaults.GroupIDs)
 			if err != nil {
@@ -79,7 +79,7 @@ func (s *IAM) UpdateOrganization(ctx context.Context, a *core.Actor, in Organiza
 			return err
 		}
 		out = organization(row)
-		return s.Audit(ctx, q, a, core.Change{RefType: "Organization", RefID: orgID.String(), Keyword: row.Key,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Organization", RefID: orgID.String(), Keyword: row.Key,
 			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err

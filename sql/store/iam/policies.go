@@ -79,7 +79,7 @@ func (s *IAM) policyOf(ctx context.Context, a *core.Actor, id uuid.UUID) (db.Pol
 	if err != nil {
 		return db.Policy{}, err
 	}
-	row, err := s.Q.GetPolicy(ctx, db.GetPolicyParams{ID: id, OrganizationID: orgID})
+	row, err := s.core.Q.GetPolicy(ctx, db.GetPolicyParams{ID: id, OrganizationID: orgID})
 	return row, core.Translate(err)
 }
 
@@ -93,12 +93,12 @@ func (s *IAM) ListPolicies(ctx context.Context, a *core.Actor, f IAMFilter) (cor
 		return core.Paged[Policy]{}, err
 	}
 	name := core.EscapeLike(f.Search)
-	rows, err := s.Q.ListPolicies(ctx, db.ListPoliciesParams{OrganizationID: orgID, Name: name,
+	rows, err := s.core.Q.ListPolicies(ctx, db.ListPoliciesParams{OrganizationID: orgID, Name: name,
 		PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
 		return core.Paged[Policy]{}, core.Translate(err)
 	}
-	total, err := s.Q.CountPolicies(ctx, db.CountPoliciesParams{OrganizationID: orgID, Name: name})
+	total, err := s.core.Q.CountPolicies(ctx, db.CountPoliciesParams{OrganizationID: orgID, Name: name})
 	if err != nil {
 		return core.Paged[Policy]{}, core.Translate(err)
 	}
@@ -132,7 +132,7 @@ func (s *IAM) IsPolicyKeyUsed(ctx context.Context, a *core.Actor, key string) (b
 	if err != nil {
 		return false, err
 	}
-	used, err := s.Q.IsPolicyKeyUsed(ctx, db.IsPolicyKeyUsedParams{Key: key, OrganizationID: orgID})
+	used, err := s.core.Q.IsPolicyKeyUsed(ctx, db.IsPolicyKeyUsedParams{Key: key, OrganizationID: orgID})
 	return used, core.Translate(err)
 }
 
@@ -155,7 +155,7 @@ func (s *IAM) ClonePolicy(ctx context.Context, a *core.Actor, key string, in Pol
 	if err != nil {
 		return Policy{}, err
 	}
-	source, err := s.Q.GetPolicyByKey(ctx, db.GetPolicyByKeyParams{Key: key, OrganizationID: orgID})
+	source, err := s.core.Q.GetPolicyByKey(ctx, db.GetPolicyByKeyParams{Key: key, OrganizationID: orgID})
 	if err != nil {
 		return Policy{}, core.Translate(err)
 	}
@@ -171,7 +171,7 @@ func (s *IAM) ClonePolicy(ctx context.Context, a *core.Actor, key string, in Pol
 // the built-in keys too, so a key names one policy when cloning.
 func (s *IAM) insertPolicy(ctx context.Context, a *core.Actor, orgID uuid.UUID, in PolicyInput, statements json.RawMessage) (Policy, error) {
 	var out Policy
-	err := s.InTx(ctx, func(q *db.Queries) error {
+	err := s.core.InTx(ctx, func(q *db.Queries) error {
 		used, err := q.IsPolicyKeyUsed(ctx, db.IsPolicyKeyUsedParams{Key: in.Key, OrganizationID: orgID})
 		if err != nil {
 			return err
@@ -188,7 +188,7 @@ func (s *IAM) insertPolicy(ctx context.Context, a *core.Actor, orgID uuid.UUID, 
 		if out, err = policy(row); err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: row.ID.String(), Keyword: row.Key,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: row.ID.String(), Keyword: row.Key,
 			Operation: core.OpCreate, Current: out})
 	})
 	return out, err
@@ -219,7 +219,7 @@ func (s *IAM) UpdatePolicySettings(ctx context.Context, a *core.Actor, id uuid.U
 		return Policy{}, err
 	}
 	var out Policy
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.UpdatePolicySettings(ctx, db.UpdatePolicySettingsParams{ID: id, OrganizationID: a.OrgID,
 			Name: strings.TrimSpace(in.Name), Description: in.Description})
 		if err != nil {
@@ -228,7 +228,7 @@ func (s *IAM) UpdatePolicySettings(ctx context.Context, a *core.Actor, id uuid.U
 		if out, err = policy(row); err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: id.String(), Keyword: row.Key,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: id.String(), Keyword: row.Key,
 			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
@@ -263,7 +263,7 @@ func (s *IAM) UpdatePolicyStatements(ctx context.Context, a *core.Actor, id uuid
 		return Policy{}, err
 	}
 	var out Policy
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.UpdatePolicyStatements(ctx, db.UpdatePolicyStatementsParams{ID: id, OrganizationID: a.OrgID, Statements: raw})
 		if err != nil {
 			return err
@@ -271,7 +271,7 @@ func (s *IAM) UpdatePolicyStatements(ctx context.Context, a *core.Actor, id uuid
 		if out, err = policy(row); err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: id.String(), Keyword: row.Key,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: id.String(), Keyword: row.Key,
 			Operation: core.OpUpdate, Previous: before, Current: out})
 	})
 	return out, err
@@ -284,7 +284,7 @@ func (s *IAM) DeletePolicy(ctx context.Context, a *core.Actor, id uuid.UUID) err
 	if err != nil {
 		return err
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		// Only the built-in Owner policy makes owners, and it cannot be
 		// deleted; the guard keeps that true should the rule ever widen.
 		err := keepOwner(ctx, q, a.OrgID, func() error {
@@ -296,7 +296,7 @@ func (s *IAM) DeletePolicy(ctx context.Context, a *core.Actor, id uuid.UUID) err
 		if err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: id.String(), Keyword: before.Key,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Policy", RefID: id.String(), Keyword: before.Key,
 			Operation: core.OpRemove, Previous: before})
 	})
 }
@@ -324,18 +324,18 @@ func (s *IAM) ListPolicyMembers(ctx context.Context, a *core.Actor, policyID uui
 	}
 	switch {
 	case f.All:
-		rows, err := s.Q.ListAllMembersForPolicy(ctx, db.ListAllMembersForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.core.Q.ListAllMembersForPolicy(ctx, db.ListAllMembersForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
 		return core.PageOf(rows, err, func(r db.ListAllMembersForPolicyRow) PolicyMember { return PolicyMember(r) }, func() (int64, error) {
-			return s.Q.CountMembers(ctx, orgID)
+			return s.core.Q.CountMembers(ctx, orgID)
 		})
 	default:
-		rows, err := s.Q.ListPolicyMembers(ctx, db.ListPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.core.Q.ListPolicyMembers(ctx, db.ListPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
 		return core.PageOf(rows, err, func(r db.ListPolicyMembersRow) PolicyMember {
 			return PolicyMember{ID: r.ID, Name: r.Name, Email: r.Email, IsPolicyMember: true}
 		}, func() (int64, error) {
-			return s.Q.CountPolicyMembers(ctx, db.CountPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID})
+			return s.core.Q.CountPolicyMembers(ctx, db.CountPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID})
 		})
 	}
 }
@@ -357,21 +357,21 @@ func (s *IAM) searchPolicyMembers(ctx context.Context, a *core.Actor, orgID, pol
 		if _, err := s.policyOf(ctx, a, policyID); err != nil || offset == 0 {
 			return 0, err
 		}
-		return s.Q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: orgID,
+		return s.core.Q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: orgID,
 			PolicyID: policyID, Search: search, GetAll: all})
 	}
-	ids, err := s.Q.UsersByEmailPart(ctx, db.UsersByEmailPartParams{Search: search, Max: maxEmailMatches + 1})
+	ids, err := s.core.Q.UsersByEmailPart(ctx, db.UsersByEmailPartParams{Search: search, Max: maxEmailMatches + 1})
 	if err != nil {
 		return core.Paged[PolicyMember]{}, core.Translate(err)
 	}
 	if len(ids) <= maxEmailMatches {
-		rows, err := s.Q.PolicyMembersAmong(ctx, db.PolicyMembersAmongParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.core.Q.PolicyMembersAmong(ctx, db.PolicyMembersAmongParams{OrganizationID: orgID, PolicyID: policyID,
 			Ids: ids, GetAll: all, PageSize: limit, PageOffset: offset})
 		return core.PageOfCounted(rows, err, func(r db.PolicyMembersAmongRow) (PolicyMember, int64) {
 			return policyMemberOf(db.SearchPolicyMembersRow(r))
 		}, count)
 	}
-	rows, err := s.Q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
+	rows, err := s.core.Q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: orgID, PolicyID: policyID,
 		Search: search, GetAll: all, PageSize: limit, PageOffset: offset})
 	return core.PageOfCounted(rows, err, policyMemberOf, count)
 }
@@ -398,25 +398,25 @@ func (s *IAM) ListPolicyGroups(ctx context.Context, a *core.Actor, policyID uuid
 	switch {
 	case f.Search != "":
 		name := core.EscapeLike(f.Search)
-		rows, err := s.Q.SearchPolicyGroups(ctx, db.SearchPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.core.Q.SearchPolicyGroups(ctx, db.SearchPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
 			Name: name, GetAll: f.All, PageSize: limit, PageOffset: offset})
 		return core.PageOf(rows, err, func(r db.SearchPolicyGroupsRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
-			return s.Q.CountSearchPolicyGroups(ctx, db.CountSearchPolicyGroupsParams{OrganizationID: orgID,
+			return s.core.Q.CountSearchPolicyGroups(ctx, db.CountSearchPolicyGroupsParams{OrganizationID: orgID,
 				PolicyID: policyID, Name: name, GetAll: f.All})
 		})
 	case f.All:
-		rows, err := s.Q.ListAllGroupsForPolicy(ctx, db.ListAllGroupsForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.core.Q.ListAllGroupsForPolicy(ctx, db.ListAllGroupsForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
 		return core.PageOf(rows, err, func(r db.ListAllGroupsForPolicyRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
-			return s.Q.CountGroups(ctx, orgID)
+			return s.core.Q.CountGroups(ctx, orgID)
 		})
 	default:
-		rows, err := s.Q.ListPolicyGroups(ctx, db.ListPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
+		rows, err := s.core.Q.ListPolicyGroups(ctx, db.ListPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
 			PageSize: limit, PageOffset: offset})
 		return core.PageOf(rows, err, func(r db.ListPolicyGroupsRow) PolicyGroup {
 			return PolicyGroup{ID: r.ID, Name: r.Name, Description: r.Description, IsPolicyGroup: true}
 		}, func() (int64, error) {
-			return s.Q.CountPolicyGroups(ctx, db.CountPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID})
+			return s.core.Q.CountPolicyGroups(ctx, db.CountPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID})
 		})
 	}
 }

@@ -42,10 +42,10 @@ func TestPolicyMemberSearchesFindWhatOneStatementFinds(t *testing.T) {
 		got, err := s.ListPolicyMembers(ctx, a, p.ID, f)
 		must(t, err)
 		search := core.EscapeLike(f.Search)
-		rows, err := s.Q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: a.OrgID, PolicyID: p.ID,
+		rows, err := s.core.Q.SearchPolicyMembers(ctx, db.SearchPolicyMembersParams{OrganizationID: a.OrgID, PolicyID: p.ID,
 			Search: search, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 		must(t, err)
-		total, err := s.Q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: a.OrgID, PolicyID: p.ID,
+		total, err := s.core.Q.CountSearchPolicyMembers(ctx, db.CountSearchPolicyMembersParams{OrganizationID: a.OrgID, PolicyID: p.ID,
 			Search: search, GetAll: f.All})
 		must(t, err)
 		want := core.Paged[PolicyMember]{TotalCount: total, Items: []PolicyMember{}}
@@ -78,7 +78,7 @@ func TestPolicyMemberPagesKeepTheirPlan(t *testing.T) {
 	one, err := pgxpool.NewWithConfig(ctx, cfg)
 	must(t, err)
 	defer one.Close()
-	single := New(core.New(one, s.ServerKeys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4}))
+	single := New(core.New(one, s.core.ServerKeys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4}))
 	for i := range 10 {
 		// ".0001" and the like: ten members each.
 		page, err := single.ListPolicyMembers(ctx, a, p.ID, IAMFilter{Search: fmt.Sprintf(".%04d", i+1), All: i%2 == 0, Page: core.Page{Size: 10}})

@@ -38,7 +38,7 @@ func (s *IAM) UpdateProfile(ctx context.Context, a *core.Actor, in ProfileInput)
 		name = emailName(email)
 	}
 	var out Profile
-	err := s.InTx(ctx, func(q *db.Queries) error {
+	err := s.core.InTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetUser(ctx, a.UserID)
 		if err != nil {
 			return err
@@ -62,7 +62,7 @@ func (s *IAM) UpdateProfile(ctx context.Context, a *core.Actor, in ProfileInput)
 		if out == profile(before) {
 			return nil
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "User", RefID: a.UserID.String(), Keyword: email, Operation: core.OpUpdate,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "User", RefID: a.UserID.String(), Keyword: email, Operation: core.OpUpdate,
 			Previous: ProfileInput{Name: before.Name, Email: before.Email}, Current: ProfileInput{Name: row.Name, Email: row.Email}})
 	})
 	return out, err
@@ -76,14 +76,14 @@ func (s *IAM) UpdateProfile(ctx context.Context, a *core.Actor, in ProfileInput)
 func (s *IAM) ListUserWorkspaces(ctx context.Context, a *core.Actor) ([]Workspace, error) {
 	var rows []db.Workspace
 	if a.IsToken() {
-		row, err := s.Q.GetWorkspace(ctx, a.WorkspaceID)
+		row, err := s.core.Q.GetWorkspace(ctx, a.WorkspaceID)
 		if err != nil {
 			return nil, core.Translate(err)
 		}
 		rows = []db.Workspace{row}
 	} else {
 		var err error
-		if rows, err = s.Q.ListUserWorkspaces(ctx, a.UserID); err != nil {
+		if rows, err = s.core.Q.ListUserWorkspaces(ctx, a.UserID); err != nil {
 			return nil, core.Translate(err)
 		}
 	}

@@ -54,7 +54,7 @@ func (s *IAM) LoginWithRefresh(ctx context.Context, in LoginInput, addr string) 
 		return SignIn{}, err
 	}
 	var out SignIn
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		session, err := s.newSession(ctx, q, userID)
 		if err != nil {
 			return err
@@ -90,7 +90,7 @@ func (s *IAM) RefreshWithToken(ctx context.Context, refresh, addr string) (SignI
 	next := newRefreshToken()
 	var out SignIn
 	reused := false
-	err := s.InTx(ctx, func(q *db.Queries) error {
+	err := s.core.InTx(ctx, func(q *db.Queries) error {
 		nextHash := refreshHash(next)
 		old, err := q.RevokeRefreshToken(ctx, db.RevokeRefreshTokenParams{TokenHash: refreshHash(refresh),
 			RevokedByIp: &addr, ReplacedBy: nextHash})
@@ -102,7 +102,7 @@ func (s *IAM) RefreshWithToken(ctx context.Context, refresh, addr string) (SignI
 		} else if err != nil {
 			return err
 		}
-		s.AccessChanged() // the replaced session ends on every instance
+		s.core.AccessChanged() // the replaced session ends on every instance
 		if _, err := q.DeleteSession(ctx, db.DeleteSessionParams{ID: old.SessionID, UserID: old.UserID}); err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func (s *IAM) RefreshWithToken(ctx context.Context, refresh, addr string) (SignI
 	}
 	if out.Token == "" {
 		if reused {
-			s.Log.WarnContext(ctx, "a used or revoked refresh token was presented again: its chain is revoked", "addr", addr)
+			s.core.Log.WarnContext(ctx, "a used or revoked refresh token was presented again: its chain is revoked", "addr", addr)
 		}
 		return SignIn{}, core.ErrUnauthenticated
 	}
@@ -136,7 +136,7 @@ func (s *IAM) revokeSpentFamily(ctx context.Context, q *db.Queries, refresh, add
 	} else if err != nil {
 		return false, err
 	}
-	s.AccessChanged() // the chain's sessions end on every instance
+	s.core.AccessChanged() // the chain's sessions end on every instance
 	_, err = q.RevokeRefreshFamily(ctx, db.RevokeRefreshFamilyParams{UserID: spent.UserID, FamilyID: spent.FamilyID, RevokedByIp: &addr})
 	return true, err
 }
@@ -147,7 +147,7 @@ func (s *IAM) RevokeRefreshToken(ctx context.Context, refresh, addr string) erro
 	if refresh == "" {
 		return nil
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		old, err := q.RevokeRefreshToken(ctx, db.RevokeRefreshTokenParams{TokenHash: refreshHash(refresh), RevokedByIp: &addr})
 		if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
 			_, err = s.revokeSpentFamily(ctx, q, refresh, addr)
@@ -155,7 +155,7 @@ func (s *IAM) RevokeRefreshToken(ctx context.Context, refresh, addr string) erro
 		} else if err != nil {
 			return err
 		}
-		s.AccessChanged()
+		s.core.AccessChanged()
 		_, err = q.RevokeRefreshFamily(ctx, db.RevokeRefreshFamilyParams{UserID: old.UserID, FamilyID: old.FamilyID, RevokedByIp: &addr})
 		return err
 	})

@@ -8,8 +8,8 @@ import "github.com/bunting-flags/bunting/sql/store/core"
 
 // IAM is the identity and access seam over the core.
 type IAM struct {
-	*core.Core
+	core *core.Core
 }
 
 // New returns the seam over c.
-func New(c *core.Core) *IAM { return &IAM{Core: c} }
+func New(c *core.Core) *IAM { return &IAM{core: c} }

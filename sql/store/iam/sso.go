@@ -40,11 +40,11 @@ type SSOOffer struct {
 
 // SSOOffer reports whether and how the sign-in page offers single sign-on.
 func (s *IAM) SSOOffer(ctx context.Context) (SSOOffer, error) {
-	n, err := s.Q.CountWorkspacesWithSSO(ctx)
+	n, err := s.core.Q.CountWorkspacesWithSSO(ctx)
 	if err != nil || n.WithSso == 0 {
 		return SSOOffer{}, core.Translate(err)
 	}
-	endpoints, err := s.Q.ListSSOAuthorizationEndpoints(ctx)
+	endpoints, err := s.core.Q.ListSSOAuthorizationEndpoints(ctx)
 	if err != nil {
 		return SSOOffer{}, core.Translate(err)
 	}
@@ -94,11 +94,11 @@ func (s *IAM) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error) 
 	var ws db.Workspace
 	var err error
 	if key == "" {
-		if ws, err = s.Q.GetOnlyWorkspace(ctx); errors.Is(core.Translate(err), core.ErrNotFound) {
+		if ws, err = s.core.Q.GetOnlyWorkspace(ctx); errors.Is(core.Translate(err), core.ErrNotFound) {
 			return SSOLogin{}, core.Invalid("workspace_is_required")
 		}
 	} else {
-		ws, err = s.Q.GetWorkspaceByKey(ctx, key)
+		ws, err = s.core.Q.GetWorkspaceByKey(ctx, key)
 	}
 	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) || (err == nil && ws.SsoOidc == nil) {
 		return SSOLogin{}, core.Invalid("workspace_is_invalid")
@@ -112,9 +112,9 @@ func (s *IAM) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error) 
 	// The PKCE verifier, 52 characters of 256 random bits, is within RFC
 	// 7636's 43 to 128 unreserved ones.
 	a := ssoAttempt{Workspace: ws.ID, State: rand.Text() + rand.Text(), Nonce: rand.Text() + rand.Text(),
-		Verifier: rand.Text() + rand.Text(), Next: in.Next, Expires: s.Now().Add(SSOStateTTL).UnixMilli()}
+		Verifier: rand.Text() + rand.Text(), Next: in.Next, Expires: s.core.Now().Add(SSOStateTTL).UnixMilli()}
 	return SSOLogin{State: a.State, Nonce: a.Nonce, Verifier: a.Verifier, Next: a.Next, Client: client,
-		Sealed: sealAttempt(s.ServerKeys, a)}, nil
+		Sealed: sealAttempt(s.core.ServerKeys, a)}, nil
 }
 
 // FinishSSO checks the attempt the browser kept (sealed) against the state
@@ -123,14 +123,14 @@ func (s *IAM) BeginSSO(ctx context.Context, in SSOStartInput) (SSOLogin, error) 
 // settings. Using an attempt once is the caller's part: it deletes what the
 // browser kept.
 func (s *IAM) FinishSSO(ctx context.Context, state, sealed string) (SSOLogin, error) {
-	a, ok := openAttempt(s.ServerKeys, sealed)
+	a, ok := openAttempt(s.core.ServerKeys, sealed)
 	if state == "" || !ok || subtle.ConstantTimeCompare([]byte(a.State), []byte(state)) != 1 {
 		return SSOLogin{}, core.ErrSSOState
 	}
-	if !s.Now().Before(time.UnixMilli(a.Expires)) {
+	if !s.core.Now().Before(time.UnixMilli(a.Expires)) {
 		return SSOLogin{}, core.ErrSSOStateExpired
 	}
-	ws, err := s.Q.GetWorkspace(ctx, a.Workspace)
+	ws, err := s.core.Q.GetWorkspace(ctx, a.Workspace)
 	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
 		return SSOLogin{}, core.ErrSSONotConfigured
 	} else if err != nil {
@@ -149,7 +149,7 @@ func (s *IAM) ssoClient(ws db.Workspace) (SSOClient, error) {
 	if err != nil {
 		return SSOClient{}, err
 	}
-	secret, err := s.ServerKeys.Open(o.ClientSecret)
+	secret, err := s.core.ServerKeys.Open(o.ClientSecret)
 	if err != nil { // sealed under another server key
 		return SSOClient{}, fmt.Errorf("open the OIDC client secret of workspace %s: %w", ws.ID, err)
 	}
@@ -186,7 +186,7 @@ func (s *IAM) SignInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[stri
 // signInWithSSO is SignInWithSSO; also, when given, in the sign-in's
 // transaction, with the session made.
 func (s *IAM) signInWithSSO(ctx context.Context, wsID uuid.UUID, claims map[string]any, also func(*db.Queries, Session) error) (Session, error) {
-	ws, err := s.Q.GetWorkspace(ctx, wsID)
+	ws, err := s.core.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
 		return Session{}, core.Translate(err)
 	}
@@ -232,7 +232,7 @@ func emailVerified(claim any) bool {
 
 func (s *IAM) ssoSignIn(ctx context.Context, wsID uuid.UUID, email, name string, also func(*db.Queries, Session) error) (Session, error) {
 	var session Session
-	err := s.InTx(ctx, func(q *db.Queries) error {
+	err := s.core.InTx(ctx, func(q *db.Queries) error {
 		user, err := q.GetUserByEmail(ctx, email)
 		created := false
 		if errors.Is(core.Translate(err), core.ErrNotFound) {
@@ -301,7 +301,7 @@ func (s *IAM) joinDefaultOrganization(ctx context.Context, q *db.Queries, wsID, 
 		return uuid.Nil, err
 	}
 	self := &core.Actor{UserID: userID, WorkspaceID: wsID, OrgID: org.ID}
-	err = s.Audit(ctx, q, self, core.Change{RefType: "Member", RefID: userID.String(), Keyword: r.Email,
+	err = s.core.Audit(ctx, q, self, core.Change{RefType: "Member", RefID: userID.String(), Keyword: r.Email,
 		Operation: core.OpCreate, Current: access, Comment: "Joined through single sign-on"})
 	return org.ID, err
 }
@@ -313,11 +313,11 @@ func (s *IAM) CheckOIDCEndpoints(ctx context.Context, a *core.Actor, in OIDCSett
 	if err != nil {
 		return OIDCSettings{}, err
 	}
-	ws, err := s.Q.GetWorkspace(ctx, wsID)
+	ws, err := s.core.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
 		return OIDCSettings{}, core.Translate(err)
 	}
-	if err := s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceSSOSettings, ws); err != nil {
+	if err := s.core.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceSSOSettings, ws); err != nil {
 		return OIDCSettings{}, err
 	}
 	in.AuthorizationEndpoint = strings.TrimSpace(in.AuthorizationEndpoint)

@@ -49,7 +49,7 @@ func TestSSOStates(t *testing.T) {
 		"another attempt's":         other.Sealed,
 		"altered":                   string(flipped),
 		"sealed under another key":  sealAttempt(otherKeys, ssoAttempt{Workspace: a.WorkspaceID, State: login.State, Expires: time.Now().Add(time.Minute).UnixMilli()}),
-		"sealed for something else": s.ServerKeys.Seal("{}"),
+		"sealed for something else": s.core.ServerKeys.Seal("{}"),
 		"longer than any attempt":   strings.Repeat("A", maxSealedAttempt+1),
 	} {
 		if _, err := s.FinishSSO(ctx, login.State, sealed); !errors.Is(err, core.ErrSSOState) {
@@ -75,7 +75,7 @@ func TestSSOStates(t *testing.T) {
 		}
 	}
 
-	s.Now = func() time.Time { return time.Now().Add(SSOStateTTL) }
+	s.core.Now = func() time.Time { return time.Now().Add(SSOStateTTL) }
 	if _, err := s.FinishSSO(ctx, other.State, other.Sealed); !errors.Is(err, core.ErrSSOStateExpired) {
 		t.Errorf("expired: got %v, want ErrSSOStateExpired", err)
 	}

@@ -163,8 +163,8 @@ func TestRulesBearer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &IAM{Core: &core.Core{ServerKeys: keys}}
-	elsewhere := &IAM{Core: &core.Core{ServerKeys: other}}
+	s := &IAM{core: &core.Core{ServerKeys: keys}}
+	elsewhere := &IAM{core: &core.Core{ServerKeys: other}}
 	session := s.issueSessionToken(uuid.New(), uuid.New(), time.Now().Add(time.Hour))
 	expired := s.issueSessionToken(uuid.New(), uuid.New(), time.Now().Add(-time.Second))
 	foreign := elsewhere.issueSessionToken(uuid.New(), uuid.New(), time.Now().Add(time.Hour))

@@ -17,7 +17,7 @@ import (
 // belongs to no organization. The remembered project and environment are not
 // re-checked here: pages choose among what ListProjects returns anyway.
 func (s *IAM) UserContext(ctx context.Context, userID uuid.UUID) (core.UserContext, error) {
-	row, err := s.Q.GetUserContext(ctx, userID)
+	row, err := s.core.Q.GetUserContext(ctx, userID)
 	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
 		return core.UserContext{}, nil
 	} else if err != nil {
@@ -43,7 +43,7 @@ func (s *IAM) SetUserContext(ctx context.Context, a *core.Actor, in core.UserCon
 		return core.UserContext{}, err
 	}
 	if in.EnvID != uuid.Nil {
-		row, err := s.EnvironmentOf(ctx, target, in.EnvID)
+		row, err := s.core.EnvironmentOf(ctx, target, in.EnvID)
 		if err != nil {
 			return core.UserContext{}, err
 		}
@@ -56,7 +56,7 @@ func (s *IAM) SetUserContext(ctx context.Context, a *core.Actor, in core.UserCon
 		in.ProjectID = row.Environment.ProjectID
 	}
 	if in.ProjectID != uuid.Nil {
-		p, err := s.Project(ctx, target, in.ProjectID)
+		p, err := s.core.Project(ctx, target, in.ProjectID)
 		if err != nil {
 			return core.UserContext{}, err
 		}
@@ -64,7 +64,7 @@ func (s *IAM) SetUserContext(ctx context.Context, a *core.Actor, in core.UserCon
 			return core.UserContext{}, err
 		}
 	}
-	err = s.Q.SetUserContext(ctx, db.SetUserContextParams{UserID: a.UserID, OrganizationID: target.OrgID,
+	err = s.core.Q.SetUserContext(ctx, db.SetUserContextParams{UserID: a.UserID, OrganizationID: target.OrgID,
 		ProjectID: nilIfZero(in.ProjectID), EnvID: nilIfZero(in.EnvID)})
 	if err != nil {
 		return core.UserContext{}, core.Translate(err)
@@ -82,7 +82,7 @@ func (s *IAM) actorIn(ctx context.Context, a *core.Actor, orgID uuid.UUID) (*cor
 		}
 		return a, nil
 	}
-	org, err := s.Q.GetOrganization(ctx, orgID)
+	org, err := s.core.Q.GetOrganization(ctx, orgID)
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -120,7 +120,7 @@ func (s *IAM) Workplace(ctx context.Context, a *core.Actor, uc core.UserContext)
 	if err != nil {
 		return Workplace{}, err
 	}
-	projects, err := s.ListProjects(ctx, a)
+	projects, err := s.core.ListProjects(ctx, a)
 	if err != nil {
 		return Workplace{}, err
 	}

@@ -80,11 +80,11 @@ func (s *IAM) WorkspaceUsage(ctx context.Context, a *core.Actor, f UsageFilter) 
 	if err != nil {
 		return WorkspaceUsage{}, err
 	}
-	ws, err := s.Q.GetWorkspace(ctx, wsID)
+	ws, err := s.core.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
 		return WorkspaceUsage{}, core.Translate(err)
 	}
-	if err := s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceGeneralSettings, ws); err != nil {
+	if err := s.core.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceGeneralSettings, ws); err != nil {
 		return WorkspaceUsage{}, err
 	}
 	cur, prev, err := f.periods()
@@ -101,7 +101,7 @@ func (s *IAM) WorkspaceUsage(ctx context.Context, a *core.Actor, f UsageFilter) 
 		days[out.DailyTrend[i].Date] = &out.DailyTrend[i]
 	}
 
-	users, err := s.Q.WorkspaceEndUserUsage(ctx, db.WorkspaceEndUserUsageParams{WorkspaceID: wsID, Since: cur.since, Until: cur.until})
+	users, err := s.core.Q.WorkspaceEndUserUsage(ctx, db.WorkspaceEndUserUsageParams{WorkspaceID: wsID, Since: cur.since, Until: cur.until})
 	if err != nil {
 		return WorkspaceUsage{}, core.Translate(err)
 	}
@@ -114,7 +114,7 @@ func (s *IAM) WorkspaceUsage(ctx context.Context, a *core.Actor, f UsageFilter) 
 	for i := range out.EnvironmentUsages {
 		envs[out.EnvironmentUsages[i].EnvID] = &out.EnvironmentUsages[i]
 	}
-	newUsers, err := s.Q.WorkspaceNewUsersByDay(ctx, db.WorkspaceNewUsersByDayParams{WorkspaceID: wsID, Since: cur.since, Until: cur.until})
+	newUsers, err := s.core.Q.WorkspaceNewUsersByDay(ctx, db.WorkspaceNewUsersByDayParams{WorkspaceID: wsID, Since: cur.since, Until: cur.until})
 	if err != nil {
 		return WorkspaceUsage{}, core.Translate(err)
 	}
@@ -123,7 +123,7 @@ func (s *IAM) WorkspaceUsage(ctx context.Context, a *core.Actor, f UsageFilter) 
 			d.NewUsers = n.NewUsers
 		}
 	}
-	evals, err := s.Q.WorkspaceEvaluationUsage(ctx, db.WorkspaceEvaluationUsageParams{WorkspaceID: wsID, Since: cur.since, Until: cur.until})
+	evals, err := s.core.Q.WorkspaceEvaluationUsage(ctx, db.WorkspaceEvaluationUsageParams{WorkspaceID: wsID, Since: cur.since, Until: cur.until})
 	if err != nil {
 		return WorkspaceUsage{}, core.Translate(err)
 	}
@@ -137,14 +137,14 @@ func (s *IAM) WorkspaceUsage(ctx context.Context, a *core.Actor, f UsageFilter) 
 		}
 	}
 
-	prevUsers, err := s.Q.WorkspaceEndUserUsage(ctx, db.WorkspaceEndUserUsageParams{WorkspaceID: wsID, Since: prev.since, Until: prev.until})
+	prevUsers, err := s.core.Q.WorkspaceEndUserUsage(ctx, db.WorkspaceEndUserUsageParams{WorkspaceID: wsID, Since: prev.since, Until: prev.until})
 	if err != nil {
 		return WorkspaceUsage{}, core.Translate(err)
 	}
 	for _, u := range prevUsers {
 		out.Summary.PrevUniqueUsers += u.UniqueUsers
 	}
-	prevEvals, err := s.Q.WorkspaceEvaluationUsage(ctx, db.WorkspaceEvaluationUsageParams{WorkspaceID: wsID, Since: prev.since, Until: prev.until})
+	prevEvals, err := s.core.Q.WorkspaceEvaluationUsage(ctx, db.WorkspaceEvaluationUsageParams{WorkspaceID: wsID, Since: prev.since, Until: prev.until})
 	if err != nil {
 		return WorkspaceUsage{}, core.Translate(err)
 	}

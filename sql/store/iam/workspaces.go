@@ -94,7 +94,7 @@ type Profile struct {
 
 // GetProfile returns the caller's user.
 func (s *IAM) GetProfile(ctx context.Context, a *core.Actor) (Profile, error) {
-	u, err := s.Q.GetUser(ctx, a.UserID)
+	u, err := s.core.Q.GetUser(ctx, a.UserID)
 	if err != nil {
 		return Profile{}, core.Translate(err)
 	}
@@ -108,13 +108,13 @@ func (s *IAM) ListOrganizations(ctx context.Context, a *core.Actor) ([]Organizat
 		return nil, err
 	}
 	if a.IsToken() { // a token knows only its own organization
-		o, err := s.Q.GetOrganization(ctx, a.OrgID)
+		o, err := s.core.Q.GetOrganization(ctx, a.OrgID)
 		if err != nil {
 			return nil, core.Translate(err)
 		}
 		return []Organization{organization(o)}, nil
 	}
-	rows, err := s.Q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: a.UserID})
+	rows, err := s.core.Q.ListUserOrganizations(ctx, db.ListUserOrganizationsParams{WorkspaceID: wsID, UserID: a.UserID})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -138,7 +138,7 @@ func (s *IAM) GetWorkspace(ctx context.Context, a *core.Actor) (Workspace, error
 	if err != nil {
 		return Workspace{}, err
 	}
-	row, err := s.Q.GetWorkspace(ctx, wsID)
+	row, err := s.core.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
 		return Workspace{}, core.Translate(err)
 	}
@@ -150,7 +150,7 @@ func (s *IAM) GetWorkspace(ctx context.Context, a *core.Actor) (Workspace, error
 // the client secret masked.
 func (s *IAM) workspace(ctx context.Context, a *core.Actor, row db.Workspace) (Workspace, error) {
 	w := Workspace{ID: row.ID, Name: row.Name, Key: row.Key}
-	if s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceLicense, row) == nil {
+	if s.core.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceLicense, row) == nil {
 		w.License = workspaceLicense(row)
 	}
 	if row.SsoOidc != nil {
@@ -184,19 +184,19 @@ func (s *IAM) UpdateWorkspace(ctx context.Context, a *core.Actor, in WorkspaceIn
 	if err := v.Err(); err != nil {
 		return Workspace{}, err
 	}
-	before, err := s.Q.GetWorkspace(ctx, wsID)
+	before, err := s.core.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
 		return Workspace{}, core.Translate(err)
 	}
-	if err := s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceGeneralSettings, before); err != nil {
+	if err := s.core.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceGeneralSettings, before); err != nil {
 		return Workspace{}, err
 	}
 	var row db.Workspace
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		if row, err = q.UpdateWorkspace(ctx, db.UpdateWorkspaceParams{ID: wsID, Name: strings.TrimSpace(in.Name), Key: in.Key}); err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Workspace", RefID: wsID.String(), Keyword: row.Key, Operation: core.OpUpdate,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Workspace", RefID: wsID.String(), Keyword: row.Key, Operation: core.OpUpdate,
 			Previous: WorkspaceInput{before.Name, before.Key}, Current: WorkspaceInput{row.Name, row.Key}})
 	})
 	if err != nil {
@@ -212,11 +212,11 @@ func (s *IAM) UpdateWorkspaceSSO(ctx context.Context, a *core.Actor, in OIDCSett
 	if err != nil {
 		return Workspace{}, err
 	}
-	before, err := s.Q.GetWorkspace(ctx, wsID)
+	before, err := s.core.Q.GetWorkspace(ctx, wsID)
 	if err != nil {
 		return Workspace{}, core.Translate(err)
 	}
-	if err := s.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceSSOSettings, before); err != nil {
+	if err := s.core.RequireWorkspaceRight(ctx, a, access.UpdateWorkspaceSSOSettings, before); err != nil {
 		return Workspace{}, err
 	}
 	var stored OIDCSettings
@@ -252,14 +252,14 @@ func (s *IAM) UpdateWorkspaceSSO(ctx context.Context, a *core.Actor, in OIDCSett
 	if keep {
 		in.ClientSecret = stored.ClientSecret
 	} else {
-		in.ClientSecret = s.ServerKeys.Seal(in.ClientSecret)
+		in.ClientSecret = s.core.ServerKeys.Seal(in.ClientSecret)
 	}
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return Workspace{}, err
 	}
 	var row db.Workspace
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		if row, err = q.UpdateWorkspaceSSO(ctx, db.UpdateWorkspaceSSOParams{ID: wsID, SsoOidc: raw}); err != nil {
 			return err
 		}
@@ -270,7 +270,7 @@ func (s *IAM) UpdateWorkspaceSSO(ctx context.Context, a *core.Actor, in OIDCSett
 			stored.ClientSecret = MaskedSecret
 			previous = stored
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "Workspace", RefID: wsID.String(), Keyword: row.Key, Operation: core.OpUpdate,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "Workspace", RefID: wsID.String(), Keyword: row.Key, Operation: core.OpUpdate,
 			Previous: previous, Current: after})
 	})
 	if err != nil {
@@ -299,7 +299,7 @@ func (s *IAM) checkURL(v *core.Validator, field, value string, required bool) {
 	u, err := url.Parse(value)
 	if err != nil || u.Host == "" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery ||
 		u.Fragment != "" || strings.Contains(value, "#") || len(value) > 2048 ||
-		(u.Scheme != "https" && (u.Scheme != "http" || !s.SSOPrivateNetworks)) {
+		(u.Scheme != "https" && (u.Scheme != "http" || !s.core.SSOPrivateNetworks)) {
 		v.Add(field, "invalid")
 	}
 }
@@ -310,9 +310,9 @@ func (s *IAM) CanChangeWorkspace(ctx context.Context, a *core.Actor, action acce
 	if a.WorkspaceID == uuid.Nil {
 		return false
 	}
-	ws, err := s.Q.GetWorkspace(ctx, a.WorkspaceID)
+	ws, err := s.core.Q.GetWorkspace(ctx, a.WorkspaceID)
 	if err != nil {
 		return false
 	}
-	return s.RequireWorkspaceRight(ctx, a, action, ws) == nil
+	return s.core.RequireWorkspaceRight(ctx, a, action, ws) == nil
 }

@@ -89,7 +89,7 @@ func segmentDocumentOf(r db.Segment) SegmentDocument {
 // GetFlagJSON is GetFlag as the JSON of the Flag, for answers that are the
 // flag itself.
 func (s *SDK) GetFlagJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (json.RawMessage, error) {
-	row, err := s.FlagRowIn(ctx, a, envID, key)
+	row, err := s.flags.FlagRowIn(ctx, a, envID, key)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (s *SDK) GetFlagJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, k
 
 // SegmentsByIDsJSON is SegmentsByIDs as the JSON of the list of Segments.
 func (s *SDK) SegmentsByIDsJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) (json.RawMessage, error) {
-	rows, err := s.VisibleSegmentsByIDs(ctx, a, envID, ids)
+	rows, err := s.flags.VisibleSegmentsByIDs(ctx, a, envID, ids)
 	if err != nil {
 		return nil, err
 	}

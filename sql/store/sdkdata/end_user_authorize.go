@@ -15,7 +15,7 @@ import (
 // requires (searching, listing, looking up and downloading them,
 // evaluating a flag for one): reading the environment.
 func (s *SDK) AuthorizeEndUserReads(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
-	_, err := s.ReadableEnv(ctx, a, envID)
+	_, err := s.core.ReadableEnv(ctx, a, envID)
 	return err
 }
 

@@ -46,12 +46,12 @@ func (s *SDK) EachEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID, s
 	if err := v.Err(); err != nil {
 		return err
 	}
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return err
 	}
 	cur, pattern := maxCursor, searchPattern(search)
 	for n := 0; n < MaxEndUsersPerFile; {
-		rows, err := s.Q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID,
+		rows, err := s.core.Q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID,
 			Pattern: pattern, Lim: int32(min(exportPage, MaxEndUsersPerFile-n))})
 		if err != nil {
 			return core.Translate(err)
@@ -105,7 +105,7 @@ func (s *SDK) ImportEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID
 		return 0, err
 	}
 	now := time.Now()
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		for rest := in.Users; len(rest) > 0; {
 			n := min(len(rest), EndUserBatch)
 			batch := make([]SeenEndUser, n)
@@ -127,7 +127,7 @@ func (s *SDK) ImportEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID
 				return err
 			}
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "EndUser", RefID: envID.String(), Keyword: fmt.Sprintf("%d end users imported", len(in.Users)),
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "EndUser", RefID: envID.String(), Keyword: fmt.Sprintf("%d end users imported", len(in.Users)),
 			Operation: core.OpUpdate, EnvID: &env.Environment.ID, Current: map[string]int{"imported": len(in.Users)}})
 	})
 	if err != nil {

@@ -67,11 +67,11 @@ func endUserPropertyFrom(r db.EndUserProperty) EndUserProperty {
 // ListEndUserProperties returns an environment's end-user properties: the
 // built-in ones, then the others by name.
 func (s *SDK) ListEndUserProperties(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]EndUserProperty, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.Q.ListEndUserProperties(ctx, envID)
+	rows, err := s.core.Q.ListEndUserProperties(ctx, envID)
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -90,10 +90,10 @@ const maxSuggestedProperties = 500
 // EndUserPropertyNames returns the property names the rule editors suggest
 // for an environment: the built-in ones and those seen, by name.
 func (s *SDK) EndUserPropertyNames(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]string, error) {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
-	names, err := s.Q.EndUserPropertyNames(ctx, db.EndUserPropertyNamesParams{EnvID: envID, Lim: maxSuggestedProperties})
+	names, err := s.core.Q.EndUserPropertyNames(ctx, db.EndUserPropertyNamesParams{EnvID: envID, Lim: maxSuggestedProperties})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -158,7 +158,7 @@ func (s *SDK) UpsertEndUserProperty(ctx context.Context, a *core.Actor, envID, i
 		return EndUserProperty{}, err
 	}
 	var out EndUserProperty
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetEndUserProperty(ctx, db.GetEndUserPropertyParams{EnvID: envID, ID: id})
 		existed := err == nil
 		if err = core.Translate(err); err != nil && err != core.ErrNotFound {
@@ -175,7 +175,7 @@ func (s *SDK) UpsertEndUserProperty(ctx context.Context, a *core.Actor, envID, i
 		if existed {
 			ch.Operation, ch.Previous = core.OpUpdate, endUserPropertyFrom(before)
 		}
-		return s.Audit(ctx, q, a, ch)
+		return s.core.Audit(ctx, q, a, ch)
 	})
 	return out, err
 }
@@ -190,7 +190,7 @@ func (s *SDK) DeleteEndUserProperty(ctx context.Context, a *core.Actor, envID, i
 	if isBuiltIn(env, id) {
 		return core.Invalid("property_is_builtIn")
 	}
-	return s.InTx(ctx, func(q *db.Queries) error {
+	return s.core.InTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetEndUserProperty(ctx, db.GetEndUserPropertyParams{EnvID: envID, ID: id})
 		if err != nil {
 			return err
@@ -198,7 +198,7 @@ func (s *SDK) DeleteEndUserProperty(ctx context.Context, a *core.Actor, envID, i
 		if _, err := q.DeleteEndUserProperty(ctx, db.DeleteEndUserPropertyParams{EnvID: envID, ID: id}); err != nil {
 			return err
 		}
-		return s.Audit(ctx, q, a, core.Change{RefType: "EndUserProperty", RefID: id.String(), Keyword: before.Name,
+		return s.core.Audit(ctx, q, a, core.Change{RefType: "EndUserProperty", RefID: id.String(), Keyword: before.Name,
 			Operation: core.OpRemove, EnvID: &env.Environment.ID, Previous: endUserPropertyFrom(before)})
 	})
 }

@@ -52,7 +52,7 @@ func (s *SDK) WriteEndUsers(ctx context.Context, users []SeenEndUser) error {
 	var firstErr error
 	for len(users) > 0 {
 		n := min(len(users), EndUserBatch)
-		dropped, err := s.Q.UpsertEndUsers(ctx, s.upsertEndUsers(users[:n]))
+		dropped, err := s.core.Q.UpsertEndUsers(ctx, s.upsertEndUsers(users[:n]))
 		users = users[n:]
 		if err != nil {
 			if firstErr == nil {
@@ -61,7 +61,7 @@ func (s *SDK) WriteEndUsers(ctx context.Context, users []SeenEndUser) error {
 			continue
 		}
 		if dropped > 0 {
-			s.Log.DebugContext(ctx, "new end users dropped: their environments keep the most allowed", "count", dropped)
+			s.core.Log.DebugContext(ctx, "new end users dropped: their environments keep the most allowed", "count", dropped)
 		}
 	}
 	return firstErr
@@ -71,7 +71,7 @@ func (s *SDK) WriteEndUsers(ctx context.Context, users []SeenEndUser) error {
 // within the environments' bounds.
 func (s *SDK) upsertEndUsers(batch []SeenEndUser) db.UpsertEndUsersParams {
 	n := len(batch)
-	p := db.UpsertEndUsersParams{MaxPerEnv: s.MaxEndUsersPerEnv, MaxProperties: core.MaxEndUserProperties,
+	p := db.UpsertEndUsersParams{MaxPerEnv: s.core.MaxEndUsersPerEnv, MaxProperties: core.MaxEndUserProperties,
 		EnvIds: make([]uuid.UUID, n), KeyIds: make([]string, n), Names: make([]string, n),
 		Properties: make([]json.RawMessage, n), FirstSeen: make([]time.Time, n), LastSeen: make([]time.Time, n)}
 	for i, u := range batch {
@@ -102,7 +102,7 @@ func (s *SDK) UnknownEndUsers(ctx context.Context, users []SeenEndUser) ([]bool,
 	for i, u := range users {
 		p.EnvIds[i], p.KeyIds[i] = u.EnvID, u.KeyID
 	}
-	rows, err := s.Q.KnownEndUserKeys(ctx, p)
+	rows, err := s.core.Q.KnownEndUserKeys(ctx, p)
 	if err != nil {
 		return nil, core.Translate(err)
 	}

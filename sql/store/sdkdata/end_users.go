@@ -57,7 +57,7 @@ func endUsersFrom(rows []db.EndUser) []EndUser {
 // environment knows about its users is an environment setting, so it takes
 // UpdateEnvSettings on the environment.
 func (s *SDK) writableEnv(ctx context.Context, a *core.Actor, envID uuid.UUID) (core.EnvRow, error) {
-	env, err := s.EnvironmentOf(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return core.EnvRow{}, err
 	}
@@ -66,10 +66,10 @@ func (s *SDK) writableEnv(ctx context.Context, a *core.Actor, envID uuid.UUID) (
 
 // GetEndUser returns one end user of an environment.
 func (s *SDK) GetEndUser(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (EndUser, error) {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return EndUser{}, err
 	}
-	row, err := s.Q.GetEndUser(ctx, db.GetEndUserParams{EnvID: envID, ID: id})
+	row, err := s.core.Q.GetEndUser(ctx, db.GetEndUserParams{EnvID: envID, ID: id})
 	if err != nil {
 		return EndUser{}, core.Translate(err)
 	}
@@ -147,13 +147,13 @@ func (s *SDK) ListEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 	if err := v.Err(); err != nil {
 		return CursorPaged[EndUser]{}, err
 	}
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return CursorPaged[EndUser]{}, err
 	}
 	pattern, lim := searchPattern(f.SearchText), int32(f.PageSize+1)
 	out := CursorPaged[EndUser]{Items: []EndUser{}}
 	if cur.Direction == CursorForward {
-		rows, err := s.Q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID, Pattern: pattern, Lim: lim})
+		rows, err := s.core.Q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID, Pattern: pattern, Lim: lim})
 		if err != nil {
 			return CursorPaged[EndUser]{}, core.Translate(err)
 		}
@@ -167,7 +167,7 @@ func (s *SDK) ListEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 		}
 		return out, nil
 	}
-	rows, err := s.Q.EndUsersAfter(ctx, db.EndUsersAfterParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID, Pattern: pattern, Lim: lim})
+	rows, err := s.core.Q.EndUsersAfter(ctx, db.EndUsersAfterParams{EnvID: envID, UpdatedAt: cur.UpdatedAt, ID: cur.ID, Pattern: pattern, Lim: lim})
 	if err != nil {
 		return CursorPaged[EndUser]{}, core.Translate(err)
 	}
@@ -217,13 +217,13 @@ func (s *SDK) SearchEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
 	if f.GlobalUserOnly {
 		return []EndUser{}, nil
 	}
-	rows, err := s.Q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: maxCursor.UpdatedAt, ID: maxCursor.ID,
+	rows, err := s.core.Q.EndUsersBefore(ctx, db.EndUsersBeforeParams{EnvID: envID, UpdatedAt: maxCursor.UpdatedAt, ID: maxCursor.ID,
 		Pattern: searchPattern(f.SearchText), Lim: int32(f.Limit + len(f.ExcludedKeyIds))})
 	if err != nil {
 		return nil, core.Translate(err)
@@ -242,13 +242,13 @@ func (s *SDK) EndUsersByKeys(ctx context.Context, a *core.Actor, envID uuid.UUID
 	if len(keys) > maxKeysPerRequest {
 		return nil, core.Invalid("keyIds_is_invalid")
 	}
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return nil, err
 	}
 	if keys == nil {
 		keys = []string{}
 	}
-	rows, err := s.Q.EndUsersByKeys(ctx, db.EndUsersByKeysParams{EnvID: envID, KeyIds: keys})
+	rows, err := s.core.Q.EndUsersByKeys(ctx, db.EndUsersByKeysParams{EnvID: envID, KeyIds: keys})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
@@ -282,7 +282,7 @@ func (s *SDK) UpsertEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID,
 		return EndUser{}, err
 	}
 	var out EndUser
-	err = s.InTx(ctx, func(q *db.Queries) error {
+	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		before, err := q.GetEndUserByKey(ctx, db.GetEndUserByKeyParams{EnvID: envID, KeyID: in.KeyID})
 		if err = core.Translate(err); err != nil && !errors.Is(err, core.ErrNotFound) {
 			return err
@@ -290,7 +290,7 @@ func (s *SDK) UpsertEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID,
 		now := time.Now()
 		dropped, err := q.UpsertEndUsers(ctx, db.UpsertEndUsersParams{EnvIds: []uuid.UUID{envID}, KeyIds: []string{in.KeyID},
 			Names: []string{in.Name}, Properties: []json.RawMessage{propertiesJSON(in.CustomizedProperties)},
-			FirstSeen: []time.Time{now}, LastSeen: []time.Time{now}, MaxPerEnv: s.MaxEndUsersPerEnv, MaxProperties: core.MaxEndUserProperties})
+			FirstSeen: []time.Time{now}, LastSeen: []time.Time{now}, MaxPerEnv: s.core.MaxEndUsersPerEnv, MaxProperties: core.MaxEndUserProperties})
 		if err != nil {
 			return err
 		}
@@ -308,7 +308,7 @@ func (s *SDK) UpsertEndUser(ctx context.Context, a *core.Actor, envID uuid.UUID,
 			prev := endUserFrom(before)
 			ch.Operation, ch.Previous = core.OpUpdate, prev
 		}
-		return s.Audit(ctx, q, a, ch)
+		return s.core.Audit(ctx, q, a, ch)
 	})
 	return out, err
 }
@@ -323,14 +323,14 @@ type EndUserStatus struct {
 // EndUserStatus says whether an environment reached its bound on end users,
 // past which new keys are dropped.
 func (s *SDK) EndUserStatus(ctx context.Context, a *core.Actor, envID uuid.UUID) (EndUserStatus, error) {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return EndUserStatus{}, err
 	}
-	n, err := s.Q.CountEnvEndUsers(ctx, envID)
+	n, err := s.core.Q.CountEnvEndUsers(ctx, envID)
 	if err != nil {
 		return EndUserStatus{}, core.Translate(err)
 	}
-	return EndUserStatus{Count: n, Max: s.MaxEndUsersPerEnv, LimitReached: n >= s.MaxEndUsersPerEnv}, nil
+	return EndUserStatus{Count: n, Max: s.core.MaxEndUsersPerEnv, LimitReached: n >= s.core.MaxEndUsersPerEnv}, nil
 }
 
 // EndUserFlag is what a flag serves an end user now (FeatBit's EndUserFlagVm)
@@ -359,11 +359,11 @@ type EndUserFlagFilter struct {
 // endUserEnv reads an end user and everything its environment's SDKs
 // evaluate with.
 func (s *SDK) endUserEnv(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (EndUser, EnvData, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return EndUser{}, EnvData{}, err
 	}
-	row, err := s.Q.GetEndUser(ctx, db.GetEndUserParams{EnvID: envID, ID: id})
+	row, err := s.core.Q.GetEndUser(ctx, db.GetEndUserParams{EnvID: envID, ID: id})
 	if err != nil {
 		return EndUser{}, EnvData{}, core.Translate(err)
 	}
@@ -504,7 +504,7 @@ func (s *SDK) FlagEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 	if err := v.Err(); err != nil {
 		return core.Paged[FlagEndUser]{}, err
 	}
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return core.Paged[FlagEndUser]{}, err
 	}
@@ -519,12 +519,12 @@ func (s *SDK) FlagEndUsers(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 	fl := &data.Flags[i]
 	from, to := time.UnixMilli(f.From), time.UnixMilli(f.To)
 	pattern := searchPattern(f.Query)
-	rows, err := s.Q.EndUsersSeenBetween(ctx, db.EndUsersSeenBetweenParams{EnvID: envID, SeenFrom: from, SeenTo: to,
+	rows, err := s.core.Q.EndUsersSeenBetween(ctx, db.EndUsersSeenBetweenParams{EnvID: envID, SeenFrom: from, SeenTo: to,
 		Pattern: pattern, Skip: f.Page.Offset(), Lim: f.Page.Limit()})
 	if err != nil {
 		return core.Paged[FlagEndUser]{}, core.Translate(err)
 	}
-	total, err := s.Q.CountEndUsersSeenBetween(ctx, db.CountEndUsersSeenBetweenParams{EnvID: envID, SeenFrom: from, SeenTo: to,
+	total, err := s.core.Q.CountEndUsersSeenBetween(ctx, db.CountEndUsersSeenBetweenParams{EnvID: envID, SeenFrom: from, SeenTo: to,
 		Pattern: pattern, Cap: maxFlagEndUsersCounted})
 	if err != nil {
 		return core.Paged[FlagEndUser]{}, core.Translate(err)

@@ -112,7 +112,7 @@ const TrendHours = 24
 // they were evaluated in each of the last TrendHours hours ending at now
 // (oldest first; flags never evaluated then are left out).
 func (s *SDK) FlagEvaluationTrends(ctx context.Context, a *core.Actor, envID uuid.UUID, flagIDs []uuid.UUID, now time.Time) (map[uuid.UUID][]int64, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}

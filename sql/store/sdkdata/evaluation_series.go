@@ -52,7 +52,7 @@ func (s *SDK) WriteEvaluationTallies(ctx context.Context, tallies []EvaluationTa
 			p.FlagIds[i], p.VariationIds[i], p.Minutes[i] = t.FlagID, t.VariationID, t.Minute.UTC().Truncate(time.Minute)
 			p.Counts[i], p.Firsts[i], p.Lasts[i] = t.Count, t.First, t.Last
 		}
-		if err := s.Q.WriteEvaluationTallies(ctx, p); err != nil && firstErr == nil {
+		if err := s.core.Q.WriteEvaluationTallies(ctx, p); err != nil && firstErr == nil {
 			firstErr = core.Translate(err)
 		}
 	}
@@ -85,7 +85,7 @@ type seriesCount struct {
 // whole days at a time, and only once rolled up, so this counts every
 // evaluation once.
 func (s *SDK) series(ctx context.Context, envID uuid.UUID, flagIDs []uuid.UUID, from, to time.Time, unit string) (map[uuid.UUID][]seriesCount, error) {
-	rows, err := s.Q.EvaluationSeries(ctx, db.EvaluationSeriesParams{Unit: unit, EnvID: envID, FlagIds: flagIDs,
+	rows, err := s.core.Q.EvaluationSeries(ctx, db.EvaluationSeriesParams{Unit: unit, EnvID: envID, FlagIds: flagIDs,
 		FromAt: from.UTC().Truncate(day), ToAt: to})
 	if err != nil {
 		return nil, core.Translate(err)
@@ -155,7 +155,7 @@ type RollUp struct {
 func (s *SDK) RollUpEvaluations(ctx context.Context, now time.Time, keep SeriesRetention) (RollUp, error) {
 	now = now.UTC()
 	var r RollUp
-	err := s.InTx(ctx, func(q *db.Queries) error {
+	err := s.core.InTx(ctx, func(q *db.Queries) error {
 		locked, err := q.TryRollupLock(ctx)
 		if err != nil || !locked {
 			return err
@@ -214,7 +214,7 @@ func (s *SDK) RollUpEvaluations(ctx context.Context, now time.Time, keep SeriesR
 		before time.Time
 	}{{resMinute, minuteCutoff}, {resHour, hourCutoff}, {resDay, dayCutoff}} {
 		for {
-			n, err := s.Q.PruneEvaluationSeries(ctx, db.PruneEvaluationSeriesParams{Resolution: p.res, Before: p.before, RowLimit: pruneBatch})
+			n, err := s.core.Q.PruneEvaluationSeries(ctx, db.PruneEvaluationSeriesParams{Resolution: p.res, Before: p.before, RowLimit: pruneBatch})
 			if err != nil {
 				return r, core.Translate(err)
 			}

@@ -54,7 +54,7 @@ func (s *SDK) RecordEvaluations(ctx context.Context, env SDKEnv, counts []Evalua
 	for i, pair := range pairs {
 		p.Keys[i], p.VariationIds[i], p.Counts[i] = pair[0], pair[1], sum[pair]
 	}
-	return core.Translate(s.Q.RecordEvaluations(ctx, p))
+	return core.Translate(s.core.Q.RecordEvaluations(ctx, p))
 }
 
 // VariationInsight is how often SDKs served one variation of a flag.
@@ -85,11 +85,11 @@ func (s *SDK) FlagInsights(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 
 // readableFlag loads a flag of an environment the caller may read from.
 func (s *SDK) readableFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (flagstore.Flag, error) {
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return flagstore.Flag{}, err
 	}
-	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	row, err := s.core.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		return flagstore.Flag{}, core.Translate(err)
 	}
@@ -98,7 +98,7 @@ func (s *SDK) readableFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 
 // flagInsight sums what SDKs reported about a flag.
 func (s *SDK) flagInsight(ctx context.Context, f flagstore.Flag) (FlagInsight, error) {
-	rows, err := s.Q.FlagEvaluations(ctx, f.ID)
+	rows, err := s.core.Q.FlagEvaluations(ctx, f.ID)
 	if err != nil {
 		return FlagInsight{}, core.Translate(err)
 	}
@@ -137,15 +137,15 @@ func (s *SDK) StaleFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, pa
 	if err := v.Err(); err != nil {
 		return core.Paged[StaleFlag]{}, err
 	}
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return core.Paged[StaleFlag]{}, err
 	}
-	rows, err := s.Q.ListStaleFlags(ctx, db.ListStaleFlagsParams{EnvID: env.Environment.ID, PageSize: page.Limit(), PageOffset: page.Offset()})
+	rows, err := s.core.Q.ListStaleFlags(ctx, db.ListStaleFlagsParams{EnvID: env.Environment.ID, PageSize: page.Limit(), PageOffset: page.Offset()})
 	if err != nil {
 		return core.Paged[StaleFlag]{}, core.Translate(err)
 	}
-	total, err := s.Q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, Tags: []string{}})
+	total, err := s.core.Q.CountFlags(ctx, db.CountFlagsParams{EnvID: env.Environment.ID, Tags: []string{}})
 	if err != nil {
 		return core.Paged[StaleFlag]{}, core.Translate(err)
 	}

@@ -32,7 +32,7 @@ func (s *SDK) SDKEnvBySecret(ctx context.Context, secret string) (SDKEnv, error)
 	if !ok || envID == uuid.Nil {
 		return SDKEnv{}, core.ErrUnauthenticated
 	}
-	row, err := s.Q.GetSecretByValue(ctx, secret)
+	row, err := s.core.Q.GetSecretByValue(ctx, secret)
 	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) || (err == nil && row.EnvID != envID) {
 		return SDKEnv{}, core.ErrUnauthenticated
 	}
@@ -55,7 +55,7 @@ type EnvData struct {
 // SDKData reads an environment's flags and segments as one consistent snapshot.
 func (s *SDK) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 	var out EnvData
-	err := pgx.BeginTxFunc(ctx, s.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.core.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		q := core.Queries(tx)
 		e, err := q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
 		if err != nil {
@@ -89,7 +89,7 @@ func (s *SDK) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 
 // SDKFlag returns one flag of an SDK's environment by id.
 func (s *SDK) SDKFlag(ctx context.Context, env SDKEnv, id uuid.UUID) (flagstore.Flag, error) {
-	row, err := s.Q.GetFlagByID(ctx, db.GetFlagByIDParams{EnvID: env.EnvID, ID: id})
+	row, err := s.core.Q.GetFlagByID(ctx, db.GetFlagByIDParams{EnvID: env.EnvID, ID: id})
 	if err != nil {
 		return flagstore.Flag{}, core.Translate(err)
 	}
@@ -99,11 +99,11 @@ func (s *SDK) SDKFlag(ctx context.Context, env SDKEnv, id uuid.UUID) (flagstore.
 // SDKSegment returns a segment visible in an SDK's environment, with that
 // environment as its EnvID.
 func (s *SDK) SDKSegment(ctx context.Context, env SDKEnv, id uuid.UUID) (flagstore.Segment, error) {
-	e, err := s.Q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
+	e, err := s.core.Q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: env.OrgID, ID: env.EnvID})
 	if err != nil {
 		return flagstore.Segment{}, core.Translate(err)
 	}
-	row, err := s.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrgID, ID: id})
+	row, err := s.core.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrgID, ID: id})
 	if err != nil {
 		return flagstore.Segment{}, core.Translate(err)
 	}
@@ -157,11 +157,11 @@ func (s *SDK) EvaluateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 	if err := CheckEndUser(u); err != nil {
 		return eval.Evaluation{}, err
 	}
-	env, err := s.ReadableEnv(ctx, a, envID)
+	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return eval.Evaluation{}, err
 	}
-	row, err := s.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
+	row, err := s.core.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		return eval.Evaluation{}, core.Translate(err)
 	}
@@ -171,7 +171,7 @@ func (s *SDK) EvaluateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 	}
 	var segments []flagstore.Segment
 	if len(row.SegmentRefs) > 0 {
-		rows, err := s.Q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: row.SegmentRefs,
+		rows, err := s.core.Q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: row.SegmentRefs,
 			EnvID: envID, Scopes: flagstore.EnvScopes(env)})
 		if err != nil {
 			return eval.Evaluation{}, core.Translate(err)

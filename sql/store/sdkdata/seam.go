@@ -12,9 +12,9 @@ import (
 
 // SDK is the SDK data and end users seam over the core and the flags seam.
 type SDK struct {
-	*core.Core
-	*flagstore.Flags
+	core  *core.Core
+	flags *flagstore.Flags
 }
 
 // New returns the seam over c and the flags seam f (built over the same c).
-func New(c *core.Core, f *flagstore.Flags) *SDK { return &SDK{Core: c, Flags: f} }
+func New(c *core.Core, f *flagstore.Flags) *SDK { return &SDK{core: c, flags: f} }
