@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // grant is one action on one resource name.
@@ -169,7 +170,7 @@ func (m *matrix) webhookBody() map[string]any {
 }
 
 func (m *matrix) webhook() string {
-	return decode[flagstore.Webhook](m.s.t, m.owner("POST", "/api/v1/webhooks", m.webhookBody())).ID.String()
+	return decode[webhooks.Webhook](m.s.t, m.owner("POST", "/api/v1/webhooks", m.webhookBody())).ID.String()
 }
 
 func iamCall(path string, body any) call {

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // TestTimesOutOfRangeAreRefused: every time a list takes from the query,
@@ -17,7 +17,7 @@ func TestTimesOutOfRangeAreRefused(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	w := decode[flagstore.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, map[string]any{"name": "w", "url": "https://hooks.example.com/x",
+	w := decode[webhooks.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, map[string]any{"name": "w", "url": "https://hooks.example.com/x",
 		"scopes": []string{e.env.ProjectID.String() + "/" + e.env.ID.String()}, "events": []string{"feature_flag.toggled"}, "isActive": true}).ok(t))
 	base := "/api/v1/envs/" + e.env.ID.String()
 	routes := map[string]func(name, value string) string{ // the route with one time parameter set

@@ -3,18 +3,18 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listWebhooks(c echo.Context) error {
-	hooks, err := h.store.Flags().ListWebhooks(c.Request().Context(), actor(c), flagstore.WebhookFilter{Name: query(c, "name"),
+	hooks, err := h.store.Webhooks().ListWebhooks(c.Request().Context(), actor(c), webhooks.WebhookFilter{Name: query(c, "name"),
 		ProjectID: query(c, "projectId"), EnvID: query(c, "envId"), Page: page(c)})
 	return respond(c, hooks, err)
 }
 
 func (h *Handler) isWebhookNameUsed(c echo.Context) error {
-	used, err := h.store.Flags().IsWebhookNameUsed(c.Request().Context(), actor(c), query(c, "name"))
+	used, err := h.store.Webhooks().IsWebhookNameUsed(c.Request().Context(), actor(c), query(c, "name"))
 	return respond(c, used, err)
 }
 
@@ -23,16 +23,16 @@ func (h *Handler) getWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w, err := h.store.Flags().GetWebhook(c.Request().Context(), actor(c), id)
+	w, err := h.store.Webhooks().GetWebhook(c.Request().Context(), actor(c), id)
 	return respond(c, w, err)
 }
 
 func (h *Handler) createWebhook(c echo.Context) error {
-	var in flagstore.WebhookInput
+	var in webhooks.WebhookInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	w, err := h.store.Flags().CreateWebhook(c.Request().Context(), actor(c), in)
+	w, err := h.store.Webhooks().CreateWebhook(c.Request().Context(), actor(c), in)
 	return respond(c, w, err)
 }
 
@@ -41,11 +41,11 @@ func (h *Handler) updateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in flagstore.WebhookInput
+	var in webhooks.WebhookInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	w, err := h.store.Flags().UpdateWebhook(c.Request().Context(), actor(c), id, in)
+	w, err := h.store.Webhooks().UpdateWebhook(c.Request().Context(), actor(c), id, in)
 	return respond(c, w, err)
 }
 
@@ -54,11 +54,11 @@ func (h *Handler) deleteWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Flags().DeleteWebhook(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.Webhooks().DeleteWebhook(c.Request().Context(), actor(c), id))
 }
 
 func (h *Handler) sendWebhook(c echo.Context) error {
-	var in flagstore.WebhookRequest
+	var in webhooks.WebhookRequest
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (h *Handler) listWebhookDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	log, err := h.store.Flags().ListWebhookDeliveries(c.Request().Context(), actor(c), id,
-		flagstore.WebhookDeliveryFilter{Event: query(c, "event"), Success: success, NotBefore: notBefore, Page: page(c)})
+	log, err := h.store.Webhooks().ListWebhookDeliveries(c.Request().Context(), actor(c), id,
+		webhooks.WebhookDeliveryFilter{Event: query(c, "event"), Success: success, NotBefore: notBefore, Page: page(c)})
 	return respond(c, log, err)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // A webhook made with FeatBit's request shapes is listed, renamed, checked
@@ -24,7 +24,7 @@ func TestWebhookRoutes(t *testing.T) {
 		"headers":             []map[string]string{{"key": "X-Team", "value": "payments"}},
 		"payloadTemplateType": "default", "payloadTemplate": "{{{json this}}}", "secret": "a-long-random-secret",
 		"isActive": true, "preventEmptyPayloads": false}
-	w := decode[flagstore.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, body).ok(t))
+	w := decode[webhooks.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, body).ok(t))
 	// Not even part of the secret or of a header's value is shown.
 	if w.Secret != "********" || !w.HasSecret || w.Headers[0].Key != "X-Team" || w.Headers[0].Value != "********" ||
 		len(w.ScopeNames) != 1 || w.ScopeNames[0] != "Web/"+env.Name {
@@ -38,14 +38,14 @@ func TestWebhookRoutes(t *testing.T) {
 	if !used {
 		t.Fatal("is-name-used: false for a used name")
 	}
-	page := decode[core.Paged[flagstore.Webhook]](t, s.do("GET", "/api/v1/webhooks?pageIndex=0&pageSize=10&name=dep&envId="+env.ID.String(), s.owner, nil).ok(t))
+	page := decode[core.Paged[webhooks.Webhook]](t, s.do("GET", "/api/v1/webhooks?pageIndex=0&pageSize=10&name=dep&envId="+env.ID.String(), s.owner, nil).ok(t))
 	if page.TotalCount != 1 || page.Items[0].ID != w.ID {
 		t.Fatalf("list %+v", page)
 	}
 
 	// FeatBit's UpdateWebhook sends the whole webhook back, the masked secret and headers included.
 	body["name"], body["secret"], body["isActive"], body["headers"] = "Deploys 2", w.Secret, false, w.Headers
-	u := decode[flagstore.Webhook](t, s.do("PUT", "/api/v1/webhooks/"+w.ID.String(), s.owner, body).ok(t))
+	u := decode[webhooks.Webhook](t, s.do("PUT", "/api/v1/webhooks/"+w.ID.String(), s.owner, body).ok(t))
 	if u.Name != "Deploys 2" || u.IsActive || u.Secret != w.Secret {
 		t.Fatalf("updated %+v", u)
 	}
@@ -54,7 +54,7 @@ func TestWebhookRoutes(t *testing.T) {
 	}
 
 	// FeatBit's SendWebhook: here loopback is not allowed, which the answer says.
-	d := decode[flagstore.WebhookDelivery](t, s.do("POST", "/api/v1/webhooks/send", s.owner, map[string]any{
+	d := decode[webhooks.WebhookDelivery](t, s.do("POST", "/api/v1/webhooks/send", s.owner, map[string]any{
 		"id": w.ID, "deliveryId": "3b7f0c58-8f2c-4a8e-9d55-9e1f0f6c0a11", "url": "http://127.0.0.1:9/hook", "name": "Deploys 2",
 		"secret": "", "headers": []any{}, "events": "feature_flag.toggled", "payload": `{"events":"feature_flag.toggled"}`,
 		"preventEmptyPayloads": false}).ok(t))
@@ -63,7 +63,7 @@ func TestWebhookRoutes(t *testing.T) {
 	}
 	s.do("POST", "/api/v1/webhooks/send", s.owner, map[string]any{"deliveryId": "x", "url": "https://h.example.com",
 		"events": "e", "payload": "{not json"}).fails(t, http.StatusBadRequest, "payload_is_invalid")
-	log := decode[core.Paged[flagstore.WebhookDelivery]](t, s.do("GET", "/api/v1/webhooks/"+w.ID.String()+"/deliveries?success=false", s.owner, nil).ok(t))
+	log := decode[core.Paged[webhooks.WebhookDelivery]](t, s.do("GET", "/api/v1/webhooks/"+w.ID.String()+"/deliveries?success=false", s.owner, nil).ok(t))
 	if log.TotalCount != 1 || log.Items[0].Events != "feature_flag.toggled" {
 		t.Fatalf("deliveries %+v", log)
 	}
@@ -74,7 +74,7 @@ func TestWebhookRoutes(t *testing.T) {
 
 	// A change in the scope queues a delivery in its own transaction, for
 	// active webhooks only.
-	u = decode[flagstore.Webhook](t, s.do("PUT", "/api/v1/webhooks/"+w.ID.String(), s.owner, map[string]any{
+	u = decode[webhooks.Webhook](t, s.do("PUT", "/api/v1/webhooks/"+w.ID.String(), s.owner, map[string]any{
 		"name": "Deploys 2", "scopes": []string{scope}, "url": w.URL, "events": w.Events, "isActive": true}).ok(t))
 	flags := "/api/v1/envs/" + env.ID.String() + "/feature-flags"
 	s.do("POST", flags, dev, map[string]any{"name": "Pay", "key": "pay"}).ok(t)
@@ -108,9 +108,9 @@ func TestWebhookRoutesNeedTheirEnvironments(t *testing.T) {
 			"scopes": []string{p.ID.String() + "/" + env.ID.String()}, "events": []string{"feature_flag.toggled"}}
 	}
 	s.do("POST", "/api/v1/webhooks", member, hook(prod)).fails(t, http.StatusForbidden, "Forbidden")
-	mine := decode[flagstore.Webhook](t, s.do("POST", "/api/v1/webhooks", member, hook(dev)).ok(t))
+	mine := decode[webhooks.Webhook](t, s.do("POST", "/api/v1/webhooks", member, hook(dev)).ok(t))
 	s.do("GET", "/api/v1/webhooks/"+mine.ID.String()+"/deliveries", member, nil).ok(t)
-	owners := decode[flagstore.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, hook(prod)).ok(t))
+	owners := decode[webhooks.Webhook](t, s.do("POST", "/api/v1/webhooks", s.owner, hook(prod)).ok(t))
 	s.do("GET", "/api/v1/webhooks/"+owners.ID.String()+"/deliveries", member, nil).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/webhooks/"+owners.ID.String(), member, hook(prod)).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("GET", "/api/v1/webhooks/"+owners.ID.String()+"/deliveries", s.owner, nil).ok(t)

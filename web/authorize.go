@@ -33,7 +33,7 @@ func before(check func(c echo.Context) error) echo.MiddlewareFunc {
 func (p *pages) managesIAM(c echo.Context) error { return p.store.IAM().AuthorizeIAM(actor(c)) }
 
 func (p *pages) managesWebhooks(c echo.Context) error {
-	return p.store.Flags().AuthorizeWebhooks(c.Request().Context(), actor(c))
+	return p.store.Webhooks().AuthorizeWebhooks(c.Request().Context(), actor(c))
 }
 
 func (p *pages) createsAccessTokens(c echo.Context) error {

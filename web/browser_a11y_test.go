@@ -22,6 +22,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // axeScript is axe-core, the accessibility engine (testdata/axe/VERSION).
@@ -77,8 +78,8 @@ func TestBrowserAccessibility(t *testing.T) {
 	token, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "CI", Type: core.TokenService,
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
-	hook, err := a.st.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
-		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{flagstore.EventFlagToggled}, IsActive: true})
+	hook, err := a.st.Webhooks().CreateWebhook(ctx, owner, webhooks.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
+		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{webhooks.EventFlagToggled}, IsActive: true})
 	must(t, err)
 
 	buffer := runner.NewEndUsers(a.st, slog.New(slog.DiscardHandler))

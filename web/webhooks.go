@@ -12,7 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -24,7 +24,7 @@ const (
 
 // webhooks lists the organization's webhooks.
 func (p *pages) webhooks(c echo.Context) error {
-	hooks, err := p.store.Flags().ListWebhooks(c.Request().Context(), actor(c), flagstore.WebhookFilter{Page: core.Page{Size: core.MaxPageSize}})
+	hooks, err := p.store.Webhooks().ListWebhooks(c.Request().Context(), actor(c), webhooks.WebhookFilter{Page: core.Page{Size: core.MaxPageSize}})
 	if err != nil {
 		return err
 	}
@@ -67,10 +67,10 @@ func (p *pages) newWebhook(c echo.Context) error {
 
 // webhookPage renders the new webhook's form (w nil) or a webhook's page
 // with its delivery log; scopes and events are what the form checks.
-func (p *pages) webhookPage(c echo.Context, status int, w *flagstore.Webhook, f views.Form, scopes, events []string) error {
+func (p *pages) webhookPage(c echo.Context, status int, w *webhooks.Webhook, f views.Form, scopes, events []string) error {
 	ctx := c.Request().Context()
 	a := actor(c)
-	choices, err := p.store.Flags().WebhookScopes(ctx, a)
+	choices, err := p.store.Webhooks().WebhookScopes(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (p *pages) webhookPage(c echo.Context, status int, w *flagstore.Webhook, f 
 	if events == nil && w != nil {
 		events = w.Events
 	}
-	for _, e := range flagstore.WebhookEvents {
+	for _, e := range webhooks.WebhookEvents {
 		kind, what, _ := strings.Cut(e, ".")
 		ch := views.Check{Value: e, Label: upperFirst(strings.ReplaceAll(what, "_", " ")), Checked: slices.Contains(events, e)}
 		switch kind {
@@ -125,8 +125,8 @@ func (p *pages) deliveryLog(c echo.Context, id uuid.UUID) (views.WebhookLog, err
 	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 0 {
 		number = n
 	}
-	log, err := p.store.Flags().ListWebhookDeliveries(c.Request().Context(), actor(c), id,
-		flagstore.WebhookDeliveryFilter{Page: core.Page{Index: number - 1, Size: deliveryLogPageSize}})
+	log, err := p.store.Webhooks().ListWebhookDeliveries(c.Request().Context(), actor(c), id,
+		webhooks.WebhookDeliveryFilter{Page: core.Page{Index: number - 1, Size: deliveryLogPageSize}})
 	if errors.Is(err, core.ErrForbidden) {
 		return views.WebhookLog{Withheld: "Its deliveries carry changes in environments you may not read, so they are not shown."}, nil
 	}
@@ -161,12 +161,12 @@ func (p *pages) deliveryLog(c echo.Context, id uuid.UUID) (views.WebhookLog, err
 }
 
 // postedWebhook reads the webhook form; the values keep what was typed.
-func postedWebhook(c echo.Context) (flagstore.WebhookInput, map[string]string, []string, []string, error) {
+func postedWebhook(c echo.Context) (webhooks.WebhookInput, map[string]string, []string, []string, error) {
 	form, err := c.FormParams()
 	if err != nil {
-		return flagstore.WebhookInput{}, nil, nil, nil, err
+		return webhooks.WebhookInput{}, nil, nil, nil, err
 	}
-	in := flagstore.WebhookInput{Name: form.Get("name"), URL: form.Get("url"), Scopes: form["scopes"], Events: form["events"],
+	in := webhooks.WebhookInput{Name: form.Get("name"), URL: form.Get("url"), Scopes: form["scopes"], Events: form["events"],
 		IsActive: form.Get("isActive") == "true", PayloadTemplateType: form.Get("payloadTemplateType")}
 	values := map[string]string{"name": in.Name, "url": in.URL, "headers": form.Get("headers"), "isActive": form.Get("isActive"),
 		"payloadTemplateType": in.PayloadTemplateType}
@@ -176,7 +176,7 @@ func postedWebhook(c echo.Context) (flagstore.WebhookInput, map[string]string, [
 	} else if form.Get("removeSecret") == "true" {
 		in.Secret = new(string)
 	}
-	in.Headers = []flagstore.WebhookHeader{}
+	in.Headers = []webhooks.WebhookHeader{}
 	for _, line := range strings.Split(form.Get("headers"), "\n") {
 		if line = strings.TrimSpace(line); line == "" {
 			continue
@@ -185,7 +185,7 @@ func postedWebhook(c echo.Context) (flagstore.WebhookInput, map[string]string, [
 		if !ok {
 			name, value = line, "\n" // not "Name: value": the store names the field
 		}
-		in.Headers = append(in.Headers, flagstore.WebhookHeader{Key: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
+		in.Headers = append(in.Headers, webhooks.WebhookHeader{Key: strings.TrimSpace(name), Value: strings.TrimSpace(value)})
 	}
 	scopes, events := form["scopes"], form["events"]
 	if scopes == nil {
@@ -203,7 +203,7 @@ func (p *pages) createWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w, err := p.store.Flags().CreateWebhook(c.Request().Context(), actor(c), in)
+	w, err := p.store.Webhooks().CreateWebhook(c.Request().Context(), actor(c), in)
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Webhook “%s” created.", w.Name))
 		return redirect(c, "/webhooks/"+w.ID.String())
@@ -227,7 +227,7 @@ func (p *pages) webhook(c echo.Context) error {
 	return p.webhookPage(c, http.StatusOK, &w, f, nil, nil)
 }
 
-func headerLines(hs []flagstore.WebhookHeader) string {
+func headerLines(hs []webhooks.WebhookHeader) string {
 	var b strings.Builder
 	for _, h := range hs {
 		b.WriteString(h.Key + ": " + h.Value + "\n")
@@ -245,7 +245,7 @@ func (p *pages) updateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	w, err := p.store.Flags().UpdateWebhook(c.Request().Context(), actor(c), id, in)
+	w, err := p.store.Webhooks().UpdateWebhook(c.Request().Context(), actor(c), id, in)
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Webhook “%s” saved.", w.Name))
 		return redirect(c, "/webhooks/"+w.ID.String())
@@ -255,7 +255,7 @@ func (p *pages) updateWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	before, gerr := p.store.Flags().GetWebhook(c.Request().Context(), actor(c), id)
+	before, gerr := p.store.Webhooks().GetWebhook(c.Request().Context(), actor(c), id)
 	if gerr != nil {
 		return gerr
 	}
@@ -309,7 +309,7 @@ func (p *pages) deleteWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.store.Flags().DeleteWebhook(c.Request().Context(), actor(c), w.ID); err != nil {
+	if err := p.store.Webhooks().DeleteWebhook(c.Request().Context(), actor(c), w.ID); err != nil {
 		return err
 	}
 	p.keepFlash(c, fmt.Sprintf("Webhook “%s” deleted.", w.Name))
@@ -317,10 +317,10 @@ func (p *pages) deleteWebhook(c echo.Context) error {
 }
 
 // pathWebhook reads the webhook the path's id names, as the caller may see it.
-func (p *pages) pathWebhook(c echo.Context) (flagstore.Webhook, error) {
+func (p *pages) pathWebhook(c echo.Context) (webhooks.Webhook, error) {
 	id, err := httpx.PathID(c, "id")
 	if err != nil {
-		return flagstore.Webhook{}, err
+		return webhooks.Webhook{}, err
 	}
-	return p.store.Flags().GetWebhook(c.Request().Context(), actor(c), id)
+	return p.store.Webhooks().GetWebhook(c.Request().Context(), actor(c), id)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 	"github.com/bunting-flags/bunting/web/webhook"
 )
 
@@ -163,7 +164,7 @@ func TestWebhookFormWithoutScript(t *testing.T) {
 	b.post("/webhooks", url.Values{"name": {"Chat"}, "url": {"https://hooks.example.com/x"}, "secret": {"s3cret-s3cret"},
 		"scopes": {p.ID.String() + "/" + p.Environments[0].ID.String()}, "events": {"feature_flag.created"},
 		"headers": {"X-Team: team-7f3"}, "isActive": {"true"}}).status(http.StatusOK)
-	hooks, err := a.st.Flags().ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}})
+	hooks, err := a.st.Webhooks().ListWebhooks(context.Background(), a.ownerActor(), webhooks.WebhookFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	// Its header's value and its secret are not shown again, not even here.
 	if hooks.TotalCount != 1 || hooks.Items[0].Headers[0].Value != "********" || !hooks.Items[0].IsActive {
@@ -192,11 +193,11 @@ func TestWebhookFormWithoutScript(t *testing.T) {
 	if got := b.last.text("delete-consequences"); !strings.Contains(got, "delivery log is deleted") {
 		t.Errorf("the confirmation says %q", got)
 	}
-	if n, _ := a.st.Flags().ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}}); n.TotalCount != 1 {
+	if n, _ := a.st.Webhooks().ListWebhooks(context.Background(), a.ownerActor(), webhooks.WebhookFilter{Page: core.Page{Size: 10}}); n.TotalCount != 1 {
 		t.Fatal("asking deleted the webhook")
 	}
 	b.post(page+"/delete", nil).status(http.StatusOK)
-	if n, _ := a.st.Flags().ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}}); n.TotalCount != 0 {
+	if n, _ := a.st.Webhooks().ListWebhooks(context.Background(), a.ownerActor(), webhooks.WebhookFilter{Page: core.Page{Size: 10}}); n.TotalCount != 0 {
 		t.Error("the webhook is still there after confirming")
 	}
 
@@ -218,8 +219,8 @@ func TestWebhookPageWithholdsTheLogOfUnreadableEnvironments(t *testing.T) {
 	p, err := a.st.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	prod, dev := p.Environments[0], p.Environments[1]
-	hook, err := a.st.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Prod changes", URL: "https://hooks.example.com/x",
-		Scopes: []string{p.ID.String() + "/" + prod.ID.String()}, Events: []string{flagstore.EventFlagCreated}, IsActive: true})
+	hook, err := a.st.Webhooks().CreateWebhook(ctx, owner, webhooks.WebhookInput{Name: "Prod changes", URL: "https://hooks.example.com/x",
+		Scopes: []string{p.ID.String() + "/" + prod.ID.String()}, Events: []string{webhooks.EventFlagCreated}, IsActive: true})
 	must(t, err)
 	policy, err := a.st.IAM().CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Dev hooks", Key: "dev-hooks"})
 	must(t, err)
@@ -255,9 +256,9 @@ func TestWebhookFormSlackFormat(t *testing.T) {
 	b.post("/webhooks", url.Values{"name": {"Team chat"}, "url": {"https://hooks.slack.example/T1"}, "payloadTemplateType": {"slack"},
 		"scopes": {p.ID.String() + "/" + p.Environments[0].ID.String()}, "events": {"change_request.created", "feature_flag.toggled"},
 		"isActive": {"true"}}).status(http.StatusOK)
-	hooks, err := a.st.Flags().ListWebhooks(context.Background(), a.ownerActor(), flagstore.WebhookFilter{Page: core.Page{Size: 10}})
+	hooks, err := a.st.Webhooks().ListWebhooks(context.Background(), a.ownerActor(), webhooks.WebhookFilter{Page: core.Page{Size: 10}})
 	must(t, err)
-	if hooks.TotalCount != 1 || hooks.Items[0].PayloadTemplateType != flagstore.PayloadSlack ||
+	if hooks.TotalCount != 1 || hooks.Items[0].PayloadTemplateType != webhooks.PayloadSlack ||
 		strings.Join(hooks.Items[0].Events, ",") != "change_request.created,feature_flag.toggled" {
 		t.Fatalf("saved %+v", hooks.Items)
 	}

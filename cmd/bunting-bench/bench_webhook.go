@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // scenarioHangingWebhook is flag-description with a webhook on every flag
@@ -48,8 +48,8 @@ func prepareHangingWebhook(ctx context.Context, w *benchWorld, clients []*benchC
 	})}
 	go h.srv.Serve(l)
 	w.webhook = h
-	body := jsonBody(flagstore.WebhookInput{Name: fmt.Sprintf("Hangs %d", w.runs), URL: "http://" + l.Addr().String() + "/hook",
-		Scopes: []string{w.projectID.String() + "/" + w.envID.String()}, Events: flagstore.WebhookEvents, IsActive: true})
+	body := jsonBody(webhooks.WebhookInput{Name: fmt.Sprintf("Hangs %d", w.runs), URL: "http://" + l.Addr().String() + "/hook",
+		Scopes: []string{w.projectID.String() + "/" + w.envID.String()}, Events: webhooks.WebhookEvents, IsActive: true})
 	var made struct {
 		Data struct {
 			ID string `json:"id"`

@@ -25,6 +25,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // Store is the domain layer over one PostgreSQL database: every seam over
@@ -34,17 +35,19 @@ type Store struct {
 	iam   *iam.IAM
 	flags *flagstore.Flags
 	sdk   *sdkdata.SDK
+	hooks *webhooks.Webhooks
 }
 
 // New returns a Store over pool using keys derived from the server secret.
 func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options) *Store {
 	c := core.New(pool, keys, log, opts)
 	f := flagstore.New(c)
+	w := webhooks.New(c, f)
 	// Every flag and segment change is audited in the core, and its
 	// webhook deliveries queued there, in the same transaction: the core
 	// is below the webhooks, so it is handed them.
-	c.SetWebhooks(flagstore.ChangeWebhookEvents, f.QueueWebhooks)
-	return &Store{core: c, iam: iam.New(c), flags: f, sdk: sdkdata.New(c, f)}
+	c.SetWebhooks(webhooks.ChangeWebhookEvents, w.QueueWebhooks)
+	return &Store{core: c, iam: iam.New(c), flags: f, sdk: sdkdata.New(c, f), hooks: w}
 }
 
 // Projects is the core's own operations a surface calls: projects,
@@ -101,6 +104,9 @@ func (s *Store) IAM() *iam.IAM { return s.iam }
 
 // Flags is flags, segments and their governance.
 func (s *Store) Flags() *flagstore.Flags { return s.flags }
+
+// Webhooks is webhooks and their deliveries.
+func (s *Store) Webhooks() *webhooks.Webhooks { return s.hooks }
 
 // SDK is the SDK data and end users.
 func (s *Store) SDK() *sdkdata.SDK { return s.sdk }

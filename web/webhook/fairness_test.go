@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // hangingReceivers are n webhook endpoints on loopback that take every
@@ -55,7 +56,7 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 	// created, so 24 deliveries are queued before B's.
 	urls, hanging, release := hangingReceivers(t, 8)
 	for _, u := range urls {
-		hookOn(t, s, a, prodA, u, "", flagstore.EventFlagCreated)
+		hookOn(t, s, a, prodA, u, "", webhooks.EventFlagCreated)
 	}
 	for i := range 3 {
 		key := fmt.Sprintf("a%d", i)
@@ -79,7 +80,7 @@ func TestWebhookDeliveriesAreFairAcrossOrganizations(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	hookOn(t, s, b, prodB, srv.URL, "", flagstore.EventFlagCreated)
+	hookOn(t, s, b, prodB, srv.URL, "", webhooks.EventFlagCreated)
 
 	// The hanging requests would time out after a minute; the worker has
 	// its default eight slots.

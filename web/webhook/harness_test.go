@@ -21,8 +21,8 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // dbStore is a store on a fresh database, with the pool under it, which
@@ -70,9 +70,9 @@ func prodAndDev(t *testing.T, s *dbStore, a *core.Actor) (core.Environment, core
 	return p.Environments[0], p.Environments[1]
 }
 
-func hookOn(t *testing.T, s *dbStore, a *core.Actor, env core.Environment, url, secret string, events ...string) flagstore.Webhook {
+func hookOn(t *testing.T, s *dbStore, a *core.Actor, env core.Environment, url, secret string, events ...string) webhooks.Webhook {
 	t.Helper()
-	w, err := s.Flags().CreateWebhook(context.Background(), a, flagstore.WebhookInput{Name: "hook " + uuid.NewString()[:8], URL: url,
+	w, err := s.Webhooks().CreateWebhook(context.Background(), a, webhooks.WebhookInput{Name: "hook " + uuid.NewString()[:8], URL: url,
 		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: events, Secret: &secret, IsActive: true})
 	must(t, err)
 	return w

@@ -24,7 +24,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 	"github.com/bunting-flags/bunting/web/outbound"
 )
 
@@ -56,32 +56,32 @@ type Sender struct {
 // NewSender returns a sender over st, whose client reaches private
 // networks only where st's webhook setting allows.
 func NewSender(st *store.Store) *Sender {
-	return &Sender{store: st, client: outbound.NewClient(outbound.Options{AllowPrivate: st.Flags().WebhookAllowPrivateNetworks()})}
+	return &Sender{store: st, client: outbound.NewClient(outbound.Options{AllowPrivate: st.Webhooks().WebhookAllowPrivateNetworks()})}
 }
 
 // Send makes a request now, as FeatBit's "send" does for the webhook
 // form's test (store.PrepareWebhookRequest says what may be sent), and
 // says how it went; an attempt for a stored webhook goes into its log.
-func (s *Sender) Send(ctx context.Context, a *core.Actor, in flagstore.WebhookRequest) (flagstore.WebhookDelivery, error) {
-	d, err := s.store.Flags().PrepareWebhookRequest(ctx, a, in)
+func (s *Sender) Send(ctx context.Context, a *core.Actor, in webhooks.WebhookRequest) (webhooks.WebhookDelivery, error) {
+	d, err := s.store.Webhooks().PrepareWebhookRequest(ctx, a, in)
 	if err != nil {
-		return flagstore.WebhookDelivery{}, err
+		return webhooks.WebhookDelivery{}, err
 	}
 	if d.Refused != "" {
-		return flagstore.WebhookDelivery{WebhookID: d.WebhookID, Error: &flagstore.DeliveryErrorInfo{Message: d.Refused},
+		return webhooks.WebhookDelivery{WebhookID: d.WebhookID, Error: &webhooks.DeliveryErrorInfo{Message: d.Refused},
 			Request: recordRequest(d.URL, http.Header{}, nil, d.Payload)}, nil
 	}
-	return s.store.Flags().LogWebhookAttempt(ctx, d, send(ctx, s.client, d))
+	return s.store.Webhooks().LogWebhookAttempt(ctx, d, send(ctx, s.client, d))
 }
 
 // SendTest sends a webhook its test delivery ("Send test" on its page),
 // signed and logged like any delivery, and says how it went.
-func (s *Sender) SendTest(ctx context.Context, a *core.Actor, id uuid.UUID) (flagstore.WebhookDelivery, error) {
-	d, err := s.store.Flags().PrepareWebhookTest(ctx, a, id)
+func (s *Sender) SendTest(ctx context.Context, a *core.Actor, id uuid.UUID) (webhooks.WebhookDelivery, error) {
+	d, err := s.store.Webhooks().PrepareWebhookTest(ctx, a, id)
 	if err != nil {
-		return flagstore.WebhookDelivery{}, err
+		return webhooks.WebhookDelivery{}, err
 	}
-	return s.store.Flags().LogWebhookAttempt(ctx, d, send(ctx, s.client, d))
+	return s.store.Webhooks().LogWebhookAttempt(ctx, d, send(ctx, s.client, d))
 }
 
 // send makes one signed request. A failure is part of the attempt, in
@@ -90,7 +90,7 @@ func (s *Sender) SendTest(ctx context.Context, a *core.Actor, id uuid.UUID) (fla
 // allows it) keeps its status but not its body: that is the inside of the
 // server's network, and whoever may manage webhooks must not read it
 // through them.
-func send(ctx context.Context, client *http.Client, d flagstore.WebhookSend) (at flagstore.WebhookAttempt) {
+func send(ctx context.Context, client *http.Client, d webhooks.WebhookSend) (at webhooks.WebhookAttempt) {
 	at.Started = time.Now()
 	defer func() { at.Ended = time.Now() }() // the named result: every return has its end
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Payload))
@@ -147,14 +147,14 @@ func send(ctx context.Context, client *http.Client, d flagstore.WebhookSend) (at
 
 // recordRequest is the request as the log shows it, the webhook's own
 // header values masked: they are not shown again once saved.
-func recordRequest(target string, h http.Header, own []flagstore.WebhookHeader, payload []byte) json.RawMessage {
+func recordRequest(target string, h http.Header, own []webhooks.WebhookHeader, payload []byte) json.RawMessage {
 	headers := map[string]string{}
 	for k, v := range h {
 		headers[k] = strings.Join(v, "; ")
 	}
 	for _, o := range own {
 		if _, ok := headers[http.CanonicalHeaderKey(o.Key)]; ok {
-			headers[http.CanonicalHeaderKey(o.Key)] = flagstore.MaskSecret(o.Value)
+			headers[http.CanonicalHeaderKey(o.Key)] = webhooks.MaskSecret(o.Value)
 		}
 	}
 	raw, _ := json.Marshal(map[string]any{"url": target, "headers": headers, "payload": string(payload)})

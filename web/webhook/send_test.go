@@ -11,7 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // The stored secret signs only requests to the stored URL: "send" to
@@ -23,11 +23,11 @@ func TestWebhookSendSignsOnlyTheStoredURL(t *testing.T) {
 	ctx := context.Background()
 	own, other := newReceiver(t), newReceiver(t)
 	secret := "the-stored-secret"
-	w, err := s.Flags().CreateWebhook(ctx, a, flagstore.WebhookInput{Name: "Chat", URL: own.URL, Scopes: scopeOf(prod), Events: []string{flagstore.EventFlagCreated},
-		Headers: []flagstore.WebhookHeader{{Key: "X-Token", Value: "stored-token"}}, Secret: &secret, IsActive: true})
+	w, err := s.Webhooks().CreateWebhook(ctx, a, webhooks.WebhookInput{Name: "Chat", URL: own.URL, Scopes: scopeOf(prod), Events: []string{webhooks.EventFlagCreated},
+		Headers: []webhooks.WebhookHeader{{Key: "X-Token", Value: "stored-token"}}, Secret: &secret, IsActive: true})
 	must(t, err)
-	send := func(url, secret string, headers ...flagstore.WebhookHeader) error {
-		_, err := NewSender(s.Store).Send(ctx, a, flagstore.WebhookRequest{ID: w.ID, DeliveryID: "d", URL: url, Secret: secret, Headers: headers,
+	send := func(url, secret string, headers ...webhooks.WebhookHeader) error {
+		_, err := NewSender(s.Store).Send(ctx, a, webhooks.WebhookRequest{ID: w.ID, DeliveryID: "d", URL: url, Secret: secret, Headers: headers,
 			Events: "test", Payload: `{"forged":true}`})
 		return err
 	}
@@ -62,16 +62,16 @@ func TestWebhookSecretsAreNeverShownAgain(t *testing.T) {
 	ctx := context.Background()
 	r := newReceiver(t)
 	secret := "Qz#a-long-random-secret#Xw"
-	w, err := s.Flags().CreateWebhook(ctx, a, flagstore.WebhookInput{Name: "Chat", URL: r.URL, Scopes: scopeOf(prod), Events: []string{flagstore.EventFlagCreated},
-		Headers: []flagstore.WebhookHeader{{Key: "Authorization", Value: "Bearer tok-123456789"}}, Secret: &secret, IsActive: true})
+	w, err := s.Webhooks().CreateWebhook(ctx, a, webhooks.WebhookInput{Name: "Chat", URL: r.URL, Scopes: scopeOf(prod), Events: []string{webhooks.EventFlagCreated},
+		Headers: []webhooks.WebhookHeader{{Key: "Authorization", Value: "Bearer tok-123456789"}}, Secret: &secret, IsActive: true})
 	must(t, err)
 	_, err = NewSender(s.Store).SendTest(ctx, a, w.ID)
 	must(t, err)
-	got, err := s.Flags().GetWebhook(ctx, a, w.ID)
+	got, err := s.Webhooks().GetWebhook(ctx, a, w.ID)
 	must(t, err)
-	list, err := s.Flags().ListWebhooks(ctx, a, flagstore.WebhookFilter{Page: core.Page{Size: 10}})
+	list, err := s.Webhooks().ListWebhooks(ctx, a, webhooks.WebhookFilter{Page: core.Page{Size: 10}})
 	must(t, err)
-	log, err := s.Flags().ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
+	log, err := s.Webhooks().ListWebhookDeliveries(ctx, a, w.ID, webhooks.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	var audit []string
 	rows, err := s.pool.Query(ctx, `SELECT coalesce(previous::text, '') || coalesce(current::text, '') FROM audit_logs WHERE ref_type = 'Webhook'`)
@@ -100,20 +100,20 @@ func TestWebhookSecretsAreNeverShownAgain(t *testing.T) {
 	}
 
 	// Sent back masked, as FeatBit's UI does on update, they are kept.
-	_, err = s.Flags().UpdateWebhook(ctx, a, w.ID, flagstore.WebhookInput{Name: "Renamed", URL: w.URL, Scopes: w.Scopes, Events: w.Events,
+	_, err = s.Webhooks().UpdateWebhook(ctx, a, w.ID, webhooks.WebhookInput{Name: "Renamed", URL: w.URL, Scopes: w.Scopes, Events: w.Events,
 		Headers: got.Headers, Secret: &got.Secret, IsActive: true})
 	must(t, err)
-	stored, err := s.Flags().PrepareWebhookTest(ctx, a, w.ID)
+	stored, err := s.Webhooks().PrepareWebhookTest(ctx, a, w.ID)
 	must(t, err)
 	if stored.Secret != secret || stored.Headers[0].Value != "Bearer tok-123456789" {
 		t.Errorf("after an update with the mask: secret %q, headers %+v", stored.Secret, stored.Headers)
 	}
 	// The mask is no value of its own.
 	mask := got.Secret
-	_, err = s.Flags().CreateWebhook(ctx, a, flagstore.WebhookInput{Name: "Other", URL: w.URL, Scopes: w.Scopes, Events: w.Events, Secret: &mask})
+	_, err = s.Webhooks().CreateWebhook(ctx, a, webhooks.WebhookInput{Name: "Other", URL: w.URL, Scopes: w.Scopes, Events: w.Events, Secret: &mask})
 	wantInvalid(t, "a new webhook with the mask as its secret", err, "secret_is_invalid")
-	_, err = s.Flags().UpdateWebhook(ctx, a, w.ID, flagstore.WebhookInput{Name: "Renamed", URL: w.URL, Scopes: w.Scopes, Events: w.Events,
-		Headers: []flagstore.WebhookHeader{{Key: "X-Other", Value: mask}}})
+	_, err = s.Webhooks().UpdateWebhook(ctx, a, w.ID, webhooks.WebhookInput{Name: "Renamed", URL: w.URL, Scopes: w.Scopes, Events: w.Events,
+		Headers: []webhooks.WebhookHeader{{Key: "X-Other", Value: mask}}})
 	wantInvalid(t, "a masked header that is not stored", err, "headers_is_invalid")
 }
 
@@ -127,8 +127,8 @@ func TestWebhookPrivateNetworksHaveTheirOwnSetting(t *testing.T) {
 	ctx := context.Background()
 	r := newReceiver(t)
 	port := r.URL[strings.LastIndex(r.URL, ":")+1:]
-	byName := hookOn(t, s, a, prod, "http://localhost:"+port+"/internal", "", flagstore.EventFlagCreated)
-	byAddress := hookOn(t, s, a, prod, r.URL+"/internal", "", flagstore.EventFlagCreated)
+	byName := hookOn(t, s, a, prod, "http://localhost:"+port+"/internal", "", webhooks.EventFlagCreated)
+	byAddress := hookOn(t, s, a, prod, r.URL+"/internal", "", webhooks.EventFlagCreated)
 
 	ssoOnly := store.New(pool, s.Projects().Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, AllowPrivateNetworks: true})
 	d, err := NewSender(ssoOnly).SendTest(ctx, a, byName.ID)
@@ -141,9 +141,9 @@ func TestWebhookPrivateNetworksHaveTheirOwnSetting(t *testing.T) {
 		t.Fatalf("the internal receiver was reached %d times with only single sign-on's setting on", len(r.received()))
 	}
 
-	webhooks := store.New(pool, s.Projects().Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
-	for _, w := range []flagstore.Webhook{byName, byAddress} {
-		d, err := NewSender(webhooks).SendTest(ctx, a, w.ID)
+	permissive := store.New(pool, s.Projects().Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
+	for _, w := range []webhooks.Webhook{byName, byAddress} {
+		d, err := NewSender(permissive).SendTest(ctx, a, w.ID)
 		must(t, err)
 		if d.Response == nil || d.Response.StatusCode != 200 || d.Response.Body != "" {
 			t.Errorf("%s with the webhook setting on: %+v, want 200 without the answer's body", w.URL, d.Response)
@@ -152,7 +152,7 @@ func TestWebhookPrivateNetworksHaveTheirOwnSetting(t *testing.T) {
 	if len(r.received()) != 2 {
 		t.Fatalf("the internal receiver got %d requests, want 2", len(r.received()))
 	}
-	log, err := webhooks.Flags().ListWebhookDeliveries(ctx, a, byName.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
+	log, err := permissive.Webhooks().ListWebhookDeliveries(ctx, a, byName.ID, webhooks.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	for _, d := range log.Items {
 		if d.Response != nil && strings.Contains(d.Response.Body, "answered") {

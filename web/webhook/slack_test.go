@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // TestSlackWebhookSaysChangesInWords: a webhook in the Slack format gets
@@ -60,15 +61,15 @@ func TestSlackWebhookSaysChangesInWords(t *testing.T) {
 	must(t, err)
 
 	slack, featbit := newReceiver(t), newReceiver(t)
-	sl, err := st.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Slack", URL: slack.URL, PayloadTemplateType: flagstore.PayloadSlack,
+	sl, err := st.Webhooks().CreateWebhook(ctx, owner, webhooks.WebhookInput{Name: "Slack", URL: slack.URL, PayloadTemplateType: webhooks.PayloadSlack,
 		Scopes: []string{prod.ProjectID.String() + "/" + prod.ID.String()}, IsActive: true,
 		Events: []string{flagstore.EventChangeRequestCreated, flagstore.EventChangeRequestApproved, flagstore.EventChangeRequestApplied,
-			flagstore.EventFlagToggled, flagstore.EventFlagBasicInfoUpdated}})
+			webhooks.EventFlagToggled, webhooks.EventFlagBasicInfoUpdated}})
 	must(t, err)
-	if sl.PayloadTemplateType != flagstore.PayloadSlack {
+	if sl.PayloadTemplateType != webhooks.PayloadSlack {
 		t.Fatalf("the webhook's format: got %q, want slack", sl.PayloadTemplateType)
 	}
-	hookOn(t, s, owner, prod, featbit.URL, "", flagstore.EventFlagBasicInfoUpdated)
+	hookOn(t, s, owner, prod, featbit.URL, "", webhooks.EventFlagBasicInfoUpdated)
 	runWorker(t, st, fast)
 
 	on := true
@@ -88,9 +89,9 @@ func TestSlackWebhookSaysChangesInWords(t *testing.T) {
 	want := []struct{ event, text string }{
 		{flagstore.EventChangeRequestCreated, "Ana asked to turn on New checkout in Web / Production — review: " + review + "\nReason: Launch day"},
 		{flagstore.EventChangeRequestApproved, "Ben approved the change to New checkout in Web / Production: " + review},
-		{flagstore.EventFlagToggled, "Ana changed New checkout in Web / Production: Turned the flag on — https://flags.example.com/flags/new-checkout"},
+		{webhooks.EventFlagToggled, "Ana changed New checkout in Web / Production: Turned the flag on — https://flags.example.com/flags/new-checkout"},
 		{flagstore.EventChangeRequestApplied, "Ana applied the change to New checkout in Web / Production: " + review},
-		{flagstore.EventFlagBasicInfoUpdated, "Ana changed New checkout in Web / Production: "},
+		{webhooks.EventFlagBasicInfoUpdated, "Ana changed New checkout in Web / Production: "},
 	}
 	// Deliveries queued by one transaction may come in any order: each
 	// event is looked for by its header.
@@ -129,7 +130,7 @@ func TestSlackWebhookSaysChangesInWords(t *testing.T) {
 		Changes []string `json:"changes"`
 	}
 	must(t, json.Unmarshal(fb[0].body, &payload))
-	if payload.Events != flagstore.EventFlagBasicInfoUpdated || payload.Text != nil || payload.Data.Kind != "feature flag" ||
+	if payload.Events != webhooks.EventFlagBasicInfoUpdated || payload.Text != nil || payload.Data.Kind != "feature flag" ||
 		payload.Data.Object["key"] != "new-checkout" || payload.Data.Object["description"] != "The one-page checkout" {
 		t.Fatalf("the FeatBit-format payload: %s", fb[0].body)
 	}

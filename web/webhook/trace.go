@@ -11,14 +11,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/bunting-flags/bunting/sql/feed"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // deliverSpan starts the span of one attempt of a queued delivery: a child
 // of the request whose change queued it, however much later it is sent (and
 // linked to it, for backends that show links rather than late children); a
 // trace of its own for a change no traced request made.
-func deliverSpan(ctx context.Context, tracer trace.Tracer, d flagstore.WebhookSend) (context.Context, trace.Span) {
+func deliverSpan(ctx context.Context, tracer trace.Tracer, d webhooks.WebhookSend) (context.Context, trace.Span) {
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("bunting.webhook.id", d.WebhookID.String()),
 		attribute.String("bunting.webhook.delivery", d.DeliveryID.String()),
@@ -36,7 +36,7 @@ func deliverSpan(ctx context.Context, tracer trace.Tracer, d flagstore.WebhookSe
 }
 
 // recordAttempt notes on span how the attempt went.
-func recordAttempt(span trace.Span, at flagstore.WebhookAttempt) {
+func recordAttempt(span trace.Span, at webhooks.WebhookAttempt) {
 	if !span.IsRecording() {
 		return
 	}

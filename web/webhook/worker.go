@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/bunting-flags/bunting/sql/store"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 	"github.com/bunting-flags/bunting/web/metrics"
 	"github.com/bunting-flags/bunting/web/outbound"
 )
@@ -99,7 +99,7 @@ func Run(ctx context.Context, st *store.Store, log *slog.Logger, o Options) {
 		o.PerOrganization = max(1, o.Concurrency/4)
 	}
 	w := &worker{store: st, log: log, opts: o,
-		client: outbound.NewClient(outbound.Options{AllowPrivate: st.Flags().WebhookAllowPrivateNetworks(), Timeout: o.Timeout})}
+		client: outbound.NewClient(outbound.Options{AllowPrivate: st.Webhooks().WebhookAllowPrivateNetworks(), Timeout: o.Timeout})}
 	if o.Tracer != nil {
 		w.tracer = o.Tracer.Tracer("github.com/bunting-flags/bunting/web/webhook")
 	}
@@ -118,14 +118,14 @@ func Run(ctx context.Context, st *store.Store, log *slog.Logger, o Options) {
 	for {
 		// The log keeps store.WebhookLogDays of attempts; any instance may prune.
 		if time.Since(pruned) > time.Hour {
-			if err := st.Flags().PruneWebhookLog(ctx); err != nil && ctx.Err() == nil {
+			if err := st.Webhooks().PruneWebhookLog(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("webhooks: pruning the delivery log failed", "err", err)
 			}
 			pruned = time.Now()
 		}
 		total, busy := flight.busy()
 		if free := o.Concurrency - total; free > 0 {
-			sends, err := st.Flags().ClaimWebhookDeliveries(ctx, flagstore.WebhookClaim{Max: free, PerOrganization: o.PerOrganization,
+			sends, err := st.Webhooks().ClaimWebhookDeliveries(ctx, webhooks.WebhookClaim{Max: free, PerOrganization: o.PerOrganization,
 				Busy: busy, LeaseUntil: time.Now().Add(lease)})
 			if err != nil && ctx.Err() == nil {
 				log.Warn("webhooks: claiming deliveries failed", "err", err)
@@ -156,7 +156,7 @@ func Run(ctx context.Context, st *store.Store, log *slog.Logger, o Options) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-		case <-st.Flags().WebhooksQueued():
+		case <-st.Webhooks().WebhooksQueued():
 		case <-freed:
 		}
 	}
@@ -174,7 +174,7 @@ type worker struct {
 // deliver makes one attempt of a claimed delivery and records it; the
 // delivery leaves the outbox when it succeeded or has no attempt left, and
 // otherwise comes due again after the next wait of the schedule.
-func (w *worker) deliver(ctx context.Context, d flagstore.WebhookSend) {
+func (w *worker) deliver(ctx context.Context, d webhooks.WebhookSend) {
 	span := trace.SpanFromContext(ctx) // not recording, unless traced below
 	if w.tracer != nil {
 		ctx, span = deliverSpan(ctx, w.tracer, d)
@@ -190,14 +190,14 @@ func (w *worker) deliver(ctx context.Context, d flagstore.WebhookSend) {
 		w.opts.Metrics.WebhookDelivered("failure")
 	}
 	recordAttempt(span, at)
-	if _, err := w.store.Flags().LogWebhookAttempt(ctx, d, at); err != nil {
+	if _, err := w.store.Webhooks().LogWebhookAttempt(ctx, d, at); err != nil {
 		w.log.Warn("webhooks: recording a delivery failed", "webhook", d.WebhookID, "err", err)
 	}
 	var retryAt time.Time
 	if !at.Succeeded && d.Attempt <= len(w.opts.Retries) {
 		retryAt = time.Now().Add(w.opts.Retries[d.Attempt-1])
 	}
-	if err := w.store.Flags().FinishWebhookDelivery(ctx, d, retryAt); err != nil {
+	if err := w.store.Webhooks().FinishWebhookDelivery(ctx, d, retryAt); err != nil {
 		w.log.Warn("webhooks: updating the outbox failed", "webhook", d.WebhookID, "err", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // Each change reaches the receiver once, signed with the webhook's secret
@@ -31,8 +32,8 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	ctx := context.Background()
 	r := newReceiver(t)
 	const secret = "a-webhook-secret"
-	w := hookOn(t, s, a, prod, r.URL, secret, flagstore.EventFlagCreated, flagstore.EventFlagToggled, flagstore.EventFlagArchived,
-		flagstore.EventFlagRestored, flagstore.EventFlagDeleted, flagstore.EventSegmentCreated, flagstore.EventSegmentArchived)
+	w := hookOn(t, s, a, prod, r.URL, secret, webhooks.EventFlagCreated, webhooks.EventFlagToggled, webhooks.EventFlagArchived,
+		webhooks.EventFlagRestored, webhooks.EventFlagDeleted, webhooks.EventSegmentCreated, webhooks.EventSegmentArchived)
 	if w.Secret == secret || !strings.Contains(w.Secret, "****") {
 		t.Fatalf("secret shown as %q, want it masked", w.Secret)
 	}
@@ -51,8 +52,8 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	must(t, s.Flags().DeleteFlag(ctx, a, prod.ID, "pay", flagstore.Change{}))
 	_, err = s.Flags().CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: "environment-specific"})
 	must(t, err)
-	want := []string{flagstore.EventFlagCreated, flagstore.EventFlagToggled, flagstore.EventFlagArchived, flagstore.EventFlagRestored, flagstore.EventFlagArchived,
-		flagstore.EventFlagDeleted, flagstore.EventSegmentCreated}
+	want := []string{webhooks.EventFlagCreated, webhooks.EventFlagToggled, webhooks.EventFlagArchived, webhooks.EventFlagRestored, webhooks.EventFlagArchived,
+		webhooks.EventFlagDeleted, webhooks.EventSegmentCreated}
 	drained(t, s.pool)
 	got := r.received()
 	var events []string
@@ -87,7 +88,7 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	if !slices.Equal(events, want) {
 		t.Fatalf("events %v, want each of %v once", events, want)
 	}
-	log, err := s.Flags().ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 100}})
+	log, err := s.Webhooks().ListWebhookDeliveries(ctx, a, w.ID, webhooks.WebhookDeliveryFilter{Page: core.Page{Size: 100}})
 	must(t, err)
 	// The receiver is on loopback: its answer's body is not kept.
 	if log.TotalCount != int64(len(want)) || !log.Items[0].Success || log.Items[0].Response.StatusCode != 200 ||
@@ -103,7 +104,7 @@ func TestWebhookFollowsScopesAndEvents(t *testing.T) {
 	prod, dev := prodAndDev(t, s, a)
 	ctx := context.Background()
 	r := newReceiver(t)
-	hookOn(t, s, a, prod, r.URL, "", flagstore.EventFlagToggled)
+	hookOn(t, s, a, prod, r.URL, "", webhooks.EventFlagToggled)
 	runWorker(t, s.Store, fast)
 	_, err := s.Flags().CreateFlag(ctx, a, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
@@ -114,7 +115,7 @@ func TestWebhookFollowsScopesAndEvents(t *testing.T) {
 	_, err = s.Flags().ToggleFlag(ctx, a, prod.ID, "pay", true, flagstore.Change{})
 	must(t, err)
 	drained(t, s.pool)
-	if got := r.received(); len(got) != 1 || got[0].event != flagstore.EventFlagToggled || got[0].signature != "" {
+	if got := r.received(); len(got) != 1 || got[0].event != webhooks.EventFlagToggled || got[0].signature != "" {
 		t.Fatalf("got %+v, want one unsigned toggle", got)
 	}
 }
@@ -126,7 +127,7 @@ func TestWebhookRetriesAfterFailure(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	r := newReceiver(t, 500, 500)
-	w := hookOn(t, s, a, prod, r.URL, "s3cret-value", flagstore.EventFlagCreated)
+	w := hookOn(t, s, a, prod, r.URL, "s3cret-value", webhooks.EventFlagCreated)
 	runWorker(t, s.Store, Options{Poll: 20 * time.Millisecond, Retries: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}})
 	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
@@ -135,13 +136,13 @@ func TestWebhookRetriesAfterFailure(t *testing.T) {
 	if len(got) != 3 || got[0].delivery != got[2].delivery || got[2].status != 200 {
 		t.Fatalf("got %+v, want 500, 500, then 200 of one delivery", got)
 	}
-	log, err := s.Flags().ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
+	log, err := s.Webhooks().ListWebhookDeliveries(ctx, a, w.ID, webhooks.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if log.TotalCount != 3 || !log.Items[0].Success || log.Items[0].Attempt != 3 || log.Items[2].Success ||
 		log.Items[2].Response.StatusCode != 500 {
 		t.Fatalf("log %+v", log.Items)
 	}
-	hook, err := s.Flags().GetWebhook(ctx, a, w.ID)
+	hook, err := s.Webhooks().GetWebhook(ctx, a, w.ID)
 	must(t, err)
 	if hook.LastDelivery == nil || !hook.LastDelivery.Success || *hook.LastDelivery.Response != 200 {
 		t.Fatalf("last delivery %+v", hook.LastDelivery)
@@ -159,7 +160,7 @@ func TestWebhookGivesUpAfterItsAttempts(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	r := newReceiver(t, 503, 503, 503, 503, 503)
-	w := hookOn(t, s, a, prod, r.URL, "", flagstore.EventFlagCreated)
+	w := hookOn(t, s, a, prod, r.URL, "", webhooks.EventFlagCreated)
 	// An attempt older than the log keeps is forgotten when the worker starts.
 	_, err := s.pool.Exec(ctx, `INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, latency_ms,
 		request, started_at, ended_at) VALUES ($1, gen_random_uuid(), 'test', 1, true, 1, '{}', now() - interval '31 days', now() - interval '31 days')`, w.ID)
@@ -171,7 +172,7 @@ func TestWebhookGivesUpAfterItsAttempts(t *testing.T) {
 	if n := len(r.received()); n != 3 {
 		t.Fatalf("%d attempts, want 3", n)
 	}
-	log, err := s.Flags().ListWebhookDeliveries(ctx, a, w.ID, flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
+	log, err := s.Webhooks().ListWebhookDeliveries(ctx, a, w.ID, webhooks.WebhookDeliveryFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if log.TotalCount != 3 {
 		t.Fatalf("%d attempts in the log, want the 3 of the flag's creation", log.TotalCount)
@@ -185,8 +186,8 @@ func TestWebhookTwoWorkersSendOnce(t *testing.T) {
 	ctx := context.Background()
 	other := store.New(s.pool, s.Projects().Keys(), slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, WebhookAllowPrivateNetworks: true})
 	r := newReceiver(t)
-	hookOn(t, s, a, prod, r.URL, "k", flagstore.EventFlagCreated, flagstore.EventFlagToggled)
-	hookOn(t, s, a, prod, r.URL, "k", flagstore.EventFlagCreated)
+	hookOn(t, s, a, prod, r.URL, "k", webhooks.EventFlagCreated, webhooks.EventFlagToggled)
+	hookOn(t, s, a, prod, r.URL, "k", webhooks.EventFlagCreated)
 	opts := Options{Poll: 5 * time.Millisecond, Retries: []time.Duration{time.Second}}
 	runWorker(t, s.Store, opts)
 	runWorker(t, other, opts)
@@ -240,7 +241,7 @@ func TestWebhookHangingReceiverDoesNotSlowChanges(t *testing.T) {
 	}
 	toggles(5) // warm up
 	without := toggles(30)
-	hookOn(t, s, a, prod, slow.URL, "k", flagstore.EventFlagToggled)
+	hookOn(t, s, a, prod, slow.URL, "k", webhooks.EventFlagToggled)
 	runWorker(t, s.Store, Options{Poll: 10 * time.Millisecond, Timeout: 30 * time.Second, Concurrency: 4})
 	t.Cleanup(release) // before the worker stops, which waits for its requests
 	with := toggles(30)
@@ -262,7 +263,7 @@ func TestWebhookOutboundRules(t *testing.T) {
 	s, a, _ := testStore(t)
 	prod, _ := prodAndDev(t, s, a)
 	r := newReceiver(t)
-	w := hookOn(t, s, a, prod, r.URL, "", flagstore.EventFlagCreated)
+	w := hookOn(t, s, a, prod, r.URL, "", webhooks.EventFlagCreated)
 	d, err := NewSender(s.Store).SendTest(context.Background(), a, w.ID)
 	must(t, err)
 	if d.Success || d.Error == nil || !strings.Contains(d.Error.Message, "private network address 127.0.0.1 not allowed") || len(r.received()) != 0 {
@@ -276,10 +277,10 @@ func TestWebhookDeactivatedIsSentNothing(t *testing.T) {
 	s, a, prod := loopbackStore(t)
 	ctx := context.Background()
 	r := newReceiver(t)
-	w := hookOn(t, s, a, prod, r.URL, "", flagstore.EventFlagCreated)
+	w := hookOn(t, s, a, prod, r.URL, "", webhooks.EventFlagCreated)
 	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	must(t, err)
-	_, err = s.Flags().UpdateWebhook(ctx, a, w.ID, flagstore.WebhookInput{Name: w.Name, URL: w.URL, Scopes: w.Scopes, Events: w.Events})
+	_, err = s.Webhooks().UpdateWebhook(ctx, a, w.ID, webhooks.WebhookInput{Name: w.Name, URL: w.URL, Scopes: w.Scopes, Events: w.Events})
 	must(t, err)
 	runWorker(t, s.Store, fast)
 	waitUntil(t, "the outbox to empty", func() bool {
@@ -304,8 +305,8 @@ func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 	other, err := s.Projects().CreateProject(ctx, a, core.ProjectInput{Name: "Api", Key: "api"})
 	must(t, err)
 	inDev, elsewhere := newReceiver(t), newReceiver(t)
-	hookOn(t, s, a, dev, inDev.URL, "", flagstore.EventSegmentTargetUsersChanged)
-	hookOn(t, s, a, other.Environments[0], elsewhere.URL, "", flagstore.EventSegmentTargetUsersChanged)
+	hookOn(t, s, a, dev, inDev.URL, "", webhooks.EventSegmentTargetUsersChanged)
+	hookOn(t, s, a, other.Environments[0], elsewhere.URL, "", webhooks.EventSegmentTargetUsersChanged)
 	runWorker(t, s.Store, fast)
 
 	sg, err := s.Flags().CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentShared,

@@ -24,6 +24,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 	"github.com/bunting-flags/bunting/web/metrics"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -61,8 +62,8 @@ func TestMetricsFollowEveryKindOfTraffic(t *testing.T) {
 	}))
 	t.Cleanup(receiver.Close)
 	hookSecret := "metrics-webhook-secret"
-	_, err = s.st.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "metrics hook", URL: receiver.URL,
-		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: []string{flagstore.EventFlagToggled},
+	_, err = s.st.Webhooks().CreateWebhook(ctx, owner, webhooks.WebhookInput{Name: "metrics hook", URL: receiver.URL,
+		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: []string{webhooks.EventFlagToggled},
 		Secret: &hookSecret, IsActive: true})
 	must(t, err)
 

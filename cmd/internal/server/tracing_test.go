@@ -30,6 +30,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -236,8 +237,8 @@ func TestTracingFollowsAChangeToItsNotificationAndWebhook(t *testing.T) {
 	}))
 	t.Cleanup(hook.Close)
 	hookSecret := "a-webhook-secret"
-	_, err = ts.st.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "Chat", URL: hook.URL,
-		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: []string{flagstore.EventFlagToggled},
+	_, err = ts.st.Webhooks().CreateWebhook(ctx, owner, webhooks.WebhookInput{Name: "Chat", URL: hook.URL,
+		Scopes: []string{env.ProjectID.String() + "/" + env.ID.String()}, Events: []string{webhooks.EventFlagToggled},
 		Secret: &hookSecret, IsActive: true})
 	must(t, err)
 

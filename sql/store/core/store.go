@@ -85,6 +85,25 @@ func (s *Core) SetWebhooks(events func(a *Actor, ch Change) []string,
 	s.hookEvents, s.hookQueue = events, queue
 }
 
+// WebhookEvents are the webhook events ch raises (none before SetWebhooks):
+// a seam that writes its own audit entry asks for them here, as Audit does.
+func (s *Core) WebhookEvents(a *Actor, ch Change) []string {
+	if s.hookEvents == nil {
+		return nil
+	}
+	return s.hookEvents(a, ch)
+}
+
+// QueueWebhooks queues the deliveries of events, raised by ch, in the
+// change's transaction q, as Audit does: a seam below the webhooks queues
+// them through the core.
+func (s *Core) QueueWebhooks(ctx context.Context, q *db.Queries, a *Actor, ch Change, events []string) error {
+	if s.hookQueue == nil {
+		return nil
+	}
+	return s.hookQueue(ctx, q, a, ch, events)
+}
+
 // End-user limits: the core holds them because Options sets the first and
 // copying a flag to another environment checks the second.
 const (

@@ -192,7 +192,7 @@ func (s *Flags) settleChangeRequest(ctx context.Context, q *db.Queries, envID, i
 	if err != nil {
 		return FlagChangeRequest{}, nil, err
 	}
-	cr, err := s.changeRequest(ctx, q, envID, id)
+	cr, err := s.ChangeRequest(ctx, q, envID, id)
 	if err != nil {
 		return FlagChangeRequest{}, nil, err
 	}
@@ -231,7 +231,7 @@ func (s *Flags) draftApproval(ctx context.Context, q *db.Queries, env core.EnvRo
 	if err != nil {
 		return err
 	}
-	cr, err := s.changeRequest(ctx, q, env.Environment.ID, id)
+	cr, err := s.ChangeRequest(ctx, q, env.Environment.ID, id)
 	if err != nil {
 		return err
 	}

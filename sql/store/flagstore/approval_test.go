@@ -76,15 +76,15 @@ func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 	before := serves(t, s, owner, prod.ID, "pay", "u1")
 
 	_, err = s.Flags().ArchiveFlag(ctx, dave, prod.ID, "pay", flagstore.Change{})
-	wantRule(t, "archive a flag where changes need approval", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "archive a flag where changes need approval", err, "ChangeRequestRequired")
 	_, err = s.Flags().PatchFlag(ctx, dave, prod.ID, "pay", []byte(`[{"op":"replace","path":"/isArchived","value":true}]`))
-	wantRule(t, "archive by patch", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "archive by patch", err, "ChangeRequestRequired")
 	_, err = s.Flags().RestoreFlag(ctx, dave, prod.ID, "old", flagstore.Change{})
-	wantRule(t, "restore", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "restore", err, "ChangeRequestRequired")
 	err = s.Flags().DeleteFlag(ctx, dave, prod.ID, "old", flagstore.Change{})
-	wantRule(t, "delete an archived flag, freeing its key", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "delete an archived flag, freeing its key", err, "ChangeRequestRequired")
 	_, err = s.Flags().CreateFlag(ctx, dave, prod.ID, flagstore.FlagInput{Name: "Pay again", Key: "pay-again", IsEnabled: true})
-	wantRule(t, "create a flag that is on", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "create a flag that is on", err, "ChangeRequestRequired")
 	var aerr *flagstore.ApprovalError
 	if !errors.As(err, &aerr) || aerr.Of != flagstore.ApprovalNewFlag || aerr.Env != "Web/Prod" {
 		t.Fatalf("the refusal says what needed approval, where: %#v", err)
@@ -104,7 +104,7 @@ func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 	// Switched off, its off variation would be served at once: it too needs
 	// a change request, and comes in pending with one.
 	_, err = s.Flags().CreateFlag(ctx, dave, prod.ID, flagstore.FlagInput{Name: "New", Key: "new"})
-	wantRule(t, "create a flag that is off", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "create a flag that is off", err, "ChangeRequestRequired")
 	created, err := s.Flags().CreateFlagRequesting(ctx, dave, prod.ID, flagstore.FlagInput{Name: "New", Key: "new",
 		NewFlagRequest: flagstore.NewFlagRequest{Reason: "new", Reviewers: []uuid.UUID{bob.UserID}}})
 	if err != nil || created.PendingApproval == nil || !created.IsArchived {
@@ -142,14 +142,14 @@ func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 	approvalEnv(t, s, owner, prod, 1, bob)
 
 	_, err = s.Flags().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
-	wantRule(t, "copy a flag that is on", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "copy a flag that is on", err, "ChangeRequestRequired")
 	_, err = s.Flags().CloneFlag(ctx, dave, prod.ID, "pay", flagstore.CloneFlagInput{Name: "Pay 2", Key: "pay-2"})
-	wantRule(t, "clone a flag that is on", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "clone a flag that is on", err, "ChangeRequestRequired")
 	if _, err := s.Flags().ToggleFlag(ctx, dave, dev.ID, "quiet", true, flagstore.Change{}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.Flags().CopyFlagSettings(ctx, dave, dev.ID, "quiet", prod.ID, flagstore.CopyFlagSettingsInput{Options: &flagstore.FlagSettingCopyOptions{OnOffState: true}})
-	wantRule(t, "copy settings that turn a flag on", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "copy settings that turn a flag on", err, "ChangeRequestRequired")
 	for _, key := range []string{"banner", "pay-2"} {
 		if used, err := s.Flags().FlagKeyUsed(ctx, owner, prod.ID, key); err != nil || used {
 			t.Fatalf("a refused copy stored %s: %v, %v", key, used, err)
@@ -164,9 +164,9 @@ func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.Flags().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
-	wantRule(t, "copy a flag that is off", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "copy a flag that is off", err, "ChangeRequestRequired")
 	_, err = s.Flags().CloneFlag(ctx, dave, prod.ID, "quiet", flagstore.CloneFlagInput{Name: "Quiet 2", Key: "quiet-2"})
-	wantRule(t, "clone a flag that is off", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "clone a flag that is off", err, "ChangeRequestRequired")
 	req := flagstore.NewFlagRequest{Reason: "bring it in", Reviewers: []uuid.UUID{bob.UserID}}
 	if got, err := s.Flags().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID},
 		NewFlagRequest: req}); err != nil || got.CopiedCount != 1 || len(got.PendingApproval) != 1 {
@@ -201,20 +201,20 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 
 	eve := []string{"ann", "eve"}
 	_, err = s.Flags().SetSegmentTargeting(ctx, dave, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &eve})
-	wantRule(t, "add a user", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "add a user", err, "ChangeRequestRequired")
 	var aerr *flagstore.ApprovalError
 	if !errors.As(err, &aerr) || aerr.Of != flagstore.ApprovalSegment || aerr.Env != "Web/Prod" {
 		t.Fatalf("the refusal says what needed approval, where: %#v", err)
 	}
 	_, err = s.Flags().PatchSegment(ctx, dave, prod.ID, sg.ID, []byte(`[{"op":"add","path":"/included/-","value":"eve"}]`))
-	wantRule(t, "add a user by patch", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "add a user by patch", err, "ChangeRequestRequired")
 	rules := []flagstore.SegmentRule{{ID: "r", Name: "Everyone", Conditions: []flagstore.Condition{{ID: "c", Property: "keyId", Op: "IsOneOf", Value: `["eve"]`}}}}
 	_, err = s.Flags().SetSegmentTargeting(ctx, dave, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &[]string{"ann"}, Rules: &rules})
-	wantRule(t, "add a rule", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "add a rule", err, "ChangeRequestRequired")
 	_, err = s.Flags().ArchiveSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
-	wantRule(t, "archive", err, "SegmentIsBeingUsed")
+	storetest.WantRule(t, "archive", err, "SegmentIsBeingUsed")
 	err = s.Flags().DeleteSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
-	wantRule(t, "delete", err, "SegmentIsBeingUsed")
+	storetest.WantRule(t, "delete", err, "SegmentIsBeingUsed")
 	if got := serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
 		t.Fatalf("eve gets %q after the refusals, want false", got)
 	}
@@ -254,10 +254,10 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	eve := []string{"eve"}
 	for _, env := range []core.Environment{dev, prod} {
 		_, err = s.Flags().SetSegmentTargeting(ctx, dave, env.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &eve})
-		wantRule(t, "add a user from "+env.Name, err, "ChangeRequestRequired")
+		storetest.WantRule(t, "add a user from "+env.Name, err, "ChangeRequestRequired")
 	}
 	_, err = s.Flags().PatchSegment(ctx, dave, dev.ID, sg.ID, []byte(`[{"op":"add","path":"/excluded/-","value":"ann"}]`))
-	wantRule(t, "exclude a user by patch", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "exclude a user by patch", err, "ChangeRequestRequired")
 	if got := serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
 		t.Fatalf("eve gets %q in Prod after the refusals, want false", got)
 	}
@@ -304,7 +304,7 @@ func wantNotAppliedAndUnderReview(t *testing.T, s *store.Store, owner, alice *co
 	t.Helper()
 	ctx := context.Background()
 	_, err := s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
-	wantRule(t, "apply with an approval that no longer counts", err, "ChangeRequestNotApproved")
+	storetest.WantRule(t, "apply with an approval that no longer counts", err, "ChangeRequestNotApproved")
 	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
 		t.Fatalf("flag after the refused apply: %+v, %v", f, err)
 	}

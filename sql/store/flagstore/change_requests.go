@@ -223,7 +223,7 @@ func (s *Flags) addChangeRequest(ctx context.Context, q *db.Queries, a *core.Act
 	if err := q.AddChangeRequestReviewers(ctx, db.AddChangeRequestReviewersParams{ChangeRequestID: row.ID, MemberIds: reviewers}); err != nil {
 		return FlagChangeRequest{}, err
 	}
-	cr, err := s.changeRequest(ctx, q, d.EnvID, row.ID)
+	cr, err := s.ChangeRequest(ctx, q, d.EnvID, row.ID)
 	if err != nil {
 		return FlagChangeRequest{}, err
 	}
@@ -232,7 +232,7 @@ func (s *Flags) addChangeRequest(ctx context.Context, q *db.Queries, a *core.Act
 
 // changeRequestRecord is what history keeps of a change request at one
 // step: the flag, the reason, the status and each reviewer's decision.
-type changeRequestRecord struct {
+type ChangeRequestRecord struct {
 	Flag    string   `json:"flag"`
 	Reason  string   `json:"reason"`
 	Status  string   `json:"status"`
@@ -244,8 +244,8 @@ type changeRequestRecord struct {
 // entry.
 func (s *Flags) auditChangeRequest(ctx context.Context, q *db.Queries, a *core.Actor, op string, before, after *FlagChangeRequest) error {
 	ch := core.Change{RefType: "FlagChangeRequest", Operation: op}
-	record := func(cr *FlagChangeRequest) *changeRequestRecord {
-		r := &changeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: cr.Status, Reviews: []string{}}
+	record := func(cr *FlagChangeRequest) *ChangeRequestRecord {
+		r := &ChangeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: cr.Status, Reviews: []string{}}
 		for _, rv := range cr.Reviewers {
 			review := rv.Name + ": waiting"
 			switch rv.Action {
@@ -280,10 +280,10 @@ func (s *Flags) GetFlagChangeRequest(ctx context.Context, a *core.Actor, envID, 
 	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
 		return FlagChangeRequest{}, err
 	}
-	return s.changeRequest(ctx, s.core.Q, envID, id)
+	return s.ChangeRequest(ctx, s.core.Q, envID, id)
 }
 
-func (s *Flags) changeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (FlagChangeRequest, error) {
+func (s *Flags) ChangeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (FlagChangeRequest, error) {
 	row, err := q.GetFlagChangeRequest(ctx, db.GetFlagChangeRequestParams{EnvID: envID, ID: id})
 	if err != nil {
 		return FlagChangeRequest{}, core.Translate(err)
@@ -412,7 +412,7 @@ func (s *Flags) reviewFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 		if !mayApprove(may, a.UserID) {
 			return ErrNotAReviewer
 		}
-		before, err := s.changeRequest(ctx, q, envID, id)
+		before, err := s.ChangeRequest(ctx, q, envID, id)
 		if err != nil {
 			return err
 		}
@@ -528,7 +528,7 @@ func (s *Flags) DeleteFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 		case locked.Status == ChangeRequestApplied:
 			return ErrChangeRequestApplied
 		}
-		cr, err := s.changeRequest(ctx, q, envID, id)
+		cr, err := s.ChangeRequest(ctx, q, envID, id)
 		if err != nil {
 			return err
 		}
@@ -658,4 +658,28 @@ func withChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID, pe
 			Reviewers: reviewers, Comment: cr.Reason, Changed: core.OrEmpty(ChangedParts(base, target))})
 	}
 	return pending, nil
+}
+
+// Change request events: a request made, approved, declined or applied.
+// FeatBit has none; Bunting's webhooks may subscribe to them in either
+// format.
+const (
+	EventChangeRequestCreated  = "change_request.created"
+	EventChangeRequestApproved = "change_request.approved"
+	EventChangeRequestDeclined = "change_request.declined"
+	EventChangeRequestApplied  = "change_request.applied"
+)
+
+// queueChangeRequestApplied raises change_request.applied for a request
+// just applied: applying is recorded as the flag's change, not as the
+// request's, so the audit entry does not raise it.
+func (s *Flags) queueChangeRequestApplied(ctx context.Context, q *db.Queries, a *core.Actor, cr FlagChangeRequest) error {
+	if a.OrgID == uuid.Nil {
+		return nil
+	}
+	before := &ChangeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: cr.Status}
+	after := &ChangeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: ChangeRequestApplied}
+	envID := cr.EnvID
+	return s.core.QueueWebhooks(ctx, q, a, core.Change{RefType: "FlagChangeRequest", RefID: cr.ID.String(), EnvID: &envID,
+		Operation: core.OpUpdate, Previous: before, Current: after}, []string{EventChangeRequestApplied})
 }

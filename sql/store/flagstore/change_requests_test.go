@@ -38,24 +38,6 @@ func newMember(t *testing.T, s *store.Store, owner *core.Actor, email string, po
 	return a
 }
 
-// wantRule checks that err is the rule error code.
-func wantRule(t *testing.T, what string, err error, code string) {
-	t.Helper()
-	var rerr *core.RuleError
-	if !errors.As(err, &rerr) || rerr.Code != code {
-		t.Fatalf("%s: got %v, want %s", what, err, code)
-	}
-}
-
-// wantInvalid checks that err is a validation error with code.
-func wantInvalid(t *testing.T, what string, err error, code string) {
-	t.Helper()
-	var verr *core.ValidationError
-	if !errors.As(err, &verr) || !strings.Contains(strings.Join(verr.Codes, " "), code) {
-		t.Fatalf("%s: got %v, want %s", what, err, code)
-	}
-}
-
 // approvalEnv makes prod need n approvals from the given members.
 func approvalEnv(t *testing.T, s *store.Store, owner *core.Actor, env core.Environment, n int, approvers ...*core.Actor) {
 	t.Helper()
@@ -83,13 +65,13 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 	// Nobody changes what the flag serves directly, owners included; its
 	// name is no such change.
 	_, err = s.Flags().ToggleFlag(ctx, owner, prod.ID, "pay", true, flagstore.Change{})
-	wantRule(t, "owner's direct toggle", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "owner's direct toggle", err, "ChangeRequestRequired")
 	trigger, err := s.Flags().CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn})
 	storetest.Must(t, err)
 	_, err = s.Flags().RunTrigger(ctx, trigger.Token, nil)
-	wantRule(t, "a trigger's call", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "a trigger's call", err, "ChangeRequestRequired")
 	_, err = s.Flags().SetFlagOffVariation(ctx, alice, prod.ID, "pay", flagstore.OffVariationInput{OffVariationID: f.Variations[0].ID})
-	wantRule(t, "direct off variation", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "direct off variation", err, "ChangeRequestRequired")
 	if _, err := s.Flags().RenameFlag(ctx, owner, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"}); err != nil {
 		t.Fatalf("rename: %v", err)
 	}
@@ -103,20 +85,20 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 		return in
 	}
 	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(alice, bob))
-	wantInvalid(t, "author as reviewer", err, "reviewers_is_invalid")
+	storetest.WantInvalid(t, "author as reviewer", err, "reviewers_is_invalid")
 	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob))
-	wantInvalid(t, "too few reviewers", err, "reviewers_is_invalid")
+	storetest.WantInvalid(t, "too few reviewers", err, "reviewers_is_invalid")
 	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob, owner))
-	wantInvalid(t, "a reviewer who may not approve", err, "reviewers_is_invalid")
+	storetest.WantInvalid(t, "a reviewer who may not approve", err, "reviewers_is_invalid")
 	noReason := request(bob, carol)
 	noReason.Reason = " "
 	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", noReason)
-	wantInvalid(t, "no reason", err, "reason_is_required")
+	storetest.WantInvalid(t, "no reason", err, "reason_is_required")
 	off := false
 	same := request(bob, carol)
 	same.IsEnabled = &off
 	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", same)
-	wantRule(t, "a request changing nothing", err, "ChangeRequestChangesNothing")
+	storetest.WantRule(t, "a request changing nothing", err, "ChangeRequestChangesNothing")
 	if n := count(t, pool, `SELECT count(*) FROM flag_drafts`); n != 0 {
 		t.Fatalf("refused requests left %d drafts", n)
 	}
@@ -135,9 +117,9 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 	}
 
 	_, err = s.Flags().ApproveFlagChangeRequest(ctx, alice, prod.ID, cr.ID, flagstore.ReviewInput{})
-	wantRule(t, "author approves", err, "CannotReviewOwnChangeRequest")
+	storetest.WantRule(t, "author approves", err, "CannotReviewOwnChangeRequest")
 	_, err = s.Flags().ApproveFlagChangeRequest(ctx, owner, prod.ID, cr.ID, flagstore.ReviewInput{})
-	wantRule(t, "not a reviewer approves", err, "NotAReviewerOfChangeRequest")
+	storetest.WantRule(t, "not a reviewer approves", err, "NotAReviewerOfChangeRequest")
 
 	got, err := s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{Comment: "fine by me"})
 	storetest.Must(t, err)
@@ -145,7 +127,7 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 		t.Fatalf("after one of two approvals: %+v", got)
 	}
 	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
-	wantRule(t, "apply with 1 of 2 approvals", err, "ChangeRequestNotApproved")
+	storetest.WantRule(t, "apply with 1 of 2 approvals", err, "ChangeRequestNotApproved")
 	_, err = s.Flags().ApplyFlagChangeRequest(ctx, owner, prod.ID, cr.ID)
 	if !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("apply by someone neither author nor reviewer: got %v, want forbidden", err)
@@ -175,7 +157,7 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 		}
 	}
 	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
-	wantRule(t, "apply twice", err, "ChangeRequestAlreadyApplied")
+	storetest.WantRule(t, "apply twice", err, "ChangeRequestAlreadyApplied")
 	if pending, err := s.Flags().FlagChangeRequests(ctx, owner, prod.ID, "pay"); err != nil || len(pending) != 0 {
 		t.Fatalf("an applied request is still pending: %+v, %v", pending, err)
 	}
@@ -199,7 +181,7 @@ func TestDeclinedChangeRequestCannotBeAppliedAndIsWithdrawnByItsAuthor(t *testin
 		t.Fatalf("declined: %+v, %v", got, err)
 	}
 	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
-	wantRule(t, "apply declined", err, "ChangeRequestDeclined")
+	storetest.WantRule(t, "apply declined", err, "ChangeRequestDeclined")
 	if got, err := s.Flags().GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); err != nil || got.Reviewers[0].Comment != "not before Monday" {
 		t.Fatalf("the decline's comment: %+v, %v", got, err)
 	}
@@ -252,7 +234,7 @@ func TestScheduleWithChangeRequestWaitsForApproval(t *testing.T) {
 	at := time.Now().Add(time.Hour)
 	in := flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)}, Title: "Launch", ScheduledTime: &at}
 	_, err = s.Flags().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
-	wantRule(t, "schedule without a change request", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "schedule without a change request", err, "ChangeRequestRequired")
 	in.WithChangeRequest, in.Reason, in.Reviewers = true, "Launch on time", []uuid.UUID{bob.UserID}
 	sch, err := s.Flags().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
 	storetest.Must(t, err)
@@ -264,7 +246,7 @@ func TestScheduleWithChangeRequestWaitsForApproval(t *testing.T) {
 		t.Fatalf("the schedule's request: %+v, %v", pending, err)
 	}
 	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, pending[0].ID)
-	wantRule(t, "apply a scheduled request by hand", err, "ChangeRequestNotApproved")
+	storetest.WantRule(t, "apply a scheduled request by hand", err, "ChangeRequestNotApproved")
 	if _, err := s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, pending[0].ID, flagstore.ReviewInput{}); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +254,7 @@ func TestScheduleWithChangeRequestWaitsForApproval(t *testing.T) {
 		t.Fatalf("schedule status after approval: %s", status)
 	}
 	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, pending[0].ID)
-	wantRule(t, "apply a scheduled request by hand", err, "ChangeRequestIsScheduled")
+	storetest.WantRule(t, "apply a scheduled request by hand", err, "ChangeRequestIsScheduled")
 }
 
 func TestApprovalSettingIsChecked(t *testing.T) {
@@ -286,10 +268,10 @@ func TestApprovalSettingIsChecked(t *testing.T) {
 			Settings: &core.EnvSettings{ChangeRequest: &cr}})
 		return err
 	}
-	wantInvalid(t, "0 approvals", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 0, ApproverMemberIDs: []uuid.UUID{bob.UserID}}), "approvalsRequired_is_invalid")
-	wantInvalid(t, "nobody may approve", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1}), "approverMemberIds_is_required")
-	wantInvalid(t, "a stranger", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{uuid.New()}}), "approverMemberIds_is_invalid")
-	wantInvalid(t, "more approvals than approvers", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 2, ApproverMemberIDs: []uuid.UUID{bob.UserID}}), "approvalsRequired_is_invalid")
+	storetest.WantInvalid(t, "0 approvals", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 0, ApproverMemberIDs: []uuid.UUID{bob.UserID}}), "approvalsRequired_is_invalid")
+	storetest.WantInvalid(t, "nobody may approve", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1}), "approverMemberIds_is_required")
+	storetest.WantInvalid(t, "a stranger", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{uuid.New()}}), "approverMemberIds_is_invalid")
+	storetest.WantInvalid(t, "more approvals than approvers", set(core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 2, ApproverMemberIDs: []uuid.UUID{bob.UserID}}), "approvalsRequired_is_invalid")
 	env, err := s.Projects().GetEnvironment(ctx, owner, prod.ProjectID, prod.ID)
 	storetest.Must(t, err)
 	if env.Settings.ChangeRequest.IsEnabled {

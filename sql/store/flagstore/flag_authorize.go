@@ -30,10 +30,3 @@ func (s *Flags) AuthorizeSegmentCreation(ctx context.Context, a *core.Actor, env
 	}
 	return mayCreateSegment(a, env)
 }
-
-// AuthorizeWebhooks checks what every webhook operation requires: managing
-// the organization's webhooks (webhookOrg).
-func (s *Flags) AuthorizeWebhooks(ctx context.Context, a *core.Actor) error {
-	_, err := s.webhookOrg(ctx, a)
-	return err
-}

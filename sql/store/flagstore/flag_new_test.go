@@ -48,9 +48,9 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 	}
 	// The author cannot apply it alone, nor edit the pending flag around it.
 	_, err = s.Flags().ApplyFlagChangeRequest(ctx, dave, prod.ID, cr.ID)
-	wantRule(t, "apply before approval", err, "ChangeRequestNotApproved")
+	storetest.WantRule(t, "apply before approval", err, "ChangeRequestNotApproved")
 	_, err = s.Flags().RestoreFlag(ctx, dave, prod.ID, "pay-url", flagstore.Change{})
-	wantRule(t, "restore the pending flag", err, "ChangeRequestRequired")
+	storetest.WantRule(t, "restore the pending flag", err, "ChangeRequestRequired")
 
 	_, err = s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{})
 	storetest.Must(t, err)
@@ -67,7 +67,7 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 	_, err = s.Flags().DeclineFlagChangeRequest(ctx, bob, prod.ID, declined.PendingApproval.ChangeRequestID, flagstore.ReviewInput{Comment: "no"})
 	storetest.Must(t, err)
 	_, err = s.Flags().ApplyFlagChangeRequest(ctx, dave, prod.ID, declined.PendingApproval.ChangeRequestID)
-	wantRule(t, "apply a declined request", err, "ChangeRequestDeclined")
+	storetest.WantRule(t, "apply a declined request", err, "ChangeRequestDeclined")
 	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay-url-2"); err != nil || !f.IsArchived || serves(t, s, owner, prod.ID, "pay-url-2", "u1") != "" {
 		t.Fatalf("declined clone: %+v, %v", f, err)
 	}

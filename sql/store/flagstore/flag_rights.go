@@ -107,7 +107,7 @@ func (s *Flags) SegmentRights(ctx context.Context, a *core.Actor, envID uuid.UUI
 	if err != nil {
 		return SegmentRights{}, err
 	}
-	envs, err := visibleEnvs(ctx, s.core.Q, env, sg)
+	envs, err := VisibleEnvs(ctx, s.core.Q, env, sg)
 	if err != nil {
 		return SegmentRights{}, err
 	}

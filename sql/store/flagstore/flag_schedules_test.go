@@ -19,6 +19,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // scheduleSoon schedules in (a targetFlag body) on flag key, due after d.
@@ -287,9 +288,9 @@ func TestScheduleByAccessToken(t *testing.T) {
 // An applied schedule is a change like any other: webhooks hear of it once.
 func TestScheduleReachesWebhooks(t *testing.T) {
 	t.Parallel()
-	s, a, prod := loopbackStore(t)
+	s, a, prod := storetest.LoopbackStore(t)
 	ctx := context.Background()
-	hookOn(t, s, a, prod, "https://hooks.example.com/x", "a-webhook-secret", flagstore.EventFlagToggled)
+	storetest.HookOn(t, s, a, prod, "https://hooks.example.com/x", "a-webhook-secret", webhooks.EventFlagToggled)
 	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
@@ -297,8 +298,8 @@ func TestScheduleReachesWebhooks(t *testing.T) {
 	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := deliverQueued(t, s); len(got) != 1 || got[0].Events != flagstore.EventFlagToggled {
-		t.Fatalf("queued %+v, want one %s", got, flagstore.EventFlagToggled)
+	if got := storetest.DeliverQueued(t, s); len(got) != 1 || got[0].Events != webhooks.EventFlagToggled {
+		t.Fatalf("queued %+v, want one %s", got, webhooks.EventFlagToggled)
 	}
 }
 

@@ -405,7 +405,7 @@ func (s *Flags) recordFlag(ctx context.Context, q *db.Queries, a *core.Actor, or
 	if err != nil {
 		return err
 	}
-	p.Event, p.WebhookEvents = event, ChangeWebhookEvents(a, ch)
+	p.Event, p.WebhookEvents = event, s.core.WebhookEvents(a, ch)
 	s.core.ChangesRecorded.Add(1)
 	subscribed, err := q.RecordFlagChange(ctx, p)
 	if err != nil || !subscribed {
@@ -413,7 +413,7 @@ func (s *Flags) recordFlag(ctx context.Context, q *db.Queries, a *core.Actor, or
 	}
 	// The audit entry is written here rather than by audit, so its webhook
 	// deliveries are queued here, as audit queues them.
-	return s.QueueWebhooks(ctx, q, a, ch, p.WebhookEvents)
+	return s.core.QueueWebhooks(ctx, q, a, ch, p.WebhookEvents)
 }
 
 // flagChangeActions names the action each changed part of a flag needs.

@@ -397,7 +397,7 @@ func TestImportWhereChangesNeedApproval(t *testing.T) {
 	doc.Flags = append(doc.Flags, newFlag)
 
 	_, err = s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc})
-	wantInvalid(t, "import without reviewers", err, "reviewers_is_required")
+	storetest.WantInvalid(t, "import without reviewers", err, "reviewers_is_required")
 	if _, err := s.Flags().GetFlag(ctx, owner, prod.ID, "ship"); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("a refused import created a flag: %v", err)
 	}

@@ -40,7 +40,6 @@ func testStore(t testing.TB) (*Flags, *core.Actor, *pgxpool.Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := New(c)
-	c.SetWebhooks(ChangeWebhookEvents, f.QueueWebhooks) // as sql/store.New does
+	f := New(c) // without the webhooks, which sit above this package
 	return f, a, pool
 }

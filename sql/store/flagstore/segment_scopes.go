@@ -140,7 +140,7 @@ func keyClash(rows []db.Segment, sg Segment, envs []core.EnvRow) (bool, error) {
 // visibleEnvs lists the environments of env's organization where any of
 // versions is visible. Every version of an environment-specific segment is
 // visible only in env, the one it is managed from.
-func visibleEnvs(ctx context.Context, q *db.Queries, env core.EnvRow, versions ...Segment) ([]core.EnvRow, error) {
+func VisibleEnvs(ctx context.Context, q *db.Queries, env core.EnvRow, versions ...Segment) ([]core.EnvRow, error) {
 	if !slices.ContainsFunc(versions, func(sg Segment) bool { return sg.Type == SegmentShared }) {
 		return []core.EnvRow{env}, nil
 	}

@@ -98,7 +98,7 @@ func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUI
 // env, and records its creation in q: the one way a segment comes to exist
 // (created, or imported with a file).
 func (s *Flags) insertSegment(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, sg Segment, comment string) (Segment, error) {
-	envs, err := visibleEnvs(ctx, q, env, sg)
+	envs, err := VisibleEnvs(ctx, q, env, sg)
 	if err != nil {
 		return Segment{}, err
 	}
@@ -265,7 +265,7 @@ func (s *Flags) SegmentKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UU
 	if typ == SegmentShared {
 		sg.Type, sg.Scopes = SegmentShared, []string{Scope(env.OrganizationKey, "", "")}
 	}
-	envs, err := visibleEnvs(ctx, s.core.Q, env, sg)
+	envs, err := VisibleEnvs(ctx, s.core.Q, env, sg)
 	if err != nil {
 		return false, err
 	}
@@ -348,7 +348,7 @@ func (s *Flags) changeSegmentIn(ctx context.Context, q *db.Queries, a *core.Acto
 	if err := v.Err(); err != nil {
 		return Segment{}, err
 	}
-	envs, err := visibleEnvs(ctx, q, env, before, after)
+	envs, err := VisibleEnvs(ctx, q, env, before, after)
 	if err != nil {
 		return Segment{}, err
 	}
@@ -461,7 +461,7 @@ func (s *Flags) DeleteSegment(ctx context.Context, a *core.Actor, envID, id uuid
 		if err := a.Require(access.DeleteSegment, segmentRN(env, before.Key, before.Tags)); err != nil {
 			return err
 		}
-		envs, err := visibleEnvs(ctx, q, env, before)
+		envs, err := VisibleEnvs(ctx, q, env, before)
 		if err != nil {
 			return err
 		}

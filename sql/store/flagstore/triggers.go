@@ -384,7 +384,7 @@ func triggerComment(t db.FlagTrigger) string {
 
 // triggerName names a trigger as the operator of its changes, as the
 // history (ListEnvAuditLogs) and flag lists (FlagListItems) do.
-func triggerName(t db.FlagTrigger) string {
+func TriggerName(t db.FlagTrigger) string {
 	if t.Description == "" {
 		return "Trigger " + t.TokenPreview + "…"
 	}

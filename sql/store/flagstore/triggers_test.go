@@ -8,15 +8,16 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // A trigger's change reaches webhooks like any other toggle, with the
 // trigger named as the operator.
 func TestTriggerChangeIsSentToWebhooks(t *testing.T) {
 	t.Parallel()
-	s, a, prod := loopbackStore(t)
+	s, a, prod := storetest.LoopbackStore(t)
 	ctx := context.Background()
-	hookOn(t, s, a, prod, "https://hooks.example.com/x", "", flagstore.EventFlagToggled)
+	storetest.HookOn(t, s, a, prod, "https://hooks.example.com/x", "", webhooks.EventFlagToggled)
 	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	tr, err := s.Flags().CreateTrigger(ctx, a, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn, Description: "Recovery"})
@@ -24,7 +25,7 @@ func TestTriggerChangeIsSentToWebhooks(t *testing.T) {
 	if _, err := s.Flags().RunTrigger(ctx, tr.Token, nil); err != nil {
 		t.Fatal(err)
 	}
-	queued := deliverQueued(t, s)
+	queued := storetest.DeliverQueued(t, s)
 	if len(queued) != 1 {
 		t.Fatalf("%d deliveries queued, want the toggle's", len(queued))
 	}
@@ -32,7 +33,7 @@ func TestTriggerChangeIsSentToWebhooks(t *testing.T) {
 		Operator string `json:"operator"`
 	}
 	got := queued[0]
-	if err := json.Unmarshal(got.Payload, &payload); err != nil || got.Events != flagstore.EventFlagToggled || payload.Operator != "Trigger “Recovery”" {
+	if err := json.Unmarshal(got.Payload, &payload); err != nil || got.Events != webhooks.EventFlagToggled || payload.Operator != "Trigger “Recovery”" {
 		t.Fatalf("got %s %s, want a toggle by Trigger “Recovery”", got.Events, got.Payload)
 	}
 }
@@ -41,7 +42,7 @@ func TestTriggerChangeIsSentToWebhooks(t *testing.T) {
 // and the toggle commit together, and only while the trigger is enabled.
 func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 	t.Parallel()
-	s, a, prod := loopbackStore(t)
+	s, a, prod := storetest.LoopbackStore(t)
 	ctx := context.Background()
 	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
@@ -61,7 +62,7 @@ func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 		done <- err
 	}()
 	// The call has turned the flag on in its transaction and waits to count the run.
-	waitUntil(t, "the call to wait for the trigger's row", func() bool {
+	storetest.WaitUntil(t, "the call to wait for the trigger's row", func() bool {
 		var waiting bool
 		storetest.Must(t, storetest.Pool(t, s).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE flag_triggers SET triggered_times%')`).Scan(&waiting))

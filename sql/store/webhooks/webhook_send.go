@@ -1,4 +1,4 @@
-package flagstore
+package webhooks
 
 import (
 	"context"
@@ -89,7 +89,7 @@ type WebhookAttempt struct {
 // trusting that secret accepts; to another URL an empty secret sends
 // unsigned, and the mask is refused (400 secret_is_invalid,
 // headers_is_invalid).
-func (s *Flags) PrepareWebhookRequest(ctx context.Context, a *core.Actor, in WebhookRequest) (WebhookSend, error) {
+func (s *Webhooks) PrepareWebhookRequest(ctx context.Context, a *core.Actor, in WebhookRequest) (WebhookSend, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return WebhookSend{}, err
@@ -148,7 +148,7 @@ func (s *Flags) PrepareWebhookRequest(ctx context.Context, a *core.Actor, in Web
 // PrepareWebhookTest is a webhook's test delivery ("Send test" on its
 // page): FeatBit's data object with the event "test", signed and logged
 // like any delivery.
-func (s *Flags) PrepareWebhookTest(ctx context.Context, a *core.Actor, id uuid.UUID) (WebhookSend, error) {
+func (s *Webhooks) PrepareWebhookTest(ctx context.Context, a *core.Actor, id uuid.UUID) (WebhookSend, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return WebhookSend{}, err
@@ -185,7 +185,7 @@ func (s *Flags) PrepareWebhookTest(ctx context.Context, a *core.Actor, id uuid.U
 // LogWebhookAttempt records an attempt in its webhook's delivery log, with
 // the environments it is about, and as the webhook's last delivery. A
 // request for no stored webhook is only described.
-func (s *Flags) LogWebhookAttempt(ctx context.Context, send WebhookSend, at WebhookAttempt) (WebhookDelivery, error) {
+func (s *Webhooks) LogWebhookAttempt(ctx context.Context, send WebhookSend, at WebhookAttempt) (WebhookDelivery, error) {
 	var status *int32
 	if at.StatusCode != 0 {
 		code := int32(at.StatusCode)
@@ -213,7 +213,7 @@ func (s *Flags) LogWebhookAttempt(ctx context.Context, send WebhookSend, at Webh
 
 // WebhookAllowPrivateNetworks tells whether webhooks may be sent to
 // loopback and private addresses; the sender's client applies it.
-func (s *Flags) WebhookAllowPrivateNetworks() bool { return s.core.WebhookPrivateNetworks }
+func (s *Webhooks) WebhookAllowPrivateNetworks() bool { return s.core.WebhookPrivateNetworks }
 
 func headersOf(row db.Webhook) []WebhookHeader {
 	var h []WebhookHeader

@@ -1,4 +1,4 @@
-package flagstore
+package webhooks
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // FeatBit's webhook events (Domain/Webhooks/WebhookEvents.cs).
@@ -49,7 +50,7 @@ var WebhookEvents = []string{
 	EventFlagTargetingRulesChanged, EventFlagBasicInfoUpdated, EventFlagDeleted,
 	EventSegmentCreated, EventSegmentArchived, EventSegmentRestored, EventSegmentRulesChanged,
 	EventSegmentTargetUsersChanged, EventSegmentBasicInfoUpdated, EventSegmentDeleted,
-	EventChangeRequestCreated, EventChangeRequestApproved, EventChangeRequestDeclined, EventChangeRequestApplied,
+	flagstore.EventChangeRequestCreated, flagstore.EventChangeRequestApproved, flagstore.EventChangeRequestDeclined, flagstore.EventChangeRequestApplied,
 }
 
 // Webhook payload template types; Bunting sends FeatBit's default data
@@ -149,7 +150,7 @@ type WebhookFilter struct {
 
 // webhookOrg checks that a person may manage the organization's webhooks
 // and returns the organization.
-func (s *Flags) webhookOrg(ctx context.Context, a *core.Actor) (uuid.UUID, error) {
+func (s *Webhooks) webhookOrg(ctx context.Context, a *core.Actor) (uuid.UUID, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return uuid.Nil, err
@@ -162,7 +163,7 @@ func (s *Flags) webhookOrg(ctx context.Context, a *core.Actor) (uuid.UUID, error
 }
 
 // MayManageWebhooks tells the pages whether to show the webhooks.
-func (s *Flags) MayManageWebhooks(ctx context.Context, a *core.Actor) bool {
+func (s *Webhooks) MayManageWebhooks(ctx context.Context, a *core.Actor) bool {
 	_, err := s.webhookOrg(ctx, a)
 	return err == nil
 }
@@ -291,7 +292,7 @@ func distinctStrings(in []string) []string {
 
 // webhookOut turns a row into its view, with the secret and the headers'
 // values masked.
-func (s *Flags) webhookOut(row db.Webhook, envs scopeEnvs, creator *core.TokenCreator) Webhook {
+func (s *Webhooks) webhookOut(row db.Webhook, envs scopeEnvs, creator *core.TokenCreator) Webhook {
 	w := Webhook{ID: row.ID, Name: row.Name, URL: row.Url, Scopes: row.Scopes, Events: row.Events,
 		PayloadTemplateType: row.PayloadTemplateType, PayloadTemplate: row.PayloadTemplate, IsActive: row.IsActive,
 		PreventEmptyPayloads: row.PreventEmptyPayloads, Creator: creator, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
@@ -315,14 +316,14 @@ func (s *Flags) webhookOut(row db.Webhook, envs scopeEnvs, creator *core.TokenCr
 }
 
 // WebhookSecret opens a webhook's stored secret.
-func (s *Flags) WebhookSecret(row db.Webhook) (string, error) {
+func (s *Webhooks) WebhookSecret(row db.Webhook) (string, error) {
 	if row.SealedSecret == "" {
 		return "", nil
 	}
 	return s.core.ServerKeys.Open(row.SealedSecret)
 }
 
-func (s *Flags) creatorOf(ctx context.Context, q *db.Queries, id *uuid.UUID) *core.TokenCreator {
+func (s *Webhooks) creatorOf(ctx context.Context, q *db.Queries, id *uuid.UUID) *core.TokenCreator {
 	if id == nil {
 		return nil
 	}
@@ -334,7 +335,7 @@ func (s *Flags) creatorOf(ctx context.Context, q *db.Queries, id *uuid.UUID) *co
 }
 
 // CreateWebhook adds a webhook to the current organization.
-func (s *Flags) CreateWebhook(ctx context.Context, a *core.Actor, in WebhookInput) (Webhook, error) {
+func (s *Webhooks) CreateWebhook(ctx context.Context, a *core.Actor, in WebhookInput) (Webhook, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return Webhook{}, err
@@ -400,7 +401,7 @@ func (s *Flags) CreateWebhook(ctx context.Context, a *core.Actor, in WebhookInpu
 }
 
 // UpdateWebhook replaces a webhook's settings.
-func (s *Flags) UpdateWebhook(ctx context.Context, a *core.Actor, id uuid.UUID, in WebhookInput) (Webhook, error) {
+func (s *Webhooks) UpdateWebhook(ctx context.Context, a *core.Actor, id uuid.UUID, in WebhookInput) (Webhook, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return Webhook{}, err
@@ -479,7 +480,7 @@ func (s *Flags) UpdateWebhook(ctx context.Context, a *core.Actor, id uuid.UUID, 
 }
 
 // GetWebhook returns one of the organization's webhooks.
-func (s *Flags) GetWebhook(ctx context.Context, a *core.Actor, id uuid.UUID) (Webhook, error) {
+func (s *Webhooks) GetWebhook(ctx context.Context, a *core.Actor, id uuid.UUID) (Webhook, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return Webhook{}, err
@@ -496,7 +497,7 @@ func (s *Flags) GetWebhook(ctx context.Context, a *core.Actor, id uuid.UUID) (We
 }
 
 // ListWebhooks pages the organization's webhooks by name.
-func (s *Flags) ListWebhooks(ctx context.Context, a *core.Actor, f WebhookFilter) (core.Paged[Webhook], error) {
+func (s *Webhooks) ListWebhooks(ctx context.Context, a *core.Actor, f WebhookFilter) (core.Paged[Webhook], error) {
 	var v core.Validator
 	f.Page.Check(&v)
 	v.Text("name", f.Name, core.MaxNameLen)
@@ -526,7 +527,7 @@ func (s *Flags) ListWebhooks(ctx context.Context, a *core.Actor, f WebhookFilter
 }
 
 // IsWebhookNameUsed tells whether the organization has a webhook of a name.
-func (s *Flags) IsWebhookNameUsed(ctx context.Context, a *core.Actor, name string) (bool, error) {
+func (s *Webhooks) IsWebhookNameUsed(ctx context.Context, a *core.Actor, name string) (bool, error) {
 	var v core.Validator
 	v.Required("name", name, core.MaxNameLen)
 	if err := v.Err(); err != nil {
@@ -541,7 +542,7 @@ func (s *Flags) IsWebhookNameUsed(ctx context.Context, a *core.Actor, name strin
 }
 
 // DeleteWebhook removes a webhook with its pending deliveries and its log.
-func (s *Flags) DeleteWebhook(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+func (s *Webhooks) DeleteWebhook(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return err
@@ -554,4 +555,11 @@ func (s *Flags) DeleteWebhook(ctx context.Context, a *core.Actor, id uuid.UUID) 
 		return s.core.Audit(ctx, q, a, core.Change{RefType: "Webhook", RefID: row.ID.String(), Keyword: row.Name,
 			Operation: core.OpRemove, Previous: s.webhookOut(row, nil, nil)})
 	})
+}
+
+// AuthorizeWebhooks checks what every webhook operation requires: managing
+// the organization's webhooks (webhookOrg).
+func (s *Webhooks) AuthorizeWebhooks(ctx context.Context, a *core.Actor) error {
+	_, err := s.webhookOrg(ctx, a)
+	return err
 }

@@ -1,4 +1,4 @@
-package flagstore
+package webhooks
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func (e scopeEnvs) requireScopes(a *core.Actor, scopes []string, more ...uuid.UU
 	return nil
 }
 
-func (s *Flags) orgEnvs(ctx context.Context, q *db.Queries, orgID uuid.UUID) (scopeEnvs, error) {
+func (s *Webhooks) orgEnvs(ctx context.Context, q *db.Queries, orgID uuid.UUID) (scopeEnvs, error) {
 	rows, err := q.OrganizationEnvironments(ctx, orgID)
 	if err != nil {
 		return nil, core.Translate(err)
@@ -106,7 +106,7 @@ type WebhookScope struct {
 func (w WebhookScope) Scope() string { return w.ProjectID.String() + "/" + w.EnvID.String() }
 
 // WebhookScopes lists the environments a webhook can be scoped to, by project and name.
-func (s *Flags) WebhookScopes(ctx context.Context, a *core.Actor) ([]WebhookScope, error) {
+func (s *Webhooks) WebhookScopes(ctx context.Context, a *core.Actor) ([]WebhookScope, error) {
 	orgID, err := s.webhookOrg(ctx, a)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package flagstore
+package webhooks
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // The Slack format: a webhook whose payloadTemplateType is "slack" is sent
@@ -19,56 +20,32 @@ import (
 // and other chat tools' incoming webhooks also take), saying the change in
 // a sentence with a link to it, instead of FeatBit's data object.
 
-// Change request events: a request made, approved, declined or applied.
-// FeatBit has none; Bunting's webhooks may subscribe to them in either
-// format.
-const (
-	EventChangeRequestCreated  = "change_request.created"
-	EventChangeRequestApproved = "change_request.approved"
-	EventChangeRequestDeclined = "change_request.declined"
-	EventChangeRequestApplied  = "change_request.applied"
-)
-
 // changeRequestEvents says which event a step of a change request is, from
 // its audit records (changeRequestRecord): made, or its status moved.
 func changeRequestEvents(ch core.Change) []string {
-	b, _ := ch.Previous.(*changeRequestRecord)
-	a, _ := ch.Current.(*changeRequestRecord)
+	b, _ := ch.Previous.(*flagstore.ChangeRequestRecord)
+	a, _ := ch.Current.(*flagstore.ChangeRequestRecord)
 	switch {
 	case a == nil:
 		return nil // withdrawn
 	case b == nil:
-		return []string{EventChangeRequestCreated}
+		return []string{flagstore.EventChangeRequestCreated}
 	case b.Status == a.Status:
 		return nil // a review that did not settle it
 	}
 	switch a.Status {
-	case ChangeRequestApproved:
-		return []string{EventChangeRequestApproved}
-	case ChangeRequestDeclined:
-		return []string{EventChangeRequestDeclined}
-	case ChangeRequestApplied:
-		return []string{EventChangeRequestApplied}
+	case flagstore.ChangeRequestApproved:
+		return []string{flagstore.EventChangeRequestApproved}
+	case flagstore.ChangeRequestDeclined:
+		return []string{flagstore.EventChangeRequestDeclined}
+	case flagstore.ChangeRequestApplied:
+		return []string{flagstore.EventChangeRequestApplied}
 	}
 	return nil
 }
 
-// queueChangeRequestApplied raises change_request.applied for a request
-// just applied: applying is recorded as the flag's change, not as the
-// request's, so the audit entry does not raise it.
-func (s *Flags) queueChangeRequestApplied(ctx context.Context, q *db.Queries, a *core.Actor, cr FlagChangeRequest) error {
-	if a.OrgID == uuid.Nil {
-		return nil
-	}
-	before := &changeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: cr.Status}
-	after := &changeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: ChangeRequestApplied}
-	envID := cr.EnvID
-	return s.QueueWebhooks(ctx, q, a, core.Change{RefType: "FlagChangeRequest", RefID: cr.ID.String(), EnvID: &envID,
-		Operation: core.OpUpdate, Previous: before, Current: after}, []string{EventChangeRequestApplied})
-}
-
 // slackBody is the {"text": ...} of a change for a Slack-format webhook.
-func (s *Flags) slackBody(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, res *db.WebhookResourceRow) ([]byte, error) {
+func (s *Webhooks) slackBody(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, res *db.WebhookResourceRow) ([]byte, error) {
 	text, err := s.slackText(ctx, q, a, ch, res)
 	if err != nil {
 		return nil, err
@@ -78,7 +55,7 @@ func (s *Flags) slackBody(ctx context.Context, q *db.Queries, a *core.Actor, ch 
 
 // slackText says a change in one sentence, with a link to what changed:
 // "Ana asked to turn on New checkout in Web / Production — review: <link>".
-func (s *Flags) slackText(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, res *db.WebhookResourceRow) (string, error) {
+func (s *Webhooks) slackText(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, res *db.WebhookResourceRow) (string, error) {
 	who := operatorName(ctx, q, a)
 	if who == "" {
 		who = "Someone"
@@ -90,8 +67,8 @@ func (s *Flags) slackText(ctx context.Context, q *db.Queries, a *core.Actor, ch 
 	noNames := func(string) (string, bool) { return "", false }
 	switch ch.RefType {
 	case "FeatureFlag":
-		b, _ := ch.Previous.(*Flag)
-		f, _ := ch.Current.(*Flag)
+		b, _ := ch.Previous.(*flagstore.Flag)
+		f, _ := ch.Current.(*flagstore.Flag)
 		lines := describe.FlagChange(b, f, noNames)
 		if f == nil {
 			return fmt.Sprintf("%s deleted the flag %s%s", who, b.Name, where), nil
@@ -102,8 +79,8 @@ func (s *Flags) slackText(ctx context.Context, q *db.Queries, a *core.Actor, ch 
 		}
 		return fmt.Sprintf("%s changed %s%s: %s — %s", who, f.Name, where, sentences(lines), link), nil
 	case "Segment":
-		b, _ := ch.Previous.(*Segment)
-		sg, _ := ch.Current.(*Segment)
+		b, _ := ch.Previous.(*flagstore.Segment)
+		sg, _ := ch.Current.(*flagstore.Segment)
 		if sg == nil {
 			return fmt.Sprintf("%s deleted the segment %s%s", who, b.Name, where), nil
 		}
@@ -120,12 +97,12 @@ func (s *Flags) slackText(ctx context.Context, q *db.Queries, a *core.Actor, ch 
 }
 
 // changeRequestText says a step of a change request, with the link to it.
-func (s *Flags) changeRequestText(ctx context.Context, q *db.Queries, who, where string, ch core.Change) (string, error) {
+func (s *Webhooks) changeRequestText(ctx context.Context, q *db.Queries, who, where string, ch core.Change) (string, error) {
 	id, err := uuid.Parse(ch.RefID)
 	if err != nil || ch.EnvID == nil {
 		return "", fmt.Errorf("a change request's webhook without its id or environment")
 	}
-	cr, err := s.changeRequest(ctx, q, *ch.EnvID, id)
+	cr, err := s.flags.ChangeRequest(ctx, q, *ch.EnvID, id)
 	if err != nil {
 		return "", err
 	}
@@ -137,17 +114,17 @@ func (s *Flags) changeRequestText(ctx context.Context, q *db.Queries, who, where
 		flag.Name = cr.FlagKey
 	}
 	link := s.link("/reviews/" + cr.ID.String())
-	after, _ := ch.Current.(*changeRequestRecord)
+	after, _ := ch.Current.(*flagstore.ChangeRequestRecord)
 	status := ""
 	if after != nil {
 		status = after.Status
 	}
 	switch status {
-	case ChangeRequestApproved:
+	case flagstore.ChangeRequestApproved:
 		return fmt.Sprintf("%s approved the change to %s%s: %s", who, flag.Name, where, link), nil
-	case ChangeRequestDeclined:
+	case flagstore.ChangeRequestDeclined:
 		return fmt.Sprintf("%s declined the change to %s%s: %s", who, flag.Name, where, link), nil
-	case ChangeRequestApplied:
+	case flagstore.ChangeRequestApplied:
 		return fmt.Sprintf("%s applied the change to %s%s: %s", who, flag.Name, where, link), nil
 	}
 	lines := describe.Change(refFlagType, cr.DataChange.Previous, cr.DataChange.Current, func(string) (string, bool) { return "", false })
@@ -177,4 +154,4 @@ func sentences(lines []string) string {
 }
 
 // link is a page's address: absolute when the base URL is known.
-func (s *Flags) link(path string) string { return s.core.BaseURL + path }
+func (s *Webhooks) link(path string) string { return s.core.BaseURL + path }

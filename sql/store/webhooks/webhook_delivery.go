@@ -1,4 +1,4 @@
-package flagstore
+package webhooks
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // WebhookLogDays is how long the delivery log keeps an attempt.
@@ -29,8 +30,8 @@ func webhookEvents(ch core.Change) []string {
 	}
 	switch before, after := ch.Previous, ch.Current; {
 	case ch.RefType == "FeatureFlag":
-		b, _ := before.(*Flag)
-		a, _ := after.(*Flag)
+		b, _ := before.(*flagstore.Flag)
+		a, _ := after.(*flagstore.Flag)
 		switch {
 		case b == nil && a != nil:
 			return []string{EventFlagCreated}
@@ -42,15 +43,15 @@ func webhookEvents(ch core.Change) []string {
 		add(!b.IsArchived && a.IsArchived, EventFlagArchived)
 		add(b.IsArchived && !a.IsArchived, EventFlagRestored)
 		add(b.IsEnabled != a.IsEnabled, EventFlagToggled)
-		add(b.VariationType != a.VariationType || !SameJSON(b.Variations, a.Variations), EventFlagVariationChanged)
+		add(b.VariationType != a.VariationType || !flagstore.SameJSON(b.Variations, a.Variations), EventFlagVariationChanged)
 		add(b.DisabledVariationID != a.DisabledVariationID, EventFlagOffVariationChanged)
-		add(!SameJSON(b.Fallthrough, a.Fallthrough) || b.ExptIncludeAllTargets != a.ExptIncludeAllTargets, EventFlagDefaultRuleChanged)
-		add(!SameJSON(b.TargetUsers, a.TargetUsers), EventFlagTargetUsersChanged)
-		add(!SameJSON(b.Rules, a.Rules), EventFlagTargetingRulesChanged)
+		add(!flagstore.SameJSON(b.Fallthrough, a.Fallthrough) || b.ExptIncludeAllTargets != a.ExptIncludeAllTargets, EventFlagDefaultRuleChanged)
+		add(!flagstore.SameJSON(b.TargetUsers, a.TargetUsers), EventFlagTargetUsersChanged)
+		add(!flagstore.SameJSON(b.Rules, a.Rules), EventFlagTargetingRulesChanged)
 		add(b.Name != a.Name || b.Description != a.Description || !slices.Equal(b.Tags, a.Tags), EventFlagBasicInfoUpdated)
 	case ch.RefType == "Segment":
-		b, _ := before.(*Segment)
-		a, _ := after.(*Segment)
+		b, _ := before.(*flagstore.Segment)
+		a, _ := after.(*flagstore.Segment)
 		switch {
 		case b == nil && a != nil:
 			return []string{EventSegmentCreated}
@@ -61,7 +62,7 @@ func webhookEvents(ch core.Change) []string {
 		}
 		add(!b.IsArchived && a.IsArchived, EventSegmentArchived)
 		add(b.IsArchived && !a.IsArchived, EventSegmentRestored)
-		add(!SameJSON(b.Rules, a.Rules) || b.Type != a.Type || !slices.Equal(b.Scopes, a.Scopes), EventSegmentRulesChanged)
+		add(!flagstore.SameJSON(b.Rules, a.Rules) || b.Type != a.Type || !slices.Equal(b.Scopes, a.Scopes), EventSegmentRulesChanged)
 		add(!slices.Equal(b.Included, a.Included) || !slices.Equal(b.Excluded, a.Excluded), EventSegmentTargetUsersChanged)
 		add(b.Name != a.Name || b.Key != a.Key || b.Description != a.Description || !slices.Equal(b.Tags, a.Tags), EventSegmentBasicInfoUpdated)
 	}
@@ -91,7 +92,7 @@ func ChangeWebhookEvents(a *core.Actor, ch core.Change) []string {
 // commits exactly when the change does; they call it only when the
 // statement that wrote the audit entry found such a webhook. Sending
 // happens after commit, in the worker.
-func (s *Flags) QueueWebhooks(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, events []string) error {
+func (s *Webhooks) QueueWebhooks(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, events []string) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -160,13 +161,13 @@ func (s *Flags) QueueWebhooks(ctx context.Context, q *db.Queries, a *core.Actor,
 
 // changedEnvs are the environments a change applies in: its own, or for a
 // shared segment every one it is visible in before or after the change.
-func (s *Flags) changedEnvs(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, res *db.WebhookResourceRow) ([]core.EnvRow, error) {
+func (s *Webhooks) changedEnvs(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, res *db.WebhookResourceRow) ([]core.EnvRow, error) {
 	if res == nil {
 		return nil, nil
 	}
-	var versions []Segment
+	var versions []flagstore.Segment
 	for _, v := range []any{ch.Previous, ch.Current} {
-		if sg, ok := v.(*Segment); ok && sg != nil {
+		if sg, ok := v.(*flagstore.Segment); ok && sg != nil {
 			versions = append(versions, *sg)
 		}
 	}
@@ -178,7 +179,7 @@ func (s *Flags) changedEnvs(ctx context.Context, q *db.Queries, a *core.Actor, c
 	if err != nil {
 		return nil, err
 	}
-	return visibleEnvs(ctx, q, core.EnvRow{GetEnvironmentRow: env}, versions...)
+	return flagstore.VisibleEnvs(ctx, q, core.EnvRow{GetEnvironmentRow: env}, versions...)
 }
 
 // idName is FeatBit's {id, name} of an organization, project or environment.
@@ -231,7 +232,7 @@ func (p *payload) within(covered map[uuid.UUID]bool) ([]byte, error) {
 // webhookPayload is FeatBit's default data object (DataObjectBuilder):
 // events, operator, time, where, the object as it is now (as it was, for a
 // deletion) and the change in words.
-func (s *Flags) webhookPayload(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, events []string, res *db.WebhookResourceRow) (*payload, error) {
+func (s *Webhooks) webhookPayload(ctx context.Context, q *db.Queries, a *core.Actor, ch core.Change, events []string, res *db.WebhookResourceRow) (*payload, error) {
 	obj := map[string]any{
 		"events":     strings.Join(events, ","),
 		"operator":   operatorName(ctx, q, a),
@@ -253,8 +254,8 @@ func (s *Flags) webhookPayload(ctx context.Context, q *db.Queries, a *core.Actor
 	}
 	switch ch.RefType {
 	case "FeatureFlag":
-		b, _ := ch.Previous.(*Flag)
-		f, _ := ch.Current.(*Flag)
+		b, _ := ch.Previous.(*flagstore.Flag)
+		f, _ := ch.Current.(*flagstore.Flag)
 		obj["changes"] = orEmpty(describe.FlagChange(b, f, noNames))
 		if f == nil {
 			f = b
@@ -266,8 +267,8 @@ func (s *Flags) webhookPayload(ctx context.Context, q *db.Queries, a *core.Actor
 			"fallthrough": f.Fallthrough, "exptIncludeAllTargets": boolString(f.ExptIncludeAllTargets),
 			"tags": f.Tags, "isArchived": boolString(f.IsArchived)}}
 	case "Segment":
-		b, _ := ch.Previous.(*Segment)
-		sg, _ := ch.Current.(*Segment)
+		b, _ := ch.Previous.(*flagstore.Segment)
+		sg, _ := ch.Current.(*flagstore.Segment)
 		obj["changes"] = orEmpty(describe.SegmentChange(b, sg, noNames))
 		if sg == nil {
 			sg = b
@@ -288,9 +289,9 @@ func (s *Flags) webhookPayload(ctx context.Context, q *db.Queries, a *core.Actor
 	case "FlagChangeRequest":
 		// Not FeatBit's (it has no such events): the request's step, as
 		// its audit record says it.
-		r, _ := ch.Current.(*changeRequestRecord)
+		r, _ := ch.Current.(*flagstore.ChangeRequestRecord)
 		if r == nil {
-			r, _ = ch.Previous.(*changeRequestRecord)
+			r, _ = ch.Previous.(*flagstore.ChangeRequestRecord)
 		}
 		if r != nil {
 			obj["changes"] = []string{}
@@ -360,7 +361,7 @@ func operatorName(ctx context.Context, q *db.Queries, a *core.Actor) string {
 		if err != nil {
 			return "trigger"
 		}
-		return triggerName(t.FlagTrigger)
+		return flagstore.TriggerName(t.FlagTrigger)
 	}
 	u, err := q.GetUser(ctx, a.UserID)
 	if err != nil {
@@ -386,7 +387,7 @@ type WebhookDeliveryFilter struct {
 // entries are about (scopes may have been narrowed since): a caller lacking
 // any is refused the whole log rather than shown part of it, which would
 // say by its gaps what it leaves out.
-func (s *Flags) ListWebhookDeliveries(ctx context.Context, a *core.Actor, id uuid.UUID, f WebhookDeliveryFilter) (core.Paged[WebhookDelivery], error) {
+func (s *Webhooks) ListWebhookDeliveries(ctx context.Context, a *core.Actor, id uuid.UUID, f WebhookDeliveryFilter) (core.Paged[WebhookDelivery], error) {
 	var v core.Validator
 	f.Page.Check(&v)
 	v.Text("event", f.Event, core.MaxNameLen)

@@ -1,4 +1,4 @@
-package flagstore_test
+package webhooks_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
+	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // orgAdminOf is the owner acting with webhooks' own permission and
@@ -51,8 +52,8 @@ func TestWebhookScopesNeedReadingEachEnvironment(t *testing.T) {
 	devAdmin := orgAdminOf(owner, dev)
 	const url = "https://hooks.example.com/x"
 
-	in := flagstore.WebhookInput{Name: "Prod changes", URL: url, Scopes: scopeOf(prod), Events: []string{flagstore.EventFlagCreated}, IsActive: true}
-	if _, err := s.Flags().CreateWebhook(ctx, devAdmin, in); !errors.Is(err, core.ErrForbidden) {
+	in := webhooks.WebhookInput{Name: "Prod changes", URL: url, Scopes: scopeOf(prod), Events: []string{webhooks.EventFlagCreated}, IsActive: true}
+	if _, err := s.Webhooks().CreateWebhook(ctx, devAdmin, in); !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("a webhook on Prod made by a member who may not read Prod: %v, want ErrForbidden", err)
 	}
 	var n int
@@ -60,42 +61,42 @@ func TestWebhookScopesNeedReadingEachEnvironment(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("%d webhooks stored after the refusal", n)
 	}
-	mine, err := s.Flags().CreateWebhook(ctx, devAdmin, flagstore.WebhookInput{Name: "Dev changes", URL: url, Scopes: scopeOf(dev),
-		Events: []string{flagstore.EventFlagCreated}, IsActive: true})
+	mine, err := s.Webhooks().CreateWebhook(ctx, devAdmin, webhooks.WebhookInput{Name: "Dev changes", URL: url, Scopes: scopeOf(dev),
+		Events: []string{webhooks.EventFlagCreated}, IsActive: true})
 	storetest.Must(t, err)
 
 	// The owner's webhook on both; a change in each reaches its log.
-	both, err := s.Flags().CreateWebhook(ctx, owner, flagstore.WebhookInput{Name: "All changes", URL: url, Scopes: scopeOf(prod, dev),
-		Events: []string{flagstore.EventFlagCreated}, IsActive: true})
+	both, err := s.Webhooks().CreateWebhook(ctx, owner, webhooks.WebhookInput{Name: "All changes", URL: url, Scopes: scopeOf(prod, dev),
+		Events: []string{webhooks.EventFlagCreated}, IsActive: true})
 	storetest.Must(t, err)
 	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Secret plan", Key: "secret-plan"})
 	storetest.Must(t, err)
 	_, err = s.Flags().CreateFlag(ctx, owner, dev.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	if n := len(deliverQueued(t, s)); n != 3 {
+	if n := len(storetest.DeliverQueued(t, s)); n != 3 {
 		t.Fatalf("%d deliveries, want three", n)
 	}
 
-	page := flagstore.WebhookDeliveryFilter{Page: core.Page{Size: 10}}
-	if _, err := s.Flags().ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, core.ErrForbidden) {
+	page := webhooks.WebhookDeliveryFilter{Page: core.Page{Size: 10}}
+	if _, err := s.Webhooks().ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("reading a log of Prod's changes: %v, want ErrForbidden", err)
 	}
-	if _, err := s.Flags().UpdateWebhook(ctx, devAdmin, both.ID, flagstore.WebhookInput{Name: "All changes", URL: "https://elsewhere.example.com/",
+	if _, err := s.Webhooks().UpdateWebhook(ctx, devAdmin, both.ID, webhooks.WebhookInput{Name: "All changes", URL: "https://elsewhere.example.com/",
 		Scopes: both.Scopes, Events: both.Events, IsActive: true}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("pointing a webhook on Prod elsewhere: %v, want ErrForbidden", err)
 	}
 	// Narrowed to Dev by the owner, its log still holds Prod's change.
-	_, err = s.Flags().UpdateWebhook(ctx, owner, both.ID, flagstore.WebhookInput{Name: "All changes", URL: url, Scopes: scopeOf(dev),
+	_, err = s.Webhooks().UpdateWebhook(ctx, owner, both.ID, webhooks.WebhookInput{Name: "All changes", URL: url, Scopes: scopeOf(dev),
 		Events: both.Events, IsActive: true})
 	storetest.Must(t, err)
-	if _, err := s.Flags().ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, core.ErrForbidden) {
+	if _, err := s.Webhooks().ListWebhookDeliveries(ctx, devAdmin, both.ID, page); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("reading Prod's change in a log narrowed to Dev: %v, want ErrForbidden", err)
 	}
 	// Those who hold the rights read as before.
-	if log, err := s.Flags().ListWebhookDeliveries(ctx, owner, both.ID, page); err != nil || log.TotalCount != 2 {
+	if log, err := s.Webhooks().ListWebhookDeliveries(ctx, owner, both.ID, page); err != nil || log.TotalCount != 2 {
 		t.Errorf("the owner reads %+v, %v; want both deliveries", log, err)
 	}
-	if log, err := s.Flags().ListWebhookDeliveries(ctx, devAdmin, mine.ID, page); err != nil || log.TotalCount != 1 {
+	if log, err := s.Webhooks().ListWebhookDeliveries(ctx, devAdmin, mine.ID, page); err != nil || log.TotalCount != 1 {
 		t.Errorf("the Dev member reads their own webhook's log: %+v, %v", log, err)
 	}
 }
@@ -109,8 +110,8 @@ func TestWebhooksAreBoundedPerOrganization(t *testing.T) {
 	ctx := context.Background()
 	const limit = 100
 	create := func(i int) error {
-		_, err := s.Flags().CreateWebhook(ctx, a, flagstore.WebhookInput{Name: fmt.Sprintf("hook %d", i), URL: "https://hooks.example.com/x",
-			Scopes: scopeOf(prod), Events: []string{flagstore.EventFlagCreated}})
+		_, err := s.Webhooks().CreateWebhook(ctx, a, webhooks.WebhookInput{Name: fmt.Sprintf("hook %d", i), URL: "https://hooks.example.com/x",
+			Scopes: scopeOf(prod), Events: []string{webhooks.EventFlagCreated}})
 		return err
 	}
 	for i := range limit - 5 {
@@ -126,7 +127,7 @@ func TestWebhooksAreBoundedPerOrganization(t *testing.T) {
 	refused := 0
 	for _, err := range errs {
 		if err != nil {
-			wantRule(t, "a webhook past the bound", err, "TooManyWebhooks")
+			storetest.WantRule(t, "a webhook past the bound", err, "TooManyWebhooks")
 			refused++
 		}
 	}
@@ -135,7 +136,7 @@ func TestWebhooksAreBoundedPerOrganization(t *testing.T) {
 	if n != limit || refused != 5 {
 		t.Fatalf("%d webhooks stored and %d refused, want %d and 5", n, refused, limit)
 	}
-	wantRule(t, "one more", create(1000), "TooManyWebhooks")
+	storetest.WantRule(t, "one more", create(1000), "TooManyWebhooks")
 }
 
 // The migration that stopped showing secrets masks what was kept before:
@@ -143,9 +144,9 @@ func TestWebhooksAreBoundedPerOrganization(t *testing.T) {
 // values in the webhooks' audit snapshots. Bunting's own headers stay.
 func TestWebhookMigrationMasksWhatWasShown(t *testing.T) {
 	t.Parallel()
-	s, a, prod := loopbackStore(t)
+	s, a, prod := storetest.LoopbackStore(t)
 	ctx := context.Background()
-	w := hookOn(t, s, a, prod, "https://hooks.example.com/x", "", flagstore.EventFlagCreated)
+	w := storetest.HookOn(t, s, a, prod, "https://hooks.example.com/x", "", webhooks.EventFlagCreated)
 	_, err := storetest.Pool(t, s).Exec(ctx, `INSERT INTO webhook_deliveries (webhook_id, delivery_id, events, attempt, success, latency_ms,
 		request, started_at, ended_at) VALUES ($1, gen_random_uuid(), 'test', 1, true, 1,
 		'{"url": "x", "headers": {"Authorization": "Bearer tok-1", "X-Featbit-Event": "test"}, "payload": "{}"}', now(), now())`, w.ID)

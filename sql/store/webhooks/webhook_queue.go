@@ -1,4 +1,4 @@
-package flagstore
+package webhooks
 
 import (
 	"context"
@@ -27,7 +27,7 @@ type WebhookClaim struct {
 // worker, fairly across organizations (ClaimWebhookOutbox): a delivery is
 // claimed by one worker of all instances. A delivery whose webhook was
 // deactivated since its change is dropped: it is sent nothing.
-func (s *Flags) ClaimWebhookDeliveries(ctx context.Context, c WebhookClaim) ([]WebhookSend, error) {
+func (s *Webhooks) ClaimWebhookDeliveries(ctx context.Context, c WebhookClaim) ([]WebhookSend, error) {
 	orgs := make([]uuid.UUID, 0, len(c.Busy))
 	counts := make([]int32, 0, len(c.Busy))
 	for org, n := range c.Busy {
@@ -65,7 +65,7 @@ func (s *Flags) ClaimWebhookDeliveries(ctx context.Context, c WebhookClaim) ([]W
 // FinishWebhookDelivery takes a claimed delivery off the outbox once it
 // succeeded or has no attempt left (retryAt zero), or makes it due again
 // at retryAt.
-func (s *Flags) FinishWebhookDelivery(ctx context.Context, d WebhookSend, retryAt time.Time) error {
+func (s *Webhooks) FinishWebhookDelivery(ctx context.Context, d WebhookSend, retryAt time.Time) error {
 	if retryAt.IsZero() {
 		return core.Translate(s.core.Q.DeleteWebhookOutbox(ctx, d.DeliveryID))
 	}
@@ -74,7 +74,7 @@ func (s *Flags) FinishWebhookDelivery(ctx context.Context, d WebhookSend, retryA
 
 // PruneWebhookLog forgets attempts older than WebhookLogDays; any
 // instance may.
-func (s *Flags) PruneWebhookLog(ctx context.Context) error {
+func (s *Webhooks) PruneWebhookLog(ctx context.Context) error {
 	_, err := s.core.Q.PruneWebhookDeliveries(ctx, time.Now().AddDate(0, 0, -WebhookLogDays))
 	return core.Translate(err)
 }
@@ -82,7 +82,7 @@ func (s *Flags) PruneWebhookLog(ctx context.Context) error {
 // WebhooksQueued is signalled after a transaction that queued webhook
 // deliveries commits on this instance, so its worker sends them now
 // rather than at its next poll.
-func (s *Flags) WebhooksQueued() <-chan struct{} { return s.core.OutboxKick }
+func (s *Webhooks) WebhooksQueued() <-chan struct{} { return s.core.OutboxKick }
 
 // traceOf is a queued delivery's trace context, "" when it has none.
 func traceOf(trace *string) string {
