@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -37,9 +37,9 @@ const mimeYAML = "application/yaml"
 // the document) or yaml (the document alone, as a file).
 func exportFormat(c echo.Context) (string, error) {
 	switch f := query(c, "format"); f {
-	case "", flagstore.FormatJSON:
-		return flagstore.FormatJSON, nil
-	case flagstore.FormatYAML:
+	case "", flagsascode.FormatJSON:
+		return flagsascode.FormatJSON, nil
+	case flagsascode.FormatYAML:
 		return f, nil
 	}
 	return "", core.Invalid("format_is_invalid")
@@ -47,10 +47,10 @@ func exportFormat(c echo.Context) (string, error) {
 
 // writeDocument answers an export: in the envelope as JSON, or as YAML text.
 func writeDocument(c echo.Context, format string, doc any) error {
-	if format == flagstore.FormatJSON {
+	if format == flagsascode.FormatJSON {
 		return respond(c, doc, nil)
 	}
-	text, err := flagstore.EncodeDocument(doc, format)
+	text, err := flagsascode.EncodeDocument(doc, format)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (h *Handler) exportEnv(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	doc, err := h.store.Flags().ExportEnv(c.Request().Context(), actor(c), envID)
+	doc, err := h.store.FlagsAsCode().ExportEnv(c.Request().Context(), actor(c), envID)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (h *Handler) exportProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	doc, err := h.store.Flags().ExportProject(c.Request().Context(), actor(c), projectID)
+	doc, err := h.store.FlagsAsCode().ExportProject(c.Request().Context(), actor(c), projectID)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (h *Handler) importEnv(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := flagstore.ImportInput{DryRun: dryRun, Comment: query(c, "comment"), Reason: query(c, "reason"), Reviewers: []uuid.UUID{}}
+	in := flagsascode.ImportInput{DryRun: dryRun, Comment: query(c, "comment"), Reason: query(c, "reason"), Reviewers: []uuid.UUID{}}
 	for _, r := range queryList(c, "reviewers") {
 		id, err := uuid.Parse(r)
 		if err != nil {
@@ -122,10 +122,10 @@ func (h *Handler) importEnv(c echo.Context) error {
 		}
 		in.Reviewers = append(in.Reviewers, id)
 	}
-	format, limit := flagstore.FormatJSON, int64(MaxImportBytes)
+	format, limit := flagsascode.FormatJSON, int64(MaxImportBytes)
 	switch media, _, _ := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType)); media {
 	case mimeYAML, "application/x-yaml", "text/yaml", "text/x-yaml":
-		format, limit = flagstore.FormatYAML, MaxYAMLImportBytes
+		format, limit = flagsascode.FormatYAML, MaxYAMLImportBytes
 	}
 	body, err := httpx.ReadBody(c, limit)
 	if err != nil {
@@ -134,20 +134,20 @@ func (h *Handler) importEnv(c echo.Context) error {
 	if len(body) == 0 {
 		return core.Invalid("body_is_required")
 	}
-	if format == flagstore.FormatYAML {
-		if _, err := httpx.Reserve(c, flagstore.YAMLFactor*int64(len(body))); err != nil {
+	if format == flagsascode.FormatYAML {
+		if _, err := httpx.Reserve(c, flagsascode.YAMLFactor*int64(len(body))); err != nil {
 			return err
 		}
 	}
-	if in.Document, err = flagstore.DecodeDocument(body, format); err != nil {
+	if in.Document, err = flagsascode.DecodeDocument(body, format); err != nil {
 		return err
 	}
-	plan, err := h.store.Flags().Import(c.Request().Context(), actor(c), envID, in)
+	plan, err := h.store.FlagsAsCode().Import(c.Request().Context(), actor(c), envID, in)
 	return respond(c, plan, err)
 }
 
 // importsFlags checks that the caller may read the environment an import
 // names before its body is read; each change is checked by the store.
 func (h *Handler) importsFlags(c echo.Context) error {
-	return h.inEnv(c, h.store.Flags().AuthorizeImport)
+	return h.inEnv(c, h.store.FlagsAsCode().AuthorizeImport)
 }

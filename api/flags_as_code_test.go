@@ -10,6 +10,7 @@ import (
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -66,11 +67,11 @@ func TestExportImportThroughTheAPI(t *testing.T) {
 			t.Errorf("YAML export lacks %q:\n%s", want, text)
 		}
 	}
-	doc := decode[flagstore.Document](t, s.do("GET", "/api/v1/envs/"+prod.ID.String()+"/export", full.Token, nil).ok(t))
+	doc := decode[flagsascode.Document](t, s.do("GET", "/api/v1/envs/"+prod.ID.String()+"/export", full.Token, nil).ok(t))
 	if len(doc.Flags) != 1 || len(doc.Segments) != 1 || doc.Environment.Key != "prod" {
 		t.Fatalf("JSON export %+v, want prod's flag and segment", doc)
 	}
-	project := decode[flagstore.ProjectDocument](t, s.do("GET", "/api/v1/projects/"+p.ID.String()+"/export", full.Token, nil).ok(t))
+	project := decode[flagsascode.ProjectDocument](t, s.do("GET", "/api/v1/projects/"+p.ID.String()+"/export", full.Token, nil).ok(t))
 	if len(project.Environments) != 2 || project.Environments[0].Environment.Key != "prod" || len(project.Environments[0].Flags) != 1 {
 		t.Fatalf("project export %+v, want prod and dev", project)
 	}
@@ -98,7 +99,7 @@ func TestExportImportThroughTheAPI(t *testing.T) {
 		t.Fatalf("import: got %d %s", rec.Code, rec.Body)
 	}
 	told.wait(t, 1)
-	again := decode[flagstore.Document](t, s.do("GET", "/api/v1/envs/"+dev.ID.String()+"/export", full.Token, nil).ok(t))
+	again := decode[flagsascode.Document](t, s.do("GET", "/api/v1/envs/"+dev.ID.String()+"/export", full.Token, nil).ok(t))
 	if len(again.Flags) != 1 || !again.Flags[0].IsEnabled || len(again.Segments) != 1 {
 		t.Fatalf("Dev after the import: %+v", again)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 )
 
 // bunting export and bunting import talk to a running Bunting through its
@@ -266,7 +266,7 @@ func readImport(file string) ([]byte, error) {
 	if strings.EqualFold(filepath.Ext(file), ".json") {
 		return text, nil
 	}
-	doc, err := flagstore.DecodeDocument(text, flagstore.FormatYAML)
+	doc, err := flagsascode.DecodeDocument(text, flagsascode.FormatYAML)
 	var verr *core.ValidationError
 	if errors.As(err, &verr) && len(verr.Details) > 0 {
 		return nil, fmt.Errorf("%s: %s", file, verr.Details[0].Message)

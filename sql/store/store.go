@@ -22,6 +22,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
@@ -36,6 +37,7 @@ type Store struct {
 	flags *flagstore.Flags
 	sdk   *sdkdata.SDK
 	hooks *webhooks.Webhooks
+	code  *flagsascode.FlagsAsCode
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -47,7 +49,8 @@ func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options
 	// webhook deliveries queued there, in the same transaction: the core
 	// is below the webhooks, so it is handed them.
 	c.SetWebhooks(webhooks.ChangeWebhookEvents, w.QueueWebhooks)
-	return &Store{core: c, iam: iam.New(c), flags: f, sdk: sdkdata.New(c, f), hooks: w}
+	return &Store{core: c, iam: iam.New(c), flags: f, sdk: sdkdata.New(c, f), hooks: w,
+		code: flagsascode.New(c, f)}
 }
 
 // Projects is the core's own operations a surface calls: projects,
@@ -107,6 +110,9 @@ func (s *Store) Flags() *flagstore.Flags { return s.flags }
 
 // Webhooks is webhooks and their deliveries.
 func (s *Store) Webhooks() *webhooks.Webhooks { return s.hooks }
+
+// FlagsAsCode is flags and segments exported and imported as a document.
+func (s *Store) FlagsAsCode() *flagsascode.FlagsAsCode { return s.code }
 
 // SDK is the SDK data and end users.
 func (s *Store) SDK() *sdkdata.SDK { return s.sdk }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -260,10 +261,10 @@ func TestNewFlagsWaitForApprovalEverywhere(t *testing.T) {
 	as.servesOff(as.prod, "pay-url")
 
 	// Imported: a file of the Dev flag under another key, off, then on.
-	var doc flagstore.Document
+	var doc flagsascode.Document
 	rec := send(h, "GET", "/api/v1/envs/"+as.dev.ID.String()+"/export", "", "Authorization", as.dave)
 	var exported struct {
-		Data flagstore.Document `json:"data"`
+		Data flagsascode.Document `json:"data"`
 	}
 	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &exported) != nil {
 		t.Fatalf("export: %d %s", rec.Code, rec.Body)
@@ -275,7 +276,7 @@ func TestNewFlagsWaitForApprovalEverywhere(t *testing.T) {
 	doc.Flags = append(doc.Flags, onFlag)
 	imports := "/api/v1/envs/" + as.prod.ID.String() + "/import"
 	as.api(h, as.dave, "POST", imports, doc, http.StatusBadRequest) // no reviewers
-	var plan flagstore.ImportPlan
+	var plan flagsascode.ImportPlan
 	must(t, json.Unmarshal(as.api(h, as.dave, "POST", imports+"?reason=release&reviewers="+as.bobID.String(), doc, http.StatusOK), &plan))
 	if len(plan.PendingApproval) != 2 || !slices.ContainsFunc(plan.PendingApproval, func(r flagstore.RequestedChange) bool { return r.Key == "imported" }) {
 		t.Fatalf("import plan: %+v", plan)

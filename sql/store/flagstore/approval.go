@@ -63,14 +63,14 @@ func (e *ApprovalError) Unwrap() error { return ErrChangeRequestRequired }
 // triggers; whoever must make such a change at once turns the setting off,
 // which the environment's history records.
 func approvalRequired(env core.EnvRow, before, after *Flag) error {
-	if approvalsNeeded(env.Environment) == 0 {
+	if ApprovalsNeeded(env.Environment) == 0 {
 		return nil
 	}
 	e := &ApprovalError{Env: projectEnv(env)}
 	switch {
 	case after == nil || before.IsArchived != after.IsArchived:
 		e.Of = ApprovalFlagLifecycle
-	case servesDifferently(*before, *after):
+	case ServesDifferently(*before, *after):
 		e.Of = ApprovalFlagChange
 	default:
 		return nil
@@ -81,7 +81,7 @@ func approvalRequired(env core.EnvRow, before, after *Flag) error {
 // approvalsNeeded is how many approvals a change to what a flag serves
 // needs in an environment: 0 where its setting "changes need approval" is
 // off. Every decision between a direct change and a change request asks it.
-func approvalsNeeded(e db.Environment) int {
+func ApprovalsNeeded(e db.Environment) int {
 	if !e.ChangeRequestEnabled {
 		return 0
 	}
@@ -223,7 +223,7 @@ func (s *Flags) settleChangeRequest(ctx context.Context, q *db.Queries, envID, i
 func (s *Flags) draftApproval(ctx context.Context, q *db.Queries, env core.EnvRow, draftID uuid.UUID) error {
 	id, err := q.GetDraftChangeRequestID(ctx, draftID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		if approvalsNeeded(env.Environment) > 0 {
+		if ApprovalsNeeded(env.Environment) > 0 {
 			return ErrChangeRequestRequired
 		}
 		return nil
@@ -249,7 +249,7 @@ func (s *Flags) draftApproval(ctx context.Context, q *db.Queries, env core.EnvRo
 // while it stays as archived as it was: the parts a change request changes.
 // Name, description and tags have their own permissions and need no
 // approval; archiving and restoring are approvalRequired's.
-func servesDifferently(before, after Flag) bool {
+func ServesDifferently(before, after Flag) bool {
 	return before.IsEnabled != after.IsEnabled || before.VariationType != after.VariationType ||
 		!SameJSON(before.Variations, after.Variations) || before.DisabledVariationID != after.DisabledVariationID ||
 		!SameJSON(before.TargetUsers, after.TargetUsers) || !SameJSON(before.Rules, after.Rules) ||
@@ -294,7 +294,7 @@ func mayApprove(may []Approver, id uuid.UUID) bool {
 
 // checkReviewers checks the reviewers an author names: each may approve in
 // the environment, none is the author, and there are enough to approve.
-func checkReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, reviewers []uuid.UUID) error {
+func CheckReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, reviewers []uuid.UUID) error {
 	may, err := approvers(ctx, q, env)
 	if err != nil {
 		return err

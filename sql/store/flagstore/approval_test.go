@@ -21,7 +21,7 @@ import (
 // segment action in every project) and signs them in.
 func developer(t *testing.T, s *store.Store, owner *core.Actor, email string) *core.Actor {
 	t.Helper()
-	return newMember(t, s, owner, email, core.DeveloperPolicyID)
+	return storetest.NewMember(t, s, owner, email, core.DeveloperPolicyID)
 }
 
 // serves is what the flag key of env gives the end user keyID, as SDKs
@@ -64,7 +64,7 @@ func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 	s, owner, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, dev := storetest.ProdAndDev(t, s, owner)
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	dave := developer(t, s, owner, "dave@example.com")
 	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
 	storetest.Must(t, err)
@@ -72,7 +72,7 @@ func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 	storetest.Must(t, err)
 	_, err = s.Flags().ArchiveFlag(ctx, owner, prod.ID, "old", flagstore.Change{})
 	storetest.Must(t, err)
-	approvalEnv(t, s, owner, prod, 1, bob)
+	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 	before := serves(t, s, owner, prod.ID, "pay", "u1")
 
 	_, err = s.Flags().ArchiveFlag(ctx, dave, prod.ID, "pay", flagstore.Change{})
@@ -129,7 +129,7 @@ func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 	s, owner, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, dev := storetest.ProdAndDev(t, s, owner)
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	dave := developer(t, s, owner, "dave@example.com")
 	on, err := s.Flags().CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Banner", Key: "banner", IsEnabled: true})
 	storetest.Must(t, err)
@@ -139,7 +139,7 @@ func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 	storetest.Must(t, err)
 	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Quiet", Key: "quiet"})
 	storetest.Must(t, err)
-	approvalEnv(t, s, owner, prod, 1, bob)
+	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
 	_, err = s.Flags().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
 	storetest.WantRule(t, "copy a flag that is on", err, "ChangeRequestRequired")
@@ -186,7 +186,7 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 	s, owner, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	dave := developer(t, s, owner, "dave@example.com")
 	sg, err := s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"ann"}})
@@ -194,7 +194,7 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 	segmentFlag(t, s, owner, prod.ID, "pay", sg)
 	unused, err := s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Unused", Key: "unused", Type: flagstore.SegmentEnvironmentSpecific})
 	storetest.Must(t, err)
-	approvalEnv(t, s, owner, prod, 1, bob)
+	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 	if got := serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
 		t.Fatalf("eve gets %q before, want false", got)
 	}
@@ -240,7 +240,7 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	s, owner, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, dev := storetest.ProdAndDev(t, s, owner)
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	dave := developer(t, s, owner, "dave@example.com")
 	everywhere := []string{"organization/default-organization:project/web"}
 	sg, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff", Type: flagstore.SegmentShared, Scopes: everywhere})
@@ -249,7 +249,7 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	devOnly, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Testers", Key: "testers", Type: flagstore.SegmentShared, Scopes: everywhere})
 	storetest.Must(t, err)
 	segmentFlag(t, s, owner, dev.ID, "pay", devOnly)
-	approvalEnv(t, s, owner, prod, 1, bob)
+	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
 	eve := []string{"eve"}
 	for _, env := range []core.Environment{dev, prod} {
@@ -275,9 +275,9 @@ func requestCast(t *testing.T) (s *store.Store, owner *core.Actor, pool *pgxpool
 	t.Helper()
 	s, owner, pool = storetest.New(t)
 	prod, _ = storetest.ProdAndDev(t, s, owner)
-	alice = ownerMember(t, s, owner, pool, "alice@example.com")
-	bob = ownerMember(t, s, owner, pool, "bob@example.com")
-	carol = ownerMember(t, s, owner, pool, "carol@example.com")
+	alice = storetest.OwnerMember(t, s, owner, pool, "alice@example.com")
+	bob = storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
+	carol = storetest.OwnerMember(t, s, owner, pool, "carol@example.com")
 	_, err := s.Flags().CreateFlag(context.Background(), owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	return s, owner, pool, prod, alice, bob, carol
@@ -319,7 +319,7 @@ func TestApprovalOfAMemberWhoLeftStopsCounting(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, owner, _, prod, alice, bob, carol := requestCast(t)
-	approvalEnv(t, s, owner, prod, 1, bob, carol)
+	storetest.ApprovalEnv(t, s, owner, prod, 1, bob, carol)
 	cr := approvedRequest(t, s, prod, alice, bob)
 
 	storetest.Must(t, s.IAM().RemoveMember(ctx, owner, bob.UserID))

@@ -162,7 +162,7 @@ func (s *Flags) CreateFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 	if in.Targeting == nil && in.IsEnabled == nil && in.OffVariationID == nil && in.Variations == nil {
 		return FlagChangeRequest{}, core.Invalid("targeting_is_required")
 	}
-	if approvalsNeeded(env.Environment) == 0 {
+	if ApprovalsNeeded(env.Environment) == 0 {
 		return FlagChangeRequest{}, ErrChangeRequestsOff
 	}
 	var v core.Validator
@@ -170,7 +170,7 @@ func (s *Flags) CreateFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 	if err := v.Err(); err != nil {
 		return FlagChangeRequest{}, err
 	}
-	if err := checkReviewers(ctx, s.core.Q, a, env, in.Reviewers); err != nil {
+	if err := CheckReviewers(ctx, s.core.Q, a, env, in.Reviewers); err != nil {
 		return FlagChangeRequest{}, err
 	}
 	var out FlagChangeRequest
@@ -192,7 +192,7 @@ func (s *Flags) CreateFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 		}
 		after := before.Clone()
 		in.edit(&after)
-		if !servesDifferently(before, after) {
+		if !ServesDifferently(before, after) {
 			return ErrChangeRequestChangesNothing
 		}
 		target, err := json.Marshal(after)
@@ -201,12 +201,12 @@ func (s *Flags) CreateFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 		}
 		// The draft checks the change as if made now: the author's
 		// permission for each part, the flag's validity, the segments.
-		d, err := s.createDraft(ctx, q, a, env, key, DraftInput{TargetFlag: target,
+		d, err := s.CreateDraft(ctx, q, a, env, key, DraftInput{TargetFlag: target,
 			Change: Change{Comment: strings.TrimSpace(in.Reason), Revision: in.Revision}})
 		if err != nil {
 			return err
 		}
-		out, err = s.addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
+		out, err = s.AddChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
 		return err
 	})
 	return out, err
@@ -214,7 +214,7 @@ func (s *Flags) CreateFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 
 // addChangeRequest stores a change request for a draft, with its reviewers
 // (checked by checkReviewers), and records it in the environment's history.
-func (s *Flags) addChangeRequest(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, d Draft, reason string, reviewers []uuid.UUID) (FlagChangeRequest, error) {
+func (s *Flags) AddChangeRequest(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, d Draft, reason string, reviewers []uuid.UUID) (FlagChangeRequest, error) {
 	row, err := q.CreateFlagChangeRequest(ctx, db.CreateFlagChangeRequestParams{DraftID: d.ID, EnvID: d.EnvID,
 		FlagID: d.FlagID, Reason: strings.TrimSpace(reason), ApprovalsRequired: env.Environment.ApprovalsRequired, CreatorID: a.UserID})
 	if err != nil {

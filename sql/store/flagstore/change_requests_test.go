@@ -12,55 +12,22 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/feed"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 )
-
-// ownerMember adds a member with the Owner policy and signs them in.
-func ownerMember(t *testing.T, s *store.Store, owner *core.Actor, pool *pgxpool.Pool, email string) *core.Actor {
-	t.Helper()
-	return newMember(t, s, owner, email, core.OwnerPolicyID)
-}
-
-// newMember adds a member with a built-in policy and signs them in.
-func newMember(t *testing.T, s *store.Store, owner *core.Actor, email string, policy uuid.UUID) *core.Actor {
-	t.Helper()
-	ctx := context.Background()
-	m, err := s.IAM().AddMember(ctx, owner, iam.MemberInput{Email: email, PolicyIDs: []uuid.UUID{policy}})
-	storetest.Must(t, err)
-	session, err := s.IAM().Login(ctx, iam.LoginInput{Email: email, Password: *m.InitialPassword}, "192.0.2.1")
-	storetest.Must(t, err)
-	a, err := s.IAM().Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
-	storetest.Must(t, err)
-	return a
-}
-
-// approvalEnv makes prod need n approvals from the given members.
-func approvalEnv(t *testing.T, s *store.Store, owner *core.Actor, env core.Environment, n int, approvers ...*core.Actor) {
-	t.Helper()
-	ids := []uuid.UUID{}
-	for _, ap := range approvers {
-		ids = append(ids, ap.UserID)
-	}
-	_, err := s.Projects().UpdateEnvironment(context.Background(), owner, env.ProjectID, env.ID, core.EnvironmentInput{Name: env.Name,
-		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: n, ApproverMemberIDs: ids}}})
-	storetest.Must(t, err)
-}
 
 func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing.T) {
 	t.Parallel()
 	s, owner, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
-	alice := ownerMember(t, s, owner, pool, "alice@example.com")
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
-	carol := ownerMember(t, s, owner, pool, "carol@example.com")
+	alice := storetest.OwnerMember(t, s, owner, pool, "alice@example.com")
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
+	carol := storetest.OwnerMember(t, s, owner, pool, "carol@example.com")
 	f, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	approvalEnv(t, s, owner, prod, 2, alice, bob, carol)
+	storetest.ApprovalEnv(t, s, owner, prod, 2, alice, bob, carol)
 
 	// Nobody changes what the flag serves directly, owners included; its
 	// name is no such change.
@@ -168,11 +135,11 @@ func TestDeclinedChangeRequestCannotBeAppliedAndIsWithdrawnByItsAuthor(t *testin
 	s, owner, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
-	alice := ownerMember(t, s, owner, pool, "alice@example.com")
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	alice := storetest.OwnerMember(t, s, owner, pool, "alice@example.com")
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	approvalEnv(t, s, owner, prod, 1, bob)
+	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
 	on := true
 	cr, err := s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch", Reviewers: []uuid.UUID{bob.UserID}})
@@ -225,11 +192,11 @@ func TestScheduleWithChangeRequestWaitsForApproval(t *testing.T) {
 	s, owner, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
-	alice := ownerMember(t, s, owner, pool, "alice@example.com")
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	alice := storetest.OwnerMember(t, s, owner, pool, "alice@example.com")
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	approvalEnv(t, s, owner, prod, 1, bob)
+	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
 	at := time.Now().Add(time.Hour)
 	in := flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)}, Title: "Launch", ScheduledTime: &at}
@@ -262,7 +229,7 @@ func TestApprovalSettingIsChecked(t *testing.T) {
 	s, owner, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	set := func(cr core.ChangeRequestSettings) error {
 		_, err := s.Projects().UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: "Prod",
 			Settings: &core.EnvSettings{ChangeRequest: &cr}})

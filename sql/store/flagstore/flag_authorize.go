@@ -18,7 +18,7 @@ func (s *Flags) AuthorizeFlagCreation(ctx context.Context, a *core.Actor, envID 
 	if err != nil {
 		return err
 	}
-	return mayCreateFlag(a, env)
+	return MayCreateFlag(a, env)
 }
 
 // AuthorizeSegmentCreation checks what creating a segment in an
@@ -28,5 +28,5 @@ func (s *Flags) AuthorizeSegmentCreation(ctx context.Context, a *core.Actor, env
 	if err != nil {
 		return err
 	}
-	return mayCreateSegment(a, env)
+	return MayCreateSegment(a, env)
 }

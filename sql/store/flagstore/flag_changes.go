@@ -59,7 +59,7 @@ func (s *Flags) DeleteFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 		return err
 	}
 	var v core.Validator
-	ch.check(&v, env)
+	ch.Check(&v, env)
 	if err := v.Err(); err != nil {
 		return err
 	}
@@ -269,17 +269,17 @@ func (s *Flags) CloneFlagRequesting(ctx context.Context, a *core.Actor, envID uu
 	}
 	in.Change = commentOr(env, in.Change, in.NewFlagRequest)
 	var v core.Validator
-	refs := checkFlag(&v, &f)
-	in.Change.check(&v, env)
+	refs := CheckFlag(&v, &f)
+	in.Change.Check(&v, env)
 	if err := v.Err(); err != nil {
 		return CreatedFlag{}, err
 	}
 	var out CreatedFlag
 	err = s.core.InTx(ctx, func(q *db.Queries) error {
-		if err := s.checkSegmentRefs(ctx, q, env, f.Rules, refs); err != nil {
+		if err := s.CheckSegmentRefs(ctx, q, env, f.Rules, refs); err != nil {
 			return err
 		}
-		out.Flag, out.PendingApproval, err = s.insertFlag(ctx, q, a, env, f, refs, in.Comment, in.NewFlagRequest)
+		out.Flag, out.PendingApproval, err = s.InsertFlag(ctx, q, a, env, f, refs, in.Comment, in.NewFlagRequest)
 		return err
 	})
 	return out, err
@@ -291,7 +291,7 @@ func mayCloneFlag(a *core.Actor, env core.EnvRow, src Flag) error {
 	if err := a.Require(access.CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
 		return err
 	}
-	return mayCreateFlag(a, env)
+	return MayCreateFlag(a, env)
 }
 
 // FlagTags lists every tag used by an environment's flags.

@@ -287,7 +287,7 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 	if err != nil {
 		return CopyToEnvResult{}, err
 	}
-	if err := mayCreateFlag(a, tgtEnv); err != nil {
+	if err := MayCreateFlag(a, tgtEnv); err != nil {
 		return CopyToEnvResult{}, err
 	}
 	comment := fmt.Sprintf("Copied from %q", projectEnv(srcEnv))
@@ -330,11 +330,11 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 				}
 			}
 			var v core.Validator
-			refs := checkFlag(&v, &f)
+			refs := CheckFlag(&v, &f)
 			if err := v.Err(); err != nil {
 				return err
 			}
-			_, cr, err := s.insertFlag(ctx, q, a, tgtEnv, f, refs, comment, in.NewFlagRequest)
+			_, cr, err := s.InsertFlag(ctx, q, a, tgtEnv, f, refs, comment, in.NewFlagRequest)
 			if err != nil {
 				return err
 			}

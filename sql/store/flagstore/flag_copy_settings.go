@@ -114,15 +114,15 @@ func (s *Flags) PreviewCopyFlagSettings(ctx context.Context, a *core.Actor, sour
 	after := tgt.Clone()
 	copySettings(src, &after, names, *in.Options)
 	plan := CopySettingsPlan{Before: tgt, After: after, Comment: copySettingsComment(srcEnv), SegmentNames: names}
-	plan.Refused = requireFlagActions(a, tgtEnv, flagChangeActions(tgt, after), tgt, after)
+	plan.Refused = RequireFlagActions(a, tgtEnv, FlagChangeActions(tgt, after), tgt, after)
 	if plan.Refused == nil && tgt.IsArchived {
 		plan.Refused = ErrFlagIsArchived
 	}
 	if plan.Refused == nil {
 		var v core.Validator
-		refs := checkFlag(&v, &after)
+		refs := CheckFlag(&v, &after)
 		if plan.Refused = v.Err(); plan.Refused == nil {
-			plan.Refused = s.checkSegmentRefs(ctx, s.core.Q, tgtEnv, after.Rules, refs)
+			plan.Refused = s.CheckSegmentRefs(ctx, s.core.Q, tgtEnv, after.Rules, refs)
 		}
 	}
 	return plan, nil

@@ -186,7 +186,7 @@ func draftTarget(cur Flag, in DraftInput) (Flag, error) {
 // revision (when given), the actions of every changed part for a (on the
 // flag as it is and as it would be), the target flag's validity and the
 // environment's comment rule. The flag itself is not changed.
-func (s *Flags) createDraft(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, key string, in DraftInput) (Draft, error) {
+func (s *Flags) CreateDraft(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, key string, in DraftInput) (Draft, error) {
 	row, err := q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		return Draft{}, core.Translate(err)
@@ -202,7 +202,7 @@ func (s *Flags) createDraft(ctx context.Context, q *db.Queries, a *core.Actor, e
 	if err != nil {
 		return Draft{}, err
 	}
-	if err := requireFlagActions(a, env, flagChangeActions(base, target), base, target); err != nil {
+	if err := RequireFlagActions(a, env, FlagChangeActions(base, target), base, target); err != nil {
 		return Draft{}, err
 	}
 	open, err := q.CountOpenFlagChanges(ctx, base.ID)
@@ -213,12 +213,12 @@ func (s *Flags) createDraft(ctx context.Context, q *db.Queries, a *core.Actor, e
 		return Draft{}, ErrTooManyPendingChanges
 	}
 	var v core.Validator
-	refs := checkFlag(&v, &target)
-	in.Change.check(&v, env)
+	refs := CheckFlag(&v, &target)
+	in.Change.Check(&v, env)
 	if err := v.Err(); err != nil {
 		return Draft{}, err
 	}
-	if err := s.checkSegmentRefs(ctx, q, env, target.Rules, refs); err != nil {
+	if err := s.CheckSegmentRefs(ctx, q, env, target.Rules, refs); err != nil {
 		return Draft{}, err
 	}
 	baseJSON, err := json.Marshal(base)
@@ -320,14 +320,14 @@ func (s *Flags) applyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID
 		return Flag{}, err
 	}
 	action := access.UpdateFlagTargetingRules
-	if acts := flagChangeActions(d.Base, d.Target); len(acts) > 0 {
+	if acts := FlagChangeActions(d.Base, d.Target); len(acts) > 0 {
 		action = acts[0]
 	}
 	comment := app.Comment
 	if r := []rune(comment); len(r) > core.MaxCommentLen {
 		comment = string(r[:core.MaxCommentLen])
 	}
-	out, err := s.changeFlagIn(ctx, q, a, env, current.Key, Change{Comment: comment}, action, app.Operation, func(f *Flag) error {
+	out, err := s.ChangeFlagIn(ctx, q, a, env, current.Key, Change{Comment: comment}, action, app.Operation, func(f *Flag) error {
 		return mergeDraft(f, d.Base, d.Target)
 	})
 	if err != nil {
@@ -378,4 +378,4 @@ func (s *Flags) authorActor(ctx context.Context, q *db.Queries, env core.EnvRow,
 
 // ChangeActions names the actions a change of a flag from base to target
 // needs, so the pages offer only what the store would allow.
-func ChangeActions(base, target Flag) []access.Action { return flagChangeActions(base, target) }
+func ChangeActions(base, target Flag) []access.Action { return FlagChangeActions(base, target) }

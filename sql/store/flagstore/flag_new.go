@@ -52,7 +52,7 @@ type CreatedFlag struct {
 // approval: the comment given, else the request's reason, which the pages
 // ask for there instead of a comment.
 func commentOr(env core.EnvRow, ch Change, req NewFlagRequest) Change {
-	if approvalsNeeded(env.Environment) > 0 && strings.TrimSpace(ch.Comment) == "" {
+	if ApprovalsNeeded(env.Environment) > 0 && strings.TrimSpace(ch.Comment) == "" {
 		ch.Comment = strings.TrimSpace(req.Reason)
 	}
 	return ch
@@ -71,7 +71,7 @@ func (s *Flags) pendingFlag(ctx context.Context, q *db.Queries, a *core.Actor, e
 	if err := v.Err(); err != nil {
 		return Flag{}, nil, err
 	}
-	if err := checkReviewers(ctx, q, a, env, req.Reviewers); err != nil {
+	if err := CheckReviewers(ctx, q, a, env, req.Reviewers); err != nil {
 		return Flag{}, nil, err
 	}
 	held := f
@@ -81,7 +81,7 @@ func (s *Flags) pendingFlag(ctx context.Context, q *db.Queries, a *core.Actor, e
 	// left with a request that can never apply.
 	want := held
 	want.IsArchived, want.IsEnabled = false, f.IsEnabled
-	if err := requireFlagActions(a, env, flagChangeActions(held, want), held, want); err != nil {
+	if err := RequireFlagActions(a, env, FlagChangeActions(held, want), held, want); err != nil {
 		return Flag{}, nil, err
 	}
 	out, err := s.storeNewFlag(ctx, q, a, env, held, refs, comment)
@@ -108,7 +108,7 @@ func (s *Flags) pendingFlag(ctx context.Context, q *db.Queries, a *core.Actor, e
 	if err != nil {
 		return Flag{}, nil, err
 	}
-	cr, err := s.addChangeRequest(ctx, q, a, env, d, reason, req.Reviewers)
+	cr, err := s.AddChangeRequest(ctx, q, a, env, d, reason, req.Reviewers)
 	if err != nil {
 		return Flag{}, nil, err
 	}
@@ -154,10 +154,17 @@ func (s *Flags) NewFlagApprovers(ctx context.Context, a *core.Actor, envID uuid.
 	if err != nil {
 		return 0, nil, err
 	}
-	n := approvalsNeeded(env.Environment)
+	n := ApprovalsNeeded(env.Environment)
 	if n == 0 {
 		return 0, nil, nil
 	}
 	may, err := approvers(ctx, s.core.Q, env)
 	return n, may, err
+}
+
+// RequestedChange is a change request a flag's creation, a copy or an import made.
+type RequestedChange struct {
+	Key             string    `json:"key"`
+	ChangeRequestID uuid.UUID `json:"changeRequestId"`
+	Words           []string  `json:"words"`
 }

@@ -22,9 +22,9 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 	s, owner, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	dave := developer(t, s, owner, "dave@example.com")
-	approvalEnv(t, s, owner, prod, 1, bob)
+	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 	req := flagstore.NewFlagRequest{Reason: "new checkout", Reviewers: []uuid.UUID{bob.UserID}}
 	evil := []flagstore.Variation{{ID: "a", Name: "Safe", Value: "https://pay.example/"}, {ID: "b", Name: "Evil", Value: "https://evil.example/pay"}}
 

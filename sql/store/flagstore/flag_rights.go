@@ -58,7 +58,7 @@ func (s *Flags) EnvRights(ctx context.Context, a *core.Actor, envID uuid.UUID) (
 }
 
 func envRights(a *core.Actor, env core.EnvRow) EnvRights {
-	return EnvRights{CreateFlag: mayCreateFlag(a, env) == nil, CreateSegment: mayCreateSegment(a, env) == nil, a: a, env: env}
+	return EnvRights{CreateFlag: MayCreateFlag(a, env) == nil, CreateSegment: MayCreateSegment(a, env) == nil, a: a, env: env}
 }
 
 // Flag answers what the person may do to the flag with this key, tags and
@@ -66,7 +66,7 @@ func envRights(a *core.Actor, env core.EnvRow) EnvRights {
 func (r EnvRights) Flag(key string, tags []string, archived bool) FlagRights {
 	f := Flag{Key: key, Tags: tags, IsArchived: archived}
 	may := func(action access.Action) bool {
-		return requireFlagActions(r.a, r.env, []access.Action{action}, f) == nil
+		return RequireFlagActions(r.a, r.env, []access.Action{action}, f) == nil
 	}
 	change := func(action access.Action) bool { return !archived && may(action) }
 	return FlagRights{

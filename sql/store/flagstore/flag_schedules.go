@@ -109,7 +109,7 @@ func (s *Flags) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uui
 		v.At("scheduledTime", "invalid", "scheduledTime", "the time has passed: choose a time in the future")
 	}
 	// Where changes need approval a schedule waits for a change request.
-	switch needed := approvalsNeeded(env.Environment) > 0; {
+	switch needed := ApprovalsNeeded(env.Environment) > 0; {
 	case in.WithChangeRequest && !needed:
 		return Schedule{}, ErrChangeRequestsOff
 	case !in.WithChangeRequest && needed:
@@ -124,13 +124,13 @@ func (s *Flags) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uui
 		return Schedule{}, err
 	}
 	if in.WithChangeRequest {
-		if err := checkReviewers(ctx, s.core.Q, a, env, in.Reviewers); err != nil {
+		if err := CheckReviewers(ctx, s.core.Q, a, env, in.Reviewers); err != nil {
 			return Schedule{}, err
 		}
 	}
 	var out Schedule
 	err = s.core.InTx(ctx, func(q *db.Queries) error {
-		d, err := s.createDraft(ctx, q, a, env, key, in.DraftInput)
+		d, err := s.CreateDraft(ctx, q, a, env, key, in.DraftInput)
 		if err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ func (s *Flags) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uui
 			Title: in.Title, Note: in.Note, ScheduledAt: in.ScheduledTime.UTC(), Status: SchedulePending,
 			CreatorID: core.ActorID(a), CreatorKind: core.ActorKind(a)}
 		if in.WithChangeRequest {
-			cr, err := s.addChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
+			cr, err := s.AddChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
 			if err != nil {
 				return err
 			}
@@ -205,7 +205,7 @@ func (s *Flags) CancelFlagSchedule(ctx context.Context, a *core.Actor, envID, id
 		if err != nil {
 			return err
 		}
-		if err := requireFlagActions(a, env, flagChangeActions(d.Base, d.Target), d.Base, d.Target); err != nil {
+		if err := RequireFlagActions(a, env, FlagChangeActions(d.Base, d.Target), d.Base, d.Target); err != nil {
 			return err
 		}
 		if row.Status != SchedulePending && row.Status != ScheduleFailed {

@@ -25,7 +25,7 @@ type Change struct {
 }
 
 // check reports comment problems; environments may require one.
-func (ch Change) check(v *core.Validator, env core.EnvRow) {
+func (ch Change) Check(v *core.Validator, env core.EnvRow) {
 	if strings.TrimSpace(ch.Comment) == "" {
 		if env.Environment.RequireChangeComment {
 			v.Add("comment", "required")
@@ -102,7 +102,7 @@ func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID u
 	if err != nil {
 		return CreatedFlag{}, err
 	}
-	if err := mayCreateFlag(a, env); err != nil {
+	if err := MayCreateFlag(a, env); err != nil {
 		return CreatedFlag{}, err
 	}
 	if in.VariationType == "" && len(in.Variations) == 0 {
@@ -131,8 +131,8 @@ func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID u
 	}
 	in.Change = commentOr(env, in.Change, in.NewFlagRequest)
 	var v core.Validator
-	checkFlag(&v, &f)
-	in.Change.check(&v, env)
+	CheckFlag(&v, &f)
+	in.Change.Check(&v, env)
 	if err := v.Err(); err != nil {
 		return CreatedFlag{}, err
 	}
@@ -141,7 +141,7 @@ func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID u
 	}
 	var out CreatedFlag
 	err = s.core.InTx(ctx, func(q *db.Queries) (err error) {
-		out.Flag, out.PendingApproval, err = s.insertFlag(ctx, q, a, env, f, nil, in.Comment, in.NewFlagRequest)
+		out.Flag, out.PendingApproval, err = s.InsertFlag(ctx, q, a, env, f, nil, in.Comment, in.NewFlagRequest)
 		return err
 	})
 	return out, err
@@ -152,9 +152,9 @@ func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID u
 // imported). Where env's changes need approval, a flag that is not
 // archived comes in pending, with the change request req (pendingFlag):
 // SDKs see it only once that is approved and applied.
-func (s *Flags) insertFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, f Flag, refs []uuid.UUID,
+func (s *Flags) InsertFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, f Flag, refs []uuid.UUID,
 	comment string, req NewFlagRequest) (Flag, *RequestedChange, error) {
-	if approvalsNeeded(env.Environment) > 0 && !f.IsArchived {
+	if ApprovalsNeeded(env.Environment) > 0 && !f.IsArchived {
 		return s.pendingFlag(ctx, q, a, env, f, refs, comment, req)
 	}
 	out, err := s.storeNewFlag(ctx, q, a, env, f, refs, comment)
@@ -187,7 +187,7 @@ func (s *Flags) storeNewFlag(ctx context.Context, q *db.Queries, a *core.Actor, 
 
 // checkFlag validates a whole flag, as created or as a change leaves it, and
 // returns the segments its rules name.
-func checkFlag(v *core.Validator, f *Flag) []uuid.UUID {
+func CheckFlag(v *core.Validator, f *Flag) []uuid.UUID {
 	v.Required("name", f.Name, core.MaxNameLen)
 	v.Key("key", f.Key)
 	v.Text("description", f.Description, core.MaxDescriptionLen)
@@ -241,7 +241,7 @@ func (s *Flags) changeFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 // that commits with something else (a trigger's run count, a schedule's
 // status); op names the history entry's operation ("" for what the change
 // did: Update, Archive, Restore).
-func (s *Flags) changeFlagIn(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, key string, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
+func (s *Flags) ChangeFlagIn(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, key string, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
 	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		return Flag{}, err
@@ -262,11 +262,11 @@ func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Act
 	if err := edit(&after); err != nil {
 		return Flag{}, err
 	}
-	actions := flagChangeActions(before, after)
+	actions := FlagChangeActions(before, after)
 	if len(actions) == 0 {
 		actions = []access.Action{action}
 	}
-	if err := requireFlagActions(a, env, actions, before, after); err != nil {
+	if err := RequireFlagActions(a, env, actions, before, after); err != nil {
 		return Flag{}, err
 	}
 	if before.IsArchived {
@@ -275,7 +275,7 @@ func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Act
 		// draft's change), as the request brings it in (pendingFlag).
 		restored := before.Clone()
 		restored.IsArchived = false
-		if after.IsArchived || (op == "" && !sameFlag(restored, after)) {
+		if after.IsArchived || (op == "" && !SameFlag(restored, after)) {
 			return Flag{}, ErrFlagIsArchived
 		}
 	}
@@ -286,15 +286,15 @@ func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Act
 		}
 	}
 	var v core.Validator
-	refs := checkFlag(&v, &after)
-	ch.check(&v, env)
+	refs := CheckFlag(&v, &after)
+	ch.Check(&v, env)
 	if err := v.Err(); err != nil {
 		return Flag{}, err
 	}
-	if sameFlag(before, after) {
+	if SameFlag(before, after) {
 		return before, nil
 	}
-	if err := s.checkSegmentRefs(ctx, q, env, after.Rules, refs); err != nil {
+	if err := s.CheckSegmentRefs(ctx, q, env, after.Rules, refs); err != nil {
 		return Flag{}, err
 	}
 	after.Revision, after.UpdatorID = uuid.New(), core.ActorID(a)
@@ -318,13 +318,13 @@ func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Act
 }
 
 // mayCreateFlag checks that a person may create flags in env.
-func mayCreateFlag(a *core.Actor, env core.EnvRow) error {
+func MayCreateFlag(a *core.Actor, env core.EnvRow) error {
 	return a.Require(access.CreateFlag, env.RN()+":flag/*")
 }
 
 // requireFlagActions checks each action on every version of a flag, so a
 // change cannot move a flag out of the caller's reach.
-func requireFlagActions(a *core.Actor, env core.EnvRow, actions []access.Action, versions ...Flag) error {
+func RequireFlagActions(a *core.Actor, env core.EnvRow, actions []access.Action, versions ...Flag) error {
 	for _, act := range actions {
 		for _, f := range versions {
 			if err := a.Require(act, flagRN(env, f.Key, f.Tags)); err != nil {
@@ -417,7 +417,7 @@ func (s *Flags) recordFlag(ctx context.Context, q *db.Queries, a *core.Actor, or
 }
 
 // flagChangeActions names the action each changed part of a flag needs.
-func flagChangeActions(before, after Flag) []access.Action {
+func FlagChangeActions(before, after Flag) []access.Action {
 	var actions []access.Action
 	add := func(changed bool, action access.Action) {
 		if changed {
@@ -448,7 +448,7 @@ func flagChangeActions(before, after Flag) []access.Action {
 // that takes the actions of changing it by hand (flagChangeActions).
 // Emptied with [:0], a list encodes as f's would when empty: null for
 // none, [] for an empty one.
-func createdShape(f Flag) Flag {
+func CreatedShape(f Flag) Flag {
 	all := RolloutVariation{Rollout: []float64{0, 1}}
 	if len(f.Fallthrough.Variations) > 0 {
 		all.ID, all.ExptRollout = f.Fallthrough.Variations[0].ID, f.Fallthrough.Variations[0].ExptRollout
@@ -461,7 +461,7 @@ func createdShape(f Flag) Flag {
 }
 
 // sameFlag reports whether a change left every stored part of the flag as it was.
-func sameFlag(before, after Flag) bool {
+func SameFlag(before, after Flag) bool {
 	after.Revision, after.UpdatorID, after.UpdatedAt = before.Revision, before.UpdatorID, before.UpdatedAt
 	return SameJSON(before, after)
 }

@@ -111,14 +111,14 @@ func assertValid(t *testing.T, s *Flags, env core.EnvRow, key string, segID uuid
 		t.Fatalf("%s: stored flag does not decode: %v", context_, err)
 	}
 	var v core.Validator
-	refs := checkFlag(&v, &f)
+	refs := CheckFlag(&v, &f)
 	if err := v.Err(); err != nil {
 		t.Fatalf("%s: stored flag is invalid: %v", context_, err)
 	}
 	if !slices.Equal(refs, row.SegmentRefs) && !(len(refs) == 0 && len(row.SegmentRefs) == 0) {
 		t.Fatalf("%s: stored segment references %v, rules name %v", context_, row.SegmentRefs, refs)
 	}
-	if err := s.checkSegmentRefs(ctx, s.core.Q, env, f.Rules, refs); err != nil {
+	if err := s.CheckSegmentRefs(ctx, s.core.Q, env, f.Rules, refs); err != nil {
 		t.Fatalf("%s: flag names unusable segments: %v", context_, err)
 	}
 	srow, err := s.core.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})
@@ -130,7 +130,7 @@ func assertValid(t *testing.T, s *Flags, env core.EnvRow, key string, segID uuid
 		t.Fatalf("%s: stored segment does not decode: %v", context_, err)
 	}
 	var sv core.Validator
-	checkSegment(&sv, &sg, env)
+	CheckSegment(&sv, &sg, env)
 	if err := sv.Err(); err != nil {
 		t.Fatalf("%s: stored segment is invalid: %v", context_, err)
 	}

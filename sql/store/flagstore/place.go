@@ -58,7 +58,7 @@ func (s *Flags) Place(ctx context.Context, a *core.Actor, uc core.UserContext) (
 	pl.Project, pl.Env = core.WorkingEnvironment(uc, projects)
 	if pl.Env != nil {
 		env := envs[pl.Env.ID]
-		pl.Approvals, pl.EnvRights = approvalsNeeded(env.Environment), envRights(a, env)
+		pl.Approvals, pl.EnvRights = ApprovalsNeeded(env.Environment), envRights(a, env)
 	}
 	return pl, nil
 }

@@ -38,7 +38,7 @@ type SegmentInput struct {
 
 // checkSegment validates a whole segment as created or as a change leaves it,
 // managed from env: it must stay visible there.
-func checkSegment(v *core.Validator, sg *Segment, env core.EnvRow) {
+func CheckSegment(v *core.Validator, sg *Segment, env core.EnvRow) {
 	v.Required("name", sg.Name, core.MaxNameLen)
 	v.Key("key", sg.Key)
 	v.OneOf("type", sg.Type, SegmentEnvironmentSpecific, SegmentShared)
@@ -68,7 +68,7 @@ func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUI
 	if err != nil {
 		return Segment{}, err
 	}
-	if err := mayCreateSegment(a, env); err != nil {
+	if err := MayCreateSegment(a, env); err != nil {
 		return Segment{}, err
 	}
 	sg := Segment{WorkspaceID: env.WorkspaceID, EnvID: envID, Name: strings.TrimSpace(in.Name), Key: in.Key, Type: in.Type,
@@ -81,14 +81,14 @@ func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUI
 		sg.Scopes = []string{Scope(env.OrganizationKey, env.ProjectKey, env.Environment.Key)}
 	}
 	var v core.Validator
-	checkSegment(&v, &sg, env)
-	in.Change.check(&v, env)
+	CheckSegment(&v, &sg, env)
+	in.Change.Check(&v, env)
 	if err := v.Err(); err != nil {
 		return Segment{}, err
 	}
 	var out Segment
 	err = s.core.InTx(ctx, func(q *db.Queries) (err error) {
-		out, err = s.insertSegment(ctx, q, a, env, sg, in.Comment)
+		out, err = s.InsertSegment(ctx, q, a, env, sg, in.Comment)
 		return err
 	})
 	return out, err
@@ -97,7 +97,7 @@ func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUI
 // insertSegment stores a new segment, checked and validated, managed from
 // env, and records its creation in q: the one way a segment comes to exist
 // (created, or imported with a file).
-func (s *Flags) insertSegment(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, sg Segment, comment string) (Segment, error) {
+func (s *Flags) InsertSegment(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, sg Segment, comment string) (Segment, error) {
 	envs, err := VisibleEnvs(ctx, q, env, sg)
 	if err != nil {
 		return Segment{}, err
@@ -127,7 +127,7 @@ func (s *Flags) insertSegment(ctx context.Context, q *db.Queries, a *core.Actor,
 
 // mayCreateSegment checks that a person may create segments in env; a
 // shared one is then checked in every environment it will be visible in.
-func mayCreateSegment(a *core.Actor, env core.EnvRow) error {
+func MayCreateSegment(a *core.Actor, env core.EnvRow) error {
 	return a.Require(access.CreateSegment, env.RN()+":segment/*")
 }
 
@@ -314,7 +314,7 @@ func (s *Flags) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid
 	}
 	var out Segment
 	err = s.core.InTx(ctx, func(q *db.Queries) (err error) {
-		out, err = s.changeSegmentIn(ctx, q, a, orgID, envID, id, ch, action, edit)
+		out, err = s.ChangeSegmentIn(ctx, q, a, orgID, envID, id, ch, action, edit)
 		return err
 	})
 	return out, err
@@ -322,7 +322,7 @@ func (s *Flags) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid
 
 // changeSegmentIn is changeSegment in the caller's transaction q, for
 // changes that commit with others (an imported file).
-func (s *Flags) changeSegmentIn(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
+func (s *Flags) ChangeSegmentIn(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
 	locked, err := lockSegment(ctx, q, orgID, envID, id)
 	if err != nil {
 		return Segment{}, err
@@ -343,8 +343,8 @@ func (s *Flags) changeSegmentIn(ctx context.Context, q *db.Queries, a *core.Acto
 		return Segment{}, err
 	}
 	var v core.Validator
-	checkSegment(&v, &after, env)
-	ch.check(&v, env)
+	CheckSegment(&v, &after, env)
+	ch.Check(&v, env)
 	if err := v.Err(); err != nil {
 		return Segment{}, err
 	}
@@ -448,7 +448,7 @@ func (s *Flags) DeleteSegment(ctx context.Context, a *core.Actor, envID, id uuid
 		return err
 	}
 	var v core.Validator
-	ch.check(&v, env)
+	ch.Check(&v, env)
 	if err := v.Err(); err != nil {
 		return err
 	}

@@ -320,7 +320,7 @@ func (s *Flags) RunTrigger(ctx context.Context, token string, admit func(trigger
 	}
 	var run TriggerRun
 	err = s.core.InTx(ctx, func(q *db.Queries) error {
-		f, err := s.changeFlagIn(ctx, q, a, env, row.FlagKey, Change{Comment: triggerComment(t)}, access.ToggleFlag, "", func(f *Flag) error {
+		f, err := s.ChangeFlagIn(ctx, q, a, env, row.FlagKey, Change{Comment: triggerComment(t)}, access.ToggleFlag, "", func(f *Flag) error {
 			f.IsEnabled = t.Action == TriggerTurnOn
 			return nil
 		})

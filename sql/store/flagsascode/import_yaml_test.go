@@ -1,4 +1,4 @@
-package flagstore_test
+package flagsascode_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 )
 
 // yamlImportBytes is the API's bound on a YAML import (api.MaxYAMLImportBytes).
@@ -44,7 +44,7 @@ func TestYAMLDecodingCostIsBounded(t *testing.T) {
 		runtime.GC()
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		_, err := flagstore.DecodeDocument(c.body, flagstore.FormatYAML)
+		_, err := flagsascode.DecodeDocument(c.body, flagsascode.FormatYAML)
 		runtime.ReadMemStats(&m1)
 		allocated := m1.TotalAlloc - m0.TotalAlloc
 		passes := uint64(2)
@@ -58,7 +58,7 @@ func TestYAMLDecodingCostIsBounded(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		}
 		t.Logf("%-30s %8d bytes: allocated %5.1f times its size", c.name, len(c.body), float64(allocated)/float64(len(c.body)))
-		if limit := passes * flagstore.YAMLFactor * uint64(len(c.body)); allocated > limit {
+		if limit := passes * flagsascode.YAMLFactor * uint64(len(c.body)); allocated > limit {
 			t.Errorf("%s: decoding allocated %d bytes, want at most %d", c.name, allocated, limit)
 		}
 	}
@@ -68,15 +68,15 @@ func TestYAMLDecodingCostIsBounded(t *testing.T) {
 // items decoding would find, and refuses nothing decoding would accept.
 func TestYAMLItemCountFollowsTheDocument(t *testing.T) {
 	ok := "version: 1\nenvironment: {key: prod}\nflags: [{key: a, name: A, variationType: boolean, variations: [], disabledVariationId: off, fallthrough: {variations: []}}]\n"
-	doc, err := flagstore.DecodeDocument([]byte(ok), flagstore.FormatYAML)
+	doc, err := flagsascode.DecodeDocument([]byte(ok), flagsascode.FormatYAML)
 	if err != nil || len(doc.Flags) != 1 || doc.Flags[0].Key != "a" {
 		t.Fatalf("a plain file: %+v, %v", doc, err)
 	}
-	if _, err := flagstore.DecodeDocument([]byte("&a {<<: *a}\n"), flagstore.FormatYAML); err == nil {
+	if _, err := flagsascode.DecodeDocument([]byte("&a {<<: *a}\n"), flagsascode.FormatYAML); err == nil {
 		t.Error("a mapping merged into itself was read")
 	}
 	many := "version: 1\nsegments: &s [" + strings.Repeat("{key: s},", 1000) + "{key: s}]\nflags: *s\n"
-	if _, err := flagstore.DecodeDocument([]byte(many), flagstore.FormatYAML); err == nil || !strings.Contains(err.Error(), "invalid") {
+	if _, err := flagsascode.DecodeDocument([]byte(many), flagsascode.FormatYAML); err == nil || !strings.Contains(err.Error(), "invalid") {
 		t.Errorf("1,001 segments and the same as flags: %v, want refused", err)
 	}
 }

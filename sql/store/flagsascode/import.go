@@ -1,4 +1,4 @@
-package flagstore
+package flagsascode
 
 import (
 	"cmp"
@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Applying a Document to one environment. The whole file is checked
@@ -52,7 +53,7 @@ type ImportPlan struct {
 	Applied bool `json:"applied"`
 	// PendingApproval lists the change requests made where the
 	// environment's changes need approval: their changes wait for review.
-	PendingApproval []RequestedChange `json:"pendingApproval"`
+	PendingApproval []flagstore.RequestedChange `json:"pendingApproval"`
 }
 
 // What an import does to one flag or segment (PlannedChange.Action).
@@ -75,13 +76,6 @@ type PlannedChange struct {
 	Words  []string `json:"words"`
 }
 
-// RequestedChange is a change request an import made.
-type RequestedChange struct {
-	Key             string    `json:"key"`
-	ChangeRequestID uuid.UUID `json:"changeRequestId"`
-	Words           []string  `json:"words"`
-}
-
 // MaxImportItems bounds the flags and segments of one file.
 const MaxImportItems = 2000
 
@@ -95,7 +89,7 @@ var errDryRun = errors.New("dry run")
 // reviewers), and a new flag, on or off, comes in pending with a change
 // request that brings it in (insertFlag). Each change needs the permission it needs made by
 // hand.
-func (s *Flags) Import(ctx context.Context, a *core.Actor, envID uuid.UUID, in ImportInput) (ImportPlan, error) {
+func (s *FlagsAsCode) Import(ctx context.Context, a *core.Actor, envID uuid.UUID, in ImportInput) (ImportPlan, error) {
 	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return ImportPlan{}, err
@@ -103,11 +97,11 @@ func (s *Flags) Import(ctx context.Context, a *core.Actor, envID uuid.UUID, in I
 	in.Comment = cmp.Or(strings.TrimSpace(in.Comment), "Imported from a file")
 	in.Reason = cmp.Or(strings.TrimSpace(in.Reason), in.Comment)
 	visible, err := s.core.Q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrganizationID,
-		EnvID: envID, Scopes: EnvScopes(env)})
+		EnvID: envID, Scopes: flagstore.EnvScopes(env)})
 	if err != nil {
 		return ImportPlan{}, core.Translate(err)
 	}
-	segs, err := SegmentsFrom(visible)
+	segs, err := flagstore.SegmentsFrom(visible)
 	if err != nil {
 		return ImportPlan{}, err
 	}
@@ -116,7 +110,7 @@ func (s *Flags) Import(ctx context.Context, a *core.Actor, envID uuid.UUID, in I
 	}
 	var plan ImportPlan
 	err = s.core.InTx(ctx, func(q *db.Queries) error {
-		plan = ImportPlan{Changes: []PlannedChange{}, PendingApproval: []RequestedChange{}}
+		plan = ImportPlan{Changes: []PlannedChange{}, PendingApproval: []flagstore.RequestedChange{}}
 		im := importer{s: s, q: q, a: a, env: env, in: in, plan: &plan, ids: map[string]uuid.UUID{}, names: map[string]string{}}
 		if err := im.segments(ctx, segs); err != nil {
 			return err
@@ -141,7 +135,7 @@ func (s *Flags) Import(ctx context.Context, a *core.Actor, envID uuid.UUID, in I
 
 // importer makes one import's changes in its transaction q.
 type importer struct {
-	s    *Flags
+	s    *FlagsAsCode
 	q    *db.Queries
 	a    *core.Actor
 	env  core.EnvRow
@@ -160,14 +154,14 @@ func (im *importer) segmentNames(id string) (string, bool) {
 	return n, ok
 }
 
-func (im *importer) change() Change { return Change{Comment: im.in.Comment} }
+func (im *importer) change() flagstore.Change { return flagstore.Change{Comment: im.in.Comment} }
 
 // segments creates or changes the file's segments.
-func (im *importer) segments(ctx context.Context, visible []Segment) error {
-	own := map[string]Segment{}
+func (im *importer) segments(ctx context.Context, visible []flagstore.Segment) error {
+	own := map[string]flagstore.Segment{}
 	for _, sg := range visible {
 		im.ids[sg.Key], im.names[sg.ID.String()] = sg.ID, sg.Name
-		if sg.Type == SegmentEnvironmentSpecific {
+		if sg.Type == flagstore.SegmentEnvironmentSpecific {
 			own[sg.Key] = sg
 		}
 	}
@@ -175,25 +169,25 @@ func (im *importer) segments(ctx context.Context, visible []Segment) error {
 		want := segmentFromDoc(d, im.env)
 		pc := PlannedChange{Kind: "segment", Key: d.Key, Action: ImportUnchanged, Words: []string{}}
 		before, exists := own[d.Key]
-		var out Segment
+		var out flagstore.Segment
 		var err error
 		switch {
 		case !exists:
 			pc.Action = ImportCreate
-			if err = mayCreateSegment(im.a, im.env); err == nil {
-				out, err = im.s.insertSegment(ctx, im.q, im.a, im.env, want, im.in.Comment)
+			if err = flagstore.MayCreateSegment(im.a, im.env); err == nil {
+				out, err = im.s.flags.InsertSegment(ctx, im.q, im.a, im.env, want, im.in.Comment)
 			}
 			pc.Words = describe.SegmentChange(nil, &out, im.segmentNames)
 		default:
 			want.Tags = keepOrder(before.Tags, want.Tags)
 			after := before
 			setSegmentParts(&after, want)
-			if SameJSON(before, after) {
+			if flagstore.SameJSON(before, after) {
 				out = before
 				break
 			}
-			out, err = im.s.changeSegmentIn(ctx, im.q, im.a, im.env.OrganizationID, im.env.Environment.ID, before.ID, im.change(),
-				access.UpdateSegmentRules, func(sg *Segment) error {
+			out, err = im.s.flags.ChangeSegmentIn(ctx, im.q, im.a, im.env.OrganizationID, im.env.Environment.ID, before.ID, im.change(),
+				access.UpdateSegmentRules, func(sg *flagstore.Segment) error {
 					setSegmentParts(sg, want)
 					return nil
 				})
@@ -220,9 +214,9 @@ func (im *importer) flags(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	existing := map[string]Flag{}
+	existing := map[string]flagstore.Flag{}
 	for _, r := range rows {
-		f, err := FlagFrom(r)
+		f, err := flagstore.FlagFrom(r)
 		if err != nil {
 			return err
 		}
@@ -249,45 +243,45 @@ func (im *importer) flags(ctx context.Context) error {
 // sets. Where changes need approval, the flag comes in pending with a
 // change request of the import's reason and reviewers (insertFlag), and a
 // flag the file has archived comes in archived, which needs none.
-func (im *importer) create(ctx context.Context, want Flag) error {
+func (im *importer) create(ctx context.Context, want flagstore.Flag) error {
 	a, env := im.a, im.env
-	if err := mayCreateFlag(a, env); err != nil {
+	if err := flagstore.MayCreateFlag(a, env); err != nil {
 		return err
 	}
 	f := want
 	f.ID, f.EnvID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), env.Environment.ID, uuid.New(), a.UserID, a.UserID
 	f.IsArchived = false
-	actions := append([]access.Action{access.CreateFlag}, flagChangeActions(createdShape(f), f)...)
+	actions := append([]access.Action{access.CreateFlag}, flagstore.FlagChangeActions(flagstore.CreatedShape(f), f)...)
 	if f.IsEnabled {
 		actions = append(actions, access.ToggleFlag)
 	}
-	archiveNow := want.IsArchived && approvalsNeeded(env.Environment) > 0
+	archiveNow := want.IsArchived && flagstore.ApprovalsNeeded(env.Environment) > 0
 	if archiveNow {
 		actions = append(actions, access.ArchiveFlag)
 		f.IsArchived = true
 	}
-	if err := requireFlagActions(a, env, actions, f); err != nil {
+	if err := flagstore.RequireFlagActions(a, env, actions, f); err != nil {
 		return err
 	}
 	var v core.Validator
-	refs := checkFlag(&v, &f)
+	refs := flagstore.CheckFlag(&v, &f)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	if err := im.s.checkSegmentRefs(ctx, im.q, env, f.Rules, refs); err != nil {
+	if err := im.s.flags.CheckSegmentRefs(ctx, im.q, env, f.Rules, refs); err != nil {
 		return err
 	}
-	out, cr, err := im.s.insertFlag(ctx, im.q, a, env, f, refs, im.in.Comment, NewFlagRequest{Reason: im.in.Reason, Reviewers: im.in.Reviewers})
+	out, cr, err := im.s.flags.InsertFlag(ctx, im.q, a, env, f, refs, im.in.Comment, flagstore.NewFlagRequest{Reason: im.in.Reason, Reviewers: im.in.Reviewers})
 	if err != nil {
 		return err
 	}
 	pc := PlannedChange{Kind: "flag", Key: f.Key, Action: ImportCreate, Words: describe.FlagChange(nil, &out, im.segmentNames)}
 	if cr != nil {
-		cr.Words = NewFlagWords(f, im.segmentNames)
+		cr.Words = flagstore.NewFlagWords(f, im.segmentNames)
 		im.plan.PendingApproval = append(im.plan.PendingApproval, *cr)
 	}
 	if want.IsArchived && !archiveNow {
-		if _, err := im.s.changeFlagIn(ctx, im.q, a, env, f.Key, im.change(), access.ArchiveFlag, "", func(f *Flag) error {
+		if _, err := im.s.flags.ChangeFlagIn(ctx, im.q, a, env, f.Key, im.change(), access.ArchiveFlag, "", func(f *flagstore.Flag) error {
 			f.IsArchived = true
 			return nil
 		}); err != nil {
@@ -304,41 +298,41 @@ func (im *importer) create(ctx context.Context, want Flag) error {
 // update changes an existing flag to what the file has: restoring it
 // first or archiving it last where the file says so (an archived flag
 // changes only by being restored).
-func (im *importer) update(ctx context.Context, before, want Flag) error {
+func (im *importer) update(ctx context.Context, before, want flagstore.Flag) error {
 	after := before.Clone()
 	want.Tags = keepOrder(before.Tags, want.Tags)
 	setFlagParts(&after, want)
 	after.IsArchived = want.IsArchived
 	pc := PlannedChange{Kind: "flag", Key: before.Key, Action: ImportUnchanged, Words: []string{}}
-	if sameFlag(before, after) {
+	if flagstore.SameFlag(before, after) {
 		im.plan.Changes = append(im.plan.Changes, pc)
 		return nil
 	}
 	if before.IsArchived && want.IsArchived {
-		return ErrFlagIsArchived
+		return flagstore.ErrFlagIsArchived
 	}
 	pc.Action, pc.Words = ImportUpdate, describe.FlagChange(&before, &after, im.segmentNames)
 	cur := before
-	edit := func(action access.Action, fn func(*Flag)) error {
+	edit := func(action access.Action, fn func(*flagstore.Flag)) error {
 		var err error
-		cur, err = im.s.changeFlagIn(ctx, im.q, im.a, im.env, before.Key, im.change(), action, "", func(f *Flag) error {
+		cur, err = im.s.flags.ChangeFlagIn(ctx, im.q, im.a, im.env, before.Key, im.change(), action, "", func(f *flagstore.Flag) error {
 			fn(f)
 			return nil
 		})
 		return err
 	}
 	if before.IsArchived {
-		if err := edit(access.RestoreFlag, func(f *Flag) { f.IsArchived = false }); err != nil {
+		if err := edit(access.RestoreFlag, func(f *flagstore.Flag) { f.IsArchived = false }); err != nil {
 			return err
 		}
 	}
 	content := cur.Clone()
 	setFlagParts(&content, want)
-	if approvalsNeeded(im.env.Environment) > 0 && servesDifferently(cur, content) {
+	if flagstore.ApprovalsNeeded(im.env.Environment) > 0 && flagstore.ServesDifferently(cur, content) {
 		// Name, description and tags need no approval: they change now;
 		// what the flag serves waits for a change request.
-		if cur.Name != content.Name || cur.Description != content.Description || !SameJSON(cur.Tags, content.Tags) {
-			if err := edit(access.UpdateFlagName, func(f *Flag) {
+		if cur.Name != content.Name || cur.Description != content.Description || !flagstore.SameJSON(cur.Tags, content.Tags) {
+			if err := edit(access.UpdateFlagName, func(f *flagstore.Flag) {
 				f.Name, f.Description, f.Tags = content.Name, content.Description, content.Tags
 			}); err != nil {
 				return err
@@ -348,13 +342,13 @@ func (im *importer) update(ctx context.Context, before, want Flag) error {
 		if err := im.request(ctx, cur, content); err != nil {
 			return err
 		}
-	} else if !sameFlag(cur, content) {
-		if err := edit(access.UpdateFlagTargetingRules, func(f *Flag) { setFlagParts(f, want) }); err != nil {
+	} else if !flagstore.SameFlag(cur, content) {
+		if err := edit(access.UpdateFlagTargetingRules, func(f *flagstore.Flag) { setFlagParts(f, want) }); err != nil {
 			return err
 		}
 	}
 	if want.IsArchived && !before.IsArchived {
-		if err := edit(access.ArchiveFlag, func(f *Flag) { f.IsArchived = true }); err != nil {
+		if err := edit(access.ArchiveFlag, func(f *flagstore.Flag) { f.IsArchived = true }); err != nil {
 			return err
 		}
 	}
@@ -363,7 +357,7 @@ func (im *importer) update(ctx context.Context, before, want Flag) error {
 }
 
 // setSegmentParts gives sg every part of want the file sets.
-func setSegmentParts(sg *Segment, want Segment) {
+func setSegmentParts(sg *flagstore.Segment, want flagstore.Segment) {
 	sg.Name, sg.Description, sg.Tags, sg.IsArchived = want.Name, want.Description, want.Tags, want.IsArchived
 	sg.Included, sg.Excluded, sg.Rules = want.Included, want.Excluded, want.Rules
 }
@@ -379,7 +373,7 @@ func keepOrder(have, want []string) []string {
 
 // setFlagParts gives f every part of want the file sets: all but its
 // identity, key, revision, history and archived state.
-func setFlagParts(f *Flag, want Flag) {
+func setFlagParts(f *flagstore.Flag, want flagstore.Flag) {
 	f.Name, f.Description, f.Tags = want.Name, want.Description, want.Tags
 	f.IsEnabled, f.VariationType, f.Variations, f.DisabledVariationID = want.IsEnabled, want.VariationType, want.Variations, want.DisabledVariationID
 	f.TargetUsers, f.Rules, f.Fallthrough, f.ExptIncludeAllTargets = want.TargetUsers, want.Rules, want.Fallthrough, want.ExptIncludeAllTargets
@@ -388,14 +382,14 @@ func setFlagParts(f *Flag, want Flag) {
 // request proposes the change of flag from to to as a change request, as
 // CreateFlagChangeRequest makes one: a draft checked as if the change were
 // made now, with the import's reason and reviewers.
-func (im *importer) request(ctx context.Context, from, to Flag) error {
+func (im *importer) request(ctx context.Context, from, to flagstore.Flag) error {
 	if !im.reviewed {
 		var v core.Validator
 		v.Required("reason", im.in.Reason, core.MaxCommentLen)
 		if err := v.Err(); err != nil {
 			return err
 		}
-		if err := checkReviewers(ctx, im.q, im.a, im.env, im.in.Reviewers); err != nil {
+		if err := flagstore.CheckReviewers(ctx, im.q, im.a, im.env, im.in.Reviewers); err != nil {
 			return err
 		}
 		im.reviewed = true
@@ -404,15 +398,15 @@ func (im *importer) request(ctx context.Context, from, to Flag) error {
 	if err != nil {
 		return err
 	}
-	d, err := im.s.createDraft(ctx, im.q, im.a, im.env, from.Key, DraftInput{TargetFlag: target, Change: Change{Comment: im.in.Reason}})
+	d, err := im.s.flags.CreateDraft(ctx, im.q, im.a, im.env, from.Key, flagstore.DraftInput{TargetFlag: target, Change: flagstore.Change{Comment: im.in.Reason}})
 	if err != nil {
 		return err
 	}
-	cr, err := im.s.addChangeRequest(ctx, im.q, im.a, im.env, d, im.in.Reason, im.in.Reviewers)
+	cr, err := im.s.flags.AddChangeRequest(ctx, im.q, im.a, im.env, d, im.in.Reason, im.in.Reviewers)
 	if err != nil {
 		return err
 	}
-	im.plan.PendingApproval = append(im.plan.PendingApproval, RequestedChange{Key: from.Key, ChangeRequestID: cr.ID,
+	im.plan.PendingApproval = append(im.plan.PendingApproval, flagstore.RequestedChange{Key: from.Key, ChangeRequestID: cr.ID,
 		Words: describe.FlagChange(&from, &to, im.segmentNames)})
 	return nil
 }
@@ -434,7 +428,7 @@ func at(prefix string, err error) error {
 
 // AuthorizeImport checks what an import needs whatever its file holds:
 // reading the environment. Each change it makes is checked as it is made.
-func (s *Flags) AuthorizeImport(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
+func (s *FlagsAsCode) AuthorizeImport(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
 	_, err := s.core.ReadableEnv(ctx, a, envID)
 	return err
 }

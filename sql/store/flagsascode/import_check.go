@@ -1,4 +1,4 @@
-package flagstore
+package flagsascode
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Reading and checking an imported file (import.go), before anything is
@@ -144,7 +145,7 @@ func decodeMessage(err error) string {
 // checkDocument checks the whole file before anything is written: its
 // version, unique keys, and each segment and flag with the validators a
 // change made by hand meets, every problem with its path in the file.
-func (s *Flags) checkDocument(env core.EnvRow, in ImportInput, visible []Segment) error {
+func (s *FlagsAsCode) checkDocument(env core.EnvRow, in ImportInput, visible []flagstore.Segment) error {
 	doc := in.Document
 	var all core.ValidationError
 	add := func(prefix string, err error) {
@@ -166,7 +167,7 @@ func (s *Flags) checkDocument(env core.EnvRow, in ImportInput, visible []Segment
 	if len(doc.Flags)+len(doc.Segments) > MaxImportItems {
 		add("", tooManyItems())
 	}
-	Change{Comment: in.Comment}.check(&v, env)
+	flagstore.Change{Comment: in.Comment}.Check(&v, env)
 	add("", v.Err())
 	// A segment of the file is known by its key; one not yet in the
 	// environment gets a stand-in id until it is created.
@@ -186,7 +187,7 @@ func (s *Flags) checkDocument(env core.EnvRow, in ImportInput, visible []Segment
 		}
 		sg := segmentFromDoc(d, env)
 		var v core.Validator
-		checkSegment(&v, &sg, env)
+		flagstore.CheckSegment(&v, &sg, env)
 		add(prefix, v.Err())
 	}
 	seen = map[string]bool{}
@@ -199,7 +200,7 @@ func (s *Flags) checkDocument(env core.EnvRow, in ImportInput, visible []Segment
 		f, err := flagFromDoc(d, ids)
 		add(prefix, err)
 		var v core.Validator
-		checkFlag(&v, &f)
+		flagstore.CheckFlag(&v, &f)
 		add(prefix, v.Err())
 	}
 	if len(all.Details) > 0 {
@@ -215,14 +216,14 @@ func duplicateKey(prefix string) error {
 
 // segmentFromDoc is a segment of the file as it would be stored, managed
 // from env.
-func segmentFromDoc(d DocSegment, env core.EnvRow) Segment {
-	sg := Segment{WorkspaceID: env.WorkspaceID, EnvID: env.Environment.ID, Key: d.Key, Name: strings.TrimSpace(d.Name),
-		Type: SegmentEnvironmentSpecific, IsEnvironmentSpecific: true,
-		Scopes:      []string{Scope(env.OrganizationKey, env.ProjectKey, env.Environment.Key)},
+func segmentFromDoc(d DocSegment, env core.EnvRow) flagstore.Segment {
+	sg := flagstore.Segment{WorkspaceID: env.WorkspaceID, EnvID: env.Environment.ID, Key: d.Key, Name: strings.TrimSpace(d.Name),
+		Type: flagstore.SegmentEnvironmentSpecific, IsEnvironmentSpecific: true,
+		Scopes:      []string{flagstore.Scope(env.OrganizationKey, env.ProjectKey, env.Environment.Key)},
 		Description: d.Description, Included: core.OrEmpty(d.Included), Excluded: core.OrEmpty(d.Excluded),
-		Tags: core.OrEmpty(sortedTags(d.Tags)), IsArchived: d.IsArchived, Rules: []SegmentRule{}}
+		Tags: core.OrEmpty(sortedTags(d.Tags)), IsArchived: d.IsArchived, Rules: []flagstore.SegmentRule{}}
 	for _, r := range d.Rules {
-		sg.Rules = append(sg.Rules, SegmentRule{ID: r.ID, Name: r.Name, Conditions: conditionsFromDoc(r.Conditions, nil, nil, "")})
+		sg.Rules = append(sg.Rules, flagstore.SegmentRule{ID: r.ID, Name: r.Name, Conditions: conditionsFromDoc(r.Conditions, nil, nil, "")})
 	}
 	return sg
 }
@@ -230,32 +231,32 @@ func segmentFromDoc(d DocSegment, env core.EnvRow) Segment {
 // flagFromDoc is a flag of the file as it would be stored, its segment
 // conditions naming segments by id (ids, by key); an unknown key is a
 // problem at its path.
-func flagFromDoc(d DocFlag, ids map[string]uuid.UUID) (Flag, error) {
-	f := Flag{Key: d.Key, Name: strings.TrimSpace(d.Name), Description: d.Description, Tags: core.OrEmpty(sortedTags(d.Tags)),
-		IsEnabled: d.IsEnabled, IsArchived: d.IsArchived, VariationType: d.VariationType, Variations: []Variation{},
-		DisabledVariationID: d.DisabledVariationID, TargetUsers: []TargetUser{}, Rules: []FlagRule{},
+func flagFromDoc(d DocFlag, ids map[string]uuid.UUID) (flagstore.Flag, error) {
+	f := flagstore.Flag{Key: d.Key, Name: strings.TrimSpace(d.Name), Description: d.Description, Tags: core.OrEmpty(sortedTags(d.Tags)),
+		IsEnabled: d.IsEnabled, IsArchived: d.IsArchived, VariationType: d.VariationType, Variations: []flagstore.Variation{},
+		DisabledVariationID: d.DisabledVariationID, TargetUsers: []flagstore.TargetUser{}, Rules: []flagstore.FlagRule{},
 		ExptIncludeAllTargets: d.ExptIncludeAll == nil || *d.ExptIncludeAll,
-		Fallthrough: Fallthrough{DispatchKey: d.Fallthrough.DispatchKey, IncludedInExpt: d.Fallthrough.IncludedInExpt,
+		Fallthrough: flagstore.Fallthrough{DispatchKey: d.Fallthrough.DispatchKey, IncludedInExpt: d.Fallthrough.IncludedInExpt,
 			Variations: rolloutsFromDoc(d.Fallthrough.Variations)}}
 	for _, v := range d.Variations {
-		f.Variations = append(f.Variations, Variation(v))
+		f.Variations = append(f.Variations, flagstore.Variation(v))
 	}
 	for _, t := range d.TargetUsers {
-		f.TargetUsers = append(f.TargetUsers, TargetUser{VariationID: t.VariationID, KeyIDs: core.OrEmpty(t.KeyIDs)})
+		f.TargetUsers = append(f.TargetUsers, flagstore.TargetUser{VariationID: t.VariationID, KeyIDs: core.OrEmpty(t.KeyIDs)})
 	}
 	var missing core.Validator
 	for j, r := range d.Rules {
-		f.Rules = append(f.Rules, FlagRule{ID: r.ID, Name: r.Name, DispatchKey: r.DispatchKey, IncludedInExpt: r.IncludedInExpt,
+		f.Rules = append(f.Rules, flagstore.FlagRule{ID: r.ID, Name: r.Name, DispatchKey: r.DispatchKey, IncludedInExpt: r.IncludedInExpt,
 			Conditions: conditionsFromDoc(r.Conditions, ids, &missing, fmt.Sprintf("rules[%d]", j)),
 			Variations: rolloutsFromDoc(r.Variations)})
 	}
 	return f, missing.Err()
 }
 
-func rolloutsFromDoc(rv []DocRollout) []RolloutVariation {
-	out := make([]RolloutVariation, len(rv))
+func rolloutsFromDoc(rv []DocRollout) []flagstore.RolloutVariation {
+	out := make([]flagstore.RolloutVariation, len(rv))
 	for i, r := range rv {
-		out[i] = RolloutVariation{ID: r.ID, Rollout: core.OrEmpty(r.Rollout), ExptRollout: r.ExptRollout}
+		out[i] = flagstore.RolloutVariation{ID: r.ID, Rollout: core.OrEmpty(r.Rollout), ExptRollout: r.ExptRollout}
 	}
 	return out
 }
@@ -264,10 +265,10 @@ func rolloutsFromDoc(rv []DocRollout) []RolloutVariation {
 // segment condition's keys become the JSON array of ids the store keeps.
 // With ids nil (a segment's own rules, which may not name segments), the
 // keys are kept as they are, for the validator to refuse.
-func conditionsFromDoc(cs []DocCondition, ids map[string]uuid.UUID, missing *core.Validator, at string) []Condition {
-	out := make([]Condition, len(cs))
+func conditionsFromDoc(cs []DocCondition, ids map[string]uuid.UUID, missing *core.Validator, at string) []flagstore.Condition {
+	out := make([]flagstore.Condition, len(cs))
 	for k, c := range cs {
-		out[k] = Condition{ID: c.ID, Property: c.Property, Op: c.Op, Value: c.Value}
+		out[k] = flagstore.Condition{ID: c.ID, Property: c.Property, Op: c.Op, Value: c.Value}
 		if c.Segments == nil {
 			continue
 		}

@@ -1,4 +1,4 @@
-package flagstore_test
+package flagsascode_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 	"github.com/bunting-flags/bunting/sql/targeting"
@@ -157,7 +158,7 @@ func randomUsers(rng *rand.Rand, n int) []eval.EndUser {
 
 // evaluations is what every flag of a document gives every user in env,
 // as stored there: the variation's id and value, or "none".
-func evaluations(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, doc flagstore.Document, users []eval.EndUser) []string {
+func evaluations(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, doc flagsascode.Document, users []eval.EndUser) []string {
 	t.Helper()
 	ctx := context.Background()
 	var segs []flagstore.Segment
@@ -185,16 +186,16 @@ func evaluations(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, d
 // withoutIDs is a document as it compares across environments: without the
 // flags' and segments' ids (new ones are made where an import creates
 // them) and without the project and environment it came from.
-func withoutIDs(t *testing.T, doc flagstore.Document) string {
+func withoutIDs(t *testing.T, doc flagsascode.Document) string {
 	t.Helper()
-	doc.Project, doc.Environment = nil, flagstore.DocEnv{}
+	doc.Project, doc.Environment = nil, flagsascode.DocEnv{}
 	for i := range doc.Flags {
 		doc.Flags[i].ID = ""
 	}
 	for i := range doc.Segments {
 		doc.Segments[i].ID = ""
 	}
-	b, err := flagstore.EncodeDocument(doc, flagstore.FormatYAML)
+	b, err := flagsascode.EncodeDocument(doc, flagsascode.FormatYAML)
 	storetest.Must(t, err)
 	return string(b)
 }
@@ -215,37 +216,37 @@ func TestExportImportRoundTrip(t *testing.T) {
 			storetest.Must(t, err)
 			srcEnv := src.Environments[0].ID
 			fixture(t, s, owner, srcEnv, seed)
-			doc, err := s.Flags().ExportEnv(ctx, owner, srcEnv)
+			doc, err := s.FlagsAsCode().ExportEnv(ctx, owner, srcEnv)
 			storetest.Must(t, err)
-			text, err := flagstore.EncodeDocument(doc, flagstore.FormatYAML)
+			text, err := flagsascode.EncodeDocument(doc, flagsascode.FormatYAML)
 			storetest.Must(t, err)
 			if strings.Contains(string(text), "revision") || strings.Contains(string(text), "createdAt") || strings.Contains(string(text), "null") {
 				t.Errorf("the export holds revisions, timestamps or nulls:\n%s", text)
 			}
-			read, err := flagstore.DecodeDocument(text, flagstore.FormatYAML)
+			read, err := flagsascode.DecodeDocument(text, flagsascode.FormatYAML)
 			storetest.Must(t, err)
 
 			dst, err := s.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: fmt.Sprint("Copy ", seed), Key: fmt.Sprint("copy-", seed)})
 			storetest.Must(t, err)
 			dstEnv := dst.Environments[0].ID
-			dry, err := s.Flags().Import(ctx, owner, dstEnv, flagstore.ImportInput{Document: read, DryRun: true})
+			dry, err := s.FlagsAsCode().Import(ctx, owner, dstEnv, flagsascode.ImportInput{Document: read, DryRun: true})
 			storetest.Must(t, err)
 			if dry.Applied || len(dry.Changes) != len(doc.Flags)+len(doc.Segments) {
 				t.Fatalf("dry run: applied %v, %d changes, want false and %d", dry.Applied, len(dry.Changes), len(doc.Flags)+len(doc.Segments))
 			}
-			empty, err := s.Flags().ExportEnv(ctx, owner, dstEnv)
+			empty, err := s.FlagsAsCode().ExportEnv(ctx, owner, dstEnv)
 			storetest.Must(t, err)
 			if len(empty.Flags) != 0 || len(empty.Segments) != 0 {
 				t.Fatalf("a dry run left %d flags and %d segments", len(empty.Flags), len(empty.Segments))
 			}
 
-			plan, err := s.Flags().Import(ctx, owner, dstEnv, flagstore.ImportInput{Document: read})
+			plan, err := s.FlagsAsCode().Import(ctx, owner, dstEnv, flagsascode.ImportInput{Document: read})
 			storetest.Must(t, err)
 			if !plan.Applied {
 				t.Fatal("the import was not applied")
 			}
 			for i, c := range plan.Changes {
-				if c.Action != flagstore.ImportCreate || !slices.Equal(c.Words, dry.Changes[i].Words) && c.Kind == "flag" {
+				if c.Action != flagsascode.ImportCreate || !slices.Equal(c.Words, dry.Changes[i].Words) && c.Kind == "flag" {
 					t.Errorf("change %d: %+v, want a creation as the dry run said (%+v)", i, c, dry.Changes[i])
 				}
 			}
@@ -263,7 +264,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 				t.Fatalf("%d of %d evaluations differ", diffs, len(want))
 			}
 
-			again, err := s.Flags().ExportEnv(ctx, owner, dstEnv)
+			again, err := s.FlagsAsCode().ExportEnv(ctx, owner, dstEnv)
 			storetest.Must(t, err)
 			if !strings.Contains(string(text), fmt.Sprintf("- vip-%d\n", seed)) || strings.Contains(string(text), fmt.Sprintf("key: vip-%d\n", seed)) {
 				t.Errorf("the export should name the shared segment in rules and not carry it:\n%s", text)
@@ -271,10 +272,10 @@ func TestExportImportRoundTrip(t *testing.T) {
 			if a, b := withoutIDs(t, doc), withoutIDs(t, again); a != b {
 				t.Fatalf("export of the imported environment differs:\n%s\nwant\n%s", b, a)
 			}
-			same, err := s.Flags().Import(ctx, owner, dstEnv, flagstore.ImportInput{Document: again})
+			same, err := s.FlagsAsCode().Import(ctx, owner, dstEnv, flagsascode.ImportInput{Document: again})
 			storetest.Must(t, err)
 			for _, c := range same.Changes {
-				if c.Action != flagstore.ImportUnchanged {
+				if c.Action != flagsascode.ImportUnchanged {
 					t.Errorf("importing an environment's own export: %+v, want unchanged", c)
 				}
 			}
@@ -296,17 +297,17 @@ func TestImportDryRunChangesNothing(t *testing.T) {
 	_, err = s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"u1"}})
 	storetest.Must(t, err)
-	doc, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
+	doc, err := s.FlagsAsCode().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	doc.Flags[0].IsEnabled, doc.Flags[0].Name = true, "Payments"
 	doc.Segments[0].Included = append(doc.Segments[0].Included, "u2")
 	history, err := s.Flags().ListFlagRevisions(ctx, owner, prod.ID, "pay", core.Page{Size: 50})
 	storetest.Must(t, err)
 
-	plan, err := s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, DryRun: true})
+	plan, err := s.FlagsAsCode().Import(ctx, owner, prod.ID, flagsascode.ImportInput{Document: doc, DryRun: true})
 	storetest.Must(t, err)
 	want := []string{"Turned the flag on", "Renamed Pay → Payments"}
-	if plan.Applied || len(plan.Changes) != 2 || plan.Changes[1].Action != flagstore.ImportUpdate || !slices.Equal(plan.Changes[1].Words, want) {
+	if plan.Applied || len(plan.Changes) != 2 || plan.Changes[1].Action != flagsascode.ImportUpdate || !slices.Equal(plan.Changes[1].Words, want) {
 		t.Fatalf("dry run: %+v, want an update saying %q", plan, want)
 	}
 	after, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay")
@@ -318,9 +319,9 @@ func TestImportDryRunChangesNothing(t *testing.T) {
 			after.Revision, f.Revision, after.IsEnabled, historyAfter.TotalCount, history.TotalCount)
 	}
 
-	plan, err = s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, Comment: "from git"})
+	plan, err = s.FlagsAsCode().Import(ctx, owner, prod.ID, flagsascode.ImportInput{Document: doc, Comment: "from git"})
 	storetest.Must(t, err)
-	if seg := plan.Changes[0]; seg.Kind != "segment" || seg.Action != flagstore.ImportUpdate || len(seg.Words) == 0 {
+	if seg := plan.Changes[0]; seg.Kind != "segment" || seg.Action != flagsascode.ImportUpdate || len(seg.Words) == 0 {
 		t.Errorf("segment change %+v, want an update in words", seg)
 	}
 	beta, err := s.Flags().SegmentByKey(ctx, owner, prod.ID, "beta")
@@ -347,14 +348,14 @@ func TestImportRefusesABrokenFileWhole(t *testing.T) {
 	ctx := context.Background()
 	prod, dev := storetest.ProdAndDev(t, s, owner)
 	fixture(t, s, owner, prod.ID, 3)
-	doc, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
+	doc, err := s.FlagsAsCode().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	doc.Flags[3].Rules[0].Conditions[0].Op = "Bogus"
 	doc.Flags[1].Rules[0].Conditions = append(doc.Flags[1].Rules[0].Conditions,
-		flagstore.DocCondition{ID: "c9", Property: flagstore.SegmentIn, Segments: []string{"no-such-segment"}})
+		flagsascode.DocCondition{ID: "c9", Property: flagstore.SegmentIn, Segments: []string{"no-such-segment"}})
 	doc.Flags[5].DisabledVariationID = "nope"
 
-	_, err = s.Flags().Import(ctx, owner, dev.ID, flagstore.ImportInput{Document: doc})
+	_, err = s.FlagsAsCode().Import(ctx, owner, dev.ID, flagsascode.ImportInput{Document: doc})
 	var verr *core.ValidationError
 	if !errors.As(err, &verr) {
 		t.Fatalf("got %v, want a validation error", err)
@@ -369,7 +370,7 @@ func TestImportRefusesABrokenFileWhole(t *testing.T) {
 			t.Errorf("problems at %q, want one at %s", paths, want)
 		}
 	}
-	left, err := s.Flags().ExportEnv(ctx, owner, dev.ID)
+	left, err := s.FlagsAsCode().ExportEnv(ctx, owner, dev.ID)
 	storetest.Must(t, err)
 	if len(left.Flags) != 0 || len(left.Segments) != 0 {
 		t.Fatalf("a refused file left %d flags and %d segments", len(left.Flags), len(left.Segments))
@@ -385,26 +386,26 @@ func TestImportWhereChangesNeedApproval(t *testing.T) {
 	s, owner, pool := storetest.New(t)
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
-	bob := ownerMember(t, s, owner, pool, "bob@example.com")
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	approvalEnv(t, s, owner, prod, 1, bob)
-	doc, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
+	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
+	doc, err := s.FlagsAsCode().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	doc.Flags[0].IsEnabled, doc.Flags[0].Description = true, "Checkout payments"
 	newFlag := doc.Flags[0]
 	newFlag.Key, newFlag.Name, newFlag.ID = "ship", "Ship", ""
 	doc.Flags = append(doc.Flags, newFlag)
 
-	_, err = s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc})
+	_, err = s.FlagsAsCode().Import(ctx, owner, prod.ID, flagsascode.ImportInput{Document: doc})
 	storetest.WantInvalid(t, "import without reviewers", err, "reviewers_is_required")
 	if _, err := s.Flags().GetFlag(ctx, owner, prod.ID, "ship"); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("a refused import created a flag: %v", err)
 	}
 
-	plan, err := s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: doc, Reason: "release", Reviewers: []uuid.UUID{bob.UserID}})
+	plan, err := s.FlagsAsCode().Import(ctx, owner, prod.ID, flagsascode.ImportInput{Document: doc, Reason: "release", Reviewers: []uuid.UUID{bob.UserID}})
 	storetest.Must(t, err)
-	if len(plan.PendingApproval) != 2 || plan.Changes[0].Action != flagstore.ImportRequested || plan.Changes[1].Action != flagstore.ImportCreate {
+	if len(plan.PendingApproval) != 2 || plan.Changes[0].Action != flagsascode.ImportRequested || plan.Changes[1].Action != flagsascode.ImportCreate {
 		t.Fatalf("plan %+v, want pay pending approval and ship created with a request", plan)
 	}
 	for _, key := range []string{"pay", "ship"} {
@@ -435,17 +436,17 @@ func TestDecodeDocumentIsStrict(t *testing.T) {
 	for _, tc := range []struct {
 		name, format, body string
 	}{
-		{"JSON member named twice", flagstore.FormatJSON, `{"version":1,"version":2}`},
-		{"JSON member named twice in another case", flagstore.FormatJSON, `{"version":1,"Version":2}`},
-		{"JSON unknown field", flagstore.FormatJSON, `{"version":1,"flgas":[]}`},
-		{"YAML key named twice", flagstore.FormatYAML, "version: 1\nversion: 2\n"},
-		{"YAML unknown field", flagstore.FormatYAML, "version: 1\nflgas: []\n"},
+		{"JSON member named twice", flagsascode.FormatJSON, `{"version":1,"version":2}`},
+		{"JSON member named twice in another case", flagsascode.FormatJSON, `{"version":1,"Version":2}`},
+		{"JSON unknown field", flagsascode.FormatJSON, `{"version":1,"flgas":[]}`},
+		{"YAML key named twice", flagsascode.FormatYAML, "version: 1\nversion: 2\n"},
+		{"YAML unknown field", flagsascode.FormatYAML, "version: 1\nflgas: []\n"},
 	} {
-		if _, err := flagstore.DecodeDocument([]byte(tc.body), tc.format); err == nil {
+		if _, err := flagsascode.DecodeDocument([]byte(tc.body), tc.format); err == nil {
 			t.Errorf("%s: %s was read", tc.name, tc.body)
 		}
 	}
-	if doc, err := flagstore.DecodeDocument([]byte(`{"version":1}`), flagstore.FormatJSON); err != nil || doc.Version != 1 {
+	if doc, err := flagsascode.DecodeDocument([]byte(`{"version":1}`), flagsascode.FormatJSON); err != nil || doc.Version != 1 {
 		t.Errorf("a plain document: %+v, %v", doc, err)
 	}
 }
@@ -463,14 +464,14 @@ func TestImportCreatesWithTheRightsOfCreatingByHand(t *testing.T) {
 	storetest.Must(t, err)
 	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
 	storetest.Must(t, err)
-	plain, err := s.Flags().ExportEnv(ctx, owner, prod.ID) // both as created
+	plain, err := s.FlagsAsCode().ExportEnv(ctx, owner, prod.ID) // both as created
 	storetest.Must(t, err)
 	tg := f.Targeting()
 	tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 0.5}, ExptRollout: 1},
 		{ID: f.Variations[1].ID, Rollout: []float64{0.5, 1}, ExptRollout: 1}}
 	_, err = s.Flags().SetFlagTargeting(ctx, owner, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 	storetest.Must(t, err)
-	rollout, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
+	rollout, err := s.FlagsAsCode().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 
 	as := func(actions ...access.Action) *core.Actor {
@@ -486,13 +487,13 @@ func TestImportCreatesWithTheRightsOfCreatingByHand(t *testing.T) {
 		return &a
 	}
 	creator := as(access.CreateFlag)
-	if _, err := s.Flags().Import(ctx, creator, dev.ID, flagstore.ImportInput{Document: rollout, DryRun: true}); !errors.Is(err, core.ErrForbidden) {
+	if _, err := s.FlagsAsCode().Import(ctx, creator, dev.ID, flagsascode.ImportInput{Document: rollout, DryRun: true}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("a 50/50 default rule with CreateFlag alone: got %v, want ErrForbidden", err)
 	}
-	if _, err := s.Flags().Import(ctx, creator, dev.ID, flagstore.ImportInput{Document: plain, DryRun: true}); err != nil {
+	if _, err := s.FlagsAsCode().Import(ctx, creator, dev.ID, flagsascode.ImportInput{Document: plain, DryRun: true}); err != nil {
 		t.Errorf("flags as created, with CreateFlag: %v", err)
 	}
-	if _, err := s.Flags().Import(ctx, as(access.CreateFlag, access.UpdateFlagDefaultRule), dev.ID, flagstore.ImportInput{Document: rollout, DryRun: true}); err != nil {
+	if _, err := s.FlagsAsCode().Import(ctx, as(access.CreateFlag, access.UpdateFlagDefaultRule), dev.ID, flagsascode.ImportInput{Document: rollout, DryRun: true}); err != nil {
 		t.Errorf("a 50/50 default rule with CreateFlag and UpdateFlagDefaultRule: %v", err)
 	}
 }
@@ -510,23 +511,23 @@ func TestImportMatchesTheFileFlagsOnly(t *testing.T) {
 		_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: key, Key: key})
 		storetest.Must(t, err)
 	}
-	doc, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
+	doc, err := s.FlagsAsCode().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	beta := doc.Flags[1]
 	beta.Name = "Beta"
-	plan, err := s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: flagstore.Document{Version: 1, Environment: doc.Environment, Flags: []flagstore.DocFlag{beta}}})
+	plan, err := s.FlagsAsCode().Import(ctx, owner, prod.ID, flagsascode.ImportInput{Document: flagsascode.Document{Version: 1, Environment: doc.Environment, Flags: []flagsascode.DocFlag{beta}}})
 	storetest.Must(t, err)
-	if len(plan.Changes) != 1 || plan.Changes[0].Key != "beta" || plan.Changes[0].Action != flagstore.ImportUpdate {
+	if len(plan.Changes) != 1 || plan.Changes[0].Key != "beta" || plan.Changes[0].Action != flagsascode.ImportUpdate {
 		t.Fatalf("importing one of three flags: %+v, want beta updated", plan.Changes)
 	}
-	after, err := s.Flags().ExportEnv(ctx, owner, prod.ID)
+	after, err := s.FlagsAsCode().ExportEnv(ctx, owner, prod.ID)
 	storetest.Must(t, err)
 	if len(after.Flags) != 3 || after.Flags[0].Name != "alpha" || after.Flags[1].Name != "Beta" || after.Flags[2].Name != "gamma" {
 		t.Fatalf("after importing beta: %+v", after.Flags)
 	}
 	upper := doc.Flags[0]
 	upper.Key = "ALPHA"
-	_, err = s.Flags().Import(ctx, owner, prod.ID, flagstore.ImportInput{Document: flagstore.Document{Version: 1, Environment: doc.Environment, Flags: []flagstore.DocFlag{upper}}})
+	_, err = s.FlagsAsCode().Import(ctx, owner, prod.ID, flagsascode.ImportInput{Document: flagsascode.Document{Version: 1, Environment: doc.Environment, Flags: []flagsascode.DocFlag{upper}}})
 	if !errors.Is(err, core.ErrKeyUsed) {
 		t.Fatalf("importing ALPHA beside alpha: %v, want KeyHasBeenUsed", err)
 	}

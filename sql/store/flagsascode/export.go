@@ -1,4 +1,4 @@
-package flagstore
+package flagsascode
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Flags as code: an environment's flags and segments as one document that
@@ -152,7 +153,7 @@ type DocSegmentRule struct {
 
 // ExportEnv writes an environment's flags (archived ones too) and its own
 // segments as a Document. It needs CanAccessEnv, as reading each does.
-func (s *Flags) ExportEnv(ctx context.Context, a *core.Actor, envID uuid.UUID) (Document, error) {
+func (s *FlagsAsCode) ExportEnv(ctx context.Context, a *core.Actor, envID uuid.UUID) (Document, error) {
 	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return Document{}, err
@@ -167,7 +168,7 @@ func (s *Flags) ExportEnv(ctx context.Context, a *core.Actor, envID uuid.UUID) (
 
 // ExportProject writes every environment of a project that the caller may
 // read, in the project's order.
-func (s *Flags) ExportProject(ctx context.Context, a *core.Actor, projectID uuid.UUID) (ProjectDocument, error) {
+func (s *FlagsAsCode) ExportProject(ctx context.Context, a *core.Actor, projectID uuid.UUID) (ProjectDocument, error) {
 	p, err := s.core.GetProject(ctx, a, projectID)
 	if err != nil {
 		return ProjectDocument{}, err
@@ -189,17 +190,17 @@ func (s *Flags) ExportProject(ctx context.Context, a *core.Actor, projectID uuid
 	return out, nil
 }
 
-func (s *Flags) exportEnv(ctx context.Context, env core.EnvRow) (Document, error) {
+func (s *FlagsAsCode) exportEnv(ctx context.Context, env core.EnvRow) (Document, error) {
 	flagRows, err := s.core.Q.ListEnvFlags(ctx, env.Environment.ID)
 	if err != nil {
 		return Document{}, core.Translate(err)
 	}
 	segRows, err := s.core.Q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrganizationID,
-		EnvID: env.Environment.ID, Scopes: EnvScopes(env)})
+		EnvID: env.Environment.ID, Scopes: flagstore.EnvScopes(env)})
 	if err != nil {
 		return Document{}, core.Translate(err)
 	}
-	segs, err := SegmentsFrom(segRows)
+	segs, err := flagstore.SegmentsFrom(segRows)
 	if err != nil {
 		return Document{}, err
 	}
@@ -212,12 +213,12 @@ func (s *Flags) exportEnv(ctx context.Context, env core.EnvRow) (Document, error
 	keyOf := func(id string) string { return cmp.Or(keys[id], id) }
 	doc := Document{Environment: DocEnv{Key: env.Environment.Key, Name: env.Environment.Name}, Segments: []DocSegment{}, Flags: []DocFlag{}}
 	for _, sg := range segs {
-		if sg.Type == SegmentEnvironmentSpecific {
+		if sg.Type == flagstore.SegmentEnvironmentSpecific {
 			doc.Segments = append(doc.Segments, docSegment(sg))
 		}
 	}
 	for _, r := range flagRows {
-		f, err := FlagFrom(r)
+		f, err := flagstore.FlagFrom(r)
 		if err != nil {
 			return Document{}, err
 		}
@@ -228,7 +229,7 @@ func (s *Flags) exportEnv(ctx context.Context, env core.EnvRow) (Document, error
 	return doc, nil
 }
 
-func docFlag(f Flag, keyOf func(string) string) DocFlag {
+func docFlag(f flagstore.Flag, keyOf func(string) string) DocFlag {
 	include := f.ExptIncludeAllTargets
 	d := DocFlag{Key: f.Key, ID: f.ID.String(), Name: f.Name, Description: f.Description, Tags: sortedTags(f.Tags),
 		IsEnabled: f.IsEnabled, IsArchived: f.IsArchived, VariationType: f.VariationType,
@@ -250,7 +251,7 @@ func docFlag(f Flag, keyOf func(string) string) DocFlag {
 	return d
 }
 
-func docRollouts(rv []RolloutVariation) []DocRollout {
+func docRollouts(rv []flagstore.RolloutVariation) []DocRollout {
 	out := make([]DocRollout, len(rv))
 	for i, r := range rv {
 		out[i] = DocRollout{ID: r.ID, Rollout: slices.Clone(r.Rollout), ExptRollout: r.ExptRollout}
@@ -258,11 +259,11 @@ func docRollouts(rv []RolloutVariation) []DocRollout {
 	return out
 }
 
-func docConditions(cs []Condition, keyOf func(string) string) []DocCondition {
+func docConditions(cs []flagstore.Condition, keyOf func(string) string) []DocCondition {
 	out := make([]DocCondition, len(cs))
 	for i, c := range cs {
 		d := DocCondition{ID: c.ID, Property: c.Property, Op: c.Op, Value: c.Value}
-		if keyOf != nil && (c.Property == SegmentIn || c.Property == SegmentNotIn) {
+		if keyOf != nil && (c.Property == flagstore.SegmentIn || c.Property == flagstore.SegmentNotIn) {
 			var ids []string
 			if json.Unmarshal([]byte(c.Value), &ids) == nil {
 				d.Value, d.Segments = "", []string{}
@@ -276,7 +277,7 @@ func docConditions(cs []Condition, keyOf func(string) string) []DocCondition {
 	return out
 }
 
-func docSegment(sg Segment) DocSegment {
+func docSegment(sg flagstore.Segment) DocSegment {
 	d := DocSegment{Key: sg.Key, ID: sg.ID.String(), Name: sg.Name, Description: sg.Description, Tags: sortedTags(sg.Tags),
 		IsArchived: sg.IsArchived, Included: slices.Clone(sg.Included), Excluded: slices.Clone(sg.Excluded)}
 	for _, r := range sg.Rules {

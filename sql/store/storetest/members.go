@@ -1,0 +1,44 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
+)
+
+// OwnerMember adds a member with the Owner policy and signs them in.
+func OwnerMember(t *testing.T, s *store.Store, owner *core.Actor, pool *pgxpool.Pool, email string) *core.Actor {
+	t.Helper()
+	return NewMember(t, s, owner, email, core.OwnerPolicyID)
+}
+
+// NewMember adds a member with a built-in policy and signs them in.
+func NewMember(t *testing.T, s *store.Store, owner *core.Actor, email string, policy uuid.UUID) *core.Actor {
+	t.Helper()
+	ctx := context.Background()
+	m, err := s.IAM().AddMember(ctx, owner, iam.MemberInput{Email: email, PolicyIDs: []uuid.UUID{policy}})
+	Must(t, err)
+	session, err := s.IAM().Login(ctx, iam.LoginInput{Email: email, Password: *m.InitialPassword}, "192.0.2.1")
+	Must(t, err)
+	a, err := s.IAM().Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
+	Must(t, err)
+	return a
+}
+
+// ApprovalEnv makes prod need n approvals from the given members.
+func ApprovalEnv(t *testing.T, s *store.Store, owner *core.Actor, env core.Environment, n int, approvers ...*core.Actor) {
+	t.Helper()
+	ids := []uuid.UUID{}
+	for _, ap := range approvers {
+		ids = append(ids, ap.UserID)
+	}
+	_, err := s.Projects().UpdateEnvironment(context.Background(), owner, env.ProjectID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: n, ApproverMemberIDs: ids}}})
+	Must(t, err)
+}
