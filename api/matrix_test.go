@@ -18,6 +18,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
@@ -104,7 +105,7 @@ func (m *matrix) flag(archived bool) string {
 func (m *matrix) trigger() (string, string) {
 	key := m.flag(false)
 	f := decode[flagstore.Flag](m.s.t, m.owner("GET", m.flags()+"/"+key, nil))
-	t := decode[flagstore.Trigger](m.s.t, m.owner("POST", "/api/v1/triggers",
+	t := decode[governance.Trigger](m.s.t, m.owner("POST", "/api/v1/triggers",
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-off"}))
 	return key, t.ID.String()
 }

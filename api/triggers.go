@@ -7,7 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 )
@@ -23,16 +23,16 @@ func (h *Handler) listTriggers(c echo.Context) error {
 	if target == nil {
 		return core.Invalid("targetId_is_required")
 	}
-	triggers, err := h.store.Flags().ListTriggers(c.Request().Context(), actor(c), *target)
+	triggers, err := h.store.Governance().ListTriggers(c.Request().Context(), actor(c), *target)
 	return respond(c, triggers, err)
 }
 
 func (h *Handler) createTrigger(c echo.Context) error {
-	var in flagstore.TriggerInput
+	var in governance.TriggerInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	t, err := h.store.Flags().CreateTrigger(c.Request().Context(), actor(c), in)
+	t, err := h.store.Governance().CreateTrigger(c.Request().Context(), actor(c), in)
 	return respond(c, t, err)
 }
 
@@ -41,12 +41,12 @@ func (h *Handler) updateTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in flagstore.TriggerStatusInput
+	var in governance.TriggerStatusInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
 	// FeatBit answers true (ApiResponse<bool>).
-	_, err = h.store.Flags().SetTriggerStatus(c.Request().Context(), actor(c), id, in)
+	_, err = h.store.Governance().SetTriggerStatus(c.Request().Context(), actor(c), id, in)
 	return respond(c, true, err)
 }
 
@@ -59,7 +59,7 @@ func (h *Handler) resetTriggerToken(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers the new token (ApiResponse<string>), shown this once.
-	t, err := h.store.Flags().ResetTriggerToken(c.Request().Context(), actor(c), id)
+	t, err := h.store.Governance().ResetTriggerToken(c.Request().Context(), actor(c), id)
 	return respond(c, t.Token, err)
 }
 
@@ -68,7 +68,7 @@ func (h *Handler) deleteTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Flags().DeleteTrigger(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.Governance().DeleteTrigger(c.Request().Context(), actor(c), id))
 }
 
 // runTrigger is the URL alerting systems call. It needs no sign-in: the
@@ -77,7 +77,7 @@ func (h *Handler) deleteTrigger(c echo.Context) error {
 // 404; past the trigger's rate (or too many misses from one address), 429
 // with Retry-After.
 func (h *Handler) runTrigger(c echo.Context) error {
-	_, err := h.store.Flags().RunTrigger(c.Request().Context(), c.Param("token"), h.limits.AllowTriggerRun)
+	_, err := h.store.Governance().RunTrigger(c.Request().Context(), c.Param("token"), h.limits.AllowTriggerRun)
 	if errors.Is(err, core.ErrNotFound) && !h.limits.AllowTriggerMiss(c.RealIP()) {
 		err = core.ErrTooManyRequests
 	}

@@ -10,14 +10,15 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
 // createTrigger makes a trigger on flag f and returns it with its whole token.
-func (s *server) createTrigger(f flagstore.Flag, action, description string) flagstore.Trigger {
+func (s *server) createTrigger(f flagstore.Flag, action, description string) governance.Trigger {
 	s.t.Helper()
-	return decode[flagstore.Trigger](s.t, s.do("POST", "/api/v1/triggers", s.owner,
+	return decode[governance.Trigger](s.t, s.do("POST", "/api/v1/triggers", s.owner,
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": action, "description": description}).ok(s.t))
 }
 
@@ -50,7 +51,7 @@ func TestTriggerRun(t *testing.T) {
 		t.Errorf("%d triggers stored with the token's hash and not the token, want 1", n)
 	}
 	// Lists show five characters, as FeatBit does.
-	list := decode[[]flagstore.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
+	list := decode[[]governance.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
 	if len(list) != 1 || list[0].Token != tr.Token[:5]+strings.Repeat("*", 35) {
 		t.Fatalf("list %+v, want the trigger with its token hidden", list)
 	}
@@ -86,7 +87,7 @@ func TestTriggerRun(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM flag_revisions WHERE flag_id = $1`, f.ID); n != 3 {
 		t.Errorf("%d revisions, want 3 (create, on, off by trigger)", n)
 	}
-	list = decode[[]flagstore.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
+	list = decode[[]governance.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
 	if list[0].TriggeredTimes != 2 || list[0].LastTriggeredAt == nil {
 		t.Errorf("after two calls: %+v", list[0])
 	}
@@ -148,7 +149,7 @@ func TestTriggerInput(t *testing.T) {
 		t.Errorf("%d triggers stored from refused input", n)
 	}
 	// A flag holds at most 50.
-	for range flagstore.MaxFlagTrigger {
+	for range governance.MaxFlagTrigger {
 		s.createTrigger(f, "turn-on", "")
 	}
 	s.do("POST", "/api/v1/triggers", s.owner, map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).
@@ -178,7 +179,7 @@ func TestTriggerRateLimit(t *testing.T) {
 	if got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t)); !got.IsEnabled {
 		t.Error("a refused turn-off call turned the flag off")
 	}
-	list := decode[[]flagstore.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
+	list := decode[[]governance.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), s.owner, nil).ok(t))
 	for _, tr := range list {
 		if tr.ID == off.ID && tr.TriggeredTimes != limit.TriggerBurst {
 			t.Errorf("the limited trigger counted %d calls, want %d", tr.TriggeredTimes, limit.TriggerBurst)
@@ -216,7 +217,7 @@ func TestTriggersNeedToggleFlag(t *testing.T) {
 	reader, _ := s.addMember("reader@example.com", s.policyFor("env-reader", []access.Statement{{
 		ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}}}))
 
-	if list := decode[[]flagstore.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), reader, nil).ok(t)); len(list) != 1 {
+	if list := decode[[]governance.Trigger](t, s.do("GET", "/api/v1/triggers?targetId="+f.ID.String(), reader, nil).ok(t)); len(list) != 1 {
 		t.Errorf("reader sees %d triggers, want 1", len(list))
 	}
 	id := tr.ID.String()
@@ -285,7 +286,7 @@ func TestTriggerActsWithItsCreatorsRights(t *testing.T) {
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
 	dev, devID := s.addMember("dev@example.com", core.DeveloperPolicyID)
-	tr := decode[flagstore.Trigger](t, s.do("POST", "/api/v1/triggers", dev,
+	tr := decode[governance.Trigger](t, s.do("POST", "/api/v1/triggers", dev,
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).ok(t))
 	s.run(tr.Token).ok(t)
 	s.do("PUT", e.flags+"/pay/toggle/false", s.owner, nil).ok(t)
@@ -323,7 +324,7 @@ func TestTriggerActsWithItsCreatorsRights(t *testing.T) {
 	// Made with a Personal token, it stops while the token is off.
 	s.do("PUT", e.flags+"/pay/toggle/false", s.owner, nil).ok(t)
 	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "alerts", "type": "Personal"}).ok(t))
-	byToken := decode[flagstore.Trigger](t, s.do("POST", "/api/v1/triggers", token.Token,
+	byToken := decode[governance.Trigger](t, s.do("POST", "/api/v1/triggers", token.Token,
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).ok(t))
 	s.do("PUT", "/api/v1/access-tokens/"+token.ID.String()+"/toggle", s.owner, nil).ok(t)
 	s.run(byToken.Token).fails(t, http.StatusForbidden, "TriggerCreatorNotAllowed")

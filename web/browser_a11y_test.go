@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
@@ -61,8 +62,8 @@ func TestBrowserAccessibility(t *testing.T) {
 	must(t, err)
 	dev := web.Environments[1]
 	a.makeFlag(dev, flagstore.FlagInput{Name: "Checkout", Key: "checkout"}) // compared with Prod's
-	_, err = a.st.Flags().CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
-		Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOff, Description: "Checkout alert"})
+	_, err = a.st.Governance().CreateTrigger(ctx, owner, governance.TriggerInput{TargetID: a.flag(prod, "checkout").ID,
+		Type: governance.TriggerTypeFlagGeneral, Action: governance.TriggerTurnOff, Description: "Checkout alert"})
 	must(t, err)
 	a.makeFlag(prod, flagstore.FlagInput{Name: "Old banner", Key: "old-banner"})
 	_, err = a.st.Flags().ArchiveFlag(ctx, owner, prod.ID, "old-banner", flagstore.Change{})

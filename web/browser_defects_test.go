@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -23,8 +24,8 @@ func TestBrowserTriggersTableFits(t *testing.T) {
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	long := "PagerDuty-checkout-latency-alert-for-the-eu-west-1-region-payment-service-primary-and-secondary-" + strings.Repeat("x", 120)
 	for _, d := range []string{"Checkout alert", long, ""} {
-		_, err := a.st.Flags().CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral,
-			Action: flagstore.TriggerTurnOff, Description: d})
+		_, err := a.st.Governance().CreateTrigger(ctx, owner, governance.TriggerInput{TargetID: f.ID, Type: governance.TriggerTypeFlagGeneral,
+			Action: governance.TriggerTurnOff, Description: d})
 		must(t, err)
 	}
 	ch.do("desktop", viewport(1440))
@@ -84,8 +85,8 @@ func TestBrowserAuditLogNamesKinds(t *testing.T) {
 	ctx, owner := t.Context(), a.ownerActor()
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	a.makeSegment(env, "Beta testers", "beta")
-	_, err := a.st.Flags().CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral,
-		Action: flagstore.TriggerTurnOff, Description: "Checkout alert"})
+	_, err := a.st.Governance().CreateTrigger(ctx, owner, governance.TriggerInput{TargetID: f.ID, Type: governance.TriggerTypeFlagGeneral,
+		Action: governance.TriggerTurnOff, Description: "Checkout alert"})
 	must(t, err)
 
 	ch.do("desktop", viewport(1440))

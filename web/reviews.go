@@ -15,7 +15,7 @@ import (
 // One in the working environment opens directly; one elsewhere opens
 // through the context switch, which makes its environment the working one.
 func (p *pages) reviews(c echo.Context) error {
-	list, err := p.store.Flags().ReviewsWaiting(c.Request().Context(), actor(c))
+	list, err := p.store.Governance().ReviewsWaiting(c.Request().Context(), actor(c))
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (p *pages) review(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	at, err := p.store.Flags().ChangeRequestPlace(c.Request().Context(), actor(c), id)
+	at, err := p.store.Governance().ChangeRequestPlace(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}

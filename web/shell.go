@@ -235,7 +235,7 @@ func (p *pages) reviewsWaiting(c echo.Context) (int, error) {
 	if n, ok := c.Get(reviewsWaitingKey).(int); ok {
 		return n, nil
 	}
-	n, err := p.store.Flags().CountReviewsWaiting(c.Request().Context(), actor(c))
+	n, err := p.store.Governance().CountReviewsWaiting(c.Request().Context(), actor(c))
 	if err != nil {
 		return 0, err
 	}

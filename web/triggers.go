@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -18,23 +19,23 @@ func (p *pages) flagTriggers(c echo.Context) error { return p.flagPage(c, tabTri
 // triggerActions are the choices of what a trigger does, in FeatBit's words.
 func triggerActions(selected string) []views.Option {
 	if selected == "" {
-		selected = flagstore.TriggerTurnOff // what alerting systems mostly want
+		selected = governance.TriggerTurnOff // what alerting systems mostly want
 	}
 	return []views.Option{
-		{Value: flagstore.TriggerTurnOff, Label: "Turn the flag off", Selected: selected == flagstore.TriggerTurnOff},
-		{Value: flagstore.TriggerTurnOn, Label: "Turn the flag on", Selected: selected == flagstore.TriggerTurnOn},
+		{Value: governance.TriggerTurnOff, Label: "Turn the flag off", Selected: selected == governance.TriggerTurnOff},
+		{Value: governance.TriggerTurnOn, Label: "Turn the flag on", Selected: selected == governance.TriggerTurnOn},
 	}
 }
 
 func triggerActionWords(action string) string {
-	if action == flagstore.TriggerTurnOn {
+	if action == governance.TriggerTurnOn {
 		return "Turns on"
 	}
 	return "Turns off"
 }
 
 // triggerName is how pages name a trigger: its description, else its token's start.
-func triggerName(t flagstore.Trigger) string {
+func triggerName(t governance.Trigger) string {
 	if t.Description != "" {
 		return t.Description
 	}
@@ -50,7 +51,7 @@ func (p *pages) triggerURL(name, token string) *views.TriggerURL {
 // triggersTab fills the triggers tab; manage tells whether the person may
 // change the flag's triggers (toggle it).
 func (p *pages) triggersTab(c echo.Context, f flagstore.Flag, manage bool, st flagState) (views.TriggersTab, error) {
-	list, err := p.store.Flags().ListTriggers(c.Request().Context(), actor(c), f.ID)
+	list, err := p.store.Governance().ListTriggers(c.Request().Context(), actor(c), f.ID)
 	if err != nil {
 		return views.TriggersTab{}, err
 	}
@@ -91,9 +92,9 @@ func (p *pages) createTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral,
+	in := governance.TriggerInput{TargetID: f.ID, Type: governance.TriggerTypeFlagGeneral,
 		Action: c.FormValue("action"), Description: c.FormValue("description")}
-	t, err := p.store.Flags().CreateTrigger(ctx, actor(c), in)
+	t, err := p.store.Governance().CreateTrigger(ctx, actor(c), in)
 	if err == nil {
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: fmt.Sprintf("Trigger “%s” created.", triggerName(t))}})
 		return p.flagPage(c, tabTriggers, flagState{revealed: p.triggerURL(triggerName(t), t.Token)})
@@ -121,7 +122,7 @@ func (p *pages) resetTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := p.store.Flags().ResetTriggerToken(c.Request().Context(), actor(c), id)
+	t, err := p.store.Governance().ResetTriggerToken(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func (p *pages) setTriggerStatus(c echo.Context) error {
 		return err
 	}
 	on := c.FormValue("isEnabled") == "true"
-	t, err := p.store.Flags().SetTriggerStatus(c.Request().Context(), actor(c), id, flagstore.TriggerStatusInput{IsEnabled: &on})
+	t, err := p.store.Governance().SetTriggerStatus(c.Request().Context(), actor(c), id, governance.TriggerStatusInput{IsEnabled: &on})
 	if err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func (p *pages) deleteTrigger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.store.Flags().DeleteTrigger(c.Request().Context(), actor(c), id); err != nil {
+	if err := p.store.Governance().DeleteTrigger(c.Request().Context(), actor(c), id); err != nil {
 		return err
 	}
 	return p.changed(c, flagHref(c.Param("key"))+"/triggers", "Trigger deleted.", func() error {

@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -20,7 +21,7 @@ import (
 func (a *app) callTrigger(u string) int {
 	a.t.Helper()
 	token := u[strings.LastIndex(u, "/")+1:]
-	if _, err := a.st.Flags().RunTrigger(context.Background(), token, func(uuid.UUID) bool { return true }); err != nil {
+	if _, err := a.st.Governance().RunTrigger(context.Background(), token, func(uuid.UUID) bool { return true }); err != nil {
 		return core.Classify(err).Status
 	}
 	return http.StatusOK
@@ -39,7 +40,7 @@ func TestFlagTriggersPage(t *testing.T) {
 		t.Fatalf("empty triggers tab: %s", p.body)
 	}
 	vals := formValues(p.must("trigger-create"))
-	if vals.Get("action") != flagstore.TriggerTurnOff {
+	if vals.Get("action") != governance.TriggerTurnOff {
 		t.Errorf("the form offers %q first, want turn-off", vals.Get("action"))
 	}
 	vals.Set("description", "PagerDuty checkout")
@@ -119,7 +120,7 @@ func TestFlagTriggersFollowPermissions(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
-	_, err := a.st.Flags().CreateTrigger(t.Context(), a.ownerActor(), flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn})
+	_, err := a.st.Governance().CreateTrigger(t.Context(), a.ownerActor(), governance.TriggerInput{TargetID: f.ID, Type: governance.TriggerTypeFlagGeneral, Action: governance.TriggerTurnOn})
 	must(t, err)
 	pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
 	must(t, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
@@ -38,6 +39,7 @@ type Store struct {
 	sdk   *sdkdata.SDK
 	hooks *webhooks.Webhooks
 	code  *flagsascode.FlagsAsCode
+	gov   *governance.Governance
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -50,7 +52,7 @@ func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options
 	// is below the webhooks, so it is handed them.
 	c.SetWebhooks(webhooks.ChangeWebhookEvents, w.QueueWebhooks)
 	return &Store{core: c, iam: iam.New(c), flags: f, sdk: sdkdata.New(c, f), hooks: w,
-		code: flagsascode.New(c, f)}
+		code: flagsascode.New(c, f), gov: governance.New(c, f)}
 }
 
 // Projects is the core's own operations a surface calls: projects,
@@ -113,6 +115,9 @@ func (s *Store) Webhooks() *webhooks.Webhooks { return s.hooks }
 
 // FlagsAsCode is flags and segments exported and imported as a document.
 func (s *Store) FlagsAsCode() *flagsascode.FlagsAsCode { return s.code }
+
+// Governance is triggers and the reviews inbox.
+func (s *Store) Governance() *governance.Governance { return s.gov }
 
 // SDK is the SDK data and end users.
 func (s *Store) SDK() *sdkdata.SDK { return s.sdk }

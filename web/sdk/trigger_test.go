@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -23,7 +24,7 @@ func TestTriggerTurnsFlagOffForSDKs(t *testing.T) {
 		t.Fatal("ft-bool is not on")
 	}
 	ctx := context.Background()
-	tr, err := in.store.Flags().CreateTrigger(ctx, prod.owner, input[flagstore.TriggerInput](t, map[string]any{"targetId": fx.flags["ft-bool"].ID,
+	tr, err := in.store.Governance().CreateTrigger(ctx, prod.owner, input[governance.TriggerInput](t, map[string]any{"targetId": fx.flags["ft-bool"].ID,
 		"type": "feature-flag-general", "action": "turn-off", "description": "Checkout alert"}))
 	must(t, err)
 	in.settle()
@@ -32,7 +33,7 @@ func TestTriggerTurnsFlagOffForSDKs(t *testing.T) {
 	server.readSync(5 * time.Second)
 
 	start := time.Now()
-	_, err = in.store.Flags().RunTrigger(ctx, tr.Token, limit.NewEdge().AllowTriggerRun)
+	_, err = in.store.Governance().RunTrigger(ctx, tr.Token, limit.NewEdge().AllowTriggerRun)
 	answered := time.Since(start)
 	if err != nil {
 		t.Fatalf("run: %v", err)

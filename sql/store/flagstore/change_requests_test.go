@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 )
 
@@ -33,9 +34,9 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 	// name is no such change.
 	_, err = s.Flags().ToggleFlag(ctx, owner, prod.ID, "pay", true, flagstore.Change{})
 	storetest.WantRule(t, "owner's direct toggle", err, "ChangeRequestRequired")
-	trigger, err := s.Flags().CreateTrigger(ctx, owner, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn})
+	trigger, err := s.Governance().CreateTrigger(ctx, owner, governance.TriggerInput{TargetID: f.ID, Type: governance.TriggerTypeFlagGeneral, Action: governance.TriggerTurnOn})
 	storetest.Must(t, err)
-	_, err = s.Flags().RunTrigger(ctx, trigger.Token, nil)
+	_, err = s.Governance().RunTrigger(ctx, trigger.Token, nil)
 	storetest.WantRule(t, "a trigger's call", err, "ChangeRequestRequired")
 	_, err = s.Flags().SetFlagOffVariation(ctx, alice, prod.ID, "pay", flagstore.OffVariationInput{OffVariationID: f.Variations[0].ID})
 	storetest.WantRule(t, "direct off variation", err, "ChangeRequestRequired")

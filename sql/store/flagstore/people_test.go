@@ -6,6 +6,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 )
@@ -28,10 +29,10 @@ func TestFlagListNamesPeople(t *testing.T) {
 
 	byOwner, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	tr, err := s.Flags().CreateTrigger(ctx, a, flagstore.TriggerInput{TargetID: byOwner.ID, Type: flagstore.TriggerTypeFlagGeneral,
-		Action: flagstore.TriggerTurnOn, Description: "Recovery"})
+	tr, err := s.Governance().CreateTrigger(ctx, a, governance.TriggerInput{TargetID: byOwner.ID, Type: governance.TriggerTypeFlagGeneral,
+		Action: governance.TriggerTurnOn, Description: "Recovery"})
 	storetest.Must(t, err)
-	_, err = s.Flags().RunTrigger(ctx, tr.Token, nil)
+	_, err = s.Governance().RunTrigger(ctx, tr.Token, nil)
 	storetest.Must(t, err)
 	tok, err := s.IAM().CreateAccessToken(ctx, a, iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	storetest.Must(t, err)

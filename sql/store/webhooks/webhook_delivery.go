@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 )
 
 // WebhookLogDays is how long the delivery log keeps an attempt.
@@ -361,7 +362,7 @@ func operatorName(ctx context.Context, q *db.Queries, a *core.Actor) string {
 		if err != nil {
 			return "trigger"
 		}
-		return flagstore.TriggerName(t.FlagTrigger)
+		return governance.TriggerName(t.FlagTrigger)
 	}
 	u, err := q.GetUser(ctx, a.UserID)
 	if err != nil {

@@ -1,4 +1,4 @@
-package flagstore_test
+package governance_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
@@ -20,9 +21,9 @@ func TestTriggerChangeIsSentToWebhooks(t *testing.T) {
 	storetest.HookOn(t, s, a, prod, "https://hooks.example.com/x", "", webhooks.EventFlagToggled)
 	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	tr, err := s.Flags().CreateTrigger(ctx, a, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn, Description: "Recovery"})
+	tr, err := s.Governance().CreateTrigger(ctx, a, governance.TriggerInput{TargetID: f.ID, Type: governance.TriggerTypeFlagGeneral, Action: governance.TriggerTurnOn, Description: "Recovery"})
 	storetest.Must(t, err)
-	if _, err := s.Flags().RunTrigger(ctx, tr.Token, nil); err != nil {
+	if _, err := s.Governance().RunTrigger(ctx, tr.Token, nil); err != nil {
 		t.Fatal(err)
 	}
 	queued := storetest.DeliverQueued(t, s)
@@ -46,7 +47,7 @@ func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	tr, err := s.Flags().CreateTrigger(ctx, a, flagstore.TriggerInput{TargetID: f.ID, Type: flagstore.TriggerTypeFlagGeneral, Action: flagstore.TriggerTurnOn, Description: "Recovery"})
+	tr, err := s.Governance().CreateTrigger(ctx, a, governance.TriggerInput{TargetID: f.ID, Type: governance.TriggerTypeFlagGeneral, Action: governance.TriggerTurnOn, Description: "Recovery"})
 	storetest.Must(t, err)
 
 	// Someone disables the trigger; their transaction has not committed yet.
@@ -58,7 +59,7 @@ func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Flags().RunTrigger(ctx, tr.Token, nil)
+		_, err := s.Governance().RunTrigger(ctx, tr.Token, nil)
 		done <- err
 	}()
 	// The call has turned the flag on in its transaction and waits to count the run.
@@ -77,7 +78,7 @@ func TestTriggerDisabledDuringACallChangesNothing(t *testing.T) {
 	if got.IsEnabled || got.Revision != f.Revision {
 		t.Errorf("the flag changed: on=%v, revision %s → %s", got.IsEnabled, f.Revision, got.Revision)
 	}
-	list, err := s.Flags().ListTriggers(ctx, a, f.ID)
+	list, err := s.Governance().ListTriggers(ctx, a, f.ID)
 	storetest.Must(t, err)
 	if len(list) != 1 || list[0].TriggeredTimes != 0 {
 		t.Errorf("the call was counted: %+v", list)

@@ -1,4 +1,4 @@
-package flagstore
+package governance
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Trigger types and actions, by FeatBit's names (Domain/Triggers).
@@ -87,7 +88,7 @@ func newTriggerToken() (string, []byte) {
 }
 
 // triggerTarget loads the flag a trigger is for, in the caller's organization.
-func (s *Flags) triggerTarget(ctx context.Context, a *core.Actor, flagID uuid.UUID) (db.GetTriggerTargetRow, error) {
+func (s *Governance) triggerTarget(ctx context.Context, a *core.Actor, flagID uuid.UUID) (db.GetTriggerTargetRow, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return db.GetTriggerTargetRow{}, err
@@ -100,11 +101,11 @@ func (s *Flags) triggerTarget(ctx context.Context, a *core.Actor, flagID uuid.UU
 // triggers of a flag: a trigger turns the flag on or off, so it needs what
 // turning it on or off needs.
 func mayManageTriggers(a *core.Actor, projectKey, envKey, flagKey string, tags []string) error {
-	return a.Require(access.ToggleFlag, FlagRN(projectKey, envKey, flagKey, tags))
+	return a.Require(access.ToggleFlag, flagstore.FlagRN(projectKey, envKey, flagKey, tags))
 }
 
 // ListTriggers returns a flag's triggers, newest first, to anyone who may read its environment.
-func (s *Flags) ListTriggers(ctx context.Context, a *core.Actor, flagID uuid.UUID) ([]Trigger, error) {
+func (s *Governance) ListTriggers(ctx context.Context, a *core.Actor, flagID uuid.UUID) ([]Trigger, error) {
 	f, err := s.triggerTarget(ctx, a, flagID)
 	if err != nil {
 		return nil, err
@@ -125,7 +126,7 @@ func (s *Flags) ListTriggers(ctx context.Context, a *core.Actor, flagID uuid.UUI
 
 // CreateTrigger adds a trigger to a flag and returns it with its whole
 // token, shown this once.
-func (s *Flags) CreateTrigger(ctx context.Context, a *core.Actor, in TriggerInput) (Trigger, error) {
+func (s *Governance) CreateTrigger(ctx context.Context, a *core.Actor, in TriggerInput) (Trigger, error) {
 	var v core.Validator
 	if in.TargetID == uuid.Nil {
 		v.Add("targetId", "required")
@@ -174,7 +175,7 @@ func (s *Flags) CreateTrigger(ctx context.Context, a *core.Actor, in TriggerInpu
 }
 
 // auditTrigger records a change to a trigger in its flag's environment history.
-func (s *Flags) auditTrigger(ctx context.Context, q *db.Queries, a *core.Actor, envID uuid.UUID, flagKey, op string, before, after *Trigger) error {
+func (s *Governance) auditTrigger(ctx context.Context, q *db.Queries, a *core.Actor, envID uuid.UUID, flagKey, op string, before, after *Trigger) error {
 	ch := core.Change{RefType: "FlagTrigger", Operation: op, EnvID: &envID}
 	if before != nil {
 		ch.Previous, ch.RefID, ch.Keyword = before, before.ID.String(), flagKey+","+before.Description
@@ -187,7 +188,7 @@ func (s *Flags) auditTrigger(ctx context.Context, q *db.Queries, a *core.Actor, 
 
 // managedTrigger loads a trigger of the caller's organization and checks
 // that the caller may manage it.
-func (s *Flags) managedTrigger(ctx context.Context, a *core.Actor, id uuid.UUID) (db.GetTriggerInOrganizationRow, error) {
+func (s *Governance) managedTrigger(ctx context.Context, a *core.Actor, id uuid.UUID) (db.GetTriggerInOrganizationRow, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return db.GetTriggerInOrganizationRow{}, err
@@ -201,7 +202,7 @@ func (s *Flags) managedTrigger(ctx context.Context, a *core.Actor, id uuid.UUID)
 
 // ResetTriggerToken gives a trigger a new token and returns the trigger with
 // it, shown this once; the old URL stops working at once.
-func (s *Flags) ResetTriggerToken(ctx context.Context, a *core.Actor, id uuid.UUID) (Trigger, error) {
+func (s *Governance) ResetTriggerToken(ctx context.Context, a *core.Actor, id uuid.UUID) (Trigger, error) {
 	t, err := s.managedTrigger(ctx, a, id)
 	if err != nil {
 		return Trigger{}, err
@@ -226,7 +227,7 @@ func (s *Flags) ResetTriggerToken(ctx context.Context, a *core.Actor, id uuid.UU
 
 // SetTriggerStatus enables or disables a trigger; a disabled trigger's URL
 // answers as an unknown one does.
-func (s *Flags) SetTriggerStatus(ctx context.Context, a *core.Actor, id uuid.UUID, in TriggerStatusInput) (Trigger, error) {
+func (s *Governance) SetTriggerStatus(ctx context.Context, a *core.Actor, id uuid.UUID, in TriggerStatusInput) (Trigger, error) {
 	if in.IsEnabled == nil {
 		return Trigger{}, core.Invalid("isEnabled_is_required")
 	}
@@ -248,7 +249,7 @@ func (s *Flags) SetTriggerStatus(ctx context.Context, a *core.Actor, id uuid.UUI
 }
 
 // DeleteTrigger removes a trigger.
-func (s *Flags) DeleteTrigger(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+func (s *Governance) DeleteTrigger(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	t, err := s.managedTrigger(ctx, a, id)
 	if err != nil {
 		return err
@@ -269,7 +270,7 @@ func (s *Flags) DeleteTrigger(ctx context.Context, a *core.Actor, id uuid.UUID) 
 // TriggerRun is what calling a trigger did.
 type TriggerRun struct {
 	Trigger Trigger
-	Flag    Flag
+	Flag    flagstore.Flag
 }
 
 // RunTrigger does what the trigger whose token is given says: turns its flag
@@ -286,7 +287,7 @@ type TriggerRun struct {
 // answers to its own trigger's limit only; the caller counts misses per
 // address after the fact. Guessing stays hopeless (240 random bits), and
 // the lookup is one indexed read of a hash.
-func (s *Flags) RunTrigger(ctx context.Context, token string, admit func(triggerID uuid.UUID) bool) (TriggerRun, error) {
+func (s *Governance) RunTrigger(ctx context.Context, token string, admit func(triggerID uuid.UUID) bool) (TriggerRun, error) {
 	if len(token) != triggerTokenLen {
 		return TriggerRun{}, core.ErrNotFound
 	}
@@ -313,14 +314,14 @@ func (s *Flags) RunTrigger(ctx context.Context, token string, admit func(trigger
 	a := &core.Actor{WorkspaceID: row.WorkspaceID, OrgID: row.OrganizationID, TriggerID: t.ID,
 		Granted: []access.Statement{{ResourceType: access.TypeFlag, Effect: "allow",
 			Actions:   []string{string(access.ToggleFlag)},
-			Resources: []string{FlagRN(row.ProjectKey, row.EnvKey, row.FlagKey, nil)}}}}
+			Resources: []string{flagstore.FlagRN(row.ProjectKey, row.EnvKey, row.FlagKey, nil)}}}}
 	env, err := s.core.EnvironmentOf(ctx, a, row.EnvID)
 	if err != nil {
 		return TriggerRun{}, err
 	}
 	var run TriggerRun
 	err = s.core.InTx(ctx, func(q *db.Queries) error {
-		f, err := s.ChangeFlagIn(ctx, q, a, env, row.FlagKey, Change{Comment: triggerComment(t)}, access.ToggleFlag, "", func(f *Flag) error {
+		f, err := s.flags.ChangeFlagIn(ctx, q, a, env, row.FlagKey, flagstore.Change{Comment: triggerComment(t)}, access.ToggleFlag, "", func(f *flagstore.Flag) error {
 			f.IsEnabled = t.Action == TriggerTurnOn
 			return nil
 		})
@@ -344,7 +345,7 @@ func (s *Flags) RunTrigger(ctx context.Context, token string, admit func(trigger
 // for them, so it stops as their access tokens do when they leave the
 // organization or lose the right. The creator is a member, or the access
 // token that made the trigger, which must itself still act.
-func (s *Flags) triggerCreatorMay(ctx context.Context, row db.GetTriggerByTokenRow) error {
+func (s *Governance) triggerCreatorMay(ctx context.Context, row db.GetTriggerByTokenRow) error {
 	creator := row.FlagTrigger.CreatorID
 	var sts []access.Statement
 	tok, err := s.core.Q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: row.OrganizationID, ID: creator})
@@ -360,7 +361,7 @@ func (s *Flags) triggerCreatorMay(ctx context.Context, row db.GetTriggerByTokenR
 	if err != nil {
 		return core.Translate(err)
 	}
-	if !access.Allows(sts, access.ToggleFlag, FlagRN(row.ProjectKey, row.EnvKey, row.FlagKey, row.FlagTags)) {
+	if !access.Allows(sts, access.ToggleFlag, flagstore.FlagRN(row.ProjectKey, row.EnvKey, row.FlagKey, row.FlagTags)) {
 		return core.ErrTriggerCreatorNotAllowed
 	}
 	return nil

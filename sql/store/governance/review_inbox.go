@@ -1,4 +1,4 @@
-package flagstore
+package governance
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type ReviewWaiting struct {
 // environments they may read (a reviewer since refused an environment
 // sees nothing of it). A token, and a person outside any organization,
 // has none.
-func (s *Flags) ReviewsWaiting(ctx context.Context, a *core.Actor) ([]ReviewWaiting, error) {
+func (s *Governance) ReviewsWaiting(ctx context.Context, a *core.Actor) ([]ReviewWaiting, error) {
 	if a.OrgID == uuid.Nil || a.IsToken() || a.UserID == uuid.Nil {
 		return nil, nil
 	}
@@ -54,7 +54,7 @@ func (s *Flags) ReviewsWaiting(ctx context.Context, a *core.Actor) ([]ReviewWait
 // CountReviewsWaiting counts what ReviewsWaiting lists, for the top bar of
 // every page: one query, grouped by environment so the environments the
 // caller may not read are left out.
-func (s *Flags) CountReviewsWaiting(ctx context.Context, a *core.Actor) (int, error) {
+func (s *Governance) CountReviewsWaiting(ctx context.Context, a *core.Actor) (int, error) {
 	if a.OrgID == uuid.Nil || a.IsToken() || a.UserID == uuid.Nil {
 		return 0, nil
 	}
@@ -81,7 +81,7 @@ type ChangeRequestPlace struct {
 // caller's organization, for a link that names only the request (a
 // webhook's message); a request in an environment the caller may not read
 // is not found.
-func (s *Flags) ChangeRequestPlace(ctx context.Context, a *core.Actor, id uuid.UUID) (ChangeRequestPlace, error) {
+func (s *Governance) ChangeRequestPlace(ctx context.Context, a *core.Actor, id uuid.UUID) (ChangeRequestPlace, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return ChangeRequestPlace{}, err
