@@ -5,8 +5,9 @@
 //
 // The domain lives in packages along its seams, each over the core: core
 // (the actor, transactions, audit, errors, projects and environments), iam
-// (identity and access), flagstore (flags, segments and governance) and
-// sdkdata (SDK data and end users). Store holds one of each and hands a
+// (identity and access), flagstore (flags, segments, approvals and change
+// requests), governance (triggers and the reviews inbox), webhooks,
+// flagsascode (export and import) and sdkdata (SDK data and end users). Store holds one of each and hands a
 // surface one seam at a time through an accessor (s.Flags(), s.IAM(), ...).
 // The core's primitives (its transactions, statements, pool, audit writer
 // and keys) are no accessor's: a surface cannot reach them, so it cannot

@@ -1,9 +1,10 @@
-// Package flagstore is the store's seam of flags, segments and their
-// governance: flags and their changes, drafts, schedules, comparison and
-// copying, segments, triggers, approvals and change requests, history, and
-// webhooks (whose deliveries every flag and segment change queues through
-// the core's audit entry, see core.SetWebhooks). It stands on the core and
-// on no other seam.
+// Package flagstore is the store's seam of flags and segments and of what
+// every write of them asks: flags and their changes, drafts, schedules,
+// comparison and copying, segments, the approval rule, change requests and
+// history. It stands on the core and on no other seam; the seams above it
+// (governance, webhooks, flagsascode, sdkdata) write through its exported
+// change paths, and its own audit entries queue webhook deliveries through
+// the core's hooks (core.SetWebhooks), so it imports none of them.
 package flagstore
 
 import (
@@ -13,7 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
-// Flags is the flags, segments and governance seam over the core.
+// Flags is the flags and segments seam over the core.
 type Flags struct {
 	core *core.Core
 
