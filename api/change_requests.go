@@ -8,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -16,7 +17,7 @@ import (
 
 func (h *Handler) createFlagChangeRequest(c echo.Context) error {
 	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.FlagChangeRequestInput) (bool, error) {
-		return done(h.store.Flags().CreateFlagChangeRequest(c.Request().Context(), a, envID, key, in))
+		return done(h.store.Governance().CreateFlagChangeRequest(c.Request().Context(), a, envID, key, in))
 	})
 }
 
@@ -34,9 +35,9 @@ func changeRequestAction(c echo.Context, do func(ctx context.Context, a *core.Ac
 }
 
 // review decides a change request with an optional {comment}.
-func (h *Handler) review(decide func(context.Context, *core.Actor, uuid.UUID, uuid.UUID, flagstore.ReviewInput) (flagstore.FlagChangeRequest, error)) echo.HandlerFunc {
+func (h *Handler) review(decide func(context.Context, *core.Actor, uuid.UUID, uuid.UUID, governance.ReviewInput) (flagstore.FlagChangeRequest, error)) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		var in flagstore.ReviewInput
+		var in governance.ReviewInput
 		if err := bind(c, &in); err != nil {
 			return err
 		}
@@ -48,11 +49,11 @@ func (h *Handler) review(decide func(context.Context, *core.Actor, uuid.UUID, uu
 }
 
 func (h *Handler) approveFlagChangeRequest(c echo.Context) error {
-	return h.review(h.store.Flags().ApproveFlagChangeRequest)(c)
+	return h.review(h.store.Governance().ApproveFlagChangeRequest)(c)
 }
 
 func (h *Handler) declineFlagChangeRequest(c echo.Context) error {
-	return h.review(h.store.Flags().DeclineFlagChangeRequest)(c)
+	return h.review(h.store.Governance().DeclineFlagChangeRequest)(c)
 }
 
 func (h *Handler) applyFlagChangeRequest(c echo.Context) error {
@@ -60,7 +61,7 @@ func (h *Handler) applyFlagChangeRequest(c echo.Context) error {
 		return err
 	}
 	return changeRequestAction(c, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
-		_, err := h.store.Flags().ApplyFlagChangeRequest(ctx, a, envID, id)
+		_, err := h.store.Governance().ApplyFlagChangeRequest(ctx, a, envID, id)
 		return err
 	})
 }
@@ -69,5 +70,5 @@ func (h *Handler) deleteFlagChangeRequest(c echo.Context) error {
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return changeRequestAction(c, h.store.Flags().DeleteFlagChangeRequest)
+	return changeRequestAction(c, h.store.Governance().DeleteFlagChangeRequest)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 )
 
 // qaRN names the matrix's environment whose changes need approval.
@@ -68,7 +69,7 @@ func (m *matrix) changeRequest(author string, reviewer uuid.UUID) (string, strin
 	m.qaFlag(key)
 	m.s.do("POST", m.qaFlags()+"/"+key+"/change-requests", author, map[string]any{
 		"isEnabled": true, "reason": "launch", "reviewers": []uuid.UUID{reviewer}}).ok(m.s.t)
-	pending := decode[[]flagstore.PendingChange](m.s.t, m.owner("GET", m.qaFlags()+"/"+key+"/pending-changes", nil))
+	pending := decode[[]governance.PendingChange](m.s.t, m.owner("GET", m.qaFlags()+"/"+key+"/pending-changes", nil))
 	return key, m.qaFlags() + "/change-requests/" + pending[len(pending)-1].ID.String()
 }
 
@@ -110,7 +111,7 @@ func (m *matrix) changeRequestCases(cases map[string]func() call) {
 		m.setStatements(statements([]grant{{access.CanAccessEnv, qaRN}, {access.ToggleFlag, qaFlag(key)}}, "allow"))
 		m.s.do("POST", m.qaFlags()+"/"+key+"/change-requests", m.member, map[string]any{
 			"isEnabled": true, "reason": "launch", "reviewers": []uuid.UUID{m.s.userID(m.s.owner)}}).ok(m.s.t)
-		pending := decode[[]flagstore.PendingChange](m.s.t, m.owner("GET", m.qaFlags()+"/"+key+"/pending-changes", nil))
+		pending := decode[[]governance.PendingChange](m.s.t, m.owner("GET", m.qaFlags()+"/"+key+"/pending-changes", nil))
 		return call{path: m.qaFlags() + "/change-requests/" + pending[0].ID.String(), grants: []grant{{access.CanAccessEnv, qaRN}}}
 	}
 }
@@ -162,7 +163,7 @@ func TestChangeRequestRoutes(t *testing.T) {
 	s.do("POST", flags+"/pay/change-requests", alice, map[string]any{"isEnabled": true, "reason": "x", "reviewers": []uuid.UUID{aliceID, bobID}}).
 		fails(t, http.StatusBadRequest, "reviewers_is_invalid")
 
-	pending := decode[[]flagstore.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t))
+	pending := decode[[]governance.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t))
 	if len(pending) != 1 || pending[0].Type != "ChangeRequest" || pending[0].Status != "PendingReview" ||
 		pending[0].ChangeRequestReason != "VIPs first" || len(pending[0].Reviewers) != 2 || pending[0].CreatorID != aliceID ||
 		len(pending[0].Instructions) != 1 || pending[0].Instructions[0].Kind != "SetTargetUsers" {
@@ -188,13 +189,13 @@ func TestChangeRequestRoutes(t *testing.T) {
 		t.Fatalf("history entries of the apply: %d", n)
 	}
 	s.do("PUT", cr+"/apply", alice, nil).fails(t, http.StatusUnprocessableEntity, "ChangeRequestAlreadyApplied")
-	if pending := decode[[]flagstore.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t)); len(pending) != 0 {
+	if pending := decode[[]governance.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t)); len(pending) != 0 {
 		t.Fatalf("applied request still pending: %+v", pending)
 	}
 
 	// Declined: cannot be applied; withdrawn by its author only.
 	s.do("POST", flags+"/pay/change-requests", alice, map[string]any{"isEnabled": true, "reason": "launch", "reviewers": []uuid.UUID{bobID, carolID}}).ok(t)
-	pending = decode[[]flagstore.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t))
+	pending = decode[[]governance.PendingChange](t, s.do("GET", flags+"/pay/pending-changes", bob, nil).ok(t))
 	cr = flags + "/change-requests/" + pending[0].ID.String()
 	s.do("PUT", cr+"/decline", bob, map[string]string{"comment": "not today"}).ok(t)
 	s.do("PUT", cr+"/apply", alice, nil).fails(t, http.StatusUnprocessableEntity, "ChangeRequestDeclined")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -208,14 +209,14 @@ func (h *Handler) flagPendingChanges(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	pending, err := h.store.Flags().FlagPendingChanges(c.Request().Context(), actor(c), envID, c.Param("key"))
+	pending, err := h.store.Governance().FlagPendingChanges(c.Request().Context(), actor(c), envID, c.Param("key"))
 	return respond(c, pending, err)
 }
 
 // createFlagSchedule schedules a change to a flag: FeatBit answers true.
 func (h *Handler) createFlagSchedule(c echo.Context) error {
-	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in flagstore.ScheduleInput) (bool, error) {
-		return done(h.store.Flags().CreateFlagSchedule(c.Request().Context(), a, envID, key, in))
+	return flagChange(c, func(a *core.Actor, envID uuid.UUID, key string, in governance.ScheduleInput) (bool, error) {
+		return done(h.store.Governance().CreateFlagSchedule(c.Request().Context(), a, envID, key, in))
 	})
 }
 
@@ -225,5 +226,5 @@ func (h *Handler) deleteFlagSchedule(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Flags().CancelFlagSchedule(c.Request().Context(), actor(c), envID, id))
+	return respond(c, true, h.store.Governance().CancelFlagSchedule(c.Request().Context(), actor(c), envID, id))
 }

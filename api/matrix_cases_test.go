@@ -10,6 +10,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 )
 
 // cases says, for every route, how to call it and what it needs.
@@ -211,7 +212,7 @@ func (m *matrix) cases() map[string]func() call {
 			key := m.flag(false)
 			m.owner("POST", m.flags()+"/"+key+"/schedules", map[string]any{"title": "Launch",
 				"scheduledTime": time.Now().Add(time.Hour).UTC(), "targetFlag": map[string]any{"isEnabled": true}})
-			pending := decode[[]flagstore.PendingChange](m.s.t, m.owner("GET", m.flags()+"/"+key+"/pending-changes", nil))
+			pending := decode[[]governance.PendingChange](m.s.t, m.owner("GET", m.flags()+"/"+key+"/pending-changes", nil))
 			return call{path: m.flags() + "/schedules/" + pending[0].ID.String(), grants: []grant{{access.ToggleFlag, flagRN(key)}}}
 		},
 		"GET /api/v1/envs/:envId/feature-flags/insights": func() call {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 )
 
 // TestNewFlagAnswersNameTheirChangeRequest: where changes need approval, a
@@ -53,7 +54,7 @@ func TestNewFlagAnswersNameTheirChangeRequest(t *testing.T) {
 		t.Fatalf("copy answer %+v", copied)
 	}
 
-	waiting := decode[[]flagstore.PendingChange](t, s.do("GET", prodFlags+"/pay/pending-changes", s.owner, nil).ok(t))
+	waiting := decode[[]governance.PendingChange](t, s.do("GET", prodFlags+"/pay/pending-changes", s.owner, nil).ok(t))
 	if len(waiting) != 1 || waiting[0].ChangeRequestID == nil || *waiting[0].ChangeRequestID != created.PendingApproval.ChangeRequestID {
 		t.Fatalf("pay's pending changes %+v", waiting)
 	}

@@ -15,12 +15,13 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 )
 
 // pendingChanges reads a flag's pending changes as FeatBit's clients do.
-func (f envFixture) pendingChanges(key string) []flagstore.PendingChange {
+func (f envFixture) pendingChanges(key string) []governance.PendingChange {
 	f.s.t.Helper()
-	return decode[[]flagstore.PendingChange](f.s.t, f.s.do("GET", f.flags+"/"+key+"/pending-changes", f.s.owner, nil).ok(f.s.t))
+	return decode[[]governance.PendingChange](f.s.t, f.s.do("GET", f.flags+"/"+key+"/pending-changes", f.s.owner, nil).ok(f.s.t))
 }
 
 func TestFlagSchedulesAPI(t *testing.T) {

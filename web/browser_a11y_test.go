@@ -102,7 +102,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	dev1, err := a.st.IAM().UserActor(ctx, member, a.wsID.String(), a.orgID.String())
 	must(t, err)
 	off := false
-	request, err := a.st.Flags().CreateFlagChangeRequest(ctx, dev1, prod.ID, "checkout", flagstore.FlagChangeRequestInput{IsEnabled: &off,
+	request, err := a.st.Governance().CreateFlagChangeRequest(ctx, dev1, prod.ID, "checkout", flagstore.FlagChangeRequestInput{IsEnabled: &off,
 		Reason: "Checkout alerts", Reviewers: []uuid.UUID{a.owner}})
 	must(t, err)
 

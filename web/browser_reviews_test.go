@@ -29,7 +29,7 @@ func TestBrowserReviewsInbox(t *testing.T) {
 	aliceActor, err := a.st.IAM().UserActor(ctx, alice, a.wsID.String(), a.orgID.String())
 	must(t, err)
 	on := true
-	cr, err := a.st.Flags().CreateFlagChangeRequest(ctx, aliceActor, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on,
+	cr, err := a.st.Governance().CreateFlagChangeRequest(ctx, aliceActor, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on,
 		Reason: "Launch payments", Reviewers: []uuid.UUID{bob}})
 	must(t, err)
 	bobActor, err := a.st.IAM().UserActor(ctx, bob, a.wsID.String(), a.orgID.String())
@@ -84,7 +84,7 @@ func TestReviewsInboxReadable(t *testing.T) {
 	aliceActor, err := a.st.IAM().UserActor(ctx, alice, a.wsID.String(), a.orgID.String())
 	must(t, err)
 	on := true
-	cr, err := a.st.Flags().CreateFlagChangeRequest(ctx, aliceActor, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on,
+	cr, err := a.st.Governance().CreateFlagChangeRequest(ctx, aliceActor, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on,
 		Reason: "Launch payments", Reviewers: []uuid.UUID{bob}})
 	must(t, err)
 	b := a.signedIn("bob@example.com", memberPassword)

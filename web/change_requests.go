@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -116,7 +117,7 @@ func (p *pages) changeRequests(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := p.store.Flags().ListAwaitingReview(c.Request().Context(), actor(c), w.id)
+	list, err := p.store.Governance().ListAwaitingReview(c.Request().Context(), actor(c), w.id)
 	if err != nil {
 		return err
 	}
@@ -233,13 +234,13 @@ func toFlag(cr flagstore.FlagChangeRequest) string        { return flagHref(cr.F
 
 // reviewChangeRequest approves or declines a change request with a comment.
 func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
-	decide, message := p.store.Flags().DeclineFlagChangeRequest, "Change request declined."
+	decide, message := p.store.Governance().DeclineFlagChangeRequest, "Change request declined."
 	if approve {
-		decide, message = p.store.Flags().ApproveFlagChangeRequest, "Change request approved."
+		decide, message = p.store.Governance().ApproveFlagChangeRequest, "Change request approved."
 	}
 	return func(c echo.Context) error {
 		return p.changeRequestAction(c, message, backToRequest, func(w workEnv, id uuid.UUID) error {
-			_, err := decide(c.Request().Context(), actor(c), w.id, id, flagstore.ReviewInput{Comment: c.FormValue("comment")})
+			_, err := decide(c.Request().Context(), actor(c), w.id, id, governance.ReviewInput{Comment: c.FormValue("comment")})
 			return err
 		})
 	}
@@ -248,7 +249,7 @@ func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
 // applyChangeRequest applies an approved change request.
 func (p *pages) applyChangeRequest(c echo.Context) error {
 	return p.changeRequestAction(c, "Change request applied.", toFlag, func(w workEnv, id uuid.UUID) error {
-		_, err := p.store.Flags().ApplyFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
+		_, err := p.store.Governance().ApplyFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 		return err
 	})
 }
@@ -256,7 +257,7 @@ func (p *pages) applyChangeRequest(c echo.Context) error {
 // withdrawChangeRequest withdraws the person's own change request.
 func (p *pages) withdrawChangeRequest(c echo.Context) error {
 	return p.changeRequestAction(c, "Change request withdrawn.", toFlag, func(w workEnv, id uuid.UUID) error {
-		return p.store.Flags().DeleteFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
+		return p.store.Governance().DeleteFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 	})
 }
 
@@ -284,6 +285,6 @@ func (p *pages) pathChangeRequest(c echo.Context) (workEnv, flagstore.FlagChange
 	if err != nil {
 		return workEnv{}, flagstore.FlagChangeRequest{}, err
 	}
-	cr, err := p.store.Flags().GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
+	cr, err := p.store.Governance().GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 	return w, cr, err
 }

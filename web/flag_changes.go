@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -67,7 +68,7 @@ func (p *pages) changeServing(c echo.Context, w workEnv, key string, in flagstor
 	if rev, err := uuid.Parse(c.FormValue("revision")); err == nil {
 		in.Revision = &rev
 	}
-	f, requested, err := p.store.Flags().ChangeFlagServing(c.Request().Context(), actor(c), w.place, key, in, direct)
+	f, requested, err := p.store.Governance().ChangeFlagServing(c.Request().Context(), actor(c), w.place, key, in, direct)
 	if requested {
 		c.Set(requestedKey, true)
 	}
@@ -175,7 +176,7 @@ func (p *pages) scheduleTargeting(c echo.Context, in flagstore.TargetingInput, s
 	if at != nil {
 		message = "Targeting change scheduled for " + when(*at) + "."
 	}
-	sin := flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{Targeting: in.Targeting, Change: in.Change},
+	sin := governance.ScheduleInput{DraftInput: flagstore.DraftInput{Targeting: in.Targeting, Change: in.Change},
 		Title: c.FormValue("title"), ScheduledTime: at, Reason: c.FormValue("reason")}
 	return p.flagChange(c, tabTargeting, message, func(w workEnv, key string) (*flagstore.Flag, error) {
 		reviewers, err := formIDs(c, "reviewers")
@@ -183,7 +184,7 @@ func (p *pages) scheduleTargeting(c echo.Context, in flagstore.TargetingInput, s
 			return nil, err
 		}
 		sin.Reviewers = reviewers
-		_, err = p.store.Flags().ScheduleFlagChange(c.Request().Context(), actor(c), w.place, key, sin)
+		_, err = p.store.Governance().ScheduleFlagChange(c.Request().Context(), actor(c), w.place, key, sin)
 		return nil, err
 	}, shown, "targetUsers", "rules", "fallthrough", "title", "scheduledTime")
 }

@@ -13,13 +13,14 @@ import (
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/views"
 )
 
 // pendingChanges shows a flag's scheduled changes in words, each with a
 // cancel button when the person may make the change it would make.
 func (p *pages) pendingChanges(c echo.Context, w workEnv, f flagstore.Flag, may flagstore.FlagRights, posted *views.Form) (*views.PendingChanges, error) {
-	list, err := p.store.Flags().FlagPendingChanges(c.Request().Context(), actor(c), w.id, f.Key)
+	list, err := p.store.Governance().FlagPendingChanges(c.Request().Context(), actor(c), w.id, f.Key)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +39,7 @@ func (p *pages) pendingChanges(c echo.Context, w workEnv, f flagstore.Flag, may 
 		if pc.ChangeRequestID != nil {
 			item.Href = changeRequestHref(*pc.ChangeRequestID)
 			item.Status = requestStatus(pc.Status)
-			if pc.Type == flagstore.PendingChangeRequest {
+			if pc.Type == governance.PendingChangeRequest {
 				item.Title, item.When, item.Comment = "Change request: "+pc.ChangeRequestReason, "Requested "+when(pc.CreatedAt), ""
 				out.Items = append(out.Items, item)
 				continue // withdrawn on its own page, by its author
@@ -63,7 +64,7 @@ func (p *pages) cancelSchedule(c echo.Context) error {
 		return core.ErrNotFound
 	}
 	return p.flagChange(c, tabTargeting, "Scheduled change cancelled.", func(w workEnv, key string) (*flagstore.Flag, error) {
-		return nil, p.store.Flags().CancelFlagSchedule(c.Request().Context(), actor(c), w.id, id)
+		return nil, p.store.Governance().CancelFlagSchedule(c.Request().Context(), actor(c), w.id, id)
 	}, func(form *views.Form) flagState {
 		form.ID = "pending"
 		return flagState{pending: form}

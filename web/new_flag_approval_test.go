@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 )
 
 // TestCreatingAFlagWhereApprovalIsNeeded: in Prod, whose changes need the
@@ -70,9 +70,9 @@ func TestCreatingAFlagWhereApprovalIsNeeded(t *testing.T) {
 
 	id, err := uuid.Parse(strings.TrimPrefix(p.url.Path, "/change-requests/"))
 	must(t, err)
-	_, err = a.st.Flags().ApproveFlagChangeRequest(ctx, owner, env.ID, id, flagstore.ReviewInput{})
+	_, err = a.st.Governance().ApproveFlagChangeRequest(ctx, owner, env.ID, id, governance.ReviewInput{})
 	must(t, err)
-	_, err = a.st.Flags().ApplyFlagChangeRequest(ctx, owner, env.ID, id)
+	_, err = a.st.Governance().ApplyFlagChangeRequest(ctx, owner, env.ID, id)
 	must(t, err)
 	if f := a.flag(env, "pay"); f.IsArchived || f.IsEnabled {
 		t.Fatalf("approved and applied, the flag is %+v; want it in, off", f)

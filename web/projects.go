@@ -564,7 +564,7 @@ func (p *pages) approverChoices(c echo.Context, view *views.EnvSettings, project
 		view.Approvers = strings.Join(list, ", ")
 		return nil
 	}
-	members, groups, err := p.store.Flags().ApproverChoices(c.Request().Context(), actor(c), projectID, envID)
+	members, groups, err := p.store.Governance().ApproverChoices(c.Request().Context(), actor(c), projectID, envID)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func TestScheduleTargetingWithoutScript(t *testing.T) {
 	if p.has("pending-change") {
 		t.Error("the cancelled change is still listed")
 	}
-	pending, err := a.st.Flags().FlagPendingChanges(t.Context(), a.ownerActor(), env.ID, "checkout")
+	pending, err := a.st.Governance().FlagPendingChanges(t.Context(), a.ownerActor(), env.ID, "checkout")
 	must(t, err)
 	if len(pending) != 0 {
 		t.Errorf("pending after cancelling: %+v", pending)
@@ -140,7 +140,7 @@ func TestBrowserScheduleAndCancel(t *testing.T) {
 	if got := ch.eval(`document.querySelector("[data-testid=pending-lines]").textContent`); !strings.Contains(got, "alice") {
 		t.Errorf("the change in words %q", got)
 	}
-	pending, err := a.st.Flags().FlagPendingChanges(t.Context(), a.ownerActor(), env.ID, "checkout")
+	pending, err := a.st.Governance().FlagPendingChanges(t.Context(), a.ownerActor(), env.ID, "checkout")
 	must(t, err)
 	if len(pending) != 1 || !pending[0].ScheduledTime.Equal(at) {
 		t.Fatalf("pending %+v, want one at %s", pending, at)
@@ -157,7 +157,7 @@ func TestBrowserScheduleAndCancel(t *testing.T) {
 	ch.do("flag page", viewport(1440), chromedp.Navigate(a.srv.URL+"/flags/checkout"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=pending-change]`)))
 	ch.do("cancel", chromedp.Click(chromedp.CSS(`[data-testid=pending-cancel]`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid=pending-change]`)))
-	pending, err = a.st.Flags().FlagPendingChanges(t.Context(), a.ownerActor(), env.ID, "checkout")
+	pending, err = a.st.Governance().FlagPendingChanges(t.Context(), a.ownerActor(), env.ID, "checkout")
 	must(t, err)
 	if len(pending) != 0 {
 		t.Errorf("pending after cancelling: %+v", pending)

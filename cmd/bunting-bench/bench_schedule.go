@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 )
 
 // stream-schedule: scheduled changes reaching SDKs. Bunting is given
@@ -56,7 +57,7 @@ func runSchedule(ctx context.Context, w *benchWorld, target string) (benchResult
 		if target != targetBunting {
 			continue
 		}
-		body := jsonBody(flagstore.ScheduleInput{Title: marker(k), ScheduledTime: &due,
+		body := jsonBody(governance.ScheduleInput{Title: marker(k), ScheduledTime: &due,
 			DraftInput: flagstore.DraftInput{Targeting: markerTargeting(marker(k))}})
 		path := "/api/v1/envs/" + s.envID.String() + "/feature-flags/" + seed.FlagKey(k+2) + "/schedules"
 		if err := w.call(ctx, "POST", w.buntingURL+path, body, true, nil); err != nil {

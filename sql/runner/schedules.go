@@ -43,7 +43,7 @@ func (r *Schedules) Run(ctx context.Context, tick time.Duration) {
 	// (a database away at start delays that), zero after.
 	missedBefore := time.Now()
 	run := func() bool {
-		claimed, err := r.store.Flags().ApplyDueSchedule(ctx, missedBefore)
+		claimed, err := r.store.Governance().ApplyDueSchedule(ctx, missedBefore)
 		if err != nil && ctx.Err() == nil && time.Since(logged) > time.Minute {
 			// A database that is away fails every tick: say so once a minute.
 			r.log.Error("applying scheduled changes", "err", err)

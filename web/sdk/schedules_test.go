@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 )
 
 // runSchedules starts the instance's schedule worker, as serve does, until
@@ -34,7 +35,7 @@ func (e *env) schedule(key, title string, at time.Time) {
 // scheduleTarget schedules changing flag key to target at at.
 func (e *env) scheduleTarget(key, title string, at time.Time, target map[string]any) {
 	e.in.t.Helper()
-	_, err := e.in.store.Flags().CreateFlagSchedule(context.Background(), e.owner, e.id, key, input[flagstore.ScheduleInput](e.in.t,
+	_, err := e.in.store.Governance().CreateFlagSchedule(context.Background(), e.owner, e.id, key, input[governance.ScheduleInput](e.in.t,
 		map[string]any{"title": title, "scheduledTime": at.UTC(), "targetFlag": target}))
 	must(e.in.t, err)
 }
@@ -112,7 +113,7 @@ func TestScheduleAppliesOnceAcrossTwoInstances(t *testing.T) {
 	if !strings.Contains(applied[0].Comment, `Scheduled change "Launch day"`) || strings.Contains(applied[0].Comment, "at start") {
 		t.Errorf("history comment %q", applied[0].Comment)
 	}
-	pending, err := a.store.Flags().FlagPendingChanges(context.Background(), prod.owner, prod.id, "launch")
+	pending, err := a.store.Governance().FlagPendingChanges(context.Background(), prod.owner, prod.id, "launch")
 	must(t, err)
 	if len(pending) != 0 {
 		t.Errorf("pending changes after applying: %+v", pending)

@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
@@ -73,12 +74,12 @@ func TestSlackWebhookSaysChangesInWords(t *testing.T) {
 	runWorker(t, st, fast)
 
 	on := true
-	cr, err := st.Flags().CreateFlagChangeRequest(ctx, ana, prod.ID, "new-checkout", flagstore.FlagChangeRequestInput{IsEnabled: &on,
+	cr, err := st.Governance().CreateFlagChangeRequest(ctx, ana, prod.ID, "new-checkout", flagstore.FlagChangeRequestInput{IsEnabled: &on,
 		Reason: "Launch day", Reviewers: []uuid.UUID{ben.UserID}})
 	must(t, err)
-	_, err = st.Flags().ApproveFlagChangeRequest(ctx, ben, prod.ID, cr.ID, flagstore.ReviewInput{})
+	_, err = st.Governance().ApproveFlagChangeRequest(ctx, ben, prod.ID, cr.ID, governance.ReviewInput{})
 	must(t, err)
-	_, err = st.Flags().ApplyFlagChangeRequest(ctx, ana, prod.ID, cr.ID)
+	_, err = st.Governance().ApplyFlagChangeRequest(ctx, ana, prod.ID, cr.ID)
 	must(t, err)
 	description := "The one-page checkout"
 	_, err = st.Flags().UpdateFlagDescription(ctx, ana, prod.ID, "new-checkout", flagstore.DescriptionInput{Description: &description})

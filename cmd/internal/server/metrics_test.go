@@ -24,6 +24,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
 	"github.com/bunting-flags/bunting/web/metrics"
 	"github.com/bunting-flags/bunting/web/sdk"
@@ -171,7 +172,7 @@ func TestMetricsFollowEveryKindOfTraffic(t *testing.T) {
 	// schedule that turns the flag back off.
 	_, err = s.st.Flags().ToggleFlag(ctx, owner, env.ID, "checkout", true, flagstore.Change{})
 	must(t, err)
-	_, err = s.st.Flags().CreateFlagSchedule(ctx, owner, env.ID, "checkout", scheduleInput(t, time.Now().Add(time.Second)))
+	_, err = s.st.Governance().CreateFlagSchedule(ctx, owner, env.ID, "checkout", scheduleInput(t, time.Now().Add(time.Second)))
 	must(t, err)
 	for what, ch := range map[string]chan struct{}{"the push to the SDK": pushed, "the webhook delivery": delivered} {
 		select {
@@ -389,9 +390,9 @@ func dump(f families, prefix string) string {
 	return b.String()
 }
 
-func scheduleInput(t *testing.T, at time.Time) flagstore.ScheduleInput {
+func scheduleInput(t *testing.T, at time.Time) governance.ScheduleInput {
 	t.Helper()
-	in := flagstore.ScheduleInput{Title: "off again", ScheduledTime: &at}
+	in := governance.ScheduleInput{Title: "off again", ScheduledTime: &at}
 	in.TargetFlag = json.RawMessage(`{"isEnabled":false}`)
 	return in
 }

@@ -421,7 +421,7 @@ func TestImportWhereChangesNeedApproval(t *testing.T) {
 		t.Errorf("description %q: a change needing no approval was not made", pay.Description)
 	}
 	for _, p := range plan.PendingApproval {
-		cr, err := s.Flags().GetFlagChangeRequest(ctx, owner, prod.ID, p.ChangeRequestID)
+		cr, err := s.Governance().GetFlagChangeRequest(ctx, owner, prod.ID, p.ChangeRequestID)
 		storetest.Must(t, err)
 		if cr.FlagKey != p.Key || cr.Status != flagstore.ChangeRequestPendingReview {
 			t.Errorf("change request %+v, want %s pending review", cr, p.Key)

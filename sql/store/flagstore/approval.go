@@ -88,42 +88,6 @@ func ApprovalsNeeded(e db.Environment) int {
 	return int(e.ApprovalsRequired)
 }
 
-// ChangeFlagServing makes a change to what a flag of the person's working
-// environment (pl.Env) serves, as the pages do: where its changes need no
-// approval at once, with direct (the change's own operation: ToggleFlag,
-// SetFlagTargeting…); where they do, as the change request in, with its
-// reason and reviewers. requested tells which; the flag is the changed one
-// when it was changed at once. This is where the pages' choice between the
-// two is made, on approvalsNeeded as it was when pl was loaded: a setting
-// changed since is still enforced by the operation chosen.
-func (s *Flags) ChangeFlagServing(ctx context.Context, a *core.Actor, pl Place, key string, in FlagChangeRequestInput,
-	direct func() (Flag, error)) (f Flag, requested bool, err error) {
-	if pl.Env == nil {
-		return Flag{}, false, core.ErrForbidden
-	}
-	if pl.Approvals == 0 {
-		f, err = direct()
-		return f, false, err
-	}
-	_, err = s.CreateFlagChangeRequest(ctx, a, pl.Env.ID, key, in)
-	return Flag{}, err == nil, err
-}
-
-// ScheduleFlagChange schedules a change to a flag of the person's working
-// environment, as the pages do: where its changes need approval the schedule
-// waits for a change request of in's reason and reviewers, elsewhere these
-// are not asked for (see ChangeFlagServing).
-func (s *Flags) ScheduleFlagChange(ctx context.Context, a *core.Actor, pl Place, key string, in ScheduleInput) (Schedule, error) {
-	if pl.Env == nil {
-		return Schedule{}, core.ErrForbidden
-	}
-	in.WithChangeRequest = pl.Approvals > 0
-	if !in.WithChangeRequest {
-		in.Reason, in.Reviewers = "", nil
-	}
-	return s.CreateFlagSchedule(ctx, a, pl.Env.ID, key, in)
-}
-
 // segmentServesDifferently tells whether a segment change changes who is
 // in it (its users and rules), and so what the flags that use it serve.
 // Archiving it and moving it away from their environments are refused
@@ -148,73 +112,6 @@ func segmentApproval(ctx context.Context, q *db.Queries, id uuid.UUID) error {
 	return &ApprovalError{Of: ApprovalSegment, Env: envs[0].ProjectName + "/" + envs[0].EnvName}
 }
 
-// countedApprovals counts the approvals of cr that count now: those of
-// reviewers who may approve in its environment at this moment (may, from
-// approvers), so an approval stops counting when its approver leaves the
-// organization, is no longer named in the setting, or leaves the group
-// that named them.
-func countedApprovals(cr FlagChangeRequest, may []Approver) int {
-	n := 0
-	for _, r := range cr.Reviewers {
-		if r.Action == ReviewApprove && mayApprove(may, r.MemberID) {
-			n++
-		}
-	}
-	return n
-}
-
-// approvalStatus is the status cr's reviews give it now: one decline
-// declines it; enough approvals that count approve it.
-func approvalStatus(cr FlagChangeRequest, may []Approver) string {
-	switch {
-	case cr.Status == ChangeRequestApplied:
-		return ChangeRequestApplied
-	case slices.ContainsFunc(cr.Reviewers, func(r Reviewer) bool { return r.Action == ReviewDecline }):
-		return ChangeRequestDeclined
-	case countedApprovals(cr, may) >= cr.ApprovalsRequired:
-		return ChangeRequestApproved
-	}
-	return ChangeRequestPendingReview
-}
-
-// scheduleStatusOf is the status of a schedule that waits for a request of
-// status: it applies at its time once the request is approved.
-var scheduleStatusOf = map[string]string{ChangeRequestPendingReview: ScheduleReview,
-	ChangeRequestApproved: SchedulePending, ChangeRequestDeclined: ScheduleDeclined}
-
-// settleChangeRequest gives change request id of EnvID, in q, the status
-// its reviews give it now, with the schedule that waits for it: after each
-// decision, and before it is applied, when an approval may have stopped
-// counting since. It returns the request as settled and who may approve
-// now.
-func (s *Flags) settleChangeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (FlagChangeRequest, []Approver, error) {
-	er, err := q.GetEnvironmentByID(ctx, envID)
-	if err != nil {
-		return FlagChangeRequest{}, nil, err
-	}
-	cr, err := s.ChangeRequest(ctx, q, envID, id)
-	if err != nil {
-		return FlagChangeRequest{}, nil, err
-	}
-	may, err := approvers(ctx, q, core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow(er)})
-	if err != nil {
-		return FlagChangeRequest{}, nil, err
-	}
-	status := approvalStatus(cr, may)
-	if status == ChangeRequestApplied {
-		return cr, may, nil
-	}
-	if _, err := q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: status}); err != nil {
-		return FlagChangeRequest{}, nil, err
-	}
-	if err := q.SetChangeRequestScheduleStatus(ctx, db.SetChangeRequestScheduleStatusParams{ChangeRequestID: &id,
-		Status: scheduleStatusOf[status]}); err != nil {
-		return FlagChangeRequest{}, nil, err
-	}
-	cr.Status = status
-	return cr, may, nil
-}
-
 // draftApproval is applyDraft's check, at the moment a draft applies: a
 // draft a change request holds applies only with the approvals that count
 // now (ErrChangeRequestNotApproved otherwise), and where env's changes need
@@ -235,11 +132,11 @@ func (s *Flags) draftApproval(ctx context.Context, q *db.Queries, env core.EnvRo
 	if err != nil {
 		return err
 	}
-	may, err := approvers(ctx, q, env)
+	may, err := Approvers(ctx, q, env)
 	if err != nil {
 		return err
 	}
-	if approvalStatus(cr, may) != ChangeRequestApproved {
+	if ApprovalStatus(cr, may) != ChangeRequestApproved {
 		return ErrChangeRequestNotApproved
 	}
 	return nil
@@ -271,10 +168,10 @@ func (s *Flags) Approvers(ctx context.Context, a *core.Actor, envID uuid.UUID) (
 	if err != nil {
 		return nil, err
 	}
-	return approvers(ctx, s.core.Q, env)
+	return Approvers(ctx, s.core.Q, env)
 }
 
-func approvers(ctx context.Context, q *db.Queries, env core.EnvRow) ([]Approver, error) {
+func Approvers(ctx context.Context, q *db.Queries, env core.EnvRow) ([]Approver, error) {
 	rows, err := q.ListApprovers(ctx, db.ListApproversParams{OrganizationID: env.OrganizationID,
 		MemberIds: core.OrEmpty(env.Environment.ApproverMemberIds), GroupIds: core.OrEmpty(env.Environment.ApproverGroupIds)})
 	if err != nil {
@@ -288,14 +185,14 @@ func approvers(ctx context.Context, q *db.Queries, env core.EnvRow) ([]Approver,
 }
 
 // mayApprove tells whether member id is among may, those who may approve.
-func mayApprove(may []Approver, id uuid.UUID) bool {
+func MayApprove(may []Approver, id uuid.UUID) bool {
 	return slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == id })
 }
 
 // checkReviewers checks the reviewers an author names: each may approve in
 // the environment, none is the author, and there are enough to approve.
 func CheckReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, reviewers []uuid.UUID) error {
-	may, err := approvers(ctx, q, env)
+	may, err := Approvers(ctx, q, env)
 	if err != nil {
 		return err
 	}
@@ -313,7 +210,7 @@ func CheckReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.
 		problem = fmt.Sprintf("this environment needs %d approvals: name at least %d reviewers", need, need)
 	default:
 		for _, r := range reviewers {
-			if !mayApprove(may, r) {
+			if !MayApprove(may, r) {
 				problem = "a reviewer may not approve changes in this environment"
 				break
 			}
@@ -324,4 +221,33 @@ func CheckReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.
 			Code: "reviewers_is_invalid", Message: problem}}}
 	}
 	return nil
+}
+
+// countedApprovals counts the approvals of cr that count now: those of
+// reviewers who may approve in its environment at this moment (may, from
+// approvers), so an approval stops counting when its approver leaves the
+// organization, is no longer named in the setting, or leaves the group
+// that named them.
+func countedApprovals(cr FlagChangeRequest, may []Approver) int {
+	n := 0
+	for _, r := range cr.Reviewers {
+		if r.Action == ReviewApprove && MayApprove(may, r.MemberID) {
+			n++
+		}
+	}
+	return n
+}
+
+// approvalStatus is the status cr's reviews give it now: one decline
+// declines it; enough approvals that count approve it.
+func ApprovalStatus(cr FlagChangeRequest, may []Approver) string {
+	switch {
+	case cr.Status == ChangeRequestApplied:
+		return ChangeRequestApplied
+	case slices.ContainsFunc(cr.Reviewers, func(r Reviewer) bool { return r.Action == ReviewDecline }):
+		return ChangeRequestDeclined
+	case countedApprovals(cr, may) >= cr.ApprovalsRequired:
+		return ChangeRequestApproved
+	}
+	return ChangeRequestPendingReview
 }

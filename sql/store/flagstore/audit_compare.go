@@ -113,6 +113,6 @@ func auditInstructions(refType string, previous, current []byte) []instructions.
 // flagInstructions is a pending change's instructions (FeatBit's
 // GetPendingChanges compares the draft's flags alike): from the flag as the
 // change found it to what the change makes of it.
-func flagInstructions(base, target []byte) []instructions.Instruction {
+func FlagInstructions(base, target []byte) []instructions.Instruction {
 	return instructions.Compare(instructions.RefFlag, base, target)
 }

@@ -3,14 +3,12 @@ package flagstore
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/core"
@@ -75,7 +73,7 @@ type FlagChangeRequestInput struct {
 }
 
 // edit applies the request's parts to a flag, as the direct routes do.
-func (in FlagChangeRequestInput) edit(f *Flag) {
+func (in FlagChangeRequestInput) Edit(f *Flag) {
 	if in.Targeting != nil {
 		setTargeting(f, *in.Targeting)
 	}
@@ -150,68 +148,6 @@ func (r FlagChangeRequest) Reviewer(id uuid.UUID) (Reviewer, bool) {
 	return r.Reviewers[i], true
 }
 
-// CreateFlagChangeRequest proposes a change to a flag in an environment whose
-// changes need approval. The author must be allowed the change itself; it is
-// stored as a draft with the reviewers named, and applied later through the
-// draft's path once enough of them approve.
-func (s *Flags) CreateFlagChangeRequest(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in FlagChangeRequestInput) (FlagChangeRequest, error) {
-	env, err := s.core.ReadableEnv(ctx, a, envID)
-	if err != nil {
-		return FlagChangeRequest{}, err
-	}
-	if in.Targeting == nil && in.IsEnabled == nil && in.OffVariationID == nil && in.Variations == nil {
-		return FlagChangeRequest{}, core.Invalid("targeting_is_required")
-	}
-	if ApprovalsNeeded(env.Environment) == 0 {
-		return FlagChangeRequest{}, ErrChangeRequestsOff
-	}
-	var v core.Validator
-	v.Required("reason", in.Reason, core.MaxCommentLen)
-	if err := v.Err(); err != nil {
-		return FlagChangeRequest{}, err
-	}
-	if err := CheckReviewers(ctx, s.core.Q, a, env, in.Reviewers); err != nil {
-		return FlagChangeRequest{}, err
-	}
-	var out FlagChangeRequest
-	err = s.core.InTx(ctx, func(q *db.Queries) error {
-		// The lock keeps the flag as read until the draft is stored.
-		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
-		if err != nil {
-			return err
-		}
-		before, err := FlagFrom(row)
-		if err != nil {
-			return err
-		}
-		if in.Revision != nil && *in.Revision != before.Revision {
-			return core.ErrConflict
-		}
-		if before.IsArchived {
-			return ErrFlagIsArchived
-		}
-		after := before.Clone()
-		in.edit(&after)
-		if !ServesDifferently(before, after) {
-			return ErrChangeRequestChangesNothing
-		}
-		target, err := json.Marshal(after)
-		if err != nil {
-			return err
-		}
-		// The draft checks the change as if made now: the author's
-		// permission for each part, the flag's validity, the segments.
-		d, err := s.CreateDraft(ctx, q, a, env, key, DraftInput{TargetFlag: target,
-			Change: Change{Comment: strings.TrimSpace(in.Reason), Revision: in.Revision}})
-		if err != nil {
-			return err
-		}
-		out, err = s.AddChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
-		return err
-	})
-	return out, err
-}
-
 // addChangeRequest stores a change request for a draft, with its reviewers
 // (checked by checkReviewers), and records it in the environment's history.
 func (s *Flags) AddChangeRequest(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, d Draft, reason string, reviewers []uuid.UUID) (FlagChangeRequest, error) {
@@ -227,7 +163,7 @@ func (s *Flags) AddChangeRequest(ctx context.Context, q *db.Queries, a *core.Act
 	if err != nil {
 		return FlagChangeRequest{}, err
 	}
-	return cr, s.auditChangeRequest(ctx, q, a, core.OpCreate, nil, &cr)
+	return cr, s.AuditChangeRequest(ctx, q, a, core.OpCreate, nil, &cr)
 }
 
 // changeRequestRecord is what history keeps of a change request at one
@@ -242,7 +178,7 @@ type ChangeRequestRecord struct {
 // auditChangeRequest records a step of a change request (made, reviewed,
 // withdrawn) in its environment's history; applying it is the flag's own
 // entry.
-func (s *Flags) auditChangeRequest(ctx context.Context, q *db.Queries, a *core.Actor, op string, before, after *FlagChangeRequest) error {
+func (s *Flags) AuditChangeRequest(ctx context.Context, q *db.Queries, a *core.Actor, op string, before, after *FlagChangeRequest) error {
 	ch := core.Change{RefType: "FlagChangeRequest", Operation: op}
 	record := func(cr *FlagChangeRequest) *ChangeRequestRecord {
 		r := &ChangeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: cr.Status, Reviews: []string{}}
@@ -275,20 +211,12 @@ func (s *Flags) auditChangeRequest(ctx context.Context, q *db.Queries, a *core.A
 	return s.core.Audit(ctx, q, a, ch)
 }
 
-// GetFlagChangeRequest returns a change request of an environment.
-func (s *Flags) GetFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (FlagChangeRequest, error) {
-	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
-		return FlagChangeRequest{}, err
-	}
-	return s.ChangeRequest(ctx, s.core.Q, envID, id)
-}
-
 func (s *Flags) ChangeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (FlagChangeRequest, error) {
 	row, err := q.GetFlagChangeRequest(ctx, db.GetFlagChangeRequestParams{EnvID: envID, ID: id})
 	if err != nil {
 		return FlagChangeRequest{}, core.Translate(err)
 	}
-	out, err := withReviewers(ctx, q, []changeRequestRow{changeRequestRow(row)})
+	out, err := WithReviewers(ctx, q, []ChangeRequestRow{ChangeRequestRow(row)})
 	if err != nil {
 		return FlagChangeRequest{}, err
 	}
@@ -296,10 +224,10 @@ func (s *Flags) ChangeRequest(ctx context.Context, q *db.Queries, envID, id uuid
 }
 
 // changeRequestRow is a request as the queries that list them answer.
-type changeRequestRow db.GetFlagChangeRequestRow
+type ChangeRequestRow db.GetFlagChangeRequestRow
 
 // withReviewers turns rows into requests with their reviewers.
-func withReviewers(ctx context.Context, q *db.Queries, rows []changeRequestRow) ([]FlagChangeRequest, error) {
+func WithReviewers(ctx context.Context, q *db.Queries, rows []ChangeRequestRow) ([]FlagChangeRequest, error) {
 	if len(rows) == 0 { // nothing to ask the database about
 		return []FlagChangeRequest{}, nil
 	}
@@ -316,7 +244,7 @@ func withReviewers(ctx context.Context, q *db.Queries, rows []changeRequestRow) 
 		cr := r.FlagChangeRequest
 		out[i] = FlagChangeRequest{ID: cr.ID, EnvID: cr.EnvID, FlagID: cr.FlagID, FlagKey: r.FlagKey, DraftID: cr.DraftID,
 			Status: cr.Status, Reason: cr.Reason, ApprovalsRequired: int(cr.ApprovalsRequired), Reviewers: []Reviewer{},
-			ScheduleID: r.ScheduleID, DataChange: DataChange{Previous: r.Base, Current: r.Target}, CreatorID: cr.CreatorID, CreatorName: personName(r.CreatorName, r.CreatorEmail),
+			ScheduleID: r.ScheduleID, DataChange: DataChange{Previous: r.Base, Current: r.Target}, CreatorID: cr.CreatorID, CreatorName: PersonName(r.CreatorName, r.CreatorEmail),
 			CreatedAt: cr.CreatedAt.UTC(), UpdatedAt: cr.UpdatedAt.UTC()}
 		var base, target struct {
 			IsArchived bool `json:"isArchived"`
@@ -326,7 +254,7 @@ func withReviewers(ctx context.Context, q *db.Queries, rows []changeRequestRow) 
 		}
 		for _, rv := range reviews {
 			if rv.ChangeRequestID == cr.ID {
-				out[i].Reviewers = append(out[i].Reviewers, Reviewer{MemberID: rv.MemberID, Name: personName(rv.Name, rv.Email),
+				out[i].Reviewers = append(out[i].Reviewers, Reviewer{MemberID: rv.MemberID, Name: PersonName(rv.Name, rv.Email),
 					Email: rv.Email, Action: rv.Action, Comment: rv.Comment, Timestamp: utc(rv.DecidedAt)})
 			}
 		}
@@ -347,7 +275,7 @@ func (r FlagChangeRequest) Lines(names describe.Names) []string {
 }
 
 // personName is how a person is named: by name, else by email.
-func personName(name, email string) string {
+func PersonName(name, email string) string {
 	if strings.TrimSpace(name) != "" {
 		return name
 	}
@@ -362,302 +290,17 @@ func utc(t *time.Time) *time.Time {
 	return &u
 }
 
-// ReviewInput is a reviewer's decision with an optional comment.
-type ReviewInput struct {
-	Comment string `json:"comment"`
-}
-
-// ApproveFlagChangeRequest records a reviewer's approval; the request is
-// approved once it has as many approvals as it needs.
-func (s *Flags) ApproveFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in ReviewInput) (FlagChangeRequest, error) {
-	return s.reviewFlagChangeRequest(ctx, a, envID, id, ReviewApprove, in)
-}
-
-// DeclineFlagChangeRequest records a reviewer's decline; a declined request
-// cannot be applied (until its decliner approves after all).
-func (s *Flags) DeclineFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in ReviewInput) (FlagChangeRequest, error) {
-	return s.reviewFlagChangeRequest(ctx, a, envID, id, ReviewDecline, in)
-}
-
-// reviewFlagChangeRequest records a decision. The reviewer must be one the
-// author named and still one who may approve in the environment; nobody
-// reviews their own request. As in FeatBit, a reviewer may change their
-// decision until the request is applied; one decline declines it.
-func (s *Flags) reviewFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID, action string, in ReviewInput) (FlagChangeRequest, error) {
-	env, err := s.core.ReadableEnv(ctx, a, envID)
-	if err != nil {
-		return FlagChangeRequest{}, err
-	}
-	var v core.Validator
-	v.Text("comment", in.Comment, core.MaxCommentLen)
-	if err := v.Err(); err != nil {
-		return FlagChangeRequest{}, err
-	}
-	var out FlagChangeRequest
-	err = s.core.InTx(ctx, func(q *db.Queries) error {
-		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
-		if err != nil {
-			return err
-		}
-		switch {
-		case locked.Status == ChangeRequestApplied:
-			return ErrChangeRequestApplied
-		case locked.CreatorID == a.UserID:
-			return ErrCannotReviewOwnChangeRequest
-		}
-		may, err := approvers(ctx, q, env)
-		if err != nil {
-			return err
-		}
-		if !mayApprove(may, a.UserID) {
-			return ErrNotAReviewer
-		}
-		before, err := s.ChangeRequest(ctx, q, envID, id)
-		if err != nil {
-			return err
-		}
-		n, err := q.SetReviewerDecision(ctx, db.SetReviewerDecisionParams{ChangeRequestID: id, MemberID: a.UserID,
-			Action: action, Comment: strings.TrimSpace(in.Comment)})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return ErrNotAReviewer
-		}
-		// The request's status follows from its reviews; a schedule made with
-		// it applies at its time once approved.
-		cr, _, err := s.settleChangeRequest(ctx, q, envID, id)
-		if err != nil {
-			return err
-		}
-		out = cr
-		return s.auditChangeRequest(ctx, q, a, core.OpUpdate, &before, &cr)
-	})
-	return out, err
-}
-
-// ApplyFlagChangeRequest applies an approved request through the draft's
-// path: the flag's lock, the author's permission checked again, a new
-// revision, one history entry and a push to SDKs; a flag changed meanwhile
-// gets only the parts the request changes, or the apply fails. Its author or
-// one of its reviewers may apply it.
-func (s *Flags) ApplyFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (Flag, error) {
-	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
-		return Flag{}, err
-	}
-	var out Flag
-	var refused error
-	err := s.core.InTx(ctx, func(q *db.Queries) error {
-		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
-		if err != nil {
-			return err
-		}
-		// Approvals count as they stand now: one whose approver left, or is
-		// no longer named, puts the request back under review.
-		cr, may, err := s.settleChangeRequest(ctx, q, envID, id)
-		if err != nil {
-			return err
-		}
-		if _, reviewer := cr.Reviewer(a.UserID); !reviewer && locked.CreatorID != a.UserID {
-			return core.ErrForbidden
-		}
-		switch {
-		case cr.Status == ChangeRequestApplied:
-			return ErrChangeRequestApplied
-		case cr.Status == ChangeRequestDeclined:
-			return ErrChangeRequestDeclined
-		case cr.Status != ChangeRequestApproved && locked.Status == ChangeRequestApproved:
-			refused = ErrChangeRequestNotApproved
-			return nil // refused, but back under review it stays
-		case cr.Status != ChangeRequestApproved:
-			return ErrChangeRequestNotApproved
-		case cr.ScheduleID != nil:
-			return ErrChangeRequestScheduled
-		}
-		// The change is its author's, applied with the author's rights now;
-		// the history entry says who approved and who applied it.
-		if out, err = s.applyDraft(ctx, q, locked.DraftID, DraftApplication{Operation: OpApplyFlagChangeRequest,
-			Comment: appliedComment(cr, may, a)}); err != nil {
-			return err
-		}
-		if _, err = q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: ChangeRequestApplied, AppliedBy: &a.UserID}); err != nil {
-			return err
-		}
-		return s.queueChangeRequestApplied(ctx, q, a, cr)
-	})
-	if err == nil {
-		err = refused
-	}
-	return out, err
-}
-
-// appliedComment is the history comment of an applied request: its reason,
-// who approved it (the approvals that count, of those who may approve now),
-// and who applied it.
-func appliedComment(cr FlagChangeRequest, may []Approver, by *core.Actor) string {
-	var approvers []string
-	applier := ""
-	for _, r := range cr.Reviewers {
-		if r.Action == ReviewApprove && mayApprove(may, r.MemberID) {
-			approvers = append(approvers, r.Name)
-		}
-		if r.MemberID == by.UserID {
-			applier = r.Name
-		}
-	}
-	if by.UserID == cr.CreatorID {
-		applier = cr.CreatorName
-	}
-	return fmt.Sprintf("%s (change request approved by %s; applied by %s)", cr.Reason, strings.Join(approvers, ", "), applier)
-}
-
-// DeleteFlagChangeRequest withdraws a request that is not applied: only its
-// author may. A schedule made with it goes too.
-func (s *Flags) DeleteFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
-	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
-		return err
-	}
-	return s.core.InTx(ctx, func(q *db.Queries) error {
-		locked, err := q.LockFlagChangeRequest(ctx, db.LockFlagChangeRequestParams{EnvID: envID, ID: id})
-		if err != nil {
-			return err
-		}
-		switch {
-		case locked.CreatorID != a.UserID:
-			return core.ErrForbidden
-		case locked.Status == ChangeRequestApplied:
-			return ErrChangeRequestApplied
-		}
-		cr, err := s.ChangeRequest(ctx, q, envID, id)
-		if err != nil {
-			return err
-		}
-		if _, err = q.DeleteChangeRequestDraft(ctx, locked.DraftID); err != nil {
-			return err
-		}
-		return s.auditChangeRequest(ctx, q, a, core.OpRemove, &cr, nil)
-	})
-}
-
-// ListAwaitingReview lists the requests of an environment waiting for the
-// caller's decision, oldest first, at most 100.
-func (s *Flags) ListAwaitingReview(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]FlagChangeRequest, error) {
-	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
-		return nil, err
-	}
-	rows, err := s.core.Q.ListAwaitingReview(ctx, db.ListAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
-	if err != nil {
-		return nil, core.Translate(err)
-	}
-	list := make([]changeRequestRow, len(rows))
-	for i, r := range rows {
-		list[i] = changeRequestRow(r)
-	}
-	return withReviewers(ctx, s.core.Q, list)
-}
-
-// CountAwaitingReview counts the requests of an environment waiting for the
-// caller's decision, for the top bar; 0 when the caller may not read it.
-func (s *Flags) CountAwaitingReview(ctx context.Context, a *core.Actor, envID uuid.UUID) (int, error) {
-	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
-		return 0, err
-	}
-	n, err := s.core.Q.CountAwaitingReview(ctx, db.CountAwaitingReviewParams{MemberID: a.UserID, EnvID: envID})
-	return int(n), core.Translate(err)
-}
-
 // flagChangeRequests lists a flag's requests not yet applied, newest first.
-func flagChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID) ([]FlagChangeRequest, error) {
+func FlagChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID) ([]FlagChangeRequest, error) {
 	rows, err := q.ListFlagChangeRequests(ctx, flagID)
 	if err != nil {
 		return nil, core.Translate(err)
 	}
-	list := make([]changeRequestRow, len(rows))
+	list := make([]ChangeRequestRow, len(rows))
 	for i, r := range rows {
-		list[i] = changeRequestRow(r)
+		list[i] = ChangeRequestRow(r)
 	}
-	return withReviewers(ctx, q, list)
-}
-
-// ApproverChoice is a member or group that may be chosen to approve.
-type ApproverChoice struct {
-	ID   uuid.UUID
-	Name string
-}
-
-// ApproverChoices lists the organization's members and groups, for whoever
-// may edit an environment's settings to choose its approvers from.
-func (s *Flags) ApproverChoices(ctx context.Context, a *core.Actor, projectID, envID uuid.UUID) (members, groups []ApproverChoice, err error) {
-	env, err := s.core.ProjectEnvironment(ctx, a, projectID, envID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := a.Require(access.UpdateEnvSettings, env.RN()); err != nil {
-		return nil, nil, err
-	}
-	people, err := s.core.Q.ListOrganizationPeople(ctx, env.OrganizationID)
-	if err != nil {
-		return nil, nil, core.Translate(err)
-	}
-	for _, p := range people {
-		members = append(members, ApproverChoice{ID: p.ID, Name: personName(p.Name, p.Email)})
-	}
-	names, err := s.core.Q.ListOrganizationGroupNames(ctx, env.OrganizationID)
-	if err != nil {
-		return nil, nil, core.Translate(err)
-	}
-	for _, g := range names {
-		groups = append(groups, ApproverChoice{ID: g.ID, Name: g.Name})
-	}
-	return members, groups, nil
-}
-
-// FlagChangeRequests lists a flag's change requests not yet applied, newest
-// first, for the flag's page.
-func (s *Flags) FlagChangeRequests(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) ([]FlagChangeRequest, error) {
-	f, err := s.GetFlag(ctx, a, envID, key)
-	if err != nil {
-		return nil, err
-	}
-	return flagChangeRequests(ctx, s.core.Q, f.ID)
-}
-
-// withChangeRequests completes a flag's pending changes with its change
-// requests not yet applied, as FeatBit's GetPendingChanges does: a request
-// made with a schedule fills in that schedule's reason and reviewers; one
-// without is a pending change of type ChangeRequest, newest first.
-func withChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID, pending []PendingChange) ([]PendingChange, error) {
-	requests, err := flagChangeRequests(ctx, q, flagID)
-	if err != nil {
-		return nil, err
-	}
-	for _, cr := range requests {
-		reviewers := make([]any, len(cr.Reviewers))
-		for i, r := range cr.Reviewers {
-			reviewers[i] = r
-		}
-		if cr.ScheduleID != nil {
-			for i := range pending {
-				if pending[i].ID == *cr.ScheduleID {
-					pending[i].ChangeRequestReason, pending[i].Reviewers = cr.Reason, reviewers
-				}
-			}
-			continue
-		}
-		var base, target Flag
-		if err := json.Unmarshal(cr.DataChange.Previous, &base); err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(cr.DataChange.Current, &target); err != nil {
-			return nil, err
-		}
-		id := cr.ID
-		pending = append(pending, PendingChange{ID: cr.ID, FlagID: cr.FlagID, DataChange: cr.DataChange,
-			CreatorID: cr.CreatorID, CreatorName: cr.CreatorName, CreatedAt: cr.CreatedAt,
-			Instructions: flagInstructions(cr.DataChange.Previous, cr.DataChange.Current), Type: PendingChangeRequest, Status: cr.Status, ChangeRequestID: &id, ChangeRequestReason: cr.Reason,
-			Reviewers: reviewers, Comment: cr.Reason, Changed: core.OrEmpty(ChangedParts(base, target))})
-	}
-	return pending, nil
+	return WithReviewers(ctx, q, list)
 }
 
 // Change request events: a request made, approved, declined or applied.
@@ -669,17 +312,3 @@ const (
 	EventChangeRequestDeclined = "change_request.declined"
 	EventChangeRequestApplied  = "change_request.applied"
 )
-
-// queueChangeRequestApplied raises change_request.applied for a request
-// just applied: applying is recorded as the flag's change, not as the
-// request's, so the audit entry does not raise it.
-func (s *Flags) queueChangeRequestApplied(ctx context.Context, q *db.Queries, a *core.Actor, cr FlagChangeRequest) error {
-	if a.OrgID == uuid.Nil {
-		return nil
-	}
-	before := &ChangeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: cr.Status}
-	after := &ChangeRequestRecord{Flag: cr.FlagKey, Reason: cr.Reason, Status: ChangeRequestApplied}
-	envID := cr.EnvID
-	return s.core.QueueWebhooks(ctx, q, a, core.Change{RefType: "FlagChangeRequest", RefID: cr.ID.String(), EnvID: &envID,
-		Operation: core.OpUpdate, Previous: before, Current: after}, []string{EventChangeRequestApplied})
-}

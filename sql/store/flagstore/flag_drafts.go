@@ -235,10 +235,10 @@ func (s *Flags) CreateDraft(ctx context.Context, q *db.Queries, a *core.Actor, e
 	if err != nil {
 		return Draft{}, core.Translate(err)
 	}
-	return draftFrom(d)
+	return DraftFrom(d)
 }
 
-func draftFrom(d db.FlagDraft) (Draft, error) {
+func DraftFrom(d db.FlagDraft) (Draft, error) {
 	out := Draft{ID: d.ID, EnvID: d.EnvID, FlagID: d.FlagID, Comment: d.Comment, CreatorID: d.CreatorID,
 		CreatorKind: d.CreatorKind, CreatedAt: d.CreatedAt.UTC(), AppliedAt: d.AppliedAt}
 	if err := json.Unmarshal(d.Base, &out.Base); err != nil {
@@ -289,7 +289,7 @@ type DraftApplication struct {
 // Errors are returned untranslated, as the queries give them; InTx
 // translates them. To record a failure in the same transaction, run it in a
 // savepoint (pgx.BeginFunc on the transaction), as runSchedule does.
-func (s *Flags) applyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID, app DraftApplication) (Flag, error) {
+func (s *Flags) ApplyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID, app DraftApplication) (Flag, error) {
 	row, err := q.LockFlagDraft(ctx, draftID)
 	if err != nil {
 		return Flag{}, err
@@ -297,7 +297,7 @@ func (s *Flags) applyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID
 	if row.AppliedAt != nil {
 		return Flag{}, ErrDraftApplied
 	}
-	d, err := draftFrom(row)
+	d, err := DraftFrom(row)
 	if err != nil {
 		return Flag{}, err
 	}

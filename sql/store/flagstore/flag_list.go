@@ -128,7 +128,7 @@ type Person struct {
 }
 
 // ghost stands for whoever made a change and no longer exists, as FeatBit says.
-var ghost = Person{Name: "Ghost", Email: "Ghost"}
+var Ghost = Person{Name: "Ghost", Email: "Ghost"}
 
 // MaxExactFlagCount is how many matches a flag list counts exactly; past
 // it the count stops and the page says its total is an estimate (a lower
@@ -189,7 +189,7 @@ func (s *Flags) ListFlags(ctx context.Context, a *core.Actor, envID uuid.UUID, f
 			item.Creator = &Person{ID: r.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}
 		}
 		if r.Changed {
-			operator := ghost
+			operator := Ghost
 			if r.ChangerFound {
 				operator = Person{ID: r.ChangedBy, Name: r.ChangerName, Email: r.ChangerEmail}
 			}

@@ -104,7 +104,7 @@ func (s *Flags) pendingFlag(ctx context.Context, q *db.Queries, a *core.Actor, e
 	if err != nil {
 		return Flag{}, nil, err
 	}
-	d, err := draftFrom(row)
+	d, err := DraftFrom(row)
 	if err != nil {
 		return Flag{}, nil, err
 	}
@@ -158,7 +158,7 @@ func (s *Flags) NewFlagApprovers(ctx context.Context, a *core.Actor, envID uuid.
 	if n == 0 {
 		return 0, nil, nil
 	}
-	may, err := approvers(ctx, s.core.Q, env)
+	may, err := Approvers(ctx, s.core.Q, env)
 	return n, may, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 )
 
@@ -23,7 +24,7 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	dave := developer(t, s, owner, "dave@example.com")
+	dave := storetest.Developer(t, s, owner, "dave@example.com")
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 	req := flagstore.NewFlagRequest{Reason: "new checkout", Reviewers: []uuid.UUID{bob.UserID}}
 	evil := []flagstore.Variation{{ID: "a", Name: "Safe", Value: "https://pay.example/"}, {ID: "b", Name: "Evil", Value: "https://evil.example/pay"}}
@@ -34,10 +35,10 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 	if created.PendingApproval == nil || !created.IsArchived || created.IsEnabled {
 		t.Fatalf("created %+v: want archived, off, with its change request", created)
 	}
-	if got := serves(t, s, owner, prod.ID, "pay-url", "u1"); got != "" {
+	if got := storetest.Serves(t, s, owner, prod.ID, "pay-url", "u1"); got != "" {
 		t.Fatalf("the new flag serves %q before approval", got)
 	}
-	cr, err := s.Flags().GetFlagChangeRequest(ctx, owner, prod.ID, created.PendingApproval.ChangeRequestID)
+	cr, err := s.Governance().GetFlagChangeRequest(ctx, owner, prod.ID, created.PendingApproval.ChangeRequestID)
 	storetest.Must(t, err)
 	if !cr.NewFlag || cr.FlagKey != "pay-url" || len(cr.Reviewers) != 1 || cr.Reviewers[0].MemberID != bob.UserID ||
 		cr.Status != flagstore.ChangeRequestPendingReview {
@@ -47,16 +48,16 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 		t.Fatalf("the approver is not told what the flag serves:\n%s", lines)
 	}
 	// The author cannot apply it alone, nor edit the pending flag around it.
-	_, err = s.Flags().ApplyFlagChangeRequest(ctx, dave, prod.ID, cr.ID)
+	_, err = s.Governance().ApplyFlagChangeRequest(ctx, dave, prod.ID, cr.ID)
 	storetest.WantRule(t, "apply before approval", err, "ChangeRequestNotApproved")
 	_, err = s.Flags().RestoreFlag(ctx, dave, prod.ID, "pay-url", flagstore.Change{})
 	storetest.WantRule(t, "restore the pending flag", err, "ChangeRequestRequired")
 
-	_, err = s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{})
+	_, err = s.Governance().ApproveFlagChangeRequest(ctx, bob, prod.ID, cr.ID, governance.ReviewInput{})
 	storetest.Must(t, err)
-	_, err = s.Flags().ApplyFlagChangeRequest(ctx, bob, prod.ID, cr.ID)
+	_, err = s.Governance().ApplyFlagChangeRequest(ctx, bob, prod.ID, cr.ID)
 	storetest.Must(t, err)
-	if got := serves(t, s, owner, prod.ID, "pay-url", "u1"); got != "https://evil.example/pay" {
+	if got := storetest.Serves(t, s, owner, prod.ID, "pay-url", "u1"); got != "https://evil.example/pay" {
 		t.Fatalf("approved, the flag serves %q", got)
 	}
 
@@ -64,26 +65,26 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 	declined, err := s.Flags().CloneFlagRequesting(ctx, dave, prod.ID, "pay-url", flagstore.CloneFlagInput{Name: "Pay URL 2", Key: "pay-url-2",
 		NewFlagRequest: req})
 	storetest.Must(t, err)
-	_, err = s.Flags().DeclineFlagChangeRequest(ctx, bob, prod.ID, declined.PendingApproval.ChangeRequestID, flagstore.ReviewInput{Comment: "no"})
+	_, err = s.Governance().DeclineFlagChangeRequest(ctx, bob, prod.ID, declined.PendingApproval.ChangeRequestID, governance.ReviewInput{Comment: "no"})
 	storetest.Must(t, err)
-	_, err = s.Flags().ApplyFlagChangeRequest(ctx, dave, prod.ID, declined.PendingApproval.ChangeRequestID)
+	_, err = s.Governance().ApplyFlagChangeRequest(ctx, dave, prod.ID, declined.PendingApproval.ChangeRequestID)
 	storetest.WantRule(t, "apply a declined request", err, "ChangeRequestDeclined")
-	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay-url-2"); err != nil || !f.IsArchived || serves(t, s, owner, prod.ID, "pay-url-2", "u1") != "" {
+	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay-url-2"); err != nil || !f.IsArchived || storetest.Serves(t, s, owner, prod.ID, "pay-url-2", "u1") != "" {
 		t.Fatalf("declined clone: %+v, %v", f, err)
 	}
 
 	// Asked for on, it comes in on once approved.
 	on, err := s.Flags().CreateFlagRequesting(ctx, dave, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship", IsEnabled: true, NewFlagRequest: req})
 	storetest.Must(t, err)
-	_, err = s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, on.PendingApproval.ChangeRequestID, flagstore.ReviewInput{})
+	_, err = s.Governance().ApproveFlagChangeRequest(ctx, bob, prod.ID, on.PendingApproval.ChangeRequestID, governance.ReviewInput{})
 	storetest.Must(t, err)
-	applied, err := s.Flags().ApplyFlagChangeRequest(ctx, dave, prod.ID, on.PendingApproval.ChangeRequestID)
+	applied, err := s.Governance().ApplyFlagChangeRequest(ctx, dave, prod.ID, on.PendingApproval.ChangeRequestID)
 	storetest.Must(t, err)
-	if !applied.IsEnabled || applied.IsArchived || serves(t, s, owner, prod.ID, "ship", "u1") != "true" {
-		t.Fatalf("approved flag switched on: %+v serves %q", applied, serves(t, s, owner, prod.ID, "ship", "u1"))
+	if !applied.IsEnabled || applied.IsArchived || storetest.Serves(t, s, owner, prod.ID, "ship", "u1") != "true" {
+		t.Fatalf("approved flag switched on: %+v serves %q", applied, storetest.Serves(t, s, owner, prod.ID, "ship", "u1"))
 	}
 	var ops []string
-	for _, h := range flagHistory(t, s, owner, prod.ID, applied) {
+	for _, h := range storetest.FlagHistory(t, s, owner, prod.ID, applied) {
 		ops = append(ops, h.Operation)
 	}
 	if !slices.Contains(ops, "Create") || !slices.Contains(ops, flagstore.OpApplyFlagChangeRequest) {

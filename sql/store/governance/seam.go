@@ -1,9 +1,12 @@
-// Package governance is the store's seam of what governs flag changes from
-// outside a single edit: triggers (a URL that turns a flag on or off) and
-// the reviews inbox (the change requests waiting for a person's review).
-// Change requests, schedules, approvals and history are still in flagstore,
-// whose flag writes need them (see sql/README.md). It stands on the core and
-// the flags seam; the flags seam does not import it.
+// Package governance is the store's seam of what governs flag changes
+// beyond a single edit: reviewing, applying and deleting change requests
+// (and the approver pickers), the choice the pages make between a change at
+// once and a request for one, scheduled changes and their settling with
+// their requests, triggers (a URL that turns a flag on or off) and the
+// reviews inbox. The records it works on (a change request's type, making
+// one, loading one, the approval rule every flag write asks) are in
+// flagstore, below it, because a flag's creation and every flag write need
+// them. It stands on the core and the flags seam; neither imports it.
 package governance
 
 import (

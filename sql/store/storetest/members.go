@@ -7,8 +7,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -41,4 +43,32 @@ func ApprovalEnv(t *testing.T, s *store.Store, owner *core.Actor, env core.Envir
 	_, err := s.Projects().UpdateEnvironment(context.Background(), owner, env.ProjectID, env.ID, core.EnvironmentInput{Name: env.Name,
 		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: n, ApproverMemberIDs: ids}}})
 	Must(t, err)
+}
+
+// Developer adds a member with the built-in Developer policy (every flag and
+// segment action in every project) and signs them in.
+func Developer(t *testing.T, s *store.Store, owner *core.Actor, email string) *core.Actor {
+	t.Helper()
+	return NewMember(t, s, owner, email, core.DeveloperPolicyID)
+}
+
+// Serves is what the flag key of env gives the end user keyID, as SDKs
+// evaluate it: its variation's value, "" when it gives nothing.
+func Serves(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, key, keyID string) string {
+	t.Helper()
+	ev, err := s.SDK().EvaluateFlag(context.Background(), a, envID, key, eval.EndUser{KeyID: keyID})
+	Must(t, err)
+	if ev.Variation == nil {
+		return ""
+	}
+	return ev.Variation.Value
+}
+
+func FlagHistory(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, f flagstore.Flag) []flagstore.AuditEntry {
+	t.Helper()
+	page, err := s.Flags().ListAuditLogs(context.Background(), a, envID, flagstore.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: core.Page{Size: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page.Items
 }

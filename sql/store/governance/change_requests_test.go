@@ -1,4 +1,4 @@
-package flagstore_test
+package governance_test
 
 import (
 	"context"
@@ -52,26 +52,26 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 		}
 		return in
 	}
-	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(alice, bob))
+	_, err = s.Governance().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(alice, bob))
 	storetest.WantInvalid(t, "author as reviewer", err, "reviewers_is_invalid")
-	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob))
+	_, err = s.Governance().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob))
 	storetest.WantInvalid(t, "too few reviewers", err, "reviewers_is_invalid")
-	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob, owner))
+	_, err = s.Governance().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob, owner))
 	storetest.WantInvalid(t, "a reviewer who may not approve", err, "reviewers_is_invalid")
 	noReason := request(bob, carol)
 	noReason.Reason = " "
-	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", noReason)
+	_, err = s.Governance().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", noReason)
 	storetest.WantInvalid(t, "no reason", err, "reason_is_required")
 	off := false
 	same := request(bob, carol)
 	same.IsEnabled = &off
-	_, err = s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", same)
+	_, err = s.Governance().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", same)
 	storetest.WantRule(t, "a request changing nothing", err, "ChangeRequestChangesNothing")
 	if n := count(t, pool, `SELECT count(*) FROM flag_drafts`); n != 0 {
 		t.Fatalf("refused requests left %d drafts", n)
 	}
 
-	cr, err := s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob, carol))
+	cr, err := s.Governance().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", request(bob, carol))
 	storetest.Must(t, err)
 	if cr.Status != flagstore.ChangeRequestPendingReview || cr.ApprovalsRequired != 2 || len(cr.Reviewers) != 2 || cr.CreatorID != alice.UserID {
 		t.Fatalf("created request: %+v", cr)
@@ -79,41 +79,41 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 	if got, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay"); err != nil || got.IsEnabled {
 		t.Fatalf("a request changed the flag: %+v, %v", got, err)
 	}
-	waiting, err := s.Flags().ListAwaitingReview(ctx, bob, prod.ID)
+	waiting, err := s.Governance().ListAwaitingReview(ctx, bob, prod.ID)
 	if err != nil || len(waiting) != 1 || waiting[0].ID != cr.ID {
 		t.Fatalf("bob's reviews: %+v, %v", waiting, err)
 	}
 
-	_, err = s.Flags().ApproveFlagChangeRequest(ctx, alice, prod.ID, cr.ID, flagstore.ReviewInput{})
+	_, err = s.Governance().ApproveFlagChangeRequest(ctx, alice, prod.ID, cr.ID, governance.ReviewInput{})
 	storetest.WantRule(t, "author approves", err, "CannotReviewOwnChangeRequest")
-	_, err = s.Flags().ApproveFlagChangeRequest(ctx, owner, prod.ID, cr.ID, flagstore.ReviewInput{})
+	_, err = s.Governance().ApproveFlagChangeRequest(ctx, owner, prod.ID, cr.ID, governance.ReviewInput{})
 	storetest.WantRule(t, "not a reviewer approves", err, "NotAReviewerOfChangeRequest")
 
-	got, err := s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{Comment: "fine by me"})
+	got, err := s.Governance().ApproveFlagChangeRequest(ctx, bob, prod.ID, cr.ID, governance.ReviewInput{Comment: "fine by me"})
 	storetest.Must(t, err)
 	if got.Status != flagstore.ChangeRequestPendingReview || got.Approvals() != 1 {
 		t.Fatalf("after one of two approvals: %+v", got)
 	}
-	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	_, err = s.Governance().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	storetest.WantRule(t, "apply with 1 of 2 approvals", err, "ChangeRequestNotApproved")
-	_, err = s.Flags().ApplyFlagChangeRequest(ctx, owner, prod.ID, cr.ID)
+	_, err = s.Governance().ApplyFlagChangeRequest(ctx, owner, prod.ID, cr.ID)
 	if !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("apply by someone neither author nor reviewer: got %v, want forbidden", err)
 	}
 
-	if got, err = s.Flags().ApproveFlagChangeRequest(ctx, carol, prod.ID, cr.ID, flagstore.ReviewInput{}); err != nil || got.Status != flagstore.ChangeRequestApproved {
+	if got, err = s.Governance().ApproveFlagChangeRequest(ctx, carol, prod.ID, cr.ID, governance.ReviewInput{}); err != nil || got.Status != flagstore.ChangeRequestApproved {
 		t.Fatalf("after two approvals: %+v, %v", got, err)
 	}
 	before, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
-	history := len(flagHistory(t, s, owner, prod.ID, before))
+	history := len(storetest.FlagHistory(t, s, owner, prod.ID, before))
 	sub := storetest.Listen(t, s)
-	applied, err := s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	applied, err := s.Governance().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	storetest.Must(t, err)
 	if !applied.IsEnabled || applied.Revision == before.Revision || applied.Name != "Payments" {
 		t.Fatalf("applied flag: on %v, revision %v (was %v), name %q", applied.IsEnabled, applied.Revision, before.Revision, applied.Name)
 	}
-	entries := flagHistory(t, s, owner, prod.ID, before)
+	entries := storetest.FlagHistory(t, s, owner, prod.ID, before)
 	if len(entries) != history+1 || entries[0].Operation != flagstore.OpApplyFlagChangeRequest ||
 		entries[0].Comment != "Launch payments (change request approved by bob, carol; applied by alice)" || entries[0].CreatorID != alice.UserID {
 		t.Fatalf("history: %d entries (had %d), newest %s by %s: %q", len(entries), history, entries[0].Operation, entries[0].CreatorName, entries[0].Comment)
@@ -124,9 +124,9 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 			break // pushed to SDKs
 		}
 	}
-	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	_, err = s.Governance().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	storetest.WantRule(t, "apply twice", err, "ChangeRequestAlreadyApplied")
-	if pending, err := s.Flags().FlagChangeRequests(ctx, owner, prod.ID, "pay"); err != nil || len(pending) != 0 {
+	if pending, err := s.Governance().FlagChangeRequests(ctx, owner, prod.ID, "pay"); err != nil || len(pending) != 0 {
 		t.Fatalf("an applied request is still pending: %+v, %v", pending, err)
 	}
 }
@@ -143,21 +143,21 @@ func TestDeclinedChangeRequestCannotBeAppliedAndIsWithdrawnByItsAuthor(t *testin
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
 	on := true
-	cr, err := s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch", Reviewers: []uuid.UUID{bob.UserID}})
+	cr, err := s.Governance().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch", Reviewers: []uuid.UUID{bob.UserID}})
 	storetest.Must(t, err)
-	if got, err := s.Flags().DeclineFlagChangeRequest(ctx, bob, prod.ID, cr.ID, flagstore.ReviewInput{Comment: "not before Monday"}); err != nil || got.Status != flagstore.ChangeRequestDeclined {
+	if got, err := s.Governance().DeclineFlagChangeRequest(ctx, bob, prod.ID, cr.ID, governance.ReviewInput{Comment: "not before Monday"}); err != nil || got.Status != flagstore.ChangeRequestDeclined {
 		t.Fatalf("declined: %+v, %v", got, err)
 	}
-	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	_, err = s.Governance().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	storetest.WantRule(t, "apply declined", err, "ChangeRequestDeclined")
-	if got, err := s.Flags().GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); err != nil || got.Reviewers[0].Comment != "not before Monday" {
+	if got, err := s.Governance().GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); err != nil || got.Reviewers[0].Comment != "not before Monday" {
 		t.Fatalf("the decline's comment: %+v, %v", got, err)
 	}
-	if err := s.Flags().DeleteFlagChangeRequest(ctx, bob, prod.ID, cr.ID); !errors.Is(err, core.ErrForbidden) {
+	if err := s.Governance().DeleteFlagChangeRequest(ctx, bob, prod.ID, cr.ID); !errors.Is(err, core.ErrForbidden) {
 		t.Fatalf("withdrawn by a reviewer: got %v, want forbidden", err)
 	}
-	storetest.Must(t, s.Flags().DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
-	if _, err := s.Flags().GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); !errors.Is(err, core.ErrNotFound) {
+	storetest.Must(t, s.Governance().DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
+	if _, err := s.Governance().GetFlagChangeRequest(ctx, alice, prod.ID, cr.ID); !errors.Is(err, core.ErrNotFound) {
 		t.Fatalf("withdrawn request: got %v, want not found", err)
 	}
 	if n := count(t, pool, `SELECT count(*) FROM flag_drafts`); n != 0 {
@@ -200,28 +200,28 @@ func TestScheduleWithChangeRequestWaitsForApproval(t *testing.T) {
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
 	at := time.Now().Add(time.Hour)
-	in := flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)}, Title: "Launch", ScheduledTime: &at}
-	_, err = s.Flags().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
+	in := governance.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)}, Title: "Launch", ScheduledTime: &at}
+	_, err = s.Governance().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
 	storetest.WantRule(t, "schedule without a change request", err, "ChangeRequestRequired")
 	in.WithChangeRequest, in.Reason, in.Reviewers = true, "Launch on time", []uuid.UUID{bob.UserID}
-	sch, err := s.Flags().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
+	sch, err := s.Governance().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
 	storetest.Must(t, err)
-	if status, _ := scheduleStatus(t, pool, sch.ID); status != flagstore.ScheduleReview {
+	if status, _ := scheduleStatus(t, pool, sch.ID); status != governance.ScheduleReview {
 		t.Fatalf("schedule status before approval: %s", status)
 	}
-	pending, err := s.Flags().FlagChangeRequests(ctx, owner, prod.ID, "pay")
+	pending, err := s.Governance().FlagChangeRequests(ctx, owner, prod.ID, "pay")
 	if err != nil || len(pending) != 1 || pending[0].ScheduleID == nil || *pending[0].ScheduleID != sch.ID {
 		t.Fatalf("the schedule's request: %+v, %v", pending, err)
 	}
-	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, pending[0].ID)
+	_, err = s.Governance().ApplyFlagChangeRequest(ctx, alice, prod.ID, pending[0].ID)
 	storetest.WantRule(t, "apply a scheduled request by hand", err, "ChangeRequestNotApproved")
-	if _, err := s.Flags().ApproveFlagChangeRequest(ctx, bob, prod.ID, pending[0].ID, flagstore.ReviewInput{}); err != nil {
+	if _, err := s.Governance().ApproveFlagChangeRequest(ctx, bob, prod.ID, pending[0].ID, governance.ReviewInput{}); err != nil {
 		t.Fatal(err)
 	}
-	if status, _ := scheduleStatus(t, pool, sch.ID); status != flagstore.SchedulePending {
+	if status, _ := scheduleStatus(t, pool, sch.ID); status != governance.SchedulePending {
 		t.Fatalf("schedule status after approval: %s", status)
 	}
-	_, err = s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, pending[0].ID)
+	_, err = s.Governance().ApplyFlagChangeRequest(ctx, alice, prod.ID, pending[0].ID)
 	storetest.WantRule(t, "apply a scheduled request by hand", err, "ChangeRequestIsScheduled")
 }
 

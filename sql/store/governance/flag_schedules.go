@@ -1,4 +1,4 @@
-package flagstore
+package governance
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Schedule statuses as stored. The API names them as FeatBit does
@@ -57,7 +58,7 @@ const MaxScheduleNoteLen = 512
 // reason, reviewers}, with targetFlag (the whole flag after the change),
 // note and comment besides.
 type ScheduleInput struct {
-	DraftInput
+	flagstore.DraftInput
 	Title         string     `json:"title"`
 	Note          string     `json:"note"`
 	ScheduledTime *time.Time `json:"scheduledTime"`
@@ -93,7 +94,7 @@ func scheduleFrom(r db.FlagSchedule) Schedule {
 // in.ScheduledTime by the schedule worker of any instance. The caller must
 // be allowed the change itself now, and the change is checked as if made
 // now; at its time it is checked again, with its author's rights then.
-func (s *Flags) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in ScheduleInput) (Schedule, error) {
+func (s *Governance) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in ScheduleInput) (Schedule, error) {
 	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return Schedule{}, err
@@ -109,11 +110,11 @@ func (s *Flags) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uui
 		v.At("scheduledTime", "invalid", "scheduledTime", "the time has passed: choose a time in the future")
 	}
 	// Where changes need approval a schedule waits for a change request.
-	switch needed := ApprovalsNeeded(env.Environment) > 0; {
+	switch needed := flagstore.ApprovalsNeeded(env.Environment) > 0; {
 	case in.WithChangeRequest && !needed:
-		return Schedule{}, ErrChangeRequestsOff
+		return Schedule{}, flagstore.ErrChangeRequestsOff
 	case !in.WithChangeRequest && needed:
-		return Schedule{}, ErrChangeRequestRequired
+		return Schedule{}, flagstore.ErrChangeRequestRequired
 	case in.WithChangeRequest:
 		v.Required("reason", in.Reason, core.MaxCommentLen)
 	}
@@ -124,13 +125,13 @@ func (s *Flags) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uui
 		return Schedule{}, err
 	}
 	if in.WithChangeRequest {
-		if err := CheckReviewers(ctx, s.core.Q, a, env, in.Reviewers); err != nil {
+		if err := flagstore.CheckReviewers(ctx, s.core.Q, a, env, in.Reviewers); err != nil {
 			return Schedule{}, err
 		}
 	}
 	var out Schedule
 	err = s.core.InTx(ctx, func(q *db.Queries) error {
-		d, err := s.CreateDraft(ctx, q, a, env, key, in.DraftInput)
+		d, err := s.flags.CreateDraft(ctx, q, a, env, key, in.DraftInput)
 		if err != nil {
 			return err
 		}
@@ -138,7 +139,7 @@ func (s *Flags) CreateFlagSchedule(ctx context.Context, a *core.Actor, envID uui
 			Title: in.Title, Note: in.Note, ScheduledAt: in.ScheduledTime.UTC(), Status: SchedulePending,
 			CreatorID: core.ActorID(a), CreatorKind: core.ActorKind(a)}
 		if in.WithChangeRequest {
-			cr, err := s.AddChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
+			cr, err := s.flags.AddChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
 			if err != nil {
 				return err
 			}
@@ -164,7 +165,7 @@ type scheduleRecord struct {
 
 // auditSchedule records a step of a schedule (made, cancelled) in its
 // environment's history; applying it is the flag's own entry.
-func (s *Flags) auditSchedule(ctx context.Context, q *db.Queries, a *core.Actor, op string, envID uuid.UUID, flagKey string, before, after *Schedule) error {
+func (s *Governance) auditSchedule(ctx context.Context, q *db.Queries, a *core.Actor, op string, envID uuid.UUID, flagKey string, before, after *Schedule) error {
 	ch := core.Change{RefType: "FlagSchedule", Operation: op, EnvID: &envID}
 	for _, sch := range []*Schedule{before, after} {
 		if sch != nil {
@@ -187,7 +188,7 @@ var ErrScheduleNotPending = &core.RuleError{Code: "FlagScheduleIsNotPending"}
 // CancelFlagSchedule cancels a pending schedule, or dismisses a failed
 // one, so it never applies. The caller must be allowed the change it
 // would make.
-func (s *Flags) CancelFlagSchedule(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
+func (s *Governance) CancelFlagSchedule(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
 	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
@@ -201,11 +202,11 @@ func (s *Flags) CancelFlagSchedule(ctx context.Context, a *core.Actor, envID, id
 		if err != nil {
 			return err
 		}
-		d, err := draftFrom(dr)
+		d, err := flagstore.DraftFrom(dr)
 		if err != nil {
 			return err
 		}
-		if err := RequireFlagActions(a, env, FlagChangeActions(d.Base, d.Target), d.Base, d.Target); err != nil {
+		if err := flagstore.RequireFlagActions(a, env, flagstore.FlagChangeActions(d.Base, d.Target), d.Base, d.Target); err != nil {
 			return err
 		}
 		if row.Status != SchedulePending && row.Status != ScheduleFailed {
@@ -224,12 +225,12 @@ func (s *Flags) CancelFlagSchedule(ctx context.Context, a *core.Actor, envID, id
 // PendingChange is one of a flag's changes waiting to be applied: FeatBit's
 // PendingChangesVm, with the schedule's note and why it failed besides.
 type PendingChange struct {
-	ID          uuid.UUID  `json:"id"`
-	FlagID      uuid.UUID  `json:"flagId"`
-	DataChange  DataChange `json:"dataChange"`
-	CreatorID   uuid.UUID  `json:"creatorId"`
-	CreatorName string     `json:"creatorName"`
-	CreatedAt   time.Time  `json:"createdAt"`
+	ID          uuid.UUID            `json:"id"`
+	FlagID      uuid.UUID            `json:"flagId"`
+	DataChange  flagstore.DataChange `json:"dataChange"`
+	CreatorID   uuid.UUID            `json:"creatorId"`
+	CreatorName string               `json:"creatorName"`
+	CreatedAt   time.Time            `json:"createdAt"`
 	// Instructions are FeatBit's semantic patch of the change, as its
 	// pending-changes drawer lists them (sql/instructions).
 	Instructions  []instructions.Instruction `json:"instructions"`
@@ -259,8 +260,8 @@ const (
 // applied or cancelled (failed ones stay, with their reason, until
 // dismissed), soonest first: the first 100; then its change requests not
 // yet applied, the first 100 (withChangeRequests).
-func (s *Flags) FlagPendingChanges(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) ([]PendingChange, error) {
-	f, err := s.GetFlag(ctx, a, envID, key)
+func (s *Governance) FlagPendingChanges(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) ([]PendingChange, error) {
+	f, err := s.flags.GetFlag(ctx, a, envID, key)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +276,7 @@ func (s *Flags) FlagPendingChanges(ctx context.Context, a *core.Actor, envID uui
 	out := make([]PendingChange, len(rows))
 	for i, r := range rows {
 		sch := r.FlagSchedule
-		var base, target Flag
+		var base, target flagstore.Flag
 		if err := json.Unmarshal(r.Base, &base); err != nil {
 			return nil, err
 		}
@@ -284,20 +285,20 @@ func (s *Flags) FlagPendingChanges(ctx context.Context, a *core.Actor, envID uui
 		}
 		name, ok := names[sch.CreatorID]
 		if !ok {
-			name = ghost.Name
+			name = flagstore.Ghost.Name
 		}
-		out[i] = PendingChange{ID: sch.ID, FlagID: sch.FlagID, DataChange: DataChange{Previous: r.Base, Current: r.Target},
-			CreatorID: sch.CreatorID, CreatorName: name, CreatedAt: sch.CreatedAt.UTC(), Instructions: flagInstructions(r.Base, r.Target),
+		out[i] = PendingChange{ID: sch.ID, FlagID: sch.FlagID, DataChange: flagstore.DataChange{Previous: r.Base, Current: r.Target},
+			CreatorID: sch.CreatorID, CreatorName: name, CreatedAt: sch.CreatedAt.UTC(), Instructions: flagstore.FlagInstructions(r.Base, r.Target),
 			Type: PendingSchedule, Status: ScheduleStatusName(sch.Status), ScheduleTitle: sch.Title,
 			ScheduledTime: sch.ScheduledAt.UTC(), ChangeRequestID: sch.ChangeRequestID, Note: sch.Note,
-			Comment: r.DraftComment, FailureReason: sch.FailureReason, Changed: core.OrEmpty(ChangedParts(base, target))}
+			Comment: r.DraftComment, FailureReason: sch.FailureReason, Changed: core.OrEmpty(flagstore.ChangedParts(base, target))}
 	}
 	return withChangeRequests(ctx, s.core.Q, f.ID, out)
 }
 
 // creatorNames names the creators of schedules, asking the database only
 // when there are some.
-func (s *Flags) creatorNames(ctx context.Context, rows []db.ListFlagSchedulesRow) (map[uuid.UUID]string, error) {
+func (s *Governance) creatorNames(ctx context.Context, rows []db.ListFlagSchedulesRow) (map[uuid.UUID]string, error) {
 	names := make(map[uuid.UUID]string, len(rows))
 	if len(rows) == 0 {
 		return names, nil
@@ -324,7 +325,7 @@ func (s *Flags) creatorNames(ctx context.Context, rows []db.ListFlagSchedulesRow
 // for the next. missedBefore is when the runner started, for its first pass
 // (zero after): a schedule due before it was missed while no instance ran,
 // and its history entry says so. It reports whether it claimed one.
-func (s *Flags) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (bool, error) {
+func (s *Governance) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (bool, error) {
 	claimed := false
 	watch := s.core.WatchCommit()
 	err := pgx.BeginFunc(ctx, s.core.Pool, func(tx pgx.Tx) error {
@@ -352,7 +353,7 @@ func (s *Flags) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (b
 			if err != nil {
 				return err
 			}
-			if cr.Status == ChangeRequestPendingReview || cr.Status == ChangeRequestDeclined {
+			if cr.Status == flagstore.ChangeRequestPendingReview || cr.Status == flagstore.ChangeRequestDeclined {
 				return nil
 			}
 		}
@@ -362,7 +363,7 @@ func (s *Flags) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (b
 		// The draft is applied in a savepoint: when it fails, the failure is
 		// recorded in this same transaction, and nothing of it stays.
 		applyErr := core.Translate(pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-			_, err := s.applyDraft(ctx, core.Queries(sp), sch.DraftID, DraftApplication{Operation: OpApplyFlagSchedule,
+			_, err := s.flags.ApplyDraft(ctx, core.Queries(sp), sch.DraftID, flagstore.DraftApplication{Operation: flagstore.OpApplyFlagSchedule,
 				Comment: comment})
 			return err
 		}))
@@ -385,20 +386,20 @@ func (s *Flags) ApplyDueSchedule(ctx context.Context, missedBefore time.Time) (b
 // ScheduleFailureReason says in words why a draft could not be applied, as
 // a failed schedule shows it; no internal error text.
 func ScheduleFailureReason(err error) string {
-	var conflict *DraftConflictError
+	var conflict *flagstore.DraftConflictError
 	var verr *core.ValidationError
 	switch {
 	case errors.As(err, &conflict):
 		return conflict.Error() + "; nothing was applied"
 	case errors.Is(err, core.ErrForbidden):
 		return "its author may no longer make this change; nothing was applied"
-	case errors.Is(err, ErrFlagIsArchived):
+	case errors.Is(err, flagstore.ErrFlagIsArchived):
 		return "the flag is archived; nothing was applied"
-	case errors.Is(err, ErrChangeRequestRequired):
+	case errors.Is(err, flagstore.ErrChangeRequestRequired):
 		return "changes in this environment need approval since this was scheduled; nothing was applied"
-	case errors.Is(err, ErrChangeRequestNotApproved):
+	case errors.Is(err, flagstore.ErrChangeRequestNotApproved):
 		return "its change request no longer has the approvals it needs; nothing was applied"
-	case errors.Is(err, ErrDraftApplied):
+	case errors.Is(err, flagstore.ErrDraftApplied):
 		return "this change was applied already"
 	case errors.As(err, &verr):
 		var what []string

@@ -1,4 +1,4 @@
-package flagstore_test
+package governance_test
 
 import (
 	"context"
@@ -17,16 +17,17 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
 // scheduleSoon schedules in (a targetFlag body) on flag key, due after d.
-func scheduleSoon(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, key, targetFlag string, d time.Duration) flagstore.Schedule {
+func scheduleSoon(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, key, targetFlag string, d time.Duration) governance.Schedule {
 	t.Helper()
 	at := time.Now().Add(d)
-	sch, err := s.Flags().CreateFlagSchedule(context.Background(), a, envID, key, flagstore.ScheduleInput{
+	sch, err := s.Governance().CreateFlagSchedule(context.Background(), a, envID, key, governance.ScheduleInput{
 		DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(targetFlag)}, Title: "Launch", ScheduledTime: &at})
 	if err != nil {
 		t.Fatal(err)
@@ -50,15 +51,6 @@ func scheduleStatus(t *testing.T, pool *pgxpool.Pool, id uuid.UUID) (status, rea
 		t.Fatal(err)
 	}
 	return status, reason
-}
-
-func flagHistory(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, f flagstore.Flag) []flagstore.AuditEntry {
-	t.Helper()
-	page, err := s.Flags().ListAuditLogs(context.Background(), a, envID, flagstore.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: core.Page{Size: 100}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return page.Items
 }
 
 func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
@@ -86,7 +78,7 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			claimed, err := st.Flags().ApplyDueSchedule(ctx, time.Time{})
+			claimed, err := st.Governance().ApplyDueSchedule(ctx, time.Time{})
 			if err != nil {
 				t.Error(err)
 			}
@@ -107,11 +99,11 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 		st, r := scheduleStatus(t, pool, sch.ID)
 		t.Fatalf("flag is still off after its schedule applied (%s: %s)", st, r)
 	}
-	if status, _ := scheduleStatus(t, pool, sch.ID); status != flagstore.ScheduleApplied {
+	if status, _ := scheduleStatus(t, pool, sch.ID); status != governance.ScheduleApplied {
 		t.Fatalf("status %q, want applied", status)
 	}
 	applied := 0
-	for _, e := range flagHistory(t, s, a, prod.ID, f) {
+	for _, e := range storetest.FlagHistory(t, s, a, prod.ID, f) {
 		if e.Operation == flagstore.OpApplyFlagSchedule {
 			applied++
 			if !strings.Contains(e.Comment, `Scheduled change "Launch"`) {
@@ -122,7 +114,7 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 	if applied != 1 {
 		t.Fatalf("history has %d applied schedules, want 1", applied)
 	}
-	pending, err := s.Flags().FlagPendingChanges(ctx, a, prod.ID, "pay")
+	pending, err := s.Governance().FlagPendingChanges(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if len(pending) != 0 {
 		t.Fatalf("pending after applying: %+v", pending)
@@ -141,7 +133,7 @@ func TestScheduleAppliesOnlyItsParts(t *testing.T) {
 	_, err = s.Flags().RenameFlag(ctx, a, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"})
 	storetest.Must(t, err)
 	backdate(t, pool, sch.ID, 0)
-	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
@@ -162,7 +154,7 @@ func TestScheduleConflictFailsVisibly(t *testing.T) {
 	_, err = s.Flags().RenameFlag(ctx, a, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"})
 	storetest.Must(t, err)
 	backdate(t, pool, sch.ID, 0)
-	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
@@ -171,10 +163,10 @@ func TestScheduleConflictFailsVisibly(t *testing.T) {
 		t.Fatalf("half applied: on=%v name=%q", got.IsEnabled, got.Name)
 	}
 	status, reason := scheduleStatus(t, pool, sch.ID)
-	if status != flagstore.ScheduleFailed || !strings.Contains(reason, "name changed") {
+	if status != governance.ScheduleFailed || !strings.Contains(reason, "name changed") {
 		t.Fatalf("status %q reason %q, want failed naming the name", status, reason)
 	}
-	pending, err := s.Flags().FlagPendingChanges(ctx, a, prod.ID, "pay")
+	pending, err := s.Governance().FlagPendingChanges(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if len(pending) != 1 || pending[0].Status != "Failed" || pending[0].FailureReason != reason {
 		t.Fatalf("pending changes %+v, want the failed one with its reason", pending)
@@ -189,9 +181,9 @@ func TestCancelledScheduleNeverApplies(t *testing.T) {
 	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
-	storetest.Must(t, s.Flags().CancelFlagSchedule(ctx, a, prod.ID, sch.ID))
+	storetest.Must(t, s.Governance().CancelFlagSchedule(ctx, a, prod.ID, sch.ID))
 	backdate(t, pool, sch.ID, 0)
-	if claimed, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil || claimed {
+	if claimed, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil || claimed {
 		t.Fatalf("claimed=%v err=%v, want nothing to claim", claimed, err)
 	}
 	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
@@ -199,8 +191,8 @@ func TestCancelledScheduleNeverApplies(t *testing.T) {
 	if got.IsEnabled {
 		t.Fatal("a cancelled schedule applied")
 	}
-	if err := s.Flags().CancelFlagSchedule(ctx, a, prod.ID, sch.ID); !errors.Is(err, flagstore.ErrScheduleNotPending) {
-		t.Fatalf("cancelling twice: got %v, want %v", err, flagstore.ErrScheduleNotPending)
+	if err := s.Governance().CancelFlagSchedule(ctx, a, prod.ID, sch.ID); !errors.Is(err, governance.ErrScheduleNotPending) {
+		t.Fatalf("cancelling twice: got %v, want %v", err, governance.ErrScheduleNotPending)
 	}
 	// Making and cancelling it are in the environment's history.
 	var steps []string
@@ -228,16 +220,16 @@ func TestScheduleInputIsChecked(t *testing.T) {
 	past, future := time.Now().Add(-time.Minute), time.Now().Add(time.Hour)
 	for _, tc := range []struct {
 		name string
-		in   flagstore.ScheduleInput
+		in   governance.ScheduleInput
 		code string
 	}{
-		{"past", flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, Title: "x", ScheduledTime: &past}, "scheduledTime_is_invalid"},
-		{"no time", flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, Title: "x"}, "scheduledTime_is_required"},
-		{"no title", flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, ScheduledTime: &future}, "title_is_required"},
-		{"no change", flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":false}`)}, Title: "x", ScheduledTime: &future}, "targetFlag_is_invalid"},
-		{"nothing named", flagstore.ScheduleInput{Title: "x", ScheduledTime: &future}, "targetFlag_is_required"},
+		{"past", governance.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, Title: "x", ScheduledTime: &past}, "scheduledTime_is_invalid"},
+		{"no time", governance.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, Title: "x"}, "scheduledTime_is_required"},
+		{"no title", governance.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, ScheduledTime: &future}, "title_is_required"},
+		{"no change", governance.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":false}`)}, Title: "x", ScheduledTime: &future}, "targetFlag_is_invalid"},
+		{"nothing named", governance.ScheduleInput{Title: "x", ScheduledTime: &future}, "targetFlag_is_required"},
 	} {
-		_, err := s.Flags().CreateFlagSchedule(ctx, a, prod.ID, "pay", tc.in)
+		_, err := s.Governance().CreateFlagSchedule(ctx, a, prod.ID, "pay", tc.in)
 		if got := core.Classify(err); got.Status != 400 || !strings.Contains(strings.Join(got.Codes, ","), tc.code) {
 			t.Errorf("%s: got %d %v, want 400 %s", tc.name, got.Status, got.Codes, tc.code)
 		}
@@ -262,13 +254,13 @@ func TestScheduleByAccessToken(t *testing.T) {
 
 	applies := scheduleSoon(t, s, ta, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	backdate(t, pool, applies.ID, 0)
-	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if status, reason := scheduleStatus(t, pool, applies.ID); status != flagstore.ScheduleApplied {
+	if status, reason := scheduleStatus(t, pool, applies.ID); status != governance.ScheduleApplied {
 		t.Fatalf("status %q (%s), want applied", status, reason)
 	}
-	history := flagHistory(t, s, a, prod.ID, f)
+	history := storetest.FlagHistory(t, s, a, prod.ID, f)
 	if history[0].Operation != flagstore.OpApplyFlagSchedule || history[0].CreatorID != tok.ID {
 		t.Errorf("latest history entry %s by %s, want the schedule by the token %s", history[0].Operation, history[0].CreatorID, tok.ID)
 	}
@@ -277,10 +269,10 @@ func TestScheduleByAccessToken(t *testing.T) {
 	_, err = s.IAM().ToggleAccessToken(ctx, a, tok.ID)
 	storetest.Must(t, err)
 	backdate(t, pool, fails.ID, 0)
-	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if status, reason := scheduleStatus(t, pool, fails.ID); status != flagstore.ScheduleFailed || !strings.Contains(reason, "may no longer") {
+	if status, reason := scheduleStatus(t, pool, fails.ID); status != governance.ScheduleFailed || !strings.Contains(reason, "may no longer") {
 		t.Fatalf("status %q reason %q, want failed: its author may no longer make it", status, reason)
 	}
 }
@@ -295,7 +287,7 @@ func TestScheduleReachesWebhooks(t *testing.T) {
 	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	backdate(t, storetest.Pool(t, s), sch.ID, 0)
-	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := storetest.DeliverQueued(t, s); len(got) != 1 || got[0].Events != webhooks.EventFlagToggled {
@@ -312,7 +304,7 @@ func TestOpenFlagChangesAreBounded(t *testing.T) {
 	prod, _ := storetest.ProdAndDev(t, s, a)
 	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	var first flagstore.Schedule
+	var first governance.Schedule
 	for i := range flagstore.MaxOpenFlagChanges {
 		sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour+time.Duration(i)*time.Minute)
 		if i == 0 {
@@ -320,7 +312,7 @@ func TestOpenFlagChangesAreBounded(t *testing.T) {
 		}
 	}
 	at := time.Now().Add(time.Hour)
-	_, err = s.Flags().CreateFlagSchedule(ctx, a, prod.ID, "pay", flagstore.ScheduleInput{
+	_, err = s.Governance().CreateFlagSchedule(ctx, a, prod.ID, "pay", governance.ScheduleInput{
 		DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, Title: "One more", ScheduledTime: &at})
 	if !errors.Is(err, flagstore.ErrTooManyPendingChanges) {
 		t.Fatalf("schedule %d: got %v, want %v", flagstore.MaxOpenFlagChanges+1, err, flagstore.ErrTooManyPendingChanges)
@@ -330,7 +322,7 @@ func TestOpenFlagChangesAreBounded(t *testing.T) {
 	if drafts != flagstore.MaxOpenFlagChanges {
 		t.Errorf("%d drafts stored, want %d: the refused one left one behind", drafts, flagstore.MaxOpenFlagChanges)
 	}
-	storetest.Must(t, s.Flags().CancelFlagSchedule(ctx, a, prod.ID, first.ID))
+	storetest.Must(t, s.Governance().CancelFlagSchedule(ctx, a, prod.ID, first.ID))
 	scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, 2*time.Hour)
 }
 
@@ -347,10 +339,10 @@ func TestScheduleRespectsApprovalTurnedOnLater(t *testing.T) {
 	_, err = pool.Exec(ctx, `UPDATE environments SET change_request_enabled = true WHERE id = $1`, prod.ID)
 	storetest.Must(t, err)
 	backdate(t, pool, sch.ID, 0)
-	if claimed, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
+	if claimed, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
 		t.Fatalf("claimed=%v err=%v", claimed, err)
 	}
-	if status, reason := scheduleStatus(t, pool, sch.ID); status != flagstore.ScheduleFailed || !strings.Contains(reason, "need approval") {
+	if status, reason := scheduleStatus(t, pool, sch.ID); status != governance.ScheduleFailed || !strings.Contains(reason, "need approval") {
 		t.Errorf("status %q, reason %q: want failed, needing approval", status, reason)
 	}
 	if got, _ := s.Flags().GetFlag(ctx, a, prod.ID, "pay"); got.IsEnabled {

@@ -1,4 +1,4 @@
-package flagstore_test
+package governance_test
 
 import (
 	"context"
@@ -9,32 +9,13 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 )
-
-// developer adds a member with the built-in Developer policy (every flag and
-// segment action in every project) and signs them in.
-func developer(t *testing.T, s *store.Store, owner *core.Actor, email string) *core.Actor {
-	t.Helper()
-	return storetest.NewMember(t, s, owner, email, core.DeveloperPolicyID)
-}
-
-// serves is what the flag key of env gives the end user keyID, as SDKs
-// evaluate it: its variation's value, "" when it gives nothing.
-func serves(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, key, keyID string) string {
-	t.Helper()
-	ev, err := s.SDK().EvaluateFlag(context.Background(), a, envID, key, eval.EndUser{KeyID: keyID})
-	storetest.Must(t, err)
-	if ev.Variation == nil {
-		return ""
-	}
-	return ev.Variation.Value
-}
 
 // segmentFlag turns the flag key of env on with one rule: the users of
 // segment sg get true, everyone else false.
@@ -65,7 +46,7 @@ func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 	ctx := context.Background()
 	prod, dev := storetest.ProdAndDev(t, s, owner)
 	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	dave := developer(t, s, owner, "dave@example.com")
+	dave := storetest.Developer(t, s, owner, "dave@example.com")
 	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
 	storetest.Must(t, err)
 	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Old", Key: "old"})
@@ -73,7 +54,7 @@ func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 	_, err = s.Flags().ArchiveFlag(ctx, owner, prod.ID, "old", flagstore.Change{})
 	storetest.Must(t, err)
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
-	before := serves(t, s, owner, prod.ID, "pay", "u1")
+	before := storetest.Serves(t, s, owner, prod.ID, "pay", "u1")
 
 	_, err = s.Flags().ArchiveFlag(ctx, dave, prod.ID, "pay", flagstore.Change{})
 	storetest.WantRule(t, "archive a flag where changes need approval", err, "ChangeRequestRequired")
@@ -92,8 +73,8 @@ func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 
 	f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
-	if f.IsArchived || serves(t, s, owner, prod.ID, "pay", "u1") != before {
-		t.Fatalf("after the refusals pay is archived %v, serves %q (was %q)", f.IsArchived, serves(t, s, owner, prod.ID, "pay", "u1"), before)
+	if f.IsArchived || storetest.Serves(t, s, owner, prod.ID, "pay", "u1") != before {
+		t.Fatalf("after the refusals pay is archived %v, serves %q (was %q)", f.IsArchived, storetest.Serves(t, s, owner, prod.ID, "pay", "u1"), before)
 	}
 	if old, err := s.Flags().GetFlag(ctx, owner, prod.ID, "old"); err != nil || !old.IsArchived {
 		t.Fatalf("old after the refusals: %+v, %v", old, err)
@@ -130,7 +111,7 @@ func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 	ctx := context.Background()
 	prod, dev := storetest.ProdAndDev(t, s, owner)
 	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	dave := developer(t, s, owner, "dave@example.com")
+	dave := storetest.Developer(t, s, owner, "dave@example.com")
 	on, err := s.Flags().CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Banner", Key: "banner", IsEnabled: true})
 	storetest.Must(t, err)
 	_, err = s.Flags().CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Quiet", Key: "quiet"})
@@ -187,7 +168,7 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 	ctx := context.Background()
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	dave := developer(t, s, owner, "dave@example.com")
+	dave := storetest.Developer(t, s, owner, "dave@example.com")
 	sg, err := s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"ann"}})
 	storetest.Must(t, err)
@@ -195,7 +176,7 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 	unused, err := s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Unused", Key: "unused", Type: flagstore.SegmentEnvironmentSpecific})
 	storetest.Must(t, err)
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
-	if got := serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
+	if got := storetest.Serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
 		t.Fatalf("eve gets %q before, want false", got)
 	}
 
@@ -215,7 +196,7 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 	storetest.WantRule(t, "archive", err, "SegmentIsBeingUsed")
 	err = s.Flags().DeleteSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
 	storetest.WantRule(t, "delete", err, "SegmentIsBeingUsed")
-	if got := serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
+	if got := storetest.Serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
 		t.Fatalf("eve gets %q after the refusals, want false", got)
 	}
 	if got, err := s.Flags().GetSegment(ctx, owner, prod.ID, sg.ID); err != nil || len(got.Included) != 1 || len(got.Rules) != 0 {
@@ -241,7 +222,7 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	ctx := context.Background()
 	prod, dev := storetest.ProdAndDev(t, s, owner)
 	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	dave := developer(t, s, owner, "dave@example.com")
+	dave := storetest.Developer(t, s, owner, "dave@example.com")
 	everywhere := []string{"organization/default-organization:project/web"}
 	sg, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff", Type: flagstore.SegmentShared, Scopes: everywhere})
 	storetest.Must(t, err)
@@ -258,13 +239,13 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	}
 	_, err = s.Flags().PatchSegment(ctx, dave, dev.ID, sg.ID, []byte(`[{"op":"add","path":"/excluded/-","value":"ann"}]`))
 	storetest.WantRule(t, "exclude a user by patch", err, "ChangeRequestRequired")
-	if got := serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
+	if got := storetest.Serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
 		t.Fatalf("eve gets %q in Prod after the refusals, want false", got)
 	}
 	if _, err := s.Flags().SetSegmentTargeting(ctx, dave, dev.ID, devOnly.ID, flagstore.SegmentTargetingInput{Included: &eve}); err != nil {
 		t.Fatalf("a shared segment only Dev's flags use: %v", err)
 	}
-	if got := serves(t, s, owner, dev.ID, "pay", "eve"); got != "true" {
+	if got := storetest.Serves(t, s, owner, dev.ID, "pay", "eve"); got != "true" {
 		t.Fatalf("eve gets %q in Dev, want true", got)
 	}
 }
@@ -289,10 +270,10 @@ func approvedRequest(t *testing.T, s *store.Store, prod core.Environment, alice,
 	t.Helper()
 	ctx := context.Background()
 	on := true
-	cr, err := s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch",
+	cr, err := s.Governance().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch",
 		Reviewers: []uuid.UUID{reviewer.UserID}})
 	storetest.Must(t, err)
-	if cr, err = s.Flags().ApproveFlagChangeRequest(ctx, reviewer, prod.ID, cr.ID, flagstore.ReviewInput{}); err != nil || cr.Status != flagstore.ChangeRequestApproved {
+	if cr, err = s.Governance().ApproveFlagChangeRequest(ctx, reviewer, prod.ID, cr.ID, governance.ReviewInput{}); err != nil || cr.Status != flagstore.ChangeRequestApproved {
 		t.Fatalf("approve: %+v, %v", cr, err)
 	}
 	return cr
@@ -303,12 +284,12 @@ func approvedRequest(t *testing.T, s *store.Store, prod core.Environment, alice,
 func wantNotAppliedAndUnderReview(t *testing.T, s *store.Store, owner, alice *core.Actor, prod core.Environment, cr flagstore.FlagChangeRequest) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
+	_, err := s.Governance().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr.ID)
 	storetest.WantRule(t, "apply with an approval that no longer counts", err, "ChangeRequestNotApproved")
 	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
 		t.Fatalf("flag after the refused apply: %+v, %v", f, err)
 	}
-	if got, err := s.Flags().GetFlagChangeRequest(ctx, owner, prod.ID, cr.ID); err != nil || got.Status != flagstore.ChangeRequestPendingReview {
+	if got, err := s.Governance().GetFlagChangeRequest(ctx, owner, prod.ID, cr.ID); err != nil || got.Status != flagstore.ChangeRequestPendingReview {
 		t.Fatalf("request after the refused apply: %+v, %v", got, err)
 	}
 }
@@ -327,12 +308,12 @@ func TestApprovalOfAMemberWhoLeftStopsCounting(t *testing.T) {
 
 	// An approval from an approver still there applies it.
 	on := true
-	cr2, err := s.Flags().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch",
+	cr2, err := s.Governance().CreateFlagChangeRequest(ctx, alice, prod.ID, "pay", flagstore.FlagChangeRequestInput{IsEnabled: &on, Reason: "Launch",
 		Reviewers: []uuid.UUID{carol.UserID}})
 	storetest.Must(t, err)
-	_, err = s.Flags().ApproveFlagChangeRequest(ctx, carol, prod.ID, cr2.ID, flagstore.ReviewInput{})
+	_, err = s.Governance().ApproveFlagChangeRequest(ctx, carol, prod.ID, cr2.ID, governance.ReviewInput{})
 	storetest.Must(t, err)
-	if f, err := s.Flags().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr2.ID); err != nil || !f.IsEnabled {
+	if f, err := s.Governance().ApplyFlagChangeRequest(ctx, alice, prod.ID, cr2.ID); err != nil || !f.IsEnabled {
 		t.Fatalf("apply with carol's approval: %+v, %v", f, err)
 	}
 }
@@ -364,40 +345,40 @@ func TestApprovalOfAnApproverNoLongerNamedStopsCounting(t *testing.T) {
 	cr := approvedRequest(t, s, prod, alice, bob)
 	setting(owner)
 	wantNotAppliedAndUnderReview(t, s, owner, alice, prod, cr)
-	storetest.Must(t, s.Flags().DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
+	storetest.Must(t, s.Governance().DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
 
 	// Named through a group, then out of the group.
 	cr = approvedRequest(t, s, prod, alice, carol)
 	storetest.Must(t, s.IAM().RemoveGroupMember(ctx, owner, approvers.ID, carol.UserID))
 	wantNotAppliedAndUnderReview(t, s, owner, alice, prod, cr)
-	storetest.Must(t, s.Flags().DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
+	storetest.Must(t, s.Governance().DeleteFlagChangeRequest(ctx, alice, prod.ID, cr.ID))
 
 	// A schedule whose approval stops counting waits for review again.
 	storetest.Must(t, s.IAM().AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
 	at := time.Now().Add(time.Hour)
-	sch, err := s.Flags().CreateFlagSchedule(ctx, alice, prod.ID, "pay", flagstore.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)},
+	sch, err := s.Governance().CreateFlagSchedule(ctx, alice, prod.ID, "pay", governance.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)},
 		Title: "Launch", ScheduledTime: &at, WithChangeRequest: true, Reason: "Launch on time", Reviewers: []uuid.UUID{carol.UserID}})
 	storetest.Must(t, err)
-	pending, err := s.Flags().FlagChangeRequests(ctx, owner, prod.ID, "pay")
+	pending, err := s.Governance().FlagChangeRequests(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
-	_, err = s.Flags().ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, flagstore.ReviewInput{})
+	_, err = s.Governance().ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, governance.ReviewInput{})
 	storetest.Must(t, err)
 	storetest.Must(t, s.IAM().RemoveGroupMember(ctx, owner, approvers.ID, carol.UserID))
 	backdate(t, pool, sch.ID, time.Minute)
-	if claimed, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
+	if claimed, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
 		t.Fatalf("run the due schedule: claimed %v, %v", claimed, err)
 	}
-	if status, reason := scheduleStatus(t, pool, sch.ID); status != flagstore.ScheduleReview {
-		t.Fatalf("schedule after its approval stopped counting: %s (%s), want %s", status, reason, flagstore.ScheduleReview)
+	if status, reason := scheduleStatus(t, pool, sch.ID); status != governance.ScheduleReview {
+		t.Fatalf("schedule after its approval stopped counting: %s (%s), want %s", status, reason, governance.ScheduleReview)
 	}
 	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay"); err != nil || f.IsEnabled {
 		t.Fatalf("the schedule applied: %+v, %v", f, err)
 	}
 	// Approved again by someone who counts, it applies.
 	storetest.Must(t, s.IAM().AddGroupMember(ctx, owner, approvers.ID, carol.UserID))
-	_, err = s.Flags().ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, flagstore.ReviewInput{})
+	_, err = s.Governance().ApproveFlagChangeRequest(ctx, carol, prod.ID, pending[0].ID, governance.ReviewInput{})
 	storetest.Must(t, err)
-	if _, err := s.Flags().ApplyDueSchedule(ctx, time.Time{}); err != nil {
+	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay"); err != nil || !f.IsEnabled {

@@ -1,0 +1,85 @@
+package governance
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
+)
+
+// ChangeFlagServing makes a change to what a flag of the person's working
+// environment (pl.Env) serves, as the pages do: where its changes need no
+// approval at once, with direct (the change's own operation: ToggleFlag,
+// SetFlagTargeting…); where they do, as the change request in, with its
+// reason and reviewers. requested tells which; the flag is the changed one
+// when it was changed at once. This is where the pages' choice between the
+// two is made, on approvalsNeeded as it was when pl was loaded: a setting
+// changed since is still enforced by the operation chosen.
+func (s *Governance) ChangeFlagServing(ctx context.Context, a *core.Actor, pl flagstore.Place, key string, in flagstore.FlagChangeRequestInput,
+	direct func() (flagstore.Flag, error)) (f flagstore.Flag, requested bool, err error) {
+	if pl.Env == nil {
+		return flagstore.Flag{}, false, core.ErrForbidden
+	}
+	if pl.Approvals == 0 {
+		f, err = direct()
+		return f, false, err
+	}
+	_, err = s.CreateFlagChangeRequest(ctx, a, pl.Env.ID, key, in)
+	return flagstore.Flag{}, err == nil, err
+}
+
+// ScheduleFlagChange schedules a change to a flag of the person's working
+// environment, as the pages do: where its changes need approval the schedule
+// waits for a change request of in's reason and reviewers, elsewhere these
+// are not asked for (see ChangeFlagServing).
+func (s *Governance) ScheduleFlagChange(ctx context.Context, a *core.Actor, pl flagstore.Place, key string, in ScheduleInput) (Schedule, error) {
+	if pl.Env == nil {
+		return Schedule{}, core.ErrForbidden
+	}
+	in.WithChangeRequest = pl.Approvals > 0
+	if !in.WithChangeRequest {
+		in.Reason, in.Reviewers = "", nil
+	}
+	return s.CreateFlagSchedule(ctx, a, pl.Env.ID, key, in)
+}
+
+// scheduleStatusOf is the status of a schedule that waits for a request of
+// status: it applies at its time once the request is approved.
+var scheduleStatusOf = map[string]string{flagstore.ChangeRequestPendingReview: ScheduleReview,
+	flagstore.ChangeRequestApproved: SchedulePending, flagstore.ChangeRequestDeclined: ScheduleDeclined}
+
+// settleChangeRequest gives change request id of EnvID, in q, the status
+// its reviews give it now, with the schedule that waits for it: after each
+// decision, and before it is applied, when an approval may have stopped
+// counting since. It returns the request as settled and who may approve
+// now.
+func (s *Governance) settleChangeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (flagstore.FlagChangeRequest, []flagstore.Approver, error) {
+	er, err := q.GetEnvironmentByID(ctx, envID)
+	if err != nil {
+		return flagstore.FlagChangeRequest{}, nil, err
+	}
+	cr, err := s.flags.ChangeRequest(ctx, q, envID, id)
+	if err != nil {
+		return flagstore.FlagChangeRequest{}, nil, err
+	}
+	may, err := flagstore.Approvers(ctx, q, core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow(er)})
+	if err != nil {
+		return flagstore.FlagChangeRequest{}, nil, err
+	}
+	status := flagstore.ApprovalStatus(cr, may)
+	if status == flagstore.ChangeRequestApplied {
+		return cr, may, nil
+	}
+	if _, err := q.SetChangeRequestStatus(ctx, db.SetChangeRequestStatusParams{ID: id, Status: status}); err != nil {
+		return flagstore.FlagChangeRequest{}, nil, err
+	}
+	if err := q.SetChangeRequestScheduleStatus(ctx, db.SetChangeRequestScheduleStatusParams{ChangeRequestID: &id,
+		Status: scheduleStatusOf[status]}); err != nil {
+		return flagstore.FlagChangeRequest{}, nil, err
+	}
+	cr.Status = status
+	return cr, may, nil
+}
