@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -23,11 +23,11 @@ func (h *Handler) compareOverview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in flagstore.CompareOverviewInput
+	var in flagcopy.CompareOverviewInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	out, err := h.store.Flags().CompareOverview(c.Request().Context(), actor(c), envID, in)
+	out, err := h.store.FlagCopy().CompareOverview(c.Request().Context(), actor(c), envID, in)
 	return respond(c, out, err)
 }
 
@@ -36,8 +36,8 @@ func (h *Handler) compareFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.store.Flags().CompareFlag(c.Request().Context(), actor(c), envID, c.Param("key"), targetID)
-	if errors.Is(err, flagstore.ErrNotInTarget) {
+	out, err := h.store.FlagCopy().CompareFlag(c.Request().Context(), actor(c), envID, c.Param("key"), targetID)
+	if errors.Is(err, flagcopy.ErrNotInTarget) {
 		return respond(c, out, nil) // FeatBit answers null
 	}
 	return respond(c, out, err)
@@ -52,7 +52,7 @@ func (h *Handler) copyToEnvPrecheck(c echo.Context) error {
 	if err := bind(c, &ids); err != nil {
 		return err
 	}
-	out, err := h.store.Flags().CopyToEnvPrecheck(c.Request().Context(), actor(c), envID, targetID, ids)
+	out, err := h.store.FlagCopy().CopyToEnvPrecheck(c.Request().Context(), actor(c), envID, targetID, ids)
 	return respond(c, out, err)
 }
 
@@ -61,11 +61,11 @@ func (h *Handler) copyToEnv(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in flagstore.CopyToEnvInput
+	var in flagcopy.CopyToEnvInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	out, err := h.store.Flags().CopyToEnv(c.Request().Context(), actor(c), envID, targetID, in)
+	out, err := h.store.FlagCopy().CopyToEnv(c.Request().Context(), actor(c), envID, targetID, in)
 	return respond(c, out, err)
 }
 
@@ -74,11 +74,11 @@ func (h *Handler) copyFlagSettings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in flagstore.CopyFlagSettingsInput
+	var in flagcopy.CopyFlagSettingsInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
 	// FeatBit answers true.
-	out, err := done(h.store.Flags().CopyFlagSettings(c.Request().Context(), actor(c), envID, c.Param("key"), targetID, in))
+	out, err := done(h.store.FlagCopy().CopyFlagSettings(c.Request().Context(), actor(c), envID, c.Param("key"), targetID, in))
 	return respond(c, out, err)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
@@ -62,7 +63,7 @@ func TestCompareOverview(t *testing.T) {
 
 	path := e.prod.flags + "/compare-overview"
 	body := map[string]any{"targetEnvIds": []uuid.UUID{e.dev.env.ID}, "filter": map[string]any{"pageIndex": 0, "pageSize": 10, "sortBy": "key"}}
-	page := decode[core.Paged[flagstore.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t))
+	page := decode[core.Paged[flagcopy.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t))
 	if page.TotalCount != 2 || len(page.Items) != 2 || page.Items[0].Key != "a" || page.Items[1].Key != "b" {
 		t.Fatalf("overview %+v, want a and b", page)
 	}
@@ -76,7 +77,7 @@ func TestCompareOverview(t *testing.T) {
 	}
 	// The filter is FeatBit's: a name narrows the page.
 	body["filter"] = map[string]any{"name": "b"}
-	if page := decode[core.Paged[flagstore.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t)); len(page.Items) != 1 || page.Items[0].Key != "b" {
+	if page := decode[core.Paged[flagcopy.CompareFlagOverview]](t, s.do("POST", path, s.owner, body).ok(t)); len(page.Items) != 1 || page.Items[0].Key != "b" {
 		t.Fatalf("filtered overview %+v, want b", page)
 	}
 
@@ -97,7 +98,7 @@ func TestCompareFlag(t *testing.T) {
 		[]map[string]any{ruleOn(a, "NL", "NL"), ruleOn(a, "DE", "DE")})
 	e.dev.setTargeting(b, nil, []map[string]any{ruleOn(b, "Germany", "DE")})
 
-	d := decode[*flagstore.CompareFlagDetail](t, s.do("GET", e.prod.flags+"/a/compare-with/"+e.dev.env.ID.String(), s.owner, nil).ok(t))
+	d := decode[*flagcopy.CompareFlagDetail](t, s.do("GET", e.prod.flags+"/a/compare-with/"+e.dev.env.ID.String(), s.owner, nil).ok(t))
 	if d == nil || d.Source.EnvID != e.prod.env.ID || d.Target.EnvID != e.dev.env.ID || !d.IsRulesCopyable {
 		t.Fatalf("detail %+v", d)
 	}
@@ -109,7 +110,7 @@ func TestCompareFlag(t *testing.T) {
 	if len(rules) != 2 || !rules[0].IsDifferent || rules[0].Target != nil || rules[1].IsDifferent || rules[1].Target.Name != "Germany" {
 		t.Errorf("rule diffs %+v, want NL only in Prod and DE the same", rules)
 	}
-	if !slices.ContainsFunc(d.Diff.IndividualTargeting, func(x flagstore.IndividualTargetingDiff) bool {
+	if !slices.ContainsFunc(d.Diff.IndividualTargeting, func(x flagcopy.IndividualTargetingDiff) bool {
 		return x.IsDifferent && x.Source != nil && slices.Equal(x.Source.Users, []string{"alice"})
 	}) {
 		t.Errorf("individual targeting %+v, want alice to differ", d.Diff.IndividualTargeting)
@@ -140,7 +141,7 @@ func TestCopyToEnvPrecheck(t *testing.T) {
 		[]map[string]any{segmentRule(local, seg.ID)})
 
 	path := e.prod.flags + "/copy-to-env-precheck/" + e.dev.env.ID.String()
-	res := decode[[]flagstore.CopyToEnvPrecheckResult](t, s.do("POST", path, s.owner, []uuid.UUID{free.ID, taken.ID, local.ID}).ok(t))
+	res := decode[[]flagcopy.CopyToEnvPrecheckResult](t, s.do("POST", path, s.owner, []uuid.UUID{free.ID, taken.ID, local.ID}).ok(t))
 	if len(res) != 3 {
 		t.Fatalf("results %+v", res)
 	}
@@ -181,7 +182,7 @@ func TestCopyToEnv(t *testing.T) {
 	e.prod.setTargeting(two, nil, []map[string]any{segmentRule(two, seg.ID)})
 
 	// One's rule tests country, which Dev has not seen: the pre-check names it.
-	check := decode[[]flagstore.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+e.dev.env.ID.String(),
+	check := decode[[]flagcopy.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+e.dev.env.ID.String(),
 		s.owner, []uuid.UUID{one.ID}).ok(t))
 	if len(check) != 1 || !slices.Equal(check[0].NewProperties, []string{"country"}) {
 		t.Fatalf("pre-check %+v, want newProperties [country]", check)
@@ -191,7 +192,7 @@ func TestCopyToEnv(t *testing.T) {
 	path := e.prod.flags + "/copy-to-env/" + e.dev.env.ID.String()
 	body := map[string]any{"flagIds": []uuid.UUID{one.ID, two.ID}, "precheckResults": []map[string]any{{"id": one.ID, "keyCheck": true}}}
 	l := listenChanges(t, s, e.dev.env.ID)
-	res := decode[flagstore.CopyToEnvResult](t, s.do("POST", path, s.owner, body).ok(t))
+	res := decode[flagcopy.CopyToEnvResult](t, s.do("POST", path, s.owner, body).ok(t))
 	if res.CopiedCount != 2 {
 		t.Fatalf("copied %d, want 2", res.CopiedCount)
 	}
@@ -363,7 +364,7 @@ func TestCompareAndCopyNeedBothEnvironments(t *testing.T) {
 	// Reading both compares, but writing needs the target's actions.
 	s.do("POST", e.prod.flags+"/compare-overview", readBoth, overview).ok(t)
 	s.do("GET", e.prod.flags+"/a/compare-with/"+dev, readBoth, nil).ok(t)
-	res := decode[[]flagstore.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, readBoth, []uuid.UUID{b.ID}).ok(t))
+	res := decode[[]flagcopy.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, readBoth, []uuid.UUID{b.ID}).ok(t))
 	if res[0].PermissionCheck || res[0].Passed {
 		t.Errorf("pre-check %+v, want the permission check failed", res[0])
 	}
@@ -378,12 +379,12 @@ func TestCompareAndCopyNeedBothEnvironments(t *testing.T) {
 	// The target's own actions are enough, each for what it changes: turning
 	// it on needs ToggleFlag; rules would need UpdateFlagTargetingRules. A
 	// copy of the flag also needs CopyFlagTo on the source.
-	res = decode[[]flagstore.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, writer, []uuid.UUID{b.ID}).ok(t))
+	res = decode[[]flagcopy.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, writer, []uuid.UUID{b.ID}).ok(t))
 	if res[0].PermissionCheck || res[0].Passed {
 		t.Errorf("pre-check without CopyFlagTo %+v, want the permission check failed", res[0])
 	}
 	s.do("POST", e.prod.flags+"/copy-to-env/"+dev, writer, copyB).fails(t, http.StatusForbidden, "Forbidden")
-	res = decode[[]flagstore.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, copier, []uuid.UUID{b.ID}).ok(t))
+	res = decode[[]flagcopy.CopyToEnvPrecheckResult](t, s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+dev, copier, []uuid.UUID{b.ID}).ok(t))
 	if !res[0].PermissionCheck || !res[0].Passed {
 		t.Errorf("pre-check with CopyFlagTo %+v, want passed", res[0])
 	}
@@ -455,12 +456,12 @@ func TestCompareAndCopyAPageOf100(t *testing.T) {
 	}
 	// How fast these answer is bunting-bench's compare-overview scenario.
 	body := map[string]any{"targetEnvIds": []uuid.UUID{e.dev.env.ID}, "filter": map[string]any{"pageSize": 100}}
-	page := decode[core.Paged[flagstore.CompareFlagOverview]](t, s.do("POST", e.prod.flags+"/compare-overview", s.owner, body).ok(t))
+	page := decode[core.Paged[flagcopy.CompareFlagOverview]](t, s.do("POST", e.prod.flags+"/compare-overview", s.owner, body).ok(t))
 	if len(page.Items) != 100 || len(page.Items[0].Diffs)+len(page.Items[1].Diffs) != 1 {
 		t.Fatalf("overview: %d items", len(page.Items))
 	}
 	s.do("POST", e.prod.flags+"/copy-to-env-precheck/"+e.dev.env.ID.String(), s.owner, ids).ok(t)
-	if r := decode[flagstore.CopyToEnvResult](t, s.do("POST", e.prod.flags+"/copy-to-env/"+e.dev.env.ID.String(), s.owner,
+	if r := decode[flagcopy.CopyToEnvResult](t, s.do("POST", e.prod.flags+"/copy-to-env/"+e.dev.env.ID.String(), s.owner,
 		map[string]any{"flagIds": ids}).ok(t)); r.CopiedCount != 50 {
 		t.Fatalf("copied %d", r.CopiedCount)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
 )
@@ -48,7 +49,7 @@ func TestNewFlagAnswersNameTheirChangeRequest(t *testing.T) {
 	if got := decode[bool](t, s.do("POST", devFlags+"/clone/banner", dave, req(map[string]any{"name": "Banner 2", "key": "banner-2"}, ownerID)).ok(t)); !got {
 		t.Fatal("clone in Dev answers true, as FeatBit does")
 	}
-	copied := decode[flagstore.CopyToEnvResult](t, s.do("POST", devFlags+"/copy-to-env/"+prod.ID.String(), dave,
+	copied := decode[flagcopy.CopyToEnvResult](t, s.do("POST", devFlags+"/copy-to-env/"+prod.ID.String(), dave,
 		req(map[string]any{"flagIds": []uuid.UUID{banner.ID}}, ownerID)).ok(t))
 	if copied.CopiedCount != 1 || len(copied.PendingApproval) != 1 || copied.PendingApproval[0].Key != "banner" {
 		t.Fatalf("copy answer %+v", copied)

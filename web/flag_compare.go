@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -76,8 +77,8 @@ func (p *pages) compareEnvs(c echo.Context) error {
 	if targetName != "" {
 		vm.TargetID = target.String()
 		page := pageNumber(c.QueryParam("page"))
-		list, err := p.store.Flags().CompareOverview(ctx, a, w.id, flagstore.CompareOverviewInput{TargetEnvIDs: []uuid.UUID{target},
-			Filter: flagstore.CompareFilter{Name: vm.Query, SortBy: "key", PageIndex: page - 1, PageSize: listPageSize}})
+		list, err := p.store.FlagCopy().CompareOverview(ctx, a, w.id, flagcopy.CompareOverviewInput{TargetEnvIDs: []uuid.UUID{target},
+			Filter: flagcopy.CompareFilter{Name: vm.Query, SortBy: "key", PageIndex: page - 1, PageSize: listPageSize}})
 		if err != nil {
 			return err
 		}
@@ -132,9 +133,9 @@ func (p *pages) flagComparePage(c echo.Context, status int, problem string) erro
 		Crumbs: []views.Crumb{{Label: "Feature flags", Href: "/flags"}, {Label: src.Name, Href: flagHref(src.Key)}}}
 	if targetName != "" {
 		vm.TargetID = target.String()
-		d, err := p.store.Flags().CompareFlag(ctx, a, w.id, key, target)
+		d, err := p.store.FlagCopy().CompareFlag(ctx, a, w.id, key, target)
 		switch {
-		case errors.Is(err, flagstore.ErrNotInTarget):
+		case errors.Is(err, flagcopy.ErrNotInTarget):
 			vm.Missing = true
 			vm.CopyHref = "/flags/copy?" + url.Values{"target": {vm.TargetID}, "flag": {src.ID.String()}}.Encode()
 		case err != nil:
@@ -156,7 +157,7 @@ func (p *pages) flagComparePage(c echo.Context, status int, problem string) erro
 }
 
 // compareSides says each part of both flags in words, as the flag page does.
-func compareSides(d flagstore.CompareFlagDetail) []views.CompareSide {
+func compareSides(d flagcopy.CompareFlagDetail) []views.CompareSide {
 	names := d.SegmentNames()
 	lookup := func(id string) (string, bool) { n, ok := names[id]; return n, ok }
 	src, tgt := describe.FlagSummary(d.Source, lookup), describe.FlagSummary(d.Target, lookup)
@@ -192,22 +193,22 @@ func compareSides(d flagstore.CompareFlagDetail) []views.CompareSide {
 }
 
 // copyOptions reads the settings chosen on the page.
-func copyOptions(c echo.Context) flagstore.FlagSettingCopyOptions {
+func copyOptions(c echo.Context) flagcopy.FlagSettingCopyOptions {
 	on := func(name string) bool { return c.FormValue(name) == "on" }
-	return flagstore.FlagSettingCopyOptions{OnOffState: on("onOffState"),
-		IndividualTargeting: flagstore.CopyOption{Copy: on("individualTargeting"), Mode: c.FormValue("individualTargetingMode")},
-		TargetingRule:       flagstore.CopyOption{Copy: on("targetingRule"), Mode: c.FormValue("targetingRuleMode")},
+	return flagcopy.FlagSettingCopyOptions{OnOffState: on("onOffState"),
+		IndividualTargeting: flagcopy.CopyOption{Copy: on("individualTargeting"), Mode: c.FormValue("individualTargetingMode")},
+		TargetingRule:       flagcopy.CopyOption{Copy: on("targetingRule"), Mode: c.FormValue("targetingRuleMode")},
 		DefaultRule:         on("defaultRule"), OffVariation: on("offVariation")}
 }
 
 // copySettingsForm is the settings copy: the choices, and after Preview
 // what the target's history entry will say and the button that confirms it.
-func (p *pages) copySettingsForm(c echo.Context, w workEnv, d flagstore.CompareFlagDetail, target uuid.UUID) (*views.CopySettings, error) {
+func (p *pages) copySettingsForm(c echo.Context, w workEnv, d flagcopy.CompareFlagDetail, target uuid.UUID) (*views.CopySettings, error) {
 	previewing := c.QueryParam("preview") == "1"
 	o := copyOptions(c)
 	if !previewing {
-		o = flagstore.FlagSettingCopyOptions{OnOffState: true, DefaultRule: true, OffVariation: true,
-			IndividualTargeting: flagstore.CopyOption{Mode: flagstore.CopyOverwrite}, TargetingRule: flagstore.CopyOption{Copy: d.IsRulesCopyable, Mode: flagstore.CopyOverwrite}}
+		o = flagcopy.FlagSettingCopyOptions{OnOffState: true, DefaultRule: true, OffVariation: true,
+			IndividualTargeting: flagcopy.CopyOption{Mode: flagcopy.CopyOverwrite}, TargetingRule: flagcopy.CopyOption{Copy: d.IsRulesCopyable, Mode: flagcopy.CopyOverwrite}}
 	}
 	rulesHint := ""
 	if !d.IsRulesCopyable {
@@ -228,7 +229,7 @@ func (p *pages) copySettingsForm(c echo.Context, w workEnv, d flagstore.CompareF
 		return cs, nil
 	}
 	ctx := c.Request().Context()
-	plan, err := p.store.Flags().PreviewCopyFlagSettings(ctx, actor(c), w.id, d.Source.Key, target, flagstore.CopyFlagSettingsInput{Options: &o})
+	plan, err := p.store.FlagCopy().PreviewCopyFlagSettings(ctx, actor(c), w.id, d.Source.Key, target, flagcopy.CopyFlagSettingsInput{Options: &o})
 	if err != nil {
 		if cs.Error, err = refusal(err); err != nil {
 			return nil, err
@@ -258,8 +259,8 @@ func (p *pages) copySettingsForm(c echo.Context, w workEnv, d flagstore.CompareF
 
 func modeOptions(selected, what string) []views.Option {
 	return []views.Option{
-		{Value: flagstore.CopyOverwrite, Label: "Replace the target's " + what, Selected: selected != flagstore.CopyAppend},
-		{Value: flagstore.CopyAppend, Label: "Add to the target's " + what, Selected: selected == flagstore.CopyAppend},
+		{Value: flagcopy.CopyOverwrite, Label: "Replace the target's " + what, Selected: selected != flagcopy.CopyAppend},
+		{Value: flagcopy.CopyAppend, Label: "Add to the target's " + what, Selected: selected == flagcopy.CopyAppend},
 	}
 }
 
@@ -283,7 +284,7 @@ func (p *pages) copyFlagSettings(c echo.Context) error {
 		return err
 	}
 	key, target, o := c.Param("key"), targetParam(c), copyOptions(c)
-	_, err = p.store.Flags().CopyFlagSettings(c.Request().Context(), actor(c), w.id, key, target, flagstore.CopyFlagSettingsInput{Options: &o})
+	_, err = p.store.FlagCopy().CopyFlagSettings(c.Request().Context(), actor(c), w.id, key, target, flagcopy.CopyFlagSettingsInput{Options: &o})
 	if err != nil {
 		msg, rerr := refusal(err)
 		if rerr != nil {
@@ -314,7 +315,7 @@ func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error 
 	vm := views.CopyFlags{Source: w.projectName + " / " + w.name, Error: problem,
 		Crumbs: []views.Crumb{{Label: "Feature flags", Href: "/flags"}, {Label: "Compare environments", Href: "/flags/compare"}}}
 	for _, id := range chosenFlags(form) {
-		if len(ids) < flagstore.MaxCopyFlags {
+		if len(ids) < flagcopy.MaxCopyFlags {
 			ids = append(ids, id)
 			vm.FlagIDs = append(vm.FlagIDs, id.String())
 		}
@@ -328,7 +329,7 @@ func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error 
 		vm.Error = "Choose the flags to copy on the comparison page first."
 	case vm.Target != "":
 		vm.TargetID = target.String()
-		checks, err := p.store.Flags().CopyToEnvPrecheck(ctx, a, w.id, target, ids)
+		checks, err := p.store.FlagCopy().CopyToEnvPrecheck(ctx, a, w.id, target, ids)
 		if err != nil {
 			if vm.Error, err = refusal(err); err != nil {
 				return err
@@ -359,7 +360,7 @@ func (p *pages) copyFlagsPage(c echo.Context, status int, problem string) error 
 
 // copyChecks says each pre-check in words, and why the copy cannot go ahead
 // ("" when it can).
-func copyChecks(checks []flagstore.CopyToEnvPrecheckResult, target string) ([]views.CopyCheck, string) {
+func copyChecks(checks []flagcopy.CopyToEnvPrecheckResult, target string) ([]views.CopyCheck, string) {
 	var out []views.CopyCheck
 	blocked := ""
 	for _, r := range checks {
@@ -406,7 +407,7 @@ func (p *pages) copyFlagsConfirm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := p.store.Flags().CopyToEnv(c.Request().Context(), actor(c), w.id, target, flagstore.CopyToEnvInput{FlagIDs: ids, NewFlagRequest: req})
+	res, err := p.store.FlagCopy().CopyToEnv(c.Request().Context(), actor(c), w.id, target, flagcopy.CopyToEnvInput{FlagIDs: ids, NewFlagRequest: req})
 	if err != nil {
 		msg, rerr := refusal(err)
 		if rerr != nil {

@@ -6,7 +6,8 @@
 // The domain lives in packages along its seams, each over the core: core
 // (the actor, transactions, audit, errors, projects and environments), iam
 // (identity and access), flagstore (flags, segments, approvals and change
-// requests), governance (triggers and the reviews inbox), webhooks,
+// requests), governance (reviews, schedules, triggers), flagcopy (comparing
+// and copying between environments), webhooks,
 // flagsascode (export and import) and sdkdata (SDK data and end users). Store holds one of each and hands a
 // surface one seam at a time through an accessor (s.Flags(), s.IAM(), ...).
 // The core's primitives (its transactions, statements, pool, audit writer
@@ -23,6 +24,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
@@ -41,6 +43,7 @@ type Store struct {
 	hooks *webhooks.Webhooks
 	code  *flagsascode.FlagsAsCode
 	gov   *governance.Governance
+	copy  *flagcopy.FlagCopy
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -53,7 +56,8 @@ func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options
 	// is below the webhooks, so it is handed them.
 	c.SetWebhooks(webhooks.ChangeWebhookEvents, w.QueueWebhooks)
 	return &Store{core: c, iam: iam.New(c), flags: f, sdk: sdkdata.New(c, f), hooks: w,
-		code: flagsascode.New(c, f), gov: governance.New(c, f)}
+		code: flagsascode.New(c, f), gov: governance.New(c, f),
+		copy: flagcopy.New(c, f)}
 }
 
 // Projects is the core's own operations a surface calls: projects,
@@ -119,6 +123,9 @@ func (s *Store) FlagsAsCode() *flagsascode.FlagsAsCode { return s.code }
 
 // Governance is triggers and the reviews inbox.
 func (s *Store) Governance() *governance.Governance { return s.gov }
+
+// FlagCopy is flags compared and copied between environments.
+func (s *Store) FlagCopy() *flagcopy.FlagCopy { return s.copy }
 
 // SDK is the SDK data and end users.
 func (s *Store) SDK() *sdkdata.SDK { return s.sdk }

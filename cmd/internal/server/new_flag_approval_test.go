@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
@@ -249,7 +250,7 @@ func TestNewFlagsWaitForApprovalEverywhere(t *testing.T) {
 	as.servesOff(as.prod, "cloned")
 
 	// Copied in from Dev.
-	var copied flagstore.CopyToEnvResult
+	var copied flagcopy.CopyToEnvResult
 	must(t, json.Unmarshal(as.api(h, as.dave, "POST", devFlags+"/copy-to-env/"+as.prod.ID.String(),
 		with(map[string]any{"flagIds": []uuid.UUID{src.ID}}), http.StatusOK), &copied))
 	if copied.CopiedCount != 1 || len(copied.PendingApproval) != 1 {

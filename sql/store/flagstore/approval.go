@@ -66,7 +66,7 @@ func approvalRequired(env core.EnvRow, before, after *Flag) error {
 	if ApprovalsNeeded(env.Environment) == 0 {
 		return nil
 	}
-	e := &ApprovalError{Env: projectEnv(env)}
+	e := &ApprovalError{Env: ProjectEnv(env)}
 	switch {
 	case after == nil || before.IsArchived != after.IsArchived:
 		e.Of = ApprovalFlagLifecycle

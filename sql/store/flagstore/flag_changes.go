@@ -18,7 +18,7 @@ func (s *Flags) UpdateFlagDescription(ctx context.Context, a *core.Actor, envID 
 	if in.Description == nil {
 		return uuid.Nil, core.Invalid("description_is_required")
 	}
-	f, err := s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagDescription, func(f *Flag) error {
+	f, err := s.ChangeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagDescription, func(f *Flag) error {
 		f.Description = *in.Description
 		return nil
 	})
@@ -27,7 +27,7 @@ func (s *Flags) UpdateFlagDescription(ctx context.Context, a *core.Actor, envID 
 
 // ToggleFlag turns a flag on or off.
 func (s *Flags) ToggleFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, on bool, ch Change) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, ch, access.ToggleFlag, func(f *Flag) error {
+	return s.ChangeFlag(ctx, a, envID, key, ch, access.ToggleFlag, func(f *Flag) error {
 		f.IsEnabled = on
 		return nil
 	})
@@ -35,7 +35,7 @@ func (s *Flags) ToggleFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 
 // ArchiveFlag archives a flag: SDKs no longer find it, and it can be deleted.
 func (s *Flags) ArchiveFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, ch, access.ArchiveFlag, func(f *Flag) error {
+	return s.ChangeFlag(ctx, a, envID, key, ch, access.ArchiveFlag, func(f *Flag) error {
 		f.IsArchived = true
 		return nil
 	})
@@ -43,7 +43,7 @@ func (s *Flags) ArchiveFlag(ctx context.Context, a *core.Actor, envID uuid.UUID,
 
 // RestoreFlag brings an archived flag back.
 func (s *Flags) RestoreFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ch Change) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, ch, access.RestoreFlag, func(f *Flag) error {
+	return s.ChangeFlag(ctx, a, envID, key, ch, access.RestoreFlag, func(f *Flag) error {
 		f.IsArchived = false
 		return nil
 	})
@@ -90,7 +90,7 @@ func (s *Flags) DeleteFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 
 // mayDeleteFlag checks that a person may delete f, and that it is archived.
 func mayDeleteFlag(a *core.Actor, env core.EnvRow, f Flag) error {
-	if err := a.Require(access.DeleteFlag, flagRN(env, f.Key, f.Tags)); err != nil {
+	if err := a.Require(access.DeleteFlag, EnvFlagRN(env, f.Key, f.Tags)); err != nil {
 		return err
 	}
 	if !f.IsArchived {
@@ -107,7 +107,7 @@ type FlagNameInput struct {
 
 // RenameFlag changes a flag's name.
 func (s *Flags) RenameFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in FlagNameInput) (Flag, error) {
-	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagName, func(f *Flag) error {
+	return s.ChangeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagName, func(f *Flag) error {
 		f.Name = strings.TrimSpace(in.Name)
 		return nil
 	})
@@ -118,7 +118,7 @@ func (s *Flags) SetFlagTags(ctx context.Context, a *core.Actor, envID uuid.UUID,
 	if in.Tags == nil {
 		return Flag{}, core.Invalid("tags_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTags, func(f *Flag) error {
+	return s.ChangeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTags, func(f *Flag) error {
 		f.Tags = core.OrEmpty(*in.Tags)
 		return nil
 	})
@@ -137,7 +137,7 @@ func (s *Flags) SetFlagVariations(ctx context.Context, a *core.Actor, envID uuid
 	if in.Variations == nil {
 		return Flag{}, core.Invalid("variations_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagVariations, func(f *Flag) error {
+	return s.ChangeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagVariations, func(f *Flag) error {
 		if in.VariationType != "" {
 			f.VariationType = in.VariationType
 		}
@@ -158,7 +158,7 @@ func (s *Flags) SetFlagOffVariation(ctx context.Context, a *core.Actor, envID uu
 	if in.OffVariationID == "" {
 		return Flag{}, core.Invalid("offVariationId_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagOffVariation, func(f *Flag) error {
+	return s.ChangeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagOffVariation, func(f *Flag) error {
 		f.DisabledVariationID = in.OffVariationID
 		return nil
 	})
@@ -179,7 +179,7 @@ func (s *Flags) SetFlagTargeting(ctx context.Context, a *core.Actor, envID uuid.
 	if t == nil {
 		return Flag{}, core.Invalid("targeting_is_required")
 	}
-	return s.changeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTargetingRules, func(f *Flag) error {
+	return s.ChangeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTargetingRules, func(f *Flag) error {
 		setTargeting(f, *t)
 		return nil
 	})
@@ -206,7 +206,7 @@ var flagWritable = []string{"name", "description", "variationType", "variations"
 // PatchFlag applies an RFC 6902 JSON Patch to a flag, whole or not at all,
 // with the same checks as every other change.
 func (s *Flags) PatchFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ops json.RawMessage) (Flag, error) {
-	f, err := s.changeFlag(ctx, a, envID, key, Change{Comment: "Updated via patch"}, access.UpdateFlagTargetingRules, func(f *Flag) error {
+	f, err := s.ChangeFlag(ctx, a, envID, key, Change{Comment: "Updated via patch"}, access.UpdateFlagTargetingRules, func(f *Flag) error {
 		var patched Flag
 		if err := applyPatch(f, ops, flagWritable, &patched); err != nil {
 			return err
@@ -288,7 +288,7 @@ func (s *Flags) CloneFlagRequesting(ctx context.Context, a *core.Actor, envID uu
 // mayCloneFlag checks that a person may copy src: clone it, and create the
 // copy in its environment.
 func mayCloneFlag(a *core.Actor, env core.EnvRow, src Flag) error {
-	if err := a.Require(access.CloneFlag, flagRN(env, src.Key, src.Tags)); err != nil {
+	if err := a.Require(access.CloneFlag, EnvFlagRN(env, src.Key, src.Tags)); err != nil {
 		return err
 	}
 	return MayCreateFlag(a, env)

@@ -64,7 +64,7 @@ func commentOr(env core.EnvRow, ch Change, req NewFlagRequest) Change {
 func (s *Flags) pendingFlag(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, f Flag, refs []uuid.UUID,
 	comment string, req NewFlagRequest) (Flag, *RequestedChange, error) {
 	if req.none() {
-		return Flag{}, nil, &ApprovalError{Of: ApprovalNewFlag, Env: projectEnv(env)}
+		return Flag{}, nil, &ApprovalError{Of: ApprovalNewFlag, Env: ProjectEnv(env)}
 	}
 	var v core.Validator
 	v.Required("reason", req.Reason, core.MaxCommentLen)

@@ -69,8 +69,8 @@ func DefaultVariations(typ string) []Variation {
 	}
 }
 
-// flagRN is the resource name permissions are checked on, tags included.
-func flagRN(env core.EnvRow, key string, tags []string) string {
+// EnvFlagRN is the resource name permissions are checked on, tags included.
+func EnvFlagRN(env core.EnvRow, key string, tags []string) string {
 	return FlagRN(env.ProjectKey, env.Environment.Key, key, tags)
 }
 
@@ -136,7 +136,7 @@ func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID u
 	if err := v.Err(); err != nil {
 		return CreatedFlag{}, err
 	}
-	if err := a.Require(access.CreateFlag, flagRN(env, f.Key, f.Tags)); err != nil {
+	if err := a.Require(access.CreateFlag, EnvFlagRN(env, f.Key, f.Tags)); err != nil {
 		return CreatedFlag{}, err
 	}
 	var out CreatedFlag
@@ -218,7 +218,7 @@ var ErrFlagIsArchived = &core.RuleError{Code: "FlagIsArchived"}
 // is validated whole, and it is stored under a new
 // revision with its history, all in one transaction. A change that changes
 // nothing records nothing. action is checked when nothing changed.
-func (s *Flags) changeFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ch Change, action access.Action, edit func(*Flag) error) (Flag, error) {
+func (s *Flags) ChangeFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ch Change, action access.Action, edit func(*Flag) error) (Flag, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return Flag{}, err
@@ -327,7 +327,7 @@ func MayCreateFlag(a *core.Actor, env core.EnvRow) error {
 func RequireFlagActions(a *core.Actor, env core.EnvRow, actions []access.Action, versions ...Flag) error {
 	for _, act := range actions {
 		for _, f := range versions {
-			if err := a.Require(act, flagRN(env, f.Key, f.Tags)); err != nil {
+			if err := a.Require(act, EnvFlagRN(env, f.Key, f.Tags)); err != nil {
 				return err
 			}
 		}

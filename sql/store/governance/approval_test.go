@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
@@ -122,14 +123,14 @@ func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 	storetest.Must(t, err)
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
-	_, err = s.Flags().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
+	_, err = s.FlagCopy().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagcopy.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
 	storetest.WantRule(t, "copy a flag that is on", err, "ChangeRequestRequired")
 	_, err = s.Flags().CloneFlag(ctx, dave, prod.ID, "pay", flagstore.CloneFlagInput{Name: "Pay 2", Key: "pay-2"})
 	storetest.WantRule(t, "clone a flag that is on", err, "ChangeRequestRequired")
 	if _, err := s.Flags().ToggleFlag(ctx, dave, dev.ID, "quiet", true, flagstore.Change{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Flags().CopyFlagSettings(ctx, dave, dev.ID, "quiet", prod.ID, flagstore.CopyFlagSettingsInput{Options: &flagstore.FlagSettingCopyOptions{OnOffState: true}})
+	_, err = s.FlagCopy().CopyFlagSettings(ctx, dave, dev.ID, "quiet", prod.ID, flagcopy.CopyFlagSettingsInput{Options: &flagcopy.FlagSettingCopyOptions{OnOffState: true}})
 	storetest.WantRule(t, "copy settings that turn a flag on", err, "ChangeRequestRequired")
 	for _, key := range []string{"banner", "pay-2"} {
 		if used, err := s.Flags().FlagKeyUsed(ctx, owner, prod.ID, key); err != nil || used {
@@ -144,12 +145,12 @@ func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 	if _, err := s.Flags().ToggleFlag(ctx, dave, dev.ID, "banner", false, flagstore.Change{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Flags().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
+	_, err = s.FlagCopy().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagcopy.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
 	storetest.WantRule(t, "copy a flag that is off", err, "ChangeRequestRequired")
 	_, err = s.Flags().CloneFlag(ctx, dave, prod.ID, "quiet", flagstore.CloneFlagInput{Name: "Quiet 2", Key: "quiet-2"})
 	storetest.WantRule(t, "clone a flag that is off", err, "ChangeRequestRequired")
 	req := flagstore.NewFlagRequest{Reason: "bring it in", Reviewers: []uuid.UUID{bob.UserID}}
-	if got, err := s.Flags().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagstore.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID},
+	if got, err := s.FlagCopy().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagcopy.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID},
 		NewFlagRequest: req}); err != nil || got.CopiedCount != 1 || len(got.PendingApproval) != 1 {
 		t.Fatalf("copy a flag that is off with a change request: %+v, %v", got, err)
 	}

@@ -1,10 +1,11 @@
-package flagstore
+package flagcopy
 
 import (
 	"encoding/json"
 	"math"
 	"slices"
 
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/google/uuid"
 )
 
@@ -24,15 +25,15 @@ type OnOffDiff struct {
 // VariationsDiff compares the values a flag can serve (Bunting's addition to
 // FeatBit's FlagDiff): different when a value is on one side only.
 type VariationsDiff struct {
-	Source      []Variation `json:"source"`
-	Target      []Variation `json:"target"`
-	IsDifferent bool        `json:"isDifferent"`
+	Source      []flagstore.Variation `json:"source"`
+	Target      []flagstore.Variation `json:"target"`
+	IsDifferent bool                  `json:"isDifferent"`
 }
 
 // VariationUsers are the individual targets of one variation.
 type VariationUsers struct {
-	Variation Variation `json:"variation"`
-	Users     []string  `json:"users"`
+	Variation flagstore.Variation `json:"variation"`
+	Users     []string            `json:"users"`
 }
 
 // IndividualTargetingDiff compares the targets of one variation value; a
@@ -46,23 +47,23 @@ type IndividualTargetingDiff struct {
 // TargetingRuleDiff pairs a rule with the other side's rule of the same
 // conditions; a side is nil when there is none.
 type TargetingRuleDiff struct {
-	Source      *FlagRule `json:"source"`
-	Target      *FlagRule `json:"target"`
-	IsDifferent bool      `json:"isDifferent"`
+	Source      *flagstore.FlagRule `json:"source"`
+	Target      *flagstore.FlagRule `json:"target"`
+	IsDifferent bool                `json:"isDifferent"`
 }
 
 // DefaultRuleDiff compares the default rules.
 type DefaultRuleDiff struct {
-	Source      Fallthrough `json:"source"`
-	Target      Fallthrough `json:"target"`
-	IsDifferent bool        `json:"isDifferent"`
+	Source      flagstore.Fallthrough `json:"source"`
+	Target      flagstore.Fallthrough `json:"target"`
+	IsDifferent bool                  `json:"isDifferent"`
 }
 
 // OffVariationDiff compares what the flags serve when off.
 type OffVariationDiff struct {
-	Source      *Variation `json:"source"`
-	Target      *Variation `json:"target"`
-	IsDifferent bool       `json:"isDifferent"`
+	Source      *flagstore.Variation `json:"source"`
+	Target      *flagstore.Variation `json:"target"`
+	IsDifferent bool                 `json:"isDifferent"`
 }
 
 // FlagDiff is FeatBit's FlagDiff, with the variations compared too.
@@ -108,7 +109,7 @@ func (o FlagDiffOverview) Same() bool {
 // DiffFlags compares source with target; segmentNames names the segments
 // either side's rules use (by id), so that two environments' segments of
 // the same name count as the same.
-func DiffFlags(source, target Flag, segmentNames map[string]string) FlagDiff {
+func DiffFlags(source, target flagstore.Flag, segmentNames map[string]string) FlagDiff {
 	d := FlagDiff{
 		OnOffState: OnOffDiff{source.IsEnabled, target.IsEnabled, source.IsEnabled != target.IsEnabled},
 		Variations: VariationsDiff{Source: source.Variations, Target: target.Variations,
@@ -126,7 +127,7 @@ func DiffFlags(source, target Flag, segmentNames map[string]string) FlagDiff {
 	return d
 }
 
-func variationValues(vs []Variation) []string {
+func variationValues(vs []flagstore.Variation) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
 		out[i] = v.Value
@@ -134,7 +135,7 @@ func variationValues(vs []Variation) []string {
 	return out
 }
 
-func variationByID(vs []Variation, id string) *Variation {
+func variationByID(vs []flagstore.Variation, id string) *flagstore.Variation {
 	for i := range vs {
 		if vs[i].ID == id {
 			return &vs[i]
@@ -143,7 +144,7 @@ func variationByID(vs []Variation, id string) *Variation {
 	return nil
 }
 
-func variationByValue(vs []Variation, value string) *Variation {
+func variationByValue(vs []flagstore.Variation, value string) *flagstore.Variation {
 	for i := range vs {
 		if vs[i].Value == value {
 			return &vs[i]
@@ -153,7 +154,7 @@ func variationByValue(vs []Variation, value string) *Variation {
 }
 
 // usersOf lists the individual targets served the variation with this id.
-func usersOf(f Flag, variationID string) []string {
+func usersOf(f flagstore.Flag, variationID string) []string {
 	users := []string{}
 	for _, t := range f.TargetUsers {
 		if t.VariationID == variationID {
@@ -163,7 +164,7 @@ func usersOf(f Flag, variationID string) []string {
 	return users
 }
 
-func diffTargets(source, target Flag) []IndividualTargetingDiff {
+func diffTargets(source, target flagstore.Flag) []IndividualTargetingDiff {
 	diffs := []IndividualTargetingDiff{}
 	for _, sv := range source.Variations {
 		src := &VariationUsers{Variation: sv, Users: usersOf(source, sv.ID)}
@@ -184,18 +185,18 @@ func diffTargets(source, target Flag) []IndividualTargetingDiff {
 	return diffs
 }
 
-func diffRules(source, target Flag, names map[string]string) []TargetingRuleDiff {
+func diffRules(source, target flagstore.Flag, names map[string]string) []TargetingRuleDiff {
 	diffs := []TargetingRuleDiff{}
 	matched := map[int]bool{}
 	for i := range source.Rules {
 		sr := &source.Rules[i]
-		j := slices.IndexFunc(target.Rules, func(tr FlagRule) bool {
+		j := slices.IndexFunc(target.Rules, func(tr flagstore.FlagRule) bool {
 			return sameConditions(sr.Conditions, tr.Conditions, names)
 		})
 		// A target rule answers one source rule: the next one of the same
 		// conditions answers the next.
 		for j >= 0 && matched[j] {
-			k := slices.IndexFunc(target.Rules[j+1:], func(tr FlagRule) bool {
+			k := slices.IndexFunc(target.Rules[j+1:], func(tr flagstore.FlagRule) bool {
 				return sameConditions(sr.Conditions, tr.Conditions, names)
 			})
 			if k < 0 {
@@ -223,19 +224,19 @@ func diffRules(source, target Flag, names map[string]string) []TargetingRuleDiff
 }
 
 // sameConditions tells whether two rules test the same things, in any order.
-func sameConditions(a, b []Condition, names map[string]string) bool {
+func sameConditions(a, b []flagstore.Condition, names map[string]string) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for _, c := range a {
-		if !slices.ContainsFunc(b, func(o Condition) bool { return sameCondition(c, o, names) }) {
+		if !slices.ContainsFunc(b, func(o flagstore.Condition) bool { return sameCondition(c, o, names) }) {
 			return false
 		}
 	}
 	return true
 }
 
-func sameCondition(a, b Condition, names map[string]string) bool {
+func sameCondition(a, b flagstore.Condition, names map[string]string) bool {
 	if a.Property != b.Property || a.Op != b.Op {
 		return false
 	}
@@ -246,7 +247,7 @@ func sameCondition(a, b Condition, names map[string]string) bool {
 	if json.Unmarshal([]byte(a.Value), &av) != nil || json.Unmarshal([]byte(b.Value), &bv) != nil {
 		return false
 	}
-	if a.Property == SegmentIn || a.Property == SegmentNotIn {
+	if a.Property == flagstore.SegmentIn || a.Property == flagstore.SegmentNotIn {
 		// Segments are per environment; the same name stands for the same group.
 		for i, id := range av {
 			av[i] = segmentKey(id, names)
@@ -273,7 +274,7 @@ func dispatchKey(k *string) string {
 }
 
 // servesDiffer compares two serves by the values they give and their shares.
-func servesDiffer(source, target Flag, sv, tv []RolloutVariation) bool {
+func servesDiffer(source, target flagstore.Flag, sv, tv []flagstore.RolloutVariation) bool {
 	if len(sv) != len(tv) {
 		return true
 	}
@@ -286,7 +287,7 @@ func servesDiffer(source, target Flag, sv, tv []RolloutVariation) bool {
 		if t == nil {
 			return true
 		}
-		i := slices.IndexFunc(tv, func(r RolloutVariation) bool { return r.ID == t.ID })
+		i := slices.IndexFunc(tv, func(r flagstore.RolloutVariation) bool { return r.ID == t.ID })
 		if i < 0 || !sameRollout(s, tv[i]) {
 			return true
 		}
@@ -294,7 +295,7 @@ func servesDiffer(source, target Flag, sv, tv []RolloutVariation) bool {
 	return false
 }
 
-func sameRollout(a, b RolloutVariation) bool {
+func sameRollout(a, b flagstore.RolloutVariation) bool {
 	const eps = 1e-9
 	if len(a.Rollout) != len(b.Rollout) || math.Abs(a.ExptRollout-b.ExptRollout) > eps {
 		return false

@@ -1,4 +1,4 @@
-package flagstore
+package flagcopy
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Comparing flags between two environments (flag_copy.go says what every
@@ -51,7 +52,7 @@ type CompareFlagOverview struct {
 
 // CompareOverview pages the source environment's flags and says, for each
 // target environment, which parts of each differ.
-func (s *Flags) CompareOverview(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, in CompareOverviewInput) (core.Paged[CompareFlagOverview], error) {
+func (s *FlagCopy) CompareOverview(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, in CompareOverviewInput) (core.Paged[CompareFlagOverview], error) {
 	targets := slices.Compact(slices.Clone(in.TargetEnvIDs))
 	if len(targets) == 0 || len(targets) > MaxCompareTargets {
 		return core.Paged[CompareFlagOverview]{}, core.Invalid("targetEnvIds_is_invalid")
@@ -68,7 +69,7 @@ func (s *Flags) CompareOverview(ctx context.Context, a *core.Actor, sourceEnvID 
 	if in.Filter.PageSize == 0 {
 		in.Filter.PageSize = core.DefaultPageSize
 	}
-	list, err := s.ListFlags(ctx, a, sourceEnvID, FlagFilter{Name: in.Filter.Name, Tags: in.Filter.Tags,
+	list, err := s.flags.ListFlags(ctx, a, sourceEnvID, flagstore.FlagFilter{Name: in.Filter.Name, Tags: in.Filter.Tags,
 		IsEnabled: in.Filter.IsEnabled, IsArchived: in.Filter.IsArchived, SortBy: in.Filter.SortBy,
 		Page: core.Page{Index: in.Filter.PageIndex, Size: in.Filter.PageSize}})
 	if err != nil {
@@ -87,10 +88,10 @@ func (s *Flags) CompareOverview(ctx context.Context, a *core.Actor, sourceEnvID 
 	if err != nil {
 		return core.Paged[CompareFlagOverview]{}, core.Translate(err)
 	}
-	byEnvKey := map[[2]string]Flag{}
+	byEnvKey := map[[2]string]flagstore.Flag{}
 	refs := map[uuid.UUID][]uuid.UUID{} // segments named, by the environment naming them
 	for _, r := range rows {
-		f, err := FlagFrom(r)
+		f, err := flagstore.FlagFrom(r)
 		if err != nil {
 			return core.Paged[CompareFlagOverview]{}, err
 		}
@@ -137,11 +138,11 @@ func (s *Flags) CompareOverview(ctx context.Context, a *core.Actor, sourceEnvID 
 
 // relatedSegmentNames names the segments each side's rules use, each as
 // seen from its own environment (the source's env is the flag's own).
-func (s *Flags) relatedSegmentNames(ctx context.Context, target core.EnvRow, source, tgt Flag) (map[string]string, error) {
+func (s *FlagCopy) relatedSegmentNames(ctx context.Context, target core.EnvRow, source, tgt flagstore.Flag) (map[string]string, error) {
 	names := map[string]string{}
 	for _, side := range []struct {
 		envID uuid.UUID
-		flag  Flag
+		flag  flagstore.Flag
 	}{{source.EnvID, source}, {target.Environment.ID, tgt}} {
 		ids := flagSegmentIDs(side.flag)
 		if len(ids) == 0 {
@@ -175,11 +176,11 @@ type KeyValue struct {
 // the names of the segments their rules use, and whether the source's rules
 // can be copied (every segment they use is visible in the target).
 type CompareFlagDetail struct {
-	Source          Flag       `json:"source"`
-	Target          Flag       `json:"target"`
-	Diff            FlagDiff   `json:"diff"`
-	RelatedSegments []KeyValue `json:"relatedSegments"`
-	IsRulesCopyable bool       `json:"isRulesCopyable"`
+	Source          flagstore.Flag `json:"source"`
+	Target          flagstore.Flag `json:"target"`
+	Diff            FlagDiff       `json:"diff"`
+	RelatedSegments []KeyValue     `json:"relatedSegments"`
+	IsRulesCopyable bool           `json:"isRulesCopyable"`
 	// SourceEnv and TargetEnv name the two environments ("Project/Env").
 	SourceEnv string `json:"sourceEnv"`
 	TargetEnv string `json:"targetEnv"`
@@ -194,20 +195,17 @@ func (d CompareFlagDetail) SegmentNames() map[string]string {
 	return m
 }
 
-// projectEnv names an environment as FeatBit's history does: "Project/Env".
-func projectEnv(env core.EnvRow) string { return env.ProjectName + "/" + env.Environment.Name }
-
 // ErrNotInTarget: the target environment has no flag of the compared key.
 var ErrNotInTarget = fmt.Errorf("%w: no flag of this key in the target environment", core.ErrNotFound)
 
 // CompareFlag compares a flag with the flag of the same key in the target
 // environment; ErrNotInTarget when the target has none.
-func (s *Flags) CompareFlag(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (*CompareFlagDetail, error) {
+func (s *FlagCopy) CompareFlag(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (*CompareFlagDetail, error) {
 	srcEnv, tgtEnv, err := s.compareEnvs(ctx, a, sourceEnvID, targetEnvID)
 	if err != nil {
 		return nil, err
 	}
-	src, err := s.GetFlag(ctx, a, sourceEnvID, key)
+	src, err := s.flags.GetFlag(ctx, a, sourceEnvID, key)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +215,7 @@ func (s *Flags) CompareFlag(ctx context.Context, a *core.Actor, sourceEnvID uuid
 	} else if err != nil {
 		return nil, err
 	}
-	tgt, err := FlagFrom(row)
+	tgt, err := flagstore.FlagFrom(row)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +228,7 @@ func (s *Flags) CompareFlag(ctx context.Context, a *core.Actor, sourceEnvID uuid
 		return nil, err
 	}
 	d := &CompareFlagDetail{Source: src, Target: tgt, Diff: DiffFlags(src, tgt, names), RelatedSegments: []KeyValue{},
-		IsRulesCopyable: len(missing) == 0, SourceEnv: projectEnv(srcEnv), TargetEnv: projectEnv(tgtEnv)}
+		IsRulesCopyable: len(missing) == 0, SourceEnv: flagstore.ProjectEnv(srcEnv), TargetEnv: flagstore.ProjectEnv(tgtEnv)}
 	for id, name := range names {
 		d.RelatedSegments = append(d.RelatedSegments, KeyValue{id, name})
 	}

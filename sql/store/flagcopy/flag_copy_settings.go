@@ -1,4 +1,4 @@
-package flagstore
+package flagcopy
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Copying a flag's settings to its namesake in another environment
@@ -78,7 +79,7 @@ func (o *FlagSettingCopyOptions) check() (access.Action, error) {
 
 // CopySettingsPlan is what copying settings would do to the target flag.
 type CopySettingsPlan struct {
-	Before, After Flag
+	Before, After flagstore.Flag
 	// Comment is the target's history entry's comment.
 	Comment string
 	// SegmentNames names the segments either flag's rules use, by id.
@@ -90,11 +91,11 @@ type CopySettingsPlan struct {
 // copySettingsFlags loads both sides of a settings copy: the environments,
 // the source flag, the target's flag of the same key, and the names of the
 // segments either side's rules use.
-func (s *Flags) copySettingsFlags(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (srcEnv, tgtEnv core.EnvRow, src, tgt Flag, names map[string]string, err error) {
+func (s *FlagCopy) copySettingsFlags(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (srcEnv, tgtEnv core.EnvRow, src, tgt flagstore.Flag, names map[string]string, err error) {
 	if srcEnv, tgtEnv, src, names, err = s.copySettingsSource(ctx, a, sourceEnvID, key, targetEnvID); err != nil {
 		return
 	}
-	if tgt, err = s.GetFlag(ctx, a, targetEnvID, key); err != nil {
+	if tgt, err = s.flags.GetFlag(ctx, a, targetEnvID, key); err != nil {
 		return
 	}
 	err = s.addSegmentNames(ctx, tgtEnv, tgt, names)
@@ -103,7 +104,7 @@ func (s *Flags) copySettingsFlags(ctx context.Context, a *core.Actor, sourceEnvI
 
 // PreviewCopyFlagSettings says what copying settings would change in the
 // target flag, without changing it.
-func (s *Flags) PreviewCopyFlagSettings(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID, in CopyFlagSettingsInput) (CopySettingsPlan, error) {
+func (s *FlagCopy) PreviewCopyFlagSettings(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID, in CopyFlagSettingsInput) (CopySettingsPlan, error) {
 	if _, err := in.Options.check(); err != nil {
 		return CopySettingsPlan{}, err
 	}
@@ -114,44 +115,44 @@ func (s *Flags) PreviewCopyFlagSettings(ctx context.Context, a *core.Actor, sour
 	after := tgt.Clone()
 	copySettings(src, &after, names, *in.Options)
 	plan := CopySettingsPlan{Before: tgt, After: after, Comment: copySettingsComment(srcEnv), SegmentNames: names}
-	plan.Refused = RequireFlagActions(a, tgtEnv, FlagChangeActions(tgt, after), tgt, after)
+	plan.Refused = flagstore.RequireFlagActions(a, tgtEnv, flagstore.FlagChangeActions(tgt, after), tgt, after)
 	if plan.Refused == nil && tgt.IsArchived {
-		plan.Refused = ErrFlagIsArchived
+		plan.Refused = flagstore.ErrFlagIsArchived
 	}
 	if plan.Refused == nil {
 		var v core.Validator
-		refs := CheckFlag(&v, &after)
+		refs := flagstore.CheckFlag(&v, &after)
 		if plan.Refused = v.Err(); plan.Refused == nil {
-			plan.Refused = s.CheckSegmentRefs(ctx, s.core.Q, tgtEnv, after.Rules, refs)
+			plan.Refused = s.flags.CheckSegmentRefs(ctx, s.core.Q, tgtEnv, after.Rules, refs)
 		}
 	}
 	return plan, nil
 }
 
 func copySettingsComment(src core.EnvRow) string {
-	return fmt.Sprintf("Copy flag settings from %q", projectEnv(src))
+	return fmt.Sprintf("Copy flag settings from %q", flagstore.ProjectEnv(src))
 }
 
 // copySettingsSource loads the environments and the source flag of a
 // settings copy, and the names of the segments the source uses.
-func (s *Flags) copySettingsSource(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (core.EnvRow, core.EnvRow, Flag, map[string]string, error) {
+func (s *FlagCopy) copySettingsSource(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID) (core.EnvRow, core.EnvRow, flagstore.Flag, map[string]string, error) {
 	srcEnv, tgtEnv, err := s.compareEnvs(ctx, a, sourceEnvID, targetEnvID)
 	if err != nil {
-		return core.EnvRow{}, core.EnvRow{}, Flag{}, nil, err
+		return core.EnvRow{}, core.EnvRow{}, flagstore.Flag{}, nil, err
 	}
-	src, err := s.GetFlag(ctx, a, sourceEnvID, key)
+	src, err := s.flags.GetFlag(ctx, a, sourceEnvID, key)
 	if err != nil {
-		return core.EnvRow{}, core.EnvRow{}, Flag{}, nil, err
+		return core.EnvRow{}, core.EnvRow{}, flagstore.Flag{}, nil, err
 	}
 	names := map[string]string{}
 	if err := s.addSegmentNames(ctx, srcEnv, src, names); err != nil {
-		return core.EnvRow{}, core.EnvRow{}, Flag{}, nil, err
+		return core.EnvRow{}, core.EnvRow{}, flagstore.Flag{}, nil, err
 	}
 	return srcEnv, tgtEnv, src, names, nil
 }
 
 // addSegmentNames adds the names of the segments f's rules use, as env sees them.
-func (s *Flags) addSegmentNames(ctx context.Context, env core.EnvRow, f Flag, names map[string]string) error {
+func (s *FlagCopy) addSegmentNames(ctx context.Context, env core.EnvRow, f flagstore.Flag, names map[string]string) error {
 	segs, err := s.visibleSegments(ctx, s.core.Q, env, flagSegmentIDs(f))
 	for _, sg := range segs {
 		names[sg.ID.String()] = sg.Name
@@ -162,16 +163,16 @@ func (s *Flags) addSegmentNames(ctx context.Context, env core.EnvRow, f Flag, na
 // CopyFlagSettings copies the chosen settings of a flag to the flag of the
 // same key in the target environment: one change of that flag, checked,
 // validated, recorded in its history and sent to SDKs as any other.
-func (s *Flags) CopyFlagSettings(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID, in CopyFlagSettingsInput) (Flag, error) {
+func (s *FlagCopy) CopyFlagSettings(ctx context.Context, a *core.Actor, sourceEnvID uuid.UUID, key string, targetEnvID uuid.UUID, in CopyFlagSettingsInput) (flagstore.Flag, error) {
 	action, err := in.Options.check()
 	if err != nil {
-		return Flag{}, err
+		return flagstore.Flag{}, err
 	}
 	srcEnv, _, src, _, names, err := s.copySettingsFlags(ctx, a, sourceEnvID, key, targetEnvID)
 	if err != nil {
-		return Flag{}, err
+		return flagstore.Flag{}, err
 	}
-	return s.changeFlag(ctx, a, targetEnvID, key, Change{Comment: copySettingsComment(srcEnv)}, action, func(f *Flag) error {
+	return s.flags.ChangeFlag(ctx, a, targetEnvID, key, flagstore.Change{Comment: copySettingsComment(srcEnv)}, action, func(f *flagstore.Flag) error {
 		copySettings(src, f, names, *in.Options)
 		return nil
 	})
@@ -181,7 +182,7 @@ func (s *Flags) CopyFlagSettings(ctx context.Context, a *core.Actor, sourceEnvID
 // adds the source's variations the target lacks, then copies the chosen
 // settings, mapping variations by value. A setting that already serves the
 // same is left as it is, so the history says only what changed.
-func copySettings(source Flag, target *Flag, names map[string]string, o FlagSettingCopyOptions) {
+func copySettings(source flagstore.Flag, target *flagstore.Flag, names map[string]string, o FlagSettingCopyOptions) {
 	if o.OnOffState {
 		target.IsEnabled = source.IsEnabled
 	}
@@ -202,16 +203,16 @@ func copySettings(source Flag, target *Flag, names map[string]string, o FlagSett
 		}
 		return sourceID
 	}
-	mapServe := func(rv []RolloutVariation) []RolloutVariation {
-		out := make([]RolloutVariation, len(rv))
+	mapServe := func(rv []flagstore.RolloutVariation) []flagstore.RolloutVariation {
+		out := make([]flagstore.RolloutVariation, len(rv))
 		for i, r := range rv {
-			out[i] = RolloutVariation{ID: mapID(r.ID), Rollout: slices.Clone(r.Rollout), ExptRollout: r.ExptRollout}
+			out[i] = flagstore.RolloutVariation{ID: mapID(r.ID), Rollout: slices.Clone(r.Rollout), ExptRollout: r.ExptRollout}
 		}
 		return out
 	}
 	diff := DiffFlags(source, *target, names)
 	if o.IndividualTargeting.Copy && diff.Overview(uuid.Nil).IndividualTargeting {
-		var users []TargetUser
+		var users []flagstore.TargetUser
 		for _, tv := range target.Variations {
 			var keys []string
 			if sv := variationByValue(source.Variations, tv.Value); sv != nil {
@@ -222,13 +223,13 @@ func copySettings(source Flag, target *Flag, names map[string]string, o FlagSett
 			}
 			keys = slices.Compact(dedupe(keys))
 			if len(keys) > 0 {
-				users = append(users, TargetUser{VariationID: tv.ID, KeyIDs: keys})
+				users = append(users, flagstore.TargetUser{VariationID: tv.ID, KeyIDs: keys})
 			}
 		}
 		target.TargetUsers = core.OrEmpty(users)
 	}
 	if o.TargetingRule.Copy && diff.Overview(uuid.Nil).TargetingRule {
-		var rules []FlagRule
+		var rules []flagstore.FlagRule
 		if o.TargetingRule.Mode == CopyAppend {
 			rules = append(rules, target.Rules...)
 		}

@@ -1,4 +1,4 @@
-package flagstore
+package flagcopy
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // Comparing and copying flags between two environments of an organization
@@ -27,7 +28,7 @@ const MaxCopyFlags = 100
 
 // compareEnvs loads the source (readable) and a target (readable, and not
 // the source) of a comparison or copy.
-func (s *Flags) compareEnvs(ctx context.Context, a *core.Actor, sourceID, targetID uuid.UUID) (core.EnvRow, core.EnvRow, error) {
+func (s *FlagCopy) compareEnvs(ctx context.Context, a *core.Actor, sourceID, targetID uuid.UUID) (core.EnvRow, core.EnvRow, error) {
 	if sourceID == targetID {
 		return core.EnvRow{}, core.EnvRow{}, core.Invalid("targetEnvId_is_invalid")
 	}
@@ -40,14 +41,14 @@ func (s *Flags) compareEnvs(ctx context.Context, a *core.Actor, sourceID, target
 }
 
 // flagsByIDs reads some flags of an environment by id.
-func (s *Flags) flagsByIDs(ctx context.Context, q *db.Queries, envID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]Flag, error) {
+func (s *FlagCopy) flagsByIDs(ctx context.Context, q *db.Queries, envID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]flagstore.Flag, error) {
 	rows, err := q.FlagsByIDs(ctx, db.FlagsByIDsParams{EnvID: envID, Ids: ids})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
-	out := make(map[uuid.UUID]Flag, len(rows))
+	out := make(map[uuid.UUID]flagstore.Flag, len(rows))
 	for _, r := range rows {
-		f, err := FlagFrom(r)
+		f, err := flagstore.FlagFrom(r)
 		if err != nil {
 			return nil, err
 		}
@@ -57,11 +58,11 @@ func (s *Flags) flagsByIDs(ctx context.Context, q *db.Queries, envID uuid.UUID, 
 }
 
 // flagSegmentIDs lists the segments a flag's rules name.
-func flagSegmentIDs(f Flag) []uuid.UUID {
+func flagSegmentIDs(f flagstore.Flag) []uuid.UUID {
 	var ids []uuid.UUID
 	for _, r := range f.Rules {
 		for _, c := range r.Conditions {
-			if c.Property != SegmentIn && c.Property != SegmentNotIn {
+			if c.Property != flagstore.SegmentIn && c.Property != flagstore.SegmentNotIn {
 				continue
 			}
 			var named []string
@@ -77,21 +78,21 @@ func flagSegmentIDs(f Flag) []uuid.UUID {
 }
 
 // visibleSegments returns those of some segments visible in env.
-func (s *Flags) visibleSegments(ctx context.Context, q *db.Queries, env core.EnvRow, ids []uuid.UUID) ([]Segment, error) {
+func (s *FlagCopy) visibleSegments(ctx context.Context, q *db.Queries, env core.EnvRow, ids []uuid.UUID) ([]flagstore.Segment, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	rows, err := q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: ids,
-		EnvID: env.Environment.ID, Scopes: EnvScopes(env)})
+		EnvID: env.Environment.ID, Scopes: flagstore.EnvScopes(env)})
 	if err != nil {
 		return nil, core.Translate(err)
 	}
-	return SegmentsFrom(rows)
+	return flagstore.SegmentsFrom(rows)
 }
 
 // environmentByID loads an environment of an organization, with no check:
 // for callers that checked it already.
-func (s *Flags) environmentByID(ctx context.Context, orgID, envID uuid.UUID) (core.EnvRow, error) {
+func (s *FlagCopy) environmentByID(ctx context.Context, orgID, envID uuid.UUID) (core.EnvRow, error) {
 	row, err := s.core.Q.GetEnvironment(ctx, db.GetEnvironmentParams{OrganizationID: orgID, ID: envID})
 	return core.EnvRow{GetEnvironmentRow: row}, core.Translate(err)
 }
@@ -105,7 +106,7 @@ type NamedSegment struct {
 // segmentsNotVisible lists the segments f's rules use that target cannot
 // use: not visible there (an environment-specific segment of another
 // environment, a shared one whose scopes leave it out) or archived.
-func (s *Flags) segmentsNotVisible(ctx context.Context, q *db.Queries, target core.EnvRow, f Flag) ([]NamedSegment, error) {
+func (s *FlagCopy) segmentsNotVisible(ctx context.Context, q *db.Queries, target core.EnvRow, f flagstore.Flag) ([]NamedSegment, error) {
 	ids := flagSegmentIDs(f)
 	if len(ids) == 0 {
 		return nil, nil
@@ -129,7 +130,7 @@ func (s *Flags) segmentsNotVisible(ctx context.Context, q *db.Queries, target co
 
 // segmentName names any segment of an organization, for a message; an
 // unknown one is "a deleted segment", as the history says.
-func (s *Flags) segmentName(ctx context.Context, q *db.Queries, orgID, id uuid.UUID) string {
+func (s *FlagCopy) segmentName(ctx context.Context, q *db.Queries, orgID, id uuid.UUID) string {
 	row, err := q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: orgID, ID: id})
 	if err != nil {
 		return "a deleted segment"
@@ -172,7 +173,7 @@ func copyIDs(ids []uuid.UUID) ([]uuid.UUID, error) {
 
 // CopyToEnvPrecheck says, for each flag, what copying it to the target
 // environment would run into. Every id must be a flag of the source.
-func (s *Flags) CopyToEnvPrecheck(ctx context.Context, a *core.Actor, sourceEnvID, targetEnvID uuid.UUID, flagIDs []uuid.UUID) ([]CopyToEnvPrecheckResult, error) {
+func (s *FlagCopy) CopyToEnvPrecheck(ctx context.Context, a *core.Actor, sourceEnvID, targetEnvID uuid.UUID, flagIDs []uuid.UUID) ([]CopyToEnvPrecheckResult, error) {
 	ids, err := copyIDs(flagIDs)
 	if err != nil {
 		return nil, err
@@ -187,14 +188,14 @@ func (s *Flags) CopyToEnvPrecheck(ctx context.Context, a *core.Actor, sourceEnvI
 // mayCopyFlagTo checks that a person may copy src from srcEnv into tgtEnv:
 // CopyFlagTo on it where it is (FeatBit's action, which its UI checks before
 // it offers the copy) and CreateFlag for it in the target.
-func mayCopyFlagTo(a *core.Actor, srcEnv, tgtEnv core.EnvRow, src Flag) error {
-	if err := a.Require(access.CopyFlagTo, flagRN(srcEnv, src.Key, src.Tags)); err != nil {
+func mayCopyFlagTo(a *core.Actor, srcEnv, tgtEnv core.EnvRow, src flagstore.Flag) error {
+	if err := a.Require(access.CopyFlagTo, flagstore.EnvFlagRN(srcEnv, src.Key, src.Tags)); err != nil {
 		return err
 	}
-	return a.Require(access.CreateFlag, flagRN(tgtEnv, src.Key, src.Tags))
+	return a.Require(access.CreateFlag, flagstore.EnvFlagRN(tgtEnv, src.Key, src.Tags))
 }
 
-func (s *Flags) precheck(ctx context.Context, q *db.Queries, a *core.Actor, srcEnv, tgtEnv core.EnvRow, ids []uuid.UUID) ([]CopyToEnvPrecheckResult, error) {
+func (s *FlagCopy) precheck(ctx context.Context, q *db.Queries, a *core.Actor, srcEnv, tgtEnv core.EnvRow, ids []uuid.UUID) ([]CopyToEnvPrecheckResult, error) {
 	flags, err := s.flagsByIDs(ctx, q, srcEnv.Environment.ID, ids)
 	if err != nil {
 		return nil, err
@@ -236,11 +237,11 @@ func (s *Flags) precheck(ctx context.Context, q *db.Queries, a *core.Actor, srcE
 // newProperties names the user properties the rules test that the target
 // environment has not seen (FeatBit's GetNewProperties): a copy adds them
 // there, so its rule editors suggest them.
-func newProperties(rules []FlagRule, known []string) []string {
+func newProperties(rules []flagstore.FlagRule, known []string) []string {
 	out := []string{}
 	for _, r := range rules {
 		for _, c := range r.Conditions {
-			if c.Property == SegmentIn || c.Property == SegmentNotIn || c.Property == "keyId" || c.Property == "name" {
+			if c.Property == flagstore.SegmentIn || c.Property == flagstore.SegmentNotIn || c.Property == "keyId" || c.Property == "name" {
 				continue
 			}
 			if !slices.Contains(known, c.Property) && !slices.Contains(out, c.Property) {
@@ -251,8 +252,8 @@ func newProperties(rules []FlagRule, known []string) []string {
 	return out
 }
 
-func hasTargets(f Flag) bool {
-	return slices.ContainsFunc(f.TargetUsers, func(t TargetUser) bool { return len(t.KeyIDs) > 0 })
+func hasTargets(f flagstore.Flag) bool {
+	return slices.ContainsFunc(f.TargetUsers, func(t flagstore.TargetUser) bool { return len(t.KeyIDs) > 0 })
 }
 
 // CopyToEnvInput is FeatBit's CopyToEnv body. PrecheckResults are accepted
@@ -262,14 +263,14 @@ type CopyToEnvInput struct {
 	PrecheckResults []json.RawMessage `json:"precheckResults"`
 	// NewFlagRequest is the change request each copy comes in with where
 	// the target environment's changes need approval: one per flag.
-	NewFlagRequest
+	flagstore.NewFlagRequest
 }
 
 // CopyToEnvResult is FeatBit's CopyToEnvResult, with the change requests
 // the copies came in with where the target's changes need approval.
 type CopyToEnvResult struct {
-	CopiedCount     int               `json:"copiedCount"`
-	PendingApproval []RequestedChange `json:"pendingApproval,omitempty"`
+	CopiedCount     int                         `json:"copiedCount"`
+	PendingApproval []flagstore.RequestedChange `json:"pendingApproval,omitempty"`
 }
 
 // CopyToEnv copies flags to another environment as new flags of the same
@@ -278,7 +279,7 @@ type CopyToEnvResult struct {
 // segment the target cannot; a key taken in the target refuses the whole
 // copy, naming each such flag. Each copy needs CopyFlagTo on the flag and
 // CreateFlag in the target.
-func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targetEnvID uuid.UUID, in CopyToEnvInput) (CopyToEnvResult, error) {
+func (s *FlagCopy) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targetEnvID uuid.UUID, in CopyToEnvInput) (CopyToEnvResult, error) {
 	ids, err := copyIDs(in.FlagIDs)
 	if err != nil {
 		return CopyToEnvResult{}, err
@@ -287,12 +288,12 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 	if err != nil {
 		return CopyToEnvResult{}, err
 	}
-	if err := MayCreateFlag(a, tgtEnv); err != nil {
+	if err := flagstore.MayCreateFlag(a, tgtEnv); err != nil {
 		return CopyToEnvResult{}, err
 	}
-	comment := fmt.Sprintf("Copied from %q", projectEnv(srcEnv))
+	comment := fmt.Sprintf("Copied from %q", flagstore.ProjectEnv(srcEnv))
 	var copied int
-	var requested []RequestedChange
+	var requested []flagstore.RequestedChange
 	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		checks, err := s.precheck(ctx, q, a, srcEnv, tgtEnv, ids)
 		if err != nil {
@@ -306,7 +307,7 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 		for i, c := range checks {
 			if !c.KeyCheck {
 				verr.Details = append(verr.Details, core.FieldProblem{Path: fmt.Sprintf("flagIds[%d]", i), Code: "key_is_used",
-					Message: fmt.Sprintf("a flag with key %s already exists in %s", c.Key, projectEnv(tgtEnv))})
+					Message: fmt.Sprintf("a flag with key %s already exists in %s", c.Key, flagstore.ProjectEnv(tgtEnv))})
 			}
 		}
 		if len(verr.Details) > 0 {
@@ -320,9 +321,9 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 			}
 			f := src.Clone()
 			f.ID, f.EnvID, f.Revision, f.CreatorID, f.UpdatorID = uuid.New(), targetEnvID, uuid.New(), core.ActorID(a), core.ActorID(a)
-			f.IsArchived, f.TargetUsers = false, []TargetUser{}
+			f.IsArchived, f.TargetUsers = false, []flagstore.TargetUser{}
 			if !checks[i].TargetRuleCheck {
-				f.Rules = []FlagRule{}
+				f.Rules = []flagstore.FlagRule{}
 			} else if len(checks[i].NewProperties) > 0 {
 				if err := q.AddEndUserPropertyNames(ctx, db.AddEndUserPropertyNamesParams{EnvID: targetEnvID,
 					Names: checks[i].NewProperties, MaxProperties: core.MaxEndUserProperties}); err != nil {
@@ -330,11 +331,11 @@ func (s *Flags) CopyToEnv(ctx context.Context, a *core.Actor, sourceEnvID, targe
 				}
 			}
 			var v core.Validator
-			refs := CheckFlag(&v, &f)
+			refs := flagstore.CheckFlag(&v, &f)
 			if err := v.Err(); err != nil {
 				return err
 			}
-			_, cr, err := s.InsertFlag(ctx, q, a, tgtEnv, f, refs, comment, in.NewFlagRequest)
+			_, cr, err := s.flags.InsertFlag(ctx, q, a, tgtEnv, f, refs, comment, in.NewFlagRequest)
 			if err != nil {
 				return err
 			}
