@@ -254,6 +254,15 @@ func TestProfileName(t *testing.T) {
 	if got := attr(input(b.last.must("profile-form"), "name"), "value"); got != "Ann Owner" {
 		t.Errorf("name shown %q", got)
 	}
+	// A form without the name field names nothing to change: refused, the
+	// name kept (an empty name would ask for the email's).
+	b.post("/profile", url.Values{"nickname": {"x"}}).status(http.StatusBadRequest)
+	if got := b.last.text("error-name"); got == "" {
+		t.Error("a form without a name: no problem shown on the field")
+	}
+	if got := attr(input(b.get("/profile").must("profile-form"), "name"), "value"); got != "Ann Owner" {
+		t.Errorf("after a form without a name, the name is %q, want it kept", got)
+	}
 }
 
 func countProjects(a *app) int {

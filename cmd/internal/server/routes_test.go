@@ -33,9 +33,6 @@ const routeHeapLimit = 48 << 20
 // last, as signing out ends the caller's session.
 var bodyIgnored = []string{
 	"POST /get-started/skip", // skipping the guide is all it does
-	// A profile form without a name clears the name to the email's (the
-	// store's rule for an empty name), so a junk body is that change.
-	"POST /profile",
 	"POST /api/v1/identity/logout",
 }
 
