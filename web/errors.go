@@ -90,6 +90,8 @@ var ruleMessages = map[string]string{
 	"ChangeRequestDeclined":        "This change request was declined and cannot be applied.",
 	"ChangeRequestAlreadyApplied":  "This change request has already been applied.",
 	"ChangeRequestIsScheduled":     "This change request is scheduled: it applies at its time once approved.",
+	"FlagAwaitsApproval": "This new flag waits for the change request that brings it in: approved and applied, it restores the flag; " +
+		"declined or withdrawn, it removes the flag. It cannot be restored or deleted otherwise.",
 }
 
 // approvalWords say, by what needed approval, why a change was refused

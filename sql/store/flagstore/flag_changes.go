@@ -78,6 +78,9 @@ func (s *Flags) DeleteFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 		if err := approvalRequired(env, &before, nil); err != nil {
 			return err
 		}
+		if err := pendingNewFlag(ctx, q, before); err != nil {
+			return err
+		}
 		if ch.Revision != nil && *ch.Revision != before.Revision {
 			return core.ErrConflict
 		}

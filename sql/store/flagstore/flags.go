@@ -284,6 +284,11 @@ func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Act
 		if err := approvalRequired(env, &before, &after); err != nil {
 			return Flag{}, err
 		}
+		if before.IsArchived && !after.IsArchived {
+			if err := pendingNewFlag(ctx, q, before); err != nil {
+				return Flag{}, err
+			}
+		}
 	}
 	var v core.Validator
 	refs := checkFlag(&v, &after)
