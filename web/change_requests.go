@@ -234,10 +234,9 @@ func (p *pages) changeRequestAction(c echo.Context, done func(flagstore.FlagChan
 }
 
 // requestDone is where a done action on a change request leads: its message
-// and next;
-// a new flag's request declined or withdrawn removed the flag (the store's
-// removeNewFlag), and with it the request, so it leads to the flag list and
-// says so.
+// and next. A new flag's request declined or withdrawn (how says which)
+// removed the flag (the store's removeNewFlag), and with it the request, so
+// it leads to the flag list and says so.
 func requestDone(message string, next func(flagstore.FlagChangeRequest) string, how string) func(flagstore.FlagChangeRequest) (string, string) {
 	return func(cr flagstore.FlagChangeRequest) (string, string) {
 		if cr.NewFlag && how != "" {
