@@ -66,8 +66,9 @@ func TestNewFlagAnswersNameTheirChangeRequest(t *testing.T) {
 // new flag whose change request is declined, or withdrawn by its author,
 // is gone (GET 404), its key free for a flag with a new request, and the
 // environment's history says what happened; a pending flag cannot be
-// restored or deleted around its request. Approved and applied, a flag of
-// that key comes in as before.
+// restored or deleted around its request, also once approval is turned
+// off (422 FlagAwaitsApproval). Approved and applied, a flag of that key
+// comes in as before.
 func TestDeclinedOrWithdrawnNewFlagIsRemoved(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
@@ -133,4 +134,15 @@ func TestDeclinedOrWithdrawnNewFlagIsRemoved(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM feature_flags WHERE env_id = $1`, prod.ID); n != 1 {
 		t.Fatalf("Prod holds %d flags, want only the approved one", n)
 	}
+
+	// Approval turned off while a new flag waits: it is still its request's.
+	ship := decode[flagstore.CreatedFlag](t, s.do("POST", flags, dave, map[string]any{"name": "Ship", "key": "ship",
+		"reason": "launch", "reviewers": []uuid.UUID{ownerID}}).ok(t))
+	s.do("PUT", "/api/v1/projects/"+prod.ProjectID.String()+"/envs/"+prod.ID.String(), s.owner, map[string]any{
+		"name": prod.Name, "settings": map[string]any{"requireChangeComment": false, "changeRequest": map[string]any{
+			"isEnabled": false, "approvalsRequired": 1, "approverMemberIds": []uuid.UUID{ownerID}, "approverGroupIds": []string{}}}}).ok(t)
+	s.do("PUT", flags+"/ship/restore", s.owner, nil).fails(t, http.StatusUnprocessableEntity, "FlagAwaitsApproval")
+	s.do("DELETE", flags+"/ship", s.owner, nil).fails(t, http.StatusUnprocessableEntity, "FlagAwaitsApproval")
+	s.do("PUT", flags+"/change-requests/"+ship.PendingApproval.ChangeRequestID.String()+"/decline", s.owner, nil).ok(t)
+	s.do("GET", flags+"/ship", s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 }
