@@ -165,7 +165,8 @@ func TestCopyingFlagsWhereTheTargetNeedsApproval(t *testing.T) {
 
 // TestDecliningOrWithdrawingANewFlag: in Prod, whose changes need the
 // owner's approval, the change request of a flag a Developer created says
-// that declining removes the new flag. The owner declines it on its page:
+// that declining removes the new flag, and the owner cannot delete the
+// flag around it. The owner declines it on its page:
 // the flag list says the flag was removed, its key is free, and the audit
 // log says why. Created again, its author withdraws it: the same.
 func TestDecliningOrWithdrawingANewFlag(t *testing.T) {
@@ -201,9 +202,15 @@ func TestDecliningOrWithdrawingANewFlag(t *testing.T) {
 		}
 	}
 
-	// Declined by the owner on the request's page.
+	// Declined by the owner on the request's page; deleting the pending
+	// flag on its own page is refused, saying its request decides.
 	href := create().url.Path
 	b := a.signedIn(ownerEmail, ownerPassword)
+	confirm := b.get("/flags/pay/delete").status(http.StatusOK)
+	b.post(confirm.formAction("confirm-form"), formValues(confirm.must("confirm-form"))).status(http.StatusUnprocessableEntity)
+	if got := b.last.text("form-error"); !strings.Contains(got, "waits for the change request that brings it in") {
+		t.Errorf("deleting the pending flag is refused saying %q", got)
+	}
 	form := b.get(href).status(http.StatusOK).must("cr-review-form")
 	if got := b.last.text("cr-new-flag"); !strings.Contains(got, "Declining or withdrawing it removes the new flag") {
 		t.Errorf("the reviewer is not told that declining removes the flag: %q", got)

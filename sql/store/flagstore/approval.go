@@ -31,6 +31,10 @@ const (
 	// ApprovalNewFlag is a flag created, cloned, copied in or imported, on
 	// or off, without the change request it comes in with (insertFlag).
 	ApprovalNewFlag = "NewFlag"
+	// ApprovalPendingFlag is restoring or deleting a pending new flag
+	// around the change request that brings it in (pendingNewFlag): only
+	// that request brings it in or removes it.
+	ApprovalPendingFlag = "PendingFlag"
 	// ApprovalSegment is a change to who is in a segment that flags of the
 	// environment use.
 	ApprovalSegment = "Segment"

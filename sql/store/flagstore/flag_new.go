@@ -171,12 +171,14 @@ func (s *Flags) NewFlagApprovers(ctx context.Context, a *core.Actor, envID uuid.
 // request restores it; declined or withdrawn, it removes it.
 var ErrFlagAwaitsApproval = &core.RuleError{Code: "FlagAwaitsApproval"}
 
-// pendingNewFlag refuses, with ErrFlagAwaitsApproval, a change of flag f's
-// archived state (restoring, deleting) made outside a change request while
-// a change request that brings f in (pendingFlag) is open. Only an archived
-// flag can have one: no other request or schedule is made on an archived
-// flag (createDraft).
-func pendingNewFlag(ctx context.Context, q *db.Queries, f Flag) error {
+// pendingNewFlag refuses a change of flag f's archived state (restoring,
+// deleting) made outside a change request while a change request that
+// brings f in (pendingFlag) is open: where env's changes need approval as
+// approvalRequired would (ChangeRequestRequired), but saying why
+// (ApprovalPendingFlag), elsewhere with ErrFlagAwaitsApproval. Only an
+// archived flag can have one: no other request or schedule is made on an
+// archived flag (createDraft).
+func pendingNewFlag(ctx context.Context, q *db.Queries, env core.EnvRow, f Flag) error {
 	if !f.IsArchived {
 		return nil
 	}
@@ -185,9 +187,13 @@ func pendingNewFlag(ctx context.Context, q *db.Queries, f Flag) error {
 		return err
 	}
 	for _, cr := range requests {
-		if cr.NewFlag {
-			return ErrFlagAwaitsApproval
+		if !cr.NewFlag {
+			continue
 		}
+		if approvalsNeeded(env.Environment) > 0 {
+			return &ApprovalError{Of: ApprovalPendingFlag, Env: projectEnv(env)}
+		}
+		return ErrFlagAwaitsApproval
 	}
 	return nil
 }
