@@ -175,6 +175,10 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 		flagstore.ChangeRequestDeclined: "Declined", flagstore.ChangeRequestApplied: "Applied"}[cr.Status], map[string]string{
 		flagstore.ChangeRequestPendingReview: "blue", flagstore.ChangeRequestApproved: "green",
 		flagstore.ChangeRequestDeclined: "amber", flagstore.ChangeRequestApplied: "gray"}[cr.Status]
+	if cr.NewFlag && cr.Status != flagstore.ChangeRequestApplied {
+		vm.NewFlag = "This change request brings in a new flag, which waits archived until it is approved and applied. " +
+			"Declining or withdrawing it removes the new flag, and its key is free to use again."
+	}
 	if cr.ScheduleID != nil {
 		vm.Scheduled = "Scheduled: it applies at its time once approved (see the flag's pending changes)."
 	}
@@ -207,9 +211,9 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 }
 
 // changeRequestAction runs an action on the change request of the path;
-// success goes to next with message, failure shows the request again with
-// the problem.
-func (p *pages) changeRequestAction(c echo.Context, message string, next func(flagstore.FlagChangeRequest) string,
+// success goes where done says with its message, failure shows the request
+// again with the problem.
+func (p *pages) changeRequestAction(c echo.Context, done func(flagstore.FlagChangeRequest) (message, next string),
 	do func(w workEnv, id uuid.UUID) error) error {
 	w, cr, err := p.pathChangeRequest(c)
 	if err != nil {
@@ -217,8 +221,9 @@ func (p *pages) changeRequestAction(c echo.Context, message string, next func(fl
 	}
 	id := cr.ID
 	if err = do(w, id); err == nil {
+		message, next := done(cr)
 		p.keepFlash(c, message)
-		return redirect(c, next(cr))
+		return redirect(c, next)
 	}
 	f := p.form(c, "change-request", changeRequestHref(id), map[string]string{"comment": c.FormValue("comment")})
 	status, err := changeProblems(err, &f, "comment")
@@ -228,17 +233,34 @@ func (p *pages) changeRequestAction(c echo.Context, message string, next func(fl
 	return p.changeRequestPage(c, status, &f)
 }
 
+// requestDone is where a done action on a change request leads: its message
+// and next. A new flag's request declined or withdrawn (how says which)
+// removed the flag (the store's removeNewFlag), and with it the request, so
+// it leads to the flag list and says so.
+func requestDone(message string, next func(flagstore.FlagChangeRequest) string, how string) func(flagstore.FlagChangeRequest) (string, string) {
+	return func(cr flagstore.FlagChangeRequest) (string, string) {
+		if cr.NewFlag && how != "" {
+			return fmt.Sprintf(removedFlagMessage, how, cr.FlagKey), "/flags"
+		}
+		return message, next(cr)
+	}
+}
+
+// removedFlagMessage is what the flag list says after a new flag's change
+// request was declined or withdrawn (%s: how, the flag's key).
+const removedFlagMessage = "Change request %s: the new flag “%s” was removed, and its key is free to use again."
+
 func backToRequest(cr flagstore.FlagChangeRequest) string { return changeRequestHref(cr.ID) }
 func toFlag(cr flagstore.FlagChangeRequest) string        { return flagHref(cr.FlagKey) }
 
 // reviewChangeRequest approves or declines a change request with a comment.
 func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
-	decide, message := p.store.DeclineFlagChangeRequest, "Change request declined."
+	decide, done := p.store.DeclineFlagChangeRequest, requestDone("Change request declined.", backToRequest, "declined")
 	if approve {
-		decide, message = p.store.ApproveFlagChangeRequest, "Change request approved."
+		decide, done = p.store.ApproveFlagChangeRequest, requestDone("Change request approved.", backToRequest, "")
 	}
 	return func(c echo.Context) error {
-		return p.changeRequestAction(c, message, backToRequest, func(w workEnv, id uuid.UUID) error {
+		return p.changeRequestAction(c, done, func(w workEnv, id uuid.UUID) error {
 			_, err := decide(c.Request().Context(), actor(c), w.id, id, flagstore.ReviewInput{Comment: c.FormValue("comment")})
 			return err
 		})
@@ -247,7 +269,7 @@ func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
 
 // applyChangeRequest applies an approved change request.
 func (p *pages) applyChangeRequest(c echo.Context) error {
-	return p.changeRequestAction(c, "Change request applied.", toFlag, func(w workEnv, id uuid.UUID) error {
+	return p.changeRequestAction(c, requestDone("Change request applied.", toFlag, ""), func(w workEnv, id uuid.UUID) error {
 		_, err := p.store.ApplyFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 		return err
 	})
@@ -255,7 +277,7 @@ func (p *pages) applyChangeRequest(c echo.Context) error {
 
 // withdrawChangeRequest withdraws the person's own change request.
 func (p *pages) withdrawChangeRequest(c echo.Context) error {
-	return p.changeRequestAction(c, "Change request withdrawn.", toFlag, func(w workEnv, id uuid.UUID) error {
+	return p.changeRequestAction(c, requestDone("Change request withdrawn.", toFlag, "withdrawn"), func(w workEnv, id uuid.UUID) error {
 		return p.store.DeleteFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 	})
 }

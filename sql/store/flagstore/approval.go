@@ -31,6 +31,10 @@ const (
 	// ApprovalNewFlag is a flag created, cloned, copied in or imported, on
 	// or off, without the change request it comes in with (insertFlag).
 	ApprovalNewFlag = "NewFlag"
+	// ApprovalPendingFlag is restoring or deleting a pending new flag
+	// around the change request that brings it in (pendingNewFlag): only
+	// that request brings it in or removes it.
+	ApprovalPendingFlag = "PendingFlag"
 	// ApprovalSegment is a change to who is in a segment that flags of the
 	// environment use.
 	ApprovalSegment = "Segment"
@@ -57,7 +61,9 @@ func (e *ApprovalError) Unwrap() error { return ErrChangeRequestRequired }
 // SDKs get (a flag coming into being is insertFlag's: it waits for its own
 // change request); after nil is a flag deleted, always refused (only an
 // archived flag is deleted, and its key, which applications may still ask
-// for, would be free for a flag serving something else); otherwise
+// for, would be free for a flag serving something else; a pending new
+// flag, which never served anything, goes only with its declined or
+// withdrawn change request: removeNewFlag); otherwise
 // archiving, restoring, or a change of what it serves. Name, description
 // and tags need no approval. There is no way around it, for owners or
 // triggers; whoever must make such a change at once turns the setting off,

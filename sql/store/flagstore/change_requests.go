@@ -374,7 +374,9 @@ func (s *Flags) ApproveFlagChangeRequest(ctx context.Context, a *core.Actor, env
 }
 
 // DeclineFlagChangeRequest records a reviewer's decline; a declined request
-// cannot be applied (until its decliner approves after all).
+// cannot be applied (until its decliner approves after all). A declined
+// request that brings in a new flag removes the flag, and itself with it:
+// that decline is final.
 func (s *Flags) DeclineFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in ReviewInput) (FlagChangeRequest, error) {
 	return s.reviewFlagChangeRequest(ctx, a, envID, id, ReviewDecline, in)
 }
@@ -431,7 +433,14 @@ func (s *Flags) reviewFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 			return err
 		}
 		out = cr
-		return s.auditChangeRequest(ctx, q, a, core.OpUpdate, &before, &cr)
+		if err := s.auditChangeRequest(ctx, q, a, core.OpUpdate, &before, &cr); err != nil {
+			return err
+		}
+		// Declined, a new flag goes: its key is free again (removeNewFlag).
+		if cr.NewFlag && cr.Status == ChangeRequestDeclined {
+			return s.removeNewFlag(ctx, q, a, env.OrganizationID, cr, "declined")
+		}
+		return nil
 	})
 	return out, err
 }
@@ -512,9 +521,11 @@ func appliedComment(cr FlagChangeRequest, may []Approver, by *core.Actor) string
 }
 
 // DeleteFlagChangeRequest withdraws a request that is not applied: only its
-// author may. A schedule made with it goes too.
+// author may. A schedule made with it goes too; so does the new flag a
+// request brings in (removeNewFlag).
 func (s *Flags) DeleteFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
-	if _, err := s.ReadableEnv(ctx, a, envID); err != nil {
+	env, err := s.ReadableEnv(ctx, a, envID)
+	if err != nil {
 		return err
 	}
 	return s.InTx(ctx, func(q *db.Queries) error {
@@ -535,7 +546,13 @@ func (s *Flags) DeleteFlagChangeRequest(ctx context.Context, a *core.Actor, envI
 		if _, err = q.DeleteChangeRequestDraft(ctx, locked.DraftID); err != nil {
 			return err
 		}
-		return s.auditChangeRequest(ctx, q, a, core.OpRemove, &cr, nil)
+		if err := s.auditChangeRequest(ctx, q, a, core.OpRemove, &cr, nil); err != nil {
+			return err
+		}
+		if cr.NewFlag {
+			return s.removeNewFlag(ctx, q, a, env.OrganizationID, cr, "withdrawn")
+		}
+		return nil
 	})
 }
 
