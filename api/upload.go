@@ -56,6 +56,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 		return respond(c, true, err)
 	}
 	if r.ContentLength > maxUploadBytes {
+		c.Response().Header().Set(echo.HeaderConnection, "close") // not read, nor waited for
 		return httpx.ErrTooLarge
 	}
 	if _, err := httpx.Reserve(c, uploadReaders); err != nil {

@@ -199,6 +199,9 @@ func readAll(c echo.Context, limit int64) ([]byte, error) {
 		limit = min(limit, AnonymousBodyBytes)
 	}
 	if r.ContentLength > limit {
+		// Not read, and not waited for either: net/http would otherwise
+		// read what is left of it before answering.
+		c.Response().Header().Set(echo.HeaderConnection, "close")
 		return nil, ErrTooLarge
 	}
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {

@@ -5,17 +5,20 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 )
 
-// MaxFormFields is the most fields a posted form may have. The largest the
-// pages post are the flag rule editor's and the segment's (a few fields for
-// each rule and clause, with lists of values in one field each) and the
-// statement editor's: hundreds at most. A form of more is refused 413
-// TooManyFields before it is parsed, where net/url's own bound (10,000)
-// would have failed it as an error of the server's.
-const MaxFormFields = 2000
+// MaxFormFields is the most fields a posted form (with its URL's query) may
+// have. The largest the pages post are the flag rule editor's and the
+// segment's (a rule's name, variations and their rollouts, three fields a
+// clause, a clause's values in one field) and the statement editor's (a few
+// fields a statement): a flag of 300 rules of four clauses each posts
+// about 5,000. A form of more is refused 413 TooManyFields before it is
+// parsed, where net/url's own bound (10,000) failed it as an error of the
+// server's (500).
+const MaxFormFields = 5000
 
 // ErrTooManyFields is a posted form of more than MaxFormFields fields.
 var ErrTooManyFields = errors.New("request form has too many fields")
@@ -33,7 +36,7 @@ func ReadForm(c echo.Context, limit int64, cost func(n int64) int64) error {
 	if err != nil || body == nil {
 		return err
 	}
-	if formFields(r.Header.Get(echo.HeaderContentType), body) > MaxFormFields {
+	if formFields(r.Header.Get(echo.HeaderContentType), body)+queryFields(r.URL.RawQuery) > MaxFormFields {
 		return ErrTooManyFields
 	}
 	if err := topUp(c, cost(int64(len(body)))); err != nil {
@@ -41,6 +44,14 @@ func ReadForm(c echo.Context, limit int64, cost func(n int64) int64) error {
 	}
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	return nil
+}
+
+// queryFields counts a URL query's fields, which the form's parsing adds.
+func queryFields(q string) int {
+	if q == "" {
+		return 0
+	}
+	return strings.Count(q, "&") + 1
 }
 
 // formFields counts a form's fields by their separators: a URL-encoded
