@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -175,6 +176,13 @@ func (b *bodyReader) fail(err error) {
 	}
 	b.c.Response().Header().Set(echo.HeaderConnection, "close")
 	b.done = true
+	if errors.Is(err, ErrSlowBody) {
+		// net/http cancels the request's context when its read deadline
+		// passes, as if the client had gone; it has not, and is answered
+		// 408 (a page renders nothing for a canceled context).
+		r := b.c.Request()
+		b.c.SetRequest(r.WithContext(context.WithoutCancel(r.Context())))
+	}
 }
 
 // BodyReader returns the request's body as the one reader every body is

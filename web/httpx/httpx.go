@@ -134,6 +134,12 @@ func Classify(err error) (class core.Class, ok bool) {
 // context was canceled: whatever the request ran into on the way out (a
 // query cut short reads as a database failure) is not the server's fault.
 func ClientGone(c echo.Context, err error) error {
+	// A body cut for its slowness cancels its request's context too (net/http
+	// does, when the connection's read deadline passes): the client is still
+	// there to be told.
+	if errors.Is(err, ErrSlowBody) {
+		return err
+	}
 	if errors.Is(c.Request().Context().Err(), context.Canceled) && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%w: %w", context.Canceled, err)
 	}
