@@ -182,7 +182,9 @@ func TestSlowSendersLeaveOthersTheirWrites(t *testing.T) {
 	cancel()
 	senders.Wait()
 	slices.Sort(latencies)
-	p := func(q float64) time.Duration { return latencies[int(q*float64(len(latencies)-1))].Round(time.Millisecond) }
+	p := func(q float64) time.Duration {
+		return latencies[int(q*float64(len(latencies)-1))].Round(time.Millisecond)
+	}
 	t.Logf("%d slow sign-ins answered %v, %d slow insight reports answered %v (0: closed unanswered)",
 		signIns, signInAnswers.get(), insights, insightAnswers.get())
 	t.Logf("the owner's %d writes meanwhile: %d failed or over 2 s; median %v, 99th percentile %v, slowest %v",
