@@ -86,19 +86,52 @@ type bodyReader struct {
 	limit    int64
 	perByte  int64
 	read     int64
+	begun    bool
 	done     bool
 	err      error
 }
 
-func newBodyReader(c echo.Context, limit, perByte int64) *bodyReader {
+// requestBody is the request's body as Hold left it: the body reader
+// every request with a body reads through, whatever reads it.
+type requestBody struct {
+	*bodyReader
+	io.Closer
+}
+
+// wrapBody puts a body reader in front of the request's body, if it has
+// one: at most MaxBodyBytes, charged at receivedCost, until a reader of
+// the route's (ReadBody, ReadForm, BodyReader) says otherwise. A route that
+// reads c.Request().Body itself is bound all the same.
+func wrapBody(c echo.Context, acc *account) {
 	r := c.Request()
-	br := &bodyReader{c: c, body: r.Body, limit: limit, perByte: perByte, rate: DefaultBodyRate, start: time.Now()}
-	if acc, ok := c.Get(accountKey).(*account); ok {
-		br.acc, br.rate = acc, acc.budget.rate
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
 	}
-	br.rc = http.NewResponseController(c.Response())
-	br.deadline = br.rc.SetReadDeadline(br.next()) == nil
-	return br
+	br := &bodyReader{c: c, body: r.Body, limit: MaxBodyBytes, perByte: receivedCost, rate: acc.budget.rate, acc: acc}
+	r.Body = requestBody{br, r.Body}
+}
+
+// newBodyReader is the request's body reader (a new one outside the
+// server), for a body of at most limit bytes charged perByte.
+func newBodyReader(c echo.Context, limit, perByte int64) *bodyReader {
+	if anonymous(c) {
+		limit = min(limit, AnonymousBodyBytes)
+	}
+	if rb, ok := c.Request().Body.(requestBody); ok && !rb.begun {
+		rb.limit, rb.perByte = limit, perByte
+		return rb.bodyReader
+	}
+	return &bodyReader{c: c, body: c.Request().Body, limit: limit, perByte: perByte, rate: DefaultBodyRate}
+}
+
+// begin starts the body's clock and its read deadline, at its first read.
+func (b *bodyReader) begin() {
+	b.begun, b.start = true, time.Now()
+	if anonymous(b.c) { // whoever reads it, a stranger's body is small
+		b.limit = min(b.limit, AnonymousBodyBytes)
+	}
+	b.rc = http.NewResponseController(b.c.Response())
+	b.deadline = b.rc.SetReadDeadline(b.next()) == nil
 }
 
 // next is the deadline for the next byte: Grace after the request began,
@@ -116,9 +149,15 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
+	if !b.begun {
+		b.begin()
+	}
 	// Never more than one byte past the limit: that one tells it is over.
 	if left := b.limit + 1 - b.read; int64(len(p)) > left {
 		p = p[:left]
+	}
+	if b.done { // read to its end already
+		return 0, io.EOF
 	}
 	if b.deadline && b.read > 0 {
 		b.rc.SetReadDeadline(b.next())
@@ -192,9 +231,6 @@ func (b *bodyReader) fail(err error) {
 // it arrives. For a body read as a stream (the end-user upload); whole
 // bodies are read by ReadBody and ReadForm.
 func BodyReader(c echo.Context, limit, perByte int64) io.Reader {
-	if anonymous(c) {
-		limit = min(limit, AnonymousBodyBytes)
-	}
 	return newBodyReader(c, limit, perByte)
 }
 

@@ -56,6 +56,14 @@ func bodyServer(t *testing.T, budget *httpx.BodyBudget) *httptest.Server {
 		}
 		return c.String(http.StatusOK, fmt.Sprint(len(body)))
 	}, sender)
+	// /raw reads the body itself, as a route forgetting ReadBody would.
+	e.POST("/raw", func(c echo.Context) error {
+		body, err := io.ReadAll(c.Request().Body)
+		if err != nil {
+			return err
+		}
+		return c.String(http.StatusOK, fmt.Sprint(len(body)))
+	}, sender)
 	// /hold reserves what X-Reserve says and holds it until its client goes.
 	e.POST("/hold", func(c echo.Context) error {
 		var n int64
@@ -263,5 +271,50 @@ func TestAnonymousBodiesAreSmall(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("8 KiB unannounced from a stranger: got %d, want 413", res.StatusCode)
+	}
+}
+
+// TestRoutesReadingTheBodyThemselvesAreBound: a route that reads the
+// request's body itself, not through ReadBody, reads it through the same
+// reader: a stranger's is cut at 4 KiB, a member's at 1 MiB, a slow one
+// with 408, and what arrives is charged to the budget.
+func TestRoutesReadingTheBodyThemselvesAreBound(t *testing.T) {
+	budget := httpx.NewBodyBudget(64<<20, time.Second).WithRate(httpx.BodyRate{Min: 16 << 10, Grace: 300 * time.Millisecond})
+	srv := bodyServer(t, budget)
+	for _, c := range []struct {
+		name    string
+		size    int
+		headers []string
+		want    int
+	}{
+		{"a stranger's 4 KiB", 4 << 10, nil, http.StatusOK},
+		{"a stranger's 8 KiB", 8 << 10, nil, http.StatusRequestEntityTooLarge},
+		{"a member's 1 MiB", 1 << 20, []string{"X-Member", "ann"}, http.StatusOK},
+		{"a member's 1 MiB and a byte", 1<<20 + 1, []string{"X-Member", "ann"}, http.StatusRequestEntityTooLarge},
+	} {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/raw", io.MultiReader(strings.NewReader(strings.Repeat("a", c.size))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+1 < len(c.headers); i += 2 {
+			req.Header.Set(c.headers[i], c.headers[i+1])
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != c.want {
+			t.Errorf("%s, unannounced, read by the route: got %d, want %d", c.name, res.StatusCode, c.want)
+		}
+	}
+	conn := open(t, srv, "/raw", 1000, "X-Member", "ann")
+	go func() {
+		for conn.send("a") == nil {
+			time.Sleep(20 * time.Millisecond) // the sender's pace: 50 B/s
+		}
+	}()
+	if code, body := conn.answer(); code != http.StatusRequestTimeout {
+		t.Errorf("a slow body read by the route: got %d %q, want 408", code, body)
 	}
 }

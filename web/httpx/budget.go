@@ -114,6 +114,7 @@ func (b *BodyBudget) Hold(next echo.HandlerFunc) echo.HandlerFunc {
 		acc := &account{budget: b}
 		acc.charge(Anonymous, []string{"anonymous"}, []int64{b.size / AnonymousShare})
 		c.Set(accountKey, acc)
+		wrapBody(c, acc)
 		defer func() {
 			if acc.held > 0 {
 				b.give(acc, acc.held)

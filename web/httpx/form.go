@@ -15,10 +15,11 @@ import (
 // segment's (a rule's name, variations and their rollouts, three fields a
 // clause, a clause's values in one field) and the statement editor's (a few
 // fields a statement): a flag of 300 rules of four clauses each posts
-// about 5,000. A form of more is refused 413 TooManyFields before it is
-// parsed, where net/url's own bound (10,000) failed it as an error of the
-// server's (500).
-const MaxFormFields = 5000
+// about 5,000, and a segment's 5,000 scopes refused by the store's own rule
+// as many. A form of more than 8,000 is refused 413 TooManyFields before
+// it is parsed, where net/url's own bound (10,000) failed it as an error
+// of the server's (500).
+const MaxFormFields = 8000
 
 // ErrTooManyFields is a posted form of more than MaxFormFields fields.
 var ErrTooManyFields = errors.New("request form has too many fields")
