@@ -117,7 +117,8 @@ func (s slowSender) once(ctx context.Context, c net.Conn) {
 // each announcing under 4 KiB and sending a byte a second, and 24 insight
 // reports announcing 1 MiB each, sent with one client secret at 12 KiB/s
 // (under the 16 KiB/s the server asks for), each sent again as soon as it
-// is cut: the owner's writes meanwhile all answer 2xx within 2 s. Before,
+// is cut: the owner's writes meanwhile (segments of 1,000 users) all
+// answer 2xx within 2 s. Before,
 // 373 such sign-ins held the whole body budget, and every request with a
 // body waited 5 s and was refused 503.
 func TestSlowSendersLeaveOthersTheirWrites(t *testing.T) {
@@ -148,7 +149,13 @@ func TestSlowSendersLeaveOthersTheirWrites(t *testing.T) {
 		senders.Go(func() { sender.run(ctx) })
 	}
 
-	// The owner writes meanwhile: a flag created every 200 ms.
+	// The owner writes meanwhile: every 200 ms a segment of 1,000 users, a
+	// body of 12 KiB (a small one slipped between the sign-ins' holds
+	// even before).
+	users := make([]string, 1000)
+	for i := range users {
+		users[i] = fmt.Sprintf(`"user-%04d"`, i)
+	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	var latencies []time.Duration
 	var failures []string
@@ -160,8 +167,8 @@ func TestSlowSendersLeaveOthersTheirWrites(t *testing.T) {
 			continue
 		case <-tick.C:
 		}
-		body := fmt.Sprintf(`{"name":"Flag %d","key":"flag-%d"}`, i, i)
-		req, err := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/envs/"+env.ID.String()+"/feature-flags", strings.NewReader(body))
+		body := fmt.Sprintf(`{"name":"Segment %d","key":"segment-%d","type":"environment-specific","included":[%s]}`, i, i, strings.Join(users, ","))
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/api/v1/envs/"+env.ID.String()+"/segments", strings.NewReader(body))
 		must(t, err)
 		req.Header.Set("Authorization", s.owner)
 		req.Header.Set("Content-Type", "application/json")
