@@ -121,7 +121,11 @@ func newBodyReader(c echo.Context, limit, perByte int64) *bodyReader {
 		rb.limit, rb.perByte = limit, perByte
 		return rb.bodyReader
 	}
-	return &bodyReader{c: c, body: c.Request().Body, limit: limit, perByte: perByte, rate: DefaultBodyRate}
+	br := &bodyReader{c: c, body: c.Request().Body, limit: limit, perByte: perByte, rate: DefaultBodyRate}
+	if acc, ok := c.Get(accountKey).(*account); ok {
+		br.acc, br.rate = acc, acc.budget.rate
+	}
+	return br
 }
 
 // begin starts the body's clock and its read deadline, at its first read.
@@ -134,8 +138,9 @@ func (b *bodyReader) begin() {
 	b.deadline = b.rc.SetReadDeadline(b.next()) == nil
 }
 
-// next is the deadline for the next byte: Grace after the request began,
-// plus a second for every Min bytes received, at most Max after it began.
+// next is the deadline for the next byte: Grace after the reading began,
+// plus a second for every Min bytes received, at most Max after it began,
+// both moved on by the time the request waited for the budget.
 func (b *bodyReader) next() time.Time {
 	d := b.rate.Grace + time.Duration(float64(b.read)/float64(b.rate.Min)*float64(time.Second))
 	start := b.start
@@ -206,13 +211,10 @@ func (b *bodyReader) finish() {
 }
 
 // fail ends the reading with err. A body left unread closes its
-// connection, which nothing else may be read from.
+// connection once answered: net/http would otherwise read what is left of
+// it first, at its sender's pace. Its deadline stays.
 func (b *bodyReader) fail(err error) {
 	b.err = err
-	if !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrSlowBody) {
-		b.finish()
-		return
-	}
 	b.c.Response().Header().Set(echo.HeaderConnection, "close")
 	b.done = true
 	if errors.Is(err, ErrSlowBody) {

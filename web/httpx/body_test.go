@@ -190,10 +190,10 @@ func TestSlowBodyIsCut(t *testing.T) {
 		t.Errorf("a slow body was cut after %v, want soon after its 300 ms grace", took)
 	}
 	// Within its grace, a body may take its time to start.
-	c = open(t, srv, "/body", 1000, "X-Member", "ann")
+	paused := open(t, srv, "/body", 1000, "X-Member", "ann")
 	time.Sleep(100 * time.Millisecond) // the sender's pause is what is tested
-	c.send(strings.Repeat("a", 1000))
-	if code, body := c.answer(); code != http.StatusOK || body != "1000" {
+	paused.send(strings.Repeat("a", 1000))
+	if code, body := paused.answer(); code != http.StatusOK || body != "1000" {
 		t.Errorf("a body sent within its grace: got %d %q, want 200", code, body)
 	}
 }
