@@ -199,13 +199,14 @@ func TestSlowBodyIsCut(t *testing.T) {
 }
 
 // TestSharesBoundEachGroup: with the budget's shares (an eighth for
-// anonymous callers together and for each secret, a quarter for each
-// principal and each organization), holding all it can, a principal, a
+// anonymous callers together, for each secret and for each principal, a
+// quarter for each organization), holding all it can, a principal, a
 // secret and the anonymous callers each get no more than their share, a
-// second request of theirs waits and is refused 503, and a member of
+// second request of theirs waits and is refused 503, another member of the
+// principal's organization has the rest of its share, and a member of
 // another organization still has their body read at once.
 func TestSharesBoundEachGroup(t *testing.T) {
-	const size = 8 << 20
+	const size = 128 << 20
 	budget := httpx.NewBodyBudget(size, 200*time.Millisecond)
 	srv := bodyServer(t, budget)
 	orgA := uuid.NewString()
@@ -230,14 +231,19 @@ func TestSharesBoundEachGroup(t *testing.T) {
 			t.Errorf("%s past its share: got %d %q, want 503", s.name, code, body)
 		}
 	}
-	// Another member of ann's organization shares its quarter with her.
-	c := open(t, srv, "/body", 100, "X-Member", "bob", "X-Org", orgA)
+	// Another member of ann's organization has the rest of its quarter,
+	// and no more.
+	c := open(t, srv, "/hold", 0, "X-Reserve", fmt.Sprint(size), "X-Member", "bob", "X-Org", orgA)
+	if code, got := c.answer(); code != http.StatusOK || got != fmt.Sprint(size/httpx.OrganizationShare-size/httpx.PrincipalShare) {
+		t.Errorf("another member of ann's organization: got %d, reserved %s, want the rest of its share", code, got)
+	}
+	c = open(t, srv, "/body", 100, "X-Member", "dan", "X-Org", orgA)
 	c.send(strings.Repeat("a", 100))
 	if code, body := c.answer(); code != http.StatusServiceUnavailable {
 		t.Errorf("a member of the organization whose share is held: got %d %q, want 503", code, body)
 	}
 	total, _ := budget.Held("")
-	t.Logf("a principal, a secret and the anonymous callers hold %d of %d", total, size)
+	t.Logf("a principal, a secret, the anonymous callers and another member of the principal's organization hold %d of %d", total, size)
 	// A member of another organization is served at once.
 	c = open(t, srv, "/body", 64<<10, "X-Member", "cy", "X-Org", uuid.NewString())
 	start := time.Now()

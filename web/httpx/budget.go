@@ -27,19 +27,28 @@ var ErrBusy = errors.New("request bodies are using all of their memory budget")
 // The shares of the budget one group of senders may hold at once, as
 // divisors of the whole: every anonymous caller together (signing in, the
 // pages' sign-in form) an eighth, each SDK secret an eighth, each signed-in
-// principal (a member's sessions, or one access token) a quarter, and each
-// organization, all its principals together, a quarter. No one group can
-// hold more than a quarter, so no group of senders starves another: with
-// the server's 64 MiB, anonymous floods hold at most 8 MiB, a public client
-// secret's 8 MiB, and every other organization keeps 48 MiB. A secret's
-// bodies are not its organization's: a client secret is public, and who
-// sends with it is not the organization's members.
+// principal (a member's sessions, or one access token) an eighth, and each
+// organization, all its principals together, a quarter. A principal and an
+// organization may always hold one body of the largest size decoded
+// (BodyCost(MaxBodyBytes), about 10 MiB), whatever the budget. No one group
+// can hold more than a quarter, so no group of senders starves another:
+// with the server's 64 MiB, anonymous floods hold at most 8 MiB, a public
+// client secret's 8 MiB, one member 10 MiB (leaving their organization's
+// other members 6 MiB), and every other organization keeps 48 MiB. A
+// secret's bodies are not its organization's: a client secret is public,
+// and who sends with it is not the organization's members.
 const (
 	AnonymousShare    = 8
 	SecretShare       = 8
-	PrincipalShare    = 4
+	PrincipalShare    = 8
 	OrganizationShare = 4
 )
+
+// memberShare is a principal's or an organization's share of a budget of
+// size: at least one largest body, decoded.
+func memberShare(size, divisor int64) int64 {
+	return max(size/divisor, BodyCost(MaxBodyBytes))
+}
 
 // Sender is who a request's body is charged to, besides the whole budget.
 type Sender uint8
@@ -153,9 +162,9 @@ func SetPrincipal(c echo.Context, s Sender, key string, org uuid.UUID) {
 	size := acc.budget.size
 	switch s {
 	case Member:
-		keys, shares := []string{"principal:" + key}, []int64{size / PrincipalShare}
+		keys, shares := []string{"principal:" + key}, []int64{memberShare(size, PrincipalShare)}
 		if org != uuid.Nil {
-			keys, shares = append(keys, "org:"+org.String()), append(shares, size/OrganizationShare)
+			keys, shares = append(keys, "org:"+org.String()), append(shares, memberShare(size, OrganizationShare))
 		}
 		acc.charge(s, keys, shares)
 	case SDKSecret:
