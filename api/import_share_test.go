@@ -48,7 +48,9 @@ func TestImportsHoldTheirSendersShare(t *testing.T) {
 	var wg sync.WaitGroup
 	imports := make([]int, 8)
 	for i := range imports {
-		wg.Go(func() { imports[i], _ = post("/api/v1/envs/"+e.env.ID.String()+"/import?dryRun=true", s.owner, "application/yaml", doc) })
+		wg.Go(func() {
+			imports[i], _ = post("/api/v1/envs/"+e.env.ID.String()+"/import?dryRun=true", s.owner, "application/yaml", doc)
+		})
 	}
 	var slowest time.Duration
 	for i := range 6 {
