@@ -273,7 +273,7 @@ func countProjects(a *app) int {
 
 // TestStrangersFormsAreNotRead: a form posted without a session is sent to
 // sign in before a byte of it is read, and the forms a stranger may post
-// (signing in) are held to 16 KiB, so nobody who has not signed in can
+// (signing in) are held to 4 KiB (16 KiB is refused unread), so nobody who has not signed in can
 // make the server hold a share of the body budget for a large form.
 func TestStrangersFormsAreNotRead(t *testing.T) {
 	t.Parallel()

@@ -176,6 +176,8 @@ var classWords = map[string][2]string{
 	"ServiceUnavailable":  {"Unavailable", "Bunting cannot reach its database right now. Try again in a moment."},
 	"MethodNotAllowed":    {"Not here", "This address does not take that kind of request."},
 	"RequestTooLarge":     {"Too large", "What you sent is larger than Bunting accepts."},
+	"TooManyFields":       {"Too many fields", "This form has more fields than Bunting accepts. Split the change into smaller ones."},
+	"RequestTimeout":      {"Too slow", "What you sent arrived too slowly, and Bunting stopped waiting for it. Check your connection and try again."},
 }
 
 // explain says what the person is told about an error: the store's

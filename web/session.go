@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // The browser session is an encrypted, authenticated cookie holding the
@@ -117,6 +118,7 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(actorKey, a)
 		c.Set(placeKey, pl)
+		httpx.SetPrincipal(c, httpx.Member, "user:"+a.UserID.String(), a.OrgID)
 		return next(c)
 	}
 }
