@@ -229,7 +229,10 @@
   function giveFocus(id) {
     var el = document.getElementById(id);
     if (!el) return;
-    for (var d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+    // The details holding it open, but not the one a summary heads: the
+    // keyboard back on a pop-up's switch leaves the pop-up closed.
+    var inside = el.tagName === "SUMMARY" ? el.parentElement.parentElement : el;
+    for (var d = inside && inside.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
     if (el.tabIndex < 0 && !el.hasAttribute("tabindex")) el.setAttribute("tabindex", "-1"); // a heading
     el.focus();
   }
