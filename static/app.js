@@ -267,10 +267,16 @@
   });
   // A page shown after a change that went elsewhere (creating a flag opens
   // it) starts the keyboard at its heading, and says the message above it.
+  // A page shown again with the problems of the form just posted (a
+  // refused Create webhook, Add member) starts it at the first field
+  // marked wrong, else at the form's message: where the problem is.
   function afterChange() {
+    if (document.activeElement !== document.body) return;
+    var wrong = document.querySelector('main [aria-invalid="true"]') || document.querySelector("main [data-testid=form-error]");
+    if (wrong) { giveFocus(wrong.id || (wrong.id = "form-problem")); return; }
     var kept = document.querySelector("#flash [data-testid=flash-success]");
     var heading = document.querySelector("main h1");
-    if (!kept || !heading || document.activeElement !== document.body) return;
+    if (!kept || !heading) return;
     heading.setAttribute("tabindex", "-1");
     heading.focus();
     say(kept.textContent);

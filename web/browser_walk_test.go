@@ -100,3 +100,45 @@ func TestBrowserListToggleWithComments(t *testing.T) {
 		t.Errorf("axe after the toggle: %s", strings.Join(found, "; "))
 	}
 }
+
+// TestBrowserWebhookNobodyCanReach creates a webhook as a new user would:
+// a refused Create webhook starts the keyboard at the first field marked
+// wrong; a URL on a private address (while private networks are closed to
+// webhooks) is saved with a warning that says every delivery will fail;
+// and its failed test shows as a problem, not in the success banner.
+func TestBrowserWebhookNobodyCanReach(t *testing.T) {
+	t.Parallel()
+	ch := headless(t, 90*time.Second)
+	a, _, _ := flagApp(t)
+	ch.do("desktop", viewport(1440))
+	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
+
+	ch.do("new webhook", chromedp.Navigate(a.srv.URL+"/webhooks/new"), chromedp.WaitVisible(chromedp.CSS(`#webhook-name`)))
+	ch.fill(`#webhook-url`, "http://127.0.0.1:9/hook")
+	ch.do("create without a name", chromedp.Click(chromedp.CSS(`[data-testid=webhook-submit]`)))
+	ch.waitPath("^/webhooks$")
+	ch.waitFocus("refused", `#webhook-name`)
+
+	ch.fill(`#webhook-name`, "Chat")
+	ch.do("scope and event", chromedp.Click(chromedp.CSS(`[data-testid=webhook-scopes] input[type=checkbox]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=webhook-flag-events] input[type=checkbox]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=webhook-submit]`)))
+	ch.waitPath("^/webhooks/[0-9a-f-]+$")
+	ch.do("the warning", chromedp.WaitVisible(chromedp.CSS(`[data-testid=webhook-undeliverable]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=webhook-undeliverable]").textContent`); !strings.Contains(got, "private network address") ||
+		!strings.Contains(got, "BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS") || !strings.Contains(got, "Every delivery will fail") {
+		t.Errorf("the warning says %q", got)
+	}
+
+	ch.do("send a test", chromedp.Click(chromedp.CSS(`[data-testid=webhook-test]`)))
+	ch.do("the problem", chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash-error]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=flash-error]").textContent`); !strings.HasPrefix(got, "Test failed: ") {
+		t.Errorf("the problem says %q", got)
+	}
+	if got := ch.eval(`String(document.querySelectorAll("[data-testid=flash-success]").length)`); got != "0" {
+		t.Errorf("a failed test shows %s success messages", got)
+	}
+	if found := ch.axeSerious(); len(found) > 0 {
+		t.Errorf("axe on the webhook with its warning: %s", strings.Join(found, "; "))
+	}
+}

@@ -53,6 +53,16 @@ type addressError struct {
 }
 
 func (e *addressError) Error() string { return e.reason + " " + e.addr.String() + " not allowed" }
+
+// Reason names the kind of address Check refused ("private network
+// address"), or says the error is not one of Check's.
+func Reason(err error) string {
+	var a *addressError
+	if errors.As(err, &a) {
+		return a.reason
+	}
+	return "refused address"
+}
 func (e *addressError) Is(target error) bool {
 	return target == ErrAddress
 }
