@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -8,9 +9,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/runner"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // What a walk through the admin application as a new user found, each
@@ -141,4 +145,95 @@ func TestBrowserWebhookNobodyCanReach(t *testing.T) {
 	if found := ch.axeSerious(); len(found) > 0 {
 		t.Errorf("axe on the webhook with its warning: %s", strings.Join(found, "; "))
 	}
+}
+
+// TestBrowserFocusAfterAnswers checks where the keyboard is after each
+// answer that used to leave it on the page's body: Sort and Status on the
+// flag list stay on their select; Test a user stays on Test; Turn on and
+// off on the flag page stay on the button; Schedule and a change request
+// go to the pending changes; a preset's statements to the first one added;
+// a refused Add member stays on Add member.
+func TestBrowserFocusAfterAnswers(t *testing.T) {
+	t.Parallel()
+	ch := headless(t, 240*time.Second)
+	a, pr, env := flagApp(t)
+	for _, k := range []string{"alpha", "beta", "gamma"} {
+		a.makeFlag(env, flagstore.FlagInput{Name: strings.ToUpper(k[:1]) + k[1:], Key: k})
+	}
+	ch.do("desktop", viewport(1440))
+	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
+	k := &keyboard{ch: ch}
+
+	ch.do("flags", chromedp.Navigate(a.srv.URL+"/flags"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-row]`)))
+	for _, sel := range []string{`#flag-filter-sort`, `#flag-filter-status`} {
+		before := ch.eval(`location.search`)
+		ch.do("focus "+sel, chromedp.Focus(chromedp.CSS(sel)))
+		k.press(kb.ArrowDown)
+		ch.waitTrue("the list answered "+sel, `location.search !== `+jsString(before))
+		ch.settled()
+		ch.waitFocus("after "+sel, sel)
+	}
+
+	ch.do("a flag", chromedp.Navigate(a.srv.URL+"/flags/alpha"), chromedp.WaitVisible(chromedp.CSS(`#flag-toggle-submit`)))
+	ch.do("focus the toggle", chromedp.Focus(chromedp.CSS(`#flag-toggle-submit`)))
+	k.press(kb.Enter)
+	ch.waitTrue("turned on", `document.querySelector("#flag-toggle-submit").textContent.trim() === "Turn off"`)
+	ch.waitFocus("turned on", `#flag-toggle-submit`)
+	if !a.flag(env, "alpha").IsEnabled {
+		t.Errorf("alpha is not on")
+	}
+
+	ch.do("open the tester", chromedp.Click(chromedp.CSS(`[data-testid=tester-open]`)), chromedp.WaitVisible(chromedp.CSS(`#tester-keyId`)))
+	ch.fill(`#tester-keyId`, "u1")
+	ch.do("focus Test", chromedp.Focus(chromedp.CSS(`#tester-submit`)))
+	k.press(kb.Enter)
+	ch.do("tested", chromedp.WaitVisible(chromedp.CSS(`[data-testid=tester-result]`)))
+	ch.waitFocus("tested", `#tester-submit`)
+
+	ch.do("schedule", chromedp.Navigate(a.srv.URL+"/flags/alpha?edit=targeting&part=targets"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=schedule-time]`)))
+	ch.do("a target", chromedp.SendKeys(chromedp.CSS(`#target-`+a.flag(env, "alpha").Variations[0].ID), "vip-1"))
+	ch.do("a time", chromedp.SetValue(chromedp.CSS(`[data-testid=schedule-time]`), time.Now().UTC().Add(48*time.Hour).Format("2006-01-02T15:04")))
+	ch.do("focus Schedule", chromedp.Focus(chromedp.CSS(`[data-testid=targeting-schedule]`)))
+	k.press(kb.Enter)
+	// Refused (it needs a title): the keyboard stays on Schedule.
+	ch.do("refused", chromedp.WaitVisible(chromedp.CSS(`#targeting-title-error`)))
+	ch.waitFocus("schedule refused", `#targeting-schedule`)
+	ch.fill(`[data-testid=schedule-title]`, "Launch")
+	ch.do("focus Schedule", chromedp.Focus(chromedp.CSS(`[data-testid=targeting-schedule]`)))
+	k.press(kb.Enter)
+	ch.waitFocus("scheduled", `#pending-changes-heading`)
+
+	// A preset's statements: the keyboard goes to the first one added.
+	policy, err := a.st.CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})
+	must(t, err)
+	ch.do("statements", chromedp.Navigate(a.srv.URL+"/policies/"+policy.ID.String()+"?tab=statements"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=preset-add]`)))
+	ch.do("focus the preset's button", chromedp.Focus(chromedp.CSS(`[data-testid=preset-add]`)))
+	k.press(kb.Enter)
+	ch.waitFocus("preset added", `#policy-0-type`)
+
+	// A refused Add member stays on Add member.
+	ch.do("members", chromedp.Navigate(a.srv.URL+"/members"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=member-add-submit]`)))
+	ch.fill(`#member-add-email`, "not an address")
+	ch.do("focus Add member", chromedp.Focus(chromedp.CSS(`[data-testid=member-add-submit]`)))
+	k.press(kb.Enter)
+	ch.do("refused", chromedp.WaitVisible(chromedp.CSS(`#member-add .field-error`)))
+	ch.waitFocus("refused", `#member-add-submit`)
+
+	// Where changes need approval, the toggle sends a change request: the
+	// keyboard goes to the pending changes, where it waits.
+	reviewer := a.addMember("reviewer@example.com", core.OwnerPolicyID)
+	_, err = a.st.UpdateEnvironment(t.Context(), a.ownerActor(), pr.ID, env.ID, core.EnvironmentInput{Name: env.Name, Settings: &core.EnvSettings{
+		ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{a.owner, reviewer}}}})
+	must(t, err)
+	ch.do("a flag needing approval", chromedp.Navigate(a.srv.URL+"/flags/beta"), chromedp.WaitVisible(chromedp.CSS(`#flag-toggle-reason`)))
+	ch.do("a reason", chromedp.SendKeys(chromedp.CSS(`#flag-toggle-reason`), "Launch beta"))
+	ch.do("focus Request", chromedp.Focus(chromedp.CSS(`#flag-toggle-submit`)))
+	k.press(kb.Enter)
+	ch.waitFocus("requested", `#pending-changes-heading`)
+}
+
+// jsString quotes s for a script.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -48,6 +48,11 @@ func (p *pages) requestFields(c echo.Context, w workEnv, values map[string]strin
 		}
 		out.Reviewers = append(out.Reviewers, views.Option{Value: ap.ID.String(), Label: ap.Name, Selected: slices.Contains(chosen, ap.ID.String())})
 	}
+	// The one person who may review is chosen already, until a form posted
+	// says otherwise.
+	if _, posted := values["reviewers"]; !posted && len(out.Reviewers) == 1 {
+		out.Reviewers[0].Selected = true
+	}
 	return out, nil
 }
 

@@ -289,12 +289,9 @@ func (p *pages) toggleFlag(c echo.Context) error {
 		return p.store.ToggleFlag(c.Request().Context(), actor(c), w.id, key, on, in)
 	})
 	var message string
-	switch {
-	case f != nil:
+	if f != nil {
 		message = turned(*f)
 		focusOn(c, views.ToggleID("flag-toggle", false)) // the button, now saying the way back
-	case err == nil:
-		focusOn(c, targetingHeading) // requested: the summary, above the pending change
 	}
 	return p.flagChanged(c, tabTargeting, message, f, err, func(form *views.Form) flagState {
 		form.ID, form.Action = "flag-toggle", flagHref(key)+"/toggle"

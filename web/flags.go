@@ -323,6 +323,7 @@ const (
 	summaryEditOff     = "summary-edit-off"
 	summaryAddRule     = "summary-add-rule"
 	targetingHeading   = "targeting-heading"
+	pendingHeading     = "pending-changes-heading"
 )
 
 func summaryEditRule(i int) string { return "summary-edit-rule-" + strconv.Itoa(i+1) }
