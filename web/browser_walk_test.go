@@ -237,3 +237,75 @@ func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestBrowserReviewElsewhere: Alice asks for a change in Prod, where Bob is
+// the only other who may approve; he is chosen already, and naming nobody
+// is refused in good grammar ("1 reviewer"). Bob, working in Dev, follows
+// the link to the request: the page says where it is and offers to work
+// there; he approves it, and is then offered only to decline it, his
+// decision read "approved, <when>".
+func TestBrowserReviewElsewhere(t *testing.T) {
+	t.Parallel()
+	ch := headless(t, 120*time.Second)
+	a, pr, env, _, bob := approvalApp(t)
+	ch.do("desktop", viewport(1440))
+	ch.signIn(a.srv.URL, "alice@example.com", memberPassword)
+	form := `[data-testid=flag-toggle-form] `
+	ch.do("the flag", chromedp.Navigate(a.srv.URL+"/flags/pay"), chromedp.WaitVisible(chromedp.CSS(form+`[data-testid=request-reason]`)))
+	if got := ch.eval(`String(document.querySelector("` + form + `[data-testid=request-reviewers] input").checked)`); got != "true" {
+		t.Errorf("the only possible reviewer is not chosen")
+	}
+	ch.do("name nobody", chromedp.SendKeys(chromedp.CSS(form+`[data-testid=request-reason]`), "Launch payments"),
+		chromedp.Click(chromedp.CSS(form+`[data-testid=request-reviewers] input`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=flag-toggle-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(form+`[data-testid=request-reviewers] .field-error`)))
+	if got := ch.eval(`document.querySelector("` + form + `[data-testid=request-reviewers] .field-error").textContent`); !strings.Contains(got, "1 reviewer") || strings.Contains(got, "1 reviewers") {
+		t.Errorf("naming nobody says %q", got)
+	}
+	ch.do("name Bob", chromedp.Click(chromedp.CSS(form+`[data-testid=request-reviewers] input`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=flag-toggle-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=pending-review]`)))
+	link := ch.eval(`document.querySelector("[data-testid=pending-review]").getAttribute("href")`)
+	ch.do("sign out", chromedp.Click(chromedp.CSS(`[data-testid=logout]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)))
+
+	// Bob works in Dev.
+	bobActor, err := a.st.UserActor(t.Context(), bob, a.wsID.String(), a.orgID.String())
+	must(t, err)
+	dev := pr.Environments[1]
+	_, err = a.st.SetUserContext(t.Context(), bobActor, core.UserContext{OrganizationID: a.orgID, ProjectID: pr.ID, EnvID: dev.ID})
+	must(t, err)
+	ch.signIn(a.srv.URL, "bob@example.com", memberPassword)
+	ch.do("the request", chromedp.Navigate(a.srv.URL+link), chromedp.WaitVisible(chromedp.CSS(`[data-testid=cr-approve]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=cr-elsewhere]").textContent`); !strings.Contains(got, "Web / "+env.Name) {
+		t.Errorf("the page says %q, want where the request is", got)
+	}
+	if found := ch.axeSerious(); len(found) > 0 {
+		t.Errorf("axe on the request: %s", strings.Join(found, "; "))
+	}
+	ch.do("approve", chromedp.Click(chromedp.CSS(`[data-testid=cr-approve]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=cr-decided]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=cr-status]").textContent`); got != "Approved" {
+		t.Errorf("after approving the status is %q", got)
+	}
+	if got := ch.eval(`String(document.querySelectorAll("[data-testid=cr-approve]").length)`); got != "0" {
+		t.Errorf("Approve is still offered after approving")
+	}
+	if got := ch.eval(`String(document.querySelectorAll("[data-testid=cr-decline]").length)`); got != "1" {
+		t.Errorf("Decline is not offered after approving")
+	}
+	line := ch.eval(`document.querySelector("[data-testid=cr-reviewer]").textContent.replace(/\s+/g, " ").trim()`)
+	if !strings.HasPrefix(line, "bob@example.com: approved, 20") || strings.Contains(line, " ,") {
+		t.Errorf("the reviewer's line reads %q, want %q", line, "bob@example.com: approved, <when>")
+	}
+	if got := ch.eval(`document.querySelector("[data-testid=cr-approvals]").textContent`); got != "1 of 1 approval needed" {
+		t.Errorf("the approvals read %q", got)
+	}
+	if found := ch.axeSerious(); len(found) > 0 {
+		t.Errorf("axe after approving: %s", strings.Join(found, "; "))
+	}
+	// Work there: the switch opens the same request in its environment.
+	ch.do("work there", chromedp.Click(chromedp.CSS(`[data-testid=cr-switch-env]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=cr-heading]`)))
+	ch.waitPath("^/change-requests/")
+	if got := ch.eval(`String(document.querySelectorAll("[data-testid=cr-elsewhere]").length)`); got != "0" {
+		t.Errorf("after switching, the page still says the request is elsewhere")
+	}
+}

@@ -98,7 +98,7 @@ func (p *pages) changeRequests(c echo.Context) error {
 			return err
 		}
 		vm.Waiting = append(vm.Waiting, views.ChangeRequestItem{Href: changeRequestHref(cr.ID), Flag: cr.FlagKey, Reason: cr.Reason,
-			Who: cr.CreatorName, When: when(cr.CreatedAt), Status: fmt.Sprintf("%d of %d approvals", cr.Approvals(), cr.ApprovalsRequired), Lines: lines})
+			Who: cr.CreatorName, When: when(cr.CreatedAt), Status: approvalCount(cr), Lines: lines})
 	}
 	if vm.Shell, err = p.shell(c, "Waiting for your review", navReviews); err != nil {
 		return err
@@ -123,7 +123,7 @@ func (p *pages) changeRequest(c echo.Context) error {
 // changeRequestPage renders a change request; posted carries a refused
 // action's form.
 func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form) error {
-	w, cr, err := p.pathChangeRequest(c)
+	w, elsewhere, cr, err := p.pathChangeRequest(c)
 	if err != nil {
 		return err
 	}
@@ -135,10 +135,17 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 	href := changeRequestHref(cr.ID)
 	vm := views.ChangeRequestPage{Flag: cr.FlagKey, Reason: cr.Reason, Who: cr.CreatorName,
 		When: when(cr.CreatedAt), Lines: lines, Form: p.form(c, "change-request", href, nil),
-		Approvals: fmt.Sprintf("%d of %d approvals needed", cr.Approvals(), cr.ApprovalsRequired),
+		Approvals: approvalCount(cr) + " needed",
 		Crumbs:    []views.Crumb{{Label: "Feature flags", Href: "/flags"}, {Label: cr.FlagKey, Href: flagHref(cr.FlagKey)}}}
 	if posted != nil {
 		vm.Form = *posted
+	}
+	if elsewhere {
+		// The flag's links would open the working environment's: the page
+		// says where the request is, and offers to work there.
+		vm.Crumbs = nil
+		vm.Elsewhere = fmt.Sprintf("This change request is in %s / %s, not the environment you work in.", w.projectName, w.name)
+		vm.SwitchEnvID, vm.SwitchLabel = w.id.String(), fmt.Sprintf("Work in %s / %s", w.projectName, w.name)
 	}
 	vm.Status, vm.StatusKind = map[string]string{
 		flagstore.ChangeRequestPendingReview: "Waiting for review", flagstore.ChangeRequestApproved: "Approved",
@@ -156,12 +163,21 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 		}
 		vm.Reviewers = append(vm.Reviewers, item)
 	}
-	// Offer what the store would allow; it refuses the rest anyway.
-	_, reviewer := cr.Reviewer(a.UserID)
+	// Offer what the store would allow; it refuses the rest anyway. A
+	// reviewer who decided is offered only the other decision, which the
+	// store allows until the change is applied.
+	mine, reviewer := cr.Reviewer(a.UserID)
 	author := cr.CreatorID == a.UserID
 	if cr.Status != flagstore.ChangeRequestApplied {
 		if reviewer && !author {
-			vm.ApproveAction, vm.DeclineAction = href+"/approve", href+"/decline"
+			switch mine.Action {
+			case flagstore.ReviewApprove:
+				vm.Decided, vm.DeclineAction = "You approved it. You may still decline it until it is applied.", href+"/decline"
+			case flagstore.ReviewDecline:
+				vm.Decided, vm.ApproveAction = "You declined it. You may still approve it until it is applied.", href+"/approve"
+			default:
+				vm.ApproveAction, vm.DeclineAction = href+"/approve", href+"/decline"
+			}
 		}
 		if cr.Status == flagstore.ChangeRequestApproved && cr.ScheduleID == nil && (reviewer || author) {
 			vm.ApplyAction = href + "/apply"
@@ -181,13 +197,16 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 // the problem.
 func (p *pages) changeRequestAction(c echo.Context, message string, next func(flagstore.FlagChangeRequest) string,
 	do func(w workEnv, id uuid.UUID) error) error {
-	w, cr, err := p.pathChangeRequest(c)
+	w, elsewhere, cr, err := p.pathChangeRequest(c)
 	if err != nil {
 		return err
 	}
 	id := cr.ID
 	if err = do(w, id); err == nil {
 		p.keepFlash(c, message)
+		if elsewhere { // the flag's page would be the working environment's
+			return redirect(c, backToRequest(cr))
+		}
 		return redirect(c, next(cr))
 	}
 	f := p.form(c, "change-request", changeRequestHref(id), map[string]string{"comment": c.FormValue("comment")})
@@ -196,6 +215,12 @@ func (p *pages) changeRequestAction(c echo.Context, message string, next func(fl
 		return err
 	}
 	return p.changeRequestPage(c, status, &f)
+}
+
+// approvalCount says how many approvals a request has of those it needs
+// ("1 of 1 approval").
+func approvalCount(cr flagstore.FlagChangeRequest) string {
+	return fmt.Sprintf("%d of %d %s", cr.Approvals(), cr.ApprovalsRequired, plural(cr.ApprovalsRequired, "approval", "approvals"))
 }
 
 func backToRequest(cr flagstore.FlagChangeRequest) string { return changeRequestHref(cr.ID) }
@@ -243,17 +268,25 @@ func requestStatus(status string) string {
 	return "Waiting for review"
 }
 
-// pathChangeRequest reads the change request the path's id names, in the
-// working environment, as the caller may see it.
-func (p *pages) pathChangeRequest(c echo.Context) (workEnv, flagstore.FlagChangeRequest, error) {
-	w, err := actingEnv(c)
-	if err != nil {
-		return workEnv{}, flagstore.FlagChangeRequest{}, err
-	}
+// pathChangeRequest reads the change request the path's id names, as the
+// caller may see it, in the environment it was made in: a reviewer follows
+// a link to it from wherever they work. elsewhere says that is not the
+// working environment; w then names the request's.
+func (p *pages) pathChangeRequest(c echo.Context) (w workEnv, elsewhere bool, cr flagstore.FlagChangeRequest, err error) {
 	id, err := httpx.PathID(c, "id")
 	if err != nil {
-		return workEnv{}, flagstore.FlagChangeRequest{}, err
+		return workEnv{}, false, flagstore.FlagChangeRequest{}, err
 	}
-	cr, err := p.store.GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
-	return w, cr, err
+	ctx, a := c.Request().Context(), actor(c)
+	env, err := p.store.FlagChangeRequestEnv(ctx, a, id)
+	if err != nil {
+		return workEnv{}, false, flagstore.FlagChangeRequest{}, err
+	}
+	w, ok := workEnvOf(c)
+	if elsewhere = !ok || w.id != env.Environment.ID; elsewhere {
+		w = workEnv{id: env.Environment.ID, projectKey: env.ProjectKey, projectName: env.ProjectName,
+			key: env.Environment.Key, name: env.Environment.Name}
+	}
+	cr, err = p.store.GetFlagChangeRequest(ctx, a, w.id, id)
+	return w, elsewhere, cr, err
 }
