@@ -94,8 +94,14 @@
     });
     var out = box.querySelector("[data-rollout-total]");
     if (!out) return;
+    var wrong = !whole || total !== 100;
+    // A problem the server found is said once, by the server, until the
+    // percentages change.
+    if (!box.dataset.typed && out.classList.contains("field-error") && wrong) return;
     out.textContent = whole ? "Total " + total + "%" + (total === 100 ? "" : ": the percentages must add up to 100%.") : "Use whole percentages.";
-    out.classList.toggle("field-error", !whole || total !== 100);
+    out.classList.toggle("field-error", wrong);
+    // Marked wrong by the server, the percentages stop being so once they add up.
+    if (!wrong) box.querySelectorAll("[aria-invalid]").forEach(function (input) { input.removeAttribute("aria-invalid"); });
   }
 
   // A suggested key: lower case, runs of other characters become "-".
@@ -107,7 +113,7 @@
   document.addEventListener("input", function (e) {
     var t = e.target;
     var rollout = t.closest && t.closest("[data-rollout]");
-    if (rollout) sumRollout(rollout);
+    if (rollout) { rollout.dataset.typed = "1"; sumRollout(rollout); }
     if (t.hasAttribute && t.hasAttribute("data-key-from")) {
       t.dataset.edited = t.value === "" ? "" : "yes"; // typed by hand: stop suggesting
       return;
@@ -274,8 +280,10 @@
     if (document.activeElement !== document.body) return;
     var wrong = document.querySelector('main [aria-invalid="true"]') || document.querySelector("main [data-testid=form-error]");
     if (wrong) { giveFocus(wrong.id || (wrong.id = "form-problem")); return; }
+    // A page may mark where its next step starts (data-start-here: the
+    // guide's next step), else its heading.
     var kept = document.querySelector("#flash [data-testid=flash-success]");
-    var heading = document.querySelector("main h1");
+    var heading = document.querySelector("main [data-start-here]") || document.querySelector("main h1");
     if (!kept || !heading) return;
     heading.setAttribute("tabindex", "-1");
     heading.focus();

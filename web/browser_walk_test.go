@@ -309,3 +309,82 @@ func TestBrowserReviewElsewhere(t *testing.T) {
 		t.Errorf("after switching, the page still says the request is elsewhere")
 	}
 }
+
+// TestBrowserWalkSmallThings: a rollout that does not add up says so once,
+// by the percentages it marks; the first-run guide goes on to its next step
+// after a flag is created, and its snippets scroll by keyboard on a phone;
+// the comparison keeps its part names on a phone; a flag evaluated once
+// says "1 time".
+func TestBrowserWalkSmallThings(t *testing.T) {
+	t.Parallel()
+	ch := headless(t, 120*time.Second)
+	a, pr, env := flagApp(t)
+	ch.do("desktop", viewport(1440))
+	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
+
+	// The guide: no flag yet; creating one goes on to step 3.
+	ch.do("the guide", chromedp.Navigate(a.srv.URL+"/get-started"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=guide-flag-form]`)))
+	ch.fill(`#guide-flag-name`, "Checkout")
+	ch.do("create the flag", chromedp.Click(chromedp.CSS(`[data-testid=guide-flag-submit]`)))
+	ch.waitPath(`^/get-started$`)
+	ch.waitFocus("flag created", `#guide-step-connect`)
+	for _, width := range []int64{390, 1440} {
+		ch.do("snippets", viewport(width), chromedp.Navigate(a.srv.URL+"/get-started?sdk=js"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=snippet-code]`)))
+		if got := ch.eval(`[...document.querySelectorAll(".snippet pre")].filter(p => p.scrollWidth > p.clientWidth && p.tabIndex !== 0).length + ""`); got != "0" {
+			t.Errorf("at %d px %s snippets scroll sideways but take no keyboard", width, got)
+		}
+		if found := ch.axeSerious(); len(found) > 0 {
+			t.Errorf("axe on the guide at %d px: %s", width, strings.Join(found, "; "))
+		}
+	}
+
+	// A rollout of 30% and 60%: one message, the percentages marked.
+	f := a.flag(env, "checkout")
+	ch.do("rules", viewport(1440), chromedp.Navigate(a.srv.URL+"/flags/checkout?edit=targeting&part=rules"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=rule-add]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid=rule-add]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=rule] [data-testid=condition-property]`)))
+	ch.settled()
+	ch.fill(`[data-testid=rule] [data-testid=condition-property]`, "country")
+	ch.fill(`[data-testid=rule] [data-testid=condition-value]`, "nl")
+	ch.choose(`[data-testid=rule] [data-testid=serve-choice]`, "rollout")
+	ch.fill(`[data-testid=rule] input[name$=".pct.`+f.Variations[0].ID+`"]`, "30")
+	ch.fill(`[data-testid=rule] input[name$=".pct.`+f.Variations[1].ID+`"]`, "60")
+	ch.do("save", chromedp.Click(chromedp.CSS(`[data-testid=targeting-save]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=rule] [data-testid=serve-error]`)))
+	ch.settled()
+	said := ch.eval(`[...document.querySelectorAll("[data-testid=rule] .field-error")].filter(e => e.offsetParent !== null).map(e => e.textContent).join(" | ")`)
+	if strings.Count(said, "100") != 1 {
+		t.Errorf("the rollout's problem is said %d times: %s", strings.Count(said, "100"), said)
+	}
+	marked := ch.eval(`[...document.querySelectorAll("[data-testid=rule] [data-testid=rollout-percent]")].map(i => i.getAttribute("aria-invalid") + ":" + (document.getElementById(i.getAttribute("aria-describedby")) || {textContent: "nothing"}).textContent).join(" | ")`)
+	if strings.Count(marked, "true:The percentages add up to 90%") != 2 {
+		t.Errorf("the percentages are marked %q, want both invalid and described by the problem", marked)
+	}
+	if found := ch.axeSerious(); len(found) > 0 {
+		t.Errorf("axe with the rollout refused: %s", strings.Join(found, "; "))
+	}
+	ch.fill(`[data-testid=rule] input[name$=".pct.`+f.Variations[1].ID+`"]`, "70")
+	if got := ch.eval(`String(document.querySelectorAll("[data-testid=rule] [aria-invalid]").length)`); got != "0" {
+		t.Errorf("%s fields stay marked once the rollout adds up", got)
+	}
+	ch.do("leave the editor", chromedp.Click(chromedp.CSS(`[data-testid=targeting-save]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=targeting-summary]`)))
+
+	// Evaluated once.
+	a.evaluate(a.flag(env, "checkout"), 1)
+	ch.do("the flag", chromedp.Navigate(a.srv.URL+"/flags/checkout"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-evaluated]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=flag-evaluated]").textContent`); !strings.HasSuffix(got, ", 1 time") {
+		t.Errorf("a flag evaluated once says %q", got)
+	}
+
+	// The comparison on a phone names each part beside its state.
+	a.makeFlag(pr.Environments[1], flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
+	ch.do("compare", viewport(390), chromedp.Navigate(a.srv.URL+"/flags/compare?target="+pr.Environments[1].ID.String()),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=compare-part]`)))
+	parts := ch.eval(`[...document.querySelectorAll("[data-testid=compare-row][data-key=checkout] [data-testid=compare-part]")].map(td => td.innerText.replace(/\s+/g, " ").trim()).join(" | ")`)
+	for _, part := range strings.Split(parts, " | ") {
+		if !strings.HasSuffix(part, "Differs") && !strings.HasSuffix(part, "Same") || part == "Differs" || part == "Same" {
+			t.Errorf("at 390 px a part reads %q, want its name and its state (all: %s)", part, parts)
+		}
+	}
+	if found := ch.axeSerious(); len(found) > 0 {
+		t.Errorf("axe on the comparison at 390 px: %s", strings.Join(found, "; "))
+	}
+}

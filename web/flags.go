@@ -104,7 +104,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	}
 	m.Evaluated = "Never evaluated by an SDK"
 	if insight.LastEvaluatedAt != nil {
-		m.Evaluated = fmt.Sprintf("Evaluated %s, %d times", evaluatedAgo(insight.LastEvaluatedAt, time.Now()), insight.Evaluations)
+		m.Evaluated = fmt.Sprintf("Evaluated %s, %d %s", evaluatedAgo(insight.LastEvaluatedAt, time.Now()), insight.Evaluations, plural(int(insight.Evaluations), "time", "times"))
 	}
 
 	switch tab {
