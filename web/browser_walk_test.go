@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -164,15 +165,18 @@ func TestBrowserFocusAfterAnswers(t *testing.T) {
 	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
 	k := &keyboard{ch: ch}
 
-	ch.do("flags", chromedp.Navigate(a.srv.URL+"/flags"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-row]`)))
-	for _, sel := range []string{`#flag-filter-sort`, `#flag-filter-status`} {
-		before := ch.eval(`location.search`)
-		ch.do("focus "+sel, chromedp.Focus(chromedp.CSS(sel)))
-		k.press(kb.ArrowDown)
-		ch.waitTrue("the list answered "+sel, `location.search !== `+jsString(before))
-		ch.settled()
-		ch.waitFocus("after "+sel, sel)
+	for _, width := range []int64{1440, 390} {
+		ch.do("flags", viewport(width), chromedp.Navigate(a.srv.URL+"/flags"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-row]`)))
+		for _, sel := range []string{`#flag-filter-sort`, `#flag-filter-status`} {
+			before := ch.eval(`location.search`)
+			ch.do("focus "+sel, chromedp.Focus(chromedp.CSS(sel)))
+			k.press(kb.ArrowDown)
+			ch.waitTrue("the list answered "+sel, `location.search !== `+jsString(before))
+			ch.settled()
+			ch.waitFocus(fmt.Sprintf("after %s at %d px", sel, width), sel)
+		}
 	}
+	ch.do("desktop", viewport(1440))
 
 	ch.do("a flag", chromedp.Navigate(a.srv.URL+"/flags/alpha"), chromedp.WaitVisible(chromedp.CSS(`#flag-toggle-submit`)))
 	ch.do("focus the toggle", chromedp.Focus(chromedp.CSS(`#flag-toggle-submit`)))
