@@ -202,9 +202,10 @@ var intervals = map[string]interval{
 	"MINUTE": {func(t time.Time) time.Time { return t.Truncate(time.Minute) }, func(t time.Time) time.Time { return t.Add(time.Minute) }},
 }
 
-// MaxInsightsPoints bounds the intervals one insights query answers (two
-// weeks by the minute): each is answered, evaluated or not.
-const MaxInsightsPoints = 20_160
+// MaxInsightsPoints bounds the intervals one insights query answers (every
+// day since 1970, or 34 days by the minute): each is answered, evaluated or
+// not.
+const MaxInsightsPoints = 50_000
 
 // FlagStatsByVariation answers FeatBit's insights query from the
 // evaluation series: what each variation was served per interval in
@@ -229,21 +230,26 @@ func (s *SDK) FlagStatsByVariation(ctx context.Context, a *core.Actor, envID uui
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
+	flag, err := s.readableFlag(ctx, a, envID, f.FeatureFlagKey)
+	if err != nil {
+		return nil, err
+	}
+	// Intervals that have not begun have nothing to count: the window ends
+	// now at the latest (FeatBit's front end asks up to now).
 	from, to := time.UnixMilli(f.From).UTC(), time.UnixMilli(f.To).UTC()
+	if now := time.Now().UTC(); to.After(now) {
+		to = now
+	}
 	if to.Before(from) {
 		return []InsightsPoint{}, nil
 	}
 	var times []time.Time
 	for at := iv.truncate(from); !at.After(to); at = iv.next(at) {
 		if len(times) == MaxInsightsPoints {
-			v.At("to", "invalid", "to", fmt.Sprintf("at most %d intervals from from", MaxInsightsPoints))
+			v.At("from", "invalid", "from", fmt.Sprintf("at most %d intervals from from to to", MaxInsightsPoints))
 			return nil, v.Err()
 		}
 		times = append(times, at)
-	}
-	flag, err := s.readableFlag(ctx, a, envID, f.FeatureFlagKey)
-	if err != nil {
-		return nil, err
 	}
 	unit := resHour
 	if f.IntervalType == "MINUTE" {
