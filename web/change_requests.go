@@ -55,6 +55,11 @@ func reviewerChoice(c echo.Context, approvals int, approvers []flagstore.Approve
 		}
 		out.Reviewers = append(out.Reviewers, views.Option{Value: ap.ID.String(), Label: ap.Name, Selected: slices.Contains(chosen, ap.ID.String())})
 	}
+	// The one person who may review is chosen already, until a form posted
+	// says otherwise.
+	if _, posted := values["reviewers"]; !posted && len(out.Reviewers) == 1 {
+		out.Reviewers[0].Selected = true
+	}
 	return out
 }
 
@@ -127,7 +132,7 @@ func (p *pages) changeRequests(c echo.Context) error {
 			return err
 		}
 		vm.Waiting = append(vm.Waiting, views.ChangeRequestItem{Href: changeRequestHref(cr.ID), Flag: cr.FlagKey, Reason: cr.Reason,
-			Who: cr.CreatorName, When: when(cr.CreatedAt), Status: fmt.Sprintf("%d of %d approvals", cr.Approvals(), cr.ApprovalsRequired), Lines: lines})
+			Who: cr.CreatorName, When: when(cr.CreatedAt), Status: approvalCount(cr), Lines: lines})
 	}
 	if vm.Shell, err = p.shell(c, "Waiting for your review", navReviews); err != nil {
 		return err
@@ -153,7 +158,7 @@ func (p *pages) changeRequest(c echo.Context) error {
 // changeRequestPage renders a change request; posted carries a refused
 // action's form.
 func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form) error {
-	w, cr, err := p.pathChangeRequest(c)
+	w, elsewhere, cr, err := p.pathChangeRequest(c)
 	if err != nil {
 		return err
 	}
@@ -165,10 +170,17 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 	href := changeRequestHref(cr.ID)
 	vm := views.ChangeRequestPage{Flag: cr.FlagKey, Reason: cr.Reason, Who: cr.CreatorName,
 		When: when(cr.CreatedAt), Lines: lines, Form: p.form(c, "change-request", href, nil),
-		Approvals: fmt.Sprintf("%d of %d approvals needed", cr.Approvals(), cr.ApprovalsRequired),
+		Approvals: approvalCount(cr) + " needed",
 		Crumbs:    []views.Crumb{{Label: "Feature flags", Href: "/flags"}, {Label: cr.FlagKey, Href: flagHref(cr.FlagKey)}}}
 	if posted != nil {
 		vm.Form = *posted
+	}
+	if elsewhere {
+		// The flag's links would open the working environment's: the page
+		// says where the request is, and offers to work there.
+		vm.Crumbs = nil
+		vm.Elsewhere = fmt.Sprintf("This change request is in %s / %s, not the environment you work in.", w.projectName, w.name)
+		vm.SwitchEnvID, vm.SwitchLabel = w.id.String(), fmt.Sprintf("Work in %s / %s", w.projectName, w.name)
 	}
 	vm.Status, vm.StatusKind = map[string]string{
 		flagstore.ChangeRequestPendingReview: "Waiting for review", flagstore.ChangeRequestApproved: "Approved",
@@ -190,12 +202,21 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 		}
 		vm.Reviewers = append(vm.Reviewers, item)
 	}
-	// Offer what the store would allow; it refuses the rest anyway.
-	_, reviewer := cr.Reviewer(a.UserID)
+	// Offer what the store would allow; it refuses the rest anyway. A
+	// reviewer who decided is offered only the other decision, which the
+	// store allows until the change is applied.
+	mine, reviewer := cr.Reviewer(a.UserID)
 	author := cr.CreatorID == a.UserID
 	if cr.Status != flagstore.ChangeRequestApplied {
 		if reviewer && !author {
-			vm.ApproveAction, vm.DeclineAction = href+"/approve", href+"/decline"
+			switch mine.Action {
+			case flagstore.ReviewApprove:
+				vm.Decided, vm.DeclineAction = "You approved it. You may still decline it until it is applied.", href+"/decline"
+			case flagstore.ReviewDecline:
+				vm.Decided, vm.ApproveAction = "You declined it. You may still approve it until it is applied.", href+"/approve"
+			default:
+				vm.ApproveAction, vm.DeclineAction = href+"/approve", href+"/decline"
+			}
 		}
 		if cr.Status == flagstore.ChangeRequestApproved && cr.ScheduleID == nil && (reviewer || author) {
 			vm.ApplyAction = href + "/apply"
@@ -215,7 +236,7 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 // again with the problem.
 func (p *pages) changeRequestAction(c echo.Context, done func(flagstore.FlagChangeRequest) (message, next string),
 	do func(w workEnv, id uuid.UUID) error) error {
-	w, cr, err := p.pathChangeRequest(c)
+	w, elsewhere, cr, err := p.pathChangeRequest(c)
 	if err != nil {
 		return err
 	}
@@ -223,6 +244,11 @@ func (p *pages) changeRequestAction(c echo.Context, done func(flagstore.FlagChan
 	if err = do(w, id); err == nil {
 		message, next := done(cr)
 		p.keepFlash(c, message)
+		if elsewhere && next != flagListPath {
+			// The flag's page would be the working environment's; a new
+			// flag's request that removed it is gone with it.
+			next = backToRequest(cr)
+		}
 		return redirect(c, next)
 	}
 	f := p.form(c, "change-request", changeRequestHref(id), map[string]string{"comment": c.FormValue("comment")})
@@ -240,15 +266,24 @@ func (p *pages) changeRequestAction(c echo.Context, done func(flagstore.FlagChan
 func requestDone(message string, next func(flagstore.FlagChangeRequest) string, how string) func(flagstore.FlagChangeRequest) (string, string) {
 	return func(cr flagstore.FlagChangeRequest) (string, string) {
 		if cr.NewFlag && how != "" {
-			return fmt.Sprintf(removedFlagMessage, how, cr.FlagKey), "/flags"
+			return fmt.Sprintf(removedFlagMessage, how, cr.FlagKey), flagListPath
 		}
 		return message, next(cr)
 	}
 }
 
+// flagListPath is the flag list, where a removed new flag's request leads.
+const flagListPath = "/flags"
+
 // removedFlagMessage is what the flag list says after a new flag's change
 // request was declined or withdrawn (%s: how, the flag's key).
 const removedFlagMessage = "Change request %s: the new flag “%s” was removed, and its key is free to use again."
+
+// approvalCount says how many approvals a request has of those it needs
+// ("1 of 1 approval").
+func approvalCount(cr flagstore.FlagChangeRequest) string {
+	return fmt.Sprintf("%d of %d %s", cr.Approvals(), cr.ApprovalsRequired, plural(cr.ApprovalsRequired, "approval", "approvals"))
+}
 
 func backToRequest(cr flagstore.FlagChangeRequest) string { return changeRequestHref(cr.ID) }
 func toFlag(cr flagstore.FlagChangeRequest) string        { return flagHref(cr.FlagKey) }
@@ -295,17 +330,25 @@ func requestStatus(status string) string {
 	return "Waiting for review"
 }
 
-// pathChangeRequest reads the change request the path's id names, in the
-// working environment, as the caller may see it.
-func (p *pages) pathChangeRequest(c echo.Context) (workEnv, flagstore.FlagChangeRequest, error) {
-	w, err := actingEnv(c)
-	if err != nil {
-		return workEnv{}, flagstore.FlagChangeRequest{}, err
-	}
+// pathChangeRequest reads the change request the path's id names, as the
+// caller may see it, in the environment it was made in: a reviewer follows
+// a link to it from wherever they work. elsewhere says that is not the
+// working environment; w then names the request's.
+func (p *pages) pathChangeRequest(c echo.Context) (w workEnv, elsewhere bool, cr flagstore.FlagChangeRequest, err error) {
 	id, err := httpx.PathID(c, "id")
 	if err != nil {
-		return workEnv{}, flagstore.FlagChangeRequest{}, err
+		return workEnv{}, false, flagstore.FlagChangeRequest{}, err
 	}
-	cr, err := p.store.GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
-	return w, cr, err
+	ctx, a := c.Request().Context(), actor(c)
+	env, err := p.store.FlagChangeRequestEnv(ctx, a, id)
+	if err != nil {
+		return workEnv{}, false, flagstore.FlagChangeRequest{}, err
+	}
+	w, ok := workEnvOf(c)
+	if elsewhere = !ok || w.id != env.Environment.ID; elsewhere {
+		w = workEnv{id: env.Environment.ID, projectKey: env.ProjectKey, projectName: env.ProjectName,
+			key: env.Environment.Key, name: env.Environment.Name}
+	}
+	cr, err = p.store.GetFlagChangeRequest(ctx, a, w.id, id)
+	return w, elsewhere, cr, err
 }

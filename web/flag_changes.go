@@ -40,6 +40,9 @@ func (p *pages) flagChanged(c echo.Context, tab, message string, changed *flagst
 	form func(f *views.Form) flagState, fields ...string) error {
 	if c.Get(requestedKey) != nil {
 		message = requestedMessage
+		if err == nil && tab == tabTargeting {
+			focusOn(c, pendingHeading) // where the request now waits
+		}
 	}
 	failure := err
 	st := flagState{flag: changed}
@@ -184,6 +187,9 @@ func (p *pages) scheduleTargeting(c echo.Context, in flagstore.TargetingInput, s
 		}
 		sin.Reviewers = reviewers
 		_, err = p.store.ScheduleFlagChange(c.Request().Context(), actor(c), w.place, key, sin)
+		if err == nil {
+			focusOn(c, pendingHeading) // where the change now waits
+		}
 		return nil, err
 	}, shown, "targetUsers", "rules", "fallthrough", "title", "scheduledTime")
 }

@@ -310,13 +310,13 @@ func checkReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.
 	switch {
 	case len(reviewers) == 0:
 		return &core.ValidationError{Codes: []string{"reviewers_is_required"}, Details: []core.FieldProblem{{Path: "reviewers",
-			Code: "reviewers_is_required", Message: fmt.Sprintf("name at least %d reviewers", need)}}}
+			Code: "reviewers_is_required", Message: "name at least " + counted(need, "reviewer", "reviewers")}}}
 	case len(reviewers) > core.MaxApprovers || core.HasDuplicate(reviewers):
 		problem = "each reviewer once"
 	case slices.Contains(reviewers, a.UserID):
 		problem = "you cannot review your own change"
 	case len(reviewers) < need:
-		problem = fmt.Sprintf("this environment needs %d approvals: name at least %d reviewers", need, need)
+		problem = "this environment needs " + counted(need, "approval", "approvals") + ": name at least " + counted(need, "reviewer", "reviewers")
 	default:
 		for _, r := range reviewers {
 			if !mayApprove(may, r) {
@@ -330,4 +330,12 @@ func checkReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.
 			Code: "reviewers_is_invalid", Message: problem}}}
 	}
 	return nil
+}
+
+// counted says n things in good grammar: "1 reviewer", "2 reviewers".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

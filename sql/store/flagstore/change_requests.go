@@ -283,6 +283,18 @@ func (s *Flags) GetFlagChangeRequest(ctx context.Context, a *core.Actor, envID, 
 	return s.changeRequest(ctx, s.Q, envID, id)
 }
 
+// FlagChangeRequestEnv returns the environment a change request was made
+// in, when the caller may read it: a reviewer follows a link to the
+// request from wherever they work. A request of another organization is
+// not found.
+func (s *Flags) FlagChangeRequestEnv(ctx context.Context, a *core.Actor, id uuid.UUID) (core.EnvRow, error) {
+	envID, err := s.Q.ChangeRequestEnv(ctx, id)
+	if err != nil {
+		return core.EnvRow{}, core.Translate(err)
+	}
+	return s.ReadableEnv(ctx, a, envID)
+}
+
 func (s *Flags) changeRequest(ctx context.Context, q *db.Queries, envID, id uuid.UUID) (FlagChangeRequest, error) {
 	row, err := q.GetFlagChangeRequest(ctx, db.GetFlagChangeRequestParams{EnvID: envID, ID: id})
 	if err != nil {
