@@ -14,8 +14,8 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/bunting-flags/bunting/sql/db"
-	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/reach"
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // FeatBit's webhook events (Domain/Webhooks/WebhookEvents.cs).
