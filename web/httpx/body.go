@@ -109,6 +109,16 @@ func wrapBody(c echo.Context, acc *account) {
 	}
 	br := &bodyReader{c: c, body: r.Body, limit: MaxBodyBytes, perByte: receivedCost, rate: acc.budget.rate, acc: acc}
 	r.Body = requestBody{br, r.Body}
+	// A body not read to its end when the answer goes (a refusal before
+	// reading it, a route that reads none) closes its connection, and what
+	// is left of it is not waited for: net/http would otherwise read it,
+	// at its sender's pace, before answering and again after.
+	c.Response().Before(func() {
+		if !br.done {
+			c.Response().Header().Set(echo.HeaderConnection, "close")
+			http.NewResponseController(c.Response()).SetReadDeadline(time.Now())
+		}
+	})
 }
 
 // newBodyReader is the request's body reader (a new one outside the

@@ -24,10 +24,17 @@ import (
 // Serve gives it.
 func (s *site) serveOnLoopback(cfg server.Config) *httptest.Server {
 	s.t.Helper()
-	srv := httptest.NewUnstartedServer(s.handler(cfg, slog.New(slog.DiscardHandler)))
+	return serveLoopback(s.t, s.handler(cfg, slog.New(slog.DiscardHandler)))
+}
+
+// serveLoopback serves h over loopback with the timeouts Serve gives the
+// server, until the test ends.
+func serveLoopback(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ReadHeaderTimeout, srv.Config.ReadTimeout, srv.Config.WriteTimeout = 10*time.Second, 30*time.Second, 60*time.Second
 	srv.Start()
-	s.t.Cleanup(srv.Close)
+	t.Cleanup(srv.Close)
 	return srv
 }
 
