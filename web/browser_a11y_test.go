@@ -108,6 +108,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	// samples are addresses for the router's parameterised pages.
 	samples := map[string]string{
 		"/change-requests/:id":             "/change-requests/" + request.ID.String(),
+		"/reviews/:id":                     "/reviews/" + request.ID.String(),
 		"/end-users/:id":                   "/end-users/" + endUsers.Items[0].ID.String(),
 		"/projects/:id":                    "/projects/" + web.ID.String(),
 		"/projects/:id/delete":             "/projects/" + web.ID.String() + "/delete",
@@ -133,6 +134,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/flags/:key/insights":             "/flags/checkout/insights",
 		"/flags/:key/compare":              "/flags/checkout/compare?target=" + dev.ID.String(),
 		"/flags/:key/triggers":             "/flags/checkout/triggers",
+		"/flags/:key/code":                 "/flags/checkout/code",
 		"/segments/:id":                    "/segments/" + beta.ID.String(),
 		"/segments/:id/flags":              "/segments/" + beta.ID.String() + "/flags",
 		"/segments/:id/settings":           "/segments/" + beta.ID.String() + "/settings",
