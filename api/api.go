@@ -291,8 +291,18 @@ func (h *Handler) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(actorKey, a)
+		httpx.SetPrincipal(c, httpx.Member, principalKey(a), a.OrgID)
 		return next(c)
 	}
+}
+
+// principalKey names who the body budget charges a request to: the access
+// token that authenticated it, or the signed-in user.
+func principalKey(a *core.Actor) string {
+	if a.TokenID != uuid.Nil {
+		return "token:" + a.TokenID.String()
+	}
+	return "user:" + a.UserID.String()
 }
 
 // actor is the caller, set by authenticate.

@@ -31,10 +31,12 @@ import (
 // refused 413 RequestTooLarge, before it is decoded.
 func bind(c echo.Context, v any) error { return bindWithin(c, v, httpx.MaxBodyBytes) }
 
-// signInBodyBytes bounds the body of the one route a stranger may send a
+// signInBodyBytes bounds the body of the routes a stranger may send a
 // body to, signing in: an email and a password, and no large share of the
-// body budget for anyone who has not signed in.
-const signInBodyBytes = 16 << 10
+// body budget for anyone who has not signed in. The body reader holds any
+// caller without credentials to this whatever the route (refreshing a
+// session by its cookie, too).
+const signInBodyBytes = httpx.AnonymousBodyBytes
 
 // bindWithin is bind for a body of at most limit bytes.
 func bindWithin(c echo.Context, v any, limit int64) error {

@@ -191,7 +191,8 @@ func TestBodyFloodHoldsMemory(t *testing.T) {
 // environment's end users a 32 MB file: every one is refused 403 without
 // a byte of its body read. Before, each was read and decoded first (ten
 // statement lists: 1.04 GB resident; the file: out of memory). A stranger
-// signing in may send 16 KiB.
+// signing in may send 4 KiB (any caller without credentials), so 16 KiB
+// is refused unread.
 func TestForbiddenBodiesAreNotRead(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
@@ -222,7 +223,7 @@ func TestForbiddenBodiesAreNotRead(t *testing.T) {
 		t.Errorf("the heap in use rose by %d MB, want a few", peak>>20)
 	}
 
-	// Nor does a stranger's: signing in takes at most 16 KiB.
+	// Nor does a stranger's: signing in takes at most 4 KiB.
 	req, body = request("POST", "/api/v1/identity/login-by-email", "", "application/json",
 		[]byte(`{"email":"owner@example.com","password":"`+strings.Repeat("p", 16<<10)+`"}`))
 	rec := httptest.NewRecorder()

@@ -3,9 +3,11 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -408,21 +410,53 @@ func TestFlagPendingChangesAndInsights(t *testing.T) {
 	}
 	s.do("GET", e.flags+"/nope/pending-changes", s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")
 
-	at := time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC)
+	// Half past an hour two days ago: the answer ends now at the latest.
+	at := time.Now().UTC().Truncate(time.Hour).Add(-48*time.Hour + 30*time.Minute)
 	must(t, s.st.SDK().RecordEvaluations(context.Background(), sdkdata.SDKEnv{EnvID: e.env.ID}, []sdkdata.EvaluationCount{
 		{FlagKey: "pay", VariationID: f.Variations[0].ID, Count: 7}}, at))
 	ms := func(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 	insights := func(from, to time.Time) *reply {
 		return s.do("GET", e.flags+"/insights?featureFlagKey=pay&intervalType=HOUR&from="+ms(from)+"&to="+ms(to), s.owner, nil)
 	}
+	// Every hour from from's to to's is answered, each naming every
+	// variation, as FeatBit does (its front end reads each point's
+	// variations): the hours before and after with counts of 0.
+	shape := func(points []sdkdata.InsightsPoint) string {
+		var b strings.Builder
+		for _, p := range points {
+			fmt.Fprintf(&b, "%s", p.Time)
+			for _, v := range p.Variations {
+				fmt.Fprintf(&b, " %s=%d", v.Variation, v.Count)
+			}
+			b.WriteString("; ")
+		}
+		return b.String()
+	}
+	hour := func(d time.Duration) string { return at.Truncate(time.Hour).Add(d).Format(time.RFC3339) }
 	points := decode[[]sdkdata.InsightsPoint](t, insights(at.Add(-time.Hour), at.Add(time.Hour)).ok(t))
-	if len(points) != 1 || points[0].Time != "2026-11-20T10:00:00Z" || len(points[0].Variations) != 2 ||
-		points[0].Variations[0] != (sdkdata.VariationInsightsCount{Variation: "True", Count: 7}) || points[0].Variations[1].Count != 0 {
-		t.Fatalf("insights %+v", points)
+	if got, want := shape(points), hour(-time.Hour)+" True=0 False=0; "+hour(0)+" True=7 False=0; "+hour(time.Hour)+" True=0 False=0; "; got != want {
+		t.Errorf("insights\n%s\nwant\n%s", got, want)
 	}
-	if points := decode[[]sdkdata.InsightsPoint](t, insights(at.Add(time.Hour), at.Add(2*time.Hour)).ok(t)); len(points) != 0 {
-		t.Fatalf("insights of a window without evaluations %+v", points)
+	if got, want := shape(decode[[]sdkdata.InsightsPoint](t, insights(at.Add(time.Hour), at.Add(2*time.Hour)).ok(t))),
+		hour(time.Hour)+" True=0 False=0; "+hour(2*time.Hour)+" True=0 False=0; "; got != want {
+		t.Errorf("insights of a window without evaluations\n%s\nwant\n%s", got, want)
 	}
+	// A flag never evaluated: every day of the window, at 0 (not []).
+	e.createFlag(map[string]any{"name": "Quiet", "key": "quiet"})
+	quiet := decode[[]sdkdata.InsightsPoint](t, s.do("GET", e.flags+"/insights?featureFlagKey=quiet&intervalType=DAY&from="+
+		ms(at.Add(-48*time.Hour))+"&to="+ms(at), s.owner, nil).ok(t))
+	day := func(n int) string { return at.Truncate(24*time.Hour).AddDate(0, 0, n).Format(time.RFC3339) }
+	if got, want := shape(quiet), day(-2)+" True=0 False=0; "+day(-1)+" True=0 False=0; "+day(0)+" True=0 False=0; "; got != want {
+		t.Errorf("insights of a flag never evaluated\n%s\nwant\n%s", got, want)
+	}
+	// Intervals that have not begun are not answered: the window ends now.
+	now := time.Now().UTC()
+	if got := decode[[]sdkdata.InsightsPoint](t, insights(now.Add(-time.Hour), now.Add(5*time.Hour)).ok(t)); len(got) != 2 && len(got) != 3 { // 3 if the hour turned meanwhile
+		t.Errorf("an hour ago to five hours ahead answers %d hours, want 2", len(got))
+	}
+	// A window of more intervals than one answer holds is refused by name.
+	s.do("GET", e.flags+"/insights?featureFlagKey=quiet&intervalType=MINUTE&from="+ms(at.AddDate(0, 0, -40))+"&to="+ms(at), s.owner, nil).
+		fails(t, http.StatusBadRequest, "from_is_invalid")
 	s.do("GET", e.flags+"/insights?intervalType=WEEKS&from=0", s.owner, nil).
 		fails(t, http.StatusBadRequest, "featureFlagKey_is_required", "intervalType_is_invalid", "from_is_invalid", "to_is_invalid")
 	s.do("GET", e.flags+"/insights?featureFlagKey=nope&intervalType=DAY&from=1&to=2", s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")

@@ -332,6 +332,16 @@ func (m *matrix) cases() map[string]func() call {
 		"GET /api/v1/envs/:envId/feature-flags/:key/insights": func() call {
 			return readEnv(m.flags() + "/" + m.flag(false) + "/insights")()
 		},
+		"GET /api/v1/envs/:envId/feature-flags/:key/code-references": func() call {
+			return readEnv(m.flags() + "/" + m.flag(false) + "/code-references")()
+		},
+		// An upload names any flag of the environment: it needs describing every one.
+		"PUT /api/v1/envs/:envId/code-references": func() call {
+			ref := map[string]any{"flagKey": m.flag(false), "path": "src/app.go", "line": 1, "snippet": "x"}
+			return call{path: "/api/v1/envs/" + m.env.ID.String() + "/code-references",
+				body:   map[string]any{"repository": "shop", "branch": "main", "commit": "abc", "references": []any{ref}},
+				grants: []grant{{access.UpdateFlagDescription, envRN + ":flag/*"}}}
+		},
 		"POST /api/v1/envs/:envId/feature-flags/:key/evaluate": func() call {
 			return call{path: m.flags() + "/" + m.flag(false) + "/evaluate", body: map[string]string{"keyId": "alice"},
 				grants: []grant{{access.CanAccessEnv, envRN}}}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,20 +20,24 @@ import (
 // maxUploadBytes bounds an end-user file: 50,000 users of about 600 bytes.
 const maxUploadBytes = 32 << 20
 
-// uploadCost is what uploading a file of n bytes may take: its users as
-// decoded, in twice the file (real files take about their size), the value
-// being read and its copy (each at most httpx.MaxBodyBytes), and a little for
-// the multipart reader.
-func uploadCost(n int64) int64 { return 2*n + 3*httpx.MaxBodyBytes }
+// uploadReaders is what the upload's readers take whatever the file: the
+// multipart reader's buffer and the file's.
+const uploadReaders = 64 << 10
+
+// allowanceStep is how much more of the body budget an upload reserves
+// each time its users need more: what they take is charged as they are
+// decoded, never what the file announces.
+const allowanceStep = 256 << 10
 
 // uploadEndUsers imports FeatBit's end-user file (ImportUserData JSON) sent
 // as the multipart field "file"; no file, or an empty one, changes nothing,
 // as in FeatBit. A JSON body (up to the API's body limit) is taken as the file.
 //
 // The route checks that the caller may change the environment's end users
-// before anything is read. The file is then read as a stream, one user at
-// a time, never whole: each user decoded as it comes, their memory drawn
-// from what the upload reserved of the body budget (more is refused 413),
+// before anything is read. The file is then read as a stream, through the
+// one body reader (cut when it arrives too slowly), one user at a time,
+// never whole: each user decoded as it comes, their memory reserved from
+// the body budget as they are decoded (past the caller's share of it, 413),
 // and reading stops past the most users the store takes, which then
 // refuses the file by its own rule.
 func (h *Handler) uploadEndUsers(c echo.Context) error {
@@ -50,18 +55,14 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 		_, err = h.store.SDK().ImportEndUsers(r.Context(), actor(c), envID, data)
 		return respond(c, true, err)
 	}
-	size := r.ContentLength
-	if size > maxUploadBytes {
+	if r.ContentLength > maxUploadBytes {
+		c.Response().Header().Set(echo.HeaderConnection, "close") // not read, nor waited for
 		return httpx.ErrTooLarge
 	}
-	if size < 0 {
-		size = maxUploadBytes
-	}
-	granted, err := httpx.Reserve(c, uploadCost(size))
-	if err != nil {
+	if _, err := httpx.Reserve(c, uploadReaders); err != nil {
 		return err
 	}
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, maxUploadBytes)
+	r.Body = io.NopCloser(httpx.BodyReader(c, maxUploadBytes, 0))
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return core.Invalid("file_is_invalid")
@@ -77,10 +78,9 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 		if part.FormName() != "file" {
 			continue
 		}
-		// The users may take what was reserved, less the reading's buffers.
-		left := &jsonbody.Allowance{Bytes: granted - 3*httpx.MaxBodyBytes}
-		allowed := left.Bytes
-		data, empty, err := readUserFile(part, left)
+		f := &userFile{r: bufio.NewReader(part), left: &jsonbody.Allowance{},
+			more: func(n int64) (int64, error) { return httpx.Reserve(c, n) }}
+		data, empty, err := f.read()
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 			return respond(c, true, nil)
 		}
 		// Importing takes time; only what the users hold stays reserved.
-		httpx.Release(c, granted-(allowed-left.Bytes))
+		httpx.Release(c, uploadReaders+f.buffers+f.left.Bytes)
 		_, err = h.store.SDK().ImportEndUsers(r.Context(), actor(c), envID, data)
 		return respond(c, true, err)
 	}
@@ -98,8 +98,11 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 // invalid as code says.
 func readError(err error, code string) error {
 	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
+	switch {
+	case errors.As(err, &tooLarge):
 		return httpx.ErrTooLarge
+	case errors.Is(err, httpx.ErrTooLarge), errors.Is(err, httpx.ErrSlowBody), errors.Is(err, httpx.ErrBusy):
+		return err
 	}
 	return core.Invalid(code)
 }
@@ -109,6 +112,22 @@ type userFile struct {
 	r     *bufio.Reader
 	value []byte // the value being read, reused
 	left  *jsonbody.Allowance
+	// more reserves up to n more bytes of the body budget: what it returns
+	// is added to left as the users need it, or pays for value's growth.
+	more    func(n int64) (int64, error)
+	buffers int64 // what value's growth was charged
+}
+
+// ensure tops the allowance up to n at least, reserving in steps of
+// allowanceStep: less when the caller's share of the budget is spent, and
+// the decoding then finds too little left (413).
+func (f *userFile) ensure(n int64) error {
+	if f.left.Bytes >= n {
+		return nil
+	}
+	got, err := f.more(max(n-f.left.Bytes, allowanceStep))
+	f.left.Bytes += got
+	return err
 }
 
 // errInvalidFile is a file that is not FeatBit's end-user file.
@@ -118,12 +137,11 @@ var errInvalidFile = core.Invalid("file_is_invalid")
 // as append grows it.
 const importUserSize = 3 * 48
 
-// readUserFile reads the file: its users and property names, and nothing
+// read reads the file: its users and property names, and nothing
 // it does not take. It stops after one user more than the store imports,
 // or one property name more: the store refuses that by its rule. empty is
 // a file of nothing but white space.
-func readUserFile(r io.Reader, left *jsonbody.Allowance) (data sdkdata.ImportUserData, empty bool, err error) {
-	f := userFile{r: bufio.NewReader(r), left: left}
+func (f *userFile) read() (data sdkdata.ImportUserData, empty bool, err error) {
 	if end, err := f.atEnd(); end || err != nil {
 		return data, end, err
 	}
@@ -163,10 +181,10 @@ func readUserFile(r io.Reader, left *jsonbody.Allowance) (data sdkdata.ImportUse
 		switch {
 		case strings.EqualFold(member, "users") && !seenUsers:
 			seenUsers = true
-			stop, err = list(&f, &data.Users, sdkdata.MaxEndUsersPerFile)
+			stop, err = list(f, &data.Users, sdkdata.MaxEndUsersPerFile)
 		case strings.EqualFold(member, "userProperties") && !seenProperties:
 			seenProperties = true
-			stop, err = list(&f, &data.UserProperties, sdkdata.MaxPropertyNamesPerFile)
+			stop, err = list(f, &data.UserProperties, sdkdata.MaxPropertyNamesPerFile)
 		case strings.EqualFold(member, "users"), strings.EqualFold(member, "userProperties"):
 			return data, false, errInvalidFile // named twice
 		default: // a member the file does not have: checked, and left
@@ -205,6 +223,9 @@ func list[T any](f *userFile, items *[]T, max int) (stop bool, err error) {
 				return false, err
 			}
 		}
+		if err := f.ensure(importUserSize); err != nil {
+			return false, err
+		}
 		if f.left.Bytes -= importUserSize; f.left.Bytes < 0 {
 			return false, httpx.ErrTooLarge
 		}
@@ -223,6 +244,9 @@ func list[T any](f *userFile, items *[]T, max int) (stop bool, err error) {
 func (f *userFile) decodeNext(v any) error {
 	value, err := f.next()
 	if err != nil {
+		return err
+	}
+	if err := f.ensure(jsonbody.Factor*int64(len(value)) + jsonbody.Slack); err != nil {
 		return err
 	}
 	switch err := f.left.Decode(value, v); {
@@ -250,6 +274,14 @@ func (f *userFile) next() ([]byte, error) {
 		}
 		if len(f.value) == httpx.MaxBodyBytes {
 			return nil, errInvalidFile
+		}
+		if len(f.value) == cap(f.value) { // the value's buffer doubles: charged first
+			grow := int64(max(2*cap(f.value), 64))
+			got, err := f.more(grow)
+			if f.buffers += got; err != nil || got < grow {
+				return nil, cmp.Or(err, httpx.ErrTooLarge)
+			}
+			f.value = append(make([]byte, 0, grow), f.value...)
 		}
 		f.value = append(f.value, c)
 		switch {

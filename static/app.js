@@ -119,8 +119,14 @@
     });
     var out = box.querySelector("[data-rollout-total]");
     if (!out) return;
+    var wrong = !fine || total !== 10000;
+    // A problem the server found is said once, by the server, until the
+    // percentages change.
+    if (!box.dataset.typed && out.classList.contains("field-error") && wrong) return;
     out.textContent = fine ? "Total " + (total / 100) + "%" + (total === 10000 ? "" : ": the percentages must add up to 100%.") : "Use percentages with at most two decimals, such as 12.34.";
-    out.classList.toggle("field-error", !fine || total !== 10000);
+    out.classList.toggle("field-error", wrong);
+    // Marked wrong by the server, the percentages stop being so once they add up.
+    if (!wrong) box.querySelectorAll("[aria-invalid]").forEach(function (input) { input.removeAttribute("aria-invalid"); });
   }
 
   // With script, the arrow keys move between a chart's steps, the empty
@@ -147,7 +153,7 @@
   document.addEventListener("input", function (e) {
     var t = e.target;
     var rollout = t.closest && t.closest("[data-rollout]");
-    if (rollout) sumRollout(rollout);
+    if (rollout) { rollout.dataset.typed = "1"; sumRollout(rollout); }
     if (t.hasAttribute && t.hasAttribute("data-key-from")) {
       t.dataset.edited = t.value === "" ? "" : "yes"; // typed by hand: stop suggesting
       return;
@@ -269,7 +275,10 @@
   function giveFocus(id) {
     var el = document.getElementById(id);
     if (!el) return;
-    for (var d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+    // The details holding it open, but not the one a summary heads: the
+    // keyboard back on a pop-up's switch leaves the pop-up closed.
+    var inside = el.tagName === "SUMMARY" ? el.parentElement.parentElement : el;
+    for (var d = inside && inside.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
     if (el.tabIndex < 0 && !el.hasAttribute("tabindex")) el.setAttribute("tabindex", "-1"); // a heading
     el.focus();
   }
@@ -304,10 +313,18 @@
   });
   // A page shown after a change that went elsewhere (creating a flag opens
   // it) starts the keyboard at its heading, and says the message above it.
+  // A page shown again with the problems of the form just posted (a
+  // refused Create webhook, Add member) starts it at the first field
+  // marked wrong, else at the form's message: where the problem is.
   function afterChange() {
+    if (document.activeElement !== document.body) return;
+    var wrong = document.querySelector('main [aria-invalid="true"]') || document.querySelector("main [data-testid=form-error]");
+    if (wrong) { giveFocus(wrong.id || (wrong.id = "form-problem")); return; }
+    // A page may mark where its next step starts (data-start-here: the
+    // guide's next step), else its heading.
     var kept = document.querySelector("#flash [data-testid=flash-success]");
-    var heading = document.querySelector("main h1");
-    if (!kept || !heading || document.activeElement !== document.body) return;
+    var heading = document.querySelector("main [data-start-here]") || document.querySelector("main h1");
+    if (!kept || !heading) return;
     heading.setAttribute("tabindex", "-1");
     heading.focus();
     say(kept.textContent);

@@ -268,7 +268,7 @@ func MemberAddView(m MemberAdd) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</details><div class=\"form-actions\"><button class=\"btn btn-primary\" type=\"submit\" data-testid=\"member-add-submit\">Add member</button></div></form></section></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</details><div class=\"form-actions\"><button class=\"btn btn-primary\" type=\"submit\" id=\"member-add-submit\" data-testid=\"member-add-submit\">Add member</button></div></form></section></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

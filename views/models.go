@@ -379,6 +379,8 @@ type WebhookEdit struct {
 	SecretHint               string
 	TestAction, DeleteAction string
 	Log                      WebhookLog
+	// Undeliverable, when set, says why no delivery to the URL can be made.
+	Undeliverable string
 }
 
 // WebhookLog is a page of a webhook's deliveries; Withheld, when set, says

@@ -118,8 +118,10 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	before := len(ds)
 	ds, editing := edit(ds, c.FormValue("op"), postedPreset(c))
 	if editing {
+		statementsAdded(c, "token-create", before, len(ds))
 		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, values), &tokenEdit{drafts: ds}, nil)
 	}
 	// Statements pasted as JSON win over the editor's.

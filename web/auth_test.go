@@ -254,6 +254,15 @@ func TestProfileName(t *testing.T) {
 	if got := attr(input(b.last.must("profile-form"), "name"), "value"); got != "Ann Owner" {
 		t.Errorf("name shown %q", got)
 	}
+	// A form without the name field names nothing to change: refused, the
+	// name kept (an empty name would ask for the email's).
+	b.post("/profile", url.Values{"nickname": {"x"}}).status(http.StatusBadRequest)
+	if got := b.last.text("error-name"); got == "" {
+		t.Error("a form without a name: no problem shown on the field")
+	}
+	if got := attr(input(b.get("/profile").must("profile-form"), "name"), "value"); got != "Ann Owner" {
+		t.Errorf("after a form without a name, the name is %q, want it kept", got)
+	}
 }
 
 func countProjects(a *app) int {
@@ -264,7 +273,7 @@ func countProjects(a *app) int {
 
 // TestStrangersFormsAreNotRead: a form posted without a session is sent to
 // sign in before a byte of it is read, and the forms a stranger may post
-// (signing in) are held to 16 KiB, so nobody who has not signed in can
+// (signing in) are held to 4 KiB (16 KiB is refused unread), so nobody who has not signed in can
 // make the server hold a share of the body budget for a large form.
 func TestStrangersFormsAreNotRead(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -109,6 +110,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	// samples are addresses for the router's parameterised pages.
 	samples := map[string]string{
 		"/change-requests/:id":             "/change-requests/" + request.ID.String(),
+		"/reviews/:id":                     "/reviews/" + request.ID.String(),
 		"/end-users/:id":                   "/end-users/" + endUsers.Items[0].ID.String(),
 		"/projects/:id":                    "/projects/" + web.ID.String(),
 		"/projects/:id/delete":             "/projects/" + web.ID.String() + "/delete",
@@ -134,6 +136,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/flags/:key/insights":             "/flags/checkout/insights",
 		"/flags/:key/compare":              "/flags/checkout/compare?target=" + dev.ID.String(),
 		"/flags/:key/triggers":             "/flags/checkout/triggers",
+		"/flags/:key/code":                 "/flags/checkout/code",
 		"/segments/:id":                    "/segments/" + beta.ID.String(),
 		"/segments/:id/flags":              "/segments/" + beta.ID.String() + "/flags",
 		"/segments/:id/settings":           "/segments/" + beta.ID.String() + "/settings",
@@ -221,4 +224,45 @@ func TestBrowserAccessibility(t *testing.T) {
 			}
 		}
 	}
+
+	// States the pages above do not reach, as a new user met them: Dev
+	// requires comments, so its list's toggles open a pop-up; the owner,
+	// working there, opens Prod's change request and approves it; a
+	// webhook no delivery can reach, and its failed test; and, at phone
+	// width, the guide's snippets and the comparison.
+	_, err = a.st.Projects().UpdateEnvironment(ctx, owner, web.ID, dev.ID, core.EnvironmentInput{Name: dev.Name, Settings: &core.EnvSettings{RequireChangeComment: true}})
+	must(t, err)
+	_, err = a.st.IAM().SetUserContext(ctx, owner, core.UserContext{OrganizationID: a.orgID, ProjectID: web.ID, EnvID: dev.ID})
+	must(t, err)
+	unreachable, err := a.st.Webhooks().CreateWebhook(ctx, owner, webhooks.WebhookInput{Name: "Internal", URL: "http://10.0.0.1/bunting",
+		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{webhooks.EventFlagToggled}, IsActive: true})
+	must(t, err)
+	toggle := `[data-testid=flag-row][data-key=checkout] [data-testid=flag-toggle]`
+	states := []struct {
+		name, path, click, wait string
+		width                   int64
+	}{
+		{name: "the flag list, comments required", path: "/flags", wait: toggle},
+		{name: "a row's toggle pop-up open", path: "/flags", click: toggle, wait: `[data-testid=flag-row][data-key=checkout] [data-testid=comment]`},
+		{name: "a flag page, comments required", path: "/flags/checkout", wait: `[data-testid=flag-toggle-form]`},
+		{name: "a flag's editor, comments required", path: "/flags/checkout?edit=targeting", wait: `[data-testid=rule-add]`},
+		{name: "a change request of another environment", path: "/change-requests/" + request.ID.String(), wait: `[data-testid=cr-elsewhere]`},
+		{name: "a webhook no delivery can reach", path: "/webhooks/" + unreachable.ID.String(), wait: `[data-testid=webhook-undeliverable]`},
+		{name: "its failed test", path: "/webhooks/" + unreachable.ID.String(), click: `[data-testid=webhook-test]`, wait: `[data-testid=flash-error]`},
+		{name: "the guide's snippets at 390 px", path: "/get-started?sdk=js", wait: `[data-testid=snippet-code]`, width: 390},
+		{name: "the comparison at 390 px", path: "/flags/compare?target=" + prod.ID.String(), wait: `[data-testid=compare-part]`, width: 390},
+	}
+	for _, st := range states {
+		width := cmp.Or(st.width, 1440)
+		ch.do(st.name, viewport(width), chromedp.Navigate(a.srv.URL+st.path), chromedp.WaitVisible(chromedp.CSS(cmp.Or(st.click, st.wait))))
+		if st.click != "" {
+			ch.do(st.name, chromedp.Click(chromedp.CSS(st.click)), chromedp.WaitVisible(chromedp.CSS(st.wait)))
+		}
+		check(st.name)
+	}
+	_, err = a.st.Governance().ApproveFlagChangeRequest(ctx, owner, prod.ID, request.ID, governance.ReviewInput{Comment: "Fine"})
+	must(t, err)
+	ch.do("an approved request", viewport(1440), chromedp.Navigate(a.srv.URL+"/change-requests/"+request.ID.String()),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=cr-decided]`)))
+	check("a change request its reviewer approved")
 }

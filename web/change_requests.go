@@ -56,6 +56,11 @@ func reviewerChoice(c echo.Context, approvals int, approvers []flagstore.Approve
 		}
 		out.Reviewers = append(out.Reviewers, views.Option{Value: ap.ID.String(), Label: ap.Name, Selected: slices.Contains(chosen, ap.ID.String())})
 	}
+	// The one person who may review is chosen already, until a form posted
+	// says otherwise.
+	if _, posted := values["reviewers"]; !posted && len(out.Reviewers) == 1 {
+		out.Reviewers[0].Selected = true
+	}
 	return out
 }
 
@@ -128,7 +133,7 @@ func (p *pages) changeRequests(c echo.Context) error {
 			return err
 		}
 		vm.Waiting = append(vm.Waiting, views.ChangeRequestItem{Href: changeRequestHref(cr.ID), Flag: cr.FlagKey, Reason: cr.Reason,
-			Who: cr.CreatorName, When: when(cr.CreatedAt), Status: fmt.Sprintf("%d of %d approvals", cr.Approvals(), cr.ApprovalsRequired), Lines: lines})
+			Who: cr.CreatorName, When: when(cr.CreatedAt), Status: approvalCount(cr), Lines: lines})
 	}
 	if vm.Shell, err = p.shell(c, "Waiting for your review", navReviews); err != nil {
 		return err
@@ -154,7 +159,7 @@ func (p *pages) changeRequest(c echo.Context) error {
 // changeRequestPage renders a change request; posted carries a refused
 // action's form.
 func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form) error {
-	w, cr, err := p.pathChangeRequest(c)
+	w, elsewhere, cr, err := p.pathChangeRequest(c)
 	if err != nil {
 		return err
 	}
@@ -166,16 +171,27 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 	href := changeRequestHref(cr.ID)
 	vm := views.ChangeRequestPage{Flag: cr.FlagKey, Reason: cr.Reason, Who: cr.CreatorName,
 		When: when(cr.CreatedAt), Lines: lines, Form: p.form(c, "change-request", href, nil),
-		Approvals: fmt.Sprintf("%d of %d approvals needed", cr.Approvals(), cr.ApprovalsRequired),
+		Approvals: approvalCount(cr) + " needed",
 		Crumbs:    []views.Crumb{{Label: "Feature flags", Href: "/flags"}, {Label: cr.FlagKey, Href: flagHref(cr.FlagKey)}}}
 	if posted != nil {
 		vm.Form = *posted
+	}
+	if elsewhere {
+		// The flag's links would open the working environment's: the page
+		// says where the request is, and offers to work there.
+		vm.Crumbs = nil
+		vm.Elsewhere = fmt.Sprintf("This change request is in %s / %s, not the environment you work in.", w.projectName, w.name)
+		vm.SwitchEnvID, vm.SwitchLabel = w.id.String(), fmt.Sprintf("Work in %s / %s", w.projectName, w.name)
 	}
 	vm.Status, vm.StatusKind = map[string]string{
 		flagstore.ChangeRequestPendingReview: "Waiting for review", flagstore.ChangeRequestApproved: "Approved",
 		flagstore.ChangeRequestDeclined: "Declined", flagstore.ChangeRequestApplied: "Applied"}[cr.Status], map[string]string{
 		flagstore.ChangeRequestPendingReview: "blue", flagstore.ChangeRequestApproved: "green",
 		flagstore.ChangeRequestDeclined: "amber", flagstore.ChangeRequestApplied: "gray"}[cr.Status]
+	if cr.NewFlag && cr.Status != flagstore.ChangeRequestApplied {
+		vm.NewFlag = "This change request brings in a new flag, which waits archived until it is approved and applied. " +
+			"Declining or withdrawing it removes the new flag, and its key is free to use again."
+	}
 	if cr.ScheduleID != nil {
 		vm.Scheduled = "Scheduled: it applies at its time once approved (see the flag's pending changes)."
 	}
@@ -187,12 +203,21 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 		}
 		vm.Reviewers = append(vm.Reviewers, item)
 	}
-	// Offer what the store would allow; it refuses the rest anyway.
-	_, reviewer := cr.Reviewer(a.UserID)
+	// Offer what the store would allow; it refuses the rest anyway. A
+	// reviewer who decided is offered only the other decision, which the
+	// store allows until the change is applied.
+	mine, reviewer := cr.Reviewer(a.UserID)
 	author := cr.CreatorID == a.UserID
 	if cr.Status != flagstore.ChangeRequestApplied {
 		if reviewer && !author {
-			vm.ApproveAction, vm.DeclineAction = href+"/approve", href+"/decline"
+			switch mine.Action {
+			case flagstore.ReviewApprove:
+				vm.Decided, vm.DeclineAction = "You approved it. You may still decline it until it is applied.", href+"/decline"
+			case flagstore.ReviewDecline:
+				vm.Decided, vm.ApproveAction = "You declined it. You may still approve it until it is applied.", href+"/approve"
+			default:
+				vm.ApproveAction, vm.DeclineAction = href+"/approve", href+"/decline"
+			}
 		}
 		if cr.Status == flagstore.ChangeRequestApproved && cr.ScheduleID == nil && (reviewer || author) {
 			vm.ApplyAction = href + "/apply"
@@ -208,18 +233,24 @@ func (p *pages) changeRequestPage(c echo.Context, status int, posted *views.Form
 }
 
 // changeRequestAction runs an action on the change request of the path;
-// success goes to next with message, failure shows the request again with
-// the problem.
-func (p *pages) changeRequestAction(c echo.Context, message string, next func(flagstore.FlagChangeRequest) string,
+// success goes where done says with its message, failure shows the request
+// again with the problem.
+func (p *pages) changeRequestAction(c echo.Context, done func(flagstore.FlagChangeRequest) (message, next string),
 	do func(w workEnv, id uuid.UUID) error) error {
-	w, cr, err := p.pathChangeRequest(c)
+	w, elsewhere, cr, err := p.pathChangeRequest(c)
 	if err != nil {
 		return err
 	}
 	id := cr.ID
 	if err = do(w, id); err == nil {
+		message, next := done(cr)
 		p.keepFlash(c, message)
-		return redirect(c, next(cr))
+		if elsewhere && next != flagListPath {
+			// The flag's page would be the working environment's; a new
+			// flag's request that removed it is gone with it.
+			next = backToRequest(cr)
+		}
+		return redirect(c, next)
 	}
 	f := p.form(c, "change-request", changeRequestHref(id), map[string]string{"comment": c.FormValue("comment")})
 	status, err := changeProblems(err, &f, "comment")
@@ -229,17 +260,43 @@ func (p *pages) changeRequestAction(c echo.Context, message string, next func(fl
 	return p.changeRequestPage(c, status, &f)
 }
 
+// requestDone is where a done action on a change request leads: its message
+// and next. A new flag's request declined or withdrawn (how says which)
+// removed the flag (the store's removeNewFlag), and with it the request, so
+// it leads to the flag list and says so.
+func requestDone(message string, next func(flagstore.FlagChangeRequest) string, how string) func(flagstore.FlagChangeRequest) (string, string) {
+	return func(cr flagstore.FlagChangeRequest) (string, string) {
+		if cr.NewFlag && how != "" {
+			return fmt.Sprintf(removedFlagMessage, how, cr.FlagKey), flagListPath
+		}
+		return message, next(cr)
+	}
+}
+
+// flagListPath is the flag list, where a removed new flag's request leads.
+const flagListPath = "/flags"
+
+// removedFlagMessage is what the flag list says after a new flag's change
+// request was declined or withdrawn (%s: how, the flag's key).
+const removedFlagMessage = "Change request %s: the new flag “%s” was removed, and its key is free to use again."
+
+// approvalCount says how many approvals a request has of those it needs
+// ("1 of 1 approval").
+func approvalCount(cr flagstore.FlagChangeRequest) string {
+	return fmt.Sprintf("%d of %d %s", cr.Approvals(), cr.ApprovalsRequired, plural(cr.ApprovalsRequired, "approval", "approvals"))
+}
+
 func backToRequest(cr flagstore.FlagChangeRequest) string { return changeRequestHref(cr.ID) }
 func toFlag(cr flagstore.FlagChangeRequest) string        { return flagHref(cr.FlagKey) }
 
 // reviewChangeRequest approves or declines a change request with a comment.
 func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
-	decide, message := p.store.Governance().DeclineFlagChangeRequest, "Change request declined."
+	decide, done := p.store.Governance().DeclineFlagChangeRequest, requestDone("Change request declined.", backToRequest, "declined")
 	if approve {
-		decide, message = p.store.Governance().ApproveFlagChangeRequest, "Change request approved."
+		decide, done = p.store.Governance().ApproveFlagChangeRequest, requestDone("Change request approved.", backToRequest, "")
 	}
 	return func(c echo.Context) error {
-		return p.changeRequestAction(c, message, backToRequest, func(w workEnv, id uuid.UUID) error {
+		return p.changeRequestAction(c, done, func(w workEnv, id uuid.UUID) error {
 			_, err := decide(c.Request().Context(), actor(c), w.id, id, governance.ReviewInput{Comment: c.FormValue("comment")})
 			return err
 		})
@@ -248,7 +305,7 @@ func (p *pages) reviewChangeRequest(approve bool) echo.HandlerFunc {
 
 // applyChangeRequest applies an approved change request.
 func (p *pages) applyChangeRequest(c echo.Context) error {
-	return p.changeRequestAction(c, "Change request applied.", toFlag, func(w workEnv, id uuid.UUID) error {
+	return p.changeRequestAction(c, requestDone("Change request applied.", toFlag, ""), func(w workEnv, id uuid.UUID) error {
 		_, err := p.store.Governance().ApplyFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 		return err
 	})
@@ -256,7 +313,7 @@ func (p *pages) applyChangeRequest(c echo.Context) error {
 
 // withdrawChangeRequest withdraws the person's own change request.
 func (p *pages) withdrawChangeRequest(c echo.Context) error {
-	return p.changeRequestAction(c, "Change request withdrawn.", toFlag, func(w workEnv, id uuid.UUID) error {
+	return p.changeRequestAction(c, requestDone("Change request withdrawn.", toFlag, "withdrawn"), func(w workEnv, id uuid.UUID) error {
 		return p.store.Governance().DeleteFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
 	})
 }
@@ -274,17 +331,25 @@ func requestStatus(status string) string {
 	return "Waiting for review"
 }
 
-// pathChangeRequest reads the change request the path's id names, in the
-// working environment, as the caller may see it.
-func (p *pages) pathChangeRequest(c echo.Context) (workEnv, flagstore.FlagChangeRequest, error) {
-	w, err := actingEnv(c)
-	if err != nil {
-		return workEnv{}, flagstore.FlagChangeRequest{}, err
-	}
+// pathChangeRequest reads the change request the path's id names, as the
+// caller may see it, in the environment it was made in: a reviewer follows
+// a link to it from wherever they work. elsewhere says that is not the
+// working environment; w then names the request's.
+func (p *pages) pathChangeRequest(c echo.Context) (w workEnv, elsewhere bool, cr flagstore.FlagChangeRequest, err error) {
 	id, err := httpx.PathID(c, "id")
 	if err != nil {
-		return workEnv{}, flagstore.FlagChangeRequest{}, err
+		return workEnv{}, false, flagstore.FlagChangeRequest{}, err
 	}
-	cr, err := p.store.Governance().GetFlagChangeRequest(c.Request().Context(), actor(c), w.id, id)
-	return w, cr, err
+	ctx, a := c.Request().Context(), actor(c)
+	env, err := p.store.Governance().FlagChangeRequestEnv(ctx, a, id)
+	if err != nil {
+		return workEnv{}, false, flagstore.FlagChangeRequest{}, err
+	}
+	w, ok := workEnvOf(c)
+	if elsewhere = !ok || w.id != env.Environment.ID; elsewhere {
+		w = workEnv{id: env.Environment.ID, projectKey: env.ProjectKey, projectName: env.ProjectName,
+			key: env.Environment.Key, name: env.Environment.Name}
+	}
+	cr, err = p.store.Governance().GetFlagChangeRequest(ctx, a, w.id, id)
+	return w, elsewhere, cr, err
 }

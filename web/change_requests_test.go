@@ -123,7 +123,8 @@ func TestBrowserChangeRequest(t *testing.T) {
 		chromedp.Navigate(a.srv.URL+"/flags/pay"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=request-reason]`)),
 		chromedp.SendKeys(chromedp.CSS(`[data-testid=flag-toggle-form] [data-testid=request-reason]`), "Launch payments"),
-		chromedp.Click(chromedp.CSS(`[data-testid=flag-toggle-form] [data-testid=request-reviewers] input`)),
+		// Bob, the only other who may approve, is chosen already.
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=flag-toggle-form] [data-testid=request-reviewers] input:checked`)),
 		chromedp.Click(chromedp.CSS(`[data-testid=flag-toggle-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=pending-review]`)),
 	)

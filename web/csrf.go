@@ -54,7 +54,8 @@ func newCSRFGuard(key []byte, secure bool) *csrfGuard {
 // publicFormBytes bounds the forms posted without a session (signing in
 // and out, starting single sign-on): a few short fields, and nothing a
 // stranger may make the server hold a large share of the body budget for.
-const publicFormBytes = 16 << 10
+// The body reader holds any caller without credentials to this anyway.
+const publicFormBytes = httpx.AnonymousBodyBytes
 
 // protect is the Echo middleware, for forms of at most limit bytes.
 func (g *csrfGuard) protect(limit int64) echo.MiddlewareFunc {
@@ -64,21 +65,18 @@ func (g *csrfGuard) protect(limit int64) echo.MiddlewareFunc {
 }
 
 func (g *csrfGuard) check(c echo.Context, next echo.HandlerFunc, limit int64) error {
-	r := c.Request()
-	if r.ContentLength > limit {
-		return echo.ErrStatusRequestEntityTooLarge
-	}
-	// gorilla/csrf reads a posted form for its token: its share of the
-	// body budget first.
-	if size := r.ContentLength; size != 0 {
-		if size < 0 {
-			size = limit
-		}
-		if _, err := httpx.Reserve(c, formCost(size)); err != nil {
+	// gorilla/csrf reads a posted form for its token: read first by the
+	// one body reader, charged to the body budget as it arrives, its
+	// fields counted, and its parsing's cost reserved. GET, HEAD and
+	// OPTIONS carry no form gorilla/csrf or a handler reads.
+	switch c.Request().Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+	default:
+		if err := httpx.ReadForm(c, limit, formCost); err != nil {
 			return err
 		}
 	}
-	r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
+	r := c.Request()
 	cc := &csrfCall{c: c, next: next}
 	r = r.WithContext(context.WithValue(r.Context(), csrfCallKey{}, cc))
 	if g.plaintext {

@@ -90,6 +90,8 @@ var ruleMessages = map[string]string{
 	"ChangeRequestDeclined":        "This change request was declined and cannot be applied.",
 	"ChangeRequestAlreadyApplied":  "This change request has already been applied.",
 	"ChangeRequestIsScheduled":     "This change request is scheduled: it applies at its time once approved.",
+	"FlagAwaitsApproval": "This new flag waits for the change request that brings it in: approved and applied, it restores the flag; " +
+		"declined or withdrawn, it removes the flag. It cannot be restored or deleted otherwise.",
 }
 
 // approvalWords say, by what needed approval, why a change was refused
@@ -100,6 +102,8 @@ var approvalWords = map[string]string{
 		"there. No change request covers it: whoever manages the environment's settings can turn approval off for it.",
 	flagstore.ApprovalNewFlag: "Changes in %s need approval, and a new flag is one even switched off: applications would get its " +
 		"off variation at once. Give a reason and choose reviewers: the flag comes in once they approve it.",
+	flagstore.ApprovalPendingFlag: "This is a new flag in %s that waits for the change request that brings it in: approved and applied, " +
+		"it comes in; declined or withdrawn, it is removed. Open that request from the flag's pending changes.",
 	flagstore.ApprovalSegment: "Flags in %s use this segment, and changes there need approval: who is in it cannot change while " +
 		"they use it. Remove it from their rules with a change request first, or ask whoever manages that environment's settings.",
 }
@@ -172,6 +176,8 @@ var classWords = map[string][2]string{
 	"ServiceUnavailable":  {"Unavailable", "Bunting cannot reach its database right now. Try again in a moment."},
 	"MethodNotAllowed":    {"Not here", "This address does not take that kind of request."},
 	"RequestTooLarge":     {"Too large", "What you sent is larger than Bunting accepts."},
+	"TooManyFields":       {"Too many fields", "This form has more fields than Bunting accepts. Split the change into smaller ones."},
+	"RequestTimeout":      {"Too slow", "What you sent arrived too slowly, and Bunting stopped waiting for it. Check your connection and try again."},
 }
 
 // explain says what the person is told about an error: the store's

@@ -41,6 +41,9 @@ func (p *pages) flagChanged(c echo.Context, tab, message string, changed *flagst
 	form func(f *views.Form) flagState, fields ...string) error {
 	if c.Get(requestedKey) != nil {
 		message = requestedMessage
+		if err == nil && tab == tabTargeting {
+			focusOn(c, pendingHeading) // where the request now waits
+		}
 	}
 	failure := err
 	st := flagState{flag: changed}
@@ -185,6 +188,9 @@ func (p *pages) scheduleTargeting(c echo.Context, in flagstore.TargetingInput, s
 		}
 		sin.Reviewers = reviewers
 		_, err = p.store.Governance().ScheduleFlagChange(c.Request().Context(), actor(c), w.place, key, sin)
+		if err == nil {
+			focusOn(c, pendingHeading) // where the change now waits
+		}
 		return nil, err
 	}, shown, "targetUsers", "rules", "fallthrough", "title", "scheduledTime")
 }

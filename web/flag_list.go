@@ -314,6 +314,7 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	var message string
 	if f != nil {
 		message = turned(*f)
+		focusOn(c, views.ToggleID("flag-toggle", false)) // the button, now saying the way back
 	}
 	return p.flagChanged(c, tabTargeting, message, f, err, func(form *views.Form) flagState {
 		form.ID, form.Action = "flag-toggle", flagHref(key)+"/toggle"
@@ -344,8 +345,16 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in flagstore.Chang
 		item := flagstore.FlagListItem{ID: f.ID, Name: f.Name, Key: f.Key, IsEnabled: f.IsEnabled, Tags: f.Tags,
 			Serves: f.Serves(), Serving: flagstore.ServingOf(f), Revision: f.Revision, UpdatedAt: f.UpdatedAt,
 			LastChange: &flagstore.LastChange{Comment: in.Comment, ChangedAt: f.UpdatedAt}}
+		row, err := p.listedRow(c, w, item, next)
+		if err != nil {
+			return err
+		}
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: msg}})
-		return render(c, http.StatusOK, views.FlagRowView(p.flagRow(c, w, item, next)), views.Flashes(p.flashes(c)))
+		announce(c, msg)
+		// Back on the switch, closed: the pop-up's form, kept open with the
+		// keyboard in it, would take a second Enter as turning it back.
+		focusOn(c, views.ToggleID(row.ID, true))
+		return render(c, http.StatusOK, views.FlagRowView(row), views.Flashes(p.flashes(c)))
 	}
 	values := postedValues(in, map[string]string{"next": next})
 	cur, getErr := p.store.Flags().GetFlag(ctx, a, w.id, key)
@@ -369,11 +378,33 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in flagstore.Chang
 	}
 	item := flagstore.FlagListItem{ID: cur.ID, Name: cur.Name, Key: cur.Key, IsEnabled: cur.IsEnabled, Tags: cur.Tags,
 		Serves: cur.Serves(), Serving: flagstore.ServingOf(cur), Revision: cur.Revision, UpdatedAt: cur.UpdatedAt}
-	row := p.flagRow(c, w, item, next)
+	row, err := p.listedRow(c, w, item, next)
+	if err != nil {
+		return err
+	}
 	if row.Toggle != nil {
 		row.Toggle.Form = form
 	}
 	return render(c, status, views.FlagRowView(row), views.Flashes(p.flashes(c)))
+}
+
+// listedRow is a row of the list drawn again on its own, as the whole list
+// draws it: with when SDKs last evaluated the flag and its day's trend.
+func (p *pages) listedRow(c echo.Context, w workEnv, item flagstore.FlagListItem, next string) (views.FlagRow, error) {
+	insight, err := p.store.SDK().FlagInsights(c.Request().Context(), actor(c), w.id, item.Key)
+	if err != nil {
+		return views.FlagRow{}, err
+	}
+	item.LastEvaluatedAt, item.Evaluations = insight.LastEvaluatedAt, insight.Evaluations
+	row := p.flagRow(c, w, item, next)
+	if item.LastEvaluatedAt != nil && time.Since(*item.LastEvaluatedAt) < sdkdata.TrendHours*time.Hour {
+		trends, err := p.flagTrends(c, w, []uuid.UUID{item.ID})
+		if err != nil {
+			return views.FlagRow{}, err
+		}
+		row.Trend = trends[item.ID]
+	}
+	return row, nil
 }
 
 func onOffWord(on bool) string {

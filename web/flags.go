@@ -108,7 +108,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	m.Stage = stageView(stage, flagstore.ReadyToRemove(stage, facts))
 	m.Evaluated = "Never evaluated by an SDK"
 	if insight.LastEvaluatedAt != nil {
-		m.Evaluated = fmt.Sprintf("Evaluated %s, %d times", evaluatedAgo(insight.LastEvaluatedAt, time.Now()), insight.Evaluations)
+		m.Evaluated = fmt.Sprintf("Evaluated %s, %d %s", evaluatedAgo(insight.LastEvaluatedAt, time.Now()), insight.Evaluations, plural(int(insight.Evaluations), "time", "times"))
 	}
 	// An archived flag still used in code says so; the count costs a query,
 	// so a live flag's page counts only on its Code tab.
@@ -347,6 +347,7 @@ const (
 	summaryEditOff     = "summary-edit-off"
 	summaryAddRule     = "summary-add-rule"
 	targetingHeading   = "targeting-heading"
+	pendingHeading     = "pending-changes-heading"
 )
 
 func summaryEditRule(i int) string { return "summary-edit-rule-" + strconv.Itoa(i+1) }

@@ -112,7 +112,14 @@ func (p *pages) updateProfile(c echo.Context) error {
 		return err
 	}
 	name := c.FormValue("name")
-	updated, err := p.store.IAM().UpdateProfile(ctx, actor(c), iam.ProfileInput{Name: name, Email: me.Email})
+	var updated iam.Profile
+	if _, named := c.Request().PostForm["name"]; named {
+		updated, err = p.store.IAM().UpdateProfile(ctx, actor(c), iam.ProfileInput{Name: name, Email: me.Email})
+	} else {
+		// An empty name asks for the email's; a form without the field asks
+		// for nothing, and changing the name anyway would be a silent success.
+		err = core.Invalid("name_is_required")
+	}
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Your name is “%s” now.", updated.Name))
 		return c.Redirect(http.StatusSeeOther, "/profile")

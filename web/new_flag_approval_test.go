@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
 )
 
@@ -160,5 +161,121 @@ func TestCopyingFlagsWhereTheTargetNeedsApproval(t *testing.T) {
 	}
 	if f := a.flag(dev, "banner"); !f.IsArchived {
 		t.Fatalf("the copy is served in Dev before approval: %+v", f)
+	}
+}
+
+// TestDecliningOrWithdrawingANewFlag: in Prod, whose changes need the
+// owner's approval, the change request of a flag a Developer created says
+// that declining removes the new flag, and the owner cannot delete the
+// flag around it. The owner declines it on its page:
+// the flag list says the flag was removed, its key is free, and the audit
+// log says why. Created again, its author withdraws it: the same.
+func TestDecliningOrWithdrawingANewFlag(t *testing.T) {
+	t.Parallel()
+	a, pr, env := flagApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+	_, err := a.st.Projects().UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
+	must(t, err)
+	a.addMember("dave@example.com", core.DeveloperPolicyID)
+	dave := a.signedIn("dave@example.com", memberPassword)
+	create := func() *page {
+		t.Helper()
+		vals := formValues(dave.get("/flags").status(http.StatusOK).must("flag-create-form"))
+		vals.Set("name", "Pay")
+		vals.Set("key", "pay")
+		vals.Set("reason", "new checkout")
+		vals.Set("reviewers", owner.UserID.String())
+		p := dave.post("/flags", vals).status(http.StatusOK)
+		if !strings.HasPrefix(p.url.Path, "/change-requests/") {
+			t.Fatalf("created with a change request, the page went to %s", p.url)
+		}
+		if got := p.text("cr-new-flag"); !strings.Contains(got, "Declining or withdrawing it removes the new flag") {
+			t.Errorf("the new flag's change request says %q", got)
+		}
+		return p
+	}
+	gone := func(how string) {
+		t.Helper()
+		if used, err := a.st.Flags().FlagKeyUsed(ctx, owner, env.ID, "pay"); err != nil || used {
+			t.Fatalf("%s, the flag's key is still taken: %v, %v", how, used, err)
+		}
+	}
+
+	// Declined by the owner on the request's page; deleting the pending
+	// flag on its own page is refused, saying its request decides.
+	href := create().url.Path
+	b := a.signedIn(ownerEmail, ownerPassword)
+	confirm := b.get("/flags/pay/delete").status(http.StatusOK)
+	b.post(confirm.formAction("confirm-form"), formValues(confirm.must("confirm-form"))).status(http.StatusUnprocessableEntity)
+	if got := b.last.text("form-error"); !strings.Contains(got, "waits for the change request that brings it in") {
+		t.Errorf("deleting the pending flag is refused saying %q", got)
+	}
+	form := b.get(href).status(http.StatusOK).must("cr-review-form")
+	if got := b.last.text("cr-new-flag"); !strings.Contains(got, "Declining or withdrawing it removes the new flag") {
+		t.Errorf("the reviewer is not told that declining removes the flag: %q", got)
+	}
+	vals := formValues(form)
+	vals.Set("comment", "not this quarter")
+	p := b.post(href+"/decline", vals).status(http.StatusOK)
+	if p.url.Path != "/flags" {
+		t.Fatalf("declined, the page went to %s, not the flag list", p.url)
+	}
+	if got := p.text("flash-success"); !strings.Contains(got, "declined: the new flag “pay” was removed") {
+		t.Errorf("after the decline the page says %q", got)
+	}
+	gone("declined")
+	b.get(href).status(http.StatusNotFound)
+	if got := b.get("/audit-log?type=FeatureFlag").status(http.StatusOK).text("history"); !strings.Contains(got, "New flag pay was declined and removed") {
+		t.Errorf("the audit log does not say the flag was declined and removed: %q", got)
+	}
+
+	// Created again under the same key, then withdrawn by its author.
+	p = create()
+	vals = formValues(p.must("change-request"))
+	p = dave.post(p.url.Path+"/withdraw", vals).status(http.StatusOK)
+	if got := p.text("flash-success"); p.url.Path != "/flags" || !strings.Contains(got, "withdrawn: the new flag “pay” was removed") {
+		t.Errorf("withdrawn, the page is %s saying %q", p.url, got)
+	}
+	gone("withdrawn")
+	if got := b.get("/audit-log?type=FeatureFlag").status(http.StatusOK).text("history"); !strings.Contains(got, "New flag pay was withdrawn and removed") {
+		t.Errorf("the audit log does not say the flag was withdrawn and removed: %q", got)
+	}
+}
+
+// TestBrowserDecliningANewFlag: in Chromium, bob, who approves changes in
+// Prod, opens the change request of a flag the owner created there: it
+// says declining removes the new flag. He declines it with a comment and
+// lands on the flag list, which says the flag was removed; its key is free.
+func TestBrowserDecliningANewFlag(t *testing.T) {
+	t.Parallel()
+	ch := headless(t, 90*time.Second)
+	a, pr, env := flagApp(t)
+	ctx, owner := t.Context(), a.ownerActor()
+	bob := a.addMember("bob@example.com", core.OwnerPolicyID)
+	_, err := a.st.Projects().UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
+			ApproverMemberIDs: []uuid.UUID{bob}}}})
+	must(t, err)
+	created, err := a.st.Flags().CreateFlagRequesting(ctx, owner, env.ID, flagstore.FlagInput{Name: "Pay", Key: "pay",
+		NewFlagRequest: flagstore.NewFlagRequest{Reason: "new checkout", Reviewers: []uuid.UUID{bob}}})
+	must(t, err)
+
+	ch.signIn(a.srv.URL, "bob@example.com", memberPassword)
+	ch.do("the change request", chromedp.Navigate(a.srv.URL+"/change-requests/"+created.PendingApproval.ChangeRequestID.String()),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=cr-new-flag]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=cr-new-flag]").textContent`); !strings.Contains(got, "Declining or withdrawing it removes the new flag") {
+		t.Errorf("the change request says %q", got)
+	}
+	ch.do("decline", chromedp.SendKeys(chromedp.CSS(`#cr-comment`), "not this quarter"),
+		chromedp.Click(chromedp.CSS(`[data-testid=cr-decline]`)))
+	ch.waitPath("^/flags$")
+	ch.do("the flag list", chromedp.WaitVisible(chromedp.CSS(`[data-testid=flash-success]`)))
+	if got := ch.eval(`document.querySelector("[data-testid=flash-success]").textContent`); !strings.Contains(got, "the new flag “pay” was removed") {
+		t.Errorf("after the decline the flag list says %q", got)
+	}
+	if used, err := a.st.Flags().FlagKeyUsed(ctx, owner, env.ID, "pay"); err != nil || used {
+		t.Fatalf("declined, the flag's key is still taken: %v, %v", used, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // The browser session is an encrypted, authenticated cookie holding the
@@ -117,6 +118,7 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(actorKey, a)
 		c.Set(placeKey, pl)
+		httpx.SetPrincipal(c, httpx.Member, "user:"+a.UserID.String(), a.OrgID)
 		return next(c)
 	}
 }
@@ -178,12 +180,32 @@ func (p *pages) keepFlash(c echo.Context, text string) {
 	}
 }
 
+// problemFlashes is the session's key for messages kept to be shown as
+// problems (a test that failed), not as successes.
+const problemFlashes = "problem"
+
+// keepProblem keeps a message in the session for the next page, shown as
+// something that went wrong.
+func (p *pages) keepProblem(c echo.Context, text string) {
+	sess := p.session(c)
+	sess.AddFlash(text, problemFlashes)
+	if err := sess.Save(c.Request(), c.Response()); err != nil {
+		p.log.WarnContext(c.Request().Context(), "keep flash message", "err", err)
+	}
+}
+
 // flashes returns the messages to show: those kept for this page by the
 // previous request, and those this request produced.
 func (p *pages) flashes(c echo.Context) []views.Flash {
 	out, _ := c.Get(flashKey).([]views.Flash)
 	sess := p.session(c)
-	if kept := sess.Flashes(); len(kept) > 0 {
+	problems, kept := sess.Flashes(problemFlashes), sess.Flashes()
+	if len(kept)+len(problems) > 0 {
+		for _, f := range problems {
+			if text, ok := f.(string); ok {
+				out = append(out, views.Flash{Kind: "error", Text: text})
+			}
+		}
 		for _, f := range kept {
 			if text, ok := f.(string); ok {
 				out = append(out, views.Flash{Kind: "success", Text: text})

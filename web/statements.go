@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -122,6 +123,17 @@ func edit(ds []draft, op string, preset presetChoice) ([]draft, bool) {
 		ds[i].st.Actions = slices.DeleteFunc(ds[i].st.Actions, func(a string) bool { return !actionOf(ds[i].st.ResourceType, a) })
 	}
 	return ds, true
+}
+
+// statementsAdded gives the keyboard to the first statement an edit added
+// (Add a statement, or a preset's) in the editor of prefix, and says how
+// many were added: the editor is swapped in whole.
+func statementsAdded(c echo.Context, prefix string, before, after int) {
+	if after <= before {
+		return
+	}
+	focusOn(c, prefix+"-"+strconv.Itoa(before)+"-type")
+	announce(c, fmt.Sprintf("%d %s added.", after-before, plural(after-before, "statement", "statements")))
 }
 
 // actionOf tells whether the editor offers action for statements of type rtype.

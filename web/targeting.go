@@ -603,7 +603,9 @@ func serveView(prefix string, s serveForm, vars []flagstore.Variation) views.Ser
 			}
 		}
 		pe := views.PercentEdit{VariationID: vr.ID, Label: variationLabel(vr), Value: pct}
-		if s.errField == vr.ID {
+		// A problem of one share marks that share; one of the whole
+		// rollout (its total) marks them all.
+		if s.errField == vr.ID || (s.err != "" && s.errField == "" && s.choice == serveRollout) {
 			pe.Invalid = true
 		}
 		v.Percents = append(v.Percents, pe)

@@ -97,7 +97,7 @@ func (p *pages) webhookPage(c echo.Context, status int, w *webhooks.Webhook, f v
 	title := "New webhook"
 	if w != nil {
 		title = w.Name
-		vm.Name = w.Name
+		vm.Name, vm.Undeliverable = w.Name, w.Undeliverable
 		vm.SecretSet = w.HasSecret
 		if vm.SecretSet {
 			vm.SecretHint = "A secret is set and signs every delivery; it is not shown again. Leave blank to keep it."
@@ -272,16 +272,14 @@ func (p *pages) testWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var msg string
 	switch {
 	case d.Response != nil && d.Success:
-		msg = fmt.Sprintf("Test delivered: the receiver answered %d %s in %d ms.", d.Response.StatusCode, d.Response.ReasonPhrase, d.LatencyMs)
+		p.keepFlash(c, fmt.Sprintf("Test delivered: the receiver answered %d %s in %d ms.", d.Response.StatusCode, d.Response.ReasonPhrase, d.LatencyMs))
 	case d.Response != nil:
-		msg = fmt.Sprintf("Test failed: the receiver answered %d %s in %d ms.", d.Response.StatusCode, d.Response.ReasonPhrase, d.LatencyMs)
+		p.keepProblem(c, fmt.Sprintf("Test failed: the receiver answered %d %s in %d ms.", d.Response.StatusCode, d.Response.ReasonPhrase, d.LatencyMs))
 	default:
-		msg = "Test failed: " + d.Error.Message + "."
+		p.keepProblem(c, "Test failed: "+d.Error.Message+".")
 	}
-	p.keepFlash(c, msg)
 	return redirect(c, "/webhooks/"+id.String())
 }
 

@@ -40,12 +40,13 @@ func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
 		"BUNTING_SDK_RATE_PER_SECRET":        "fast",
 		"BUNTING_MAX_END_USERS_PER_ENV":      "0",
 		"BUNTING_BODY_BUDGET":                "1MiB",
+		"BUNTING_BODY_MIN_RATE":              "10",
 	}))
 	if err == nil {
 		t.Fatal("invalid configuration accepted")
 	}
 	for _, name := range []string{"ADDR", "BASE_URL", "SECRET_KEY", "ADMIN_EMAIL", "ADMIN_PASSWORD", "SHUTDOWN_GRACE", "LOG_LEVEL",
-		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS", "SDK_CONNECTIONS", "SDK_RATE_PER_SECRET", "MAX_END_USERS_PER_ENV", "BODY_BUDGET"} {
+		"SSO_ALLOW_PRIVATE_NETWORKS", "CORS_ORIGINS", "SDK_CONNECTIONS", "SDK_RATE_PER_SECRET", "MAX_END_USERS_PER_ENV", "BODY_BUDGET", "BODY_MIN_RATE"} {
 		if !strings.Contains(err.Error(), "BUNTING_"+name) {
 			t.Errorf("error does not mention BUNTING_%s:\n%v", name, err)
 		}
@@ -101,6 +102,26 @@ func TestConfigBodyBudget(t *testing.T) {
 	for _, bad := range []string{"8MiB", "64MB", "-1", "lots", "0", "MiB", "9999999999GiB"} {
 		if _, err := server.LoadConfig(env(map[string]string{"BUNTING_BODY_BUDGET": bad})); err == nil || !strings.Contains(err.Error(), "BUNTING_BODY_BUDGET") {
 			t.Errorf("BUNTING_BODY_BUDGET=%q: got %v, want it refused", bad, err)
+		}
+	}
+}
+
+// TestConfigBodyMinRate: the rate bodies must arrive at is a size a second,
+// 16 KiB by default, from 1 KiB to 1 MiB.
+func TestConfigBodyMinRate(t *testing.T) {
+	for value, want := range map[string]int64{"": 16 << 10, "64KiB": 64 << 10, "1KiB": 1 << 10, "1MiB": 1 << 20, "4096": 4096} {
+		vars := map[string]string{}
+		if value != "" {
+			vars["BUNTING_BODY_MIN_RATE"] = value
+		}
+		cfg, err := server.LoadConfig(env(vars))
+		if err != nil || cfg.BodyRate.Min != want {
+			t.Errorf("BUNTING_BODY_MIN_RATE=%q: got %d, %v; want %d", value, cfg.BodyRate.Min, err, want)
+		}
+	}
+	for _, bad := range []string{"512", "2MiB", "-1", "fast", "16KB"} {
+		if _, err := server.LoadConfig(env(map[string]string{"BUNTING_BODY_MIN_RATE": bad})); err == nil || !strings.Contains(err.Error(), "BUNTING_BODY_MIN_RATE") {
+			t.Errorf("BUNTING_BODY_MIN_RATE=%q: got %v, want it refused", bad, err)
 		}
 	}
 }

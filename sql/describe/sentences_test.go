@@ -43,7 +43,7 @@ func TestServeAndRollout(t *testing.T) {
 		{"a split by user key", split(0.3), nil, "serve 30% True, 70% False by user key"},
 		{"a split by an attribute", split(0.25), ptr("email"), "serve 25% True, 75% False by email"},
 		{"an empty attribute is the user key", split(0.5), ptr(""), "serve 50% True, 50% False by user key"},
-		{"thirds, one decimal", third, nil, "serve 33.3% True, 33.3% False, 33.3% blue by user key"},
+		{"thirds, two decimals", third, nil, "serve 33.33% True, 33.33% False, 33.33% blue by user key"},
 		{"a 0% variation left out", []targeting.RolloutVariation{{ID: "v-on", Rollout: []float64{0, 0}}, {ID: "v-off", Rollout: []float64{0, 0.4}}, {ID: "v-x", Rollout: []float64{0.4, 1}}}, nil, "serve 40% False, 60% blue by user key"},
 	}
 	for _, tt := range tests {
@@ -112,11 +112,11 @@ func TestExplain(t *testing.T) {
 		// Bucket of "checkoutu4" is 0.31222820561379194 (FeatBit's MD5 dispatch, computed outside Go).
 		{"a split", explain(f, eval.EndUser{KeyID: "u4"}),
 			"No individual target or rule matches, so the default rule applies: Otherwise serve 35% True, 65% False by user key. | " +
-				"Split by user key: the user's bucket is 31.2%, in 0%–35%, which serves True."},
+				"Split by user key: the user's bucket is 31.22%, in 0%–35%, which serves True."},
 		// Bucket of "checkoutu1" is 0.7776368111371994.
 		{"the other side of the split", explain(f, eval.EndUser{KeyID: "u1"}),
 			"No individual target or rule matches, so the default rule applies: Otherwise serve 35% True, 65% False by user key. | " +
-				"Split by user key: the user's bucket is 77.8%, in 35%–100%, which serves False."},
+				"Split by user key: the user's bucket is 77.76%, in 35%–100%, which serves False."},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

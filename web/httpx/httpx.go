@@ -32,6 +32,12 @@ type Options struct {
 	// BodyBudget is the memory request bodies may take at once, read and
 	// decoded (DefaultBodyBudget when 0).
 	BodyBudget int64
+	// BodyRate is how fast bodies must arrive (DefaultBodyRate's for each
+	// of its fields left 0).
+	BodyRate BodyRate
+	// Budget, when set, is the body budget itself, BodyBudget and BodyRate
+	// aside: for tests that watch what it holds.
+	Budget *BodyBudget
 	// Unlogged, when set, leaves the requests it reports out of the request
 	// log: the SDK endpoints' refusals past a limit, which their own summary
 	// counts instead.
@@ -77,11 +83,15 @@ func New(log *slog.Logger, opts Options) *echo.Echo {
 			log.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
 			return err
 		}}))
-	budget := opts.BodyBudget
-	if budget <= 0 {
-		budget = DefaultBodyBudget
+	budget := opts.Budget
+	if budget == nil {
+		size := opts.BodyBudget
+		if size <= 0 {
+			size = DefaultBodyBudget
+		}
+		budget = NewBodyBudget(size, BodyWait).WithRate(opts.BodyRate)
 	}
-	e.Use(NewBodyBudget(budget, BodyWait).Hold)
+	e.Use(budget.Hold)
 	return e
 }
 
@@ -95,6 +105,10 @@ func Classify(err error) (class core.Class, ok bool) {
 	switch {
 	case errors.Is(err, ErrTooLarge):
 		return core.Class{Status: http.StatusRequestEntityTooLarge, Codes: []string{"RequestTooLarge"}}, true
+	case errors.Is(err, ErrTooManyFields):
+		return core.Class{Status: http.StatusRequestEntityTooLarge, Codes: []string{"TooManyFields"}}, true
+	case errors.Is(err, ErrSlowBody):
+		return core.Class{Status: http.StatusRequestTimeout, Codes: []string{"RequestTimeout"}}, true
 	case errors.Is(err, ErrBusy):
 		return core.Class{Status: http.StatusServiceUnavailable, Codes: []string{"ServiceUnavailable"}}, true
 	case errors.As(err, &herr):
@@ -120,6 +134,12 @@ func Classify(err error) (class core.Class, ok bool) {
 // context was canceled: whatever the request ran into on the way out (a
 // query cut short reads as a database failure) is not the server's fault.
 func ClientGone(c echo.Context, err error) error {
+	// A body cut for its slowness cancels its request's context too (net/http
+	// does, when the connection's read deadline passes): the client is still
+	// there to be told.
+	if errors.Is(err, ErrSlowBody) {
+		return err
+	}
 	if errors.Is(c.Request().Context().Err(), context.Canceled) && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%w: %w", context.Canceled, err)
 	}

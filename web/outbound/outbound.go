@@ -21,6 +21,8 @@ import (
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/bunting-flags/bunting/sql/reach"
 )
 
 // MaxAnswerBytes bounds every answer body read through the client.
@@ -37,25 +39,11 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// ErrAddress is a destination the client refuses to reach.
-var ErrAddress = errors.New("address not allowed")
-
 // ErrTooLarge is an answer larger than MaxAnswerBytes.
 var ErrTooLarge = errors.New("answer too large")
 
 // ErrRedirect is a redirect to another host (or to plain http).
 var ErrRedirect = errors.New("redirect to another host")
-
-// addressError names the refused address and why.
-type addressError struct {
-	addr   netip.Addr
-	reason string
-}
-
-func (e *addressError) Error() string { return e.reason + " " + e.addr.String() + " not allowed" }
-func (e *addressError) Is(target error) bool {
-	return target == ErrAddress
-}
 
 // NewClient returns a client that follows the rules above.
 func NewClient(o Options) *http.Client {
@@ -65,9 +53,9 @@ func NewClient(o Options) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: func(network, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
-			return fmt.Errorf("%w: %s", ErrAddress, address)
+			return fmt.Errorf("%w: %s", reach.ErrAddress, address)
 		}
-		return Check(ap.Addr(), o.AllowPrivate)
+		return reach.Check(ap.Addr(), o.AllowPrivate)
 	}}
 	transport := &http.Transport{
 		Proxy:                  nil, // a proxy would dial for us, past the check
@@ -91,45 +79,6 @@ func NewClient(o Options) *http.Client {
 		},
 	}
 }
-
-// Check refuses an address the client must not reach.
-func Check(addr netip.Addr, allowPrivate bool) error {
-	addr = addr.Unmap()
-	if addr.Is6() && nat64.Contains(addr) { // 64:ff9b::a.b.c.d reaches a.b.c.d
-		b := addr.As16()
-		addr = netip.AddrFrom4([4]byte(b[12:]))
-	}
-	switch {
-	case !addr.IsValid() || addr.IsUnspecified() || thisNetwork.Contains(addr) || addr == broadcast:
-		return &addressError{addr, "unspecified address"}
-	case addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() || addr.IsInterfaceLocalMulticast():
-		return &addressError{addr, "link-local address"}
-	case addr == aliyunMetadata || addr == awsMetadata6:
-		return &addressError{addr, "cloud metadata address"}
-	case addr.IsMulticast():
-		return &addressError{addr, "multicast address"}
-	case !allowPrivate && IsPrivate(addr):
-		return &addressError{addr, "private network address"}
-	}
-	return nil
-}
-
-// IsPrivate tells whether an address is on loopback or a private network
-// (the addresses AllowPrivate opens): what answers there is the inside of
-// the server's network, which callers must not show.
-func IsPrivate(addr netip.Addr) bool {
-	addr = addr.Unmap()
-	return addr.IsLoopback() || addr.IsPrivate() || sharedSpace.Contains(addr)
-}
-
-var (
-	thisNetwork    = netip.MustParsePrefix("0.0.0.0/8")
-	sharedSpace    = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT
-	nat64          = netip.MustParsePrefix("64:ff9b::/96")
-	broadcast      = netip.MustParseAddr("255.255.255.255")
-	aliyunMetadata = netip.MustParseAddr("100.100.100.200")
-	awsMetadata6   = netip.MustParseAddr("fd00:ec2::254")
-)
 
 // boundedTransport cuts every answer body at MaxAnswerBytes: reading past it
 // fails with ErrTooLarge, so no caller (go-oidc, oauth2, ours) can be made
@@ -199,7 +148,7 @@ func (e *StatusError) Error() string {
 // that could carry it.
 func Describe(raw string, err error) string {
 	var status *StatusError
-	var addr *addressError
+	var addr *reach.AddressError
 	var dnsErr *net.DNSError
 	var opErr *net.OpError
 	var certErr *tls.CertificateVerificationError
@@ -216,7 +165,7 @@ func Describe(raw string, err error) string {
 	case errors.As(err, &addr):
 		// The address a name resolves to is the server's view of the
 		// network: the message names the host as given and why, never it.
-		return "could not reach " + where + ": refused: " + hostOf(raw) + " resolves to a " + addr.reason + ", which is not allowed"
+		return "could not reach " + where + ": refused: " + hostOf(raw) + " resolves to a " + addr.Reason + ", which is not allowed"
 	case errors.Is(err, ErrTooLarge):
 		return fmt.Sprintf("%s answered more than %d KiB", where, MaxAnswerBytes>>10)
 	case errors.Is(err, ErrRedirect):

@@ -132,9 +132,9 @@ func singleOutcome(served, status int) metrics.Outcome {
 // ofrepFlagAnswer evaluates one flag of a snapshot for the request's context
 // and answers it, appending the variation it served to served (when not nil).
 func ofrepFlagAnswer(c echo.Context, snap *snapshot, key string, served *[]runner.Served) error {
-	u, code, details := ofrepContext(c)
+	u, status, code, details := ofrepContext(c)
 	if code != "" {
-		return ofrepError(c, http.StatusBadRequest, key, code, details)
+		return ofrepError(c, status, key, code, details)
 	}
 	f := snap.flags[key]
 	if f == nil || f.IsArchived {
@@ -182,9 +182,9 @@ func (s *Server) ofrepBulk(c echo.Context) error {
 // An answer of 304 (the client has it) was evaluated all the same, so it
 // counts. failed is how many flags could not be served.
 func ofrepBulkAnswer(c echo.Context, snap *snapshot, served *[]runner.Served) (failed int, err error) {
-	u, code, details := ofrepContext(c)
+	u, status, code, details := ofrepContext(c)
 	if code != "" {
-		return 0, c.JSON(http.StatusBadRequest, map[string]string{"errorCode": code, "errorDetails": details})
+		return 0, c.JSON(status, map[string]string{"errorCode": code, "errorDetails": details})
 	}
 	buf := bulkBuffers.Get().(*[]byte)
 	body := append((*buf)[:0], `{"flags":[`...)
@@ -242,10 +242,16 @@ func typedValue(typ, value string) (any, bool) {
 // end user: targetingKey is the key, name the name, and every other
 // attribute a customized property (strings as they are, anything else as
 // its JSON text). It answers an OFREP error code when it cannot.
-func ofrepContext(c echo.Context) (eval.EndUser, string, string) {
+func ofrepContext(c echo.Context) (eval.EndUser, int, string, string) {
 	body, err := httpx.ReadBody(c, maxOFREPBody)
 	if err != nil {
-		return eval.EndUser{}, errInvalidContext, "the request body is too large or unreadable"
+		// A body not read whole is answered by the class the server gives it
+		// everywhere (413, 408, 503): the client is to send less, faster or
+		// later, not to mend its context.
+		if class, ok := httpx.Classify(err); ok {
+			return eval.EndUser{}, class.Status, errGeneral, class.Code() + ": the request body could not be read whole"
+		}
+		return eval.EndUser{}, http.StatusBadRequest, errInvalidContext, "the request body is unreadable"
 	}
 	var req struct {
 		Context map[string]json.RawMessage `json:"context"`
@@ -253,7 +259,7 @@ func ofrepContext(c echo.Context) (eval.EndUser, string, string) {
 	if len(bytes.TrimSpace(body)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		if dec.Decode(&req) != nil || dec.More() {
-			return eval.EndUser{}, errInvalidContext, "the body must be {\"context\": {...}}"
+			return eval.EndUser{}, http.StatusBadRequest, errInvalidContext, "the body must be {\"context\": {...}}"
 		}
 	}
 	var u eval.EndUser
@@ -261,13 +267,13 @@ func ofrepContext(c echo.Context) (eval.EndUser, string, string) {
 		if s, plain := plainJSON(raw); plain {
 			u.KeyID = s
 		} else if json.Unmarshal(raw, &u.KeyID) != nil {
-			return eval.EndUser{}, errInvalidContext, "targetingKey must be a string"
+			return eval.EndUser{}, http.StatusBadRequest, errInvalidContext, "targetingKey must be a string"
 		}
 	} else if ok && json.Unmarshal(raw, &u.KeyID) != nil {
-		return eval.EndUser{}, errInvalidContext, "targetingKey must be a string"
+		return eval.EndUser{}, http.StatusBadRequest, errInvalidContext, "targetingKey must be a string"
 	}
 	if strings.TrimSpace(u.KeyID) == "" {
-		return eval.EndUser{}, errTargetingKey, "the context has no targetingKey"
+		return eval.EndUser{}, http.StatusBadRequest, errTargetingKey, "the context has no targetingKey"
 	}
 	names := make([]string, 0, len(req.Context))
 	for name := range req.Context {
@@ -286,9 +292,9 @@ func ofrepContext(c echo.Context) (eval.EndUser, string, string) {
 		}
 	}
 	if err := sdkdata.CheckEndUser(u); err != nil {
-		return eval.EndUser{}, errInvalidContext, err.Error()
+		return eval.EndUser{}, http.StatusBadRequest, errInvalidContext, err.Error()
 	}
-	return u, "", ""
+	return u, 0, "", ""
 }
 
 // compact is a JSON value as text: a string as it is, anything else as its

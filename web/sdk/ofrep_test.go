@@ -99,7 +99,7 @@ func TestOFREPSingleFlag(t *testing.T) {
 		{"ft-bool", `{"context":{"targetingKey":5}}`, "", "", 400, "INVALID_CONTEXT"},
 		{"ft-bool", `{"context":[1]}`, "", "", 400, "INVALID_CONTEXT"},
 		{"ft-bool", `{not json`, "", "", 400, "INVALID_CONTEXT"},
-		{"ft-bool", ctx("u1", `,"big":"`+strings.Repeat("x", 70<<10)+`"`), "", "", 400, "INVALID_CONTEXT"},
+		{"ft-bool", ctx("u1", `,"big":"`+strings.Repeat("x", 70<<10)+`"`), "", "", 413, "GENERAL"}, // past the 64 KiB body bound: send less
 		// A flag of another environment is not found with this secret.
 		{"only-in-dev", ctx("u1", ""), "", "", 404, "FLAG_NOT_FOUND"},
 	} {

@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/metrics"
 )
 
@@ -159,6 +160,7 @@ func (s *Server) secretEnv(c echo.Context, secret string) (sdkdata.SDKEnv, error
 		return sdkdata.SDKEnv{}, core.ErrTooManyRequests
 	}
 	s.markSeen(c.Request().Context(), env)
+	httpx.SetPrincipal(c, httpx.SDKSecret, env.SecretID.String(), env.OrgID)
 	return env, nil
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/reach"
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
@@ -132,7 +133,7 @@ func send(ctx context.Context, client *http.Client, d webhooks.WebhookSend) (at 
 	at.StatusCode, at.ReasonPhrase = resp.StatusCode, http.StatusText(resp.StatusCode)
 	at.Succeeded = resp.StatusCode >= 200 && resp.StatusCode < 300
 	mu.Lock()
-	private := !remote.IsValid() || outbound.IsPrivate(remote)
+	private := !remote.IsValid() || reach.IsPrivate(remote)
 	mu.Unlock()
 	if private {
 		return at

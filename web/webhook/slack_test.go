@@ -54,11 +54,12 @@ func TestSlackWebhookSaysChangesInWords(t *testing.T) {
 		return a
 	}
 	ana, ben := member("ana@example.com", "Ana"), member("ben@example.com", "Ben")
+	// The flag is there before changes need approval: a new flag would need a request of its own.
+	_, err = st.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "New checkout", Key: "new-checkout"})
+	must(t, err)
 	_, err = st.Projects().UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: "Production",
 		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
 			ApproverMemberIDs: []uuid.UUID{ben.UserID}}}})
-	must(t, err)
-	_, err = st.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "New checkout", Key: "new-checkout"})
 	must(t, err)
 
 	slack, featbit := newReceiver(t), newReceiver(t)

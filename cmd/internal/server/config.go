@@ -26,6 +26,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/metrics"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -73,6 +74,10 @@ type Config struct {
 	// BodyBudget is the memory request bodies may take at once, read and
 	// decoded, in bytes.
 	BodyBudget int64
+	// BodyRate is how fast a request body must arrive: BodyRate.Min bytes a
+	// second on average (BUNTING_BODY_MIN_RATE) after BodyRate.Grace, within
+	// BodyRate.Max; httpx.DefaultBodyRate's for each field left 0.
+	BodyRate httpx.BodyRate
 	// EvaluationSeries is how long the evaluation series keeps its minutes,
 	// hours and days.
 	EvaluationSeries sdkdata.SeriesRetention
@@ -223,6 +228,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if cfg.BodyBudget, err = parseSize(budget); err != nil || cfg.BodyBudget < minBodyBudget {
 		bad("BODY_BUDGET", "%q is not a size of at least 16MiB (a number of bytes, or of KiB, MiB or GiB such as 64MiB)", budget)
 	}
+	rate := env("BODY_MIN_RATE", "16KiB")
+	if cfg.BodyRate.Min, err = parseSize(rate); err != nil || cfg.BodyRate.Min < minBodyRate || cfg.BodyRate.Min > maxBodyRate {
+		bad("BODY_MIN_RATE", "%q is not a size from 1KiB to 1MiB, read each second (a number of bytes, or of KiB or MiB such as 16KiB)", rate)
+	}
 	keep := sdkdata.DefaultSeriesRetention
 	for _, r := range []struct {
 		name string
@@ -297,6 +306,14 @@ func parseRetention(s string) (time.Duration, error) {
 	}
 	return time.ParseDuration(s)
 }
+
+// minBodyRate and maxBodyRate bound BUNTING_BODY_MIN_RATE: below 1 KiB/s a
+// slow sender holds a connection for most of the read timeout; past 1 MiB/s
+// a largest body must arrive within a second, over any network.
+const (
+	minBodyRate = 1 << 10
+	maxBodyRate = 1 << 20
+)
 
 // minBodyBudget is the smallest body budget: one body of the largest size,
 // read and decoded, and room beside it.

@@ -27,7 +27,7 @@ import (
 // http.Server.Shutdown: closing the SDK streaming connections with 1001,
 // which net/http no longer tracks once they are WebSockets.
 func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Options) (h *echo.Echo, closeStreams func(context.Context) error) {
-	e := httpx.New(log, httpx.Options{TrustProxy: cfg.TrustProxy, BodyBudget: cfg.BodyBudget, Unlogged: sdk.LoggedInSummary,
+	e := httpx.New(log, httpx.Options{TrustProxy: cfg.TrustProxy, BodyBudget: cfg.BodyBudget, BodyRate: cfg.BodyRate, Unlogged: sdk.LoggedInSummary,
 		Observe: requestObserver(cfg.Metrics)})
 	if sdkOpts.Metrics == nil {
 		sdkOpts.Metrics = cfg.Metrics

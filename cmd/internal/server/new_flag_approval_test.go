@@ -293,3 +293,27 @@ func TestNewFlagsWaitForApprovalEverywhere(t *testing.T) {
 		t.Fatalf("imported-on once approved: %d %q %s, want it on", status, value, reason)
 	}
 }
+
+// TestDeclinedNewFlagIsNeverServed: a new flag in Prod whose change request
+// bob declines is never served (OFREP, the client data-sync and the server
+// data-sync give nothing of it before) and then is gone from the server
+// data-sync too, as a deleted flag is.
+func TestDeclinedNewFlagIsNeverServed(t *testing.T) {
+	t.Parallel()
+	as := newApprovalSite(t)
+	h := as.handler(server.Config{}, slog.New(slog.DiscardHandler))
+	prodFlags := "/api/v1/envs/" + as.prod.ID.String() + "/feature-flags"
+	body := offFlag("declined")
+	body["reason"], body["reviewers"] = "new payment page", []uuid.UUID{as.bobID}
+	var created flagstore.CreatedFlag
+	must(t, json.Unmarshal(as.api(h, as.dave, "POST", prodFlags, body, http.StatusOK), &created))
+	if created.PendingApproval == nil {
+		t.Fatalf("the answer does not say a change request was made: %+v", created)
+	}
+	as.notServed(as.prod, "declined")
+	as.api(h, as.bob, "PUT", prodFlags+"/change-requests/"+created.PendingApproval.ChangeRequestID.String()+"/decline",
+		map[string]string{"comment": "no"}, http.StatusOK)
+	if status, value, _, f := as.served(as.prod, "declined"); status != http.StatusNotFound || value != "" || f != nil {
+		t.Fatalf("declined, the flag: OFREP %d %q, server data-sync %+v; want it gone", status, value, f)
+	}
+}

@@ -31,6 +31,10 @@ const (
 	// ApprovalNewFlag is a flag created, cloned, copied in or imported, on
 	// or off, without the change request it comes in with (insertFlag).
 	ApprovalNewFlag = "NewFlag"
+	// ApprovalPendingFlag is restoring or deleting a pending new flag
+	// around the change request that brings it in (pendingNewFlag): only
+	// that request brings it in or removes it.
+	ApprovalPendingFlag = "PendingFlag"
 	// ApprovalSegment is a change to who is in a segment that flags of the
 	// environment use.
 	ApprovalSegment = "Segment"
@@ -57,7 +61,9 @@ func (e *ApprovalError) Unwrap() error { return ErrChangeRequestRequired }
 // SDKs get (a flag coming into being is insertFlag's: it waits for its own
 // change request); after nil is a flag deleted, always refused (only an
 // archived flag is deleted, and its key, which applications may still ask
-// for, would be free for a flag serving something else); otherwise
+// for, would be free for a flag serving something else; a pending new
+// flag, which never served anything, goes only with its declined or
+// withdrawn change request: removeNewFlag); otherwise
 // archiving, restoring, or a change of what it serves. Name, description
 // and tags need no approval. There is no way around it, for owners or
 // triggers; whoever must make such a change at once turns the setting off,
@@ -201,13 +207,13 @@ func CheckReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.
 	switch {
 	case len(reviewers) == 0:
 		return &core.ValidationError{Codes: []string{"reviewers_is_required"}, Details: []core.FieldProblem{{Path: "reviewers",
-			Code: "reviewers_is_required", Message: fmt.Sprintf("name at least %d reviewers", need)}}}
+			Code: "reviewers_is_required", Message: "name at least " + counted(need, "reviewer", "reviewers")}}}
 	case len(reviewers) > core.MaxApprovers || core.HasDuplicate(reviewers):
 		problem = "each reviewer once"
 	case slices.Contains(reviewers, a.UserID):
 		problem = "you cannot review your own change"
 	case len(reviewers) < need:
-		problem = fmt.Sprintf("this environment needs %d approvals: name at least %d reviewers", need, need)
+		problem = "this environment needs " + counted(need, "approval", "approvals") + ": name at least " + counted(need, "reviewer", "reviewers")
 	default:
 		for _, r := range reviewers {
 			if !MayApprove(may, r) {
@@ -250,4 +256,12 @@ func ApprovalStatus(cr FlagChangeRequest, may []Approver) string {
 		return ChangeRequestApproved
 	}
 	return ChangeRequestPendingReview
+}
+
+// counted says n things in good grammar: "1 reviewer", "2 reviewers".
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

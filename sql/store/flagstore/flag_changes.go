@@ -75,6 +75,9 @@ func (s *Flags) DeleteFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 		if err := mayDeleteFlag(a, env, before); err != nil {
 			return err
 		}
+		if err := pendingNewFlag(ctx, q, env, before); err != nil {
+			return err
+		}
 		if err := approvalRequired(env, &before, nil); err != nil {
 			return err
 		}

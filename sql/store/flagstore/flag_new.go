@@ -3,6 +3,7 @@ package flagstore
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/google/uuid"
@@ -21,9 +22,12 @@ import (
 // off, with a change request that restores it as it was asked for, on or
 // off. Nothing else is needed for the SDK endpoints: archived is the one
 // state they already never serve. Approved and applied, the flag is served;
-// declined or withdrawn, it stays archived and is never served (deleting
-// it, as deleting any flag there, is refused outside a change request, so
-// its key stays taken until the environment's setting is turned off).
+// declined or withdrawn, it is removed in the same transaction
+// (removeNewFlag), so its key is free again and SDKs never served it.
+// While its request is open the flag is the request's: restoring or
+// deleting it outside the request is refused (pendingNewFlag), also once
+// the environment's changes no longer need approval, so the request is the
+// one way it comes in or goes.
 
 // NewFlagRequest is the change request a new flag comes in with where the
 // environment's changes need approval: its reason and reviewers. Where
@@ -167,4 +171,59 @@ type RequestedChange struct {
 	Key             string    `json:"key"`
 	ChangeRequestID uuid.UUID `json:"changeRequestId"`
 	Words           []string  `json:"words"`
+}
+
+// ErrFlagAwaitsApproval refuses restoring or deleting a pending new flag
+// outside the change request that brings it in: approved and applied, the
+// request restores it; declined or withdrawn, it removes it.
+var ErrFlagAwaitsApproval = &core.RuleError{Code: "FlagAwaitsApproval"}
+
+// pendingNewFlag refuses a change of flag f's archived state (restoring,
+// deleting) made outside a change request while a change request that
+// brings f in (pendingFlag) is open: where env's changes need approval as
+// approvalRequired would (ChangeRequestRequired), but saying why
+// (ApprovalPendingFlag), elsewhere with ErrFlagAwaitsApproval. Only an
+// archived flag can have one: no other request or schedule is made on an
+// archived flag (createDraft).
+func pendingNewFlag(ctx context.Context, q *db.Queries, env core.EnvRow, f Flag) error {
+	if !f.IsArchived {
+		return nil
+	}
+	requests, err := FlagChangeRequests(ctx, q, f.ID)
+	if err != nil {
+		return err
+	}
+	for _, cr := range requests {
+		if !cr.NewFlag {
+			continue
+		}
+		if ApprovalsNeeded(env.Environment) > 0 {
+			return &ApprovalError{Of: ApprovalPendingFlag, Env: ProjectEnv(env)}
+		}
+		return ErrFlagAwaitsApproval
+	}
+	return nil
+}
+
+// RemoveNewFlag removes, in q, the pending flag that change request cr
+// brings in, now that cr was declined or withdrawn (how says which): the
+// flag goes with its drafts, requests and schedules, its history entry
+// says why, and SDKs, which never got it served, are told it is gone. It is
+// part of the decline or withdrawal, which the store allowed the reviewer
+// or the author; no right to delete flags is asked besides. A flag no
+// longer archived (it cannot be, see pendingNewFlag) is left as it is.
+func (s *Flags) RemoveNewFlag(ctx context.Context, q *db.Queries, a *core.Actor, orgID uuid.UUID, cr FlagChangeRequest, how string) error {
+	row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: cr.EnvID, Key: cr.FlagKey})
+	if err != nil {
+		return err
+	}
+	f, err := FlagFrom(row)
+	if err != nil || !f.IsArchived || f.ID != cr.FlagID {
+		return err
+	}
+	if _, err := q.DeleteFlag(ctx, f.ID); err != nil {
+		return err
+	}
+	return s.recordFlag(ctx, q, a, orgID, cr.EnvID, core.OpRemove, &f, nil,
+		fmt.Sprintf("New flag %s was %s and removed", f.Key, how))
 }

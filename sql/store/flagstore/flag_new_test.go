@@ -2,12 +2,14 @@ package flagstore_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
@@ -61,16 +63,23 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 		t.Fatalf("approved, the flag serves %q", got)
 	}
 
-	// Declined: never served, left archived.
+	// Declined: never served, and removed with its request, its key free.
 	declined, err := s.Flags().CloneFlagRequesting(ctx, dave, prod.ID, "pay-url", flagstore.CloneFlagInput{Name: "Pay URL 2", Key: "pay-url-2",
 		NewFlagRequest: req})
 	storetest.Must(t, err)
+	if storetest.Serves(t, s, owner, prod.ID, "pay-url-2", "u1") != "" {
+		t.Fatal("the pending clone serves before approval")
+	}
 	_, err = s.Governance().DeclineFlagChangeRequest(ctx, bob, prod.ID, declined.PendingApproval.ChangeRequestID, governance.ReviewInput{Comment: "no"})
 	storetest.Must(t, err)
-	_, err = s.Governance().ApplyFlagChangeRequest(ctx, dave, prod.ID, declined.PendingApproval.ChangeRequestID)
-	storetest.WantRule(t, "apply a declined request", err, "ChangeRequestDeclined")
-	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay-url-2"); err != nil || !f.IsArchived || storetest.Serves(t, s, owner, prod.ID, "pay-url-2", "u1") != "" {
-		t.Fatalf("declined clone: %+v, %v", f, err)
+	if _, err = s.Governance().ApplyFlagChangeRequest(ctx, dave, prod.ID, declined.PendingApproval.ChangeRequestID); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("apply a declined new flag's request: %v, want it gone", err)
+	}
+	if f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay-url-2"); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("declined clone: %+v, %v; want it removed", f, err)
+	}
+	if used, err := s.Flags().FlagKeyUsed(ctx, dave, prod.ID, "pay-url-2"); err != nil || used {
+		t.Fatalf("the declined clone's key is still taken: %v, %v", used, err)
 	}
 
 	// Asked for on, it comes in on once approved.
@@ -89,5 +98,45 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 	}
 	if !slices.Contains(ops, "Create") || !slices.Contains(ops, flagstore.OpApplyFlagChangeRequest) {
 		t.Fatalf("ship's history: %v", ops)
+	}
+}
+
+// TestPendingNewFlagGoesOnlyThroughItsRequest: a pending new flag cannot be
+// restored or deleted around its change request, also once its environment
+// no longer needs approval (the request would otherwise bring in a flag
+// already there, or a deleted one); withdrawing the request removes it,
+// with history entries saying so.
+func TestPendingNewFlagGoesOnlyThroughItsRequest(t *testing.T) {
+	t.Parallel()
+	s, owner, pool := storetest.New(t)
+	ctx := context.Background()
+	prod, _ := storetest.ProdAndDev(t, s, owner)
+	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
+	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
+	created, err := s.Flags().CreateFlagRequesting(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship",
+		NewFlagRequest: flagstore.NewFlagRequest{Reason: "launch", Reviewers: []uuid.UUID{bob.UserID}}})
+	storetest.Must(t, err)
+	_, err = s.Projects().UpdateEnvironment(ctx, owner, prod.ProjectID, prod.ID, core.EnvironmentInput{Name: prod.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: false, ApprovalsRequired: 1,
+			ApproverMemberIDs: []uuid.UUID{bob.UserID}}}})
+	storetest.Must(t, err)
+	_, err = s.Flags().RestoreFlag(ctx, owner, prod.ID, "ship", flagstore.Change{})
+	storetest.WantRule(t, "restore the pending flag", err, "FlagAwaitsApproval")
+	err = s.Flags().DeleteFlag(ctx, owner, prod.ID, "ship", flagstore.Change{})
+	storetest.WantRule(t, "delete the pending flag", err, "FlagAwaitsApproval")
+
+	storetest.Must(t, s.Governance().DeleteFlagChangeRequest(ctx, owner, prod.ID, created.PendingApproval.ChangeRequestID))
+	if _, err := s.Flags().GetFlag(ctx, owner, prod.ID, "ship"); !errors.Is(err, core.ErrNotFound) {
+		t.Fatalf("the withdrawn new flag: %v; want it removed", err)
+	}
+	var comment string
+	storetest.Must(t, pool.QueryRow(ctx, `SELECT comment FROM audit_logs WHERE ref_id = $1 AND operation = 'Remove'`,
+		created.ID.String()).Scan(&comment))
+	if comment != "New flag ship was withdrawn and removed" {
+		t.Fatalf("the flag's removal is recorded as %q", comment)
+	}
+	// Its key is free: a flag of that key comes in directly now.
+	if f, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"}); err != nil || f.IsArchived {
+		t.Fatalf("the key after the withdrawal: %+v, %v", f, err)
 	}
 }

@@ -281,6 +281,11 @@ func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Act
 	}
 	// A draft's change (an op names it) was approved, where it had to be, in applyDraft.
 	if op == "" {
+		if before.IsArchived && !after.IsArchived {
+			if err := pendingNewFlag(ctx, q, env, before); err != nil {
+				return Flag{}, err
+			}
+		}
 		if err := approvalRequired(env, &before, &after); err != nil {
 			return Flag{}, err
 		}

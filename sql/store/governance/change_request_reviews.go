@@ -84,6 +84,18 @@ func (s *Governance) GetFlagChangeRequest(ctx context.Context, a *core.Actor, en
 	return s.flags.ChangeRequest(ctx, s.core.Q, envID, id)
 }
 
+// FlagChangeRequestEnv returns the environment a change request was made
+// in, when the caller may read it: a reviewer follows a link to the
+// request from wherever they work. A request of another organization is
+// not found.
+func (s *Governance) FlagChangeRequestEnv(ctx context.Context, a *core.Actor, id uuid.UUID) (core.EnvRow, error) {
+	envID, err := s.core.Q.ChangeRequestEnv(ctx, id)
+	if err != nil {
+		return core.EnvRow{}, core.Translate(err)
+	}
+	return s.core.ReadableEnv(ctx, a, envID)
+}
+
 // ReviewInput is a reviewer's decision with an optional comment.
 type ReviewInput struct {
 	Comment string `json:"comment"`
@@ -96,7 +108,9 @@ func (s *Governance) ApproveFlagChangeRequest(ctx context.Context, a *core.Actor
 }
 
 // DeclineFlagChangeRequest records a reviewer's decline; a declined request
-// cannot be applied (until its decliner approves after all).
+// cannot be applied (until its decliner approves after all). A declined
+// request that brings in a new flag removes the flag, and itself with it:
+// that decline is final.
 func (s *Governance) DeclineFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in ReviewInput) (flagstore.FlagChangeRequest, error) {
 	return s.reviewFlagChangeRequest(ctx, a, envID, id, flagstore.ReviewDecline, in)
 }
@@ -153,7 +167,14 @@ func (s *Governance) reviewFlagChangeRequest(ctx context.Context, a *core.Actor,
 			return err
 		}
 		out = cr
-		return s.flags.AuditChangeRequest(ctx, q, a, core.OpUpdate, &before, &cr)
+		if err := s.flags.AuditChangeRequest(ctx, q, a, core.OpUpdate, &before, &cr); err != nil {
+			return err
+		}
+		// Declined, a new flag goes: its key is free again (RemoveNewFlag).
+		if cr.NewFlag && cr.Status == flagstore.ChangeRequestDeclined {
+			return s.flags.RemoveNewFlag(ctx, q, a, env.OrganizationID, cr, "declined")
+		}
+		return nil
 	})
 	return out, err
 }
@@ -234,9 +255,11 @@ func appliedComment(cr flagstore.FlagChangeRequest, may []flagstore.Approver, by
 }
 
 // DeleteFlagChangeRequest withdraws a request that is not applied: only its
-// author may. A schedule made with it goes too.
+// author may. A schedule made with it goes too; so does the new flag a
+// request brings in (RemoveNewFlag).
 func (s *Governance) DeleteFlagChangeRequest(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error {
-	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
+	env, err := s.core.ReadableEnv(ctx, a, envID)
+	if err != nil {
 		return err
 	}
 	return s.core.InTx(ctx, func(q *db.Queries) error {
@@ -257,7 +280,13 @@ func (s *Governance) DeleteFlagChangeRequest(ctx context.Context, a *core.Actor,
 		if _, err = q.DeleteChangeRequestDraft(ctx, locked.DraftID); err != nil {
 			return err
 		}
-		return s.flags.AuditChangeRequest(ctx, q, a, core.OpRemove, &cr, nil)
+		if err := s.flags.AuditChangeRequest(ctx, q, a, core.OpRemove, &cr, nil); err != nil {
+			return err
+		}
+		if cr.NewFlag {
+			return s.flags.RemoveNewFlag(ctx, q, a, env.OrganizationID, cr, "withdrawn")
+		}
+		return nil
 	})
 }
 

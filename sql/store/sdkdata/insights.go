@@ -2,6 +2,7 @@ package sdkdata
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -181,31 +182,46 @@ type VariationInsightsCount struct {
 	Count     int64  `json:"count"`
 }
 
-// intervals truncate a time to the start of FeatBit's interval types.
-var intervals = map[string]func(time.Time) time.Time{
-	"MONTH": func(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC) },
-	"WEEK": func(t time.Time) time.Time {
+// interval is one of FeatBit's interval types: where an interval starts,
+// and where the next one does.
+type interval struct {
+	truncate func(time.Time) time.Time
+	next     func(time.Time) time.Time
+}
+
+// intervals are FeatBit's interval types, in UTC.
+var intervals = map[string]interval{
+	"MONTH": {func(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC) },
+		func(t time.Time) time.Time { return t.AddDate(0, 1, 0) }},
+	"WEEK": {func(t time.Time) time.Time {
 		d := t.Truncate(24 * time.Hour)
 		return d.AddDate(0, 0, -int(d.Weekday()))
-	},
-	"DAY":    func(t time.Time) time.Time { return t.Truncate(24 * time.Hour) },
-	"HOUR":   func(t time.Time) time.Time { return t.Truncate(time.Hour) },
-	"MINUTE": func(t time.Time) time.Time { return t.Truncate(time.Minute) },
+	}, func(t time.Time) time.Time { return t.AddDate(0, 0, 7) }},
+	"DAY":    {func(t time.Time) time.Time { return t.Truncate(24 * time.Hour) }, func(t time.Time) time.Time { return t.Add(24 * time.Hour) }},
+	"HOUR":   {func(t time.Time) time.Time { return t.Truncate(time.Hour) }, func(t time.Time) time.Time { return t.Add(time.Hour) }},
+	"MINUTE": {func(t time.Time) time.Time { return t.Truncate(time.Minute) }, func(t time.Time) time.Time { return t.Add(time.Minute) }},
 }
+
+// MaxInsightsPoints bounds the intervals one insights query answers (every
+// day since 1970, or 34 days by the minute): each is answered, evaluated or
+// not.
+const MaxInsightsPoints = 50_000
 
 // FlagStatsByVariation answers FeatBit's insights query from the
 // evaluation series: what each variation was served per interval in
 // [from, to] (both included, as FeatBit's front end sends them), one point
-// per interval with any evaluation, every variation of the flag named in
-// each. Intervals are UTC; the finest resolution kept for a time is used
-// (minutes for 48 hours by default, then hours, then days), and a coarser
-// row counts in the interval it starts in.
+// for every interval from the one from is in to the one to is in, each
+// naming every variation of the flag, with a count of 0 where nothing was
+// served (FeatBit's front end reads a point's variations for every
+// interval it draws). Intervals are UTC; the finest resolution kept for a
+// time is used (minutes for 48 hours by default, then hours, then days),
+// and a coarser row counts in the interval it starts in.
 func (s *SDK) FlagStatsByVariation(ctx context.Context, a *core.Actor, envID uuid.UUID, f InsightsFilter) ([]InsightsPoint, error) {
 	var v core.Validator
 	if f.FeatureFlagKey == "" {
 		v.Add("featureFlagKey", "required")
 	}
-	truncate, ok := intervals[f.IntervalType]
+	iv, ok := intervals[f.IntervalType]
 	if !ok {
 		v.Add("intervalType", "invalid")
 	}
@@ -218,9 +234,22 @@ func (s *SDK) FlagStatsByVariation(ctx context.Context, a *core.Actor, envID uui
 	if err != nil {
 		return nil, err
 	}
+	// Intervals that have not begun have nothing to count: the window ends
+	// now at the latest (FeatBit's front end asks up to now).
 	from, to := time.UnixMilli(f.From).UTC(), time.UnixMilli(f.To).UTC()
+	if now := time.Now().UTC(); to.After(now) {
+		to = now
+	}
 	if to.Before(from) {
 		return []InsightsPoint{}, nil
+	}
+	var times []time.Time
+	for at := iv.truncate(from); !at.After(to); at = iv.next(at) {
+		if len(times) == MaxInsightsPoints {
+			v.At("from", "invalid", "from", fmt.Sprintf("at most %d intervals from from to to", MaxInsightsPoints))
+			return nil, v.Err()
+		}
+		times = append(times, at)
 	}
 	unit := resHour
 	if f.IntervalType == "MINUTE" {
@@ -231,23 +260,14 @@ func (s *SDK) FlagStatsByVariation(ctx context.Context, a *core.Actor, envID uui
 	if err != nil {
 		return nil, err
 	}
-	start := truncate(from)
 	sums := map[time.Time]map[string]int64{}
 	for _, c := range series[flag.ID] {
-		at := truncate(c.at)
-		if at.Before(start) {
-			continue
-		}
+		at := iv.truncate(c.at)
 		if sums[at] == nil {
 			sums[at] = map[string]int64{}
 		}
 		sums[at][c.variation] += c.count
 	}
-	times := make([]time.Time, 0, len(sums))
-	for at := range sums {
-		times = append(times, at)
-	}
-	slices.SortFunc(times, time.Time.Compare)
 	points := make([]InsightsPoint, len(times))
 	for i, at := range times {
 		points[i] = InsightsPoint{Time: at.Format(time.RFC3339), Variations: make([]VariationInsightsCount, len(flag.Variations))}

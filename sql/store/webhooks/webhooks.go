@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/reach"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
@@ -120,6 +122,13 @@ type Webhook struct {
 	Creator              *core.TokenCreator `json:"creator"`
 	CreatedAt            time.Time          `json:"createdAt"`
 	UpdatedAt            time.Time          `json:"updatedAt"`
+	// Undeliverable, when set, says why no delivery to the URL can be
+	// made from this server (a loopback or private address while
+	// BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS is off, a link-local or
+	// metadata address); FeatBit has no such field. The webhook is kept:
+	// the setting may change, and a name's address is known only when a
+	// delivery dials it, so each delivery is checked again then.
+	Undeliverable string `json:"undeliverable,omitempty"`
 }
 
 // WebhookInput creates or replaces a webhook (FeatBit's WebhookBase). A nil
@@ -312,7 +321,35 @@ func (s *Webhooks) webhookOut(row db.Webhook, envs scopeEnvs, creator *core.Toke
 	if w.HasSecret {
 		w.Secret = SecretMask
 	}
+	w.Undeliverable = undeliverable(row.Url, s.core.WebhookPrivateNetworks)
 	return w
+}
+
+// undeliverable says why a webhook URL can never be delivered to from
+// this server, or "" when it may be: its host is an address (or
+// localhost) the outbound client refuses. Other names are checked when a
+// delivery dials them.
+func undeliverable(raw string, allowPrivate bool) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	addr, err := netip.ParseAddr(host)
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		addr, err = netip.MustParseAddr("127.0.0.1"), nil
+	}
+	if err != nil {
+		return ""
+	}
+	if err := reach.Check(addr, allowPrivate); err != nil {
+		why := "Bunting does not deliver webhooks to " + u.Hostname() + ": it is a " + reach.Reason(err)
+		if !allowPrivate && reach.Check(addr, true) == nil {
+			why += ", which this server reaches only with BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS set"
+		}
+		return why + ". Every delivery will fail."
+	}
+	return ""
 }
 
 // WebhookSecret opens a webhook's stored secret.

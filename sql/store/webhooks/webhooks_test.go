@@ -61,3 +61,49 @@ func TestWebhookInputAndPermission(t *testing.T) {
 		t.Fatalf("create without the permission: %v", err)
 	}
 }
+
+// A webhook whose URL names an address the outbound client refuses is
+// saved, and says why no delivery can reach it; with private networks
+// open, only link-local and metadata addresses stay undeliverable, and a
+// name is left for the delivery to check.
+func TestWebhookSaysWhenNoDeliveryCanReachIt(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		url           string
+		closed, opens string // what it says with private networks closed, and open
+	}{
+		{"http://127.0.0.1:9/hook", "private network address", ""},
+		{"http://localhost:9/hook", "private network address", ""},
+		{"https://10.1.2.3/hook", "private network address", ""},
+		{"http://[::1]/hook", "private network address", ""},
+		{"http://169.254.169.254/latest", "link-local address", "link-local address"},
+		{"https://hooks.example.com/bunting", "", ""},
+		{"https://internal.example/hook", "", ""},
+	}
+	for _, open := range []bool{false, true} {
+		opts := storetest.Options
+		opts.WebhookAllowPrivateNetworks = open
+		s, a, _ := storetest.NewWith(t, opts)
+		prod, _ := storetest.ProdAndDev(t, s, a)
+		for _, c := range cases {
+			w := storetest.HookOn(t, s, a, prod, c.url, "", webhooks.EventFlagCreated)
+			want := c.closed
+			if open {
+				want = c.opens
+			}
+			switch {
+			case want == "" && w.Undeliverable != "":
+				t.Errorf("%s (private networks open: %v) says %q, want nothing", c.url, open, w.Undeliverable)
+			case want != "" && !strings.Contains(w.Undeliverable, want):
+				t.Errorf("%s (private networks open: %v) says %q, want it to name a %s", c.url, open, w.Undeliverable, want)
+			case want == "private network address" && !strings.Contains(w.Undeliverable, "BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS"):
+				t.Errorf("%s says %q, want the setting that would open it", c.url, w.Undeliverable)
+			}
+			got, err := s.Webhooks().GetWebhook(context.Background(), a, w.ID)
+			storetest.Must(t, err)
+			if got.Undeliverable != w.Undeliverable {
+				t.Errorf("%s read again says %q, saved %q", c.url, got.Undeliverable, w.Undeliverable)
+			}
+		}
+	}
+}
