@@ -13,7 +13,7 @@ type Page struct {
 	Size  int
 }
 
-// check adds the paging problems to v.
+// Check adds the paging problems to v.
 func (p Page) Check(v *Validator) {
 	if p.Index < 0 || p.Index > 1<<20 {
 		v.Add("pageIndex", "invalid")

@@ -84,7 +84,7 @@ func approvalRequired(env core.EnvRow, before, after *Flag) error {
 	return e
 }
 
-// approvalsNeeded is how many approvals a change to what a flag serves
+// ApprovalsNeeded is how many approvals a change to what a flag serves
 // needs in an environment: 0 where its setting "changes need approval" is
 // off. Every decision between a direct change and a change request asks it.
 func ApprovalsNeeded(e db.Environment) int {
@@ -148,7 +148,7 @@ func (s *Flags) draftApproval(ctx context.Context, q *db.Queries, env core.EnvRo
 	return nil
 }
 
-// servesDifferently tells whether a change alters what the flag serves
+// ServesDifferently tells whether a change alters what the flag serves
 // while it stays as archived as it was: the parts a change request changes.
 // Name, description and tags have their own permissions and need no
 // approval; archiving and restoring are approvalRequired's.
@@ -190,12 +190,12 @@ func Approvers(ctx context.Context, q *db.Queries, env core.EnvRow) ([]Approver,
 	return out, nil
 }
 
-// mayApprove tells whether member id is among may, those who may approve.
+// MayApprove tells whether member id is among may, those who may approve.
 func MayApprove(may []Approver, id uuid.UUID) bool {
 	return slices.ContainsFunc(may, func(ap Approver) bool { return ap.ID == id })
 }
 
-// checkReviewers checks the reviewers an author names: each may approve in
+// CheckReviewers checks the reviewers an author names: each may approve in
 // the environment, none is the author, and there are enough to approve.
 func CheckReviewers(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, reviewers []uuid.UUID) error {
 	may, err := Approvers(ctx, q, env)
@@ -244,7 +244,7 @@ func countedApprovals(cr FlagChangeRequest, may []Approver) int {
 	return n
 }
 
-// approvalStatus is the status cr's reviews give it now: one decline
+// ApprovalStatus is the status cr's reviews give it now: one decline
 // declines it; enough approvals that count approve it.
 func ApprovalStatus(cr FlagChangeRequest, may []Approver) string {
 	switch {

@@ -110,7 +110,7 @@ func auditInstructions(refType string, previous, current []byte) []instructions.
 	return instructions.Compare(refType, previous, current)
 }
 
-// flagInstructions is a pending change's instructions (FeatBit's
+// FlagInstructions is a pending change's instructions (FeatBit's
 // GetPendingChanges compares the draft's flags alike): from the flag as the
 // change found it to what the change makes of it.
 func FlagInstructions(base, target []byte) []instructions.Instruction {

@@ -72,7 +72,7 @@ type FlagChangeRequestInput struct {
 	Reviewers      []uuid.UUID    `json:"reviewers"`
 }
 
-// edit applies the request's parts to a flag, as the direct routes do.
+// Edit applies the request's parts to a flag, as the direct routes do.
 func (in FlagChangeRequestInput) Edit(f *Flag) {
 	if in.Targeting != nil {
 		setTargeting(f, *in.Targeting)
@@ -148,7 +148,7 @@ func (r FlagChangeRequest) Reviewer(id uuid.UUID) (Reviewer, bool) {
 	return r.Reviewers[i], true
 }
 
-// addChangeRequest stores a change request for a draft, with its reviewers
+// AddChangeRequest stores a change request for a draft, with its reviewers
 // (checked by checkReviewers), and records it in the environment's history.
 func (s *Flags) AddChangeRequest(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, d Draft, reason string, reviewers []uuid.UUID) (FlagChangeRequest, error) {
 	row, err := q.CreateFlagChangeRequest(ctx, db.CreateFlagChangeRequestParams{DraftID: d.ID, EnvID: d.EnvID,
@@ -166,7 +166,7 @@ func (s *Flags) AddChangeRequest(ctx context.Context, q *db.Queries, a *core.Act
 	return cr, s.AuditChangeRequest(ctx, q, a, core.OpCreate, nil, &cr)
 }
 
-// changeRequestRecord is what history keeps of a change request at one
+// ChangeRequestRecord is what history keeps of a change request at one
 // step: the flag, the reason, the status and each reviewer's decision.
 type ChangeRequestRecord struct {
 	Flag    string   `json:"flag"`
@@ -175,7 +175,7 @@ type ChangeRequestRecord struct {
 	Reviews []string `json:"reviews"`
 }
 
-// auditChangeRequest records a step of a change request (made, reviewed,
+// AuditChangeRequest records a step of a change request (made, reviewed,
 // withdrawn) in its environment's history; applying it is the flag's own
 // entry.
 func (s *Flags) AuditChangeRequest(ctx context.Context, q *db.Queries, a *core.Actor, op string, before, after *FlagChangeRequest) error {
@@ -223,10 +223,10 @@ func (s *Flags) ChangeRequest(ctx context.Context, q *db.Queries, envID, id uuid
 	return out[0], nil
 }
 
-// changeRequestRow is a request as the queries that list them answer.
+// ChangeRequestRow is a request as the queries that list them answer.
 type ChangeRequestRow db.GetFlagChangeRequestRow
 
-// withReviewers turns rows into requests with their reviewers.
+// WithReviewers turns rows into requests with their reviewers.
 func WithReviewers(ctx context.Context, q *db.Queries, rows []ChangeRequestRow) ([]FlagChangeRequest, error) {
 	if len(rows) == 0 { // nothing to ask the database about
 		return []FlagChangeRequest{}, nil
@@ -274,7 +274,7 @@ func (r FlagChangeRequest) Lines(names describe.Names) []string {
 	return describe.Change("FeatureFlag", r.DataChange.Previous, r.DataChange.Current, names)
 }
 
-// personName is how a person is named: by name, else by email.
+// PersonName is how a person is named: by name, else by email.
 func PersonName(name, email string) string {
 	if strings.TrimSpace(name) != "" {
 		return name
@@ -290,7 +290,7 @@ func utc(t *time.Time) *time.Time {
 	return &u
 }
 
-// flagChangeRequests lists a flag's requests not yet applied, newest first.
+// FlagChangeRequests lists a flag's requests not yet applied, newest first.
 func FlagChangeRequests(ctx context.Context, q *db.Queries, flagID uuid.UUID) ([]FlagChangeRequest, error) {
 	rows, err := q.ListFlagChangeRequests(ctx, flagID)
 	if err != nil {

@@ -181,7 +181,7 @@ func draftTarget(cur Flag, in DraftInput) (Flag, error) {
 	return target, nil
 }
 
-// createDraft stores, in the caller's transaction q, a proposed change to
+// CreateDraft stores, in the caller's transaction q, a proposed change to
 // the flag key of env, after the checks a change made now would pass: the
 // revision (when given), the actions of every changed part for a (on the
 // flag as it is and as it would be), the target flag's validity and the
@@ -264,7 +264,7 @@ type DraftApplication struct {
 	By *core.Actor
 }
 
-// applyDraft applies draft draftID to its flag as the flag is now, in the
+// ApplyDraft applies draft draftID to its flag as the flag is now, in the
 // caller's transaction q, through the same locked path as every flag change
 // (changeFlagIn): row lock, new revision, the actions of every part it
 // changes checked for app.By (or the author) at this moment, validation,

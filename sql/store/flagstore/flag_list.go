@@ -127,7 +127,7 @@ type Person struct {
 	Email string    `json:"email"`
 }
 
-// ghost stands for whoever made a change and no longer exists, as FeatBit says.
+// Ghost stands for whoever made a change and no longer exists, as FeatBit says.
 var Ghost = Person{Name: "Ghost", Email: "Ghost"}
 
 // MaxExactFlagCount is how many matches a flag list counts exactly; past

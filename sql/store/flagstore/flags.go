@@ -24,7 +24,7 @@ type Change struct {
 	Revision *uuid.UUID `json:"revision"`
 }
 
-// check reports comment problems; environments may require one.
+// Check reports comment problems; environments may require one.
 func (ch Change) Check(v *core.Validator, env core.EnvRow) {
 	if strings.TrimSpace(ch.Comment) == "" {
 		if env.Environment.RequireChangeComment {
@@ -147,7 +147,7 @@ func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID u
 	return out, err
 }
 
-// insertFlag stores a new flag whose rules name refs, and records its
+// InsertFlag stores a new flag whose rules name refs, and records its
 // creation: the one way a flag comes to exist (created, cloned, copied or
 // imported). Where env's changes need approval, a flag that is not
 // archived comes in pending, with the change request req (pendingFlag):
@@ -185,7 +185,7 @@ func (s *Flags) storeNewFlag(ctx context.Context, q *db.Queries, a *core.Actor, 
 	return out, s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, core.OpCreate, nil, &out, comment)
 }
 
-// checkFlag validates a whole flag, as created or as a change leaves it, and
+// CheckFlag validates a whole flag, as created or as a change leaves it, and
 // returns the segments its rules name.
 func CheckFlag(v *core.Validator, f *Flag) []uuid.UUID {
 	v.Required("name", f.Name, core.MaxNameLen)
@@ -211,7 +211,7 @@ func (s *Flags) GetFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key
 // restored or deleted.
 var ErrFlagIsArchived = &core.RuleError{Code: "FlagIsArchived"}
 
-// changeFlag is the one way a flag changes: under a row lock, edit is applied
+// ChangeFlag is the one way a flag changes: under a row lock, edit is applied
 // to a copy, the actions for what actually changed are checked on the flag
 // before and after (so a change cannot move a flag out of the caller's
 // reach), an archived flag is refused anything but its restoring, the result
@@ -237,7 +237,7 @@ func (s *Flags) ChangeFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 	return out, err
 }
 
-// changeFlagIn is changeFlag in the caller's transaction q, for a change
+// ChangeFlagIn is changeFlag in the caller's transaction q, for a change
 // that commits with something else (a trigger's run count, a schedule's
 // status); op names the history entry's operation ("" for what the change
 // did: Update, Archive, Restore).
@@ -322,12 +322,12 @@ func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Act
 	return out, nil
 }
 
-// mayCreateFlag checks that a person may create flags in env.
+// MayCreateFlag checks that a person may create flags in env.
 func MayCreateFlag(a *core.Actor, env core.EnvRow) error {
 	return a.Require(access.CreateFlag, env.RN()+":flag/*")
 }
 
-// requireFlagActions checks each action on every version of a flag, so a
+// RequireFlagActions checks each action on every version of a flag, so a
 // change cannot move a flag out of the caller's reach.
 func RequireFlagActions(a *core.Actor, env core.EnvRow, actions []access.Action, versions ...Flag) error {
 	for _, act := range actions {
@@ -421,7 +421,7 @@ func (s *Flags) recordFlag(ctx context.Context, q *db.Queries, a *core.Actor, or
 	return s.core.QueueWebhooks(ctx, q, a, ch, p.WebhookEvents)
 }
 
-// flagChangeActions names the action each changed part of a flag needs.
+// FlagChangeActions names the action each changed part of a flag needs.
 func FlagChangeActions(before, after Flag) []access.Action {
 	var actions []access.Action
 	add := func(changed bool, action access.Action) {
@@ -446,7 +446,7 @@ func FlagChangeActions(before, after Flag) []access.Action {
 	return actions
 }
 
-// createdShape is f as CreateFlag makes a flag of its name, key,
+// CreatedShape is f as CreateFlag makes a flag of its name, key,
 // description, variations, off variation, tags and state: no individual
 // targets, no rules, and a default rule serving one variation (f's first
 // there) to everyone, with f's experiment settings. What f serves beyond
@@ -465,7 +465,7 @@ func CreatedShape(f Flag) Flag {
 	return f
 }
 
-// sameFlag reports whether a change left every stored part of the flag as it was.
+// SameFlag reports whether a change left every stored part of the flag as it was.
 func SameFlag(before, after Flag) bool {
 	after.Revision, after.UpdatorID, after.UpdatedAt = before.Revision, before.UpdatorID, before.UpdatedAt
 	return SameJSON(before, after)

@@ -63,5 +63,5 @@ func (s *Flags) Place(ctx context.Context, a *core.Actor, uc core.UserContext) (
 	return pl, nil
 }
 
-// projectEnv names an environment as FeatBit's history does: "Project/Env".
+// ProjectEnv names an environment as FeatBit's history does: "Project/Env".
 func ProjectEnv(env core.EnvRow) string { return env.ProjectName + "/" + env.Environment.Name }

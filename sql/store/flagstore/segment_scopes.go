@@ -137,7 +137,7 @@ func keyClash(rows []db.Segment, sg Segment, envs []core.EnvRow) (bool, error) {
 	return false, nil
 }
 
-// visibleEnvs lists the environments of env's organization where any of
+// VisibleEnvs lists the environments of env's organization where any of
 // versions is visible. Every version of an environment-specific segment is
 // visible only in env, the one it is managed from.
 func VisibleEnvs(ctx context.Context, q *db.Queries, env core.EnvRow, versions ...Segment) ([]core.EnvRow, error) {

@@ -148,7 +148,7 @@ func (s *Flags) touchReferencingFlags(ctx context.Context, q *db.Queries, a *cor
 	return nil
 }
 
-// checkSegmentRefs checks that every segment a flag's rules name exists, is
+// CheckSegmentRefs checks that every segment a flag's rules name exists, is
 // visible in the flag's environment and is not archived; the problem points
 // at the first condition naming one that is not.
 func (s *Flags) CheckSegmentRefs(ctx context.Context, q *db.Queries, env core.EnvRow, rules []FlagRule, refs []uuid.UUID) error {

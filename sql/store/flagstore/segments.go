@@ -36,7 +36,7 @@ type SegmentInput struct {
 	Change
 }
 
-// checkSegment validates a whole segment as created or as a change leaves it,
+// CheckSegment validates a whole segment as created or as a change leaves it,
 // managed from env: it must stay visible there.
 func CheckSegment(v *core.Validator, sg *Segment, env core.EnvRow) {
 	v.Required("name", sg.Name, core.MaxNameLen)
@@ -94,7 +94,7 @@ func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUI
 	return out, err
 }
 
-// insertSegment stores a new segment, checked and validated, managed from
+// InsertSegment stores a new segment, checked and validated, managed from
 // env, and records its creation in q: the one way a segment comes to exist
 // (created, or imported with a file).
 func (s *Flags) InsertSegment(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, sg Segment, comment string) (Segment, error) {
@@ -125,7 +125,7 @@ func (s *Flags) InsertSegment(ctx context.Context, q *db.Queries, a *core.Actor,
 	return out, s.core.Audit(ctx, q, a, segmentChange(core.OpCreate, nil, &out, comment, env.OrganizationID, envs))
 }
 
-// mayCreateSegment checks that a person may create segments in env; a
+// MayCreateSegment checks that a person may create segments in env; a
 // shared one is then checked in every environment it will be visible in.
 func MayCreateSegment(a *core.Actor, env core.EnvRow) error {
 	return a.Require(access.CreateSegment, env.RN()+":segment/*")
@@ -320,7 +320,7 @@ func (s *Flags) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid
 	return out, err
 }
 
-// changeSegmentIn is changeSegment in the caller's transaction q, for
+// ChangeSegmentIn is changeSegment in the caller's transaction q, for
 // changes that commit with others (an imported file).
 func (s *Flags) ChangeSegmentIn(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
 	locked, err := lockSegment(ctx, q, orgID, envID, id)

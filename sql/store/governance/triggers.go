@@ -383,7 +383,7 @@ func triggerComment(t db.FlagTrigger) string {
 	return fmt.Sprintf("Turned %s by trigger “%s”", verb, name)
 }
 
-// triggerName names a trigger as the operator of its changes, as the
+// TriggerName names a trigger as the operator of its changes, as the
 // history (ListEnvAuditLogs) and flag lists (FlagListItems) do.
 func TriggerName(t db.FlagTrigger) string {
 	if t.Description == "" {
