@@ -39,6 +39,7 @@ func TestCreatingAFlagWhereApprovalIsNeeded(t *testing.T) {
 	vals := formValues(form)
 	vals.Set("name", "Pay")
 	vals.Set("key", "pay")
+	vals.Del("reviewers") // the sole possible reviewer comes chosen already
 	b.post("/flags", vals).status(http.StatusUnprocessableEntity)
 	if got := b.last.text("form-error"); !strings.Contains(got, "a new flag is one even switched off") {
 		t.Errorf("a flag created without a change request is refused saying %q", got)
@@ -111,8 +112,11 @@ func TestBrowserNewFlagWaitsForApproval(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#flag-create-name`), "Pay"),
 		chromedp.WaitVisible(chromedp.CSS(`#flag-create [data-testid=request-fields]`)))
 	ch.do("the reason", chromedp.SendKeys(chromedp.CSS(`#flag-create-reason`), "New checkout"))
-	ch.do("choose the owner", chromedp.Click(chromedp.CSS(`#flag-create-reviewer-`+owner.UserID.String())),
-		chromedp.Click(chromedp.CSS(`[data-testid=flag-create-submit]`)))
+	// The owner, the one person who may review, comes chosen already.
+	if got := ch.eval(`String(document.querySelector("#flag-create-reviewer-` + owner.UserID.String() + `").checked)`); got != "true" {
+		t.Errorf("the sole reviewer is chosen: %s, want true", got)
+	}
+	ch.do("send", chromedp.Click(chromedp.CSS(`[data-testid=flag-create-submit]`)))
 	ch.waitPath("^/change-requests/")
 	ch.do("the change request", chromedp.WaitVisible(chromedp.CSS(`[data-testid=cr-lines]`)))
 	if got := ch.eval(`document.querySelector("[data-testid=flash-success]").textContent`); !strings.Contains(got, "waiting for approval") {
