@@ -33,7 +33,7 @@ func TestClient(t *testing.T) {
 	keys, err := core.DeriveKeys(strings.Repeat("test-secret-", 4))
 	must(t, err)
 	st := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost})
-	_, err = st.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
+	_, err = st.IAM().Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"})
 	must(t, err)
 	// The API alone, as the server mounts it.
 	log := slog.New(slog.DiscardHandler)
