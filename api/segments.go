@@ -6,6 +6,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -18,7 +19,7 @@ func (h *Handler) listSegments(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	segments, err := h.store.Flags().ListSegments(c.Request().Context(), actor(c), envID, flagstore.SegmentFilter{
+	segments, err := h.store.Segments().ListSegments(c.Request().Context(), actor(c), envID, segments.SegmentFilter{
 		Name: query(c, "name"), IsArchived: archived, Page: page(c)})
 	return respond(c, segments, err)
 }
@@ -28,11 +29,11 @@ func (h *Handler) createSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in flagstore.SegmentInput
+	var in segments.SegmentInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	sg, err := h.store.Flags().CreateSegment(c.Request().Context(), actor(c), envID, in)
+	sg, err := h.store.Segments().CreateSegment(c.Request().Context(), actor(c), envID, in)
 	return respond(c, sg, err)
 }
 
@@ -50,7 +51,7 @@ func (h *Handler) segmentTags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tags, err := h.store.Flags().SegmentTags(c.Request().Context(), actor(c), envID)
+	tags, err := h.store.Segments().SegmentTags(c.Request().Context(), actor(c), envID)
 	return respond(c, tags, err)
 }
 
@@ -59,7 +60,7 @@ func (h *Handler) segmentKeyUsed(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	used, err := h.store.Flags().SegmentKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"), query(c, "type"))
+	used, err := h.store.Segments().SegmentKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"), query(c, "type"))
 	return respond(c, used, err)
 }
 
@@ -68,7 +69,7 @@ func (h *Handler) getSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sg, err := h.store.Flags().GetSegment(c.Request().Context(), actor(c), envID, segmentID)
+	sg, err := h.store.Segments().GetSegment(c.Request().Context(), actor(c), envID, segmentID)
 	return respond(c, sg, err)
 }
 
@@ -77,7 +78,7 @@ func (h *Handler) segmentFlagReferences(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	refs, err := h.store.Flags().SegmentFlagReferences(c.Request().Context(), actor(c), envID, segmentID)
+	refs, err := h.store.Segments().SegmentFlagReferences(c.Request().Context(), actor(c), envID, segmentID)
 	return respond(c, refs, err)
 }
 
@@ -98,48 +99,48 @@ func segmentChange[In any, Out any](c echo.Context, do func(*core.Actor, uuid.UU
 
 func (h *Handler) archiveSegment(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.Change) (bool, error) {
-		_, err := h.store.Flags().ArchiveSegment(c.Request().Context(), a, envID, id, in)
+		_, err := h.store.Segments().ArchiveSegment(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) restoreSegment(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.Change) (bool, error) {
-		_, err := h.store.Flags().RestoreSegment(c.Request().Context(), a, envID, id, in)
+		_, err := h.store.Segments().RestoreSegment(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) deleteSegment(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.Change) (bool, error) {
-		return true, h.store.Flags().DeleteSegment(c.Request().Context(), a, envID, id, in)
+		return true, h.store.Segments().DeleteSegment(c.Request().Context(), a, envID, id, in)
 	})
 }
 
 func (h *Handler) renameSegment(c echo.Context) error {
-	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.SegmentNameInput) (bool, error) {
-		_, err := h.store.Flags().RenameSegment(c.Request().Context(), a, envID, id, in)
+	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in segments.SegmentNameInput) (bool, error) {
+		_, err := h.store.Segments().RenameSegment(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) setSegmentDescription(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.DescriptionInput) (bool, error) {
-		_, err := h.store.Flags().SetSegmentDescription(c.Request().Context(), a, envID, id, in)
+		_, err := h.store.Segments().SetSegmentDescription(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) setSegmentTags(c echo.Context) error {
 	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.TagsInput) (bool, error) {
-		_, err := h.store.Flags().SetSegmentTags(c.Request().Context(), a, envID, id, in)
+		_, err := h.store.Segments().SetSegmentTags(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
 
 func (h *Handler) setSegmentTargeting(c echo.Context) error {
-	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in flagstore.SegmentTargetingInput) (bool, error) {
-		_, err := h.store.Flags().SetSegmentTargeting(c.Request().Context(), a, envID, id, in)
+	return segmentChange(c, func(a *core.Actor, envID, id uuid.UUID, in segments.SegmentTargetingInput) (bool, error) {
+		_, err := h.store.Segments().SetSegmentTargeting(c.Request().Context(), a, envID, id, in)
 		return true, err
 	})
 }
@@ -153,7 +154,7 @@ func (h *Handler) patchSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.store.Flags().PatchSegment(c.Request().Context(), actor(c), envID, segmentID, ops)
+	_, err = h.store.Segments().PatchSegment(c.Request().Context(), actor(c), envID, segmentID, ops)
 	return respond(c, true, err)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 func (f envFixture) createSegment(body map[string]any) flagstore.Segment {
@@ -174,7 +175,7 @@ func TestSegmentArchiveRestoreDelete(t *testing.T) {
 	// While a flag uses it, it can be neither archived nor deleted.
 	s.do("PUT", path+"/archive", s.owner, nil).fails(t, http.StatusUnprocessableEntity, "SegmentIsBeingUsed")
 	s.do("DELETE", path, s.owner, nil).fails(t, http.StatusUnprocessableEntity, "SegmentIsBeingUsed")
-	refs := decode[[]flagstore.FlagReference](t, s.do("GET", path+"/flag-references", s.owner, nil).ok(t))
+	refs := decode[[]segments.FlagReference](t, s.do("GET", path+"/flag-references", s.owner, nil).ok(t))
 	if len(refs) != 1 || refs[0].Key != "pay" || refs[0].EnvKey != "prod" {
 		t.Fatalf("flag references %+v", refs)
 	}
@@ -277,10 +278,10 @@ func TestFlagReferencesShowOnlyReadableEnvironments(t *testing.T) {
 	path := envs.dev.segs + "/" + shared.ID.String() + "/flag-references"
 
 	r := s.do("GET", path, devOnly, nil).ok(t)
-	if refs := decode[[]flagstore.FlagReference](t, r); len(refs) != 1 || refs[0].Key != "dev-tryout" || strings.Contains(string(r.Data), "prod-secret") {
+	if refs := decode[[]segments.FlagReference](t, r); len(refs) != 1 || refs[0].Key != "dev-tryout" || strings.Contains(string(r.Data), "prod-secret") {
 		t.Errorf("a member who may access only dev sees %s, want only the dev flag", r.Data)
 	}
-	if refs := decode[[]flagstore.FlagReference](t, s.do("GET", path, s.owner, nil).ok(t)); len(refs) != 2 {
+	if refs := decode[[]segments.FlagReference](t, s.do("GET", path, s.owner, nil).ok(t)); len(refs) != 2 {
 		t.Errorf("the owner sees %d references, want 2", len(refs))
 	}
 }

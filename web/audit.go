@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -59,13 +60,13 @@ func (p *pages) history(c echo.Context, w workEnv, filter flagstore.AuditFilter,
 func (p *pages) segmentNames(c echo.Context, w workEnv, named []string) (describe.Names, error) {
 	var ids []string
 	for _, id := range named {
-		if _, err := uuid.Parse(id); err == nil && !slices.Contains(ids, id) && len(ids) < flagstore.MaxSegmentIDs {
+		if _, err := uuid.Parse(id); err == nil && !slices.Contains(ids, id) && len(ids) < segments.MaxSegmentIDs {
 			ids = append(ids, id)
 		}
 	}
 	names := map[string]string{}
 	if len(ids) > 0 {
-		segments, err := p.store.Flags().SegmentsByIDs(c.Request().Context(), actor(c), w.id, ids)
+		segments, err := p.store.Segments().SegmentsByIDs(c.Request().Context(), actor(c), w.id, ids)
 		if err != nil {
 			return nil, err
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
@@ -48,10 +49,10 @@ func TestBrowserAccessibility(t *testing.T) {
 	// An organization with one of everything, and flags with real content.
 	beta := a.makeSegment(prod, "Beta testers", "beta")
 	archivedSeg := a.makeSegment(prod, "Old testers", "old")
-	shared, err := a.st.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Everyone in Web", Key: "everyone",
+	shared, err := a.st.Segments().CreateSegment(ctx, owner, prod.ID, segments.SegmentInput{Name: "Everyone in Web", Key: "everyone",
 		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization:project/web:env/*"}})
 	must(t, err)
-	_, err = a.st.Flags().ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, flagstore.Change{})
+	_, err = a.st.Segments().ArchiveSegment(ctx, owner, prod.ID, archivedSeg.ID, flagstore.Change{})
 	must(t, err)
 	a.makeFlag(prod, flagstore.FlagInput{Name: "Checkout", Key: "checkout", Tags: []string{"web"}, IsEnabled: true})
 	tg := a.flag(prod, "checkout").Targeting()

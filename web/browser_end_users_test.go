@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // TestBrowserEndUsers pages through the end users SDKs reported, searches
@@ -26,7 +27,7 @@ func TestBrowserEndUsers(t *testing.T) {
 	a, _, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	beta := a.makeSegment(env, "Beta testers", "beta")
-	_, err := a.st.Flags().SetSegmentTargeting(ctx, owner, env.ID, beta.ID, flagstore.SegmentTargetingInput{Included: &[]string{"alice"}})
+	_, err := a.st.Segments().SetSegmentTargeting(ctx, owner, env.ID, beta.ID, segments.SegmentTargetingInput{Included: &[]string{"alice"}})
 	must(t, err)
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true})
 	tg := f.Targeting()

@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // axe runs axe-core on the page as it is now and fails on serious or
@@ -114,7 +115,7 @@ func TestBrowserExpertScreens(t *testing.T) {
 		box(org+":project/web:env/*"), box(want[0]), box(want[1])))
 	ch.do("create segment", chromedp.Click(chromedp.CSS(`[data-testid=segment-create-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=segment-heading]`)))
-	list, err := a.st.Flags().ListSegments(t.Context(), a.ownerActor(), prod.ID, flagstore.SegmentFilter{Name: "web beta", Page: core.Page{Size: 10}})
+	list, err := a.st.Segments().ListSegments(t.Context(), a.ownerActor(), prod.ID, segments.SegmentFilter{Name: "web beta", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(list.Items) != 1 || list.Items[0].Type != flagstore.SegmentShared || !slices.Equal(list.Items[0].Scopes, want) {
 		t.Fatalf("the segment saved: %+v, want shared in %q", list.Items, want)

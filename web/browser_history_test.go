@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // TestBrowserHistoryInWords makes one change of each kind to a flag and a
@@ -47,7 +48,7 @@ func TestBrowserHistoryInWords(t *testing.T) {
 	})
 	_, err = a.st.Flags().RenameFlag(ctx, owner, env.ID, "checkout", flagstore.FlagNameInput{Name: "New checkout"})
 	must(t, err)
-	_, err = a.st.Flags().SetSegmentTargeting(ctx, owner, env.ID, beta.ID, flagstore.SegmentTargetingInput{Included: &[]string{"alice"}})
+	_, err = a.st.Segments().SetSegmentTargeting(ctx, owner, env.ID, beta.ID, segments.SegmentTargetingInput{Included: &[]string{"alice"}})
 	must(t, err)
 
 	lines := func(path string) []string {

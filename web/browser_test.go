@@ -14,6 +14,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // chromium finds the browser: /usr/bin/chromium (Debian's package), or
@@ -445,7 +446,7 @@ func TestBrowserFlags(t *testing.T) {
 	if got := ch.eval(`location.pathname`); got != "/segments" {
 		t.Errorf("after deleting at %s", got)
 	}
-	list, err := a.st.Flags().ListSegments(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentFilter{Page: core.Page{Size: 10}})
+	list, err := a.st.Segments().ListSegments(t.Context(), a.ownerActor(), env.ID, segments.SegmentFilter{Page: core.Page{Size: 10}})
 	must(t, err)
 	if list.TotalCount != 0 {
 		t.Errorf("the segment was not deleted")

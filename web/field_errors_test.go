@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // A refused targeting, variation list or segment marks the very input that
@@ -139,7 +140,7 @@ func TestFormsMarkEveryInvalidField(t *testing.T) {
 	a, pr, env := flagApp(t)
 	a.requireComments(pr, env)
 	a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout", Change: flagstore.Change{Comment: "new"}})
-	sg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta",
+	sg, err := a.st.Segments().CreateSegment(t.Context(), a.ownerActor(), env.ID, segments.SegmentInput{Name: "Beta", Key: "beta",
 		Type: flagstore.SegmentEnvironmentSpecific, Change: flagstore.Change{Comment: "new"}})
 	must(t, err)
 	pol, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Readers", Key: "readers"})

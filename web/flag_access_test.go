@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // Flag text from users renders as text everywhere: list, page and history.
@@ -158,7 +159,7 @@ func TestFlagPagesLabelEveryControl(t *testing.T) {
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, .5}}, {ID: f.Variations[1].ID, Rollout: []float64{.5, 1}}}}}
 	_, err := a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	sg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+	sg, err := a.st.Segments().CreateSegment(t.Context(), a.ownerActor(), env.ID, segments.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Rules: []flagstore.SegmentRule{{ID: "r", Conditions: []flagstore.Condition{{ID: "c", Property: "plan", Op: "Equal", Value: "gold"}}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)

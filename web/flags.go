@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -385,7 +386,7 @@ func (p *pages) segmentChoices(c echo.Context, w workEnv, rules []ruleForm) ([]v
 	a := actor(c)
 	var out []views.Option
 	for page := 0; page*core.MaxPageSize < maxSegmentChoices; page++ {
-		list, err := p.store.Flags().ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Page: core.Page{Index: page, Size: core.MaxPageSize}})
+		list, err := p.store.Segments().ListSegments(ctx, a, w.id, segments.SegmentFilter{Page: core.Page{Index: page, Size: core.MaxPageSize}})
 		if err != nil {
 			return nil, err
 		}
@@ -401,14 +402,14 @@ func (p *pages) segmentChoices(c echo.Context, w workEnv, rules []ruleForm) ([]v
 		for _, cnd := range r.conds {
 			for _, id := range cnd.segments {
 				if _, err := uuid.Parse(id); err == nil && !slices.ContainsFunc(out, func(o views.Option) bool { return o.Value == id }) &&
-					!slices.Contains(missing, id) && len(missing) < flagstore.MaxSegmentIDs {
+					!slices.Contains(missing, id) && len(missing) < segments.MaxSegmentIDs {
 					missing = append(missing, id)
 				}
 			}
 		}
 	}
 	if len(missing) > 0 {
-		named, err := p.store.Flags().SegmentsByIDs(ctx, a, w.id, missing)
+		named, err := p.store.Segments().SegmentsByIDs(ctx, a, w.id, missing)
 		if err != nil {
 			return nil, err
 		}

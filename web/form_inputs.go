@@ -6,6 +6,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // The forms the pages post, decoded by bind and turned into the store's
@@ -79,8 +80,8 @@ type segmentForm struct {
 	Change      changeForm
 }
 
-func (f segmentForm) input() flagstore.SegmentInput {
-	return flagstore.SegmentInput{Name: f.Name, Key: f.Key, Type: f.Type, Description: f.Description, Tags: f.Tags,
+func (f segmentForm) input() segments.SegmentInput {
+	return segments.SegmentInput{Name: f.Name, Key: f.Key, Type: f.Type, Description: f.Description, Tags: f.Tags,
 		Change: f.Change.input()}
 }
 

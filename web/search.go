@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -143,7 +144,7 @@ func (p *pages) searchFlags(c echo.Context, w workEnv, q string) (views.SearchGr
 // holds q, and the one whose key is q, first.
 func (p *pages) searchSegments(c echo.Context, w workEnv, q string) (views.SearchGroup, error) {
 	ctx, a := c.Request().Context(), actor(c)
-	list, err := p.store.Flags().ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Name: q, Page: core.Page{Size: searchHits}})
+	list, err := p.store.Segments().ListSegments(ctx, a, w.id, segments.SegmentFilter{Name: q, Page: core.Page{Size: searchHits}})
 	if errors.Is(err, core.ErrForbidden) {
 		return views.SearchGroup{}, nil
 	}
@@ -152,7 +153,7 @@ func (p *pages) searchSegments(c echo.Context, w workEnv, q string) (views.Searc
 	}
 	var hits []views.SearchHit
 	if core.KeyPattern.MatchString(q) {
-		sg, err := p.store.Flags().SegmentByKey(ctx, a, w.id, q)
+		sg, err := p.store.Segments().SegmentByKey(ctx, a, w.id, q)
 		if ok, err := exactHit(err); err != nil {
 			return views.SearchGroup{}, err
 		} else if ok && !sg.IsArchived {

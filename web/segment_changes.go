@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -80,9 +81,9 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	for i, r := range rules {
 		storeRules[i] = flagstore.SegmentRule{ID: r.id, Name: r.name, Conditions: conditions(r.conds)}
 	}
-	in := flagstore.SegmentTargetingInput{Change: ch, Included: &included, Excluded: &excluded, Rules: &storeRules}
+	in := segments.SegmentTargetingInput{Change: ch, Included: &included, Excluded: &excluded, Rules: &storeRules}
 	return p.segmentChange(c, tabTargeting, "Segment targeting saved.", func(w workEnv, id uuid.UUID) (*flagstore.Segment, error) {
-		sg, err := p.store.Flags().SetSegmentTargeting(c.Request().Context(), actor(c), w.id, id, in)
+		sg, err := p.store.Segments().SetSegmentTargeting(c.Request().Context(), actor(c), w.id, id, in)
 		if err == nil {
 			focusOn(c, "segment-targeting-heading") // the editor stays; its heading is where the keyboard starts again
 		}
@@ -110,14 +111,14 @@ func (p *pages) changeSegmentText(c echo.Context, t textField,
 // renameSegment changes a segment's name.
 func (p *pages) renameSegment(c echo.Context) error {
 	return p.changeSegmentText(c, textName, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch flagstore.Change) (flagstore.Segment, error) {
-		return p.store.Flags().RenameSegment(ctx, a, envID, id, flagstore.SegmentNameInput{Name: text, Change: ch})
+		return p.store.Segments().RenameSegment(ctx, a, envID, id, segments.SegmentNameInput{Name: text, Change: ch})
 	})
 }
 
 // describeSegment changes a segment's description.
 func (p *pages) describeSegment(c echo.Context) error {
 	return p.changeSegmentText(c, textDescription, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch flagstore.Change) (flagstore.Segment, error) {
-		return p.store.Flags().SetSegmentDescription(ctx, a, envID, id, flagstore.DescriptionInput{Description: &text, Change: ch})
+		return p.store.Segments().SetSegmentDescription(ctx, a, envID, id, flagstore.DescriptionInput{Description: &text, Change: ch})
 	})
 }
 
@@ -125,7 +126,7 @@ func (p *pages) describeSegment(c echo.Context) error {
 func (p *pages) tagSegment(c echo.Context) error {
 	return p.changeSegmentText(c, textTags, func(ctx context.Context, a *core.Actor, envID, id uuid.UUID, text string, ch flagstore.Change) (flagstore.Segment, error) {
 		tags := tagList(text)
-		return p.store.Flags().SetSegmentTags(ctx, a, envID, id, flagstore.TagsInput{Tags: &tags, Change: ch})
+		return p.store.Segments().SetSegmentTags(ctx, a, envID, id, flagstore.TagsInput{Tags: &tags, Change: ch})
 	})
 }
 
@@ -141,21 +142,21 @@ var (
 	archiveSegment = segmentLifecycle{lifecycle: lifecycle{verb: "Archive", button: "Archive segment", action: access.ArchiveSegment, done: "archived", danger: true},
 		consequence: "Flag rules can no longer name it; you can restore it, or delete it.",
 		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch flagstore.Change) error {
-			_, err := p.store.Flags().ArchiveSegment(c.Request().Context(), actor(c), w.id, id, ch)
+			_, err := p.store.Segments().ArchiveSegment(c.Request().Context(), actor(c), w.id, id, ch)
 			return err
 		},
 		to: func(id uuid.UUID) string { return segmentHref(id.String()) + "/settings" }}
 	restoreSegment = segmentLifecycle{lifecycle: lifecycle{verb: "Restore", button: "Restore segment", action: access.RestoreSegment, done: "restored"},
 		consequence: "Flag rules can name it again.",
 		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch flagstore.Change) error {
-			_, err := p.store.Flags().RestoreSegment(c.Request().Context(), actor(c), w.id, id, ch)
+			_, err := p.store.Segments().RestoreSegment(c.Request().Context(), actor(c), w.id, id, ch)
 			return err
 		},
 		to: func(id uuid.UUID) string { return segmentHref(id.String()) + "/settings" }}
 	deleteSegment = segmentLifecycle{lifecycle: lifecycle{verb: "Delete", button: "Delete segment", action: access.DeleteSegment, done: "deleted", danger: true},
 		consequence: "The segment and its users and rules are deleted for good; this cannot be undone. Its history stays in the audit log.",
 		do: func(p *pages, c echo.Context, w workEnv, id uuid.UUID, ch flagstore.Change) error {
-			return p.store.Flags().DeleteSegment(c.Request().Context(), actor(c), w.id, id, ch)
+			return p.store.Segments().DeleteSegment(c.Request().Context(), actor(c), w.id, id, ch)
 		},
 		to: func(uuid.UUID) string { return "/segments" }}
 )
@@ -172,11 +173,11 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 	if err != nil {
 		return err
 	}
-	sg, err := p.store.Flags().GetSegment(ctx, a, w.id, id)
+	sg, err := p.store.Segments().GetSegment(ctx, a, w.id, id)
 	if err != nil {
 		return err
 	}
-	usage, err := p.store.Flags().SegmentUsageOf(ctx, a, w.id, sg.ID)
+	usage, err := p.store.Segments().SegmentUsageOf(ctx, a, w.id, sg.ID)
 	if err != nil {
 		return err
 	}

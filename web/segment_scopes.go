@@ -8,6 +8,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -105,9 +106,9 @@ func (p *pages) setSegmentScopes(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := flagstore.SegmentScopesInput{Scopes: scopes, Change: ch}
+	in := segments.SegmentScopesInput{Scopes: scopes, Change: ch}
 	return p.segmentChange(c, tabSettings, "Where it can be used saved.", func(w workEnv, id uuid.UUID) (*flagstore.Segment, error) {
-		return segmentChanged(p.store.Flags().SetSegmentScopes(c.Request().Context(), actor(c), w.id, id, in))
+		return segmentChanged(p.store.Segments().SetSegmentScopes(c.Request().Context(), actor(c), w.id, id, in))
 	}, func(f *views.Form) segmentState {
 		f.ID, f.Action, f.Values = "segment-scopes", segmentHref(c.Param("id"))+"/scopes", postedValues(ch, map[string]string{})
 		return segmentState{scopes: f, scopesPicked: scopes}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
@@ -37,7 +38,7 @@ func TestSegmentScopesPicker(t *testing.T) {
 	must(t, err)
 	mobile := a.project("mobile")
 	const org = "organization/default-organization"
-	sg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta",
+	sg, err := a.st.Segments().CreateSegment(t.Context(), a.ownerActor(), env.ID, segments.SegmentInput{Name: "Beta", Key: "beta",
 		Type: flagstore.SegmentShared, Scopes: []string{org + ":project/web", org + ":project/*:env/qa"}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -68,7 +69,7 @@ func (p *pages) segmentsPage(c echo.Context, status int, sq segmentQuery, create
 	w, ok := workEnvOf(c)
 	vm := views.Segments{Env: w.view(ok)}
 	if ok {
-		list, err := p.store.Flags().ListSegments(ctx, a, w.id, flagstore.SegmentFilter{Name: sq.q, IsArchived: sq.archived,
+		list, err := p.store.Segments().ListSegments(ctx, a, w.id, segments.SegmentFilter{Name: sq.q, IsArchived: sq.archived,
 			Page: core.Page{Index: sq.page - 1, Size: listPageSize}})
 		if err != nil {
 			return err
@@ -148,7 +149,7 @@ func (p *pages) createSegment(c echo.Context) error {
 	if in.Type == flagstore.SegmentShared {
 		in.Scopes = scopes
 	}
-	sg, err := p.store.Flags().CreateSegment(c.Request().Context(), actor(c), w.id, in)
+	sg, err := p.store.Segments().CreateSegment(c.Request().Context(), actor(c), w.id, in)
 	if err == nil {
 		p.keepFlash(c, fmt.Sprintf("Segment “%s” created.", sg.Name))
 		return redirect(c, segmentHref(sg.ID.String()))
@@ -267,7 +268,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			Editable: may.Targeting, Attributes: attrs, SuggestHref: suggestHref,
 			Rules: rulesView(st.rules, nil, nil, false)}
 	case tabUsage:
-		usage, err := p.store.Flags().SegmentUsageOf(ctx, a, w.id, sg.ID)
+		usage, err := p.store.Segments().SegmentUsageOf(ctx, a, w.id, sg.ID)
 		if err != nil {
 			return err
 		}
@@ -295,7 +296,7 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 		if s.ArchiveHref != "" || s.DeleteHref != "" {
 			// The store refuses to archive or delete a segment that flags
 			// use; say so here rather than offer a button that fails.
-			usage, err := p.store.Flags().SegmentUsageOf(ctx, a, w.id, sg.ID)
+			usage, err := p.store.Segments().SegmentUsageOf(ctx, a, w.id, sg.ID)
 			if err != nil {
 				return err
 			}
@@ -329,7 +330,7 @@ func (p *pages) pageSegment(c echo.Context, w workEnv, id uuid.UUID, changed *fl
 	if changed != nil && changed.ID == id {
 		return *changed, nil
 	}
-	return p.store.Flags().GetSegment(c.Request().Context(), actor(c), w.id, id)
+	return p.store.Segments().GetSegment(c.Request().Context(), actor(c), w.id, id)
 }
 
 // hiddenFlags names, without naming them, the flags that use a segment in

@@ -12,19 +12,20 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // makeSegment creates an environment-specific segment as the owner.
 func (a *app) makeSegment(env core.Environment, name, key string) flagstore.Segment {
 	a.t.Helper()
-	sg, err := a.st.Flags().CreateSegment(a.t.Context(), a.ownerActor(), env.ID, flagstore.SegmentInput{Name: name, Key: key, Type: flagstore.SegmentEnvironmentSpecific})
+	sg, err := a.st.Segments().CreateSegment(a.t.Context(), a.ownerActor(), env.ID, segments.SegmentInput{Name: name, Key: key, Type: flagstore.SegmentEnvironmentSpecific})
 	must(a.t, err)
 	return sg
 }
 
 func (a *app) segment(env core.Environment, sg flagstore.Segment) flagstore.Segment {
 	a.t.Helper()
-	out, err := a.st.Flags().GetSegment(a.t.Context(), a.ownerActor(), env.ID, sg.ID)
+	out, err := a.st.Segments().GetSegment(a.t.Context(), a.ownerActor(), env.ID, sg.ID)
 	must(a.t, err)
 	return out
 }
@@ -63,7 +64,7 @@ func TestSegmentListAndCreate(t *testing.T) {
 	b.get("/segments")
 	b.post("/segments", url.Values{"name": {"Everyone"}, "key": {"everyone"}, "type": {flagstore.SegmentShared},
 		"scopes": {"organization/default-organization:project/web:env/*", "organization/default-organization:project/web:env/dev"}}).status(http.StatusOK)
-	list, err := a.st.Flags().ListSegments(t.Context(), a.ownerActor(), env.ID, flagstore.SegmentFilter{Name: "everyone", Page: core.Page{Size: 10}})
+	list, err := a.st.Segments().ListSegments(t.Context(), a.ownerActor(), env.ID, segments.SegmentFilter{Name: "everyone", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(list.Items) != 1 || len(list.Items[0].Scopes) != 2 || list.Items[0].Type != flagstore.SegmentShared {
 		t.Errorf("shared segment %+v", list.Items)
@@ -79,7 +80,7 @@ func TestSegmentListAndCreate(t *testing.T) {
 		a.makeSegment(env, fmt.Sprintf("Cohort %02d", i), fmt.Sprintf("cohort-%02d", i))
 	}
 	sg := a.makeSegment(env, "Old", "old")
-	_, err = a.st.Flags().ArchiveSegment(t.Context(), a.ownerActor(), env.ID, sg.ID, flagstore.Change{})
+	_, err = a.st.Segments().ArchiveSegment(t.Context(), a.ownerActor(), env.ID, sg.ID, flagstore.Change{})
 	must(t, err)
 	p = b.get("/segments").status(http.StatusOK)
 	if n := len(p.findAll("segment-row")); n != 20 || p.text("pager-label") != "Page 1 of 2 · 22 segments" {
@@ -321,7 +322,7 @@ func TestSegmentPagesFollowPermissions(t *testing.T) {
 func TestSharedSegmentPageNeedsEveryEnvironment(t *testing.T) {
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
-	sg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff",
+	sg, err := a.st.Segments().CreateSegment(t.Context(), a.ownerActor(), dev.ID, segments.SegmentInput{Name: "Staff", Key: "staff",
 		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}, Included: []string{"alice"}})
 	must(t, err)
 	p, err := a.st.IAM().CreatePolicy(t.Context(), a.ownerActor(), iam.PolicyInput{Name: "Dev segments", Key: "dev-segments"})
@@ -353,7 +354,7 @@ func TestSegmentUsageShowsOnlyReadableEnvironments(t *testing.T) {
 	t.Parallel()
 	a, pr, prod := flagApp(t)
 	dev := pr.Environments[1]
-	sg, err := a.st.Flags().CreateSegment(t.Context(), a.ownerActor(), dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff",
+	sg, err := a.st.Segments().CreateSegment(t.Context(), a.ownerActor(), dev.ID, segments.SegmentInput{Name: "Staff", Key: "staff",
 		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization:project/web"}})
 	must(t, err)
 	for _, use := range []struct {

@@ -191,12 +191,12 @@ func (p *pages) samePlace(c echo.Context, was uuid.UUID, now core.UserContext, n
 		id, perr := uuid.Parse(m[1])
 		var key string
 		if perr == nil && was != uuid.Nil {
-			if sg, err := p.store.Flags().GetSegment(ctx, a, was, id); err == nil {
+			if sg, err := p.store.Segments().GetSegment(ctx, a, was, id); err == nil {
 				key = sg.Key
 			}
 		}
 		if key != "" {
-			sg, err := p.store.Flags().SegmentByKey(ctx, a, w.Env.ID, key)
+			sg, err := p.store.Segments().SegmentByKey(ctx, a, w.Env.ID, key)
 			switch {
 			case err == nil:
 				return segmentHref(sg.ID.String()) + m[2], nil

@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // kitchen has a field of every kind the walk treats apart.
@@ -186,10 +187,10 @@ func worstBodies() []struct {
 		{"tiny arrays into any", fill("[", "[]", "]"), func() any { return new(any) }},
 		{"deep nesting into any", strings.Repeat("[", 9000) + strings.Repeat("]", 9000), func() any { return new(any) }},
 		{"deep nesting, repeated", fill("[", strings.Repeat("[", 500)+strings.Repeat("]", 500), "]"), statements},
-		{"tiny rules into a segment", fill(`{"rules":[`, "{}", "]}"), func() any { return &flagstore.SegmentInput{} }},
+		{"tiny rules into a segment", fill(`{"rules":[`, "{}", "]}"), func() any { return &segments.SegmentInput{} }},
 		{"tiny users into a file", fill(`{"users":[`, "{}", "]}"), func() any { return &sdkdata.ImportUserData{} }},
 		{"tiny variations into a flag", fill(`{"variations":[`, "{}", "]}"), func() any { return &flagstore.FlagInput{} }},
-		{"tiny conditions", fill(`{"rules":[{"conditions":[`, "{}", "]}]}"), func() any { return &flagstore.SegmentInput{} }},
+		{"tiny conditions", fill(`{"rules":[{"conditions":[`, "{}", "]}]}"), func() any { return &segments.SegmentInput{} }},
 	}
 }
 
@@ -236,8 +237,8 @@ func TestRealBodiesAreAccepted(t *testing.T) {
 		value  any
 		target func() any
 	}{
-		{"a segment of 100,000 keys of 4 characters", flagstore.SegmentInput{Name: "big", Included: keys(100000, "%04x")}, func() any { return &flagstore.SegmentInput{} }},
-		{"a segment of 40,000 user ids", flagstore.SegmentInput{Name: "big", Included: keys(40000, "user-%08d")}, func() any { return &flagstore.SegmentInput{} }},
+		{"a segment of 100,000 keys of 4 characters", segments.SegmentInput{Name: "big", Included: keys(100000, "%04x")}, func() any { return &segments.SegmentInput{} }},
+		{"a segment of 40,000 user ids", segments.SegmentInput{Name: "big", Included: keys(40000, "user-%08d")}, func() any { return &segments.SegmentInput{} }},
 		{"a thousand statements", func() []access.Statement {
 			out := make([]access.Statement, 1000)
 			for i := range out {

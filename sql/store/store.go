@@ -5,8 +5,8 @@
 //
 // The domain lives in packages along its seams, each over the core: core
 // (the actor, transactions, audit, errors, projects and environments), iam
-// (identity and access), flagstore (flags, segments, approvals and change
-// requests), governance (reviews, schedules, triggers), flagcopy (comparing
+// (identity and access), flagstore (flags, approvals and change requests,
+// and what flags ask of segments), segments, governance (reviews, schedules, triggers), flagcopy (comparing
 // and copying between environments), webhooks,
 // flagsascode (export and import) and sdkdata (SDK data and end users). Store holds one of each and hands a
 // surface one seam at a time through an accessor (s.Flags(), s.IAM(), ...).
@@ -30,6 +30,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
@@ -39,6 +40,7 @@ type Store struct {
 	core  *core.Core
 	iam   *iam.IAM
 	flags *flagstore.Flags
+	segs  *segments.Segments
 	sdk   *sdkdata.SDK
 	hooks *webhooks.Webhooks
 	code  *flagsascode.FlagsAsCode
@@ -50,13 +52,14 @@ type Store struct {
 func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options) *Store {
 	c := core.New(pool, keys, log, opts)
 	f := flagstore.New(c)
+	sg := segments.New(c, f)
 	w := webhooks.New(c, f)
 	// Every flag and segment change is audited in the core, and its
 	// webhook deliveries queued there, in the same transaction: the core
 	// is below the webhooks, so it is handed them.
 	c.SetWebhooks(webhooks.ChangeWebhookEvents, w.QueueWebhooks)
-	return &Store{core: c, iam: iam.New(c), flags: f, sdk: sdkdata.New(c, f), hooks: w,
-		code: flagsascode.New(c, f), gov: governance.New(c, f),
+	return &Store{core: c, iam: iam.New(c), flags: f, segs: sg, sdk: sdkdata.New(c, f, sg), hooks: w,
+		code: flagsascode.New(c, f, sg), gov: governance.New(c, f),
 		copy: flagcopy.New(c, f)}
 }
 
@@ -112,8 +115,12 @@ func (s *Store) Projects() Projects { return s.core }
 // workspaces, members, groups, policies and access tokens.
 func (s *Store) IAM() *iam.IAM { return s.iam }
 
-// Flags is flags, segments and their governance.
+// Flags is flags and their governance.
 func (s *Store) Flags() *flagstore.Flags { return s.flags }
+
+// Segments is segments and what their changes do to the flags that use
+// them.
+func (s *Store) Segments() *segments.Segments { return s.segs }
 
 // Webhooks is webhooks and their deliveries.
 func (s *Store) Webhooks() *webhooks.Webhooks { return s.hooks }

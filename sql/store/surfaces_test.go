@@ -30,7 +30,7 @@ func TestAccessorsExposeNoPrimitive(t *testing.T) {
 			t.Errorf("Store has the exported field %s", f.Name)
 		}
 	}
-	if st.NumMethod() < 8 {
+	if st.NumMethod() < 9 {
 		t.Fatalf("Store has %d accessors; the test is looking at the wrong type", st.NumMethod())
 	}
 	for i := range st.NumMethod() {

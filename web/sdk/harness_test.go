@@ -31,6 +31,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -294,7 +295,7 @@ func (e *env) archive(key string) {
 // segment creates a segment from body (a store.SegmentInput as JSON).
 func (e *env) segment(body map[string]any) flagstore.Segment {
 	e.in.t.Helper()
-	sg, err := e.in.store.Flags().CreateSegment(context.Background(), e.owner, e.id, input[flagstore.SegmentInput](e.in.t, body))
+	sg, err := e.in.store.Segments().CreateSegment(context.Background(), e.owner, e.id, input[segments.SegmentInput](e.in.t, body))
 	must(e.in.t, err)
 	return sg
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -260,8 +261,8 @@ func TestChangesArePushed(t *testing.T) {
 
 	// A segment's targeting change pushes the segment, and the flag that
 	// uses it with a new updatedAt.
-	_, err := in.store.Flags().SetSegmentTargeting(context.Background(), prod.owner, prod.id, fx.segment.ID,
-		input[flagstore.SegmentTargetingInput](t, map[string]any{"included": []string{"u-seg", "u1"}}))
+	_, err := in.store.Segments().SetSegmentTargeting(context.Background(), prod.owner, prod.id, fx.segment.ID,
+		input[segments.SegmentTargetingInput](t, map[string]any{"included": []string{"u-seg", "u1"}}))
 	must(t, err)
 	deadline := time.Now().Add(pushWait)
 	sawSegment, sawFlag := false, false

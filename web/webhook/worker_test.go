@@ -20,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
@@ -50,7 +51,7 @@ func TestWebhookDeliversEachEventOnceSigned(t *testing.T) {
 	_, err = s.Flags().ArchiveFlag(ctx, a, prod.ID, "pay", flagstore.Change{})
 	must(t, err)
 	must(t, s.Flags().DeleteFlag(ctx, a, prod.ID, "pay", flagstore.Change{}))
-	_, err = s.Flags().CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: "environment-specific"})
+	_, err = s.Segments().CreateSegment(ctx, a, prod.ID, segments.SegmentInput{Name: "Beta", Key: "beta", Type: "environment-specific"})
 	must(t, err)
 	want := []string{webhooks.EventFlagCreated, webhooks.EventFlagToggled, webhooks.EventFlagArchived, webhooks.EventFlagRestored, webhooks.EventFlagArchived,
 		webhooks.EventFlagDeleted, webhooks.EventSegmentCreated}
@@ -309,7 +310,7 @@ func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 	hookOn(t, s, a, other.Environments[0], elsewhere.URL, "", webhooks.EventSegmentTargetUsersChanged)
 	runWorker(t, s.Store, fast)
 
-	sg, err := s.Flags().CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentShared,
+	sg, err := s.Segments().CreateSegment(ctx, a, prod.ID, segments.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentShared,
 		Scopes: []string{"organization/default-organization:project/web"}})
 	must(t, err)
 	for _, env := range []core.Environment{prod, dev} {
@@ -323,7 +324,7 @@ func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 		must(t, err)
 	}
 	users := []string{"u1"}
-	_, err = s.Flags().SetSegmentTargeting(ctx, a, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &users})
+	_, err = s.Segments().SetSegmentTargeting(ctx, a, prod.ID, sg.ID, segments.SegmentTargetingInput{Included: &users})
 	must(t, err)
 
 	waitUntil(t, "the segment's change in Dev", func() bool { return len(inDev.received()) == 1 })

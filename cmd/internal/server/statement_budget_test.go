@@ -24,6 +24,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // A change made from a page costs at most twice the SQL statements the same
@@ -166,7 +167,7 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	_, err := s.st.Flags().CreateFlag(ctx, owner, env.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout", VariationType: "string",
 		Variations: []flagstore.Variation{{ID: "a", Name: "Old", Value: "old"}, {ID: "b", Name: "New", Value: "new"}}})
 	must(t, err)
-	sg, err := s.st.Flags().CreateSegment(ctx, owner, env.ID, flagstore.SegmentInput{Name: "Beta users", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific})
+	sg, err := s.st.Segments().CreateSegment(ctx, owner, env.ID, segments.SegmentInput{Name: "Beta users", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific})
 	must(t, err)
 	member := addMember(t, s, "ann@example.com")
 	policies := []uuid.UUID{readerPolicy(t, s), core.DeveloperPolicyID, core.AdministratorPolicyID}
@@ -230,7 +231,7 @@ func pageChangeBudget(t *testing.T, warm bool) {
 	if got := flag.Fallthrough.Variations; len(got) != 1 || got[0].ID != "b" {
 		t.Errorf("flag serves %+v by default, want b", got)
 	}
-	segment, err := s.st.Flags().GetSegment(ctx, owner, env.ID, sg.ID)
+	segment, err := s.st.Segments().GetSegment(ctx, owner, env.ID, sg.ID)
 	must(t, err)
 	if got := segment.Included; !slices.Equal(got, []string{"user-3"}) {
 		t.Errorf("segment includes %v, want user-3", got)

@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // Comparing and copying flags between two environments of an organization
@@ -87,7 +88,7 @@ func (s *FlagCopy) visibleSegments(ctx context.Context, q *db.Queries, env core.
 	if err != nil {
 		return nil, core.Translate(err)
 	}
-	return flagstore.SegmentsFrom(rows)
+	return segments.SegmentsFrom(rows)
 }
 
 // environmentByID loads an environment of an organization, with no check:

@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // Flags as code: an environment's flags and segments as one document that
@@ -200,7 +201,7 @@ func (s *FlagsAsCode) exportEnv(ctx context.Context, env core.EnvRow) (Document,
 	if err != nil {
 		return Document{}, core.Translate(err)
 	}
-	segs, err := flagstore.SegmentsFrom(segRows)
+	segs, err := segments.SegmentsFrom(segRows)
 	if err != nil {
 		return Document{}, err
 	}

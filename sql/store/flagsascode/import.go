@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // Applying a Document to one environment. The whole file is checked
@@ -101,7 +102,7 @@ func (s *FlagsAsCode) Import(ctx context.Context, a *core.Actor, envID uuid.UUID
 	if err != nil {
 		return ImportPlan{}, core.Translate(err)
 	}
-	segs, err := flagstore.SegmentsFrom(visible)
+	segs, err := segments.SegmentsFrom(visible)
 	if err != nil {
 		return ImportPlan{}, err
 	}
@@ -175,7 +176,7 @@ func (im *importer) segments(ctx context.Context, visible []flagstore.Segment) e
 		case !exists:
 			pc.Action = ImportCreate
 			if err = flagstore.MayCreateSegment(im.a, im.env); err == nil {
-				out, err = im.s.flags.InsertSegment(ctx, im.q, im.a, im.env, want, im.in.Comment)
+				out, err = im.s.segs.InsertSegment(ctx, im.q, im.a, im.env, want, im.in.Comment)
 			}
 			pc.Words = describe.SegmentChange(nil, &out, im.segmentNames)
 		default:
@@ -186,7 +187,7 @@ func (im *importer) segments(ctx context.Context, visible []flagstore.Segment) e
 				out = before
 				break
 			}
-			out, err = im.s.flags.ChangeSegmentIn(ctx, im.q, im.a, im.env.OrganizationID, im.env.Environment.ID, before.ID, im.change(),
+			out, err = im.s.segs.ChangeSegmentIn(ctx, im.q, im.a, im.env.OrganizationID, im.env.Environment.ID, before.ID, im.change(),
 				access.UpdateSegmentRules, func(sg *flagstore.Segment) error {
 					setSegmentParts(sg, want)
 					return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // Reading and checking an imported file (import.go), before anything is
@@ -187,7 +188,7 @@ func (s *FlagsAsCode) checkDocument(env core.EnvRow, in ImportInput, visible []f
 		}
 		sg := segmentFromDoc(d, env)
 		var v core.Validator
-		flagstore.CheckSegment(&v, &sg, env)
+		segments.CheckSegment(&v, &sg, env)
 		add(prefix, v.Err())
 	}
 	seen = map[string]bool{}

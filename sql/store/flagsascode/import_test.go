@@ -19,6 +19,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
@@ -32,19 +33,19 @@ func fixture(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, seed 
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	var segs []flagstore.Segment
 	for i := range 3 {
-		in := flagstore.SegmentInput{Name: fmt.Sprintf("Segment %d", i), Key: fmt.Sprintf("seg-%d", i),
+		in := segments.SegmentInput{Name: fmt.Sprintf("Segment %d", i), Key: fmt.Sprintf("seg-%d", i),
 			Type: flagstore.SegmentEnvironmentSpecific, Tags: []string{"z", "a"},
 			Included: []string{fmt.Sprintf("u%d", rng.IntN(50)), fmt.Sprintf("u%d", rng.IntN(50))},
 			Excluded: []string{fmt.Sprintf("u%d", 50+rng.IntN(50))},
 			Rules: []flagstore.SegmentRule{{ID: uuid.NewString(), Name: "Country",
 				Conditions: []flagstore.Condition{randomCondition(rng, i)}}}}
-		sg, err := s.Flags().CreateSegment(ctx, a, envID, in)
+		sg, err := s.Segments().CreateSegment(ctx, a, envID, in)
 		storetest.Must(t, err)
 		segs = append(segs, sg)
 	}
 	// A shared segment, visible in every environment of the organization:
 	// the file names it by key and does not carry it.
-	shared, err := s.Flags().CreateSegment(ctx, a, envID, flagstore.SegmentInput{Name: "VIP", Key: fmt.Sprintf("vip-%d", seed),
+	shared, err := s.Segments().CreateSegment(ctx, a, envID, segments.SegmentInput{Name: "VIP", Key: fmt.Sprintf("vip-%d", seed),
 		Type: flagstore.SegmentShared, Scopes: []string{"organization/default-organization"},
 		Included: []string{"u3", "u7", "u11", "u13"}})
 	storetest.Must(t, err)
@@ -163,7 +164,7 @@ func evaluations(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, d
 	ctx := context.Background()
 	var segs []flagstore.Segment
 	for _, archived := range []bool{false, true} {
-		page, err := s.Flags().ListSegments(ctx, a, envID, flagstore.SegmentFilter{IsArchived: archived, Page: core.Page{Size: 100}})
+		page, err := s.Segments().ListSegments(ctx, a, envID, segments.SegmentFilter{IsArchived: archived, Page: core.Page{Size: 100}})
 		storetest.Must(t, err)
 		segs = append(segs, page.Items...)
 	}
@@ -294,7 +295,7 @@ func TestImportDryRunChangesNothing(t *testing.T) {
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	f, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
-	_, err = s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+	_, err = s.Segments().CreateSegment(ctx, owner, prod.ID, segments.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"u1"}})
 	storetest.Must(t, err)
 	doc, err := s.FlagsAsCode().ExportEnv(ctx, owner, prod.ID)
@@ -324,7 +325,7 @@ func TestImportDryRunChangesNothing(t *testing.T) {
 	if seg := plan.Changes[0]; seg.Kind != "segment" || seg.Action != flagsascode.ImportUpdate || len(seg.Words) == 0 {
 		t.Errorf("segment change %+v, want an update in words", seg)
 	}
-	beta, err := s.Flags().SegmentByKey(ctx, owner, prod.ID, "beta")
+	beta, err := s.Segments().SegmentByKey(ctx, owner, prod.ID, "beta")
 	storetest.Must(t, err)
 	if !slices.Equal(beta.Included, []string{"u1", "u2"}) {
 		t.Errorf("segment includes %q, want u1 and u2", beta.Included)

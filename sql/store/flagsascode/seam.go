@@ -9,13 +9,18 @@ package flagsascode
 import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // FlagsAsCode is the flags as code seam over the core and the flags seam.
 type FlagsAsCode struct {
 	core  *core.Core
 	flags *flagstore.Flags
+	segs  *segments.Segments
 }
 
-// New returns the seam over c and the flags seam f (built over the same c).
-func New(c *core.Core, f *flagstore.Flags) *FlagsAsCode { return &FlagsAsCode{core: c, flags: f} }
+// New returns the seam over c, the flags seam f and the segments seam sg
+// (built over the same c).
+func New(c *core.Core, f *flagstore.Flags, sg *segments.Segments) *FlagsAsCode {
+	return &FlagsAsCode{core: c, flags: f, segs: sg}
+}

@@ -94,23 +94,23 @@ func ApprovalsNeeded(e db.Environment) int {
 	return int(e.ApprovalsRequired)
 }
 
-// segmentServesDifferently tells whether a segment change changes who is
+// SegmentServesDifferently tells whether a segment change changes who is
 // in it (its users and rules), and so what the flags that use it serve.
 // Archiving it and moving it away from their environments are refused
 // while flags use it (guardReferences); name, description and tags change
 // nothing served.
-func segmentServesDifferently(before, after Segment) bool {
+func SegmentServesDifferently(before, after Segment) bool {
 	return !SameJSON(before.Included, after.Included) || !SameJSON(before.Excluded, after.Excluded) ||
 		!SameJSON(before.Rules, after.Rules)
 }
 
-// segmentApproval refuses a change of who is in segment id while a flag
+// SegmentApproval refuses a change of who is in segment id while a flag
 // that is not archived names it in an environment whose changes need
 // approval: an environment-specific segment's own, or any a shared one
 // reaches, whichever environment it is changed from. No change request
 // covers a segment, so it is refused until the flags stop using it (a
 // change request) or that environment's setting is turned off.
-func segmentApproval(ctx context.Context, q *db.Queries, id uuid.UUID) error {
+func SegmentApproval(ctx context.Context, q *db.Queries, id uuid.UUID) error {
 	envs, err := q.EnvsNeedingApprovalUsingSegment(ctx, id)
 	if err != nil || len(envs) == 0 {
 		return err

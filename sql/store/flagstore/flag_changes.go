@@ -87,7 +87,7 @@ func (s *Flags) DeleteFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 		if _, err := q.DeleteFlag(ctx, before.ID); err != nil {
 			return err
 		}
-		return s.recordFlag(ctx, q, a, env.OrganizationID, envID, core.OpRemove, &before, nil, ch.Comment)
+		return s.RecordFlag(ctx, q, a, env.OrganizationID, envID, core.OpRemove, &before, nil, ch.Comment)
 	})
 }
 
@@ -211,7 +211,7 @@ var flagWritable = []string{"name", "description", "variationType", "variations"
 func (s *Flags) PatchFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, ops json.RawMessage) (Flag, error) {
 	f, err := s.ChangeFlag(ctx, a, envID, key, Change{Comment: "Updated via patch"}, access.UpdateFlagTargetingRules, func(f *Flag) error {
 		var patched Flag
-		if err := applyPatch(f, ops, flagWritable, &patched); err != nil {
+		if err := ApplyPatch(f, ops, flagWritable, &patched); err != nil {
 			return err
 		}
 		patched.ID, patched.EnvID, patched.Key, patched.Revision = f.ID, f.EnvID, f.Key, f.Revision
@@ -220,7 +220,7 @@ func (s *Flags) PatchFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, k
 		*f = patched
 		return nil
 	})
-	return f, asPatchError(err)
+	return f, AsPatchError(err)
 }
 
 // CloneFlagInput names the copy of a flag.

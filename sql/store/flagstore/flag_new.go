@@ -224,6 +224,6 @@ func (s *Flags) RemoveNewFlag(ctx context.Context, q *db.Queries, a *core.Actor,
 	if _, err := q.DeleteFlag(ctx, f.ID); err != nil {
 		return err
 	}
-	return s.recordFlag(ctx, q, a, orgID, cr.EnvID, core.OpRemove, &f, nil,
+	return s.RecordFlag(ctx, q, a, orgID, cr.EnvID, core.OpRemove, &f, nil,
 		fmt.Sprintf("New flag %s was %s and removed", f.Key, how))
 }

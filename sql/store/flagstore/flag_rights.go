@@ -111,7 +111,7 @@ func (s *Flags) SegmentRights(ctx context.Context, a *core.Actor, envID uuid.UUI
 	if err != nil {
 		return SegmentRights{}, err
 	}
-	may := func(action access.Action) bool { return requireInEnvs(a, []access.Action{action}, envs, sg) == nil }
+	may := func(action access.Action) bool { return RequireInEnvs(a, []access.Action{action}, envs, sg) == nil }
 	change := func(action access.Action) bool { return !sg.IsArchived && may(action) }
 	return SegmentRights{
 		Targeting: change(access.UpdateSegmentTargetingUsers) || change(access.UpdateSegmentRules),

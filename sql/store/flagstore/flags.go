@@ -80,7 +80,7 @@ func FlagRN(projectKey, envKey, flagKey string, tags []string) string {
 	return withTags(core.EnvRN(projectKey, envKey)+":flag/"+flagKey, tags)
 }
 
-// withTags adds a resource's tags to its name, as patterns with tags match them.
+// WithTags adds a resource's tags to its name, as patterns with tags match them.
 func withTags(rn string, tags []string) string {
 	if len(tags) > 0 {
 		rn += ";" + strings.Join(tags, ",")
@@ -182,7 +182,7 @@ func (s *Flags) storeNewFlag(ctx context.Context, q *db.Queries, a *core.Actor, 
 	if err != nil {
 		return Flag{}, err
 	}
-	return out, s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, core.OpCreate, nil, &out, comment)
+	return out, s.RecordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, core.OpCreate, nil, &out, comment)
 }
 
 // CheckFlag validates a whole flag, as created or as a change leaves it, and
@@ -303,7 +303,7 @@ func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Act
 		return Flag{}, err
 	}
 	after.Revision, after.UpdatorID = uuid.New(), core.ActorID(a)
-	out, err := storeFlag(ctx, q, after, before.Revision, refs)
+	out, err := StoreFlag(ctx, q, after, before.Revision, refs)
 	if err != nil {
 		return Flag{}, err
 	}
@@ -316,7 +316,7 @@ func (s *Flags) changeLockedFlag(ctx context.Context, q *db.Queries, a *core.Act
 	default:
 		op = core.OpUpdate
 	}
-	if err := s.recordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, op, &before, &out, ch.Comment); err != nil {
+	if err := s.RecordFlag(ctx, q, a, env.OrganizationID, env.Environment.ID, op, &before, &out, ch.Comment); err != nil {
 		return Flag{}, err
 	}
 	return out, nil
@@ -340,9 +340,9 @@ func RequireFlagActions(a *core.Actor, env core.EnvRow, actions []access.Action,
 	return nil
 }
 
-// storeFlag writes a changed flag if its revision is still from; a lost race
+// StoreFlag writes a changed flag if its revision is still from; a lost race
 // is a conflict, never a silent overwrite.
-func storeFlag(ctx context.Context, q *db.Queries, f Flag, from uuid.UUID, refs []uuid.UUID) (Flag, error) {
+func StoreFlag(ctx context.Context, q *db.Queries, f Flag, from uuid.UUID, refs []uuid.UUID) (Flag, error) {
 	p, err := flagParams(f)
 	if err != nil {
 		return Flag{}, err
@@ -372,11 +372,11 @@ func flagEvent(orgID uuid.UUID, f Flag) feed.Event {
 	return feed.Event{Kind: feed.EventFlag, ID: f.ID, OrgID: orgID, EnvIDs: []uuid.UUID{f.EnvID}}
 }
 
-// recordFlag records a change of a flag in one statement: its revision
+// RecordFlag records a change of a flag in one statement: its revision
 // (unless it was removed), its audit entry and its change event, which
 // readers of the change outbox see when the transaction commits. The flag
 // is encoded once, for both the revision and the audit entry.
-func (s *Flags) recordFlag(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID uuid.UUID, op string, before, after *Flag, comment string) error {
+func (s *Flags) RecordFlag(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID uuid.UUID, op string, before, after *Flag, comment string) error {
 	p := db.RecordFlagChangeParams{EnvID: &envID, Operation: op, Comment: comment, WorkspaceID: a.WorkspaceID,
 		CreatorID: core.ActorID(a), CreatorKind: core.ActorKind(a)}
 	if a.OrgID != uuid.Nil {
@@ -504,8 +504,8 @@ func FlagFrom(r db.FeatureFlag) (Flag, error) {
 		UpdatorID: r.UpdatorID, EnvID: r.EnvID, Revision: r.Revision, Name: r.Name, Description: r.Description,
 		Key: r.Key, VariationType: r.VariationType, IsEnabled: r.IsEnabled, DisabledVariationID: r.DisabledVariationID,
 		ExptIncludeAllTargets: r.ExptIncludeAllTargets, Tags: r.Tags, IsArchived: r.IsArchived}
-	if err := decodeStored(storedPart{r.Variations, &f.Variations}, storedPart{r.TargetUsers, &f.TargetUsers},
-		storedPart{r.Rules, &f.Rules}, storedPart{r.Fallthrough, &f.Fallthrough}); err != nil {
+	if err := DecodeStored(StoredPart{r.Variations, &f.Variations}, StoredPart{r.TargetUsers, &f.TargetUsers},
+		StoredPart{r.Rules, &f.Rules}, StoredPart{r.Fallthrough, &f.Fallthrough}); err != nil {
 		return Flag{}, err
 	}
 	if f.Tags == nil {

@@ -26,7 +26,7 @@ func FuzzApplyPatch(f *testing.F) {
 	doc.DisabledVariationID = doc.Variations[1].ID
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		var out Flag
-		err := applyPatch(doc, ops, flagWritable, &out)
+		err := ApplyPatch(doc, ops, flagWritable, &out)
 		var parsed []patchOp
 		json.Unmarshal(ops, &parsed)
 		for _, op := range parsed {

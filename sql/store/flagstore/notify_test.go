@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 )
 
@@ -50,7 +51,7 @@ func TestChangeEvents(t *testing.T) {
 	}
 
 	// A shared segment concerns every environment its scopes select.
-	sg, err := s.Flags().CreateSegment(ctx, a, prod.ID, flagstore.SegmentInput{Name: "All", Key: "all", Type: flagstore.SegmentShared,
+	sg, err := s.Segments().CreateSegment(ctx, a, prod.ID, segments.SegmentInput{Name: "All", Key: "all", Type: flagstore.SegmentShared,
 		Scopes: []string{"organization/default-organization:project/web"}})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +73,7 @@ func TestChangeEvents(t *testing.T) {
 	}
 	storetest.Next(t, sub)
 	users := []string{"u1"}
-	if _, err := s.Flags().SetSegmentTargeting(ctx, a, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &users}); err != nil {
+	if _, err := s.Segments().SetSegmentTargeting(ctx, a, prod.ID, sg.ID, segments.SegmentTargetingInput{Included: &users}); err != nil {
 		t.Fatal(err)
 	}
 	kinds := []string{storetest.Next(t, sub).Kind, storetest.Next(t, sub).Kind}

@@ -35,11 +35,11 @@ type patchOp struct {
 	Value json.RawMessage `json:"value"`
 }
 
-// applyPatch applies a JSON Patch to doc as a whole or not at all and decodes
+// ApplyPatch applies a JSON Patch to doc as a whole or not at all and decodes
 // the result into out. Operations may write only the top-level members in
 // writable; "test" may read any. Every refusal is patch_is_invalid with a
 // detail saying why.
-func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err error) {
+func ApplyPatch(doc any, ops json.RawMessage, writable []string, out any) (err error) {
 	refuse := func(format string, args ...any) error {
 		return core.Invalid("patch_is_invalid", fmt.Sprintf(format, args...))
 	}
@@ -124,9 +124,9 @@ func applyPatch(doc any, ops json.RawMessage, writable []string, out any) (err e
 	return nil
 }
 
-// asPatchError reports a patched result that fails validation as an invalid
+// AsPatchError reports a patched result that fails validation as an invalid
 // patch, keeping the field problems as the detail.
-func asPatchError(err error) error {
+func AsPatchError(err error) error {
 	var verr *core.ValidationError
 	if errors.As(err, &verr) && (len(verr.Codes) == 0 || verr.Codes[0] != "patch_is_invalid") {
 		return core.Invalid(append([]string{"patch_is_invalid"}, verr.Codes...)...)

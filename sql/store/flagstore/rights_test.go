@@ -8,6 +8,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 
 	"errors"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"testing"
 )
 
@@ -94,10 +95,10 @@ func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
 			orgKey = o.Key
 		}
 	}
-	shared, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentShared,
+	shared, err := s.Segments().CreateSegment(ctx, owner, dev.ID, segments.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentShared,
 		Scopes: []string{"organization/" + orgKey + ":project/web:env/*"}})
 	storetest.Must(t, err)
-	local, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Local", Key: "local", Type: flagstore.SegmentEnvironmentSpecific})
+	local, err := s.Segments().CreateSegment(ctx, owner, dev.ID, segments.SegmentInput{Name: "Local", Key: "local", Type: flagstore.SegmentEnvironmentSpecific})
 	storetest.Must(t, err)
 
 	devOnly := *owner
@@ -110,7 +111,7 @@ func TestSegmentRightsCoverEveryEnvironment(t *testing.T) {
 	if r.Name {
 		t.Errorf("renaming a segment shared with %s is offered to someone who may rename only in %s", prod.Key, dev.Key)
 	}
-	if _, err := s.Flags().RenameSegment(ctx, &devOnly, dev.ID, shared.ID, flagstore.SegmentNameInput{Name: "Other"}); !errors.Is(err, core.ErrForbidden) {
+	if _, err := s.Segments().RenameSegment(ctx, &devOnly, dev.ID, shared.ID, segments.SegmentNameInput{Name: "Other"}); !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("rename the shared segment: got %v, want ErrForbidden", err)
 	}
 	r, err = s.Flags().SegmentRights(ctx, &devOnly, dev.ID, local)

@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 )
 
@@ -170,11 +171,11 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 	prod, _ := storetest.ProdAndDev(t, s, owner)
 	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	dave := storetest.Developer(t, s, owner, "dave@example.com")
-	sg, err := s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+	sg, err := s.Segments().CreateSegment(ctx, owner, prod.ID, segments.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"ann"}})
 	storetest.Must(t, err)
 	segmentFlag(t, s, owner, prod.ID, "pay", sg)
-	unused, err := s.Flags().CreateSegment(ctx, owner, prod.ID, flagstore.SegmentInput{Name: "Unused", Key: "unused", Type: flagstore.SegmentEnvironmentSpecific})
+	unused, err := s.Segments().CreateSegment(ctx, owner, prod.ID, segments.SegmentInput{Name: "Unused", Key: "unused", Type: flagstore.SegmentEnvironmentSpecific})
 	storetest.Must(t, err)
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 	if got := storetest.Serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
@@ -182,34 +183,34 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 	}
 
 	eve := []string{"ann", "eve"}
-	_, err = s.Flags().SetSegmentTargeting(ctx, dave, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &eve})
+	_, err = s.Segments().SetSegmentTargeting(ctx, dave, prod.ID, sg.ID, segments.SegmentTargetingInput{Included: &eve})
 	storetest.WantRule(t, "add a user", err, "ChangeRequestRequired")
 	var aerr *flagstore.ApprovalError
 	if !errors.As(err, &aerr) || aerr.Of != flagstore.ApprovalSegment || aerr.Env != "Web/Prod" {
 		t.Fatalf("the refusal says what needed approval, where: %#v", err)
 	}
-	_, err = s.Flags().PatchSegment(ctx, dave, prod.ID, sg.ID, []byte(`[{"op":"add","path":"/included/-","value":"eve"}]`))
+	_, err = s.Segments().PatchSegment(ctx, dave, prod.ID, sg.ID, []byte(`[{"op":"add","path":"/included/-","value":"eve"}]`))
 	storetest.WantRule(t, "add a user by patch", err, "ChangeRequestRequired")
 	rules := []flagstore.SegmentRule{{ID: "r", Name: "Everyone", Conditions: []flagstore.Condition{{ID: "c", Property: "keyId", Op: "IsOneOf", Value: `["eve"]`}}}}
-	_, err = s.Flags().SetSegmentTargeting(ctx, dave, prod.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &[]string{"ann"}, Rules: &rules})
+	_, err = s.Segments().SetSegmentTargeting(ctx, dave, prod.ID, sg.ID, segments.SegmentTargetingInput{Included: &[]string{"ann"}, Rules: &rules})
 	storetest.WantRule(t, "add a rule", err, "ChangeRequestRequired")
-	_, err = s.Flags().ArchiveSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
+	_, err = s.Segments().ArchiveSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
 	storetest.WantRule(t, "archive", err, "SegmentIsBeingUsed")
-	err = s.Flags().DeleteSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
+	err = s.Segments().DeleteSegment(ctx, dave, prod.ID, sg.ID, flagstore.Change{})
 	storetest.WantRule(t, "delete", err, "SegmentIsBeingUsed")
 	if got := storetest.Serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
 		t.Fatalf("eve gets %q after the refusals, want false", got)
 	}
-	if got, err := s.Flags().GetSegment(ctx, owner, prod.ID, sg.ID); err != nil || len(got.Included) != 1 || len(got.Rules) != 0 {
+	if got, err := s.Segments().GetSegment(ctx, owner, prod.ID, sg.ID); err != nil || len(got.Included) != 1 || len(got.Rules) != 0 {
 		t.Fatalf("segment after the refusals: %+v, %v", got, err)
 	}
 
 	// Its name is no change to what is served; a segment no flag uses
 	// changes freely.
-	if _, err := s.Flags().RenameSegment(ctx, dave, prod.ID, sg.ID, flagstore.SegmentNameInput{Name: "Beta testers"}); err != nil {
+	if _, err := s.Segments().RenameSegment(ctx, dave, prod.ID, sg.ID, segments.SegmentNameInput{Name: "Beta testers"}); err != nil {
 		t.Fatalf("rename: %v", err)
 	}
-	if _, err := s.Flags().SetSegmentTargeting(ctx, dave, prod.ID, unused.ID, flagstore.SegmentTargetingInput{Included: &eve}); err != nil {
+	if _, err := s.Segments().SetSegmentTargeting(ctx, dave, prod.ID, unused.ID, segments.SegmentTargetingInput{Included: &eve}); err != nil {
 		t.Fatalf("a segment no flag uses: %v", err)
 	}
 }
@@ -225,25 +226,25 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
 	dave := storetest.Developer(t, s, owner, "dave@example.com")
 	everywhere := []string{"organization/default-organization:project/web"}
-	sg, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Staff", Key: "staff", Type: flagstore.SegmentShared, Scopes: everywhere})
+	sg, err := s.Segments().CreateSegment(ctx, owner, dev.ID, segments.SegmentInput{Name: "Staff", Key: "staff", Type: flagstore.SegmentShared, Scopes: everywhere})
 	storetest.Must(t, err)
 	segmentFlag(t, s, owner, prod.ID, "pay", sg)
-	devOnly, err := s.Flags().CreateSegment(ctx, owner, dev.ID, flagstore.SegmentInput{Name: "Testers", Key: "testers", Type: flagstore.SegmentShared, Scopes: everywhere})
+	devOnly, err := s.Segments().CreateSegment(ctx, owner, dev.ID, segments.SegmentInput{Name: "Testers", Key: "testers", Type: flagstore.SegmentShared, Scopes: everywhere})
 	storetest.Must(t, err)
 	segmentFlag(t, s, owner, dev.ID, "pay", devOnly)
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
 	eve := []string{"eve"}
 	for _, env := range []core.Environment{dev, prod} {
-		_, err = s.Flags().SetSegmentTargeting(ctx, dave, env.ID, sg.ID, flagstore.SegmentTargetingInput{Included: &eve})
+		_, err = s.Segments().SetSegmentTargeting(ctx, dave, env.ID, sg.ID, segments.SegmentTargetingInput{Included: &eve})
 		storetest.WantRule(t, "add a user from "+env.Name, err, "ChangeRequestRequired")
 	}
-	_, err = s.Flags().PatchSegment(ctx, dave, dev.ID, sg.ID, []byte(`[{"op":"add","path":"/excluded/-","value":"ann"}]`))
+	_, err = s.Segments().PatchSegment(ctx, dave, dev.ID, sg.ID, []byte(`[{"op":"add","path":"/excluded/-","value":"ann"}]`))
 	storetest.WantRule(t, "exclude a user by patch", err, "ChangeRequestRequired")
 	if got := storetest.Serves(t, s, owner, prod.ID, "pay", "eve"); got != "false" {
 		t.Fatalf("eve gets %q in Prod after the refusals, want false", got)
 	}
-	if _, err := s.Flags().SetSegmentTargeting(ctx, dave, dev.ID, devOnly.ID, flagstore.SegmentTargetingInput{Included: &eve}); err != nil {
+	if _, err := s.Segments().SetSegmentTargeting(ctx, dave, dev.ID, devOnly.ID, segments.SegmentTargetingInput{Included: &eve}); err != nil {
 		t.Fatalf("a shared segment only Dev's flags use: %v", err)
 	}
 	if got := storetest.Serves(t, s, owner, dev.ID, "pay", "eve"); got != "true" {

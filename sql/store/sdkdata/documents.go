@@ -98,7 +98,7 @@ func (s *SDK) GetFlagJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, k
 
 // SegmentsByIDsJSON is SegmentsByIDs as the JSON of the list of Segments.
 func (s *SDK) SegmentsByIDsJSON(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) (json.RawMessage, error) {
-	rows, err := s.flags.VisibleSegmentsByIDs(ctx, a, envID, ids)
+	rows, err := s.segs.VisibleSegmentsByIDs(ctx, a, envID, ids)
 	if err != nil {
 		return nil, err
 	}

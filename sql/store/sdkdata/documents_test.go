@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 )
 
@@ -46,7 +47,7 @@ func TestDocumentsMatchTheirStructs(t *testing.T) {
 	p, err := s.Projects().CreateProject(ctx, a, core.ProjectInput{Name: "Web", Key: "web"})
 	storetest.Must(t, err)
 	envID := p.Environments[0].ID
-	sg, err := s.Flags().CreateSegment(ctx, a, envID, flagstore.SegmentInput{Name: "Beta <testers>", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
+	sg, err := s.Segments().CreateSegment(ctx, a, envID, segments.SegmentInput{Name: "Beta <testers>", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"alice"}, Rules: []flagstore.SegmentRule{{ID: "r", Name: "Staff", Conditions: []flagstore.Condition{
 			{ID: "c", Property: "email", Op: "EndsWith", Value: "@example.com"}}}}})
 	storetest.Must(t, err)
@@ -69,7 +70,7 @@ func TestDocumentsMatchTheirStructs(t *testing.T) {
 	storetest.Must(t, err)
 	sameJSON(t, "flag", doc, flag)
 
-	segments, err := s.Flags().SegmentsByIDs(ctx, a, envID, []string{sg.ID.String(), uuid.NewString()})
+	segments, err := s.Segments().SegmentsByIDs(ctx, a, envID, []string{sg.ID.String(), uuid.NewString()})
 	storetest.Must(t, err)
 	docs, err := s.SDK().SegmentsByIDsJSON(ctx, a, envID, []string{sg.ID.String(), uuid.NewString()})
 	storetest.Must(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
@@ -71,12 +72,12 @@ func (s *SDK) SDKData(ctx context.Context, env SDKEnv) (EnvData, error) {
 				return err
 			}
 		}
-		segments, err := q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrgID, EnvID: env.EnvID,
+		segRows, err := q.ListEnvSegments(ctx, db.ListEnvSegmentsParams{OrganizationID: env.OrgID, EnvID: env.EnvID,
 			Scopes: flagstore.EnvScopes(core.EnvRow{GetEnvironmentRow: e})})
 		if err != nil {
 			return err
 		}
-		if out.Segments, err = flagstore.SegmentsFrom(segments); err != nil {
+		if out.Segments, err = segments.SegmentsFrom(segRows); err != nil {
 			return err
 		}
 		for i := range out.Segments {
@@ -107,7 +108,7 @@ func (s *SDK) SDKSegment(ctx context.Context, env SDKEnv, id uuid.UUID) (flagsto
 	if err != nil {
 		return flagstore.Segment{}, core.Translate(err)
 	}
-	sg, err := flagstore.SegmentFrom(row)
+	sg, err := segments.SegmentFrom(row)
 	if err != nil {
 		return flagstore.Segment{}, err
 	}
@@ -169,16 +170,16 @@ func (s *SDK) EvaluateFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 	if err != nil {
 		return eval.Evaluation{}, err
 	}
-	var segments []flagstore.Segment
+	var segs []flagstore.Segment
 	if len(row.SegmentRefs) > 0 {
 		rows, err := s.core.Q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: row.SegmentRefs,
 			EnvID: envID, Scopes: flagstore.EnvScopes(env)})
 		if err != nil {
 			return eval.Evaluation{}, core.Translate(err)
 		}
-		if segments, err = flagstore.SegmentsFrom(rows); err != nil {
+		if segs, err = segments.SegmentsFrom(rows); err != nil {
 			return eval.Evaluation{}, err
 		}
 	}
-	return eval.Evaluate(&f, u, eval.SegmentMap(segments)), nil
+	return eval.Evaluate(&f, u, eval.SegmentMap(segs)), nil
 }

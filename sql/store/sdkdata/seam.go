@@ -8,13 +8,18 @@ package sdkdata
 import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/segments"
 )
 
 // SDK is the SDK data and end users seam over the core and the flags seam.
 type SDK struct {
 	core  *core.Core
 	flags *flagstore.Flags
+	segs  *segments.Segments
 }
 
-// New returns the seam over c and the flags seam f (built over the same c).
-func New(c *core.Core, f *flagstore.Flags) *SDK { return &SDK{core: c, flags: f} }
+// New returns the seam over c, the flags seam f and the segments seam sg
+// (built over the same c).
+func New(c *core.Core, f *flagstore.Flags, sg *segments.Segments) *SDK {
+	return &SDK{core: c, flags: f, segs: sg}
+}

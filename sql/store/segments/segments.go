@@ -1,4 +1,4 @@
-package flagstore
+package segments
 
 import (
 	"context"
@@ -13,35 +13,30 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/targeting"
-)
-
-// Segment types.
-const (
-	SegmentEnvironmentSpecific = "environment-specific"
-	SegmentShared              = "shared"
 )
 
 // SegmentInput creates a segment.
 type SegmentInput struct {
-	Name        string        `json:"name"`
-	Key         string        `json:"key"`
-	Type        string        `json:"type"`
-	Scopes      []string      `json:"scopes"`
-	Description string        `json:"description"`
-	Included    []string      `json:"included"`
-	Excluded    []string      `json:"excluded"`
-	Rules       []SegmentRule `json:"rules"`
-	Tags        []string      `json:"tags"`
-	Change
+	Name        string                  `json:"name"`
+	Key         string                  `json:"key"`
+	Type        string                  `json:"type"`
+	Scopes      []string                `json:"scopes"`
+	Description string                  `json:"description"`
+	Included    []string                `json:"included"`
+	Excluded    []string                `json:"excluded"`
+	Rules       []flagstore.SegmentRule `json:"rules"`
+	Tags        []string                `json:"tags"`
+	flagstore.Change
 }
 
 // CheckSegment validates a whole segment as created or as a change leaves it,
 // managed from env: it must stay visible there.
-func CheckSegment(v *core.Validator, sg *Segment, env core.EnvRow) {
+func CheckSegment(v *core.Validator, sg *flagstore.Segment, env core.EnvRow) {
 	v.Required("name", sg.Name, core.MaxNameLen)
 	v.Key("key", sg.Key)
-	v.OneOf("type", sg.Type, SegmentEnvironmentSpecific, SegmentShared)
+	v.OneOf("type", sg.Type, flagstore.SegmentEnvironmentSpecific, flagstore.SegmentShared)
 	v.Text("description", sg.Description, core.MaxDescriptionLen)
 	if !validScopes(sg, env) {
 		v.Add("scopes", "invalid")
@@ -51,42 +46,31 @@ func CheckSegment(v *core.Validator, sg *Segment, env core.EnvRow) {
 	}
 }
 
-// segmentRN is the resource name permissions are checked on, tags included.
-func segmentRN(env core.EnvRow, key string, tags []string) string {
-	return SegmentRN(env.ProjectKey, env.Environment.Key, key, tags)
-}
-
-// SegmentRN names a segment with its tags, as permissions are checked on it
-// in the environment it is managed from.
-func SegmentRN(projectKey, envKey, segmentKey string, tags []string) string {
-	return withTags(core.EnvRN(projectKey, envKey)+":segment/"+segmentKey, tags)
-}
-
 // CreateSegment creates a segment managed from an environment.
-func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUID, in SegmentInput) (Segment, error) {
+func (s *Segments) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUID, in SegmentInput) (flagstore.Segment, error) {
 	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
-	if err := MayCreateSegment(a, env); err != nil {
-		return Segment{}, err
+	if err := flagstore.MayCreateSegment(a, env); err != nil {
+		return flagstore.Segment{}, err
 	}
-	sg := Segment{WorkspaceID: env.WorkspaceID, EnvID: envID, Name: strings.TrimSpace(in.Name), Key: in.Key, Type: in.Type,
+	sg := flagstore.Segment{WorkspaceID: env.WorkspaceID, EnvID: envID, Name: strings.TrimSpace(in.Name), Key: in.Key, Type: in.Type,
 		Scopes: in.Scopes, Description: in.Description, Included: core.OrEmpty(in.Included), Excluded: core.OrEmpty(in.Excluded),
-		Rules: in.Rules, Tags: core.OrEmpty(in.Tags), IsEnvironmentSpecific: in.Type == SegmentEnvironmentSpecific}
+		Rules: in.Rules, Tags: core.OrEmpty(in.Tags), IsEnvironmentSpecific: in.Type == flagstore.SegmentEnvironmentSpecific}
 	if sg.Rules == nil {
-		sg.Rules = []SegmentRule{}
+		sg.Rules = []flagstore.SegmentRule{}
 	}
-	if sg.Type == SegmentEnvironmentSpecific && len(sg.Scopes) == 0 {
-		sg.Scopes = []string{Scope(env.OrganizationKey, env.ProjectKey, env.Environment.Key)}
+	if sg.Type == flagstore.SegmentEnvironmentSpecific && len(sg.Scopes) == 0 {
+		sg.Scopes = []string{flagstore.Scope(env.OrganizationKey, env.ProjectKey, env.Environment.Key)}
 	}
 	var v core.Validator
 	CheckSegment(&v, &sg, env)
 	in.Change.Check(&v, env)
 	if err := v.Err(); err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
-	var out Segment
+	var out flagstore.Segment
 	err = s.core.InTx(ctx, func(q *db.Queries) (err error) {
 		out, err = s.InsertSegment(ctx, q, a, env, sg, in.Comment)
 		return err
@@ -97,51 +81,45 @@ func (s *Flags) CreateSegment(ctx context.Context, a *core.Actor, envID uuid.UUI
 // InsertSegment stores a new segment, checked and validated, managed from
 // env, and records its creation in q: the one way a segment comes to exist
 // (created, or imported with a file).
-func (s *Flags) InsertSegment(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, sg Segment, comment string) (Segment, error) {
-	envs, err := VisibleEnvs(ctx, q, env, sg)
+func (s *Segments) InsertSegment(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, sg flagstore.Segment, comment string) (flagstore.Segment, error) {
+	envs, err := flagstore.VisibleEnvs(ctx, q, env, sg)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
-	if err := requireInEnvs(a, []access.Action{access.CreateSegment}, envs, sg); err != nil {
-		return Segment{}, err
+	if err := flagstore.RequireInEnvs(a, []access.Action{access.CreateSegment}, envs, sg); err != nil {
+		return flagstore.Segment{}, err
 	}
 	if err := checkSegmentKey(ctx, q, env, envs, sg); err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	rules, err := jsonv1.Marshal(sg.Rules)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	row, err := q.CreateSegment(ctx, db.CreateSegmentParams{WorkspaceID: sg.WorkspaceID, OrganizationID: env.OrganizationID,
 		EnvID: env.Environment.ID, Key: sg.Key, Name: sg.Name, Type: sg.Type, Scopes: sg.Scopes, Description: sg.Description,
 		Included: sg.Included, Excluded: sg.Excluded, Rules: rules, Tags: sg.Tags})
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	out, err := SegmentFrom(row)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	return out, s.core.Audit(ctx, q, a, segmentChange(core.OpCreate, nil, &out, comment, env.OrganizationID, envs))
-}
-
-// MayCreateSegment checks that a person may create segments in env; a
-// shared one is then checked in every environment it will be visible in.
-func MayCreateSegment(a *core.Actor, env core.EnvRow) error {
-	return a.Require(access.CreateSegment, env.RN()+":segment/*")
 }
 
 // segmentChange is the audit entry of a segment change of orgID; it is kept
 // in the environment the segment was created in, as FeatBit does. Its event
 // tells SDKs and caches that the segment changed in envs: every environment
 // where it was or is visible.
-func segmentChange(op string, before, after *Segment, comment string, orgID uuid.UUID, envs []core.EnvRow) core.Change {
+func segmentChange(op string, before, after *flagstore.Segment, comment string, orgID uuid.UUID, envs []core.EnvRow) core.Change {
 	ch := core.Change{RefType: "Segment", Operation: op, Comment: comment,
 		Event: &feed.Event{Kind: feed.EventSegment, OrgID: orgID}}
 	for _, e := range envs {
 		ch.Event.EnvIDs = append(ch.Event.EnvIDs, e.Environment.ID)
 	}
-	for _, sg := range []*Segment{before, after} {
+	for _, sg := range []*flagstore.Segment{before, after} {
 		if sg != nil {
 			ch.RefID, ch.Keyword, ch.EnvID, ch.Event.ID = sg.ID.String(), sg.Name, &sg.EnvID, sg.ID
 		}
@@ -156,17 +134,17 @@ func segmentChange(op string, before, after *Segment, comment string, orgID uuid
 }
 
 // GetSegment returns a segment visible in an environment.
-func (s *Flags) GetSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (Segment, error) {
+func (s *Segments) GetSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (flagstore.Segment, error) {
 	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	row, err := s.core.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: id})
 	if err != nil {
-		return Segment{}, core.Translate(err)
+		return flagstore.Segment{}, core.Translate(err)
 	}
 	sg, err := SegmentFrom(row)
-	if err == nil && !VisibleIn(sg, env) {
+	if err == nil && !flagstore.VisibleIn(sg, env) {
 		err = core.ErrNotFound
 	}
 	return sg, err
@@ -177,7 +155,7 @@ const MaxSegmentIDs = 100
 
 // SegmentsByIDs returns those of the given segments visible in an environment;
 // unknown ids are left out.
-func (s *Flags) SegmentsByIDs(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) ([]Segment, error) {
+func (s *Segments) SegmentsByIDs(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) ([]flagstore.Segment, error) {
 	rows, err := s.VisibleSegmentsByIDs(ctx, a, envID, ids)
 	if err != nil {
 		return nil, err
@@ -187,7 +165,7 @@ func (s *Flags) SegmentsByIDs(ctx context.Context, a *core.Actor, envID uuid.UUI
 
 // VisibleSegmentsByIDs reads those of the given segments visible in an
 // environment the caller may read.
-func (s *Flags) VisibleSegmentsByIDs(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) ([]db.Segment, error) {
+func (s *Segments) VisibleSegmentsByIDs(ctx context.Context, a *core.Actor, envID uuid.UUID, ids []string) ([]db.Segment, error) {
 	if len(ids) > MaxSegmentIDs {
 		return nil, core.Invalid("ids_is_invalid")
 	}
@@ -203,7 +181,7 @@ func (s *Flags) VisibleSegmentsByIDs(ctx context.Context, a *core.Actor, envID u
 		return nil, err
 	}
 	rows, err := s.core.Q.SegmentsByIDs(ctx, db.SegmentsByIDsParams{OrganizationID: env.OrganizationID, Ids: parsed,
-		EnvID: envID, Scopes: EnvScopes(env)})
+		EnvID: envID, Scopes: flagstore.EnvScopes(env)})
 	return rows, core.Translate(err)
 }
 
@@ -215,39 +193,39 @@ type SegmentFilter struct {
 }
 
 // ListSegments pages the segments visible in an environment, most recently changed first.
-func (s *Flags) ListSegments(ctx context.Context, a *core.Actor, envID uuid.UUID, f SegmentFilter) (core.Paged[Segment], error) {
+func (s *Segments) ListSegments(ctx context.Context, a *core.Actor, envID uuid.UUID, f SegmentFilter) (core.Paged[flagstore.Segment], error) {
 	var v core.Validator
 	f.Page.Check(&v)
 	v.Text("name", f.Name, core.MaxNameLen)
 	if err := v.Err(); err != nil {
-		return core.Paged[Segment]{}, err
+		return core.Paged[flagstore.Segment]{}, err
 	}
 	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
-		return core.Paged[Segment]{}, err
+		return core.Paged[flagstore.Segment]{}, err
 	}
 	pattern := "%" + core.EscapeLike(strings.ToLower(f.Name)) + "%"
 	rows, err := s.core.Q.ListSegments(ctx, db.ListSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
-		Scopes: EnvScopes(env), IsArchived: f.IsArchived, Pattern: pattern, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+		Scopes: flagstore.EnvScopes(env), IsArchived: f.IsArchived, Pattern: pattern, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
 	if err != nil {
-		return core.Paged[Segment]{}, core.Translate(err)
+		return core.Paged[flagstore.Segment]{}, core.Translate(err)
 	}
 	total, err := s.core.Q.CountSegments(ctx, db.CountSegmentsParams{OrganizationID: env.OrganizationID, EnvID: envID,
-		Scopes: EnvScopes(env), IsArchived: f.IsArchived, Pattern: pattern})
+		Scopes: flagstore.EnvScopes(env), IsArchived: f.IsArchived, Pattern: pattern})
 	if err != nil {
-		return core.Paged[Segment]{}, core.Translate(err)
+		return core.Paged[flagstore.Segment]{}, core.Translate(err)
 	}
 	items, err := SegmentsFrom(rows)
-	return core.Paged[Segment]{TotalCount: total, Items: items}, err
+	return core.Paged[flagstore.Segment]{TotalCount: total, Items: items}, err
 }
 
 // SegmentTags lists the tags of the segments visible in an environment.
-func (s *Flags) SegmentTags(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]string, error) {
+func (s *Segments) SegmentTags(ctx context.Context, a *core.Actor, envID uuid.UUID) ([]string, error) {
 	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return nil, err
 	}
-	tags, err := s.core.Q.ListSegmentTags(ctx, db.ListSegmentTagsParams{OrganizationID: env.OrganizationID, EnvID: envID, Scopes: EnvScopes(env)})
+	tags, err := s.core.Q.ListSegmentTags(ctx, db.ListSegmentTagsParams{OrganizationID: env.OrganizationID, EnvID: envID, Scopes: flagstore.EnvScopes(env)})
 	return tags, core.Translate(err)
 }
 
@@ -256,16 +234,16 @@ func (s *Flags) SegmentTags(ctx context.Context, a *core.Actor, envID uuid.UUID)
 // for an environment-specific one, by a segment visible in the environment;
 // for a shared one, whose scopes are not chosen yet, by a segment visible in
 // any environment of the organization (the widest scope it may take).
-func (s *Flags) SegmentKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UUID, key, typ string) (bool, error) {
+func (s *Segments) SegmentKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UUID, key, typ string) (bool, error) {
 	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
 		return false, err
 	}
-	sg := Segment{ID: uuid.Nil, EnvID: envID, Key: key, Type: SegmentEnvironmentSpecific}
-	if typ == SegmentShared {
-		sg.Type, sg.Scopes = SegmentShared, []string{Scope(env.OrganizationKey, "", "")}
+	sg := flagstore.Segment{ID: uuid.Nil, EnvID: envID, Key: key, Type: flagstore.SegmentEnvironmentSpecific}
+	if typ == flagstore.SegmentShared {
+		sg.Type, sg.Scopes = flagstore.SegmentShared, []string{flagstore.Scope(env.OrganizationKey, "", "")}
 	}
-	envs, err := VisibleEnvs(ctx, s.core.Q, env, sg)
+	envs, err := flagstore.VisibleEnvs(ctx, s.core.Q, env, sg)
 	if err != nil {
 		return false, err
 	}
@@ -280,39 +258,39 @@ func (s *Flags) SegmentKeyUsed(ctx context.Context, a *core.Actor, envID uuid.UU
 // SegmentByKey finds the segment with a key among those visible in an
 // environment (keys are unique there), for pages that follow a segment from
 // one environment to another.
-func (s *Flags) SegmentByKey(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (Segment, error) {
+func (s *Segments) SegmentByKey(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (flagstore.Segment, error) {
 	env, err := s.core.ReadableEnv(ctx, a, envID)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	rows, err := s.core.Q.SegmentsWithKey(ctx, db.SegmentsWithKeyParams{OrganizationID: env.OrganizationID, Key: key})
 	if err != nil {
-		return Segment{}, core.Translate(err)
+		return flagstore.Segment{}, core.Translate(err)
 	}
-	scopes := EnvScopes(env)
+	scopes := flagstore.EnvScopes(env)
 	for _, r := range rows {
-		visible := r.Type == SegmentEnvironmentSpecific && r.EnvID == envID ||
-			r.Type == SegmentShared && slices.ContainsFunc(r.Scopes, func(sc string) bool { return slices.Contains(scopes, sc) })
+		visible := r.Type == flagstore.SegmentEnvironmentSpecific && r.EnvID == envID ||
+			r.Type == flagstore.SegmentShared && slices.ContainsFunc(r.Scopes, func(sc string) bool { return slices.Contains(scopes, sc) })
 		if visible {
 			out, err := SegmentsFrom([]db.Segment{r})
 			if err != nil {
-				return Segment{}, err
+				return flagstore.Segment{}, err
 			}
 			return out[0], nil
 		}
 	}
-	return Segment{}, core.ErrNotFound
+	return flagstore.Segment{}, core.ErrNotFound
 }
 
 // changeSegment is the one way a segment changes, like changeFlag: under a
 // row lock, checked on what actually changed, validated whole, audited; when
 // who is in the segment changes, the flags that use it get a new revision.
-func (s *Flags) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
+func (s *Segments) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch flagstore.Change, action access.Action, edit func(*flagstore.Segment) error) (flagstore.Segment, error) {
 	orgID, err := a.Org()
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
-	var out Segment
+	var out flagstore.Segment
 	err = s.core.InTx(ctx, func(q *db.Queries) (err error) {
 		out, err = s.ChangeSegmentIn(ctx, q, a, orgID, envID, id, ch, action, edit)
 		return err
@@ -322,65 +300,65 @@ func (s *Flags) changeSegment(ctx context.Context, a *core.Actor, envID, id uuid
 
 // ChangeSegmentIn is changeSegment in the caller's transaction q, for
 // changes that commit with others (an imported file).
-func (s *Flags) ChangeSegmentIn(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID, id uuid.UUID, ch Change, action access.Action, edit func(*Segment) error) (Segment, error) {
+func (s *Segments) ChangeSegmentIn(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID, id uuid.UUID, ch flagstore.Change, action access.Action, edit func(*flagstore.Segment) error) (flagstore.Segment, error) {
 	locked, err := lockSegment(ctx, q, orgID, envID, id)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	before, env := locked.Segment, locked.env
 	after := before.Clone()
 	if err := edit(&after); err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
-	after.IsEnvironmentSpecific = after.Type == SegmentEnvironmentSpecific
+	after.IsEnvironmentSpecific = after.Type == flagstore.SegmentEnvironmentSpecific
 	actions := segmentChangeActions(before, after)
 	if len(actions) == 0 {
 		actions = []access.Action{action}
 	}
 	// The route's environment first, so a caller with no rights there is
 	// refused before the organization's environments are read.
-	if err := requireInEnvs(a, actions, []core.EnvRow{env}, before, after); err != nil {
-		return Segment{}, err
+	if err := flagstore.RequireInEnvs(a, actions, []core.EnvRow{env}, before, after); err != nil {
+		return flagstore.Segment{}, err
 	}
 	var v core.Validator
 	CheckSegment(&v, &after, env)
 	ch.Check(&v, env)
 	if err := v.Err(); err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
-	envs, err := VisibleEnvs(ctx, q, env, before, after)
+	envs, err := flagstore.VisibleEnvs(ctx, q, env, before, after)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
-	if err := requireInEnvs(a, actions, envs, before, after); err != nil {
-		return Segment{}, err
+	if err := flagstore.RequireInEnvs(a, actions, envs, before, after); err != nil {
+		return flagstore.Segment{}, err
 	}
-	if SameJSON(before, after) {
+	if flagstore.SameJSON(before, after) {
 		return before, nil
 	}
 	users, err := guardReferences(ctx, q, before, after, locked.used)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	if after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes) {
-		afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e core.EnvRow) bool { return !VisibleIn(after, e) })
+		afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e core.EnvRow) bool { return !flagstore.VisibleIn(after, e) })
 		if err := checkSegmentKey(ctx, q, env, afterEnvs, after); err != nil {
-			return Segment{}, err
+			return flagstore.Segment{}, err
 		}
 	}
 	rules, err := jsonv1.Marshal(after.Rules)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	row, err := q.UpdateSegment(ctx, db.UpdateSegmentParams{ID: id, Name: after.Name, Type: after.Type, Scopes: after.Scopes,
 		Description: after.Description, Included: after.Included, Excluded: after.Excluded, Rules: rules,
 		Tags: after.Tags, IsArchived: after.IsArchived})
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	out, err := SegmentFrom(row)
 	if err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	op := core.OpUpdate
 	switch {
@@ -390,14 +368,14 @@ func (s *Flags) ChangeSegmentIn(ctx context.Context, q *db.Queries, a *core.Acto
 		op = core.OpRestore
 	}
 	if err := s.core.Audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment, env.OrganizationID, envs)); err != nil {
-		return Segment{}, err
+		return flagstore.Segment{}, err
 	}
 	return out, s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out, users)
 }
 
 // lockedSegment is a segment locked for a change (lockSegment).
 type lockedSegment struct {
-	Segment
+	flagstore.Segment
 	// env is the environment the change is made from, where it is visible.
 	env core.EnvRow
 	// used tells whether any flag's rules name the segment.
@@ -417,14 +395,14 @@ func lockSegment(ctx context.Context, q *db.Queries, orgID, envID, id uuid.UUID)
 	}
 	env := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: row.Environment, ProjectKey: row.ProjectKey, ProjectName: row.ProjectName,
 		OrganizationID: row.OrganizationID, OrganizationKey: row.OrganizationKey, WorkspaceID: row.WorkspaceID}}
-	if !VisibleIn(sg, env) {
+	if !flagstore.VisibleIn(sg, env) {
 		return lockedSegment{}, core.ErrNotFound
 	}
 	return lockedSegment{Segment: sg, env: env, used: row.Used}, nil
 }
 
 // segmentChangeActions names the action each changed part of a segment needs.
-func segmentChangeActions(before, after Segment) []access.Action {
+func segmentChangeActions(before, after flagstore.Segment) []access.Action {
 	var actions []access.Action
 	add := func(changed bool, action access.Action) {
 		if changed && !slices.Contains(actions, action) {
@@ -435,14 +413,14 @@ func segmentChangeActions(before, after Segment) []access.Action {
 	add(before.Description != after.Description, access.UpdateSegmentDescription)
 	add(!slices.Equal(before.Tags, after.Tags), access.UpdateSegmentTags)
 	add(!slices.Equal(before.Included, after.Included) || !slices.Equal(before.Excluded, after.Excluded), access.UpdateSegmentTargetingUsers)
-	add(!SameJSON(before.Rules, after.Rules) || before.Type != after.Type || !slices.Equal(before.Scopes, after.Scopes), access.UpdateSegmentRules)
+	add(!flagstore.SameJSON(before.Rules, after.Rules) || before.Type != after.Type || !slices.Equal(before.Scopes, after.Scopes), access.UpdateSegmentRules)
 	add(!before.IsArchived && after.IsArchived, access.ArchiveSegment)
 	add(before.IsArchived && !after.IsArchived, access.RestoreSegment)
 	return actions
 }
 
 // DeleteSegment removes a segment for good, in any state, unless a flag uses it.
-func (s *Flags) DeleteSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch Change) error {
+func (s *Segments) DeleteSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch flagstore.Change) error {
 	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
@@ -458,14 +436,14 @@ func (s *Flags) DeleteSegment(ctx context.Context, a *core.Actor, envID, id uuid
 			return err
 		}
 		before := locked.Segment
-		if err := a.Require(access.DeleteSegment, segmentRN(env, before.Key, before.Tags)); err != nil {
+		if err := a.Require(access.DeleteSegment, flagstore.SegmentRNIn(env, before.Key, before.Tags)); err != nil {
 			return err
 		}
-		envs, err := VisibleEnvs(ctx, q, env, before)
+		envs, err := flagstore.VisibleEnvs(ctx, q, env, before)
 		if err != nil {
 			return err
 		}
-		if err := requireInEnvs(a, []access.Action{access.DeleteSegment}, envs, before); err != nil {
+		if err := flagstore.RequireInEnvs(a, []access.Action{access.DeleteSegment}, envs, before); err != nil {
 			return err
 		}
 		used, err := q.SegmentIsReferenced(ctx, id)
@@ -483,8 +461,8 @@ func (s *Flags) DeleteSegment(ctx context.Context, a *core.Actor, envID, id uuid
 }
 
 // ArchiveSegment archives a segment no flag uses.
-func (s *Flags) ArchiveSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch Change) (Segment, error) {
-	return s.changeSegment(ctx, a, envID, id, ch, access.ArchiveSegment, func(sg *Segment) error {
+func (s *Segments) ArchiveSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch flagstore.Change) (flagstore.Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, ch, access.ArchiveSegment, func(sg *flagstore.Segment) error {
 		sg.IsArchived = true
 		return nil
 	})
@@ -492,8 +470,8 @@ func (s *Flags) ArchiveSegment(ctx context.Context, a *core.Actor, envID, id uui
 
 // RestoreSegment makes an archived segment usable again; restoring one that is
 // not archived changes nothing.
-func (s *Flags) RestoreSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch Change) (Segment, error) {
-	return s.changeSegment(ctx, a, envID, id, ch, access.RestoreSegment, func(sg *Segment) error {
+func (s *Segments) RestoreSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ch flagstore.Change) (flagstore.Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, ch, access.RestoreSegment, func(sg *flagstore.Segment) error {
 		sg.IsArchived = false
 		return nil
 	})
@@ -502,47 +480,34 @@ func (s *Flags) RestoreSegment(ctx context.Context, a *core.Actor, envID, id uui
 // SegmentNameInput renames a segment.
 type SegmentNameInput struct {
 	Name string `json:"name"`
-	Change
+	flagstore.Change
 }
 
 // RenameSegment changes a segment's name.
-func (s *Flags) RenameSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in SegmentNameInput) (Segment, error) {
-	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentName, func(sg *Segment) error {
+func (s *Segments) RenameSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in SegmentNameInput) (flagstore.Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentName, func(sg *flagstore.Segment) error {
 		sg.Name = strings.TrimSpace(in.Name)
 		return nil
 	})
 }
 
-// DescriptionInput changes a description. Description is required (it may
-// be empty): a body without it names nothing to change.
-type DescriptionInput struct {
-	Description *string `json:"description"`
-	Change
-}
-
 // SetSegmentDescription changes a segment's description.
-func (s *Flags) SetSegmentDescription(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in DescriptionInput) (Segment, error) {
+func (s *Segments) SetSegmentDescription(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in flagstore.DescriptionInput) (flagstore.Segment, error) {
 	if in.Description == nil {
-		return Segment{}, core.Invalid("description_is_required")
+		return flagstore.Segment{}, core.Invalid("description_is_required")
 	}
-	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentDescription, func(sg *Segment) error {
+	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentDescription, func(sg *flagstore.Segment) error {
 		sg.Description = *in.Description
 		return nil
 	})
 }
 
-// TagsInput replaces a tag list; Tags is required (it may be empty).
-type TagsInput struct {
-	Tags *[]string `json:"tags"`
-	Change
-}
-
 // SetSegmentTags replaces a segment's tags.
-func (s *Flags) SetSegmentTags(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in TagsInput) (Segment, error) {
+func (s *Segments) SetSegmentTags(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in flagstore.TagsInput) (flagstore.Segment, error) {
 	if in.Tags == nil {
-		return Segment{}, core.Invalid("tags_is_required")
+		return flagstore.Segment{}, core.Invalid("tags_is_required")
 	}
-	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentTags, func(sg *Segment) error {
+	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentTags, func(sg *flagstore.Segment) error {
 		sg.Tags = core.OrEmpty(*in.Tags)
 		return nil
 	})
@@ -551,15 +516,15 @@ func (s *Flags) SetSegmentTags(ctx context.Context, a *core.Actor, envID, id uui
 // SegmentScopesInput replaces where a shared segment applies.
 type SegmentScopesInput struct {
 	Scopes []string `json:"scopes"`
-	Change
+	flagstore.Change
 }
 
 // SetSegmentScopes replaces where a shared segment applies: the same change
 // as a patch of its scopes, needing the right to change its rules wherever
 // it applies, before and after.
-func (s *Flags) SetSegmentScopes(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in SegmentScopesInput) (Segment, error) {
-	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentRules, func(sg *Segment) error {
-		if sg.Type != SegmentShared {
+func (s *Segments) SetSegmentScopes(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in SegmentScopesInput) (flagstore.Segment, error) {
+	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentRules, func(sg *flagstore.Segment) error {
+		if sg.Type != flagstore.SegmentShared {
 			return core.Invalid("scopes_is_invalid")
 		}
 		sg.Scopes = core.OrEmpty(in.Scopes)
@@ -571,19 +536,19 @@ func (s *Flags) SetSegmentScopes(ctx context.Context, a *core.Actor, envID, id u
 // {included, excluded, rules, comment}. The three replace the segment's; one
 // left out becomes empty, as in FeatBit. A body naming none of them is refused.
 type SegmentTargetingInput struct {
-	Included *[]string      `json:"included"`
-	Excluded *[]string      `json:"excluded"`
-	Rules    *[]SegmentRule `json:"rules"`
-	Change
+	Included *[]string                `json:"included"`
+	Excluded *[]string                `json:"excluded"`
+	Rules    *[]flagstore.SegmentRule `json:"rules"`
+	flagstore.Change
 }
 
 // SetSegmentTargeting replaces a segment's included and excluded users and rules.
-func (s *Flags) SetSegmentTargeting(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in SegmentTargetingInput) (Segment, error) {
+func (s *Segments) SetSegmentTargeting(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in SegmentTargetingInput) (flagstore.Segment, error) {
 	if in.Included == nil && in.Excluded == nil && in.Rules == nil {
-		return Segment{}, core.Invalid("targeting_is_required")
+		return flagstore.Segment{}, core.Invalid("targeting_is_required")
 	}
-	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentRules, func(sg *Segment) error {
-		sg.Included, sg.Excluded, sg.Rules = []string{}, []string{}, []SegmentRule{}
+	return s.changeSegment(ctx, a, envID, id, in.Change, access.UpdateSegmentRules, func(sg *flagstore.Segment) error {
+		sg.Included, sg.Excluded, sg.Rules = []string{}, []string{}, []flagstore.SegmentRule{}
 		if in.Included != nil {
 			sg.Included = core.OrEmpty(*in.Included)
 		}
@@ -603,10 +568,10 @@ func (s *Flags) SetSegmentTargeting(ctx context.Context, a *core.Actor, envID, i
 var segmentWritable = []string{"name", "key", "type", "scopes", "description", "included", "excluded", "rules", "tags", "isArchived"}
 
 // PatchSegment applies an RFC 6902 JSON Patch to a segment, whole or not at all.
-func (s *Flags) PatchSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ops json.RawMessage) (Segment, error) {
-	sg, err := s.changeSegment(ctx, a, envID, id, Change{Comment: "Updated via patch"}, access.UpdateSegmentRules, func(sg *Segment) error {
-		var patched Segment
-		if err := applyPatch(sg, ops, segmentWritable, &patched); err != nil {
+func (s *Segments) PatchSegment(ctx context.Context, a *core.Actor, envID, id uuid.UUID, ops json.RawMessage) (flagstore.Segment, error) {
+	sg, err := s.changeSegment(ctx, a, envID, id, flagstore.Change{Comment: "Updated via patch"}, access.UpdateSegmentRules, func(sg *flagstore.Segment) error {
+		var patched flagstore.Segment
+		if err := flagstore.ApplyPatch(sg, ops, segmentWritable, &patched); err != nil {
 			return err
 		}
 		patched.ID, patched.WorkspaceID, patched.EnvID, patched.CreatedAt, patched.UpdatedAt = sg.ID, sg.WorkspaceID, sg.EnvID, sg.CreatedAt, sg.UpdatedAt
@@ -615,27 +580,27 @@ func (s *Flags) PatchSegment(ctx context.Context, a *core.Actor, envID, id uuid.
 		}
 		patched.Included, patched.Excluded, patched.Tags = core.OrEmpty(patched.Included), core.OrEmpty(patched.Excluded), core.OrEmpty(patched.Tags)
 		if patched.Rules == nil {
-			patched.Rules = []SegmentRule{}
+			patched.Rules = []flagstore.SegmentRule{}
 		}
 		*sg = patched
 		return nil
 	})
-	return sg, asPatchError(err)
+	return sg, flagstore.AsPatchError(err)
 }
 
-func SegmentFrom(r db.Segment) (Segment, error) {
-	sg := Segment{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), WorkspaceID: r.WorkspaceID,
+func SegmentFrom(r db.Segment) (flagstore.Segment, error) {
+	sg := flagstore.Segment{ID: r.ID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), WorkspaceID: r.WorkspaceID,
 		EnvID: r.EnvID, Name: r.Name, Key: r.Key, Type: r.Type, Scopes: r.Scopes, Description: r.Description,
 		Included: core.OrEmpty(r.Included), Excluded: core.OrEmpty(r.Excluded), Tags: core.OrEmpty(r.Tags), IsArchived: r.IsArchived,
-		IsEnvironmentSpecific: r.Type == SegmentEnvironmentSpecific}
-	if err := decodeStored(storedPart{r.Rules, &sg.Rules}); err != nil {
-		return Segment{}, err
+		IsEnvironmentSpecific: r.Type == flagstore.SegmentEnvironmentSpecific}
+	if err := flagstore.DecodeStored(flagstore.StoredPart{JSON: r.Rules, Into: &sg.Rules}); err != nil {
+		return flagstore.Segment{}, err
 	}
 	return sg, nil
 }
 
-func SegmentsFrom(rows []db.Segment) ([]Segment, error) {
-	out := make([]Segment, len(rows))
+func SegmentsFrom(rows []db.Segment) ([]flagstore.Segment, error) {
+	out := make([]flagstore.Segment, len(rows))
 	for i, r := range rows {
 		var err error
 		if out[i], err = SegmentFrom(r); err != nil {

@@ -1,4 +1,4 @@
-package flagstore
+package segments
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // TestRandomPatchesNeverStoreInvalid applies random JSON Patches, valid and
@@ -31,15 +32,15 @@ func TestRandomPatchesNeverStoreInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seg, err := s.CreateSegment(ctx, a, envID, SegmentInput{Name: "Beta", Key: "beta", Type: SegmentEnvironmentSpecific})
+	seg, err := s.CreateSegment(ctx, a, envID, SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := s.CreateSegment(ctx, a, envID, SegmentInput{Name: "Staff", Key: "staff", Type: SegmentEnvironmentSpecific})
+	other, err := s.CreateSegment(ctx, a, envID, SegmentInput{Name: "Staff", Key: "staff", Type: flagstore.SegmentEnvironmentSpecific})
 	if err != nil {
 		t.Fatal(err)
 	}
-	flag, err := s.CreateFlag(ctx, a, envID, FlagInput{Name: "Pay", Key: "pay", VariationType: VariationString})
+	flag, err := s.flags.CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: "Pay", Key: "pay", VariationType: flagstore.VariationString})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestRandomPatchesNeverStoreInvalid(t *testing.T) {
 		before := storedState(t, s, env, flag.Key, seg.ID)
 		var err error
 		if target == "flag" {
-			_, err = s.PatchFlag(ctx, a, envID, flag.Key, ops)
+			_, err = s.flags.PatchFlag(ctx, a, envID, flag.Key, ops)
 		} else {
 			_, err = s.PatchSegment(ctx, a, envID, seg.ID, ops)
 		}
@@ -84,7 +85,7 @@ func TestRandomPatchesNeverStoreInvalid(t *testing.T) {
 }
 
 // storedState is the stored flag and segment as text, to compare before and after.
-func storedState(t *testing.T, s *Flags, env core.EnvRow, key string, segID uuid.UUID) string {
+func storedState(t *testing.T, s *Segments, env core.EnvRow, key string, segID uuid.UUID) string {
 	t.Helper()
 	f, err := s.core.Q.GetFlag(context.Background(), db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
@@ -99,26 +100,26 @@ func storedState(t *testing.T, s *Flags, env core.EnvRow, key string, segID uuid
 }
 
 // assertValid re-validates the stored flag and segment from scratch.
-func assertValid(t *testing.T, s *Flags, env core.EnvRow, key string, segID uuid.UUID, context_ string) {
+func assertValid(t *testing.T, s *Segments, env core.EnvRow, key string, segID uuid.UUID, context_ string) {
 	t.Helper()
 	ctx := context.Background()
 	row, err := s.core.Q.GetFlag(ctx, db.GetFlagParams{EnvID: env.Environment.ID, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := FlagFrom(row)
+	f, err := flagstore.FlagFrom(row)
 	if err != nil {
 		t.Fatalf("%s: stored flag does not decode: %v", context_, err)
 	}
 	var v core.Validator
-	refs := CheckFlag(&v, &f)
+	refs := flagstore.CheckFlag(&v, &f)
 	if err := v.Err(); err != nil {
 		t.Fatalf("%s: stored flag is invalid: %v", context_, err)
 	}
 	if !slices.Equal(refs, row.SegmentRefs) && !(len(refs) == 0 && len(row.SegmentRefs) == 0) {
 		t.Fatalf("%s: stored segment references %v, rules name %v", context_, row.SegmentRefs, refs)
 	}
-	if err := s.CheckSegmentRefs(ctx, s.core.Q, env, f.Rules, refs); err != nil {
+	if err := s.flags.CheckSegmentRefs(ctx, s.core.Q, env, f.Rules, refs); err != nil {
 		t.Fatalf("%s: flag names unusable segments: %v", context_, err)
 	}
 	srow, err := s.core.Q.GetSegment(ctx, db.GetSegmentParams{OrganizationID: env.OrganizationID, ID: segID})
@@ -198,7 +199,7 @@ func (g patchGenerator) value(path string) any {
 				return map[string]any{"id": uuid.NewString(), "name": "r", "conditions": []any{map[string]any{"id": "c", "property": "plan", "op": g.pick("Equal", "IsOneOf", "MatchRegex", "Nope"), "value": g.pick("pro", `["a"]`, "([")}}}
 			}
 			return map[string]any{"id": uuid.NewString(), "name": "seg", "dispatchKey": "keyId",
-				"conditions": []any{map[string]any{"id": "c", "property": g.pick(SegmentIn, SegmentNotIn), "op": "", "value": string(segs)}},
+				"conditions": []any{map[string]any{"id": "c", "property": g.pick(flagstore.SegmentIn, flagstore.SegmentNotIn), "op": "", "value": string(segs)}},
 				"variations": []any{map[string]any{"id": v, "rollout": g.pick([]float64{0, 1}, []float64{0, 0.5}, []float64{0.2, 1}), "exptRollout": 1}}}
 		case path == "/targetUsers/-":
 			return map[string]any{"keyIds": []string{g.pick("alice", "bob", "").(string)}, "variationId": v}
@@ -209,7 +210,7 @@ func (g patchGenerator) value(path string) any {
 		case path == "/disabledVariationId" || path == "/fallthrough/variations/0/id":
 			return v
 		case path == "/type":
-			return g.pick(SegmentShared, SegmentEnvironmentSpecific, "global")
+			return g.pick(flagstore.SegmentShared, flagstore.SegmentEnvironmentSpecific, "global")
 		case path == "/scopes":
 			return g.pick([]string{"organization/default-organization"}, []string{"organization/other"}, []string{})
 		case path == "/variationType":

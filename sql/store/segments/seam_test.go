@@ -1,4 +1,4 @@
-package flagstore
+package segments
 
 import (
 	"context"
@@ -12,14 +12,15 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
-// testStore is the flags seam over a fresh database with its owner signed
-// in (through the identity seam), for the tests that need the seam's
-// internals; the others use sql/store/storetest, which this package's own
-// tests cannot import (it imports this package).
-func testStore(t testing.TB) (*Flags, *core.Actor, *pgxpool.Pool) {
+// testStore is the segments seam (over the flags seam) on a fresh database
+// with its owner signed in, for the tests that need the seam's internals;
+// the others use sql/store/storetest, which this package's own tests cannot
+// import (it imports this package).
+func testStore(t testing.TB) (*Segments, *core.Actor, *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
 	pool := dbtest.New(t, core.ConfigurePool)
@@ -40,6 +41,6 @@ func testStore(t testing.TB) (*Flags, *core.Actor, *pgxpool.Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := New(c) // without the webhooks, which sit above this package
-	return f, a, pool
+	// without the webhooks, which sit above this package
+	return New(c, flagstore.New(c)), a, pool
 }

@@ -1,9 +1,7 @@
-package flagstore
+package segments
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
 // How flags use segments: which flags name a segment, the segments a flag's
@@ -46,13 +45,13 @@ type SegmentUsage struct {
 
 // SegmentFlagReferences lists the flags whose rules name a segment, in every
 // environment the caller may access (FeatBit lists them in all).
-func (s *Flags) SegmentFlagReferences(ctx context.Context, a *core.Actor, envID, id uuid.UUID) ([]FlagReference, error) {
+func (s *Segments) SegmentFlagReferences(ctx context.Context, a *core.Actor, envID, id uuid.UUID) ([]FlagReference, error) {
 	u, err := s.SegmentUsageOf(ctx, a, envID, id)
 	return u.Flags, err
 }
 
 // SegmentUsageOf answers which flags use a segment the caller may read.
-func (s *Flags) SegmentUsageOf(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (SegmentUsage, error) {
+func (s *Segments) SegmentUsageOf(ctx context.Context, a *core.Actor, envID, id uuid.UUID) (SegmentUsage, error) {
 	if _, err := s.GetSegment(ctx, a, envID, id); err != nil {
 		return SegmentUsage{}, err
 	}
@@ -79,19 +78,19 @@ func (s *Flags) SegmentUsageOf(ctx context.Context, a *core.Actor, envID, id uui
 // touchReferencingFlags: one lookup serves both. used (lockSegment) tells
 // whether any flag names the segment; when none does, the usual case, no
 // flag and no approval setting is read.
-func guardReferences(ctx context.Context, q *db.Queries, before, after Segment, used bool) ([]db.FeatureFlag, error) {
+func guardReferences(ctx context.Context, q *db.Queries, before, after flagstore.Segment, used bool) ([]db.FeatureFlag, error) {
 	if !used {
 		return nil, nil
 	}
 	var users []db.FeatureFlag
-	if segmentServesDifferently(before, after) {
+	if flagstore.SegmentServesDifferently(before, after) {
 		var err error
 		if users, err = q.LockFlagsReferencingSegment(ctx, before.ID); err != nil {
 			return nil, err
 		}
 		// Archived flags serve nothing, so they need no approval.
 		if slices.ContainsFunc(users, func(f db.FeatureFlag) bool { return !f.IsArchived }) {
-			if err := segmentApproval(ctx, q, before.ID); err != nil {
+			if err := flagstore.SegmentApproval(ctx, q, before.ID); err != nil {
 				return nil, err
 			}
 		}
@@ -111,7 +110,7 @@ func guardReferences(ctx context.Context, q *db.Queries, before, after Segment, 
 	for _, r := range refs {
 		env := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: db.Environment{ID: r.EnvID, Key: r.EnvKey},
 			ProjectKey: r.ProjectKey, OrganizationKey: organizationKeyOf(after)}}
-		if !VisibleIn(after, env) {
+		if !flagstore.VisibleIn(after, env) {
 			return nil, ErrSegmentIsBeingUsed
 		}
 	}
@@ -120,7 +119,7 @@ func guardReferences(ctx context.Context, q *db.Queries, before, after Segment, 
 
 // organizationKeyOf reads the organization key from a segment's scopes; every
 // scope starts with it (validScopes).
-func organizationKeyOf(sg Segment) string {
+func organizationKeyOf(sg flagstore.Segment) string {
 	first, _, _ := strings.Cut(sg.Scopes[0], ":")
 	return strings.TrimPrefix(first, "organization/")
 }
@@ -128,57 +127,21 @@ func organizationKeyOf(sg Segment) string {
 // touchReferencingFlags gives every flag that uses a segment (users, locked
 // by guardReferences) a new revision and a history entry, since who it
 // serves changed with the segment.
-func (s *Flags) touchReferencingFlags(ctx context.Context, q *db.Queries, a *core.Actor, orgID uuid.UUID, sg Segment, users []db.FeatureFlag) error {
+func (s *Segments) touchReferencingFlags(ctx context.Context, q *db.Queries, a *core.Actor, orgID uuid.UUID, sg flagstore.Segment, users []db.FeatureFlag) error {
 	for _, row := range users {
-		before, err := FlagFrom(row)
+		before, err := flagstore.FlagFrom(row)
 		if err != nil {
 			return err
 		}
 		after := before.Clone()
 		after.Revision, after.UpdatorID = uuid.New(), core.ActorID(a)
-		stored, err := storeFlag(ctx, q, after, before.Revision, row.SegmentRefs)
+		stored, err := flagstore.StoreFlag(ctx, q, after, before.Revision, row.SegmentRefs)
 		if err != nil {
 			return err
 		}
-		if err := s.recordFlag(ctx, q, a, orgID, row.EnvID, core.OpUpdate, &before, &stored,
+		if err := s.flags.RecordFlag(ctx, q, a, orgID, row.EnvID, core.OpUpdate, &before, &stored,
 			"Referenced segment '"+sg.Name+"' has been updated."); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// CheckSegmentRefs checks that every segment a flag's rules name exists, is
-// visible in the flag's environment and is not archived; the problem points
-// at the first condition naming one that is not.
-func (s *Flags) CheckSegmentRefs(ctx context.Context, q *db.Queries, env core.EnvRow, rules []FlagRule, refs []uuid.UUID) error {
-	if len(refs) == 0 {
-		return nil
-	}
-	rows, err := q.SegmentStatesByIDs(ctx, db.SegmentStatesByIDsParams{OrganizationID: env.OrganizationID, Ids: refs,
-		EnvID: env.Environment.ID, Scopes: EnvScopes(env)})
-	if err != nil {
-		return err
-	}
-	usable := make(map[string]bool, len(rows))
-	for _, r := range rows {
-		usable[r.ID.String()] = !r.IsArchived
-	}
-	for i, r := range rules {
-		for j, c := range r.Conditions {
-			if c.Property != SegmentIn && c.Property != SegmentNotIn {
-				continue
-			}
-			var ids []string
-			_ = json.Unmarshal([]byte(c.Value), &ids)
-			for _, id := range ids {
-				if parsed, err := uuid.Parse(id); err == nil && !usable[parsed.String()] {
-					var v core.Validator
-					v.At("rules", "invalid", fmt.Sprintf("rules[%d].conditions[%d].value", i, j),
-						"segment "+id+" does not exist here or is archived")
-					return v.Err()
-				}
-			}
 		}
 	}
 	return nil
