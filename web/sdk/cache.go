@@ -222,8 +222,9 @@ func (c *cache) get(ctx context.Context, env sdkdata.SDKEnv) (*snapshot, error) 
 	e := c.entries[env.EnvID]
 	if e != nil && len(e.dirtyF)+len(e.dirtySeg) == 0 {
 		e.used = time.Now()
+		snap := e.snap // read under the lock: a patch replaces it under the lock
 		c.mu.Unlock()
-		return e.snap, nil
+		return snap, nil
 	}
 	if e != nil {
 		c.mu.Unlock()
