@@ -110,13 +110,14 @@ func wrapBody(c echo.Context, acc *account) {
 	br := &bodyReader{c: c, body: r.Body, limit: MaxBodyBytes, perByte: receivedCost, rate: acc.budget.rate, acc: acc}
 	r.Body = requestBody{br, r.Body}
 	// A body not read to its end when the answer goes (a refusal before
-	// reading it, a route that reads none) closes its connection, and what
-	// is left of it is not waited for: net/http would otherwise read it,
-	// at its sender's pace, before answering and again after.
+	// reading it, a route that reads none) is read by net/http before it
+	// answers, up to 256 KiB, so that the connection can serve the next
+	// request and a client still sending is not reset; it may take the
+	// body rate's grace for that, not the server's read timeout. A slower
+	// sender's connection is closed once answered.
 	c.Response().Before(func() {
 		if !br.done {
-			c.Response().Header().Set(echo.HeaderConnection, "close")
-			http.NewResponseController(c.Response()).SetReadDeadline(time.Now())
+			http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(br.rate.Grace))
 		}
 	})
 }
@@ -255,10 +256,7 @@ func readAll(c echo.Context, limit int64) ([]byte, error) {
 		limit = min(limit, AnonymousBodyBytes)
 	}
 	if r.ContentLength > limit {
-		// Not read, and not waited for either: net/http would otherwise
-		// read what is left of it before answering.
-		c.Response().Header().Set(echo.HeaderConnection, "close")
-		return nil, ErrTooLarge
+		return nil, ErrTooLarge // not read; what net/http reads of it is bounded (wrapBody)
 	}
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
