@@ -117,7 +117,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	// IAM: policies, groups, members and organization settings. Every
 	// policy, group and member route needs CanManageIAM, checked before a
 	// body is read.
-	iam := g.With(before(h.managesIAM))
+	iam := g.With(httpx.Before(h.managesIAM))
 	iam.GET("/policies", h.listPolicies)
 	iam.POST("/policies", h.createPolicy)
 	iam.GET("/policies/is-key-used", h.isPolicyKeyUsed)
@@ -186,11 +186,11 @@ func (h *Handler) Register(e *echo.Echo) {
 
 	// Routes that read an environment's end users, or change them, check
 	// so before reading a body; so do flag and segment creation.
-	userReaders := g.With(before(h.readsEndUsers))
-	userWriters := g.With(before(h.changesEndUsers))
+	userReaders := g.With(httpx.Before(h.readsEndUsers))
+	userWriters := g.With(httpx.Before(h.changesEndUsers))
 
 	g.GET("/envs/:envId/feature-flags", h.listFlags)
-	g.With(before(h.createsFlags)).POST("/envs/:envId/feature-flags", h.createFlag)
+	g.With(httpx.Before(h.createsFlags)).POST("/envs/:envId/feature-flags", h.createFlag)
 	g.GET("/envs/:envId/feature-flags/all-tags", h.flagTags)
 	g.GET("/envs/:envId/feature-flags/is-key-used", h.flagKeyUsed)
 	g.GET("/envs/:envId/feature-flags/insights", h.flagStatsByVariation)
@@ -226,7 +226,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/envs/:envId/flag-insights", h.staleFlags)
 
 	g.GET("/envs/:envId/segments", h.listSegments)
-	g.With(before(h.createsSegments)).POST("/envs/:envId/segments", h.createSegment)
+	g.With(httpx.Before(h.createsSegments)).POST("/envs/:envId/segments", h.createSegment)
 	g.GET("/envs/:envId/segments/by-ids", h.segmentsByIDs)
 	g.GET("/envs/:envId/segments/all-tags", h.segmentTags)
 	g.GET("/envs/:envId/segments/is-key-used", h.segmentKeyUsed)
@@ -244,14 +244,14 @@ func (h *Handler) Register(e *echo.Echo) {
 	// Flags as code: export and import (flags_as_code.go).
 	g.GET("/envs/:envId/export", h.exportEnv)
 	g.GET("/projects/:projectId/export", h.exportProject)
-	g.With(before(h.importsFlags)).POST("/envs/:envId/import", h.importEnv)
+	g.With(httpx.Before(h.importsFlags)).POST("/envs/:envId/import", h.importEnv)
 
 	// Code references (code_refs.go): bunting coderefs uploads them.
-	g.With(before(h.uploadsCodeRefs)).PUT("/envs/:envId/code-references", h.uploadCodeRefs)
+	g.With(httpx.Before(h.uploadsCodeRefs)).PUT("/envs/:envId/code-references", h.uploadCodeRefs)
 	g.GET("/envs/:envId/feature-flags/:key/code-references", h.flagCodeRefs)
 
 	g.GET("/envs/:envId/audit-logs", h.listAuditLogs)
-	g.With(before(h.comparesChanges)).POST("/envs/:envId/audit-logs/compare", h.compareChange)
+	g.With(httpx.Before(h.comparesChanges)).POST("/envs/:envId/audit-logs/compare", h.compareChange)
 
 	g.GET("/envs/:envId/end-users/get-by-featureflag", h.flagEndUsers)
 	g.GET("/envs/:envId/end-users/:id", h.getEndUser)
@@ -307,20 +307,6 @@ func principalKey(a *core.Actor) string {
 
 // actor is the caller, set by authenticate.
 func actor(c echo.Context) *core.Actor { return c.Get(actorKey).(*core.Actor) }
-
-// before runs check ahead of a route's handler: a route whose permission
-// does not depend on its body refuses a caller without it before the body
-// is read and decoded.
-func before(check func(c echo.Context) error) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if err := check(c); err != nil {
-				return err
-			}
-			return next(c)
-		}
-	}
-}
 
 // The checks before: each asks the store for what the route's operation
 // requires whatever its body says.

@@ -17,19 +17,6 @@ import (
 // body read and nothing of the body budget taken. Each check is the store's
 // (the same check the operation makes first; it still makes it).
 
-// before runs check ahead of the rest of a route: the CSRF guard, which
-// reads the form, and the handler.
-func before(check func(c echo.Context) error) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if err := check(c); err != nil {
-				return err
-			}
-			return next(c)
-		}
-	}
-}
-
 func (p *pages) managesIAM(c echo.Context) error { return p.store.IAM().AuthorizeIAM(actor(c)) }
 
 func (p *pages) managesWebhooks(c echo.Context) error {

@@ -74,7 +74,7 @@ func (p *pages) register(e *echo.Echo) {
 	needs := func(checks ...func(echo.Context) error) httpx.Routes {
 		var mw []echo.MiddlewareFunc
 		for _, check := range checks {
-			mw = append(mw, before(check))
+			mw = append(mw, httpx.Before(check))
 		}
 		return session.With(append(mw, p.csrf.protect(httpx.MaxBodyBytes))...)
 	}

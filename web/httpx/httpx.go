@@ -156,6 +156,21 @@ func PathID(c echo.Context, name string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// Before runs check ahead of the rest of a route: a route whose right
+// does not depend on its body refuses a caller without it before the body
+// is read and decoded (the API's JSON, the pages' forms, which the CSRF
+// guard reads for its token).
+func Before(check func(c echo.Context) error) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if err := check(c); err != nil {
+				return err
+			}
+			return next(c)
+		}
+	}
+}
+
 // Routes registers routes under one Echo group, every one behind the same
 // middleware: a route group whose routes cannot forget it. It is not Echo's
 // Group.Use, which also registers catch-all routes below the group that run
