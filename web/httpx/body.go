@@ -125,9 +125,7 @@ func wrapBody(c echo.Context, acc *account) {
 // newBodyReader is the request's body reader (a new one outside the
 // server), for a body of at most limit bytes charged perByte.
 func newBodyReader(c echo.Context, limit, perByte int64) *bodyReader {
-	if anonymous(c) {
-		limit = min(limit, AnonymousBodyBytes)
-	}
+	// A stranger's limit is applied when the reading begins (begin).
 	if rb, ok := c.Request().Body.(requestBody); ok && !rb.begun {
 		rb.limit, rb.perByte = limit, perByte
 		return rb.bodyReader
