@@ -122,7 +122,7 @@ func fillLift(v *VariationAnalysis, c, t Group, in Input, alpha, seqAlpha, rho f
 	df := (at + ac) * (at + ac) / (at*at/(nt-1) + ac*ac/(nc-1))
 	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
 	p := 2 * dist.CDF(-math.Abs(z))
-	half := dist.Quantile(1-alpha/2) * se
+	half := tQuantile(1-alpha/2, df) * se
 
 	// Always valid: the normal-mixture asymptotic confidence sequence.
 	n := nt + nc

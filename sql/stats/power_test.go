@@ -44,3 +44,16 @@ func TestTTestIndSolvePower(t *testing.T) {
 		t.Errorf("d = 0: got %v, want NaN", v)
 	}
 }
+
+func TestTQuantile(t *testing.T) {
+	// Published t-table quantiles, and the reference inversion elsewhere.
+	near(t, "t(0.975, 10)", tQuantile(0.975, 10), 2.228138851986274, 1e-12)
+	near(t, "t(0.975, 30)", tQuantile(0.975, 30), 2.042272456301238, 1e-12)
+	near(t, "t(0.995, 5)", tQuantile(0.995, 5), 4.032142983557536, 1e-12)
+	near(t, "t(0.025, 30)", tQuantile(0.025, 30), -2.042272456301238, 1e-12)
+	near(t, "t(0.5, 12)", tQuantile(0.5, 12), 0, 1e-15)
+	near(t, "t(0.9, 2) closed form", tQuantile(0.9, 2), 0.8/math.Sqrt(2*0.9*0.1), 1e-12)
+	for _, nu := range []float64{5.5, 47.3, 1234.5} {
+		near(t, fmt.Sprint("t(0.99, ", nu, ")"), tQuantile(0.99, nu), refTQuantile(0.99, nu), 1e-9)
+	}
+}
