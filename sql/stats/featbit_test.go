@@ -55,6 +55,7 @@ func TestFeatBitReasons(t *testing.T) {
 		name     string
 		groups   []Group
 		alpha    float64
+		numeric  bool
 		row      string
 		reason   string // exact, unless check is set
 		invalid  bool
@@ -77,6 +78,9 @@ func TestFeatBitReasons(t *testing.T) {
 			row: "t", reason: ReasonTreatmentEmpty, invalid: true},
 		{name: "treatment all converted has p(1-p) = 0", groups: []Group{bin("c", 1000, 100), bin("t", 40, 40)},
 			row: "t", reason: ReasonTreatmentEmpty, invalid: true},
+		{name: "numeric control averaging zero (FeatBit fails the request)",
+			groups: []Group{{Variation: "c", N: 100, Sum: 0, SumSquares: 100}, {Variation: "t", N: 100, Sum: 50, SumSquares: 150}},
+			numeric: true, row: "t", reason: ReasonControlMeanZero, invalid: true},
 		{name: "baseline", groups: []Group{bin("c", 1000, 100), bin("t", 1000, 120)},
 			row: "c", reason: ReasonBaseline, invalid: true, baseline: true,
 			check: func(t *testing.T, r FeatBitResult) {
@@ -146,7 +150,7 @@ func TestFeatBitReasons(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := findRow(t, FeatBit(Input{Groups: c.groups, Baseline: "c", Alpha: c.alpha}), c.row)
+			r := findRow(t, FeatBit(Input{Groups: c.groups, Baseline: "c", Alpha: c.alpha, Numeric: c.numeric}), c.row)
 			if c.check == nil || c.reason != "" {
 				if r.Reason != c.reason {
 					t.Errorf("reason: got %q, want %q", r.Reason, c.reason)
@@ -158,7 +162,7 @@ func TestFeatBitReasons(t *testing.T) {
 			if r.IsInvalid && r.IsWinner {
 				t.Error("an invalid row cannot win")
 			}
-			if strings.HasPrefix(c.reason, "quantity") || strings.HasSuffix(c.reason, "empty") {
+			if strings.HasPrefix(c.reason, "quantity") || strings.HasSuffix(c.reason, "empty") || c.reason == ReasonControlMeanZero {
 				if r.EffectSize != nil || r.CI != nil || r.PValue != nil {
 					t.Errorf("numbers must be unset: %v %v %v", r.EffectSize, r.CI, r.PValue)
 				}
