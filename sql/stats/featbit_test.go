@@ -79,7 +79,7 @@ func TestFeatBitReasons(t *testing.T) {
 		{name: "treatment all converted has p(1-p) = 0", groups: []Group{bin("c", 1000, 100), bin("t", 40, 40)},
 			row: "t", reason: ReasonTreatmentEmpty, invalid: true},
 		{name: "numeric control averaging zero (FeatBit fails the request)",
-			groups: []Group{{Variation: "c", N: 100, Sum: 0, SumSquares: 100}, {Variation: "t", N: 100, Sum: 50, SumSquares: 150}},
+			groups:  []Group{{Variation: "c", N: 100, Sum: 0, SumSquares: 100}, {Variation: "t", N: 100, Sum: 50, SumSquares: 150}},
 			numeric: true, row: "t", reason: ReasonControlMeanZero, invalid: true},
 		{name: "baseline", groups: []Group{bin("c", 1000, 100), bin("t", 1000, 120)},
 			row: "c", reason: ReasonBaseline, invalid: true, baseline: true,
