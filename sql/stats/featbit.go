@@ -62,6 +62,11 @@ func newFeatbitGroup(g Group, numeric bool) featbitGroup {
 // Rows come back as FeatBit orders them: the significant rows by effect size,
 // ascending, then the others in Input order. A baseline missing from Groups
 // counts as a variation without users (FeatBit would fail the request).
+// Invalid alphas (outside (0, 1)) mean 0.05.
+//
+// The p-value written into a "p_value >= alpha (p >= alpha)" reason is
+// Python's repr of the float; its last digits can differ from FeatBit's, which
+// computes Student's t with scipy rather than gonum (both agree to ~1e-14).
 func FeatBit(in Input) []FeatBitResult {
 	alpha := in.alpha()
 	var control featbitGroup
