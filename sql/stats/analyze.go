@@ -25,7 +25,7 @@ type VariationAnalysis struct {
 	IsBaseline           bool
 	Lift                 *float64    // relative lift vs baseline (nil for baseline / too few users)
 	Interval             *[2]float64 // fixed-horizon CI on relative lift
-	SequentialInterval   *[2]float64 // always-valid interval on relative lift at level 1-Alpha (Holm-adjusted alpha where several variations)
+	SequentialInterval   *[2]float64 // always-valid interval on relative lift at level 1−Alpha/m over m non-baseline variations (Bonferroni, Holm's first step; Analysis.SequentialAlpha)
 	PValue               *float64    // fixed-horizon
 	AdjustedPValue       *float64    // Holm across the non-baseline variations
 	SequentialPValue     *float64    // always-valid p-value

@@ -66,7 +66,8 @@ func newFeatbitGroup(g Group, numeric bool) featbitGroup {
 //
 // The p-value written into a "p_value >= alpha (p >= alpha)" reason is
 // Python's repr of the float; its last digits can differ from FeatBit's, which
-// computes Student's t with scipy rather than gonum (both agree to ~1e-14).
+// computes Student's t with scipy rather than gonum; they agree far beyond
+// the five places Format prints.
 func FeatBit(in Input) []FeatBitResult {
 	alpha := in.alpha()
 	var control featbitGroup
