@@ -3,8 +3,8 @@ package api
 import (
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -13,20 +13,20 @@ func (h *Handler) listAccessTokens(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	tokens, err := h.store.IAM().ListAccessTokens(c.Request().Context(), actor(c),
-		iam.AccessTokenFilter{Name: query(c, "name"), Type: query(c, "type"), CreatorID: creator, Page: page(c)})
+	tokens, err := h.store.Tokens().ListAccessTokens(c.Request().Context(), actor(c),
+		accesstokens.AccessTokenFilter{Name: query(c, "name"), Type: query(c, "type"), CreatorID: creator, Page: page(c)})
 	return respond(c, tokens, err)
 }
 
 func (h *Handler) createAccessToken(c echo.Context) error {
-	var in iam.AccessTokenInput
+	var in accesstokens.AccessTokenInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
 	if !h.limits.AllowTokenMint(actor(c)) {
 		return core.ErrTooManyRequests
 	}
-	t, err := h.store.IAM().CreateAccessToken(c.Request().Context(), actor(c), in)
+	t, err := h.store.Tokens().CreateAccessToken(c.Request().Context(), actor(c), in)
 	return respond(c, t, err)
 }
 
@@ -35,11 +35,11 @@ func (h *Handler) updateAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var in iam.AccessTokenInput
+	var in accesstokens.AccessTokenInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	t, err := h.store.IAM().UpdateAccessToken(c.Request().Context(), actor(c), id, in)
+	t, err := h.store.Tokens().UpdateAccessToken(c.Request().Context(), actor(c), id, in)
 	return respond(c, t, err)
 }
 
@@ -52,7 +52,7 @@ func (h *Handler) toggleAccessToken(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers true (ApiResponse<bool>); the new status is in the list.
-	_, err = h.store.IAM().ToggleAccessToken(c.Request().Context(), actor(c), id)
+	_, err = h.store.Tokens().ToggleAccessToken(c.Request().Context(), actor(c), id)
 	return respond(c, true, err)
 }
 
@@ -61,5 +61,5 @@ func (h *Handler) deleteAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().DeleteAccessToken(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.Tokens().DeleteAccessToken(c.Request().Context(), actor(c), id))
 }

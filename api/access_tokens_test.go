@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 var tokenFormat = regexp.MustCompile(`^api-[A-Za-z0-9_-]{32,}$`)
@@ -20,7 +20,7 @@ var tokenFormat = regexp.MustCompile(`^api-[A-Za-z0-9_-]{32,}$`)
 func TestAccessTokenLifecycle(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	created := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "deploy", "type": "Personal"}).ok(t))
+	created := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "deploy", "type": "Personal"}).ok(t))
 	if !tokenFormat.MatchString(created.Token) || created.Status != "Active" || created.Type != "Personal" || created.Creator.Email != ownerEmail {
 		t.Fatalf("created %+v", created)
 	}
@@ -39,13 +39,13 @@ func TestAccessTokenLifecycle(t *testing.T) {
 
 	// Listed, the value is masked as FeatBit masks it: its start and asterisks.
 	masked := created.Token[:8] + strings.Repeat("*", 19)
-	list := decode[core.Paged[iam.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", s.owner, nil).ok(t))
+	list := decode[core.Paged[accesstokens.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", s.owner, nil).ok(t))
 	if list.TotalCount != 1 || len(list.Items) != 1 || list.Items[0].Token != masked || list.Items[0].Preview != created.Preview || list.Items[0].LastUsedAt == nil {
 		t.Fatalf("list %+v, want the token masked, marked used", list)
 	}
 
 	path := "/api/v1/access-tokens/" + created.ID.String()
-	renamed := decode[iam.AccessToken](t, s.do("PUT", path, s.owner, map[string]string{"name": "release"}).ok(t))
+	renamed := decode[accesstokens.AccessToken](t, s.do("PUT", path, s.owner, map[string]string{"name": "release"}).ok(t))
 	if renamed.Name != "release" || renamed.Token != masked {
 		t.Fatalf("renamed %+v", renamed)
 	}
@@ -53,7 +53,7 @@ func TestAccessTokenLifecycle(t *testing.T) {
 	if r := s.do("PUT", path+"/toggle", s.owner, nil).ok(t); string(r.Data) != "true" {
 		t.Fatalf("toggle answered %s, want true", r.Data)
 	}
-	if l := decode[core.Paged[iam.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", s.owner, nil).ok(t)); l.Items[0].Status != "Inactive" {
+	if l := decode[core.Paged[accesstokens.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", s.owner, nil).ok(t)); l.Items[0].Status != "Inactive" {
 		t.Fatalf("toggled to %s, want Inactive", l.Items[0].Status)
 	}
 	s.do("GET", "/api/v1/projects", created.Token, nil).fails(t, http.StatusUnauthorized, "Unauthorized")
@@ -90,15 +90,15 @@ func TestAccessTokenValidationAndPaging(t *testing.T) {
 	}
 	post(map[string]string{"name": "ALPHA", "type": "Personal"}).fails(t, http.StatusUnprocessableEntity, "NameHasBeenUsed")
 
-	page := decode[core.Paged[iam.AccessToken]](t, s.do("GET", "/api/v1/access-tokens?pageIndex=1&PAGESIZE=3", s.owner, nil).ok(t))
+	page := decode[core.Paged[accesstokens.AccessToken]](t, s.do("GET", "/api/v1/access-tokens?pageIndex=1&PAGESIZE=3", s.owner, nil).ok(t))
 	if page.TotalCount != 4 || len(page.Items) != 1 || page.Items[0].Name != "alpha" {
 		t.Fatalf("page 1 of 3 = %+v, want the oldest (alpha) of 4", page)
 	}
-	found := decode[core.Paged[iam.AccessToken]](t, s.do("GET", "/api/v1/access-tokens?name=ALPH", s.owner, nil).ok(t))
+	found := decode[core.Paged[accesstokens.AccessToken]](t, s.do("GET", "/api/v1/access-tokens?name=ALPH", s.owner, nil).ok(t))
 	if found.TotalCount != 2 {
 		t.Fatalf("search alph found %d, want 2", found.TotalCount)
 	}
-	if none := decode[core.Paged[iam.AccessToken]](t, s.do("GET", "/api/v1/access-tokens?name=%25", s.owner, nil).ok(t)); none.TotalCount != 0 {
+	if none := decode[core.Paged[accesstokens.AccessToken]](t, s.do("GET", "/api/v1/access-tokens?name=%25", s.owner, nil).ok(t)); none.TotalCount != 0 {
 		t.Fatalf("a %% search matched %d tokens; it must be literal", none.TotalCount)
 	}
 	s.do("GET", "/api/v1/access-tokens?PageIndex=-1&PageSize=101", s.owner, nil).fails(t, http.StatusBadRequest, "pageIndex_is_invalid", "pageSize_is_invalid")
@@ -113,7 +113,7 @@ func TestServiceTokens(t *testing.T) {
 		{ID: "1", ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}},
 		{ID: "2", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/*:env/dev"}},
 	}
-	svc := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "reader", "type": "Service", "permissions": onlyRead}).ok(t))
+	svc := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "reader", "type": "Service", "permissions": onlyRead}).ok(t))
 
 	// The token acts with its own statements, not its creator's.
 	got := decode[core.Project](t, s.do("GET", "/api/v1/projects/"+p.ID.String(), svc.Token, nil).ok(t))
@@ -130,7 +130,7 @@ func TestServiceTokens(t *testing.T) {
 	// A developer may rename it (ManageServiceAccessTokens) without touching its statements.
 	s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), dev, map[string]any{"name": "reader-2"}).ok(t)
 
-	updated := decode[iam.AccessToken](t, s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), s.owner, map[string]any{"name": "reader-2", "permissions": []access.Statement{
+	updated := decode[accesstokens.AccessToken](t, s.do("PUT", "/api/v1/access-tokens/"+svc.ID.String(), s.owner, map[string]any{"name": "reader-2", "permissions": []access.Statement{
 		{ID: "1", ResourceType: "project", Effect: "allow", Actions: []string{"CreateProject"}, Resources: []string{"project/*"}}}}).ok(t))
 	if len(updated.Permissions) != 1 || updated.Permissions[0].Actions[0] != "CreateProject" {
 		t.Fatalf("updated permissions %+v", updated.Permissions)
@@ -142,7 +142,7 @@ func TestPersonalTokenFollowsItsCreator(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
 	dev, devID := s.addMember("dev@example.com", core.DeveloperPolicyID)
-	tok := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", dev, map[string]string{"name": "mine", "type": "Personal"}).ok(t))
+	tok := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", dev, map[string]string{"name": "mine", "type": "Personal"}).ok(t))
 	s.do("GET", "/api/v1/projects", tok.Token, nil).ok(t)
 	s.do("POST", "/api/v1/projects", tok.Token, map[string]string{"name": "No", "key": "no"}).fails(t, http.StatusForbidden, "Forbidden")
 
@@ -189,11 +189,11 @@ func TestTokenCreationIsRateLimited(t *testing.T) {
 func TestPersonalTokensAreTheirCreators(t *testing.T) {
 	t.Parallel() // every test server has its own database
 	s := newServer(t)
-	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "deploy", "type": "Personal"}).ok(t))
+	token := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "deploy", "type": "Personal"}).ok(t))
 	path := "/api/v1/access-tokens/" + token.ID.String()
 	dev, _ := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	admin, _ := s.addMember("admin@example.com", core.AdministratorPolicyID)
-	if l := decode[core.Paged[iam.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", dev, nil).ok(t)); l.TotalCount != 1 || l.Items[0].ID != token.ID {
+	if l := decode[core.Paged[accesstokens.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", dev, nil).ok(t)); l.TotalCount != 1 || l.Items[0].ID != token.ID {
 		t.Fatalf("a Developer lists %+v, want the owner's token", l.Items)
 	}
 	s.do("PUT", path+"/toggle", dev, nil).fails(t, http.StatusForbidden, "Forbidden")
@@ -203,7 +203,7 @@ func TestPersonalTokensAreTheirCreators(t *testing.T) {
 
 	// A Service token the owner made, allowed to manage Personal tokens, acts
 	// on its own statements: it is not the owner.
-	manager := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "manager", "type": "Service",
+	manager := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "manager", "type": "Service",
 		"permissions": []access.Statement{{ID: "m", ResourceType: access.TypeAccessToken, Effect: "allow",
 			Actions: []string{string(access.ListAccessTokens), string(access.ManagePersonalAccessTokens)}, Resources: []string{core.AccessTokenRN}}}}).ok(t))
 	s.do("DELETE", path, manager.Token, nil).fails(t, http.StatusForbidden, "Forbidden")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
@@ -95,7 +96,7 @@ func TestJoinOrganization(t *testing.T) {
 	s.do("POST", "/api/v1/user/join-organization", dev, `[1]`).fails(t, http.StatusBadRequest, "body_is_invalid")
 	s.do("POST", "/api/v1/user/join-organization", dev, map[string]any{}).ok(t)
 	s.do("POST", "/api/v1/user/join-organization", "", map[string]any{}).fails(t, http.StatusUnauthorized, "Unauthorized")
-	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner,
+	token := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner,
 		map[string]string{"name": "script", "type": "Personal"}, "Organization", s.orgID.String()).ok(t)).Token
 	s.do("POST", "/api/v1/user/join-organization", token, map[string]any{}).fails(t, http.StatusForbidden, "Forbidden")
 }
@@ -260,8 +261,8 @@ func (s *server) otherOwner() (string, uuid.UUID) {
 func TestAccessTokenListMasked(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	created := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t))
-	page := decode[core.Paged[iam.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", s.owner, nil).ok(t))
+	created := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t))
+	page := decode[core.Paged[accesstokens.AccessToken]](t, s.do("GET", "/api/v1/access-tokens", s.owner, nil).ok(t))
 	want := created.Token[:8] + strings.Repeat("*", 19)
 	if len(page.Items) != 1 || page.Items[0].Token != want {
 		t.Fatalf("listed token %q, want %q", page.Items[0].Token, want)

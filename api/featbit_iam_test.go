@@ -11,9 +11,9 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // policyVm is FeatBit's PolicyVm, decoded by its own field names.
@@ -57,7 +57,7 @@ func TestMemberPoliciesAnswerPolicyVms(t *testing.T) {
 	if len(mine) != 1 || mine[0].ID != core.OwnerPolicyID.String() || mine[0].Key != "owner" {
 		t.Fatalf("owner's policies %+v, want Owner", mine)
 	}
-	svc := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "svc", "type": "Service",
+	svc := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "svc", "type": "Service",
 		"permissions": []map[string]any{{"resourceType": "project", "effect": "allow", "actions": []string{"CanAccessProject"}, "resources": []string{"project/*"}}}}).ok(t))
 	if got := decode[[]policyVm](t, s.do("GET", "/api/v1/user/policies", svc.Token, nil).ok(t)); len(got) != 0 {
 		t.Fatalf("a Service token's policies %+v, want none", got)
@@ -135,7 +135,7 @@ func TestAccessTokenListFilters(t *testing.T) {
 	names := func(q string) []string {
 		t.Helper()
 		var out []string
-		for _, tok := range decode[core.Paged[iam.AccessToken]](t, s.do("GET", "/api/v1/access-tokens"+q, s.owner, nil).ok(t)).Items {
+		for _, tok := range decode[core.Paged[accesstokens.AccessToken]](t, s.do("GET", "/api/v1/access-tokens"+q, s.owner, nil).ok(t)).Items {
 			out = append(out, tok.Name)
 		}
 		slices.Sort(out)

@@ -9,10 +9,10 @@ import (
 
 	"github.com/bunting-flags/bunting/api"
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // send sends a request whose answer may be other than the JSON envelope (a
@@ -50,8 +50,8 @@ func TestExportImportThroughTheAPI(t *testing.T) {
 		{ID: "1", ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}},
 		{ID: "2", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/*:env/dev"}},
 	}
-	reader := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "reader", "type": "Service", "permissions": onlyReadDev}).ok(t))
-	full := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "ci", "type": "Service",
+	reader := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "reader", "type": "Service", "permissions": onlyReadDev}).ok(t))
+	full := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "ci", "type": "Service",
 		"permissions": []access.Statement{{ID: "1", ResourceType: "*", Effect: "allow", Actions: []string{"*"}, Resources: []string{"*"}}}}).ok(t))
 
 	s.do("GET", "/api/v1/envs/"+prod.ID.String()+"/export", reader.Token, nil).fails(t, http.StatusForbidden, "Forbidden")

@@ -12,9 +12,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // envFixture is a project's Prod environment with its API paths.
@@ -551,7 +551,7 @@ func TestFlagPermissionsFollowWhatChanges(t *testing.T) {
 		{ID: "1", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"project/*:env/*"}},
 		{ID: "2", ResourceType: "flag", Effect: "allow", Actions: []string{"UpdateFlagIndividualTargeting"}, Resources: []string{"project/web:env/prod:flag/*;team-a"}},
 	}
-	tok := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "targeter", "type": "Service", "permissions": statements}).ok(t)).Token
+	tok := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "targeter", "type": "Service", "permissions": statements}).ok(t)).Token
 
 	tg := f.Targeting()
 	tg.TargetUsers = []flagstore.TargetUser{{KeyIDs: []string{"carol"}, VariationID: f.Variations[0].ID}}
@@ -570,7 +570,7 @@ func TestFlagPermissionsFollowWhatChanges(t *testing.T) {
 		{ID: "1", ResourceType: "env", Effect: "allow", Actions: []string{"CanAccessEnv"}, Resources: []string{"*"}},
 		{ID: "2", ResourceType: "flag", Effect: "allow", Actions: []string{"UpdateFlagTags"}, Resources: []string{"project/*:env/*:flag/*;team-a"}},
 	}
-	tagTok := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "tagger", "type": "Service", "permissions": tagger}).ok(t)).Token
+	tagTok := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "tagger", "type": "Service", "permissions": tagger}).ok(t)).Token
 	s.do("PUT", e.flags+"/pay/tags", tagTok, map[string]any{"tags": []string{"team-a", "extra"}}).ok(t)
 	s.do("PUT", e.flags+"/pay/tags", tagTok, map[string]any{"tags": []string{"team-b"}}).fails(t, http.StatusForbidden, "Forbidden")
 }

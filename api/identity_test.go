@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -126,7 +127,7 @@ func TestLogout(t *testing.T) {
 	s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t)
 
 	// An access token has no session to end.
-	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
+	token := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
 	s.do("POST", "/api/v1/identity/logout", token, nil).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("GET", "/api/v1/user/profile", token, nil).ok(t)
 	s.do("POST", "/api/v1/identity/logout", "", nil).fails(t, http.StatusUnauthorized, "Unauthorized")
@@ -150,7 +151,7 @@ func TestRefreshToken(t *testing.T) {
 	s.do("POST", "/api/v1/identity/logout", bearer(fresh.Token), nil).ok(t)
 	s.do("POST", "/api/v1/identity/refresh-token", bearer(fresh.Token), nil).fails(t, http.StatusUnauthorized, "Unauthorized")
 
-	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
+	token := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
 	s.do("POST", "/api/v1/identity/refresh-token", token, nil).fails(t, http.StatusForbidden, "Forbidden")
 }
 
@@ -218,7 +219,7 @@ func TestResetPassword(t *testing.T) {
 		fails(t, http.StatusUnauthorized, "EmailPasswordMismatch")
 	s.login(ownerEmail, "new-password-1")
 
-	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", fresh, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
+	token := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", fresh, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
 	reset(token, map[string]string{"currentPassword": "new-password-1", "newPassword": "new-password-2"}).fails(t, http.StatusForbidden, "Forbidden")
 }
 

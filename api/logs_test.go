@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // syncBuffer is a log sink safe for concurrent handlers.
@@ -40,7 +40,7 @@ func TestSecretsAreNeverLogged(t *testing.T) {
 
 	session := s.login(ownerEmail, ownerPassword)
 	s.do("POST", "/api/v1/identity/login-by-email", "", map[string]string{"email": ownerEmail, "password": "wrong-secret-password"})
-	tok := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", session, map[string]string{"name": "ci", "type": "Personal"}).ok(t))
+	tok := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", session, map[string]string{"name": "ci", "type": "Personal"}).ok(t))
 	s.do("GET", "/api/v1/projects", tok.Token, nil).ok(t)
 	s.do("GET", "/api/v1/projects", "Bearer api-not-a-real-token-but-still-secret-0000000", nil)
 	env := decode[core.Project](t, s.do("POST", "/api/v1/projects", tok.Token, map[string]string{"name": "Web", "key": "web"}).ok(t)).Environments[0]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -304,7 +305,7 @@ func TestRemoveMemberFromOrganization(t *testing.T) {
 	g := s.createGroup("QA")
 	m := s.addByEmail(map[string]any{"email": "ann@example.com", "policyIds": []uuid.UUID{core.DeveloperPolicyID}, "groupIds": []uuid.UUID{g.ID}})
 	token := s.login("ann@example.com", *m.InitialPassword)
-	tok := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", token, map[string]string{"name": "mine", "type": "Personal"}).ok(t))
+	tok := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", token, map[string]string{"name": "mine", "type": "Personal"}).ok(t))
 
 	s.do("DELETE", "/api/v1/members/remove-from-org/"+m.ID.String(), s.owner, nil).ok(t)
 	s.do("GET", "/api/v1/members/"+m.ID.String(), s.owner, nil).fails(t, http.StatusNotFound, "ResourceNotFound")

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -136,7 +137,7 @@ func TestDeleteOrganization(t *testing.T) {
 	p := decode[core.Project](t, s.do("POST", "/api/v1/projects", s.owner, map[string]string{"name": "Web", "key": "web"}, in...).ok(t))
 	env := p.Environments[0].ID.String()
 	s.do("POST", "/api/v1/envs/"+env+"/feature-flags", s.owner, map[string]string{"name": "F", "key": "f"}, in...).ok(t)
-	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t)).Token
+	token := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t)).Token
 	s.do("GET", "/api/v1/projects", token, nil).ok(t)
 
 	// Administrators may not delete an organization; only a policy with DeleteOrg may.
@@ -195,8 +196,8 @@ func TestOrganizationSettings(t *testing.T) {
 	// UpdateOrgSortFlagsBy is checked when, and only when, the order changes.
 	sorter := []access.Statement{{ID: "s", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgSortFlagsBy"}, Resources: []string{"organization/*"}}}
 	renamer := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgName"}, Resources: []string{"organization/*"}}}
-	st := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "sorter", "type": "Service", "permissions": sorter}).ok(t)).Token
-	rt := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": renamer}).ok(t)).Token
+	st := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "sorter", "type": "Service", "permissions": sorter}).ok(t)).Token
+	rt := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": renamer}).ok(t)).Token
 	s.do("PUT", "/api/v1/organizations", st, map[string]any{"name": "Renamed", "settings": map[string]string{"flagSortedBy": "created_at"}}).ok(t)
 	s.do("PUT", "/api/v1/organizations", rt, map[string]any{"name": "Renamed", "settings": map[string]string{"flagSortedBy": "key"}}).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PUT", "/api/v1/organizations", rt, map[string]any{"name": "Again", "settings": map[string]string{"flagSortedBy": "created_at"}}).ok(t)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -75,12 +76,12 @@ func TestOrganizationSettingsPermissions(t *testing.T) {
 
 	// Each action is checked for the part it changes.
 	nameOnly := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"UpdateOrgName"}, Resources: []string{"organization/*"}}}
-	renamer := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": nameOnly}).ok(t))
+	renamer := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "renamer", "type": "Service", "permissions": nameOnly}).ok(t))
 	s.do("PUT", "/api/v1/organizations", renamer.Token, map[string]any{"name": "Renamed"}).ok(t)
 	s.do("PUT", "/api/v1/organizations", renamer.Token, map[string]any{"name": "Renamed",
 		"defaultPermissions": map[string]any{"policyIds": []uuid.UUID{}}}).fails(t, http.StatusForbidden, "Forbidden")
 	otherOrg := []access.Statement{{ID: "n", ResourceType: "organization", Effect: "allow", Actions: []string{"*"}, Resources: []string{"organization/other"}}}
-	stranger := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "stranger", "type": "Service", "permissions": otherOrg}).ok(t))
+	stranger := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]any{"name": "stranger", "type": "Service", "permissions": otherOrg}).ok(t))
 	s.do("PUT", "/api/v1/organizations", stranger.Token, map[string]any{"name": "Nope"}).fails(t, http.StatusForbidden, "Forbidden")
 	if n := s.audits("Organization"); n != 2 {
 		t.Errorf("%d organization audit entries, want 2", n)

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -323,7 +323,7 @@ func TestTriggerActsWithItsCreatorsRights(t *testing.T) {
 
 	// Made with a Personal token, it stops while the token is off.
 	s.do("PUT", e.flags+"/pay/toggle/false", s.owner, nil).ok(t)
-	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "alerts", "type": "Personal"}).ok(t))
+	token := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "alerts", "type": "Personal"}).ok(t))
 	byToken := decode[governance.Trigger](t, s.do("POST", "/api/v1/triggers", token.Token,
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).ok(t))
 	s.do("PUT", "/api/v1/access-tokens/"+token.ID.String()+"/toggle", s.owner, nil).ok(t)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -44,7 +45,7 @@ func TestUpdateProfile(t *testing.T) {
 	s.do("PUT", "/api/v1/user/profile", s.owner, map[string]string{"email": "not an email"}).fails(t, http.StatusBadRequest, "email_is_invalid")
 	s.do("PUT", "/api/v1/user/profile", s.owner, `{"email":1}`).fails(t, http.StatusBadRequest, "body_is_invalid")
 
-	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
+	token := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}).ok(t)).Token
 	s.do("PUT", "/api/v1/user/profile", token, map[string]string{"email": "bot@example.com"}).fails(t, http.StatusForbidden, "Forbidden")
 
 	// Users made by single sign-on, without a password, are Sso.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/migrations"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -188,7 +189,7 @@ func TestWorkspaceOwnerIsNotLockedOut(t *testing.T) {
 	s.do("PUT", "/api/v1/workspaces", s.owner, map[string]string{"name": "Owned", "key": "owned"}, in...).ok(t)
 
 	// The owner's access token acts in one of several organizations.
-	token := decode[iam.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t))
+	token := decode[accesstokens.AccessToken](t, s.do("POST", "/api/v1/access-tokens", s.owner, map[string]string{"name": "ci", "type": "Personal"}, in...).ok(t))
 	s.do("PUT", "/api/v1/workspaces", token.Token, map[string]string{"name": "Scripted", "key": "scripted"}).fails(t, http.StatusForbidden, "Forbidden")
 	if ws, err := s.q.GetWorkspace(context.Background(), s.wsID); err != nil || ws.Key != "owned" {
 		t.Errorf("workspace key %q (%v), want owned", ws.Key, err)

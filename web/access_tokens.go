@@ -14,8 +14,8 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -43,7 +43,7 @@ func (p *pages) tokenCreate(c echo.Context, values map[string]string) *views.For
 func (p *pages) tokenTypes(c echo.Context) []string {
 	var types []string
 	for _, typ := range []string{core.TokenPersonal, core.TokenService} {
-		if iam.AccessTokenRights(actor(c), typ).Create {
+		if accesstokens.AccessTokenRights(actor(c), typ).Create {
 			types = append(types, typ)
 		}
 	}
@@ -57,8 +57,8 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 	a := actor(c)
 	number := pageNumber(c.FormValue("page"))
 	search := c.FormValue("q")
-	tokens, err := p.store.IAM().ListAccessTokens(c.Request().Context(), a,
-		iam.AccessTokenFilter{Name: search, Page: core.Page{Index: number - 1, Size: tokenPageSize}})
+	tokens, err := p.store.Tokens().ListAccessTokens(c.Request().Context(), a,
+		accesstokens.AccessTokenFilter{Name: search, Page: core.Page{Index: number - 1, Size: tokenPageSize}})
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (p *pages) accessTokensPage(c echo.Context, status int, create *views.Form,
 		if t.LastUsedAt != nil {
 			row.LastUsed = t.LastUsedAt.Format("2006-01-02 15:04 UTC")
 		}
-		may := iam.AccessTokenAccess(a, t)
+		may := accesstokens.AccessTokenAccess(a, t)
 		if row.Active && may.Disable || !row.Active && may.Enable {
 			row.ToggleAction = "/access-tokens/" + t.ID.String() + "/toggle"
 		}
@@ -111,7 +111,7 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := iam.AccessTokenInput{Name: posted.Name, Type: posted.Type}
+	in := accesstokens.AccessTokenInput{Name: posted.Name, Type: posted.Type}
 	raw := strings.TrimSpace(c.FormValue("permissions"))
 	values := map[string]string{"name": in.Name, "type": in.Type, "permissions": raw}
 	ds, err := postedDrafts(c)
@@ -136,12 +136,12 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	case in.Type == core.TokenService && c.FormValue("statements") == "edited":
 		in.Permissions = statements(ds)
 	}
-	var t iam.AccessToken
+	var t accesstokens.AccessToken
 	if err == nil && !p.limits.AllowTokenMint(actor(c)) {
 		err = core.ErrTooManyRequests
 	}
 	if err == nil {
-		t, err = p.store.IAM().CreateAccessToken(c.Request().Context(), actor(c), in)
+		t, err = p.store.Tokens().CreateAccessToken(c.Request().Context(), actor(c), in)
 	}
 	if err == nil {
 		c.Set(flashKey, []views.Flash{{Kind: "success", Text: fmt.Sprintf("Access token “%s” created.", t.Name)}})
@@ -178,7 +178,7 @@ func (p *pages) toggleAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := p.store.IAM().ToggleAccessToken(c.Request().Context(), actor(c), id)
+	t, err := p.store.Tokens().ToggleAccessToken(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (p *pages) deleteAccessToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := p.store.IAM().DeleteAccessToken(c.Request().Context(), actor(c), id); err != nil {
+	if err := p.store.Tokens().DeleteAccessToken(c.Request().Context(), actor(c), id); err != nil {
 		return err
 	}
 	return p.changed(c, tokensHref(postedPage(c), c.FormValue("q")), "Access token deleted.", func() error {
@@ -241,14 +241,14 @@ func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) e
 	}
 	ctx := c.Request().Context()
 	a := actor(c)
-	t, err := p.store.IAM().GetAccessToken(ctx, a, id)
+	t, err := p.store.Tokens().GetAccessToken(ctx, a, id)
 	if err != nil {
 		return err
 	}
-	if !iam.AccessTokenAccess(a, t).Edit {
+	if !accesstokens.AccessTokenAccess(a, t).Edit {
 		return core.ErrForbidden // the page only edits; the list shows the token
 	}
-	may := iam.AccessTokenRights(a, t.Type)
+	may := accesstokens.AccessTokenRights(a, t.Type)
 	href := tokenHref(id)
 	if edited == nil {
 		edited = &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": t.Name}), drafts: drafts(t.Permissions)}
@@ -278,7 +278,7 @@ func (p *pages) updateAccessToken(c echo.Context) error {
 	ctx := c.Request().Context()
 	a := actor(c)
 	href := tokenHref(id)
-	in := iam.AccessTokenInput{Name: c.FormValue("name")}
+	in := accesstokens.AccessTokenInput{Name: c.FormValue("name")}
 	edited := &tokenEdit{form: p.form(c, "token", href, map[string]string{"name": in.Name})}
 	if edited.drafts, err = postedDrafts(c); err != nil {
 		return err
@@ -291,7 +291,7 @@ func (p *pages) updateAccessToken(c echo.Context) error {
 	if c.FormValue("statements") == "edited" {
 		in.Permissions = statements(edited.drafts)
 	}
-	tok, err := p.store.IAM().UpdateAccessToken(ctx, a, id, in)
+	tok, err := p.store.Tokens().UpdateAccessToken(ctx, a, id, in)
 	if err == nil {
 		return p.changed(c, href, fmt.Sprintf("Access token “%s” saved.", tok.Name), func() error { return p.accessTokenPage(c, http.StatusOK, nil) })
 	}

@@ -7,17 +7,17 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func TestAccessTokenPage(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
 	owner := a.ownerActor()
-	personal, err := a.st.IAM().CreateAccessToken(t.Context(), owner, iam.AccessTokenInput{Name: "laptop", Type: core.TokenPersonal})
+	personal, err := a.st.Tokens().CreateAccessToken(t.Context(), owner, accesstokens.AccessTokenInput{Name: "laptop", Type: core.TokenPersonal})
 	must(t, err)
-	service, err := a.st.IAM().CreateAccessToken(t.Context(), owner, iam.AccessTokenInput{Name: "deploy", Type: core.TokenService,
+	service, err := a.st.Tokens().CreateAccessToken(t.Context(), owner, accesstokens.AccessTokenInput{Name: "deploy", Type: core.TokenService,
 		Permissions: []access.Statement{{ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
@@ -53,7 +53,7 @@ func TestAccessTokenPage(t *testing.T) {
 	if !p.has("token-value") {
 		t.Fatalf("Service token not created: %s", p.text("flash-error"))
 	}
-	ci, err := a.st.IAM().ListAccessTokens(t.Context(), owner, iam.AccessTokenFilter{Name: "ci", Page: core.Page{Size: 10}})
+	ci, err := a.st.Tokens().ListAccessTokens(t.Context(), owner, accesstokens.AccessTokenFilter{Name: "ci", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(ci.Items) != 1 || len(ci.Items[0].Permissions) != 1 || ci.Items[0].Permissions[0].Resources[0] != "project/*" {
 		t.Errorf("created %+v", ci.Items)
@@ -96,7 +96,7 @@ func TestAccessTokenPage(t *testing.T) {
 	}
 	b.post(path, url.Values{"name": {"deploy bot"}, "statements": {"edited"}, "op": {"save"}, "st": {"0"},
 		"st-0-type": {"env"}, "st-0-effect": {"allow"}, "st-0-actions": {"CanAccessEnv"}, "st-0-resources": {"project/*:env/*"}}).status(http.StatusOK)
-	got, err := a.st.IAM().GetAccessToken(t.Context(), owner, service.ID)
+	got, err := a.st.Tokens().GetAccessToken(t.Context(), owner, service.ID)
 	must(t, err)
 	if got.Name != "deploy bot" || len(got.Permissions) != 1 || got.Permissions[0].ResourceType != "env" {
 		t.Errorf("token after save %+v", got)

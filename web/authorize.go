@@ -24,19 +24,19 @@ func (p *pages) managesWebhooks(c echo.Context) error {
 }
 
 func (p *pages) createsAccessTokens(c echo.Context) error {
-	return p.store.IAM().AuthorizeAccessTokenCreation(actor(c))
+	return p.store.Tokens().AuthorizeAccessTokenCreation(actor(c))
 }
 
 func (p *pages) editsAccessToken(c echo.Context) error {
-	return p.withID(c, "id", p.store.IAM().AuthorizeAccessTokenUpdate)
+	return p.withID(c, "id", p.store.Tokens().AuthorizeAccessTokenUpdate)
 }
 
 func (p *pages) togglesAccessToken(c echo.Context) error {
-	return p.withID(c, "id", p.store.IAM().AuthorizeAccessTokenToggle)
+	return p.withID(c, "id", p.store.Tokens().AuthorizeAccessTokenToggle)
 }
 
 func (p *pages) deletesAccessToken(c echo.Context) error {
-	return p.withID(c, "id", p.store.IAM().AuthorizeAccessTokenDeletion)
+	return p.withID(c, "id", p.store.Tokens().AuthorizeAccessTokenDeletion)
 }
 
 func (p *pages) changesWorkspace(c echo.Context) error {

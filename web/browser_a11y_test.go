@@ -19,6 +19,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/runner"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
@@ -78,7 +79,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	_, err = a.st.IAM().UpdatePolicyStatements(ctx, owner, policy.ID, []access.Statement{{ID: "f", ResourceType: access.TypeFlag,
 		Effect: "allow", Actions: []string{"*"}, Resources: []string{"project/*:env/*:flag/*"}}})
 	must(t, err)
-	token, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "CI", Type: core.TokenService,
+	token, err := a.st.Tokens().CreateAccessToken(ctx, owner, accesstokens.AccessTokenInput{Name: "CI", Type: core.TokenService,
 		Permissions: []access.Statement{{ID: "p", ResourceType: access.TypeProject, Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 	hook, err := a.st.Webhooks().CreateWebhook(ctx, owner, webhooks.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -301,7 +302,7 @@ func TestBrowserIAM(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-testid=token-create-submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=token-value]`)),
 	)
-	tokens, err := a.st.IAM().ListAccessTokens(ctx, owner, iam.AccessTokenFilter{Name: "ci", Page: core.Page{Size: 10}})
+	tokens, err := a.st.Tokens().ListAccessTokens(ctx, owner, accesstokens.AccessTokenFilter{Name: "ci", Page: core.Page{Size: 10}})
 	must(t, err)
 	if len(tokens.Items) != 1 || len(tokens.Items[0].Permissions) != 1 ||
 		!slices.Equal(tokens.Items[0].Permissions[0].Resources, []string{"project/*:env/*:flag/*"}) {
@@ -311,7 +312,7 @@ func TestBrowserIAM(t *testing.T) {
 	// The other IAM pages fit a phone too.
 	g, err := a.st.IAM().CreateGroup(ctx, owner, iam.GroupInput{Name: "Release team", Description: "Ships the web shop."})
 	must(t, err)
-	tok, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "deploy", Type: core.TokenService, Permissions: saved.Statements})
+	tok, err := a.st.Tokens().CreateAccessToken(ctx, owner, accesstokens.AccessTokenInput{Name: "deploy", Type: core.TokenService, Permissions: saved.Statements})
 	must(t, err)
 	for name, path := range map[string]string{
 		"groups":       "/groups",

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -107,7 +108,7 @@ func TestDeveloperCannotManageIAM(t *testing.T) {
 		}
 	}
 	// A Service token's statements are read-only to them, and refused when posted.
-	tok, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "svc", Type: core.TokenService,
+	tok, err := a.st.Tokens().CreateAccessToken(ctx, owner, accesstokens.AccessTokenInput{Name: "svc", Type: core.TokenService,
 		Permissions: []access.Statement{{ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/*"}}}})
 	must(t, err)
 	tp := "/access-tokens/" + tok.ID.String()
@@ -148,7 +149,7 @@ func TestEveryIAMPageRenders(t *testing.T) {
 	_, err = a.st.IAM().UpdatePolicyStatements(ctx, owner, pol.ID, []access.Statement{
 		{ResourceType: "flag", Effect: "allow", Actions: []string{"ToggleFlag"}, Resources: []string{"project/web:env/*:flag/*"}}})
 	must(t, err)
-	tok, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "svc", Type: core.TokenService,
+	tok, err := a.st.Tokens().CreateAccessToken(ctx, owner, accesstokens.AccessTokenInput{Name: "svc", Type: core.TokenService,
 		Permissions: []access.Statement{{ResourceType: "*", Effect: "allow", Actions: []string{"*"}, Resources: []string{"*"}}}})
 	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)

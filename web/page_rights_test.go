@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -29,7 +30,7 @@ func TestFormsWithoutTheRightAreNotRead(t *testing.T) {
 	_, err := a.st.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: "Web", Key: "web"})
 	must(t, err)
 	pr := a.project("web")
-	token, err := a.st.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "laptop", Type: core.TokenPersonal})
+	token, err := a.st.Tokens().CreateAccessToken(ctx, owner, accesstokens.AccessTokenInput{Name: "laptop", Type: core.TokenPersonal})
 	must(t, err)
 	a.addMember("dev@example.com", core.DeveloperPolicyID)
 	a.addMember("plain@example.com")

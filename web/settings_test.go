@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/db"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -93,7 +94,7 @@ func tokenID(t *testing.T, a *app, name string) string {
 func TestPersonalTokenRowsFollowTheirCreator(t *testing.T) {
 	t.Parallel()
 	a := newApp(t)
-	tok, err := a.st.IAM().CreateAccessToken(t.Context(), a.ownerActor(), iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
+	tok, err := a.st.Tokens().CreateAccessToken(t.Context(), a.ownerActor(), accesstokens.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	must(t, err)
 	id := tok.ID.String()
 	a.addMember("dev@example.com", core.DeveloperPolicyID)

@@ -364,7 +364,7 @@ func seedBench(ctx context.Context, pool *pgxpool.Pool, o benchOptions) (*benchW
 	if _, err := st.IAM().Bootstrap(ctx, iam.Owner{Email: w.ownerEmail, Password: w.ownerSecret}); err != nil {
 		return nil, fmt.Errorf("bootstrap: %w", err)
 	}
-	token, err := st.IAM().MintAccessToken(ctx, w.ownerEmail, "bench", core.TokenPersonal)
+	token, err := st.Tokens().MintAccessToken(ctx, w.ownerEmail, "bench", core.TokenPersonal)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func TestCodeRefsCommand(t *testing.T) {
 		_, err := st.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: key, Key: key})
 		storetest.Must(t, err)
 	}
-	token, err := st.IAM().MintAccessToken(ctx, "owner@example.com", "ci", core.TokenService)
+	token, err := st.Tokens().MintAccessToken(ctx, "owner@example.com", "ci", core.TokenService)
 	storetest.Must(t, err)
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Start()

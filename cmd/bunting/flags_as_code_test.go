@@ -33,7 +33,7 @@ func TestExportImportCommands(t *testing.T) {
 	prod, dev := storetest.ProdAndDev(t, st, owner)
 	_, err := st.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Checkout", Key: "checkout", IsEnabled: true, Tags: []string{"web"}})
 	storetest.Must(t, err)
-	token, err := st.IAM().MintAccessToken(ctx, "owner@example.com", "ci", core.TokenService)
+	token, err := st.Tokens().MintAccessToken(ctx, "owner@example.com", "ci", core.TokenService)
 	storetest.Must(t, err)
 
 	srv := httptest.NewUnstartedServer(nil)

@@ -114,7 +114,7 @@ func tokenCommand(ctx context.Context, cfg server.Config, log *slog.Logger, args
 		return err
 	}
 	defer stopDB()
-	t, err := st.IAM().MintAccessToken(ctx, *email, *name, *typ)
+	t, err := st.Tokens().MintAccessToken(ctx, *email, *name, *typ)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/feed"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 	"github.com/bunting-flags/bunting/sql/store/flagsascode"
@@ -46,6 +47,7 @@ type Store struct {
 	code  *flagsascode.FlagsAsCode
 	gov   *governance.Governance
 	copy  *flagcopy.FlagCopy
+	toks  *accesstokens.Tokens
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -58,7 +60,8 @@ func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options
 	// webhook deliveries queued there, in the same transaction: the core
 	// is below the webhooks, so it is handed them.
 	c.SetWebhooks(webhooks.ChangeWebhookEvents, w.QueueWebhooks)
-	return &Store{core: c, iam: iam.New(c), flags: f, segs: sg, sdk: sdkdata.New(c, f, sg), hooks: w,
+	i := iam.New(c)
+	return &Store{core: c, iam: i, toks: accesstokens.New(c, i), flags: f, segs: sg, sdk: sdkdata.New(c, f, sg), hooks: w,
 		code: flagsascode.New(c, f, sg), gov: governance.New(c, f),
 		copy: flagcopy.New(c, f)}
 }
@@ -112,8 +115,11 @@ var _ Projects = (*core.Core)(nil)
 func (s *Store) Projects() Projects { return s.core }
 
 // IAM is identity and access: accounts, sessions, organizations,
-// workspaces, members, groups, policies and access tokens.
+// workspaces, members, groups and policies.
 func (s *Store) IAM() *iam.IAM { return s.iam }
+
+// Tokens is the organization's access tokens.
+func (s *Store) Tokens() *accesstokens.Tokens { return s.toks }
 
 // Flags is flags and their governance.
 func (s *Store) Flags() *flagstore.Flags { return s.flags }

@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/feed/feedtest"
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
@@ -86,7 +87,7 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 	listen(t, a, b)
 	ca, cb := New(a), New(b)
 
-	tok, err := a.IAM().CreateAccessToken(ctx, owner, iam.AccessTokenInput{Name: "ci", Type: core.TokenPersonal})
+	tok, err := a.Tokens().CreateAccessToken(ctx, owner, accesstokens.AccessTokenInput{Name: "ci", Type: core.TokenPersonal})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 
 	// Revoked on instance a, refused on instance b.
 	before := version(b)
-	if _, err := a.IAM().ToggleAccessToken(ctx, owner, tok.ID); err != nil {
+	if _, err := a.Tokens().ToggleAccessToken(ctx, owner, tok.ID); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the notification on b", func() bool { return version(b) > before })
@@ -110,13 +111,13 @@ func TestAccessChangesReachEveryInstance(t *testing.T) {
 		t.Fatalf("revoked token on the other instance: %v, want ErrUnauthenticated", err)
 	}
 	// On the instance that made the change it is refused at once, with no wait.
-	if _, err := a.IAM().ToggleAccessToken(ctx, owner, tok.ID); err != nil {
+	if _, err := a.Tokens().ToggleAccessToken(ctx, owner, tok.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ca.Authenticate(ctx, creds); err != nil {
 		t.Fatalf("reactivated token on the same instance: %v", err)
 	}
-	if _, err := a.IAM().ToggleAccessToken(ctx, owner, tok.ID); err != nil {
+	if _, err := a.Tokens().ToggleAccessToken(ctx, owner, tok.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ca.Authenticate(ctx, creds); !errors.Is(err, core.ErrUnauthenticated) {

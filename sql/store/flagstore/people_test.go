@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
@@ -34,7 +35,7 @@ func TestFlagListNamesPeople(t *testing.T) {
 	storetest.Must(t, err)
 	_, err = s.Governance().RunTrigger(ctx, tr.Token, nil)
 	storetest.Must(t, err)
-	tok, err := s.IAM().CreateAccessToken(ctx, a, iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
+	tok, err := s.Tokens().CreateAccessToken(ctx, a, accesstokens.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	storetest.Must(t, err)
 	ta, err := s.IAM().Authenticate(ctx, iam.Credentials{Authorization: tok.Token})
 	storetest.Must(t, err)
@@ -85,7 +86,7 @@ func TestFlagListNamesPeople(t *testing.T) {
 		t.Fatalf("after renaming, listed %+v, want %+v", got, want)
 	}
 
-	storetest.Must(t, s.IAM().DeleteAccessToken(ctx, a, tok.ID))
+	storetest.Must(t, s.Tokens().DeleteAccessToken(ctx, a, tok.ID))
 	if got := listed()["ship"]; got != (names{changer: "Ghost", changerEmail: "Ghost"}) {
 		t.Fatalf("after deleting the token, ship is listed as %+v, want no creator and a Ghost as its changer", got)
 	}

@@ -2,9 +2,9 @@ package flagstore_test
 
 import (
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
-	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
 
 	"errors"
@@ -128,24 +128,24 @@ func TestAccessTokenRightsFollowTheOperations(t *testing.T) {
 	dev := *owner
 	dev.Granted = []access.Statement{{ResourceType: access.TypeAccessToken, Effect: "allow",
 		Actions: []string{string(access.ManagePersonalAccessTokens), string(access.ManageServiceAccessTokens)}, Resources: []string{core.AccessTokenRN}}}
-	if r := iam.AccessTokenRights(&dev, core.TokenService); r.Create || r.SetPermissions {
+	if r := accesstokens.AccessTokenRights(&dev, core.TokenService); r.Create || r.SetPermissions {
 		t.Errorf("service tokens without IAM: %+v", r)
 	}
-	if r := iam.AccessTokenAccess(&dev, iam.AccessToken{Type: core.TokenService}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
+	if r := accesstokens.AccessTokenAccess(&dev, accesstokens.AccessToken{Type: core.TokenService}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
 		t.Errorf("a service token, managing service tokens: %+v", r)
 	}
-	if r := iam.AccessTokenRights(&dev, core.TokenPersonal); !r.Create {
+	if r := accesstokens.AccessTokenRights(&dev, core.TokenPersonal); !r.Create {
 		t.Errorf("personal tokens: %+v", r)
 	}
-	if r := iam.AccessTokenAccess(&dev, iam.AccessToken{Type: core.TokenPersonal, Creator: core.TokenCreator{ID: dev.UserID}}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
+	if r := accesstokens.AccessTokenAccess(&dev, accesstokens.AccessToken{Type: core.TokenPersonal, Creator: core.TokenCreator{ID: dev.UserID}}); !r.Edit || !r.Disable || !r.Enable || !r.Delete {
 		t.Errorf("one's own personal token: %+v", r)
 	}
-	_, err := s.IAM().CreateAccessToken(t.Context(), &dev, iam.AccessTokenInput{Name: "CI", Type: core.TokenService,
+	_, err := s.Tokens().CreateAccessToken(t.Context(), &dev, accesstokens.AccessTokenInput{Name: "CI", Type: core.TokenService,
 		Permissions: []access.Statement{{ID: "t", ResourceType: access.TypeFlag, Effect: "allow", Actions: []string{string(access.ToggleFlag)}, Resources: []string{"project/*:env/*:flag/*"}}}})
 	if !errors.Is(err, core.ErrForbidden) {
 		t.Errorf("create a Service token without IAM: got %v, want ErrForbidden", err)
 	}
-	if r := iam.AccessTokenRights(owner, core.TokenService); !r.Create || !r.SetPermissions {
+	if r := accesstokens.AccessTokenRights(owner, core.TokenService); !r.Create || !r.SetPermissions {
 		t.Errorf("the owner: %+v", r)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/bunting-flags/bunting/sql/store"
+	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
@@ -247,7 +248,7 @@ func TestScheduleByAccessToken(t *testing.T) {
 	storetest.Must(t, err)
 	_, err = s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
 	storetest.Must(t, err)
-	tok, err := s.IAM().CreateAccessToken(ctx, a, iam.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
+	tok, err := s.Tokens().CreateAccessToken(ctx, a, accesstokens.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	storetest.Must(t, err)
 	ta, err := s.IAM().Authenticate(ctx, iam.Credentials{Authorization: tok.Token})
 	storetest.Must(t, err)
@@ -266,7 +267,7 @@ func TestScheduleByAccessToken(t *testing.T) {
 	}
 
 	fails := scheduleSoon(t, s, ta, prod.ID, "ship", `{"isEnabled":true}`, time.Hour)
-	_, err = s.IAM().ToggleAccessToken(ctx, a, tok.ID)
+	_, err = s.Tokens().ToggleAccessToken(ctx, a, tok.ID)
 	storetest.Must(t, err)
 	backdate(t, pool, fails.ID, 0)
 	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {

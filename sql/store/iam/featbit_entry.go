@@ -3,7 +3,6 @@ package iam
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -99,16 +98,4 @@ func (s *IAM) mayListOrganizationMembers(ctx context.Context, a *core.Actor) err
 		}
 	}
 	return core.ErrForbidden
-}
-
-// MaskedTokenStars follow the visible start of an access token in lists, as
-// FeatBit masks one (its list shows the first characters and asterisks).
-const MaskedTokenStars = "*******************"
-
-// maskedToken is the value an access token is listed with: the start its
-// preview keeps ("api-" and four characters; FeatBit shows ten, Bunting
-// keeps no more than eight) and asterisks.
-func maskedToken(preview string) string {
-	start, _, _ := strings.Cut(preview, "…")
-	return start + MaskedTokenStars
 }

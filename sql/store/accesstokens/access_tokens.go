@@ -1,4 +1,4 @@
-package iam
+package accesstokens
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // AccessToken is an API credential. Token is whole only in the answer to its
@@ -132,7 +133,7 @@ func checkPermissions(v *core.Validator, typ string, permissions []access.Statem
 // CreateAccessToken creates a token and returns it with its value, shown
 // this once. How many one account or address may create is the surfaces'
 // limit (web/limit).
-func (s *IAM) CreateAccessToken(ctx context.Context, a *core.Actor, in AccessTokenInput) (AccessToken, error) {
+func (s *Tokens) CreateAccessToken(ctx context.Context, a *core.Actor, in AccessTokenInput) (AccessToken, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return AccessToken{}, err
@@ -160,14 +161,14 @@ func (s *IAM) CreateAccessToken(ctx context.Context, a *core.Actor, in AccessTok
 	random := make([]byte, 32)
 	rand.Read(random)
 	body := base64.RawURLEncoding.EncodeToString(random)
-	token := AccessTokenPrefix + body
+	token := iam.AccessTokenPrefix + body
 	sum := sha256.Sum256([]byte(token))
 
 	var out AccessToken
 	err = s.core.InTx(ctx, func(q *db.Queries) error {
 		row, err := q.CreateAccessToken(ctx, db.CreateAccessTokenParams{OrganizationID: orgID, CreatorID: a.UserID,
 			Name: strings.TrimSpace(in.Name), Type: in.Type, TokenHash: sum[:],
-			Preview: AccessTokenPrefix + body[:4] + "…" + body[len(body)-4:], Permissions: perms})
+			Preview: iam.AccessTokenPrefix + body[:4] + "…" + body[len(body)-4:], Permissions: perms})
 		if err != nil {
 			return err
 		}
@@ -186,7 +187,7 @@ func (s *IAM) CreateAccessToken(ctx context.Context, a *core.Actor, in AccessTok
 }
 
 // ListAccessTokens pages the organization's tokens, newest first.
-func (s *IAM) ListAccessTokens(ctx context.Context, a *core.Actor, f AccessTokenFilter) (core.Paged[AccessToken], error) {
+func (s *Tokens) ListAccessTokens(ctx context.Context, a *core.Actor, f AccessTokenFilter) (core.Paged[AccessToken], error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return core.Paged[AccessToken]{}, err
@@ -223,7 +224,7 @@ func (s *IAM) ListAccessTokens(ctx context.Context, a *core.Actor, f AccessToken
 }
 
 // GetAccessToken returns one of the organization's tokens.
-func (s *IAM) GetAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (AccessToken, error) {
+func (s *Tokens) GetAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (AccessToken, error) {
 	orgID, err := a.Org()
 	if err != nil {
 		return AccessToken{}, err
@@ -236,7 +237,7 @@ func (s *IAM) GetAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (
 }
 
 // UpdateAccessToken renames a token and, for a Service token, replaces its statements.
-func (s *IAM) UpdateAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID, in AccessTokenInput) (AccessToken, error) {
+func (s *Tokens) UpdateAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID, in AccessTokenInput) (AccessToken, error) {
 	before, err := s.GetAccessToken(ctx, a, id)
 	if err != nil {
 		return AccessToken{}, err
@@ -287,7 +288,7 @@ func sameStatement(x, y access.Statement) bool {
 
 // ToggleAccessToken switches a token between Active and Inactive, as
 // AccessTokenAccess allows each way.
-func (s *IAM) ToggleAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (AccessToken, error) {
+func (s *Tokens) ToggleAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) (AccessToken, error) {
 	before, err := s.GetAccessToken(ctx, a, id)
 	if err != nil {
 		return AccessToken{}, err
@@ -316,7 +317,7 @@ func (s *IAM) ToggleAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID
 }
 
 // DeleteAccessToken removes a token for good.
-func (s *IAM) DeleteAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) error {
+func (s *Tokens) DeleteAccessToken(ctx context.Context, a *core.Actor, id uuid.UUID) error {
 	before, err := s.GetAccessToken(ctx, a, id)
 	if err != nil {
 		return err
@@ -340,4 +341,16 @@ func accessToken(r db.AccessToken, creator core.TokenCreator) (AccessToken, erro
 		return AccessToken{}, err
 	}
 	return t, nil
+}
+
+// MaskedTokenStars follow the visible start of an access token in lists, as
+// FeatBit masks one (its list shows the first characters and asterisks).
+const MaskedTokenStars = "*******************"
+
+// maskedToken is the value an access token is listed with: the start its
+// preview keeps ("api-" and four characters; FeatBit shows ten, Bunting
+// keeps no more than eight) and asterisks.
+func maskedToken(preview string) string {
+	start, _, _ := strings.Cut(preview, "…")
+	return start + MaskedTokenStars
 }

@@ -1,4 +1,4 @@
-package iam
+package accesstokens
 
 import (
 	"github.com/bunting-flags/bunting/sql/store/core"
