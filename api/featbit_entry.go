@@ -12,6 +12,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sso"
 	"github.com/bunting-flags/bunting/web/oidcflow"
 )
 
@@ -95,7 +96,7 @@ func (h *Handler) refreshSession(c echo.Context) error {
 
 // ssoPreCheck answers FeatBit's SsoPreCheck.
 func (h *Handler) ssoPreCheck(c echo.Context) error {
-	p, err := h.store.IAM().SSOPreCheck(c.Request().Context())
+	p, err := h.store.SSO().SSOPreCheck(c.Request().Context())
 	return respond(c, p, err)
 }
 
@@ -113,7 +114,7 @@ func (h *Handler) oidcAuthorizeURL(c echo.Context) error {
 		return core.ErrTooManyRequests
 	}
 	redirectURI := query(c, "redirect_uri")
-	login, err := h.store.IAM().BeginAppSSO(c.Request().Context(), query(c, "workspace_key"), redirectURI)
+	login, err := h.store.SSO().BeginAppSSO(c.Request().Context(), query(c, "workspace_key"), redirectURI)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func (h *Handler) oidcAuthorizeURL(c echo.Context) error {
 			setSSOCookie(c, name, "", -1)
 		}
 	}
-	setSSOCookie(c, ssoAttemptCookie(login.State), login.Sealed, int(iam.SSOStateTTL.Seconds()))
+	setSSOCookie(c, ssoAttemptCookie(login.State), login.Sealed, int(sso.SSOStateTTL.Seconds()))
 	return c.Redirect(http.StatusFound, oidcflow.AuthCodeURL(login, redirectURI))
 }
 
@@ -136,7 +137,7 @@ func (h *Handler) oidcAuthorizeURL(c echo.Context) error {
 // posts the code and state the provider sent it; the answer is a session
 // token, with the refresh-token cookie, as signing in by email.
 func (h *Handler) oidcLogin(c echo.Context) error {
-	var in iam.AppSSOInput
+	var in sso.AppSSOInput
 	if err := bindWithin(c, &in, signInBodyBytes); err != nil {
 		return err
 	}
@@ -150,7 +151,7 @@ func (h *Handler) oidcLogin(c echo.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), oidcflow.FlowTimeout)
 	defer cancel()
-	login, err := h.store.IAM().FinishAppSSO(ctx, in, sealed)
+	login, err := h.store.SSO().FinishAppSSO(ctx, in, sealed)
 	if err != nil {
 		return err
 	}

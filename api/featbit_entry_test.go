@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sso"
 )
 
 // What FeatBit's admin UI calls on its way in (featbit_entry.go).
@@ -107,21 +108,21 @@ func TestJoinOrganization(t *testing.T) {
 func TestSSOPreCheckAndSocialProviders(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	pre := decode[iam.SSOPreCheck](t, s.do("GET", "/api/v1/sso/pre-check", "", nil).ok(t))
+	pre := decode[sso.SSOPreCheck](t, s.do("GET", "/api/v1/sso/pre-check", "", nil).ok(t))
 	if pre.IsEnabled || pre.WorkspaceKey != "default-workspace" {
 		t.Fatalf("pre-check %+v, want disabled with default-workspace", pre)
 	}
 	s.do("PUT", "/api/v1/workspaces/sso-oidc", s.owner, map[string]string{"clientId": "c", "clientSecret": "s",
 		"authorizationEndpoint": "https://id.example.com/auth", "tokenEndpoint": "https://id.example.com/token",
 		"clientAuthenticationMethod": "client_secret_post", "scope": "openid email", "userEmailClaim": "email"}).ok(t)
-	pre = decode[iam.SSOPreCheck](t, s.do("GET", "/api/v1/sso/pre-check", "", nil).ok(t))
+	pre = decode[sso.SSOPreCheck](t, s.do("GET", "/api/v1/sso/pre-check", "", nil).ok(t))
 	if !pre.IsEnabled || pre.WorkspaceKey != "default-workspace" {
 		t.Fatalf("pre-check %+v, want enabled with default-workspace", pre)
 	}
 	// A second workspace: the person types theirs.
 	_, err := s.q.CreateWorkspace(t.Context(), db.CreateWorkspaceParams{Name: "Other", Key: "other-ws"})
 	must(t, err)
-	pre = decode[iam.SSOPreCheck](t, s.do("GET", "/api/v1/sso/pre-check", "", nil).ok(t))
+	pre = decode[sso.SSOPreCheck](t, s.do("GET", "/api/v1/sso/pre-check", "", nil).ok(t))
 	if !pre.IsEnabled || pre.WorkspaceKey != "" {
 		t.Fatalf("pre-check %+v with two workspaces, want enabled and no key", pre)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sso"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/oidcflow"
 	"github.com/bunting-flags/bunting/web/outbound"
@@ -56,7 +57,7 @@ func newSSOClient(base *url.URL, allowPrivate bool) *ssoClient {
 // its forms lead to the providers' authorization endpoints: browsers apply
 // form-action to the redirect that follows the form's post.
 func (p *pages) ssoOffer(c echo.Context, next string, posted *views.Form) (*views.LoginSSO, error) {
-	offer, err := p.store.IAM().SSOOffer(c.Request().Context())
+	offer, err := p.store.SSO().SSOOffer(c.Request().Context())
 	if err != nil || !offer.Enabled {
 		return nil, err
 	}
@@ -87,12 +88,12 @@ func (p *pages) startSSO(c echo.Context) error {
 	if err := bind(c, &posted); err != nil {
 		return err
 	}
-	in := iam.SSOStartInput(posted)
+	in := sso.SSOStartInput(posted)
 	in.Next = localPath(in.Next)
-	var login iam.SSOLogin
+	var login sso.SSOLogin
 	var err error
 	if p.limits.AllowSSOStart(c.RealIP()) {
-		login, err = p.store.IAM().BeginSSO(c.Request().Context(), in)
+		login, err = p.store.SSO().BeginSSO(c.Request().Context(), in)
 	} else {
 		err = core.ErrTooManyRequests
 	}
@@ -194,15 +195,15 @@ func (p *pages) ssoCallback(c echo.Context) error {
 
 // ssoIdentity checks the provider's answer and returns the verified id
 // token's claims; every failure is an *ssoError or one of the store's.
-func (p *pages) ssoIdentity(c echo.Context) (iam.SSOLogin, map[string]any, error) {
+func (p *pages) ssoIdentity(c echo.Context) (sso.SSOLogin, map[string]any, error) {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), oidcflow.FlowTimeout)
 	defer cancel()
 	q := c.QueryParams()
 	if q.Get("state") == "" {
-		return iam.SSOLogin{}, nil, ssoFail(ssoStateMissing, errors.New("no state parameter"))
+		return sso.SSOLogin{}, nil, ssoFail(ssoStateMissing, errors.New("no state parameter"))
 	}
 	sealed := p.takeSSOAttempt(c, q.Get("state"))
-	login, err := p.store.IAM().FinishSSO(ctx, q.Get("state"), sealed)
+	login, err := p.store.SSO().FinishSSO(ctx, q.Get("state"), sealed)
 	switch {
 	case errors.Is(err, core.ErrSSOState) && sealed == "":
 		return login, nil, fmt.Errorf("no attempt cookie for this state: %w", err)
@@ -260,7 +261,7 @@ func (p *pages) testWorkspaceSSO(c echo.Context) error {
 		return err
 	}
 	in := posted.input()
-	checked, err := p.store.IAM().CheckOIDCEndpoints(c.Request().Context(), actor(c), in)
+	checked, err := p.store.SSO().CheckOIDCEndpoints(c.Request().Context(), actor(c), in)
 	f := p.form(c, "sso", "/workspace/sso", typedOIDCValues(in))
 	status, err := formProblems(err, &f, "authorizationEndpoint", "tokenEndpoint", "issuer")
 	if err != nil {

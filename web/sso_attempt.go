@@ -6,9 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/bunting-flags/bunting/sql/store/sso"
 	"github.com/labstack/echo/v4"
-
-	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // A single sign-on attempt is kept by the browser that began it, in a
@@ -33,7 +32,7 @@ func ssoAttemptCookie(state string) string {
 }
 
 // keepSSOAttempt gives the browser the attempt to keep until the callback.
-func (p *pages) keepSSOAttempt(c echo.Context, login iam.SSOLogin) {
+func (p *pages) keepSSOAttempt(c echo.Context, login sso.SSOLogin) {
 	var kept []string
 	for _, ck := range c.Cookies() {
 		if strings.HasPrefix(ck.Name, ssoAttemptPrefix) {
@@ -45,7 +44,7 @@ func (p *pages) keepSSOAttempt(c echo.Context, login iam.SSOLogin) {
 			p.setSSOCookie(c, name, "", -1)
 		}
 	}
-	p.setSSOCookie(c, ssoAttemptCookie(login.State), login.Sealed, int(iam.SSOStateTTL.Seconds()))
+	p.setSSOCookie(c, ssoAttemptCookie(login.State), login.Sealed, int(sso.SSOStateTTL.Seconds()))
 }
 
 // takeSSOAttempt returns the sealed attempt the browser kept for state ("" when

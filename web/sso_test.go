@@ -24,6 +24,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sso"
 	"github.com/bunting-flags/bunting/web/oidcflow/oidctest"
 )
 
@@ -310,7 +311,7 @@ func TestSSOFailures(t *testing.T) {
 			return p
 		}, status: http.StatusBadRequest, reason: "state_invalid"},
 		{name: "state expired", callback: func(t *testing.T, b *browser, back *url.URL) *page {
-			b.app.skew.Store(int64(iam.SSOStateTTL))
+			b.app.skew.Store(int64(sso.SSOStateTTL))
 			defer b.app.skew.Store(0)
 			return b.get(back.RequestURI())
 		}, status: http.StatusBadRequest, reason: "state_expired"},

@@ -5,7 +5,8 @@
 //
 // The domain lives in packages along its seams, each over the core: core
 // (the actor, transactions, audit, errors, projects and environments), iam
-// (identity and access), flagstore (flags, approvals and change requests,
+// (identity and access), accesstokens (API credentials), sso (single
+// sign-on attempts), flagstore (flags, approvals and change requests,
 // and what flags ask of segments), segments, governance (reviews, schedules, triggers), flagcopy (comparing
 // and copying between environments), webhooks,
 // flagsascode (export and import) and sdkdata (SDK data and end users). Store holds one of each and hands a
@@ -32,6 +33,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/sql/store/segments"
+	"github.com/bunting-flags/bunting/sql/store/sso"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
@@ -48,6 +50,7 @@ type Store struct {
 	gov   *governance.Governance
 	copy  *flagcopy.FlagCopy
 	toks  *accesstokens.Tokens
+	sso   *sso.SSO
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -61,7 +64,7 @@ func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options
 	// is below the webhooks, so it is handed them.
 	c.SetWebhooks(webhooks.ChangeWebhookEvents, w.QueueWebhooks)
 	i := iam.New(c)
-	return &Store{core: c, iam: i, toks: accesstokens.New(c, i), flags: f, segs: sg, sdk: sdkdata.New(c, f, sg), hooks: w,
+	return &Store{core: c, iam: i, toks: accesstokens.New(c, i), sso: sso.New(c), flags: f, segs: sg, sdk: sdkdata.New(c, f, sg), hooks: w,
 		code: flagsascode.New(c, f, sg), gov: governance.New(c, f),
 		copy: flagcopy.New(c, f)}
 }
@@ -120,6 +123,9 @@ func (s *Store) IAM() *iam.IAM { return s.iam }
 
 // Tokens is the organization's access tokens.
 func (s *Store) Tokens() *accesstokens.Tokens { return s.toks }
+
+// SSO is single sign-on: its offer and each attempt.
+func (s *Store) SSO() *sso.SSO { return s.sso }
 
 // Flags is flags and their governance.
 func (s *Store) Flags() *flagstore.Flags { return s.flags }

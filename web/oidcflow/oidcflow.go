@@ -27,6 +27,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/sso"
 	"github.com/bunting-flags/bunting/web/outbound"
 )
 
@@ -60,7 +61,7 @@ func New(allowPrivate bool) *Client {
 
 // OAuthConfig is the oauth2 configuration of a workspace's client, with the
 // redirect URI the attempt began with.
-func OAuthConfig(c iam.SSOClient, redirectURI string) *oauth2.Config {
+func OAuthConfig(c sso.SSOClient, redirectURI string) *oauth2.Config {
 	style := oauth2.AuthStyleInHeader
 	if c.ClientAuthenticationMethod == iam.ClientSecretPost {
 		style = oauth2.AuthStyleInParams
@@ -77,7 +78,7 @@ func OAuthConfig(c iam.SSOClient, redirectURI string) *oauth2.Config {
 // AuthCodeURL is where to send the browser to begin the attempt: the
 // provider's authorization endpoint with the state, the nonce and the PKCE
 // challenge.
-func AuthCodeURL(login iam.SSOLogin, redirectURI string) string {
+func AuthCodeURL(login sso.SSOLogin, redirectURI string) string {
 	return OAuthConfig(login.Client, redirectURI).AuthCodeURL(login.State,
 		oidc.Nonce(login.Nonce), oauth2.S256ChallengeOption(login.Verifier))
 }
@@ -109,7 +110,7 @@ func fail(reason string, err error) error { return &Failure{Reason: reason, Err:
 // with), verifies the id token against the provider's keys (read again once
 // when the kept ones do not verify it: providers rotate keys) and its nonce,
 // and returns its claims. Every failure is a *Failure.
-func (s *Client) Identity(ctx context.Context, login iam.SSOLogin, redirectURI, code string) (map[string]any, error) {
+func (s *Client) Identity(ctx context.Context, login sso.SSOLogin, redirectURI, code string) (map[string]any, error) {
 	ctx = oidc.ClientContext(ctx, s.http) // oauth2's exchange uses it too
 	provider, kept, err := s.provider(ctx, login.Client.OIDCSettings, false)
 	if err != nil {

@@ -2,7 +2,6 @@ package iam
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/uuid"
 
@@ -13,34 +12,6 @@ import (
 // What FeatBit's admin UI asks on its way in: whether to offer single
 // sign-on, which organization the person enters, and the member list its
 // pickers show.
-
-// SSOPreCheck is FeatBit's answer to its sign-in page: whether single
-// sign-on is offered, and the workspace key to fill in when the
-// installation has exactly one workspace ("" otherwise, so the person types
-// theirs).
-type SSOPreCheck struct {
-	IsEnabled    bool   `json:"isEnabled"`
-	WorkspaceKey string `json:"workspaceKey"`
-}
-
-// SSOPreCheck reports whether any workspace signs in through OIDC, as the
-// pages' sign-in form decides (SSOOffer), and the only workspace's key.
-// FeatBit's SSOEnabled is a server setting; Bunting's is having OIDC settings.
-func (s *IAM) SSOPreCheck(ctx context.Context) (SSOPreCheck, error) {
-	offer, err := s.SSOOffer(ctx)
-	if err != nil {
-		return SSOPreCheck{}, err
-	}
-	out := SSOPreCheck{IsEnabled: offer.Enabled}
-	ws, err := s.core.Q.GetOnlyWorkspace(ctx)
-	if err = core.Translate(err); errors.Is(err, core.ErrNotFound) {
-		return out, nil
-	} else if err != nil {
-		return SSOPreCheck{}, err
-	}
-	out.WorkspaceKey = ws.Key
-	return out, nil
-}
 
 // JoinOrganization is what FeatBit's UI calls once a person has picked the
 // organization to work in. FeatBit adds a person who is not yet a member

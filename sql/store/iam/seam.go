@@ -1,7 +1,9 @@
 // Package iam is the store's identity and access seam: signing in (password,
-// access tokens, single sign-on), sessions, workspaces and organizations,
-// members, groups and policies, profiles and where a person works. It
-// stands on the core and on no other seam.
+// access tokens, what a verified single sign-on identity becomes), sessions,
+// workspaces and their OIDC settings, organizations, members, groups and
+// policies, profiles and where a person works. It stands on the core and on
+// no other seam; the access tokens themselves (accesstokens) and single
+// sign-on attempts (sso) are seams over it.
 package iam
 
 import "github.com/bunting-flags/bunting/sql/store/core"

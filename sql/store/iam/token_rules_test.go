@@ -111,30 +111,3 @@ func TestRulesPickContext(t *testing.T) {
 		}
 	}
 }
-
-// An SSO attempt comes back only as sealed by this server's key.
-func TestRulesSSOAttemptSeal(t *testing.T) {
-	keys, _ := core.DeriveKeys(strings.Repeat("rules-test-", 4))
-	other, _ := core.DeriveKeys(strings.Repeat("other-key--", 4))
-	at := ssoAttempt{Workspace: uuid.New(), State: "st", Nonce: "no", Verifier: "ve", Next: "/flags?a=1&b=2", Expires: 1700000000000}
-	sealed := sealAttempt(keys, at)
-	if got, ok := openAttempt(keys, sealed); !ok || got != at {
-		t.Errorf("opened %+v %v, want %+v", got, ok, at)
-	}
-	if sealAttempt(keys, at) == sealed {
-		t.Error("two seals of one attempt are equal: the nonce is not fresh")
-	}
-	flipped := []byte(sealed)
-	flipped[len(flipped)-2] ^= 1
-	for name, s := range map[string]string{"other key": sealAttempt(other, at), "altered": string(flipped), "empty": "", "not base64": "%%%",
-		"too long": strings.Repeat("A", maxSealedAttempt+1)} {
-		if _, ok := openAttempt(keys, s); ok {
-			t.Errorf("%s: opened", name)
-		}
-	}
-	long := at
-	long.Next = "/" + strings.Repeat("x", maxAttemptJSON)
-	if got, ok := openAttempt(keys, sealAttempt(keys, long)); !ok || got.Next != "/" || got.State != "st" {
-		t.Errorf("an attempt too long for a cookie: next %q, ok %v; want \"/\"", got.Next, ok)
-	}
-}

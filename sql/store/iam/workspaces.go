@@ -240,7 +240,7 @@ func (s *IAM) UpdateWorkspaceSSO(ctx context.Context, a *core.Actor, in OIDCSett
 	} else if !keep {
 		v.Text("clientSecret", in.ClientSecret, 1024)
 	}
-	s.checkOIDCURLs(&v, in)
+	CheckOIDCURLs(&v, in, s.core.SSOPrivateNetworks)
 	v.OneOf("clientAuthenticationMethod", in.ClientAuthenticationMethod, ClientSecretBasic, ClientSecretPost)
 	if !slices.Contains(strings.Fields(in.Scope), "openid") || !v.Text("scope", in.Scope, 512) {
 		v.Add("scope", "invalid")
@@ -279,17 +279,17 @@ func (s *IAM) UpdateWorkspaceSSO(ctx context.Context, a *core.Actor, in OIDCSett
 	return s.workspace(ctx, a, row)
 }
 
-// checkOIDCURLs checks the provider URLs of OIDC settings. Bunting fetches
+// CheckOIDCURLs checks the provider URLs of OIDC settings. Bunting fetches
 // them from the server, so they are plain https URLs (http only where
 // private networks are allowed, as in tests): no user info, and no query or
 // fragment, which would turn the discovery suffix into something else.
-func (s *IAM) checkOIDCURLs(v *core.Validator, in OIDCSettings) {
-	s.checkURL(v, "authorizationEndpoint", in.AuthorizationEndpoint, true)
-	s.checkURL(v, "tokenEndpoint", in.TokenEndpoint, true)
-	s.checkURL(v, "issuer", in.Issuer, false)
+func CheckOIDCURLs(v *core.Validator, in OIDCSettings, privateNetworks bool) {
+	checkURL(v, "authorizationEndpoint", in.AuthorizationEndpoint, true, privateNetworks)
+	checkURL(v, "tokenEndpoint", in.TokenEndpoint, true, privateNetworks)
+	checkURL(v, "issuer", in.Issuer, false, privateNetworks)
 }
 
-func (s *IAM) checkURL(v *core.Validator, field, value string, required bool) {
+func checkURL(v *core.Validator, field, value string, required, privateNetworks bool) {
 	if value == "" {
 		if required {
 			v.Add(field, "required")
@@ -299,7 +299,7 @@ func (s *IAM) checkURL(v *core.Validator, field, value string, required bool) {
 	u, err := url.Parse(value)
 	if err != nil || u.Host == "" || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery ||
 		u.Fragment != "" || strings.Contains(value, "#") || len(value) > 2048 ||
-		(u.Scheme != "https" && (u.Scheme != "http" || !s.core.SSOPrivateNetworks)) {
+		(u.Scheme != "https" && (u.Scheme != "http" || !privateNetworks)) {
 		v.Add(field, "invalid")
 	}
 }

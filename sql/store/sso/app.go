@@ -1,4 +1,4 @@
-package iam
+package sso
 
 import (
 	"context"
@@ -28,7 +28,7 @@ const maxRedirectURILen = 2000
 // fragment, which the provider must have registered for the client (it
 // refuses any other). The attempt keeps it, so the code is exchanged for
 // the same one.
-func (s *IAM) BeginAppSSO(ctx context.Context, workspaceKey, redirectURI string) (SSOLogin, error) {
+func (s *SSO) BeginAppSSO(ctx context.Context, workspaceKey, redirectURI string) (SSOLogin, error) {
 	var v core.Validator
 	if redirectURI == "" {
 		v.Add("redirect_uri", "required")
@@ -64,7 +64,7 @@ type AppSSOInput struct {
 // FinishAppSSO checks FeatBit's UI's answer against the attempt its browser
 // kept (sealed): the state must be the attempt's (FinishSSO), and the
 // redirect URI the one the attempt began with.
-func (s *IAM) FinishAppSSO(ctx context.Context, in AppSSOInput, sealed string) (SSOLogin, error) {
+func (s *SSO) FinishAppSSO(ctx context.Context, in AppSSOInput, sealed string) (SSOLogin, error) {
 	var v core.Validator
 	if strings.TrimSpace(in.Code) == "" {
 		v.Add("code", "required")
