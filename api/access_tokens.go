@@ -5,7 +5,6 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listAccessTokens(c echo.Context) error {
@@ -31,7 +30,7 @@ func (h *Handler) createAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) updateAccessToken(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -39,12 +38,12 @@ func (h *Handler) updateAccessToken(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	t, err := h.store.Tokens().UpdateAccessToken(c.Request().Context(), actor(c), id, in)
+	t, err := h.store.Tokens().UpdateAccessToken(c.Request().Context(), actor(c), ids.ID, in)
 	return respond(c, t, err)
 }
 
 func (h *Handler) toggleAccessToken(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -52,14 +51,14 @@ func (h *Handler) toggleAccessToken(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers true (ApiResponse<bool>); the new status is in the list.
-	_, err = h.store.Tokens().ToggleAccessToken(c.Request().Context(), actor(c), id)
+	_, err = h.store.Tokens().ToggleAccessToken(c.Request().Context(), actor(c), ids.ID)
 	return respond(c, true, err)
 }
 
 func (h *Handler) deleteAccessToken(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Tokens().DeleteAccessToken(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.Tokens().DeleteAccessToken(c.Request().Context(), actor(c), ids.ID))
 }

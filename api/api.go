@@ -332,12 +332,12 @@ func (h *Handler) createsSegments(c echo.Context) error {
 // inEnv runs a check on the environment the path names, and keeps that
 // environment for the route's operation (core.RememberEnvironment).
 func (h *Handler) inEnv(c echo.Context, check func(context.Context, *core.Actor, uuid.UUID) error) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
 	r := c.Request()
 	ctx := core.RememberEnvironment(r.Context())
 	c.SetRequest(r.WithContext(ctx))
-	return check(ctx, actor(c), envID)
+	return check(ctx, actor(c), ids.Env)
 }

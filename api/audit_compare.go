@@ -4,7 +4,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // comparesChanges checks, before the body is read, that the caller may read
@@ -17,7 +16,7 @@ func (h *Handler) comparesChanges(c echo.Context) error {
 // between a flag or segment before and after an edit, which FeatBit's Save
 // dialog lists, enabling Save only when there are some.
 func (h *Handler) compareChange(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -25,6 +24,6 @@ func (h *Handler) compareChange(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	out, err := h.store.Flags().CompareChange(c.Request().Context(), actor(c), envID, in)
+	out, err := h.store.Flags().CompareChange(c.Request().Context(), actor(c), ids.Env, in)
 	return respond(c, out, err)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
@@ -68,4 +69,49 @@ func rawBody(c echo.Context) (json.RawMessage, error) {
 		return nil, core.Invalid("body_is_invalid")
 	}
 	return raw, nil
+}
+
+// routeIDs are the uuid path parameters of a route (/envs/:envId/…/:id), by
+// what they name. A route leaves the ones it does not name zero.
+type routeIDs struct {
+	ID, Env, TargetEnv, Project, Segment, Group, Member, Policy, Property uuid.UUID
+}
+
+// bindIDs reads every uuid path parameter of the route at once: the one
+// place the API turns a path's ids into uuids. A malformed one names
+// nothing, so it is 404 ResourceNotFound, like an unknown id.
+func bindIDs(c echo.Context) (routeIDs, error) {
+	var ids routeIDs
+	values := c.ParamValues()
+	for i, name := range c.ParamNames() {
+		var dst *uuid.UUID
+		switch name {
+		case "id":
+			dst = &ids.ID
+		case "envId":
+			dst = &ids.Env
+		case "targetEnvId":
+			dst = &ids.TargetEnv
+		case "projectId":
+			dst = &ids.Project
+		case "segmentId":
+			dst = &ids.Segment
+		case "groupId":
+			dst = &ids.Group
+		case "memberId":
+			dst = &ids.Member
+		case "policyId":
+			dst = &ids.Policy
+		case "propertyId":
+			dst = &ids.Property
+		default:
+			continue // a key, a status or a token: not an id
+		}
+		id, err := uuid.Parse(values[i])
+		if err != nil {
+			return routeIDs{}, core.ErrNotFound
+		}
+		*dst = id
+	}
+	return ids, nil
 }

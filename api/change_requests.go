@@ -9,7 +9,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // Change requests: FeatBit's routes and answers (true for each). The body
@@ -23,15 +22,11 @@ func (h *Handler) createFlagChangeRequest(c echo.Context) error {
 
 // changeRequestAction runs an action on the change request named by the path.
 func changeRequestAction(c echo.Context, do func(ctx context.Context, a *core.Actor, envID, id uuid.UUID) error) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	return respond(c, true, do(c.Request().Context(), actor(c), envID, id))
+	return respond(c, true, do(c.Request().Context(), actor(c), ids.Env, ids.ID))
 }
 
 // review decides a change request with an optional {comment}.

@@ -4,7 +4,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // Code references: bunting coderefs uploads where a project's flag keys are
@@ -17,7 +16,7 @@ func (h *Handler) uploadsCodeRefs(c echo.Context) error {
 }
 
 func (h *Handler) uploadCodeRefs(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -25,15 +24,15 @@ func (h *Handler) uploadCodeRefs(c echo.Context) error {
 	if err := bindWithin(c, &in, flagstore.CodeRefsBodyBytes); err != nil {
 		return err
 	}
-	out, err := h.store.Flags().UploadCodeRefs(c.Request().Context(), actor(c), envID, in)
+	out, err := h.store.Flags().UploadCodeRefs(c.Request().Context(), actor(c), ids.Env, in)
 	return respond(c, out, err)
 }
 
 func (h *Handler) flagCodeRefs(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	refs, err := h.store.Flags().FlagCodeRefs(c.Request().Context(), actor(c), envID, c.Param("key"))
+	refs, err := h.store.Flags().FlagCodeRefs(c.Request().Context(), actor(c), ids.Env, c.Param("key"))
 	return respond(c, refs, err)
 }

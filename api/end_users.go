@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // End users of an environment and their properties: FeatBit's EndUserController
@@ -16,21 +15,17 @@ import (
 
 // getEndUser answers one end user.
 func (h *Handler) getEndUser(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	u, err := h.store.SDK().GetEndUser(c.Request().Context(), actor(c), envID, id)
+	u, err := h.store.SDK().GetEndUser(c.Request().Context(), actor(c), ids.Env, ids.ID)
 	return respond(c, u, err)
 }
 
 // searchEndUsers answers FeatBit's search (EndUserSearchFilter body).
 func (h *Handler) searchEndUsers(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -38,13 +33,13 @@ func (h *Handler) searchEndUsers(c echo.Context) error {
 	if err := bind(c, &f); err != nil {
 		return err
 	}
-	users, err := h.store.SDK().SearchEndUsers(c.Request().Context(), actor(c), envID, f)
+	users, err := h.store.SDK().SearchEndUsers(c.Request().Context(), actor(c), ids.Env, f)
 	return respond(c, users, err)
 }
 
 // listEndUsers answers one keyset page (EndUserFilter body, CursorPagedResult).
 func (h *Handler) listEndUsers(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -52,13 +47,13 @@ func (h *Handler) listEndUsers(c echo.Context) error {
 	if err := bind(c, &f); err != nil {
 		return err
 	}
-	users, err := h.store.SDK().ListEndUsers(c.Request().Context(), actor(c), envID, f)
+	users, err := h.store.SDK().ListEndUsers(c.Request().Context(), actor(c), ids.Env, f)
 	return respond(c, users, err)
 }
 
 // upsertEndUser adds an end user or replaces its name and properties.
 func (h *Handler) upsertEndUser(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -66,13 +61,13 @@ func (h *Handler) upsertEndUser(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	u, err := h.store.SDK().UpsertEndUser(c.Request().Context(), actor(c), envID, in)
+	u, err := h.store.SDK().UpsertEndUser(c.Request().Context(), actor(c), ids.Env, in)
 	return respond(c, u, err)
 }
 
 // endUsersByKeys answers the end users with the keys the body lists.
 func (h *Handler) endUsersByKeys(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -80,17 +75,13 @@ func (h *Handler) endUsersByKeys(c echo.Context) error {
 	if err := bind(c, &keys); err != nil {
 		return err
 	}
-	users, err := h.store.SDK().EndUsersByKeys(c.Request().Context(), actor(c), envID, keys)
+	users, err := h.store.SDK().EndUsersByKeys(c.Request().Context(), actor(c), ids.Env, keys)
 	return respond(c, users, err)
 }
 
 // endUserFlags answers what every flag serves an end user now, and why.
 func (h *Handler) endUserFlags(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
-	if err != nil {
-		return err
-	}
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -98,55 +89,47 @@ func (h *Handler) endUserFlags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	flags, err := h.store.SDK().EndUserFlags(c.Request().Context(), actor(c), envID, id,
+	flags, err := h.store.SDK().EndUserFlags(c.Request().Context(), actor(c), ids.Env, ids.ID,
 		sdkdata.EndUserFlagFilter{Name: query(c, "name"), IsArchived: archived, Page: page(c)})
 	return respond(c, flags, err)
 }
 
 // endUserSegments answers the segments an end user is in.
 func (h *Handler) endUserSegments(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	segments, err := h.store.SDK().EndUserSegments(c.Request().Context(), actor(c), envID, id)
+	segments, err := h.store.SDK().EndUserSegments(c.Request().Context(), actor(c), ids.Env, ids.ID)
 	return respond(c, segments, err)
 }
 
 // flagEndUsers answers FeatBit's get-by-featureflag: the users seen in a
 // time range with what the flag serves them.
 func (h *Handler) flagEndUsers(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
 	f := sdkdata.FlagEndUserFilter{Query: query(c, "query"), FeatureFlagKey: query(c, "featureFlagKey"),
 		VariationID: query(c, "variationId"), From: queryMillis(c, "from"), To: queryMillis(c, "to"), Page: page(c)}
-	users, err := h.store.SDK().FlagEndUsers(c.Request().Context(), actor(c), envID, f)
+	users, err := h.store.SDK().FlagEndUsers(c.Request().Context(), actor(c), ids.Env, f)
 	return respond(c, users, err)
 }
 
 // listEndUserProperties answers an environment's end-user properties.
 func (h *Handler) listEndUserProperties(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	props, err := h.store.SDK().ListEndUserProperties(c.Request().Context(), actor(c), envID)
+	props, err := h.store.SDK().ListEndUserProperties(c.Request().Context(), actor(c), ids.Env)
 	return respond(c, props, err)
 }
 
 // upsertEndUserProperty adds the property with the path's id or changes it.
 func (h *Handler) upsertEndUserProperty(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
-	if err != nil {
-		return err
-	}
-	id, err := httpx.PathID(c, "propertyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -154,21 +137,17 @@ func (h *Handler) upsertEndUserProperty(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.store.SDK().UpsertEndUserProperty(c.Request().Context(), actor(c), envID, id, in)
+	p, err := h.store.SDK().UpsertEndUserProperty(c.Request().Context(), actor(c), ids.Env, ids.Property, in)
 	return respond(c, p, err)
 }
 
 // deleteEndUserProperty removes a property, answering true as FeatBit does.
 func (h *Handler) deleteEndUserProperty(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	err = h.store.SDK().DeleteEndUserProperty(c.Request().Context(), actor(c), envID, id)
+	err = h.store.SDK().DeleteEndUserProperty(c.Request().Context(), actor(c), ids.Env, ids.ID)
 	return respond(c, true, err)
 }
 
@@ -176,7 +155,7 @@ func (h *Handler) deleteEndUserProperty(c echo.Context) error {
 // the filter's searchText (at most 50,000, most recently seen first),
 // written as they are read so memory holds one page of them.
 func (h *Handler) downloadEndUsers(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -185,7 +164,7 @@ func (h *Handler) downloadEndUsers(c echo.Context) error {
 		return err
 	}
 	ctx, a := c.Request().Context(), actor(c)
-	props, err := h.store.SDK().EndUserPropertyNames(ctx, a, envID)
+	props, err := h.store.SDK().EndUserPropertyNames(ctx, a, ids.Env)
 	if err != nil {
 		return err
 	}
@@ -196,7 +175,7 @@ func (h *Handler) downloadEndUsers(c echo.Context) error {
 	w := c.Response()
 	started := false
 	n := 0
-	err = h.store.SDK().EachEndUser(ctx, a, envID, f.SearchText, func(u sdkdata.ImportUser) error {
+	err = h.store.SDK().EachEndUser(ctx, a, ids.Env, f.SearchText, func(u sdkdata.ImportUser) error {
 		if !started {
 			w.Header().Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 			w.WriteHeader(http.StatusOK)

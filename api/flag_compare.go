@@ -7,19 +7,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/flagcopy"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // FeatBit's compare and copy routes: the source environment is the path's
 // envId, the target is targetEnvId.
 
-// envAndTarget reads the source and target environment ids of the path.
-func envAndTarget(c echo.Context) (uuid.UUID, uuid.UUID, error) {
-	return pathIDs(c, "envId", "targetEnvId")
-}
-
 func (h *Handler) compareOverview(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -27,16 +21,16 @@ func (h *Handler) compareOverview(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	out, err := h.store.FlagCopy().CompareOverview(c.Request().Context(), actor(c), envID, in)
+	out, err := h.store.FlagCopy().CompareOverview(c.Request().Context(), actor(c), ids.Env, in)
 	return respond(c, out, err)
 }
 
 func (h *Handler) compareFlag(c echo.Context) error {
-	envID, targetID, err := envAndTarget(c)
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	out, err := h.store.FlagCopy().CompareFlag(c.Request().Context(), actor(c), envID, c.Param("key"), targetID)
+	out, err := h.store.FlagCopy().CompareFlag(c.Request().Context(), actor(c), ids.Env, c.Param("key"), ids.TargetEnv)
 	if errors.Is(err, flagcopy.ErrNotInTarget) {
 		return respond(c, out, nil) // FeatBit answers null
 	}
@@ -44,20 +38,20 @@ func (h *Handler) compareFlag(c echo.Context) error {
 }
 
 func (h *Handler) copyToEnvPrecheck(c echo.Context) error {
-	envID, targetID, err := envAndTarget(c)
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	var ids []uuid.UUID
-	if err := bind(c, &ids); err != nil {
+	var flagIDs []uuid.UUID
+	if err := bind(c, &flagIDs); err != nil {
 		return err
 	}
-	out, err := h.store.FlagCopy().CopyToEnvPrecheck(c.Request().Context(), actor(c), envID, targetID, ids)
+	out, err := h.store.FlagCopy().CopyToEnvPrecheck(c.Request().Context(), actor(c), ids.Env, ids.TargetEnv, flagIDs)
 	return respond(c, out, err)
 }
 
 func (h *Handler) copyToEnv(c echo.Context) error {
-	envID, targetID, err := envAndTarget(c)
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -65,12 +59,12 @@ func (h *Handler) copyToEnv(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	out, err := h.store.FlagCopy().CopyToEnv(c.Request().Context(), actor(c), envID, targetID, in)
+	out, err := h.store.FlagCopy().CopyToEnv(c.Request().Context(), actor(c), ids.Env, ids.TargetEnv, in)
 	return respond(c, out, err)
 }
 
 func (h *Handler) copyFlagSettings(c echo.Context) error {
-	envID, targetID, err := envAndTarget(c)
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -79,6 +73,6 @@ func (h *Handler) copyFlagSettings(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers true.
-	out, err := done(h.store.FlagCopy().CopyFlagSettings(c.Request().Context(), actor(c), envID, c.Param("key"), targetID, in))
+	out, err := done(h.store.FlagCopy().CopyFlagSettings(c.Request().Context(), actor(c), ids.Env, c.Param("key"), ids.TargetEnv, in))
 	return respond(c, out, err)
 }

@@ -9,11 +9,10 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listFlags(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -25,14 +24,14 @@ func (h *Handler) listFlags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	flags, err := h.store.Flags().ListFlags(c.Request().Context(), actor(c), envID, flagstore.FlagFilter{
+	flags, err := h.store.Flags().ListFlags(c.Request().Context(), actor(c), ids.Env, flagstore.FlagFilter{
 		Name: query(c, "name"), Tags: queryList(c, "tags"), IsEnabled: enabled, IsArchived: archived,
 		SortBy: query(c, "sortBy"), Order: query(c, "sortOrder"), Page: page(c), Stage: query(c, "stage")})
 	return respond(c, flags, err)
 }
 
 func (h *Handler) createFlag(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -42,49 +41,49 @@ func (h *Handler) createFlag(c echo.Context) error {
 	}
 	// Where the environment's changes need approval, the flag comes in
 	// pending and the answer names its change request (pendingApproval).
-	f, err := h.store.Flags().CreateFlagRequesting(c.Request().Context(), actor(c), envID, in)
+	f, err := h.store.Flags().CreateFlagRequesting(c.Request().Context(), actor(c), ids.Env, in)
 	return respond(c, f, err)
 }
 
 func (h *Handler) getFlag(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	f, err := h.store.SDK().GetFlagJSON(c.Request().Context(), actor(c), envID, c.Param("key"))
+	f, err := h.store.SDK().GetFlagJSON(c.Request().Context(), actor(c), ids.Env, c.Param("key"))
 	return respondJSON(c, f, err)
 }
 
 func (h *Handler) flagTags(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	tags, err := h.store.Flags().FlagTags(c.Request().Context(), actor(c), envID)
+	tags, err := h.store.Flags().FlagTags(c.Request().Context(), actor(c), ids.Env)
 	return respond(c, tags, err)
 }
 
 func (h *Handler) flagKeyUsed(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	used, err := h.store.Flags().FlagKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"))
+	used, err := h.store.Flags().FlagKeyUsed(c.Request().Context(), actor(c), ids.Env, query(c, "key"))
 	return respond(c, used, err)
 }
 
 func (h *Handler) flagRevisions(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	revs, err := h.store.Flags().ListFlagRevisions(c.Request().Context(), actor(c), envID, c.Param("key"), page(c))
+	revs, err := h.store.Flags().ListFlagRevisions(c.Request().Context(), actor(c), ids.Env, c.Param("key"), page(c))
 	return respond(c, revs, err)
 }
 
 // flagChange decodes a flag change's body and applies it with do.
 func flagChange[In any, Out any](c echo.Context, do func(*core.Actor, uuid.UUID, string, In) (Out, error)) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -92,7 +91,7 @@ func flagChange[In any, Out any](c echo.Context, do func(*core.Actor, uuid.UUID,
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	out, err := do(actor(c), envID, c.Param("key"), in)
+	out, err := do(actor(c), ids.Env, c.Param("key"), in)
 	return respond(c, out, err)
 }
 
@@ -190,7 +189,7 @@ func (h *Handler) cloneFlag(c echo.Context) error {
 }
 
 func (h *Handler) patchFlag(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -198,18 +197,18 @@ func (h *Handler) patchFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.store.Flags().PatchFlag(c.Request().Context(), actor(c), envID, c.Param("key"), ops)
+	_, err = h.store.Flags().PatchFlag(c.Request().Context(), actor(c), ids.Env, c.Param("key"), ops)
 	return respond(c, true, err)
 }
 
 // flagPendingChanges answers a flag's pending changes: FeatBit's
 // PendingChangesVm for each scheduled change not yet applied or cancelled.
 func (h *Handler) flagPendingChanges(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	pending, err := h.store.Governance().FlagPendingChanges(c.Request().Context(), actor(c), envID, c.Param("key"))
+	pending, err := h.store.Governance().FlagPendingChanges(c.Request().Context(), actor(c), ids.Env, c.Param("key"))
 	return respond(c, pending, err)
 }
 
@@ -222,9 +221,9 @@ func (h *Handler) createFlagSchedule(c echo.Context) error {
 
 // deleteFlagSchedule cancels a scheduled change: FeatBit answers true.
 func (h *Handler) deleteFlagSchedule(c echo.Context) error {
-	envID, id, err := pathIDs(c, "envId", "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Governance().CancelFlagSchedule(c.Request().Context(), actor(c), envID, id))
+	return respond(c, true, h.store.Governance().CancelFlagSchedule(c.Request().Context(), actor(c), ids.Env, ids.ID))
 }

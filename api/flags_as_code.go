@@ -58,7 +58,7 @@ func writeDocument(c echo.Context, format string, doc any) error {
 }
 
 func (h *Handler) exportEnv(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (h *Handler) exportEnv(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	doc, err := h.store.FlagsAsCode().ExportEnv(c.Request().Context(), actor(c), envID)
+	doc, err := h.store.FlagsAsCode().ExportEnv(c.Request().Context(), actor(c), ids.Env)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (h *Handler) exportEnv(c echo.Context) error {
 }
 
 func (h *Handler) exportProject(c echo.Context) error {
-	projectID, err := httpx.PathID(c, "projectId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (h *Handler) exportProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	doc, err := h.store.FlagsAsCode().ExportProject(c.Request().Context(), actor(c), projectID)
+	doc, err := h.store.FlagsAsCode().ExportProject(c.Request().Context(), actor(c), ids.Project)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (h *Handler) exportProject(c echo.Context) error {
 // parameter is refused: ignoring a misspelt ?dry_run would apply what the
 // caller meant to try.
 func (h *Handler) importEnv(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (h *Handler) importEnv(c echo.Context) error {
 	if in.Document, err = flagsascode.DecodeDocument(body, format); err != nil {
 		return err
 	}
-	plan, err := h.store.FlagsAsCode().Import(c.Request().Context(), actor(c), envID, in)
+	plan, err := h.store.FlagsAsCode().Import(c.Request().Context(), actor(c), ids.Env, in)
 	return respond(c, plan, err)
 }
 

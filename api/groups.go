@@ -4,7 +4,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/iam"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listGroups(c echo.Context) error {
@@ -26,16 +25,16 @@ func (h *Handler) createGroup(c echo.Context) error {
 }
 
 func (h *Handler) getGroup(c echo.Context) error {
-	id, err := httpx.PathID(c, "groupId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	g, err := h.store.IAM().GetGroup(c.Request().Context(), actor(c), id)
+	g, err := h.store.IAM().GetGroup(c.Request().Context(), actor(c), ids.Group)
 	return respond(c, g, err)
 }
 
 func (h *Handler) updateGroup(c echo.Context) error {
-	id, err := httpx.PathID(c, "groupId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -43,20 +42,20 @@ func (h *Handler) updateGroup(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	g, err := h.store.IAM().UpdateGroup(c.Request().Context(), actor(c), id, in)
+	g, err := h.store.IAM().UpdateGroup(c.Request().Context(), actor(c), ids.Group, in)
 	return respond(c, g, err)
 }
 
 func (h *Handler) deleteGroup(c echo.Context) error {
-	id, err := httpx.PathID(c, "groupId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().DeleteGroup(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.IAM().DeleteGroup(c.Request().Context(), actor(c), ids.Group))
 }
 
 func (h *Handler) listGroupMembers(c echo.Context) error {
-	id, err := httpx.PathID(c, "groupId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -64,34 +63,34 @@ func (h *Handler) listGroupMembers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ms, err := h.store.IAM().ListGroupMembers(c.Request().Context(), actor(c), id, f)
+	ms, err := h.store.IAM().ListGroupMembers(c.Request().Context(), actor(c), ids.Group, f)
 	return respond(c, ms, err)
 }
 
 func (h *Handler) addGroupMember(c echo.Context) error {
-	groupID, memberID, err := pathIDs(c, "groupId", "memberId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().AddGroupMember(c.Request().Context(), actor(c), groupID, memberID))
+	return respond(c, true, h.store.IAM().AddGroupMember(c.Request().Context(), actor(c), ids.Group, ids.Member))
 }
 
 func (h *Handler) removeGroupMember(c echo.Context) error {
-	groupID, memberID, err := pathIDs(c, "groupId", "memberId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().RemoveGroupMember(c.Request().Context(), actor(c), groupID, memberID))
+	return respond(c, true, h.store.IAM().RemoveGroupMember(c.Request().Context(), actor(c), ids.Group, ids.Member))
 }
 
 func (h *Handler) listGroupPolicies(c echo.Context) error {
-	id, err := httpx.PathID(c, "groupId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -99,28 +98,28 @@ func (h *Handler) listGroupPolicies(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.IAM().ListGroupPolicies(c.Request().Context(), actor(c), id, f)
+	ps, err := h.store.IAM().ListGroupPolicies(c.Request().Context(), actor(c), ids.Group, f)
 	return respond(c, ps, err)
 }
 
 func (h *Handler) addGroupPolicy(c echo.Context) error {
-	groupID, policyID, err := pathIDs(c, "groupId", "policyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().AddGroupPolicy(c.Request().Context(), actor(c), groupID, policyID))
+	return respond(c, true, h.store.IAM().AddGroupPolicy(c.Request().Context(), actor(c), ids.Group, ids.Policy))
 }
 
 func (h *Handler) removeGroupPolicy(c echo.Context) error {
-	groupID, policyID, err := pathIDs(c, "groupId", "policyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().RemoveGroupPolicy(c.Request().Context(), actor(c), groupID, policyID))
+	return respond(c, true, h.store.IAM().RemoveGroupPolicy(c.Request().Context(), actor(c), ids.Group, ids.Policy))
 }

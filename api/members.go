@@ -4,7 +4,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/iam"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listMembers(c echo.Context) error {
@@ -28,41 +27,41 @@ func (h *Handler) addMember(c echo.Context) error {
 }
 
 func (h *Handler) getMember(c echo.Context) error {
-	id, err := httpx.PathID(c, "memberId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	m, err := h.store.IAM().GetMember(c.Request().Context(), actor(c), id)
+	m, err := h.store.IAM().GetMember(c.Request().Context(), actor(c), ids.Member)
 	return respond(c, m, err)
 }
 
 func (h *Handler) removeMember(c echo.Context) error {
-	id, err := httpx.PathID(c, "memberId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().RemoveMember(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.IAM().RemoveMember(c.Request().Context(), actor(c), ids.Member))
 }
 
 func (h *Handler) removeFromWorkspace(c echo.Context) error {
-	id, err := httpx.PathID(c, "memberId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().RemoveFromWorkspace(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.IAM().RemoveFromWorkspace(c.Request().Context(), actor(c), ids.Member))
 }
 
 func (h *Handler) listMemberPolicies(c echo.Context) error {
-	id, err := httpx.PathID(c, "memberId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.IAM().MemberPolicies(c.Request().Context(), actor(c), id)
+	ps, err := h.store.IAM().MemberPolicies(c.Request().Context(), actor(c), ids.Member)
 	return respond(c, ps, err)
 }
 
 func (h *Handler) listMemberGroups(c echo.Context) error {
-	id, err := httpx.PathID(c, "memberId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -70,12 +69,12 @@ func (h *Handler) listMemberGroups(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	gs, err := h.store.IAM().ListMemberGroups(c.Request().Context(), actor(c), id, f)
+	gs, err := h.store.IAM().ListMemberGroups(c.Request().Context(), actor(c), ids.Member, f)
 	return respond(c, gs, err)
 }
 
 func (h *Handler) listMemberDirectPolicies(c echo.Context) error {
-	id, err := httpx.PathID(c, "memberId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -83,12 +82,12 @@ func (h *Handler) listMemberDirectPolicies(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.IAM().ListMemberDirectPolicies(c.Request().Context(), actor(c), id, f)
+	ps, err := h.store.IAM().ListMemberDirectPolicies(c.Request().Context(), actor(c), ids.Member, f)
 	return respond(c, ps, err)
 }
 
 func (h *Handler) listMemberInheritedPolicies(c echo.Context) error {
-	id, err := httpx.PathID(c, "memberId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -96,28 +95,28 @@ func (h *Handler) listMemberInheritedPolicies(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ps, err := h.store.IAM().ListMemberInheritedPolicies(c.Request().Context(), actor(c), id, f)
+	ps, err := h.store.IAM().ListMemberInheritedPolicies(c.Request().Context(), actor(c), ids.Member, f)
 	return respond(c, ps, err)
 }
 
 func (h *Handler) addMemberPolicy(c echo.Context) error {
-	memberID, policyID, err := pathIDs(c, "memberId", "policyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().AddMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
+	return respond(c, true, h.store.IAM().AddMemberPolicy(c.Request().Context(), actor(c), ids.Member, ids.Policy))
 }
 
 func (h *Handler) removeMemberPolicy(c echo.Context) error {
-	memberID, policyID, err := pathIDs(c, "memberId", "policyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
 	if err := noBody(c); err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().RemoveMemberPolicy(c.Request().Context(), actor(c), memberID, policyID))
+	return respond(c, true, h.store.IAM().RemoveMemberPolicy(c.Request().Context(), actor(c), ids.Member, ids.Policy))
 }

@@ -2,8 +2,6 @@ package api
 
 import (
 	"github.com/labstack/echo/v4"
-
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // The is-key-used and is-name-used checks, with FeatBit's query names.
@@ -24,11 +22,11 @@ func (h *Handler) isProjectKeyUsed(c echo.Context) error {
 }
 
 func (h *Handler) isEnvironmentKeyUsed(c echo.Context) error {
-	projectID, err := httpx.PathID(c, "projectId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	used, err := h.store.Projects().IsEnvironmentKeyUsed(c.Request().Context(), actor(c), projectID, query(c, "key"))
+	used, err := h.store.Projects().IsEnvironmentKeyUsed(c.Request().Context(), actor(c), ids.Project, query(c, "key"))
 	return respond(c, used, err)
 }
 

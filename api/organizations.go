@@ -4,7 +4,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/iam"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) updateOrganization(c echo.Context) error {
@@ -17,11 +16,11 @@ func (h *Handler) updateOrganization(c echo.Context) error {
 }
 
 func (h *Handler) getOrganization(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	o, err := h.store.IAM().GetOrganization(c.Request().Context(), actor(c), id)
+	o, err := h.store.IAM().GetOrganization(c.Request().Context(), actor(c), ids.ID)
 	return respond(c, o, err)
 }
 

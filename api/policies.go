@@ -5,7 +5,6 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/iam"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listPolicies(c echo.Context) error {
@@ -41,16 +40,16 @@ func (h *Handler) clonePolicy(c echo.Context) error {
 }
 
 func (h *Handler) getPolicy(c echo.Context) error {
-	id, err := httpx.PathID(c, "policyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	p, err := h.store.IAM().GetPolicy(c.Request().Context(), actor(c), id)
+	p, err := h.store.IAM().GetPolicy(c.Request().Context(), actor(c), ids.Policy)
 	return respond(c, p, err)
 }
 
 func (h *Handler) updatePolicySettings(c echo.Context) error {
-	id, err := httpx.PathID(c, "policyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -58,12 +57,12 @@ func (h *Handler) updatePolicySettings(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.store.IAM().UpdatePolicySettings(c.Request().Context(), actor(c), id, in)
+	p, err := h.store.IAM().UpdatePolicySettings(c.Request().Context(), actor(c), ids.Policy, in)
 	return respond(c, p, err)
 }
 
 func (h *Handler) updatePolicyStatements(c echo.Context) error {
-	id, err := httpx.PathID(c, "policyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -71,20 +70,20 @@ func (h *Handler) updatePolicyStatements(c echo.Context) error {
 	if err := bind(c, &statements); err != nil {
 		return err
 	}
-	p, err := h.store.IAM().UpdatePolicyStatements(c.Request().Context(), actor(c), id, statements)
+	p, err := h.store.IAM().UpdatePolicyStatements(c.Request().Context(), actor(c), ids.Policy, statements)
 	return respond(c, p, err)
 }
 
 func (h *Handler) deletePolicy(c echo.Context) error {
-	id, err := httpx.PathID(c, "policyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.IAM().DeletePolicy(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.IAM().DeletePolicy(c.Request().Context(), actor(c), ids.Policy))
 }
 
 func (h *Handler) listPolicyMembers(c echo.Context) error {
-	id, err := httpx.PathID(c, "policyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -92,12 +91,12 @@ func (h *Handler) listPolicyMembers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ms, err := h.store.IAM().ListPolicyMembers(c.Request().Context(), actor(c), id, f)
+	ms, err := h.store.IAM().ListPolicyMembers(c.Request().Context(), actor(c), ids.Policy, f)
 	return respond(c, ms, err)
 }
 
 func (h *Handler) listPolicyGroups(c echo.Context) error {
-	id, err := httpx.PathID(c, "policyId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -105,7 +104,7 @@ func (h *Handler) listPolicyGroups(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	gs, err := h.store.IAM().ListPolicyGroups(c.Request().Context(), actor(c), id, f)
+	gs, err := h.store.IAM().ListPolicyGroups(c.Request().Context(), actor(c), ids.Policy, f)
 	return respond(c, gs, err)
 }
 

@@ -4,7 +4,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listProjects(c echo.Context) error {
@@ -22,16 +21,16 @@ func (h *Handler) createProject(c echo.Context) error {
 }
 
 func (h *Handler) getProject(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	p, err := h.store.Projects().GetProject(c.Request().Context(), actor(c), id)
+	p, err := h.store.Projects().GetProject(c.Request().Context(), actor(c), ids.ID)
 	return respond(c, p, err)
 }
 
 func (h *Handler) renameProject(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -39,20 +38,20 @@ func (h *Handler) renameProject(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.store.Projects().RenameProject(c.Request().Context(), actor(c), id, in)
+	p, err := h.store.Projects().RenameProject(c.Request().Context(), actor(c), ids.ID, in)
 	return respond(c, p, err)
 }
 
 func (h *Handler) deleteProject(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Projects().DeleteProject(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.Projects().DeleteProject(c.Request().Context(), actor(c), ids.ID))
 }
 
 func (h *Handler) createEnvironment(c echo.Context) error {
-	projectID, err := httpx.PathID(c, "projectId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -60,21 +59,21 @@ func (h *Handler) createEnvironment(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	env, err := h.store.Projects().CreateEnvironment(c.Request().Context(), actor(c), projectID, in)
+	env, err := h.store.Projects().CreateEnvironment(c.Request().Context(), actor(c), ids.Project, in)
 	return respond(c, env, err)
 }
 
 func (h *Handler) getEnvironment(c echo.Context) error {
-	projectID, envID, err := pathIDs(c, "projectId", "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	env, err := h.store.Projects().GetEnvironment(c.Request().Context(), actor(c), projectID, envID)
+	env, err := h.store.Projects().GetEnvironment(c.Request().Context(), actor(c), ids.Project, ids.ID)
 	return respond(c, env, err)
 }
 
 func (h *Handler) updateEnvironment(c echo.Context) error {
-	projectID, envID, err := pathIDs(c, "projectId", "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -82,20 +81,20 @@ func (h *Handler) updateEnvironment(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	env, err := h.store.Projects().UpdateEnvironment(c.Request().Context(), actor(c), projectID, envID, in)
+	env, err := h.store.Projects().UpdateEnvironment(c.Request().Context(), actor(c), ids.Project, ids.ID, in)
 	return respond(c, env, err)
 }
 
 func (h *Handler) deleteEnvironment(c echo.Context) error {
-	projectID, envID, err := pathIDs(c, "projectId", "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Projects().DeleteEnvironment(c.Request().Context(), actor(c), projectID, envID))
+	return respond(c, true, h.store.Projects().DeleteEnvironment(c.Request().Context(), actor(c), ids.Project, ids.ID))
 }
 
 func (h *Handler) createSecret(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -103,12 +102,12 @@ func (h *Handler) createSecret(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	sec, err := h.store.Projects().CreateSecret(c.Request().Context(), actor(c), envID, in)
+	sec, err := h.store.Projects().CreateSecret(c.Request().Context(), actor(c), ids.Env, in)
 	return respond(c, sec, err)
 }
 
 func (h *Handler) updateSecret(c echo.Context) error {
-	envID, secretID, err := pathIDs(c, "envId", "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -117,14 +116,14 @@ func (h *Handler) updateSecret(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers true (ApiResponse<bool>).
-	_, err = h.store.Projects().UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
+	_, err = h.store.Projects().UpdateSecret(c.Request().Context(), actor(c), ids.Env, ids.ID, in)
 	return respond(c, true, err)
 }
 
 func (h *Handler) deleteSecret(c echo.Context) error {
-	envID, secretID, err := pathIDs(c, "envId", "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Projects().DeleteSecret(c.Request().Context(), actor(c), envID, secretID))
+	return respond(c, true, h.store.Projects().DeleteSecret(c.Request().Context(), actor(c), ids.Env, ids.ID))
 }

@@ -102,16 +102,6 @@ func WriteError(c echo.Context, log *slog.Logger, err error) {
 	}
 }
 
-// pathIDs reads the two uuid path parameters of a nested resource.
-func pathIDs(c echo.Context, parent, child string) (uuid.UUID, uuid.UUID, error) {
-	parentID, err := httpx.PathID(c, parent)
-	if err != nil {
-		return uuid.Nil, uuid.Nil, err
-	}
-	childID, err := httpx.PathID(c, child)
-	return parentID, childID, err
-}
-
 // query reads a query parameter, its name matched case-insensitively.
 func query(c echo.Context, name string) string {
 	for k, vs := range c.QueryParams() {

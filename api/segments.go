@@ -7,11 +7,10 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/segments"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listSegments(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -19,13 +18,13 @@ func (h *Handler) listSegments(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	segments, err := h.store.Segments().ListSegments(c.Request().Context(), actor(c), envID, segments.SegmentFilter{
+	segments, err := h.store.Segments().ListSegments(c.Request().Context(), actor(c), ids.Env, segments.SegmentFilter{
 		Name: query(c, "name"), IsArchived: archived, Page: page(c)})
 	return respond(c, segments, err)
 }
 
 func (h *Handler) createSegment(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -33,59 +32,59 @@ func (h *Handler) createSegment(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	sg, err := h.store.Segments().CreateSegment(c.Request().Context(), actor(c), envID, in)
+	sg, err := h.store.Segments().CreateSegment(c.Request().Context(), actor(c), ids.Env, in)
 	return respond(c, sg, err)
 }
 
 func (h *Handler) segmentsByIDs(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	segments, err := h.store.SDK().SegmentsByIDsJSON(c.Request().Context(), actor(c), envID, queryList(c, "ids"))
+	segments, err := h.store.SDK().SegmentsByIDsJSON(c.Request().Context(), actor(c), ids.Env, queryList(c, "ids"))
 	return respondJSON(c, segments, err)
 }
 
 func (h *Handler) segmentTags(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	tags, err := h.store.Segments().SegmentTags(c.Request().Context(), actor(c), envID)
+	tags, err := h.store.Segments().SegmentTags(c.Request().Context(), actor(c), ids.Env)
 	return respond(c, tags, err)
 }
 
 func (h *Handler) segmentKeyUsed(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	used, err := h.store.Segments().SegmentKeyUsed(c.Request().Context(), actor(c), envID, query(c, "key"), query(c, "type"))
+	used, err := h.store.Segments().SegmentKeyUsed(c.Request().Context(), actor(c), ids.Env, query(c, "key"), query(c, "type"))
 	return respond(c, used, err)
 }
 
 func (h *Handler) getSegment(c echo.Context) error {
-	envID, segmentID, err := pathIDs(c, "envId", "segmentId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	sg, err := h.store.Segments().GetSegment(c.Request().Context(), actor(c), envID, segmentID)
+	sg, err := h.store.Segments().GetSegment(c.Request().Context(), actor(c), ids.Env, ids.Segment)
 	return respond(c, sg, err)
 }
 
 func (h *Handler) segmentFlagReferences(c echo.Context) error {
-	envID, segmentID, err := pathIDs(c, "envId", "segmentId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	refs, err := h.store.Segments().SegmentFlagReferences(c.Request().Context(), actor(c), envID, segmentID)
+	refs, err := h.store.Segments().SegmentFlagReferences(c.Request().Context(), actor(c), ids.Env, ids.Segment)
 	return respond(c, refs, err)
 }
 
 // segmentChange decodes a segment change's body and applies it with do.
 // Every segment change answers true, as FeatBit's do.
 func segmentChange[In any, Out any](c echo.Context, do func(*core.Actor, uuid.UUID, uuid.UUID, In) (Out, error)) error {
-	envID, segmentID, err := pathIDs(c, "envId", "segmentId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -93,7 +92,7 @@ func segmentChange[In any, Out any](c echo.Context, do func(*core.Actor, uuid.UU
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	out, err := do(actor(c), envID, segmentID, in)
+	out, err := do(actor(c), ids.Env, ids.Segment, in)
 	return respond(c, out, err)
 }
 
@@ -146,7 +145,7 @@ func (h *Handler) setSegmentTargeting(c echo.Context) error {
 }
 
 func (h *Handler) patchSegment(c echo.Context) error {
-	envID, segmentID, err := pathIDs(c, "envId", "segmentId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -154,12 +153,12 @@ func (h *Handler) patchSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = h.store.Segments().PatchSegment(c.Request().Context(), actor(c), envID, segmentID, ops)
+	_, err = h.store.Segments().PatchSegment(c.Request().Context(), actor(c), ids.Env, ids.Segment, ops)
 	return respond(c, true, err)
 }
 
 func (h *Handler) listAuditLogs(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -179,7 +178,7 @@ func (h *Handler) listAuditLogs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	logs, err := h.store.Flags().ListAuditLogs(c.Request().Context(), actor(c), envID, flagstore.AuditFilter{
+	logs, err := h.store.Flags().ListAuditLogs(c.Request().Context(), actor(c), ids.Env, flagstore.AuditFilter{
 		RefType: query(c, "refType"), RefID: query(c, "refId"), Query: query(c, "query"), From: from, To: to,
 		CreatorID: creator, CrossEnvironment: cross, Page: page(c)})
 	return respond(c, logs, err)

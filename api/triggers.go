@@ -8,7 +8,6 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/governance"
-	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 )
 
@@ -37,7 +36,7 @@ func (h *Handler) createTrigger(c echo.Context) error {
 }
 
 func (h *Handler) updateTrigger(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -46,12 +45,12 @@ func (h *Handler) updateTrigger(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers true (ApiResponse<bool>).
-	_, err = h.store.Governance().SetTriggerStatus(c.Request().Context(), actor(c), id, in)
+	_, err = h.store.Governance().SetTriggerStatus(c.Request().Context(), actor(c), ids.ID, in)
 	return respond(c, true, err)
 }
 
 func (h *Handler) resetTriggerToken(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -59,16 +58,16 @@ func (h *Handler) resetTriggerToken(c echo.Context) error {
 		return err
 	}
 	// FeatBit answers the new token (ApiResponse<string>), shown this once.
-	t, err := h.store.Governance().ResetTriggerToken(c.Request().Context(), actor(c), id)
+	t, err := h.store.Governance().ResetTriggerToken(c.Request().Context(), actor(c), ids.ID)
 	return respond(c, t.Token, err)
 }
 
 func (h *Handler) deleteTrigger(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Governance().DeleteTrigger(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.Governance().DeleteTrigger(c.Request().Context(), actor(c), ids.ID))
 }
 
 // runTrigger is the URL alerting systems call. It needs no sign-in: the

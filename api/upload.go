@@ -41,7 +41,7 @@ const allowanceStep = 256 << 10
 // and reading stops past the most users the store takes, which then
 // refuses the file by its own rule.
 func (h *Handler) uploadEndUsers(c echo.Context) error {
-	envID, err := httpx.PathID(c, "envId")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 		if err := bind(c, &data); err != nil {
 			return err
 		}
-		_, err = h.store.SDK().ImportEndUsers(r.Context(), actor(c), envID, data)
+		_, err = h.store.SDK().ImportEndUsers(r.Context(), actor(c), ids.Env, data)
 		return respond(c, true, err)
 	}
 	if r.ContentLength > maxUploadBytes {
@@ -89,7 +89,7 @@ func (h *Handler) uploadEndUsers(c echo.Context) error {
 		}
 		// Importing takes time; only what the users hold stays reserved.
 		httpx.Release(c, uploadReaders+f.buffers+f.left.Bytes)
-		_, err = h.store.SDK().ImportEndUsers(r.Context(), actor(c), envID, data)
+		_, err = h.store.SDK().ImportEndUsers(r.Context(), actor(c), ids.Env, data)
 		return respond(c, true, err)
 	}
 }

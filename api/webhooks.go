@@ -4,7 +4,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func (h *Handler) listWebhooks(c echo.Context) error {
@@ -19,11 +18,11 @@ func (h *Handler) isWebhookNameUsed(c echo.Context) error {
 }
 
 func (h *Handler) getWebhook(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	w, err := h.store.Webhooks().GetWebhook(c.Request().Context(), actor(c), id)
+	w, err := h.store.Webhooks().GetWebhook(c.Request().Context(), actor(c), ids.ID)
 	return respond(c, w, err)
 }
 
@@ -37,7 +36,7 @@ func (h *Handler) createWebhook(c echo.Context) error {
 }
 
 func (h *Handler) updateWebhook(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -45,16 +44,16 @@ func (h *Handler) updateWebhook(c echo.Context) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	w, err := h.store.Webhooks().UpdateWebhook(c.Request().Context(), actor(c), id, in)
+	w, err := h.store.Webhooks().UpdateWebhook(c.Request().Context(), actor(c), ids.ID, in)
 	return respond(c, w, err)
 }
 
 func (h *Handler) deleteWebhook(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
-	return respond(c, true, h.store.Webhooks().DeleteWebhook(c.Request().Context(), actor(c), id))
+	return respond(c, true, h.store.Webhooks().DeleteWebhook(c.Request().Context(), actor(c), ids.ID))
 }
 
 func (h *Handler) sendWebhook(c echo.Context) error {
@@ -67,7 +66,7 @@ func (h *Handler) sendWebhook(c echo.Context) error {
 }
 
 func (h *Handler) listWebhookDeliveries(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
+	ids, err := bindIDs(c)
 	if err != nil {
 		return err
 	}
@@ -79,7 +78,7 @@ func (h *Handler) listWebhookDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	log, err := h.store.Webhooks().ListWebhookDeliveries(c.Request().Context(), actor(c), id,
+	log, err := h.store.Webhooks().ListWebhookDeliveries(c.Request().Context(), actor(c), ids.ID,
 		webhooks.WebhookDeliveryFilter{Event: query(c, "event"), Success: success, NotBefore: notBefore, Page: page(c)})
 	return respond(c, log, err)
 }
