@@ -206,21 +206,12 @@ func (s *Tokens) ListAccessTokens(ctx context.Context, a *core.Actor, f AccessTo
 	}
 	rows, err := s.core.Q.ListAccessTokens(ctx, db.ListAccessTokensParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
 		Type: f.Type, CreatorID: f.CreatorID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-	if err != nil {
-		return core.Paged[AccessToken]{}, core.Translate(err)
-	}
-	total, err := s.core.Q.CountAccessTokens(ctx, db.CountAccessTokensParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
-		Type: f.Type, CreatorID: f.CreatorID})
-	if err != nil {
-		return core.Paged[AccessToken]{}, core.Translate(err)
-	}
-	out := core.Paged[AccessToken]{TotalCount: total, Items: make([]AccessToken, len(rows))}
-	for i, r := range rows {
-		if out.Items[i], err = accessToken(r.AccessToken, core.TokenCreator{ID: r.AccessToken.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail}); err != nil {
-			return core.Paged[AccessToken]{}, err
-		}
-	}
-	return out, nil
+	return core.PageOfChecked(rows, err, func(r db.ListAccessTokensRow) (AccessToken, error) {
+		return accessToken(r.AccessToken, core.TokenCreator{ID: r.AccessToken.CreatorID, Name: r.CreatorName, Email: r.CreatorEmail})
+	}, func() (int64, error) {
+		return s.core.Q.CountAccessTokens(ctx, db.CountAccessTokensParams{OrganizationID: orgID, Name: core.EscapeLike(f.Name),
+			Type: f.Type, CreatorID: f.CreatorID})
+	})
 }
 
 // GetAccessToken returns one of the organization's tokens.

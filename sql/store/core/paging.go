@@ -72,3 +72,21 @@ func PageOfCounted[R, T any](rows []R, err error, item func(R) (T, int64), count
 	}
 	return out, nil
 }
+
+// PageOfChecked is PageOf for rows whose items can fail to be made (a
+// stored document that no longer decodes).
+func PageOfChecked[R, T any](rows []R, err error, item func(R) (T, error), count func() (int64, error)) (Paged[T], error) {
+	if err != nil {
+		return Paged[T]{}, Translate(err)
+	}
+	out := Paged[T]{Items: make([]T, len(rows))}
+	for i, r := range rows {
+		if out.Items[i], err = item(r); err != nil {
+			return Paged[T]{}, err
+		}
+	}
+	if out.TotalCount, err = count(); err != nil {
+		return Paged[T]{}, Translate(err)
+	}
+	return out, nil
+}

@@ -75,35 +75,17 @@ func (s *IAM) groupOf(ctx context.Context, a *core.Actor, id uuid.UUID) (Group, 
 
 // ListGroups pages the organization's groups by name; Search is part of the name.
 func (s *IAM) ListGroups(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Group], error) {
-	var v core.Validator
-	f.check(&v, "name")
-	orgID, err := a.IAMOrg(&v)
-	if err != nil {
-		return core.Paged[Group]{}, err
-	}
-	var rows []db.Group
-	var total int64
-	if f.Search == "" {
-		rows, err = s.core.Q.ListGroups(ctx, db.ListGroupsParams{OrganizationID: orgID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-		if err == nil {
-			total, err = s.core.Q.CountGroups(ctx, orgID)
+	return listIAM(a, f, "name", nil, func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[Group], error) {
+		if f.Search == "" {
+			rows, err := s.core.Q.ListGroups(ctx, db.ListGroupsParams{OrganizationID: orgID, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+			return core.PageOf(rows, err, group, func() (int64, error) { return s.core.Q.CountGroups(ctx, orgID) })
 		}
-	} else {
-		name := core.EscapeLike(f.Search)
-		rows, err = s.core.Q.SearchGroups(ctx, db.SearchGroupsParams{OrganizationID: orgID, Name: name,
+		rows, err := s.core.Q.SearchGroups(ctx, db.SearchGroupsParams{OrganizationID: orgID, Name: name,
 			PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-		if err == nil {
-			total, err = s.core.Q.CountSearchGroups(ctx, db.CountSearchGroupsParams{OrganizationID: orgID, Name: name})
-		}
-	}
-	if err != nil {
-		return core.Paged[Group]{}, core.Translate(err)
-	}
-	out := core.Paged[Group]{TotalCount: total, Items: make([]Group, len(rows))}
-	for i, r := range rows {
-		out.Items[i] = group(r)
-	}
-	return out, nil
+		return core.PageOf(rows, err, group, func() (int64, error) {
+			return s.core.Q.CountSearchGroups(ctx, db.CountSearchGroupsParams{OrganizationID: orgID, Name: name})
+		})
+	})
 }
 
 // GetGroup returns one of the organization's groups.
@@ -197,40 +179,33 @@ func (s *IAM) DeleteGroup(ctx context.Context, a *core.Actor, id uuid.UUID) erro
 // ListGroupMembers pages a group's members, or with All every member of the
 // organization, each marked; Search is part of the email or name.
 func (s *IAM) ListGroupMembers(ctx context.Context, a *core.Actor, groupID uuid.UUID, f IAMFilter) (core.Paged[GroupMember], error) {
-	if _, err := s.groupOf(ctx, a, groupID); err != nil {
-		return core.Paged[GroupMember]{}, err
-	}
-	var v core.Validator
-	f.check(&v, "searchText")
-	orgID, err := a.IAMOrg(&v)
-	if err != nil {
-		return core.Paged[GroupMember]{}, err
-	}
-	limit, offset := f.Page.Limit(), f.Page.Offset()
-	switch {
-	case f.Search != "":
-		search := core.EscapeLike(f.Search)
-		rows, err := s.core.Q.SearchGroupMembers(ctx, db.SearchGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
-			Search: search, GetAll: f.All, PageSize: limit, PageOffset: offset})
-		return core.PageOf(rows, err, func(r db.SearchGroupMembersRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
-			return s.core.Q.CountSearchGroupMembers(ctx, db.CountSearchGroupMembersParams{OrganizationID: orgID,
-				GroupID: groupID, Search: search, GetAll: f.All})
+	return listIAM(a, f, "searchText", func() error { _, err := s.groupOf(ctx, a, groupID); return err },
+		func(orgID uuid.UUID, search string, f IAMFilter) (core.Paged[GroupMember], error) {
+			limit, offset := f.Page.Limit(), f.Page.Offset()
+			switch {
+			case f.Search != "":
+				rows, err := s.core.Q.SearchGroupMembers(ctx, db.SearchGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
+					Search: search, GetAll: f.All, PageSize: limit, PageOffset: offset})
+				return core.PageOf(rows, err, func(r db.SearchGroupMembersRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
+					return s.core.Q.CountSearchGroupMembers(ctx, db.CountSearchGroupMembersParams{OrganizationID: orgID,
+						GroupID: groupID, Search: search, GetAll: f.All})
+				})
+			case f.All:
+				rows, err := s.core.Q.ListAllMembersForGroup(ctx, db.ListAllMembersForGroupParams{OrganizationID: orgID, GroupID: groupID,
+					PageSize: limit, PageOffset: offset})
+				return core.PageOf(rows, err, func(r db.ListAllMembersForGroupRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
+					return s.core.Q.CountMembers(ctx, orgID)
+				})
+			default:
+				rows, err := s.core.Q.ListGroupMembers(ctx, db.ListGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
+					PageSize: limit, PageOffset: offset})
+				return core.PageOf(rows, err, func(r db.ListGroupMembersRow) GroupMember {
+					return GroupMember{ID: r.ID, Name: r.Name, Email: r.Email, IsGroupMember: true}
+				}, func() (int64, error) {
+					return s.core.Q.CountGroupMembers(ctx, groupID)
+				})
+			}
 		})
-	case f.All:
-		rows, err := s.core.Q.ListAllMembersForGroup(ctx, db.ListAllMembersForGroupParams{OrganizationID: orgID, GroupID: groupID,
-			PageSize: limit, PageOffset: offset})
-		return core.PageOf(rows, err, func(r db.ListAllMembersForGroupRow) GroupMember { return GroupMember(r) }, func() (int64, error) {
-			return s.core.Q.CountMembers(ctx, orgID)
-		})
-	default:
-		rows, err := s.core.Q.ListGroupMembers(ctx, db.ListGroupMembersParams{OrganizationID: orgID, GroupID: groupID,
-			PageSize: limit, PageOffset: offset})
-		return core.PageOf(rows, err, func(r db.ListGroupMembersRow) GroupMember {
-			return GroupMember{ID: r.ID, Name: r.Name, Email: r.Email, IsGroupMember: true}
-		}, func() (int64, error) {
-			return s.core.Q.CountGroupMembers(ctx, groupID)
-		})
-	}
 }
 
 // AddGroupMember puts a member of the organization in a group; adding twice
@@ -272,31 +247,15 @@ func (s *IAM) groupAndMember(ctx context.Context, a *core.Actor, groupID, member
 // ListGroupPolicies pages the policies attached to a group, or with All every
 // policy usable in the organization, each marked; Search is part of the name.
 func (s *IAM) ListGroupPolicies(ctx context.Context, a *core.Actor, groupID uuid.UUID, f IAMFilter) (core.Paged[GroupPolicy], error) {
-	if _, err := s.groupOf(ctx, a, groupID); err != nil {
-		return core.Paged[GroupPolicy]{}, err
-	}
-	var v core.Validator
-	f.check(&v, "name")
-	orgID, err := a.IAMOrg(&v)
-	if err != nil {
-		return core.Paged[GroupPolicy]{}, err
-	}
-	name := core.EscapeLike(f.Search)
-	rows, err := s.core.Q.ListGroupPolicies(ctx, db.ListGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
-		Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-	if err != nil {
-		return core.Paged[GroupPolicy]{}, core.Translate(err)
-	}
-	total, err := s.core.Q.CountGroupPolicies(ctx, db.CountGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
-		Name: name, GetAll: f.All})
-	if err != nil {
-		return core.Paged[GroupPolicy]{}, core.Translate(err)
-	}
-	out := core.Paged[GroupPolicy]{TotalCount: total, Items: make([]GroupPolicy, len(rows))}
-	for i, r := range rows {
-		out.Items[i] = GroupPolicy(r)
-	}
-	return out, nil
+	return listIAM(a, f, "name", func() error { _, err := s.groupOf(ctx, a, groupID); return err },
+		func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[GroupPolicy], error) {
+			rows, err := s.core.Q.ListGroupPolicies(ctx, db.ListGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
+				Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+			return core.PageOf(rows, err, func(r db.ListGroupPoliciesRow) GroupPolicy { return GroupPolicy(r) }, func() (int64, error) {
+				return s.core.Q.CountGroupPolicies(ctx, db.CountGroupPoliciesParams{OrganizationID: orgID, GroupID: groupID,
+					Name: name, GetAll: f.All})
+			})
+		})
 }
 
 // AddGroupPolicy attaches a policy to a group; attaching twice changes nothing.

@@ -39,6 +39,27 @@ func (f *IAMFilter) check(v *core.Validator, param string) {
 	v.Text(param, f.Search, maxSearchLen)
 }
 
+// listIAM is the frame of every IAM list: the parent it lists under first,
+// when there is one (an unknown parent is not found, whatever else is
+// wrong), then the filter (param names its search in the request) and the
+// caller's organization and CanManageIAM. page reads the page and its
+// count, given the organization and the search as a LIKE pattern.
+func listIAM[T any](a *core.Actor, f IAMFilter, param string, parent func() error,
+	page func(orgID uuid.UUID, pattern string, f IAMFilter) (core.Paged[T], error)) (core.Paged[T], error) {
+	if parent != nil {
+		if err := parent(); err != nil {
+			return core.Paged[T]{}, err
+		}
+	}
+	var v core.Validator
+	f.check(&v, param)
+	orgID, err := a.IAMOrg(&v)
+	if err != nil {
+		return core.Paged[T]{}, err
+	}
+	return page(orgID, core.EscapeLike(f.Search), f)
+}
+
 // keepOwner runs change with the organization locked against other such
 // changes, and fails it (so the transaction rolls back) when it leaves an
 // organization that had a member holding the built-in Owner policy, directly

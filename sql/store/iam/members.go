@@ -140,13 +140,9 @@ func (s *IAM) members(ctx context.Context, a *core.Actor, q *db.Queries, orgID u
 // ListMembers pages the organization's members, newest first; Search is
 // part of the email or name.
 func (s *IAM) ListMembers(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Member], error) {
-	var v core.Validator
-	f.check(&v, "searchText")
-	orgID, err := a.IAMOrg(&v)
-	if err != nil {
-		return core.Paged[Member]{}, err
-	}
-	return s.listMembers(ctx, a, orgID, f)
+	return listIAM(a, f, "searchText", nil, func(orgID uuid.UUID, _ string, f IAMFilter) (core.Paged[Member], error) {
+		return s.listMembers(ctx, a, orgID, f)
+	})
 }
 
 // listMembers pages the members of an organization the caller may list.
@@ -385,64 +381,43 @@ func (s *IAM) RemoveMember(ctx context.Context, a *core.Actor, id uuid.UUID) err
 // ListMemberGroups pages the groups a member belongs to, or with All every
 // group of the organization, each marked; Search is part of the group name.
 func (s *IAM) ListMemberGroups(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[MemberGroup], error) {
-	if _, err := s.memberOf(ctx, a, memberID); err != nil {
-		return core.Paged[MemberGroup]{}, err
-	}
-	var v core.Validator
-	f.check(&v, "name")
-	orgID, err := a.IAMOrg(&v)
-	if err != nil {
-		return core.Paged[MemberGroup]{}, err
-	}
-	name := core.EscapeLike(f.Search)
-	rows, err := s.core.Q.ListMemberGroups(ctx, db.ListMemberGroupsParams{OrganizationID: orgID, UserID: memberID,
-		Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-	return core.PageOf(rows, err, func(r db.ListMemberGroupsRow) MemberGroup {
-		return MemberGroup{ID: r.ID, Name: r.Name, Description: r.Description, MemberID: memberID, IsGroupMember: r.IsGroupMember}
-	}, func() (int64, error) {
-		return s.core.Q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
-	})
+	return listIAM(a, f, "name", func() error { _, err := s.memberOf(ctx, a, memberID); return err },
+		func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[MemberGroup], error) {
+			rows, err := s.core.Q.ListMemberGroups(ctx, db.ListMemberGroupsParams{OrganizationID: orgID, UserID: memberID,
+				Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+			return core.PageOf(rows, err, func(r db.ListMemberGroupsRow) MemberGroup {
+				return MemberGroup{ID: r.ID, Name: r.Name, Description: r.Description, MemberID: memberID, IsGroupMember: r.IsGroupMember}
+			}, func() (int64, error) {
+				return s.core.Q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+			})
+		})
 }
 
 // ListMemberDirectPolicies pages the policies a member holds directly, or
 // with All every policy usable in the organization, each marked; Search is
 // part of the policy name.
 func (s *IAM) ListMemberDirectPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[MemberPolicy], error) {
-	if _, err := s.memberOf(ctx, a, memberID); err != nil {
-		return core.Paged[MemberPolicy]{}, err
-	}
-	var v core.Validator
-	f.check(&v, "name")
-	orgID, err := a.IAMOrg(&v)
-	if err != nil {
-		return core.Paged[MemberPolicy]{}, err
-	}
-	name := core.EscapeLike(f.Search)
-	rows, err := s.core.Q.ListMemberPolicies(ctx, db.ListMemberPoliciesParams{OrganizationID: orgID, UserID: memberID,
-		Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-	return core.PageOf(rows, err, func(r db.ListMemberPoliciesRow) MemberPolicy { return MemberPolicy(r) }, func() (int64, error) {
-		return s.core.Q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
-	})
+	return listIAM(a, f, "name", func() error { _, err := s.memberOf(ctx, a, memberID); return err },
+		func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[MemberPolicy], error) {
+			rows, err := s.core.Q.ListMemberPolicies(ctx, db.ListMemberPoliciesParams{OrganizationID: orgID, UserID: memberID,
+				Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+			return core.PageOf(rows, err, func(r db.ListMemberPoliciesRow) MemberPolicy { return MemberPolicy(r) }, func() (int64, error) {
+				return s.core.Q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+			})
+		})
 }
 
 // ListMemberInheritedPolicies pages the policies a member holds through
 // groups, each with the group it comes from; Search is part of the policy name.
 func (s *IAM) ListMemberInheritedPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[InheritedPolicy], error) {
-	if _, err := s.memberOf(ctx, a, memberID); err != nil {
-		return core.Paged[InheritedPolicy]{}, err
-	}
-	var v core.Validator
-	f.check(&v, "name")
-	orgID, err := a.IAMOrg(&v)
-	if err != nil {
-		return core.Paged[InheritedPolicy]{}, err
-	}
-	name := core.EscapeLike(f.Search)
-	rows, err := s.core.Q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
-		Name: name, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-	return core.PageOf(rows, err, inheritedPolicy, func() (int64, error) {
-		return s.core.Q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
-	})
+	return listIAM(a, f, "name", func() error { _, err := s.memberOf(ctx, a, memberID); return err },
+		func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[InheritedPolicy], error) {
+			rows, err := s.core.Q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
+				Name: name, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+			return core.PageOf(rows, err, inheritedPolicy, func() (int64, error) {
+				return s.core.Q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
+			})
+		})
 }
 
 // AddMemberPolicy gives a member a policy directly; giving it twice changes nothing.

@@ -86,29 +86,13 @@ func (s *IAM) policyOf(ctx context.Context, a *core.Actor, id uuid.UUID) (db.Pol
 // ListPolicies pages the built-in policies and the organization's, built-ins
 // first, then by name; Search is part of the name.
 func (s *IAM) ListPolicies(ctx context.Context, a *core.Actor, f IAMFilter) (core.Paged[Policy], error) {
-	var v core.Validator
-	f.check(&v, "name")
-	orgID, err := a.IAMOrg(&v)
-	if err != nil {
-		return core.Paged[Policy]{}, err
-	}
-	name := core.EscapeLike(f.Search)
-	rows, err := s.core.Q.ListPolicies(ctx, db.ListPoliciesParams{OrganizationID: orgID, Name: name,
-		PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-	if err != nil {
-		return core.Paged[Policy]{}, core.Translate(err)
-	}
-	total, err := s.core.Q.CountPolicies(ctx, db.CountPoliciesParams{OrganizationID: orgID, Name: name})
-	if err != nil {
-		return core.Paged[Policy]{}, core.Translate(err)
-	}
-	out := core.Paged[Policy]{TotalCount: total, Items: make([]Policy, len(rows))}
-	for i, r := range rows {
-		if out.Items[i], err = policy(r); err != nil {
-			return core.Paged[Policy]{}, err
-		}
-	}
-	return out, nil
+	return listIAM(a, f, "name", nil, func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[Policy], error) {
+		rows, err := s.core.Q.ListPolicies(ctx, db.ListPoliciesParams{OrganizationID: orgID, Name: name,
+			PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+		return core.PageOfChecked(rows, err, policy, func() (int64, error) {
+			return s.core.Q.CountPolicies(ctx, db.CountPoliciesParams{OrganizationID: orgID, Name: name})
+		})
+	})
 }
 
 // GetPolicy returns one of the organization's policies or a built-in one.
@@ -385,38 +369,31 @@ func policyMemberOf(r db.SearchPolicyMembersRow) (PolicyMember, int64) {
 // ListPolicyGroups pages the organization's groups a policy is attached to,
 // or with All every group, each marked; Search is part of the group name.
 func (s *IAM) ListPolicyGroups(ctx context.Context, a *core.Actor, policyID uuid.UUID, f IAMFilter) (core.Paged[PolicyGroup], error) {
-	if _, err := s.policyOf(ctx, a, policyID); err != nil {
-		return core.Paged[PolicyGroup]{}, err
-	}
-	var v core.Validator
-	f.check(&v, "name")
-	orgID, err := a.IAMOrg(&v)
-	if err != nil {
-		return core.Paged[PolicyGroup]{}, err
-	}
-	limit, offset := f.Page.Limit(), f.Page.Offset()
-	switch {
-	case f.Search != "":
-		name := core.EscapeLike(f.Search)
-		rows, err := s.core.Q.SearchPolicyGroups(ctx, db.SearchPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
-			Name: name, GetAll: f.All, PageSize: limit, PageOffset: offset})
-		return core.PageOf(rows, err, func(r db.SearchPolicyGroupsRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
-			return s.core.Q.CountSearchPolicyGroups(ctx, db.CountSearchPolicyGroupsParams{OrganizationID: orgID,
-				PolicyID: policyID, Name: name, GetAll: f.All})
+	return listIAM(a, f, "name", func() error { _, err := s.policyOf(ctx, a, policyID); return err },
+		func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[PolicyGroup], error) {
+			limit, offset := f.Page.Limit(), f.Page.Offset()
+			switch {
+			case f.Search != "":
+				rows, err := s.core.Q.SearchPolicyGroups(ctx, db.SearchPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
+					Name: name, GetAll: f.All, PageSize: limit, PageOffset: offset})
+				return core.PageOf(rows, err, func(r db.SearchPolicyGroupsRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
+					return s.core.Q.CountSearchPolicyGroups(ctx, db.CountSearchPolicyGroupsParams{OrganizationID: orgID,
+						PolicyID: policyID, Name: name, GetAll: f.All})
+				})
+			case f.All:
+				rows, err := s.core.Q.ListAllGroupsForPolicy(ctx, db.ListAllGroupsForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
+					PageSize: limit, PageOffset: offset})
+				return core.PageOf(rows, err, func(r db.ListAllGroupsForPolicyRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
+					return s.core.Q.CountGroups(ctx, orgID)
+				})
+			default:
+				rows, err := s.core.Q.ListPolicyGroups(ctx, db.ListPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
+					PageSize: limit, PageOffset: offset})
+				return core.PageOf(rows, err, func(r db.ListPolicyGroupsRow) PolicyGroup {
+					return PolicyGroup{ID: r.ID, Name: r.Name, Description: r.Description, IsPolicyGroup: true}
+				}, func() (int64, error) {
+					return s.core.Q.CountPolicyGroups(ctx, db.CountPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID})
+				})
+			}
 		})
-	case f.All:
-		rows, err := s.core.Q.ListAllGroupsForPolicy(ctx, db.ListAllGroupsForPolicyParams{OrganizationID: orgID, PolicyID: policyID,
-			PageSize: limit, PageOffset: offset})
-		return core.PageOf(rows, err, func(r db.ListAllGroupsForPolicyRow) PolicyGroup { return PolicyGroup(r) }, func() (int64, error) {
-			return s.core.Q.CountGroups(ctx, orgID)
-		})
-	default:
-		rows, err := s.core.Q.ListPolicyGroups(ctx, db.ListPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID,
-			PageSize: limit, PageOffset: offset})
-		return core.PageOf(rows, err, func(r db.ListPolicyGroupsRow) PolicyGroup {
-			return PolicyGroup{ID: r.ID, Name: r.Name, Description: r.Description, IsPolicyGroup: true}
-		}, func() (int64, error) {
-			return s.core.Q.CountPolicyGroups(ctx, db.CountPolicyGroupsParams{OrganizationID: orgID, PolicyID: policyID})
-		})
-	}
 }
