@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/accesstokens"
@@ -30,16 +32,9 @@ func (h *Handler) createAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) updateAccessToken(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in accesstokens.AccessTokenInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	t, err := h.store.Tokens().UpdateAccessToken(c.Request().Context(), actor(c), ids.ID, in)
-	return respond(c, t, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in accesstokens.AccessTokenInput) (any, error) {
+		return h.store.Tokens().UpdateAccessToken(ctx, a, ids.ID, in)
+	})
 }
 
 func (h *Handler) toggleAccessToken(c echo.Context) error {
@@ -56,9 +51,7 @@ func (h *Handler) toggleAccessToken(c echo.Context) error {
 }
 
 func (h *Handler) deleteAccessToken(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.Tokens().DeleteAccessToken(c.Request().Context(), actor(c), ids.ID))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.Tokens().DeleteAccessToken(ctx, a, ids.ID)
+	})
 }

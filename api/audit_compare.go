@@ -1,8 +1,11 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
@@ -16,14 +19,7 @@ func (h *Handler) comparesChanges(c echo.Context) error {
 // between a flag or segment before and after an edit, which FeatBit's Save
 // dialog lists, enabling Save only when there are some.
 func (h *Handler) compareChange(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in flagstore.CompareInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	out, err := h.store.Flags().CompareChange(c.Request().Context(), actor(c), ids.Env, in)
-	return respond(c, out, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in flagstore.CompareInput) (any, error) {
+		return h.store.Flags().CompareChange(ctx, a, ids.Env, in)
+	})
 }

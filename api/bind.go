@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 
@@ -114,4 +115,31 @@ func bindIDs(c echo.Context) (routeIDs, error) {
 		*dst = id
 	}
 	return ids, nil
+}
+
+// answer is the frame of a route that acts on its path alone: its ids
+// bound, the store's operation called with the request's context and
+// caller, and what it returns answered in the envelope.
+func answer(c echo.Context, do func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error)) error {
+	ids, err := bindIDs(c)
+	if err != nil {
+		return err
+	}
+	out, err := do(c.Request().Context(), actor(c), ids)
+	return respond(c, out, err)
+}
+
+// answerBody is answer for a route that also takes a JSON body, decoded
+// into In after the ids (bind).
+func answerBody[In any](c echo.Context, do func(ctx context.Context, a *core.Actor, ids routeIDs, in In) (any, error)) error {
+	ids, err := bindIDs(c)
+	if err != nil {
+		return err
+	}
+	var in In
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	out, err := do(c.Request().Context(), actor(c), ids, in)
+	return respond(c, out, err)
 }

@@ -1,8 +1,11 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
@@ -29,10 +32,7 @@ func (h *Handler) uploadCodeRefs(c echo.Context) error {
 }
 
 func (h *Handler) flagCodeRefs(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	refs, err := h.store.Flags().FlagCodeRefs(c.Request().Context(), actor(c), ids.Env, c.Param("key"))
-	return respond(c, refs, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Flags().FlagCodeRefs(ctx, a, ids.Env, c.Param("key"))
+	})
 }

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
@@ -15,68 +17,37 @@ import (
 
 // getEndUser answers one end user.
 func (h *Handler) getEndUser(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	u, err := h.store.SDK().GetEndUser(c.Request().Context(), actor(c), ids.Env, ids.ID)
-	return respond(c, u, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.SDK().GetEndUser(ctx, a, ids.Env, ids.ID)
+	})
 }
 
 // searchEndUsers answers FeatBit's search (EndUserSearchFilter body).
 func (h *Handler) searchEndUsers(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var f sdkdata.EndUserSearchFilter
-	if err := bind(c, &f); err != nil {
-		return err
-	}
-	users, err := h.store.SDK().SearchEndUsers(c.Request().Context(), actor(c), ids.Env, f)
-	return respond(c, users, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, f sdkdata.EndUserSearchFilter) (any, error) {
+		return h.store.SDK().SearchEndUsers(ctx, a, ids.Env, f)
+	})
 }
 
 // listEndUsers answers one keyset page (EndUserFilter body, CursorPagedResult).
 func (h *Handler) listEndUsers(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var f sdkdata.EndUserFilter
-	if err := bind(c, &f); err != nil {
-		return err
-	}
-	users, err := h.store.SDK().ListEndUsers(c.Request().Context(), actor(c), ids.Env, f)
-	return respond(c, users, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, f sdkdata.EndUserFilter) (any, error) {
+		return h.store.SDK().ListEndUsers(ctx, a, ids.Env, f)
+	})
 }
 
 // upsertEndUser adds an end user or replaces its name and properties.
 func (h *Handler) upsertEndUser(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in sdkdata.UpsertEndUser
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	u, err := h.store.SDK().UpsertEndUser(c.Request().Context(), actor(c), ids.Env, in)
-	return respond(c, u, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in sdkdata.UpsertEndUser) (any, error) {
+		return h.store.SDK().UpsertEndUser(ctx, a, ids.Env, in)
+	})
 }
 
 // endUsersByKeys answers the end users with the keys the body lists.
 func (h *Handler) endUsersByKeys(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var keys []string
-	if err := bind(c, &keys); err != nil {
-		return err
-	}
-	users, err := h.store.SDK().EndUsersByKeys(c.Request().Context(), actor(c), ids.Env, keys)
-	return respond(c, users, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, keys []string) (any, error) {
+		return h.store.SDK().EndUsersByKeys(ctx, a, ids.Env, keys)
+	})
 }
 
 // endUserFlags answers what every flag serves an end user now, and why.
@@ -96,12 +67,9 @@ func (h *Handler) endUserFlags(c echo.Context) error {
 
 // endUserSegments answers the segments an end user is in.
 func (h *Handler) endUserSegments(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	segments, err := h.store.SDK().EndUserSegments(c.Request().Context(), actor(c), ids.Env, ids.ID)
-	return respond(c, segments, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.SDK().EndUserSegments(ctx, a, ids.Env, ids.ID)
+	})
 }
 
 // flagEndUsers answers FeatBit's get-by-featureflag: the users seen in a
@@ -119,26 +87,16 @@ func (h *Handler) flagEndUsers(c echo.Context) error {
 
 // listEndUserProperties answers an environment's end-user properties.
 func (h *Handler) listEndUserProperties(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	props, err := h.store.SDK().ListEndUserProperties(c.Request().Context(), actor(c), ids.Env)
-	return respond(c, props, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.SDK().ListEndUserProperties(ctx, a, ids.Env)
+	})
 }
 
 // upsertEndUserProperty adds the property with the path's id or changes it.
 func (h *Handler) upsertEndUserProperty(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in sdkdata.UpsertEndUserProperty
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	p, err := h.store.SDK().UpsertEndUserProperty(c.Request().Context(), actor(c), ids.Env, ids.Property, in)
-	return respond(c, p, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in sdkdata.UpsertEndUserProperty) (any, error) {
+		return h.store.SDK().UpsertEndUserProperty(ctx, a, ids.Env, ids.Property, in)
+	})
 }
 
 // deleteEndUserProperty removes a property, answering true as FeatBit does.

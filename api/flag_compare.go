@@ -1,11 +1,13 @@
 package api
 
 import (
+	"context"
 	"errors"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 )
 
@@ -13,16 +15,9 @@ import (
 // envId, the target is targetEnvId.
 
 func (h *Handler) compareOverview(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in flagcopy.CompareOverviewInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	out, err := h.store.FlagCopy().CompareOverview(c.Request().Context(), actor(c), ids.Env, in)
-	return respond(c, out, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in flagcopy.CompareOverviewInput) (any, error) {
+		return h.store.FlagCopy().CompareOverview(ctx, a, ids.Env, in)
+	})
 }
 
 func (h *Handler) compareFlag(c echo.Context) error {
@@ -38,29 +33,15 @@ func (h *Handler) compareFlag(c echo.Context) error {
 }
 
 func (h *Handler) copyToEnvPrecheck(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var flagIDs []uuid.UUID
-	if err := bind(c, &flagIDs); err != nil {
-		return err
-	}
-	out, err := h.store.FlagCopy().CopyToEnvPrecheck(c.Request().Context(), actor(c), ids.Env, ids.TargetEnv, flagIDs)
-	return respond(c, out, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, flagIDs []uuid.UUID) (any, error) {
+		return h.store.FlagCopy().CopyToEnvPrecheck(ctx, a, ids.Env, ids.TargetEnv, flagIDs)
+	})
 }
 
 func (h *Handler) copyToEnv(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in flagcopy.CopyToEnvInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	out, err := h.store.FlagCopy().CopyToEnv(c.Request().Context(), actor(c), ids.Env, ids.TargetEnv, in)
-	return respond(c, out, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in flagcopy.CopyToEnvInput) (any, error) {
+		return h.store.FlagCopy().CopyToEnv(ctx, a, ids.Env, ids.TargetEnv, in)
+	})
 }
 
 func (h *Handler) copyFlagSettings(c echo.Context) error {

@@ -1,48 +1,37 @@
 package api
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 )
 
 // evaluateFlag tests a flag with an end user ({keyId, name?,
 // customizedProperties?}): the variation SDKs of the environment get, and why.
 func (h *Handler) evaluateFlag(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var u eval.EndUser
-	if err := bind(c, &u); err != nil {
-		return err
-	}
-	ev, err := h.store.SDK().EvaluateFlag(c.Request().Context(), actor(c), ids.Env, c.Param("key"), u)
-	return respond(c, ev, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, u eval.EndUser) (any, error) {
+		return h.store.SDK().EvaluateFlag(ctx, a, ids.Env, c.Param("key"), u)
+	})
 }
 
 // flagInsights answers what SDKs reported evaluating of a flag.
 func (h *Handler) flagInsights(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	in, err := h.store.SDK().FlagInsights(c.Request().Context(), actor(c), ids.Env, c.Param("key"))
-	return respond(c, in, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.SDK().FlagInsights(ctx, a, ids.Env, c.Param("key"))
+	})
 }
 
 // staleFlags pages an environment's flags, those never or longest ago
 // evaluated first.
 func (h *Handler) staleFlags(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	flags, err := h.store.SDK().StaleFlags(c.Request().Context(), actor(c), ids.Env, page(c))
-	return respond(c, flags, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.SDK().StaleFlags(ctx, a, ids.Env, page(c))
+	})
 }
 
 // flagStatsByVariation answers FeatBit's insights query: featureFlagKey,

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"strings"
 
 	"github.com/google/uuid"
@@ -55,30 +56,21 @@ func (h *Handler) getFlag(c echo.Context) error {
 }
 
 func (h *Handler) flagTags(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	tags, err := h.store.Flags().FlagTags(c.Request().Context(), actor(c), ids.Env)
-	return respond(c, tags, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Flags().FlagTags(ctx, a, ids.Env)
+	})
 }
 
 func (h *Handler) flagKeyUsed(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	used, err := h.store.Flags().FlagKeyUsed(c.Request().Context(), actor(c), ids.Env, query(c, "key"))
-	return respond(c, used, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Flags().FlagKeyUsed(ctx, a, ids.Env, query(c, "key"))
+	})
 }
 
 func (h *Handler) flagRevisions(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	revs, err := h.store.Flags().ListFlagRevisions(c.Request().Context(), actor(c), ids.Env, c.Param("key"), page(c))
-	return respond(c, revs, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Flags().ListFlagRevisions(ctx, a, ids.Env, c.Param("key"), page(c))
+	})
 }
 
 // flagChange decodes a flag change's body and applies it with do.
@@ -204,12 +196,9 @@ func (h *Handler) patchFlag(c echo.Context) error {
 // flagPendingChanges answers a flag's pending changes: FeatBit's
 // PendingChangesVm for each scheduled change not yet applied or cancelled.
 func (h *Handler) flagPendingChanges(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	pending, err := h.store.Governance().FlagPendingChanges(c.Request().Context(), actor(c), ids.Env, c.Param("key"))
-	return respond(c, pending, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Governance().FlagPendingChanges(ctx, a, ids.Env, c.Param("key"))
+	})
 }
 
 // createFlagSchedule schedules a change to a flag: FeatBit answers true.
@@ -221,9 +210,7 @@ func (h *Handler) createFlagSchedule(c echo.Context) error {
 
 // deleteFlagSchedule cancels a scheduled change: FeatBit answers true.
 func (h *Handler) deleteFlagSchedule(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.Governance().CancelFlagSchedule(c.Request().Context(), actor(c), ids.Env, ids.ID))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.Governance().CancelFlagSchedule(ctx, a, ids.Env, ids.ID)
+	})
 }

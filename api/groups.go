@@ -1,8 +1,11 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -16,42 +19,27 @@ func (h *Handler) listGroups(c echo.Context) error {
 }
 
 func (h *Handler) createGroup(c echo.Context) error {
-	var in iam.GroupInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	g, err := h.store.IAM().CreateGroup(c.Request().Context(), actor(c), in)
-	return respond(c, g, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in iam.GroupInput) (any, error) {
+		return h.store.IAM().CreateGroup(ctx, a, in)
+	})
 }
 
 func (h *Handler) getGroup(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	g, err := h.store.IAM().GetGroup(c.Request().Context(), actor(c), ids.Group)
-	return respond(c, g, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.IAM().GetGroup(ctx, a, ids.Group)
+	})
 }
 
 func (h *Handler) updateGroup(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in iam.GroupInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	g, err := h.store.IAM().UpdateGroup(c.Request().Context(), actor(c), ids.Group, in)
-	return respond(c, g, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in iam.GroupInput) (any, error) {
+		return h.store.IAM().UpdateGroup(ctx, a, ids.Group, in)
+	})
 }
 
 func (h *Handler) deleteGroup(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().DeleteGroup(c.Request().Context(), actor(c), ids.Group))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.IAM().DeleteGroup(ctx, a, ids.Group)
+	})
 }
 
 func (h *Handler) listGroupMembers(c echo.Context) error {

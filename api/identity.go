@@ -1,8 +1,11 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -67,19 +70,13 @@ func (h *Handler) getWorkspace(c echo.Context) error {
 }
 
 func (h *Handler) updateWorkspace(c echo.Context) error {
-	var in iam.WorkspaceInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	w, err := h.store.IAM().UpdateWorkspace(c.Request().Context(), actor(c), in)
-	return respond(c, w, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in iam.WorkspaceInput) (any, error) {
+		return h.store.IAM().UpdateWorkspace(ctx, a, in)
+	})
 }
 
 func (h *Handler) updateWorkspaceSSO(c echo.Context) error {
-	var in iam.OIDCSettings
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	w, err := h.store.IAM().UpdateWorkspaceSSO(c.Request().Context(), actor(c), in)
-	return respond(c, w, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in iam.OIDCSettings) (any, error) {
+		return h.store.IAM().UpdateWorkspaceSSO(ctx, a, in)
+	})
 }

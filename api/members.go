@@ -1,8 +1,11 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -27,37 +30,27 @@ func (h *Handler) addMember(c echo.Context) error {
 }
 
 func (h *Handler) getMember(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	m, err := h.store.IAM().GetMember(c.Request().Context(), actor(c), ids.Member)
-	return respond(c, m, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.IAM().GetMember(ctx, a, ids.Member)
+	})
 }
 
 func (h *Handler) removeMember(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().RemoveMember(c.Request().Context(), actor(c), ids.Member))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.IAM().RemoveMember(ctx, a, ids.Member)
+	})
 }
 
 func (h *Handler) removeFromWorkspace(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().RemoveFromWorkspace(c.Request().Context(), actor(c), ids.Member))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.IAM().RemoveFromWorkspace(ctx, a, ids.Member)
+	})
 }
 
 func (h *Handler) listMemberPolicies(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	ps, err := h.store.IAM().MemberPolicies(c.Request().Context(), actor(c), ids.Member)
-	return respond(c, ps, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.IAM().MemberPolicies(ctx, a, ids.Member)
+	})
 }
 
 func (h *Handler) listMemberGroups(c echo.Context) error {

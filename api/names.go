@@ -1,7 +1,11 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
 // The is-key-used and is-name-used checks, with FeatBit's query names.
@@ -22,12 +26,9 @@ func (h *Handler) isProjectKeyUsed(c echo.Context) error {
 }
 
 func (h *Handler) isEnvironmentKeyUsed(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	used, err := h.store.Projects().IsEnvironmentKeyUsed(c.Request().Context(), actor(c), ids.Project, query(c, "key"))
-	return respond(c, used, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Projects().IsEnvironmentKeyUsed(ctx, a, ids.Project, query(c, "key"))
+	})
 }
 
 func (h *Handler) isGroupNameUsed(c echo.Context) error {

@@ -1,36 +1,30 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func (h *Handler) updateOrganization(c echo.Context) error {
-	var in iam.OrganizationInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	o, err := h.store.IAM().UpdateOrganization(c.Request().Context(), actor(c), in)
-	return respond(c, o, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in iam.OrganizationInput) (any, error) {
+		return h.store.IAM().UpdateOrganization(ctx, a, in)
+	})
 }
 
 func (h *Handler) getOrganization(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	o, err := h.store.IAM().GetOrganization(c.Request().Context(), actor(c), ids.ID)
-	return respond(c, o, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.IAM().GetOrganization(ctx, a, ids.ID)
+	})
 }
 
 func (h *Handler) createOrganization(c echo.Context) error {
-	var in iam.NewOrganizationInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	o, err := h.store.IAM().CreateOrganization(c.Request().Context(), actor(c), in)
-	return respond(c, o, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in iam.NewOrganizationInput) (any, error) {
+		return h.store.IAM().CreateOrganization(ctx, a, in)
+	})
 }
 
 func (h *Handler) onboardOrganization(c echo.Context) error {

@@ -1,9 +1,12 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/access"
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
@@ -17,12 +20,9 @@ func (h *Handler) listPolicies(c echo.Context) error {
 }
 
 func (h *Handler) createPolicy(c echo.Context) error {
-	var in iam.PolicyInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	p, err := h.store.IAM().CreatePolicy(c.Request().Context(), actor(c), in)
-	return respond(c, p, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in iam.PolicyInput) (any, error) {
+		return h.store.IAM().CreatePolicy(ctx, a, in)
+	})
 }
 
 func (h *Handler) isPolicyKeyUsed(c echo.Context) error {
@@ -31,55 +31,33 @@ func (h *Handler) isPolicyKeyUsed(c echo.Context) error {
 }
 
 func (h *Handler) clonePolicy(c echo.Context) error {
-	var in iam.PolicyInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	p, err := h.store.IAM().ClonePolicy(c.Request().Context(), actor(c), c.Param("key"), in)
-	return respond(c, p, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in iam.PolicyInput) (any, error) {
+		return h.store.IAM().ClonePolicy(ctx, a, c.Param("key"), in)
+	})
 }
 
 func (h *Handler) getPolicy(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	p, err := h.store.IAM().GetPolicy(c.Request().Context(), actor(c), ids.Policy)
-	return respond(c, p, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.IAM().GetPolicy(ctx, a, ids.Policy)
+	})
 }
 
 func (h *Handler) updatePolicySettings(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in iam.PolicySettingsInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	p, err := h.store.IAM().UpdatePolicySettings(c.Request().Context(), actor(c), ids.Policy, in)
-	return respond(c, p, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in iam.PolicySettingsInput) (any, error) {
+		return h.store.IAM().UpdatePolicySettings(ctx, a, ids.Policy, in)
+	})
 }
 
 func (h *Handler) updatePolicyStatements(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var statements []access.Statement
-	if err := bind(c, &statements); err != nil {
-		return err
-	}
-	p, err := h.store.IAM().UpdatePolicyStatements(c.Request().Context(), actor(c), ids.Policy, statements)
-	return respond(c, p, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, statements []access.Statement) (any, error) {
+		return h.store.IAM().UpdatePolicyStatements(ctx, a, ids.Policy, statements)
+	})
 }
 
 func (h *Handler) deletePolicy(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().DeletePolicy(c.Request().Context(), actor(c), ids.Policy))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.IAM().DeletePolicy(ctx, a, ids.Policy)
+	})
 }
 
 func (h *Handler) listPolicyMembers(c echo.Context) error {

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
@@ -12,98 +14,57 @@ func (h *Handler) listProjects(c echo.Context) error {
 }
 
 func (h *Handler) createProject(c echo.Context) error {
-	var in core.ProjectInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	p, err := h.store.Projects().CreateProject(c.Request().Context(), actor(c), in)
-	return respond(c, p, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in core.ProjectInput) (any, error) {
+		return h.store.Projects().CreateProject(ctx, a, in)
+	})
 }
 
 func (h *Handler) getProject(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	p, err := h.store.Projects().GetProject(c.Request().Context(), actor(c), ids.ID)
-	return respond(c, p, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Projects().GetProject(ctx, a, ids.ID)
+	})
 }
 
 func (h *Handler) renameProject(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in core.ProjectInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	p, err := h.store.Projects().RenameProject(c.Request().Context(), actor(c), ids.ID, in)
-	return respond(c, p, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in core.ProjectInput) (any, error) {
+		return h.store.Projects().RenameProject(ctx, a, ids.ID, in)
+	})
 }
 
 func (h *Handler) deleteProject(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.Projects().DeleteProject(c.Request().Context(), actor(c), ids.ID))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.Projects().DeleteProject(ctx, a, ids.ID)
+	})
 }
 
 func (h *Handler) createEnvironment(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in core.EnvironmentInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	env, err := h.store.Projects().CreateEnvironment(c.Request().Context(), actor(c), ids.Project, in)
-	return respond(c, env, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in core.EnvironmentInput) (any, error) {
+		return h.store.Projects().CreateEnvironment(ctx, a, ids.Project, in)
+	})
 }
 
 func (h *Handler) getEnvironment(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	env, err := h.store.Projects().GetEnvironment(c.Request().Context(), actor(c), ids.Project, ids.ID)
-	return respond(c, env, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Projects().GetEnvironment(ctx, a, ids.Project, ids.ID)
+	})
 }
 
 func (h *Handler) updateEnvironment(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in core.EnvironmentInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	env, err := h.store.Projects().UpdateEnvironment(c.Request().Context(), actor(c), ids.Project, ids.ID, in)
-	return respond(c, env, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in core.EnvironmentInput) (any, error) {
+		return h.store.Projects().UpdateEnvironment(ctx, a, ids.Project, ids.ID, in)
+	})
 }
 
 func (h *Handler) deleteEnvironment(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.Projects().DeleteEnvironment(c.Request().Context(), actor(c), ids.Project, ids.ID))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.Projects().DeleteEnvironment(ctx, a, ids.Project, ids.ID)
+	})
 }
 
 func (h *Handler) createSecret(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in core.SecretInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	sec, err := h.store.Projects().CreateSecret(c.Request().Context(), actor(c), ids.Env, in)
-	return respond(c, sec, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in core.SecretInput) (any, error) {
+		return h.store.Projects().CreateSecret(ctx, a, ids.Env, in)
+	})
 }
 
 func (h *Handler) updateSecret(c echo.Context) error {
@@ -121,9 +82,7 @@ func (h *Handler) updateSecret(c echo.Context) error {
 }
 
 func (h *Handler) deleteSecret(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.Projects().DeleteSecret(c.Request().Context(), actor(c), ids.Env, ids.ID))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.Projects().DeleteSecret(ctx, a, ids.Env, ids.ID)
+	})
 }

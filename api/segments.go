@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -24,16 +26,9 @@ func (h *Handler) listSegments(c echo.Context) error {
 }
 
 func (h *Handler) createSegment(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in segments.SegmentInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	sg, err := h.store.Segments().CreateSegment(c.Request().Context(), actor(c), ids.Env, in)
-	return respond(c, sg, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in segments.SegmentInput) (any, error) {
+		return h.store.Segments().CreateSegment(ctx, a, ids.Env, in)
+	})
 }
 
 func (h *Handler) segmentsByIDs(c echo.Context) error {
@@ -46,39 +41,27 @@ func (h *Handler) segmentsByIDs(c echo.Context) error {
 }
 
 func (h *Handler) segmentTags(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	tags, err := h.store.Segments().SegmentTags(c.Request().Context(), actor(c), ids.Env)
-	return respond(c, tags, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Segments().SegmentTags(ctx, a, ids.Env)
+	})
 }
 
 func (h *Handler) segmentKeyUsed(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	used, err := h.store.Segments().SegmentKeyUsed(c.Request().Context(), actor(c), ids.Env, query(c, "key"), query(c, "type"))
-	return respond(c, used, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Segments().SegmentKeyUsed(ctx, a, ids.Env, query(c, "key"), query(c, "type"))
+	})
 }
 
 func (h *Handler) getSegment(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	sg, err := h.store.Segments().GetSegment(c.Request().Context(), actor(c), ids.Env, ids.Segment)
-	return respond(c, sg, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Segments().GetSegment(ctx, a, ids.Env, ids.Segment)
+	})
 }
 
 func (h *Handler) segmentFlagReferences(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	refs, err := h.store.Segments().SegmentFlagReferences(c.Request().Context(), actor(c), ids.Env, ids.Segment)
-	return respond(c, refs, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Segments().SegmentFlagReferences(ctx, a, ids.Env, ids.Segment)
+	})
 }
 
 // segmentChange decodes a segment change's body and applies it with do.

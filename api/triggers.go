@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"strconv"
 
@@ -27,12 +28,9 @@ func (h *Handler) listTriggers(c echo.Context) error {
 }
 
 func (h *Handler) createTrigger(c echo.Context) error {
-	var in governance.TriggerInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	t, err := h.store.Governance().CreateTrigger(c.Request().Context(), actor(c), in)
-	return respond(c, t, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in governance.TriggerInput) (any, error) {
+		return h.store.Governance().CreateTrigger(ctx, a, in)
+	})
 }
 
 func (h *Handler) updateTrigger(c echo.Context) error {
@@ -63,11 +61,9 @@ func (h *Handler) resetTriggerToken(c echo.Context) error {
 }
 
 func (h *Handler) deleteTrigger(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.Governance().DeleteTrigger(c.Request().Context(), actor(c), ids.ID))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.Governance().DeleteTrigger(ctx, a, ids.ID)
+	})
 }
 
 // runTrigger is the URL alerting systems call. It needs no sign-in: the

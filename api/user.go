@@ -1,18 +1,18 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 func (h *Handler) updateProfile(c echo.Context) error {
-	var in iam.ProfileInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	p, err := h.store.IAM().UpdateProfile(c.Request().Context(), actor(c), in)
-	return respond(c, p, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in iam.ProfileInput) (any, error) {
+		return h.store.IAM().UpdateProfile(ctx, a, in)
+	})
 }
 
 func (h *Handler) userWorkspaces(c echo.Context) error {

@@ -1,8 +1,11 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
 )
 
@@ -18,42 +21,27 @@ func (h *Handler) isWebhookNameUsed(c echo.Context) error {
 }
 
 func (h *Handler) getWebhook(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	w, err := h.store.Webhooks().GetWebhook(c.Request().Context(), actor(c), ids.ID)
-	return respond(c, w, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.Webhooks().GetWebhook(ctx, a, ids.ID)
+	})
 }
 
 func (h *Handler) createWebhook(c echo.Context) error {
-	var in webhooks.WebhookInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	w, err := h.store.Webhooks().CreateWebhook(c.Request().Context(), actor(c), in)
-	return respond(c, w, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in webhooks.WebhookInput) (any, error) {
+		return h.store.Webhooks().CreateWebhook(ctx, a, in)
+	})
 }
 
 func (h *Handler) updateWebhook(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in webhooks.WebhookInput
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	w, err := h.store.Webhooks().UpdateWebhook(c.Request().Context(), actor(c), ids.ID, in)
-	return respond(c, w, err)
+	return answerBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs, in webhooks.WebhookInput) (any, error) {
+		return h.store.Webhooks().UpdateWebhook(ctx, a, ids.ID, in)
+	})
 }
 
 func (h *Handler) deleteWebhook(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	return respond(c, true, h.store.Webhooks().DeleteWebhook(c.Request().Context(), actor(c), ids.ID))
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return true, h.store.Webhooks().DeleteWebhook(ctx, a, ids.ID)
+	})
 }
 
 func (h *Handler) sendWebhook(c echo.Context) error {
