@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -175,72 +177,35 @@ func (p *pages) confirmDeleteGroupPage(c echo.Context, status int) error {
 // deleteGroup deletes a group; leaving the organization without an owner is
 // refused with a message on the confirmation page.
 func (p *pages) deleteGroup(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	g, err := p.store.IAM().GetGroup(c.Request().Context(), actor(c), id)
-	if err == nil {
-		err = p.store.IAM().DeleteGroup(c.Request().Context(), actor(c), id)
-	}
-	if status, ok := p.refusal(c, err); ok {
-		return p.confirmDeleteGroupPage(c, status)
-	}
-	if err != nil {
-		return err
-	}
-	p.keepFlash(c, fmt.Sprintf("Group “%s” deleted.", g.Name))
-	return c.Redirect(http.StatusSeeOther, "/groups")
-}
-
-// groupAttachment reads the group and the other id of an attachment route.
-func groupAttachment(c echo.Context, other string) (groupID, otherID uuid.UUID, err error) {
-	if groupID, err = httpx.PathID(c, "id"); err != nil {
-		return uuid.Nil, uuid.Nil, err
-	}
-	otherID, err = httpx.PathID(c, other)
-	return groupID, otherID, err
+	return p.deleteNamed(c, func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error) {
+		g, err := p.store.IAM().GetGroup(ctx, a, id)
+		return g.Name, err
+	}, p.store.IAM().DeleteGroup, p.confirmDeleteGroupPage, "Group “%s” deleted.", "/groups")
 }
 
 // addGroupMember and its siblings change a group's members and policies
 // from the group's page.
 func (p *pages) addGroupMember(c echo.Context) error {
-	id, memberID, err := groupAttachment(c, "memberId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().AddGroupMember(c.Request().Context(), actor(c), id, memberID)
-	return p.groupChanged(c, err, id, "m", "Member added.")
+	return p.attachment(c, "memberId", p.store.IAM().AddGroupMember, p.groupChanged("m", "Member added."))
 }
 
 func (p *pages) removeGroupMember(c echo.Context) error {
-	id, memberID, err := groupAttachment(c, "memberId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().RemoveGroupMember(c.Request().Context(), actor(c), id, memberID)
-	return p.groupChanged(c, err, id, "m", "Member removed from the group.")
+	return p.attachment(c, "memberId", p.store.IAM().RemoveGroupMember, p.groupChanged("m", "Member removed from the group."))
 }
 
 func (p *pages) addGroupPolicy(c echo.Context) error {
-	id, policyID, err := groupAttachment(c, "policyId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().AddGroupPolicy(c.Request().Context(), actor(c), id, policyID)
-	return p.groupChanged(c, err, id, "p", "Policy given to the group.")
+	return p.attachment(c, "policyId", p.store.IAM().AddGroupPolicy, p.groupChanged("p", "Policy given to the group."))
 }
 
 func (p *pages) removeGroupPolicy(c echo.Context) error {
-	id, policyID, err := groupAttachment(c, "policyId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().RemoveGroupPolicy(c.Request().Context(), actor(c), id, policyID)
-	return p.groupChanged(c, err, id, "p", "Policy taken from the group.")
+	return p.attachment(c, "policyId", p.store.IAM().RemoveGroupPolicy, p.groupChanged("p", "Policy taken from the group."))
 }
 
-func (p *pages) groupChanged(c echo.Context, err error, id uuid.UUID, param, message string) error {
-	to := readList(c, param).href(groupHref(id), nil)
-	return p.attached(c, err, to, message, func(status int) error { return p.groupPage(c, status, nil) })
+// groupChanged answers a change from the group's page: the page again, at
+// the list (param) it was made in.
+func (p *pages) groupChanged(param, message string) func(c echo.Context, err error, id uuid.UUID) error {
+	return func(c echo.Context, err error, id uuid.UUID) error {
+		to := readList(c, param).href(groupHref(id), nil)
+		return p.attached(c, err, to, message, func(status int) error { return p.groupPage(c, status, nil) })
+	}
 }

@@ -1,18 +1,22 @@
 package web
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // Navigation entries of the IAM pages, by the key pages pass as active.
@@ -155,6 +159,57 @@ func (p *pages) attached(c echo.Context, err error, to, message string, page fun
 		return page(status)
 	}
 	return err
+}
+
+// attachChange is an IAM change between two resources: the page's (id)
+// and another (otherID).
+type attachChange func(ctx context.Context, a *core.Actor, id, otherID uuid.UUID) error
+
+// reversed is change for a store operation that takes the two ids the other
+// way round (a member's policy changed from the policy's page).
+func reversed(change attachChange) attachChange {
+	return func(ctx context.Context, a *core.Actor, id, otherID uuid.UUID) error {
+		return change(ctx, a, otherID, id)
+	}
+}
+
+// attachment is the frame of the group and policy pages' add and remove
+// routes: the page's id and the route's other one, the change, and the page
+// it came from again (changed: see attached).
+func (p *pages) attachment(c echo.Context, other string, change attachChange, changed func(c echo.Context, err error, id uuid.UUID) error) error {
+	id, err := httpx.PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	otherID, err := httpx.PathID(c, other)
+	if err != nil {
+		return err
+	}
+	return changed(c, change(c.Request().Context(), actor(c), id, otherID), id)
+}
+
+// deleteNamed is the frame of deleting a group or a policy from its
+// confirmation page: its name read for the message, the deletion, and a
+// broken rule (the last owner) shown on the confirmation page again.
+func (p *pages) deleteNamed(c echo.Context, name func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error),
+	del func(ctx context.Context, a *core.Actor, id uuid.UUID) error, confirm func(c echo.Context, status int) error, deleted, to string) error {
+	id, err := httpx.PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx, a := c.Request().Context(), actor(c)
+	n, err := name(ctx, a, id)
+	if err == nil {
+		err = del(ctx, a, id)
+	}
+	if status, ok := p.refusal(c, err); ok {
+		return confirm(c, status)
+	}
+	if err != nil {
+		return err
+	}
+	p.keepFlash(c, fmt.Sprintf(deleted, n))
+	return c.Redirect(http.StatusSeeOther, to)
 }
 
 // refusal puts a broken business rule in the page's messages and returns its

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -431,72 +432,35 @@ func (p *pages) confirmDeletePolicyPage(c echo.Context, status int) error {
 
 // deletePolicy deletes one of the organization's policies.
 func (p *pages) deletePolicy(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	pol, err := p.store.IAM().GetPolicy(c.Request().Context(), actor(c), id)
-	if err == nil {
-		err = p.store.IAM().DeletePolicy(c.Request().Context(), actor(c), id)
-	}
-	if status, ok := p.refusal(c, err); ok {
-		return p.confirmDeletePolicyPage(c, status)
-	}
-	if err != nil {
-		return err
-	}
-	p.keepFlash(c, fmt.Sprintf("Policy “%s” deleted.", pol.Name))
-	return c.Redirect(http.StatusSeeOther, "/policies")
-}
-
-// policyAttachment reads the policy and the other id of an attachment route.
-func policyAttachment(c echo.Context, other string) (policyID, otherID uuid.UUID, err error) {
-	if policyID, err = httpx.PathID(c, "id"); err != nil {
-		return uuid.Nil, uuid.Nil, err
-	}
-	otherID, err = httpx.PathID(c, other)
-	return policyID, otherID, err
+	return p.deleteNamed(c, func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error) {
+		pol, err := p.store.IAM().GetPolicy(ctx, a, id)
+		return pol.Name, err
+	}, p.store.IAM().DeletePolicy, p.confirmDeletePolicyPage, "Policy “%s” deleted.", "/policies")
 }
 
 // addPolicyMember and its siblings give the policy to members and groups,
 // or take it away, from the policy's page.
 func (p *pages) addPolicyMember(c echo.Context) error {
-	id, memberID, err := policyAttachment(c, "memberId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().AddMemberPolicy(c.Request().Context(), actor(c), memberID, id)
-	return p.policyChanged(c, err, id, tabMembers, "m", "Policy given to the member.")
+	return p.attachment(c, "memberId", reversed(p.store.IAM().AddMemberPolicy), p.policyChanged(tabMembers, "m", "Policy given to the member."))
 }
 
 func (p *pages) removePolicyMember(c echo.Context) error {
-	id, memberID, err := policyAttachment(c, "memberId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().RemoveMemberPolicy(c.Request().Context(), actor(c), memberID, id)
-	return p.policyChanged(c, err, id, tabMembers, "m", "Policy taken from the member.")
+	return p.attachment(c, "memberId", reversed(p.store.IAM().RemoveMemberPolicy), p.policyChanged(tabMembers, "m", "Policy taken from the member."))
 }
 
 func (p *pages) addPolicyGroup(c echo.Context) error {
-	id, groupID, err := policyAttachment(c, "groupId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().AddGroupPolicy(c.Request().Context(), actor(c), groupID, id)
-	return p.policyChanged(c, err, id, tabGroups, "g", "Policy given to the group.")
+	return p.attachment(c, "groupId", reversed(p.store.IAM().AddGroupPolicy), p.policyChanged(tabGroups, "g", "Policy given to the group."))
 }
 
 func (p *pages) removePolicyGroup(c echo.Context) error {
-	id, groupID, err := policyAttachment(c, "groupId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().RemoveGroupPolicy(c.Request().Context(), actor(c), groupID, id)
-	return p.policyChanged(c, err, id, tabGroups, "g", "Policy taken from the group.")
+	return p.attachment(c, "groupId", reversed(p.store.IAM().RemoveGroupPolicy), p.policyChanged(tabGroups, "g", "Policy taken from the group."))
 }
 
-func (p *pages) policyChanged(c echo.Context, err error, id uuid.UUID, tab, param, message string) error {
-	to := readList(c, param).href(policyHref(id), url.Values{"tab": {tab}})
-	return p.attached(c, err, to, message, func(status int) error { return p.policyPage(c, status, tab, nil) })
+// policyChanged answers a change from the policy's page: the page again,
+// on its tab, at the list (param) it was made in.
+func (p *pages) policyChanged(tab, param, message string) func(c echo.Context, err error, id uuid.UUID) error {
+	return func(c echo.Context, err error, id uuid.UUID) error {
+		to := readList(c, param).href(policyHref(id), url.Values{"tab": {tab}})
+		return p.attached(c, err, to, message, func(status int) error { return p.policyPage(c, status, tab, nil) })
+	}
 }
