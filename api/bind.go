@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
 
@@ -83,29 +84,12 @@ type routeIDs struct {
 // nothing, so it is 404 ResourceNotFound, like an unknown id.
 func bindIDs(c echo.Context) (routeIDs, error) {
 	var ids routeIDs
+	fields := map[string]*uuid.UUID{"id": &ids.ID, "envId": &ids.Env, "targetEnvId": &ids.TargetEnv, "projectId": &ids.Project,
+		"segmentId": &ids.Segment, "groupId": &ids.Group, "memberId": &ids.Member, "policyId": &ids.Policy, "propertyId": &ids.Property}
 	values := c.ParamValues()
 	for i, name := range c.ParamNames() {
-		var dst *uuid.UUID
-		switch name {
-		case "id":
-			dst = &ids.ID
-		case "envId":
-			dst = &ids.Env
-		case "targetEnvId":
-			dst = &ids.TargetEnv
-		case "projectId":
-			dst = &ids.Project
-		case "segmentId":
-			dst = &ids.Segment
-		case "groupId":
-			dst = &ids.Group
-		case "memberId":
-			dst = &ids.Member
-		case "policyId":
-			dst = &ids.Policy
-		case "propertyId":
-			dst = &ids.Property
-		default:
+		dst, ok := fields[name]
+		if !ok {
 			continue // a key, a status or a token: not an id
 		}
 		id, err := uuid.Parse(values[i])
@@ -142,4 +126,28 @@ func answerBody[In any](c echo.Context, do func(ctx context.Context, a *core.Act
 	}
 	out, err := do(c.Request().Context(), actor(c), ids, in)
 	return respond(c, out, err)
+}
+
+// answerIAMList is answer for an IAM list: its filter read from the query
+// (search names its search parameter; all its switch for every candidate,
+// none when empty) before the store's list is called with it.
+func answerIAMList(c echo.Context, search, all string, list func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error)) error {
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		f, err := iamFilter(c, search, all)
+		if err != nil {
+			return nil, err
+		}
+		return list(ctx, a, ids, f)
+	})
+}
+
+// answerNoBody is answer for a change that acts on its path alone: a body
+// naming anything is refused (noBody), and success answers true.
+func answerNoBody(c echo.Context, change func(ctx context.Context, a *core.Actor, ids routeIDs) error) error {
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		if err := noBody(c); err != nil {
+			return nil, err
+		}
+		return true, change(ctx, a, ids)
+	})
 }

@@ -184,21 +184,17 @@ func setSSOCookie(c echo.Context, name, value string, maxAge int) {
 // joinOrganization is what FeatBit's UI calls once the person picked an
 // organization (the Organization header); it answers true.
 func (h *Handler) joinOrganization(c echo.Context) error {
-	if err := noBody(c); err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().JoinOrganization(c.Request().Context(), actor(c)))
+	return answerNoBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs) error {
+		return h.store.IAM().JoinOrganization(ctx, a)
+	})
 }
 
 // listOrganizationMembers answers FeatBit's GET /organizations/members:
 // the member list of /members, for the pickers of those who are not IAM managers.
 func (h *Handler) listOrganizationMembers(c echo.Context) error {
-	f, err := iamFilter(c, "searchText", "")
-	if err != nil {
-		return err
-	}
-	p, err := h.store.IAM().ListOrganizationMembers(c.Request().Context(), actor(c), f)
-	return respond(c, p, err)
+	return answerIAMList(c, "searchText", "", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListOrganizationMembers(ctx, a, f)
+	})
 }
 
 // workspaceUsages answers FeatBit's WorkspaceUsageVm for its filter.

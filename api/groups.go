@@ -10,12 +10,9 @@ import (
 )
 
 func (h *Handler) listGroups(c echo.Context) error {
-	f, err := iamFilter(c, "name", "")
-	if err != nil {
-		return err
-	}
-	gs, err := h.store.IAM().ListGroups(c.Request().Context(), actor(c), f)
-	return respond(c, gs, err)
+	return answerIAMList(c, "name", "", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListGroups(ctx, a, f)
+	})
 }
 
 func (h *Handler) createGroup(c echo.Context) error {
@@ -43,71 +40,37 @@ func (h *Handler) deleteGroup(c echo.Context) error {
 }
 
 func (h *Handler) listGroupMembers(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	f, err := iamFilter(c, "searchText", "getAllMembers")
-	if err != nil {
-		return err
-	}
-	ms, err := h.store.IAM().ListGroupMembers(c.Request().Context(), actor(c), ids.Group, f)
-	return respond(c, ms, err)
+	return answerIAMList(c, "searchText", "getAllMembers", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListGroupMembers(ctx, a, ids.Group, f)
+	})
 }
 
 func (h *Handler) addGroupMember(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	if err := noBody(c); err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().AddGroupMember(c.Request().Context(), actor(c), ids.Group, ids.Member))
+	return answerNoBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs) error {
+		return h.store.IAM().AddGroupMember(ctx, a, ids.Group, ids.Member)
+	})
 }
 
 func (h *Handler) removeGroupMember(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	if err := noBody(c); err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().RemoveGroupMember(c.Request().Context(), actor(c), ids.Group, ids.Member))
+	return answerNoBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs) error {
+		return h.store.IAM().RemoveGroupMember(ctx, a, ids.Group, ids.Member)
+	})
 }
 
 func (h *Handler) listGroupPolicies(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	f, err := iamFilter(c, "name", "getAllPolicies")
-	if err != nil {
-		return err
-	}
-	ps, err := h.store.IAM().ListGroupPolicies(c.Request().Context(), actor(c), ids.Group, f)
-	return respond(c, ps, err)
+	return answerIAMList(c, "name", "getAllPolicies", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListGroupPolicies(ctx, a, ids.Group, f)
+	})
 }
 
 func (h *Handler) addGroupPolicy(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	if err := noBody(c); err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().AddGroupPolicy(c.Request().Context(), actor(c), ids.Group, ids.Policy))
+	return answerNoBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs) error {
+		return h.store.IAM().AddGroupPolicy(ctx, a, ids.Group, ids.Policy)
+	})
 }
 
 func (h *Handler) removeGroupPolicy(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	if err := noBody(c); err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().RemoveGroupPolicy(c.Request().Context(), actor(c), ids.Group, ids.Policy))
+	return answerNoBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs) error {
+		return h.store.IAM().RemoveGroupPolicy(ctx, a, ids.Group, ids.Policy)
+	})
 }

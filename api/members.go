@@ -10,12 +10,9 @@ import (
 )
 
 func (h *Handler) listMembers(c echo.Context) error {
-	f, err := iamFilter(c, "searchText", "")
-	if err != nil {
-		return err
-	}
-	ms, err := h.store.IAM().ListMembers(c.Request().Context(), actor(c), f)
-	return respond(c, ms, err)
+	return answerIAMList(c, "searchText", "", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListMembers(ctx, a, f)
+	})
 }
 
 func (h *Handler) addMember(c echo.Context) error {
@@ -54,62 +51,31 @@ func (h *Handler) listMemberPolicies(c echo.Context) error {
 }
 
 func (h *Handler) listMemberGroups(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	f, err := iamFilter(c, "name", "getAllGroups")
-	if err != nil {
-		return err
-	}
-	gs, err := h.store.IAM().ListMemberGroups(c.Request().Context(), actor(c), ids.Member, f)
-	return respond(c, gs, err)
+	return answerIAMList(c, "name", "getAllGroups", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListMemberGroups(ctx, a, ids.Member, f)
+	})
 }
 
 func (h *Handler) listMemberDirectPolicies(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	f, err := iamFilter(c, "name", "getAllPolicies")
-	if err != nil {
-		return err
-	}
-	ps, err := h.store.IAM().ListMemberDirectPolicies(c.Request().Context(), actor(c), ids.Member, f)
-	return respond(c, ps, err)
+	return answerIAMList(c, "name", "getAllPolicies", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListMemberDirectPolicies(ctx, a, ids.Member, f)
+	})
 }
 
 func (h *Handler) listMemberInheritedPolicies(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	f, err := iamFilter(c, "name", "")
-	if err != nil {
-		return err
-	}
-	ps, err := h.store.IAM().ListMemberInheritedPolicies(c.Request().Context(), actor(c), ids.Member, f)
-	return respond(c, ps, err)
+	return answerIAMList(c, "name", "", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListMemberInheritedPolicies(ctx, a, ids.Member, f)
+	})
 }
 
 func (h *Handler) addMemberPolicy(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	if err := noBody(c); err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().AddMemberPolicy(c.Request().Context(), actor(c), ids.Member, ids.Policy))
+	return answerNoBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs) error {
+		return h.store.IAM().AddMemberPolicy(ctx, a, ids.Member, ids.Policy)
+	})
 }
 
 func (h *Handler) removeMemberPolicy(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	if err := noBody(c); err != nil {
-		return err
-	}
-	return respond(c, true, h.store.IAM().RemoveMemberPolicy(c.Request().Context(), actor(c), ids.Member, ids.Policy))
+	return answerNoBody(c, func(ctx context.Context, a *core.Actor, ids routeIDs) error {
+		return h.store.IAM().RemoveMemberPolicy(ctx, a, ids.Member, ids.Policy)
+	})
 }

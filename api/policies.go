@@ -11,12 +11,9 @@ import (
 )
 
 func (h *Handler) listPolicies(c echo.Context) error {
-	f, err := iamFilter(c, "name", "")
-	if err != nil {
-		return err
-	}
-	ps, err := h.store.IAM().ListPolicies(c.Request().Context(), actor(c), f)
-	return respond(c, ps, err)
+	return answerIAMList(c, "name", "", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListPolicies(ctx, a, f)
+	})
 }
 
 func (h *Handler) createPolicy(c echo.Context) error {
@@ -61,29 +58,15 @@ func (h *Handler) deletePolicy(c echo.Context) error {
 }
 
 func (h *Handler) listPolicyMembers(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	f, err := iamFilter(c, "searchText", "getAllMembers")
-	if err != nil {
-		return err
-	}
-	ms, err := h.store.IAM().ListPolicyMembers(c.Request().Context(), actor(c), ids.Policy, f)
-	return respond(c, ms, err)
+	return answerIAMList(c, "searchText", "getAllMembers", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListPolicyMembers(ctx, a, ids.Policy, f)
+	})
 }
 
 func (h *Handler) listPolicyGroups(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	f, err := iamFilter(c, "name", "getAllGroups")
-	if err != nil {
-		return err
-	}
-	gs, err := h.store.IAM().ListPolicyGroups(c.Request().Context(), actor(c), ids.Policy, f)
-	return respond(c, gs, err)
+	return answerIAMList(c, "name", "getAllGroups", func(ctx context.Context, a *core.Actor, ids routeIDs, f iam.IAMFilter) (any, error) {
+		return h.store.IAM().ListPolicyGroups(ctx, a, ids.Policy, f)
+	})
 }
 
 func (h *Handler) userPolicies(c echo.Context) error {
