@@ -342,19 +342,26 @@ func (s *IAM) AddMember(ctx context.Context, a *core.Actor, in MemberInput) (Mem
 	return ms[0], nil
 }
 
+// removable finds a member to remove, for someone allowed CanManageIAM in
+// a workspace: the member and the workspace.
+func (s *IAM) removable(ctx context.Context, a *core.Actor, id uuid.UUID) (memberRow, uuid.UUID, error) {
+	m, err := s.memberOf(ctx, a, id)
+	if err != nil {
+		return memberRow{}, uuid.Nil, err
+	}
+	if err := a.RequireIAM(); err != nil {
+		return memberRow{}, uuid.Nil, err
+	}
+	wsID, err := a.Workspace()
+	return m, wsID, err
+}
+
 // RemoveMember takes a user out of the organization with their policies and
 // group memberships there, and out of the workspace when it was their last
 // organization in it; refused when it removes the last owner. The user
 // record stays: users are global and may belong elsewhere.
 func (s *IAM) RemoveMember(ctx context.Context, a *core.Actor, id uuid.UUID) error {
-	m, err := s.memberOf(ctx, a, id)
-	if err != nil {
-		return err
-	}
-	if err := a.RequireIAM(); err != nil {
-		return err
-	}
-	wsID, err := a.Workspace()
+	m, wsID, err := s.removable(ctx, a, id)
 	if err != nil {
 		return err
 	}
@@ -509,14 +516,7 @@ func (s *IAM) heldPolicies(ctx context.Context, orgID, userID uuid.UUID) ([]Poli
 // other. Refused as a whole when it removes an organization's last owner.
 // The user record stays, as with RemoveMember.
 func (s *IAM) RemoveFromWorkspace(ctx context.Context, a *core.Actor, id uuid.UUID) error {
-	m, err := s.memberOf(ctx, a, id)
-	if err != nil {
-		return err
-	}
-	if err := a.RequireIAM(); err != nil {
-		return err
-	}
-	wsID, err := a.Workspace()
+	m, wsID, err := s.removable(ctx, a, id)
 	if err != nil {
 		return err
 	}
