@@ -166,15 +166,16 @@ func (p *pages) attached(c echo.Context, err error, to, message string, page fun
 type attachChange func(ctx context.Context, a *core.Actor, id, otherID uuid.UUID) error
 
 // reversed is change for a store operation that takes the two ids the other
-// way round (a member's policy changed from the policy's page).
+// way round (a member's policy changed from the policy's page, a group's
+// member from the member's).
 func reversed(change attachChange) attachChange {
 	return func(ctx context.Context, a *core.Actor, id, otherID uuid.UUID) error {
 		return change(ctx, a, otherID, id)
 	}
 }
 
-// attachment is the frame of the group and policy pages' add and remove
-// routes: the page's id and the route's other one, the change, and the page
+// attachment is the frame of the member, group and policy pages' add and
+// remove routes: the page's id and the route's other one, the change, and the page
 // it came from again (changed: see attached).
 func (p *pages) attachment(c echo.Context, other string, change attachChange, changed func(c echo.Context, err error, id uuid.UUID) error) error {
 	id, err := httpx.PathID(c, "id")

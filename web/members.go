@@ -233,58 +233,31 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 	})
 }
 
-// memberAttachment reads the member and the other id of an attachment route.
-func memberAttachment(c echo.Context, other string) (memberID, otherID uuid.UUID, err error) {
-	if memberID, err = httpx.PathID(c, "id"); err != nil {
-		return uuid.Nil, uuid.Nil, err
-	}
-	otherID, err = httpx.PathID(c, other)
-	return memberID, otherID, err
-}
-
 // addMemberGroup and its siblings change a member's groups and direct
 // policies from the member's page.
 func (p *pages) addMemberGroup(c echo.Context) error {
-	id, groupID, err := memberAttachment(c, "groupId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().AddGroupMember(c.Request().Context(), actor(c), groupID, id)
-	return p.memberChanged(c, err, id, "g", "Added to the group.")
+	return p.attachment(c, "groupId", reversed(p.store.IAM().AddGroupMember), p.memberChanged("g", "Added to the group."))
 }
 
 func (p *pages) removeMemberGroup(c echo.Context) error {
-	id, groupID, err := memberAttachment(c, "groupId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().RemoveGroupMember(c.Request().Context(), actor(c), groupID, id)
-	return p.memberChanged(c, err, id, "g", "Removed from the group.")
+	return p.attachment(c, "groupId", reversed(p.store.IAM().RemoveGroupMember), p.memberChanged("g", "Removed from the group."))
 }
 
 func (p *pages) addMemberPolicy(c echo.Context) error {
-	id, policyID, err := memberAttachment(c, "policyId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().AddMemberPolicy(c.Request().Context(), actor(c), id, policyID)
-	return p.memberChanged(c, err, id, "p", "Policy given.")
+	return p.attachment(c, "policyId", p.store.IAM().AddMemberPolicy, p.memberChanged("p", "Policy given."))
 }
 
 func (p *pages) removeMemberPolicy(c echo.Context) error {
-	id, policyID, err := memberAttachment(c, "policyId")
-	if err != nil {
-		return err
-	}
-	err = p.store.IAM().RemoveMemberPolicy(c.Request().Context(), actor(c), id, policyID)
-	return p.memberChanged(c, err, id, "p", "Policy taken away.")
+	return p.attachment(c, "policyId", p.store.IAM().RemoveMemberPolicy, p.memberChanged("p", "Policy taken away."))
 }
 
 // memberChanged answers a change on the member's page, back at the list it
 // came from (param names it).
-func (p *pages) memberChanged(c echo.Context, err error, id uuid.UUID, param, message string) error {
-	to := readList(c, param).href(memberHref(id), nil)
-	return p.attached(c, err, to, message, func(status int) error { return p.memberPage(c, status) })
+func (p *pages) memberChanged(param, message string) func(c echo.Context, err error, id uuid.UUID) error {
+	return func(c echo.Context, err error, id uuid.UUID) error {
+		to := readList(c, param).href(memberHref(id), nil)
+		return p.attached(c, err, to, message, func(status int) error { return p.memberPage(c, status) })
+	}
 }
 
 // confirmRemoveMember asks before removing a member from the organization.
