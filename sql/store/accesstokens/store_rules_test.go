@@ -7,51 +7,22 @@ package accesstokens
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/bunting-flags/bunting/sql/access"
-	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/seamtest"
 )
 
 // testStore is the token seam and the identity seam over one core on a
 // fresh database, with its owner signed in.
 func testStore(t testing.TB) (*Tokens, *iam.IAM, *core.Actor) {
-	t.Helper()
-	ctx := context.Background()
-	pool := dbtest.New(t, core.ConfigurePool)
-	keys, err := core.DeriveKeys(strings.Repeat("store-test-", 4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := core.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: bcrypt.MinCost, LoginDelayStep: time.Millisecond})
-	ids := iam.New(c)
-	if _, err := ids.Bootstrap(ctx, iam.Owner{Email: "owner@example.com", Password: "owner-password"}); err != nil {
-		t.Fatal(err)
-	}
-	session, err := ids.Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := ids.Authenticate(ctx, iam.Credentials{Authorization: "Bearer " + session.Token})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ids, a, _ := seamtest.Owner(t)
 	return New(c, ids), ids, a
-}
-
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestStoreTokenRules(t *testing.T) {
@@ -59,24 +30,24 @@ func TestStoreTokenRules(t *testing.T) {
 	ctx := context.Background()
 	// A member allowed Personal tokens only.
 	pol, err := ids.CreatePolicy(ctx, owner, iam.PolicyInput{Name: "Scripts", Key: "scripts"})
-	must(t, err)
+	seamtest.Must(t, err)
 	_, err = ids.UpdatePolicyStatements(ctx, owner, pol.ID, []access.Statement{managePersonal,
 		statement("access-token", "allow", "ListAccessTokens", "access-token/*")})
-	must(t, err)
+	seamtest.Must(t, err)
 	m, err := ids.AddMember(ctx, owner, iam.MemberInput{Email: "dev@example.com", PolicyIDs: []uuid.UUID{pol.ID}})
-	must(t, err)
+	seamtest.Must(t, err)
 	dev, err := ids.UserActor(ctx, m.ID, "", "")
-	must(t, err)
+	seamtest.Must(t, err)
 
 	mine, err := s.CreateAccessToken(ctx, dev, AccessTokenInput{Name: " deploy ", Type: core.TokenPersonal})
-	must(t, err)
+	seamtest.Must(t, err)
 	if !strings.HasPrefix(mine.Token, iam.AccessTokenPrefix) || len(mine.Token) < 40 || mine.Name != "deploy" || mine.Status != core.TokenActive ||
 		mine.Creator.ID != m.ID || len(mine.Permissions) != 0 {
 		t.Fatalf("a new Personal token: %+v", mine)
 	}
 	// What the token itself may do: act as its creator, but mint no token.
 	viaToken, err := ids.Authenticate(ctx, iam.Credentials{Authorization: mine.Token})
-	must(t, err)
+	seamtest.Must(t, err)
 	if viaToken.UserID != m.ID || viaToken.TokenID != mine.ID {
 		t.Errorf("the token acts as %v (token %v), want its creator", viaToken.UserID, viaToken.TokenID)
 	}
@@ -114,7 +85,7 @@ func TestStoreTokenRules(t *testing.T) {
 	// CanManageIAM turns someone's Personal token off, not on again; its
 	// creator may. An inactive token signs nobody in.
 	off, err := s.ToggleAccessToken(ctx, owner, mine.ID)
-	must(t, err)
+	seamtest.Must(t, err)
 	if off.Status != core.TokenInactive {
 		t.Errorf("turned off: status %s", off.Status)
 	}
@@ -125,7 +96,7 @@ func TestStoreTokenRules(t *testing.T) {
 		t.Errorf("CanManageIAM turning it on again: %v, want ErrForbidden", err)
 	}
 	on, err := s.ToggleAccessToken(ctx, dev, mine.ID)
-	must(t, err)
+	seamtest.Must(t, err)
 	if on.Status != core.TokenActive {
 		t.Errorf("turned on by its creator: status %s", on.Status)
 	}
@@ -134,24 +105,24 @@ func TestStoreTokenRules(t *testing.T) {
 	// and masks every value.
 	svc, err := s.CreateAccessToken(ctx, owner, AccessTokenInput{Name: "ci", Type: core.TokenService,
 		Permissions: []access.Statement{statement("flag", "allow", "ToggleFlag", "project/*:env/*:flag/*")}})
-	must(t, err)
+	seamtest.Must(t, err)
 	if len(svc.Permissions) != 1 {
 		t.Errorf("a Service token's statements: %+v", svc.Permissions)
 	}
 	services, err := s.ListAccessTokens(ctx, dev, AccessTokenFilter{Type: core.TokenService, Page: core.Page{Size: 10}})
-	must(t, err)
+	seamtest.Must(t, err)
 	if services.TotalCount != 1 || len(services.Items) != 1 || services.Items[0].ID != svc.ID ||
 		services.Items[0].Token != strings.SplitN(svc.Preview, "…", 2)[0]+MaskedTokenStars {
 		t.Errorf("Service tokens listed: %+v", services)
 	}
 	both, err := s.ListAccessTokens(ctx, dev, AccessTokenFilter{Name: "DEP", Page: core.Page{Size: 10}})
-	must(t, err)
+	seamtest.Must(t, err)
 	if both.TotalCount != 1 || len(both.Items) != 1 || both.Items[0].ID != mine.ID {
 		t.Errorf("tokens named like DEP: %+v, want deploy", both)
 	}
 
 	// Its creator deletes it; then it is gone, and signs nobody in.
-	must(t, s.DeleteAccessToken(ctx, dev, mine.ID))
+	seamtest.Must(t, s.DeleteAccessToken(ctx, dev, mine.ID))
 	if _, err := s.GetAccessToken(ctx, dev, mine.ID); !errors.Is(err, core.ErrNotFound) {
 		t.Errorf("a deleted token: %v, want ErrNotFound", err)
 	}

@@ -1,6 +1,7 @@
 package iam
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,17 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 )
+
+// codes runs a check and returns the error codes it reported, nil for none.
+func codes(check func(v *core.Validator)) []string {
+	var v core.Validator
+	check(&v)
+	var ve *core.ValidationError
+	if errors.As(v.Err(), &ve) {
+		return ve.Codes
+	}
+	return nil
+}
 
 // The codes a policy's, a group's and a list's input is refused with: every
 // problem at once, named by the field as the body names it.

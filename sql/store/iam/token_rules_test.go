@@ -8,29 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
-)
-
-// codes runs a check and returns the error codes it reported, nil for none.
-func codes(check func(v *core.Validator)) []string {
-	var v core.Validator
-	check(&v)
-	var ve *core.ValidationError
-	if errors.As(v.Err(), &ve) {
-		return ve.Codes
-	}
-	return nil
-}
-
-func statement(rtype, effect, action, resource string) access.Statement {
-	return access.Statement{ResourceType: rtype, Effect: effect, Actions: []string{action}, Resources: []string{resource}}
-}
-
-var (
-	manageIAM      = statement("iam", "allow", "CanManageIAM", "iam/*")
-	managePersonal = statement("access-token", "allow", "ManagePersonalAccessTokens", "access-token/*")
-	manageService  = statement("access-token", "allow", "ManageServiceAccessTokens", "access-token/*")
 )
 
 // Bearer accepts an access token bare or after "Bearer " (any case), and a
