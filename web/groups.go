@@ -154,23 +154,21 @@ func (p *pages) confirmDeleteGroup(c echo.Context) error {
 }
 
 func (p *pages) confirmDeleteGroupPage(c echo.Context, status int) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	g, err := p.store.IAM().GetGroup(c.Request().Context(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	href := groupHref(id)
-	return p.iamConfirm(c, status, navGroups, views.Confirm{
-		Crumbs:  []views.Crumb{{Label: "Groups", Href: "/groups"}, {Label: g.Name, Href: href}},
-		Heading: fmt.Sprintf("Delete the group “%s”?", g.Name),
-		Consequences: []string{
-			"Its members lose the policies they have through it; their own policies stay.",
-			"It is no longer given to new members by default.",
-		},
-		Action: href + "/delete", Button: "Delete group", CancelHref: href,
+	return p.confirmByID(c, status, navGroups, func(ctx context.Context, a *core.Actor, id uuid.UUID) (views.Confirm, error) {
+		g, err := p.store.IAM().GetGroup(ctx, a, id)
+		if err != nil {
+			return views.Confirm{}, err
+		}
+		href := groupHref(id)
+		return views.Confirm{
+			Crumbs:  []views.Crumb{{Label: "Groups", Href: "/groups"}, {Label: g.Name, Href: href}},
+			Heading: fmt.Sprintf("Delete the group “%s”?", g.Name),
+			Consequences: []string{
+				"Its members lose the policies they have through it; their own policies stay.",
+				"It is no longer given to new members by default.",
+			},
+			Action: href + "/delete", Button: "Delete group", CancelHref: href,
+		}, nil
 	})
 }
 

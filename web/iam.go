@@ -189,8 +189,22 @@ func (p *pages) attachment(c echo.Context, other string, change attachChange, ch
 	return changed(c, change(c.Request().Context(), actor(c), id, otherID), id)
 }
 
-// deleteNamed is the frame of deleting a group or a policy from its
-// confirmation page: its name read for the message, the deletion, and a
+// confirmByID renders the confirmation page of the resource the path's id
+// names, as confirm reads it and says what to confirm.
+func (p *pages) confirmByID(c echo.Context, status int, nav string, confirm func(ctx context.Context, a *core.Actor, id uuid.UUID) (views.Confirm, error)) error {
+	id, err := httpx.PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	vm, err := confirm(c.Request().Context(), actor(c), id)
+	if err != nil {
+		return err
+	}
+	return p.iamConfirm(c, status, nav, vm)
+}
+
+// deleteNamed is the frame of deleting a group or a policy, or removing a
+// member, from its confirmation page: its name read for the message, the deletion, and a
 // broken rule (the last owner) shown on the confirmation page again.
 func (p *pages) deleteNamed(c echo.Context, name func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error),
 	del func(ctx context.Context, a *core.Actor, id uuid.UUID) error, confirm func(c echo.Context, status int) error, deleted, to string) error {

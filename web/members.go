@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -266,46 +267,32 @@ func (p *pages) confirmRemoveMember(c echo.Context) error {
 }
 
 func (p *pages) confirmRemoveMemberPage(c echo.Context, status int) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	m, err := p.store.IAM().GetMember(c.Request().Context(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	href := memberHref(id)
-	return p.iamConfirm(c, status, navMembers, views.Confirm{
-		Crumbs:  []views.Crumb{{Label: "Members", Href: "/members"}, {Label: m.Email, Href: href}},
-		Heading: fmt.Sprintf("Remove %s from the organization?", m.Email),
-		Consequences: []string{
-			fmt.Sprintf("%s loses every policy and group in this organization.", m.Email),
-			"Their Personal access tokens stop working here.",
-			"Their account stays: they can still sign in to other organizations they belong to.",
-		},
-		Action: href + "/remove", Button: "Remove member", CancelHref: href,
+	return p.confirmByID(c, status, navMembers, func(ctx context.Context, a *core.Actor, id uuid.UUID) (views.Confirm, error) {
+		m, err := p.store.IAM().GetMember(ctx, a, id)
+		if err != nil {
+			return views.Confirm{}, err
+		}
+		href := memberHref(id)
+		return views.Confirm{
+			Crumbs:  []views.Crumb{{Label: "Members", Href: "/members"}, {Label: m.Email, Href: href}},
+			Heading: fmt.Sprintf("Remove %s from the organization?", m.Email),
+			Consequences: []string{
+				fmt.Sprintf("%s loses every policy and group in this organization.", m.Email),
+				"Their Personal access tokens stop working here.",
+				"Their account stays: they can still sign in to other organizations they belong to.",
+			},
+			Action: href + "/remove", Button: "Remove member", CancelHref: href,
+		}, nil
 	})
 }
 
 // removeMember removes a member from the organization; removing the last
 // owner is refused with a message on the confirmation page.
 func (p *pages) removeMember(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	m, err := p.store.IAM().GetMember(c.Request().Context(), actor(c), id)
-	if err == nil {
-		err = p.store.IAM().RemoveMember(c.Request().Context(), actor(c), id)
-	}
-	if status, ok := p.refusal(c, err); ok {
-		return p.confirmRemoveMemberPage(c, status)
-	}
-	if err != nil {
-		return err
-	}
-	p.keepFlash(c, memberName(m)+" was removed from the organization.")
-	return c.Redirect(http.StatusSeeOther, "/members")
+	return p.deleteNamed(c, func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error) {
+		m, err := p.store.IAM().GetMember(ctx, a, id)
+		return memberName(m), err
+	}, p.store.IAM().RemoveMember, p.confirmRemoveMemberPage, "%s was removed from the organization.", "/members")
 }
 
 // memberName names a member as people know them: "Ann (ann@example.com)".

@@ -406,28 +406,26 @@ func (p *pages) confirmDeletePolicy(c echo.Context) error {
 }
 
 func (p *pages) confirmDeletePolicyPage(c echo.Context, status int) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	pol, err := p.store.IAM().GetPolicy(c.Request().Context(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	href := policyHref(id)
-	vm := views.Confirm{
-		Crumbs:  []views.Crumb{{Label: "Policies", Href: "/policies"}, {Label: pol.Name, Href: href}},
-		Heading: fmt.Sprintf("Delete the policy “%s”?", pol.Name),
-		Consequences: []string{
-			"Members and groups that have it lose what it allows.",
-			"It is no longer given to new members by default.",
-		},
-		Button: "Delete policy", CancelHref: href + "?tab=settings",
-	}
-	if !builtIn(pol.Type) {
-		vm.Action = href + "/delete"
-	}
-	return p.iamConfirm(c, status, navPolicies, vm)
+	return p.confirmByID(c, status, navPolicies, func(ctx context.Context, a *core.Actor, id uuid.UUID) (views.Confirm, error) {
+		pol, err := p.store.IAM().GetPolicy(ctx, a, id)
+		if err != nil {
+			return views.Confirm{}, err
+		}
+		href := policyHref(id)
+		vm := views.Confirm{
+			Crumbs:  []views.Crumb{{Label: "Policies", Href: "/policies"}, {Label: pol.Name, Href: href}},
+			Heading: fmt.Sprintf("Delete the policy “%s”?", pol.Name),
+			Consequences: []string{
+				"Members and groups that have it lose what it allows.",
+				"It is no longer given to new members by default.",
+			},
+			Button: "Delete policy", CancelHref: href + "?tab=settings",
+		}
+		if !builtIn(pol.Type) {
+			vm.Action = href + "/delete"
+		}
+		return vm, nil
+	})
 }
 
 // deletePolicy deletes one of the organization's policies.
