@@ -25,15 +25,13 @@ func (p *pages) groups(c echo.Context) error {
 // groupsPage renders the groups page, or its regions for htmx; create is the
 // state of the creation form.
 func (p *pages) groupsPage(c echo.Context, status int, create views.Form) error {
-	s := readList(c, "")
-	gs, err := p.store.IAM().ListGroups(c.Request().Context(), actor(c), s.filter(iamPageSize))
+	search, rows, pager, err := listPage(c, "/groups", "group", "groups", p.store.IAM().ListGroups, func(g iam.Group) views.GroupRow {
+		return views.GroupRow{Name: g.Name, Description: g.Description, Href: groupHref(g.ID)}
+	})
 	if err != nil {
 		return err
 	}
-	list := views.GroupList{Search: s.search, Pager: s.pager("/groups", nil, gs.TotalCount, iamPageSize, "group", "groups")}
-	for _, g := range gs.Items {
-		list.Rows = append(list.Rows, views.GroupRow{Name: g.Name, Description: g.Description, Href: groupHref(g.ID)})
-	}
+	list := views.GroupList{Search: search, Rows: rows, Pager: pager}
 	return p.respond(c, status, "Groups", navGroups, func(shell views.Shell) templ.Component {
 		return views.GroupsPage(views.Groups{Shell: shell, Create: create, List: list})
 	}, views.GroupCreate(create), views.GroupListView(list))
@@ -83,33 +81,27 @@ func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) erro
 		settings = &f
 	}
 
-	ms := readList(c, "m")
-	members, err := p.store.IAM().ListGroupMembers(ctx, a, id, ms.filter(innerPageSize))
+	ml, err := attachedList(c, "m", "group-members", href, nil, "member", "members", id, p.store.IAM().ListGroupMembers, func(m iam.GroupMember) views.IAMRow {
+		return views.IAMRow{Key: m.Email, Title: m.Email, Sub: otherName(m.Name, m.Email), Href: memberHref(m.ID),
+			Attached: m.IsGroupMember, Remove: m.IsGroupMember,
+			Action: attachAction(href+"/members/"+m.ID.String(), m.IsGroupMember)}
+	})
 	if err != nil {
 		return err
 	}
-	ml := iamList(c, "group-members", href, ms, nil, members.TotalCount, innerPageSize, "member", "members")
 	ml.Title, ml.SearchLabel, ml.AllLabel, ml.AttachedLabel = "Members", "Search by email or name", "Show all members", "Member"
 	ml.Empty = "No members yet. Switch on “Show all members” to add some."
-	for _, m := range members.Items {
-		ml.Rows = append(ml.Rows, views.IAMRow{Key: m.Email, Title: m.Email, Sub: otherName(m.Name, m.Email), Href: memberHref(m.ID),
-			Attached: m.IsGroupMember, Remove: m.IsGroupMember,
-			Action: attachAction(href+"/members/"+m.ID.String(), m.IsGroupMember)})
-	}
 
-	ps := readList(c, "p")
-	policies, err := p.store.IAM().ListGroupPolicies(ctx, a, id, ps.filter(innerPageSize))
+	pl, err := attachedList(c, "p", "group-policies", href, nil, "policy", "policies", id, p.store.IAM().ListGroupPolicies, func(pol iam.GroupPolicy) views.IAMRow {
+		return views.IAMRow{Key: pol.Name, Title: pol.Name, Sub: pol.Description, Href: policyHref(pol.ID),
+			Badges: policyBadges(pol.Type), Attached: pol.IsGroupPolicy, Remove: pol.IsGroupPolicy,
+			Action: attachAction(href+"/policies/"+pol.ID.String(), pol.IsGroupPolicy)}
+	})
 	if err != nil {
 		return err
 	}
-	pl := iamList(c, "group-policies", href, ps, nil, policies.TotalCount, innerPageSize, "policy", "policies")
 	pl.Title, pl.SearchLabel, pl.AllLabel, pl.AttachedLabel = "Policies", "Search policies", "Show all policies", "Given"
 	pl.Empty = "No policies yet. Switch on “Show all policies” to give one."
-	for _, pol := range policies.Items {
-		pl.Rows = append(pl.Rows, views.IAMRow{Key: pol.Name, Title: pol.Name, Sub: pol.Description, Href: policyHref(pol.ID),
-			Badges: policyBadges(pol.Type), Attached: pol.IsGroupPolicy, Remove: pol.IsGroupPolicy,
-			Action: attachAction(href+"/policies/"+pol.ID.String(), pol.IsGroupPolicy)})
-	}
 
 	return p.respond(c, status, g.Name, navGroups, func(shell views.Shell) templ.Component {
 		return views.GroupPage(views.Group{Shell: shell, Crumbs: []views.Crumb{{Label: "Groups", Href: "/groups"}},

@@ -131,6 +131,22 @@ func (s listState) pager(base string, keep url.Values, total int64, size int, on
 	})
 }
 
+// listPage reads one page of the groups or the policies list page (its
+// search and page from the request) and makes each item a row; path is the
+// page's, one and many name an item for the pager.
+func listPage[T, R any](c echo.Context, path, one, many string, list func(context.Context, *core.Actor, iam.IAMFilter) (core.Paged[T], error),
+	row func(T) R) (search string, rows []R, pager views.Pager, err error) {
+	s := readList(c, "")
+	page, err := list(c.Request().Context(), actor(c), s.filter(iamPageSize))
+	if err != nil {
+		return "", nil, views.Pager{}, err
+	}
+	for _, item := range page.Items {
+		rows = append(rows, row(item))
+	}
+	return s.search, rows, s.pager(path, nil, page.TotalCount, iamPageSize, one, many), nil
+}
+
 // iamList starts an IAM list of a page at base; keep are the page's other
 // parameters (such as its tab), carried by the list's search and pager.
 func iamList(c echo.Context, id, base string, s listState, keep url.Values, total int64, size int, one, many string) views.IAMList {
@@ -258,4 +274,22 @@ func (p *pages) iamConfirm(c echo.Context, status int, nav string, vm views.Conf
 	}
 	vm.Shell = shell
 	return render(c, status, views.ConfirmPage(vm))
+}
+
+// attachedList is one list of a member's, group's or policy's page: param
+// prefixes its parameters (readList), listID names its region, base is the
+// page's address and keep its other parameters; list reads a page of what
+// is attached to owner (or every candidate), and row makes each item a row.
+func attachedList[T any](c echo.Context, param, listID, base string, keep url.Values, one, many string, owner uuid.UUID,
+	list func(context.Context, *core.Actor, uuid.UUID, iam.IAMFilter) (core.Paged[T], error), row func(T) views.IAMRow) (views.IAMList, error) {
+	s := readList(c, param)
+	page, err := list(c.Request().Context(), actor(c), owner, s.filter(innerPageSize))
+	if err != nil {
+		return views.IAMList{}, err
+	}
+	l := iamList(c, listID, base, s, keep, page.TotalCount, innerPageSize, one, many)
+	for _, item := range page.Items {
+		l.Rows = append(l.Rows, row(item))
+	}
+	return l, nil
 }

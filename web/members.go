@@ -165,59 +165,53 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 
 	var gl views.IAMList
 	if want("member-groups") {
-		gs := readList(c, "g")
-		groups, err := p.store.IAM().ListMemberGroups(ctx, a, id, gs.filter(innerPageSize))
+		var err error
+		gl, err = attachedList(c, "g", "member-groups", href, nil, "group", "groups", id, p.store.IAM().ListMemberGroups, func(g iam.MemberGroup) views.IAMRow {
+			return views.IAMRow{Key: g.Name, Title: g.Name, Sub: g.Description, Href: groupHref(g.ID),
+				Attached: g.IsGroupMember, Remove: g.IsGroupMember,
+				Action: attachAction(href+"/groups/"+g.ID.String(), g.IsGroupMember)}
+		})
 		if err != nil {
 			return err
 		}
-		gl = iamList(c, "member-groups", href, gs, nil, groups.TotalCount, innerPageSize, "group", "groups")
 		gl.Title, gl.SearchLabel, gl.AllLabel, gl.AttachedLabel = "Groups", "Search groups", "Show all groups", "Member"
 		gl.Hint = "The member has the policies of every group they belong to."
 		gl.Empty = "Not in any group. Switch on “Show all groups” to add them to one."
 		gl.OOB = "#flash,#member-inherited-body"
-		for _, g := range groups.Items {
-			gl.Rows = append(gl.Rows, views.IAMRow{Key: g.Name, Title: g.Name, Sub: g.Description, Href: groupHref(g.ID),
-				Attached: g.IsGroupMember, Remove: g.IsGroupMember,
-				Action: attachAction(href+"/groups/"+g.ID.String(), g.IsGroupMember)})
-		}
 		regions = append(regions, views.IAMListView(gl))
 	}
 
 	var pl views.IAMList
 	if want("member-policies") {
-		ps := readList(c, "p")
-		policies, err := p.store.IAM().ListMemberDirectPolicies(ctx, a, id, ps.filter(innerPageSize))
+		var err error
+		pl, err = attachedList(c, "p", "member-policies", href, nil, "policy", "policies", id, p.store.IAM().ListMemberDirectPolicies, func(pol iam.MemberPolicy) views.IAMRow {
+			return views.IAMRow{Key: pol.Name, Title: pol.Name, Sub: pol.Description, Href: policyHref(pol.ID),
+				Badges: policyBadges(pol.Type), Attached: pol.IsMemberPolicy, Remove: pol.IsMemberPolicy,
+				Action: attachAction(href+"/policies/"+pol.ID.String(), pol.IsMemberPolicy)}
+		})
 		if err != nil {
 			return err
 		}
-		pl = iamList(c, "member-policies", href, ps, nil, policies.TotalCount, innerPageSize, "policy", "policies")
 		pl.Title, pl.SearchLabel, pl.AllLabel, pl.AttachedLabel = "Direct policies", "Search policies", "Show all policies", "Given"
 		pl.Hint = "Policies given to the member themselves."
 		pl.Empty = "No policies given directly. Switch on “Show all policies” to give one."
-		for _, pol := range policies.Items {
-			pl.Rows = append(pl.Rows, views.IAMRow{Key: pol.Name, Title: pol.Name, Sub: pol.Description, Href: policyHref(pol.ID),
-				Badges: policyBadges(pol.Type), Attached: pol.IsMemberPolicy, Remove: pol.IsMemberPolicy,
-				Action: attachAction(href+"/policies/"+pol.ID.String(), pol.IsMemberPolicy)})
-		}
 		regions = append(regions, views.IAMListView(pl))
 	}
 
 	var il views.IAMList
 	if want("member-inherited") {
-		is := readList(c, "i")
-		inherited, err := p.store.IAM().ListMemberInheritedPolicies(ctx, a, id, is.filter(innerPageSize))
+		var err error
+		il, err = attachedList(c, "i", "member-inherited", href, nil, "policy", "policies", id, p.store.IAM().ListMemberInheritedPolicies, func(pol iam.InheritedPolicy) views.IAMRow {
+			return views.IAMRow{Key: pol.Name + "/" + pol.GroupName, Title: pol.Name, Sub: pol.Description,
+				Href: policyHref(pol.ID), Badges: append(policyBadges(pol.Type),
+					views.Badge{Label: "Through " + pol.GroupName, Kind: "gray", Href: groupHref(pol.GroupID)})}
+		})
 		if err != nil {
 			return err
 		}
-		il = iamList(c, "member-inherited", href, is, nil, inherited.TotalCount, innerPageSize, "policy", "policies")
 		il.Title, il.SearchLabel = "Inherited policies", "Search policies"
 		il.Hint = "Policies the member has through their groups."
 		il.Empty = "No policies through groups."
-		for _, pol := range inherited.Items {
-			il.Rows = append(il.Rows, views.IAMRow{Key: pol.Name + "/" + pol.GroupName, Title: pol.Name, Sub: pol.Description,
-				Href: policyHref(pol.ID), Badges: append(policyBadges(pol.Type),
-					views.Badge{Label: "Through " + pol.GroupName, Kind: "gray", Href: groupHref(pol.GroupID)})})
-		}
 		regions = append(regions, views.IAMListView(il))
 	}
 

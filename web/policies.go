@@ -37,16 +37,13 @@ func (p *pages) policies(c echo.Context) error {
 // policiesPage renders the policies page, or its regions for htmx; create is
 // the state of the creation form.
 func (p *pages) policiesPage(c echo.Context, status int, create views.Form) error {
-	s := readList(c, "")
-	ps, err := p.store.IAM().ListPolicies(c.Request().Context(), actor(c), s.filter(iamPageSize))
+	search, rows, pager, err := listPage(c, "/policies", "policy", "policies", p.store.IAM().ListPolicies, func(pol iam.Policy) views.PolicyRow {
+		return views.PolicyRow{Name: pol.Name, Key: pol.Key, Description: pol.Description, Href: policyHref(pol.ID), BuiltIn: builtIn(pol.Type)}
+	})
 	if err != nil {
 		return err
 	}
-	list := views.PolicyList{Search: s.search, Pager: s.pager("/policies", nil, ps.TotalCount, iamPageSize, "policy", "policies")}
-	for _, pol := range ps.Items {
-		list.Rows = append(list.Rows, views.PolicyRow{Name: pol.Name, Key: pol.Key, Description: pol.Description,
-			Href: policyHref(pol.ID), BuiltIn: builtIn(pol.Type)})
-	}
+	list := views.PolicyList{Search: search, Rows: rows, Pager: pager}
 	return p.respond(c, status, "Policies", navPolicies, func(shell views.Shell) templ.Component {
 		return views.PoliciesPage(views.Policies{Shell: shell, Create: create, List: list})
 	}, views.PolicyCreate(create), views.PolicyListView(list))
@@ -152,36 +149,30 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 	var region templ.Component
 	switch tab {
 	case tabMembers:
-		s := readList(c, "m")
-		ms, err := p.store.IAM().ListPolicyMembers(ctx, a, id, s.filter(innerPageSize))
+		l, err := attachedList(c, "m", "policy-members", href, keep, "member", "members", id, p.store.IAM().ListPolicyMembers, func(m iam.PolicyMember) views.IAMRow {
+			return views.IAMRow{Key: m.Email, Title: m.Email, Sub: otherName(m.Name, m.Email), Href: memberHref(m.ID),
+				Attached: m.IsPolicyMember, Remove: m.IsPolicyMember,
+				Action: attachAction(href+"/members/"+m.ID.String(), m.IsPolicyMember)}
+		})
 		if err != nil {
 			return err
 		}
-		l := iamList(c, "policy-members", href, s, keep, ms.TotalCount, innerPageSize, "member", "members")
 		l.Title, l.SearchLabel, l.AllLabel, l.AttachedLabel = "Members", "Search by email", "Show all members", "Has it"
 		l.Hint = "Members given this policy directly; members of groups that have it are on the Groups tab."
 		l.Empty = "No member has this policy directly. Switch on “Show all members” to give it to some."
-		for _, m := range ms.Items {
-			l.Rows = append(l.Rows, views.IAMRow{Key: m.Email, Title: m.Email, Sub: otherName(m.Name, m.Email), Href: memberHref(m.ID),
-				Attached: m.IsPolicyMember, Remove: m.IsPolicyMember,
-				Action: attachAction(href+"/members/"+m.ID.String(), m.IsPolicyMember)})
-		}
 		vm.Members, region = &l, views.IAMListView(l)
 	case tabGroups:
-		s := readList(c, "g")
-		gs, err := p.store.IAM().ListPolicyGroups(ctx, a, id, s.filter(innerPageSize))
+		l, err := attachedList(c, "g", "policy-groups", href, keep, "group", "groups", id, p.store.IAM().ListPolicyGroups, func(g iam.PolicyGroup) views.IAMRow {
+			return views.IAMRow{Key: g.Name, Title: g.Name, Sub: g.Description, Href: groupHref(g.ID),
+				Attached: g.IsPolicyGroup, Remove: g.IsPolicyGroup,
+				Action: attachAction(href+"/groups/"+g.ID.String(), g.IsPolicyGroup)}
+		})
 		if err != nil {
 			return err
 		}
-		l := iamList(c, "policy-groups", href, s, keep, gs.TotalCount, innerPageSize, "group", "groups")
 		l.Title, l.SearchLabel, l.AllLabel, l.AttachedLabel = "Groups", "Search groups", "Show all groups", "Has it"
 		l.Hint = "Every member of these groups has this policy."
 		l.Empty = "No group has this policy. Switch on “Show all groups” to give it to some."
-		for _, g := range gs.Items {
-			l.Rows = append(l.Rows, views.IAMRow{Key: g.Name, Title: g.Name, Sub: g.Description, Href: groupHref(g.ID),
-				Attached: g.IsPolicyGroup, Remove: g.IsPolicyGroup,
-				Action: attachAction(href+"/groups/"+g.ID.String(), g.IsPolicyGroup)})
-		}
 		vm.Groups, region = &l, views.IAMListView(l)
 	case tabSettings:
 		s := views.PolicySettings{Form: edited.settings}
