@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"mime"
 	"net/http"
 	"slices"
@@ -57,7 +58,9 @@ func writeDocument(c echo.Context, format string, doc any) error {
 	return c.Blob(http.StatusOK, mimeYAML+"; charset=utf-8", text)
 }
 
-func (h *Handler) exportEnv(c echo.Context) error {
+// export answers a document read by read: in ?format, after the path's
+// ids and the format are read.
+func export(c echo.Context, read func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error)) error {
 	ids, err := bindIDs(c)
 	if err != nil {
 		return err
@@ -66,27 +69,23 @@ func (h *Handler) exportEnv(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	doc, err := h.store.FlagsAsCode().ExportEnv(c.Request().Context(), actor(c), ids.Env)
+	doc, err := read(c.Request().Context(), actor(c), ids)
 	if err != nil {
 		return err
 	}
 	return writeDocument(c, format, doc)
 }
 
+func (h *Handler) exportEnv(c echo.Context) error {
+	return export(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.FlagsAsCode().ExportEnv(ctx, a, ids.Env)
+	})
+}
+
 func (h *Handler) exportProject(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	format, err := exportFormat(c)
-	if err != nil {
-		return err
-	}
-	doc, err := h.store.FlagsAsCode().ExportProject(c.Request().Context(), actor(c), ids.Project)
-	if err != nil {
-		return err
-	}
-	return writeDocument(c, format, doc)
+	return export(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		return h.store.FlagsAsCode().ExportProject(ctx, a, ids.Project)
+	})
 }
 
 // importEnv applies a document, sent as the body in YAML (application/yaml,
