@@ -75,16 +75,9 @@ func (h *Handler) flagRevisions(c echo.Context) error {
 
 // flagChange decodes a flag change's body and applies it with do.
 func flagChange[In any, Out any](c echo.Context, do func(*core.Actor, uuid.UUID, string, In) (Out, error)) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in In
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	out, err := do(actor(c), ids.Env, c.Param("key"), in)
-	return respond(c, out, err)
+	return answerBody(c, func(_ context.Context, a *core.Actor, ids routeIDs, in In) (any, error) {
+		return do(a, ids.Env, c.Param("key"), in)
+	})
 }
 
 // Flag changes answer what FeatBit's do: the new revision (the current one

@@ -67,16 +67,9 @@ func (h *Handler) segmentFlagReferences(c echo.Context) error {
 // segmentChange decodes a segment change's body and applies it with do.
 // Every segment change answers true, as FeatBit's do.
 func segmentChange[In any, Out any](c echo.Context, do func(*core.Actor, uuid.UUID, uuid.UUID, In) (Out, error)) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	var in In
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	out, err := do(actor(c), ids.Env, ids.Segment, in)
-	return respond(c, out, err)
+	return answerBody(c, func(_ context.Context, a *core.Actor, ids routeIDs, in In) (any, error) {
+		return do(a, ids.Env, ids.Segment, in)
+	})
 }
 
 func (h *Handler) archiveSegment(c echo.Context) error {
