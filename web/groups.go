@@ -81,27 +81,19 @@ func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) erro
 		settings = &f
 	}
 
-	ml, err := attachedList(c, "m", "group-members", href, nil, "member", "members", id, p.store.IAM().ListGroupMembers, func(m iam.GroupMember) views.IAMRow {
-		return views.IAMRow{Key: m.Email, Title: m.Email, Sub: otherName(m.Name, m.Email), Href: memberHref(m.ID),
-			Attached: m.IsGroupMember, Remove: m.IsGroupMember,
-			Action: attachAction(href+"/members/"+m.ID.String(), m.IsGroupMember)}
+	ml, err := attachedList(c, groupMembersList, href, nil, id, p.store.IAM().ListGroupMembers, func(m iam.GroupMember) views.IAMRow {
+		return personRow(href, m.ID, m.Name, m.Email, m.IsGroupMember)
 	})
 	if err != nil {
 		return err
 	}
-	ml.Title, ml.SearchLabel, ml.AllLabel, ml.AttachedLabel = "Members", "Search by email or name", "Show all members", "Member"
-	ml.Empty = "No members yet. Switch on “Show all members” to add some."
 
-	pl, err := attachedList(c, "p", "group-policies", href, nil, "policy", "policies", id, p.store.IAM().ListGroupPolicies, func(pol iam.GroupPolicy) views.IAMRow {
-		return views.IAMRow{Key: pol.Name, Title: pol.Name, Sub: pol.Description, Href: policyHref(pol.ID),
-			Badges: policyBadges(pol.Type), Attached: pol.IsGroupPolicy, Remove: pol.IsGroupPolicy,
-			Action: attachAction(href+"/policies/"+pol.ID.String(), pol.IsGroupPolicy)}
+	pl, err := attachedList(c, groupPoliciesList, href, nil, id, p.store.IAM().ListGroupPolicies, func(pol iam.GroupPolicy) views.IAMRow {
+		return policyRow(href, pol.ID, pol.Name, pol.Description, pol.Type, pol.IsGroupPolicy)
 	})
 	if err != nil {
 		return err
 	}
-	pl.Title, pl.SearchLabel, pl.AllLabel, pl.AttachedLabel = "Policies", "Search policies", "Show all policies", "Given"
-	pl.Empty = "No policies yet. Switch on “Show all policies” to give one."
 
 	return p.respond(c, status, g.Name, navGroups, func(shell views.Shell) templ.Component {
 		return views.GroupPage(views.Group{Shell: shell, Crumbs: []views.Crumb{{Label: "Groups", Href: "/groups"}},

@@ -276,20 +276,60 @@ func (p *pages) iamConfirm(c echo.Context, status int, nav string, vm views.Conf
 	return render(c, status, views.ConfirmPage(vm))
 }
 
-// attachedList is one list of a member's, group's or policy's page: param
-// prefixes its parameters (readList), listID names its region, base is the
-// page's address and keep its other parameters; list reads a page of what
-// is attached to owner (or every candidate), and row makes each item a row.
-func attachedList[T any](c echo.Context, param, listID, base string, keep url.Values, one, many string, owner uuid.UUID,
+// listKind is what one list of a member's, group's or policy's page is:
+// param prefixes its parameters (readList), id names its region, one and
+// many an item for the pager, and the words the list shows.
+type listKind struct {
+	param, id, one, many                        string
+	title, searchLabel, allLabel, attachedLabel string
+	hint, empty                                 string
+}
+
+// The lists of the member, group and policy pages.
+var (
+	groupMembersList    = listKind{param: "m", id: "group-members", one: "member", many: "members", title: "Members", searchLabel: "Search by email or name", allLabel: "Show all members", attachedLabel: "Member", empty: "No members yet. Switch on “Show all members” to add some."}
+	groupPoliciesList   = listKind{param: "p", id: "group-policies", one: "policy", many: "policies", title: "Policies", searchLabel: "Search policies", allLabel: "Show all policies", attachedLabel: "Given", empty: "No policies yet. Switch on “Show all policies” to give one."}
+	memberGroupsList    = listKind{param: "g", id: "member-groups", one: "group", many: "groups", title: "Groups", searchLabel: "Search groups", allLabel: "Show all groups", attachedLabel: "Member", hint: "The member has the policies of every group they belong to.", empty: "Not in any group. Switch on “Show all groups” to add them to one."}
+	memberPoliciesList  = listKind{param: "p", id: "member-policies", one: "policy", many: "policies", title: "Direct policies", searchLabel: "Search policies", allLabel: "Show all policies", attachedLabel: "Given", hint: "Policies given to the member themselves.", empty: "No policies given directly. Switch on “Show all policies” to give one."}
+	memberInheritedList = listKind{param: "i", id: "member-inherited", one: "policy", many: "policies", title: "Inherited policies", searchLabel: "Search policies", hint: "Policies the member has through their groups.", empty: "No policies through groups."}
+	policyMembersList   = listKind{param: "m", id: "policy-members", one: "member", many: "members", title: "Members", searchLabel: "Search by email", allLabel: "Show all members", attachedLabel: "Has it", hint: "Members given this policy directly; members of groups that have it are on the Groups tab.", empty: "No member has this policy directly. Switch on “Show all members” to give it to some."}
+	policyGroupsList    = listKind{param: "g", id: "policy-groups", one: "group", many: "groups", title: "Groups", searchLabel: "Search groups", allLabel: "Show all groups", attachedLabel: "Has it", hint: "Every member of these groups has this policy.", empty: "No group has this policy. Switch on “Show all groups” to give it to some."}
+)
+
+// attachedList is one list of a member's, group's or policy's page, of its
+// kind: base is the page's address and keep its other parameters; list
+// reads a page of what is attached to owner (or every candidate), and row
+// makes each item a row.
+func attachedList[T any](c echo.Context, kind listKind, base string, keep url.Values, owner uuid.UUID,
 	list func(context.Context, *core.Actor, uuid.UUID, iam.IAMFilter) (core.Paged[T], error), row func(T) views.IAMRow) (views.IAMList, error) {
-	s := readList(c, param)
+	s := readList(c, kind.param)
 	page, err := list(c.Request().Context(), actor(c), owner, s.filter(innerPageSize))
 	if err != nil {
 		return views.IAMList{}, err
 	}
-	l := iamList(c, listID, base, s, keep, page.TotalCount, innerPageSize, one, many)
+	l := iamList(c, kind.id, base, s, keep, page.TotalCount, innerPageSize, kind.one, kind.many)
+	l.Title, l.SearchLabel, l.AllLabel, l.AttachedLabel = kind.title, kind.searchLabel, kind.allLabel, kind.attachedLabel
+	l.Hint, l.Empty = kind.hint, kind.empty
 	for _, item := range page.Items {
 		l.Rows = append(l.Rows, row(item))
 	}
 	return l, nil
+}
+
+// personRow, groupRow and policyRow are a member, a group and a policy as
+// a row of a list on another page (base), attached to it or not: the row
+// links to its own page and adds or removes it on base's.
+func personRow(base string, id uuid.UUID, name, email string, attached bool) views.IAMRow {
+	return views.IAMRow{Key: email, Title: email, Sub: otherName(name, email), Href: memberHref(id),
+		Attached: attached, Remove: attached, Action: attachAction(base+"/members/"+id.String(), attached)}
+}
+
+func groupRow(base string, id uuid.UUID, name, description string, attached bool) views.IAMRow {
+	return views.IAMRow{Key: name, Title: name, Sub: description, Href: groupHref(id),
+		Attached: attached, Remove: attached, Action: attachAction(base+"/groups/"+id.String(), attached)}
+}
+
+func policyRow(base string, id uuid.UUID, name, description, typ string, attached bool) views.IAMRow {
+	return views.IAMRow{Key: name, Title: name, Sub: description, Href: policyHref(id), Badges: policyBadges(typ),
+		Attached: attached, Remove: attached, Action: attachAction(base+"/policies/"+id.String(), attached)}
 }

@@ -166,17 +166,12 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 	var gl views.IAMList
 	if want("member-groups") {
 		var err error
-		gl, err = attachedList(c, "g", "member-groups", href, nil, "group", "groups", id, p.store.IAM().ListMemberGroups, func(g iam.MemberGroup) views.IAMRow {
-			return views.IAMRow{Key: g.Name, Title: g.Name, Sub: g.Description, Href: groupHref(g.ID),
-				Attached: g.IsGroupMember, Remove: g.IsGroupMember,
-				Action: attachAction(href+"/groups/"+g.ID.String(), g.IsGroupMember)}
+		gl, err = attachedList(c, memberGroupsList, href, nil, id, p.store.IAM().ListMemberGroups, func(g iam.MemberGroup) views.IAMRow {
+			return groupRow(href, g.ID, g.Name, g.Description, g.IsGroupMember)
 		})
 		if err != nil {
 			return err
 		}
-		gl.Title, gl.SearchLabel, gl.AllLabel, gl.AttachedLabel = "Groups", "Search groups", "Show all groups", "Member"
-		gl.Hint = "The member has the policies of every group they belong to."
-		gl.Empty = "Not in any group. Switch on “Show all groups” to add them to one."
 		gl.OOB = "#flash,#member-inherited-body"
 		regions = append(regions, views.IAMListView(gl))
 	}
@@ -184,24 +179,19 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 	var pl views.IAMList
 	if want("member-policies") {
 		var err error
-		pl, err = attachedList(c, "p", "member-policies", href, nil, "policy", "policies", id, p.store.IAM().ListMemberDirectPolicies, func(pol iam.MemberPolicy) views.IAMRow {
-			return views.IAMRow{Key: pol.Name, Title: pol.Name, Sub: pol.Description, Href: policyHref(pol.ID),
-				Badges: policyBadges(pol.Type), Attached: pol.IsMemberPolicy, Remove: pol.IsMemberPolicy,
-				Action: attachAction(href+"/policies/"+pol.ID.String(), pol.IsMemberPolicy)}
+		pl, err = attachedList(c, memberPoliciesList, href, nil, id, p.store.IAM().ListMemberDirectPolicies, func(pol iam.MemberPolicy) views.IAMRow {
+			return policyRow(href, pol.ID, pol.Name, pol.Description, pol.Type, pol.IsMemberPolicy)
 		})
 		if err != nil {
 			return err
 		}
-		pl.Title, pl.SearchLabel, pl.AllLabel, pl.AttachedLabel = "Direct policies", "Search policies", "Show all policies", "Given"
-		pl.Hint = "Policies given to the member themselves."
-		pl.Empty = "No policies given directly. Switch on “Show all policies” to give one."
 		regions = append(regions, views.IAMListView(pl))
 	}
 
 	var il views.IAMList
 	if want("member-inherited") {
 		var err error
-		il, err = attachedList(c, "i", "member-inherited", href, nil, "policy", "policies", id, p.store.IAM().ListMemberInheritedPolicies, func(pol iam.InheritedPolicy) views.IAMRow {
+		il, err = attachedList(c, memberInheritedList, href, nil, id, p.store.IAM().ListMemberInheritedPolicies, func(pol iam.InheritedPolicy) views.IAMRow {
 			return views.IAMRow{Key: pol.Name + "/" + pol.GroupName, Title: pol.Name, Sub: pol.Description,
 				Href: policyHref(pol.ID), Badges: append(policyBadges(pol.Type),
 					views.Badge{Label: "Through " + pol.GroupName, Kind: "gray", Href: groupHref(pol.GroupID)})}
@@ -209,9 +199,6 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 		if err != nil {
 			return err
 		}
-		il.Title, il.SearchLabel = "Inherited policies", "Search policies"
-		il.Hint = "Policies the member has through their groups."
-		il.Empty = "No policies through groups."
 		regions = append(regions, views.IAMListView(il))
 	}
 

@@ -149,30 +149,20 @@ func (p *pages) policyPage(c echo.Context, status int, tab string, edited *polic
 	var region templ.Component
 	switch tab {
 	case tabMembers:
-		l, err := attachedList(c, "m", "policy-members", href, keep, "member", "members", id, p.store.IAM().ListPolicyMembers, func(m iam.PolicyMember) views.IAMRow {
-			return views.IAMRow{Key: m.Email, Title: m.Email, Sub: otherName(m.Name, m.Email), Href: memberHref(m.ID),
-				Attached: m.IsPolicyMember, Remove: m.IsPolicyMember,
-				Action: attachAction(href+"/members/"+m.ID.String(), m.IsPolicyMember)}
+		l, err := attachedList(c, policyMembersList, href, keep, id, p.store.IAM().ListPolicyMembers, func(m iam.PolicyMember) views.IAMRow {
+			return personRow(href, m.ID, m.Name, m.Email, m.IsPolicyMember)
 		})
 		if err != nil {
 			return err
 		}
-		l.Title, l.SearchLabel, l.AllLabel, l.AttachedLabel = "Members", "Search by email", "Show all members", "Has it"
-		l.Hint = "Members given this policy directly; members of groups that have it are on the Groups tab."
-		l.Empty = "No member has this policy directly. Switch on “Show all members” to give it to some."
 		vm.Members, region = &l, views.IAMListView(l)
 	case tabGroups:
-		l, err := attachedList(c, "g", "policy-groups", href, keep, "group", "groups", id, p.store.IAM().ListPolicyGroups, func(g iam.PolicyGroup) views.IAMRow {
-			return views.IAMRow{Key: g.Name, Title: g.Name, Sub: g.Description, Href: groupHref(g.ID),
-				Attached: g.IsPolicyGroup, Remove: g.IsPolicyGroup,
-				Action: attachAction(href+"/groups/"+g.ID.String(), g.IsPolicyGroup)}
+		l, err := attachedList(c, policyGroupsList, href, keep, id, p.store.IAM().ListPolicyGroups, func(g iam.PolicyGroup) views.IAMRow {
+			return groupRow(href, g.ID, g.Name, g.Description, g.IsPolicyGroup)
 		})
 		if err != nil {
 			return err
 		}
-		l.Title, l.SearchLabel, l.AllLabel, l.AttachedLabel = "Groups", "Search groups", "Show all groups", "Has it"
-		l.Hint = "Every member of these groups has this policy."
-		l.Empty = "No group has this policy. Switch on “Show all groups” to give it to some."
 		vm.Groups, region = &l, views.IAMListView(l)
 	case tabSettings:
 		s := views.PolicySettings{Form: edited.settings}
