@@ -53,8 +53,7 @@ func TestExperimentThroughFeatBitsRoutes(t *testing.T) {
 	if flag.Variations[0].Value != "true" {
 		off, on = on, off
 	}
-	var profile struct{ ID string }
-	profile = decode[struct{ ID string }](t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t))
+	profile := decode[struct{ ID string }](t, s.do("GET", "/api/v1/user/profile", s.owner, nil).ok(t))
 
 	// FeatBit's validation, then a conversion metric.
 	s.do("POST", base+"/experiment-metrics", s.owner, map[string]any{"description": "x"}).fails(t, http.StatusBadRequest,
