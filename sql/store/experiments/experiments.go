@@ -398,10 +398,16 @@ func (s *Experiments) CreateExperiment(ctx context.Context, a *core.Actor, envID
 		if !found {
 			return core.Invalid("baselineVariationId_is_invalid")
 		}
-		metric, err := s.metric(ctx, q, envID, in.MetricID)
-		if errors.Is(err, core.ErrNotFound) || err == nil && metric.IsArchived {
+		// The metric is held until the experiment is in: an archive of it
+		// running meanwhile then sees the experiment and refuses.
+		archived, err := q.ShareExperimentMetric(ctx, db.ShareExperimentMetricParams{EnvID: envID, ID: in.MetricID})
+		if errors.Is(err, pgx.ErrNoRows) || err == nil && archived {
 			return core.Invalid("metricId_is_invalid")
 		} else if err != nil {
+			return err
+		}
+		metric, err := s.metric(ctx, q, envID, in.MetricID)
+		if err != nil {
 			return err
 		}
 		row, err := q.InsertExperiment(ctx, db.InsertExperimentParams{EnvID: envID, FlagID: flag.ID, MetricID: metric.ID,
