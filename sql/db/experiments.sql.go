@@ -139,14 +139,9 @@ func (q *Queries) ExperimentStatusCounts(ctx context.Context, envID uuid.UUID) (
 }
 
 const ExperimentVariationTotals = `-- name: ExperimentVariationTotals :many
-SELECT variation_id::text AS variation_id,
-       count(*) AS users,
-       count(*) FILTER (WHERE events > 0) AS converted,
-       coalesce(sum(total), 0)::float8 AS total,
-       coalesce(sum(total * total), 0)::float8 AS total_squares
-FROM experiment_users
-WHERE iteration_id = $1 AND variation_id IS NOT NULL
-GROUP BY variation_id
+SELECT variation_id, users, converted, total, total_squares
+FROM experiment_variation_totals
+WHERE iteration_id = $1
 `
 
 type ExperimentVariationTotalsRow struct {
@@ -157,9 +152,9 @@ type ExperimentVariationTotalsRow struct {
 	TotalSquares float64
 }
 
-// ExperimentVariationTotals adds up an iteration's exposed users per
-// variation (experiment_users_variation): users, users with at least one
-// event and the sums over them of each user's value and its square.
+// ExperimentVariationTotals is an iteration's sums per variation: exposed
+// users, those of them with at least one event, and the sums over them of
+// each user's value and its square. One row per variation.
 func (q *Queries) ExperimentVariationTotals(ctx context.Context, iterationID uuid.UUID) ([]ExperimentVariationTotalsRow, error) {
 	rows, err := q.db.Query(ctx, ExperimentVariationTotals, iterationID)
 	if err != nil {
@@ -837,11 +832,20 @@ WITH ev AS (
     SELECT l.id AS iteration_id, e.user_key, count(*) AS n, sum(e.val) AS s, sum(e.val * e.val) AS ss
     FROM ev e JOIN live l ON l.event_name = e.event_name AND l.event_type = e.event_type AND e.at >= l.start_time
     GROUP BY l.id, e.user_key
+), added AS (
+    INSERT INTO experiment_users AS u (iteration_id, user_key, events, total, total_squares)
+    SELECT iteration_id, user_key, n, s, ss FROM sums ORDER BY iteration_id, user_key
+    ON CONFLICT (iteration_id, user_key) DO UPDATE SET events = u.events + excluded.events,
+        total = u.total + excluded.total, total_squares = u.total_squares + excluded.total_squares
+    RETURNING u.iteration_id, u.user_key, u.variation_id, u.events, u.total
 )
-INSERT INTO experiment_users AS u (iteration_id, user_key, events, total, total_squares)
-SELECT iteration_id, user_key, n, s, ss FROM sums ORDER BY iteration_id, user_key
-ON CONFLICT (iteration_id, user_key) DO UPDATE SET events = u.events + excluded.events,
-    total = u.total + excluded.total, total_squares = u.total_squares + excluded.total_squares
+INSERT INTO experiment_variation_totals AS t (iteration_id, variation_id, users, converted, total, total_squares)
+SELECT a.iteration_id, a.variation_id, 0, count(*) FILTER (WHERE a.events = s.n), sum(s.s), sum(s.s * (2 * a.total - s.s))
+FROM added a JOIN sums s ON s.iteration_id = a.iteration_id AND s.user_key = a.user_key
+WHERE a.variation_id IS NOT NULL
+GROUP BY a.iteration_id, a.variation_id ORDER BY a.iteration_id, a.variation_id
+ON CONFLICT (iteration_id, variation_id) DO UPDATE SET converted = t.converted + excluded.converted,
+    total = t.total + excluded.total, total_squares = t.total_squares + excluded.total_squares
 `
 
 type RecordExperimentEventsParams struct {
@@ -854,7 +858,10 @@ type RecordExperimentEventsParams struct {
 }
 
 // RecordExperimentEvents adds a batch of metric events to the running totals
-// of the users in the open iterations measuring them, exposed yet or not.
+// of the users in the open iterations measuring them, exposed yet or not,
+// and those of exposed users to their variation's sums: a user whose total
+// goes from T - s to T adds s to the sum and s(2T - s) to the sum of
+// squares, and converts when these are their first events.
 func (q *Queries) RecordExperimentEvents(ctx context.Context, arg RecordExperimentEventsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, RecordExperimentEvents,
 		arg.EventNames,
@@ -884,11 +891,19 @@ WITH ev AS (
     SELECT DISTINCT ON (l.id, e.user_key) l.id AS iteration_id, e.user_key, e.variation_id, e.at
     FROM ev e JOIN live l ON l.flag_key = e.flag_key AND e.at >= l.start_time
     ORDER BY l.id, e.user_key, e.at
+), exposed AS (
+    INSERT INTO experiment_users AS u (iteration_id, user_key, variation_id, exposed_at)
+    SELECT iteration_id, user_key, variation_id, at FROM firsts ORDER BY iteration_id, user_key
+    ON CONFLICT (iteration_id, user_key) DO UPDATE SET variation_id = excluded.variation_id, exposed_at = excluded.exposed_at
+    WHERE u.variation_id IS NULL
+    RETURNING u.iteration_id, u.variation_id, u.events, u.total
 )
-INSERT INTO experiment_users AS u (iteration_id, user_key, variation_id, exposed_at)
-SELECT iteration_id, user_key, variation_id, at FROM firsts ORDER BY iteration_id, user_key
-ON CONFLICT (iteration_id, user_key) DO UPDATE SET variation_id = excluded.variation_id, exposed_at = excluded.exposed_at
-WHERE u.variation_id IS NULL
+INSERT INTO experiment_variation_totals AS t (iteration_id, variation_id, users, converted, total, total_squares)
+SELECT iteration_id, variation_id, count(*), count(*) FILTER (WHERE events > 0), sum(total), sum(total * total)
+FROM exposed GROUP BY iteration_id, variation_id ORDER BY iteration_id, variation_id
+ON CONFLICT (iteration_id, variation_id) DO UPDATE SET users = t.users + excluded.users,
+    converted = t.converted + excluded.converted, total = t.total + excluded.total,
+    total_squares = t.total_squares + excluded.total_squares
 `
 
 type RecordExperimentExposuresParams struct {
@@ -901,8 +916,9 @@ type RecordExperimentExposuresParams struct {
 
 // RecordExperimentExposures records a batch of exposures in the open
 // iterations of the environment's experiments on each flag: a user keeps the
-// variation first seen. Rows are written in key order so concurrent batches
-// lock them in the same order.
+// variation first seen. Each newly exposed user is added to the variation's
+// sums, with what they sent before. Rows are written in key order, users
+// before sums, so concurrent batches lock them in the same order.
 func (q *Queries) RecordExperimentExposures(ctx context.Context, arg RecordExperimentExposuresParams) (int64, error) {
 	result, err := q.db.Exec(ctx, RecordExperimentExposures,
 		arg.FlagKeys,

@@ -189,6 +189,15 @@ type ExperimentUser struct {
 	TotalSquares float64
 }
 
+type ExperimentVariationTotal struct {
+	IterationID  uuid.UUID
+	VariationID  string
+	Users        int64
+	Converted    int64
+	Total        float64
+	TotalSquares float64
+}
+
 type FeatureFlag struct {
 	ID                    uuid.UUID
 	EnvID                 uuid.UUID

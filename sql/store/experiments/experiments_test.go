@@ -287,3 +287,64 @@ func readOnlyPolicy(t *testing.T, fx fixture) uuid.UUID {
 	storetest.Must(t, err)
 	return p.ID
 }
+
+// TestVariationSumsMatchTheUsers: the per-variation sums results read are
+// kept by the ingestion statements; after batches sent concurrently, with
+// conversions before and after exposures and users seen twice, they equal
+// the sums recomputed from the users' rows.
+func TestVariationSumsMatchTheUsers(t *testing.T) {
+	fx := newFixture(t)
+	ctx := context.Background()
+	_, it := fx.started(t, fx.metric(t, "buy", experiments.TrackNumeric))
+	ex := fx.s.Experiments()
+	at := time.Now().Add(time.Second)
+	batch := func(seed int) experiments.Events {
+		var ev experiments.Events
+		for i := range 200 {
+			user := fmt.Sprint("u", (i*7+seed*13)%150)
+			if (i+seed)%3 != 0 {
+				ev.Conversions = append(ev.Conversions, experiments.Conversion{EventName: "buy", EventType: experiments.EventCustom,
+					UserKey: user, Value: float64(1 + (i+seed)%4), At: at})
+			}
+			if (i+seed)%2 == 0 {
+				variation := fx.off
+				if (i*seed)%5 < 2 {
+					variation = fx.on
+				}
+				ev.Exposures = append(ev.Exposures, experiments.Exposure{FlagKey: "checkout", UserKey: user, VariationID: variation, At: at})
+			}
+		}
+		return ev
+	}
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() { errs <- ex.RecordEvents(ctx, fx.env.ID, batch(i)) }()
+	}
+	for range 8 {
+		storetest.Must(t, <-errs)
+	}
+	pool := storetest.Pool(t, fx.s)
+	rows, err := pool.Query(ctx, `
+		SELECT coalesce(u.variation_id, t.variation_id), u.users = t.users AND u.converted = t.converted
+		       AND abs(u.total - t.total) < 1e-6 AND abs(u.squares - t.total_squares) < 1e-6, u.users
+		FROM (SELECT variation_id, count(*) AS users, count(*) FILTER (WHERE events > 0) AS converted,
+		             sum(total) AS total, sum(total * total) AS squares
+		      FROM experiment_users WHERE iteration_id = $1 AND variation_id IS NOT NULL GROUP BY variation_id) u
+		FULL JOIN experiment_variation_totals t ON t.iteration_id = $1 AND t.variation_id = u.variation_id`, it.ID)
+	storetest.Must(t, err)
+	n := 0
+	for rows.Next() {
+		var variation string
+		var same bool
+		var users *int64
+		storetest.Must(t, rows.Scan(&variation, &same, &users))
+		if !same {
+			t.Errorf("variation %s: the kept sums differ from the users' (%v users)", variation, users)
+		}
+		n++
+	}
+	storetest.Must(t, rows.Err())
+	if n != 2 {
+		t.Errorf("%d variations with sums, want 2", n)
+	}
+}
