@@ -14,8 +14,9 @@
 //
 // What users did is kept per iteration and user (experiment_users): the
 // variation first seen and running totals of the metric's events, so
-// storage grows with users, not events, and results add up one row per
-// exposed user.
+// storage grows with users, not events; the statements that write them keep
+// each variation's sums too (experiment_variation_totals), so results read
+// one row per variation.
 package experiments
 
 import (
