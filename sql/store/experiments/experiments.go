@@ -389,6 +389,9 @@ func (s *Experiments) CreateExperiment(ctx context.Context, a *core.Actor, envID
 		if err := mayChangeExperiment(a, env, flag.Key, flag.Tags); err != nil {
 			return err
 		}
+		if flag.IsArchived {
+			return flagstore.ErrFlagIsArchived // an archived flag is only restored or deleted
+		}
 		var variations []targeting.Variation
 		_ = json.Unmarshal(flag.Variations, &variations)
 		found := false
