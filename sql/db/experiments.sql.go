@@ -200,6 +200,10 @@ func (q *Queries) FinishExperimentIteration(ctx context.Context, arg FinishExper
 const GetExperiment = `-- name: GetExperiment :one
 SELECT e.id, e.env_id, e.flag_id, e.metric_id, e.baseline_variation_id, e.alpha, e.status, e.is_archived, e.created_at, e.updated_at, f.key AS flag_key, f.name AS flag_name, f.variations AS flag_variations,
        f.fallthrough AS flag_fallthrough, f.tags AS flag_tags,
+       -- Whether exposures can come from more than the default rule (targeted
+       -- users, rules in the experiment), whose shares are not known.
+       ((f.expt_include_all_targets AND (jsonb_array_length(f.target_users) > 0 OR jsonb_array_length(f.rules) > 0))
+        OR (NOT f.expt_include_all_targets AND f.rules @> '[{"includedInExpt": true}]'))::boolean AS flag_mixed_traffic,
        m.name AS metric_name, m.event_name AS metric_event_name, m.event_type AS metric_event_type,
        m.custom_event_track_option AS metric_track_option, m.custom_event_success_criteria AS metric_success_criteria,
        m.custom_event_unit AS metric_unit
@@ -221,6 +225,7 @@ type GetExperimentRow struct {
 	FlagVariations        json.RawMessage
 	FlagFallthrough       json.RawMessage
 	FlagTags              []string
+	FlagMixedTraffic      bool
 	MetricName            string
 	MetricEventName       string
 	MetricEventType       int16
@@ -250,6 +255,7 @@ func (q *Queries) GetExperiment(ctx context.Context, arg GetExperimentParams) (G
 		&i.FlagVariations,
 		&i.FlagFallthrough,
 		&i.FlagTags,
+		&i.FlagMixedTraffic,
 		&i.MetricName,
 		&i.MetricEventName,
 		&i.MetricEventType,
@@ -667,6 +673,10 @@ func (q *Queries) ListExperimentMetrics(ctx context.Context, arg ListExperimentM
 const ListExperiments = `-- name: ListExperiments :many
 SELECT e.id, e.env_id, e.flag_id, e.metric_id, e.baseline_variation_id, e.alpha, e.status, e.is_archived, e.created_at, e.updated_at, f.key AS flag_key, f.name AS flag_name, f.variations AS flag_variations,
        f.fallthrough AS flag_fallthrough, f.tags AS flag_tags,
+       -- Whether exposures can come from more than the default rule (targeted
+       -- users, rules in the experiment), whose shares are not known.
+       ((f.expt_include_all_targets AND (jsonb_array_length(f.target_users) > 0 OR jsonb_array_length(f.rules) > 0))
+        OR (NOT f.expt_include_all_targets AND f.rules @> '[{"includedInExpt": true}]'))::boolean AS flag_mixed_traffic,
        m.name AS metric_name, m.event_name AS metric_event_name, m.event_type AS metric_event_type,
        m.custom_event_track_option AS metric_track_option, m.custom_event_success_criteria AS metric_success_criteria,
        m.custom_event_unit AS metric_unit, count(*) OVER () AS total
@@ -697,6 +707,7 @@ type ListExperimentsRow struct {
 	FlagVariations        json.RawMessage
 	FlagFallthrough       json.RawMessage
 	FlagTags              []string
+	FlagMixedTraffic      bool
 	MetricName            string
 	MetricEventName       string
 	MetricEventType       int16
@@ -741,6 +752,7 @@ func (q *Queries) ListExperiments(ctx context.Context, arg ListExperimentsParams
 			&i.FlagVariations,
 			&i.FlagFallthrough,
 			&i.FlagTags,
+			&i.FlagMixedTraffic,
 			&i.MetricName,
 			&i.MetricEventName,
 			&i.MetricEventType,

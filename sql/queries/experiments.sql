@@ -55,6 +55,10 @@ SELECT EXISTS (SELECT 1 FROM experiments WHERE metric_id = @metric_id AND NOT is
 -- match.
 SELECT sqlc.embed(e), f.key AS flag_key, f.name AS flag_name, f.variations AS flag_variations,
        f.fallthrough AS flag_fallthrough, f.tags AS flag_tags,
+       -- Whether exposures can come from more than the default rule (targeted
+       -- users, rules in the experiment), whose shares are not known.
+       ((f.expt_include_all_targets AND (jsonb_array_length(f.target_users) > 0 OR jsonb_array_length(f.rules) > 0))
+        OR (NOT f.expt_include_all_targets AND f.rules @> '[{"includedInExpt": true}]'))::boolean AS flag_mixed_traffic,
        m.name AS metric_name, m.event_name AS metric_event_name, m.event_type AS metric_event_type,
        m.custom_event_track_option AS metric_track_option, m.custom_event_success_criteria AS metric_success_criteria,
        m.custom_event_unit AS metric_unit, count(*) OVER () AS total
@@ -82,6 +86,10 @@ WHERE e.env_id = @env_id AND NOT e.is_archived
 -- metric, archived or not.
 SELECT sqlc.embed(e), f.key AS flag_key, f.name AS flag_name, f.variations AS flag_variations,
        f.fallthrough AS flag_fallthrough, f.tags AS flag_tags,
+       -- Whether exposures can come from more than the default rule (targeted
+       -- users, rules in the experiment), whose shares are not known.
+       ((f.expt_include_all_targets AND (jsonb_array_length(f.target_users) > 0 OR jsonb_array_length(f.rules) > 0))
+        OR (NOT f.expt_include_all_targets AND f.rules @> '[{"includedInExpt": true}]'))::boolean AS flag_mixed_traffic,
        m.name AS metric_name, m.event_name AS metric_event_name, m.event_type AS metric_event_type,
        m.custom_event_track_option AS metric_track_option, m.custom_event_success_criteria AS metric_success_criteria,
        m.custom_event_unit AS metric_unit

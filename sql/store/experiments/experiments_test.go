@@ -348,3 +348,35 @@ func TestVariationSumsMatchTheUsers(t *testing.T) {
 		t.Errorf("%d variations with sums, want 2", n)
 	}
 }
+
+// TestSampleRatioMismatch: with the default rule splitting 50/50, 400
+// users against 300 is a mismatch (chi-square with one degree of freedom,
+// p = erfc(√(χ²/2)) < 0.001); once a rule may send users too, the expected
+// shares are unknown and no p-value is given.
+func TestSampleRatioMismatch(t *testing.T) {
+	fx := newFixture(t)
+	ctx := context.Background()
+	pool := storetest.Pool(t, fx.s)
+	_, err := pool.Exec(ctx, `UPDATE feature_flags SET fallthrough = $2 WHERE id = $1`, fx.flag.ID,
+		fmt.Sprintf(`{"includedInExpt":true,"variations":[{"id":%q,"rollout":[0,0.5],"exptRollout":1},{"id":%q,"rollout":[0.5,1],"exptRollout":1}]}`, fx.off, fx.on))
+	storetest.Must(t, err)
+	x, _ := fx.started(t, fx.metric(t, "buy", experiments.TrackConversion))
+	ex := fx.s.Experiments()
+	storetest.Must(t, ex.RecordEvents(ctx, fx.env.ID, users("c", fx.off, 400, 40, 1, 1)))
+	storetest.Must(t, ex.RecordEvents(ctx, fx.env.ID, users("t", fx.on, 300, 30, 1, 1)))
+	a, err := ex.Analyze(ctx, fx.owner, fx.env.ID, x.ID, nil)
+	storetest.Must(t, err)
+	chi2 := 2 * 50.0 * 50.0 / 350
+	want := math.Erfc(math.Sqrt(chi2 / 2))
+	if a.SRMPValue == nil || math.Abs(*a.SRMPValue-want) > 1e-9 || !a.SRM {
+		t.Errorf("400 against 300 at 50/50: srm %v p %v, want true and %v", a.SRM, a.SRMPValue, want)
+	}
+	_, err = pool.Exec(ctx, `UPDATE feature_flags SET rules = '[{"id":"r","name":"Beta","includedInExpt":true,"conditions":[],"variations":[]}]',
+		expt_include_all_targets = false WHERE id = $1`, fx.flag.ID)
+	storetest.Must(t, err)
+	a, err = ex.Analyze(ctx, fx.owner, fx.env.ID, x.ID, nil)
+	storetest.Must(t, err)
+	if a.SRMPValue != nil || a.SRM {
+		t.Errorf("a rule in the experiment too: srm %v p %v, want no check", a.SRM, a.SRMPValue)
+	}
+}

@@ -188,15 +188,18 @@ type Analysis struct {
 	Status       string     `json:"status"`
 	Numeric      bool       `json:"numeric"`
 	// LowerIsBetter is the metric's success criterion.
-	LowerIsBetter   bool                `json:"lowerIsBetter"`
-	Alpha           float64             `json:"alpha"`
-	SequentialAlpha float64             `json:"sequentialAlpha"`
-	SRMPValue       *float64            `json:"srmPValue"`
-	SRM             bool                `json:"srm"`
-	SRMThreshold    float64             `json:"srmThreshold"`
-	Baseline        string              `json:"baselineVariationId"`
-	Variations      []VariationAnalysis `json:"variations"`
-	At              time.Time           `json:"at"`
+	LowerIsBetter   bool    `json:"lowerIsBetter"`
+	Alpha           float64 `json:"alpha"`
+	SequentialAlpha float64 `json:"sequentialAlpha"`
+	// SRMPValue is null when the expected shares are not known: users
+	// reach the experiment through targets or rules besides the default
+	// rule.
+	SRMPValue    *float64            `json:"srmPValue"`
+	SRM          bool                `json:"srm"`
+	SRMThreshold float64             `json:"srmThreshold"`
+	Baseline     string              `json:"baselineVariationId"`
+	Variations   []VariationAnalysis `json:"variations"`
+	At           time.Time           `json:"at"`
 }
 
 // VariationAnalysis is one variation's row of the analysis. Mean is the
@@ -271,7 +274,7 @@ func (s *Experiments) Analyze(ctx context.Context, a *core.Actor, envID, id uuid
 	if out.LowerIsBetter {
 		in.Criterion = stats.Lower
 	}
-	weighted := x.weights != nil
+	known := x.weights != nil
 	for _, v := range x.Variations {
 		r := t[v.ID]
 		// Every exposed user counts (x = 0 without events), so N is the
@@ -282,15 +285,17 @@ func (s *Experiments) Analyze(ctx context.Context, a *core.Actor, envID, id uuid
 		}
 		in.Groups = append(in.Groups, g)
 		if _, ok := x.weights[v.ID]; !ok && r.Users > 0 {
-			weighted = false // served by a rule the default rule does not name
+			known = false // exposed through something the default rule does not serve
 		}
 	}
-	if weighted {
-		in.Weights = x.weights
-	}
+	in.Weights = x.weights
 	res := stats.Analyze(in)
 	out.SequentialAlpha = res.SequentialAlpha
-	out.SRMPValue, out.SRM = finite(&res.SRMPValue), res.SRM
+	// The check needs the share each variation is expected to get: known
+	// when only the default rule sends users to the experiment.
+	if known {
+		out.SRMPValue, out.SRM = finite(&res.SRMPValue), res.SRM
+	}
 	for i, r := range res.Variations {
 		v := x.Variations[i]
 		row := t[v.ID]
