@@ -670,6 +670,44 @@ func (q *Queries) ListExperimentMetrics(ctx context.Context, arg ListExperimentM
 	return items, nil
 }
 
+const ListExperimentSnapshots = `-- name: ListExperimentSnapshots :many
+SELECT at, totals FROM experiment_snapshots
+WHERE iteration_id = $1
+ORDER BY at DESC
+LIMIT $2
+`
+
+type ListExperimentSnapshotsParams struct {
+	IterationID uuid.UUID
+	Lim         int32
+}
+
+type ListExperimentSnapshotsRow struct {
+	At     time.Time
+	Totals json.RawMessage
+}
+
+// ListExperimentSnapshots is an iteration's latest snapshots, newest first.
+func (q *Queries) ListExperimentSnapshots(ctx context.Context, arg ListExperimentSnapshotsParams) ([]ListExperimentSnapshotsRow, error) {
+	rows, err := q.db.Query(ctx, ListExperimentSnapshots, arg.IterationID, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListExperimentSnapshotsRow{}
+	for rows.Next() {
+		var i ListExperimentSnapshotsRow
+		if err := rows.Scan(&i.At, &i.Totals); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ListExperiments = `-- name: ListExperiments :many
 SELECT e.id, e.env_id, e.flag_id, e.metric_id, e.baseline_variation_id, e.alpha, e.status, e.is_archived, e.created_at, e.updated_at, f.key AS flag_key, f.name AS flag_name, f.variations AS flag_variations,
        f.fallthrough AS flag_fallthrough, f.tags AS flag_tags,
@@ -999,6 +1037,30 @@ func (q *Queries) ShareExperimentMetric(ctx context.Context, arg ShareExperiment
 	var is_archived bool
 	err := row.Scan(&is_archived)
 	return is_archived, err
+}
+
+const SnapshotExperimentTotals = `-- name: SnapshotExperimentTotals :exec
+INSERT INTO experiment_snapshots (iteration_id, at, totals)
+SELECT i.id, date_trunc('minute', $1::timestamptz),
+       jsonb_agg(jsonb_build_object('v', t.variation_id, 'n', t.users, 'c', t.converted, 's', t.total, 'q', t.total_squares))
+FROM experiment_iterations i
+JOIN experiment_variation_totals t ON t.iteration_id = i.id
+WHERE i.env_id = $2 AND i.end_time IS NULL AND NOT i.is_archived
+GROUP BY i.id
+ON CONFLICT (iteration_id, at) DO NOTHING
+`
+
+type SnapshotExperimentTotalsParams struct {
+	At    time.Time
+	EnvID uuid.UUID
+}
+
+// SnapshotExperimentTotals keeps the sums of the environment's recording
+// iterations as they stand this minute, unless a snapshot of the minute is
+// already kept.
+func (q *Queries) SnapshotExperimentTotals(ctx context.Context, arg SnapshotExperimentTotalsParams) error {
+	_, err := q.db.Exec(ctx, SnapshotExperimentTotals, arg.At, arg.EnvID)
+	return err
 }
 
 const UpdateExperimentMetric = `-- name: UpdateExperimentMetric :execrows

@@ -179,6 +179,12 @@ type ExperimentMetric struct {
 	UpdatedAt                  time.Time
 }
 
+type ExperimentSnapshot struct {
+	IterationID uuid.UUID
+	At          time.Time
+	Totals      json.RawMessage
+}
+
 type ExperimentUser struct {
 	IterationID  uuid.UUID
 	UserKey      string

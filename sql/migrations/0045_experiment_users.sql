@@ -31,3 +31,14 @@ CREATE TABLE experiment_variation_totals (
     total_squares double precision NOT NULL DEFAULT 0,
     PRIMARY KEY (iteration_id, variation_id)
 );
+
+-- Each variation's sums as they stood in each minute an iteration received
+-- events (the first report of the minute writes them), so a page can draw
+-- every variation's interval over time. totals is
+-- [{"v": variation id, "n": users, "c": converted, "s": total, "q": total_squares}].
+CREATE TABLE experiment_snapshots (
+    iteration_id uuid NOT NULL REFERENCES experiment_iterations (id) ON DELETE CASCADE,
+    at           timestamptz NOT NULL,
+    totals       jsonb NOT NULL,
+    PRIMARY KEY (iteration_id, at)
+);

@@ -249,3 +249,23 @@ SELECT EXISTS (SELECT 1 FROM experiment_iterations WHERE env_id = @env_id AND en
 -- ShareExperimentMetric holds a metric while an experiment of it is made,
 -- so archiving it (an update) waits, then finds the experiment.
 SELECT is_archived FROM experiment_metrics WHERE env_id = @env_id AND id = @id FOR SHARE;
+
+-- name: SnapshotExperimentTotals :exec
+-- SnapshotExperimentTotals keeps the sums of the environment's recording
+-- iterations as they stand this minute, unless a snapshot of the minute is
+-- already kept.
+INSERT INTO experiment_snapshots (iteration_id, at, totals)
+SELECT i.id, date_trunc('minute', @at::timestamptz),
+       jsonb_agg(jsonb_build_object('v', t.variation_id, 'n', t.users, 'c', t.converted, 's', t.total, 'q', t.total_squares))
+FROM experiment_iterations i
+JOIN experiment_variation_totals t ON t.iteration_id = i.id
+WHERE i.env_id = @env_id AND i.end_time IS NULL AND NOT i.is_archived
+GROUP BY i.id
+ON CONFLICT (iteration_id, at) DO NOTHING;
+
+-- name: ListExperimentSnapshots :many
+-- ListExperimentSnapshots is an iteration's latest snapshots, newest first.
+SELECT at, totals FROM experiment_snapshots
+WHERE iteration_id = @iteration_id
+ORDER BY at DESC
+LIMIT @lim;

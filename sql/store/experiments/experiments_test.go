@@ -151,6 +151,16 @@ func TestConversionResultsAreFeatBits(t *testing.T) {
 			t.Errorf("treatment analysis: %+v", v)
 		}
 	}
+	// The first report of the minute kept the sums as they stood then: the
+	// baseline's 400 users, none yet for true.
+	if len(a.History) == 0 || a.History[0].Variations[0].VariationID != fx.on && a.History[0].Variations[1].VariationID != fx.on {
+		t.Fatalf("history: %+v", a.History)
+	}
+	for _, v := range a.History[0].Variations {
+		if want := map[string]int64{fx.off: 400, fx.on: 0}[v.VariationID]; v.Users != want {
+			t.Errorf("history's first point: %s has %d users, want %d", v.VariationID, v.Users, want)
+		}
+	}
 }
 
 func TestNumericResultsCountUsersWithEvents(t *testing.T) {
