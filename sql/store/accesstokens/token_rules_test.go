@@ -11,17 +11,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
-// codes runs a check and returns the error codes it reported, nil for none.
-func codes(check func(v *core.Validator)) []string {
-	var v core.Validator
-	check(&v)
-	var ve *core.ValidationError
-	if errors.As(v.Err(), &ve) {
-		return ve.Codes
-	}
-	return nil
-}
-
 func statement(rtype, effect, action, resource string) access.Statement {
 	return access.Statement{ResourceType: rtype, Effect: effect, Actions: []string{action}, Resources: []string{resource}}
 }
@@ -130,7 +119,12 @@ func TestRulesTokenPermissions(t *testing.T) {
 		{"Service with a bad effect", "Service", []access.Statement{statement("flag", "permit", "ToggleFlag", "project/*")}, []string{"permissions_is_invalid"}},
 	}
 	for _, tt := range tests {
-		got := codes(func(v *core.Validator) { checkPermissions(v, tt.typ, tt.permissions) })
+		var v core.Validator
+		checkPermissions(&v, tt.typ, tt.permissions)
+		var got []string
+		if ve := (*core.ValidationError)(nil); errors.As(v.Err(), &ve) {
+			got = ve.Codes
+		}
 		if strings.Join(got, ",") != strings.Join(tt.want, ",") {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
 		}

@@ -1,7 +1,8 @@
-// Package seamtest is for the tests of the seams that stand on the identity
-// seam (accesstokens, sso): one core over a fresh database (sql/dbtest), the
-// identity seam over it, and its owner signed in. The seams' tests cannot
-// use sql/store/storetest, which imports them through sql/store.
+// Package seamtest is for the tests of the seams below sql/store that need
+// an owner signed in (accesstokens, sso, segments): one core over a fresh
+// database (sql/dbtest), the identity seam over it, and its owner signed
+// in. The seams' own tests cannot use sql/store/storetest, which imports
+// them through sql/store.
 package seamtest
 
 import (
