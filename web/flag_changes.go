@@ -57,28 +57,25 @@ func (p *pages) flagChanged(c echo.Context, tab, message string, changed *flagst
 		}, append(fields, "reason", "reviewers")...)
 }
 
-// changeServing makes a change to what a flag serves: at once with direct,
-// or, where the environment's changes need approval, as a change request of
-// the posted reason and reviewers. The store chooses (ChangeFlagServing);
-// the flag is nil when a change was requested.
-func (p *pages) changeServing(c echo.Context, w workEnv, key string, in flagstore.FlagChangeRequestInput,
-	direct func() (flagstore.Flag, error)) (*flagstore.Flag, error) {
+// changeServing makes a change to what a flag serves, with the posted
+// reason and reviewers: the store makes it at once, or, where the
+// environment's changes need approval, as a change request of them
+// (ChangeServing). The flag is nil when a change was requested.
+func (p *pages) changeServing(c echo.Context, w workEnv, key string, in flagstore.ServingChange) (*flagstore.Flag, error) {
 	reviewers, err := formIDs(c, "reviewers")
 	if err != nil {
 		return nil, err
 	}
-	in.Reason, in.Reviewers = c.FormValue("reason"), reviewers
-	if rev, err := uuid.Parse(c.FormValue("revision")); err == nil {
-		in.Revision = &rev
-	}
-	f, requested, err := p.store.Governance().ChangeFlagServing(c.Request().Context(), actor(c), w.place, key, in, direct)
-	if requested {
-		c.Set(requestedKey, true)
-	}
-	if err != nil || requested {
+	in.Proposal = &flagstore.Proposal{Reason: c.FormValue("reason"), Reviewers: reviewers}
+	out, err := p.store.Flags().ChangeServing(c.Request().Context(), actor(c), w.id, key, in)
+	if err != nil {
 		return nil, err
 	}
-	return &f, nil
+	if out.Request != nil {
+		c.Set(requestedKey, true)
+		return nil, nil
+	}
+	return &out.Changed, nil
 }
 
 // changed is the flag a change left, for flagChange.
@@ -97,9 +94,7 @@ func (p *pages) setFlagOffVariation(c echo.Context) error {
 	}
 	in := posted.input()
 	return p.flagChange(c, tabTargeting, "Off variation saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
-		saved, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{OffVariationID: &in.OffVariationID}, func() (flagstore.Flag, error) {
-			return p.store.Flags().SetFlagOffVariation(c.Request().Context(), actor(c), w.id, key, in)
-		})
+		saved, err := p.changeServing(c, w, key, flagstore.ServingChange{OffVariationID: &in.OffVariationID, Change: in.Change})
 		if err == nil {
 			focusOn(c, summaryFocus(views.EditOff, saved))
 		}
@@ -160,9 +155,7 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 		return p.scheduleTargeting(c, in, shown)
 	}
 	return p.flagChange(c, tabTargeting, "Targeting saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
-		saved, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{Targeting: in.Targeting}, func() (flagstore.Flag, error) {
-			return p.store.Flags().SetFlagTargeting(c.Request().Context(), actor(c), w.id, key, in)
-		})
+		saved, err := p.changeServing(c, w, key, flagstore.ServingChange{Targeting: in.Targeting, Change: in.Change})
 		if err == nil {
 			focusOn(c, summaryFocus(c.FormValue("part"), saved))
 		}
@@ -232,9 +225,7 @@ func (p *pages) setFlagVariations(c echo.Context) error {
 	}
 	in.Variations = storeVariations(vars)
 	return p.flagChange(c, tabVariations, "Variations saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
-		return p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{VariationType: in.VariationType, Variations: in.Variations}, func() (flagstore.Flag, error) {
-			return p.store.Flags().SetFlagVariations(c.Request().Context(), actor(c), w.id, key, in)
-		})
+		return p.changeServing(c, w, key, flagstore.ServingChange{VariationType: in.VariationType, Variations: in.Variations, Change: in.Change})
 	}, state, "variationType", "variations")
 }
 

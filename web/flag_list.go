@@ -308,9 +308,7 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	}
 	// From its page: where changes need approval, the toggle requests the change.
 	key := c.Param("key")
-	f, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{IsEnabled: &on}, func() (flagstore.Flag, error) {
-		return p.store.Flags().ToggleFlag(c.Request().Context(), actor(c), w.id, key, on, in)
-	})
+	f, err := p.changeServing(c, w, key, flagstore.ServingChange{IsEnabled: &on, Change: in})
 	var message string
 	if f != nil {
 		message = turned(*f)

@@ -97,7 +97,7 @@ func ApprovalsNeeded(e db.Environment) int {
 // SegmentServesDifferently tells whether a segment change changes who is
 // in it (its users and rules), and so what the flags that use it serve.
 // Archiving it and moving it away from their environments are refused
-// while flags use it (guardReferences); name, description and tags change
+// while flags use it (guardUse); name, description and tags change
 // nothing served.
 func SegmentServesDifferently(before, after Segment) bool {
 	return !SameJSON(before.Included, after.Included) || !SameJSON(before.Excluded, after.Excluded) ||

@@ -202,6 +202,13 @@ func (s *Flags) CreateDraft(ctx context.Context, q *db.Queries, a *core.Actor, e
 	if err != nil {
 		return Draft{}, err
 	}
+	return s.storeDraft(ctx, q, a, env, base, target, in.Change)
+}
+
+// storeDraft is CreateDraft's work once the flag (base) and the change's
+// target are known: the checks a change made now would pass, then the draft
+// stored with comment ch.Comment.
+func (s *Flags) storeDraft(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, base, target Flag, ch Change) (Draft, error) {
 	if err := RequireFlagActions(a, env, FlagChangeActions(base, target), base, target); err != nil {
 		return Draft{}, err
 	}
@@ -214,7 +221,7 @@ func (s *Flags) CreateDraft(ctx context.Context, q *db.Queries, a *core.Actor, e
 	}
 	var v core.Validator
 	refs := CheckFlag(&v, &target)
-	in.Change.Check(&v, env)
+	ch.Check(&v, env)
 	if err := v.Err(); err != nil {
 		return Draft{}, err
 	}
@@ -230,7 +237,7 @@ func (s *Flags) CreateDraft(ctx context.Context, q *db.Queries, a *core.Actor, e
 		return Draft{}, err
 	}
 	d, err := q.CreateFlagDraft(ctx, db.CreateFlagDraftParams{EnvID: env.Environment.ID, FlagID: base.ID,
-		Base: baseJSON, Target: targetJSON, Comment: strings.TrimSpace(in.Comment),
+		Base: baseJSON, Target: targetJSON, Comment: strings.TrimSpace(ch.Comment),
 		CreatorID: core.ActorID(a), CreatorKind: core.ActorKind(a)})
 	if err != nil {
 		return Draft{}, core.Translate(err)

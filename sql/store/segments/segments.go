@@ -299,49 +299,100 @@ func (s *Segments) changeSegment(ctx context.Context, a *core.Actor, envID, id u
 }
 
 // ChangeSegmentIn is changeSegment in the caller's transaction q, for
-// changes that commit with others (an imported file).
+// changes that commit with others (an imported file): the change pipeline
+// (flagstore.Run) with a segment's stages (segmentSubject).
 func (s *Segments) ChangeSegmentIn(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID, id uuid.UUID, ch flagstore.Change, action access.Action, edit func(*flagstore.Segment) error) (flagstore.Segment, error) {
-	locked, err := lockSegment(ctx, q, orgID, envID, id)
+	sub := &segmentSubject{s: s, a: a, orgID: orgID, envID: envID, id: id, ch: ch, action: action}
+	out, err := flagstore.Run(ctx, q, flagstore.Subject[flagstore.Segment](sub), func(sg *flagstore.Segment) error {
+		if err := edit(sg); err != nil {
+			return err
+		}
+		sg.IsEnvironmentSpecific = sg.Type == flagstore.SegmentEnvironmentSpecific
+		return nil
+	}, nil)
+	return out.Changed, err
+}
+
+// segmentSubject is a segment as the change pipeline changes it. No change
+// request covers a segment: where a change of who is in it needs approval
+// (a flag of such an environment uses it) it is refused.
+type segmentSubject struct {
+	s            *Segments
+	a            *core.Actor
+	orgID, envID uuid.UUID
+	id           uuid.UUID
+	ch           flagstore.Change
+	action       access.Action
+	// used tells whether any flag's rules name the segment (Lock); envs
+	// are where it is visible before or after (Check); users are the flags
+	// that use it, locked, whose revision a change of who is in it renews
+	// (Approval).
+	used  bool
+	envs  []core.EnvRow
+	users []db.FeatureFlag
+}
+
+func (g *segmentSubject) Lock(ctx context.Context, q *db.Queries) (flagstore.Segment, core.EnvRow, error) {
+	locked, err := lockSegment(ctx, q, g.orgID, g.envID, g.id)
 	if err != nil {
-		return flagstore.Segment{}, err
+		return flagstore.Segment{}, core.EnvRow{}, err
 	}
-	before, env := locked.Segment, locked.env
-	after := before.Clone()
-	if err := edit(&after); err != nil {
-		return flagstore.Segment{}, err
-	}
-	after.IsEnvironmentSpecific = after.Type == flagstore.SegmentEnvironmentSpecific
-	actions := segmentChangeActions(before, after)
+	g.used = locked.used
+	return locked.Segment, locked.env, nil
+}
+
+func (g *segmentSubject) Clone(sg flagstore.Segment) flagstore.Segment { return sg.Clone() }
+
+func (g *segmentSubject) Check(ctx context.Context, q *db.Queries, env core.EnvRow, before flagstore.Segment, after *flagstore.Segment) error {
+	actions := segmentChangeActions(before, *after)
 	if len(actions) == 0 {
-		actions = []access.Action{action}
+		actions = []access.Action{g.action}
 	}
 	// The route's environment first, so a caller with no rights there is
 	// refused before the organization's environments are read.
-	if err := flagstore.RequireInEnvs(a, actions, []core.EnvRow{env}, before, after); err != nil {
-		return flagstore.Segment{}, err
+	if err := flagstore.RequireInEnvs(g.a, actions, []core.EnvRow{env}, before, *after); err != nil {
+		return err
 	}
 	var v core.Validator
-	CheckSegment(&v, &after, env)
-	ch.Check(&v, env)
+	CheckSegment(&v, after, env)
+	g.ch.Check(&v, env)
 	if err := v.Err(); err != nil {
-		return flagstore.Segment{}, err
+		return err
 	}
-	envs, err := flagstore.VisibleEnvs(ctx, q, env, before, after)
+	envs, err := flagstore.VisibleEnvs(ctx, q, env, before, *after)
 	if err != nil {
-		return flagstore.Segment{}, err
+		return err
 	}
-	if err := flagstore.RequireInEnvs(a, actions, envs, before, after); err != nil {
-		return flagstore.Segment{}, err
-	}
-	if flagstore.SameJSON(before, after) {
-		return before, nil
-	}
-	users, err := guardReferences(ctx, q, before, after, locked.used)
-	if err != nil {
+	g.envs = envs
+	return flagstore.RequireInEnvs(g.a, actions, envs, before, *after)
+}
+
+func (g *segmentSubject) Approval(ctx context.Context, q *db.Queries, env core.EnvRow, before, after flagstore.Segment) error {
+	users, err := segmentApproval(ctx, q, before, after, g.used)
+	g.users = users
+	return err
+}
+
+func (g *segmentSubject) Request(_ context.Context, _ *db.Queries, _ core.EnvRow, _, _ flagstore.Segment, _ flagstore.Proposal, need *flagstore.ApprovalError) (flagstore.FlagChangeRequest, error) {
+	return flagstore.FlagChangeRequest{}, need
+}
+
+// Validate has nothing left to check: a segment is validated whole in
+// Check, since where it is visible depends on it.
+func (g *segmentSubject) Validate(context.Context, *db.Queries, core.EnvRow, flagstore.Segment, *flagstore.Segment) error {
+	return nil
+}
+
+func (g *segmentSubject) Same(before, after flagstore.Segment) bool {
+	return flagstore.SameJSON(before, after)
+}
+
+func (g *segmentSubject) Apply(ctx context.Context, q *db.Queries, env core.EnvRow, before, after flagstore.Segment) (flagstore.Segment, error) {
+	if err := guardUse(ctx, q, before, after, g.used); err != nil {
 		return flagstore.Segment{}, err
 	}
 	if after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes) {
-		afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e core.EnvRow) bool { return !flagstore.VisibleIn(after, e) })
+		afterEnvs := slices.DeleteFunc(slices.Clone(g.envs), func(e core.EnvRow) bool { return !flagstore.VisibleIn(after, e) })
 		if err := checkSegmentKey(ctx, q, env, afterEnvs, after); err != nil {
 			return flagstore.Segment{}, err
 		}
@@ -350,7 +401,7 @@ func (s *Segments) ChangeSegmentIn(ctx context.Context, q *db.Queries, a *core.A
 	if err != nil {
 		return flagstore.Segment{}, err
 	}
-	row, err := q.UpdateSegment(ctx, db.UpdateSegmentParams{ID: id, Name: after.Name, Type: after.Type, Scopes: after.Scopes,
+	row, err := q.UpdateSegment(ctx, db.UpdateSegmentParams{ID: g.id, Name: after.Name, Type: after.Type, Scopes: after.Scopes,
 		Description: after.Description, Included: after.Included, Excluded: after.Excluded, Rules: rules,
 		Tags: after.Tags, IsArchived: after.IsArchived})
 	if err != nil {
@@ -367,10 +418,10 @@ func (s *Segments) ChangeSegmentIn(ctx context.Context, q *db.Queries, a *core.A
 	case !after.IsArchived && before.IsArchived:
 		op = core.OpRestore
 	}
-	if err := s.core.Audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment, env.OrganizationID, envs)); err != nil {
+	if err := g.s.core.Audit(ctx, q, g.a, segmentChange(op, &before, &out, g.ch.Comment, env.OrganizationID, g.envs)); err != nil {
 		return flagstore.Segment{}, err
 	}
-	return out, s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out, users)
+	return out, g.s.touchReferencingFlags(ctx, q, g.a, env.OrganizationID, out, g.users)
 }
 
 // lockedSegment is a segment locked for a change (lockSegment).
