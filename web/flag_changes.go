@@ -180,7 +180,7 @@ func (p *pages) scheduleTargeting(c echo.Context, in flagstore.TargetingInput, s
 			return nil, err
 		}
 		sin.Reviewers = reviewers
-		_, err = p.store.Governance().ScheduleFlagChange(c.Request().Context(), actor(c), w.place, key, sin)
+		_, err = p.store.Governance().ScheduleFlagChange(c.Request().Context(), actor(c), w.id, key, sin)
 		if err == nil {
 			focusOn(c, pendingHeading) // where the change now waits
 		}

@@ -10,19 +10,21 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
-// ScheduleFlagChange schedules a change to a flag of the person's working
-// environment, as the pages do: where its changes need approval the schedule
-// waits for a change request of in's reason and reviewers, elsewhere these
-// are not asked for.
-func (s *Governance) ScheduleFlagChange(ctx context.Context, a *core.Actor, pl flagstore.Place, key string, in ScheduleInput) (Schedule, error) {
-	if pl.Env == nil {
-		return Schedule{}, core.ErrForbidden
+// ScheduleFlagChange schedules a change to a flag of environment envID, as
+// the pages do: where the environment's changes need approval (read here,
+// so the store alone decides, as the change pipeline does for a change made
+// now) the schedule waits for a change request of in's reason and
+// reviewers; elsewhere these are not asked for.
+func (s *Governance) ScheduleFlagChange(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in ScheduleInput) (Schedule, error) {
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
+	if err != nil {
+		return Schedule{}, err
 	}
-	in.WithChangeRequest = pl.Approvals > 0
+	in.WithChangeRequest = flagstore.ApprovalsNeeded(env.Environment) > 0
 	if !in.WithChangeRequest {
 		in.Reason, in.Reviewers = "", nil
 	}
-	return s.CreateFlagSchedule(ctx, a, pl.Env.ID, key, in)
+	return s.createFlagSchedule(ctx, a, env, key, in)
 }
 
 // scheduleStatusOf is the status of a schedule that waits for a request of
