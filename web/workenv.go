@@ -46,10 +46,15 @@ func workEnvOf(c echo.Context) (w workEnv, ok bool) {
 
 // actingEnv is the working environment of a flag's or a segment's page or
 // change. Someone who can open no environment may change nothing: 403.
+//
+// The store's operations of the request then find the environment as the
+// place loaded it, rather than reading it again.
 func actingEnv(c echo.Context) (workEnv, error) {
 	w, ok := workEnvOf(c)
 	if !ok {
 		return w, core.ErrForbidden
 	}
+	r := c.Request()
+	c.SetRequest(r.WithContext(place(c).InWorkingEnv(r.Context())))
 	return w, nil
 }

@@ -75,12 +75,25 @@ type ServingChange struct {
 	OffVariationID *string
 	VariationType  string
 	Variations     []Variation
+	// DraftTargeting, when given, drafts the targeting from the flag as it
+	// is under the lock, in the pipeline's draft stage: a page's editor,
+	// whose form keeps what it does not show of the stored rules (their
+	// dispatch keys, whether they are in experiments), reads the form
+	// against the flag there rather than against one read earlier.
+	DraftTargeting func(Flag) (FlagTargeting, error)
 	Change
 	Proposal *Proposal
 }
 
 // edit applies the change's parts to a flag, as a change request's do.
 func (in ServingChange) edit(f *Flag) error {
+	if in.DraftTargeting != nil {
+		t, err := in.DraftTargeting(*f)
+		if err != nil {
+			return err
+		}
+		in.Targeting = &t
+	}
 	FlagChangeRequestInput{Targeting: in.Targeting, IsEnabled: in.IsEnabled, OffVariationID: in.OffVariationID,
 		VariationType: in.VariationType, Variations: in.Variations}.Edit(f)
 	return nil
@@ -104,7 +117,7 @@ func (in ServingChange) action() access.Action {
 // at once, or, where the environment's changes need approval and in has a
 // Proposal, as a change request (Outcome.Request).
 func (s *Flags) ChangeServing(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in ServingChange) (Outcome[Flag], error) {
-	if in.Targeting == nil && in.IsEnabled == nil && in.OffVariationID == nil && in.Variations == nil {
+	if in.Targeting == nil && in.DraftTargeting == nil && in.IsEnabled == nil && in.OffVariationID == nil && in.Variations == nil {
 		return Outcome[Flag]{}, core.Invalid("targeting_is_required")
 	}
 	return s.submit(ctx, a, envID, key, in.Change, in.action(), in.edit, in.Proposal)
