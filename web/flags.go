@@ -125,11 +125,10 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 
 	switch tab {
 	case tabTargeting:
-		if st.served {
-			break // the pending changes are as they were
-		}
-		if m.Pending, err = p.pendingChanges(c, w, f, may, st.pending); err != nil {
-			return err
+		if !st.served { // else the pending changes are as they were, and not drawn
+			if m.Pending, err = p.pendingChanges(c, w, f, may, st.pending); err != nil {
+				return err
+			}
 		}
 		t := views.FlagTargeting{On: f.IsEnabled, Editing: editing(c, st, may, f.IsArchived)}
 		if may.Toggle {
