@@ -166,11 +166,13 @@ func apiCall(t *testing.T, base, method, path, token string, body any) {
 type budgetRow struct {
 	change                    string
 	api, form, redirect, htmx *requestStatements
+	// answer is what the htmx post answered.
+	answer *page
 }
 
 // TestPageChangesCostAtMostTwiceTheAPI counts the SQL statements of a flag's
-// targeting, a segment's targeting and a member's policy changed through
-// the API and from their pages.
+// targeting, a toggle from the flag list, a segment's targeting and a
+// member's policy and group changed through the API and from their pages.
 func TestPageChangesCostAtMostTwiceTheAPI(t *testing.T) {
 	t.Parallel()
 	// Cold: no listener, so both surfaces resolve every session from the
@@ -226,7 +228,7 @@ func pageChangeBudget(t *testing.T, warm bool) {
 		if target != "" {
 			htmx.Set("Hx-Target", target) // the region the form's hx-target names, as htmx sends it
 		}
-		b.send(path, vals, htmx)
+		r.answer = b.send(path, vals, htmx)
 		r.htmx = statements.take(1)[0]
 		rows = append(rows, r)
 	}
@@ -275,6 +277,24 @@ func pageChangeBudget(t *testing.T, warm bool) {
 		b.get(memberPath)
 		return memberPath + "/groups/" + groups[n-1].String() + "/add", url.Values{"_csrf": {b.last.csrf()}}
 	}, "member-groups-body")
+
+	// An htmx change answers the regions it changed, not the page: a flag's
+	// summary and heading, without its tabs; a segment's editor, without
+	// its heading.
+	regions := map[string]struct{ shown, left []string }{
+		"flag targeting":    {[]string{"summary-default", "flag-heading"}, []string{"tab-history"}},
+		"segment targeting": {[]string{"segment-targeting-form"}, []string{"segment-heading", "tab-history"}},
+	}
+	for _, r := range rows {
+		for _, id := range regions[r.change].shown {
+			r.answer.must(id)
+		}
+		for _, id := range regions[r.change].left {
+			if find(r.answer.doc, id) != nil {
+				t.Errorf("%s: the htmx answer draws %q, which the change left as it was", r.change, id)
+			}
+		}
+	}
 
 	// Each change was made: the last one, from the page with htmx, stands.
 	flag, err := s.st.Flags().GetFlag(ctx, owner, env.ID, "checkout")
