@@ -2,6 +2,7 @@ package flagstore
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/google/uuid"
@@ -11,7 +12,19 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
-// ChangeFlag is the one way a flag changes: through the pipeline (Run), in
+// The change pipeline (core.RunChange) as the flags seam takes it: a flag's
+// change becomes one of its change requests where one is needed.
+type (
+	Proposal          = core.Proposal
+	Outcome[T any]    = core.Outcome[T, FlagChangeRequest]
+	flagPipelineStage = core.Subject[Flag, FlagChangeRequest]
+)
+
+// NeedsRequest marks an ApprovalError as the change pipeline's refusal that
+// a change request can lift (a change to what a flag serves).
+func (e *ApprovalError) NeedsRequest() {}
+
+// ChangeFlag is the one way a flag changes: through the pipeline, in
 // a transaction of its own, under a row lock. edit is applied to a copy, the
 // actions for what actually changed are checked on the flag before and after
 // (so a change cannot move a flag out of the caller's reach), an archived
@@ -43,7 +56,7 @@ func (s *Flags) submit(ctx context.Context, a *core.Actor, envID uuid.UUID, key 
 	}}
 	var out Outcome[Flag]
 	err = s.core.InTx(ctx, func(q *db.Queries) (err error) {
-		out, err = Run(ctx, q, Subject[Flag](sub), edit, p)
+		out, err = core.RunChange(ctx, q, flagPipelineStage(sub), edit, p)
 		return err
 	})
 	return out, err
@@ -53,13 +66,13 @@ func (s *Flags) submit(ctx context.Context, a *core.Actor, envID uuid.UUID, key 
 // that commits with something else (a trigger's run count, a schedule's
 // status); op names the history entry's operation ("" for what the change
 // did: Update, Archive, Restore). A change an op names is a draft's, which
-// was approved, where it had to be, in ApplyDraft.
+// was approved, where it had to be, when governance applied the draft.
 func (s *Flags) ChangeFlagIn(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, key string, ch Change, action access.Action, op string, edit func(*Flag) error) (Flag, error) {
 	sub := &flagSubject{s: s, a: a, ch: ch, action: action, op: op, lock: func(ctx context.Context, q *db.Queries) (db.FeatureFlag, core.EnvRow, error) {
 		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: env.Environment.ID, Key: key})
 		return row, env, err
 	}}
-	out, err := Run(ctx, q, Subject[Flag](sub), edit, nil)
+	out, err := core.RunChange(ctx, q, flagPipelineStage(sub), edit, nil)
 	return out.Changed, err
 }
 
@@ -129,7 +142,7 @@ type flagSubject struct {
 	a      *core.Actor
 	ch     Change
 	action access.Action
-	// op names a draft's change (ApplyDraft), approved where it had to be.
+	// op names a draft's change (applied by governance), approved where it had to be.
 	op   string
 	lock func(ctx context.Context, q *db.Queries) (db.FeatureFlag, core.EnvRow, error)
 	// refs are the segments the flag's rules name, from Validate.
@@ -188,8 +201,9 @@ func (f *flagSubject) Approval(ctx context.Context, q *db.Queries, env core.EnvR
 
 // Request makes a change to what a flag serves a change request; archiving,
 // restoring or deleting one is no change request's.
-func (f *flagSubject) Request(ctx context.Context, q *db.Queries, env core.EnvRow, before, after Flag, p Proposal, need *ApprovalError) (FlagChangeRequest, error) {
-	if need.Of != ApprovalFlagChange {
+func (f *flagSubject) Request(ctx context.Context, q *db.Queries, env core.EnvRow, before, after Flag, p Proposal, need error) (FlagChangeRequest, error) {
+	var ae *ApprovalError
+	if !errors.As(need, &ae) || ae.Of != ApprovalFlagChange {
 		return FlagChangeRequest{}, need
 	}
 	return f.s.RequestChange(ctx, q, f.a, env, before, after, f.ch.Revision, p)

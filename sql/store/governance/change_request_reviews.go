@@ -197,7 +197,7 @@ func (s *Governance) ApplyFlagChangeRequest(ctx context.Context, a *core.Actor, 
 		}
 		// The change is its author's, applied with the author's rights now;
 		// the history entry says who approved and who applied it.
-		if out, err = s.flags.ApplyDraft(ctx, q, locked.DraftID, flagstore.DraftApplication{Operation: flagstore.OpApplyFlagChangeRequest,
+		if out, err = s.applyDraft(ctx, q, locked.DraftID, draftApplication{Operation: flagstore.OpApplyFlagChangeRequest,
 			Comment: appliedComment(cr, may, a)}); err != nil {
 			return err
 		}

@@ -368,7 +368,7 @@ func (s *Governance) ApplyDueSchedule(ctx context.Context, missedBefore time.Tim
 		// The draft is applied in a savepoint: when it fails, the failure is
 		// recorded in this same transaction, and nothing of it stays.
 		applyErr := core.Translate(pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-			_, err := s.flags.ApplyDraft(ctx, core.Queries(sp), sch.DraftID, flagstore.DraftApplication{Operation: flagstore.OpApplyFlagSchedule,
+			_, err := s.applyDraft(ctx, core.Queries(sp), sch.DraftID, draftApplication{Operation: flagstore.OpApplyFlagSchedule,
 				Comment: comment})
 			return err
 		}))

@@ -73,7 +73,7 @@ func (g *segmentSubject) Approval(ctx context.Context, q *db.Queries, env core.E
 	return err
 }
 
-func (g *segmentSubject) Request(_ context.Context, _ *db.Queries, _ core.EnvRow, _, _ flagstore.Segment, _ flagstore.Proposal, need *flagstore.ApprovalError) (flagstore.FlagChangeRequest, error) {
+func (g *segmentSubject) Request(_ context.Context, _ *db.Queries, _ core.EnvRow, _, _ flagstore.Segment, _ core.Proposal, need error) (flagstore.FlagChangeRequest, error) {
 	return flagstore.FlagChangeRequest{}, need
 }
 

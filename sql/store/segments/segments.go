@@ -300,10 +300,10 @@ func (s *Segments) changeSegment(ctx context.Context, a *core.Actor, envID, id u
 
 // ChangeSegmentIn is changeSegment in the caller's transaction q, for
 // changes that commit with others (an imported file): the change pipeline
-// (flagstore.Run) with a segment's stages (segmentSubject).
+// (core.RunChange) with a segment's stages (segmentSubject).
 func (s *Segments) ChangeSegmentIn(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID, id uuid.UUID, ch flagstore.Change, action access.Action, edit func(*flagstore.Segment) error) (flagstore.Segment, error) {
 	sub := &segmentSubject{s: s, a: a, orgID: orgID, envID: envID, id: id, ch: ch, action: action}
-	out, err := flagstore.Run(ctx, q, flagstore.Subject[flagstore.Segment](sub), func(sg *flagstore.Segment) error {
+	out, err := core.RunChange(ctx, q, core.Subject[flagstore.Segment, flagstore.FlagChangeRequest](sub), func(sg *flagstore.Segment) error {
 		if err := edit(sg); err != nil {
 			return err
 		}
