@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -46,7 +47,10 @@ func (p *pages) flagChanged(c echo.Context, tab, message string, changed *flagst
 		}
 	}
 	failure := err
-	st := flagState{flag: changed}
+	// A change made at once on the targeting tab redraws only what it
+	// changed; a change requested adds to the pending changes, and a
+	// refused one shows its form again, so those redraw the tab.
+	st := flagState{flag: changed, served: err == nil && changed != nil && c.Get(requestedKey) == nil && isHTMX(c) && tab == tabTargeting}
 	return p.subjectChange(c, tabHref(flagHref(c.Param("key")), tab), message, err, func(f *views.Form) { st = form(f) },
 		func(status int, posted *views.Form) error {
 			if posted != nil && tab == tabVariations && stillServed(failure) {
@@ -57,28 +61,25 @@ func (p *pages) flagChanged(c echo.Context, tab, message string, changed *flagst
 		}, append(fields, "reason", "reviewers")...)
 }
 
-// changeServing makes a change to what a flag serves: at once with direct,
-// or, where the environment's changes need approval, as a change request of
-// the posted reason and reviewers. The store chooses (ChangeFlagServing);
-// the flag is nil when a change was requested.
-func (p *pages) changeServing(c echo.Context, w workEnv, key string, in flagstore.FlagChangeRequestInput,
-	direct func() (flagstore.Flag, error)) (*flagstore.Flag, error) {
+// changeServing makes a change to what a flag serves, with the posted
+// reason and reviewers: the store makes it at once, or, where the
+// environment's changes need approval, as a change request of them
+// (ChangeServing). The flag is nil when a change was requested.
+func (p *pages) changeServing(c echo.Context, w workEnv, key string, in flagstore.ServingChange) (*flagstore.Flag, error) {
 	reviewers, err := formIDs(c, "reviewers")
 	if err != nil {
 		return nil, err
 	}
-	in.Reason, in.Reviewers = c.FormValue("reason"), reviewers
-	if rev, err := uuid.Parse(c.FormValue("revision")); err == nil {
-		in.Revision = &rev
-	}
-	f, requested, err := p.store.Governance().ChangeFlagServing(c.Request().Context(), actor(c), w.place, key, in, direct)
-	if requested {
-		c.Set(requestedKey, true)
-	}
-	if err != nil || requested {
+	in.Proposal = &flagstore.Proposal{Reason: c.FormValue("reason"), Reviewers: reviewers}
+	out, err := p.store.Flags().ChangeServing(c.Request().Context(), actor(c), w.id, key, in)
+	if err != nil {
 		return nil, err
 	}
-	return &f, nil
+	if out.Request != nil {
+		c.Set(requestedKey, true)
+		return nil, nil
+	}
+	return &out.Changed, nil
 }
 
 // changed is the flag a change left, for flagChange.
@@ -97,9 +98,7 @@ func (p *pages) setFlagOffVariation(c echo.Context) error {
 	}
 	in := posted.input()
 	return p.flagChange(c, tabTargeting, "Off variation saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
-		saved, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{OffVariationID: &in.OffVariationID}, func() (flagstore.Flag, error) {
-			return p.store.Flags().SetFlagOffVariation(c.Request().Context(), actor(c), w.id, key, in)
-		})
+		saved, err := p.changeServing(c, w, key, flagstore.ServingChange{OffVariationID: &in.OffVariationID, Change: in.Change})
 		if err == nil {
 			focusOn(c, summaryFocus(views.EditOff, saved))
 		}
@@ -123,21 +122,69 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 		return err
 	}
 	ch := posted.input()
-	f, err := p.store.Flags().GetFlag(c.Request().Context(), actor(c), w.id, c.Param("key"))
-	if err != nil {
-		return err
-	}
 	params, err := c.FormParams()
 	if err != nil {
 		return err
 	}
-	tf := parseTargeting(params, f.Variations)
-	href := flagHref(f.Key)
+	key := c.Param("key")
 	formState := func() *views.Form {
-		form := p.form(c, "targeting", href+"/targeting", postedValues(ch, map[string]string{
+		form := p.form(c, "targeting", flagHref(key)+"/targeting", postedValues(ch, map[string]string{
 			"title": c.FormValue("title"), "scheduledTime": c.FormValue("scheduledTime")}))
 		return &form
 	}
+	if c.FormValue("edit") != "" || c.FormValue("schedule") != "" {
+		return p.targetingAgainstFlag(c, w, ch, params, formState)
+	}
+	// Saved now: the form is read against the flag in the change
+	// pipeline's draft stage, under its lock, so the page reads it no
+	// earlier.
+	var (
+		tf      targetingForm
+		drafted flagstore.Flag
+	)
+	saved, err := p.changeServing(c, w, key, flagstore.ServingChange{Change: ch, DraftTargeting: func(f flagstore.Flag) (flagstore.FlagTargeting, error) {
+		tf, drafted = parseTargeting(params, f.Variations), f
+		in, ok := tf.input(f)
+		if !ok {
+			return flagstore.FlagTargeting{}, errUnsavedRollouts
+		}
+		return *in.Targeting, nil
+	}})
+	switch {
+	case errors.Is(err, errUnsavedRollouts):
+		form := formState()
+		form.Error = "Some rollouts cannot be saved; see below."
+		return p.flagPage(c, tabTargeting, flagState{status: http.StatusBadRequest, flag: &drafted, targeting: &tf, targetingForm: form})
+	case err != nil && drafted.ID == uuid.Nil:
+		// Refused before the form was read (a lost race): it is shown again
+		// read against the flag as it is now.
+		f, gerr := p.store.Flags().GetFlag(c.Request().Context(), actor(c), w.id, key)
+		if gerr != nil {
+			return gerr
+		}
+		tf = parseTargeting(params, f.Variations)
+	case err == nil:
+		focusOn(c, summaryFocus(c.FormValue("part"), saved))
+	}
+	return p.flagChanged(c, tabTargeting, "Targeting saved.", saved, err, func(form *views.Form) flagState {
+		*form = *formState()
+		return flagState{targeting: &tf, targetingForm: form}
+	}, "targetUsers", "rules", "fallthrough")
+}
+
+// errUnsavedRollouts is a targeting form whose rollouts cannot be saved
+// (shares that are not numbers, or do not add up): the editor says so.
+var errUnsavedRollouts = errors.New("unsaved rollouts")
+
+// targetingAgainstFlag applies one of the targeting editor's edit buttons
+// and shows it again unsaved, or schedules its change: both read the form
+// against the flag as it is now.
+func (p *pages) targetingAgainstFlag(c echo.Context, w workEnv, ch flagstore.Change, params url.Values, formState func() *views.Form) error {
+	f, err := p.store.Flags().GetFlag(c.Request().Context(), actor(c), w.id, c.Param("key"))
+	if err != nil {
+		return err
+	}
+	tf := parseTargeting(params, f.Variations)
 	if edit := c.FormValue("edit"); edit != "" {
 		var focus, message string
 		tf.rules, focus, message = editRules("targeting", tf.rules, edit, f.Variations)
@@ -152,22 +199,10 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 		form.Error = "Some rollouts cannot be saved; see below."
 		return p.flagPage(c, tabTargeting, flagState{status: http.StatusBadRequest, flag: &f, targeting: &tf, targetingForm: form})
 	}
-	shown := func(form *views.Form) flagState {
+	return p.scheduleTargeting(c, in, func(form *views.Form) flagState {
 		*form = *formState()
 		return flagState{targeting: &tf, targetingForm: form}
-	}
-	if c.FormValue("schedule") != "" {
-		return p.scheduleTargeting(c, in, shown)
-	}
-	return p.flagChange(c, tabTargeting, "Targeting saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
-		saved, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{Targeting: in.Targeting}, func() (flagstore.Flag, error) {
-			return p.store.Flags().SetFlagTargeting(c.Request().Context(), actor(c), w.id, key, in)
-		})
-		if err == nil {
-			focusOn(c, summaryFocus(c.FormValue("part"), saved))
-		}
-		return saved, err
-	}, shown, "targetUsers", "rules", "fallthrough")
+	})
 }
 
 // scheduleTargeting schedules the targeting editor's change for the time
@@ -187,7 +222,7 @@ func (p *pages) scheduleTargeting(c echo.Context, in flagstore.TargetingInput, s
 			return nil, err
 		}
 		sin.Reviewers = reviewers
-		_, err = p.store.Governance().ScheduleFlagChange(c.Request().Context(), actor(c), w.place, key, sin)
+		_, err = p.store.Governance().ScheduleFlagChange(c.Request().Context(), actor(c), w.id, key, sin)
 		if err == nil {
 			focusOn(c, pendingHeading) // where the change now waits
 		}
@@ -232,9 +267,7 @@ func (p *pages) setFlagVariations(c echo.Context) error {
 	}
 	in.Variations = storeVariations(vars)
 	return p.flagChange(c, tabVariations, "Variations saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
-		return p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{VariationType: in.VariationType, Variations: in.Variations}, func() (flagstore.Flag, error) {
-			return p.store.Flags().SetFlagVariations(c.Request().Context(), actor(c), w.id, key, in)
-		})
+		return p.changeServing(c, w, key, flagstore.ServingChange{VariationType: in.VariationType, Variations: in.Variations, Change: in.Change})
 	}, state, "variationType", "variations")
 }
 

@@ -308,9 +308,7 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	}
 	// From its page: where changes need approval, the toggle requests the change.
 	key := c.Param("key")
-	f, err := p.changeServing(c, w, key, flagstore.FlagChangeRequestInput{IsEnabled: &on}, func() (flagstore.Flag, error) {
-		return p.store.Flags().ToggleFlag(c.Request().Context(), actor(c), w.id, key, on, in)
-	})
+	f, err := p.changeServing(c, w, key, flagstore.ServingChange{IsEnabled: &on, Change: in})
 	var message string
 	if f != nil {
 		message = turned(*f)
@@ -345,7 +343,7 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in flagstore.Chang
 		item := flagstore.FlagListItem{ID: f.ID, Name: f.Name, Key: f.Key, IsEnabled: f.IsEnabled, Tags: f.Tags,
 			Serves: f.Serves(), Serving: flagstore.ServingOf(f), Revision: f.Revision, UpdatedAt: f.UpdatedAt,
 			LastChange: &flagstore.LastChange{Comment: in.Comment, ChangedAt: f.UpdatedAt}}
-		row, err := p.listedRow(c, w, item, next)
+		row, err := p.listedRow(c, w, f, item, next)
 		if err != nil {
 			return err
 		}
@@ -378,7 +376,7 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in flagstore.Chang
 	}
 	item := flagstore.FlagListItem{ID: cur.ID, Name: cur.Name, Key: cur.Key, IsEnabled: cur.IsEnabled, Tags: cur.Tags,
 		Serves: cur.Serves(), Serving: flagstore.ServingOf(cur), Revision: cur.Revision, UpdatedAt: cur.UpdatedAt}
-	row, err := p.listedRow(c, w, item, next)
+	row, err := p.listedRow(c, w, cur, item, next)
 	if err != nil {
 		return err
 	}
@@ -388,10 +386,11 @@ func (p *pages) toggleRow(c echo.Context, w workEnv, on bool, in flagstore.Chang
 	return render(c, status, views.FlagRowView(row), views.Flashes(p.flashes(c)))
 }
 
-// listedRow is a row of the list drawn again on its own, as the whole list
-// draws it: with when SDKs last evaluated the flag and its day's trend.
-func (p *pages) listedRow(c echo.Context, w workEnv, item flagstore.FlagListItem, next string) (views.FlagRow, error) {
-	insight, err := p.store.SDK().FlagInsights(c.Request().Context(), actor(c), w.id, item.Key)
+// listedRow is a row of flag f (item) of the list drawn again on its own,
+// as the whole list draws it: with when SDKs last evaluated the flag and its
+// day's trend.
+func (p *pages) listedRow(c echo.Context, w workEnv, f flagstore.Flag, item flagstore.FlagListItem, next string) (views.FlagRow, error) {
+	insight, err := p.store.SDK().FlagInsightsOf(c.Request().Context(), actor(c), w.id, f)
 	if err != nil {
 		return views.FlagRow{}, err
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -43,6 +44,9 @@ type flagState struct {
 	// trigger just made or reset, shown this once.
 	trigger  *views.Form
 	revealed *views.TriggerURL
+	// served tells an htmx answer to a change of what the flag serves,
+	// made at once: only the regions it changed are drawn (servedRegions).
+	served bool
 }
 
 // flag shows a flag's targeting.
@@ -100,7 +104,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	m := views.FlagMain{Crumbs: []views.Crumb{{Label: "Feature flags", Href: "/flags"}}, Name: f.Name, Key: f.Key,
 		Description: f.Description, Type: f.VariationType, On: f.IsEnabled, Archived: f.IsArchived, Tabs: flagTabs(href, tab),
 		CompareHref: href + "/compare", CopyHref: "/flags/copy?flag=" + f.ID.String()}
-	insight, err := p.store.SDK().FlagInsights(ctx, a, w.id, f.Key)
+	insight, err := p.store.SDK().FlagInsightsOf(ctx, a, w.id, f)
 	if err != nil {
 		return err
 	}
@@ -121,8 +125,10 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 
 	switch tab {
 	case tabTargeting:
-		if m.Pending, err = p.pendingChanges(c, w, f, may, st.pending); err != nil {
-			return err
+		if !st.served { // else the pending changes are as they were, and not drawn
+			if m.Pending, err = p.pendingChanges(c, w, f, may, st.pending); err != nil {
+				return err
+			}
 		}
 		t := views.FlagTargeting{On: f.IsEnabled, Editing: editing(c, st, may, f.IsArchived)}
 		if may.Toggle {
@@ -258,9 +264,27 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 		m.Evaluations = &ev
 	}
 
+	if st.served {
+		return p.servedRegions(c, m)
+	}
 	return p.respond(c, statusOr(st.status), f.Name, navFlags, func(shell views.Shell) templ.Component {
 		return views.FlagPageView(views.FlagPage{Shell: shell, Main: m})
 	}, views.FlagMainView(m))
+}
+
+// servedRegions answers htmx after a change to what a flag serves, made at
+// once, with only what it changed: the targeting summary and the tester
+// (the form's own region, #flag-main, is narrowed to them by the HX-
+// headers, which htmx obeys over the form's attributes), the heading out of
+// band (the state and the stage may have changed), and the message. The
+// tabs, the pending changes and the rest of the page are as they were, so
+// nothing is read for them.
+func (p *pages) servedRegions(c echo.Context, m views.FlagMain) error {
+	h := c.Response().Header()
+	h.Set("HX-Retarget", "#flag-serving")
+	h.Set("HX-Reselect", "#flag-serving")
+	h.Set("HX-Reswap", "outerHTML")
+	return render(c, http.StatusOK, views.FlagServingView(m), views.FlagHeaderOOB(m), views.Flashes(p.flashes(c)))
 }
 
 // pageFlag is the flag of the page's address: changed, as a change just

@@ -29,7 +29,7 @@ func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w wor
 		return err
 	}
 	changed, err := do(w, id)
-	st := segmentState{segment: changed}
+	st := segmentState{segment: changed, served: err == nil && changed != nil && isHTMX(c) && tab == tabTargeting}
 	return p.subjectChange(c, tabHref(segmentHref(id.String()), tab), message, err, func(f *views.Form) { st = form(f) },
 		func(status int, _ *views.Form) error {
 			st.status = status

@@ -192,6 +192,9 @@ type segmentState struct {
 	// scopes is the scopes form just posted, with the scopes it chose.
 	scopes       *views.Form
 	scopesPicked []string
+	// served tells an htmx answer to a targeting change just saved: only
+	// the editor, with what was saved, is drawn again.
+	served bool
 }
 
 func segmentTabs(href, active string) []views.Tab {
@@ -318,6 +321,14 @@ func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 			return err
 		}
 		m.History = &h
+	}
+	if st.served {
+		// The heading, the tabs and the other tabs' parts are as they were.
+		h := c.Response().Header()
+		h.Set("HX-Retarget", "#segment-targeting-region")
+		h.Set("HX-Reselect", "#segment-targeting-region")
+		h.Set("HX-Reswap", "outerHTML")
+		return render(c, http.StatusOK, views.SegmentTargetingRegion(m), views.Flashes(p.flashes(c)))
 	}
 	return p.respond(c, statusOr(st.status), sg.Name, navSegments, func(shell views.Shell) templ.Component {
 		return views.SegmentPageView(views.SegmentPage{Shell: shell, Main: m})

@@ -118,6 +118,11 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(actorKey, a)
 		c.Set(placeKey, pl)
+		if r := c.Request(); r.Method == http.MethodGet || r.Method == http.MethodHead {
+			// A page read changes no environment, so the working one, loaded
+			// with the place, is what every check and read of it finds.
+			c.SetRequest(r.WithContext(pl.InWorkingEnv(ctx)))
+		}
 		httpx.SetPrincipal(c, httpx.Member, "user:"+a.UserID.String(), a.OrgID)
 		return next(c)
 	}

@@ -26,8 +26,6 @@ type workEnv struct {
 	approvals int
 	// rights are what the person may create in it and do to its flags.
 	rights flagstore.EnvRights
-	// place is the request's place, which the store's page operations take.
-	place flagstore.Place
 }
 
 func (w workEnv) view(ok bool) views.WorkEnv {
@@ -39,19 +37,24 @@ func (w workEnv) view(ok bool) views.WorkEnv {
 func workEnvOf(c echo.Context) (w workEnv, ok bool) {
 	pl := place(c)
 	if pl.Env == nil {
-		return workEnv{place: pl}, false
+		return workEnv{}, false
 	}
 	pr, e := pl.Project, pl.Env
 	return workEnv{id: e.ID, projectKey: pr.Key, projectName: pr.Name, key: e.Key, name: e.Name,
-		requireComment: e.Settings.RequireChangeComment, approvals: pl.Approvals, rights: pl.EnvRights, place: pl}, true
+		requireComment: e.Settings.RequireChangeComment, approvals: pl.Approvals, rights: pl.EnvRights}, true
 }
 
 // actingEnv is the working environment of a flag's or a segment's page or
 // change. Someone who can open no environment may change nothing: 403.
+//
+// The store's operations of the request then find the environment as the
+// place loaded it, rather than reading it again.
 func actingEnv(c echo.Context) (workEnv, error) {
 	w, ok := workEnvOf(c)
 	if !ok {
 		return w, core.ErrForbidden
 	}
+	r := c.Request()
+	c.SetRequest(r.WithContext(place(c).InWorkingEnv(r.Context())))
 	return w, nil
 }

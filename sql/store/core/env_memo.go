@@ -20,3 +20,11 @@ type envMemo struct {
 func RememberEnvironment(ctx context.Context) context.Context {
 	return context.WithValue(ctx, envMemoKey{}, &envMemo{})
 }
+
+// RememberLoadedEnvironment is RememberEnvironment with env, of the actor's
+// organization, loaded already (the pages' working environment, read with
+// the others the person may open), so no operation of the request reads it
+// again.
+func RememberLoadedEnvironment(ctx context.Context, env EnvRow) context.Context {
+	return context.WithValue(ctx, envMemoKey{}, &envMemo{env: env, loaded: true})
+}

@@ -2,12 +2,10 @@ package flagstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
@@ -97,7 +95,7 @@ func ApprovalsNeeded(e db.Environment) int {
 // SegmentServesDifferently tells whether a segment change changes who is
 // in it (its users and rules), and so what the flags that use it serve.
 // Archiving it and moving it away from their environments are refused
-// while flags use it (guardReferences); name, description and tags change
+// while flags use it (guardUse); name, description and tags change
 // nothing served.
 func SegmentServesDifferently(before, after Segment) bool {
 	return !SameJSON(before.Included, after.Included) || !SameJSON(before.Excluded, after.Excluded) ||
@@ -116,36 +114,6 @@ func SegmentApproval(ctx context.Context, q *db.Queries, id uuid.UUID) error {
 		return err
 	}
 	return &ApprovalError{Of: ApprovalSegment, Env: envs[0].ProjectName + "/" + envs[0].EnvName}
-}
-
-// draftApproval is applyDraft's check, at the moment a draft applies: a
-// draft a change request holds applies only with the approvals that count
-// now (ErrChangeRequestNotApproved otherwise), and where env's changes need
-// approval only such a draft applies, also one proposed before the
-// environment began to need it (ErrChangeRequestRequired otherwise).
-func (s *Flags) draftApproval(ctx context.Context, q *db.Queries, env core.EnvRow, draftID uuid.UUID) error {
-	id, err := q.GetDraftChangeRequestID(ctx, draftID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		if ApprovalsNeeded(env.Environment) > 0 {
-			return ErrChangeRequestRequired
-		}
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	cr, err := s.ChangeRequest(ctx, q, env.Environment.ID, id)
-	if err != nil {
-		return err
-	}
-	may, err := Approvers(ctx, q, env)
-	if err != nil {
-		return err
-	}
-	if ApprovalStatus(cr, may) != ChangeRequestApproved {
-		return ErrChangeRequestNotApproved
-	}
-	return nil
 }
 
 // ServesDifferently tells whether a change alters what the flag serves

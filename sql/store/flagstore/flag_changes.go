@@ -27,10 +27,14 @@ func (s *Flags) UpdateFlagDescription(ctx context.Context, a *core.Actor, envID 
 
 // ToggleFlag turns a flag on or off.
 func (s *Flags) ToggleFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, on bool, ch Change) (Flag, error) {
-	return s.ChangeFlag(ctx, a, envID, key, ch, access.ToggleFlag, func(f *Flag) error {
-		f.IsEnabled = on
-		return nil
-	})
+	return s.serve(ctx, a, envID, key, ServingChange{IsEnabled: &on, Change: ch})
+}
+
+// serve is ChangeServing's flag, for the API's routes, which have no
+// change request to make: where changes need approval they are refused.
+func (s *Flags) serve(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in ServingChange) (Flag, error) {
+	out, err := s.ChangeServing(ctx, a, envID, key, in)
+	return out.Changed, err
 }
 
 // ArchiveFlag archives a flag: SDKs no longer find it, and it can be deleted.
@@ -140,13 +144,7 @@ func (s *Flags) SetFlagVariations(ctx context.Context, a *core.Actor, envID uuid
 	if in.Variations == nil {
 		return Flag{}, core.Invalid("variations_is_required")
 	}
-	return s.ChangeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagVariations, func(f *Flag) error {
-		if in.VariationType != "" {
-			f.VariationType = in.VariationType
-		}
-		f.Variations = in.Variations
-		return nil
-	})
+	return s.serve(ctx, a, envID, key, ServingChange{VariationType: in.VariationType, Variations: in.Variations, Change: in.Change})
 }
 
 // OffVariationInput chooses what a flag serves when it is off: FeatBit's
@@ -161,10 +159,7 @@ func (s *Flags) SetFlagOffVariation(ctx context.Context, a *core.Actor, envID uu
 	if in.OffVariationID == "" {
 		return Flag{}, core.Invalid("offVariationId_is_required")
 	}
-	return s.ChangeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagOffVariation, func(f *Flag) error {
-		f.DisabledVariationID = in.OffVariationID
-		return nil
-	})
+	return s.serve(ctx, a, envID, key, ServingChange{OffVariationID: &in.OffVariationID, Change: in.Change})
 }
 
 // TargetingInput replaces a flag's targeting: FeatBit's body {revision,
@@ -182,10 +177,7 @@ func (s *Flags) SetFlagTargeting(ctx context.Context, a *core.Actor, envID uuid.
 	if t == nil {
 		return Flag{}, core.Invalid("targeting_is_required")
 	}
-	return s.ChangeFlag(ctx, a, envID, key, in.Change, access.UpdateFlagTargetingRules, func(f *Flag) error {
-		setTargeting(f, *t)
-		return nil
-	})
+	return s.serve(ctx, a, envID, key, ServingChange{Targeting: t, Change: in.Change})
 }
 
 // setTargeting replaces a flag's targeting, as the targeting route and a

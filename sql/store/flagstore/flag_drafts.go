@@ -3,7 +3,6 @@ package flagstore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -110,10 +109,10 @@ func ChangedParts(base, target Flag) []string {
 	return names
 }
 
-// mergeDraft writes onto cur the parts target changes from base. A part
+// MergeDraft writes onto cur the parts target changes from base. A part
 // that cur changed too since base, to something other than target, is a
 // conflict, and then nothing is written.
-func mergeDraft(cur *Flag, base, target Flag) error {
+func MergeDraft(cur *Flag, base, target Flag) error {
 	var conflicts []string
 	var apply []flagPart
 	for _, p := range flagParts {
@@ -202,6 +201,13 @@ func (s *Flags) CreateDraft(ctx context.Context, q *db.Queries, a *core.Actor, e
 	if err != nil {
 		return Draft{}, err
 	}
+	return s.storeDraft(ctx, q, a, env, base, target, in.Change)
+}
+
+// storeDraft is CreateDraft's work once the flag (base) and the change's
+// target are known: the checks a change made now would pass, then the draft
+// stored with comment ch.Comment.
+func (s *Flags) storeDraft(ctx context.Context, q *db.Queries, a *core.Actor, env core.EnvRow, base, target Flag, ch Change) (Draft, error) {
 	if err := RequireFlagActions(a, env, FlagChangeActions(base, target), base, target); err != nil {
 		return Draft{}, err
 	}
@@ -214,7 +220,7 @@ func (s *Flags) CreateDraft(ctx context.Context, q *db.Queries, a *core.Actor, e
 	}
 	var v core.Validator
 	refs := CheckFlag(&v, &target)
-	in.Change.Check(&v, env)
+	ch.Check(&v, env)
 	if err := v.Err(); err != nil {
 		return Draft{}, err
 	}
@@ -230,7 +236,7 @@ func (s *Flags) CreateDraft(ctx context.Context, q *db.Queries, a *core.Actor, e
 		return Draft{}, err
 	}
 	d, err := q.CreateFlagDraft(ctx, db.CreateFlagDraftParams{EnvID: env.Environment.ID, FlagID: base.ID,
-		Base: baseJSON, Target: targetJSON, Comment: strings.TrimSpace(in.Comment),
+		Base: baseJSON, Target: targetJSON, Comment: strings.TrimSpace(ch.Comment),
 		CreatorID: core.ActorID(a), CreatorKind: core.ActorKind(a)})
 	if err != nil {
 		return Draft{}, core.Translate(err)
@@ -248,132 +254,6 @@ func DraftFrom(d db.FlagDraft) (Draft, error) {
 		return Draft{}, err
 	}
 	return out, nil
-}
-
-// DraftApplication says how an applied draft is recorded and by whom.
-type DraftApplication struct {
-	// Operation is the history entry's operation: OpApplyFlagSchedule,
-	// OpApplyFlagChangeRequest.
-	Operation string
-	// Comment is the history entry's comment (at most MaxCommentLen
-	// characters are kept).
-	Comment string
-	// By is who applies the draft; nil for the draft's author, with the
-	// rights the author has now (a member who left, or a token revoked,
-	// may apply nothing).
-	By *core.Actor
-}
-
-// ApplyDraft applies draft draftID to its flag as the flag is now, in the
-// caller's transaction q, through the same locked path as every flag change
-// (changeFlagIn): row lock, new revision, the actions of every part it
-// changes checked for app.By (or the author) at this moment, validation,
-// history entry, and the change event SDKs and other instances receive
-// after commit. A draft a change request holds applies only with the
-// approvals that count now, and where the environment needs approval only
-// such a draft applies (draftApproval). Only the parts the draft changes
-// (base → target) are written; a part changed meanwhile by someone else
-// fails the whole draft with a *DraftConflictError. A draft applies once: a
-// second call returns ErrDraftApplied.
-//
-// Call it inside a transaction that also records the outcome of whatever
-// holds the draft (a schedule, a change request), for example:
-//
-//	err := s.InTx(ctx, func(q *db.Queries) error {
-//		if _, err := s.applyDraft(ctx, q, draftID, DraftApplication{Operation: OpApplyFlagChangeRequest, Comment: c, By: a}); err != nil {
-//			return err
-//		}
-//		return q.MarkChangeRequestApplied(ctx, id)
-//	})
-//
-// Errors are returned untranslated, as the queries give them; InTx
-// translates them. To record a failure in the same transaction, run it in a
-// savepoint (pgx.BeginFunc on the transaction), as runSchedule does.
-func (s *Flags) ApplyDraft(ctx context.Context, q *db.Queries, draftID uuid.UUID, app DraftApplication) (Flag, error) {
-	row, err := q.LockFlagDraft(ctx, draftID)
-	if err != nil {
-		return Flag{}, err
-	}
-	if row.AppliedAt != nil {
-		return Flag{}, ErrDraftApplied
-	}
-	d, err := DraftFrom(row)
-	if err != nil {
-		return Flag{}, err
-	}
-	er, err := q.GetEnvironmentByID(ctx, d.EnvID)
-	if err != nil {
-		return Flag{}, err
-	}
-	env := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow(er)}
-	if err := s.draftApproval(ctx, q, env, draftID); err != nil {
-		return Flag{}, err
-	}
-	a := app.By
-	if a == nil {
-		if a, err = s.authorActor(ctx, q, env, d.CreatorID, d.CreatorKind); err != nil {
-			return Flag{}, err
-		}
-	}
-	current, err := q.GetFlagByID(ctx, db.GetFlagByIDParams{EnvID: d.EnvID, ID: d.FlagID})
-	if err != nil {
-		return Flag{}, err
-	}
-	action := access.UpdateFlagTargetingRules
-	if acts := FlagChangeActions(d.Base, d.Target); len(acts) > 0 {
-		action = acts[0]
-	}
-	comment := app.Comment
-	if r := []rune(comment); len(r) > core.MaxCommentLen {
-		comment = string(r[:core.MaxCommentLen])
-	}
-	out, err := s.ChangeFlagIn(ctx, q, a, env, current.Key, Change{Comment: comment}, action, app.Operation, func(f *Flag) error {
-		return mergeDraft(f, d.Base, d.Target)
-	})
-	if err != nil {
-		return Flag{}, err
-	}
-	return out, q.MarkFlagDraftApplied(ctx, draftID)
-}
-
-// authorActor is the author of a draft as they are now, in env's
-// organization: a user who is still a member, with their current
-// statements, or an access token that is still active and whose creator is
-// still a member. Anyone else may do nothing: ErrForbidden.
-func (s *Flags) authorActor(ctx context.Context, q *db.Queries, env core.EnvRow, id uuid.UUID, kind string) (*core.Actor, error) {
-	a := &core.Actor{UserID: id, WorkspaceID: env.WorkspaceID, OrgID: env.OrganizationID}
-	service := false
-	if kind == "token" {
-		t, err := q.GetAccessToken(ctx, db.GetAccessTokenParams{OrganizationID: env.OrganizationID, ID: id})
-		if errors.Is(core.Translate(err), core.ErrNotFound) {
-			return nil, core.ErrForbidden
-		}
-		if err != nil {
-			return nil, err
-		}
-		if t.AccessToken.Status != "Active" {
-			return nil, core.ErrForbidden
-		}
-		a.TokenID, a.UserID = id, t.AccessToken.CreatorID
-		if service = t.AccessToken.Type == core.TokenService; service {
-			if err := json.Unmarshal(t.AccessToken.Permissions, &a.Granted); err != nil {
-				return nil, err
-			}
-		}
-	}
-	member, err := q.IsOrganizationUser(ctx, db.IsOrganizationUserParams{OrganizationID: env.OrganizationID, UserID: a.UserID})
-	if err != nil {
-		return nil, err
-	}
-	if !member {
-		return nil, core.ErrForbidden
-	}
-	if !service {
-		if a.Granted, err = s.core.MemberStatements(ctx, q, env.OrganizationID, a.UserID); err != nil {
-			return nil, err
-		}
-	}
-	return a, nil
 }
 
 // ChangeActions names the actions a change of a flag from base to target

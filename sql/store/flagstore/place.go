@@ -26,6 +26,19 @@ type Place struct {
 	// they may create in Env and do to its flags (nothing without Env).
 	Org       core.OrgRights
 	EnvRights EnvRights
+	// env is Env as loaded, with the keys that name it (InWorkingEnv).
+	env core.EnvRow
+}
+
+// InWorkingEnv is ctx in which the store's operations find the working
+// environment as the place loaded it, rather than reading it again: a
+// flag's or segment's page reads or changes nothing but its flags and
+// segments, so the environment read once for the request stays true for it.
+func (pl Place) InWorkingEnv(ctx context.Context) context.Context {
+	if pl.Env == nil {
+		return ctx
+	}
+	return core.RememberLoadedEnvironment(ctx, pl.env)
 }
 
 // Place loads where a person acts in the pages, having last chosen uc, in
@@ -58,7 +71,7 @@ func (s *Flags) Place(ctx context.Context, a *core.Actor, uc core.UserContext) (
 	pl.Project, pl.Env = core.WorkingEnvironment(uc, projects)
 	if pl.Env != nil {
 		env := envs[pl.Env.ID]
-		pl.Approvals, pl.EnvRights = ApprovalsNeeded(env.Environment), envRights(a, env)
+		pl.Approvals, pl.EnvRights, pl.env = ApprovalsNeeded(env.Environment), envRights(a, env), env
 	}
 	return pl, nil
 }

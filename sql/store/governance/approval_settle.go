@@ -10,40 +10,21 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
-// ChangeFlagServing makes a change to what a flag of the person's working
-// environment (pl.Env) serves, as the pages do: where its changes need no
-// approval at once, with direct (the change's own operation: ToggleFlag,
-// SetFlagTargeting…); where they do, as the change request in, with its
-// reason and reviewers. requested tells which; the flag is the changed one
-// when it was changed at once. This is where the pages' choice between the
-// two is made, on approvalsNeeded as it was when pl was loaded: a setting
-// changed since is still enforced by the operation chosen.
-func (s *Governance) ChangeFlagServing(ctx context.Context, a *core.Actor, pl flagstore.Place, key string, in flagstore.FlagChangeRequestInput,
-	direct func() (flagstore.Flag, error)) (f flagstore.Flag, requested bool, err error) {
-	if pl.Env == nil {
-		return flagstore.Flag{}, false, core.ErrForbidden
+// ScheduleFlagChange schedules a change to a flag of environment envID, as
+// the pages do: where the environment's changes need approval (read here,
+// so the store alone decides, as the change pipeline does for a change made
+// now) the schedule waits for a change request of in's reason and
+// reviewers; elsewhere these are not asked for.
+func (s *Governance) ScheduleFlagChange(ctx context.Context, a *core.Actor, envID uuid.UUID, key string, in ScheduleInput) (Schedule, error) {
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
+	if err != nil {
+		return Schedule{}, err
 	}
-	if pl.Approvals == 0 {
-		f, err = direct()
-		return f, false, err
-	}
-	_, err = s.CreateFlagChangeRequest(ctx, a, pl.Env.ID, key, in)
-	return flagstore.Flag{}, err == nil, err
-}
-
-// ScheduleFlagChange schedules a change to a flag of the person's working
-// environment, as the pages do: where its changes need approval the schedule
-// waits for a change request of in's reason and reviewers, elsewhere these
-// are not asked for (see ChangeFlagServing).
-func (s *Governance) ScheduleFlagChange(ctx context.Context, a *core.Actor, pl flagstore.Place, key string, in ScheduleInput) (Schedule, error) {
-	if pl.Env == nil {
-		return Schedule{}, core.ErrForbidden
-	}
-	in.WithChangeRequest = pl.Approvals > 0
+	in.WithChangeRequest = flagstore.ApprovalsNeeded(env.Environment) > 0
 	if !in.WithChangeRequest {
 		in.Reason, in.Reviewers = "", nil
 	}
-	return s.CreateFlagSchedule(ctx, a, pl.Env.ID, key, in)
+	return s.createFlagSchedule(ctx, a, env, key, in)
 }
 
 // scheduleStatusOf is the status of a schedule that waits for a request of

@@ -29,17 +29,9 @@ func (s *Governance) CreateFlagChangeRequest(ctx context.Context, a *core.Actor,
 	if flagstore.ApprovalsNeeded(env.Environment) == 0 {
 		return flagstore.FlagChangeRequest{}, flagstore.ErrChangeRequestsOff
 	}
-	var v core.Validator
-	v.Required("reason", in.Reason, core.MaxCommentLen)
-	if err := v.Err(); err != nil {
-		return flagstore.FlagChangeRequest{}, err
-	}
-	if err := flagstore.CheckReviewers(ctx, s.core.Q, a, env, in.Reviewers); err != nil {
-		return flagstore.FlagChangeRequest{}, err
-	}
 	var out flagstore.FlagChangeRequest
 	err = s.core.InTx(ctx, func(q *db.Queries) error {
-		// The lock keeps the flag as read until the draft is stored.
+		// The lock keeps the flag as read until the request is stored.
 		row, err := q.LockFlag(ctx, db.LockFlagParams{EnvID: envID, Key: key})
 		if err != nil {
 			return err
@@ -51,26 +43,12 @@ func (s *Governance) CreateFlagChangeRequest(ctx context.Context, a *core.Actor,
 		if in.Revision != nil && *in.Revision != before.Revision {
 			return core.ErrConflict
 		}
-		if before.IsArchived {
-			return flagstore.ErrFlagIsArchived
-		}
 		after := before.Clone()
 		in.Edit(&after)
-		if !flagstore.ServesDifferently(before, after) {
-			return flagstore.ErrChangeRequestChangesNothing
-		}
-		target, err := json.Marshal(after)
-		if err != nil {
-			return err
-		}
-		// The draft checks the change as if made now: the author's
-		// permission for each part, the flag's validity, the segments.
-		d, err := s.flags.CreateDraft(ctx, q, a, env, key, flagstore.DraftInput{TargetFlag: target,
-			Change: flagstore.Change{Comment: strings.TrimSpace(in.Reason), Revision: in.Revision}})
-		if err != nil {
-			return err
-		}
-		out, err = s.flags.AddChangeRequest(ctx, q, a, env, d, in.Reason, in.Reviewers)
+		// The request path of the change pipeline, as a page's change takes
+		// it where changes need approval.
+		out, err = s.flags.RequestChange(ctx, q, a, env, before, after, in.Revision,
+			flagstore.Proposal{Reason: in.Reason, Reviewers: in.Reviewers})
 		return err
 	})
 	return out, err
@@ -219,7 +197,7 @@ func (s *Governance) ApplyFlagChangeRequest(ctx context.Context, a *core.Actor, 
 		}
 		// The change is its author's, applied with the author's rights now;
 		// the history entry says who approved and who applied it.
-		if out, err = s.flags.ApplyDraft(ctx, q, locked.DraftID, flagstore.DraftApplication{Operation: flagstore.OpApplyFlagChangeRequest,
+		if out, err = s.applyDraft(ctx, q, locked.DraftID, draftApplication{Operation: flagstore.OpApplyFlagChangeRequest,
 			Comment: appliedComment(cr, may, a)}); err != nil {
 			return err
 		}

@@ -99,6 +99,11 @@ func (s *Governance) CreateFlagSchedule(ctx context.Context, a *core.Actor, envI
 	if err != nil {
 		return Schedule{}, err
 	}
+	return s.createFlagSchedule(ctx, a, env, key, in)
+}
+
+// createFlagSchedule is CreateFlagSchedule in env, read already.
+func (s *Governance) createFlagSchedule(ctx context.Context, a *core.Actor, env core.EnvRow, key string, in ScheduleInput) (Schedule, error) {
 	var v core.Validator
 	in.Title = strings.TrimSpace(in.Title)
 	v.Required("title", in.Title, core.MaxNameLen)
@@ -130,7 +135,7 @@ func (s *Governance) CreateFlagSchedule(ctx context.Context, a *core.Actor, envI
 		}
 	}
 	var out Schedule
-	err = s.core.InTx(ctx, func(q *db.Queries) error {
+	err := s.core.InTx(ctx, func(q *db.Queries) error {
 		d, err := s.flags.CreateDraft(ctx, q, a, env, key, in.DraftInput)
 		if err != nil {
 			return err
@@ -363,7 +368,7 @@ func (s *Governance) ApplyDueSchedule(ctx context.Context, missedBefore time.Tim
 		// The draft is applied in a savepoint: when it fails, the failure is
 		// recorded in this same transaction, and nothing of it stays.
 		applyErr := core.Translate(pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-			_, err := s.flags.ApplyDraft(ctx, core.Queries(sp), sch.DraftID, flagstore.DraftApplication{Operation: flagstore.OpApplyFlagSchedule,
+			_, err := s.applyDraft(ctx, core.Queries(sp), sch.DraftID, draftApplication{Operation: flagstore.OpApplyFlagSchedule,
 				Comment: comment})
 			return err
 		}))

@@ -97,12 +97,31 @@ func (s *SDK) readableFlag(ctx context.Context, a *core.Actor, envID uuid.UUID, 
 	return flagstore.FlagFrom(row)
 }
 
+// FlagInsightsOf is FlagInsights of flag f of environment envID as the
+// caller holds it already (a page that just changed it), so the flag is not
+// read again: the counts are read only where f is envID's.
+func (s *SDK) FlagInsightsOf(ctx context.Context, a *core.Actor, envID uuid.UUID, f flagstore.Flag) (FlagInsight, error) {
+	if _, err := s.core.ReadableEnv(ctx, a, envID); err != nil {
+		return FlagInsight{}, err
+	}
+	rows, err := s.core.Q.FlagEvaluationsInEnv(ctx, db.FlagEvaluationsInEnvParams{FlagID: f.ID, EnvID: envID})
+	if err != nil {
+		return FlagInsight{}, core.Translate(err)
+	}
+	return insightOf(f, rows), nil
+}
+
 // flagInsight sums what SDKs reported about a flag.
 func (s *SDK) flagInsight(ctx context.Context, f flagstore.Flag) (FlagInsight, error) {
 	rows, err := s.core.Q.FlagEvaluations(ctx, f.ID)
 	if err != nil {
 		return FlagInsight{}, core.Translate(err)
 	}
+	return insightOf(f, rows), nil
+}
+
+// insightOf sums a flag's evaluation counts per variation.
+func insightOf(f flagstore.Flag, rows []db.FlagEvaluation) FlagInsight {
 	out := FlagInsight{Key: f.Key, Variations: []VariationInsight{}}
 	for _, r := range rows {
 		vr := flagstore.Variation{ID: r.VariationID}
@@ -116,7 +135,7 @@ func (s *SDK) flagInsight(ctx context.Context, f flagstore.Flag) (FlagInsight, e
 			out.LastEvaluatedAt = &last
 		}
 	}
-	return out, nil
+	return out
 }
 
 // StaleFlag is a flag with when SDKs last evaluated it.

@@ -71,50 +71,52 @@ func (s *Segments) SegmentUsageOf(ctx context.Context, a *core.Actor, envID, id 
 	return u, nil
 }
 
-// guardReferences refuses to archive a segment flags use, to narrow its
-// scopes away from an environment where a flag uses it, or to change who is
-// in it where a flag that uses it needs approval to change. When who is in
-// it changes, it returns the flags that use it, locked, for
-// touchReferencingFlags: one lookup serves both. used (lockSegment) tells
-// whether any flag names the segment; when none does, the usual case, no
-// flag and no approval setting is read.
-func guardReferences(ctx context.Context, q *db.Queries, before, after flagstore.Segment, used bool) ([]db.FeatureFlag, error) {
-	if !used {
+// segmentApproval is the pipeline's approval stage for a segment: a change
+// of who is in it is refused where a flag that uses it needs approval to
+// change. When who is in it changes, it returns the flags that use it,
+// locked, for touchReferencingFlags: one lookup serves both. used
+// (lockSegment) tells whether any flag names the segment; when none does,
+// the usual case, no flag and no approval setting is read.
+func segmentApproval(ctx context.Context, q *db.Queries, before, after flagstore.Segment, used bool) ([]db.FeatureFlag, error) {
+	if !used || !flagstore.SegmentServesDifferently(before, after) {
 		return nil, nil
 	}
-	var users []db.FeatureFlag
-	if flagstore.SegmentServesDifferently(before, after) {
-		var err error
-		if users, err = q.LockFlagsReferencingSegment(ctx, before.ID); err != nil {
+	users, err := q.LockFlagsReferencingSegment(ctx, before.ID)
+	if err != nil {
+		return nil, err
+	}
+	// Archived flags serve nothing, so they need no approval.
+	if slices.ContainsFunc(users, func(f db.FeatureFlag) bool { return !f.IsArchived }) {
+		if err := flagstore.SegmentApproval(ctx, q, before.ID); err != nil {
 			return nil, err
 		}
-		// Archived flags serve nothing, so they need no approval.
-		if slices.ContainsFunc(users, func(f db.FeatureFlag) bool { return !f.IsArchived }) {
-			if err := flagstore.SegmentApproval(ctx, q, before.ID); err != nil {
-				return nil, err
-			}
-		}
 	}
+	return users, nil
+}
+
+// guardUse refuses archiving a segment that flags use, and moving it away
+// from the environment of a flag that uses it.
+func guardUse(ctx context.Context, q *db.Queries, before, after flagstore.Segment, used bool) error {
 	archiving := after.IsArchived && !before.IsArchived
 	rescoping := after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes)
-	if !archiving && !rescoping {
-		return users, nil
+	if !used || (!archiving && !rescoping) {
+		return nil
 	}
 	refs, err := q.ListFlagsReferencingSegment(ctx, before.ID)
 	if err != nil || len(refs) == 0 {
-		return users, err
+		return err
 	}
 	if archiving {
-		return nil, ErrSegmentIsBeingUsed
+		return ErrSegmentIsBeingUsed
 	}
 	for _, r := range refs {
 		env := core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: db.Environment{ID: r.EnvID, Key: r.EnvKey},
 			ProjectKey: r.ProjectKey, OrganizationKey: organizationKeyOf(after)}}
 		if !flagstore.VisibleIn(after, env) {
-			return nil, ErrSegmentIsBeingUsed
+			return ErrSegmentIsBeingUsed
 		}
 	}
-	return users, nil
+	return nil
 }
 
 // organizationKeyOf reads the organization key from a segment's scopes; every
@@ -125,7 +127,7 @@ func organizationKeyOf(sg flagstore.Segment) string {
 }
 
 // touchReferencingFlags gives every flag that uses a segment (users, locked
-// by guardReferences) a new revision and a history entry, since who it
+// by segmentApproval) a new revision and a history entry, since who it
 // serves changed with the segment.
 func (s *Segments) touchReferencingFlags(ctx context.Context, q *db.Queries, a *core.Actor, orgID uuid.UUID, sg flagstore.Segment, users []db.FeatureFlag) error {
 	for _, row := range users {

@@ -299,78 +299,18 @@ func (s *Segments) changeSegment(ctx context.Context, a *core.Actor, envID, id u
 }
 
 // ChangeSegmentIn is changeSegment in the caller's transaction q, for
-// changes that commit with others (an imported file).
+// changes that commit with others (an imported file): the change pipeline
+// (core.RunChange) with a segment's stages (segmentSubject).
 func (s *Segments) ChangeSegmentIn(ctx context.Context, q *db.Queries, a *core.Actor, orgID, envID, id uuid.UUID, ch flagstore.Change, action access.Action, edit func(*flagstore.Segment) error) (flagstore.Segment, error) {
-	locked, err := lockSegment(ctx, q, orgID, envID, id)
-	if err != nil {
-		return flagstore.Segment{}, err
-	}
-	before, env := locked.Segment, locked.env
-	after := before.Clone()
-	if err := edit(&after); err != nil {
-		return flagstore.Segment{}, err
-	}
-	after.IsEnvironmentSpecific = after.Type == flagstore.SegmentEnvironmentSpecific
-	actions := segmentChangeActions(before, after)
-	if len(actions) == 0 {
-		actions = []access.Action{action}
-	}
-	// The route's environment first, so a caller with no rights there is
-	// refused before the organization's environments are read.
-	if err := flagstore.RequireInEnvs(a, actions, []core.EnvRow{env}, before, after); err != nil {
-		return flagstore.Segment{}, err
-	}
-	var v core.Validator
-	CheckSegment(&v, &after, env)
-	ch.Check(&v, env)
-	if err := v.Err(); err != nil {
-		return flagstore.Segment{}, err
-	}
-	envs, err := flagstore.VisibleEnvs(ctx, q, env, before, after)
-	if err != nil {
-		return flagstore.Segment{}, err
-	}
-	if err := flagstore.RequireInEnvs(a, actions, envs, before, after); err != nil {
-		return flagstore.Segment{}, err
-	}
-	if flagstore.SameJSON(before, after) {
-		return before, nil
-	}
-	users, err := guardReferences(ctx, q, before, after, locked.used)
-	if err != nil {
-		return flagstore.Segment{}, err
-	}
-	if after.Type != before.Type || !slices.Equal(after.Scopes, before.Scopes) {
-		afterEnvs := slices.DeleteFunc(slices.Clone(envs), func(e core.EnvRow) bool { return !flagstore.VisibleIn(after, e) })
-		if err := checkSegmentKey(ctx, q, env, afterEnvs, after); err != nil {
-			return flagstore.Segment{}, err
+	sub := &segmentSubject{s: s, a: a, orgID: orgID, envID: envID, id: id, ch: ch, action: action}
+	out, err := core.RunChange(ctx, q, core.Subject[flagstore.Segment, flagstore.FlagChangeRequest](sub), func(sg *flagstore.Segment) error {
+		if err := edit(sg); err != nil {
+			return err
 		}
-	}
-	rules, err := jsonv1.Marshal(after.Rules)
-	if err != nil {
-		return flagstore.Segment{}, err
-	}
-	row, err := q.UpdateSegment(ctx, db.UpdateSegmentParams{ID: id, Name: after.Name, Type: after.Type, Scopes: after.Scopes,
-		Description: after.Description, Included: after.Included, Excluded: after.Excluded, Rules: rules,
-		Tags: after.Tags, IsArchived: after.IsArchived})
-	if err != nil {
-		return flagstore.Segment{}, err
-	}
-	out, err := SegmentFrom(row)
-	if err != nil {
-		return flagstore.Segment{}, err
-	}
-	op := core.OpUpdate
-	switch {
-	case after.IsArchived && !before.IsArchived:
-		op = core.OpArchive
-	case !after.IsArchived && before.IsArchived:
-		op = core.OpRestore
-	}
-	if err := s.core.Audit(ctx, q, a, segmentChange(op, &before, &out, ch.Comment, env.OrganizationID, envs)); err != nil {
-		return flagstore.Segment{}, err
-	}
-	return out, s.touchReferencingFlags(ctx, q, a, env.OrganizationID, out, users)
+		sg.IsEnvironmentSpecific = sg.Type == flagstore.SegmentEnvironmentSpecific
+		return nil
+	}, nil)
+	return out.Changed, err
 }
 
 // lockedSegment is a segment locked for a change (lockSegment).
