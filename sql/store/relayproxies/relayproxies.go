@@ -273,13 +273,6 @@ func agentsOf(raw json.RawMessage) []Agent {
 	return core.OrEmpty(out)
 }
 
-func autoAgentsOf(rows []db.RelayProxyAutoAgent) []AutoAgent {
-	out := make([]AutoAgent, len(rows))
-	for i, r := range rows {
-		out[i] = AutoAgent{ID: r.ID, Status: r.Status, RegisteredAt: r.RegisteredAt}
-	}
-	return out
-}
 
 // item is a row as lists show it.
 func item(r db.RelayProxy, auto []AutoAgent, envs map[uuid.UUID]orgEnv) Item {
