@@ -46,6 +46,8 @@ type Server struct {
 	// agentQuota is how many auto agents a workspace's relay proxies may
 	// register.
 	agentQuota int64
+	// agentHTTP calls manual agents (relay_sync.go).
+	agentHTTP agentClient
 	// seen holds the environments whose first SDK request this process has
 	// recorded (bounded by the environments there are), so each costs the
 	// database one statement per process.

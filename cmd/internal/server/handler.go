@@ -67,8 +67,8 @@ func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Optio
 	})
 
 	mountMetrics(e, cfg)
-	api.New(st, log, api.Shared{Limits: limits, Actors: actors}).Register(e)
 	sdks := sdk.New(st, log, sdkOpts)
+	api.New(st, log, api.Shared{Limits: limits, Actors: actors, SDK: sdks}).Register(e)
 	sdks.Register(e)
 	pages.Register(e)
 	return e, sdks.Shutdown

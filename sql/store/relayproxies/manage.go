@@ -189,6 +189,10 @@ func (s *RelayProxies) Update(ctx context.Context, a *core.Actor, id uuid.UUID, 
 	if err := mayManage(a); err != nil {
 		return err
 	}
+	// One of another organization is not found, whatever the input says.
+	if _, err := s.core.Q.GetRelayProxy(ctx, db.GetRelayProxyParams{OrganizationID: orgID, ID: id}); err != nil {
+		return core.Translate(err)
+	}
 	all, err := s.envs(ctx, s.core.Q, orgID, true, nil)
 	if err != nil {
 		return err

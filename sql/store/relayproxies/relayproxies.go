@@ -273,7 +273,6 @@ func agentsOf(raw json.RawMessage) []Agent {
 	return core.OrEmpty(out)
 }
 
-
 // item is a row as lists show it.
 func item(r db.RelayProxy, auto []AutoAgent, envs map[uuid.UUID]orgEnv) Item {
 	serves := []string{}
