@@ -64,6 +64,9 @@ func (h *Handler) syncRelayAgent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := noBody(c); err != nil {
+		return err
+	}
 	res, err := h.relays.SyncAgent(c.Request().Context(), actor(c), id, c.Param("agentId"))
 	return respond(c, res, err)
 }
