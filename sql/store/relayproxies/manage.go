@@ -3,6 +3,7 @@ package relayproxies
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -338,4 +339,91 @@ func (s *RelayProxies) LicenseQuota(ctx context.Context, a *core.Actor, quota in
 		return nil, core.Translate(err)
 	}
 	return map[string]Quota{"auto-agents": {Quota: quota, Used: used}}, nil
+}
+
+// The pages change one thing at a time; each is an Update of everything
+// else as it is, so it is checked, audited and announced the same way.
+
+// inputOf is a relay proxy's settings as they are.
+func inputOf(it Item) Input {
+	return Input{Name: it.Name, Description: it.Description, IsAllEnvs: it.IsAllEnvs, Scopes: it.Scopes,
+		Agents: it.Agents, AutoAgents: it.AutoAgents}
+}
+
+// SetSettings changes a relay proxy's name, description and scope, keeping
+// its agents.
+func (s *RelayProxies) SetSettings(ctx context.Context, a *core.Actor, id uuid.UUID, name, description string, all bool, scopes []string) error {
+	it, err := s.Get(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	in := inputOf(it)
+	in.Name, in.Description, in.IsAllEnvs, in.Scopes = name, description, all, scopes
+	return s.Update(ctx, a, id, in)
+}
+
+// AddAgent adds a manual agent; its id is made here.
+func (s *RelayProxies) AddAgent(ctx context.Context, a *core.Actor, id uuid.UUID, name, host string) error {
+	it, err := s.Get(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	var v core.Validator
+	v.Required("name", name, core.MaxNameLen)
+	checkHost(&v, "host", host)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	in := inputOf(it)
+	in.Agents = append(in.Agents, Agent{ID: uuid.NewString(), Name: strings.TrimSpace(name), Host: strings.TrimSpace(host)})
+	return s.Update(ctx, a, id, in)
+}
+
+// RemoveAgent removes a manual agent.
+func (s *RelayProxies) RemoveAgent(ctx context.Context, a *core.Actor, id uuid.UUID, agentID string) error {
+	it, err := s.Get(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	in := inputOf(it)
+	in.Agents = slices.DeleteFunc(in.Agents, func(ag Agent) bool { return ag.ID == agentID })
+	return s.Update(ctx, a, id, in)
+}
+
+// RemoveAutoAgent removes an auto agent; it registers again when it restarts.
+func (s *RelayProxies) RemoveAutoAgent(ctx context.Context, a *core.Actor, id uuid.UUID, agentID string) error {
+	it, err := s.Get(ctx, a, id)
+	if err != nil {
+		return err
+	}
+	in := inputOf(it)
+	in.AutoAgents = slices.DeleteFunc(in.AutoAgents, func(ag AutoAgent) bool { return ag.ID == agentID })
+	return s.Update(ctx, a, id, in)
+}
+
+// Scopes are the environments of the organization a scope may name, in
+// the pages' order, for the scope picker.
+func (s *RelayProxies) Scopes(ctx context.Context, a *core.Actor) ([]ScopeChoice, error) {
+	orgID, err := a.Org()
+	if err != nil {
+		return nil, err
+	}
+	if err := mayList(a); err != nil {
+		return nil, err
+	}
+	rows, err := s.envs(ctx, s.core.Q, orgID, true, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ScopeChoice, len(rows))
+	for i, r := range rows {
+		out[i] = ScopeChoice{EnvID: r.EnvID, ProjectName: r.ProjectName, EnvName: r.EnvName}
+	}
+	return out, nil
+}
+
+// ScopeChoice is an environment a relay proxy may serve.
+type ScopeChoice struct {
+	EnvID                uuid.UUID
+	ProjectName, EnvName string
 }

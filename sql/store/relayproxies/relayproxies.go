@@ -290,3 +290,33 @@ func item(r db.RelayProxy, auto []AutoAgent, envs map[uuid.UUID]orgEnv) Item {
 func changed(id, orgID uuid.UUID) *feed.Event {
 	return &feed.Event{Kind: feed.EventRelayProxy, ID: id, OrgID: orgID}
 }
+
+// AuthorizeList checks that the actor may see relay proxies: what the
+// pages that only show them need.
+func (s *RelayProxies) AuthorizeList(a *core.Actor) error {
+	if _, err := a.Org(); err != nil {
+		return err
+	}
+	return mayList(a)
+}
+
+// Status is what an auto agent reports of itself (FeatBit's agent status):
+// what it serves ("project:env,…"), its data version (the newest change's
+// Unix milliseconds), its sync state (None, Starting, Stable, Interrupted,
+// Stopped), its last sync and when it reported.
+type Status struct {
+	Serves       string     `json:"serves"`
+	DataVersion  int64      `json:"dataVersion"`
+	SyncState    string     `json:"syncState"`
+	LastSyncedAt *time.Time `json:"lastSyncedAt"`
+	ReportedAt   *time.Time `json:"reportedAt"`
+}
+
+// ParseStatus reads an auto agent's status; what does not read is empty.
+func ParseStatus(text string) Status {
+	var st Status
+	if json.Unmarshal([]byte(text), &st) != nil {
+		return Status{}
+	}
+	return st
+}
