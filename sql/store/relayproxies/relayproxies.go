@@ -313,10 +313,28 @@ type Status struct {
 }
 
 // ParseStatus reads an auto agent's status; what does not read is empty.
+// .NET writes times without a zone when it does not know theirs: those
+// are read as UTC, as the agent reports in UTC.
 func ParseStatus(text string) Status {
-	var st Status
-	if json.Unmarshal([]byte(text), &st) != nil {
+	var raw struct {
+		Serves       string `json:"serves"`
+		DataVersion  int64  `json:"dataVersion"`
+		SyncState    string `json:"syncState"`
+		LastSyncedAt string `json:"lastSyncedAt"`
+		ReportedAt   string `json:"reportedAt"`
+	}
+	if json.Unmarshal([]byte(text), &raw) != nil {
 		return Status{}
 	}
-	return st
+	return Status{Serves: raw.Serves, DataVersion: raw.DataVersion, SyncState: raw.SyncState,
+		LastSyncedAt: agentTime(raw.LastSyncedAt), ReportedAt: agentTime(raw.ReportedAt)}
+}
+
+func agentTime(s string) *time.Time {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return &t
+		}
+	}
+	return nil
 }

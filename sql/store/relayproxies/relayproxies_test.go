@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -178,5 +179,22 @@ func waitRelayEvent(t *testing.T, events *storetest.Events, id uuid.UUID) {
 		if ev.Kind == feed.EventRelayProxy && ev.ID == id {
 			return
 		}
+	}
+}
+
+// An agent's status reads as FeatBit's agent writes it: times with or
+// without their zone (UTC), null, or nonsense (left out).
+func TestParseStatus(t *testing.T) {
+	t.Parallel()
+	st := relayproxies.ParseStatus(`{"serves":"web:prod","dataVersion":1767225600000,"syncState":"Stable","lastSyncedAt":null,"reportedAt":"2026-01-02T03:04:05.1234567"}`)
+	if st.Serves != "web:prod" || st.DataVersion != 1767225600000 || st.SyncState != "Stable" || st.LastSyncedAt != nil ||
+		st.ReportedAt == nil || st.ReportedAt.Format(time.RFC3339) != "2026-01-02T03:04:05Z" {
+		t.Fatalf("%+v", st)
+	}
+	if st := relayproxies.ParseStatus(`{"reportedAt":"yesterday"}`); st.ReportedAt != nil {
+		t.Fatalf("a time that is none: %+v", st)
+	}
+	if st := relayproxies.ParseStatus(`not json`); st != (relayproxies.Status{}) {
+		t.Fatalf("not JSON: %+v", st)
 	}
 }
