@@ -116,7 +116,8 @@ func TestBrowserRelayProxies(t *testing.T) {
 	ch.fill(`#relay-agent-name`, "Air-gapped")
 	ch.fill(`#relay-agent-host`, agent.URL)
 	ch.do("add agent", chromedp.Click(chromedp.CSS(`[data-testid=relay-agent-add]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=relay-agent]`)))
-	ch.do("sync", chromedp.Click(chromedp.CSS(`[data-testid=relay-agent-sync]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=relay-agent]`)))
+	ch.do("sync", chromedp.Click(chromedp.CSS(`[data-testid=relay-agent-sync]`)))
+	ch.waitTrue("the sync's answer", `(document.getElementById("flash") || {textContent: ""}).textContent.match(/Agent synced|Sync failed/) !== null`)
 	if flash := ch.eval(`document.getElementById("flash").textContent`); !strings.Contains(flash, "Agent synced: it now serves web:prod") {
 		t.Fatalf("flash %q", flash)
 	}
