@@ -76,7 +76,7 @@ func rawBody(c echo.Context) (json.RawMessage, error) {
 // routeIDs are the uuid path parameters of a route (/envs/:envId/…/:id), by
 // what they name. A route leaves the ones it does not name zero.
 type routeIDs struct {
-	ID, Env, TargetEnv, Project, Segment, Group, Member, Policy, Property uuid.UUID
+	ID, Env, TargetEnv, Project, Segment, Group, Member, Policy, Property, RelayProxy uuid.UUID
 }
 
 // bindIDs reads every uuid path parameter of the route at once: the one
@@ -85,7 +85,8 @@ type routeIDs struct {
 func bindIDs(c echo.Context) (routeIDs, error) {
 	var ids routeIDs
 	fields := map[string]*uuid.UUID{"id": &ids.ID, "envId": &ids.Env, "targetEnvId": &ids.TargetEnv, "projectId": &ids.Project,
-		"segmentId": &ids.Segment, "groupId": &ids.Group, "memberId": &ids.Member, "policyId": &ids.Policy, "propertyId": &ids.Property}
+		"segmentId": &ids.Segment, "groupId": &ids.Group, "memberId": &ids.Member, "policyId": &ids.Policy, "propertyId": &ids.Property,
+		"rpId": &ids.RelayProxy}
 	values := c.ParamValues()
 	for i, name := range c.ParamNames() {
 		dst, ok := fields[name]

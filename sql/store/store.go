@@ -32,6 +32,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/relayproxies"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/sso"
@@ -53,6 +54,7 @@ type Store struct {
 	toks  *accesstokens.Tokens
 	sso   *sso.SSO
 	expts *experiments.Experiments
+	relay *relayproxies.RelayProxies
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -69,7 +71,8 @@ func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options
 	return &Store{core: c, iam: i, toks: accesstokens.New(c, i), sso: sso.New(c), flags: f, segs: sg, sdk: sdkdata.New(c, f, sg), hooks: w,
 		code: flagsascode.New(c, f, sg), gov: governance.New(c, f),
 		copy:  flagcopy.New(c, f),
-		expts: experiments.New(c)}
+		expts: experiments.New(c),
+		relay: relayproxies.New(c)}
 }
 
 // Projects is the core's own operations a surface calls: projects,
@@ -151,6 +154,9 @@ func (s *Store) FlagCopy() *flagcopy.FlagCopy { return s.copy }
 
 // Experiments is experiment metrics, experiments, their SDK events and results.
 func (s *Store) Experiments() *experiments.Experiments { return s.expts }
+
+// RelayProxies is relay proxies, their agents and the agent protocol's reads.
+func (s *Store) RelayProxies() *relayproxies.RelayProxies { return s.relay }
 
 // SDK is the SDK data and end users.
 func (s *Store) SDK() *sdkdata.SDK { return s.sdk }

@@ -43,6 +43,11 @@ type Server struct {
 	// tracer traces pushes of changes; nil when tracing is off.
 	tracer trace.Tracer
 	now    func() time.Time
+	// agentQuota is how many auto agents a workspace's relay proxies may
+	// register.
+	agentQuota int64
+	// agentHTTP calls manual agents (relay_sync.go).
+	agentHTTP agentClient
 	// seen holds the environments whose first SDK request this process has
 	// recorded (bounded by the environments there are), so each costs the
 	// database one statement per process.
@@ -71,6 +76,10 @@ type Options struct {
 	// Tracer, when set, traces the pushes of changes to streaming SDKs
 	// (span change.notify); nil when tracing is off.
 	Tracer trace.TracerProvider
+	// RelayAgentQuota is how many auto agents the relay proxies of a
+	// workspace may register (BUNTING_RELAY_AGENT_QUOTA);
+	// DefaultRelayAgentQuota when zero.
+	RelayAgentQuota int64
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
@@ -85,9 +94,12 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 	if opts.RefusalLog <= 0 {
 		opts.RefusalLog = 10 * time.Second
 	}
+	if opts.RelayAgentQuota <= 0 {
+		opts.RelayAgentQuota = DefaultRelayAgentQuota
+	}
 	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits),
 		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog},
-		endUsers: opts.EndUsers, evaluations: opts.Evaluations, metrics: opts.Metrics, now: time.Now}
+		endUsers: opts.EndUsers, evaluations: opts.Evaluations, metrics: opts.Metrics, now: time.Now, agentQuota: opts.RelayAgentQuota}
 	if opts.Tracer != nil {
 		srv.tracer = opts.Tracer.Tracer("github.com/bunting-flags/bunting/web/sdk")
 	}
@@ -125,6 +137,7 @@ func (s *Server) Register(e *echo.Echo) {
 	pub.POST("/insight/track", s.track)
 	pub.GET("/sdk/server/latest-all", s.serverLatest)
 	pub.POST("/sdk/client/latest-all", s.clientLatest)
+	pub.POST("/agent/register", s.registerAgent)
 
 	ofrep := e.Group("/ofrep/v1", cors)
 	ofrep.POST("/evaluate/flags", s.ofrepBulk)

@@ -51,5 +51,5 @@ func SDKOptions(cfg Config, files uint64, log *slog.Logger) sdk.Options {
 	limits.PerAddress, limits.AddressBurst = rate.Limit(cfg.SDKRatePerAddr), 2*cfg.SDKRatePerAddr
 	limits.EndUsersPerSecret, limits.EvaluationsPerSecret = cfg.SDKEndUsersPerSecret, cfg.SDKEvaluationsPerSecret
 	limits.ExperimentEventsPerSecret = cfg.SDKExperimentEventsPerSecret
-	return sdk.Options{Limits: limits, Connections: conns}
+	return sdk.Options{Limits: limits, Connections: conns, RelayAgentQuota: int64(cfg.RelayAgentQuota)}
 }

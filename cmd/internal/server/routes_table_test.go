@@ -43,6 +43,7 @@ POST /sso/start
 	sdkSecret: `
 GET /api/public/sdk/server/latest-all
 GET /streaming
+POST /api/public/agent/register
 POST /api/public/insight/track
 POST /api/public/sdk/client/latest-all
 POST /ofrep/v1/evaluate/flags
@@ -106,6 +107,9 @@ GET /api/v1/projects/:projectId/envs/:id
 GET /api/v1/projects/:projectId/envs/is-key-used
 GET /api/v1/projects/:projectId/export
 GET /api/v1/projects/is-key-used
+GET /api/v1/relay-proxies
+GET /api/v1/relay-proxies/agent-availability
+GET /api/v1/relay-proxies/is-name-used
 GET /api/v1/resources
 GET /api/v1/triggers
 GET /api/v1/user/policies
@@ -117,6 +121,7 @@ GET /api/v1/webhooks/:id/deliveries
 GET /api/v1/webhooks/is-name-used
 GET /api/v1/workspaces
 GET /api/v1/workspaces/is-key-used
+GET /api/v1/workspaces/license-quota
 GET /api/v1/workspaces/usages
 GET /api/v2/resources
 GET /audit-log
@@ -255,6 +260,10 @@ GET /api/v1/envs/:envId/experiments/status-count
 GET /api/v1/envs/:envId/experiments/variation-experiment-references
 `,
 	needsRight: `
+DELETE /api/v1/relay-proxies/:id
+POST /api/v1/relay-proxies
+PUT /api/v1/relay-proxies/:id
+PUT /api/v1/relay-proxies/:rpId/agents/:agentId/sync
 POST /access-tokens/:id/toggle
 POST /access-tokens/:id/delete
 DELETE /api/v1/envs/:envId/end-user-properties/:id
@@ -293,6 +302,10 @@ GET /webhooks
 GET /webhooks/:id
 GET /webhooks/:id/delete
 GET /webhooks/new
+GET /relay-proxies
+GET /relay-proxies/:id
+GET /relay-proxies/:id/delete
+GET /relay-proxies/new
 POST /access-tokens
 POST /access-tokens/:id
 POST /api/v1/envs/:envId/audit-logs/compare
@@ -353,6 +366,13 @@ POST /webhooks
 POST /webhooks/:id
 POST /webhooks/:id/delete
 POST /webhooks/:id/test
+POST /relay-proxies
+POST /relay-proxies/:id
+POST /relay-proxies/:id/agents
+POST /relay-proxies/:id/agents/:agentId/remove
+POST /relay-proxies/:id/agents/:agentId/sync
+POST /relay-proxies/:id/auto-agents/:agentId/remove
+POST /relay-proxies/:id/delete
 POST /workspace
 POST /workspace/sso
 POST /workspace/sso/test
