@@ -131,6 +131,64 @@ type Environment struct {
 	ApproverGroupIds     []uuid.UUID
 }
 
+type Experiment struct {
+	ID                  uuid.UUID
+	EnvID               uuid.UUID
+	FlagID              uuid.UUID
+	MetricID            uuid.UUID
+	BaselineVariationID string
+	Alpha               float64
+	Status              string
+	IsArchived          bool
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
+type ExperimentIteration struct {
+	ID                         uuid.UUID
+	ExperimentID               uuid.UUID
+	EnvID                      uuid.UUID
+	StartTime                  time.Time
+	EndTime                    *time.Time
+	UpdatedAt                  *time.Time
+	IsArchived                 bool
+	IsFinish                   bool
+	EventName                  string
+	EventType                  int16
+	CustomEventTrackOption     int16
+	CustomEventUnit            string
+	CustomEventSuccessCriteria int16
+	Results                    json.RawMessage
+}
+
+type ExperimentMetric struct {
+	ID                         uuid.UUID
+	EnvID                      uuid.UUID
+	Name                       string
+	Description                string
+	MaintainerUserID           uuid.UUID
+	EventName                  string
+	EventType                  int16
+	CustomEventTrackOption     int16
+	CustomEventUnit            string
+	CustomEventSuccessCriteria int16
+	ElementTargets             string
+	TargetUrls                 json.RawMessage
+	IsArchived                 bool
+	CreatedAt                  time.Time
+	UpdatedAt                  time.Time
+}
+
+type ExperimentUser struct {
+	IterationID  uuid.UUID
+	UserKey      string
+	VariationID  *string
+	ExposedAt    *time.Time
+	Events       int64
+	Total        float64
+	TotalSquares float64
+}
+
 type FeatureFlag struct {
 	ID                    uuid.UUID
 	EnvID                 uuid.UUID

@@ -24,6 +24,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/feed"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/experiments"
 	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 	"github.com/bunting-flags/bunting/sql/store/flagsascode"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
@@ -46,6 +47,7 @@ type Store struct {
 	code  *flagsascode.FlagsAsCode
 	gov   *governance.Governance
 	copy  *flagcopy.FlagCopy
+	expts *experiments.Experiments
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -60,7 +62,8 @@ func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options
 	c.SetWebhooks(webhooks.ChangeWebhookEvents, w.QueueWebhooks)
 	return &Store{core: c, iam: iam.New(c), flags: f, segs: sg, sdk: sdkdata.New(c, f, sg), hooks: w,
 		code: flagsascode.New(c, f, sg), gov: governance.New(c, f),
-		copy: flagcopy.New(c, f)}
+		copy:  flagcopy.New(c, f),
+		expts: experiments.New(c)}
 }
 
 // Projects is the core's own operations a surface calls: projects,
@@ -133,6 +136,9 @@ func (s *Store) Governance() *governance.Governance { return s.gov }
 
 // FlagCopy is flags compared and copied between environments.
 func (s *Store) FlagCopy() *flagcopy.FlagCopy { return s.copy }
+
+// Experiments is experiment metrics, experiments, their SDK events and results.
+func (s *Store) Experiments() *experiments.Experiments { return s.expts }
 
 // SDK is the SDK data and end users.
 func (s *Store) SDK() *sdkdata.SDK { return s.sdk }
