@@ -6,8 +6,7 @@ package views
 type Experiments struct {
 	Shell
 	Env WorkEnv
-	// Counts are the experiments per status, each a link that filters the
-	// list by it; the active one is marked.
+	// Counts are the experiments per status.
 	Counts []StatusCount
 	List   ExperimentList
 	// NewHref starts a new experiment; empty for those who may create none.
@@ -18,17 +17,16 @@ type Experiments struct {
 
 // StatusCount is how many experiments are in one status.
 type StatusCount struct {
-	Label, Href, TestID string
-	Count               int64
-	Active              bool
+	Label, TestID string
+	Count         int64
 }
 
 // ExperimentList is the region of the list that its search and pager swap.
 type ExperimentList struct {
-	// Query is the flag name searched for; Status the status filtered by.
-	Query, Status string
-	Rows          []ExperimentRow
-	Pager         Pager
+	// Query is the flag name searched for.
+	Query string
+	Rows  []ExperimentRow
+	Pager Pager
 	// Empty says why the list is empty ("No experiments yet").
 	Empty string
 }
@@ -106,7 +104,9 @@ type ExperimentMain struct {
 	Iterations []Tab
 	Period     string
 	// Results are the shown iteration's; nil before the first start.
-	Results    *ExperimentResults
+	Results *ExperimentResults
+	// Problem says why a Start or Stop just failed.
+	Problem    string
 	NotStarted bool
 	Archived   bool
 	// ArchiveDataHref and ArchiveHref confirm removing the experiment's data

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bunting-flags/bunting/sql/stats"
+	"github.com/bunting-flags/bunting/sql/store/experiments"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -29,11 +30,11 @@ type metricWords struct {
 // any time, so the sentence stays true however often the page is opened),
 // and the chance to beat the baseline. It is a win or a loss only when
 // the interval leaves out zero.
-func verdict(name string, v stats.VariationAnalysis, base stats.VariationAnalysis, m metricWords) views.Verdict {
+func verdict(name string, v, base experiments.VariationAnalysis, m metricWords) views.Verdict {
 	if v.Lift == nil || v.SequentialInterval == nil {
-		if v.N < m.minUsers || base.N < m.minUsers {
+		if v.Users < m.minUsers || base.Users < m.minUsers {
 			return views.Verdict{Kind: "open", Text: fmt.Sprintf("%s against %s: too few users to compare yet (%d and %d; each needs %d).",
-				name, m.baseline, v.N, base.N, m.minUsers)}
+				name, m.baseline, v.Users, base.Users, m.minUsers)}
 		}
 		return views.Verdict{Kind: "open", Text: fmt.Sprintf("%s against %s: no difference can be measured yet, as neither varies.", name, m.baseline)}
 	}
@@ -136,28 +137,19 @@ func pValue(p *float64) string {
 	return stats.Format(*p)
 }
 
-// srmWarning explains a sample ratio mismatch: the users per variation
-// against what the rollout expects, and what it means.
-func srmWarning(a stats.Analysis, names map[string]string, shares map[string]float64) string {
-	if !a.SRM {
+// srmWarning explains a sample ratio mismatch: the users per variation,
+// how unlikely that split is under the flag's own, and what it means.
+func srmWarning(an experiments.Analysis, x experiments.Experiment) string {
+	if !an.SRM || an.SRMPValue == nil {
 		return ""
 	}
-	var got, want []string
-	var total float64
-	for _, s := range shares {
-		total += s
+	var got []string
+	for _, v := range an.Variations {
+		got = append(got, fmt.Sprintf("%s %d", xVariation(v.VariationID, x), v.Users))
 	}
-	for _, v := range a.Variations {
-		got = append(got, fmt.Sprintf("%s %d", names[v.Variation], v.N))
-		share := 1 / float64(len(a.Variations))
-		if shares != nil && total > 0 {
-			share = shares[v.Variation] / total
-		}
-		want = append(want, fmt.Sprintf("%s %s", names[v.Variation], percent(share)))
-	}
-	return fmt.Sprintf("Sample ratio mismatch: the variations have %s users where the flag's split expects %s (%s). "+
-		"Users are not reaching the experiment as the flag divides them, so these results cannot be trusted until the cause is found.",
-		strings.Join(got, ", "), strings.Join(want, ", "), pText(a.SRMPValue))
+	return fmt.Sprintf("Sample ratio mismatch: the variations have %s users, a split the flag's rollout would give by chance "+
+		"with %s. Users are not reaching the experiment as the flag divides them (a filter on who reports, a redirect, "+
+		"a cache), so these results cannot be trusted until the cause is found.", strings.Join(got, ", "), pText(*an.SRMPValue))
 }
 
 // pText writes a p-value readably: "p = 0.0003", "p < 0.0001".

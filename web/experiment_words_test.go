@@ -5,32 +5,32 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bunting-flags/bunting/sql/stats"
+	"github.com/bunting-flags/bunting/sql/store/experiments"
 )
 
 func f(v float64) *float64 { return &v }
 
 func TestVerdictWords(t *testing.T) {
 	conv := metricWords{baseline: "False", minUsers: 30}
-	base := stats.VariationAnalysis{Variation: "f", N: 1000, IsBaseline: true}
+	base := experiments.VariationAnalysis{VariationID: "f", Users: 1000, IsBaseline: true}
 	cases := []struct {
 		name string
-		v    stats.VariationAnalysis
+		v    experiments.VariationAnalysis
 		m    metricWords
 		want string
 		kind string
 	}{
-		{"a clear win", stats.VariationAnalysis{N: 1000, Lift: f(0.5), SequentialInterval: &[2]float64{0.28, 0.73}, ChanceToBeatBaseline: f(0.9991)}, conv,
+		{"a clear win", experiments.VariationAnalysis{Users: 1000, Lift: f(0.5), SequentialInterval: &[2]float64{0.28, 0.73}, ChanceToBeatBaseline: f(0.9991)}, conv,
 			"True converts 50% better than False (+28% to +73%), 99.9% chance to beat it.", "win"},
-		{"a clear loss", stats.VariationAnalysis{N: 1000, Lift: f(-0.2), SequentialInterval: &[2]float64{-0.31, -0.094}, ChanceToBeatBaseline: f(0.00001)}, conv,
+		{"a clear loss", experiments.VariationAnalysis{Users: 1000, Lift: f(-0.2), SequentialInterval: &[2]float64{-0.31, -0.094}, ChanceToBeatBaseline: f(0.00001)}, conv,
 			"True converts 20% worse than False (−31% to −9.4%), under 0.1% chance to beat it.", "loss"},
-		{"not yet clear", stats.VariationAnalysis{N: 1000, Lift: f(0.034), SequentialInterval: &[2]float64{-0.05, 0.11}, ChanceToBeatBaseline: f(0.74)}, conv,
+		{"not yet clear", experiments.VariationAnalysis{Users: 1000, Lift: f(0.034), SequentialInterval: &[2]float64{-0.05, 0.11}, ChanceToBeatBaseline: f(0.74)}, conv,
 			"No clear difference yet: True converts 3.4% better than False (−5% to +11%), 74% chance to beat it.", "open"},
-		{"lower is better", stats.VariationAnalysis{N: 1000, Lift: f(-0.25), SequentialInterval: &[2]float64{-0.4, -0.1}, ChanceToBeatBaseline: f(0.995)},
+		{"lower is better", experiments.VariationAnalysis{Users: 1000, Lift: f(-0.25), SequentialInterval: &[2]float64{-0.4, -0.1}, ChanceToBeatBaseline: f(0.995)},
 			metricWords{baseline: "False", minUsers: 30, lower: true}, "True converts 25% less than False (−40% to −10%), 99.5% chance to beat it.", "win"},
-		{"numeric", stats.VariationAnalysis{N: 1000, Lift: f(0.12), SequentialInterval: &[2]float64{0.03, 0.21}, ChanceToBeatBaseline: f(0.98)},
+		{"numeric", experiments.VariationAnalysis{Users: 1000, Lift: f(0.12), SequentialInterval: &[2]float64{0.03, 0.21}, ChanceToBeatBaseline: f(0.98)},
 			metricWords{baseline: "False", minUsers: 30, numeric: true}, "True averages 12% higher than False (+3% to +21%), 98% chance to beat it.", "win"},
-		{"too few", stats.VariationAnalysis{N: 12}, conv, "True against False: too few users to compare yet (12 and 1000; each needs 30).", "open"},
+		{"too few", experiments.VariationAnalysis{Users: 12}, conv, "True against False: too few users to compare yet (12 and 1000; each needs 30).", "open"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

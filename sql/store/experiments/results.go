@@ -267,46 +267,6 @@ func (s *Experiments) Analyze(ctx context.Context, a *core.Actor, envID, id uuid
 			return Analysis{}, core.Translate(err)
 		}
 	}
-	in := stats.Input{Baseline: x.BaselineVariationID, Alpha: x.Alpha, Numeric: out.Numeric, Criterion: stats.Higher}
-	if out.LowerIsBetter {
-		in.Criterion = stats.Lower
-	}
-	weighted := x.weights != nil
-	for _, v := range x.Variations {
-		r := t[v.ID]
-		// Every exposed user counts (x = 0 without events), so N is the
-		// same N the sample-ratio check counts.
-		g := stats.Group{Variation: v.ID, N: r.Users, Sum: float64(r.Converted), SumSquares: float64(r.Converted)}
-		if out.Numeric {
-			g.Sum, g.SumSquares = r.Total, r.TotalSquares
-		}
-		in.Groups = append(in.Groups, g)
-		if _, ok := x.weights[v.ID]; !ok && r.Users > 0 {
-			weighted = false // served by a rule the default rule does not name
-		}
-	}
-	if weighted {
-		in.Weights = x.weights
-	}
-	res := stats.Analyze(in)
-	out.SequentialAlpha = res.SequentialAlpha
-	out.SRMPValue, out.SRM = finite(&res.SRMPValue), res.SRM
-	for i, r := range res.Variations {
-		v := x.Variations[i]
-		row := t[v.ID]
-		mean := r.Mean
-		va := VariationAnalysis{VariationID: v.ID, Name: v.Name, Value: v.Value, IsBaseline: r.IsBaseline, Users: r.N,
-			Conversions: row.Converted, Total: row.Total, Lift: finite(r.Lift), Interval: finitePair(r.Interval),
-			SequentialInterval: finitePair(r.SequentialInterval), PValue: finite(r.PValue), AdjustedPValue: finite(r.AdjustedPValue),
-			SequentialPValue: finite(r.SequentialPValue), AdjustedSequentialPValue: finite(r.AdjustedSequentialPValue),
-			ChanceToBeatBaseline: finite(r.ChanceToBeatBaseline)}
-		if r.N > 0 {
-			va.Mean = finite(&mean)
-		}
-		out.Variations = append(out.Variations, va)
-	}
-	if out.Variations == nil {
-		out.Variations = []VariationAnalysis{}
-	}
+	out.fill(x, t)
 	return out, nil
 }
