@@ -111,7 +111,8 @@ func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
 // average with the metric's unit.
 func rate(mean float64, m metricWords) string {
 	if !m.numeric {
-		return trimZero(strconv.FormatFloat(mean*100, 'f', 2, 64)) + "%"
+		s := strings.TrimRight(strconv.FormatFloat(mean*100, 'f', 2, 64), "0")
+		return strings.TrimSuffix(s, ".") + "%"
 	}
 	s := stats.Format(mean)
 	if m.unit != "" {

@@ -197,6 +197,9 @@ func (p *pages) experimentCreate(c echo.Context, w workEnv, f flagstore.Flag, po
 		return nil, err
 	}
 	vm.NoMetrics = len(metrics.Items) == 0
+	if form.Values["metricId"] == "" && !vm.NoMetrics {
+		form.Values["metricId"] = metrics.Items[0].ID.String() // the newest: most likely the one just made for it
+	}
 	for _, m := range metrics.Items {
 		vm.Metrics = append(vm.Metrics, views.Option{Value: m.ID.String(), Label: m.Name + " (" + metricEvent(m.EventType, m.EventName) + ")",
 			Selected: m.ID.String() == form.Values["metricId"]})
