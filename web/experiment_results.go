@@ -157,6 +157,9 @@ func resultRow(v experiments.VariationAnalysis, r experiments.Result, x experime
 	}
 	if r.PValue != nil {
 		row.PValue = *r.PValue
+		if *r.PValue == "0" { // FeatBit's five places round it to nothing
+			row.PValue = "< 0.00001"
+		}
 	}
 	if v.ChanceToBeatBaseline != nil {
 		row.Chance = chance(*v.ChanceToBeatBaseline)
