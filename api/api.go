@@ -241,6 +241,26 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/envs/:envId/segments/:segmentId/targeting", h.setSegmentTargeting)
 	g.GET("/envs/:envId/segments/:segmentId/flag-references", h.segmentFlagReferences)
 
+	// Experiments and their metrics (experiments.go, experiment_metrics.go):
+	// a change checks the caller may change some flag's targeting before
+	// its body is read.
+	metrics := g.With(httpx.Before(h.changesMetrics))
+	g.GET("/envs/:envId/experiment-metrics", h.listMetrics)
+	metrics.POST("/envs/:envId/experiment-metrics", h.createMetric)
+	metrics.PUT("/envs/:envId/experiment-metrics/:id", h.updateMetric)
+	metrics.PUT("/envs/:envId/experiment-metrics/:id/archive", h.archiveMetric)
+	expts := g.With(httpx.Before(h.changesExperiments))
+	g.GET("/envs/:envId/experiments", h.listExperiments)
+	expts.POST("/envs/:envId/experiments", h.createExperiment)
+	g.GET("/envs/:envId/experiments/variation-experiment-references", h.experimentReferences)
+	g.GET("/envs/:envId/experiments/status-count", h.experimentStatusCounts)
+	g.With(httpx.Before(h.readsExperiments)).PUT("/envs/:envId/experiments/iteration-results", h.iterationResults)
+	expts.POST("/envs/:envId/experiments/:id", h.startExperiment)
+	expts.PUT("/envs/:envId/experiments/:id", h.stopExperiment)
+	expts.DELETE("/envs/:envId/experiments/:id/iterations", h.archiveExperimentData)
+	expts.DELETE("/envs/:envId/experiments/:id", h.archiveExperiment)
+	g.GET("/envs/:envId/experiments/:id/analysis", h.analyzeExperiment)
+
 	// Flags as code: export and import (flags_as_code.go).
 	g.GET("/envs/:envId/export", h.exportEnv)
 	g.GET("/projects/:projectId/export", h.exportProject)

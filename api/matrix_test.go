@@ -229,6 +229,7 @@ func (m *matrix) allCases() map[string]func() call {
 	cases := m.cases()
 	m.flagBodyCases(cases)
 	m.changeRequestCases(cases)
+	m.experimentCases(cases)
 	return cases
 }
 

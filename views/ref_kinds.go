@@ -21,6 +21,8 @@ var RefKinds = []RefKind{
 	{RefType: "CodeReferences", Label: "Code references", Plural: "Code references"},
 	{RefType: "EndUser", Label: "End user", Plural: "End users"},
 	{RefType: "EndUserProperty", Label: "End-user property", Plural: "End-user properties"},
+	{RefType: "Experiment", Label: "Experiment", Plural: "Experiments"},
+	{RefType: "ExperimentMetric", Label: "Experiment metric", Plural: "Experiment metrics"},
 	{RefType: "Environment", Label: "Environment", Plural: "Environments"},
 	{RefType: "EnvSecret", Label: "Environment secret", Plural: "Environment secrets"},
 	{RefType: "Project", Label: "Project", Plural: "Projects"},

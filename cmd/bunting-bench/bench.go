@@ -542,6 +542,7 @@ func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchO
 		// The insight scenarios send every report through one secret; the
 		// per-secret write limits would measure themselves, not the writes.
 		"BUNTING_SDK_END_USERS_PER_SECRET=100000000", "BUNTING_SDK_EVALUATIONS_PER_SECRET=100000000",
+		"BUNTING_SDK_EXPERIMENT_EVENTS_PER_SECRET=100000000",
 		// flag-hanging-webhook's receiver listens on loopback.
 		"BUNTING_WEBHOOK_ALLOW_PRIVATE_NETWORKS=true")
 	env = append(env, o.Stream.serverEnv()...)

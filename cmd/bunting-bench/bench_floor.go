@@ -48,6 +48,7 @@ func newFloor(pool *pgxpool.Pool) *floor {
 	g.POST("/envs/:env/insight", f.insight)
 	g.POST("/envs/:env/compare/:target", f.compare)
 	registerOFREPFloor(f.e)
+	registerExperimentFloor(f)
 	registerProfiles(f.e)
 	return f
 }

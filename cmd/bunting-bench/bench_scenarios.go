@@ -262,7 +262,7 @@ var benchScenarios = slices.Concat([]benchScenario{
 	{name: scenarioStreamFanout, kind: "stream", run: runFanout},
 	{name: scenarioStreamStorm, kind: "stream", run: runStorm},
 	{name: scenarioStreamSchedule, kind: "stream", run: runSchedule},
-}, ofrepScenarios, insightScenarios)
+}, ofrepScenarios, insightScenarios, experimentScenarios)
 
 func scenarioNames() []string {
 	names := make([]string, len(benchScenarios))

@@ -955,6 +955,24 @@ func (q *Queries) SetExperimentStatus(ctx context.Context, arg SetExperimentStat
 	return err
 }
 
+const ShareExperimentMetric = `-- name: ShareExperimentMetric :one
+SELECT is_archived FROM experiment_metrics WHERE env_id = $1 AND id = $2 FOR SHARE
+`
+
+type ShareExperimentMetricParams struct {
+	EnvID uuid.UUID
+	ID    uuid.UUID
+}
+
+// ShareExperimentMetric holds a metric while an experiment of it is made,
+// so archiving it (an update) waits, then finds the experiment.
+func (q *Queries) ShareExperimentMetric(ctx context.Context, arg ShareExperimentMetricParams) (bool, error) {
+	row := q.db.QueryRow(ctx, ShareExperimentMetric, arg.EnvID, arg.ID)
+	var is_archived bool
+	err := row.Scan(&is_archived)
+	return is_archived, err
+}
+
 const UpdateExperimentMetric = `-- name: UpdateExperimentMetric :execrows
 UPDATE experiment_metrics SET name = $1, description = $2, maintainer_user_id = $3,
     event_name = $4, event_type = $5, custom_event_track_option = $6,

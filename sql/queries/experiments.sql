@@ -220,3 +220,8 @@ ON CONFLICT (iteration_id, user_key) DO UPDATE SET events = u.events + excluded.
 -- recording (experiment_iterations_open), so a batch of events for an
 -- environment without experiments costs one index probe.
 SELECT EXISTS (SELECT 1 FROM experiment_iterations WHERE env_id = @env_id AND end_time IS NULL AND NOT is_archived);
+
+-- name: ShareExperimentMetric :one
+-- ShareExperimentMetric holds a metric while an experiment of it is made,
+-- so archiving it (an update) waits, then finds the experiment.
+SELECT is_archived FROM experiment_metrics WHERE env_id = @env_id AND id = @id FOR SHARE;

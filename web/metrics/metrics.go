@@ -172,12 +172,15 @@ type Dropped uint8
 
 // What is dropped past a secret's limits.
 const (
-	DroppedEndUsers    Dropped = iota // new end users past BUNTING_SDK_END_USERS_PER_SECRET
-	DroppedEvaluations                // reported evaluations past BUNTING_SDK_EVALUATIONS_PER_SECRET
+	DroppedEndUsers         Dropped = iota // new end users past BUNTING_SDK_END_USERS_PER_SECRET
+	DroppedEvaluations                     // reported evaluations past BUNTING_SDK_EVALUATIONS_PER_SECRET
+	DroppedExperimentEvents                // experiment events past BUNTING_SDK_EXPERIMENT_EVENTS_PER_SECRET
 	numDropped
 )
 
-func (d Dropped) String() string { return [...]string{"end_users", "evaluations"}[d] }
+func (d Dropped) String() string {
+	return [...]string{"end_users", "evaluations", "experiment_events"}[d]
+}
 
 // SDKDropped counts n end users or evaluations a secret sent past its limit.
 func (m *Metrics) SDKDropped(d Dropped, n int) {

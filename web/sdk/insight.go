@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/jsonbody"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/experiments"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/metrics"
@@ -39,10 +40,20 @@ type insight struct {
 	User       *insightUser `json:"user"`
 	Variations []struct {
 		FeatureFlagKey string `json:"featureFlagKey"`
-		Variation      struct {
+		Variation      *struct {
 			ID string `json:"id"`
 		} `json:"variation"`
+		// SendToExperiment marks an exposure: the evaluation counts in the
+		// flag's experiments.
+		SendToExperiment bool `json:"sendToExperiment"`
 	} `json:"variations"`
+	// Metrics are the user's metric events (track()): conversions and
+	// numeric values of the experiments measuring them.
+	Metrics []struct {
+		Type         string   `json:"type"`
+		EventName    string   `json:"eventName"`
+		NumericValue *float64 `json:"numericValue"`
+	} `json:"metrics"`
 }
 
 // insightUser is an event's user. Only the key decides whether the event
@@ -67,10 +78,15 @@ func (iu *insightUser) endUser() (eval.EndUser, bool) {
 
 // track receives the evaluation and metric events SDKs report, answering
 // 200 with no body as FeatBit does. Evaluations are counted per flag and
-// variation; events without a user key are dropped, as FeatBit drops them;
-// metrics are accepted and not kept. The events' users are handed to the
-// store's end-user buffer, which writes them later in batches: the answer
-// never waits for them.
+// variation; events without a user key are dropped, as FeatBit drops them,
+// and so are variations without a variation. Evaluations sent to
+// experiments and metric events go to the experiments recording in the
+// environment, in two statements for the whole report (bounded per secret:
+// admitExperimentEvents). They are timed when they arrive, not by the SDK's
+// clock, so a client's clock cannot move them into or out of an
+// iteration's window. The events' users are handed to the store's end-user
+// buffer, which writes them later in batches: the answer never waits for
+// them.
 func (s *Server) track(c echo.Context) error {
 	env, err := s.authenticated(c)
 	if err != nil {
@@ -88,6 +104,8 @@ func (s *Server) track(c echo.Context) error {
 		return core.Invalid("body_is_invalid")
 	}
 	var counts []sdkdata.EvaluationCount
+	var expt experiments.Events
+	now := s.now()
 	users := make([]eval.EndUser, 0, len(report))
 	for _, in := range report {
 		if in.User == nil || strings.TrimSpace(in.User.KeyID) == "" {
@@ -97,12 +115,33 @@ func (s *Server) track(c echo.Context) error {
 			users = append(users, u)
 		}
 		for _, v := range in.Variations {
+			if v.Variation == nil {
+				continue
+			}
 			counts = append(counts, sdkdata.EvaluationCount{FlagKey: v.FeatureFlagKey, VariationID: v.Variation.ID, Count: 1})
+			if v.SendToExperiment {
+				expt.Exposures = append(expt.Exposures, experiments.Exposure{FlagKey: v.FeatureFlagKey, UserKey: in.User.KeyID,
+					VariationID: v.Variation.ID, At: now})
+			}
+		}
+		for _, m := range in.Metrics {
+			// The SDKs send 1 when track() is given no value.
+			value := 1.0
+			if m.NumericValue != nil {
+				value = *m.NumericValue
+			}
+			if t := experiments.EventTypeOf(m.Type); t != 0 && m.EventName != "" {
+				expt.Conversions = append(expt.Conversions, experiments.Conversion{EventName: m.EventName, EventType: t,
+					UserKey: in.User.KeyID, Value: value, At: now})
+			}
 		}
 	}
-	now := s.now()
 	counts = s.admitEvaluations(env.SecretID, counts)
 	if err := s.store.SDK().RecordEvaluations(c.Request().Context(), env, counts, now); err != nil {
+		return err
+	}
+	expt = s.admitExperimentEvents(env.SecretID, expt)
+	if err := s.store.Experiments().RecordEvents(c.Request().Context(), env.EnvID, expt); err != nil {
 		return err
 	}
 	s.sawEndUsers(env, users, now)

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 
+	"github.com/bunting-flags/bunting/sql/store/experiments"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/web/limit"
 	"github.com/bunting-flags/bunting/web/metrics"
@@ -37,6 +38,11 @@ type Limits struct {
 	// kept, since an SDK does not retry. Zero takes the default.
 	EndUsersPerSecret    int
 	EvaluationsPerSecret int
+	// ExperimentEventsPerSecret is how many experiment events (exposures
+	// with sendToExperiment, and metric events) one secret may have
+	// recorded a second (bursts of twice that); past it a report's rest is
+	// dropped, answered as if kept. Zero takes the default.
+	ExperimentEventsPerSecret int
 }
 
 // DefaultLimits: a secret may ask 10,000 times a second (bursts of 20,000),
@@ -51,7 +57,7 @@ var DefaultLimits = Limits{
 	PerAddress: 1000, AddressBurst: 2000,
 	PerSecret: 10_000, SecretBurst: 20_000,
 	Failures: 1, FailureBurst: 20,
-	EndUsersPerSecret: 10_000, EvaluationsPerSecret: 10_000,
+	EndUsersPerSecret: 10_000, EvaluationsPerSecret: 10_000, ExperimentEventsPerSecret: 10_000,
 }
 
 // Size limits of what SDKs send.
@@ -69,6 +75,10 @@ type limits struct {
 	// secret is in every browser, so the per-environment bounds alone would
 	// let anyone fill an environment from one.
 	endUsers, evaluations *limit.Limiter
+	// experimentEvents bounds the experiment events one secret records: a
+	// client secret is public, so anyone holding one could otherwise skew
+	// an experiment's results with made-up users.
+	experimentEvents *limit.Limiter
 }
 
 func newLimits(l Limits) *limits {
@@ -78,10 +88,14 @@ func newLimits(l Limits) *limits {
 	if l.EvaluationsPerSecret <= 0 {
 		l.EvaluationsPerSecret = DefaultLimits.EvaluationsPerSecret
 	}
+	if l.ExperimentEventsPerSecret <= 0 {
+		l.ExperimentEventsPerSecret = DefaultLimits.ExperimentEventsPerSecret
+	}
 	return &limits{address: limit.New(l.PerAddress, l.AddressBurst), secret: limit.New(l.PerSecret, l.SecretBurst),
-		failures:    limit.New(l.Failures, l.FailureBurst),
-		endUsers:    limit.New(rate.Limit(float64(l.EndUsersPerSecret)/60), l.EndUsersPerSecret),
-		evaluations: limit.New(rate.Limit(l.EvaluationsPerSecret), 2*l.EvaluationsPerSecret)}
+		failures:         limit.New(l.Failures, l.FailureBurst),
+		endUsers:         limit.New(rate.Limit(float64(l.EndUsersPerSecret)/60), l.EndUsersPerSecret),
+		evaluations:      limit.New(rate.Limit(l.EvaluationsPerSecret), 2*l.EvaluationsPerSecret),
+		experimentEvents: limit.New(rate.Limit(l.ExperimentEventsPerSecret), 2*l.ExperimentEventsPerSecret)}
 }
 
 // admitNewEndUsers is the end-user buffer's limit (runner.LimitNew): how
@@ -99,6 +113,23 @@ func (s *Server) admitEvaluations(secretID uuid.UUID, counts []sdkdata.Evaluatio
 	granted := s.limits.evaluations.AllowUpTo(secretID.String(), len(counts))
 	s.metrics.SDKDropped(metrics.DroppedEvaluations, len(counts)-granted)
 	return counts[:granted]
+}
+
+// admitExperimentEvents keeps as many of a report's experiment events as
+// the secret may have recorded now (exposures first: a conversion without
+// its exposure counts for nothing), counting the rest as dropped.
+func (s *Server) admitExperimentEvents(secretID uuid.UUID, ev experiments.Events) experiments.Events {
+	n := ev.Len()
+	if n == 0 {
+		return ev
+	}
+	granted := s.limits.experimentEvents.AllowUpTo(secretID.String(), n)
+	s.metrics.SDKDropped(metrics.DroppedExperimentEvents, n-granted)
+	if granted < len(ev.Exposures) {
+		return experiments.Events{Exposures: ev.Exposures[:granted]}
+	}
+	ev.Conversions = ev.Conversions[:granted-len(ev.Exposures)]
+	return ev
 }
 
 // refuse answers nothing yet but prepares a refusal past a limit: it asks

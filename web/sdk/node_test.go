@@ -19,6 +19,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/experiments"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -56,6 +57,12 @@ func TestNodeClients(t *testing.T) {
 			t.Parallel()
 			prod, _ := in.project("node-" + script)
 			fx := seed(prod)
+			// The FeatBit SDKs' track() calls count in an experiment of ft-bool.
+			var expt *experiments.Experiment
+			if script != "ofrep" {
+				x := prod.experiment(fx.flags["ft-bool"], "purchase", true)
+				expt = &x
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, node, script+".js")
@@ -82,6 +89,16 @@ func TestNodeClients(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %s", script, bytes.TrimSpace(out))
+			if expt != nil {
+				// One exposed user (u1 for the server SDK, u-seg for the
+				// client SDK) served true, whose track() sent 2 or 3.
+				want := map[string]float64{"server-sdk": 2, "client-sdk": 3}[script]
+				var got experiments.VariationAnalysis
+				waitFor(t, "track() counted in the experiment", func() bool {
+					got = prod.analysis(*expt)["true"]
+					return got.Users == 1 && got.Conversions == 1 && got.Total == want
+				})
+			}
 			// The clients split users exactly as Bunting's engine (and FeatBit) does.
 			if script != "client-sdk" {
 				split := fx.flags["ft-split"]

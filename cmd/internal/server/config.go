@@ -68,6 +68,9 @@ type Config struct {
 	// evaluations a second; past them the rest is dropped.
 	SDKEndUsersPerSecret    int
 	SDKEvaluationsPerSecret int
+	// SDKExperimentEventsPerSecret bounds the experiment events (exposures
+	// and metric events) one secret may have recorded a second.
+	SDKExperimentEventsPerSecret int
 	// MaxEndUsersPerEnv bounds the end users kept per environment; past it
 	// SDKs' new user keys are dropped.
 	MaxEndUsersPerEnv int
@@ -223,6 +226,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg.SDKRatePerAddr = positive("SDK_RATE_PER_ADDRESS", int(sdk.DefaultLimits.PerAddress))
 	cfg.SDKEndUsersPerSecret = positive("SDK_END_USERS_PER_SECRET", sdk.DefaultLimits.EndUsersPerSecret)
 	cfg.SDKEvaluationsPerSecret = positive("SDK_EVALUATIONS_PER_SECRET", sdk.DefaultLimits.EvaluationsPerSecret)
+	cfg.SDKExperimentEventsPerSecret = positive("SDK_EXPERIMENT_EVENTS_PER_SECRET", sdk.DefaultLimits.ExperimentEventsPerSecret)
 	cfg.MaxEndUsersPerEnv = positive("MAX_END_USERS_PER_ENV", core.DefaultMaxEndUsersPerEnv)
 	budget := env("BODY_BUDGET", "64MiB")
 	if cfg.BodyBudget, err = parseSize(budget); err != nil || cfg.BodyBudget < minBodyBudget {

@@ -50,5 +50,6 @@ func SDKOptions(cfg Config, files uint64, log *slog.Logger) sdk.Options {
 	limits.PerSecret, limits.SecretBurst = rate.Limit(cfg.SDKRatePerSecret), 2*cfg.SDKRatePerSecret
 	limits.PerAddress, limits.AddressBurst = rate.Limit(cfg.SDKRatePerAddr), 2*cfg.SDKRatePerAddr
 	limits.EndUsersPerSecret, limits.EvaluationsPerSecret = cfg.SDKEndUsersPerSecret, cfg.SDKEvaluationsPerSecret
+	limits.ExperimentEventsPerSecret = cfg.SDKExperimentEventsPerSecret
 	return sdk.Options{Limits: limits, Connections: conns}
 }

@@ -257,6 +257,11 @@ PUT /api/v1/user/profile
 PUT /api/v1/webhooks/:id
 PUT /api/v1/workspaces
 PUT /api/v1/workspaces/sso-oidc
+GET /api/v1/envs/:envId/experiment-metrics
+GET /api/v1/envs/:envId/experiments
+GET /api/v1/envs/:envId/experiments/:id/analysis
+GET /api/v1/envs/:envId/experiments/status-count
+GET /api/v1/envs/:envId/experiments/variation-experiment-references
 `,
 	needsRight: `
 POST /access-tokens/:id/toggle
@@ -379,5 +384,14 @@ PUT /api/v1/members/:memberId/add-policy/:policyId
 PUT /api/v1/members/:memberId/remove-policy/:policyId
 PUT /api/v1/policies/:policyId/settings
 PUT /api/v1/policies/:policyId/statements
+DELETE /api/v1/envs/:envId/experiments/:id
+DELETE /api/v1/envs/:envId/experiments/:id/iterations
+POST /api/v1/envs/:envId/experiment-metrics
+POST /api/v1/envs/:envId/experiments
+POST /api/v1/envs/:envId/experiments/:id
+PUT /api/v1/envs/:envId/experiment-metrics/:id
+PUT /api/v1/envs/:envId/experiment-metrics/:id/archive
+PUT /api/v1/envs/:envId/experiments/:id
+PUT /api/v1/envs/:envId/experiments/iteration-results
 `,
 }

@@ -275,6 +275,13 @@ func (s *Experiments) VariationReferences(ctx context.Context, a *core.Actor, en
 	return out.Items, err
 }
 
+// AuthorizeExperimentRead checks what reading the environment's
+// experiments and their results needs, before a request's body is read.
+func (s *Experiments) AuthorizeExperimentRead(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
+	_, err := s.core.ReadableEnv(ctx, a, envID)
+	return err
+}
+
 // StatusCount is how many live experiments of an environment have a status.
 type StatusCount struct {
 	Status string `json:"status"`
@@ -315,7 +322,7 @@ func mayChangeExperiment(a *core.Actor, env core.EnvRow, flagKey string, tags []
 // may change some flag's targeting in the environment: what any change of an
 // experiment needs at least. Each operation checks its own flag again.
 func (s *Experiments) AuthorizeExperimentChange(ctx context.Context, a *core.Actor, envID uuid.UUID) error {
-	env, err := s.core.ReadableEnv(ctx, a, envID)
+	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
 		return err
 	}
@@ -391,10 +398,16 @@ func (s *Experiments) CreateExperiment(ctx context.Context, a *core.Actor, envID
 		if !found {
 			return core.Invalid("baselineVariationId_is_invalid")
 		}
-		metric, err := s.metric(ctx, q, envID, in.MetricID)
-		if errors.Is(err, core.ErrNotFound) || err == nil && metric.IsArchived {
+		// The metric is held until the experiment is in: an archive of it
+		// running meanwhile then sees the experiment and refuses.
+		archived, err := q.ShareExperimentMetric(ctx, db.ShareExperimentMetricParams{EnvID: envID, ID: in.MetricID})
+		if errors.Is(err, pgx.ErrNoRows) || err == nil && archived {
 			return core.Invalid("metricId_is_invalid")
 		} else if err != nil {
+			return err
+		}
+		metric, err := s.metric(ctx, q, envID, in.MetricID)
+		if err != nil {
 			return err
 		}
 		row, err := q.InsertExperiment(ctx, db.InsertExperimentParams{EnvID: envID, FlagID: flag.ID, MetricID: metric.ID,

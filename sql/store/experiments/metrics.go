@@ -337,15 +337,17 @@ func (s *Experiments) ArchiveMetric(ctx context.Context, a *core.Actor, envID, i
 		if before.IsArchived {
 			return nil
 		}
+		// Archived first, then checked: the update waits for an experiment
+		// being made of the metric (it holds the metric), so the check sees it.
+		if _, err := q.ArchiveExperimentMetric(ctx, db.ArchiveExperimentMetricParams{EnvID: envID, ID: id}); err != nil {
+			return err
+		}
 		used, err := q.ExperimentMetricInUse(ctx, id)
 		if err != nil {
 			return err
 		}
 		if used {
-			return ErrMetricInUse
-		}
-		if _, err := q.ArchiveExperimentMetric(ctx, db.ArchiveExperimentMetricParams{EnvID: envID, ID: id}); err != nil {
-			return err
+			return ErrMetricInUse // the transaction is rolled back
 		}
 		after := before
 		after.IsArchived = true

@@ -76,7 +76,7 @@ type AuditFilter struct {
 // EnvAuditRefTypes are the kinds of change an environment's history holds:
 // those recorded with their environment (core.Change.EnvID). A filter by
 // any of them (AuditFilter.RefType) uses the same index as the whole history.
-var EnvAuditRefTypes = []string{"FeatureFlag", "Segment", "FlagChangeRequest", "FlagSchedule", "FlagTrigger", "CodeReferences", "EndUser", "EndUserProperty"}
+var EnvAuditRefTypes = []string{"FeatureFlag", "Segment", "FlagChangeRequest", "FlagSchedule", "FlagTrigger", "CodeReferences", "EndUser", "EndUserProperty", "Experiment", "ExperimentMetric"}
 
 // ListAuditLogs pages an environment's history, newest first.
 func (s *Flags) ListAuditLogs(ctx context.Context, a *core.Actor, envID uuid.UUID, f AuditFilter) (core.Paged[AuditEntry], error) {

@@ -44,6 +44,12 @@ async function main() {
   const detail = await client.boolVariationDetail('ft-rule', true);
   assert.equal(detail.value, false, JSON.stringify(detail));
 
+  // An experiment runs on ft-bool: this evaluation is an exposure (the server
+  // decided sendToExperiment) and track() a conversion worth 3.
+  assert.equal(await client.boolVariation('ft-bool', false), true, 'ft-bool before the change');
+  client.track('purchase', 3);
+  assert.equal(await client.flush(), true, 'events flushed');
+
   const updated = new Promise((resolve) => client.on('update:ft-bool', resolve));
   const pushMs = await changeSeen(10000, 'update:ft-bool', updated, () => toggle('ft-bool', false));
   assert.equal(await client.boolVariation('ft-bool', true), false);

@@ -43,6 +43,8 @@ async function main() {
   for (const key of config.splitUsers) split.push(await client.boolVariation('ft-split', user(key), false));
 
   // Events: evaluations above, a metric, flushed to /api/public/insight/track.
+  // An experiment runs on ft-bool: u1's evaluation is an exposure, the
+  // track() a conversion worth 2.
   client.track(user('u1'), 'purchase', 2);
   await client.flush();
   let insight;

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/experiments"
+	"github.com/bunting-flags/bunting/web/httpx"
+)
+
+// FeatBit's ExperimentMetricController: an environment's experiment
+// metrics. Enums are FeatBit's integers.
+
+// metricBody is FeatBit's CreateExperimentMetric and UpdateExperimentMetric.
+// isArvhived (FeatBit's spelling) is accepted and ignored: archiving has its
+// own route.
+type metricBody struct {
+	Name                       string                  `json:"name"`
+	Description                string                  `json:"description"`
+	MaintainerUserID           string                  `json:"maintainerUserId"`
+	EventName                  string                  `json:"eventName"`
+	EventType                  int                     `json:"eventType"`
+	CustomEventTrackOption     int                     `json:"customEventTrackOption"`
+	CustomEventUnit            string                  `json:"customEventUnit"`
+	CustomEventSuccessCriteria int                     `json:"customEventSuccessCriteria"`
+	ElementTargets             string                  `json:"elementTargets"`
+	TargetURLs                 []experiments.TargetURL `json:"targetUrls"`
+	IsArchived                 bool                    `json:"isArvhived"`
+}
+
+func (b metricBody) input() (experiments.MetricInput, error) {
+	in := experiments.MetricInput{Name: b.Name, Description: b.Description, EventName: b.EventName, EventType: b.EventType,
+		CustomEventTrackOption: b.CustomEventTrackOption, CustomEventUnit: b.CustomEventUnit,
+		CustomEventSuccessCriteria: b.CustomEventSuccessCriteria, ElementTargets: b.ElementTargets, TargetURLs: b.TargetURLs}
+	if b.MaintainerUserID != "" {
+		id, err := uuid.Parse(b.MaintainerUserID)
+		if err != nil {
+			return in, core.Invalid("maintainerUserId_is_invalid")
+		}
+		in.MaintainerUserID = id
+	}
+	return in, nil
+}
+
+// changesMetrics checks, before a body is read, what a metric's change needs.
+func (h *Handler) changesMetrics(c echo.Context) error {
+	return h.inEnv(c, h.store.Experiments().AuthorizeMetricChange)
+}
+
+func (h *Handler) listMetrics(c echo.Context) error {
+	envID, err := httpx.PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	list, err := h.store.Experiments().ListMetrics(c.Request().Context(), actor(c), envID, experiments.MetricFilter{
+		Name: query(c, "metricName"), EventType: queryInt(c, "eventType", 0), Page: page(c)})
+	return respond(c, list, err)
+}
+
+func (h *Handler) createMetric(c echo.Context) error {
+	envID, err := httpx.PathID(c, "envId")
+	if err != nil {
+		return err
+	}
+	var b metricBody
+	if err := bind(c, &b); err != nil {
+		return err
+	}
+	in, err := b.input()
+	if err != nil {
+		return err
+	}
+	m, err := h.store.Experiments().CreateMetric(c.Request().Context(), actor(c), envID, in)
+	return respond(c, m, err)
+}
+
+func (h *Handler) updateMetric(c echo.Context) error {
+	envID, id, err := pathIDs(c, "envId", "id")
+	if err != nil {
+		return err
+	}
+	var b metricBody
+	if err := bind(c, &b); err != nil {
+		return err
+	}
+	in, err := b.input()
+	if err != nil {
+		return err
+	}
+	m, err := h.store.Experiments().UpdateMetric(c.Request().Context(), actor(c), envID, id, in)
+	return respond(c, m, err)
+}
+
+func (h *Handler) archiveMetric(c echo.Context) error {
+	envID, id, err := pathIDs(c, "envId", "id")
+	if err != nil {
+		return err
+	}
+	if err := noBody(c); err != nil {
+		return err
+	}
+	return respond(c, true, h.store.Experiments().ArchiveMetric(c.Request().Context(), actor(c), envID, id))
+}
