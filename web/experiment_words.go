@@ -17,12 +17,11 @@ import (
 // metricWords is what a page needs to know of an experiment's metric to
 // word its results.
 type metricWords struct {
-	numeric   bool
-	lower     bool // customEventSuccessCriteria Lower: less is better
-	unit      string
-	baseline  string
-	minUsers  int64
-	alphaText string
+	numeric  bool
+	lower    bool // customEventSuccessCriteria Lower: less is better
+	unit     string
+	baseline string
+	minUsers int64
 }
 
 // verdict says in one sentence what one variation's row shows against the
@@ -127,15 +126,6 @@ func interval(iv *[2]float64) string {
 		return "—"
 	}
 	return signedPercent(iv[0]) + " to " + signedPercent(iv[1])
-}
-
-// pValue writes a p-value as FeatBit's table does (five places), "—" when
-// there is none.
-func pValue(p *float64) string {
-	if p == nil {
-		return "—"
-	}
-	return stats.Format(*p)
 }
 
 // srmWarning explains a sample ratio mismatch: the users per variation,
