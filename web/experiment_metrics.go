@@ -75,7 +75,7 @@ func (p *pages) metricsPage(c echo.Context, status int, create *views.MetricForm
 	return p.respond(c, status, "Metrics", navMetrics, func(shell views.Shell) templ.Component {
 		vm.Shell = shell
 		return views.MetricsPage(vm)
-	})
+	}, views.MetricListView(vm))
 }
 
 // withQuery is path with its query, when there is one.

@@ -280,3 +280,32 @@ func (a *app) readerOf(pr core.Project) uuid.UUID {
 	must(a.t, err)
 	return a.addMember("reader@example.com", pol.ID)
 }
+
+// TestExperimentListsSearchInPlace: the Experiments and Metrics searches
+// answer htmx with their list alone, found by the flag's or the metric's
+// name.
+func TestExperimentListsSearchInPlace(t *testing.T) {
+	t.Parallel()
+	a, _, env := flagApp(t)
+	a.makeFlag(env, flagstore.FlagInput{Name: "Banner", Key: "banner"})
+	b := a.signedIn(ownerEmail, ownerPassword)
+	experimentOn(t, b, "banner")
+	for _, tc := range []struct{ path, list, row, none string }{
+		{"/experiments?q=bann", "experiment-list", "experiment-row", "/experiments?q=nothing"},
+		{"/metrics?q=check", "metric-list", "metric-row", "/metrics?q=nothing"},
+	} {
+		get := func(path string) *page {
+			req, err := http.NewRequest(http.MethodGet, a.srv.URL+path, nil)
+			must(t, err)
+			req.Header.Set("HX-Request", "true")
+			return b.do(req).status(http.StatusOK)
+		}
+		p := get(tc.path)
+		if p.has("sidebar") || len(p.findAll(tc.row)) != 1 {
+			t.Errorf("%s: got %d rows (whole page: %v), want the list alone with one", tc.path, len(p.findAll(tc.row)), p.has("sidebar"))
+		}
+		if p = get(tc.none); len(p.findAll(tc.row)) != 0 || !p.has(tc.list) {
+			t.Errorf("%s: got rows or no list", tc.none)
+		}
+	}
+}
