@@ -96,7 +96,9 @@ func startExperiment(w *walker) error {
 	if _, err := w.expect(mark, "GET", "/envs/[^/]+/experiments$"); err != nil {
 		return err
 	}
-	if err := w.settle(); err != nil {
+	// The tab refreshes its results on a timer, so Angular is never
+	// stable here: the walk waits for what it reads instead.
+	if err := w.waitText(metricName); err != nil {
 		return err
 	}
 	mark = w.rec.count()
@@ -106,16 +108,14 @@ func startExperiment(w *walker) error {
 	if _, err := w.expect(mark, "POST", "/envs/[^/]+/experiments/[^/]+$"); err != nil {
 		return err
 	}
-	// A recording experiment offers Pause and reads its results.
-	if err := w.waitText("Pause"); err != nil {
+	// A recording experiment offers Stop experiment and reads its results.
+	if err := w.waitText("Stop experiment"); err != nil {
 		return err
 	}
 	mark = w.rec.count()
 	if err := w.click("Refresh"); err != nil {
 		return err
 	}
-	if _, err := w.expect(mark, "PUT", "/envs/[^/]+/experiments/iteration-results"); err != nil {
-		return err
-	}
-	return w.settle()
+	_, err := w.expect(mark, "PUT", "/envs/[^/]+/experiments/iteration-results")
+	return err
 }
