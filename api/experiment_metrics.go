@@ -1,6 +1,8 @@
 package api
 
 import (
+	"strconv"
+
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -53,9 +55,27 @@ func (h *Handler) listMetrics(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	eventType := 0
+	if s := filterQuery(c, "eventType"); s != "" {
+		if eventType, err = strconv.Atoi(s); err != nil {
+			return core.Invalid("eventType_is_invalid")
+		}
+	}
 	list, err := h.store.Experiments().ListMetrics(c.Request().Context(), actor(c), envID, experiments.MetricFilter{
-		Name: query(c, "metricName"), EventType: queryInt(c, "eventType", 0), Page: page(c)})
+		Name: filterQuery(c, "metricName"), EventType: eventType, Page: page(c)})
 	return respond(c, list, err)
+}
+
+// filterQuery reads an optional filter of FeatBit's list pages, which send
+// a filter left unset as "undefined" or "null" (Angular writes the value as
+// text): those are absent.
+func filterQuery(c echo.Context, name string) string {
+	switch s := query(c, name); s {
+	case "undefined", "null":
+		return ""
+	default:
+		return s
+	}
 }
 
 func (h *Handler) createMetric(c echo.Context) error {

@@ -36,12 +36,16 @@ func (h *Handler) listExperiments(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	flagID, err := queryUUID(c, "featureFlagId")
-	if err != nil {
-		return err
+	var flagID *uuid.UUID
+	if s := filterQuery(c, "featureFlagId"); s != "" {
+		id, err := uuid.Parse(s)
+		if err != nil {
+			return core.Invalid("featureFlagId_is_invalid")
+		}
+		flagID = &id
 	}
 	list, err := h.store.Experiments().ListExperiments(c.Request().Context(), actor(c), envID, experiments.ExperimentFilter{
-		FlagName: query(c, "featureFlagName"), FlagID: flagID, Page: page(c)})
+		FlagName: filterQuery(c, "featureFlagName"), FlagID: flagID, Page: page(c)})
 	return respond(c, list, err)
 }
 

@@ -9,8 +9,10 @@ import (
 )
 
 // metricsPath and experimentsPath are the matrix environment's.
-func (m *matrix) metricsPath() string { return "/api/v1/envs/" + m.env.ID.String() + "/experiment-metrics" }
-func (m *matrix) exptsPath() string   { return "/api/v1/envs/" + m.env.ID.String() + "/experiments" }
+func (m *matrix) metricsPath() string {
+	return "/api/v1/envs/" + m.env.ID.String() + "/experiment-metrics"
+}
+func (m *matrix) exptsPath() string { return "/api/v1/envs/" + m.env.ID.String() + "/experiments" }
 
 func (m *matrix) metricBody() map[string]any {
 	return map[string]any{"name": fmt.Sprintf("m%d", m.next()), "eventName": "buy", "eventType": 1,

@@ -68,6 +68,10 @@ func TestExperimentThroughFeatBitsRoutes(t *testing.T) {
 	if list.TotalCount != 1 || list.Items[0].MaintainerEmail == "" {
 		t.Fatalf("metrics list: %+v", list)
 	}
+	// FeatBit's UI writes filters it leaves unset as "undefined".
+	s.do("GET", base+"/experiment-metrics?metricName=undefined&eventType=undefined&pageIndex=0&pageSize=10", s.owner, nil).ok(t)
+	s.do("GET", base+"/experiments?featureFlagName=null&featureFlagId=undefined&pageIndex=0&pageSize=-1", s.owner, nil).ok(t)
+	s.do("GET", base+"/experiment-metrics?eventType=x", s.owner, nil).fails(t, http.StatusBadRequest, "eventType_is_invalid")
 
 	x := decode[experiments.Experiment](t, s.do("POST", base+"/experiments", s.owner, map[string]any{"featureFlagId": flag.ID,
 		"metricId": metric.ID, "baselineVariationId": off}).ok(t))

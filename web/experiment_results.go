@@ -11,13 +11,11 @@ import (
 	"github.com/bunting-flags/bunting/views"
 )
 
-// seriesLooks is how many moments of an iteration its charts show.
-const seriesLooks = 24
-
 // experimentResults shows one iteration's results: FeatBit's figures as
 // FeatBit's UI reads them (RefreshIterationResults, which FeatBit's UI
 // asks for every minute) beside Bunting's analysis, its verdicts in words,
-// the sample-ratio warning, and each variation's interval over time.
+// the sample-ratio warning, and each variation's interval over time (the
+// analysis's History).
 func (p *pages) experimentResults(c echo.Context, w workEnv, x experiments.Experiment, it experiments.Iteration) (views.ExperimentResults, error) {
 	ctx, a := c.Request().Context(), actor(c)
 	st := p.store.Experiments()
@@ -61,10 +59,6 @@ func (p *pages) experimentResults(c echo.Context, w workEnv, x experiments.Exper
 	if an.Numeric {
 		out.Note += " FeatBit averages over the users who sent the event; Bunting over every exposed user, counting 0 for those who sent none."
 	}
-	looks, err := st.AnalysisSeries(ctx, a, w.id, x.ID, it.ID, seriesLooks)
-	if err != nil {
-		return views.ExperimentResults{}, err
-	}
 	series := 0
 	for _, v := range an.Variations {
 		if v.IsBaseline {
@@ -72,7 +66,7 @@ func (p *pages) experimentResults(c echo.Context, w workEnv, x experiments.Exper
 		}
 		series++
 		out.Charts = append(out.Charts, drawIntervalChart("interval-"+strconv.Itoa(series), xVariation(v.VariationID, x), series,
-			lookSeries(looks, v.VariationID), m))
+			lookSeries(withNow(an), v.VariationID), m))
 	}
 	return out, nil
 }
@@ -101,8 +95,22 @@ func verdicts(an experiments.Analysis, x experiments.Experiment) []views.Verdict
 	return out
 }
 
-// lookSeries is one variation's share of each look.
-func lookSeries(looks []experiments.Look, variation string) []intervalLook {
+// withNow is the analysis's history ending with the analysis itself: the
+// store snapshots at most once a minute, so the latest events may be in
+// no snapshot yet.
+func withNow(an experiments.Analysis) []experiments.HistoryPoint {
+	now := experiments.HistoryPoint{At: an.At}
+	for _, v := range an.Variations {
+		now.Variations = append(now.Variations, experiments.HistoryVariation{VariationID: v.VariationID, Users: v.Users, Mean: v.Mean,
+			Lift: v.Lift, Interval: v.Interval, SequentialInterval: v.SequentialInterval, ChanceToBeatBaseline: v.ChanceToBeatBaseline})
+	}
+	return append(an.History, now)
+}
+
+// lookSeries is one variation's share of each point of the analysis's
+// history (the store's snapshots of the iteration's sums, minute by
+// minute).
+func lookSeries(looks []experiments.HistoryPoint, variation string) []intervalLook {
 	var out []intervalLook
 	for _, l := range looks {
 		for _, v := range l.Variations {

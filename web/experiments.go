@@ -24,8 +24,8 @@ import (
 // on a flag and a metric, and one experiment's page with its results. They
 // call the store's experiment operations, which FeatBit's routes in the API
 // call too. The results are the store's: FeatBit's figures
-// (RefreshIterationResults) beside Bunting's analysis (Analyze,
-// AnalysisSeries); experiment_words.go puts them into sentences.
+// (RefreshIterationResults) beside Bunting's analysis (Analyze, with its
+// History); experiment_words.go puts them into sentences.
 
 const (
 	navExperiments = "experiments"

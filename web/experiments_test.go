@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/experiments"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // experimentOn makes a metric "Checkout" counting the custom event
@@ -184,6 +185,12 @@ func TestExperimentSampleRatioMismatch(t *testing.T) {
 	t.Parallel()
 	a, _, env := flagApp(t)
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Banner", Key: "banner", IsEnabled: true})
+	// The default rule serves half and half: the split users should show.
+	tg := f.Targeting()
+	tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: targeting.RolloutRange(0, 5000), ExptRollout: 1},
+		{ID: f.Variations[1].ID, Rollout: targeting.RolloutRange(5000, 5000), ExptRollout: 1}}
+	_, err := a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "banner", flagstore.TargetingInput{Targeting: &tg})
+	must(t, err)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	href := experimentOn(t, b, "banner")
 	b.get(href)

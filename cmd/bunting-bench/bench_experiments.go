@@ -122,6 +122,12 @@ func prepareExperiment(ctx context.Context, w *benchWorld, _ []*benchClient) err
 	if err != nil {
 		return err
 	}
+	_, err = tx.Exec(ctx, `INSERT INTO experiment_variation_totals (iteration_id, variation_id, users, converted, total, total_squares)
+		SELECT $1, variation_id, count(*), count(*) FILTER (WHERE events > 0), sum(total), sum(total * total)
+		FROM experiment_users WHERE iteration_id = $1 GROUP BY variation_id`, iteration)
+	if err != nil {
+		return err
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return err
 	}

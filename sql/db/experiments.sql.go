@@ -139,14 +139,9 @@ func (q *Queries) ExperimentStatusCounts(ctx context.Context, envID uuid.UUID) (
 }
 
 const ExperimentVariationTotals = `-- name: ExperimentVariationTotals :many
-SELECT variation_id::text AS variation_id,
-       count(*) AS users,
-       count(*) FILTER (WHERE events > 0) AS converted,
-       coalesce(sum(total), 0)::float8 AS total,
-       coalesce(sum(total * total), 0)::float8 AS total_squares
-FROM experiment_users
-WHERE iteration_id = $1 AND variation_id IS NOT NULL
-GROUP BY variation_id
+SELECT variation_id, users, converted, total, total_squares
+FROM experiment_variation_totals
+WHERE iteration_id = $1
 `
 
 type ExperimentVariationTotalsRow struct {
@@ -157,9 +152,9 @@ type ExperimentVariationTotalsRow struct {
 	TotalSquares float64
 }
 
-// ExperimentVariationTotals adds up an iteration's exposed users per
-// variation (experiment_users_variation): users, users with at least one
-// event and the sums over them of each user's value and its square.
+// ExperimentVariationTotals is an iteration's sums per variation: exposed
+// users, those of them with at least one event, and the sums over them of
+// each user's value and its square. One row per variation.
 func (q *Queries) ExperimentVariationTotals(ctx context.Context, iterationID uuid.UUID) ([]ExperimentVariationTotalsRow, error) {
 	rows, err := q.db.Query(ctx, ExperimentVariationTotals, iterationID)
 	if err != nil {
@@ -205,6 +200,10 @@ func (q *Queries) FinishExperimentIteration(ctx context.Context, arg FinishExper
 const GetExperiment = `-- name: GetExperiment :one
 SELECT e.id, e.env_id, e.flag_id, e.metric_id, e.baseline_variation_id, e.alpha, e.status, e.is_archived, e.created_at, e.updated_at, f.key AS flag_key, f.name AS flag_name, f.variations AS flag_variations,
        f.fallthrough AS flag_fallthrough, f.tags AS flag_tags,
+       -- Whether exposures can come from more than the default rule (targeted
+       -- users, rules in the experiment), whose shares are not known.
+       ((f.expt_include_all_targets AND (jsonb_array_length(f.target_users) > 0 OR jsonb_array_length(f.rules) > 0))
+        OR (NOT f.expt_include_all_targets AND f.rules @> '[{"includedInExpt": true}]'))::boolean AS flag_mixed_traffic,
        m.name AS metric_name, m.event_name AS metric_event_name, m.event_type AS metric_event_type,
        m.custom_event_track_option AS metric_track_option, m.custom_event_success_criteria AS metric_success_criteria,
        m.custom_event_unit AS metric_unit
@@ -226,6 +225,7 @@ type GetExperimentRow struct {
 	FlagVariations        json.RawMessage
 	FlagFallthrough       json.RawMessage
 	FlagTags              []string
+	FlagMixedTraffic      bool
 	MetricName            string
 	MetricEventName       string
 	MetricEventType       int16
@@ -255,6 +255,7 @@ func (q *Queries) GetExperiment(ctx context.Context, arg GetExperimentParams) (G
 		&i.FlagVariations,
 		&i.FlagFallthrough,
 		&i.FlagTags,
+		&i.FlagMixedTraffic,
 		&i.MetricName,
 		&i.MetricEventName,
 		&i.MetricEventType,
@@ -669,9 +670,51 @@ func (q *Queries) ListExperimentMetrics(ctx context.Context, arg ListExperimentM
 	return items, nil
 }
 
+const ListExperimentSnapshots = `-- name: ListExperimentSnapshots :many
+SELECT at, totals FROM experiment_snapshots
+WHERE iteration_id = $1
+ORDER BY at DESC
+LIMIT $2
+`
+
+type ListExperimentSnapshotsParams struct {
+	IterationID uuid.UUID
+	Lim         int32
+}
+
+type ListExperimentSnapshotsRow struct {
+	At     time.Time
+	Totals json.RawMessage
+}
+
+// ListExperimentSnapshots is an iteration's latest snapshots, newest first.
+func (q *Queries) ListExperimentSnapshots(ctx context.Context, arg ListExperimentSnapshotsParams) ([]ListExperimentSnapshotsRow, error) {
+	rows, err := q.db.Query(ctx, ListExperimentSnapshots, arg.IterationID, arg.Lim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListExperimentSnapshotsRow{}
+	for rows.Next() {
+		var i ListExperimentSnapshotsRow
+		if err := rows.Scan(&i.At, &i.Totals); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const ListExperiments = `-- name: ListExperiments :many
 SELECT e.id, e.env_id, e.flag_id, e.metric_id, e.baseline_variation_id, e.alpha, e.status, e.is_archived, e.created_at, e.updated_at, f.key AS flag_key, f.name AS flag_name, f.variations AS flag_variations,
        f.fallthrough AS flag_fallthrough, f.tags AS flag_tags,
+       -- Whether exposures can come from more than the default rule (targeted
+       -- users, rules in the experiment), whose shares are not known.
+       ((f.expt_include_all_targets AND (jsonb_array_length(f.target_users) > 0 OR jsonb_array_length(f.rules) > 0))
+        OR (NOT f.expt_include_all_targets AND f.rules @> '[{"includedInExpt": true}]'))::boolean AS flag_mixed_traffic,
        m.name AS metric_name, m.event_name AS metric_event_name, m.event_type AS metric_event_type,
        m.custom_event_track_option AS metric_track_option, m.custom_event_success_criteria AS metric_success_criteria,
        m.custom_event_unit AS metric_unit, count(*) OVER () AS total
@@ -702,6 +745,7 @@ type ListExperimentsRow struct {
 	FlagVariations        json.RawMessage
 	FlagFallthrough       json.RawMessage
 	FlagTags              []string
+	FlagMixedTraffic      bool
 	MetricName            string
 	MetricEventName       string
 	MetricEventType       int16
@@ -746,6 +790,7 @@ func (q *Queries) ListExperiments(ctx context.Context, arg ListExperimentsParams
 			&i.FlagVariations,
 			&i.FlagFallthrough,
 			&i.FlagTags,
+			&i.FlagMixedTraffic,
 			&i.MetricName,
 			&i.MetricEventName,
 			&i.MetricEventType,
@@ -837,11 +882,20 @@ WITH ev AS (
     SELECT l.id AS iteration_id, e.user_key, count(*) AS n, sum(e.val) AS s, sum(e.val * e.val) AS ss
     FROM ev e JOIN live l ON l.event_name = e.event_name AND l.event_type = e.event_type AND e.at >= l.start_time
     GROUP BY l.id, e.user_key
+), added AS (
+    INSERT INTO experiment_users AS u (iteration_id, user_key, events, total, total_squares)
+    SELECT iteration_id, user_key, n, s, ss FROM sums ORDER BY iteration_id, user_key
+    ON CONFLICT (iteration_id, user_key) DO UPDATE SET events = u.events + excluded.events,
+        total = u.total + excluded.total, total_squares = u.total_squares + excluded.total_squares
+    RETURNING u.iteration_id, u.user_key, u.variation_id, u.events, u.total
 )
-INSERT INTO experiment_users AS u (iteration_id, user_key, events, total, total_squares)
-SELECT iteration_id, user_key, n, s, ss FROM sums ORDER BY iteration_id, user_key
-ON CONFLICT (iteration_id, user_key) DO UPDATE SET events = u.events + excluded.events,
-    total = u.total + excluded.total, total_squares = u.total_squares + excluded.total_squares
+INSERT INTO experiment_variation_totals AS t (iteration_id, variation_id, users, converted, total, total_squares)
+SELECT a.iteration_id, a.variation_id, 0, count(*) FILTER (WHERE a.events = s.n), sum(s.s), sum(s.s * (2 * a.total - s.s))
+FROM added a JOIN sums s ON s.iteration_id = a.iteration_id AND s.user_key = a.user_key
+WHERE a.variation_id IS NOT NULL
+GROUP BY a.iteration_id, a.variation_id ORDER BY a.iteration_id, a.variation_id
+ON CONFLICT (iteration_id, variation_id) DO UPDATE SET converted = t.converted + excluded.converted,
+    total = t.total + excluded.total, total_squares = t.total_squares + excluded.total_squares
 `
 
 type RecordExperimentEventsParams struct {
@@ -854,7 +908,10 @@ type RecordExperimentEventsParams struct {
 }
 
 // RecordExperimentEvents adds a batch of metric events to the running totals
-// of the users in the open iterations measuring them, exposed yet or not.
+// of the users in the open iterations measuring them, exposed yet or not,
+// and those of exposed users to their variation's sums: a user whose total
+// goes from T - s to T adds s to the sum and s(2T - s) to the sum of
+// squares, and converts when these are their first events.
 func (q *Queries) RecordExperimentEvents(ctx context.Context, arg RecordExperimentEventsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, RecordExperimentEvents,
 		arg.EventNames,
@@ -884,11 +941,19 @@ WITH ev AS (
     SELECT DISTINCT ON (l.id, e.user_key) l.id AS iteration_id, e.user_key, e.variation_id, e.at
     FROM ev e JOIN live l ON l.flag_key = e.flag_key AND e.at >= l.start_time
     ORDER BY l.id, e.user_key, e.at
+), exposed AS (
+    INSERT INTO experiment_users AS u (iteration_id, user_key, variation_id, exposed_at)
+    SELECT iteration_id, user_key, variation_id, at FROM firsts ORDER BY iteration_id, user_key
+    ON CONFLICT (iteration_id, user_key) DO UPDATE SET variation_id = excluded.variation_id, exposed_at = excluded.exposed_at
+    WHERE u.variation_id IS NULL
+    RETURNING u.iteration_id, u.variation_id, u.events, u.total
 )
-INSERT INTO experiment_users AS u (iteration_id, user_key, variation_id, exposed_at)
-SELECT iteration_id, user_key, variation_id, at FROM firsts ORDER BY iteration_id, user_key
-ON CONFLICT (iteration_id, user_key) DO UPDATE SET variation_id = excluded.variation_id, exposed_at = excluded.exposed_at
-WHERE u.variation_id IS NULL
+INSERT INTO experiment_variation_totals AS t (iteration_id, variation_id, users, converted, total, total_squares)
+SELECT iteration_id, variation_id, count(*), count(*) FILTER (WHERE events > 0), sum(total), sum(total * total)
+FROM exposed GROUP BY iteration_id, variation_id ORDER BY iteration_id, variation_id
+ON CONFLICT (iteration_id, variation_id) DO UPDATE SET users = t.users + excluded.users,
+    converted = t.converted + excluded.converted, total = t.total + excluded.total,
+    total_squares = t.total_squares + excluded.total_squares
 `
 
 type RecordExperimentExposuresParams struct {
@@ -901,8 +966,9 @@ type RecordExperimentExposuresParams struct {
 
 // RecordExperimentExposures records a batch of exposures in the open
 // iterations of the environment's experiments on each flag: a user keeps the
-// variation first seen. Rows are written in key order so concurrent batches
-// lock them in the same order.
+// variation first seen. Each newly exposed user is added to the variation's
+// sums, with what they sent before. Rows are written in key order, users
+// before sums, so concurrent batches lock them in the same order.
 func (q *Queries) RecordExperimentExposures(ctx context.Context, arg RecordExperimentExposuresParams) (int64, error) {
 	result, err := q.db.Exec(ctx, RecordExperimentExposures,
 		arg.FlagKeys,
@@ -971,6 +1037,30 @@ func (q *Queries) ShareExperimentMetric(ctx context.Context, arg ShareExperiment
 	var is_archived bool
 	err := row.Scan(&is_archived)
 	return is_archived, err
+}
+
+const SnapshotExperimentTotals = `-- name: SnapshotExperimentTotals :exec
+INSERT INTO experiment_snapshots (iteration_id, at, totals)
+SELECT i.id, date_trunc('minute', $1::timestamptz),
+       jsonb_agg(jsonb_build_object('v', t.variation_id, 'n', t.users, 'c', t.converted, 's', t.total, 'q', t.total_squares))
+FROM experiment_iterations i
+JOIN experiment_variation_totals t ON t.iteration_id = i.id
+WHERE i.env_id = $2 AND i.end_time IS NULL AND NOT i.is_archived
+GROUP BY i.id
+ON CONFLICT (iteration_id, at) DO NOTHING
+`
+
+type SnapshotExperimentTotalsParams struct {
+	At    time.Time
+	EnvID uuid.UUID
+}
+
+// SnapshotExperimentTotals keeps the sums of the environment's recording
+// iterations as they stand this minute, unless a snapshot of the minute is
+// already kept.
+func (q *Queries) SnapshotExperimentTotals(ctx context.Context, arg SnapshotExperimentTotalsParams) error {
+	_, err := q.db.Exec(ctx, SnapshotExperimentTotals, arg.At, arg.EnvID)
+	return err
 }
 
 const UpdateExperimentMetric = `-- name: UpdateExperimentMetric :execrows

@@ -179,12 +179,27 @@ type ExperimentMetric struct {
 	UpdatedAt                  time.Time
 }
 
+type ExperimentSnapshot struct {
+	IterationID uuid.UUID
+	At          time.Time
+	Totals      json.RawMessage
+}
+
 type ExperimentUser struct {
 	IterationID  uuid.UUID
 	UserKey      string
 	VariationID  *string
 	ExposedAt    *time.Time
 	Events       int64
+	Total        float64
+	TotalSquares float64
+}
+
+type ExperimentVariationTotal struct {
+	IterationID  uuid.UUID
+	VariationID  string
+	Users        int64
+	Converted    int64
 	Total        float64
 	TotalSquares float64
 }

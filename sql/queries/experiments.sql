@@ -55,6 +55,10 @@ SELECT EXISTS (SELECT 1 FROM experiments WHERE metric_id = @metric_id AND NOT is
 -- match.
 SELECT sqlc.embed(e), f.key AS flag_key, f.name AS flag_name, f.variations AS flag_variations,
        f.fallthrough AS flag_fallthrough, f.tags AS flag_tags,
+       -- Whether exposures can come from more than the default rule (targeted
+       -- users, rules in the experiment), whose shares are not known.
+       ((f.expt_include_all_targets AND (jsonb_array_length(f.target_users) > 0 OR jsonb_array_length(f.rules) > 0))
+        OR (NOT f.expt_include_all_targets AND f.rules @> '[{"includedInExpt": true}]'))::boolean AS flag_mixed_traffic,
        m.name AS metric_name, m.event_name AS metric_event_name, m.event_type AS metric_event_type,
        m.custom_event_track_option AS metric_track_option, m.custom_event_success_criteria AS metric_success_criteria,
        m.custom_event_unit AS metric_unit, count(*) OVER () AS total
@@ -82,6 +86,10 @@ WHERE e.env_id = @env_id AND NOT e.is_archived
 -- metric, archived or not.
 SELECT sqlc.embed(e), f.key AS flag_key, f.name AS flag_name, f.variations AS flag_variations,
        f.fallthrough AS flag_fallthrough, f.tags AS flag_tags,
+       -- Whether exposures can come from more than the default rule (targeted
+       -- users, rules in the experiment), whose shares are not known.
+       ((f.expt_include_all_targets AND (jsonb_array_length(f.target_users) > 0 OR jsonb_array_length(f.rules) > 0))
+        OR (NOT f.expt_include_all_targets AND f.rules @> '[{"includedInExpt": true}]'))::boolean AS flag_mixed_traffic,
        m.name AS metric_name, m.event_name AS metric_event_name, m.event_type AS metric_event_type,
        m.custom_event_track_option AS metric_track_option, m.custom_event_success_criteria AS metric_success_criteria,
        m.custom_event_unit AS metric_unit
@@ -158,23 +166,19 @@ WHERE id = @id;
 UPDATE experiment_iterations SET is_archived = true WHERE experiment_id = @experiment_id AND NOT is_archived;
 
 -- name: ExperimentVariationTotals :many
--- ExperimentVariationTotals adds up an iteration's exposed users per
--- variation (experiment_users_variation): users, users with at least one
--- event and the sums over them of each user's value and its square.
-SELECT variation_id::text AS variation_id,
-       count(*) AS users,
-       count(*) FILTER (WHERE events > 0) AS converted,
-       coalesce(sum(total), 0)::float8 AS total,
-       coalesce(sum(total * total), 0)::float8 AS total_squares
-FROM experiment_users
-WHERE iteration_id = @iteration_id AND variation_id IS NOT NULL
-GROUP BY variation_id;
+-- ExperimentVariationTotals is an iteration's sums per variation: exposed
+-- users, those of them with at least one event, and the sums over them of
+-- each user's value and its square. One row per variation.
+SELECT variation_id, users, converted, total, total_squares
+FROM experiment_variation_totals
+WHERE iteration_id = @iteration_id;
 
 -- name: RecordExperimentExposures :execrows
 -- RecordExperimentExposures records a batch of exposures in the open
 -- iterations of the environment's experiments on each flag: a user keeps the
--- variation first seen. Rows are written in key order so concurrent batches
--- lock them in the same order.
+-- variation first seen. Each newly exposed user is added to the variation's
+-- sums, with what they sent before. Rows are written in key order, users
+-- before sums, so concurrent batches lock them in the same order.
 WITH ev AS (
     SELECT unnest(@flag_keys::text[]) AS flag_key, unnest(@user_keys::text[]) AS user_key,
            unnest(@variation_ids::text[]) AS variation_id, unnest(@ats::timestamptz[]) AS at
@@ -188,15 +192,26 @@ WITH ev AS (
     SELECT DISTINCT ON (l.id, e.user_key) l.id AS iteration_id, e.user_key, e.variation_id, e.at
     FROM ev e JOIN live l ON l.flag_key = e.flag_key AND e.at >= l.start_time
     ORDER BY l.id, e.user_key, e.at
+), exposed AS (
+    INSERT INTO experiment_users AS u (iteration_id, user_key, variation_id, exposed_at)
+    SELECT iteration_id, user_key, variation_id, at FROM firsts ORDER BY iteration_id, user_key
+    ON CONFLICT (iteration_id, user_key) DO UPDATE SET variation_id = excluded.variation_id, exposed_at = excluded.exposed_at
+    WHERE u.variation_id IS NULL
+    RETURNING u.iteration_id, u.variation_id, u.events, u.total
 )
-INSERT INTO experiment_users AS u (iteration_id, user_key, variation_id, exposed_at)
-SELECT iteration_id, user_key, variation_id, at FROM firsts ORDER BY iteration_id, user_key
-ON CONFLICT (iteration_id, user_key) DO UPDATE SET variation_id = excluded.variation_id, exposed_at = excluded.exposed_at
-WHERE u.variation_id IS NULL;
+INSERT INTO experiment_variation_totals AS t (iteration_id, variation_id, users, converted, total, total_squares)
+SELECT iteration_id, variation_id, count(*), count(*) FILTER (WHERE events > 0), sum(total), sum(total * total)
+FROM exposed GROUP BY iteration_id, variation_id ORDER BY iteration_id, variation_id
+ON CONFLICT (iteration_id, variation_id) DO UPDATE SET users = t.users + excluded.users,
+    converted = t.converted + excluded.converted, total = t.total + excluded.total,
+    total_squares = t.total_squares + excluded.total_squares;
 
 -- name: RecordExperimentEvents :execrows
 -- RecordExperimentEvents adds a batch of metric events to the running totals
--- of the users in the open iterations measuring them, exposed yet or not.
+-- of the users in the open iterations measuring them, exposed yet or not,
+-- and those of exposed users to their variation's sums: a user whose total
+-- goes from T - s to T adds s to the sum and s(2T - s) to the sum of
+-- squares, and converts when these are their first events.
 WITH ev AS (
     SELECT unnest(@event_names::text[]) AS event_name, unnest(@event_types::smallint[]) AS event_type,
            unnest(@user_keys::text[]) AS user_key, unnest(@vals::float8[]) AS val, unnest(@ats::timestamptz[]) AS at
@@ -209,11 +224,20 @@ WITH ev AS (
     SELECT l.id AS iteration_id, e.user_key, count(*) AS n, sum(e.val) AS s, sum(e.val * e.val) AS ss
     FROM ev e JOIN live l ON l.event_name = e.event_name AND l.event_type = e.event_type AND e.at >= l.start_time
     GROUP BY l.id, e.user_key
+), added AS (
+    INSERT INTO experiment_users AS u (iteration_id, user_key, events, total, total_squares)
+    SELECT iteration_id, user_key, n, s, ss FROM sums ORDER BY iteration_id, user_key
+    ON CONFLICT (iteration_id, user_key) DO UPDATE SET events = u.events + excluded.events,
+        total = u.total + excluded.total, total_squares = u.total_squares + excluded.total_squares
+    RETURNING u.iteration_id, u.user_key, u.variation_id, u.events, u.total
 )
-INSERT INTO experiment_users AS u (iteration_id, user_key, events, total, total_squares)
-SELECT iteration_id, user_key, n, s, ss FROM sums ORDER BY iteration_id, user_key
-ON CONFLICT (iteration_id, user_key) DO UPDATE SET events = u.events + excluded.events,
-    total = u.total + excluded.total, total_squares = u.total_squares + excluded.total_squares;
+INSERT INTO experiment_variation_totals AS t (iteration_id, variation_id, users, converted, total, total_squares)
+SELECT a.iteration_id, a.variation_id, 0, count(*) FILTER (WHERE a.events = s.n), sum(s.s), sum(s.s * (2 * a.total - s.s))
+FROM added a JOIN sums s ON s.iteration_id = a.iteration_id AND s.user_key = a.user_key
+WHERE a.variation_id IS NOT NULL
+GROUP BY a.iteration_id, a.variation_id ORDER BY a.iteration_id, a.variation_id
+ON CONFLICT (iteration_id, variation_id) DO UPDATE SET converted = t.converted + excluded.converted,
+    total = t.total + excluded.total, total_squares = t.total_squares + excluded.total_squares;
 
 -- name: HasOpenExperimentIterations :one
 -- HasOpenExperimentIterations tells whether anything in the environment is
@@ -225,3 +249,23 @@ SELECT EXISTS (SELECT 1 FROM experiment_iterations WHERE env_id = @env_id AND en
 -- ShareExperimentMetric holds a metric while an experiment of it is made,
 -- so archiving it (an update) waits, then finds the experiment.
 SELECT is_archived FROM experiment_metrics WHERE env_id = @env_id AND id = @id FOR SHARE;
+
+-- name: SnapshotExperimentTotals :exec
+-- SnapshotExperimentTotals keeps the sums of the environment's recording
+-- iterations as they stand this minute, unless a snapshot of the minute is
+-- already kept.
+INSERT INTO experiment_snapshots (iteration_id, at, totals)
+SELECT i.id, date_trunc('minute', @at::timestamptz),
+       jsonb_agg(jsonb_build_object('v', t.variation_id, 'n', t.users, 'c', t.converted, 's', t.total, 'q', t.total_squares))
+FROM experiment_iterations i
+JOIN experiment_variation_totals t ON t.iteration_id = i.id
+WHERE i.env_id = @env_id AND i.end_time IS NULL AND NOT i.is_archived
+GROUP BY i.id
+ON CONFLICT (iteration_id, at) DO NOTHING;
+
+-- name: ListExperimentSnapshots :many
+-- ListExperimentSnapshots is an iteration's latest snapshots, newest first.
+SELECT at, totals FROM experiment_snapshots
+WHERE iteration_id = @iteration_id
+ORDER BY at DESC
+LIMIT @lim;

@@ -37,7 +37,8 @@ type ofrepVariation struct {
 	value, parseError []byte
 	// variant is `,"variant":"…","metadata":{"matchReason":` (without the
 	// variant when the id is empty, as omitempty leaves it out), name is
-	// `,"variationName":"…"}}`.
+	// `,"variationName":"…"}}`; the evaluation puts the match reason and
+	// sendToExperiment between them.
 	variant, name []byte
 }
 
@@ -122,6 +123,16 @@ func (c *compiledFlag) appendAnswer(b []byte, u eval.EndUser, segments eval.Prep
 	}
 	b = append(append(append(append(b, c.key...), v.value...), reason...), v.variant...)
 	b = append(b, c.matchReason(ev)...)
+	// Always present, false included: OpenFeature's metadata accessors tell
+	// an absent key from false, and a hook forwarding events to experiments
+	// should not read "this server does not say" as "not in the experiment".
+	// It sits between matchReason and variationName, where encoding/json puts
+	// a map's keys.
+	if ev.SendToExperiment {
+		b = append(b, `,"sendToExperiment":true`...)
+	} else {
+		b = append(b, `,"sendToExperiment":false`...)
+	}
 	return append(b, v.name...), "", vi
 }
 

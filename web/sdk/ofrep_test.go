@@ -1,9 +1,13 @@
 package sdk_test
 
 import (
+	"cmp"
+	"crypto/md5"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -180,6 +184,74 @@ func TestOFREPBulk(t *testing.T) {
 		!strings.Contains(res.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
 		t.Errorf("preflight: %d %v", res.StatusCode, res.Header)
 	}
+}
+
+// exptBucket is FeatBit's RolloutOfKey("expt" + flag key + user key)
+// written out apart from the evaluator: the first four bytes of the MD5 as a
+// little-endian int32, over int.MinValue, made positive.
+func exptBucket(flagKey, userKey string) float64 {
+	sum := md5.Sum([]byte("expt" + flagKey + userKey))
+	return math.Abs(float64(int32(binary.LittleEndian.Uint32(sum[:4]))) / float64(math.MinInt32))
+}
+
+// TestOFREPSendToExperiment: OFREP answers say, in metadata, whether the
+// user's events count in experiments, by FeatBit's rule: with the default
+// rule in experiments and 30% of its traffic in them (exptRollout 0.3 of a
+// rollout of all users), a user whose second hash is at most 0.3 is in and
+// one past it is not; a targeted user is in only with
+// exptIncludeAllTargets. Single and bulk answers agree.
+func TestOFREPSendToExperiment(t *testing.T) {
+	t.Parallel()
+	in := newServer(t)
+	prod, _ := in.project("web")
+	const key = "ft-expt"
+	f := prod.flag(map[string]any{"name": key, "key": key, "isEnabled": true})
+	on, off := variationID(f, "true"), variationID(f, "false")
+	prod.put("/"+key+"/targeting", map[string]any{
+		"exptIncludeAllTargets": false,
+		"targetUsers":           []map[string]any{{"keyIds": []string{"u-target"}, "variationId": off}},
+		"fallthrough": map[string]any{"dispatchKey": nil, "includedInExpt": true,
+			"variations": []any{map[string]any{"id": on, "rollout": []float64{0, 1}, "exptRollout": 0.3}}}})
+	var inside, outside string
+	for i := 0; inside == "" || outside == ""; i++ {
+		u := fmt.Sprint("user-", i)
+		if exptBucket(key, u) <= 0.3 {
+			inside = cmp.Or(inside, u)
+		} else {
+			outside = cmp.Or(outside, u)
+		}
+	}
+	ctx := func(u string) string { return fmt.Sprintf(`{"context":{"targetingKey":%q}}`, u) }
+	bulk := func(u string) ofrepAnswer {
+		res, b := in.request("POST", "/ofrep/v1/evaluate/flags", ctx(u), "Authorization", prod.client)
+		var answer struct{ Flags []ofrepAnswer }
+		if res.StatusCode != 200 || json.Unmarshal(b, &answer) != nil || len(answer.Flags) != 1 {
+			t.Fatalf("bulk for %s: %d %s", u, res.StatusCode, b)
+		}
+		return answer.Flags[0]
+	}
+	check := func(u string, want bool) {
+		t.Helper()
+		status, a, _ := prod.evaluate(key, ctx(u))
+		if got, ok := a.Metadata["sendToExperiment"].(bool); status != 200 || !ok || got != want {
+			t.Errorf("single, %s: %d metadata %v, want sendToExperiment %v", u, status, a.Metadata, want)
+		}
+		if b := bulk(u); b.Metadata["sendToExperiment"] != want {
+			t.Errorf("bulk, %s: metadata %v, want sendToExperiment %v", u, b.Metadata, want)
+		}
+	}
+	check(inside, true)
+	check(outside, false)
+	check("u-target", false)
+
+	// With exptIncludeAllTargets every evaluation counts, the targeted user's
+	// and those past the rule's share alike.
+	prod.put("/"+key+"/targeting", map[string]any{"exptIncludeAllTargets": true})
+	waitFor(t, "exptIncludeAllTargets to reach evaluations", func() bool {
+		_, a, _ := prod.evaluate(key, ctx("u-target"))
+		return a.Metadata["sendToExperiment"] == true
+	})
+	check(outside, true)
 }
 
 // Past its limit a client gets 429 with Retry-After; secrets are guessed

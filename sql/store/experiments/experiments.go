@@ -52,7 +52,8 @@ type Experiment struct {
 	UpdatedAt                        time.Time             `json:"updatedAt"`
 
 	// weights is the share of traffic each variation is served by the
-	// flag's default rule, for the sample-ratio check.
+	// flag's default rule, for the sample-ratio check; nil when exposures
+	// may come from targets or rules too, whose shares are not known.
 	weights map[string]float64
 	tags    []string
 }
@@ -101,6 +102,7 @@ type experimentRow struct {
 	flagKey, flagName                                         string
 	variations, defaultRule                                   json.RawMessage
 	tags                                                      []string
+	mixed                                                     bool
 	metricName, metricEventName, metricUnit                   string
 	metricEventType, metricTrackOption, metricSuccessCriteria int16
 }
@@ -119,7 +121,9 @@ func experimentOf(r experimentRow) Experiment {
 			x.BaselineVariation = &v
 		}
 	}
-	x.weights = weightsOf(r.defaultRule)
+	if !r.mixed {
+		x.weights = weightsOf(r.defaultRule)
+	}
 	return x
 }
 
@@ -151,12 +155,12 @@ func weightsOf(defaultRule json.RawMessage) map[string]float64 {
 }
 
 func fromGet(r db.GetExperimentRow) experimentRow {
-	return experimentRow{r.Experiment, r.FlagKey, r.FlagName, r.FlagVariations, r.FlagFallthrough, r.FlagTags,
+	return experimentRow{r.Experiment, r.FlagKey, r.FlagName, r.FlagVariations, r.FlagFallthrough, r.FlagTags, r.FlagMixedTraffic,
 		r.MetricName, r.MetricEventName, r.MetricUnit, r.MetricEventType, r.MetricTrackOption, r.MetricSuccessCriteria}
 }
 
 func fromList(r db.ListExperimentsRow) experimentRow {
-	return experimentRow{r.Experiment, r.FlagKey, r.FlagName, r.FlagVariations, r.FlagFallthrough, r.FlagTags,
+	return experimentRow{r.Experiment, r.FlagKey, r.FlagName, r.FlagVariations, r.FlagFallthrough, r.FlagTags, r.FlagMixedTraffic,
 		r.MetricName, r.MetricEventName, r.MetricUnit, r.MetricEventType, r.MetricTrackOption, r.MetricSuccessCriteria}
 }
 
@@ -388,6 +392,9 @@ func (s *Experiments) CreateExperiment(ctx context.Context, a *core.Actor, envID
 		}
 		if err := mayChangeExperiment(a, env, flag.Key, flag.Tags); err != nil {
 			return err
+		}
+		if flag.IsArchived {
+			return flagstore.ErrFlagIsArchived // an archived flag is only restored or deleted
 		}
 		var variations []targeting.Variation
 		_ = json.Unmarshal(flag.Variations, &variations)

@@ -151,6 +151,16 @@ func TestConversionResultsAreFeatBits(t *testing.T) {
 			t.Errorf("treatment analysis: %+v", v)
 		}
 	}
+	// The first report of the minute kept the sums as they stood then: the
+	// baseline's 400 users, none yet for true.
+	if len(a.History) == 0 || a.History[0].Variations[0].VariationID != fx.on && a.History[0].Variations[1].VariationID != fx.on {
+		t.Fatalf("history: %+v", a.History)
+	}
+	for _, v := range a.History[0].Variations {
+		if want := map[string]int64{fx.off: 400, fx.on: 0}[v.VariationID]; v.Users != want {
+			t.Errorf("history's first point: %s has %d users, want %d", v.VariationID, v.Users, want)
+		}
+	}
 }
 
 func TestNumericResultsCountUsersWithEvents(t *testing.T) {
@@ -286,4 +296,97 @@ func readOnlyPolicy(t *testing.T, fx fixture) uuid.UUID {
 	})
 	storetest.Must(t, err)
 	return p.ID
+}
+
+// TestVariationSumsMatchTheUsers: the per-variation sums results read are
+// kept by the ingestion statements; after batches sent concurrently, with
+// conversions before and after exposures and users seen twice, they equal
+// the sums recomputed from the users' rows.
+func TestVariationSumsMatchTheUsers(t *testing.T) {
+	fx := newFixture(t)
+	ctx := context.Background()
+	_, it := fx.started(t, fx.metric(t, "buy", experiments.TrackNumeric))
+	ex := fx.s.Experiments()
+	at := time.Now().Add(time.Second)
+	batch := func(seed int) experiments.Events {
+		var ev experiments.Events
+		for i := range 200 {
+			user := fmt.Sprint("u", (i*7+seed*13)%150)
+			if (i+seed)%3 != 0 {
+				ev.Conversions = append(ev.Conversions, experiments.Conversion{EventName: "buy", EventType: experiments.EventCustom,
+					UserKey: user, Value: float64(1 + (i+seed)%4), At: at})
+			}
+			if (i+seed)%2 == 0 {
+				variation := fx.off
+				if (i*seed)%5 < 2 {
+					variation = fx.on
+				}
+				ev.Exposures = append(ev.Exposures, experiments.Exposure{FlagKey: "checkout", UserKey: user, VariationID: variation, At: at})
+			}
+		}
+		return ev
+	}
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() { errs <- ex.RecordEvents(ctx, fx.env.ID, batch(i)) }()
+	}
+	for range 8 {
+		storetest.Must(t, <-errs)
+	}
+	pool := storetest.Pool(t, fx.s)
+	rows, err := pool.Query(ctx, `
+		SELECT coalesce(u.variation_id, t.variation_id), u.users = t.users AND u.converted = t.converted
+		       AND abs(u.total - t.total) < 1e-6 AND abs(u.squares - t.total_squares) < 1e-6, u.users
+		FROM (SELECT variation_id, count(*) AS users, count(*) FILTER (WHERE events > 0) AS converted,
+		             sum(total) AS total, sum(total * total) AS squares
+		      FROM experiment_users WHERE iteration_id = $1 AND variation_id IS NOT NULL GROUP BY variation_id) u
+		FULL JOIN experiment_variation_totals t ON t.iteration_id = $1 AND t.variation_id = u.variation_id`, it.ID)
+	storetest.Must(t, err)
+	n := 0
+	for rows.Next() {
+		var variation string
+		var same bool
+		var users *int64
+		storetest.Must(t, rows.Scan(&variation, &same, &users))
+		if !same {
+			t.Errorf("variation %s: the kept sums differ from the users' (%v users)", variation, users)
+		}
+		n++
+	}
+	storetest.Must(t, rows.Err())
+	if n != 2 {
+		t.Errorf("%d variations with sums, want 2", n)
+	}
+}
+
+// TestSampleRatioMismatch: with the default rule splitting 50/50, 400
+// users against 300 is a mismatch (chi-square with one degree of freedom,
+// p = erfc(√(χ²/2)) < 0.001); once a rule may send users too, the expected
+// shares are unknown and no p-value is given.
+func TestSampleRatioMismatch(t *testing.T) {
+	fx := newFixture(t)
+	ctx := context.Background()
+	pool := storetest.Pool(t, fx.s)
+	_, err := pool.Exec(ctx, `UPDATE feature_flags SET fallthrough = $2 WHERE id = $1`, fx.flag.ID,
+		fmt.Sprintf(`{"includedInExpt":true,"variations":[{"id":%q,"rollout":[0,0.5],"exptRollout":1},{"id":%q,"rollout":[0.5,1],"exptRollout":1}]}`, fx.off, fx.on))
+	storetest.Must(t, err)
+	x, _ := fx.started(t, fx.metric(t, "buy", experiments.TrackConversion))
+	ex := fx.s.Experiments()
+	storetest.Must(t, ex.RecordEvents(ctx, fx.env.ID, users("c", fx.off, 400, 40, 1, 1)))
+	storetest.Must(t, ex.RecordEvents(ctx, fx.env.ID, users("t", fx.on, 300, 30, 1, 1)))
+	a, err := ex.Analyze(ctx, fx.owner, fx.env.ID, x.ID, nil)
+	storetest.Must(t, err)
+	chi2 := 2 * 50.0 * 50.0 / 350
+	want := math.Erfc(math.Sqrt(chi2 / 2))
+	if a.SRMPValue == nil || math.Abs(*a.SRMPValue-want) > 1e-9 || !a.SRM {
+		t.Errorf("400 against 300 at 50/50: srm %v p %v, want true and %v", a.SRM, a.SRMPValue, want)
+	}
+	_, err = pool.Exec(ctx, `UPDATE feature_flags SET rules = '[{"id":"r","name":"Beta","includedInExpt":true,"conditions":[],"variations":[]}]',
+		expt_include_all_targets = false WHERE id = $1`, fx.flag.ID)
+	storetest.Must(t, err)
+	a, err = ex.Analyze(ctx, fx.owner, fx.env.ID, x.ID, nil)
+	storetest.Must(t, err)
+	if a.SRMPValue != nil || a.SRM {
+		t.Errorf("a rule in the experiment too: srm %v p %v, want no check", a.SRM, a.SRMPValue)
+	}
 }

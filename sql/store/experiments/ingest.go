@@ -73,5 +73,34 @@ func (s *Experiments) RecordEvents(ctx context.Context, envID uuid.UUID, ev Even
 			return core.Translate(err)
 		}
 	}
-	return nil
+	return s.snapshot(ctx, envID)
+}
+
+// maxSnapshotEnvs bounds the minutes remembered; past it they are forgotten
+// at once (a snapshot statement more, never a snapshot less).
+const maxSnapshotEnvs = 10_000
+
+// snapshot keeps the environment's recording iterations' sums once a
+// minute, for the intervals over time.
+func (s *Experiments) snapshot(ctx context.Context, envID uuid.UUID) error {
+	minute := s.now().UTC().Truncate(time.Minute)
+	s.snapMu.Lock()
+	done := s.snapped[envID].Equal(minute)
+	if !done {
+		if len(s.snapped) >= maxSnapshotEnvs {
+			clear(s.snapped)
+		}
+		s.snapped[envID] = minute
+	}
+	s.snapMu.Unlock()
+	if done {
+		return nil
+	}
+	err := s.core.Q.SnapshotExperimentTotals(ctx, db.SnapshotExperimentTotalsParams{EnvID: envID, At: minute})
+	if err != nil {
+		s.snapMu.Lock()
+		delete(s.snapped, envID) // the next report tries again
+		s.snapMu.Unlock()
+	}
+	return core.Translate(err)
 }

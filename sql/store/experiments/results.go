@@ -188,15 +188,22 @@ type Analysis struct {
 	Status       string     `json:"status"`
 	Numeric      bool       `json:"numeric"`
 	// LowerIsBetter is the metric's success criterion.
-	LowerIsBetter   bool                `json:"lowerIsBetter"`
-	Alpha           float64             `json:"alpha"`
-	SequentialAlpha float64             `json:"sequentialAlpha"`
-	SRMPValue       *float64            `json:"srmPValue"`
-	SRM             bool                `json:"srm"`
-	SRMThreshold    float64             `json:"srmThreshold"`
-	Baseline        string              `json:"baselineVariationId"`
-	Variations      []VariationAnalysis `json:"variations"`
-	At              time.Time           `json:"at"`
+	LowerIsBetter   bool    `json:"lowerIsBetter"`
+	Alpha           float64 `json:"alpha"`
+	SequentialAlpha float64 `json:"sequentialAlpha"`
+	// SRMPValue is null when the expected shares are not known: users
+	// reach the experiment through targets or rules besides the default
+	// rule.
+	SRMPValue    *float64            `json:"srmPValue"`
+	SRM          bool                `json:"srm"`
+	SRMThreshold float64             `json:"srmThreshold"`
+	Baseline     string              `json:"baselineVariationId"`
+	Variations   []VariationAnalysis `json:"variations"`
+	At           time.Time           `json:"at"`
+	// History is the analysis at each minute the iteration received
+	// events (its latest HistorySnapshots, at most HistoryPoints evenly
+	// spaced), oldest first: each variation's interval over time.
+	History []HistoryPoint `json:"history"`
 }
 
 // VariationAnalysis is one variation's row of the analysis. Mean is the
@@ -267,6 +274,127 @@ func (s *Experiments) Analyze(ctx context.Context, a *core.Actor, envID, id uuid
 			return Analysis{}, core.Translate(err)
 		}
 	}
-	out.fill(x, t)
+	res, known := analyze(x, out.Numeric, out.LowerIsBetter, t)
+	out.SequentialAlpha = res.SequentialAlpha
+	// The check needs the share each variation is expected to get: known
+	// when only the default rule sends users to the experiment.
+	if known {
+		out.SRMPValue, out.SRM = finite(&res.SRMPValue), res.SRM
+	}
+	for i, r := range res.Variations {
+		v := x.Variations[i]
+		row := t[v.ID]
+		mean := r.Mean
+		va := VariationAnalysis{VariationID: v.ID, Name: v.Name, Value: v.Value, IsBaseline: r.IsBaseline, Users: r.N,
+			Conversions: row.Converted, Total: row.Total, Lift: finite(r.Lift), Interval: finitePair(r.Interval),
+			SequentialInterval: finitePair(r.SequentialInterval), PValue: finite(r.PValue), AdjustedPValue: finite(r.AdjustedPValue),
+			SequentialPValue: finite(r.SequentialPValue), AdjustedSequentialPValue: finite(r.AdjustedSequentialPValue),
+			ChanceToBeatBaseline: finite(r.ChanceToBeatBaseline)}
+		if r.N > 0 {
+			va.Mean = finite(&mean)
+		}
+		out.Variations = append(out.Variations, va)
+	}
+	if out.Variations == nil {
+		out.Variations = []VariationAnalysis{}
+	}
+	out.History = []HistoryPoint{}
+	if it != nil {
+		if out.History, err = s.history(ctx, x, out.Numeric, out.LowerIsBetter, it.ID); err != nil {
+			return Analysis{}, err
+		}
+	}
+	return out, nil
+}
+
+// analyze is Bunting's analysis of an iteration's sums, and whether the
+// sample-ratio check's expected shares are known.
+func analyze(x Experiment, numeric, lowerIsBetter bool, t map[string]db.ExperimentVariationTotalsRow) (stats.Analysis, bool) {
+	in := stats.Input{Baseline: x.BaselineVariationID, Alpha: x.Alpha, Numeric: numeric, Criterion: stats.Higher}
+	if lowerIsBetter {
+		in.Criterion = stats.Lower
+	}
+	known := x.weights != nil
+	for _, v := range x.Variations {
+		r := t[v.ID]
+		// Every exposed user counts (x = 0 without events), so N is the
+		// same N the sample-ratio check counts.
+		g := stats.Group{Variation: v.ID, N: r.Users, Sum: float64(r.Converted), SumSquares: float64(r.Converted)}
+		if numeric {
+			g.Sum, g.SumSquares = r.Total, r.TotalSquares
+		}
+		in.Groups = append(in.Groups, g)
+		if _, ok := x.weights[v.ID]; !ok && r.Users > 0 {
+			known = false // exposed through something the default rule does not serve
+		}
+	}
+	in.Weights = x.weights
+	return stats.Analyze(in), known
+}
+
+// HistoryPoint is the analysis as it stood at a past minute: what a page
+// draws as each variation's interval over time.
+type HistoryPoint struct {
+	At         time.Time          `json:"at"`
+	Variations []HistoryVariation `json:"variations"`
+}
+
+// HistoryVariation is one variation at a HistoryPoint.
+type HistoryVariation struct {
+	VariationID          string      `json:"variationId"`
+	Users                int64       `json:"users"`
+	Mean                 *float64    `json:"mean"`
+	Lift                 *float64    `json:"lift"`
+	Interval             *[2]float64 `json:"interval"`
+	SequentialInterval   *[2]float64 `json:"sequentialInterval"`
+	ChanceToBeatBaseline *float64    `json:"chanceToBeatBaseline"`
+}
+
+// Bounds of the history: the latest HistorySnapshots minutes with events
+// are read, and at most HistoryPoints of them, evenly spaced, analysed.
+const (
+	HistorySnapshots = 2000
+	HistoryPoints    = 100
+)
+
+// snapshotTotal is one variation in a snapshot (experiment_snapshots.totals).
+type snapshotTotal struct {
+	V string  `json:"v"`
+	N int64   `json:"n"`
+	C int64   `json:"c"`
+	S float64 `json:"s"`
+	Q float64 `json:"q"`
+}
+
+// history analyses the iteration's snapshots, oldest first.
+func (s *Experiments) history(ctx context.Context, x Experiment, numeric, lowerIsBetter bool, iteration uuid.UUID) ([]HistoryPoint, error) {
+	rows, err := s.core.Q.ListExperimentSnapshots(ctx, db.ListExperimentSnapshotsParams{IterationID: iteration, Lim: HistorySnapshots})
+	if err != nil {
+		return nil, core.Translate(err)
+	}
+	out := []HistoryPoint{}
+	step := max(1, (len(rows)+HistoryPoints-1)/HistoryPoints)
+	for i := len(rows) - 1; i >= 0; i -= step {
+		var snap []snapshotTotal
+		if json.Unmarshal(rows[i].Totals, &snap) != nil {
+			continue // written by this package: never
+		}
+		t := make(map[string]db.ExperimentVariationTotalsRow, len(snap))
+		for _, v := range snap {
+			t[v.V] = db.ExperimentVariationTotalsRow{VariationID: v.V, Users: v.N, Converted: v.C, Total: v.S, TotalSquares: v.Q}
+		}
+		res, _ := analyze(x, numeric, lowerIsBetter, t)
+		p := HistoryPoint{At: rows[i].At, Variations: make([]HistoryVariation, len(res.Variations))}
+		for j, r := range res.Variations {
+			mean := r.Mean
+			hv := HistoryVariation{VariationID: r.Variation, Users: r.N, Lift: finite(r.Lift), Interval: finitePair(r.Interval),
+				SequentialInterval: finitePair(r.SequentialInterval), ChanceToBeatBaseline: finite(r.ChanceToBeatBaseline)}
+			if r.N > 0 {
+				hv.Mean = finite(&mean)
+			}
+			p.Variations[j] = hv
+		}
+		out = append(out, p)
+	}
 	return out, nil
 }

@@ -14,12 +14,16 @@
 //
 // What users did is kept per iteration and user (experiment_users): the
 // variation first seen and running totals of the metric's events, so
-// storage grows with users, not events, and results add up one row per
-// exposed user.
+// storage grows with users, not events; the statements that write them keep
+// each variation's sums too (experiment_variation_totals), so results read
+// one row per variation.
 package experiments
 
 import (
+	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 )
@@ -28,10 +32,19 @@ import (
 type Experiments struct {
 	core *core.Core
 	now  func() time.Time
+
+	// snapped is the minute each environment's recording iterations were
+	// last snapshotted from this instance, so a minute costs one snapshot
+	// statement, not one per report (another instance's is kept once too:
+	// the statement keeps the first of a minute).
+	snapMu  sync.Mutex
+	snapped map[uuid.UUID]time.Time
 }
 
 // New returns the seam over c.
-func New(c *core.Core) *Experiments { return &Experiments{core: c, now: time.Now} }
+func New(c *core.Core) *Experiments {
+	return &Experiments{core: c, now: time.Now, snapped: map[uuid.UUID]time.Time{}}
+}
 
 // Audit reference types.
 const (
