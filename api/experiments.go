@@ -3,6 +3,9 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,12 +51,33 @@ func (h *Handler) listExperiments(c echo.Context) error {
 }
 
 // experimentBody is FeatBit's CreateExperiment; FeatBit's C# property is
-// BaseLineVariationId, bound case-insensitively.
+// BaseLineVariationId, bound case-insensitively. Alpha is a number or a
+// string holding one: FeatBit's UI sends "0.05" (its select's values are
+// strings), which .NET's web defaults read as a number.
 type experimentBody struct {
-	FeatureFlagID       string   `json:"featureFlagId"`
-	MetricID            string   `json:"metricId"`
-	BaselineVariationID string   `json:"baselineVariationId"`
-	Alpha               *float64 `json:"alpha"`
+	FeatureFlagID       string          `json:"featureFlagId"`
+	MetricID            string          `json:"metricId"`
+	BaselineVariationID string          `json:"baselineVariationId"`
+	Alpha               json.RawMessage `json:"alpha"`
+}
+
+// numberOrString reads a field that is a JSON number, a string holding
+// one, or null (nil); anything else is the field's 400.
+func numberOrString(field string, raw json.RawMessage) (*float64, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return nil, nil
+	}
+	if strings.HasPrefix(s, `"`) {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, core.Invalid(field + "_is_invalid")
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil, core.Invalid(field + "_is_invalid")
+	}
+	return &v, nil
 }
 
 // optionalID parses a uuid field of a body: "" is uuid.Nil, which the store
@@ -94,7 +118,11 @@ func (h *Handler) createExperiment(c echo.Context) error {
 	if err := bind(c, &b); err != nil {
 		return err
 	}
-	in := experiments.ExperimentInput{BaselineVariationID: b.BaselineVariationID, Alpha: b.Alpha}
+	alpha, err := numberOrString("alpha", b.Alpha)
+	if err != nil {
+		return err
+	}
+	in := experiments.ExperimentInput{BaselineVariationID: b.BaselineVariationID, Alpha: alpha}
 	if in.FeatureFlagID, err = optionalID("featureFlagId", b.FeatureFlagID); err != nil {
 		return err
 	}

@@ -147,6 +147,8 @@ type FlagMain struct {
 	History                *History
 	Triggers               *TriggersTab
 	Evaluations            *EvaluationsTab
+	// Experiments is the Experimentation tab: the flag's experiments.
+	Experiments *ExperimentsTab
 	// Evaluated says when SDKs last reported evaluating the flag and how often.
 	Evaluated string
 	// Tester is the "test a user" panel of the targeting tab; nil elsewhere.

@@ -21,6 +21,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/experiments"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
@@ -92,6 +93,25 @@ func TestBrowserAccessibility(t *testing.T) {
 	must(t, a.st.RelayProxies().RegisterAgent(ctx, relay.Key, "edge-1", 9))
 	must(t, a.st.RelayProxies().ReportStatus(ctx, relay.ID, "edge-1", `{"serves":"web:prod","dataVersion":1700000000000,"syncState":"Stable","lastSyncedAt":"2026-01-01T00:00:00Z","reportedAt":"2026-01-01T00:00:00Z"}`))
 
+	// An experiment on checkout with results, and its metric.
+	metric, err := a.st.Experiments().CreateMetric(ctx, owner, prod.ID, experiments.MetricInput{Name: "Checkout", MaintainerUserID: a.owner,
+		EventName: "checkout", EventType: experiments.EventCustom, CustomEventTrackOption: experiments.TrackConversion})
+	must(t, err)
+	expt, err := a.st.Experiments().CreateExperiment(ctx, owner, prod.ID, experiments.ExperimentInput{FeatureFlagID: a.flag(prod, "checkout").ID,
+		MetricID: metric.ID, BaselineVariationID: a.flag(prod, "checkout").Variations[1].ID})
+	must(t, err)
+	_, err = a.st.Experiments().StartExperiment(ctx, owner, prod.ID, expt.ID)
+	must(t, err)
+	var reported experiments.Events
+	for i := range 80 {
+		key := fmt.Sprintf("u-%d", i)
+		reported.Exposures = append(reported.Exposures, experiments.Exposure{FlagKey: "checkout", UserKey: key, VariationID: a.flag(prod, "checkout").Variations[i%2].ID, At: time.Now()})
+		if i%5 == 0 {
+			reported.Conversions = append(reported.Conversions, experiments.Conversion{EventName: "checkout", EventType: experiments.EventCustom, UserKey: key, Value: 1, At: time.Now()})
+		}
+	}
+	must(t, a.st.Experiments().RecordEvents(ctx, prod.ID, reported))
+
 	buffer := runner.NewEndUsers(a.st, slog.New(slog.DiscardHandler))
 	buffer.Saw(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
 	must(t, buffer.Flush(ctx))
@@ -154,6 +174,12 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/segments/:id/restore":            "/segments/" + archivedSeg.ID.String() + "/restore",
 		"/segments/:id/delete":             "/segments/" + archivedSeg.ID.String() + "/delete",
 		"/segments/:id/history":            "/segments/" + beta.ID.String() + "/history",
+		"/flags/:key/experiments":          "/flags/checkout/experiments",
+		"/experiments/:id":                 "/experiments/" + expt.ID.String(),
+		"/experiments/:id/archive":         "/experiments/" + expt.ID.String() + "/archive",
+		"/experiments/:id/archive-data":    "/experiments/" + expt.ID.String() + "/archive-data",
+		"/metrics/:id":                     "/metrics/" + metric.ID.String(),
+		"/metrics/:id/archive":             "/metrics/" + metric.ID.String() + "/archive",
 	}
 	// Not pages: assets, the SSO callback (a redirect), fragments, the home
 	// redirect, and the SDK and health endpoints.
@@ -165,7 +191,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/flags?sort=-lastEvaluatedAt&tag=web&size=10", "/flags?page=99",
 		"/policies/" + policy.ID.String() + "?tab=statements&check-action=ToggleFlag&check-resource=project/web:env/prod:flag/*",
 		"/get-started?sdk=js", "/audit-log?type=FlagTrigger",
-		"/segments/" + shared.ID.String() + "/settings?shared=1"}
+		"/segments/" + shared.ID.String() + "/settings?shared=1", "/experiments/new?flag=checkout"}
 
 	// Each page is named by its route, so screenshots keep their names
 	// from run to run.

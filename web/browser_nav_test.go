@@ -74,7 +74,7 @@ func TestBrowserNavigation(t *testing.T) {
 
 	groups := ch.eval(`[...document.querySelectorAll("#sidebar h2")].map(h => h.textContent + ": " +
 		[...document.querySelectorAll("#sidebar ul[aria-labelledby='" + h.id + "'] a")].map(a => a.textContent).join(", ")).join(" | ")`)
-	if want := "Daily work: Feature flags, Segments, End users, Audit log | " +
+	if want := "Daily work: Feature flags, Segments, End users, Experiments, Audit log | " +
 		"Administration: Projects, Access tokens, Members, Groups, Policies, Organization, Webhooks, Relay proxies, Workspace | " +
 		"Account and help: Profile, API reference"; groups != want {
 		t.Errorf("the navigation's groups:\n%s\nwant\n%s", groups, want)
@@ -152,7 +152,7 @@ func TestBrowserNavigation(t *testing.T) {
 		t.Errorf("the navigation shows on a phone before Menu is pressed")
 	}
 	tabs := `[...document.querySelectorAll(".tabs a")]`
-	if got := ch.eval(`String(` + tabs + `.length === 7 && ` + tabs + `.every(a => { const r = a.getBoundingClientRect(); return r.left >= 0 && r.right <= document.documentElement.clientWidth })
+	if got := ch.eval(`String(` + tabs + `.length === 8 && ` + tabs + `.every(a => { const r = a.getBoundingClientRect(); return r.left >= 0 && r.right <= document.documentElement.clientWidth })
 		&& document.querySelector(".tabs").scrollWidth <= document.querySelector(".tabs").clientWidth)`); got != "true" {
 		t.Errorf("a flag tab is off screen at 390 px: %s", ch.eval(tabs+`.map(a => a.textContent + " " + Math.round(a.getBoundingClientRect().right)).join(", ")`))
 	}

@@ -72,6 +72,7 @@ func flagTabs(href, active string) []views.Tab {
 		{Label: "Settings", Href: href + "/settings", TestID: "tab-settings"},
 		{Label: "History", Href: href + "/history", TestID: "tab-history"},
 		{Label: "Code", Href: href + "/code", TestID: "tab-code"},
+		{Label: "Experimentation", Href: href + "/experiments", TestID: "tab-experimentation"},
 	}
 	for i := range tabs {
 		tabs[i].Active = strings.ToLower(tabs[i].Label) == active
@@ -262,6 +263,12 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 			return err
 		}
 		m.Evaluations = &ev
+	case tabExperiments:
+		ex, err := p.experimentsTab(c, w, f)
+		if err != nil {
+			return err
+		}
+		m.Experiments = &ex
 	}
 
 	if st.served {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/uuid"
 	"golang.org/x/net/html"
 
 	"github.com/bunting-flags/bunting/sql/store/accesstokens"
@@ -74,6 +75,14 @@ func TestFormsWithoutTheRightAreNotRead(t *testing.T) {
 		{plain, "/access-tokens", large},
 		{plain, "/flags", large},
 		{plain, "/segments", large},
+		{plain, "/metrics", large},
+		{plain, "/metrics/" + uuid.NewString(), large},
+		{plain, "/metrics/" + uuid.NewString() + "/archive", large},
+		{plain, "/flags/checkout/experiments", large},
+		{plain, "/experiments/" + uuid.NewString() + "/start", large},
+		{plain, "/experiments/" + uuid.NewString() + "/stop", large},
+		{plain, "/experiments/" + uuid.NewString() + "/archive", large},
+		{plain, "/experiments/" + uuid.NewString() + "/archive-data", large},
 		{plain, "/get-started/project", large},
 		{plain, "/get-started/flag", large},
 	} {

@@ -277,6 +277,27 @@ func (p *pages) register(e *echo.Echo) {
 	g.GET("/segments/:id/history", p.segmentHistory)
 
 	g.GET("/audit-log", p.auditLog)
+
+	// Experiments and their metrics, in the working environment. Changing
+	// either needs the right to change some flag's targeting there,
+	// checked before the form is read; each operation checks its own flag.
+	g.GET("/experiments", p.experiments)
+	g.GET("/experiments/new", p.newExperiment)
+	g.GET("/flags/:key/experiments", p.flagExperiments)
+	needs(p.changesExperiments).POST("/flags/:key/experiments", p.createExperiment)
+	g.GET("/experiments/:id", p.experiment)
+	needs(p.changesExperiments).POST("/experiments/:id/start", p.startExperiment)
+	needs(p.changesExperiments).POST("/experiments/:id/stop", p.stopExperiment)
+	g.GET("/experiments/:id/archive-data", p.confirmExperiment(archiveExperimentData))
+	needs(p.changesExperiments).POST("/experiments/:id/archive-data", p.removeExperiment(archiveExperimentData))
+	g.GET("/experiments/:id/archive", p.confirmExperiment(archiveExperiment))
+	needs(p.changesExperiments).POST("/experiments/:id/archive", p.removeExperiment(archiveExperiment))
+	g.GET("/metrics", p.metrics)
+	needs(p.changesMetrics).POST("/metrics", p.createMetric)
+	g.GET("/metrics/:id", p.metric)
+	needs(p.changesMetrics).POST("/metrics/:id", p.updateMetric)
+	g.GET("/metrics/:id/archive", p.confirmArchiveMetric)
+	needs(p.changesMetrics).POST("/metrics/:id/archive", p.archiveMetric)
 }
 
 // home is the landing page: the feature flags of the working environment,

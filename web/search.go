@@ -27,6 +27,7 @@ var pageWords = map[string]string{
 	"/change-requests": "reviews change requests approvals",
 	"/segments":        "segments audiences",
 	"/end-users":       "end users contexts",
+	"/experiments":     "experiments a/b tests metrics results",
 	"/audit-log":       "audit log history changes",
 	"/projects":        "projects environments secrets sdk keys",
 	"/access-tokens":   "access tokens api keys",

@@ -68,6 +68,7 @@ func (p *pages) navGroups(c echo.Context, active string) ([]views.NavGroup, erro
 	work = append(work,
 		views.NavItem{Label: "Segments", Href: "/segments", TestID: "nav-segments", Active: active == navSegments},
 		views.NavItem{Label: "End users", Href: "/end-users", TestID: "nav-end-users", Active: active == navEndUsers},
+		views.NavItem{Label: "Experiments", Href: "/experiments", TestID: "nav-experiments", Active: active == navExperiments || active == navMetrics},
 		views.NavItem{Label: "Audit log", Href: "/audit-log", TestID: "nav-audit-log", Active: active == navAuditLog})
 
 	admin := []views.NavItem{{Label: "Projects", Href: "/projects", TestID: "nav-projects", Active: active == navProjects}}

@@ -82,6 +82,9 @@ var steps = []step{
 	{name: "require approval in the environment", needs: []string{"add a second member"}, run: requireApproval},
 	{name: "request a change", needs: []string{"require approval in the environment", "flag details"}, run: requestChange},
 	{name: "approve and apply as the second member", needs: []string{"request a change"}, run: approveChange},
+	{name: "create a metric", needs: []string{"onboarding"}, run: createMetric},
+	{name: "create an experiment", needs: []string{"create a metric", "get started: create a flag"}, run: createExperiment},
+	{name: "start the experiment and read its results", needs: []string{"create an experiment"}, run: startExperiment},
 }
 
 func signIn(w *walker) error {
