@@ -80,6 +80,9 @@ func (s *Server) track(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.forwardInsight != nil {
+		return s.forwardInsight(c, env, credential(c.Request()), body)
+	}
 	var report []insight
 	switch err := jsonbody.Decode(body, &report); {
 	case errors.Is(err, jsonbody.ErrTooCostly):
@@ -102,7 +105,7 @@ func (s *Server) track(c echo.Context) error {
 	}
 	now := s.now()
 	counts = s.admitEvaluations(env.SecretID, counts)
-	if err := s.store.SDK().RecordEvaluations(c.Request().Context(), env, counts, now); err != nil {
+	if err := s.src.RecordEvaluations(c.Request().Context(), env, counts, now); err != nil {
 		return err
 	}
 	s.sawEndUsers(env, users, now)

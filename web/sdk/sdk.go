@@ -26,7 +26,7 @@ import (
 
 // Server serves the SDK endpoints.
 type Server struct {
-	store    *store.Store
+	src      Source
 	log      *slog.Logger
 	cache    *cache
 	hub      *hub
@@ -47,6 +47,8 @@ type Server struct {
 	// recorded (bounded by the environments there are), so each costs the
 	// database one statement per process.
 	seen sync.Map
+	// forwardInsight takes event reports in place of counting them.
+	forwardInsight func(c echo.Context, env sdkdata.SDKEnv, secret string, body []byte) error
 }
 
 // Options tune a Server; the zero value is production-ready but for
@@ -71,11 +73,22 @@ type Options struct {
 	// Tracer, when set, traces the pushes of changes to streaming SDKs
 	// (span change.notify); nil when tracing is off.
 	Tracer trace.TracerProvider
+	// ForwardInsight, when set, takes the SDKs' event reports in place of
+	// counting them: a relay sends them on to its upstream, which counts
+	// them. The body has been read within the limits and the secret
+	// checked; what it answers is the answer.
+	ForwardInsight func(c echo.Context, env sdkdata.SDKEnv, secret string, body []byte) error
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
 // need the change listener of s.Feed() to be running (feed.Listener).
 func New(s *store.Store, log *slog.Logger, opts Options) *Server {
+	return NewFrom(StoreSource(s), log, opts)
+}
+
+// NewFrom returns the SDK server over a Source: pushes and caching follow
+// src.Changes().
+func NewFrom(src Source, log *slog.Logger, opts Options) *Server {
 	if opts.Limits == (Limits{}) {
 		opts.Limits = DefaultLimits
 	}
@@ -85,7 +98,7 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 	if opts.RefusalLog <= 0 {
 		opts.RefusalLog = 10 * time.Second
 	}
-	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits),
+	srv := &Server{src: src, log: log, cache: newCache(src), forwardInsight: opts.ForwardInsight, limits: newLimits(opts.Limits),
 		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog},
 		endUsers: opts.EndUsers, evaluations: opts.Evaluations, metrics: opts.Metrics, now: time.Now}
 	if opts.Tracer != nil {
@@ -171,7 +184,7 @@ func (s *Server) markSeen(ctx context.Context, env sdkdata.SDKEnv) {
 	if _, done := s.seen.LoadOrStore(env.EnvID, true); done {
 		return
 	}
-	if err := s.store.SDK().RecordSDKSeen(ctx, env, s.now()); err != nil {
+	if err := s.src.RecordSDKSeen(ctx, env, s.now()); err != nil {
 		s.seen.Delete(env.EnvID)
 		s.log.WarnContext(ctx, "record an environment's first SDK request", "env", env.EnvID, "err", err)
 	}
