@@ -147,9 +147,9 @@ const (
 // segment marks it dirty, and the next reader patches the snapshot with a
 // fresh read of just that item; other changes drop the snapshot.
 type cache struct {
-	src   Source
-	sub   *feed.Subscription
-	load  singleflight.Group
+	src  Source
+	sub  *feed.Subscription
+	load singleflight.Group
 
 	mu      sync.Mutex
 	entries map[uuid.UUID]*cacheEntry
