@@ -249,15 +249,14 @@ func (u *Upstream) syncRequest() any {
 		Timestamp int64     `json:"timestamp"`
 	}
 	data := map[string]any{"timestamp": 0}
-	if u.mem.Loaded() {
-		all, envs := u.mem.Versions()
+	// As FeatBit's agent: holding no item at all (version 0) asks for
+	// everything again.
+	if all, envs := u.mem.Versions(); all > 0 {
 		list := make([]envVersion, 0, len(envs))
 		for id, v := range envs {
 			list = append(list, envVersion{EnvID: id, Timestamp: v})
 		}
-		// The overall version must not be 0 even when every environment
-		// is empty, or the upstream answers a full set.
-		data = map[string]any{"timestamp": max(all, 1), "envs": list}
+		data = map[string]any{"timestamp": all, "envs": list}
 	}
 	return map[string]any{"messageType": "data-sync", "data": data}
 }

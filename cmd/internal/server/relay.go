@@ -22,8 +22,13 @@ import (
 
 // RelayConnections is a relay's default cap on streaming connections: a
 // relay does nothing else, so its SDKs may take what the open-file limit
-// allows (three quarters of it, as for the server).
+// allows, less relayFiles.
 const RelayConnections = 50_000
+
+// relayFiles are the descriptors a relay keeps from its SDKs: the upstream's
+// connection, event reports on their way, the snapshot file, the metrics and
+// health requests.
+const relayFiles = 1024
 
 // relayEnv is the environment a relay reads its settings from: the
 // server's SDK settings, with a relay's defaults. Its streaming cap is
@@ -86,7 +91,13 @@ func ServeRelay(ctx context.Context, cfg Config, rc relay.Config, log *slog.Logg
 	if metricsSrv != nil {
 		defer metricsSrv.Close()
 	}
-	rc.SDK = SDKOptions(cfg, RaiseFileLimit(log), log)
+	rc.SDK = SDKOptions(cfg, 0, log)
+	// A relay has no database pool, pages or API to keep descriptors for:
+	// its SDKs may take all but relayFiles of the open-file limit.
+	if files := RaiseFileLimit(log); files > relayFiles && uint64(rc.SDK.Connections.Total) > files-relayFiles {
+		log.Warn("streaming connections capped below the open-file limit", "configured", rc.SDK.Connections.Total, "cap", files-relayFiles)
+		rc.SDK.Connections.Total = int(files - relayFiles)
+	}
 	rc.SDK.Metrics = cfg.Metrics
 	r, err := relay.New(rc, log)
 	if err != nil {
