@@ -186,7 +186,7 @@ func (r *Relay) keyed(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		got := strings.TrimSpace(strings.TrimPrefix(c.Request().Header.Get("Authorization"), "Bearer "))
 		if subtle.ConstantTimeCompare([]byte(got), []byte(r.cfg.Key)) != 1 {
-			return core.ErrUnauthenticated
+			return echo.ErrUnauthorized
 		}
 		return next(c)
 	}
