@@ -173,9 +173,9 @@ var (
 func boolFlag(env uuid.UUID, key string, on bool, at time.Time) flagstore.Flag {
 	return flagstore.Flag{ID: uuid.NewSHA1(uuid.Nil, []byte(key)), EnvID: env, Key: key, Name: key, VariationType: "boolean",
 		Variations: []flagstore.Variation{{ID: "t", Name: "True", Value: "true"}, {ID: "f", Name: "False", Value: "false"}},
-		IsEnabled: on, DisabledVariationID: "f", TargetUsers: []flagstore.TargetUser{}, Rules: []flagstore.FlagRule{},
+		IsEnabled:  on, DisabledVariationID: "f", TargetUsers: []flagstore.TargetUser{}, Rules: []flagstore.FlagRule{},
 		Fallthrough: flagstore.Fallthrough{IncludedInExpt: true, Variations: []flagstore.RolloutVariation{{ID: "t", Rollout: []float64{0, 1}, ExptRollout: 1}}},
-		Tags: []string{}, CreatedAt: at, UpdatedAt: at}
+		Tags:        []string{}, CreatedAt: at, UpdatedAt: at}
 }
 
 // TestRelaySyncsServesAndCatchesUp: the relay syncs everything, serves SDKs
