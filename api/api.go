@@ -18,6 +18,7 @@ import (
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
 	"github.com/bunting-flags/bunting/web/oidcflow"
+	"github.com/bunting-flags/bunting/web/sdk"
 	"github.com/bunting-flags/bunting/web/webhook"
 )
 
@@ -31,6 +32,8 @@ type Handler struct {
 	actors *actorcache.Cache
 	// sso calls OIDC providers for single sign-on from FeatBit's UI.
 	sso *oidcflow.Client
+	// relays syncs relay proxies' manual agents and knows the agent quota.
+	relays *sdk.Server
 }
 
 // Shared is what the API shares with the pages in one process; a nil field
@@ -42,6 +45,8 @@ type Shared struct {
 	// It needs the store's change listener (feed.Listener) running; without
 	// it every request asks the database.
 	Actors *actorcache.Cache
+	// SDK is the process's SDK server, which builds what relays are sent.
+	SDK *sdk.Server
 }
 
 // New returns the API handler over s.
@@ -52,8 +57,11 @@ func New(s *store.Store, log *slog.Logger, shared Shared) *Handler {
 	if shared.Actors == nil {
 		shared.Actors = actorcache.New(s)
 	}
+	if shared.SDK == nil {
+		shared.SDK = sdk.New(s, log, sdk.Options{})
+	}
 	return &Handler{store: s, log: log, limits: shared.Limits, webhooks: webhook.NewSender(s), actors: shared.Actors,
-		sso: oidcflow.New(s.Projects().AllowPrivateNetworks())}
+		sso: oidcflow.New(s.Projects().AllowPrivateNetworks()), relays: shared.SDK}
 }
 
 // Register adds every /api/v1 route, and FeatBit's one /api/v2 route, to e.
@@ -96,6 +104,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.GET("/workspaces/usages", h.workspaceUsages)
 	g.PUT("/workspaces", h.updateWorkspace)
 	g.PUT("/workspaces/sso-oidc", h.updateWorkspaceSSO)
+	g.GET("/workspaces/license-quota", h.licenseQuota)
 
 	g.GET("/access-tokens", h.listAccessTokens)
 	g.GET("/access-tokens/is-name-used", h.isAccessTokenNameUsed)
@@ -113,6 +122,17 @@ func (h *Handler) Register(e *echo.Echo) {
 	g.PUT("/webhooks/:id", h.updateWebhook)
 	g.DELETE("/webhooks/:id", h.deleteWebhook)
 	g.GET("/webhooks/:id/deliveries", h.listWebhookDeliveries)
+
+	// Relay proxies: FeatBit's RelayProxyController (relay_proxies.go).
+	// Every change needs ManageRelayProxies, checked before a body is read.
+	relays := g.With(httpx.Before(h.managesRelayProxies))
+	g.GET("/relay-proxies", h.listRelayProxies)
+	g.GET("/relay-proxies/is-name-used", h.isRelayProxyNameUsed)
+	g.GET("/relay-proxies/agent-availability", h.relayAgentAvailability)
+	relays.POST("/relay-proxies", h.createRelayProxy)
+	relays.PUT("/relay-proxies/:id", h.updateRelayProxy)
+	relays.DELETE("/relay-proxies/:id", h.deleteRelayProxy)
+	relays.PUT("/relay-proxies/:rpId/agents/:agentId/sync", h.syncRelayAgent)
 
 	// IAM: policies, groups, members and organization settings. Every
 	// policy, group and member route needs CanManageIAM, checked before a

@@ -133,9 +133,31 @@ func (m *matrix) cases() map[string]func() call {
 			return call{path: "/api/v1/access-tokens/" + m.token(), grants: []grant{{access.ManagePersonalAccessTokens, core.AccessTokenRN}}}
 		},
 
-		"GET /api/v1/webhooks":              func() call { return orgCall("/api/v1/webhooks", nil) },
-		"GET /api/v1/webhooks/is-name-used": func() call { return orgCall("/api/v1/webhooks/is-name-used?name=x", nil) },
-		"POST /api/v1/webhooks":             func() call { return scopedCall("/api/v1/webhooks", m.webhookBody()) },
+		"GET /api/v1/relay-proxies": func() call { return relayCall("/api/v1/relay-proxies", nil, access.ListRelayProxies) },
+		"GET /api/v1/relay-proxies/is-name-used": func() call {
+			return relayCall("/api/v1/relay-proxies/is-name-used?name=x", nil, access.ListRelayProxies)
+		},
+		// Loopback is refused by the network rules: the answer is 503, at once.
+		"GET /api/v1/relay-proxies/agent-availability": func() call {
+			return relayCall("/api/v1/relay-proxies/agent-availability?agentHost=http://127.0.0.1:9", nil, access.ManageRelayProxies)
+		},
+		"POST /api/v1/relay-proxies": func() call {
+			return relayScopedCall("/api/v1/relay-proxies", m.relayBody())
+		},
+		"PUT /api/v1/relay-proxies/:id": func() call {
+			return relayScopedCall("/api/v1/relay-proxies/"+m.relayProxy(), m.relayBody())
+		},
+		"DELETE /api/v1/relay-proxies/:id": func() call {
+			return relayCall("/api/v1/relay-proxies/"+m.relayProxy(), nil, access.ManageRelayProxies)
+		},
+		"PUT /api/v1/relay-proxies/:rpId/agents/:agentId/sync": func() call {
+			return relayScopedCall("/api/v1/relay-proxies/"+m.relayProxy()+"/agents/a1/sync?host=x", map[string]any{})
+		},
+		// Any member reads the quota, as in FeatBit.
+		"GET /api/v1/workspaces/license-quota": func() call { return call{path: "/api/v1/workspaces/license-quota", open: true} },
+		"GET /api/v1/webhooks":                 func() call { return orgCall("/api/v1/webhooks", nil) },
+		"GET /api/v1/webhooks/is-name-used":    func() call { return orgCall("/api/v1/webhooks/is-name-used?name=x", nil) },
+		"POST /api/v1/webhooks":                func() call { return scopedCall("/api/v1/webhooks", m.webhookBody()) },
 		"POST /api/v1/webhooks/send": func() call { // loopback is refused here: the answer says so, at once
 			return orgCall("/api/v1/webhooks/send", map[string]any{"deliveryId": "d1", "url": "http://127.0.0.1:9/hook",
 				"events": "test", "payload": "{}"})

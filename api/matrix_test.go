@@ -174,6 +174,28 @@ func (m *matrix) webhook() string {
 	return decode[webhooks.Webhook](m.s.t, m.owner("POST", "/api/v1/webhooks", m.webhookBody())).ID.String()
 }
 
+// relayCall needs one relay proxy action; relayScopedCall managing them
+// and reading the environment a key reaches.
+func relayCall(path string, body any, action access.Action) call {
+	return call{path: path, body: body, grants: []grant{{action, core.RelayProxyRN}}}
+}
+
+func relayScopedCall(path string, body any) call {
+	return call{path: path, body: body, grants: []grant{{access.ManageRelayProxies, core.RelayProxyRN}, {access.CanAccessEnv, envRN}}}
+}
+
+func (m *matrix) relayBody() map[string]any {
+	return map[string]any{"name": fmt.Sprintf("rp%d", m.next()), "scopes": []string{m.env.ID.String()},
+		"agents": []map[string]any{{"id": "a1", "name": "manual", "host": "http://127.0.0.1:9"}}}
+}
+
+// relayProxy makes a relay proxy of the environment with a manual agent a1.
+func (m *matrix) relayProxy() string {
+	return decode[struct {
+		ID string `json:"id"`
+	}](m.s.t, m.owner("POST", "/api/v1/relay-proxies", m.relayBody())).ID
+}
+
 func iamCall(path string, body any) call {
 	return call{path: path, body: body, grants: []grant{{access.CanManageIAM, core.IAMRN}}}
 }

@@ -39,6 +39,9 @@ func iamNav(may core.OrgRights, active string) []views.NavItem {
 	if may.Webhooks {
 		nav = append(nav, views.NavItem{Label: "Webhooks", Href: "/webhooks", TestID: "nav-webhooks", Active: active == navWebhooks})
 	}
+	if may.RelayProxies {
+		nav = append(nav, views.NavItem{Label: "Relay proxies", Href: "/relay-proxies", TestID: "nav-relay-proxies", Active: active == navRelayProxies})
+	}
 	return nav
 }
 

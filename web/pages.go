@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/web/actorcache"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/limit"
+	"github.com/bunting-flags/bunting/web/sdk"
 	"github.com/bunting-flags/bunting/web/webhook"
 )
 
@@ -29,6 +30,8 @@ type pages struct {
 	limits   *limit.Edge
 	actors   *actorcache.Cache
 	hooks    *webhook.Sender
+	// relays builds what relays are sent, for a manual agent's sync.
+	relays *sdk.Server
 	// baseURL is this instance's public URL, which the first-run guide's
 	// snippets connect SDKs to.
 	baseURL *url.URL
@@ -43,7 +46,7 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 	return &pages{store: s, log: log, assets: as,
 		sessions: newSessionStore(s.Projects().Keys(), secure),
 		csrf:     newCSRFGuard(s.Projects().Keys().CSRF, secure),
-		sso:      newSSOClient(cfg.BaseURL, s.Projects().AllowPrivateNetworks()), limits: cfg.Limits, actors: cfg.Actors, hooks: webhook.NewSender(s), baseURL: cfg.BaseURL}, nil
+		sso:      newSSOClient(cfg.BaseURL, s.Projects().AllowPrivateNetworks()), limits: cfg.Limits, actors: cfg.Actors, hooks: webhook.NewSender(s), baseURL: cfg.BaseURL, relays: cfg.SDK}, nil
 }
 
 // register adds every page route to e. Every page but sign-in needs a
@@ -108,6 +111,21 @@ func (p *pages) register(e *echo.Echo) {
 	needs(p.createsSecrets).POST("/projects/:id/envs/:envId/secrets", p.createSecret)
 	needs(p.renamesSecrets).POST("/projects/:id/envs/:envId/secrets/:secretId", p.renameSecret)
 	needs(p.deletesSecrets).POST("/projects/:id/envs/:envId/secrets/:secretId/delete", p.deleteSecret)
+
+	// Relay proxies (relay_proxies.go): seeing them needs ListRelayProxies,
+	// every change ManageRelayProxies.
+	relays, relayChanges := needs(p.listsRelayProxies), needs(p.managesRelayProxies)
+	relays.GET("/relay-proxies", p.relayProxies)
+	relayChanges.GET("/relay-proxies/new", p.newRelayProxy)
+	relayChanges.POST("/relay-proxies", p.createRelayProxy)
+	relays.GET("/relay-proxies/:id", p.relayProxy)
+	relayChanges.POST("/relay-proxies/:id", p.updateRelayProxy)
+	relayChanges.POST("/relay-proxies/:id/agents", p.addRelayAgent)
+	relayChanges.POST("/relay-proxies/:id/agents/:agentId/sync", p.syncRelayAgent)
+	relayChanges.POST("/relay-proxies/:id/agents/:agentId/remove", p.removeRelayAgent)
+	relayChanges.POST("/relay-proxies/:id/auto-agents/:agentId/remove", p.removeAutoAgent)
+	relayChanges.GET("/relay-proxies/:id/delete", p.confirmDeleteRelayProxy)
+	relayChanges.POST("/relay-proxies/:id/delete", p.deleteRelayProxy)
 
 	// Webhooks: every page needs managing the organization's webhooks.
 	webhooks := needs(p.managesWebhooks)

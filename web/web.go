@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/web/actorcache"
 	"github.com/bunting-flags/bunting/web/limit"
+	"github.com/bunting-flags/bunting/web/sdk"
 )
 
 // Config is what the pages need from the process configuration.
@@ -29,6 +30,9 @@ type Config struct {
 	// Actors keeps the actors sessions resolve to, while access holds (the
 	// API shares it); a cache of the pages' own when nil.
 	Actors *actorcache.Cache
+	// SDK is the process's SDK server, which builds what relays are sent
+	// (a manual agent's sync); one of the pages' own when nil.
+	SDK *sdk.Server
 }
 
 // Pages is the admin application.
@@ -41,6 +45,9 @@ func New(cfg Config, s *store.Store, log *slog.Logger) *Pages {
 	}
 	if cfg.Actors == nil {
 		cfg.Actors = actorcache.New(s)
+	}
+	if cfg.SDK == nil {
+		cfg.SDK = sdk.New(s, log, sdk.Options{})
 	}
 	p, err := newPages(cfg, s, log)
 	if err != nil {

@@ -25,6 +25,7 @@ const (
 	TypeOrganization = "organization"
 	TypeIAM          = "iam"
 	TypeAccessToken  = "access-token"
+	TypeRelayProxy   = "relay-proxy"
 	TypeProject      = "project"
 	TypeEnv          = "env"
 	TypeFlag         = "flag"
@@ -55,6 +56,11 @@ const (
 	ListAccessTokens           Action = "ListAccessTokens"
 	ManagePersonalAccessTokens Action = "ManagePersonalAccessTokens"
 	ManageServiceAccessTokens  Action = "ManageServiceAccessTokens"
+
+	// Relay proxies are the organization's; FeatBit checks these in its UI
+	// only, Bunting in the store.
+	ListRelayProxies   Action = "ListRelayProxies"
+	ManageRelayProxies Action = "ManageRelayProxies"
 
 	CanAccessProject      Action = "CanAccessProject"
 	CreateProject         Action = "CreateProject"
@@ -108,6 +114,7 @@ var Catalogue = []ActionGroup{
 	{TypeOrganization, []Action{UpdateOrgName, UpdateOrgDefaultUserPermissions, UpdateOrgSortFlagsBy, CreateOrg, DeleteOrg}},
 	{TypeIAM, []Action{CanManageIAM}},
 	{TypeAccessToken, []Action{ListAccessTokens, ManagePersonalAccessTokens, ManageServiceAccessTokens}},
+	{TypeRelayProxy, []Action{ListRelayProxies, ManageRelayProxies}},
 	{TypeProject, []Action{CanAccessProject, CreateProject, DeleteProject, UpdateProjectSettings, CreateEnv}},
 	{TypeEnv, []Action{CanAccessEnv, DeleteEnv, UpdateEnvSettings, CreateEnvSecret, UpdateEnvSecret, DeleteEnvSecret}},
 	{TypeFlag, []Action{CreateFlag, ArchiveFlag, RestoreFlag, DeleteFlag, CloneFlag, CopyFlagTo, ToggleFlag,

@@ -16,6 +16,7 @@ func TestCatalogue(t *testing.T) {
 		"organization": {"UpdateOrgName", "UpdateOrgDefaultUserPermissions", "UpdateOrgSortFlagsBy", "CreateOrg", "DeleteOrg"},
 		"iam":          {"CanManageIAM"},
 		"access-token": {"ListAccessTokens", "ManagePersonalAccessTokens", "ManageServiceAccessTokens"},
+		"relay-proxy":  {"ListRelayProxies", "ManageRelayProxies"},
 		"project":      {"CanAccessProject", "CreateProject", "DeleteProject", "UpdateProjectSettings", "CreateEnv"},
 		"env":          {"CanAccessEnv", "DeleteEnv", "UpdateEnvSettings", "CreateEnvSecret", "UpdateEnvSecret", "DeleteEnvSecret"},
 		"flag": {"CreateFlag", "ArchiveFlag", "RestoreFlag", "DeleteFlag", "CloneFlag", "CopyFlagTo", "ToggleFlag", "UpdateFlagName",

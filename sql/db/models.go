@@ -353,6 +353,28 @@ type RefreshToken struct {
 	FamilyID    uuid.UUID
 }
 
+type RelayProxy struct {
+	ID             uuid.UUID
+	OrganizationID uuid.UUID
+	Name           string
+	Description    string
+	KeyHash        []byte
+	KeyPrefix      string
+	SealedKey      string
+	IsAllEnvs      bool
+	Scopes         []uuid.UUID
+	Agents         json.RawMessage
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+type RelayProxyAutoAgent struct {
+	RelayProxyID uuid.UUID
+	ID           string
+	Status       string
+	RegisteredAt time.Time
+}
+
 type Segment struct {
 	ID             uuid.UUID
 	WorkspaceID    uuid.UUID

@@ -58,6 +58,10 @@ const (
 	// caches: a secret was removed, its key changed, or it was deleted
 	// (alone or with its project); ID is the environment.
 	EventEnv = "env"
+	// EventRelayProxy: a relay proxy was changed or deleted (its scope,
+	// its key revoked); ID is the relay proxy. It names no environment, so
+	// only the relays' own connections act on it.
+	EventRelayProxy = "relay-proxy"
 	// EventReset: changes may have been missed (nothing was read yet, or
 	// the outbox was pruned past where the reader stopped), or a subscriber
 	// fell behind. Drop every cached thing; Since is when the loss may

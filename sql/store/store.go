@@ -29,6 +29,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/relayproxies"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
@@ -46,6 +47,7 @@ type Store struct {
 	code  *flagsascode.FlagsAsCode
 	gov   *governance.Governance
 	copy  *flagcopy.FlagCopy
+	relay *relayproxies.RelayProxies
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -60,7 +62,8 @@ func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options
 	c.SetWebhooks(webhooks.ChangeWebhookEvents, w.QueueWebhooks)
 	return &Store{core: c, iam: iam.New(c), flags: f, segs: sg, sdk: sdkdata.New(c, f, sg), hooks: w,
 		code: flagsascode.New(c, f, sg), gov: governance.New(c, f),
-		copy: flagcopy.New(c, f)}
+		copy:  flagcopy.New(c, f),
+		relay: relayproxies.New(c)}
 }
 
 // Projects is the core's own operations a surface calls: projects,
@@ -133,6 +136,9 @@ func (s *Store) Governance() *governance.Governance { return s.gov }
 
 // FlagCopy is flags compared and copied between environments.
 func (s *Store) FlagCopy() *flagcopy.FlagCopy { return s.copy }
+
+// RelayProxies is relay proxies, their agents and the agent protocol's reads.
+func (s *Store) RelayProxies() *relayproxies.RelayProxies { return s.relay }
 
 // SDK is the SDK data and end users.
 func (s *Store) SDK() *sdkdata.SDK { return s.sdk }

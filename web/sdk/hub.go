@@ -26,13 +26,16 @@ type hub struct {
 
 	mu        sync.Mutex
 	envs      map[uuid.UUID]map[*conn]struct{}
+	relays    map[*conn]struct{} // relays' connections, which serve many environments
 	count     int
 	sub       *feed.Subscription
 	stopPings chan struct{}
 	closing   bool // shutting down: connections are closed, none added
 }
 
-func newHub(s *Server) *hub { return &hub{srv: s, envs: map[uuid.UUID]map[*conn]struct{}{}} }
+func newHub(s *Server) *hub {
+	return &hub{srv: s, envs: map[uuid.UUID]map[*conn]struct{}{}, relays: map[*conn]struct{}{}}
+}
 
 // add registers a connection, unless the server is shutting down.
 func (h *hub) add(c *conn) bool {
@@ -41,12 +44,16 @@ func (h *hub) add(c *conn) bool {
 	if h.closing {
 		return false
 	}
-	conns := h.envs[c.env.EnvID]
-	if conns == nil {
-		conns = map[*conn]struct{}{}
-		h.envs[c.env.EnvID] = conns
+	if c.relay != nil {
+		h.relays[c] = struct{}{}
+	} else {
+		conns := h.envs[c.env.EnvID]
+		if conns == nil {
+			conns = map[*conn]struct{}{}
+			h.envs[c.env.EnvID] = conns
+		}
+		conns[c] = struct{}{}
 	}
-	conns[c] = struct{}{}
 	h.count++
 	h.srv.metrics.SDKConnectionOpened(c.typ == typeServer)
 	if h.sub == nil {
@@ -68,12 +75,7 @@ func (h *hub) isClosing() bool {
 func (h *hub) shutdown() {
 	h.mu.Lock()
 	h.closing = true
-	var all []*conn
-	for _, conns := range h.envs {
-		for c := range conns {
-			all = append(all, c)
-		}
-	}
+	all := h.allLocked()
 	h.mu.Unlock()
 	for _, c := range all {
 		c.close(websocket.CloseGoingAway, goingAway)
@@ -83,20 +85,52 @@ func (h *hub) shutdown() {
 func (h *hub) remove(c *conn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	conns := h.envs[c.env.EnvID]
-	if _, ok := conns[c]; !ok {
-		return
+	if c.relay != nil {
+		if _, ok := h.relays[c]; !ok {
+			return
+		}
+		delete(h.relays, c)
+	} else {
+		conns := h.envs[c.env.EnvID]
+		if _, ok := conns[c]; !ok {
+			return
+		}
+		delete(conns, c)
+		if len(conns) == 0 {
+			delete(h.envs, c.env.EnvID)
+		}
 	}
-	delete(conns, c)
 	h.srv.metrics.SDKConnectionClosed(c.typ == typeServer)
-	if len(conns) == 0 {
-		delete(h.envs, c.env.EnvID)
-	}
 	if h.count--; h.count == 0 {
 		h.sub.Close()
 		h.sub = nil
 		close(h.stopPings)
 	}
+}
+
+// allLocked is every open connection, relays' too; h.mu is held.
+func (h *hub) allLocked() []*conn {
+	all := make([]*conn, 0, h.count)
+	for _, conns := range h.envs {
+		for c := range conns {
+			all = append(all, c)
+		}
+	}
+	for c := range h.relays {
+		all = append(all, c)
+	}
+	return all
+}
+
+// relayConns is the relays' open connections.
+func (h *hub) relayConns() []*conn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*conn, 0, len(h.relays))
+	for c := range h.relays {
+		out = append(out, c)
+	}
+	return out
 }
 
 // connections is the open connections of an environment.
@@ -125,12 +159,7 @@ func (h *hub) ping(stop chan struct{}) {
 			return
 		case <-t.C:
 			h.mu.Lock()
-			all := make([]*conn, 0, h.count)
-			for _, conns := range h.envs {
-				for c := range conns {
-					all = append(all, c)
-				}
-			}
+			all := h.allLocked()
 			h.mu.Unlock()
 			for _, c := range all {
 				c.send(outgoing{ping: true})
@@ -207,6 +236,7 @@ func (h *hub) handle(events []feed.Event) {
 	if reset != nil {
 		h.catchUp(*reset)
 	}
+	h.pushRelays(ctx, events)
 	for envID, w := range work {
 		if w.secrets {
 			h.recheck(ctx, envID)

@@ -26,7 +26,10 @@ import (
 
 // Server serves the SDK endpoints.
 type Server struct {
-	src      Source
+	src Source
+	// store is the database's, for serving relays (relay.go): nil in a
+	// relay, which serves SDKs only, as FeatBit's agent does.
+	store    *store.Store
 	log      *slog.Logger
 	cache    *cache
 	hub      *hub
@@ -43,6 +46,11 @@ type Server struct {
 	// tracer traces pushes of changes; nil when tracing is off.
 	tracer trace.Tracer
 	now    func() time.Time
+	// agentQuota is how many auto agents a workspace's relay proxies may
+	// register.
+	agentQuota int64
+	// agentHTTP calls manual agents (relay_sync.go).
+	agentHTTP agentClient
 	// seen holds the environments whose first SDK request this process has
 	// recorded (bounded by the environments there are), so each costs the
 	// database one statement per process.
@@ -78,12 +86,18 @@ type Options struct {
 	// them. The body has been read within the limits and the secret
 	// checked; what it answers is the answer.
 	ForwardInsight func(c echo.Context, env sdkdata.SDKEnv, secret string, body []byte) error
+	// RelayAgentQuota is how many auto agents the relay proxies of a
+	// workspace may register (BUNTING_RELAY_AGENT_QUOTA);
+	// DefaultRelayAgentQuota when zero.
+	RelayAgentQuota int64
 }
 
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
 // need the change listener of s.Feed() to be running (feed.Listener).
 func New(s *store.Store, log *slog.Logger, opts Options) *Server {
-	return NewFrom(StoreSource(s), log, opts)
+	srv := NewFrom(StoreSource(s), log, opts)
+	srv.store = s
+	return srv
 }
 
 // NewFrom returns the SDK server over a Source: pushes and caching follow
@@ -98,9 +112,12 @@ func NewFrom(src Source, log *slog.Logger, opts Options) *Server {
 	if opts.RefusalLog <= 0 {
 		opts.RefusalLog = 10 * time.Second
 	}
+	if opts.RelayAgentQuota <= 0 {
+		opts.RelayAgentQuota = DefaultRelayAgentQuota
+	}
 	srv := &Server{src: src, log: log, cache: newCache(src), forwardInsight: opts.ForwardInsight, limits: newLimits(opts.Limits),
 		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog},
-		endUsers: opts.EndUsers, evaluations: opts.Evaluations, metrics: opts.Metrics, now: time.Now}
+		endUsers: opts.EndUsers, evaluations: opts.Evaluations, metrics: opts.Metrics, now: time.Now, agentQuota: opts.RelayAgentQuota}
 	if opts.Tracer != nil {
 		srv.tracer = opts.Tracer.Tracer("github.com/bunting-flags/bunting/web/sdk")
 	}
@@ -138,6 +155,9 @@ func (s *Server) Register(e *echo.Echo) {
 	pub.POST("/insight/track", s.track)
 	pub.GET("/sdk/server/latest-all", s.serverLatest)
 	pub.POST("/sdk/client/latest-all", s.clientLatest)
+	if s.store != nil { // a relay serves no relays
+		pub.POST("/agent/register", s.registerAgent)
+	}
 
 	ofrep := e.Group("/ofrep/v1", cors)
 	ofrep.POST("/evaluate/flags", s.ofrepBulk)

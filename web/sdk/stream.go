@@ -94,6 +94,11 @@ func (s *Server) streaming(c echo.Context) error {
 		return c.NoContent(http.StatusTooManyRequests)
 	}
 	q := r.URL.Query()
+	// A relay serves no relays (FeatBit's agent refuses the type too): it
+	// is closed with 4003 below, as any unknown type.
+	if q.Get("type") == typeRelay && s.store != nil {
+		return s.relayStreaming(c)
+	}
 	typ, ver := q.Get("type"), q.Get("version")
 	secret, at, tokenErr := ParseToken(q.Get("token"))
 	invalid := (typ != typeServer && typ != typeClient) || (ver != "" && ver != "1" && ver != "2") ||
@@ -224,8 +229,10 @@ type conn struct {
 	env      sdkdata.SDKEnv
 	place    place // what it counts against, secret included
 	messages *rate.Limiter
-	once     sync.Once
-	closed   atomic.Bool
+	// relay is set on a relay's connection (relay.go).
+	relay  *relayConn
+	once   sync.Once
+	closed atomic.Bool
 
 	mu      sync.Mutex
 	user    *eval.EndUser // a client SDK's user, once it sent one
@@ -495,6 +502,9 @@ func (c *conn) handle(ctx context.Context, data []byte) {
 		Data        json.RawMessage `json:"data"`
 	}
 	if json.Unmarshal(data, &m) != nil || m.MessageType == nil || m.Data == nil {
+		return
+	}
+	if c.relay != nil && c.relayHandle(ctx, strings.ToLower(*m.MessageType), m.Data) {
 		return
 	}
 	switch strings.ToLower(*m.MessageType) {

@@ -61,9 +61,12 @@ type Config struct {
 	SDKConnectionsPerAddr   int
 	SDKConnectionsPerOrg    int
 	SDKConnectionsPerEnv    int
-	SDKClientShare          int // percent of each connection budget client SDKs may take; server SDKs keep the rest
-	SDKRatePerSecret        int
-	SDKRatePerAddr          int
+	// RelayAgentQuota is how many auto agents a workspace's relay proxies
+	// may register (BUNTING_RELAY_AGENT_QUOTA).
+	RelayAgentQuota  int
+	SDKClientShare   int // percent of each connection budget client SDKs may take; server SDKs keep the rest
+	SDKRatePerSecret int
+	SDKRatePerAddr   int
 	// What one secret may write: new end users a minute, reported
 	// evaluations a second; past them the rest is dropped.
 	SDKEndUsersPerSecret    int
@@ -215,6 +218,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	cfg.SDKConnectionsPerAddr = positive("SDK_CONNECTIONS_PER_ADDRESS", sdk.DefaultConnections.PerAddress)
 	cfg.SDKConnectionsPerOrg = positive("SDK_CONNECTIONS_PER_ORG", sdk.DefaultConnections.PerOrg)
 	cfg.SDKConnectionsPerEnv = positive("SDK_CONNECTIONS_PER_ENV", sdk.DefaultConnections.PerEnv)
+	cfg.RelayAgentQuota = positive("RELAY_AGENT_QUOTA", sdk.DefaultRelayAgentQuota)
 	share := env("SDK_CLIENT_SHARE", strconv.Itoa(sdk.DefaultConnections.ClientShare))
 	if cfg.SDKClientShare, err = strconv.Atoi(share); err != nil || cfg.SDKClientShare < 1 || cfg.SDKClientShare > 99 {
 		bad("SDK_CLIENT_SHARE", "%q is not a percentage from 1 to 99 (server SDKs keep the rest)", share)

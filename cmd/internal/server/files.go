@@ -50,5 +50,5 @@ func SDKOptions(cfg Config, files uint64, log *slog.Logger) sdk.Options {
 	limits.PerSecret, limits.SecretBurst = rate.Limit(cfg.SDKRatePerSecret), 2*cfg.SDKRatePerSecret
 	limits.PerAddress, limits.AddressBurst = rate.Limit(cfg.SDKRatePerAddr), 2*cfg.SDKRatePerAddr
 	limits.EndUsersPerSecret, limits.EvaluationsPerSecret = cfg.SDKEndUsersPerSecret, cfg.SDKEvaluationsPerSecret
-	return sdk.Options{Limits: limits, Connections: conns}
+	return sdk.Options{Limits: limits, Connections: conns, RelayAgentQuota: int64(cfg.RelayAgentQuota)}
 }

@@ -38,7 +38,8 @@ func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Optio
 	// The API and the pages share one allowance of each rate limit, and one
 	// cache of the actors credentials resolve to.
 	limits, actors := limit.NewEdge(), actorcache.New(st)
-	pages := web.New(web.Config{BaseURL: cfg.BaseURL, Limits: limits, Actors: actors}, st, log)
+	sdks := sdk.New(st, log, sdkOpts)
+	pages := web.New(web.Config{BaseURL: cfg.BaseURL, Limits: limits, Actors: actors, SDK: sdks}, st, log)
 	// Paths under /api/ answer in the API's JSON envelope; everything else is
 	// a page, or a region of one, and answers in HTML.
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
@@ -67,8 +68,7 @@ func NewHandler(cfg Config, st *store.Store, log *slog.Logger, sdkOpts sdk.Optio
 	})
 
 	mountMetrics(e, cfg)
-	api.New(st, log, api.Shared{Limits: limits, Actors: actors}).Register(e)
-	sdks := sdk.New(st, log, sdkOpts)
+	api.New(st, log, api.Shared{Limits: limits, Actors: actors, SDK: sdks}).Register(e)
 	sdks.Register(e)
 	pages.Register(e)
 	return e, sdks.Shutdown

@@ -43,6 +43,7 @@ POST /sso/start
 	sdkSecret: `
 GET /api/public/sdk/server/latest-all
 GET /streaming
+POST /api/public/agent/register
 POST /api/public/insight/track
 POST /api/public/sdk/client/latest-all
 POST /ofrep/v1/evaluate/flags
@@ -106,6 +107,9 @@ GET /api/v1/projects/:projectId/envs/:id
 GET /api/v1/projects/:projectId/envs/is-key-used
 GET /api/v1/projects/:projectId/export
 GET /api/v1/projects/is-key-used
+GET /api/v1/relay-proxies
+GET /api/v1/relay-proxies/agent-availability
+GET /api/v1/relay-proxies/is-name-used
 GET /api/v1/resources
 GET /api/v1/triggers
 GET /api/v1/user/policies
@@ -117,6 +121,7 @@ GET /api/v1/webhooks/:id/deliveries
 GET /api/v1/webhooks/is-name-used
 GET /api/v1/workspaces
 GET /api/v1/workspaces/is-key-used
+GET /api/v1/workspaces/license-quota
 GET /api/v1/workspaces/usages
 GET /api/v2/resources
 GET /audit-log
@@ -250,6 +255,10 @@ PUT /api/v1/workspaces
 PUT /api/v1/workspaces/sso-oidc
 `,
 	needsRight: `
+DELETE /api/v1/relay-proxies/:id
+POST /api/v1/relay-proxies
+PUT /api/v1/relay-proxies/:id
+PUT /api/v1/relay-proxies/:rpId/agents/:agentId/sync
 POST /access-tokens/:id/toggle
 POST /access-tokens/:id/delete
 DELETE /api/v1/envs/:envId/end-user-properties/:id

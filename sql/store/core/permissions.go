@@ -37,6 +37,7 @@ var BuiltinPolicies = []builtinPolicy{
 		allow("admin-organization", access.TypeOrganization, "organization/*", access.UpdateOrgSortFlagsBy, access.UpdateOrgName, access.UpdateOrgDefaultUserPermissions, access.CreateOrg),
 		allow("admin-iam", access.TypeIAM, "iam/*", access.CanManageIAM),
 		allow("admin-access-token", access.TypeAccessToken, "access-token/*", access.ListAccessTokens, access.ManagePersonalAccessTokens, access.ManageServiceAccessTokens),
+		allow("admin-relay-proxy", access.TypeRelayProxy, RelayProxyRN, access.ManageRelayProxies, access.ListRelayProxies),
 		allow("admin-project", access.TypeProject, "project/*", access.CanAccessProject, access.CreateProject, access.DeleteProject, access.UpdateProjectSettings, access.CreateEnv),
 		allow("admin-env", access.TypeEnv, "project/*:env/*", access.CanAccessEnv, access.DeleteEnv, access.UpdateEnvSettings, access.CreateEnvSecret, access.DeleteEnvSecret, access.UpdateEnvSecret),
 		allow("admin-workspace", access.TypeWorkspace, "workspace/*", access.UpdateWorkspaceGeneralSettings, access.UpdateWorkspaceLicense, access.UpdateWorkspaceSSOSettings),
@@ -45,6 +46,7 @@ var BuiltinPolicies = []builtinPolicy{
 	}},
 	{DeveloperPolicyID, "Developer", "developer", "Works with flags and segments in every project.", []access.Statement{
 		allow("developer-access-token", access.TypeAccessToken, "access-token/*", access.ListAccessTokens, access.ManagePersonalAccessTokens, access.ManageServiceAccessTokens),
+		allow("developer-relay-proxy", access.TypeRelayProxy, RelayProxyRN, access.ManageRelayProxies, access.ListRelayProxies),
 		allow("developer-project", access.TypeProject, "project/*", access.CanAccessProject),
 		allow("developer-env", access.TypeEnv, "project/*:env/*", access.CanAccessEnv),
 		allow("developer-flag", access.TypeFlag, "project/*:env/*:flag/*", "*"),
@@ -67,8 +69,10 @@ func ProjectRN(projectKey string) string { return "project/" + projectKey }
 // EnvRN names an environment of a project; EnvRN(projectKey, "*") names any of them.
 func EnvRN(projectKey, envKey string) string { return ProjectRN(projectKey) + ":env/" + envKey }
 
-// IAMRN names identity and access management; AccessTokenRN every access token.
+// IAMRN names identity and access management; AccessTokenRN every access
+// token; RelayProxyRN every relay proxy.
 const (
 	IAMRN         = "iam/*"
 	AccessTokenRN = "access-token/*"
+	RelayProxyRN  = "relay-proxy/*"
 )

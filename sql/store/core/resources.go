@@ -62,6 +62,7 @@ var allResources = map[string]Resource{
 	access.TypeOrganization: {uuid.MustParse("e394832e-bd98-43de-b174-e0c98e03d19d"), "organization", "organization/*", access.TypeOrganization},
 	access.TypeIAM:          {uuid.MustParse("d8791bd2-ca85-4629-a439-1dce20764211"), "iam", IAMRN, access.TypeIAM},
 	access.TypeAccessToken:  {uuid.MustParse("150083da-e20f-4670-948c-b842cf8a91a4"), "access token", AccessTokenRN, access.TypeAccessToken},
+	access.TypeRelayProxy:   {uuid.MustParse("7d5c3f4e-2a1b-4c8e-9f60-3b2a1d0e5c47"), "relay proxy", RelayProxyRN, access.TypeRelayProxy},
 	access.TypeProject:      {uuid.MustParse("e77679a2-e79b-43e5-aa9f-fd6c980239be"), "project", "project/*", access.TypeProject},
 	access.TypeEnv:          {uuid.MustParse("c62ed37a-74a9-4987-8ef4-b5a16127f307"), "env", "project/*:env/*", access.TypeEnv},
 	access.TypeFlag:         {uuid.MustParse("cc97e362-9688-44b6-9532-2f82f19e1316"), "flag", "project/*:env/*:flag/*", access.TypeFlag},

@@ -19,7 +19,9 @@ type OrgRights struct {
 	// ManageIAM is managing its members, groups and policies.
 	ManageIAM bool
 	// Webhooks is managing its webhooks.
-	Webhooks         bool
+	Webhooks bool
+	// RelayProxies is seeing its relay proxies (ListRelayProxies).
+	RelayProxies     bool
 	ListAccessTokens bool
 	CreateProject    bool
 	// CreateOrganization is creating another organization in the workspace.
@@ -38,7 +40,7 @@ func OrganizationRights(a *Actor, key string) OrgRights {
 	rn := OrganizationRN(key)
 	return OrgRights{Name: a.Can(access.UpdateOrgName, rn), DefaultPermissions: a.Can(access.UpdateOrgDefaultUserPermissions, rn),
 		SortFlagsBy: a.Can(access.UpdateOrgSortFlagsBy, rn), Delete: MayDeleteOrganization(a, key) == nil,
-		ManageIAM: a.RequireIAM() == nil, Webhooks: a.Can(WebhookAction, rn), ListAccessTokens: MayListAccessTokens(a) == nil,
+		ManageIAM: a.RequireIAM() == nil, Webhooks: a.Can(WebhookAction, rn), RelayProxies: a.Can(access.ListRelayProxies, RelayProxyRN), ListAccessTokens: MayListAccessTokens(a) == nil,
 		CreateProject: MayCreateProject(a) == nil, CreateOrganization: MayCreateOrganization(a) == nil, a: a}
 }
 

@@ -36,6 +36,7 @@ func TestRulesBuiltinPolicyStatements(t *testing.T) {
 			{"organization", "organization/*", []string{"UpdateOrgSortFlagsBy", "UpdateOrgName", "UpdateOrgDefaultUserPermissions", "CreateOrg"}},
 			{"iam", "iam/*", []string{"CanManageIAM"}},
 			{"access-token", "access-token/*", []string{"ManageServiceAccessTokens", "ManagePersonalAccessTokens", "ListAccessTokens"}},
+			{"relay-proxy", "relay-proxy/*", []string{"ManageRelayProxies", "ListRelayProxies"}},
 			{"project", "project/*", []string{"CanAccessProject", "CreateProject", "DeleteProject", "UpdateProjectSettings", "CreateEnv"}},
 			{"env", "project/*:env/*", []string{"CanAccessEnv", "DeleteEnv", "UpdateEnvSettings", "CreateEnvSecret", "DeleteEnvSecret", "UpdateEnvSecret"}},
 			{"workspace", "workspace/*", []string{"UpdateWorkspaceGeneralSettings", "UpdateWorkspaceLicense", "UpdateWorkspaceSSOSettings"}},
@@ -44,6 +45,7 @@ func TestRulesBuiltinPolicyStatements(t *testing.T) {
 		},
 		"developer": {
 			{"access-token", "access-token/*", []string{"ManageServiceAccessTokens", "ManagePersonalAccessTokens", "ListAccessTokens"}},
+			{"relay-proxy", "relay-proxy/*", []string{"ManageRelayProxies", "ListRelayProxies"}},
 			{"project", "project/*", []string{"CanAccessProject"}},
 			{"env", "project/*:env/*", []string{"CanAccessEnv"}},
 			{"flag", "project/*:env/*:flag/*", []string{"*"}},
@@ -103,6 +105,8 @@ func TestRulesBuiltinPolicyGrants(t *testing.T) {
 		{access.ListAccessTokens, "access-token/*", true, true, true},
 		{access.ManagePersonalAccessTokens, "access-token/*", true, true, true},
 		{access.ManageServiceAccessTokens, "access-token/*", true, true, true},
+		{access.ListRelayProxies, "relay-proxy/*", true, true, true},
+		{access.ManageRelayProxies, "relay-proxy/*", true, true, true},
 		{access.CanAccessProject, project, true, true, true},
 		{access.CreateProject, project, true, true, false},
 		{access.DeleteProject, project, true, true, false},
@@ -151,6 +155,7 @@ func TestRulesResourceNames(t *testing.T) {
 		{core.EnvRN("web", "*"), "project/web:env/*"},
 		{core.IAMRN, "iam/*"},
 		{core.AccessTokenRN, "access-token/*"},
+		{core.RelayProxyRN, "relay-proxy/*"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
