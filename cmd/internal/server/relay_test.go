@@ -41,6 +41,9 @@ func TestRelayProcess(t *testing.T) {
 		t.Skip("builds and runs bunting twice")
 	}
 	exe := buildBunting(t)
+	// Processes belong to the whole test, not to the subtest that starts
+	// them (a subtest's cleanup would kill them when it ends).
+	top := t
 	pool := dbtest.New(t, core.ConfigurePool)
 	s := newSiteOver(t, pool)
 	dbURL := pool.Config().ConnString()
@@ -84,8 +87,8 @@ func TestRelayProcess(t *testing.T) {
 	if code, body := relayGet(t, relayURL+"/health/readiness", ""); code != http.StatusOK || body != "Degraded" {
 		t.Fatalf("readiness with the upstream away: %d %q, want 200 Degraded", code, body)
 	}
-	if f := latestFlag(t, relayURL, server, "ft-bool"); !f.IsEnabled {
-		t.Fatal("the relay stopped serving ft-bool with the upstream away")
+	if f := latestFlag(t, relayURL, server, "ft-target"); !f.IsEnabled || len(f.TargetUsers) != 1 {
+		t.Fatalf("the relay serves ft-target as %+v with the upstream away", f)
 	}
 	// A change made while the upstream is away reaches the SDK once it is back.
 	_, err := s.st.Flags().ToggleFlag(context.Background(), s.ownerActor(), prod.ID, "ft-off", true, flagstore.Change{})
@@ -109,7 +112,7 @@ func TestRelayProcess(t *testing.T) {
 		})
 		up.kill()
 		relay.kill()
-		relay = startProcess(t, exe, "relay", []string{"relay"}, relayEnv)
+		relay = startProcess(top, exe, "relay", []string{"relay"}, relayEnv)
 		waitStatus(t, relayURL+"/health/readiness", "Degraded")
 		if f := latestFlag(t, relayURL, server, "ft-off"); !f.IsEnabled {
 			t.Fatal("the restarted relay serves ft-off as before the change")
@@ -118,7 +121,7 @@ func TestRelayProcess(t *testing.T) {
 		if code != http.StatusOK || !strings.Contains(body, `"id":"ft-seg"`) {
 			t.Fatalf("client polling from the snapshot: %d %.300s", code, body)
 		}
-		up = startProcess(t, exe, "upstream", []string{"serve"}, up.env)
+		up = startProcess(top, exe, "upstream", []string{"serve"}, up.env)
 		waitStatus(t, relayURL+"/health/readiness", "Healthy")
 	})
 
@@ -126,7 +129,7 @@ func TestRelayProcess(t *testing.T) {
 		addr := freeLoopback(t)
 		env := maps.Clone(relayEnv)
 		env["BUNTING_ADDR"], env["BUNTING_RELAY_KEY"], env["BUNTING_RELAY_SNAPSHOT"] = addr, "rp-"+strings.Repeat("x", 40), ""
-		startProcess(t, exe, "bad-relay", []string{"relay"}, env)
+		startProcess(top, exe, "bad-relay", []string{"relay"}, env)
 		waitProxyState(t, "http://"+addr, env["BUNTING_RELAY_KEY"], "Stopped")
 		if code, _ := relayGet(t, "http://"+addr+"/health/readiness", ""); code != http.StatusServiceUnavailable {
 			t.Fatalf("readiness of a relay with no data: %d, want 503", code)
@@ -166,7 +169,7 @@ type process struct {
 func startProcess(t *testing.T, exe, name string, args []string, env map[string]string) *process {
 	t.Helper()
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), "BUNTING_METRICS_ADDR=off", "BUNTING_LOG_LEVEL=info")
+	cmd.Env = append(os.Environ(), "BUNTING_METRICS_ADDR=off", "BUNTING_LOG_LEVEL=warn")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
