@@ -56,7 +56,7 @@ func TestRelayProcess(t *testing.T) {
 
 	prod := s.project("relayed")
 	fx := s.relayFixture(prod.ID)
-	key := createRelayProxy(t, upstream, s.owner, prod.ID)
+	rpID, key := createRelayProxy(t, upstream, s.owner, prod.ID)
 	snapshot := filepath.Join(t.TempDir(), "relay", "snapshot.json")
 	relayAddr := freeLoopback(t)
 	relayURL := "http://" + relayAddr
@@ -123,6 +123,35 @@ func TestRelayProcess(t *testing.T) {
 		}
 		up = startProcess(top, exe, "upstream", []string{"serve"}, up.env)
 		waitStatus(t, relayURL+"/health/readiness", "Healthy")
+	})
+
+	t.Run("a change of scope reaches the relay", func(t *testing.T) {
+		other := s.project("relayed-two")
+		_, err := s.st.Flags().CreateFlag(context.Background(), s.ownerActor(), other.ID,
+			decode[flagstore.FlagInput](t, map[string]any{"name": "other", "key": "other-flag", "isEnabled": true}))
+		must(t, err)
+		held := dialRelay(t, relayURL, server)
+		body, _ := json.Marshal(map[string]any{"name": "edge", "description": "", "isAllEnvs": false,
+			"scopes": []string{other.ID.String()}, "agents": []any{}, "autoAgents": []any{}})
+		if code, answer := relayDo(t, "PUT", upstream+"/api/v1/relay-proxies/"+rpID, s.owner, string(body)); code != http.StatusOK {
+			t.Fatalf("change the scope: %d %.300s", code, answer)
+		}
+		// The first environment's secret no longer opens anything: its
+		// stream is closed as FeatBit closes a removed secret's.
+		held.SetReadDeadline(time.Now().Add(60 * time.Second))
+		for {
+			_, _, err := held.ReadMessage()
+			if err == nil {
+				continue
+			}
+			if !websocket.IsCloseError(err, 4003) {
+				t.Fatalf("the stream of an environment left out of the scope ended with %v, want 4003", err)
+			}
+			break
+		}
+		if f := latestFlag(t, relayURL, secretOf(other, core.SecretServer), "other-flag"); !f.IsEnabled {
+			t.Fatal("the environment added to the scope is not served")
+		}
 	})
 
 	t.Run("a key the upstream does not know stops the relay's sync", func(t *testing.T) {
@@ -278,20 +307,21 @@ func waitProxyState(t *testing.T, relayURL, key, state string) {
 
 // createRelayProxy makes a relay proxy of one environment through FeatBit's
 // management route and returns its key.
-func createRelayProxy(t *testing.T, upstream, owner string, envID uuid.UUID) string {
+func createRelayProxy(t *testing.T, upstream, owner string, envID uuid.UUID) (id, key string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"name": "edge", "description": "", "isAllEnvs": false,
 		"scopes": []string{envID.String()}, "agents": []any{}})
 	code, answer := relayPost(t, upstream+"/api/v1/relay-proxies", owner, string(body))
 	var out struct {
 		Data struct {
+			ID  string `json:"id"`
 			Key string `json:"key"`
 		} `json:"data"`
 	}
 	if code != http.StatusOK || json.Unmarshal([]byte(answer), &out) != nil || !strings.HasPrefix(out.Data.Key, "rp-") {
 		t.Fatalf("create a relay proxy: %d %.300s", code, answer)
 	}
-	return out.Data.Key
+	return out.Data.ID, out.Data.Key
 }
 
 func secretOf(env core.Environment, typ string) string {
