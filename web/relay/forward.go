@@ -29,6 +29,10 @@ const (
 	maxPendingBytes = 32 << 20
 	// maxBatchBytes starts a send early.
 	maxBatchBytes = 4 << 20
+	// secretShare is the part of maxPendingBytes one secret's events may
+	// hold: a client secret is in every browser, so one must not crowd out
+	// the others' reports.
+	secretShare = 8
 )
 
 // Forwarder sends the SDKs' event reports to the upstream's
@@ -42,6 +46,7 @@ type Forwarder struct {
 
 	mu      sync.Mutex
 	pending map[string][]json.RawMessage // secret → events
+	held    map[string]int                // secret → bytes of its pending events
 	bytes   int
 	kick    chan struct{}
 
@@ -52,7 +57,7 @@ type Forwarder struct {
 // NewForwarder returns a forwarder to base.
 func NewForwarder(base *url.URL, log *slog.Logger) *Forwarder {
 	return &Forwarder{base: base, log: log, client: &http.Client{Timeout: 5 * time.Second},
-		pending: map[string][]json.RawMessage{}, kick: make(chan struct{}, 1)}
+		pending: map[string][]json.RawMessage{}, held: map[string]int{}, kick: make(chan struct{}, 1)}
 }
 
 // Take is web/sdk's ForwardInsight: the report must be a JSON array; its
@@ -63,13 +68,14 @@ func (f *Forwarder) Take(c echo.Context, _ sdkdata.SDKEnv, secret string, body [
 		return core.Invalid("body_is_invalid")
 	}
 	f.mu.Lock()
-	if f.bytes+len(body) > maxPendingBytes {
+	if f.bytes+len(body) > maxPendingBytes || f.held[secret]+len(body) > maxPendingBytes/secretShare {
 		f.mu.Unlock()
 		f.Dropped.Add(int64(len(events)))
 		return c.NoContent(http.StatusOK)
 	}
 	f.pending[secret] = append(f.pending[secret], events...)
 	f.bytes += len(body)
+	f.held[secret] += len(body)
 	full := f.bytes >= maxBatchBytes
 	f.mu.Unlock()
 	if full {
@@ -104,15 +110,16 @@ func (f *Forwarder) Run(ctx context.Context) {
 func (f *Forwarder) Flush(ctx context.Context) {
 	f.mu.Lock()
 	batches := f.pending
-	f.pending, f.bytes = map[string][]json.RawMessage{}, 0
+	f.pending, f.held, f.bytes = map[string][]json.RawMessage{}, map[string]int{}, 0
 	f.mu.Unlock()
 	for secret, events := range batches {
 		body, _ := json.Marshal(events)
 		if err := f.send(ctx, secret, body); err != nil {
 			f.mu.Lock()
-			if f.bytes+len(body) <= maxPendingBytes {
+			if f.bytes+len(body) <= maxPendingBytes && f.held[secret]+len(body) <= maxPendingBytes/secretShare {
 				f.pending[secret] = append(events, f.pending[secret]...)
 				f.bytes += len(body)
+				f.held[secret] += len(body)
 				f.mu.Unlock()
 				continue
 			}
