@@ -39,6 +39,9 @@ type GuideConnect struct {
 	// SecretNote explains a placeholder used where no secret could be filled in.
 	SecretNote string
 	Check      GuideCheck
+	// Relay links to the Relay proxies page when the person may see it:
+	// applications with many SDKs connect them to a relay.
+	Relay string
 }
 
 // Snippet is one ready piece of code.

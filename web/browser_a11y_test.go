@@ -23,6 +23,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/relayproxies"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
@@ -84,6 +85,11 @@ func TestBrowserAccessibility(t *testing.T) {
 	hook, err := a.st.Webhooks().CreateWebhook(ctx, owner, webhooks.WebhookInput{Name: "Chat", URL: "https://hooks.example.com/bunting",
 		Scopes: []string{web.ID.String() + "/" + prod.ID.String()}, Events: []string{webhooks.EventFlagToggled}, IsActive: true})
 	must(t, err)
+	relay, err := a.st.RelayProxies().Create(ctx, owner, relayproxies.Input{Name: "Edge", Scopes: []string{prod.ID.String()},
+		Agents: []relayproxies.Agent{{ID: "m1", Name: "Air-gapped", Host: "http://10.0.0.5:6100"}}})
+	must(t, err)
+	must(t, a.st.RelayProxies().RegisterAgent(ctx, relay.Key, "edge-1", 9))
+	must(t, a.st.RelayProxies().ReportStatus(ctx, relay.ID, "edge-1", `{"serves":"web:prod","dataVersion":1700000000000,"syncState":"Stable","lastSyncedAt":"2026-01-01T00:00:00Z","reportedAt":"2026-01-01T00:00:00Z"}`))
 
 	buffer := runner.NewEndUsers(a.st, slog.New(slog.DiscardHandler))
 	buffer.Saw(prod.ID, []eval.EndUser{{KeyID: "alice", CustomizedProperties: []eval.UserProperty{{Name: "country", Value: "NL"}}}}, time.Now())
@@ -127,6 +133,8 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/access-tokens/:id":               "/access-tokens/" + token.ID.String(),
 		"/webhooks/:id":                    "/webhooks/" + hook.ID.String(),
 		"/webhooks/:id/delete":             "/webhooks/" + hook.ID.String() + "/delete",
+		"/relay-proxies/:id":               "/relay-proxies/" + relay.ID.String(),
+		"/relay-proxies/:id/delete":        "/relay-proxies/" + relay.ID.String() + "/delete",
 		"/flags/:key":                      "/flags/checkout",
 		"/flags/:key/variations":           "/flags/checkout/variations",
 		"/flags/:key/settings":             "/flags/checkout/settings",

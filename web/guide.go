@@ -131,6 +131,9 @@ func (p *pages) guidePage(c echo.Context, status int, project, flag *views.Form)
 			return err
 		}
 		vm.Connect = p.connect(w.Env, flagKey, c.QueryParam("sdk")) // the frame's, with its secrets
+		if place(c).Org.RelayProxies {
+			vm.Connect.Relay = "/relay-proxies"
+		}
 	}
 	shell, err := p.shell(c, "Get started", navFlags)
 	if err != nil {

@@ -35,6 +35,7 @@ var pageWords = map[string]string{
 	"/policies":        "policies permissions roles access",
 	"/organization":    "organization settings default permissions",
 	"/webhooks":        "webhooks integrations notifications",
+	"/relay-proxies":   "relay proxies agents edge keys",
 	"/workspace":       "workspace settings sso oidc single sign-on",
 	"/profile":         "profile account password",
 	"/docs":            "api reference documentation openapi",

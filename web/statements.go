@@ -34,6 +34,7 @@ var resourceTypes = []struct{ value, label string }{
 	{access.TypeEnv, "Environment"},
 	{access.TypeProject, "Project"},
 	{access.TypeAccessToken, "Access token"},
+	{access.TypeRelayProxy, "Relay proxy"},
 	{access.TypeIAM, "IAM (members, groups, policies)"},
 	{access.TypeOrganization, "Organization"},
 	{access.TypeWorkspace, "Workspace"},
@@ -198,6 +199,8 @@ func scopes(rtype, selected string, projects []core.Project) []views.OptionGroup
 		return one(core.IAMRN, "Members, groups and policies (iam/*)")
 	case access.TypeAccessToken:
 		return one(core.AccessTokenRN, "Every access token (access-token/*)")
+	case access.TypeRelayProxy:
+		return one(core.RelayProxyRN, "Every relay proxy (relay-proxy/*)")
 	case access.TypeProject:
 		out := one(core.ProjectRN("*"), "Every project")
 		g := views.OptionGroup{Label: "Projects"}

@@ -159,7 +159,7 @@ func (s *Server) relayByKey(c echo.Context, key string) (relayproxies.Relay, err
 
 // registerAgent is FeatBit's POST /api/public/agent/register: the key in
 // Authorization, the agent's id as a JSON string. 401 for a bad key, 403
-// at the quota, 200 with the id.
+// at the quota, 200 with the id as text.
 func (s *Server) registerAgent(c echo.Context) error {
 	addr := c.RealIP()
 	if !s.limits.address.Allow(addr) {
@@ -185,7 +185,9 @@ func (s *Server) registerAgent(c echo.Context) error {
 	if err != nil {
 		return s.relayRefused(c, err)
 	}
-	return c.JSON(http.StatusOK, agentID)
+	// ASP.NET answers a string result as text/plain, and the agent keeps
+	// the answer's text as its id: a JSON string would put quotes in it.
+	return c.String(http.StatusOK, agentID)
 }
 
 func (s *Server) relayRefused(c echo.Context, err error) error {

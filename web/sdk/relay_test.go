@@ -75,7 +75,7 @@ func TestRelayAgentSession(t *testing.T) {
 	rp := in.relayProxy("edge", prod)
 
 	resp, body := in.request(http.MethodPost, "/api/public/agent/register", `"agent-1"`, "Authorization", rp.Key)
-	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != `"agent-1"` {
+	if resp.StatusCode != http.StatusOK || string(body) != "agent-1" {
 		t.Fatalf("register: %d %s", resp.StatusCode, body)
 	}
 	if resp, _ := in.request(http.MethodPost, "/api/public/agent/register", `"agent-1"`, "Authorization", "rp-"+strings.Repeat("x", 40)); resp.StatusCode != http.StatusUnauthorized {

@@ -297,6 +297,10 @@ GET /webhooks
 GET /webhooks/:id
 GET /webhooks/:id/delete
 GET /webhooks/new
+GET /relay-proxies
+GET /relay-proxies/:id
+GET /relay-proxies/:id/delete
+GET /relay-proxies/new
 POST /access-tokens
 POST /access-tokens/:id
 POST /api/v1/envs/:envId/audit-logs/compare
@@ -357,6 +361,13 @@ POST /webhooks
 POST /webhooks/:id
 POST /webhooks/:id/delete
 POST /webhooks/:id/test
+POST /relay-proxies
+POST /relay-proxies/:id
+POST /relay-proxies/:id/agents
+POST /relay-proxies/:id/agents/:agentId/remove
+POST /relay-proxies/:id/agents/:agentId/sync
+POST /relay-proxies/:id/auto-agents/:agentId/remove
+POST /relay-proxies/:id/delete
 POST /workspace
 POST /workspace/sso
 POST /workspace/sso/test

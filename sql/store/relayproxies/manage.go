@@ -126,7 +126,7 @@ func (s *RelayProxies) Create(ctx context.Context, a *core.Actor, in Input) (Rel
 	}
 	envs := byID(all)
 	var v core.Validator
-	scopes := check(&v, &in, envs)
+	scopes := check(&v, &in, envs, nil)
 	if err := v.Err(); err != nil {
 		return RelayProxy{}, err
 	}
@@ -169,10 +169,14 @@ func (s *RelayProxies) Create(ctx context.Context, a *core.Actor, in Input) (Rel
 	return out, nil
 }
 
+// pick is the environments of ids that still exist: a deleted one is
+// nobody's to read.
 func pick(envs map[uuid.UUID]orgEnv, ids []uuid.UUID) []orgEnv {
 	out := make([]orgEnv, 0, len(ids))
 	for _, id := range ids {
-		out = append(out, envs[id])
+		if e, ok := envs[id]; ok {
+			out = append(out, e)
+		}
 	}
 	return out
 }
@@ -191,7 +195,8 @@ func (s *RelayProxies) Update(ctx context.Context, a *core.Actor, id uuid.UUID, 
 		return err
 	}
 	// One of another organization is not found, whatever the input says.
-	if _, err := s.core.Q.GetRelayProxy(ctx, db.GetRelayProxyParams{OrganizationID: orgID, ID: id}); err != nil {
+	stored, err := s.core.Q.GetRelayProxy(ctx, db.GetRelayProxyParams{OrganizationID: orgID, ID: id})
+	if err != nil {
 		return core.Translate(err)
 	}
 	all, err := s.envs(ctx, s.core.Q, orgID, true, nil)
@@ -200,7 +205,7 @@ func (s *RelayProxies) Update(ctx context.Context, a *core.Actor, id uuid.UUID, 
 	}
 	envs := byID(all)
 	var v core.Validator
-	scopes := check(&v, &in, envs)
+	scopes := check(&v, &in, envs, stored.Scopes)
 	keep := make([]string, 0, len(in.AutoAgents))
 	for _, ag := range in.AutoAgents {
 		if strings.TrimSpace(ag.ID) == "" {

@@ -125,7 +125,8 @@ const maxAgentIDLen = maxAgentID
 // changes nothing. The registration is audited as the relay proxy's.
 func (s *RelayProxies) RegisterAgent(ctx context.Context, key, agentID string, quota int64) error {
 	agentID = strings.TrimSpace(agentID)
-	if agentID == "" || len(agentID) > maxAgentIDLen {
+	var v core.Validator
+	if agentID == "" || !v.Text("agentId", agentID, maxAgentIDLen) {
 		return core.Invalid("agentId_is_invalid")
 	}
 	if !strings.HasPrefix(key, "rp-") || len(key) > maxKeyLen {

@@ -196,25 +196,34 @@ func (s *RelayProxies) envs(ctx context.Context, q *db.Queries, orgID uuid.UUID,
 }
 
 // check validates an input against the organization's environments and
-// returns its scopes; v collects every problem.
-func check(v *core.Validator, in *Input, envs map[uuid.UUID]orgEnv) []uuid.UUID {
+// returns its scopes; v collects every problem. A scope in kept (the
+// relay proxy's stored scopes) whose environment was deleted since is
+// dropped, not refused: the page and FeatBit's UI send back what they
+// were shown.
+func check(v *core.Validator, in *Input, envs map[uuid.UUID]orgEnv, kept []uuid.UUID) []uuid.UUID {
 	in.Name = strings.TrimSpace(in.Name)
 	v.Required("name", in.Name, core.MaxNameLen)
 	v.Text("description", in.Description, core.MaxDescriptionLen)
 	var scopes []uuid.UUID
 	if !in.IsAllEnvs {
-		if len(in.Scopes) == 0 {
-			v.Add("scopes", "invalid")
-		}
+		bad := false
 		for _, sc := range in.Scopes {
 			id, err := uuid.Parse(sc)
+			if _, ok := envs[id]; err == nil && !ok && slices.Contains(kept, id) {
+				continue
+			}
 			if _, ok := envs[id]; err != nil || !ok {
-				v.Add("scopes", "invalid")
+				bad = true
 				break
 			}
 			if !slices.Contains(scopes, id) {
 				scopes = append(scopes, id)
 			}
+		}
+		// Every relay proxy serves something: none chosen is as wrong as
+		// one that is not the organization's.
+		if bad || len(scopes) == 0 {
+			v.Add("scopes", "invalid")
 		}
 	}
 	if len(in.Agents) > MaxAgents {
@@ -313,10 +322,28 @@ type Status struct {
 }
 
 // ParseStatus reads an auto agent's status; what does not read is empty.
+// .NET writes times without a zone when it does not know theirs: those
+// are read as UTC, as the agent reports in UTC.
 func ParseStatus(text string) Status {
-	var st Status
-	if json.Unmarshal([]byte(text), &st) != nil {
+	var raw struct {
+		Serves       string `json:"serves"`
+		DataVersion  int64  `json:"dataVersion"`
+		SyncState    string `json:"syncState"`
+		LastSyncedAt string `json:"lastSyncedAt"`
+		ReportedAt   string `json:"reportedAt"`
+	}
+	if json.Unmarshal([]byte(text), &raw) != nil {
 		return Status{}
 	}
-	return st
+	return Status{Serves: raw.Serves, DataVersion: raw.DataVersion, SyncState: raw.SyncState,
+		LastSyncedAt: agentTime(raw.LastSyncedAt), ReportedAt: agentTime(raw.ReportedAt)}
+}
+
+func agentTime(s string) *time.Time {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.9999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return &t
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -178,5 +179,51 @@ func waitRelayEvent(t *testing.T, events *storetest.Events, id uuid.UUID) {
 		if ev.Kind == feed.EventRelayProxy && ev.ID == id {
 			return
 		}
+	}
+}
+
+// An agent's status reads as FeatBit's agent writes it: times with or
+// without their zone (UTC), null, or nonsense (left out).
+func TestParseStatus(t *testing.T) {
+	t.Parallel()
+	st := relayproxies.ParseStatus(`{"serves":"web:prod","dataVersion":1767225600000,"syncState":"Stable","lastSyncedAt":null,"reportedAt":"2026-01-02T03:04:05.1234567"}`)
+	if st.Serves != "web:prod" || st.DataVersion != 1767225600000 || st.SyncState != "Stable" || st.LastSyncedAt != nil ||
+		st.ReportedAt == nil || st.ReportedAt.Format(time.RFC3339) != "2026-01-02T03:04:05Z" {
+		t.Fatalf("%+v", st)
+	}
+	if st := relayproxies.ParseStatus(`{"reportedAt":"yesterday"}`); st.ReportedAt != nil {
+		t.Fatalf("a time that is none: %+v", st)
+	}
+	if st := relayproxies.ParseStatus(`not json`); st != (relayproxies.Status{}) {
+		t.Fatalf("not JSON: %+v", st)
+	}
+}
+
+// A scope whose environment was deleted is dropped when the relay proxy is
+// saved as it was shown, not refused; the key stops serving it at once.
+func TestDeletedEnvironmentLeavesTheScope(t *testing.T) {
+	t.Parallel()
+	s, a, _ := storetest.New(t)
+	ctx := context.Background()
+	prod, dev := storetest.ProdAndDev(t, s, a)
+	rp, err := s.RelayProxies().Create(ctx, a, relayproxies.Input{Name: "Edge", Scopes: []string{prod.ID.String(), dev.ID.String()}})
+	storetest.Must(t, err)
+	storetest.Must(t, s.Projects().DeleteEnvironment(ctx, a, dev.ProjectID, dev.ID))
+	relay, err := s.RelayProxies().RelayByKey(ctx, rp.Key)
+	storetest.Must(t, err)
+	if ids := relay.EnvIDs(); len(ids) != 1 || ids[0] != prod.ID {
+		t.Fatalf("the key serves %v after Dev's deletion, want only Prod", ids)
+	}
+	it, err := s.RelayProxies().Get(ctx, a, rp.ID)
+	storetest.Must(t, err)
+	storetest.Must(t, s.RelayProxies().Update(ctx, a, rp.ID, relayproxies.Input{Name: it.Name, Scopes: it.Scopes}))
+	it, err = s.RelayProxies().Get(ctx, a, rp.ID)
+	storetest.Must(t, err)
+	if len(it.Scopes) != 1 || it.Scopes[0] != prod.ID.String() {
+		t.Fatalf("scopes %v after saving, want only Prod", it.Scopes)
+	}
+	if err := s.RelayProxies().Update(ctx, a, rp.ID, relayproxies.Input{Name: it.Name, Scopes: []string{dev.ID.String()}}); err == nil ||
+		!strings.Contains(err.Error(), "scopes_is_invalid") {
+		t.Fatalf("only a deleted environment: %v", err)
 	}
 }
