@@ -63,8 +63,6 @@ type Upstream struct {
 	// synced is closed at the first data set from the upstream.
 	synced     chan struct{}
 	syncedOnce sync.Once
-	// changes counts the messages that changed data, for the metrics.
-	messages int64
 }
 
 // NewUpstream returns the client of base (Bunting's base URL) for the relay
@@ -302,7 +300,6 @@ func (u *Upstream) handle(data []byte) bool {
 	u.mem.Apply(ds)
 	u.mu.Lock()
 	u.lastSynced = time.Now()
-	u.messages++
 	u.mu.Unlock()
 	u.syncedOnce.Do(func() { close(u.synced) })
 	return true
