@@ -46,7 +46,7 @@ type Forwarder struct {
 
 	mu      sync.Mutex
 	pending map[string][]json.RawMessage // secret → events
-	held    map[string]int                // secret → bytes of its pending events
+	held    map[string]int               // secret → bytes of its pending events
 	bytes   int
 	kick    chan struct{}
 

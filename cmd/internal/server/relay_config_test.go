@@ -26,7 +26,9 @@ func TestRelayConfig(t *testing.T) {
 	if cfg.SDKConnections != 30000 || cfg.SDKConnectionsPerSecret != 30000 || cfg.SDKConnectionsPerOrg != 30000 || cfg.SDKConnectionsPerEnv != 30000 {
 		t.Errorf("caps %d/%d/%d/%d, want the total for each", cfg.SDKConnections, cfg.SDKConnectionsPerSecret, cfg.SDKConnectionsPerOrg, cfg.SDKConnectionsPerEnv)
 	}
-	cfg, _, _ = server.LoadRelayConfig(func(k string) string { return map[string]string{"BUNTING_RELAY_UPSTREAM": "http://up:8080", "BUNTING_RELAY_KEY": "rp-x"}[k] })
+	cfg, _, _ = server.LoadRelayConfig(func(k string) string {
+		return map[string]string{"BUNTING_RELAY_UPSTREAM": "http://up:8080", "BUNTING_RELAY_KEY": "rp-x"}[k]
+	})
 	if cfg.SDKConnections != server.RelayConnections || cfg.SDKConnectionsPerOrg != server.RelayConnections {
 		t.Errorf("default caps %d/%d, want %d", cfg.SDKConnections, cfg.SDKConnectionsPerOrg, server.RelayConnections)
 	}
