@@ -75,7 +75,7 @@ func TestAddMemberWithDefaultPermissions(t *testing.T) {
 	// GET /user/policies answers FeatBit's PolicyVm[]: the policies held.
 	held := decode[[]iam.Policy](t, s.do("GET", "/api/v1/user/policies", token, nil).ok(t))
 	if len(held) != 1 || held[0].ID != core.DeveloperPolicyID || held[0].Key != "developer" || held[0].Type != "SysManaged" ||
-		len(held[0].Statements) != 5 || held[0].Statements[0].ID != "developer-access-token" {
+		len(held[0].Statements) != 6 || held[0].Statements[0].ID != "developer-access-token" {
 		t.Fatalf("user policies %+v, want the Developer policy with its statements", held)
 	}
 	if got := policyIDsOf(t, s, m.ID); !slices.Equal(got, []uuid.UUID{core.DeveloperPolicyID}) {

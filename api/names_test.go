@@ -65,14 +65,15 @@ func TestResources(t *testing.T) {
 	if len(rs) != 3 || rs[0].RN != "project/*:env/*" || rs[1].RN != "project/web:env/prod" || rs[1].Name != "Prod" || rs[2].RN != "project/mobile:env/prod" {
 		t.Fatalf("environments named like PRO %+v", rs)
 	}
-	for typ, rn := range map[string]string{"*": "*", "flag": "project/*:env/*:flag/*", "segment": "project/*:env/*:segment/*", "iam": "iam/*"} {
+	for typ, rn := range map[string]string{"*": "*", "flag": "project/*:env/*:flag/*", "segment": "project/*:env/*:segment/*", "iam": "iam/*",
+		"relay-proxy": "relay-proxy/*"} {
 		rs := decode[[]core.Resource](t, s.do("GET", "/api/v1/resources?type="+typ, s.owner, nil).ok(t))
 		if len(rs) != 1 || rs[0].RN != rn || rs[0].Type != typ {
 			t.Errorf("type %s: %+v, want the one entry %s", typ, rs, rn)
 		}
 	}
 	s.do("GET", "/api/v1/resources", s.owner, nil).fails(t, http.StatusBadRequest, "type_is_required")
-	s.do("GET", "/api/v1/resources?type=relay-proxy", s.owner, nil).fails(t, http.StatusBadRequest, "type_is_invalid")
+	s.do("GET", "/api/v1/resources?type=rocket", s.owner, nil).fails(t, http.StatusBadRequest, "type_is_invalid")
 
 	// A member sees the projects and environments they may access.
 	webOnly := []access.Statement{{ID: "w", ResourceType: "project", Effect: "allow", Actions: []string{"CanAccessProject"}, Resources: []string{"project/web"}}}

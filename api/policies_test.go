@@ -393,7 +393,7 @@ func TestUserPoliciesAndActions(t *testing.T) {
 		}
 	}
 	if len(held) != 1 || held[0].ID != core.DeveloperPolicyID ||
-		!slices.Equal(ids, []string{"developer-access-token", "developer-project", "developer-env", "developer-flag", "developer-segment"}) {
+		!slices.Equal(ids, []string{"developer-access-token", "developer-relay-proxy", "developer-project", "developer-env", "developer-flag", "developer-segment"}) {
 		t.Errorf("developer policies %+v", held)
 	}
 	if owner := decode[[]iam.Policy](t, s.do("GET", "/api/v1/user/policies", s.owner, nil).ok(t)); len(owner) != 1 || owner[0].ID != core.OwnerPolicyID ||
