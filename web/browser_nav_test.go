@@ -75,7 +75,7 @@ func TestBrowserNavigation(t *testing.T) {
 	groups := ch.eval(`[...document.querySelectorAll("#sidebar h2")].map(h => h.textContent + ": " +
 		[...document.querySelectorAll("#sidebar ul[aria-labelledby='" + h.id + "'] a")].map(a => a.textContent).join(", ")).join(" | ")`)
 	if want := "Daily work: Feature flags, Segments, End users, Audit log | " +
-		"Administration: Projects, Access tokens, Members, Groups, Policies, Organization, Webhooks, Workspace | " +
+		"Administration: Projects, Access tokens, Members, Groups, Policies, Organization, Webhooks, Relay proxies, Workspace | " +
 		"Account and help: Profile, API reference"; groups != want {
 		t.Errorf("the navigation's groups:\n%s\nwant\n%s", groups, want)
 	}

@@ -105,7 +105,7 @@ func TestPolicies(t *testing.T) {
 	// Built-ins are read-only, with a clone button instead of a save button.
 	developer := "/policies/" + core.DeveloperPolicyID.String()
 	b.get(developer).status(http.StatusOK)
-	if b.last.has("statements-save") || !b.last.has("builtin-notice") || !b.last.has("policy-clone") || len(b.last.findAll("statement")) != 5 {
+	if b.last.has("statements-save") || !b.last.has("builtin-notice") || !b.last.has("policy-clone") || len(b.last.findAll("statement")) != 6 {
 		t.Errorf("built-in page offers editing")
 	}
 	p = b.post(developer+"/statements", url.Values{"op": {"save"}}).status(http.StatusUnprocessableEntity)
@@ -133,7 +133,7 @@ func TestPolicies(t *testing.T) {
 	b.post(developer+"/clone", url.Values{"name": {"Dev 2"}, "key": {"dev-2"}, "description": {"Mine."}}).status(http.StatusOK)
 	clone := a.policyByKey("dev-2")
 	b.last.at("/policies/" + clone.ID.String())
-	if len(clone.Statements) != 5 || clone.Type != iam.PolicyCustomerManaged || !b.last.has("statements-save") {
+	if len(clone.Statements) != 6 || clone.Type != iam.PolicyCustomerManaged || !b.last.has("statements-save") {
 		t.Errorf("clone %+v", clone)
 	}
 

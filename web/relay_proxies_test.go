@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -14,8 +15,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 
+	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // manualAgent is a FeatBit agent in manual mode, on loopback: it takes
@@ -113,7 +116,8 @@ func TestBrowserRelayProxies(t *testing.T) {
 	ch.fill(`#relay-agent-name`, "Air-gapped")
 	ch.fill(`#relay-agent-host`, agent.URL)
 	ch.do("add agent", chromedp.Click(chromedp.CSS(`[data-testid=relay-agent-add]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=relay-agent]`)))
-	ch.do("sync", chromedp.Click(chromedp.CSS(`[data-testid=relay-agent-sync]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=relay-agent]`)))
+	ch.do("sync", chromedp.Click(chromedp.CSS(`[data-testid=relay-agent-sync]`)))
+	ch.waitTrue("the sync's answer", `(document.getElementById("flash") || {textContent: ""}).textContent.match(/Agent synced|Sync failed/) !== null`)
 	if flash := ch.eval(`document.getElementById("flash").textContent`); !strings.Contains(flash, "Agent synced: it now serves web:prod") {
 		t.Fatalf("flash %q", flash)
 	}
@@ -139,4 +143,61 @@ func TestBrowserRelayProxies(t *testing.T) {
 		t.Fatalf("auto agent row %q: want its sync state and what it serves", st)
 	}
 	ch.do("remove stale agent", chromedp.Click(chromedp.CSS(`[data-testid=relay-auto-agent-remove]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=relay-auto-agents] .empty`)))
+}
+
+// Without script: the form names what is wrong; the key is shown once, on
+// the answer to the creation, and masked everywhere after; a member who
+// may only list relay proxies sees them without the controls that change
+// them, and is refused those changes.
+func TestRelayProxyFormWithoutScript(t *testing.T) {
+	t.Parallel()
+	a := newApp(t)
+	ctx := context.Background()
+	p, err := a.st.Projects().CreateProject(ctx, a.ownerActor(), core.ProjectInput{Name: "Web", Key: "web"})
+	must(t, err)
+	prod := p.Environments[0]
+	b := a.signedIn(ownerEmail, ownerPassword)
+	b.get("/relay-proxies/new").status(http.StatusOK)
+	b.post("/relay-proxies", url.Values{"name": {"Edge"}}).status(http.StatusBadRequest)
+	if !b.last.has("error-scopes") {
+		t.Error("a relay proxy with no environment: the form does not say so")
+	}
+	b.post("/relay-proxies", url.Values{"name": {"Edge"}, "scopes": {prod.ID.String()}}).status(http.StatusOK)
+	key := attr(b.last.must("relay-key-value"), "value")
+	if !strings.HasPrefix(key, "rp-") || len(key) != 43 {
+		t.Fatalf("key %q", key)
+	}
+	if cc := b.last.header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("the key's page may be cached: Cache-Control %q", cc)
+	}
+	b.get("/relay-proxies").status(http.StatusOK)
+	if strings.Contains(b.last.body, key) || !strings.Contains(b.last.body, key[:15]+"**************") {
+		t.Fatal("the list does not mask the key")
+	}
+	href := attr(b.last.must("relay-row"), "data-name")
+	if href != "Edge" {
+		t.Fatalf("row %q", href)
+	}
+
+	lister, err := a.st.IAM().CreatePolicy(ctx, a.ownerActor(), iam.PolicyInput{Name: "Relay readers", Key: "relay-readers"})
+	must(t, err)
+	_, err = a.st.IAM().UpdatePolicyStatements(ctx, a.ownerActor(), lister.ID, []access.Statement{{ID: "r", ResourceType: access.TypeRelayProxy,
+		Effect: "allow", Actions: []string{string(access.ListRelayProxies)}, Resources: []string{"relay-proxy/*"}}})
+	must(t, err)
+	a.addMember("reader@example.com", lister.ID)
+	reader := a.signedIn("reader@example.com", memberPassword)
+	reader.get("/relay-proxies").status(http.StatusOK)
+	if reader.last.has("relay-new") || !reader.last.has("relay-row") {
+		t.Error("a member who may only list relay proxies is offered to create one, or does not see them")
+	}
+	reader.get("/relay-proxies/new").status(http.StatusForbidden)
+	reader.post("/relay-proxies", url.Values{"name": {"Mine"}, "scopes": {prod.ID.String()}}).status(http.StatusForbidden)
+
+	a.addMember("nobody@example.com")
+	nobody := a.signedIn("nobody@example.com", memberPassword)
+	nobody.get("/projects").status(http.StatusOK)
+	if nobody.last.has("nav-relay-proxies") {
+		t.Error("navigation offers relay proxies to a member who may not see them")
+	}
+	nobody.get("/relay-proxies").status(http.StatusForbidden)
 }
