@@ -66,7 +66,6 @@ type relayResult struct {
 	UpstreamRSSRelayMB    float64 `json:"upstreamRssRelayMB"`
 	UpstreamCPUMs         float64 `json:"upstreamCpuMs"`
 	UpstreamStatements    float64 `json:"upstreamStatementsPerChange"`
-	UpstreamSyncBytes     int     `json:"upstreamSyncBytes"`
 	RelayReadySeconds     float64 `json:"relayReadySeconds"`
 	RelayStreamsPerSecond float64 `json:"relayStreamsPerSecond"`
 }
