@@ -130,6 +130,7 @@ func (w *benchWorld) startRelay(ctx context.Context, key string, streams int) (*
 		url: "http://" + addr, statsURL: "http://" + statsAddr}
 	go func() { c.exited <- cmd.Wait() }()
 	deadline := time.Now().Add(time.Minute)
+	var last string // the last readiness answer, for the error
 	for {
 		resp, err := http.Get(c.url + "/health/readiness")
 		if err == nil {
@@ -138,6 +139,9 @@ func (w *benchWorld) startRelay(ctx context.Context, key string, streams int) (*
 			if resp.StatusCode == http.StatusOK && string(body) == "Healthy" {
 				break
 			}
+			last = fmt.Sprintf("%d %s", resp.StatusCode, body)
+		} else {
+			last = err.Error()
 		}
 		select {
 		case err := <-c.exited:
@@ -149,11 +153,23 @@ func (w *benchWorld) startRelay(ctx context.Context, key string, streams int) (*
 		}
 		if time.Now().After(deadline) {
 			c.stop()
-			return nil, errors.New("the relay did not sync within a minute")
+			return nil, fmt.Errorf("the relay did not sync within a minute (readiness: %s)%s", last, logTail(logPath))
 		}
 	}
 	c.readyTook = time.Since(start)
 	return c, nil
+}
+
+// logTail is the end of a log file, for an error; nothing for /dev/null.
+func logTail(path string) string {
+	if path == os.DevNull {
+		return ""
+	}
+	b, _ := os.ReadFile(path)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return "; the relay's log ends:\n" + string(b)
 }
 
 func (c *relayChild) stop() {
