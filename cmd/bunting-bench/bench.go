@@ -280,6 +280,9 @@ func benchCommand(ctx context.Context, cfg server.Config, args []string, getenv 
 			}
 			var floorRPS float64
 			for _, target := range []string{targetFloor, targetBunting} {
+				if target == targetFloor && sc.noFloor {
+					continue
+				}
 				r, err := w.measure(ctx, sc, target)
 				if err != nil {
 					return fmt.Errorf("%s against %s: %w", sc.name, target, err)

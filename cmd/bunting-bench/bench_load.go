@@ -48,6 +48,8 @@ type benchResult struct {
 	ErrorSamples           []string `json:"errorSamples"`
 	// Stream is what the streaming scenarios measure beyond the columns.
 	Stream *streamResult `json:"stream,omitempty"`
+	// Relay is what relay-fanout measures beyond Stream.
+	Relay *relayResult `json:"relay,omitempty"`
 	// ServerCPUSeconds is the CPU time the server process (which also runs
 	// the floor) used in the window, from /proc.
 	ServerCPUSeconds float64 `json:"serverCpuSeconds"`

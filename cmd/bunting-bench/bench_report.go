@@ -157,6 +157,7 @@ func checkTargets(r benchReport) []benchCheck {
 		}
 	}
 	checks = append(checks, streamChecks(r)...)
+	checks = append(checks, relayChecks(r)...)
 	// This memory target is the API's; streaming has its own above.
 	if r.PeakRSSMB > 0 && !slices.ContainsFunc(r.Results, func(res benchResult) bool { return res.Stream != nil }) {
 		add(fmt.Sprintf("server RSS < %d MB", rssLimitMB), nil, fmt.Sprintf("peak %.1f MB", r.PeakRSSMB), r.PeakRSSMB < rssLimitMB)

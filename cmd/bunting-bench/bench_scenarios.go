@@ -44,6 +44,8 @@ type benchScenario struct {
 	cleanup func(ctx context.Context, w *benchWorld) error
 	// evaluations, when set, is how many flags a request evaluates.
 	evaluations func(w *benchWorld) int
+	// noFloor scenarios run against Bunting only.
+	noFloor bool
 }
 
 // benchRequest is a path under the target's base URL, with its body.
@@ -262,6 +264,7 @@ var benchScenarios = slices.Concat([]benchScenario{
 	{name: scenarioStreamFanout, kind: "stream", run: runFanout},
 	{name: scenarioStreamStorm, kind: "stream", run: runStorm},
 	{name: scenarioStreamSchedule, kind: "stream", run: runSchedule},
+	{name: scenarioRelayFanout, kind: "stream", run: runRelayFanout, noFloor: true},
 }, ofrepScenarios, insightScenarios, experimentScenarios)
 
 func scenarioNames() []string {

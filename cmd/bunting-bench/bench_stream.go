@@ -67,8 +67,8 @@ type streamOptions struct {
 // streamFlags registers the streaming flags; the returned function applies
 // the short mode's sizes to what was not set and checks the values.
 func streamFlags(fs *flag.FlagSet, o *streamOptions) func(short bool, set map[string]bool) error {
-	fs.IntVar(&o.Streams, "streams", 10_000, "streaming connections of stream-fanout")
-	fs.IntVar(&o.Changes, "stream-changes", 20, "flag changes stream-fanout sends to the connections, one after the other")
+	fs.IntVar(&o.Streams, "streams", 10_000, "streaming connections of stream-fanout and relay-fanout")
+	fs.IntVar(&o.Changes, "stream-changes", 20, "flag changes stream-fanout and relay-fanout send to the connections, one after the other")
 	fs.IntVar(&o.StormRate, "storm-rate", 1000, "new streaming connections a second of stream-storm")
 	storm := fs.Duration("storm-duration", 5*time.Second, "how long stream-storm opens connections")
 	fs.IntVar(&o.Flags, "stream-flags", 100, "flags of the streaming scenarios' environment (what a full data-sync sends)")

@@ -46,12 +46,7 @@ func registerStreamFloor(e *echo.Echo) {
 	e.GET("/floor/streaming", f.serve)
 	e.PUT("/floor/stream/payload", f.setPayload)
 	e.PUT("/floor/stream/broadcast", f.broadcast)
-	e.GET("/_bench/memory", func(c echo.Context) error { return c.JSON(http.StatusOK, readRuntimeMemory()) })
-	e.POST("/_bench/gc", func(c echo.Context) error {
-		runtime.GC()
-		debug.FreeOSMemory()
-		return c.NoContent(http.StatusOK)
-	})
+	registerRuntimeHandlers(e)
 	e.GET("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
 	var profile bytes.Buffer
 	e.POST("/_bench/cpu-profile/start", func(c echo.Context) error {
@@ -165,6 +160,18 @@ func (f *streamFloor) broadcast(c echo.Context) error {
 		fs.mu.Unlock()
 	}
 	return c.NoContent(http.StatusOK)
+}
+
+// registerRuntimeHandlers adds the process's memory statistics and a forced
+// GC that returns freed memory, for the process measured (the server, or
+// relay-fanout's relay).
+func registerRuntimeHandlers(e *echo.Echo) {
+	e.GET("/_bench/memory", func(c echo.Context) error { return c.JSON(http.StatusOK, readRuntimeMemory()) })
+	e.POST("/_bench/gc", func(c echo.Context) error {
+		runtime.GC()
+		debug.FreeOSMemory()
+		return c.NoContent(http.StatusOK)
+	})
 }
 
 // runtimeMemory is the Go runtime's view of the server process's memory.

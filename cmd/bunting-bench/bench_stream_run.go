@@ -58,7 +58,7 @@ func (sc *streamClients) closeAll() {
 // passes every later message to onMessage until the connection ends. It
 // reports the times from dialing and from the request to the full
 // data-sync, or an error.
-func (sc *streamClients) open(ctx context.Context, host, path string, i int, synced func(fromDial, fromRequest time.Duration, err error),
+func (sc *streamClients) open(ctx context.Context, host, path string, request []byte, i int, synced func(fromDial, fromRequest time.Duration, err error),
 	onMessage func(msg []byte)) {
 	start := time.Now()
 	c, err := dialStream(ctx, host, path, streamSource(i))
@@ -68,7 +68,7 @@ func (sc *streamClients) open(ctx context.Context, host, path string, i int, syn
 	}
 	sc.add(c)
 	sent := time.Now()
-	if err := c.write(opText, dataSyncRequest); err != nil {
+	if err := c.write(opText, request); err != nil {
 		synced(0, 0, err)
 		return
 	}
@@ -113,6 +113,17 @@ type markedConns struct {
 // openMarked opens n connections to target, 256 at a time, each waiting
 // for its full data-sync, and follows changes 0 to changes-1.
 func (w *benchWorld) openMarked(ctx context.Context, target string, s *streamWorld, n, changes int, markerStem []byte) *markedConns {
+	return w.openMarkedWith(ctx, n, changes, func(i int) (string, string, []byte) {
+		host, path := w.streamTarget(target, s, i)
+		return host, path, dataSyncRequest
+	}, func(m *markedConns, i int, msg []byte) { m.mark(i, msg, markerStem) })
+}
+
+// openMarkedWith opens n connections, 256 at a time, each to where dial
+// says with the data-sync request it gives, waiting for its full
+// data-sync; every later message goes to onMessage.
+func (w *benchWorld) openMarkedWith(ctx context.Context, n, changes int, dial func(i int) (host, path string, request []byte),
+	onMessage func(m *markedConns, i int, msg []byte)) *markedConns {
 	m := &markedConns{clients: &streamClients{}, started: make([]atomic.Int64, changes), received: make([]atomic.Int64, changes),
 		at: make([][]atomic.Int64, changes)}
 	for k := range m.at {
@@ -125,19 +136,19 @@ func (w *benchWorld) openMarked(ctx context.Context, target string, s *streamWor
 		sem <- struct{}{}
 		connecting.Add(1)
 		m.clients.wg.Add(1)
-		host, path := w.streamTarget(target, s, i)
+		host, path, request := dial(i)
 		go func() {
 			defer m.clients.wg.Done()
 			once := sync.OnceFunc(func() { <-sem; connecting.Done() })
 			defer once()
-			m.clients.open(ctx, host, path, i, func(_, _ time.Duration, err error) {
+			m.clients.open(ctx, host, path, request, i, func(_, _ time.Duration, err error) {
 				if err != nil {
 					m.clients.fail(fmt.Sprintf("connection %d: %v", i, err))
 				} else {
 					m.connected.Add(1)
 				}
 				once()
-			}, func(msg []byte) { m.mark(i, msg, markerStem) })
+			}, func(msg []byte) { onMessage(m, i, msg) })
 		}()
 	}
 	connecting.Wait()
@@ -160,6 +171,11 @@ func (m *markedConns) mark(i int, msg, markerStem []byte) {
 	if err != nil || k < 0 || k >= len(m.at) {
 		return
 	}
+	m.markAt(k, i)
+}
+
+// markAt notes that connection i has change k, unless it had it already.
+func (m *markedConns) markAt(k, i int) {
 	if m.at[k][i].CompareAndSwap(0, time.Now().UnixNano()-m.started[k].Load()) {
 		m.received[k].Add(1)
 	}
@@ -331,7 +347,7 @@ func runStorm(ctx context.Context, w *benchWorld, target string) (benchResult, e
 			defer clients.wg.Done()
 			once := sync.OnceFunc(syncing.Done)
 			defer once()
-			clients.open(ctx, host, path, i, func(dial, request time.Duration, err error) {
+			clients.open(ctx, host, path, dataSyncRequest, i, func(dial, request time.Duration, err error) {
 				if err != nil {
 					clients.fail(fmt.Sprintf("connection %d: %v", i, err))
 				} else {

@@ -15,11 +15,11 @@ import (
 	"github.com/bunting-flags/bunting/sql/dbtest"
 )
 
-// TestMain lets this test binary be the benchmark's server: `bunting-bench`
-// starts its own executable as `bench-server`, and under go test that
-// executable is this binary.
+// TestMain lets this test binary be the benchmark's server and relay:
+// `bunting-bench` starts its own executable as `bench-server` and
+// `bench-relay`, and under go test that executable is this binary.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == benchServerCommand || os.Args[1] == "serve") {
+	if len(os.Args) > 1 && (os.Args[1] == benchServerCommand || os.Args[1] == benchRelayCommand || os.Args[1] == "serve") {
 		main()
 		return
 	}
@@ -112,8 +112,12 @@ func TestBenchShort(t *testing.T) {
 				r.Scenario, r.Target, r.AuditEntriesPerRequest, r.RevisionsPerRequest, wantAudit, wantRevisions)
 		}
 	}
-	for _, name := range scenarioNames() {
+	for _, sc := range benchScenarios {
+		name := sc.name
 		for _, target := range []string{targetFloor, targetBunting} {
+			if target == targetFloor && sc.noFloor {
+				continue // relay-fanout: Bunting only
+			}
 			if !ran[name+"/"+target] {
 				t.Errorf("%s did not run against %s", name, target)
 			}

@@ -32,6 +32,9 @@ func main() {
 // run is the whole program, with its environment passed in so tests can drive
 // it: the benchmark, or with benchServerCommand first, the server it measures.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == benchRelayCommand {
+		return benchRelay(ctx, getenv, args[1:])
+	}
 	cfg, err := server.LoadConfig(getenv)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@
 //	                                                  write flags and segments as a file
 //	bunting import --env ID [--dry-run] FILE          apply such a file to an environment
 //	bunting coderefs --env ID [--dir DIR]             send where flag keys are used in code
+//	bunting relay                                     serve SDKs from an upstream Bunting, with no database
 //
 // export, import and coderefs call a running Bunting's API (BUNTING_URL, with the
 // access token BUNTING_TOKEN) rather than the database.
@@ -47,7 +48,8 @@ const usage = `usage:
   bunting token create --email EMAIL --name NAME [--type Personal|Service]
   bunting export (--env ENV_ID | --project PROJECT_ID) [--format yaml|json] [--out FILE]
   bunting import --env ENV_ID [--dry-run] [--comment TEXT] [--reason TEXT] [--reviewers ID,ID] FILE
-  bunting coderefs --env ENV_ID [--dir DIR] [--repo NAME] [--branch BRANCH] [--commit SHA] [--dry-run]`
+  bunting coderefs --env ENV_ID [--dir DIR] [--repo NAME] [--branch BRANCH] [--commit SHA] [--dry-run]
+  bunting relay     (BUNTING_RELAY_UPSTREAM, BUNTING_RELAY_KEY; see web/relay/README.md)`
 
 // run is the whole program, with its environment passed in so tests can drive it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return importCommand(ctx, args, getenv, stdout)
 	case "coderefs":
 		return codeRefsCommand(ctx, args, getenv, stdout)
+	case "relay":
+		return relayCommand(ctx, getenv)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -120,4 +124,15 @@ func tokenCommand(ctx context.Context, cfg server.Config, log *slog.Logger, args
 	}
 	fmt.Fprintln(stdout, t.Token)
 	return nil
+}
+
+// relayCommand runs `bunting relay`: the SDK endpoints at the edge, synced
+// from an upstream Bunting, with no database.
+func relayCommand(ctx context.Context, getenv func(string) string) error {
+	cfg, rc, err := server.LoadRelayConfig(getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	return server.ServeRelay(ctx, cfg, rc, log)
 }

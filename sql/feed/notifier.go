@@ -32,6 +32,15 @@ func (n *Notifier) Live() bool { return n.live.Load() }
 
 func (n *Notifier) setLive(on bool) { n.live.Store(on) }
 
+// SetLive says whether events are arriving, for a notifier fed by Publish
+// rather than a Listener (a relay's memory, fed by its upstream).
+func (n *Notifier) SetLive(on bool) { n.setLive(on) }
+
+// Publish hands an event to every subscriber, as a Listener does: for
+// changes that come from somewhere other than the database (a relay's
+// upstream).
+func (n *Notifier) Publish(ev Event) { n.publish(ev) }
+
 // publish hands an event to every subscriber without waiting for any.
 func (n *Notifier) publish(ev Event) {
 	n.mu.Lock()

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/bunting-flags/bunting/sql/feed"
-	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
@@ -148,9 +147,9 @@ const (
 // segment marks it dirty, and the next reader patches the snapshot with a
 // fresh read of just that item; other changes drop the snapshot.
 type cache struct {
-	store *store.Store
-	sub   *feed.Subscription
-	load  singleflight.Group
+	src  Source
+	sub  *feed.Subscription
+	load singleflight.Group
 
 	mu      sync.Mutex
 	entries map[uuid.UUID]*cacheEntry
@@ -169,8 +168,8 @@ type cacheEntry struct {
 	dirtySeg map[uuid.UUID]uint64
 }
 
-func newCache(s *store.Store) *cache {
-	return &cache{store: s, sub: s.Projects().Changes().Subscribe(), entries: map[uuid.UUID]*cacheEntry{},
+func newCache(s Source) *cache {
+	return &cache{src: s, sub: s.Changes().Subscribe(), entries: map[uuid.UUID]*cacheEntry{},
 		envSeq: map[uuid.UUID]uint64{}, orgSeq: map[uuid.UUID]uint64{}, secrets: map[string]sdkdata.SDKEnv{}}
 }
 
@@ -241,10 +240,10 @@ func (c *cache) get(ctx context.Context, env sdkdata.SDKEnv) (*snapshot, error) 
 	// Readers share a read only if it began after every event they have
 	// seen: one reacting to a change must not get data from before it.
 	v, err, _ := c.load.Do(fmt.Sprint(env.EnvID, seen), func() (any, error) {
-		l := loaded{started: seen, live: c.store.Projects().Changes().Live()}
+		l := loaded{started: seen, live: c.src.Changes().Live()}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loadTimeout)
 		defer cancel()
-		d, err := c.store.SDK().SDKData(ctx, env)
+		d, err := c.src.SDKData(ctx, env)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +260,7 @@ func (c *cache) get(ctx context.Context, env sdkdata.SDKEnv) (*snapshot, error) 
 	// Keep it only if no event since the read began could have made it
 	// stale, and only while events are arriving at all.
 	stale := c.resetAt > l.started || c.envSeq[env.EnvID] > l.started || c.orgSeq[env.OrgID] > l.started
-	if l.live && c.store.Projects().Changes().Live() && !stale && c.entries[env.EnvID] == nil {
+	if l.live && c.src.Changes().Live() && !stale && c.entries[env.EnvID] == nil {
 		c.evict()
 		c.entries[env.EnvID] = &cacheEntry{env: env, snap: l.snap, used: time.Now(),
 			dirtyF: map[uuid.UUID]uint64{}, dirtySeg: map[uuid.UUID]uint64{}}
@@ -292,15 +291,15 @@ func (c *cache) secretEnv(ctx context.Context, secret string) (sdkdata.SDKEnv, e
 	if ok {
 		return env, nil
 	}
-	live := c.store.Projects().Changes().Live()
-	env, err := c.store.SDK().SDKEnvBySecret(ctx, secret)
+	live := c.src.Changes().Live()
+	env, err := c.src.SDKEnvBySecret(ctx, secret)
 	if err != nil {
 		return env, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.apply()
-	if live && c.store.Projects().Changes().Live() && c.resetAt <= seen && c.envSeq[env.EnvID] <= seen {
+	if live && c.src.Changes().Live() && c.resetAt <= seen && c.envSeq[env.EnvID] <= seen {
 		if len(c.secrets) >= maxCachedSecrets {
 			c.secrets = map[string]sdkdata.SDKEnv{}
 		}
@@ -324,7 +323,7 @@ func (c *cache) patch(ctx context.Context, e *cacheEntry) (*snapshot, error) {
 
 	fresh := map[uuid.UUID]*flagstore.Flag{}
 	for id := range flags {
-		f, err := c.store.SDK().SDKFlag(ctx, e.env, id)
+		f, err := c.src.SDKFlag(ctx, e.env, id)
 		switch {
 		case err == nil:
 			fresh[id] = &f
@@ -336,7 +335,7 @@ func (c *cache) patch(ctx context.Context, e *cacheEntry) (*snapshot, error) {
 	}
 	freshSeg := map[uuid.UUID]*flagstore.Segment{}
 	for id := range segments {
-		sg, err := c.store.SDK().SDKSegment(ctx, e.env, id)
+		sg, err := c.src.SDKSegment(ctx, e.env, id)
 		switch {
 		case err == nil:
 			freshSeg[id] = &sg

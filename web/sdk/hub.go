@@ -57,7 +57,7 @@ func (h *hub) add(c *conn) bool {
 	h.count++
 	h.srv.metrics.SDKConnectionOpened(c.typ == typeServer)
 	if h.sub == nil {
-		h.sub = h.srv.store.Projects().Changes().Subscribe()
+		h.sub = h.srv.src.Changes().Subscribe()
 		go h.run(h.sub)
 		h.stopPings = make(chan struct{})
 		go h.ping(h.stopPings)

@@ -96,6 +96,9 @@ func (s *Server) track(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.forwardInsight != nil {
+		return s.forwardInsight(c, env, credential(c.Request()), body)
+	}
 	var report []insight
 	switch err := jsonbody.Decode(body, &report); {
 	case errors.Is(err, jsonbody.ErrTooCostly):
@@ -137,7 +140,7 @@ func (s *Server) track(c echo.Context) error {
 		}
 	}
 	counts = s.admitEvaluations(env.SecretID, counts)
-	if err := s.store.SDK().RecordEvaluations(c.Request().Context(), env, counts, now); err != nil {
+	if err := s.src.RecordEvaluations(c.Request().Context(), env, counts, now); err != nil {
 		return err
 	}
 	expt = s.admitExperimentEvents(env.SecretID, expt)

@@ -26,6 +26,9 @@ import (
 
 // Server serves the SDK endpoints.
 type Server struct {
+	src Source
+	// store is the database's, for serving relays (relay.go): nil in a
+	// relay, which serves SDKs only, as FeatBit's agent does.
 	store    *store.Store
 	log      *slog.Logger
 	cache    *cache
@@ -52,6 +55,8 @@ type Server struct {
 	// recorded (bounded by the environments there are), so each costs the
 	// database one statement per process.
 	seen sync.Map
+	// forwardInsight takes event reports in place of counting them.
+	forwardInsight func(c echo.Context, env sdkdata.SDKEnv, secret string, body []byte) error
 }
 
 // Options tune a Server; the zero value is production-ready but for
@@ -76,6 +81,11 @@ type Options struct {
 	// Tracer, when set, traces the pushes of changes to streaming SDKs
 	// (span change.notify); nil when tracing is off.
 	Tracer trace.TracerProvider
+	// ForwardInsight, when set, takes the SDKs' event reports in place of
+	// counting them: a relay sends them on to its upstream, which counts
+	// them. The body has been read within the limits and the secret
+	// checked; what it answers is the answer.
+	ForwardInsight func(c echo.Context, env sdkdata.SDKEnv, secret string, body []byte) error
 	// RelayAgentQuota is how many auto agents the relay proxies of a
 	// workspace may register (BUNTING_RELAY_AGENT_QUOTA);
 	// DefaultRelayAgentQuota when zero.
@@ -85,6 +95,14 @@ type Options struct {
 // New returns the SDK server over s. Pushes to streaming SDKs and caching
 // need the change listener of s.Feed() to be running (feed.Listener).
 func New(s *store.Store, log *slog.Logger, opts Options) *Server {
+	srv := NewFrom(StoreSource(s), log, opts)
+	srv.store = s
+	return srv
+}
+
+// NewFrom returns the SDK server over a Source: pushes and caching follow
+// src.Changes().
+func NewFrom(src Source, log *slog.Logger, opts Options) *Server {
 	if opts.Limits == (Limits{}) {
 		opts.Limits = DefaultLimits
 	}
@@ -97,7 +115,7 @@ func New(s *store.Store, log *slog.Logger, opts Options) *Server {
 	if opts.RelayAgentQuota <= 0 {
 		opts.RelayAgentQuota = DefaultRelayAgentQuota
 	}
-	srv := &Server{store: s, log: log, cache: newCache(s), limits: newLimits(opts.Limits),
+	srv := &Server{src: src, log: log, cache: newCache(src), forwardInsight: opts.ForwardInsight, limits: newLimits(opts.Limits),
 		conns: newConnCounter(opts.Connections), writers: &writers{}, refusals: &refusals{log: log, every: opts.RefusalLog},
 		endUsers: opts.EndUsers, evaluations: opts.Evaluations, metrics: opts.Metrics, now: time.Now, agentQuota: opts.RelayAgentQuota}
 	if opts.Tracer != nil {
@@ -137,7 +155,9 @@ func (s *Server) Register(e *echo.Echo) {
 	pub.POST("/insight/track", s.track)
 	pub.GET("/sdk/server/latest-all", s.serverLatest)
 	pub.POST("/sdk/client/latest-all", s.clientLatest)
-	pub.POST("/agent/register", s.registerAgent)
+	if s.store != nil { // a relay serves no relays
+		pub.POST("/agent/register", s.registerAgent)
+	}
 
 	ofrep := e.Group("/ofrep/v1", cors)
 	ofrep.POST("/evaluate/flags", s.ofrepBulk)
@@ -184,7 +204,7 @@ func (s *Server) markSeen(ctx context.Context, env sdkdata.SDKEnv) {
 	if _, done := s.seen.LoadOrStore(env.EnvID, true); done {
 		return
 	}
-	if err := s.store.SDK().RecordSDKSeen(ctx, env, s.now()); err != nil {
+	if err := s.src.RecordSDKSeen(ctx, env, s.now()); err != nil {
 		s.seen.Delete(env.EnvID)
 		s.log.WarnContext(ctx, "record an environment's first SDK request", "env", env.EnvID, "err", err)
 	}

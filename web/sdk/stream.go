@@ -51,7 +51,7 @@ const (
 	// readBuffer is what each connection holds to read with: SDKs send
 	// little (pings, a data-sync request with a user), and a larger message
 	// is still read whole, in several reads.
-	readBuffer = 512
+	readBuffer = 256
 )
 
 // upgrader makes WebSockets that hold little while idle: a small read
@@ -94,7 +94,9 @@ func (s *Server) streaming(c echo.Context) error {
 		return c.NoContent(http.StatusTooManyRequests)
 	}
 	q := r.URL.Query()
-	if q.Get("type") == typeRelay {
+	// A relay serves no relays (FeatBit's agent refuses the type too): it
+	// is closed with 4003 below, as any unknown type.
+	if q.Get("type") == typeRelay && s.store != nil {
 		return s.relayStreaming(c)
 	}
 	typ, ver := q.Get("type"), q.Get("version")
@@ -148,8 +150,14 @@ func (s *Server) streaming(c echo.Context) error {
 		closeNow(ws, closeUnavailable, "service unavailable, close by server")
 		return nil
 	}
-	cn := &conn{srv: s, ws: ws, typ: typ, env: env, place: pl,
+	// The type is kept as the constant, not the query's string, which would
+	// hold the whole request line (the token with it) for as long as the
+	// connection lives.
+	cn := &conn{srv: s, ws: ws, typ: typeClient, env: env, place: pl,
 		messages: rate.NewLimiter(messageRate, messageBurst), pending: noSync}
+	if typ == typeServer {
+		cn.typ = typeServer
+	}
 	if !s.hub.add(cn) {
 		closeNow(ws, websocket.CloseGoingAway, goingAway)
 		return nil
@@ -281,12 +289,15 @@ func (r syncRequest) merge(o syncRequest) syncRequest {
 // Any frame from the peer (a pong included) shows it is there; one that
 // sends nothing for a ping interval and its timeout is gone.
 func (c *conn) serve() {
-	ctx, cancel := context.WithCancel(context.Background())
+	// Answers are made under a context of their own, not the connection's:
+	// one being made when the connection ends is bounded by its reads'
+	// timeouts, and a context per connection would be held for as long as
+	// the connection lives.
+	ctx := context.Background()
 	defer func() {
 		// The request's recovery middleware no longer covers this
 		// goroutine: a bug met by one connection ends that connection only.
 		c.recovered(recover())
-		cancel()
 		c.closed.Store(true)
 		c.srv.hub.remove(c)
 		c.ws.Close()
@@ -379,7 +390,7 @@ func (c *conn) deferSync(ctx context.Context, data []byte) bool {
 		data := c.later
 		c.later = nil
 		c.mu.Unlock()
-		if ctx.Err() == nil {
+		if !c.closed.Load() {
 			c.handle(ctx, data)
 		}
 	})

@@ -14,10 +14,13 @@ const config = {
 for (const [k, v] of Object.entries(config)) {
   if (v === undefined || v === '') throw new Error(`missing configuration ${k}`);
 }
+// The management API is Bunting's own; the SDKs may connect elsewhere (a
+// relay, API_URL being the Bunting it syncs from).
+config.apiUrl = process.env.API_URL || config.url;
 
 // api calls Bunting's management API and returns the envelope's data.
 async function api(method, path, body) {
-  const res = await fetch(config.url + '/api/v1' + path, {
+  const res = await fetch(config.apiUrl + '/api/v1' + path, {
     method,
     headers: { 'Content-Type': 'application/json', Authorization: config.apiAuth },
     body: body === undefined ? undefined : JSON.stringify(body),
