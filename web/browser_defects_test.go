@@ -93,7 +93,7 @@ func TestBrowserAuditLogNamesKinds(t *testing.T) {
 	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
 	ch.do("open the audit log", chromedp.Navigate(a.srv.URL+"/audit-log"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=history-entry]`)))
 	types := ch.eval(`[...document.querySelectorAll("[data-testid=audit-type] option")].map(o => o.textContent).join(",")`)
-	if want := "All changes,Feature flags,Segments,Change requests,Scheduled changes,Triggers,Code references,End users,End-user properties"; types != want {
+	if want := "All changes,Feature flags,Segments,Change requests,Scheduled changes,Triggers,Code references,End users,End-user properties,Experiments,Experiment metrics"; types != want {
 		t.Errorf("type filter offers %q, want %q", types, want)
 	}
 	kinds := ch.eval(`[...document.querySelectorAll("[data-testid=history-entry] .history-head > .meta")].map(e => e.textContent).join(",")`)
