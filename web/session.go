@@ -171,8 +171,15 @@ func (p *pages) workplace(c echo.Context) (iam.Workplace, error) {
 	if w, ok := c.Get(workplaceKey).(iam.Workplace); ok {
 		return w, nil
 	}
-	w, err := p.store.IAM().Workplace(c.Request().Context(), actor(c), place(c).Context)
-	if err == nil && c.Request().Method == http.MethodGet {
+	ctx, pl := c.Request().Context(), place(c)
+	if c.Request().Method != http.MethodGet {
+		// A post may have changed projects or environments after its place
+		// was loaded: its frame reads them again.
+		return p.store.IAM().Workplace(ctx, actor(c), pl.Context)
+	}
+	// A page read frames the environments its place loaded with the session.
+	w, err := p.store.IAM().WorkplaceAmong(ctx, actor(c), pl.Context, pl.Projects)
+	if err == nil {
 		c.Set(workplaceKey, w)
 	}
 	return w, err
