@@ -213,6 +213,19 @@ func (s *IAM) GetMember(ctx context.Context, a *core.Actor, id uuid.UUID) (Membe
 	return ms[0], nil
 }
 
+// MemberName is a member's name and email, as GetMember has them, without
+// their groups: for a page that shows its lists apart.
+func (s *IAM) MemberName(ctx context.Context, a *core.Actor, id uuid.UUID) (name, email string, err error) {
+	r, err := s.memberOf(ctx, a, id)
+	if err != nil {
+		return "", "", err
+	}
+	if err := a.RequireIAM(); err != nil {
+		return "", "", err
+	}
+	return r.Name, r.Email, nil
+}
+
 // checkEmail checks a required email address without a display name.
 func checkEmail(v *core.Validator, field, email string) {
 	if email == "" {
