@@ -19,10 +19,12 @@ import (
 
 // pendingChanges shows a flag's scheduled changes in words, each with a
 // cancel button when the person may make the change it would make.
-func (p *pages) pendingChanges(c echo.Context, w workEnv, f flagstore.Flag, may flagstore.FlagRights, posted *views.Form) (*views.PendingChanges, error) {
-	list, err := p.store.Governance().FlagPendingChanges(c.Request().Context(), actor(c), w.id, f.Key)
-	if err != nil {
-		return nil, err
+func (p *pages) pendingChanges(c echo.Context, w workEnv, f flagstore.Flag, may flagstore.FlagRights, posted *views.Form, list []governance.PendingChange) (*views.PendingChanges, error) {
+	if list == nil { // not read with the flag
+		var err error
+		if list, err = p.store.Governance().FlagPendingChanges(c.Request().Context(), actor(c), w.id, f.Key); err != nil {
+			return nil, err
+		}
 	}
 	out := &views.PendingChanges{Form: p.form(c, "pending", "", nil)}
 	if posted != nil {

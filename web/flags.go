@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/describe"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/views"
 )
@@ -88,7 +89,16 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	if err != nil {
 		return err
 	}
-	f, err := p.pageFlag(c, w, st.flag)
+	// The targeting tab shows the flag's pending changes, unless a change
+	// left them as they were: read with the flag, which is then read once.
+	withPending := tab == tabTargeting && !st.served && (st.flag == nil || st.flag.Key != c.Param("key"))
+	var f flagstore.Flag
+	var pending []governance.PendingChange
+	if withPending {
+		f, pending, err = p.store.Governance().FlagAndPendingChanges(ctx, a, w.id, c.Param("key"))
+	} else {
+		f, err = p.pageFlag(c, w, st.flag)
+	}
 	if err != nil {
 		return err
 	}
@@ -127,7 +137,7 @@ func (p *pages) flagPage(c echo.Context, tab string, st flagState) error {
 	switch tab {
 	case tabTargeting:
 		if !st.served { // else the pending changes are as they were, and not drawn
-			if m.Pending, err = p.pendingChanges(c, w, f, may, st.pending); err != nil {
+			if m.Pending, err = p.pendingChanges(c, w, f, may, st.pending, pending); err != nil {
 				return err
 			}
 		}

@@ -205,13 +205,13 @@ func (p *pages) memberPage(c echo.Context, status int) error {
 	if isHTMX(c) { // the lists' regions; each list's query found the member
 		return render(c, status, append(regions, views.Flashes(p.flashes(c)))...)
 	}
-	m, err := p.store.IAM().GetMember(ctx, a, id)
+	name, email, err := p.store.IAM().MemberName(ctx, a, id)
 	if err != nil {
 		return err
 	}
-	return p.respond(c, status, m.Email, navMembers, func(shell views.Shell) templ.Component {
+	return p.respond(c, status, email, navMembers, func(shell views.Shell) templ.Component {
 		return views.MemberPage(views.Member{Shell: shell, Crumbs: []views.Crumb{{Label: "Members", Href: "/members"}},
-			Name: m.Name, Email: m.Email, Groups: gl, Policies: pl, Inherited: il, RemoveHref: href + "/remove"})
+			Name: name, Email: email, Groups: gl, Policies: pl, Inherited: il, RemoveHref: href + "/remove"})
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -112,16 +113,17 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		if a.OrgID == uuid.Nil {
 			return errNoOrganization
 		}
-		pl, err := p.store.Flags().Place(ctx, a, uc)
-		if err != nil {
-			return err
-		}
 		c.Set(actorKey, a)
-		c.Set(placeKey, pl)
+		rp := &requestPlace{load: func() (flagstore.Place, error) { return p.store.Flags().Place(ctx, a, uc) },
+			pl: flagstore.Place{Context: uc, Org: core.OrganizationRights(a, a.OrgKey)}}
+		c.Set(placeKey, rp)
 		if r := c.Request(); r.Method == http.MethodGet || r.Method == http.MethodHead {
 			// A page read changes no environment, so the working one, loaded
 			// with the place, is what every check and read of it finds.
-			c.SetRequest(r.WithContext(pl.InWorkingEnv(ctx)))
+			if err := rp.loaded(); err != nil {
+				return err
+			}
+			c.SetRequest(r.WithContext(rp.pl.InWorkingEnv(ctx)))
 		}
 		httpx.SetPrincipal(c, httpx.Member, "user:"+a.UserID.String(), a.OrgID)
 		return next(c)
@@ -169,8 +171,15 @@ func (p *pages) workplace(c echo.Context) (iam.Workplace, error) {
 	if w, ok := c.Get(workplaceKey).(iam.Workplace); ok {
 		return w, nil
 	}
-	w, err := p.store.IAM().Workplace(c.Request().Context(), actor(c), place(c).Context)
-	if err == nil && c.Request().Method == http.MethodGet {
+	ctx, pl := c.Request().Context(), place(c)
+	if c.Request().Method != http.MethodGet {
+		// A post may have changed projects or environments after its place
+		// was loaded: its frame reads them again.
+		return p.store.IAM().Workplace(ctx, actor(c), pl.Context)
+	}
+	// A page read frames the environments its place loaded with the session.
+	w, err := p.store.IAM().WorkplaceAmong(ctx, actor(c), pl.Context, pl.Projects)
+	if err == nil {
 		c.Set(workplaceKey, w)
 	}
 	return w, err

@@ -11,8 +11,34 @@ import (
 
 // place is where the signed-in person acts: their working environment and
 // what they may do in the organization and there, as the store loaded it
-// once for the request (signedIn), GET or POST.
-func place(c echo.Context) flagstore.Place { return c.Get(placeKey).(flagstore.Place) }
+// once for the request. A page read loads it as the session is resolved
+// (signedIn); a post, when it first needs the environment: a change to a
+// member or a group, answered with a redirect or with its lists, reads no
+// environment at all. What the person may do in the organization, and
+// where they chose to work, are known without it.
+func place(c echo.Context) flagstore.Place {
+	rp := c.Get(placeKey).(*requestPlace)
+	_ = rp.loaded() // actingEnv answers the error; a page drawn without the environment shows none
+	return rp.pl
+}
+
+// requestPlace is the request's place, loaded once, when first needed.
+type requestPlace struct {
+	pl   flagstore.Place
+	load func() (flagstore.Place, error) // nil once called
+	err  error
+}
+
+func (rp *requestPlace) loaded() error {
+	if rp.load != nil {
+		pl, err := rp.load()
+		rp.load, rp.err = nil, err
+		if err == nil {
+			rp.pl = pl
+		}
+	}
+	return rp.err
+}
 
 // workEnv is the environment the flag and segment pages work in: the one
 // the context switcher has chosen, from the request's place.
@@ -50,6 +76,9 @@ func workEnvOf(c echo.Context) (w workEnv, ok bool) {
 // The store's operations of the request then find the environment as the
 // place loaded it, rather than reading it again.
 func actingEnv(c echo.Context) (workEnv, error) {
+	if err := c.Get(placeKey).(*requestPlace).loaded(); err != nil {
+		return workEnv{}, err
+	}
 	w, ok := workEnvOf(c)
 	if !ok {
 		return w, core.ErrForbidden

@@ -414,12 +414,13 @@ func (q *Queries) ListMemberGroupIDs(ctx context.Context, arg ListMemberGroupIDs
 }
 
 const ListMemberGroups = `-- name: ListMemberGroups :many
-SELECT g.id, g.name, g.description, (gm.user_id IS NOT NULL)::boolean AS is_group_member
+SELECT g.id, g.name, g.description, (gm.user_id IS NOT NULL)::boolean AS is_group_member, count(*) OVER () AS total
 FROM groups g
 LEFT JOIN group_members gm ON gm.group_id = g.id AND gm.user_id = $1
 WHERE g.organization_id = $2
   AND lower(g.name) LIKE '%' || lower($3::text) || '%'
   AND ($4::boolean OR gm.user_id IS NOT NULL)
+  AND EXISTS (SELECT 1 FROM organization_users ou WHERE ou.organization_id = $2 AND ou.user_id = $1)
 ORDER BY lower(g.name), g.id
 LIMIT $6 OFFSET $5
 `
@@ -438,11 +439,15 @@ type ListMemberGroupsRow struct {
 	Name          string
 	Description   string
 	IsGroupMember bool
+	Total         int64
 }
 
 // ListMemberGroups pages an organization's groups by name, each marked when
 // the member belongs to it; without get_all only those. It walks the
 // organization's groups (groups_name_unique) and probes group_members' key.
+// Each row counts them all (an organization has few groups), and there are
+// none unless the user is a member of the organization (its key, once): an
+// empty page alone leaves the caller to ask which.
 func (q *Queries) ListMemberGroups(ctx context.Context, arg ListMemberGroupsParams) ([]ListMemberGroupsRow, error) {
 	rows, err := q.db.Query(ctx, ListMemberGroups,
 		arg.UserID,
@@ -464,6 +469,7 @@ func (q *Queries) ListMemberGroups(ctx context.Context, arg ListMemberGroupsPara
 			&i.Name,
 			&i.Description,
 			&i.IsGroupMember,
+			&i.Total,
 		); err != nil {
 			return nil, err
 		}

@@ -82,12 +82,16 @@ ORDER BY lower(g.name), g.id;
 -- ListMemberGroups pages an organization's groups by name, each marked when
 -- the member belongs to it; without get_all only those. It walks the
 -- organization's groups (groups_name_unique) and probes group_members' key.
-SELECT g.id, g.name, g.description, (gm.user_id IS NOT NULL)::boolean AS is_group_member
+-- Each row counts them all (an organization has few groups), and there are
+-- none unless the user is a member of the organization (its key, once): an
+-- empty page alone leaves the caller to ask which.
+SELECT g.id, g.name, g.description, (gm.user_id IS NOT NULL)::boolean AS is_group_member, count(*) OVER () AS total
 FROM groups g
 LEFT JOIN group_members gm ON gm.group_id = g.id AND gm.user_id = @user_id
 WHERE g.organization_id = @organization_id
   AND lower(g.name) LIKE '%' || lower(@name::text) || '%'
   AND (@get_all::boolean OR gm.user_id IS NOT NULL)
+  AND EXISTS (SELECT 1 FROM organization_users ou WHERE ou.organization_id = @organization_id AND ou.user_id = @user_id)
 ORDER BY lower(g.name), g.id
 LIMIT @page_size OFFSET @page_offset;
 

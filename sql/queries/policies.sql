@@ -114,14 +114,17 @@ ORDER BY policy_id;
 -- name: ListMemberPolicies :many
 -- ListMemberPolicies pages the policies usable in an organization, each
 -- marked when the member holds it directly; without get_all only those.
--- An organization has few policies (policies_org_name).
-SELECT p.id, p.name, p.type, p.description, (mp.policy_id IS NOT NULL)::boolean AS is_member_policy
+-- An organization has few policies (policies_org_name), and each row counts
+-- them all; there are none unless the user is a member of the organization
+-- (its key, once): an empty page alone leaves the caller to ask which.
+SELECT p.id, p.name, p.type, p.description, (mp.policy_id IS NOT NULL)::boolean AS is_member_policy, count(*) OVER () AS total
 FROM policies p
 LEFT JOIN member_policies mp
        ON mp.organization_id = @organization_id::uuid AND mp.user_id = @user_id AND mp.policy_id = p.id
 WHERE (p.organization_id = @organization_id::uuid OR p.organization_id IS NULL)
   AND lower(p.name) LIKE '%' || lower(@name::text) || '%'
   AND (@get_all::boolean OR mp.policy_id IS NOT NULL)
+  AND EXISTS (SELECT 1 FROM organization_users ou WHERE ou.organization_id = @organization_id::uuid AND ou.user_id = @user_id)
 ORDER BY p.organization_id IS NOT NULL, lower(p.name), p.id
 LIMIT @page_size OFFSET @page_offset;
 
@@ -136,15 +139,27 @@ WHERE (p.organization_id = @organization_id::uuid OR p.organization_id IS NULL)
 
 -- name: ListInheritedPolicies :many
 -- ListInheritedPolicies pages the policies a member holds through groups,
--- one row per policy and group (group_members_user).
-SELECT p.id, p.name, p.type, p.description, p.created_at, g.id AS group_id, g.name AS group_name
-FROM group_members gm
-JOIN groups g ON g.id = gm.group_id
-JOIN group_policies gp ON gp.group_id = g.id
-JOIN policies p ON p.id = gp.policy_id
-WHERE gm.organization_id = @organization_id::uuid AND gm.user_id = @user_id
-  AND lower(p.name) LIKE '%' || lower(@name::text) || '%'
-ORDER BY lower(p.name), p.id, lower(g.name), g.id
+-- one row per policy and group (group_members_user), each counting them
+-- all. It starts from the user's membership of the organization (its key):
+-- a member without any has one row of zero values (total 0), so only an
+-- empty page says the user is not a member, or is past the last row.
+SELECT coalesce(ip.id, '00000000-0000-0000-0000-000000000000')::uuid AS id, coalesce(ip.name, '')::text AS name,
+       coalesce(ip.type, '')::text AS type, coalesce(ip.description, '')::text AS description,
+       coalesce(ip.created_at, 'epoch')::timestamptz AS created_at,
+       coalesce(ip.group_id, '00000000-0000-0000-0000-000000000000')::uuid AS group_id,
+       coalesce(ip.group_name, '')::text AS group_name, count(ip.id) OVER () AS total
+FROM organization_users ou
+LEFT JOIN (
+    SELECT p.id, p.name, p.type, p.description, p.created_at, g.id AS group_id, g.name AS group_name, gm.user_id
+    FROM group_members gm
+    JOIN groups g ON g.id = gm.group_id
+    JOIN group_policies gp ON gp.group_id = g.id
+    JOIN policies p ON p.id = gp.policy_id
+    WHERE gm.organization_id = @organization_id::uuid AND gm.user_id = @user_id
+      AND lower(p.name) LIKE '%' || lower(@name::text) || '%'
+) ip ON ip.user_id = ou.user_id
+WHERE ou.organization_id = @organization_id::uuid AND ou.user_id = @user_id
+ORDER BY lower(ip.name), ip.id, lower(ip.group_name), ip.group_id
 LIMIT @page_size OFFSET @page_offset;
 
 -- name: CountInheritedPolicies :one

@@ -19,6 +19,9 @@ type Place struct {
 	// its project; nil when the person may open no environment at all.
 	Project *core.Project
 	Env     *core.Environment
+	// Projects are the projects with an environment the person may open,
+	// with those environments (without their secrets).
+	Projects []core.Project
 	// Approvals is how many approvals a change to what a flag serves needs
 	// in Env; 0 where its changes need none (see approvalsNeeded).
 	Approvals int
@@ -67,7 +70,7 @@ func (s *Flags) Place(ctx context.Context, a *core.Actor, uc core.UserContext) (
 		envs[r.Environment.ID] = core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: r.Environment, ProjectKey: r.Project.Key,
 			ProjectName: r.Project.Name, OrganizationID: orgID, OrganizationKey: a.OrgKey, WorkspaceID: a.WorkspaceID}}
 	}
-	pl := Place{Context: uc, Org: core.OrganizationRights(a, a.OrgKey)}
+	pl := Place{Context: uc, Org: core.OrganizationRights(a, a.OrgKey), Projects: projects}
 	pl.Project, pl.Env = core.WorkingEnvironment(uc, projects)
 	if pl.Env != nil {
 		env := envs[pl.Env.ID]

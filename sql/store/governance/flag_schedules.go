@@ -266,27 +266,35 @@ const (
 // dismissed), soonest first: the first 100; then its change requests not
 // yet applied, the first 100 (withChangeRequests).
 func (s *Governance) FlagPendingChanges(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) ([]PendingChange, error) {
+	_, out, err := s.FlagAndPendingChanges(ctx, a, envID, key)
+	return out, err
+}
+
+// FlagAndPendingChanges is the flag (as GetFlag reads it) with its pending
+// changes (FlagPendingChanges), for a page that shows both: the flag is
+// read once.
+func (s *Governance) FlagAndPendingChanges(ctx context.Context, a *core.Actor, envID uuid.UUID, key string) (flagstore.Flag, []PendingChange, error) {
 	f, err := s.flags.GetFlag(ctx, a, envID, key)
 	if err != nil {
-		return nil, err
+		return flagstore.Flag{}, nil, err
 	}
 	rows, err := s.core.Q.ListFlagSchedules(ctx, f.ID)
 	if err != nil {
-		return nil, core.Translate(err)
+		return flagstore.Flag{}, nil, core.Translate(err)
 	}
 	names, err := s.creatorNames(ctx, rows)
 	if err != nil {
-		return nil, err
+		return flagstore.Flag{}, nil, err
 	}
 	out := make([]PendingChange, len(rows))
 	for i, r := range rows {
 		sch := r.FlagSchedule
 		var base, target flagstore.Flag
 		if err := json.Unmarshal(r.Base, &base); err != nil {
-			return nil, err
+			return flagstore.Flag{}, nil, err
 		}
 		if err := json.Unmarshal(r.Target, &target); err != nil {
-			return nil, err
+			return flagstore.Flag{}, nil, err
 		}
 		name, ok := names[sch.CreatorID]
 		if !ok {
@@ -298,7 +306,11 @@ func (s *Governance) FlagPendingChanges(ctx context.Context, a *core.Actor, envI
 			ScheduledTime: sch.ScheduledAt.UTC(), ChangeRequestID: sch.ChangeRequestID, Note: sch.Note,
 			Comment: r.DraftComment, FailureReason: sch.FailureReason, Changed: core.OrEmpty(flagstore.ChangedParts(base, target))}
 	}
-	return withChangeRequests(ctx, s.core.Q, f.ID, out)
+	out, err = withChangeRequests(ctx, s.core.Q, f.ID, out)
+	if err != nil {
+		return flagstore.Flag{}, nil, err
+	}
+	return f, out, nil
 }
 
 // creatorNames names the creators of schedules, asking the database only

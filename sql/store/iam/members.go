@@ -61,10 +61,25 @@ type InheritedPolicy struct {
 	GroupName   string    `json:"groupName"`
 }
 
-func inheritedPolicy(r db.ListInheritedPoliciesRow) InheritedPolicy {
-	p := InheritedPolicy(r)
-	p.CreatedAt = p.CreatedAt.UTC()
-	return p
+func inheritedPolicy(r db.ListInheritedPoliciesRow) (InheritedPolicy, int64) {
+	return InheritedPolicy{ID: r.ID, Name: r.Name, Type: r.Type, Description: r.Description, CreatedAt: r.CreatedAt.UTC(),
+		GroupID: r.GroupID, GroupName: r.GroupName}, r.Total
+}
+
+// memberListCount is the size of a member's list whose page came back
+// empty: 404 unless the user is a member of the organization (the lists
+// find nothing for anyone else), else what count says; on the first page
+// that is none, and count is not asked.
+func (s *IAM) memberListCount(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter, count func() (int64, error)) func() (int64, error) {
+	return func() (int64, error) {
+		if _, err := s.memberOf(ctx, a, memberID); err != nil {
+			return 0, err
+		}
+		if f.Page.Offset() == 0 {
+			return 0, nil
+		}
+		return count()
+	}
 }
 
 // MemberInput adds a user to the organization by email, with policies and
@@ -192,6 +207,19 @@ func (s *IAM) GetMember(ctx context.Context, a *core.Actor, id uuid.UUID) (Membe
 		return Member{}, err
 	}
 	return ms[0], nil
+}
+
+// MemberName is a member's name and email, as GetMember has them, without
+// their groups: for a page that shows its lists apart.
+func (s *IAM) MemberName(ctx context.Context, a *core.Actor, id uuid.UUID) (name, email string, err error) {
+	r, err := s.memberOf(ctx, a, id)
+	if err != nil {
+		return "", "", err
+	}
+	if err := a.RequireIAM(); err != nil {
+		return "", "", err
+	}
+	return r.Name, r.Email, nil
 }
 
 // checkEmail checks a required email address without a display name.
@@ -387,44 +415,48 @@ func (s *IAM) RemoveMember(ctx context.Context, a *core.Actor, id uuid.UUID) err
 
 // ListMemberGroups pages the groups a member belongs to, or with All every
 // group of the organization, each marked; Search is part of the group name.
+//
+// Its one statement finds the member too: only an empty page asks again.
 func (s *IAM) ListMemberGroups(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[MemberGroup], error) {
-	return listIAM(a, f, "name", func() error { _, err := s.memberOf(ctx, a, memberID); return err },
-		func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[MemberGroup], error) {
-			rows, err := s.core.Q.ListMemberGroups(ctx, db.ListMemberGroupsParams{OrganizationID: orgID, UserID: memberID,
-				Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-			return core.PageOf(rows, err, func(r db.ListMemberGroupsRow) MemberGroup {
-				return MemberGroup{ID: r.ID, Name: r.Name, Description: r.Description, MemberID: memberID, IsGroupMember: r.IsGroupMember}
-			}, func() (int64, error) {
-				return s.core.Q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
-			})
-		})
+	return listIAM(a, f, "name", nil, func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[MemberGroup], error) {
+		rows, err := s.core.Q.ListMemberGroups(ctx, db.ListMemberGroupsParams{OrganizationID: orgID, UserID: memberID,
+			Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+		return core.PageOfCounted(rows, err, func(r db.ListMemberGroupsRow) (MemberGroup, int64) {
+			return MemberGroup{ID: r.ID, Name: r.Name, Description: r.Description, MemberID: memberID, IsGroupMember: r.IsGroupMember}, r.Total
+		}, s.memberListCount(ctx, a, memberID, f, func() (int64, error) {
+			return s.core.Q.CountMemberGroups(ctx, db.CountMemberGroupsParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+		}))
+	})
 }
 
 // ListMemberDirectPolicies pages the policies a member holds directly, or
 // with All every policy usable in the organization, each marked; Search is
 // part of the policy name.
 func (s *IAM) ListMemberDirectPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[MemberPolicy], error) {
-	return listIAM(a, f, "name", func() error { _, err := s.memberOf(ctx, a, memberID); return err },
-		func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[MemberPolicy], error) {
-			rows, err := s.core.Q.ListMemberPolicies(ctx, db.ListMemberPoliciesParams{OrganizationID: orgID, UserID: memberID,
-				Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-			return core.PageOf(rows, err, func(r db.ListMemberPoliciesRow) MemberPolicy { return MemberPolicy(r) }, func() (int64, error) {
-				return s.core.Q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
-			})
-		})
+	return listIAM(a, f, "name", nil, func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[MemberPolicy], error) {
+		rows, err := s.core.Q.ListMemberPolicies(ctx, db.ListMemberPoliciesParams{OrganizationID: orgID, UserID: memberID,
+			Name: name, GetAll: f.All, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+		return core.PageOfCounted(rows, err, func(r db.ListMemberPoliciesRow) (MemberPolicy, int64) {
+			return MemberPolicy{ID: r.ID, Name: r.Name, Type: r.Type, Description: r.Description, IsMemberPolicy: r.IsMemberPolicy}, r.Total
+		}, s.memberListCount(ctx, a, memberID, f, func() (int64, error) {
+			return s.core.Q.CountMemberPolicies(ctx, db.CountMemberPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name, GetAll: f.All})
+		}))
+	})
 }
 
 // ListMemberInheritedPolicies pages the policies a member holds through
 // groups, each with the group it comes from; Search is part of the policy name.
 func (s *IAM) ListMemberInheritedPolicies(ctx context.Context, a *core.Actor, memberID uuid.UUID, f IAMFilter) (core.Paged[InheritedPolicy], error) {
-	return listIAM(a, f, "name", func() error { _, err := s.memberOf(ctx, a, memberID); return err },
-		func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[InheritedPolicy], error) {
-			rows, err := s.core.Q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
-				Name: name, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
-			return core.PageOf(rows, err, inheritedPolicy, func() (int64, error) {
-				return s.core.Q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
-			})
-		})
+	return listIAM(a, f, "name", nil, func(orgID uuid.UUID, name string, f IAMFilter) (core.Paged[InheritedPolicy], error) {
+		rows, err := s.core.Q.ListInheritedPolicies(ctx, db.ListInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID,
+			Name: name, PageSize: f.Page.Limit(), PageOffset: f.Page.Offset()})
+		if len(rows) == 1 && rows[0].Total == 0 { // a member who has none: the one row says so
+			return core.Paged[InheritedPolicy]{Items: []InheritedPolicy{}}, nil
+		}
+		return core.PageOfCounted(rows, err, inheritedPolicy, s.memberListCount(ctx, a, memberID, f, func() (int64, error) {
+			return s.core.Q.CountInheritedPolicies(ctx, db.CountInheritedPoliciesParams{OrganizationID: orgID, UserID: memberID, Name: name})
+		}))
+	})
 }
 
 // AddMemberPolicy gives a member a policy directly; giving it twice changes nothing.

@@ -112,15 +112,30 @@ type Workplace struct {
 
 // Workplace loads the frame of the pages for a person working at uc.
 func (s *IAM) Workplace(ctx context.Context, a *core.Actor, uc core.UserContext) (Workplace, error) {
+	projects, err := s.core.ListProjects(ctx, a)
+	if err != nil {
+		return Workplace{}, err
+	}
+	return s.workplace(ctx, a, uc, projects)
+}
+
+// WorkplaceAmong is Workplace for a page that loaded, with its place, the
+// environments the person may open (opened, by project): they are not read
+// again, and only the working environment's secrets are (FrameProjects).
+func (s *IAM) WorkplaceAmong(ctx context.Context, a *core.Actor, uc core.UserContext, opened []core.Project) (Workplace, error) {
+	projects, err := s.core.FrameProjects(ctx, a, uc, opened)
+	if err != nil {
+		return Workplace{}, err
+	}
+	return s.workplace(ctx, a, uc, projects)
+}
+
+func (s *IAM) workplace(ctx context.Context, a *core.Actor, uc core.UserContext, projects []core.Project) (Workplace, error) {
 	profile, err := s.GetProfile(ctx, a)
 	if err != nil {
 		return Workplace{}, err
 	}
 	orgs, err := s.ListOrganizations(ctx, a)
-	if err != nil {
-		return Workplace{}, err
-	}
-	projects, err := s.core.ListProjects(ctx, a)
 	if err != nil {
 		return Workplace{}, err
 	}
