@@ -89,7 +89,7 @@ func MetricsPage(p Metrics) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " <section class=\"card filter-card\" data-testid=\"metric-filter\"><form class=\"filter-form\" method=\"get\" action=\"/metrics\" hx-get=\"/metrics\" hx-trigger=\"submit, input delay:350ms\" hx-target=\"#metric-list\" hx-select=\"#metric-list\" hx-swap=\"outerHTML\" hx-push-url=\"true\" role=\"search\"><div class=\"field grow\"><label for=\"metric-filter-q\">Search</label> <input type=\"search\" id=\"metric-filter-q\" name=\"q\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " <section class=\"card filter-card\" data-testid=\"metric-filter\"><form class=\"filter-form\" method=\"get\" action=\"/experiment-metrics\" hx-get=\"/experiment-metrics\" hx-trigger=\"submit, input delay:350ms\" hx-target=\"#metric-list\" hx-select=\"#metric-list\" hx-swap=\"outerHTML\" hx-push-url=\"true\" role=\"search\"><div class=\"field grow\"><label for=\"metric-filter-q\">Search</label> <input type=\"search\" id=\"metric-filter-q\" name=\"q\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -453,7 +453,7 @@ func MetricPageView(p MetricPage) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = crumbs([]Crumb{{Label: "Experiments", Href: "/experiments"}, {Label: "Metrics", Href: "/metrics"}}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = crumbs([]Crumb{{Label: "Experiments", Href: "/experiments"}, {Label: "Metrics", Href: "/experiment-metrics"}}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -32,12 +32,12 @@ func TestBrowserExperiment(t *testing.T) {
 
 	ch.do("desktop", viewport(1280))
 	ch.signIn(a.srv.URL, ownerEmail, ownerPassword)
-	ch.do("open the metrics", chromedp.Navigate(a.srv.URL+"/metrics"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=metric-create] summary`)),
+	ch.do("open the metrics", chromedp.Navigate(a.srv.URL+"/experiment-metrics"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=metric-create] summary`)),
 		chromedp.Click(chromedp.CSS(`[data-testid=metric-create] summary`)), chromedp.WaitVisible(chromedp.CSS(`#metric-name`)))
 	ch.fill(`#metric-name`, "Checkout")
 	ch.fill(`#metric-eventName`, "checkout")
 	ch.do("create the metric", chromedp.Click(chromedp.CSS(`[data-testid=metric-submit]`)))
-	ch.waitPath(`^/metrics/[0-9a-f-]{36}$`)
+	ch.waitPath(`^/experiment-metrics/[0-9a-f-]{36}$`)
 
 	ch.do("open the flag's experimentation tab", chromedp.Navigate(a.srv.URL+"/flags/new-checkout/experiments"),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid=experiment-create-form]`)))

@@ -56,7 +56,7 @@ func (p *pages) metricsPage(c echo.Context, status int, create *views.MetricForm
 			if n > 1 {
 				v.Set("page", strconv.Itoa(n))
 			}
-			return withQuery("/metrics", v)
+			return withQuery("/experiment-metrics", v)
 		})
 		for _, m := range list.Items {
 			vm.Rows = append(vm.Rows, metricRow(m))
@@ -66,7 +66,7 @@ func (p *pages) metricsPage(c echo.Context, status int, create *views.MetricForm
 			vm.Empty = "No metrics match."
 		}
 		if create == nil && p.mayChangeMetrics(c, w) {
-			f := p.metricForm(c, p.form(c, "metric", "/metrics", map[string]string{"eventType": "1",
+			f := p.metricForm(c, p.form(c, "metric", "/experiment-metrics", map[string]string{"eventType": "1",
 				"customEventTrackOption": "1", "customEventSuccessCriteria": "1"}), "Create metric", true)
 			create = &f
 		}
@@ -92,7 +92,7 @@ func (p *pages) mayChangeMetrics(c echo.Context, w workEnv) bool {
 	return p.store.Experiments().AuthorizeMetricChange(c.Request().Context(), actor(c), w.id) == nil
 }
 
-func metricHref(id uuid.UUID) string { return "/metrics/" + id.String() }
+func metricHref(id uuid.UUID) string { return "/experiment-metrics/" + id.String() }
 
 func metricRow(m experiments.Metric) views.MetricRow {
 	maintainer := m.MaintainerName
@@ -196,7 +196,7 @@ func (p *pages) createMetric(c echo.Context) error {
 		p.keepFlash(c, fmt.Sprintf("Metric “%s” created.", m.Name))
 		return redirect(c, metricHref(m.ID))
 	}
-	f := p.form(c, "metric", "/metrics", posted.values())
+	f := p.form(c, "metric", "/experiment-metrics", posted.values())
 	status, err := formProblems(err, &f, metricFields...)
 	if err != nil {
 		return err
@@ -298,7 +298,7 @@ func (p *pages) confirmArchiveMetric(c echo.Context) error {
 
 func (p *pages) metricConfirm(c echo.Context, status int, m experiments.Metric, blocked string) error {
 	href := metricHref(m.ID)
-	vm := views.Confirm{Crumbs: []views.Crumb{{Label: "Metrics", Href: "/metrics"}, {Label: m.Name, Href: href}},
+	vm := views.Confirm{Crumbs: []views.Crumb{{Label: "Metrics", Href: "/experiment-metrics"}, {Label: m.Name, Href: href}},
 		Heading:      fmt.Sprintf("Archive the metric “%s”?", m.Name),
 		Consequences: []string{"It leaves the Metrics list and can no longer be chosen for an experiment.", "Archived experiments that used it keep their results."},
 		Button:       "Archive metric", CancelHref: href, Blocked: blocked}
@@ -334,5 +334,5 @@ func (p *pages) archiveMetric(c echo.Context) error {
 		return err
 	}
 	p.keepFlash(c, fmt.Sprintf("Metric “%s” archived.", m.Name))
-	return redirect(c, "/metrics")
+	return redirect(c, "/experiment-metrics")
 }

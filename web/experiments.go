@@ -99,7 +99,7 @@ func (p *pages) experimentRows(c echo.Context, w workEnv, f experiments.Experime
 func (p *pages) experiments(c echo.Context) error {
 	ctx, a := c.Request().Context(), actor(c)
 	w, ok := workEnvOf(c)
-	vm := views.Experiments{Env: w.view(ok), MetricsHref: "/metrics"}
+	vm := views.Experiments{Env: w.view(ok), MetricsHref: "/experiment-metrics"}
 	vm.List.Query = c.QueryParam("q")
 	if ok {
 		counts, err := p.store.Experiments().StatusCounts(ctx, a, w.id)
@@ -190,7 +190,7 @@ func (p *pages) experimentCreate(c echo.Context, w workEnv, f flagstore.Flag, po
 		fresh := p.form(c, "experiment", flagHref(f.Key)+"/experiments", map[string]string{"alpha": "0.05"})
 		form = &fresh
 	}
-	vm := views.ExperimentCreate{Form: *form, FlagName: f.Name, MetricsHref: "/metrics"}
+	vm := views.ExperimentCreate{Form: *form, FlagName: f.Name, MetricsHref: "/experiment-metrics"}
 	metrics, err := p.store.Experiments().ListMetrics(c.Request().Context(), actor(c), w.id,
 		experiments.MetricFilter{Page: core.Page{Size: core.MaxPageSize}})
 	if err != nil {

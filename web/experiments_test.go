@@ -25,13 +25,13 @@ import (
 // and returns the experiment's page.
 func experimentOn(t *testing.T, b *browser, flagKey string) string {
 	t.Helper()
-	b.get("/metrics").status(http.StatusOK).must("metric-create")
-	p := b.post("/metrics", url.Values{"name": {"Checkout"}, "eventName": {"checkout"}, "eventType": {"1"},
+	b.get("/experiment-metrics").status(http.StatusOK).must("metric-create")
+	p := b.post("/experiment-metrics", url.Values{"name": {"Checkout"}, "eventName": {"checkout"}, "eventType": {"1"},
 		"customEventTrackOption": {"1"}, "customEventSuccessCriteria": {"1"}}).status(http.StatusOK)
 	if got := p.text("metric-heading"); got != "Checkout" {
 		t.Fatalf("after creating the metric: got heading %q, want Checkout", got)
 	}
-	metricID := strings.TrimPrefix(p.url.Path, "/metrics/")
+	metricID := strings.TrimPrefix(p.url.Path, "/experiment-metrics/")
 	form := b.get("/flags/" + flagKey + "/experiments").status(http.StatusOK)
 	form.must("experiment-create-form")
 	p = b.post("/flags/"+flagKey+"/experiments", url.Values{"metricId": {metricID},
@@ -210,8 +210,8 @@ func TestExperimentFormsSayWhatIsWrong(t *testing.T) {
 	a, _, _ := flagApp(t)
 	a.makeFlag(a.project("web").Environments[0], flagstore.FlagInput{Name: "Banner", Key: "banner"})
 	b := a.signedIn(ownerEmail, ownerPassword)
-	b.get("/metrics")
-	p := b.post("/metrics", url.Values{"name": {" "}, "eventName": {"checkout"}, "eventType": {"1"}}).status(http.StatusBadRequest)
+	b.get("/experiment-metrics")
+	p := b.post("/experiment-metrics", url.Values{"name": {" "}, "eventName": {"checkout"}, "eventType": {"1"}}).status(http.StatusBadRequest)
 	if p.text("error-name") == "" {
 		t.Error("a metric without a name shows no message at its field")
 	}
@@ -234,7 +234,7 @@ func TestExperimentFormsSayWhatIsWrong(t *testing.T) {
 	metricHref := b.get(href).must("experiment-main")
 	var metric string
 	for n := range metricHref.Descendants() {
-		if n.Data == "a" && strings.HasPrefix(attr(n, "href"), "/metrics/") {
+		if n.Data == "a" && strings.HasPrefix(attr(n, "href"), "/experiment-metrics/") {
 			metric = attr(n, "href")
 		}
 	}
@@ -265,12 +265,12 @@ func TestExperimentPagesOfAReader(t *testing.T) {
 	if p.has("experiment-start") || p.has("experiment-archive") {
 		t.Error("a reader is offered Start or Remove")
 	}
-	if b.get("/metrics").has("metric-create") {
+	if b.get("/experiment-metrics").has("metric-create") {
 		t.Error("a reader is offered New metric")
 	}
 	b.post(href+"/start", nil).status(http.StatusForbidden)
-	b.get("/metrics")
-	b.post("/metrics", url.Values{"name": {"x"}, "eventName": {"x"}, "eventType": {"1"}}).status(http.StatusForbidden)
+	b.get("/experiment-metrics")
+	b.post("/experiment-metrics", url.Values{"name": {"x"}, "eventName": {"x"}, "eventType": {"1"}}).status(http.StatusForbidden)
 }
 
 // readerOf adds reader@example.com with a policy that reads the project's
@@ -299,7 +299,7 @@ func TestExperimentListsSearchInPlace(t *testing.T) {
 	experimentOn(t, b, "banner")
 	for _, tc := range []struct{ path, list, row, none string }{
 		{"/experiments?q=bann", "experiment-list", "experiment-row", "/experiments?q=nothing"},
-		{"/metrics?q=check", "metric-list", "metric-row", "/metrics?q=nothing"},
+		{"/experiment-metrics?q=check", "metric-list", "metric-row", "/experiment-metrics?q=nothing"},
 	} {
 		get := func(path string) *page {
 			req, err := http.NewRequest(http.MethodGet, a.srv.URL+path, nil)

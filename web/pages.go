@@ -292,12 +292,12 @@ func (p *pages) register(e *echo.Echo) {
 	needs(p.changesExperiments).POST("/experiments/:id/archive-data", p.removeExperiment(archiveExperimentData))
 	g.GET("/experiments/:id/archive", p.confirmExperiment(archiveExperiment))
 	needs(p.changesExperiments).POST("/experiments/:id/archive", p.removeExperiment(archiveExperiment))
-	g.GET("/metrics", p.metrics)
-	needs(p.changesMetrics).POST("/metrics", p.createMetric)
-	g.GET("/metrics/:id", p.metric)
-	needs(p.changesMetrics).POST("/metrics/:id", p.updateMetric)
-	g.GET("/metrics/:id/archive", p.confirmArchiveMetric)
-	needs(p.changesMetrics).POST("/metrics/:id/archive", p.archiveMetric)
+	g.GET("/experiment-metrics", p.metrics)
+	needs(p.changesMetrics).POST("/experiment-metrics", p.createMetric)
+	g.GET("/experiment-metrics/:id", p.metric)
+	needs(p.changesMetrics).POST("/experiment-metrics/:id", p.updateMetric)
+	g.GET("/experiment-metrics/:id/archive", p.confirmArchiveMetric)
+	needs(p.changesMetrics).POST("/experiment-metrics/:id/archive", p.archiveMetric)
 }
 
 // home is the landing page: the feature flags of the working environment,

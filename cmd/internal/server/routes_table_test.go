@@ -152,9 +152,9 @@ GET /flags/compare
 GET /flags/copy
 GET /get-started
 GET /get-started/check
-GET /metrics
-GET /metrics/:id
-GET /metrics/:id/archive
+GET /experiment-metrics
+GET /experiment-metrics/:id
+GET /experiment-metrics/:id/archive
 GET /organization
 GET /organization/delete
 GET /organizations/new
@@ -331,9 +331,9 @@ POST /experiments/:id/archive-data
 POST /experiments/:id/start
 POST /experiments/:id/stop
 POST /flags/:key/experiments
-POST /metrics
-POST /metrics/:id
-POST /metrics/:id/archive
+POST /experiment-metrics
+POST /experiment-metrics/:id
+POST /experiment-metrics/:id/archive
 PUT /api/v1/envs/:envId/code-references
 POST /api/v1/envs/:envId/segments
 POST /api/v1/groups
