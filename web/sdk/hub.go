@@ -359,7 +359,7 @@ func (h *hub) pushChanges(ctx context.Context, w *envWork) {
 			if u == nil {
 				return outgoing{}, false
 			}
-			return outgoing{data: client.message(u), pushed: tr}, true
+			return outgoing{data: client.message(u), recycle: true, pushed: tr}, true
 		})
 		if !sent {
 			tr.done()

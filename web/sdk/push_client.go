@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"encoding/json"
+	"sync"
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
@@ -57,7 +58,7 @@ func (p *clientPatch) message(u *eval.EndUser) []byte {
 	if err != nil {
 		panic("sdk: encode a user key: " + err.Error()) // a string always encodes
 	}
-	b := make([]byte, 0, p.size+len(key)+64)
+	b := patchBuffer(p.size + len(key))
 	b = append(b, clientPatchStart...)
 	b = append(b, key...)
 	b = append(b, clientPatchFlags...)
@@ -96,3 +97,30 @@ func (pf *clientPatchFlag) encoded(p *clientPatch, u *eval.EndUser) []byte {
 
 // maxClientOutcomes bounds the encodings a change keeps per flag.
 const maxClientOutcomes = 256
+
+// patchBuffers hold client patches' bytes once they are written, for the
+// next change's: a change to 10,000 client SDKs would otherwise leave 10,000
+// buffers to the collector, which a relay runs often (GOGC 25). A buffer is
+// given back only by the writer, after its write returned; one dropped
+// with its connection is the collector's.
+var patchBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledPatch is the largest buffer kept: a patch of many flags at once
+// is rare and left to the collector.
+const maxPooledPatch = 16 << 10
+
+func patchBuffer(size int) []byte {
+	b := *patchBuffers.Get().(*[]byte)
+	if cap(b) < size {
+		return make([]byte, 0, max(size+64, 512))
+	}
+	return b[:0]
+}
+
+// recyclePatch gives a written patch's buffer back.
+func recyclePatch(b []byte) {
+	if cap(b) == 0 || cap(b) > maxPooledPatch {
+		return
+	}
+	patchBuffers.Put(&b)
+}
