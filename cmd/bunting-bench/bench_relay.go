@@ -214,6 +214,9 @@ func benchRelay(ctx context.Context, getenv func(string) string, args []string) 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	registerRuntimeHandlers(e)
+	// The relay's CPU profile, on the same loopback address:
+	// `go tool pprof http://STATS/debug/pprof/profile?seconds=10`.
+	registerProfiles(e)
 	srv := &http.Server{Addr: *statsAddr, Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	go srv.ListenAndServe()
 	defer srv.Close()

@@ -340,6 +340,7 @@ func (h *hub) pushChanges(ctx context.Context, w *envWork) {
 		tr.left.Store(int32(len(conns)) + 1)
 		defer tr.done()
 	}
+	var client *clientPatch // made for the first client SDK
 	for _, c := range conns {
 		if c.typ == typeServer {
 			if serverMsg == nil || !c.push(func(*eval.EndUser) (outgoing, bool) { return outgoing{shared: serverMsg, pushed: tr}, true }) {
@@ -351,15 +352,14 @@ func (h *hub) pushChanges(ctx context.Context, w *envWork) {
 			tr.done()
 			continue // a segment's targeting change also changes the flags that use it
 		}
+		if client == nil {
+			client = newClientPatch(snap, flags)
+		}
 		sent := c.push(func(u *eval.EndUser) (outgoing, bool) {
 			if u == nil {
 				return outgoing{}, false
 			}
-			p := clientPayload{EventType: eventPatch, UserKeyID: u.KeyID, FeatureFlags: make([]clientFlag, len(flags))}
-			for i, f := range flags {
-				p.FeatureFlags[i] = evaluateForClient(snap, f, *u)
-			}
-			return outgoing{data: encode("data-sync", p), pushed: tr}, true
+			return outgoing{data: client.message(u), recycle: true, pushed: tr}, true
 		})
 		if !sent {
 			tr.done()

@@ -144,7 +144,11 @@ type variationOption struct {
 // server does: an archived flag has no variation; a rollout that holds no
 // one serves FeatBit's empty variation.
 func evaluateForClient(snap *snapshot, f *flagstore.Flag, u eval.EndUser) clientFlag {
-	ev := snap.compiled(f).prepared.Evaluate(u, snap.preparedSegment)
+	return clientFlagOf(f, snap.compiled(f).prepared.Evaluate(u, snap.preparedSegment))
+}
+
+// clientFlag is f as a client SDK gets it for an evaluation ev of it.
+func clientFlagOf(f *flagstore.Flag, ev eval.Evaluation) clientFlag {
 	cf := clientFlag{ID: f.Key, VariationType: f.VariationType, MatchReason: ev.Reason, SendToExperiment: ev.SendToExperiment,
 		Timestamp: version(f.UpdatedAt), VariationOptions: make([]variationOption, len(f.Variations))}
 	for i, v := range f.Variations {

@@ -253,6 +253,8 @@ type outgoing struct {
 	data   []byte
 	ping   bool
 	close  []byte // a close frame's payload
+	// recycle: data is a client patch's buffer, given back once written.
+	recycle bool
 	// pushed, when set, is told once the message is written or dropped.
 	pushed *pushTracker
 }
@@ -463,6 +465,9 @@ func (c *conn) flush() {
 		c.qmu.Unlock()
 		err := c.write(m)
 		m.pushed.done()
+		if m.recycle {
+			recyclePatch(m.data) // the write copied it into the frame, or failed
+		}
 		if err != nil {
 			c.qmu.Lock()
 			dropped(c.queue)
