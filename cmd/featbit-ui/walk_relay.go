@@ -34,8 +34,15 @@ func chooseEnv(w *walker, env string) error {
 }
 
 func createRelayProxy(w *walker) error {
+	// The owner finds the page in the side menu, from where the walk left them.
+	if err := w.settle(); err != nil {
+		return err
+	}
 	mark := w.rec.count()
-	if err := w.open("/relay-proxies"); err != nil {
+	if err := w.click("Relay Proxies", "li, a, span"); err != nil {
+		return err
+	}
+	if err := w.waitPath("/relay-proxies"); err != nil {
 		return err
 	}
 	if _, err := w.expect(mark, "GET", "/relay-proxies"); err != nil {
