@@ -111,6 +111,14 @@ const helpers = `(() => {
       const root = scope(within); if (!root) return '';
       return mark([...root.querySelectorAll('input, textarea')].filter(e => visible(e) && e.placeholder === ph).pop());
     },
+    // field marks the input of the form item whose label reads label, as a
+    // person finds a box with no placeholder by the label above it.
+    field: (label, within) => {
+      const root = scope(within); if (!root) return '';
+      const item = [...root.querySelectorAll('nz-form-item')].filter(e => visible(e) &&
+        [...e.querySelectorAll('nz-form-label')].some(l => text(l) === label)).pop();
+      return mark(item && [...item.querySelectorAll('input, textarea')].filter(visible)[0]);
+    },
     clear: s => { const e = document.querySelector(s); if (!e) return false; e.focus(); e.select && e.select(); return true; },
     // select marks the visible nz-select whose placeholder (or current
     // label) reads t: its selector box, to open it.
@@ -297,7 +305,17 @@ func (b *browser) clickWhenEnabled(t string) error {
 // typeInto types v, with the keyboard, into the input whose placeholder is ph,
 // replacing what it held.
 func (b *browser) typeInto(ph, v string) error {
-	what, expr := fmt.Sprintf("input %q", ph), `window.__walk.input(`+js(ph)+`)`
+	return b.typeMarked(fmt.Sprintf("input %q", ph), `window.__walk.input(`+js(ph)+`)`, v)
+}
+
+// typeIntoField types v into the input of the form item labelled label,
+// replacing what it held.
+func (b *browser) typeIntoField(label, v string) error {
+	return b.typeMarked(fmt.Sprintf("field %q", label), `window.__walk.field(`+js(label)+`)`, v)
+}
+
+// typeMarked types v, with the keyboard, into the input expr marks.
+func (b *browser) typeMarked(what, expr, v string) error {
 	sel, err := b.poll(what, expr)
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ var captures = map[string][]capture{
 	"POST /api/v1/envs/{envId}/segments":                            {{"segment.id", "data.id"}},
 	"GET /api/v1/members/{memberId}":                                {{"member.initialPassword", "data.initialPassword"}},
 	"POST /api/v1/envs/{envId}/feature-flags/{key}/change-requests": {{"changeRequest.id", "data.id"}},
+	"POST /api/v1/relay-proxies":                                    {{"relayProxy.id", "data.id"}},
 }
 
 func capturesFor(e *exchange, as string) []capture {
@@ -108,6 +109,16 @@ var reads = map[string][]string{
 	"GET /api/v1/policies": {"data.totalCount", "data.items.0.id", "data.items.0.name"},
 	// members: the list shows each member's first password to the inviter.
 	"GET /api/v1/members": {"data.totalCount", "data.items.0.id", "data.items.0.email", "data.items.0.name"},
+	// relay proxies: the drawer shows the new key once (a random secret);
+	// the list (RelayProxy) shows it masked, parses serves ("id,path") and
+	// fills the edit drawer from scopes, agents and auto agents.
+	"POST /api/v1/relay-proxies": {"success", "data.id", "data.key=<string>", "data.name", "data.isAllEnvs",
+		"data.scopes"},
+	"GET /api/v1/relay-proxies": {"data.totalCount", "data.items.0.id", "data.items.0.name",
+		"data.items.0.key=<string>", "data.items.0.description", "data.items.0.isAllEnvs", "data.items.0.scopes",
+		"data.items.0.serves", "data.items.0.agents", "data.items.0.autoAgents", "data.items.0.updatedAt"},
+	"GET /api/v1/relay-proxies/is-name-used": {"success", "data"},
+	"PUT /api/v1/relay-proxies/{id}":         {"success", "data"},
 }
 
 func readsFor(e *exchange) []string {

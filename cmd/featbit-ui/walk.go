@@ -28,6 +28,7 @@ type walker struct {
 	*browser
 	flagName, flagKey string
 	segmentName       string
+	relayKey          string // the relay proxy's key, as the dialog showed it once
 	reviewerID        string
 	reviewerPassword  string
 	reviewerAuth      string // the reviewer's Authorization header, to tell their requests apart
@@ -78,6 +79,9 @@ var steps = []step{
 	{name: "history tab", needs: []string{"flag details"}, run: history},
 	{name: "create a segment", needs: []string{"onboarding"}, run: createSegment},
 	{name: "use the segment in a flag rule", needs: []string{"create a segment", "flag details"}, run: segmentRule},
+	{name: "create a relay proxy", needs: []string{"onboarding"}, run: createRelayProxy},
+	{name: "relay proxy list", needs: []string{"create a relay proxy"}, run: listRelayProxy},
+	{name: "edit the relay proxy", needs: []string{"relay proxy list"}, run: editRelayProxy},
 	{name: "add a second member", needs: []string{"onboarding"}, run: addMember},
 	{name: "require approval in the environment", needs: []string{"add a second member"}, run: requireApproval},
 	{name: "request a change", needs: []string{"require approval in the environment", "flag details"}, run: requestChange},
