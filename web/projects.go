@@ -280,23 +280,30 @@ func envIDs(c echo.Context) (projectID, envID uuid.UUID, err error) {
 	return projectID, envID, err
 }
 
+// projectEnv reads the project and the environment the path names, which an
+// environment's page and its delete confirmation both show.
+func (p *pages) projectEnv(c echo.Context) (core.Project, core.Environment, error) {
+	projectID, envID, err := envIDs(c)
+	if err != nil {
+		return core.Project{}, core.Environment{}, err
+	}
+	ctx, a := c.Request().Context(), actor(c)
+	pr, err := p.store.Projects().GetProject(ctx, a, projectID)
+	if err != nil {
+		return core.Project{}, core.Environment{}, err
+	}
+	env, err := p.store.Projects().GetEnvironment(ctx, a, projectID, envID)
+	return pr, env, err
+}
+
 // environmentPage renders an environment's page; settings, create and a
 // secret's rename form carry the state of a form just posted.
 func (p *pages) environmentPage(c echo.Context, status int, settings, create *views.Form, renamed *renamedSecret) error {
-	projectID, envID, err := envIDs(c)
+	pr, env, err := p.projectEnv(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	pr, err := p.store.Projects().GetProject(ctx, a, projectID)
-	if err != nil {
-		return err
-	}
-	env, err := p.store.Projects().GetEnvironment(ctx, a, projectID, envID)
-	if err != nil {
-		return err
-	}
+	projectID, envID := pr.ID, env.ID
 	href := envHref(pr.ID, env.ID)
 	may := place(c).Org.Project(pr.Key).Env(env.Key)
 
@@ -397,17 +404,7 @@ func (p *pages) updateEnvironment(c echo.Context) error {
 
 // confirmDeleteEnvironment asks before deleting an environment.
 func (p *pages) confirmDeleteEnvironment(c echo.Context) error {
-	projectID, envID, err := envIDs(c)
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	pr, err := p.store.Projects().GetProject(ctx, a, projectID)
-	if err != nil {
-		return err
-	}
-	env, err := p.store.Projects().GetEnvironment(ctx, a, projectID, envID)
+	pr, env, err := p.projectEnv(c)
 	if err != nil {
 		return err
 	}
