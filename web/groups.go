@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 
@@ -9,7 +8,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -132,38 +130,32 @@ func (p *pages) updateGroup(c echo.Context) error {
 	return p.groupPage(c, status, &f)
 }
 
-// confirmDeleteGroup asks before deleting a group.
-func (p *pages) confirmDeleteGroup(c echo.Context) error {
-	return p.confirmDeleteGroupPage(c, http.StatusOK)
+// groupRemoval is deleting a group from its confirmation page.
+func (p *pages) groupRemoval() iamRemoval[iam.Group] {
+	return iamRemoval[iam.Group]{nav: navGroups, get: p.store.IAM().GetGroup, del: p.store.IAM().DeleteGroup,
+		name: func(g iam.Group) string { return g.Name }, done: "Group “%s” deleted.", to: "/groups",
+		confirm: func(id uuid.UUID, g iam.Group) views.Confirm {
+			href := groupHref(id)
+			return views.Confirm{
+				Crumbs:  []views.Crumb{{Label: "Groups", Href: "/groups"}, {Label: g.Name, Href: href}},
+				Heading: fmt.Sprintf("Delete the group “%s”?", g.Name),
+				Consequences: []string{
+					"Its members lose the policies they have through it; their own policies stay.",
+					"It is no longer given to new members by default.",
+				},
+				Action: href + "/delete", Button: "Delete group", CancelHref: href,
+			}
+		}}
 }
 
-func (p *pages) confirmDeleteGroupPage(c echo.Context, status int) error {
-	return p.confirmByID(c, status, navGroups, func(ctx context.Context, a *core.Actor, id uuid.UUID) (views.Confirm, error) {
-		g, err := p.store.IAM().GetGroup(ctx, a, id)
-		if err != nil {
-			return views.Confirm{}, err
-		}
-		href := groupHref(id)
-		return views.Confirm{
-			Crumbs:  []views.Crumb{{Label: "Groups", Href: "/groups"}, {Label: g.Name, Href: href}},
-			Heading: fmt.Sprintf("Delete the group “%s”?", g.Name),
-			Consequences: []string{
-				"Its members lose the policies they have through it; their own policies stay.",
-				"It is no longer given to new members by default.",
-			},
-			Action: href + "/delete", Button: "Delete group", CancelHref: href,
-		}, nil
-	})
+// confirmDeleteGroup asks before deleting a group.
+func (p *pages) confirmDeleteGroup(c echo.Context) error {
+	return p.groupRemoval().page(p, c, http.StatusOK)
 }
 
 // deleteGroup deletes a group; leaving the organization without an owner is
 // refused with a message on the confirmation page.
-func (p *pages) deleteGroup(c echo.Context) error {
-	return p.deleteNamed(c, func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error) {
-		g, err := p.store.IAM().GetGroup(ctx, a, id)
-		return g.Name, err
-	}, p.store.IAM().DeleteGroup, p.confirmDeleteGroupPage, "Group “%s” deleted.", "/groups")
-}
+func (p *pages) deleteGroup(c echo.Context) error { return p.groupRemoval().remove(p, c) }
 
 // addGroupMember and its siblings change a group's members and policies
 // from the group's page.

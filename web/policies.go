@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -381,41 +380,36 @@ func (p *pages) clonePolicy(c echo.Context) error {
 	return p.clonePage(c, status, pol, f)
 }
 
-// confirmDeletePolicy asks before deleting a policy.
-func (p *pages) confirmDeletePolicy(c echo.Context) error {
-	return p.confirmDeletePolicyPage(c, http.StatusOK)
+// policyRemoval is deleting one of the organization's policies from its
+// confirmation page; a built-in policy's page has no action.
+func (p *pages) policyRemoval() iamRemoval[iam.Policy] {
+	return iamRemoval[iam.Policy]{nav: navPolicies, get: p.store.IAM().GetPolicy, del: p.store.IAM().DeletePolicy,
+		name: func(pol iam.Policy) string { return pol.Name }, done: "Policy “%s” deleted.", to: "/policies",
+		confirm: func(id uuid.UUID, pol iam.Policy) views.Confirm {
+			href := policyHref(id)
+			vm := views.Confirm{
+				Crumbs:  []views.Crumb{{Label: "Policies", Href: "/policies"}, {Label: pol.Name, Href: href}},
+				Heading: fmt.Sprintf("Delete the policy “%s”?", pol.Name),
+				Consequences: []string{
+					"Members and groups that have it lose what it allows.",
+					"It is no longer given to new members by default.",
+				},
+				Button: "Delete policy", CancelHref: href + "?tab=settings",
+			}
+			if !builtIn(pol.Type) {
+				vm.Action = href + "/delete"
+			}
+			return vm
+		}}
 }
 
-func (p *pages) confirmDeletePolicyPage(c echo.Context, status int) error {
-	return p.confirmByID(c, status, navPolicies, func(ctx context.Context, a *core.Actor, id uuid.UUID) (views.Confirm, error) {
-		pol, err := p.store.IAM().GetPolicy(ctx, a, id)
-		if err != nil {
-			return views.Confirm{}, err
-		}
-		href := policyHref(id)
-		vm := views.Confirm{
-			Crumbs:  []views.Crumb{{Label: "Policies", Href: "/policies"}, {Label: pol.Name, Href: href}},
-			Heading: fmt.Sprintf("Delete the policy “%s”?", pol.Name),
-			Consequences: []string{
-				"Members and groups that have it lose what it allows.",
-				"It is no longer given to new members by default.",
-			},
-			Button: "Delete policy", CancelHref: href + "?tab=settings",
-		}
-		if !builtIn(pol.Type) {
-			vm.Action = href + "/delete"
-		}
-		return vm, nil
-	})
+// confirmDeletePolicy asks before deleting a policy.
+func (p *pages) confirmDeletePolicy(c echo.Context) error {
+	return p.policyRemoval().page(p, c, http.StatusOK)
 }
 
 // deletePolicy deletes one of the organization's policies.
-func (p *pages) deletePolicy(c echo.Context) error {
-	return p.deleteNamed(c, func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error) {
-		pol, err := p.store.IAM().GetPolicy(ctx, a, id)
-		return pol.Name, err
-	}, p.store.IAM().DeletePolicy, p.confirmDeletePolicyPage, "Policy “%s” deleted.", "/policies")
-}
+func (p *pages) deletePolicy(c echo.Context) error { return p.policyRemoval().remove(p, c) }
 
 // addPolicyMember and its siblings give the policy to members and groups,
 // or take it away, from the policy's page.
