@@ -12,17 +12,14 @@ import (
 )
 
 func (h *Handler) listSegments(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	archived, err := queryBool(c, "isArchived")
-	if err != nil {
-		return err
-	}
-	segments, err := h.store.Segments().ListSegments(c.Request().Context(), actor(c), ids.Env, segments.SegmentFilter{
-		Name: query(c, "name"), IsArchived: archived, Page: page(c)})
-	return respond(c, segments, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		archived, err := queryBool(c, "isArchived")
+		if err != nil {
+			return nil, err
+		}
+		return h.store.Segments().ListSegments(ctx, a, ids.Env, segments.SegmentFilter{
+			Name: query(c, "name"), IsArchived: archived, Page: page(c)})
+	})
 }
 
 func (h *Handler) createSegment(c echo.Context) error {
