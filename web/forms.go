@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -30,6 +31,29 @@ func changeProblems(err error, f *views.Form, fields ...string) (int, error) {
 		return http.StatusUnprocessableEntity, nil
 	}
 	return formProblems(err, f, append(fields, "comment")...)
+}
+
+// submitForm is the frame of a page's form that makes one change: the posted
+// form F is bound and change makes the change from it; on success done
+// answers (p.changed, p.opened); a problem the store names on one of fields
+// shows the form again (form, from what was posted) with formProblems'
+// status, drawn by redraw; any other error is the page's error.
+func submitForm[F, Out any](c echo.Context, change func(ctx context.Context, a *core.Actor, posted F) (Out, error),
+	done func(Out) error, form func(posted F) views.Form, redraw func(status int, f views.Form) error, fields ...string) error {
+	var posted F
+	if err := bind(c, &posted); err != nil {
+		return err
+	}
+	out, err := change(c.Request().Context(), actor(c), posted)
+	if err == nil {
+		return done(out)
+	}
+	f := form(posted)
+	status, err := formProblems(err, &f, fields...)
+	if err != nil {
+		return err
+	}
+	return redraw(status, f)
 }
 
 // redirect sends the browser to another page; htmx is told to load it.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
@@ -37,23 +39,15 @@ func (p *pages) groupsPage(c echo.Context, status int, create views.Form) error 
 
 // createGroup creates a group.
 func (p *pages) createGroup(c echo.Context) error {
-	var posted describedForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := iam.GroupInput(posted)
-	g, err := p.store.IAM().CreateGroup(c.Request().Context(), actor(c), in)
-	if err == nil {
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted describedForm) (iam.Group, error) {
+		return p.store.IAM().CreateGroup(ctx, a, iam.GroupInput(posted))
+	}, func(g iam.Group) error {
 		return p.changed(c, "/groups", fmt.Sprintf("Group “%s” created.", g.Name), func() error {
 			return p.groupsPage(c, http.StatusOK, p.form(c, "group-create", "/groups", nil))
 		})
-	}
-	f := p.form(c, "group-create", "/groups", map[string]string{"name": in.Name, "description": in.Description})
-	status, err := formProblems(err, &f, "name", "description")
-	if err != nil {
-		return err
-	}
-	return p.groupsPage(c, status, f)
+	}, func(posted describedForm) views.Form {
+		return p.form(c, "group-create", "/groups", map[string]string{"name": posted.Name, "description": posted.Description})
+	}, func(status int, f views.Form) error { return p.groupsPage(c, status, f) }, "name", "description")
 }
 
 // group shows one group with its members and policies.
@@ -113,21 +107,13 @@ func (p *pages) updateGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted describedForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := iam.GroupInput(posted)
-	g, err := p.store.IAM().UpdateGroup(c.Request().Context(), actor(c), id, in)
-	if err == nil {
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted describedForm) (iam.Group, error) {
+		return p.store.IAM().UpdateGroup(ctx, a, id, iam.GroupInput(posted))
+	}, func(g iam.Group) error {
 		return p.changed(c, groupHref(id), fmt.Sprintf("Group “%s” saved.", g.Name), func() error { return p.groupPage(c, http.StatusOK, nil) })
-	}
-	f := p.form(c, "group-settings", groupHref(id), map[string]string{"name": in.Name, "description": in.Description})
-	status, err := formProblems(err, &f, "name", "description")
-	if err != nil {
-		return err
-	}
-	return p.groupPage(c, status, &f)
+	}, func(posted describedForm) views.Form {
+		return p.form(c, "group-settings", groupHref(id), map[string]string{"name": posted.Name, "description": posted.Description})
+	}, func(status int, f views.Form) error { return p.groupPage(c, status, &f) }, "name", "description")
 }
 
 // groupRemoval is deleting a group from its confirmation page.

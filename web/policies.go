@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -50,21 +51,13 @@ func (p *pages) policiesPage(c echo.Context, status int, create views.Form) erro
 
 // createPolicy creates a policy and opens it, to add its statements.
 func (p *pages) createPolicy(c echo.Context) error {
-	var posted policyForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := iam.PolicyInput(posted)
-	pol, err := p.store.IAM().CreatePolicy(c.Request().Context(), actor(c), in)
-	if err == nil {
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted policyForm) (iam.Policy, error) {
+		return p.store.IAM().CreatePolicy(ctx, a, iam.PolicyInput(posted))
+	}, func(pol iam.Policy) error {
 		return p.opened(c, policyHref(pol.ID), fmt.Sprintf("Policy “%s” created. Add its statements.", pol.Name))
-	}
-	f := p.form(c, "policy-create", "/policies", map[string]string{"name": in.Name, "key": in.Key, "description": in.Description})
-	status, err := formProblems(err, &f, "name", "key", "description")
-	if err != nil {
-		return err
-	}
-	return p.policiesPage(c, status, f)
+	}, func(posted policyForm) views.Form {
+		return p.form(c, "policy-create", "/policies", map[string]string{"name": posted.Name, "key": posted.Key, "description": posted.Description})
+	}, func(status int, f views.Form) error { return p.policiesPage(c, status, f) }, "name", "key", "description")
 }
 
 // opened ends a creation by going to the page of what was created, with a
@@ -358,26 +351,17 @@ func (p *pages) clonePolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	pol, err := p.store.IAM().GetPolicy(ctx, actor(c), id)
+	pol, err := p.store.IAM().GetPolicy(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
-	var posted policyForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := iam.PolicyInput(posted)
-	clone, err := p.store.IAM().ClonePolicy(ctx, actor(c), pol.Key, in)
-	if err == nil {
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted policyForm) (iam.Policy, error) {
+		return p.store.IAM().ClonePolicy(ctx, a, pol.Key, iam.PolicyInput(posted))
+	}, func(clone iam.Policy) error {
 		return p.opened(c, policyHref(clone.ID), fmt.Sprintf("Policy “%s” created from “%s”.", clone.Name, pol.Name))
-	}
-	f := p.form(c, "policy-clone", policyHref(id)+"/clone", map[string]string{"name": in.Name, "key": in.Key, "description": in.Description})
-	status, err := formProblems(err, &f, "name", "key", "description")
-	if err != nil {
-		return err
-	}
-	return p.clonePage(c, status, pol, f)
+	}, func(posted policyForm) views.Form {
+		return p.form(c, "policy-clone", policyHref(id)+"/clone", map[string]string{"name": posted.Name, "key": posted.Key, "description": posted.Description})
+	}, func(status int, f views.Form) error { return p.clonePage(c, status, pol, f) }, "name", "key", "description")
 }
 
 // policyRemoval is deleting one of the organization's policies from its
