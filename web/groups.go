@@ -134,15 +134,6 @@ func (p *pages) groupRemoval() iamRemoval[iam.Group] {
 		}}
 }
 
-// confirmDeleteGroup asks before deleting a group.
-func (p *pages) confirmDeleteGroup(c echo.Context) error {
-	return p.groupRemoval().page(p, c, http.StatusOK)
-}
-
-// deleteGroup deletes a group; leaving the organization without an owner is
-// refused with a message on the confirmation page.
-func (p *pages) deleteGroup(c echo.Context) error { return p.groupRemoval().remove(p, c) }
-
 // addGroupMember and its siblings change a group's members and policies
 // from the group's page.
 func (p *pages) addGroupMember(c echo.Context) error {

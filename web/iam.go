@@ -220,6 +220,12 @@ type iamRemoval[T any] struct {
 	to      string // where the browser goes after
 }
 
+// routes adds the confirmation page (GET) and the removal (POST) at path.
+func (r iamRemoval[T]) routes(p *pages, g httpx.Routes, path string) {
+	g.GET(path, func(c echo.Context) error { return r.page(p, c, http.StatusOK) })
+	g.POST(path, func(c echo.Context) error { return r.remove(p, c) })
+}
+
 // page renders the confirmation page with status.
 func (r iamRemoval[T]) page(p *pages, c echo.Context, status int) error {
 	id, err := httpx.PathID(c, "id")

@@ -261,15 +261,6 @@ func (p *pages) memberRemoval() iamRemoval[iam.Member] {
 		}}
 }
 
-// confirmRemoveMember asks before removing a member from the organization.
-func (p *pages) confirmRemoveMember(c echo.Context) error {
-	return p.memberRemoval().page(p, c, http.StatusOK)
-}
-
-// removeMember removes a member from the organization; removing the last
-// owner is refused with a message on the confirmation page.
-func (p *pages) removeMember(c echo.Context) error { return p.memberRemoval().remove(p, c) }
-
 // memberName names a member as people know them: "Ann (ann@example.com)".
 func memberName(m iam.Member) string {
 	if m.Name == "" || m.Name == m.Email {

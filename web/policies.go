@@ -387,14 +387,6 @@ func (p *pages) policyRemoval() iamRemoval[iam.Policy] {
 		}}
 }
 
-// confirmDeletePolicy asks before deleting a policy.
-func (p *pages) confirmDeletePolicy(c echo.Context) error {
-	return p.policyRemoval().page(p, c, http.StatusOK)
-}
-
-// deletePolicy deletes one of the organization's policies.
-func (p *pages) deletePolicy(c echo.Context) error { return p.policyRemoval().remove(p, c) }
-
 // addPolicyMember and its siblings give the policy to members and groups,
 // or take it away, from the policy's page.
 func (p *pages) addPolicyMember(c echo.Context) error {
