@@ -235,16 +235,11 @@ type tokenEdit struct {
 
 // accessTokenPage renders a token's page, or its form for htmx.
 func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) error {
-	id, err := httpx.PathID(c, "id")
+	id, t, err := byPathID(c, p.store.Tokens().GetAccessToken)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	t, err := p.store.Tokens().GetAccessToken(ctx, a, id)
-	if err != nil {
-		return err
-	}
+	ctx, a := c.Request().Context(), actor(c)
 	if !accesstokens.AccessTokenAccess(a, t).Edit {
 		return core.ErrForbidden // the page only edits; the list shows the token
 	}

@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // conflictMessage explains a 409 next to the form that lost the race.
@@ -31,6 +33,18 @@ func changeProblems(err error, f *views.Form, fields ...string) (int, error) {
 		return http.StatusUnprocessableEntity, nil
 	}
 	return formProblems(err, f, append(fields, "comment")...)
+}
+
+// byPathID reads what the path's "id" names, as get reads it for the person
+// signed in: the one place a page turns its id into a record.
+func byPathID[T any](c echo.Context, get func(ctx context.Context, a *core.Actor, id uuid.UUID) (T, error)) (uuid.UUID, T, error) {
+	id, err := httpx.PathID(c, "id")
+	if err != nil {
+		var none T
+		return uuid.Nil, none, err
+	}
+	t, err := get(c.Request().Context(), actor(c), id)
+	return id, t, err
 }
 
 // submitForm is the frame of a page's form that makes one change: the posted

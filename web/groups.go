@@ -57,13 +57,7 @@ func (p *pages) group(c echo.Context) error { return p.groupPage(c, http.StatusO
 // state of the settings form just posted. Its lists read their own
 // parameters: m… for members, p… for policies.
 func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	g, err := p.store.IAM().GetGroup(ctx, a, id)
+	id, g, err := byPathID(c, p.store.IAM().GetGroup)
 	if err != nil {
 		return err
 	}

@@ -228,11 +228,7 @@ func (r iamRemoval[T]) routes(p *pages, g httpx.Routes, path string) {
 
 // page renders the confirmation page with status.
 func (r iamRemoval[T]) page(p *pages, c echo.Context, status int) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	t, err := r.get(c.Request().Context(), actor(c), id)
+	id, t, err := byPathID(c, r.get)
 	if err != nil {
 		return err
 	}

@@ -107,16 +107,11 @@ type policyEdit struct {
 // policyPage renders a policy's page at one tab, or that tab's regions for
 // htmx. The members tab's list reads m… parameters, the groups tab's g….
 func (p *pages) policyPage(c echo.Context, status int, tab string, edited *policyEdit) error {
-	id, err := httpx.PathID(c, "id")
+	id, pol, err := byPathID(c, p.store.IAM().GetPolicy)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	pol, err := p.store.IAM().GetPolicy(ctx, a, id)
-	if err != nil {
-		return err
-	}
+	ctx, a := c.Request().Context(), actor(c)
 	if edited == nil {
 		edited = &policyEdit{drafts: drafts(pol.Statements)}
 	}

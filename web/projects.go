@@ -155,11 +155,7 @@ func (p *pages) renameProject(c echo.Context) error {
 // confirmDeleteProject asks before deleting a project, naming what goes
 // with it and asking for its key to be typed.
 func (p *pages) confirmDeleteProject(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	pr, err := p.store.Projects().GetProject(c.Request().Context(), actor(c), id)
+	_, pr, err := byPathID(c, p.store.Projects().GetProject)
 	if err != nil {
 		return err
 	}
