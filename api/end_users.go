@@ -52,13 +52,8 @@ func (h *Handler) endUsersByKeys(c echo.Context) error {
 
 // endUserFlags answers what every flag serves an end user now, and why.
 func (h *Handler) endUserFlags(c echo.Context) error {
-	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
-		archived, err := queryBool(c, "isArchived")
-		if err != nil {
-			return nil, err
-		}
-		return h.store.SDK().EndUserFlags(ctx, a, ids.Env, ids.ID,
-			sdkdata.EndUserFlagFilter{Name: query(c, "name"), IsArchived: archived, Page: page(c)})
+	return answerList(c, func(ctx context.Context, a *core.Actor, ids routeIDs, q listQuery) (any, error) {
+		return h.store.SDK().EndUserFlags(ctx, a, ids.Env, ids.ID, sdkdata.EndUserFlagFilter{Name: q.name, IsArchived: q.archived, Page: q.page})
 	})
 }
 

@@ -12,13 +12,8 @@ import (
 )
 
 func (h *Handler) listSegments(c echo.Context) error {
-	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
-		archived, err := queryBool(c, "isArchived")
-		if err != nil {
-			return nil, err
-		}
-		return h.store.Segments().ListSegments(ctx, a, ids.Env, segments.SegmentFilter{
-			Name: query(c, "name"), IsArchived: archived, Page: page(c)})
+	return answerList(c, func(ctx context.Context, a *core.Actor, ids routeIDs, q listQuery) (any, error) {
+		return h.store.Segments().ListSegments(ctx, a, ids.Env, segments.SegmentFilter{Name: q.name, IsArchived: q.archived, Page: q.page})
 	})
 }
 
