@@ -114,14 +114,11 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	in := accesstokens.AccessTokenInput{Name: posted.Name, Type: posted.Type}
 	raw := strings.TrimSpace(c.FormValue("permissions"))
 	values := map[string]string{"name": in.Name, "type": in.Type, "permissions": raw}
-	ds, err := postedDrafts(c)
+	ds, editing, err := editedDrafts(c, "token-create")
 	if err != nil {
 		return err
 	}
-	before := len(ds)
-	ds, editing := edit(ds, c.FormValue("op"), postedPreset(c))
 	if editing {
-		statementsAdded(c, "token-create", before, len(ds))
 		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, values), &tokenEdit{drafts: ds}, nil)
 	}
 	// Statements pasted as JSON win over the editor's.

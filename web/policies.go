@@ -203,14 +203,11 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ds, err := postedDrafts(c)
+	ds, editing, err := editedDrafts(c, "policy")
 	if err != nil {
 		return err
 	}
-	before := len(ds)
-	ds, editing := edit(ds, c.FormValue("op"), postedPreset(c))
 	if editing {
-		statementsAdded(c, "policy", before, len(ds))
 		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds})
 	}
 	sts := statements(ds)
