@@ -142,6 +142,25 @@ func answerIAMList(c echo.Context, search, all string, list func(ctx context.Con
 	})
 }
 
+// listQuery is what FeatBit's segment and end-user-flag lists are filtered
+// by: part of the name, archived or not, and the page.
+type listQuery struct {
+	name     string
+	archived bool
+	page     core.Page
+}
+
+// answerList is answer for those lists: their query read once here.
+func answerList(c echo.Context, list func(ctx context.Context, a *core.Actor, ids routeIDs, q listQuery) (any, error)) error {
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		archived, err := queryBool(c, "isArchived")
+		if err != nil {
+			return nil, err
+		}
+		return list(ctx, a, ids, listQuery{name: query(c, "name"), archived: archived, page: page(c)})
+	})
+}
+
 // answerNoBody is answer for a change that acts on its path alone: a body
 // naming anything is refused (noBody), and success answers true.
 func answerNoBody(c echo.Context, change func(ctx context.Context, a *core.Actor, ids routeIDs) error) error {

@@ -52,17 +52,9 @@ func (h *Handler) endUsersByKeys(c echo.Context) error {
 
 // endUserFlags answers what every flag serves an end user now, and why.
 func (h *Handler) endUserFlags(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	archived, err := queryBool(c, "isArchived")
-	if err != nil {
-		return err
-	}
-	flags, err := h.store.SDK().EndUserFlags(c.Request().Context(), actor(c), ids.Env, ids.ID,
-		sdkdata.EndUserFlagFilter{Name: query(c, "name"), IsArchived: archived, Page: page(c)})
-	return respond(c, flags, err)
+	return answerList(c, func(ctx context.Context, a *core.Actor, ids routeIDs, q listQuery) (any, error) {
+		return h.store.SDK().EndUserFlags(ctx, a, ids.Env, ids.ID, sdkdata.EndUserFlagFilter{Name: q.name, IsArchived: q.archived, Page: q.page})
+	})
 }
 
 // endUserSegments answers the segments an end user is in.

@@ -13,22 +13,19 @@ import (
 )
 
 func (h *Handler) listFlags(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	enabled, err := queryOptionalBool(c, "isEnabled")
-	if err != nil {
-		return err
-	}
-	archived, err := queryBool(c, "isArchived")
-	if err != nil {
-		return err
-	}
-	flags, err := h.store.Flags().ListFlags(c.Request().Context(), actor(c), ids.Env, flagstore.FlagFilter{
-		Name: query(c, "name"), Tags: queryList(c, "tags"), IsEnabled: enabled, IsArchived: archived,
-		SortBy: query(c, "sortBy"), Order: query(c, "sortOrder"), Page: page(c), Stage: query(c, "stage")})
-	return respond(c, flags, err)
+	return answer(c, func(ctx context.Context, a *core.Actor, ids routeIDs) (any, error) {
+		enabled, err := queryOptionalBool(c, "isEnabled")
+		if err != nil {
+			return nil, err
+		}
+		archived, err := queryBool(c, "isArchived")
+		if err != nil {
+			return nil, err
+		}
+		return h.store.Flags().ListFlags(ctx, a, ids.Env, flagstore.FlagFilter{
+			Name: query(c, "name"), Tags: queryList(c, "tags"), IsEnabled: enabled, IsArchived: archived,
+			SortBy: query(c, "sortBy"), Order: query(c, "sortOrder"), Page: page(c), Stage: query(c, "stage")})
+	})
 }
 
 func (h *Handler) createFlag(c echo.Context) error {

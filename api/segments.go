@@ -12,17 +12,9 @@ import (
 )
 
 func (h *Handler) listSegments(c echo.Context) error {
-	ids, err := bindIDs(c)
-	if err != nil {
-		return err
-	}
-	archived, err := queryBool(c, "isArchived")
-	if err != nil {
-		return err
-	}
-	segments, err := h.store.Segments().ListSegments(c.Request().Context(), actor(c), ids.Env, segments.SegmentFilter{
-		Name: query(c, "name"), IsArchived: archived, Page: page(c)})
-	return respond(c, segments, err)
+	return answerList(c, func(ctx context.Context, a *core.Actor, ids routeIDs, q listQuery) (any, error) {
+		return h.store.Segments().ListSegments(ctx, a, ids.Env, segments.SegmentFilter{Name: q.name, IsArchived: q.archived, Page: q.page})
+	})
 }
 
 func (h *Handler) createSegment(c echo.Context) error {

@@ -114,14 +114,11 @@ func (p *pages) createAccessToken(c echo.Context) error {
 	in := accesstokens.AccessTokenInput{Name: posted.Name, Type: posted.Type}
 	raw := strings.TrimSpace(c.FormValue("permissions"))
 	values := map[string]string{"name": in.Name, "type": in.Type, "permissions": raw}
-	ds, err := postedDrafts(c)
+	ds, editing, err := editedDrafts(c, "token-create")
 	if err != nil {
 		return err
 	}
-	before := len(ds)
-	ds, editing := edit(ds, c.FormValue("op"), postedPreset(c))
 	if editing {
-		statementsAdded(c, "token-create", before, len(ds))
 		return p.accessTokensPage(c, http.StatusOK, p.tokenCreate(c, values), &tokenEdit{drafts: ds}, nil)
 	}
 	// Statements pasted as JSON win over the editor's.
@@ -235,16 +232,11 @@ type tokenEdit struct {
 
 // accessTokenPage renders a token's page, or its form for htmx.
 func (p *pages) accessTokenPage(c echo.Context, status int, edited *tokenEdit) error {
-	id, err := httpx.PathID(c, "id")
+	id, t, err := byPathID(c, p.store.Tokens().GetAccessToken)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	t, err := p.store.Tokens().GetAccessToken(ctx, a, id)
-	if err != nil {
-		return err
-	}
+	ctx, a := c.Request().Context(), actor(c)
 	if !accesstokens.AccessTokenAccess(a, t).Edit {
 		return core.ErrForbidden // the page only edits; the list shows the token
 	}

@@ -39,23 +39,15 @@ func (p *pages) groupsPage(c echo.Context, status int, create views.Form) error 
 
 // createGroup creates a group.
 func (p *pages) createGroup(c echo.Context) error {
-	var posted describedForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := iam.GroupInput(posted)
-	g, err := p.store.IAM().CreateGroup(c.Request().Context(), actor(c), in)
-	if err == nil {
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted describedForm) (iam.Group, error) {
+		return p.store.IAM().CreateGroup(ctx, a, iam.GroupInput(posted))
+	}, func(g iam.Group) error {
 		return p.changed(c, "/groups", fmt.Sprintf("Group “%s” created.", g.Name), func() error {
 			return p.groupsPage(c, http.StatusOK, p.form(c, "group-create", "/groups", nil))
 		})
-	}
-	f := p.form(c, "group-create", "/groups", map[string]string{"name": in.Name, "description": in.Description})
-	status, err := formProblems(err, &f, "name", "description")
-	if err != nil {
-		return err
-	}
-	return p.groupsPage(c, status, f)
+	}, func(posted describedForm) views.Form {
+		return p.form(c, "group-create", "/groups", map[string]string{"name": posted.Name, "description": posted.Description})
+	}, func(status int, f views.Form) error { return p.groupsPage(c, status, f) }, "name", "description")
 }
 
 // group shows one group with its members and policies.
@@ -65,13 +57,7 @@ func (p *pages) group(c echo.Context) error { return p.groupPage(c, http.StatusO
 // state of the settings form just posted. Its lists read their own
 // parameters: m… for members, p… for policies.
 func (p *pages) groupPage(c echo.Context, status int, settings *views.Form) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	g, err := p.store.IAM().GetGroup(ctx, a, id)
+	id, g, err := byPathID(c, p.store.IAM().GetGroup)
 	if err != nil {
 		return err
 	}
@@ -115,54 +101,31 @@ func (p *pages) updateGroup(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted describedForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := iam.GroupInput(posted)
-	g, err := p.store.IAM().UpdateGroup(c.Request().Context(), actor(c), id, in)
-	if err == nil {
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted describedForm) (iam.Group, error) {
+		return p.store.IAM().UpdateGroup(ctx, a, id, iam.GroupInput(posted))
+	}, func(g iam.Group) error {
 		return p.changed(c, groupHref(id), fmt.Sprintf("Group “%s” saved.", g.Name), func() error { return p.groupPage(c, http.StatusOK, nil) })
-	}
-	f := p.form(c, "group-settings", groupHref(id), map[string]string{"name": in.Name, "description": in.Description})
-	status, err := formProblems(err, &f, "name", "description")
-	if err != nil {
-		return err
-	}
-	return p.groupPage(c, status, &f)
+	}, func(posted describedForm) views.Form {
+		return p.form(c, "group-settings", groupHref(id), map[string]string{"name": posted.Name, "description": posted.Description})
+	}, func(status int, f views.Form) error { return p.groupPage(c, status, &f) }, "name", "description")
 }
 
-// confirmDeleteGroup asks before deleting a group.
-func (p *pages) confirmDeleteGroup(c echo.Context) error {
-	return p.confirmDeleteGroupPage(c, http.StatusOK)
-}
-
-func (p *pages) confirmDeleteGroupPage(c echo.Context, status int) error {
-	return p.confirmByID(c, status, navGroups, func(ctx context.Context, a *core.Actor, id uuid.UUID) (views.Confirm, error) {
-		g, err := p.store.IAM().GetGroup(ctx, a, id)
-		if err != nil {
-			return views.Confirm{}, err
-		}
-		href := groupHref(id)
-		return views.Confirm{
-			Crumbs:  []views.Crumb{{Label: "Groups", Href: "/groups"}, {Label: g.Name, Href: href}},
-			Heading: fmt.Sprintf("Delete the group “%s”?", g.Name),
-			Consequences: []string{
-				"Its members lose the policies they have through it; their own policies stay.",
-				"It is no longer given to new members by default.",
-			},
-			Action: href + "/delete", Button: "Delete group", CancelHref: href,
-		}, nil
-	})
-}
-
-// deleteGroup deletes a group; leaving the organization without an owner is
-// refused with a message on the confirmation page.
-func (p *pages) deleteGroup(c echo.Context) error {
-	return p.deleteNamed(c, func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error) {
-		g, err := p.store.IAM().GetGroup(ctx, a, id)
-		return g.Name, err
-	}, p.store.IAM().DeleteGroup, p.confirmDeleteGroupPage, "Group “%s” deleted.", "/groups")
+// groupRemoval is deleting a group from its confirmation page.
+func (p *pages) groupRemoval() iamRemoval[iam.Group] {
+	return iamRemoval[iam.Group]{nav: navGroups, get: p.store.IAM().GetGroup, del: p.store.IAM().DeleteGroup,
+		name: func(g iam.Group) string { return g.Name }, done: "Group “%s” deleted.", to: "/groups",
+		confirm: func(id uuid.UUID, g iam.Group) views.Confirm {
+			href := groupHref(id)
+			return views.Confirm{
+				Crumbs:  []views.Crumb{{Label: "Groups", Href: "/groups"}, {Label: g.Name, Href: href}},
+				Heading: fmt.Sprintf("Delete the group “%s”?", g.Name),
+				Consequences: []string{
+					"Its members lose the policies they have through it; their own policies stay.",
+					"It is no longer given to new members by default.",
+				},
+				Action: href + "/delete", Button: "Delete group", CancelHref: href,
+			}
+		}}
 }
 
 // addGroupMember and its siblings change a group's members and policies

@@ -208,42 +208,55 @@ func (p *pages) attachment(c echo.Context, other string, change attachChange, ch
 	return changed(c, change(c.Request().Context(), actor(c), id, otherID), id)
 }
 
-// confirmByID renders the confirmation page of the resource the path's id
-// names, as confirm reads it and says what to confirm.
-func (p *pages) confirmByID(c echo.Context, status int, nav string, confirm func(ctx context.Context, a *core.Actor, id uuid.UUID) (views.Confirm, error)) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	vm, err := confirm(c.Request().Context(), actor(c), id)
-	if err != nil {
-		return err
-	}
-	return p.iamConfirm(c, status, nav, vm)
+// iamRemoval is deleting a group or a policy, or removing a member, from its
+// confirmation page: the resource the path's id names is read (get) both to
+// say what will happen (confirm) and to name it in the message afterwards
+// (name, into done); a broken rule (the last owner) shows the confirmation
+// page again with the message.
+type iamRemoval[T any] struct {
+	nav     string
+	get     func(ctx context.Context, a *core.Actor, id uuid.UUID) (T, error)
+	confirm func(id uuid.UUID, t T) views.Confirm
+	name    func(T) string
+	del     func(ctx context.Context, a *core.Actor, id uuid.UUID) error
+	done    string // the message after, %s the name
+	to      string // where the browser goes after
 }
 
-// deleteNamed is the frame of deleting a group or a policy, or removing a
-// member, from its confirmation page: its name read for the message, the deletion, and a
-// broken rule (the last owner) shown on the confirmation page again.
-func (p *pages) deleteNamed(c echo.Context, name func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error),
-	del func(ctx context.Context, a *core.Actor, id uuid.UUID) error, confirm func(c echo.Context, status int) error, deleted, to string) error {
+// routes adds the confirmation page (GET) and the removal (POST) at path.
+func (r iamRemoval[T]) routes(p *pages, g httpx.Routes, path string) {
+	g.GET(path, func(c echo.Context) error { return r.page(p, c, http.StatusOK) })
+	g.POST(path, func(c echo.Context) error { return r.remove(p, c) })
+}
+
+// page renders the confirmation page with status.
+func (r iamRemoval[T]) page(p *pages, c echo.Context, status int) error {
+	id, t, err := byPathID(c, r.get)
+	if err != nil {
+		return err
+	}
+	return p.iamConfirm(c, status, r.nav, r.confirm(id, t))
+}
+
+// remove deletes (or removes) the resource and goes to r.to with r.done.
+func (r iamRemoval[T]) remove(p *pages, c echo.Context) error {
 	id, err := httpx.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	ctx, a := c.Request().Context(), actor(c)
-	n, err := name(ctx, a, id)
+	t, err := r.get(ctx, a, id)
 	if err == nil {
-		err = del(ctx, a, id)
+		err = r.del(ctx, a, id)
 	}
 	if status, ok := p.refusal(c, err); ok {
-		return confirm(c, status)
+		return r.page(p, c, status)
 	}
 	if err != nil {
 		return err
 	}
-	p.keepFlash(c, fmt.Sprintf(deleted, n))
-	return c.Redirect(http.StatusSeeOther, to)
+	p.keepFlash(c, fmt.Sprintf(r.done, r.name(t)))
+	return c.Redirect(http.StatusSeeOther, r.to)
 }
 
 // refusal puts a broken business rule in the page's messages and returns its

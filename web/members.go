@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -242,38 +241,24 @@ func (p *pages) memberChanged(param, message string) func(c echo.Context, err er
 	}
 }
 
-// confirmRemoveMember asks before removing a member from the organization.
-func (p *pages) confirmRemoveMember(c echo.Context) error {
-	return p.confirmRemoveMemberPage(c, http.StatusOK)
-}
-
-func (p *pages) confirmRemoveMemberPage(c echo.Context, status int) error {
-	return p.confirmByID(c, status, navMembers, func(ctx context.Context, a *core.Actor, id uuid.UUID) (views.Confirm, error) {
-		m, err := p.store.IAM().GetMember(ctx, a, id)
-		if err != nil {
-			return views.Confirm{}, err
-		}
-		href := memberHref(id)
-		return views.Confirm{
-			Crumbs:  []views.Crumb{{Label: "Members", Href: "/members"}, {Label: m.Email, Href: href}},
-			Heading: fmt.Sprintf("Remove %s from the organization?", m.Email),
-			Consequences: []string{
-				fmt.Sprintf("%s loses every policy and group in this organization.", m.Email),
-				"Their Personal access tokens stop working here.",
-				"Their account stays: they can still sign in to other organizations they belong to.",
-			},
-			Action: href + "/remove", Button: "Remove member", CancelHref: href,
-		}, nil
-	})
-}
-
-// removeMember removes a member from the organization; removing the last
-// owner is refused with a message on the confirmation page.
-func (p *pages) removeMember(c echo.Context) error {
-	return p.deleteNamed(c, func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error) {
-		m, err := p.store.IAM().GetMember(ctx, a, id)
-		return memberName(m), err
-	}, p.store.IAM().RemoveMember, p.confirmRemoveMemberPage, "%s was removed from the organization.", "/members")
+// memberRemoval is removing a member from the organization from its
+// confirmation page.
+func (p *pages) memberRemoval() iamRemoval[iam.Member] {
+	return iamRemoval[iam.Member]{nav: navMembers, get: p.store.IAM().GetMember, del: p.store.IAM().RemoveMember,
+		name: memberName, done: "%s was removed from the organization.", to: "/members",
+		confirm: func(id uuid.UUID, m iam.Member) views.Confirm {
+			href := memberHref(id)
+			return views.Confirm{
+				Crumbs:  []views.Crumb{{Label: "Members", Href: "/members"}, {Label: m.Email, Href: href}},
+				Heading: fmt.Sprintf("Remove %s from the organization?", m.Email),
+				Consequences: []string{
+					fmt.Sprintf("%s loses every policy and group in this organization.", m.Email),
+					"Their Personal access tokens stop working here.",
+					"Their account stays: they can still sign in to other organizations they belong to.",
+				},
+				Action: href + "/remove", Button: "Remove member", CancelHref: href,
+			}
+		}}
 }
 
 // memberName names a member as people know them: "Ann (ann@example.com)".

@@ -51,21 +51,13 @@ func (p *pages) policiesPage(c echo.Context, status int, create views.Form) erro
 
 // createPolicy creates a policy and opens it, to add its statements.
 func (p *pages) createPolicy(c echo.Context) error {
-	var posted policyForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := iam.PolicyInput(posted)
-	pol, err := p.store.IAM().CreatePolicy(c.Request().Context(), actor(c), in)
-	if err == nil {
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted policyForm) (iam.Policy, error) {
+		return p.store.IAM().CreatePolicy(ctx, a, iam.PolicyInput(posted))
+	}, func(pol iam.Policy) error {
 		return p.opened(c, policyHref(pol.ID), fmt.Sprintf("Policy “%s” created. Add its statements.", pol.Name))
-	}
-	f := p.form(c, "policy-create", "/policies", map[string]string{"name": in.Name, "key": in.Key, "description": in.Description})
-	status, err := formProblems(err, &f, "name", "key", "description")
-	if err != nil {
-		return err
-	}
-	return p.policiesPage(c, status, f)
+	}, func(posted policyForm) views.Form {
+		return p.form(c, "policy-create", "/policies", map[string]string{"name": posted.Name, "key": posted.Key, "description": posted.Description})
+	}, func(status int, f views.Form) error { return p.policiesPage(c, status, f) }, "name", "key", "description")
 }
 
 // opened ends a creation by going to the page of what was created, with a
@@ -115,16 +107,11 @@ type policyEdit struct {
 // policyPage renders a policy's page at one tab, or that tab's regions for
 // htmx. The members tab's list reads m… parameters, the groups tab's g….
 func (p *pages) policyPage(c echo.Context, status int, tab string, edited *policyEdit) error {
-	id, err := httpx.PathID(c, "id")
+	id, pol, err := byPathID(c, p.store.IAM().GetPolicy)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	pol, err := p.store.IAM().GetPolicy(ctx, a, id)
-	if err != nil {
-		return err
-	}
+	ctx, a := c.Request().Context(), actor(c)
 	if edited == nil {
 		edited = &policyEdit{drafts: drafts(pol.Statements)}
 	}
@@ -216,14 +203,11 @@ func (p *pages) savePolicyStatements(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ds, err := postedDrafts(c)
+	ds, editing, err := editedDrafts(c, "policy")
 	if err != nil {
 		return err
 	}
-	before := len(ds)
-	ds, editing := edit(ds, c.FormValue("op"), postedPreset(c))
 	if editing {
-		statementsAdded(c, "policy", before, len(ds))
 		return p.policyPage(c, http.StatusOK, tabStatements, &policyEdit{drafts: ds})
 	}
 	sts := statements(ds)
@@ -359,62 +343,40 @@ func (p *pages) clonePolicy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	pol, err := p.store.IAM().GetPolicy(ctx, actor(c), id)
+	pol, err := p.store.IAM().GetPolicy(c.Request().Context(), actor(c), id)
 	if err != nil {
 		return err
 	}
-	var posted policyForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := iam.PolicyInput(posted)
-	clone, err := p.store.IAM().ClonePolicy(ctx, actor(c), pol.Key, in)
-	if err == nil {
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted policyForm) (iam.Policy, error) {
+		return p.store.IAM().ClonePolicy(ctx, a, pol.Key, iam.PolicyInput(posted))
+	}, func(clone iam.Policy) error {
 		return p.opened(c, policyHref(clone.ID), fmt.Sprintf("Policy “%s” created from “%s”.", clone.Name, pol.Name))
-	}
-	f := p.form(c, "policy-clone", policyHref(id)+"/clone", map[string]string{"name": in.Name, "key": in.Key, "description": in.Description})
-	status, err := formProblems(err, &f, "name", "key", "description")
-	if err != nil {
-		return err
-	}
-	return p.clonePage(c, status, pol, f)
+	}, func(posted policyForm) views.Form {
+		return p.form(c, "policy-clone", policyHref(id)+"/clone", map[string]string{"name": posted.Name, "key": posted.Key, "description": posted.Description})
+	}, func(status int, f views.Form) error { return p.clonePage(c, status, pol, f) }, "name", "key", "description")
 }
 
-// confirmDeletePolicy asks before deleting a policy.
-func (p *pages) confirmDeletePolicy(c echo.Context) error {
-	return p.confirmDeletePolicyPage(c, http.StatusOK)
-}
-
-func (p *pages) confirmDeletePolicyPage(c echo.Context, status int) error {
-	return p.confirmByID(c, status, navPolicies, func(ctx context.Context, a *core.Actor, id uuid.UUID) (views.Confirm, error) {
-		pol, err := p.store.IAM().GetPolicy(ctx, a, id)
-		if err != nil {
-			return views.Confirm{}, err
-		}
-		href := policyHref(id)
-		vm := views.Confirm{
-			Crumbs:  []views.Crumb{{Label: "Policies", Href: "/policies"}, {Label: pol.Name, Href: href}},
-			Heading: fmt.Sprintf("Delete the policy “%s”?", pol.Name),
-			Consequences: []string{
-				"Members and groups that have it lose what it allows.",
-				"It is no longer given to new members by default.",
-			},
-			Button: "Delete policy", CancelHref: href + "?tab=settings",
-		}
-		if !builtIn(pol.Type) {
-			vm.Action = href + "/delete"
-		}
-		return vm, nil
-	})
-}
-
-// deletePolicy deletes one of the organization's policies.
-func (p *pages) deletePolicy(c echo.Context) error {
-	return p.deleteNamed(c, func(ctx context.Context, a *core.Actor, id uuid.UUID) (string, error) {
-		pol, err := p.store.IAM().GetPolicy(ctx, a, id)
-		return pol.Name, err
-	}, p.store.IAM().DeletePolicy, p.confirmDeletePolicyPage, "Policy “%s” deleted.", "/policies")
+// policyRemoval is deleting one of the organization's policies from its
+// confirmation page; a built-in policy's page has no action.
+func (p *pages) policyRemoval() iamRemoval[iam.Policy] {
+	return iamRemoval[iam.Policy]{nav: navPolicies, get: p.store.IAM().GetPolicy, del: p.store.IAM().DeletePolicy,
+		name: func(pol iam.Policy) string { return pol.Name }, done: "Policy “%s” deleted.", to: "/policies",
+		confirm: func(id uuid.UUID, pol iam.Policy) views.Confirm {
+			href := policyHref(id)
+			vm := views.Confirm{
+				Crumbs:  []views.Crumb{{Label: "Policies", Href: "/policies"}, {Label: pol.Name, Href: href}},
+				Heading: fmt.Sprintf("Delete the policy “%s”?", pol.Name),
+				Consequences: []string{
+					"Members and groups that have it lose what it allows.",
+					"It is no longer given to new members by default.",
+				},
+				Button: "Delete policy", CancelHref: href + "?tab=settings",
+			}
+			if !builtIn(pol.Type) {
+				vm.Action = href + "/delete"
+			}
+			return vm
+		}}
 }
 
 // addPolicyMember and its siblings give the policy to members and groups,

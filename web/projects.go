@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -140,33 +141,21 @@ func (p *pages) renameProject(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted nameKeyForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := core.ProjectInput(posted)
-	renamed, err := p.store.Projects().RenameProject(c.Request().Context(), actor(c), id, in)
-	if err == nil {
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted nameKeyForm) (core.ProjectName, error) {
+		return p.store.Projects().RenameProject(ctx, a, id, core.ProjectInput(posted))
+	}, func(renamed core.ProjectName) error {
 		return p.changed(c, projectHref(id), fmt.Sprintf("Project renamed to “%s”.", renamed.Name), func() error {
 			return p.projectPage(c, http.StatusOK, nil, nil)
 		})
-	}
-	f := p.form(c, "project-rename", projectHref(id), map[string]string{"name": in.Name})
-	status, err := formProblems(err, &f, "name")
-	if err != nil {
-		return err
-	}
-	return p.projectPage(c, status, &f, nil)
+	}, func(posted nameKeyForm) views.Form {
+		return p.form(c, "project-rename", projectHref(id), map[string]string{"name": posted.Name})
+	}, func(status int, f views.Form) error { return p.projectPage(c, status, &f, nil) }, "name")
 }
 
 // confirmDeleteProject asks before deleting a project, naming what goes
 // with it and asking for its key to be typed.
 func (p *pages) confirmDeleteProject(c echo.Context) error {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return err
-	}
-	pr, err := p.store.Projects().GetProject(c.Request().Context(), actor(c), id)
+	_, pr, err := byPathID(c, p.store.Projects().GetProject)
 	if err != nil {
 		return err
 	}
@@ -246,24 +235,16 @@ func (p *pages) createEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted environmentForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := posted.input()
-	env, err := p.store.Projects().CreateEnvironment(c.Request().Context(), actor(c), id, in)
-	if err == nil {
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted environmentForm) (core.Environment, error) {
+		return p.store.Projects().CreateEnvironment(ctx, a, id, posted.input())
+	}, func(env core.Environment) error {
 		return p.changed(c, projectHref(id), fmt.Sprintf("Environment “%s” added.", env.Name), func() error {
 			return p.projectPage(c, http.StatusOK, nil, nil)
 		})
-	}
-	f := p.form(c, "env-create", projectHref(id)+"/envs",
-		map[string]string{"name": in.Name, "key": in.Key, "description": deref(in.Description)})
-	status, err := formProblems(err, &f, "name", "key", "description")
-	if err != nil {
-		return err
-	}
-	return p.projectPage(c, status, nil, &f)
+	}, func(posted environmentForm) views.Form {
+		return p.form(c, "env-create", projectHref(id)+"/envs",
+			map[string]string{"name": posted.Name, "key": posted.Key, "description": deref(posted.Description)})
+	}, func(status int, f views.Form) error { return p.projectPage(c, status, nil, &f) }, "name", "key", "description")
 }
 
 // environment shows an environment's settings and secrets.
@@ -280,23 +261,30 @@ func envIDs(c echo.Context) (projectID, envID uuid.UUID, err error) {
 	return projectID, envID, err
 }
 
+// projectEnv reads the project and the environment the path names, which an
+// environment's page and its delete confirmation both show.
+func (p *pages) projectEnv(c echo.Context) (core.Project, core.Environment, error) {
+	projectID, envID, err := envIDs(c)
+	if err != nil {
+		return core.Project{}, core.Environment{}, err
+	}
+	ctx, a := c.Request().Context(), actor(c)
+	pr, err := p.store.Projects().GetProject(ctx, a, projectID)
+	if err != nil {
+		return core.Project{}, core.Environment{}, err
+	}
+	env, err := p.store.Projects().GetEnvironment(ctx, a, projectID, envID)
+	return pr, env, err
+}
+
 // environmentPage renders an environment's page; settings, create and a
 // secret's rename form carry the state of a form just posted.
 func (p *pages) environmentPage(c echo.Context, status int, settings, create *views.Form, renamed *renamedSecret) error {
-	projectID, envID, err := envIDs(c)
+	pr, env, err := p.projectEnv(c)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	pr, err := p.store.Projects().GetProject(ctx, a, projectID)
-	if err != nil {
-		return err
-	}
-	env, err := p.store.Projects().GetEnvironment(ctx, a, projectID, envID)
-	if err != nil {
-		return err
-	}
+	projectID, envID := pr.ID, env.ID
 	href := envHref(pr.ID, env.ID)
 	may := place(c).Org.Project(pr.Key).Env(env.Key)
 
@@ -397,17 +385,7 @@ func (p *pages) updateEnvironment(c echo.Context) error {
 
 // confirmDeleteEnvironment asks before deleting an environment.
 func (p *pages) confirmDeleteEnvironment(c echo.Context) error {
-	projectID, envID, err := envIDs(c)
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	a := actor(c)
-	pr, err := p.store.Projects().GetProject(ctx, a, projectID)
-	if err != nil {
-		return err
-	}
-	env, err := p.store.Projects().GetEnvironment(ctx, a, projectID, envID)
+	pr, env, err := p.projectEnv(c)
 	if err != nil {
 		return err
 	}
@@ -450,23 +428,16 @@ func (p *pages) createSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted secretForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := core.SecretInput(posted)
-	sec, err := p.store.Projects().CreateSecret(c.Request().Context(), actor(c), envID, in)
-	if err == nil {
-		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret “%s” added.", sec.Name), func() error {
+	href := envHref(projectID, envID)
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted secretForm) (core.Secret, error) {
+		return p.store.Projects().CreateSecret(ctx, a, envID, core.SecretInput(posted))
+	}, func(sec core.Secret) error {
+		return p.changed(c, href, fmt.Sprintf("Secret “%s” added.", sec.Name), func() error {
 			return p.environmentPage(c, http.StatusOK, nil, nil, nil)
 		})
-	}
-	f := p.form(c, "secret-create", envHref(projectID, envID)+"/secrets", map[string]string{"name": in.Name, "type": in.Type})
-	status, err := formProblems(err, &f, "name", "type")
-	if err != nil {
-		return err
-	}
-	return p.environmentPage(c, status, nil, &f, nil)
+	}, func(posted secretForm) views.Form {
+		return p.form(c, "secret-create", href+"/secrets", map[string]string{"name": posted.Name, "type": posted.Type})
+	}, func(status int, f views.Form) error { return p.environmentPage(c, status, nil, &f, nil) }, "name", "type")
 }
 
 // renameSecret renames a secret; its value never changes.
@@ -479,23 +450,18 @@ func (p *pages) renameSecret(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted secretForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := core.SecretInput(posted)
-	sec, err := p.store.Projects().UpdateSecret(c.Request().Context(), actor(c), envID, secretID, in)
-	if err == nil {
-		return p.changed(c, envHref(projectID, envID), fmt.Sprintf("Secret renamed to “%s”.", sec.Name), func() error {
+	href := envHref(projectID, envID)
+	return submitForm(c, func(ctx context.Context, a *core.Actor, posted secretForm) (core.Secret, error) {
+		return p.store.Projects().UpdateSecret(ctx, a, envID, secretID, core.SecretInput(posted))
+	}, func(sec core.Secret) error {
+		return p.changed(c, href, fmt.Sprintf("Secret renamed to “%s”.", sec.Name), func() error {
 			return p.environmentPage(c, http.StatusOK, nil, nil, nil)
 		})
-	}
-	f := p.form(c, "secret-"+secretID.String(), envHref(projectID, envID)+"/secrets/"+secretID.String(), map[string]string{"name": in.Name})
-	status, err := formProblems(err, &f, "name")
-	if err != nil {
-		return err
-	}
-	return p.environmentPage(c, status, nil, nil, &renamedSecret{id: secretID, form: f})
+	}, func(posted secretForm) views.Form {
+		return p.form(c, "secret-"+secretID.String(), href+"/secrets/"+secretID.String(), map[string]string{"name": posted.Name})
+	}, func(status int, f views.Form) error {
+		return p.environmentPage(c, status, nil, nil, &renamedSecret{id: secretID, form: f})
+	}, "name")
 }
 
 // deleteSecret deletes a secret.

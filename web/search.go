@@ -120,33 +120,41 @@ var searchTooLong = fmt.Sprintf("Search for at most %d characters.", core.MaxNam
 // flag whose key is q comes first, found even when many others match.
 func (p *pages) searchFlags(c echo.Context, w workEnv, q string) (views.SearchGroup, error) {
 	ctx, a := c.Request().Context(), actor(c)
-	list, err := p.store.Flags().ListFlags(ctx, a, w.id, flagstore.FlagFilter{Name: q, Page: core.Page{Size: searchHits}})
-	if errors.Is(err, core.ErrForbidden) {
-		return views.SearchGroup{}, nil
-	}
-	if err != nil {
-		return views.SearchGroup{}, err
-	}
-	var hits []views.SearchHit
-	if core.KeyPattern.MatchString(q) {
-		f, err := p.store.Flags().GetFlag(ctx, a, w.id, q)
-		if ok, err := exactHit(err); err != nil {
-			return views.SearchGroup{}, err
-		} else if ok && !f.IsArchived {
-			hits = append(hits, views.SearchHit{Label: f.Name, Detail: f.Key, Href: flagHref(f.Key)})
-		}
-	}
-	for _, f := range list.Items {
-		hits = append(hits, views.SearchHit{Label: f.Name, Detail: f.Key, Href: flagHref(f.Key)})
-	}
-	return searchGroup(hits, list.TotalCount, "flags", q), nil
+	return searchKind(q, "flags",
+		func() (core.Paged[flagstore.FlagListItem], error) {
+			return p.store.Flags().ListFlags(ctx, a, w.id, flagstore.FlagFilter{Name: q, Page: core.Page{Size: searchHits}})
+		},
+		func() (flagstore.Flag, error) { return p.store.Flags().GetFlag(ctx, a, w.id, q) },
+		func(f flagstore.FlagListItem) views.SearchHit {
+			return views.SearchHit{Label: f.Name, Detail: f.Key, Href: flagHref(f.Key)}
+		},
+		func(f flagstore.Flag) (views.SearchHit, bool) {
+			return views.SearchHit{Label: f.Name, Detail: f.Key, Href: flagHref(f.Key)}, !f.IsArchived
+		})
 }
 
 // searchSegments finds the segments visible in the environment whose name
 // holds q, and the one whose key is q, first.
 func (p *pages) searchSegments(c echo.Context, w workEnv, q string) (views.SearchGroup, error) {
 	ctx, a := c.Request().Context(), actor(c)
-	list, err := p.store.Segments().ListSegments(ctx, a, w.id, segments.SegmentFilter{Name: q, Page: core.Page{Size: searchHits}})
+	hit := func(sg flagstore.Segment) views.SearchHit {
+		return views.SearchHit{Label: sg.Name, Detail: sg.Key, Href: segmentHref(sg.ID.String())}
+	}
+	return searchKind(q, "segments",
+		func() (core.Paged[flagstore.Segment], error) {
+			return p.store.Segments().ListSegments(ctx, a, w.id, segments.SegmentFilter{Name: q, Page: core.Page{Size: searchHits}})
+		},
+		func() (flagstore.Segment, error) { return p.store.Segments().SegmentByKey(ctx, a, w.id, q) },
+		hit,
+		func(sg flagstore.Segment) (views.SearchHit, bool) { return hit(sg), !sg.IsArchived })
+}
+
+// searchKind is one group of search results: the items listed by name, led
+// by the one whose key is q (when q can be a key and that item is not
+// archived). A kind the person may not read is an empty group, not an error.
+func searchKind[L, E any](q, what string, list func() (core.Paged[L], error), byKey func() (E, error),
+	listHit func(L) views.SearchHit, keyHit func(E) (views.SearchHit, bool)) (views.SearchGroup, error) {
+	found, err := list()
 	if errors.Is(err, core.ErrForbidden) {
 		return views.SearchGroup{}, nil
 	}
@@ -155,17 +163,17 @@ func (p *pages) searchSegments(c echo.Context, w workEnv, q string) (views.Searc
 	}
 	var hits []views.SearchHit
 	if core.KeyPattern.MatchString(q) {
-		sg, err := p.store.Segments().SegmentByKey(ctx, a, w.id, q)
+		item, err := byKey()
 		if ok, err := exactHit(err); err != nil {
 			return views.SearchGroup{}, err
-		} else if ok && !sg.IsArchived {
-			hits = append(hits, views.SearchHit{Label: sg.Name, Detail: sg.Key, Href: segmentHref(sg.ID.String())})
+		} else if h, shown := keyHit(item); ok && shown {
+			hits = append(hits, h)
 		}
 	}
-	for _, sg := range list.Items {
-		hits = append(hits, views.SearchHit{Label: sg.Name, Detail: sg.Key, Href: segmentHref(sg.ID.String())})
+	for _, item := range found.Items {
+		hits = append(hits, listHit(item))
 	}
-	return searchGroup(hits, list.TotalCount, "segments", q), nil
+	return searchGroup(hits, found.TotalCount, what, q), nil
 }
 
 // exactHit reads a lookup by the exact key searched for: found, or not a

@@ -126,6 +126,22 @@ func edit(ds []draft, op string, preset presetChoice) ([]draft, bool) {
 	return ds, true
 }
 
+// editedDrafts reads the editor's drafts as posted and applies the op posted
+// (edit); while the person is still editing, the first statement an edit
+// added gets the keyboard in the editor of prefix (statementsAdded).
+func editedDrafts(c echo.Context, prefix string) ([]draft, bool, error) {
+	ds, err := postedDrafts(c)
+	if err != nil {
+		return nil, false, err
+	}
+	before := len(ds)
+	ds, editing := edit(ds, c.FormValue("op"), postedPreset(c))
+	if editing {
+		statementsAdded(c, prefix, before, len(ds))
+	}
+	return ds, editing, nil
+}
+
 // statementsAdded gives the keyboard to the first statement an edit added
 // (Add a statement, or a preset's) in the editor of prefix, and says how
 // many were added: the editor is swapped in whole.

@@ -10,24 +10,14 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "bunting-bench:", err)
-		os.Exit(1)
-	}
-}
+func main() { server.Main("bunting-bench", run) }
 
 // run is the whole program, with its environment passed in so tests can drive
 // it: the benchmark, or with benchServerCommand first, the server it measures.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -47,19 +46,15 @@ const keyQuotes = "\"'`"
 // codeRefsCommand scans a directory for the environment's flag keys and
 // uploads the places found.
 func codeRefsCommand(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("coderefs", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newCommandFlags("coderefs", coderefsUsage)
 	envID := fs.String("env", "", "id of the environment whose flag keys to look for")
 	dir := fs.String("dir", ".", "the repository's directory")
 	repo := fs.String("repo", "", "the repository's name (the directory's name when empty)")
 	branch := fs.String("branch", "", "the branch (git's current branch when empty)")
 	commit := fs.String("commit", "", "the commit scanned (git rev-parse HEAD when empty)")
 	dryRun := fs.Bool("dry-run", false, "list what would be sent, and send nothing")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%v\n%s", err, coderefsUsage)
-	}
-	if *envID == "" || fs.NArg() > 0 {
-		return errors.New(coderefsUsage)
+	if err := fs.parse(args, func() bool { return *envID != "" && fs.NArg() == 0 }); err != nil {
+		return err
 	}
 	c, err := newAPIClient(getenv)
 	if err != nil {

@@ -25,6 +25,32 @@ import (
 // history and SDK notifications as every other change: the command only
 // moves the file and says what the server answered.
 
+// commandFlags are the flags of a command that calls a running Bunting's
+// API (export, import, coderefs): usage is what a mistake in them is
+// answered with, and nothing is printed while parsing.
+type commandFlags struct {
+	*flag.FlagSet
+	usage string
+}
+
+func newCommandFlags(name, usage string) commandFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return commandFlags{fs, usage}
+}
+
+// parse reads args; valid, asked after, says whether the values (and the
+// arguments left) make a command.
+func (fs commandFlags) parse(args []string, valid func() bool) error {
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%v\n%s", err, fs.usage)
+	}
+	if !valid() {
+		return errors.New(fs.usage)
+	}
+	return nil
+}
+
 // apiClient calls a Bunting's API with an access token.
 type apiClient struct {
 	base  string
@@ -129,17 +155,15 @@ const exportUsage = "usage: bunting export (--env ENV_ID | --project PROJECT_ID)
 // exportCommand writes an environment's (or a project's) flags and
 // segments as YAML (the default) or JSON, to stdout or --out.
 func exportCommand(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newCommandFlags("export", exportUsage)
 	envID := fs.String("env", "", "id of the environment to export")
 	projectID := fs.String("project", "", "id of the project whose every environment to export")
 	format := fs.String("format", "yaml", "yaml or json")
 	out := fs.String("out", "", "file to write (stdout when empty)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%v\n%s", err, exportUsage)
-	}
-	if (*envID == "") == (*projectID == "") || fs.NArg() > 0 || (*format != "yaml" && *format != "json") {
-		return errors.New(exportUsage)
+	if err := fs.parse(args, func() bool {
+		return (*envID == "") != (*projectID == "") && fs.NArg() == 0 && (*format == "yaml" || *format == "json")
+	}); err != nil {
+		return err
 	}
 	c, err := newAPIClient(getenv)
 	if err != nil {
@@ -194,18 +218,14 @@ type importPlan struct {
 // environment and says, flag by flag, what changed or, with --dry-run,
 // what would.
 func importCommand(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newCommandFlags("import", importUsage)
 	envID := fs.String("env", "", "id of the environment to import into")
 	dryRun := fs.Bool("dry-run", false, "say what would change, and change nothing")
 	comment := fs.String("comment", "", "the history entries' comment")
 	reason := fs.String("reason", "", "the change requests' reason, where changes need approval")
 	reviewers := fs.String("reviewers", "", "member ids, comma-separated, who review the change requests")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%v\n%s", err, importUsage)
-	}
-	if *envID == "" || fs.NArg() != 1 {
-		return errors.New(importUsage)
+	if err := fs.parse(args, func() bool { return *envID != "" && fs.NArg() == 1 }); err != nil {
+		return err
 	}
 	file := fs.Arg(0)
 	text, err := readImport(file)

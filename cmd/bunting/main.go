@@ -25,22 +25,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/migrations"
 	"github.com/bunting-flags/bunting/sql/store/core"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "bunting:", err)
-		os.Exit(1)
-	}
-}
+func main() { server.Main("bunting", run) }
 
 const usage = `usage:
   bunting [serve]

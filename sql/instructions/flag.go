@@ -19,16 +19,7 @@ func CompareFlags(before, after Flag) []Instruction {
 	if before.IsEnabled != after.IsEnabled {
 		add(pick(after.IsEnabled, TurnFlagOn, TurnFlagOff), "")
 	}
-	if before.IsArchived != after.IsArchived {
-		add(pick(after.IsArchived, ArchiveFlag, RestoreFlag), "")
-	}
-	if before.Name != after.Name {
-		add(UpdateName, after.Name)
-	}
-	if before.Description != after.Description {
-		add(UpdateDescription, after.Description)
-	}
-	out = append(out, compareTags(before.Tags, after.Tags)...)
+	out = append(out, compareAbout(aboutFlag(before), aboutFlag(after), ArchiveFlag, RestoreFlag)...)
 	if before.VariationType != after.VariationType {
 		add(UpdateVariationType, after.VariationType)
 	}
@@ -176,6 +167,8 @@ func rolloutID(v targeting.RolloutVariation) string { return v.ID }
 func flagRuleID(r targeting.FlagRule) string        { return r.ID }
 func segmentRuleID(r targeting.SegmentRule) string  { return r.ID }
 func conditionID(c targeting.Condition) string      { return c.ID }
+
+func aboutFlag(f Flag) about { return about{f.IsArchived, f.Name, f.Description, f.Tags} }
 
 func pick(cond bool, yes, no string) string {
 	if cond {

@@ -12,16 +12,7 @@ import (
 func CompareSegments(before, after Segment) []Instruction {
 	out := []Instruction{}
 	add := func(kind string, value any) { out = append(out, Instruction{kind, value}) }
-	if before.IsArchived != after.IsArchived {
-		add(pick(after.IsArchived, Archive, Restore), "")
-	}
-	if before.Name != after.Name {
-		add(UpdateName, after.Name)
-	}
-	if before.Description != after.Description {
-		add(UpdateDescription, after.Description)
-	}
-	out = append(out, compareTags(before.Tags, after.Tags)...)
+	out = append(out, compareAbout(aboutSegment(before), aboutSegment(after), Archive, Restore)...)
 	for _, list := range []struct {
 		before, after []string
 		adds, removes string
@@ -44,14 +35,34 @@ func compareSegmentRule(before, after targeting.SegmentRule) []Instruction {
 	return compareRuleBody(before.ID, before.Name, after.Name, before.Conditions, after.Conditions)
 }
 
-// compareTags: the tags removed, then those added (CompareTags of both
-// comparers).
-func compareTags(before, after []string) []Instruction {
+func aboutSegment(sg Segment) about { return about{sg.IsArchived, sg.Name, sg.Description, sg.Tags} }
+
+// about is what both comparers compare first, in this order: archived,
+// name, description, tags.
+type about struct {
+	archived          bool
+	name, description string
+	tags              []string
+}
+
+// compareAbout: archive or restore (archive and restore are the flag's or the
+// segment's kinds), the name, the description, then the tags removed and
+// those added (CompareTags of both comparers).
+func compareAbout(before, after about, archive, restore string) []Instruction {
 	var out []Instruction
-	if removed := except(before, after); len(removed) > 0 {
+	if before.archived != after.archived {
+		out = append(out, Instruction{pick(after.archived, archive, restore), ""})
+	}
+	if before.name != after.name {
+		out = append(out, Instruction{UpdateName, after.name})
+	}
+	if before.description != after.description {
+		out = append(out, Instruction{UpdateDescription, after.description})
+	}
+	if removed := except(before.tags, after.tags); len(removed) > 0 {
 		out = append(out, Instruction{RemoveTags, removed})
 	}
-	if added := except(after, before); len(added) > 0 {
+	if added := except(after.tags, before.tags); len(added) > 0 {
 		out = append(out, Instruction{AddTags, added})
 	}
 	return out
