@@ -178,8 +178,8 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/experiments/:id":                 "/experiments/" + expt.ID.String(),
 		"/experiments/:id/archive":         "/experiments/" + expt.ID.String() + "/archive",
 		"/experiments/:id/archive-data":    "/experiments/" + expt.ID.String() + "/archive-data",
-		"/experiment-metrics/:id":                     "/experiment-metrics/" + metric.ID.String(),
-		"/experiment-metrics/:id/archive":             "/experiment-metrics/" + metric.ID.String() + "/archive",
+		"/experiment-metrics/:id":          "/experiment-metrics/" + metric.ID.String(),
+		"/experiment-metrics/:id/archive":  "/experiment-metrics/" + metric.ID.String() + "/archive",
 	}
 	// Not pages: assets, the SSO callback (a redirect), fragments, the home
 	// redirect, and the SDK and health endpoints.
