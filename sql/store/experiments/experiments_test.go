@@ -311,15 +311,23 @@ func TestVariationSumsMatchTheUsers(t *testing.T) {
 	batch := func(seed int) experiments.Events {
 		var ev experiments.Events
 		for i := range 200 {
-			user := fmt.Sprint("u", (i*7+seed*13)%150)
+			idx := (i*7 + seed*13) % 150
+			user := fmt.Sprint("u", idx)
 			if (i+seed)%3 != 0 {
 				ev.Conversions = append(ev.Conversions, experiments.Conversion{EventName: "buy", EventType: experiments.EventCustom,
 					UserKey: user, Value: float64(1 + (i+seed)%4), At: at})
 			}
 			if (i+seed)%2 == 0 {
+				// Each user has a variation of their own, and the users
+				// below 60 are sometimes reported with the other one too:
+				// whichever batch lands first decides theirs, while the
+				// others keep both variations in use whatever the order.
 				variation := fx.off
-				if (i*seed)%5 < 2 {
+				if idx%4 == 0 {
 					variation = fx.on
+				}
+				if idx < 60 && (i*seed)%5 < 2 {
+					variation = map[string]string{fx.on: fx.off, fx.off: fx.on}[variation]
 				}
 				ev.Exposures = append(ev.Exposures, experiments.Exposure{FlagKey: "checkout", UserKey: user, VariationID: variation, At: at})
 			}
