@@ -229,9 +229,6 @@ func (u *Upstream) session(ctx context.Context) (synced bool, err error) {
 		if u.handle(data) {
 			if !synced {
 				synced = true
-				u.mu.Lock()
-				u.state = StateStable
-				u.mu.Unlock()
 				u.log.Info("relay: synced with the upstream", "serves", u.mem.Serves())
 				go send(u.statusMessage())
 			}
@@ -297,10 +294,14 @@ func (u *Upstream) handle(data []byte) bool {
 	default:
 		return false
 	}
-	u.mem.Apply(ds)
+	// Stable before the data set is served and Synced() closed: whoever
+	// sees its effect (an SDK's push, readiness, the status route) reads
+	// the state it put the relay in.
 	u.mu.Lock()
 	u.lastSynced = time.Now()
+	u.state = StateStable
 	u.mu.Unlock()
+	u.mem.Apply(ds)
 	u.syncedOnce.Do(func() { close(u.synced) })
 	return true
 }
