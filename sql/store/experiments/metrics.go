@@ -239,19 +239,27 @@ func (s *Experiments) metric(ctx context.Context, q *db.Queries, envID, id uuid.
 	return metricOf(r.ExperimentMetric, r.MaintainerName, r.MaintainerEmail), nil
 }
 
-// CreateMetric adds a metric to the environment.
-func (s *Experiments) CreateMetric(ctx context.Context, a *core.Actor, envID uuid.UUID, in MetricInput) (Metric, error) {
+// metricChange is what creating and updating a metric check first: the
+// caller's right in the environment, then the input (update: whether it
+// is an update; check may tidy it in place), and it returns the input's
+// target URLs as stored.
+func (s *Experiments) metricChange(ctx context.Context, a *core.Actor, envID uuid.UUID, in *MetricInput, update bool) ([]byte, error) {
 	env, err := s.core.EnvironmentOf(ctx, a, envID)
 	if err != nil {
-		return Metric{}, err
+		return nil, err
 	}
 	if err := mayChangeMetrics(a, env); err != nil {
-		return Metric{}, err
+		return nil, err
 	}
-	if err := in.check(false); err != nil {
-		return Metric{}, err
+	if err := in.check(update); err != nil {
+		return nil, err
 	}
-	urls, err := json.Marshal(in.TargetURLs)
+	return json.Marshal(in.TargetURLs)
+}
+
+// CreateMetric adds a metric to the environment.
+func (s *Experiments) CreateMetric(ctx context.Context, a *core.Actor, envID uuid.UUID, in MetricInput) (Metric, error) {
+	urls, err := s.metricChange(ctx, a, envID, &in, false)
 	if err != nil {
 		return Metric{}, err
 	}
@@ -277,17 +285,7 @@ func (s *Experiments) CreateMetric(ctx context.Context, a *core.Actor, envID uui
 // UpdateMetric changes a live metric. Running experiments keep the snapshot
 // their iteration took when it started.
 func (s *Experiments) UpdateMetric(ctx context.Context, a *core.Actor, envID, id uuid.UUID, in MetricInput) (Metric, error) {
-	env, err := s.core.EnvironmentOf(ctx, a, envID)
-	if err != nil {
-		return Metric{}, err
-	}
-	if err := mayChangeMetrics(a, env); err != nil {
-		return Metric{}, err
-	}
-	if err := in.check(true); err != nil {
-		return Metric{}, err
-	}
-	urls, err := json.Marshal(in.TargetURLs)
+	urls, err := s.metricChange(ctx, a, envID, &in, true)
 	if err != nil {
 		return Metric{}, err
 	}
