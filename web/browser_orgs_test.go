@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 )
 
 // TestBrowserOrganizationsAndGuide drives, in headless Chromium: creating
@@ -68,7 +69,7 @@ func TestBrowserOrganizationsAndGuide(t *testing.T) {
 	must(t, err)
 	uc, err := a.st.IAM().UserContext(t.Context(), a.owner)
 	must(t, err)
-	wp, err := a.st.IAM().Workplace(t.Context(), act, uc)
+	wp, err := a.st.Workplace().FrameAt(t.Context(), iam.PageSession{Actor: act, Context: uc})
 	must(t, err)
 	if wp.Env == nil || wp.Project.Name != "Web shop" {
 		t.Fatalf("working environment %+v", wp.Env)

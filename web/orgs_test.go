@@ -138,7 +138,7 @@ func TestFirstRunGuide(t *testing.T) {
 	// Step 3: the working environment's secrets and the server's URL.
 	uc, err := a.st.IAM().UserContext(t.Context(), a.owner)
 	must(t, err)
-	wp, err := a.st.IAM().Workplace(t.Context(), act, uc)
+	wp, err := a.st.Workplace().FrameAt(t.Context(), iam.PageSession{Actor: act, Context: uc})
 	must(t, err)
 	var server, client string
 	for _, s := range wp.Env.Secrets {

@@ -11,8 +11,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/workplace"
 	"github.com/bunting-flags/bunting/views"
 	"github.com/bunting-flags/bunting/web/httpx"
 )
@@ -32,10 +32,12 @@ const (
 
 // Request-scoped values set by signedIn.
 const (
-	actorKey     = "actor"
-	placeKey     = "place"
-	workplaceKey = "workplace"
-	flashKey     = "flashes"
+	actorKey = "actor"
+	placeKey = "place"
+	// pageSessionKey holds the iam.PageSession signedIn resolved.
+	pageSessionKey = "pageSession"
+	workplaceKey   = "workplace"
+	flashKey       = "flashes"
 )
 
 // errNoOrganization: the signed-in user belongs to no organization.
@@ -85,22 +87,16 @@ func cookieToken(sess *sessions.Session) string {
 
 // signedIn resolves the session to the store's Actor, in the organization the
 // user last chose, and where they work there (place), or sends the browser to
-// sign in. Each is loaded once for the request, and the actor comes from the
+// sign in. Each is loaded once for the request; the session comes from the
 // actor cache the API shares.
 func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		token := cookieToken(p.session(c))
-		userID, ok := p.store.IAM().SessionUser(token)
-		if !ok {
+		if token == "" {
 			return p.toLogin(c)
 		}
-		uc, err := p.store.IAM().UserContext(ctx, userID)
-		if err != nil {
-			return err
-		}
-		a, err := p.actors.Authenticate(ctx, iam.Credentials{Authorization: token,
-			Workspace: idString(uc.WorkspaceID), Organization: idString(uc.OrganizationID)})
+		ps, err := p.actors.SignedIn(ctx, token)
 		if errors.Is(err, core.ErrUnauthenticated) { // signed out, password changed, or user gone
 			if err := p.endSession(c); err != nil {
 				return err
@@ -110,12 +106,14 @@ func (p *pages) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		a := ps.Actor
 		if a.OrgID == uuid.Nil {
 			return errNoOrganization
 		}
 		c.Set(actorKey, a)
-		rp := &requestPlace{load: func() (flagstore.Place, error) { return p.store.Flags().Place(ctx, a, uc) },
-			pl: flagstore.Place{Context: uc, Org: core.OrganizationRights(a, a.OrgKey)}}
+		c.Set(pageSessionKey, ps)
+		rp := &requestPlace{load: func() (workplace.Place, error) { return p.store.Workplace().Place(ctx, a, ps.Context) },
+			pl: workplace.Place{Context: ps.Context, Org: core.OrganizationRights(a, a.OrgKey)}}
 		c.Set(placeKey, rp)
 		if r := c.Request(); r.Method == http.MethodGet || r.Method == http.MethodHead {
 			// A page read changes no environment, so the working one, loaded
@@ -165,20 +163,20 @@ func actor(c echo.Context) *core.Actor { return c.Get(actorKey).(*core.Actor) }
 
 // workplace is the frame of a signed-in page (profile, organizations,
 // projects, the working environment with its secrets). A GET changes
-// nothing, so its frame is loaded once and shared by the shell and the page;
-// after a change the frame is loaded again, so it shows what the change made.
-func (p *pages) workplace(c echo.Context) (iam.Workplace, error) {
-	if w, ok := c.Get(workplaceKey).(iam.Workplace); ok {
+// nothing, so its frame is drawn from the place loaded with the session and
+// shared by the shell and the page; after a change the place is loaded
+// again, so the frame shows what the change made.
+func (p *pages) workplace(c echo.Context) (workplace.Frame, error) {
+	if w, ok := c.Get(workplaceKey).(workplace.Frame); ok {
 		return w, nil
 	}
-	ctx, pl := c.Request().Context(), place(c)
+	ctx, pl, ps := c.Request().Context(), place(c), c.Get(pageSessionKey).(iam.PageSession)
 	if c.Request().Method != http.MethodGet {
 		// A post may have changed projects or environments after its place
 		// was loaded: its frame reads them again.
-		return p.store.IAM().Workplace(ctx, actor(c), pl.Context)
+		return p.store.Workplace().FrameAt(ctx, ps)
 	}
-	// A page read frames the environments its place loaded with the session.
-	w, err := p.store.IAM().WorkplaceAmong(ctx, actor(c), pl.Context, pl.Projects)
+	w, err := p.store.Workplace().Frame(ctx, ps, pl)
 	if err == nil {
 		c.Set(workplaceKey, w)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
-	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/store/workplace"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -92,7 +92,7 @@ func (p *pages) navGroups(c echo.Context, active string) ([]views.NavGroup, erro
 // switcher is the top bar's choice of organization and environment. After
 // a change made with htmx it is sent again out of band (switcherAgain), so
 // the bar follows renamed and new projects and environments at once.
-func (p *pages) switcher(c echo.Context, w iam.Workplace) views.Switcher {
+func (p *pages) switcher(c echo.Context, w workplace.Frame) views.Switcher {
 	a, orgs := actor(c), w.Organizations
 	next := c.Request().URL.RequestURI()
 	if u, err := url.Parse(c.Request().Header.Get("HX-Current-URL")); err == nil && u.Path != "" {
@@ -169,7 +169,7 @@ var (
 func (p *pages) samePlace(c echo.Context, was uuid.UUID, now core.UserContext, next string) (string, error) {
 	path, _, _ := strings.Cut(next, "?")
 	ctx, a := c.Request().Context(), actor(c)
-	w, err := p.store.Flags().Place(ctx, a, now)
+	w, err := p.store.Workplace().Place(ctx, a, now)
 	if err != nil || w.Env == nil {
 		return next, err
 	}
@@ -225,21 +225,11 @@ func (p *pages) reviewsNav(c echo.Context, active string) ([]views.NavItem, erro
 	return []views.NavItem{{Label: fmt.Sprintf("Reviews (%d)", n), Href: "/reviews", TestID: "nav-reviews", Active: active == navReviews}}, nil
 }
 
-// reviewsWaitingKey keeps the count of a request's reviews waiting, which
-// the navigation and the top bar both show: one query per page.
-const reviewsWaitingKey = "reviewsWaiting"
-
 // reviewsWaiting counts the change requests waiting for the person's
-// review across the organization (the store's CountReviewsWaiting), once
-// per request.
+// review across the organization, as the place loaded them.
 func (p *pages) reviewsWaiting(c echo.Context) (int, error) {
-	if n, ok := c.Get(reviewsWaitingKey).(int); ok {
-		return n, nil
-	}
-	n, err := p.store.Governance().CountReviewsWaiting(c.Request().Context(), actor(c))
-	if err != nil {
+	if err := c.Get(placeKey).(*requestPlace).loaded(); err != nil {
 		return 0, err
 	}
-	c.Set(reviewsWaitingKey, n)
-	return n, nil
+	return place(c).ReviewsWaiting, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/store/workplace"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -16,7 +17,7 @@ import (
 // member or a group, answered with a redirect or with its lists, reads no
 // environment at all. What the person may do in the organization, and
 // where they chose to work, are known without it.
-func place(c echo.Context) flagstore.Place {
+func place(c echo.Context) workplace.Place {
 	rp := c.Get(placeKey).(*requestPlace)
 	_ = rp.loaded() // actingEnv answers the error; a page drawn without the environment shows none
 	return rp.pl
@@ -24,8 +25,8 @@ func place(c echo.Context) flagstore.Place {
 
 // requestPlace is the request's place, loaded once, when first needed.
 type requestPlace struct {
-	pl   flagstore.Place
-	load func() (flagstore.Place, error) // nil once called
+	pl   workplace.Place
+	load func() (workplace.Place, error) // nil once called
 	err  error
 }
 

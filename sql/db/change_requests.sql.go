@@ -51,51 +51,6 @@ func (q *Queries) CountAwaitingReview(ctx context.Context, arg CountAwaitingRevi
 	return count, err
 }
 
-const CountOrganizationAwaitingReview = `-- name: CountOrganizationAwaitingReview :many
-SELECT p.key AS project_key, e.key AS env_key, count(*) AS waiting
-FROM flag_change_request_reviewers r
-JOIN flag_change_requests cr ON cr.id = r.change_request_id
-JOIN environments e ON e.id = cr.env_id
-JOIN projects p ON p.id = e.project_id
-WHERE r.member_id = $1 AND r.action = 'Empty' AND cr.status = 'PendingReview'
-  AND p.organization_id = $2
-GROUP BY p.key, e.key
-`
-
-type CountOrganizationAwaitingReviewParams struct {
-	MemberID       uuid.UUID
-	OrganizationID uuid.UUID
-}
-
-type CountOrganizationAwaitingReviewRow struct {
-	ProjectKey string
-	EnvKey     string
-	Waiting    int64
-}
-
-// CountOrganizationAwaitingReview counts the requests waiting for a
-// member's decision per environment of an organization, for the top bar
-// (flag_change_request_reviewers_undecided): one query on every page.
-func (q *Queries) CountOrganizationAwaitingReview(ctx context.Context, arg CountOrganizationAwaitingReviewParams) ([]CountOrganizationAwaitingReviewRow, error) {
-	rows, err := q.db.Query(ctx, CountOrganizationAwaitingReview, arg.MemberID, arg.OrganizationID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []CountOrganizationAwaitingReviewRow{}
-	for rows.Next() {
-		var i CountOrganizationAwaitingReviewRow
-		if err := rows.Scan(&i.ProjectKey, &i.EnvKey, &i.Waiting); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const CountOrganizationGroupsIn = `-- name: CountOrganizationGroupsIn :one
 SELECT count(*) FROM groups
 WHERE organization_id = $1 AND id = ANY($2::uuid[])

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/google/uuid"
 )
@@ -232,25 +233,68 @@ func (q *Queries) ListEnvironments(ctx context.Context, projectIds []uuid.UUID) 
 }
 
 const ListEnvironmentsWithProjects = `-- name: ListEnvironmentsWithProjects :many
-SELECT e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, e.change_request_enabled, e.approvals_required, e.approver_member_ids, e.approver_group_ids, p.id, p.organization_id, p.name, p.key, p.created_at, p.updated_at
+WITH likely AS (
+    SELECT coalesce($3::uuid, (
+        SELECT le.id FROM environments le JOIN projects lp ON lp.id = le.project_id
+        WHERE lp.organization_id = $1
+        ORDER BY (lp.id = $4::uuid) IS NOT TRUE, lp.created_at, lp.id, le.created_at, le.id
+        LIMIT 1)) AS env_id
+)
+SELECT e.id, e.project_id, e.name, e.key, e.description, e.require_change_comment, e.created_at, e.updated_at, e.change_request_enabled, e.approvals_required, e.approver_member_ids, e.approver_group_ids, p.id, p.organization_id, p.name, p.key, p.created_at, p.updated_at,
+    coalesce(w.waiting, 0)::int AS reviews_waiting,
+    (SELECT count(*) FROM projects op WHERE op.organization_id = $1)::int AS projects_in_organization,
+    CASE WHEN e.id = (SELECT env_id FROM likely) THEN
+        (SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.id, 'name', s.name, 'type', s.type, 'value', s.value)
+                ORDER BY s.created_at, s.id), '[]')
+         FROM env_secrets s WHERE s.env_id = e.id)
+    END::jsonb AS working_env_secrets
 FROM environments e
 JOIN projects p ON p.id = e.project_id
+LEFT JOIN (
+    SELECT cr.env_id, count(*) AS waiting
+    FROM flag_change_request_reviewers r
+    JOIN flag_change_requests cr ON cr.id = r.change_request_id
+    WHERE r.member_id = $2 AND r.action = 'Empty' AND cr.status = 'PendingReview'
+    GROUP BY cr.env_id
+) w ON w.env_id = e.id
 WHERE p.organization_id = $1
 ORDER BY p.created_at, p.id, e.created_at, e.id
 `
 
+type ListEnvironmentsWithProjectsParams struct {
+	OrganizationID uuid.UUID
+	MemberID       uuid.UUID
+	EnvID          *uuid.UUID
+	ProjectID      *uuid.UUID
+}
+
 type ListEnvironmentsWithProjectsRow struct {
-	Environment Environment
-	Project     Project
+	Environment            Environment
+	Project                Project
+	ReviewsWaiting         int32
+	ProjectsInOrganization int32
+	WorkingEnvSecrets      json.RawMessage
 }
 
 // ListEnvironmentsWithProjects returns every environment of an organization
 // with its project, in the order ListProjects and ListEnvironments give them
 // (projects, then their environments, in creation order): the pages choose
-// the one a person works in among them. The projects' unique key index
-// finds the organization's projects.
-func (q *Queries) ListEnvironmentsWithProjects(ctx context.Context, organizationID uuid.UUID) ([]ListEnvironmentsWithProjectsRow, error) {
-	rows, err := q.db.Query(ctx, ListEnvironmentsWithProjects, organizationID)
+// the one a person works in among them. Each row carries, for the frame of
+// every page, so that it needs no statement of its own: how many change
+// requests wait for the member's review there
+// (flag_change_request_reviewers_undecided), how many projects the
+// organization has (those without an environment are in no row), and, on
+// the row of the likely working environment (the remembered one, else the
+// first of the remembered project, else the very first, as
+// core.WorkingEnvironment chooses before permissions), its secrets. The
+// projects' unique key index finds the organization's projects.
+func (q *Queries) ListEnvironmentsWithProjects(ctx context.Context, arg ListEnvironmentsWithProjectsParams) ([]ListEnvironmentsWithProjectsRow, error) {
+	rows, err := q.db.Query(ctx, ListEnvironmentsWithProjects,
+		arg.OrganizationID,
+		arg.MemberID,
+		arg.EnvID,
+		arg.ProjectID,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -277,6 +321,9 @@ func (q *Queries) ListEnvironmentsWithProjects(ctx context.Context, organization
 			&i.Project.Key,
 			&i.Project.CreatedAt,
 			&i.Project.UpdatedAt,
+			&i.ReviewsWaiting,
+			&i.ProjectsInOrganization,
+			&i.WorkingEnvSecrets,
 		); err != nil {
 			return nil, err
 		}

@@ -90,3 +90,62 @@ func (q *Queries) GetSessionUser(ctx context.Context, arg GetSessionUserParams) 
 	)
 	return i, err
 }
+
+const GetSessionUserContext = `-- name: GetSessionUserContext :one
+SELECT users.id, users.email, users.name, users.password_hash, users.initial_password, users.session_epoch, users.created_at, users.updated_at, users.origin,
+    coalesce(uc.workspace_id, '00000000-0000-0000-0000-000000000000')::uuid AS workspace_id,
+    coalesce(uc.organization_id, '00000000-0000-0000-0000-000000000000')::uuid AS organization_id,
+    uc.project_id, uc.env_id
+FROM sessions
+JOIN users ON users.id = sessions.user_id
+LEFT JOIN LATERAL (
+    SELECT o.workspace_id, o.id AS organization_id, c.project_id, c.env_id
+    FROM organization_users ou
+    JOIN organizations o ON o.id = ou.organization_id
+    JOIN workspace_users wu ON wu.workspace_id = o.workspace_id AND wu.user_id = ou.user_id
+    LEFT JOIN user_contexts c ON c.user_id = ou.user_id AND c.organization_id = ou.organization_id
+    WHERE ou.user_id = users.id
+    ORDER BY (c.user_id IS NULL), ou.created_at, o.id
+    LIMIT 1
+) uc ON true
+WHERE sessions.id = $1 AND sessions.user_id = $2 AND sessions.expires_at > now()
+`
+
+type GetSessionUserContextParams struct {
+	ID     uuid.UUID
+	UserID uuid.UUID
+}
+
+type GetSessionUserContextRow struct {
+	User           User
+	WorkspaceID    uuid.UUID
+	OrganizationID uuid.UUID
+	ProjectID      *uuid.UUID
+	EnvID          *uuid.UUID
+}
+
+// GetSessionUserContext is GetSessionUser with where the user works
+// (GetUserContext), for the pages, which need both for every request: the
+// remembered organization while the user is still a member of it and of its
+// workspace, else their oldest membership; the nil uuid where the user
+// belongs to no organization at all.
+func (q *Queries) GetSessionUserContext(ctx context.Context, arg GetSessionUserContextParams) (GetSessionUserContextRow, error) {
+	row := q.db.QueryRow(ctx, GetSessionUserContext, arg.ID, arg.UserID)
+	var i GetSessionUserContextRow
+	err := row.Scan(
+		&i.User.ID,
+		&i.User.Email,
+		&i.User.Name,
+		&i.User.PasswordHash,
+		&i.User.InitialPassword,
+		&i.User.SessionEpoch,
+		&i.User.CreatedAt,
+		&i.User.UpdatedAt,
+		&i.User.Origin,
+		&i.WorkspaceID,
+		&i.OrganizationID,
+		&i.ProjectID,
+		&i.EnvID,
+	)
+	return i, err
+}

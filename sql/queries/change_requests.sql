@@ -185,19 +185,6 @@ WHERE r.member_id = @member_id AND r.action = 'Empty' AND cr.status = 'PendingRe
 ORDER BY cr.created_at, cr.id
 LIMIT 200;
 
--- name: CountOrganizationAwaitingReview :many
--- CountOrganizationAwaitingReview counts the requests waiting for a
--- member's decision per environment of an organization, for the top bar
--- (flag_change_request_reviewers_undecided): one query on every page.
-SELECT p.key AS project_key, e.key AS env_key, count(*) AS waiting
-FROM flag_change_request_reviewers r
-JOIN flag_change_requests cr ON cr.id = r.change_request_id
-JOIN environments e ON e.id = cr.env_id
-JOIN projects p ON p.id = e.project_id
-WHERE r.member_id = @member_id AND r.action = 'Empty' AND cr.status = 'PendingReview'
-  AND p.organization_id = @organization_id
-GROUP BY p.key, e.key;
-
 -- name: GetOrganizationChangeRequestPlace :one
 -- GetOrganizationChangeRequestPlace finds where a change request of an
 -- organization is: a link to it names only its id.

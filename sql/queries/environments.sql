@@ -23,12 +23,40 @@ SELECT * FROM environments WHERE project_id = ANY(@project_ids::uuid[]) ORDER BY
 -- ListEnvironmentsWithProjects returns every environment of an organization
 -- with its project, in the order ListProjects and ListEnvironments give them
 -- (projects, then their environments, in creation order): the pages choose
--- the one a person works in among them. The projects' unique key index
--- finds the organization's projects.
-SELECT sqlc.embed(e), sqlc.embed(p)
+-- the one a person works in among them. Each row carries, for the frame of
+-- every page, so that it needs no statement of its own: how many change
+-- requests wait for the member's review there
+-- (flag_change_request_reviewers_undecided), how many projects the
+-- organization has (those without an environment are in no row), and, on
+-- the row of the likely working environment (the remembered one, else the
+-- first of the remembered project, else the very first, as
+-- core.WorkingEnvironment chooses before permissions), its secrets. The
+-- projects' unique key index finds the organization's projects.
+WITH likely AS (
+    SELECT coalesce(sqlc.narg(env_id)::uuid, (
+        SELECT le.id FROM environments le JOIN projects lp ON lp.id = le.project_id
+        WHERE lp.organization_id = @organization_id
+        ORDER BY (lp.id = sqlc.narg(project_id)::uuid) IS NOT TRUE, lp.created_at, lp.id, le.created_at, le.id
+        LIMIT 1)) AS env_id
+)
+SELECT sqlc.embed(e), sqlc.embed(p),
+    coalesce(w.waiting, 0)::int AS reviews_waiting,
+    (SELECT count(*) FROM projects op WHERE op.organization_id = @organization_id)::int AS projects_in_organization,
+    CASE WHEN e.id = (SELECT env_id FROM likely) THEN
+        (SELECT coalesce(jsonb_agg(jsonb_build_object('id', s.id, 'name', s.name, 'type', s.type, 'value', s.value)
+                ORDER BY s.created_at, s.id), '[]')
+         FROM env_secrets s WHERE s.env_id = e.id)
+    END::jsonb AS working_env_secrets
 FROM environments e
 JOIN projects p ON p.id = e.project_id
-WHERE p.organization_id = $1
+LEFT JOIN (
+    SELECT cr.env_id, count(*) AS waiting
+    FROM flag_change_request_reviewers r
+    JOIN flag_change_requests cr ON cr.id = r.change_request_id
+    WHERE r.member_id = @member_id AND r.action = 'Empty' AND cr.status = 'PendingReview'
+    GROUP BY cr.env_id
+) w ON w.env_id = e.id
+WHERE p.organization_id = @organization_id
 ORDER BY p.created_at, p.id, e.created_at, e.id;
 
 -- name: UpdateEnvironment :one

@@ -5,12 +5,14 @@
 //
 // The domain lives in packages along its seams, each over the core: core
 // (the actor, transactions, audit, errors, projects and environments), iam
-// (identity and access), accesstokens (API credentials), sso (single
-// sign-on attempts), flagstore (flags, approvals and change requests,
-// and what flags ask of segments), segments, governance (reviews, schedules, triggers), flagcopy (comparing
-// and copying between environments), webhooks,
-// flagsascode (export and import) and sdkdata (SDK data and end users). Store holds one of each and hands a
-// surface one seam at a time through an accessor (s.Flags(), s.IAM(), ...).
+// (identity and access), accesstokens (API credentials), sso (single sign-on
+// attempts), flagstore (flags, approvals and change requests, and what flags
+// ask of segments), segments, governance (reviews, schedules, triggers),
+// flagcopy (comparing and copying between environments), webhooks,
+// flagsascode (export and import), sdkdata (SDK data and end users),
+// experiments, relayproxies, and workplace (where a person works in the
+// pages, and what frames them). Store holds one of each and hands a surface
+// one seam at a time through an accessor (s.Flags(), s.IAM(), ...).
 // The core's primitives (its transactions, statements, pool, audit writer
 // and keys) are no accessor's: a surface cannot reach them, so it cannot
 // step around the store's rules.
@@ -37,6 +39,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/sso"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
+	"github.com/bunting-flags/bunting/sql/store/workplace"
 )
 
 // Store is the domain layer over one PostgreSQL database: every seam over
@@ -55,6 +58,7 @@ type Store struct {
 	sso   *sso.SSO
 	expts *experiments.Experiments
 	relay *relayproxies.RelayProxies
+	work  *workplace.Workplaces
 }
 
 // New returns a Store over pool using keys derived from the server secret.
@@ -72,7 +76,8 @@ func New(pool *pgxpool.Pool, keys core.Keys, log *slog.Logger, opts core.Options
 		code: flagsascode.New(c, f, sg), gov: governance.New(c, f),
 		copy:  flagcopy.New(c, f),
 		expts: experiments.New(c),
-		relay: relayproxies.New(c)}
+		relay: relayproxies.New(c),
+		work:  workplace.New(c)}
 }
 
 // Projects is the core's own operations a surface calls: projects,
@@ -148,6 +153,10 @@ func (s *Store) FlagsAsCode() *flagsascode.FlagsAsCode { return s.code }
 
 // Governance is triggers and the reviews inbox.
 func (s *Store) Governance() *governance.Governance { return s.gov }
+
+// Workplace is where a signed-in person works in the pages and what frames
+// them.
+func (s *Store) Workplace() *workplace.Workplaces { return s.work }
 
 // FlagCopy is flags compared and copied between environments.
 func (s *Store) FlagCopy() *flagcopy.FlagCopy { return s.copy }

@@ -30,6 +30,8 @@ type Cache struct {
 
 type cachedActor struct {
 	actor core.Actor
+	// page is the rest of a page's session (SignedIn), whose Actor is actor.
+	page iam.PageSession
 	// touched is when the token's last use was last written (tokens only).
 	touched time.Time
 }
@@ -58,7 +60,8 @@ func (c *Cache) Authenticate(ctx context.Context, creds iam.Credentials) (*core.
 		return nil, err
 	}
 	key := cacheKey(creds, token)
-	if a, touch, hit := c.get(key, accessToken); hit {
+	if e, touch, hit := c.get(key, accessToken); hit {
+		a := &e.actor
 		a.Address = creds.Address
 		if touch {
 			if err := c.store.Projects().TouchAccessToken(ctx, a.TokenID); err != nil {
@@ -74,8 +77,38 @@ func (c *Cache) Authenticate(ctx context.Context, creds iam.Credentials) (*core.
 	if err != nil {
 		return nil, err
 	}
-	c.put(key, a, version)
+	c.put(key, cachedActor{actor: *a}, version)
 	return a, nil
+}
+
+// pageKey is what a page's session is cached under: its token alone, the
+// place it works in being part of what is cached.
+func pageKey(token string) [32]byte { return sha256.Sum256([]byte(token + "\x00page")) }
+
+// SignedIn resolves a page's session cookie token (store.PageSession), from
+// memory when nothing about access, the person or where they work has
+// changed since (migration 0047 makes those changes empty the cache too).
+// Its signature and expiry are checked every time, as Authenticate's.
+func (c *Cache) SignedIn(ctx context.Context, token string) (iam.PageSession, error) {
+	token, accessToken, err := c.store.IAM().Bearer(iam.Credentials{Authorization: token})
+	if err != nil || accessToken {
+		return iam.PageSession{}, core.ErrUnauthenticated
+	}
+	key := pageKey(token)
+	if e, _, hit := c.get(key, false); hit {
+		ps := e.page
+		ps.Actor = &e.actor
+		return ps, nil
+	}
+	version, _ := c.store.Projects().AccessVersion()
+	ps, err := c.store.IAM().PageSession(ctx, token)
+	if err != nil {
+		return iam.PageSession{}, err
+	}
+	kept := ps
+	kept.Actor = nil // the entry's actor stands in for it
+	c.put(key, cachedActor{actor: *ps.Actor, page: kept}, version)
+	return ps, nil
 }
 
 // sync empties the cache when the store's access version moved since the
@@ -90,30 +123,31 @@ func (c *Cache) sync() bool {
 	return watched
 }
 
-// get returns a copy of a cached actor, so callers cannot change the cache,
-// and whether an access token's use is due to be written.
-func (c *Cache) get(key [32]byte, accessToken bool) (a *core.Actor, touch, hit bool) {
+// get returns a copy of a cached entry, so callers cannot change the cache
+// (the slices it holds are never written), and whether an access token's
+// use is due to be written.
+func (c *Cache) get(key [32]byte, accessToken bool) (e *cachedActor, touch, hit bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.sync() {
 		return nil, false, false
 	}
-	e, ok := c.entries[key]
+	kept, ok := c.entries[key]
 	if !ok {
 		return nil, false, false
 	}
 	c.hits++
-	if accessToken && time.Since(e.touched) > touchEvery {
-		e.touched, touch = time.Now(), true
+	if accessToken && time.Since(kept.touched) > touchEvery {
+		kept.touched, touch = time.Now(), true
 	}
-	copied := e.actor
+	copied := *kept
 	return &copied, touch, true
 }
 
 // put caches an actor resolved from the database at the store's access
 // version; if the version moved since, the actor may predate the change
 // that moved it (a session ended, a membership removed) and is not kept.
-func (c *Cache) put(key [32]byte, a *core.Actor, version int64) {
+func (c *Cache) put(key [32]byte, e cachedActor, version int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.sync() || c.version != version {
@@ -122,7 +156,8 @@ func (c *Cache) put(key [32]byte, a *core.Actor, version int64) {
 	if len(c.entries) >= maxCachedActors {
 		clear(c.entries)
 	}
-	c.entries[key] = &cachedActor{actor: *a, touched: time.Now()}
+	e.touched = time.Now()
+	c.entries[key] = &e
 }
 
 // Hits is how many requests were authorized from the cache.

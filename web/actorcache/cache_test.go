@@ -210,3 +210,73 @@ func TestSignOutReachesEveryInstance(t *testing.T) {
 		t.Error("sweeping expired sessions emptied the cache; it must not")
 	}
 }
+
+// TestPageSessionsFollowThePerson: a page's session, kept with where the
+// person works, their profile and their organizations, is served from memory
+// until one of those changes, through this instance or another; an access
+// token is no page session.
+func TestPageSessionsFollowThePerson(t *testing.T) {
+	ctx := context.Background()
+	a, owner, pool, keys := testStore(t)
+	b := store.New(pool, keys, slog.New(slog.DiscardHandler), core.Options{PasswordCost: 4})
+	listen(t, a, b)
+	cb := New(b)
+	session, err := a.IAM().Login(ctx, iam.LoginInput{Email: "owner@example.com", Password: "owner-password"}, "192.0.2.1")
+	must(t, err)
+	signedIn := func() iam.PageSession {
+		t.Helper()
+		ps, err := cb.SignedIn(ctx, session.Token)
+		must(t, err)
+		return ps
+	}
+	first := signedIn()
+	if first.Actor.OrgID != owner.OrgID || first.Profile.Email != "owner@example.com" || len(first.Organizations) != 1 {
+		t.Fatalf("page session %+v, actor %+v: want the owner in their organization", first, first.Actor)
+	}
+	hits := cb.Hits()
+	signedIn()
+	if cb.Hits() != hits+1 {
+		t.Fatal("the second request did not come from the cache")
+	}
+
+	// Each change, made on instance a, is what instance b serves next.
+	project, err := a.Projects().CreateProject(ctx, owner, core.ProjectInput{Name: "Shop", Key: "shop"})
+	must(t, err)
+	env := project.Environments[len(project.Environments)-1]
+	for _, change := range []struct {
+		name   string
+		change func() error
+		shows  func(iam.PageSession) bool
+	}{
+		{"where they work", func() error {
+			_, err := a.IAM().SetUserContext(ctx, owner, core.UserContext{EnvID: env.ID})
+			return err
+		}, func(ps iam.PageSession) bool { return ps.Context.EnvID == env.ID && ps.Context.ProjectID == project.ID }},
+		{"their profile", func() error {
+			_, err := a.IAM().UpdateProfile(ctx, owner, iam.ProfileInput{Name: "Olga", Email: "olga@example.com"})
+			return err
+		}, func(ps iam.PageSession) bool {
+			return ps.Profile.Email == "olga@example.com" && ps.Profile.Name == "Olga"
+		}},
+		{"their organization's name", func() error {
+			_, err := a.IAM().UpdateOrganization(ctx, owner, iam.OrganizationInput{Name: "Renamed"})
+			return err
+		}, func(ps iam.PageSession) bool { return ps.Organizations[0].Name == "Renamed" }},
+	} {
+		if change.shows(signedIn()) {
+			t.Fatalf("%s: shown before the change", change.name)
+		}
+		before := version(b)
+		must(t, change.change())
+		waitFor(t, "the notification on b", func() bool { return version(b) > before })
+		if ps := signedIn(); !change.shows(ps) {
+			t.Errorf("%s: the other instance serves %+v after the change", change.name, ps)
+		}
+	}
+
+	tok, err := a.Tokens().CreateAccessToken(ctx, owner, accesstokens.AccessTokenInput{Name: "ci", Type: core.TokenPersonal})
+	must(t, err)
+	if _, err := cb.SignedIn(ctx, tok.Token); !errors.Is(err, core.ErrUnauthenticated) {
+		t.Errorf("an access token as a page session: %v, want ErrUnauthenticated", err)
+	}
+}

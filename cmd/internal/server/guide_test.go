@@ -21,6 +21,7 @@ import (
 
 	"github.com/bunting-flags/bunting/cmd/internal/server"
 	"github.com/bunting-flags/bunting/sql/eval"
+	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -115,7 +116,7 @@ func (s *site) guideFlag(t *testing.T, org, key, user string) eval.Evaluation {
 		must(t, err)
 		uc, err := s.st.IAM().UserContext(ctx, s.ownerID)
 		must(t, err)
-		wp, err := s.st.IAM().Workplace(ctx, act, uc)
+		wp, err := s.st.Workplace().FrameAt(ctx, iam.PageSession{Actor: act, Context: uc})
 		must(t, err)
 		served, err := s.st.SDK().EvaluateFlag(ctx, act, wp.Env.ID, key, eval.EndUser{KeyID: user})
 		must(t, err)

@@ -233,3 +233,6 @@ func counted(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// ProjectEnv names an environment as FeatBit's history does: "Project/Env".
+func ProjectEnv(env core.EnvRow) string { return env.ProjectName + "/" + env.Environment.Name }

@@ -54,10 +54,12 @@ func (s *Flags) EnvRights(ctx context.Context, a *core.Actor, envID uuid.UUID) (
 	if err != nil {
 		return EnvRights{}, err
 	}
-	return envRights(a, env), nil
+	return RightsIn(a, env), nil
 }
 
-func envRights(a *core.Actor, env core.EnvRow) EnvRights {
+// RightsIn is what a person may create in env and do to its flags, env being
+// one they may open.
+func RightsIn(a *core.Actor, env core.EnvRow) EnvRights {
 	return EnvRights{CreateFlag: MayCreateFlag(a, env) == nil, CreateSegment: MayCreateSegment(a, env) == nil, a: a, env: env}
 }
 

@@ -51,26 +51,6 @@ func (s *Governance) ReviewsWaiting(ctx context.Context, a *core.Actor) ([]Revie
 	return out, nil
 }
 
-// CountReviewsWaiting counts what ReviewsWaiting lists, for the top bar of
-// every page: one query, grouped by environment so the environments the
-// caller may not read are left out.
-func (s *Governance) CountReviewsWaiting(ctx context.Context, a *core.Actor) (int, error) {
-	if a.OrgID == uuid.Nil || a.IsToken() || a.UserID == uuid.Nil {
-		return 0, nil
-	}
-	rows, err := s.core.Q.CountOrganizationAwaitingReview(ctx, db.CountOrganizationAwaitingReviewParams{MemberID: a.UserID, OrganizationID: a.OrgID})
-	if err != nil {
-		return 0, core.Translate(err)
-	}
-	n := 0
-	for _, r := range rows {
-		if a.Can(access.CanAccessEnv, core.EnvRN(r.ProjectKey, r.EnvKey)) {
-			n += int(r.Waiting)
-		}
-	}
-	return n, nil
-}
-
 // ChangeRequestPlace is the environment a change request is in.
 type ChangeRequestPlace struct {
 	EnvID                uuid.UUID

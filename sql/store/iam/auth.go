@@ -107,14 +107,6 @@ func (s *IAM) SessionActor(ctx context.Context, token, workspace, organization s
 	return a, nil
 }
 
-// SessionUser returns the user a session token names when its signature and
-// expiry hold, without asking the database whether it has ended: for reading
-// what to show before SessionActor decides.
-func (s *IAM) SessionUser(token string) (uuid.UUID, bool) {
-	_, userID, ok := s.verifySessionToken(token)
-	return userID, ok
-}
-
 // UserActor returns the Actor for a user, in the workspace and organization
 // the (optional) headers name, for callers that authenticated the user
 // already.

@@ -79,6 +79,7 @@ func (s *IAM) UpdateOrganization(ctx context.Context, a *core.Actor, in Organiza
 			return err
 		}
 		out = organization(row)
+		s.core.AccessChanged() // the pages' cached sessions show its name
 		return s.core.Audit(ctx, q, a, core.Change{RefType: "Organization", RefID: orgID.String(), Keyword: row.Key,
 			Operation: core.OpUpdate, Previous: before, Current: out})
 	})

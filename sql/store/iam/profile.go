@@ -62,6 +62,7 @@ func (s *IAM) UpdateProfile(ctx context.Context, a *core.Actor, in ProfileInput)
 		if out == profile(before) {
 			return nil
 		}
+		s.core.AccessChanged() // the pages' cached sessions show the profile
 		return s.core.Audit(ctx, q, a, core.Change{RefType: "User", RefID: a.UserID.String(), Keyword: email, Operation: core.OpUpdate,
 			Previous: ProfileInput{Name: before.Name, Email: before.Email}, Current: ProfileInput{Name: row.Name, Email: row.Email}})
 	})

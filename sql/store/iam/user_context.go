@@ -69,6 +69,10 @@ func (s *IAM) SetUserContext(ctx context.Context, a *core.Actor, in core.UserCon
 	if err != nil {
 		return core.UserContext{}, core.Translate(err)
 	}
+	// The pages keep where a person works with their cached session: this
+	// instance forgets it now, the others when the change's notification
+	// comes (migration 0047).
+	s.core.AccessChanged()
 	in.WorkspaceID = target.WorkspaceID
 	return in, nil
 }
@@ -94,52 +98,4 @@ func nilIfZero(id uuid.UUID) *uuid.UUID {
 		return nil
 	}
 	return &id
-}
-
-// Workplace is what frames every signed-in page: who is signed in, the
-// organizations and projects they may switch between, and the environment
-// they work in.
-type Workplace struct {
-	Profile       Profile
-	Organizations []Organization
-	Projects      []core.Project
-	// Project and Env are the working environment and its project, as Place
-	// has them (with the environment's secrets); nil when the person can
-	// open no environment at all.
-	Project *core.Project
-	Env     *core.Environment
-}
-
-// Workplace loads the frame of the pages for a person working at uc.
-func (s *IAM) Workplace(ctx context.Context, a *core.Actor, uc core.UserContext) (Workplace, error) {
-	projects, err := s.core.ListProjects(ctx, a)
-	if err != nil {
-		return Workplace{}, err
-	}
-	return s.workplace(ctx, a, uc, projects)
-}
-
-// WorkplaceAmong is Workplace for a page that loaded, with its place, the
-// environments the person may open (opened, by project): they are not read
-// again, and only the working environment's secrets are (FrameProjects).
-func (s *IAM) WorkplaceAmong(ctx context.Context, a *core.Actor, uc core.UserContext, opened []core.Project) (Workplace, error) {
-	projects, err := s.core.FrameProjects(ctx, a, uc, opened)
-	if err != nil {
-		return Workplace{}, err
-	}
-	return s.workplace(ctx, a, uc, projects)
-}
-
-func (s *IAM) workplace(ctx context.Context, a *core.Actor, uc core.UserContext, projects []core.Project) (Workplace, error) {
-	profile, err := s.GetProfile(ctx, a)
-	if err != nil {
-		return Workplace{}, err
-	}
-	orgs, err := s.ListOrganizations(ctx, a)
-	if err != nil {
-		return Workplace{}, err
-	}
-	w := Workplace{Profile: profile, Organizations: orgs, Projects: projects}
-	w.Project, w.Env = core.WorkingEnvironment(uc, projects)
-	return w, nil
 }
