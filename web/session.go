@@ -172,9 +172,14 @@ func (p *pages) workplace(c echo.Context) (workplace.Frame, error) {
 	}
 	ctx, pl, ps := c.Request().Context(), place(c), c.Get(pageSessionKey).(iam.PageSession)
 	if c.Request().Method != http.MethodGet {
-		// A post may have changed projects or environments after its place
-		// was loaded: its frame reads them again.
-		return p.store.Workplace().FrameAt(ctx, ps)
+		// A post may have changed projects, environments, its organization's
+		// name or the person's own after its session and place were loaded:
+		// its frame reads them again (the change emptied the cache of them).
+		again, err := p.actors.SignedIn(ctx, cookieToken(p.session(c)))
+		if err != nil {
+			return workplace.Frame{}, err
+		}
+		return p.store.Workplace().FrameAt(ctx, again)
 	}
 	w, err := p.store.Workplace().Frame(ctx, ps, pl)
 	if err == nil {
