@@ -32,13 +32,14 @@ type Frame struct {
 // permissions made another the working one than the query took.
 func (w *Workplaces) Frame(ctx context.Context, ps iam.PageSession, pl Place) (Frame, error) {
 	a := ps.Actor
-	projects := make([]core.Project, 0, len(pl.Projects))
-	for _, pr := range pl.Projects {
+	projects := make([]core.Project, 0, len(pl.framed))
+	for _, pr := range pl.framed {
 		// a copy: the frame's working environment gets its secrets
 		pr.Environments = append([]core.Environment{}, pr.Environments...)
 		projects = append(projects, pr)
 	}
-	if pl.projectsRead < pl.projectsInOrganization || len(pl.Projects) == 0 {
+	// No row tells how many projects there are when none has an environment.
+	if pl.projectsInOrganization == 0 || pl.projectsRead < pl.projectsInOrganization {
 		rows, err := w.core.Q.ListProjects(ctx, a.OrgID)
 		if err != nil {
 			return Frame{}, core.Translate(err)

@@ -37,6 +37,9 @@ type Place struct {
 
 	// env is Env as loaded, with the keys that name it (InWorkingEnv).
 	env core.EnvRow
+	// framed are the projects the person may open that have an environment,
+	// with those of their environments the person may open (none, for some).
+	framed []core.Project
 	// projectsInOrganization counts the organization's projects, with an
 	// environment or not; projectsRead those the rows named.
 	projectsInOrganization, projectsRead int
@@ -82,7 +85,13 @@ func (w *Workplaces) Place(ctx context.Context, a *core.Actor, uc core.UserConte
 		if core.MayOpenEnv(a, r.Project.Key, r.Environment.Key) {
 			pl.ReviewsWaiting += int(r.ReviewsWaiting)
 		}
-		if !core.MayOpenProject(a, r.Project.Key) || !core.MayOpenEnv(a, r.Project.Key, r.Environment.Key) {
+		if !core.MayOpenProject(a, r.Project.Key) {
+			continue
+		}
+		if n := len(pl.framed); n == 0 || pl.framed[n-1].ID != r.Project.ID {
+			pl.framed = append(pl.framed, core.Project{ID: r.Project.ID, Name: r.Project.Name, Key: r.Project.Key})
+		}
+		if !core.MayOpenEnv(a, r.Project.Key, r.Environment.Key) {
 			continue
 		}
 		if r.WorkingEnvSecrets != nil {
@@ -91,13 +100,15 @@ func (w *Workplaces) Place(ctx context.Context, a *core.Actor, uc core.UserConte
 			}
 			pl.secretsOf = r.Environment.ID
 		}
-		if n := len(pl.Projects); n == 0 || pl.Projects[n-1].ID != r.Project.ID {
-			pl.Projects = append(pl.Projects, core.Project{ID: r.Project.ID, Name: r.Project.Name, Key: r.Project.Key})
-		}
-		pr := &pl.Projects[len(pl.Projects)-1]
+		pr := &pl.framed[len(pl.framed)-1]
 		pr.Environments = append(pr.Environments, core.EnvironmentFrom(r.Environment))
 		envs[r.Environment.ID] = core.EnvRow{GetEnvironmentRow: db.GetEnvironmentRow{Environment: r.Environment, ProjectKey: r.Project.Key,
 			ProjectName: r.Project.Name, OrganizationID: orgID, OrganizationKey: a.OrgKey, WorkspaceID: a.WorkspaceID}}
+	}
+	for _, pr := range pl.framed {
+		if len(pr.Environments) > 0 {
+			pl.Projects = append(pl.Projects, pr)
+		}
 	}
 	pl.Project, pl.Env = core.WorkingEnvironment(uc, pl.Projects)
 	if pl.Env != nil {
