@@ -85,6 +85,10 @@ func (p *pages) register(e *echo.Echo) {
 	// tags, a token's type) or that any member may use; the store checks
 	// each operation.
 	g := needs()
+	// The rights the routes below check before their form; each is the
+	// store's own check, which the operation makes again.
+	iamStore, projects, tokens := p.store.IAM(), p.store.Projects(), p.store.Tokens()
+	createsFlags := p.workEnvRight(p.store.Flags().AuthorizeFlagCreation)
 
 	g.GET("/", p.home)
 	g.GET("/search", p.search) // flags, segments and pages by name; the search dialog asks it too
@@ -96,21 +100,21 @@ func (p *pages) register(e *echo.Echo) {
 	// Projects, environments and secrets: each change needs its right on
 	// the project or environment the path names.
 	g.GET("/projects", p.projects)
-	needs(p.createsProjects).POST("/projects", p.createProject)
+	needs(actorRight(projects.AuthorizeProjectCreation)).POST("/projects", p.createProject)
 	g.GET("/projects/:id", p.project)
-	needs(p.renamesProject).POST("/projects/:id", p.renameProject)
+	needs(p.pathIDRight("id", projects.AuthorizeProjectRename)).POST("/projects/:id", p.renameProject)
 	g.GET("/projects/:id/delete", p.confirmDeleteProject)
-	needs(p.deletesProject).POST("/projects/:id/delete", p.deleteProject)
+	needs(p.pathIDRight("id", projects.AuthorizeProjectDeletion)).POST("/projects/:id/delete", p.deleteProject)
 
-	needs(p.createsEnvironments).POST("/projects/:id/envs", p.createEnvironment)
+	needs(p.pathIDRight("id", projects.AuthorizeEnvironmentCreation)).POST("/projects/:id/envs", p.createEnvironment)
 	g.GET("/projects/:id/envs/:envId", p.environment)
-	needs(p.updatesEnvironment).POST("/projects/:id/envs/:envId", p.updateEnvironment)
+	needs(p.projectEnvRight(projects.AuthorizeEnvironmentUpdate)).POST("/projects/:id/envs/:envId", p.updateEnvironment)
 	g.GET("/projects/:id/envs/:envId/delete", p.confirmDeleteEnvironment)
-	needs(p.deletesEnvironment).POST("/projects/:id/envs/:envId/delete", p.deleteEnvironment)
+	needs(p.projectEnvRight(projects.AuthorizeEnvironmentDeletion)).POST("/projects/:id/envs/:envId/delete", p.deleteEnvironment)
 
-	needs(p.createsSecrets).POST("/projects/:id/envs/:envId/secrets", p.createSecret)
-	needs(p.renamesSecrets).POST("/projects/:id/envs/:envId/secrets/:secretId", p.renameSecret)
-	needs(p.deletesSecrets).POST("/projects/:id/envs/:envId/secrets/:secretId/delete", p.deleteSecret)
+	needs(p.pathIDRight("envId", projects.AuthorizeSecretCreation)).POST("/projects/:id/envs/:envId/secrets", p.createSecret)
+	needs(p.pathIDRight("envId", projects.AuthorizeSecretRename)).POST("/projects/:id/envs/:envId/secrets/:secretId", p.renameSecret)
+	needs(p.pathIDRight("envId", projects.AuthorizeSecretDeletion)).POST("/projects/:id/envs/:envId/secrets/:secretId/delete", p.deleteSecret)
 
 	// Relay proxies (relay_proxies.go): seeing them needs ListRelayProxies,
 	// every change ManageRelayProxies.
@@ -128,7 +132,7 @@ func (p *pages) register(e *echo.Echo) {
 	relayChanges.POST("/relay-proxies/:id/delete", p.deleteRelayProxy)
 
 	// Webhooks: every page needs managing the organization's webhooks.
-	webhooks := needs(p.managesWebhooks)
+	webhooks := needs(orgRight(p.store.Webhooks().AuthorizeWebhooks))
 	webhooks.GET("/webhooks", p.webhooks)
 	webhooks.GET("/webhooks/new", p.newWebhook)
 	webhooks.POST("/webhooks", p.createWebhook)
@@ -142,14 +146,14 @@ func (p *pages) register(e *echo.Echo) {
 	// tokens of some type (which type is in the form); renaming, turning
 	// off or on, and deleting one what the person may do with it.
 	g.GET("/access-tokens", p.accessTokens)
-	needs(p.createsAccessTokens).POST("/access-tokens", p.createAccessToken)
+	needs(actorRight(tokens.AuthorizeAccessTokenCreation)).POST("/access-tokens", p.createAccessToken)
 	g.GET("/access-tokens/:id", p.accessToken)
-	needs(p.editsAccessToken).POST("/access-tokens/:id", p.updateAccessToken)
-	needs(p.togglesAccessToken).POST("/access-tokens/:id/toggle", p.toggleAccessToken)
-	needs(p.deletesAccessToken).POST("/access-tokens/:id/delete", p.deleteAccessToken)
+	needs(p.pathIDRight("id", tokens.AuthorizeAccessTokenUpdate)).POST("/access-tokens/:id", p.updateAccessToken)
+	needs(p.pathIDRight("id", tokens.AuthorizeAccessTokenToggle)).POST("/access-tokens/:id/toggle", p.toggleAccessToken)
+	needs(p.pathIDRight("id", tokens.AuthorizeAccessTokenDeletion)).POST("/access-tokens/:id/delete", p.deleteAccessToken)
 
 	// IAM: members, groups and policies. Every page needs CanManageIAM.
-	iam := needs(p.managesIAM)
+	iam := needs(actorRight(iamStore.AuthorizeIAM))
 	iam.GET("/members", p.members)
 	iam.POST("/members", p.addMember)
 	iam.GET("/members/:id", p.member)
@@ -185,23 +189,23 @@ func (p *pages) register(e *echo.Echo) {
 	// The organization: its settings need one of the rights to change
 	// them (which one is checked on what the form changes).
 	g.GET("/organization", p.organization)
-	needs(p.changesOrganization).POST("/organization", p.updateOrganization)
+	needs(orgRight(iamStore.AuthorizeOrganizationUpdate)).POST("/organization", p.updateOrganization)
 	g.GET("/organization/delete", p.confirmDeleteOrganization)
-	needs(p.deletesOrganization).POST("/organization/delete", p.deleteOrganization)
+	needs(orgRight(iamStore.AuthorizeOrganizationDeletion)).POST("/organization/delete", p.deleteOrganization)
 	g.GET("/organizations/new", p.newOrganization)
-	needs(p.createsOrganizations).POST("/organizations", p.createOrganization)
+	needs(actorRight(iamStore.AuthorizeOrganizationCreation)).POST("/organizations", p.createOrganization)
 
 	// The first-run guide: its first project and its first flag.
 	g.GET(guidePath, p.guide)
-	needs(p.createsProjects).POST(guidePath+"/project", p.createFirstProject)
-	needs(p.createsFlags).POST(guidePath+"/flag", p.createFirstFlag)
+	needs(actorRight(projects.AuthorizeProjectCreation)).POST(guidePath+"/project", p.createFirstProject)
+	needs(createsFlags).POST(guidePath+"/flag", p.createFirstFlag)
 	g.GET(guidePath+"/check", p.guideCheck)
 	g.POST(guidePath+"/skip", p.skipGuide)
 
 	// The workspace: its general and its single sign-on settings.
 	g.GET("/workspace", p.workspace)
-	needs(p.changesWorkspace).POST("/workspace", p.updateWorkspace)
-	sso := needs(p.changesSSO)
+	needs(orgRight(iamStore.AuthorizeWorkspaceUpdate)).POST("/workspace", p.updateWorkspace)
+	sso := needs(orgRight(iamStore.AuthorizeWorkspaceSSO))
 	sso.POST("/workspace/sso", p.updateWorkspaceSSO)
 	sso.POST("/workspace/sso/test", p.testWorkspaceSSO)
 
@@ -209,7 +213,7 @@ func (p *pages) register(e *echo.Echo) {
 	// They work in the environment chosen in the context switcher; creating
 	// one needs the right to there.
 	g.GET("/flags", p.flags)
-	needs(p.createsFlags).POST("/flags", p.createFlag)
+	needs(createsFlags).POST("/flags", p.createFlag)
 	g.GET("/flags/compare", p.compareEnvs)
 	g.GET("/flags/copy", p.copyFlags)
 	g.POST("/flags/copy", p.copyFlagsConfirm)
@@ -256,7 +260,7 @@ func (p *pages) register(e *echo.Echo) {
 	g.GET("/end-users/:id", p.endUser)
 
 	g.GET("/segments", p.segments)
-	needs(p.createsSegments).POST("/segments", p.createSegment)
+	needs(p.workEnvRight(p.store.Flags().AuthorizeSegmentCreation)).POST("/segments", p.createSegment)
 	g.GET("/segments/:id", p.segment)
 	g.POST("/segments/:id/targeting", p.setSegmentTargeting)
 	g.GET("/segments/:id/flags", p.segmentUsage)
