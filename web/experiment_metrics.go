@@ -26,12 +26,6 @@ const navMetrics = "metrics"
 var metricFields = []string{"name", "description", "eventName", "eventType", "customEventTrackOption", "customEventUnit",
 	"customEventSuccessCriteria"}
 
-// changesMetrics checks, before the form is read, that the person may
-// create, edit and archive the working environment's metrics.
-func (p *pages) changesMetrics(c echo.Context) error {
-	return p.inWorkEnv(c, p.store.Experiments().AuthorizeMetricChange)
-}
-
 // metrics lists the working environment's metrics.
 func (p *pages) metrics(c echo.Context) error { return p.metricsPage(c, http.StatusOK, nil) }
 

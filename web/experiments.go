@@ -38,13 +38,6 @@ const (
 // errors.
 var experimentFields = []string{"featureFlagId", "metricId", "baselineVariationId", "alpha"}
 
-// changesExperiments checks, before the form is read, that the person may
-// change some flag's targeting in the working environment, which any change
-// to an experiment needs; each operation checks its own flag again.
-func (p *pages) changesExperiments(c echo.Context) error {
-	return p.inWorkEnv(c, p.store.Experiments().AuthorizeExperimentChange)
-}
-
 func experimentHref(id uuid.UUID) string { return "/experiments/" + id.String() }
 
 // statusBadge names an experiment's status as FeatBit's UI does.
