@@ -271,24 +271,7 @@ func runRelayFanout(ctx context.Context, w *benchWorld, _ string) (benchResult, 
 		return benchResult{}, err
 	}
 	upCPU, relayCPU, benchCPU := procCPU(w.childPID), procCPU(relay.pid), procCPU(os.Getpid())
-	all := make([]int64, 0, int(m.connected.Load())*o.Changes)
-	reached, firsts := make([]float64, 0, o.Changes), make([]float64, 0, o.Changes)
-	var busy time.Duration
-	for k := range o.Changes {
-		m.started[k].Store(time.Now().UnixNano())
-		current.Store(int64(k))
-		begin := time.Now()
-		if err := w.streamChange(ctx, s, targetBunting, s.flagKey, string(markerStem)+strconv.Itoa(k)); err != nil {
-			m.clients.fail(fmt.Sprintf("change %d: %v", k, err))
-			continue
-		}
-		m.await(ctx, k)
-		busy += time.Since(begin)
-		var slowest, first float64
-		if all, slowest, first = m.deliveries(k, all); slowest > 0 {
-			reached, firsts = append(reached, slowest), append(firsts, first)
-		}
-	}
+	all, reached, firsts, busy := w.changeEach(ctx, s, m, targetBunting, o.Changes, markerStem, func(k int) { current.Store(int64(k)) })
 	current.Store(-1)
 	upCPU, relayCPU, benchCPU = procCPU(w.childPID)-upCPU, procCPU(relay.pid)-relayCPU, procCPU(os.Getpid())-benchCPU
 	upQueriesAfter, err := w.queryStats(ctx)
