@@ -9,12 +9,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
 
-// comparesChanges checks, before the body is read, that the caller may read
-// the environment: comparing needs nothing more, whatever the body says.
-func (h *Handler) comparesChanges(c echo.Context) error {
-	return h.inEnv(c, h.store.Flags().AuthorizeAuditCompare)
-}
-
 // compareChange is FeatBit's POST audit-logs/compare: the instructions
 // between a flag or segment before and after an edit, which FeatBit's Save
 // dialog lists, enabling Save only when there are some.

@@ -3,19 +3,17 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/web/httpx/httpxtest"
 )
 
 // The tests here measure the process's heap: none is parallel, so each
@@ -37,21 +35,9 @@ func fillBody(open, elem, close string, size int) []byte {
 	return b.Bytes()
 }
 
-// countedBody is a request body that counts the bytes the server reads of it.
-type countedBody struct {
-	r    io.Reader
-	read atomic.Int64
-}
-
-func (b *countedBody) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	b.read.Add(int64(n))
-	return n, err
-}
-
 // request is a request with a counted body, sent by the caller with token.
-func request(method, path, token, contentType string, body []byte) (*http.Request, *countedBody) {
-	counted := &countedBody{r: bytes.NewReader(body)}
+func request(method, path, token, contentType string, body []byte) (*http.Request, *httpxtest.CountedBody) {
+	counted := httpxtest.NewCountedBody(bytes.NewReader(body))
 	req := httptest.NewRequest(method, path, counted)
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", contentType)
@@ -63,44 +49,23 @@ func request(method, path, token, contentType string, body []byte) (*http.Reques
 // the answers, and how far the heap in use rose meanwhile above where it
 // was before, sampled every millisecond.
 func (s *server) flood(reqs []*http.Request) ([]*httptest.ResponseRecorder, uint64) {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	base := m.HeapInuse
-	var peak atomic.Uint64
-	done, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
 	answers := make([]*httptest.ResponseRecorder, len(reqs))
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, req := range reqs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			answers[i] = httptest.NewRecorder()
-			s.e.ServeHTTP(answers[i], req)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	close(done)
-	<-sampled
-	return answers, max(peak.Load(), base) - base
+	rise := httpxtest.HeapRise(func() {
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i, req := range reqs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				answers[i] = httptest.NewRecorder()
+				s.e.ServeHTTP(answers[i], req)
+			}()
+		}
+		close(start)
+		wg.Wait()
+	})
+	return answers, rise
 }
 
 // failure reads a failed answer's envelope: its error codes.
@@ -201,7 +166,7 @@ func TestForbiddenBodiesAreNotRead(t *testing.T) {
 	statements := fillBody("[", "{}", "]", 1<<20)
 	file, contentType := multipartUpload(t, fillBody(`{"users":[`, "{}", "]}", 32_000_000))
 	var reqs []*http.Request
-	var bodies []*countedBody
+	var bodies []*httpxtest.CountedBody
 	for range 10 {
 		req, body := request("PUT", "/api/v1/policies/"+policy.ID.String()+"/statements", developer, "application/json", statements)
 		reqs, bodies = append(reqs, req), append(bodies, body)
@@ -213,7 +178,7 @@ func TestForbiddenBodiesAreNotRead(t *testing.T) {
 		if codes := failure(t, rec); rec.Code != http.StatusForbidden || codes[0] != "Forbidden" {
 			t.Errorf("%s: got %d %v, want 403 Forbidden", reqs[i].URL.Path, rec.Code, codes)
 		}
-		if read := bodies[i].read.Load(); read > 0 {
+		if read := bodies[i].Count(); read > 0 {
 			t.Errorf("%s: %d bytes of the body were read before the caller was refused", reqs[i].URL.Path, read)
 		}
 	}
@@ -228,8 +193,8 @@ func TestForbiddenBodiesAreNotRead(t *testing.T) {
 		[]byte(`{"email":"owner@example.com","password":"`+strings.Repeat("p", 16<<10)+`"}`))
 	rec := httptest.NewRecorder()
 	s.e.ServeHTTP(rec, req)
-	if codes := failure(t, rec); rec.Code != http.StatusRequestEntityTooLarge || codes[0] != "RequestTooLarge" || body.read.Load() > 0 {
-		t.Errorf("a sign-in over 16 KiB: got %d %v with %d bytes read, want 413 RequestTooLarge with none", rec.Code, codes, body.read.Load())
+	if codes := failure(t, rec); rec.Code != http.StatusRequestEntityTooLarge || codes[0] != "RequestTooLarge" || body.Count() > 0 {
+		t.Errorf("a sign-in over 16 KiB: got %d %v with %d bytes read, want 413 RequestTooLarge with none", rec.Code, codes, body.Count())
 	}
 }
 
@@ -247,7 +212,7 @@ func TestUploadStopsAtTheUserLimit(t *testing.T) {
 	if codes := failure(t, answers[0]); answers[0].Code != http.StatusBadRequest || codes[0] != "users_is_invalid" {
 		t.Fatalf("got %d %v, want 400 users_is_invalid", answers[0].Code, codes)
 	}
-	read := body.read.Load()
+	read := body.Count()
 	t.Logf("32 MB of empty users: refused after reading %.2f MB of it, the heap in use rose by at most %.1f MB",
 		float64(read)/(1<<20), float64(peak)/(1<<20))
 	if read > 1<<20 {

@@ -12,12 +12,6 @@ import (
 // Code references: bunting coderefs uploads where a project's flag keys are
 // used in a repository (flagstore.UploadCodeRefs); the flag pages list them.
 
-// uploadsCodeRefs checks that the caller may describe every flag of the
-// environment before the upload, up to 4 MiB, is read.
-func (h *Handler) uploadsCodeRefs(c echo.Context) error {
-	return h.inEnv(c, h.store.Flags().AuthorizeCodeRefs)
-}
-
 func (h *Handler) uploadCodeRefs(c echo.Context) error {
 	ids, err := bindIDs(c)
 	if err != nil {

@@ -45,11 +45,6 @@ func (b metricBody) input() (experiments.MetricInput, error) {
 	return in, nil
 }
 
-// changesMetrics checks, before a body is read, what a metric's change needs.
-func (h *Handler) changesMetrics(c echo.Context) error {
-	return h.inEnv(c, h.store.Experiments().AuthorizeMetricChange)
-}
-
 func (h *Handler) listMetrics(c echo.Context) error {
 	ids, err := bindIDs(c)
 	if err != nil {

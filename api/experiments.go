@@ -18,19 +18,6 @@ import (
 // FeatBit's ExperimentController, and Bunting's analysis of an experiment
 // (GET .../experiments/{id}/analysis).
 
-// changesExperiments checks, before a body is read, that the caller may
-// change some flag's targeting in the environment; each operation then
-// checks the experiment's own flag.
-func (h *Handler) changesExperiments(c echo.Context) error {
-	return h.inEnv(c, h.store.Experiments().AuthorizeExperimentChange)
-}
-
-// readsExperiments checks, before a body is read, that the caller may read
-// the environment's experiments.
-func (h *Handler) readsExperiments(c echo.Context) error {
-	return h.inEnv(c, h.store.Experiments().AuthorizeExperimentRead)
-}
-
 func (h *Handler) listExperiments(c echo.Context) error {
 	ids, err := bindIDs(c)
 	if err != nil {

@@ -144,9 +144,3 @@ func (h *Handler) importEnv(c echo.Context) error {
 	plan, err := h.store.FlagsAsCode().Import(c.Request().Context(), actor(c), ids.Env, in)
 	return respond(c, plan, err)
 }
-
-// importsFlags checks that the caller may read the environment an import
-// names before its body is read; each change is checked by the store.
-func (h *Handler) importsFlags(c echo.Context) error {
-	return h.inEnv(c, h.store.FlagsAsCode().AuthorizeImport)
-}

@@ -1,33 +1,14 @@
 package api_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/web/httpx/httpxtest"
 )
-
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestSecretsAreNeverLogged drives sign-in, tokens, secrets and SSO settings
 // through a server logging at debug level, including failures, and finds
@@ -35,7 +16,7 @@ func (b *syncBuffer) String() string {
 func TestSecretsAreNeverLogged(t *testing.T) {
 	t.Parallel()
 	s := newServer(t)
-	var logs syncBuffer
+	var logs httpxtest.LogBuffer
 	s.e = newHandler(s.st, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 
 	session := s.login(ownerEmail, ownerPassword)

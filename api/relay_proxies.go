@@ -66,9 +66,3 @@ func (h *Handler) licenseQuota(c echo.Context) error {
 	q, err := h.store.RelayProxies().LicenseQuota(c.Request().Context(), actor(c), h.relays.AgentQuota())
 	return respond(c, q, err)
 }
-
-// managesRelayProxies checks, before a body is read, the right every
-// relay proxy change needs.
-func (h *Handler) managesRelayProxies(c echo.Context) error {
-	return h.store.RelayProxies().AuthorizeManage(actor(c))
-}

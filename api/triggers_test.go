@@ -22,6 +22,14 @@ func (s *server) createTrigger(f flagstore.Flag, action, description string) gov
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": action, "description": description}).ok(s.t))
 }
 
+// payServer is a server whose Prod has the flag pay, for triggers to act on.
+func payServer(t *testing.T) (*server, envFixture, flagstore.Flag) {
+	t.Helper()
+	s := newServer(t)
+	e := s.prodEnv()
+	return s, e, e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
+}
+
 // run calls a trigger's URL, as an alerting system does: no credentials,
 // whatever body the alert carries.
 func (s *server) run(token string) *reply {
@@ -132,9 +140,7 @@ func TestTriggerRun(t *testing.T) {
 
 func TestTriggerInput(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
-	e := s.prodEnv()
-	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
+	s, e, f := payServer(t)
 	s.do("POST", "/api/v1/triggers", s.owner, map[string]any{"targetId": f.ID, "type": "webhook", "action": "explode"}).
 		fails(t, http.StatusBadRequest, "type_is_invalid", "action_is_invalid")
 	s.do("POST", "/api/v1/triggers", s.owner, map[string]any{"type": "feature-flag-general", "action": "turn-on"}).
@@ -161,9 +167,7 @@ func TestTriggerInput(t *testing.T) {
 // held back by it.
 func TestTriggerRateLimit(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
-	e := s.prodEnv()
-	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
+	s, e, f := payServer(t)
 	off := s.createTrigger(f, "turn-off", "")
 	on := s.createTrigger(f, "turn-on", "")
 	for range limit.TriggerBurst {
@@ -191,9 +195,7 @@ func TestTriggerRateLimit(t *testing.T) {
 // counts nothing.
 func TestTriggerOnArchivedFlag(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
-	e := s.prodEnv()
-	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
+	s, e, f := payServer(t)
 	tr := s.createTrigger(f, "turn-on", "")
 	s.do("PUT", e.flags+"/pay/archive", s.owner, nil).ok(t)
 	s.run(tr.Token).fails(t, http.StatusUnprocessableEntity, "FlagIsArchived")
@@ -210,9 +212,7 @@ func TestTriggerOnArchivedFlag(t *testing.T) {
 // organization's member does not find them at all.
 func TestTriggersNeedToggleFlag(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
-	e := s.prodEnv()
-	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
+	s, _, f := payServer(t)
 	tr := s.createTrigger(f, "turn-off", "")
 	reader, _ := s.addMember("reader@example.com", s.policyFor("env-reader", []access.Statement{{
 		ResourceType: access.TypeEnv, Effect: "allow", Actions: []string{string(access.CanAccessEnv)}, Resources: []string{"project/*:env/*"}}}))
@@ -237,9 +237,7 @@ func TestTriggersNeedToggleFlag(t *testing.T) {
 // address still runs (its own trigger's limit is the only one it meets).
 func TestTriggerMissesAreLimitedPerAddress(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
-	e := s.prodEnv()
-	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
+	s, e, f := payServer(t)
 	tr := s.createTrigger(f, "turn-on", "")
 	guesser := "198.51.100.7:4000"
 	// Misses refill one a second, so on a slow machine a few more than the
@@ -282,9 +280,7 @@ func TestTriggerMissesAreLimitedPerAddress(t *testing.T) {
 // trigger made with an access token stops with the token.
 func TestTriggerActsWithItsCreatorsRights(t *testing.T) {
 	t.Parallel()
-	s := newServer(t)
-	e := s.prodEnv()
-	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
+	s, e, f := payServer(t)
 	dev, devID := s.addMember("dev@example.com", core.DeveloperPolicyID)
 	tr := decode[governance.Trigger](t, s.do("POST", "/api/v1/triggers", dev,
 		map[string]any{"targetId": f.ID, "type": "feature-flag-general", "action": "turn-on"}).ok(t))

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 )
@@ -18,7 +16,7 @@ import (
 // (422, not an error page); nothing changes.
 func TestRefusedChangesWhereApprovalIsNeededSayWhy(t *testing.T) {
 	t.Parallel()
-	a, pr, env := flagApp(t)
+	a, _, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	sg := a.makeSegment(env, "Beta", "beta")
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Pay", Key: "pay"})
@@ -28,10 +26,7 @@ func TestRefusedChangesWhereApprovalIsNeededSayWhy(t *testing.T) {
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 	_, err := a.st.Flags().SetFlagTargeting(ctx, owner, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
-	_, err = a.st.Projects().UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
-		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
-			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
-	must(t, err)
+	a.needApproval(env, owner.UserID)
 	a.addMember("dave@example.com", core.DeveloperPolicyID)
 	b := a.signedIn("dave@example.com", memberPassword)
 

@@ -17,93 +17,35 @@ import (
 // body read and nothing of the body budget taken. Each check is the store's
 // (the same check the operation makes first; it still makes it).
 
-func (p *pages) managesIAM(c echo.Context) error { return p.store.IAM().AuthorizeIAM(actor(c)) }
+// Each check below turns one of the store's Authorize methods into a
+// route's check, asked with what the request names.
 
-func (p *pages) managesWebhooks(c echo.Context) error {
-	return p.store.Webhooks().AuthorizeWebhooks(c.Request().Context(), actor(c))
+// actorRight checks a right of the caller alone.
+func actorRight(authorize func(*core.Actor) error) func(echo.Context) error {
+	return func(c echo.Context) error { return authorize(actor(c)) }
 }
 
-func (p *pages) createsAccessTokens(c echo.Context) error {
-	return p.store.Tokens().AuthorizeAccessTokenCreation(actor(c))
+// orgRight checks a right the store reads the organization for.
+func orgRight(authorize func(context.Context, *core.Actor) error) func(echo.Context) error {
+	return func(c echo.Context) error { return authorize(c.Request().Context(), actor(c)) }
 }
 
-func (p *pages) editsAccessToken(c echo.Context) error {
-	return p.withID(c, "id", p.store.Tokens().AuthorizeAccessTokenUpdate)
+// pathIDRight checks a right on the id the path names under name.
+func (p *pages) pathIDRight(name string, authorize func(context.Context, *core.Actor, uuid.UUID) error) func(echo.Context) error {
+	return func(c echo.Context) error { return p.withID(c, name, authorize) }
 }
 
-func (p *pages) togglesAccessToken(c echo.Context) error {
-	return p.withID(c, "id", p.store.Tokens().AuthorizeAccessTokenToggle)
+// projectEnvRight checks a right on the project's environment the path
+// names.
+func (p *pages) projectEnvRight(authorize func(context.Context, *core.Actor, uuid.UUID, uuid.UUID) error) func(echo.Context) error {
+	return func(c echo.Context) error { return p.inProjectEnv(c, authorize) }
 }
 
-func (p *pages) deletesAccessToken(c echo.Context) error {
-	return p.withID(c, "id", p.store.Tokens().AuthorizeAccessTokenDeletion)
-}
-
-func (p *pages) changesWorkspace(c echo.Context) error {
-	return p.store.IAM().AuthorizeWorkspaceUpdate(c.Request().Context(), actor(c))
-}
-
-func (p *pages) changesSSO(c echo.Context) error {
-	return p.store.IAM().AuthorizeWorkspaceSSO(c.Request().Context(), actor(c))
-}
-
-func (p *pages) changesOrganization(c echo.Context) error {
-	return p.store.IAM().AuthorizeOrganizationUpdate(c.Request().Context(), actor(c))
-}
-
-func (p *pages) deletesOrganization(c echo.Context) error {
-	return p.store.IAM().AuthorizeOrganizationDeletion(c.Request().Context(), actor(c))
-}
-
-func (p *pages) createsOrganizations(c echo.Context) error {
-	return p.store.IAM().AuthorizeOrganizationCreation(actor(c))
-}
-
-func (p *pages) createsProjects(c echo.Context) error {
-	return p.store.Projects().AuthorizeProjectCreation(actor(c))
-}
-
-func (p *pages) renamesProject(c echo.Context) error {
-	return p.withID(c, "id", p.store.Projects().AuthorizeProjectRename)
-}
-
-func (p *pages) deletesProject(c echo.Context) error {
-	return p.withID(c, "id", p.store.Projects().AuthorizeProjectDeletion)
-}
-
-func (p *pages) createsEnvironments(c echo.Context) error {
-	return p.withID(c, "id", p.store.Projects().AuthorizeEnvironmentCreation)
-}
-
-func (p *pages) updatesEnvironment(c echo.Context) error {
-	return p.inProjectEnv(c, p.store.Projects().AuthorizeEnvironmentUpdate)
-}
-
-func (p *pages) deletesEnvironment(c echo.Context) error {
-	return p.inProjectEnv(c, p.store.Projects().AuthorizeEnvironmentDeletion)
-}
-
-func (p *pages) createsSecrets(c echo.Context) error {
-	return p.withID(c, "envId", p.store.Projects().AuthorizeSecretCreation)
-}
-
-func (p *pages) renamesSecrets(c echo.Context) error {
-	return p.withID(c, "envId", p.store.Projects().AuthorizeSecretRename)
-}
-
-func (p *pages) deletesSecrets(c echo.Context) error {
-	return p.withID(c, "envId", p.store.Projects().AuthorizeSecretDeletion)
-}
-
-// The flag and segment pages work in the working environment (workenv.go),
-// which the session chose before the form is read.
-
-func (p *pages) createsFlags(c echo.Context) error {
-	return p.inWorkEnv(c, p.store.Flags().AuthorizeFlagCreation)
-}
-
-func (p *pages) createsSegments(c echo.Context) error {
-	return p.inWorkEnv(c, p.store.Flags().AuthorizeSegmentCreation)
+// workEnvRight checks a right in the working environment. The flag and
+// segment pages work there (workenv.go), which the session chose before the
+// form is read.
+func (p *pages) workEnvRight(authorize func(context.Context, *core.Actor, uuid.UUID) error) func(echo.Context) error {
+	return func(c echo.Context) error { return p.inWorkEnv(c, authorize) }
 }
 
 // withID runs a check on the id the path names under name.

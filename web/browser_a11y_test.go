@@ -125,9 +125,7 @@ func TestBrowserAccessibility(t *testing.T) {
 
 	// Prod's changes need approval: the flag pages ask for reviewers, and
 	// the member's request waits for the owner's review.
-	_, err = a.st.Projects().UpdateEnvironment(ctx, owner, web.ID, prod.ID, core.EnvironmentInput{Name: prod.Name, Settings: &core.EnvSettings{
-		ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{a.owner, member}}}})
-	must(t, err)
+	a.needApproval(prod, a.owner, member)
 	dev1, err := a.st.IAM().UserActor(ctx, member, a.wsID.String(), a.orgID.String())
 	must(t, err)
 	off := false

@@ -10,7 +10,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/google/uuid"
 
 	"github.com/bunting-flags/bunting/sql/runner"
 	"github.com/bunting-flags/bunting/sql/store/core"
@@ -157,7 +156,7 @@ func TestBrowserWebhookNobodyCanReach(t *testing.T) {
 func TestBrowserFocusAfterAnswers(t *testing.T) {
 	t.Parallel()
 	ch := headless(t, 240*time.Second)
-	a, pr, env := flagApp(t)
+	a, _, env := flagApp(t)
 	for _, k := range []string{"alpha", "beta", "gamma"} {
 		a.makeFlag(env, flagstore.FlagInput{Name: strings.ToUpper(k[:1]) + k[1:], Key: k})
 	}
@@ -226,9 +225,7 @@ func TestBrowserFocusAfterAnswers(t *testing.T) {
 	// Where changes need approval, the toggle sends a change request: the
 	// keyboard goes to the pending changes, where it waits.
 	reviewer := a.addMember("reviewer@example.com", core.OwnerPolicyID)
-	_, err = a.st.Projects().UpdateEnvironment(t.Context(), a.ownerActor(), pr.ID, env.ID, core.EnvironmentInput{Name: env.Name, Settings: &core.EnvSettings{
-		ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: []uuid.UUID{a.owner, reviewer}}}})
-	must(t, err)
+	a.needApproval(env, a.owner, reviewer)
 	ch.do("a flag needing approval", chromedp.Navigate(a.srv.URL+"/flags/beta"), chromedp.WaitVisible(chromedp.CSS(`#flag-toggle-reason`)))
 	ch.do("a reason", chromedp.SendKeys(chromedp.CSS(`#flag-toggle-reason`), "Launch beta"))
 	ch.do("focus Request", chromedp.Focus(chromedp.CSS(`#flag-toggle-submit`)))

@@ -14,7 +14,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/experiments"
 	"github.com/bunting-flags/bunting/views"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // The Metrics area: what experiments measure in the working environment.
@@ -26,12 +25,6 @@ const navMetrics = "metrics"
 // metricFields are the metric form's fields the store names in its errors.
 var metricFields = []string{"name", "description", "eventName", "eventType", "customEventTrackOption", "customEventUnit",
 	"customEventSuccessCriteria"}
-
-// changesMetrics checks, before the form is read, that the person may
-// create, edit and archive the working environment's metrics.
-func (p *pages) changesMetrics(c echo.Context) error {
-	return p.inWorkEnv(c, p.store.Experiments().AuthorizeMetricChange)
-}
 
 // metrics lists the working environment's metrics.
 func (p *pages) metrics(c echo.Context) error { return p.metricsPage(c, http.StatusOK, nil) }
@@ -206,21 +199,13 @@ func (p *pages) createMetric(c echo.Context) error {
 }
 
 // pathMetric is the metric the path names, in the working environment.
-func (p *pages) pathMetric(c echo.Context, w workEnv) (experiments.Metric, error) {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return experiments.Metric{}, err
-	}
-	return p.store.Experiments().GetMetric(c.Request().Context(), actor(c), w.id, id)
+func (p *pages) pathMetric(c echo.Context) (workEnv, experiments.Metric, error) {
+	return inActingEnv(c, p.store.Experiments().GetMetric)
 }
 
 // metric shows a metric: its settings and the experiments that use it.
 func (p *pages) metric(c echo.Context) error {
-	w, err := actingEnv(c)
-	if err != nil {
-		return err
-	}
-	m, err := p.pathMetric(c, w)
+	w, m, err := p.pathMetric(c)
 	if err != nil {
 		return err
 	}
@@ -254,11 +239,7 @@ func (p *pages) metricPage(c echo.Context, status int, w workEnv, m experiments.
 
 // updateMetric saves a metric's settings.
 func (p *pages) updateMetric(c echo.Context) error {
-	w, err := actingEnv(c)
-	if err != nil {
-		return err
-	}
-	id, err := httpx.PathID(c, "id")
+	w, id, err := actingEnvAndID(c)
 	if err != nil {
 		return err
 	}
@@ -285,11 +266,7 @@ func (p *pages) updateMetric(c echo.Context) error {
 
 // confirmArchiveMetric asks before a metric is archived.
 func (p *pages) confirmArchiveMetric(c echo.Context) error {
-	w, err := actingEnv(c)
-	if err != nil {
-		return err
-	}
-	m, err := p.pathMetric(c, w)
+	_, m, err := p.pathMetric(c)
 	if err != nil {
 		return err
 	}
@@ -317,11 +294,7 @@ func workEnvMust(c echo.Context) workEnv {
 // archiveMetric archives a metric; one a live experiment measures stays,
 // and the page says why.
 func (p *pages) archiveMetric(c echo.Context) error {
-	w, err := actingEnv(c)
-	if err != nil {
-		return err
-	}
-	m, err := p.pathMetric(c, w)
+	w, m, err := p.pathMetric(c)
 	if err != nil {
 		return err
 	}

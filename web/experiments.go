@@ -17,7 +17,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/experiments"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/views"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // The Experiments area: the working environment's experiments, a new one
@@ -38,13 +37,6 @@ const (
 // experimentFields are the creation form's fields the store names in its
 // errors.
 var experimentFields = []string{"featureFlagId", "metricId", "baselineVariationId", "alpha"}
-
-// changesExperiments checks, before the form is read, that the person may
-// change some flag's targeting in the working environment, which any change
-// to an experiment needs; each operation checks its own flag again.
-func (p *pages) changesExperiments(c echo.Context) error {
-	return p.inWorkEnv(c, p.store.Experiments().AuthorizeExperimentChange)
-}
 
 func experimentHref(id uuid.UUID) string { return "/experiments/" + id.String() }
 
@@ -279,12 +271,8 @@ func (p *pages) createExperiment(c echo.Context) error {
 }
 
 // pathExperiment is the experiment the path names, in the working environment.
-func (p *pages) pathExperiment(c echo.Context, w workEnv) (experiments.Experiment, error) {
-	id, err := httpx.PathID(c, "id")
-	if err != nil {
-		return experiments.Experiment{}, err
-	}
-	return p.store.Experiments().GetExperiment(c.Request().Context(), actor(c), w.id, id)
+func (p *pages) pathExperiment(c echo.Context) (workEnv, experiments.Experiment, error) {
+	return inActingEnv(c, p.store.Experiments().GetExperiment)
 }
 
 // experiment shows an experiment's page.
@@ -293,11 +281,7 @@ func (p *pages) experiment(c echo.Context) error { return p.experimentPage(c, ht
 // experimentPage renders an experiment's page, or for htmx its main part;
 // problem says why a change just failed.
 func (p *pages) experimentPage(c echo.Context, status int, problem string) error {
-	w, err := actingEnv(c)
-	if err != nil {
-		return err
-	}
-	x, err := p.pathExperiment(c, w)
+	w, x, err := p.pathExperiment(c)
 	if err != nil {
 		return err
 	}
@@ -403,11 +387,7 @@ func (p *pages) stopExperiment(c echo.Context) error {
 // changeExperiment makes a change to the experiment of the path and shows
 // its page again; a change the store refuses is explained there.
 func (p *pages) changeExperiment(c echo.Context, what string, change func(workEnv, uuid.UUID) error) error {
-	w, err := actingEnv(c)
-	if err != nil {
-		return err
-	}
-	id, err := httpx.PathID(c, "id")
+	w, id, err := actingEnvAndID(c)
 	if err != nil {
 		return err
 	}
@@ -447,11 +427,7 @@ var (
 // confirmExperiment asks before a removal.
 func (p *pages) confirmExperiment(r experimentRemoval) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		w, err := actingEnv(c)
-		if err != nil {
-			return err
-		}
-		x, err := p.pathExperiment(c, w)
+		_, x, err := p.pathExperiment(c)
 		if err != nil {
 			return err
 		}
@@ -466,11 +442,7 @@ func (p *pages) confirmExperiment(r experimentRemoval) echo.HandlerFunc {
 // data) or the list (the experiment).
 func (p *pages) removeExperiment(r experimentRemoval) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		w, err := actingEnv(c)
-		if err != nil {
-			return err
-		}
-		id, err := httpx.PathID(c, "id")
+		w, id, err := actingEnvAndID(c)
 		if err != nil {
 			return err
 		}

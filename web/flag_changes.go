@@ -92,11 +92,10 @@ func changed(f flagstore.Flag, err error) (*flagstore.Flag, error) {
 
 // setFlagOffVariation chooses what the flag serves when off.
 func (p *pages) setFlagOffVariation(c echo.Context) error {
-	var posted offVariationForm
-	if err := bind(c, &posted); err != nil {
+	in, err := postedInput[offVariationForm](c)
+	if err != nil {
 		return err
 	}
-	in := posted.input()
 	return p.flagChange(c, tabTargeting, "Off variation saved.", func(w workEnv, key string) (*flagstore.Flag, error) {
 		saved, err := p.changeServing(c, w, key, flagstore.ServingChange{OffVariationID: &in.OffVariationID, Change: in.Change})
 		if err == nil {
@@ -117,12 +116,7 @@ func (p *pages) setFlagTargeting(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted changeForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	ch := posted.input()
-	params, err := c.FormParams()
+	ch, params, err := postedEditor[changeForm](c)
 	if err != nil {
 		return err
 	}

@@ -251,12 +251,7 @@ func (p *pages) createFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted flagForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	in := posted.input()
-	form, err := c.FormParams()
+	in, form, err := postedEditor[flagForm](c)
 	if err != nil {
 		return err
 	}
@@ -297,11 +292,10 @@ func (p *pages) toggleFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted changeForm
-	if err := bind(c, &posted); err != nil {
+	in, err := postedInput[changeForm](c)
+	if err != nil {
 		return err
 	}
-	in := posted.input()
 	on := c.FormValue("on") == "true"
 	if next := c.FormValue("next"); next != "" {
 		return p.toggleRow(c, w, on, in, next)

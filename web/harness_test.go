@@ -158,6 +158,14 @@ func (a *app) ownerActor() *core.Actor {
 	return act
 }
 
+// needApproval makes env's changes need one approval, from any of approvers.
+func (a *app) needApproval(env core.Environment, approvers ...uuid.UUID) {
+	a.t.Helper()
+	_, err := a.st.Projects().UpdateEnvironment(context.Background(), a.ownerActor(), env.ProjectID, env.ID, core.EnvironmentInput{Name: env.Name,
+		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1, ApproverMemberIDs: approvers}}})
+	must(a.t, err)
+}
+
 // sdkRequest records an SDK's request with secret as the SDK endpoints do
 // (which these tests do not serve): the first-run guide's live check sees it.
 func (a *app) sdkRequest(secret string) {

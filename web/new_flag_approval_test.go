@@ -15,6 +15,16 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/governance"
 )
 
+// daveNeedsApproval is flagApp whose environment's changes need the
+// owner's approval, with dave@example.com a Developer there.
+func daveNeedsApproval(t *testing.T) (*app, core.Environment) {
+	t.Helper()
+	a, _, env := flagApp(t)
+	a.needApproval(env, a.owner)
+	a.addMember("dave@example.com", core.DeveloperPolicyID)
+	return a, env
+}
+
 // TestCreatingAFlagWhereApprovalIsNeeded: in Prod, whose changes need the
 // owner's approval, the create form asks a Developer for a change request's
 // reason and reviewers. Without them the flag is refused on the page, with
@@ -23,13 +33,8 @@ import (
 // and the flag waits archived until the owner approves and applies it.
 func TestCreatingAFlagWhereApprovalIsNeeded(t *testing.T) {
 	t.Parallel()
-	a, pr, env := flagApp(t)
+	a, env := daveNeedsApproval(t)
 	ctx, owner := t.Context(), a.ownerActor()
-	_, err := a.st.Projects().UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
-		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
-			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
-	must(t, err)
-	a.addMember("dave@example.com", core.DeveloperPolicyID)
 	b := a.signedIn("dave@example.com", memberPassword)
 
 	form := b.get("/flags").status(http.StatusOK).must("flag-create-form")
@@ -88,13 +93,8 @@ func TestCreatingAFlagWhereApprovalIsNeeded(t *testing.T) {
 func TestBrowserNewFlagWaitsForApproval(t *testing.T) {
 	t.Parallel()
 	ch := headless(t, 90*time.Second)
-	a, pr, env := flagApp(t)
-	ctx, owner := t.Context(), a.ownerActor()
-	_, err := a.st.Projects().UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
-		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
-			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
-	must(t, err)
-	a.addMember("dave@example.com", core.DeveloperPolicyID)
+	a, env := daveNeedsApproval(t)
+	owner := a.ownerActor()
 
 	ch.do("sign in",
 		viewport(1280),
@@ -140,10 +140,7 @@ func TestCopyingFlagsWhereTheTargetNeedsApproval(t *testing.T) {
 	a, prod, dev := compareApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	bob := a.addMember("bob@example.com", core.OwnerPolicyID)
-	_, err := a.st.Projects().UpdateEnvironment(ctx, owner, dev.ProjectID, dev.ID, core.EnvironmentInput{Name: dev.Name,
-		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
-			ApproverMemberIDs: []uuid.UUID{bob}}}})
-	must(t, err)
+	a.needApproval(dev, bob)
 	b := a.signedIn(ownerEmail, ownerPassword)
 	copyTo := attr(b.get("/flags/banner").status(http.StatusOK).must("copy-link"), "href")
 	form := b.get(copyTo + "&target=" + dev.ID.String()).status(http.StatusOK).must("copy-confirm-form")
@@ -176,13 +173,8 @@ func TestCopyingFlagsWhereTheTargetNeedsApproval(t *testing.T) {
 // log says why. Created again, its author withdraws it: the same.
 func TestDecliningOrWithdrawingANewFlag(t *testing.T) {
 	t.Parallel()
-	a, pr, env := flagApp(t)
+	a, env := daveNeedsApproval(t)
 	ctx, owner := t.Context(), a.ownerActor()
-	_, err := a.st.Projects().UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
-		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
-			ApproverMemberIDs: []uuid.UUID{owner.UserID}}}})
-	must(t, err)
-	a.addMember("dave@example.com", core.DeveloperPolicyID)
 	dave := a.signedIn("dave@example.com", memberPassword)
 	create := func() *page {
 		t.Helper()
@@ -255,13 +247,10 @@ func TestDecliningOrWithdrawingANewFlag(t *testing.T) {
 func TestBrowserDecliningANewFlag(t *testing.T) {
 	t.Parallel()
 	ch := headless(t, 90*time.Second)
-	a, pr, env := flagApp(t)
+	a, _, env := flagApp(t)
 	ctx, owner := t.Context(), a.ownerActor()
 	bob := a.addMember("bob@example.com", core.OwnerPolicyID)
-	_, err := a.st.Projects().UpdateEnvironment(ctx, owner, pr.ID, env.ID, core.EnvironmentInput{Name: env.Name,
-		Settings: &core.EnvSettings{ChangeRequest: &core.ChangeRequestSettings{IsEnabled: true, ApprovalsRequired: 1,
-			ApproverMemberIDs: []uuid.UUID{bob}}}})
-	must(t, err)
+	a.needApproval(env, bob)
 	created, err := a.st.Flags().CreateFlagRequesting(ctx, owner, env.ID, flagstore.FlagInput{Name: "Pay", Key: "pay",
 		NewFlagRequest: flagstore.NewFlagRequest{Reason: "new checkout", Reviewers: []uuid.UUID{bob}}})
 	must(t, err)

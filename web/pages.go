@@ -55,9 +55,9 @@ func newPages(cfg Config, s *store.Store, log *slog.Logger) (*pages, error) {
 // action works with and without script.
 //
 // A route whose right does not depend on its form declares that right
-// here, in the group it is registered with: the right is checked after the
-// session and before the CSRF guard reads the form (authorize.go), so a
-// caller without it costs one query and no byte of the body.
+// here, in its row of the table: the right is checked after the session and
+// before the CSRF guard reads the form (authorize.go), so a caller without
+// it costs one query and no byte of the body.
 func (p *pages) register(e *echo.Echo) {
 	root := e.Group("")
 	root.GET("/static/:name", p.assets.serve)
@@ -74,227 +74,267 @@ func (p *pages) register(e *echo.Echo) {
 	// read: a stranger's form takes nothing of the body budget. Then the
 	// route's right, when it has one, then the CSRF guard.
 	session := httpx.Guarded(root, p.signedIn)
-	needs := func(checks ...func(echo.Context) error) httpx.Routes {
+	needs := func(right func(echo.Context) error) httpx.Routes {
 		var mw []echo.MiddlewareFunc
-		for _, check := range checks {
-			mw = append(mw, httpx.Before(check))
+		if right != nil {
+			mw = append(mw, httpx.Before(right))
 		}
 		return session.With(append(mw, p.csrf.protect(httpx.MaxBodyBytes))...)
 	}
-	// g is the routes whose right depends on what they are asked (a flag's
-	// tags, a token's type) or that any member may use; the store checks
-	// each operation.
-	g := needs()
 
-	g.GET("/", p.home)
-	g.GET("/search", p.search) // flags, segments and pages by name; the search dialog asks it too
-	g.POST("/context", p.switchContext)
-	g.GET("/profile", p.profile)
-	g.POST("/profile", p.updateProfile)
-	g.POST("/profile/password", p.changePassword)
+	// The rights the routes check before their form, each the store's own
+	// check, which the operation makes again. anyMember is none: the
+	// route's right depends on what it is asked (a flag's tags, a token's
+	// type), or any member may use it; the store checks each operation.
+	iamStore, projects, tokens := p.store.IAM(), p.store.Projects(), p.store.Tokens()
+	var (
+		anyMember            func(echo.Context) error
+		createsProjects      = actorRight(projects.AuthorizeProjectCreation)
+		renamesProject       = p.pathIDRight("id", projects.AuthorizeProjectRename)
+		deletesProject       = p.pathIDRight("id", projects.AuthorizeProjectDeletion)
+		createsEnvironments  = p.pathIDRight("id", projects.AuthorizeEnvironmentCreation)
+		updatesEnvironment   = p.projectEnvRight(projects.AuthorizeEnvironmentUpdate)
+		deletesEnvironment   = p.projectEnvRight(projects.AuthorizeEnvironmentDeletion)
+		createsSecrets       = p.pathIDRight("envId", projects.AuthorizeSecretCreation)
+		renamesSecrets       = p.pathIDRight("envId", projects.AuthorizeSecretRename)
+		deletesSecrets       = p.pathIDRight("envId", projects.AuthorizeSecretDeletion)
+		listsRelays          = actorRight(p.store.RelayProxies().AuthorizeList)
+		managesRelays        = actorRight(p.store.RelayProxies().AuthorizeManage)
+		managesWebhooks      = orgRight(p.store.Webhooks().AuthorizeWebhooks)
+		createsAccessTokens  = actorRight(tokens.AuthorizeAccessTokenCreation)
+		editsAccessToken     = p.pathIDRight("id", tokens.AuthorizeAccessTokenUpdate)
+		togglesAccessToken   = p.pathIDRight("id", tokens.AuthorizeAccessTokenToggle)
+		deletesAccessToken   = p.pathIDRight("id", tokens.AuthorizeAccessTokenDeletion)
+		managesIAM           = actorRight(iamStore.AuthorizeIAM)
+		changesOrganization  = orgRight(iamStore.AuthorizeOrganizationUpdate)
+		deletesOrganization  = orgRight(iamStore.AuthorizeOrganizationDeletion)
+		createsOrganizations = actorRight(iamStore.AuthorizeOrganizationCreation)
+		changesWorkspace     = orgRight(iamStore.AuthorizeWorkspaceUpdate)
+		changesSSO           = orgRight(iamStore.AuthorizeWorkspaceSSO)
+		createsFlags         = p.workEnvRight(p.store.Flags().AuthorizeFlagCreation)
+		createsSegments      = p.workEnvRight(p.store.Flags().AuthorizeSegmentCreation)
+		changesExperiments   = p.workEnvRight(p.store.Experiments().AuthorizeExperimentChange)
+		changesMetrics       = p.workEnvRight(p.store.Experiments().AuthorizeMetricChange)
+	)
 
-	// Projects, environments and secrets: each change needs its right on
-	// the project or environment the path names.
-	g.GET("/projects", p.projects)
-	needs(p.createsProjects).POST("/projects", p.createProject)
-	g.GET("/projects/:id", p.project)
-	needs(p.renamesProject).POST("/projects/:id", p.renameProject)
-	g.GET("/projects/:id/delete", p.confirmDeleteProject)
-	needs(p.deletesProject).POST("/projects/:id/delete", p.deleteProject)
+	for _, r := range []pageRoute{
+		{http.MethodGet, "/", anyMember, p.home},
+		{http.MethodGet, "/search", anyMember, p.search}, // flags, segments and pages by name; the search dialog asks it too
+		{http.MethodPost, "/context", anyMember, p.switchContext},
+		{http.MethodGet, "/profile", anyMember, p.profile},
+		{http.MethodPost, "/profile", anyMember, p.updateProfile},
+		{http.MethodPost, "/profile/password", anyMember, p.changePassword},
 
-	needs(p.createsEnvironments).POST("/projects/:id/envs", p.createEnvironment)
-	g.GET("/projects/:id/envs/:envId", p.environment)
-	needs(p.updatesEnvironment).POST("/projects/:id/envs/:envId", p.updateEnvironment)
-	g.GET("/projects/:id/envs/:envId/delete", p.confirmDeleteEnvironment)
-	needs(p.deletesEnvironment).POST("/projects/:id/envs/:envId/delete", p.deleteEnvironment)
+		// Projects, environments and secrets: each change needs its right on
+		// the project or environment the path names.
+		{http.MethodGet, "/projects", anyMember, p.projects},
+		{http.MethodPost, "/projects", createsProjects, p.createProject},
+		{http.MethodGet, "/projects/:id", anyMember, p.project},
+		{http.MethodPost, "/projects/:id", renamesProject, p.renameProject},
+		{http.MethodGet, "/projects/:id/delete", anyMember, p.confirmDeleteProject},
+		{http.MethodPost, "/projects/:id/delete", deletesProject, p.deleteProject},
 
-	needs(p.createsSecrets).POST("/projects/:id/envs/:envId/secrets", p.createSecret)
-	needs(p.renamesSecrets).POST("/projects/:id/envs/:envId/secrets/:secretId", p.renameSecret)
-	needs(p.deletesSecrets).POST("/projects/:id/envs/:envId/secrets/:secretId/delete", p.deleteSecret)
+		{http.MethodPost, "/projects/:id/envs", createsEnvironments, p.createEnvironment},
+		{http.MethodGet, "/projects/:id/envs/:envId", anyMember, p.environment},
+		{http.MethodPost, "/projects/:id/envs/:envId", updatesEnvironment, p.updateEnvironment},
+		{http.MethodGet, "/projects/:id/envs/:envId/delete", anyMember, p.confirmDeleteEnvironment},
+		{http.MethodPost, "/projects/:id/envs/:envId/delete", deletesEnvironment, p.deleteEnvironment},
 
-	// Relay proxies (relay_proxies.go): seeing them needs ListRelayProxies,
-	// every change ManageRelayProxies.
-	relays, relayChanges := needs(p.listsRelayProxies), needs(p.managesRelayProxies)
-	relays.GET("/relay-proxies", p.relayProxies)
-	relayChanges.GET("/relay-proxies/new", p.newRelayProxy)
-	relayChanges.POST("/relay-proxies", p.createRelayProxy)
-	relays.GET("/relay-proxies/:id", p.relayProxy)
-	relayChanges.POST("/relay-proxies/:id", p.updateRelayProxy)
-	relayChanges.POST("/relay-proxies/:id/agents", p.addRelayAgent)
-	relayChanges.POST("/relay-proxies/:id/agents/:agentId/sync", p.syncRelayAgent)
-	relayChanges.POST("/relay-proxies/:id/agents/:agentId/remove", p.removeRelayAgent)
-	relayChanges.POST("/relay-proxies/:id/auto-agents/:agentId/remove", p.removeAutoAgent)
-	relayChanges.GET("/relay-proxies/:id/delete", p.confirmDeleteRelayProxy)
-	relayChanges.POST("/relay-proxies/:id/delete", p.deleteRelayProxy)
+		{http.MethodPost, "/projects/:id/envs/:envId/secrets", createsSecrets, p.createSecret},
+		{http.MethodPost, "/projects/:id/envs/:envId/secrets/:secretId", renamesSecrets, p.renameSecret},
+		{http.MethodPost, "/projects/:id/envs/:envId/secrets/:secretId/delete", deletesSecrets, p.deleteSecret},
 
-	// Webhooks: every page needs managing the organization's webhooks.
-	webhooks := needs(p.managesWebhooks)
-	webhooks.GET("/webhooks", p.webhooks)
-	webhooks.GET("/webhooks/new", p.newWebhook)
-	webhooks.POST("/webhooks", p.createWebhook)
-	webhooks.GET("/webhooks/:id", p.webhook)
-	webhooks.POST("/webhooks/:id", p.updateWebhook)
-	webhooks.POST("/webhooks/:id/test", p.testWebhook)
-	webhooks.GET("/webhooks/:id/delete", p.confirmDeleteWebhook)
-	webhooks.POST("/webhooks/:id/delete", p.deleteWebhook)
+		// Relay proxies (relay_proxies.go): seeing them needs ListRelayProxies,
+		// every change ManageRelayProxies.
+		{http.MethodGet, "/relay-proxies", listsRelays, p.relayProxies},
+		{http.MethodGet, "/relay-proxies/new", managesRelays, p.newRelayProxy},
+		{http.MethodPost, "/relay-proxies", managesRelays, p.createRelayProxy},
+		{http.MethodGet, "/relay-proxies/:id", listsRelays, p.relayProxy},
+		{http.MethodPost, "/relay-proxies/:id", managesRelays, p.updateRelayProxy},
+		{http.MethodPost, "/relay-proxies/:id/agents", managesRelays, p.addRelayAgent},
+		{http.MethodPost, "/relay-proxies/:id/agents/:agentId/sync", managesRelays, p.syncRelayAgent},
+		{http.MethodPost, "/relay-proxies/:id/agents/:agentId/remove", managesRelays, p.removeRelayAgent},
+		{http.MethodPost, "/relay-proxies/:id/auto-agents/:agentId/remove", managesRelays, p.removeAutoAgent},
+		{http.MethodGet, "/relay-proxies/:id/delete", managesRelays, p.confirmDeleteRelayProxy},
+		{http.MethodPost, "/relay-proxies/:id/delete", managesRelays, p.deleteRelayProxy},
 
-	// Access tokens: any member may list them; creating one needs managing
-	// tokens of some type (which type is in the form); renaming, turning
-	// off or on, and deleting one what the person may do with it.
-	g.GET("/access-tokens", p.accessTokens)
-	needs(p.createsAccessTokens).POST("/access-tokens", p.createAccessToken)
-	g.GET("/access-tokens/:id", p.accessToken)
-	needs(p.editsAccessToken).POST("/access-tokens/:id", p.updateAccessToken)
-	needs(p.togglesAccessToken).POST("/access-tokens/:id/toggle", p.toggleAccessToken)
-	needs(p.deletesAccessToken).POST("/access-tokens/:id/delete", p.deleteAccessToken)
+		// Webhooks: every page needs managing the organization's webhooks.
+		{http.MethodGet, "/webhooks", managesWebhooks, p.webhooks},
+		{http.MethodGet, "/webhooks/new", managesWebhooks, p.newWebhook},
+		{http.MethodPost, "/webhooks", managesWebhooks, p.createWebhook},
+		{http.MethodGet, "/webhooks/:id", managesWebhooks, p.webhook},
+		{http.MethodPost, "/webhooks/:id", managesWebhooks, p.updateWebhook},
+		{http.MethodPost, "/webhooks/:id/test", managesWebhooks, p.testWebhook},
+		{http.MethodGet, "/webhooks/:id/delete", managesWebhooks, p.confirmDeleteWebhook},
+		{http.MethodPost, "/webhooks/:id/delete", managesWebhooks, p.deleteWebhook},
 
-	// IAM: members, groups and policies. Every page needs CanManageIAM.
-	iam := needs(p.managesIAM)
-	iam.GET("/members", p.members)
-	iam.POST("/members", p.addMember)
-	iam.GET("/members/:id", p.member)
-	p.memberRemoval().routes(p, iam, "/members/:id/remove")
-	iam.POST("/members/:id/groups/:groupId/add", p.addMemberGroup)
-	iam.POST("/members/:id/groups/:groupId/remove", p.removeMemberGroup)
-	iam.POST("/members/:id/policies/:policyId/add", p.addMemberPolicy)
-	iam.POST("/members/:id/policies/:policyId/remove", p.removeMemberPolicy)
-	iam.GET("/groups", p.groups)
-	iam.POST("/groups", p.createGroup)
-	iam.GET("/groups/:id", p.group)
-	iam.POST("/groups/:id", p.updateGroup)
-	p.groupRemoval().routes(p, iam, "/groups/:id/delete")
-	iam.POST("/groups/:id/members/:memberId/add", p.addGroupMember)
-	iam.POST("/groups/:id/members/:memberId/remove", p.removeGroupMember)
-	iam.POST("/groups/:id/policies/:policyId/add", p.addGroupPolicy)
-	iam.POST("/groups/:id/policies/:policyId/remove", p.removeGroupPolicy)
-	iam.GET("/policies", p.policies)
-	iam.POST("/policies", p.createPolicy)
-	iam.GET("/policies/key-check", p.policyKeyCheck)
-	iam.GET("/policies/:id", p.policy)
-	iam.POST("/policies/:id/statements", p.savePolicyStatements)
-	iam.POST("/policies/:id/check", p.checkPolicy)
-	iam.POST("/policies/:id/settings", p.updatePolicySettings)
-	iam.GET("/policies/:id/clone", p.clonePolicyForm)
-	iam.POST("/policies/:id/clone", p.clonePolicy)
-	p.policyRemoval().routes(p, iam, "/policies/:id/delete")
-	iam.POST("/policies/:id/members/:memberId/add", p.addPolicyMember)
-	iam.POST("/policies/:id/members/:memberId/remove", p.removePolicyMember)
-	iam.POST("/policies/:id/groups/:groupId/add", p.addPolicyGroup)
-	iam.POST("/policies/:id/groups/:groupId/remove", p.removePolicyGroup)
+		// Access tokens: any member may list them; creating one needs managing
+		// tokens of some type (which type is in the form); renaming, turning
+		// off or on, and deleting one what the person may do with it.
+		{http.MethodGet, "/access-tokens", anyMember, p.accessTokens},
+		{http.MethodPost, "/access-tokens", createsAccessTokens, p.createAccessToken},
+		{http.MethodGet, "/access-tokens/:id", anyMember, p.accessToken},
+		{http.MethodPost, "/access-tokens/:id", editsAccessToken, p.updateAccessToken},
+		{http.MethodPost, "/access-tokens/:id/toggle", togglesAccessToken, p.toggleAccessToken},
+		{http.MethodPost, "/access-tokens/:id/delete", deletesAccessToken, p.deleteAccessToken},
 
-	// The organization: its settings need one of the rights to change
-	// them (which one is checked on what the form changes).
-	g.GET("/organization", p.organization)
-	needs(p.changesOrganization).POST("/organization", p.updateOrganization)
-	g.GET("/organization/delete", p.confirmDeleteOrganization)
-	needs(p.deletesOrganization).POST("/organization/delete", p.deleteOrganization)
-	g.GET("/organizations/new", p.newOrganization)
-	needs(p.createsOrganizations).POST("/organizations", p.createOrganization)
+		// IAM: members, groups and policies. Every page needs CanManageIAM.
+		{http.MethodGet, "/members", managesIAM, p.members},
+		{http.MethodPost, "/members", managesIAM, p.addMember},
+		{http.MethodGet, "/members/:id", managesIAM, p.member},
+		{http.MethodPost, "/members/:id/groups/:groupId/add", managesIAM, p.addMemberGroup},
+		{http.MethodPost, "/members/:id/groups/:groupId/remove", managesIAM, p.removeMemberGroup},
+		{http.MethodPost, "/members/:id/policies/:policyId/add", managesIAM, p.addMemberPolicy},
+		{http.MethodPost, "/members/:id/policies/:policyId/remove", managesIAM, p.removeMemberPolicy},
+		{http.MethodGet, "/groups", managesIAM, p.groups},
+		{http.MethodPost, "/groups", managesIAM, p.createGroup},
+		{http.MethodGet, "/groups/:id", managesIAM, p.group},
+		{http.MethodPost, "/groups/:id", managesIAM, p.updateGroup},
+		{http.MethodPost, "/groups/:id/members/:memberId/add", managesIAM, p.addGroupMember},
+		{http.MethodPost, "/groups/:id/members/:memberId/remove", managesIAM, p.removeGroupMember},
+		{http.MethodPost, "/groups/:id/policies/:policyId/add", managesIAM, p.addGroupPolicy},
+		{http.MethodPost, "/groups/:id/policies/:policyId/remove", managesIAM, p.removeGroupPolicy},
+		{http.MethodGet, "/policies", managesIAM, p.policies},
+		{http.MethodPost, "/policies", managesIAM, p.createPolicy},
+		{http.MethodGet, "/policies/key-check", managesIAM, p.policyKeyCheck},
+		{http.MethodGet, "/policies/:id", managesIAM, p.policy},
+		{http.MethodPost, "/policies/:id/statements", managesIAM, p.savePolicyStatements},
+		{http.MethodPost, "/policies/:id/check", managesIAM, p.checkPolicy},
+		{http.MethodPost, "/policies/:id/settings", managesIAM, p.updatePolicySettings},
+		{http.MethodGet, "/policies/:id/clone", managesIAM, p.clonePolicyForm},
+		{http.MethodPost, "/policies/:id/clone", managesIAM, p.clonePolicy},
+		{http.MethodPost, "/policies/:id/members/:memberId/add", managesIAM, p.addPolicyMember},
+		{http.MethodPost, "/policies/:id/members/:memberId/remove", managesIAM, p.removePolicyMember},
+		{http.MethodPost, "/policies/:id/groups/:groupId/add", managesIAM, p.addPolicyGroup},
+		{http.MethodPost, "/policies/:id/groups/:groupId/remove", managesIAM, p.removePolicyGroup},
 
-	// The first-run guide: its first project and its first flag.
-	g.GET(guidePath, p.guide)
-	needs(p.createsProjects).POST(guidePath+"/project", p.createFirstProject)
-	needs(p.createsFlags).POST(guidePath+"/flag", p.createFirstFlag)
-	g.GET(guidePath+"/check", p.guideCheck)
-	g.POST(guidePath+"/skip", p.skipGuide)
+		// The organization: its settings need one of the rights to change
+		// them (which one is checked on what the form changes).
+		{http.MethodGet, "/organization", anyMember, p.organization},
+		{http.MethodPost, "/organization", changesOrganization, p.updateOrganization},
+		{http.MethodGet, "/organization/delete", anyMember, p.confirmDeleteOrganization},
+		{http.MethodPost, "/organization/delete", deletesOrganization, p.deleteOrganization},
+		{http.MethodGet, "/organizations/new", anyMember, p.newOrganization},
+		{http.MethodPost, "/organizations", createsOrganizations, p.createOrganization},
 
-	// The workspace: its general and its single sign-on settings.
-	g.GET("/workspace", p.workspace)
-	needs(p.changesWorkspace).POST("/workspace", p.updateWorkspace)
-	sso := needs(p.changesSSO)
-	sso.POST("/workspace/sso", p.updateWorkspaceSSO)
-	sso.POST("/workspace/sso/test", p.testWorkspaceSSO)
+		// The first-run guide: its first project and its first flag.
+		{http.MethodGet, guidePath, anyMember, p.guide},
+		{http.MethodPost, guidePath + "/project", createsProjects, p.createFirstProject},
+		{http.MethodPost, guidePath + "/flag", createsFlags, p.createFirstFlag},
+		{http.MethodGet, guidePath + "/check", anyMember, p.guideCheck},
+		{http.MethodPost, guidePath + "/skip", anyMember, p.skipGuide},
 
-	// Feature flags, segments and history.
-	// They work in the environment chosen in the context switcher; creating
-	// one needs the right to there.
-	g.GET("/flags", p.flags)
-	needs(p.createsFlags).POST("/flags", p.createFlag)
-	g.GET("/flags/compare", p.compareEnvs)
-	g.GET("/flags/copy", p.copyFlags)
-	g.POST("/flags/copy", p.copyFlagsConfirm)
-	g.GET("/flags/:key", p.flag)
-	g.GET("/flags/:key/compare", p.flagCompare)
-	g.POST("/flags/:key/copy-settings", p.copyFlagSettings)
-	g.POST("/flags/:key/toggle", p.toggleFlag)
-	g.POST("/flags/:key/off-variation", p.setFlagOffVariation)
-	g.POST("/flags/:key/targeting", p.setFlagTargeting)
-	g.POST("/flags/:key/schedules/:id/cancel", p.cancelSchedule)
-	g.POST("/flags/:key/test", p.testFlag)
-	g.GET("/flags/:key/variations", p.flagVariations)
-	g.POST("/flags/:key/variations", p.setFlagVariations)
-	g.GET("/flags/:key/settings", p.flagSettings)
-	g.POST("/flags/:key/name", p.renameFlag)
-	g.POST("/flags/:key/description", p.describeFlag)
-	g.POST("/flags/:key/tags", p.tagFlag)
-	g.POST("/flags/:key/clone", p.cloneFlag)
-	g.GET("/flags/:key/archive", p.confirmFlag(archiveFlag))
-	g.POST("/flags/:key/archive", p.changeFlagLifecycle(archiveFlag))
-	g.GET("/flags/:key/restore", p.confirmFlag(restoreFlag))
-	g.POST("/flags/:key/restore", p.changeFlagLifecycle(restoreFlag))
-	g.GET("/flags/:key/delete", p.confirmFlag(deleteFlag))
-	g.POST("/flags/:key/delete", p.changeFlagLifecycle(deleteFlag))
-	g.GET("/flags/:key/history", p.flagHistory)
-	g.GET("/flags/:key/insights", p.flagInsights)
-	g.GET("/flags/:key/code", p.flagCode)
-	g.GET("/flags/:key/triggers", p.flagTriggers)
-	g.POST("/flags/:key/triggers", p.createTrigger)
-	g.POST("/flags/:key/triggers/:id/status", p.setTriggerStatus)
-	g.POST("/flags/:key/triggers/:id/reset", p.resetTrigger)
-	g.POST("/flags/:key/triggers/:id/delete", p.deleteTrigger)
-	g.GET("/reviews", p.reviews)
-	g.GET("/reviews/:id", p.review)
-	g.GET("/change-requests", p.changeRequests)
-	g.GET("/change-requests/:id", p.changeRequest)
-	g.POST("/change-requests/:id/approve", p.reviewChangeRequest(true))
-	g.POST("/change-requests/:id/decline", p.reviewChangeRequest(false))
-	g.POST("/change-requests/:id/apply", p.applyChangeRequest)
-	g.POST("/change-requests/:id/withdraw", p.withdrawChangeRequest)
+		// The workspace: its general and its single sign-on settings.
+		{http.MethodGet, "/workspace", anyMember, p.workspace},
+		{http.MethodPost, "/workspace", changesWorkspace, p.updateWorkspace},
+		{http.MethodPost, "/workspace/sso", changesSSO, p.updateWorkspaceSSO},
+		{http.MethodPost, "/workspace/sso/test", changesSSO, p.testWorkspaceSSO},
 
-	g.GET("/end-users", p.endUsers)
-	g.GET("/end-users/suggest", p.suggestEndUsers)
-	g.GET("/end-users/:id", p.endUser)
+		// Feature flags, segments and history.
+		// They work in the environment chosen in the context switcher; creating
+		// one needs the right to there.
+		{http.MethodGet, "/flags", anyMember, p.flags},
+		{http.MethodPost, "/flags", createsFlags, p.createFlag},
+		{http.MethodGet, "/flags/compare", anyMember, p.compareEnvs},
+		{http.MethodGet, "/flags/copy", anyMember, p.copyFlags},
+		{http.MethodPost, "/flags/copy", anyMember, p.copyFlagsConfirm},
+		{http.MethodGet, "/flags/:key", anyMember, p.flag},
+		{http.MethodGet, "/flags/:key/compare", anyMember, p.flagCompare},
+		{http.MethodPost, "/flags/:key/copy-settings", anyMember, p.copyFlagSettings},
+		{http.MethodPost, "/flags/:key/toggle", anyMember, p.toggleFlag},
+		{http.MethodPost, "/flags/:key/off-variation", anyMember, p.setFlagOffVariation},
+		{http.MethodPost, "/flags/:key/targeting", anyMember, p.setFlagTargeting},
+		{http.MethodPost, "/flags/:key/schedules/:id/cancel", anyMember, p.cancelSchedule},
+		{http.MethodPost, "/flags/:key/test", anyMember, p.testFlag},
+		{http.MethodGet, "/flags/:key/variations", anyMember, p.flagVariations},
+		{http.MethodPost, "/flags/:key/variations", anyMember, p.setFlagVariations},
+		{http.MethodGet, "/flags/:key/settings", anyMember, p.flagSettings},
+		{http.MethodPost, "/flags/:key/name", anyMember, p.renameFlag},
+		{http.MethodPost, "/flags/:key/description", anyMember, p.describeFlag},
+		{http.MethodPost, "/flags/:key/tags", anyMember, p.tagFlag},
+		{http.MethodPost, "/flags/:key/clone", anyMember, p.cloneFlag},
+		{http.MethodGet, "/flags/:key/history", anyMember, p.flagHistory},
+		{http.MethodGet, "/flags/:key/insights", anyMember, p.flagInsights},
+		{http.MethodGet, "/flags/:key/code", anyMember, p.flagCode},
+		{http.MethodGet, "/flags/:key/triggers", anyMember, p.flagTriggers},
+		{http.MethodPost, "/flags/:key/triggers", anyMember, p.createTrigger},
+		{http.MethodPost, "/flags/:key/triggers/:id/status", anyMember, p.setTriggerStatus},
+		{http.MethodPost, "/flags/:key/triggers/:id/reset", anyMember, p.resetTrigger},
+		{http.MethodPost, "/flags/:key/triggers/:id/delete", anyMember, p.deleteTrigger},
+		{http.MethodGet, "/reviews", anyMember, p.reviews},
+		{http.MethodGet, "/reviews/:id", anyMember, p.review},
+		{http.MethodGet, "/change-requests", anyMember, p.changeRequests},
+		{http.MethodGet, "/change-requests/:id", anyMember, p.changeRequest},
+		{http.MethodPost, "/change-requests/:id/approve", anyMember, p.reviewChangeRequest(true)},
+		{http.MethodPost, "/change-requests/:id/decline", anyMember, p.reviewChangeRequest(false)},
+		{http.MethodPost, "/change-requests/:id/apply", anyMember, p.applyChangeRequest},
+		{http.MethodPost, "/change-requests/:id/withdraw", anyMember, p.withdrawChangeRequest},
 
-	g.GET("/segments", p.segments)
-	needs(p.createsSegments).POST("/segments", p.createSegment)
-	g.GET("/segments/:id", p.segment)
-	g.POST("/segments/:id/targeting", p.setSegmentTargeting)
-	g.GET("/segments/:id/flags", p.segmentUsage)
-	g.GET("/segments/:id/settings", p.segmentSettings)
-	g.POST("/segments/:id/name", p.renameSegment)
-	g.POST("/segments/:id/description", p.describeSegment)
-	g.POST("/segments/:id/tags", p.tagSegment)
-	g.POST("/segments/:id/scopes", p.setSegmentScopes)
-	g.GET("/segments/:id/archive", p.confirmSegment(archiveSegment))
-	g.POST("/segments/:id/archive", p.changeSegmentLifecycle(archiveSegment))
-	g.GET("/segments/:id/restore", p.confirmSegment(restoreSegment))
-	g.POST("/segments/:id/restore", p.changeSegmentLifecycle(restoreSegment))
-	g.GET("/segments/:id/delete", p.confirmSegment(deleteSegment))
-	g.POST("/segments/:id/delete", p.changeSegmentLifecycle(deleteSegment))
-	g.GET("/segments/:id/history", p.segmentHistory)
+		{http.MethodGet, "/end-users", anyMember, p.endUsers},
+		{http.MethodGet, "/end-users/suggest", anyMember, p.suggestEndUsers},
+		{http.MethodGet, "/end-users/:id", anyMember, p.endUser},
 
-	g.GET("/audit-log", p.auditLog)
+		{http.MethodGet, "/segments", anyMember, p.segments},
+		{http.MethodPost, "/segments", createsSegments, p.createSegment},
+		{http.MethodGet, "/segments/:id", anyMember, p.segment},
+		{http.MethodPost, "/segments/:id/targeting", anyMember, p.setSegmentTargeting},
+		{http.MethodGet, "/segments/:id/flags", anyMember, p.segmentUsage},
+		{http.MethodGet, "/segments/:id/settings", anyMember, p.segmentSettings},
+		{http.MethodPost, "/segments/:id/name", anyMember, p.renameSegment},
+		{http.MethodPost, "/segments/:id/description", anyMember, p.describeSegment},
+		{http.MethodPost, "/segments/:id/tags", anyMember, p.tagSegment},
+		{http.MethodPost, "/segments/:id/scopes", anyMember, p.setSegmentScopes},
+		{http.MethodGet, "/segments/:id/history", anyMember, p.segmentHistory},
 
-	// Experiments and their metrics, in the working environment. Changing
-	// either needs the right to change some flag's targeting there,
-	// checked before the form is read; each operation checks its own flag.
-	g.GET("/experiments", p.experiments)
-	g.GET("/experiments/new", p.newExperiment)
-	g.GET("/flags/:key/experiments", p.flagExperiments)
-	needs(p.changesExperiments).POST("/flags/:key/experiments", p.createExperiment)
-	g.GET("/experiments/:id", p.experiment)
-	needs(p.changesExperiments).POST("/experiments/:id/start", p.startExperiment)
-	needs(p.changesExperiments).POST("/experiments/:id/stop", p.stopExperiment)
-	g.GET("/experiments/:id/archive-data", p.confirmExperiment(archiveExperimentData))
-	needs(p.changesExperiments).POST("/experiments/:id/archive-data", p.removeExperiment(archiveExperimentData))
-	g.GET("/experiments/:id/archive", p.confirmExperiment(archiveExperiment))
-	needs(p.changesExperiments).POST("/experiments/:id/archive", p.removeExperiment(archiveExperiment))
-	g.GET("/experiment-metrics", p.metrics)
-	needs(p.changesMetrics).POST("/experiment-metrics", p.createMetric)
-	g.GET("/experiment-metrics/:id", p.metric)
-	needs(p.changesMetrics).POST("/experiment-metrics/:id", p.updateMetric)
-	g.GET("/experiment-metrics/:id/archive", p.confirmArchiveMetric)
-	needs(p.changesMetrics).POST("/experiment-metrics/:id/archive", p.archiveMetric)
+		{http.MethodGet, "/audit-log", anyMember, p.auditLog},
+
+		// Experiments and their metrics, in the working environment. Changing
+		// either needs the right to change some flag's targeting there,
+		// checked before the form is read; each operation checks its own flag.
+		{http.MethodGet, "/experiments", anyMember, p.experiments},
+		{http.MethodGet, "/experiments/new", anyMember, p.newExperiment},
+		{http.MethodGet, "/flags/:key/experiments", anyMember, p.flagExperiments},
+		{http.MethodPost, "/flags/:key/experiments", changesExperiments, p.createExperiment},
+		{http.MethodGet, "/experiments/:id", anyMember, p.experiment},
+		{http.MethodPost, "/experiments/:id/start", changesExperiments, p.startExperiment},
+		{http.MethodPost, "/experiments/:id/stop", changesExperiments, p.stopExperiment},
+		{http.MethodGet, "/experiment-metrics", anyMember, p.metrics},
+		{http.MethodPost, "/experiment-metrics", changesMetrics, p.createMetric},
+		{http.MethodGet, "/experiment-metrics/:id", anyMember, p.metric},
+		{http.MethodPost, "/experiment-metrics/:id", changesMetrics, p.updateMetric},
+		{http.MethodGet, "/experiment-metrics/:id/archive", anyMember, p.confirmArchiveMetric},
+		{http.MethodPost, "/experiment-metrics/:id/archive", changesMetrics, p.archiveMetric},
+	} {
+		needs(r.right).Add(r.method, r.path, r.handler)
+	}
+
+	// The confirmations and the changes they confirm, one pair a step.
+	p.memberRemoval().routes(p, needs(managesIAM), "/members/:id/remove")
+	p.groupRemoval().routes(p, needs(managesIAM), "/groups/:id/delete")
+	p.policyRemoval().routes(p, needs(managesIAM), "/policies/:id/delete")
+	lifecycleRoutes(needs(anyMember), "/flags/:key", p.confirmFlag, p.changeFlagLifecycle, archiveFlag, restoreFlag, deleteFlag)
+	lifecycleRoutes(needs(anyMember), "/segments/:id", p.confirmSegment, p.changeSegmentLifecycle, archiveSegment, restoreSegment, deleteSegment)
+	for _, r := range []experimentRemoval{archiveExperimentData, archiveExperiment} {
+		needs(anyMember).GET("/experiments/:id"+r.path, p.confirmExperiment(r))
+		needs(changesExperiments).POST("/experiments/:id"+r.path, p.removeExperiment(r))
+	}
+}
+
+// pageRoute is one route of the pages: its method and path, the right it
+// checks before its form is read, and its handler.
+type pageRoute struct {
+	method, path string
+	right        func(echo.Context) error
+	handler      echo.HandlerFunc
+}
+
+// lifecycleRoutes registers each lifecycle step's confirmation page (GET)
+// and the change it confirms (POST), below base.
+func lifecycleRoutes[L interface{ path(string) string }](r httpx.Routes, base string, confirm, change func(L) echo.HandlerFunc, steps ...L) {
+	for _, l := range steps {
+		r.GET(l.path(base), confirm(l))
+		r.POST(l.path(base), change(l))
+	}
 }
 
 // home is the landing page: the feature flags of the working environment,

@@ -346,11 +346,10 @@ func (p *pages) updateEnvironment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted environmentForm
-	if err := bind(c, &posted); err != nil {
+	in, err := postedInput[environmentForm](c)
+	if err != nil {
 		return err
 	}
-	in := posted.input()
 	// An unticked checkbox sends nothing; this form always sets the settings.
 	cr := &core.ChangeRequestSettings{IsEnabled: c.FormValue("changeRequestEnabled") == "true"}
 	in.Settings = &core.EnvSettings{RequireChangeComment: c.FormValue("requireChangeComment") == "true", ChangeRequest: cr}

@@ -26,14 +26,6 @@ const navRelayProxies = "relay-proxies"
 // be removed (FeatBit's UI: five minutes; agents report every minute).
 const staleAgent = 5 * time.Minute
 
-func (p *pages) listsRelayProxies(c echo.Context) error {
-	return p.store.RelayProxies().AuthorizeList(actor(c))
-}
-
-func (p *pages) managesRelayProxies(c echo.Context) error {
-	return p.store.RelayProxies().AuthorizeManage(actor(c))
-}
-
 // relayProxies lists the organization's relay proxies.
 func (p *pages) relayProxies(c echo.Context) error {
 	a := actor(c)

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"net/http"
+	"net/url"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -85,4 +86,30 @@ func options(selected string, values ...string) []views.Option {
 		out[i] = views.Option{Value: v, Label: v, Selected: v == selected}
 	}
 	return out
+}
+
+// former is one of web's form structs (form_inputs.go): what it decodes
+// makes one of the store's input types.
+type former[In any] interface{ input() In }
+
+// postedInput binds the posted form F and is the store input it makes.
+func postedInput[F former[In], In any](c echo.Context) (In, error) {
+	var posted F
+	if err := bind(c, &posted); err != nil {
+		var none In
+		return none, err
+	}
+	return posted.input(), nil
+}
+
+// postedEditor is postedInput for an editor whose rows (variations, rules)
+// no form struct holds: it also returns every posted value, to read them
+// from.
+func postedEditor[F former[In], In any](c echo.Context) (In, url.Values, error) {
+	in, err := postedInput[F](c)
+	if err != nil {
+		return in, nil, err
+	}
+	params, err := c.FormParams()
+	return in, params, err
 }

@@ -53,12 +53,7 @@ func (p *pages) setSegmentTargeting(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted changeForm
-	if err := bind(c, &posted); err != nil {
-		return err
-	}
-	ch := posted.input()
-	params, err := c.FormParams()
+	ch, params, err := postedEditor[changeForm](c)
 	if err != nil {
 		return err
 	}

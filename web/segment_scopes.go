@@ -97,11 +97,10 @@ func (p *pages) segmentScopesForm(c echo.Context, w workEnv, sg flagstore.Segmen
 
 // setSegmentScopes changes where a shared segment applies.
 func (p *pages) setSegmentScopes(c echo.Context) error {
-	var posted changeForm
-	if err := bind(c, &posted); err != nil {
+	ch, err := postedInput[changeForm](c)
+	if err != nil {
 		return err
 	}
-	ch := posted.input()
 	scopes, err := postedScopes(c)
 	if err != nil {
 		return err

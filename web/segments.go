@@ -137,11 +137,10 @@ func (p *pages) createSegment(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var posted segmentForm
-	if err := bind(c, &posted); err != nil {
+	in, err := postedInput[segmentForm](c)
+	if err != nil {
 		return err
 	}
-	in := posted.input()
 	scopes, err := postedScopes(c)
 	if err != nil {
 		return err

@@ -139,11 +139,10 @@ func (p *pages) switcherAgain(c echo.Context) templ.Component {
 // switchContext remembers the organization or environment chosen in the
 // switcher and goes back to the page it was chosen on.
 func (p *pages) switchContext(c echo.Context) error {
-	var posted contextForm
-	if err := bind(c, &posted); err != nil {
+	in, err := postedInput[contextForm](c)
+	if err != nil {
 		return err
 	}
-	in := posted.input()
 	ctx := c.Request().Context()
 	was, _ := workEnvOf(c) // where the page was, before the switch
 	now, err := p.store.IAM().SetUserContext(ctx, actor(c), in)

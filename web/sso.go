@@ -256,11 +256,10 @@ func (p *pages) ssoFailed(c echo.Context, workspace string, err error) error {
 // testWorkspaceSSO checks the endpoints in the single sign-on form against
 // the provider: discovery, then its signing keys; nothing is saved.
 func (p *pages) testWorkspaceSSO(c echo.Context) error {
-	var posted oidcForm
-	if err := bind(c, &posted); err != nil {
+	in, err := postedInput[oidcForm](c)
+	if err != nil {
 		return err
 	}
-	in := posted.input()
 	checked, err := p.store.SSO().CheckOIDCEndpoints(c.Request().Context(), actor(c), in)
 	f := p.form(c, "sso", "/workspace/sso", typedOIDCValues(in))
 	status, err := formProblems(err, &f, "authorizationEndpoint", "tokenEndpoint", "issuer")

@@ -75,11 +75,11 @@ var (
 // the field; an empty description clears it) and the change's comment and
 // revision.
 func postedText(c echo.Context, t textField) (string, flagstore.Change, error) {
-	var posted changeForm
-	if err := bind(c, &posted); err != nil {
-		return "", flagstore.Change{}, err
+	ch, err := postedInput[changeForm](c)
+	if err != nil {
+		return "", ch, err
 	}
-	return c.FormValue(t.name), posted.input(), nil
+	return c.FormValue(t.name), ch, nil
 }
 
 // postedTexts are a flag's or a segment's text forms just posted, to show
@@ -199,12 +199,11 @@ func (p *pages) confirm(c echo.Context, w workEnv, cf confirmation, status int, 
 // failure shows the confirmation again (again) with the problem.
 func (p *pages) changeLifecycle(c echo.Context, l lifecycle, href, message string, to func() string,
 	do func(ch flagstore.Change) error, again func(status int, posted *views.Form) error) error {
-	var posted changeForm
-	if err := bind(c, &posted); err != nil {
+	ch, err := postedInput[changeForm](c)
+	if err != nil {
 		return err
 	}
-	ch := posted.input()
-	err := do(ch)
+	err = do(ch)
 	if err == nil {
 		p.keepFlash(c, message)
 		return c.Redirect(http.StatusSeeOther, to())

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/workplace"
 	"github.com/bunting-flags/bunting/views"
+	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 // place is where the signed-in person acts: their working environment and
@@ -87,4 +90,27 @@ func actingEnv(c echo.Context) (workEnv, error) {
 	r := c.Request()
 	c.SetRequest(r.WithContext(place(c).InWorkingEnv(r.Context())))
 	return w, nil
+}
+
+// actingEnvAndID is the working environment and the id the path names: what
+// a change to one of its experiments or metrics acts on.
+func actingEnvAndID(c echo.Context) (workEnv, uuid.UUID, error) {
+	w, err := actingEnv(c)
+	if err != nil {
+		return w, uuid.Nil, err
+	}
+	id, err := httpx.PathID(c, "id")
+	return w, id, err
+}
+
+// inActingEnv is what the path's id names in the working environment, read
+// with get (an experiment, a metric).
+func inActingEnv[T any](c echo.Context, get func(context.Context, *core.Actor, uuid.UUID, uuid.UUID) (T, error)) (workEnv, T, error) {
+	w, id, err := actingEnvAndID(c)
+	if err != nil {
+		var none T
+		return w, none, err
+	}
+	x, err := get(c.Request().Context(), actor(c), w.id, id)
+	return w, x, err
 }

@@ -98,12 +98,11 @@ func (p *pages) updateWorkspace(c echo.Context) error {
 
 // updateWorkspaceSSO stores the OIDC settings; an empty client secret keeps the stored one.
 func (p *pages) updateWorkspaceSSO(c echo.Context) error {
-	var posted oidcForm
-	if err := bind(c, &posted); err != nil {
+	in, err := postedInput[oidcForm](c)
+	if err != nil {
 		return err
 	}
-	in := posted.input()
-	_, err := p.store.IAM().UpdateWorkspaceSSO(c.Request().Context(), actor(c), in)
+	_, err = p.store.IAM().UpdateWorkspaceSSO(c.Request().Context(), actor(c), in)
 	if err == nil {
 		return p.changed(c, "/workspace", "Single sign-on saved.", func() error {
 			return p.workspacePage(c, http.StatusOK, nil, nil)

@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -501,10 +500,7 @@ func (w *benchWorld) call(ctx context.Context, method, url string, body []byte, 
 
 // benchChild is the server process.
 type benchChild struct {
-	cmd                  *exec.Cmd
-	stdin                io.Closer
-	exited               chan error
-	pid                  int
+	*child
 	buntingURL, floorURL string
 }
 
@@ -519,21 +515,12 @@ func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchO
 	if err != nil {
 		return nil, err
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	logLevel := getenv("BUNTING_LOG_LEVEL")
 	if logLevel == "" {
 		logLevel = "info" // as served: one line per request
 	}
-	var env []string
-	for _, kv := range os.Environ() {
-		// Tracing is on only with -otlp, so runs without it measure none.
-		if !strings.HasPrefix(kv, "BUNTING_") && !strings.HasPrefix(kv, "OTEL_") {
-			env = append(env, kv)
-		}
-	}
+	// Tracing is on only with -otlp, so runs without it measure none.
+	env := childEnv()
 	if sink != nil {
 		env = append(env, sink.env()...)
 	}
@@ -561,60 +548,31 @@ func startBenchServer(ctx context.Context, dbURL string, w *benchWorld, o benchO
 	if logPath == "" {
 		logPath = os.DevNull
 	}
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	started, err := startChild("server", logPath, env, benchServerCommand, "--floor", floorAddr)
 	if err != nil {
 		return nil, err
 	}
-	defer logFile.Close() // the child has its own descriptor
-	cmd := exec.Command(exe, benchServerCommand, "--floor", floorAddr)
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, logFile, logFile
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the server: %w", err)
-	}
-	c := &benchChild{cmd: cmd, stdin: stdin, exited: make(chan error, 1), pid: cmd.Process.Pid,
-		buntingURL: "http://" + buntingAddr, floorURL: "http://" + floorAddr}
-	go func() { c.exited <- cmd.Wait() }()
+	c := &benchChild{child: started, buntingURL: "http://" + buntingAddr, floorURL: "http://" + floorAddr}
 
 	deadline := time.Now().Add(time.Minute)
 	for _, u := range []string{c.buntingURL + "/health/readiness", c.floorURL + "/_bench/stats"} {
-		for {
+		err := c.awaitReady(ctx, deadline, 50*time.Millisecond, func() bool {
 			resp, err := http.Get(u)
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
+			if err != nil {
+				return false
 			}
-			select {
-			case err := <-c.exited:
-				return nil, fmt.Errorf("the server exited while starting (%v); run with -server-log FILE to see why", err)
-			case <-ctx.Done():
-				c.stop()
-				return nil, ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				c.stop()
-				return nil, fmt.Errorf("the server did not answer %s within a minute", u)
-			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		}, func(err error) error {
+			return fmt.Errorf("the server exited while starting (%v); run with -server-log FILE to see why", err)
+		}, func() error {
+			return fmt.Errorf("the server did not answer %s within a minute", u)
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
-}
-
-// stop closes the child's standard input, which ends it, and waits.
-func (c *benchChild) stop() {
-	c.stdin.Close()
-	select {
-	case <-c.exited:
-	case <-time.After(30 * time.Second):
-		c.cmd.Process.Kill()
-		<-c.exited
-	}
 }
 
 func freeAddr() (string, error) {

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -71,10 +70,7 @@ type relayResult struct {
 
 // relayChild is the relay process.
 type relayChild struct {
-	cmd       *exec.Cmd
-	stdin     io.Closer
-	exited    chan error
-	pid       int
+	*child
 	url       string // the relay's SDK endpoints
 	statsURL  string // its memory and GC handlers
 	readyTook time.Duration
@@ -91,17 +87,7 @@ func (w *benchWorld) startRelay(ctx context.Context, key string, streams int) (*
 	if err != nil {
 		return nil, err
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "BUNTING_") && !strings.HasPrefix(kv, "OTEL_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "BUNTING_ADDR="+addr, "BUNTING_RELAY_UPSTREAM="+w.buntingURL, "BUNTING_RELAY_KEY="+key,
+	env := append(childEnv(), "BUNTING_ADDR="+addr, "BUNTING_RELAY_UPSTREAM="+w.buntingURL, "BUNTING_RELAY_KEY="+key,
 		"BUNTING_RELAY_AGENT_ID=bench-relay", "BUNTING_METRICS_ADDR="+server.MetricsOff, "BUNTING_LOG_LEVEL=warn",
 		"BUNTING_SDK_CONNECTIONS="+strconv.Itoa(streams+100))
 	logPath := w.o.ServerLog
@@ -110,50 +96,30 @@ func (w *benchWorld) startRelay(ctx context.Context, key string, streams int) (*
 	} else {
 		logPath += ".relay"
 	}
-	logFile, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close()
-	cmd := exec.Command(exe, benchRelayCommand, "--stats", statsAddr)
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, logFile, logFile
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the relay: %w", err)
+	started, err := startChild("relay", logPath, env, benchRelayCommand, "--stats", statsAddr)
+	if err != nil {
+		return nil, err
 	}
-	c := &relayChild{cmd: cmd, stdin: stdin, exited: make(chan error, 1), pid: cmd.Process.Pid,
-		url: "http://" + addr, statsURL: "http://" + statsAddr}
-	go func() { c.exited <- cmd.Wait() }()
-	deadline := time.Now().Add(time.Minute)
+	c := &relayChild{child: started, url: "http://" + addr, statsURL: "http://" + statsAddr}
 	var last string // the last readiness answer, for the error
-	for {
+	err = c.awaitReady(ctx, time.Now().Add(time.Minute), 20*time.Millisecond, func() bool {
 		resp, err := http.Get(c.url + "/health/readiness")
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && string(body) == "Healthy" {
-				break
-			}
-			last = fmt.Sprintf("%d %s", resp.StatusCode, body)
-		} else {
+		if err != nil {
 			last = err.Error()
+			return false
 		}
-		select {
-		case err := <-c.exited:
-			return nil, fmt.Errorf("the relay exited while starting (%v); run with -server-log FILE to see why (FILE.relay)", err)
-		case <-ctx.Done():
-			c.stop()
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			c.stop()
-			return nil, fmt.Errorf("the relay did not sync within a minute (readiness: %s)%s", last, logTail(logPath))
-		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		last = fmt.Sprintf("%d %s", resp.StatusCode, body)
+		return resp.StatusCode == http.StatusOK && string(body) == "Healthy"
+	}, func(err error) error {
+		return fmt.Errorf("the relay exited while starting (%v); run with -server-log FILE to see why (FILE.relay)", err)
+	}, func() error {
+		return fmt.Errorf("the relay did not sync within a minute (readiness: %s)%s", last, logTail(logPath))
+	})
+	if err != nil {
+		return nil, err
 	}
 	c.readyTook = time.Since(start)
 	return c, nil
@@ -169,16 +135,6 @@ func logTail(path string) string {
 		b = b[len(b)-2000:]
 	}
 	return "; the relay's log ends:\n" + string(b)
-}
-
-func (c *relayChild) stop() {
-	c.stdin.Close()
-	select {
-	case <-c.exited:
-	case <-time.After(30 * time.Second):
-		c.cmd.Process.Kill()
-		<-c.exited
-	}
 }
 
 // memory is the relay process's memory now.
@@ -315,24 +271,7 @@ func runRelayFanout(ctx context.Context, w *benchWorld, _ string) (benchResult, 
 		return benchResult{}, err
 	}
 	upCPU, relayCPU, benchCPU := procCPU(w.childPID), procCPU(relay.pid), procCPU(os.Getpid())
-	all := make([]int64, 0, int(m.connected.Load())*o.Changes)
-	reached, firsts := make([]float64, 0, o.Changes), make([]float64, 0, o.Changes)
-	var busy time.Duration
-	for k := range o.Changes {
-		m.started[k].Store(time.Now().UnixNano())
-		current.Store(int64(k))
-		begin := time.Now()
-		if err := w.streamChange(ctx, s, targetBunting, s.flagKey, string(markerStem)+strconv.Itoa(k)); err != nil {
-			m.clients.fail(fmt.Sprintf("change %d: %v", k, err))
-			continue
-		}
-		m.await(ctx, k)
-		busy += time.Since(begin)
-		var slowest, first float64
-		if all, slowest, first = m.deliveries(k, all); slowest > 0 {
-			reached, firsts = append(reached, slowest), append(firsts, first)
-		}
-	}
+	all, reached, firsts, busy := w.changeEach(ctx, s, m, targetBunting, o.Changes, markerStem, func(k int) { current.Store(int64(k)) })
 	current.Store(-1)
 	upCPU, relayCPU, benchCPU = procCPU(w.childPID)-upCPU, procCPU(relay.pid)-relayCPU, procCPU(os.Getpid())-benchCPU
 	upQueriesAfter, err := w.queryStats(ctx)

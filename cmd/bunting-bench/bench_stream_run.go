@@ -210,6 +210,33 @@ func (m *markedConns) deliveries(k int, all []int64) (out []int64, slowestMs, fi
 	return all, round(float64(slowest)/1e6, 3), round(float64(first)/1e6, 3)
 }
 
+// changeEach makes changes of the flag through target, one at a time, each
+// awaited at m's connections before the next; next is told which change is
+// about to be made. It returns every delivery's time, each change's slowest
+// and first delivery in milliseconds, and how long the changes took with
+// their deliveries.
+func (w *benchWorld) changeEach(ctx context.Context, s *streamWorld, m *markedConns, target string, changes int, markerStem []byte,
+	next func(k int)) (all []int64, reached, firsts []float64, busy time.Duration) {
+	all = make([]int64, 0, int(m.connected.Load())*changes)
+	reached, firsts = make([]float64, 0, changes), make([]float64, 0, changes)
+	for k := range changes {
+		m.started[k].Store(time.Now().UnixNano())
+		next(k)
+		begin := time.Now()
+		if err := w.streamChange(ctx, s, target, s.flagKey, string(markerStem)+strconv.Itoa(k)); err != nil {
+			m.clients.fail(fmt.Sprintf("change %d: %v", k, err))
+			continue
+		}
+		m.await(ctx, k)
+		busy += time.Since(begin)
+		var slowest, first float64
+		if all, slowest, first = m.deliveries(k, all); slowest > 0 {
+			reached, firsts = append(reached, slowest), append(firsts, first)
+		}
+	}
+	return all, reached, firsts, busy
+}
+
 // runFanout is stream-fanout against one target.
 func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, error) {
 	o := w.o.Stream
@@ -243,23 +270,7 @@ func runFanout(ctx context.Context, w *benchWorld, target string) (benchResult, 
 		}
 	}
 	serverCPU, benchCPU := procCPU(w.childPID), procCPU(os.Getpid())
-	all := make([]int64, 0, int(m.connected.Load())*o.Changes)
-	reached, firsts := make([]float64, 0, o.Changes), make([]float64, 0, o.Changes)
-	var busy time.Duration
-	for k := range o.Changes {
-		m.started[k].Store(time.Now().UnixNano())
-		begin := time.Now()
-		if err := w.streamChange(ctx, s, target, s.flagKey, string(markerStem)+strconv.Itoa(k)); err != nil {
-			m.clients.fail(fmt.Sprintf("change %d: %v", k, err))
-			continue
-		}
-		m.await(ctx, k)
-		busy += time.Since(begin)
-		var slowest, first float64
-		if all, slowest, first = m.deliveries(k, all); slowest > 0 {
-			reached, firsts = append(reached, slowest), append(firsts, first)
-		}
-	}
+	all, reached, firsts, busy := w.changeEach(ctx, s, m, target, o.Changes, markerStem, func(int) {})
 	serverCPU, benchCPU = procCPU(w.childPID)-serverCPU, procCPU(os.Getpid())-benchCPU
 	if err := stopProfiles(); err != nil {
 		return benchResult{}, err

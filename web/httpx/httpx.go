@@ -203,5 +203,10 @@ func (r Routes) PUT(path string, h echo.HandlerFunc) { r.group.PUT(path, h, r.mi
 // PATCH registers a PATCH route.
 func (r Routes) PATCH(path string, h echo.HandlerFunc) { r.group.PATCH(path, h, r.middleware...) }
 
+// Add registers a route of any method.
+func (r Routes) Add(method, path string, h echo.HandlerFunc) {
+	r.group.Add(method, path, h, r.middleware...)
+}
+
 // DELETE registers a DELETE route.
 func (r Routes) DELETE(path string, h echo.HandlerFunc) { r.group.DELETE(path, h, r.middleware...) }

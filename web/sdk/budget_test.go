@@ -11,6 +11,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/web/httpx/httpxtest"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -18,7 +19,7 @@ import (
 // first one's project "web" and a second organization's project "api".
 // Client secrets are public, so the tests flood with them from several
 // loopback addresses.
-func budgetInstance(t *testing.T, caps sdk.Connections, logs *syncBuffer) (in *instance, webProd, webDev, apiProd *env) {
+func budgetInstance(t *testing.T, caps sdk.Connections, logs *httpxtest.LogBuffer) (in *instance, webProd, webDev, apiProd *env) {
 	t.Helper()
 	dbURL, _ := dbtest.NewDatabase(t)
 	in = newInstanceWith(t, dbURL, sdk.Options{Connections: caps, RefusalLog: 50 * time.Millisecond},
@@ -53,7 +54,7 @@ func (in *instance) flood(n, addresses int, secrets ...string) map[int]int {
 // and another organization's server SDK connects.
 func TestStreamingBudgetPerOrganization(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs httpxtest.LogBuffer
 	// In all 10 (5 for clients); an organization 6 (3 for clients); an
 	// environment 4 (2 for clients).
 	in, webProd, webDev, apiProd := budgetInstance(t, sdk.Connections{Total: 10, PerSecret: 10, PerAddress: 3,
@@ -93,7 +94,7 @@ func TestStreamingBudgetPerOrganization(t *testing.T) {
 // refused with 503 too.
 func TestStreamingServerShare(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs httpxtest.LogBuffer
 	// Only the total binds: 6 in all, 3 of them for clients.
 	in, webProd, webDev, apiProd := budgetInstance(t, sdk.Connections{Total: 6, PerSecret: 10, PerAddress: 10,
 		ClientShare: 50}, &logs)
@@ -118,7 +119,7 @@ func TestStreamingServerShare(t *testing.T) {
 // 4003 as FeatBit does; it never takes a server SDK's place.
 func TestStreamingClientSecretCountsAsClient(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs httpxtest.LogBuffer
 	in, webProd, _, _ := budgetInstance(t, sdk.Connections{Total: 4, PerSecret: 10, PerAddress: 10, ClientShare: 50}, &logs)
 	if got := in.flood(2, 2, webProd.client); got[101] != 2 {
 		t.Fatalf("two clients: %v, want both connected", got)

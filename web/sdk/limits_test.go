@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/bunting-flags/bunting/sql/dbtest"
+	"github.com/bunting-flags/bunting/web/httpx/httpxtest"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -90,7 +90,7 @@ func leave(ws *websocket.Conn) {
 func TestStreamingConnectionCaps(t *testing.T) {
 	t.Parallel()
 	dbURL, _ := dbtest.NewDatabase(t)
-	var logs syncBuffer
+	var logs httpxtest.LogBuffer
 	in := newInstanceWith(t, dbURL, sdk.Options{Connections: sdk.Connections{Total: 5, PerSecret: 3, PerAddress: 2},
 		RefusalLog: 50 * time.Millisecond}, slog.New(slog.NewTextHandler(&logs, nil)))
 	prod, dev := in.project("web")
@@ -213,7 +213,7 @@ func TestShutdownClosesStreamsWithGoingAway(t *testing.T) {
 func TestRefusalsAreLoggedInSummary(t *testing.T) {
 	t.Parallel()
 	dbURL, _ := dbtest.NewDatabase(t)
-	var logs syncBuffer
+	var logs httpxtest.LogBuffer
 	in := newInstanceWith(t, dbURL, sdk.Options{RefusalLog: 2 * time.Second,
 		Limits: sdk.Limits{PerAddress: 0.001, AddressBurst: 1, PerSecret: 0.001, SecretBurst: 5, Failures: 1, FailureBurst: 20}},
 		slog.New(slog.NewTextHandler(&logs, nil)))
@@ -264,22 +264,4 @@ func TestRefusalsAreLoggedInSummary(t *testing.T) {
 	if summaries != 1 || requests429 != 0 {
 		t.Errorf("%d summary lines and %d request lines for 95 refusals, want 1 and 0:\n%s", summaries, requests429, logs.String())
 	}
-}
-
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

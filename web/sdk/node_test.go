@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/experiments"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/web/httpx"
+	"github.com/bunting-flags/bunting/web/sdk/sdktest"
 )
 
 // nodeDir holds the npm project of real clients, pinned by its package-lock.json.
@@ -34,17 +34,7 @@ const nodeDir = "testdata/node"
 // Without node or the installed packages (npm ci --prefix web/sdk/testdata/node)
 // it is skipped, except under CI=true, where it fails.
 func TestNodeClients(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(nodeDir, "node_modules", "@featbit", "node-server-sdk"))
-	}
-	if err != nil {
-		msg := fmt.Sprintf("real SDK clients need node and `npm ci --prefix web/sdk/%s`: %v", nodeDir, err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node := sdktest.Node(t, nodeDir)
 	t.Parallel()
 	in := newServer(t)
 	in.serveManagement()

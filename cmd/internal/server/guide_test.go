@@ -23,6 +23,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/sdk"
+	"github.com/bunting-flags/bunting/web/sdk/sdktest"
 )
 
 // nodeClients is the npm project of FeatBit's and OpenFeature's published
@@ -36,17 +37,7 @@ const nodeClients = "../../../web/sdk/testdata/node"
 // answer them, so it needs the whole server. Without node or the installed
 // clients it is skipped, except under CI=true, where it fails.
 func TestGuideSnippetsRun(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(nodeClients, "node_modules", "@featbit", "node-server-sdk"))
-	}
-	if err != nil {
-		msg := fmt.Sprintf("the guide's snippets need node and `make sdk-clients`: %v", err)
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node := sdktest.Node(t, nodeClients)
 	t.Parallel()
 	s := newSite(t)
 	s.listen()

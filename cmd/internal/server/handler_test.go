@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -21,6 +20,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/web/httpx/httpxtest"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
 
@@ -129,24 +129,6 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 func TestHealth(t *testing.T) {
 	t.Parallel()
 	h := newSite(t).handler(server.Config{}, slog.New(slog.DiscardHandler))
@@ -245,7 +227,7 @@ func TestCancelledRequestsAreNotErrors(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
 	prod := s.project("web")
-	var logs syncBuffer
+	var logs httpxtest.LogBuffer
 	h := s.handler(server.Config{}, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	for _, r := range []struct{ method, path, auth, body string }{
 		{"GET", "/api/v1/projects/" + prod.ProjectID.String(), s.owner, ""},

@@ -28,6 +28,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/web/sdk"
+	"github.com/bunting-flags/bunting/web/sdk/sdktest"
 )
 
 // TestRelayProcess runs `bunting relay` as a process against a Bunting
@@ -495,16 +496,7 @@ func decode[T any](t *testing.T, body map[string]any) T {
 // CI=true.
 func runNodeClients(t *testing.T, relayURL, upstream, owner string, env core.Environment, flags map[string]flagstore.Flag) {
 	nodeDir := filepath.Join("..", "..", "..", "web", "sdk", "testdata", "node")
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(nodeDir, "node_modules", "@featbit", "node-server-sdk"))
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skipf("FeatBit's SDKs need node and npm ci in web/sdk/testdata/node: %v", err)
-	}
+	node := sdktest.Node(t, nodeDir)
 	users := make([]string, 20)
 	for i := range users {
 		users[i] = fmt.Sprint("user-", i)

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/web/httpx/httpxtest"
 )
 
 const (
@@ -62,7 +63,7 @@ func slowSweep(t *testing.T, e *echo.Echo, classes map[string]routeClass, keys [
 	var answers []slowAnswer
 	var mu sync.Mutex
 	start := time.Now()
-	rise := heapRise(func() {
+	rise := httpxtest.HeapRise(func() {
 		for _, last := range []bool{false, true} {
 			sem := make(chan struct{}, slowConcurrency)
 			var wg sync.WaitGroup

@@ -15,7 +15,7 @@ const (
 	fallback routeClass = "fallback"
 	// anyMember: any member may call them (or no body changes who may): the credentials are checked before a body is read, and the store checks the operation.
 	anyMember routeClass = "anyMember"
-	// needsRight: a right that does not depend on the body, checked after the credentials and before a body is read (httpx.Before: api.go's groups, pages.go's needs).
+	// needsRight: a right that does not depend on the body, checked after the credentials and before a body is read (httpx.Before: the right named in api.go's and pages.go's route tables).
 	needsRight routeClass = "needsRight"
 )
 

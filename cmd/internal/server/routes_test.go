@@ -2,19 +2,15 @@ package server_test
 
 import (
 	"bytes"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -23,6 +19,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/web/httpx"
+	"github.com/bunting-flags/bunting/web/httpx/httpxtest"
 )
 
 // routeHeapLimit bounds how far the heap in use may rise while one route
@@ -93,13 +90,13 @@ func TestEveryRouteRefusesTheLeastPrivileged(t *testing.T) {
 					contentType = echo.MIMEApplicationForm
 					body = []byte(formFields + "_csrf=" + url.QueryEscape(c.csrf))
 				}
-				counted := &countedBody{r: bytes.NewReader(body)}
+				counted := httpxtest.NewCountedBody(bytes.NewReader(body))
 				req := httptest.NewRequest(method, path, counted)
 				req.ContentLength = int64(len(body))
 				req.Header.Set(echo.HeaderContentType, contentType)
 				c.authorize(req)
 				rec := httptest.NewRecorder()
-				rise := heapRise(func() { e.ServeHTTP(rec, req) })
+				rise := httpxtest.HeapRise(func() { e.ServeHTTP(rec, req) })
 				if rise > worst {
 					worst, worstRoute = rise, k+" as "+c.name+" with a "+kind+" body"
 				}
@@ -107,7 +104,7 @@ func TestEveryRouteRefusesTheLeastPrivileged(t *testing.T) {
 				if rise > routeHeapLimit {
 					t.Errorf("%s: the heap in use rose by %d MB", what, rise>>20)
 				}
-				if problem := judge(class, k, c, rec, counted.read.Load()); problem != "" {
+				if problem := judge(class, k, c, rec, counted.Count()); problem != "" {
 					t.Errorf("%s (%s): %s", what, class, problem)
 				}
 			}
@@ -316,48 +313,6 @@ func addPlainMember(t *testing.T, s *site, a *core.Actor, email string) member {
 		t.Fatalf("%s was added without a first password", email)
 	}
 	return member{id: m.ID, password: *m.InitialPassword}
-}
-
-// heapRise runs f and returns how far the heap in use rose meanwhile above
-// where it was before, sampled every millisecond.
-func heapRise(f func()) uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	base := m.HeapInuse
-	var peak atomic.Uint64
-	done, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	f()
-	close(done)
-	<-sampled
-	return max(peak.Load(), base) - base
-}
-
-// countedBody is a request body that counts the bytes the server reads of it.
-type countedBody struct {
-	r    io.Reader
-	read atomic.Int64
-}
-
-func (b *countedBody) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	b.read.Add(int64(n))
-	return n, err
 }
 
 func boolInt(b bool) int {

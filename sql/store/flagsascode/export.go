@@ -62,16 +62,28 @@ type DocEnv struct {
 	Name string `json:"name,omitempty" yaml:"name,omitempty"`
 }
 
+// DocSubject is what names a flag or a segment of a document, first in
+// each. ID is its id where it was exported, for the reader: an import
+// matches flags and segments by key, and one it creates gets an id of its
+// own (ids are unique across environments).
+type DocSubject struct {
+	Key         string   `json:"key" yaml:"key"`
+	ID          string   `json:"id,omitempty" yaml:"id,omitempty"`
+	Name        string   `json:"name" yaml:"name"`
+	Description string   `json:"description,omitempty" yaml:"description,omitempty"`
+	Tags        []string `json:"tags,omitempty" yaml:"tags,omitempty"`
+}
+
+// docSubject names an exported flag or segment; its tags are sorted, so an
+// export does not change with the order they were added in.
+func docSubject(key string, id uuid.UUID, name, description string, tags []string) DocSubject {
+	return DocSubject{Key: key, ID: id.String(), Name: name, Description: description, Tags: sortedTags(tags)}
+}
+
 // DocFlag is a flag as FeatBit models it (FeatureFlag.cs), minus revision,
-// timestamps and creators. ID is the flag's id where it was exported, for
-// the reader: an import matches flags by key, and a flag it creates gets
-// an id of its own (ids are unique across environments).
+// timestamps and creators.
 type DocFlag struct {
-	Key                 string          `json:"key" yaml:"key"`
-	ID                  string          `json:"id,omitempty" yaml:"id,omitempty"`
-	Name                string          `json:"name" yaml:"name"`
-	Description         string          `json:"description,omitempty" yaml:"description,omitempty"`
-	Tags                []string        `json:"tags,omitempty" yaml:"tags,omitempty"`
+	DocSubject          `yaml:",inline"`
 	IsEnabled           bool            `json:"isEnabled" yaml:"isEnabled"`
 	IsArchived          bool            `json:"isArchived,omitempty" yaml:"isArchived,omitempty"`
 	VariationType       string          `json:"variationType" yaml:"variationType"`
@@ -132,17 +144,13 @@ type DocFallthrough struct {
 
 // DocSegment is an environment-specific segment as FeatBit models it
 // (Segment.cs), minus timestamps and the ids of its workspace and
-// environment. ID is, as a flag's, for the reader; segments match by key.
+// environment.
 type DocSegment struct {
-	Key         string           `json:"key" yaml:"key"`
-	ID          string           `json:"id,omitempty" yaml:"id,omitempty"`
-	Name        string           `json:"name" yaml:"name"`
-	Description string           `json:"description,omitempty" yaml:"description,omitempty"`
-	Tags        []string         `json:"tags,omitempty" yaml:"tags,omitempty"`
-	IsArchived  bool             `json:"isArchived,omitempty" yaml:"isArchived,omitempty"`
-	Included    []string         `json:"included,omitempty" yaml:"included,omitempty"`
-	Excluded    []string         `json:"excluded,omitempty" yaml:"excluded,omitempty"`
-	Rules       []DocSegmentRule `json:"rules,omitempty" yaml:"rules,omitempty"`
+	DocSubject `yaml:",inline"`
+	IsArchived bool             `json:"isArchived,omitempty" yaml:"isArchived,omitempty"`
+	Included   []string         `json:"included,omitempty" yaml:"included,omitempty"`
+	Excluded   []string         `json:"excluded,omitempty" yaml:"excluded,omitempty"`
+	Rules      []DocSegmentRule `json:"rules,omitempty" yaml:"rules,omitempty"`
 }
 
 // DocSegmentRule matches the users meeting all its conditions.
@@ -232,7 +240,7 @@ func (s *FlagsAsCode) exportEnv(ctx context.Context, env core.EnvRow) (Document,
 
 func docFlag(f flagstore.Flag, keyOf func(string) string) DocFlag {
 	include := f.ExptIncludeAllTargets
-	d := DocFlag{Key: f.Key, ID: f.ID.String(), Name: f.Name, Description: f.Description, Tags: sortedTags(f.Tags),
+	d := DocFlag{DocSubject: docSubject(f.Key, f.ID, f.Name, f.Description, f.Tags),
 		IsEnabled: f.IsEnabled, IsArchived: f.IsArchived, VariationType: f.VariationType,
 		DisabledVariationID: f.DisabledVariationID, ExptIncludeAll: &include,
 		Fallthrough: DocFallthrough{DispatchKey: f.Fallthrough.DispatchKey, IncludedInExpt: f.Fallthrough.IncludedInExpt,
@@ -279,7 +287,7 @@ func docConditions(cs []flagstore.Condition, keyOf func(string) string) []DocCon
 }
 
 func docSegment(sg flagstore.Segment) DocSegment {
-	d := DocSegment{Key: sg.Key, ID: sg.ID.String(), Name: sg.Name, Description: sg.Description, Tags: sortedTags(sg.Tags),
+	d := DocSegment{DocSubject: docSubject(sg.Key, sg.ID, sg.Name, sg.Description, sg.Tags),
 		IsArchived: sg.IsArchived, Included: slices.Clone(sg.Included), Excluded: slices.Clone(sg.Excluded)}
 	for _, r := range sg.Rules {
 		d.Rules = append(d.Rules, DocSegmentRule{ID: r.ID, Name: r.Name, Conditions: docConditions(r.Conditions, nil)})

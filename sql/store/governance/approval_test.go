@@ -44,16 +44,11 @@ func segmentFlag(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, k
 // something else; nothing changes. Where they need none, all of it works.
 func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 	t.Parallel()
-	s, owner, pool := storetest.New(t)
+	s, owner, prod, dev, bob, dave := reviewTeam(t)
 	ctx := context.Background()
-	prod, dev := storetest.ProdAndDev(t, s, owner)
-	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	dave := storetest.Developer(t, s, owner, "dave@example.com")
-	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
-	storetest.Must(t, err)
-	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Old", Key: "old"})
-	storetest.Must(t, err)
-	_, err = s.Flags().ArchiveFlag(ctx, owner, prod.ID, "old", flagstore.Change{})
+	storetest.Flag(t, s, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
+	storetest.Flag(t, s, owner, prod.ID, flagstore.FlagInput{Name: "Old", Key: "old"})
+	_, err := s.Flags().ArchiveFlag(ctx, owner, prod.ID, "old", flagstore.Change{})
 	storetest.Must(t, err)
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 	before := storetest.Serves(t, s, owner, prod.ID, "pay", "u1")
@@ -109,22 +104,15 @@ func TestApprovalCoversArchivingRestoringAndDeletingFlags(t *testing.T) {
 // another environment's settings cannot be copied onto one of its flags.
 func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 	t.Parallel()
-	s, owner, pool := storetest.New(t)
+	s, owner, prod, dev, bob, dave := reviewTeam(t)
 	ctx := context.Background()
-	prod, dev := storetest.ProdAndDev(t, s, owner)
-	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	dave := storetest.Developer(t, s, owner, "dave@example.com")
-	on, err := s.Flags().CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Banner", Key: "banner", IsEnabled: true})
-	storetest.Must(t, err)
-	_, err = s.Flags().CreateFlag(ctx, dave, dev.ID, flagstore.FlagInput{Name: "Quiet", Key: "quiet"})
-	storetest.Must(t, err)
-	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
-	storetest.Must(t, err)
-	_, err = s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Quiet", Key: "quiet"})
-	storetest.Must(t, err)
+	on := storetest.Flag(t, s, dave, dev.ID, flagstore.FlagInput{Name: "Banner", Key: "banner", IsEnabled: true})
+	storetest.Flag(t, s, dave, dev.ID, flagstore.FlagInput{Name: "Quiet", Key: "quiet"})
+	storetest.Flag(t, s, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay", IsEnabled: true})
+	storetest.Flag(t, s, owner, prod.ID, flagstore.FlagInput{Name: "Quiet", Key: "quiet"})
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
-	_, err = s.FlagCopy().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagcopy.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
+	_, err := s.FlagCopy().CopyToEnv(ctx, dave, dev.ID, prod.ID, flagcopy.CopyToEnvInput{FlagIDs: []uuid.UUID{on.ID}})
 	storetest.WantRule(t, "copy a flag that is on", err, "ChangeRequestRequired")
 	_, err = s.Flags().CloneFlag(ctx, dave, prod.ID, "pay", flagstore.CloneFlagInput{Name: "Pay 2", Key: "pay-2"})
 	storetest.WantRule(t, "clone a flag that is on", err, "ChangeRequestRequired")
@@ -166,11 +154,8 @@ func TestApprovalCoversFlagsCopiedIn(t *testing.T) {
 // route; its name still changes, and the flag still serves as it did.
 func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 	t.Parallel()
-	s, owner, pool := storetest.New(t)
+	s, owner, prod, _, bob, dave := reviewTeam(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, owner)
-	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	dave := storetest.Developer(t, s, owner, "dave@example.com")
 	sg, err := s.Segments().CreateSegment(ctx, owner, prod.ID, segments.SegmentInput{Name: "Beta", Key: "beta", Type: flagstore.SegmentEnvironmentSpecific,
 		Included: []string{"ann"}})
 	storetest.Must(t, err)
@@ -220,11 +205,8 @@ func TestApprovalCoversEnvironmentSegments(t *testing.T) {
 // environment; one used only where no approval is needed changes freely.
 func TestApprovalCoversSharedSegments(t *testing.T) {
 	t.Parallel()
-	s, owner, pool := storetest.New(t)
+	s, owner, prod, dev, bob, dave := reviewTeam(t)
 	ctx := context.Background()
-	prod, dev := storetest.ProdAndDev(t, s, owner)
-	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	dave := storetest.Developer(t, s, owner, "dave@example.com")
 	everywhere := []string{"organization/default-organization:project/web"}
 	sg, err := s.Segments().CreateSegment(ctx, owner, dev.ID, segments.SegmentInput{Name: "Staff", Key: "staff", Type: flagstore.SegmentShared, Scopes: everywhere})
 	storetest.Must(t, err)
@@ -250,6 +232,17 @@ func TestApprovalCoversSharedSegments(t *testing.T) {
 	if got := storetest.Serves(t, s, owner, dev.ID, "pay", "eve"); got != "true" {
 		t.Fatalf("eve gets %q in Dev, want true", got)
 	}
+}
+
+// reviewTeam is a store with Web's Prod and Dev, bob an owner besides owner
+// (to review) and dave a Developer.
+func reviewTeam(t *testing.T) (s *store.Store, owner *core.Actor, prod, dev core.Environment, bob, dave *core.Actor) {
+	t.Helper()
+	s, owner, pool := storetest.New(t)
+	prod, dev = storetest.ProdAndDev(t, s, owner)
+	bob = storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
+	dave = storetest.Developer(t, s, owner, "dave@example.com")
+	return s, owner, prod, dev, bob, dave
 }
 
 // requestCast is a store whose Prod has the flag pay, off, and alice, bob

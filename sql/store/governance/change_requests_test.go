@@ -20,13 +20,9 @@ import (
 
 func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing.T) {
 	t.Parallel()
-	s, owner, pool := storetest.New(t)
+	s, owner, pool, prod, alice, bob, carol := requestCast(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, owner)
-	alice := storetest.OwnerMember(t, s, owner, pool, "alice@example.com")
-	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	carol := storetest.OwnerMember(t, s, owner, pool, "carol@example.com")
-	f, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	f, err := s.Flags().GetFlag(ctx, owner, prod.ID, "pay")
 	storetest.Must(t, err)
 	storetest.ApprovalEnv(t, s, owner, prod, 2, alice, bob, carol)
 
@@ -133,13 +129,8 @@ func TestChangeRequestNeedsItsApprovalsAndAppliesThroughTheNormalPath(t *testing
 
 func TestDeclinedChangeRequestCannotBeAppliedAndIsWithdrawnByItsAuthor(t *testing.T) {
 	t.Parallel()
-	s, owner, pool := storetest.New(t)
+	s, owner, pool, prod, alice, bob, _ := requestCast(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, owner)
-	alice := storetest.OwnerMember(t, s, owner, pool, "alice@example.com")
-	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
-	storetest.Must(t, err)
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
 	on := true
@@ -190,18 +181,13 @@ func TestDeclinedChangeRequestCannotBeAppliedAndIsWithdrawnByItsAuthor(t *testin
 
 func TestScheduleWithChangeRequestWaitsForApproval(t *testing.T) {
 	t.Parallel()
-	s, owner, pool := storetest.New(t)
+	s, owner, pool, prod, alice, bob, _ := requestCast(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, owner)
-	alice := storetest.OwnerMember(t, s, owner, pool, "alice@example.com")
-	bob := storetest.OwnerMember(t, s, owner, pool, "bob@example.com")
-	_, err := s.Flags().CreateFlag(ctx, owner, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
-	storetest.Must(t, err)
 	storetest.ApprovalEnv(t, s, owner, prod, 1, bob)
 
 	at := time.Now().Add(time.Hour)
 	in := governance.ScheduleInput{DraftInput: flagstore.DraftInput{TargetFlag: []byte(`{"isEnabled":true}`)}, Title: "Launch", ScheduledTime: &at}
-	_, err = s.Governance().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
+	_, err := s.Governance().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)
 	storetest.WantRule(t, "schedule without a change request", err, "ChangeRequestRequired")
 	in.WithChangeRequest, in.Reason, in.Reviewers = true, "Launch on time", []uuid.UUID{bob.UserID}
 	sch, err := s.Governance().CreateFlagSchedule(ctx, alice, prod.ID, "pay", in)

@@ -45,6 +45,29 @@ func backdate(t *testing.T, pool *pgxpool.Pool, id uuid.UUID, by time.Duration) 
 	}
 }
 
+// withPay is a new store whose production environment has the flag "pay",
+// which the tests here schedule changes to.
+func withPay(t *testing.T) (*store.Store, *core.Actor, *pgxpool.Pool, core.Environment, flagstore.Flag) {
+	t.Helper()
+	s, a, pool := storetest.New(t)
+	prod, _ := storetest.ProdAndDev(t, s, a)
+	pay, err := s.Flags().CreateFlag(context.Background(), a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
+	storetest.Must(t, err)
+	return s, a, pool, prod, pay
+}
+
+// applyDue makes a schedule due now and runs the scheduler once, as its
+// timer would; claimed is whether it took a schedule to apply.
+func applyDue(t *testing.T, s *store.Store, pool *pgxpool.Pool, id uuid.UUID) (claimed bool) {
+	t.Helper()
+	backdate(t, pool, id, 0)
+	claimed, err := s.Governance().ApplyDueSchedule(context.Background(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return claimed
+}
+
 func scheduleStatus(t *testing.T, pool *pgxpool.Pool, id uuid.UUID) (status, reason string) {
 	t.Helper()
 	if err := pool.QueryRow(context.Background(), `SELECT status, failure_reason FROM flag_schedules WHERE id = $1`, id).
@@ -56,11 +79,8 @@ func scheduleStatus(t *testing.T, pool *pgxpool.Pool, id uuid.UUID) (status, rea
 
 func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 	t.Parallel()
-	s, a, pool := storetest.New(t)
+	s, a, pool, prod, f := withPay(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
-	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	backdate(t, pool, sch.ID, 0)
 
@@ -124,19 +144,13 @@ func TestScheduleAppliesOnceAcrossInstances(t *testing.T) {
 
 func TestScheduleAppliesOnlyItsParts(t *testing.T) {
 	t.Parallel()
-	s, a, pool := storetest.New(t)
+	s, a, pool, prod, _ := withPay(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
-	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	// Someone renames the flag meanwhile: another part, so the schedule applies.
-	_, err = s.Flags().RenameFlag(ctx, a, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"})
+	_, err := s.Flags().RenameFlag(ctx, a, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"})
 	storetest.Must(t, err)
-	backdate(t, pool, sch.ID, 0)
-	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
-		t.Fatal(err)
-	}
+	applyDue(t, s, pool, sch.ID)
 	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if !got.IsEnabled || got.Name != "Payments" {
@@ -146,18 +160,12 @@ func TestScheduleAppliesOnlyItsParts(t *testing.T) {
 
 func TestScheduleConflictFailsVisibly(t *testing.T) {
 	t.Parallel()
-	s, a, pool := storetest.New(t)
+	s, a, pool, prod, _ := withPay(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
-	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true,"name":"Pay v2"}`, time.Hour)
-	_, err = s.Flags().RenameFlag(ctx, a, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"})
+	_, err := s.Flags().RenameFlag(ctx, a, prod.ID, "pay", flagstore.FlagNameInput{Name: "Payments"})
 	storetest.Must(t, err)
-	backdate(t, pool, sch.ID, 0)
-	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
-		t.Fatal(err)
-	}
+	applyDue(t, s, pool, sch.ID)
 	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
 	if got.IsEnabled || got.Name != "Payments" {
@@ -176,16 +184,12 @@ func TestScheduleConflictFailsVisibly(t *testing.T) {
 
 func TestCancelledScheduleNeverApplies(t *testing.T) {
 	t.Parallel()
-	s, a, pool := storetest.New(t)
+	s, a, pool, prod, _ := withPay(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
-	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
 	storetest.Must(t, s.Governance().CancelFlagSchedule(ctx, a, prod.ID, sch.ID))
-	backdate(t, pool, sch.ID, 0)
-	if claimed, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil || claimed {
-		t.Fatalf("claimed=%v err=%v, want nothing to claim", claimed, err)
+	if claimed := applyDue(t, s, pool, sch.ID); claimed {
+		t.Fatalf("claimed=%v, want nothing to claim", claimed)
 	}
 	got, err := s.Flags().GetFlag(ctx, a, prod.ID, "pay")
 	storetest.Must(t, err)
@@ -213,11 +217,8 @@ func TestCancelledScheduleNeverApplies(t *testing.T) {
 
 func TestScheduleInputIsChecked(t *testing.T) {
 	t.Parallel()
-	s, a, _ := storetest.New(t)
+	s, a, _, prod, _ := withPay(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
-	storetest.Must(t, err)
 	past, future := time.Now().Add(-time.Minute), time.Now().Add(time.Hour)
 	for _, tc := range []struct {
 		name string
@@ -241,12 +242,9 @@ func TestScheduleInputIsChecked(t *testing.T) {
 // active, attributed to the token, and fails once it is turned off.
 func TestScheduleByAccessToken(t *testing.T) {
 	t.Parallel()
-	s, a, pool := storetest.New(t)
+	s, a, pool, prod, f := withPay(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, a)
-	f, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
-	storetest.Must(t, err)
-	_, err = s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
+	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Ship", Key: "ship"})
 	storetest.Must(t, err)
 	tok, err := s.Tokens().CreateAccessToken(ctx, a, accesstokens.AccessTokenInput{Name: "deploy", Type: core.TokenPersonal})
 	storetest.Must(t, err)
@@ -254,10 +252,7 @@ func TestScheduleByAccessToken(t *testing.T) {
 	storetest.Must(t, err)
 
 	applies := scheduleSoon(t, s, ta, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
-	backdate(t, pool, applies.ID, 0)
-	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
-		t.Fatal(err)
-	}
+	applyDue(t, s, pool, applies.ID)
 	if status, reason := scheduleStatus(t, pool, applies.ID); status != governance.ScheduleApplied {
 		t.Fatalf("status %q (%s), want applied", status, reason)
 	}
@@ -269,10 +264,7 @@ func TestScheduleByAccessToken(t *testing.T) {
 	fails := scheduleSoon(t, s, ta, prod.ID, "ship", `{"isEnabled":true}`, time.Hour)
 	_, err = s.Tokens().ToggleAccessToken(ctx, a, tok.ID)
 	storetest.Must(t, err)
-	backdate(t, pool, fails.ID, 0)
-	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
-		t.Fatal(err)
-	}
+	applyDue(t, s, pool, fails.ID)
 	if status, reason := scheduleStatus(t, pool, fails.ID); status != governance.ScheduleFailed || !strings.Contains(reason, "may no longer") {
 		t.Fatalf("status %q reason %q, want failed: its author may no longer make it", status, reason)
 	}
@@ -287,10 +279,7 @@ func TestScheduleReachesWebhooks(t *testing.T) {
 	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
-	backdate(t, storetest.Pool(t, s), sch.ID, 0)
-	if _, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil {
-		t.Fatal(err)
-	}
+	applyDue(t, s, storetest.Pool(t, s), sch.ID)
 	if got := storetest.DeliverQueued(t, s); len(got) != 1 || got[0].Events != webhooks.EventFlagToggled {
 		t.Fatalf("queued %+v, want one %s", got, webhooks.EventFlagToggled)
 	}
@@ -300,11 +289,8 @@ func TestScheduleReachesWebhooks(t *testing.T) {
 // one is refused and writes nothing, and cancelling one makes room.
 func TestOpenFlagChangesAreBounded(t *testing.T) {
 	t.Parallel()
-	s, a, pool := storetest.New(t)
+	s, a, pool, prod, _ := withPay(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
-	storetest.Must(t, err)
 	var first governance.Schedule
 	for i := range flagstore.MaxOpenFlagChanges {
 		sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour+time.Duration(i)*time.Minute)
@@ -313,7 +299,7 @@ func TestOpenFlagChangesAreBounded(t *testing.T) {
 		}
 	}
 	at := time.Now().Add(time.Hour)
-	_, err = s.Governance().CreateFlagSchedule(ctx, a, prod.ID, "pay", governance.ScheduleInput{
+	_, err := s.Governance().CreateFlagSchedule(ctx, a, prod.ID, "pay", governance.ScheduleInput{
 		DraftInput: flagstore.DraftInput{TargetFlag: json.RawMessage(`{"isEnabled":true}`)}, Title: "One more", ScheduledTime: &at})
 	if !errors.Is(err, flagstore.ErrTooManyPendingChanges) {
 		t.Fatalf("schedule %d: got %v, want %v", flagstore.MaxOpenFlagChanges+1, err, flagstore.ErrTooManyPendingChanges)
@@ -331,17 +317,13 @@ func TestOpenFlagChangesAreBounded(t *testing.T) {
 // slip past it: at its time it fails, saying why, and changes nothing.
 func TestScheduleRespectsApprovalTurnedOnLater(t *testing.T) {
 	t.Parallel()
-	s, a, pool := storetest.New(t)
+	s, a, pool, prod, _ := withPay(t)
 	ctx := context.Background()
-	prod, _ := storetest.ProdAndDev(t, s, a)
-	_, err := s.Flags().CreateFlag(ctx, a, prod.ID, flagstore.FlagInput{Name: "Pay", Key: "pay"})
-	storetest.Must(t, err)
 	sch := scheduleSoon(t, s, a, prod.ID, "pay", `{"isEnabled":true}`, time.Hour)
-	_, err = pool.Exec(ctx, `UPDATE environments SET change_request_enabled = true WHERE id = $1`, prod.ID)
+	_, err := pool.Exec(ctx, `UPDATE environments SET change_request_enabled = true WHERE id = $1`, prod.ID)
 	storetest.Must(t, err)
-	backdate(t, pool, sch.ID, 0)
-	if claimed, err := s.Governance().ApplyDueSchedule(ctx, time.Time{}); err != nil || !claimed {
-		t.Fatalf("claimed=%v err=%v", claimed, err)
+	if claimed := applyDue(t, s, pool, sch.ID); !claimed {
+		t.Fatalf("claimed=%v", claimed)
 	}
 	if status, reason := scheduleStatus(t, pool, sch.ID); status != governance.ScheduleFailed || !strings.Contains(reason, "need approval") {
 		t.Errorf("status %q, reason %q: want failed, needing approval", status, reason)

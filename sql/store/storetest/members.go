@@ -64,6 +64,14 @@ func Serves(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, key, k
 	return ev.Variation.Value
 }
 
+// Flag creates a flag in the environment envID.
+func Flag(t testing.TB, s *store.Store, a *core.Actor, envID uuid.UUID, in flagstore.FlagInput) flagstore.Flag {
+	t.Helper()
+	f, err := s.Flags().CreateFlag(context.Background(), a, envID, in)
+	Must(t, err)
+	return f
+}
+
 func FlagHistory(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, f flagstore.Flag) []flagstore.AuditEntry {
 	t.Helper()
 	page, err := s.Flags().ListAuditLogs(context.Background(), a, envID, flagstore.AuditFilter{RefType: "FeatureFlag", RefID: f.ID.String(), Page: core.Page{Size: 100}})
