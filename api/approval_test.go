@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"net/http"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestApprovalCoversEverythingServed(t *testing.T) {
 	pay := decode[flagstore.Flag](t, s.do("POST", prodFlags, s.owner, map[string]any{"name": "Pay", "key": "pay", "isEnabled": true}).ok(t))
 	s.do("PUT", prodFlags+"/pay/targeting", s.owner, map[string]any{"targeting": map[string]any{"targetUsers": []any{},
 		"rules": []any{map[string]any{"id": "r", "name": "Staff", "conditions": []any{map[string]any{"id": "c",
-			"property": flagstore.SegmentIn, "op": "", "value": `["` + sg.ID.String() + `"]`}}, "dispatchKey": nil, "includedInExpt": true,
+			"property": targeting.SegmentIn, "op": "", "value": `["` + sg.ID.String() + `"]`}}, "dispatchKey": nil, "includedInExpt": true,
 			"variations": []any{map[string]any{"id": pay.Variations[0].ID, "rollout": []float64{0, 1}, "exptRollout": 1}}}},
 		"fallthrough": map[string]any{"dispatchKey": nil, "includedInExpt": true,
 			"variations": []any{map[string]any{"id": pay.Variations[1].ID, "rollout": []float64{0, 1}, "exptRollout": 1}}}}}).ok(t)

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"net/http"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestValidationDetailsPointAtTheField(t *testing.T) {
 			"rules_is_invalid", "rules[1].conditions[0].value", "not a number"},
 		{"empty list", "PUT", e.flags + "/pay/targeting", rule(map[string]any{"id": "c1", "property": "country", "op": "IsOneOf", "value": "[]"}),
 			"rules_is_invalid", "rules[1].conditions[0].value", "give at least one value"},
-		{"unknown segment", "PUT", e.flags + "/pay/targeting", rule(map[string]any{"id": "c1", "property": flagstore.SegmentIn,
+		{"unknown segment", "PUT", e.flags + "/pay/targeting", rule(map[string]any{"id": "c1", "property": targeting.SegmentIn,
 			"value": `["00000000-0000-4000-8000-000000000001"]`}),
 			"rules_is_invalid", "rules[1].conditions[0].value", "does not exist here"},
 		{"rollout", "PUT", e.flags + "/pay/targeting", map[string]any{"targeting": map[string]any{"targetUsers": []any{}, "rules": []any{},

@@ -55,7 +55,7 @@ func TestEndUserRoutes(t *testing.T) {
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
 	sg := decode[flagstore.Segment](t, s.do("POST", e.segs, s.owner, map[string]any{"name": "Testers", "key": "testers", "type": "environment-specific"}).ok(t))
 	s.do("PUT", e.segs+"/"+sg.ID.String()+"/targeting", s.owner, map[string]any{"included": []string{"bob"}}).ok(t)
-	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f, sg.ID))).ok(t)
+	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targetingOf(f, sg.ID))).ok(t)
 	s.do("PUT", e.flags+"/pay/toggle/true", s.owner, nil).ok(t)
 
 	t0 := time.Now().Add(-time.Hour).Truncate(time.Millisecond)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // The admin's "test a user": the SDKs' engine, behind CanAccessEnv.
@@ -22,7 +23,7 @@ func TestEvaluateFlagForAUser(t *testing.T) {
 	// ft-rule serves false to China and the US, ft-seg to the segment's members.
 	for key, condition := range map[string]map[string]any{
 		"ft-rule": {"property": "country", "op": "IsOneOf", "value": `["cn","us"]`},
-		"ft-seg":  {"property": flagstore.SegmentIn, "op": "", "value": fmt.Sprintf(`[%q]`, seg.ID)},
+		"ft-seg":  {"property": targeting.SegmentIn, "op": "", "value": fmt.Sprintf(`[%q]`, seg.ID)},
 	} {
 		f := e.createFlag(map[string]any{"name": key, "key": key, "isEnabled": true})
 		name := map[string]string{"ft-rule": "China and US", "ft-seg": "In segment"}[key]

@@ -18,6 +18,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // FeatBit's clients send FeatBit's bodies and read FeatBit's answers: each
@@ -276,7 +277,7 @@ func TestSharedSegmentNeedsEveryEnvironment(t *testing.T) {
 		"scopes": []string{org + ":project/web"}, "included": []string{"alice"}}).ok(t))
 	f := decode[flagstore.Flag](t, s.do("POST", prodFlags, s.owner, map[string]any{"name": "Pay", "key": "pay"}).ok(t))
 	tg := f.Targeting()
-	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Staff", Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + shared.ID.String() + `"]`}},
+	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Staff", Conditions: []flagstore.Condition{{ID: "c", Property: targeting.SegmentIn, Value: `["` + shared.ID.String() + `"]`}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 	s.do("PUT", prodFlags+"/pay/targeting", s.owner, map[string]any{"targeting": tg}).ok(t)
 	prodFlag := decode[flagstore.Flag](t, s.do("GET", prodFlags+"/pay", s.owner, nil).ok(t))

@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagcopy"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // twoEnvs is a project's Prod (the source) and Dev (the target).
@@ -166,7 +167,7 @@ func TestCopyToEnvPrecheck(t *testing.T) {
 
 func segmentRule(f flagstore.Flag, segmentID uuid.UUID) map[string]any {
 	return map[string]any{"id": uuid.NewString(), "name": "In segment", "dispatchKey": nil, "includedInExpt": true,
-		"conditions": []map[string]string{{"id": uuid.NewString(), "property": flagstore.SegmentIn, "op": "", "value": `["` + segmentID.String() + `"]`}},
+		"conditions": []map[string]string{{"id": uuid.NewString(), "property": targeting.SegmentIn, "op": "", "value": `["` + segmentID.String() + `"]`}},
 		"variations": []map[string]any{{"id": f.Variations[0].ID, "rollout": []float64{0, 1}, "exptRollout": 1}}}
 }
 

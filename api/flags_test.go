@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/accesstokens"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // envFixture is a project's Prod environment with its API paths.
@@ -298,13 +299,13 @@ func TestFlagSettings(t *testing.T) {
 	}
 }
 
-// targeting is a valid targeting for a boolean flag: the targeting member of
+// targetingOf is a valid targeting for a boolean flag: the targeting member of
 // FeatBit's body (see put).
-func targeting(f flagstore.Flag, segmentIDs ...uuid.UUID) map[string]any {
+func targetingOf(f flagstore.Flag, segmentIDs ...uuid.UUID) map[string]any {
 	conditions := []map[string]string{{"id": "c1", "property": "country", "op": "IsOneOf", "value": `["NL","BE"]`}}
 	if len(segmentIDs) > 0 {
 		ids, _ := json.Marshal(segmentIDs)
-		conditions = append(conditions, map[string]string{"id": "c2", "property": flagstore.SegmentIn, "op": "", "value": string(ids)})
+		conditions = append(conditions, map[string]string{"id": "c2", "property": targeting.SegmentIn, "op": "", "value": string(ids)})
 	}
 	return map[string]any{
 		"targetUsers": []map[string]any{{"keyIds": []string{"alice"}, "variationId": f.Variations[0].ID}},
@@ -325,7 +326,7 @@ func TestFlagTargeting(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f))).ok(t))
+	rev := decode[uuid.UUID](t, s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targetingOf(f))).ok(t))
 	got := decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	if got.Revision != rev {
 		t.Fatalf("answered revision %s, the flag has %s", rev, got.Revision)
@@ -336,7 +337,7 @@ func TestFlagTargeting(t *testing.T) {
 	}
 
 	bad := func(mutate func(map[string]any)) *reply {
-		body := targeting(f)
+		body := targetingOf(f)
 		mutate(body)
 		return s.do("PUT", e.flags+"/pay/targeting", s.owner, put(body))
 	}
@@ -368,9 +369,9 @@ func TestFlagTargeting(t *testing.T) {
 		"IsOneOf not an array":      {func(b map[string]any) { cond(b)["value"] = "NL,BE" }, "rules_is_invalid"},
 		"numeric op not a number":   {func(b map[string]any) { cond(b)["op"], cond(b)["value"] = "BiggerThan", "ten" }, "rules_is_invalid"},
 		"unknown segment": {func(b map[string]any) {
-			cond(b)["property"], cond(b)["value"] = flagstore.SegmentIn, `["`+uuid.NewString()+`"]`
+			cond(b)["property"], cond(b)["value"] = targeting.SegmentIn, `["`+uuid.NewString()+`"]`
 		}, "rules_is_invalid"},
-		"segment value not ids":   {func(b map[string]any) { cond(b)["property"], cond(b)["value"] = flagstore.SegmentNotIn, `["x"]` }, "rules_is_invalid"},
+		"segment value not ids":   {func(b map[string]any) { cond(b)["property"], cond(b)["value"] = targeting.SegmentNotIn, `["x"]` }, "rules_is_invalid"},
 		"rule without conditions": {func(b map[string]any) { rule(b)["conditions"] = []map[string]string{} }, "rules_is_invalid"},
 	}
 	for name, tc := range cases {
@@ -381,7 +382,7 @@ func TestFlagTargeting(t *testing.T) {
 		t.Fatal("a refused targeting change altered the flag")
 	}
 	for _, op := range flagstore.Operators() {
-		body := targeting(f)
+		body := targetingOf(f)
 		value := map[string]string{"IsOneOf": `["a"]`, "NotOneOf": `["a"]`, "LessThan": "1", "BiggerThan": "1", "LessEqualThan": "1",
 			"BiggerEqualThan": "1", "MatchRegex": "^a+$", "NotMatchRegex": "^a+$"}[op]
 		if value == "" {
@@ -475,7 +476,7 @@ func TestCloneAndPatchFlag(t *testing.T) {
 	s := newServer(t)
 	e := s.prodEnv()
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay", "tags": []string{"backend"}})
-	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f))).ok(t)
+	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targetingOf(f))).ok(t)
 
 	if !decode[bool](t, s.do("POST", e.flags+"/clone/pay", s.owner, map[string]string{"name": "Pay copy", "key": "pay-copy"}).ok(t)) {
 		t.Fatal("clone answered false")
@@ -558,7 +559,7 @@ func TestFlagPermissionsFollowWhatChanges(t *testing.T) {
 	users := map[string]any{"targeting": tg}
 	s.do("PUT", e.flags+"/pay/targeting", tok, users).ok(t)
 	s.do("PUT", e.flags+"/other/targeting", tok, users).fails(t, http.StatusForbidden, "Forbidden")
-	s.do("PUT", e.flags+"/pay/targeting", tok, put(targeting(f))).fails(t, http.StatusForbidden, "Forbidden") // also rules and default rule
+	s.do("PUT", e.flags+"/pay/targeting", tok, put(targetingOf(f))).fails(t, http.StatusForbidden, "Forbidden") // also rules and default rule
 	s.do("PUT", e.flags+"/pay/toggle/true", tok, nil).fails(t, http.StatusForbidden, "Forbidden")
 	s.do("PATCH", e.flags+"/pay", tok, `[{"op":"replace","path":"/targetUsers/0/keyIds","value":["dave"]}]`).ok(t)
 	s.do("PATCH", e.flags+"/pay", tok, `[{"op":"replace","path":"/name","value":"mine"}]`).fails(t, http.StatusForbidden, "Forbidden")

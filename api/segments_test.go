@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"net/http"
 	"slices"
 	"strings"
@@ -39,7 +40,7 @@ func TestCreateSegment(t *testing.T) {
 	post(map[string]any{"name": "x", "key": "x", "type": "shared", "scopes": []string{"organization/default-organization:project/api"}}).
 		fails(t, http.StatusBadRequest, "scopes_is_invalid") // does not reach the environment it is managed from
 	post(map[string]any{"name": "x", "key": "x", "type": "environment-specific", "rules": []map[string]any{{"id": "r", "name": "n",
-		"conditions": []map[string]string{{"id": "c", "property": flagstore.SegmentIn, "value": `["` + sg.ID.String() + `"]`}}}}}).
+		"conditions": []map[string]string{{"id": "c", "property": targeting.SegmentIn, "value": `["` + sg.ID.String() + `"]`}}}}}).
 		fails(t, http.StatusBadRequest, "rules_is_invalid")
 	post(map[string]any{"name": "x", "key": "x", "type": "environment-specific", "included": []string{""}}).fails(t, http.StatusBadRequest, "included_is_invalid")
 }
@@ -89,7 +90,7 @@ func TestPatchSegment(t *testing.T) {
 	e := s.prodEnv()
 	sg := e.createSegment(map[string]any{"name": "Beta", "key": "beta", "type": "environment-specific", "included": []string{"alice"}})
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f, sg.ID))).ok(t)
+	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targetingOf(f, sg.ID))).ok(t)
 	f = decode[flagstore.Flag](t, s.do("GET", e.flags+"/pay", s.owner, nil).ok(t))
 	path := e.segs + "/" + sg.ID.String()
 
@@ -168,9 +169,9 @@ func TestSegmentArchiveRestoreDelete(t *testing.T) {
 	}
 	// An archived segment cannot be used by a flag.
 	f := e.createFlag(map[string]any{"name": "Pay", "key": "pay"})
-	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f, sg.ID))).fails(t, http.StatusBadRequest, "rules_is_invalid")
+	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targetingOf(f, sg.ID))).fails(t, http.StatusBadRequest, "rules_is_invalid")
 	s.do("PUT", path+"/restore", s.owner, map[string]string{"comment": "back"}).ok(t)
-	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targeting(f, sg.ID))).ok(t)
+	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(targetingOf(f, sg.ID))).ok(t)
 
 	// While a flag uses it, it can be neither archived nor deleted.
 	s.do("PUT", path+"/archive", s.owner, nil).fails(t, http.StatusUnprocessableEntity, "SegmentIsBeingUsed")
@@ -179,7 +180,7 @@ func TestSegmentArchiveRestoreDelete(t *testing.T) {
 	if len(refs) != 1 || refs[0].Key != "pay" || refs[0].EnvKey != "prod" {
 		t.Fatalf("flag references %+v", refs)
 	}
-	noRules := targeting(f)
+	noRules := targetingOf(f)
 	noRules["rules"] = []any{}
 	s.do("PUT", e.flags+"/pay/targeting", s.owner, put(noRules)).ok(t)
 
@@ -269,7 +270,7 @@ func TestFlagReferencesShowOnlyReadableEnvironments(t *testing.T) {
 		"scopes": []string{"organization/default-organization:project/web"}})
 	use := func(e envFixture, key string) {
 		f := e.createFlag(map[string]any{"name": "Flag " + key, "key": key})
-		s.do("PUT", e.flags+"/"+key+"/targeting", s.owner, put(targeting(f, shared.ID))).ok(t)
+		s.do("PUT", e.flags+"/"+key+"/targeting", s.owner, put(targetingOf(f, shared.ID))).ok(t)
 	}
 	use(envs.prod, "prod-secret-launch")
 	use(envs.dev, "dev-tryout")

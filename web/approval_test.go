@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"net/http"
 	"slices"
 	"strings"
@@ -22,7 +23,7 @@ func TestRefusedChangesWhereApprovalIsNeededSayWhy(t *testing.T) {
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Pay", Key: "pay"})
 	tg := f.Targeting()
 	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Beta",
-		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+		Conditions: []flagstore.Condition{{ID: "c", Property: targeting.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 	_, err := a.st.Flags().SetFlagTargeting(ctx, owner, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)

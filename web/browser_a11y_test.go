@@ -29,6 +29,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // axeScript is axe-core, the accessibility engine (testdata/axe/VERSION).
@@ -62,7 +63,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	on := a.flag(prod, "checkout").Variations[0].ID
 	tg.TargetUsers = []flagstore.TargetUser{{VariationID: on, KeyIDs: []string{"vip-1"}}}
 	tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "Beta", Variations: []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 1}}},
-		Conditions: []flagstore.Condition{{ID: "c1", Property: flagstore.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
+		Conditions: []flagstore.Condition{{ID: "c1", Property: targeting.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
 	_, err = a.st.Flags().SetFlagTargeting(ctx, owner, prod.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
 	dev := web.Environments[1]

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"slices"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestBrowserHistoryInWords(t *testing.T) {
 	change(func(tg *flagstore.FlagTargeting) {
 		tg.Rules = []flagstore.FlagRule{{ID: "r1", Name: "EU beta pro", Variations: []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 1}}},
 			Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL","DE"]`},
-				{ID: "c2", Property: flagstore.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
+				{ID: "c2", Property: targeting.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}}}
 	})
 	change(func(tg *flagstore.FlagTargeting) {
 		tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 0.3}}, {ID: off, Rollout: []float64{0.3, 1}}}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/eval"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // TestBrowserFlagSummary opens a typical flag (three variations, two target
@@ -36,7 +37,7 @@ func TestBrowserFlagSummary(t *testing.T) {
 		{ID: "eu", Name: "EU beta pro", Variations: []flagstore.RolloutVariation{{ID: "green", Rollout: []float64{0, 1}}},
 			Conditions: []flagstore.Condition{{ID: "c1", Property: "country", Op: "IsOneOf", Value: `["NL","DE"]`},
 				{ID: "c2", Property: "plan", Op: "Equal", Value: "pro"},
-				{ID: "c3", Property: flagstore.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}},
+				{ID: "c3", Property: targeting.SegmentIn, Value: `["` + beta.ID.String() + `"]`}}},
 		{ID: "mobile", Name: "Mobile rollout", DispatchKey: &email, Variations: []flagstore.RolloutVariation{
 			{ID: "green", Rollout: []float64{0, 0.3}}, {ID: "red", Rollout: []float64{0.3, 1}}},
 			Conditions: []flagstore.Condition{{ID: "c4", Property: "platform", Op: "IsOneOf", Value: `["ios","android"]`}}},

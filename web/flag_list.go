@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -229,7 +230,7 @@ func (p *pages) flagCreate(c echo.Context, w workEnv, values map[string]string, 
 		return nil
 	}
 	if values == nil {
-		values = map[string]string{"variationType": flagstore.VariationBoolean}
+		values = map[string]string{"variationType": targeting.VariationBoolean}
 	}
 	if vars == nil {
 		vars = variationEdits(flagstore.DefaultVariations(values["variationType"]))

@@ -156,7 +156,7 @@ func TestFlagTargetingEditor(t *testing.T) {
 		t.Fatalf("rules %+v", got.Rules)
 	}
 	segCond, listCond := got.Rules[1].Conditions[0], got.Rules[1].Conditions[1]
-	if segCond.Property != flagstore.SegmentIn || segCond.Value != `["`+seg.ID.String()+`"]` || listCond.Value != `["gold","silver"]` {
+	if segCond.Property != targeting.SegmentIn || segCond.Value != `["`+seg.ID.String()+`"]` || listCond.Value != `["gold","silver"]` {
 		t.Errorf("conditions %+v", got.Rules[1].Conditions)
 	}
 	if len(got.TargetUsers) != 1 || !slices.Equal(got.TargetUsers[0].KeyIDs, []string{"alice", "bob", "carol"}) {

@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/views"
 )
 
@@ -325,7 +326,7 @@ func (p *pages) createFirstFlag(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := flagstore.FlagInput{Name: c.FormValue("name"), Key: c.FormValue("key"), VariationType: flagstore.VariationBoolean}
+	in := flagstore.FlagInput{Name: c.FormValue("name"), Key: c.FormValue("key"), VariationType: targeting.VariationBoolean}
 	if in.NewFlagRequest, err = newFlagRequest(c); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/segments"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // makeSegment creates an environment-specific segment as the owner.
@@ -178,7 +179,7 @@ func TestSegmentLifecycle(t *testing.T) {
 	f := a.makeFlag(env, flagstore.FlagInput{Name: "Checkout", Key: "checkout"})
 	tg := f.Targeting()
 	tg.Rules = []flagstore.FlagRule{{ID: "r",
-		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+		Conditions: []flagstore.Condition{{ID: "c", Property: targeting.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
 	_, err := a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, "checkout", flagstore.TargetingInput{Targeting: &tg})
 	must(t, err)
@@ -364,7 +365,7 @@ func TestSegmentUsageShowsOnlyReadableEnvironments(t *testing.T) {
 		env, key := use.env, use.key
 		f := a.makeFlag(env, flagstore.FlagInput{Name: "Flag " + key, Key: key})
 		tg := f.Targeting()
-		tg.Rules = []flagstore.FlagRule{{ID: "r", Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+		tg.Rules = []flagstore.FlagRule{{ID: "r", Conditions: []flagstore.Condition{{ID: "c", Property: targeting.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 			Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}}}}}
 		_, err := a.st.Flags().SetFlagTargeting(t.Context(), a.ownerActor(), env.ID, key, flagstore.TargetingInput{Targeting: &tg})
 		must(t, err)

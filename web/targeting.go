@@ -99,9 +99,9 @@ func condsFrom(cs []flagstore.Condition) []condForm {
 	for i, c := range cs {
 		cf := condForm{index: strconv.Itoa(i), id: c.ID, property: c.Property, op: c.Op, value: c.Value}
 		switch {
-		case c.Property == flagstore.SegmentIn || c.Property == flagstore.SegmentNotIn:
+		case c.Property == targeting.SegmentIn || c.Property == targeting.SegmentNotIn:
 			cf.op, cf.property, cf.value = opSegmentIn, "", ""
-			if c.Property == flagstore.SegmentNotIn {
+			if c.Property == targeting.SegmentNotIn {
 				cf.op = opSegmentNotIn
 			}
 			_ = json.Unmarshal([]byte(c.Value), &cf.segments)
@@ -367,9 +367,9 @@ func listValue(s string) string {
 func (c condForm) condition() flagstore.Condition {
 	switch c.op {
 	case opSegmentIn, opSegmentNotIn:
-		property := flagstore.SegmentIn
+		property := targeting.SegmentIn
 		if c.op == opSegmentNotIn {
-			property = flagstore.SegmentNotIn
+			property = targeting.SegmentNotIn
 		}
 		ids, _ := json.Marshal(core.OrEmpty(c.segments))
 		return flagstore.Condition{ID: c.id, Property: property, Value: string(ids)}
@@ -673,5 +673,5 @@ func storeVariations(vs []views.VariationEdit) []flagstore.Variation {
 
 // variationTypes offers the flag types.
 func variationTypes(selected string) []views.Option {
-	return options(selected, flagstore.VariationBoolean, flagstore.VariationString, flagstore.VariationNumber, flagstore.VariationJSON)
+	return options(selected, targeting.VariationBoolean, targeting.VariationString, targeting.VariationNumber, targeting.VariationJSON)
 }

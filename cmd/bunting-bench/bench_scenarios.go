@@ -15,6 +15,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/seed"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // The two targets every scenario runs against.
@@ -217,7 +218,7 @@ var benchScenarios = slices.Concat([]benchScenario{
 		name: "flag-targeting", kind: "write", perSize: true,
 		request: func(w *benchWorld, target string, c *benchClient) benchRequest {
 			key := seed.FlagKey(pick(c, c.targetFlags))
-			body := jsonBody(targeting(w, c))
+			body := jsonBody(targetingChange(w, c))
 			if target == targetFloor {
 				return benchRequest{method: "PUT", path: "/floor/envs/" + w.envID.String() + "/flags/" + key + "/targeting", body: body}
 			}
@@ -297,9 +298,9 @@ func loadRevisions(ctx context.Context, w *benchWorld, clients []*benchClient) e
 	return err
 }
 
-// targeting is a realistic targeting change: individual targets, three
+// targetingChange is a realistic targeting change: individual targets, three
 // rules (one naming a segment) and a percentage rollout that moves each time.
-func targeting(w *benchWorld, c *benchClient) flagstore.TargetingInput {
+func targetingChange(w *benchWorld, c *benchClient) flagstore.TargetingInput {
 	split := []float64{0.1, 0.25, 0.5, 0.75}[c.seq%4]
 	segment := w.refSegments[(c.id+c.seq)%len(w.refSegments)]
 	keyID := "keyId"
@@ -319,7 +320,7 @@ func targeting(w *benchWorld, c *benchClient) flagstore.TargetingInput {
 				Conditions: []flagstore.Condition{{ID: "c3", Property: "email", Op: "EndsWith", Value: "@example.com"}},
 				Variations: []flagstore.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
 			{ID: "r3", Name: "Segment", IncludedInExpt: true,
-				Conditions: []flagstore.Condition{{ID: "c4", Property: flagstore.SegmentIn, Value: `["` + segment.String() + `"]`}},
+				Conditions: []flagstore.Condition{{ID: "c4", Property: targeting.SegmentIn, Value: `["` + segment.String() + `"]`}},
 				Variations: []flagstore.RolloutVariation{{ID: "on", Rollout: []float64{0, 1}, ExptRollout: 1}}},
 		},
 		Fallthrough: flagstore.Fallthrough{IncludedInExpt: true, Variations: []flagstore.RolloutVariation{

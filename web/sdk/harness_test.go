@@ -32,6 +32,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/segments"
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/sdk"
 )
@@ -352,7 +353,7 @@ func seed(e *env) *fixture {
 	f = on("ft-seg", nil)
 	fx.flags["ft-seg"] = e.put("/ft-seg/targeting", map[string]any{"rules": []map[string]any{{
 		"id": uuid.NewString(), "name": "In segment", "includedInExpt": true,
-		"conditions": []map[string]any{{"id": uuid.NewString(), "property": flagstore.SegmentIn, "op": "",
+		"conditions": []map[string]any{{"id": uuid.NewString(), "property": targeting.SegmentIn, "op": "",
 			"value": fmt.Sprintf(`[%q]`, fx.segment.ID)}},
 		"variations": []any{rollout(variationID(f, "false"), 0, 1)}}}})
 

@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/web/httpx"
 	"github.com/bunting-flags/bunting/web/metrics"
 )
@@ -218,7 +219,7 @@ func ofrepBulkAnswer(c echo.Context, snap *snapshot, served *[]runner.Served) (f
 // typedValue is a variation's value as the JSON of its type.
 func typedValue(typ, value string) (any, bool) {
 	switch typ {
-	case flagstore.VariationBoolean:
+	case targeting.VariationBoolean:
 		switch {
 		case strings.EqualFold(value, "true"):
 			return true, true
@@ -226,10 +227,10 @@ func typedValue(typ, value string) (any, bool) {
 			return false, true
 		}
 		return nil, false
-	case flagstore.VariationNumber:
+	case targeting.VariationNumber:
 		n, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
 		return n, err == nil
-	case flagstore.VariationJSON:
+	case targeting.VariationJSON:
 		if !json.Valid([]byte(value)) {
 			return nil, false
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite testdata/ofrep_*.golden from the current encoder")
@@ -49,7 +50,7 @@ func ofrepFixture(n int) *snapshot {
 					{Property: "country", Op: "IsOneOf", Value: `["NL","BE"]`}, {Property: "plan", Op: "Equal", Value: "pro"}}, Variations: split},
 				{ID: "r2", Name: "Staff", Conditions: []flagstore.Condition{{Property: "email", Op: "MatchRegex", Value: `@example\.com$`}}, Variations: all("off")},
 				{ID: "r3", Name: "Old", Conditions: []flagstore.Condition{{Property: "age", Op: "BiggerEqualThan", Value: "1,000"}}, Variations: all("off")},
-				{ID: "r4", Name: "Segment", Conditions: []flagstore.Condition{{Property: flagstore.SegmentIn, Value: `["` + seg.ID.String() + `"]`}}, Variations: all("off")},
+				{ID: "r4", Name: "Segment", Conditions: []flagstore.Condition{{Property: targeting.SegmentIn, Value: `["` + seg.ID.String() + `"]`}}, Variations: all("off")},
 				{ID: "r5", Name: "Not listed", Conditions: []flagstore.Condition{{Property: "tier", Op: "NotOneOf", Value: `["gold"]`}, {Property: "tier", Op: "IsTrue"}}, Variations: all("off")},
 			},
 			Fallthrough: flagstore.Fallthrough{Variations: split, IncludedInExpt: true}},
@@ -80,7 +81,7 @@ func ofrepFixture(n int) *snapshot {
 				{ID: "r1", Name: "Beta", DispatchKey: &keyID, IncludedInExpt: true, Conditions: []flagstore.Condition{
 					{Property: "country", Op: "IsOneOf", Value: `["NL","BE"]`}, {Property: "plan", Op: "Equal", Value: "pro"}}, Variations: split},
 				{ID: "r2", Name: "Staff", Conditions: []flagstore.Condition{{Property: "email", Op: "EndsWith", Value: "@example.com"}}, Variations: all("on")},
-				{ID: "r3", Name: "Segment", Conditions: []flagstore.Condition{{Property: flagstore.SegmentIn, Value: `["` + seg.ID.String() + `"]`}}, Variations: split},
+				{ID: "r3", Name: "Segment", Conditions: []flagstore.Condition{{Property: targeting.SegmentIn, Value: `["` + seg.ID.String() + `"]`}}, Variations: split},
 			},
 			Fallthrough: flagstore.Fallthrough{IncludedInExpt: true, Variations: split}})
 	}

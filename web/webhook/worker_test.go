@@ -22,6 +22,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/webhooks"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // Each change reaches the receiver once, signed with the webhook's secret
@@ -318,7 +319,7 @@ func TestWebhookSharedSegmentFollowsWhereItApplies(t *testing.T) {
 		must(t, err)
 		tg := f.Targeting()
 		tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Beta",
-			Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+			Conditions: []flagstore.Condition{{ID: "c", Property: targeting.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 			Variations: []flagstore.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 		_, err = s.Flags().SetFlagTargeting(ctx, a, env.ID, "pay", flagstore.TargetingInput{Targeting: &tg})
 		must(t, err)

@@ -27,6 +27,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/segments"
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/bunting-flags/bunting/web/sdk"
 	"github.com/bunting-flags/bunting/web/sdk/sdktest"
 )
@@ -468,7 +469,7 @@ func (s *site) relayFixture(envID uuid.UUID) map[string]flagstore.Flag {
 	target("ft-rule", map[string]any{"rules": rule("China and US",
 		map[string]any{"id": uuid.NewString(), "property": "country", "op": "IsOneOf", "value": `["cn","us"]`}, vid("ft-rule", "false"))})
 	target("ft-seg", map[string]any{"rules": rule("In segment",
-		map[string]any{"id": uuid.NewString(), "property": flagstore.SegmentIn, "op": "", "value": fmt.Sprintf(`[%q]`, sg.ID)}, vid("ft-seg", "false"))})
+		map[string]any{"id": uuid.NewString(), "property": targeting.SegmentIn, "op": "", "value": fmt.Sprintf(`[%q]`, sg.ID)}, vid("ft-seg", "false"))})
 	target("ft-split", map[string]any{"fallthrough": map[string]any{"dispatchKey": nil, "includedInExpt": true,
 		"variations": []any{rollout(vid("ft-split", "true"), 0, 0.5), rollout(vid("ft-split", "false"), 0.5, 1)}}})
 	create("ft-string", map[string]any{"variationType": "string", "variations": []map[string]string{

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"github.com/google/uuid"
 )
 
@@ -247,7 +248,7 @@ func sameCondition(a, b flagstore.Condition, names map[string]string) bool {
 	if json.Unmarshal([]byte(a.Value), &av) != nil || json.Unmarshal([]byte(b.Value), &bv) != nil {
 		return false
 	}
-	if a.Property == flagstore.SegmentIn || a.Property == flagstore.SegmentNotIn {
+	if a.Property == targeting.SegmentIn || a.Property == targeting.SegmentNotIn {
 		// Segments are per environment; the same name stands for the same group.
 		for i, id := range av {
 			av[i] = segmentKey(id, names)

@@ -1,6 +1,7 @@
 package flagcopy
 
 import (
+	"github.com/bunting-flags/bunting/sql/targeting"
 	"slices"
 	"testing"
 
@@ -28,8 +29,8 @@ func TestDiffFlagsMatchesByMeaning(t *testing.T) {
 	src, tgt := compared("p"), compared("d")
 	names := map[string]string{"seg-p": "Beta", "seg-d": "Beta", "seg-x": "Staff"}
 	src.Rules = []flagstore.FlagRule{rule("EU", "p-on", flagstore.Condition{Property: "country", Op: "IsOneOf", Value: `["NL","DE"]`},
-		flagstore.Condition{Property: flagstore.SegmentIn, Value: `["seg-p"]`})}
-	tgt.Rules = []flagstore.FlagRule{rule("Europe", "d-on", flagstore.Condition{Property: flagstore.SegmentIn, Value: `["seg-d"]`},
+		flagstore.Condition{Property: targeting.SegmentIn, Value: `["seg-p"]`})}
+	tgt.Rules = []flagstore.FlagRule{rule("Europe", "d-on", flagstore.Condition{Property: targeting.SegmentIn, Value: `["seg-d"]`},
 		flagstore.Condition{Property: "country", Op: "IsOneOf", Value: `["DE","NL"]`})}
 	if o := DiffFlags(src, tgt, names).Overview(uuid.Nil); !o.Same() {
 		t.Fatalf("equivalent flags differ: %+v", o)

@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/segments"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // Comparing and copying flags between two environments of an organization
@@ -63,7 +64,7 @@ func flagSegmentIDs(f flagstore.Flag) []uuid.UUID {
 	var ids []uuid.UUID
 	for _, r := range f.Rules {
 		for _, c := range r.Conditions {
-			if c.Property != flagstore.SegmentIn && c.Property != flagstore.SegmentNotIn {
+			if c.Property != targeting.SegmentIn && c.Property != targeting.SegmentNotIn {
 				continue
 			}
 			var named []string
@@ -242,7 +243,7 @@ func newProperties(rules []flagstore.FlagRule, known []string) []string {
 	out := []string{}
 	for _, r := range rules {
 		for _, c := range r.Conditions {
-			if c.Property == flagstore.SegmentIn || c.Property == flagstore.SegmentNotIn || c.Property == "keyId" || c.Property == "name" {
+			if c.Property == targeting.SegmentIn || c.Property == targeting.SegmentNotIn || c.Property == "keyId" || c.Property == "name" {
 				continue
 			}
 			if !slices.Contains(known, c.Property) && !slices.Contains(out, c.Property) {

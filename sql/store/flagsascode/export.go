@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/segments"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // Flags as code: an environment's flags and segments as one document that
@@ -272,7 +273,7 @@ func docConditions(cs []flagstore.Condition, keyOf func(string) string) []DocCon
 	out := make([]DocCondition, len(cs))
 	for i, c := range cs {
 		d := DocCondition{ID: c.ID, Property: c.Property, Op: c.Op, Value: c.Value}
-		if keyOf != nil && (c.Property == flagstore.SegmentIn || c.Property == flagstore.SegmentNotIn) {
+		if keyOf != nil && (c.Property == targeting.SegmentIn || c.Property == targeting.SegmentNotIn) {
 			var ids []string
 			if json.Unmarshal([]byte(c.Value), &ids) == nil {
 				d.Value, d.Segments = "", []string{}

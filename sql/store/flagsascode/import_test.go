@@ -50,16 +50,16 @@ func fixture(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, seed 
 		Included: []string{"u3", "u7", "u11", "u13"}})
 	storetest.Must(t, err)
 	segs = append(segs, shared)
-	types := []string{flagstore.VariationBoolean, flagstore.VariationString, flagstore.VariationNumber, flagstore.VariationJSON}
+	types := []string{targeting.VariationBoolean, targeting.VariationString, targeting.VariationNumber, targeting.VariationJSON}
 	ops := targeting.Operators()
 	opAt := 0
 	for i := range 20 {
 		typ := types[i%len(types)]
 		key := fmt.Sprintf("flag-%02d", i)
 		variations := flagstore.DefaultVariations(typ)
-		if typ != flagstore.VariationBoolean && rng.IntN(2) == 0 {
-			third := map[string]string{flagstore.VariationString: "variation-c", flagstore.VariationNumber: "3",
-				flagstore.VariationJSON: `{"c":1}`}[typ]
+		if typ != targeting.VariationBoolean && rng.IntN(2) == 0 {
+			third := map[string]string{targeting.VariationString: "variation-c", targeting.VariationNumber: "3",
+				targeting.VariationJSON: `{"c":1}`}[typ]
 			variations = append(variations, flagstore.Variation{ID: uuid.NewString(), Name: "Third", Value: third})
 		}
 		f, err := s.Flags().CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: "Flag " + key, Key: key, VariationType: typ,
@@ -78,9 +78,9 @@ func fixture(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, seed 
 				conds = append(conds, c)
 			}
 			if rng.IntN(3) == 0 {
-				prop := flagstore.SegmentIn
+				prop := targeting.SegmentIn
 				if rng.IntN(2) == 0 {
-					prop = flagstore.SegmentNotIn
+					prop = targeting.SegmentNotIn
 				}
 				conds = append(conds, flagstore.Condition{ID: uuid.NewString(), Property: prop,
 					Value: `["` + segs[rng.IntN(len(segs))].ID.String() + `"]`})
@@ -353,7 +353,7 @@ func TestImportRefusesABrokenFileWhole(t *testing.T) {
 	storetest.Must(t, err)
 	doc.Flags[3].Rules[0].Conditions[0].Op = "Bogus"
 	doc.Flags[1].Rules[0].Conditions = append(doc.Flags[1].Rules[0].Conditions,
-		flagsascode.DocCondition{ID: "c9", Property: flagstore.SegmentIn, Segments: []string{"no-such-segment"}})
+		flagsascode.DocCondition{ID: "c9", Property: targeting.SegmentIn, Segments: []string{"no-such-segment"}})
 	doc.Flags[5].DisabledVariationID = "nope"
 
 	_, err = s.FlagsAsCode().Import(ctx, owner, dev.ID, flagsascode.ImportInput{Document: doc})

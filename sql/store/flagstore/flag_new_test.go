@@ -13,6 +13,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/governance"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // TestNewFlagsWaitForApproval: where changes need approval, a flag a
@@ -32,7 +33,7 @@ func TestNewFlagsWaitForApproval(t *testing.T) {
 	evil := []flagstore.Variation{{ID: "a", Name: "Safe", Value: "https://pay.example/"}, {ID: "b", Name: "Evil", Value: "https://evil.example/pay"}}
 
 	created, err := s.Flags().CreateFlagRequesting(ctx, dave, prod.ID, flagstore.FlagInput{Name: "Pay URL", Key: "pay-url",
-		VariationType: flagstore.VariationString, Variations: evil, EnabledVariationID: "a", DisabledVariationID: "b", NewFlagRequest: req})
+		VariationType: targeting.VariationString, Variations: evil, EnabledVariationID: "a", DisabledVariationID: "b", NewFlagRequest: req})
 	storetest.Must(t, err)
 	if created.PendingApproval == nil || !created.IsArchived || created.IsEnabled {
 		t.Fatalf("created %+v: want archived, off, with its change request", created)

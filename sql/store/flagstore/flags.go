@@ -58,10 +58,10 @@ type FlagInput struct {
 // FeatBit's editor makes them.
 func DefaultVariations(typ string) []Variation {
 	pair := map[string][2][2]string{
-		VariationBoolean: {{"True", "true"}, {"False", "false"}},
-		VariationString:  {{"Variation A", "variation-a"}, {"Variation B", "variation-b"}},
-		VariationNumber:  {{"Variation 1", "1"}, {"Variation 2", "2"}},
-		VariationJSON:    {{"Variation A", "{}"}, {"Variation B", "{}"}},
+		targeting.VariationBoolean: {{"True", "true"}, {"False", "false"}},
+		targeting.VariationString:  {{"Variation A", "variation-a"}, {"Variation B", "variation-b"}},
+		targeting.VariationNumber:  {{"Variation 1", "1"}, {"Variation 2", "2"}},
+		targeting.VariationJSON:    {{"Variation A", "{}"}, {"Variation B", "{}"}},
 	}[typ]
 	return []Variation{
 		{ID: uuid.NewString(), Name: pair[0][0], Value: pair[0][1]},
@@ -106,7 +106,7 @@ func (s *Flags) CreateFlagRequesting(ctx context.Context, a *core.Actor, envID u
 		return CreatedFlag{}, err
 	}
 	if in.VariationType == "" && len(in.Variations) == 0 {
-		in.VariationType = VariationBoolean
+		in.VariationType = targeting.VariationBoolean
 	}
 	if len(in.Variations) == 0 {
 		in.Variations = DefaultVariations(in.VariationType)

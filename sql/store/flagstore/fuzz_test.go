@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // FuzzApplyPatch: applying any patch to a flag never panics; a patch that
@@ -21,7 +23,7 @@ func FuzzApplyPatch(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	doc := Flag{Name: "Pay", Key: "pay", VariationType: VariationBoolean, Variations: DefaultVariations(VariationBoolean),
+	doc := Flag{Name: "Pay", Key: "pay", VariationType: targeting.VariationBoolean, Variations: DefaultVariations(targeting.VariationBoolean),
 		Tags: []string{"a"}, TargetUsers: []TargetUser{}, Rules: []FlagRule{}}
 	doc.DisabledVariationID = doc.Variations[1].ID
 	f.Fuzz(func(t *testing.T, ops []byte) {

@@ -16,6 +16,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 func TestChangeEvents(t *testing.T) {
@@ -66,7 +67,7 @@ func TestChangeEvents(t *testing.T) {
 	// Its targeting change also touches the flags that use it.
 	tg := f.Targeting()
 	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "All",
-		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+		Conditions: []flagstore.Condition{{ID: "c", Property: targeting.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 	if _, err := s.Flags().SetFlagTargeting(ctx, a, prod.ID, "pay", flagstore.TargetingInput{Targeting: &tg}); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/access"
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // What flags and segments both ask of a segment, kept below the segments
@@ -60,7 +61,7 @@ func (s *Flags) CheckSegmentRefs(ctx context.Context, q *db.Queries, env core.En
 	}
 	for i, r := range rules {
 		for j, c := range r.Conditions {
-			if c.Property != SegmentIn && c.Property != SegmentNotIn {
+			if c.Property != targeting.SegmentIn && c.Property != targeting.SegmentNotIn {
 				continue
 			}
 			var ids []string

@@ -20,16 +20,5 @@ type (
 	Serves           = targeting.Serves
 )
 
-// Segment condition properties and variation types, as package targeting
-// defines them.
-const (
-	SegmentIn        = targeting.SegmentIn
-	SegmentNotIn     = targeting.SegmentNotIn
-	VariationBoolean = targeting.VariationBoolean
-	VariationString  = targeting.VariationString
-	VariationNumber  = targeting.VariationNumber
-	VariationJSON    = targeting.VariationJSON
-)
-
 // Operators lists every condition operator, for editors.
 func Operators() []string { return targeting.Operators() }

@@ -17,6 +17,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/iam"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // segmentFlag turns the flag key of env on with one rule: the users of
@@ -28,7 +29,7 @@ func segmentFlag(t *testing.T, s *store.Store, a *core.Actor, envID uuid.UUID, k
 	storetest.Must(t, err)
 	tg := f.Targeting()
 	tg.Rules = []flagstore.FlagRule{{ID: "r", Name: "Segment",
-		Conditions: []flagstore.Condition{{ID: "c", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+		Conditions: []flagstore.Condition{{ID: "c", Property: targeting.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 		Variations: []flagstore.RolloutVariation{{ID: f.Variations[0].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}}}
 	tg.Fallthrough.Variations = []flagstore.RolloutVariation{{ID: f.Variations[1].ID, Rollout: []float64{0, 1}, ExptRollout: 1}}
 	_, err = s.Flags().SetFlagTargeting(ctx, a, envID, key, flagstore.TargetingInput{Targeting: &tg})

@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/sdkdata"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/sql/store/storetest"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // TestDocumentsHaveTheMembersOfTheirTypes: a document type lists the JSON
@@ -58,7 +59,7 @@ func TestDocumentsMatchTheirStructs(t *testing.T) {
 	_, err = s.Flags().SetFlagTargeting(ctx, a, envID, "checkout", flagstore.TargetingInput{Targeting: &flagstore.FlagTargeting{
 		TargetUsers: []flagstore.TargetUser{{KeyIDs: []string{"bob"}, VariationID: on}},
 		Rules: []flagstore.FlagRule{{ID: "r1", Name: "In beta", DispatchKey: &split, IncludedInExpt: true,
-			Conditions: []flagstore.Condition{{ID: "c1", Property: flagstore.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
+			Conditions: []flagstore.Condition{{ID: "c1", Property: targeting.SegmentIn, Value: `["` + sg.ID.String() + `"]`}},
 			Variations: []flagstore.RolloutVariation{{ID: on, Rollout: []float64{0, 0.35}, ExptRollout: 1}, {ID: off, Rollout: []float64{0.35, 1}, ExptRollout: 1}}}},
 		Fallthrough: created.Fallthrough,
 	}})

@@ -14,6 +14,7 @@ import (
 	"github.com/bunting-flags/bunting/sql/db"
 	"github.com/bunting-flags/bunting/sql/store/core"
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
+	"github.com/bunting-flags/bunting/sql/targeting"
 )
 
 // TestRandomPatchesNeverStoreInvalid applies random JSON Patches, valid and
@@ -40,7 +41,7 @@ func TestRandomPatchesNeverStoreInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	flag, err := s.flags.CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: "Pay", Key: "pay", VariationType: flagstore.VariationString})
+	flag, err := s.flags.CreateFlag(ctx, a, envID, flagstore.FlagInput{Name: "Pay", Key: "pay", VariationType: targeting.VariationString})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func (g patchGenerator) value(path string) any {
 				return map[string]any{"id": uuid.NewString(), "name": "r", "conditions": []any{map[string]any{"id": "c", "property": "plan", "op": g.pick("Equal", "IsOneOf", "MatchRegex", "Nope"), "value": g.pick("pro", `["a"]`, "([")}}}
 			}
 			return map[string]any{"id": uuid.NewString(), "name": "seg", "dispatchKey": "keyId",
-				"conditions": []any{map[string]any{"id": "c", "property": g.pick(flagstore.SegmentIn, flagstore.SegmentNotIn), "op": "", "value": string(segs)}},
+				"conditions": []any{map[string]any{"id": "c", "property": g.pick(targeting.SegmentIn, targeting.SegmentNotIn), "op": "", "value": string(segs)}},
 				"variations": []any{map[string]any{"id": v, "rollout": g.pick([]float64{0, 1}, []float64{0, 0.5}, []float64{0.2, 1}), "exptRollout": 1}}}
 		case path == "/targetUsers/-":
 			return map[string]any{"keyIds": []string{g.pick("alice", "bob", "").(string)}, "variationId": v}
