@@ -24,7 +24,7 @@ import (
 // do makes the change and returns the segment it left.
 func (p *pages) segmentChange(c echo.Context, tab, message string, do func(w workEnv, id uuid.UUID) (*flagstore.Segment, error),
 	form func(f *views.Form) segmentState, fields ...string) error {
-	w, id, err := pathSegment(c)
+	w, id, err := actingEnvAndID(c)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (p *pages) confirmSegment(l segmentLifecycle) echo.HandlerFunc {
 func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status int, posted *views.Form) error {
 	ctx := c.Request().Context()
 	a := actor(c)
-	w, id, err := pathSegment(c)
+	w, id, err := actingEnvAndID(c)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (p *pages) confirmSegmentPage(c echo.Context, l segmentLifecycle, status in
 // changeSegmentLifecycle archives, restores or deletes a segment, as confirmed.
 func (p *pages) changeSegmentLifecycle(l segmentLifecycle) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		w, id, err := pathSegment(c)
+		w, id, err := actingEnvAndID(c)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/bunting-flags/bunting/sql/store/flagstore"
 	"github.com/bunting-flags/bunting/sql/store/segments"
 	"github.com/bunting-flags/bunting/views"
-	"github.com/bunting-flags/bunting/web/httpx"
 )
 
 func segmentHref(id string) string { return "/segments/" + url.PathEscape(id) }
@@ -169,17 +168,6 @@ func (p *pages) createSegment(c echo.Context) error {
 	return p.segmentsPage(c, status, segmentQuery{page: 1}, create)
 }
 
-// pathSegment reads the working environment and the segment id of a
-// segment's address.
-func pathSegment(c echo.Context) (workEnv, uuid.UUID, error) {
-	w, err := actingEnv(c)
-	if err != nil {
-		return w, uuid.Nil, err
-	}
-	id, err := httpx.PathID(c, "id")
-	return w, id, err
-}
-
 // segmentState carries the forms just posted on a segment's page.
 type segmentState struct {
 	status int
@@ -235,7 +223,7 @@ func segmentRules(rules []flagstore.SegmentRule) []ruleForm {
 func (p *pages) segmentPage(c echo.Context, tab string, st segmentState) error {
 	ctx := c.Request().Context()
 	a := actor(c)
-	w, id, err := pathSegment(c)
+	w, id, err := actingEnvAndID(c)
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func actingEnv(c echo.Context) (workEnv, error) {
 }
 
 // actingEnvAndID is the working environment and the id the path names: what
-// a change to one of its experiments or metrics acts on.
+// a change to one of its segments, experiments or metrics acts on.
 func actingEnvAndID(c echo.Context) (workEnv, uuid.UUID, error) {
 	w, err := actingEnv(c)
 	if err != nil {
