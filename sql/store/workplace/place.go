@@ -81,8 +81,9 @@ func (w *Workplaces) Place(ctx context.Context, a *core.Actor, uc core.UserConte
 		if r.Project.ID != lastProject {
 			pl.projectsRead, lastProject = pl.projectsRead+1, r.Project.ID
 		}
+		mayOpenEnv := core.MayOpenEnv(a, r.Project.Key, r.Environment.Key)
 		// As the Reviews page lists them: in the environments the person may open.
-		if core.MayOpenEnv(a, r.Project.Key, r.Environment.Key) {
+		if mayOpenEnv {
 			pl.ReviewsWaiting += int(r.ReviewsWaiting)
 		}
 		if !core.MayOpenProject(a, r.Project.Key) {
@@ -91,7 +92,7 @@ func (w *Workplaces) Place(ctx context.Context, a *core.Actor, uc core.UserConte
 		if n := len(pl.framed); n == 0 || pl.framed[n-1].ID != r.Project.ID {
 			pl.framed = append(pl.framed, core.Project{ID: r.Project.ID, Name: r.Project.Name, Key: r.Project.Key})
 		}
-		if !core.MayOpenEnv(a, r.Project.Key, r.Environment.Key) {
+		if !mayOpenEnv {
 			continue
 		}
 		if r.WorkingEnvSecrets != nil {
